@@ -1,0 +1,251 @@
+"""Context health: the seed's five signals, composite score and A-F grade. Pure.
+
+The fold keeps a small dict of counters (`new_health`) and feeds it on every API call sample, tool
+result and compaction; `grade` turns the counters into the status document's `health` block. Nothing
+here reads a file or a clock, keeps a global or imports more than the standard `math` would cost:
+this module is on the hook's hot path.
+
+Counters (schema of `state["health"]`, plain JSON):
+
+* `prompt` - prompt tokens (input + cache read + cache write) of the newest main-chain API call, or
+  None before the first call;
+* `compactions` - compaction boundaries seen;
+* `reads`, `rereads` - Read calls, and those whose canonical path was read before in the session;
+* `calls` - one character per tool call, in result order: `.` plain, `p` productive, `e` error,
+  `E` productive and error. The error-acceleration and tool-efficiency signals compare the first
+  half of the session's tool calls with the second half, and the half point moves with every call,
+  so the sequence itself is the smallest exact state (one byte per call).
+
+Choices the seed leaves open (also in docs):
+
+* the composite is computed in integer percent weights (40/25/15/10/10) so a score of exactly 85 is
+  85, not 84.99999999999999; `score` rounds half up like the seed's `Math.round`;
+* `fillPercent` is prompt tokens / the session's real window x 100, rounded to one decimal;
+  `rereadRatio` is re-reads / reads; `errorAcceleration` is the second half's error rate over the
+  first half's; `toolEfficiency` is the second half's productive share over the first half's. Each
+  is null where the seed's algorithm has no number (no call yet, fewer than 4 tool calls, a zero
+  first-half rate), never NaN or infinity.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+DEFAULT_WINDOW = 200_000
+PRODUCTIVE = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+MIN_CALLS = 4  # fewer tool calls than this: too few to judge (error and efficiency signals)
+
+# (name, weight in percent) in the seed's order
+SIGNALS = (
+    ("Context Fill", 40),
+    ("Compactions", 25),
+    ("Re-reads", 15),
+    ("Error Rate", 10),
+    ("Tool Efficiency", 10),
+)
+
+_ERROR_CHARS = "eE"
+_PRODUCTIVE_CHARS = "pE"
+
+
+def new_health() -> dict[str, Any]:
+    """Empty counters for a new session."""
+    return {"prompt": None, "compactions": 0, "reads": 0, "rereads": 0, "calls": ""}
+
+
+def on_call(h: dict[str, Any], prompt_tokens: int) -> None:
+    """A main-chain API call sample: the newest prompt size (a later sample of one call replaces)."""
+    h["prompt"] = int(prompt_tokens)
+
+
+def on_tool(h: dict[str, Any], name: str, reread: bool, is_error: bool) -> None:
+    """A tool result. `reread`: a Read of a canonical path already read before in this session."""
+    if name == "Read":
+        h["reads"] = h.get("reads", 0) + 1
+        if reread:
+            h["rereads"] = h.get("rereads", 0) + 1
+    productive = name in PRODUCTIVE
+    ch = ("E" if productive else "e") if is_error else ("p" if productive else ".")
+    h["calls"] = h.get("calls", "") + ch
+
+
+def on_compaction(h: dict[str, Any]) -> None:
+    """A compaction boundary."""
+    h["compactions"] = h.get("compactions", 0) + 1
+
+
+# --- the seed's cut-offs, one table per signal ---------------------------------------------------
+
+FILL_CUTS = ((0.50, 100), (0.65, 80), (0.80, 60), (0.90, 40))  # fill < cut
+FILL_ELSE = 20
+COMPACTION_SCORES = (100, 75, 55, 35)  # by count; more than 3
+COMPACTION_ELSE = 15
+REREAD_CUTS = ((0.05, 100), (0.10, 80), (0.20, 60), (0.35, 40))  # ratio <= cut
+REREAD_ELSE = 20
+ERROR_CUTS = ((1.0, 100), (2.0, 75), (3.0, 55), (5.0, 35))  # second/first error rate <= cut
+ERROR_ELSE = 15
+ERROR_CLEAN_TO_ERRORS = 40  # first half clean, second half not
+EFFICIENCY_CUTS = ((0.9, 100), (0.7, 75), (0.4, 55), (0.15, 35))  # second/first productive >= cut
+EFFICIENCY_ELSE = 15
+EFFICIENCY_NO_WRITES = 80  # no productive call in the first half: could be a research phase
+
+
+def fill_score(fill: float | None) -> int:
+    """Context fill (fraction of the window) -> sub-score; no data is healthy."""
+    if fill is None:
+        return 100
+    return next((s for cut, s in FILL_CUTS if fill < cut), FILL_ELSE)
+
+
+def compaction_score(count: int) -> int:
+    return COMPACTION_SCORES[count] if 0 <= count < len(COMPACTION_SCORES) else COMPACTION_ELSE
+
+
+def reread_score(ratio: float | None) -> int:
+    """Re-reads / reads -> sub-score; no reads is healthy."""
+    if ratio is None:
+        return 100
+    return next((s for cut, s in REREAD_CUTS if ratio <= cut), REREAD_ELSE)
+
+
+def error_score(n_calls: int, first_rate: float, second_rate: float) -> int:
+    """Error acceleration from the two halves' error rates."""
+    if n_calls < MIN_CALLS or second_rate == 0:
+        return 100  # too few calls to judge, or no error in the second half (ratio 0)
+    if first_rate == 0:
+        return ERROR_CLEAN_TO_ERRORS
+    ratio = second_rate / first_rate
+    return next((s for cut, s in ERROR_CUTS if ratio <= cut), ERROR_ELSE)
+
+
+def efficiency_score(n_calls: int, first_ratio: float, second_ratio: float) -> int:
+    """Tool efficiency from the two halves' productive shares."""
+    if n_calls < MIN_CALLS:
+        return 100
+    if first_ratio == 0:
+        return EFFICIENCY_NO_WRITES
+    change = second_ratio / first_ratio
+    return next((s for cut, s in EFFICIENCY_CUTS if change >= cut), EFFICIENCY_ELSE)
+
+
+def to_grade(score: float) -> str:
+    if score >= 85:
+        return "A"
+    if score >= 70:
+        return "B"
+    if score >= 55:
+        return "C"
+    if score >= 40:
+        return "D"
+    return "F"
+
+
+def _compose(
+    *,
+    prompt: int | None,
+    window: int | None,
+    compactions: int,
+    reads: int,
+    rereads: int,
+    n_calls: int,
+    first: tuple[int, int, int],
+    second: tuple[int, int, int],
+) -> dict[str, Any]:
+    """The health block from the aggregate numbers. `first`/`second`: (calls, errors, productive)."""
+    win = window if window and window > 0 else DEFAULT_WINDOW
+    fill = None if prompt is None else prompt / win
+    ratio = None if reads == 0 else rereads / reads
+    f_n, f_err, f_prod = first
+    s_n, s_err, s_prod = second
+    judged = n_calls >= MIN_CALLS
+    f_err_rate = f_err / f_n if judged else 0.0
+    s_err_rate = s_err / s_n if judged else 0.0
+    f_prod_rate = f_prod / f_n if judged else 0.0
+    s_prod_rate = s_prod / s_n if judged else 0.0
+    values = (
+        fill_score(fill),
+        compaction_score(compactions),
+        reread_score(ratio),
+        error_score(n_calls, f_err_rate, s_err_rate),
+        efficiency_score(n_calls, f_prod_rate, s_prod_rate),
+    )
+    total = sum(v * w for v, (_, w) in zip(values, SIGNALS, strict=True))  # exact: integers
+    composite = total / 100
+    return {
+        "grade": to_grade(composite),
+        "score": (total + 50) // 100,  # round half up, like Math.round
+        "fillPercent": None if fill is None else round(fill * 100, 1),
+        "compactionCount": compactions,
+        "rereadRatio": None if ratio is None else round(ratio, 4),
+        "errorAcceleration": (round(s_err_rate / f_err_rate, 4) if judged and f_err_rate > 0 else None),
+        "toolEfficiency": (round(s_prod_rate / f_prod_rate, 4) if judged and f_prod_rate > 0 else None),
+        "signals": [
+            {"name": name, "value": v, "weight": w / 100, "grade": to_grade(v)}
+            for v, (name, w) in zip(values, SIGNALS, strict=True)
+        ],
+    }
+
+
+def grade(h: dict[str, Any], window: int | None) -> dict[str, Any]:
+    """The `health` block of the status document from the incremental counters."""
+    calls: str = h.get("calls", "")
+    n = len(calls)
+    mid = n // 2
+    head, tail = calls[:mid], calls[mid:]
+
+    def count(part: str, chars: str) -> int:
+        return sum(part.count(c) for c in chars)
+
+    return _compose(
+        prompt=h.get("prompt"),
+        window=window,
+        compactions=int(h.get("compactions", 0)),
+        reads=int(h.get("reads", 0)),
+        rereads=int(h.get("rereads", 0)),
+        n_calls=n,
+        first=(len(head), count(head, _ERROR_CHARS), count(head, _PRODUCTIVE_CHARS)),
+        second=(len(tail), count(tail, _ERROR_CHARS), count(tail, _PRODUCTIVE_CHARS)),
+    )
+
+
+def grade_from_records(
+    prompt_tokens: list[int],
+    compactions: int,
+    tool_calls: list[dict[str, Any]],
+    window: int | None = None,
+) -> dict[str, Any]:
+    """The seed's algorithm from scratch over plain lists (the reference the incremental path meets).
+
+    `prompt_tokens`: each main-chain API call's prompt size, in order; `tool_calls`: dicts with
+    `toolName`, `filePath` (canonical, for Read; None otherwise) and `isError`, in result order.
+    """
+    reads = [t for t in tool_calls if t["toolName"] == "Read" and t.get("filePath")]
+    seen: set[str] = set()
+    rereads = 0
+    for t in reads:
+        if t["filePath"] in seen:
+            rereads += 1
+        else:
+            seen.add(t["filePath"])
+    mid = len(tool_calls) // 2
+    halves = (tool_calls[:mid], tool_calls[mid:])
+    agg = [
+        (
+            len(part),
+            sum(1 for t in part if t["isError"]),
+            sum(1 for t in part if t["toolName"] in PRODUCTIVE),
+        )
+        for part in halves
+    ]
+    return _compose(
+        prompt=prompt_tokens[-1] if prompt_tokens else None,
+        window=window,
+        compactions=compactions,
+        reads=len(reads),
+        rereads=rereads,
+        n_calls=len(tool_calls),
+        first=agg[0],
+        second=agg[1],
+    )
