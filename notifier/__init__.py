@@ -1,1 +1,172 @@
-"""notifier"""
+"""Deliver alerts to the user: desktop notification, terminal escape, or Claude Code's `systemMessage`.
+
+`dispatch` runs in the hook process, after the state is saved, only when there are alerts. It imports
+nothing heavy (no asyncio, subprocess, typing or desktop-notifier) and never waits: a desktop
+notification is handed to a detached child (`notifier.deliver`) in its own session, with stdio on
+/dev/null and the message on a private pipe, which delivers it under a hard deadline and exits.
+
+When the desktop cannot be reached the configured fallback channel carries the alert instead:
+
+* Linux and other Unix: a session bus is needed (`DBUS_SESSION_BUS_ADDRESS`, or the user bus socket
+  `$XDG_RUNTIME_DIR/bus` / `/run/user/<uid>/bus` when not under SSH), and on it a notification server
+  that runs, or that can be started on a display. `busprobe` asks the bus within 0.25 s.
+* macOS: only a framework build of Python can post notifications (others get desktop-notifier's
+  no-op backend), and not over SSH; otherwise the fallback is used.
+* Windows: the desktop is assumed reachable except over SSH.
+
+Nothing here ever goes into the model's context: the output keys are `systemMessage` (shown to the
+user) and `terminalSequence` (written to the user's terminal by Claude Code).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from notifier import message
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+CHANNELS = ("desktop", "terminal", "message")
+DEFAULT_CHANNELS = ("desktop",)
+DEFAULT_FALLBACK = "message"
+PROBE_TIMEOUT = 0.25
+PAYLOAD_MAX = 16384  # well under a pipe's buffer, so writing it never blocks
+
+# The child's command line carries only the package root, never session text.
+_BOOT = (
+    "import sys;sys.path.insert(0,sys.argv[1]);"
+    "from notifier.deliver import main;raise SystemExit(main(sys.argv[2:]))"
+)
+
+
+def package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def child_argv(*extra: str) -> list[str]:
+    """The deliverer's command line (isolated mode; this package's own copy of the code)."""
+    return [sys.executable, "-I", "-c", _BOOT, package_root(), *extra]
+
+
+def _settings(notify_cfg: Mapping[str, object] | None) -> tuple[list[str], str]:
+    cfg = notify_cfg or {}
+    raw = cfg.get("channels", DEFAULT_CHANNELS)
+    channels = [c for c in raw if c in CHANNELS] if isinstance(raw, list | tuple) else list(DEFAULT_CHANNELS)
+    fallback = cfg.get("fallback", DEFAULT_FALLBACK)
+    if fallback not in (*CHANNELS, "none"):
+        fallback = DEFAULT_FALLBACK
+    return channels, str(fallback)
+
+
+def desktop_reachable(env: Mapping[str, str]) -> tuple[bool, str | None]:
+    """(can a desktop notification reach the user, the bus address to hand to the child)."""
+    if sys.platform == "darwin":
+        return (not env.get("SSH_CONNECTION") and bool(getattr(sys, "_framework", ""))), None
+    if sys.platform == "win32":
+        return not env.get("SSH_CONNECTION"), None
+    from notifier import busprobe
+
+    status = busprobe.probe(env, timeout=PROBE_TIMEOUT)
+    return status.usable(env), status.address
+
+
+def payload(title: str, body: str, urgency: str) -> bytes:
+    data = json.dumps({"title": title, "body": body, "urgency": urgency}).encode("utf-8")
+    if len(data) > PAYLOAD_MAX:
+        data = json.dumps({"title": title[:200], "body": body[:2000], "urgency": urgency}).encode("utf-8")
+    return data
+
+
+def spawn_detached(data: bytes, env: Mapping[str, str]) -> int | None:
+    """Start the deliverer in its own session with `data` on its stdin; its pid, or None on failure."""
+    if not sys.executable:
+        return None
+    child_env = dict(env)
+    if sys.platform == "win32":  # pragma: no cover - not exercised on Linux
+        import subprocess
+
+        exe = os.path.join(os.path.dirname(sys.executable), "pythonw.exe")
+        argv = child_argv()
+        if os.path.exists(exe):
+            argv[0] = exe
+        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+        try:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=child_env, creationflags=flags, close_fds=True,
+            )
+            assert proc.stdin is not None
+            proc.stdin.write(data)
+            proc.stdin.close()
+        except OSError:
+            return None
+        return proc.pid
+    r, w = os.pipe()
+    devnull = -1
+    try:
+        try:
+            os.write(w, data)  # fits in the empty pipe's buffer: does not block
+        finally:
+            os.close(w)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        actions = [
+            (os.POSIX_SPAWN_DUP2, r, 0),
+            (os.POSIX_SPAWN_DUP2, devnull, 1),
+            (os.POSIX_SPAWN_DUP2, devnull, 2),
+        ]
+        argv = child_argv()
+        try:
+            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True)
+        except NotImplementedError:  # pragma: no cover - a platform without POSIX_SPAWN_SETSID
+            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setpgroup=0)
+    except OSError:
+        return None
+    finally:
+        os.close(r)
+        if devnull >= 0:
+            os.close(devnull)
+
+
+def terminal_sequence(title: str, body: str, env: Mapping[str, str]) -> str:
+    """OSC 9 for terminals known to show it (iTerm2, kitty), OSC 777 for the others."""
+    kitty = env.get("TERM") == "xterm-kitty" or bool(env.get("KITTY_WINDOW_ID"))
+    if env.get("TERM_PROGRAM") == "iTerm.app" or kitty:
+        return message.osc9(title, body)
+    return message.osc777(title, body)
+
+
+def system_message(title: str, body: str) -> str:
+    return message.plain_clean(f"session-watcher: {title}\n{body}")
+
+
+def dispatch(
+    alerts: list[dict[str, object]],
+    notify_cfg: Mapping[str, object] | None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str] | None:
+    """Deliver the alerts through the configured channels; the hook's stdout object, or None."""
+    if not alerts:
+        return None
+    env = os.environ if env is None else env
+    channels, fallback = _settings(notify_cfg)
+    alert = message.pick(alerts)
+    title, body = message.compose(alert)
+    if "desktop" in channels:
+        ok, address = desktop_reachable(env)
+        if ok:
+            child_env = dict(env)
+            if address and not child_env.get("DBUS_SESSION_BUS_ADDRESS"):
+                child_env["DBUS_SESSION_BUS_ADDRESS"] = address
+            ok = spawn_detached(payload(title, body, message.urgency(alert)), child_env) is not None
+        if not ok and fallback not in ("none", "desktop") and fallback not in channels:
+            channels.append(fallback)
+    out: dict[str, str] = {}
+    if "terminal" in channels:
+        out["terminalSequence"] = terminal_sequence(title, body, env)
+    if "message" in channels:
+        out["systemMessage"] = system_message(title, body)
+    return out or None

@@ -1,0 +1,168 @@
+"""`session-watcher notify --test [--channel C]` and the notifier's lines for `doctor`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from typing import Any
+
+from notifier import busprobe, child_argv, deliver, desktop_reachable, payload, system_message
+from notifier import terminal_sequence as make_terminal_sequence
+from notifier.message import compose, urgency
+
+SAMPLE_ALERT: dict[str, Any] = {
+    "kind": "gate",
+    "call": 42,
+    "sessionId": "sample",
+    "lamp": "amber",
+    "x": 3.4,
+    "xSweet": 2.8,
+    "br": 0.14,
+    "B": 48000,
+    "bDefault": 45000,
+    "L": 153000,
+    "bills": 1,
+    "backstopN": 4,
+    "reminder": 0,
+    "model": None,
+    "project": None,
+}
+CHILD_TIMEOUT = deliver.DEADLINE + 3
+
+
+def run_deliverer(title: str, body: str, level: str, env: dict[str, str] | None = None) -> int:
+    """Run the deliverer synchronously (the same child the hook detaches); its exit code."""
+    try:
+        proc = subprocess.run(
+            child_argv(),
+            input=payload(title, body, level),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=dict(os.environ if env is None else env),
+            timeout=CHILD_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return deliver.TIMED_OUT
+    return proc.returncode
+
+
+def _result_text(rc: int) -> str:
+    if rc < 0:
+        return f"ended by signal {-rc} (hard deadline)"
+    return deliver.RESULTS.get(rc, f"exit code {rc}")
+
+
+def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
+    title, body = compose(SAMPLE_ALERT)
+    title = "Test: " + title
+    if channel == "desktop":
+        ok, address = desktop_reachable(env)
+        if not ok:
+            out.write(f"desktop: not reachable ({_desktop_reason(env)})\n")
+            return False
+        child_env = dict(env)
+        if address and not child_env.get("DBUS_SESSION_BUS_ADDRESS"):
+            child_env["DBUS_SESSION_BUS_ADDRESS"] = address
+        rc = run_deliverer(title, body, urgency(SAMPLE_ALERT), child_env)
+        out.write(f"desktop: {_result_text(rc)}\n")
+        return rc == deliver.DELIVERED
+    if channel == "terminal":
+        seq = make_terminal_sequence(title, body, env)
+        try:
+            fd = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
+        except OSError:
+            out.write("terminal: no terminal to write to (run it from your terminal)\n")
+            return False
+        try:
+            os.write(fd, seq.encode("utf-8"))
+        finally:
+            os.close(fd)
+        out.write("terminal: escape sequence written; whether it shows depends on your terminal\n")
+        return True
+    # message: shown by Claude Code when a hook returns it; nothing to send from here
+    text = system_message(title, body).replace("\n", "\n    ")
+    out.write(f"message: ok, inside Claude Code the hook shows:\n    {text}\n")
+    return True
+
+
+def _desktop_reason(env: dict[str, str]) -> str:
+    if sys.platform == "darwin":
+        return "over SSH" if env.get("SSH_CONNECTION") else "this Python is not a framework build"
+    if sys.platform == "win32":
+        return "over SSH"
+    status = busprobe.probe(env, timeout=1.0)
+    if status.address is None:
+        return "no session bus" + (" (SSH session)" if env.get("SSH_CONNECTION") else "")
+    if not status.reachable:
+        return f"bus {status.address} unreachable: {status.error}"
+    if status.activatable:
+        return "a notification server is installed but there is no display to start it on"
+    return "no notification server on the session bus"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["notify"]:
+        args_in = args_in[1:]
+    parser = argparse.ArgumentParser(
+        prog="session-watcher notify", description="Send a sample alert through each notify channel."
+    )
+    parser.add_argument("--test", action="store_true", required=True, help="send a sample alert")
+    parser.add_argument("--channel", choices=["desktop", "terminal", "message"], help="test only this one")
+    args = parser.parse_args(args_in)
+    from session_watcher import config
+
+    try:
+        cfg = config.load(os.getcwd())
+    except config.ConfigError as exc:
+        sys.stderr.write(f"session-watcher: {exc}\n")
+        return 1
+    notify = cfg.get("notify", {})
+    channels = [args.channel] if args.channel else list(notify.get("channels", ["desktop"]))
+    fallback = notify.get("fallback", "message")
+    if not args.channel and fallback != "none" and fallback not in channels:
+        channels.append(fallback)
+    env = dict(os.environ)
+    results = [try_channel(c, sys.stdout, env) for c in channels]
+    return 0 if results and all(results) else 1
+
+
+def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
+    """What `doctor` prints about notifications: the bus, the server, the channel alerts will use."""
+    env = dict(os.environ if env is None else env)
+    lines: list[str] = []
+    try:
+        from session_watcher import config
+
+        notify = config.load(os.getcwd()).get("notify", {})
+    except Exception as exc:
+        lines.append(f"notify: config unreadable ({exc}); using defaults")
+        notify = {}
+    channels = list(notify.get("channels", ["desktop"]))
+    fallback = notify.get("fallback", "message")
+    lines.append(f"notify: channels {', '.join(channels) or '(none)'}; fallback {fallback}")
+    if "desktop" not in channels:
+        return lines
+    if sys.platform.startswith("linux") or sys.platform.startswith("freebsd"):
+        status = busprobe.probe(env, timeout=1.0, server_info=True)
+        if status.address is None:
+            lines.append("notify: no session bus" + (" (SSH session)" if env.get("SSH_CONNECTION") else ""))
+        elif not status.reachable:
+            lines.append(f"notify: session bus {status.address} unreachable ({status.error})")
+        elif status.owned:
+            server = status.server or []
+            name = " ".join(server[i] for i in (0, 2) if i < len(server)) or "unknown"
+            lines.append(f"notify: session bus {status.address}; notification server: {name}")
+        elif status.usable(env):
+            lines.append(f"notify: session bus {status.address}; notification server starts on demand")
+        else:
+            lines.append(f"notify: session bus {status.address}; no notification server running")
+    ok, _ = desktop_reachable(env)
+    if ok:
+        lines.append("notify: desktop alerts: yes (run `session-watcher notify --test` to see one)")
+    else:
+        lines.append(f"notify: desktop alerts: no; alerts go to the fallback channel: {fallback}")
+    return lines

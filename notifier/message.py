@@ -1,0 +1,155 @@
+"""The alert's words: title and body from the session's own numbers, and escaping per channel.
+
+Pure functions of the alert dict (docs/architecture.md, "Alerts"). The texts are plain; each channel
+escapes them for its own carrier: `markup_escape` for a freedesktop body, `terminal_clean` for an
+OSC sequence, `plain_clean` for Claude Code's `systemMessage`.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+def math_isnan(v: float) -> bool:
+    return v != v  # noqa: PLR0124 - NaN is the only value unequal to itself (math costs an import)
+
+
+MAX_FIELD = 120  # session text (a project path, a model name) longer than this is shortened
+MAX_BODY = 600
+
+
+def human_tokens(n: object) -> str:
+    """48213 -> '48k', 1234 -> '1.2k', 950 -> '950', 1_520_000 -> '1.5M'."""
+    if not isinstance(n, int | float) or isinstance(n, bool) or n < 0:
+        return "?"
+    if n < 1000:
+        return f"{n:.0f}"
+    for div, unit in ((1_000_000, "M"), (1000, "k")):
+        if n >= div:
+            v = n / div
+            text = f"{v:.1f}" if v < 10 else f"{v:.0f}"
+            if text.endswith(".0"):
+                text = text[:-2]
+            if text == "1000" and unit == "k":
+                return "1M"
+            return text + unit
+    return f"{n:.0f}"  # pragma: no cover - unreachable
+
+
+def percent(fraction: object) -> str:
+    """0.1436 -> '14 %'; below half a percent: '<1 %'."""
+    if not isinstance(fraction, int | float) or isinstance(fraction, bool) or math_isnan(fraction):
+        return "?"
+    if fraction == float("inf"):
+        return "∞ %"
+    if 0 < fraction * 100 < 0.5:
+        return "<1 %"
+    return f"{fraction * 100:.0f} %"
+
+
+def pair(x: object, sweet: object) -> tuple[str, str]:
+    """x and xSweet with one decimal, or two when one decimal would make them look equal."""
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (x, sweet)):
+        return "?", "?"
+    a, b = f"{x:.1f}", f"{sweet:.1f}"
+    if a == b:
+        a, b = f"{x:.2f}", f"{sweet:.2f}"
+    return a, b
+
+
+def _short(text: object) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    text = plain_clean(text).replace("\n", " ").strip()
+    if len(text) > MAX_FIELD:
+        text = "…" + text[-(MAX_FIELD - 1) :]
+    return text
+
+
+def project_name(project: object) -> str | None:
+    """A project given as a path is named by its last folder."""
+    text = _short(project)
+    if text is None:
+        return None
+    stripped = text.rstrip("/\\")
+    if "/" in stripped or "\\" in stripped:
+        stripped = stripped.replace("\\", "/").rsplit("/", 1)[-1]
+    return stripped or text
+
+
+def compose(alert: Mapping[str, object]) -> tuple[str, str]:
+    """(title, body) in plain text for one alert."""
+    project = project_name(alert.get("project"))
+    model = _short(alert.get("model"))
+    reminder = alert.get("reminder")
+    is_backstop = alert.get("kind") == "backstop" or (isinstance(reminder, int) and reminder > 0)
+    where = f" ({project})" if project else ""
+    if is_backstop:
+        k = reminder if isinstance(reminder, int) and reminder > 0 else None
+        title = f"Reminder{f' {k}' if k else ''}: session still past its sweet spot{where}"
+    else:
+        title = f"Session past its sweet spot: restart is cheaper{where}"
+    x, sweet = pair(alert.get("x"), alert.get("xSweet"))
+    lines = []
+    if is_backstop:
+        bills = alert.get("bills")
+        if isinstance(bills, int) and not isinstance(bills, bool):
+            lines.append(f"{bills} bill cycle{'s' if bills != 1 else ''} have passed in deep water.")
+    lines.append(
+        f"x {x} past sweet spot {sweet}: each call now costs {percent(alert.get('br'))} "
+        "more than the optimal cycle."
+    )
+    lines.append(
+        f"Restarting with the carried files ({human_tokens(alert.get('B'))} tokens) is the cheaper path."
+    )
+    if model:
+        lines.append(f"Model: {model}")
+    body = "\n".join(lines)
+    if len(body) > MAX_BODY:
+        body = body[: MAX_BODY - 1] + "…"
+    return title, body
+
+
+def pick(alerts: list[dict[str, object]]) -> dict[str, object]:
+    """The alert to show when a batch holds several: the latest call, a reminder over the gate."""
+    def key(a: Mapping[str, object]) -> tuple[int, int]:
+        call, rem = a.get("call"), a.get("reminder")
+        return (call if isinstance(call, int) else -1, rem if isinstance(rem, int) else 0)
+
+    return max(alerts, key=key)
+
+
+def urgency(alert: Mapping[str, object]) -> str:
+    """'critical' for a red lamp, else 'normal'."""
+    return "critical" if alert.get("lamp") == "red" else "normal"
+
+
+def markup_escape(text: str) -> str:
+    """Escape &, < and > for the freedesktop notification body markup."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _is_control(ch: str) -> bool:
+    o = ord(ch)
+    return o < 0x20 or 0x7F <= o <= 0x9F
+
+
+def plain_clean(text: str) -> str:
+    """Drop control characters (ESC, BEL, C1...) but keep newlines: text for `systemMessage`."""
+    return "".join(ch if ch == "\n" or not _is_control(ch) else "" for ch in text)
+
+
+def terminal_clean(text: str) -> str:
+    """Text safe inside an OSC sequence: no control characters at all (newlines become spaces)."""
+    return "".join(" " if ch in "\n\t" else ("" if _is_control(ch) else ch) for ch in text).strip()
+
+
+def osc777(title: str, body: str) -> str:
+    """`ESC ] 777 ; notify ; TITLE ; BODY BEL` (urxvt, foot, Ghostty, WezTerm); ';' ends the title."""
+    return f"\x1b]777;notify;{terminal_clean(title).replace(';', ',')};{terminal_clean(body)}\x07"
+
+
+def osc9(title: str, body: str) -> str:
+    """`ESC ] 9 ; TEXT BEL` (iTerm2, kitty, WezTerm, Ghostty)."""
+    return f"\x1b]9;{terminal_clean(title)}: {terminal_clean(body)}\x07"
