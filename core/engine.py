@@ -1,0 +1,376 @@
+"""The fold: events -> session state, and the quantities of the cost model. Pure.
+
+`fold(state, events, ...)` applies transcript events (core.transcript) and hook events in order,
+mutating the plain-dict state in place and returning the alerts that fired. `quantities(state,
+cfg)` computes every figure of the status document from the state. No I/O, no clock, no globals:
+the shell canonicalizes paths and classifies them (git, project root) before calling.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from core import eoq, health, meter
+from core import paths as pathmap
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+SCHEMA = 1
+LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
+DONE_MAX = 512  # tool results remembered for de-duplication (hook payload vs transcript line)
+PENDING_MAX = 256  # tool uses waiting for their result
+ALERTS_MAX = 20
+
+
+def new_engine() -> dict[str, Any]:
+    return {
+        "segment": 0, "segCalls": 0, "calls": 0, "compactions": 0, "expectBoundary": False,
+        "floor": None, "L": None, "lastTs": None, "ttl": None,
+        "bFull": 0, "bIncl": 0, "ledger": [], "residual": None,
+        "level": None, "trend": 0.0,
+        "rent": 0.0, "billProgress": 0.0, "bills": 0, "billsTotal": 0,
+        "dwell": 0, "dwellBills": 0, "fired": False, "sinceAlert": 0, "reminders": 0,
+        "cal": {"chars": 0.0, "tokens": 0.0}, "globs": None,
+    }
+
+
+def new_state(session_id: str) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA, "sessionId": session_id, "cursor": None, "subCursors": {},
+        "meter": meter.new_meter(), "engine": new_engine(), "paths": {}, "readPaths": {},
+        "health": health.new_health(), "alerts": [],
+        "tools": {"pending": {}, "done": []},
+        "context": {"model": None, "window": None, "pressure": None, "project": None, "cwd": None},
+        "config": {}, "bad": 0,
+    }
+
+
+# ----------------------------------------------------------------------------- quantities
+
+def c_ratio(e: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
+    override = cfg.get("cRatio")
+    if override:
+        return float(override)
+    return eoq.CRATIO_1H if e["ttl"] == "1h" else eoq.CRATIO_5M
+
+
+def quantities(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Every figure of the cost model for the state as it stands (None where not valid yet)."""
+    e = state["engine"]
+    floor = e["floor"]
+    cr = c_ratio(e, cfg)
+    g = eoq.growth(e["level"], e["trend"])
+    q: dict[str, Any] = {"L": e["L"], "cRatio": cr, "g": g, "bFull": None, "bDefault": None,
+                         "x": None, "dhat": None, "xSweet": None, "mf": None, "br": None,
+                         "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None}
+    if floor is None:
+        return q
+    b_full = floor + e["bFull"]
+    b_default = floor + e["bIncl"]
+    q["bFull"], q["bDefault"] = b_full, b_default
+    base = b_default if b_default > 0 else b_full
+    if base <= 0:
+        q["x"] = 1.0
+        return q
+    big_l = e["L"] or 0
+    x = big_l / base
+    dh = eoq.dhat(cr, g, base)
+    mf = eoq.movable_fraction(dh)
+    bp = eoq.bill_premium(x, dh)
+    q.update({
+        "x": x, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
+        "burnRate": eoq.rent_rate(big_l, base, cr), "wallP": 1 + cr,
+        "lamp": eoq.lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"]),
+        "backstopN": eoq.backstop_interval(mf, cfg["backstop_base"]),
+    })
+    return q
+
+
+# ----------------------------------------------------------------------------- segments
+
+def new_segment(state: dict[str, Any]) -> None:
+    """After a compaction or /clear: floor, path map, ledger, dwell and bill progress start over;
+    the growth smoother keeps its level (the work's pace did not change)."""
+    e = state["engine"]
+    e["segment"] += 1
+    e["segCalls"] = 0
+    e["floor"] = None
+    e["L"] = None
+    e["bFull"] = e["bIncl"] = 0
+    e["ledger"] = []
+    e["residual"] = None
+    e["rent"] = e["billProgress"] = 0.0
+    e["bills"] = 0
+    e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
+    e["fired"] = False
+    state["paths"] = {}
+
+
+def on_compaction(state: dict[str, Any], from_hook: bool) -> None:
+    """A compaction seen in the transcript (compact_boundary) or announced by a hook.
+
+    Both sources report the same compaction; whichever comes first starts the segment and the
+    other is absorbed: a boundary after a hook's announcement clears `expectBoundary`, and an
+    announcement with no call since the boundary changes nothing.
+    """
+    e = state["engine"]
+    if from_hook:
+        if e["segCalls"] == 0 and e["segment"] > 0:
+            return
+        e["expectBoundary"] = True
+    elif e["expectBoundary"]:
+        e["expectBoundary"] = False
+        return
+    e["compactions"] += 1
+    health.on_compaction(state["health"])
+    new_segment(state)
+
+
+# ----------------------------------------------------------------------------- path map
+
+def _set_path_tokens(state: dict[str, Any], entry: dict[str, Any]) -> int:
+    """Recompute an entry's total and keep the B sums in step; returns the change."""
+    e = state["engine"]
+    new = pathmap.total(entry)
+    delta = new - int(entry["tokens"])
+    entry["tokens"] = new
+    e["bFull"] += delta
+    if entry["include"]:
+        e["bIncl"] += delta
+    return delta
+
+
+def apply_globs(state: dict[str, Any], cfg: Mapping[str, Any]) -> None:
+    """Re-decide inclusion for every path when the include/exclude globs changed."""
+    e = state["engine"]
+    globs = [list(cfg["include"]), list(cfg["exclude"])]
+    if e["globs"] == globs:
+        return
+    e["globs"] = globs
+    root = state["context"]["project"]
+    e["bIncl"] = 0
+    for path, entry in state["paths"].items():
+        entry["include"] = pathmap.included(path, entry["reason"], root, globs[0], globs[1])
+        if entry["include"]:
+            e["bIncl"] += entry["tokens"]
+
+
+def _file_op(state: dict[str, Any], cfg: Mapping[str, Any], name: str, path: str, reason: str | None,
+             info: Mapping[str, Any] | None, file: Mapping[str, Any] | None) -> None:
+    e = state["engine"]
+    entry = state["paths"].get(path)
+    if entry is None:
+        entry = pathmap.new_entry(reason)
+        globs = e["globs"] or [[], []]
+        entry["include"] = pathmap.included(path, reason, state["context"]["project"], globs[0], globs[1])
+        state["paths"][path] = entry
+    cpt = pathmap.chars_per_token(e["cal"])
+    chars = 0
+    if name == "Read":
+        entry["reads"] += 1
+        if file is not None:
+            if entry["edited"]:  # a Read after edits recounts the file
+                entry["lines"], entry["ranges"], entry["pendingEdit"], entry["edited"] = 0, [], 0, False
+            chars = pathmap.add_lines(entry, int(file["start"]), str(file["content"]))
+            entry["lines"] += round(chars / cpt)
+    elif info is not None:
+        new_chars, old_chars = int(info.get("new", 0)), int(info.get("old", 0))
+        if info.get("write"):
+            entry["pendingEdit"] = round(new_chars / cpt) - int(entry["lines"])
+        else:
+            entry["pendingEdit"] += round((new_chars - old_chars) / cpt)
+        chars = max(0, new_chars - old_chars)
+        entry["edited"] = True
+    entry["overhead"] += pathmap.TOOL_OVERHEAD
+    delta = _set_path_tokens(state, entry)
+    if delta > 0:
+        e["ledger"].append([path, delta, 0, chars, delta])
+
+
+def on_tool_result(state: dict[str, Any], cfg: Mapping[str, Any], tool_id: str, name: str | None,
+                   info: Mapping[str, Any] | None, is_error: bool, file: Mapping[str, Any] | None,
+                   canon: Mapping[str, str], reasons: Mapping[str, str | None]) -> None:
+    """A finished tool call, from a hook payload or the transcript; each id counts once."""
+    tools = state["tools"]
+    if tool_id in tools["done"]:
+        return
+    tools["done"].append(tool_id)
+    if len(tools["done"]) > DONE_MAX:
+        del tools["done"][: len(tools["done"]) - DONE_MAX]
+    pending = tools["pending"].pop(tool_id, None)
+    if name is None and pending is not None:
+        name = pending[0]
+        info = info if info is not None else pending[1]
+    if name is None:
+        name = "Read" if file is not None else "unknown"
+    raw = (file or {}).get("path") or (info or {}).get("path")
+    path = canon.get(raw, raw) if isinstance(raw, str) else None
+    reread = False
+    if name == "Read" and path:
+        reread = path in state["readPaths"]
+        state["readPaths"].setdefault(path, 1)
+    health.on_tool(state["health"], name, reread, is_error)
+    if path and not is_error and name in ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit"):
+        _file_op(state, cfg, name, path, reasons.get(path), info, file)
+
+
+def on_tool_use(state: dict[str, Any], tool_id: str, name: str, info: Mapping[str, Any] | None) -> None:
+    pending = state["tools"]["pending"]
+    if tool_id in state["tools"]["done"]:
+        return
+    pending[tool_id] = [name, info]
+    while len(pending) > PENDING_MAX:
+        del pending[next(iter(pending))]
+
+
+# ----------------------------------------------------------------------------- API calls
+
+def _settle(state: dict[str, Any], d_l: int) -> int:
+    """Retire ledger entries oldest first against the L growth; write off stale ones. Residual.
+
+    An entry is [path, open tokens, calls seen, chars behind the estimate, original tokens]. What
+    settles is evidence for the chars-per-token ratio; what is written off after LEDGER_CALLS calls
+    becomes the path's calibration correction (the file cost less than estimated).
+    """
+    e = state["engine"]
+    left = max(0, d_l)
+    cal = e["cal"]
+    kept = []
+    for path, open_tokens, age, chars, original in e["ledger"]:
+        take = min(open_tokens, left)
+        left -= take
+        open_tokens -= take
+        age += 1
+        if open_tokens > 0 and age < LEDGER_CALLS:
+            kept.append([path, open_tokens, age, chars, original])
+            continue
+        if open_tokens > 0:
+            entry = state["paths"].get(path)
+            if entry is not None:
+                entry["calibration"] += open_tokens
+                _set_path_tokens(state, entry)
+        if chars > 0:
+            cal["chars"] += chars
+            cal["tokens"] += original - open_tokens
+    e["ledger"] = kept
+    return left
+
+
+def on_call(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None, model: str | None,
+            inp: int, cr: int, cw: int, cw1h: int, cw5m: int) -> list[dict[str, Any]]:
+    """A new main-chain API call: L, floor, ledger, growth, bills, dwell and the gate."""
+    e = state["engine"]
+    ctx = state["context"]
+    e["calls"] += 1
+    e["segCalls"] += 1
+    if ts is not None:
+        e["lastTs"] = ts
+    if cw1h > 0:
+        e["ttl"] = "1h"
+    elif cw5m > 0:
+        e["ttl"] = "5m"
+    if model:
+        ctx["model"] = model
+    ctx["pressure"] = inp + cr + cw
+    ctx["peak"] = max(ctx.get("peak") or 0, inp + cr + cw)
+    health.on_call(state["health"], inp + cr + cw)
+    if e["floor"] is None:
+        e["floor"] = max(cr, cw, inp)
+        e["L"] = cr
+        e["residual"] = None
+    else:
+        prev = e["L"] or 0
+        big_l = cr + cw if (cr < prev / 2 and cr + cw >= prev / 2) else cr
+        ref = e["floor"] if e["segCalls"] == 2 else prev  # reaching the floor is not growth
+        residual = _settle(state, big_l - ref)
+        e["L"] = big_l
+        e["residual"] = residual
+        e["level"], e["trend"] = eoq.holt(e["level"], e["trend"], float(residual))
+    return _bills_and_gate(state, cfg)
+
+
+def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
+    e = state["engine"]
+    q = quantities(state, cfg)
+    rent = q["burnRate"] or 0.0
+    e["billProgress"] += (e["rent"] + rent) / 2
+    e["rent"] = rent
+    done = math.floor(e["billProgress"]) if e["billProgress"] >= 1 else 0
+    e["billProgress"] -= done
+    e["bills"] += done
+    e["billsTotal"] += done
+    bp = q["br"]
+    deep = q["x"] is not None and q["xSweet"] is not None and q["x"] >= q["xSweet"] \
+        and bp is not None and bp >= cfg["bp_amber"]
+    alerts: list[dict[str, Any]] = []
+    if not deep:
+        e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
+        e["fired"] = False
+        return alerts
+    e["dwell"] += 1
+    e["dwellBills"] += done
+    if not e["fired"]:
+        if e["dwell"] >= cfg["notify_dwell"] and e["dwellBills"] >= 1:
+            e["fired"] = True
+            e["sinceAlert"] = 0
+            alerts.append(_alert(state, q, "gate"))
+    else:
+        e["sinceAlert"] += done
+        n_back = q["backstopN"]
+        if n_back is not None and e["sinceAlert"] >= n_back:
+            e["sinceAlert"] -= n_back
+            e["reminders"] += 1
+            alerts.append(_alert(state, q, "backstop"))
+    state["alerts"].extend(alerts)
+    if len(state["alerts"]) > ALERTS_MAX:
+        del state["alerts"][: len(state["alerts"]) - ALERTS_MAX]
+    return alerts
+
+
+def _alert(state: Mapping[str, Any], q: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    e = state["engine"]
+    return {
+        "kind": kind, "call": e["calls"], "sessionId": state["sessionId"], "lamp": q["lamp"],
+        "x": q["x"], "xSweet": q["xSweet"], "br": q["br"], "B": q["bFull"], "bDefault": q["bDefault"],
+        "L": q["L"], "bills": e["dwellBills"], "backstopN": q["backstopN"],
+        "reminder": e["reminders"], "model": state["context"]["model"],
+        "project": state["context"]["project"], "ts": e["lastTs"],
+    }
+
+
+# ----------------------------------------------------------------------------- the fold
+
+def fold(state: dict[str, Any], events: Iterable[tuple[Any, ...]], cfg: Mapping[str, Any],
+         canon: Mapping[str, str], reasons: Mapping[str, str | None], sidechain_file: bool = False,
+         trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Apply events in order; return the alerts that fired. `sidechain_file`: a subagent transcript,
+    whose calls count toward token totals only."""
+    apply_globs(state, cfg)
+    alerts: list[dict[str, Any]] = []
+    m = state["meter"]
+    for ev in events:
+        kind = ev[0]
+        if kind == "call":
+            _, key, ts, model, side, inp, cr, cw, out, cw5, cw1 = ev
+            side = side or sidechain_file
+            is_new = meter.add_sample(m, "sub" if side else "main", key, (inp, cr, cw, out, cw5, cw1))
+            if is_new and not side:
+                fired = on_call(state, cfg, ts, model, inp, cr, cw, cw1, cw5)
+                alerts.extend(fired)
+                if trace is not None:
+                    from core.status import status_document
+
+                    row = status_document(state, cfg)
+                    row["ts"], row["call"], row["alerts"] = ts, state["engine"]["calls"], fired
+                    trace.append(row)
+        elif sidechain_file:
+            continue
+        elif kind == "use":
+            on_tool_use(state, ev[2], ev[3], ev[4])
+        elif kind == "result":
+            on_tool_result(state, cfg, ev[2], None, None, ev[3], ev[4], canon, reasons)
+        elif kind == "compact":
+            on_compaction(state, from_hook=False)
+    return alerts

@@ -1,0 +1,44 @@
+"""The token meter: durable usage buckets, one count per API call, last sample wins.
+
+Claude Code writes one line per content block of a response, each repeating the response's usage;
+the first may carry a partial output count. A later sample of a call replaces the earlier one:
+its old numbers come out of the bucket and the new ones go in. Samples of the last RECENT_MAX calls
+are kept for that; lines of one response are adjacent in practice, so the window is generous.
+Compaction never touches the buckets.
+"""
+
+from __future__ import annotations
+
+RECENT_MAX = 256
+FIELDS = ("uncachedInput", "cacheRead", "cacheWrite", "output", "cacheWrite5m", "cacheWrite1h")
+
+
+def new_bucket() -> dict[str, int]:
+    return {"uncachedInput": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+            "cacheWrite5m": 0, "cacheWrite1h": 0, "calls": 0}
+
+
+def new_meter() -> dict[str, object]:
+    return {"main": new_bucket(), "sub": new_bucket(), "recent": {}}
+
+
+def add_sample(meter: dict[str, object], stream: str, key: str, sample: tuple[int, ...]) -> bool:
+    """Fold one usage sample into `stream` ("main" or "sub"); True when it is a new call."""
+    bucket: dict[str, int] = meter[stream]  # type: ignore[assignment]
+    recent: dict[str, list[object]] = meter["recent"]  # type: ignore[assignment]
+    prev = recent.get(key)
+    is_new = prev is None
+    if prev is not None:
+        old_stream, old = str(prev[0]), prev[1:]
+        old_bucket: dict[str, int] = meter[old_stream]  # type: ignore[assignment]
+        for field, value in zip(FIELDS, old, strict=True):
+            old_bucket[field] -= value  # type: ignore[operator]
+        old_bucket["calls"] -= 1
+        del recent[key]  # re-inserted below: the newest stays last
+    for field, value in zip(FIELDS, sample, strict=True):
+        bucket[field] += value
+    bucket["calls"] += 1
+    recent[key] = [stream, *sample]
+    while len(recent) > RECENT_MAX:
+        del recent[next(iter(recent))]
+    return is_new

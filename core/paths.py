@@ -1,0 +1,100 @@
+"""The path map: per-file token estimates (SPEC "Baseline B and the path map"). Pure.
+
+A path's total = tokens of the distinct lines read + tool overhead per call + pending edit estimate
+- calibration correction, floored at 0. Lines are tracked as merged [start, end) ranges so a Read
+with offset/limit adds only lines not seen before. Estimates come from characters with a
+chars-per-token ratio calibrated per session (see `chars_per_token`).
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+CPT_DEFAULT = 3.5  # chars per token before calibration: typical for code and English prose
+CPT_MIN, CPT_MAX = 2.0, 8.0
+CPT_PRIOR_TOKENS = 2000.0  # weight of the default against the session's own evidence
+LINE_PREFIX_CHARS = 7  # the Read tool shows each line behind a right-aligned number and a tab/arrow
+TOOL_OVERHEAD = 40  # tokens of one tool call's framing: the tool_use block and the result wrapper
+
+
+def chars_per_token(cal: dict[str, float]) -> float:
+    """The default blended with evidence from settled ledger entries (chars per observed token)."""
+    chars = CPT_PRIOR_TOKENS * CPT_DEFAULT + cal.get("chars", 0.0)
+    tokens = CPT_PRIOR_TOKENS + cal.get("tokens", 0.0)
+    return min(CPT_MAX, max(CPT_MIN, chars / tokens))
+
+
+def new_entry(reason: str | None) -> dict[str, object]:
+    return {"lines": 0, "ranges": [], "overhead": 0, "pendingEdit": 0, "calibration": 0,
+            "tokens": 0, "reason": reason, "include": reason is None, "reads": 0, "edited": False}
+
+
+def total(entry: dict[str, object]) -> int:
+    raw = (int(entry["lines"]) + int(entry["overhead"]) + int(entry["pendingEdit"])  # type: ignore[call-overload]
+           - int(entry["calibration"]))  # type: ignore[call-overload]
+    return max(0, raw)
+
+
+def add_lines(entry: dict[str, object], start: int, content: str) -> int:
+    """Count the lines of a Read result not counted before; returns the characters added."""
+    lines = content.split("\n")
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines.pop()  # a trailing newline ends the last line; it is not another line
+    end = start + len(lines)
+    ranges: list[list[int]] = entry["ranges"]  # type: ignore[assignment]
+    added = 0
+    pos = start
+    for a, b in ranges:
+        if b <= pos:
+            continue
+        if a >= end:
+            break
+        for i in range(pos, min(a, end)):
+            added += len(lines[i - start]) + LINE_PREFIX_CHARS + 1
+        pos = max(pos, b)
+        if pos >= end:
+            break
+    for i in range(pos, end):
+        added += len(lines[i - start]) + LINE_PREFIX_CHARS + 1
+    entry["ranges"] = merge_range(ranges, start, end)
+    return added
+
+
+def merge_range(ranges: list[list[int]], start: int, end: int) -> list[list[int]]:
+    out: list[list[int]] = []
+    placed = False
+    for a, b in ranges:
+        if b < start:
+            out.append([a, b])
+        elif a > end:
+            if not placed:
+                out.append([start, end])
+                placed = True
+            out.append([a, b])
+        else:
+            start, end = min(a, start), max(b, end)
+    if not placed:
+        out.append([start, end])
+    return out
+
+
+def relative(path: str, root: str | None) -> str | None:
+    """`path` relative to `root`, or None when it lies outside."""
+    if not root:
+        return None
+    root = root.rstrip("/") or "/"
+    if path == root:
+        return ""
+    prefix = root if root.endswith("/") else root + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+def included(path: str, reason: str | None, root: str | None, include: list[str], exclude: list[str]) -> bool:
+    """Inclusion in B_default: the discard reason, overridden by the config's globs (exclude wins)."""
+    rel = relative(path, root)
+    subjects = [path] if rel is None else [rel, path]
+    if any(fnmatchcase(s, g) for g in exclude for s in subjects):
+        return False
+    if any(fnmatchcase(s, g) for g in include for s in subjects):
+        return True
+    return reason is None

@@ -1,0 +1,213 @@
+"""Transcript lines -> events. Pure: bytes in, plain tuples out.
+
+A transcript is JSONL written by Claude Code; every field is optional and the format changes
+between versions, so anything unexpected is skipped and counted, never fatal. Lines that cannot
+matter (progress, snapshots, bookkeeping: most of a file) are passed over by a substring test before
+any JSON parsing, which is what keeps the incremental fold and `replay` fast.
+
+Events (tuples, first item the kind):
+
+* ("call", key, ts, model, sidechain, inp, cr, cw, out, cw5m, cw1h) - one sample of an API call;
+  several lines of one response share `key` (message id + request id) and repeat its usage.
+* ("use", ts, tool_use_id, name, info) - a tool call the model made; `info` is what the fold needs
+  from its input (file path, edit sizes).
+* ("result", ts, tool_use_id, is_error, file) - a tool's result; `file` is the Read payload
+  (path, start line, content) or None.
+* ("compact", ts, trigger, pre_tokens) - a compaction boundary.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
+
+# a line can matter only if it holds one of these
+_MARKERS = (b'"usage"', b'"tool_result"', b'"tool_use"', b"compact_boundary")
+
+FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
+
+
+def iso_to_epoch(text: object) -> float | None:
+    """'2026-02-10T21:11:56.906Z' -> seconds since the epoch, without importing datetime."""
+    if not isinstance(text, str) or len(text) < 19 or text[10] not in "T ":
+        return None
+    try:
+        y, mo, d = int(text[0:4]), int(text[5:7]), int(text[8:10])
+        h, mi, s = int(text[11:13]), int(text[14:16]), int(text[17:19])
+        frac = 0.0
+        rest = text[19:]
+        if rest.startswith("."):
+            digits = ""
+            for ch in rest[1:]:
+                if not ch.isdigit():
+                    break
+                digits += ch
+            rest = rest[1 + len(digits):]
+            frac = float("0." + digits) if digits else 0.0
+        offset = 0
+        if rest and rest[0] in "+-" and len(rest) >= 6:
+            sign = 1 if rest[0] == "+" else -1
+            offset = sign * (int(rest[1:3]) * 3600 + int(rest[4:6]) * 60)
+    except ValueError:
+        return None
+    if not (1 <= mo <= 12 and 1 <= d <= 31):
+        return None
+    # days from civil (Howard Hinnant's algorithm)
+    y -= mo <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    days = era * 146097 + doe - 719468
+    return days * 86400 + h * 3600 + mi * 60 + s + frac - offset
+
+
+def split_lines(chunk: bytes) -> tuple[list[bytes], int]:
+    """Complete lines of `chunk` and the bytes they span; a line without its newline waits."""
+    end = chunk.rfind(b"\n")
+    if end < 0:
+        return [], 0
+    return chunk[: end + 1].split(b"\n")[:-1], end + 1
+
+
+def _int(v: object) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _text_len(v: object) -> int:
+    return len(v) if isinstance(v, str) else 0
+
+
+def use_info(name: str, inp: object) -> dict[str, object] | None:
+    """What the fold keeps of a file tool's input: the path and the size of what it wrote."""
+    if name not in FILE_TOOLS or not isinstance(inp, dict):
+        return None
+    path = inp.get("file_path") or inp.get("notebook_path") or inp.get("path")
+    if not isinstance(path, str) or not path:
+        return None
+    info: dict[str, object] = {"path": path}
+    if name == "Edit":
+        info["new"] = _text_len(inp.get("new_string"))
+        info["old"] = _text_len(inp.get("old_string"))
+    elif name == "MultiEdit":
+        edits = inp.get("edits")
+        edits = edits if isinstance(edits, list) else []
+        info["new"] = sum(_text_len(e.get("new_string")) for e in edits if isinstance(e, dict))
+        info["old"] = sum(_text_len(e.get("old_string")) for e in edits if isinstance(e, dict))
+    elif name == "Write":
+        info["new"] = _text_len(inp.get("content"))
+        info["write"] = True
+    elif name == "NotebookEdit":
+        info["new"] = _text_len(inp.get("new_source"))
+        info["old"] = 0
+    elif name == "Read":
+        off, lim = inp.get("offset"), inp.get("limit")
+        if isinstance(off, int):
+            info["offset"] = off
+        if isinstance(lim, int):
+            info["limit"] = lim
+    return info
+
+
+def read_payload(result: object) -> dict[str, object] | None:
+    """The Read tool's result (`tool_response` in a hook, `toolUseResult` in the transcript)."""
+    if not isinstance(result, dict):
+        return None
+    f = result.get("file")
+    if not isinstance(f, dict):
+        return None
+    path, content = f.get("filePath"), f.get("content")
+    if not isinstance(path, str) or not isinstance(content, str):
+        return None
+    start = f.get("startLine")
+    return {"path": path, "start": start if isinstance(start, int) and start > 0 else 1, "content": content}
+
+
+def usage_sample(usage: dict[str, object]) -> tuple[int, int, int, int, int, int]:
+    """(input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object."""
+    inp = _int(usage.get("input_tokens"))
+    cr = _int(usage.get("cache_read_input_tokens"))
+    cw = _int(usage.get("cache_creation_input_tokens"))
+    out = _int(usage.get("output_tokens"))
+    split = usage.get("cache_creation")
+    if isinstance(split, dict):
+        cw5, cw1 = _int(split.get("ephemeral_5m_input_tokens")), _int(split.get("ephemeral_1h_input_tokens"))
+        if cw == 0 and cw5 + cw1:  # the nested split is the truth when the total says 0 (fixed in 2.1.152)
+            cw = cw5 + cw1
+        if cw5 + cw1 != cw:  # a split that does not add up: the remainder counts as 5-minute writes
+            cw5 = max(0, cw - cw1)
+    else:
+        cw5, cw1 = cw, 0  # without the split, a 5-minute write
+    return inp, cr, cw, out, cw5, cw1
+
+
+def record_events(rec: dict[str, object]) -> Iterator[tuple[object, ...]]:
+    """The events one parsed record holds."""
+    kind = rec.get("type")
+    ts = iso_to_epoch(rec.get("timestamp"))
+    if kind == "assistant":
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            return
+        model = msg.get("model")
+        model = model if isinstance(model, str) else None
+        usage = msg.get("usage")
+        mid = msg.get("id")
+        if isinstance(usage, dict) and isinstance(mid, str) and model != "<synthetic>":
+            rid = rec.get("requestId")
+            key = f"{mid}:{rid}" if isinstance(rid, str) else mid
+            side = rec.get("isSidechain") is True
+            yield ("call", key, ts, model, side, *usage_sample(usage))
+        content = msg.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    tid, name = block.get("id"), block.get("name")
+                    if isinstance(tid, str) and isinstance(name, str):
+                        yield ("use", ts, tid, name, use_info(name, block.get("input")))
+    elif kind == "user":
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list):
+            return
+        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        for block in results:
+            tid = block.get("tool_use_id")
+            if isinstance(tid, str):
+                file = read_payload(rec.get("toolUseResult")) if len(results) == 1 else None
+                yield ("result", ts, tid, block.get("is_error") is True, file)
+    elif kind == "system" and rec.get("subtype") == "compact_boundary":
+        meta = rec.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        trig = meta.get("trigger")
+        yield ("compact", ts, trig if isinstance(trig, str) else None, _int(meta.get("preTokens")))
+
+
+def parse_lines(lines: list[bytes]) -> tuple[list[tuple[object, ...]], int]:
+    """Events of complete lines, and how many lines were bad (not JSON, not UTF-8, too long)."""
+    events: list[tuple[object, ...]] = []
+    bad = 0
+    for line in lines:
+        if len(line) > MAX_LINE_BYTES:
+            bad += 1
+            continue
+        if not any(m in line for m in _MARKERS):
+            stripped = line.strip()
+            if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
+                bad += 1
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError both
+            bad += 1
+            continue
+        if isinstance(rec, dict):
+            events.extend(record_events(rec))
+        else:
+            bad += 1
+    return events, bad

@@ -1,0 +1,139 @@
+"""The hook process: stdin JSON -> fold the session's new transcript lines -> save -> alerts.
+
+Runs on every tool result and at the end of every turn, so it must never break or slow the agent:
+it always exits 0, prints nothing unless an alert is due (then one JSON object Claude Code shows the
+user, never the model), gives up after LOCK_TIMEOUT when another hook holds the session (the lines
+stay for the next run), stops folding at its time budget, and logs what went wrong instead of
+raising. Imports: the core, the state store, stdlib json/os; nothing else unless needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
+FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
+MAX_STDIN = 64 << 20
+
+TOOL_EVENTS = ("PostToolUse", "PostToolUseFailure")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    event = argv[0] if argv else ""
+    try:
+        out = run(event, sys.stdin.buffer.read(MAX_STDIN))
+        if out:
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - the agent must never see us fail
+        from session_watcher.logs import log_exception
+
+        log_exception(f"hook {event}", exc)
+    return 0
+
+
+def run(event: str, raw: bytes) -> dict[str, Any] | None:
+    """Do one hook's work; returns the hook's stdout object, or None for silence."""
+    start = time.monotonic()
+    try:
+        payload = json.loads(raw) if raw.strip() else None
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    from state import store
+
+    session_id = payload.get("session_id")
+    if not store.valid_session_id(session_id):
+        return None
+    event = event or str(payload.get("hook_event_name") or "")
+    transcript = payload.get("transcript_path")
+    transcript = transcript if isinstance(transcript, str) and transcript else None
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+
+    from session_watcher import paths
+    from state.lock import LockTimeout, SessionLock
+
+    state_path = store.session_file(session_id)
+    paths.ensure_private_dir(os.path.dirname(state_path))
+    try:
+        with SessionLock(state_path + ".lock", LOCK_TIMEOUT):
+            alerts, cfg = _locked(event, payload, session_id, transcript, cwd, state_path, start)
+    except LockTimeout:
+        return None
+    if not alerts:
+        return None
+    import notifier
+
+    return notifier.dispatch(alerts, cfg["notify"])
+
+
+def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: str | None, cwd: str | None,
+            state_path: str, start: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from core import engine
+    from session_watcher import config
+    from session_watcher.logs import log_once
+    from state import session, store
+
+    try:
+        state = store.load(state_path, session_id)
+    except store.StateRejected as exc:
+        log_once("state", f"state file quarantined to {exc}; rebuilding from the transcript")
+        state = None
+    if state is None:
+        state = engine.new_state(session_id)
+    ctx = state["context"]
+    if ctx["cwd"] is None and cwd:
+        ctx["cwd"] = cwd
+    if ctx["project"] is None:
+        project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+        ctx["project"] = os.path.realpath(project) if project else None
+    cfg, error = config.load_cached(state["config"], ctx["project"])
+    if error:
+        log_once("config", f"{error}; using defaults")
+
+    subs: list[str] = []
+    if event in ("Stop", "SubagentStop", "SessionStart", "PreCompact", "PostCompact") and transcript:
+        subs = session.subagent_files(transcript, session_id)
+    agent_path = payload.get("agent_transcript_path")
+    if isinstance(agent_path, str) and agent_path and agent_path not in subs:
+        subs.append(agent_path)
+    alerts: list[dict[str, Any]] = []
+    caught_up = True
+    if transcript:
+        try:
+            state, alerts, caught_up = session.sync(state, transcript, cfg, start + FOLD_BUDGET, subs)
+        except FileNotFoundError:
+            pass
+    if caught_up:
+        alerts += _apply_event(state, cfg, event, payload)
+    store.save(state_path, state)
+    return alerts, cfg
+
+
+def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload: dict[str, Any]) -> list[Any]:
+    from core import engine
+    from state import session
+
+    if event in TOOL_EVENTS:
+        if not payload.get("agent_id"):  # a subagent's own tool calls are not in the main context
+            session.apply_tool_payload(state, cfg, payload, failed=event == "PostToolUseFailure")
+    elif event == "SessionStart" and payload.get("source") == "compact":
+        engine.on_compaction(state, from_hook=True)
+    elif event == "SessionStart" and payload.get("source") == "clear":
+        if state["engine"]["segCalls"]:
+            engine.new_segment(state)
+    elif event == "SessionStart":
+        model = payload.get("model")
+        if isinstance(model, str):
+            state["context"]["modelId"] = model
+    return []
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,129 @@
+"""`session-watcher`: the command line.
+
+`hook` and `statusline` run on Claude Code's hot path, so they are dispatched before argparse or
+anything else is imported; every other command is ordinary.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "hook":
+        from hooks.run import main as hook_main
+
+        return hook_main(args[1:])
+    if args and args[0] == "statusline":
+        from session_watcher.statusline import main as statusline_main
+
+        return statusline_main()
+    return _commands(args)
+
+
+def _commands(args: list[str]) -> int:
+    from session_watcher.config import ConfigError
+    from session_watcher.errors import UserError
+
+    if args and args[0] == "report":
+        return _delegate_report(args[1:])
+    if args and args[0] == "notify":
+        from notifier.cli import main as notify_main
+
+        return notify_main(args[1:])
+    parser = _parser()
+    ns = parser.parse_args(args)
+    if not getattr(ns, "func", None):
+        parser.print_help()
+        return 1
+    try:
+        return int(ns.func(ns))
+    except (UserError, ConfigError) as exc:
+        print(f"session-watcher: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"session-watcher: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        from session_watcher.logs import log_exception
+        from session_watcher.paths import log_file
+
+        log_exception(f"cli {args[0] if args else ''}", exc)
+        print(f"session-watcher: internal error ({type(exc).__name__}: {exc}); details in {log_file()}",
+              file=sys.stderr)
+        return 1
+
+
+def _delegate_report(args: list[str]) -> int:
+    if args and args[0] == "session":
+        from reports.session_page import main as page_main
+
+        return page_main(args[1:])
+    from reports.cli import main as report_main
+
+    return report_main(args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from session_watcher import commands
+
+    p = argparse.ArgumentParser(
+        prog="session-watcher",
+        description="When does a long Claude Code session cost more than restarting it? Measured live.",
+    )
+    sub = p.add_subparsers(metavar="COMMAND")
+
+    s = sub.add_parser("status", help="where one session stands (default: the most recent)")
+    s.add_argument("--session", metavar="ID")
+    s.add_argument("--json", action="store_true", help="the full status document")
+    s.set_defaults(func=commands.status)
+
+    s = sub.add_parser("health", help="the context health grade and its five signals")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--session", metavar="ID")
+    g.add_argument("--transcript", metavar="PATH")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=commands.health)
+
+    s = sub.add_parser("replay", help="fold a finished transcript exactly as the hooks would")
+    s.add_argument("transcript", metavar="TRANSCRIPT")
+    s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--trace", metavar="FILE", help="write one JSON line per API call")
+    s.set_defaults(func=commands.replay)
+
+    s = sub.add_parser("config", help="show or edit the config")
+    csub = s.add_subparsers(metavar="ACTION")
+    c = csub.add_parser("show", help="the effective config and where it came from")
+    c.add_argument("--project", metavar="DIR")
+    c.set_defaults(func=commands.config_show)
+    c = csub.add_parser("path", help="the config files")
+    c.add_argument("--project", metavar="DIR")
+    c.set_defaults(func=commands.config_path)
+    c = csub.add_parser("set", help="set KEY to VALUE (a TOML value), keeping comments")
+    c.add_argument("key")
+    c.add_argument("value")
+    c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
+    c.set_defaults(func=commands.config_set)
+    s.set_defaults(func=commands.config_show, project=None)
+
+    s = sub.add_parser("doctor", help="what is installed where, whether hooks fire, permissions")
+    s.set_defaults(func=commands.doctor)
+
+    sub.add_parser("hook", help="run as a Claude Code hook: `hook EVENT`, the hook JSON on stdin")
+    sub.add_parser("statusline", help="run as Claude Code's status line command")
+    sub.add_parser("report", help="warmth, idle-gap cost, the cache-TTL cliff (`report --help`)")
+    sub.add_parser("notify", help="send a sample alert through each channel (`notify --test`)")
+    return p
+
+

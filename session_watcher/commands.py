@@ -1,0 +1,152 @@
+"""The CLI's commands (everything but `hook` and `statusline`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from session_watcher.errors import NoSession, UserError
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def _emit(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+
+
+def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A session's state brought up to date with its transcript, and the effective config."""
+    from core import engine
+    from session_watcher import config
+    from state import session, store
+    from state.lock import LockTimeout, SessionLock
+
+    if session_id is None:
+        found = store.list_sessions()
+        if not found:
+            raise NoSession("no session recorded yet: the hooks write one on the first tool call "
+                            "(see `session-watcher doctor`)")
+        session_id = found[0][1]
+    if not store.valid_session_id(session_id):
+        raise UserError(f"not a session id: {session_id!r}")
+    path = store.session_file(session_id)
+    if not os.path.exists(path):
+        raise NoSession(f"no state for session {session_id} (in {os.path.dirname(path)})")
+    try:
+        with SessionLock(path + ".lock", 2.0):
+            try:
+                state = store.load(path, session_id) or engine.new_state(session_id)
+            except store.StateRejected as exc:
+                print(f"session-watcher: the state file was unusable and moved to {exc}; rebuilding",
+                      file=sys.stderr)
+                state = engine.new_state(session_id)
+            cfg, err = config.load_cached(state["config"], state["context"].get("project"))
+            if err:
+                print(f"session-watcher: {err}; using defaults", file=sys.stderr)
+            cursor = state.get("cursor") or {}
+            transcript = cursor.get("path")
+            if transcript:
+                try:
+                    state, _a, _d = session.sync(state, transcript, cfg, time.monotonic() + 30,
+                                                 list(state["subCursors"]))
+                except OSError:
+                    pass
+            store.save(path, state)
+    except LockTimeout:
+        state = store.load(path, session_id) or engine.new_state(session_id)
+        cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+    return state, cfg
+
+
+def status(ns: argparse.Namespace) -> int:
+    from core.render import status_text
+    from core.status import status_document
+
+    state, cfg = load_session(ns.session)
+    doc = status_document(state, cfg)
+    if ns.json:
+        _emit(doc)
+    else:
+        print(status_text(doc))
+    return 0
+
+
+def _check_transcript(path: str) -> str:
+    if not os.path.isfile(path):
+        raise UserError(f"{path}: no such transcript file")
+    return path
+
+
+def replay(ns: argparse.Namespace) -> int:
+    from core.render import status_text
+    from session_watcher.replay import replay as run_replay
+
+    doc, trace = run_replay(_check_transcript(ns.transcript), ns.cwd)
+    if ns.trace:
+        with open(ns.trace, "w", encoding="utf-8") as fh:
+            for row in trace:
+                fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+    if ns.json:
+        _emit(doc)
+    else:
+        print(status_text(doc))
+    return 0
+
+
+def health(ns: argparse.Namespace) -> int:
+    from core.render import health_text
+    from core.status import status_document
+
+    if ns.transcript:
+        from session_watcher.replay import replay as run_replay
+
+        doc, _ = run_replay(_check_transcript(ns.transcript))
+    else:
+        state, cfg = load_session(ns.session)
+        doc = status_document(state, cfg)
+    if ns.json:
+        _emit(doc["health"])
+    else:
+        print(health_text(doc["health"]))
+    return 0
+
+
+def _project(ns: argparse.Namespace) -> str | None:
+    return os.path.abspath(ns.project) if getattr(ns, "project", None) else os.getcwd()
+
+
+def config_show(ns: argparse.Namespace) -> int:
+    from session_watcher import config
+
+    project = _project(ns)
+    _emit({"files": config.config_files(project), "effective": config.load(project)})
+    return 0
+
+
+def config_path(ns: argparse.Namespace) -> int:
+    from session_watcher import config
+
+    for f in config.config_files(_project(ns)):
+        print(f"{f}{'' if os.path.exists(f) else '  (not present)'}")
+    return 0
+
+
+def config_set(ns: argparse.Namespace) -> int:
+    from session_watcher import config, paths
+
+    target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
+    value = config.set_value(target, ns.key, ns.value)
+    print(f"{ns.key} = {json.dumps(value)}  ({target})")
+    return 0
+
+
+def doctor(ns: argparse.Namespace) -> int:
+    from session_watcher.doctor import report
+
+    lines, ok = report()
+    print("\n".join(lines))
+    return 0 if ok else 1

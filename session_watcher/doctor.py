@@ -1,0 +1,111 @@
+"""`doctor`: what is installed where, whether hooks fire, and what would worry a careful user."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+
+from session_watcher import paths
+
+
+def _perm(path: str, want: int) -> str:
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return "absent"
+    return f"{mode:o}" + ("" if not mode & 0o077 else f"  (wider than {want:o}: run `chmod {want:o} {path}`)")
+
+
+def _settings_lines() -> list[str]:
+    out = []
+    for cfg_dir in paths.claude_config_dirs()[:1]:
+        settings = os.path.join(cfg_dir, "settings.json")
+        try:
+            with open(settings, encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except FileNotFoundError:
+            out.append(f"settings   {settings}: absent (install with ./install.sh, or use the plugin)")
+            continue
+        except (OSError, ValueError) as exc:
+            out.append(f"settings   {settings}: unreadable ({exc})")
+            continue
+        hooks = doc.get("hooks", {}) if isinstance(doc, dict) else {}
+        ours = sorted(ev for ev, groups in hooks.items() if "session-watcher" in json.dumps(groups))
+        out.append(f"settings   {settings}: hooks for {', '.join(ours) or 'no events'}")
+        sl = doc.get("statusLine") if isinstance(doc, dict) else None
+        mine = isinstance(sl, dict) and "session-watcher" in str(sl.get("command", ""))
+        out.append(f"statusLine {'session-watcher' if mine else ('another command' if sl else 'not set')}")
+    return out
+
+
+def _held_locks(folder: str) -> list[str]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return []
+    held = []
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".lock")]
+    except OSError:
+        return []
+    for name in names:
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            held.append(name)
+        finally:
+            os.close(fd)
+    return held
+
+
+def report() -> tuple[list[str], bool]:
+    from session_watcher import config
+    from state import store
+
+    ok = True
+    lines = [f"python     {sys.executable} ({sys.version.split()[0]})"]
+    for label, path in (("state", paths.state_dir()), ("config", paths.config_dir()), ("log", paths.log_dir())):
+        lines.append(f"{label:<10} {path}  mode {_perm(path, 0o700)}")
+    try:
+        cfg_files = config.config_files(os.getcwd())
+        config.load(os.getcwd())
+        lines.append(f"config     ok ({', '.join(f for f in cfg_files if os.path.exists(f)) or 'defaults'})")
+    except config.ConfigError as exc:
+        ok = False
+        lines.append(f"config     ERROR {exc}")
+    lines += _settings_lines()
+    sessions = store.list_sessions()
+    if sessions:
+        age = time.time() - sessions[0][0]
+        lines.append(f"sessions   {len(sessions)}; last hook wrote {age / 60:.0f} min ago ({sessions[0][1]})")
+    else:
+        lines.append("sessions   none yet: hooks have not fired (start a Claude Code session)")
+    wide = [sid for _, sid in sessions if os.stat(store.session_file(sid)).st_mode & 0o077]
+    if wide:
+        ok = False
+        lines.append(f"perms      {len(wide)} state files readable by others")
+    held = _held_locks(paths.sessions_dir())
+    lines.append(f"locks      {len(held)} held now" + (f": {', '.join(held)}" if held else ""))
+    try:
+        quarantined = os.listdir(paths.quarantine_dir())
+    except OSError:
+        quarantined = []
+    lines.append(f"quarantine {len(quarantined)} files" + (f" in {paths.quarantine_dir()}" if quarantined else ""))
+    try:
+        with open(paths.log_file(), encoding="utf-8", errors="replace") as fh:
+            errors = [ln for ln in fh if " pid " in ln]
+        lines.append(f"log        {len(errors)} entries; last: {errors[-1].strip()[:140]}" if errors
+                     else "log        empty")
+    except OSError:
+        lines.append("log        empty")
+    try:
+        from notifier.cli import doctor_lines
+
+        lines += doctor_lines()
+    except ImportError:
+        pass
+    return lines, ok

@@ -1,0 +1,46 @@
+"""`replay`: the very same fold the hooks use, over a finished transcript, in a scratch state."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from core import engine
+from core.status import status_document
+from session_watcher import config
+from state import session
+
+
+def transcript_cwd(path: str) -> str | None:
+    """The working directory the session ran in, from its first record that names one."""
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh):
+            if n > 200:
+                break
+            if b'"cwd"' not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("cwd"), str):
+                return str(rec["cwd"])
+    return None
+
+
+def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
+           subagents: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(final status document, one trace row per main-chain API call)."""
+    path = os.path.abspath(transcript_path)
+    session_id = os.path.basename(path).removesuffix(".jsonl")
+    state = engine.new_state(session_id if session_id else "replay")
+    cwd = cwd or transcript_cwd(path)
+    state["context"]["cwd"] = cwd
+    state["context"]["project"] = os.path.realpath(cwd) if cwd else None
+    if cfg is None:
+        cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
+    trace: list[dict[str, Any]] = []
+    subs = session.subagent_files(path, session_id) if subagents else []
+    state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace)
+    return status_document(state, cfg), trace

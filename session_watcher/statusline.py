@@ -1,0 +1,115 @@
+"""The status-line command: Claude Code's status JSON on stdin, one line on stdout, never blank.
+
+It records what only the status line is told (the window size, the model's display name) and folds
+new transcript lines when the session lock is free at once; it never waits for the lock: when a hook
+holds it, the line is drawn from the state as last saved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+FOLD_BUDGET = 0.15
+
+
+def main() -> int:
+    try:
+        line = run(sys.stdin.buffer.read(1 << 20), os.environ)
+    except BaseException as exc:  # noqa: BLE001 - a failing status line blanks the user's line
+        from session_watcher.logs import log_exception
+
+        log_exception("statusline", exc)
+        line = "○ session-watcher: error (see `session-watcher doctor`)"
+    sys.stdout.write(line + "\n")
+    return 0
+
+
+def _payload_context(payload: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    model = payload.get("model")
+    if isinstance(model, dict):
+        if isinstance(model.get("id"), str):
+            out["modelId"] = model["id"]
+        if isinstance(model.get("display_name"), str):
+            out["modelName"] = model["display_name"]
+    cw = payload.get("context_window")
+    if isinstance(cw, dict):
+        size = cw.get("context_window_size")
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            out["window"] = size
+    return out
+
+
+def run(raw: bytes, env: Any) -> str:
+    from core.render import render
+    from core.status import status_document
+    from session_watcher import config
+    from state import store
+
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        payload = {}
+    if not isinstance(payload, dict):
+        payload = {}
+    columns = _columns(env)
+    color = not env.get("NO_COLOR")
+    session_id = payload.get("session_id")
+    if not store.valid_session_id(session_id):
+        return "○ session-watcher: no session"
+    seen = _payload_context(payload)
+    state_path = store.session_file(session_id)
+    state = _refresh(state_path, session_id, payload, seen)
+    if state is None:
+        try:
+            state = store.load(state_path, session_id)
+        except (store.StateRejected, OSError):
+            state = None
+    if state is None:
+        return "○ session-watcher: waiting for the first hook"
+    state["context"].update(seen)
+    cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+    return render(status_document(state, cfg), columns, color)
+
+
+def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: dict[str, Any]) -> Any:
+    """With the lock free at once: record what the status line was told, fold new lines, save."""
+    from core import engine
+    from session_watcher import config
+    from state import session, store
+    from state.lock import LockTimeout, SessionLock
+
+    if not os.path.isdir(os.path.dirname(state_path)):
+        return None
+    start = time.monotonic()
+    try:
+        with SessionLock(state_path + ".lock", 0):
+            try:
+                state = store.load(state_path, session_id)
+            except store.StateRejected:
+                state = None
+            if state is None:
+                state = engine.new_state(session_id)
+            state["context"].update(seen)
+            transcript = payload.get("transcript_path")
+            cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+            if isinstance(transcript, str) and transcript:
+                try:
+                    state, _alerts, _done = session.sync(state, transcript, cfg, start + FOLD_BUDGET)
+                except OSError:
+                    pass
+            store.save(state_path, state)
+            return state
+    except LockTimeout:
+        return None
+
+
+def _columns(env: Any) -> int:
+    try:
+        return max(20, int(env.get("COLUMNS", "80")))
+    except ValueError:
+        return 80

@@ -1,0 +1,178 @@
+"""Bring a session's state up to date with its transcripts: the shell around `core.engine.fold`.
+
+Used alike by the hooks, the status line, `status` and `replay`: read the new lines of the main
+transcript (and of subagent transcripts when asked), canonicalize the file paths they name, classify
+new paths (outside the project, gitignored: one git call per batch), and fold. No locking and no
+saving here; the callers decide that.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from core import engine
+from core import paths as pathmap
+from core.transcript import parse_lines, read_payload, use_info
+from state.reader import Reset, read_new
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+
+def canonical(raw: str, cwd: str | None) -> str:
+    """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path."""
+    raw = raw.replace("\\", "/") if os.sep == "/" and "\\" in raw and ":" in raw[:3] else raw
+    path = os.path.expanduser(raw)
+    if not os.path.isabs(path):
+        path = os.path.join(cwd or os.getcwd(), path)
+    return os.path.realpath(path)
+
+
+def git_ignored(root: str, candidates: list[str]) -> set[str]:
+    """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say."""
+    if not candidates:
+        return set()
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            ["git", "-C", root, "check-ignore", "--stdin", "-z"],
+            input="\0".join(candidates).encode("utf-8", "surrogateescape"),
+            capture_output=True, timeout=2, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if proc.returncode not in (0, 1):
+        return set()
+    return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
+
+
+def _paths_of(events: Iterable[tuple[Any, ...]]) -> set[str]:
+    raws: set[str] = set()
+    for ev in events:
+        if ev[0] == "result" and ev[4] is not None:
+            raws.add(ev[4]["path"])
+        elif ev[0] == "use" and ev[4] is not None:
+            raws.add(ev[4]["path"])
+    return raws
+
+
+def resolve(state: dict[str, Any], raws: set[str]) -> tuple[dict[str, str], dict[str, str | None]]:
+    """Canonical forms of `raws`, and the discard reason of each (cached in the state)."""
+    cwd = state["context"].get("cwd")
+    root = state["context"].get("project")
+    canon = {raw: canonical(raw, cwd) for raw in raws}
+    known: dict[str, str | None] = state.setdefault("reasons", {})
+    fresh = sorted({c for c in canon.values() if c not in known})
+    if fresh:
+        inside = [c for c in fresh if root and pathmap.relative(c, root) is not None]
+        ignored = git_ignored(root, inside) if root and inside else set()
+        for c in fresh:
+            if c not in inside:
+                known[c] = "outside-project"
+            else:
+                known[c] = "gitignore" if c in ignored else None
+    return canon, {c: known.get(c) for c in canon.values()}
+
+
+def fold_events(state: dict[str, Any], events: list[tuple[Any, ...]], cfg: Mapping[str, Any],
+                sidechain_file: bool = False, trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    canon, reasons = resolve(state, _paths_of(events)) if not sidechain_file else ({}, {})
+    return engine.fold(state, events, cfg, canon, reasons, sidechain_file=sidechain_file, trace=trace)
+
+
+def sync_file(state: dict[str, Any], path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,
+              trace: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], bool]:
+    """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset."""
+    alerts: list[dict[str, Any]] = []
+    while True:
+        cursor = state["subCursors"].get(path) if sub else state["cursor"]
+        lines, cursor, skipped = read_new(path, cursor)
+        state["bad"] += skipped
+        if lines:
+            events, bad = parse_lines(lines)
+            state["bad"] += bad
+            alerts += fold_events(state, events, cfg, sidechain_file=sub, trace=trace)
+        if sub:
+            state["subCursors"][path] = cursor
+        else:
+            state["cursor"] = cursor
+        if not lines and not skipped:
+            return alerts, True
+        if time.monotonic() > deadline:
+            return alerts, False
+
+
+def subagent_files(transcript: str, session_id: str) -> list[str]:
+    folder = os.path.join(os.path.dirname(transcript), session_id, "subagents")
+    try:
+        with os.scandir(folder) as it:
+            return sorted(de.path for de in it if de.name.endswith(".jsonl") and de.is_file())
+    except OSError:
+        return []
+
+
+def rebuild(state: dict[str, Any]) -> dict[str, Any]:
+    """A fresh state for the same session that keeps what only hooks and the status line knew."""
+    fresh = engine.new_state(state["sessionId"])
+    keep = ("window", "modelId", "modelName", "project", "cwd")
+    fresh["context"].update({k: state["context"].get(k) for k in keep})
+    fresh["config"] = state.get("config", {})
+    return fresh
+
+
+def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], deadline: float,
+         subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
+         ) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+    """Fold what is new in the main transcript and the given subagent transcripts.
+
+    Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
+    shrunk, replaced) starts the whole state again from the transcripts: nothing double-counts.
+    """
+    alerts: list[dict[str, Any]] = []
+    caught_up = True
+    for attempt in range(2):
+        try:
+            if transcript:
+                got, done = sync_file(state, transcript, cfg, False, deadline, trace)
+                alerts += got
+                caught_up = caught_up and done
+            for sub in subagents:
+                if sub == transcript:
+                    continue
+                try:
+                    got, done = sync_file(state, sub, cfg, True, deadline)
+                except FileNotFoundError:
+                    continue
+                alerts += got
+                caught_up = caught_up and done
+            break
+        except Reset:
+            if attempt:
+                raise
+            known_subs = list(state["subCursors"])
+            state = rebuild(state)
+            subagents = sorted({*subagents, *known_subs})
+            if trace is not None:
+                trace.clear()
+            alerts = []
+    return state, alerts, caught_up
+
+
+# ----------------------------------------------------------------------------- hook payloads
+
+def apply_tool_payload(state: dict[str, Any], cfg: Mapping[str, Any], payload: Mapping[str, Any],
+                       failed: bool) -> None:
+    """A PostToolUse / PostToolUseFailure payload of the main agent, as a tool-result event."""
+    tool_id = payload.get("tool_use_id")
+    name = payload.get("tool_name")
+    if not isinstance(tool_id, str) or not isinstance(name, str):
+        return
+    info = use_info(name, payload.get("tool_input"))
+    file = None if failed else read_payload(payload.get("tool_response"))
+    raws = {p for p in ((info or {}).get("path"), (file or {}).get("path")) if isinstance(p, str)}
+    canon, reasons = resolve(state, raws)
+    engine.apply_globs(state, cfg)
+    engine.on_tool_result(state, cfg, tool_id, name, info, failed, file, canon, reasons)

@@ -1,0 +1,103 @@
+"""The per-session state file: load, validate, quarantine, save.
+
+`<state dir>/sessions/<session_id>.json`, 0600 in a 0700 folder, written atomically under the
+session lock. A file that is not a state document of this schema (truncated, garbage, the wrong
+shape, a newer schema, a symlink) is moved to the quarantine folder and the caller rebuilds from the
+transcript, which is the durable log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from core.engine import SCHEMA, new_engine, new_state
+from session_watcher import paths
+
+MAX_STATE_BYTES = 64 << 20
+
+
+class StateRejected(Exception):
+    """The state file exists but cannot be used; it has been quarantined."""
+
+
+def session_file(session_id: str) -> str:
+    return os.path.join(paths.sessions_dir(), f"{session_id}.json")
+
+
+def valid_session_id(value: object) -> bool:
+    return (isinstance(value, str) and 0 < len(value) <= 128 and value[0] != "."
+            and all(c.isascii() and (c.isalnum() or c in "-_.") for c in value))
+
+
+def _shape_ok(doc: object, session_id: str) -> bool:
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("sessionId") != session_id:
+        return False
+    ref = new_state(session_id)
+    for key, value in ref.items():
+        if key not in doc or (value is not None and type(doc[key]) is not type(value)):
+            return False
+    engine = doc["engine"]
+    return set(new_engine()) <= set(engine) and all(
+        isinstance(doc["meter"].get(k), dict) for k in ("main", "sub", "recent"))
+
+
+def quarantine(path: str, why: str) -> str:
+    """Move `path` (the link itself if it is one) aside; returns where it went."""
+    qdir = paths.ensure_private_dir(paths.quarantine_dir())
+    dest = os.path.join(qdir, f"{os.path.basename(path)}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}.{why}")
+    os.replace(path, dest)
+    return dest
+
+
+def load(path: str, session_id: str) -> dict[str, Any] | None:
+    """The state, or None when there is none yet. Raises StateRejected after quarantining a bad one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError:  # ELOOP: a symlink planted where the state belongs
+        if os.path.islink(path):
+            raise StateRejected(quarantine(path, "symlink")) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if st.st_size > MAX_STATE_BYTES:
+            data = b""
+        else:
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        raise StateRejected(quarantine(path, "corrupt")) from None
+    if isinstance(doc, dict) and isinstance(doc.get("schema"), int) and doc["schema"] > SCHEMA:
+        raise StateRejected(quarantine(path, f"schema{doc['schema']}"))
+    if not _shape_ok(doc, session_id):
+        raise StateRejected(quarantine(path, "shape"))
+    return doc  # type: ignore[no-any-return]
+
+
+def save(path: str, state: dict[str, Any]) -> None:
+    from state.atomic import write_atomic
+
+    write_atomic(path, json.dumps(state, separators=(",", ":")).encode("utf-8"))
+
+
+def list_sessions() -> list[tuple[float, str]]:
+    """(mtime, session id) of every state file, newest first."""
+    out = []
+    try:
+        with os.scandir(paths.sessions_dir()) as it:
+            for de in it:
+                if de.name.endswith(".json") and de.is_file(follow_symlinks=False):
+                    out.append((de.stat().st_mtime, de.name[:-5]))
+    except FileNotFoundError:
+        return []
+    return sorted(out, reverse=True)
