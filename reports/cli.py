@@ -1,0 +1,90 @@
+"""`session-watcher report [--projects DIR ...] [--since DATE] [--json | --html OUT.html]`.
+
+`report session ...` (the single-session page) is handed to `reports.session_page`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+
+def parse_since(text: str) -> float:
+    """'2026-02-12' (local midnight) or an ISO date-time -> epoch seconds."""
+    from datetime import datetime
+
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a date: {text!r} (use YYYY-MM-DD)") from exc
+    if dt.tzinfo is None:
+        dt = dt.astimezone()  # naive: the local zone
+    return dt.timestamp()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="session-watcher report",
+        description="Cache warmth, idle-gap cost, the inferred cache-TTL cliff and cold-start causes "
+        "across every Claude Code session on this machine.",
+    )
+    p.add_argument(
+        "--projects",
+        metavar="DIR",
+        nargs="+",
+        action="extend",
+        help="scan these folders instead of every Claude Code projects folder",
+    )
+    p.add_argument("--since", metavar="DATE", type=parse_since, help="only calls from this date on")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the report as JSON (docs/report-schema.json)")
+    out.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
+    p.add_argument("--index", metavar="FILE", help=argparse.SUPPRESS)  # tests and benchmarks
+    return p
+
+
+def report(args: argparse.Namespace) -> dict[str, Any]:
+    from reports.collect import Progress, run_report
+
+    doc, _stats = run_report(args.projects, args.index, since=args.since, progress=Progress())
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "session":
+        try:
+            from reports import session_page  # type: ignore[attr-defined,unused-ignore]
+        except ImportError:
+            print("session-watcher report session: not available in this version", file=sys.stderr)
+            return 1
+        rc: int = session_page.main(argv[1:])
+        return rc
+    args = build_parser().parse_args(argv)
+    try:
+        doc = report(args)
+    except OSError as exc:
+        print(f"session-watcher report: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    elif args.html:
+        from reports.render_html import render
+
+        tmp = args.html + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(render(doc))
+        os.replace(tmp, args.html)
+        print(f"wrote {args.html}")
+    else:
+        from reports.render_text import render as render_text
+
+        sys.stdout.write(render_text(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,200 @@
+"""The report document -> one self-contained HTML page (inline CSS and SVG, no script, no network)."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from typing import Any
+
+from reports.render_text import day_sentence, pct, ttl_sentence
+from reports.warmth import CAUSES, gap_sentence, human_duration, human_tokens
+
+CSS = """
+:root { --mv-cat-5: #2f7ebc; --mv-cat-2: #7a5cc2; --mv-warn: #d98b1c; --mv-faint: #9aa3ad;
+        --mv-fg: #1d232b; --mv-bg: #ffffff; --mv-muted: #5b6570; }
+body { font: 14px/1.45 system-ui, sans-serif; color: var(--mv-fg); background: var(--mv-bg);
+       margin: 2rem auto; max-width: 980px; padding: 0 1rem; }
+h1 { font-size: 1.3rem; } h2 { font-size: 1.05rem; margin-top: 2rem; }
+.num, td.n, .summary { font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: .5rem 0; }
+th, td { padding: .2rem .6rem; text-align: left; border-bottom: 1px solid #e6e9ec; }
+td.n, th.n { text-align: right; }
+.bar { display: inline-flex; width: 160px; height: 10px; background: #eef1f4; vertical-align: middle; }
+.bar .warm { background: var(--mv-cat-5); } .bar .recreated { background: var(--mv-warn); }
+.muted { color: var(--mv-muted); }
+.legend span { display: inline-block; margin-right: 1rem; }
+.sw { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
+svg text { font: 11px system-ui, sans-serif; fill: var(--mv-muted); }
+"""
+
+W, H = 900, 380
+ML, MR, MT, MB = 60, 20, 20, 40
+
+
+def num(n: float | int | None) -> str:
+    """A readable number (340k) with the exact figure on hover."""
+    if n is None:
+        return '<span class="num muted">n/a</span>'
+    return f'<span class="num" title="{int(n):,}">{human_tokens(n)}</span>'
+
+
+def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
+    llo, lhi = math.log10(lo), math.log10(max(hi, lo * 10))
+
+    def f(v: float) -> float:
+        return a + (math.log10(max(v, lo)) - llo) / (lhi - llo) * (b - a)
+
+    return f
+
+
+def scatter_svg(doc: dict[str, Any]) -> str:
+    pts = doc["scatter"]
+    max_gap = max([p["gapSeconds"] for p in pts] + [7200.0])
+    max_tok = max([p["tokensRecreated"] for p in pts] + [1e5])
+    x = _log_scale(1.0, max_gap, ML, W - MR)
+    y = _log_scale(1.0, max_tok, H - MB, MT)
+    parts = [
+        f'<svg id="scatter" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+        f'viewBox="0 0 {W} {H}" role="img" aria-label="gap before a call versus tokens re-created">'
+    ]
+    parts.append(
+        f'<rect x="{ML}" y="{MT}" width="{W - ML - MR}" height="{H - MT - MB}" fill="none" stroke="#d5dade"/>'
+    )
+    for s, label in (
+        (1, "1 s"),
+        (10, "10 s"),
+        (60, "1 min"),
+        (300, "5 min"),
+        (600, "10 min"),
+        (3600, "1 h"),
+        (4 * 3600, "4 h"),
+        (86400, "1 day"),
+    ):
+        if s <= max_gap * 1.01:
+            xs = x(s)
+            parts.append(
+                f'<line x1="{xs:.1f}" y1="{H - MB}" x2="{xs:.1f}" y2="{H - MB + 4}" stroke="#9aa3ad"/>'
+            )
+            parts.append(f'<text x="{xs:.1f}" y="{H - MB + 16}" text-anchor="middle">{label}</text>')
+    t = 1
+    while t <= max_tok * 1.01:
+        ys = y(t)
+        parts.append(f'<text x="{ML - 6}" y="{ys + 4:.1f}" text-anchor="end">{human_tokens(t)}</text>')
+        t *= 10
+    parts.append(
+        f'<text x="{(ML + W - MR) / 2}" y="{H - 6}" text-anchor="middle">gap before the call (log)</text>'
+    )
+    parts.append(
+        f'<text x="14" y="{(MT + H - MB) / 2}" transform="rotate(-90 14 {(MT + H - MB) / 2})" '
+        'text-anchor="middle">tokens re-created (log)</text>'
+    )
+    colour = {"5m": "var(--mv-cat-2)", "1h": "var(--mv-cat-5)"}
+    for p in pts:
+        c = colour.get(p["ttl"] or "5m", "var(--mv-faint)")
+        fill = c if p["cold"] else "none"
+        cx, cy = x(max(p["gapSeconds"], 1.0)), y(max(p["tokensRecreated"], 1))
+        tip = f"{human_duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
+        parts.append(
+            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
+            f"<title>{escape(tip)} ({p['ttl']} writes)</title></circle>"
+        )
+    for k, (cls, tt) in enumerate(sorted(doc["ttl"].items())):
+        if tt is None:
+            continue
+        xs = x(tt["inferredSeconds"])
+        ev = tt["evidence"]
+        parts.append(
+            f'<line class="inferred-ttl" x1="{xs:.1f}" y1="{MT}" x2="{xs:.1f}" y2="{H - MB}" '
+            f'stroke="{colour[cls]}" stroke-dasharray="5 4"/>'
+        )
+        parts.append(
+            f'<text x="{xs + 4:.1f}" y="{MT + 14 + 14 * k}">inferred {cls}-write TTL ≈ '
+            f"{escape(human_duration(tt['inferredSeconds']))} (n={ev['below']['n']} below, "
+            f"{ev['above']['n']} above)</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def warmth_bar(w: float | None) -> str:
+    if w is None:
+        return '<span class="muted">undefined (one call: nothing earlier to be warm with)</span>'
+    warm = 100 * w
+    return (
+        f'<span class="bar" title="{warm:.1f} % read from cache, {100 - warm:.1f} % re-created">'
+        f'<span class="warm" style="width:{warm:.2f}%"></span>'
+        f'<span class="recreated" style="width:{100 - warm:.2f}%"></span></span> '
+        f'<span class="num">{pct(w)}</span>'
+    )
+
+
+def render(doc: dict[str, Any]) -> str:
+    h: list[str] = [
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>session-watcher: cache warmth</title>",
+        f"<style>{CSS}</style></head><body>",
+    ]
+    h.append("<h1>Cache warmth across your sessions</h1>")
+    h.append(f'<p class="summary" id="summary">{escape(day_sentence(doc))}.</p>')
+    h.append(
+        '<p class="legend"><span><i class="sw" style="background:var(--mv-cat-5)"></i>read from cache</span>'
+        '<span><i class="sw" style="background:var(--mv-warn)"></i>re-created (paid again)</span></p>'
+    )
+    h.append(
+        '<h2>Sessions</h2><table id="sessions"><thead><tr><th>session</th><th class="n">calls</th>'
+        '<th>warmth</th><th class="n">cold starts</th><th class="n">tokens</th><th>largest gap</th>'
+        "</tr></thead><tbody>"
+    )
+    for s in doc["sessions"]:
+        h.append(
+            f'<tr><td title="{escape(s["project"])}">{escape(s["sessionId"])}</td>'
+            f'<td class="n">{s["calls"]}</td><td>{warmth_bar(s["warmth"])}</td>'
+            f'<td class="n">{s["coldStarts"]}</td><td class="n">{num(s["tokens"]["total"])}</td>'
+            f"<td>{escape(gap_sentence(s['largestGap']) if s['largestGap'] else s['sentence'])}</td></tr>"
+        )
+    h.append("</tbody></table>")
+    h.append("<h2>Gap before a call versus tokens re-created</h2>")
+    h.append(
+        '<p class="muted">Filled points ran cold (under 50 % read from cache). A dashed line is '
+        "where your own calls say the cache expires: an inference from this data, not a documented "
+        "figure.</p>"
+    )
+    h.append(
+        '<p class="legend"><span><i class="sw" style="background:var(--mv-cat-2)"></i>after 5-minute '
+        'writes</span><span><i class="sw" style="background:var(--mv-cat-5)"></i>after 1-hour writes</span>'
+        '<span class="muted">hollow: warm, filled: cold</span></p>'
+    )
+    h.append(scatter_svg(doc))
+    for cls in ("5m", "1h"):
+        h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
+        rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]
+        if not rows:
+            continue
+        h.append(
+            f'<table class="buckets" data-ttl="{cls}"><thead><tr><th>gap ({cls} writes)</th>'
+            '<th class="n">n</th><th class="n">median warmth</th><th class="n">cold</th></tr></thead><tbody>'
+        )
+        for b in rows:
+            h.append(
+                f'<tr><td>{escape(b["label"])}</td><td class="n">{b["n"]}</td>'
+                f'<td class="n">{pct(b["medianWarmth"])}</td><td class="n">{pct(b["coldShare"])}</td></tr>'
+            )
+        h.append("</tbody></table>")
+    h.append(
+        f'<h2>Cold starts: {doc["coldStarts"]}</h2><table id="causes"><thead><tr><th>cause</th>'
+        '<th class="n">n</th><th class="n">share</th></tr></thead><tbody>'
+    )
+    for k in CAUSES:
+        h.append(
+            f'<tr><td>{k}</td><td class="n">{doc["causes"][k]}</td>'
+            f'<td class="n">{pct(doc["causeShares"][k])}</td></tr>'
+        )
+    h.append("</tbody></table>")
+    if doc["causes"]["unexplained"]:
+        h.append(
+            '<p class="muted">Unexplained: the transcript shows no idle gap, model switch or compaction '
+            "before these calls.</p>"
+        )
+    h.append("</body></html>")
+    return "\n".join(h)
