@@ -10,12 +10,16 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 CLIENT_VERSION = "2.1.197"
 CI_PREFIX = Path("/opt/session-watcher-ci/claude-code")
@@ -307,3 +311,74 @@ def usage_by_message(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
         if msg.get("id") and isinstance(msg.get("usage"), dict):
             out[msg["id"]] = msg["usage"]
     return out
+
+
+# -- the terminal UI under tmux ---------------------------------------------------------------
+
+
+class Tmux:
+    """One private tmux server (its own socket) running the client's terminal UI."""
+
+    def __init__(self, root: Path, width: int = 200, height: int = 50) -> None:
+        self.sock = str(root / "tmux.sock")
+        self.width, self.height = width, height
+        self.started = False
+
+    def _tmux(self, *args: str, check: bool = True) -> str:
+        return subprocess.run(
+            ["tmux", "-S", self.sock, *args], capture_output=True, text=True, timeout=30, check=check
+        ).stdout
+
+    def start(self, argv: list[str], env: dict[str, str], cwd: Path, limit_s: int = 240) -> None:
+        # `timeout --foreground`: plain `timeout` puts the client in a background process group and
+        # its UI freezes; the limit bounds a hung client.
+        cmd = " ".join(shlex.quote(a) for a in ["timeout", "--foreground", str(limit_s), *argv])
+        env_args: list[str] = []
+        for k, v in env.items():
+            env_args += ["-e", f"{k}={v}"]
+        subprocess.run(
+            [
+                "tmux",
+                "-S",
+                self.sock,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                str(self.width),
+                "-y",
+                str(self.height),
+                "-c",
+                str(cwd),
+                *env_args,
+                cmd,
+            ],
+            check=True,
+            env=env,
+            timeout=30,
+        )
+        self.started = True
+
+    def capture(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", "0", check=False)
+
+    def type(self, text: str) -> None:
+        self._tmux("send-keys", "-t", "0", "-l", text)
+        time.sleep(0.3)
+        self._tmux("send-keys", "-t", "0", "Enter")
+
+    def wait_for(self, predicate: Callable[[str], bool], timeout: float = 30, what: str = "") -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.capture()
+            if predicate(screen):
+                return screen
+            time.sleep(0.25)
+        raise AssertionError(f"timed out waiting for {what or predicate}; the pane shows:\n{screen}")
+
+    def kill(self) -> None:
+        if self.started:
+            self._tmux("kill-server", check=False)
+            self.started = False
