@@ -29,12 +29,13 @@ GENERATOR_VERSION = 1
 MODEL = "claude-opus-4-6"
 VERSION = "2.1.39"
 _ALNUM = string.ascii_letters + string.digits
-_WORDS = (
+_WORDS_TEXT = (
     "def return self value state path token cache read write index list dict none true false "
     "import from class async await for while if else elif try except finally with yield lambda "
     "session transcript offset cursor ledger segment growth usage model record line file buffer "
     "config notify report query result error count total delta floor window lamp gate bill"
-).split()
+)
+_WORDS = _WORDS_TEXT.split()
 
 
 def parse_size(text: str) -> int:
@@ -363,7 +364,9 @@ class SessionWriter:
 
             return self.sized(n, tool)
         if btype == "thinking":
-            return self.sized(n, lambda f: self.assistant({"type": "thinking", "thinking": f, "signature": "x"}))
+            return self.sized(
+                n, lambda f: self.assistant({"type": "thinking", "thinking": f, "signature": "x"})
+            )
         return self.sized(n, lambda f: self.assistant({"type": "text", "text": f}))
 
     def tool_result(self, name: str, n: int) -> dict[str, Any]:
@@ -396,19 +399,39 @@ class SessionWriter:
                     },
                 }
             elif name == "Bash":
-                tur = {"stdout": f, "stderr": "", "interrupted": False, "isImage": False,
-                       "noOutputExpected": False}
+                tur = {
+                    "stdout": f,
+                    "stderr": "",
+                    "interrupted": False,
+                    "isImage": False,
+                    "noOutputExpected": False,
+                }
             elif name == "Edit":
                 content = f"The file {p} has been updated successfully."
-                tur = {"filePath": p, "oldString": f[:80], "newString": f[80:200], "originalFile": f,
-                       "structuredPatch": [], "userModified": False, "replaceAll": False}
+                tur = {
+                    "filePath": p,
+                    "oldString": f[:80],
+                    "newString": f[80:200],
+                    "originalFile": f,
+                    "structuredPatch": [],
+                    "userModified": False,
+                    "replaceAll": False,
+                }
             elif name == "Write":
                 content = f"File created successfully at: {p}"
-                tur = {"type": "create", "filePath": p, "content": f, "structuredPatch": [],
-                       "originalFile": None}
+                tur = {
+                    "type": "create",
+                    "filePath": p,
+                    "content": f,
+                    "structuredPatch": [],
+                    "originalFile": None,
+                }
             elif name in ("Glob", "Grep"):
                 tur = {"filenames": [p], "durationMs": 12, "numFiles": 1, "truncated": False}
-            r["message"] = {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": content}]}
+            r["message"] = {
+                "role": "user",
+                "content": [{"tool_use_id": tid, "type": "tool_result", "content": content}],
+            }
             r["toolUseResult"] = tur
             r["sourceToolAssistantUUID"] = self.parent
             return r
@@ -424,15 +447,32 @@ class SessionWriter:
             r = self.header("progress")
             if dtype == "hook_progress":
                 event = parts[2] if len(parts) > 2 else "PostToolUse"
-                data: dict[str, Any] = {"type": dtype, "hookEvent": event, "hookName": f"{event}:Bash",
-                                        "command": "/home/dev/.claude/hooks/" + f.replace("\n", " ")}
+                data: dict[str, Any] = {
+                    "type": dtype,
+                    "hookEvent": event,
+                    "hookName": f"{event}:Bash",
+                    "command": "/home/dev/.claude/hooks/" + f.replace("\n", " "),
+                }
             elif dtype == "bash_progress":
-                data = {"type": dtype, "output": f[: len(f) // 3], "fullOutput": f[len(f) // 3 :],
-                        "elapsedTimeSeconds": 2, "totalLines": f.count("\n"), "timeoutMs": 60000}
+                data = {
+                    "type": dtype,
+                    "output": f[: len(f) // 3],
+                    "fullOutput": f[len(f) // 3 :],
+                    "elapsedTimeSeconds": 2,
+                    "totalLines": f.count("\n"),
+                    "timeoutMs": 60000,
+                }
             elif dtype == "agent_progress":
-                data = {"message": {"type": "user", "message": {"role": "user",
-                                                                "content": [{"type": "text", "text": f}]}},
-                        "normalizedMessages": [], "type": dtype, "prompt": "", "agentId": "a93ccab"}
+                data = {
+                    "message": {
+                        "type": "user",
+                        "message": {"role": "user", "content": [{"type": "text", "text": f}]},
+                    },
+                    "normalizedMessages": [],
+                    "type": dtype,
+                    "prompt": "",
+                    "agentId": "a93ccab",
+                }
             else:
                 data = {"type": dtype, "taskDescription": f}
             r["data"] = data
@@ -447,11 +487,23 @@ class SessionWriter:
         ts = self.stamp()
 
         def build(f: str) -> dict[str, Any]:
-            backups = {f"src/{f[:40].strip() or 'a'}.py": {"backupFileName": f or None, "version": 1,
-                                                           "backupTime": ts}} if f else {}
-            return {"type": "file-history-snapshot", "messageId": mid,
-                    "snapshot": {"messageId": mid, "trackedFileBackups": backups, "timestamp": ts},
-                    "isSnapshotUpdate": bool(f)}
+            backups = (
+                {
+                    f"src/{f[:40].strip() or 'a'}.py": {
+                        "backupFileName": f or None,
+                        "version": 1,
+                        "backupTime": ts,
+                    }
+                }
+                if f
+                else {}
+            )
+            return {
+                "type": "file-history-snapshot",
+                "messageId": mid,
+                "snapshot": {"messageId": mid, "trackedFileBackups": backups, "timestamp": ts},
+                "isSnapshotUpdate": bool(f),
+            }
 
         return self.sized(n, build)
 
@@ -465,14 +517,14 @@ def _pool(k: int) -> TextPool:
     return _POOLS[k]
 
 
-_PROFILE: profile_mod.Profile | None = None
+_PROFILES: dict[str, profile_mod.Profile] = {}
 
 
 def get_profile() -> profile_mod.Profile:
-    global _PROFILE
-    if _PROFILE is None:
-        _PROFILE = profile_mod.load()
-    return _PROFILE
+    """The fixtures' profile, measured once per process."""
+    if "fixtures" not in _PROFILES:
+        _PROFILES["fixtures"] = profile_mod.load()
+    return _PROFILES["fixtures"]
 
 
 def write_transcript(
@@ -489,8 +541,16 @@ def write_transcript(
     prof: profile_mod.Profile | None = None,
 ) -> Manifest:
     """Stream a session of about ``size`` bytes to ``path`` (whole call blocks; never a cut line)."""
-    w = SessionWriter(prof or get_profile(), seed, session_id=session_id, cwd=cwd, sidechain=sidechain,
-                      agent_id=agent_id, paths=paths, distinct_reads=distinct_reads)
+    w = SessionWriter(
+        prof or get_profile(),
+        seed,
+        session_id=session_id,
+        cwd=cwd,
+        sidechain=sidechain,
+        agent_id=agent_id,
+        paths=paths,
+        distinct_reads=distinct_reads,
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb", buffering=1 << 20) as fh:
         w.write_preamble(fh)
@@ -501,11 +561,21 @@ def write_transcript(
 
 def append_calls(path: Path, calls: int, seed: int, prof: profile_mod.Profile | None = None) -> Manifest:
     """Append ``calls`` API calls to an existing session file (same session id), as a live session would."""
+    first: dict[str, Any] = {}
     with path.open("rb") as fh:
-        first = json.loads(fh.readline())
-    w = SessionWriter(prof or get_profile(), seed, session_id=first.get("sessionId"),
-                      cwd=first.get("cwd", "/home/dev/proj"), sidechain=bool(first.get("isSidechain")),
-                      agent_id=first.get("agentId"), start=dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC))
+        for line in fh:
+            first = json.loads(line)
+            if "sessionId" in first:
+                break
+    w = SessionWriter(
+        prof or get_profile(),
+        seed,
+        session_id=first.get("sessionId"),
+        cwd=first.get("cwd", "/home/dev/proj"),
+        sidechain=bool(first.get("isSidechain")),
+        agent_id=first.get("agentId"),
+        start=dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC),
+    )
     with path.open("ab") as fh:
         for _ in range(calls):
             w.write_call(fh)
@@ -528,8 +598,9 @@ class CorpusSpec:
 
     @staticmethod
     def quick() -> CorpusSpec:
-        return CorpusSpec(files=40, total=4_000_000, median=40_000, p99=600_000, largest=1_000_000,
-                          projects=5)
+        return CorpusSpec(
+            files=40, total=4_000_000, median=40_000, p99=600_000, largest=1_000_000, projects=5
+        )
 
 
 def corpus_sizes(spec: CorpusSpec) -> list[int]:
@@ -584,8 +655,9 @@ def write_corpus(root: Path, spec: CorpusSpec) -> dict[str, Any]:
             parent, sid, cwd = rng.choice(parents)
             aid = f"a{rng.getrandbits(28):07x}"
             path = parent.with_suffix("") / "subagents" / f"agent-{aid}.jsonl"
-            m = write_transcript(path, size, seed, session_id=sid, cwd=cwd, sidechain=True, agent_id=aid,
-                                 prof=prof)
+            m = write_transcript(
+                path, size, seed, session_id=sid, cwd=cwd, sidechain=True, agent_id=aid, prof=prof
+            )
         else:
             proj = int(rng.paretovariate(1.2)) % spec.projects
             cwd = f"/home/dev/work/proj{proj:02d}"
@@ -617,8 +689,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--generated", type=Path, help="also measure this generated file")
     args = ap.parse_args(argv)
     if args.cmd == "transcript":
-        m = write_transcript(args.out, parse_size(args.size), args.seed, paths=args.paths,
-                             distinct_reads=args.distinct_reads)
+        m = write_transcript(
+            args.out, parse_size(args.size), args.seed, paths=args.paths, distinct_reads=args.distinct_reads
+        )
         print(json.dumps(m.as_dict(), indent=1))
     elif args.cmd == "corpus":
         spec = CorpusSpec.quick() if args.quick else CorpusSpec()

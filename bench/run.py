@@ -1,0 +1,836 @@
+"""The benchmark: ``python -m bench.run [--quick] [--out bench/out]``.
+
+Builds its own inputs (cached under ``OUT/cache``), runs every measured command as a whole process
+from this interpreter's venv ``bin/`` with ``SESSION_WATCHER_HOME`` in a temp folder, and writes
+``OUT/results.md`` and ``OUT/results.json``. Rows whose command does not exist yet are reported as
+not available instead of failing. Targets are reported as pass/miss; nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import generate, measure, report_md
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CCUSAGE_DIRS = (Path("/opt/session-watcher-ci/ccusage"),)
+
+
+@dataclass
+class Scale:
+    quick: bool
+    small: int  # the "1 MB" session
+    big: int  # the "1 GB" session and the replay input
+    paths: int  # path-map size
+    rounds: int  # timed runs per command
+    corpus: generate.CorpusSpec
+    report_repeats: int
+
+    @property
+    def big_label(self) -> str:
+        return _size_label(self.big)
+
+    @property
+    def small_label(self) -> str:
+        return _size_label(self.small)
+
+
+def _size_label(n: int) -> str:
+    if n >= 10**9:
+        return f"{n / 10**9:g} GB"
+    if n >= 10**6:
+        return f"{n / 10**6:g} MB"
+    return f"{n / 10**3:g} KB"
+
+
+def scale_for(quick: bool, big: int | None) -> Scale:
+    if quick:
+        return Scale(True, 1_000_000, big or 4_000_000, 200, 7, generate.CorpusSpec.quick(), 2)
+    return Scale(False, 1_000_000, big or 1_000_000_000, 5000, 40, generate.CorpusSpec(), 3)
+
+
+@dataclass
+class Bench:
+    scale: Scale
+    out: Path
+    tmp: Path
+    python: Path
+    bin: Path
+    results: dict[str, Any] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def cache(self) -> Path:
+        return self.out / "cache"
+
+    def say(self, msg: str) -> None:
+        line = f"[bench {time.strftime('%H:%M:%S')}] {msg}"
+        print(line, file=sys.stderr, flush=True)
+        self.log.append(line)
+
+    def env(self, home: Path, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SESSION_WATCHER", "CLAUDE"))}
+        env["SESSION_WATCHER_HOME"] = str(home)
+        env.pop("PYTHONPROFILEIMPORTTIME", None)
+        env.update(extra)
+        return env
+
+    def sw(self) -> str:
+        return str(self.bin / "session-watcher")
+
+    def row(self, rid: str, group: str, label: str, **kw: Any) -> dict[str, Any]:
+        r: dict[str, Any] = {"id": rid, "group": group, "label": label, "available": True, **kw}
+        self.rows.append(r)
+        return r
+
+    def missing(self, rid: str, group: str, label: str, why: str) -> None:
+        self.rows.append(
+            {"id": rid, "group": group, "label": label, "available": False, "note": f"not available: {why}"}
+        )
+
+
+# ---- availability -----------------------------------------------------------------------------
+
+
+def command_works(b: Bench, args: list[str], stdin: bytes = b"") -> str | None:
+    """None if ``session-watcher ARGS`` runs and exits 0 on a throwaway home, else why not."""
+    exe = b.bin / "session-watcher"
+    if not exe.exists():
+        return f"{exe} does not exist"
+    home = Path(tempfile.mkdtemp(dir=b.tmp, prefix="probe-"))
+    r = measure.run([str(exe), *args], stdin, env=b.env(home), timeout=120)
+    if r.rc != 0:
+        tail = (r.stderr or r.stdout).decode(errors="replace").strip().splitlines()[-1:] or ["?"]
+        return f"`session-watcher {' '.join(args)}` exited {r.rc}: {tail[0][:160]}"
+    return None
+
+
+# ---- inputs ----------------------------------------------------------------------------------
+
+
+def cached_transcript(b: Bench, name: str, size: int, seed: int, **kw: Any) -> tuple[Path, dict[str, Any]]:
+    """A generated transcript, reused when its manifest matches (same size, seed, generator)."""
+    path = b.cache / f"{name}.jsonl"
+    meta = b.cache / f"{name}.meta.json"
+    key = generate.corpus_key(generate.CorpusSpec()) + f"-{size}-{seed}-{sorted(kw.items())}"
+    if path.exists() and meta.exists():
+        m = json.loads(meta.read_text())
+        if m.get("key") == key and path.stat().st_size == m["manifest"]["bytes"]:
+            return path, m
+    b.say(f"generating {name} ({_size_label(size)})")
+    t0 = time.perf_counter()
+    man = generate.write_transcript(path, size, seed, **kw)
+    m = {"key": key, "manifest": man.as_dict(), "seconds": round(time.perf_counter() - t0, 2)}
+    meta.write_text(json.dumps(m))
+    return path, m
+
+
+def session_id_of(path: Path) -> str:
+    with path.open("rb") as fh:
+        for line in fh:
+            sid = json.loads(line).get("sessionId")
+            if isinstance(sid, str):
+                return sid
+    raise ValueError(f"no sessionId in {path}")
+
+
+def make_project(root: Path, n: int) -> list[Path]:
+    """A git work tree with ``n`` small source files (canonical paths must exist on disk)."""
+    files = []
+    for i in range(n):
+        p = root / "src" / f"pkg{i // 50:03d}" / f"mod{i:05d}.py"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("".join(f"value_{i}_{k} = {k}\n" for k in range(20)))
+        files.append(p)
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(root)], check=False)
+    return files
+
+
+def read_payload(sid: str, transcript: Path, cwd: Path, file: Path, n: int) -> dict[str, Any]:
+    content = file.read_text()
+    return {
+        "session_id": sid,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(file)},
+        "tool_use_id": f"toolu_bench{n:08d}",
+        "duration_ms": 3,
+        "tool_response": {
+            "type": "text",
+            "file": {
+                "filePath": str(file),
+                "content": content,
+                "numLines": content.count("\n"),
+                "startLine": 1,
+                "totalLines": content.count("\n"),
+            },
+        },
+    }
+
+
+def stop_payload(sid: str, transcript: Path, cwd: Path) -> dict[str, Any]:
+    return {
+        "session_id": sid,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": "Done.",
+        "background_tasks": [],
+        "session_crons": [],
+    }
+
+
+def statusline_payload(sid: str, transcript: Path, cwd: Path) -> dict[str, Any]:
+    lines = (FIXTURES / "real-client" / "statusline.jsonl").read_text().splitlines()
+    doc: dict[str, Any] = json.loads(lines[len(lines) // 2])["payload"]
+    doc.update({"session_id": sid, "transcript_path": str(transcript), "cwd": str(cwd)})
+    doc["workspace"] = {"current_dir": str(cwd), "project_dir": str(cwd), "added_dirs": []}
+    return doc
+
+
+def call_chunks(sid: str, cwd: Path, n: int, seed: int) -> list[bytes]:
+    """``n`` one-API-call blocks of lines to append between timed hook runs (same for every session)."""
+    import io
+
+    prof = generate.get_profile()
+    w = generate.SessionWriter(prof, seed, session_id=sid, cwd=str(cwd))
+    w.stock = 60_000
+    chunks = []
+    for _ in range(n):
+        buf = io.BytesIO()
+        w.write_call(buf)
+        chunks.append(buf.getvalue())
+    return chunks
+
+
+# ---- hook and status line latency -------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    label: str
+    transcript: Path
+    size0: int
+    sid: str
+    home: Path
+    chunks: list[bytes]
+
+
+def build_session(b: Bench, label: str, transcript: Path, cwd: Path, files: list[Path]) -> Session | None:
+    """Fresh home; the hook fed PostToolUse Read payloads for every file, caught up on the transcript."""
+    sid = session_id_of(transcript)
+    home = b.tmp / f"home-{label.replace(' ', '')}"
+    home.mkdir()
+    feed = b.tmp / f"feed-{label.replace(' ', '')}.jsonl"
+    with feed.open("w") as fh:
+        for i, f in enumerate(files):
+            fh.write(
+                json.dumps({"event": "PostToolUse", "payload": read_payload(sid, transcript, cwd, f, i)})
+                + "\n"
+            )
+    state_file = home / "state" / "sessions" / f"{sid}.json"
+    b.say(f"building the {label} session: catch up on the transcript, {len(files)} Read payloads")
+    r = measure.run(
+        [str(b.python), "-m", "bench.feed", str(feed), str(state_file), str(transcript)],
+        env=b.env(home, PYTHONPATH=str(ROOT)),
+        cwd=ROOT,
+        timeout=3600,
+    )
+    if r.rc != 0:
+        b.say(f"building the {label} session failed: {r.stderr.decode(errors='replace')[-400:]}")
+        return None
+    info = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    b.results.setdefault("sessions", {})[label] = {**info, "paths": _paths_in_state(state_file)}
+    b.say(f"  {info}")
+    return Session(
+        label,
+        transcript,
+        transcript.stat().st_size,
+        sid,
+        home,
+        call_chunks(sid, cwd, b.scale.rounds + 2, seed=99),
+    )
+
+
+def _paths_in_state(state_file: Path) -> int | None:
+    try:
+        doc = json.loads(state_file.read_text())
+    except (OSError, ValueError):
+        return None
+    paths = doc.get("paths")
+    return len(paths) if isinstance(paths, dict | list) else None
+
+
+def latency(b: Bench) -> None:
+    s = b.scale
+    sw = b.bin / "session-watcher"
+    hook_ok = command_works(b, ["hook", "PostToolUse"], b"{}")
+    sl_ok = command_works(b, ["statusline"], b"{}")
+    if hook_ok is not None:
+        try:
+            import hooks.run  # noqa: F401
+        except ImportError as exc:
+            hook_ok = f"{hook_ok}; hooks.run: {exc}"
+    cwd = b.tmp / "proj"
+    cwd.mkdir()
+    files = make_project(cwd, s.paths + 2 * s.rounds + 4)
+    base_files, new_files = files[: s.paths], files[s.paths :]
+
+    small, _ = cached_transcript(b, "session-small", s.small, 11)
+    big, big_meta = cached_transcript(b, "session-big", s.big, 12)
+    b.results.setdefault("inputs", {})["sessionBig"] = big_meta["manifest"]
+    sessions: list[Session] = []
+    if hook_ok is None:
+        for label, t in ((s.small_label, small), (s.big_label, big)):
+            sess = build_session(b, label, t, cwd, base_files)
+            if sess:
+                sessions.append(sess)
+
+    commands: list[tuple[str, str, list[str], Any]] = [
+        ("python-I-S", "python -I -S -c pass", [str(b.python), "-I", "-S", "-c", "pass"], None),
+        ("python-I", "python -I -c pass", [str(b.python), "-I", "-c", "pass"], None),
+    ]
+    timings: dict[str, list[float]] = {c[0]: [] for c in commands}
+    plan: list[tuple[str, Session | None, str, list[str], Any]] = [(c[0], None, *c[1:]) for c in commands]
+    if sessions:
+        for sess in sessions:
+            for kind in ("post-known", "post-new", "stop"):
+                plan.append(
+                    (
+                        f"hook-{kind}@{sess.label}",
+                        sess,
+                        kind,
+                        [str(sw), "hook", "Stop" if kind == "stop" else "PostToolUse"],
+                        None,
+                    )
+                )
+            if sl_ok is None:
+                plan.append((f"statusline@{sess.label}", sess, "statusline", [str(sw), "statusline"], None))
+    for rid, *_ in plan:
+        timings.setdefault(rid, [])
+    b.say(f"timing {len(plan)} commands x {s.rounds} rounds")
+    fails: dict[str, str] = {}
+    new_iter = iter(new_files)
+    rng = random.Random(5)
+    for rnd in range(s.rounds + 1):  # round 0 warms the page cache and is not counted
+        order = list(plan)
+        rng.shuffle(order)
+        for rid, sess, kind, argv, _ in order:
+            stdin = b""
+            env = b.env(b.tmp / "home-none")
+            if sess is not None:
+                env = b.env(sess.home)
+                if kind in ("post-known", "post-new", "stop"):
+                    with sess.transcript.open("ab") as fh:  # the new lines a live hook run would see
+                        fh.write(sess.chunks[rnd % len(sess.chunks)])
+                if kind == "post-known":
+                    f = base_files[(rnd * 37) % len(base_files)]
+                    stdin = json.dumps(read_payload(sess.sid, sess.transcript, cwd, f, 10**6 + rnd)).encode()
+                elif kind == "post-new":
+                    stdin = json.dumps(
+                        read_payload(
+                            sess.sid, sess.transcript, cwd, next(new_iter, new_files[0]), 2 * 10**6 + rnd
+                        )
+                    ).encode()
+                elif kind == "stop":
+                    stdin = json.dumps(stop_payload(sess.sid, sess.transcript, cwd)).encode()
+                else:
+                    stdin = json.dumps(statusline_payload(sess.sid, sess.transcript, cwd)).encode()
+            r = measure.run(argv, stdin, env=env, cwd=cwd)
+            if r.rc != 0:
+                fails[rid] = r.stderr.decode(errors="replace")[-200:]
+            if rnd:
+                timings[rid].append(r.wall * 1000)
+    for sess in sessions:  # leave the cached input as generated
+        os.truncate(sess.transcript, sess.size0)
+
+    base_i = measure.stats(timings["python-I"])["median"]
+    base_is = measure.stats(timings["python-I-S"])["median"]
+    labels = {
+        "post-known": "hook PostToolUse (Read, path already in the map)",
+        "post-new": "hook PostToolUse (Read, new path)",
+        "stop": "hook Stop",
+        "statusline": "statusline",
+    }
+    for rid, _sess, kind, argv, _ in plan:
+        st = measure.stats(timings[rid])
+        label = labels.get(kind, " ".join(Path(argv[0]).name if i == 0 else a for i, a in enumerate(argv)))
+        if _sess is not None:
+            label = f"{label} [{_sess.label} transcript, {s.paths} paths]"
+        group = "statusline" if kind == "statusline" else "hook" if _sess else "baseline"
+        b.row(
+            rid,
+            group,
+            label,
+            medianMs=st["median"],
+            p95Ms=st["p95"],
+            n=st["n"],
+            xPythonI=st["median"] / base_i,
+            xPythonIS=st["median"] / base_is,
+            note=("exit != 0: " + fails[rid]) if rid in fails else "",
+        )
+    if hook_ok is not None or not sessions:
+        why = hook_ok or "the session state could not be built (see log)"
+        for kind in ("post-known", "post-new", "stop"):
+            for lab in (s.small_label, s.big_label):
+                b.missing(f"hook-{kind}@{lab}", "hook", f"{labels[kind]} [{lab} transcript]", why)
+    if sl_ok is not None or not sessions:
+        why = sl_ok or "no session (the hook is needed to build its state)"
+        for lab in (s.small_label, s.big_label):
+            b.missing(f"statusline@{lab}", "statusline", f"statusline [{lab} transcript]", why)
+
+
+# ---- import budget -----------------------------------------------------------------------------
+
+
+def imports(b: Bench) -> None:
+    cwd = b.tmp / "proj"
+    sid = "bench-imports"
+    t = b.tmp / "imports.jsonl"
+    shutil.copyfile(FIXTURES / "transcripts" / "short.jsonl", t)
+    files = sorted((cwd / "src").rglob("*.py"))[:1]
+    cases = [
+        (
+            "import-python-I",
+            "python -I -c pass",
+            [str(b.python), "-I", "-X", "importtime", "-c", "pass"],
+            b"",
+            None,
+        ),
+        (
+            "import-hook",
+            "hook PostToolUse (Read)",
+            [b.sw(), "hook", "PostToolUse"],
+            json.dumps(read_payload(sid, t, cwd, files[0], 1)).encode() if files else b"{}",
+            ["hook", "PostToolUse"],
+        ),
+        (
+            "import-statusline",
+            "statusline",
+            [b.sw(), "statusline"],
+            json.dumps(statusline_payload(sid, t, cwd)).encode(),
+            ["statusline"],
+        ),
+    ]
+    out = {}
+    for rid, label, argv, stdin, probe in cases:
+        why = command_works(b, probe, b"{}") if probe else None
+        if why:
+            b.missing(rid, "imports", f"-X importtime: {label}", why)
+            continue
+        home = b.tmp / f"home-{rid}"
+        best: dict[str, Any] | None = None
+        for _ in range(3):
+            r = measure.run(argv, stdin, env=b.env(home, PYTHONPROFILEIMPORTTIME="1"), cwd=cwd)
+            parsed = measure.importtime(r.stderr)
+            if best is None or parsed["totalMs"] < best["totalMs"]:
+                best = parsed
+        assert best is not None
+        out[rid] = best
+        b.row(
+            rid,
+            "imports",
+            f"-X importtime: {label}",
+            totalMs=best["totalMs"],
+            modules=best["modules"],
+            note=", ".join(f"{t['module']} {t['ms']:.1f}" for t in best["top"][:6]),
+        )
+    b.results["imports"] = out
+
+
+# ---- replay ----------------------------------------------------------------------------------
+
+
+def replay(b: Bench) -> None:
+    s = b.scale
+    why = command_works(b, ["replay", "--help"])
+    big, meta = cached_transcript(b, "session-big", s.big, 12)
+    if why:
+        b.missing("replay", "replay", f"replay --json [{s.big_label} transcript]", why)
+        return
+    home = b.tmp / "home-replay"
+    out = b.tmp / "replay.json"
+    b.say(f"replay of the {s.big_label} transcript")
+    r = measure.run_rss([b.sw(), "replay", str(big), "--json"], env=b.env(home), cwd=b.tmp, stdout_path=out)
+    calls = meta["manifest"]["calls"]
+    note = ""
+    try:
+        doc = json.loads(out.read_text())
+        reported = _find_number(doc, ("calls", "apiCalls", "callCount"))
+        if reported is not None:
+            note = f"replay reports {reported:g} calls, generator wrote {calls}"
+    except (OSError, ValueError):
+        note = "replay output is not JSON"
+    if r.rc != 0:
+        note = f"exit {r.rc}: {r.stderr.decode(errors='replace')[-200:]}"
+    mb = big.stat().st_size / 1e6
+    b.row(
+        "replay",
+        "replay",
+        f"replay --json [{s.big_label} transcript, {calls} calls]",
+        seconds=r.wall,
+        mbPerS=mb / r.wall,
+        callsPerS=calls / r.wall,
+        peakRssMB=r.maxrss_kb / 1024,
+        note=note,
+    )
+
+
+def _find_number(doc: Any, keys: tuple[str, ...]) -> float | None:
+    if isinstance(doc, dict):
+        for k in keys:
+            if isinstance(doc.get(k), int | float) and not isinstance(doc.get(k), bool):
+                return float(doc[k])
+        for v in doc.values():
+            found = _find_number(v, keys)
+            if found is not None:
+                return found
+    elif isinstance(doc, list):
+        for v in doc[:50]:
+            found = _find_number(v, keys)
+            if found is not None:
+                return found
+    return None
+
+
+# ---- report on the corpus ------------------------------------------------------------------------
+
+
+def find_ccusage(b: Bench) -> list[str] | None:
+    """The ccusage native binary (preferred: no node start-up) or its node wrapper."""
+    for d in (*CCUSAGE_DIRS, b.cache / "ccusage"):
+        native = list(d.glob("node_modules/@ccusage/ccusage-*/bin/*")) + list(
+            d.glob("node_modules/@ccusage/ccusage-*/ccusage*")
+        )
+        for n in native:
+            if n.is_file() and os.access(n, os.X_OK):
+                return [str(n)]
+        wrapper = d / "node_modules" / ".bin" / "ccusage"
+        if wrapper.exists():
+            return [str(wrapper)]
+    if shutil.which("npm"):
+        d = b.cache / "ccusage"
+        d.mkdir(parents=True, exist_ok=True)
+        b.say("installing ccusage@20.0.24 into the cache")
+        r = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(d), "ccusage@20.0.24"],
+            capture_output=True,
+            check=False,
+        )
+        if r.returncode == 0 and (d / "node_modules" / ".bin" / "ccusage").exists():
+            return find_ccusage(b)
+    return None
+
+
+TOKEN_KEYS = {
+    "input": ("inputTokens", "input", "input_tokens", "uncachedInput"),
+    "output": ("outputTokens", "output", "output_tokens"),
+    "cacheRead": ("cacheReadTokens", "cacheRead", "cache_read_input_tokens", "cacheReadInputTokens"),
+    "cacheCreation": (
+        "cacheCreationTokens",
+        "cacheCreation",
+        "cacheWrite",
+        "cache_creation_input_tokens",
+        "cacheCreationInputTokens",
+    ),
+}
+
+
+def token_totals(doc: Any) -> dict[str, float] | None:
+    """Find the totals in a report: a ``totals`` object if there is one, else the first dict with all four."""
+    candidates: list[Any] = []
+    if isinstance(doc, dict):
+        for key in ("totals", "total", "tokenUsage", "tokens"):
+            if key in doc:
+                candidates.append(doc[key])
+    candidates.append(doc)
+    for c in candidates:
+        found = _totals_in(c, depth=0)
+        if found:
+            return found
+    if isinstance(doc, dict) and isinstance(doc.get("sessions"), list):  # sum per-session tokens
+        acc: dict[str, float] = {}
+        for sess in doc["sessions"]:
+            got = _totals_in(sess, depth=0)
+            if got is None:
+                return None
+            for k, v in got.items():
+                acc[k] = acc.get(k, 0.0) + v
+        return acc or None
+    return None
+
+
+def _totals_in(doc: Any, depth: int) -> dict[str, float] | None:
+    if depth > 4:
+        return None
+    if isinstance(doc, dict):
+        got = {}
+        for name, keys in TOKEN_KEYS.items():
+            for k in keys:
+                if isinstance(doc.get(k), int | float) and not isinstance(doc.get(k), bool):
+                    got[name] = float(doc[k])
+                    break
+        if len(got) == 4:
+            return got
+        for k in ("totals", "total", "tokenUsage", "tokens"):
+            if k in doc:
+                f = _totals_in(doc[k], depth + 1)
+                if f:
+                    return f
+    return None
+
+
+def report(b: Bench) -> None:
+    s = b.scale
+    root = b.cache / ("corpus-quick" if s.quick else "corpus")
+    b.say(f"corpus: {s.corpus.files} files, {_size_label(s.corpus.total)} (generated once, then cached)")
+    t0 = time.perf_counter()
+    manifest = generate.write_corpus(root, s.corpus)
+    b.results.setdefault("inputs", {})["corpus"] = {
+        **manifest["truth"],
+        "files": len(manifest["files"]),
+        "spec": manifest["spec"],
+        "secondsToPrepare": round(time.perf_counter() - t0, 1),
+    }
+    projects = root / "projects"
+    truth = dict(manifest["truth"]["tokens"])
+    cc = find_ccusage(b)
+    cc_stats: dict[str, Any] | None = None
+    totals: dict[str, Any] = {"generator (truth)": truth}
+    if cc is None:
+        b.missing("ccusage", "report", "ccusage session --json --offline", "ccusage not found and npm failed")
+    else:
+        walls = []
+        doc: Any = None
+        for _ in range(s.report_repeats):
+            r = measure.run(
+                [*cc, "session", "--json", "--offline"],
+                env=b.env(b.tmp / "home-cc", CLAUDE_CONFIG_DIR=str(root)),
+                cwd=b.tmp,
+            )
+            walls.append(r.wall)
+            if r.rc == 0:
+                doc = json.loads(r.stdout)
+        cc_stats = measure.stats(walls)
+        if doc is not None:
+            totals["ccusage"] = token_totals(doc)
+        b.row(
+            "ccusage",
+            "report",
+            f"ccusage session --json --offline [{Path(cc[0]).name}]",
+            seconds=cc_stats["median"],
+            p95s=cc_stats["p95"],
+            n=cc_stats["n"],
+            note="" if doc is not None else "ccusage failed",
+        )
+    why = command_works(b, ["report", "--help"])
+    if why:
+        for rid, label in (("report-cold", "cold"), ("report-warm", "warm"), ("report-append", "append")):
+            b.missing(rid, "report", f"report --json ({label})", why)
+        b.results["totals"] = totals
+        return
+    argv = [b.sw(), "report", "--projects", str(projects), "--json"]
+
+    def one(home: Path) -> tuple[float, Any, str]:
+        r = measure.run_rss(argv, env=b.env(home), cwd=b.tmp, stdout_path=b.tmp / "report.json")
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            doc = None
+        note = "" if r.rc == 0 else f"exit {r.rc}: {r.stderr.decode(errors='replace')[-200:]}"
+        return r.wall, doc, note
+
+    cold_walls, notes = [], []
+    doc: Any = None
+    home = b.tmp / "home-report-0"
+    for i in range(1 if not s.quick else 2):
+        home = b.tmp / f"home-report-{i}"
+        w, doc, note = one(home)
+        cold_walls.append(w)
+        notes.append(note)
+    b.say(f"report cold: {cold_walls}")
+    if doc is not None:
+        totals["report (cold)"] = token_totals(doc)
+    warm_walls = []
+    for _ in range(s.report_repeats):
+        w, _doc, note = one(home)
+        warm_walls.append(w)
+        notes.append(note)
+    # append one API call to 1 % of the files, as live sessions would
+    rng = random.Random(3)
+    files = [root / f for f in manifest["files"]]
+    chosen = rng.sample(files, max(1, len(files) // 100))
+    sizes = {p: p.stat().st_size for p in chosen}
+    added = generate.Manifest()
+    for i, p in enumerate(chosen):
+        added.add(generate.append_calls(p, 1, seed=500 + i))
+    try:
+        w_app, doc_app, note = one(home)
+        notes.append(note)
+    finally:
+        for p, n in sizes.items():
+            os.truncate(p, n)
+    add = added.as_dict()["tokens"]
+    if doc_app is not None:
+        totals["report (after append)"] = token_totals(doc_app)
+        totals["generator (truth, after append)"] = {k: truth[k] + add[k] for k in truth}
+    cold = measure.stats(cold_walls)
+    warm = measure.stats(warm_walls)
+    note = "; ".join(n for n in notes if n)
+    b.row(
+        "report-cold",
+        "report",
+        f"report --json, cold (empty index) [{len(files)} files]",
+        seconds=cold["median"],
+        n=cold["n"],
+        note=note,
+    )
+    b.row(
+        "report-warm",
+        "report",
+        "report --json, warm (unchanged corpus)",
+        seconds=warm["median"],
+        p95s=warm["p95"],
+        n=warm["n"],
+        xFasterThanCold=cold["median"] / warm["median"],
+    )
+    b.row(
+        "report-append",
+        "report",
+        f"report --json, after appending to {len(chosen)} files (1 %)",
+        seconds=w_app,
+        n=1,
+        xFasterThanCold=cold["median"] / w_app,
+    )
+    if cc_stats:
+        b.results["reportVsCcusage"] = cold["median"] / cc_stats["median"]
+    b.results["totals"] = totals
+
+
+# ---- targets ---------------------------------------------------------------------------------
+
+
+def targets(b: Bench) -> list[dict[str, Any]]:
+    rows = {r["id"]: r for r in b.rows if r.get("available")}
+    s = b.scale
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, value: float | None, limit: float, better: str, unit: str = "x") -> None:
+        if value is None or not math.isfinite(value):
+            out.append({"target": name, "value": None, "limit": limit, "pass": None, "note": "not measured"})
+            return
+        ok = value <= limit if better == "<=" else value >= limit
+        miss = (
+            ""
+            if ok
+            else (f"missed by {value / limit:.2f}x" if better == "<=" else f"missed by {limit / value:.2f}x")
+        )
+        out.append(
+            {
+                "target": name,
+                "value": value,
+                "limit": limit,
+                "op": better,
+                "unit": unit,
+                "pass": ok,
+                "note": miss,
+            }
+        )
+
+    for kind in ("post-known", "post-new", "stop"):
+        for lab in (s.small_label, s.big_label):
+            r = rows.get(f"hook-{kind}@{lab}")
+            add(f"hook {kind} [{lab}] median / python -I -c pass", r and r["xPythonI"], 1.5, "<=")
+        a, c = rows.get(f"hook-{kind}@{s.big_label}"), rows.get(f"hook-{kind}@{s.small_label}")
+        add(
+            f"hook {kind}: {s.big_label} / {s.small_label} median",
+            a and c and a["medianMs"] / c["medianMs"],
+            1.1,
+            "<=",
+        )
+    for lab in (s.small_label, s.big_label):
+        r = rows.get(f"statusline@{lab}")
+        add(f"statusline [{lab}] median / python -I -c pass", r and r["xPythonI"], 1.3, "<=")
+    r = rows.get("report-warm")
+    add("report warm: times faster than cold", r and r["xFasterThanCold"], 20, ">=")
+    cold, cc = rows.get("report-cold"), rows.get("ccusage")
+    add("report cold / ccusage wall", cold and cc and cold["seconds"] / cc["seconds"], 1.0, "<=")
+    r = rows.get("replay")
+    add(f"replay MB/s [{s.big_label}]", r and r["mbPerS"], 100, ">=", "MB/s")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="tiny inputs, a few rounds: under a minute (CI)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    ap.add_argument(
+        "--big",
+        type=generate.parse_size,
+        default=None,
+        help="size of the big session and the replay input (default 1GB; quick 4MB)",
+    )
+    ap.add_argument("--rounds", type=int, default=None, help="timed runs per command")
+    ap.add_argument("--only", default="latency,imports,replay,report", help="comma-separated sections")
+    args = ap.parse_args(argv)
+    s = scale_for(args.quick, args.big)
+    if args.rounds:
+        s.rounds = args.rounds
+    out: Path = args.out.resolve()
+    (out / "cache").mkdir(parents=True, exist_ok=True)
+    python = Path(sys.executable)  # the venv's interpreter as invoked (not resolved: keeps the venv)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="sw-bench-") as tmp:
+        b = Bench(s, out, Path(tmp), python, python.parent)
+        b.results["machine"] = measure.machine(python)
+        b.results["mode"] = "quick" if s.quick else "full"
+        b.results["shape"] = {"fixtures": generate.get_profile().describe()}
+        sections = set(args.only.split(","))
+        for name, fn in (("latency", latency), ("imports", imports), ("replay", replay), ("report", report)):
+            if name in sections:
+                try:
+                    fn(b)
+                except Exception as exc:  # one broken section must not hide the others
+                    b.say(f"section {name} failed: {exc!r}")
+                    b.results.setdefault("errors", {})[name] = repr(exc)
+        big = b.cache / "session-big.jsonl"
+        if big.exists():
+            from bench import profile as profile_mod
+
+            b.results["shape"]["generated"] = (
+                profile_mod.load([big]).describe() if s.quick or big.stat().st_size < 200_000_000 else None
+            )
+        b.results["rows"] = b.rows
+        b.results["targets"] = targets(b)
+        b.results["seconds"] = round(time.perf_counter() - t0, 1)
+        b.results["log"] = b.log
+    (out / "results.json").write_text(json.dumps(b.results, indent=1, default=str, allow_nan=True))
+    (out / "results.md").write_text(report_md.render(b.results))
+    print(
+        f"wrote {out / 'results.md'} and {out / 'results.json'} in {b.results['seconds']} s", file=sys.stderr
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
