@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 CPT_DEFAULT = 3.5  # chars per token before calibration: typical for code and English prose
 CPT_MIN, CPT_MAX = 2.0, 8.0
 CPT_PRIOR_TOKENS = 2000.0  # weight of the default against the session's own evidence
@@ -29,9 +33,8 @@ def new_entry(reason: str | None) -> dict[str, object]:
             "tokens": 0, "reason": reason, "include": reason is None, "reads": 0, "edited": False}
 
 
-def total(entry: dict[str, object]) -> int:
-    raw = (int(entry["lines"]) + int(entry["overhead"]) + int(entry["pendingEdit"])  # type: ignore[call-overload]
-           - int(entry["calibration"]))  # type: ignore[call-overload]
+def total(entry: dict[str, Any]) -> int:
+    raw: int = entry["lines"] + entry["overhead"] + entry["pendingEdit"] - entry["calibration"]
     return max(0, raw)
 
 

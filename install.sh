@@ -1,0 +1,62 @@
+#!/usr/bin/env sh
+# session-watcher installer.
+#   ./install.sh              private venv + hooks and status line in Claude Code's settings, then a demo
+#   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
+#   ./install.sh --venv-only  only the venv (used by the plugin route's first hook run)
+# Honours CLAUDE_CONFIG_DIR (default ~/.claude), SESSION_WATCHER_HOME, XDG_DATA_HOME, PYTHON.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+mode=install
+data=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --uninstall) mode=uninstall ;;
+        --venv-only) mode=venv ;;
+        --no-demo) mode=nodemo ;;
+        --data) shift; data="$1" ;;
+        -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ -z "$data" ]; then
+    if [ -n "${SESSION_WATCHER_HOME:-}" ]; then data="$SESSION_WATCHER_HOME/data"
+    else data="${XDG_DATA_HOME:-$HOME/.local/share}/session-watcher"; fi
+fi
+venv="$data/venv"
+bin="$venv/bin/session-watcher"
+
+if [ "$mode" = uninstall ]; then
+    if [ -x "$venv/bin/python" ]; then "$venv/bin/python" -m session_watcher.install remove; fi
+    rm -rf "$venv"
+    echo "removed $venv; session states stay in $("${PYTHON:-python3}" -c 'import os;print(os.environ.get("SESSION_WATCHER_HOME") or "~/.local/state/session-watcher")' 2>/dev/null || echo 'the state folder') (delete them yourself if you wish)"
+    exit 0
+fi
+
+# a real interpreter >= 3.11, never a shell shim (a pyenv shim costs ~70 ms on every hook)
+find_python() {
+    for cand in ${PYTHON:-} python3.13 python3.12 python3.11 python3; do
+        command -v "$cand" >/dev/null 2>&1 || continue
+        real=$("$cand" -c 'import sys; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null) || continue
+        [ -n "$real" ] && { echo "$real"; return 0; }
+    done
+    return 1
+}
+py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
+mkdir -p "$data" && chmod 700 "$data"
+if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$here" >"$data/pip.log" 2>&1 \
+    || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
+echo "installed: $bin"
+[ "$mode" = venv ] && exit 0
+
+"$venv/bin/python" -m session_watcher.install add "$bin"
+[ "$mode" = nodemo ] && exit 0
+
+echo
+echo "== the status a bundled sample session ends with (session-watcher replay):"
+sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", "sample-session.jsonl"))')
+"$bin" replay "$sample"
+echo
+echo "== your sessions (session-watcher report):"
+"$bin" report 2>/dev/null | head -n 40 || echo "(no Claude Code sessions found yet)"

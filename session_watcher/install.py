@@ -1,0 +1,153 @@
+"""Merge session-watcher's hooks and status line into Claude Code's settings.json, and take them out.
+
+`python -m session_watcher.install add BIN` / `remove`: idempotent; every other key and hook of the
+user's is kept; a backup is written before any change; an existing statusLine is never overwritten.
+What was added is recorded in `<data dir>/installed.json`, so removal takes out exactly that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from session_watcher import paths
+from state.atomic import write_atomic
+
+EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart")
+HOOK_TIMEOUT = 10
+
+
+def settings_file() -> str:
+    return os.path.join(paths.claude_config_dirs()[0], "settings.json")
+
+
+def record_file() -> str:
+    return os.path.join(paths.data_dir(), "installed.json")
+
+
+def _load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        return {}
+    if not isinstance(doc, dict):
+        raise SystemExit(f"{path}: not a JSON object; not touching it")
+    return doc
+
+
+def _write(path: str, doc: dict[str, Any], before: str | None) -> None:
+    text = json.dumps(doc, indent=2) + "\n"
+    if text == before:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if before is not None:
+        backup = f"{path}.bak-session-watcher-{time.strftime('%Y%m%d%H%M%S')}"
+        write_atomic(backup, before.encode("utf-8"))
+        print(f"backup: {backup}")
+    write_atomic(path, text.encode("utf-8"), mode=0o600)
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def hook_command(binary: str, event: str) -> str:
+    return f"{binary} hook {event}"
+
+
+def add(binary: str) -> int:
+    path = settings_file()
+    before = _read_text(path)
+    doc = _load(path)
+    hooks = doc.setdefault("hooks", {})
+    added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None}
+    for event in EVENTS:
+        command = hook_command(binary, event)
+        groups = hooks.setdefault(event, [])
+        present = any(h.get("command") == command for g in groups if isinstance(g, dict)
+                      for h in g.get("hooks", []) if isinstance(h, dict))
+        if not present:
+            groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]})
+        added["hooks"].append(command)
+    status_cmd = f"{binary} statusline"
+    current = doc.get("statusLine")
+    if current is None:
+        doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0}
+        added["statusLine"] = status_cmd
+    elif isinstance(current, dict) and current.get("command") == status_cmd:
+        added["statusLine"] = status_cmd
+    else:
+        print("statusLine: you already have one; it was left as it is. To show both, make your command "
+              f"print its line and then run `{status_cmd}` with the same stdin (see README).")
+    _write(path, doc, before)
+    prev = _load(record_file()) if os.path.exists(record_file()) else {}
+    if prev.get("statusLine") and not added["statusLine"]:
+        added["statusLine"] = None
+    paths.ensure_private_dir(paths.data_dir())
+    write_atomic(record_file(), (json.dumps(added, indent=2) + "\n").encode("utf-8"))
+    print(f"settings: {path} (hooks: {', '.join(EVENTS)}; statusLine: "
+          f"{'session-watcher' if added['statusLine'] else 'yours, kept'})")
+    return 0
+
+
+def remove() -> int:
+    rec = _load(record_file()) if os.path.exists(record_file()) else {}
+    path = rec.get("settings") or settings_file()
+    before = _read_text(path)
+    if before is None:
+        print(f"settings: {path} absent; nothing to remove")
+        return 0
+    doc = _load(path)
+    ours = set(rec.get("hooks") or [])
+    hooks = doc.get("hooks")
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            kept_groups = []
+            for group in groups:
+                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                    inner = [h for h in group["hooks"] if not (isinstance(h, dict) and h.get("command") in ours)]
+                    if not inner and group["hooks"]:
+                        continue
+                    kept_groups.append({**group, "hooks": inner})
+                else:
+                    kept_groups.append(group)
+            if kept_groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+        if not hooks:
+            del doc["hooks"]
+    sl = doc.get("statusLine")
+    if rec.get("statusLine") and isinstance(sl, dict) and sl.get("command") == rec["statusLine"]:
+        del doc["statusLine"]
+    _write(path, doc, before)
+    try:
+        os.unlink(record_file())
+    except FileNotFoundError:
+        pass
+    print(f"settings: removed session-watcher from {path}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["add"] and len(argv) == 2:
+        return add(argv[1])
+    if argv[:1] == ["remove"]:
+        return remove()
+    print("usage: python -m session_watcher.install add BIN | remove", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
