@@ -1,0 +1,224 @@
+"""The SQLite index: unchanged files skipped, appended bytes only, rewrites and deletions, corruption."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reports.collect import Progress, run_report
+from reports.index import Index, discover
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    proj = tmp_path / "projects" / "proj"
+    proj.mkdir(parents=True)
+    shutil.copy2(FIXTURES / f"{AE}.jsonl", proj / f"{AE}.jsonl")
+    shutil.copytree(FIXTURES / AE, proj / AE)
+    shutil.copy2(FIXTURES / "tool_heavy.jsonl", proj / "tool_heavy.jsonl")
+    return tmp_path
+
+
+def run(corpus: Path) -> tuple[dict[str, Any], Any]:
+    return run_report([str(corpus / "projects")], str(corpus / "cache" / "index.sqlite3"), now=1.8e9)
+
+
+def totals(doc: dict[str, Any]) -> dict[str, dict[str, int]]:
+    return {s["sessionId"]: s["tokens"] for s in doc["sessions"]}
+
+
+def call_line(mid: str, cr: int, cw: int, ts: str = "2026-02-12T16:00:00.000Z") -> bytes:
+    rec = {
+        "type": "assistant",
+        "isSidechain": False,
+        "timestamp": ts,
+        "requestId": f"req_{mid}",
+        "message": {
+            "id": mid,
+            "model": "claude-opus-4-6",
+            "usage": {
+                "input_tokens": 1,
+                "output_tokens": 2,
+                "cache_read_input_tokens": cr,
+                "cache_creation_input_tokens": cw,
+            },
+        },
+    }
+    return (json.dumps(rec) + "\n").encode()
+
+
+def test_discovery_finds_main_and_subagent_files(corpus: Path) -> None:
+    found = discover([str(corpus / "projects")])
+    assert sorted((Path(s.path).name, s.session, s.sub) for s in found) == [
+        (f"{AE}.jsonl", AE, False),
+        ("agent-aac57f5.jsonl", AE, True),
+        ("agent-acompact-946d2b.jsonl", AE, True),
+        ("tool_heavy.jsonl", "tool_heavy", False),
+    ]
+
+
+def test_second_run_reads_nothing(corpus: Path) -> None:
+    """An unchanged corpus: every file skipped without reading a byte, the same report."""
+    first, s1 = run(corpus)
+    size = sum(p.stat().st_size for p in (corpus / "projects").rglob("*.jsonl"))
+    assert s1.bytes_read == size
+    assert s1.reread == 4
+    second, s2 = run(corpus)
+    assert (s2.bytes_read, s2.skipped, s2.appended, s2.reread) == (0, 4, 0, 0)
+    first.pop("index")
+    second.pop("index")
+    assert first == second
+
+
+def test_append_reads_only_the_new_bytes(corpus: Path) -> None:
+    """Append two lines: the re-run reads exactly those bytes and counts the new call once."""
+    first, _ = run(corpus)
+    main = corpus / "projects" / "proj" / f"{AE}.jsonl"
+    extra = call_line("msg_new", 50_000, 700) + call_line("msg_new", 50_000, 700)  # two blocks, one call
+    with main.open("ab") as f:
+        f.write(extra)
+    second, st = run(corpus)
+    assert st.bytes_read == len(extra)
+    assert (st.appended, st.skipped) == (1, 3)
+    before, after = totals(first)[AE], totals(second)[AE]
+    assert after["cacheRead"] - before["cacheRead"] == 50_000
+    assert after["cacheWrite"] - before["cacheWrite"] == 700
+    s = {x["sessionId"]: x for x in second["sessions"]}[AE]
+    assert s["calls"] == 218
+
+
+def test_partial_last_line_waits(corpus: Path) -> None:
+    """A line without its newline is not counted until it is complete; then only that line is read."""
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    line = call_line("msg_half", 10, 20_000)
+    with main.open("ab") as f:
+        f.write(line[:40])
+    d1, st1 = run(corpus)
+    assert st1.bytes_read == 40
+    assert {x["sessionId"]: x for x in d1["sessions"]}["tool_heavy"]["calls"] == 4
+    with main.open("ab") as f:
+        f.write(line[40:])
+    d2, st2 = run(corpus)
+    assert st2.bytes_read == len(line)  # the unfinished 40 bytes again, with the rest
+    assert {x["sessionId"]: x for x in d2["sessions"]}["tool_heavy"]["calls"] == 5
+
+
+def test_rewritten_file_is_read_again(corpus: Path) -> None:
+    """A file replaced by other content (even a longer one) is re-read, not appended to."""
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    old_size = main.stat().st_size
+    new = b"".join(call_line(f"m{i}", 1000, 10) for i in range(400))
+    assert len(new) > old_size
+    tmp = main.with_suffix(".tmp")
+    tmp.write_bytes(new)
+    os.replace(tmp, main)
+    doc, st = run(corpus)
+    assert st.bytes_read == len(new)
+    assert st.reread == 1
+    t = totals(doc)["tool_heavy"]
+    assert (t["cacheRead"], t["cacheWrite"]) == (400_000, 4_000)
+
+
+def test_shrunk_file_is_read_again(corpus: Path) -> None:
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    lines = main.read_bytes().splitlines(keepends=True)
+    main.write_bytes(b"".join(lines[:20]))
+    doc, st = run(corpus)
+    assert st.reread == 1
+    assert st.bytes_read == main.stat().st_size
+    fresh, _ = run_report([str(corpus / "projects")], str(corpus / "other.sqlite3"), now=1.8e9)
+    assert totals(doc) == totals(fresh)
+
+
+def test_deleted_file_drops_out(corpus: Path) -> None:
+    """Deleting a subagent file removes its tokens; deleting a session removes the session."""
+    first, _ = run(corpus)
+    sub = corpus / "projects" / "proj" / AE / "subagents" / "agent-aac57f5.jsonl"
+    sub.unlink()
+    (corpus / "projects" / "proj" / "tool_heavy.jsonl").unlink()
+    second, st = run(corpus)
+    assert st.dropped == 2
+    assert "tool_heavy" not in totals(second)
+    assert totals(second)[AE]["total"] < totals(first)[AE]["total"]
+    with sqlite3.connect(corpus / "cache" / "index.sqlite3") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM files").fetchone()[0] == 2
+
+
+def test_corrupt_database_is_rebuilt(corpus: Path) -> None:
+    """Garbage where the database was: thrown away and rebuilt, same answer as a fresh run."""
+    first, _ = run(corpus)
+    db = corpus / "cache" / "index.sqlite3"
+    db.write_bytes(b"this is not a database" * 500)
+    second, st = run(corpus)
+    assert second["index"]["rebuilt"] is True
+    assert st.reread == 4
+    assert totals(second) == totals(first)
+    third, st3 = run(corpus)
+    assert st3.bytes_read == 0
+    assert third["index"]["rebuilt"] is False
+
+
+def test_index_from_an_older_schema_is_replaced(corpus: Path) -> None:
+    db = corpus / "cache" / "index.sqlite3"
+    db.parent.mkdir()
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE files (path TEXT)")
+        conn.execute("PRAGMA user_version=0")
+    doc, st = run(corpus)
+    assert st.reread == 4
+    assert len(doc["sessions"]) == 2
+
+
+def test_index_is_private(corpus: Path) -> None:
+    run(corpus)
+    assert (corpus / "cache" / "index.sqlite3").stat().st_mode & 0o077 == 0
+
+
+class FakeTerminal:
+    """A stderr stand-in that says it is a terminal and keeps what was written."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_bar_only_on_a_terminal_after_a_moment(corpus: Path) -> None:
+    quick = Progress(FakeTerminal(True))
+    quick(1, 10)
+    assert quick.stream.text == ""  # not before the delay
+    slow = Progress(FakeTerminal(True))
+    slow.DELAY = 0.0
+    slow(5, 10)
+    assert "5/10" in slow.stream.text
+    pipe = Progress(FakeTerminal(False))
+    pipe.DELAY = 0.0
+    pipe(5, 10)
+    assert pipe.stream.text == ""
+    idx = Index(str(corpus / "db.sqlite3"))
+    seen: list[tuple[int, int]] = []
+    idx.refresh(discover([str(corpus / "projects")]), [str(corpus / "projects")], lambda d, t: seen.append((d, t)))
+    idx.close()
+    assert seen[0] == (0, 4)
+    assert seen[-1] == (4, 4)

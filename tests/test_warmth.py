@@ -1,0 +1,323 @@
+"""Warmth, gap cost, the inferred TTL and cold-start causes on hand-built transcripts with known answers."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from reports.collect import run_report
+from reports.warmth import human_tokens
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()  # a Monday
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class Transcript:
+    """Builds a session's JSONL the way Claude Code writes it (one line per content block)."""
+
+    def __init__(self, session: str = "s1") -> None:
+        self.session = session
+        self.lines: list[dict[str, Any]] = []
+        self.n = 0
+
+    def call(
+        self,
+        t: float,
+        cr: int,
+        cw: int,
+        *,
+        model: str = "claude-opus-4-6",
+        ttl: str = "5m",
+        inp: int = 3,
+        out: int = 50,
+        blocks: int = 1,
+        side: bool = False,
+        msg_id: str | None = None,
+    ) -> Transcript:
+        self.n += 1
+        mid = msg_id or f"msg_{self.session}_{self.n}"
+        split = {
+            "ephemeral_5m_input_tokens": cw if ttl == "5m" else 0,
+            "ephemeral_1h_input_tokens": cw if ttl == "1h" else 0,
+        }
+        for b in range(blocks):
+            usage = {
+                "input_tokens": inp,
+                "cache_read_input_tokens": cr,
+                "cache_creation_input_tokens": cw,
+                "cache_creation": split,
+                # streaming: earlier blocks carry a partial output count, the last one the final
+                "output_tokens": out if b == blocks - 1 else 1,
+            }
+            self.lines.append(
+                {
+                    "type": "assistant",
+                    "isSidechain": side,
+                    "sessionId": self.session,
+                    "timestamp": iso(t + b),
+                    "requestId": f"req_{mid}",
+                    "message": {
+                        "id": mid,
+                        "model": model,
+                        "role": "assistant",
+                        "usage": usage,
+                        "content": [{"type": "text", "text": "x"}],
+                    },
+                }
+            )
+        return self
+
+    def user(self, t: float) -> Transcript:
+        self.lines.append(
+            {
+                "type": "user",
+                "timestamp": iso(t),
+                "sessionId": self.session,
+                "message": {"role": "user", "content": "go on"},
+            }
+        )
+        return self
+
+    def compact(self, t: float) -> Transcript:
+        self.lines.append(
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "timestamp": iso(t),
+                "sessionId": self.session,
+                "compactMetadata": {"trigger": "auto", "preTokens": 1},
+            }
+        )
+        return self
+
+    def synthetic(self, t: float) -> Transcript:
+        self.lines.append(
+            {
+                "type": "assistant",
+                "timestamp": iso(t),
+                "isApiErrorMessage": True,
+                "message": {
+                    "id": "synthetic-1",
+                    "model": "<synthetic>",
+                    "usage": {"input_tokens": 999, "output_tokens": 999},
+                },
+            }
+        )
+        return self
+
+    def write(self, project_dir: Path) -> Path:
+        project_dir.mkdir(parents=True, exist_ok=True)
+        path = project_dir / f"{self.session}.jsonl"
+        path.write_text("".join(json.dumps(x) + "\n" for x in self.lines))
+        return path
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    return tmp_path
+
+
+def report(root: Path, now: float = T0 + 86400, since: float | None = None) -> dict[str, Any]:
+    doc, _ = run_report([str(root)], now=now, utc_offset=0.0, since=since)
+    return doc
+
+
+def by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["sessionId"]: s for s in doc["sessions"]}
+
+
+WARM = (20_000, 200)  # cache read, cache write of a warm call
+COLD = (1_000, 30_000)
+
+
+def cliff_session(name: str, ttl: str, warm_gaps: list[float], cold_gaps: list[float]) -> Transcript:
+    """A session whose calls after each warm gap read the cache and after each cold gap re-create it."""
+    tr = Transcript(name)
+    t = T0
+    tr.call(t, *WARM, ttl=ttl)
+    for g in warm_gaps:
+        t += g
+        tr.call(t, *WARM, ttl=ttl)
+    for g in cold_gaps:
+        t += g
+        tr.call(t, *COLD, ttl=ttl)
+    return tr
+
+
+class TestCliff:
+    def test_gap_just_under_and_just_over_a_5_minute_ttl(self, home: Path) -> None:
+        """Warm at 299 s, cold at 301 s: the 5m boundary is inferred at 300 s, with n on each side."""
+        proj = home / "projects" / "p"
+        cliff_session("a", "5m", [20, 45, 90, 150, 200, 299], [301, 420, 900]).write(proj)
+        doc = report(home / "projects")
+        t5 = doc["ttl"]["5m"]
+        assert t5 is not None
+        assert t5["inferredSeconds"] == 300
+        ev = t5["evidence"]
+        assert (ev["below"]["n"], ev["below"]["cold"], ev["below"]["maxGapSeconds"]) == (6, 0, 299)
+        assert (ev["above"]["n"], ev["above"]["cold"], ev["above"]["minGapSeconds"]) == (3, 3, 301)
+        assert doc["ttl"]["1h"] is None  # no 1-hour writes at all
+        # the cold starts past the inferred TTL are idle gaps
+        assert doc["causes"] == {"firstCall": 0, "idleGap": 3, "modelSwitch": 0, "compaction": 0, "unexplained": 0}
+        assert doc["idleGapRule"]["5m"] == {"seconds": 300.0, "from": "inferred"}
+        b = {x["label"]: x for x in doc["gapBuckets"] if x["ttl"] == "5m"}
+        assert (b["4m-5m"]["n"], b["4m-5m"]["coldShare"]) == (1, 0.0)
+        assert (b["5m-6m"]["n"], b["5m-6m"]["coldShare"]) == (1, 1.0)
+        assert b["5m-6m"]["medianWarmth"] == pytest.approx(1_000 / 31_000)
+
+    def test_gap_just_under_and_just_over_a_1_hour_ttl(self, home: Path) -> None:
+        """1h writes: warm at 59m50s, cold at 60m10s; the 5m class stays empty and unknown."""
+        proj = home / "projects" / "p"
+        cliff_session("b", "1h", [30, 400, 900, 1800, 3000, 3590], [3610, 5000, 9000]).write(proj)
+        doc = report(home / "projects")
+        assert doc["ttl"]["5m"] is None
+        t1 = doc["ttl"]["1h"]
+        assert t1["inferredSeconds"] == 3600
+        assert t1["evidence"]["below"]["maxGapSeconds"] == 3590
+        assert t1["evidence"]["above"]["minGapSeconds"] == 3610
+        # a 5-minute cache would have gone cold at 400 s; these calls were warm: not blamed on idling
+        assert doc["causes"]["idleGap"] == 3
+
+    def test_no_ttl_when_nothing_goes_cold(self, home: Path) -> None:
+        """All warm: the data cannot show a cliff, so there is none (never a hard-coded number)."""
+        cliff_session("c", "5m", [10, 20, 30, 400, 900, 4000], []).write(home / "projects" / "p")
+        doc = report(home / "projects")
+        assert doc["ttl"] == {"5m": None, "1h": None}
+        assert doc["idleGapRule"]["5m"] == {"seconds": 1800, "from": "default"}
+
+    def test_a_small_gap_is_never_blamed(self, home: Path) -> None:
+        """A cold call 12 s after a warm one, with no switch or compaction, is unexplained."""
+        tr = Transcript("d").call(T0, *WARM).call(T0 + 30, *WARM).call(T0 + 42, *COLD)
+        tr.write(home / "projects" / "p")
+        doc = report(home / "projects")
+        assert doc["causes"]["unexplained"] == 1
+        assert doc["coldStartList"][0]["gapSeconds"] == pytest.approx(12)
+        assert doc["coldStartList"][0]["cause"] == "unexplained"
+
+
+class TestCauses:
+    def test_compaction(self, home: Path) -> None:
+        """A cold call right after a compact boundary is blamed on the compaction."""
+        tr = Transcript("e").call(T0, *WARM).call(T0 + 20, *WARM).compact(T0 + 30).user(T0 + 31)
+        tr.call(T0 + 40, *COLD).call(T0 + 50, *WARM)
+        tr.write(home / "projects" / "p")
+        doc = report(home / "projects")
+        assert doc["causes"] == {"firstCall": 0, "idleGap": 0, "modelSwitch": 0, "compaction": 1, "unexplained": 0}
+        assert doc["coldStartList"][0]["callIndex"] == 2
+
+    def test_model_switch(self, home: Path) -> None:
+        """Switching model starts a cold cache; switching back after a while is a switch again."""
+        tr = Transcript("f").call(T0, *WARM).call(T0 + 5, *WARM)
+        tr.call(T0 + 10, 0, 40_000, model="claude-haiku-4-5-20251001").call(
+            T0 + 15, 40_000, 100, model="claude-haiku-4-5-20251001"
+        )
+        tr.call(T0 + 20, *COLD)
+        tr.write(home / "projects" / "p")
+        doc = report(home / "projects")
+        s = by_id(doc)["f"]
+        assert s["causes"]["modelSwitch"] == 2
+        assert [c["callIndex"] for c in doc["coldStartList"]] == [2, 4]
+        assert s["models"] == ["claude-haiku-4-5-20251001", "claude-opus-4-6"]
+
+    def test_first_call_and_one_call_session(self, home: Path) -> None:
+        """A one-call session has undefined warmth (null, never 0) and no gap to price."""
+        Transcript("g").call(T0, 0, 15_000).write(home / "projects" / "p")
+        doc = report(home / "projects")
+        s = by_id(doc)["g"]
+        assert s["warmth"] is None
+        assert s["largestGap"] is None
+        assert s["coldStarts"] == 1
+        assert doc["causes"]["firstCall"] == 1
+        assert "one-call" in s["sentence"]
+
+
+class TestSessionFigures:
+    def test_warmth_and_largest_gap_sentence(self, home: Path) -> None:
+        """Session warmth is token-weighted over calls 2..n; the largest gap is priced in dollars."""
+        tr = Transcript("h").call(T0, 0, 50_000, ttl="1h")
+        tr.call(T0 + 60, 50_000, 1_000, ttl="1h")
+        tr.call(T0 + 60 + 3 * 3600, 20_000, 340_000, ttl="1h")  # a 3-hour break
+        tr.call(T0 + 60 + 3 * 3600 + 30, 360_000, 500, ttl="1h")
+        tr.write(home / "projects" / "p")
+        s = by_id(report(home / "projects"))["h"]
+        assert s["warmth"] == pytest.approx((50_000 + 20_000 + 360_000) / (50_000 + 20_000 + 360_000 + 341_500))
+        g = s["largestGap"]
+        assert g["seconds"] == pytest.approx(3 * 3600)
+        assert g["tokensRecreated"] == 340_000
+        # Opus 4.6 input $5/MTok; a 1-hour write costs 2x: 340k * 10 / 1e6
+        assert g["usd"] == pytest.approx(3.40)
+        assert s["sentence"] == "your 3-hour break cost 340k tokens of re-reading ($3.40)"
+
+    def test_last_sample_wins_sidechain_and_synthetic(self, home: Path) -> None:
+        """Lines of one response count once with the last sample; sidechain counts only in totals."""
+        tr = Transcript("i").call(T0, 100, 1000, blocks=3, out=77)
+        tr.call(T0 + 10, 1100, 10, side=True, out=5)
+        tr.synthetic(T0 + 11)
+        tr.call(T0 + 20, 1100, 20, out=9)
+        tr.write(home / "projects" / "p")
+        s = by_id(report(home / "projects"))["i"]
+        assert s["calls"] == 2
+        assert s["apiCalls"] == 3
+        assert s["tokens"] == {
+            "input": 9,
+            "output": 77 + 5 + 9,
+            "cacheRead": 2300,
+            "cacheWrite": 1030,
+            "total": 9 + 91 + 2300 + 1030,
+        }
+
+    def test_subagent_files_count_toward_totals_only(self, home: Path) -> None:
+        """Calls in <session>/subagents/*.jsonl add tokens but no main-chain calls or gaps."""
+        proj = home / "projects" / "p"
+        Transcript("j").call(T0, *WARM).call(T0 + 60, *WARM).write(proj)
+        sub = Transcript("agent-x").call(T0 + 10, 0, 9_000, side=True).call(T0 + 20, 9_000, 10, side=True)
+        sub.write(proj / "j" / "subagents")
+        s = by_id(report(home / "projects"))["j"]
+        assert s["calls"] == 2
+        assert s["apiCalls"] == 4
+        assert s["tokens"]["cacheWrite"] == 200 + 200 + 9_000 + 10
+        assert s["coldStarts"] == 0
+
+    def test_today_and_this_week(self, home: Path) -> None:
+        """'68 % of today ran warm': today from local midnight, the week as today and the 6 days before."""
+        proj = home / "projects" / "p"
+        day = 86400
+        Transcript("k").call(T0 - 3 * day, *WARM).call(T0 - 3 * day + 60, 3_000, 1_000).write(proj)
+        Transcript("l").call(T0, *WARM).call(T0 + 60, 6_800, 3_200).write(proj)
+        Transcript("m").call(T0 - 9 * day, *WARM).call(T0 - 9 * day + 60, 0, 5_000).write(proj)
+        doc = report(home / "projects", now=T0 + 3600)
+        assert doc["warmthToday"] == pytest.approx(0.68)
+        assert doc["warmthWeek"] == pytest.approx((6_800 + 3_000) / (10_000 + 4_000))
+        empty = report(home / "projects", now=T0 + 30 * day)
+        assert empty["warmthToday"] is None
+        assert empty["warmthWeek"] is None
+
+    def test_since_keeps_recent_sessions(self, home: Path) -> None:
+        proj = home / "projects" / "p"
+        Transcript("old").call(T0 - 10 * 86400, *WARM).call(T0 - 10 * 86400 + 5, *COLD).write(proj)
+        Transcript("new").call(T0, *WARM).call(T0 + 5, *WARM).write(proj)
+        doc = report(home / "projects", since=T0 - 86400)
+        assert [s["sessionId"] for s in doc["sessions"]] == ["new"]
+        assert doc["coldStarts"] == 0
+
+
+def test_human_tokens() -> None:
+    assert [human_tokens(n) for n in (950, 1_234, 12_499, 340_219, 1_250_000, 2_000_000)] == [
+        "950",
+        "1.2k",
+        "12k",
+        "340k",
+        "1.2M",
+        "2M",
+    ]
