@@ -60,16 +60,15 @@ class TextPool:
             parts.append(line)
             total += len(line)
         self.text = "".join(parts)
-        self.rng = rng
 
-    def take(self, n: int) -> str:
+    def take(self, n: int, rng: random.Random) -> str:
         n = max(0, n)
         if n == 0:
             return ""
         if n >= len(self.text):
             reps = n // len(self.text) + 1
             return (self.text * reps)[:n]
-        o = self.rng.randrange(0, len(self.text) - n)
+        o = rng.randrange(0, len(self.text) - n)
         return self.text[o : o + n]
 
 
@@ -201,7 +200,15 @@ class SessionWriter:
         skeleton = build("")
         base = len(json.dumps(skeleton, ensure_ascii=False, separators=(",", ":")))
         n = int(max(0, target - base) / (1.02 * copies))
-        return build(self.pool.take(n)) if n else skeleton
+        if not n:
+            return skeleton
+        filler = self.pool.take(n, self.rng)
+        rec = build(filler)
+        size = len(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
+        if abs(size - target) > 0.1 * target and size > base:  # one correction: escapes, line numbers
+            n = max(0, int(n * (target - base) / (size - base)))
+            rec = build(filler[:n] if n <= len(filler) else self.pool.take(n, self.rng))
+        return rec
 
     def write_preamble(self, fh: IO[bytes]) -> None:
         if self.sidechain:
@@ -364,9 +371,7 @@ class SessionWriter:
 
             return self.sized(n, tool)
         if btype == "thinking":
-            return self.sized(
-                n, lambda f: self.assistant({"type": "thinking", "thinking": f, "signature": "x"})
-            )
+            return self.sized(n, lambda f: self.assistant({"type": "thinking", "thinking": f, "signature": "x"}))
         return self.sized(n, lambda f: self.assistant({"type": "text", "text": f}))
 
     def tool_result(self, name: str, n: int) -> dict[str, Any]:
@@ -598,9 +603,7 @@ class CorpusSpec:
 
     @staticmethod
     def quick() -> CorpusSpec:
-        return CorpusSpec(
-            files=40, total=4_000_000, median=40_000, p99=600_000, largest=1_000_000, projects=5
-        )
+        return CorpusSpec(files=40, total=4_000_000, median=40_000, p99=600_000, largest=1_000_000, projects=5)
 
 
 def corpus_sizes(spec: CorpusSpec) -> list[int]:
@@ -655,9 +658,7 @@ def write_corpus(root: Path, spec: CorpusSpec) -> dict[str, Any]:
             parent, sid, cwd = rng.choice(parents)
             aid = f"a{rng.getrandbits(28):07x}"
             path = parent.with_suffix("") / "subagents" / f"agent-{aid}.jsonl"
-            m = write_transcript(
-                path, size, seed, session_id=sid, cwd=cwd, sidechain=True, agent_id=aid, prof=prof
-            )
+            m = write_transcript(path, size, seed, session_id=sid, cwd=cwd, sidechain=True, agent_id=aid, prof=prof)
         else:
             proj = int(rng.paretovariate(1.2)) % spec.projects
             cwd = f"/home/dev/work/proj{proj:02d}"

@@ -59,9 +59,7 @@ def run_rss(
     out_path = stdout_path or Path(os.devnull)
     with out_path.open("wb") as out_fh:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out_fh, stderr=subprocess.PIPE, env=env, cwd=cwd
-        )
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_fh, stderr=subprocess.PIPE, env=env, cwd=cwd)
         assert proc.stderr is not None
         err = proc.stderr.read()  # the child closes it when it exits
         _, status, usage = os.wait4(proc.pid, 0)

@@ -48,9 +48,7 @@ class Profile:
             "calls": len(self.blocks),
             "linesPerCall": round(lines / max(1, len(self.blocks)), 2),
             "lineLength": quantiles(lengths),
-            "kindShare": {
-                k: round(v / max(1, lines), 4) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])
-            },
+            "kindShare": {k: round(v / max(1, lines), 4) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])},
             "stockDeltaMedian": statistics.median(self.stock_deltas) if self.stock_deltas else None,
             "compactAt": self.compact_at,
         }
