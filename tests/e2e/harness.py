@@ -34,9 +34,7 @@ class ClientUnavailable(Exception):
 
 def _version_of(binary: Path) -> str | None:
     try:
-        out = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False
-        ).stdout
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False).stdout
     except OSError:
         return None
     return out.split()[0] if out.split() else None
@@ -46,9 +44,7 @@ def _npm_install(prefix: Path) -> None:
     npm = shutil.which("npm")
     node = shutil.which("node")
     if npm is None or node is None:
-        raise ClientUnavailable(
-            "npm/node are not installed, so the pinned Claude Code CLI cannot be installed"
-        )
+        raise ClientUnavailable("npm/node are not installed, so the pinned Claude Code CLI cannot be installed")
     prefix.mkdir(parents=True, exist_ok=True)
     pj = prefix / "package.json"
     if not pj.exists():
@@ -138,16 +134,12 @@ IGNORED_NAME = "build/generated.log"
 
 def tracked_text() -> str:
     """About 1,000 tokens of plausible source (80 lines x ~50 chars)."""
-    lines = [
-        f"def step_{i:02d}(x: int) -> int:\n    return x * {i} + {i * 7}  # step {i}\n" for i in range(40)
-    ]
+    lines = [f"def step_{i:02d}(x: int) -> int:\n    return x * {i} + {i * 7}  # step {i}\n" for i in range(40)]
     return "".join(lines)
 
 
 def ignored_text() -> str:
-    return "".join(
-        f"2026-11-29T10:{i // 60:02d}:{i % 60:02d} INFO generated line {i} of build\n" for i in range(60)
-    )
+    return "".join(f"2026-11-29T10:{i // 60:02d}:{i % 60:02d} INFO generated line {i} of build\n" for i in range(60))
 
 
 @dataclass
@@ -248,9 +240,7 @@ class PrintRun:
         for m in reversed(self.messages):
             if m.get("type") == "result":
                 return m
-        raise AssertionError(
-            f"no result message; stdout={self.stdout[-2000:]!r} stderr={self.stderr[-2000:]!r}"
-        )
+        raise AssertionError(f"no result message; stdout={self.stdout[-2000:]!r} stderr={self.stderr[-2000:]!r}")
 
     @property
     def session_id(self) -> str:
@@ -288,7 +278,7 @@ def run_print(
         check=False,
     )
     wall = time.monotonic() - t0
-    messages = []
+    messages: list[dict[str, Any]] = []
     for raw in proc.stdout.splitlines():
         line = raw.strip()
         if line.startswith("{"):

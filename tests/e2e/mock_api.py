@@ -226,9 +226,7 @@ class MockAPI:
                 with mock._lock:
                     if len(mock.requests) >= MAX_REQUESTS:
                         return False
-                    mock.requests.append(
-                        LoggedRequest(self.command, self.path, dict(self.headers.items()), body, kind)
-                    )
+                    mock.requests.append(LoggedRequest(self.command, self.path, dict(self.headers.items()), body, kind))
                 return True
 
             def _read_body(self) -> Any:

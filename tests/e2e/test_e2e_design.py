@@ -45,6 +45,4 @@ def test_overstay_runs_in_the_real_client_as_scripted(claude_bin: Path, world: W
     assert api.unscripted == 0
     assert len(served) == N_CALLS
     by_id = usage_by_message(transcript_records(world.transcript(run.session_id)))
-    assert [by_id[s.message_id]["cache_read_input_tokens"] for s in served] == [
-        u.cache_read for u in overstay_usages()
-    ]
+    assert [by_id[s.message_id]["cache_read_input_tokens"] for s in served] == [u.cache_read for u in overstay_usages()]

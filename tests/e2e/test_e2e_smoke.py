@@ -43,9 +43,9 @@ def test_print_mode_transcript_carries_exactly_the_served_usage(claude_bin: Path
     sid = run.session_id
     posts = [q for q in requests if q.path.startswith("/v1/messages")]
     assert len(posts) == 3
-    assert {
-        q.headers.get("X-Claude-Code-Session-Id") or q.headers.get("x-claude-code-session-id") for q in posts
-    } == {sid}
+    assert {q.headers.get("X-Claude-Code-Session-Id") or q.headers.get("x-claude-code-session-id") for q in posts} == {
+        sid
+    }
 
     # the Read really read our file, and the Bash really ran (its output went back to the model)
     last_body = posts[-1].body
