@@ -46,8 +46,8 @@ def render_html(model: dict[str, Any], live: bool = False) -> str:
     """The page for one session's model."""
     sid = model.get("sessionId") or "session"
     data = json.dumps(model, separators=(",", ":"), allow_nan=False)
-    # inside <script>: no "</" may close the element early
-    data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
+    # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
+    data = data.replace("<", "\\u003c")
     page = PAGE
     for key, value in (
         ("__TITLE__", html.escape(f"Session {sid} · session-watcher")),

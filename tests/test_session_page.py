@@ -1,0 +1,293 @@
+"""The session page without a browser: its data against an independent reader, the CLI, the live stream."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import health
+from reports import live_view, session_page
+from reports.session_page_data import build_model, complete_lines, load_model
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+REAL = sorted(FIXTURES.glob("*.jsonl"))
+BIG = [p for p in REAL if len(p.name) > 40]  # the three long sessions, named by their uuid
+
+
+def epoch(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def facts(path: Path) -> dict[str, Any]:
+    """Compactions, API calls, tool calls, re-reads (with the first-read time) of a transcript."""
+    compactions = 0
+    calls: set[str] = set()
+    uses: dict[str, tuple[str, str | None, float]] = {}
+    first: dict[str, float] = {}
+    rereads: list[dict[str, Any]] = []
+    results = 0
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("isSidechain") or "timestamp" not in rec:
+            continue
+        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+            compactions += 1
+        msg = rec.get("message") or {}
+        if not isinstance(msg, dict):
+            continue
+        content = msg.get("content")
+        if rec.get("type") == "assistant":
+            if msg.get("usage"):
+                calls.add(f"{msg.get('id')}|{rec.get('requestId')}")
+            for b in content if isinstance(content, list) else []:
+                if b.get("type") == "tool_use":
+                    fp = (b.get("input") or {}).get("file_path")
+                    canon = os.path.normpath(os.path.join(rec.get("cwd") or "/", fp)) if fp else None
+                    uses.setdefault(b["id"], (b["name"], canon, epoch(rec["timestamp"])))
+        if rec.get("type") == "user":
+            for b in content if isinstance(content, list) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in uses:
+                    results += 1
+                    name, canon, t_use = uses[b["tool_use_id"]]
+                    if name == "Read" and canon:
+                        if canon in first:
+                            rereads.append({"path": canon, "firstReadAt": first[canon]})
+                        else:
+                            first[canon] = t_use
+    return {
+        "compactions": compactions,
+        "calls": len(calls),
+        "tools": len(uses),
+        "results": results,
+        "rereads": rereads,
+    }
+
+
+def hms_utc(ts: float) -> str:
+    from datetime import UTC
+
+    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%S")
+
+
+# --- the page's data -------------------------------------------------------------------------------
+
+REPO = Path(__file__).parent.parent
+README_CALLS = {"258c7280": 152, "fa812bfe": 157, "ae4a77f8": 217, "short.js": 1, "tool_hea": 4, "subagent": 12}
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:8])
+def test_model_matches_independent_reader(path: Path) -> None:
+    """Calls, tool calls, compactions and re-reads agree with a separate reading of the file."""
+    want = facts(path)
+    model = load_model(str(path), with_story=False)
+    calls = [r for r in model["rows"] if r["kind"] == "call"]
+    tools = [r for r in model["rows"] if r["kind"] == "tool"]
+    assert len(calls) == want["calls"] == README_CALLS[path.name[:8]]
+    assert len(tools) == want["tools"]
+    assert sum(t["end"] is not None for t in tools) == want["results"]
+    assert len(model["compactions"]) == want["compactions"]
+    got = [(t["path"], t["firstReadAt"]) for t in tools if t["reread"]]
+    assert sorted(got) == sorted((r["path"], r["firstReadAt"]) for r in want["rereads"])
+    starts = [r["start"] for r in model["rows"]]
+    assert starts == sorted(starts)
+    assert all(r["end"] is None or r["end"] >= r["start"] for r in model["rows"])
+
+
+def test_big_fixtures_have_rereads_and_compactions() -> None:
+    """The browser tests count something: every long fixture has a compaction and re-reads."""
+    for path in BIG:
+        want = facts(path)
+        assert want["compactions"] == 1
+        assert len(want["rereads"]) >= 10
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:8])
+def test_health_bar(path: Path) -> None:
+    """21 samples at each 5 % of the session's time, from a healthy start to the final grade."""
+    model = load_model(str(path), with_story=False)
+    bar = model["healthBar"]
+    assert len(bar) == 21
+    assert bar[0]["t"] == model["t0"]
+    assert bar[-1]["t"] == pytest.approx(model["t1"])
+    assert bar[-1]["score"] == model["health"]["score"]
+    step = (model["t1"] - model["t0"]) / 20
+    assert all(b["t"] == pytest.approx(model["t0"] + i * step) for i, b in enumerate(bar))
+
+
+def test_final_health_equals_reference() -> None:
+    """The page's grade is the seed's algorithm over the whole session."""
+    path = FIXTURES / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+    model = load_model(str(path), with_story=False)
+    tool_calls = [
+        {"toolName": r["name"], "filePath": r["path"], "isError": r["isError"]}
+        for r in sorted((r for r in model["rows"] if r["kind"] == "tool"), key=lambda r: r["end"])
+    ]
+    prompts = [r["prompt"] for r in model["rows"] if r["kind"] == "call"]
+    ref = health.grade_from_records(prompts, 1, tool_calls, 200_000)
+    assert model["health"] == ref
+    assert (ref["grade"], ref["score"]) == ("C", 69)
+
+
+def test_open_tool_call_and_torn_line() -> None:
+    """A tool call without its result is open (end null); a line without its newline waits."""
+    lines = (FIXTURES / "tool_heavy.jsonl").read_bytes().splitlines(keepends=True)
+    uses = [i for i, ln in enumerate(lines) if b'"tool_use"' in ln]
+    cut = b"".join(lines[: uses[0] + 1])
+    model = build_model(complete_lines(cut + lines[uses[0] + 1][:40]))
+    tools = [r for r in model["rows"] if r["kind"] == "tool"]
+    assert len(tools) == 1
+    assert tools[0]["end"] is None
+    assert complete_lines(b'{"a": 1}') == []
+
+
+def test_window_from_status_and_model() -> None:
+    """The fill uses the real window: the replay's contextPressure, else a 1M model, else 200k."""
+    lines = (FIXTURES / "short.jsonl").read_text().splitlines()
+    m = build_model(lines, final_status={"contextPressure": {"contextWindow": 1_000_000}})
+    assert m["window"] == 1_000_000
+    base = build_model(lines)
+    assert base["window"] == 200_000
+    assert m["health"]["fillPercent"] == pytest.approx(base["health"]["fillPercent"] / 5, abs=0.1)
+
+
+# --- the HTML file ---------------------------------------------------------------------------------
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from reports.session_page import main; raise SystemExit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], check=False, capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+    )
+
+
+def test_cli_writes_self_contained_file(tmp_path: Path) -> None:
+    """--html writes one file that loads nothing from anywhere."""
+    out = tmp_path / "page.html"
+    path = FIXTURES / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    r = run_cli(str(path), "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "health B (80/100)" in r.stdout
+    text = out.read_text()
+    low = text.lower()
+    for bad in ("<link", "src=", "@import", "url(http", "fetch(", "<img", "<iframe"):
+        assert bad not in low, bad
+    # the only address in the file is the SVG namespace
+    assert {m for m in re.findall(r"https?://[^\s'\"]+", text)} == {"http://www.w3.org/2000/svg"}
+
+
+def test_cli_session_id_lookup(tmp_path: Path) -> None:
+    """An id is found under $CLAUDE_CONFIG_DIR/projects/*/<id>.jsonl; an unknown id is one error line."""
+    sid = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+    proj = tmp_path / "claude" / "projects" / "-home-u-proj"
+    proj.mkdir(parents=True)
+    shutil.copy(FIXTURES / f"{sid}.jsonl", proj / f"{sid}.jsonl")
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
+    r = run_cli(sid, "--html", str(tmp_path / "p.html"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"session {sid}" in r.stdout
+    r = run_cli("no-such-session", "--html", str(tmp_path / "q.html"), env=env)
+    assert r.returncode == 1
+    assert r.stderr.strip().count("\n") == 0
+    assert "no-such-session" in r.stderr
+    assert not (tmp_path / "q.html").exists()
+
+
+def test_script_injection_is_inert(tmp_path: Path) -> None:
+    """A transcript carrying '</script>' cannot end the data block."""
+    lines = (FIXTURES / "tool_heavy.jsonl").read_text().splitlines()
+    evil = []
+    for ln in lines:
+        rec = json.loads(ln)
+        for b in (rec.get("message") or {}).get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Bash":
+                b["input"]["command"] = "echo '</script><script>document.title=\"owned\"</script><!--'"
+        evil.append(json.dumps(rec))
+    model = build_model(evil)
+    page = session_page.render_html(model)
+    assert page.lower().count("<script") == 2
+    assert page.lower().count("</script>") == 2
+    start = page.index('id="model">') + len('id="model">')
+    data = json.loads(page[start : page.index("</script>", start)])
+    assert any("</script>" in (r.get("label") or "") for r in data["rows"])
+
+
+# --- the live stream, over real HTTP ---------------------------------------------------------------
+
+
+def test_diff_sends_only_what_changed() -> None:
+    """New rows from their index; a finished tool call from its own index; nothing when nothing moved."""
+    lines = (FIXTURES / "tool_heavy.jsonl").read_text().splitlines()
+    sent: dict[str, Any] = {}
+    first = build_model(lines[:20])
+    msgs = live_view._diff(first, sent)
+    assert [m["type"] for m in msgs] == ["rows", "session", "health:update"]
+    assert msgs[0]["from"] == 0
+    assert live_view._diff(first, sent) == []
+    later = build_model(lines)
+    msgs = live_view._diff(later, sent)
+    rows = next(m for m in msgs if m["type"] == "rows")
+    k = rows["from"]
+    assert first["rows"][:k] == later["rows"][:k]
+    assert k == len(first["rows"]) or first["rows"][k] != later["rows"][k]
+    assert rows["rows"] == later["rows"][k:]
+
+
+def read_events(resp: http.client.HTTPResponse, n: int) -> list[dict[str, Any]]:
+    out = []
+    while len(out) < n:
+        line = resp.fp.readline()
+        if not line:
+            break
+        if line.startswith(b"data: "):
+            out.append(json.loads(line[6:]))
+    return out
+
+
+def test_live_server_streams_new_lines(tmp_path: Path) -> None:
+    """The server listens on 127.0.0.1, serves the live page and streams appended lines."""
+    src = (FIXTURES / "258c7280-ae70-4798-800f-63464d01a85d.jsonl").read_text().splitlines(keepends=True)
+    cut = next(i for i, ln in enumerate(src) if "compact_boundary" in ln)
+    tr = tmp_path / "s.jsonl"
+    tr.write_text("".join(src[:cut]))
+    view = live_view.LiveView(str(tr), poll=0.05)
+    view.start()
+    try:
+        assert view.server.server_address[0] == "127.0.0.1"
+        conn = http.client.HTTPConnection("127.0.0.1", view.port, timeout=30)
+        conn.request("GET", "/")
+        page = conn.getresponse()
+        body = page.read().decode()
+        assert page.status == 200
+        assert 'data-live="1"' in body
+        conn.close()
+        conn = http.client.HTTPConnection("127.0.0.1", view.port, timeout=60)
+        conn.request("GET", "/events")
+        resp = conn.getresponse()
+        assert resp.getheader("Content-Type", "").startswith("text/event-stream")
+        first = read_events(resp, 3)
+        assert [m["type"] for m in first] == ["rows", "session", "health:update"]
+        n0 = len(first[0]["rows"])
+        assert first[1]["session"]["compactions"] == []
+        with tr.open("a") as fh:
+            fh.write("".join(src[cut:]))
+        more = read_events(resp, 3)
+        kinds = {m["type"]: m for m in more}
+        assert set(kinds) == {"rows", "session", "health:update"}
+        assert kinds["rows"]["from"] <= n0
+        assert len(kinds["session"]["session"]["compactions"]) == 1
+        assert kinds["health:update"]["health"]["compactionCount"] == 1
+        total = kinds["rows"]["from"] + len(kinds["rows"]["rows"])
+        assert total == len(load_model(str(tr), with_story=False)["rows"])
+        conn.close()
+    finally:
+        view.close()
