@@ -55,14 +55,10 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "session":
-        try:
-            from reports import session_page  # type: ignore[attr-defined,unused-ignore]
-        except ImportError:
-            print("session-watcher report session: not available in this version", file=sys.stderr)
-            return 1
-        rc: int = session_page.main(argv[1:])
-        return rc
+    if argv and argv[0] == "session":  # `report session ...`: the single-session page
+        from reports.session_page import main as page_main
+
+        return page_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         doc = report(args)

@@ -57,9 +57,7 @@ def scatter_svg(doc: dict[str, Any]) -> str:
         f'<svg id="scatter" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
         f'viewBox="0 0 {W} {H}" role="img" aria-label="gap before a call versus tokens re-created">'
     ]
-    parts.append(
-        f'<rect x="{ML}" y="{MT}" width="{W - ML - MR}" height="{H - MT - MB}" fill="none" stroke="#d5dade"/>'
-    )
+    parts.append(f'<rect x="{ML}" y="{MT}" width="{W - ML - MR}" height="{H - MT - MB}" fill="none" stroke="#d5dade"/>')
     for s, label in (
         (1, "1 s"),
         (10, "10 s"),
@@ -72,18 +70,14 @@ def scatter_svg(doc: dict[str, Any]) -> str:
     ):
         if s <= max_gap * 1.01:
             xs = x(s)
-            parts.append(
-                f'<line x1="{xs:.1f}" y1="{H - MB}" x2="{xs:.1f}" y2="{H - MB + 4}" stroke="#9aa3ad"/>'
-            )
+            parts.append(f'<line x1="{xs:.1f}" y1="{H - MB}" x2="{xs:.1f}" y2="{H - MB + 4}" stroke="#9aa3ad"/>')
             parts.append(f'<text x="{xs:.1f}" y="{H - MB + 16}" text-anchor="middle">{label}</text>')
     t = 1
     while t <= max_tok * 1.01:
         ys = y(t)
         parts.append(f'<text x="{ML - 6}" y="{ys + 4:.1f}" text-anchor="end">{human_tokens(t)}</text>')
         t *= 10
-    parts.append(
-        f'<text x="{(ML + W - MR) / 2}" y="{H - 6}" text-anchor="middle">gap before the call (log)</text>'
-    )
+    parts.append(f'<text x="{(ML + W - MR) / 2}" y="{H - 6}" text-anchor="middle">gap before the call (log)</text>')
     parts.append(
         f'<text x="14" y="{(MT + H - MB) / 2}" transform="rotate(-90 14 {(MT + H - MB) / 2})" '
         'text-anchor="middle">tokens re-created (log)</text>'
@@ -109,7 +103,8 @@ def scatter_svg(doc: dict[str, Any]) -> str:
         )
         parts.append(
             f'<text x="{xs + 4:.1f}" y="{MT + 14 + 14 * k}">inferred {cls}-write TTL ≈ '
-            f"{escape(human_duration(tt['inferredSeconds']))} (n={ev['below']['n']} below, "
+            f"{escape(human_duration(tt['inferredSeconds']).replace('-hour', ' h'))} "
+            f"(n={ev['below']['n']} below, "
             f"{ev['above']['n']} above)</text>"
         )
     parts.append("</svg>")
@@ -187,8 +182,7 @@ def render(doc: dict[str, Any]) -> str:
     )
     for k in CAUSES:
         h.append(
-            f'<tr><td>{k}</td><td class="n">{doc["causes"][k]}</td>'
-            f'<td class="n">{pct(doc["causeShares"][k])}</td></tr>'
+            f'<tr><td>{k}</td><td class="n">{doc["causes"][k]}</td><td class="n">{pct(doc["causeShares"][k])}</td></tr>'
         )
     h.append("</tbody></table>")
     if doc["causes"]["unexplained"]:

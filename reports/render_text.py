@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reports.warmth import CAUSES, human_duration, human_tokens
+from reports.warmth import CAUSES, exact_duration, human_duration, human_tokens
 
 
 def pct(x: float | None) -> str:
@@ -18,8 +18,7 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
 
     def line(cells: list[str]) -> str:
         return "  ".join(
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
@@ -37,8 +36,8 @@ def ttl_sentence(cls: str, t: dict[str, Any] | None) -> str:
     rng = ""
     if b["maxGapSeconds"] is not None and a["minGapSeconds"] is not None:
         rng = (
-            f"; the edge lies between a {human_duration(b['maxGapSeconds'])} gap and a "
-            f"{human_duration(a['minGapSeconds'])} gap"
+            f"; the edge lies between a {exact_duration(b['maxGapSeconds'])} gap and a "
+            f"{exact_duration(a['minGapSeconds'])} gap"
         )
     return (
         f"{cls} writes: inferred from your sessions (not documentation), the cache expires near {where}: "
@@ -94,7 +93,5 @@ def render(doc: dict[str, Any]) -> str:
         crow = [[k, str(doc["causes"][k]), pct(doc["causeShares"][k])] for k in CAUSES]
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
         if doc["causes"]["unexplained"]:
-            out.append(
-                "unexplained: the transcript shows no idle gap, model switch or compaction before them"
-            )
+            out.append("unexplained: the transcript shows no idle gap, model switch or compaction before them")
     return "\n".join(out) + "\n"

@@ -124,9 +124,7 @@ class Obs:
     also: list[str] = field(default_factory=list)
 
 
-def fold_session(
-    session_id: str, project: str, main_rows: list[Row], sub_rows: Iterable[list[Row]]
-) -> Session:
+def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: Iterable[list[Row]]) -> Session:
     """Fold a session's raw rows (main file, then each subagent file, in file order)."""
     usage: dict[str, Row] = {}
     chain: dict[str, Call] = {}
@@ -146,9 +144,7 @@ def fold_session(
             continue
         c = chain.get(r.key)
         if c is None:
-            chain[r.key] = Call(
-                r.key, r.ts, r.model, r.inp, r.out, r.cr, r.cw, r.cw5m, r.cw1h, compact_pending
-            )
+            chain[r.key] = Call(r.key, r.ts, r.model, r.inp, r.out, r.cr, r.cw, r.cw5m, r.cw1h, compact_pending)
             compact_pending = False
         else:  # a later sample of the same call replaces the usage, keeps the time and place
             c.inp, c.out, c.cr, c.cw, c.cw5m, c.cw1h = r.inp, r.out, r.cr, r.cw, r.cw5m, r.cw1h
@@ -333,6 +329,18 @@ def human_duration(s: float) -> str:
     return f"{s:.0f} s"
 
 
+def exact_duration(s: float) -> str:
+    """4 min 59 s, 1 h 00 min 10 s: for evidence, where rounding would blur the edge."""
+    t = round(s)
+    h, rest = divmod(t, 3600)
+    m, sec = divmod(rest, 60)
+    if h:
+        return f"{h} h {m:02d} min {sec:02d} s"
+    if m:
+        return f"{m} min {sec:02d} s"
+    return f"{sec} s"
+
+
 def gap_sentence(gap: dict[str, Any] | None) -> str:
     if gap is None:
         return "no break to price (a one-call session)"
@@ -340,9 +348,7 @@ def gap_sentence(gap: dict[str, Any] | None) -> str:
     dur = human_duration(gap["seconds"])
     if gap["cold"]:
         return f"your {dur} break cost {human_tokens(gap['tokensRecreated'])} tokens of re-reading{usd}"
-    return (
-        f"your longest break ({dur}) stayed warm: {human_tokens(gap['tokensRecreated'])} tokens written{usd}"
-    )
+    return f"your longest break ({dur}) stayed warm: {human_tokens(gap['tokensRecreated'])} tokens written{usd}"
 
 
 def day_start(now: float, utc_offset: float) -> float:

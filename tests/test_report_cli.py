@@ -1,0 +1,206 @@
+"""`session-watcher report` as a real process: text tables, JSON against its schema, the HTML page
+rendered by a real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from reports.cli import main
+
+try:
+    from tests.test_report_fixtures import copy_fixtures
+    from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
+except ImportError:  # tests/ imported as a rootdir-less folder
+    from test_report_fixtures import copy_fixtures  # type: ignore[no-redef]
+    from test_warmth import COLD, T0, WARM, Transcript, cliff_session  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
+
+
+def env_for(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["SESSION_WATCHER_HOME"] = str(tmp / "home")
+    env["CLAUDE_CONFIG_DIR"] = str(tmp / "claude")
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def report(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reports.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env_for(tmp),
+        cwd=tmp,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def fixtures_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("cli")
+    copy_fixtures(base / "claude")
+    return base
+
+
+@pytest.fixture(scope="module")
+def cliff_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A corpus with a visible 5-minute cliff, a 1-hour cliff and a one-call session."""
+    base = tmp_path_factory.mktemp("cliff")
+    proj = base / "claude" / "projects" / "-home-u-p"
+    cliff_session("five", "5m", [20, 45, 90, 150, 200, 299], [301, 420, 900]).write(proj)
+    cliff_session("hour", "1h", [30, 400, 900, 1800, 3000, 3590], [3610, 5000, 9000]).write(proj)
+    Transcript("single").call(T0, 0, 15_000).write(proj)
+    Transcript("warmish").call(T0, *WARM).call(T0 + 9, *COLD).call(T0 + 20, *WARM).write(proj)
+    return base
+
+
+def test_text_report_over_the_fixtures(fixtures_dir: Path) -> None:
+    """The default sources ($CLAUDE_CONFIG_DIR/projects): tables and sentences on stdout, nothing else."""
+    r = report(fixtures_dir)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""  # no progress bar when stderr is not a terminal
+    out = r.stdout
+    assert "no calls today; no calls this week" in out
+    assert "your 17.5 min break cost 24k tokens of re-reading ($0.15)" in out
+    assert re.search(r"^short\s+1\s+undefined\s+1\s+25k\s+no break to price", out, re.M)
+    assert re.search(r"^modelSwitch\s+2\s+33 %$", out, re.M)
+    assert re.search(r"^unexplained\s+3\s+50 %$", out, re.M)
+    assert "5m writes: your sessions do not show where the cache expires" in out
+    assert re.search(r"^<1m\s+360\s+99 %\s+1 %$", out, re.M)  # the 5m table's first bucket
+
+
+def test_json_validates_against_the_schema(fixtures_dir: Path) -> None:
+    r = report(fixtures_dir, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert doc["ttl"] == {"5m": None, "1h": None}
+    assert doc["causes"]["modelSwitch"] == 2
+    single = {s["sessionId"]: s for s in doc["sessions"]}["short"]
+    assert single["warmth"] is None
+
+
+def test_json_with_an_inferred_cliff_validates(cliff_dir: Path) -> None:
+    r = report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert doc["ttl"]["5m"]["inferredSeconds"] == 300
+    assert doc["ttl"]["1h"]["inferredSeconds"] == 3600
+    assert doc["causes"] == {"firstCall": 1, "idleGap": 6, "modelSwitch": 0, "compaction": 0, "unexplained": 1}
+
+
+def test_text_states_the_inference_with_its_evidence(cliff_dir: Path) -> None:
+    r = report(cliff_dir, "--projects", str(cliff_dir / "claude" / "projects"))
+    assert r.returncode == 0, r.stderr
+    assert (
+        "5m writes: inferred from your sessions (not documentation), the cache expires near 5 min: "
+        "12 % cold of 8 calls below, 100 % cold of 3 above; the edge lies between a 4 min 59 s gap and a 5 min 01 s gap"
+    ) in r.stdout
+    assert "1h writes: inferred from your sessions (not documentation), the cache expires near 1 h" in r.stdout
+
+
+def test_since_and_bad_date(cliff_dir: Path) -> None:
+    r = report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects"), "--since", "2030-01-01")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sessions"] == []
+    bad = report(cliff_dir, "--since", "yesterday-ish")
+    assert bad.returncode == 2
+    assert "not a date" in bad.stderr
+
+
+def test_json_and_html_are_exclusive(tmp_path: Path) -> None:
+    r = report(tmp_path, "--json", "--html", str(tmp_path / "x.html"))
+    assert r.returncode == 2
+
+
+def test_empty_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """No transcripts anywhere: a report that says so, exit 0."""
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nothing"))
+    assert main(["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["sessions"] == []
+    assert doc["coldStarts"] == 0
+
+
+def html_page(base: Path) -> tuple[Path, str]:
+    out = base / "report.html"
+    r = report(base, "--projects", str(base / "claude" / "projects"), "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    return out, out.read_text()
+
+
+def test_html_is_self_contained_and_honest(cliff_dir: Path) -> None:
+    """No network: no script, no external URL; the warning colour for re-created tokens, no danger colour;
+    340k-style numbers with the exact figure on hover; tabular figures."""
+    _, page = html_page(cliff_dir)
+    assert "<script" not in page
+    assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", page)
+    assert "@import" not in page
+    assert "--mv-danger" not in page
+    assert 'class="recreated"' in page
+    assert ".bar .recreated { background: var(--mv-warn); }" in page
+    assert "font-variant-numeric: tabular-nums" in page
+    # "five": 7 warm calls of 20,253 tokens and 3 cold ones of 31,053: 234,930, shown as 235k
+    assert '<span class="num" title="234,930">235k</span>' in page
+    assert "undefined (one call" in page
+    assert page.count('class="inferred-ttl"') == 2
+    assert "inferred 5m-write TTL ≈ 5 min (n=8 below, 3 above)" in page
+
+
+def find_browser() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
+    """Chromium parses the page: the scatter with one point per gap, the boundary labelled inferred."""
+    browser = find_browser()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("no chromium in CI (.ci/setup.d installs it)")
+        pytest.skip("no chromium here")
+    out, _ = html_page(cliff_dir)
+    r = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={cliff_dir / 'chrome-profile'}",
+            "--dump-dom",
+            out.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = r.stdout
+    doc: dict[str, Any] = json.loads(
+        report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects")).stdout
+    )
+    assert '<svg id="scatter"' in dom
+    assert dom.count("<circle") == len(doc["scatter"]) == 9 + 9 + 2
+    assert "inferred 1h-write TTL ≈ 1 h (n=6 below, 3 above)" in dom
+    assert "of today ran warm" in dom or "no calls today" in dom
