@@ -1,0 +1,55 @@
+"""Shared test isolation: no test reads or writes the real home, state or Claude Code settings.
+
+Before any test (and before module-scoped fixtures) HOME, SESSION_WATCHER_HOME, CLAUDE_CONFIG_DIR and
+the XDG folders point into a session temp dir; each test then gets fresh ones of its own. Subprocesses
+inherit them through os.environ. XDG_CACHE_HOME keeps its real value (or the real ~/.cache) so tools'
+download caches (the e2e client, pip) still work; session-watcher never writes there while
+SESSION_WATCHER_HOME is set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+ISOLATED = ("HOME", "SESSION_WATCHER_HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
+            "XDG_DATA_HOME")
+
+
+def _isolated_env(root: Path) -> dict[str, str]:
+    home = root / "home"
+    env = {
+        "HOME": home,
+        "SESSION_WATCHER_HOME": root / "sw-home",
+        "CLAUDE_CONFIG_DIR": home / ".claude",
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_STATE_HOME": home / ".local" / "state",
+        "XDG_DATA_HOME": home / ".local" / "share",
+    }
+    home.mkdir(parents=True, exist_ok=True)
+    return {k: str(v) for k, v in env.items()}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolate_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in (*ISOLATED, "XDG_CACHE_HOME")}
+    os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+    os.environ.update(_isolated_env(tmp_path_factory.mktemp("isolated-session")))
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(autouse=True)
+def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in _isolated_env(tmp_path_factory.mktemp("isolated")).items():
+        monkeypatch.setenv(key, value)

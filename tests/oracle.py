@@ -1,0 +1,126 @@
+"""An independent token oracle and small helpers for the foundation tests (real CLI, real files).
+
+The oracle is written from the issue's definition, not from the package: every complete JSONL line
+that is an assistant record with `message.usage` and `message.id` is one sample of the API call keyed
+by (message.id, requestId); the last sample of a call wins; model "<synthetic>" is no call;
+`isSidechain` records, and every record of a subagent file, count toward the subagent totals.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+TRANSCRIPTS = FIXTURES / "transcripts"
+REAL_CLIENT = FIXTURES / "real-client"
+SW = Path(sys.executable).parent / "session-watcher"
+
+KEYS = ("uncachedInput", "output", "cacheRead", "cacheWrite", "cacheWrite5m", "cacheWrite1h")
+
+
+def _n(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _sample(usage: dict[str, Any]) -> dict[str, int]:
+    cw = _n(usage.get("cache_creation_input_tokens"))
+    split = usage.get("cache_creation")
+    if isinstance(split, dict):
+        w5, w1 = _n(split.get("ephemeral_5m_input_tokens")), _n(split.get("ephemeral_1h_input_tokens"))
+    else:
+        w5, w1 = cw, 0
+    return {
+        "uncachedInput": _n(usage.get("input_tokens")),
+        "output": _n(usage.get("output_tokens")),
+        "cacheRead": _n(usage.get("cache_read_input_tokens")),
+        "cacheWrite": cw,
+        "cacheWrite5m": w5,
+        "cacheWrite1h": w1,
+    }
+
+
+def complete_lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")[:-1]
+
+
+def oracle(main: bytes | Path, subagents: list[Path] | tuple[Path, ...] = ()) -> dict[str, Any]:
+    """{'main': bucket, 'sub': bucket, 'pressure': int | None, 'mainKeys': [...]} of the given files."""
+    calls: dict[tuple[str, str | None], tuple[str, dict[str, int]]] = {}
+    main_order: list[tuple[str, str | None]] = []
+    sources = [(main.read_bytes() if isinstance(main, Path) else main, False)]
+    sources += [(p.read_bytes(), True) for p in subagents]
+    for data, is_sub_file in sources:
+        for line in complete_lines(data):
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or rec.get("type") != "assistant":
+                continue
+            msg = rec.get("message")
+            if not isinstance(msg, dict) or msg.get("model") == "<synthetic>":
+                continue
+            usage, mid = msg.get("usage"), msg.get("id")
+            if not isinstance(usage, dict) or not isinstance(mid, str):
+                continue
+            rid = rec.get("requestId")
+            key = (mid, rid if isinstance(rid, str) else None)
+            stream = "sub" if is_sub_file or rec.get("isSidechain") is True else "main"
+            calls[key] = (stream, _sample(usage))
+            if stream == "main" and key not in main_order:
+                main_order.append(key)
+    out: dict[str, Any] = {}
+    for stream in ("main", "sub"):
+        bucket = dict.fromkeys(KEYS, 0)
+        bucket["calls"] = 0
+        for s, sample in calls.values():
+            if s == stream:
+                for k in KEYS:
+                    bucket[k] += sample[k]
+                bucket["calls"] += 1
+        out[stream] = bucket
+    pressure = None
+    mains = [k for k in main_order if calls[k][0] == "main"]
+    if mains:
+        last = calls[mains[-1]][1]
+        pressure = last["uncachedInput"] + last["cacheRead"] + last["cacheWrite"]
+    out["pressure"] = pressure
+    out["mainKeys"] = mains
+    return out
+
+
+def run(args: list[str], stdin: bytes = b"", timeout: float = 60, env: dict[str, str] | None = None,
+        ) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(args, input=stdin, capture_output=True, timeout=timeout, check=False,
+                          env=env if env is not None else dict(os.environ))
+
+
+def sw(*args: str, stdin: bytes = b"", timeout: float = 60, env: dict[str, str] | None = None,
+       ) -> subprocess.CompletedProcess[bytes]:
+    """The installed console script, as a user runs it."""
+    return run([str(SW), *args], stdin=stdin, timeout=timeout, env=env)
+
+
+def hook(event: str, payload: dict[str, Any] | bytes, timeout: float = 30,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return sw("hook", event, stdin=raw, timeout=timeout, env=env)
+
+
+def state_file(session_id: str) -> Path:
+    return Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "sessions" / f"{session_id}.json"
+
+
+def load_state(session_id: str) -> dict[str, Any]:
+    return json.loads(state_file(session_id).read_text())  # type: ignore[no-any-return]
+
+
+def payload(session_id: str, transcript: Path | str, event: str = "Stop", **extra: Any) -> dict[str, Any]:
+    return {"session_id": session_id, "transcript_path": str(transcript), "cwd": str(Path(transcript).parent),
+            "hook_event_name": event, **extra}
