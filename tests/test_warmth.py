@@ -117,7 +117,7 @@ class Transcript:
     def write(self, project_dir: Path) -> Path:
         project_dir.mkdir(parents=True, exist_ok=True)
         path = project_dir / f"{self.session}.jsonl"
-        path.write_text("".join(json.dumps(x) + "\n" for x in self.lines))
+        path.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in self.lines))
         return path
 
 
