@@ -1,0 +1,222 @@
+"""The EOQ cost model (SPEC "The cost model"): formulas, their properties, and the claim itself."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import eoq
+
+dhats = st.floats(min_value=1e-6, max_value=1e4, allow_nan=False, allow_infinity=False)
+c_ratios = st.sampled_from([eoq.CRATIO_5M, eoq.CRATIO_1H, 1.0, 7.3, 50.0])
+gs = st.floats(min_value=1.0, max_value=50_000.0)
+bs = st.floats(min_value=1_000.0, max_value=900_000.0)
+
+
+# --------------------------------------------------------------------------- constants
+
+def test_cratio_constants_are_the_price_ratios() -> None:
+    assert abs(eoq.CRATIO_5M - 12.5) < 1e-12
+    assert abs(eoq.CRATIO_1H - 20.0) < 1e-12
+    assert abs(eoq.MF_MAX - 0.41421356) < 1e-8
+
+
+# --------------------------------------------------------------------------- mf
+
+@given(dhats)
+def test_mf_is_in_its_interval(dh: float) -> None:
+    mf = eoq.movable_fraction(dh)
+    assert 0 < mf <= 0.41422
+
+
+@given(dhats)
+def test_mf_maximum_is_at_sqrt2(dh: float) -> None:
+    assert eoq.movable_fraction(dh) <= eoq.movable_fraction(math.sqrt(2)) + 1e-15
+
+
+def test_mf_value_at_sqrt2_and_shape() -> None:
+    assert eoq.movable_fraction(math.sqrt(2)) == pytest.approx(math.sqrt(2) - 1, rel=1e-12)
+    # rises before sqrt(2), falls after
+    assert eoq.movable_fraction(0.5) < eoq.movable_fraction(1.0) < eoq.movable_fraction(1.4)
+    assert eoq.movable_fraction(1.5) > eoq.movable_fraction(3.0) > eoq.movable_fraction(10.0)
+    assert eoq.movable_fraction(1.0) == pytest.approx(1 / 2.5)
+
+
+# --------------------------------------------------------------------------- dhat and cost
+
+@given(c_ratios, gs, bs)
+def test_dhat_minimizes_the_cost(c: float, g: float, b: float) -> None:
+    dh = eoq.dhat(c, g, b)
+    assert dh == pytest.approx(math.sqrt(2 * c * g / b))
+    best = eoq.cost_per_call(dh, c, g, b)
+    for f in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):
+        assert eoq.cost_per_call(dh * f, c, g, b) > best
+
+
+@given(c_ratios, gs, bs)
+def test_mf_is_the_timing_share_of_the_optimal_cost(c: float, g: float, b: float) -> None:
+    dh = eoq.dhat(c, g, b)
+    total = eoq.cost_per_call(dh, c, g, b)
+    timing = c * (g / b) / dh + dh / 2
+    assert eoq.movable_fraction(dh) == pytest.approx(timing / total, rel=1e-9)
+
+
+# --------------------------------------------------------------------------- bp
+
+@given(dhats)
+def test_bp_is_zero_at_the_sweet_spot(dh: float) -> None:
+    bp = eoq.bill_premium(1 + dh, dh)
+    assert bp is not None
+    assert bp == pytest.approx(0.0, abs=1e-9)
+
+
+@given(dhats, st.floats(min_value=1.0 + 1e-9, max_value=1e3))
+def test_bp_is_nonnegative_right_of_one(dh: float, x: float) -> None:
+    bp = eoq.bill_premium(x, dh)
+    assert bp is not None
+    assert bp >= 0
+    assert math.isfinite(bp)
+
+
+@given(dhats, st.floats(min_value=-10.0, max_value=1.0))
+def test_bp_is_undefined_at_or_left_of_one(dh: float, x: float) -> None:
+    assert eoq.positional_penalty(x, dh) is None
+    assert eoq.bill_premium(x, dh) is None
+
+
+@given(st.floats(min_value=0.05, max_value=20.0), st.floats(min_value=0.05, max_value=0.95))
+def test_bp_grows_on_both_arms(dh: float, f: float) -> None:
+    xs = 1 + dh
+    left_far, left_near = 1 + dh * f * f, 1 + dh * f
+    right_near, right_far = 1 + dh / f, 1 + dh / (f * f)
+    bp = [eoq.bill_premium(v, dh) for v in (left_far, left_near, xs, right_near, right_far)]
+    assert bp[0] > bp[1] > bp[2] < bp[3] < bp[4]  # type: ignore[operator]
+    # symmetric in log r: r and 1/r cost the same
+    assert bp[1] == pytest.approx(bp[3], rel=1e-9)
+
+
+def test_bp_known_values() -> None:
+    # dhat = 1: mf = 0.4; at x = 3 (r = 2), P = (2-1)^2 / 4 = 0.25, bp = 0.1
+    assert eoq.bill_premium(3.0, 1.0) == pytest.approx(0.1)
+    assert eoq.positional_penalty(1.5, 1.0) == pytest.approx(0.25)
+
+
+# --------------------------------------------------------------------------- rent, backstop, Holt, lamp
+
+def test_rent_rate_is_one_at_the_wall() -> None:
+    b, c = 40_000.0, 12.5
+    assert eoq.rent_rate(b * (1 + c), b, c) == pytest.approx(1.0)
+    assert eoq.rent_rate(b * 0.5, b, c) == 0.0
+    assert eoq.rent_rate(b * 2, b, c) == pytest.approx(1 / 12.5)
+
+
+@given(st.floats(min_value=1e-6, max_value=0.41422), st.sampled_from([1.0, 2.0, 3.5]))
+def test_backstop_interval(mf: float, base: float) -> None:
+    n = eoq.backstop_interval(mf, base)
+    assert n == max(1, math.ceil(base * 0.4142 / mf))
+    assert n is not None
+    assert n >= 1
+
+
+def test_backstop_interval_values() -> None:
+    assert eoq.backstop_interval(0.0, 2.0) is None
+    assert eoq.backstop_interval(0.4142, 2.0) == 2
+    assert eoq.backstop_interval(0.2071, 2.0) == 4
+    assert eoq.backstop_interval(0.1, 2.0) == 9
+
+
+def test_holt_converges_to_a_constant_and_tracks_a_ramp() -> None:
+    level, trend = None, 0.0
+    for _ in range(200):
+        level, trend = eoq.holt(level, trend, 700.0)
+    assert eoq.growth(level, trend) == pytest.approx(700.0, rel=1e-6)
+    level, trend = eoq.holt(None, 0.0, 500.0)
+    assert (level, trend) == (500.0, 0.0)
+    level, trend = eoq.holt(level, trend, 600.0)
+    assert level == pytest.approx(0.3 * 600 + 0.7 * 500)
+    assert trend == pytest.approx(0.1 * (level - 500))
+    for v in range(1000, 50_000, 500):
+        level, trend = eoq.holt(level, trend, float(v))
+    assert trend == pytest.approx(500.0, rel=0.05)
+
+
+def test_growth_floor() -> None:
+    assert eoq.growth(None, 0.0) == eoq.G_MIN == 100.0
+    assert eoq.growth(20.0, 5.0) == 100.0
+    assert eoq.growth(0.0, -50.0) == 100.0
+    assert eoq.growth(900.0, -100.0) == 800.0
+
+
+@pytest.mark.parametrize(("x", "xs", "bp", "want"), [
+    (None, 2.0, None, "white"),
+    (1.5, None, None, "white"),
+    (1.0, 2.0, 0.5, "white"),
+    (0.7, 2.0, None, "white"),
+    (1.5, 2.0, 0.9, "green"),  # left arm: green whatever bp says
+    (2.5, 2.0, 0.05, "green"),
+    (2.5, 2.0, 0.10, "amber"),
+    (2.5, 2.0, 0.249, "amber"),
+    (2.5, 2.0, 0.25, "red"),
+    (2.0, 2.0, 0.0, "green"),
+])
+def test_lamp(x: float | None, xs: float | None, bp: float | None, want: str) -> None:
+    assert eoq.lamp(x, xs, bp, 0.10, 0.25) == want
+
+
+# --------------------------------------------------------------------------- the EOQ claim itself
+
+def simulate(b: int, g: int, c: float, restart_after: int, horizon: int) -> float:
+    """Token-level simulation of `horizon` calls; returns the cost per call in read-price tokens.
+
+    A cycle starts by writing the baseline B to cache (cRatio x read price). Each call reads the
+    whole context L from cache (1 x) and writes the g new tokens (cRatio x); the context grows by g.
+    After `restart_after` calls in a cycle the session restarts: L falls back to B.
+    """
+    cost = 0.0
+    calls_in_cycle = 0
+    big_l = b
+    for _ in range(horizon):
+        if calls_in_cycle == 0:
+            cost += c * b
+            big_l = b
+        cost += big_l + c * g
+        big_l += g
+        calls_in_cycle += 1
+        if calls_in_cycle == restart_after:
+            calls_in_cycle = 0
+    return cost / horizon
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([eoq.CRATIO_5M, eoq.CRATIO_1H, 8.0]),
+       st.integers(min_value=15_000, max_value=120_000),
+       st.integers(min_value=60, max_value=400))
+def test_cheapest_restart_position_is_the_sweet_spot(c: float, b: int, g: int) -> None:
+    k_star = math.sqrt(2 * c * b / g)
+    ks = range(max(2, int(k_star / 2)), int(2 * k_star) + 3)
+    # a horizon of whole cycles for each k: the per-call cost of the steady state
+    costs = {k: simulate(b, g, c, k, horizon=k * 3) for k in ks}
+    best_k = min(costs, key=costs.__getitem__)
+    # where the cheapest cycle ends: the context its last call left behind, in units of the baseline
+    x_restart = (b + best_k * g) / b
+    x_sweet = 1 + eoq.dhat(c, g, b)
+    assert x_restart == pytest.approx(x_sweet, rel=0.02)
+    # the cost curve is what the formula says, up to the discreteness of calls
+    assert costs[best_k] / b == pytest.approx(eoq.cost_per_call(x_sweet - 1, c, g, b), rel=0.02)
+
+
+@pytest.mark.parametrize("factor", [0.4, 0.7, 1.5, 2.5])
+def test_bp_is_the_simulated_excess_cost(factor: float) -> None:
+    """bp at a restart position = simulated cost per call there / optimal cost per call - 1."""
+    b, g, c = 60_000, 60, eoq.CRATIO_5M
+    dh = eoq.dhat(c, g, b)
+    k_opt = round(dh * b / g)
+    k = round(k_opt * factor)
+    best = min(simulate(b, g, c, kk, kk * 3) for kk in range(k_opt - 3, k_opt + 4))
+    here = simulate(b, g, c, k, k * 3)
+    bp = eoq.bill_premium(1 + k * g / b, dh)
+    assert bp is not None
+    assert here / best - 1 == pytest.approx(bp, rel=0.05, abs=2e-4)
