@@ -8,8 +8,6 @@ chars-per-token ratio calibrated per session (see `chars_per_token`).
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -94,6 +92,10 @@ def relative(path: str, root: str | None) -> str | None:
 
 def included(path: str, reason: str | None, root: str | None, include: list[str], exclude: list[str]) -> bool:
     """Inclusion in B_default: the discard reason, overridden by the config's globs (exclude wins)."""
+    if not include and not exclude:
+        return reason is None
+    from fnmatch import fnmatchcase  # imports re: only when globs are configured
+
     rel = relative(path, root)
     subjects = [path] if rel is None else [rel, path]
     if any(fnmatchcase(s, g) for g in exclude for s in subjects):

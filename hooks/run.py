@@ -9,7 +9,6 @@ raising. Imports: the core, the state store, stdlib json/os; nothing else unless
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -32,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = run(event, sys.stdin.buffer.read(MAX_STDIN))
         if out:
-            sys.stdout.write(json.dumps(out) + "\n")
+            from core.fastjson import dumps
+
+            sys.stdout.write(dumps(out) + "\n")
             sys.stdout.flush()
     except BaseException as exc:
         from session_watcher.logs import log_exception
@@ -45,7 +46,9 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     """Do one hook's work; returns the hook's stdout object, or None for silence."""
     start = time.monotonic()
     try:
-        payload = json.loads(raw) if raw.strip() else None
+        from core.fastjson import loads
+
+        payload = loads(raw) if raw.strip() else None
     except ValueError:
         return None
     if not isinstance(payload, dict):

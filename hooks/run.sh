@@ -4,9 +4,9 @@
 # folder. The first run installs it in the background and exits at once: the agent never waits, and
 # the transcript lines of this event are folded by the next run.
 data="${CLAUDE_PLUGIN_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/session-watcher}"
-bin="$data/venv/bin/session-watcher"
-if [ -x "$bin" ]; then
-    exec "$bin" hook "$@"
+launcher="$data/venv/bin/session-watcher-hook"
+if [ -f "$launcher" ]; then
+    exec "$data/venv/bin/python" -I "$launcher" "$@"
 fi
 root="${CLAUDE_PLUGIN_ROOT:-$(dirname "$0")/..}"
 mkdir -p "$data" 2>/dev/null

@@ -1,6 +1,6 @@
 """Merge session-watcher's hooks and status line into Claude Code's settings.json, and take them out.
 
-`python -m session_watcher.install add BIN` / `remove`: idempotent; every other key and hook of the
+`python -m session_watcher.install add BIN_DIR` / `remove`: idempotent; every other key and hook of the
 user's is kept; a backup is written before any change; an existing statusLine is never overwritten.
 What was added is recorded in `<data dir>/installed.json`, so removal takes out exactly that.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from typing import Any
@@ -59,25 +60,36 @@ def _read_text(path: str) -> str | None:
         return None
 
 
-def hook_command(binary: str, event: str) -> str:
-    return f"{binary} hook {event}"
+def _launch(bin_dir: str, kind: str) -> str:
+    # the venv's interpreter, isolated, on the launcher script: quoted for `sh -c`, and no shebang
+    # involved (a shebang cannot hold a path with spaces, as on macOS's "Application Support")
+    python = shlex.quote(os.path.join(bin_dir, "python"))
+    return f"{python} -I {shlex.quote(os.path.join(bin_dir, f'session-watcher-{kind}'))}"
 
 
-def add(binary: str) -> int:
+def hook_command(bin_dir: str, event: str) -> str:
+    return f"{_launch(bin_dir, 'hook')} {event}"
+
+
+def statusline_command(bin_dir: str) -> str:
+    return _launch(bin_dir, "statusline")
+
+
+def add(bin_dir: str) -> int:
     path = settings_file()
     before = _read_text(path)
     doc = _load(path)
     hooks = doc.setdefault("hooks", {})
     added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None}
     for event in EVENTS:
-        command = hook_command(binary, event)
+        command = hook_command(bin_dir, event)
         groups = hooks.setdefault(event, [])
         present = any(h.get("command") == command for g in groups if isinstance(g, dict)
                       for h in g.get("hooks", []) if isinstance(h, dict))
         if not present:
             groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]})
         added["hooks"].append(command)
-    status_cmd = f"{binary} statusline"
+    status_cmd = statusline_command(bin_dir)
     current = doc.get("statusLine")
     if current is None:
         doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0}
@@ -145,7 +157,7 @@ def main(argv: list[str]) -> int:
         return add(argv[1])
     if argv[:1] == ["remove"]:
         return remove()
-    print("usage: python -m session_watcher.install add BIN | remove", file=sys.stderr)
+    print("usage: python -m session_watcher.install add BIN_DIR | remove", file=sys.stderr)
     return 2
 
 

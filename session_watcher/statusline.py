@@ -7,7 +7,6 @@ holds it, the line is drawn from the state as last saved.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -55,7 +54,9 @@ def run(raw: bytes, env: Any) -> str:
     from state import store
 
     try:
-        payload = json.loads(raw) if raw.strip() else {}
+        from core.fastjson import loads
+
+        payload = loads(raw) if raw.strip() else {}
     except ValueError:
         payload = {}
     if not isinstance(payload, dict):

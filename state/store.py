@@ -8,10 +8,10 @@ transcript, which is the durable log.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from core import fastjson
 from core.engine import SCHEMA, new_engine, new_state
 from session_watcher import paths
 
@@ -78,7 +78,7 @@ def load(path: str, session_id: str) -> dict[str, Any] | None:
     finally:
         os.close(fd)
     try:
-        doc = json.loads(data)
+        doc = fastjson.loads(data)
     except ValueError:
         raise StateRejected(quarantine(path, "corrupt")) from None
     if isinstance(doc, dict) and isinstance(doc.get("schema"), int) and doc["schema"] > SCHEMA:
@@ -91,7 +91,7 @@ def load(path: str, session_id: str) -> dict[str, Any] | None:
 def save(path: str, state: dict[str, Any]) -> None:
     from state.atomic import write_atomic
 
-    write_atomic(path, json.dumps(state, separators=(",", ":")).encode("utf-8"))
+    write_atomic(path, fastjson.dumps(state).encode("ascii"))
 
 
 def list_sessions() -> list[tuple[float, str]]:

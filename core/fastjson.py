@@ -1,0 +1,82 @@
+"""JSON for the hot path, through CPython's `_json` accelerator without importing `json`.
+
+`import json` costs about 8 ms, almost all of it `re` and `enum`, which json's pure-Python layers
+import for their fallbacks and whitespace handling. The C scanner and encoder underneath (`_json`,
+the same code `json.loads`/`json.dumps` run) need neither. This module calls them directly: same
+parser, same output as `json.dumps(obj, separators=(",", ":"))`, a tenth of the import. Where
+`_json` is missing (another Python implementation), it is plain `json`.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+try:
+    import _json
+except ImportError:  # pragma: no cover - not CPython
+    _json = None  # type: ignore[assignment]
+
+_WS = " \t\n\r"
+
+
+class JSONError(ValueError):
+    """Not a JSON document (also raised for bytes that are not UTF-8)."""
+
+
+def _constant(name: str) -> float:
+    return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+class _Context:
+    # the attributes `_json.make_scanner` reads, as json.JSONDecoder defines them
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_constant)
+    memo: dict[str, str] = {}  # noqa: RUF012 - read by the C scanner, which keeps its own memo
+
+
+def _fail(_obj: object) -> object:
+    raise TypeError(f"Object of type {type(_obj).__name__} is not JSON serializable")
+
+
+if _json is not None:
+    _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
+    _encode = _json.make_encoder(None, _fail, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
+
+    def loads(data: bytes | str) -> Any:
+        """Parse one JSON document (bytes must be UTF-8)."""
+        try:
+            text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+        except UnicodeDecodeError as exc:
+            raise JSONError(str(exc)) from None
+        start = 0
+        while start < len(text) and text[start] in _WS:
+            start += 1
+        try:
+            obj, end = _scan(text, start)
+        except StopIteration:
+            raise JSONError("expected a JSON value") from None
+        if text[end:].strip(_WS):
+            raise JSONError(f"extra data at {end}")
+        return obj
+
+    def dumps(obj: Any) -> str:
+        """Compact JSON, ASCII only; NaN and infinities are refused, never written."""
+        return "".join(_encode(obj, 0))
+
+else:  # pragma: no cover
+    import json as _std
+
+    def loads(data: bytes | str) -> Any:
+        try:
+            return _std.loads(data)
+        except ValueError as exc:
+            raise JSONError(str(exc)) from None
+
+    def dumps(obj: Any) -> str:
+        return _std.dumps(obj, separators=(",", ":"), allow_nan=False)
