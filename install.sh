@@ -69,5 +69,11 @@ echo "== the status a bundled sample session ends with (session-watcher replay):
 sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", "sample-session.jsonl"))')
 "$bin" replay "$sample"
 echo
-echo "== your sessions (session-watcher report):"
-"$bin" report 2>/dev/null | head -n 40 || echo "(no Claude Code sessions found yet)"
+projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
+projects="${projects%%,*}/projects"
+if ls "$projects"/*/*.jsonl >/dev/null 2>&1; then
+    echo "== your sessions (session-watcher report):"
+    "$bin" report | head -n 60
+else
+    echo "== no Claude Code sessions in $projects yet: start one, and watch the status line."
+fi

@@ -150,6 +150,7 @@ def record_events(rec: dict[str, object]) -> Iterator[tuple[object, ...]]:
     """The events one parsed record holds."""
     kind = rec.get("type")
     ts = iso_to_epoch(rec.get("timestamp"))
+    side = rec.get("isSidechain") is True
     if kind == "assistant":
         msg = rec.get("message")
         if not isinstance(msg, dict):
@@ -161,16 +162,15 @@ def record_events(rec: dict[str, object]) -> Iterator[tuple[object, ...]]:
         if isinstance(usage, dict) and isinstance(mid, str) and model != "<synthetic>":
             rid = rec.get("requestId")
             key = f"{mid}:{rid}" if isinstance(rid, str) else mid
-            side = rec.get("isSidechain") is True
             yield ("call", key, ts, model, side, *usage_sample(usage))
         content = msg.get("content")
-        if isinstance(content, list):
+        if isinstance(content, list) and not side:  # a subagent's tools are not in the main context
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     tid, name = block.get("id"), block.get("name")
                     if isinstance(tid, str) and isinstance(name, str):
                         yield ("use", ts, tid, name, use_info(name, block.get("input")))
-    elif kind == "user":
+    elif kind == "user" and not side:
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
         if not isinstance(content, list):
