@@ -45,6 +45,11 @@ def _commands(args: list[str]) -> int:
         return 1
     try:
         return int(ns.func(ns))
+    except BrokenPipeError:  # `session-watcher status | head`: the reader left, nothing to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (UserError, ConfigError) as exc:
         print(f"session-watcher: {exc}", file=sys.stderr)
         return 1
