@@ -38,8 +38,7 @@ PAYLOAD_MAX = 16384  # well under a pipe's buffer, so writing it never blocks
 
 # The child's command line carries only the package root, never session text.
 _BOOT = (
-    "import sys;sys.path.insert(0,sys.argv[1]);"
-    "from notifier.deliver import main;raise SystemExit(main(sys.argv[2:]))"
+    "import sys;sys.path.insert(0,sys.argv[1]);from notifier.deliver import main;raise SystemExit(main(sys.argv[2:]))"
 )
 
 
@@ -96,8 +95,13 @@ def spawn_detached(data: bytes, env: Mapping[str, str]) -> int | None:
         flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
         try:
             proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=child_env, creationflags=flags, close_fds=True,
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=child_env,
+                creationflags=flags,
+                close_fds=True,
             )
             assert proc.stdin is not None
             proc.stdin.write(data)

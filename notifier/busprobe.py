@@ -103,9 +103,7 @@ def _signature(buf: bytearray, sig: str) -> None:
     buf.extend(bytes([len(raw)]) + raw + b"\0")
 
 
-def method_call(
-    serial: int, dest: str, path: str, iface: str, member: str, *, arg: str | None = None
-) -> bytes:
+def method_call(serial: int, dest: str, path: str, iface: str, member: str, *, arg: str | None = None) -> bytes:
     """One METHOD_CALL message, with an optional single string argument."""
     body = bytearray()
     if arg is not None:
@@ -265,9 +263,7 @@ class Connection:
                 raise ProbeError(f"unexpected header field type {sig!r}")
         return msg[1], reply_serial, error, little, msg[head_len:]
 
-    def call(
-        self, dest: str, path: str, iface: str, member: str, *, arg: str | None = None
-    ) -> tuple[bool, bytes]:
+    def call(self, dest: str, path: str, iface: str, member: str, *, arg: str | None = None) -> tuple[bool, bytes]:
         """Call a method and wait for its reply; returns (little_endian, body)."""
         self._serial += 1
         serial = self._serial
@@ -299,9 +295,7 @@ class BusStatus:
         return self.activatable and bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def probe(
-    env: Mapping[str, str] | None = None, timeout: float = 0.25, server_info: bool = False
-) -> BusStatus:
+def probe(env: Mapping[str, str] | None = None, timeout: float = 0.25, server_info: bool = False) -> BusStatus:
     """Look for a notification server on the session bus, within `timeout` seconds overall."""
     env = os.environ if env is None else env
     status = BusStatus()

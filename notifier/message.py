@@ -11,6 +11,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+
 def math_isnan(v: float) -> bool:
     return v != v  # noqa: PLR0124 - NaN is the only value unequal to itself (math costs an import)
 
@@ -97,12 +98,9 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
         if isinstance(bills, int) and not isinstance(bills, bool):
             lines.append(f"{bills} bill cycle{'s' if bills != 1 else ''} have passed in deep water.")
     lines.append(
-        f"x {x} past sweet spot {sweet}: each call now costs {percent(alert.get('br'))} "
-        "more than the optimal cycle."
+        f"x {x} past sweet spot {sweet}: each call now costs {percent(alert.get('br'))} more than the optimal cycle."
     )
-    lines.append(
-        f"Restarting with the carried files ({human_tokens(alert.get('B'))} tokens) is the cheaper path."
-    )
+    lines.append(f"Restarting with the carried files ({human_tokens(alert.get('B'))} tokens) is the cheaper path.")
     if model:
         lines.append(f"Model: {model}")
     body = "\n".join(lines)
@@ -113,6 +111,7 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
 
 def pick(alerts: list[dict[str, object]]) -> dict[str, object]:
     """The alert to show when a batch holds several: the latest call, a reminder over the gate."""
+
     def key(a: Mapping[str, object]) -> tuple[int, int]:
         call, rem = a.get("call"), a.get("reminder")
         return (call if isinstance(call, int) else -1, rem if isinstance(rem, int) else 0)

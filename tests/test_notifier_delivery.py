@@ -1,0 +1,388 @@
+"""Real delivery: a private D-Bus session bus, dunst under Xvfb, and the hook's own code path.
+
+Each test starts its own dbus-daemon (a config with no service files, so nothing is activated behind
+our back), and where needed Xvfb and dunst, and kills them by PID. `dispatch` is called in a separate
+process, as the hook would, so the detached deliverer outlives its parent like it does for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from notifier import busprobe, child_argv, cli, deliver
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+ALERT_RED = {
+    "kind": "gate",
+    "call": 40,
+    "sessionId": "s1",
+    "lamp": "red",
+    "x": 3.41,
+    "xSweet": 2.8,
+    "br": 0.2836,
+    "B": 48213,
+    "bDefault": 45000,
+    "L": 153000,
+    "bills": 1,
+    "backstopN": 4,
+    "reminder": 0,
+    "model": "claude-<opus>&co",
+    "project": "/home/ann/a&b<c>",
+}
+ALERT_AMBER = {
+    **ALERT_RED,
+    "kind": "backstop",
+    "call": 77,
+    "lamp": "amber",
+    "br": 0.12,
+    "bills": 4,
+    "reminder": 1,
+    "model": "m",
+    "project": "shop",
+}
+
+
+def need(*tools: str) -> None:
+    """Skip when a tool is missing on a developer machine; in CI a missing tool is a failure."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        msg = f"missing {', '.join(missing)} (installed by .ci/setup.d/20-notify.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def wait_for(pred: object, timeout: float, what: str) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():  # type: ignore[operator]
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        try:
+            os.kill(proc.pid, signal.SIGCONT)  # a stopped process would not act on SIGTERM
+        except ProcessLookupError:
+            pass
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def marked_pids(mark: str) -> list[int]:
+    """Live processes (not zombies) whose environment carries `mark`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if mark.encode() not in fh.read():
+                    continue
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+class Desktop:
+    """A private session bus, optionally with a display and a notification server."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.fds: list[int] = []
+        self.runtime = tmp / "runtime"
+        self.runtime.mkdir(mode=0o700)
+        self.mark = f"SW_NOTIFIER_TEST={uuid.uuid4().hex}"
+        self.address: str | None = None
+        self.display: str | None = None
+        self.dunst_out = tmp / "dunst.out"
+
+    def env(self, *, bus: bool = True, marked: bool = True) -> dict[str, str]:
+        """The hook's environment; `marked` tags it so its (grand)children can be found in /proc."""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.tmp),
+            "XDG_RUNTIME_DIR": str(self.runtime),  # holds no bus socket: only the variable counts
+        }
+        if marked:
+            env["SW_NOTIFIER_TEST"] = self.mark.split("=", 1)[1]
+        if bus and self.address:
+            env["DBUS_SESSION_BUS_ADDRESS"] = self.address
+        return env
+
+    def start_bus(self) -> None:
+        sock = self.tmp / "bus"
+        conf = self.tmp / "bus.conf"
+        conf.write_text(BUS_CONF.format(path=sock))
+        self.procs.append(
+            subprocess.Popen(
+                ["dbus-daemon", f"--config-file={conf}", "--nofork", "--nopidfile"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        self.address = f"unix:path={sock}"
+        wait_for(lambda: busprobe.probe(self.env(), timeout=1).reachable, 10, "the private bus")
+
+    def start_dunst(self) -> None:
+        r, w = os.pipe()
+        with open(self.tmp / "xvfb.err", "wb") as xerr:
+            xvfb = subprocess.Popen(
+                ["Xvfb", "-displayfd", str(w), "-nolisten", "tcp", "-screen", "0", "800x600x24"],
+                pass_fds=(w,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=xerr,
+            )
+        self.procs.append(xvfb)
+        os.close(w)
+        ready, _, _ = select.select([r], [], [], 15)
+        number = os.read(r, 64).decode().strip() if ready else ""
+        self.fds.append(r)  # Xvfb may write to it again: closing it early makes Xvfb abort
+        assert number.isdigit(), "Xvfb did not report its display"
+        self.display = f":{number}"
+        (self.tmp / "config").mkdir()
+        env = {**self.env(marked=False), "DISPLAY": self.display, "XDG_CONFIG_HOME": str(self.tmp / "config")}
+        with open(self.dunst_out, "wb") as out, open(self.tmp / "dunst.err", "wb") as err:
+            self.procs.append(
+                subprocess.Popen(
+                    ["dunst", "-print"],
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                )
+            )
+        try:
+            wait_for(lambda: busprobe.probe(self.env(), timeout=1).owned, 15, "dunst to own the name")
+        except AssertionError:
+            raise AssertionError(f"dunst did not start: {(self.tmp / 'dunst.err').read_text()!r}") from None
+
+    def start_frozen_server(self) -> None:
+        """A process that owns org.freedesktop.Notifications and then never answers (SIGSTOP)."""
+        code = (
+            "import asyncio\nfrom dbus_fast.aio import MessageBus\n"
+            "async def main():\n"
+            "    bus = await MessageBus().connect()\n"
+            "    await bus.request_name('org.freedesktop.Notifications')\n"
+            "    print('ready', flush=True)\n"
+            "    await asyncio.Event().wait()\n"
+            "asyncio.run(main())\n"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env={**os.environ, **self.env(marked=False)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.procs.append(proc)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 15)
+        assert ready
+        assert proc.stdout.readline().strip() == b"ready"
+        os.kill(proc.pid, signal.SIGSTOP)
+
+    def notifications(self) -> list[dict[str, str]]:
+        text = self.dunst_out.read_text(errors="replace") if self.dunst_out.exists() else ""
+        pat = re.compile(
+            r"appname: '(?P<app>.*?)'\n\tsummary: '(?P<summary>.*?)'\n\tbody: '(?P<body>.*?)'\n\ticon:"
+            r".*?\n\turgency: (?P<urgency>\w+)\n",
+            re.S,
+        )
+        return [m.groupdict() for m in pat.finditer(text)]
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
+            stop(proc)
+        for fd in self.fds:
+            os.close(fd)
+
+
+@pytest.fixture
+def desktop(tmp_path: Path) -> Iterator[Desktop]:
+    need("dbus-daemon")
+    d = Desktop(tmp_path)
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+def hook_dispatch(alerts: list[dict[str, object]], cfg: dict[str, object], env: dict[str, str]) -> object:
+    """Call dispatch in a short-lived process, as the hook does; return its result."""
+    code = (
+        "import json, sys, notifier\n"
+        "print(json.dumps(notifier.dispatch(json.loads(sys.argv[1]), json.loads(sys.argv[2]))))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(alerts), json.dumps(cfg)],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
+    assert res.stderr == ""
+    return json.loads(res.stdout)
+
+
+class TestRealServer:
+    def test_hook_path_delivers_title_body_urgency(self, desktop: Desktop) -> None:
+        """dispatch() detaches the deliverer, dunst receives the alert as composed, escaped for markup."""
+        need("dunst", "Xvfb")
+        desktop.start_bus()
+        desktop.start_dunst()
+        out = hook_dispatch([ALERT_RED], {"channels": ["desktop"]}, desktop.env())
+        assert out is None  # delivered on the desktop: nothing for Claude Code to show
+        wait_for(lambda: len(desktop.notifications()) == 1, 15, "the notification at dunst")
+        got = desktop.notifications()[0]
+        assert got["app"] == "session-watcher"
+        assert got["summary"] == "Session past its sweet spot: restart is cheaper (a&b<c>)"
+        assert got["body"] == (
+            "x 3.4 past sweet spot 2.8: each call now costs 28 % more than the optimal cycle.\n"
+            "Restarting with the carried files (48k tokens) is the cheaper path.\n"
+            "Model: claude-&lt;opus&gt;&amp;co"
+        )
+        assert got["urgency"] == "CRITICAL"
+
+        out = hook_dispatch([ALERT_AMBER], {"channels": ["desktop", "message"]}, desktop.env())
+        assert isinstance(out, dict)
+        assert list(out) == ["systemMessage"]  # asked for both channels: both carry it
+        wait_for(lambda: len(desktop.notifications()) == 2, 15, "the second notification")
+        got = desktop.notifications()[1]
+        assert got["summary"] == "Reminder 1: session still past its sweet spot (shop)"
+        assert got["body"].startswith("4 bill cycles have passed in deep water.\n")
+        assert got["urgency"] == "NORMAL"
+        wait_for(lambda: not marked_pids(desktop.mark), 10, "the deliverers to exit")
+
+    def test_cli_notify_test_and_doctor(
+        self, desktop: Desktop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`notify --test` delivers a sample synchronously and says so; doctor names the server."""
+        need("dunst", "Xvfb")
+        desktop.start_bus()
+        desktop.start_dunst()
+        for key in list(os.environ):
+            if key.startswith(("DBUS_", "SSH_", "DISPLAY", "WAYLAND")):
+                monkeypatch.delenv(key)
+        for key, value in desktop.env().items():
+            if key != "PATH":
+                monkeypatch.setenv(key, value)
+        monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+        monkeypatch.chdir(tmp_path)
+        assert cli.main(["notify", "--test", "--channel", "desktop"]) == 0
+        assert capsys.readouterr().out == "desktop: delivered\n"
+        assert desktop.notifications()[0]["summary"].startswith("Test: Session past its sweet spot")
+        lines = cli.doctor_lines()
+        assert lines[0] == "notify: channels desktop; fallback message"
+        assert re.fullmatch(r"notify: session bus unix:path=.*; notification server: dunst 1\.\d.*", lines[1])
+        assert lines[2].startswith("notify: desktop alerts: yes")
+
+
+class TestFallback:
+    def test_no_bus_at_all(self, desktop: Desktop) -> None:
+        """No bus: the hook returns the fallback systemMessage and starts no process."""
+        out = hook_dispatch([ALERT_RED], {"channels": ["desktop"]}, desktop.env(bus=False))
+        assert isinstance(out, dict)
+        assert list(out) == ["systemMessage"]
+        assert out["systemMessage"].startswith("session-watcher: Session past its sweet spot")
+        assert marked_pids(desktop.mark) == []
+
+    def test_bus_address_to_missing_socket(self, desktop: Desktop) -> None:
+        """A stale bus address is no desktop either."""
+        env = {**desktop.env(), "DBUS_SESSION_BUS_ADDRESS": f"unix:path={desktop.tmp}/gone"}
+        out = hook_dispatch([ALERT_RED], {"channels": ["desktop"], "fallback": "terminal"}, env)
+        assert isinstance(out, dict)
+        assert list(out) == ["terminalSequence"]
+        assert marked_pids(desktop.mark) == []
+
+    def test_bus_without_server(self, desktop: Desktop) -> None:
+        """A bus with no notification server: fallback at once, no child started."""
+        desktop.start_bus()
+        out = hook_dispatch([ALERT_RED], {"channels": ["desktop"]}, desktop.env())
+        assert isinstance(out, dict)
+        assert list(out) == ["systemMessage"]
+        assert marked_pids(desktop.mark) == []
+
+    def test_cli_reports_no_server(
+        self, desktop: Desktop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`notify --test` with no server: desktop fails (exit 1), the message channel still works."""
+        desktop.start_bus()
+        monkeypatch.delenv("SSH_CONNECTION", raising=False)
+        monkeypatch.delenv("DISPLAY", raising=False)
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        for key, value in desktop.env().items():
+            if key != "PATH":
+                monkeypatch.setenv(key, value)
+        monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+        monkeypatch.chdir(tmp_path)
+        assert cli.main(["--test"]) == 1
+        out = capsys.readouterr().out.splitlines()
+        assert out[0] == "desktop: not reachable (no notification server on the session bus)"
+        assert out[1] == "message: ok, inside Claude Code the hook shows:"
+        assert cli.main(["--test", "--channel", "message"]) == 0
+        assert cli.doctor_lines()[-1] == "notify: desktop alerts: no; alerts go to the fallback channel: message"
+
+    def test_frozen_server_child_ends_by_deadline(self, desktop: Desktop) -> None:
+        """A server that owns the name but never answers: the hook still returns, the child is gone
+        after its deadline, and the synchronous run reports the timeout."""
+        desktop.start_bus()
+        desktop.start_frozen_server()
+        out = hook_dispatch([ALERT_RED], {"channels": ["desktop"]}, desktop.env())
+        assert out is None  # the server looked alive: the desktop channel was used
+        assert len(marked_pids(desktop.mark)) == 1  # the detached deliverer, waiting on the server
+        wait_for(lambda: not marked_pids(desktop.mark), deliver.DEADLINE + 5, "the deliverer to give up")
+        rc = cli.run_deliverer("T", "B", "normal", desktop.env())
+        assert rc == deliver.TIMED_OUT
+
+
+def test_deliverer_rejects_bad_input() -> None:
+    """The deliverer exits 2 on input that is not the expected JSON object."""
+    res = subprocess.run(child_argv(), input=b"[1, 2]", capture_output=True, timeout=20, check=False)
+    assert (res.returncode, res.stdout, res.stderr) == (deliver.BAD_INPUT, b"", b"")

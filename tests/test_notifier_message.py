@@ -1,0 +1,214 @@
+"""The alert's words and their escaping; the channel choice when no desktop is involved."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import notifier
+from notifier import busprobe, message
+
+GATE = {
+    "kind": "gate",
+    "call": 40,
+    "sessionId": "s1",
+    "lamp": "amber",
+    "x": 3.41,
+    "xSweet": 2.8,
+    "br": 0.1436,
+    "B": 48213,
+    "bDefault": 45000,
+    "L": 153000,
+    "bills": 1,
+    "backstopN": 4,
+    "reminder": 0,
+    "model": "claude-opus-4-6",
+    "project": "/home/ann/work/shop",
+}
+BACKSTOP = {**GATE, "kind": "backstop", "call": 71, "lamp": "red", "x": 4.9, "br": 0.31, "bills": 5, "reminder": 1}
+
+
+class TestNumbers:
+    def test_human_tokens(self) -> None:
+        """Token counts read like 48k, 1.2k, 950, 1.5M."""
+        assert [message.human_tokens(n) for n in (48213, 1234, 950, 1_520_000, 999_999, 10_400)] == [
+            "48k",
+            "1.2k",
+            "950",
+            "1.5M",
+            "1M",
+            "10k",
+        ]
+
+    def test_percent(self) -> None:
+        """bp is shown as a whole percentage; tiny values are not rounded to a misleading 0."""
+        assert message.percent(0.1436) == "14 %"
+        assert message.percent(0.25) == "25 %"
+        assert message.percent(0.004) == "<1 %"
+        assert message.percent(None) == "?"
+
+    def test_pair_keeps_x_and_sweet_apart(self) -> None:
+        """When one decimal would print x and xSweet equal, two decimals are used."""
+        assert message.pair(3.41, 2.8) == ("3.4", "2.8")
+        assert message.pair(2.84, 2.81) == ("2.84", "2.81")
+
+
+class TestCompose:
+    def test_gate_text(self) -> None:
+        """The gate names x against xSweet, bp as a percentage and the carried files in tokens."""
+        title, body = message.compose(GATE)
+        assert title == "Session past its sweet spot: restart is cheaper (shop)"
+        assert body.splitlines() == [
+            "x 3.4 past sweet spot 2.8: each call now costs 14 % more than the optimal cycle.",
+            "Restarting with the carried files (48k tokens) is the cheaper path.",
+            "Model: claude-opus-4-6",
+        ]
+
+    def test_backstop_text(self) -> None:
+        """A backstop reminder says which reminder it is and how many bill cycles have passed."""
+        title, body = message.compose(BACKSTOP)
+        assert title == "Reminder 1: session still past its sweet spot (shop)"
+        assert body.splitlines()[0] == "5 bill cycles have passed in deep water."
+        assert "each call now costs 31 % more" in body
+
+    def test_pick_prefers_latest_call(self) -> None:
+        """Of a batch, the latest call's alert is shown."""
+        assert message.pick([GATE, BACKSTOP]) is BACKSTOP
+        assert message.pick([BACKSTOP, GATE]) is BACKSTOP
+
+    def test_urgency_follows_lamp(self) -> None:
+        """Amber is normal, red critical."""
+        assert message.urgency(GATE) == "normal"
+        assert message.urgency(BACKSTOP) == "critical"
+
+
+class TestEscaping:
+    def test_markup_escape(self) -> None:
+        """&, < and > become entities, ampersand first so nothing is escaped twice."""
+        assert message.markup_escape("a&b <i>c</i> &lt;") == "a&amp;b &lt;i&gt;c&lt;/i&gt; &amp;lt;"
+
+    def test_terminal_sequence_cannot_be_broken_out_of(self) -> None:
+        """Session text with ESC, BEL and C1 controls yields exactly one OSC sequence."""
+        alert = {**GATE, "project": "/p/x\x1b]0;pwned\x07y;z", "model": "m\x9b31m\nnext"}
+        out = notifier.dispatch([alert], {"channels": ["terminal"]}, env={})
+        assert out is not None
+        assert set(out) == {"terminalSequence"}
+        seq = out["terminalSequence"]
+        assert seq.startswith("\x1b]777;notify;Session past its sweet spot")
+        assert seq.endswith("\x07")
+        inner = seq[len("\x1b]777;notify;") : -1]
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in inner)
+        title, body = inner.split(";", 1)  # the title holds no ';' of its own
+        assert title.endswith("(x]0,pwnedy,z)")
+        assert body.endswith("Model: m31m next")
+
+    def test_osc9_for_iterm(self) -> None:
+        """iTerm2 gets OSC 9, which it shows as a notification."""
+        out = notifier.dispatch([GATE], {"channels": ["terminal"]}, env={"TERM_PROGRAM": "iTerm.app"})
+        assert out is not None
+        assert out["terminalSequence"].startswith("\x1b]9;Session past its sweet spot")
+
+    def test_system_message_is_plain_text(self) -> None:
+        """The systemMessage keeps its line breaks and drops escape sequences."""
+        alert = {**GATE, "model": "\x1b[31mred\x1b[0m"}
+        out = notifier.dispatch([alert], {"channels": ["message"]}, env={})
+        assert out == {
+            "systemMessage": "session-watcher: Session past its sweet spot: restart is cheaper (shop)\n"
+            "x 3.4 past sweet spot 2.8: each call now costs 14 % more than the optimal cycle.\n"
+            "Restarting with the carried files (48k tokens) is the cheaper path.\n"
+            "Model: [31mred[0m"
+        }
+
+
+class TestChannels:
+    def test_no_alerts_no_output(self) -> None:
+        """Without alerts nothing is sent and the hook prints nothing."""
+        assert notifier.dispatch([], {"channels": ["message"]}, env={}) is None
+
+    def test_defaults_fall_back_to_message(self, tmp_path: object) -> None:
+        """Default config, no bus: the systemMessage carries the alert."""
+        out = notifier.dispatch([GATE], {}, env={"XDG_RUNTIME_DIR": str(tmp_path)})
+        assert out is not None
+        assert list(out) == ["systemMessage"]
+
+    def test_fallback_terminal_and_none(self, tmp_path: object) -> None:
+        """The fallback channel is the configured one; 'none' sends nothing."""
+        env = {"XDG_RUNTIME_DIR": str(tmp_path)}
+        out = notifier.dispatch([GATE], {"channels": ["desktop"], "fallback": "terminal"}, env=env)
+        assert out is not None
+        assert list(out) == ["terminalSequence"]
+        assert notifier.dispatch([GATE], {"channels": ["desktop"], "fallback": "none"}, env=env) is None
+
+    def test_ssh_without_bus_variable_ignores_user_bus(self, tmp_path: object) -> None:
+        """Over SSH the user bus socket is not used: the desktop there is not the user's screen."""
+        import socket
+
+        sock_path = f"{tmp_path}/bus"
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(sock_path)
+        try:
+            assert busprobe.bus_address({"XDG_RUNTIME_DIR": str(tmp_path)}) == f"unix:path={sock_path}"
+            assert busprobe.bus_address({"XDG_RUNTIME_DIR": str(tmp_path), "SSH_CONNECTION": "1 2 3 4"}) is None
+        finally:
+            srv.close()
+
+    def test_socket_targets(self) -> None:
+        """D-Bus addresses: several entries, escapes, abstract sockets, other transports skipped."""
+        addr = "tcp:host=x,port=1;unix:abstract=/tmp/dbus-A%2cb,guid=1;unix:path=/run/user/1000/bus"
+        assert busprobe.socket_targets(addr) == ["\0/tmp/dbus-A,b", "/run/user/1000/bus"]
+
+    def test_method_call_bytes(self) -> None:
+        """A NameHasOwner call marshals to exactly the bytes dbus-fast produces for it."""
+        from dbus_fast import Message
+
+        ref = Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="NameHasOwner",
+            signature="s",
+            body=["org.freedesktop.Notifications"],
+            serial=7,
+        )._marshall(False)
+        ours = busprobe.method_call(
+            7,
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "NameHasOwner",
+            arg="org.freedesktop.Notifications",
+        )
+        assert ours == bytes(ref)
+
+
+def test_dispatch_imports_nothing_heavy(tmp_path: object) -> None:
+    """The hook path (import + dispatch, desktop channel, no bus) loads no heavy module."""
+    code = (
+        "import sys, notifier\n"
+        "out = notifier.dispatch([{'kind': 'gate', 'call': 1, 'lamp': 'red', 'x': 3.0, 'xSweet': 2.0,"
+        " 'br': 0.3, 'B': 1000}], {'channels': ['desktop']})\n"
+        "heavy = {'asyncio', 'subprocess', 'typing', 'desktop_notifier', 'dbus_fast', 'logging', 'socket'}\n"
+        "print(sorted(heavy & set(sys.modules)), sorted(out))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": str(tmp_path)}
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent),
+    )
+    assert res.stdout.strip() == "[] ['systemMessage']"
+
+
+@pytest.mark.parametrize("bad", [{"channels": "desktop"}, {"fallback": "pager"}, {"channels": ["fax"]}])
+def test_odd_config_never_raises(bad: dict[str, object], tmp_path: object) -> None:
+    """A malformed notify table falls back to defaults instead of failing the hook."""
+    out = notifier.dispatch([GATE], bad, env={"XDG_RUNTIME_DIR": str(tmp_path)})
+    assert out is None or set(out) <= {"systemMessage", "terminalSequence"}
+    if bad == {"fallback": "pager"}:
+        assert out is not None
+        assert "systemMessage" in out
