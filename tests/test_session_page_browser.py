@@ -1,0 +1,273 @@
+"""The session page in a real headless browser: Debian's chromium driven by Playwright.
+
+Nothing here downloads a browser: Playwright is pointed at /usr/bin/chromium (installed by
+.ci/setup.d/40-browser.sh). Without it the tests skip, except under CI=true, where they fail.
+Screenshots go to test-output/ at the repository root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from test_session_page import BIG, FIXTURES, facts, hms_utc
+
+from reports.session_page import render_html
+from reports.session_page_data import load_model
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+REPO = Path(__file__).parent.parent
+OUT = REPO / "test-output"
+CHROMIUM = os.environ.get("SESSION_WATCHER_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+S258 = FIXTURES / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+
+
+def _missing(why: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run under CI: {why}")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed (pip install -e '.[dev]')")
+    if not os.access(CHROMIUM, os.X_OK):
+        _missing(f"{CHROMIUM} is missing (.ci/setup.d/40-browser.sh installs Debian's chromium)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay reads config: keep it away from the user's own files."""
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+
+
+class Page:
+    """One open page and the errors it raised."""
+
+    def __init__(self, browser: Any) -> None:
+        self.ctx = browser.new_context(viewport={"width": 1400, "height": 900}, timezone_id="UTC")
+        self.page = self.ctx.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+
+    def count(self, selector: str) -> int:
+        return int(self.page.locator(selector).count())
+
+    def tip_after_hover(self, selector: str) -> str:
+        self.page.locator(selector).first.hover(force=True)
+        tip = self.page.locator("#tip")
+        tip.wait_for(state="visible")
+        return str(tip.inner_text())
+
+    def close(self) -> None:
+        self.ctx.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Page]:
+    p = Page(browser)
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def open_file(page: Page, transcript: Path, tmp_path: Path) -> dict[str, Any]:
+    model = load_model(str(transcript))
+    out = tmp_path / (transcript.stem + ".html")
+    out.write_text(render_html(model), encoding="utf-8")
+    page.page.goto(out.as_uri())
+    page.page.locator("#waterfall .bar").first.wait_for()
+    return model
+
+
+def last_prompt(path: Path) -> int:
+    last = 0
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        u = (rec.get("message") or {}).get("usage") if rec.get("type") == "assistant" else None
+        if u and not rec.get("isSidechain"):
+            last = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+    return last
+
+
+@pytest.mark.parametrize("path", BIG, ids=lambda p: p.name[:8])
+def test_page_of_real_fixture(page: Page, path: Path, tmp_path: Path) -> None:
+    """Every component is drawn, with counts that match the transcript; a screenshot is kept."""
+    from session_watcher.replay import replay
+
+    want = facts(path)
+    open_file(page, path, tmp_path)
+    assert page.errors == []
+    assert page.count(".bar-call") == want["calls"]
+    assert page.count(".bar-tool") == want["tools"]
+    # compaction boundaries: dashed, 2 px, #f38ba8 at 40 %, behind the bars, labelled in 9 px monospace
+    assert page.count(".compaction-line") == want["compactions"] == 1
+    line = page.page.locator(".compaction-line").first
+    assert line.get_attribute("stroke-dasharray")
+    assert (line.get_attribute("stroke"), line.get_attribute("stroke-width")) == ("#f38ba8", "2")
+    assert float(line.get_attribute("stroke-opacity")) == pytest.approx(0.4)
+    behind = page.page.evaluate(
+        "() => { const l = document.querySelector('.compaction-line'), b = document.querySelector('.bar');"
+        " return !!(l.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING); }"
+    )
+    assert behind is True
+    label = page.page.locator(".compaction-label").first
+    assert label.text_content() == "compaction"
+    assert label.evaluate("e => getComputedStyle(e).fontSize") == "9px"
+    assert "mono" in label.evaluate("e => getComputedStyle(e).fontFamily").lower()
+    # one re-read mark per re-read, on Read bars only
+    assert page.count(".reread-mark") == len(want["rereads"])
+    # the health bar: 4 px over the full waterfall column, a stop at each 5 %
+    bar = page.page.locator("#health-bar")
+    assert bar.get_attribute("height") == "4"
+    assert page.count("#health-gradient stop") == 21
+    axis_w = page.page.evaluate("() => document.getElementById('waterfall').getAttribute('width')")
+    assert float(bar.get_attribute("width")) == pytest.approx(float(axis_w) - 250 - 76)
+    # the watcher's story on the same axis
+    final, trace = replay(str(path))
+    assert page.count(".lamp-zone") == len(trace)
+    lamps = Counter(r["lamp"] for r in trace)
+    for lamp, n in lamps.items():
+        assert page.count(f".lamp-zone.lamp-{lamp}") == n
+    for sel in (".x-line", ".xsweet-line", ".bp-line"):
+        assert page.count(sel) == 1
+    gates = sum(1 for r in trace for a in r["alerts"] if a["kind"] == "gate")
+    assert page.count(".gate-mark") == gates
+    # the badge: a 24x24 circle with the grade letter
+    badge = page.page.locator("#grade-badge")
+    box = badge.bounding_box()
+    assert (box["width"], box["height"]) == (24, 24)
+    assert badge.evaluate("e => getComputedStyle(e).borderRadius") == "50%"
+    assert badge.inner_text() == final["health"]["grade"]
+    OUT.mkdir(exist_ok=True)
+    shot = OUT / f"session-page-{path.name[:8]}.png"
+    page.page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
+
+
+def test_badge_tooltip_and_breakdown(page: Page, tmp_path: Path) -> None:
+    """Hover shows the seed's tooltip; a click opens five rows; Escape and a second click close."""
+    open_file(page, S258, tmp_path)
+    assert page.tip_after_hover("#grade-badge") == "Context Health: B (score: 80/100)"
+    panel = page.page.locator("#breakdown")
+    assert not panel.is_visible()
+    page.page.click("#grade-badge")
+    panel.wait_for(state="visible")
+    rows = page.page.locator("#breakdown .bd-row")
+    assert rows.count() == 5
+    names = [rows.nth(i).locator(".bd-name").inner_text() for i in range(5)]
+    assert names == ["Context Fill", "Compactions", "Re-reads", "Error Rate", "Tool Efficiency"]
+    assert [rows.nth(i).locator(".bd-weight").inner_text() for i in range(5)] == ["40%", "25%", "15%", "10%", "10%"]
+    assert [rows.nth(i).locator(".bd-grade").inner_text() for i in range(5)] == ["A", "B", "D", "C", "A"]
+    widths = [rows.nth(i).locator(".bd-bar > div").evaluate("e => e.style.width") for i in range(5)]
+    assert widths == ["100%", "75%", "40%", "55%", "100%"]
+    OUT.mkdir(exist_ok=True)
+    page.page.screenshot(path=str(OUT / "session-page-breakdown.png"))
+    page.page.keyboard.press("Escape")
+    panel.wait_for(state="hidden")
+    page.page.click("#grade-badge")
+    panel.wait_for(state="visible")
+    page.page.click("#grade-badge")
+    panel.wait_for(state="hidden")
+    assert page.errors == []
+
+
+def test_reread_tooltips(page: Page, tmp_path: Path) -> None:
+    """Each re-read mark says when its file was first read; hovering one shows it."""
+    want = facts(S258)
+    open_file(page, S258, tmp_path)
+    marks = page.page.locator(".reread-mark")
+    tips = Counter(marks.nth(i).get_attribute("data-tip") for i in range(marks.count()))
+    expected = Counter(f"Re-read: file was already read at {hms_utc(r['firstReadAt'])}" for r in want["rereads"])
+    assert tips == expected
+    shown = page.tip_after_hover(".reread-mark")
+    assert shown == marks.first.get_attribute("data-tip")
+    assert shown.startswith("Re-read: file was already read at ")
+
+
+def test_numbers_short_with_exact_on_hover(page: Page, tmp_path: Path) -> None:
+    """340k-style numbers, the exact figure on hover, tabular numerals."""
+    open_file(page, S258, tmp_path)
+    prompt = last_prompt(S258)
+    ctx = page.page.locator("#stats b[data-tip*='tokens']")
+    assert ctx.inner_text() == f"{round(prompt / 1000)}k / 200k"
+    assert ctx.get_attribute("data-tip") == f"{prompt:,} of 200,000 tokens ({prompt / 2000:.1f} %)"
+    assert page.tip_after_hover("#stats b[data-tip*='tokens']") == ctx.get_attribute("data-tip")
+    assert page.page.evaluate("() => getComputedStyle(document.body).fontVariantNumeric") == "tabular-nums"
+
+
+def test_live_view_moves(page: Page, tmp_path: Path) -> None:
+    """--serve: the open page grows as lines are appended to the transcript, compaction included."""
+    src = S258.read_text().splitlines(keepends=True)
+    cut = next(i for i, ln in enumerate(src) if "compact_boundary" in ln)
+    tr = tmp_path / S258.name
+    tr.write_text("".join(src[: cut // 2]))
+    code = "import sys; from reports.session_page import main; raise SystemExit(main(sys.argv[1:]))"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(tr), "--serve"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("serving http://127.0.0.1:"), first + (proc.stderr.read() if proc.poll() else "")
+        url = first.split()[1]
+        page.page.goto(url)
+        page.page.wait_for_function("() => Number(document.body.dataset.updates || 0) >= 1")
+        assert page.page.locator("#live").inner_text().startswith("live")
+        n0 = page.count(".bar")
+        assert n0 == len(load_model(str(tr), with_story=False)["rows"])
+        assert page.count(".compaction-line") == 0
+        steps = [(cut // 2, cut), (cut, len(src))]
+        for lo, hi in steps:
+            with tr.open("a") as fh:
+                fh.write("".join(src[lo:hi]))
+            n = len(load_model(str(tr), with_story=False)["rows"])
+            page.page.wait_for_function(f"() => document.querySelectorAll('#waterfall .bar').length === {n}")
+        page.page.wait_for_function("() => document.querySelectorAll('.compaction-line').length === 1")
+        page.page.wait_for_function("() => document.getElementById('grade-badge').textContent === 'B'")
+        assert page.tip_after_hover("#grade-badge") == "Context Health: B (score: 80/100)"
+        assert page.count(".reread-mark") == len(facts(S258)["rereads"])
+        OUT.mkdir(exist_ok=True)
+        page.page.screenshot(path=str(OUT / "session-page-live.png"))
+        assert page.errors == []
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
