@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
 
-# a line can matter only if it holds one of these
-_MARKERS = (b'"usage"', b'"tool_result"', b'"tool_use"', b"compact_boundary")
 
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
 
@@ -196,7 +194,8 @@ def parse_lines(lines: list[bytes]) -> tuple[list[tuple[object, ...]], int]:
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
-        if not any(m in line for m in _MARKERS):
+        # a line can matter only if it holds usage, a tool block or a compaction boundary
+        if not (b'"usage"' in line or b'"tool_' in line or b"compact_boundary" in line):
             stripped = line.strip()
             if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
                 bad += 1

@@ -85,7 +85,7 @@ def replay(ns: argparse.Namespace) -> int:
     from core.render import status_text
     from session_watcher.replay import replay as run_replay
 
-    doc, trace = run_replay(_check_transcript(ns.transcript), ns.cwd)
+    doc, trace = run_replay(_check_transcript(ns.transcript), ns.cwd, with_trace=bool(ns.trace))
     if ns.trace:
         with open(ns.trace, "w", encoding="utf-8") as fh:
             for row in trace:
@@ -104,7 +104,7 @@ def health(ns: argparse.Namespace) -> int:
     if ns.transcript:
         from session_watcher.replay import replay as run_replay
 
-        doc, _ = run_replay(_check_transcript(ns.transcript))
+        doc, _ = run_replay(_check_transcript(ns.transcript), with_trace=False)
     else:
         state, cfg = load_session(ns.session)
         doc = status_document(state, cfg)

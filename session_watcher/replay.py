@@ -30,8 +30,8 @@ def transcript_cwd(path: str) -> str | None:
 
 
 def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
-           subagents: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(final status document, one trace row per main-chain API call)."""
+           subagents: bool = True, with_trace: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(final status document, one trace row per main-chain API call; empty without `with_trace`)."""
     path = os.path.abspath(transcript_path)
     session_id = os.path.basename(path).removesuffix(".jsonl")
     state = engine.new_state(session_id if session_id else "replay")
@@ -42,5 +42,6 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | N
         cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
     trace: list[dict[str, Any]] = []
     subs = session.subagent_files(path, session_id) if subagents else []
-    state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace)
+    state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
+                                         trace=trace if with_trace else None)
     return status_document(state, cfg), trace
