@@ -1,0 +1,352 @@
+"""Lamp, gate and backstop (SPEC "Lamp, gate, backstop").
+
+`reference` below is a second, deliberately naive implementation of the SPEC for sessions made of
+API calls and compactions only (no file reads, so B_default is the floor): L with the cache-miss
+rule, floor, residual, Holt, g, the EOQ figures, bill progress, deep water, dwell, gate and
+backstop, written from the SPEC text without looking at core.engine. Random usage sequences go
+through the real parser and `core.engine.fold`; the alerts must be the same, call for call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from synth import Transcript
+
+from core import engine
+from session_watcher import config
+
+CFG = config.merge()
+
+
+# --------------------------------------------------------------------------- the reference
+
+def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int, str]]:
+    """(call number, "gate" | "backstop") for each alert the SPEC says fires.
+
+    `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
+    """
+    amber, dwell_min, base = cfg["bp_amber"], cfg["notify_dwell"], cfg["backstop_base"]
+    out: list[tuple[int, str]] = []
+    level: float | None = None
+    trend = 0.0
+    ttl = None
+    n = 0
+
+    def fresh_segment() -> dict[str, Any]:
+        return {"floor": None, "L": None, "calls": 0, "rent": 0.0, "progress": 0.0,
+                "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0}
+
+    seg = fresh_segment()
+    for item in seq:
+        if item[0] == "compact":
+            seg = fresh_segment()
+            continue
+        _, inp, cr, cw, t = item
+        n += 1
+        seg["calls"] += 1
+        if cw > 0:
+            ttl = t
+        c = cfg["cRatio"] or (20.0 if ttl == "1h" else 12.5)
+        if seg["floor"] is None:
+            seg["floor"] = max(cr, cw, inp)
+            seg["L"] = cr
+        else:
+            prev = seg["L"]
+            new_l = cr + cw if (cr < prev / 2 and cr + cw >= prev / 2) else cr
+            before = seg["floor"] if seg["calls"] == 2 else prev
+            residual = max(0, new_l - before)
+            if level is None:
+                level, trend = float(residual), 0.0
+            else:
+                new_level = 0.3 * residual + 0.7 * (level + trend)
+                trend = 0.1 * (new_level - level) + 0.9 * trend
+                level = new_level
+            seg["L"] = new_l
+        g = 100.0 if level is None else max(100.0, level + trend)
+        b = seg["floor"]
+        deep = False
+        rent = 0.0
+        n_back: int | None = None
+        if b > 0:
+            x = seg["L"] / b
+            dhat = math.sqrt(2 * c * g / b)
+            mf = dhat / (1 + dhat + dhat**2 / 2)
+            r = (x - 1) / dhat
+            bp = mf * (r + 1 / r) / 2 - mf if r > 0 else None
+            rent = max(0, seg["L"] - b) / (c * b)
+            deep = x >= 1 + dhat and bp is not None and bp >= amber
+            n_back = math.ceil(base * 0.4142 / mf) if mf > 0 else None
+        seg["progress"] += (seg["rent"] + rent) / 2
+        seg["rent"] = rent
+        completed = 0
+        while seg["progress"] >= 1:
+            seg["progress"] -= 1
+            completed += 1
+        if not deep:
+            seg["dwell"] = seg["dwell_bills"] = seg["since"] = 0
+            seg["fired"] = False
+            continue
+        seg["dwell"] += 1
+        seg["dwell_bills"] += completed
+        if not seg["fired"]:
+            if seg["dwell"] >= dwell_min and seg["dwell_bills"] >= 1:
+                seg["fired"] = True
+                seg["since"] = 0
+                out.append((n, "gate"))
+        else:
+            seg["since"] += completed
+            if n_back is not None and seg["since"] >= n_back:
+                seg["since"] -= n_back
+                out.append((n, "backstop"))
+    return out
+
+
+def to_transcript(seq: list[tuple[Any, ...]]) -> Transcript:
+    t = Transcript()
+    for item in seq:
+        if item[0] == "compact":
+            t.compact()
+        else:
+            _, inp, cr, cw, ttl = item
+            t.call(cr, cw, inp, ttl=ttl)
+    return t
+
+
+def run_engine(seq: list[tuple[Any, ...]], cfg: dict[str, Any],
+               trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    state = engine.new_state("gate")
+    return engine.fold(state, to_transcript(seq).events(), cfg, {}, {}, trace=trace)
+
+
+# --------------------------------------------------------------------------- random sessions
+
+def session_from(ops: list[tuple[int, int]], first: int, ttl: str) -> list[tuple[Any, ...]]:
+    """Turn abstract steps into usage. Step kinds: 0-5 grow by k, 6 cache miss, 7 jump,
+    8 a real drop, 9 compaction."""
+    seq: list[tuple[Any, ...]] = [("call", 3, first, 400, ttl)]
+    ctx = first + 400
+    for kind, k in ops:
+        if kind <= 5:
+            seq.append(("call", 1, ctx, k, ttl))
+            ctx += k
+        elif kind == 6:  # the cache expired: little read, the rest written again
+            part = k % max(1, ctx // 4)
+            seq.append(("call", 1, part, ctx - part + k % 500, ttl))
+            ctx += k % 500
+        elif kind == 7:
+            seq.append(("call", 1, ctx, 20 * k, ttl))
+            ctx += 20 * k
+        elif kind == 8:  # a genuine drop without a compaction record (not a cache miss)
+            ctx = ctx // 3
+            seq.append(("call", 1, ctx, 0, ttl))
+        else:
+            seq.append(("compact",))
+            ctx = first
+            seq.append(("call", 2, 0, ctx + 300, ttl))
+            ctx += 300
+    return seq
+
+
+ops_strategy = st.lists(
+    st.tuples(st.integers(min_value=0, max_value=9), st.integers(min_value=0, max_value=4000)),
+    min_size=1, max_size=160)
+
+
+def random_session(rng: random.Random) -> list[tuple[Any, ...]]:
+    ops: list[tuple[int, int]] = []
+    g = rng.choice([150, 400, 900, 1500, 3000])
+    for _ in range(rng.randint(20, 220)):
+        u = rng.random()
+        if u < 0.9:
+            ops.append((0, max(0, int(rng.gauss(g, g / 2)))))
+        elif u < 0.95:
+            ops.append((6, rng.randint(0, 4000)))
+        elif u < 0.98:
+            ops.append((7, rng.randint(0, 4000)))
+        else:
+            ops.append((9, 0))
+    return session_from(ops, rng.randint(8000, 40_000), rng.choice(["5m", "5m", "1h"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops_strategy, st.integers(min_value=0, max_value=60_000), st.sampled_from(["5m", "1h"]))
+def test_gate_matches_the_reference_on_random_sessions(ops: list[tuple[int, int]], first: int, ttl: str) -> None:
+    seq = session_from(ops, first, ttl)
+    got = [(a["call"], a["kind"]) for a in run_engine(seq, CFG)]
+    assert got == reference(seq, CFG)
+
+
+@pytest.mark.parametrize("overrides", [
+    {},
+    {"notify_dwell": 1, "bp_amber": 0.05},
+    {"notify_dwell": 6, "backstop_base": 1.0, "bp_amber": 0.2, "bp_red": 0.3},
+    {"cRatio": 4.0},
+])
+def test_gate_matches_the_reference_on_realistic_sessions(overrides: dict[str, Any]) -> None:
+    cfg = config.merge(overrides)
+    rng = random.Random(20260211)
+    fired_sessions = backstops = 0
+    for _ in range(120):
+        seq = random_session(rng)
+        want = reference(seq, cfg)
+        got = [(a["call"], a["kind"]) for a in run_engine(seq, cfg)]
+        assert got == want
+        fired_sessions += any(k == "gate" for _, k in want)
+        backstops += sum(k == "backstop" for _, k in want)
+    # the sample is not vacuous: the gate and the backstop both fire in it
+    assert fired_sessions >= 20
+    assert backstops >= 5
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops_strategy, st.integers(min_value=0, max_value=60_000))
+def test_gate_never_on_the_left_arm_and_once_per_episode(ops: list[tuple[int, int]], first: int) -> None:
+    trace: list[dict[str, Any]] = []
+    alerts = run_engine(session_from(ops, first, "5m"), CFG, trace)
+    by_call = {row["call"]: row for row in trace}
+    for a in alerts:
+        row = by_call[a["call"]]
+        assert row["x"] is not None
+        assert row["xSweet"] is not None
+        assert row["x"] >= row["xSweet"]
+        assert row["lamp"] in ("amber", "red")
+        assert a["x"] >= a["xSweet"]
+    calls = [a["call"] for a in alerts]
+    assert len(calls) == len(set(calls))  # never twice for the same call
+    # between two gate alerts the session left deep water (or a new segment began)
+    gates = [a["call"] for a in alerts if a["kind"] == "gate"]
+    for first_gate, second_gate in itertools.pairwise(gates):
+        between = [by_call[c] for c in range(first_gate + 1, second_gate)]
+        assert any(r["lamp"] not in ("amber", "red") or r["dwell"]["calls"] == 0 for r in between) or \
+            by_call[second_gate]["segment"] != by_call[first_gate]["segment"]
+    # a backstop reminder only ever follows a gate alert of the same episode
+    for a in alerts:
+        if a["kind"] == "backstop":
+            assert by_call[a["call"]]["dwell"]["alerted"]
+
+
+def test_gate_ignores_sidechain_calls() -> None:
+    seq = [("call", 1, 20_000, 0, "5m")] + [("call", 1, 20_000 + 1500 * i, 1500, "5m") for i in range(1, 90)]
+    assert reference(seq, CFG)  # the main-chain version fires
+    t = Transcript()
+    t.call(20_000, 0)
+    for i in range(1, 90):
+        t.call(20_000 + 1500 * i, 1500, sidechain=True)
+    state = engine.new_state("side")
+    assert engine.fold(state, t.events(), CFG, {}, {}) == []
+    assert state["engine"]["calls"] == 1
+
+
+# --------------------------------------------------------------------------- a synthetic overstaying session
+
+def overstaying(tmp_path: Any, g: int = 1000, calls: int = 130, compact_at: int | None = None) -> Any:
+    t = Transcript(session_id="overstay", cwd=str(tmp_path))
+    t.call(20_000, 0)  # floor 20k
+    cr = 20_000
+    for i in range(1, calls):
+        if compact_at is not None and i == compact_at:
+            t.compact()
+            cr = 20_000
+            t.call(cr, 0)
+            continue
+        t.user()
+        cr += g
+        t.call(cr, g)
+    return t.save(tmp_path / "overstay.jsonl")
+
+
+def expected_from_trace(trace: list[dict[str, Any]], cfg: dict[str, Any]) -> list[tuple[int, str]]:
+    """The alerts the SPEC's three conditions call for, read off each call's published figures."""
+    out: list[tuple[int, str]] = []
+    dwell = dwell_bills = since = 0
+    fired = False
+    prev_bills, prev_seg = 0, 0
+    for row in trace:
+        if row["segment"] != prev_seg:
+            prev_bills, prev_seg = 0, row["segment"]
+        done = row["bills"] - prev_bills
+        prev_bills = row["bills"]
+        deep = row["x"] is not None and row["xSweet"] is not None and row["x"] >= row["xSweet"] \
+            and row["br"] is not None and row["br"] >= cfg["bp_amber"]
+        if not deep:
+            dwell = dwell_bills = since = 0
+            fired = False
+            continue
+        dwell += 1
+        dwell_bills += done
+        if not fired:
+            if dwell >= cfg["notify_dwell"] and dwell_bills >= 1:
+                fired, since = True, 0
+                out.append((row["call"], "gate"))
+        else:
+            since += done
+            if since >= row["backstop"]["N"]:
+                since -= row["backstop"]["N"]
+                out.append((row["call"], "backstop"))
+    return out
+
+
+def test_overstaying_session_alerts(tmp_path: Any) -> None:
+    from session_watcher.replay import replay
+
+    path = overstaying(tmp_path)
+    doc, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG)
+    alerts = [(row["call"], a["kind"]) for row in trace for a in row["alerts"]]
+    assert alerts == expected_from_trace(trace, CFG)
+    gates = [c for c, k in alerts if k == "gate"]
+    assert len(gates) == 1
+    gate = gates[0]
+    rows = {row["call"]: row for row in trace}
+    # bills completed and bp was far above amber on the left arm, and nothing fired there
+    left = [r for r in trace if r["x"] > 1 and r["x"] < r["xSweet"]]
+    assert len(left) > 10
+    assert max(r["br"] for r in left) > 1.0
+    assert all(c > left[-1]["call"] for c, _ in alerts)
+    # the gate fires at the first call where the three conditions hold together
+    first_deep = min(r["call"] for r in trace if r["x"] >= r["xSweet"] and r["br"] >= 0.10)
+    # bill cycles completed before deep water (a gate that skipped a condition would fire early)
+    assert rows[first_deep - 1]["bills"] >= 1
+    assert gate >= first_deep + 2  # NOTIFY_DWELL = 3 calls in deep water
+    assert rows[gate]["dwell"]["bills"] >= 1
+    assert rows[gate - 1]["dwell"]["calls"] < 3 or rows[gate - 1]["dwell"]["bills"] == 0
+    # closed form for this session: g = 1000, B = 20k, cRatio 12.5 -> xSweet 2.118, bp = 10 % at x 3.222
+    assert rows[gate]["xSweet"] == pytest.approx(1 + math.sqrt(2 * 12.5 * 1000 / 20_000), rel=1e-3)
+    assert first_deep == math.ceil((3.2223 * 20_000 - 20_000) / 1000) + 1
+    # one reminder per N bill cycles in deep water after the gate
+    n_back = rows[gate]["backstop"]["N"]
+    assert n_back == 3
+    reminders = [c for c, k in alerts if k == "backstop"]
+    assert len(reminders) >= 3
+    bills_after = trace[-1]["bills"] - rows[gate]["bills"]
+    assert len(reminders) == bills_after // n_back
+    assert doc["dwell"]["reminders"] == len(reminders)
+
+
+def test_a_new_episode_after_compaction_fires_again(tmp_path: Any) -> None:
+    from session_watcher.replay import replay
+
+    path = overstaying(tmp_path, calls=200, compact_at=90)
+    _, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG)
+    alerts = [(row["call"], a["kind"], row["segment"]) for row in trace for a in row["alerts"]]
+    assert [(c, k) for c, k, _ in alerts] == expected_from_trace(trace, CFG)
+    gates = [(c, s) for c, k, s in alerts if k == "gate"]
+    assert [s for _, s in gates] == [0, 1]
+
+
+def test_status_line_counts_bills_toward_the_next_alert(tmp_path: Any) -> None:
+    from session_watcher.replay import replay
+
+    _, trace = replay(str(overstaying(tmp_path)), cwd=str(tmp_path), cfg=CFG)
+    for row in trace:
+        n, big_n = row["backstop"]["n"], row["backstop"]["N"]
+        if row["dwell"]["alerted"]:
+            assert 0 <= n < big_n
+        else:
+            assert n == row["dwell"]["bills"]
