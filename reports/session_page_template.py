@@ -190,11 +190,11 @@ function renderHead(g) {
   for (const c of M.compactions)
     el('line', {x1: X(c.ts), x2: X(c.ts), y1: 0, y2: HB_Y - 2, 'class': 'compaction-mark',
       stroke: '#f38ba8', 'stroke-opacity': .4, 'stroke-width': 2, 'stroke-dasharray': '4 3'}, svg);
-  text(svg, LABEL_W - 8, LAMP_Y + 7, 'lamp', 'lbl', 'the watcher\'s lamp after each API call', 'end');
-  text(svg, LABEL_W - 8, X_Y + 10, 'x vs xSweet', 'lbl',
-       'x = L / B (context over baseline); xSweet = the cheapest point to restart', 'end');
-  text(svg, LABEL_W - 8, BP_Y + 10, 'bp', 'lbl', 'relative excess cost of a cycle ending here', 'end');
-  text(svg, LABEL_W - 8, HB_Y + 5, 'health', 'lbl', 'context health score at each 5 % of the session', 'end');
+  text(svg, 6, LAMP_Y + 7, 'lamp', 'lbl', 'the watcher\'s lamp after each API call');
+  text(svg, 6, X_Y + 10, 'x vs xSweet', 'lbl',
+       'x = L / B (context over baseline); xSweet = the cheapest point to restart');
+  text(svg, 6, BP_Y + 10, 'bp', 'lbl', 'relative excess cost of a cycle ending here');
+  text(svg, 6, HB_Y + 5, 'health', 'lbl', 'context health score at each 5 % of the session');
   el('rect', {x: LABEL_W, y: X_Y, width: g.w, height: X_H, fill: '#181825'}, svg);
   el('rect', {x: LABEL_W, y: BP_Y, width: g.w, height: BP_H, fill: '#181825'}, svg);
   if (!M.storyAvailable || !story.length) {
@@ -220,15 +220,22 @@ function renderHead(g) {
       el('line', {x1: LABEL_W, x2: right, y1: Yx(v), y2: Yx(v), stroke: '#313244', 'stroke-width': 1}, svg);
       text(svg, LABEL_W - 4, Yx(v) + 3, String(v), 'small', null, 'end');
     }
+    let lastLabel = Infinity;
     for (const [v, c, n] of [[0.10, '#fab387', 'amber'], [0.25, '#f38ba8', 'red']]) {
       if (v > bmax) continue;
       el('line', {x1: LABEL_W, x2: right, y1: Yb(v), y2: Yb(v), stroke: c, 'stroke-opacity': .5,
         'stroke-dasharray': '3 3'}, svg);
-      text(svg, right + 4, Yb(v) + 3, n + ' ' + v.toFixed(2), 'small');
+      const ly = Math.min(Yb(v) + 3, lastLabel - 9);
+      text(svg, right + 4, ly, n + ' ' + v.toFixed(2), 'small', 'BP_' + n.toUpperCase() + ' = ' + v);
+      lastLabel = ly;
     }
+    const cuts = M.compactions.map(c => c.ts);
     const line = (key, Y, attrs) => {
-      let d = '', pen = false;
+      let d = '', pen = false, prev = null;
       for (const r of story) {
+        // a compaction starts a new segment: the line does not bridge it
+        if (prev !== null && cuts.some(c => c > prev && c <= r.ts)) pen = false;
+        prev = r.ts;
         if (!fin(r[key])) { pen = false; continue; }
         d += (pen ? 'L' : 'M') + X(r.ts).toFixed(1) + ' ' + Y(r[key]).toFixed(1) + ' ';
         pen = true;
@@ -239,6 +246,7 @@ function renderHead(g) {
     line('x', Yx, {stroke: '#89b4fa', 'stroke-width': 1.5, 'class': 'x-line'});
     line('br', Yb, {stroke: '#fab387', 'stroke-width': 1.5, 'class': 'bp-line'});
     // bill cycles and the gate
+    let lastAlertX = -Infinity;
     for (const r of story) {
       if (r.billDone > 0) {
         const cx = X(r.ts);
@@ -250,6 +258,8 @@ function renderHead(g) {
         const gx = X(r.ts), gate = a.kind === 'gate';
         el('line', {x1: gx, x2: gx, y1: LAMP_Y, y2: BP_Y + BP_H, stroke: gate ? '#f38ba8' : '#fab387',
           'stroke-width': gate ? 2 : 1, 'class': gate ? 'gate-mark' : 'backstop-mark'}, svg);
+        if (gx - lastAlertX < 48) continue;  // labels would overlap; the line and its tooltip stay
+        lastAlertX = gx;
         text(svg, gx + 3, X_Y + 9, gate ? 'gate' : 'reminder ' + a.reminder, 'small',
              (gate ? 'the gate tripped' : 'backstop reminder ' + a.reminder) + ' at call #' + r.call +
              ' (' + fmtTime(r.ts) + ')');
@@ -263,7 +273,10 @@ function renderHead(g) {
         'data-tip': 'call #' + r.call + ' at ' + fmtTime(r.ts) + '\nx ' + num(r.x, 2) +
           '   xSweet ' + num(r.xSweet, 2) + '\nbp ' + num(r.br, 3) + '   lamp ' + r.lamp +
           '\nL ' + exact(r.L) + ' tokens' +
-          '\nbill progress ' + num(r.billProgress, 2) + '   bills ' + r.bills}, svg);
+          '\nbill progress ' + num(r.billProgress, 2) + '   bills ' + r.bills +
+          (r.billDone > 0 ? '\na bill cycle completed' : '') +
+          (r.alerts || []).map(a => a.kind === 'gate' ? '\nthe gate tripped' : '\nbackstop reminder ' + a.reminder)
+            .join('')}, svg);
     }
     text(svg, right + 4, Yx(Math.min(ymax, story[story.length - 1].x || 0)) + 3, 'x', 'small');
   }
