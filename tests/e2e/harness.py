@@ -25,6 +25,7 @@ CLIENT_VERSION = "2.1.197"
 CI_PREFIX = Path("/opt/session-watcher-ci/claude-code")
 API_KEY = "sk-test"
 REPO = Path(__file__).resolve().parents[2]
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 PKG_SUBPATH = Path("node_modules/@anthropic-ai/claude-code/bin/claude.exe")
 
 
@@ -189,6 +190,10 @@ class World:
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             "XDG_DATA_HOME": str(self.home / ".local/share"),
         }
+        # pip (install.sh, the plugin route's bootstrap) keeps the machine's wheel cache: the
+        # throwaway HOME would otherwise fetch every dependency again on each install
+        env["PIP_CACHE_DIR"] = PIP_CACHE
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
         env.update(extra)
         return env
 
@@ -239,7 +244,7 @@ class PrintRun:
     def result(self) -> dict[str, Any]:
         for m in reversed(self.messages):
             if m.get("type") == "result":
-                return m
+                return dict(m)
         raise AssertionError(f"no result message; stdout={self.stdout[-2000:]!r} stderr={self.stderr[-2000:]!r}")
 
     @property

@@ -29,15 +29,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> World:
-    world = make_world(tmp_path_factory.mktemp("installed"))
-    plugin.write_config(world)
-    proc = plugin.install(world)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return world
-
-
 @dataclass
 class Session:
     run: PrintRun
@@ -73,11 +64,14 @@ def _tool_use_id(s: Served) -> str:
 
 def test_install_sh_registers_hooks_and_status_line_keeping_user_settings(installed: World) -> None:
     settings = json.loads((installed.config / "settings.json").read_text())
-    binary = str(plugin.cli(installed))
+    venv = str(plugin.cli(installed).parent.parent)
     for event in plugin.HOOK_EVENTS:
         commands = [h["command"] for g in settings["hooks"][event] for h in g["hooks"]]
-        assert commands == [f"{binary} hook {event}"]
-    assert settings["statusLine"]["command"] == f"{binary} statusline"
+        assert len(commands) == 1, (event, commands)
+        assert commands[0].startswith(venv + "/"), commands  # the private venv, not a PATH lookup
+        assert commands[0].endswith(f" {event}"), commands
+    assert settings["statusLine"]["command"].startswith(venv + "/")
+    assert "statusline" in settings["statusLine"]["command"]
     assert settings["skipDangerousModePermissionPrompt"] is True  # the user's own key survived
 
 
