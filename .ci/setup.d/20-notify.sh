@@ -4,7 +4,6 @@
 set -euo pipefail
 need=()
 command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus-daemon)
-command -v dbus-monitor >/dev/null 2>&1 || need+=(dbus-bin)
 command -v dunst >/dev/null 2>&1 || need+=(dunst)
 command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
 if [ "${#need[@]}" -eq 0 ]; then
