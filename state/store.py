@@ -91,7 +91,8 @@ def load(path: str, session_id: str) -> dict[str, Any] | None:
 def save(path: str, state: dict[str, Any]) -> None:
     from state.atomic import write_atomic
 
-    write_atomic(path, fastjson.dumps(state).encode("ascii"))
+    # callers hold the session lock: one fixed temp name, so a killed writer leaves at most one behind
+    write_atomic(path, fastjson.dumps(state).encode("ascii"), tmp=path + ".tmp")
 
 
 def list_sessions() -> list[tuple[float, str]]:
