@@ -61,6 +61,8 @@ if _json is not None:
             obj, end = _scan(text, start)
         except StopIteration:
             raise JSONError("expected a JSON value") from None
+        except SystemError:  # the scanner raises syntax errors via json.decoder, which is not imported
+            raise JSONError("not valid JSON") from None
         if text[end:].strip(_WS):
             raise JSONError(f"extra data at {end}")
         return obj
