@@ -1,0 +1,160 @@
+"""Concurrency and crashes: many hook processes on one session, hooks killed at random points.
+
+The oracle is one uninterrupted fold of the final transcript (`fuzz_synth.oracle`): whatever the
+interleaving, the state the hooks leave must equal it exactly (token meter, path map, engine, alert
+list), and no alert may reach the user twice. `SW_RUN_SLOW=1` runs the long variants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import fuzz_synth as fs  # noqa: E402
+
+SLOW = os.environ.get("SW_RUN_SLOW") == "1"
+PROCS = 64
+ROUNDS = 6 if SLOW else 1
+FORK_KILLS = 600 if SLOW else 150
+SUBPROCESS_KILLS = 120 if SLOW else 25
+FIGURES: dict[str, Any] = {}
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for k, v in fs.env_for(tmp_path).items():
+        if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
+            monkeypatch.setenv(k, v)
+    fs.write_config(tmp_path)
+    return tmp_path
+
+
+def append(path: Path, data: bytes, rng: random.Random | None = None) -> None:
+    """Append, sometimes in two writes cut mid-line, so readers meet partial lines."""
+    with open(path, "ab") as fh:
+        if rng is not None and len(data) > 10 and rng.random() < 0.5:
+            cut = rng.randrange(1, len(data) - 1)
+            fh.write(data[:cut])
+            fh.flush()
+            time.sleep(rng.random() * 0.002)
+            data = data[cut:]
+        fh.write(data)
+
+
+def check_against_oracle(root: Path, s: fs.SynthSession, tr: Path) -> dict[str, Any]:
+    got = fs.load_state(root, s.session_id)
+    want, want_alerts = fs.oracle(s, tr)
+    assert got["cursor"]["offset"] == tr.stat().st_size
+    assert got["meter"]["main"] == s.token_usage()  # lost or doubled updates show here
+    assert got["meter"]["main"] == want["meter"]["main"]
+    assert fs.reads_of(got) == dict(s.reads_per_path())
+    assert got["paths"] == want["paths"]
+    assert got["engine"] == want["engine"]
+    assert got["alerts"] == want["alerts"]
+    keys = [(a["call"], a["kind"], a["reminder"]) for a in got["alerts"]]
+    assert len(keys) == len(set(keys))
+    return {"state": got, "alerts": want_alerts}
+
+
+def hook_stdout_ok(out: bytes) -> dict[str, Any] | None:
+    if not out.strip():
+        return None
+    text = out.decode("utf-8")
+    assert text.endswith("\n") and text.count("\n") == 1, text
+    doc = json.loads(text)
+    assert isinstance(doc, dict) and set(doc) <= {"systemMessage", "terminalSequence"}, doc
+    return doc
+
+
+# ----------------------------------------------------------------------------- concurrency
+
+def test_64_hooks_at_once_while_the_transcript_grows(root: Path) -> None:
+    env = fs.env_for(root)
+    proj = fs.make_project(root)
+    received_total = 0
+    for rnd in range(ROUNDS):
+        rng = random.Random(rnd)
+        s = fs.SynthSession(f"conc-{rnd}", proj, seed=100 + rnd)
+        tr = root / "projects" / f"conc-{rnd}.jsonl"
+        tr.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(24):
+            append(tr, s.lines_of(s.next_call()))
+        written = [r for c in s.calls for r in c.reads]
+        more = [s.next_call() for _ in range(50)]
+        go = threading.Event()
+
+        def writer(calls: list[fs.Call] = more, path: Path = tr, wr: random.Random = rng) -> None:
+            go.wait()
+            for c in calls:
+                append(path, s.lines_of(c), wr)
+                time.sleep(wr.random() * 0.01)
+
+        th = threading.Thread(target=writer)
+        th.start()
+        procs = []
+        for i in range(PROCS):
+            kind = i % 8
+            if kind == 7:  # the status line folds too, when the lock is free
+                argv = fs.cli_argv("statusline")
+                payload: dict[str, Any] = {"session_id": s.session_id, "transcript_path": str(tr),
+                                           "cwd": proj, "model": {"id": fs.MODEL}}
+            elif kind == 6:
+                argv, payload = fs.hook_argv("Stop"), s.hook_payload(str(tr), "Stop")
+            elif kind in (4, 5):  # a Read the transcript already holds: must not count again
+                argv = fs.hook_argv("PostToolUse")
+                payload = s.hook_payload(str(tr), read=rng.choice(written))
+            else:
+                argv = fs.hook_argv("PostToolUse")
+                payload = s.hook_payload(str(tr), bash_id=f"toolu_bash_{rnd}_{i}")
+            r, w = os.pipe()
+            p = subprocess.Popen(argv, stdin=r, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            os.close(r)
+            procs.append((kind, p, w, json.dumps(payload).encode()))
+        go.set()
+        t0 = time.monotonic()
+        for _, _, w, data in procs:  # all started and waiting on stdin: release them together
+            os.write(w, data)
+            os.close(w)
+        outs: list[tuple[int, Any]] = []
+        for _, p, _, _ in procs:
+            out, err = p.communicate(timeout=120)
+            outs.append((p.returncode, (out, err)))
+        th.join()
+        print(f"round {rnd}: {time.monotonic() - t0:.1f} s")
+        texts: Counter[str] = Counter()
+        for (kind, _, _, _), (rc, (out, err)) in zip(procs, outs, strict=True):
+            assert rc == 0, err
+            assert err == b"", err
+            if kind == 7:
+                assert out.count(b"\n") == 1 and out.strip()
+                continue
+            doc = hook_stdout_ok(out)
+            if doc:
+                texts[doc["systemMessage"]] += 1
+        # one last run folds what the crowd left
+        last = subprocess.run(fs.hook_argv("Stop"), input=json.dumps(s.hook_payload(str(tr), "Stop")).encode(),
+                              capture_output=True, env=env, timeout=60, check=True)
+        doc = hook_stdout_ok(last.stdout)
+        if doc:
+            texts[doc["systemMessage"]] += 1
+        res = check_against_oracle(root, s, tr)
+        want = fs.message_texts(res["alerts"])
+        assert want, "the synthetic session must fire alerts"
+        for text, n in texts.items():
+            assert n <= want[text], f"alert sent {n} times, fired {want[text]}: {text!r}"
+        assert sum(texts.values()) >= 1
+        received_total += sum(texts.values())
+    FIGURES["concurrency"] = {"procs": PROCS, "rounds": ROUNDS, "messages": received_total}
+    print(f"\nconcurrency: {ROUNDS} rounds x {PROCS} processes, {received_total} alert messages, lost updates 0")
