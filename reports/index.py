@@ -20,7 +20,7 @@ from reports.parse import Row, parse_chunk
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-SCHEMA_VERSION = 1  # 1: files + rows
+SCHEMA_VERSION = 2  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint)
 DB_NAME = "warmth-index.sqlite3"
 HEAD_BYTES = 4096
 READ_BLOCK = 8 << 20
@@ -128,7 +128,9 @@ _DDL = (
     " ts REAL, key TEXT, model TEXT, side INTEGER, inp INTEGER, out INTEGER, cr INTEGER, cw INTEGER,"
     " cw5m INTEGER, cw1h INTEGER)",
     "CREATE INDEX IF NOT EXISTS rows_file ON rows (file_id, off)",
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc TEXT NOT NULL, at REAL NOT NULL)",
 )
+KEEP_REPORTS = 8
 
 
 class Index:
@@ -151,6 +153,7 @@ class Index:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
+                conn.execute("DROP TABLE IF EXISTS reports")
                 conn.execute("DROP TABLE IF EXISTS rows")
                 conn.execute("DROP TABLE IF EXISTS files")
             conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
@@ -182,27 +185,31 @@ class Index:
 
     # -- update and load --------------------------------------------------------------------
 
+    def discard(self) -> None:
+        """Throw the database away (it could not be read); the next call rebuilds it."""
+        self._discard()
+        self.bytes_read = 0
+        self.head_bytes_read = 0
+
     def refresh(
         self,
         sources: list[Source],
         roots: Iterable[str],
         progress: Callable[[int, int], None] | None = None,
-    ) -> tuple[IndexStats, dict[str, list[Row]]]:
-        """Bring the index up to date with `sources` and return every source's rows by path.
+    ) -> tuple[IndexStats, dict[str, int]]:
+        """Bring the index up to date with `sources`; return the counts and each source's file id.
 
         A database that cannot be read (corrupt, not a database) is thrown away and rebuilt.
         """
         try:
             return self._refresh(sources, list(roots), progress)
         except sqlite3.DatabaseError:
-            self._discard()
-            self.bytes_read = 0
-            self.head_bytes_read = 0
+            self.discard()
             return self._refresh(sources, list(roots), progress)
 
     def _refresh(
         self, sources: list[Source], roots: list[str], progress: Callable[[int, int], None] | None
-    ) -> tuple[IndexStats, dict[str, list[Row]]]:
+    ) -> tuple[IndexStats, dict[str, int]]:
         if self._conn is None:
             self._conn = self._open()
         conn = self._conn
@@ -241,9 +248,40 @@ class Index:
             if progress is not None:
                 progress(total, total)
             dropped = self._drop_missing(conn, known, live, roots)
-        rows = self._load(conn, live)
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
-        return stats, rows
+        return stats, live
+
+    def fingerprint(self, live: dict[str, int], extra: str) -> str:
+        """A key for the finished report: every live file's path, size, mtime and offset, plus `extra`."""
+        conn = self._require()
+        wanted = set(live.values())
+        h = hashlib.sha1(f"{SCHEMA_VERSION}\0{extra}".encode(), usedforsecurity=False)
+        for r in conn.execute("SELECT id, path, size, mtime_ns, offset, head FROM files ORDER BY path"):
+            if r[0] in wanted:
+                h.update(repr(r[1:]).encode())
+        return h.hexdigest()
+
+    def cached_report(self, key: str) -> str | None:
+        row = self._require().execute("SELECT doc FROM reports WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def store_report(self, key: str, doc: str, at: float) -> None:
+        conn = self._require()
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO reports (key, doc, at) VALUES (?, ?, ?)", (key, doc, at))
+            conn.execute(
+                "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
+                (KEEP_REPORTS,),
+            )
+
+    def rows(self, live: dict[str, int]) -> dict[str, list[Row]]:
+        """Every live file's rows, in file order."""
+        return self._load(self._require(), live)
+
+    def _require(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
 
     def _read_file(
         self, conn: sqlite3.Connection, path: str, st: os.stat_result, rec: FileRec | None

@@ -6,8 +6,8 @@ import math
 from html import escape
 from typing import Any
 
+from reports.fmt import CAUSES, gap_sentence, human_duration, human_tokens
 from reports.render_text import day_sentence, pct, ttl_sentence
-from reports.warmth import CAUSES, gap_sentence, human_duration, human_tokens
 
 CSS = """
 :root { --mv-cat-5: #2f7ebc; --mv-cat-2: #7a5cc2; --mv-warn: #d98b1c; --mv-faint: #9aa3ad;

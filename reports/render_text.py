@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reports.warmth import CAUSES, exact_duration, human_duration, human_tokens
+from reports.fmt import CAUSES, exact_duration, human_duration, human_tokens
 
 
 def pct(x: float | None) -> str:

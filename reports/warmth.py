@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reports.fmt import CAUSES, apply_now, day_start, gap_sentence
 from reports.parse import KIND_CALL, KIND_COMPACT
 from reports.prices import write_usd
 
@@ -59,7 +60,6 @@ BUCKET_EDGES: tuple[int, ...] = (
 MIN_BELOW = 5  # calls needed on the warm side of an inferred boundary
 MIN_ABOVE = 3  # calls needed on the cold side
 MIN_JUMP = 0.5  # cold share above minus cold share below
-CAUSES = ("firstCall", "idleGap", "modelSwitch", "compaction", "unexplained")
 TTL_CLASSES = ("5m", "1h")
 
 
@@ -308,55 +308,6 @@ def _warmth(pairs: Iterable[Obs]) -> float | None:
     return cr / (cr + cw) if cr + cw else None
 
 
-def human_tokens(n: float) -> str:
-    """340219 -> '340k', 1234567 -> '1.2M', 950 -> '950'."""
-    if n >= 1e6:
-        return f"{n / 1e6:.1f}M".replace(".0M", "M")
-    if n >= 1e4:
-        return f"{round(n / 1e3)}k"
-    if n >= 1e3:
-        return f"{n / 1e3:.1f}k".replace(".0k", "k")
-    return str(int(n))
-
-
-def human_duration(s: float) -> str:
-    """3 h 05 min style: '3-hour', '17.6 min', '42 s'."""
-    if s >= 3600:
-        h = s / 3600
-        return f"{h:.0f}-hour" if abs(h - round(h)) < 0.05 else f"{h:.1f}-hour"
-    if s >= 60:
-        return f"{s / 60:.1f} min".replace(".0 min", " min")
-    return f"{s:.0f} s"
-
-
-def exact_duration(s: float) -> str:
-    """4 min 59 s, 1 h 00 min 10 s: for evidence, where rounding would blur the edge."""
-    t = round(s)
-    h, rest = divmod(t, 3600)
-    m, sec = divmod(rest, 60)
-    if h:
-        return f"{h} h {m:02d} min {sec:02d} s"
-    if m:
-        return f"{m} min {sec:02d} s"
-    return f"{sec} s"
-
-
-def gap_sentence(gap: dict[str, Any] | None) -> str:
-    if gap is None:
-        return "no break to price (a one-call session)"
-    usd = f" (${gap['usd']:.2f})" if gap["usd"] is not None else ""
-    dur = human_duration(gap["seconds"])
-    if gap["cold"]:
-        return f"your {dur} break cost {human_tokens(gap['tokensRecreated'])} tokens of re-reading{usd}"
-    return f"your longest break ({dur}) stayed warm: {human_tokens(gap['tokensRecreated'])} tokens written{usd}"
-
-
-def day_start(now: float, utc_offset: float) -> float:
-    """Local midnight of `now` (epoch seconds), for a local zone `utc_offset` seconds east of UTC."""
-    local = now + utc_offset
-    return local - (local % 86400) - utc_offset
-
-
 def build_report(
     sessions: list[Session],
     now: float,
@@ -423,9 +374,12 @@ def build_report(
         )
     out_sessions.sort(key=lambda d: float(d["lastActivity"] or 0.0), reverse=True)
 
-    today0 = day_start(now, utc_offset)
-    week0 = today0 - 6 * 86400
-    pairs_all = [o for o in all_obs if o.index > 0 and o.ts is not None]
+    days: dict[int, list[int]] = {}
+    for ob in all_obs:
+        if ob.index > 0 and ob.ts is not None:
+            d = days.setdefault(int(day_start(ob.ts, utc_offset)), [0, 0])
+            d[0] += ob.call.cr
+            d[1] += ob.call.cw
     scatter = [
         {
             "gapSeconds": o.gap,
@@ -437,7 +391,7 @@ def build_report(
         for o in window
         if o.index > 0 and o.gap is not None and o.warmth is not None
     ]
-    return {
+    doc = {
         "schema": 1,
         "generatedAt": now,
         "since": since,
@@ -467,7 +421,9 @@ def build_report(
         },
         "gapBuckets": buckets,
         "ttl": ttl,
-        "warmthToday": _warmth([o for o in pairs_all if today0 <= (o.ts or 0) <= now]),
-        "warmthWeek": _warmth([o for o in pairs_all if week0 <= (o.ts or 0) <= now]),
+        "warmthToday": None,
+        "warmthWeek": None,
+        "days": [[d, cr, cw] for d, (cr, cw) in sorted(days.items())],
         "scatter": scatter,
     }
+    return apply_now(doc, now, utc_offset)

@@ -74,6 +74,8 @@ def test_second_run_reads_nothing(corpus: Path) -> None:
     assert s1.reread == 4
     second, s2 = run(corpus)
     assert (s2.bytes_read, s2.skipped, s2.appended, s2.reread) == (0, 4, 0, 0)
+    assert first["index"]["cached"] is False
+    assert second["index"]["cached"] is True
     first.pop("index")
     second.pop("index")
     assert first == second
@@ -87,6 +89,7 @@ def test_append_reads_only_the_new_bytes(corpus: Path) -> None:
     with main.open("ab") as f:
         f.write(extra)
     second, st = run(corpus)
+    assert second["index"]["cached"] is False
     assert st.bytes_read == len(extra)
     assert (st.appended, st.skipped) == (1, 3)
     before, after = totals(first)[AE], totals(second)[AE]

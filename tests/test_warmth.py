@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from reports.collect import run_report
-from reports.warmth import human_tokens
+from reports.fmt import human_tokens
 
 if TYPE_CHECKING:
     from pathlib import Path
