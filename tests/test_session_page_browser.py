@@ -8,6 +8,7 @@ Screenshots go to test-output/ at the repository root.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -109,6 +110,23 @@ def open_file(page: Page, transcript: Path, tmp_path: Path) -> dict[str, Any]:
     return model
 
 
+STOPS = [(92.5, "a6e3a1"), (77.5, "94e2d5"), (62.5, "f9e2af"), (47.5, "fab387"), (30.0, "f38ba8")]
+
+
+def score_colour(score: float) -> str:
+    """The seed's five colours, green to red, interpolated linearly between grade-band midpoints."""
+    rgb = [(s, [int(c[i : i + 2], 16) for i in (0, 2, 4)]) for s, c in STOPS]
+    if score >= rgb[0][0]:
+        mix = rgb[0][1]
+    elif score <= rgb[-1][0]:
+        mix = rgb[-1][1]
+    else:
+        (s0, c0), (s1, c1) = next((rgb[i - 1], rgb[i]) for i in range(1, len(rgb)) if score >= rgb[i][0])
+        f = (s0 - score) / (s0 - s1)
+        mix = [math.floor(a + (b - a) * f + 0.5) for a, b in zip(c0, c1, strict=True)]
+    return "#" + "".join(f"{v:02x}" for v in mix)
+
+
 def last_prompt(path: Path) -> int:
     last = 0
     for line in path.read_text().splitlines():
@@ -125,7 +143,7 @@ def test_page_of_real_fixture(page: Page, path: Path, tmp_path: Path) -> None:
     from session_watcher.replay import replay
 
     want = facts(path)
-    open_file(page, path, tmp_path)
+    model = open_file(page, path, tmp_path)
     assert page.errors == []
     assert page.count(".bar-call") == want["calls"]
     assert page.count(".bar-tool") == want["tools"]
@@ -149,7 +167,12 @@ def test_page_of_real_fixture(page: Page, path: Path, tmp_path: Path) -> None:
     # the health bar: 4 px over the full waterfall column, a stop at each 5 %
     bar = page.page.locator("#health-bar")
     assert bar.get_attribute("height") == "4"
-    assert page.count("#health-gradient stop") == 21
+    stops = page.page.locator("#health-gradient stop")
+    assert stops.count() == 21
+    colours = [stops.nth(i).get_attribute("stop-color") for i in range(21)]
+    assert colours == [score_colour(b["score"]) for b in model["healthBar"]]
+    assert colours[0] == "#a6e3a1"  # every session starts healthy
+    assert [stops.nth(i).get_attribute("offset") for i in (0, 1, 20)] == ["0%", "5%", "100%"]
     axis_w = page.page.evaluate("() => document.getElementById('waterfall').getAttribute('width')")
     assert float(bar.get_attribute("width")) == pytest.approx(float(axis_w) - 250 - 76)
     # the watcher's story on the same axis
