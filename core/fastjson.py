@@ -63,6 +63,8 @@ if _json is not None:
             raise JSONError("expected a JSON value") from None
         except SystemError:  # the scanner raises syntax errors via json.decoder, which is not imported
             raise JSONError("not valid JSON") from None
+        except RecursionError:  # `[[[[...` nested past the C stack guard: hostile, not a crash
+            raise JSONError("nested too deeply") from None
         if text[end:].strip(_WS):
             raise JSONError(f"extra data at {end}")
         return obj
