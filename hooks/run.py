@@ -115,8 +115,9 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
     if transcript:
         try:
             state, alerts, caught_up = session.sync(state, transcript, cfg, start + FOLD_BUDGET, subs)
-        except FileNotFoundError:
-            pass
+        except OSError as exc:  # not written yet, or unreadable (a folder in its place): a later run retries
+            if not isinstance(exc, FileNotFoundError):
+                log_once("transcript", f"cannot read the transcript: {exc}")
     if caught_up:
         alerts += _apply_event(state, cfg, event, payload)
     store.save(state_path, state)
