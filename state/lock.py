@@ -38,7 +38,17 @@ class SessionLock:
 
     def __enter__(self) -> SessionLock:
         if fcntl is not None:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            try:
+                fd = os.open(self.path, flags, 0o600)
+            except OSError:
+                if not os.path.islink(self.path):
+                    raise
+                try:  # a link planted where the lock belongs: drop the link, never follow it
+                    os.unlink(self.path)
+                except FileNotFoundError:
+                    pass
+                fd = os.open(self.path, flags, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
