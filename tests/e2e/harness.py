@@ -363,6 +363,9 @@ class Tmux:
         time.sleep(0.3)
         self._tmux("send-keys", "-t", "0", "Enter")
 
+    def key(self, name: str) -> None:
+        self._tmux("send-keys", "-t", "0", name)
+
     def wait_for(self, predicate: Callable[[str], bool], timeout: float = 30, what: str = "") -> str:
         deadline = time.monotonic() + timeout
         screen = ""
