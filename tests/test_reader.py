@@ -1,0 +1,100 @@
+"""state.reader: only bytes after the cursor, only complete lines, and a Reset when the file changed."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from state.reader import Reset, read_new
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_incremental_with_partial_lines(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b'{"a":1}\n{"b":')
+    lines, cur, skipped = read_new(str(p), None)
+    assert lines == [b'{"a":1}']
+    assert cur["offset"] == 8
+    assert skipped == 0
+    assert cur["head"] is not None
+    # nothing new: same cursor, no lines
+    again, cur2, _ = read_new(str(p), cur)
+    assert again == []
+    assert cur2["offset"] == 8
+    with p.open("ab") as fh:
+        fh.write(b'2}\n{"c":3}\n')
+    lines, cur, _ = read_new(str(p), cur)
+    assert lines == [b'{"b":2}', b'{"c":3}']
+    assert cur["offset"] == p.stat().st_size
+
+
+def test_empty_file_keeps_no_head(tmp_path: Path) -> None:
+    p = tmp_path / "e.jsonl"
+    p.write_bytes(b"")
+    lines, cur, _ = read_new(str(p), None)
+    assert lines == []
+    assert cur["offset"] == 0
+    assert cur["head"] is None
+    p.write_bytes(b"x\n")
+    lines, cur, _ = read_new(str(p), cur)
+    assert lines == [b"x"]
+
+
+def test_small_chunks_read_everything_once(tmp_path: Path) -> None:
+    p = tmp_path / "c.jsonl"
+    want = [f'{{"n":{i},"pad":"{"x" * (i % 37)}"}}'.encode() for i in range(500)]
+    p.write_bytes(b"".join(w + b"\n" for w in want))
+    got: list[bytes] = []
+    cur = None
+    for _ in range(10_000):
+        lines, cur, _ = read_new(str(p), cur, max_bytes=97)
+        if not lines and cur["offset"] == p.stat().st_size:
+            break
+        got += lines
+    assert got == want
+
+
+def test_line_longer_than_a_chunk_is_skipped(tmp_path: Path) -> None:
+    p = tmp_path / "l.jsonl"
+    p.write_bytes(b"first\n" + b"y" * 5000 + b"\nlast\n")
+    lines, cur, skipped = read_new(str(p), None, max_bytes=1000)
+    assert lines == [b"first"]
+    lines, cur, skipped = read_new(str(p), cur, max_bytes=1000)
+    assert (lines, skipped) == ([], 1)
+    lines, cur, skipped = read_new(str(p), cur, max_bytes=1000)
+    assert (lines, skipped) == ([b"last"], 0)
+    assert cur["offset"] == p.stat().st_size
+
+
+@pytest.mark.parametrize("change", ["shrink", "replace", "rewrite-head", "rename"])
+def test_changed_file_raises_reset(change: str, tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    p.write_bytes(b'{"first":1}\n{"second":2}\n')
+    _, cur, _ = read_new(str(p), None)
+    if change == "shrink":
+        with p.open("r+b") as fh:
+            fh.truncate(12)
+    elif change == "replace":
+        other = tmp_path / "o.jsonl"
+        other.write_bytes(b'{"first":1}\n{"second":2}\n{"third":3}\n')  # same content, new inode
+        os.replace(other, p)
+    elif change == "rewrite-head":
+        with p.open("r+b") as fh:
+            fh.write(b'{"FIRST":1}\n{"second":2}\n{"more":1}\n')
+    else:
+        p.rename(tmp_path / "r.jsonl.1")
+        p.write_bytes(b'{"first":1}\n{"second":2}\n{"x":1}\n')
+    with pytest.raises(Reset):
+        read_new(str(p), cur)
+    # from scratch it reads the new file
+    lines, _, _ = read_new(str(p), None)
+    assert lines[0].lower() == b'{"first":1}'
+
+
+def test_missing_file_raises(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_new(str(tmp_path / "none.jsonl"), None)
