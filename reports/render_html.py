@@ -18,7 +18,7 @@ h1 { font-size: 1.3rem; } h2 { font-size: 1.05rem; margin-top: 2rem; }
 .num, td.n, .summary { font-variant-numeric: tabular-nums; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { padding: .2rem .6rem; text-align: left; border-bottom: 1px solid #e6e9ec; }
-td.n, th.n { text-align: right; }
+td.n, th.n { text-align: right; } td.w { white-space: nowrap; }
 .bar { display: inline-flex; width: 160px; height: 10px; background: #eef1f4; vertical-align: middle; }
 .bar .warm { background: var(--mv-cat-5); } .bar .recreated { background: var(--mv-warn); }
 .muted { color: var(--mv-muted); }
@@ -28,7 +28,7 @@ svg text { font: 11px system-ui, sans-serif; fill: var(--mv-muted); }
 """
 
 W, H = 900, 380
-ML, MR, MT, MB = 60, 20, 20, 40
+ML, MR, MT, MB = 60, 20, 44, 40  # the top margin holds the inferred-boundary labels
 
 
 def num(n: float | int | None) -> str:
@@ -50,7 +50,7 @@ def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
 def scatter_svg(doc: dict[str, Any]) -> str:
     pts = doc["scatter"]
     max_gap = max([p["gapSeconds"] for p in pts] + [7200.0])
-    max_tok = max([p["tokensRecreated"] for p in pts] + [1e5])
+    max_tok = max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5])
     x = _log_scale(1.0, max_gap, ML, W - MR)
     y = _log_scale(1.0, max_tok, H - MB, MT)
     parts = [
@@ -102,7 +102,8 @@ def scatter_svg(doc: dict[str, Any]) -> str:
             f'stroke="{colour[cls]}" stroke-dasharray="5 4"/>'
         )
         parts.append(
-            f'<text x="{xs + 4:.1f}" y="{MT + 14 + 14 * k}">inferred {cls}-write TTL ≈ '
+            f'<text class="inferred-label" x="{xs:.1f}" y="{MT - 8 - 14 * k}" '
+            f'text-anchor="{"end" if xs > W / 2 else "start"}">inferred {cls}-write TTL ≈ '
             f"{escape(human_duration(tt['inferredSeconds']).replace('-hour', ' h'))} "
             f"(n={ev['below']['n']} below, "
             f"{ev['above']['n']} above)</text>"
@@ -144,7 +145,7 @@ def render(doc: dict[str, Any]) -> str:
     for s in doc["sessions"]:
         h.append(
             f'<tr><td title="{escape(s["project"])}">{escape(s["sessionId"])}</td>'
-            f'<td class="n">{s["calls"]}</td><td>{warmth_bar(s["warmth"])}</td>'
+            f'<td class="n">{s["calls"]}</td><td class="w">{warmth_bar(s["warmth"])}</td>'
             f'<td class="n">{s["coldStarts"]}</td><td class="n">{num(s["tokens"]["total"])}</td>'
             f"<td>{escape(gap_sentence(s['largestGap']) if s['largestGap'] else s['sentence'])}</td></tr>"
         )

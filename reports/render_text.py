@@ -6,6 +6,8 @@ from typing import Any
 
 from reports.fmt import CAUSES, exact_duration, human_duration, human_tokens
 
+MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
+
 
 def pct(x: float | None) -> str:
     return "undefined" if x is None else f"{100 * x:.0f} %"
@@ -60,7 +62,7 @@ def render(doc: dict[str, Any]) -> str:
     out.append(day_sentence(doc))
     out.append("")
     rows = []
-    for s in doc["sessions"]:
+    for s in doc["sessions"][:MAX_SESSIONS]:
         rows.append(
             [
                 s["sessionId"][:36],
@@ -72,6 +74,9 @@ def render(doc: dict[str, Any]) -> str:
             ]
         )
     out.extend(table(["session", "calls", "warmth", "cold", "tokens", "largest gap"], rows, {1, 2, 3, 4}))
+    more = len(doc["sessions"]) - MAX_SESSIONS
+    if more > 0:
+        out.append(f"... and {more} older sessions (all of them in --json and --html)")
     out.append("")
     out.append("the cache-TTL cliff (gap before a call -> how often it ran cold)")
     for cls in ("5m", "1h"):
