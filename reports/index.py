@@ -239,7 +239,12 @@ class Index:
                     skipped += 1
                     live[src.path] = rec.id
                     continue
-                file_id, how = self._read_file(conn, src.path, st, rec)
+                try:
+                    file_id, how = self._read_file(conn, src.path, st, rec)
+                except OSError:  # unreadable (permissions, vanished mid-read): left out this time
+                    if rec is not None:
+                        live[src.path] = rec.id
+                    continue
                 if how == "append":
                     appended += 1
                 else:

@@ -312,6 +312,24 @@ class TestSessionFigures:
         assert doc["coldStarts"] == 0
 
 
+def test_malformed_lines_are_skipped(home: Path) -> None:
+    """Broken JSON, invalid UTF-8 and odd shapes next to real calls: the real calls still count."""
+    proj = home / "projects" / "p"
+    path = Transcript("n").call(T0, *WARM).call(T0 + 5, *WARM).write(proj)
+    good = path.read_bytes()
+    junk = (
+        b'{"type":"assistant","message":{"usage":{"input_tokens":5\n'
+        b'\xff\xfe "usage" \n'
+        b'["usage"]\n'
+        b'{"type":"assistant","message":{"id":7,"usage":{"input_tokens":5}}}\n'
+        b'{"type":"assistant","message":{"id":"x","usage":"none"}}\n'
+    )
+    path.write_bytes(junk + good)
+    s = by_id(report(home / "projects"))["n"]
+    assert s["calls"] == 2
+    assert s["tokens"]["cacheRead"] == 40_000
+
+
 def test_human_tokens() -> None:
     assert [human_tokens(n) for n in (950, 1_234, 12_499, 340_219, 1_250_000, 2_000_000)] == [
         "950",
