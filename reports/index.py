@@ -329,9 +329,12 @@ class Index:
                 buf = buf[used:]
             if head is None:
                 head = head_hash(b"")
+            after = os.fstat(f.fileno())
+        # the stamp of what was read: a file still growing keeps mtime 0, so the next run looks again
+        mtime = after.st_mtime_ns if after.st_size == seen else 0
         conn.execute(
             "UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?",
-            (st.st_dev, st.st_ino, seen, st.st_mtime_ns if seen == st.st_size else 0, pos, head, file_id),
+            (st.st_dev, st.st_ino, seen, mtime, pos, head, file_id),
         )
         return file_id, how
 
