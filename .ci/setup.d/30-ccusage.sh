@@ -5,7 +5,8 @@ set -euo pipefail
 VERSION=20.0.24
 PREFIX=${SESSION_WATCHER_CCUSAGE_PREFIX:-/opt/session-watcher-ci/ccusage}
 BIN="$PREFIX/node_modules/.bin/ccusage"
-if [ -x "$BIN" ] && grep -q "\"version\": \"$VERSION\"" "$PREFIX/node_modules/ccusage/package.json" 2>/dev/null; then
+if [ -x "$BIN" ] && grep -q "\"version\": \"$VERSION\"" "$PREFIX/node_modules/ccusage/package.json" 2>/dev/null \
+    && "$BIN" --version >/dev/null 2>&1; then
     exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
