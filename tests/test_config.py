@@ -1,0 +1,164 @@
+"""Config: `config set` keeps comments, bad files are named with their key, hooks fall back once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+from oracle import REPO, TRANSCRIPTS, hook, load_state, oracle, payload, sw
+
+from session_watcher import config
+
+EXAMPLE = REPO / "config.example.toml"
+
+
+def user_file() -> Path:
+    return Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+
+
+def log_text() -> str:
+    f = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    return f.read_text() if f.exists() else ""
+
+
+def test_example_documents_every_key_and_is_valid() -> None:
+    doc = tomllib.loads(EXAMPLE.read_text())
+    assert config.validate(str(EXAMPLE), doc)["bp_amber"] == 0.10
+    text = EXAMPLE.read_text()
+    for key in config.known_keys():
+        assert key.split(".")[-1] in text, key
+
+
+def test_config_set_keeps_comments(tmp_path: Path) -> None:
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    shutil.copy(EXAMPLE, f)
+    comments = [line.strip() for line in EXAMPLE.read_text().splitlines() if "#" in line]
+    proc = sw("config", "set", "bp_amber", "0.2")
+    assert proc.returncode == 0, proc.stderr
+    proc = sw("config", "set", "notify.channels", '["terminal", "message"]')
+    assert proc.returncode == 0, proc.stderr
+    proc = sw("config", "set", "cRatio", "15")
+    assert proc.returncode == 0, proc.stderr
+    text = f.read_text()
+    for c in comments:
+        # the comment part of each line survives (a value before it may have changed)
+        assert c[c.index("#"):] in text
+    doc = tomllib.loads(text)
+    assert doc["bp_amber"] == 0.2
+    assert doc["notify"]["channels"] == ["terminal", "message"]
+    assert doc["cRatio"] == 15
+    assert doc["bp_red"] == 0.25
+    assert f.stat().st_mode & 0o777 == 0o600
+    shown = json.loads(sw("config", "show").stdout)
+    assert shown["effective"]["bp_amber"] == 0.2
+    assert shown["effective"]["notify"]["fallback"] == "message"
+
+
+def test_config_set_creates_the_file() -> None:
+    assert not user_file().exists()
+    assert sw("config", "set", "exclude", '["*.lock"]').returncode == 0
+    assert tomllib.loads(user_file().read_text()) == {"exclude": ["*.lock"]}
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("notify_dwell", "abc", "whole number"),
+    ("notify_dwell", "0", "whole number"),
+    ("bp_amber", '"high"', "positive number"),
+    ("include", "3", "list of glob"),
+    ("notify.channels", '["pigeon"]', "list drawn from"),
+    ("no_such_key", "1", "unknown key"),
+])
+def test_config_set_wrong_value_is_one_line_naming_file_and_key(key: str, value: str, expected: str) -> None:
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("# mine\nbp_amber = 0.15\n")
+    proc = sw("config", "set", key, value)
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1
+    assert str(f) in err
+    assert key in err
+    assert expected in err
+    assert f.read_text() == "# mine\nbp_amber = 0.15\n"  # untouched
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('bp_amber = "high"\n', "bp_amber"),
+    ("notify_dwell = 2.5\n", "notify_dwell"),
+    ("[notify]\nfallback = \"pager\"\n", "notify.fallback"),
+    ("notify = 3\n", "notify"),
+    ("bp_amber = 0.3\nbp_red = 0.2\n", "bp_red"),
+])
+def test_bad_user_file_is_reported_with_file_and_key(text: str, key: str) -> None:
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text(text)
+    proc = sw("config", "show")
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1
+    assert str(f) in err
+    assert f"'{key}'" in err
+
+
+def test_bad_project_file_names_the_project_file(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    pf = proj / ".claude" / "session-watcher.toml"
+    pf.write_text("exclude = \"docs/*\"\n")
+    proc = sw("config", "show", "--project", str(proj))
+    assert proc.returncode == 1
+    assert str(pf) in proc.stderr.decode()
+    assert "'exclude'" in proc.stderr.decode()
+    # not TOML at all: the file is named too
+    pf.write_text("exclude = [\n")
+    proc = sw("config", "show", "--project", str(proj))
+    assert proc.returncode == 1
+    assert str(pf) in proc.stderr.decode()
+
+
+def test_project_file_wins_key_by_key(tmp_path: Path) -> None:
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("bp_amber = 0.2\nnotify_dwell = 5\n")
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    (proj / ".claude" / "session-watcher.toml").write_text("bp_amber = 0.3\n[notify]\nfallback = \"none\"\n")
+    eff = json.loads(sw("config", "show", "--project", str(proj)).stdout)["effective"]
+    assert eff["bp_amber"] == 0.3
+    assert eff["notify_dwell"] == 5
+    assert eff["notify"] == {"channels": ["desktop"], "fallback": "none"}
+
+
+def test_hooks_with_a_bad_config_use_defaults_and_log_once(tmp_path: Path) -> None:
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("bp_red = \"very\"\n")
+    t = tmp_path / "cfg.jsonl"
+    data = (TRANSCRIPTS / "subagent.jsonl").read_bytes()
+    t.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
+    for event in ("SessionStart", "PostToolUse", "Stop"):
+        proc = hook(event, payload("cfg", t, event))
+        assert proc.returncode == 0
+        assert proc.stdout == b""
+        assert proc.stderr == b""
+    t.write_bytes(data)  # new lines: another fold, the bad file unchanged
+    proc = hook("Stop", payload("cfg", t))
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+    state = load_state("cfg")
+    assert state["meter"]["main"] == oracle(data)["main"]
+    assert state["config"]["values"]["bp_red"] == config.DEFAULTS["bp_red"]
+    log = log_text()
+    assert log.count("'bp_red'") == 1, log
+    assert str(f) in log
+    # fixed: the next hook picks the file up
+    f.write_text("bp_red = 0.5\n")
+    hook("Stop", payload("cfg", t))
+    assert load_state("cfg")["config"]["values"]["bp_red"] == 0.5
