@@ -174,8 +174,14 @@ def test_gate_trips_at_the_scripted_call_and_the_alert_reaches_the_user(overstay
     shown = plugin.system_messages(overstay.records)
     ours = [m for m in shown if "session-watcher" in m["content"]]
     assert len(ours) == 1
-    assert ours[0]["hookEvent"] == "PostToolUse"
-    assert ours[0]["toolUseID"] == _tool_use_id(overstay.served[GATE_CALL - 1])
+    # by the first hook run that saw call 14: normally the PostToolUse of call 14's own tool; when
+    # that run could not fold it (the transcript line not yet written, or the session lock held by
+    # a slow neighbour on a loaded machine) the next run does, so never before call 14's tool
+    tool_ids = [_tool_use_id(s) for s in overstay.served[:-1]]
+    if ours[0]["hookEvent"] == "PostToolUse":
+        assert tool_ids.index(ours[0]["toolUseID"]) + 1 >= GATE_CALL
+    else:
+        assert ours[0]["hookEvent"] == "Stop"
     assert "x 6.8" in ours[0]["content"]
     # shown to the user only: the model never saw it
     for q in overstay.requests:
