@@ -362,3 +362,34 @@ def test_engine_sweet_spot_is_the_cheapest_restart(b: int, g: int, ttl: str) -> 
     assert row["xSweet"] == pytest.approx((b + best * g) / b, rel=0.02)
     assert row["x"] == pytest.approx((b + 39 * g) / b)
     assert row["burnRate"] == pytest.approx(39 * g / (c * b))
+
+
+# --------------------------------------------------------------------------- one compaction, two witnesses
+
+def _segment_after(order: list[str]) -> tuple[int, int]:
+    t = Transcript()
+    t.call(20_000)
+    t.call(21_000, 1_000)
+    state, _ = run(t)
+    for source in order:
+        if source == "hook":
+            engine.on_compaction(state, from_hook=True)
+        else:
+            b = Transcript()
+            b.n = 500 + len(source)
+            b.compact()
+            engine.fold(state, b.events(), CFG, {}, {})
+    after = Transcript()
+    after.n = 900
+    after.call(0, 12_000)
+    engine.fold(state, after.events(), CFG, {}, {})
+    return state["engine"]["segment"], state["engine"]["compactions"]
+
+
+@pytest.mark.parametrize("order", [["hook", "boundary"], ["boundary", "hook"], ["boundary"], ["hook"]])
+def test_hook_and_boundary_of_one_compaction_start_one_segment(order: list[str]) -> None:
+    assert _segment_after(order) == (1, 1)
+
+
+def test_two_compactions_are_two_segments() -> None:
+    assert _segment_after(["boundary", "hook", "boundary"]) == (2, 2)
