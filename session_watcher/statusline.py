@@ -100,6 +100,7 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
             if state is None:
                 state = engine.new_state(session_id)
             state["context"].update(seen)
+            _payload_project(state["context"], payload)
             transcript = payload.get("transcript_path")
             cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
             if isinstance(transcript, str) and transcript:
@@ -111,6 +112,19 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
             return state
     except LockTimeout:
         return None
+
+
+def _payload_project(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+    """Before any hook ran, the cwd and project root come from the status line's own payload (as the
+    hooks take them from theirs); without them every file would be classified outside the project."""
+    cwd = payload.get("cwd")
+    if ctx.get("cwd") is None and isinstance(cwd, str) and cwd:
+        ctx["cwd"] = cwd
+    workspace = payload.get("workspace")
+    project = workspace.get("project_dir") if isinstance(workspace, dict) else None
+    project = project if isinstance(project, str) and project else ctx.get("cwd")
+    if ctx.get("project") is None and project:
+        ctx["project"] = os.path.realpath(project)
 
 
 def _columns(env: Any) -> int:
