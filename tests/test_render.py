@@ -134,3 +134,27 @@ def test_the_status_line_of_a_real_fixture_at_its_last_call(fixture_docs: list[d
     assert line == (f"● {d['lamp']} x{d['x']:.1f}/{d['xSweet']:.1f} bp{100 * d['br']:.0f}% "
                     f"bill {d['backstop']['n']}/{d['backstop']['N']} health {d['health']['grade']} "
                     f"ctx {100 * d['contextPressure']['pressureTokens'] / 200_000:.0f}%")
+
+
+def test_statusline_first_fold_agrees_with_replay() -> None:
+    """When the status line folds a session before any hook ran, it knows the project from its own
+    payload: the figures are the ones `replay` gives, not a map where every file is outside."""
+    from state import store
+
+    sid = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+    src = FIXTURES / f"{sid}.jsonl"
+    want, _ = replay(str(src), subagents=False)
+    os.makedirs(os.path.dirname(store.session_file(sid)), mode=0o700, exist_ok=True)
+    cwd = "/home/USER/projects/spotter-worktrees/spotter-4te"  # the session's cwd, as Claude Code passes it
+    payload = {"session_id": sid, "transcript_path": str(src), "cwd": cwd,
+               "workspace": {"current_dir": cwd, "project_dir": cwd},
+               "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"},
+               "context_window": {"context_window_size": 200_000}}
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "CLAUDE_PROJECT_DIR")}
+    env["NO_COLOR"] = "1"
+    lines = [statusline(payload, env)]
+    for _ in range(30):
+        lines.append(statusline(payload, env))
+        if lines[-1] == lines[-2]:
+            break
+    assert lines[-1] == render(want, 80, color=False)
