@@ -5,9 +5,9 @@ Overstay (print mode, 16 main-chain API calls):
   1  Read src/engine.py        warm start: cr = FLOOR (the floor), cw 300
   2  Read build/generated.log  L grows by what call 1 wrote; the gitignored file is read
   3-5 Bash                     the files' content settles into L (over-provided: the ledger clears)
-  6  Bash                      L jumps by SPIKE (a big command output): g spikes, x ~ 6.9
+  6  Bash                      L jumps by SPIKE (a big command output): g spikes, x ~ 6.8
   7-15 Bash                    L creeps by STEP a call: g decays, xSweet sinks below x,
-                               bp crosses 0.10 at call 12 (with margin: 0.12 vs 0.07 the call before)
+                               bp crosses 0.10 at call 12 (with margin: 0.13 vs 0.065 the call before)
  13  Bash                      a cache miss: cr = 3,000, cw = the rest; L must stay continuous
  14                            third deep-water call with a bill completed: the gate trips HERE
  16  text                      a second cache miss ends the session (final L = cr + cw)
