@@ -113,6 +113,9 @@ def to_transcript(seq: list[tuple[Any, ...]]) -> Transcript:
     for item in seq:
         if item[0] == "compact":
             t.compact()
+        elif item[0] == "read":
+            _, path, lines, cr = item
+            t.read(path, "".join(f"{i:04d} some code here\n" for i in range(lines)), cr=cr, cw=0)
         else:
             _, inp, cr, cw, ttl = item
             t.call(cr, cw, inp, ttl=ttl)
@@ -129,7 +132,7 @@ def run_engine(seq: list[tuple[Any, ...]], cfg: dict[str, Any],
 
 def session_from(ops: list[tuple[int, int]], first: int, ttl: str) -> list[tuple[Any, ...]]:
     """Turn abstract steps into usage. Step kinds: 0-5 grow by k, 6 cache miss, 7 jump,
-    8 a real drop, 9 compaction."""
+    8 a real drop, 9 compaction, 10 a Read (its tokens are not added to the context)."""
     seq: list[tuple[Any, ...]] = [("call", 3, first, 400, ttl)]
     ctx = first + 400
     for kind, k in ops:
@@ -146,6 +149,8 @@ def session_from(ops: list[tuple[int, int]], first: int, ttl: str) -> list[tuple
         elif kind == 8:  # a genuine drop without a compaction record (not a cache miss)
             ctx = ctx // 3
             seq.append(("call", 1, ctx, 0, ttl))
+        elif kind == 10:  # a Read of one of three files (only where no reference is compared)
+            seq.append(("read", f"/p/f{k % 3}.py", k // 4, ctx))
         else:
             seq.append(("compact",))
             ctx = first
@@ -205,8 +210,13 @@ def test_gate_matches_the_reference_on_realistic_sessions(overrides: dict[str, A
     assert backstops >= 5
 
 
+ops_with_reads = st.lists(
+    st.tuples(st.sampled_from([0, 0, 0, 0, 1, 6, 7, 8, 9, 10, 10]), st.integers(min_value=0, max_value=4000)),
+    min_size=1, max_size=160)
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops_strategy, st.integers(min_value=0, max_value=60_000))
+@given(ops_with_reads, st.integers(min_value=0, max_value=60_000))
 def test_gate_never_on_the_left_arm_and_once_per_episode(ops: list[tuple[int, int]], first: int) -> None:
     trace: list[dict[str, Any]] = []
     alerts = run_engine(session_from(ops, first, "5m"), CFG, trace)
