@@ -1,0 +1,185 @@
+"""install.sh into a temp HOME, SESSION_WATCHER_HOME and CLAUDE_CONFIG_DIR (the venv is built once)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from oracle import REPO, TRANSCRIPTS, oracle
+
+from session_watcher.install import hook_command
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart")
+
+USER_SETTINGS: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {
+        "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+    "env": {"FOO": "1"},
+}
+
+
+class Box:
+    """One temp world: HOME, SESSION_WATCHER_HOME, a Claude config dir."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.sw_home = root / "sw"
+        self.claude = root / "claude"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.bin = self.sw_home / "data" / "venv" / "bin" / "session-watcher"
+
+    def env(self, claude: Path | None = None) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "SESSION_WATCHER_HOME": str(self.sw_home),
+            "CLAUDE_CONFIG_DIR": str(claude or self.claude),
+            "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(self.home / ".cache")),
+            "LANG": "C.UTF-8",
+        }
+
+    def install(self, *args: str, claude: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["sh", str(REPO / "install.sh"), *args], env=self.env(claude), capture_output=True,
+                              text=True, timeout=600, check=False)
+
+    def settings(self, claude: Path | None = None) -> Path:
+        return (claude or self.claude) / "settings.json"
+
+
+def write_settings(path: Path, doc: dict[str, Any]) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(doc, indent=2) + "\n"
+    path.write_text(text)
+    return text
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Install once over a settings file with the user's own hooks; then install a second time."""
+    b = Box(tmp_path_factory.mktemp("install"))
+    original = write_settings(b.settings(), USER_SETTINGS)
+    first = b.install("--no-demo")
+    assert first.returncode == 0, first.stdout + first.stderr
+    after_first = b.settings().read_text()
+    second = b.install("--no-demo")
+    assert second.returncode == 0, second.stdout + second.stderr
+    return {"box": b, "original": original, "first": first, "after_first": after_first, "second": second}
+
+
+def our_commands(doc: dict[str, Any], event: str) -> list[str]:
+    return [h["command"] for g in doc.get("hooks", {}).get(event, []) for h in g.get("hooks", [])
+            if "session-watcher" in h.get("command", "")]
+
+
+def test_settings_merged_and_users_keys_kept(box: dict[str, Any]) -> None:
+    b: Box = box["box"]
+    doc = json.loads(box["after_first"])
+    for key in ("model", "permissions", "env"):
+        assert doc[key] == USER_SETTINGS[key]
+    assert doc["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
+    assert USER_SETTINGS["hooks"]["PostToolUse"][0] in doc["hooks"]["PostToolUse"]
+    for event in EVENTS:
+        assert our_commands(doc, event) == [hook_command(str(b.bin.parent), event)]
+        assert str(b.bin.parent) in our_commands(doc, event)[0]
+    assert str(b.bin.parent) in doc["statusLine"]["command"]
+    assert "statusline" in doc["statusLine"]["command"]
+    assert doc["statusLine"]["type"] == "command"
+    assert b.bin.exists()
+
+
+def test_backup_written_first(box: dict[str, Any]) -> None:
+    b: Box = box["box"]
+    backups = sorted(b.claude.glob("settings.json.bak-session-watcher-*"))
+    assert backups
+    assert backups[0].read_text() == box["original"]
+
+
+def test_second_run_is_idempotent(box: dict[str, Any]) -> None:
+    b: Box = box["box"]
+    assert b.settings().read_text() == box["after_first"]
+    doc = json.loads(b.settings().read_text())
+    assert sum(len(our_commands(doc, e)) for e in EVENTS) == len(EVENTS)
+
+
+def test_installed_hook_and_statusline_work(box: dict[str, Any], tmp_path: Path) -> None:
+    b: Box = box["box"]
+    sid = "inst"
+    t = tmp_path / f"{sid}.jsonl"
+    shutil.copy(TRANSCRIPTS / "subagent.jsonl", t)
+    p = {"session_id": sid, "transcript_path": str(t), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    settings = json.loads(b.settings().read_text())
+    # the exact command strings Claude Code will run, through a shell as it does
+    proc = subprocess.run(["sh", "-c", our_commands(settings, "Stop")[0]], input=json.dumps(p), env=b.env(),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    state = json.loads((b.sw_home / "state" / "sessions" / f"{sid}.json").read_text())
+    assert state["meter"]["main"] == oracle(t)["main"]
+    proc = subprocess.run(["sh", "-c", settings["statusLine"]["command"]], input=json.dumps(p), env=b.env(),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0
+    assert proc.stdout.count("\n") == 1
+    assert proc.stdout.strip()
+
+
+def test_existing_statusline_is_kept(box: dict[str, Any]) -> None:
+    """The merge step install.sh runs after pip, with the installed venv, on another user's settings
+    (its own SESSION_WATCHER_HOME, so its install record is its own)."""
+    b: Box = box["box"]
+    other = b.root / "claude-with-statusline"
+    mine = {"statusLine": {"type": "command", "command": "~/bin/my-line"}, "theme": "dark"}
+    original = write_settings(b.settings(other), mine)
+    env = {**b.env(other), "SESSION_WATCHER_HOME": str(b.root / "sw-other")}
+    python = str(b.bin.parent / "python")
+    proc = subprocess.run([python, "-m", "session_watcher.install", "add", str(b.bin.parent)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "statusLine" in proc.stdout  # it says what it did and how to combine them
+    doc = json.loads(b.settings(other).read_text())
+    assert doc["statusLine"] == mine["statusLine"]
+    assert doc["theme"] == "dark"
+    assert our_commands(doc, "Stop")
+    proc = subprocess.run([python, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert b.settings(other).read_text() == original
+
+
+def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
+    """Runs last of the install.sh tests: it removes the venv."""
+    b: Box = box["box"]
+    proc = b.install("--uninstall")
+    assert proc.returncode == 0, proc.stderr
+    assert b.settings().read_text() == box["original"]
+    assert json.loads(b.settings().read_text()) == USER_SETTINGS
+    assert not b.bin.exists()
+    # uninstalling again changes nothing
+    assert b.install("--uninstall").returncode == 0
+    assert b.settings().read_text() == box["original"]
+
+
+def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
+    """Only the merge step (no venv): `python -m session_watcher.install add|remove` on a fresh dir."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "fresh")}
+    add = subprocess.run([sys.executable, "-m", "session_watcher.install", "add", "/opt/sw/bin"],
+                         env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert add.returncode == 0, add.stderr
+    doc = json.loads((tmp_path / "fresh" / "settings.json").read_text())
+    assert set(doc) == {"hooks", "statusLine"}
+    rm = subprocess.run([sys.executable, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
+                        text=True, timeout=60, check=False)
+    assert rm.returncode == 0, rm.stderr
+    assert json.loads((tmp_path / "fresh" / "settings.json").read_text()) == {}
