@@ -1,0 +1,160 @@
+"""The CLI as a user runs it, and the hot path's import discipline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+from oracle import TRANSCRIPTS, hook, oracle, payload, run, sw
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+HEAVY = ("filelock", "tomllib", "tomlkit", "platformdirs", "desktop_notifier", "asyncio", "subprocess", "typing",
+         "dataclasses", "logging", "argparse")
+
+
+def imported(importtime_stderr: str) -> list[str]:
+    """Module names from `python -X importtime` output."""
+    names = []
+    for line in importtime_stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.append(name)
+    return names
+
+
+def heavy_in(names: list[str]) -> list[str]:
+    return [n for n in names if any(n == h or n.startswith(h + ".") for h in HEAVY)]
+
+
+def total_us(importtime_stderr: str) -> int:
+    total = 0
+    for line in importtime_stderr.splitlines():
+        parts = line.split("|")
+        if line.startswith("import time:") and len(parts) == 3 and parts[0].split(":")[1].strip().isdigit():
+            total += int(parts[0].split(":")[1])
+    return total
+
+
+def test_import_parser_sees_heavy_modules() -> None:
+    """The check itself can fail: a process that does import them is caught."""
+    proc = run([sys.executable, "-X", "importtime", "-c", "import argparse, subprocess, typing"])
+    assert set(heavy_in(imported(proc.stderr.decode()))) >= {"argparse", "subprocess", "typing"}
+
+
+def test_hook_with_no_input_imports_nothing_heavy() -> None:
+    proc = run([sys.executable, "-X", "importtime", "-m", "hooks", "Stop"])
+    assert proc.returncode == 0
+    assert proc.stdout == b""
+    names = imported(proc.stderr.decode())
+    assert "hooks.run" in names
+    assert heavy_in(names) == []
+
+
+def test_normal_hook_run_imports_nothing_heavy(tmp_path: Path) -> None:
+    """An uncontended PostToolUse and Stop over a real transcript, after a first run cached the config."""
+    t = tmp_path / "imp.jsonl"
+    data = (TRANSCRIPTS / "tool_heavy.jsonl").read_bytes()
+    t.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
+    assert hook("SessionStart", payload("imp", t, "SessionStart", source="startup")).returncode == 0
+    t.write_bytes(data)  # new lines to fold in the measured run
+    for event in ("PostToolUse", "Stop"):
+        p = payload("imp", t, event, tool_name="Bash", tool_input={"command": "ls"}, tool_use_id=f"tu-{event}",
+                    tool_response={"stdout": "x"})
+        proc = run([sys.executable, "-X", "importtime", "-m", "hooks", event], stdin=json.dumps(p).encode())
+        assert proc.returncode == 0
+        names = imported(proc.stderr.decode())
+        assert "state.store" in names
+        assert heavy_in(names) == [], event
+    state = json.loads(sw("status", "--session", "imp", "--json").stdout)
+    assert state["tokenUsage"] == oracle(t)["main"]
+
+
+def test_statusline_imports_nothing_heavy(tmp_path: Path) -> None:
+    proc = run([sys.executable, "-X", "importtime", "-c", "import session_watcher.statusline"])
+    assert proc.returncode == 0
+    assert heavy_in(imported(proc.stderr.decode())) == []
+    t = tmp_path / "sl.jsonl"
+    shutil.copy(TRANSCRIPTS / "short.jsonl", t)
+    hook("Stop", payload("sl", t))
+    p = {"session_id": "sl", "transcript_path": str(t), "model": {"id": "claude-opus-4-6", "display_name": "Opus"},
+         "context_window": {"context_window_size": 200000}}
+    assert sw("statusline", stdin=json.dumps(p).encode()).returncode == 0  # first run: caches the config
+    proc = run([sys.executable, "-X", "importtime", "-c", "from session_watcher.statusline import main; main()"],
+               stdin=json.dumps(p).encode())
+    assert proc.returncode == 0
+    assert proc.stdout.decode().strip()
+    names = imported(proc.stderr.decode())
+    assert "core.render" in names
+    assert heavy_in(names) == []
+
+
+def test_replay_missing_file_is_one_line_exit_1(tmp_path: Path) -> None:
+    proc = sw("replay", str(tmp_path / "nope.jsonl"))
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1
+    assert "nope.jsonl" in err
+
+
+def test_status_without_sessions_is_one_line_exit_1() -> None:
+    proc = sw("status")
+    assert proc.returncode == 1
+    assert proc.stderr.decode().count("\n") == 1
+
+
+@pytest.mark.parametrize("bad_id", ["../etc", "x" * 200])
+def test_status_bad_session_id(bad_id: str) -> None:
+    proc = sw("status", "--session", bad_id)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().count("\n") == 1
+    assert "Traceback" not in proc.stderr.decode()
+
+
+def test_status_defaults_to_the_most_recent_session(tmp_path: Path) -> None:
+    for sid, name in (("older", "short.jsonl"), ("newer", "subagent.jsonl")):
+        t = tmp_path / name
+        shutil.copy(TRANSCRIPTS / name, t)
+        assert hook("Stop", payload(sid, t)).returncode == 0
+    doc = json.loads(sw("status", "--json").stdout)
+    assert doc["sessionId"] == "newer"
+    assert doc["tokenUsage"] == oracle(TRANSCRIPTS / "subagent.jsonl")["main"]
+    text = sw("status", "--session", "older")
+    assert text.returncode == 0
+    assert text.stdout.decode().strip()
+
+
+def test_status_folds_lines_written_since_the_last_hook(tmp_path: Path) -> None:
+    t = tmp_path / "grow.jsonl"
+    data = (TRANSCRIPTS / "subagent.jsonl").read_bytes()
+    first = data[: len(data) // 3].rsplit(b"\n", 1)[0] + b"\n"
+    t.write_bytes(first)
+    hook("Stop", payload("grow", t))
+    t.write_bytes(data)
+    doc = json.loads(sw("status", "--session", "grow", "--json").stdout)
+    assert doc["tokenUsage"] == oracle(data)["main"]
+    assert doc["tokenUsage"]["calls"] > oracle(first)["main"]["calls"]
+
+
+def test_replay_text_and_doctor_run() -> None:
+    proc = sw("replay", str(TRANSCRIPTS / "short.jsonl"))
+    assert proc.returncode == 0
+    assert proc.stdout.decode().strip()
+    doc = sw("doctor")
+    assert doc.returncode in (0, 1)
+    assert doc.stdout.decode().strip()
+    assert "Traceback" not in doc.stderr.decode()
+
+
+def test_unknown_command_and_help() -> None:
+    assert sw("frobnicate").returncode != 0
+    help_ = sw("--help")
+    assert help_.returncode == 0
+    for cmd in ("status", "replay", "config", "doctor", "hook", "statusline"):
+        assert cmd in help_.stdout.decode()
