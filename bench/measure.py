@@ -130,7 +130,16 @@ def machine(venv_python: Path) -> dict[str, Any]:
         "interpreter": str(venv_python),
         "versions": versions,
         "commit": commit,
+        "loadAverage": load_average(),
     }
+
+
+def load_average() -> list[float] | None:
+    """1, 5 and 15 minute load averages (other work on the machine skews every timing)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def importtime(stderr: bytes) -> dict[str, Any]:

@@ -806,13 +806,11 @@ def main(argv: list[str] | None = None) -> int:
                 except Exception as exc:  # one broken section must not hide the others
                     b.say(f"section {name} failed: {exc!r}")
                     b.results.setdefault("errors", {})[name] = repr(exc)
-        big = b.cache / "session-big.jsonl"
-        if big.exists():
-            from bench import profile as profile_mod
+        from bench import profile as profile_mod
 
-            b.results["shape"]["generated"] = (
-                profile_mod.load([big]).describe() if s.quick or big.stat().st_size < 200_000_000 else None
-            )
+        sample, _ = cached_transcript(b, "shape-sample", 4_000_000 if s.quick else 20_000_000, 13)
+        b.results["shape"]["generated"] = profile_mod.load([sample]).describe()
+        b.results["machine"]["loadAverageAtEnd"] = measure.load_average()
         b.results["rows"] = b.rows
         b.results["targets"] = targets(b)
         b.results["seconds"] = round(time.perf_counter() - t0, 1)
