@@ -629,10 +629,14 @@ def report(b: Bench) -> None:
         cc_stats = measure.stats(walls)
         if doc is not None:
             totals["ccusage"] = token_totals(doc)
+        vr = measure.run([*cc, "--version"], env=b.env(b.tmp / "home-cc"))
+        version = vr.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
+        b.results["machine"]["versions"]["ccusage"] = version[0].removeprefix("ccusage ")
+        kind = "native binary" if "@ccusage" in cc[0] else "node wrapper"
         b.row(
             "ccusage",
             "report",
-            f"ccusage session --json --offline [{Path(cc[0]).name}]",
+            f"ccusage session --json --offline [{kind}]",
             seconds=cc_stats["median"],
             p95s=cc_stats["p95"],
             n=cc_stats["n"],
