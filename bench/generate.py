@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from bench import profile as profile_mod
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 MODEL = "claude-opus-4-6"
 VERSION = "2.1.39"
 _ALNUM = string.ascii_letters + string.digits
@@ -217,9 +217,13 @@ class SessionWriter:
         for kind, n in self.prof.preamble[: self.rng.randint(3, 6)]:
             self.write_kind(fh, kind, n)
 
-    def write_call(self, fh: IO[bytes]) -> None:
+    def pick_block(self) -> list[tuple[str, int]]:
+        return self.rng.choice(self.prof.blocks)
+
+    def write_call(self, fh: IO[bytes], block: list[tuple[str, int]] | None = None) -> None:
         """One API call: its usage, then a sampled block of records."""
-        block = self.rng.choice(self.prof.blocks)
+        if block is None:
+            block = self.pick_block()
         self.new_call(fh)
         for kind, n in block:
             self.write_kind(fh, kind, n)
@@ -559,8 +563,12 @@ def write_transcript(
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb", buffering=1 << 20) as fh:
         w.write_preamble(fh)
-        while w.m.bytes < size:
-            w.write_call(fh)
+        while True:
+            block = w.pick_block()
+            # stop where the file lands closest to the asked size (whole call blocks only)
+            if w.m.calls and w.m.bytes + sum(n for _, n in block) / 2 > size:
+                break
+            w.write_call(fh, block)
     return w.m
 
 

@@ -59,7 +59,7 @@ def _size_label(n: int) -> str:
 def scale_for(quick: bool, big: int | None) -> Scale:
     if quick:
         return Scale(True, 1_000_000, big or 4_000_000, 200, 7, generate.CorpusSpec.quick(), 2)
-    return Scale(False, 1_000_000, big or 1_000_000_000, 5000, 40, generate.CorpusSpec(), 3)
+    return Scale(False, 1_000_000, big or 1_000_000_000, 5000, 60, generate.CorpusSpec(), 3)
 
 
 @dataclass
@@ -257,7 +257,11 @@ def build_session(b: Bench, label: str, transcript: Path, cwd: Path, files: list
         b.say(f"building the {label} session failed: {r.stderr.decode(errors='replace')[-400:]}")
         return None
     info = json.loads(r.stdout.decode().strip().splitlines()[-1])
-    b.results.setdefault("sessions", {})[label] = {**info, "paths": _paths_in_state(state_file)}
+    b.results.setdefault("sessions", {})[label] = {
+        **info,
+        "paths": _paths_in_state(state_file),
+        "stateBytes": state_file.stat().st_size if state_file.exists() else None,
+    }
     b.say(f"  {info}")
     return Session(
         label,
