@@ -39,7 +39,8 @@ def read_new(
     Raises FileNotFoundError/OSError when the file cannot be read, Reset when it changed under us.
     Reads at most about `max_bytes`; call again while lines keep coming.
     """
-    fd = os.open(path, os.O_RDONLY)
+    # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if cursor is not None:
