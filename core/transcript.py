@@ -81,12 +81,23 @@ def _text_len(v: object) -> int:
     return len(v) if isinstance(v, str) else 0
 
 
+def clean_path(path: str) -> bool:
+    """False for text no file can be named by (a NUL byte, a lone surrogate from a JSON escape)."""
+    if "\x00" in path:
+        return False
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def use_info(name: str, inp: object) -> dict[str, object] | None:
     """What the fold keeps of a file tool's input: the path and the size of what it wrote."""
     if name not in FILE_TOOLS or not isinstance(inp, dict):
         return None
     path = inp.get("file_path") or inp.get("notebook_path") or inp.get("path")
-    if not isinstance(path, str) or not path:
+    if not isinstance(path, str) or not path or not clean_path(path):
         return None
     info: dict[str, object] = {"path": path}
     if name == "Edit":
@@ -120,7 +131,7 @@ def read_payload(result: object) -> dict[str, object] | None:
     if not isinstance(f, dict):
         return None
     path, content = f.get("filePath"), f.get("content")
-    if not isinstance(path, str) or not isinstance(content, str):
+    if not isinstance(path, str) or not isinstance(content, str) or not clean_path(path):
         return None
     start = f.get("startLine")
     return {"path": path, "start": start if isinstance(start, int) and start > 0 else 1, "content": content}

@@ -42,6 +42,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _usable_path(value: object) -> bool:
+    """A string that can name a file: JSON can carry NUL bytes and lone surrogates, which cannot."""
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def run(event: str, raw: bytes) -> dict[str, Any] | None:
     """Do one hook's work; returns the hook's stdout object, or None for silence."""
     start = time.monotonic()
@@ -60,8 +71,8 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
         return None
     event = event or str(payload.get("hook_event_name") or "")
     transcript = payload.get("transcript_path")
-    transcript = transcript if isinstance(transcript, str) and transcript else None
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    transcript = transcript if _usable_path(transcript) else None
+    cwd = payload.get("cwd") if _usable_path(payload.get("cwd")) else None
 
     from session_watcher import paths
     from state.lock import LockTimeout, SessionLock
@@ -108,7 +119,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
     if event in ("Stop", "SubagentStop", "SessionStart", "PreCompact", "PostCompact") and transcript:
         subs = session.subagent_files(transcript, session_id)
     agent_path = payload.get("agent_transcript_path")
-    if isinstance(agent_path, str) and agent_path and agent_path not in subs:
+    if _usable_path(agent_path) and agent_path not in subs:
         subs.append(agent_path)
     alerts: list[dict[str, Any]] = []
     caught_up = True
