@@ -83,6 +83,9 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
         with SessionLock(state_path + ".lock", LOCK_TIMEOUT):
             alerts, cfg = _locked(event, payload, session_id, transcript, cwd, state_path, start)
     except LockTimeout:
+        from session_watcher.logs import log_once
+
+        log_once("lock", f"session lock busy over {LOCK_TIMEOUT} s: new lines left for the next run")
         return None
     if not alerts:
         return None
