@@ -122,7 +122,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
     if event in ("Stop", "SubagentStop", "SessionStart", "PreCompact", "PostCompact") and transcript:
         subs = session.subagent_files(transcript, session_id)
     agent_path = payload.get("agent_transcript_path")
-    if _usable_path(agent_path) and agent_path not in subs:
+    if isinstance(agent_path, str) and _usable_path(agent_path) and agent_path not in subs:
         subs.append(agent_path)
     alerts: list[dict[str, Any]] = []
     caught_up = True
