@@ -78,11 +78,15 @@ def report() -> tuple[list[str], bool]:
         ok = False
         lines.append(f"config     ERROR {exc}")
     lines += _settings_lines()
-    sessions = store.list_sessions()
+    try:
+        sessions, listed = store.list_sessions(), True
+    except OSError as exc:  # e.g. a file where the state folder belongs: hooks cannot save
+        sessions, listed, ok = [], False, False
+        lines.append(f"sessions   ERROR {exc}")
     if sessions:
         age = time.time() - sessions[0][0]
         lines.append(f"sessions   {len(sessions)}; last hook wrote {age / 60:.0f} min ago ({sessions[0][1]})")
-    else:
+    elif listed:
         lines.append("sessions   none yet: hooks have not fired (start a Claude Code session)")
     wide = [sid for _, sid in sessions if os.stat(store.session_file(sid)).st_mode & 0o077]
     if wide:
