@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs  # noqa: E402
+import fuzz_synth as fs
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 PROCS = 64
@@ -72,9 +71,11 @@ def hook_stdout_ok(out: bytes) -> dict[str, Any] | None:
     if not out.strip():
         return None
     text = out.decode("utf-8")
-    assert text.endswith("\n") and text.count("\n") == 1, text
+    assert text.endswith("\n"), text
+    assert text.count("\n") == 1, text
     doc = json.loads(text)
-    assert isinstance(doc, dict) and set(doc) <= {"systemMessage", "terminalSequence"}, doc
+    assert isinstance(doc, dict), doc
+    assert set(doc) <= {"systemMessage", "terminalSequence"}, doc
     return doc
 
 
@@ -138,7 +139,8 @@ def test_64_hooks_at_once_while_the_transcript_grows(root: Path) -> None:
             assert rc == 0, err
             assert err == b"", err
             if kind == 7:
-                assert out.count(b"\n") == 1 and out.strip()
+                assert out.count(b"\n") == 1
+                assert out.strip()
                 continue
             doc = hook_stdout_ok(out)
             if doc:

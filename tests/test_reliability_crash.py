@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs  # noqa: E402
+import fuzz_synth as fs
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 FORK_RUNS = 800 if SLOW else 200
@@ -109,7 +109,8 @@ def test_sigkill_at_random_points_in_forked_hooks(root: Path) -> None:
                 assert os.WEXITSTATUS(status_) == 0
         else:
             _, status_ = os.waitpid(pid, 0)
-            assert os.WIFEXITED(status_) and os.WEXITSTATUS(status_) == 0
+            assert os.WIFEXITED(status_)
+            assert os.WEXITSTATUS(status_) == 0
             clean += 1
             assert_valid_or_absent(root, s.session_id)
         if i % 50 == 49:  # the runs that follow a series of kills converge to exact totals
@@ -159,7 +160,8 @@ def test_sigkill_real_hook_processes(root: Path) -> None:
         kills += p.returncode == -signal.SIGKILL
         assert_valid_or_absent(root, s.session_id)
     done = run_hook(env, s.hook_payload(str(tr), "Stop"))
-    assert done.returncode == 0 and done.stderr == b""
+    assert done.returncode == 0
+    assert done.stderr == b""
     converged(root, s, tr)
     print(f"\nprocess kills: {SUBPROCESS_RUNS} runs, {kills} SIGKILLed mid-run")
 
@@ -188,12 +190,14 @@ def test_a_killed_lock_holder_never_blocks_later_hooks(root: Path) -> None:
     assert holder.stdout is not None
     assert holder.stdout.readline() == b"held\n"
     blocked = run_hook(env, s.hook_payload(str(tr), "Stop"))
-    assert blocked.returncode == 0 and blocked.stdout == b""
+    assert blocked.returncode == 0
+    assert blocked.stdout == b""
     assert not fs.state_file(root, s.session_id).exists()  # it gave up, and wrote nothing
     holder.kill()
     holder.wait()
     holder.stdout.close()
     assert os.path.exists(lock)  # the lock file stays behind: its flock died with the holder
     after = run_hook(env, s.hook_payload(str(tr), "Stop"))
-    assert after.returncode == 0 and after.stderr == b""
+    assert after.returncode == 0
+    assert after.stderr == b""
     converged(root, s, tr)

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs  # noqa: E402
+import fuzz_synth as fs
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 STDIN_CASES = 3000 if SLOW else 300
@@ -82,11 +82,13 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def out_ok(out: object) -> None:
     if out is None:
         return
-    assert isinstance(out, dict) and out and set(out) <= {"systemMessage", "terminalSequence"}, out
+    assert isinstance(out, dict), out
+    assert out, out
+    assert set(out) <= {"systemMessage", "terminalSequence"}, out
     assert all(isinstance(v, str) for v in out.values())
     json.dumps(out)
     msg = out.get("systemMessage", "")
-    assert not any(ord(c) < 0x20 and c != "\n" or 0x7F <= ord(c) <= 0x9F for c in msg), msg
+    assert not any((ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F for c in msg), msg
 
 
 # ----------------------------------------------------------------------------- strategies
@@ -193,7 +195,8 @@ LINE = st.one_of(
                   st.sampled_from(["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
                                    "output_tokens", "cache_creation"]),
                   st.integers(-5, 10**7) | JSON, max_size=5)),
-    st.builds(lambda r, v: json.dumps({**r, "message": {**r["message"], "content": v}}).encode("utf-8", "surrogatepass"),
+    st.builds(lambda r, v: json.dumps({**r, "message": {**r["message"], "content": v}}).encode(
+        "utf-8", "surrogatepass"),
               st.sampled_from(records(4)), JSON),
     st.sampled_from(records(5) + records(6)).map(lambda r: json.dumps(r).encode()),
     st.just(b'{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":9}}'),
