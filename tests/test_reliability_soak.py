@@ -1,0 +1,119 @@
+"""Soak: thousands of hook invocations over one growing synthetic session.
+
+Per-invocation work must not grow with the session (the reader only reads new bytes; every list in
+the state is capped), the state file stays bounded, memory stays flat. How the state is bounded:
+the meter keeps the last 256 call samples (`core.meter.RECENT_MAX`), the tool de-duplication list
+512 ids and pending uses 256 (`core.engine.DONE_MAX`, `PENDING_MAX`), the alert list 20, ledger
+entries are settled or written off within 3 calls (`LEDGER_CALLS`), the path map holds one entry per
+distinct file; the one linear term is the health signal's tool-call sequence, one byte per tool call.
+`SW_RUN_SLOW=1` runs 10,000 invocations (the short variant 3,000).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import fuzz_synth as fs  # noqa: E402
+
+SLOW = os.environ.get("SW_RUN_SLOW") == "1"
+RUNS = 10_000 if SLOW else 3_000
+KEYS: list[dict[str, int]] = []
+WINDOW = 500 if SLOW else 300
+
+
+def rss_kb() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+
+
+def proc_times(root: Path, s: fs.SynthSession, tr: Path, n: int = 5) -> list[float]:
+    out = []
+    for i in range(n):
+        payload = s.hook_payload(str(tr), "PostToolUse", bash_id=f"toolu_proc_{len(s.calls)}_{i}")
+        t0 = time.monotonic()
+        proc = subprocess.run(fs.hook_argv("PostToolUse"), input=json.dumps(payload).encode(), capture_output=True,
+                              env=fs.env_for(root), timeout=60, check=False)
+        out.append(time.monotonic() - t0)
+        assert proc.returncode == 0
+        assert proc.stderr == b""
+    return out
+
+
+def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from core import engine, meter
+    from hooks.run import run
+
+    for k, v in fs.env_for(tmp_path).items():
+        if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
+            monkeypatch.setenv(k, v)
+    fs.write_config(tmp_path)
+    root = tmp_path
+    s = fs.SynthSession("soak", fs.make_project(root), seed=21, files=40)
+    tr = root / "soak.jsonl"
+    tr.write_bytes(b"")
+    first_proc = proc_times(root, s, tr)
+    times: list[float] = []
+    sizes: list[int] = []
+    tool_calls = 0
+    rss: list[int] = []
+    objs: list[int] = []
+    sf = fs.state_file(root, s.session_id)
+    for i in range(RUNS):
+        c = s.next_call(growth=300) if i % 2 == 0 else None  # context grows slowly; alerts keep firing
+        if c is not None:
+            with open(tr, "ab") as fh:
+                fh.write(s.lines_of(c))
+        if c is not None and c.reads:
+            payload = s.hook_payload(str(tr), "PostToolUse", read=c.reads[0])  # already in the transcript
+        elif i % 3 == 0:
+            payload = s.hook_payload(str(tr), "Stop")
+        else:
+            payload = s.hook_payload(str(tr), "PostToolUse", bash_id=f"toolu_soak_{i}")
+            tool_calls += 1
+        raw = json.dumps(payload).encode()
+        t0 = time.perf_counter()
+        run(payload["hook_event_name"], raw)
+        times.append(time.perf_counter() - t0)
+        if i % 100 == 99:
+            st = fs.load_state(root, s.session_id)
+            sizes.append(sf.stat().st_size - len(st["health"]["calls"]))
+            KEYS.append({k: len(json.dumps(v)) for k, v in st.items()})
+            assert len(st["meter"]["recent"]) <= meter.RECENT_MAX
+            assert len(st["tools"]["done"]) <= engine.DONE_MAX
+            assert len(st["tools"]["pending"]) <= engine.PENDING_MAX
+            assert len(st["alerts"]) <= engine.ALERTS_MAX
+            assert all(entry[2] < engine.LEDGER_CALLS for entry in st["engine"]["ledger"])
+            assert len(st["paths"]) <= s.files
+            gc.collect()
+            objs.append(len(gc.get_objects()))
+            rss.append(rss_kb())
+    last_proc = proc_times(root, s, tr)
+    st = fs.load_state(root, s.session_id)
+    assert st["meter"]["main"] == s.token_usage()
+    assert fs.reads_of(st) == dict(s.reads_per_path())
+    transcript_reads = sum(len(c.reads) for c in s.calls)
+    assert len(st["health"]["calls"]) == tool_calls + transcript_reads + 10  # 1 byte per tool call
+    assert st["alerts"], "the soak session fires alerts all along"
+
+    head, tail = statistics.median(times[:WINDOW]), statistics.median(times[-WINDOW:])
+    # the state minus the health sequence: flat once every cap is reached (digits of the sums may grow)
+    settled = sizes[2 * len(sizes) // 3:]
+    assert max(settled) <= min(settled) * 1.05 + 256, str((KEYS[len(KEYS) // 2], KEYS[-1]))
+    assert objs[-1] - objs[len(objs) // 2] < 2_000, objs  # no objects pile up in the process
+    assert rss[-1] - rss[len(rss) // 2] < 16_384, rss  # kB
+    assert tail < head * 4, (head, tail)  # generous: a fold that re-read the transcript would be far worse
+    print(f"\nsoak: {RUNS} in-process invocations, {len(s.calls)} calls, transcript {tr.stat().st_size >> 10} KiB; "
+          f"median {head * 1000:.2f} ms (first {WINDOW}) -> {tail * 1000:.2f} ms (last {WINDOW}); "
+          f"state {sf.stat().st_size} B ({len(st['health']['calls'])} B health sequence); "
+          f"rss {rss[0]} -> {rss[-1]} kB; hook process median {statistics.median(first_proc) * 1000:.0f} -> "
+          f"{statistics.median(last_proc) * 1000:.0f} ms")
