@@ -25,10 +25,7 @@ import fuzz_synth as fs
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 PROCS = 64
-ROUNDS = 6 if SLOW else 1
-FORK_KILLS = 600 if SLOW else 150
-SUBPROCESS_KILLS = 120 if SLOW else 25
-FIGURES: dict[str, Any] = {}
+ROUNDS = 10 if SLOW else 3
 
 
 @pytest.fixture
@@ -100,7 +97,7 @@ def test_64_hooks_at_once_while_the_transcript_grows(root: Path) -> None:
             go.wait()
             for c in calls:
                 append(path, s.lines_of(c), wr)
-                time.sleep(wr.random() * 0.01)
+                time.sleep(wr.random() * 0.06)  # spread over the crowd, so folds land in many batches
 
         th = threading.Thread(target=writer)
         th.start()
@@ -158,5 +155,4 @@ def test_64_hooks_at_once_while_the_transcript_grows(root: Path) -> None:
             assert n <= want[text], f"alert sent {n} times, fired {want[text]}: {text!r}"
         assert sum(texts.values()) >= 1
         received_total += sum(texts.values())
-    FIGURES["concurrency"] = {"procs": PROCS, "rounds": ROUNDS, "messages": received_total}
     print(f"\nconcurrency: {ROUNDS} rounds x {PROCS} processes, {received_total} alert messages, lost updates 0")

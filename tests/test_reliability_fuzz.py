@@ -273,3 +273,30 @@ def test_no_shell_in_the_code_paths() -> None:
                 if bad.search(line):
                     found.append(f"{path.relative_to(fs.REPO)}:{no}: {line.strip()}")
     assert not found, found
+
+
+def test_notification_text_from_the_session_is_escaped(root: Path) -> None:
+    """A project folder named with terminal escapes reaches the user as inert text."""
+    from hooks.run import run
+
+    fs.write_config(root, '[notify]\nchannels = ["terminal", "message"]\n')
+    evil = root / "proj\x1b]0;owned\x07\x1b[2J\x9b31m;rm -rf ~"
+    (evil / "src").mkdir(parents=True)
+    s = fs.SynthSession("escape", str(evil), seed=3)
+    tr = root / "escape.jsonl"
+    outs = []
+    for _ in range(60):
+        with open(tr, "ab") as fh:
+            fh.write(s.lines_of(s.next_call()))
+        out = run("Stop", json.dumps(s.hook_payload(str(tr), "Stop")).encode())
+        if out:
+            outs.append(out)
+    assert outs, "the session must fire an alert"
+    for out in outs:
+        out_ok(out)
+        seq = out["terminalSequence"]
+        assert seq.startswith(("\x1b]777;", "\x1b]9;"))
+        assert seq.endswith("\x07")
+        inner = seq[2:-1]
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in inner), repr(seq)
+        assert "owned" in out["systemMessage"] or "proj" in out["systemMessage"]

@@ -20,10 +20,13 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs  # noqa: E402
+from typing import TYPE_CHECKING
+
+import fuzz_synth as fs
+
+if TYPE_CHECKING:
+    import pytest
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 RUNS = 10_000 if SLOW else 3_000
