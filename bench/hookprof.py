@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         state_file = sess.home / "state" / "sessions" / f"{sess.sid}.json"
         payload = json.dumps(bench_run.read_payload(sess.sid, transcript, cwd, files[7], 123)).encode()
         env = b.env(sess.home)
+        print(bench_run.compile_packages(python))
 
         def timed(argv: list[str], stdin: bytes = b"", extra: dict[str, str] | None = None) -> float:
             walls = [measure.run(argv, stdin, env={**env, **(extra or {})}, cwd=cwd).wall for _ in range(args.runs)]

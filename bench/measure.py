@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
@@ -101,14 +102,16 @@ def machine(venv_python: Path) -> dict[str, Any]:
         affinity = len(os.sched_getaffinity(0))
     except AttributeError:
         affinity = os.cpu_count() or 0
-    versions: dict[str, str | None] = {}
-    from importlib import metadata
-
-    for dist in ("session-watcher", "filelock", "platformdirs", "tomlkit", "desktop-notifier"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = None
+    code = (
+        "import json, importlib.metadata as m\n"
+        "out = {}\n"
+        "for d in ('session-watcher', 'filelock', 'platformdirs', 'tomlkit', 'desktop-notifier'):\n"
+        "    try: out[d] = m.version(d)\n"
+        "    except m.PackageNotFoundError: out[d] = None\n"
+        "print(json.dumps(out))"
+    )
+    r = subprocess.run([str(venv_python), "-I", "-c", code], capture_output=True, text=True, check=False)
+    versions: dict[str, str | None] = json.loads(r.stdout) if r.returncode == 0 else {}
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
@@ -125,7 +128,13 @@ def machine(venv_python: Path) -> dict[str, Any]:
         "usableCores": affinity,
         "memoryGB": mem_gb,
         "os": f"{platform.system()} {platform.release()}",
-        "python": sys.version.split()[0],
+        "python": subprocess.run(
+            [str(venv_python), "-I", "-c", "import sys; print(sys.version.split()[0])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        or sys.version.split()[0],
         "pythonImplementation": platform.python_implementation(),
         "interpreter": str(venv_python),
         "versions": versions,

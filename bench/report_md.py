@@ -30,7 +30,8 @@ def render(res: dict[str, Any]) -> str:
         f"Machine: {m.get('cpu')}, {m.get('cores')} cores ({m.get('usableCores')} usable), "
         f"{m.get('memoryGB')} GB RAM, {m.get('os')}; Python {m.get('python')} ({m.get('interpreter')}); "
         + ", ".join(f"{k} {val}" for k, val in v.items())
-        + f"; commit {m.get('commit')}. Whole run: {res.get('seconds')} s. Load average (1/5/15 min) "
+        + f"; measured: {res.get('install')}; commit {m.get('commit')}. "
+        f"Whole run: {res.get('seconds')} s. Load average (1/5/15 min) "
         f"at start {m.get('loadAverage')}, at end {m.get('loadAverageAtEnd')}.",
         "",
     ]

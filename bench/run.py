@@ -86,6 +86,7 @@ class Bench:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SESSION_WATCHER", "CLAUDE"))}
         env["SESSION_WATCHER_HOME"] = str(home)
         env.pop("PYTHONPROFILEIMPORTTIME", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install has its .pyc files
         env.update(extra)
         return env
 
@@ -781,6 +782,54 @@ def targets(b: Bench) -> list[dict[str, Any]]:
     return out
 
 
+PACKAGES = ("core", "state", "hooks", "notifier", "reports", "session_watcher")
+
+
+def compile_packages(python: Path) -> str:
+    """Byte-compile the installed packages, as ``pip install`` does: measured imports read .pyc files
+    (with PYTHONDONTWRITEBYTECODE set, as in some CI shells, every run would recompile the sources)."""
+    import importlib.util
+
+    dirs = []
+    for pkg in PACKAGES:
+        spec = importlib.util.find_spec(pkg)
+        if spec and spec.submodule_search_locations:
+            dirs += list(spec.submodule_search_locations)
+    if not dirs:
+        return "no packages found"
+    r = subprocess.run([str(python), "-m", "compileall", "-q", *dirs], capture_output=True, check=False)
+    return f"compileall {len(dirs)} packages: exit {r.returncode}"
+
+
+def fresh_venv(b_out: Path, say: Any) -> Path:
+    """A venv in the cache with a regular (not editable) install of this checkout, as a user gets from
+    pip or pipx: no editable finder in ``site``, .pyc files compiled at install. The project is
+    reinstalled on every run so the current code is measured."""
+    venv = b_out / "cache" / "venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        say(f"creating {venv}")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT)], check=True)
+    else:
+        say("reinstalling the project into the bench venv")
+        subprocess.run(
+            [
+                str(py),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--force-reinstall",
+                str(ROOT),
+            ],
+            check=True,
+        )
+    return py
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="tiny inputs, a few rounds: under a minute (CI)")
@@ -793,6 +842,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--rounds", type=int, default=None, help="timed runs per command")
     ap.add_argument("--only", default="latency,imports,replay,report", help="comma-separated sections")
+    ap.add_argument(
+        "--fresh-venv",
+        action="store_true",
+        help="measure a regular (non-editable) install in OUT/cache/venv instead of this venv",
+    )
     args = ap.parse_args(argv)
     s = scale_for(args.quick, args.big)
     if args.rounds:
@@ -800,11 +854,15 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out.resolve()
     (out / "cache").mkdir(parents=True, exist_ok=True)
     python = Path(sys.executable)  # the venv's interpreter as invoked (not resolved: keeps the venv)
+    if args.fresh_venv:
+        python = fresh_venv(out, lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="sw-bench-") as tmp:
         b = Bench(s, out, Path(tmp), python, python.parent)
         b.results["machine"] = measure.machine(python)
         b.results["mode"] = "quick" if s.quick else "full"
+        b.results["bytecode"] = "compiled by pip" if args.fresh_venv else compile_packages(python)
+        b.results["install"] = "regular install in a fresh venv" if args.fresh_venv else f"this venv ({python})"
         b.results["shape"] = {"fixtures": generate.get_profile().describe()}
         sections = set(args.only.split(","))
         for name, fn in (("latency", latency), ("imports", imports), ("replay", replay), ("report", report)):
