@@ -802,9 +802,10 @@ def compile_packages(python: Path) -> str:
 
 
 def fresh_venv(b_out: Path, say: Any) -> Path:
-    """A venv in the cache with a regular (not editable) install of this checkout, as a user gets from
-    pip or pipx: no editable finder in ``site``, .pyc files compiled at install. The project is
-    reinstalled on every run so the current code is measured."""
+    """A venv in the cache with a regular (not editable) install of this checkout, made the way
+    install.sh makes the user's: the interpreter's bundled pip, no editable finder in ``site``, .pyc
+    files compiled at install, setuptools removed. The project is reinstalled on every run so the
+    current code is measured."""
     venv = b_out / "cache" / "venv"
     py = venv / "bin" / "python"
     if not py.exists():
@@ -827,6 +828,8 @@ def fresh_venv(b_out: Path, say: Any) -> Path:
             ],
             check=True,
         )
+    # as install.sh does: setuptools' .pth would add an import to every interpreter start
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "setuptools"], capture_output=True, check=False)
     return py
 
 
