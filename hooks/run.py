@@ -134,6 +134,9 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
                 log_once("transcript", f"cannot read the transcript: {exc}")
     if caught_up:
         alerts += _apply_event(state, cfg, event, payload)
+    for alert in state["alerts"]:  # fired during a status-line fold, which cannot deliver them
+        if alert.pop("pending", False):
+            alerts.append(alert)
     store.save(state_path, state)
     return alerts, cfg
 

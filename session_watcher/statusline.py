@@ -105,7 +105,9 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
             cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
             if isinstance(transcript, str) and transcript:
                 try:
-                    state, _alerts, _done = session.sync(state, transcript, cfg, start + FOLD_BUDGET)
+                    state, alerts, _done = session.sync(state, transcript, cfg, start + FOLD_BUDGET)
+                    for alert in alerts:  # the status line cannot deliver: the next hook will
+                        alert["pending"] = True
                 except OSError:
                     pass
             store.save(state_path, state)

@@ -1,0 +1,43 @@
+"""Alerts that fire while the status line folds are delivered by the next hook, exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.oracle import hook, load_state, payload, sw
+from tests.test_gate import overstaying
+
+
+def _message_config() -> None:
+    cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+
+
+def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> None:
+    """The status line cannot show a systemMessage; the hook after it does, once."""
+    _message_config()
+    transcript = overstaying(tmp_path)
+    session = "overstay"
+    # the first hook of the session folds nothing yet: the transcript appears only afterwards
+    first = hook("SessionStart", payload(session, tmp_path / "not-yet.jsonl", "SessionStart", source="startup"))
+    assert first.returncode == 0 and first.stdout == b""
+    status = {"session_id": session, "transcript_path": str(transcript), "cwd": str(tmp_path),
+              "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}}
+    line = sw("statusline", stdin=json.dumps(status).encode())
+    assert line.returncode == 0 and line.stdout.strip()
+    state = load_state(session)
+    fired = state["alerts"]
+    assert fired, "the synthetic session overstays: the status line's fold must fire the gate"
+    assert all(a.get("pending") for a in fired)
+
+    after = hook("Stop", payload(session, transcript))
+    assert after.returncode == 0
+    out = json.loads(after.stdout)
+    assert "systemMessage" in out
+    assert not any(a.get("pending") for a in load_state(session)["alerts"])
+
+    again = hook("Stop", payload(session, transcript))
+    assert again.returncode == 0 and again.stdout == b"", "delivered once, never twice"
