@@ -13,6 +13,8 @@ def _f(v: Any, digits: int = 1) -> str:
         if not math.isfinite(v):
             return "n/a"
         return f"{v:,.{digits}f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
     return str(v)
 
 
