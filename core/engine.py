@@ -40,11 +40,12 @@ def new_engine() -> dict[str, Any]:
 def new_state(session_id: str) -> dict[str, Any]:
     return {
         "schema": SCHEMA, "sessionId": session_id, "cursor": None, "subCursors": {},
-        "meter": meter.new_meter(), "engine": new_engine(), "paths": {}, "readPaths": {},
+        "meter": meter.new_meter(), "engine": new_engine(), "paths": {}, "reasons": {}, "readPaths": {},
         "health": health.new_health(), "alerts": [],
         "tools": {"pending": {}, "done": []},
         "context": {"model": None, "window": None, "pressure": None, "project": None, "cwd": None},
         "config": {}, "bad": 0,
+        "rev": 0, "shards": {},  # the path map's shard files on disk (state.pathstore); shells only
     }
 
 

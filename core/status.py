@@ -43,7 +43,9 @@ def window_of(state: Mapping[str, Any]) -> int | None:
                           ctx.get("peak"))
 
 
-def status_document(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
+def status_document(state: Mapping[str, Any], cfg: Mapping[str, Any], with_buckets: bool = True) -> dict[str, Any]:
+    """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
+    show it, and its shell loads only part of the path map)."""
     e = state["engine"]
     q = quantities(state, cfg)
     ctx = state["context"]
@@ -81,7 +83,7 @@ def status_document(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[st
         "ledger": {"open": len(e["ledger"]), "tokens": sum(item[1] for item in e["ledger"])},
         "compactions": e["compactions"],
         "cacheTtl": e["ttl"],
-        "buckets": buckets(state),
+        "buckets": buckets(state) if with_buckets else [],
         "tokenUsage": dict(state["meter"]["main"]),
         "subagentUsage": dict(state["meter"]["sub"]),
         "contextPressure": {"pressureTokens": pressure, "contextWindow": window},

@@ -17,6 +17,8 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from typing import Any
 
+    from state.pathstore import PathShards
+
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
 FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
@@ -100,12 +102,14 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
     from session_watcher import config
     from session_watcher.logs import log_once
     from state import session, store
+    from state.pathstore import PathShards, ShardRejected
 
     try:
         state = store.load(state_path, session_id)
     except store.StateRejected as exc:
         log_once("state", f"state file quarantined to {exc}; rebuilding from the transcript")
         state = None
+    fresh = state is None
     if state is None:
         state = engine.new_state(session_id)
     ctx = state["context"]
@@ -124,30 +128,44 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
     agent_path = payload.get("agent_transcript_path")
     if isinstance(agent_path, str) and _usable_path(agent_path) and agent_path not in subs:
         subs.append(agent_path)
-    alerts: list[dict[str, Any]] = []
-    caught_up = True
-    if transcript:
+    for attempt in range(2):
+        shards = PathShards(state_path)
+        alerts: list[dict[str, Any]] = []
+        caught_up = True
         try:
-            state, alerts, caught_up = session.sync(state, transcript, cfg, start + FOLD_BUDGET, subs)
-        except OSError as exc:  # not written yet, or unreadable (a folder in its place): a later run retries
-            if not isinstance(exc, FileNotFoundError):
-                log_once("transcript", f"cannot read the transcript: {exc}")
-    if caught_up:
-        alerts += _apply_event(state, cfg, event, payload)
+            if transcript:
+                try:
+                    state, alerts, caught_up = session.sync(state, transcript, cfg, start + FOLD_BUDGET, subs,
+                                                            shards=shards)
+                except OSError as exc:  # not written yet, or unreadable (a folder in its place): retried later
+                    if not isinstance(exc, FileNotFoundError):
+                        log_once("transcript", f"cannot read the transcript: {exc}")
+            if caught_up:
+                alerts += _apply_event(state, cfg, event, payload, shards)
+            break
+        except ShardRejected as exc:  # the path map is damaged: start again from the transcript
+            if attempt:
+                raise
+            log_once("shard", f"{exc}; rebuilding the session from the transcript")
+            state, fresh = session.rebuild(state), True
     for alert in state["alerts"]:  # fired during a status-line fold, which cannot deliver them
         if alert.pop("pending", False):
             alerts.append(alert)
-    store.save(state_path, state)
+    store.save(state_path, state, shards)
+    if fresh:
+        shards.sweep(state)
     return alerts, cfg
 
 
-def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload: dict[str, Any]) -> list[Any]:
+def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload: dict[str, Any],
+                 shards: PathShards) -> list[Any]:
     from core import engine
     from state import session
 
     if event in TOOL_EVENTS:
         if not payload.get("agent_id"):  # a subagent's own tool calls are not in the main context
-            session.apply_tool_payload(state, cfg, payload, failed=event == "PostToolUseFailure")
+            session.apply_tool_payload(state, cfg, payload, failed=event == "PostToolUseFailure",
+                                       shards=shards)
     elif event == "SessionStart" and payload.get("source") == "compact":
         engine.on_compaction(state, from_hook=True)
     elif event == "SessionStart" and payload.get("source") == "clear":

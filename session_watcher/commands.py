@@ -24,6 +24,7 @@ def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]
     from session_watcher import config
     from state import session, store
     from state.lock import LockTimeout, SessionLock
+    from state.pathstore import PathShards, ShardRejected
 
     if session_id is None:
         found = store.list_sessions()
@@ -49,15 +50,26 @@ def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]
                 print(f"session-watcher: {err}; using defaults", file=sys.stderr)
             cursor = state.get("cursor") or {}
             transcript = cursor.get("path")
-            if transcript:
+            subs = list(state["subCursors"])
+            for attempt in range(2):
+                shards = PathShards(path)
                 try:
-                    state, _a, _d = session.sync(state, transcript, cfg, time.monotonic() + 30,
-                                                 list(state["subCursors"]))
-                except OSError:
-                    pass
-            store.save(path, state)
+                    shards.ensure_all(state)
+                    if transcript:
+                        try:
+                            state, _a, _d = session.sync(state, transcript, cfg, time.monotonic() + 30, subs,
+                                                         shards=shards)
+                        except OSError:
+                            pass
+                    break
+                except ShardRejected as exc:
+                    if attempt:
+                        raise
+                    print(f"session-watcher: {exc}; rebuilding the session from its transcript", file=sys.stderr)
+                    state = session.rebuild(state)
+            store.save(path, state, shards)
     except LockTimeout:
-        state = store.load(path, session_id) or engine.new_state(session_id)
+        state = store.load_full(path, session_id) or engine.new_state(session_id)
         cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     return state, cfg
 

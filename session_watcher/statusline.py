@@ -78,7 +78,7 @@ def run(raw: bytes, env: Any) -> str:
         return "○ session-watcher: waiting for the first hook"
     state["context"].update(seen)
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
-    return render(status_document(state, cfg), columns, color)
+    return render(status_document(state, cfg, with_buckets=False), columns, color)
 
 
 def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: dict[str, Any]) -> Any:
@@ -87,6 +87,7 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
     from session_watcher import config
     from state import session, store
     from state.lock import LockTimeout, SessionLock
+    from state.pathstore import PathShards, ShardRejected
 
     if not os.path.isdir(os.path.dirname(state_path)):
         return None
@@ -103,14 +104,18 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
             _payload_project(state["context"], payload)
             transcript = payload.get("transcript_path")
             cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+            shards = PathShards(state_path)
             if isinstance(transcript, str) and transcript:
                 try:
-                    state, alerts, _done = session.sync(state, transcript, cfg, start + FOLD_BUDGET)
+                    state, alerts, _done = session.sync(state, transcript, cfg, start + FOLD_BUDGET,
+                                                        shards=shards)
                     for alert in alerts:  # the status line cannot deliver: the next hook will
                         alert["pending"] = True
                 except OSError:
                     pass
-            store.save(state_path, state)
+                except ShardRejected:  # a damaged path map: the next hook rebuilds the session
+                    return None
+            store.save(state_path, state, shards)
             return state
     except LockTimeout:
         return None

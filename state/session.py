@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
+    from state.pathstore import PathShards
+
 
 def canonical(raw: str, cwd: str | None) -> str:
     """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path."""
@@ -50,19 +52,29 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
     return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
 
 
-def _paths_of(events: Iterable[tuple[Any, ...]]) -> set[str]:
+def _paths_of(events: Iterable[tuple[Any, ...]], state: Mapping[str, Any]) -> set[str]:
+    """Raw file paths the events name, including those of tool uses seen in an earlier batch."""
     raws: set[str] = set()
+    pending = state["tools"]["pending"]
     for ev in events:
-        if (ev[0] == "result" and ev[4] is not None) or (ev[0] == "use" and ev[4] is not None):
+        if ev[0] in ("result", "use") and ev[4] is not None:
             raws.add(ev[4]["path"])
+        if ev[0] == "result" and ev[2] in pending:
+            info = pending[ev[2]][1]
+            if isinstance(info, dict) and isinstance(info.get("path"), str):
+                raws.add(info["path"])
     return raws
 
 
-def resolve(state: dict[str, Any], raws: set[str]) -> tuple[dict[str, str], dict[str, str | None]]:
-    """Canonical forms of `raws`, and the discard reason of each (cached in the state)."""
+def resolve(state: dict[str, Any], raws: set[str], shards: PathShards | None = None,
+            also: Iterable[str] = ()) -> tuple[dict[str, str], dict[str, str | None]]:
+    """Canonical forms of `raws`, and the discard reason of each (cached in the state). With
+    `shards`, the path-map shards of these paths (and of the canonical paths `also`) are loaded."""
     cwd = state["context"].get("cwd")
     root = state["context"].get("project")
     canon = {raw: canonical(raw, cwd) for raw in raws}
+    if shards is not None:
+        shards.ensure(state, [*canon.values(), *also])
     known: dict[str, str | None] = state.setdefault("reasons", {})
     fresh = sorted({c for c in canon.values() if c not in known})
     if fresh:
@@ -76,14 +88,29 @@ def resolve(state: dict[str, Any], raws: set[str]) -> tuple[dict[str, str], dict
     return canon, {c: known.get(c) for c in canon.values()}
 
 
+def _load_needed(state: dict[str, Any], cfg: Mapping[str, Any], shards: PathShards | None) -> list[str]:
+    """Canonical paths the fold may touch besides the events' own: the open ledger entries'; and
+    every path when the include/exclude globs changed (inclusion is decided again for all)."""
+    if shards is not None and state["engine"]["globs"] != [list(cfg["include"]), list(cfg["exclude"])]:
+        shards.ensure_all(state)
+    return [item[0] for item in state["engine"]["ledger"]]
+
+
 def fold_events(state: dict[str, Any], events: list[tuple[Any, ...]], cfg: Mapping[str, Any],
-                sidechain_file: bool = False, trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    canon, reasons = resolve(state, _paths_of(events)) if not sidechain_file else ({}, {})
+                sidechain_file: bool = False, trace: list[dict[str, Any]] | None = None,
+                shards: PathShards | None = None) -> list[dict[str, Any]]:
+    if sidechain_file:
+        canon: dict[str, str] = {}
+        reasons: dict[str, str | None] = {}
+    else:
+        also = _load_needed(state, cfg, shards)
+        canon, reasons = resolve(state, _paths_of(events, state), shards, also)
     return engine.fold(state, events, cfg, canon, reasons, sidechain_file=sidechain_file, trace=trace)
 
 
 def sync_file(state: dict[str, Any], path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,
-              trace: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], bool]:
+              trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
+              ) -> tuple[list[dict[str, Any]], bool]:
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset."""
     alerts: list[dict[str, Any]] = []
     while True:
@@ -93,7 +120,7 @@ def sync_file(state: dict[str, Any], path: str, cfg: Mapping[str, Any], sub: boo
         if lines:
             events, bad = parse_lines(lines)
             state["bad"] += bad
-            alerts += fold_events(state, events, cfg, sidechain_file=sub, trace=trace)
+            alerts += fold_events(state, events, cfg, sidechain_file=sub, trace=trace, shards=shards)
         if sub:
             state["subCursors"][path] = cursor
         else:
@@ -119,12 +146,13 @@ def rebuild(state: dict[str, Any]) -> dict[str, Any]:
     keep = ("window", "modelId", "modelName", "project", "cwd")
     fresh["context"].update({k: state["context"].get(k) for k in keep})
     fresh["config"] = state.get("config", {})
+    fresh["rev"] = state.get("rev", 0)  # shard file names never repeat within a session
     return fresh
 
 
 def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
-         ) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+         shards: PathShards | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
     """Fold what is new in the main transcript and the given subagent transcripts.
 
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
@@ -135,14 +163,14 @@ def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], 
     for attempt in range(2):
         try:
             if transcript:
-                got, done = sync_file(state, transcript, cfg, False, deadline, trace)
+                got, done = sync_file(state, transcript, cfg, False, deadline, trace, shards)
                 alerts += got
                 caught_up = caught_up and done
             for sub in subagents:
                 if sub == transcript:
                     continue
                 try:
-                    got, done = sync_file(state, sub, cfg, True, deadline)
+                    got, done = sync_file(state, sub, cfg, True, deadline, shards=shards)
                 except FileNotFoundError:
                     continue
                 alerts += got
@@ -163,7 +191,7 @@ def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], 
 # ----------------------------------------------------------------------------- hook payloads
 
 def apply_tool_payload(state: dict[str, Any], cfg: Mapping[str, Any], payload: Mapping[str, Any],
-                       failed: bool) -> None:
+                       failed: bool, shards: PathShards | None = None) -> None:
     """A PostToolUse / PostToolUseFailure payload of the main agent, as a tool-result event."""
     tool_id = payload.get("tool_use_id")
     name = payload.get("tool_name")
@@ -172,6 +200,6 @@ def apply_tool_payload(state: dict[str, Any], cfg: Mapping[str, Any], payload: M
     info = use_info(name, payload.get("tool_input"))
     file = None if failed else read_payload(payload.get("tool_response"))
     raws = {p for p in ((info or {}).get("path"), (file or {}).get("path")) if isinstance(p, str)}
-    canon, reasons = resolve(state, raws)
+    canon, reasons = resolve(state, raws, shards, _load_needed(state, cfg, shards))
     engine.apply_globs(state, cfg)
     engine.on_tool_result(state, cfg, tool_id, name, info, failed, file, canon, reasons)

@@ -14,6 +14,7 @@ import time
 from core import fastjson
 from core.engine import SCHEMA, new_engine, new_state
 from session_watcher import paths
+from state.pathstore import PathShards
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -88,11 +89,28 @@ def load(path: str, session_id: str) -> dict[str, Any] | None:
     return doc  # type: ignore[no-any-return]
 
 
-def save(path: str, state: dict[str, Any]) -> None:
+def save(path: str, state: dict[str, Any], shards: PathShards | None = None) -> None:
+    """Write the state (and, with `shards`, the changed path-map shards first). Callers hold the lock."""
     from state.atomic import write_atomic
 
-    # callers hold the session lock: one fixed temp name, so a killed writer leaves at most one behind
-    write_atomic(path, fastjson.dumps(state).encode("ascii"), tmp=path + ".tmp")
+    main, superseded = shards.save(state) if shards is not None else (state, [])
+    # one fixed temp name: a writer killed mid-write leaves at most one behind
+    write_atomic(path, fastjson.dumps(main).encode("ascii"), tmp=path + ".tmp")
+    for old in superseded:
+        try:
+            os.unlink(old)
+        except OSError:
+            pass
+    if shards is not None and (not state["shards"] or state["rev"] % 64 == 0):
+        shards.sweep(state)
+
+
+def load_full(path: str, session_id: str) -> dict[str, Any] | None:
+    """The state with its whole path map (for `status` and tests; hooks load shards as needed)."""
+    state = load(path, session_id)
+    if state is not None:
+        PathShards(path).ensure_all(state)
+    return state
 
 
 def list_sessions() -> list[tuple[float, str]]:

@@ -118,7 +118,9 @@ def state_file(session_id: str) -> Path:
 
 
 def load_state(session_id: str) -> dict[str, Any]:
-    return json.loads(state_file(session_id).read_text())  # type: ignore[no-any-return]
+    from tests.statefile import read_state
+
+    return read_state(state_file(session_id))
 
 
 def payload(session_id: str, transcript: Path | str, event: str = "Stop", **extra: Any) -> dict[str, Any]:

@@ -23,11 +23,13 @@ def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> N
     session = "overstay"
     # the first hook of the session folds nothing yet: the transcript appears only afterwards
     first = hook("SessionStart", payload(session, tmp_path / "not-yet.jsonl", "SessionStart", source="startup"))
-    assert first.returncode == 0 and first.stdout == b""
+    assert first.returncode == 0
+    assert first.stdout == b""
     status = {"session_id": session, "transcript_path": str(transcript), "cwd": str(tmp_path),
               "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}}
     line = sw("statusline", stdin=json.dumps(status).encode())
-    assert line.returncode == 0 and line.stdout.strip()
+    assert line.returncode == 0
+    assert line.stdout.strip()
     state = load_state(session)
     fired = state["alerts"]
     assert fired, "the synthetic session overstays: the status line's fold must fire the gate"
@@ -40,4 +42,5 @@ def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> N
     assert not any(a.get("pending") for a in load_state(session)["alerts"])
 
     again = hook("Stop", payload(session, transcript))
-    assert again.returncode == 0 and again.stdout == b"", "delivered once, never twice"
+    assert again.returncode == 0
+    assert again.stdout == b"", "delivered once, never twice"

@@ -12,6 +12,7 @@ import pytest
 from oracle import REPO, TRANSCRIPTS, oracle
 
 from session_watcher.install import hook_command
+from tests.statefile import read_state
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,7 +125,7 @@ def test_installed_hook_and_statusline_work(box: dict[str, Any], tmp_path: Path)
     proc = subprocess.run(["sh", "-c", our_commands(settings, "Stop")[0]], input=json.dumps(p), env=b.env(),
                           capture_output=True, text=True, timeout=60, check=False)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-    state = json.loads((b.sw_home / "state" / "sessions" / f"{sid}.json").read_text())
+    state = read_state(b.sw_home / "state" / "sessions" / f"{sid}.json")
     assert state["meter"]["main"] == oracle(t)["main"]
     proc = subprocess.run(["sh", "-c", settings["statusLine"]["command"]], input=json.dumps(p), env=b.env(),
                           capture_output=True, text=True, timeout=60, check=False)

@@ -1,0 +1,144 @@
+"""The path map on disk, in shards, so a hook reads and writes only the part its events touch.
+
+A session that has read 5,000 files carries a path map of about 2 MB; parsing and rewriting it on
+every tool call would cost tens of milliseconds. The map (`paths`, `reasons`, `readPaths` of the
+state) is split by a hash of the path into SHARDS files under `<session>.paths/`. The hook loads
+the shards of the paths its new events name (and of the open ledger entries), and writes back those
+that changed.
+
+Crash safety is copy-on-write: a shard is written under a new name `<n>-<rev>.json`, and only the
+main state file, replaced atomically afterwards, says which file is current (`state["shards"]`).
+A hook killed halfway leaves an unreferenced file, never a shard newer than the state's cursor.
+In memory the state keeps its usual shape; the core never knows.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+from core import fastjson
+from state.atomic import write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+SHARDS = 64
+MAX_SHARD_BYTES = 64 << 20
+KINDS = ("paths", "reasons", "readPaths")
+
+
+class ShardRejected(Exception):
+    """A shard file is missing or unusable: the session state must be rebuilt from the transcript."""
+
+
+def shard_of(path: str) -> int:
+    return zlib.crc32(path.encode("utf-8", "surrogatepass")) % SHARDS
+
+
+class PathShards:
+    """The shards of one session's path map; `None` folder: everything lives in memory (replay)."""
+
+    def __init__(self, state_path: str | None) -> None:
+        self.dir = state_path[: -len(".json")] + ".paths" if state_path else None
+        self.loaded: set[int] = set()
+        self.raw: dict[int, bytes] = {}
+
+    def ensure(self, state: dict[str, Any], paths: Iterable[str]) -> None:
+        """Load the shards holding `paths` (once each)."""
+        if self.dir is None:
+            return
+        for n in sorted({shard_of(p) for p in paths} - self.loaded):
+            self._load(state, n)
+
+    def ensure_all(self, state: dict[str, Any]) -> None:
+        if self.dir is None:
+            return
+        for n in range(SHARDS):
+            if n not in self.loaded:
+                self._load(state, n)
+
+    def _file(self, n: int, rev: int) -> str:
+        assert self.dir is not None
+        return os.path.join(self.dir, f"{n:02d}-{rev}.json")
+
+    def _load(self, state: dict[str, Any], n: int) -> None:
+        self.loaded.add(n)
+        rev = state["shards"].get(str(n))
+        if rev is None:
+            return
+        file = self._file(n, rev)
+        try:
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as exc:
+            raise ShardRejected(f"{file}: {exc.strerror}") from None
+        try:
+            data = os.read(fd, MAX_SHARD_BYTES + 1)
+        finally:
+            os.close(fd)
+        try:
+            doc = fastjson.loads(data)
+        except ValueError:
+            doc = None
+        if not (isinstance(doc, dict) and isinstance(doc.get("segment"), int)
+                and all(isinstance(doc.get(k), dict) for k in KINDS)):
+            raise ShardRejected(f"{file}: not a path-map shard")
+        self.raw[n] = data
+        kinds = KINDS if doc["segment"] == state["engine"]["segment"] else KINDS[1:]
+        for kind in kinds:  # an older segment's path entries no longer count; its reasons do
+            mine = state[kind]
+            for key, value in doc[kind].items():
+                mine.setdefault(key, value)  # what the fold already changed in memory wins
+
+    def save(self, state: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """Write the loaded shards that changed; returns the main document to write (path map
+        emptied, shard table updated) and the superseded files to delete after it is written."""
+        main = {k: v for k, v in state.items() if k not in KINDS}
+        main.update({k: {} for k in KINDS})
+        if self.dir is None:
+            return state, []
+        rev = int(state["rev"]) + 1
+        table = dict(state["shards"])
+        self.ensure(state, [p for kind in KINDS for p in state[kind]])
+        groups: dict[int, dict[str, dict[str, Any]]] = {n: {k: {} for k in KINDS} for n in self.loaded}
+        for kind in KINDS:
+            for path, value in state[kind].items():
+                groups.setdefault(shard_of(path), {k: {} for k in KINDS})[kind][path] = value
+        old: list[str] = []
+        segment = state["engine"]["segment"]
+        for n, group in sorted(groups.items()):
+            data = fastjson.dumps({"segment": segment, **group}).encode("ascii")
+            if str(n) in table and data == self.raw.get(n):
+                continue
+            prev = table.get(str(n))
+            if any(group.values()):
+                os.makedirs(self.dir, mode=0o700, exist_ok=True)
+                write_atomic(self._file(n, rev), data, tmp=self._file(n, rev) + ".tmp")
+                table[str(n)] = rev
+                self.raw[n] = data
+            else:
+                table.pop(str(n), None)
+                self.raw.pop(n, None)
+            if prev is not None:
+                old.append(self._file(n, prev))
+        main["rev"], main["shards"] = rev, table
+        state["rev"], state["shards"] = rev, table
+        return main, old
+
+    def sweep(self, state: dict[str, Any]) -> None:
+        """Delete shard files the state does not reference (left by a crash or a rebuild)."""
+        if self.dir is None:
+            return
+        keep = {f"{int(n):02d}-{rev}.json" for n, rev in state["shards"].items()}
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return
+        for name in names:
+            if name not in keep:
+                try:
+                    os.unlink(os.path.join(self.dir, name))
+                except OSError:
+                    pass

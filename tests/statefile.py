@@ -1,0 +1,26 @@
+"""Read a session's state as it is on disk, path-map shards merged: an independent reader for tests.
+
+The main file `<id>.json` names its current shard files in `shards` ({shard: revision}); each
+`<id>.paths/<NN>-<rev>.json` holds `segment`, `paths`, `reasons`, `readPaths`. Path entries of a
+shard written in an older segment no longer count.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def read_state(main: Path) -> dict[str, Any]:
+    state: dict[str, Any] = json.loads(main.read_bytes())
+    folder = main.with_name(main.name[: -len(".json")] + ".paths")
+    for shard, rev in state.get("shards", {}).items():
+        doc = json.loads((folder / f"{int(shard):02d}-{rev}.json").read_bytes())
+        for kind in ("reasons", "readPaths", "paths"):
+            if kind == "paths" and doc["segment"] != state["engine"]["segment"]:
+                continue
+            state[kind].update(doc[kind])
+    return state
