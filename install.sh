@@ -45,7 +45,10 @@ find_python() {
 py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
 if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$here" >"$data/pip.log" 2>&1 \
+# the dependencies, then this checkout's code even when the version number did not change
+{ "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$here" &&
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$here"; } \
+    >"$data/pip.log" 2>&1 \
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
 "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true

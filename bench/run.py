@@ -93,6 +93,17 @@ class Bench:
     def sw(self) -> str:
         return str(self.bin / "session-watcher")
 
+    def launcher(self, kind: str) -> list[str]:
+        """What Claude Code's settings run (install.sh writes these launchers): the venv's python,
+        isolated, on `session-watcher-hook` / `-statusline`. For a venv made otherwise (the dev
+        venv) the same two-line launchers are written into the bench's temp folder."""
+        path = self.bin / f"session-watcher-{kind}"
+        if not path.exists():
+            module = "hooks.run" if kind == "hook" else "session_watcher.statusline"
+            path = self.tmp / f"session-watcher-{kind}"
+            path.write_text(f"import sys\nfrom {module} import main\nsys.exit(main())\n")
+        return [str(self.python), "-I", str(path)]
+
     def row(self, rid: str, group: str, label: str, **kw: Any) -> dict[str, Any]:
         r: dict[str, Any] = {"id": rid, "group": group, "label": label, "available": True, **kw}
         self.rows.append(r)
@@ -285,7 +296,6 @@ def _paths_in_state(state_file: Path) -> int | None:
 
 def latency(b: Bench) -> None:
     s = b.scale
-    sw = b.bin / "session-watcher"
     hook_ok = command_works(b, ["hook", "PostToolUse"], b"{}")
     sl_ok = command_works(b, ["statusline"], b"{}")
     if hook_ok is not None:
@@ -322,12 +332,12 @@ def latency(b: Bench) -> None:
                         f"hook-{kind}@{sess.label}",
                         sess,
                         kind,
-                        [str(sw), "hook", "Stop" if kind == "stop" else "PostToolUse"],
+                        [*b.launcher("hook"), "Stop" if kind == "stop" else "PostToolUse"],
                         None,
                     )
                 )
             if sl_ok is None:
-                plan.append((f"statusline@{sess.label}", sess, "statusline", [str(sw), "statusline"], None))
+                plan.append((f"statusline@{sess.label}", sess, "statusline", b.launcher("statusline"), None))
     for rid, *_ in plan:
         timings.setdefault(rid, [])
     b.say(f"timing {len(plan)} commands x {s.rounds} rounds")
@@ -420,14 +430,14 @@ def imports(b: Bench) -> None:
         (
             "import-hook",
             "hook PostToolUse (Read)",
-            [b.sw(), "hook", "PostToolUse"],
+            [*b.launcher("hook")[:2], "-X", "importtime", *b.launcher("hook")[2:], "PostToolUse"],
             json.dumps(read_payload(sid, t, cwd, files[0], 1)).encode() if files else b"{}",
             ["hook", "PostToolUse"],
         ),
         (
             "import-statusline",
             "statusline",
-            [b.sw(), "statusline"],
+            [*b.launcher("statusline")[:2], "-X", "importtime", *b.launcher("statusline")[2:]],
             json.dumps(statusline_payload(sid, t, cwd)).encode(),
             ["statusline"],
         ),
@@ -802,35 +812,13 @@ def compile_packages(python: Path) -> str:
 
 
 def fresh_venv(b_out: Path, say: Any) -> Path:
-    """A venv in the cache with a regular (not editable) install of this checkout, made the way
-    install.sh makes the user's: the interpreter's bundled pip, no editable finder in ``site``, .pyc
-    files compiled at install, setuptools removed. The project is reinstalled on every run so the
-    current code is measured."""
-    venv = b_out / "cache" / "venv"
-    py = venv / "bin" / "python"
-    if not py.exists():
-        say(f"creating {venv}")
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT)], check=True)
-    else:
-        say("reinstalling the project into the bench venv")
-        subprocess.run(
-            [
-                str(py),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--force-reinstall",
-                str(ROOT),
-            ],
-            check=True,
-        )
-    # as install.sh does: setuptools' .pth would add an import to every interpreter start
-    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "setuptools"], capture_output=True, check=False)
-    return py
+    """The venv a user gets: made by ``install.sh --venv-only`` itself (regular install, .pyc
+    compiled, setuptools removed, and the launchers Claude Code's settings run), current code."""
+    data = b_out / "cache" / "install"
+    say(f"install.sh --venv-only --data {data}")
+    subprocess.run(["sh", str(ROOT / "install.sh"), "--venv-only", "--data", str(data)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return data / "venv" / "bin" / "python"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -96,11 +96,16 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     return notifier.dispatch(alerts, cfg["notify"])
 
 
+def log_once(key: str, message: str) -> None:
+    from session_watcher.logs import log_once as write  # only when there is something to say
+
+    write(key, message)
+
+
 def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: str | None, cwd: str | None,
             state_path: str, start: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from core import engine
     from session_watcher import config
-    from session_watcher.logs import log_once
     from state import session, store
     from state.pathstore import PathShards, ShardRejected
 

@@ -37,19 +37,13 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
     """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say."""
     if not candidates:
         return set()
-    import subprocess
+    from state.spawn import run
 
-    try:
-        proc = subprocess.run(
-            ["git", "-C", root, "check-ignore", "--stdin", "-z"],
-            input="\0".join(candidates).encode("utf-8", "surrogateescape"),
-            capture_output=True, timeout=2, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+    got = run(["git", "-C", root, "check-ignore", "--stdin", "-z"],
+              "\0".join(candidates).encode("utf-8", "surrogateescape"), timeout=2)
+    if got is None or got[0] not in (0, 1):
         return set()
-    if proc.returncode not in (0, 1):
-        return set()
-    return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
+    return {p.decode("utf-8", "surrogateescape") for p in got[1].split(b"\0") if p}
 
 
 def _paths_of(events: Iterable[tuple[Any, ...]], state: Mapping[str, Any]) -> set[str]:
