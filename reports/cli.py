@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"session-watcher report: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        # indented for a person at a terminal; compact for programs (indentation forces json's
+        # pure-Python encoder: on a large history it was most of a warm run)
+        indent = 1 if sys.stdout.isatty() else None
+        sys.stdout.write(json.dumps(doc, indent=indent, separators=None if indent else (",", ":")) + "\n")
     elif args.html:
         from reports.render_html import render
 
