@@ -4,15 +4,17 @@ Only two kinds of line matter here: an assistant line with `message.usage` (one 
 call) and a `compact_boundary` record. Everything else (progress, snapshots, tool results: most of a
 file) is passed over by a substring test before any JSON parsing.
 
-Counting rules shared with the rest of the project: an API call is keyed by `message.id` plus
-`requestId`; a `<synthetic>` model record is skipped; without the nested `cache_creation` split a
-write counts as a 5-minute write; the nested split is the truth when the total says 0.
+Counting rules shared with the rest of the project (`core.transcript`): an API call is keyed by
+`message.id` plus `requestId`; a `<synthetic>` model record is skipped; usage is read by the hooks'
+own `usage_sample`.
 """
 
 from __future__ import annotations
 
 import json
 from typing import NamedTuple
+
+from core.transcript import iso_to_epoch, usage_sample  # the same counting rules as the hooks
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed
 _MARKERS = (b'"usage"', b"compact_boundary")
@@ -38,43 +40,6 @@ class Row(NamedTuple):
     cw1h: int
 
 
-def iso_to_epoch(text: object) -> float | None:
-    """'2026-02-10T21:11:56.906Z' -> seconds since the epoch (None when it is not a timestamp)."""
-    if not isinstance(text, str) or len(text) < 19:
-        return None
-    from datetime import UTC, datetime
-
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
-
-
-def _int(v: object) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-
-
-def usage_sample(usage: dict[str, object]) -> tuple[int, int, int, int, int, int]:
-    """(input, output, cache read, cache write, 5-minute writes, 1-hour writes) of one usage object."""
-    inp = _int(usage.get("input_tokens"))
-    out = _int(usage.get("output_tokens"))
-    cr = _int(usage.get("cache_read_input_tokens"))
-    cw = _int(usage.get("cache_creation_input_tokens"))
-    split = usage.get("cache_creation")
-    if isinstance(split, dict):
-        cw5, cw1 = _int(split.get("ephemeral_5m_input_tokens")), _int(split.get("ephemeral_1h_input_tokens"))
-        if cw == 0 and cw5 + cw1:
-            cw = cw5 + cw1
-        if cw5 + cw1 != cw:  # a split that does not add up: the remainder is 5-minute writes
-            cw5 = max(0, cw - cw1)
-    else:
-        cw5, cw1 = cw, 0
-    return inp, out, cr, cw, cw5, cw1
-
-
 def record_row(rec: dict[str, object], offset: int) -> Row | None:
     """The row one parsed record gives, if any."""
     kind = rec.get("type")
@@ -87,7 +52,7 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
             return None
         rid = rec.get("requestId")
         key = f"{mid}:{rid}" if isinstance(rid, str) else mid
-        inp, out, cr, cw, cw5, cw1 = usage_sample(usage)
+        inp, cr, cw, out, cw5, cw1 = usage_sample(usage)
         return Row(
             offset,
             KIND_CALL,
