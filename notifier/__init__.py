@@ -20,10 +20,10 @@ user) and `terminalSequence` (written to the user's terminal by Claude Code).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from core import fastjson  # `import json` would cost ~8 ms (re, enum) on the alerting call
 from notifier import message
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
@@ -74,9 +74,9 @@ def desktop_reachable(env: Mapping[str, str]) -> tuple[bool, str | None]:
 
 
 def payload(title: str, body: str, urgency: str) -> bytes:
-    data = json.dumps({"title": title, "body": body, "urgency": urgency}).encode("utf-8")
+    data = fastjson.dumps({"title": title, "body": body, "urgency": urgency}).encode("ascii")
     if len(data) > PAYLOAD_MAX:
-        data = json.dumps({"title": title[:200], "body": body[:2000], "urgency": urgency}).encode("utf-8")
+        data = fastjson.dumps({"title": title[:200], "body": body[:2000], "urgency": urgency}).encode("ascii")
     return data
 
 
