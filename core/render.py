@@ -23,6 +23,8 @@ def human(n: float | None) -> str:
     if n is None:
         return "?"
     a = abs(n)
+    if a >= 999_500_000:
+        return f"{n / 1e9:.1f}B".replace(".0B", "B")
     if a >= 999_500:
         return f"{n / 1e6:.1f}M".replace(".0M", "M")
     if a >= 1000:

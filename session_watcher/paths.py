@@ -88,8 +88,16 @@ def cache_dir() -> str:
 
 
 def ensure_private_dir(path: str) -> str:
-    """Create `path` (and parents) user-only; tighten it if it exists with wider bits."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    """Create `path` user-only, and any parent it has to create (`makedirs` would give those the
+    umask's bits); tighten `path` if it exists with wider bits. Existing parents are not touched."""
+    if not os.path.isdir(path):
+        parent = os.path.dirname(path)
+        if parent and parent != path and not os.path.isdir(parent):
+            ensure_private_dir(parent)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
     try:
         if os.stat(path).st_mode & 0o077:
             os.chmod(path, 0o700)
