@@ -52,15 +52,22 @@ if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
 "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
-# Launchers for Claude Code: the interpreter straight into the entry point, isolated (-I). The
-# console script's wrapper imports `re`, and `python -m` imports runpy: together ~10 ms a tool call.
-for kind in hook statusline; do
-    module=hooks.run; [ "$kind" = statusline ] && module=session_watcher.statusline
-    launcher="$venv/bin/session-watcher-$kind"
-    printf '#!%s -I\n"""session-watcher %s launcher, written by install.sh."""\nimport sys\nfrom %s import main\nsys.exit(main())\n' \
-        "$venv/bin/python" "$kind" "$module" >"$launcher"
-    chmod 755 "$launcher"
-done
+# Launchers for Claude Code: the interpreter straight into the entry point, run as `python -I -S`.
+# The console script's wrapper imports `re`, `python -m` imports runpy, and `site` scans the venv's
+# .pth files: together ~12 ms a tool call. Without `site`, the launcher puts the venv's packages on
+# sys.path itself.
+"$venv/bin/python" - "$venv/bin" <<'PY'
+import os, sys, sysconfig
+bin_dir = sys.argv[1]
+libs = list(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]))
+for kind, module in (("hook", "hooks.run"), ("statusline", "session_watcher.statusline")):
+    path = os.path.join(bin_dir, f"session-watcher-{kind}")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"#!{sys.executable} -IS\n"
+                 f'"""session-watcher {kind} launcher, written by install.sh; run as `python -I -S`."""\n'
+                 f"import sys\nsys.path.extend({libs!r})\nfrom {module} import main\nsys.exit(main())\n")
+    os.chmod(path, 0o755)
+PY
 echo "installed: $bin"
 [ "$mode" = venv ] && exit 0
 

@@ -98,10 +98,11 @@ class Bench:
         isolated, on `session-watcher-hook` / `-statusline`. For a venv made otherwise (the dev
         venv) the same two-line launchers are written into the bench's temp folder."""
         path = self.bin / f"session-watcher-{kind}"
-        if not path.exists():
-            module = "hooks.run" if kind == "hook" else "session_watcher.statusline"
-            path = self.tmp / f"session-watcher-{kind}"
-            path.write_text(f"import sys\nfrom {module} import main\nsys.exit(main())\n")
+        if path.exists():  # install.sh's launcher sets up sys.path itself: no `site`
+            return [str(self.python), "-I", "-S", str(path)]
+        module = "hooks.run" if kind == "hook" else "session_watcher.statusline"
+        path = self.tmp / f"session-watcher-{kind}"
+        path.write_text(f"import sys\nfrom {module} import main\nsys.exit(main())\n")
         return [str(self.python), "-I", str(path)]
 
     def row(self, rid: str, group: str, label: str, **kw: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@
 data="${CLAUDE_PLUGIN_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/session-watcher}"
 launcher="$data/venv/bin/session-watcher-hook"
 if [ -f "$launcher" ]; then
-    exec "$data/venv/bin/python" -I "$launcher" "$@"
+    exec "$data/venv/bin/python" -I -S "$launcher" "$@"
 fi
 root="${CLAUDE_PLUGIN_ROOT:-$(dirname "$0")/..}"
 mkdir -p "$data" 2>/dev/null

@@ -64,7 +64,7 @@ def _launch(bin_dir: str, kind: str) -> str:
     # the venv's interpreter, isolated, on the launcher script: quoted for `sh -c`, and no shebang
     # involved (a shebang cannot hold a path with spaces, as on macOS's "Application Support")
     python = shlex.quote(os.path.join(bin_dir, "python"))
-    return f"{python} -I {shlex.quote(os.path.join(bin_dir, f'session-watcher-{kind}'))}"
+    return f"{python} -I -S {shlex.quote(os.path.join(bin_dir, f'session-watcher-{kind}'))}"
 
 
 def hook_command(bin_dir: str, event: str) -> str:
