@@ -74,6 +74,9 @@ class Progress:
         self.stream.flush()
 
 
+CLOCK_FIELDS = ("generatedAt", "warmthToday", "warmthWeek")
+
+
 def run_report(
     roots: list[str] | None = None,
     db_path: str | None = None,
@@ -89,6 +92,38 @@ def run_report(
     an unchanged corpus gets it back with only the clock-dependent fields (today, this week)
     recomputed.
     """
+    doc, _text, stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=False)
+    assert doc is not None
+    return doc, stats
+
+
+def run_report_json(
+    roots: list[str] | None = None,
+    db_path: str | None = None,
+    *,
+    now: float | None = None,
+    since: float | None = None,
+    utc_offset: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> str:
+    """The report as compact JSON text: the same document as `run_report`, but an unchanged corpus's
+    cached text is sent as it is, with only the clock fields and the index figures spliced in
+    (parsing and re-serializing a large history's report was most of a warm run)."""
+    doc, text, _stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=True)
+    if text is not None:
+        return text
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def _run(
+    roots: list[str] | None,
+    db_path: str | None,
+    now: float | None,
+    since: float | None,
+    utc_offset: float | None,
+    progress: Callable[[int, int], None] | None,
+    as_text: bool,
+) -> tuple[dict[str, Any] | None, str | None, IndexStats]:
     roots = roots if roots else default_roots()
     roots = [os.path.abspath(os.path.expanduser(r)) for r in roots]
     sources = discover(roots)
@@ -98,13 +133,13 @@ def run_report(
     index = Index(db_path or default_db_path())
     try:
         try:
-            doc, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress)
+            doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
         except sqlite3.DatabaseError:
             index.discard()
-            doc, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress)
+            doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
     finally:
         index.close()
-    doc["index"] = {
+    figures = {
         "files": stats.files,
         "skipped": stats.skipped,
         "appended": stats.appended,
@@ -114,7 +149,11 @@ def run_report(
         "rebuilt": index.rebuilt,
         "cached": cached,
     }
-    return doc, stats
+    if text is not None:  # the open object from _splice_now, closed with the index figures
+        return None, text + ',"index":' + json.dumps(figures, separators=(",", ":")) + "}", stats
+    assert doc is not None
+    doc["index"] = figures
+    return doc, None, stats
 
 
 def _build(
@@ -125,15 +164,31 @@ def _build(
     since: float | None,
     utc_offset: float,
     progress: Callable[[int, int], None] | None,
-) -> tuple[dict[str, Any], IndexStats, bool]:
+    as_text: bool = False,
+) -> tuple[dict[str, Any] | None, str | None, IndexStats, bool]:
     stats, live = index.refresh(sources, roots, progress)
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}")
     text = index.cached_report(key)
     if text is not None:
-        return apply_now(json.loads(text), now, utc_offset), stats, True
+        if as_text:
+            return None, _splice_now(text, now, utc_offset), stats, True
+        return apply_now(json.loads(text), now, utc_offset), None, stats, True
     from reports.warmth import build_report
 
     sessions = build_sessions(sources, index.rows(live))
     doc = build_report(sessions, now, utc_offset, since)
-    index.store_report(key, json.dumps(doc, separators=(",", ":")), time.time())
-    return doc, stats, False
+    # stored without the clock fields, with `days` last, so a cached copy can be sent as text
+    stored = {k: v for k, v in doc.items() if k not in (*CLOCK_FIELDS, "days")}
+    stored["days"] = doc["days"]
+    index.store_report(key, json.dumps(stored, separators=(",", ":")), time.time())
+    return doc, None, stats, False
+
+
+def _splice_now(text: str, now: float, utc_offset: float) -> str:
+    """The cached text (an object whose last key is `days`: no string can follow it) with the clock
+    fields added, left open for the caller to add the index figures and close."""
+    at = text.rfind(',"days":')
+    days = json.loads(text[at + len(',"days":'):-1])
+    clock = apply_now({"days": days}, now, utc_offset)
+    extra = json.dumps({k: clock[k] for k in CLOCK_FIELDS}, separators=(",", ":"))
+    return text[:-1] + "," + extra[1:-1]
