@@ -151,6 +151,31 @@ def write_config(root: Path, text: str = '[notify]\nchannels = ["message"]\nfall
     (cfg / "config.toml").write_text(text)
 
 
+def isolate(root: Path, monkeypatch: Any, config: str | None = None) -> Path:
+    """Point this process's session-watcher at folders under `root` (as `env_for` does for hook
+    subprocesses), with message alerts unless `config` says otherwise."""
+    for k, v in env_for(root).items():
+        if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
+            monkeypatch.setenv(k, v)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    if config is None:
+        write_config(root)
+    else:
+        write_config(root, config)
+    return root
+
+
+def write_session(root: Path, sid: str, calls: int, seed: int) -> tuple[SynthSession, Path]:
+    """A synthetic session of `calls` API calls written to `root/projects/<sid>.jsonl`."""
+    s = SynthSession(sid, make_project(root), seed=seed)
+    tr = root / "projects" / f"{sid}.jsonl"
+    tr.parent.mkdir(parents=True, exist_ok=True)
+    with open(tr, "ab") as fh:
+        for _ in range(calls):
+            fh.write(s.lines_of(s.next_call()))
+    return s, tr
+
+
 # ---------------------------------------------------------------------- running hooks
 
 REPO = Path(__file__).resolve().parent.parent

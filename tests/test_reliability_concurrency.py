@@ -30,11 +30,7 @@ ROUNDS = 10 if SLOW else 3
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for k, v in fs.env_for(tmp_path).items():
-        if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
-            monkeypatch.setenv(k, v)
-    fs.write_config(tmp_path)
-    return tmp_path
+    return fs.isolate(tmp_path, monkeypatch)
 
 
 def append(path: Path, data: bytes, rng: random.Random | None = None) -> None:

@@ -31,11 +31,7 @@ SUBPROCESS_RUNS = 120 if SLOW else 20
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for k, v in fs.env_for(tmp_path).items():
-        if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
-            monkeypatch.setenv(k, v)
-    fs.write_config(tmp_path)
-    return tmp_path
+    return fs.isolate(tmp_path, monkeypatch)
 
 
 def assert_valid_or_absent(root: Path, sid: str) -> bool:

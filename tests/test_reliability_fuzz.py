@@ -66,12 +66,8 @@ def check_audit() -> None:
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for k, v in fs.env_for(tmp_path).items():
-        if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
-            monkeypatch.setenv(k, v)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    fs.isolate(tmp_path, monkeypatch, '[notify]\nchannels = ["message", "terminal", "desktop"]\n')
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
-    fs.write_config(tmp_path, '[notify]\nchannels = ["message", "terminal", "desktop"]\n')
     EVENTS.clear()
     _WATCH["on"] = True
     yield tmp_path

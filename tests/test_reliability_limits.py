@@ -44,13 +44,7 @@ def env_of(root: Path) -> dict[str, str]:
 
 
 def session(root: Path, sid: str, calls: int = 10) -> tuple[fs.SynthSession, Path]:
-    s = fs.SynthSession(sid, fs.make_project(root), seed=9)
-    tr = root / "projects" / f"{sid}.jsonl"
-    tr.parent.mkdir(parents=True, exist_ok=True)
-    with open(tr, "ab") as fh:
-        for _ in range(calls):
-            fh.write(s.lines_of(s.next_call()))
-    return s, tr
+    return fs.write_session(root, sid, calls, seed=9)
 
 
 def hook(root: Path, s: fs.SynthSession, tr: Path,

@@ -22,22 +22,11 @@ import fuzz_synth as fs
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for k, v in fs.env_for(tmp_path).items():
-        if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
-            monkeypatch.setenv(k, v)
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    fs.write_config(tmp_path)
-    return tmp_path
+    return fs.isolate(tmp_path, monkeypatch)
 
 
 def session(root: Path, sid: str, calls: int = 12, seed: int = 1) -> tuple[fs.SynthSession, Path]:
-    s = fs.SynthSession(sid, fs.make_project(root), seed=seed)
-    tr = root / "projects" / f"{sid}.jsonl"
-    tr.parent.mkdir(parents=True, exist_ok=True)
-    with open(tr, "ab") as fh:
-        for _ in range(calls):
-            fh.write(s.lines_of(s.next_call()))
-    return s, tr
+    return fs.write_session(root, sid, calls, seed)
 
 
 def hook(s: fs.SynthSession, tr: Path | str, event: str = "Stop", **over: Any) -> dict[str, Any] | None:
