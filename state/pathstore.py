@@ -95,10 +95,10 @@ class PathShards:
     def save(self, state: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Write the loaded shards that changed; returns the main document to write (path map
         emptied, shard table updated) and the superseded files to delete after it is written."""
-        main = {k: v for k, v in state.items() if k not in KINDS}
-        main.update({k: {} for k in KINDS})
         if self.dir is None:
             return state, []
+        main = {k: v for k, v in state.items() if k not in KINDS}
+        main.update({k: {} for k in KINDS})
         rev = int(state["rev"]) + 1
         table = dict(state["shards"])
         self.ensure(state, [p for kind in KINDS for p in state[kind]])
