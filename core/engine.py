@@ -15,8 +15,11 @@ from core import paths as pathmap
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
+
+    # (state, alerts fired by this call, the call's own usage and time) after each main-chain call
+    CallHook = Callable[[dict[str, Any], list[dict[str, Any]], dict[str, Any]], None]
 
 SCHEMA = 1
 LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
@@ -346,9 +349,10 @@ def _alert(state: Mapping[str, Any], q: Mapping[str, Any], kind: str) -> dict[st
 
 def fold(state: dict[str, Any], events: Iterable[tuple[Any, ...]], cfg: Mapping[str, Any],
          canon: Mapping[str, str], reasons: Mapping[str, str | None], sidechain_file: bool = False,
-         trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+         call_hook: CallHook | None = None) -> list[dict[str, Any]]:
     """Apply events in order; return the alerts that fired. `sidechain_file`: a subagent transcript,
-    whose calls count toward token totals only."""
+    whose calls count toward token totals only. `call_hook` sees the state after each new
+    main-chain API call (replay's trace is built from it)."""
     apply_globs(state, cfg)
     alerts: list[dict[str, Any]] = []
     m = state["meter"]
@@ -361,12 +365,9 @@ def fold(state: dict[str, Any], events: Iterable[tuple[Any, ...]], cfg: Mapping[
             if is_new and not side:
                 fired = on_call(state, cfg, ts, model, inp, cr, cw, cw1, cw5)
                 alerts.extend(fired)
-                if trace is not None:
-                    from core.status import status_document
-
-                    row = status_document(state, cfg)
-                    row["ts"], row["call"], row["alerts"] = ts, state["engine"]["calls"], fired
-                    trace.append(row)
+                if call_hook is not None:
+                    call_hook(state, fired, {"ts": ts, "model": model, "in": inp, "cr": cr, "cw": cw,
+                                             "cw5m": cw5, "cw1h": cw1, "out": out})
         elif sidechain_file:
             continue
         elif kind == "use":

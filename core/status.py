@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from core.engine import CallHook
+
 
 def _round(v: float | None, nd: int = 6) -> float | None:
     return None if v is None else round(v, nd)
@@ -91,3 +93,15 @@ def status_document(state: Mapping[str, Any], cfg: Mapping[str, Any], with_bucke
         "alerts": list(state["alerts"]),
         "badLines": state["bad"],
     }
+
+
+def tracer(trace: list[dict[str, Any]], cfg: Mapping[str, Any]) -> CallHook:
+    """A `fold` call hook that appends one trace row per main-chain API call: the status document
+    after the call, with the call's number, time, own usage and the alerts it fired."""
+
+    def add(state: dict[str, Any], fired: list[dict[str, Any]], usage: dict[str, Any]) -> None:
+        row = status_document(state, cfg)
+        row["ts"], row["call"], row["alerts"], row["usage"] = usage["ts"], state["engine"]["calls"], fired, usage
+        trace.append(row)
+
+    return add

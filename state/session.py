@@ -99,7 +99,12 @@ def fold_events(state: dict[str, Any], events: list[tuple[Any, ...]], cfg: Mappi
     else:
         also = _load_needed(state, cfg, shards)
         canon, reasons = resolve(state, _paths_of(events, state), shards, also)
-    return engine.fold(state, events, cfg, canon, reasons, sidechain_file=sidechain_file, trace=trace)
+    hook = None
+    if trace is not None:
+        from core.status import tracer
+
+        hook = tracer(trace, cfg)
+    return engine.fold(state, events, cfg, canon, reasons, sidechain_file=sidechain_file, call_hook=hook)
 
 
 def sync_file(state: dict[str, Any], path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,

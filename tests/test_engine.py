@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from synth import Transcript
 from test_eoq import simulate
 
-from core import engine
+from core import engine, status
 from core.status import status_document
 from session_watcher import config
 
@@ -25,7 +25,7 @@ def run(t: Transcript, cfg: dict[str, Any] | None = None, reasons: dict[str, str
         state: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     state = state if state is not None else engine.new_state("t")
     trace: list[dict[str, Any]] = []
-    engine.fold(state, t.events(), cfg or CFG, {}, reasons or {}, trace=trace)
+    engine.fold(state, t.events(), cfg or CFG, {}, reasons or {}, call_hook=status.tracer(trace, cfg or CFG))
     return state, trace
 
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from synth import Transcript
 
-from core import engine
+from core import engine, status
 from session_watcher import config
 
 CFG = config.merge()
@@ -125,7 +125,8 @@ def to_transcript(seq: list[tuple[Any, ...]]) -> Transcript:
 def run_engine(seq: list[tuple[Any, ...]], cfg: dict[str, Any],
                trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     state = engine.new_state("gate")
-    return engine.fold(state, to_transcript(seq).events(), cfg, {}, {}, trace=trace)
+    hook = None if trace is None else status.tracer(trace, cfg)
+    return engine.fold(state, to_transcript(seq).events(), cfg, {}, {}, call_hook=hook)
 
 
 # --------------------------------------------------------------------------- random sessions
