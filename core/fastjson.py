@@ -61,7 +61,10 @@ if _json is not None:
             obj, end = _scan(text, start)
         except StopIteration:
             raise JSONError("expected a JSON value") from None
-        except SystemError:  # the scanner raises syntax errors via json.decoder, which is not imported
+        except (SystemError, ValueError):
+            # A syntax error: the scanner raises it as json.decoder.JSONDecodeError. On 3.11 that
+            # module is not loaded, so the raise fails as SystemError; 3.12 and later import it
+            # (and `re` with it) first, then raise JSONDecodeError. Both only on broken input.
             raise JSONError("not valid JSON") from None
         except RecursionError:  # `[[[[...` nested past the C stack guard: hostile, not a crash
             raise JSONError("nested too deeply") from None
