@@ -56,9 +56,18 @@ def render_html(model: dict[str, Any], live: bool = False) -> str:
         ("__LIVESTATUS__", "connecting…" if live else ""),
         ("__CSS__", CSS),
         ("__JS__", JS),
+        ("__BACKTEST__", _backtest_html(model)),
     ):
         page = page.replace(key, value)
     return page.replace("__MODEL__", data)
+
+
+def _backtest_html(model: dict[str, Any]) -> str:
+    """The backtest's line (core.backtest.sentence), or nothing without the watcher's trace."""
+    bt = model.get("backtest")
+    if not isinstance(bt, dict) or not bt.get("sentence"):
+        return ""
+    return f'<p id="backtest">{html.escape(str(bt["sentence"]))}</p>'
 
 
 def write_html(transcript: str, out: str) -> dict[str, Any]:

@@ -220,6 +220,7 @@ def build_model(
         "health": final,
         "healthBar": bar,
         "story": story_rows(trace or []),
+        "backtest": backtest_summary(trace, final_status),
         "storyAvailable": trace is not None,
         "storyError": None,
     }
@@ -259,6 +260,22 @@ def story_rows(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def backtest_summary(trace: list[dict[str, Any]] | None, final: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Restarting at the advice vs the best single restart (core.backtest), for the page's one line."""
+    if not trace:
+        return None
+    from core import backtest
+
+    calls = backtest.calls_from_trace(trace)
+    doc = backtest.backtest(calls, backtest.shared_prefix(final, calls))
+    keep = ("usd", "savingUsd", "savingPct", "restartsAfter")
+    return {
+        "policies": {p: {k: doc["policies"][p][k] for k in keep} for p in ("actual", "alert", "hindsight")},
+        "capture": doc["capture"],
+        "sentence": backtest.sentence(doc),
+    }
 
 
 def complete_lines(data: bytes) -> list[str]:

@@ -78,6 +78,12 @@ def _delegate_report(args: list[str]) -> int:
     return report_main(args)
 
 
+def _backtest(ns: argparse.Namespace) -> int:
+    from session_watcher.backtest import command
+
+    return command(ns)
+
+
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -107,6 +113,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--trace", metavar="FILE", help="write one JSON line per API call")
     s.set_defaults(func=commands.replay)
+
+    s = sub.add_parser("backtest", help="what restarting at the advice would have saved, session by session")
+    s.add_argument("targets", nargs="*", metavar="SESSION | TRANSCRIPT",
+                   help="session ids or transcript paths (default: every session on this machine)")
+    s.add_argument("--json", action="store_true", help="the full document (docs/backtest.md)")
+    s.set_defaults(func=_backtest)
 
     s = sub.add_parser("config", help="show or edit the config")
     csub = s.add_subparsers(metavar="ACTION")

@@ -1,0 +1,152 @@
+"""`session-watcher backtest [--json] [SESSION | TRANSCRIPT ...]`: the shell around `core.backtest`.
+
+Finds the transcripts (every session on the machine as `report` finds them, a session id as
+`report session` resolves it, or paths), replays each with the hooks' own fold, hands the trace to
+the pure backtest and prints one line per session and a total (or the JSON document).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from core import backtest as bt
+from core.render import human
+from session_watcher.errors import NoSession, UserError
+
+if TYPE_CHECKING:
+    import argparse
+
+VERSION = 1  # of the JSON document (docs/backtest.md)
+
+
+def all_transcripts() -> list[str]:
+    """Every main session transcript under the Claude Code projects folders (`report`'s discovery)."""
+    from reports.index import default_roots, discover
+
+    return [s.path for s in discover(default_roots()) if not s.sub]
+
+
+def resolve(target: str) -> str:
+    """A transcript path from a path, or from a session id as `report session` and `status` find it."""
+    if target.endswith(".jsonl") or os.sep in target:
+        if not os.path.isfile(target):
+            raise UserError(f"{target}: no such transcript file")
+        return os.path.abspath(target)
+    from reports.session_page import SessionNotFound, find_transcript
+
+    try:
+        return find_transcript(target)
+    except SessionNotFound:
+        pass
+    from state import store
+
+    if store.valid_session_id(target):  # a session the hooks recorded: its transcript is in the state
+        path = store.session_file(target)
+        state = store.load_full(path, target) if os.path.exists(path) else None
+        transcript = ((state or {}).get("cursor") or {}).get("path")
+        if isinstance(transcript, str) and os.path.isfile(transcript):
+            return transcript
+    raise NoSession(f"no transcript for session {target!r} (searched the Claude projects folders "
+                    "and the watcher's own sessions)")
+
+
+def run_one(transcript: str) -> dict[str, Any]:
+    """Replay one transcript and backtest it."""
+    from session_watcher.replay import replay
+
+    status, trace = replay(transcript)
+    calls = bt.calls_from_trace(trace)
+    doc = bt.backtest(calls, bt.shared_prefix(status, calls))
+    return {"sessionId": status.get("sessionId"), "transcript": transcript, **doc}
+
+
+def run(targets: list[str]) -> dict[str, Any]:
+    """The backtest document for the given sessions (none: every session on the machine)."""
+    explicit = bool(targets)
+    paths = [resolve(t) for t in targets] if explicit else all_transcripts()
+    sessions = []
+    for path in paths:
+        try:
+            doc = run_one(path)
+        except OSError as exc:
+            if explicit:
+                raise
+            print(f"session-watcher backtest: skipped {clean(path)}: {exc.strerror or exc}", file=sys.stderr)
+            continue
+        if doc["calls"] or explicit:
+            sessions.append(doc)
+    return {"version": VERSION, "sessions": sessions, "total": bt.totals(sessions)}
+
+
+# ----------------------------------------------------------------------------- text
+
+def clean(text: object) -> str:
+    """Control characters from a transcript or a file name, shown escaped."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+
+
+def _usd(v: float | None) -> str:
+    if v is None:
+        return "$?"
+    if abs(v) >= 10_000:
+        return f"${human(v)}"
+    return f"${v:,.2f}"
+
+
+def _saving(p: dict[str, Any]) -> str:
+    pct = p.get("savingPct")
+    if pct is None:
+        return "-"
+    money = _usd(p["savingUsd"]) if p.get("savingUsd") is not None else f"{human(p['savingUnits'])} units"
+    return f"{pct:.1f} % {money}"
+
+
+def _cost(p: dict[str, Any]) -> str:
+    return _usd(p["usd"]) if p.get("usd") is not None else f"{human(p['units'])} units"
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    from reports.render_text import table
+
+    rows = []
+    for s in doc["sessions"]:
+        pol = s["policies"]
+        cap = s["capture"]
+        rows.append([
+            clean(s["sessionId"]), f"{s['calls']:,}", _cost(pol["actual"]), _saving(pol["hindsight"]),
+            _saving(pol["alert"]), _saving(pol["sweetSpot"]), "-" if cap is None else f"{cap:.2f}",
+        ])
+    tot = doc["total"]
+    tp = tot["policies"]
+    cap = tot["capture"]
+    rows.append([
+        f"total ({tot['sessions']} sessions)", f"{tot['calls']:,}", _usd(tp["actual"]["usd"]),
+        _saving(tp["hindsight"]), _saving(tp["alert"]), _saving(tp["sweetSpot"]),
+        "-" if cap is None else f"{cap:.2f}",
+    ])
+    head = ["session", "calls", "cache cost", "best restart saves", "advice saves", "sweet spot saves", "capture"]
+    lines = table(head, rows, right={1, 2, 3, 4, 5, 6})
+    med, low = tot["captureMedian"], tot["captureMin"]
+    if med is not None:
+        lines.append(f"capture (advice / best restart) over sessions: median {med:.2f}, lowest {low:.2f}")
+    flat = tot["alertInFlatSegment"]
+    lines.append(f"{flat} alert{'s' if flat != 1 else ''} in segments whose best restart saves under "
+                 f"{bt.FLAT_SEGMENT_PCT:g} %")
+    if tot["pricedSessions"] < tot["sessions"]:
+        lines.append(f"{tot['sessions'] - tot['pricedSessions']} session(s) use a model with no dollar price: "
+                     "their costs are in read-price token units and left out of the total")
+    return "\n".join(lines) + "\n"
+
+
+def command(ns: argparse.Namespace) -> int:
+    doc = run(list(ns.targets))
+    if ns.json:
+        sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
+    elif not doc["sessions"]:
+        print("no session with an API call found (looked in the Claude projects folders)")
+    else:
+        sys.stdout.write(render_text(doc))
+    return 0
