@@ -1,8 +1,10 @@
-"""`session-watcher backtest [--json] [SESSION | TRANSCRIPT ...]`: the shell around `core.backtest`.
+"""`session-watcher backtest [--json] [--set KEY=VALUE ...] [SESSION | TRANSCRIPT ...]`: the shell
+around `core.backtest`.
 
 Finds the transcripts (every session on the machine as `report` finds them, a session id as
 `report session` resolves it, or paths), replays each with the hooks' own fold, hands the trace to
-the pure backtest and prints one line per session and a total (or the JSON document).
+the pure backtest and prints one line per session and a total (or the JSON document). `--set` replays
+with a config key changed, to see what a different default would have done.
 """
 
 from __future__ import annotations
@@ -53,24 +55,49 @@ def resolve(target: str) -> str:
                     "and the watcher's own sessions)")
 
 
-def run_one(transcript: str) -> dict[str, Any]:
-    """Replay one transcript and backtest it."""
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """`--set KEY=VALUE` (a TOML value, as `config set` takes it), checked like a config file."""
+    from session_watcher import config
+
+    doc: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        doc[key.strip()] = config.parse_cli_value(raw.strip())
+    return config.validate("--set", doc)
+
+
+def _config(transcript: str, overrides: dict[str, Any]) -> dict[str, Any] | None:
+    """The transcript's effective config (as `replay` finds it) with the overrides on top."""
+    if not overrides:
+        return None  # replay decides, exactly as `session-watcher replay` does
+    from session_watcher import config
+    from session_watcher.replay import transcript_cwd
+
+    cwd = transcript_cwd(transcript)
+    base = config.load(os.path.realpath(cwd)) if cwd and os.path.isdir(cwd) else config.merge()
+    return config.merge(base, overrides)
+
+
+def run_one(transcript: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Replay one transcript (with config overrides, if any) and backtest it."""
     from session_watcher.replay import replay
 
-    status, trace = replay(transcript)
+    status, trace = replay(transcript, cfg=_config(transcript, overrides or {}))
     calls = bt.calls_from_trace(trace)
     doc = bt.backtest(calls, bt.shared_prefix(status, calls))
     return {"sessionId": status.get("sessionId"), "transcript": transcript, **doc}
 
 
-def run(targets: list[str]) -> dict[str, Any]:
+def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The backtest document for the given sessions (none: every session on the machine)."""
     explicit = bool(targets)
     paths = [resolve(t) for t in targets] if explicit else all_transcripts()
     sessions = []
     for path in paths:
         try:
-            doc = run_one(path)
+            doc = run_one(path, overrides)
         except OSError as exc:
             if explicit:
                 raise
@@ -78,7 +105,7 @@ def run(targets: list[str]) -> dict[str, Any]:
             continue
         if doc["calls"] or explicit:
             sessions.append(doc)
-    return {"version": VERSION, "sessions": sessions, "total": bt.totals(sessions)}
+    return {"version": VERSION, "config": overrides or {}, "sessions": sessions, "total": bt.totals(sessions)}
 
 
 # ----------------------------------------------------------------------------- text
@@ -142,7 +169,7 @@ def render_text(doc: dict[str, Any]) -> str:
 
 
 def command(ns: argparse.Namespace) -> int:
-    doc = run(list(ns.targets))
+    doc = run(list(ns.targets), parse_overrides(ns.set))
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
     elif not doc["sessions"]:

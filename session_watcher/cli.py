@@ -118,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("targets", nargs="*", metavar="SESSION | TRANSCRIPT",
                    help="session ids or transcript paths (default: every session on this machine)")
     s.add_argument("--json", action="store_true", help="the full document (docs/backtest.md)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="replay with this config key changed (e.g. bp_amber=0.15); repeatable")
     s.set_defaults(func=_backtest)
 
     s = sub.add_parser("config", help="show or edit the config")

@@ -368,3 +368,25 @@ class TestSentence:
         doc = bt.backtest([c._replace(model="claude-nonesuch-9") for c in SEG0], SHARED)
         assert bt.sentence(doc) == ("Restarting at the advice would have saved 68k read-price tokens (15 %); "
                                     "the best single restart, 68k read-price tokens (15 %).")
+
+
+def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
+    """`--set` feeds the replay a changed default; the document says which, and matches a replay
+    given that config directly."""
+    from session_watcher import config
+
+    status, trace = replay(str(machine), cfg=config.merge({"bp_amber": 0.2, "notify_dwell": 5}))
+    calls = bt.calls_from_trace(trace)
+    expected = bt.backtest(calls, bt.shared_prefix(status, calls))
+    default, _ = backtest_file(machine)
+    assert expected["policies"]["alert"] != default["policies"]["alert"]  # the change matters here
+    proc = sw("backtest", "--json", "--set", "bp_amber=0.2", "--set", "notify_dwell = 5", FIXTURE)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["config"] == {"bp_amber": 0.2, "notify_dwell": 5}
+    assert doc["sessions"][0]["policies"] == expected["policies"]
+    for bad, why in (("bp_amber", "expected KEY=VALUE"), ("nope=1", "unknown key 'nope'"),
+                     ("notify_dwell=0", "expected a whole number >= 1")):
+        proc = sw("backtest", "--set", bad, FIXTURE)
+        assert proc.returncode == 1
+        assert why in proc.stderr.decode()
