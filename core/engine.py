@@ -54,6 +54,20 @@ def new_state(session_id: str) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- quantities
 
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+
+
+def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None) -> float | None:
+    """Seconds a cache written at `ttl` ("5m" / "1h") stays warm: the user's inferred cliff for that
+    class when the warmth report found one (`cfg["cliff"]`), else the class's TTL; None for no class."""
+    if ttl not in TTL_SECONDS:
+        return None
+    known = (cliff or {}).get(ttl)
+    if isinstance(known, int | float) and not isinstance(known, bool) and known > 0:
+        return float(known)
+    return TTL_SECONDS[ttl]
+
+
 def c_ratio(e: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
     override = cfg.get("cRatio")
     if override:

@@ -83,17 +83,22 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     paths.ensure_private_dir(os.path.dirname(state_path))
     try:
         with SessionLock(state_path + ".lock", LOCK_TIMEOUT):
-            alerts, cfg = _locked(event, payload, session_id, transcript, cwd, state_path, start)
+            alerts, cfg, said = _locked(event, payload, session_id, transcript, cwd, state_path, start)
     except LockTimeout:
         from session_watcher.logs import log_once
 
         log_once("lock", f"session lock busy over {LOCK_TIMEOUT} s: new lines left for the next run")
         return None
     if not alerts:
-        return None
+        return said
     import notifier
 
-    return notifier.dispatch(alerts, cfg["notify"])
+    out = notifier.dispatch(alerts, cfg["notify"])
+    if said and out:  # the guard's line first, then the alert's
+        if "systemMessage" in said and "systemMessage" in out:
+            out["systemMessage"] = said["systemMessage"] + "\n" + out["systemMessage"]
+        return {**out, **{k: v for k, v in said.items() if k != "systemMessage"}}
+    return said or out
 
 
 def log_once(key: str, message: str) -> None:
@@ -103,7 +108,7 @@ def log_once(key: str, message: str) -> None:
 
 
 def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: str | None, cwd: str | None,
-            state_path: str, start: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+            state_path: str, start: float) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any] | None]:
     from core import engine
     from session_watcher import config
     from state import session, store
@@ -133,6 +138,8 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
     agent_path = payload.get("agent_transcript_path")
     if isinstance(agent_path, str) and _usable_path(agent_path) and agent_path not in subs:
         subs.append(agent_path)
+    cursor_before = state["cursor"]
+    said = None
     for attempt in range(2):
         shards = PathShards(state_path)
         alerts: list[dict[str, Any]] = []
@@ -153,13 +160,87 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
                 raise
             log_once("shard", f"{exc}; rebuilding the session from the transcript")
             state, fresh = session.rebuild(state), True
+    marked = False
+    if event == "UserPromptSubmit" and caught_up:
+        said, marked = _prompt_guard(state, cfg, payload)
     for alert in state["alerts"]:  # fired during a status-line fold, which cannot deliver them
         if alert.pop("pending", False):
             alerts.append(alert)
-    store.save(state_path, state, shards)
+            marked = True
+    alerts = _unshown(state, alerts)
+    if event != "UserPromptSubmit" or fresh or marked or state["cursor"] != cursor_before:
+        store.save(state_path, state, shards)  # a prompt on a current state changes nothing
     if fresh:
         shards.sweep(state)
-    return alerts, cfg
+    return alerts, cfg, said
+
+
+def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str, Any],
+                  ) -> tuple[dict[str, Any] | None, bool]:
+    """The cold-cache guard on a prompt (core.guard): (the hook's output or None, state changed).
+
+    Shown to the user only: a `systemMessage`, or in `block` mode a block `reason` once per prompt
+    (the same prompt sent again goes through). Slash commands pass untouched (/compact is advice).
+    """
+    mode = cfg.get("guard", "warn")
+    prompt = payload.get("prompt")
+    if mode == "off" or (isinstance(prompt, str) and prompt.lstrip().startswith("/")):
+        return None, False
+    from core import engine, guard
+
+    now = time.time()
+    cold = guard.cold_cache(state, cfg, now)
+    if cold is None or not cold["cold"]:
+        return None, False
+    advice = guard.advice(state, engine.quantities(state, cfg), cold, cfg)
+    if advice is None:
+        return None, False
+    e = state["engine"]
+    mark = state.setdefault("guard", {})
+    gap = [e["lastTs"], e["calls"] + 1]  # the gap and the call that will end it
+    first = changed = mark.get("shown") != gap  # first: the first prompt of this gap (logged once)
+    mark["shown"] = gap
+    out: dict[str, Any] | None
+    if mode == "block":
+        key = guard.prompt_key(prompt)
+        if mark.get("blocked") == [*gap, key]:
+            return None, changed  # the same prompt again: through
+        mark["blocked"] = [*gap, key]
+        changed = True
+        out = {"decision": "block", "reason": guard.compose(advice, block=True)}
+    else:
+        out = {"systemMessage": guard.compose(advice)}
+    if first:
+        _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": mode, "afterTs": gap[0],
+                      "call": gap[1], **advice})
+    return out, changed
+
+
+def _unshown(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop the `guard` alert of a cold return the prompt hook already told the user about (it stays
+    in the state, marked, for `status` and the page)."""
+    shown = (state.get("guard") or {}).get("shown")
+    if not shown or not alerts:
+        return alerts
+    kept = []
+    for alert in alerts:
+        if alert.get("kind") == "guard" and alert.get("call") == shown[1]:
+            alert["shownBy"] = "prompt"
+        else:
+            kept.append(alert)
+    return kept
+
+
+def _log_warning(record: dict[str, Any]) -> None:
+    """One line per cold prompt warned, for the warmth report (append-only, 0600)."""
+    from core.fastjson import dumps
+    from session_watcher import paths
+
+    fd = os.open(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (dumps(record) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload: dict[str, Any],
@@ -180,6 +261,12 @@ def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload
         model = payload.get("model")
         if isinstance(model, str):
             state["context"]["modelId"] = model
+        expired = payload.get("prompt_cache_likely_expired")
+        if payload.get("source") == "resume" and isinstance(expired, bool):  # for the cold-cache guard
+            seconds = payload.get("seconds_since_last_response")
+            state["context"]["resume"] = {
+                "expired": expired, "at": time.time(), "lastTs": state["engine"]["lastTs"],
+                "seconds": seconds if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None}
     return []
 
 

@@ -75,11 +75,13 @@ def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]
 
 
 def status(ns: argparse.Namespace) -> int:
+    from core.guard import cold_cache
     from core.render import status_text
     from core.status import status_document
 
     state, cfg = load_session(ns.session)
     doc = status_document(state, cfg)
+    doc["coldCache"] = cold_cache(state, cfg, time.time())  # the guard's view now, and its source
     if ns.json:
         _emit(doc)
     else:

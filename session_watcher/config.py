@@ -28,7 +28,9 @@ DEFAULTS: dict[str, Any] = {
     "notify_dwell": 3,
     "backstop_base": 2.0,
     "notify": {"channels": ["desktop"], "fallback": "message"},
+    "guard": "warn",  # the cold-cache guard on each prompt: "warn" | "block" | "off"
 }
+GUARD_MODES = ("warn", "block", "off")
 
 
 class ConfigError(ValueError):
@@ -58,6 +60,10 @@ def _check(file: str, key: str, value: object) -> object:
     if key == "notify_dwell":
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise bad("a whole number >= 1")
+        return value
+    if key == "guard":
+        if value not in GUARD_MODES:
+            raise bad(f"one of {list(GUARD_MODES)}")
         return value
     if key == "notify.channels":
         if not isinstance(value, list) or not all(c in CHANNELS for c in value):
@@ -136,7 +142,28 @@ def _stamp(files: list[str]) -> list[Any]:
 
 def load(project_dir: str | None) -> dict[str, Any]:
     """The effective config; raises ConfigError naming the bad file and key."""
-    return merge(*(parse_file(f) for f in config_files(project_dir)))
+    cfg = merge(*(parse_file(f) for f in config_files(project_dir)))
+    cfg["cliff"] = load_cliff()
+    return cfg
+
+
+def load_cliff() -> dict[str, float | None]:
+    """The TTL cliffs `report` inferred from the user's own gaps ({"5m": s, "1h": s}, None where the
+    evidence was too thin); a missing or unreadable file gives none."""
+    out: dict[str, float | None] = {"5m": None, "1h": None}
+    try:
+        with open(paths.cliff_file(), "rb") as fh:
+            from core.fastjson import loads
+
+            doc = loads(fh.read(1 << 16))
+    except (OSError, ValueError):
+        return out
+    if isinstance(doc, dict):
+        for cls in out:
+            v = doc.get(cls)
+            if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e7:
+                out[cls] = float(v)
+    return out
 
 
 def load_cached(cache: dict[str, Any], project_dir: str | None) -> tuple[dict[str, Any], str | None]:
@@ -146,7 +173,7 @@ def load_cached(cache: dict[str, Any], project_dir: str | None) -> tuple[dict[st
     the error once: the cache remembers it so it is not logged again).
     """
     files = config_files(project_dir)
-    stamp = _stamp(files)
+    stamp = _stamp([*files, paths.cliff_file()])
     if cache.get("stamp") == stamp and isinstance(cache.get("values"), dict):
         return cache["values"], None
     error = None
@@ -154,6 +181,7 @@ def load_cached(cache: dict[str, Any], project_dir: str | None) -> tuple[dict[st
         values = load(project_dir)
     except ConfigError as exc:
         values, error = merge(), str(exc)
+        values["cliff"] = load_cliff()
     cache.clear()
     cache.update({"stamp": stamp, "values": values, "error": error})
     return values, error

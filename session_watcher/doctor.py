@@ -62,6 +62,30 @@ def _held_locks(folder: str) -> list[str]:
     return held
 
 
+def _cold_cache_line(session_id: str) -> str:
+    """What the cold-cache guard would say of the newest session now, and from which source."""
+    from core.guard import cold_cache, duration
+    from session_watcher import config
+    from state import store
+
+    try:
+        state = store.load(store.session_file(session_id), session_id)
+    except (store.StateRejected, OSError):
+        state = None
+    if state is None:
+        return "cold cache unknown (no state for the newest session)"
+    cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+    got = cold_cache(state, cfg, time.time())
+    head = f"cold cache guard {cfg.get('guard', 'warn')}; newest session"
+    if got is None:
+        return f"{head}: cannot tell yet (no API call or no cache write seen)"
+    life = got["lifetimeSeconds"]
+    lasts = f", lasts {duration(life)}" if life else ""
+    state_word = "cold" if got["cold"] else "warm"
+    return (f"{head}: {state_word} by {got['source']} ({got['ttl']} cache{lasts}), "
+            f"last call {duration(got['idleSeconds'] or 0)} ago")
+
+
 def report() -> tuple[list[str], bool]:
     from session_watcher import config
     from state import store
@@ -88,6 +112,8 @@ def report() -> tuple[list[str], bool]:
         lines.append(f"sessions   {len(sessions)}; last hook wrote {age / 60:.0f} min ago ({sessions[0][1]})")
     elif listed:
         lines.append("sessions   none yet: hooks have not fired (start a Claude Code session)")
+    if sessions:
+        lines.append(_cold_cache_line(sessions[0][1]))
     wide = [sid for _, sid in sessions if os.stat(store.session_file(sid)).st_mode & 0o077]
     if wide:
         ok = False

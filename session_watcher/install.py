@@ -17,7 +17,7 @@ from typing import Any
 from session_watcher import paths
 from state.atomic import write_atomic
 
-EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart")
+EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
 HOOK_TIMEOUT = 10
 
 

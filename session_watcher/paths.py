@@ -59,6 +59,16 @@ def quarantine_dir() -> str:
     return os.path.join(_dirs()["state"], "quarantine")
 
 
+def guard_log_file() -> str:
+    """The cold prompts the guard warned about, one JSON line each (read by `report`)."""
+    return os.path.join(_dirs()["state"], "guard-warnings.jsonl")
+
+
+def cliff_file() -> str:
+    """The TTL cliffs `report` inferred, read into the config as `cliff` (the guard's lifetime)."""
+    return os.path.join(_dirs()["state"], "cliff.json")
+
+
 def config_dir() -> str:
     return _dirs()["config"]
 

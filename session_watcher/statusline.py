@@ -44,6 +44,9 @@ def _payload_context(payload: dict[str, Any]) -> dict[str, Any]:
         size = cw.get("context_window_size")
         if isinstance(size, int) and not isinstance(size, bool) and size > 0:
             out["window"] = size
+    pc = payload.get("prompt_cache")  # the client's own cache view, for the cold-cache guard
+    if isinstance(pc, dict):
+        out["promptCache"] = {k: pc.get(k) for k in ("warm", "caching_observed", "ttl", "expires_at")}
     return out
 
 

@@ -142,7 +142,7 @@ def subagent_files(transcript: str, session_id: str) -> list[str]:
 def rebuild(state: dict[str, Any]) -> dict[str, Any]:
     """A fresh state for the same session that keeps what only hooks and the status line knew."""
     fresh = engine.new_state(state["sessionId"])
-    keep = ("window", "modelId", "modelName", "project", "cwd")
+    keep = ("window", "modelId", "modelName", "project", "cwd", "promptCache", "resume")
     fresh["context"].update({k: state["context"].get(k) for k in keep})
     fresh["config"] = state.get("config", {})
     fresh["rev"] = state.get("rev", 0)  # shard file names never repeat within a session

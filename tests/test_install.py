@@ -17,7 +17,7 @@ from tests.statefile import read_state
 if TYPE_CHECKING:
     from pathlib import Path
 
-EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart")
+EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",

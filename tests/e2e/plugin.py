@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .harness import World
 
 CONFIG_TOML = '[notify]\nchannels = ["message"]\n'
-HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart")
+HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
 
 
 def write_config(world: World) -> None:

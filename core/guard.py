@@ -1,0 +1,176 @@
+"""The cold-cache guard: is the session's cache cold now, and the one line that says what the next
+prompt will cost. Pure: plain state and numbers in, a dict or a string out (the clock is an argument).
+
+When the time since the last main-chain API call exceeds the cache's lifetime, the next prompt
+re-writes the whole context L at the cache-write price of the session's TTL class. The lifetime
+comes, in order of preference, from what Claude Code said (the status line's `prompt_cache`, a
+resume's `prompt_cache_likely_expired`), else from the user's inferred cliff (the warmth report),
+else from the TTL class (5 min / 1 h). Leading with a restart is advised from x >= GUARD_X (SPEC v2,
+"a cold return").
+"""
+
+from __future__ import annotations
+
+from core import prices
+from core.engine import TTL_SECONDS, cache_lifetime
+from core.render import human
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TypeGuard
+
+GUARD_X = 1.2  # the cold-return trigger (SPEC v2: chosen by backtest, ~1.2 measured); config `guard_x`
+SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
+MODES = ("warn", "block", "off")
+
+
+def _num(v: object) -> TypeGuard[float]:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _prompt_cache(pc: object, last: float) -> Mapping[str, Any] | None:
+    """The status line's `prompt_cache` when it describes the last call (or a later one)."""
+    if not isinstance(pc, dict) or pc.get("caching_observed") is False:
+        return None
+    ttl, expires = pc.get("ttl"), pc.get("expires_at")
+    if ttl not in TTL_SECONDS or not _num(expires):
+        return None
+    if expires - TTL_SECONDS[ttl] < last - SLACK:  # written before the last call: stale
+        return None
+    return pc
+
+
+def cold_cache(state: Mapping[str, Any], cfg: Mapping[str, Any], now: float | None) -> dict[str, Any] | None:
+    """{source, ttl, lifetimeSeconds, lastCallTs, idleSeconds, expiresAt, cold}; None when it cannot
+    tell (no call yet, no cache write seen). `now` None: the figures that need a clock are None."""
+    e, ctx = state["engine"], state["context"]
+    last, ttl = e.get("lastTs"), e.get("ttl")
+    if not _num(last):
+        return None
+    idle = None if now is None else max(0.0, now - last)
+    out: dict[str, Any] = {"source": None, "ttl": ttl, "lifetimeSeconds": None, "lastCallTs": last,
+                           "idleSeconds": idle, "expiresAt": None, "cold": None}
+    pc = _prompt_cache(ctx.get("promptCache"), last)
+    resume = ctx.get("resume")
+    if pc is not None:
+        out.update(source="prompt_cache", ttl=pc["ttl"], lifetimeSeconds=TTL_SECONDS[pc["ttl"]],
+                   expiresAt=float(pc["expires_at"]))
+        if now is not None:
+            out["cold"] = pc.get("warm") is False or now >= pc["expires_at"]
+        return out
+    if isinstance(resume, dict) and resume.get("expired") is True and resume.get("lastTs") == last:
+        out.update(source="session_start", cold=True)
+        if now is not None and _num(resume.get("seconds")) and _num(resume.get("at")):
+            out["idleSeconds"] = max(0.0, resume["seconds"] + now - resume["at"])
+        return out
+    lifetime = cache_lifetime(ttl, cfg.get("cliff"))
+    if lifetime is None:
+        return None
+    out.update(source="ttl" if lifetime == TTL_SECONDS[ttl] else "cliff", lifetimeSeconds=lifetime,
+               expiresAt=last + lifetime)
+    if idle is not None:
+        out["cold"] = idle > lifetime
+    return out
+
+
+def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, Any],
+           cfg: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The figures of the warning for a cold cache (`cold` from `cold_cache`); None without an L."""
+    big_l = q.get("L")
+    if not _num(big_l) or big_l <= 0:
+        return None
+    e, ctx = state["engine"], state["context"]
+    model = ctx.get("model")
+    ttl = cold.get("ttl") or e.get("ttl")
+    one_hour = ttl == "1h"
+
+    def write(tokens: float) -> float | None:
+        return prices.write_usd(model, 0, tokens) if one_hour else prices.write_usd(model, tokens, 0)
+
+    b = q.get("bDefault")
+    shared = q.get("shared") or 0
+    fresh = fresh_usd = None
+    if _num(b) and b > 0:
+        fresh = b
+        w, r = write(max(0, b - shared)), prices.read_usd(model, shared)
+        fresh_usd = None if w is None or r is None else w + r
+    c_ratio = prices.c_ratio(model, ttl)
+    cheaper = fresh is not None and c_ratio * max(0, fresh - shared) + shared < c_ratio * big_l
+    x, guard_x = q.get("x"), cfg.get("guard_x") or GUARD_X
+    compact = e.get("floor") if e.get("compactions") and e.get("segment") else None
+    return {
+        "source": cold.get("source"), "ttl": ttl, "idleSeconds": cold.get("idleSeconds"),
+        "lifetimeSeconds": cold.get("lifetimeSeconds"), "tokens": big_l, "usd": write(big_l),
+        "freshTokens": fresh if cheaper else None, "freshUsd": fresh_usd if cheaper else None,
+        "compactTokens": compact if _num(compact) and compact < big_l else None,
+        "x": x, "restartFirst": bool(cheaper and _num(x) and x >= guard_x), "model": model,
+    }
+
+
+def duration(seconds: float) -> str:
+    """45 -> '45 s', 1380 -> '23 min', 5400 -> '1 h 30 min', 200000 -> '2 days'."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    m = round(s / 60)
+    if m < 90:
+        return f"{m} min"
+    if s < 48 * 3600:
+        h, m = divmod(m, 60)
+        return f"{h} h {m} min" if m else f"{h} h"
+    return f"{round(s / 86400)} days"
+
+
+def dollars(usd: float | None) -> str:
+    """' ($1.13)', ' (<$0.01)', ' ($120)'; '' when the model's price is unknown."""
+    if usd is None:
+        return ""
+    if usd < 0.005:
+        return " (<$0.01)"
+    if usd >= 100:
+        return f" (${int(usd + 0.5)})"
+    return f" (${int(usd * 100 + 0.5) / 100:.2f})"  # half up: $1.125 -> $1.13
+
+
+def _class(ttl: str | None) -> str:
+    return "1-hour" if ttl == "1h" else "5-minute"
+
+
+def compose(a: Mapping[str, Any], block: bool = False) -> str:
+    """The one line shown to the user (a `systemMessage`, or a block `reason` with `block`)."""
+    idle = a.get("idleSeconds")
+    ago = f"last call {duration(idle)} ago" if _num(idle) else "the last call is old"
+    source, life = a.get("source"), a.get("lifetimeSeconds")
+    if source == "prompt_cache":
+        why = "Claude Code says the cache has expired"
+    elif source == "session_start":
+        why = "Claude Code says the cache has likely expired"
+    elif source == "cliff" and _num(life):
+        why = f"your {_class(a.get('ttl'))} cache goes cold after ~{duration(life)}"
+    else:
+        why = f"the {_class(a.get('ttl'))} cache has expired"
+    tokens, usd = human(a["tokens"]), dollars(a.get("usd"))
+    compact = a.get("compactTokens")
+    compact_text = f"/compact (carried ~{human(compact)} last time)" if _num(compact) else "/compact"
+    fresh = a.get("freshTokens")
+    head = f"session-watcher: cold cache ({ago}; {why})"
+    if a.get("restartFirst") and _num(fresh):
+        text = (f"{head}: a fresh session would write ~{human(fresh)} tokens{dollars(a.get('freshUsd'))} "
+                f"instead of re-writing {tokens}{usd}; or {compact_text}.")
+    elif _num(fresh):
+        text = (f"{head}: this prompt re-writes {tokens} tokens{usd}. Options: a fresh session with "
+                f"~{human(fresh)}{dollars(a.get('freshUsd'))}, or {compact_text}.")
+    else:
+        text = f"{head}: this prompt re-writes {tokens} tokens{usd}. Option: {compact_text}."
+    if block:
+        text += " Send the same prompt again to go ahead."
+    return text
+
+
+def prompt_key(prompt: object) -> str:
+    """A short checksum of a prompt (the state keeps this, never the prompt's text)."""
+    import zlib  # already loaded by the transcript reader; hashlib would cost an import
+
+    data = prompt.encode("utf-8", "surrogatepass") if isinstance(prompt, str) else b""
+    return f"{zlib.crc32(data):08x}{len(data):x}"

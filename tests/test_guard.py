@@ -1,0 +1,226 @@
+"""The cold-cache guard's pure part (core.guard, core.engine.cache_lifetime): literal values in and out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core import engine, guard
+
+CFG: dict[str, Any] = {"cliff": {"5m": None, "1h": None}}
+
+
+def state(last: float | None = 1000.0, ttl: str | None = "5m", **ctx: Any) -> dict[str, Any]:
+    s = engine.new_state("g")
+    s["engine"]["lastTs"], s["engine"]["ttl"] = last, ttl
+    s["context"]["model"] = "claude-opus-4-6"
+    s["context"].update(ctx)
+    return s
+
+
+# --------------------------------------------------------------------------- the cache's lifetime
+
+@pytest.mark.parametrize(("ttl", "cliff", "want"), [
+    ("5m", None, 300.0),
+    ("1h", None, 3600.0),
+    ("1h", {"1h": 5400}, 5400.0),
+    ("5m", {"5m": None, "1h": 5400}, 300.0),  # a cliff for the other class does not count
+    ("5m", {"5m": 0}, 300.0),
+    ("5m", {"5m": True}, 300.0),
+    (None, {"5m": 420}, None),
+    ("2h", None, None),
+])
+def test_cache_lifetime_is_the_class_ttl_unless_its_cliff_is_known(ttl: str | None, cliff: Any,
+                                                                   want: float | None) -> None:
+    assert engine.cache_lifetime(ttl, cliff) == want
+
+
+# --------------------------------------------------------------------------- cold or warm, by which source
+
+def test_five_minute_cache_two_minutes_warm_twenty_cold() -> None:
+    warm = guard.cold_cache(state(), CFG, 1120.0)
+    assert warm == {"source": "ttl", "ttl": "5m", "lifetimeSeconds": 300.0, "lastCallTs": 1000.0,
+                    "idleSeconds": 120.0, "expiresAt": 1300.0, "cold": False}
+    cold = guard.cold_cache(state(), CFG, 2200.0)
+    assert cold is not None
+    assert cold["cold"] is True
+    assert cold["idleSeconds"] == 1200.0
+
+
+def test_one_hour_cache_twenty_minutes_warm_ninety_cold() -> None:
+    assert guard.cold_cache(state(ttl="1h"), CFG, 1000.0 + 1200)["cold"] is False  # type: ignore[index]
+    assert guard.cold_cache(state(ttl="1h"), CFG, 1000.0 + 5400)["cold"] is True  # type: ignore[index]
+
+
+def test_cannot_tell_without_a_call_or_a_cache_class() -> None:
+    assert guard.cold_cache(state(last=None), CFG, 5000.0) is None
+    assert guard.cold_cache(state(ttl=None), CFG, 5000.0) is None
+
+
+def test_the_inferred_cliff_replaces_the_ttl() -> None:
+    cfg = {"cliff": {"5m": 420.0, "1h": None}}
+    got = guard.cold_cache(state(), cfg, 1360.0)
+    assert got is not None
+    assert (got["source"], got["lifetimeSeconds"], got["cold"]) == ("cliff", 420.0, False)
+    assert guard.cold_cache(state(), cfg, 1421.0)["cold"] is True  # type: ignore[index]
+
+
+def test_the_clients_prompt_cache_wins_when_it_describes_the_last_call() -> None:
+    # the response ended 2 minutes after the call's line: the client's expiry is later than ours
+    pc = {"warm": True, "caching_observed": True, "ttl": "5m", "expires_at": 1420}
+    got = guard.cold_cache(state(promptCache=pc), CFG, 1360.0)
+    assert got is not None
+    assert (got["source"], got["expiresAt"], got["cold"]) == ("prompt_cache", 1420.0, False)
+    assert guard.cold_cache(state(promptCache=pc), CFG, 1420.0)["cold"] is True  # type: ignore[index]
+    told_cold = {**pc, "warm": False}
+    assert guard.cold_cache(state(promptCache=told_cold), CFG, 1100.0)["cold"] is True  # type: ignore[index]
+
+
+def test_a_stale_prompt_cache_is_ignored() -> None:
+    # written at 600 (expires 900), before the last call at 1000: it says nothing about that call
+    pc = {"warm": True, "caching_observed": True, "ttl": "5m", "expires_at": 900}
+    got = guard.cold_cache(state(promptCache=pc), CFG, 1200.0)
+    assert got is not None
+    assert (got["source"], got["cold"]) == ("ttl", False)
+    no_caching = {**pc, "expires_at": 1300, "caching_observed": False}
+    assert guard.cold_cache(state(promptCache=no_caching), CFG, 1200.0)["source"] == "ttl"  # type: ignore[index]
+
+
+def test_a_resume_that_says_expired_is_cold_until_the_next_call() -> None:
+    resume = {"expired": True, "seconds": 601, "at": 5000.0, "lastTs": 1000.0}
+    got = guard.cold_cache(state(ttl="1h", resume=resume), CFG, 5030.0)
+    assert got is not None
+    assert (got["source"], got["cold"], got["idleSeconds"]) == ("session_start", True, 631.0)
+    later_call = state(last=5100.0, ttl="1h", resume=resume)
+    assert guard.cold_cache(later_call, CFG, 5200.0)["source"] == "ttl"  # type: ignore[index]
+    not_expired = state(ttl="1h", resume={**resume, "expired": False})
+    assert guard.cold_cache(not_expired, CFG, 5030.0)["source"] == "ttl"  # type: ignore[index]
+
+
+def test_no_clock_no_verdict() -> None:
+    got = guard.cold_cache(state(), CFG, None)
+    assert got is not None
+    assert (got["cold"], got["idleSeconds"], got["expiresAt"]) == (None, None, 1300.0)
+
+
+# --------------------------------------------------------------------------- the figures and the words
+
+def figures(big_l: int, b: int, ttl: str = "5m", model: str = "claude-opus-4-6", **q: Any) -> dict[str, Any]:
+    s = state(ttl=ttl)
+    s["context"]["model"] = model
+    cold = guard.cold_cache(s, CFG, 1000.0 + 23 * 60)
+    assert cold is not None
+    got = guard.advice(s, {"L": big_l, "bDefault": b, "x": big_l / b, **q}, cold, {})
+    assert got is not None
+    return got
+
+
+def test_past_guard_x_the_line_leads_with_the_restart() -> None:
+    a = figures(180_000, 41_000)
+    assert a["usd"] == pytest.approx(1.125)  # 180k x $5/MTok x 1.25
+    assert a["freshUsd"] == pytest.approx(0.25625)
+    assert a["restartFirst"] is True
+    assert guard.compose(a) == (
+        "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired): a fresh session "
+        "would write ~41k tokens ($0.26) instead of re-writing 180k ($1.13); or /compact.")
+
+
+def test_below_guard_x_the_line_leads_with_what_the_prompt_rewrites() -> None:
+    a = figures(45_000, 41_000)  # x = 1.10
+    assert a["restartFirst"] is False
+    assert guard.compose(a) == (
+        "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired): this prompt "
+        "re-writes 45k tokens ($0.28). Options: a fresh session with ~41k ($0.26), or /compact.")
+
+
+def test_guard_x_comes_from_the_config() -> None:
+    s = state()
+    cold = guard.cold_cache(s, CFG, 3000.0)
+    assert cold is not None
+    q = {"L": 60_000, "bDefault": 40_000, "x": 1.5}
+    assert guard.advice(s, q, cold, {})["restartFirst"] is True  # type: ignore[index]
+    assert guard.advice(s, q, cold, {"guard_x": 2.0})["restartFirst"] is False  # type: ignore[index]
+
+
+def test_one_hour_writes_at_twice_the_base_price() -> None:
+    a = figures(180_000, 41_000, ttl="1h")
+    assert a["usd"] == pytest.approx(1.8)
+    assert "the 1-hour cache has expired" in guard.compose(a)
+    assert "($1.80)" in guard.compose(a)
+
+
+def test_cheaper_read_models_and_the_shared_prefix() -> None:
+    # Opus 5.5: $4/MTok base; a restart reads the 5k shared prefix (0.05x) and writes the rest
+    a = figures(100_000, 30_000, model="claude-opus-5-5", shared=5_000)
+    assert a["usd"] == pytest.approx(0.5)
+    assert a["freshUsd"] == pytest.approx(25_000 * 5e-6 + 5_000 * 0.2e-6)
+
+
+def test_an_unknown_model_gets_tokens_and_no_dollars() -> None:
+    a = figures(180_000, 41_000, model="some-other-model")
+    assert a["usd"] is None
+    text = guard.compose(a)
+    assert "re-writing 180k;" in text
+    assert "$" not in text
+
+
+def test_no_restart_advice_when_a_fresh_session_carries_as_much() -> None:
+    a = figures(40_000, 41_000)
+    assert a["freshTokens"] is None
+    assert guard.compose(a).endswith("this prompt re-writes 40k tokens ($0.25). Option: /compact.")
+
+
+def test_what_compact_carried_last_time_is_said_after_a_compaction() -> None:
+    s = state()
+    s["engine"].update(compactions=1, segment=1, floor=23_000)
+    cold = guard.cold_cache(s, CFG, 3000.0)
+    assert cold is not None
+    a = guard.advice(s, {"L": 90_000, "bDefault": 30_000, "x": 3.0}, cold, {})
+    assert a is not None
+    assert a["compactTokens"] == 23_000
+    assert guard.compose(a).endswith("; or /compact (carried ~23k last time).")
+
+
+def test_block_text_says_how_to_go_ahead() -> None:
+    text = guard.compose(figures(180_000, 41_000), block=True)
+    assert text.endswith(" Send the same prompt again to go ahead.")
+
+
+def test_the_sources_are_named_in_words() -> None:
+    a = figures(180_000, 41_000)
+    assert "(last call 23 min ago; your 5-minute cache goes cold after ~7 min)" in guard.compose(
+        {**a, "source": "cliff", "lifetimeSeconds": 420.0})
+    assert "Claude Code says the cache has expired" in guard.compose({**a, "source": "prompt_cache"})
+    assert "Claude Code says the cache has likely expired" in guard.compose({**a, "source": "session_start"})
+
+
+def test_no_advice_without_an_l() -> None:
+    s = state()
+    cold = guard.cold_cache(s, CFG, 3000.0)
+    assert cold is not None
+    assert guard.advice(s, {"L": None, "bDefault": None, "x": None}, cold, {}) is None
+    assert guard.advice(s, {"L": 0, "bDefault": 10, "x": 0.0}, cold, {}) is None
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (45, "45 s"), (59.6, "1 min"), (1380, "23 min"), (5340, "89 min"), (5400, "1 h 30 min"),
+    (7200, "2 h"), (200_000, "2 days"),
+])
+def test_duration(seconds: float, text: str) -> None:
+    assert guard.duration(seconds) == text
+
+
+@pytest.mark.parametrize(("usd", "text"), [
+    (None, ""), (0.004, " (<$0.01)"), (1.125, " ($1.13)"), (0.25625, " ($0.26)"), (150.4, " ($150)"),
+])
+def test_dollars(usd: float | None, text: str) -> None:
+    assert guard.dollars(usd) == text
+
+
+def test_prompt_key_tells_prompts_apart_and_keeps_no_text() -> None:
+    a, b = guard.prompt_key("continue"), guard.prompt_key("continue ")
+    assert a == guard.prompt_key("continue")
+    assert a != b
+    assert "continue" not in a
+    assert guard.prompt_key(None) == guard.prompt_key("")

@@ -1,0 +1,256 @@
+"""The cold-cache guard as Claude Code runs it: `session-watcher hook UserPromptSubmit` on real sessions
+whose timestamps are shifted so that their last API call was N minutes ago, in a temp home."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from oracle import TRANSCRIPTS, hook, load_state, payload, state_file, sw
+
+from hooks.run import _unshown
+
+if TYPE_CHECKING:
+    import subprocess
+
+FIVE_MIN = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # 5m writes, L 76,178, opus-4-6
+ONE_HOUR = TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 1h writes, L 77,272, opus-4-6
+
+
+def _ts(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def shifted(src: Path, dst: Path, minutes_ago: float) -> float:
+    """Copy `src` with every timestamp moved so that its last one is `minutes_ago` before now."""
+    lines = src.read_bytes().split(b"\n")
+    docs = [json.loads(line) if line.strip() else None for line in lines]
+    last = max(_ts(d["timestamp"]) for d in docs if d and isinstance(d.get("timestamp"), str))
+    delta = time.time() - minutes_ago * 60 - last
+    out = []
+    for line, d in zip(lines, docs, strict=True):
+        if d and isinstance(d.get("timestamp"), str):
+            moved = datetime.fromtimestamp(_ts(d["timestamp"]) + delta, UTC)
+            d["timestamp"] = moved.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            out.append(json.dumps(d, separators=(",", ":")).encode())
+        else:
+            out.append(line)
+    dst.write_bytes(b"\n".join(out))
+    return last + delta
+
+
+def session(tmp_path: Path, src: Path, minutes_ago: float, sid: str = "g1") -> Path:
+    """A shifted copy of `src`, folded by a Stop hook as it would be live (its output is not ours)."""
+    t = tmp_path / f"{sid}.jsonl"
+    shifted(src, t, minutes_ago)
+    assert hook("Stop", payload(sid, t)).returncode == 0
+    return t
+
+
+def prompt(sid: str, t: Path, text: str = "carry on") -> subprocess.CompletedProcess[bytes]:
+    return hook("UserPromptSubmit", payload(sid, t, "UserPromptSubmit", prompt=text, prompt_id="p1"))
+
+
+def said(proc: subprocess.CompletedProcess[bytes]) -> dict[str, Any] | None:
+    """The hook's output: nothing, or exactly one JSON object for the user (never for the model)."""
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+    if not proc.stdout:
+        return None
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) == 1
+    out: dict[str, Any] = json.loads(lines[0])
+    assert "hookSpecificOutput" not in out
+    assert "additionalContext" not in out
+    assert set(out) in ({"systemMessage"}, {"decision", "reason"}), out
+    return out
+
+
+def config(text: str) -> None:
+    cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(text)
+
+
+def warnings_logged() -> list[dict[str, Any]]:
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "guard-warnings.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+# ----------------------------------------------------------------------------- warm, cold, silent
+
+def test_five_minute_session_two_minutes_ago_is_silent(tmp_path: Path) -> None:
+    t = session(tmp_path, FIVE_MIN, 2)
+    assert said(prompt("g1", t)) is None
+    assert warnings_logged() == []
+
+
+def test_five_minute_session_twenty_minutes_ago_gets_tokens_and_dollars(tmp_path: Path) -> None:
+    t = session(tmp_path, FIVE_MIN, 20)
+    out = said(prompt("g1", t))
+    assert out is not None
+    text = out["systemMessage"]
+    assert text.startswith("session-watcher: cold cache (last call 20 min ago; the 5-minute cache has expired)")
+    # L = 76,178 re-written at the 5-minute write price of Opus 4.6 ($6.25/MTok): $0.48 (1-hour: $0.76)
+    assert "re-writing 76k ($0.48)" in text
+    assert "a fresh session would write ~" in text  # x = 3.5 >= GUARD_X: the restart leads
+    [logged] = warnings_logged()
+    assert (logged["sessionId"], logged["mode"], logged["tokens"], logged["ttl"]) == ("g1", "warn", 76_178, "5m")
+    assert logged["call"] == load_state("g1")["engine"]["calls"] + 1
+
+
+def test_one_hour_session_twenty_minutes_ago_is_silent(tmp_path: Path) -> None:
+    t = session(tmp_path, ONE_HOUR, 20)
+    assert said(prompt("g1", t)) is None
+
+
+def test_one_hour_session_ninety_minutes_ago_warns_at_one_hour_prices(tmp_path: Path) -> None:
+    t = session(tmp_path, ONE_HOUR, 90)
+    out = said(prompt("g1", t))
+    assert out is not None
+    assert "(last call 1 h 30 min ago; the 1-hour cache has expired)" in out["systemMessage"]
+    assert "re-writing 77k ($0.77)" in out["systemMessage"]  # 77,272 x $10/MTok
+
+
+def test_a_session_with_no_call_yet_is_silent(tmp_path: Path) -> None:
+    t = tmp_path / "new.jsonl"
+    first_user = next(line for line in FIVE_MIN.read_text().splitlines() if '"type":"user"' in line)
+    t.write_text(first_user + "\n")
+    assert said(prompt("new", t)) is None
+
+
+def test_garbage_stdin_exits_0_silently() -> None:
+    for raw in (b"\x00\xffnot json{", b"[1, 2]", b'{"session_id": 5}', b"", b'{"session_id": "../x", "prompt": 1}'):
+        proc = hook("UserPromptSubmit", raw)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_a_prompt_on_a_current_warm_state_does_not_rewrite_it(tmp_path: Path) -> None:
+    t = session(tmp_path, FIVE_MIN, 1)
+    before = state_file("g1").stat().st_mtime_ns
+    assert said(prompt("g1", t)) is None
+    assert state_file("g1").stat().st_mtime_ns == before
+
+
+def test_new_lines_are_folded_before_judging(tmp_path: Path) -> None:
+    """At the prompt the turn's last call may not be folded yet: the hook folds it first (and that
+    call is recent, so the cache is warm)."""
+    t = tmp_path / "g1.jsonl"
+    shifted(FIVE_MIN, t, 1)
+    data = t.read_bytes()
+    cut = data.rfind(b'"type":"assistant"')
+    cut = data.rfind(b"\n", 0, cut) + 1
+    t.write_bytes(data[:cut])
+    assert hook("Stop", payload("g1", t)).returncode == 0
+    last_folded = load_state("g1")["engine"]["lastTs"]
+    t.write_bytes(data)
+    assert said(prompt("g1", t)) is None
+    assert load_state("g1")["engine"]["lastTs"] > last_folded
+
+
+# ----------------------------------------------------------------------------- modes
+
+def test_block_mode_blocks_once_then_the_same_prompt_goes_through(tmp_path: Path) -> None:
+    config('guard = "block"\n')
+    t = session(tmp_path, FIVE_MIN, 20)
+    out = said(prompt("g1", t, "carry on"))
+    assert out is not None
+    assert out["decision"] == "block"
+    assert "re-writing 76k ($0.48)" in out["reason"]
+    assert out["reason"].endswith("Send the same prompt again to go ahead.")
+    assert "carry on" not in state_file("g1").read_text()  # a checksum is kept, not the prompt
+    assert said(prompt("g1", t, "carry on")) is None
+    assert len(warnings_logged()) == 1
+
+
+def test_block_mode_blocks_a_different_prompt(tmp_path: Path) -> None:
+    config('guard = "block"\n')
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t, "carry on"))["decision"] == "block"  # type: ignore[index]
+    assert said(prompt("g1", t, "carry on, please"))["decision"] == "block"  # type: ignore[index]
+    assert said(prompt("g1", t, "carry on, please")) is None
+
+
+def test_off_is_silent_and_slash_commands_pass(tmp_path: Path) -> None:
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t, "/compact")) is None
+    config('guard = "off"\n')
+    assert said(prompt("g1", t)) is None
+    assert warnings_logged() == []
+
+
+def test_a_bad_guard_value_is_refused_by_config_set() -> None:
+    proc = sw("config", "set", "guard", "loud")
+    assert proc.returncode != 0
+    assert b"guard" in proc.stderr
+    assert sw("config", "set", "guard", "block").returncode == 0
+
+
+# ----------------------------------------------------------------------------- what the client says
+
+def test_the_clients_prompt_cache_is_preferred_and_named(tmp_path: Path) -> None:
+    """A 5-minute session 6 minutes after its last call's line, whose response the client says ended
+    two minutes later: warm by the client's expiry, cold by the TTL alone."""
+    t = tmp_path / "g1.jsonl"
+    last = shifted(FIVE_MIN, t, 6)
+    assert hook("Stop", payload("g1", t)).returncode == 0
+    status_in = {"session_id": "g1", "transcript_path": str(t), "cwd": str(tmp_path),
+                 "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"},
+                 "prompt_cache": {"warm": True, "caching_observed": True, "ttl": "5m",
+                                  "expires_at": int(last + 120 + 300), "requests": 157, "misses": 3,
+                                  "recache_tokens_if_cold": 76_178}}
+    assert sw("statusline", stdin=json.dumps(status_in).encode()).returncode == 0
+    assert said(prompt("g1", t)) is None
+    doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
+    assert (doc["coldCache"]["source"], doc["coldCache"]["cold"]) == ("prompt_cache", False)
+
+
+def test_a_resume_that_says_expired_is_cold_even_within_the_ttl(tmp_path: Path) -> None:
+    t = session(tmp_path, ONE_HOUR, 20)
+    start = payload("g1", t, "SessionStart", source="resume", seconds_since_last_response=1200,
+                    context_tokens=77_272, prompt_cache_likely_expired=True, estimated_cache_write_usd=0.77)
+    assert said(hook("SessionStart", start)) is None
+    out = said(prompt("g1", t))
+    assert out is not None
+    assert "Claude Code says the cache has likely expired" in out["systemMessage"]
+    doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
+    assert (doc["coldCache"]["source"], doc["coldCache"]["cold"]) == ("session_start", True)
+
+
+def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
+    session(tmp_path, FIVE_MIN, 20)
+    doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
+    cc = doc["coldCache"]
+    assert (cc["source"], cc["ttl"], cc["lifetimeSeconds"], cc["cold"]) == ("ttl", "5m", 300.0, True)
+    assert 1190 < cc["idleSeconds"] < 1500
+    text = sw("doctor").stdout.decode()
+    assert "cold cache guard warn; newest session: cold by ttl (5m cache, lasts 5 min), last call 2" in text
+
+
+def test_the_inferred_cliff_file_sets_the_lifetime(tmp_path: Path) -> None:
+    """`report` writes the cliffs; with a 5-minute cliff inferred at 30 minutes, 20 minutes is warm."""
+    cliff = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "cliff.json"
+    cliff.parent.mkdir(parents=True, exist_ok=True)
+    cliff.write_text('{"5m": 1800, "1h": null}')
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t)) is None
+    doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
+    assert (doc["coldCache"]["source"], doc["coldCache"]["lifetimeSeconds"]) == ("cliff", 1800.0)
+
+
+# ----------------------------------------------------------------------------- one message per cold return
+
+def test_the_engines_guard_alert_is_not_delivered_twice() -> None:
+    """Once the prompt hook showed the cold return before call 158, the `guard` alert the fold
+    records on call 158 stays in the state (marked) but is not sent again; others still go out."""
+    state = {"guard": {"shown": [1000.0, 158]}}
+    guard_alert = {"kind": "guard", "call": 158}
+    gate = {"kind": "gate", "call": 158}
+    later = {"kind": "guard", "call": 170}
+    assert _unshown(state, [guard_alert, gate, later]) == [gate, later]
+    assert guard_alert["shownBy"] == "prompt"
+    assert _unshown({}, [guard_alert]) == [guard_alert]
