@@ -94,8 +94,12 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
     """The backtest document for the given sessions (none: every session on the machine)."""
     explicit = bool(targets)
     paths = [resolve(t) for t in targets] if explicit else all_transcripts()
+    from reports.collect import Progress
+
+    progress = Progress()  # on a terminal, once the run has taken a moment
     sessions = []
-    for path in paths:
+    for n, path in enumerate(paths):
+        progress(n, len(paths))
         try:
             doc = run_one(path, overrides)
         except OSError as exc:
@@ -105,6 +109,7 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
             continue
         if doc["calls"] or explicit:
             sessions.append(doc)
+    progress(len(paths), len(paths))
     return {"version": VERSION, "config": overrides or {}, "sessions": sessions, "total": bt.totals(sessions)}
 
 
