@@ -1,0 +1,48 @@
+"""The sample session install.sh shows is anonymised, and it still tells the same story."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from oracle import TRANSCRIPTS
+
+from session_watcher.replay import replay
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+SAMPLE = resources.files("session_watcher").joinpath("data", "sample-session.jsonl")
+
+
+def test_sample_names_no_real_person() -> None:
+    text = SAMPLE.read_text(encoding="utf-8")
+    assert set(re.findall(r"/home/([A-Za-z0-9_.-]+)", text)) == {"devel"}
+    assert not re.search(r"(?i)marco|rotili|handgemacht", text)
+    emails = set(re.findall(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[a-z]{2,}", text))
+    assert emails == {"dev.example@example.invalid"}
+    for line in text.splitlines():
+        json.loads(line)
+
+
+def test_sample_replays_to_the_same_numbers_as_the_real_session(tmp_path: Path) -> None:
+    """The names were replaced by strings of the same length: every estimate and total is unchanged."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    sample, real = tmp_path / "a" / "s.jsonl", tmp_path / "b" / "s.jsonl"
+    sample.write_bytes(SAMPLE.read_bytes())
+    shutil.copy(TRANSCRIPTS / "subagent.jsonl", real)
+    assert sample.stat().st_size == real.stat().st_size
+    doc_sample, trace_sample = replay(str(sample), cwd=str(tmp_path))
+    doc_real, trace_real = replay(str(real), cwd=str(tmp_path))
+    assert len(trace_sample) == 12
+
+    def same_paths(obj: object) -> str:  # the file buckets name the renamed home folder
+        return json.dumps(obj, sort_keys=True).replace("/home/marco/", "/home/devel/")
+
+    assert same_paths(trace_sample) == same_paths(trace_real)
+    assert same_paths(doc_sample) == same_paths(doc_real)
+    assert doc_sample["tokenUsage"] == doc_real["tokenUsage"]
