@@ -3,7 +3,8 @@
 #   ./install.sh              private venv + hooks and status line in Claude Code's settings, then a demo
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
 #   ./install.sh --venv-only  only the venv (used by the plugin route's first hook run)
-# Honours CLAUDE_CONFIG_DIR (default ~/.claude), SESSION_WATCHER_HOME, XDG_DATA_HOME, PYTHON.
+# Honours CLAUDE_CONFIG_DIR (default ~/.claude), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
+# The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mode=install
@@ -29,6 +30,9 @@ bin="$venv/bin/session-watcher"
 if [ "$mode" = uninstall ]; then
     if [ -x "$venv/bin/python" ]; then "$venv/bin/python" -m session_watcher.install remove; fi
     rm -rf "$venv"
+    # the command's link, only when it is ours
+    link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
+    if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && echo "removed $link"; fi
     echo "removed $venv; session states stay in $("${PYTHON:-python3}" -c 'import os;print(os.environ.get("SESSION_WATCHER_HOME") or "~/.local/state/session-watcher")' 2>/dev/null || echo 'the state folder') (delete them yourself if you wish)"
     exit 0
 fi
@@ -72,6 +76,7 @@ echo "installed: $bin"
 [ "$mode" = venv ] && exit 0
 
 "$venv/bin/python" -m session_watcher.install add "$venv/bin"
+"$venv/bin/python" -m session_watcher.install link "$bin"
 [ "$mode" = nodemo ] && exit 0
 
 echo

@@ -1,8 +1,10 @@
 """Merge session-watcher's hooks and status line into Claude Code's settings.json, and take them out.
 
 `python -m session_watcher.install add BIN_DIR` / `remove`: idempotent; every other key and hook of the
-user's is kept; a backup is written before any change; an existing statusLine is never overwritten.
-What was added is recorded in `<data dir>/installed.json`, so removal takes out exactly that.
+user's is kept; a backup is written before any change (and none when nothing changes); an existing
+statusLine is never overwritten. What was added is recorded in `<data dir>/installed.json`, so removal
+takes out exactly that. `link COMMAND`: the command in ~/.local/bin
+(install.sh --uninstall removes it).
 """
 
 from __future__ import annotations
@@ -40,10 +42,20 @@ def _load(path: str) -> dict[str, Any]:
     return doc
 
 
+def _unchanged(doc: dict[str, Any], before: str | None) -> bool:
+    """Whether the settings already say exactly this (Claude Code's own formatting is not a change)."""
+    if before is None:
+        return False
+    try:
+        return bool(json.loads(before) == doc)
+    except ValueError:
+        return False
+
+
 def _write(path: str, doc: dict[str, Any], before: str | None) -> None:
-    text = json.dumps(doc, indent=2) + "\n"
-    if text == before:
+    if _unchanged(doc, before):
         return
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if before is not None:
         backup = f"{path}.bak-session-watcher-{time.strftime('%Y%m%d%H%M%S')}"
@@ -152,12 +164,60 @@ def remove() -> int:
     return 0
 
 
+def bin_home() -> str:
+    """Where user commands are linked: $XDG_BIN_HOME, else ~/.local/bin (pipx's convention)."""
+    return os.environ.get("XDG_BIN_HOME") or os.path.join(os.path.expanduser("~"), ".local", "bin")
+
+
+def _readlink(path: str) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def on_path(folder: str) -> bool:
+    want = os.path.realpath(folder)
+    return any(os.path.realpath(os.path.expanduser(p)) == want
+               for p in os.environ.get("PATH", "").split(os.pathsep) if p)
+
+
+def link(target: str) -> int:
+    """Link the command into bin_home(), never over a file or a link that is not ours; say if it is on PATH."""
+    folder = bin_home()
+    path = os.path.join(folder, "session-watcher")
+    current = _readlink(path)
+    ours = current is not None and current.endswith(os.path.join("session-watcher", "venv", "bin", "session-watcher"))
+    if os.path.lexists(path) and current is None:
+        print(f"command: {path} exists and is not a link of ours; left as it is (the command is {target})")
+        return 0
+    if current not in (None, target) and not ours:
+        print(f"command: {path} points to {current}; left as it is (the command is {target})")
+        return 0
+    if current != target:
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        os.symlink(target, tmp)
+        os.replace(tmp, path)
+    if on_path(folder):
+        print(f"command: session-watcher ({path}; {folder} is on your PATH)")
+    else:
+        home = os.path.expanduser("~")
+        shown = "$HOME" + folder[len(home):] if folder.startswith(home + os.sep) else folder
+        print(f"command: {path}\n  {folder} is not on your PATH: add this line to ~/.profile\n"
+              f"  (or your shell's startup file), then open a new terminal:\n\n    export PATH=\"{shown}:$PATH\"\n")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["add"] and len(argv) == 2:
         return add(argv[1])
     if argv[:1] == ["remove"]:
         return remove()
-    print("usage: python -m session_watcher.install add BIN_DIR | remove", file=sys.stderr)
+    if argv[:1] == ["link"] and len(argv) == 2:
+        return link(argv[1])
+    print("usage: python -m session_watcher.install add BIN_DIR | remove | link COMMAND",
+          file=sys.stderr)
     return 2
 
 

@@ -41,9 +41,10 @@ class Box:
         self.home.mkdir(parents=True, exist_ok=True)
         self.bin = self.sw_home / "data" / "venv" / "bin" / "session-watcher"
 
-    def env(self, claude: Path | None = None) -> dict[str, str]:
+    def env(self, claude: Path | None = None, path_extra: str | None = None) -> dict[str, str]:
+        path = os.environ.get("PATH", "/usr/bin:/bin")
         return {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PATH": f"{path_extra}:{path}" if path_extra else path,
             "HOME": str(self.home),
             "SESSION_WATCHER_HOME": str(self.sw_home),
             "CLAUDE_CONFIG_DIR": str(claude or self.claude),
@@ -51,9 +52,14 @@ class Box:
             "LANG": "C.UTF-8",
         }
 
-    def install(self, *args: str, claude: Path | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["sh", str(REPO / "install.sh"), *args], env=self.env(claude), capture_output=True,
-                              text=True, timeout=600, check=False)
+    def install(self, *args: str, claude: Path | None = None,
+                path_extra: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["sh", str(REPO / "install.sh"), *args], env=self.env(claude, path_extra),
+                              capture_output=True, text=True, timeout=600, check=False)
+
+    @property
+    def link(self) -> Path:
+        return self.home / ".local" / "bin" / "session-watcher"
 
     def settings(self, claude: Path | None = None) -> Path:
         return (claude or self.claude) / "settings.json"
@@ -73,10 +79,15 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     original = write_settings(b.settings(), USER_SETTINGS)
     first = b.install("--no-demo")
     assert first.returncode == 0, first.stdout + first.stderr
-    after_first = b.settings().read_text()
-    second = b.install("--no-demo")
+    # Claude Code rewrites settings.json in its own style (JSON.stringify: no final newline): that is
+    # no change to what session-watcher added, so the second run must neither write nor back it up
+    claude_style = json.dumps(json.loads(b.settings().read_text()), indent=2)
+    b.settings().write_text(claude_style)
+    backups_first = sorted(b.claude.glob("settings.json.bak-session-watcher-*"))
+    second = b.install("--no-demo", path_extra=str(b.home / ".local" / "bin"))
     assert second.returncode == 0, second.stdout + second.stderr
-    return {"box": b, "original": original, "first": first, "after_first": after_first, "second": second}
+    return {"box": b, "original": original, "first": first, "after_first": claude_style, "second": second,
+            "backups_first": backups_first}
 
 
 def our_commands(doc: dict[str, Any], event: str) -> list[str]:
@@ -110,8 +121,65 @@ def test_backup_written_first(box: dict[str, Any]) -> None:
 def test_second_run_is_idempotent(box: dict[str, Any]) -> None:
     b: Box = box["box"]
     assert b.settings().read_text() == box["after_first"]
+    assert len(box["backups_first"]) == 1
+    assert sorted(b.claude.glob("settings.json.bak-session-watcher-*")) == box["backups_first"]
+    assert "backup:" not in box["second"].stdout
     doc = json.loads(b.settings().read_text())
     assert sum(len(our_commands(doc, e)) for e in EVENTS) == len(EVENTS)
+
+
+def test_command_is_linked_into_local_bin_and_runs(box: dict[str, Any]) -> None:
+    b: Box = box["box"]
+    assert b.link.is_symlink()
+    assert os.readlink(b.link) == str(b.bin)
+    proc = subprocess.run([str(b.link), "config", "path"], env=b.env(), capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().startswith(str(b.sw_home))
+
+
+def test_install_says_whether_local_bin_is_on_path(box: dict[str, Any]) -> None:
+    first, second = box["first"].stdout, box["second"].stdout
+    # the first run's PATH lacks ~/.local/bin: it says so and prints the line to add
+    assert "is not on your PATH" in first
+    assert 'export PATH="$HOME/.local/bin:$PATH"' in first
+    assert "is not on your PATH" not in second
+    assert "is on your PATH" in second
+
+
+def _link(home: Path, target: str, path: str = "/usr/bin:/bin") -> subprocess.CompletedProcess[str]:
+    import sys
+
+    env = {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
+    return subprocess.run([sys.executable, "-m", "session_watcher.install", "link", target], env=env,
+                          capture_output=True, text=True, timeout=60, check=False, cwd=REPO)
+
+
+def test_link_over_a_file_or_foreign_link_is_left_alone(tmp_path: Path) -> None:
+    """The link step alone (`python -m session_watcher.install link`), in HOMEs of its own."""
+    target = "/opt/sw/data/session-watcher/venv/bin/session-watcher"
+    home = tmp_path / "a"
+    (home / ".local" / "bin").mkdir(parents=True)
+    theirs = home / ".local" / "bin" / "session-watcher"
+    theirs.write_text("#!/bin/sh\necho theirs\n")
+    proc = _link(home, target)
+    assert proc.returncode == 0, proc.stderr
+    assert "left as it is" in proc.stdout
+    assert theirs.read_text() == "#!/bin/sh\necho theirs\n"
+    home = tmp_path / "b"
+    (home / ".local" / "bin").mkdir(parents=True)
+    other = home / ".local" / "bin" / "session-watcher"
+    other.symlink_to("/usr/local/bin/someone-elses")
+    assert "left as it is" in _link(home, target).stdout
+    assert os.readlink(other) == "/usr/local/bin/someone-elses"
+    # an older install of ours (another data folder) is replaced, and a PATH entry with ~ counts
+    home = tmp_path / "c"
+    (home / ".local" / "bin").mkdir(parents=True)
+    old = home / ".local" / "bin" / "session-watcher"
+    old.symlink_to("/elsewhere/session-watcher/venv/bin/session-watcher")
+    proc = _link(home, target, path="~/.local/bin:/usr/bin")
+    assert os.readlink(old) == target
+    assert "is on your PATH" in proc.stdout
 
 
 def test_installed_hook_and_statusline_work(box: dict[str, Any], tmp_path: Path) -> None:
@@ -165,6 +233,8 @@ def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     assert b.settings().read_text() == box["original"]
     assert json.loads(b.settings().read_text()) == USER_SETTINGS
     assert not b.bin.exists()
+    assert not b.link.exists()
+    assert not b.link.is_symlink()
     # uninstalling again changes nothing
     assert b.install("--uninstall").returncode == 0
     assert b.settings().read_text() == box["original"]
