@@ -218,7 +218,11 @@ def set_value(file: str, key: str, raw: str) -> Any:
     else:
         doc[key] = value
     validate(file, doc.unwrap())
-    os.makedirs(os.path.dirname(file) or ".", exist_ok=True)
+    folder = os.path.dirname(file) or "."
+    if file == paths.user_config_file():
+        paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
+    else:
+        os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
     from state.atomic import write_atomic
 
     write_atomic(file, tomlkit.dumps(doc).encode("utf-8"), mode=0o600)

@@ -52,7 +52,10 @@ def _held_locks(folder: str) -> list[str]:
     except OSError:
         return []
     for name in names:
-        fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+        try:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:

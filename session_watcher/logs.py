@@ -43,9 +43,12 @@ def log_once(key: str, message: str) -> None:
     marker = os.path.join(paths.log_dir(), f".once-{key}")
     digest = str(zlib.crc32(message.encode("utf-8", "replace")))
     try:
-        with open(marker, encoding="ascii") as fh:
-            if fh.read() == digest:
+        fd = os.open(marker, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if os.read(fd, 64) == digest.encode("ascii"):
                 return
+        finally:
+            os.close(fd)
     except OSError:
         pass
     log(message)

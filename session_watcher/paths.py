@@ -97,23 +97,74 @@ def cache_dir() -> str:
     return _dirs()["cache"]
 
 
+class NotOurs(OSError):
+    """A folder we would write into is a symlink, not a folder, or someone else's: refused."""
+
+
+def _refuse(path: str, why: str) -> NotOurs:
+    import errno
+
+    return NotOurs(errno.EPERM, f"refusing to use this folder: {why}", path)
+
+
+def open_private_dir(path: str) -> int:
+    """A descriptor of the folder `path`, opened without following a link at its last step, after
+    checking it is a folder we own; its mode is tightened to 0700 through that descriptor."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise _refuse(path, "it is a symbolic link") from None
+        if exc.errno == 20:  # ENOTDIR
+            raise _refuse(path, "it is not a folder") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+        if st.st_uid != uid:
+            raise _refuse(path, f"it belongs to uid {st.st_uid}, not to you (uid {uid})")
+        if st.st_mode & 0o077:
+            try:
+                os.fchmod(fd, 0o700)
+            except OSError:  # a read-only disk: reading still works
+                pass
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def ensure_private_dir(path: str) -> str:
     """Create `path` user-only, and any parent it has to create (`makedirs` would give those the
-    umask's bits); tighten `path` if it exists with wider bits. Existing parents are not touched."""
-    if not os.path.isdir(path):
+    umask's bits); check that it is a real folder owned by us (`NotOurs` otherwise: a symlink or
+    another user's folder is never followed nor chmod-ed) and tighten it to 0700. Existing parents
+    are not touched."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileNotFoundError:
         parent = os.path.dirname(path)
-        if parent and parent != path and not os.path.isdir(parent):
-            ensure_private_dir(parent)
+        if not parent or parent == path:
+            raise
+        ensure_private_dir(parent)
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass
-    try:
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, 0o700)
-    except OSError:
+    except FileExistsError:
         pass
+    os.close(open_private_dir(path))
     return path
+
+
+def move_aside(path: str, why: str) -> str:
+    """Move `path` (the link itself if it is one) to the quarantine folder; returns where it went."""
+    import time
+
+    qdir = ensure_private_dir(quarantine_dir())
+    dest = os.path.join(qdir, f"{os.path.basename(path)}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}.{why}")
+    os.replace(path, dest)
+    return dest
 
 
 def claude_config_dirs() -> list[str]:

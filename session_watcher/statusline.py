@@ -71,6 +71,11 @@ def run(raw: bytes, env: Any) -> str:
         return "○ session-watcher: no session"
     seen = _payload_context(payload)
     state_path = store.session_file(session_id)
+    try:
+        if not store.check_folder():
+            return "○ session-watcher: waiting for the first hook"
+    except OSError:  # a link or another user's folder in place of ours: never used
+        return "○ session-watcher: state folder refused (see `session-watcher doctor`)"
     state = _refresh(state_path, session_id, payload, seen)
     if state is None:
         try:
@@ -92,8 +97,6 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
     from state.lock import LockTimeout, SessionLock
     from state.pathstore import PathShards, ShardRejected
 
-    if not os.path.isdir(os.path.dirname(state_path)):
-        return None
     start = time.monotonic()
     try:
         with SessionLock(state_path + ".lock", 0):

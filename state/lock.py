@@ -9,6 +9,7 @@ other and the CLI, which uses filelock throughout. Where `fcntl` is missing (Win
 
 from __future__ import annotations
 
+import errno
 import os
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -21,6 +22,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 POLL_INTERVAL = 0.005
+BUSY = (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK)  # what flock says when another holds the lock
 
 
 class LockTimeout(Exception):
@@ -51,8 +53,10 @@ class SessionLock:
                 fd = os.open(self.path, flags, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            except OSError as exc:
                 os.close(fd)
+                if exc.errno not in BUSY:  # e.g. ENOLCK: not contention, and waiting would not help
+                    raise
             else:
                 self._fd = fd
                 return self

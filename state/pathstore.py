@@ -18,6 +18,7 @@ import os
 import zlib
 
 from core import fastjson
+from session_watcher import paths as folders
 from state.atomic import write_atomic
 
 TYPE_CHECKING = False
@@ -45,6 +46,33 @@ class PathShards:
         self.dir = state_path[: -len(".json")] + ".paths" if state_path else None
         self.loaded: set[int] = set()
         self.raw: dict[int, bytes] = {}
+        self._checked = False
+
+    def _open_dir(self, create: bool) -> int | None:
+        """The shard folder, opened without following a link and checked to be ours; a link or a
+        file planted in its place is moved to the quarantine folder (never followed, never
+        chmod-ed). None when it does not exist and `create` is false."""
+        assert self.dir is not None
+        for _ in range(2):
+            try:
+                if create:
+                    folders.ensure_private_dir(self.dir)
+                return folders.open_private_dir(self.dir)
+            except FileNotFoundError:
+                if not create:
+                    return None
+            except folders.NotOurs:
+                if not (os.path.islink(self.dir) or not os.path.isdir(self.dir)):
+                    raise  # a real folder of another user in our own folder: refuse, say so
+                folders.move_aside(self.dir, "not-a-folder")
+        raise folders.NotOurs(1, "cannot make a private shard folder", self.dir)
+
+    def _check_dir(self) -> None:
+        if not self._checked:
+            fd = self._open_dir(create=False)
+            if fd is not None:
+                os.close(fd)
+            self._checked = True
 
     def ensure(self, state: dict[str, Any], paths: Iterable[str]) -> None:
         """Load the shards holding `paths` (once each)."""
@@ -69,6 +97,7 @@ class PathShards:
         rev = state["shards"].get(str(n))
         if rev is None:
             return
+        self._check_dir()
         file = self._file(n, rev)
         try:
             fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -114,7 +143,9 @@ class PathShards:
                 continue
             prev = table.get(str(n))
             if any(group.values()):
-                os.makedirs(self.dir, mode=0o700, exist_ok=True)
+                if not self._checked:
+                    os.close(self._open_dir(create=True))  # type: ignore[arg-type]
+                    self._checked = True
                 write_atomic(self._file(n, rev), data, tmp=self._file(n, rev) + ".tmp")
                 table[str(n)] = rev
                 self.raw[n] = data
@@ -132,13 +163,15 @@ class PathShards:
         if self.dir is None:
             return
         keep = {f"{int(n):02d}-{rev}.json" for n, rev in state["shards"].items()}
-        try:
-            names = os.listdir(self.dir)
-        except OSError:
+        fd = self._open_dir(create=False)  # the folder itself, never a link's target
+        if fd is None:
             return
-        for name in names:
-            if name not in keep:
-                try:
-                    os.unlink(os.path.join(self.dir, name))
-                except OSError:
-                    pass
+        try:
+            for name in os.listdir(fd):
+                if name not in keep:
+                    try:
+                        os.unlink(name, dir_fd=fd)  # removes an entry of this folder, follows nothing
+                    except OSError:
+                        pass
+        finally:
+            os.close(fd)

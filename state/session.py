@@ -34,12 +34,18 @@ def canonical(raw: str, cwd: str | None) -> str:
 
 
 def git_ignored(root: str, candidates: list[str]) -> set[str]:
-    """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say."""
+    """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say.
+
+    The repository may be someone else's (a transcript's `cwd` picks it): its config must not run
+    a command. Reading the index runs `core.fsmonitor` (the one program check-ignore starts, traced
+    with a config that also sets pager, hooks, filters, textconv, credential and ssh commands), so it
+    is switched off on the command line, which outranks every config file.
+    """
     if not candidates:
         return set()
     from state.spawn import run
 
-    got = run(["git", "-C", root, "check-ignore", "--stdin", "-z"],
+    got = run(["git", "-c", "core.fsmonitor=false", "-C", root, "check-ignore", "--stdin", "-z"],
               "\0".join(candidates).encode("utf-8", "surrogateescape"), timeout=2)
     if got is None or got[0] not in (0, 1):
         return set()

@@ -9,7 +9,6 @@ transcript, which is the durable log.
 from __future__ import annotations
 
 import os
-import time
 
 from core import fastjson
 from core.engine import SCHEMA, new_engine, new_state
@@ -51,14 +50,15 @@ def _shape_ok(doc: object, session_id: str) -> bool:
 
 def quarantine(path: str, why: str) -> str:
     """Move `path` (the link itself if it is one) aside; returns where it went."""
-    qdir = paths.ensure_private_dir(paths.quarantine_dir())
-    dest = os.path.join(qdir, f"{os.path.basename(path)}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}.{why}")
-    os.replace(path, dest)
-    return dest
+    return paths.move_aside(path, why)
 
 
-def load(path: str, session_id: str) -> dict[str, Any] | None:
-    """The state, or None when there is none yet. Raises StateRejected after quarantining a bad one."""
+def load(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] | None:
+    """The state, or None when there is none yet. Raises StateRejected after quarantining a bad one
+    (`readonly`: without moving it)."""
+    def quarantine(path: str, why: str) -> str:
+        return f"{path} ({why}; left in place)" if readonly else paths.move_aside(path, why)
+
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -105,22 +105,36 @@ def save(path: str, state: dict[str, Any], shards: PathShards | None = None) -> 
         shards.sweep(state)
 
 
-def load_full(path: str, session_id: str) -> dict[str, Any] | None:
+def load_full(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] | None:
     """The state with its whole path map (for `status` and tests; hooks load shards as needed)."""
-    state = load(path, session_id)
+    state = load(path, session_id, readonly)
     if state is not None:
         PathShards(path).ensure_all(state)
     return state
 
 
+def check_folder() -> bool:
+    """True when the sessions folder exists and is ours; raises `paths.NotOurs` when it is a link
+    or another user's (its files are then nobody's to read or write)."""
+    try:
+        os.close(paths.open_private_dir(paths.sessions_dir()))
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def list_sessions() -> list[tuple[float, str]]:
-    """(mtime, session id) of every state file, newest first."""
+    """(mtime, session id) of every state file, newest first. Raises `paths.NotOurs` (see above)."""
     out = []
     try:
-        with os.scandir(paths.sessions_dir()) as it:
-            for de in it:
-                if de.name.endswith(".json") and de.is_file(follow_symlinks=False):
-                    out.append((de.stat().st_mtime, de.name[:-5]))
+        fd = paths.open_private_dir(paths.sessions_dir())
     except FileNotFoundError:
         return []
+    try:
+        with os.scandir(fd) as it:
+            for de in it:
+                if de.name.endswith(".json") and de.is_file(follow_symlinks=False):
+                    out.append((de.stat(follow_symlinks=False).st_mtime, de.name[:-5]))
+    finally:
+        os.close(fd)
     return sorted(out, reverse=True)
