@@ -7,6 +7,8 @@ OSC sequence, `plain_clean` for Claude Code's `systemMessage`.
 
 from __future__ import annotations
 
+from core.text import is_control as _is_control
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -127,11 +129,6 @@ def urgency(alert: Mapping[str, object]) -> str:
 def markup_escape(text: str) -> str:
     """Escape &, < and > for the freedesktop notification body markup."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _is_control(ch: str) -> bool:
-    o = ord(ch)
-    return o < 0x20 or 0x7F <= o <= 0x9F
 
 
 def plain_clean(text: str) -> str:

@@ -1,15 +1,16 @@
 """`session-watcher report [--projects DIR ...] [--since DATE] [--json | --html OUT.html]`.
 
-`report session ...` (the single-session page) is handed to `reports.session_page`.
+`report session ...` (the single-session page) is handed to `reports.session_cli`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
+
+from core.text import clean as clean_text
 
 
 def parse_since(text: str) -> float:
@@ -56,7 +57,7 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "session":  # `report session ...`: the single-session page
-        from reports.session_page import main as page_main
+        from reports.session_cli import main as page_main
 
         return page_main(argv[1:])
     args = build_parser().parse_args(argv)
@@ -67,29 +68,32 @@ def main(argv: list[str] | None = None) -> int:
         try:
             text = run_report_json(args.projects, args.index, since=args.since, progress=Progress())
         except OSError as exc:
-            print(f"session-watcher report: {exc}", file=sys.stderr)
+            print(clean_text(f"session-watcher report: {exc}"), file=sys.stderr)
             return 1
         sys.stdout.write(text + "\n")
         return 0
     try:
         doc = report(args)
     except OSError as exc:
-        print(f"session-watcher report: {exc}", file=sys.stderr)
+        print(clean_text(f"session-watcher report: {exc}"), file=sys.stderr)
         return 1
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html:
         from reports.render_html import render
+        from state.atomic import write_atomic
 
-        tmp = args.html + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(render(doc))
-        os.replace(tmp, args.html)
-        print(f"wrote {args.html}")
+        try:  # user-only: the page names projects and files; a unique temp file, never a planted one
+            write_atomic(args.html, render(doc).encode("utf-8"), mode=0o600, fsync=False)
+        except OSError as exc:
+            print(clean_text(f"session-watcher report: cannot write {args.html}: {exc.strerror or exc}"),
+                  file=sys.stderr)
+            return 1
+        print(clean_text(f"wrote {args.html}"))
     else:
         from reports.render_text import render as render_text
 
-        sys.stdout.write(render_text(doc))
+        sys.stdout.write(clean_text(render_text(doc)))
     return 0
 
 

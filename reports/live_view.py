@@ -13,6 +13,12 @@ covers the whole protocol and no WebSocket library is needed. Messages (one JSON
 
 The transcript is polled (size and mtime, a few times a second); on a change the model is rebuilt
 once and every connected page gets only what differs from what it was last sent.
+
+The page shows commands, URLs and prompts, so the server trusts nothing but its own address: a
+request whose Host header is not 127.0.0.1:PORT, localhost:PORT or [::1]:PORT (a DNS-rebinding page)
+is refused; at most MAX_CONNECTIONS connections are served at once (the others wait in the listen
+backlog); a socket idle for SOCKET_TIMEOUT is closed; the server stops by itself after `idle_stop`
+seconds with no connection; a client that goes away is not an error.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -28,6 +35,9 @@ from reports.session_page_data import load_model
 
 POLL_SECONDS = 0.2
 KEEPALIVE_SECONDS = 15.0
+MAX_CONNECTIONS = 16
+SOCKET_TIMEOUT = 20.0  # a request must arrive, and a stream's write complete, within this
+BACKLOG = 64
 SESSION_KEYS = (
     "sessionId",
     "t0",
@@ -88,23 +98,83 @@ def _diff(model: dict[str, Any], sent: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most `slots` at once; the accept loop waits for a free slot."""
+
+    daemon_threads = True
+    request_queue_size = BACKLOG
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], slots: int,
+                 stopping: threading.Event) -> None:
+        self.slots = threading.BoundedSemaphore(slots)
+        self.stopping = stopping
+        self.active = 0
+        self.last_active = time.monotonic()
+        self._count = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        while not self.slots.acquire(timeout=0.2):
+            if self.stopping.is_set():
+                self.shutdown_request(request)
+                return
+        with self._count:
+            self.active += 1
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._done()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._done()
+
+    def _done(self) -> None:
+        with self._count:
+            self.active -= 1
+            self.last_active = time.monotonic()
+        self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):  # the client left, or stalled past the timeout: not an error
+            return
+        from session_watcher.logs import log_exception
+
+        if exc is not None:
+            log_exception("serve", exc)
+
+
 class LiveView:
     """An HTTP server on 127.0.0.1 for one session's live page."""
 
-    def __init__(self, transcript: str, port: int = 0, poll: float = POLL_SECONDS) -> None:
+    def __init__(self, transcript: str, port: int = 0, poll: float = POLL_SECONDS, idle_stop: float = 0.0,
+                 timeout: float = SOCKET_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> None:
         self.source = _Source(transcript)
         self.poll = poll
+        self.idle_stop = idle_stop
+        self.idle_stopped = False
         self.stopping = threading.Event()
         self._started = False
         view = self
+        sock_timeout = timeout
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = sock_timeout  # StreamRequestHandler applies it to the socket
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
             def do_GET(self) -> None:
+                if self.headers.get("Host", "").lower() not in view.hosts:
+                    self.send_error(421, "Misdirected Request: this server answers only for its own address")
+                    return
                 path = self.path.split("?", 1)[0]
                 if path in ("/", "/index.html"):
                     _, model = view.source.current()
@@ -120,10 +190,10 @@ class LiveView:
                 else:
                     self.send_error(404)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", port), Handler, max_connections, self.stopping)
         self.port = int(self.server.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}/"
+        self.hosts = {f"{h}:{self.port}" for h in ("127.0.0.1", "localhost", "[::1]")}
 
     def stream(self, handler: BaseHTTPRequestHandler) -> None:
         """One page's event stream: everything once, then what changes."""
@@ -153,12 +223,24 @@ class LiveView:
                     idle = 0.0
                 self.stopping.wait(self.poll)
                 idle += self.poll
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the page closed, or stopped reading (a timeout is one)
             return
 
     def serve_forever(self) -> None:
         self._started = True
+        if self.idle_stop > 0:
+            threading.Thread(target=self._watch_idle, name="live-view-idle", daemon=True).start()
         self.server.serve_forever(poll_interval=0.2)
+
+    def _watch_idle(self) -> None:
+        """Stop the server after `idle_stop` seconds without any connection."""
+        while not self.stopping.wait(min(1.0, self.idle_stop / 4)):
+            srv = self.server
+            if srv.active == 0 and time.monotonic() - srv.last_active >= self.idle_stop:
+                self.idle_stopped = True
+                self.stopping.set()
+                srv.shutdown()
+                return
 
     def start(self) -> threading.Thread:
         """Serve from a background thread (for tests and embedding)."""

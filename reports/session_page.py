@@ -1,24 +1,18 @@
-"""`session-watcher report session (ID | PATH) --html OUT.html | --serve [--port N]`.
+"""One session's page: a self-contained HTML file (inline CSS, JS and SVG, no network).
 
-One session's page: a self-contained HTML file (inline CSS, JS and SVG, no network), or the same page
-served live on 127.0.0.1 and pushed new rows and health as the transcript grows.
+`reports.live_view` serves the same page live; the command line is `reports.session_cli`.
 """
 
 from __future__ import annotations
 
-import argparse
 import glob
 import html
 import json
 import os
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reports.session_page_data import load_model
 from reports.session_page_template import CSS, JS, PAGE
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 
 class SessionNotFound(Exception):
@@ -72,55 +66,8 @@ def _backtest_html(model: dict[str, Any]) -> str:
 
 def write_html(transcript: str, out: str) -> dict[str, Any]:
     model = load_model(transcript)
-    text = render_html(model)
-    tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, out)
+    from state.atomic import write_atomic
+
+    # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
+    write_atomic(out, render_html(model).encode("utf-8"), mode=0o600, fsync=False)
     return model
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="session-watcher report session",
-        description="One session's page: the waterfall, the health grade and the watcher's own story.",
-    )
-    parser.add_argument("session", help="a session id or a transcript path")
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML file")
-    mode.add_argument("--serve", action="store_true", help="serve the page live on 127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        transcript = find_transcript(args.session)
-    except SessionNotFound as exc:
-        print(f"session-watcher: {exc}", file=sys.stderr)
-        return 1
-    if args.html:
-        try:
-            model = write_html(transcript, args.html)
-        except OSError as exc:
-            print(f"session-watcher: cannot write {args.html}: {exc}", file=sys.stderr)
-            return 1
-        h = model["health"]
-        print(f"{args.html}: session {model['sessionId']}, health {h['grade']} ({h['score']}/100)")
-        return 0
-    from reports.live_view import LiveView
-
-    try:
-        view = LiveView(transcript, port=args.port)
-    except OSError as exc:
-        print(f"session-watcher: cannot listen on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
-        return 1
-    print(f"serving {view.url} (Ctrl-C to stop)", flush=True)
-    try:
-        view.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        view.close()
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -24,7 +24,7 @@ import os
 from typing import Any
 
 from core import health
-from core.transcript import iso_to_epoch
+from core.transcript import iso_to_epoch, usage_sample
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
@@ -87,7 +87,7 @@ def build_model(
         kind = rec.get("type")
         if kind not in ("assistant", "user", "system"):
             continue
-        sid = sid or rec.get("sessionId")
+        sid = sid or (rec["sessionId"] if isinstance(rec.get("sessionId"), str) else None)
         t_first = ts if t_first is None else min(t_first, ts)
         t_last = ts if t_last is None else max(t_last, ts)
         cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) else None
@@ -97,7 +97,9 @@ def build_model(
         if kind == "system" and rec.get("subtype") == "compact_boundary":
             raw_meta = rec.get("compactMetadata")
             meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-            compactions.append({"ts": ts, "trigger": meta.get("trigger"), "preTokens": meta.get("preTokens")})
+            trigger, pre = meta.get("trigger"), meta.get("preTokens")  # data: only the types the page draws
+            compactions.append({"ts": ts, "trigger": trigger if isinstance(trigger, str) else None,
+                                "preTokens": pre if isinstance(pre, int) and not isinstance(pre, bool) else None})
             events.append((ts, "compact", None))
             last_send = ts
             continue
@@ -126,10 +128,7 @@ def build_model(
         usage = msg.get("usage")
         key = f"{msg.get('id')}|{rec.get('requestId')}"
         if isinstance(usage, dict):
-            inp = int(usage.get("input_tokens") or 0)
-            cr = int(usage.get("cache_read_input_tokens") or 0)
-            cw = int(usage.get("cache_creation_input_tokens") or 0)
-            out = int(usage.get("output_tokens") or 0)
+            inp, cr, cw, out, _cw5, _cw1 = usage_sample(usage)  # the hooks' rule: a bad value counts 0
             call = calls.get(key)
             if call is None:
                 start = last_send if last_send is not None and last_send <= ts else ts
@@ -139,7 +138,7 @@ def build_model(
                     "n": len(calls) + 1,
                     "start": start,
                     "end": ts,
-                    "model": msg.get("model"),
+                    "model": msg["model"] if isinstance(msg.get("model"), str) else None,
                 }
                 calls[key] = call
             call.update(

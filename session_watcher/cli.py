@@ -29,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _commands(args: list[str]) -> int:
+    from core.text import clean
     from session_watcher.config import ConfigError
     from session_watcher.errors import UserError
 
@@ -51,10 +52,11 @@ def _commands(args: list[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (UserError, ConfigError) as exc:
-        print(f"session-watcher: {exc}", file=sys.stderr)
+        print(clean(f"session-watcher: {exc}"), file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"session-watcher: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(clean(f"session-watcher: {where}{exc.strerror or exc}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -63,14 +65,14 @@ def _commands(args: list[str]) -> int:
         from session_watcher.paths import log_file
 
         log_exception(f"cli {args[0] if args else ''}", exc)
-        print(f"session-watcher: internal error ({type(exc).__name__}: {exc}); details in {log_file()}",
+        print(clean(f"session-watcher: internal error ({type(exc).__name__}: {exc}); details in {log_file()}"),
               file=sys.stderr)
         return 1
 
 
 def _delegate_report(args: list[str]) -> int:
     if args and args[0] == "session":
-        from reports.session_page import main as page_main
+        from reports.session_cli import main as page_main
 
         return page_main(args[1:])
     from reports.cli import main as report_main

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from core.text import clean
 from session_watcher.errors import NoSession, UserError
 
 if TYPE_CHECKING:
@@ -22,10 +24,12 @@ def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]
     """A session's state brought up to date with its transcript, and the effective config."""
     from core import engine
     from session_watcher import config
+    from session_watcher.paths import NotOurs
     from state import session, store
     from state.lock import LockTimeout, SessionLock
     from state.pathstore import PathShards, ShardRejected
 
+    store.check_folder()  # a link or another user's folder: refused, and said so
     if session_id is None:
         found = store.list_sessions()
         if not found:
@@ -37,40 +41,73 @@ def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]
     path = store.session_file(session_id)
     if not os.path.exists(path):
         raise NoSession(f"no state for session {session_id} (in {os.path.dirname(path)})")
+    lock = SessionLock(path + ".lock", 2.0)
     try:
-        with SessionLock(path + ".lock", 2.0):
-            try:
-                state = store.load(path, session_id) or engine.new_state(session_id)
-            except store.StateRejected as exc:
-                print(f"session-watcher: the state file was unusable and moved to {exc}; rebuilding",
-                      file=sys.stderr)
-                state = engine.new_state(session_id)
-            cfg, err = config.load_cached(state["config"], state["context"].get("project"))
-            if err:
-                print(f"session-watcher: {err}; using defaults", file=sys.stderr)
-            cursor = state.get("cursor") or {}
-            transcript = cursor.get("path")
-            subs = list(state["subCursors"])
-            for attempt in range(2):
-                shards = PathShards(path)
-                try:
-                    shards.ensure_all(state)
-                    if transcript:
-                        try:
-                            state, _a, _d = session.sync(state, transcript, cfg, time.monotonic() + 30, subs,
-                                                         shards=shards)
-                        except OSError:
-                            pass
-                    break
-                except ShardRejected as exc:
-                    if attempt:
-                        raise
-                    print(f"session-watcher: {exc}; rebuilding the session from its transcript", file=sys.stderr)
-                    state = session.rebuild(state)
-            store.save(path, state, shards)
+        lock.__enter__()
     except LockTimeout:
-        state = store.load_full(path, session_id) or engine.new_state(session_id)
-        cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+        return _saved(path, session_id)
+    except OSError as exc:
+        if isinstance(exc, NotOurs) or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        # a read-only disk (or folder): the saved state can still be shown, as it was last saved
+        print(f"session-watcher: {clean(exc.strerror or str(exc))}: showing the state as last saved",
+              file=sys.stderr)
+        return _saved(path, session_id)
+    try:
+        try:
+            state = store.load(path, session_id) or engine.new_state(session_id)
+        except store.StateRejected as exc:
+            print(f"session-watcher: the state file was unusable and moved to {clean(str(exc))}; rebuilding",
+                  file=sys.stderr)
+            state = engine.new_state(session_id)
+        cfg, err = config.load_cached(state["config"], state["context"].get("project"))
+        if err:
+            print(f"session-watcher: {clean(err)}; using defaults", file=sys.stderr)
+        cursor = state.get("cursor") or {}
+        transcript = cursor.get("path")
+        subs = list(state["subCursors"])
+        for attempt in range(2):
+            shards = PathShards(path)
+            try:
+                shards.ensure_all(state)
+                if transcript:
+                    try:
+                        state, _a, _d = session.sync(state, transcript, cfg, time.monotonic() + 30, subs,
+                                                     shards=shards)
+                    except OSError:
+                        pass
+                break
+            except ShardRejected as exc:
+                if attempt:
+                    raise
+                print(f"session-watcher: {clean(str(exc))}; rebuilding the session from its transcript",
+                      file=sys.stderr)
+                state = session.rebuild(state)
+        try:
+            store.save(path, state, shards)
+        except OSError as exc:
+            if isinstance(exc, NotOurs):
+                raise
+            print(f"session-watcher: cannot save the session state ({clean(exc.strerror or str(exc))}); "
+                  "showing it unsaved", file=sys.stderr)
+    finally:
+        lock.__exit__(None, None, None)
+    return state, cfg
+
+
+def _saved(path: str, session_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The state as last saved, read without the lock and without writing anything."""
+    from core import engine
+    from session_watcher import config
+    from state import store
+    from state.pathstore import ShardRejected
+
+    try:
+        state = store.load_full(path, session_id, readonly=True) or engine.new_state(session_id)
+    except (store.StateRejected, ShardRejected) as exc:
+        print(f"session-watcher: {clean(str(exc))}", file=sys.stderr)
+        state = engine.new_state(session_id)
+    cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     return state, cfg
 
 
@@ -85,7 +122,7 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(status_text(doc))
+        print(clean(status_text(doc)))
     return 0
 
 
@@ -107,7 +144,7 @@ def replay(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(status_text(doc))
+        print(clean(status_text(doc)))
     return 0
 
 
@@ -125,7 +162,7 @@ def health(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc["health"])
     else:
-        print(health_text(doc["health"]))
+        print(clean(health_text(doc["health"])))
     return 0
 
 
@@ -145,7 +182,7 @@ def config_path(ns: argparse.Namespace) -> int:
     from session_watcher import config
 
     for f in config.config_files(_project(ns)):
-        print(f"{f}{'' if os.path.exists(f) else '  (not present)'}")
+        print(clean(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
     return 0
 
 
@@ -154,7 +191,7 @@ def config_set(ns: argparse.Namespace) -> int:
 
     target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
     value = config.set_value(target, ns.key, ns.value)
-    print(f"{ns.key} = {json.dumps(value)}  ({target})")
+    print(clean(f"{ns.key} = {json.dumps(value)}  ({target})"))
     return 0
 
 
@@ -162,5 +199,5 @@ def doctor(ns: argparse.Namespace) -> int:
     from session_watcher.doctor import report
 
     lines, ok = report()
-    print("\n".join(lines))
+    print(clean("\n".join(lines)))
     return 0 if ok else 1

@@ -164,7 +164,7 @@ def test_window_from_status_and_model() -> None:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from reports.session_page import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; from reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, *args], check=False, capture_output=True, text=True, cwd=REPO, env=env, timeout=120
     )

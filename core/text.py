@@ -1,0 +1,33 @@
+"""Text from transcripts, payloads and file names, made safe to print to a terminal. Pure.
+
+A model name, a path or a session id is data someone else may have written: `ESC ] 2 ; ... BEL`
+retitles the window, `ESC [ 2 J` clears it, the C1 byte 0x9b is a one-character CSI for many
+terminals, and the bidi overrides reorder what the reader sees. `clean` shows each such character
+as an escape (`\\x1b`, `\\x9b`, `\\u202e`) so none reaches the terminal and none is hidden either.
+Every line the CLI prints from such data goes through it; `notifier.message` uses `is_control`.
+"""
+
+from __future__ import annotations
+
+BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
+
+
+def is_control(ch: str) -> bool:
+    """C0, DEL, C1 and the bidi controls."""
+    o = ord(ch)
+    return o < 0x20 or 0x7F <= o <= 0x9F or o in BIDI or o in (0x2028, 0x2029)
+
+
+def clean(text: str, keep: str = "\n") -> str:
+    """`text` with every control character but those in `keep` written as a visible escape."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch in keep or not is_control(ch):
+            out.append(ch)
+        elif ord(ch) <= 0xFF:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return "".join(out)

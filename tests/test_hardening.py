@@ -1,0 +1,442 @@
+"""The hardening rules (issue 15), each checked by replaying the attack that broke it.
+
+Every attack is real: symlinks planted where our files and folders belong, a second folder standing
+in for another user's files (chowned to another uid when the test runs as root), a git repository
+whose config runs a command, bytes that drive a terminal, sockets on 127.0.0.1. Each test asserts
+that nothing outside our own folders was touched and that the watcher went on working.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import fuzz_synth as fs
+from synth import Transcript
+
+OTHER_UID = 54321  # stands in for another user's files when the test runs as root
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return fs.isolate(tmp_path, monkeypatch)
+
+
+def victim(root: Path) -> tuple[Path, dict[str, bytes]]:
+    """A folder of someone else's files: what must survive every attack untouched."""
+    folder = root / "victim"
+    folder.mkdir(mode=0o755)
+    files = {"keep.txt": b"precious\n", "01-5.json": b"not ours\n", "notes.md": b"# mine\n"}
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    if os.geteuid() == 0:
+        for p in (folder, *folder.iterdir()):
+            os.chown(p, OTHER_UID, OTHER_UID)
+    return folder, files
+
+
+def untouched(folder: Path, files: dict[str, bytes], mode: int = 0o755) -> None:
+    assert sorted(p.name for p in folder.iterdir()) == sorted(files)
+    for name, data in files.items():
+        assert (folder / name).read_bytes() == data
+    assert stat.S_IMODE(folder.stat().st_mode) == mode
+
+
+def hook(root: Path, s: fs.SynthSession, tr: Path, event: str = "Stop", **extra: Any
+         ) -> subprocess.CompletedProcess[bytes]:
+    payload = s.hook_payload(str(tr), event, **extra)
+    proc = subprocess.run(fs.hook_argv(event), input=json.dumps(payload).encode(), capture_output=True,
+                          env=fs.env_for(root), timeout=120, check=False)
+    assert proc.returncode == 0
+    assert proc.stdout in (b"",) or proc.stdout.startswith(b"{")
+    assert proc.stderr == b""
+    return proc
+
+
+def cli(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(fs.cli_argv(*args), capture_output=True, text=True, env=fs.env_for(root),
+                          timeout=120, check=False, cwd=cwd)
+
+
+def sessions_dir(root: Path) -> Path:
+    return root / "swhome" / "state" / "sessions"
+
+
+def log_text(root: Path) -> str:
+    log = root / "swhome" / "log" / "session-watcher.log"
+    return log.read_text() if log.exists() else ""
+
+
+def session(root: Path, sid: str, calls: int = 6) -> tuple[fs.SynthSession, Path]:
+    s = fs.SynthSession(sid, fs.make_project(root), seed=5)
+    tr = root / f"{sid}.jsonl"
+    with open(tr, "wb") as fh:
+        for _ in range(calls):
+            fh.write(s.lines_of(s.next_call(reads=2)))
+    return s, tr
+
+
+def exact(root: Path, s: fs.SynthSession) -> None:
+    got = fs.load_state(root, s.session_id)
+    assert got["meter"]["main"] == s.token_usage()
+    assert fs.reads_of(got) == dict(s.reads_per_path())
+
+
+# --------------------------------------------------------------- 1. links and foreign folders
+
+
+def test_attack1_symlinked_shard_folder_deletes_nothing(root: Path) -> None:
+    """`sessions/<sid>.paths` planted as a link to someone's folder: the sweep never lists or
+    deletes through it; the link is moved to quarantine and the session goes on, exact."""
+    folder, files = victim(root)
+    s, tr = session(root, "shardlink")
+    sessions_dir(root).mkdir(parents=True, mode=0o700)
+    (sessions_dir(root) / "shardlink.paths").symlink_to(folder)
+    for _ in range(3):
+        hook(root, s, tr)
+    untouched(folder, files)
+    exact(root, s)
+    shard_dir = sessions_dir(root) / "shardlink.paths"
+    assert shard_dir.is_dir()
+    assert not shard_dir.is_symlink()
+    assert any(p.name.startswith("shardlink.paths.") for p in (root / "swhome" / "state" / "quarantine").iterdir())
+
+
+def test_attack1_sweep_through_a_link_planted_after_the_save(root: Path) -> None:
+    """The sweep itself, when the shard folder turns into a link between save and sweep."""
+    from core import engine
+    from state.pathstore import PathShards
+
+    folder, files = victim(root)
+    sessions_dir(root).mkdir(parents=True, mode=0o700)
+    state = engine.new_state("sweeplink")
+    shards = PathShards(str(sessions_dir(root) / "sweeplink.json"))
+    (sessions_dir(root) / "sweeplink.paths").symlink_to(folder)
+    shards.sweep(state)  # the state references no shard: everything in the folder would go
+    untouched(folder, files)
+
+
+@pytest.mark.parametrize("which", ["state/sessions", "state/quarantine", "log"])
+def test_attack1_symlinked_folders_are_refused(root: Path, which: str) -> None:
+    """`sessions/`, `quarantine/` or `log/` planted as a link: never written through, never
+    chmod-ed; the hook stays silent and says why in the log (or, for the log itself, nowhere)."""
+    folder, files = victim(root)
+    s, tr = session(root, "dirlink")
+    link = root / "swhome" / which
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(folder)
+    if which == "state/quarantine":  # something to quarantine: a corrupt state file
+        sessions_dir(root).mkdir(parents=True, mode=0o700)
+        fs.state_file(root, s.session_id).write_bytes(b"{torn")
+    for _ in range(2):
+        hook(root, s, tr)
+    untouched(folder, files)
+    assert link.is_symlink()
+    if which == "state/sessions":
+        assert "refusing to use this folder: it is a symbolic link" in log_text(root)
+        status = cli(root, "status", "--session", s.session_id)
+        assert status.returncode == 1
+        assert "refusing to use this folder" in status.stderr
+    if which == "log":
+        exact(root, s)  # the log is refused, the session is not
+    if which == "state/quarantine":
+        assert "refusing to use this folder" in log_text(root)
+
+
+def test_attack1_another_users_sessions_folder_is_refused(root: Path) -> None:
+    """A world-writable `sessions/` of another user in a shared SESSION_WATCHER_HOME: not used."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a folder owned by another uid")
+    s, tr = session(root, "foreign")
+    shared = sessions_dir(root)
+    shared.mkdir(parents=True)
+    os.chmod(shared, 0o777)
+    os.chown(shared, OTHER_UID, OTHER_UID)
+    hook(root, s, tr)
+    assert list(shared.iterdir()) == []
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o777  # not chmod-ed either
+    assert f"belongs to uid {OTHER_UID}, not to you" in log_text(root)
+
+
+def test_attack9_symlinked_state_temp_file_does_not_jam(root: Path) -> None:
+    """A link planted at `<sid>.json.tmp` (and at a shard's temp name) is replaced, never followed:
+    the state saves, and the link's target keeps its bytes."""
+    folder, files = victim(root)
+    s, tr = session(root, "tmplink")
+    sessions_dir(root).mkdir(parents=True, mode=0o700)
+    (sessions_dir(root) / "tmplink.json.tmp").symlink_to(folder / "keep.txt")
+    shard_dir = sessions_dir(root) / "tmplink.paths"
+    shard_dir.mkdir(mode=0o700)
+    from state.pathstore import shard_of
+
+    for n in {shard_of(p) for p in s.paths}:
+        (shard_dir / f"{n:02d}-1.json.tmp").symlink_to(folder / "notes.md")
+    hook(root, s, tr)
+    untouched(folder, files)
+    exact(root, s)
+    with open(tr, "ab") as fh:
+        fh.write(s.lines_of(s.next_call(reads=1)))
+    hook(root, s, tr)
+    exact(root, s)
+
+
+def test_attack4_html_out_through_a_planted_temp_link(root: Path) -> None:
+    """`--html OUT` with `OUT.tmp` planted as a link: the link's target is untouched; OUT is 0600."""
+    folder, files = victim(root)
+    t = Transcript(session_id="htmlsess")
+    t.call(cr=1000, cw=200)
+    tr = t.save(root / "htmlsess.jsonl")
+    out = root / "out"
+    out.mkdir()
+    (out / "page.html.tmp").symlink_to(folder / "keep.txt")
+    (out / "report.html.tmp").symlink_to(folder / "notes.md")
+    got = cli(root, "report", "session", str(tr), "--html", str(out / "page.html"))
+    assert got.returncode == 0, got.stderr
+    got = cli(root, "report", "--projects", str(root), "--html", str(out / "report.html"))
+    assert got.returncode == 0, got.stderr
+    untouched(folder, files)
+    for name in ("page.html", "report.html"):
+        assert stat.S_IMODE((out / name).stat().st_mode) == 0o600
+        assert "<html" in (out / name).read_text()
+
+
+def test_config_set_creates_private_folders(root: Path) -> None:
+    got = cli(root, "config", "set", "bp_amber", "0.12")
+    assert got.returncode == 0, got.stderr
+    assert stat.S_IMODE((root / "swhome" / "config").stat().st_mode) == 0o700
+    assert stat.S_IMODE((root / "swhome" / "config" / "config.toml").stat().st_mode) == 0o600
+
+
+# --------------------------------------------------------------- 2. git runs no repository command
+
+
+def test_attack2_git_fsmonitor_never_runs(root: Path) -> None:
+    """A repository whose config sets `core.fsmonitor` to a script: the hook's and `replay`'s
+    `git check-ignore` never run it, and still classify ignored files."""
+    proj = Path(fs.make_project(root))
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    marker = root / "fsmonitor-ran"
+    script = root / "evil.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    script.chmod(0o755)
+    subprocess.run(["git", "-C", str(proj), "config", "core.fsmonitor", str(script)], check=True)
+    (proj / ".gitignore").write_text("src/mod1.py\n")
+    # the attack works on a plain git call: the script runs
+    subprocess.run(["git", "-C", str(proj), "check-ignore", "-q", "src/mod1.py"], check=False)
+    assert marker.exists(), "git of this version does not run core.fsmonitor here: the test proves nothing"
+    marker.unlink()
+    s = fs.SynthSession("fsmon", str(proj), seed=3, files=3)
+    tr = root / "fsmon.jsonl"
+    with open(tr, "wb") as fh:
+        for _ in range(6):
+            fh.write(s.lines_of(s.next_call(reads=2)))
+    hook(root, s, tr)
+    got = cli(root, "replay", str(tr), "--json")
+    assert got.returncode == 0, got.stderr
+    assert not marker.exists()
+    state = fs.load_state(root, s.session_id)
+    assert state["reasons"][str(proj / "src" / "mod1.py")] == "gitignore"  # git did answer
+    assert state["reasons"][str(proj / "src" / "mod0.py")] is None
+
+
+# --------------------------------------------------------------- 5. no control character reaches the terminal
+
+EVIL = "\x1b]2;owned\x07\x1b[2J\x9b31m\u202e"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def evil_transcript(root: Path) -> tuple[Transcript, Path]:
+    proj = Path(fs.make_project(root))
+    t = Transcript(session_id="evil", cwd=str(proj), model=f"claude-{EVIL}")
+    t.read(str(proj / f"a{EVIL}.py"), "x = 1\n", cr=20_000, cw=500)
+    t.call(cr=20_500, cw=300)
+    (root / "projects" / "p").mkdir(parents=True, exist_ok=True)
+    return t, t.save(root / "projects" / "p" / "evil.jsonl")
+
+
+def no_raw_controls(text: str) -> None:
+    for ch in RAW:
+        assert ch not in text, repr(text[:400])
+
+
+def test_attack5_terminal_escapes_are_escaped(root: Path) -> None:
+    t, tr = evil_transcript(root)
+    got = cli(root, "replay", str(tr))
+    assert got.returncode == 0, got.stderr
+    no_raw_controls(got.stdout)
+    assert "\\x1b]2;owned\\x07" in got.stdout  # shown, not hidden
+    # status: a hook records the session first
+    payload = {"session_id": "evil", "transcript_path": str(tr), "cwd": t.cwd, "hook_event_name": "Stop"}
+    subprocess.run(fs.hook_argv("Stop"), input=json.dumps(payload).encode(), env=fs.env_for(root),
+                   capture_output=True, timeout=120, check=True)
+    got = cli(root, "status", "--session", "evil")
+    assert got.returncode == 0, got.stderr
+    no_raw_controls(got.stdout)
+    assert "\\x9b31m" in got.stdout
+    # report session: the transcript's sessionId
+    t2 = Transcript(session_id=f"sid{EVIL}", cwd=t.cwd)
+    t2.call(cr=1000, cw=10)
+    tr2 = t2.save(root / "sid.jsonl")
+    got = cli(root, "report", "session", str(tr2), "--html", str(root / "sid.html"))
+    assert got.returncode == 0, got.stderr
+    no_raw_controls(got.stdout + got.stderr)
+    # report: file and folder names
+    evil_dir = root / "projects" / f"proj{EVIL}"
+    evil_dir.mkdir(parents=True)
+    (evil_dir / f"x{EVIL}.jsonl").write_bytes(tr.read_bytes())
+    got = cli(root, "report", "--projects", str(root / "projects"))
+    assert got.returncode == 0, got.stderr
+    no_raw_controls(got.stdout + got.stderr)
+    # an error message naming a file
+    got = cli(root, "replay", str(root / f"missing{EVIL}.jsonl"))
+    assert got.returncode == 1
+    no_raw_controls(got.stderr)
+
+
+def test_clean_escapes_every_control_character() -> None:
+    from core.text import clean
+
+    for o in [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x202E, 0x2066]:
+        out = clean(f"a{chr(o)}b")
+        if o == 0x0A:
+            assert out == "a\nb"
+        else:
+            assert chr(o) not in out
+            assert out.startswith("a\\")
+            assert out.endswith("b")
+    assert clean("plain ünïcode ✓") == "plain ünïcode ✓"
+
+
+# --------------------------------------------------------------- 6. --serve
+
+
+def _get(port: int, host: str, path: str = "/") -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        resp = conn.getresponse()
+        return resp.status, resp.read() if path != "/events" else b""
+    finally:
+        conn.close()
+
+
+def small_transcript(root: Path, name: str = "serve") -> Path:
+    t = Transcript(session_id=name)
+    t.call(cr=1000, cw=200)
+    t.read("/proj/a.py", "x = 1\n", cr=1200, cw=100)
+    return t.save(root / f"{name}.jsonl")
+
+
+def test_attack6_serve_refuses_foreign_hosts(root: Path) -> None:
+    from reports.live_view import LiveView
+
+    view = LiveView(str(small_transcript(root)))
+    view.start()
+    try:
+        for host in (f"127.0.0.1:{view.port}", f"localhost:{view.port}", f"[::1]:{view.port}"):
+            code, body = _get(view.port, host)
+            assert code == 200
+            assert b"<html" in body
+        for host in (f"evil.example:{view.port}", "127.0.0.1", f"127.0.0.1:{view.port + 1}", ""):
+            code, body = _get(view.port, host)
+            assert code == 421, host
+            assert b"a.py" not in body
+            assert _get(view.port, host, "/events")[0] == 421
+    finally:
+        view.close()
+
+
+def test_attack6_serve_survives_50_idle_connections(root: Path) -> None:
+    """50 connections that never send a request: threads stay bounded, the idle sockets are closed
+    by the server, and a real page load gets through."""
+    from reports.live_view import LiveView
+
+    view = LiveView(str(small_transcript(root)), timeout=1.0, max_connections=4)
+    view.start()
+    before = threading.active_count()
+    idle = []
+    try:
+        for _ in range(50):
+            idle.append(socket.create_connection(("127.0.0.1", view.port), timeout=30))
+        peak = 0
+        for _ in range(20):  # bounded: the server drops idle sockets after its 1 s timeout
+            peak = max(peak, threading.active_count() - before)
+            time.sleep(0.05)
+        assert peak <= 4 + 1
+        code, body = _get(view.port, f"127.0.0.1:{view.port}")  # waits its turn in the backlog
+        assert code == 200
+        assert b"<html" in body
+        closed = 0
+        for sock in idle:  # every idle socket was closed by the server (EOF), none left hanging
+            try:
+                closed += sock.recv(1) == b""
+            except ConnectionResetError:
+                closed += 1
+        assert closed == 50
+        assert threading.active_count() - before <= 4 + 1
+    finally:
+        for sock in idle:
+            sock.close()
+        view.close()
+
+
+def test_attack6_serve_stops_when_idle_and_a_leaving_client_prints_nothing(root: Path) -> None:
+    tr = small_transcript(root)
+    code = "import sys; from reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tr), "--serve", "--idle-minutes", "0.02"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(fs.REPO),
+                            env=fs.env_for(root))
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    port = int(line.split("127.0.0.1:")[1].split("/")[0])
+    for path in ("/events", "/"):  # connect, ask, and leave without reading the answer
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.close()  # RST
+    out, err = proc.communicate(timeout=120)  # it stops by itself: no page open for 1.2 s
+    assert proc.returncode == 0
+    assert "Traceback" not in err, err
+    assert err == ""
+    assert "stopped: no page open" in out
+
+
+# --------------------------------------------------------------- 7. one bad usage value
+
+
+@pytest.mark.parametrize("bad", ['"abc"', "NaN", "1e400", "[1]", "-5", "Infinity", "true"])
+def test_attack7_bad_usage_value_page_still_renders(root: Path, bad: str) -> None:
+    t = Transcript(session_id="badusage")
+    t.call(cr=1000, cw=200)
+    t.call(cr=1200, cw=100)
+    text = t.text().replace('"input_tokens":1,', f'"input_tokens":{bad},', 1)
+    text = text.replace('"preTokens":0', f'"preTokens":{bad}')
+    tr = root / "badusage.jsonl"
+    tr.write_text(text)
+    out = root / "bad.html"
+    got = cli(root, "report", "session", str(tr), "--html", str(out))
+    assert got.returncode == 0, got.stderr
+    page = out.read_text()
+    assert "badusage" in page
+    from reports.live_view import LiveView
+
+    view = LiveView(str(tr))
+    view.start()
+    try:
+        code, body = _get(view.port, f"127.0.0.1:{view.port}")
+        assert code == 200
+        assert b"badusage" in body
+    finally:
+        view.close()
