@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from reports.fmt import apply_now
 from reports.index import DB_NAME, Index, IndexStats, Source, default_roots, discover
 
-REPORT_VERSION = 1  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 2  # bump when the report's computation changes: cached documents are then rebuilt
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -167,21 +167,68 @@ def _build(
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, str | None, IndexStats, bool]:
     stats, live = index.refresh(sources, roots, progress)
-    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}")
+    warnings, log_stamp = guard_warnings()
+    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
     text = index.cached_report(key)
     if text is not None:
+        if since is None and not os.path.exists(cliff_path()):
+            save_cliffs(json.loads(text)["ttl"], now)
         if as_text:
             return None, _splice_now(text, now, utc_offset), stats, True
         return apply_now(json.loads(text), now, utc_offset), None, stats, True
     from reports.warmth import build_report
 
     sessions = build_sessions(sources, index.rows(live))
-    doc = build_report(sessions, now, utc_offset, since)
+    doc = build_report(sessions, now, utc_offset, since, warnings)
+    if since is None:  # a report over a window has less evidence than the whole history
+        save_cliffs(doc["ttl"], now)
     # stored without the clock fields, with `days` last, so a cached copy can be sent as text
     stored = {k: v for k, v in doc.items() if k not in (*CLOCK_FIELDS, "days")}
     stored["days"] = doc["days"]
     index.store_report(key, json.dumps(stored, separators=(",", ":")), time.time())
     return doc, None, stats, False
+
+
+def cliff_path() -> str:
+    from session_watcher.paths import cliff_file
+
+    return cliff_file()
+
+
+def save_cliffs(ttl: dict[str, Any], now: float) -> None:
+    """The inferred TTL cliffs, for the cold-cache guard (the config loader reads them as `cliff`)."""
+    from session_watcher.paths import ensure_private_dir
+    from state.atomic import write_atomic
+
+    doc = {cls: (t or {}).get("inferredSeconds") for cls, t in ttl.items()}
+    doc["generatedAt"] = now
+    path = cliff_path()
+    try:
+        ensure_private_dir(os.path.dirname(path))
+        write_atomic(path, (json.dumps(doc) + "\n").encode("utf-8"), mode=0o600)
+    except OSError:
+        pass  # the guard falls back to the TTL classes
+
+
+def guard_warnings() -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
+    """The cold-cache guard's log (one JSON object a line) and its (size, mtime) for the cache key."""
+    from session_watcher.paths import guard_log_file
+
+    try:
+        with open(guard_log_file(), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except OSError:
+        return [], None
+    out = []
+    for line in data.splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out.append(doc)
+    return out, (st.st_size, st.st_mtime_ns)
 
 
 def _splice_now(text: str, now: float, utc_offset: float) -> str:

@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from reports.fmt import CAUSES, gap_sentence, human_duration, human_tokens
-from reports.render_text import day_sentence, pct, ttl_sentence
+from reports.render_text import day_sentence, guard_sentence, pct, ttl_sentence
 
 CSS = """
 :root { --mv-cat-5: #2f7ebc; --mv-cat-2: #7a5cc2; --mv-warn: #d98b1c; --mv-faint: #9aa3ad;
@@ -191,5 +191,6 @@ def render(doc: dict[str, Any]) -> str:
             '<p class="muted">Unexplained: the transcript shows no idle gap, model switch or compaction '
             "before these calls.</p>"
         )
+    h.append(f'<p id="guard">{escape(guard_sentence(doc.get("guard")))}</p>')
     h.append("</body></html>")
     return "\n".join(h)

@@ -48,6 +48,21 @@ def ttl_sentence(cls: str, t: dict[str, Any] | None) -> str:
     )
 
 
+def guard_sentence(g: dict[str, Any] | None) -> str:
+    """What the cold-cache guard warned about, and what those prompts cost."""
+    if not g or not g["warned"]:
+        return "cold-cache guard: no cold prompt warned about yet"
+    n = g["warned"]
+    text = f"cold-cache guard: {n} cold prompt{'s' if n != 1 else ''} warned about"
+    if g["blocked"]:
+        text += f" ({g['blocked']} blocked once)"
+    text += (f"; {g['wentAhead']} went ahead and re-wrote {human_tokens(g['wentAheadTokens'])} tokens "
+             f"(${g['wentAheadUsd']:.2f})")
+    if g["notSent"]:
+        text += f"; {g['notSent']} not sent in their session (their re-write: ~${g['notSentEstimatedUsd']:.2f})"
+    return text
+
+
 def day_sentence(doc: dict[str, Any]) -> str:
     """'68 % of today ran warm; this week 71 %', saying so when a period has no calls."""
     today = doc["warmthToday"]
@@ -99,4 +114,6 @@ def render(doc: dict[str, Any]) -> str:
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
         if doc["causes"]["unexplained"]:
             out.append("unexplained: the transcript shows no idle gap, model switch or compaction before them")
+    out.append("")
+    out.append(guard_sentence(doc.get("guard")))
     return "\n".join(out) + "\n"

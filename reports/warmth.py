@@ -308,13 +308,46 @@ def _warmth(pairs: Iterable[Obs]) -> float | None:
     return cr / (cr + cw) if cr + cw else None
 
 
+def guard_summary(warnings: Iterable[dict[str, Any]], sessions: list[Session],
+                  since: float | None = None) -> dict[str, Any]:
+    """The cold prompts the guard warned about (its log's lines) and what they cost.
+
+    A warning `went ahead` when its session has a main-chain call after the warning, before any other
+    call after the gap it warned about: that call's cache writes are what the cold prompt cost. Else
+    the prompt was `not sent` in that session (a restart, /compact in a new session, or no return):
+    its estimated re-write did not happen there.
+    """
+    calls = {s.session_id: s.calls for s in sessions}
+    out: dict[str, Any] = {"warned": 0, "blocked": 0, "wentAhead": 0, "wentAheadTokens": 0,
+                           "wentAheadUsd": 0.0, "notSent": 0, "notSentEstimatedUsd": 0.0}
+    for w in warnings:
+        ts, after = w.get("ts"), w.get("afterTs")
+        if not isinstance(ts, int | float) or not isinstance(after, int | float) or (since is not None and ts < since):
+            continue
+        out["warned"] += 1
+        out["blocked"] += w.get("mode") == "block"
+        sid = str(w.get("sessionId"))
+        nxt = next((c for c in calls.get(sid, []) if c.ts is not None and c.ts > after + 0.5), None)
+        if nxt is not None and nxt.ts is not None and nxt.ts >= ts - 5:
+            out["wentAhead"] += 1
+            out["wentAheadTokens"] += nxt.cw
+            out["wentAheadUsd"] += write_usd(nxt.model, nxt.cw5m, nxt.cw1h) or 0.0
+        elif nxt is None and sid in calls:  # a session outside this report says nothing
+            out["notSent"] += 1
+            usd = w.get("usd")
+            out["notSentEstimatedUsd"] += usd if isinstance(usd, int | float) else 0.0
+    return out
+
+
 def build_report(
     sessions: list[Session],
     now: float,
     utc_offset: float = 0.0,
     since: float | None = None,
+    warnings: Iterable[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The whole report as the JSON document (docs/report-schema.json)."""
+    """The whole report as the JSON document (docs/report-schema.json). `warnings`: the cold-cache
+    guard's log lines."""
     keep = [s for s in sessions if since is None or (s.last_ts is not None and s.last_ts >= since)]
     all_obs: list[Obs] = []
     per_session: dict[str, list[Obs]] = {}
@@ -423,6 +456,7 @@ def build_report(
         "ttl": ttl,
         "warmthToday": None,
         "warmthWeek": None,
+        "guard": guard_summary(warnings, keep, since),
         "days": [[d, cr, cw] for d, (cr, cw) in sorted(days.items())],
         "scatter": scatter,
     }

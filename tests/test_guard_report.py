@@ -1,0 +1,103 @@
+"""The cold-cache guard in the warmth report: the inferred cliffs it hands to the guard, and the count
+of cold prompts warned about and what they cost."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from reports.warmth import Call, Session, guard_summary
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+try:
+    from tests.test_report_cli import SCHEMA, report
+    from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
+except ImportError:  # tests/ imported as a rootdir-less folder
+    from test_report_cli import SCHEMA, report  # type: ignore[no-redef]
+    from test_warmth import COLD, T0, WARM, Transcript, cliff_session  # type: ignore[no-redef]
+
+
+def call(ts: float, cw: int, ttl: str = "5m", model: str = "claude-opus-4-6") -> Call:
+    return Call(f"k{ts}", ts, model, 3, 50, 1000, cw, cw if ttl == "5m" else 0, cw if ttl == "1h" else 0)
+
+
+def warning(sid: str, ts: float, after: float, usd: float = 0.48, mode: str = "warn") -> dict[str, Any]:
+    return {"ts": ts, "sessionId": sid, "mode": mode, "afterTs": after, "tokens": 76_178, "usd": usd}
+
+
+def test_a_warned_prompt_that_went_ahead_costs_its_calls_writes() -> None:
+    s = Session("a", "p", [call(1000, 500), call(3000, 80_000)], {}, 2, 3000)
+    got = guard_summary([warning("a", 2990, 1000)], [s])
+    assert got == {"warned": 1, "blocked": 0, "wentAhead": 1, "wentAheadTokens": 80_000,
+                   "wentAheadUsd": 0.5, "notSent": 0, "notSentEstimatedUsd": 0.0}
+
+
+def test_a_warned_prompt_with_no_later_call_was_not_sent() -> None:
+    s = Session("a", "p", [call(1000, 500)], {}, 1, 1000)
+    got = guard_summary([warning("a", 2990, 1000, mode="block"), warning("gone", 2990, 1000)], [s])
+    assert (got["warned"], got["blocked"], got["wentAhead"], got["notSent"]) == (2, 1, 0, 1)
+    assert got["notSentEstimatedUsd"] == 0.48  # the other session is not in this report: not counted
+
+
+def test_since_applies_to_the_warnings_time() -> None:
+    s = Session("a", "p", [call(1000, 500)], {}, 1, 1000)
+    assert guard_summary([warning("a", 2990, 1000)], [s], since=3000.0)["warned"] == 0
+
+
+def sw_home(base: Path) -> Path:
+    return base / "home"
+
+
+def test_report_writes_the_inferred_cliffs_and_the_config_reads_them(tmp_path: Path) -> None:
+    proj = tmp_path / "claude" / "projects" / "-home-u-p"
+    cliff_session("five", "5m", [20, 45, 90, 150, 200, 299], [301, 420, 900]).write(proj)
+    r = report(tmp_path, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((sw_home(tmp_path) / "state" / "cliff.json").read_text())
+    assert (doc["5m"], doc["1h"]) == (300, None)
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(sw_home(tmp_path))}
+    shown = subprocess.run([sys.executable, "-m", "session_watcher", "config", "show"], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=60, check=True)
+    assert json.loads(shown.stdout)["effective"]["cliff"] == {"5m": 300.0, "1h": None}
+    # a report over a window has less evidence: it leaves the file as it is
+    (sw_home(tmp_path) / "state" / "cliff.json").write_text('{"5m": 1234}')
+    assert report(tmp_path, "--since", "2026-03-02").returncode == 0
+    assert json.loads((sw_home(tmp_path) / "state" / "cliff.json").read_text()) == {"5m": 1234}
+
+
+def test_report_counts_the_guards_warnings_and_sees_new_ones(tmp_path: Path) -> None:
+    proj = tmp_path / "claude" / "projects" / "-home-u-p"
+    # a 5-minute session: warm, then 20 minutes idle, then a cold call re-writing 30k
+    Transcript("back").call(T0, *WARM).call(T0 + 30, *WARM).call(T0 + 1230, *COLD).write(proj)
+    Transcript("left").call(T0, *WARM).call(T0 + 30, *WARM).write(proj)
+    log = sw_home(tmp_path) / "state" / "guard-warnings.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(json.dumps(warning("back", T0 + 1229, T0 + 30)) + "\n")
+    r = report(tmp_path, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["guard"]["wentAhead"] == 1
+    assert doc["guard"]["wentAheadTokens"] == COLD[1]
+    assert doc["guard"]["wentAheadUsd"] == COLD[1] * 6.25e-6
+    with log.open("a") as fh:  # a new warning: the cached report must not hide it
+        fh.write(json.dumps(warning("left", T0 + 2000, T0 + 30, usd=0.31, mode="block")) + "\n")
+    text = report(tmp_path).stdout
+    assert ("cold-cache guard: 2 cold prompts warned about (1 blocked once); 1 went ahead and re-wrote 30k "
+            "tokens ($0.19); 1 not sent in their session (their re-write: ~$0.31)") in text
+    html = tmp_path / "r.html"
+    assert report(tmp_path, "--html", str(html)).returncode == 0
+    assert '<p id="guard">cold-cache guard: 2 cold prompts' in html.read_text()
+
+
+def test_no_warnings_yet(tmp_path: Path) -> None:
+    proj = tmp_path / "claude" / "projects" / "-home-u-p"
+    Transcript("one").call(T0, *WARM).write(proj)
+    assert "cold-cache guard: no cold prompt warned about yet" in report(tmp_path).stdout
