@@ -126,43 +126,48 @@ def main(argv: list[str] | None = None) -> int:
     if not args.channel and fallback != "none" and fallback not in channels:
         channels.append(fallback)
     env = dict(os.environ)
-    results = [try_channel(c, sys.stdout, env) for c in channels]
-    return 0 if results and all(results) else 1
+    delivered = [c for c in channels if try_channel(c, sys.stdout, env)]
+    if delivered and len(delivered) < len(channels):
+        via = ", ".join(c + (" (the fallback)" if c == fallback and not args.channel else "") for c in delivered)
+        sys.stdout.write(f"alerts reach you through: {via}\n")
+    return 0 if delivered else 1  # a success when any channel delivered, the fallback included
 
 
 def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
-    """What `doctor` prints about notifications: the bus, the server, the channel alerts will use."""
+    """What `doctor` prints about notifications: the channels, the bus and server, where alerts go.
+
+    One label per line, in doctor's column: `notify`, `D-Bus`, `desktop`."""
     env = dict(os.environ if env is None else env)
     lines: list[str] = []
     try:
         from session_watcher import config
 
         notify = config.load(os.getcwd()).get("notify", {})
+        unreadable = ""
     except Exception as exc:
-        lines.append(f"notify: config unreadable ({exc}); using defaults")
-        notify = {}
+        notify, unreadable = {}, f" (config unreadable: {exc}; the defaults)"
     channels = list(notify.get("channels", ["desktop"]))
     fallback = notify.get("fallback", "message")
-    lines.append(f"notify: channels {', '.join(channels) or '(none)'}; fallback {fallback}")
+    lines.append(f"notify     channels {', '.join(channels) or '(none)'}; fallback {fallback}{unreadable}")
     if "desktop" not in channels:
         return lines
     if sys.platform.startswith("linux") or sys.platform.startswith("freebsd"):
         status = busprobe.probe(env, timeout=1.0, server_info=True)
         if status.address is None:
-            lines.append("notify: no session bus" + (" (SSH session)" if env.get("SSH_CONNECTION") else ""))
+            lines.append("D-Bus      no session bus" + (" (SSH session)" if env.get("SSH_CONNECTION") else ""))
         elif not status.reachable:
-            lines.append(f"notify: session bus {status.address} unreachable ({status.error})")
+            lines.append(f"D-Bus      session bus {status.address} unreachable ({status.error})")
         elif status.owned:
             server = status.server or []
             name = " ".join(server[i] for i in (0, 2) if i < len(server)) or "unknown"
-            lines.append(f"notify: session bus {status.address}; notification server: {name}")
+            lines.append(f"D-Bus      session bus {status.address}; notification server: {name}")
         elif status.usable(env):
-            lines.append(f"notify: session bus {status.address}; notification server starts on demand")
+            lines.append(f"D-Bus      session bus {status.address}; notification server starts on demand")
         else:
-            lines.append(f"notify: session bus {status.address}; no notification server running")
+            lines.append(f"D-Bus      session bus {status.address}; no notification server running")
     ok, _ = desktop_reachable(env)
     if ok:
-        lines.append("notify: desktop alerts: yes (run `session-watcher notify --test` to see one)")
+        lines.append("desktop    alerts show here (see one: `session-watcher notify --test`)")
     else:
-        lines.append(f"notify: desktop alerts: no; alerts go to the fallback channel: {fallback}")
+        lines.append(f"desktop    unreachable; alerts go to the fallback channel: {fallback}")
     return lines

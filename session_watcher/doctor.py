@@ -11,12 +11,57 @@ import time
 from session_watcher import paths
 
 
-def _perm(path: str, want: int) -> str:
+def _folder(path: str, want: int = 0o700) -> str:
+    """A folder and whether only you can read it, in words."""
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        return "absent"
-    return f"{mode:o}" + ("" if not mode & 0o077 else f"  (wider than {want:o}: run `chmod {want:o} {path}`)")
+        return f"{path}  (not created yet: made on first use)"
+    if mode & 0o077:
+        return f"{path}  (others can read it, {mode:o}: run `chmod {want:o} {path}`)"
+    return f"{path}  (private, {mode:o})"
+
+
+STALE_INSTALL_SECONDS = 600  # the plugin route's background install takes well under a minute
+
+
+def _plugin_lines(now: float) -> list[str]:
+    """The plugin route: its venv in each `${CLAUDE_PLUGIN_DATA}`, and an install that never finished."""
+    import glob
+
+    folders = [os.environ["CLAUDE_PLUGIN_DATA"]] if os.environ.get("CLAUDE_PLUGIN_DATA") else []
+    for cfg_dir in paths.claude_config_dirs():
+        folders += sorted(glob.glob(os.path.join(glob.escape(cfg_dir), "plugins", "data", "session-watcher-*")))
+    out = []
+    for folder in dict.fromkeys(folders):
+        marker = os.path.join(folder, ".installing")
+        ready = os.path.isfile(os.path.join(folder, "venv", "bin", "session-watcher-hook"))
+        try:
+            age = now - os.stat(marker).st_mtime
+        except OSError:
+            age = None
+        if age is not None and age > STALE_INSTALL_SECONDS:
+            log = os.path.join(folder, "install.log")
+            out.append(f"plugin     {folder}: install STUCK (started {age / 60:.0f} min ago and never finished; "
+                       f"see {log}; remove {marker} and the next hook run retries)")
+        elif age is not None:
+            out.append(f"plugin     {folder}: installing (started {age:.0f} s ago)")
+        elif ready:
+            out.append(f"plugin     {folder}: ready")
+        else:
+            out.append(f"plugin     {folder}: not installed yet (the first hook run installs it)")
+    return out
+
+
+def _command_line() -> str:
+    from session_watcher.install import bin_home, on_path
+
+    link = os.path.join(bin_home(), "session-watcher")
+    if not os.path.lexists(link):
+        return f"command    not linked in {bin_home()} (./install.sh links it)"
+    where = "on your PATH" if on_path(bin_home()) else "NOT on your PATH"
+    broken = "" if os.path.exists(link) else " (a broken link: run ./install.sh again)"
+    return f"command    {link}{broken}; {bin_home()} is {where}"
 
 
 def _settings_lines() -> list[str]:
@@ -95,16 +140,21 @@ def report() -> tuple[list[str], bool]:
 
     ok = True
     lines = [f"python     {sys.executable} ({sys.version.split()[0]})"]
-    for label, path in (("state", paths.state_dir()), ("config", paths.config_dir()), ("log", paths.log_dir())):
-        lines.append(f"{label:<10} {path}  mode {_perm(path, 0o700)}")
+    lines.append(_command_line())
+    lines.append(f"state dir  {_folder(paths.state_dir())}")
     try:
         cfg_files = config.config_files(os.getcwd())
         config.load(os.getcwd())
-        lines.append(f"config     ok ({', '.join(f for f in cfg_files if os.path.exists(f)) or 'defaults'})")
+        used = ", ".join(f for f in cfg_files if os.path.exists(f)) or "the defaults"
+        lines.append(f"config     ok, {used}; folder {_folder(paths.config_dir())}")
     except config.ConfigError as exc:
         ok = False
         lines.append(f"config     ERROR {exc}")
     lines += _settings_lines()
+    plugin = _plugin_lines(time.time())
+    if any(" STUCK " in ln for ln in plugin):
+        ok = False
+    lines += plugin
     try:
         sessions, listed = store.list_sessions(), True
     except OSError as exc:  # e.g. a file where the state folder belongs: hooks cannot save
@@ -128,13 +178,14 @@ def report() -> tuple[list[str], bool]:
     except OSError:
         quarantined = []
     lines.append(f"quarantine {len(quarantined)} files" + (f" in {paths.quarantine_dir()}" if quarantined else ""))
+    folder = f"; folder {_folder(paths.log_dir())}"
     try:
         with open(paths.log_file(), encoding="utf-8", errors="replace") as fh:
             errors = [ln for ln in fh if " pid " in ln]
         lines.append(f"log        {len(errors)} entries; last: {errors[-1].strip()[:140]}" if errors
-                     else "log        empty")
+                     else f"log        empty{folder}")
     except OSError:
-        lines.append("log        empty")
+        lines.append(f"log        empty{folder}")
     try:
         from notifier.cli import doctor_lines
 

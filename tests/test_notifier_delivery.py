@@ -319,9 +319,9 @@ class TestRealServer:
         assert capsys.readouterr().out == "desktop: delivered\n"
         assert desktop.notifications()[0]["summary"].startswith("Test: Session past its sweet spot")
         lines = cli.doctor_lines()
-        assert lines[0] == "notify: channels desktop; fallback message"
-        assert re.fullmatch(r"notify: session bus unix:path=.*; notification server: dunst 1\.\d.*", lines[1])
-        assert lines[2].startswith("notify: desktop alerts: yes")
+        assert lines[0] == "notify     channels desktop; fallback message"
+        assert re.fullmatch(r"D-Bus      session bus unix:path=.*; notification server: dunst 1\.\d.*", lines[1])
+        assert lines[2].startswith("desktop    alerts show here")
 
 
 class TestFallback:
@@ -352,7 +352,8 @@ class TestFallback:
     def test_cli_reports_no_server(
         self, desktop: Desktop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """`notify --test` with no server: desktop fails (exit 1), the message channel still works."""
+        """`notify --test` with no server: desktop fails, the fallback delivers, so the test succeeds;
+        the desktop alone fails (exit 1)."""
         desktop.start_bus()
         monkeypatch.delenv("SSH_CONNECTION", raising=False)
         monkeypatch.delenv("DISPLAY", raising=False)
@@ -362,12 +363,14 @@ class TestFallback:
                 monkeypatch.setenv(key, value)
         monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
         monkeypatch.chdir(tmp_path)
-        assert cli.main(["--test"]) == 1
+        assert cli.main(["--test"]) == 0
         out = capsys.readouterr().out.splitlines()
         assert out[0] == "desktop: not reachable (no notification server on the session bus)"
         assert out[1] == "message: ok, inside Claude Code the hook shows:"
+        assert out[-1] == "alerts reach you through: message (the fallback)"
+        assert cli.main(["--test", "--channel", "desktop"]) == 1
         assert cli.main(["--test", "--channel", "message"]) == 0
-        assert cli.doctor_lines()[-1] == "notify: desktop alerts: no; alerts go to the fallback channel: message"
+        assert cli.doctor_lines()[-1] == "desktop    unreachable; alerts go to the fallback channel: message"
 
     def test_frozen_server_child_ends_by_deadline(self, desktop: Desktop) -> None:
         """A server that owns the name but never answers: the hook still returns, the child is gone

@@ -1,0 +1,84 @@
+"""`doctor` as a newcomer reads it: one line per label, plain words, and a stuck plugin install noticed."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from oracle import TRANSCRIPTS, hook, payload, sw
+
+
+def doctor(env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    proc = sw("doctor", env=env)
+    assert proc.stderr == b""
+    return proc.returncode, proc.stdout.decode().splitlines()
+
+
+def labels(lines: list[str]) -> list[str]:
+    """The first column (doctor pads labels to 10 characters)."""
+    return [ln[:10].strip() for ln in lines]
+
+
+def plugin_data(name: str = "session-watcher-inline") -> Path:
+    return Path(os.environ["CLAUDE_CONFIG_DIR"]) / "plugins" / "data" / name
+
+
+def test_every_label_once_and_no_jargon(tmp_path: Path) -> None:
+    t = tmp_path / "s1.jsonl"
+    t.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes())
+    hook("Stop", payload("s1", t, "Stop", cwd=str(tmp_path)))  # a session, so every section speaks
+    code, lines = doctor()
+    assert code == 0, lines
+    found = labels(lines)
+    assert len(found) == len(set(found)), lines
+    assert len({ln.split()[0] for ln in lines}) == len(lines), lines  # not even the first word repeats
+    text = "\n".join(lines)
+    assert "mode absent" not in text
+    assert "  mode " not in text
+    assert "(private, 700)" in text  # the state folder exists now, and only its owner can read it
+    assert "not created yet" in text  # the config folder does not
+
+
+def test_stuck_plugin_install_is_reported(tmp_path: Path) -> None:
+    data = plugin_data()
+    (data / ".installing").mkdir(parents=True)
+    code, lines = doctor()
+    plugin = [ln for ln in lines if ln.startswith("plugin ")]
+    assert plugin == [f"plugin     {data}: installing (started {plugin[0].split('started ')[1].split()[0]} s ago)"]
+    assert code == 0
+    old = time.time() - 45 * 60
+    os.utime(data / ".installing", (old, old))
+    code, lines = doctor()
+    (line,) = [ln for ln in lines if ln.startswith("plugin ")]
+    assert "install STUCK (started 45 min ago" in line, line
+    assert str(data / ".installing") in line
+    assert code == 1
+
+
+def test_ready_plugin_venv_and_marketplace_folder(tmp_path: Path) -> None:
+    ready = plugin_data("session-watcher-session-watcher")
+    (ready / "venv" / "bin").mkdir(parents=True)
+    (ready / "venv" / "bin" / "session-watcher-hook").write_text("")
+    fresh = plugin_data()
+    fresh.mkdir(parents=True)
+    code, lines = doctor()
+    plugin = [ln for ln in lines if ln.startswith("plugin ")]
+    assert f"plugin     {ready}: ready" in plugin
+    assert f"plugin     {fresh}: not installed yet (the first hook run installs it)" in plugin
+    assert code == 0
+    assert len(set(labels(lines))) == len(lines) - 1  # the one label that may repeat: one line per folder
+
+
+def test_command_line_says_whether_the_link_is_on_path(tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "session-watcher").symlink_to("/nonexistent/venv/bin/session-watcher")
+    _, lines = doctor()
+    (line,) = [ln for ln in lines if ln.startswith("command ")]
+    assert "a broken link" in line
+    assert "NOT on your PATH" in line
+    env = {**os.environ, "PATH": f"{home}/.local/bin:{os.environ['PATH']}"}
+    _, lines = doctor(env)
+    (line,) = [ln for ln in lines if ln.startswith("command ")]
+    assert line.endswith("/.local/bin is on your PATH")
