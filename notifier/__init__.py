@@ -3,7 +3,10 @@
 `dispatch` runs in the hook process, after the state is saved, only when there are alerts. It imports
 nothing heavy (no asyncio, subprocess, typing or desktop-notifier) and never waits: a desktop
 notification is handed to a detached child (`notifier.deliver`) in its own session, with stdio on
-/dev/null and the message on a private pipe, which delivers it under a hard deadline and exits.
+/dev/null and the message on a private pipe, which delivers it under a hard deadline and exits. The
+child is told the session and its slot file, so the session's new notification replaces its last
+(`notifier.deliver`). How often a session may alert is decided earlier, under the session lock
+(`notifier.throttle`).
 
 When the desktop cannot be reached the configured fallback channel carries the alert instead:
 
@@ -30,6 +33,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+APP_NAME = "session-watcher"
 CHANNELS = ("desktop", "terminal", "message")
 DEFAULT_CHANNELS = ("desktop",)
 DEFAULT_FALLBACK = "message"
@@ -49,6 +53,21 @@ def package_root() -> str:
 def child_argv(*extra: str) -> list[str]:
     """The deliverer's command line (isolated mode; this package's own copy of the code)."""
     return [sys.executable, "-I", "-c", _BOOT, package_root(), *extra]
+
+
+def icon_path() -> str:
+    return os.path.join(package_root(), "session_watcher", "data", "icon.png")
+
+
+def slot_file(session_id: object) -> str | None:
+    """Where the deliverer keeps the server's id of the session's last notification (next to its state)."""
+    from state.store import valid_session_id
+
+    if not valid_session_id(session_id):
+        return None
+    from session_watcher import paths
+
+    return os.path.join(paths.sessions_dir(), f"{session_id}.notify")
 
 
 def _settings(notify_cfg: Mapping[str, object] | None) -> tuple[list[str], str]:
@@ -73,10 +92,13 @@ def desktop_reachable(env: Mapping[str, str]) -> tuple[bool, str | None]:
     return status.usable(env), status.address
 
 
-def payload(title: str, body: str, urgency: str) -> bytes:
-    data = fastjson.dumps({"title": title, "body": body, "urgency": urgency}).encode("ascii")
+def payload(title: str, body: str, tag: str | None = None, slot: str | None = None) -> bytes:
+    """The deliverer's input: the text, and the session (`tag`) and its slot file, so that the
+    session's next notification replaces this one."""
+    doc: dict[str, object] = {"title": title, "body": body, "tag": tag, "slot": slot}
+    data = fastjson.dumps(doc).encode("ascii")
     if len(data) > PAYLOAD_MAX:
-        data = fastjson.dumps({"title": title[:200], "body": body[:2000], "urgency": urgency}).encode("ascii")
+        data = fastjson.dumps({**doc, "title": title[:200], "body": body[:2000]}).encode("ascii")
     return data
 
 
@@ -165,7 +187,9 @@ def dispatch(
             child_env = dict(env)
             if address and not child_env.get("DBUS_SESSION_BUS_ADDRESS"):
                 child_env["DBUS_SESSION_BUS_ADDRESS"] = address
-            ok = spawn_detached(payload(title, body, message.urgency(alert)), child_env) is not None
+            session = alert.get("sessionId")
+            tag = session if isinstance(session, str) else None
+            ok = spawn_detached(payload(title, body, tag, slot_file(session)), child_env) is not None
         if not ok and fallback not in ("none", "desktop") and fallback not in channels:
             channels.append(fallback)
     out: dict[str, str] = {}

@@ -10,7 +10,7 @@ from typing import Any
 
 from notifier import busprobe, child_argv, deliver, desktop_reachable, payload, system_message
 from notifier import terminal_sequence as make_terminal_sequence
-from notifier.message import compose, urgency
+from notifier.message import compose
 
 SAMPLE_ALERT: dict[str, Any] = {
     "kind": "gate",
@@ -32,12 +32,14 @@ SAMPLE_ALERT: dict[str, Any] = {
 CHILD_TIMEOUT = deliver.DEADLINE + 3
 
 
-def run_deliverer(title: str, body: str, level: str, env: dict[str, str] | None = None) -> int:
+def run_deliverer(
+    title: str, body: str, env: dict[str, str] | None = None, tag: str | None = None, slot: str | None = None
+) -> int:
     """Run the deliverer synchronously (the same child the hook detaches); its exit code."""
     try:
         proc = subprocess.run(
             child_argv(),
-            input=payload(title, body, level),
+            input=payload(title, body, tag, slot),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=dict(os.environ if env is None else env),
@@ -66,7 +68,7 @@ def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
         child_env = dict(env)
         if address and not child_env.get("DBUS_SESSION_BUS_ADDRESS"):
             child_env["DBUS_SESSION_BUS_ADDRESS"] = address
-        rc = run_deliverer(title, body, urgency(SAMPLE_ALERT), child_env)
+        rc = run_deliverer(title, body, child_env)
         out.write(f"desktop: {_result_text(rc)}\n")
         return rc == deliver.DELIVERED
     if channel == "terminal":

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import notifier
 from notifier import busprobe, child_argv, cli, deliver
 
 if TYPE_CHECKING:
@@ -40,6 +41,16 @@ BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configur
     <allow own="*"/>
   </policy>
 </busconfig>
+"""
+DUNSTRC = """[global]
+    stack_duplicates = false
+    notification_limit = 0
+[urgency_low]
+    timeout = 0
+[urgency_normal]
+    timeout = 0
+[urgency_critical]
+    timeout = 0
 """
 ALERT_RED = {
     "kind": "gate",
@@ -184,7 +195,9 @@ class Desktop:
         self.fds.append(r)  # Xvfb may write to it again: closing it early makes Xvfb abort
         assert number.isdigit(), "Xvfb did not report its display"
         self.display = f":{number}"
-        (self.tmp / "config").mkdir()
+        rc = self.tmp / "config" / "dunst" / "dunstrc"
+        rc.parent.mkdir(parents=True)
+        rc.write_text(DUNSTRC)  # nothing expires or merges on its own: what is on screen is what we did
         env = {**self.env(marked=False), "DISPLAY": self.display, "XDG_CONFIG_HOME": str(self.tmp / "config")}
         with open(self.dunst_out, "wb") as out, open(self.tmp / "dunst.err", "wb") as err:
             self.procs.append(
@@ -226,11 +239,61 @@ class Desktop:
         assert proc.stdout.readline().strip() == b"ready"
         os.kill(proc.pid, signal.SIGSTOP)
 
+    def start_monitor(self) -> None:
+        """dbus-monitor on the private bus: every Notify call and every method return."""
+        self.monitor_out = self.tmp / "monitor.out"
+        with open(self.monitor_out, "wb") as out:
+            self.procs.append(
+                subprocess.Popen(
+                    [
+                        "dbus-monitor",
+                        "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
+                        "type='method_return'",
+                    ],
+                    env=self.env(marked=False),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        # it owns a name until it becomes a monitor, then loses it: from then on it sees everything
+        wait_for(lambda: "member=NameLost" in self.monitor_out.read_text(errors="replace"), 10, "dbus-monitor")
+
+    def notify_calls(self) -> list[dict[str, object]]:
+        """The Notify calls seen on the bus, in order: app name, replaces_id, icon, and the id returned."""
+        text = self.monitor_out.read_text(errors="replace")
+        blocks = re.split(r"\n(?=\S)", text)
+        returns: dict[tuple[str, str], int] = {}
+        calls: list[dict[str, object]] = []
+        keys: list[tuple[str, str]] = []
+        for block in blocks:
+            head, _, rest = block.partition("\n")
+            if head.startswith("method return"):
+                m = re.search(r"destination=(\S+) serial=\d+ reply_serial=(\d+)", head)
+                value = re.match(r"\s*uint32 (\d+)", rest)
+                if m and value:
+                    returns[(m.group(1), m.group(2))] = int(value.group(1))
+            elif head.startswith("method call") and "member=Notify" in head:
+                m = re.search(r"sender=(\S+) -> destination=\S+ serial=(\d+)", head)
+                args = re.match(r'\s*string "(.*)"\n\s*uint32 (\d+)\n\s*string "(.*)"\n', rest)
+                assert m, block
+                assert args, block
+                calls.append({"app": args.group(1), "replaces": int(args.group(2)), "icon": args.group(3)})
+                keys.append((m.group(1), m.group(2)))
+        for call, key in zip(calls, keys, strict=True):
+            call["id"] = returns.get(key)
+        return calls
+
+    def dunstctl(self, *args: str) -> str:
+        res = subprocess.run(["dunstctl", *args], env=self.env(marked=False), capture_output=True, text=True,
+                             timeout=10, check=True)
+        return res.stdout.strip()
+
     def notifications(self) -> list[dict[str, str]]:
         text = self.dunst_out.read_text(errors="replace") if self.dunst_out.exists() else ""
         pat = re.compile(
-            r"appname: '(?P<app>.*?)'\n\tsummary: '(?P<summary>.*?)'\n\tbody: '(?P<body>.*?)'\n\ticon:"
-            r".*?\n\turgency: (?P<urgency>\w+)\n",
+            r"appname: '(?P<app>.*?)'\n\tsummary: '(?P<summary>.*?)'\n\tbody: '(?P<body>.*?)'\n\ticon: '(?P<icon>.*?)'"
+            r".*?\n\turgency: (?P<urgency>\w+)\n.*?\n\tid: (?P<id>\d+)\n",
             re.S,
         )
         return [m.groupdict() for m in pat.finditer(text)]
@@ -288,7 +351,7 @@ class TestRealServer:
             "Restarting with the carried files (48k tokens) is the cheaper path.\n"
             "Model: claude-&lt;opus&gt;&amp;co"
         )
-        assert got["urgency"] == "CRITICAL"
+        assert got["urgency"] == "NORMAL"  # whatever the lamp: critical ones stay until dismissed
 
         out = hook_dispatch([ALERT_AMBER], {"channels": ["desktop", "message"]}, desktop.env())
         assert isinstance(out, dict)
@@ -322,6 +385,88 @@ class TestRealServer:
         assert lines[0] == "notify     channels desktop; fallback message"
         assert re.fullmatch(r"D-Bus      session bus unix:path=.*; notification server: dunst 1\.\d.*", lines[1])
         assert lines[2].startswith("desktop    alerts show here")
+
+
+def sw_env(desktop: Desktop) -> dict[str, str]:
+    """The hook's environment with its state folder in place (the hook creates it before alerting)."""
+    home = desktop.tmp / "sw-home"
+    (home / "state" / "sessions").mkdir(parents=True, exist_ok=True)
+    return {**desktop.env(), "SESSION_WATCHER_HOME": str(home)}
+
+
+def icon_uri() -> str:
+    icon = Path(notifier.icon_path())
+    return icon.as_uri() if icon.is_file() else ""
+
+
+class TestOneNotificationPerSession:
+    def test_reminder_replaces_the_sessions_last_notification(self, desktop: Desktop) -> None:
+        """The reminder's Notify carries the gate's id as replaces_id: one of ours on screen per
+        session, normal urgency even on a red lamp, our app name and icon; another session gets its own."""
+        need("dunst", "Xvfb", "dbus-monitor", "dunstctl")
+        desktop.start_bus()
+        desktop.start_monitor()
+        desktop.start_dunst()
+        env = sw_env(desktop)
+        assert hook_dispatch([ALERT_RED], {"channels": ["desktop"]}, env) is None
+        wait_for(lambda: len(desktop.notifications()) == 1, 15, "the gate at dunst")
+        wait_for(lambda: not marked_pids(desktop.mark), 10, "the first deliverer to exit")
+        assert hook_dispatch([ALERT_AMBER], {"channels": ["desktop"]}, env) is None
+        wait_for(lambda: len(desktop.notifications()) == 2, 15, "the reminder at dunst")
+        wait_for(lambda: len(desktop.notify_calls()) == 2 and desktop.notify_calls()[1]["id"], 10, "the reply")
+
+        gate, reminder = desktop.notify_calls()
+        assert gate["replaces"] == 0
+        assert isinstance(gate["id"], int)
+        assert gate["id"] > 0
+        assert reminder["replaces"] == gate["id"]
+        assert reminder["id"] == gate["id"]
+        shown = desktop.notifications()
+        assert [n["id"] for n in shown] == [str(gate["id"])] * 2
+        assert desktop.dunstctl("count", "displayed") == "1"  # the reminder took the gate's place
+        for call, note in zip(desktop.notify_calls(), shown, strict=True):
+            assert call["app"] == note["app"] == "session-watcher"
+            assert call["icon"] == note["icon"] == icon_uri()
+            assert note["urgency"] == "NORMAL"
+
+        other = {**ALERT_RED, "sessionId": "s2"}
+        assert hook_dispatch([other], {"channels": ["desktop"]}, env) is None
+        wait_for(lambda: len(desktop.notify_calls()) == 3 and desktop.notify_calls()[2]["id"], 15, "session s2")
+        third = desktop.notify_calls()[2]
+        assert third["replaces"] == 0
+        assert third["id"] != gate["id"]
+        wait_for(lambda: desktop.dunstctl("count", "displayed") == "2", 10, "two sessions, two notifications")
+        wait_for(lambda: not marked_pids(desktop.mark), 10, "the deliverers to exit")
+
+    def test_an_id_from_another_server_is_not_replaced(self, desktop: Desktop) -> None:
+        """A slot written under another bus or server (a restart counts ids from 1 again) is ignored:
+        the notification another program has on screen under that id stays."""
+        need("dunst", "Xvfb", "dbus-monitor", "dunstctl", "gdbus")
+        desktop.start_bus()
+        desktop.start_monitor()
+        desktop.start_dunst()
+        name = "org.freedesktop.Notifications"
+        res = subprocess.run(
+            ["gdbus", "call", "--session", "--dest", name, "--object-path", "/org/freedesktop/Notifications",
+             "--method", f"{name}.Notify", "other-app", "0", "", "Other", "not ours", "[]", "{}", "--", "-1"],
+            env=desktop.env(marked=False), capture_output=True, text=True, timeout=10, check=True,
+        )
+        theirs = int(re.fullmatch(r"\(uint32 (\d+),\)", res.stdout.strip()).group(1))  # type: ignore[union-attr]
+        slot = desktop.tmp / "s9.notify"
+        slot.write_text(json.dumps({"server": ["a-bus-that-is-gone", ":1.7"], "id": theirs}))
+        assert cli.run_deliverer("T", "B", desktop.env(), "s9", str(slot)) == deliver.DELIVERED
+        ours = desktop.notify_calls()[-1]
+        assert ours["replaces"] == 0
+        assert ours["id"] != theirs
+        assert desktop.dunstctl("count", "displayed") == "2"
+        kept = json.loads(slot.read_text())
+        assert kept["id"] == ours["id"]
+        assert kept["server"][1].startswith(":1.")  # dunst's connection on this bus
+        assert kept["server"][0] != "a-bus-that-is-gone"
+
+        assert cli.run_deliverer("T2", "B2", desktop.env(), "s9", str(slot)) == deliver.DELIVERED
+        assert desktop.notify_calls()[-1]["replaces"] == ours["id"]  # our own id, from this server: replaced
+        assert desktop.dunstctl("count", "displayed") == "2"
 
 
 class TestFallback:
@@ -381,7 +526,7 @@ class TestFallback:
         assert out is None  # the server looked alive: the desktop channel was used
         assert len(marked_pids(desktop.mark)) == 1  # the detached deliverer, waiting on the server
         wait_for(lambda: not marked_pids(desktop.mark), deliver.DEADLINE + 5, "the deliverer to give up")
-        rc = cli.run_deliverer("T", "B", "normal", desktop.env())
+        rc = cli.run_deliverer("T", "B", desktop.env())
         assert rc == deliver.TIMED_OUT
 
 
