@@ -168,6 +168,11 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
             alerts.append(alert)
             marked = True
     alerts = _unshown(state, alerts)
+    if alerts:  # at most one notification per notify.remind_min, noted in the state saved below
+        from notifier.throttle import admit
+
+        alerts = admit(state, alerts, cfg["notify"], time.time())
+        marked = marked or bool(alerts)
     if event != "UserPromptSubmit" or fresh or marked or state["cursor"] != cursor_before:
         store.save(state_path, state, shards)  # a prompt on a current state changes nothing
     if fresh:

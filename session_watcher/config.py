@@ -27,7 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "bp_red": 0.25,
     "notify_dwell": 3,
     "backstop_base": 2.0,
-    "notify": {"channels": ["desktop"], "fallback": "message"},
+    "notify": {"channels": ["desktop"], "fallback": "message", "remind_min": 10},
     "guard": "warn",  # the cold-cache guard on each prompt: "warn" | "block" | "off"
 }
 GUARD_MODES = ("warn", "block", "off")
@@ -73,11 +73,15 @@ def _check(file: str, key: str, value: object) -> object:
         if value not in (*CHANNELS, "none"):
             raise bad(f"one of {[*CHANNELS, 'none']}")
         return value
+    if key == "notify.remind_min":
+        if not _is_num(value) or not value >= 0:  # type: ignore[operator]
+            raise bad("a number of minutes >= 0 (0: no limit)")
+        return value
     raise ConfigError(f"{file}: unknown key '{key}' (known: {', '.join(known_keys())})")
 
 
 def known_keys() -> list[str]:
-    return [k for k in DEFAULTS if k != "notify"] + ["notify.channels", "notify.fallback"]
+    return [k for k in DEFAULTS if k != "notify"] + ["notify.channels", "notify.fallback", "notify.remind_min"]
 
 
 def validate(file: str, doc: Mapping[str, Any]) -> dict[str, Any]:

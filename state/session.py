@@ -152,6 +152,8 @@ def rebuild(state: dict[str, Any]) -> dict[str, Any]:
     fresh["context"].update({k: state["context"].get(k) for k in keep})
     fresh["config"] = state.get("config", {})
     fresh["rev"] = state.get("rev", 0)  # shard file names never repeat within a session
+    if "notified" in state:  # when the user was last notified (notifier.throttle)
+        fresh["notified"] = state["notified"]
     return fresh
 
 

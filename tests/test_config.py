@@ -133,7 +133,7 @@ def test_project_file_wins_key_by_key(tmp_path: Path) -> None:
     eff = json.loads(sw("config", "show", "--project", str(proj)).stdout)["effective"]
     assert eff["bp_amber"] == 0.3
     assert eff["notify_dwell"] == 5
-    assert eff["notify"] == {"channels": ["desktop"], "fallback": "none"}
+    assert eff["notify"] == {"channels": ["desktop"], "fallback": "none", "remind_min": 10}
 
 
 def test_hooks_with_a_bad_config_use_defaults_and_log_once(tmp_path: Path) -> None:

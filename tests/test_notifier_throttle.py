@@ -1,0 +1,197 @@
+"""At most one notification per session per notify.remind_min: decided in the hook, with the clock
+passed in (no test waits), kept in the state across hook processes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from core import engine
+from notifier import throttle
+from session_watcher import config
+from tests.oracle import hook, load_state, payload, state_file
+from tests.synth import Transcript
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+T0 = 1_800_000_000.0
+CFG: dict[str, Any] = {"channels": ["desktop"], "fallback": "message", "remind_min": 10}
+
+
+def alert(kind: str, call: int) -> dict[str, Any]:
+    return {"kind": kind, "call": call, "sessionId": "s", "reminder": 1 if kind == "backstop" else 0}
+
+
+def fresh(segment: int = 0) -> dict[str, Any]:
+    state = engine.new_state("s")
+    state["engine"]["segment"] = segment
+    return state
+
+
+class TestAdmit:
+    def test_reminders_at_most_once_per_remind_min(self) -> None:
+        state = fresh()
+        assert throttle.admit(state, [alert("gate", 40)], CFG, T0) == [alert("gate", 40)]
+        assert state["notified"] == {"at": T0, "segment": 0}
+        assert throttle.admit(state, [alert("backstop", 45)], CFG, T0 + 60) == []
+        assert throttle.admit(state, [alert("backstop", 52)], CFG, T0 + 599.9) == []
+        assert state["notified"]["at"] == T0  # held back: the clock does not restart
+        assert throttle.admit(state, [alert("backstop", 60)], CFG, T0 + 600) == [alert("backstop", 60)]
+        assert state["notified"]["at"] == T0 + 600
+        assert throttle.admit(state, [alert("backstop", 61)], CFG, T0 + 900) == []
+
+    def test_a_gate_soon_after_in_the_same_segment_is_held_back(self) -> None:
+        """Deep water that flickers (bp around bp_amber) would otherwise fire a gate every few calls."""
+        state = fresh()
+        throttle.admit(state, [alert("backstop", 70)], CFG, T0)
+        assert throttle.admit(state, [alert("gate", 74)], CFG, T0 + 120) == []
+
+    def test_cold_return_always_comes(self) -> None:
+        state = fresh()
+        throttle.admit(state, [alert("gate", 40)], CFG, T0)
+        batch = [alert("backstop", 41), alert("guard", 42)]
+        assert throttle.admit(state, batch, CFG, T0 + 60) == [alert("guard", 42)]
+        assert state["notified"]["at"] == T0 + 60  # it was shown: the next reminder waits again
+        assert throttle.admit(state, [alert("backstop", 43)], CFG, T0 + 300) == []
+
+    def test_a_new_segment_starts_afresh(self) -> None:
+        """After a compaction or /clear the first alert is about a new context."""
+        state = fresh(segment=0)
+        throttle.admit(state, [alert("gate", 40)], CFG, T0)
+        state["engine"]["segment"] = 1
+        assert throttle.admit(state, [alert("gate", 90)], CFG, T0 + 60) == [alert("gate", 90)]
+        assert state["notified"]["segment"] == 1
+
+    def test_zero_disables_the_limit(self) -> None:
+        state = fresh()
+        cfg = {**CFG, "remind_min": 0}
+        for i in range(5):
+            assert throttle.admit(state, [alert("backstop", 50 + i)], cfg, T0 + i) == [alert("backstop", 50 + i)]
+
+    def test_other_limits_and_defaults(self) -> None:
+        state = fresh()
+        throttle.admit(state, [alert("gate", 1)], {"remind_min": 2.5}, T0)
+        assert throttle.admit(state, [alert("backstop", 2)], {"remind_min": 2.5}, T0 + 149) == []
+        assert throttle.admit(state, [alert("backstop", 3)], {"remind_min": 2.5}, T0 + 150) != []
+        assert throttle.remind_seconds(None) == throttle.remind_seconds({}) == 600
+        assert throttle.remind_seconds({"remind_min": "soon"}) == 600  # a bad value (the config rejects it)
+        assert config.DEFAULTS["notify"]["remind_min"] == throttle.REMIND_MIN
+
+    def test_clock_set_back_does_not_silence(self) -> None:
+        state = fresh()
+        throttle.admit(state, [alert("gate", 40)], CFG, T0)
+        assert throttle.admit(state, [alert("backstop", 41)], CFG, T0 - 3600) == [alert("backstop", 41)]
+
+    def test_nothing_to_deliver_changes_nothing(self) -> None:
+        state = fresh()
+        assert throttle.admit(state, [], CFG, T0) == []
+        assert "notified" not in state
+
+
+class TestConfig:
+    @pytest.mark.parametrize("value", [0, 10, 2.5])
+    def test_accepted(self, value: float) -> None:
+        assert config.validate("f.toml", {"notify": {"remind_min": value}}) == {"notify": {"remind_min": value}}
+
+    @pytest.mark.parametrize("value", [-1, "10", True, float("nan")])
+    def test_rejected(self, value: object) -> None:
+        with pytest.raises(config.ConfigError, match=r"key 'notify.remind_min': expected a number of minutes >= 0"):
+            config.validate("f.toml", {"notify": {"remind_min": value}})
+
+    def test_set_from_the_cli(self, tmp_path: Path) -> None:
+        file = tmp_path / "config.toml"
+        assert config.set_value(str(file), "notify.remind_min", "0") == 0
+        assert config.parse_file(str(file)) == {"notify": {"remind_min": 0}}
+        assert "notify.remind_min" in config.known_keys()
+
+
+# --------------------------------------------------------------------------- through the hook
+
+def _message_config(remind_min: float | None = None) -> None:
+    cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    extra = f"remind_min = {remind_min}\n" if remind_min is not None else ""
+    cfg.write_text('[notify]\nchannels = ["message"]\nfallback = "none"\n' + extra)
+
+
+def _rewind(session: str, seconds: float) -> None:
+    """The injected clock: the last notification happened `seconds` earlier than recorded."""
+    path = state_file(session)
+    doc = json.loads(path.read_bytes())
+    doc["notified"]["at"] -= seconds
+    path.write_text(json.dumps(doc))
+
+
+def _overstaying(tmp_path: Path, session: str, calls: int = 300) -> list[bytes]:
+    """A session whose context grows 1,000 tokens a call: it overstays, and keeps overstaying."""
+    t = Transcript(session_id=session, cwd=str(tmp_path))
+    t.call(20_000, 0)
+    cr = 20_000
+    for _ in range(1, calls):
+        t.user()
+        cr += 1000
+        t.call(cr, 1000)
+    return [line + b"\n" for line in t.lines()]
+
+
+def _steps(lines: list[bytes], transcript: Path, first: int = 20) -> Iterator[int]:
+    """Append the transcript call by call (the first `first` calls at once); yields the calls written."""
+    transcript.write_bytes(b"")
+    written = 0
+    for calls in range(first, (len(lines) + 1) // 2 + 1):
+        upto = 1 + 2 * (calls - 1)
+        with transcript.open("ab") as fh:
+            fh.writelines(lines[written:upto])
+        written = upto
+        yield calls
+
+
+def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path) -> None:
+    """Real hook processes on a session that overstays: the gate is shown, the reminders that follow
+    within remind_min are recorded but not shown, and one is shown once the last notification is
+    older than remind_min."""
+    _message_config()
+    transcript = tmp_path / "nag.jsonl"
+    shown: list[tuple[int, list[str]]] = []  # (calls folded, kinds fired by that hook run)
+    fired: list[tuple[int, list[str]]] = []
+    rewound = False
+    for calls in _steps(_overstaying(tmp_path, "nag"), transcript):
+        before = len(load_state("nag")["alerts"]) if state_file("nag").exists() else 0
+        proc = hook("Stop", payload("nag", transcript))
+        assert proc.returncode == 0
+        state = load_state("nag")
+        new = [a["kind"] for a in state["alerts"][before:]]
+        if new:
+            fired.append((calls, new))
+        if proc.stdout:
+            shown.append((calls, new))
+            assert json.loads(proc.stdout)["systemMessage"].startswith("session-watcher: ")
+        if len([f for f in fired if "backstop" in f[1]]) == 2 and not rewound:
+            _rewind("nag", 601)  # ten minutes and a second pass between this reminder and the next
+            rewound = True
+        if rewound and len([f for f in fired if "backstop" in f[1]]) == 3:
+            break
+    kinds = [k for _, ks in fired for k in ks]
+    assert kinds[:4] == ["gate", "backstop", "backstop", "backstop"], fired
+    assert [ks for _, ks in shown] == [["gate"], ["backstop"]], (shown, fired)
+    assert shown[1][0] == fired[3][0]  # the third reminder, the first after the rewind
+    assert load_state("nag")["engine"]["reminders"] == 3  # the engine (and the status line) kept counting
+
+
+def test_hook_with_no_limit_shows_every_reminder(tmp_path: Path) -> None:
+    _message_config(remind_min=0)
+    transcript = tmp_path / "free.jsonl"
+    shown = fired = 0
+    for _ in _steps(_overstaying(tmp_path, "free"), transcript):
+        before = len(load_state("free")["alerts"]) if state_file("free").exists() else 0
+        proc = hook("Stop", payload("free", transcript))
+        fired += len(load_state("free")["alerts"][before:]) > 0
+        shown += bool(proc.stdout)
+        if fired == 3:
+            break
+    assert (fired, shown) == (3, 3)
