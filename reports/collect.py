@@ -148,6 +148,7 @@ def _run(
         "bytesRead": stats.bytes_read,
         "rebuilt": index.rebuilt,
         "cached": cached,
+        "roots": roots,
     }
     if text is not None:  # the open object from _splice_now, closed with the index figures
         return None, text + ',"index":' + json.dumps(figures, separators=(",", ":")) + "}", stats

@@ -72,7 +72,22 @@ def day_sentence(doc: dict[str, Any]) -> str:
     return f"{first}; {second}"
 
 
+def nothing_found(doc: dict[str, Any]) -> str:
+    """An empty report says where it looked."""
+    roots = doc.get("index", {}).get("roots") or []
+    where = "".join(f"\n  {r}" for r in roots) or " (no folder)"
+    if doc.get("since") is not None:
+        import time
+
+        day = time.strftime("%Y-%m-%d %H:%M", time.localtime(doc["since"]))
+        return f"no Claude Code session has calls since {day}; searched:{where}\n"
+    return (f"no Claude Code sessions found; searched:{where}\n"
+            "(start a session in Claude Code, or point the report elsewhere with --projects DIR)\n")
+
+
 def render(doc: dict[str, Any]) -> str:
+    if not doc["sessions"]:
+        return nothing_found(doc)
     out: list[str] = []
     out.append(day_sentence(doc))
     out.append("")
