@@ -76,6 +76,10 @@ if _json is not None:
         """Compact JSON, ASCII only; NaN and infinities are refused, never written."""
         return "".join(_encode(obj, 0))
 
+    def scanner() -> Any:
+        """The C scanner itself, `(text, index) -> (value, end)`, for callers that check the rest."""
+        return _scan
+
 else:  # pragma: no cover
     import json as _std
 
@@ -87,3 +91,6 @@ else:  # pragma: no cover
 
     def dumps(obj: Any) -> str:
         return _std.dumps(obj, separators=(",", ":"), allow_nan=False)
+
+    def scanner() -> Any:
+        return _std.JSONDecoder().scan_once

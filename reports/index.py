@@ -15,15 +15,16 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
-from reports.parse import Row, parse_chunk
+from reports.scan import HEAD_BYTES, Job, head_hash, rows_of, scan_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-SCHEMA_VERSION = 2  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint)
+    from reports.parse import Row
+
+SCHEMA_VERSION = 3  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+# 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each
 DB_NAME = "warmth-index.sqlite3"
-HEAD_BYTES = 4096
-READ_BLOCK = 8 << 20
 
 
 class Source(NamedTuple):
@@ -96,12 +97,6 @@ def discover(roots: Iterable[str]) -> list[Source]:
     return out
 
 
-def head_hash(head: bytes) -> str:
-    """Hash of a file's first line (at most HEAD_BYTES of it)."""
-    nl = head.find(b"\n")
-    return hashlib.sha1(head[: nl + 1] if nl >= 0 else head, usedforsecurity=False).hexdigest()
-
-
 class FileRec(NamedTuple):
     id: int
     dev: int
@@ -124,10 +119,8 @@ class IndexStats(NamedTuple):
 _DDL = (
     "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, dev INTEGER,"
     " ino INTEGER, size INTEGER, mtime_ns INTEGER, offset INTEGER, head TEXT)",
-    "CREATE TABLE IF NOT EXISTS rows (file_id INTEGER NOT NULL, off INTEGER NOT NULL, kind TEXT NOT NULL,"
-    " ts REAL, key TEXT, model TEXT, side INTEGER, inp INTEGER, out INTEGER, cr INTEGER, cw INTEGER,"
-    " cw5m INTEGER, cw1h INTEGER)",
-    "CREATE INDEX IF NOT EXISTS rows_file ON rows (file_id, off)",
+    "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
     "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc TEXT NOT NULL, at REAL NOT NULL)",
 )
 KEEP_REPORTS = 8
@@ -141,6 +134,8 @@ class Index:
         self.bytes_read = 0
         self.head_bytes_read = 0
         self.rebuilt = False
+        self.workers: int | None = None  # processes for reading files (None: one per usable core)
+        self._fresh: dict[int, list[Row]] = {}  # rows of files read whole this run, by file id
         self._conn: sqlite3.Connection | None = None
 
     # -- connection ------------------------------------------------------------------------
@@ -155,6 +150,7 @@ class Index:
             if version != SCHEMA_VERSION:
                 conn.execute("DROP TABLE IF EXISTS reports")
                 conn.execute("DROP TABLE IF EXISTS rows")
+                conn.execute("DROP TABLE IF EXISTS chunks")
                 conn.execute("DROP TABLE IF EXISTS files")
             conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
             for stmt in _DDL:
@@ -217,39 +213,69 @@ class Index:
             r[0]: FileRec(*r[1:])
             for r in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
         }
-        skipped = appended = reread = 0
+        skipped = 0
         live: dict[str, int] = {}
+        todo: list[tuple[Source, os.stat_result, FileRec | None]] = []
+        jobs: list[Job] = []
         total = len(sources)
-        with conn:
-            for n, src in enumerate(sources):
-                if progress is not None:
-                    progress(n, total)
-                try:
-                    st = os.stat(src.path)
-                except OSError:
-                    continue
-                rec = known.get(src.path)
-                if (
-                    rec is not None
-                    and rec.dev == st.st_dev
-                    and rec.ino == st.st_ino
-                    and rec.size == st.st_size
-                    and rec.mtime_ns == st.st_mtime_ns
-                ):
-                    skipped += 1
+        for n, src in enumerate(sources):
+            if progress is not None:
+                progress(n // 2, total)
+            try:
+                st = os.stat(src.path)
+            except OSError:
+                continue
+            rec = known.get(src.path)
+            if (
+                rec is not None
+                and rec.dev == st.st_dev
+                and rec.ino == st.st_ino
+                and rec.size == st.st_size
+                and rec.mtime_ns == st.st_mtime_ns
+            ):
+                skipped += 1
+                live[src.path] = rec.id
+                continue
+            try:
+                job = self._job(src.path, st, rec)
+            except OSError:
+                if rec is not None:
                     live[src.path] = rec.id
-                    continue
-                try:
-                    file_id, how = self._read_file(conn, src.path, st, rec)
-                except OSError:  # unreadable (permissions, vanished mid-read): left out this time
+                continue
+            todo.append((src, st, rec))
+            jobs.append(job)
+        if progress is not None:
+            progress(total // 2, total)
+        scanned = scan_all(jobs, self.workers)
+        appended = reread = 0
+        self._fresh = {}
+        chunks: list[tuple[int, int, bytes]] = []
+        with conn:
+            for (src, st, rec), job, got in zip(todo, jobs, scanned, strict=True):
+                if got is None:  # unreadable (permissions, vanished mid-read): left out this time
                     if rec is not None:
                         live[src.path] = rec.id
                     continue
-                if how == "append":
+                self.bytes_read += got.bytes_read
+                if rec is None:
+                    file_id = int(conn.execute("INSERT INTO files (path) VALUES (?)", (src.path,)).lastrowid or 0)
+                else:
+                    file_id = rec.id
+                    if not job.start:
+                        conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+                if got.rows:
+                    chunks.append((file_id, job.start, got.blob))
+                conn.execute(
+                    "UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?",
+                    (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head, file_id),
+                )
+                if job.start:
                     appended += 1
                 else:
                     reread += 1
+                    self._fresh[file_id] = got.rows
                 live[src.path] = file_id
+            conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
             if progress is not None:
                 progress(total, total)
             dropped = self._drop_missing(conn, known, live, roots)
@@ -288,55 +314,15 @@ class Index:
             self._conn = self._open()
         return self._conn
 
-    def _read_file(
-        self, conn: sqlite3.Connection, path: str, st: os.stat_result, rec: FileRec | None
-    ) -> tuple[int, str]:
-        with open(path, "rb") as f:
-            start = 0
-            head: str | None = None
-            if rec is not None and rec.dev == st.st_dev and rec.ino == st.st_ino and st.st_size > rec.size:
+    def _job(self, path: str, st: os.stat_result, rec: FileRec | None) -> Job:
+        """Where to start reading `path`: after the last run's offset when the file only grew."""
+        if rec is not None and rec.dev == st.st_dev and rec.ino == st.st_ino and st.st_size > rec.size:
+            with open(path, "rb") as f:
                 first = f.read(HEAD_BYTES)
-                self.head_bytes_read += len(first)
-                if head_hash(first) == rec.head:
-                    start, head = rec.offset, rec.head
-            how = "append" if start else "full"
-            if rec is None:
-                cur = conn.execute("INSERT INTO files (path) VALUES (?)", (path,))
-                file_id = int(cur.lastrowid or 0)
-            else:
-                file_id = rec.id
-                if not start:
-                    conn.execute("DELETE FROM rows WHERE file_id = ?", (file_id,))
-            f.seek(start)
-            pos, buf = start, b""
-            seen = start
-            while True:
-                block = f.read(READ_BLOCK)
-                if not block:
-                    break
-                self.bytes_read += len(block)
-                seen += len(block)
-                if head is None:
-                    head = head_hash((buf + block)[:HEAD_BYTES])
-                buf += block
-                rows, used = parse_chunk(buf, pos)
-                if rows:
-                    conn.executemany(
-                        "INSERT INTO rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        [(file_id, *r) for r in rows],
-                    )
-                pos += used
-                buf = buf[used:]
-            if head is None:
-                head = head_hash(b"")
-            after = os.fstat(f.fileno())
-        # the stamp of what was read: a file still growing keeps mtime 0, so the next run looks again
-        mtime = after.st_mtime_ns if after.st_size == seen else 0
-        conn.execute(
-            "UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?",
-            (st.st_dev, st.st_ino, seen, mtime, pos, head, file_id),
-        )
-        return file_id, how
+            self.head_bytes_read += len(first)
+            if head_hash(first) == rec.head:
+                return Job(path, rec.offset, rec.head, st.st_size)
+        return Job(path, 0, None, st.st_size)
 
     @staticmethod
     def _drop_missing(
@@ -345,18 +331,20 @@ class Index:
         prefixes = tuple(os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots)
         gone = [rec.id for path, rec in known.items() if path not in live and path.startswith(prefixes)]
         for fid in gone:
-            conn.execute("DELETE FROM rows WHERE file_id = ?", (fid,))
+            conn.execute("DELETE FROM chunks WHERE file_id = ?", (fid,))
             conn.execute("DELETE FROM files WHERE id = ?", (fid,))
         return len(gone)
 
-    @staticmethod
-    def _load(conn: sqlite3.Connection, live: dict[str, int]) -> dict[str, list[Row]]:
+    def _load(self, conn: sqlite3.Connection, live: dict[str, int]) -> dict[str, list[Row]]:
         by_id: dict[int, list[Row]] = {fid: [] for fid in live.values()}
-        for r in conn.execute(
-            "SELECT file_id, off, kind, ts, key, model, side, inp, out, cr, cw, cw5m, cw1h"
-            " FROM rows ORDER BY file_id, off"
-        ):
-            bucket = by_id.get(r[0])
+        fresh = self._fresh
+        if all(fid in fresh for fid in by_id):  # every file was read whole just now: no need to ask
+            return {path: fresh[fid] for path, fid in live.items()}
+        for fid, data in conn.execute("SELECT file_id, data FROM chunks ORDER BY file_id, off"):
+            bucket = by_id.get(fid)
             if bucket is not None:
-                bucket.append(Row(r[1], r[2], r[3], r[4], r[5], bool(r[6]), *r[7:]))
+                try:
+                    bucket += rows_of(data)
+                except (ValueError, EOFError, TypeError) as exc:  # damaged: rebuilt like a damaged database
+                    raise sqlite3.DatabaseError(f"damaged rows of file {fid}") from exc
         return {path: by_id[fid] for path, fid in live.items()}

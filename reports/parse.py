@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
+from core.fastjson import scanner
 from core.transcript import iso_to_epoch, usage_sample  # the same counting rules as the hooks
+
+_scan = scanner()
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed
 _MARKERS = (b'"usage"', b"compact_boundary")
@@ -40,6 +43,45 @@ class Row(NamedTuple):
     cw1h: int
 
 
+_SECONDS = {f"{n:02d}": n for n in range(100)}
+_MILLIS = {f"{n:03d}": float(f"0.{n:03d}") for n in range(1000)}
+_MINUTES: dict[str, int | None] = {}
+
+
+def stamp_to_epoch(text: object) -> float | None:
+    """`iso_to_epoch`, the same float, with the minute's part remembered: transcripts stamp every
+    line as 'YYYY-MM-DDTHH:MM:SS.mmmZ', and most lines share their minute with the line before."""
+    if not isinstance(text, str) or len(text) != 24 or text[19] != "." or text[23] != "Z":
+        return iso_to_epoch(text)
+    head = text[:17]
+    minute = _MINUTES.get(head, -1)
+    if minute == -1:
+        if len(_MINUTES) >= 4096:  # transcripts run in time order: recent minutes are the ones asked
+            _MINUTES.clear()
+        whole = iso_to_epoch(head + "00Z")
+        minute = _MINUTES[head] = None if whole is None else int(whole)
+    sec, frac = _SECONDS.get(text[17:19]), _MILLIS.get(text[20:23])
+    if minute is None or sec is None or frac is None:
+        return iso_to_epoch(text)
+    return minute + sec + frac - 0  # iso_to_epoch's own sum, term for term: the same float
+
+
+def load_line(line: bytes) -> object:
+    """`json.loads(line)`, or None where that raises. Through the C scanner directly; a line it
+    refuses (not UTF-8, a byte-order mark, space around it, broken) gets `json.loads`'s own verdict."""
+    try:
+        text = line.decode()
+        obj, end = _scan(text, 0)
+        if end == len(text):
+            return obj
+    except (ValueError, SystemError, StopIteration, RecursionError):
+        pass
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+
+
 def record_row(rec: dict[str, object], offset: int) -> Row | None:
     """The row one parsed record gives, if any."""
     kind = rec.get("type")
@@ -56,7 +98,7 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
         return Row(
             offset,
             KIND_CALL,
-            iso_to_epoch(rec.get("timestamp")),
+            stamp_to_epoch(rec.get("timestamp")),
             key,
             model if isinstance(model, str) else None,
             rec.get("isSidechain") is True,
@@ -71,7 +113,7 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
         return Row(
             offset,
             KIND_COMPACT,
-            iso_to_epoch(rec.get("timestamp")),
+            stamp_to_epoch(rec.get("timestamp")),
             None,
             None,
             rec.get("isSidechain") is True,
@@ -88,24 +130,34 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
 def parse_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
     """Rows of the complete lines of `chunk` (which starts at file offset `base`) and the bytes used.
 
-    A last line without its newline is not complete yet: it is left for the next run.
+    A last line without its newline is not complete yet: it is left for the next run. Lines without
+    a marker are never cut out of the chunk: the search jumps from one marker to the next.
     """
     end = chunk.rfind(b"\n")
     if end < 0:
         return [], 0
     rows: list[Row] = []
+    find, rfind = chunk.find, chunk.rfind
+    usage_at = find(_MARKERS[0], 0, end)
+    compact_at = find(_MARKERS[1], 0, end)
     pos = 0
-    while pos <= end:
-        nl = chunk.find(b"\n", pos)
-        line = chunk[pos:nl]
-        if len(line) <= MAX_LINE_BYTES and (_MARKERS[0] in line or _MARKERS[1] in line):
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                rec = None
-            if isinstance(rec, dict):
-                row = record_row(rec, base + pos)
-                if row is not None:
-                    rows.append(row)
-        pos = nl + 1
+    while True:
+        if 0 <= compact_at < pos:
+            compact_at = find(_MARKERS[1], pos, end)
+        if 0 <= usage_at < pos:
+            usage_at = find(_MARKERS[0], pos, end)
+        at = usage_at if compact_at < 0 or 0 <= usage_at < compact_at else compact_at
+        if at < 0:
+            break
+        nl = rfind(b"\n", pos, at)
+        start = nl + 1 if nl >= 0 else pos
+        stop = find(b"\n", at)
+        pos = stop + 1
+        if stop - start > MAX_LINE_BYTES:
+            continue
+        rec = load_line(chunk[start:stop])
+        if isinstance(rec, dict):
+            row = record_row(rec, base + start)
+            if row is not None:
+                rows.append(row)
     return rows, end + 1

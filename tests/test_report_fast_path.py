@@ -1,0 +1,188 @@
+"""The report's fast path gives what the plain one gave: same rows, same document.
+
+`reference_chunk` is the parser the report used before it was made fast (every line cut out, every
+line with a marker through `json.loads`); the fast one jumps from marker to marker, parses through
+the C scanner directly, remembers minutes of timestamps, and runs in several processes. Same input,
+same rows, on every fixture transcript and on lines made to trip it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.transcript import iso_to_epoch
+from reports import scan
+from reports.collect import build_sessions, run_report
+from reports.index import discover
+from reports.parse import MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
+from reports.warmth import build_report
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))
+
+
+def reference_record(rec: dict[str, Any], offset: int) -> Row | None:
+    row = record_row(rec, offset)
+    if row is None:
+        return None
+    return row._replace(ts=iso_to_epoch(rec.get("timestamp")))  # the plain timestamp parser
+
+
+def reference_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
+    """The report's parser as it was: every complete line, json.loads where a marker is."""
+    end = chunk.rfind(b"\n")
+    if end < 0:
+        return [], 0
+    rows: list[Row] = []
+    pos = 0
+    while pos <= end:
+        nl = chunk.find(b"\n", pos)
+        line = chunk[pos:nl]
+        if len(line) <= MAX_LINE_BYTES and (b'"usage"' in line or b"compact_boundary" in line):
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                rec = None
+            if isinstance(rec, dict):
+                row = reference_record(rec, base + pos)
+                if row is not None:
+                    rows.append(row)
+        pos = nl + 1
+    return rows, end + 1
+
+
+def call(mid: str, **kw: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "type": "assistant",
+        "timestamp": "2026-02-12T16:00:01.250Z",
+        "requestId": f"req_{mid}",
+        "message": {"id": mid, "model": "claude-opus-4-6", "usage": {"input_tokens": 3, "output_tokens": 5,
+                    "cache_read_input_tokens": 700, "cache_creation_input_tokens": 40}},
+    }
+    rec.update(kw)
+    return rec
+
+
+def tricky_lines() -> bytes:
+    """Lines that a marker search, a shortcut or a cache could get wrong."""
+    dumps = json.dumps
+    compact = {"type": "system", "subtype": "compact_boundary", "timestamp": "2026-02-12T16:05:00Z",
+               "compactMetadata": {"trigger": "auto", "preTokens": 9}}
+    lines = [
+        dumps(call("m1")),  # ", " and ": " separators
+        dumps(call("m1", timestamp="2026-02-12T16:00:09.900Z"), separators=(",", ":")),  # a later sample
+        dumps(call("m2", isSidechain=True)),
+        dumps(call("m3", timestamp="2026-02-12T16:00:01.25+02:00")),  # offset, two-digit fraction
+        dumps(call("m4", timestamp="2026-02-12T16:00:61.000Z")),  # seconds past 59: as iso_to_epoch does
+        dumps(call("m5", timestamp="2026-13-12T16:00:01.000Z")),  # no month 13
+        dumps(call("m6", timestamp="2026-02-12T16:0x:01.000Z")),
+        dumps(call("m7", timestamp=12345)),
+        dumps(call("m8", message={"id": "m8", "model": "<synthetic>", "usage": {"input_tokens": 1}})),
+        dumps(call("m9", message={"id": "m9", "usage": "none"})),
+        dumps({"type": "user", "toolUseResult": {"usage": {"input_tokens": 99}}, "message": {"id": "u"}}),
+        dumps({"type": "user", "message": {"content": "the word compact_boundary and \"usage\": 3"}}),
+        dumps(compact),
+        dumps({**compact, "isSidechain": True}),
+        "\ufeff" + dumps(call("bom")),  # a byte-order mark: json.loads refuses it on str, not on bytes
+        dumps(call("crlf")) + "\r",  # CRLF line ending: json.loads allows the trailing \r
+        "  " + dumps(call("space")),
+        dumps(call("broken"))[:-3],  # not JSON
+        '{"usage": ' + "[" * 200_000 + "]" * 200_000 + "}",  # nested past the recursion limit
+        dumps(call("dup")) [:-1] + ', "type": "user"}',  # a duplicate key: the last one wins
+        dumps(call("uni", message={"id": "uni\u00e9\ud83d\ude00", "model": "m", "usage": {"output_tokens": 2}})),
+        "[1, 2]",
+        "",
+        "not json \"usage\"",
+    ]
+    out = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+    out += b'{"type":"assistant","message":{"id":"bad\xff","usage":{}}}\n'  # not UTF-8
+    out += b'{"type":"assistant","message":{"id":"sur\xed\xa0\x80","usage":{}}}\n'  # a UTF-8 surrogate
+    long = call("long")
+    long["pad"] = "x" * (MAX_LINE_BYTES + 10)
+    out += dumps(long).encode() + b"\n"  # over 8 MiB: skipped unparsed
+    out += dumps(call("tail")).encode()  # no newline yet: left for the next run
+    return out
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_rows_equal_on_fixtures(path: Path) -> None:
+    data = path.read_bytes()
+    assert parse_chunk(data, 7) == reference_chunk(data, 7)
+
+
+def test_rows_equal_on_tricky_lines() -> None:
+    data = tricky_lines()
+    got = parse_chunk(data, 0)
+    assert got == reference_chunk(data, 0)
+    keys = [r.key for r in got[0]]
+    assert got[1] == data.rfind(b"\n") + 1
+    assert {"m1:req_m1", "crlf:req_crlf", "space:req_space", "bom:req_bom"} <= set(keys)
+    assert not {"tail:req_tail", "long:req_long", "broken:req_broken", "dup:req_dup"} & set(keys)
+
+
+def test_rows_equal_at_every_split() -> None:
+    """Blocks end anywhere: parsing block by block gives the rows of the whole."""
+    data = b"".join(p.read_bytes() for p in TRANSCRIPTS[:3])[:400_000] + tricky_lines()[:5000]
+    whole = reference_chunk(data)
+    for step in (997, 65_536):
+        rows: list[Row] = []
+        pos, buf = 0, b""
+        for i in range(0, len(data), step):
+            buf += data[i : i + step]
+            got, used = parse_chunk(buf, pos)
+            rows += got
+            pos += used
+            buf = buf[used:]
+        assert (rows, pos) == whole
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-02-12T16:00:01.250Z",
+        "2026-02-12T16:00:01.999Z",
+        "1999-12-31T23:59:59.000Z",
+        "2026-02-12T16:00:01Z",
+        "2026-02-12 16:00:01.250Z",
+        "2026-02-30T16:00:01.250Z",
+        "0000-01-01T00:00:00.000Z",
+        "2026-02-12T16:00:01.250+01:00",
+    ],
+)
+def test_stamp_is_iso_to_epoch(text: str) -> None:
+    assert stamp_to_epoch(text) == iso_to_epoch(text)
+    assert stamp_to_epoch(text) == iso_to_epoch(text)  # the remembered minute, too
+
+
+def corpus(tmp: Path) -> Path:
+    proj = tmp / "projects" / "proj"
+    for path in TRANSCRIPTS:
+        rel = path.relative_to(FIXTURES / path.relative_to(FIXTURES).parts[0])
+        dest = proj / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest)
+    (proj / "tricky.jsonl").write_bytes(tricky_lines())
+    return tmp / "projects"
+
+
+def test_report_equal_in_one_process_and_several(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole document: from the reference rows, and through the index with 1 and 3 processes."""
+    projects = corpus(tmp_path)
+    sources = discover([str(projects)])
+    rows = {s.path: reference_chunk(Path(s.path).read_bytes())[0] for s in sources}
+    expected = build_report(build_sessions(sources, rows), 1.8e9, 0.0, None)
+    monkeypatch.setattr(scan, "FORK_FROM", 1)
+    docs = []
+    for workers in (1, 3, 3):  # the third run: an unchanged corpus, the cached document
+        monkeypatch.setattr(scan, "cores", lambda w=workers: w)
+        doc, _stats = run_report([str(projects)], str(tmp_path / f"index-{workers}.sqlite3"), now=1.8e9,
+                                 utc_offset=0.0)
+        doc.pop("index")
+        docs.append(doc)
+    assert docs[0] == docs[1] == docs[2] == json.loads(json.dumps(expected))
+    assert sum(s["apiCalls"] for s in expected["sessions"]) > 100
