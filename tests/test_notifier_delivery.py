@@ -239,6 +239,46 @@ class Desktop:
         assert proc.stdout.readline().strip() == b"ready"
         os.kill(proc.pid, signal.SIGSTOP)
 
+    def start_old_server(self) -> Path:
+        """A notification server of the old spec (hints as a{ss}) that logs each Notify, one JSON a line."""
+        log = self.tmp / "old-server.jsonl"
+        code = (
+            "import asyncio, json, sys\n"
+            "from dbus_fast.aio import MessageBus\n"
+            "from dbus_fast.service import ServiceInterface, method\n"
+            "class Old(ServiceInterface):\n"
+            "    def __init__(self):\n"
+            "        super().__init__('org.freedesktop.Notifications')\n"
+            "        self.n = 0\n"
+            "    @method(name='Notify')\n"
+            "    def notify(self, app: 's', rid: 'u', icon: 's', summary: 's', body: 's', actions: 'as',\n"
+            "               hints: 'a{ss}', timeout: 'i') -> 'u':\n"
+            "        self.n += 1\n"
+            "        with open(sys.argv[1], 'a') as fh:\n"
+            "            fh.write(json.dumps([app, rid, summary, hints]) + '\\n')\n"
+            "        return rid or 100 + self.n\n"
+            "async def main():\n"
+            "    bus = await MessageBus().connect()\n"
+            "    bus.export('/org/freedesktop/Notifications', Old())\n"
+            "    await bus.request_name('org.freedesktop.Notifications')\n"
+            "    print('ready', flush=True)\n"
+            "    await asyncio.Event().wait()\n"
+            "asyncio.run(main())\n"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, str(log)],
+            env={**os.environ, **self.env(marked=False)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.procs.append(proc)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 15)
+        assert ready
+        assert proc.stdout.readline().strip() == b"ready"
+        return log
+
     def start_monitor(self) -> None:
         """dbus-monitor on the private bus: every Notify call and every method return."""
         self.monitor_out = self.tmp / "monitor.out"
@@ -467,6 +507,21 @@ class TestOneNotificationPerSession:
         assert cli.run_deliverer("T2", "B2", desktop.env(), "s9", str(slot)) == deliver.DELIVERED
         assert desktop.notify_calls()[-1]["replaces"] == ours["id"]  # our own id, from this server: replaced
         assert desktop.dunstctl("count", "displayed") == "2"
+
+
+    def test_old_server_with_string_hints(self, desktop: Desktop) -> None:
+        """A server that takes hints as a{ss} refuses the a{sv} call; the deliverer sends again with
+        string hints, and still replaces the session's last notification."""
+        desktop.start_bus()
+        log = desktop.start_old_server()
+        slot = desktop.tmp / "old.notify"
+        assert cli.run_deliverer("One", "B", desktop.env(), "old", str(slot)) == deliver.DELIVERED
+        assert cli.run_deliverer("Two", "B", desktop.env(), "old", str(slot)) == deliver.DELIVERED
+        calls = [json.loads(line) for line in log.read_text().splitlines()]
+        assert calls == [
+            ["session-watcher", 0, "One", {"urgency": "1"}],
+            ["session-watcher", 101, "Two", {"urgency": "1"}],
+        ]
 
 
 class TestFallback:
