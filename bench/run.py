@@ -213,6 +213,21 @@ def stop_payload(sid: str, transcript: Path, cwd: Path) -> dict[str, Any]:
     }
 
 
+HOOK_EVENT = {"stop": "Stop", "prompt": "UserPromptSubmit"}
+
+
+def prompt_payload(sid: str, transcript: Path, cwd: Path) -> dict[str, Any]:
+    return {
+        "session_id": sid,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "prompt_id": "bench-prompt",
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "carry on with the next step",
+    }
+
+
 def statusline_payload(sid: str, transcript: Path, cwd: Path) -> dict[str, Any]:
     lines = (FIXTURES / "real-client" / "statusline.jsonl").read_text().splitlines()
     doc: dict[str, Any] = json.loads(lines[len(lines) // 2])["payload"]
@@ -327,13 +342,13 @@ def latency(b: Bench) -> None:
     plan: list[tuple[str, Session | None, str, list[str], Any]] = [(c[0], None, *c[1:]) for c in commands]
     if sessions:
         for sess in sessions:
-            for kind in ("post-known", "post-new", "stop"):
+            for kind in ("post-known", "post-new", "stop", "prompt"):
                 plan.append(
                     (
                         f"hook-{kind}@{sess.label}",
                         sess,
                         kind,
-                        [*b.launcher("hook"), "Stop" if kind == "stop" else "PostToolUse"],
+                        [*b.launcher("hook"), HOOK_EVENT.get(kind, "PostToolUse")],
                         None,
                     )
                 )
@@ -365,6 +380,8 @@ def latency(b: Bench) -> None:
                     ).encode()
                 elif kind == "stop":
                     stdin = json.dumps(stop_payload(sess.sid, sess.transcript, cwd)).encode()
+                elif kind == "prompt":
+                    stdin = json.dumps(prompt_payload(sess.sid, sess.transcript, cwd)).encode()
                 else:
                     stdin = json.dumps(statusline_payload(sess.sid, sess.transcript, cwd)).encode()
             r = measure.run(argv, stdin, env=env, cwd=cwd)
@@ -381,6 +398,7 @@ def latency(b: Bench) -> None:
         "post-known": "hook PostToolUse (Read, path already in the map)",
         "post-new": "hook PostToolUse (Read, new path)",
         "stop": "hook Stop",
+        "prompt": "hook UserPromptSubmit (state current; the generated session is old, so the cold-cache warning)",
         "statusline": "statusline",
     }
     for rid, _sess, kind, argv, _ in plan:
@@ -402,7 +420,7 @@ def latency(b: Bench) -> None:
         )
     if hook_ok is not None or not sessions:
         why = hook_ok or "the session state could not be built (see log)"
-        for kind in ("post-known", "post-new", "stop"):
+        for kind in ("post-known", "post-new", "stop", "prompt"):
             for lab in (s.small_label, s.big_label):
                 b.missing(f"hook-{kind}@{lab}", "hook", f"{labels[kind]} [{lab} transcript]", why)
     if sl_ok is not None or not sessions:
@@ -770,7 +788,7 @@ def targets(b: Bench) -> list[dict[str, Any]]:
             }
         )
 
-    for kind in ("post-known", "post-new", "stop"):
+    for kind in ("post-known", "post-new", "stop", "prompt"):
         for lab in (s.small_label, s.big_label):
             r = rows.get(f"hook-{kind}@{lab}")
             add(f"hook {kind} [{lab}] median / python -I -c pass", r and r["xPythonI"], 1.5, "<=")

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-LATENCY_KINDS = ("post-known", "post-new", "stop")
+LATENCY_KINDS = ("post-known", "post-new", "stop", "prompt")
 SIZES = ("1 MB", "4 MB")
 NUMERIC = (
     "medianMs",
@@ -105,7 +105,7 @@ class TestQuickBench:
     def test_targets_are_reported_with_a_verdict(self, quick: tuple[dict[str, Any], str]) -> None:
         """Every target has a pass/miss verdict when its inputs were measured."""
         res, _ = quick
-        assert len(res["targets"]) == 3 * 3 + 2 + 3
+        assert len(res["targets"]) == 4 * 3 + 2 + 3
         for t in res["targets"]:
             assert t["pass"] in (True, False, None)
             if t["pass"] is not None:
