@@ -1,9 +1,9 @@
 """The status line: one line from the status document. Pure.
 
 `● amber x3.4/2.8 bp14% bill 1/3 health B ctx 62%` - the lamp (colour and glyph), position x against the
-sweet spot, the bill premium, bill cycles toward the next alert n/N, the health grade and the
-context occupancy. Parts are dropped from the right end of the priority list until the line fits
-the terminal's columns.
+sweet spot (none until a call has read the cache), the bill premium, the bill cycles the next alert
+waits for n/N (only in deep water), the health grade and the context occupancy. Parts are dropped
+from the right end of the priority list until the line fits the terminal's columns.
 """
 
 from __future__ import annotations
@@ -32,6 +32,24 @@ def human(n: float | None) -> str:
     return f"{n:.0f}"
 
 
+NO_X = "x: no cache read yet"
+
+
+def next_alert(doc: Mapping[str, Any]) -> str | None:
+    """`bill n/N`: the bill cycles the next alert waits for, counted as the engine counts them.
+
+    In deep water before the gate: one completed bill cycle (`n/1`); after the gate: a reminder every
+    N bill cycles since the last alert; out of deep water no alert is pending (None)."""
+    dwell = doc.get("dwell") or {}
+    if dwell.get("alerted"):
+        back = doc.get("backstop") or {}
+        n_back = back.get("N")
+        return f"bill {back.get('n', 0)}/{n_back if n_back is not None else '∞'}"
+    if dwell.get("calls"):
+        return f"bill {min(dwell.get('bills', 0), 1)}/1"
+    return None
+
+
 def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
@@ -45,13 +63,14 @@ def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True) -> str
         parts.append(("waiting for the first API call",) * 2)
     else:
         pos = f"x{x:.1f}/{xs:.1f}" if xs is not None else f"x{x:.1f}"
+        if not doc.get("L"):  # a cold start reads nothing from the cache: x = L / B is no position yet
+            pos = NO_X
         parts.append((pos, pos))
         if bp is not None and x > 1:
             parts.append((f"bp{bp * 100:.0f}%",) * 2)
-        back = doc.get("backstop") or {}
-        n_back = back.get("N")
-        bill = f"bill {back.get('n', 0)}/{n_back if n_back is not None else '∞'}"
-        parts.append((bill, bill))
+        bill = next_alert(doc)
+        if bill:
+            parts.append((bill, bill))
     grade = (doc.get("health") or {}).get("grade")
     if grade:
         parts.append((f"health {grade}", "health " + _paint(grade, GRADE_COLOR.get(grade, "37"), color)))
@@ -82,7 +101,6 @@ def status_text(doc: Mapping[str, Any], top: int = 8) -> str:
     """The human form of the status document (`session-watcher status`)."""
     tu, su = doc["tokenUsage"], doc["subagentUsage"]
     cp = doc["contextPressure"]
-    back = doc["backstop"]
     h = doc.get("health") or {}
     occ = "-"
     if cp.get("pressureTokens") is not None and cp.get("contextWindow"):
@@ -90,9 +108,10 @@ def status_text(doc: Mapping[str, Any], top: int = 8) -> str:
     lines = [
         f"session  {doc['sessionId']}  model {doc.get('model') or '-'}  segment {doc['segment']}  "
         f"calls {doc['calls']}",
-        f"lamp     {doc['lamp']}   x {_num(doc['x'])} / sweet spot {_num(doc['xSweet'])}   "
-        f"bp {_pct(doc['br'])}   bill {back['n']}/{back['N'] if back['N'] is not None else '∞'} "
-        f"(progress {doc['billProgress']:.2f}, {doc['bills']} this segment)",
+        f"lamp     {doc['lamp']}   x {_num(doc['x']) if doc['L'] else '- (no cache read yet)'} / sweet spot "
+        f"{_num(doc['xSweet'])}   bp {_pct(doc['br'])}   bill progress {doc['billProgress']:.2f} "
+        f"({doc['bills']} this segment)",
+        f"alerts   {_alert_words(doc)}",
         f"tokens   L {human(doc['L'])}   B {human(doc['B'])}   bDefault {human(doc['bDefault'])}   "
         f"g {human(doc['g'])}/call   cRatio {doc['cRatio']:g}   rent {_num(doc['burnRate'])}",
         f"context  {occ}   health {h.get('grade', '-')} ({h.get('score', '-')})   "
@@ -108,6 +127,18 @@ def status_text(doc: Mapping[str, Any], top: int = 8) -> str:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
             lines.append(f"  {human(b['tokens']):>6}  {b['path']}{why}")
     return "\n".join(lines)
+
+
+def _alert_words(doc: Mapping[str, Any]) -> str:
+    dwell, back = doc["dwell"], doc["backstop"]
+    if dwell["alerted"]:
+        if back["N"] is None:
+            return "alerted; no reminder due (the backstop interval is unbounded)"
+        return f"alerted; the next reminder after {back['N']} bill cycles ({back['n']} so far)"
+    if dwell["calls"]:
+        return (f"in deep water for {dwell['calls']} calls; the alert waits for 1 completed bill cycle "
+                f"({min(dwell['bills'], 1)} so far)")
+    return "none pending (not past the sweet spot with a bill premium of bp_amber or more)"
 
 
 def health_text(h: Mapping[str, Any], width: int = 20) -> str:

@@ -27,7 +27,8 @@ def visible(line: str) -> str:
 def doc(**over: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
         "lamp": "amber", "L": 85_000, "x": 3.41, "xSweet": 2.84, "br": 0.142,
-        "backstop": {"n": 1, "N": 3}, "health": {"grade": "B"},
+        "backstop": {"n": 1, "N": 3}, "dwell": {"calls": 9, "bills": 2, "alerted": True, "reminders": 0},
+        "health": {"grade": "B"},
         "contextPressure": {"pressureTokens": 124_000, "contextWindow": 200_000},
     }
     base.update(over)
@@ -53,6 +54,26 @@ def test_the_parts_as_documented() -> None:
     assert "ctx" not in render(doc(contextPressure={"pressureTokens": 5, "contextWindow": None}), 200, color=False)
     assert render({"lamp": "white", "L": None, "x": None}, 200, color=False) == \
         "○ white waiting for the first API call"
+
+
+def test_bill_counts_what_the_next_alert_waits_for() -> None:
+    """Before the gate: one completed bill cycle in deep water (whatever the backstop interval);
+    after it: the reminder interval N; out of deep water: nothing is pending, nothing shown."""
+    gate = {"calls": 2, "bills": 0, "alerted": False, "reminders": 0}
+    assert " bill 0/1 " in render(doc(dwell=gate, backstop={"n": 0, "N": 3}), 200, color=False)
+    gate_met = {**gate, "bills": 2}
+    assert " bill 1/1 " in render(doc(dwell=gate_met, backstop={"n": 2, "N": 3}), 200, color=False)
+    calm = {"calls": 0, "bills": 0, "alerted": False, "reminders": 0}
+    assert render(doc(lamp="green", x=1.6, br=0.02, dwell=calm), 200, color=False) == \
+        "● green x1.6/2.8 bp2% health B ctx 62%"
+    assert " bill 1/3 " in render(doc(), 200, color=False)
+
+
+def test_no_position_before_a_cache_read() -> None:
+    """A cold first call reads nothing from the cache: L = 0 makes x = 0.0, which is no position."""
+    line = render(doc(lamp="white", L=0, x=0.0, br=None, dwell={"calls": 0}), 200, color=False)
+    assert line == "○ white x: no cache read yet health B ctx 62%"
+    assert "x0.0" not in line
 
 
 def test_colour_codes_follow_the_lamp() -> None:
@@ -131,8 +152,10 @@ def test_statusline_command_reads_columns_and_no_color(tmp_path: Path) -> None:
 def test_the_status_line_of_a_real_fixture_at_its_last_call(fixture_docs: list[dict[str, Any]]) -> None:
     d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
     line = render(d, 80, color=False)
+    assert d["dwell"]["calls"] > 0
+    assert not d["dwell"]["alerted"]  # deep water, before the gate: it waits for one bill cycle
     assert line == (f"● {d['lamp']} x{d['x']:.1f}/{d['xSweet']:.1f} bp{100 * d['br']:.0f}% "
-                    f"bill {d['backstop']['n']}/{d['backstop']['N']} health {d['health']['grade']} "
+                    f"bill {min(d['dwell']['bills'], 1)}/1 health {d['health']['grade']} "
                     f"ctx {100 * d['contextPressure']['pressureTokens'] / 200_000:.0f}%")
 
 
