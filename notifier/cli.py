@@ -30,6 +30,7 @@ SAMPLE_ALERT: dict[str, Any] = {
     "project": None,
 }
 CHILD_TIMEOUT = deliver.DEADLINE + 3
+TEST_TAG = "notify-test"
 
 
 def run_deliverer(
@@ -57,6 +58,17 @@ def _result_text(rc: int) -> str:
     return deliver.RESULTS.get(rc, f"exit code {rc}")
 
 
+def _test_slot() -> tuple[str, str | None]:
+    """The sample's own session: a second `notify --test` replaces the first, like a reminder does."""
+    from session_watcher import paths
+
+    try:
+        paths.ensure_private_dir(paths.state_dir())
+    except OSError:
+        return TEST_TAG, None
+    return TEST_TAG, os.path.join(paths.state_dir(), f"{TEST_TAG}.notify")
+
+
 def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
     title, body = compose(SAMPLE_ALERT)
     title = "Test: " + title
@@ -68,7 +80,7 @@ def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
         child_env = dict(env)
         if address and not child_env.get("DBUS_SESSION_BUS_ADDRESS"):
             child_env["DBUS_SESSION_BUS_ADDRESS"] = address
-        rc = run_deliverer(title, body, child_env)
+        rc = run_deliverer(title, body, child_env, *_test_slot())
         out.write(f"desktop: {_result_text(rc)}\n")
         return rc == deliver.DELIVERED
     if channel == "terminal":

@@ -421,6 +421,13 @@ class TestRealServer:
         assert cli.main(["notify", "--test", "--channel", "desktop"]) == 0
         assert capsys.readouterr().out == "desktop: delivered\n"
         assert desktop.notifications()[0]["summary"].startswith("Test: Session past its sweet spot")
+        assert cli.main(["notify", "--test", "--channel", "desktop"]) == 0  # a second test replaces the first
+        capsys.readouterr()
+        wait_for(lambda: len(desktop.notifications()) == 2, 10, "the second sample at dunst")
+        first, second = desktop.notifications()
+        assert first["id"] == second["id"]
+        if shutil.which("dunstctl"):
+            assert desktop.dunstctl("count", "displayed") == "1"
         lines = cli.doctor_lines()
         assert lines[0] == "notify     channels desktop; fallback message"
         assert re.fullmatch(r"D-Bus      session bus unix:path=.*; notification server: dunst 1\.\d.*", lines[1])
