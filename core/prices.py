@@ -41,14 +41,19 @@ TABLE: dict[str, tuple[float, float]] = {
 _BY_LENGTH = sorted(TABLE, key=len, reverse=True)
 
 
+_SEEN: dict[str, tuple[float, float] | None] = {}  # model id -> entry: a report asks once per call
+
+
 def _entry(model: str | None) -> tuple[float, float] | None:
     if not model:
         return None
+    if model in _SEEN:
+        return _SEEN[model]
     m = model.lower().removesuffix("[1m]")
-    for prefix in _BY_LENGTH:
-        if m == prefix or m.startswith(prefix + "-"):
-            return TABLE[prefix]
-    return None
+    found = next((TABLE[p] for p in _BY_LENGTH if m == p or m.startswith(p + "-")), None)
+    if len(_SEEN) < 1024:
+        _SEEN[model] = found
+    return found
 
 
 def known(model: str | None) -> bool:

@@ -183,10 +183,13 @@ def _build(
     doc = build_report(sessions, now, utc_offset, since, warnings)
     if since is None:  # a report over a window has less evidence than the whole history
         save_cliffs(doc["ttl"], now)
-    # stored without the clock fields, with `days` last, so a cached copy can be sent as text
-    stored = {k: v for k, v in doc.items() if k not in (*CLOCK_FIELDS, "days")}
-    stored["days"] = doc["days"]
-    index.store_report(key, json.dumps(stored, separators=(",", ":")), time.time())
+    # stored without the clock fields, with `days` last, so a cached copy can be sent as text;
+    # each field is serialized once for both texts (an object's JSON is its members' joined)
+    parts = {k: f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'))}" for k, v in doc.items()}
+    stored = [parts[k] for k in doc if k not in (*CLOCK_FIELDS, "days")] + [parts["days"]]
+    index.store_report(key, "{" + ",".join(stored) + "}", time.time())
+    if as_text:  # left open, like _splice_now's, for the index figures
+        return None, "{" + ",".join(parts.values()), stats, False
     return doc, None, stats, False
 
 
