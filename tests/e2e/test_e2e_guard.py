@@ -1,0 +1,96 @@
+"""The cold-cache guard inside the real client: a session whose last call was 20 minutes ago (its
+transcript's timestamps moved back) is resumed; the warning reaches the user, never the model, and
+in the terminal UI it is on screen before anything is sent."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import pytest
+
+from . import plugin
+from .harness import Tmux, run_print, transcript_records
+from .mock_api import MockAPI, Usage, read, say
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .harness import World
+
+pytestmark = pytest.mark.e2e
+
+IDLE_S = 20 * 60
+
+
+def move_back(transcript: Path, seconds: float) -> None:
+    """Every timestamp of the transcript `seconds` earlier: as if the user had been away that long."""
+    out = []
+    for line in transcript.read_text().splitlines():
+        doc = json.loads(line)
+        if isinstance(doc.get("timestamp"), str):
+            t = datetime.fromisoformat(doc["timestamp"].replace("Z", "+00:00")).timestamp() - seconds
+            doc["timestamp"] = datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        out.append(json.dumps(doc))
+    transcript.write_text("\n".join(out) + "\n")
+
+
+def input_line(screen: str) -> str:
+    """The text in the prompt box (the last line starting with the prompt mark)."""
+    lines = [ln for ln in screen.splitlines() if ln.startswith("❯")]
+    return lines[-1][1:].strip() if lines else ""
+
+
+def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin: Path, installed: World) -> None:
+    world = installed
+    first = [
+        read(str(world.tracked), Usage(input_tokens=4, cache_write_5m=30_000, output_tokens=40)),
+        say("Read it.", Usage(input_tokens=5, cache_read=30_000, cache_write_5m=1_200, output_tokens=20)),
+    ]
+    with MockAPI(first) as api:
+        run = run_print(claude_bin, world, api.base_url, "read the engine file")
+    assert run.returncode == 0, run.stderr[-2000:]
+    sid = run.session_id
+    transcript = world.transcript(sid)
+    move_back(transcript, IDLE_S)
+
+    # print mode, guard = "warn": a systemMessage the client shows, in no request body
+    with MockAPI([say("Back.", Usage(input_tokens=5, cache_write_5m=31_300, output_tokens=10))]) as api:
+        again = run_print(claude_bin, world, api.base_url, "carry on", "--resume", sid)
+        bodies = json.dumps([q.body for q in api.requests if q.path.startswith("/v1/messages")])
+    assert again.returncode == 0, again.stderr[-2000:]
+    shown = [m["content"] for m in plugin.system_messages(transcript_records(transcript))]
+    cold = [m for m in shown if "cold cache" in m]
+    assert len(cold) == 1, shown
+    assert cold[0].startswith("session-watcher: cold cache (last call 20 min ago; the 5-minute cache has expired)")
+    assert "re-writes 30k tokens ($" in cold[0]
+    assert "cold cache" not in bodies
+
+    # terminal UI, guard = "block": the reason is on screen while nothing has been sent; the same
+    # prompt again goes through
+    move_back(transcript, IDLE_S)
+    project_cfg = world.project / ".claude" / "session-watcher.toml"
+    project_cfg.parent.mkdir(exist_ok=True)
+    project_cfg.write_text('guard = "block"\n')
+    tmux = Tmux(world.root)
+    try:
+        with MockAPI([say("Back again.", Usage(input_tokens=5, cache_write_5m=32_000, output_tokens=10))]) as api:
+            tmux.start([str(claude_bin), "--resume", sid, "--dangerously-skip-permissions"],
+                       world.env(api.base_url), world.project)
+            tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
+            tmux.type("carry on please")
+            screen = tmux.wait_for(lambda s: "Send the same prompt again" in s.replace("\n  ", " "), 30,
+                                   "the guard's block reason")
+            assert "blocked by hook" in screen
+            assert "session-watcher: cold cache (last call 20 min ago" in screen
+            assert api.main_served() == []  # on screen, and nothing sent
+            if input_line(screen) == "carry on please":  # newer clients put the prompt back
+                tmux.key("Enter")
+            else:
+                tmux.type("carry on please")
+            tmux.wait_for(lambda s: "Back again." in s, 60, "the reply to the prompt sent again")
+            assert len(api.main_served()) == 1
+    finally:
+        tmux.kill()
+        project_cfg.unlink()
