@@ -174,8 +174,15 @@ def config_show(ns: argparse.Namespace) -> int:
     from session_watcher import config
 
     project = _project(ns)
-    _emit({"files": config.config_files(project), "effective": config.load(project)})
-    return 0
+    effective, errors = config.load_layers(project)
+    doc: dict[str, Any] = {"files": config.config_files(project), "effective": effective}
+    if errors:  # the files that can be used still count; each bad one is named, left out
+        doc["errors"] = errors
+    _emit(doc)
+    for err in errors:
+        print(clean(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
+              file=sys.stderr)
+    return 1 if errors else 0
 
 
 def config_path(ns: argparse.Namespace) -> int:
@@ -190,7 +197,10 @@ def config_set(ns: argparse.Namespace) -> int:
     from session_watcher import config, paths
 
     target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
-    value = config.set_value(target, ns.key, ns.value)
+    value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
+    if moved:
+        print(clean(f"session-watcher: {target} could not be read as TOML: moved to {moved}, started afresh"),
+              file=sys.stderr)
     print(clean(f"{ns.key} = {json.dumps(value)}  ({target})"))
     return 0
 

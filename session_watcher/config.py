@@ -4,11 +4,19 @@ Two files, the project's wins key by key: the user's `config.toml` in the config
 `.claude/session-watcher.toml` in the project. Hooks read them with stdlib `tomllib`, and only when a
 file's stamp (mtime, size) changed since the copy cached in the session state; `config set` edits
 with tomlkit so the user's comments survive.
+
+Every value is checked for its type and its range (finite numbers only); the merged values are
+checked together (bp_red >= bp_amber). A project file comes with the repository, so it may set only
+PROJECT_KEYS: which files count (`include`, `exclude`) and the model's tuning, each within its
+range; how and whether the user is alerted (`notify`) is the user's own. A file that cannot be used
+(not TOML, binary, nested too deep, a bad value) is left out as a whole and named in one error; the
+other file still applies, and the CLI can show and repair it.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from session_watcher import paths
 
@@ -33,6 +41,23 @@ DEFAULTS: dict[str, Any] = {
 GUARD_MODES = ("warn", "block", "off")
 
 
+# the keys a project's own file may set (see the module's docstring)
+PROJECT_KEYS = ("include", "exclude", "cRatio", "bp_amber", "bp_red", "notify_dwell", "backstop_base")
+
+# (low, high) of each number: finite, and where the model's arithmetic stays meaningful
+RANGES: dict[str, tuple[float, float]] = {
+    "cRatio": (1.0, 1000.0),  # cache write / cache read price: 12.5 to 50 for today's models
+    "bp_amber": (0.001, 10.0),
+    "bp_red": (0.001, 10.0),
+    "backstop_base": (0.1, 1000.0),
+    "notify_dwell": (1, 1000),
+    "notify.remind_min": (0, 10080),  # a week
+}
+MAX_GLOBS = 1000
+MAX_GLOB_CHARS = 4096
+MAX_FILE_BYTES = 1 << 20
+
+
 class ConfigError(ValueError):
     """A config file that cannot be used: names the file, the key and what was expected."""
 
@@ -41,25 +66,28 @@ def _is_num(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def _in_range(key: str, value: object) -> bool:
+    low, high = RANGES[key]
+    return _is_num(value) and low <= value <= high  # type: ignore[operator]  # NaN, inf fail too
+
+
 def _check(file: str, key: str, value: object) -> object:
     def bad(expected: str) -> ConfigError:
         return ConfigError(f"{file}: key '{key}': expected {expected}, got {value!r}")
 
     if key in ("include", "exclude"):
-        if not isinstance(value, list) or not all(isinstance(g, str) for g in value):
-            raise bad("a list of glob strings")
+        if (not isinstance(value, list) or len(value) > MAX_GLOBS
+                or not all(isinstance(g, str) and len(g) <= MAX_GLOB_CHARS for g in value)):
+            raise bad(f"a list of glob strings (at most {MAX_GLOBS})")
         return list(value)
-    if key == "cRatio":
-        if not _is_num(value) or not value > 0:  # type: ignore[operator]
-            raise bad("a positive number")
-        return float(value)  # type: ignore[arg-type]
-    if key in ("bp_amber", "bp_red", "backstop_base"):
-        if not _is_num(value) or not value > 0:  # type: ignore[operator]
-            raise bad("a positive number")
+    if key in ("cRatio", "bp_amber", "bp_red", "backstop_base"):
+        if not _in_range(key, value):
+            low, high = RANGES[key]
+            raise bad(f"a number from {low:g} to {high:g}")
         return float(value)  # type: ignore[arg-type]
     if key == "notify_dwell":
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise bad("a whole number >= 1")
+        if not isinstance(value, int) or isinstance(value, bool) or not _in_range(key, value):
+            raise bad("a whole number from 1 to 1000")
         return value
     if key == "guard":
         if value not in GUARD_MODES:
@@ -74,8 +102,8 @@ def _check(file: str, key: str, value: object) -> object:
             raise bad(f"one of {[*CHANNELS, 'none']}")
         return value
     if key == "notify.remind_min":
-        if not _is_num(value) or not value >= 0:  # type: ignore[operator]
-            raise bad("a number of minutes >= 0 (0: no limit)")
+        if not _in_range(key, value):
+            raise bad("a number of minutes from 0 to 10080 (0: no limit)")
         return value
     raise ConfigError(f"{file}: unknown key '{key}' (known: {', '.join(known_keys())})")
 
@@ -84,10 +112,14 @@ def known_keys() -> list[str]:
     return [k for k in DEFAULTS if k != "notify"] + ["notify.channels", "notify.fallback", "notify.remind_min"]
 
 
-def validate(file: str, doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Check a parsed document; return only the keys it sets, with plain values."""
+def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[str, Any]:
+    """Check a parsed document; return only the keys it sets, with plain values. A `project` file
+    may set only PROJECT_KEYS."""
     out: dict[str, Any] = {}
     for key, value in doc.items():
+        if project and key not in PROJECT_KEYS and (key == "notify" or key in known_keys()):
+            raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
+                              f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
         if key == "notify":
             if not isinstance(value, dict):
                 raise ConfigError(f"{file}: key 'notify': expected a table, got {value!r}")
@@ -99,20 +131,38 @@ def validate(file: str, doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse_file(file: str) -> dict[str, Any]:
-    """Read and validate one file; a missing file is an empty one."""
+def _together(file: str, cfg: Mapping[str, Any]) -> None:
+    """The merged values' own rule: a file that breaks it together with the file before it."""
+    if cfg["bp_red"] < cfg["bp_amber"]:
+        raise ConfigError(f"{file}: key 'bp_red': with the other config file the effective bp_red "
+                          f"({cfg['bp_red']:g}) would be below bp_amber ({cfg['bp_amber']:g})")
+
+
+def _read_toml(file: str) -> dict[str, Any]:
     import tomllib
 
     try:
         with open(file, "rb") as fh:
-            doc = tomllib.load(fh)
+            data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot be read: {exc.strerror}") from None
-    return validate(file, doc)
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(f"{file}: not a config file (over {MAX_FILE_BYTES >> 20} MiB)")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{file}: not valid TOML: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: not valid TOML: nested too deep") from None
+
+
+def parse_file(file: str, project: bool = False) -> dict[str, Any]:
+    """Read and validate one file; a missing file is an empty one."""
+    return validate(file, _read_toml(file), project)
 
 
 def merge(*layers: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,10 +194,28 @@ def _stamp(files: list[str]) -> list[Any]:
     return out
 
 
+def load_layers(project_dir: str | None) -> tuple[dict[str, Any], list[str]]:
+    """The effective config from the files that can be used, and an error for each that cannot."""
+    layers: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for i, file in enumerate(config_files(project_dir)):
+        try:
+            layer = parse_file(file, project=i > 0)
+            _together(file, merge(*layers, layer))
+        except ConfigError as exc:
+            errors.append(str(exc))
+            continue
+        layers.append(layer)
+    cfg = merge(*layers)
+    cfg["cliff"] = load_cliff()
+    return cfg, errors
+
+
 def load(project_dir: str | None) -> dict[str, Any]:
     """The effective config; raises ConfigError naming the bad file and key."""
-    cfg = merge(*(parse_file(f) for f in config_files(project_dir)))
-    cfg["cliff"] = load_cliff()
+    cfg, errors = load_layers(project_dir)
+    if errors:
+        raise ConfigError(errors[0])
     return cfg
 
 
@@ -173,19 +241,15 @@ def load_cliff() -> dict[str, float | None]:
 def load_cached(cache: dict[str, Any], project_dir: str | None) -> tuple[dict[str, Any], str | None]:
     """Hot path: reuse `cache` (kept in the session state) while the files' stamps are unchanged.
 
-    Returns the config and, when a file is bad, the error (defaults are used then; the caller logs
+    Returns the config and, when a file is bad, the error (that file is left out; the caller logs
     the error once: the cache remembers it so it is not logged again).
     """
     files = config_files(project_dir)
     stamp = _stamp([*files, paths.cliff_file()])
     if cache.get("stamp") == stamp and isinstance(cache.get("values"), dict):
         return cache["values"], None
-    error = None
-    try:
-        values = load(project_dir)
-    except ConfigError as exc:
-        values, error = merge(), str(exc)
-        values["cliff"] = load_cliff()
+    values, errors = load_layers(project_dir)
+    error = "; ".join(errors) or None
     cache.clear()
     cache.update({"stamp": stamp, "values": values, "error": error})
     return values, error
@@ -201,19 +265,29 @@ def parse_cli_value(text: str) -> Any:
         return text
 
 
-def set_value(file: str, key: str, raw: str) -> Any:
-    """Set `key` (dotted for tables) in `file`, keeping comments and layout; validated first."""
+def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any, str | None]:
+    """Set `key` (dotted for tables) in `file`, keeping comments and layout; validated first.
+
+    Returns the value and, when the file could not be parsed (binary, nested too deep), where it was
+    moved to: the file is started afresh, so the CLI can always repair what it reads."""
     import tomlkit
 
     value = parse_cli_value(raw)
     _check(file, key, value)
+    if project and key not in PROJECT_KEYS:
+        raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
+                          f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
+    moved = None
     try:
-        with open(file, encoding="utf-8") as fh:
-            doc = tomlkit.parse(fh.read())
+        text = _read_text(file)
+        doc = tomlkit.parse(text)
+        doc.unwrap()
     except FileNotFoundError:
         doc = tomlkit.document()
-    except tomlkit.exceptions.ParseError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
+        moved = f"{file}.broken-{int(time.time())}"
+        os.replace(file, moved)  # kept for the user to look at, never lost
+        doc = tomlkit.document()
     if "." in key:
         table, sub = key.split(".", 1)
         if table not in doc:
@@ -221,13 +295,21 @@ def set_value(file: str, key: str, raw: str) -> Any:
         doc[table][sub] = value
     else:
         doc[key] = value
-    validate(file, doc.unwrap())
+    validate(file, doc.unwrap(), project)
     folder = os.path.dirname(file) or "."
-    if file == paths.user_config_file():
+    if not project:
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
     else:
         os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
     from state.atomic import write_atomic
 
     write_atomic(file, tomlkit.dumps(doc).encode("utf-8"), mode=0o600)
-    return value
+    return value, moved
+
+
+def _read_text(file: str) -> str:
+    with open(file, "rb") as fh:
+        data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError("too large")
+    return data.decode("utf-8")

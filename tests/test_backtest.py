@@ -386,7 +386,7 @@ def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
     assert doc["config"] == {"bp_amber": 0.2, "notify_dwell": 5}
     assert doc["sessions"][0]["policies"] == expected["policies"]
     for bad, why in (("bp_amber", "expected KEY=VALUE"), ("nope=1", "unknown key 'nope'"),
-                     ("notify_dwell=0", "expected a whole number >= 1")):
+                     ("notify_dwell=0", "expected a whole number from 1 to 1000")):
         proc = sw("backtest", "--set", bad, FIXTURE)
         assert proc.returncode == 1
         assert why in proc.stderr.decode()

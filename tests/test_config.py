@@ -68,7 +68,7 @@ def test_config_set_creates_the_file() -> None:
 @pytest.mark.parametrize(("key", "value", "expected"), [
     ("notify_dwell", "abc", "whole number"),
     ("notify_dwell", "0", "whole number"),
-    ("bp_amber", '"high"', "positive number"),
+    ("bp_amber", '"high"', "a number from 0.001 to 10"),
     ("include", "3", "list of glob"),
     ("notify.channels", '["pigeon"]', "list drawn from"),
     ("no_such_key", "1", "unknown key"),
@@ -129,11 +129,12 @@ def test_project_file_wins_key_by_key(tmp_path: Path) -> None:
     f.write_text("bp_amber = 0.2\nnotify_dwell = 5\n")
     proj = tmp_path / "proj"
     (proj / ".claude").mkdir(parents=True)
-    (proj / ".claude" / "session-watcher.toml").write_text("bp_amber = 0.3\n[notify]\nfallback = \"none\"\n")
+    (proj / ".claude" / "session-watcher.toml").write_text("bp_amber = 0.22\nexclude = [\"docs/*\"]\n")
     eff = json.loads(sw("config", "show", "--project", str(proj)).stdout)["effective"]
-    assert eff["bp_amber"] == 0.3
+    assert eff["bp_amber"] == 0.22
     assert eff["notify_dwell"] == 5
-    assert eff["notify"] == {"channels": ["desktop"], "fallback": "none", "remind_min": 10}
+    assert eff["exclude"] == ["docs/*"]
+    assert eff["notify"] == {"channels": ["desktop"], "fallback": "message", "remind_min": 10}
 
 
 def test_hooks_with_a_bad_config_use_defaults_and_log_once(tmp_path: Path) -> None:

@@ -440,3 +440,105 @@ def test_attack7_bad_usage_value_page_still_renders(root: Path, bad: str) -> Non
         assert b"badusage" in body
     finally:
         view.close()
+
+
+# --------------------------------------------------------------- 3. config files
+
+
+def user_config(root: Path) -> Path:
+    return root / "swhome" / "config" / "config.toml"
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("cRatio = inf\n", "cRatio"),
+    ("cRatio = 1e-320\n", "cRatio"),
+    ("cRatio = nan\n", "cRatio"),
+    ("bp_amber = inf\n", "bp_amber"),
+    ("backstop_base = inf\n", "backstop_base"),
+    ("notify_dwell = 99999999999999999\n", "notify_dwell"),
+])
+def test_attack3_config_values_that_killed_every_hook(root: Path, text: str, key: str) -> None:
+    """Out-of-range values: `config set` refuses them naming the key and the range; written into
+    the file by hand, the hooks leave the file out (one log line) and keep saving exact state."""
+    value = text.split("= ", 1)[1].strip()
+    got = cli(root, "config", "set", key, value)
+    assert got.returncode == 1
+    assert f"key '{key}'" in got.stderr
+    assert "from " in got.stderr  # the allowed range
+    user_config(root).write_text(text)
+    s, tr = session(root, "badvalue")
+    for _ in range(2):
+        hook(root, s, tr)
+    with open(tr, "ab") as fh:
+        fh.write(s.lines_of(s.next_call(reads=1)))
+    hook(root, s, tr)
+    exact(root, s)
+    entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]
+    assert len(entries) == 1, log_text(root)
+    assert f"'{key}'" in entries[0]
+
+
+@pytest.mark.parametrize("kind", ["binary", "deep-arrays", "deep-tables"])
+def test_attack3_broken_config_file_falls_back_and_the_cli_repairs_it(root: Path, kind: str) -> None:
+    data = {"binary": bytes(range(256)) * 8,
+            "deep-arrays": b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+            "deep-tables": b"x = " + b"{a = " * 5000 + b"1" + b"}" * 5000 + b"\n"}[kind]
+    user_config(root).write_bytes(data)
+    s, tr = session(root, "brokencfg")
+    for _ in range(2):
+        hook(root, s, tr)
+    exact(root, s)
+    entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]
+    assert len(entries) == 1, log_text(root)
+    assert str(user_config(root)) in entries[0]
+    doctor = cli(root, "doctor")
+    assert "config     ERROR" in doctor.stdout, doctor.stdout + doctor.stderr
+    assert "internal error" not in doctor.stderr
+    shown = cli(root, "config", "show")
+    assert shown.returncode == 1
+    assert json.loads(shown.stdout)["effective"]["bp_amber"] == 0.10  # the defaults, shown
+    assert "internal error" not in shown.stderr
+    fixed = cli(root, "config", "set", "bp_amber", "0.12")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "moved to" in fixed.stderr
+    kept = list(user_config(root).parent.glob("config.toml.broken-*"))
+    assert len(kept) == 1
+    assert kept[0].read_bytes() == data  # the user's bytes are kept, not lost
+    shown = cli(root, "config", "show")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["effective"]["bp_amber"] == 0.12
+
+
+def test_attack3_merged_values_are_checked_together(root: Path) -> None:
+    user_config(root).write_text("bp_amber = 0.3\nbp_red = 0.5\n")
+    proj = Path(fs.make_project(root))
+    (proj / ".claude").mkdir()
+    pf = proj / ".claude" / "session-watcher.toml"
+    pf.write_text("bp_red = 0.1\n")  # fine alone, below the user's amber together
+    shown = cli(root, "config", "show", "--project", str(proj))
+    assert shown.returncode == 1
+    assert str(pf) in shown.stderr
+    assert "bp_red" in shown.stderr
+    eff = json.loads(shown.stdout)["effective"]
+    assert (eff["bp_amber"], eff["bp_red"]) == (0.3, 0.5)
+
+
+def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path) -> None:
+    """A repository's `.claude/session-watcher.toml` may not change how the user is alerted."""
+    s, tr = session(root, "hostileproj")
+    proj = Path(s.project)
+    (proj / ".claude").mkdir()
+    pf = proj / ".claude" / "session-watcher.toml"
+    pf.write_text('guard = "off"\n[notify]\nchannels = []\nfallback = "none"\n')
+    hook(root, s, tr)
+    state = fs.load_state(root, s.session_id)
+    notify = state["config"]["values"]["notify"]
+    assert (notify["channels"], notify["fallback"]) == (["message"], "none")  # the user's
+    assert state["config"]["values"]["guard"] == "warn"
+    assert "may only be set in your own config" in log_text(root)
+    got = cli(root, "config", "set", "--project", str(proj), "notify.channels", "[]")
+    assert got.returncode == 1
+    assert "may only be set in your own config" in got.stderr
+    pf.unlink()
+    got = cli(root, "config", "set", "--project", str(proj), "exclude", '["docs/*"]')  # the project's own
+    assert got.returncode == 0, got.stderr
