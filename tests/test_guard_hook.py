@@ -26,10 +26,12 @@ def _ts(text: str) -> float:
 
 
 def shifted(src: Path, dst: Path, minutes_ago: float) -> float:
-    """Copy `src` with every timestamp moved so that its last one is `minutes_ago` before now."""
+    """Copy `src` with every timestamp moved so that its last main-chain API call (its last assistant
+    line) was `minutes_ago` before now; returns that call's new time."""
     lines = src.read_bytes().split(b"\n")
     docs = [json.loads(line) if line.strip() else None for line in lines]
-    last = max(_ts(d["timestamp"]) for d in docs if d and isinstance(d.get("timestamp"), str))
+    last = max(_ts(d["timestamp"]) for d in docs if d and d.get("type") == "assistant"
+               and not d.get("isSidechain") and isinstance(d.get("timestamp"), str))
     delta = time.time() - minutes_ago * 60 - last
     out = []
     for line, d in zip(lines, docs, strict=True):
