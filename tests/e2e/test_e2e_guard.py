@@ -70,9 +70,9 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     # terminal UI, guard = "block": the reason is on screen while nothing has been sent; the same
     # prompt again goes through
     move_back(transcript, IDLE_S)
-    project_cfg = world.project / ".claude" / "session-watcher.toml"
-    project_cfg.parent.mkdir(exist_ok=True)
-    project_cfg.write_text('guard = "block"\n')
+    user_cfg = world.sw_home / "config" / "config.toml"  # `guard` is the user's, never a project's
+    before = user_cfg.read_text()
+    user_cfg.write_text('guard = "block"\n' + before)
     tmux = Tmux(world.root)
     try:
         with MockAPI([say("Back again.", Usage(input_tokens=5, cache_write_5m=32_000, output_tokens=10))]) as api:
@@ -93,4 +93,4 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
             assert len(api.main_served()) == 1
     finally:
         tmux.kill()
-        project_cfg.unlink()
+        user_cfg.write_text(before)
