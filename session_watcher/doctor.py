@@ -121,10 +121,10 @@ def _cold_cache_line(session_id: str) -> str:
     except (store.StateRejected, OSError):
         state = None
     if state is None:
-        return "cold cache unknown (no state for the newest session)"
+        return "guard      newest session: no state to read"
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     got = cold_cache(state, cfg, time.time())
-    head = f"cold cache guard {cfg.get('guard', 'warn')}; newest session"
+    head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session"
     if got is None:
         return f"{head}: cannot tell yet (no API call or no cache write seen)"
     life = got["lifetimeSeconds"]

@@ -230,7 +230,8 @@ def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     assert (cc["source"], cc["ttl"], cc["lifetimeSeconds"], cc["cold"]) == ("ttl", "5m", 300.0, True)
     assert 1190 < cc["idleSeconds"] < 1500
     text = sw("doctor").stdout.decode()
-    assert "cold cache guard warn; newest session: cold by ttl (5m cache, lasts 5 min), last call 2" in text
+    assert ("guard      warn (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
+            "last call 2") in text
 
 
 def test_the_inferred_cliff_file_sets_the_lifetime(tmp_path: Path) -> None:
