@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the report as JSON (docs/report-schema.json)")
     out.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
+    p.add_argument("--pages", action="store_true",
+                   help="with --html: also write each session's page into OUT-sessions/ beside it, linked from its row")
     p.add_argument("--index", metavar="FILE", help=argparse.SUPPRESS)  # tests and benchmarks
     return p
 
@@ -54,13 +56,39 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
     return doc
 
 
+def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) -> dict[str, str]:
+    """Each reported session's page in `<OUT stem>-sessions/`; {session id: address relative to OUT}."""
+    import os
+
+    from reports.index import default_roots, discover
+    from reports.session_page import write_html
+    from session_watcher.paths import ensure_private_dir
+
+    folder_name = os.path.splitext(os.path.basename(out))[0] + "-sessions"
+    folder = os.path.join(os.path.dirname(os.path.abspath(out)), folder_name)
+    ensure_private_dir(folder)
+    mains = {s.session: s.path for s in discover(roots or default_roots()) if not s.sub}
+    pages: dict[str, str] = {}
+    for s in doc["sessions"]:
+        sid = s["sessionId"]
+        path = mains.get(sid)
+        if path is None or os.sep in sid or sid.startswith("."):
+            continue
+        write_html(path, os.path.join(folder, sid + ".html"))
+        pages[sid] = f"{folder_name}/{sid}.html"
+    return pages
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "session":  # `report session ...`: the single-session page
         from reports.session_cli import main as page_main
 
         return page_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.pages and not args.html:
+        parser.error("--pages goes with --html OUT.html")
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
         from reports.collect import Progress, run_report_json
@@ -84,12 +112,13 @@ def main(argv: list[str] | None = None) -> int:
         from state.atomic import write_atomic
 
         try:  # user-only: the page names projects and files; a unique temp file, never a planted one
-            write_atomic(args.html, render(doc).encode("utf-8"), mode=0o600, fsync=False)
+            pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
+            write_atomic(args.html, render(doc, pages).encode("utf-8"), mode=0o600, fsync=False)
         except OSError as exc:
             print(clean_text(f"session-watcher report: cannot write {args.html}: {exc.strerror or exc}"),
                   file=sys.stderr)
             return 1
-        print(clean_text(f"wrote {args.html}"))
+        print(clean_text(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
         from reports.render_text import render as render_text
 

@@ -48,7 +48,9 @@ def gap_sentence(gap: dict[str, Any] | None) -> str:
     dur = human_duration(gap["seconds"])
     if gap["cold"]:
         return f"your {dur} break cost {human_tokens(gap['tokensRecreated'])} tokens of re-reading{usd}"
-    return f"your longest break ({dur}) stayed warm: {human_tokens(gap['tokensRecreated'])} tokens written{usd}"
+    # warm: the cache outlived the break; what the next call wrote is its own new context, not a re-read
+    return (f"your longest break ({dur}) stayed warm: the next call read the cache; "
+            f"it wrote {human_tokens(gap['tokensRecreated'])} new tokens{usd}")
 
 
 def day_start(now: float, utc_offset: float) -> float:

@@ -1,4 +1,8 @@
-"""The report document -> one self-contained HTML page (inline CSS and SVG, no script, no network)."""
+"""The report document -> one self-contained HTML page (inline CSS and SVG, no script, no network).
+
+Its CSS is package data (reports/assets/theme.css, shared with the session page, and report_page.css).
+A session's row links to its page when `pages` maps its id to one (`report --html OUT --pages`).
+"""
 
 from __future__ import annotations
 
@@ -9,23 +13,13 @@ from typing import Any
 from reports.fmt import CAUSES, gap_sentence, human_duration, human_tokens
 from reports.render_text import day_sentence, guard_sentence, pct, ttl_sentence
 
-CSS = """
-:root { --mv-cat-5: #2f7ebc; --mv-cat-2: #7a5cc2; --mv-warn: #d98b1c; --mv-faint: #9aa3ad;
-        --mv-fg: #1d232b; --mv-bg: #ffffff; --mv-muted: #5b6570; }
-body { font: 14px/1.45 system-ui, sans-serif; color: var(--mv-fg); background: var(--mv-bg);
-       margin: 2rem auto; max-width: 980px; padding: 0 1rem; }
-h1 { font-size: 1.3rem; } h2 { font-size: 1.05rem; margin-top: 2rem; }
-.num, td.n, .summary { font-variant-numeric: tabular-nums; }
-table { border-collapse: collapse; margin: .5rem 0; }
-th, td { padding: .2rem .6rem; text-align: left; border-bottom: 1px solid #e6e9ec; }
-td.n, th.n { text-align: right; } td.w { white-space: nowrap; }
-.bar { display: inline-flex; width: 160px; height: 10px; background: #eef1f4; vertical-align: middle; }
-.bar .warm { background: var(--mv-cat-5); } .bar .recreated { background: var(--mv-warn); }
-.muted { color: var(--mv-muted); }
-.legend span { display: inline-block; margin-right: 1rem; }
-.sw { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
-svg text { font: 11px system-ui, sans-serif; fill: var(--mv-muted); }
-"""
+
+def _css() -> str:
+    """The shared theme (the session page uses it too) and the report's own rules: package data."""
+    from reports.session_page_template import asset
+
+    return asset("theme.css") + "\n" + asset("report_page.css")
+
 
 W, H = 900, 380
 ML, MR, MT, MB = 60, 20, 44, 40  # the top margin holds the inferred-boundary labels
@@ -57,7 +51,7 @@ def scatter_svg(doc: dict[str, Any]) -> str:
         f'<svg id="scatter" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
         f'viewBox="0 0 {W} {H}" role="img" aria-label="gap before a call versus tokens re-created">'
     ]
-    parts.append(f'<rect x="{ML}" y="{MT}" width="{W - ML - MR}" height="{H - MT - MB}" fill="none" stroke="#d5dade"/>')
+    parts.append(f'<rect class="frame" x="{ML}" y="{MT}" width="{W - ML - MR}" height="{H - MT - MB}"/>')
     for s, label in (
         (1, "1 s"),
         (10, "10 s"),
@@ -70,7 +64,7 @@ def scatter_svg(doc: dict[str, Any]) -> str:
     ):
         if s <= max_gap * 1.01:
             xs = x(s)
-            parts.append(f'<line x1="{xs:.1f}" y1="{H - MB}" x2="{xs:.1f}" y2="{H - MB + 4}" stroke="#9aa3ad"/>')
+            parts.append(f'<line class="tick" x1="{xs:.1f}" y1="{H - MB}" x2="{xs:.1f}" y2="{H - MB + 4}"/>')
             parts.append(f'<text x="{xs:.1f}" y="{H - MB + 16}" text-anchor="middle">{label}</text>')
     t = 1
     while t <= max_tok * 1.01:
@@ -82,9 +76,9 @@ def scatter_svg(doc: dict[str, Any]) -> str:
         f'<text x="14" y="{(MT + H - MB) / 2}" transform="rotate(-90 14 {(MT + H - MB) / 2})" '
         'text-anchor="middle">tokens re-created (log)</text>'
     )
-    colour = {"5m": "var(--mv-cat-2)", "1h": "var(--mv-cat-5)"}
+    colour = {"5m": "var(--cat2)", "1h": "var(--warm)"}
     for p in pts:
-        c = colour.get(p["ttl"] or "5m", "var(--mv-faint)")
+        c = colour.get(p["ttl"] or "5m", "var(--dim)")
         fill = c if p["cold"] else "none"
         cx, cy = x(max(p["gapSeconds"], 1.0)), y(max(p["tokensRecreated"], 1))
         tip = f"{human_duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
@@ -124,30 +118,51 @@ def warmth_bar(w: float | None) -> str:
     )
 
 
-def render(doc: dict[str, Any]) -> str:
+def _stat(label: str, value: str) -> str:
+    return f'<span class="stat">{escape(label)} <b>{escape(value)}</b></span>'
+
+
+def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
+    """The page; `pages` maps a session id to the (relative) address of its session page."""
+    pages = pages or {}
+    sessions = doc["sessions"]
+    calls = sum(s["calls"] for s in sessions)
     h: list[str] = [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>session-watcher: cache warmth</title>",
-        f"<style>{CSS}</style></head><body>",
+        f"<style>{_css()}</style></head><body>",
+        '<header class="topbar"><h1>Cache warmth across your sessions</h1><span class="stats">',
+        _stat("sessions", str(len(sessions))), _stat("calls", f"{calls:,}"),
+        _stat("cold starts", str(doc["coldStarts"])), "</span></header><main>",
     ]
-    h.append("<h1>Cache warmth across your sessions</h1>")
     h.append(f'<p class="summary" id="summary">{escape(day_sentence(doc))}.</p>')
+    if not sessions:
+        roots = (doc.get("index") or {}).get("roots") or []
+        h.append(f'<p id="empty">No Claude Code sessions found; searched: '
+                 f'{escape(", ".join(roots) or "no folder")}.</p></main></body></html>')
+        return "\n".join(h)
     h.append(
-        '<p class="legend"><span><i class="sw" style="background:var(--mv-cat-5)"></i>read from cache</span>'
-        '<span><i class="sw" style="background:var(--mv-warn)"></i>re-created (paid again)</span></p>'
+        '<p class="legend"><span><i class="sw sw-warm"></i>read from cache</span>'
+        '<span><i class="sw sw-recreated"></i>re-created (paid again)</span></p>'
     )
     h.append(
         '<h2>Sessions</h2><table id="sessions"><thead><tr><th>session</th><th class="n">calls</th>'
         '<th>warmth</th><th class="n">cold starts</th><th class="n">tokens</th><th>largest gap</th>'
         "</tr></thead><tbody>"
     )
-    for s in doc["sessions"]:
+    for s in sessions:
+        sid = escape(s["sessionId"])
+        href = pages.get(s["sessionId"])
+        cell = f'<a href="{escape(href)}">{sid}</a>' if href else f"<span>{sid}</span>"
         h.append(
-            f'<tr><td title="{escape(s["project"])}">{escape(s["sessionId"])}</td>'
-            f'<td class="n">{s["calls"]}</td><td class="w">{warmth_bar(s["warmth"])}</td>'
-            f'<td class="n">{s["coldStarts"]}</td><td class="n">{num(s["tokens"]["total"])}</td>'
-            f"<td>{escape(gap_sentence(s['largestGap']) if s['largestGap'] else s['sentence'])}</td></tr>"
+            f'<tr><td class="sid" data-label="session" title="{escape(s["project"])}">{cell}</td>'
+            f'<td class="n" data-label="calls">{s["calls"]}</td>'
+            f'<td class="w" data-label="warmth">{warmth_bar(s["warmth"])}</td>'
+            f'<td class="n" data-label="cold starts">{s["coldStarts"]}</td>'
+            f'<td class="n" data-label="tokens">{num(s["tokens"]["total"])}</td>'
+            f'<td data-label="largest gap">'
+            f"{escape(gap_sentence(s['largestGap']) if s['largestGap'] else s['sentence'])}</td></tr>"
         )
     h.append("</tbody></table>")
     h.append("<h2>Gap before a call versus tokens re-created</h2>")
@@ -157,8 +172,8 @@ def render(doc: dict[str, Any]) -> str:
         "figure.</p>"
     )
     h.append(
-        '<p class="legend"><span><i class="sw" style="background:var(--mv-cat-2)"></i>after 5-minute '
-        'writes</span><span><i class="sw" style="background:var(--mv-cat-5)"></i>after 1-hour writes</span>'
+        '<p class="legend"><span><i class="sw sw-5m"></i>after 5-minute '
+        'writes</span><span><i class="sw sw-1h"></i>after 1-hour writes</span>'
         '<span class="muted">hollow: warm, filled: cold</span></p>'
     )
     h.append(scatter_svg(doc))
@@ -192,5 +207,5 @@ def render(doc: dict[str, Any]) -> str:
             "before these calls.</p>"
         )
     h.append(f'<p id="guard">{escape(guard_sentence(doc.get("guard")))}</p>')
-    h.append("</body></html>")
+    h.append("</main></body></html>")
     return "\n".join(h)

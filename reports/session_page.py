@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from reports.session_page_data import load_model
-from reports.session_page_template import CSS, JS, PAGE
+from reports.session_page_template import CSS, JS, PAGE, THEME
 
 
 class SessionNotFound(Exception):
@@ -48,6 +48,7 @@ def render_html(model: dict[str, Any], live: bool = False) -> str:
         ("__HEADING__", html.escape(f"Session {sid}")),
         ("__LIVE__", "1" if live else "0"),
         ("__LIVESTATUS__", "connecting…" if live else ""),
+        ("__THEME__", THEME),
         ("__CSS__", CSS),
         ("__JS__", JS),
         ("__BACKTEST__", _backtest_html(model)),

@@ -154,7 +154,8 @@ def test_html_is_self_contained_and_honest(cliff_dir: Path) -> None:
     assert "@import" not in page
     assert "--mv-danger" not in page
     assert 'class="recreated"' in page
-    assert ".bar .recreated { background: var(--mv-warn); }" in page
+    assert ".bar .recreated { background: var(--recreated); }" in page
+    assert "--recreated:#d98b1c" in page  # the warning orange (light); the danger red is --error
     assert "font-variant-numeric: tabular-nums" in page
     # "five": 7 warm calls of 20,253 tokens and 3 cold ones of 31,053: 234,930, shown as 235k
     assert '<span class="num" title="234,930">235k</span>' in page

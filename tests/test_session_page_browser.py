@@ -147,11 +147,13 @@ def test_page_of_real_fixture(page: Page, path: Path, tmp_path: Path) -> None:
     assert page.errors == []
     assert page.count(".bar-call") == want["calls"]
     assert page.count(".bar-tool") == want["tools"]
-    # compaction boundaries: dashed, 2 px, #f38ba8 at 40 %, behind the bars, labelled in 9 px monospace
+    # compaction boundaries: dashed, 2 px, the theme's error red at 40 %, behind the bars, labelled in 9 px monospace
     assert page.count(".compaction-line") == want["compactions"] == 1
     line = page.page.locator(".compaction-line").first
     assert line.get_attribute("stroke-dasharray")
-    assert (line.get_attribute("stroke"), line.get_attribute("stroke-width")) == ("#f38ba8", "2")
+    red = page.page.evaluate("() => getComputedStyle(document.documentElement).getPropertyValue('--error').trim()")
+    assert (line.get_attribute("stroke"), line.get_attribute("stroke-width")) == (red, "2")
+    assert red == "#c8364d"  # the light scheme (the browser's default here)
     assert float(line.get_attribute("stroke-opacity")) == pytest.approx(0.4)
     behind = page.page.evaluate(
         "() => { const l = document.querySelector('.compaction-line'), b = document.querySelector('.bar');"

@@ -6,8 +6,15 @@ const NS = 'http://www.w3.org/2000/svg';
 const GRADE_COLOUR = {A:'#a6e3a1', B:'#94e2d5', C:'#f9e2af', D:'#fab387', F:'#f38ba8'};
 const STOPS = [[92.5,[0xa6,0xe3,0xa1]],[77.5,[0x94,0xe2,0xd5]],[62.5,[0xf9,0xe2,0xaf]],
                [47.5,[0xfa,0xb3,0x87]],[30,[0xf3,0x8b,0xa8]]];
-const LAMP = {white:'#cdd6f4', green:'#a6e3a1', amber:'#fab387', red:'#f38ba8'};
-const LABEL_W = 250, ROW_H = 12, BAR_H = 8, TOP = 14;
+const LABEL_W = 250, RIGHT_PAD = 76, NARROW_LABEL_W = 92, NARROW_PAD = 40, ROW_H = 12, BAR_H = 8, TOP = 14;
+// the theme's colours (theme.css, light or dark), read at each render
+const C = {};
+const THEME_KEYS = ['call', 'read', 'write', 'bash', 'task', 'other', 'error', 'amber', 'red', 'mark', 'x',
+  'xsweet', 'bp', 'grid', 'plot', 'line', 'dim', 'lamp-white', 'lamp-green', 'lamp-amber', 'lamp-red'];
+function readTheme() {
+  const cs = getComputedStyle(document.documentElement);
+  for (const k of THEME_KEYS) C[k] = cs.getPropertyValue('--' + k).trim();
+}
 
 function el(tag, attrs, parent) {
   const e = document.createElementNS(NS, tag);
@@ -53,12 +60,12 @@ function scoreColour(score) {
 }
 function rgb(c) { return '#' + c.map(v => pad(Math.round(v).toString(16))).join(''); }
 function toolColour(r) {
-  if (r.isError) return '#f38ba8';
-  if (['Write', 'Edit', 'MultiEdit', 'NotebookEdit'].includes(r.name)) return '#a6e3a1';
-  if (r.name === 'Read') return '#94e2d5';
-  if (r.name === 'Bash') return '#cba6f7';
-  if (r.name === 'Task' || r.name === 'Agent') return '#f5c2e7';
-  return '#89dceb';
+  if (r.isError) return C.error;
+  if (['Write', 'Edit', 'MultiEdit', 'NotebookEdit'].includes(r.name)) return C.write;
+  if (r.name === 'Read') return C.read;
+  if (r.name === 'Bash') return C.bash;
+  if (r.name === 'Task' || r.name === 'Agent') return C.task;
+  return C.other;
 }
 function healthTip(h) { return 'Context Health: ' + h.grade + ' (score: ' + h.score + '/100)'; }
 
@@ -113,67 +120,98 @@ function setBreakdown(open) {
 
 // ---------------------------------------------------------------- chart
 function geometry() {
-  const full = Math.max(760, document.getElementById('chart').clientWidth);
-  const w = full - LABEL_W - 76;
+  // the chart's content box (its padding is not ours to draw in: that clipped labels at the right edge)
+  const chart = document.getElementById('chart'), cs = getComputedStyle(chart);
+  const inner = chart.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  const full = Math.max(280, Math.floor(inner));
+  const narrow = full < 700;  // a phone: a slim label column
+  const lw = narrow ? NARROW_LABEL_W : LABEL_W, w = full - lw - (narrow ? NARROW_PAD : RIGHT_PAD);
   const span = Math.max(1e-3, M.t1 - M.t0);
-  return {full: full, w: w, X: t => LABEL_W + (t - M.t0) / span * w};
+  return {full: full, w: w, lw: lw, narrow: narrow, X: t => lw + (t - M.t0) / span * w};
 }
-function niceStep(span, px) {
-  const want = span / Math.max(1, px / 90);
-  const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600];
-  for (const s of steps) if (s >= want) return s;
-  return 43200;
+// width of a label before it is placed (monospace: ~0.6 em a character)
+function textWidth(s, px) { return String(s).length * px * 0.61; }
+function niceStep(span, px, labelChars) {
+  const need = textWidth('0'.repeat(labelChars), 10) + 18;  // a label and some air between two
+  const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+  for (const s of steps) if (s / span * px >= need) return s;
+  return 86400;
+}
+// keep the values whose y positions are at least `gap` px apart (in the order given: first wins)
+function spaced(items, gap) {
+  const kept = [];
+  for (const it of items) if (kept.every(k => Math.abs(k.y - it.y) >= gap)) kept.push(it);
+  return kept;
+}
+// a label placed only where it does not overlap the labels placed before it in the same row
+function rowLabel(parent, placed, x, y, s, cls, tip, px, maxRight) {
+  const w = textWidth(s, px);
+  if (x + w > maxRight) return null;
+  if (placed.some(p => x < p[1] + 4 && p[0] < x + w + 4)) return null;
+  placed.push([x, x + w]);
+  return text(parent, x, y, s, cls, tip);
 }
 function renderHead(g) {
   const svg = document.getElementById('head-svg');
   svg.textContent = '';
   const story = M.story || [];
-  const LAMP_Y = 6, LAMP_H = 8, X_Y = 22, X_H = 96, BP_Y = 126, BP_H = 40, HB_Y = 176, AX_Y = 182;
-  const H = AX_Y + 20;
+  const LAMP_Y = 6, LAMP_H = 8, X_Y = 22, X_H = 150, BP_Y = X_Y + X_H + 12, BP_H = 64;
+  const HB_Y = BP_Y + BP_H + 12, AX_Y = HB_Y + 8;
+  const H = AX_Y + 20, lw = g.lw;
   svg.setAttribute('width', g.full); svg.setAttribute('height', H);
-  const X = g.X, right = LABEL_W + g.w;
+  const X = g.X, right = lw + g.w;
+  const defs = el('defs', {}, svg);
+  const clip = el('clipPath', {id: 'bp-clip'}, defs);
+  el('rect', {x: lw, y: BP_Y, width: g.w, height: BP_H}, clip);
   // compaction marks behind everything
   for (const c of M.compactions)
     el('line', {x1: X(c.ts), x2: X(c.ts), y1: 0, y2: HB_Y - 2, 'class': 'compaction-mark',
-      stroke: '#f38ba8', 'stroke-opacity': .4, 'stroke-width': 2, 'stroke-dasharray': '4 3'}, svg);
+      stroke: C.error, 'stroke-opacity': .4, 'stroke-width': 2, 'stroke-dasharray': '4 3'}, svg);
   text(svg, 6, LAMP_Y + 7, 'lamp', 'lbl', 'the watcher\'s lamp after each API call');
-  text(svg, 6, X_Y + 10, 'x vs xSweet', 'lbl',
+  text(svg, 6, X_Y + 10, g.narrow ? 'x, xSweet' : 'x vs xSweet', 'lbl',
        'x = L / B (context over baseline); xSweet = the cheapest point to restart');
-  text(svg, 6, BP_Y + 10, 'bp', 'lbl', 'relative excess cost of a cycle ending here');
+  text(svg, 6, BP_Y + 10, 'bp', 'lbl', 'bill premium: how much more a cycle ending here costs than the optimal one');
   text(svg, 6, HB_Y + 5, 'health', 'lbl', 'context health score at each 5 % of the session');
-  el('rect', {x: LABEL_W, y: X_Y, width: g.w, height: X_H, fill: '#181825'}, svg);
-  el('rect', {x: LABEL_W, y: BP_Y, width: g.w, height: BP_H, fill: '#181825'}, svg);
+  el('rect', {x: lw, y: X_Y, width: g.w, height: X_H, fill: C.plot, 'class': 'plot'}, svg);
+  el('rect', {x: lw, y: BP_Y, width: g.w, height: BP_H, fill: C.plot, 'class': 'plot'}, svg);
   if (!M.storyAvailable || !story.length) {
-    text(svg, LABEL_W + 8, X_Y + 20, M.storyError ? 'the watcher\'s trace failed: ' + M.storyError
-         : M.storyAvailable ? 'no API call yet' : 'the watcher\'s trace is not available for this session', 'small');
+    const msg = M.storyError ? 'the watcher\'s trace failed: ' + M.storyError
+      : M.storyAvailable ? 'no API call yet' : 'the watcher\'s trace is not available for this session';
+    const t = text(svg, lw + 8, X_Y + 20, msg, 'small');
+    t.textContent = msg.length * 5.5 > g.w - 16 ? msg.slice(0, Math.max(8, Math.floor((g.w - 16) / 5.5) - 1)) + '…' : msg;
+    t.setAttribute('data-tip', msg);
   } else {
     const fin = v => v !== null && v !== undefined && isFinite(v);
     let ymax = 2;
     for (const r of story) for (const v of [r.x, r.xSweet]) if (fin(v)) ymax = Math.max(ymax, v);
     ymax *= 1.08;
     const Yx = v => X_Y + X_H - Math.min(v, ymax) / ymax * X_H;
-    let bmax = 0.3;
-    for (const r of story) if (fin(r.br)) bmax = Math.max(bmax, Math.min(r.br, 1.5));
+    // the bp scale: up to the 95th percentile (early calls can spike far above it), at least 30 %
+    const brs = story.map(r => r.br).filter(fin).sort((a, b) => a - b);
+    const p95 = brs.length ? brs[Math.floor(0.95 * (brs.length - 1))] : 0;
+    const bmax = Math.ceil(Math.max(0.3, Math.min(1.5, p95 * 1.15)) * 10) / 10;
     const Yb = v => BP_Y + BP_H - Math.min(v, bmax) / bmax * BP_H;
     for (let i = 0; i < story.length; i++) {
       const r = story[i], x0 = X(r.ts), x1 = i + 1 < story.length ? X(story[i + 1].ts) : right;
       el('rect', {x: x0, y: LAMP_Y, width: Math.max(1, x1 - x0), height: LAMP_H,
-        fill: LAMP[r.lamp] || '#45475a', 'fill-opacity': r.lamp === 'white' ? .35 : .85,
+        fill: C['lamp-' + r.lamp] || C.dim, 'fill-opacity': r.lamp === 'white' ? .5 : .9,
         'class': 'lamp-zone lamp-' + r.lamp}, svg);
     }
-    // y grid
-    for (const v of [1, 2, 3, 5, 8, 13, 21].filter(v => v < ymax)) {
-      el('line', {x1: LABEL_W, x2: right, y1: Yx(v), y2: Yx(v), stroke: '#313244', 'stroke-width': 1}, svg);
-      text(svg, LABEL_W - 4, Yx(v) + 3, String(v), 'small', null, 'end');
+    // y grid of x: values at least 14 px apart
+    for (const {v, y} of spaced([1, 2, 3, 5, 8, 13, 21, 34].filter(v => v < ymax).map(v => ({v: v, y: Yx(v)})), 14)) {
+      el('line', {x1: lw, x2: right, y1: y, y2: y, stroke: C.grid, 'stroke-width': 1}, svg);
+      text(svg, lw - 4, y + 3, String(v), 'small y-tick', null, 'end');
     }
-    let lastLabel = Infinity;
-    for (const [v, c, n] of [[0.10, '#fab387', 'amber'], [0.25, '#f38ba8', 'red']]) {
-      if (v > bmax) continue;
-      el('line', {x1: LABEL_W, x2: right, y1: Yb(v), y2: Yb(v), stroke: c, 'stroke-opacity': .5,
-        'stroke-dasharray': '3 3'}, svg);
-      const ly = Math.min(Yb(v) + 3, lastLabel - 9);
-      text(svg, right + 4, ly, n + ' ' + v.toFixed(2), 'small', 'BP_' + n.toUpperCase() + ' = ' + v);
-      lastLabel = ly;
+    // the bp scale: zero, the amber and red thresholds, the top
+    const ticks = [{v: 0.10, y: Yb(0.10), n: 'amber', c: C.amber}, {v: 0.25, y: Yb(0.25), n: 'red', c: C.red},
+                   {v: 0, y: Yb(0), n: ''}, {v: bmax, y: Yb(bmax), n: ''}].filter(t => t.v <= bmax);
+    for (const t of ticks.filter(t => t.n))
+      el('line', {x1: lw, x2: right, y1: t.y, y2: t.y, stroke: t.c, 'stroke-opacity': .6, 'stroke-dasharray': '3 3',
+        'class': 'bp-threshold'}, svg);
+    for (const t of spaced(ticks, 11)) {
+      const pct = Math.round(t.v * 100) + '%';
+      text(svg, lw - 4, t.y + 3, (t.n && !g.narrow ? t.n + ' ' : '') + pct, 'small y-tick bp-tick',
+           t.n ? 'BP_' + t.n.toUpperCase() + ' = ' + t.v : null, 'end');
     }
     const cuts = M.compactions.map(c => c.ts);
     const line = (key, Y, attrs) => {
@@ -188,27 +226,33 @@ function renderHead(g) {
       }
       if (d) el('path', Object.assign({d: d, fill: 'none'}, attrs), svg);
     };
-    line('xSweet', Yx, {stroke: '#a6e3a1', 'stroke-width': 1.5, 'stroke-dasharray': '5 3', 'class': 'xsweet-line'});
-    line('x', Yx, {stroke: '#89b4fa', 'stroke-width': 1.5, 'class': 'x-line'});
-    line('br', Yb, {stroke: '#fab387', 'stroke-width': 1.5, 'class': 'bp-line'});
+    line('xSweet', Yx, {stroke: C.xsweet, 'stroke-width': 1.5, 'stroke-dasharray': '5 3', 'class': 'xsweet-line'});
+    line('x', Yx, {stroke: C.x, 'stroke-width': 1.5, 'class': 'x-line'});
+    line('br', Yb, {stroke: C.bp, 'stroke-width': 1.5, 'class': 'bp-line', 'clip-path': 'url(#bp-clip)'});
+    // values above the scale: a small mark at its top edge, the value on hover
+    for (const r of story) if (fin(r.br) && r.br > bmax) {
+      const cx = X(r.ts);
+      el('path', {d: 'M' + (cx - 3) + ' ' + (BP_Y + 5) + 'l3 -5 3 5z', fill: C.bp, 'class': 'bp-off',
+        'data-tip': 'bp ' + Math.round(r.br * 100) + ' % at call #' + r.call + ' (above the scale)'}, svg);
+    }
     // bill cycles and the gate
-    let lastAlertX = -Infinity;
+    const placed = [];
     for (const r of story) {
       if (r.billDone > 0) {
         const cx = X(r.ts);
-        el('path', {d: 'M' + cx + ' ' + (BP_Y + BP_H - 9) + 'l4 4 -4 4 -4 -4z', fill: '#f9e2af', 'class': 'bill-mark',
+        el('path', {d: 'M' + cx + ' ' + (BP_Y + BP_H - 9) + 'l4 4 -4 4 -4 -4z', fill: C.mark, 'class': 'bill-mark',
           'data-tip': 'bill cycle completed at call #' + r.call + ' (' + fmtTime(r.ts) + ')' +
                       (r.billDone > 1 ? ', ' + r.billDone + ' cycles' : '')}, svg);
       }
       for (const a of r.alerts || []) {
         const gx = X(r.ts), gate = a.kind === 'gate';
-        el('line', {x1: gx, x2: gx, y1: LAMP_Y, y2: BP_Y + BP_H, stroke: gate ? '#f38ba8' : '#fab387',
+        el('line', {x1: gx, x2: gx, y1: LAMP_Y, y2: BP_Y + BP_H, stroke: gate ? C.red : C.amber,
           'stroke-width': gate ? 2 : 1, 'class': gate ? 'gate-mark' : 'backstop-mark'}, svg);
-        if (gx - lastAlertX < 48) continue;  // labels would overlap; the line and its tooltip stay
-        lastAlertX = gx;
-        text(svg, gx + 3, X_Y + 9, gate ? 'gate' : 'reminder ' + a.reminder, 'small',
-             (gate ? 'the gate tripped' : 'backstop reminder ' + a.reminder) + ' at call #' + r.call +
-             ' (' + fmtTime(r.ts) + ')');
+        // a label only where it does not run into the one before (the line and its tooltip stay)
+        const label = gate ? 'gate' : (g.narrow ? 'r' : 'reminder ') + a.reminder;
+        rowLabel(svg, placed, gx + 3, X_Y + 9, label, 'alert-label',
+                 (gate ? 'the gate tripped' : 'backstop reminder ' + a.reminder) + ' at call #' + r.call +
+                 ' (' + fmtTime(r.ts) + ')', 9, right);
       }
     }
     // hover zones: one per call
@@ -227,52 +271,62 @@ function renderHead(g) {
     text(svg, right + 4, Yx(Math.min(ymax, story[story.length - 1].x || 0)) + 3, 'x', 'small');
   }
   // the health bar
-  const defs = el('defs', {}, svg);
   const grad = el('linearGradient', {id: 'health-gradient', x1: 0, x2: 1, y1: 0, y2: 0}, defs);
   const bar = M.healthBar || [];
   bar.forEach((b, i) => el('stop', {offset: (bar.length > 1 ? i / (bar.length - 1) * 100 : 0) + '%',
                                     'stop-color': scoreColour(b.score)}, grad));
-  el('rect', {x: LABEL_W, y: HB_Y, width: g.w, height: 4, fill: 'url(#health-gradient)', id: 'health-bar'}, svg);
+  el('rect', {x: lw, y: HB_Y, width: g.w, height: 4, fill: 'url(#health-gradient)', id: 'health-bar'}, svg);
   bar.forEach((b, i) => {
     if (i === bar.length - 1) return;
     el('rect', {x: X(b.t), y: HB_Y - 3, width: Math.max(1, X(bar[i + 1].t) - X(b.t)), height: 10, fill: 'transparent',
       'data-tip': 'Health at ' + fmtTime(b.t) + ': ' + b.grade + ' (score: ' + b.score + '/100)'}, svg);
   });
-  // time axis
-  el('line', {x1: LABEL_W, x2: right, y1: AX_Y, y2: AX_Y, stroke: '#45475a'}, svg);
-  const span = Math.max(1e-3, M.t1 - M.t0), step = niceStep(span, g.w);
+  // time axis: ticks far enough apart for their labels, none past either edge
+  el('line', {x1: lw, x2: right, y1: AX_Y, y2: AX_Y, stroke: C.line}, svg);
+  const span = Math.max(1e-3, M.t1 - M.t0);
+  const secs = span < 600;
+  const step = niceStep(span, g.w, secs ? 8 : 5);
   const first = Math.ceil(M.t0 / step) * step;
+  const placed = [];
   for (let t = first; t <= M.t1 + 1e-6; t += step) {
-    el('line', {x1: X(t), x2: X(t), y1: AX_Y, y2: AX_Y + 4, stroke: '#45475a'}, svg);
+    el('line', {x1: X(t), x2: X(t), y1: AX_Y, y2: AX_Y + 4, stroke: C.line}, svg);
     const d = new Date(t * 1000);
-    const lab = step < 60 ? fmtTime(t) : pad(d.getHours()) + ':' + pad(d.getMinutes());
-    text(svg, X(t), AX_Y + 15, lab, 'axis', null, 'middle');
+    const lab = secs ? fmtTime(t) : pad(d.getHours()) + ':' + pad(d.getMinutes());
+    const half = textWidth(lab, 10) / 2;
+    if (X(t) - half < lw - 30 || X(t) + half > g.full) continue;
+    const tx = rowLabel(svg, placed, X(t) - half, AX_Y + 15, lab, 'axis time-tick', null, 10, g.full);
+    if (tx) { tx.setAttribute('x', X(t)); tx.setAttribute('text-anchor', 'middle'); }
   }
 }
 function rereadIcon(parent, x, y, tip) {
   const g = el('g', {'class': 'reread-mark', transform: 'translate(' + x + ',' + y + ')', 'data-tip': tip}, parent);
   el('rect', {width: 10, height: 10, fill: 'transparent'}, g);
-  el('path', {d: 'M8.2 3.2A3.6 3.6 0 1 0 8.6 6.4', fill: 'none', stroke: '#f9e2af', 'stroke-width': 1.4,
+  el('path', {d: 'M8.2 3.2A3.6 3.6 0 1 0 8.6 6.4', fill: 'none', stroke: C.mark, 'stroke-width': 1.4,
               'stroke-linecap': 'round'}, g);
-  el('path', {d: 'M9.4 0.8L8.6 3.8 5.7 3.0z', fill: '#f9e2af'}, g);
+  el('path', {d: 'M9.4 0.8L8.6 3.8 5.7 3.0z', fill: C.mark}, g);
   return g;
 }
 function renderBody(g) {
   const svg = document.getElementById('waterfall');
   svg.textContent = '';
-  const rows = M.rows, X = g.X, right = LABEL_W + g.w;
+  const rows = M.rows, X = g.X, right = g.lw + g.w;
+  const maxChars = Math.floor((g.lw - 10) / textWidth('0', 10));
   const H = TOP + rows.length * ROW_H + 6;
   svg.setAttribute('width', g.full); svg.setAttribute('height', H);
   const back = el('g', {'class': 'layer-back'}, svg);
   const front = el('g', {'class': 'layer-bars'}, svg);
   for (let i = 0; i < rows.length; i += 2)
-    el('rect', {x: 0, y: TOP + i * ROW_H, width: right, height: ROW_H, fill: '#ffffff', 'fill-opacity': .018}, back);
+    el('rect', {x: 0, y: TOP + i * ROW_H, width: right, height: ROW_H, fill: C.grid, 'fill-opacity': .35}, back);
+  const placed = [];
   for (const c of M.compactions) {
     const cx = X(c.ts);
-    el('line', {x1: cx, x2: cx, y1: TOP - 2, y2: H, 'class': 'compaction-line', stroke: '#f38ba8',
+    el('line', {x1: cx, x2: cx, y1: TOP - 2, y2: H, 'class': 'compaction-line', stroke: C.error,
       'stroke-opacity': .4, 'stroke-width': 2, 'stroke-dasharray': '4 3'}, back);
-    text(back, cx + 3, 9, 'compaction', 'compaction-label', 'compaction (' + (c.trigger || '?') + ') at ' +
-         fmtTime(c.ts) + (c.preTokens ? ', ' + exact(c.preTokens) + ' tokens before' : ''));
+    const tip = 'compaction (' + (c.trigger || '?') + ') at ' + fmtTime(c.ts) +
+      (c.preTokens ? ', ' + exact(c.preTokens) + ' tokens before' : '');
+    const fits = cx + 3 + textWidth('compaction', 9) <= g.full;
+    rowLabel(back, placed, fits ? cx + 3 : cx - 3 - textWidth('compaction', 9), 9, 'compaction',
+             'compaction-label', tip, 9, g.full);
   }
   rows.forEach((r, i) => {
     const y = TOP + i * ROW_H, by = y + (ROW_H - BAR_H) / 2;
@@ -280,7 +334,7 @@ function renderBody(g) {
     const x0 = X(r.start), bw = Math.max(2, X(end) - x0);
     let tip, label, colour, cls;
     if (r.kind === 'call') {
-      colour = '#89b4fa'; cls = 'bar bar-call';
+      colour = C.call; cls = 'bar bar-call';
       label = '#' + r.n + ' ' + (r.model || 'API call').replace(/^claude-/, '');
       tip = 'API call #' + r.n + ' · ' + (r.model || '?') + '\n' + fmtTime(r.start) + ' → ' + fmtTime(end) +
         ' (' + fmtDur(end - r.start) + ')\nprompt ' + exact(r.prompt) + ' tokens (input ' + exact(r.input) +
@@ -293,18 +347,24 @@ function renderBody(g) {
         (r.end === null ? 'running' : fmtTime(r.end) + ' (' + fmtDur(r.end - r.start) + ')') +
         (r.isError ? '\nerror' : '') + (r.reread ? '\nre-read' : '');
     }
-    if (label.length > 40) label = label.slice(0, 18) + '…' + label.slice(-21);
+    if (label.length > maxChars) {
+      const head = Math.ceil((maxChars - 1) * 0.45);
+      label = label.slice(0, head) + '…' + label.slice(label.length - (maxChars - 1 - head));
+    }
     text(front, 6, y + 9, label, 'lbl', tip);
     el('rect', {x: x0, y: by, width: bw, height: BAR_H, rx: 1.5, fill: colour, 'class': cls,
       'data-tip': tip, 'fill-opacity': r.end === null ? .5 : 1}, front);
     if (r.kind === 'call') {
-      text(front, x0 + bw + 4, y + 9, fmtTok(r.prompt), 'small', exact(r.prompt) + ' prompt tokens');
+      const tok = fmtTok(r.prompt), after = x0 + bw + 4 + textWidth(tok, 9) <= g.full;
+      text(front, after ? x0 + bw + 4 : x0 - 4, y + 9, tok, 'small', exact(r.prompt) + ' prompt tokens',
+           after ? null : 'end');
     } else if (r.reread) {
       rereadIcon(front, x0 + bw + 2, y + 1, 'Re-read: file was already read at ' + fmtTime(r.firstReadAt));
     }
   });
 }
 function render() {
+  readTheme();
   renderToolbar();
   const g = geometry();
   renderHead(g);
@@ -335,6 +395,7 @@ document.getElementById('grade-badge').addEventListener('click', () => {
 document.addEventListener('keydown', e => { if (e.key === 'Escape') setBreakdown(false); });
 let resizeTimer = null;
 window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(render, 80); });
+if (window.matchMedia) window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', render);
 render();
 
 if (LIVE && window.EventSource) {

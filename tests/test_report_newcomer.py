@@ -1,0 +1,69 @@
+"""`report` for a newcomer: an empty one says which folders it searched; a warm break reads as warm;
+`--html --pages` links each session row to its page."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import TYPE_CHECKING
+
+from oracle import sw
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
+    proc = sw("report")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    claude = os.environ["CLAUDE_CONFIG_DIR"]
+    assert out.startswith("no Claude Code sessions found; searched:\n")
+    assert f"\n  {claude}/projects\n" in out
+    assert "--projects DIR" in out
+    empty = tmp_path / "nowhere"
+    empty.mkdir()
+    out = sw("report", "--projects", str(empty)).stdout.decode()
+    assert f"searched:\n  {empty}\n" in out
+    assert claude not in out
+    doc = json.loads(sw("report", "--projects", str(empty), "--json").stdout)
+    assert doc["index"]["roots"] == [str(empty)]
+    assert doc["sessions"] == []
+
+
+def test_warm_break_does_not_read_as_a_cost() -> None:
+    from reports.fmt import gap_sentence
+
+    text = gap_sentence({"seconds": 4, "cold": False, "tokensRecreated": 4500, "usd": 0.03})
+    assert text == ("your longest break (4 s) stayed warm: the next call read the cache; "
+                    "it wrote 4.5k new tokens ($0.03)")
+    cold = gap_sentence({"seconds": 3 * 3600, "cold": True, "tokensRecreated": 340_000, "usd": 3.4})
+    assert cold == "your 3-hour break cost 340k tokens of re-reading ($3.40)"
+
+
+def test_report_html_pages_link_each_row_to_its_session_page(tmp_path: Path) -> None:
+    from oracle import TRANSCRIPTS
+
+    out = tmp_path / "out" / "report.html"
+    out.parent.mkdir()
+    proc = sw("report", "--projects", str(TRANSCRIPTS), "--html", str(out), "--pages",
+              "--index", str(tmp_path / "index.db"))
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text()
+    ids = sorted(p.stem for p in TRANSCRIPTS.glob("*.jsonl"))
+    assert proc.stdout.decode().strip() == f"wrote {out} and {len(ids)} session pages beside it"
+    links = re.findall(r'<td class="sid"[^>]*><a href="([^"]+)">([^<]+)</a>', page)
+    assert sorted(sid for _, sid in links) == ids
+    for href, sid in links:
+        assert href == f"report-sessions/{sid}.html"
+        target = out.parent / href
+        assert '<svg id="waterfall"' in target.read_text()  # the session page itself
+        assert oct(target.stat().st_mode & 0o777) == "0o600"
+    # without --pages: the same rows, no links and no folder
+    plain = tmp_path / "plain.html"
+    assert sw("report", "--projects", str(TRANSCRIPTS), "--html", str(plain),
+              "--index", str(tmp_path / "index.db")).returncode == 0
+    assert "<a href=" not in plain.read_text()
+    assert not (tmp_path / "plain-sessions").exists()
+    assert sw("report", "--pages").returncode == 2  # --pages needs --html
