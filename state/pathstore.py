@@ -146,7 +146,7 @@ class PathShards:
                 if not self._checked:
                     os.close(self._open_dir(create=True))  # type: ignore[arg-type]
                     self._checked = True
-                write_atomic(self._file(n, rev), data, tmp=self._file(n, rev) + ".tmp")
+                write_atomic(self._file(n, rev), data, fsync=False, tmp=self._file(n, rev) + ".tmp")
                 table[str(n)] = rev
                 self.raw[n] = data
             else:

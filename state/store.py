@@ -94,8 +94,10 @@ def save(path: str, state: dict[str, Any], shards: PathShards | None = None) -> 
     from state.atomic import write_atomic
 
     main, superseded = shards.save(state) if shards is not None else (state, [])
-    # one fixed temp name: a writer killed mid-write leaves at most one behind
-    write_atomic(path, fastjson.dumps(main).encode("ascii"), tmp=path + ".tmp")
+    # one fixed temp name: a writer killed mid-write leaves at most one behind. No fsync: the state
+    # is rebuilt from the transcript when a power cut leaves it (or a shard) torn, and an fsync per
+    # hook run was most of a hook's own time
+    write_atomic(path, fastjson.dumps(main).encode("ascii"), fsync=False, tmp=path + ".tmp")
     for old in superseded:
         try:
             os.unlink(old)

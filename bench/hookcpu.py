@@ -1,0 +1,84 @@
+"""Hook cost as CPU time and wall time, against the interpreter's own start, interleaved:
+``python -m bench.hookcpu [--paths 200] [--runs 40]``.
+
+Wall medians on a shared machine move with its load; the CPU time a process used (user + system,
+from wait4) moves much less, so both are printed. The session is built as bench.run builds it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import run as bench_run
+
+
+def one(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=env, cwd=cwd)
+    assert p.stdin is not None
+    p.stdin.write(stdin)
+    p.stdin.close()
+    _pid, _status, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return (time.perf_counter() - t0) * 1000, (ru.ru_utime + ru.ru_stime) * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.hookcpu", description=__doc__)
+    ap.add_argument("--paths", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--out", type=Path, default=bench_run.ROOT / "bench" / "out")
+    args = ap.parse_args(argv)
+    python = Path(sys.executable)
+    with tempfile.TemporaryDirectory(prefix="sw-hookcpu-") as tmp:
+        s = bench_run.scale_for(True, None)
+        b = bench_run.Bench(s, args.out.resolve(), Path(tmp), python, python.parent)
+        b.cache.mkdir(parents=True, exist_ok=True)
+        cwd = Path(tmp) / "proj"
+        cwd.mkdir()
+        files = bench_run.make_project(cwd, args.paths + 1)
+        transcript, _ = bench_run.cached_transcript(b, "session-small", s.small, 11)
+        sess = bench_run.build_session(b, "1 MB", transcript, cwd, files[: args.paths])
+        if sess is None:
+            return 1
+        env = b.env(sess.home)
+        def post(n: int) -> bytes:
+            return json.dumps(bench_run.read_payload(sess.sid, transcript, cwd, files[n % args.paths], n)).encode()
+
+        cases = {
+            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b""),
+            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b""),
+            "hook PostToolUse (Read, known path)": ([*b.launcher("hook"), "PostToolUse"], post),
+        }
+        got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
+        for n in range(args.runs + 4):  # the first rounds settle the session (its ledger is written off)
+            for name, (cmd, stdin) in cases.items():
+                if name.startswith("hook"):  # the new lines a live hook run would see: one API call
+                    with transcript.open("ab") as fh:
+                        fh.write(sess.chunks[n % len(sess.chunks)])
+                w, c = one(cmd, stdin(n), env, cwd)
+                if n >= 4:
+                    got[name][0].append(w)
+                    got[name][1].append(c)
+        os.truncate(transcript, sess.size0)  # leave the cached input as generated
+        base_w = statistics.median(got["python -I -c pass"][0])
+        base_c = statistics.median(got["python -I -c pass"][1])
+        flags = " ".join(b.launcher("hook")[1:-1])
+        print(f"{'':40s} {'wall ms':>8s} {'x':>5s} {'cpu ms':>8s} {'x':>5s}   (launcher: python {flags})")
+        for name, (walls, cpus) in got.items():
+            w, c = statistics.median(walls), statistics.median(cpus)
+            print(f"{name:40s} {w:8.1f} {w / base_w:5.2f} {c:8.1f} {c / base_c:5.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
