@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-GUARD_X = 1.2  # the cold-return trigger (SPEC v2: chosen by backtest, ~1.2 measured); config `guard_x`
+GUARD_X = 1.2  # the cold-return trigger when the config has no `guard_x` (its default is the model's)
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
 MODES = ("warn", "block", "off")
 
