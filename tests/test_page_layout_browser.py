@@ -187,3 +187,24 @@ def test_crowded_reminders_keep_their_labels_apart(view: tuple[Any, int, str, li
     assert page.locator(".backstop-mark").count() == 2 + 8
     labels = page.locator(".alert-label").all_text_contents()
     assert 2 <= len(labels) < 1 + 2 + 8
+
+
+def test_readme_screenshots_script_draws_both_pages(browser: Any, tmp_path: Path) -> None:
+    """tools/screenshots.py (what made docs/img/) still runs, from the fixtures, and draws both pages."""
+    import struct
+    import subprocess
+    import sys
+
+    from test_session_page_browser import REPO
+
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "screenshots.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert names == ["report-page-dark.png", "report-page.png", "session-page-dark.png", "session-page.png"]
+    for name in names:
+        head = (tmp_path / name).read_bytes()[:24]
+        assert struct.unpack(">II", head[16:24]) == (1400, 900)
+    readme = (REPO / "README.md").read_text()
+    assert "(docs/img/session-page.png)" in readme
+    assert "(docs/img/report-page.png)" in readme
