@@ -208,3 +208,25 @@ def test_readme_screenshots_script_draws_both_pages(browser: Any, tmp_path: Path
     readme = (REPO / "README.md").read_text()
     assert "(docs/img/session-page.png)" in readme
     assert "(docs/img/report-page.png)" in readme
+
+
+def test_no_x_point_before_a_cache_read(browser: Any, tmp_path: Path) -> None:
+    """A cold first call (nothing read from the cache, L = 0) has no position: the x line starts at
+    the first call that read the cache, and its tooltip says why."""
+    model = load_model(str(FIXTURES / f"{SESSIONS[0]}.jsonl"))
+    model["story"][0].update(L=0, x=0.0)
+    path = tmp_path / "cold.html"
+    path.write_text(render_html(model), encoding="utf-8")
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, timezone_id="UTC")
+    try:
+        page = ctx.new_page()
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        d = page.locator(".x-line").get_attribute("d")
+        starts = page.evaluate("() => [...document.querySelectorAll('.story-hover')].slice(0, 2)"
+                               ".map(r => Number(r.getAttribute('x')))")
+        assert float(d.split()[0][1:]) == pytest.approx(starts[1], abs=0.1)
+        tip = page.locator(".story-hover").first.get_attribute("data-tip")
+        assert "\nx - (no cache read yet)" in tip
+    finally:
+        ctx.close()

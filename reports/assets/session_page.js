@@ -220,7 +220,8 @@ function renderHead(g) {
         // a compaction starts a new segment: the line does not bridge it
         if (prev !== null && cuts.some(c => c > prev && c <= r.ts)) pen = false;
         prev = r.ts;
-        if (!fin(r[key])) { pen = false; continue; }
+        // x before any cache read (a cold first call: L = 0) is no position: no point drawn
+        if (!fin(r[key]) || (key === 'x' && !r.L)) { pen = false; continue; }
         d += (pen ? 'L' : 'M') + X(r.ts).toFixed(1) + ' ' + Y(r[key]).toFixed(1) + ' ';
         pen = true;
       }
@@ -260,7 +261,7 @@ function renderHead(g) {
       const r = story[i], x0 = X(r.ts), x1 = i + 1 < story.length ? X(story[i + 1].ts) : right;
       el('rect', {x: x0, y: LAMP_Y, width: Math.max(1, x1 - x0), height: BP_Y + BP_H - LAMP_Y,
         fill: 'transparent', 'class': 'story-hover',
-        'data-tip': 'call #' + r.call + ' at ' + fmtTime(r.ts) + '\nx ' + num(r.x, 2) +
+        'data-tip': 'call #' + r.call + ' at ' + fmtTime(r.ts) + '\nx ' + (r.L ? num(r.x, 2) : '- (no cache read yet)') +
           '   xSweet ' + num(r.xSweet, 2) + '\nbp ' + num(r.br, 3) + '   lamp ' + r.lamp +
           '\nL ' + exact(r.L) + ' tokens' +
           '\nbill progress ' + num(r.billProgress, 2) + '   bills ' + r.bills +
