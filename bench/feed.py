@@ -34,7 +34,7 @@ def _bulk(state_file: str, items: list[dict[str, object]]) -> int:
     minutes for thousands of paths.
     """
     from session_watcher import config
-    from state import session, store
+    from state import store
 
     first = items[0]["payload"] if items else {}
     assert isinstance(first, dict)
@@ -45,9 +45,25 @@ def _bulk(state_file: str, items: list[dict[str, object]]) -> int:
     for item in items:
         payload = item["payload"]
         assert isinstance(payload, dict)
-        session.apply_tool_payload(state, cfg, payload, failed=False)
+        _apply_read(state, cfg, payload)
     store.save(state_file, state)
     return len(items)
+
+
+def _apply_read(state: dict[str, object], cfg: dict[str, object], payload: dict[str, object]) -> None:
+    """A Read payload as a tool result in the path map (the hooks fold results from the transcript
+    only; the bench builds a big path map faster this way)."""
+    from core import engine
+    from core.transcript import read_payload, use_info
+    from state import session
+
+    name, tool_id = str(payload["tool_name"]), str(payload["tool_use_id"])
+    info = use_info(name, payload.get("tool_input"))
+    file = read_payload(payload.get("tool_response"))
+    raws = {p for p in ((info or {}).get("path"), (file or {}).get("path")) if isinstance(p, str)}
+    canon, reasons = session.resolve(state, raws)
+    engine.apply_globs(state, cfg)
+    engine.on_tool_result(state, cfg, tool_id, name, info, False, file, canon, reasons)
 
 
 def main(argv: list[str]) -> int:

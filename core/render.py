@@ -71,6 +71,10 @@ def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True) -> str
         bill = next_alert(doc)
         if bill:
             parts.append((bill, bill))
+    cache = doc.get("cache")  # the client's prompt_cache (2.1.332+), only when it said
+    if cache:
+        text = cache_text(cache)
+        parts.append((text, _paint(text, "36" if cache["warm"] else "35", color)))
     grade = (doc.get("health") or {}).get("grade")
     if grade:
         parts.append((f"health {grade}", "health " + _paint(grade, GRADE_COLOR.get(grade, "37"), color)))
@@ -87,6 +91,20 @@ def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True) -> str
         plain_len += 1 + len(plain)
         chosen.append(painted)
     return " ".join([head, *chosen])
+
+
+def cache_text(cache: Mapping[str, Any]) -> str:
+    """'cache 4:32' (warm: time left), 'cache cold'; '(miss: model_changed)' after a cold start."""
+    left = cache.get("left")
+    if not cache["warm"]:
+        text = "cache cold"
+    elif left is None:
+        text = "cache warm"
+    else:
+        secs = max(0, int(left))
+        text = f"cache {secs // 60}:{secs % 60:02d}"
+    miss = cache.get("miss")
+    return f"{text} (miss: {', '.join(miss)})" if miss else text
 
 
 def _pct(v: float | None) -> str:

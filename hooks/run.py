@@ -1,10 +1,17 @@
 """The hook process: stdin JSON -> fold the session's new transcript lines -> save -> alerts.
 
 Runs on every tool result and at the end of every turn, so it must never break or slow the agent:
-it always exits 0, prints nothing unless an alert is due (then one JSON object Claude Code shows the
-user, never the model), gives up after LOCK_TIMEOUT when another hook holds the session (the lines
-stay for the next run), stops folding at its time budget, and logs what went wrong instead of
-raising. Imports: the core, the state store, stdlib json/os; nothing else unless needed.
+it always exits 0, gives up after LOCK_TIMEOUT when another hook holds the session (the lines stay
+for the next run), stops folding at its time budget, and logs what went wrong instead of raising.
+Imports: the core, the state store, stdlib os; nothing else unless needed.
+
+The transcript is the only source of the state: a hook is a signal to fold what is new, so the
+client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
+last call) cannot change what the state becomes. Every event but SYNC_EVENTS is registered
+`"async": true` (the agent does not wait) and prints nothing, because an async hook's output goes to
+the model; its alerts go to the desktop, and what must be printed (the `message` and `terminal`
+channels) is queued in the state (`outbox`) for the next synchronous hook, whose output reaches the
+user only. The async Stop hook first waits, bounded, for the turn's last API call to be written.
 """
 
 from __future__ import annotations
@@ -21,10 +28,13 @@ if TYPE_CHECKING:
 
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
+STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (measured: <= 0.3 s)
+STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for a busy neighbour
 FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
 MAX_STDIN = 64 << 20
+OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
 
-TOOL_EVENTS = ("PostToolUse", "PostToolUseFailure")
+SYNC_EVENTS = ("UserPromptSubmit",)  # registered synchronous: their output is shown to the user
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,26 +89,22 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     from session_watcher import paths
     from state.lock import LockTimeout, SessionLock
 
+    lock_timeout = LOCK_TIMEOUT
+    if event == "Stop" and transcript:
+        from state.tail import wait_turn_end
+
+        wait_turn_end(transcript, start + STOP_WAIT)
+        start, lock_timeout = time.monotonic(), STOP_LOCK_TIMEOUT
     state_path = store.session_file(session_id)
     paths.ensure_private_dir(os.path.dirname(state_path))
     try:
-        with SessionLock(state_path + ".lock", LOCK_TIMEOUT):
-            alerts, cfg, said = _locked(event, payload, session_id, transcript, cwd, state_path, start)
+        with SessionLock(state_path + ".lock", lock_timeout):
+            return _locked(event, payload, session_id, transcript, cwd, state_path, start)
     except LockTimeout:
         from session_watcher.logs import log_once
 
-        log_once("lock", f"session lock busy over {LOCK_TIMEOUT} s: new lines left for the next run")
+        log_once("lock", f"session lock busy over {lock_timeout} s: new lines left for the next run")
         return None
-    if not alerts:
-        return said
-    import notifier
-
-    out = notifier.dispatch(alerts, cfg["notify"])
-    if said and out:  # the guard's line first, then the alert's
-        if "systemMessage" in said and "systemMessage" in out:
-            out["systemMessage"] = said["systemMessage"] + "\n" + out["systemMessage"]
-        return {**out, **{k: v for k, v in said.items() if k != "systemMessage"}}
-    return said or out
 
 
 def log_once(key: str, message: str) -> None:
@@ -108,7 +114,7 @@ def log_once(key: str, message: str) -> None:
 
 
 def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: str | None, cwd: str | None,
-            state_path: str, start: float) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any] | None]:
+            state_path: str, start: float) -> dict[str, Any] | None:
     from core import engine
     from session_watcher import config
     from state import session, store
@@ -140,6 +146,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         subs.append(agent_path)
     cursor_before = state["cursor"]
     said = None
+    trace: list[dict[str, Any]] | None = [] if os.environ.get("SESSION_WATCHER_TRACE") else None
     for attempt in range(2):
         shards = PathShards(state_path)
         alerts: list[dict[str, Any]] = []
@@ -148,7 +155,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
             if transcript:
                 try:
                     state, alerts, caught_up = session.sync(state, transcript, cfg, start + FOLD_BUDGET, subs,
-                                                            shards=shards)
+                                                            trace=trace, shards=shards)
                 except OSError as exc:  # not written yet, or unreadable (a folder in its place): retried later
                     if not isinstance(exc, FileNotFoundError):
                         log_once("transcript", f"cannot read the transcript: {exc}")
@@ -173,11 +180,41 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
 
         alerts = admit(state, alerts, cfg["notify"], time.time())
         marked = marked or bool(alerts)
+    out = None
+    if alerts:
+        import notifier
+
+        out = notifier.dispatch(alerts, cfg["notify"])
+    if event in SYNC_EVENTS:  # the guard's line first, then what async hooks queued, then this run's
+        queued = state.pop("outbox", [])
+        marked = marked or bool(queued)
+        out = _merge([said, *queued, out])
+    elif out:  # printed by an async hook it would go to the model: the next synchronous hook prints it
+        outbox = state.setdefault("outbox", [])
+        outbox.append(out)
+        del outbox[:-OUTBOX_MAX]
+        out = None
     if event != "UserPromptSubmit" or fresh or marked or state["cursor"] != cursor_before:
         store.save(state_path, state, shards)  # a prompt on a current state changes nothing
     if fresh:
         shards.sweep(state)
-    return alerts, cfg, said
+    if trace:
+        session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
+    return out
+
+
+def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """One stdout object from several: messages one after another, other keys from the first."""
+    merged: dict[str, Any] = {}
+    for out in outs:
+        for key, value in (out or {}).items():
+            if key not in merged:
+                merged[key] = value
+            elif key == "systemMessage":
+                merged[key] += "\n" + value
+            elif key == "terminalSequence":
+                merged[key] += value
+    return merged or None
 
 
 def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str, Any],
@@ -251,13 +288,8 @@ def _log_warning(record: dict[str, Any]) -> None:
 def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload: dict[str, Any],
                  shards: PathShards) -> list[Any]:
     from core import engine
-    from state import session
 
-    if event in TOOL_EVENTS:
-        if not payload.get("agent_id"):  # a subagent's own tool calls are not in the main context
-            session.apply_tool_payload(state, cfg, payload, failed=event == "PostToolUseFailure",
-                                       shards=shards)
-    elif event == "SessionStart" and payload.get("source") == "compact":
+    if event == "SessionStart" and payload.get("source") == "compact":
         engine.on_compaction(state, from_hook=True)
     elif event == "SessionStart" and payload.get("source") == "clear":
         if state["engine"]["segCalls"]:

@@ -20,7 +20,11 @@ from session_watcher import paths
 from state.atomic import write_atomic
 
 EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
+# Synchronous hooks: their output is shown to the user (queued alerts). Every other hook runs async:
+# the agent does not wait for it, and it prints nothing (an async hook's output goes to the model).
+SYNC_EVENTS = ("UserPromptSubmit",)
 HOOK_TIMEOUT = 10
+STATUS_REFRESH = 15  # seconds: the prompt-cache countdown moves while the session is idle
 
 
 def settings_file() -> str:
@@ -79,40 +83,86 @@ def _launch(bin_dir: str, kind: str) -> str:
     return f"{python} -I -S {shlex.quote(os.path.join(bin_dir, f'session-watcher-{kind}'))}"
 
 
-def hook_command(bin_dir: str, event: str) -> str:
-    return f"{_launch(bin_dir, 'hook')} {event}"
+def hook_entry(bin_dir: str, event: str) -> dict[str, Any]:
+    """The exec form (`args`, no shell): the venv's interpreter, isolated, on the launcher script."""
+    entry: dict[str, Any] = {"type": "command", "command": os.path.join(bin_dir, "python"),
+                             "args": ["-I", "-S", os.path.join(bin_dir, "session-watcher-hook"), event],
+                             "timeout": HOOK_TIMEOUT}
+    if event not in SYNC_EVENTS:
+        entry["async"] = True
+    return entry
+
+
+def hook_key(hook: Any) -> str | None:
+    """What identifies a registered hook: its command, and its args when in the exec form."""
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return None
+    args = hook.get("args")
+    if isinstance(args, list) and all(isinstance(a, str) for a in args):
+        return json.dumps([hook["command"], *args])
+    return str(hook["command"])
 
 
 def statusline_command(bin_dir: str) -> str:
     return _launch(bin_dir, "statusline")
 
 
+def _drop_hooks(doc: dict[str, Any], ours: set[str]) -> None:
+    """Take the hooks whose keys are in `ours` out of the settings, and groups left empty by that."""
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                inner = [h for h in group["hooks"] if hook_key(h) not in ours]
+                if not inner and group["hooks"]:
+                    continue
+                kept_groups.append({**group, "hooks": inner})
+            else:
+                kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        del doc["hooks"]
+
+
 def add(bin_dir: str) -> int:
     path = settings_file()
     before = _read_text(path)
     doc = _load(path)
+    prev = _load(record_file()) if os.path.exists(record_file()) else {}
+    entries = {event: hook_entry(bin_dir, event) for event in EVENTS}
+    wanted = {hook_key(entry) for entry in entries.values()}
+    # an earlier install's hooks (another form, another venv path) are replaced, not doubled
+    _drop_hooks(doc, {k for k in prev.get("hooks") or [] if isinstance(k, str) and k not in wanted})
     hooks = doc.setdefault("hooks", {})
     added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None}
-    for event in EVENTS:
-        command = hook_command(bin_dir, event)
+    for event, entry in entries.items():
+        key = hook_key(entry)
         groups = hooks.setdefault(event, [])
-        present = any(h.get("command") == command for g in groups if isinstance(g, dict)
-                      for h in g.get("hooks", []) if isinstance(h, dict))
-        if not present:
-            groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]})
-        added["hooks"].append(command)
+        mine = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if hook_key(h) == key]
+        if not mine:
+            groups.append({"hooks": [entry]})
+        else:
+            mine[0].update(entry)  # same command: bring async and timeout up to date
+        added["hooks"].append(key)
     status_cmd = statusline_command(bin_dir)
     current = doc.get("statusLine")
-    if current is None:
-        doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0}
-        added["statusLine"] = status_cmd
-    elif isinstance(current, dict) and current.get("command") == status_cmd:
+    if current is None or (isinstance(current, dict) and current.get("command") == status_cmd):
+        doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0,
+                             "refreshInterval": STATUS_REFRESH}
         added["statusLine"] = status_cmd
     else:
         print("statusLine: you already have one; it was left as it is. To show both, make your command "
               f"print its line and then run `{status_cmd}` with the same stdin (see README).")
     _write(path, doc, before)
-    prev = _load(record_file()) if os.path.exists(record_file()) else {}
     if prev.get("statusLine") and not added["statusLine"]:
         added["statusLine"] = None
     paths.ensure_private_dir(paths.data_dir())
@@ -130,28 +180,7 @@ def remove() -> int:
         print(f"settings: {path} absent; nothing to remove")
         return 0
     doc = _load(path)
-    ours = set(rec.get("hooks") or [])
-    hooks = doc.get("hooks")
-    if isinstance(hooks, dict):
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            kept_groups = []
-            for group in groups:
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                    inner = [h for h in group["hooks"] if not (isinstance(h, dict) and h.get("command") in ours)]
-                    if not inner and group["hooks"]:
-                        continue
-                    kept_groups.append({**group, "hooks": inner})
-                else:
-                    kept_groups.append(group)
-            if kept_groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
-        if not hooks:
-            del doc["hooks"]
+    _drop_hooks(doc, {k for k in rec.get("hooks") or [] if isinstance(k, str)})
     sl = doc.get("statusLine")
     if rec.get("statusLine") and isinstance(sl, dict) and sl.get("command") == rec["statusLine"]:
         del doc["statusLine"]

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 
 FOLD_BUDGET = 0.15
+TTL_SECONDS = {"5m": 300, "1h": 3600}
+PROMPT_CACHE_KEYS = ("warm", "caching_observed", "ttl", "expires_at", "hit_ratio", "last_miss_at",
+                     "last_miss_cause", "recache_tokens_if_cold")
 
 
 def main() -> int:
@@ -44,10 +47,32 @@ def _payload_context(payload: dict[str, Any]) -> dict[str, Any]:
         size = cw.get("context_window_size")
         if isinstance(size, int) and not isinstance(size, bool) and size > 0:
             out["window"] = size
-    pc = payload.get("prompt_cache")  # the client's own cache view, for the cold-cache guard
+    pc = payload.get("prompt_cache")  # 2.1.332+: the client's own cache view (guard, status line)
     if isinstance(pc, dict):
-        out["promptCache"] = {k: pc.get(k) for k in ("warm", "caching_observed", "ttl", "expires_at")}
+        out["promptCache"] = {k: pc.get(k) for k in PROMPT_CACHE_KEYS}
     return out
+
+
+def cache_view(pc: object, now: float) -> dict[str, Any] | None:
+    """What the status line shows of the client's `prompt_cache`: warm and seconds left, and the
+    client's `last_miss_cause` when the last response itself was a miss (a cold start, live); None
+    when the client did not say (older clients, before the first response)."""
+    if not isinstance(pc, dict) or not isinstance(pc.get("warm"), bool):
+        return None
+    expires, miss_at = _number(pc.get("expires_at")), _number(pc.get("last_miss_at"))
+    left = None if expires is None else expires - now
+    view: dict[str, Any] = {"warm": pc["warm"] and (left is None or left > 0), "left": left, "miss": []}
+    ttl_s = TTL_SECONDS.get(pc.get("ttl"))  # type: ignore[arg-type]
+    cause = pc.get("last_miss_cause")
+    causes = cause.get("causes") if isinstance(cause, dict) else None
+    if expires is not None and miss_at is not None and ttl_s and miss_at >= expires - ttl_s - 5 \
+            and isinstance(causes, list):
+        view["miss"] = [c for c in causes if isinstance(c, str)][:2]
+    return view
+
+
+def _number(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def run(raw: bytes, env: Any) -> str:
@@ -86,7 +111,9 @@ def run(raw: bytes, env: Any) -> str:
         return "○ session-watcher: waiting for the first hook"
     state["context"].update(seen)
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
-    return render(status_document(state, cfg, with_buckets=False), columns, color)
+    doc = status_document(state, cfg, with_buckets=False)
+    doc["cache"] = cache_view(state["context"].get("promptCache"), time.time())
+    return render(doc, columns, color)
 
 
 def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: dict[str, Any]) -> Any:
@@ -111,10 +138,11 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
             transcript = payload.get("transcript_path")
             cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
             shards = PathShards(state_path)
+            trace: list[dict[str, Any]] | None = [] if os.environ.get("SESSION_WATCHER_TRACE") else None
             if isinstance(transcript, str) and transcript:
                 try:
                     state, alerts, _done = session.sync(state, transcript, cfg, start + FOLD_BUDGET,
-                                                        shards=shards)
+                                                        trace=trace, shards=shards)
                     for alert in alerts:  # the status line cannot deliver: the next hook will
                         alert["pending"] = True
                 except OSError:
@@ -122,6 +150,8 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
                 except ShardRejected:  # a damaged path map: the next hook rebuilds the session
                     return None
             store.save(state_path, state, shards)
+            if trace:
+                session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
             return state
     except LockTimeout:
         return None

@@ -13,7 +13,7 @@ import time
 
 from core import engine
 from core import paths as pathmap
-from core.transcript import parse_lines, read_payload, use_info
+from core.transcript import parse_lines
 from state.reader import Reset, read_new
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -154,6 +154,8 @@ def rebuild(state: dict[str, Any]) -> dict[str, Any]:
     fresh["rev"] = state.get("rev", 0)  # shard file names never repeat within a session
     if "notified" in state:  # when the user was last notified (notifier.throttle)
         fresh["notified"] = state["notified"]
+    if state.get("outbox"):
+        fresh["outbox"] = state["outbox"]
     return fresh
 
 
@@ -195,18 +197,12 @@ def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], 
     return state, alerts, caught_up
 
 
-# ----------------------------------------------------------------------------- hook payloads
+# ----------------------------------------------------------------------------- live trace
 
-def apply_tool_payload(state: dict[str, Any], cfg: Mapping[str, Any], payload: Mapping[str, Any],
-                       failed: bool, shards: PathShards | None = None) -> None:
-    """A PostToolUse / PostToolUseFailure payload of the main agent, as a tool-result event."""
-    tool_id = payload.get("tool_use_id")
-    name = payload.get("tool_name")
-    if not isinstance(tool_id, str) or not isinstance(name, str):
-        return
-    info = use_info(name, payload.get("tool_input"))
-    file = None if failed else read_payload(payload.get("tool_response"))
-    raws = {p for p in ((info or {}).get("path"), (file or {}).get("path")) if isinstance(p, str)}
-    canon, reasons = resolve(state, raws, shards, _load_needed(state, cfg, shards))
-    engine.apply_globs(state, cfg)
-    engine.on_tool_result(state, cfg, tool_id, name, info, failed, file, canon, reasons)
+def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
+    """Append trace rows as JSON lines (`SESSION_WATCHER_TRACE`: the rows a live fold made, to be
+    compared with `replay --trace`)."""
+    from core.fastjson import dumps
+
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(dumps(row) + "\n" for row in rows))

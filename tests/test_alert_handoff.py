@@ -35,12 +35,18 @@ def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> N
     assert fired, "the synthetic session overstays: the status line's fold must fire the gate"
     assert all(a.get("pending") for a in fired)
 
+    # Stop runs async: it takes the alerts over and queues the message, printing nothing (an async
+    # hook's output would go to the model); the next synchronous hook prints it for the user
     after = hook("Stop", payload(session, transcript))
-    assert after.returncode == 0
-    out = json.loads(after.stdout)
-    assert "systemMessage" in out
+    assert (after.returncode, after.stdout) == (0, b"")
     assert not any(a.get("pending") for a in load_state(session)["alerts"])
+    assert load_state(session)["outbox"]
 
-    again = hook("Stop", payload(session, transcript))
+    shown = hook("UserPromptSubmit", payload(session, transcript, "UserPromptSubmit", prompt="go on"))
+    assert shown.returncode == 0
+    out = json.loads(shown.stdout)
+    assert out["systemMessage"].startswith("session-watcher: ")
+
+    again = hook("UserPromptSubmit", payload(session, transcript, "UserPromptSubmit", prompt="more"))
     assert again.returncode == 0
     assert again.stdout == b"", "delivered once, never twice"

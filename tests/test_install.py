@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from oracle import REPO, TRANSCRIPTS, oracle
 
-from session_watcher.install import hook_command
+from session_watcher.install import SYNC_EVENTS, hook_entry
 from tests.statefile import read_state
 
 if TYPE_CHECKING:
@@ -90,9 +90,9 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "backups_first": backups_first}
 
 
-def our_commands(doc: dict[str, Any], event: str) -> list[str]:
-    return [h["command"] for g in doc.get("hooks", {}).get(event, []) for h in g.get("hooks", [])
-            if "session-watcher" in h.get("command", "")]
+def our_hooks(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [h for g in doc.get("hooks", {}).get(event, []) for h in g.get("hooks", [])
+            if "session-watcher" in json.dumps(h)]
 
 
 def test_settings_merged_and_users_keys_kept(box: dict[str, Any]) -> None:
@@ -103,8 +103,13 @@ def test_settings_merged_and_users_keys_kept(box: dict[str, Any]) -> None:
     assert doc["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
     assert USER_SETTINGS["hooks"]["PostToolUse"][0] in doc["hooks"]["PostToolUse"]
     for event in EVENTS:
-        assert our_commands(doc, event) == [hook_command(str(b.bin.parent), event)]
-        assert str(b.bin.parent) in our_commands(doc, event)[0]
+        assert our_hooks(doc, event) == [hook_entry(str(b.bin.parent), event)]
+        hook = our_hooks(doc, event)[0]
+        # the exec form: the venv's interpreter and the launcher as argv, no shell to quote for
+        assert hook["command"] == str(b.bin.parent / "python")
+        assert hook["args"] == ["-I", "-S", str(b.bin.parent / "session-watcher-hook"), event]
+        # async (the agent does not wait) except where the output must reach the user
+        assert hook.get("async", False) is (event not in SYNC_EVENTS)
     assert str(b.bin.parent) in doc["statusLine"]["command"]
     assert "statusline" in doc["statusLine"]["command"]
     assert doc["statusLine"]["type"] == "command"
@@ -125,7 +130,7 @@ def test_second_run_is_idempotent(box: dict[str, Any]) -> None:
     assert sorted(b.claude.glob("settings.json.bak-session-watcher-*")) == box["backups_first"]
     assert "backup:" not in box["second"].stdout
     doc = json.loads(b.settings().read_text())
-    assert sum(len(our_commands(doc, e)) for e in EVENTS) == len(EVENTS)
+    assert sum(len(our_hooks(doc, e)) for e in EVENTS) == len(EVENTS)
 
 
 def test_command_is_linked_into_local_bin_and_runs(box: dict[str, Any]) -> None:
@@ -189,8 +194,9 @@ def test_installed_hook_and_statusline_work(box: dict[str, Any], tmp_path: Path)
     shutil.copy(TRANSCRIPTS / "subagent.jsonl", t)
     p = {"session_id": sid, "transcript_path": str(t), "cwd": str(tmp_path), "hook_event_name": "Stop"}
     settings = json.loads(b.settings().read_text())
-    # the exact command strings Claude Code will run, through a shell as it does
-    proc = subprocess.run(["sh", "-c", our_commands(settings, "Stop")[0]], input=json.dumps(p), env=b.env(),
+    # the exact argv Claude Code will run (exec form: no shell)
+    stop = our_hooks(settings, "Stop")[0]
+    proc = subprocess.run([stop["command"], *stop["args"]], input=json.dumps(p), env=b.env(),
                           capture_output=True, text=True, timeout=60, check=False)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     state = read_state(b.sw_home / "state" / "sessions" / f"{sid}.json")
@@ -218,7 +224,7 @@ def test_existing_statusline_is_kept(box: dict[str, Any]) -> None:
     doc = json.loads(b.settings(other).read_text())
     assert doc["statusLine"] == mine["statusLine"]
     assert doc["theme"] == "dark"
-    assert our_commands(doc, "Stop")
+    assert our_hooks(doc, "Stop")
     proc = subprocess.run([python, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
                           text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -254,3 +260,29 @@ def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
                         text=True, timeout=60, check=False)
     assert rm.returncode == 0, rm.stderr
     assert json.loads((tmp_path / "fresh" / "settings.json").read_text()) == {}
+
+
+def test_reinstall_replaces_the_shell_form_hooks_of_an_older_install(tmp_path: Path) -> None:
+    """An install from before the exec form recorded shell command strings: they are taken out, not
+    left to run beside the new hooks; the user's own hooks stay."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    old = {event: f"'/opt/sw/bin/python' -I -S '/opt/sw/bin/session-watcher-hook' {event}" for event in EVENTS[:5]}
+    settings = {"hooks": {e: [{"hooks": [{"type": "command", "command": c, "timeout": 10}]}] for e, c in old.items()}}
+    settings["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "echo mine"}]})
+    write_settings(tmp_path / "cfg" / "settings.json", settings)
+    (tmp_path / "sw" / "data").mkdir(parents=True)
+    (tmp_path / "sw" / "data" / "installed.json").write_text(json.dumps({"hooks": list(old.values())}))
+    add = subprocess.run([sys.executable, "-m", "session_watcher.install", "add", "/opt/sw/bin"],
+                         env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert add.returncode == 0, add.stderr
+    doc = json.loads((tmp_path / "cfg" / "settings.json").read_text())
+    for event in EVENTS:
+        assert our_hooks(doc, event) == [hook_entry("/opt/sw/bin", event)]
+    assert {"type": "command", "command": "echo mine"} in [h for g in doc["hooks"]["Stop"] for h in g["hooks"]]
+    rm = subprocess.run([sys.executable, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
+                        text=True, timeout=60, check=False)
+    assert rm.returncode == 0, rm.stderr
+    doc = json.loads((tmp_path / "cfg" / "settings.json").read_text())
+    assert doc["hooks"] == {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}

@@ -188,13 +188,10 @@ def test_git_is_called_once_per_batch_and_cached(repo: Path, git_log: Path) -> N
     assert reasons["n7.py"] is None
 
 
-def test_hook_payload_paths_share_the_entry(repo: Path, git_log: Path) -> None:
+def test_relative_and_absolute_forms_share_the_entry(repo: Path, git_log: Path) -> None:
     state = new_state(repo, cwd=repo / "sub")
     cfg = config.merge()
-    payload = {"tool_use_id": "toolu_x", "tool_name": "Read", "tool_input": {"file_path": "../a.py"},
-               "tool_response": {"type": "text", "file": {"filePath": "../a.py", "content": "print('a')\n",
-                                                          "startLine": 1, "numLines": 1}}}
-    session.apply_tool_payload(state, cfg, payload, failed=False)
+    session.fold_events(state, reads(["../a.py"], repo / "sub"), cfg)
     session.fold_events(state, reads(["../link.py", str(repo / "a.py")], repo / "sub"), cfg)
     assert list(state["paths"]) == [os.path.realpath(repo / "a.py")]
     assert len(calls(git_log)) == 1

@@ -284,7 +284,8 @@ def test_notification_text_from_the_session_is_escaped(root: Path) -> None:
     for _ in range(60):
         with open(tr, "ab") as fh:
             fh.write(s.lines_of(s.next_call()))
-        out = run("Stop", json.dumps(s.hook_payload(str(tr), "Stop")).encode())
+        # the synchronous hook: what it prints reaches the user (an async one's would reach the model)
+        out = run("UserPromptSubmit", json.dumps(s.hook_payload(str(tr), "UserPromptSubmit")).encode())
         if out:
             outs.append(out)
     assert outs, "the session must fire an alert"

@@ -1,0 +1,232 @@
+"""Drive a finished session again, live: the transcript written progressively and the real hook and
+status-line processes run at the moments the client runs them, in the client's order.
+
+A schedule is a list of steps `(size, kind, event, payload)`: before the step the main transcript
+holds its first `size` bytes; `kind` is "hook" or "statusline". For 2.1.332 sessions the schedule is
+the client's own (its hooks.jsonl recorded the transcript size at each hook); for older transcripts
+it is built with 2.1.197's order, the harder one: PostToolUse before the assistant line holding the
+tool_use, Stop before the turn's last API call line. A Stop runs async as the client runs it: the rest
+of the turn is appended while it waits.
+
+Every process gets SESSION_WATCHER_TRACE, so the trace rows the live folds made can be compared with
+`replay`'s, call for call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from typing import TYPE_CHECKING, Any
+
+from oracle import SW
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+Step = tuple[int, str, str, dict[str, Any]]
+HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
+
+
+def line_offsets(data: bytes) -> list[int]:
+    """Start offset of every complete line, and the end of the last."""
+    out = [0]
+    for i, b in enumerate(data):
+        if b == 10:
+            out.append(i + 1)
+    return out
+
+
+def synthetic_schedule(data: bytes, session_id: str) -> list[Step]:
+    """2.1.197's order over a transcript with no hook log (see the module docstring)."""
+    offsets = line_offsets(data)
+    recs: list[tuple[int, dict[str, Any]]] = []
+    for n in range(len(offsets) - 1):
+        try:
+            rec = json.loads(data[offsets[n]:offsets[n + 1]])
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            recs.append((offsets[n], rec))
+    base = {"session_id": session_id}
+    errors = set()
+    for _, rec in recs:
+        content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
+        if rec.get("type") == "user" and isinstance(content, list):
+            errors |= {b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("is_error")}
+    steps: list[Step] = [(0, "hook", "SessionStart", {**base, "source": "startup"})]
+    first_line_of: dict[str, int] = {}  # message id -> offset of its first line
+    last_call_start: int | None = None  # first line of the latest main-chain call
+    turn_open = False
+    for off, rec in recs:
+        kind = rec.get("type")
+        if rec.get("isSidechain") is True:
+            continue
+        if kind == "system" and rec.get("subtype") == "compact_boundary":
+            steps.append((off, "hook", "SessionStart", {**base, "source": "compact"}))
+            continue
+        msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        content = msg.get("content")
+        if kind == "user":
+            prompt = not (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
+                                                            for b in content))
+            if prompt and turn_open and last_call_start is not None and rec.get("isMeta") is not True:
+                steps.append((last_call_start, "hook", "Stop", {**base, "stop_hook_active": False}))
+                steps.append((off, "statusline", "", {**base}))
+                turn_open = False
+            if prompt and rec.get("isMeta") is not True:
+                steps.append((off, "hook", "UserPromptSubmit", {**base, "prompt": "..."}))
+        elif kind == "assistant" and isinstance(msg.get("id"), str):
+            mid = msg["id"]
+            if mid not in first_line_of:
+                first_line_of[mid] = off
+                last_call_start = off
+            turn_open = True
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    event = "PostToolUseFailure" if block.get("id") in errors else "PostToolUse"
+                    steps.append((off, "hook", event, {**base, "tool_name": block.get("name"),
+                                                        "tool_input": block.get("input"),
+                                                        "tool_use_id": block.get("id")}))
+    if turn_open and last_call_start is not None:
+        steps.append((last_call_start, "hook", "Stop", {**base, "stop_hook_active": False}))
+        steps.append((len(data), "statusline", "", {**base}))
+    return steps
+
+
+def recorded_schedule(hooks_log: Path, statusline_log: Path | None, session_id: str) -> list[Step]:
+    """The client's own order (a 2.1.332 capture): each hook at the transcript size it saw; the
+    status line at its time, over the transcript as the hook before it saw it."""
+    timed: list[tuple[float, str, str, dict[str, Any], int | None]] = []
+    for line in hooks_log.read_text().splitlines():
+        rec = json.loads(line)
+        p = rec["payload"]
+        if p.get("session_id") != session_id or rec["event"] not in HOOK_EVENTS:
+            continue
+        seen = rec.get("transcript_at_invocation") or {}
+        timed.append((rec["t"], "hook", rec["event"], p, int(seen.get("size") or 0)))
+    if statusline_log is not None:
+        for line in statusline_log.read_text().splitlines():
+            rec = json.loads(line)
+            if rec["payload"].get("session_id") == session_id:
+                timed.append((rec["t"], "statusline", "", rec["payload"], None))
+    timed.sort(key=lambda item: item[0])
+    steps: list[Step] = []
+    size = 0
+    for _, kind, event, p, seen_size in timed:
+        size = seen_size if seen_size is not None else size
+        steps.append((size, kind, event, p))
+    return steps
+
+
+class Live:
+    """One session replayed live into `root`: transcript, subagents, trace and hook outputs."""
+
+    def __init__(self, root: Path, source: Path, session_id: str, cwd: Path) -> None:
+        self.root = root
+        self.data = source.read_bytes()
+        self.session_id = session_id
+        self.project = root / "projects" / "proj"
+        self.project.mkdir(parents=True)
+        self.transcript = self.project / f"{session_id}.jsonl"
+        self.transcript.write_bytes(b"")
+        self.sub_source = source.parent / session_id / "subagents"
+        self.sub_dir = self.project / session_id / "subagents"
+        self.cwd = cwd
+        self.trace = root / "trace.jsonl"
+        self.env = {**os.environ, "SESSION_WATCHER_TRACE": str(self.trace), "CLAUDE_PROJECT_DIR": str(cwd)}
+        self.written = 0
+        self.outputs: list[tuple[str, dict[str, Any]]] = []
+        # after each Stop: (calls up to the turn's end, calls in the state, calls in the file written)
+        self.stop_folded: list[tuple[int, int, int]] = []
+
+    def write_to(self, size: int) -> None:
+        if size > self.written:
+            with self.transcript.open("ab") as fh:
+                fh.write(self.data[self.written:size])
+            self.written = size
+
+    def copy_subagents(self) -> None:
+        if self.sub_source.is_dir() and not self.sub_dir.exists():
+            shutil.copytree(self.sub_source, self.sub_dir)
+
+    def _payload(self, event: str, p: dict[str, Any]) -> dict[str, Any]:
+        out = {**p, "transcript_path": str(self.transcript), "cwd": str(self.cwd)}
+        if event:
+            out["hook_event_name"] = event
+        agent = p.get("agent_transcript_path")
+        if isinstance(agent, str):
+            out["agent_transcript_path"] = str(self.sub_dir / os.path.basename(agent))
+        return out
+
+    def run(self, steps: list[Step]) -> None:
+        for size, kind, event, p in steps:
+            self.write_to(size)
+            if kind == "statusline":
+                proc = subprocess.run([str(SW), "statusline"], input=json.dumps(self._payload("", p)).encode(),
+                                      env=self.env, capture_output=True, timeout=60, check=False)
+                assert proc.returncode == 0
+                assert proc.stderr == b"", proc.stderr
+                continue
+            if event == "SubagentStop" or (event == "Stop" and self.sub_source.is_dir()):
+                self.copy_subagents()
+            child = subprocess.Popen([str(SW), "hook", event], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=self.env)
+            assert child.stdin is not None
+            child.stdin.write(json.dumps(self._payload(event, p)).encode())
+            child.stdin.close()
+            if event == "Stop":  # async: the client writes the turn's last line while the hook waits
+                time.sleep(0.05)
+                self.write_to(turn_end(self.data, size))
+            assert child.stdout is not None
+            assert child.stderr is not None
+            with child.stdout, child.stderr:
+                out, err = child.stdout.read(), child.stderr.read()
+            child.wait(timeout=60)
+            assert child.returncode == 0
+            assert err == b"", err
+            if out:
+                self.outputs.append((event, json.loads(out)))
+            if event == "Stop":
+                low = count_calls(self.data[:min(turn_end(self.data, size), self.written)])
+                self.stop_folded.append((low, self.calls(), count_calls(self.data[:self.written])))
+        self.write_to(len(self.data))
+
+    def calls(self) -> int:
+        from oracle import load_state
+
+        return int(load_state(self.session_id)["engine"]["calls"])
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.trace.read_text().splitlines()] if self.trace.exists() else []
+
+
+def turn_end(data: bytes, size: int) -> int:
+    """The end of the first turn-ending assistant line at or after `size` (the whole file without one)."""
+    from state.tail import _verdict
+
+    pos = size
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        if _verdict(data[pos:nl]) is True:
+            return nl + 1
+        pos = nl + 1
+    return len(data)
+
+
+def count_calls(data: bytes) -> int:
+    """Main-chain API calls (distinct message id + request id, with usage) in complete lines."""
+    ids = set()
+    for line in data.split(b"\n")[:-1]:
+        if b'"usage"' not in line:
+            continue
+        rec = json.loads(line)
+        msg = rec.get("message") if isinstance(rec, dict) else None
+        if rec.get("type") == "assistant" and not rec.get("isSidechain") and isinstance(msg, dict) \
+                and isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>":
+            ids.add((msg.get("id"), rec.get("requestId")))
+    return len(ids)
