@@ -53,25 +53,32 @@ def turn_ended(path: str) -> bool | None:
     except OSError:
         return None
     try:
-        end = os.fstat(fd).st_size
-        pos, carry, newest = end, b"", True
-        while pos > 0 and end - pos < MAX_SCAN:
-            step = min(BLOCK, pos)
-            pos -= step
-            lines = (os.pread(fd, step, pos) + carry).split(b"\n")
-            if newest:  # after the last newline: a line still being written
-                if len(lines) == 1:
-                    continue
-                lines.pop()
-                newest = False
-            carry = lines.pop(0) if pos > 0 else b""  # cut by the block's start: finished next round
-            for line in reversed(lines):
-                got = _verdict(line)
-                if got is not None:
-                    return got
+        return _scan(fd)
+    except OSError:  # a folder or a FIFO in the transcript's place
         return None
     finally:
         os.close(fd)
+
+
+def _scan(fd: int) -> bool | None:
+    """The verdict of the last conversation record among the last MAX_SCAN bytes of `fd`."""
+    end = os.fstat(fd).st_size
+    pos, carry, newest = end, b"", True
+    while pos > 0 and end - pos < MAX_SCAN:
+        step = min(BLOCK, pos)
+        pos -= step
+        lines = (os.pread(fd, step, pos) + carry).split(b"\n")
+        if newest:  # after the last newline: a line still being written
+            if len(lines) == 1:
+                continue
+            lines.pop()
+            newest = False
+        carry = lines.pop(0) if pos > 0 else b""  # cut by the block's start: finished next round
+        for line in reversed(lines):
+            got = _verdict(line)
+            if got is not None:
+                return got
+    return None
 
 
 def wait_turn_end(path: str, deadline: float) -> bool:

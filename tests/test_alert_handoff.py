@@ -13,7 +13,7 @@ from tests.test_gate import overstaying
 def _message_config() -> None:
     cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
-    cfg.write_text('[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    cfg.write_text('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\n')
 
 
 def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> None:

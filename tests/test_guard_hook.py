@@ -46,11 +46,22 @@ def shifted(src: Path, dst: Path, minutes_ago: float) -> float:
 
 
 def session(tmp_path: Path, src: Path, minutes_ago: float, sid: str = "g1") -> Path:
-    """A shifted copy of `src`, folded by a Stop hook as it would be live (its output is not ours)."""
+    """A shifted copy of `src`, folded by a Stop hook as it would be live. The session's own alerts
+    (the Stop hook queues them for the next prompt) are not the guard's: they are taken out."""
     t = tmp_path / f"{sid}.jsonl"
     shifted(src, t, minutes_ago)
     assert hook("Stop", payload(sid, t)).returncode == 0
+    drop_outbox(sid)
     return t
+
+
+def drop_outbox(sid: str) -> None:
+    from state import store
+
+    state = store.load(str(state_file(sid)), sid)
+    assert state is not None
+    if state.pop("outbox", None):
+        store.save(str(state_file(sid)), state)
 
 
 def prompt(sid: str, t: Path, text: str = "carry on") -> subprocess.CompletedProcess[bytes]:
@@ -148,6 +159,7 @@ def test_new_lines_are_folded_before_judging(tmp_path: Path) -> None:
     cut = data.rfind(b"\n", 0, cut) + 1
     t.write_bytes(data[:cut])
     assert hook("Stop", payload("g1", t)).returncode == 0
+    drop_outbox("g1")
     last_folded = load_state("g1")["engine"]["lastTs"]
     t.write_bytes(data)
     assert said(prompt("g1", t)) is None
@@ -200,6 +212,7 @@ def test_the_clients_prompt_cache_is_preferred_and_named(tmp_path: Path) -> None
     t = tmp_path / "g1.jsonl"
     last = shifted(FIVE_MIN, t, 6)
     assert hook("Stop", payload("g1", t)).returncode == 0
+    drop_outbox("g1")
     status_in = {"session_id": "g1", "transcript_path": str(t), "cwd": str(tmp_path),
                  "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"},
                  "prompt_cache": {"warm": True, "caching_observed": True, "ttl": "5m",

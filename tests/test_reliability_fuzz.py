@@ -275,7 +275,7 @@ def test_notification_text_from_the_session_is_escaped(root: Path) -> None:
     """A project folder named with terminal escapes reaches the user as inert text."""
     from hooks.run import run
 
-    fs.write_config(root, '[notify]\nchannels = ["terminal", "message"]\n')
+    fs.write_config(root, 'guard = "off"\n[notify]\nchannels = ["terminal", "message"]\n')
     evil = root / "proj\x1b]0;owned\x07\x1b[2J\x9b31m;rm -rf ~"
     (evil / "src").mkdir(parents=True)
     s = fs.SynthSession("escape", str(evil), seed=3)

@@ -116,3 +116,46 @@ def test_garbage_still_one_line(raw: bytes) -> None:
     line = statusline(raw, NO_COLOR="1", COLUMNS="80")
     assert line.strip()
     assert len(line) <= 80
+
+
+# ----------------------------------------------------------------------------- the client's prompt_cache
+
+CLIENT_332 = REAL_CLIENT.parent / "real-client-2.1.332" / "tui"
+
+
+def test_prompt_cache_countdown_and_miss_cause_from_the_current_client(tmp_path: Path) -> None:
+    """2.1.332's status-line payloads: the countdown to `expires_at`, the cause after a miss, nothing
+    when the client has not said (before the first response)."""
+    recs = [json.loads(line) for line in (CLIENT_332 / "statusline.jsonl").read_text().splitlines()]
+    sid = recs[0]["payload"]["session_id"]
+    t = tmp_path / f"{sid}.jsonl"
+    shutil.copy(CLIENT_332 / "projects" / "-home-dev-proj" / f"{sid}.jsonl", t)
+    assert hook("SessionStart", payload(sid, t, "SessionStart", source="startup")).returncode == 0
+    first = recs[0]["payload"] | {"transcript_path": str(t), "cwd": str(tmp_path)}
+    assert first.get("prompt_cache") is None  # absent until the first response
+    assert not re.search(r"cache (\d|cold|warm)", statusline(first, NO_COLOR="1", COLUMNS="200"))
+    warm = next(r["payload"] for r in recs if (r["payload"].get("prompt_cache") or {}).get("warm"))
+    pc = warm["prompt_cache"]
+    # the line is drawn now: put the expiry 272 s ahead of the clock
+    line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path),
+                              "prompt_cache": pc | {"expires_at": int(time.time()) + 272}},
+                      NO_COLOR="1", COLUMNS="200")
+    m = re.search(r"cache (\d):(\d\d)", line)
+    assert m is not None, line
+    assert 250 <= int(m.group(1)) * 60 + int(m.group(2)) <= 272
+    assert load_state(sid)["context"]["promptCache"]["ttl"] == "5m"
+    # expired: cold
+    line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path),
+                              "prompt_cache": pc | {"expires_at": int(time.time()) - 5}}, NO_COLOR="1")
+    assert "cache cold" in line
+    # the last response was a miss: its cause, as the client names it
+    missed = next(r["payload"]["prompt_cache"] for r in recs if (r["payload"].get("prompt_cache") or {}).get("misses"))
+    assert missed["last_miss_cause"] == {"causes": ["likely_server_side"]}
+    shift = int(time.time()) + 200 - missed["expires_at"]
+    now_pc = missed | {"expires_at": missed["expires_at"] + shift, "last_miss_at": missed["last_miss_at"] + shift}
+    line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path), "prompt_cache": now_pc},
+                      NO_COLOR="1", COLUMNS="200")
+    assert "(miss: likely_server_side)" in line
+    # an older client's payload (no prompt_cache key): the state keeps what it knew, the line still draws
+    old = {k: v for k, v in warm.items() if k != "prompt_cache"} | {"transcript_path": str(t), "cwd": str(tmp_path)}
+    assert statusline(old, NO_COLOR="1").strip()
