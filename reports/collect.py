@@ -181,6 +181,7 @@ def _build(
 
     sessions = build_sessions(sources, index.rows(live))
     doc = build_report(sessions, now, utc_offset, since, warnings)
+    del sessions  # the rows and calls: not needed for the text, and a large history's are 100 MB
     if since is None:  # a report over a window has less evidence than the whole history
         save_cliffs(doc["ttl"], now)
     # stored without the clock fields, with `days` last, so a cached copy can be sent as text;

@@ -337,7 +337,7 @@ class Index:
 
     def _load(self, conn: sqlite3.Connection, live: dict[str, int]) -> dict[str, list[Row]]:
         by_id: dict[int, list[Row]] = {fid: [] for fid in live.values()}
-        fresh = self._fresh
+        fresh, self._fresh = self._fresh, {}  # handed over once: the caller owns them from here
         if all(fid in fresh for fid in by_id):  # every file was read whole just now: no need to ask
             return {path: fresh[fid] for path, fid in live.items()}
         for fid, data in conn.execute("SELECT file_id, data FROM chunks ORDER BY file_id, off"):
