@@ -1,8 +1,14 @@
 """The incremental transcript reader: only bytes after the cursor, only complete lines.
 
-The cursor is {path, dev, ino, offset, head}: head is a CRC of the file's first line, so a file
-that was rewritten in place (same inode, new content) is noticed, as is a shrunk, rotated or
-replaced one; any of those means the fold must start again from the beginning (`Reset`).
+The cursor is {path, dev, ino, offset, head, tail}: head is a CRC of the file's first line and tail
+a CRC of the TAIL_BYTES just before the offset, so a file that was rewritten in place (same inode,
+new content, even with its first line kept) is noticed, as is a shrunk, rotated or replaced one;
+any of those means the fold must start again from the beginning (`Reset`).
+
+A line longer than a whole chunk (8 MiB) cannot be held: it is skipped and counted in the state's
+`bad` (its usage, if it is an API call's, is lost; `status --json` shows the count). The skip reads
+at most one chunk per call and remembers how far it got (`skip`), so a huge file without a newline
+costs each hook one bounded read, never a read to the end.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ if TYPE_CHECKING:
 
 CHUNK = 8 << 20
 HEAD_BYTES = 4096
+TAIL_BYTES = 4096
 
 
 class Reset(Exception):
@@ -31,48 +38,65 @@ def _head(fd: int) -> int:
     return zlib.crc32(first if nl < 0 else first[:nl])
 
 
+def _tail(fd: int, offset: int) -> int:
+    start = max(0, offset - TAIL_BYTES)
+    return zlib.crc32(os.pread(fd, offset - start, start))
+
+
 def read_new(
     path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK,
 ) -> tuple[list[bytes], dict[str, Any], int]:
     """(complete new lines, the advanced cursor, lines skipped as too long to keep).
 
     Raises FileNotFoundError/OSError when the file cannot be read, Reset when it changed under us.
-    Reads at most about `max_bytes`; call again while lines keep coming.
+    Reads at most about `max_bytes`; call again while lines keep coming or the cursor moves.
     """
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
+        skip: int | None = None
         if cursor is not None:
+            offset = int(cursor.get("offset", 0))
             same = (cursor.get("path") == path and cursor.get("dev") == st.st_dev
-                    and cursor.get("ino") == st.st_ino and st.st_size >= cursor.get("offset", 0))
-            if not same or (cursor.get("offset", 0) > 0 and cursor.get("head") != _head(fd)):
+                    and cursor.get("ino") == st.st_ino and st.st_size >= offset)
+            if not same or (offset > 0 and (cursor.get("head") != _head(fd) or (
+                    "tail" in cursor and cursor["tail"] != _tail(fd, offset)))):
                 raise Reset(path)
-            offset = int(cursor["offset"])
             head = cursor.get("head")
+            skip = cursor.get("skip")
         else:
             offset, head = 0, None
-        if st.st_size <= offset:
-            return [], {"path": path, "dev": st.st_dev, "ino": st.st_ino, "offset": offset, "head": head}, 0
-        chunk = os.pread(fd, min(max_bytes, st.st_size - offset), offset)
-        lines, used = split_lines(chunk)
-        skipped = 0
-        if used == 0 and len(chunk) >= max_bytes:
-            # one line longer than a whole chunk: skip to its end without holding it in memory
-            pos = offset + len(chunk)
-            while True:
-                block = os.pread(fd, 1 << 20, pos)
-                if not block:
-                    break
-                nl = block.find(b"\n")
-                if nl >= 0:
-                    used = pos + nl + 1 - offset
-                    skipped = 1
-                    break
-                pos += len(block)
-        offset += used
-        if head is None and offset > 0:
-            head = _head(fd)
-        return lines, {"path": path, "dev": st.st_dev, "ino": st.st_ino, "offset": offset, "head": head}, skipped
+
+        def moved(offset: int, skip: int | None = None) -> dict[str, Any]:
+            out = {"path": path, "dev": st.st_dev, "ino": st.st_ino, "offset": offset, "head": head,
+                   "tail": _tail(fd, offset)}
+            if skip is not None:
+                out["skip"] = skip
+            return out
+
+        if skip is None:
+            if st.st_size <= offset:
+                return [], moved(offset), 0
+            chunk = os.pread(fd, min(max_bytes, st.st_size - offset), offset)
+            lines, used = split_lines(chunk)
+            if used or len(chunk) < max_bytes:
+                offset += used
+                if head is None and offset > 0:
+                    head = _head(fd)
+                return lines, moved(offset), 0
+            skip = offset + len(chunk)  # one line longer than a whole chunk: skip to its end
+        end = skip + max_bytes  # at most one chunk per call, however long the line
+        while skip < end:
+            block = os.pread(fd, min(1 << 20, end - skip), skip)
+            if not block:
+                break
+            nl = block.find(b"\n")
+            if nl >= 0:
+                if head is None:
+                    head = _head(fd)
+                return [], moved(skip + nl + 1), 1
+            skip += len(block)
+        return [], moved(offset, skip), 0
     finally:
         os.close(fd)

@@ -119,8 +119,8 @@ def sync_file(state: dict[str, Any], path: str, cfg: Mapping[str, Any], sub: boo
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset."""
     alerts: list[dict[str, Any]] = []
     while True:
-        cursor = state["subCursors"].get(path) if sub else state["cursor"]
-        lines, cursor, skipped = read_new(path, cursor)
+        before = state["subCursors"].get(path) if sub else state["cursor"]
+        lines, cursor, skipped = read_new(path, before)
         state["bad"] += skipped
         if lines:
             events, bad = parse_lines(lines)
@@ -130,8 +130,8 @@ def sync_file(state: dict[str, Any], path: str, cfg: Mapping[str, Any], sub: boo
             state["subCursors"][path] = cursor
         else:
             state["cursor"] = cursor
-        if not lines and not skipped:
-            return alerts, True
+        if not lines and not skipped and (before or {}).get("skip") == cursor.get("skip"):
+            return alerts, True  # nothing new (a skip that reached the end of the file waits too)
         if time.monotonic() > deadline:
             return alerts, False
 

@@ -542,3 +542,106 @@ def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path) -> 
     pf.unlink()
     got = cli(root, "config", "set", "--project", str(proj), "exclude", '["docs/*"]')  # the project's own
     assert got.returncode == 0, got.stderr
+
+
+# --------------------------------------------------------------- 8. every budget checked in every loop
+
+
+def test_attack8_huge_newline_free_transcript_costs_one_bounded_read(root: Path, monkeypatch: pytest.MonkeyPatch
+                                                                     ) -> None:
+    """A sparse 4 GiB transcript without a newline: the fold's deadline is honoured inside the skip
+    (an instrumented clock that ticks 0.1 s per look, an instrumented pread that counts bytes)."""
+    from core import engine
+    from session_watcher import config
+    from state import reader
+    from state import session as sessmod
+
+    big = root / "big.jsonl"
+    with open(big, "wb") as fh:
+        fh.truncate(4 << 30)
+    got = [0]
+    real_pread = os.pread
+
+    class CountingOs:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        def pread(self, fd: int, n: int, offset: int) -> bytes:
+            data = real_pread(fd, n, offset)
+            got[0] += len(data)
+            return data
+
+    class Clock:
+        now = 0.0
+
+        def monotonic(self) -> float:
+            self.now += 0.1
+            return self.now
+
+    monkeypatch.setattr(reader, "os", CountingOs())
+    monkeypatch.setattr(sessmod, "time", Clock())
+    state = engine.new_state("big")
+    state, _, done = sessmod.sync(state, str(big), config.merge(), deadline=0.45)
+    assert not done
+    looks = 5  # the clock passes 0.45 s on its fifth look
+    assert got[0] <= looks * 2 * reader.CHUNK + looks * 4 * reader.TAIL_BYTES
+    first = state["cursor"]["skip"]
+    assert reader.CHUNK < first <= looks * 2 * reader.CHUNK
+    state, _, done = sessmod.sync(state, str(big), config.merge(), deadline=Clock.now + 0.45)
+    assert state["cursor"]["skip"] > first  # the next run goes on from there, never from the start
+    assert state["cursor"]["offset"] == 0
+
+
+def test_attack8_hook_on_a_huge_transcript_saves_and_moves_on(root: Path) -> None:
+    """The real hook on a 4 GiB sparse transcript exits and saves how far it skipped; past a 40 MiB
+    line the lines after it are folded exactly and the long line is counted as bad."""
+    s = fs.SynthSession("hugeline", fs.make_project(root), seed=8)
+    big = root / "hugeline.jsonl"
+    with open(big, "wb") as fh:
+        fh.truncate(4 << 30)
+    hook(root, s, big)
+    cur = fs.load_state(root, s.session_id)["cursor"]
+    assert cur["offset"] == 0
+    assert cur["skip"] > 0
+    tr = root / "long.jsonl"
+    with open(tr, "wb") as fh:
+        fh.truncate(40 << 20)
+        fh.seek(0, 2)
+        fh.write(b"\n")
+        for _ in range(4):
+            fh.write(s.lines_of(s.next_call(reads=1)))
+    for _ in range(40):  # each run skips a bounded stretch; a few runs reach the lines after it
+        hook(root, s, tr)
+        state = fs.load_state(root, s.session_id)
+        if state["cursor"]["offset"] == tr.stat().st_size:
+            break
+    assert state["meter"]["main"] == s.token_usage()
+    assert state["bad"] == 1
+
+
+# --------------------------------------------------------------- 10. an in-place rewrite that keeps line 1
+
+
+def test_attack10_in_place_rewrite_keeping_the_first_line_is_noticed(root: Path) -> None:
+    from core import engine
+    from session_watcher import config
+    from state import session as sessmod
+
+    s, tr = session(root, "rewrite", calls=10)
+    hook(root, s, tr)
+    first_line = tr.read_bytes().split(b"\n", 1)[0] + b"\n"
+    other = fs.SynthSession("rewrite", s.project, seed=99)
+    other.next_call()
+    body = b"".join(other.lines_of(other.next_call(reads=1)) for _ in range(20))
+    ino = tr.stat().st_ino
+    with open(tr, "r+b") as fh:  # same inode, same first line, other calls after it
+        fh.write(first_line + body)
+    assert tr.stat().st_ino == ino
+    hook(root, s, tr)
+    got = fs.load_state(root, s.session_id)
+    fresh = engine.new_state("rewrite")
+    fresh["context"]["cwd"] = fresh["context"]["project"] = s.project
+    fresh, _, done = sessmod.sync(fresh, str(tr), config.merge(), time.monotonic() + 600)
+    assert done
+    assert got["meter"]["main"] == fresh["meter"]["main"]
+    assert got["meter"]["main"]["calls"] == 21
