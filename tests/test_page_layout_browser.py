@@ -155,6 +155,14 @@ def test_session_page_story_reads(view: tuple[Any, int, str, list[str]], pages: 
     assert alerts == 3
     assert 1 <= len(labels) <= alerts
     assert labels[0] == "gate"
+    # the health breakdown, opened, fits too
+    page.click("#grade-badge")
+    page.locator("#breakdown").wait_for(state="visible")
+    page.wait_for_function("() => getComputedStyle(document.getElementById('breakdown')).maxHeight === '220px'")
+    got = layout(page)
+    assert got["clipped"] == []
+    assert got["overlaps"] == []
+    assert got["scrollWidth"] <= got["width"]
 
 
 def test_report_rows_link_to_pages_that_open(view: tuple[Any, int, str, list[str]], pages: dict[str, Path]) -> None:
