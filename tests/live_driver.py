@@ -204,9 +204,16 @@ class Live:
 
 
 def turn_end(data: bytes, size: int) -> int:
-    """The end of the first turn-ending assistant line at or after `size` (the whole file without one)."""
+    """Where the turn open at `size` ends: `size` when the last conversation record before it ends a
+    turn already, else the end of the first turn-ending assistant line after it (or the file's end)."""
     from state.tail import _verdict
 
+    for line in reversed(data[:size].split(b"\n")[:-1]):
+        verdict = _verdict(line)
+        if verdict is not None:
+            if verdict:
+                return size
+            break
     pos = size
     while pos < len(data):
         nl = data.find(b"\n", pos)
