@@ -234,7 +234,7 @@ def link(target: str) -> int:
         home = os.path.expanduser("~")
         shown = "$HOME" + folder[len(home):] if folder.startswith(home + os.sep) else folder
         print(f"command: {path}\n  {folder} is not on your PATH: add this line to ~/.profile\n"
-              f"  (or your shell's startup file), then open a new terminal:\n\n    export PATH=\"{shown}:$PATH\"\n")
+              f"  (or your shell's startup file), then open a new terminal:\n\n    export PATH=\"{shown}:$PATH\"")
     return 0
 
 
