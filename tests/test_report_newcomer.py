@@ -27,6 +27,9 @@ def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
     out = sw("report", "--projects", str(empty)).stdout.decode()
     assert f"searched:\n  {empty}\n" in out
     assert claude not in out
+    html = tmp_path / "empty.html"
+    assert sw("report", "--projects", str(empty), "--html", str(html)).returncode == 0
+    assert f'<p id="empty">No Claude Code sessions found; searched: {empty}.</p>' in html.read_text()
     doc = json.loads(sw("report", "--projects", str(empty), "--json").stdout)
     assert doc["index"]["roots"] == [str(empty)]
     assert doc["sessions"] == []
