@@ -232,11 +232,14 @@ def _policy(units: float, usd: float | None, base_units: float, base_usd: float 
 
 
 def _capture(alert: Mapping[str, Any], hindsight: Mapping[str, Any]) -> float | None:
-    """saving(alert) / saving(hindsight), in USD when priced; None when hindsight saves nothing."""
+    """saving(alert) / saving(hindsight), in USD when priced. None when the best restart saves under
+    FLAT_SEGMENT_PCT: there the right advice is none (see `alertInFlatSegment`), and a ratio of two
+    crumbs would call silence a failure."""
+    pct = hindsight["savingPct"]
+    if pct is None or pct < FLAT_SEGMENT_PCT:
+        return None
     key = "savingUsd" if hindsight["savingUsd"] is not None else "savingUnits"
     best = hindsight[key]
-    if not best or best <= 0:
-        return None
     return round(float(alert[key]) / float(best), 4)
 
 
@@ -354,14 +357,13 @@ def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "savingUsd": round(base - usd, 6),
             "savingPct": round(100 * (base - usd) / base, 3) if base > 0 else None,
         }
-    best = policies["hindsight"]["savingUsd"]
     caps = sorted(s["capture"] for s in sessions if s["capture"] is not None)
     return {
         "sessions": len(sessions),
         "pricedSessions": len(priced),
         "calls": sum(s["calls"] for s in sessions),
         "policies": policies,
-        "capture": round(policies["alert"]["savingUsd"] / best, 4) if best > 0 else None,
+        "capture": _capture(policies["alert"], policies["hindsight"]),
         "captureMedian": _round(percentile(caps, 50), 4),
         "captureMin": caps[0] if caps else None,
         "alertInFlatSegment": sum(s["alertInFlatSegment"] for s in sessions),

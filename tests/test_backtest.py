@@ -111,6 +111,18 @@ class TestHandWorked:
         assert doc["policies"]["alert"]["units"] == self.after4
         assert doc["capture"] == pytest.approx((self.actual0 - self.after4) / (self.actual0 - self.after3), abs=1e-4)
 
+    def test_a_best_restart_under_2_percent_has_no_capture(self) -> None:
+        """Slow growth: the best restart saves a crumb, so silence is the right advice (no capture to
+        score) and an alert there is counted as one in a flat segment."""
+        slow = [call(1, 0, 10_000, cw5m=5_000)] + [
+            call(n, 0, 15_000 + 100 * (n - 2), cw5m=100, bd=15_000, gate=n == 30) for n in range(2, 51)]
+        doc = bt.backtest(slow, SHARED)
+        assert 0 < doc["policies"]["hindsight"]["savingPct"] < 2
+        assert doc["capture"] is None
+        assert doc["segmentList"][0]["capture"] is None
+        assert doc["alertInFlatSegment"] == 1
+        assert bt.totals([doc])["captureMedian"] is None
+
     def test_an_unpriced_model_keeps_read_units_and_no_dollars(self) -> None:
         doc = bt.backtest([c._replace(model="claude-nonesuch-9") for c in SEG0], SHARED)
         assert not doc["priced"]
