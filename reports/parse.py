@@ -26,6 +26,9 @@ KIND_CALL = "c"
 KIND_COMPACT = "k"
 
 
+_new = tuple.__new__  # a Row straight from a tuple, without the Python-level __new__ NamedTuple adds
+
+
 class Row(NamedTuple):
     """One sample of an API call (kind "c") or one compaction mark (kind "k") at byte `offset`."""
 
@@ -95,35 +98,12 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
         rid = rec.get("requestId")
         key = f"{mid}:{rid}" if isinstance(rid, str) else mid
         inp, cr, cw, out, cw5, cw1 = usage_sample(usage)
-        return Row(
-            offset,
-            KIND_CALL,
-            stamp_to_epoch(rec.get("timestamp")),
-            key,
-            model if isinstance(model, str) else None,
-            rec.get("isSidechain") is True,
-            inp,
-            out,
-            cr,
-            cw,
-            cw5,
-            cw1,
-        )
+        model = model if isinstance(model, str) else None
+        ts, side = stamp_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
+        return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
     if kind == "system" and rec.get("subtype") == "compact_boundary":
-        return Row(
-            offset,
-            KIND_COMPACT,
-            stamp_to_epoch(rec.get("timestamp")),
-            None,
-            None,
-            rec.get("isSidechain") is True,
-            0,
-            0,
-            0,
-            0,
-            0,
-            0,
-        )
+        ts = stamp_to_epoch(rec.get("timestamp"))
+        return _new(Row, (offset, KIND_COMPACT, ts, None, None, rec.get("isSidechain") is True, 0, 0, 0, 0, 0, 0))
     return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -155,7 +156,7 @@ def test_deleted_file_drops_out(corpus: Path) -> None:
     assert st.dropped == 2
     assert "tool_heavy" not in totals(second)
     assert totals(second)[AE]["total"] < totals(first)[AE]["total"]
-    with sqlite3.connect(corpus / "cache" / "index.sqlite3") as conn:
+    with contextlib.closing(sqlite3.connect(corpus / "cache" / "index.sqlite3")) as conn:
         assert conn.execute("SELECT COUNT(*) FROM files").fetchone()[0] == 2
 
 
@@ -176,9 +177,10 @@ def test_corrupt_database_is_rebuilt(corpus: Path) -> None:
 def test_index_from_an_older_schema_is_replaced(corpus: Path) -> None:
     db = corpus / "cache" / "index.sqlite3"
     db.parent.mkdir()
-    with sqlite3.connect(db) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn:  # `with conn` alone commits, never closes
         conn.execute("CREATE TABLE files (path TEXT)")
         conn.execute("PRAGMA user_version=0")
+        conn.commit()
     doc, st = run(corpus)
     assert st.reread == 4
     assert len(doc["sessions"]) == 2
