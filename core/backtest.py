@@ -27,6 +27,7 @@ or before the first `guard` call, i.e. after the call before it, whichever is ea
 from __future__ import annotations
 
 import math
+from bisect import insort
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -146,27 +147,40 @@ class Segment:
         """k such that a restart after call k changes something (not after the last call)."""
         return range(len(self.calls) - 1)
 
+    def _drop(self, k: int) -> tuple[int, int]:
+        """(what a restart after call k carries from it, D = what every later call carries less)."""
+        ck = self.calls[k]
+        bd = min(ck.b_default if ck.b_default is not None else ck.total, ck.total)
+        return bd, ck.total - bd
+
+    def _restart_call(self, k: int) -> float:
+        """Call k+1 as a fresh session's first call: reads the shared prefix, writes the rest."""
+        bd, _drop = self._drop(k)
+        nxt, p = self.calls[k + 1], self.price[k + 1]
+        carry = max(0, bd + nxt.total - self.calls[k].total)
+        read = min(self.shared, carry)
+        return read + (carry - read) * (p.w1h if self.ttl[k + 1] == "1h" else p.w5m)
+
+    def _lighter_call(self, j: int, drop: int) -> float:
+        """Call j carrying `drop` fewer tokens: its re-write of old context shrinks first (in its own
+        TTL class), then its cache read; nothing below 0."""
+        c, p = self.calls[j], self.price[j]
+        cut = min(drop, self.rewrite[j])
+        own, other = (c.cw1h, c.cw5m) if self.ttl[j] == "1h" else (c.cw5m, c.cw1h)
+        from_own = min(cut, own)
+        own, other = own - from_own, other - min(cut - from_own, other)
+        w1h, w5m = (own, other) if self.ttl[j] == "1h" else (other, own)
+        return max(0, c.cr - (drop - cut)) + w5m * p.w5m + w1h * p.w1h
+
     def costs(self, k: int | None) -> list[float]:
         """Each call's cost in its model's read units with a restart after call index k (None: none)."""
         out = list(self.actual)
         if k is None or not 0 <= k < len(self.calls) - 1:
             return out
-        ck = self.calls[k]
-        bd = min(ck.b_default if ck.b_default is not None else ck.total, ck.total)
-        nxt, p = self.calls[k + 1], self.price[k + 1]
-        carry = max(0, bd + nxt.total - ck.total)
-        read = min(self.shared, carry)
-        out[k + 1] = read + (carry - read) * (p.w1h if self.ttl[k + 1] == "1h" else p.w5m)
-        drop = ck.total - bd
+        out[k + 1] = self._restart_call(k)
+        _bd, drop = self._drop(k)
         for j in range(k + 2, len(self.calls)):
-            c, p = self.calls[j], self.price[j]
-            cut = min(drop, self.rewrite[j])  # the re-write shrinks first, in the call's own TTL class
-            own, other = (c.cw1h, c.cw5m) if self.ttl[j] == "1h" else (c.cw5m, c.cw1h)
-            from_own = min(cut, own)
-            own, other = own - from_own, other - min(cut - from_own, other)
-            w1h, w5m = (own, other) if self.ttl[j] == "1h" else (other, own)
-            cr = max(0, c.cr - (drop - cut))
-            out[j] = cr + w5m * p.w5m + w1h * p.w1h
+            out[j] = self._lighter_call(j, drop)
         return out
 
     def priced(self) -> bool:
@@ -199,12 +213,55 @@ class Segment:
                 return i
         return None
 
+    def weights(self) -> list[float]:
+        """What one read unit of each call is worth in the comparison: USD when priced, else 1."""
+        if not self.priced():
+            return [1.0] * len(self.calls)
+        return [p.usd or 0.0 for p in self.price]
+
+    def values(self) -> list[float]:
+        """value(k) for every restart point, in one pass instead of one per point.
+
+        Every later call's cost drops by exactly D read units, except a call that re-wrote old
+        context (a miss) or reads fewer than D tokens; those few are priced one by one. The calls
+        after k, sorted by their cache read, are kept as k walks backwards, so each point looks
+        only at the calls that read less than its D.
+        """
+        n = len(self.calls)
+        w = self.weights()
+        weighted = [a * wj for a, wj in zip(self.actual, w, strict=True)]
+        before = [0.0] * (n + 1)  # before[i]: calls 0..i-1 as they were
+        for i in range(n):
+            before[i + 1] = before[i] + weighted[i]
+        after_cost = after_weight = 0.0  # calls k+2.. as they were, and their weights
+        by_read: list[tuple[int, int]] = []  # (cr, j) of the plain calls after k+1, sorted
+        misses: list[int] = []  # calls after k+1 that re-wrote old context
+        out = [0.0] * max(0, n - 1)
+        for k in range(n - 2, -1, -1):
+            j = k + 2
+            if j < n:
+                after_cost += weighted[j]
+                after_weight += w[j]
+                if self.rewrite[j]:
+                    misses.append(j)
+                else:
+                    insort(by_read, (self.calls[j].cr, j))
+            _bd, drop = self._drop(k)
+            v = before[k + 1] + self._restart_call(k) * w[k + 1] + after_cost - drop * after_weight
+            for cr, jj in by_read:
+                if cr >= drop:
+                    break
+                v += (drop - cr) * w[jj]  # its read floors at 0: it saves cr, not D
+            for jj in misses:
+                v += (self._lighter_call(jj, drop) - (self.actual[jj] - drop)) * w[jj]
+            out[k] = v
+        return out
+
     def best_point(self) -> int | None:
         """The cheapest single restart, or None when no restart beats the real session."""
         best, best_v = None, self.value(None)
-        for k in self.restart_points():
-            v = self.value(k)
-            if v < best_v:
+        for k, v in enumerate(self.values()):
+            if v < best_v * (1 - 1e-12):  # a tie within rounding is no saving
                 best, best_v = k, v
         return best
 

@@ -8,6 +8,8 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import TRANSCRIPTS, sw
 from synth import Transcript
 
@@ -140,6 +142,24 @@ class TestHandWorked:
         assert (c.guard, c.gate, c.b_default, c.lamp) == (True, False, 17_000, "amber")
         assert bt.shared_prefix({"shared": 12_345}, [c]) == 12_345
         assert bt.shared_prefix({}, [c]) == 10_000
+
+
+calls_st = st.lists(
+    st.tuples(st.integers(0, 300_000), st.integers(0, 40_000), st.integers(0, 40_000), st.integers(0, 300_000),
+              st.sampled_from([OPUS, "claude-haiku-4-5", "claude-nonesuch-9"])),
+    min_size=1, max_size=40)
+
+
+@given(calls_st, st.integers(0, 50_000))
+@settings(max_examples=300, deadline=None)
+def test_one_pass_values_equal_pricing_each_restart(rows: list[tuple[int, int, int, int, str]], shared: int) -> None:
+    """The fast scan behind `hindsight` gives what pricing each restart call by call gives, misses,
+    reads below D, mixed TTL classes and models included."""
+    calls = [bt.Call(i + 1, 0, cr + w5 + w1, bd, cr, w5, w1, model)
+             for i, (cr, w5, w1, bd, model) in enumerate(rows)]
+    seg = bt.Segment(calls, shared)
+    slow = [seg.value(k) for k in seg.restart_points()]
+    assert seg.values() == pytest.approx(slow, rel=1e-9, abs=1e-9)
 
 
 class TestStability:
