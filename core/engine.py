@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from core import eoq, health, meter
+from core import eoq, health, meter, prices
 from core import paths as pathmap
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     # (state, alerts fired by this call, the call's own usage and time) after each main-chain call
     CallHook = Callable[[dict[str, Any], list[dict[str, Any]], dict[str, Any]], None]
 
-SCHEMA = 1
+SCHEMA = 2  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis)
 LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
 DONE_MAX = 512  # tool results remembered for de-duplication (hook payload vs transcript line)
 PENDING_MAX = 256  # tool uses waiting for their result
@@ -31,7 +31,7 @@ ALERTS_MAX = 20
 def new_engine() -> dict[str, Any]:
     return {
         "segment": 0, "segCalls": 0, "calls": 0, "compactions": 0, "expectBoundary": False,
-        "floor": None, "L": None, "lastTs": None, "ttl": None,
+        "floor": None, "L": None, "lastTs": None, "ttl": None, "shared": None, "lamp": None, "gN": 0,
         "bFull": 0, "bIncl": 0, "ledger": [], "residual": None,
         "level": None, "trend": 0.0,
         "rent": 0.0, "billProgress": 0.0, "bills": 0, "billsTotal": 0,
@@ -68,22 +68,25 @@ def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None) -> float | 
     return TTL_SECONDS[ttl]
 
 
-def c_ratio(e: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
+def c_ratio(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
+    """The config's cRatio, else the model's cache-write / cache-read price for the TTL class seen."""
     override = cfg.get("cRatio")
     if override:
         return float(override)
-    return eoq.CRATIO_1H if e["ttl"] == "1h" else eoq.CRATIO_5M
+    return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
 
 
 def quantities(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
     """Every figure of the cost model for the state as it stands (None where not valid yet)."""
     e = state["engine"]
     floor = e["floor"]
-    cr = c_ratio(e, cfg)
+    cr = c_ratio(state, cfg)
     g = eoq.growth(e["level"], e["trend"])
-    q: dict[str, Any] = {"L": e["L"], "cRatio": cr, "g": g, "bFull": None, "bDefault": None,
-                         "x": None, "dhat": None, "xSweet": None, "mf": None, "br": None,
-                         "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None}
+    shared = e["shared"] or 0
+    q: dict[str, Any] = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
+                         "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
+                         "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
+                         "saving": None}
     if floor is None:
         return q
     b_full = floor + e["bFull"]
@@ -95,14 +98,17 @@ def quantities(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, An
         return q
     big_l = e["L"] or 0
     x = big_l / base
-    dh = eoq.dhat(cr, g, base)
-    mf = eoq.movable_fraction(dh)
-    bp = eoq.bill_premium(x, dh)
+    k = eoq.restart_cost(cr, base, shared)
+    ce = k / base
+    dh = eoq.dhat(ce, g, base)
+    mf = eoq.movable_fraction(dh, cr * g / base)
+    bp = eoq.bill_premium(x, dh, mf)
     q.update({
-        "x": x, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
-        "burnRate": eoq.rent_rate(big_l, base, cr), "wallP": 1 + cr,
-        "lamp": eoq.lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"]),
+        "x": x, "cEff": ce, "K": k, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
+        "burnRate": eoq.rent_rate(big_l, base, ce), "wallP": 1 + ce,
+        "lamp": eoq.lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], e["lamp"]),
         "backstopN": eoq.backstop_interval(mf, cfg["backstop_base"]),
+        "saving": eoq.cycle_saving(big_l, base, g, dh, k),
     })
     return q
 
@@ -124,6 +130,7 @@ def new_segment(state: dict[str, Any]) -> None:
     e["bills"] = 0
     e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
     e["fired"] = False
+    e["lamp"] = None
     state["paths"] = {}
 
 
@@ -279,9 +286,10 @@ def _settle(state: dict[str, Any], d_l: int) -> int:
 
 def on_call(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None, model: str | None,
             inp: int, cr: int, cw: int, cw1h: int, cw5m: int) -> list[dict[str, Any]]:
-    """A new main-chain API call: L, floor, ledger, growth, bills, dwell and the gate."""
+    """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate."""
     e = state["engine"]
     ctx = state["context"]
+    alerts = _cold_return(state, cfg, ts)
     e["calls"] += 1
     e["segCalls"] += 1
     if ts is not None:
@@ -292,22 +300,55 @@ def on_call(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None, mod
         e["ttl"] = "5m"
     if model:
         ctx["model"] = model
-    ctx["pressure"] = inp + cr + cw
-    ctx["peak"] = max(ctx.get("peak") or 0, inp + cr + cw)
-    health.on_call(state["health"], inp + cr + cw)
+    stock = inp + cr + cw
+    ctx["pressure"] = stock
+    ctx["peak"] = max(ctx.get("peak") or 0, stock)
+    health.on_call(state["health"], stock)
     if e["floor"] is None:
-        e["floor"] = max(cr, cw, inp)
+        # what a restart's first call carries: the whole first prompt, read and written parts alike
+        e["floor"] = stock
+        if e["shared"] is None and e["calls"] == 1 and e["segment"] == 0:
+            e["shared"] = cr  # the prefix earlier sessions left cached (unknown mid-session: 0)
         e["L"] = cr
         e["residual"] = None
     else:
         prev = e["L"] or 0
-        big_l = cr + cw if (cr < prev / 2 and cr + cw >= prev / 2) else cr
+        # a miss, partial ones included: the read fell short of the last context by more than noise
+        big_l = cr + cw if cr < prev - max(1000.0, 0.02 * prev) else cr
         ref = e["floor"] if e["segCalls"] == 2 else prev  # reaching the floor is not growth
         residual = _settle(state, big_l - ref)
         e["L"] = big_l
         e["residual"] = residual
-        e["level"], e["trend"] = eoq.holt(e["level"], e["trend"], float(residual))
-    return _bills_and_gate(state, cfg)
+        e["level"], e["trend"] = eoq.holt(e["level"], e["trend"], float(residual), e["gN"])
+        e["gN"] += 1
+    return alerts + _bills_and_gate(state, cfg)
+
+
+def _cold_return(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None) -> list[dict[str, Any]]:
+    """The advice's second trigger, judged before the call that follows an idle gap: the cache
+    expired meanwhile, so this call re-writes all of L, while a fresh session would write only
+    what it carries. Recorded on that call (the advice was to restart before it)."""
+    e = state["engine"]
+    if ts is None or e["lastTs"] is None or not e["segCalls"]:
+        return []
+    life = cache_lifetime(e["ttl"], cfg.get("cliff"))
+    gap = ts - e["lastTs"]
+    if life is None or gap <= life:
+        return []
+    q = quantities(state, cfg)
+    if q["x"] is None or q["x"] < cfg["guard_x"]:
+        return []
+    alert = _alert(state, q, "guard", e["calls"] + 1)
+    model, big_l, k = state["context"]["model"], q["L"] or 0, q["K"] or 0.0
+    saving = q["cRatio"] * big_l - k  # at once; the lighter reads after come on top
+    one_hour = e["ttl"] == "1h"
+    alert.update({
+        "gap": gap, "ts": ts, "rewrite": big_l, "saving": saving, "savingUsd": prices.read_usd(model, saving),
+        "rewriteUsd": prices.write_usd(model, 0 if one_hour else big_l, big_l if one_hour else 0),
+        "freshUsd": prices.read_usd(model, k),
+    })
+    state["alerts"].append(alert)
+    return [alert]
 
 
 def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -320,9 +361,9 @@ def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[
     e["billProgress"] -= done
     e["bills"] += done
     e["billsTotal"] += done
-    bp = q["br"]
-    deep = q["x"] is not None and q["xSweet"] is not None and q["x"] >= q["xSweet"] \
-        and bp is not None and bp >= cfg["bp_amber"]
+    e["lamp"] = q["lamp"]
+    # deep water is the lamp's amber/red: the same hysteresis keeps an episode from flickering
+    deep = q["lamp"] in ("amber", "red")
     alerts: list[dict[str, Any]] = []
     if not deep:
         e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
@@ -334,28 +375,36 @@ def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[
         if e["dwell"] >= cfg["notify_dwell"] and e["dwellBills"] >= 1:
             e["fired"] = True
             e["sinceAlert"] = 0
-            alerts.append(_alert(state, q, "gate"))
+            alerts.append(_alert(state, q, "gate", e["calls"]))
     else:
         e["sinceAlert"] += done
         n_back = q["backstopN"]
         if n_back is not None and e["sinceAlert"] >= n_back:
             e["sinceAlert"] -= n_back
             e["reminders"] += 1
-            alerts.append(_alert(state, q, "backstop"))
+            alerts.append(_alert(state, q, "backstop", e["calls"]))
     state["alerts"].extend(alerts)
     if len(state["alerts"]) > ALERTS_MAX:
         del state["alerts"][: len(state["alerts"]) - ALERTS_MAX]
     return alerts
 
 
-def _alert(state: Mapping[str, Any], q: Mapping[str, Any], kind: str) -> dict[str, Any]:
+def _alert(state: Mapping[str, Any], q: Mapping[str, Any], kind: str, call: int) -> dict[str, Any]:
+    """An alert with what the user can act on: what a restart carries (system and files), what it
+    costs (K) and what restarting now saves over the next cycle, in tokens and dollars."""
     e = state["engine"]
+    model = state["context"]["model"]
+    base = q["bDefault"] or q["bFull"] or 0
+    saving = q["saving"]
     return {
-        "kind": kind, "call": e["calls"], "sessionId": state["sessionId"], "lamp": q["lamp"],
+        "kind": kind, "call": call, "sessionId": state["sessionId"], "lamp": q["lamp"],
         "x": q["x"], "xSweet": q["xSweet"], "br": q["br"], "B": q["bFull"], "bDefault": q["bDefault"],
         "L": q["L"], "bills": e["dwellBills"], "backstopN": q["backstopN"],
-        "reminder": e["reminders"], "model": state["context"]["model"],
+        "reminder": e["reminders"], "model": model,
         "project": state["context"]["project"], "ts": e["lastTs"],
+        "system": e["floor"], "files": max(0, base - (e["floor"] or 0)), "cRatio": q["cRatio"],
+        "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
+        "saving": saving, "savingUsd": None if saving is None else prices.read_usd(model, saving),
     }
 
 

@@ -1,12 +1,13 @@
-"""The EOQ cost model (SPEC "The cost model"): plain functions of plain numbers.
+"""The cost model (SPEC "The cost model"): plain functions of plain numbers. Pure.
 
-Restarting costs writing B tokens to cache at cRatio x the read price; staying costs reading L
-each call; the context grows by g per call. With d = x - 1, the cost per call in units of
-B x read price is
+Restarting costs writing what the restart carries (B tokens) to the cache, except the shared prefix
+it finds already cached; staying costs reading L each call; the context grows by g per call. In
+units of B x read price, with d = x - 1, cEff = K / B and K = cRatio (B - shared) + shared:
 
-    cost(d) = cRatio*g/B + 1 + cRatio*(g/B)/d + d/2
+    cost(d) = cRatio*g/B + 1 + cEff*(g/B)/d + d/2
 
-whose minimum is at d = dhat = sqrt(2*cRatio*g/B): the sweet spot xSweet = 1 + dhat.
+whose minimum is at d = dhat = sqrt(2*cEff*g/B): the sweet spot xSweet = 1 + dhat. With
+shared = 0, cEff = cRatio and this is the v1 model exactly.
 """
 
 from __future__ import annotations
@@ -14,25 +15,45 @@ from __future__ import annotations
 import math
 
 G_MIN = 100.0  # tokens per call: floor of the growth rate
-HOLT_ALPHA = 0.3
-HOLT_BETA = 0.1
-MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum, at dhat = sqrt(2)
-CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read
-CRATIO_1H = 2.0 / 0.10  # 20: 1-hour cache write / cache read
+MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dhat = sqrt(2)
+CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read, on most models
+CRATIO_1H = 2.0 / 0.10  # 20: 1-hour cache write / cache read, on most models
+HYSTERESIS = 0.8  # a lamp colour is left only when bp falls below 0.8 x the threshold that entered it
+
+# Growth smoother (docs/model.md, "Choosing the growth estimate": chosen by backtest on real sessions)
+HOLT_ALPHA = 0.05  # level: ~20 calls of memory once warm
+HOLT_BETA = 0.0  # trend: off (any trend term re-introduced burst-following on real sessions)
+WARM_CALLS = 20  # until then the level is the running mean of the residuals seen
+CLIP = 4.0  # once warm, a residual above CLIP x the level counts as CLIP x the level
 
 
-def cost_per_call(d: float, c_ratio: float, g: float, b: float) -> float:
-    """cost(d) of the spec, d = x - 1 > 0."""
-    return c_ratio * g / b + 1 + c_ratio * (g / b) / d + d / 2
+def cost_per_call(d: float, c_ratio: float, g: float, b: float, c_eff: float | None = None) -> float:
+    """cost(d) of the spec, d = x - 1 > 0; `c_eff` defaults to `c_ratio` (nothing shared)."""
+    ce = c_ratio if c_eff is None else c_eff
+    return c_ratio * g / b + 1 + ce * (g / b) / d + d / 2
 
 
-def dhat(c_ratio: float, g: float, b: float) -> float:
-    return math.sqrt(2 * c_ratio * g / b)
+def restart_cost(c_ratio: float, b: float, shared: float) -> float:
+    """K, in read-price tokens: a restart writes what it carries except the shared prefix it reads."""
+    s = min(max(shared, 0.0), b)
+    return c_ratio * (b - s) + s
 
 
-def movable_fraction(dh: float) -> float:
-    """mf = dhat / (1 + dhat + dhat^2/2): the timing-sensitive share of cost at the optimum."""
-    return dh / (1 + dh + dh * dh / 2)
+def c_eff(c_ratio: float, b: float, shared: float) -> float:
+    """K / B: the restart's price per carried token, in read prices (cRatio when nothing is shared)."""
+    return restart_cost(c_ratio, b, shared) / b if b > 0 else c_ratio
+
+
+def dhat(c_effective: float, g: float, b: float) -> float:
+    return math.sqrt(2 * c_effective * g / b)
+
+
+def movable_fraction(dh: float, write_share: float | None = None) -> float:
+    """mf = dhat / (1 + dhat + cRatio*g/B): the timing-sensitive share of cost at the optimum.
+
+    `write_share` is cRatio*g/B; it defaults to dhat^2/2, its value when nothing is shared."""
+    w = dh * dh / 2 if write_share is None else write_share
+    return dh / (1 + dh + w)
 
 
 def positional_penalty(x: float, dh: float) -> float | None:
@@ -43,15 +64,17 @@ def positional_penalty(x: float, dh: float) -> float | None:
     return (r - 1) ** 2 / (2 * r)
 
 
-def bill_premium(x: float, dh: float) -> float | None:
+def bill_premium(x: float, dh: float, mf: float | None = None) -> float | None:
     """bp = mf * P: the relative excess cost of a cycle ending at x over the optimal one."""
     p = positional_penalty(x, dh)
-    return None if p is None else movable_fraction(dh) * p
+    if p is None:
+        return None
+    return (movable_fraction(dh) if mf is None else mf) * p
 
 
-def rent_rate(l_tokens: float, b_default: float, c_ratio: float) -> float:
-    """rentRate = max(0, L - B_default) / (cRatio * B_default): 1.0 at the rate wall."""
-    return max(0.0, l_tokens - b_default) / (c_ratio * b_default)
+def rent_rate(l_tokens: float, b_default: float, c_effective: float) -> float:
+    """rentRate = max(0, L - B_default) / (cEff * B_default): 1.0 at the rate wall (one restart)."""
+    return max(0.0, l_tokens - b_default) / (c_effective * b_default)
 
 
 def backstop_interval(mf: float, base: float) -> int | None:
@@ -61,11 +84,24 @@ def backstop_interval(mf: float, base: float) -> int | None:
     return max(1, math.ceil(base * 0.4142 / mf))
 
 
-def holt(level: float | None, trend: float, value: float) -> tuple[float, float]:
-    """One step of Holt's double exponential smoothing (alpha 0.3, beta 0.1)."""
+def cycle_saving(l_tokens: float, b: float, g: float, dh: float, k: float) -> float:
+    """What restarting now saves over the next cycle, in read-price tokens: m (L - B) - K, where
+    m = dhat B / g is the optimal cycle's length in calls (each of them reads L - B fewer tokens)."""
+    return (dh * b / g) * (l_tokens - b) - k
+
+
+def holt(level: float | None, trend: float, value: float, n: int | None = None) -> tuple[float, float]:
+    """One step of the growth smoother: Holt's double exponential smoothing of the residual growth
+    per call, with a running-mean start (the first WARM_CALLS residuals weigh equally) and, once warm,
+    a residual above CLIP x the level counted as CLIP x the level. `n` = residuals seen before this
+    one (None: warm)."""
     if level is None:
         return value, 0.0
-    new_level = HOLT_ALPHA * value + (1 - HOLT_ALPHA) * (level + trend)
+    seen = WARM_CALLS if n is None else n
+    if seen >= WARM_CALLS:
+        value = min(value, CLIP * max(level, G_MIN))
+    a = max(HOLT_ALPHA, 1.0 / (seen + 1))
+    new_level = a * value + (1 - a) * (level + trend)
     new_trend = HOLT_BETA * (new_level - level) + (1 - HOLT_BETA) * trend
     return new_level, new_trend
 
@@ -75,10 +111,19 @@ def growth(level: float | None, trend: float) -> float:
     return G_MIN if level is None else max(G_MIN, level + trend)
 
 
-def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float, red: float) -> str:
-    """white before a valid baseline or at x <= 1; green on the left arm; then by bp."""
-    if x is None or x_sweet is None or x <= 1:
+def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float, red: float,
+         prev: str | None = None) -> str:
+    """white before a valid baseline or at x <= 1; green on the left arm; on the right arm by bp,
+    with hysteresis: amber holds down to 0.8 x amber, red down to 0.8 x red, and a lit lamp does not
+    go back to white when x dips to 1 (a file read joins B a call or two before it reaches L)."""
+    if x is None or x_sweet is None:
         return "white"
-    if x < x_sweet or bp is None or bp < amber:
+    if x <= 1:
+        return "white" if prev in (None, "white") else "green"
+    if x < x_sweet or bp is None:
         return "green"
-    return "amber" if bp < red else "red"
+    if bp >= red or (prev == "red" and bp >= HYSTERESIS * red):
+        return "red"
+    if bp >= amber or (prev in ("amber", "red") and bp >= HYSTERESIS * amber):
+        return "amber"
+    return "green"

@@ -66,7 +66,7 @@ def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True) -> str
         if not doc.get("L"):  # a cold start reads nothing from the cache: x = L / B is no position yet
             pos = NO_X
         parts.append((pos, pos))
-        if bp is not None and x > 1:
+        if bp is not None and xs is not None and x >= xs:  # bp means something on the right arm only
             parts.append((f"bp{bp * 100:.0f}%",) * 2)
         bill = next_alert(doc)
         if bill:

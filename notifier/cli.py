@@ -28,6 +28,10 @@ SAMPLE_ALERT: dict[str, Any] = {
     "reminder": 0,
     "model": None,
     "project": None,
+    "system": 18000,
+    "files": 27000,
+    "saving": 612000.0,
+    "savingUsd": 0.31,
 }
 CHILD_TIMEOUT = deliver.DEADLINE + 3
 TEST_TAG = "notify-test"

@@ -81,28 +81,64 @@ def project_name(project: object) -> str | None:
     return stripped or text
 
 
+def dollars(usd: object) -> str | None:
+    """0.2614 -> '$0.26', 12.3 -> '$12'; None when the price is unknown."""
+    if not isinstance(usd, int | float) or isinstance(usd, bool) or math_isnan(usd) or usd < 0:
+        return None
+    if usd >= 10:
+        return f"${usd:.0f}"
+    return f"${usd:.2f}" if usd >= 0.01 else "<$0.01"
+
+
+def duration(seconds: object) -> str:
+    """1500 -> '25 min', 5400 -> '1 h 30 min', 200000 -> '2 days'."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or math_isnan(seconds) or seconds < 0:
+        return "a while"
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{max(1, minutes)} min"
+    if minutes < 48 * 60:
+        h, m = divmod(minutes, 60)
+        return f"{h} h {m} min" if m else f"{h} h"
+    return f"{minutes // 1440} days"
+
+
+def _tokens_and_dollars(tokens: object, usd: object) -> str:
+    money = dollars(usd)
+    return f"{human_tokens(tokens)} tokens" + (f" ({money})" if money else "")
+
+
 def compose(alert: Mapping[str, object]) -> tuple[str, str]:
-    """(title, body) in plain text for one alert."""
+    """(title, body) in plain text for one alert: plain words first, then numbers to act on (what
+    a fresh session would carry and what restarting now saves), never the model's jargon."""
     project = project_name(alert.get("project"))
-    model = _short(alert.get("model"))
-    reminder = alert.get("reminder")
-    is_backstop = alert.get("kind") == "backstop" or (isinstance(reminder, int) and reminder > 0)
     where = f" ({project})" if project else ""
-    if is_backstop:
-        k = reminder if isinstance(reminder, int) and reminder > 0 else None
-        title = f"Reminder{f' {k}' if k else ''}: session still past its sweet spot{where}"
-    else:
-        title = f"Session past its sweet spot: restart is cheaper{where}"
-    x, sweet = pair(alert.get("x"), alert.get("xSweet"))
+    kind = alert.get("kind")
+    reminder = alert.get("reminder")
+    carry = f"A fresh session would carry {human_tokens(alert.get('bDefault'))} tokens"
+    system, files = alert.get("system"), alert.get("files")
+    if isinstance(system, int | float) and isinstance(files, int | float):
+        carry += f" ({human_tokens(system)} system + {human_tokens(files)} files)"
+    carry += "."
     lines = []
-    if is_backstop:
-        bills = alert.get("bills")
-        if isinstance(bills, int) and not isinstance(bills, bool):
-            lines.append(f"{bills} bill cycle{'s' if bills != 1 else ''} have passed in deep water.")
-    lines.append(
-        f"x {x} past sweet spot {sweet}: each call now costs {percent(alert.get('br'))} more than the optimal cycle."
-    )
-    lines.append(f"Restarting with the carried files ({human_tokens(alert.get('B'))} tokens) is the cheaper path.")
+    if kind == "guard":
+        title = f"Your cache expired: a fresh start is cheaper now{where}"
+        rewrite = _tokens_and_dollars(alert.get("rewrite"), alert.get("rewriteUsd"))
+        fresh = dollars(alert.get("freshUsd"))
+        lines.append(f"{duration(alert.get('gap'))} since the last call: the next prompt re-writes {rewrite}.")
+        lines.append(carry[:-1] + (f", about {fresh} to start." if fresh else "."))
+    else:
+        if kind == "backstop" or (isinstance(reminder, int) and not isinstance(reminder, bool) and reminder > 0):
+            k = f" {reminder}" if isinstance(reminder, int) and not isinstance(reminder, bool) and reminder > 0 else ""
+            title = f"Reminder{k}: this session still costs more than a fresh start{where}"
+        else:
+            title = f"This session now costs more than a fresh start{where}"
+        saving = alert.get("saving")
+        if isinstance(saving, int | float) and not isinstance(saving, bool) and saving > 0:
+            lines.append(f"Restarting now saves about {_tokens_and_dollars(saving, alert.get('savingUsd'))} "
+                         "of cache reads over the next stretch of work.")
+        lines.append(carry)
+    model = _short(alert.get("model"))
     if model:
         lines.append(f"Model: {model}")
     body = "\n".join(lines)

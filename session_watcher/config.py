@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "bp_red": 0.25,
     "notify_dwell": 3,
     "backstop_base": 2.0,
+    "guard_x": 1.7,  # a cold return advises a restart from this x on (docs/model.md: chosen by backtest)
     "notify": {"channels": ["desktop"], "fallback": "message", "remind_min": 10},
     "guard": "warn",  # the cold-cache guard on each prompt: "warn" | "block" | "off"
 }
@@ -42,7 +43,7 @@ GUARD_MODES = ("warn", "block", "off")
 
 
 # the keys a project's own file may set (see the module's docstring)
-PROJECT_KEYS = ("include", "exclude", "cRatio", "bp_amber", "bp_red", "notify_dwell", "backstop_base")
+PROJECT_KEYS = ("include", "exclude", "cRatio", "bp_amber", "bp_red", "notify_dwell", "backstop_base", "guard_x")
 
 # (low, high) of each number: finite, and where the model's arithmetic stays meaningful
 RANGES: dict[str, tuple[float, float]] = {
@@ -50,6 +51,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "bp_amber": (0.001, 10.0),
     "bp_red": (0.001, 10.0),
     "backstop_base": (0.1, 1000.0),
+    "guard_x": (1.0, 1000.0),  # an x below 1 is never past the baseline
     "notify_dwell": (1, 1000),
     "notify.remind_min": (0, 10080),  # a week
 }
@@ -80,7 +82,7 @@ def _check(file: str, key: str, value: object) -> object:
                 or not all(isinstance(g, str) and len(g) <= MAX_GLOB_CHARS for g in value)):
             raise bad(f"a list of glob strings (at most {MAX_GLOBS})")
         return list(value)
-    if key in ("cRatio", "bp_amber", "bp_red", "backstop_base"):
+    if key in ("cRatio", "bp_amber", "bp_red", "backstop_base", "guard_x"):
         if not _in_range(key, value):
             low, high = RANGES[key]
             raise bad(f"a number from {low:g} to {high:g}")

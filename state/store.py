@@ -36,6 +36,22 @@ def valid_session_id(value: object) -> TypeGuard[str]:
             and all(c.isascii() and (c.isalnum() or c in "-_.") for c in value))
 
 
+def migrate(doc: dict[str, Any], session_id: str) -> dict[str, Any] | None:
+    """An older schema's state brought to this one, or None when it cannot be.
+
+    1 -> 2 (model v2): every figure is counted differently, and the transcript is the durable log,
+    so the state starts again from it (cursor at 0), keeping what only the hooks and the status
+    line knew (the context window, the model id, the project, the cached config)."""
+    if doc.get("schema") != 1 or doc.get("sessionId") != session_id or not isinstance(doc.get("context"), dict):
+        return None
+    fresh = new_state(session_id)
+    keep = ("window", "modelId", "modelName", "project", "cwd")
+    fresh["context"].update({k: doc["context"].get(k) for k in keep})
+    rev = doc.get("rev")
+    fresh["rev"] = rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
+    return fresh
+
+
 def _shape_ok(doc: object, session_id: str) -> bool:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("sessionId") != session_id:
         return False
@@ -84,6 +100,10 @@ def load(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] |
         raise StateRejected(quarantine(path, "corrupt")) from None
     if isinstance(doc, dict) and isinstance(doc.get("schema"), int) and doc["schema"] > SCHEMA:
         raise StateRejected(quarantine(path, f"schema{doc['schema']}"))
+    if isinstance(doc, dict) and isinstance(doc.get("schema"), int) and doc["schema"] < SCHEMA:
+        migrated = migrate(doc, session_id)
+        if migrated is not None:
+            return migrated
     if not _shape_ok(doc, session_id):
         raise StateRejected(quarantine(path, "shape"))
     return doc  # type: ignore[no-any-return]

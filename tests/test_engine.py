@@ -59,11 +59,13 @@ def test_nothing_is_made_up_before_the_first_call() -> None:
 
 def test_floor_is_the_first_call_of_the_segment() -> None:
     t = Transcript()
-    t.call(cr=3_000, cw=18_000, inp=5)
-    t.call(cr=21_000, cw=40_000)  # a bigger write later does not move the floor
+    t.call(cr=3_000, cw=18_000, inp=5)  # the first prompt: a cached system prompt + a write
+    t.call(cr=24_005, cw=40_000)  # a bigger write later does not move the floor
     state, trace = run(t)
-    assert [r["floor"] for r in trace] == [18_000, 18_000]
-    assert [r["L"] for r in trace] == [3_000, 21_000]
+    # the floor is the whole first prompt (v1's max(cr, cw, in) = 18,000 undercounted it)
+    assert [r["floor"] for r in trace] == [21_005, 21_005]
+    assert [r["shared"] for r in trace] == [3_000, 3_000]  # what a restart finds already cached
+    assert [r["L"] for r in trace] == [3_000, 24_005]
     # reaching the floor is not growth: dL of the 2nd call is measured from the floor
     assert trace[1]["residual"] == 3_000
     assert state["engine"]["level"] == 3_000
@@ -71,15 +73,16 @@ def test_floor_is_the_first_call_of_the_segment() -> None:
 
 def test_cache_miss_reconstructs_l_and_a_real_drop_does_not() -> None:
     t = Transcript()
-    t.call(cr=50_000, cw=0)
+    t.call(cr=50_000, cw=0, inp=0)
     t.call(cr=51_000, cw=1_000)
     t.call(cr=0, cw=52_500)  # the cache expired: everything written again
     t.call(cr=10_000, cw=43_000)  # a partial miss
     t.call(cr=53_500, cw=500)
-    t.call(cr=20_000, cw=1_000)  # cr + cw below half of L: not a cache miss, L drops
+    t.call(cr=52_500, cw=1_500)  # 1,000 short of L: within noise (max(1,000, 2 %)), not a miss
+    t.call(cr=40_000, cw=15_000)  # 12,500 short: a partial miss, the re-write is not growth
     _, trace = run(t)
-    assert [r["L"] for r in trace] == [50_000, 51_000, 52_500, 53_000, 53_500, 20_000]
-    assert [r["residual"] for r in trace][1:] == [1_000, 1_500, 500, 500, 0]
+    assert [r["L"] for r in trace] == [50_000, 51_000, 52_500, 53_000, 53_500, 52_500, 55_000]
+    assert [r["residual"] for r in trace][1:] == [1_000, 1_500, 500, 500, 0, 2_500]
     assert {r["segment"] for r in trace} == {0}
 
 
@@ -96,9 +99,9 @@ def test_compaction_starts_a_segment_and_keeps_the_growth_level() -> None:
     before, first, second = trace[-3], trace[-2], trace[-1]
     assert before["segment"] == 0
     assert first["segment"] == second["segment"] == 1
-    assert first["floor"] == 15_000
+    assert first["floor"] == 15_001  # in + cr + cw of the segment's first call
     assert first["L"] == 0
-    assert first["bFull"] == 15_000  # path map reset
+    assert first["bFull"] == 15_001  # path map reset
     assert [b["type"] for b in first["buckets"]] == ["system"]
     assert first["billProgress"] == 0
     assert first["bills"] == 0
@@ -154,7 +157,7 @@ def ledger_session(content: str, arrivals: list[float], after: int = 8) -> Trans
     big_e = estimate(content)
     t = Transcript()
     cr = 20_000
-    t.call(cr)
+    t.call(cr - 1)  # a first prompt of 20,000 tokens: 1 uncached input + 19,999 read
     for _ in range(10):
         cr += C
         t.call(cr, C)
@@ -349,7 +352,7 @@ def test_b_properties(steps: list[tuple[Any, ...]], first: int, why: list[str | 
 @pytest.mark.parametrize(("b", "g", "ttl"), [(30_000, 600, "5m"), (60_000, 250, "1h"), (18_000, 1_200, "5m")])
 def test_engine_sweet_spot_is_the_cheapest_restart(b: int, g: int, ttl: str) -> None:
     t = Transcript()
-    t.call(b, 100, ttl=ttl)
+    t.call(0, b - 1, ttl=ttl)  # the first prompt (the floor) is b tokens, nothing of it cached before
     for i in range(1, 40):
         t.call(b + g * i, g, ttl=ttl)
     _, trace = run(t)
@@ -362,6 +365,40 @@ def test_engine_sweet_spot_is_the_cheapest_restart(b: int, g: int, ttl: str) -> 
     assert row["xSweet"] == pytest.approx((b + best * g) / b, rel=0.02)
     assert row["x"] == pytest.approx((b + 39 * g) / b)
     assert row["burnRate"] == pytest.approx(39 * g / (c * b))
+
+
+@pytest.mark.parametrize(("b", "g", "shared"), [(30_000, 600, 15_000), (60_000, 250, 20_000)])
+def test_a_shared_prefix_moves_the_sweet_spot_to_the_cheapest_restart(b: int, g: int, shared: int) -> None:
+    """A restart reads the prefix earlier sessions left cached (cEff < cRatio): simulated with that
+    restart price, the cheapest cycle still ends at xSweet."""
+    t = Transcript()
+    t.call(shared, b - shared - 1)  # the first prompt reads `shared`, writes the rest
+    for i in range(1, 40):
+        t.call(b + g * i, g)
+    _, trace = run(t)
+    row = trace[-1]
+    c = row["cRatio"]
+    k = c * (b - shared) + shared
+    assert row["shared"] == shared
+    assert row["cEff"] == pytest.approx(k / b, rel=1e-6)
+    assert row["cEff"] < c
+
+    def cost(calls: int) -> float:  # per call, read-price tokens, over three whole cycles
+        total, big_l = 0.0, float(b)
+        for n in range(3 * calls):
+            if n % calls == 0:
+                total += k
+                big_l = b
+            total += big_l + c * g
+            big_l += g
+        return total / (3 * calls)
+
+    k_star = math.sqrt(2 * (k / b) * b / g)
+    costs = {n: cost(n) for n in range(max(2, int(k_star / 2)), int(2 * k_star) + 3)}
+    best = min(costs, key=costs.__getitem__)
+    assert row["xSweet"] == pytest.approx((b + best * g) / b, rel=0.02)
+    v1_sweet = 1 + math.sqrt(2 * c * g / b)  # v1 priced the restart as if it wrote everything
+    assert row["xSweet"] < v1_sweet
 
 
 # --------------------------------------------------------------------------- one compaction, two witnesses

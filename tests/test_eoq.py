@@ -128,19 +128,26 @@ def test_backstop_interval_values() -> None:
     assert eoq.backstop_interval(0.1, 2.0) == 9
 
 
-def test_holt_converges_to_a_constant_and_tracks_a_ramp() -> None:
-    level, trend = None, 0.0
-    for _ in range(200):
-        level, trend = eoq.holt(level, trend, 700.0)
-    assert eoq.growth(level, trend) == pytest.approx(700.0, rel=1e-6)
-    level, trend = eoq.holt(None, 0.0, 500.0)
+def test_growth_smoother_starts_as_a_running_mean_then_forgets_slowly() -> None:
+    level, trend = eoq.holt(None, 0.0, 500.0, 0)
     assert (level, trend) == (500.0, 0.0)
-    level, trend = eoq.holt(level, trend, 600.0)
-    assert level == pytest.approx(0.3 * 600 + 0.7 * 500)
-    assert trend == pytest.approx(0.1 * (level - 500))
-    for v in range(1000, 50_000, 500):
-        level, trend = eoq.holt(level, trend, float(v))
-    assert trend == pytest.approx(500.0, rel=0.05)
+    values = [500.0, 1500.0, 0.0, 2000.0]
+    for n, v in enumerate(values[1:], start=1):
+        level, trend = eoq.holt(level, trend, v, n)
+    assert level == pytest.approx(sum(values) / len(values))  # the first residuals weigh equally
+    for n in range(len(values), 400):
+        level, trend = eoq.holt(level, trend, 700.0, n)
+    assert eoq.growth(level, trend) == pytest.approx(700.0, rel=1e-6)
+    assert trend == 0.0  # no trend term (docs/model.md: it followed bursts on real sessions)
+
+
+def test_a_burst_moves_the_warm_estimate_by_at_most_clip_x_alpha() -> None:
+    level = 1_000.0
+    burst, _ = eoq.holt(level, 0.0, 90_000.0, 50)  # a 90k-token tool output, not a file we track
+    assert burst == pytest.approx(1_000 + eoq.HOLT_ALPHA * (eoq.CLIP * 1_000 - 1_000))
+    assert burst / level - 1 < 0.2
+    early, _ = eoq.holt(level, 0.0, 90_000.0, 3)  # not warm yet: no clipping, a plain mean
+    assert early == pytest.approx((3 * 1_000 + 90_000) / 4)
 
 
 def test_growth_floor() -> None:
@@ -164,6 +171,42 @@ def test_growth_floor() -> None:
 ])
 def test_lamp(x: float | None, xs: float | None, bp: float | None, want: str) -> None:
     assert eoq.lamp(x, xs, bp, 0.10, 0.25) == want
+
+
+@pytest.mark.parametrize(("bp", "prev", "want"), [
+    (0.09, "amber", "amber"),  # amber holds down to 0.08
+    (0.079, "amber", "green"),
+    (0.09, "green", "green"),  # and is entered only at 0.10
+    (0.21, "red", "red"),  # red holds down to 0.20
+    (0.199, "red", "amber"),
+    (0.079, "red", "green"),
+    (0.24, "amber", "amber"),
+])
+def test_lamp_hysteresis(bp: float, prev: str, want: str) -> None:
+    assert eoq.lamp(2.5, 2.0, bp, 0.10, 0.25, prev) == want
+
+
+def test_a_lit_lamp_stays_lit_when_x_dips_to_one() -> None:
+    assert eoq.lamp(0.98, 2.0, None, 0.10, 0.25, None) == "white"
+    assert eoq.lamp(0.98, 2.0, None, 0.10, 0.25, "green") == "green"
+
+
+def test_restart_cost_reads_the_shared_prefix() -> None:
+    # B 40k, 15k of it already cached: write 25k at 12.5x, read 15k at 1x
+    assert eoq.restart_cost(12.5, 40_000, 15_000) == 12.5 * 25_000 + 15_000 == 327_500
+    assert eoq.c_eff(12.5, 40_000, 15_000) == pytest.approx(8.1875)
+    assert eoq.c_eff(12.5, 40_000, 0) == 12.5  # nothing shared: v1
+    assert eoq.c_eff(12.5, 10_000, 15_000) == 1.0  # the prefix never counts above B
+    # with cEff the sweet spot moves in: dhat = sqrt(2 * 8.1875 * 600 / 40000)
+    assert eoq.dhat(8.1875, 600, 40_000) == pytest.approx(0.495605, rel=1e-5)
+    # mf with the write share cRatio*g/B = 0.1875 (not dhat^2/2 = 0.1228)
+    assert eoq.movable_fraction(0.495605, 12.5 * 600 / 40_000) == pytest.approx(0.495605 / 1.683105, rel=1e-5)
+
+
+def test_cycle_saving() -> None:
+    # L 90k, B 40k, g 600, dhat 0.5: the optimal cycle is 0.5 * 40000 / 600 = 33.3 calls, each reading
+    # 50k fewer tokens after a restart that costs K = 327,500
+    assert eoq.cycle_saving(90_000, 40_000, 600, 0.5, 327_500) == pytest.approx(33.3333 * 50_000 - 327_500, rel=1e-4)
 
 
 # --------------------------------------------------------------------------- the EOQ claim itself

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from synth import Transcript
+from test_replay_invariants import expected_lamp
 
 from core import engine, status
 from session_watcher import config
@@ -32,16 +33,17 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
 
     `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
     """
-    amber, dwell_min, base = cfg["bp_amber"], cfg["notify_dwell"], cfg["backstop_base"]
+    amber, red, dwell_min, base = cfg["bp_amber"], cfg["bp_red"], cfg["notify_dwell"], cfg["backstop_base"]
     out: list[tuple[int, str]] = []
     level: float | None = None
-    trend = 0.0
+    seen = 0  # residuals the growth estimate has seen (kept across segments)
     ttl = None
+    shared: int | None = None
     n = 0
 
     def fresh_segment() -> dict[str, Any]:
         return {"floor": None, "L": None, "calls": 0, "rent": 0.0, "progress": 0.0,
-                "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0}
+                "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0, "lamp": "white"}
 
     seg = fresh_segment()
     for item in seq:
@@ -53,36 +55,54 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
         seg["calls"] += 1
         if cw > 0:
             ttl = t
-        c = cfg["cRatio"] or (20.0 if ttl == "1h" else 12.5)
+        c = cfg["cRatio"] or (20.0 if ttl == "1h" else 12.5)  # the synthetic model reads at 0.1x
         if seg["floor"] is None:
-            seg["floor"] = max(cr, cw, inp)
+            seg["floor"] = inp + cr + cw  # the whole first prompt
+            if n == 1:
+                shared = cr
             seg["L"] = cr
         else:
             prev = seg["L"]
-            new_l = cr + cw if (cr < prev / 2 and cr + cw >= prev / 2) else cr
+            new_l = cr + cw if cr < prev - max(1000, 0.02 * prev) else cr
             before = seg["floor"] if seg["calls"] == 2 else prev
-            residual = max(0, new_l - before)
+            residual = float(max(0, new_l - before))
             if level is None:
-                level, trend = float(residual), 0.0
-            else:
-                new_level = 0.3 * residual + 0.7 * (level + trend)
-                trend = 0.1 * (new_level - level) + 0.9 * trend
-                level = new_level
+                level = residual
+            else:  # running mean for 20 residuals, then weight 0.05; past 20, a residual counts at most 4x g
+                if seen >= 20:
+                    residual = min(residual, 4 * max(level, 100.0))
+                w = max(0.05, 1 / (seen + 1))
+                level = w * residual + (1 - w) * level
+            seen += 1
             seg["L"] = new_l
-        g = 100.0 if level is None else max(100.0, level + trend)
+        g = 100.0 if level is None else max(100.0, level)
         b = seg["floor"]
-        deep = False
         rent = 0.0
         n_back: int | None = None
+        lamp = "white"
         if b > 0:
             x = seg["L"] / b
-            dhat = math.sqrt(2 * c * g / b)
-            mf = dhat / (1 + dhat + dhat**2 / 2)
+            s = min(shared or 0, b)
+            c_eff = (c * (b - s) + s) / b
+            dhat = math.sqrt(2 * c_eff * g / b)
+            mf = dhat / (1 + dhat + c * g / b)
             r = (x - 1) / dhat
             bp = mf * (r + 1 / r) / 2 - mf if r > 0 else None
-            rent = max(0, seg["L"] - b) / (c * b)
-            deep = x >= 1 + dhat and bp is not None and bp >= amber
+            rent = max(0, seg["L"] - b) / (c_eff * b)
+            was = seg["lamp"]
+            if x <= 1:
+                lamp = "white" if was == "white" else "green"
+            elif x < 1 + dhat or bp is None:
+                lamp = "green"
+            elif bp >= red or (was == "red" and bp >= 0.8 * red):
+                lamp = "red"
+            elif bp >= amber or (was in ("amber", "red") and bp >= 0.8 * amber):
+                lamp = "amber"
+            else:
+                lamp = "green"
             n_back = math.ceil(base * 0.4142 / mf) if mf > 0 else None
+        seg["lamp"] = lamp
+        deep = lamp in ("amber", "red")
         seg["progress"] += (seg["rent"] + rent) / 2
         seg["rent"] = rent
         completed = 0
@@ -124,9 +144,12 @@ def to_transcript(seq: list[tuple[Any, ...]]) -> Transcript:
 
 def run_engine(seq: list[tuple[Any, ...]], cfg: dict[str, Any],
                trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The engine's overstay alerts (the synthetic calls come seconds apart: no cold return)."""
     state = engine.new_state("gate")
     hook = None if trace is None else status.tracer(trace, cfg)
-    return engine.fold(state, to_transcript(seq).events(), cfg, {}, {}, call_hook=hook)
+    alerts = engine.fold(state, to_transcript(seq).events(), cfg, {}, {}, call_hook=hook)
+    assert all(a["kind"] != "guard" for a in alerts)
+    return alerts
 
 
 # --------------------------------------------------------------------------- random sessions
@@ -259,13 +282,13 @@ def test_gate_ignores_sidechain_calls() -> None:
 
 def overstaying(tmp_path: Any, g: int = 1000, calls: int = 130, compact_at: int | None = None) -> Any:
     t = Transcript(session_id="overstay", cwd=str(tmp_path))
-    t.call(20_000, 0)  # floor 20k
+    t.call(0, 19_999)  # floor 20k (1 input + 19,999 written), nothing cached before: shared 0
     cr = 20_000
     for i in range(1, calls):
         if compact_at is not None and i == compact_at:
             t.compact()
             cr = 20_000
-            t.call(cr, 0)
+            t.call(0, cr - 1)
             continue
         t.user()
         cr += g
@@ -279,13 +302,14 @@ def expected_from_trace(trace: list[dict[str, Any]], cfg: dict[str, Any]) -> lis
     dwell = dwell_bills = since = 0
     fired = False
     prev_bills, prev_seg = 0, 0
+    lamp: str | None = None
     for row in trace:
         if row["segment"] != prev_seg:
-            prev_bills, prev_seg = 0, row["segment"]
+            prev_bills, prev_seg, lamp = 0, row["segment"], None
         done = row["bills"] - prev_bills
         prev_bills = row["bills"]
-        deep = row["x"] is not None and row["xSweet"] is not None and row["x"] >= row["xSweet"] \
-            and row["br"] is not None and row["br"] >= cfg["bp_amber"]
+        lamp = expected_lamp(row["x"], row["xSweet"], row["br"], lamp)  # with the lamp's hysteresis
+        deep = lamp in ("amber", "red")
         if not deep:
             dwell = dwell_bills = since = 0
             fired = False

@@ -373,7 +373,7 @@ def test_state_files_are_private(tmp_path: Path) -> None:
     sfile = state_file("priv")
     assert sfile.stat().st_mode & 0o777 == 0o600
     assert sfile.parent.stat().st_mode & 0o777 == 0o700
-    assert load_state("priv")["schema"] == 1
+    assert load_state("priv")["schema"] == 2
 
 
 def test_python_m_hooks_entry_point(tmp_path: Path) -> None:

@@ -385,10 +385,9 @@ class TestRealServer:
         wait_for(lambda: len(desktop.notifications()) == 1, 15, "the notification at dunst")
         got = desktop.notifications()[0]
         assert got["app"] == "session-watcher"
-        assert got["summary"] == "Session past its sweet spot: restart is cheaper (a&b<c>)"
+        assert got["summary"] == "This session now costs more than a fresh start (a&b<c>)"
         assert got["body"] == (
-            "x 3.4 past sweet spot 2.8: each call now costs 28 % more than the optimal cycle.\n"
-            "Restarting with the carried files (48k tokens) is the cheaper path.\n"
+            "A fresh session would carry 45k tokens.\n"
             "Model: claude-&lt;opus&gt;&amp;co"
         )
         assert got["urgency"] == "NORMAL"  # whatever the lamp: critical ones stay until dismissed
@@ -398,8 +397,8 @@ class TestRealServer:
         assert list(out) == ["systemMessage"]  # asked for both channels: both carry it
         wait_for(lambda: len(desktop.notifications()) == 2, 15, "the second notification")
         got = desktop.notifications()[1]
-        assert got["summary"] == "Reminder 1: session still past its sweet spot (shop)"
-        assert got["body"].startswith("4 bill cycles have passed in deep water.\n")
+        assert got["summary"] == "Reminder 1: this session still costs more than a fresh start (shop)"
+        assert got["body"].startswith("A fresh session would carry 45k tokens.\n")
         assert got["urgency"] == "NORMAL"
         wait_for(lambda: not marked_pids(desktop.mark), 10, "the deliverers to exit")
 
@@ -420,7 +419,7 @@ class TestRealServer:
         monkeypatch.chdir(tmp_path)
         assert cli.main(["notify", "--test", "--channel", "desktop"]) == 0
         assert capsys.readouterr().out == "desktop: delivered\n"
-        assert desktop.notifications()[0]["summary"].startswith("Test: Session past its sweet spot")
+        assert desktop.notifications()[0]["summary"].startswith("Test: This session now costs more than a fresh start")
         assert cli.main(["notify", "--test", "--channel", "desktop"]) == 0  # a second test replaces the first
         capsys.readouterr()
         wait_for(lambda: len(desktop.notifications()) == 2, 10, "the second sample at dunst")
@@ -537,7 +536,7 @@ class TestFallback:
         out = hook_dispatch([ALERT_RED], {"channels": ["desktop"]}, desktop.env(bus=False))
         assert isinstance(out, dict)
         assert list(out) == ["systemMessage"]
-        assert out["systemMessage"].startswith("session-watcher: Session past its sweet spot")
+        assert out["systemMessage"].startswith("session-watcher: This session now costs more than a fresh start")
         assert marked_pids(desktop.mark) == []
 
     def test_bus_address_to_missing_socket(self, desktop: Desktop) -> None:

@@ -27,7 +27,11 @@ GATE = {
     "model": "claude-opus-4-6",
     "project": "/home/ann/work/shop",
 }
-BACKSTOP = {**GATE, "kind": "backstop", "call": 71, "lamp": "red", "x": 4.9, "br": 0.31, "bills": 5, "reminder": 1}
+GATE.update({"system": 18_000, "files": 27_000, "saving": 612_300.0, "savingUsd": 0.30615})
+GUARD = {**GATE, "kind": "guard", "call": 90, "gap": 5530.0, "rewrite": 180_000, "rewriteUsd": 1.13,
+         "bDefault": 41_000, "files": 23_000, "freshUsd": 0.2614}
+BACKSTOP = {**GATE, "saving": 1_100_000.0, "savingUsd": 0.55,
+            "kind": "backstop", "call": 71, "lamp": "red", "x": 4.9, "br": 0.31, "bills": 5, "reminder": 1}
 
 
 class TestNumbers:
@@ -57,21 +61,37 @@ class TestNumbers:
 
 class TestCompose:
     def test_gate_text(self) -> None:
-        """The gate names x against xSweet, bp as a percentage and the carried files in tokens."""
+        """Plain words first: what a restart would carry, and what it saves in tokens and dollars;
+        no x, bp, bill cycle or deep water, and never a per-call surcharge."""
         title, body = message.compose(GATE)
-        assert title == "Session past its sweet spot: restart is cheaper (shop)"
+        assert title == "This session now costs more than a fresh start (shop)"
         assert body.splitlines() == [
-            "x 3.4 past sweet spot 2.8: each call now costs 14 % more than the optimal cycle.",
-            "Restarting with the carried files (48k tokens) is the cheaper path.",
+            "Restarting now saves about 612k tokens ($0.31) of cache reads over the next stretch of work.",
+            "A fresh session would carry 45k tokens (18k system + 27k files).",
             "Model: claude-opus-4-6",
         ]
+        for jargon in ("bp", "bill", "deep water", "sweet spot", "each call"):
+            assert jargon not in (title + body)
 
     def test_backstop_text(self) -> None:
-        """A backstop reminder says which reminder it is and how many bill cycles have passed."""
+        """A reminder says which reminder it is, with the saving as it stands now."""
         title, body = message.compose(BACKSTOP)
-        assert title == "Reminder 1: session still past its sweet spot (shop)"
-        assert body.splitlines()[0] == "5 bill cycles have passed in deep water."
-        assert "each call now costs 31 % more" in body
+        assert title == "Reminder 1: this session still costs more than a fresh start (shop)"
+        assert body.splitlines()[0].startswith("Restarting now saves about 1.1M tokens ($0.55)")
+
+    def test_guard_text(self) -> None:
+        """A cold return: how long ago, what the next prompt re-writes, and the cheaper fresh start."""
+        title, body = message.compose(GUARD)
+        assert title == "Your cache expired: a fresh start is cheaper now (shop)"
+        assert body.splitlines()[:2] == [
+            "1 h 32 min since the last call: the next prompt re-writes 180k tokens ($1.13).",
+            "A fresh session would carry 41k tokens (18k system + 23k files), about $0.26 to start.",
+        ]
+
+    def test_unknown_prices_leave_dollars_out(self) -> None:
+        _, body = message.compose({**GATE, "savingUsd": None, "model": "some-future-model"})
+        assert "$" not in body
+        assert "612k tokens of cache reads" in body
 
     def test_pick_prefers_latest_call(self) -> None:
         """Of a batch, the latest call's alert is shown."""
@@ -96,7 +116,7 @@ class TestEscaping:
         assert out is not None
         assert set(out) == {"terminalSequence"}
         seq = out["terminalSequence"]
-        assert seq.startswith("\x1b]777;notify;Session past its sweet spot")
+        assert seq.startswith("\x1b]777;notify;This session now costs more than a fresh start")
         assert seq.endswith("\x07")
         inner = seq[len("\x1b]777;notify;") : -1]
         assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in inner)
@@ -108,16 +128,16 @@ class TestEscaping:
         """iTerm2 gets OSC 9, which it shows as a notification."""
         out = notifier.dispatch([GATE], {"channels": ["terminal"]}, env={"TERM_PROGRAM": "iTerm.app"})
         assert out is not None
-        assert out["terminalSequence"].startswith("\x1b]9;Session past its sweet spot")
+        assert out["terminalSequence"].startswith("\x1b]9;This session now costs more than a fresh start")
 
     def test_system_message_is_plain_text(self) -> None:
         """The systemMessage keeps its line breaks and drops escape sequences."""
         alert = {**GATE, "model": "\x1b[31mred\x1b[0m"}
         out = notifier.dispatch([alert], {"channels": ["message"]}, env={})
         assert out == {
-            "systemMessage": "session-watcher: Session past its sweet spot: restart is cheaper (shop)\n"
-            "x 3.4 past sweet spot 2.8: each call now costs 14 % more than the optimal cycle.\n"
-            "Restarting with the carried files (48k tokens) is the cheaper path.\n"
+            "systemMessage": "session-watcher: This session now costs more than a fresh start (shop)\n"
+            "Restarting now saves about 612k tokens ($0.31) of cache reads over the next stretch of work.\n"
+            "A fresh session would carry 45k tokens (18k system + 27k files).\n"
             "Model: [31mred[0m"
         }
 

@@ -44,7 +44,7 @@ def test_the_parts_as_documented() -> None:
     assert render(doc(), 200, color=False) == "● amber x3.4/2.8 bp14% bill 1/3 health B ctx 62%"
     assert render(doc(lamp="red", br=0.31), 200, color=False).startswith("● red x3.4/2.8 bp31% ")
     assert render(doc(lamp="green", x=1.6, br=0.02), 200, color=False) == \
-        "● green x1.6/2.8 bp2% bill 1/3 health B ctx 62%"
+        "● green x1.6/2.8 bill 1/3 health B ctx 62%"  # the left arm: bp means nothing there
     # no backstop yet (mf = 0): the interval is infinite
     assert "bill 0/∞" in render(doc(backstop={"n": 0, "N": None}), 200, color=False)
     # at or below x = 1 there is no bill premium to show

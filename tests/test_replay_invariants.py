@@ -132,42 +132,60 @@ def test_a_new_segment_exactly_at_each_compaction(replayed: dict[str, Any]) -> N
 
 def test_l_is_continuous_across_cache_misses(replayed: dict[str, Any]) -> None:
     trace, calls = replayed["trace"], replayed["calls"]
-    misses = 0
+    misses = partial = 0
     for i, (row, call) in enumerate(zip(trace, calls, strict=True)):
         if i == 0 or row["segment"] != trace[i - 1]["segment"]:
             assert row["L"] == call["cr"]
-            assert row["floor"] == max(call["cr"], call["cw"], call["in"])
+            assert row["floor"] == call["in"] + call["cr"] + call["cw"]  # the whole first prompt
             continue
         prev = trace[i - 1]["L"]
         assert row["L"] >= prev / 2, f"call {row['call']}: L fell from {prev} to {row['L']}"
-        if call["cr"] < prev / 2:
+        if call["cr"] < prev - max(1000, 0.02 * prev):
             misses += 1
+            partial += call["cr"] >= prev / 2  # v1's half rule let these through as growth
             assert row["L"] == call["cr"] + call["cw"]
         else:
             assert row["L"] == call["cr"]
+    assert trace[0]["shared"] == calls[0]["cr"] or replayed["calls"][0]["segment"] > 0
     if replayed["path"].name.startswith("258c7280"):
         assert misses >= 1  # the README: cold starts right after the compaction
 
 
+def expected_lamp(x: float | None, xs: float | None, bp: float | None, prev: str | None) -> str:
+    """SPEC v2's lamp, written out again: thresholds 0.10 / 0.25, left only 20 % below them."""
+    if x is None or xs is None:
+        return "white"
+    if x <= 1:
+        return "white" if prev in (None, "white") else "green"
+    if x < xs or bp is None:
+        return "green"
+    if bp >= 0.25 or (prev == "red" and bp >= 0.20):
+        return "red"
+    if bp >= 0.10 or (prev in ("amber", "red") and bp >= 0.08):
+        return "amber"
+    return "green"
+
+
 def test_lamp_agrees_with_x_xsweet_and_bp(replayed: dict[str, Any]) -> None:
-    for row in [*replayed["trace"], replayed["doc"]]:
+    prev: str | None = None
+    segment = 0
+    for row in replayed["trace"]:
+        if row["segment"] != segment:
+            prev, segment = None, row["segment"]
         x, xs, bp = row["x"], row["xSweet"], row["br"]
-        if x is None or xs is None or x <= 1:
-            want = "white"
-        elif x < xs or bp is None or bp < 0.10:
-            want = "green"
-        elif bp < 0.25:
-            want = "amber"
-        else:
-            want = "red"
-        assert row["lamp"] == want, row.get("call", "final")
+        assert row["lamp"] == expected_lamp(x, xs, bp, prev), row["call"]
+        prev = row["lamp"]
         if x is not None and xs is not None and x > 1:
-            dh = xs - 1
-            assert row["dhat"] == pytest.approx(dh, abs=1e-5)
+            b, g, c, s = row["bDefault"], row["g"], row["cRatio"], min(row["shared"] or 0, row["bDefault"])
+            c_eff = (c * (b - s) + s) / b
+            assert row["cEff"] == pytest.approx(c_eff, abs=1e-5)
+            dh = math.sqrt(2 * c_eff * g / b)
+            assert row["dhat"] == pytest.approx(dh, rel=1e-4)
+            assert xs == pytest.approx(1 + dh, rel=1e-5)
             assert 0 < row["mf"] <= 0.41422
-            assert row["mf"] == pytest.approx(dh / (1 + dh + dh * dh / 2), abs=1e-5)
+            assert row["mf"] == pytest.approx(dh / (1 + dh + c * g / b), rel=1e-4)
             r = (x - 1) / dh
-            assert bp == pytest.approx(row["mf"] * (r - 1) ** 2 / (2 * r), rel=1e-4, abs=1e-6)
+            assert bp == pytest.approx(row["mf"] * (r - 1) ** 2 / (2 * r), rel=1e-3, abs=1e-6)
             assert bp >= 0
 
 
@@ -177,17 +195,22 @@ def test_figures_agree_with_each_other(replayed: dict[str, Any]) -> None:
         pressure = row["contextPressure"]["pressureTokens"]
         assert row["B"] == min(row["bFull"], pressure)
         assert row["x"] == pytest.approx(row["L"] / row["bDefault"], rel=1e-5)
-        c = row["cRatio"]
+        c, ce = row["cRatio"], row["cEff"]
         assert c in (12.5, 20.0)
-        assert row["rateLamp"]["wallP"] == 1 + c
-        assert row["burnRate"] == pytest.approx(max(0, row["L"] - row["bDefault"]) / (c * row["bDefault"]),
-                                                abs=1e-6)
+        assert 1 <= ce <= c
+        assert row["rateLamp"]["wallP"] == pytest.approx(1 + ce, abs=1e-5)
+        assert row["burnRate"] == pytest.approx(max(0, row["L"] - row["bDefault"]) / (ce * row["bDefault"]),
+                                                rel=1e-4, abs=1e-6)
         assert row["g"] >= 100
         assert 0 <= row["billProgress"] < 1
         big_n = row["backstop"]["N"]
         assert big_n == max(1, math.ceil(2 * 0.4142 / row["mf"]))
         for alert in row["alerts"]:
-            assert alert["x"] >= alert["xSweet"]
+            if alert["kind"] == "guard":
+                assert alert["x"] >= 1.7  # the cold-return trigger's GUARD_X
+                assert alert["gap"] > 300
+            else:
+                assert alert["x"] >= alert["xSweet"]
     ttl = {"258c7280": 20.0, "fa812bfe": 12.5, "ae4a77f8": 12.5, "short": 20.0, "tool_hea": 20.0, "subagent": 20.0}
     assert replayed["trace"][-1]["cRatio"] == ttl[replayed["path"].stem[:8]]
 

@@ -2,12 +2,13 @@
 
 Overstay (print mode, 16 main-chain API calls):
 
-  1  Read src/engine.py        warm start: cr = FLOOR (the floor), cw 300
+  1  Read src/engine.py        warm start: cr = FLOOR (shared with earlier sessions), cw 300
   2  Read build/generated.log  L grows by what call 1 wrote; the gitignored file is read
   3-5 Bash                     the files' content settles into L (over-provided: the ledger clears)
-  6  Bash                      L jumps by SPIKE (a big command output): g spikes, x ~ 6.8
-  7-15 Bash                    L creeps by STEP a call: g decays, xSweet sinks below x,
-                               bp crosses 0.10 at call 12 (with margin: 0.13 vs 0.065 the call before)
+  6  Bash                      L jumps by SPIKE (a big command output): g rises, x ~ 2
+  7-11 Bash                    L creeps by STEP a call: g decays, bp stays below 0.07
+ 12  Bash                      L jumps by JUMP: x ~ 4.8 against xSweet ~ 2, bp crosses 0.10
+                               (with margin: 0.16 vs 0.04 the call before); amber from here on
  13  Bash                      a cache miss: cr = 3,000, cw = the rest; L must stay continuous
  14                            third deep-water call with a bill completed: the gate trips HERE
  16  text                      a second cache miss ends the session (final L = cr + cw)
@@ -29,8 +30,10 @@ if TYPE_CHECKING:
     from .harness import World
 
 FLOOR = 20_000
-SPIKE = 120_000
+FIRST_CR = FLOOR  # a warm start: the first call reads what earlier sessions cached (shared = FLOOR)
+SPIKE = 20_000
 STEP = 60
+JUMP, JUMP_CALL = 60_000, 12  # one big step: where deep water starts
 GATE_CALL = 14
 MISS_CALLS = (13, 16)
 MISS_CR = (3_000, 2_000)
@@ -41,7 +44,7 @@ def overstay_usages(est_tracked: int = 900, est_ignored: int = 1_050) -> list[Us
     """The usage of each of the 16 calls. Estimates only size the over-provided settling growth."""
     del est_tracked, est_ignored  # the numbers below over-provide for anything up to ~1,400 + ~1,400
     u: list[Usage] = [
-        Usage(input_tokens=4, cache_read=FLOOR, cache_write_5m=300, output_tokens=40),
+        Usage(input_tokens=4, cache_read=FIRST_CR, cache_write_5m=FLOOR + 300 - FIRST_CR, output_tokens=40),
         Usage(input_tokens=4, cache_read=FLOOR + 300, cache_write_5m=1_000, output_tokens=38),
         Usage(input_tokens=4, cache_read=FLOOR + 1_300, cache_write_5m=1_150, output_tokens=35),
         Usage(input_tokens=4, cache_read=FLOOR + 2_450, cache_write_5m=60, output_tokens=35),
@@ -50,7 +53,7 @@ def overstay_usages(est_tracked: int = 900, est_ignored: int = 1_050) -> list[Us
     level = FLOOR + 2_510 + SPIKE
     u.append(Usage(input_tokens=4, cache_read=level, cache_write_5m=STEP, output_tokens=33))
     for call in range(7, N_CALLS + 1):
-        level += STEP
+        level += JUMP if call == JUMP_CALL else STEP
         if call in MISS_CALLS:
             cr = MISS_CR[MISS_CALLS.index(call)]
             u.append(Usage(input_tokens=4, cache_read=cr, cache_write_5m=level - cr, output_tokens=33))

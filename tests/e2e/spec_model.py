@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-ALPHA, BETA, G_MIN = 0.3, 0.1, 100.0
+ALPHA, G_MIN, WARM, CLIP = 0.05, 100.0, 20, 4.0  # the growth estimate (SPEC v2; docs/model.md)
 BP_AMBER, BP_RED, DWELL = 0.10, 0.25, 3
 LEDGER_CALLS = 3
 
@@ -39,7 +39,9 @@ class Model:
     floor: int | None = None
     L: int | None = None
     level: float | None = None
-    trend: float = 0.0
+    seen: int = 0  # residuals the growth estimate has seen
+    shared: int | None = None  # cr of the session's first call
+    lamp: str = "white"
     included: int = 0  # pathTotals of included paths
     ledger: list[list[int]] = field(default_factory=list)  # [open tokens, age]
     bill_progress: float = 0.0
@@ -60,11 +62,12 @@ class Model:
         self.calls += 1
         residual: int | None = None
         if self.floor is None:
-            self.floor = max(cr, cw, inp)
+            self.floor = inp + cr + cw
+            self.shared = cr
             self.L = cr
         else:
             prev = self.L or 0
-            big_l = cr + cw if (cr < prev / 2 and cr + cw >= prev / 2) else cr
+            big_l = cr + cw if cr < prev - max(1000, 0.02 * prev) else cr
             ref = self.floor if self.calls == 2 else prev
             left = max(0, big_l - ref)
             kept = []
@@ -78,26 +81,43 @@ class Model:
             self.ledger = kept
             residual = left
             self.L = big_l
+            value = float(residual)
             if self.level is None:
-                self.level, self.trend = float(residual), 0.0
+                self.level = value
             else:
-                new_level = ALPHA * residual + (1 - ALPHA) * (self.level + self.trend)
-                self.trend = BETA * (new_level - self.level) + (1 - BETA) * self.trend
-                self.level = new_level
-        g = G_MIN if self.level is None else max(G_MIN, self.level + self.trend)
+                if self.seen >= WARM:
+                    value = min(value, CLIP * max(self.level, G_MIN))
+                weight = max(ALPHA, 1 / (self.seen + 1))
+                self.level = weight * value + (1 - weight) * self.level
+            self.seen += 1
+        g = G_MIN if self.level is None else max(G_MIN, self.level)
         b = self.floor + self.included
         x = self.L / b
-        dhat = math.sqrt(2 * self.c_ratio * g / b)
+        shared = min(self.shared or 0, b)
+        c_eff = (self.c_ratio * (b - shared) + shared) / b
+        dhat = math.sqrt(2 * c_eff * g / b)
         x_sweet = 1 + dhat
-        mf = dhat / (1 + dhat + dhat * dhat / 2)
+        mf = dhat / (1 + dhat + self.c_ratio * g / b)
         r = (x - 1) / dhat
         bp = mf * (r - 1) ** 2 / (2 * r) if r > 0 else None
-        rent = max(0.0, self.L - b) / (self.c_ratio * b)
+        rent = max(0.0, self.L - b) / (c_eff * b)
         self.bill_progress += (self.rent + rent) / 2
         self.rent = rent
         done = math.floor(self.bill_progress) if self.bill_progress >= 1 else 0
         self.bill_progress -= done
-        deep = x >= x_sweet and bp is not None and bp >= BP_AMBER
+        was = self.lamp
+        if x <= 1:
+            lamp = "white" if was == "white" else "green"
+        elif x < x_sweet or bp is None:
+            lamp = "green"
+        elif bp >= BP_RED or (was == "red" and bp >= 0.8 * BP_RED):
+            lamp = "red"
+        elif bp >= BP_AMBER or (was in ("amber", "red") and bp >= 0.8 * BP_AMBER):
+            lamp = "amber"
+        else:
+            lamp = "green"
+        self.lamp = lamp
+        deep = lamp in ("amber", "red")
         gate = False
         if deep:
             self.dwell += 1
@@ -107,14 +127,6 @@ class Model:
         else:
             self.dwell = self.dwell_bills = 0
             self.fired = False
-        if x <= 1:
-            lamp = "white"
-        elif x < x_sweet or bp is None or bp < BP_AMBER:
-            lamp = "green"
-        elif bp < BP_RED:
-            lamp = "amber"
-        else:
-            lamp = "red"
         row = Row(self.calls, self.L, residual, g, b, x, x_sweet, bp, rent, done, self.dwell, gate, lamp)
         self.rows.append(row)
         return row

@@ -23,9 +23,9 @@ pytestmark = pytest.mark.e2e
 def test_overstay_design_is_robust(est_tracked: int, est_ignored: int) -> None:
     rows = expected_rows(est_tracked, est_ignored)
     assert [r.call for r in rows if r.gate] == [GATE_CALL]
-    # deep water starts at call 12 with margin on both sides of bp = 0.10
+    # deep water starts at call 12 with margin on both sides of bp = 0.10 (and of the hysteresis' 0.08)
     assert rows[10].bp is not None
-    assert rows[10].bp < 0.08
+    assert rows[10].bp < 0.07
     assert rows[11].bp is not None
     assert rows[11].bp > 0.11
     assert [r.dwell for r in rows[11:14]] == [1, 2, 3]
@@ -33,7 +33,7 @@ def test_overstay_design_is_robust(est_tracked: int, est_ignored: int) -> None:
     for call in MISS_CALLS:
         assert rows[call - 1].L - rows[call - 2].L == 60
         assert overstay_usages()[call - 1].cache_read < rows[call - 2].L / 2
-    assert rows[-1].lamp == "red"
+    assert [r.lamp for r in rows[11:]] == ["amber"] * 5
 
 
 def test_overstay_runs_in_the_real_client_as_scripted(claude_bin: Path, world: World) -> None:
