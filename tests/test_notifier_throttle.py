@@ -100,7 +100,8 @@ class TestConfig:
 
     @pytest.mark.parametrize("value", [-1, "10", True, float("nan")])
     def test_rejected(self, value: object) -> None:
-        with pytest.raises(config.ConfigError, match=r"key 'notify.remind_min': expected a number of minutes from 0 to 10080"):
+        with pytest.raises(config.ConfigError,
+                           match=r"key 'notify.remind_min': expected a number of minutes from 0 to 10080"):
             config.validate("f.toml", {"notify": {"remind_min": value}})
 
     def test_set_from_the_cli(self, tmp_path: Path) -> None:
