@@ -270,3 +270,44 @@ def test_the_engines_guard_alert_is_not_delivered_twice() -> None:
     assert _unshown(state, [guard_alert, gate, later]) == [gate, later]
     assert guard_alert["shownBy"] == "prompt"
     assert _unshown({}, [guard_alert]) == [guard_alert]
+
+
+def append_cold_call(t: Path) -> None:
+    """The prompt's own API call, now: the session's last call again with a new id, reading nothing
+    and re-writing the context (what a call on an expired cache looks like)."""
+    lines = t.read_text().splitlines()
+    last = json.loads(next(line for line in reversed(lines) if '"type":"assistant"' in line))
+    usage = last["message"]["usage"]
+    context = usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+    usage.update(cache_read_input_tokens=0, cache_creation_input_tokens=context,
+                 cache_creation={"ephemeral_5m_input_tokens": context, "ephemeral_1h_input_tokens": 0})
+    last["message"]["id"] += "-cold"
+    last["requestId"] = last.get("requestId", "req") + "-cold"
+    last["uuid"] = "00000000-0000-4000-8000-00000000c01d"
+    last["timestamp"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    with t.open("a") as fh:
+        fh.write(json.dumps(last, separators=(",", ":")) + "\n")
+
+
+def test_a_cold_return_told_at_the_prompt_is_not_notified_again(tmp_path: Path) -> None:
+    """The fold of the prompt's call records the engine's `guard` alert; the prompt hook already
+    showed it, so it is not delivered again (without the prompt hook it is: the async Stop hook
+    queues it and the next prompt's hook shows it)."""
+    config('[notify]\nchannels = ["message"]\n')
+    told, untold = session(tmp_path, FIVE_MIN, 20, "told"), session(tmp_path, FIVE_MIN, 20, "untold")
+    assert said(prompt("told", told)) is not None
+    for sid, t in (("told", told), ("untold", untold)):
+        append_cold_call(t)
+        assert said(hook("Stop", payload(sid, t))) is None  # an async hook prints nothing
+        state = load_state(sid)
+        guards = [a for a in state["alerts"] if a["kind"] == "guard"]
+        assert len(guards) == 1, (sid, state["alerts"])
+        assert guards[0]["call"] == state["engine"]["calls"]
+        after = said(prompt(sid, t))  # the next prompt: the cache is warm again
+        if sid == "told":
+            assert guards[0].get("shownBy") == "prompt"
+            assert after is None
+        else:
+            assert "shownBy" not in guards[0]
+            assert after is not None
+            assert "cold cache" not in after["systemMessage"]  # the engine's alert, not the guard's line
