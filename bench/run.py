@@ -102,7 +102,8 @@ class Bench:
             return [str(self.python), "-I", "-S", str(path)]
         module = "hooks.run" if kind == "hook" else "session_watcher.statusline"
         path = self.tmp / f"session-watcher-{kind}"
-        path.write_text(f"import sys\nfrom {module} import main\nsys.exit(main())\n")
+        path.write_text(f"import sys\nfrom {module} import main\nrc = main()\n"  # as install.sh writes them
+                        "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\nimport os\nos._exit(rc)\n")
         return [str(self.python), "-I", str(path)]
 
     def row(self, rid: str, group: str, label: str, **kw: Any) -> dict[str, Any]:
