@@ -103,6 +103,7 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
         "source": cold.get("source"), "ttl": ttl, "idleSeconds": cold.get("idleSeconds"),
         "lifetimeSeconds": cold.get("lifetimeSeconds"), "tokens": big_l, "usd": write(big_l),
         "freshTokens": fresh if cheaper else None, "freshUsd": fresh_usd if cheaper else None,
+        "freshShared": shared,
         "compactTokens": compact if _num(compact) and compact < big_l else None,
         "x": x, "restartFirst": bool(cheaper and _num(x) and x >= guard_x), "model": model,
     }
@@ -155,8 +156,10 @@ def compose(a: Mapping[str, Any], block: bool = False) -> str:
     compact_text = f"/compact (carried ~{human(compact)} last time)" if _num(compact) else "/compact"
     fresh = a.get("freshTokens")
     head = f"session-watcher: cold cache ({ago}; {why})"
+    # a fresh session writes what it carries, except the shared prefix, which it reads
+    verb = "carry" if a.get("freshShared") else "write"
     if a.get("restartFirst") and _num(fresh):
-        text = (f"{head}: a fresh session would write ~{human(fresh)} tokens{dollars(a.get('freshUsd'))} "
+        text = (f"{head}: a fresh session would {verb} ~{human(fresh)} tokens{dollars(a.get('freshUsd'))} "
                 f"instead of re-writing {tokens}{usd}; or {compact_text}.")
     elif _num(fresh):
         text = (f"{head}: this prompt re-writes {tokens} tokens{usd}. Options: a fresh session with "

@@ -155,6 +155,7 @@ def test_cheaper_read_models_and_the_shared_prefix() -> None:
     a = figures(100_000, 30_000, model="claude-opus-5-5", shared=5_000)
     assert a["usd"] == pytest.approx(0.5)
     assert a["freshUsd"] == pytest.approx(25_000 * 5e-6 + 5_000 * 0.2e-6)
+    assert "a fresh session would carry ~30k tokens ($0.13) instead of re-writing 100k ($0.50)" in guard.compose(a)
 
 
 def test_an_unknown_model_gets_tokens_and_no_dollars() -> None:

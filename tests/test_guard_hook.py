@@ -110,7 +110,7 @@ def test_five_minute_session_twenty_minutes_ago_gets_tokens_and_dollars(tmp_path
     assert text.startswith("session-watcher: cold cache (last call 20 min ago; the 5-minute cache has expired)")
     # L = 76,178 re-written at the 5-minute write price of Opus 4.6 ($6.25/MTok): $0.48 (1-hour: $0.76)
     assert "re-writing 76k ($0.48)" in text
-    assert "a fresh session would write ~" in text  # x = 3.5 >= GUARD_X: the restart leads
+    assert "a fresh session would carry ~" in text  # x >= guard_x: the restart leads; it reads the shared prefix
     [logged] = warnings_logged()
     assert (logged["sessionId"], logged["mode"], logged["tokens"], logged["ttl"]) == ("g1", "warn", 76_178, "5m")
     assert logged["call"] == load_state("g1")["engine"]["calls"] + 1
