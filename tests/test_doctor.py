@@ -82,3 +82,22 @@ def test_command_line_says_whether_the_link_is_on_path(tmp_path: Path) -> None:
     _, lines = doctor(env)
     (line,) = [ln for ln in lines if ln.startswith("command ")]
     assert line.endswith("/.local/bin is on your PATH")
+
+
+def test_doctor_runs_from_the_plugin_folder_without_its_venv(tmp_path: Path) -> None:
+    """A stuck plugin install has no venv, so no dependencies: `python3 -m session_watcher doctor`
+    from the plugin's folder (no site-packages here: -S) still reports it."""
+    import subprocess
+    import sys
+
+    from oracle import REPO
+
+    data = plugin_data()
+    (data / ".installing").mkdir(parents=True)
+    old = time.time() - 3600
+    os.utime(data / ".installing", (old, old))
+    proc = subprocess.run([sys.executable, "-S", "-m", "session_watcher", "doctor"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.stderr == ""
+    assert proc.returncode == 1
+    assert f"plugin     {data}: install STUCK (started 60 min ago" in proc.stdout
