@@ -7,11 +7,13 @@ Imports: the core, the state store, stdlib os; nothing else unless needed.
 
 The transcript is the only source of the state: a hook is a signal to fold what is new, so the
 client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
-last call) cannot change what the state becomes. Every event but SYNC_EVENTS is registered
-`"async": true` (the agent does not wait) and prints nothing, because an async hook's output goes to
-the model; its alerts go to the desktop, and what must be printed (the `message` and `terminal`
-channels) is queued in the state (`outbox`) for the next synchronous hook, whose output reaches the
-user only. The async Stop hook first waits, bounded, for the turn's last API call to be written.
+last call) cannot change what the state becomes. Every event but UserPromptSubmit and SessionEnd is
+registered `"async": true` (the agent does not wait) and prints nothing, because an async hook's
+output goes to the model; its alerts go to the desktop, and what must be printed (the `message` and
+`terminal` channels) is queued in the state (`outbox`) for UserPromptSubmit (PRINT_EVENTS), whose
+output reaches the user only. The async Stop hook first waits, bounded, for the turn's last API call
+to be written; SessionEnd runs synchronously (print mode kills async hooks at exit) and folds the
+rest, so a session's state is complete when the client exits.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for t
 MAX_STDIN = 64 << 20
 OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
 
-SYNC_EVENTS = ("UserPromptSubmit",)  # registered synchronous: their output is shown to the user
+PRINT_EVENTS = ("UserPromptSubmit",)  # registered synchronous, and their output is shown to the user
+ENDS = ("Stop", "SessionEnd")  # the turn's last call must be in the fold: wait for its line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,7 +93,7 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     from state.lock import LockTimeout, SessionLock
 
     lock_timeout = LOCK_TIMEOUT
-    if event == "Stop" and transcript:
+    if event in ENDS and transcript:
         from state.tail import wait_turn_end
 
         wait_turn_end(transcript, start + STOP_WAIT)
@@ -139,7 +142,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         log_once("config", f"{error}; using defaults")
 
     subs: list[str] = []
-    if event in ("Stop", "SubagentStop", "SessionStart", "PreCompact", "PostCompact") and transcript:
+    if event in ("Stop", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact") and transcript:
         subs = session.subagent_files(transcript, session_id)
     agent_path = payload.get("agent_transcript_path")
     if isinstance(agent_path, str) and _usable_path(agent_path) and agent_path not in subs:
@@ -185,7 +188,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         import notifier
 
         out = notifier.dispatch(alerts, cfg["notify"])
-    if event in SYNC_EVENTS:  # the guard's line first, then what async hooks queued, then this run's
+    if event in PRINT_EVENTS:  # the guard's line first, then what async hooks queued, then this run's
         queued = state.pop("outbox", [])
         marked = marked or bool(queued)
         out = _merge([said, *queued, out])

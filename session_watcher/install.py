@@ -19,10 +19,12 @@ from typing import Any
 from session_watcher import paths
 from state.atomic import write_atomic
 
-EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
-# Synchronous hooks: their output is shown to the user (queued alerts). Every other hook runs async:
-# the agent does not wait for it, and it prints nothing (an async hook's output goes to the model).
-SYNC_EVENTS = ("UserPromptSubmit",)
+EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit",
+          "SessionEnd")
+# Synchronous hooks: UserPromptSubmit (its output is shown to the user: the guard, queued alerts) and
+# SessionEnd (print mode kills async hooks at exit; nothing waits on it but the exit). Every other
+# hook runs async: the agent does not wait for it, and it prints nothing (its output goes to the model).
+SYNC_EVENTS = ("UserPromptSubmit", "SessionEnd")
 HOOK_TIMEOUT = 10
 STATUS_REFRESH = 15  # seconds: the prompt-cache countdown moves while the session is idle
 

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 Step = tuple[int, str, str, dict[str, Any]]
-HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
+HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit",
+               "SessionEnd")
 
 
 def line_offsets(data: bytes) -> list[int]:
@@ -93,6 +94,7 @@ def synthetic_schedule(data: bytes, session_id: str) -> list[Step]:
     if turn_open and last_call_start is not None:
         steps.append((last_call_start, "hook", "Stop", {**base, "stop_hook_active": False}))
         steps.append((len(data), "statusline", "", {**base}))
+    steps.append((len(data), "hook", "SessionEnd", {**base, "reason": "other"}))
     return steps
 
 
@@ -177,7 +179,7 @@ class Live:
             assert child.stdin is not None
             child.stdin.write(json.dumps(self._payload(event, p)).encode())
             child.stdin.close()
-            if event == "Stop":  # async: the client writes the turn's last line while the hook waits
+            if event in ("Stop", "SessionEnd"):  # the client writes the turn's last line while the hook waits
                 time.sleep(0.05)
                 self.write_to(turn_end(self.data, size))
             assert child.stdout is not None

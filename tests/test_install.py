@@ -17,7 +17,8 @@ from tests.statefile import read_state
 if TYPE_CHECKING:
     from pathlib import Path
 
-EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
+EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit",
+          "SessionEnd")
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The real Claude Code CLI (pinned) and tmux for the end-to-end tests in tests/e2e/.
+# 2.1.332 runs offline with the same recipe as 2.1.197 (npm warns that it wants node >= 22; it runs
+# on node 20 here): see tests/fixtures/real-client-2.1.332/README.md.
 # Idempotent: a second run only checks the version. Under CI=true any missing piece fails the run;
 # elsewhere an unreachable npm registry only warns (the e2e tests then skip, saying why).
 set -euo pipefail
 
-VERSION="${SESSION_WATCHER_CLAUDE_VERSION:-2.1.197}"
-PREFIX="${SESSION_WATCHER_CLAUDE_PREFIX:-/opt/session-watcher-ci/claude-code}"
+VERSION="${SESSION_WATCHER_CLAUDE_VERSION:-2.1.332}"
+# one folder per version: a branch pinned to another version installs beside it, never over it
+PREFIX="${SESSION_WATCHER_CLAUDE_PREFIX:-/opt/session-watcher-ci/claude-code-$VERSION}"
 PKG_DIR="$PREFIX/node_modules/@anthropic-ai/claude-code"
 BIN="$PKG_DIR/bin/claude.exe"
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-CLIENT_VERSION = "2.1.197"
-CI_PREFIX = Path("/opt/session-watcher-ci/claude-code")
+CLIENT_VERSION = "2.1.332"
+CI_PREFIX = Path(f"/opt/session-watcher-ci/claude-code-{CLIENT_VERSION}")  # as .ci/setup.d/50-claude-cli.sh
 API_KEY = "sk-test"
 REPO = Path(__file__).resolve().parents[2]
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")

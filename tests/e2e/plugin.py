@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from .harness import World
 
 CONFIG_TOML = '[notify]\nchannels = ["message"]\n'
-HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit")
+HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit",
+               "SessionEnd")
+SYNC_EVENTS = ("UserPromptSubmit", "SessionEnd")
 
 
 def write_config(world: World) -> None:
