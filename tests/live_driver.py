@@ -206,17 +206,18 @@ class Live:
 
 
 def turn_end(data: bytes, size: int) -> int:
-    """Where the turn open at `size` ends: `size` when the last conversation record before it ends a
-    turn already, else the end of the first turn-ending assistant line after it (or the file's end)."""
+    """Where the turn open at `size` ends: `size` when the last complete conversation record before it
+    ends a turn already, else the end of the first turn-ending assistant line from the line `size`
+    falls in (the client was writing it) onwards, or the file's end."""
     from state.tail import _verdict
 
-    for line in reversed(data[:size].split(b"\n")[:-1]):
+    pos = data.rfind(b"\n", 0, size) + 1  # a size the client recorded can end mid-line: that line counts
+    for line in reversed(data[:pos].split(b"\n")[:-1]):
         verdict = _verdict(line)
         if verdict is not None:
             if verdict:
                 return size
             break
-    pos = size
     while pos < len(data):
         nl = data.find(b"\n", pos)
         if nl < 0:
