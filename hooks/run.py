@@ -99,14 +99,23 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
         wait_turn_end(transcript, start + STOP_WAIT)
         start, lock_timeout = time.monotonic(), STOP_LOCK_TIMEOUT
     state_path = store.session_file(session_id)
+    if event == "UserPromptSubmit":
+        saved = _warm_and_nothing_queued(state_path, session_id)
+        # the prompt waits for this hook: a state at the transcript's end is read, not folded or
+        # locked; one behind it is folded only if no other hook holds the lock (that one folds)
+        if saved is not None:
+            if _current(saved, transcript):
+                return None
+            lock_timeout = 0.0
     paths.ensure_private_dir(os.path.dirname(state_path))
     try:
         with SessionLock(state_path + ".lock", lock_timeout):
             return _locked(event, payload, session_id, transcript, cwd, state_path, start)
     except LockTimeout:
-        from session_watcher.logs import log_once
+        if lock_timeout:
+            from session_watcher.logs import log_once
 
-        log_once("lock", f"session lock busy over {lock_timeout} s: new lines left for the next run")
+            log_once("lock", f"session lock busy over {lock_timeout} s: new lines left for the next run")
         return None
 
 
@@ -218,6 +227,59 @@ def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
             elif key == "terminalSequence":
                 merged[key] += value
     return merged or None
+
+
+def _load_quietly(state_path: str) -> Any:
+    """The saved state as it is, without the lock (it is written by rename: a whole old or new file),
+    or None; never quarantines (that needs the lock)."""
+    from core.fastjson import loads
+
+    try:
+        with open(state_path, "rb") as fh:
+            return loads(fh.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _current(doc: dict[str, Any], transcript: str | None) -> bool:
+    """The saved state's cursor is at the transcript's end: nothing to fold."""
+    cursor = doc.get("cursor")
+    if not transcript:
+        return True
+    if not isinstance(cursor, dict) or cursor.get("path") != transcript:
+        return False
+    try:
+        st = os.stat(transcript)
+    except OSError:
+        return False
+    return bool(st.st_ino == cursor.get("ino") and st.st_size == cursor.get("offset"))
+
+
+def _warm_and_nothing_queued(state_path: str, session_id: str) -> dict[str, Any] | None:
+    """Lock-free, before a prompt: the saved state when it shows a warm cache (or the guard is off)
+    and holds nothing queued for the user, else None. A state behind its transcript only makes the
+    last call look older, so warm there is warm for sure; anything else (cold, unknown, unreadable)
+    takes the locked path."""
+    doc = _load_quietly(state_path)
+    if not isinstance(doc, dict) or doc.get("sessionId") != session_id or doc.get("outbox"):
+        return None
+    ctx, cache, alerts = doc.get("context"), doc.get("config"), doc.get("alerts")
+    if not (isinstance(ctx, dict) and isinstance(cache, dict) and isinstance(alerts, list)
+            and isinstance(doc.get("engine"), dict)):
+        return None
+    if any(isinstance(a, dict) and a.get("pending") for a in alerts):
+        return None
+    from core import guard
+    from session_watcher import config
+
+    try:
+        cfg, _ = config.load_cached(cache, ctx.get("project"))
+        if cfg.get("guard") == "off":
+            return doc
+        got = guard.cold_cache(doc, cfg, time.time())
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return doc if got is not None and got["cold"] is False else None
 
 
 def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str, Any],
