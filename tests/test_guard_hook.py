@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 FIVE_MIN = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # 5m writes, L 76,178, opus-4-6
 ONE_HOUR = TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 1h writes, L 77,272, opus-4-6
+CLIENT_332 = TRANSCRIPTS.parent / "real-client-2.1.332"
 
 
 def _ts(text: str) -> float:
@@ -54,6 +55,11 @@ def session(tmp_path: Path, src: Path, minutes_ago: float, sid: str = "g1") -> P
     assert hook("Stop", payload(sid, t)).returncode == 0
     drop_outbox(sid)
     return t
+
+
+def recorded(path: Path) -> list[dict[str, Any]]:
+    """The payloads the real client gave, as recorded in a fixture file."""
+    return [json.loads(line)["payload"] for line in path.read_text().splitlines() if line.strip()]
 
 
 def drop_outbox(sid: str) -> None:
@@ -222,11 +228,11 @@ def test_the_clients_prompt_cache_is_preferred_and_named(tmp_path: Path) -> None
     last = shifted(FIVE_MIN, t, 6)
     assert hook("Stop", payload("g1", t)).returncode == 0
     drop_outbox("g1")
-    status_in = {"session_id": "g1", "transcript_path": str(t), "cwd": str(tmp_path),
-                 "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"},
-                 "prompt_cache": {"warm": True, "caching_observed": True, "ttl": "5m",
-                                  "expires_at": int(last + 120 + 300), "requests": 157, "misses": 3,
-                                  "recache_tokens_if_cold": 76_178}}
+    # a real 2.1.332 status-line payload, its prompt_cache's expiry set to match this session
+    status_in = next(p for p in recorded(CLIENT_332 / "tui" / "statusline.jsonl") if p.get("prompt_cache"))
+    assert status_in["prompt_cache"]["ttl"] == "5m"
+    status_in.update(session_id="g1", transcript_path=str(t), cwd=str(tmp_path))
+    status_in["prompt_cache"]["expires_at"] = int(last + 120 + 300)
     assert sw("statusline", stdin=json.dumps(status_in).encode()).returncode == 0
     assert said(prompt("g1", t)) is None
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
@@ -235,8 +241,10 @@ def test_the_clients_prompt_cache_is_preferred_and_named(tmp_path: Path) -> None
 
 def test_a_resume_that_says_expired_is_cold_even_within_the_ttl(tmp_path: Path) -> None:
     t = session(tmp_path, ONE_HOUR, 20)
-    start = payload("g1", t, "SessionStart", source="resume", seconds_since_last_response=1200,
-                    context_tokens=77_272, prompt_cache_likely_expired=True, estimated_cache_write_usd=0.77)
+    # the real 2.1.332 payload of a resume 601 s after a 5-minute session's last response
+    start = next(p for p in recorded(CLIENT_332 / "resume_5m" / "hooks.jsonl") if p.get("source") == "resume")
+    assert start["prompt_cache_likely_expired"] is True
+    start.update(session_id="g1", transcript_path=str(t), cwd=str(tmp_path))
     assert said(hook("SessionStart", start)) is None
     out = said(prompt("g1", t))
     assert out is not None
