@@ -1,5 +1,5 @@
 """Issue 16's comparisons, each side by side with its reference in the same run:
-``python -m bench.versus [--sections report,replay,hook] [--repeat 3] [--out bench/out]``.
+``python -m bench.versus [--sections report,replay] [--repeat 3] [--out bench/out]``.
 
 * report: ``session-watcher report --json`` cold (a new index each time) against
   ``ccusage session --json --offline`` over the same folder, alternating, median of ``--repeat``,
@@ -10,7 +10,9 @@
   writes, fold, render (document + JSON), start-up.
 * replay: ``session-watcher replay --json`` of a 100 MB generated session, MB/s, median of
   ``--repeat``.
-* hook: the hook launcher against ``python -I -c pass`` (bench.hookcpu).
+
+The hook against ``python -I -c pass`` is bench.run's (``--fresh-venv``: the launchers install.sh
+writes) and bench.hookcpu's.
 
 Writes OUT/versus.md and OUT/versus.json. Nothing here asserts a time.
 """
@@ -149,13 +151,6 @@ def replay(res: dict[str, Any], bindir: Path, tmp: Path, cache: Path, repeat: in
                      "mbPerS": mb / med(runs, "wall"), "mbPerCpuS": mb / med(runs, "cpu")}
 
 
-def hook(res: dict[str, Any], bindir: Path, say: Any) -> None:
-    say("hook against python -I -c pass (bench.hookcpu)")
-    r = subprocess.run([str(bindir / "python"), "-m", "bench.hookcpu", "--runs", "40"], capture_output=True,
-                       text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
-    res["hook"] = r.stdout.strip() or r.stderr[-400:]
-
-
 def render(res: dict[str, Any]) -> str:
     load = f"load average at start {res['load'][0]:.1f}, at end {res['loadEnd'][0]:.1f}"
     out = [f"# bench.versus ({res['when']}, {load})", ""]
@@ -181,14 +176,12 @@ def render(res: dict[str, Any]) -> str:
         out += [f"## replay --json of a {rp['mb']:.0f} MB session, median of {len(rp['runs'])}", "",
                 f"{rp['wall']:.2f} s wall = {rp['mbPerS']:.0f} MB/s ({rp['cpu']:.2f} s CPU = "
                 f"{rp['mbPerCpuS']:.0f} MB per CPU second)", ""]
-    if res.get("hook"):
-        out += ["## hook", "", "```", res["hook"], "```", ""]
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.versus", description=__doc__)
-    ap.add_argument("--sections", default="report,replay,hook")
+    ap.add_argument("--sections", default="report,replay")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     args = ap.parse_args(argv)
@@ -207,8 +200,6 @@ def main(argv: list[str] | None = None) -> int:
             report(res, bindir, Path(tmp), cache, args.repeat, say)
         if "replay" in sections:
             replay(res, bindir, Path(tmp), cache, args.repeat, say)
-    if "hook" in sections:
-        hook(res, bindir, say)
     res["loadEnd"] = os.getloadavg()
     (args.out / "versus.json").write_text(json.dumps(res, indent=1))
     (args.out / "versus.md").write_text(render(res))
