@@ -343,11 +343,14 @@ def _log_warning(record: dict[str, Any]) -> None:
     from core.fastjson import dumps
     from session_watcher import paths
 
-    fd = os.open(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, (dumps(record) + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+        fd = os.open(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (dumps(record) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:  # the warning itself still reaches the user
+        log_once("guard-log", f"cannot log the cold-cache warning: {exc}")
 
 
 def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload: dict[str, Any],

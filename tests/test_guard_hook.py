@@ -149,6 +149,15 @@ def test_garbage_stdin_exits_0_silently() -> None:
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
 
+def test_the_warning_comes_even_when_its_log_cannot_be_written(tmp_path: Path) -> None:
+    t = session(tmp_path, FIVE_MIN, 20)
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "guard-warnings.jsonl"
+    log.mkdir(parents=True)  # a folder where the log belongs
+    out = said(prompt("g1", t))
+    assert out is not None
+    assert "re-writing 76k ($0.48)" in out["systemMessage"]
+
+
 def test_a_prompt_on_a_current_warm_state_does_not_rewrite_it(tmp_path: Path) -> None:
     t = session(tmp_path, FIVE_MIN, 1)
     before = state_file("g1").stat().st_mtime_ns
