@@ -98,9 +98,12 @@ def synthetic_schedule(data: bytes, session_id: str) -> list[Step]:
     return steps
 
 
-def recorded_schedule(hooks_log: Path, statusline_log: Path | None, session_id: str) -> list[Step]:
-    """The client's own order (a 2.1.332 capture): each hook at the transcript size it saw; the
-    status line at its time, over the transcript as the hook before it saw it."""
+def recorded_schedule(hooks_log: Path, statusline_log: Path | None, session_id: str,
+                      data: bytes) -> list[Step]:
+    """The client's own order (a 2.1.332 capture): each hook over the lines the transcript held when
+    it ran (`n_lines`; the recorded byte sizes predate the fixture's shorter home paths); the status
+    line at its time, over the transcript as the hook before it saw it."""
+    offsets = line_offsets(data)
     timed: list[tuple[float, str, str, dict[str, Any], int | None]] = []
     for line in hooks_log.read_text().splitlines():
         rec = json.loads(line)
@@ -108,7 +111,8 @@ def recorded_schedule(hooks_log: Path, statusline_log: Path | None, session_id: 
         if p.get("session_id") != session_id or rec["event"] not in HOOK_EVENTS:
             continue
         seen = rec.get("transcript_at_invocation") or {}
-        timed.append((rec["t"], "hook", rec["event"], p, int(seen.get("size") or 0)))
+        lines = min(int(seen.get("n_lines") or 0), len(offsets) - 1)
+        timed.append((rec["t"], "hook", rec["event"], p, offsets[lines]))
     if statusline_log is not None:
         for line in statusline_log.read_text().splitlines():
             rec = json.loads(line)
@@ -206,18 +210,18 @@ class Live:
 
 
 def turn_end(data: bytes, size: int) -> int:
-    """Where the turn open at `size` ends: `size` when the last complete conversation record before it
-    ends a turn already, else the end of the first turn-ending assistant line from the line `size`
-    falls in (the client was writing it) onwards, or the file's end."""
+    """Where the turn open at `size` (a line boundary) ends: `size` when the last conversation record
+    before it ends a turn already, else the end of the first turn-ending assistant line after it, or
+    the file's end."""
     from state.tail import _verdict
 
-    pos = data.rfind(b"\n", 0, size) + 1  # a size the client recorded can end mid-line: that line counts
-    for line in reversed(data[:pos].split(b"\n")[:-1]):
+    for line in reversed(data[:size].split(b"\n")[:-1]):
         verdict = _verdict(line)
         if verdict is not None:
             if verdict:
                 return size
             break
+    pos = size
     while pos < len(data):
         nl = data.find(b"\n", pos)
         if nl < 0:

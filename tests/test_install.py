@@ -114,6 +114,7 @@ def test_settings_merged_and_users_keys_kept(box: dict[str, Any]) -> None:
     assert str(b.bin.parent) in doc["statusLine"]["command"]
     assert "statusline" in doc["statusLine"]["command"]
     assert doc["statusLine"]["type"] == "command"
+    assert doc["statusLine"]["refreshInterval"] == 15  # the prompt-cache countdown moves while idle
     assert b.bin.exists()
 
 

@@ -86,7 +86,7 @@ def test_2_1_332_sessions_in_the_clients_recorded_order(phase: str, sid: str, tm
     cwd.mkdir()
     live = Live(tmp_path, source, sid, cwd)
     status = CLIENT_332 / phase / "statusline.jsonl"
-    steps = recorded_schedule(CLIENT_332 / phase / "hooks.jsonl", status, sid)
+    steps = recorded_schedule(CLIENT_332 / phase / "hooks.jsonl", status, sid, live.data)
     assert sum(1 for s in steps if s[2] == "Stop") >= 1
     live.run(steps)
     check(live, source, cwd)
