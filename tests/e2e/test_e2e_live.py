@@ -10,6 +10,7 @@ gates is read from replay, not assumed.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -122,3 +123,53 @@ def plugin_figure(gate_call: int) -> None:
 
     FIGURES["live equals replay"] = (f"{CALLS} calls with a real session's usage: every live trace row equals "
                                      f"replay's; gate at call {gate_call} live and in replay, shown at the next prompt")
+
+
+def test_terminal_ui_folds_the_turns_last_call_and_shows_the_cache_countdown(
+    claude_bin: Path, installed: World
+) -> None:
+    """The terminal UI: Stop runs before the turn's last line is written; the async Stop hook waits
+    for it. Reported: how long after the reply is on screen the state holds every call (no timing is
+    asserted). And the status line's countdown from the client's prompt_cache."""
+    import time
+
+    from .conftest import FIGURES
+    from .harness import Tmux
+
+    usages = real_usages(6)
+    turns: list[Turn] = [bash(f"echo tui-{i}", u, f"call {i + 1}") for i, u in enumerate(usages[:-1])]
+    turns.append(say("All six calls are done.", usages[-1], "last"))
+    tmux = Tmux(installed.root)
+    with MockAPI(turns) as api:
+        env = installed.env(api.base_url, TERM="xterm-256color", COLUMNS="200")
+        try:
+            tmux.start([str(claude_bin), "--dangerously-skip-permissions"], env, installed.project)
+            tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
+            tmux.type("do the six calls")
+            tmux.wait_for(lambda s: "All six calls are done." in s, 90, "the turn's end")
+            shown = time.monotonic()
+            sids = {q.headers.get("X-Claude-Code-Session-Id") or q.headers.get("x-claude-code-session-id")
+                    for q in api.requests if q.kind == "main"}
+            sids.discard(None)
+            assert len(sids) == 1, sids
+            sid = str(sids.pop())
+            folded = None
+            while time.monotonic() - shown < 30:
+                try:
+                    calls = json.loads(plugin.state_file(installed, sid).read_text())["engine"]["calls"]
+                except (OSError, ValueError):
+                    calls = 0
+                if calls == len(usages):
+                    folded = time.monotonic() - shown
+                    break
+                time.sleep(0.05)
+            assert folded is not None, "the turn's last call was never folded"
+            screen = tmux.wait_for(lambda s: re.search(r"cache \d:\d\d", s) is not None, 30,
+                                   "the prompt-cache countdown in the status line")
+        finally:
+            tmux.kill()
+    m = re.search(r"cache (\d):(\d\d)", screen)
+    assert m is not None
+    assert 0 < int(m.group(1)) * 60 + int(m.group(2)) <= 300  # 5-minute writes: at most 5:00 left
+    FIGURES["turn's last call folded"] = (f"{folded:.2f} s after the reply was first seen on screen "
+                                          "(terminal UI; the screen is polled every 0.25 s)")
