@@ -197,15 +197,17 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         import notifier
 
         out = notifier.dispatch(alerts, cfg["notify"])
+    queued = state.pop("outbox", None)
+    queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
     if event in PRINT_EVENTS:  # the guard's line first, then what async hooks queued, then this run's
-        queued = state.pop("outbox", [])
         marked = marked or bool(queued)
         out = _merge([said, *queued, out])
-    elif out:  # printed by an async hook it would go to the model: the next synchronous hook prints it
-        outbox = state.setdefault("outbox", [])
-        outbox.append(out)
-        del outbox[:-OUTBOX_MAX]
-        out = None
+    else:  # printed by an async hook it would go to the model: the next synchronous hook prints it
+        if out:
+            queued = [*queued, out][-OUTBOX_MAX:]
+            out = None
+        if queued:
+            state["outbox"] = queued
     if event != "UserPromptSubmit" or fresh or marked or state["cursor"] != cursor_before:
         store.save(state_path, state, shards)  # a prompt on a current state changes nothing
     if fresh:
@@ -220,6 +222,8 @@ def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     merged: dict[str, Any] = {}
     for out in outs:
         for key, value in (out or {}).items():
+            if not isinstance(value, str):
+                continue
             if key not in merged:
                 merged[key] = value
             elif key == "systemMessage":
