@@ -219,8 +219,8 @@ class Index:
         jobs: list[Job] = []
         total = len(sources)
         for n, src in enumerate(sources):
-            if progress is not None:
-                progress(n // 2, total)
+            if progress is not None and n == 0:
+                progress(0, total)
             try:
                 st = os.stat(src.path)
             except OSError:
@@ -244,9 +244,8 @@ class Index:
                 continue
             todo.append((src, st, rec))
             jobs.append(job)
-        if progress is not None:
-            progress(total // 2, total)
-        scanned = scan_all(jobs, self.workers)
+        tick = None if progress is None else (lambda share: progress(min(total - 1, int(share * total)), total))
+        scanned = scan_all(jobs, self.workers, tick)
         appended = reread = 0
         self._fresh = {}
         chunks: list[tuple[int, int, bytes]] = []

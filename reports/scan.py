@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import marshal
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from reports.parse import Row, parse_chunk
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _new = tuple.__new__
 
@@ -88,13 +91,20 @@ def rows_of(blob: bytes) -> list[Row]:
     return [_new(Row, r) for r in marshal.loads(blob)]  # noqa: S302
 
 
-def _scan_share(jobs: list[tuple[int, Job]]) -> list[tuple[int, Scanned | None]]:
+def _scan_share(
+    jobs: list[tuple[int, Job]], tick: Callable[[float], None] | None = None
+) -> list[tuple[int, Scanned | None]]:
     out: list[tuple[int, Scanned | None]] = []
+    total = sum(max(1, job.size - job.start) for _i, job in jobs)
+    done = 0
     for i, job in jobs:
         try:
             out.append((i, scan_file(job)))
         except OSError:  # unreadable (permissions, vanished mid-read): left out this time
             out.append((i, None))
+        if tick is not None:
+            done += max(1, job.size - job.start)
+            tick(done / total)
     return out
 
 
@@ -118,13 +128,16 @@ def shares(jobs: list[Job], n: int) -> list[list[tuple[int, Job]]]:
     return out
 
 
-def scan_all(jobs: list[Job], workers: int | None = None) -> list[Scanned | None]:
-    """Each job's result, in job order (None for a file that could not be read)."""
+def scan_all(
+    jobs: list[Job], workers: int | None = None, tick: Callable[[float], None] | None = None
+) -> list[Scanned | None]:
+    """Each job's result, in job order (None for a file that could not be read). `tick` hears the
+    share of its bytes this process has read (the shares are even, so it stands for all of them)."""
     n = workers if workers is not None else cores()
     total = sum(max(0, j.size - j.start) for j in jobs)
     n = max(1, min(n, len(jobs), total // FORK_FROM + 1))
     if n == 1 or not hasattr(os, "fork"):
-        return [r for _i, r in _scan_share(list(enumerate(jobs)))]
+        return [r for _i, r in _scan_share(list(enumerate(jobs)), tick)]
     parts = shares(jobs, n)
     children: list[tuple[int, int]] = []
     for share in parts[1:]:
@@ -143,7 +156,7 @@ def scan_all(jobs: list[Job], workers: int | None = None) -> list[Scanned | None
         os.close(wfd)
         children.append((pid, rfd))
     results: list[Scanned | None] = [None] * len(jobs)
-    for i, s in _scan_share(parts[0]):
+    for i, s in _scan_share(parts[0], tick):
         results[i] = s
     for (pid, rfd), share in zip(children, parts[1:], strict=True):
         with os.fdopen(rfd, "rb") as f:
