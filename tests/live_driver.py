@@ -183,7 +183,7 @@ class Live:
             assert child.stdin is not None
             child.stdin.write(json.dumps(self._payload(event, p)).encode())
             child.stdin.close()
-            if event in ("Stop", "SessionEnd"):  # the client writes the turn's last line while the hook waits
+            if event == "Stop":  # async: the client writes the turn's last line while the hook waits
                 time.sleep(0.05)
                 self.write_to(turn_end(self.data, size))
             assert child.stdout is not None
