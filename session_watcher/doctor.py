@@ -26,7 +26,8 @@ STALE_INSTALL_SECONDS = 600  # the plugin route's background install takes well 
 
 
 def _plugin_lines(now: float) -> list[str]:
-    """The plugin route: its venv in each `${CLAUDE_PLUGIN_DATA}`, and an install that never finished."""
+    """The plugin route: its venv in each `${CLAUDE_PLUGIN_DATA}`, and an install that never finished
+    (one line, however many data folders: one per marketplace the plugin came from)."""
     import glob
 
     folders = [os.environ["CLAUDE_PLUGIN_DATA"]] if os.environ.get("CLAUDE_PLUGIN_DATA") else []
@@ -42,15 +43,15 @@ def _plugin_lines(now: float) -> list[str]:
             age = None
         if age is not None and age > STALE_INSTALL_SECONDS:
             log = os.path.join(folder, "install.log")
-            out.append(f"plugin     {folder}: install STUCK (started {age / 60:.0f} min ago and never finished; "
+            out.append(f"{folder}: install STUCK (started {age / 60:.0f} min ago and never finished; "
                        f"see {log}; remove {marker} and the next hook run retries)")
         elif age is not None:
-            out.append(f"plugin     {folder}: installing (started {age:.0f} s ago)")
+            out.append(f"{folder}: installing (started {age:.0f} s ago)")
         elif ready:
-            out.append(f"plugin     {folder}: ready")
+            out.append(f"{folder}: ready")
         else:
-            out.append(f"plugin     {folder}: not installed yet (the first hook run installs it)")
-    return out
+            out.append(f"{folder}: not installed yet (the first hook run installs it)")
+    return [f"plugin     {' | '.join(out)}"] if out else []
 
 
 def _command_line() -> str:
