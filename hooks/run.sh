@@ -10,8 +10,17 @@ if [ -f "$launcher" ]; then
 fi
 root="${CLAUDE_PLUGIN_ROOT:-$(dirname "$0")/..}"
 mkdir -p "$data" 2>/dev/null
-if mkdir "$data/.installing" 2>/dev/null; then
-    (setsid sh -c '"$1/install.sh" --venv-only --data "$2" >"$2/install.log" 2>&1; rmdir "$2/.installing"' \
-        sh "$root" "$data" </dev/null >/dev/null 2>&1 &)
+marker="$data/.installing"
+if [ -d "$marker" ]; then
+    # an install killed midway (its shell gone, or started over 10 minutes ago) is tried again
+    pid=$(cat "$marker/pid" 2>/dev/null)
+    if { [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; } ||
+        [ -n "$(find "$marker" -maxdepth 0 -mmin +10 2>/dev/null)" ]; then
+        rm -rf "$marker"
+    fi
+fi
+if mkdir "$marker" 2>/dev/null; then
+    (setsid sh -c 'echo $$ >"$2/.installing/pid"; "$1/install.sh" --venv-only --data "$2" >"$2/install.log" 2>&1
+        rm -rf "$2/.installing"' sh "$root" "$data" </dev/null >/dev/null 2>&1 &)
 fi
 exit 0

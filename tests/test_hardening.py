@@ -645,3 +645,64 @@ def test_attack10_in_place_rewrite_keeping_the_first_line_is_noticed(root: Path)
     assert done
     assert got["meter"]["main"] == fresh["meter"]["main"]
     assert got["meter"]["main"]["calls"] == 21
+
+
+# --------------------------------------------------------------- 11. a killed first plugin install
+
+
+def _plugin_root(root: Path) -> Path:
+    """A plugin folder with the real hooks/run.sh and an install.sh that records each run."""
+    plugin = root / "plugin"
+    (plugin / "hooks").mkdir(parents=True)
+    (plugin / "hooks" / "run.sh").write_bytes((fs.REPO / "hooks" / "run.sh").read_bytes())
+    (plugin / "install.sh").write_text('#!/bin/sh\necho "$*" >> "$3/install-runs"\n')
+    (plugin / "install.sh").chmod(0o755)
+    return plugin
+
+
+def _run_sh(root: Path, plugin: Path, data: Path) -> None:
+    env = {**fs.env_for(root), "CLAUDE_PLUGIN_ROOT": str(plugin), "CLAUDE_PLUGIN_DATA": str(data)}
+    proc = subprocess.run(["sh", str(plugin / "hooks" / "run.sh"), "Stop"], input=b"{}", env=env,
+                          capture_output=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def _installed(data: Path) -> bool:
+    for _ in range(600):  # bounded: the stub install takes a moment in the background
+        if (data / "install-runs").exists() and not (data / ".installing").exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", ["pid-gone", "old-without-pid"])
+def test_attack11_killed_first_plugin_install_is_retried(root: Path, how: str) -> None:
+    plugin = _plugin_root(root)
+    data = root / "plugin-data"
+    marker = data / ".installing"
+    marker.mkdir(parents=True)
+    if how == "pid-gone":
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        (marker / "pid").write_text(f"{gone.pid}\n")
+    else:  # killed before it could even write its pid
+        old = time.time() - 20 * 60
+        os.utime(marker, (old, old))
+    _run_sh(root, plugin, data)
+    assert _installed(data)
+    assert (data / "install-runs").read_text() == f"--venv-only --data {data}\n"
+
+
+def test_attack11_a_running_install_is_left_alone(root: Path) -> None:
+    plugin = _plugin_root(root)
+    data = root / "plugin-data"
+    marker = data / ".installing"
+    marker.mkdir(parents=True)
+    (marker / "pid").write_text(f"{os.getpid()}\n")  # alive
+    _run_sh(root, plugin, data)
+    assert (marker / "pid").read_text() == f"{os.getpid()}\n"  # not removed, not started again
+    assert not (data / "install-runs").exists()
+    marker.joinpath("pid").unlink()
+    marker.rmdir()
+    _run_sh(root, plugin, data)  # a first run installs
+    assert _installed(data)
