@@ -706,3 +706,77 @@ def test_attack11_a_running_install_is_left_alone(root: Path) -> None:
     marker.rmdir()
     _run_sh(root, plugin, data)  # a first run installs
     assert _installed(data)
+
+
+# --------------------------------------------------------------- smaller items
+
+
+def _mount(*argv: str) -> bool:
+    return os.geteuid() == 0 and subprocess.run(["mount", *argv], capture_output=True, check=False).returncode == 0
+
+
+def test_status_on_a_read_only_disk_shows_the_saved_state(root: Path) -> None:
+    s, tr = session(root, "rostatus")
+    hook(root, s, tr)
+    state_dir = root / "swhome" / "state"
+    if not _mount("--bind", str(state_dir), str(state_dir)):
+        pytest.skip("no bind mount here")
+    try:
+        assert _mount("-o", "remount,ro,bind", str(state_dir))
+        got = cli(root, "status", "--session", s.session_id)
+        assert got.returncode == 0, got.stderr
+        assert f"session  {s.session_id}" in got.stdout
+        assert f"calls {len(s.calls)}" in got.stdout
+        assert "showing the state as last saved" in got.stderr
+    finally:
+        subprocess.run(["umount", str(state_dir)], check=True)
+
+
+def test_a_full_disk_error_names_no_empty_file(root: Path) -> None:
+    folder = root / "swhome" / "config"
+    folder.mkdir(parents=True, mode=0o700, exist_ok=True)
+    (folder / "config.toml").unlink()
+    if not _mount("-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(folder)):
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:  # fill it up
+            while True:
+                os.write(fd, b"\0" * 1024)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        got = cli(root, "config", "set", "exclude", json.dumps(["x" * 100] * 200))
+        assert got.returncode == 1
+        assert got.stderr == "session-watcher: No space left on device\n"
+        assert not list(folder.glob("*.tmp"))
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_lock_error_that_is_not_contention_is_not_taken_for_it(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """flock failing with ENOLCK (a file system without locks) is an error, not a busy lock to wait
+    for; EWOULDBLOCK is contention."""
+    import errno
+
+    from state import lock
+
+    def flock(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(lock.fcntl, "flock", flock)
+    with pytest.raises(OSError, match="No locks available"), lock.SessionLock(str(tmp_path / "a.lock"), 0):
+        pass
+    held = lock.SessionLock(str(tmp_path / "b.lock"), 0)
+    monkeypatch.undo()
+    import fcntl
+
+    fd = os.open(tmp_path / "b.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(lock.LockTimeout), held:
+            pass
+    finally:
+        os.close(fd)
