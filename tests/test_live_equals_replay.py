@@ -23,11 +23,14 @@ CLIENT_332 = FIXTURES / "real-client-2.1.332"
 # (replay folds them after the main file), the path map is loaded in shards, the window comes from
 # the status line's payload
 NOT_COMPARED = ("subagentUsage", "buckets", "badLines", "contextPressure", "health")
+# how an alert was delivered, marked on it after the fold: `pending` (fired in a status-line fold,
+# for the next hook), `shownBy` (a cold return the prompt hook already told the user about)
+DELIVERY_MARKS = ("pending", "shownBy")
 
 
 def comparable(row: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in row.items() if k not in NOT_COMPARED}
-    out["alerts"] = [{k: v for k, v in a.items() if k != "pending"} for a in row.get("alerts", [])]
+    out["alerts"] = [{k: v for k, v in a.items() if k not in DELIVERY_MARKS} for a in row.get("alerts", [])]
     out.pop("alertsAll", None)
     return out
 
@@ -90,3 +93,17 @@ def test_2_1_332_sessions_in_the_clients_recorded_order(phase: str, sid: str, tm
     assert sum(1 for s in steps if s[2] == "Stop") >= 1
     live.run(steps)
     check(live, source, cwd)
+
+
+def test_a_cold_return_and_its_gate_in_the_2_1_197_order(tmp_path: Path) -> None:
+    """A real session (not from the repository's first sources) with a 2.6-hour pause: the cold
+    return's guard alert and the later gate at replay's calls, live."""
+    sid = "03a1382e-ecd5-42c4-b3d4-5c659e165904"
+    source = FIXTURES / "cold-return" / f"{sid}.jsonl"
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    live = Live(tmp_path, source, sid, cwd)
+    live.run(synthetic_schedule(live.data, sid))
+    check(live, source, cwd)
+    kinds = [(r["call"], a["kind"]) for r in live.rows() for a in r["alerts"]]
+    assert kinds[:2] == [(77, "guard"), (92, "gate")]

@@ -62,7 +62,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 def _comparable(row: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in row.items() if k not in NOT_COMPARED}
-    out["alerts"] = [{k: v for k, v in a.items() if k != "pending"} for a in row.get("alerts", [])]
+    out["alerts"] = [{k: v for k, v in a.items() if k not in ("pending", "shownBy")} for a in row.get("alerts", [])]
     return out
 
 
