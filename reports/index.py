@@ -142,7 +142,11 @@ class Index:
 
     def _open(self) -> sqlite3.Connection:
         folder = os.path.dirname(self.db_path)
-        if folder:
+        from session_watcher.paths import cache_dir, ensure_private_dir
+
+        if folder == cache_dir():
+            ensure_private_dir(folder)  # ours: a real folder of this user, never a planted link
+        elif folder:
             os.makedirs(folder, mode=0o700, exist_ok=True)
         conn = sqlite3.connect(self.db_path, timeout=10)
         try:

@@ -137,10 +137,11 @@ def replay(ns: argparse.Namespace) -> int:
     from session_watcher.replay import replay as run_replay
 
     doc, trace = run_replay(_check_transcript(ns.transcript), ns.cwd, with_trace=bool(ns.trace))
-    if ns.trace:
-        with open(ns.trace, "w", encoding="utf-8") as fh:
-            for row in trace:
-                fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+    if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
+        from state.atomic import write_atomic
+
+        text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in trace)
+        write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
     if ns.json:
         _emit(doc)
     else:

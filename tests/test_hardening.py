@@ -155,6 +155,19 @@ def test_attack1_symlinked_folders_are_refused(root: Path, which: str) -> None:
         assert "refusing to use this folder" in log_text(root)
 
 
+def test_attack1_symlinked_cache_folder_is_refused_by_report(root: Path) -> None:
+    folder, files = victim(root)
+    (root / "swhome" / "cache").symlink_to(folder)
+    t = Transcript(session_id="cachelink")
+    t.call(cr=1000, cw=200)
+    (root / "projects" / "p").mkdir(parents=True)
+    t.save(root / "projects" / "p" / "cachelink.jsonl")
+    got = cli(root, "report", "--projects", str(root / "projects"))
+    assert got.returncode == 1
+    assert "refusing to use this folder: it is a symbolic link" in got.stderr
+    untouched(folder, files)
+
+
 def test_attack1_another_users_sessions_folder_is_refused(root: Path) -> None:
     """A world-writable `sessions/` of another user in a shared SESSION_WATCHER_HOME: not used."""
     if os.geteuid() != 0:
@@ -206,10 +219,15 @@ def test_attack4_html_out_through_a_planted_temp_link(root: Path) -> None:
     assert got.returncode == 0, got.stderr
     got = cli(root, "report", "--projects", str(root), "--html", str(out / "report.html"))
     assert got.returncode == 0, got.stderr
+    (out / "trace.jsonl").symlink_to(folder / "01-5.json")  # a link at the output itself
+    got = cli(root, "replay", str(tr), "--trace", str(out / "trace.jsonl"))
+    assert got.returncode == 0, got.stderr
     untouched(folder, files)
     for name in ("page.html", "report.html"):
         assert stat.S_IMODE((out / name).stat().st_mode) == 0o600
         assert "<html" in (out / name).read_text()
+    assert not (out / "trace.jsonl").is_symlink()
+    assert stat.S_IMODE((out / "trace.jsonl").stat().st_mode) == 0o600
 
 
 def test_config_set_creates_private_folders(root: Path) -> None:

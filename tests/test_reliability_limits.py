@@ -39,6 +39,11 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# catches a hook that hangs (the subprocess timeout is 60 s); not a speed claim: on a loaded machine a
+# Stop that waits its bounds (STOP_WAIT + STOP_LOCK_TIMEOUT, 1.8 s) takes longer. Speed is in bench/.
+HANG_GUARD = 10.0
+
+
 def env_of(root: Path) -> dict[str, str]:
     return fs.env_for(root, ANTHROPIC_API_KEY=CANARY, CLAUDE_CODE_OAUTH_TOKEN=CANARY + "-oauth")
 
@@ -98,7 +103,7 @@ def test_a_lock_held_forever(root: Path) -> None:
             assert proc.stdout == b""
             assert proc.stderr == b""
             times.append(took)
-        assert max(times) < 2.0  # a hang guard; the figure is printed below
+        assert max(times) < HANG_GUARD  # the figure is printed below
         assert fs.load_state(root, s.session_id)["meter"]["main"]["calls"] == len(s.calls) - 1  # left for later
         assert len(re.findall(r"lock", log_text(root))) == 1, log_text(root)  # logged once, not per run
         _code, out = doctor(root)
@@ -155,7 +160,7 @@ def test_read_only_state_dir(root: Path, how: str) -> None:
             assert proc.stdout == b""
             assert proc.stderr == b""
             times.append(took)
-        assert max(times) < 2.0
+        assert max(times) < HANG_GUARD
         entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]
         assert len(entries) == 1, log_text(root)  # once, not per run
         code, out = doctor(root)
@@ -203,7 +208,7 @@ def test_full_disk(root: Path) -> None:
             assert proc.returncode == 0
             assert proc.stdout == b""
             assert proc.stderr == b""
-            assert took < 2.0
+            assert took < HANG_GUARD
             assert fs.load_state(root, s.session_id) == before  # the old state, whole
         assert not (sessions / f"{s.session_id}.json.tmp").exists()  # the failed write cleaned up
         entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]

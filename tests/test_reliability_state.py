@@ -238,7 +238,10 @@ def test_a_50mb_single_line_is_skipped_cheaply(root: Path) -> None:
         fh.write(b'"}}\n')
         fh.write(s.lines_of(s.next_call()))
     t0 = time.monotonic()
-    hook(s, tr)
+    for _ in range(20):  # each run skips at most 8 MiB per fold step within its budget: a few runs
+        hook(s, tr)
+        if fs.load_state(root, s.session_id)["cursor"]["offset"] == tr.stat().st_size:
+            break
     whole = time.monotonic() - t0
     got = exact(root, s)
     assert got["bad"] == 1
