@@ -102,7 +102,7 @@ class Bench:
             return [str(self.python), "-I", "-S", str(path)]
         module = "hooks.run" if kind == "hook" else "session_watcher.statusline"
         path = self.tmp / f"session-watcher-{kind}"
-        path.write_text(f"import sys\nfrom {module} import main\nrc = main()\n"  # as install.sh writes them
+        path.write_text(f"import gc, sys\ngc.disable()\nfrom {module} import main\nrc = main()\n"  # as install.sh
                         "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\nimport os\nos._exit(rc)\n")
         return [str(self.python), "-I", str(path)]
 
