@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-GUARD_X = 1.2  # the cold-return trigger when the config has no `guard_x` (its default is the model's)
+GUARD_X = 1.7  # the cold-return trigger when a config lacks `guard_x` (the same as config.DEFAULTS)
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
 MODES = ("warn", "block", "off")
 

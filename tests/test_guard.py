@@ -139,7 +139,8 @@ def test_guard_x_comes_from_the_config() -> None:
     cold = guard.cold_cache(s, CFG, 3000.0)
     assert cold is not None
     q = {"L": 60_000, "bDefault": 40_000, "x": 1.5}
-    assert guard.advice(s, q, cold, {})["restartFirst"] is True  # type: ignore[index]
+    assert guard.advice(s, q, cold, {})["restartFirst"] is False  # type: ignore[index]  # default 1.7
+    assert guard.advice(s, q, cold, {"guard_x": 1.4})["restartFirst"] is True  # type: ignore[index]
     assert guard.advice(s, q, cold, {"guard_x": 2.0})["restartFirst"] is False  # type: ignore[index]
 
 
