@@ -67,7 +67,9 @@ def cache_view(pc: object, now: float) -> dict[str, Any] | None:
     causes = cause.get("causes") if isinstance(cause, dict) else None
     if expires is not None and miss_at is not None and ttl_s and miss_at >= expires - ttl_s - 5 \
             and isinstance(causes, list):
-        view["miss"] = [c for c in causes if isinstance(c, str)][:2]
+        # the client's identifiers (likely_server_side, model_changed); anything else is not shown
+        view["miss"] = [c for c in causes if isinstance(c, str) and 0 < len(c) <= 40
+                        and all(ch.isascii() and (ch.isalnum() or ch == "_") for ch in c)][:2]
     return view
 
 

@@ -156,6 +156,11 @@ def test_prompt_cache_countdown_and_miss_cause_from_the_current_client(tmp_path:
     line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path), "prompt_cache": now_pc},
                       NO_COLOR="1", COLUMNS="200")
     assert "(miss: likely_server_side)" in line
+    evil = now_pc | {"last_miss_cause": {"causes": ["\x1b]0;owned\x07", "model_changed"]}}
+    line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path), "prompt_cache": evil},
+                      NO_COLOR="1", COLUMNS="200")
+    assert "(miss: model_changed)" in line
+    assert "\x1b" not in line
     # an older client's payload (no prompt_cache key): the state keeps what it knew, the line still draws
     old = {k: v for k, v in warm.items() if k != "prompt_cache"} | {"transcript_path": str(t), "cwd": str(tmp_path)}
     assert statusline(old, NO_COLOR="1").strip()
