@@ -35,6 +35,7 @@ STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for 
 FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
 MAX_STDIN = 64 << 20
 OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
+NEWS_CALLS = 5  # an alert fired further back than this many calls is history (a first fold, a rebuild)
 
 PRINT_EVENTS = ("UserPromptSubmit",)  # registered synchronous, and their output is shown to the user
 # the turn's last call must be in the fold: wait for its line. Not SessionEnd: it is synchronous (the
@@ -188,7 +189,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         if alert.pop("pending", False):
             alerts.append(alert)
             marked = True
-    alerts = _unshown(state, alerts)
+    alerts = _unshown(state, _news(state, alerts) if caught_up else [])  # behind the transcript: history
     if alerts:  # at most one notification per notify.remind_min, noted in the state saved below
         from notifier.throttle import admit
 
@@ -327,6 +328,15 @@ def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str,
         _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": mode, "afterTs": gap[0],
                       "call": gap[1], **advice})
     return out, changed
+
+
+def _news(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The alerts about where the session is now. A hook that folds a backlog (the first runs on a
+    long session after install, a rebuild from the transcript) fires the session's past alerts
+    again; they stay in the state for `status` and the page, but are not delivered as news (nor is
+    anything while the fold is still behind the transcript)."""
+    now = state["engine"]["calls"]
+    return [a for a in alerts if not isinstance(a.get("call"), int) or a["call"] > now - NEWS_CALLS]
 
 
 def _unshown(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
