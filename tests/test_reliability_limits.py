@@ -232,7 +232,8 @@ def test_no_network_and_no_secret_written(root: Path) -> None:
     argv = [strace, "-f", "-qq", "-e", "trace=connect,sendto,sendmsg,bind", "-o", str(trace),
             *fs.hook_argv("Stop")]
     outs = []
-    for event in ("SessionStart", "PostToolUse", "Stop"):
+    # the async events queue the printed channels for the next prompt's hook, which prints them
+    for event in ("SessionStart", "PostToolUse", "Stop", "UserPromptSubmit"):
         proc = subprocess.run([*argv[:-1], event], input=json.dumps(s.hook_payload(str(tr), event)).encode(),
                               capture_output=True, env=env_of(root), timeout=60, check=False)
         assert proc.returncode == 0, proc.stderr
