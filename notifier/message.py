@@ -81,31 +81,14 @@ def project_name(project: object) -> str | None:
     return stripped or text
 
 
-def dollars(usd: object) -> str | None:
-    """0.2614 -> '$0.26', 12.3 -> '$12'; None when the price is unknown."""
-    if not isinstance(usd, int | float) or isinstance(usd, bool) or math_isnan(usd) or usd < 0:
-        return None
-    if usd >= 10:
-        return f"${usd:.0f}"
-    return f"${usd:.2f}" if usd >= 0.01 else "<$0.01"
-
-
-def duration(seconds: object) -> str:
-    """1500 -> '25 min', 5400 -> '1 h 30 min', 200000 -> '2 days'."""
-    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or math_isnan(seconds) or seconds < 0:
-        return "a while"
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{max(1, minutes)} min"
-    if minutes < 48 * 60:
-        h, m = divmod(minutes, 60)
-        return f"{h} h {m} min" if m else f"{h} h"
-    return f"{minutes // 1440} days"
+def _number(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and not math_isnan(v) else None
 
 
 def _tokens_and_dollars(tokens: object, usd: object) -> str:
-    money = dollars(usd)
-    return f"{human_tokens(tokens)} tokens" + (f" ({money})" if money else "")
+    from core.guard import dollars  # one money format for the guard's line and the alerts
+
+    return f"{human_tokens(tokens)} tokens{dollars(_number(usd))}"
 
 
 def compose(alert: Mapping[str, object]) -> tuple[str, str]:
@@ -123,9 +106,13 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
     lines = []
     if kind == "guard":
         title = f"Your cache expired: a fresh start is cheaper now{where}"
+        from core.guard import dollars, duration
+
+        gap = _number(alert.get("gap"))
         rewrite = _tokens_and_dollars(alert.get("rewrite"), alert.get("rewriteUsd"))
-        fresh = dollars(alert.get("freshUsd"))
-        lines.append(f"{duration(alert.get('gap'))} since the last call: the next prompt re-writes {rewrite}.")
+        fresh = dollars(_number(alert.get("freshUsd"))).strip(" ()")
+        lines.append(f"{duration(gap) if gap is not None else 'A while'} since the last call: "
+                     f"the next prompt re-writes {rewrite}.")
         lines.append(carry[:-1] + (f", about {fresh} to start." if fresh else "."))
     else:
         if kind == "backstop" or (isinstance(reminder, int) and not isinstance(reminder, bool) and reminder > 0):
