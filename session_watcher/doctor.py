@@ -22,12 +22,42 @@ def _folder(path: str, want: int = 0o700) -> str:
     return f"{path}  (private, {mode:o})"
 
 
-STALE_INSTALL_SECONDS = 600  # the plugin route's background install takes well under a minute
+STALE_INSTALL_SECONDS = 600  # hooks/run.sh starts an install again once its marker is this old
+
+
+def _install_pid(marker: str) -> int | None:
+    try:
+        with open(os.path.join(marker, "pid"), encoding="ascii") as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def _last_line(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = [ln.strip() for ln in fh if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:140] if lines else ""
 
 
 def _plugin_lines(now: float) -> list[str]:
-    """The plugin route: its venv in each `${CLAUDE_PLUGIN_DATA}`, and an install that never finished
-    (one line, however many data folders: one per marketplace the plugin came from)."""
+    """The plugin route: its venv in each `${CLAUDE_PLUGIN_DATA}`, an install that is stuck or failed
+    (one line, however many data folders: one per marketplace the plugin came from).
+
+    hooks/run.sh keeps `.installing/` (with the installing shell's pid) while its background install
+    runs, and starts it again when that shell is gone or the marker is over 10 minutes old."""
     import glob
 
     folders = [os.environ["CLAUDE_PLUGIN_DATA"]] if os.environ.get("CLAUDE_PLUGIN_DATA") else []
@@ -36,19 +66,25 @@ def _plugin_lines(now: float) -> list[str]:
     out = []
     for folder in dict.fromkeys(folders):
         marker = os.path.join(folder, ".installing")
+        log = os.path.join(folder, "install.log")
         ready = os.path.isfile(os.path.join(folder, "venv", "bin", "session-watcher-hook"))
         try:
             age = now - os.stat(marker).st_mtime
         except OSError:
             age = None
-        if age is not None and age > STALE_INSTALL_SECONDS:
-            log = os.path.join(folder, "install.log")
-            out.append(f"{folder}: install STUCK (started {age / 60:.0f} min ago and never finished; "
-                       f"see {log}; remove {marker} and the next hook run retries)")
+        pid = _install_pid(marker) if age is not None else None
+        gone = pid is not None and not _alive(pid)
+        if age is not None and (gone or age > STALE_INSTALL_SECONDS):
+            why = "its process is gone" if gone else f"started {age / 60:.0f} min ago"
+            out.append(f"{folder}: install STUCK ({why} and it never finished; the next hook run starts it "
+                       f"again; log: {log})")
         elif age is not None:
             out.append(f"{folder}: installing (started {age:.0f} s ago)")
         elif ready:
             out.append(f"{folder}: ready")
+        elif os.path.exists(log):
+            out.append(f"{folder}: install FAILED (the next hook run tries again; {log} ends: "
+                       f"{_last_line(log) or '(empty)'})")
         else:
             out.append(f"{folder}: not installed yet (the first hook run installs it)")
     return [f"plugin     {' | '.join(out)}"] if out else []
@@ -153,7 +189,7 @@ def report() -> tuple[list[str], bool]:
         lines.append(f"config     ERROR {exc}")
     lines += _settings_lines()
     plugin = _plugin_lines(time.time())
-    if any(" STUCK " in ln for ln in plugin):
+    if any(" STUCK " in ln or " FAILED " in ln for ln in plugin):
         ok = False
     lines += plugin
     try:
