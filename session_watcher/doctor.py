@@ -129,10 +129,14 @@ def _held_locks(folder: str) -> list[str]:
     except ImportError:  # pragma: no cover
         return []
     held = []
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".lock")]
+    try:  # only a folder of ours (a link or another user's folder is reported by the sessions line)
+        dfd = paths.open_private_dir(folder)
     except OSError:
         return []
+    try:
+        names = [n for n in os.listdir(dfd) if n.endswith(".lock")]
+    finally:
+        os.close(dfd)
     for name in names:
         try:
             fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))

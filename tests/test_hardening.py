@@ -149,6 +149,11 @@ def test_attack1_symlinked_folders_are_refused(root: Path, which: str) -> None:
         status = cli(root, "status", "--session", s.session_id)
         assert status.returncode == 1
         assert "refusing to use this folder" in status.stderr
+        doctor = cli(root, "doctor")
+        assert doctor.returncode == 1
+        assert "sessions   ERROR" in doctor.stdout
+        assert "it is a symbolic link" in doctor.stdout
+        assert "locks      0 held now" in doctor.stdout
     if which == "log":
         exact(root, s)  # the log is refused, the session is not
     if which == "state/quarantine":
