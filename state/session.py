@@ -178,6 +178,9 @@ def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], 
             for sub in subagents:
                 if sub == transcript:
                     continue
+                if time.monotonic() > deadline:  # the budget holds across files too: the rest waits
+                    caught_up = False
+                    break
                 try:
                     got, done = sync_file(state, sub, cfg, True, deadline, shards=shards)
                 except FileNotFoundError:

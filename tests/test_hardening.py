@@ -803,3 +803,30 @@ def test_lock_error_that_is_not_contention_is_not_taken_for_it(tmp_path: Path,
             pass
     finally:
         os.close(fd)
+
+
+def test_attack8_the_budget_holds_across_many_subagent_files(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the deadline no further transcript is opened, however many subagent files are new."""
+    from core import engine
+    from session_watcher import config
+    from state import session as sessmod
+
+    s = fs.SynthSession("manysubs", fs.make_project(root), seed=4)
+    subs = []
+    for k in range(50):
+        sub = root / f"agent-{k}.jsonl"
+        sub.write_bytes(s.lines_of(s.next_call(reads=1)))
+        subs.append(str(sub))
+
+    class Clock:
+        now = 0.0
+
+        def monotonic(self) -> float:
+            self.now += 0.1
+            return self.now
+
+    monkeypatch.setattr(sessmod, "time", Clock())
+    state = engine.new_state("manysubs")
+    state, _, done = sessmod.sync(state, None, config.merge(), deadline=0.45, subagents=subs)
+    assert not done
+    assert 0 < len(state["subCursors"]) < 10  # a few files within the budget, then it stopped
