@@ -20,7 +20,7 @@ from session_watcher.replay import replay
 from . import plugin
 from .harness import REPO, Tmux, make_world, run_print, transcript_records, usage_by_message
 from .mock_api import MockAPI, Served, Usage, read, say
-from .scenario import FLOOR, GATE_CALL, MISS_CALLS, N_CALLS, expected_rows, overstay_turns, overstay_usages
+from .scenario import FLOOR, GATE_CALL, MISS_CALLS, MODEL, N_CALLS, expected_rows, overstay_turns, overstay_usages
 from .spec_model import Row, read_tokens
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class Session:
 @pytest.fixture(scope="session")
 def overstay(claude_bin: Path, installed: World) -> Session:
     with MockAPI(overstay_turns(installed)) as api:
-        run = run_print(claude_bin, installed, api.base_url, "do the scripted work")
+        run = run_print(claude_bin, installed, api.base_url, "do the scripted work", "--model", MODEL)
         served = api.main_served()
         requests = list(api.requests)
         unscripted = api.unscripted
@@ -183,7 +183,8 @@ def test_gate_trips_at_the_scripted_call_and_the_alert_reaches_the_user(
     after = Usage(input_tokens=4, cache_read=overstay_usages()[-1].cache_read + overstay_usages()[-1].cache_write,
                   cache_write_5m=60, output_tokens=9)
     with MockAPI([say("Carrying on.", after, "after the gate")]) as api:
-        more = run_print(claude_bin, installed, api.base_url, "carry on", "--resume", overstay.run.session_id)
+        more = run_print(claude_bin, installed, api.base_url, "carry on", "--resume", overstay.run.session_id,
+                         "--model", MODEL)
         requests = list(api.requests)
     assert more.returncode == 0, more.stderr[-2000:]
     records = transcript_records(installed.transcript(overstay.run.session_id))
@@ -211,7 +212,7 @@ def test_terminal_ui_status_line_shows_the_lamp_and_compact_starts_a_new_segment
     with MockAPI(turns, compact_usage=compact_usage) as api:
         env = installed.env(api.base_url, TERM="xterm-256color", COLUMNS="200")
         try:
-            tmux.start([str(claude_bin), "--dangerously-skip-permissions"], env, installed.project)
+            tmux.start([str(claude_bin), "--dangerously-skip-permissions", "--model", MODEL], env, installed.project)
             tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
             tmux.type("do the scripted work")
             tmux.wait_for(lambda s: "Finished the scripted work." in s, 90, "the scripted turn's end")
