@@ -6,9 +6,10 @@ new content, even with its first line kept) is noticed, as is a shrunk, rotated 
 any of those means the fold must start again from the beginning (`Reset`).
 
 A line longer than a whole chunk (8 MiB) cannot be held: it is skipped and counted in the state's
-`bad` (its usage, if it is an API call's, is lost; `status --json` shows the count). The skip reads
-at most one chunk per call and remembers how far it got (`skip`), so a huge file without a newline
-costs each hook one bounded read, never a read to the end.
+`bad` (`status --json` shows the count). An API call's usage is kept though, as ccusage keeps it: the
+line's first and last 64 KiB, with the message's `content` (what made it long) left out, are handed
+on as the line. The skip reads at most one chunk per call and remembers how far it got (`skip`), so
+a huge file without a newline costs each hook one bounded read, never a read to the end.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 CHUNK = 8 << 20
 HEAD_BYTES = 4096
 TAIL_BYTES = 4096
+SALVAGE_BYTES = 64 << 10
 
 
 class Reset(Exception):
@@ -41,6 +43,27 @@ def _head(fd: int) -> int:
 def _tail(fd: int, offset: int) -> int:
     start = max(0, offset - TAIL_BYTES)
     return zlib.crc32(os.pread(fd, offset - start, start))
+
+
+def _salvage(fd: int, start: int, end: int) -> bytes | None:
+    """The over-long line [start, end) without its message's content, when that makes a whole
+    assistant record (its usage, model and ids are at both ends of the line); else None."""
+    head = os.pread(fd, SALVAGE_BYTES, start)
+    tail_from = max(start, end - SALVAGE_BYTES)
+    tail = os.pread(fd, end - tail_from, tail_from)
+    message = head.find(b'"message":{')
+    content = head.find(b'"content":', message) if message >= 0 else -1
+    after = tail.rfind(b',"stop_reason":')
+    if content < 0 or after < 0 or b'"type":"assistant"' not in head + tail:
+        return None
+    line = head[:content] + b'"content":[]' + tail[after:]
+    from core import fastjson
+
+    try:
+        rec = fastjson.loads(line)
+    except ValueError:
+        return None
+    return line if isinstance(rec, dict) and rec.get("type") == "assistant" else None
 
 
 def read_new(
@@ -95,7 +118,8 @@ def read_new(
             if nl >= 0:
                 if head is None:
                     head = _head(fd)
-                return [], moved(skip + nl + 1), 1
+                kept = _salvage(fd, offset, skip + nl)
+                return [kept] if kept else [], moved(skip + nl + 1), 1
             skip += len(block)
         return [], moved(offset, skip), 0
     finally:

@@ -830,3 +830,37 @@ def test_attack8_the_budget_holds_across_many_subagent_files(root: Path, monkeyp
     state, _, done = sessmod.sync(state, None, config.merge(), deadline=0.45, subagents=subs)
     assert not done
     assert 0 < len(state["subCursors"]) < 10  # a few files within the budget, then it stopped
+
+
+@pytest.mark.parametrize("order", ["2.1.39", "2.1.332"])
+def test_a_line_over_8_mib_keeps_its_usage(root: Path, order: str) -> None:
+    """An API call whose line is over 8 MiB (a huge text block) still counts its usage, as ccusage
+    counts it; the line is reported in `bad`. Key order as each client writes its records."""
+    from core import engine
+    from session_watcher import config
+    from state import reader
+    from state import session as sessmod
+
+    def build(big: bool) -> Path:
+        t = Transcript(session_id="bigline")
+        t.call(cr=20_000, cw=1_000)
+        t.call(cr=21_000, cw=700, out=55, tools=[{"type": "text", "text": "x" * ((9 << 20) if big else 10)}])
+        t.call(cr=21_700, cw=300)
+        if order == "2.1.332":  # the message first, the record's own keys after it
+            for rec in t.records:
+                msg = rec.pop("message")
+                rest = dict(rec)
+                rec.clear()
+                rec.update({"parentUuid": None, "isSidechain": False, "message": msg, **rest})
+        return t.save(root / f"bigline-{big}.jsonl")
+
+    got = {}
+    for big in (False, True):
+        state = engine.new_state("bigline")
+        state, _, done = sessmod.sync(state, str(build(big)), config.merge(), time.monotonic() + 600)
+        assert done
+        got[big] = state
+    assert (root / "bigline-True.jsonl").stat().st_size > reader.CHUNK
+    assert got[True]["meter"]["main"] == got[False]["meter"]["main"]
+    assert got[True]["meter"]["main"]["calls"] == 3
+    assert (got[False]["bad"], got[True]["bad"]) == (0, 1)
