@@ -116,8 +116,10 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
 # ----------------------------------------------------------------------------- text
 
 def clean(text: object) -> str:
-    """Control characters from a transcript or a file name, shown escaped."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+    """Text from a transcript, its control characters escaped (the CLI's one rule: core.text)."""
+    from core.text import clean as escape
+
+    return escape(str(text), keep="")
 
 
 def _usd(v: float | None) -> str:

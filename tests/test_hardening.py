@@ -322,6 +322,10 @@ def test_attack5_terminal_escapes_are_escaped(root: Path) -> None:
     got = cli(root, "report", "--projects", str(root / "projects"))
     assert got.returncode == 0, got.stderr
     no_raw_controls(got.stdout + got.stderr)
+    got = cli(root, "backtest", str(evil_dir / f"x{EVIL}.jsonl"))  # the session named after its file
+    assert got.returncode == 0, got.stderr
+    assert "\\x1b]2;owned" in got.stdout
+    no_raw_controls(got.stdout + got.stderr)
     # an error message naming a file
     got = cli(root, "replay", str(root / f"missing{EVIL}.jsonl"))
     assert got.returncode == 1
