@@ -154,7 +154,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         log_once("config", f"{error}; using defaults")
 
     subs: list[str] = []
-    if event in ("Stop", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact") and transcript:
+    if event in ("Stop", "SubagentStop", "SessionStart", "SessionEnd") and transcript:
         subs = session.subagent_files(transcript, session_id)
     agent_path = payload.get("agent_transcript_path")
     if isinstance(agent_path, str) and _usable_path(agent_path) and agent_path not in subs:
