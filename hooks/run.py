@@ -212,9 +212,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         if queued:
             state["outbox"] = queued
     if event != "UserPromptSubmit" or fresh or marked or state["cursor"] != cursor_before:
-        store.save(state_path, state, shards)  # a prompt on a current state changes nothing
-    if fresh:
-        shards.sweep(state)
+        store.save(state_path, state, shards, sweep=fresh)  # a prompt on a current state changes nothing
     if trace:
         session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
     return out

@@ -109,8 +109,9 @@ def load(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] |
     return doc  # type: ignore[no-any-return]
 
 
-def save(path: str, state: dict[str, Any], shards: PathShards | None = None) -> None:
-    """Write the state (and, with `shards`, the changed path-map shards first). Callers hold the lock."""
+def save(path: str, state: dict[str, Any], shards: PathShards | None = None, sweep: bool = False) -> None:
+    """Write the state (and, with `shards`, the changed path-map shards first). Callers hold the lock.
+    With `sweep` (a fresh or rebuilt state), unreferenced shard files are deleted after the write."""
     from state.atomic import write_atomic
 
     main, superseded = shards.save(state) if shards is not None else (state, [])
@@ -123,7 +124,7 @@ def save(path: str, state: dict[str, Any], shards: PathShards | None = None) -> 
             os.unlink(old)
         except OSError:
             pass
-    if shards is not None and (not state["shards"] or state["rev"] % 64 == 0):
+    if shards is not None and (sweep or not state["shards"] or state["rev"] % 64 == 0):
         shards.sweep(state)
 
 
