@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core import health
+from tests.health_reference import grade_from_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = sorted(p for p in FIXTURES.glob("*.jsonl"))
@@ -259,7 +260,7 @@ def test_from_records_hand_built() -> None:
         {"toolName": "Read", "filePath": "/p/b.py", "isError": True},
         {"toolName": "Read", "filePath": "/p/a.py", "isError": False},
     ]
-    r = health.grade_from_records([50_000, 140_000], 2, calls, 200_000)
+    r = grade_from_records([50_000, 140_000], 2, calls, 200_000)
     # fill 70 % -> 60; 2 compactions -> 55; rereads 2/4 = 0.5 -> 20;
     # errors: first [R,E,R] 0/3, second [B!,R!,R] 2/3 -> clean to errors 40;
     # efficiency: first 1/3, second 0/3 -> 0 -> 15
@@ -335,7 +336,7 @@ def walk(path: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         out.append(
             (
                 health.grade(h, 200_000),
-                health.grade_from_records(list(prompts.values()), compactions, tool_calls, 200_000),
+                grade_from_records(list(prompts.values()), compactions, tool_calls, 200_000),
             )
         )
     return out

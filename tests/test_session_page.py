@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from core import health
 from reports import live_view, session_page
 from reports.session_page_data import build_model, complete_lines, load_model
+from tests.health_reference import grade_from_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = sorted(FIXTURES.glob("*.jsonl"))
@@ -133,7 +133,7 @@ def test_final_health_equals_reference() -> None:
         for r in sorted((r for r in model["rows"] if r["kind"] == "tool"), key=lambda r: r["end"])
     ]
     prompts = [r["prompt"] for r in model["rows"] if r["kind"] == "call"]
-    ref = health.grade_from_records(prompts, 1, tool_calls, 200_000)
+    ref = grade_from_records(prompts, 1, tool_calls, 200_000)
     assert model["health"] == ref
     assert (ref["grade"], ref["score"]) == ("C", 69)
 
