@@ -26,8 +26,6 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.pathstore import PathShards
-
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
 STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (measured: <= 0.3 s)
@@ -175,7 +173,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
                     if not isinstance(exc, FileNotFoundError):
                         log_once("transcript", f"cannot read the transcript: {exc}")
             if caught_up:
-                alerts += _apply_event(state, cfg, event, payload, shards)
+                _apply_event(state, event, payload)
             break
         except ShardRejected as exc:  # the path map is damaged: start again from the transcript
             if attempt:
@@ -367,8 +365,7 @@ def _log_warning(record: dict[str, Any]) -> None:
         log_once("guard-log", f"cannot log the cold-cache warning: {exc}")
 
 
-def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload: dict[str, Any],
-                 shards: PathShards) -> list[Any]:
+def _apply_event(state: dict[str, Any], event: str, payload: dict[str, Any]) -> None:
     from core import engine
 
     if event == "SessionStart" and payload.get("source") == "compact":
@@ -386,7 +383,6 @@ def _apply_event(state: dict[str, Any], cfg: dict[str, Any], event: str, payload
             state["context"]["resume"] = {
                 "expired": expired, "at": time.time(), "lastTs": state["engine"]["lastTs"],
                 "seconds": seconds if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None}
-    return []
 
 
 if __name__ == "__main__":
