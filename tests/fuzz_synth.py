@@ -135,10 +135,15 @@ def make_project(root: Path) -> str:
     return os.path.realpath(proj)
 
 
+def sw_home(root: Path) -> Path:
+    """The SESSION_WATCHER_HOME of hook subprocesses run with `env_for(root)`."""
+    return root / "swhome"
+
+
 def env_for(root: Path, **extra: str) -> dict[str, str]:
     """The environment of a hook subprocess: every folder under `root`, message alerts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SESSION_WATCHER", "CLAUDE", "XDG_"))}
-    env.update({"SESSION_WATCHER_HOME": str(root / "swhome"), "HOME": str(root / "home"),
+    env.update({"SESSION_WATCHER_HOME": str(sw_home(root)), "HOME": str(root / "home"),
                 "CLAUDE_CONFIG_DIR": str(root / "claude"), "PYTHONDONTWRITEBYTECODE": "1"})
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     env.update(extra)
@@ -146,7 +151,7 @@ def env_for(root: Path, **extra: str) -> dict[str, str]:
 
 
 def write_config(root: Path, text: str = '[notify]\nchannels = ["message"]\nfallback = "none"\n') -> None:
-    cfg = root / "swhome" / "config"
+    cfg = sw_home(root) / "config"
     cfg.mkdir(parents=True, exist_ok=True)
     (cfg / "config.toml").write_text(text)
 
@@ -195,16 +200,6 @@ def cli_argv(*args: str) -> list[str]:
 
     exe = Path(sys.executable).parent / "session-watcher"
     return [str(exe), *args] if exe.exists() else [sys.executable, "-m", "session_watcher.cli", *args]
-
-
-def state_file(root: Path, session_id: str) -> Path:
-    return root / "swhome" / "state" / "sessions" / f"{session_id}.json"
-
-
-def load_state(root: Path, session_id: str) -> dict[str, Any]:
-    from tests.statefile import read_state
-
-    return read_state(state_file(root, session_id))
 
 
 def reads_of(state: dict[str, Any]) -> dict[str, int]:

@@ -201,7 +201,7 @@ class Live:
         self.write_to(len(self.data))
 
     def calls(self) -> int:
-        from oracle import load_state
+        from tests.statefile import load_state
 
         return int(load_state(self.session_id)["engine"]["calls"])
 

@@ -113,16 +113,6 @@ def hook(event: str, payload: dict[str, Any] | bytes, timeout: float = 30,
     return sw("hook", event, stdin=raw, timeout=timeout, env=env)
 
 
-def state_file(session_id: str) -> Path:
-    return Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "sessions" / f"{session_id}.json"
-
-
-def load_state(session_id: str) -> dict[str, Any]:
-    from tests.statefile import read_state
-
-    return read_state(state_file(session_id))
-
-
 def payload(session_id: str, transcript: Path | str, event: str = "Stop", **extra: Any) -> dict[str, Any]:
     return {"session_id": session_id, "transcript_path": str(transcript), "cwd": str(Path(transcript).parent),
             "hook_event_name": event, **extra}

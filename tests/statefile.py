@@ -1,4 +1,5 @@
-"""Read a session's state as it is on disk, path-map shards merged: an independent reader for tests.
+"""Find and read a session's state as it is on disk, path-map shards merged: an independent reader for
+tests, the one every test uses.
 
 The main file `<id>.json` names its current shard files in `shards` ({shard: revision}); each
 `<id>.paths/<NN>-<rev>.json` holds `segment`, `paths`, `reasons`, `readPaths`. Path entries of a
@@ -8,10 +9,19 @@ shard written in an older segment no longer count.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+import os
+from pathlib import Path
+from typing import Any
 
-if TYPE_CHECKING:
-    from pathlib import Path
+
+def state_file(session_id: str, home: Path | None = None) -> Path:
+    """The session's main state file under `home`, a SESSION_WATCHER_HOME (default: this process's)."""
+    root = home if home is not None else Path(os.environ["SESSION_WATCHER_HOME"])
+    return root / "state" / "sessions" / f"{session_id}.json"
+
+
+def load_state(session_id: str, home: Path | None = None) -> dict[str, Any]:
+    return read_state(state_file(session_id, home))
 
 
 def read_state(main: Path) -> dict[str, Any]:

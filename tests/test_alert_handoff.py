@@ -6,7 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from tests.oracle import hook, load_state, payload, sw
+from tests.oracle import hook, payload, sw
+from tests.statefile import load_state
 from tests.test_gate import overstaying
 
 

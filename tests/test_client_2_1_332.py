@@ -13,9 +13,10 @@ import shutil
 from typing import TYPE_CHECKING
 
 import pytest
-from oracle import FIXTURES, hook, load_state, oracle, payload
+from oracle import FIXTURES, hook, oracle, payload
 
 from session_watcher.replay import replay
+from tests.statefile import load_state
 
 if TYPE_CHECKING:
     from pathlib import Path

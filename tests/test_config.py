@@ -9,9 +9,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from oracle import REPO, TRANSCRIPTS, hook, load_state, oracle, payload, sw
+from oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
 
 from session_watcher import config
+from tests.statefile import load_state
 
 EXAMPLE = REPO / "config.example.toml"
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import filelock
-from oracle import TRANSCRIPTS, hook, load_state, payload, state_file, sw
+from oracle import TRANSCRIPTS, hook, payload, sw
 
 from hooks.run import _unshown
+from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
     import subprocess

@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_synth as fs
 from synth import Transcript
 
+from tests.statefile import load_state, state_file
+
 OTHER_UID = 54321  # stands in for another user's files when the test runs as root
 
 
@@ -89,7 +91,7 @@ def session(root: Path, sid: str, calls: int = 6) -> tuple[fs.SynthSession, Path
 
 
 def exact(root: Path, s: fs.SynthSession) -> None:
-    got = fs.load_state(root, s.session_id)
+    got = load_state(s.session_id, fs.sw_home(root))
     assert got["meter"]["main"] == s.token_usage()
     assert fs.reads_of(got) == dict(s.reads_per_path())
 
@@ -139,7 +141,7 @@ def test_attack1_symlinked_folders_are_refused(root: Path, which: str) -> None:
     link.symlink_to(folder)
     if which == "state/quarantine":  # something to quarantine: a corrupt state file
         sessions_dir(root).mkdir(parents=True, mode=0o700)
-        fs.state_file(root, s.session_id).write_bytes(b"{torn")
+        state_file(s.session_id, fs.sw_home(root)).write_bytes(b"{torn")
     for _ in range(2):
         hook(root, s, tr)
     untouched(folder, files)
@@ -269,7 +271,7 @@ def test_attack2_git_fsmonitor_never_runs(root: Path) -> None:
     got = cli(root, "replay", str(tr), "--json")
     assert got.returncode == 0, got.stderr
     assert not marker.exists()
-    state = fs.load_state(root, s.session_id)
+    state = load_state(s.session_id, fs.sw_home(root))
     assert state["reasons"][str(proj / "src" / "mod1.py")] == "gitignore"  # git did answer
     assert state["reasons"][str(proj / "src" / "mod0.py")] is None
 
@@ -558,7 +560,7 @@ def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path) -> 
     pf = proj / ".claude" / "session-watcher.toml"
     pf.write_text('guard = "off"\n[notify]\nchannels = []\nfallback = "none"\n')
     hook(root, s, tr)
-    state = fs.load_state(root, s.session_id)
+    state = load_state(s.session_id, fs.sw_home(root))
     notify = state["config"]["values"]["notify"]
     assert (notify["channels"], notify["fallback"]) == (["message"], "none")  # the user's
     assert state["config"]["values"]["guard"] == "warn"
@@ -627,7 +629,7 @@ def test_attack8_hook_on_a_huge_transcript_saves_and_moves_on(root: Path) -> Non
     with open(big, "wb") as fh:
         fh.truncate(4 << 30)
     hook(root, s, big)
-    cur = fs.load_state(root, s.session_id)["cursor"]
+    cur = load_state(s.session_id, fs.sw_home(root))["cursor"]
     assert cur["offset"] == 0
     assert cur["skip"] > 0
     tr = root / "long.jsonl"
@@ -639,7 +641,7 @@ def test_attack8_hook_on_a_huge_transcript_saves_and_moves_on(root: Path) -> Non
             fh.write(s.lines_of(s.next_call(reads=1)))
     for _ in range(40):  # each run skips a bounded stretch; a few runs reach the lines after it
         hook(root, s, tr)
-        state = fs.load_state(root, s.session_id)
+        state = load_state(s.session_id, fs.sw_home(root))
         if state["cursor"]["offset"] == tr.stat().st_size:
             break
     assert state["meter"]["main"] == s.token_usage()
@@ -665,7 +667,7 @@ def test_attack10_in_place_rewrite_keeping_the_first_line_is_noticed(root: Path)
         fh.write(first_line + body)
     assert tr.stat().st_ino == ino
     hook(root, s, tr)
-    got = fs.load_state(root, s.session_id)
+    got = load_state(s.session_id, fs.sw_home(root))
     fresh = engine.new_state("rewrite")
     fresh["context"]["cwd"] = fresh["context"]["project"] = s.project
     fresh, _, done = sessmod.sync(fresh, str(tr), config.merge(), time.monotonic() + 600)

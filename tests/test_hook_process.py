@@ -18,7 +18,9 @@ from typing import Any
 
 import filelock
 import pytest
-from oracle import SW, TRANSCRIPTS, complete_lines, hook, load_state, oracle, payload, state_file
+from oracle import SW, TRANSCRIPTS, complete_lines, hook, oracle, payload
+
+from tests.statefile import load_state, state_file
 
 SMALL = TRANSCRIPTS / "subagent.jsonl"  # 96 lines, 12 calls
 BIG = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # 157 calls, 197 tool results

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from live_driver import Live, recorded_schedule, synthetic_schedule
-from oracle import FIXTURES, TRANSCRIPTS, load_state
+from oracle import FIXTURES, TRANSCRIPTS
 
 from session_watcher.replay import replay
+from tests.statefile import load_state
 
 if TYPE_CHECKING:
     from pathlib import Path

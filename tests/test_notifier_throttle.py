@@ -13,7 +13,8 @@ import pytest
 from core import engine
 from notifier import throttle
 from session_watcher import config
-from tests.oracle import hook, load_state, payload, state_file
+from tests.oracle import hook, payload
+from tests.statefile import load_state, state_file
 from tests.synth import Transcript
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ import pytest
 from core import engine
 from state import store
 from state.pathstore import SHARDS, PathShards, ShardRejected, shard_of
-from tests.oracle import hook, load_state, oracle, payload
-from tests.statefile import read_state
+from tests.oracle import hook, oracle, payload
+from tests.statefile import load_state, read_state
 from tests.synth import Transcript
 
 

@@ -23,6 +23,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_synth as fs
 
+from tests.statefile import load_state
+
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 PROCS = 64
 ROUNDS = 10 if SLOW else 3
@@ -46,7 +48,7 @@ def append(path: Path, data: bytes, rng: random.Random | None = None) -> None:
 
 
 def check_against_oracle(root: Path, s: fs.SynthSession, tr: Path) -> dict[str, Any]:
-    got = fs.load_state(root, s.session_id)
+    got = load_state(s.session_id, fs.sw_home(root))
     want, want_alerts = fs.oracle(s, tr)
     assert got["cursor"]["offset"] == tr.stat().st_size
     assert got["meter"]["main"] == s.token_usage()  # lost or doubled updates show here

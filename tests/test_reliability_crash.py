@@ -27,6 +27,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_synth as fs
 
+from tests.statefile import load_state, state_file
+
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 FORK_RUNS = 800 if SLOW else 200
 SUBPROCESS_RUNS = 120 if SLOW else 20
@@ -40,7 +42,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def assert_valid_or_absent(root: Path, sid: str) -> bool:
     from state import store
 
-    path = fs.state_file(root, sid)
+    path = state_file(sid, fs.sw_home(root))
     if not path.exists():
         return False
     doc = json.loads(path.read_bytes())  # never torn: a JSON error fails the test here
@@ -49,7 +51,7 @@ def assert_valid_or_absent(root: Path, sid: str) -> bool:
 
 
 def converged(root: Path, s: fs.SynthSession, tr: Path) -> None:
-    got = fs.load_state(root, s.session_id)
+    got = load_state(s.session_id, fs.sw_home(root))
     want, _ = fs.oracle(s, tr)
     assert got["cursor"]["offset"] == tr.stat().st_size
     assert got["meter"]["main"] == s.token_usage()
@@ -152,7 +154,7 @@ def test_sigkill_at_random_points_in_forked_hooks(root: Path, monkeypatch: pytes
             for _ in range(20):
                 status_, _ = reap(*forked_run("Stop", raw))
                 assert os.WEXITSTATUS(status_) == 0
-                if fs.load_state(root, s.session_id)["cursor"]["offset"] == tr.stat().st_size:
+                if load_state(s.session_id, fs.sw_home(root))["cursor"]["offset"] == tr.stat().st_size:
                     break
             converged(root, s, tr)
         i += 1
@@ -229,7 +231,7 @@ def test_a_killed_lock_holder_never_blocks_later_hooks(root: Path) -> None:
     for _ in range(8):
         with open(tr, "ab") as fh:
             fh.write(s.lines_of(s.next_call()))
-    lock = str(fs.state_file(root, s.session_id)) + ".lock"
+    lock = str(state_file(s.session_id, fs.sw_home(root))) + ".lock"
     os.makedirs(os.path.dirname(lock), mode=0o700, exist_ok=True)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, lock], stdout=subprocess.PIPE, env=env,
                               cwd=str(fs.REPO))
@@ -238,7 +240,7 @@ def test_a_killed_lock_holder_never_blocks_later_hooks(root: Path) -> None:
     blocked = run_hook(env, s.hook_payload(str(tr), "Stop"))
     assert blocked.returncode == 0
     assert blocked.stdout == b""
-    assert not fs.state_file(root, s.session_id).exists()  # it gave up, and wrote nothing
+    assert not state_file(s.session_id, fs.sw_home(root)).exists()  # it gave up, and wrote nothing
     holder.kill()
     holder.wait()
     holder.stdout.close()

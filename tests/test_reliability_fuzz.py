@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_synth as fs
 
+from tests.statefile import load_state
+
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 STDIN_CASES = 3000 if SLOW else 300
 LINE_CASES = 1000 if SLOW else 120
@@ -220,7 +222,7 @@ def test_fuzz_transcript_lines_incremental_equals_whole(root: Path) -> None:
                 fh.write(line + b"\n")
             out_ok(run("Stop", json.dumps({**base, "session_id": f"s{n}", "transcript_path": str(step)}).encode()))
         out_ok(run("Stop", json.dumps({**base, "session_id": f"w{n}", "transcript_path": str(whole)}).encode()))
-        a, b = fs.load_state(root, f"w{n}"), fs.load_state(root, f"s{n}")
+        a, b = load_state(f"w{n}", fs.sw_home(root)), load_state(f"s{n}", fs.sw_home(root))
         for key in ("meter", "engine", "paths", "alerts", "bad", "tools", "readPaths"):
             assert a[key] == b[key], key
         assert a["meter"]["main"]["calls"] + a["meter"]["sub"]["calls"] <= len(lines)

@@ -22,6 +22,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_synth as fs
 
+from tests.statefile import load_state, state_file
+
 CANARY = "sk-secret-canary-7f3a"
 
 HOLDER = """
@@ -72,7 +74,7 @@ def log_text(root: Path) -> str:
 
 
 def exact(root: Path, s: fs.SynthSession) -> None:
-    got = fs.load_state(root, s.session_id)
+    got = load_state(s.session_id, fs.sw_home(root))
     assert got["meter"]["main"] == s.token_usage()
     assert fs.reads_of(got) == dict(s.reads_per_path())
 
@@ -90,7 +92,7 @@ def test_a_lock_held_forever(root: Path) -> None:
     hook(root, s, tr)
     with open(tr, "ab") as fh:
         fh.write(s.lines_of(s.next_call()))
-    lock = str(fs.state_file(root, s.session_id)) + ".lock"
+    lock = str(state_file(s.session_id, fs.sw_home(root))) + ".lock"
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, lock], stdout=subprocess.PIPE, env=env_of(root),
                               cwd=str(fs.REPO))
     try:
@@ -104,7 +106,8 @@ def test_a_lock_held_forever(root: Path) -> None:
             assert proc.stderr == b""
             times.append(took)
         assert max(times) < HANG_GUARD  # the figure is printed below
-        assert fs.load_state(root, s.session_id)["meter"]["main"]["calls"] == len(s.calls) - 1  # left for later
+        left_for_later = len(s.calls) - 1
+        assert load_state(s.session_id, fs.sw_home(root))["meter"]["main"]["calls"] == left_for_later
         assert len(re.findall(r"lock", log_text(root))) == 1, log_text(root)  # logged once, not per run
         _code, out = doctor(root)
         assert f"locks      1 held now: {s.session_id}.json.lock" in out, out
@@ -191,7 +194,7 @@ def test_full_disk(root: Path) -> None:
         pytest.skip("cannot mount a small tmpfs here")
     try:
         hook(root, s, tr)
-        before = fs.load_state(root, s.session_id)
+        before = load_state(s.session_id, fs.sw_home(root))
         with open(tr, "ab") as fh:
             fh.write(s.lines_of(s.next_call()))
         filler = sessions / "filler"
@@ -209,7 +212,7 @@ def test_full_disk(root: Path) -> None:
             assert proc.stdout == b""
             assert proc.stderr == b""
             assert took < HANG_GUARD
-            assert fs.load_state(root, s.session_id) == before  # the old state, whole
+            assert load_state(s.session_id, fs.sw_home(root)) == before  # the old state, whole
         assert not (sessions / f"{s.session_id}.json.tmp").exists()  # the failed write cleaned up
         entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]
         assert len(entries) == 1, log_text(root)
@@ -252,7 +255,7 @@ def test_doctor_reports_quarantine_permissions_and_log_errors(root: Path) -> Non
     assert "quarantine 0 files" in out, out
     assert "log        empty" in out, out
     assert "perms" not in out, out
-    sf = fs.state_file(root, s.session_id)
+    sf = state_file(s.session_id, fs.sw_home(root))
     sf.write_bytes(b"\x00garbage")
     hook(root, s, tr)
     exact(root, s)

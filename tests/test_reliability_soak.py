@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_synth as fs
 
+from tests.statefile import load_state, state_file
+
 if TYPE_CHECKING:
     import pytest
 
@@ -104,7 +106,7 @@ def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tool_calls = 0
     rss: list[int] = []
     objs: list[int] = []
-    sf = fs.state_file(root, s.session_id)
+    sf = state_file(s.session_id, fs.sw_home(root))
     for i in range(RUNS):
         c = s.next_call(growth=300) if i % 2 == 0 else None  # context grows slowly; alerts keep firing
         if c is not None:
@@ -124,7 +126,7 @@ def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         times.append(time.perf_counter() - t0)
         reads.append(counted.bytes - before)
         if i % 100 == 99:
-            st = fs.load_state(root, s.session_id)
+            st = load_state(s.session_id, fs.sw_home(root))
             sizes.append(sf.stat().st_size - len(st["health"]["calls"]))
             KEYS.append({k: len(json.dumps(v)) for k, v in st.items()})
             assert len(st["meter"]["recent"]) <= meter.RECENT_MAX
@@ -137,7 +139,7 @@ def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             objs.append(len(gc.get_objects()) - 2 * len(s.calls))  # less the test's own Call objects
             rss.append(rss_kb())
     last_proc = proc_times(root, s, tr)
-    st = fs.load_state(root, s.session_id)
+    st = load_state(s.session_id, fs.sw_home(root))
     assert st["meter"]["main"] == s.token_usage()
     assert fs.reads_of(st) == dict(s.reads_per_path())
     transcript_reads = sum(len(c.reads) for c in s.calls)

@@ -19,6 +19,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_synth as fs
 
+from tests.statefile import load_state, state_file
+
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -42,7 +44,7 @@ def quarantined(root: Path) -> list[str]:
 
 
 def exact(root: Path, s: fs.SynthSession, upto: int | None = None) -> dict[str, Any]:
-    got = fs.load_state(root, s.session_id)
+    got = load_state(s.session_id, fs.sw_home(root))
     assert got["meter"]["main"] == s.token_usage(upto)
     assert fs.reads_of(got) == dict(s.reads_per_path(upto))
     return got
@@ -68,9 +70,9 @@ CORRUPT = {
 def test_corrupt_state_is_quarantined_and_rebuilt(root: Path, kind: str) -> None:
     s, tr = session(root, f"corrupt-{kind}")
     hook(s, tr)
-    good = fs.state_file(root, s.session_id).read_bytes()
+    good = state_file(s.session_id, fs.sw_home(root)).read_bytes()
     bad = CORRUPT[kind](good)
-    fs.state_file(root, s.session_id).write_bytes(bad)
+    state_file(s.session_id, fs.sw_home(root)).write_bytes(bad)
     with open(tr, "ab") as fh:
         fh.write(s.lines_of(s.next_call()))
     assert hook(s, tr) is None or True
@@ -91,7 +93,7 @@ def test_symlinked_state_file_is_quarantined_and_its_target_untouched(root: Path
     outside.write_bytes(b"precious\n")
     os.chmod(outside, 0o644)
     before = outside.stat()
-    sf = fs.state_file(root, s.session_id)
+    sf = state_file(s.session_id, fs.sw_home(root))
     sf.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(sf.parent, 0o700)
     sf.symlink_to(outside)
@@ -111,7 +113,7 @@ def test_symlinked_lock_file_does_not_wedge_the_session(root: Path) -> None:
     s, tr = session(root, "planted-lock")
     outside = root / "outside.lock"
     outside.write_bytes(b"precious\n")
-    sf = fs.state_file(root, s.session_id)
+    sf = state_file(s.session_id, fs.sw_home(root))
     sf.parent.mkdir(parents=True, exist_ok=True)
     Path(str(sf) + ".lock").symlink_to(outside)
     for _ in range(2):
@@ -127,7 +129,7 @@ def test_missing_transcript_then_it_appears(root: Path) -> None:
     moved = tr.with_suffix(".later")
     tr.rename(moved)
     assert hook(s, tr) is None
-    assert fs.load_state(root, s.session_id)["meter"]["main"]["calls"] == 0
+    assert load_state(s.session_id, fs.sw_home(root))["meter"]["main"]["calls"] == 0
     moved.rename(tr)
     hook(s, tr)
     exact(root, s)
@@ -177,7 +179,7 @@ def test_transcript_truncated_mid_line_waits_for_the_rest(root: Path) -> None:
     with open(tr, "ab") as fh:
         fh.write(data[: first_nl + 40])  # the partial sample of the call, then half the next line
     hook(s, tr)
-    partial = fs.load_state(root, s.session_id)["meter"]["main"]
+    partial = load_state(s.session_id, fs.sw_home(root))["meter"]["main"]
     assert partial["calls"] == 4
     assert partial["output"] == s.token_usage(3)["output"] + 1
     with open(tr, "ab") as fh:
@@ -205,7 +207,7 @@ def test_transcript_replaced_by_another_sessions_file(root: Path) -> None:
     other, other_tr = session(root, "someone", calls=7, seed=2)
     os.replace(other_tr, tr)
     hook(s, tr)
-    got = fs.load_state(root, s.session_id)
+    got = load_state(s.session_id, fs.sw_home(root))
     assert got["meter"]["main"] == other.token_usage()  # the other file alone, never the sum
     assert fs.reads_of(got) == dict(other.reads_per_path())
 
@@ -221,7 +223,7 @@ def test_transcript_rewritten_in_place_same_size(root: Path) -> None:
         fh.write(data)
         fh.truncate(len(data))
     hook(s, tr)
-    assert fs.load_state(root, s.session_id)["meter"]["main"] == other.token_usage()
+    assert load_state(s.session_id, fs.sw_home(root))["meter"]["main"] == other.token_usage()
 
 
 def test_a_50mb_single_line_is_skipped_cheaply(root: Path) -> None:
@@ -240,7 +242,7 @@ def test_a_50mb_single_line_is_skipped_cheaply(root: Path) -> None:
     t0 = time.monotonic()
     for _ in range(20):  # each run skips at most 8 MiB per fold step within its budget: a few runs
         hook(s, tr)
-        if fs.load_state(root, s.session_id)["cursor"]["offset"] == tr.stat().st_size:
+        if load_state(s.session_id, fs.sw_home(root))["cursor"]["offset"] == tr.stat().st_size:
             break
     whole = time.monotonic() - t0
     got = exact(root, s)
@@ -291,10 +293,10 @@ def test_files_are_private(root: Path) -> None:
     s, tr = session(root, "private")
     (root / "swhome" / "state").mkdir(mode=0o700, parents=True)
     os.chmod(root / "swhome", 0o700)
-    fs.state_file(root, s.session_id).parent.mkdir(mode=0o755)
-    os.chmod(fs.state_file(root, s.session_id).parent, 0o755)  # a folder made too wide is tightened
+    state_file(s.session_id, fs.sw_home(root)).parent.mkdir(mode=0o755)
+    os.chmod(state_file(s.session_id, fs.sw_home(root)).parent, 0o755)  # a folder made too wide is tightened
     hook(s, tr)
-    fs.state_file(root, s.session_id).write_bytes(b"garbage")
+    state_file(s.session_id, fs.sw_home(root)).write_bytes(b"garbage")
     hook(s, tr)  # quarantine + a log line
     base = root / "swhome"
     seen = 0

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 import pytest
-from oracle import REAL_CLIENT, SW, hook, load_state, oracle, payload, run, state_file, sw
+from oracle import REAL_CLIENT, SW, hook, oracle, payload, run, sw
+
+from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
     from pathlib import Path
