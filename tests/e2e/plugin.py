@@ -7,6 +7,8 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
+from tests import statefile
+
 from .harness import REPO
 
 if TYPE_CHECKING:
@@ -60,7 +62,7 @@ def status(world: World, session_id: str, binary: Path | None = None) -> dict[st
 
 
 def state_file(world: World, session_id: str) -> Path:
-    return world.sw_home / "state" / "sessions" / f"{session_id}.json"
+    return statefile.state_file(session_id, world.sw_home)
 
 
 def plugin_data_dir(world: World) -> Path:
