@@ -187,7 +187,11 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         if alert.pop("pending", False):
             alerts.append(alert)
             marked = True
-    alerts = _unshown(state, _news(state, alerts) if caught_up else [])  # behind the transcript: history
+    if not caught_up:  # behind the transcript: the run that catches up delivers them, if still news
+        for alert in alerts:
+            alert["pending"] = True
+        alerts = []
+    alerts = _unshown(state, _news(state, alerts))
     if alerts:  # at most one notification per notify.remind_min, noted in the state saved below
         from notifier.throttle import admit
 
@@ -329,8 +333,7 @@ def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str,
 def _news(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The alerts about where the session is now. A hook that folds a backlog (the first runs on a
     long session after install, a rebuild from the transcript) fires the session's past alerts
-    again; they stay in the state for `status` and the page, but are not delivered as news (nor is
-    anything while the fold is still behind the transcript)."""
+    again; they stay in the state for `status` and the page, but are not delivered as news."""
     now = state["engine"]["calls"]
     return [a for a in alerts if not isinstance(a.get("call"), int) or a["call"] > now - NEWS_CALLS]
 
