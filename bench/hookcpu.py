@@ -40,14 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     python = Path(sys.executable)
     with tempfile.TemporaryDirectory(prefix="sw-hookcpu-") as tmp:
-        s = bench_run.scale_for(True, None)
-        b = bench_run.Bench(s, args.out.resolve(), Path(tmp), python, python.parent)
-        b.cache.mkdir(parents=True, exist_ok=True)
-        cwd = Path(tmp) / "proj"
-        cwd.mkdir()
-        files = bench_run.make_project(cwd, args.paths + 1)
-        transcript, _ = bench_run.cached_transcript(b, "session-small", s.small, 11)
-        sess = bench_run.build_session(b, "1 MB", transcript, cwd, files[: args.paths])
+        b, sess, transcript, cwd, files = bench_run.small_session(args.out, Path(tmp), python, args.paths)
         if sess is None:
             return 1
         env = b.env(sess.home)
