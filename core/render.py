@@ -111,6 +111,14 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v * 100:.1f}%"
 
 
+def _c_eff(doc: Mapping[str, Any]) -> str:
+    """' (cEff 6.3: the restart reads 18k shared)' when a shared prefix makes restarts cheaper."""
+    c_eff, shared = doc.get("cEff"), doc.get("shared")
+    if c_eff is None or not shared or c_eff >= doc["cRatio"]:
+        return ""
+    return f" (cEff {c_eff:.1f}: a restart reads {human(shared)} shared)"
+
+
 def _num(v: float | None, nd: int = 2) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
@@ -131,7 +139,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8) -> str:
         f"({doc['bills']} this segment)",
         f"alerts   {_alert_words(doc)}",
         f"tokens   L {human(doc['L'])}   B {human(doc['B'])}   bDefault {human(doc['bDefault'])}   "
-        f"g {human(doc['g'])}/call   cRatio {doc['cRatio']:g}   rent {_num(doc['burnRate'])}",
+        f"g {human(doc['g'])}/call   cRatio {doc['cRatio']:g}{_c_eff(doc)}   rent {_num(doc['burnRate'])}",
         f"context  {occ}   health {h.get('grade', '-')} ({h.get('score', '-')})   "
         f"compactions {doc['compactions']}",
         f"usage    input {human(tu['uncachedInput'])}  output {human(tu['output'])}  "

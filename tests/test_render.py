@@ -181,3 +181,13 @@ def test_statusline_first_fold_agrees_with_replay() -> None:
         if lines[-1] == lines[-2]:
             break
     assert lines[-1] == render(want, 80, color=False)
+
+
+def test_status_text_names_the_restart_price_when_a_prefix_is_shared() -> None:
+    from core.render import status_text
+
+    d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
+    tokens = status_text(d).splitlines()[3]
+    assert f"cRatio 12.5 (cEff {d['cEff']:.1f}: a restart reads {round(d['shared'] / 1000)}k shared)" in tokens
+    assert d["cEff"] < 12.5
+    assert "cEff" not in status_text({**d, "shared": 0, "cEff": 12.5}).splitlines()[3]
