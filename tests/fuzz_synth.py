@@ -129,6 +129,18 @@ class SynthSession:
         return Counter(p for c in self.calls[:upto] for _, p, _ in c.reads)
 
 
+def fill_up(path: Path) -> None:
+    """Write zeros to `path` until the disk it is on says it is full."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 1024)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def make_project(root: Path) -> str:
     proj = root / "proj"
     (proj / "src").mkdir(parents=True, exist_ok=True)

@@ -768,14 +768,7 @@ def test_a_full_disk_error_names_no_empty_file(root: Path) -> None:
     if not _mount("-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(folder)):
         pytest.skip("cannot mount a small tmpfs here")
     try:
-        fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
-        try:  # fill it up
-            while True:
-                os.write(fd, b"\0" * 1024)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        fs.fill_up(folder / "filler")
         got = cli(root, "config", "set", "exclude", json.dumps(["x" * 100] * 200))
         assert got.returncode == 1
         assert got.stderr == "session-watcher: No space left on device\n"

@@ -225,18 +225,7 @@ class Desktop:
             "    await asyncio.Event().wait()\n"
             "asyncio.run(main())\n"
         )
-        proc = subprocess.Popen(
-            [sys.executable, "-c", code],
-            env={**os.environ, **self.env(marked=False)},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self.procs.append(proc)
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 15)
-        assert ready
-        assert proc.stdout.readline().strip() == b"ready"
+        proc = self._serve(code)
         os.kill(proc.pid, signal.SIGSTOP)
 
     def start_old_server(self) -> Path:
@@ -265,8 +254,13 @@ class Desktop:
             "    await asyncio.Event().wait()\n"
             "asyncio.run(main())\n"
         )
+        self._serve(code, str(log))
+        return log
+
+    def _serve(self, code: str, *args: str) -> subprocess.Popen[bytes]:
+        """Run a stand-in D-Bus server on the private bus; return once it says it is ready."""
         proc = subprocess.Popen(
-            [sys.executable, "-c", code, str(log)],
+            [sys.executable, "-c", code, *args],
             env={**os.environ, **self.env(marked=False)},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -277,7 +271,7 @@ class Desktop:
         ready, _, _ = select.select([proc.stdout], [], [], 15)
         assert ready
         assert proc.stdout.readline().strip() == b"ready"
-        return log
+        return proc
 
     def start_monitor(self) -> None:
         """dbus-monitor on the private bus: every Notify call and every method return."""

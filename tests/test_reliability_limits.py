@@ -198,14 +198,7 @@ def test_full_disk(root: Path) -> None:
         with open(tr, "ab") as fh:
             fh.write(s.lines_of(s.next_call()))
         filler = sessions / "filler"
-        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-        try:  # fill it up
-            while True:
-                os.write(fd, b"\0" * 1024)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        fs.fill_up(filler)
         for _ in range(3):
             proc, took = hook(root, s, tr)
             assert proc.returncode == 0
