@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
 STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (measured: <= 0.3 s)
 STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for a busy neighbour
+# SessionEnd is the last chance to fold (print mode kills the async hooks at exit): it waits out an
+# async Stop folding the same lines (<= its 0.4 s budget + a save), within SessionEnd's 1.5 s budget
+SESSION_END_LOCK_TIMEOUT = 0.9
 FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
 MAX_STDIN = 64 << 20
 OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
@@ -99,6 +102,8 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
 
         wait_turn_end(transcript, start + STOP_WAIT)
         start, lock_timeout = time.monotonic(), STOP_LOCK_TIMEOUT
+    elif event == "SessionEnd":
+        lock_timeout = SESSION_END_LOCK_TIMEOUT
     state_path = store.session_file(session_id)
     if event == "UserPromptSubmit":
         saved = _warm_and_nothing_queued(state_path, session_id)
