@@ -67,7 +67,7 @@ if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
 import os, sys, sysconfig
 bin_dir = sys.argv[1]
 libs = list(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]))
-for kind, module in (("hook", "hooks.run"), ("statusline", "session_watcher.statusline")):
+for kind, module in (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.statusline")):
     path = os.path.join(bin_dir, f"session-watcher-{kind}")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(f"#!{sys.executable} -IS\n"

@@ -34,7 +34,7 @@ def _bulk(state_file: str, items: list[dict[str, object]]) -> int:
     minutes for thousands of paths.
     """
     from session_watcher import config
-    from state import store
+    from session_watcher.state import store
 
     first = items[0]["payload"] if items else {}
     assert isinstance(first, dict)
@@ -53,9 +53,9 @@ def _bulk(state_file: str, items: list[dict[str, object]]) -> int:
 def _apply_read(state: dict[str, object], cfg: dict[str, object], payload: dict[str, object]) -> None:
     """A Read payload as a tool result in the path map (the hooks fold results from the transcript
     only; the bench builds a big path map faster this way)."""
-    from core import engine
-    from core.transcript import read_payload, use_info
-    from state import session
+    from session_watcher.core import engine
+    from session_watcher.core.transcript import read_payload, use_info
+    from session_watcher.state import session
 
     name, tool_id = str(payload["tool_name"]), str(payload["tool_use_id"])
     info = use_info(name, payload.get("tool_input"))
@@ -68,7 +68,7 @@ def _apply_read(state: dict[str, object], cfg: dict[str, object], payload: dict[
 
 def main(argv: list[str]) -> int:
     payloads, state_file, transcript = argv
-    from hooks.run import run
+    from session_watcher.hooks.run import run
 
     size = os.path.getsize(transcript)
     t0 = time.perf_counter()

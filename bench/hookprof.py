@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ["SESSION_WATCHER_HOME"] = str(sess.home)
         os.chdir(cwd)
-        from hooks.run import run
+        from session_watcher.hooks.run import run
 
         run("PostToolUse", payload)  # imports done outside the profile
         prof = cProfile.Profile()

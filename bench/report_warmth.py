@@ -2,7 +2,7 @@
 
 ``python -m bench.report_warmth [--corpus fixtures|quick|medium|DIR] [--repeat N]``
 
-Each run is a fresh process (`python -m reports.cli --json`), the way a user runs it, so the
+Each run is a fresh process (`python -m session_watcher.reports.cli --json`), the way a user runs it, so the
 figures include interpreter start-up; the in-process time of `run_report` is printed as well.
 The index is deleted before every first run.
 """
@@ -50,7 +50,7 @@ def synthetic_corpus(dest: Path, kind: str) -> Path:
 def one_run(projects: Path, index: Path) -> tuple[float, float, dict[str, object]]:
     """Wall time of the whole process, and the in-process time of the scan and report."""
     code = (
-        "import json,sys,time;from reports.collect import run_report;t=time.perf_counter();"
+        "import json,sys,time;from session_watcher.reports.collect import run_report;t=time.perf_counter();"
         f"d,s=run_report([{str(projects)!r}],{str(index)!r});"
         "print(json.dumps({'t':time.perf_counter()-t,'index':d['index'],'sessions':len(d['sessions'])}))"
     )

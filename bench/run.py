@@ -100,7 +100,7 @@ class Bench:
         path = self.bin / f"session-watcher-{kind}"
         if path.exists():  # install.sh's launcher sets up sys.path itself: no `site`
             return [str(self.python), "-I", "-S", str(path)]
-        module = "hooks.run" if kind == "hook" else "session_watcher.statusline"
+        module = "session_watcher.hooks.run" if kind == "hook" else "session_watcher.statusline"
         path = self.tmp / f"session-watcher-{kind}"
         path.write_text(f"import gc, sys\ngc.disable()\nfrom {module} import main\nrc = main()\n"  # as install.sh
                         "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\nimport os\nos._exit(rc)\n")
@@ -331,7 +331,7 @@ def latency(b: Bench) -> None:
     sl_ok = command_works(b, ["statusline"], b"{}")
     if hook_ok is not None:
         try:
-            import hooks.run  # noqa: F401
+            import session_watcher.hooks.run  # noqa: F401
         except ImportError as exc:
             hook_ok = f"{hook_ok}; hooks.run: {exc}"
     cwd = b.tmp / "proj"
@@ -826,7 +826,7 @@ def targets(b: Bench) -> list[dict[str, Any]]:
     return out
 
 
-PACKAGES = ("core", "state", "hooks", "notifier", "reports", "session_watcher")
+PACKAGES = ("session_watcher",)
 
 
 def compile_packages(python: Path) -> str:

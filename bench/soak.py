@@ -35,10 +35,11 @@ def main(argv: list[str] | None = None) -> int:
             if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
                 os.environ[k] = v
         fs.write_config(root)
-        import hooks.run
-        from hooks.run import run
+        import session_watcher.hooks.run
+        from session_watcher.hooks.run import run
 
-        hooks.run.STOP_WAIT = 0.0  # the synthetic turns end on tool results: no closing line to wait for
+        # the synthetic turns end on tool results: no closing line to wait for
+        session_watcher.hooks.run.STOP_WAIT = 0.0
 
         s = fs.SynthSession("soak", fs.make_project(root), seed=21, files=40)
         tr = root / "soak.jsonl"

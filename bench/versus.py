@@ -39,7 +39,7 @@ SHARED_CORPUS = ROOT.parent / "shared" / "fixtures" / "corpus"
 SPLIT = r"""
 import json, os, sys, time
 t_start = time.perf_counter()
-import reports.collect as collect, reports.index as index, reports.scan as scan, reports.warmth as warmth
+from session_watcher.reports import collect, index, scan, warmth
 T = {}
 def timed(owner, name, key):
     f = getattr(owner, name)

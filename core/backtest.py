@@ -31,8 +31,8 @@ from bisect import insort
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from core import prices
-from core.eoq import G_MIN
+from session_watcher.core import prices
+from session_watcher.core.eoq import G_MIN
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -430,7 +430,7 @@ def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- one sentence
 
 def _amount(p: Mapping[str, Any], usd_key: str, units_key: str) -> str:
-    from core.render import human
+    from session_watcher.core.render import human
 
     v = p[usd_key]
     if v is not None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from core import eoq, health, meter, prices
-from core import paths as pathmap
+from session_watcher.core import eoq, health, meter, prices
+from session_watcher.core import paths as pathmap
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ else from the TTL class (5 min / 1 h). Leading with a restart is advised from x 
 
 from __future__ import annotations
 
-from core import prices
-from core.engine import TTL_SECONDS, cache_lifetime
-from core.render import human
+from session_watcher.core import prices
+from session_watcher.core.engine import TTL_SECONDS, cache_lifetime
+from session_watcher.core.render import human
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:

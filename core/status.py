@@ -5,16 +5,16 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 
 from __future__ import annotations
 
-from core import health
-from core.engine import quantities
-from core.window import context_window
+from session_watcher.core import health
+from session_watcher.core.engine import quantities
+from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from core.engine import CallHook
+    from session_watcher.core.engine import CallHook
 
 
 def _round(v: float | None, nd: int = 6) -> float | None:

@@ -18,7 +18,7 @@ Events (tuples, first item the kind):
 
 from __future__ import annotations
 
-from core import fastjson
+from session_watcher.core import fastjson
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = run(event, sys.stdin.buffer.read(MAX_STDIN))
         if out:
-            from core.fastjson import dumps
+            from session_watcher.core.fastjson import dumps
 
             sys.stdout.write(dumps(out) + "\n")
             sys.stdout.flush()
@@ -76,14 +76,14 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     """Do one hook's work; returns the hook's stdout object, or None for silence."""
     start = time.monotonic()
     try:
-        from core.fastjson import loads
+        from session_watcher.core.fastjson import loads
 
         payload = loads(raw) if raw.strip() else None
     except ValueError:
         return None
     if not isinstance(payload, dict):
         return None
-    from state import store
+    from session_watcher.state import store
 
     session_id = payload.get("session_id")
     if not store.valid_session_id(session_id):
@@ -94,11 +94,11 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     cwd = payload.get("cwd") if _usable_path(payload.get("cwd")) else None
 
     from session_watcher import paths
-    from state.lock import LockTimeout, SessionLock
+    from session_watcher.state.lock import LockTimeout, SessionLock
 
     lock_timeout = LOCK_TIMEOUT
     if event in ENDS and transcript:
-        from state.tail import wait_turn_end
+        from session_watcher.state.tail import wait_turn_end
 
         wait_turn_end(transcript, start + STOP_WAIT)
         start, lock_timeout = time.monotonic(), STOP_LOCK_TIMEOUT
@@ -133,10 +133,10 @@ def log_once(key: str, message: str) -> None:
 
 def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: str | None, cwd: str | None,
             state_path: str, start: float) -> dict[str, Any] | None:
-    from core import engine
     from session_watcher import config
-    from state import session, store
-    from state.pathstore import PathShards, ShardRejected
+    from session_watcher.core import engine
+    from session_watcher.state import session, store
+    from session_watcher.state.pathstore import PathShards, ShardRejected
 
     try:
         state = store.load(state_path, session_id)
@@ -198,13 +198,13 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
         alerts = []
     alerts = _unshown(state, _news(state, alerts))
     if alerts:  # at most one notification per notify.remind_min, noted in the state saved below
-        from notifier.throttle import admit
+        from session_watcher.notifier.throttle import admit
 
         alerts = admit(state, alerts, cfg["notify"], time.time())
         marked = marked or bool(alerts)
     out = None
     if alerts:
-        import notifier
+        from session_watcher import notifier
 
         out = notifier.dispatch(alerts, cfg["notify"])
     queued = state.pop("outbox", None)
@@ -244,7 +244,7 @@ def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
 def _load_quietly(state_path: str) -> Any:
     """The saved state as it is, without the lock (it is written by rename: a whole old or new file),
     or None; never quarantines (that needs the lock)."""
-    from core.fastjson import loads
+    from session_watcher.core.fastjson import loads
 
     try:
         with open(state_path, "rb") as fh:
@@ -281,8 +281,8 @@ def _warm_and_nothing_queued(state_path: str, session_id: str) -> dict[str, Any]
         return None
     if any(isinstance(a, dict) and a.get("pending") for a in alerts):
         return None
-    from core import guard
     from session_watcher import config
+    from session_watcher.core import guard
 
     try:
         cfg, _ = config.load_cached(cache, ctx.get("project"))
@@ -305,7 +305,7 @@ def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str,
     prompt = payload.get("prompt")
     if mode == "off" or (isinstance(prompt, str) and prompt.lstrip().startswith("/")):
         return None, False
-    from core import engine, guard
+    from session_watcher.core import engine, guard
 
     now = time.time()
     cold = guard.cold_cache(state, cfg, now)
@@ -360,8 +360,8 @@ def _unshown(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[s
 
 def _log_warning(record: dict[str, Any]) -> None:
     """One line per cold prompt warned, for the warmth report (append-only, 0600)."""
-    from core.fastjson import dumps
     from session_watcher import paths
+    from session_watcher.core.fastjson import dumps
 
     try:
         fd = os.open(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -374,7 +374,7 @@ def _log_warning(record: dict[str, Any]) -> None:
 
 
 def _apply_event(state: dict[str, Any], event: str, payload: dict[str, Any]) -> None:
-    from core import engine
+    from session_watcher.core import engine
 
     if event == "SessionStart" and payload.get("source") == "compact":
         engine.on_compaction(state, from_hook=True)

@@ -26,8 +26,8 @@ from __future__ import annotations
 import os
 import sys
 
-from core import fastjson  # `import json` would cost ~8 ms (re, enum) on the alerting call
-from notifier import message
+from session_watcher.core import fastjson  # `import json` would cost ~8 ms (re, enum) on the alerting call
+from session_watcher.notifier import message
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
@@ -42,12 +42,14 @@ PAYLOAD_MAX = 16384  # well under a pipe's buffer, so writing it never blocks
 
 # The child's command line carries only the package root, never session text.
 _BOOT = (
-    "import sys;sys.path.insert(0,sys.argv[1]);from notifier.deliver import main;raise SystemExit(main(sys.argv[2:]))"
+    "import sys;sys.path.insert(0,sys.argv[1]);from session_watcher.notifier.deliver import main;"
+    "raise SystemExit(main(sys.argv[2:]))"
 )
 
 
 def package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The folder holding the `session_watcher` package (this file is session_watcher/notifier/__init__.py)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def child_argv(*extra: str) -> list[str]:
@@ -61,7 +63,7 @@ def icon_path() -> str:
 
 def slot_file(session_id: object) -> str | None:
     """Where the deliverer keeps the server's id of the session's last notification (next to its state)."""
-    from state.store import valid_session_id
+    from session_watcher.state.store import valid_session_id
 
     if not valid_session_id(session_id):
         return None
@@ -86,7 +88,7 @@ def desktop_reachable(env: Mapping[str, str]) -> tuple[bool, str | None]:
         return (not env.get("SSH_CONNECTION") and bool(getattr(sys, "_framework", ""))), None
     if sys.platform == "win32":
         return not env.get("SSH_CONNECTION"), None
-    from notifier import busprobe
+    from session_watcher.notifier import busprobe
 
     status = busprobe.probe(env, timeout=PROBE_TIMEOUT)
     return status.usable(env), status.address

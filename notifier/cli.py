@@ -8,9 +8,9 @@ import subprocess
 import sys
 from typing import Any
 
-from notifier import busprobe, child_argv, deliver, desktop_reachable, payload, system_message
-from notifier import terminal_sequence as make_terminal_sequence
-from notifier.message import compose
+from session_watcher.notifier import busprobe, child_argv, deliver, desktop_reachable, payload, system_message
+from session_watcher.notifier import terminal_sequence as make_terminal_sequence
+from session_watcher.notifier.message import compose
 
 SAMPLE_ALERT: dict[str, Any] = {
     "kind": "gate",

@@ -31,7 +31,7 @@ import os
 import sys
 from typing import Any
 
-from notifier import APP_NAME, icon_path
+from session_watcher.notifier import APP_NAME, icon_path
 
 SEND_TIMEOUT = 3.0
 DEADLINE = 5
@@ -73,7 +73,7 @@ def ensure_bus_address() -> None:
     """dbus-fast does not look for the systemd user bus: point it there when the variable is unset."""
     if os.environ.get("DBUS_SESSION_BUS_ADDRESS") or not hasattr(os, "getuid"):
         return
-    from notifier.busprobe import runtime_bus_path
+    from session_watcher.notifier.busprobe import runtime_bus_path
 
     path = runtime_bus_path(os.environ)
     if os.path.exists(path):
@@ -189,7 +189,7 @@ async def notify_freedesktop(title: str, body: str, slot: str | None) -> int:
     from dbus_fast import MessageType
     from dbus_fast.aio import MessageBus
 
-    from notifier.message import markup_escape
+    from session_watcher.notifier.message import markup_escape
 
     body = markup_escape(body)  # the freedesktop body is markup; the summary is plain text
     icon = icon_uri()

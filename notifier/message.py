@@ -7,7 +7,7 @@ OSC sequence, `plain_clean` for Claude Code's `systemMessage`.
 
 from __future__ import annotations
 
-from core.text import is_control as _is_control
+from session_watcher.core.text import is_control as _is_control
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def _number(v: object) -> float | None:
 
 
 def _tokens_and_dollars(tokens: object, usd: object) -> str:
-    from core.guard import dollars  # one money format for the guard's line and the alerts
+    from session_watcher.core.guard import dollars  # one money format for the guard's line and the alerts
 
     return f"{human_tokens(tokens)} tokens{dollars(_number(usd))}"
 
@@ -106,7 +106,7 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
     lines = []
     if kind == "guard":
         title = f"Your cache expired: a fresh start is cheaper now{where}"
-        from core.guard import dollars, duration
+        from session_watcher.core.guard import dollars, duration
 
         gap = _number(alert.get("gap"))
         rewrite = _tokens_and_dollars(alert.get("rewrite"), alert.get("rewriteUsd"))

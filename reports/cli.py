@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from core.text import clean as clean_text
+from session_watcher.core.text import clean as clean_text
 
 
 def parse_since(text: str) -> float:
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def report(args: argparse.Namespace) -> dict[str, Any]:
-    from reports.collect import Progress, run_report
+    from session_watcher.reports.collect import Progress, run_report
 
     doc, _stats = run_report(args.projects, args.index, since=args.since, progress=Progress())
     return doc
@@ -60,9 +60,9 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
     """Each reported session's page in `<OUT stem>-sessions/`; {session id: address relative to OUT}."""
     import os
 
-    from reports.index import default_roots, discover
-    from reports.session_page import write_html
     from session_watcher.paths import ensure_private_dir
+    from session_watcher.reports.index import default_roots, discover
+    from session_watcher.reports.session_page import write_html
 
     folder_name = os.path.splitext(os.path.basename(out))[0] + "-sessions"
     folder = os.path.join(os.path.dirname(os.path.abspath(out)), folder_name)
@@ -82,7 +82,7 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "session":  # `report session ...`: the single-session page
-        from reports.session_cli import main as page_main
+        from session_watcher.reports.session_cli import main as page_main
 
         return page_main(argv[1:])
     parser = build_parser()
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--pages goes with --html OUT.html")
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
-        from reports.collect import Progress, run_report_json
+        from session_watcher.reports.collect import Progress, run_report_json
 
         try:
             text = run_report_json(args.projects, args.index, since=args.since, progress=Progress())
@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html:
-        from reports.render_html import render
-        from state.atomic import write_atomic
+        from session_watcher.reports.render_html import render
+        from session_watcher.state.atomic import write_atomic
 
         try:  # user-only: the page names projects and files; a unique temp file, never a planted one
             pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(clean_text(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
-        from reports.render_text import render as render_text
+        from session_watcher.reports.render_text import render as render_text
 
         sys.stdout.write(clean_text(render_text(doc)))
     return 0

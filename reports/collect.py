@@ -10,16 +10,16 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from reports.fmt import apply_now
-from reports.index import DB_NAME, Index, IndexStats, Source, default_roots, discover
+from session_watcher.reports.fmt import apply_now
+from session_watcher.reports.index import DB_NAME, Index, IndexStats, Source, default_roots, discover
 
 REPORT_VERSION = 2  # bump when the report's computation changes: cached documents are then rebuilt
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from reports.parse import Row
-    from reports.warmth import Session
+    from session_watcher.reports.parse import Row
+    from session_watcher.reports.warmth import Session
 
 
 def default_db_path() -> str:
@@ -30,7 +30,7 @@ def default_db_path() -> str:
 
 def build_sessions(sources: list[Source], rows: dict[str, list[Row]]) -> list[Session]:
     """Group sources by (project, session) and fold each: main file first, then subagent files."""
-    from reports.warmth import fold_session
+    from session_watcher.reports.warmth import fold_session
 
     groups: dict[tuple[str, str], tuple[list[Row], list[list[Row]]]] = {}
     for src in sources:
@@ -185,7 +185,7 @@ def _build(
         if as_text:
             return None, _splice_now(text, now, utc_offset), stats, True
         return apply_now(json.loads(text), now, utc_offset), None, stats, True
-    from reports.warmth import build_report
+    from session_watcher.reports.warmth import build_report
 
     sessions = build_sessions(sources, index.rows(live))
     doc = build_report(sessions, now, utc_offset, since, warnings)
@@ -211,7 +211,7 @@ def cliff_path() -> str:
 def save_cliffs(ttl: dict[str, Any], now: float) -> None:
     """The inferred TTL cliffs, for the cold-cache guard (the config loader reads them as `cliff`)."""
     from session_watcher.paths import ensure_private_dir
-    from state.atomic import write_atomic
+    from session_watcher.state.atomic import write_atomic
 
     doc = {cls: (t or {}).get("inferredSeconds") for cls, t in ttl.items()}
     doc["generatedAt"] = now

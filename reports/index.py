@@ -15,12 +15,12 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
-from reports.scan import HEAD_BYTES, Job, head_hash, rows_of, scan_all
+from session_watcher.reports.scan import HEAD_BYTES, Job, head_hash, rows_of, scan_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from reports.parse import Row
+    from session_watcher.reports.parse import Row
 
 SCHEMA_VERSION = 3  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each

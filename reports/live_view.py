@@ -30,8 +30,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from reports.session_page import render_html
-from reports.session_page_data import load_model
+from session_watcher.reports.session_page import render_html
+from session_watcher.reports.session_page_data import load_model
 
 POLL_SECONDS = 0.2
 KEEPALIVE_SECONDS = 15.0

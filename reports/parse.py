@@ -15,8 +15,8 @@ import json
 import re
 from typing import NamedTuple
 
-from core.fastjson import scanner
-from core.transcript import iso_to_epoch, usage_sample  # the same counting rules as the hooks
+from session_watcher.core.fastjson import scanner
+from session_watcher.core.transcript import iso_to_epoch, usage_sample  # the same counting rules as the hooks
 
 _scan = scanner()
 

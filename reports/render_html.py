@@ -10,13 +10,13 @@ import math
 from html import escape
 from typing import Any
 
-from reports.fmt import CAUSES, gap_sentence, human_duration, human_tokens
-from reports.render_text import day_sentence, guard_sentence, pct, ttl_sentence
+from session_watcher.reports.fmt import CAUSES, gap_sentence, human_duration, human_tokens
+from session_watcher.reports.render_text import day_sentence, guard_sentence, pct, ttl_sentence
 
 
 def _css() -> str:
     """The shared theme (the session page uses it too) and the report's own rules: package data."""
-    from reports.session_page_template import asset
+    from session_watcher.reports.session_page_template import asset
 
     return asset("theme.css") + "\n" + asset("report_page.css")
 

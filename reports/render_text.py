@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reports.fmt import CAUSES, exact_duration, human_duration, human_tokens
+from session_watcher.reports.fmt import CAUSES, exact_duration, human_duration, human_tokens
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
 

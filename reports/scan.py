@@ -14,7 +14,7 @@ import marshal
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from reports.parse import Row, parse_chunk
+from session_watcher.reports.parse import Row, parse_chunk
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -10,8 +10,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from core.text import clean
-from reports.session_page import SessionNotFound, find_transcript, write_html
+from session_watcher.core.text import clean
+from session_watcher.reports.session_page import SessionNotFound, find_transcript, write_html
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         h = model["health"]
         print(clean(f"{args.html}: session {model['sessionId']}, health {h['grade']} ({h['score']}/100)"))
         return 0
-    from reports.live_view import LiveView
+    from session_watcher.reports.live_view import LiveView
 
     try:
         view = LiveView(transcript, port=args.port, idle_stop=max(0.0, args.idle_minutes) * 60)

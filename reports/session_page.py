@@ -11,8 +11,8 @@ import json
 import os
 from typing import Any
 
-from reports.session_page_data import load_model
-from reports.session_page_template import CSS, JS, PAGE, THEME
+from session_watcher.reports.session_page_data import load_model
+from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
 
 class SessionNotFound(Exception):
@@ -67,7 +67,7 @@ def _backtest_html(model: dict[str, Any]) -> str:
 
 def write_html(transcript: str, out: str) -> dict[str, Any]:
     model = load_model(transcript)
-    from state.atomic import write_atomic
+    from session_watcher.state.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
     write_atomic(out, render_html(model).encode("utf-8"), mode=0o600, fsync=False)

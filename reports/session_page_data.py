@@ -23,8 +23,8 @@ import json
 import os
 from typing import Any
 
-from core import health
-from core.transcript import iso_to_epoch, usage_sample
+from session_watcher.core import health
+from session_watcher.core.transcript import iso_to_epoch, usage_sample
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
@@ -265,7 +265,7 @@ def backtest_summary(trace: list[dict[str, Any]] | None, final: dict[str, Any] |
     """Restarting at the advice vs the best single restart (core.backtest), for the page's one line."""
     if not trace:
         return None
-    from core import backtest
+    from session_watcher.core import backtest
 
     calls = backtest.calls_from_trace(trace)
     doc = backtest.backtest(calls, backtest.shared_prefix(final, calls))

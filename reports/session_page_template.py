@@ -13,7 +13,7 @@ from importlib import resources
 
 def asset(name: str) -> str:
     """The text of one file in reports/assets/ (installed as package data)."""
-    return resources.files("reports").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("session_watcher.reports").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 THEME = asset("theme.css")  # shared with the report page (reports.render_html)

@@ -25,14 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reports.fmt import CAUSES, apply_now, day_start, gap_sentence
-from reports.parse import KIND_CALL, KIND_COMPACT
-from reports.prices import write_usd
+from session_watcher.reports.fmt import CAUSES, apply_now, day_start, gap_sentence
+from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT
+from session_watcher.reports.prices import write_usd
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from reports.parse import Row
+    from session_watcher.reports.parse import Row
 
 COLD_BELOW = 0.5
 DEFAULT_IDLE_SECONDS = 30 * 60  # SPEC's idle-gap rule, used only when no TTL can be inferred

@@ -14,8 +14,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from core import backtest as bt
-from core.render import human
+from session_watcher.core import backtest as bt
+from session_watcher.core.render import human
 from session_watcher.errors import NoSession, UserError
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ VERSION = 1  # of the JSON document (docs/backtest.md)
 
 def all_transcripts() -> list[str]:
     """Every main session transcript under the Claude Code projects folders (`report`'s discovery)."""
-    from reports.index import default_roots, discover
+    from session_watcher.reports.index import default_roots, discover
 
     return [s.path for s in discover(default_roots()) if not s.sub]
 
@@ -37,13 +37,13 @@ def resolve(target: str) -> str:
         if not os.path.isfile(target):
             raise UserError(f"{target}: no such transcript file")
         return os.path.abspath(target)
-    from reports.session_page import SessionNotFound, find_transcript
+    from session_watcher.reports.session_page import SessionNotFound, find_transcript
 
     try:
         return find_transcript(target)
     except SessionNotFound:
         pass
-    from state import store
+    from session_watcher.state import store
 
     if store.valid_session_id(target):  # a session the hooks recorded: its transcript is in the state
         path = store.session_file(target)
@@ -94,7 +94,7 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
     """The backtest document for the given sessions (none: every session on the machine)."""
     explicit = bool(targets)
     paths = [resolve(t) for t in targets] if explicit else all_transcripts()
-    from reports.collect import Progress
+    from session_watcher.reports.collect import Progress
 
     progress = Progress()  # on a terminal, once the run has taken a moment
     sessions = []
@@ -117,7 +117,7 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
 
 def clean(text: object) -> str:
     """Text from a transcript, its control characters escaped (the CLI's one rule: core.text)."""
-    from core.text import clean as escape
+    from session_watcher.core.text import clean as escape
 
     return escape(str(text), keep="")
 
@@ -143,7 +143,7 @@ def _cost(p: dict[str, Any]) -> str:
 
 
 def render_text(doc: dict[str, Any]) -> str:
-    from reports.render_text import table
+    from session_watcher.reports.render_text import table
 
     rows = []
     for s in doc["sessions"]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "hook":
-        from hooks.run import main as hook_main
+        from session_watcher.hooks.run import main as hook_main
 
         return hook_main(args[1:])
     if args and args[0] == "statusline":
@@ -29,14 +29,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _commands(args: list[str]) -> int:
-    from core.text import clean
     from session_watcher.config import ConfigError
+    from session_watcher.core.text import clean
     from session_watcher.errors import UserError
 
     if args and args[0] == "report":
         return _delegate_report(args[1:])
     if args and args[0] == "notify":
-        from notifier.cli import main as notify_main
+        from session_watcher.notifier.cli import main as notify_main
 
         return notify_main(args[1:])
     parser = _parser()
@@ -72,10 +72,10 @@ def _commands(args: list[str]) -> int:
 
 def _delegate_report(args: list[str]) -> int:
     if args and args[0] == "session":
-        from reports.session_cli import main as page_main
+        from session_watcher.reports.session_cli import main as page_main
 
         return page_main(args[1:])
-    from reports.cli import main as report_main
+    from session_watcher.reports.cli import main as report_main
 
     return report_main(args)
 

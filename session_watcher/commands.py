@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from core.text import clean
+from session_watcher.core.text import clean
 from session_watcher.errors import NoSession, UserError
 
 if TYPE_CHECKING:
@@ -22,12 +22,12 @@ def _emit(doc: Any) -> None:
 
 def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from core import engine
     from session_watcher import config
+    from session_watcher.core import engine
     from session_watcher.paths import NotOurs
-    from state import session, store
-    from state.lock import LockTimeout, SessionLock
-    from state.pathstore import PathShards, ShardRejected
+    from session_watcher.state import session, store
+    from session_watcher.state.lock import LockTimeout, SessionLock
+    from session_watcher.state.pathstore import PathShards, ShardRejected
 
     store.check_folder()  # a link or another user's folder: refused, and said so
     if session_id is None:
@@ -97,10 +97,10 @@ def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]
 
 def _saved(path: str, session_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The state as last saved, read without the lock and without writing anything."""
-    from core import engine
     from session_watcher import config
-    from state import store
-    from state.pathstore import ShardRejected
+    from session_watcher.core import engine
+    from session_watcher.state import store
+    from session_watcher.state.pathstore import ShardRejected
 
     try:
         state = store.load_full(path, session_id, readonly=True) or engine.new_state(session_id)
@@ -112,9 +112,9 @@ def _saved(path: str, session_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def status(ns: argparse.Namespace) -> int:
-    from core.guard import cold_cache
-    from core.render import status_text
-    from core.status import status_document
+    from session_watcher.core.guard import cold_cache
+    from session_watcher.core.render import status_text
+    from session_watcher.core.status import status_document
 
     state, cfg = load_session(ns.session)
     doc = status_document(state, cfg)
@@ -133,12 +133,12 @@ def _check_transcript(path: str) -> str:
 
 
 def replay(ns: argparse.Namespace) -> int:
-    from core.render import status_text
+    from session_watcher.core.render import status_text
     from session_watcher.replay import replay as run_replay
 
     doc, trace = run_replay(_check_transcript(ns.transcript), ns.cwd, with_trace=bool(ns.trace))
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
-        from state.atomic import write_atomic
+        from session_watcher.state.atomic import write_atomic
 
         text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in trace)
         write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
@@ -150,8 +150,8 @@ def replay(ns: argparse.Namespace) -> int:
 
 
 def health(ns: argparse.Namespace) -> int:
-    from core.render import health_text
-    from core.status import status_document
+    from session_watcher.core.render import health_text
+    from session_watcher.core.status import status_document
 
     if ns.transcript:
         from session_watcher.replay import replay as run_replay

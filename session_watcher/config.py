@@ -227,7 +227,7 @@ def load_cliff() -> dict[str, float | None]:
     out: dict[str, float | None] = {"5m": None, "1h": None}
     try:
         with open(paths.cliff_file(), "rb") as fh:
-            from core.fastjson import loads
+            from session_watcher.core.fastjson import loads
 
             doc = loads(fh.read(1 << 16))
     except (OSError, ValueError):
@@ -303,7 +303,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
     else:
         os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
-    from state.atomic import write_atomic
+    from session_watcher.state.atomic import write_atomic
 
     write_atomic(file, tomlkit.dumps(doc).encode("utf-8"), mode=0o600)
     return value, moved

@@ -153,9 +153,9 @@ def _held_locks(folder: str) -> list[str]:
 
 def _cold_cache_line(session_id: str) -> str:
     """What the cold-cache guard would say of the newest session now, and from which source."""
-    from core.guard import cold_cache, duration
     from session_watcher import config
-    from state import store
+    from session_watcher.core.guard import cold_cache, duration
+    from session_watcher.state import store
 
     try:
         state = store.load(store.session_file(session_id), session_id)
@@ -177,7 +177,7 @@ def _cold_cache_line(session_id: str) -> str:
 
 def report() -> tuple[list[str], bool]:
     from session_watcher import config
-    from state import store
+    from session_watcher.state import store
 
     ok = True
     lines = [f"python     {sys.executable} ({sys.version.split()[0]})"]
@@ -228,7 +228,7 @@ def report() -> tuple[list[str], bool]:
     except OSError:
         lines.append(f"log        empty{folder}")
     try:
-        from notifier.cli import doctor_lines
+        from session_watcher.notifier.cli import doctor_lines
 
         lines += doctor_lines()
     except ImportError:

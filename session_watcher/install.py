@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from session_watcher import paths
-from state.atomic import write_atomic
+from session_watcher.state.atomic import write_atomic
 
 EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit",
           "SessionEnd")

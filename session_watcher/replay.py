@@ -6,10 +6,10 @@ import json
 import os
 from typing import Any
 
-from core import engine
-from core.status import status_document
 from session_watcher import config
-from state import session
+from session_watcher.core import engine
+from session_watcher.core.status import status_document
+from session_watcher.state import session
 
 
 def transcript_cwd(path: str) -> str | None:

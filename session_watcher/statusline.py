@@ -78,13 +78,13 @@ def _number(v: object) -> float | None:
 
 
 def run(raw: bytes, env: Any) -> str:
-    from core.render import render
-    from core.status import status_document
     from session_watcher import config
-    from state import store
+    from session_watcher.core.render import render
+    from session_watcher.core.status import status_document
+    from session_watcher.state import store
 
     try:
-        from core.fastjson import loads
+        from session_watcher.core.fastjson import loads
 
         payload = loads(raw) if raw.strip() else {}
     except ValueError:
@@ -120,11 +120,11 @@ def run(raw: bytes, env: Any) -> str:
 
 def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: dict[str, Any]) -> Any:
     """With the lock free at once: record what the status line was told, fold new lines, save."""
-    from core import engine
     from session_watcher import config
-    from state import session, store
-    from state.lock import LockTimeout, SessionLock
-    from state.pathstore import PathShards, ShardRejected
+    from session_watcher.core import engine
+    from session_watcher.state import session, store
+    from session_watcher.state.lock import LockTimeout, SessionLock
+    from session_watcher.state.pathstore import PathShards, ShardRejected
 
     start = time.monotonic()
     try:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import zlib
 
-from core import fastjson
 from session_watcher import paths as folders
-from state.atomic import write_atomic
+from session_watcher.core import fastjson
+from session_watcher.state.atomic import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import zlib
 
-from core.transcript import split_lines
+from session_watcher.core.transcript import split_lines
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def _salvage(fd: int, start: int, end: int) -> bytes | None:
     if content < 0 or after < 0 or b'"type":"assistant"' not in head + tail:
         return None
     line = head[:content] + b'"content":[]' + tail[after:]
-    from core import fastjson
+    from session_watcher.core import fastjson
 
     try:
         rec = fastjson.loads(line)

@@ -11,17 +11,17 @@ from __future__ import annotations
 import os
 import time
 
-from core import engine
-from core import paths as pathmap
-from core.transcript import parse_lines
-from state.reader import Reset, read_new
+from session_watcher.core import engine
+from session_watcher.core import paths as pathmap
+from session_watcher.core.transcript import parse_lines
+from session_watcher.state.reader import Reset, read_new
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-    from state.pathstore import PathShards
+    from session_watcher.state.pathstore import PathShards
 
 
 def canonical(raw: str, cwd: str | None) -> str:
@@ -43,7 +43,7 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
     """
     if not candidates:
         return set()
-    from state.spawn import run
+    from session_watcher.state.spawn import run
 
     got = run(["git", "-c", "core.fsmonitor=false", "-C", root, "check-ignore", "--stdin", "-z"],
               "\0".join(candidates).encode("utf-8", "surrogateescape"), timeout=2)
@@ -107,7 +107,7 @@ def fold_events(state: dict[str, Any], events: list[tuple[Any, ...]], cfg: Mappi
         canon, reasons = resolve(state, _paths_of(events, state), shards, also)
     hook = None
     if trace is not None:
-        from core.status import tracer
+        from session_watcher.core.status import tracer
 
         hook = tracer(trace, cfg)
     return engine.fold(state, events, cfg, canon, reasons, sidechain_file=sidechain_file, call_hook=hook)
@@ -205,7 +205,7 @@ def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], 
 def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
     """Append trace rows as JSON lines (`SESSION_WATCHER_TRACE`: the rows a live fold made, to be
     compared with `replay --trace`)."""
-    from core.fastjson import dumps
+    from session_watcher.core.fastjson import dumps
 
     with open(path, "a", encoding="utf-8") as fh:
         fh.write("".join(dumps(row) + "\n" for row in rows))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 
-from core import fastjson
-from core.engine import SCHEMA, new_engine, new_state
 from session_watcher import paths
-from state.pathstore import PathShards
+from session_watcher.core import fastjson
+from session_watcher.core.engine import SCHEMA, new_engine, new_state
+from session_watcher.state.pathstore import PathShards
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def load(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] |
 def save(path: str, state: dict[str, Any], shards: PathShards | None = None, sweep: bool = False) -> None:
     """Write the state (and, with `shards`, the changed path-map shards first). Callers hold the lock.
     With `sweep` (a fresh or rebuilt state), unreferenced shard files are deleted after the write."""
-    from state.atomic import write_atomic
+    from session_watcher.state.atomic import write_atomic
 
     main, superseded = shards.save(state) if shards is not None else (state, [])
     # one fixed temp name: a writer killed mid-write leaves at most one behind. No fsync: the state

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from core import fastjson
+from session_watcher.core import fastjson
 
 BLOCK = 64 << 10
 MAX_SCAN = 1 << 20  # give up (and fold what is there) past this much tail of bulky records

@@ -204,7 +204,7 @@ def hook_argv(event: str) -> list[str]:
     exe = Path(sys.executable).parent / "session-watcher"
     if exe.exists():
         return [str(exe), "hook", event]
-    return [sys.executable, "-m", "hooks", event]
+    return [sys.executable, "-m", "session_watcher.hooks", event]
 
 
 def cli_argv(*args: str) -> list[str]:
@@ -222,9 +222,9 @@ def oracle(session: SynthSession, transcript: Path) -> tuple[dict[str, Any], lis
     """(state, every alert) of one uninterrupted fold of the whole transcript, as a hook folds it."""
     import time
 
-    from core import engine
     from session_watcher import config
-    from state import session as sessmod
+    from session_watcher.core import engine
+    from session_watcher.state import session as sessmod
 
     state = engine.new_state(session.session_id)
     state["context"]["cwd"] = state["context"]["project"] = session.project
@@ -235,7 +235,7 @@ def oracle(session: SynthSession, transcript: Path) -> tuple[dict[str, Any], lis
 
 
 def message_texts(alerts: list[dict[str, Any]]) -> Counter[str]:
-    import notifier
-    from notifier import message
+    from session_watcher import notifier
+    from session_watcher.notifier import message
 
     return Counter(notifier.system_message(*message.compose(a)) for a in alerts)

@@ -213,7 +213,7 @@ def turn_end(data: bytes, size: int) -> int:
     """Where the turn open at `size` (a line boundary) ends: `size` when the last conversation record
     before it ends a turn already, else the end of the first turn-ending assistant line after it, or
     the file's end."""
-    from state.tail import _verdict
+    from session_watcher.state.tail import _verdict
 
     for line in reversed(data[:size].split(b"\n")[:-1]):
         verdict = _verdict(line)

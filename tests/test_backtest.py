@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from oracle import TRANSCRIPTS, sw
 from synth import Transcript
 
-from core import backtest as bt
+from session_watcher.core import backtest as bt
 from session_watcher.replay import replay
 
 if TYPE_CHECKING:

@@ -48,11 +48,11 @@ def test_import_parser_sees_heavy_modules() -> None:
 
 
 def test_hook_with_no_input_imports_nothing_heavy() -> None:
-    proc = run([sys.executable, "-X", "importtime", "-m", "hooks", "Stop"])
+    proc = run([sys.executable, "-X", "importtime", "-m", "session_watcher.hooks", "Stop"])
     assert proc.returncode == 0
     assert proc.stdout == b""
     names = imported(proc.stderr.decode())
-    assert "hooks.run" in names
+    assert "session_watcher.hooks.run" in names
     assert heavy_in(names) == []
 
 
@@ -66,10 +66,11 @@ def test_normal_hook_run_imports_nothing_heavy(tmp_path: Path) -> None:
     for event in ("PostToolUse", "Stop"):
         p = payload("imp", t, event, tool_name="Bash", tool_input={"command": "ls"}, tool_use_id=f"tu-{event}",
                     tool_response={"stdout": "x"})
-        proc = run([sys.executable, "-X", "importtime", "-m", "hooks", event], stdin=json.dumps(p).encode())
+        proc = run([sys.executable, "-X", "importtime", "-m", "session_watcher.hooks", event],
+                   stdin=json.dumps(p).encode())
         assert proc.returncode == 0
         names = imported(proc.stderr.decode())
-        assert "state.store" in names
+        assert "session_watcher.state.store" in names
         assert heavy_in(names) == [], event
     state = json.loads(sw("status", "--session", "imp", "--json").stdout)
     assert state["tokenUsage"] == oracle(t)["main"]
@@ -90,7 +91,7 @@ def test_statusline_imports_nothing_heavy(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert proc.stdout.decode().strip()
     names = imported(proc.stderr.decode())
-    assert "core.render" in names
+    assert "session_watcher.core.render" in names
     assert heavy_in(names) == []
 
 

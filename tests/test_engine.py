@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from synth import Transcript
 from test_eoq import simulate
 
-from core import engine, status
-from core.status import status_document
 from session_watcher import config
+from session_watcher.core import engine, status
+from session_watcher.core.status import status_document
 
 CFG = config.merge()
 
@@ -229,7 +229,7 @@ def test_a_read_that_never_shows_up_is_written_off_into_calibration() -> None:
 
 
 def test_calibration_learns_chars_per_token_from_settled_reads() -> None:
-    from core import paths as pathmap
+    from session_watcher.core import paths as pathmap
 
     t = Transcript()
     cr = 20_000
@@ -251,7 +251,7 @@ def test_calibration_learns_chars_per_token_from_settled_reads() -> None:
 # --------------------------------------------------------------------------- the path map in the fold
 
 def test_line_level_reads_and_edits() -> None:
-    from core import paths as pathmap
+    from session_watcher.core import paths as pathmap
 
     lines = [f"line {i:03d} " + "y" * 40 for i in range(1, 101)]
     t = Transcript()

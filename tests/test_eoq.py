@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import eoq
+from session_watcher.core import eoq
 
 dhats = st.floats(min_value=1e-6, max_value=1e4, allow_nan=False, allow_infinity=False)
 c_ratios = st.sampled_from([eoq.CRATIO_5M, eoq.CRATIO_1H, 1.0, 7.3, 50.0])

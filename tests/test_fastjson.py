@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fastjson
+from session_watcher.core import fastjson
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +61,7 @@ def _interpreters() -> list[str]:
 CHECK = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from core import fastjson
+from session_watcher.core import fastjson
 doc = fastjson.loads(b'{"usage":{"input_tokens":3},"x":[1,"\\u00e9"]}')
 assert doc == {"usage": {"input_tokens": 3}, "x": [1, "\u00e9"]}, doc
 heavy = sorted(m for m in ("json", "re", "enum", "typing") if m in sys.modules)

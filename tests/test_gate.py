@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from synth import Transcript
 from test_replay_invariants import expected_lamp
 
-from core import engine, status
 from session_watcher import config
+from session_watcher.core import engine, status
 
 CFG = config.merge()
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from core import engine, guard
+from session_watcher.core import engine, guard
 
 CFG: dict[str, Any] = {"cliff": {"5m": None, "1h": None}}
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 from oracle import TRANSCRIPTS, hook, payload, sw
 
-from hooks.run import _unshown
+from session_watcher.hooks.run import _unshown
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def recorded(path: Path) -> list[dict[str, Any]]:
 
 
 def drop_outbox(sid: str) -> None:
-    from state import store
+    from session_watcher.state import store
 
     state = store.load(str(state_file(sid)), sid)
     assert state is not None

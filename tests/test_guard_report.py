@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
-from reports.warmth import Call, Session, guard_summary
+from session_watcher.reports.warmth import Call, Session, guard_summary
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -118,8 +118,8 @@ def test_attack1_symlinked_shard_folder_deletes_nothing(root: Path) -> None:
 
 def test_attack1_sweep_through_a_link_planted_after_the_save(root: Path) -> None:
     """The sweep itself, when the shard folder turns into a link between save and sweep."""
-    from core import engine
-    from state.pathstore import PathShards
+    from session_watcher.core import engine
+    from session_watcher.state.pathstore import PathShards
 
     folder, files = victim(root)
     sessions_dir(root).mkdir(parents=True, mode=0o700)
@@ -199,7 +199,7 @@ def test_attack9_symlinked_state_temp_file_does_not_jam(root: Path) -> None:
     (sessions_dir(root) / "tmplink.json.tmp").symlink_to(folder / "keep.txt")
     shard_dir = sessions_dir(root) / "tmplink.paths"
     shard_dir.mkdir(mode=0o700)
-    from state.pathstore import shard_of
+    from session_watcher.state.pathstore import shard_of
 
     for n in {shard_of(p) for p in s.paths}:
         (shard_dir / f"{n:02d}-1.json.tmp").symlink_to(folder / "notes.md")
@@ -335,7 +335,7 @@ def test_attack5_terminal_escapes_are_escaped(root: Path) -> None:
 
 
 def test_clean_escapes_every_control_character() -> None:
-    from core.text import clean
+    from session_watcher.core.text import clean
 
     for o in [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x202E, 0x2066]:
         out = clean(f"a{chr(o)}b")
@@ -369,7 +369,7 @@ def small_transcript(root: Path, name: str = "serve") -> Path:
 
 
 def test_attack6_serve_refuses_foreign_hosts(root: Path) -> None:
-    from reports.live_view import LiveView
+    from session_watcher.reports.live_view import LiveView
 
     view = LiveView(str(small_transcript(root)))
     view.start()
@@ -390,7 +390,7 @@ def test_attack6_serve_refuses_foreign_hosts(root: Path) -> None:
 def test_attack6_serve_survives_50_idle_connections(root: Path) -> None:
     """50 connections that never send a request: threads stay bounded, the idle sockets are closed
     by the server, and a real page load gets through."""
-    from reports.live_view import LiveView
+    from session_watcher.reports.live_view import LiveView
 
     view = LiveView(str(small_transcript(root)), timeout=1.0, max_connections=4)
     view.start()
@@ -423,7 +423,7 @@ def test_attack6_serve_survives_50_idle_connections(root: Path) -> None:
 
 def test_attack6_serve_stops_when_idle_and_a_leaving_client_prints_nothing(root: Path) -> None:
     tr = small_transcript(root)
-    code = "import sys; from reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; from session_watcher.reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
     proc = subprocess.Popen([sys.executable, "-c", code, str(tr), "--serve", "--idle-minutes", "0.02"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(fs.REPO),
                             env=fs.env_for(root))
@@ -459,7 +459,7 @@ def test_attack7_bad_usage_value_page_still_renders(root: Path, bad: str) -> Non
     assert got.returncode == 0, got.stderr
     page = out.read_text()
     assert "badusage" in page
-    from reports.live_view import LiveView
+    from session_watcher.reports.live_view import LiveView
 
     view = LiveView(str(tr))
     view.start()
@@ -580,10 +580,10 @@ def test_attack8_huge_newline_free_transcript_costs_one_bounded_read(root: Path,
                                                                      ) -> None:
     """A sparse 4 GiB transcript without a newline: the fold's deadline is honoured inside the skip
     (an instrumented clock that ticks 0.1 s per look, an instrumented pread that counts bytes)."""
-    from core import engine
     from session_watcher import config
-    from state import reader
-    from state import session as sessmod
+    from session_watcher.core import engine
+    from session_watcher.state import reader
+    from session_watcher.state import session as sessmod
 
     big = root / "big.jsonl"
     with open(big, "wb") as fh:
@@ -652,9 +652,9 @@ def test_attack8_hook_on_a_huge_transcript_saves_and_moves_on(root: Path) -> Non
 
 
 def test_attack10_in_place_rewrite_keeping_the_first_line_is_noticed(root: Path) -> None:
-    from core import engine
     from session_watcher import config
-    from state import session as sessmod
+    from session_watcher.core import engine
+    from session_watcher.state import session as sessmod
 
     s, tr = session(root, "rewrite", calls=10)
     hook(root, s, tr)
@@ -783,7 +783,7 @@ def test_lock_error_that_is_not_contention_is_not_taken_for_it(tmp_path: Path,
     for; EWOULDBLOCK is contention."""
     import errno
 
-    from state import lock
+    from session_watcher.state import lock
 
     def flock(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, "No locks available")
@@ -806,9 +806,9 @@ def test_lock_error_that_is_not_contention_is_not_taken_for_it(tmp_path: Path,
 
 def test_attack8_the_budget_holds_across_many_subagent_files(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the deadline no further transcript is opened, however many subagent files are new."""
-    from core import engine
     from session_watcher import config
-    from state import session as sessmod
+    from session_watcher.core import engine
+    from session_watcher.state import session as sessmod
 
     s = fs.SynthSession("manysubs", fs.make_project(root), seed=4)
     subs = []
@@ -835,10 +835,10 @@ def test_attack8_the_budget_holds_across_many_subagent_files(root: Path, monkeyp
 def test_a_line_over_8_mib_keeps_its_usage(root: Path, order: str) -> None:
     """An API call whose line is over 8 MiB (a huge text block) still counts its usage, as ccusage
     counts it; the line is reported in `bad`. Key order as each client writes its records."""
-    from core import engine
     from session_watcher import config
-    from state import reader
-    from state import session as sessmod
+    from session_watcher.core import engine
+    from session_watcher.state import reader
+    from session_watcher.state import session as sessmod
 
     def build(big: bool) -> Path:
         t = Transcript(session_id="bigline")

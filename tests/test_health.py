@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core import health
+from session_watcher.core import health
 from tests.health_reference import grade_from_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -365,7 +365,8 @@ def test_real_fixture_values() -> None:
 def test_hot_path_imports() -> None:
     """Importing core.health pulls in no typing, dataclasses or json."""
     code = (
-        "import sys; before = set(sys.modules); import core.health;print(sorted(set(sys.modules) - before))"
+        "import sys; before = set(sys.modules); import session_watcher.core.health;"
+        "print(sorted(set(sys.modules) - before))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -375,4 +376,4 @@ def test_hot_path_imports() -> None:
         cwd=Path(__file__).parent.parent,
     ).stdout
     new = set(json.loads(out.replace("'", '"')))
-    assert new <= {"__future__", "core", "core.health"}, new
+    assert new <= {"__future__", "session_watcher", "session_watcher.core", "session_watcher.core.health"}, new

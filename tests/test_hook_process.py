@@ -379,12 +379,13 @@ def test_state_files_are_private(tmp_path: Path) -> None:
 
 
 def test_python_m_hooks_entry_point(tmp_path: Path) -> None:
-    """hooks.json runs `python -m hooks EVENT`: same fold, same silence."""
+    """hooks.json runs `python -m session_watcher.hooks EVENT`: same fold, same silence."""
     import sys
 
     t = tmp_path / "pm.jsonl"
     shutil.copy(SMALL, t)
-    proc = subprocess.run([sys.executable, "-m", "hooks", "Stop"], input=json.dumps(payload("pm", t)).encode(),
+    proc = subprocess.run([sys.executable, "-m", "session_watcher.hooks", "Stop"],
+                          input=json.dumps(payload("pm", t)).encode(),
                           capture_output=True, timeout=30, check=False)
     ok(proc)
     assert_matches("pm", SMALL)

@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.meter import FIELDS, RECENT_MAX, add_sample, new_meter
+from session_watcher.core.meter import FIELDS, RECENT_MAX, add_sample, new_meter
 
 
 def test_later_sample_replaces_earlier() -> None:

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from synth import Transcript
 
-from core import engine, prices, status
 from session_watcher import config
-from state import store
+from session_watcher.core import engine, prices, status
+from session_watcher.state import store
 
 CFG = config.merge()
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -181,7 +181,7 @@ def test_a_v1_state_file_is_migrated_not_quarantined(tmp_path: Path, monkeypatch
 
 
 def test_status_line_shows_bp_only_on_the_right_arm() -> None:
-    from core.render import render
+    from session_watcher.core.render import render
 
     left = {"lamp": "green", "L": 26_000, "x": 1.0, "xSweet": 4.4, "br": 102.96}
     assert "bp" not in render(left, color=False)

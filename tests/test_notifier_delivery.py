@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-import notifier
-from notifier import busprobe, child_argv, cli, deliver
+from session_watcher import notifier
+from session_watcher.notifier import busprobe, child_argv, cli, deliver
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

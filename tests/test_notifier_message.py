@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-import notifier
-from notifier import busprobe, message
+from session_watcher import notifier
+from session_watcher.notifier import busprobe, message
 
 GATE = {
     "kind": "gate",

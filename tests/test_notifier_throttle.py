@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from core import engine
-from notifier import throttle
 from session_watcher import config
+from session_watcher.core import engine
+from session_watcher.notifier import throttle
 from tests.oracle import hook, payload
 from tests.statefile import load_state, state_file
 from tests.synth import Transcript

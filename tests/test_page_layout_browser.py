@@ -14,8 +14,8 @@ from oracle import sw
 from test_session_page import FIXTURES
 from test_session_page_browser import OUT, browser
 
-from reports.session_page import render_html
-from reports.session_page_data import load_model
+from session_watcher.reports.session_page import render_html
+from session_watcher.reports.session_page_data import load_model
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from synth import Transcript
 
-from core import engine
-from core import paths as pathmap
-from core.status import status_document
 from session_watcher import config
-from state import session
+from session_watcher.core import engine
+from session_watcher.core import paths as pathmap
+from session_watcher.core.status import status_document
+from session_watcher.state import session
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from core import engine
-from state import store
-from state.pathstore import SHARDS, PathShards, ShardRejected, shard_of
+from session_watcher.core import engine
+from session_watcher.state import store
+from session_watcher.state.pathstore import SHARDS, PathShards, ShardRejected, shard_of
 from tests.oracle import hook, oracle, payload
 from tests.statefile import load_state, read_state
 from tests.synth import Transcript

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from state.reader import Reset, read_new
+from session_watcher.state.reader import Reset, read_new
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -40,7 +40,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def assert_valid_or_absent(root: Path, sid: str) -> bool:
-    from state import store
+    from session_watcher.state import store
 
     path = state_file(sid, fs.sw_home(root))
     if not path.exists():
@@ -66,8 +66,8 @@ KILL_POINTS = ("open", "write", "fsync", "replace", "unlink", "close")
 
 def forked_run(event: str, raw: bytes, kill_at: int | None = None) -> tuple[int, int]:
     """(pid, read end of a pipe on which a clean child reports how many points it passed)."""
-    from hooks.run import run
-    from state import session
+    from session_watcher.hooks.run import run
+    from session_watcher.state import session
 
     r, w = os.pipe()
     pid = os.fork()
@@ -113,14 +113,14 @@ def reap(pid: int, r: int) -> tuple[int, int]:
 
 
 def test_sigkill_at_random_points_in_forked_hooks(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import hooks.run  # imported before forking, so the children start at once
-    import notifier  # noqa: F401
-    from core import engine, status  # noqa: F401
-    from state import session, store  # noqa: F401
+    import session_watcher.hooks.run  # imported before forking, so the children start at once
+    from session_watcher import notifier  # noqa: F401
+    from session_watcher.core import engine, status  # noqa: F401
+    from session_watcher.state import session, store  # noqa: F401
 
     # the synthetic turns end on tool results: Stop would poll its whole bound for a closing line,
     # and the kill points would mostly land in that poll (tests/test_tail.py covers the wait)
-    monkeypatch.setattr(hooks.run, "STOP_WAIT", 0.0)
+    monkeypatch.setattr(session_watcher.hooks.run, "STOP_WAIT", 0.0)
     rng = random.Random(7)
     proj = fs.make_project(root)
     s = fs.SynthSession("crash-fork", proj, seed=11)
@@ -216,7 +216,7 @@ def test_sigkill_real_hook_processes(root: Path) -> None:
 
 HOLDER = """
 import sys, time
-from state.lock import SessionLock
+from session_watcher.state.lock import SessionLock
 with SessionLock(sys.argv[1], 0):
     print("held", flush=True)
     time.sleep(600)

@@ -151,7 +151,7 @@ def fixture_transcripts(root: Path, sid: str) -> list[str]:
 # ----------------------------------------------------------------------------- stdin
 
 def test_fuzz_stdin_in_process(root: Path) -> None:
-    from hooks.run import run
+    from session_watcher.hooks.run import run
 
     sid = "fuzz-stdin"
     transcripts = fixture_transcripts(root, sid)
@@ -203,7 +203,7 @@ LINE = st.one_of(
 
 
 def test_fuzz_transcript_lines_incremental_equals_whole(root: Path) -> None:
-    from hooks.run import run
+    from session_watcher.hooks.run import run
 
     proj = fs.make_project(root)
     count = {"n": 0}
@@ -275,7 +275,7 @@ def test_no_shell_in_the_code_paths() -> None:
 
 def test_notification_text_from_the_session_is_escaped(root: Path) -> None:
     """A project folder named with terminal escapes reaches the user as inert text."""
-    from hooks.run import run
+    from session_watcher.hooks.run import run
 
     fs.write_config(root, 'guard = "off"\n[notify]\nchannels = ["terminal", "message"]\n')
     evil = root / "proj\x1b]0;owned\x07\x1b[2J\x9b31m;rm -rf ~"

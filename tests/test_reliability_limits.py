@@ -28,7 +28,7 @@ CANARY = "sk-secret-canary-7f3a"
 
 HOLDER = """
 import sys, time
-from state.lock import SessionLock
+from session_watcher.state.lock import SessionLock
 with SessionLock(sys.argv[1], 0):
     print("held", flush=True)
     time.sleep(600)
@@ -111,7 +111,7 @@ def test_a_lock_held_forever(root: Path) -> None:
         assert len(re.findall(r"lock", log_text(root))) == 1, log_text(root)  # logged once, not per run
         _code, out = doctor(root)
         assert f"locks      1 held now: {s.session_id}.json.lock" in out, out
-        from hooks.run import run
+        from session_watcher.hooks.run import run
 
         os.environ["SESSION_WATCHER_HOME"] = str(root / "swhome")
         try:

@@ -79,17 +79,17 @@ class CountingOs:
 
 
 def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import hooks.run
-    from core import engine, meter
-    from hooks.run import run
-    from state import pathstore, reader, store
+    import session_watcher.hooks.run
+    from session_watcher.core import engine, meter
+    from session_watcher.hooks.run import run
+    from session_watcher.state import pathstore, reader, store
 
     counted = CountingOs()
     for module in (reader, store, pathstore):
         monkeypatch.setattr(module, "os", counted)
     # the synthetic turns end on tool results, so Stop would wait its whole bound for a closing
     # assistant line each time (tests/test_tail.py covers that wait)
-    monkeypatch.setattr(hooks.run, "STOP_WAIT", 0.0)
+    monkeypatch.setattr(session_watcher.hooks.run, "STOP_WAIT", 0.0)
 
     for k, v in fs.env_for(tmp_path).items():
         if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):

@@ -32,7 +32,7 @@ def session(root: Path, sid: str, calls: int = 12, seed: int = 1) -> tuple[fs.Sy
 
 
 def hook(s: fs.SynthSession, tr: Path | str, event: str = "Stop", **over: Any) -> dict[str, Any] | None:
-    from hooks.run import run
+    from session_watcher.hooks.run import run
 
     payload = {**s.hook_payload(str(tr), event), **over}
     return run(event, json.dumps(payload).encode())

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from core.render import human, render
+from session_watcher.core.render import human, render
 from session_watcher.replay import replay
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -121,7 +121,7 @@ def statusline(payload: dict[str, Any], env: dict[str, str]) -> str:
 
 
 def test_statusline_command_reads_columns_and_no_color(tmp_path: Path) -> None:
-    from state import store
+    from session_watcher.state import store
 
     src = FIXTURES / f"{LONG}.jsonl"
     os.makedirs(os.path.dirname(store.session_file(LONG)), mode=0o700, exist_ok=True)
@@ -162,7 +162,7 @@ def test_the_status_line_of_a_real_fixture_at_its_last_call(fixture_docs: list[d
 def test_statusline_first_fold_agrees_with_replay() -> None:
     """When the status line folds a session before any hook ran, it knows the project from its own
     payload: the figures are the ones `replay` gives, not a map where every file is outside."""
-    from state import store
+    from session_watcher.state import store
 
     sid = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
     src = FIXTURES / f"{sid}.jsonl"
@@ -184,7 +184,7 @@ def test_statusline_first_fold_agrees_with_replay() -> None:
 
 
 def test_status_text_names_the_restart_price_when_a_prefix_is_shared() -> None:
-    from core.render import status_text
+    from session_watcher.core.render import status_text
 
     d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
     tokens = status_text(d).splitlines()[3]

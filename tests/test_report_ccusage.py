@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.collect import run_report
+from session_watcher.reports.collect import run_report
 
 try:
     from tests.test_report_fixtures import copy_fixtures

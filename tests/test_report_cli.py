@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reports.cli import main
+from session_watcher.reports.cli import main
 
 try:
     from tests.test_report_fixtures import copy_fixtures
@@ -38,7 +38,7 @@ def env_for(tmp: Path) -> dict[str, str]:
 
 def report(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "reports.cli", *args],
+        [sys.executable, "-m", "session_watcher.reports.cli", *args],
         capture_output=True,
         text=True,
         env=env_for(tmp),

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from core.transcript import iso_to_epoch
-from reports import scan
-from reports.collect import build_sessions, run_report
-from reports.index import discover
-from reports.parse import MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
-from reports.warmth import build_report
+from session_watcher.core.transcript import iso_to_epoch
+from session_watcher.reports import scan
+from session_watcher.reports.collect import build_sessions, run_report
+from session_watcher.reports.index import discover
+from session_watcher.reports.parse import MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
+from session_watcher.reports.warmth import build_report
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reports.collect import run_report
+from session_watcher.reports.collect import run_report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from reports.collect import Progress, run_report
-from reports.index import Index, discover
+from session_watcher.reports.collect import Progress, run_report
+from session_watcher.reports.index import Index, discover
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"

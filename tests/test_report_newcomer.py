@@ -36,7 +36,7 @@ def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
 
 
 def test_warm_break_does_not_read_as_a_cost() -> None:
-    from reports.fmt import gap_sentence
+    from session_watcher.reports.fmt import gap_sentence
 
     text = gap_sentence({"seconds": 4, "cold": False, "tokensRecreated": 4500, "usd": 0.03})
     assert text == ("your longest break (4 s) stayed warm: the next call read the cache; "

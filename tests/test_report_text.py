@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reports.collect import run_report, run_report_json
+from session_watcher.reports.collect import run_report, run_report_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from reports import live_view, session_page
-from reports.session_page_data import build_model, complete_lines, load_model
+from session_watcher.reports import live_view, session_page
+from session_watcher.reports.session_page_data import build_model, complete_lines, load_model
 from tests.health_reference import grade_from_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -164,7 +164,7 @@ def test_window_from_status_and_model() -> None:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; from session_watcher.reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, *args], check=False, capture_output=True, text=True, cwd=REPO, env=env, timeout=120
     )

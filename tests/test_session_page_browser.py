@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from test_session_page import BIG, FIXTURES, facts, hms_utc
 
-from reports.session_page import render_html
-from reports.session_page_data import load_model
+from session_watcher.reports.session_page import render_html
+from session_watcher.reports.session_page_data import load_model
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -256,7 +256,7 @@ def test_live_view_moves(page: Page, tmp_path: Path) -> None:
     cut = next(i for i, ln in enumerate(src) if "compact_boundary" in ln)
     tr = tmp_path / S258.name
     tr.write_text("".join(src[: cut // 2]))
-    code = "import sys; from reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; from session_watcher.reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(tr), "--serve"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from state.spawn import run
+from session_watcher.state.spawn import run
 
 
 def test_large_input_and_output_do_not_deadlock() -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from oracle import FIXTURES
 
-from state.tail import turn_ended, wait_turn_end
+from session_watcher.state.tail import turn_ended, wait_turn_end
 
 if TYPE_CHECKING:
     from pathlib import Path

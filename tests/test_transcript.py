@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 from oracle import REAL_CLIENT, TRANSCRIPTS, complete_lines, oracle
 
-from core.transcript import iso_to_epoch, parse_lines, read_payload, record_events, split_lines, usage_sample
+from session_watcher.core.transcript import (
+    iso_to_epoch,
+    parse_lines,
+    read_payload,
+    record_events,
+    split_lines,
+    usage_sample,
+)
 
 
 @pytest.mark.parametrize("text", [

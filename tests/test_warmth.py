@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from reports.collect import run_report
-from reports.fmt import human_tokens
+from session_watcher.reports.collect import run_report
+from session_watcher.reports.fmt import human_tokens
 
 if TYPE_CHECKING:
     from pathlib import Path
