@@ -1,0 +1,231 @@
+"""One house: one import package, no import cycles, and the same behaviour on every CPython 3.11+ here.
+
+The design card's top-level folders (core/, state/, hooks/, notifier/, reports/) are subpackages of
+`session_watcher` (session_watcher/<name> links to ../<name>). What must hold:
+
+* the built wheel installs `session_watcher` and no other top-level name;
+* no project module imports a top-level `core`, `state`, ... (two copies of a module would load);
+* no import cycle between the project's modules, counting imports inside functions too;
+* an install on each other interpreter pyenv has (3.11 and 3.13 on the CI image) replays a real
+  transcript to the same totals as this one, and its hook, given broken JSON, exits 0 in silence.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = "session_watcher"
+FOLDERS = ("core", "state", "hooks", "notifier", "reports")  # the design card's folders, now subpackages
+FIXTURE = REPO / "tests" / "fixtures" / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 152 calls
+SKIP = {".git", ".venv", "build", "dist", "test-output", "__pycache__", ".mypy_cache", ".ruff_cache",
+        ".pytest_cache", ".hypothesis", "node_modules"}
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every module of the package under `root`, by dotted name, following the subpackage links."""
+    found: dict[str, Path] = {}
+    for folder, dirs, files in os.walk(root / PACKAGE, followlinks=True):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                dotted = ".".join(Path(folder, name).relative_to(root).with_suffix("").parts)
+                found[dotted.removesuffix(".__init__")] = Path(folder, name)
+    return found
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules `name` imports anywhere in its file (module level or inside functions)."""
+    is_package = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = name.split(".") if is_package else name.split(".")[:-1]
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        out.update(t for t in targets if t.split(".")[0] in (PACKAGE, *FOLDERS))
+    out.discard(name)
+    return out
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    mods = modules(root)
+    return {name: imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def test_subpackages_are_the_top_level_folders() -> None:
+    for folder in FOLDERS:
+        link = REPO / PACKAGE / folder
+        assert link.is_symlink(), link
+        assert os.readlink(link) == f"../{folder}"
+        assert (REPO / folder / "__init__.py").is_file()
+
+
+def test_every_import_goes_through_the_one_package() -> None:
+    graph = import_graph(REPO)
+    assert len(graph) > 50  # the walk followed the links into the subpackages
+    bare = {name: sorted(d for d in deps if not d.startswith(f"{PACKAGE}.") and d != PACKAGE)
+            for name, deps in graph.items()}
+    assert {name: deps for name, deps in bare.items() if deps} == {}
+
+
+def test_no_import_cycles() -> None:
+    graph = import_graph(REPO)
+    assert "session_watcher.core.engine" in graph["session_watcher.state.session"]  # the graph has edges
+    assert cycles(graph) == []
+
+
+def test_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
+    """The check itself can fail: a lazy import inside a function closing a loop is a cycle."""
+    pkg = tmp_path / PACKAGE
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "__init__.py").write_text("")
+    (pkg / "core" / "a.py").write_text("from session_watcher.core import b\n")
+    (pkg / "core" / "b.py").write_text("def f():\n    from . import c\n")
+    (pkg / "core" / "c.py").write_text("import session_watcher.core.a\n")
+    (pkg / "core" / "d.py").write_text("from session_watcher.core.a import x\n")
+    assert cycles(import_graph(tmp_path)) == [["session_watcher.core.a", "session_watcher.core.b",
+                                               "session_watcher.core.c"]]
+
+
+def source_copy(dest: Path) -> Path:
+    """The repository's files as a fresh clone has them (links kept as links), without build output."""
+    shutil.copytree(REPO, dest, symlinks=True,
+                    ignore=lambda _d, names: [n for n in names if n in SKIP or n.endswith(".egg-info")])
+    return dest
+
+
+def test_built_wheel_has_one_top_level_name(tmp_path: Path) -> None:
+    src = source_copy(tmp_path / "src")
+    out = tmp_path / "wheel"
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps",
+                           "-w", str(out), str(src)], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = out.glob("session_watcher-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names if ".dist-info/" not in n} == {PACKAGE}
+    for path in ("core/engine.py", "state/store.py", "hooks/run.py", "hooks/hooks.json", "notifier/deliver.py",
+                 "reports/cli.py", "reports/assets/theme.css", "data/icon.png"):
+        assert f"{PACKAGE}/{path}" in names, path
+    top = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+    if top:  # setuptools writes it; it lists what `pip install` exposes
+        assert zipfile.ZipFile(wheel).read(top[0]).decode().split() == [PACKAGE]
+
+
+def other_interpreters() -> list[str]:
+    """Every CPython 3.11+ that pyenv has here, other than the one running the tests."""
+    mine = os.path.realpath(sys.executable)
+    found = []
+    for exe in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[1-9]*/bin/python3.1[1-9]"))):
+        if os.path.realpath(exe) != mine and not os.path.realpath(exe).startswith(sys.prefix):
+            found.append(exe)
+    versions: dict[str, str] = {}
+    for exe in found:  # one per minor version
+        v = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True,
+                           check=False).stdout.strip()
+        if v and v != str(sys.version_info[:2]):
+            versions.setdefault(v, exe)
+    return sorted(versions.values())
+
+
+def replay(python: list[str], env: dict[str, str], cwd: Path) -> dict[str, object]:
+    proc = subprocess.run([*python, "replay", "--json", str(FIXTURE)], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, object] = json.loads(proc.stdout)
+    return doc
+
+
+@pytest.mark.parametrize("python", other_interpreters() or [pytest.param("", marks=pytest.mark.skip(
+    reason="no other CPython 3.11+ under ~/.pyenv on this machine"))])
+def test_other_interpreter_installs_and_works_the_same(python: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "PYTHON": python,
+           "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"), "XDG_BIN_HOME": str(tmp_path / "bin")}
+    env.pop("VIRTUAL_ENV", None)
+    src = source_copy(tmp_path / "src")
+    data = tmp_path / "data"
+    proc = subprocess.run(["sh", str(src / "install.sh"), "--venv-only", "--data", str(data)], env=env,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    venv_python = data / "venv" / "bin" / "python"
+    version = subprocess.run([str(venv_python), "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert version != str(sys.version_info[:2])  # really the other interpreter
+    record = next((data / "venv").glob("lib/python3.*/site-packages/session_watcher-*.dist-info/RECORD"))
+    top = {line.split("/")[0] for line in record.read_text().splitlines() if ".dist-info/" not in line}
+    assert {t for t in top if not t.startswith("..")} == {PACKAGE}
+
+    theirs = replay([str(data / "venv" / "bin" / "session-watcher")], env, tmp_path)
+    mine = replay([sys.executable, "-m", "session_watcher"], env, tmp_path)
+    assert (theirs["calls"], theirs["buckets"]) == (mine["calls"], mine["buckets"])
+    assert theirs == mine
+
+    hook = subprocess.run([str(venv_python), "-I", "-S", str(data / "venv" / "bin" / "session-watcher-hook"),
+                           "PostToolUse"], input=b'{"session_id": "abc", "transcript_path": ', env=env,
+                          capture_output=True, timeout=60, check=False)
+    assert (hook.returncode, hook.stdout, hook.stderr) == (0, b"", b"")
+    written = [p for p in (tmp_path / "sw").rglob("*") if p.is_file()] if (tmp_path / "sw").exists() else []
+    assert [p for p in written if b"Traceback" in p.read_bytes() or b"Error" in p.read_bytes()] == []
