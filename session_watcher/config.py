@@ -10,7 +10,8 @@ checked together (bp_red >= bp_amber). A project file comes with the repository,
 PROJECT_KEYS: which files count (`include`, `exclude`) and the model's tuning, each within its
 range; how and whether the user is alerted (`notify`) is the user's own. A file that cannot be used
 (not TOML, binary, nested too deep, a bad value) is left out as a whole and named in one error; the
-other file still applies, and the CLI can show and repair it.
+other file still applies, and the CLI can show and repair it. A user-only key in a project file is
+refused on its own, with an error naming it: the file's other keys still apply.
 """
 
 from __future__ import annotations
@@ -202,7 +203,14 @@ def load_layers(project_dir: str | None) -> tuple[dict[str, Any], list[str]]:
     errors: list[str] = []
     for i, file in enumerate(config_files(project_dir)):
         try:
-            layer = parse_file(file, project=i > 0)
+            doc = _read_toml(file)
+            if i > 0:  # the project's file: its user-only keys are refused, its other keys still apply
+                refused = [k for k in doc if k not in PROJECT_KEYS and (k == "notify" or k in known_keys())]
+                if refused:
+                    errors.append(f"{file}: {', '.join(repr(k) for k in refused)} may only be set in your own config "
+                                  f"({paths.user_config_file()}); ignored here, the file's other keys apply")
+                    doc = {k: v for k, v in doc.items() if k not in refused}
+            layer = validate(file, doc, project=i > 0)
             _together(file, merge(*layers, layer))
         except ConfigError as exc:
             errors.append(str(exc))

@@ -558,13 +558,14 @@ def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path) -> 
     proj = Path(s.project)
     (proj / ".claude").mkdir()
     pf = proj / ".claude" / "session-watcher.toml"
-    pf.write_text('guard = "off"\n[notify]\nchannels = []\nfallback = "none"\n')
+    pf.write_text('bp_amber = 0.2\nguard = "off"\n[notify]\nchannels = []\nfallback = "none"\n')
     hook(root, s, tr)
     state = load_state(s.session_id, fs.sw_home(root))
     notify = state["config"]["values"]["notify"]
     assert (notify["channels"], notify["fallback"]) == (["message"], "none")  # the user's
     assert state["config"]["values"]["guard"] == "warn"
-    assert "may only be set in your own config" in log_text(root)
+    assert state["config"]["values"]["bp_amber"] == 0.2  # the project's own key still applies
+    assert "'guard', 'notify' may only be set in your own config" in log_text(root)
     got = cli(root, "config", "set", "--project", str(proj), "notify.channels", "[]")
     assert got.returncode == 1
     assert "may only be set in your own config" in got.stderr
