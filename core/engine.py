@@ -1,17 +1,16 @@
-"""The fold: events -> session state, and the quantities of the cost model. Pure.
+"""The fold: events -> session state. Pure.
 
 `fold(state, events, ...)` applies transcript events (core.transcript) and hook events in order,
-mutating the plain-dict state in place and returning the alerts that fired. `quantities(state,
-cfg)` computes every figure of the status document from the state. No I/O, no clock, no globals:
-the shell canonicalizes paths and classifies them (git, project root) before calling.
+mutating the plain-dict state in place and returning the alerts that fired; it gates on the cost
+model's figures (`core.eoq.quantities`). No I/O, no clock, no globals: the shell canonicalizes paths
+and classifies them (git, project root) before calling.
 """
 
 from __future__ import annotations
 
-import math
-
 from session_watcher.core import eoq, health, meter, prices
 from session_watcher.core import paths as pathmap
+from session_watcher.core.eoq import cache_lifetime, quantities
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -50,67 +49,6 @@ def new_state(session_id: str) -> dict[str, Any]:
         "config": {}, "bad": 0,
         "rev": 0, "shards": {},  # the path map's shard files on disk (state.pathstore); shells only
     }
-
-
-# ----------------------------------------------------------------------------- quantities
-
-TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
-
-
-def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None) -> float | None:
-    """Seconds a cache written at `ttl` ("5m" / "1h") stays warm: the user's inferred cliff for that
-    class when the warmth report found one (`cfg["cliff"]`), else the class's TTL; None for no class."""
-    if ttl not in TTL_SECONDS:
-        return None
-    known = (cliff or {}).get(ttl)
-    if isinstance(known, int | float) and not isinstance(known, bool) and known > 0:
-        return float(known)
-    return TTL_SECONDS[ttl]
-
-
-def c_ratio(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
-    """The config's cRatio, else the model's cache-write / cache-read price for the TTL class seen."""
-    override = cfg.get("cRatio")
-    if override:
-        return float(override)
-    return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
-
-
-def quantities(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """Every figure of the cost model for the state as it stands (None where not valid yet)."""
-    e = state["engine"]
-    floor = e["floor"]
-    cr = c_ratio(state, cfg)
-    g = eoq.growth(e["level"], e["trend"])
-    shared = e["shared"] or 0
-    q: dict[str, Any] = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
-                         "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
-                         "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
-                         "saving": None}
-    if floor is None:
-        return q
-    b_full = floor + e["bFull"]
-    b_default = floor + e["bIncl"]
-    q["bFull"], q["bDefault"] = b_full, b_default
-    base = b_default if b_default > 0 else b_full
-    if base <= 0:
-        q["x"] = 1.0
-        return q
-    big_l = e["L"] or 0
-    x = big_l / base
-    k = eoq.restart_cost(cr, base, shared)
-    ce = k / base
-    dh = eoq.dhat(ce, g, base)
-    mf = eoq.movable_fraction(dh, cr * g / base)
-    bp = eoq.bill_premium(x, dh, mf)
-    q.update({
-        "x": x, "cEff": ce, "K": k, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
-        "burnRate": eoq.rent_rate(big_l, base, ce), "wallP": 1 + ce,
-        "lamp": eoq.lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], e["lamp"]),
-        "backstopN": eoq.backstop_interval(mf, cfg["backstop_base"]),
-        "saving": eoq.cycle_saving(big_l, base, g, dh, k),
-    })
-    return q
 
 
 # ----------------------------------------------------------------------------- segments
@@ -355,10 +293,8 @@ def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[
     e = state["engine"]
     q = quantities(state, cfg)
     rent = q["burnRate"] or 0.0
-    e["billProgress"] += (e["rent"] + rent) / 2
+    e["billProgress"], done = eoq.bill_step(e["billProgress"], e["rent"], rent)
     e["rent"] = rent
-    done = math.floor(e["billProgress"]) if e["billProgress"] >= 1 else 0
-    e["billProgress"] -= done
     e["bills"] += done
     e["billsTotal"] += done
     e["lamp"] = q["lamp"]

@@ -1,4 +1,5 @@
-"""The cost model (SPEC "The cost model"): plain functions of plain numbers. Pure.
+"""The cost model (SPEC "The cost model"), all of it: the formulas, and `quantities(state, cfg)`, every
+figure of the model for a session state (what the fold gates on and the status document shows). Pure.
 
 Restarting costs writing what the restart carries (B tokens) to the cache, except the shared prefix
 it finds already cached; staying costs reading L each call; the context grows by g per call. In
@@ -13,6 +14,13 @@ shared = 0, cEff = cRatio and this is the v1 model exactly.
 from __future__ import annotations
 
 import math
+
+from session_watcher.core import prices
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 G_MIN = 100.0  # tokens per call: floor of the growth rate
 MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dhat = sqrt(2)
@@ -127,3 +135,72 @@ def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float,
     if bp >= amber or (prev in ("amber", "red") and bp >= HYSTERESIS * amber):
         return "amber"
     return "green"
+
+
+def bill_step(progress: float, prev_rent: float, rent: float) -> tuple[float, int]:
+    """One call's bills: the progress grows by the rent rate (trapezoid between the previous call's
+    rate and this one's); each whole unit is a bill cycle. Returns (progress left, bills completed)."""
+    progress += (prev_rent + rent) / 2
+    done = math.floor(progress) if progress >= 1 else 0
+    return progress - done, done
+
+
+# ----------------------------------------------------------------------------- the session's figures
+
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+
+
+def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None) -> float | None:
+    """Seconds a cache written at `ttl` ("5m" / "1h") stays warm: the user's inferred cliff for that
+    class when the warmth report found one (`cfg["cliff"]`), else the class's TTL; None for no class."""
+    if ttl not in TTL_SECONDS:
+        return None
+    known = (cliff or {}).get(ttl)
+    if isinstance(known, int | float) and not isinstance(known, bool) and known > 0:
+        return float(known)
+    return TTL_SECONDS[ttl]
+
+
+def session_c_ratio(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
+    """The config's cRatio, else the model's cache-write / cache-read price for the TTL class seen."""
+    override = cfg.get("cRatio")
+    if override:
+        return float(override)
+    return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
+
+
+def quantities(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Every figure of the cost model for the state as it stands (None where not valid yet)."""
+    e = state["engine"]
+    floor = e["floor"]
+    cr = session_c_ratio(state, cfg)
+    g = growth(e["level"], e["trend"])
+    shared = e["shared"] or 0
+    q: dict[str, Any] = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
+                         "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
+                         "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
+                         "saving": None}
+    if floor is None:
+        return q
+    b_full = floor + e["bFull"]
+    b_default = floor + e["bIncl"]
+    q["bFull"], q["bDefault"] = b_full, b_default
+    base = b_default if b_default > 0 else b_full
+    if base <= 0:
+        q["x"] = 1.0
+        return q
+    big_l = e["L"] or 0
+    x = big_l / base
+    k = restart_cost(cr, base, shared)
+    ce = k / base
+    dh = dhat(ce, g, base)
+    mf = movable_fraction(dh, cr * g / base)
+    bp = bill_premium(x, dh, mf)
+    q.update({
+        "x": x, "cEff": ce, "K": k, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
+        "burnRate": rent_rate(big_l, base, ce), "wallP": 1 + ce,
+        "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], e["lamp"]),
+        "backstopN": backstop_interval(mf, cfg["backstop_base"]),
+        "saving": cycle_saving(big_l, base, g, dh, k),
+    })
+    return q

@@ -12,7 +12,7 @@ else from the TTL class (5 min / 1 h). Leading with a restart is advised from x 
 from __future__ import annotations
 
 from session_watcher.core import prices
-from session_watcher.core.engine import TTL_SECONDS, cache_lifetime
+from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime
 from session_watcher.core.render import human
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path

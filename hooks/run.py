@@ -305,13 +305,13 @@ def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str,
     prompt = payload.get("prompt")
     if mode == "off" or (isinstance(prompt, str) and prompt.lstrip().startswith("/")):
         return None, False
-    from session_watcher.core import engine, guard
+    from session_watcher.core import eoq, guard
 
     now = time.time()
     cold = guard.cold_cache(state, cfg, now)
     if cold is None or not cold["cold"]:
         return None, False
-    advice = guard.advice(state, engine.quantities(state, cfg), cold, cfg)
+    advice = guard.advice(state, eoq.quantities(state, cfg), cold, cfg)
     if advice is None:
         return None, False
     e = state["engine"]

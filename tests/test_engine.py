@@ -15,7 +15,7 @@ from synth import Transcript
 from test_eoq import simulate
 
 from session_watcher import config
-from session_watcher.core import engine, status
+from session_watcher.core import engine, eoq, status
 from session_watcher.core.status import status_document
 
 CFG = config.merge()
@@ -45,7 +45,7 @@ def estimate(content: str, start: int = 1) -> int:
 
 def test_nothing_is_made_up_before_the_first_call() -> None:
     state = engine.new_state("t")
-    q = engine.quantities(state, CFG)
+    q = eoq.quantities(state, CFG)
     assert q["L"] is None
     assert q["x"] is None
     assert q["xSweet"] is None

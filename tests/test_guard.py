@@ -1,4 +1,4 @@
-"""The cold-cache guard's pure part (core.guard, core.engine.cache_lifetime): literal values in and out."""
+"""The cold-cache guard's pure part (core.guard, core.eoq.cache_lifetime): literal values in and out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from session_watcher.core import engine, guard
+from session_watcher.core import engine, eoq, guard
 
 CFG: dict[str, Any] = {"cliff": {"5m": None, "1h": None}}
 
@@ -33,7 +33,7 @@ def state(last: float | None = 1000.0, ttl: str | None = "5m", **ctx: Any) -> di
 ])
 def test_cache_lifetime_is_the_class_ttl_unless_its_cliff_is_known(ttl: str | None, cliff: Any,
                                                                    want: float | None) -> None:
-    assert engine.cache_lifetime(ttl, cliff) == want
+    assert eoq.cache_lifetime(ttl, cliff) == want
 
 
 # --------------------------------------------------------------------------- cold or warm, by which source

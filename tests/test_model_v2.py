@@ -15,7 +15,7 @@ import pytest
 from synth import Transcript
 
 from session_watcher import config
-from session_watcher.core import engine, prices, status
+from session_watcher.core import engine, eoq, prices, status
 from session_watcher.state import store
 
 CFG = config.merge()
@@ -134,11 +134,11 @@ def test_no_guard_within_the_ttl_or_below_guard_x() -> None:
 
 
 def test_an_inferred_cliff_replaces_the_class_ttl() -> None:
-    assert engine.cache_lifetime("5m", None) == 300
-    assert engine.cache_lifetime("1h", None) == 3600
-    assert engine.cache_lifetime("1h", {"1h": 3300.0, "5m": None}) == 3300
-    assert engine.cache_lifetime("5m", {"1h": 3300.0, "5m": None}) == 300
-    assert engine.cache_lifetime(None, None) is None
+    assert eoq.cache_lifetime("5m", None) == 300
+    assert eoq.cache_lifetime("1h", None) == 3600
+    assert eoq.cache_lifetime("1h", {"1h": 3300.0, "5m": None}) == 3300
+    assert eoq.cache_lifetime("5m", {"1h": 3300.0, "5m": None}) == 300
+    assert eoq.cache_lifetime(None, None) is None
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:8])
