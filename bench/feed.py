@@ -63,7 +63,7 @@ def _apply_read(state: dict[str, object], cfg: dict[str, object], payload: dict[
     raws = {p for p in ((info or {}).get("path"), (file or {}).get("path")) if isinstance(p, str)}
     canon, reasons = session.resolve(state, raws)
     engine.apply_globs(state, cfg)
-    engine.on_tool_result(state, cfg, tool_id, name, info, False, file, canon, reasons)
+    engine.on_tool_result(state, ("result", None, tool_id, False, file), (canon, reasons), use=(name, info))
 
 
 def main(argv: list[str]) -> int:

@@ -17,8 +17,25 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
+    from session_watcher.core.shapes import (
+        Alert,
+        CallEvent,
+        CallUsage,
+        Engine,
+        Event,
+        LedgerEntry,
+        PathEntry,
+        Quantities,
+        ReadFile,
+        ResultEvent,
+        State,
+        UseInfo,
+    )
+
     # (state, alerts fired by this call, the call's own usage and time) after each main-chain call
-    CallHook = Callable[[dict[str, Any], list[dict[str, Any]], dict[str, Any]], None]
+    CallHook = Callable[[State, list[Alert], CallUsage], None]
+    # the shell's answers for the paths of a batch: raw -> canonical path, canonical -> discard reason
+    Resolved = tuple[Mapping[str, str], Mapping[str, str | None]]
 
 SCHEMA = 2  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis)
 LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
@@ -27,7 +44,7 @@ PENDING_MAX = 256  # tool uses waiting for their result
 ALERTS_MAX = 20
 
 
-def new_engine() -> dict[str, Any]:
+def new_engine() -> Engine:
     return {
         "segment": 0, "segCalls": 0, "calls": 0, "compactions": 0, "expectBoundary": False,
         "floor": None, "L": None, "lastTs": None, "ttl": None, "shared": None, "lamp": None, "gN": 0,
@@ -39,7 +56,7 @@ def new_engine() -> dict[str, Any]:
     }
 
 
-def new_state(session_id: str) -> dict[str, Any]:
+def new_state(session_id: str) -> State:
     return {
         "schema": SCHEMA, "sessionId": session_id, "cursor": None, "subCursors": {},
         "meter": meter.new_meter(), "engine": new_engine(), "paths": {}, "reasons": {}, "readPaths": {},
@@ -53,7 +70,7 @@ def new_state(session_id: str) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- segments
 
-def new_segment(state: dict[str, Any]) -> None:
+def new_segment(state: State) -> None:
     """After a compaction or /clear: floor, path map, ledger, dwell and bill progress start over;
     the growth smoother keeps its level (the work's pace did not change)."""
     e = state["engine"]
@@ -72,7 +89,7 @@ def new_segment(state: dict[str, Any]) -> None:
     state["paths"] = {}
 
 
-def on_compaction(state: dict[str, Any], from_hook: bool) -> None:
+def on_compaction(state: State, from_hook: bool) -> None:
     """A compaction seen in the transcript (compact_boundary) or announced by a hook.
 
     Both sources report the same compaction; whichever comes first starts the segment and the
@@ -94,11 +111,11 @@ def on_compaction(state: dict[str, Any], from_hook: bool) -> None:
 
 # ----------------------------------------------------------------------------- path map
 
-def _set_path_tokens(state: dict[str, Any], entry: dict[str, Any]) -> int:
+def _set_path_tokens(state: State, entry: PathEntry) -> int:
     """Recompute an entry's total and keep the B sums in step; returns the change."""
     e = state["engine"]
     new = pathmap.total(entry)
-    delta = new - int(entry["tokens"])
+    delta = new - entry["tokens"]
     entry["tokens"] = new
     e["bFull"] += delta
     if entry["include"]:
@@ -106,7 +123,7 @@ def _set_path_tokens(state: dict[str, Any], entry: dict[str, Any]) -> int:
     return delta
 
 
-def apply_globs(state: dict[str, Any], cfg: Mapping[str, Any]) -> None:
+def apply_globs(state: State, cfg: Mapping[str, Any]) -> None:
     """Re-decide inclusion for every path when the include/exclude globs changed."""
     e = state["engine"]
     globs = [list(cfg["include"]), list(cfg["exclude"])]
@@ -121,42 +138,55 @@ def apply_globs(state: dict[str, Any], cfg: Mapping[str, Any]) -> None:
             e["bIncl"] += entry["tokens"]
 
 
-def _file_op(state: dict[str, Any], cfg: Mapping[str, Any], name: str, path: str, reason: str | None,
-             info: Mapping[str, Any] | None, file: Mapping[str, Any] | None) -> None:
-    e = state["engine"]
+def _path_entry(state: State, path: str, reason: str | None) -> PathEntry:
+    """The path map's entry for `path`, new (inclusion decided) on its first use."""
     entry = state["paths"].get(path)
     if entry is None:
         entry = pathmap.new_entry(reason)
-        globs = e["globs"] or [[], []]
+        globs = state["engine"]["globs"] or [[], []]
         entry["include"] = pathmap.included(path, reason, state["context"]["project"], globs[0], globs[1])
         state["paths"][path] = entry
-    cpt = pathmap.chars_per_token(e["cal"])
-    chars = 0
-    if name == "Read":
-        entry["reads"] += 1
-        if file is not None:
-            if entry["edited"]:  # a Read after edits recounts the file
-                entry["lines"], entry["ranges"], entry["pendingEdit"], entry["edited"] = 0, [], 0, False
-            chars = pathmap.add_lines(entry, int(file["start"]), str(file["content"]))
-            entry["lines"] += round(chars / cpt)
-    elif info is not None:
-        new_chars, old_chars = int(info.get("new", 0)), int(info.get("old", 0))
-        if info.get("write"):
-            entry["pendingEdit"] = round(new_chars / cpt) - int(entry["lines"])
-        else:
-            entry["pendingEdit"] += round((new_chars - old_chars) / cpt)
-        chars = max(0, new_chars - old_chars)
-        entry["edited"] = True
+    return entry
+
+
+def _read(entry: PathEntry, file: ReadFile | None, cpt: float) -> int:
+    """A Read: its lines not counted before join the estimate. Returns the characters added."""
+    entry["reads"] += 1
+    if file is None:
+        return 0
+    if entry["edited"]:  # a Read after edits recounts the file
+        entry["lines"], entry["ranges"], entry["pendingEdit"], entry["edited"] = 0, [], 0, False
+    chars = pathmap.add_lines(entry, int(file["start"]), str(file["content"]))
+    entry["lines"] += round(chars / cpt)
+    return chars
+
+
+def _edit(entry: PathEntry, info: UseInfo | None, cpt: float) -> int:
+    """An edit or write: its size joins the pending-edit estimate. Returns the characters added."""
+    if info is None:
+        return 0
+    new_chars, old_chars = int(info.get("new", 0)), int(info.get("old", 0))
+    if info.get("write"):
+        entry["pendingEdit"] = round(new_chars / cpt) - int(entry["lines"])
+    else:
+        entry["pendingEdit"] += round((new_chars - old_chars) / cpt)
+    entry["edited"] = True
+    return max(0, new_chars - old_chars)
+
+
+def _file_op(state: State, path: str, entry: PathEntry, chars: int) -> None:
+    """A file tool call's framing joins the path's estimate; what it added waits in the ledger."""
     entry["overhead"] += pathmap.TOOL_OVERHEAD
     delta = _set_path_tokens(state, entry)
     if delta > 0:
-        e["ledger"].append([path, delta, 0, chars, delta])
+        state["engine"]["ledger"].append((path, delta, 0, chars, delta))
 
 
-def on_tool_result(state: dict[str, Any], cfg: Mapping[str, Any], tool_id: str, name: str | None,
-                   info: Mapping[str, Any] | None, is_error: bool, file: Mapping[str, Any] | None,
-                   canon: Mapping[str, str], reasons: Mapping[str, str | None]) -> None:
-    """A finished tool call, from a hook payload or the transcript; each id counts once."""
+def on_tool_result(state: State, result: ResultEvent, paths: Resolved, use: tuple[str, UseInfo | None] | None = None,
+                   ) -> None:
+    """A finished tool call, from the transcript or a hook payload (`use`: the tool's name and input
+    when the payload says them); each id counts once. `paths`: the shell's answers for its path."""
+    _, _, tool_id, is_error, file = result
     tools = state["tools"]
     if tool_id in tools["done"]:
         return
@@ -164,12 +194,14 @@ def on_tool_result(state: dict[str, Any], cfg: Mapping[str, Any], tool_id: str, 
     if len(tools["done"]) > DONE_MAX:
         del tools["done"][: len(tools["done"]) - DONE_MAX]
     pending = tools["pending"].pop(tool_id, None)
+    name, info = use if use is not None else (None, None)
     if name is None and pending is not None:
         name = pending[0]
         info = info if info is not None else pending[1]
     if name is None:
         name = "Read" if file is not None else "unknown"
-    raw = (file or {}).get("path") or (info or {}).get("path")
+    raw = (file["path"] if file is not None else None) or (info.get("path") if info else None)
+    canon, reasons = paths
     path = canon.get(raw, raw) if isinstance(raw, str) else None
     reread = False
     if name == "Read" and path:
@@ -177,21 +209,24 @@ def on_tool_result(state: dict[str, Any], cfg: Mapping[str, Any], tool_id: str, 
         state["readPaths"].setdefault(path, 1)
     health.on_tool(state["health"], name, reread, is_error)
     if path and not is_error and name in ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit"):
-        _file_op(state, cfg, name, path, reasons.get(path), info, file)
+        entry = _path_entry(state, path, reasons.get(path))
+        cpt = pathmap.chars_per_token(state["engine"]["cal"])
+        chars = _read(entry, file, cpt) if name == "Read" else _edit(entry, info, cpt)
+        _file_op(state, path, entry, chars)
 
 
-def on_tool_use(state: dict[str, Any], tool_id: str, name: str, info: Mapping[str, Any] | None) -> None:
+def on_tool_use(state: State, tool_id: str, name: str, info: UseInfo | None) -> None:
     pending = state["tools"]["pending"]
     if tool_id in state["tools"]["done"]:
         return
-    pending[tool_id] = [name, info]
+    pending[tool_id] = (name, info)
     while len(pending) > PENDING_MAX:
         del pending[next(iter(pending))]
 
 
 # ----------------------------------------------------------------------------- API calls
 
-def _settle(state: dict[str, Any], d_l: int) -> int:
+def _settle(state: State, d_l: int) -> int:
     """Retire ledger entries oldest first against the L growth; write off stale ones. Residual.
 
     An entry is [path, open tokens, calls seen, chars behind the estimate, original tokens]. What
@@ -201,14 +236,14 @@ def _settle(state: dict[str, Any], d_l: int) -> int:
     e = state["engine"]
     left = max(0, d_l)
     cal = e["cal"]
-    kept = []
+    kept: list[LedgerEntry] = []
     for path, was_open, was_age, chars, original in e["ledger"]:
         take = min(was_open, left)
         left -= take
         open_tokens = was_open - take
         age = was_age + 1
         if open_tokens > 0 and age < LEDGER_CALLS:
-            kept.append([path, open_tokens, age, chars, original])
+            kept.append((path, open_tokens, age, chars, original))
             continue
         if open_tokens > 0:
             entry = state["paths"].get(path)
@@ -222,9 +257,9 @@ def _settle(state: dict[str, Any], d_l: int) -> int:
     return left
 
 
-def on_call(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None, model: str | None,
-            inp: int, cr: int, cw: int, cw1h: int, cw5m: int) -> list[dict[str, Any]]:
+def on_call(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert]:
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate."""
+    _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h = call
     e = state["engine"]
     ctx = state["context"]
     alerts = _cold_return(state, cfg, ts)
@@ -262,7 +297,7 @@ def on_call(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None, mod
     return alerts + _bills_and_gate(state, cfg)
 
 
-def _cold_return(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None) -> list[dict[str, Any]]:
+def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None) -> list[Alert]:
     """The advice's second trigger, judged before the call that follows an idle gap: the cache
     expired meanwhile, so this call re-writes all of L, while a fresh session would write only
     what it carries. Recorded on that call (the advice was to restart before it)."""
@@ -289,7 +324,7 @@ def _cold_return(state: dict[str, Any], cfg: Mapping[str, Any], ts: float | None
     return [alert]
 
 
-def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
     e = state["engine"]
     q = quantities(state, cfg)
     rent = q["burnRate"] or 0.0
@@ -300,7 +335,7 @@ def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[
     e["lamp"] = q["lamp"]
     # deep water is the lamp's amber/red: the same hysteresis keeps an episode from flickering
     deep = q["lamp"] in ("amber", "red")
-    alerts: list[dict[str, Any]] = []
+    alerts: list[Alert] = []
     if not deep:
         e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
         e["fired"] = False
@@ -325,7 +360,7 @@ def _bills_and_gate(state: dict[str, Any], cfg: Mapping[str, Any]) -> list[dict[
     return alerts
 
 
-def _alert(state: Mapping[str, Any], q: Mapping[str, Any], kind: str, call: int) -> dict[str, Any]:
+def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
     """An alert with what the user can act on: what a restart carries (system and files), what it
     costs (K) and what restarting now saves over the next cycle, in tokens and dollars."""
     e = state["engine"]
@@ -346,33 +381,32 @@ def _alert(state: Mapping[str, Any], q: Mapping[str, Any], kind: str, call: int)
 
 # ----------------------------------------------------------------------------- the fold
 
-def fold(state: dict[str, Any], events: Iterable[tuple[Any, ...]], cfg: Mapping[str, Any],
-         canon: Mapping[str, str], reasons: Mapping[str, str | None], sidechain_file: bool = False,
-         call_hook: CallHook | None = None) -> list[dict[str, Any]]:
-    """Apply events in order; return the alerts that fired. `sidechain_file`: a subagent transcript,
-    whose calls count toward token totals only. `call_hook` sees the state after each new
-    main-chain API call (replay's trace is built from it)."""
+def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: Resolved = ({}, {}), *,
+         sidechain_file: bool = False, call_hook: CallHook | None = None) -> list[Alert]:
+    """Apply events in order; return the alerts that fired. `paths`: the shell's answers for the
+    paths the events name (`Resolved`). `sidechain_file`: a subagent transcript, whose calls count
+    toward token totals only. `call_hook` sees the state after each new main-chain API call
+    (replay's trace is built from it)."""
     apply_globs(state, cfg)
-    alerts: list[dict[str, Any]] = []
+    alerts: list[Alert] = []
     m = state["meter"]
     for ev in events:
-        kind = ev[0]
-        if kind == "call":
+        if ev[0] == "call":
             _, key, ts, model, side, inp, cr, cw, out, cw5, cw1 = ev
             side = side or sidechain_file
             is_new = meter.add_sample(m, "sub" if side else "main", key, (inp, cr, cw, out, cw5, cw1))
             if is_new and not side:
-                fired = on_call(state, cfg, ts, model, inp, cr, cw, cw1, cw5)
+                fired = on_call(state, cfg, ev)
                 alerts.extend(fired)
                 if call_hook is not None:
                     call_hook(state, fired, {"ts": ts, "model": model, "in": inp, "cr": cr, "cw": cw,
                                              "cw5m": cw5, "cw1h": cw1, "out": out})
         elif sidechain_file:
             continue
-        elif kind == "use":
+        elif ev[0] == "use":
             on_tool_use(state, ev[2], ev[3], ev[4])
-        elif kind == "result":
-            on_tool_result(state, cfg, ev[2], None, None, ev[3], ev[4], canon, reasons)
-        elif kind == "compact":
+        elif ev[0] == "result":
+            on_tool_result(state, ev, paths)
+        else:
             on_compaction(state, from_hook=False)
     return alerts

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from session_watcher.core.shapes import Lamp, Quantities, State
+
 G_MIN = 100.0  # tokens per call: floor of the growth rate
 MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dhat = sqrt(2)
 CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read, on most models
@@ -120,7 +122,7 @@ def growth(level: float | None, trend: float) -> float:
 
 
 def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float, red: float,
-         prev: str | None = None) -> str:
+         prev: str | None = None) -> Lamp:
     """white before a valid baseline or at x <= 1; green on the left arm; on the right arm by bp,
     with hysteresis: amber holds down to 0.8 x amber, red down to 0.8 x red, and a lit lamp does not
     go back to white when x dips to 1 (a file read joins B a call or two before it reaches L)."""
@@ -161,7 +163,7 @@ def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None) -> float | 
     return TTL_SECONDS[ttl]
 
 
-def session_c_ratio(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
+def session_c_ratio(state: State, cfg: Mapping[str, Any]) -> float:
     """The config's cRatio, else the model's cache-write / cache-read price for the TTL class seen."""
     override = cfg.get("cRatio")
     if override:
@@ -169,14 +171,14 @@ def session_c_ratio(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> float:
     return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
 
 
-def quantities(state: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
+def quantities(state: State, cfg: Mapping[str, Any]) -> Quantities:
     """Every figure of the cost model for the state as it stands (None where not valid yet)."""
     e = state["engine"]
     floor = e["floor"]
     cr = session_c_ratio(state, cfg)
     g = growth(e["level"], e["trend"])
     shared = e["shared"] or 0
-    q: dict[str, Any] = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
+    q: Quantities = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
                          "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
                          "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
                          "saving": None}

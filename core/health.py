@@ -33,6 +33,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from session_watcher.core.shapes import Health
+
 DEFAULT_WINDOW = 200_000
 PRODUCTIVE = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 MIN_CALLS = 4  # fewer tool calls than this: too few to judge (error and efficiency signals)
@@ -50,17 +52,17 @@ _ERROR_CHARS = "eE"
 _PRODUCTIVE_CHARS = "pE"
 
 
-def new_health() -> dict[str, Any]:
+def new_health() -> Health:
     """Empty counters for a new session."""
     return {"prompt": None, "compactions": 0, "reads": 0, "rereads": 0, "calls": ""}
 
 
-def on_call(h: dict[str, Any], prompt_tokens: int) -> None:
+def on_call(h: Health, prompt_tokens: int) -> None:
     """A main-chain API call sample: the newest prompt size (a later sample of one call replaces)."""
     h["prompt"] = int(prompt_tokens)
 
 
-def on_tool(h: dict[str, Any], name: str, reread: bool, is_error: bool) -> None:
+def on_tool(h: Health, name: str, reread: bool, is_error: bool) -> None:
     """A tool result. `reread`: a Read of a canonical path already read before in this session."""
     if name == "Read":
         h["reads"] = h.get("reads", 0) + 1
@@ -71,7 +73,7 @@ def on_tool(h: dict[str, Any], name: str, reread: bool, is_error: bool) -> None:
     h["calls"] = h.get("calls", "") + ch
 
 
-def on_compaction(h: dict[str, Any]) -> None:
+def on_compaction(h: Health) -> None:
     """A compaction boundary."""
     h["compactions"] = h.get("compactions", 0) + 1
 
@@ -188,7 +190,7 @@ def _compose(
     }
 
 
-def grade(h: dict[str, Any], window: int | None) -> dict[str, Any]:
+def grade(h: Health, window: int | None) -> dict[str, Any]:
     """The `health` block of the status document from the incremental counters."""
     calls: str = h.get("calls", "")
     n = len(calls)

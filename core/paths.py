@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from session_watcher.core.shapes import Cal, PathEntry
 
 CPT_DEFAULT = 3.5  # chars per token before calibration: typical for code and English prose
 CPT_MIN, CPT_MAX = 2.0, 8.0
@@ -19,30 +19,30 @@ LINE_PREFIX_CHARS = 7  # the Read tool shows each line behind a right-aligned nu
 TOOL_OVERHEAD = 40  # tokens of one tool call's framing: the tool_use block and the result wrapper
 
 
-def chars_per_token(cal: dict[str, float]) -> float:
+def chars_per_token(cal: Cal) -> float:
     """The default blended with evidence from settled ledger entries (chars per observed token)."""
     chars = CPT_PRIOR_TOKENS * CPT_DEFAULT + cal.get("chars", 0.0)
     tokens = CPT_PRIOR_TOKENS + cal.get("tokens", 0.0)
     return min(CPT_MAX, max(CPT_MIN, chars / tokens))
 
 
-def new_entry(reason: str | None) -> dict[str, object]:
+def new_entry(reason: str | None) -> PathEntry:
     return {"lines": 0, "ranges": [], "overhead": 0, "pendingEdit": 0, "calibration": 0,
             "tokens": 0, "reason": reason, "include": reason is None, "reads": 0, "edited": False}
 
 
-def total(entry: dict[str, Any]) -> int:
-    raw: int = entry["lines"] + entry["overhead"] + entry["pendingEdit"] - entry["calibration"]
+def total(entry: PathEntry) -> int:
+    raw = entry["lines"] + entry["overhead"] + entry["pendingEdit"] - entry["calibration"]
     return max(0, raw)
 
 
-def add_lines(entry: dict[str, object], start: int, content: str) -> int:
+def add_lines(entry: PathEntry, start: int, content: str) -> int:
     """Count the lines of a Read result not counted before; returns the characters added."""
     lines = content.split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()  # a trailing newline ends the last line; it is not another line
     end = start + len(lines)
-    ranges: list[list[int]] = entry["ranges"]  # type: ignore[assignment]
+    ranges = entry["ranges"]
     added = 0
     pos = start
     for a, b in ranges:

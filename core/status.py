@@ -15,13 +15,14 @@ if TYPE_CHECKING:
     from typing import Any
 
     from session_watcher.core.engine import CallHook
+    from session_watcher.core.shapes import Alert, CallUsage, State
 
 
 def _round(v: float | None, nd: int = 6) -> float | None:
     return None if v is None else round(v, nd)
 
 
-def buckets(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+def buckets(state: State) -> list[dict[str, Any]]:
     e = state["engine"]
     out: list[dict[str, Any]] = []
     if e["floor"] is not None:
@@ -39,13 +40,13 @@ def buckets(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def window_of(state: Mapping[str, Any]) -> int | None:
+def window_of(state: State) -> int | None:
     ctx = state["context"]
     return context_window(ctx.get("window"), [ctx.get("modelId"), ctx.get("modelName"), ctx.get("model")],
                           ctx.get("peak"))
 
 
-def status_document(state: Mapping[str, Any], cfg: Mapping[str, Any], with_buckets: bool = True) -> dict[str, Any]:
+def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = True) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
     show it, and its shell loads only part of the path map)."""
     e = state["engine"]
@@ -103,7 +104,7 @@ def tracer(trace: list[dict[str, Any]], cfg: Mapping[str, Any]) -> CallHook:
     """A `fold` call hook that appends one trace row per main-chain API call: the status document
     after the call, with the call's number, time, own usage and the alerts it fired."""
 
-    def add(state: dict[str, Any], fired: list[dict[str, Any]], usage: dict[str, Any]) -> None:
+    def add(state: State, fired: list[Alert], usage: CallUsage) -> None:
         row = status_document(state, cfg)
         row["ts"], row["call"], row["alerts"], row["usage"] = usage["ts"], state["engine"]["calls"], fired, usage
         trace.append(row)

@@ -24,6 +24,8 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from session_watcher.core.shapes import Event, ReadFile, Sample, UseInfo
+
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
 
 
@@ -92,14 +94,14 @@ def clean_path(path: str) -> bool:
     return True
 
 
-def use_info(name: str, inp: object) -> dict[str, object] | None:
+def use_info(name: str, inp: object) -> UseInfo | None:
     """What the fold keeps of a file tool's input: the path and the size of what it wrote."""
     if name not in FILE_TOOLS or not isinstance(inp, dict):
         return None
     path = inp.get("file_path") or inp.get("notebook_path") or inp.get("path")
     if not isinstance(path, str) or not path or not clean_path(path):
         return None
-    info: dict[str, object] = {"path": path}
+    info: UseInfo = {"path": path}
     if name == "Edit":
         info["new"] = _text_len(inp.get("new_string"))
         info["old"] = _text_len(inp.get("old_string"))
@@ -123,7 +125,7 @@ def use_info(name: str, inp: object) -> dict[str, object] | None:
     return info
 
 
-def read_payload(result: object) -> dict[str, object] | None:
+def read_payload(result: object) -> ReadFile | None:
     """The Read tool's result (`tool_response` in a hook, `toolUseResult` in the transcript)."""
     if not isinstance(result, dict):
         return None
@@ -137,7 +139,7 @@ def read_payload(result: object) -> dict[str, object] | None:
     return {"path": path, "start": start if isinstance(start, int) and start > 0 else 1, "content": content}
 
 
-def usage_sample(usage: dict[str, object]) -> tuple[int, int, int, int, int, int]:
+def usage_sample(usage: dict[str, object]) -> Sample:
     """(input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object."""
     inp = _int(usage.get("input_tokens"))
     cr = _int(usage.get("cache_read_input_tokens"))
@@ -155,7 +157,7 @@ def usage_sample(usage: dict[str, object]) -> tuple[int, int, int, int, int, int
     return inp, cr, cw, out, cw5, cw1
 
 
-def record_events(rec: dict[str, object]) -> Iterator[tuple[object, ...]]:
+def record_events(rec: dict[str, object]) -> Iterator[Event]:
     """The events one parsed record holds."""
     kind = rec.get("type")
     ts = iso_to_epoch(rec.get("timestamp"))
@@ -197,9 +199,9 @@ def record_events(rec: dict[str, object]) -> Iterator[tuple[object, ...]]:
         yield ("compact", ts, trig if isinstance(trig, str) else None, _int(meta.get("preTokens")))
 
 
-def parse_lines(lines: list[bytes]) -> tuple[list[tuple[object, ...]], int]:
+def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
     """Events of complete lines, and how many lines were bad (not JSON, not UTF-8, too long)."""
-    events: list[tuple[object, ...]] = []
+    events: list[Event] = []
     bad = 0
     for line in lines:
         if len(line) > MAX_LINE_BYTES:

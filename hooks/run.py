@@ -26,6 +26,8 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from typing import Any
 
+    from session_watcher.core.shapes import Alert, State
+
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
 STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (measured: <= 0.3 s)
@@ -167,7 +169,7 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
     trace: list[dict[str, Any]] | None = [] if os.environ.get("SESSION_WATCHER_TRACE") else None
     for attempt in range(2):
         shards = PathShards(state_path)
-        alerts: list[dict[str, Any]] = []
+        alerts: list[Alert] = []
         caught_up = True
         try:
             if transcript:
@@ -294,7 +296,7 @@ def _warm_and_nothing_queued(state_path: str, session_id: str) -> dict[str, Any]
     return doc if got is not None and got["cold"] is False else None
 
 
-def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str, Any],
+def _prompt_guard(state: State, cfg: dict[str, Any], payload: dict[str, Any],
                   ) -> tuple[dict[str, Any] | None, bool]:
     """The cold-cache guard on a prompt (core.guard): (the hook's output or None, state changed).
 
@@ -335,7 +337,7 @@ def _prompt_guard(state: dict[str, Any], cfg: dict[str, Any], payload: dict[str,
     return out, changed
 
 
-def _news(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _news(state: State, alerts: list[Alert]) -> list[Alert]:
     """The alerts about where the session is now. A hook that folds a backlog (the first runs on a
     long session after install, a rebuild from the transcript) fires the session's past alerts
     again; they stay in the state for `status` and the page, but are not delivered as news."""
@@ -343,7 +345,7 @@ def _news(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[str,
     return [a for a in alerts if not isinstance(a.get("call"), int) or a["call"] > now - NEWS_CALLS]
 
 
-def _unshown(state: dict[str, Any], alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _unshown(state: State, alerts: list[Alert]) -> list[Alert]:
     """Drop the `guard` alert of a cold return the prompt hook already told the user about (it stays
     in the state, marked, for `status` and the page)."""
     shown = (state.get("guard") or {}).get("shown")
@@ -373,7 +375,7 @@ def _log_warning(record: dict[str, Any]) -> None:
         log_once("guard-log", f"cannot log the cold-cache warning: {exc}")
 
 
-def _apply_event(state: dict[str, Any], event: str, payload: dict[str, Any]) -> None:
+def _apply_event(state: State, event: str, payload: dict[str, Any]) -> None:
     from session_watcher.core import engine
 
     if event == "SessionStart" and payload.get("source") == "compact":

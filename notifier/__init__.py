@@ -31,7 +31,7 @@ from session_watcher.notifier import message
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 APP_NAME = "session-watcher"
 CHANNELS = ("desktop", "terminal", "message")
@@ -172,7 +172,7 @@ def system_message(title: str, body: str) -> str:
 
 
 def dispatch(
-    alerts: list[dict[str, object]],
+    alerts: Sequence[Mapping[str, object]],
     notify_cfg: Mapping[str, object] | None,
     env: Mapping[str, str] | None = None,
 ) -> dict[str, str] | None:

@@ -11,7 +11,7 @@ from session_watcher.core.text import is_control as _is_control
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 
 def math_isnan(v: float) -> bool:
@@ -134,7 +134,7 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
     return title, body
 
 
-def pick(alerts: list[dict[str, object]]) -> dict[str, object]:
+def pick(alerts: Sequence[Mapping[str, object]]) -> Mapping[str, object]:
     """The alert to show when a batch holds several: the latest call, a reminder over the gate."""
 
     def key(a: Mapping[str, object]) -> tuple[int, int]:

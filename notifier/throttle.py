@@ -24,7 +24,8 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+
+    from session_watcher.core.shapes import Alert, State
 
 REMIND_MIN = 10.0  # minutes
 ALWAYS = ("guard",)
@@ -37,7 +38,7 @@ def remind_seconds(notify_cfg: Mapping[str, object] | None) -> float:
     return float(value) * 60
 
 
-def quiet(state: Mapping[str, Any], notify_cfg: Mapping[str, object] | None, now: float) -> bool:
+def quiet(state: State, notify_cfg: Mapping[str, object] | None, now: float) -> bool:
     """True while the session's last notification, in this segment, is under remind_min old."""
     limit = remind_seconds(notify_cfg)
     last = state.get("notified")
@@ -50,8 +51,8 @@ def quiet(state: Mapping[str, Any], notify_cfg: Mapping[str, object] | None, now
 
 
 def admit(
-    state: dict[str, Any], alerts: list[dict[str, Any]], notify_cfg: Mapping[str, object] | None, now: float
-) -> list[dict[str, Any]]:
+    state: State, alerts: list[Alert], notify_cfg: Mapping[str, object] | None, now: float
+) -> list[Alert]:
     """The alerts to deliver now (all, only the cold returns, or none); notes the delivery in the state."""
     if not alerts:
         return alerts

@@ -48,7 +48,8 @@ def resolve(target: str) -> str:
     if store.valid_session_id(target):  # a session the hooks recorded: its transcript is in the state
         path = store.session_file(target)
         state = store.load_full(path, target) if os.path.exists(path) else None
-        transcript = ((state or {}).get("cursor") or {}).get("path")
+        cursor = state["cursor"] if state is not None else None
+        transcript = (cursor or {}).get("path")
         if isinstance(transcript, str) and os.path.isfile(transcript):
             return transcript
     raise NoSession(f"no transcript for session {target!r} (searched the Claude projects folders "

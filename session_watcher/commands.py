@@ -15,12 +15,14 @@ from session_watcher.errors import NoSession, UserError
 if TYPE_CHECKING:
     import argparse
 
+    from session_watcher.core.shapes import State
+
 
 def _emit(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2) + "\n")
 
 
-def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
     """A session's state brought up to date with its transcript, and the effective config."""
     from session_watcher import config
     from session_watcher.core import engine
@@ -95,7 +97,7 @@ def load_session(session_id: str | None) -> tuple[dict[str, Any], dict[str, Any]
     return state, cfg
 
 
-def _saved(path: str, session_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _saved(path: str, session_id: str) -> tuple[State, dict[str, Any]]:
     """The state as last saved, read without the lock and without writing anything."""
     from session_watcher import config
     from session_watcher.core import engine

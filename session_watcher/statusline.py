@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from typing import Any
 
+    from session_watcher.core.shapes import Context, ContextSeen
+
 
 FOLD_BUDGET = 0.15
 TTL_SECONDS = {"5m": 300, "1h": 3600}
@@ -34,8 +36,8 @@ def main() -> int:
     return 0
 
 
-def _payload_context(payload: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _payload_context(payload: dict[str, Any]) -> ContextSeen:
+    out: ContextSeen = {}
     model = payload.get("model")
     if isinstance(model, dict):
         if isinstance(model.get("id"), str):
@@ -118,7 +120,7 @@ def run(raw: bytes, env: Any) -> str:
     return render(doc, columns, color)
 
 
-def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: dict[str, Any]) -> Any:
+def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: ContextSeen) -> Any:
     """With the lock free at once: record what the status line was told, fold new lines, save."""
     from session_watcher import config
     from session_watcher.core import engine
@@ -159,7 +161,7 @@ def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: di
         return None
 
 
-def _payload_project(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+def _payload_project(ctx: Context, payload: dict[str, Any]) -> None:
     """Before any hook ran, the cwd and project root come from the status line's own payload (as the
     hooks take them from theirs); without them every file would be classified outside the project."""
     cwd = payload.get("cwd")

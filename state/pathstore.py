@@ -23,12 +23,16 @@ from session_watcher.state.atomic import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Any
+    from collections.abc import Iterable, Mapping
+    from typing import Any, Literal
+
+    from session_watcher.core.shapes import State
+
+    Kind = Literal["paths", "reasons", "readPaths"]
 
 SHARDS = 64
 MAX_SHARD_BYTES = 64 << 20
-KINDS = ("paths", "reasons", "readPaths")
+KINDS: tuple[Kind, ...] = ("paths", "reasons", "readPaths")
 
 
 class ShardRejected(Exception):
@@ -74,14 +78,14 @@ class PathShards:
                 os.close(fd)
             self._checked = True
 
-    def ensure(self, state: dict[str, Any], paths: Iterable[str]) -> None:
+    def ensure(self, state: State, paths: Iterable[str]) -> None:
         """Load the shards holding `paths` (once each)."""
         if self.dir is None:
             return
         for n in sorted({shard_of(p) for p in paths} - self.loaded):
             self._load(state, n)
 
-    def ensure_all(self, state: dict[str, Any]) -> None:
+    def ensure_all(self, state: State) -> None:
         if self.dir is None:
             return
         for n in range(SHARDS):
@@ -92,7 +96,7 @@ class PathShards:
         assert self.dir is not None
         return os.path.join(self.dir, f"{n:02d}-{rev}.json")
 
-    def _load(self, state: dict[str, Any], n: int) -> None:
+    def _load(self, state: State, n: int) -> None:
         self.loaded.add(n)
         rev = state["shards"].get(str(n))
         if rev is None:
@@ -121,12 +125,12 @@ class PathShards:
             for key, value in doc[kind].items():
                 mine.setdefault(key, value)  # what the fold already changed in memory wins
 
-    def save(self, state: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    def save(self, state: State) -> tuple[Mapping[str, object], list[str]]:
         """Write the loaded shards that changed; returns the main document to write (path map
         emptied, shard table updated) and the superseded files to delete after it is written."""
         if self.dir is None:
             return state, []
-        main = {k: v for k, v in state.items() if k not in KINDS}
+        main: dict[str, object] = {k: v for k, v in state.items() if k not in KINDS}
         main.update({k: {} for k in KINDS})
         rev = int(state["rev"]) + 1
         table = dict(state["shards"])
@@ -158,7 +162,7 @@ class PathShards:
         state["rev"], state["shards"] = rev, table
         return main, old
 
-    def sweep(self, state: dict[str, Any]) -> None:
+    def sweep(self, state: State) -> None:
         """Delete shard files the state does not reference (left by a crash or a rebuild)."""
         if self.dir is None:
             return

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
+    from session_watcher.core.shapes import Alert, Event, State
     from session_watcher.state.pathstore import PathShards
 
 
@@ -52,7 +53,7 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
     return {p.decode("utf-8", "surrogateescape") for p in got[1].split(b"\0") if p}
 
 
-def _paths_of(events: Iterable[tuple[Any, ...]], state: Mapping[str, Any]) -> set[str]:
+def _paths_of(events: Iterable[Event], state: State) -> set[str]:
     """Raw file paths the events name, including those of tool uses seen in an earlier batch."""
     raws: set[str] = set()
     pending = state["tools"]["pending"]
@@ -66,7 +67,7 @@ def _paths_of(events: Iterable[tuple[Any, ...]], state: Mapping[str, Any]) -> se
     return raws
 
 
-def resolve(state: dict[str, Any], raws: set[str], shards: PathShards | None = None,
+def resolve(state: State, raws: set[str], shards: PathShards | None = None,
             also: Iterable[str] = ()) -> tuple[dict[str, str], dict[str, str | None]]:
     """Canonical forms of `raws`, and the discard reason of each (cached in the state). With
     `shards`, the path-map shards of these paths (and of the canonical paths `also`) are loaded."""
@@ -88,7 +89,7 @@ def resolve(state: dict[str, Any], raws: set[str], shards: PathShards | None = N
     return canon, {c: known.get(c) for c in canon.values()}
 
 
-def _load_needed(state: dict[str, Any], cfg: Mapping[str, Any], shards: PathShards | None) -> list[str]:
+def _load_needed(state: State, cfg: Mapping[str, Any], shards: PathShards | None) -> list[str]:
     """Canonical paths the fold may touch besides the events' own: the open ledger entries'; and
     every path when the include/exclude globs changed (inclusion is decided again for all)."""
     if shards is not None and state["engine"]["globs"] != [list(cfg["include"]), list(cfg["exclude"])]:
@@ -96,9 +97,9 @@ def _load_needed(state: dict[str, Any], cfg: Mapping[str, Any], shards: PathShar
     return [item[0] for item in state["engine"]["ledger"]]
 
 
-def fold_events(state: dict[str, Any], events: list[tuple[Any, ...]], cfg: Mapping[str, Any],
+def fold_events(state: State, events: list[Event], cfg: Mapping[str, Any],
                 sidechain_file: bool = False, trace: list[dict[str, Any]] | None = None,
-                shards: PathShards | None = None) -> list[dict[str, Any]]:
+                shards: PathShards | None = None) -> list[Alert]:
     if sidechain_file:
         canon: dict[str, str] = {}
         reasons: dict[str, str | None] = {}
@@ -110,14 +111,14 @@ def fold_events(state: dict[str, Any], events: list[tuple[Any, ...]], cfg: Mappi
         from session_watcher.core.status import tracer
 
         hook = tracer(trace, cfg)
-    return engine.fold(state, events, cfg, canon, reasons, sidechain_file=sidechain_file, call_hook=hook)
+    return engine.fold(state, events, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
 
 
-def sync_file(state: dict[str, Any], path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,
+def sync_file(state: State, path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
-              ) -> tuple[list[dict[str, Any]], bool]:
+              ) -> tuple[list[Alert], bool]:
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset."""
-    alerts: list[dict[str, Any]] = []
+    alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
         lines, cursor, skipped = read_new(path, before)
@@ -145,11 +146,15 @@ def subagent_files(transcript: str, session_id: str) -> list[str]:
         return []
 
 
-def rebuild(state: dict[str, Any]) -> dict[str, Any]:
+def rebuild(state: State) -> State:
     """A fresh state for the same session that keeps what only hooks and the status line knew."""
     fresh = engine.new_state(state["sessionId"])
-    keep = ("window", "modelId", "modelName", "project", "cwd", "promptCache", "resume")
-    fresh["context"].update({k: state["context"].get(k) for k in keep})
+    old = state["context"]
+    fresh["context"].update({
+        "window": old.get("window"), "modelId": old.get("modelId"), "modelName": old.get("modelName"),
+        "project": old.get("project"), "cwd": old.get("cwd"), "promptCache": old.get("promptCache"),
+        "resume": old.get("resume"),
+    })
     fresh["config"] = state.get("config", {})
     fresh["rev"] = state.get("rev", 0)  # shard file names never repeat within a session
     if "notified" in state:  # when the user was last notified (notifier.throttle)
@@ -159,15 +164,15 @@ def rebuild(state: dict[str, Any]) -> dict[str, Any]:
     return fresh
 
 
-def sync(state: dict[str, Any], transcript: str | None, cfg: Mapping[str, Any], deadline: float,
+def sync(state: State, transcript: str | None, cfg: Mapping[str, Any], deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
-         shards: PathShards | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+         shards: PathShards | None = None) -> tuple[State, list[Alert], bool]:
     """Fold what is new in the main transcript and the given subagent transcripts.
 
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
     shrunk, replaced) starts the whole state again from the transcripts: nothing double-counts.
     """
-    alerts: list[dict[str, Any]] = []
+    alerts: list[Alert] = []
     caught_up = True
     for attempt in range(2):
         try:

@@ -19,6 +19,8 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from typing import Any, TypeGuard
 
+    from session_watcher.core.shapes import State
+
 
 MAX_STATE_BYTES = 64 << 20
 
@@ -36,7 +38,7 @@ def valid_session_id(value: object) -> TypeGuard[str]:
             and all(c.isascii() and (c.isalnum() or c in "-_.") for c in value))
 
 
-def migrate(doc: dict[str, Any], session_id: str) -> dict[str, Any] | None:
+def migrate(doc: dict[str, Any], session_id: str) -> State | None:
     """An older schema's state brought to this one, or None when it cannot be.
 
     1 -> 2 (model v2): every figure is counted differently, and the transcript is the durable log,
@@ -45,8 +47,9 @@ def migrate(doc: dict[str, Any], session_id: str) -> dict[str, Any] | None:
     if doc.get("schema") != 1 or doc.get("sessionId") != session_id or not isinstance(doc.get("context"), dict):
         return None
     fresh = new_state(session_id)
-    keep = ("window", "modelId", "modelName", "project", "cwd")
-    fresh["context"].update({k: doc["context"].get(k) for k in keep})
+    old = doc["context"]
+    fresh["context"].update({"window": old.get("window"), "modelId": old.get("modelId"),
+                             "modelName": old.get("modelName"), "project": old.get("project"), "cwd": old.get("cwd")})
     rev = doc.get("rev")
     fresh["rev"] = rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
     return fresh
@@ -69,7 +72,7 @@ def quarantine(path: str, why: str) -> str:
     return paths.move_aside(path, why)
 
 
-def load(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] | None:
+def load(path: str, session_id: str, readonly: bool = False) -> State | None:
     """The state, or None when there is none yet. Raises StateRejected after quarantining a bad one
     (`readonly`: without moving it)."""
     def quarantine(path: str, why: str) -> str:
@@ -109,7 +112,7 @@ def load(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] |
     return doc  # type: ignore[no-any-return]
 
 
-def save(path: str, state: dict[str, Any], shards: PathShards | None = None, sweep: bool = False) -> None:
+def save(path: str, state: State, shards: PathShards | None = None, sweep: bool = False) -> None:
     """Write the state (and, with `shards`, the changed path-map shards first). Callers hold the lock.
     With `sweep` (a fresh or rebuilt state), unreferenced shard files are deleted after the write."""
     from session_watcher.state.atomic import write_atomic
@@ -128,7 +131,7 @@ def save(path: str, state: dict[str, Any], shards: PathShards | None = None, swe
         shards.sweep(state)
 
 
-def load_full(path: str, session_id: str, readonly: bool = False) -> dict[str, Any] | None:
+def load_full(path: str, session_id: str, readonly: bool = False) -> State | None:
     """The state with its whole path map (for `status` and tests; hooks load shards as needed)."""
     state = load(path, session_id, readonly)
     if state is not None:

@@ -25,7 +25,7 @@ def run(t: Transcript, cfg: dict[str, Any] | None = None, reasons: dict[str, str
         state: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     state = state if state is not None else engine.new_state("t")
     trace: list[dict[str, Any]] = []
-    engine.fold(state, t.events(), cfg or CFG, {}, reasons or {}, call_hook=status.tracer(trace, cfg or CFG))
+    engine.fold(state, t.events(), cfg or CFG, ({}, reasons or {}), call_hook=status.tracer(trace, cfg or CFG))
     return state, trace
 
 
@@ -203,7 +203,7 @@ def test_a_read_that_never_shows_up_is_written_off_into_calibration() -> None:
     big_e = estimate(content)
     t = ledger_session(content, [], after=0)
     state = engine.new_state("t")
-    engine.fold(state, t.events(), CFG, {}, {})
+    engine.fold(state, t.events(), CFG)
     entry = state["paths"]["/p/big.py"]
     assert entry["tokens"] == big_e
     assert state["engine"]["ledger"][0][1] == big_e
@@ -213,7 +213,7 @@ def test_a_read_that_never_shows_up_is_written_off_into_calibration() -> None:
         t2 = Transcript()
         t2.n = 10_000 + i
         t2.call(cr + C * i, C)
-        engine.fold(state, t2.events(), CFG, {}, {})
+        engine.fold(state, t2.events(), CFG)
         seen.append((len(state["engine"]["ledger"]), entry["calibration"], state["engine"]["residual"]))
     # open for two calls (C retired from it each time, residual 0), written off at the third
     assert seen[0] == (1, 0, 0)
@@ -415,11 +415,11 @@ def _segment_after(order: list[str]) -> tuple[int, int]:
             b = Transcript()
             b.n = 500 + len(source)
             b.compact()
-            engine.fold(state, b.events(), CFG, {}, {})
+            engine.fold(state, b.events(), CFG)
     after = Transcript()
     after.n = 900
     after.call(0, 12_000)
-    engine.fold(state, after.events(), CFG, {}, {})
+    engine.fold(state, after.events(), CFG)
     return state["engine"]["segment"], state["engine"]["compactions"]
 
 

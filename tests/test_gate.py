@@ -147,7 +147,7 @@ def run_engine(seq: list[tuple[Any, ...]], cfg: dict[str, Any],
     """The engine's overstay alerts (the synthetic calls come seconds apart: no cold return)."""
     state = engine.new_state("gate")
     hook = None if trace is None else status.tracer(trace, cfg)
-    alerts = engine.fold(state, to_transcript(seq).events(), cfg, {}, {}, call_hook=hook)
+    alerts = engine.fold(state, to_transcript(seq).events(), cfg, call_hook=hook)
     assert all(a["kind"] != "guard" for a in alerts)
     return alerts
 
@@ -274,7 +274,7 @@ def test_gate_ignores_sidechain_calls() -> None:
     for i in range(1, 90):
         t.call(20_000 + 1500 * i, 1500, sidechain=True)
     state = engine.new_state("side")
-    assert engine.fold(state, t.events(), CFG, {}, {}) == []
+    assert engine.fold(state, t.events(), CFG) == []
     assert state["engine"]["calls"] == 1
 
 

@@ -26,7 +26,7 @@ REAL = [p for p in sorted(FIXTURES.glob("*.jsonl")) if p.stat().st_size > 1_000_
 def run(t: Transcript, cfg: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     state = engine.new_state("v2")
     trace: list[dict[str, Any]] = []
-    engine.fold(state, t.events(), cfg or CFG, {}, {}, call_hook=status.tracer(trace, cfg or CFG))
+    engine.fold(state, t.events(), cfg or CFG, call_hook=status.tracer(trace, cfg or CFG))
     return state, trace
 
 

@@ -1,0 +1,274 @@
+"""The shapes of the session state, its parts and the transcript events, for the type checker only.
+
+The state is plain JSON (dicts, lists, numbers) so it saves and loads with `fastjson` as it is; these
+TypedDicts and tuple aliases describe it. Import this module only under `if TYPE_CHECKING:` (it
+imports `typing`, ~3 ms the hook cannot afford); at run time nothing here exists.
+
+A change to the on-disk shape bumps `engine.SCHEMA` and adds a step to `state.store.migrate`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+Lamp = Literal["white", "green", "amber", "red"]
+Stream = Literal["main", "sub"]  # the token meter's streams: the main chain, subagents
+BucketField = Literal["uncachedInput", "cacheRead", "cacheWrite", "output", "cacheWrite5m", "cacheWrite1h"]
+
+# ----------------------------------------------------------------------------- events (core.transcript)
+
+# ("call", key, ts, model, sidechain, input, cache read, cache write, output, 5-minute writes, 1-hour writes)
+CallEvent = tuple[Literal["call"], str, float | None, str | None, bool, int, int, int, int, int, int]
+# ("use", ts, tool_use_id, name, what the fold keeps of the input)
+UseEvent = tuple[Literal["use"], float | None, str, str, "UseInfo | None"]
+# ("result", ts, tool_use_id, is_error, the Read payload)
+ResultEvent = tuple[Literal["result"], float | None, str, bool, "ReadFile | None"]
+# ("compact", ts, trigger, tokens before)
+CompactEvent = tuple[Literal["compact"], float | None, str | None, int]
+Event = CallEvent | UseEvent | ResultEvent | CompactEvent
+
+# (input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object
+Sample = tuple[int, int, int, int, int, int]
+
+
+class UseInfo(TypedDict, total=False):
+    """A file tool's input as the fold keeps it: the path and the sizes of what it wrote."""
+
+    path: str
+    new: int  # characters written
+    old: int  # characters replaced
+    write: bool  # Write: the file's whole new content
+    offset: int  # Read's offset / limit
+    limit: int
+
+
+class ReadFile(TypedDict):
+    """The Read tool's result: the path, the first line's number and the text."""
+
+    path: str
+    start: int
+    content: str
+
+
+# One main-chain API call as `fold`'s call hook sees it ("in" is a keyword: the functional form)
+CallUsage = TypedDict("CallUsage", {
+    "ts": float | None, "model": str | None, "in": int, "cr": int, "cw": int, "cw5m": int, "cw1h": int, "out": int,
+})
+
+# ----------------------------------------------------------------------------- the state's parts
+
+# [path, open tokens, calls seen, chars behind the estimate, original tokens]; a list once loaded
+LedgerEntry = tuple[str, int, int, int, int]
+# tool_use_id -> (name, input info) of a tool use waiting for its result
+PendingUse = tuple[str, "UseInfo | None"]
+# call key -> (stream, *sample): the last sample of a recent call
+RecentSample = tuple[Stream, int, int, int, int, int, int]
+
+
+class Cal(TypedDict):
+    """Evidence for the chars-per-token ratio: what settled ledger entries carried."""
+
+    chars: float
+    tokens: float
+
+
+class Bucket(TypedDict):
+    """A token meter stream's totals."""
+
+    uncachedInput: int
+    output: int
+    cacheRead: int
+    cacheWrite: int
+    cacheWrite5m: int
+    cacheWrite1h: int
+    calls: int
+
+
+class Meter(TypedDict):
+    main: Bucket
+    sub: Bucket
+    recent: dict[str, RecentSample]
+
+
+class PathEntry(TypedDict):
+    """One file of the path map (core.paths): the parts of its token estimate."""
+
+    lines: int
+    ranges: list[list[int]]  # merged [start, end) line ranges read
+    overhead: int
+    pendingEdit: int
+    calibration: int
+    tokens: int
+    reason: str | None  # the default discard reason ("outside-project", "gitignore") or None
+    include: bool
+    reads: int
+    edited: bool
+
+
+class Health(TypedDict):
+    """Context health's counters (core.health)."""
+
+    prompt: int | None
+    compactions: int
+    reads: int
+    rereads: int
+    calls: str  # one character per tool call
+
+
+class Engine(TypedDict):
+    """The fold's own figures (core.engine)."""
+
+    segment: int
+    segCalls: int
+    calls: int
+    compactions: int
+    expectBoundary: bool
+    floor: int | None
+    L: int | None
+    lastTs: float | None
+    ttl: str | None
+    shared: int | None
+    lamp: Lamp | None
+    gN: int
+    bFull: int
+    bIncl: int
+    ledger: list[LedgerEntry]
+    residual: int | None
+    level: float | None
+    trend: float
+    rent: float
+    billProgress: float
+    bills: int
+    billsTotal: int
+    dwell: int
+    dwellBills: int
+    fired: bool
+    sinceAlert: int
+    reminders: int
+    cal: Cal
+    globs: list[list[str]] | None  # [include, exclude] the inclusion was decided with
+
+
+class Tools(TypedDict):
+    pending: dict[str, PendingUse]
+    done: list[str]  # tool_use_ids already counted
+
+
+class Context(TypedDict):
+    """What the hooks, the status line and the transcript say about the session."""
+
+    model: str | None
+    window: int | None
+    pressure: int | None
+    project: str | None
+    cwd: str | None
+    peak: NotRequired[int]
+    modelId: NotRequired[str | None]
+    modelName: NotRequired[str | None]
+    promptCache: NotRequired[dict[str, object] | None]  # the status line's `prompt_cache`
+    resume: NotRequired[dict[str, object] | None]  # what SessionStart said of the cache on a resume
+
+
+class ContextSeen(TypedDict, total=False):
+    """Some of a Context's keys: what a status line payload said (merged into the state's context)."""
+
+    model: str | None
+    window: int | None
+    pressure: int | None
+    project: str | None
+    cwd: str | None
+    peak: int
+    modelId: str | None
+    modelName: str | None
+    promptCache: dict[str, object] | None
+    resume: dict[str, object] | None
+
+
+class Alert(TypedDict):
+    """A gate, backstop or guard alert (engine._alert); guard alerts add what a cold return costs."""
+
+    kind: str
+    call: int
+    sessionId: str
+    lamp: str
+    x: float | None
+    xSweet: float | None
+    br: float | None
+    B: int | None
+    bDefault: int | None
+    L: int | None
+    bills: int
+    backstopN: int | None
+    reminder: int
+    model: str | None
+    project: str | None
+    ts: float | None
+    system: int | None
+    files: int
+    cRatio: float
+    cEff: float | None
+    K: float | None
+    ttl: str | None
+    saving: float | None
+    savingUsd: float | None
+    gap: NotRequired[float]
+    rewrite: NotRequired[int]
+    rewriteUsd: NotRequired[float | None]
+    freshUsd: NotRequired[float | None]
+    pending: NotRequired[bool]  # set by the shells: fired where it could not be delivered yet
+    shownBy: NotRequired[str]  # "prompt": the prompt hook already warned of this cold return
+
+
+class GuardMarks(TypedDict, total=False):
+    """The cold-cache guard's marks (hooks): the gap warned of, and the prompt blocked in it."""
+
+    shown: list[Any]  # [last call's time, the call that ends the gap]
+    blocked: list[Any]  # the same and the prompt's key
+
+
+class State(TypedDict):
+    """A session's state file (state.store), schema `engine.SCHEMA`."""
+
+    schema: int
+    sessionId: str
+    cursor: dict[str, Any] | None  # state.reader's cursor of the main transcript
+    subCursors: dict[str, dict[str, Any] | None]
+    meter: Meter
+    engine: Engine
+    paths: dict[str, PathEntry]
+    reasons: dict[str, str | None]
+    readPaths: dict[str, int]
+    health: Health
+    alerts: list[Alert]
+    tools: Tools
+    context: Context
+    config: dict[str, object]
+    bad: int
+    rev: int
+    shards: dict[str, int]  # path-map shard number -> revision (state.pathstore)
+    guard: NotRequired[GuardMarks]
+    notified: NotRequired[dict[str, Any]]  # when the user was last notified (notifier.throttle)
+    outbox: NotRequired[list[dict[str, Any]]]  # hook output an async hook left for the next synchronous one
+
+
+class Quantities(TypedDict):
+    """Every figure of the cost model for a state (eoq.quantities); None where not valid yet."""
+
+    L: int | None
+    cRatio: float
+    cEff: float | None
+    K: float | None
+    shared: int
+    g: float
+    bFull: int | None
+    bDefault: int | None
+    x: float | None
+    dhat: float | None
+    xSweet: float | None
+    mf: float | None
+    br: float | None
+    burnRate: float | None
+    wallP: float | None
+    lamp: Lamp
+    backstopN: int | None
+    saving: float | None
