@@ -407,6 +407,6 @@ def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: R
             on_tool_use(state, ev[2], ev[3], ev[4])
         elif ev[0] == "result":
             on_tool_result(state, ev, paths)
-        else:
+        elif ev[0] == "compact":
             on_compaction(state, from_hook=False)
     return alerts

@@ -121,7 +121,7 @@ def growth(level: float | None, trend: float) -> float:
     return G_MIN if level is None else max(G_MIN, level + trend)
 
 
-def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float, red: float,
+def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float, red: float, *,
          prev: str | None = None) -> Lamp:
     """white before a valid baseline or at x <= 1; green on the left arm; on the right arm by bp,
     with hysteresis: amber holds down to 0.8 x amber, red down to 0.8 x red, and a lit lamp does not
@@ -201,7 +201,7 @@ def quantities(state: State, cfg: Mapping[str, Any]) -> Quantities:
     q.update({
         "x": x, "cEff": ce, "K": k, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
         "burnRate": rent_rate(big_l, base, ce), "wallP": 1 + ce,
-        "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], e["lamp"]),
+        "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], prev=e["lamp"]),
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
         "saving": cycle_saving(big_l, base, g, dh, k),
     })

@@ -144,23 +144,23 @@ def to_grade(score: float) -> str:
     return "F"
 
 
-def _compose(
-    *,
-    prompt: int | None,
-    window: int | None,
-    compactions: int,
-    reads: int,
-    rereads: int,
-    n_calls: int,
-    first: tuple[int, int, int],
-    second: tuple[int, int, int],
-) -> dict[str, Any]:
-    """The health block from the aggregate numbers. `first`/`second`: (calls, errors, productive)."""
+def grade(h: Health, window: int | None) -> dict[str, Any]:
+    """The `health` block of the status document from the incremental counters."""
+    calls: str = h.get("calls", "")
+    n_calls = len(calls)
+    head, tail = calls[: n_calls // 2], calls[n_calls // 2:]
+
+    def halves(chars: str) -> tuple[int, int]:
+        return sum(head.count(c) for c in chars), sum(tail.count(c) for c in chars)
+
+    prompt = h.get("prompt")
+    compactions = int(h.get("compactions", 0))
+    reads, rereads = int(h.get("reads", 0)), int(h.get("rereads", 0))
+    f_n, s_n = len(head), len(tail)
+    (f_err, s_err), (f_prod, s_prod) = halves(_ERROR_CHARS), halves(_PRODUCTIVE_CHARS)
     win = window if window and window > 0 else DEFAULT_WINDOW
     fill = None if prompt is None else prompt / win
     ratio = None if reads == 0 else rereads / reads
-    f_n, f_err, f_prod = first
-    s_n, s_err, s_prod = second
     judged = n_calls >= MIN_CALLS
     f_err_rate = f_err / f_n if judged else 0.0
     s_err_rate = s_err / s_n if judged else 0.0
@@ -188,26 +188,4 @@ def _compose(
             for v, (name, w) in zip(values, SIGNALS, strict=True)
         ],
     }
-
-
-def grade(h: Health, window: int | None) -> dict[str, Any]:
-    """The `health` block of the status document from the incremental counters."""
-    calls: str = h.get("calls", "")
-    n = len(calls)
-    mid = n // 2
-    head, tail = calls[:mid], calls[mid:]
-
-    def count(part: str, chars: str) -> int:
-        return sum(part.count(c) for c in chars)
-
-    return _compose(
-        prompt=h.get("prompt"),
-        window=window,
-        compactions=int(h.get("compactions", 0)),
-        reads=int(h.get("reads", 0)),
-        rereads=int(h.get("rereads", 0)),
-        n_calls=n,
-        first=(len(head), count(head, _ERROR_CHARS), count(head, _PRODUCTIVE_CHARS)),
-        second=(len(tail), count(tail, _ERROR_CHARS), count(tail, _PRODUCTIVE_CHARS)),
-    )
 

@@ -153,7 +153,7 @@ class _Server(ThreadingHTTPServer):
 class LiveView:
     """An HTTP server on 127.0.0.1 for one session's live page."""
 
-    def __init__(self, transcript: str, port: int = 0, poll: float = POLL_SECONDS, idle_stop: float = 0.0,
+    def __init__(self, transcript: str, *, port: int = 0, poll: float = POLL_SECONDS, idle_stop: float = 0.0,
                  timeout: float = SOCKET_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> None:
         self.source = _Source(transcript)
         self.poll = poll

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 HEAVY = ("filelock", "tomllib", "tomlkit", "platformdirs", "desktop_notifier", "asyncio", "subprocess", "typing",
-         "dataclasses", "logging", "argparse")
+         "dataclasses", "logging", "argparse",
+         "session_watcher.core.shapes")  # the state's TypedDicts: for the type checker only
 
 
 def imported(importtime_stderr: str) -> list[str]:

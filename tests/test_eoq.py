@@ -183,12 +183,12 @@ def test_lamp(x: float | None, xs: float | None, bp: float | None, want: str) ->
     (0.24, "amber", "amber"),
 ])
 def test_lamp_hysteresis(bp: float, prev: str, want: str) -> None:
-    assert eoq.lamp(2.5, 2.0, bp, 0.10, 0.25, prev) == want
+    assert eoq.lamp(2.5, 2.0, bp, 0.10, 0.25, prev=prev) == want
 
 
 def test_a_lit_lamp_stays_lit_when_x_dips_to_one() -> None:
-    assert eoq.lamp(0.98, 2.0, None, 0.10, 0.25, None) == "white"
-    assert eoq.lamp(0.98, 2.0, None, 0.10, 0.25, "green") == "green"
+    assert eoq.lamp(0.98, 2.0, None, 0.10, 0.25, prev=None) == "white"
+    assert eoq.lamp(0.98, 2.0, None, 0.10, 0.25, prev="green") == "green"
 
 
 def test_restart_cost_reads_the_shared_prefix() -> None:

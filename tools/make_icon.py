@@ -26,13 +26,17 @@ def _cover(distance: float) -> float:
     return min(1.0, max(0.0, 0.5 - distance))
 
 
-def _rounded_rect(x: float, y: float, cx: float, cy: float, hw: float, hh: float, r: float) -> float:
+def _rounded_rect(x: float, y: float, box: tuple[float, float, float, float], r: float) -> float:
+    """`box`: centre x, centre y, half width, half height."""
+    cx, cy, hw, hh = box
     qx, qy = abs(x - cx) - hw + r, abs(y - cy) - hh + r
     outside = math.hypot(max(qx, 0.0), max(qy, 0.0))
     return outside + min(max(qx, qy), 0.0) - r
 
 
-def _ellipse(x: float, y: float, cx: float, cy: float, rx: float, ry: float) -> float:
+def _ellipse(x: float, y: float, box: tuple[float, float, float, float]) -> float:
+    """`box`: centre x, centre y, semi-axes x and y."""
+    cx, cy, rx, ry = box
     # a distance good enough for anti-aliasing: the normalised radius scaled by the smaller semi-axis
     k = math.hypot((x - cx) / rx, (y - cy) / ry)
     return (k - 1.0) * min(rx, ry)
@@ -63,7 +67,7 @@ def pixel(px: int, py: int, size: int = SIZE) -> Rgba:
     x, y = (px + 0.5) / s, (py + 0.5) / s           # drawn in a 512-unit space
     aa = 1.0 / s                                     # one output pixel, in drawing units
     out: Rgba = (0.0, 0.0, 0.0, 0.0)
-    tile = _rounded_rect(x, y, 256, 256, 240, 240, 96) / aa
+    tile = _rounded_rect(x, y, (256, 256, 240, 240), 96) / aa
     t = y / 512.0
     bg = tuple(a + (b - a) * t for a, b in zip(TILE_TOP, TILE_BOTTOM, strict=True))
     out = _over(out, (bg[0], bg[1], bg[2]), _cover(tile))
@@ -83,15 +87,15 @@ def pixel(px: int, py: int, size: int = SIZE) -> Rgba:
     # the cord and the cap it holds
     cord = max(abs(x - 256) - 3.0, y - 130.0, 16.0 - y) / aa
     out = _over(out, CORD, _cover(cord))
-    cap = _rounded_rect(x, y, 256, 138, 20, 14, 6) / aa
+    cap = _rounded_rect(x, y, (256, 138, 20, 14), 6) / aa
     out = _over(out, SHADE_RIM, _cover(cap))
     # the dome shade: the upper half of an ellipse, with a rim line at its mouth
-    dome = max(_ellipse(x, y, 256, 236, 118, 96), y - 236.0) / aa
+    dome = max(_ellipse(x, y, (256, 236, 118, 96)), y - 236.0) / aa
     out = _over(out, SHADE, _cover(dome))
-    rim = _rounded_rect(x, y, 256, 236, 122, 6, 6) / aa
+    rim = _rounded_rect(x, y, (256, 236, 122, 6), 6) / aa
     out = _over(out, SHADE_RIM, _cover(rim))
     # the bulb, peeking out beneath the shade
-    bulb = max(_ellipse(x, y, 256, 246, 34, 30), 242.0 - y) / aa
+    bulb = max(_ellipse(x, y, (256, 246, 34, 30)), 242.0 - y) / aa
     return _over(out, BULB, _cover(bulb))
 
 
