@@ -148,13 +148,19 @@ def usage_sample(usage: dict[str, object]) -> Sample:
     split = usage.get("cache_creation")
     if isinstance(split, dict):
         cw5, cw1 = _int(split.get("ephemeral_5m_input_tokens")), _int(split.get("ephemeral_1h_input_tokens"))
-        if cw == 0 and cw5 + cw1:  # the nested split is the truth when the total says 0 (fixed in 2.1.152)
-            cw = cw5 + cw1
-        if cw5 + cw1 != cw:  # a split that does not add up: the remainder counts as 5-minute writes
-            cw5 = max(0, cw - cw1)
+        cw, cw5 = split_writes(cw, cw5, cw1)
     else:
         cw5, cw1 = cw, 0  # without the split, a 5-minute write
     return inp, cr, cw, out, cw5, cw1
+
+
+def split_writes(cw: int, cw5: int, cw1: int) -> tuple[int, int]:
+    """(cache writes, 5-minute writes) of a usage whose `cache_creation` split says `cw5` and `cw1`."""
+    if cw == 0 and cw5 + cw1:  # the nested split is the truth when the total says 0 (fixed in 2.1.152)
+        cw = cw5 + cw1
+    if cw5 + cw1 != cw:  # a split that does not add up: the remainder counts as 5-minute writes
+        cw5 = max(0, cw - cw1)
+    return cw, cw5
 
 
 def record_events(rec: dict[str, object]) -> Iterator[Event]:

@@ -7,16 +7,28 @@ file) is passed over by a substring test before any JSON parsing.
 Counting rules shared with the rest of the project (`core.transcript`): an API call is keyed by
 `message.id` plus `requestId`; a `<synthetic>` model record is skipped; usage is read by the hooks'
 own `usage_sample`.
+
+A line with a marker is decoded by msgspec into the few fields a row needs (`_Record`): it checks
+the whole line as strictly as `json.loads` but builds no value for the rest (the message's content,
+most of the line). Where its verdict could differ from `json.loads`'s (bytes that are not UTF-8, an
+integer too long for `int()`, a JSON extension such as NaN, a type other than the fields' own), the
+line goes through `json.loads` as before: the rows are the same either way (test_report_fast_path).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import NamedTuple
+import sys
+from typing import Any, NamedTuple
+
+try:  # not on the hooks' import path: only the report imports this module
+    import msgspec
+except ImportError:  # pragma: no cover - an install without it: every line through json
+    msgspec = None  # type: ignore[assignment]
 
 from session_watcher.core.fastjson import scanner
-from session_watcher.core.transcript import iso_to_epoch, usage_sample  # the same counting rules as the hooks
+from session_watcher.core.transcript import iso_to_epoch, split_writes, usage_sample  # the hooks' counting rules
 
 _scan = scanner()
 
@@ -114,6 +126,98 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
     return None
 
 
+if msgspec is not None:
+
+    # usage_sample's reading of a usage object, as types: a count that is not an integer (nor absent)
+    # is refused here, and the line takes json's path, where `usage_sample` reads it as 0
+    class _Split(msgspec.Struct):
+        ephemeral_5m_input_tokens: int = 0
+        ephemeral_1h_input_tokens: int = 0
+
+    class _Usage(msgspec.Struct):
+        input_tokens: int = 0
+        cache_read_input_tokens: int = 0
+        cache_creation_input_tokens: int = 0
+        output_tokens: int = 0
+        cache_creation: _Split | None = None
+
+    class _Message(msgspec.Struct):
+        mid: str | None = msgspec.field(default=None, name="id")
+        model: str | None = None
+        usage: _Usage | None = None
+
+    class _Record(msgspec.Struct):
+        type: str | None = None
+        message: _Message | None = None
+        requestId: str | None = None
+        timestamp: str | None = None
+        isSidechain: Any = None
+
+    # a list of one record: the brackets add one level of nesting, so msgspec's recursion guard
+    # (one level more lenient than json's) refuses a line exactly where json's does
+    _decode_list = msgspec.json.Decoder(list[_Record]).decode
+    _NOT_JSON: tuple[type[BaseException], ...] = (msgspec.DecodeError, RecursionError)
+else:  # pragma: no cover
+    _decode_list = None
+    _NOT_JSON = ()
+
+_DIGITS = b"0123456789"
+
+
+def _decoded(line: bytes, int_digits: int) -> list[Any] | None:
+    """The line as a list of `_Record`s, or None where only `json.loads` can say what it is. Called
+    at the same stack depth as `load_line` calls the C scanner (recursion limits count frames)."""
+    if _decode_list is None:
+        return None
+    if not line.isascii():
+        try:
+            line.decode()  # json.loads refuses what is not UTF-8; msgspec does not look
+        except UnicodeDecodeError:
+            return None
+    # an integer of more digits than int() accepts is refused by json.loads, not by msgspec; such a
+    # run of digits covers one of these bytes (a line without any digit there has none)
+    if int_digits and len(line) >= int_digits:
+        probe = line[int_digits - 1 :: int_digits]
+        if len(probe.translate(None, _DIGITS)) != len(probe):
+            return None
+    try:
+        got: list[Any] = _decode_list(b"[" + line + b"]")
+    except _NOT_JSON:
+        return None
+    return got if len(got) == 1 else None  # two records side by side are not one JSON document
+
+
+def line_row(line: bytes, offset: int, int_digits: int) -> Row | None:
+    """The row of one line with a marker: `record_row(json.loads(line))`, through msgspec when it can."""
+    recs = _decoded(line, int_digits)
+    if recs is not None:
+        rec = recs[0]
+        kind = rec.type
+        if kind == "assistant":
+            msg = rec.message
+            if msg is None:
+                return None
+            usage, mid, model = msg.usage, msg.mid, msg.model
+            if usage is None or mid is None or model == "<synthetic>":
+                return None
+            rid = rec.requestId
+            key = f"{mid}:{rid}" if rid is not None else mid
+            inp, cr = max(usage.input_tokens, 0), max(usage.cache_read_input_tokens, 0)
+            cw, out = max(usage.cache_creation_input_tokens, 0), max(usage.output_tokens, 0)
+            split = usage.cache_creation
+            if split is None:
+                cw5, cw1 = cw, 0
+            else:
+                cw1 = max(split.ephemeral_1h_input_tokens, 0)
+                cw, cw5 = split_writes(cw, max(split.ephemeral_5m_input_tokens, 0), cw1)
+            ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
+            return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+        if kind != "system":  # a compaction mark (rare) takes the plain path
+            return None
+    obj = load_line(line)
+    return record_row(obj, offset) if isinstance(obj, dict) else None
+
+
 def parse_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
     """Rows of the complete lines of `chunk` (which starts at file offset `base`) and the bytes used.
 
@@ -125,6 +229,7 @@ def parse_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
         return [], 0
     rows: list[Row] = []
     find, rfind = chunk.find, chunk.rfind
+    int_digits = sys.get_int_max_str_digits()
     usage_at = _usage_at(chunk, 0, end)
     compact_at = find(_MARKERS[1], 0, end)
     pos = 0
@@ -142,9 +247,7 @@ def parse_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
         pos = stop + 1
         if stop - start > MAX_LINE_BYTES:
             continue
-        rec = load_line(chunk[start:stop])
-        if isinstance(rec, dict):
-            row = record_row(rec, base + start)
-            if row is not None:
-                rows.append(row)
+        row = line_row(chunk[start:stop], base + start, int_digits)
+        if row is not None:
+            rows.append(row)
     return rows, end + 1

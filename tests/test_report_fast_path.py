@@ -1,9 +1,10 @@
 """The report's fast path gives what the plain one gave: same rows, same document.
 
 `reference_chunk` is the parser the report used before it was made fast (every line cut out, every
-line with a marker through `json.loads`); the fast one jumps from marker to marker, parses through
-the C scanner directly, remembers minutes of timestamps, and runs in several processes. Same input,
-same rows, on every fixture transcript and on lines made to trip it.
+line with a marker through `json.loads`); the fast one jumps from marker to marker, decodes a line's
+few fields with msgspec (json's C scanner where msgspec's verdict could differ), remembers minutes of
+timestamps, and runs in several processes. Same input, same rows, on every fixture transcript and on
+lines made to trip it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from session_watcher.core.transcript import iso_to_epoch
-from session_watcher.reports import scan
+from session_watcher.reports import parse, scan
 from session_watcher.reports.collect import build_sessions, run_report
 from session_watcher.reports.index import discover
 from session_watcher.reports.parse import MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
@@ -68,6 +69,63 @@ def call(mid: str, **kw: Any) -> dict[str, Any]:
     return rec
 
 
+def usage_call(mid: str, usage: object, **kw: Any) -> str:
+    rec = call(mid, **kw)
+    rec["message"]["usage"] = usage
+    return json.dumps(rec, separators=(",", ":"))
+
+
+def decoder_lines() -> list[str]:
+    """Lines where the fast decoder's verdict or reading could differ from json.loads + record_row."""
+    c = {"type": "system", "subtype": "compact_boundary", "timestamp": "2026-02-12T16:05:00.000Z"}
+    fine = json.dumps(call("fine"), separators=(",", ":"))
+    return [
+        usage_call("n1", {"input_tokens": None, "output_tokens": 5.0, "cache_read_input_tokens": True}),
+        usage_call("n2", {"input_tokens": "7", "cache_creation_input_tokens": -4, "output_tokens": 2**70}),
+        usage_call("n3", {"cache_creation_input_tokens": 0,
+                          "cache_creation": {"ephemeral_5m_input_tokens": 3, "ephemeral_1h_input_tokens": 4}}),
+        usage_call("n4", {"cache_creation_input_tokens": 9,
+                          "cache_creation": {"ephemeral_5m_input_tokens": 1, "ephemeral_1h_input_tokens": 4}}),
+        usage_call("n5", {"cache_creation_input_tokens": 9, "cache_creation": None}),
+        usage_call("n6", {"cache_creation_input_tokens": 9, "cache_creation": [1]}),
+        usage_call("n7", {"cache_creation_input_tokens": 9, "cache_creation": {"ephemeral_1h_input_tokens": 1.5}}),
+        usage_call("n8", {"input_tokens": 2, "output_tokens": -0}).replace('"input', '"input_tokens":1,"input'),
+        usage_call("n9", []),
+        usage_call("n10", None),
+        json.dumps(call("s1", message="text")),
+        json.dumps(call("s2", message=[{"usage": {}}])),
+        json.dumps(call("s3", message=None)),
+        json.dumps(call("s4", message={"id": 5, "usage": {}})),
+        json.dumps(call("s5", requestId=7)),
+        json.dumps(call("s6", isSidechain="true")),
+        json.dumps(call("s7", type=["assistant"])),
+        json.dumps(call("s8", type="system")),
+        json.dumps({**c, "usage": {"input_tokens": 3}}),  # a compaction mark with a usage key
+        json.dumps({**c, "type": "user", "message": {"usage": {}, "id": "c"}}),
+        fine[:-1] + ',"nan":NaN}',  # json.loads takes NaN, msgspec does not
+        fine[:-1] + ',"s":"\\ud800 \\udfff"}',  # lone surrogates as escapes: json takes them
+        fine[:-1] + ',"big":' + "7" * 4301 + "}",  # too many digits for int(): json refuses
+        fine[:-1] + ',"big":' + "7" * 4300 + "}",
+        fine[:-1] + ',"big":' + "7" * 9000 + ".5}",  # a float may be that long
+        fine[:-1] + ',"k":"' + "8" * 5000 + '"}',  # digits in a string: fine
+        fine + "," + fine,  # two records on one line
+        fine + "]",
+        "[" + fine,
+        fine[:-1] + ',"message":{"id":"late","usage":{"output_tokens":8}}}',  # the last key wins
+        fine[:-1] + ',"message":{"model":"m"}}',  # the last message has no usage
+        fine.replace('"usage"', '"us\\u0061ge"', 1)[:-1] + ',"x":"usage"}',  # an escaped key
+        fine.replace('"id"', '"i\\u0064"', 1),
+        fine.replace('"type":"assistant"', '"type":"assistant","type":"user"', 1),
+        fine[:-1] + ',"t":"\t"}',  # a raw tab in a string: json refuses
+        fine[:-1] + ',"e":"\\x"}',  # an unknown escape
+        fine[:-1] + ',"n":01}',
+        fine[:-1] + ',"n":-0,"f":1E+2,"g":-0.0e-0}',
+        fine + " \t",
+        fine[:-1] + ',"deep":' + "[" * 300 + "]" * 300 + "}",
+        fine.replace("fine", "fin\u00e9 \U0001f600"),
+    ]
+
+
 def tricky_lines() -> bytes:
     """Lines that a marker search, a shortcut or a cache could get wrong."""
     dumps = json.dumps
@@ -98,10 +156,13 @@ def tricky_lines() -> bytes:
         "[1, 2]",
         "",
         "not json \"usage\"",
+        *decoder_lines(),
     ]
     out = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
     out += b'{"type":"assistant","message":{"id":"bad\xff","usage":{}}}\n'  # not UTF-8
     out += b'{"type":"assistant","message":{"id":"sur\xed\xa0\x80","usage":{}}}\n'  # a UTF-8 surrogate
+    out += b'{"type":"assistant","message":{"id":"ok","usage":{},"x":"\xc0\xaf"}}\n'  # overlong: not UTF-8
+    out += b'{"type":"assistant","message":{"id":"sur2","usage":{},"x":"\xed\xb0\x80"}}\n'
     long = call("long")
     long["pad"] = "x" * (MAX_LINE_BYTES + 10)
     out += dumps(long).encode() + b"\n"  # over 8 MiB: skipped unparsed
@@ -186,3 +247,25 @@ def test_report_equal_in_one_process_and_several(tmp_path: Path, monkeypatch: py
         docs.append(doc)
     assert docs[0] == docs[1] == docs[2] == json.loads(json.dumps(expected))
     assert sum(s["apiCalls"] for s in expected["sessions"]) > 100
+
+
+def test_rows_equal_at_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line nested past the recursion limit: json gives up on it, so the fast decoder must too, at
+    the very same depth (found here for this Python, at this test's stack depth)."""
+    fine = json.dumps(call("deep"), separators=(",", ":"))
+
+    def line(n: int) -> bytes:
+        return (fine[:-1] + ',"d":' + "[" * n + "]" * n + "}\n").encode()
+
+    def rows(data: bytes, fast: bool) -> tuple[list[Row], int]:  # both ways from the same stack depth
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(parse, "_decode_list", None)
+            return parse_chunk(data)
+
+    step = 256
+    first = next(n for n in range(step, 1 << 16, step) if not rows(line(n), False)[0])  # json refuses it
+    first = next(n for n in range(first - step, first + 1) if not rows(line(n), False)[0])
+    assert rows(line(first - 1), False)[0]
+    for n in range(first - 3, first + 3):
+        assert rows(line(n), True) == rows(line(n), False), n
