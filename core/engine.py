@@ -313,7 +313,7 @@ def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None) -> list
         return []
     alert = _alert(state, q, "guard", e["calls"] + 1)
     model, big_l, k = state["context"]["model"], q["L"] or 0, q["K"] or 0.0
-    saving = q["cRatio"] * big_l - k  # at once; the lighter reads after come on top
+    saving = eoq.cold_return_saving(q["cRatio"], big_l, k)
     one_hour = e["ttl"] == "1h"
     alert.update({
         "gap": gap, "ts": ts, "rewrite": big_l, "saving": saving, "savingUsd": prices.read_usd(model, saving),

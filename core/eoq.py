@@ -100,6 +100,12 @@ def cycle_saving(l_tokens: float, b: float, g: float, dh: float, k: float) -> fl
     return (dh * b / g) * (l_tokens - b) - k
 
 
+def cold_return_saving(c_ratio: float, l_tokens: float, k: float) -> float:
+    """What restarting saves on the call after the cache expired, in read-price tokens: that call
+    re-writes all of L, a fresh session writes K. At once; the lighter reads after come on top."""
+    return c_ratio * l_tokens - k
+
+
 def holt(level: float | None, trend: float, value: float, n: int | None = None) -> tuple[float, float]:
     """One step of the growth smoother: Holt's double exponential smoothing of the residual growth
     per call, with a running-mean start (the first WARM_CALLS residuals weigh equally) and, once warm,

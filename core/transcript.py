@@ -14,6 +14,8 @@ Events (tuples, first item the kind):
 * ("result", ts, tool_use_id, is_error, file) - a tool's result; `file` is the Read payload
   (path, start line, content) or None.
 * ("compact", ts, trigger, pre_tokens) - a compaction boundary.
+
+Their types, for the checker: `core.shapes.Event`.
 """
 
 from __future__ import annotations
