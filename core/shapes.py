@@ -5,9 +5,9 @@ TypedDicts and tuple aliases describe it. Import this module only under `if TYPE
 imports `typing`, ~3 ms the hook cannot afford); at run time nothing here exists.
 
 A change to the on-disk shape bumps `engine.SCHEMA` and adds a step to `state.store.migrate`.
+(No `from __future__ import annotations` here: TypedDict needs the annotations evaluated to tell
+required keys from `NotRequired` ones, which tests/test_shapes.py checks against the constructors.)
 """
-
-from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
