@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from bisect import insort
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from session_watcher.core import prices
 from session_watcher.core.eoq import G_MIN
@@ -61,6 +61,26 @@ class Call(NamedTuple):
     lamp: str | None = None
     gate: bool = False
     guard: bool = False
+
+
+class Policy(TypedDict):
+    """One policy's cost over a segment or a session, and its saving over the actual one."""
+
+    usd: float | None
+    units: float  # read-price tokens
+    savingUsd: float | None
+    savingUnits: float
+    savingPct: float | None  # in dollars when priced, else in units
+    restartsAfter: list[int]  # the calls the policy restarts after
+
+
+class Stability(TypedDict):
+    lampChanges: int
+    callsPerLampChange: float | None
+    xSweetMoveP95: float | None
+    gFloorShare: float | None
+    gFloorCalls: int
+    lateCalls: int
 
 
 def _int(v: object) -> int:
@@ -273,7 +293,7 @@ def _round(v: float | None, nd: int) -> float | None:
 
 
 def _policy(units: float, usd: float | None, base_units: float, base_usd: float | None,
-            restarts: list[int]) -> dict[str, Any]:
+            restarts: list[int]) -> Policy:
     if usd is not None and base_usd is not None:
         saving_pct = 100 * (base_usd - usd) / base_usd if base_usd > 0 else None
     else:
@@ -322,7 +342,7 @@ def backtest(calls: Sequence[Call], shared: int) -> dict[str, Any]:
         advice, kind = seg.advice_point()
         points = {"actual": None, "alert": advice, "sweetSpot": seg.sweet_point(), "hindsight": seg.best_point()}
         base_units, base_usd = seg.total(seg.actual)
-        pol: dict[str, Any] = {}
+        pol: dict[str, Policy] = {}
         for name, k in points.items():
             units, usd = seg.total(seg.costs(k))
             after = [seg.calls[k].call] if k is not None and k < len(seg.calls) - 1 else []
@@ -379,7 +399,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
-def stability(calls: Sequence[Call]) -> dict[str, Any]:
+def stability(calls: Sequence[Call]) -> Stability:
     """Issue 12's steadiness targets: lamp changes (<= 1 per 20 calls), xSweet's call-to-call move
     within a segment (<= 10 % at the 95th percentile), g at its floor after a segment's 10th call
     (<= 5 % of those calls)."""
@@ -406,7 +426,7 @@ def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     median and minimum of the sessions' captures."""
     priced = [s for s in sessions if s["priced"]]
     base = math.fsum(s["policies"]["actual"]["usd"] for s in priced)
-    policies: dict[str, Any] = {}
+    policies: dict[str, dict[str, float | None]] = {}
     for name in POLICIES:
         usd = math.fsum(s["policies"][name]["usd"] for s in priced)
         policies[name] = {
