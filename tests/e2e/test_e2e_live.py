@@ -35,6 +35,15 @@ CALLS = 46  # the gate trips at call 42 in this script (without the session's fi
 NOT_COMPARED = ("subagentUsage", "buckets", "badLines", "contextPressure", "health")
 
 
+def _diagnose(world: World, sid: str, transcript: Path) -> str:
+    """What a missing live row needs to be understood: how far the saved state got, and the hook log."""
+    path = plugin.state_file(world, sid)
+    cursor = json.loads(path.read_text()).get("cursor") if path.exists() else None
+    logs = "\n".join(f"{p}: {p.read_text(errors='replace')[-3000:]}" for p in sorted(world.sw_home.rglob("*.log")))
+    return (f"state cursor {cursor} (transcript {transcript.stat().st_size} bytes); "
+            f"hook logs: {logs or '(none)'}")
+
+
 def real_usages(n: int) -> list[Usage]:
     """The first `n` main-chain API calls' usage of the source session, in order."""
     seen: dict[str, Usage] = {}
@@ -86,7 +95,8 @@ def test_live_rows_equal_replay_and_the_gate_reaches_the_user_at_the_next_prompt
     # and each live row equals replay's row for that call: L, B, g, lamp, bills, alerts
     _doc, want = replay(str(transcript), cwd=str(installed.project))
     got = _rows(trace)
-    assert [r["call"] for r in got] == [r["call"] for r in want] == list(range(1, CALLS + 1))
+    assert [r["call"] for r in got] == [r["call"] for r in want] == list(range(1, CALLS + 1)), \
+        _diagnose(installed, sid, transcript)
     for g, w in zip(got, want, strict=True):
         assert _comparable(g) == _comparable(w), g["call"]
     alerts = [(r["call"], a["kind"]) for r in want for a in r["alerts"]]
