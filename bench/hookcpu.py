@@ -1,5 +1,5 @@
 """Hook cost as CPU time and wall time, against the interpreter's own start, interleaved:
-``python -m bench.hookcpu [--paths 200] [--runs 40]``.
+``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB]``.
 
 Wall medians on a shared machine move with its load; the CPU time a process used (user + system,
 from wait4) moves much less, so both are printed. The session is built as bench.run builds it.
@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import generate
 from bench import run as bench_run
 
 
@@ -36,11 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.hookcpu", description=__doc__)
     ap.add_argument("--paths", type=int, default=200)
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--big", type=generate.parse_size, default=None,
+                    help="use bench.run's big session of this size (e.g. 1GB) instead of the 1 MB one")
     ap.add_argument("--out", type=Path, default=bench_run.ROOT / "bench" / "out")
     args = ap.parse_args(argv)
     python = Path(sys.executable)
     with tempfile.TemporaryDirectory(prefix="sw-hookcpu-") as tmp:
-        b, sess, transcript, cwd, files = bench_run.small_session(args.out, Path(tmp), python, args.paths)
+        b, sess, transcript, cwd, files = bench_run.small_session(args.out, Path(tmp), python, args.paths,
+                                                                           args.big)
         if sess is None:
             return 1
         env = b.env(sess.home)

@@ -302,18 +302,23 @@ def build_session(b: Bench, label: str, transcript: Path, cwd: Path, files: list
     )
 
 
-def small_session(out: Path, tmp: Path, python: Path,
-                  paths: int) -> tuple[Bench, Session | None, Path, Path, list[Path]]:
-    """The 1 MB session of the quick scale with `paths` files read, in `tmp`: (bench, session or None
-    when it could not be built, its transcript, the project folder, the project's files)."""
+def small_session(out: Path, tmp: Path, python: Path, paths: int,
+                  big: int | None = None) -> tuple[Bench, Session | None, Path, Path, list[Path]]:
+    """The 1 MB session of the quick scale (`big`: the full run's big session of that size instead)
+    with `paths` files read, in `tmp`: (bench, session or None when it could not be built, its
+    transcript, the project folder, the project's files)."""
     s = scale_for(True, None)
     b = Bench(s, out.resolve(), tmp, python, python.parent)
     b.cache.mkdir(parents=True, exist_ok=True)
     cwd = tmp / "proj"
     cwd.mkdir()
     files = make_project(cwd, paths + 1)
-    transcript, _ = cached_transcript(b, "session-small", s.small, 11)
-    return b, build_session(b, "1 MB", transcript, cwd, files[:paths]), transcript, cwd, files
+    if big:
+        transcript, _ = cached_transcript(b, "session-big", big, 12)
+    else:
+        transcript, _ = cached_transcript(b, "session-small", s.small, 11)
+    label = _size_label(big or s.small)
+    return b, build_session(b, label, transcript, cwd, files[:paths]), transcript, cwd, files
 
 
 def _paths_in_state(state_file: Path) -> int | None:

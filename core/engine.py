@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     # the shell's answers for the paths of a batch: raw -> canonical path, canonical -> discard reason
     Resolved = tuple[Mapping[str, str], Mapping[str, str | None]]
 
-SCHEMA = 2  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis)
+SCHEMA = 3  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis);
+# 3: tool ids done kept as an object (one lookup, not a scan), health's first half kept as counts
 LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
 DONE_MAX = 512  # tool results remembered for de-duplication (hook payload vs transcript line)
 PENDING_MAX = 256  # tool uses waiting for their result
@@ -61,7 +62,7 @@ def new_state(session_id: str) -> State:
         "schema": SCHEMA, "sessionId": session_id, "cursor": None, "subCursors": {},
         "meter": meter.new_meter(), "engine": new_engine(), "paths": {}, "reasons": {}, "readPaths": {},
         "health": health.new_health(), "alerts": [],
-        "tools": {"pending": {}, "done": []},
+        "tools": {"pending": {}, "done": {}},
         "context": {"model": None, "window": None, "pressure": None, "project": None, "cwd": None},
         "config": {}, "bad": 0,
         "rev": 0, "shards": {},  # the path map's shard files on disk (state.pathstore); shells only
@@ -188,11 +189,12 @@ def on_tool_result(state: State, result: ResultEvent, paths: Resolved, use: tupl
     when the payload says them); each id counts once. `paths`: the shell's answers for its path."""
     _, _, tool_id, is_error, file = result
     tools = state["tools"]
-    if tool_id in tools["done"]:
+    done = tools["done"]  # insertion-ordered: the oldest id goes first
+    if tool_id in done:
         return
-    tools["done"].append(tool_id)
-    if len(tools["done"]) > DONE_MAX:
-        del tools["done"][: len(tools["done"]) - DONE_MAX]
+    done[tool_id] = 1
+    while len(done) > DONE_MAX:
+        del done[next(iter(done))]
     pending = tools["pending"].pop(tool_id, None)
     name, info = use if use is not None else (None, None)
     if name is None and pending is not None:

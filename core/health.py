@@ -11,10 +11,12 @@ Counters (schema of `state["health"]`, plain JSON):
   None before the first call;
 * `compactions` - compaction boundaries seen;
 * `reads`, `rereads` - Read calls, and those whose canonical path was read before in the session;
-* `calls` - one character per tool call, in result order: `.` plain, `p` productive, `e` error,
-  `E` productive and error. The error-acceleration and tool-efficiency signals compare the first
-  half of the session's tool calls with the second half, and the half point moves with every call,
-  so the sequence itself is the smallest exact state (one byte per call).
+* `head`, `tail` - the session's tool calls in result order, split at the half point: `head` is
+  [calls, errors, productive] of the first half (`n // 2` calls of `n`), `tail` the second half, one
+  character per call: `.` plain, `p` productive, `e` error, `E` productive and error. The
+  error-acceleration and tool-efficiency signals compare the two halves, and the half point moves
+  with every call, so the second half's sequence is the smallest exact state (one byte per two
+  calls); the first half's calls are needed only as counts.
 
 Choices the seed leaves open (also in docs):
 
@@ -54,7 +56,20 @@ _PRODUCTIVE_CHARS = "pE"
 
 def new_health() -> Health:
     """Empty counters for a new session."""
-    return {"prompt": None, "compactions": 0, "reads": 0, "rereads": 0, "calls": ""}
+    return {"prompt": None, "compactions": 0, "reads": 0, "rereads": 0, "head": [0, 0, 0], "tail": ""}
+
+
+def from_codes(h: Health, codes: str) -> Health:
+    """`h` with its tool calls set to the code sequence `codes` (one character per call)."""
+    mid = len(codes) // 2
+    first = codes[:mid]
+    h["head"] = [mid, _count(first, _ERROR_CHARS), _count(first, _PRODUCTIVE_CHARS)]
+    h["tail"] = codes[mid:]
+    return h
+
+
+def _count(part: str, chars: str) -> int:
+    return sum(part.count(c) for c in chars)
 
 
 def on_call(h: Health, prompt_tokens: int) -> None:
@@ -70,7 +85,14 @@ def on_tool(h: Health, name: str, reread: bool, is_error: bool) -> None:
             h["rereads"] = h.get("rereads", 0) + 1
     productive = name in PRODUCTIVE
     ch = ("E" if productive else "e") if is_error else ("p" if productive else ".")
-    h["calls"] = h.get("calls", "") + ch
+    head, tail = h["head"], h["tail"] + ch
+    if head[0] < (head[0] + len(tail)) // 2:  # the half point moved: the second half's first call
+        first = tail[0]                          # joins the first half's counts
+        head[0] += 1
+        head[1] += first in _ERROR_CHARS
+        head[2] += first in _PRODUCTIVE_CHARS
+        tail = tail[1:]
+    h["tail"] = tail
 
 
 def on_compaction(h: Health) -> None:
@@ -146,18 +168,12 @@ def to_grade(score: float) -> str:
 
 def grade(h: Health, window: int | None) -> dict[str, Any]:
     """The `health` block of the status document from the incremental counters."""
-    calls: str = h.get("calls", "")
-    n_calls = len(calls)
-    head, tail = calls[: n_calls // 2], calls[n_calls // 2:]
-
-    def halves(chars: str) -> tuple[int, int]:
-        return sum(head.count(c) for c in chars), sum(tail.count(c) for c in chars)
-
+    (f_n, f_err, f_prod), tail = h["head"], h["tail"]
+    s_n, s_err, s_prod = len(tail), _count(tail, _ERROR_CHARS), _count(tail, _PRODUCTIVE_CHARS)
+    n_calls = f_n + s_n
     prompt = h.get("prompt")
     compactions = int(h.get("compactions", 0))
     reads, rereads = int(h.get("reads", 0)), int(h.get("rereads", 0))
-    f_n, s_n = len(head), len(tail)
-    (f_err, s_err), (f_prod, s_prod) = halves(_ERROR_CHARS), halves(_PRODUCTIVE_CHARS)
     win = window if window and window > 0 else DEFAULT_WINDOW
     fill = None if prompt is None else prompt / win
     ratio = None if reads == 0 else rereads / reads

@@ -112,7 +112,8 @@ class Health(TypedDict):
     compactions: int
     reads: int
     rereads: int
-    calls: str  # one character per tool call
+    head: list[int]  # the first half of the tool calls: [calls, errors, productive]
+    tail: str  # the second half, one character per tool call
 
 
 class Engine(TypedDict):
@@ -151,7 +152,7 @@ class Engine(TypedDict):
 
 class Tools(TypedDict):
     pending: dict[str, PendingUse]
-    done: list[str]  # tool_use_ids already counted
+    done: dict[str, int]  # tool_use_ids already counted (values 1), oldest first
 
 
 class Context(TypedDict):

@@ -43,7 +43,10 @@ def iso_to_epoch(text: object) -> float | None:
         h, mi, s = int(text[11:13]), int(text[14:16]), int(text[17:19])
         frac = 0.0
         rest = text[19:]
-        if rest.startswith("."):
+        if len(text) == 24 and text[23] == "Z" and text[19] == "." and text[20:23].isdigit():
+            frac = float("0." + text[20:23])  # what every transcript line carries: the loop below, unrolled
+            rest = "Z"
+        elif rest.startswith("."):
             digits = ""
             for ch in rest[1:]:
                 if not ch.isdigit():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from session_watcher import paths
-from session_watcher.core import fastjson
+from session_watcher.core import fastjson, health
 from session_watcher.core.engine import SCHEMA, new_engine, new_state
 from session_watcher.state.pathstore import PathShards
 
@@ -43,7 +43,11 @@ def migrate(doc: dict[str, Any], session_id: str) -> State | None:
 
     1 -> 2 (model v2): every figure is counted differently, and the transcript is the durable log,
     so the state starts again from it (cursor at 0), keeping what only the hooks and the status
-    line knew (the context window, the model id, the project, the cached config)."""
+    line knew (the context window, the model id, the project, the cached config).
+    2 -> 3: the same figures, stored smaller: the tool ids done as an object, the health tally's
+    first half as counts (`core.health`)."""
+    if doc.get("schema") == 2 and doc.get("sessionId") == session_id:
+        return _migrate_2(doc)
     if doc.get("schema") != 1 or doc.get("sessionId") != session_id or not isinstance(doc.get("context"), dict):
         return None
     fresh = new_state(session_id)
@@ -55,6 +59,18 @@ def migrate(doc: dict[str, Any], session_id: str) -> State | None:
     return fresh
 
 
+def _migrate_2(doc: dict[str, Any]) -> State | None:
+    """Checked for shape by the caller, like any state read."""
+    tools, h = doc.get("tools"), doc.get("health")
+    if not (isinstance(tools, dict) and isinstance(tools.get("done"), list) and isinstance(h, dict)
+            and isinstance(h.get("calls"), str)):
+        return None
+    tools["done"] = {tid: 1 for tid in tools["done"] if isinstance(tid, str)}
+    health.from_codes(h, h.pop("calls"))  # type: ignore[arg-type]  # the rest of it as it was
+    doc["schema"] = SCHEMA
+    return doc  # type: ignore[return-value]
+
+
 def _shape_ok(doc: object, session_id: str) -> bool:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("sessionId") != session_id:
         return False
@@ -62,9 +78,13 @@ def _shape_ok(doc: object, session_id: str) -> bool:
     for key, value in ref.items():
         if key not in doc or (value is not None and type(doc[key]) is not type(value)):
             return False
-    engine = doc["engine"]
-    return set(new_engine()) <= set(engine) and all(
-        isinstance(doc["meter"].get(k), dict) for k in ("main", "sub", "recent"))
+    engine, h = doc["engine"], doc["health"]
+    head = h.get("head")
+    return (set(new_engine()) <= set(engine)
+            and all(isinstance(doc["meter"].get(k), dict) for k in ("main", "sub", "recent"))
+            and isinstance(doc["tools"].get("done"), dict) and isinstance(doc["tools"].get("pending"), dict)
+            and isinstance(h.get("tail"), str) and isinstance(head, list) and len(head) == 3
+            and all(type(n) is int for n in head))
 
 
 def quarantine(path: str, why: str) -> str:
@@ -106,7 +126,7 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
     if isinstance(doc, dict) and isinstance(doc.get("schema"), int) and doc["schema"] < SCHEMA:
         migrated = migrate(doc, session_id)
         if migrated is not None:
-            return migrated
+            doc = migrated
     if not _shape_ok(doc, session_id):
         raise StateRejected(quarantine(path, "shape"))
     return doc  # type: ignore[no-any-return]

@@ -20,8 +20,7 @@ REAL = sorted(p for p in FIXTURES.glob("*.jsonl"))
 
 def calls_h(codes: str, **extra: Any) -> dict[str, Any]:
     """Counters with the given tool-call code string (. p e E)."""
-    h = health.new_health()
-    h["calls"] = codes
+    h = health.from_codes(health.new_health(), codes)
     h.update(extra)
     return h
 
@@ -181,7 +180,8 @@ class TestToolEfficiency:
         h = health.new_health()
         health.on_tool(h, name, False, False)
         health.on_tool(h, "Bash", False, True)
-        assert h["calls"] == "pe"
+        assert h["head"] == [1, 0, 1]  # the first half: the Write, productive
+        assert h["tail"] == "e"  # the second half: the failed Bash
 
 
 class TestComposite:
@@ -349,6 +349,27 @@ def test_incremental_equals_from_scratch(path: Path) -> None:
     assert pairs
     for i, (inc, ref) in enumerate(pairs):
         assert inc == ref, f"record {i}"
+
+
+def test_first_half_counts_follow_the_half_point() -> None:
+    """Call by call, the stored first half (counts) and second half (codes) are the split of the
+    whole sequence at n // 2, so the grade sees the same halves as from the whole sequence."""
+    import random
+
+    rng = random.Random(16)
+    tools = [("Read", False, "."), ("Edit", False, "p"), ("Bash", True, "e"), ("Write", True, "E")]
+    h = health.new_health()
+    codes = ""
+    for _ in range(300):
+        name, err, ch = rng.choice(tools)
+        health.on_tool(h, name, False, err)
+        codes += ch
+        want = health.from_codes(health.new_health(), codes)
+        assert (h["head"], h["tail"]) == (want["head"], want["tail"])
+        mid = len(codes) // 2
+        assert h["head"] == [mid, codes[:mid].count("e") + codes[:mid].count("E"),
+                             codes[:mid].count("p") + codes[:mid].count("E")]
+    assert health.grade(h, None) == health.grade(calls_h(codes, reads=h["reads"]), None)
 
 
 def test_real_fixture_values() -> None:

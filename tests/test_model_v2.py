@@ -173,10 +173,59 @@ def test_a_v1_state_file_is_migrated_not_quarantined(tmp_path: Path, monkeypatch
     Path(path).write_text(json.dumps(old))
     state = store.load(path, "mig")
     assert state is not None
-    assert state["schema"] == engine.SCHEMA == 2
+    assert state["schema"] == engine.SCHEMA == 3
     assert state["cursor"] is None  # folded again from the transcript, by v2's rules
     assert state["context"]["window"] == 1_000_000
     assert state["context"]["project"] == "/p"
+    assert list(Path(path).parent.parent.glob("quarantine/*")) == []
+
+
+def test_a_v2_state_file_is_migrated_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema 2 kept the tool ids done as a list and every tool call's health code; schema 3 keeps an
+    object and the first half as counts. A v2 state halfway through a real session, migrated and
+    folded to the end, gives the document a fold from scratch gives (nothing folded again)."""
+    from session_watcher.core import health
+    from session_watcher.state import session
+
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    src = FIXTURES / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    data = src.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    part = tmp_path / "mig2.jsonl"
+    part.write_bytes(data[:half])
+    codes: list[str] = []
+    on_tool = health.on_tool
+
+    def recording(h: dict[str, Any], name: str, reread: bool, is_error: bool) -> None:
+        productive = name in health.PRODUCTIVE
+        codes.append(("E" if productive else "e") if is_error else ("p" if productive else "."))
+        on_tool(h, name, reread, is_error)
+
+    monkeypatch.setattr(health, "on_tool", recording)
+    state = engine.new_state("mig2")
+    state, _, _ = session.sync(state, str(part), CFG, float("inf"))
+    monkeypatch.setattr(health, "on_tool", on_tool)
+    assert len(codes) > 20
+    assert state["tools"]["done"]
+    old = json.loads(json.dumps(state))  # as schema 2 wrote it
+    old["schema"] = 2
+    old["tools"]["done"] = list(state["tools"]["done"])
+    old["health"]["calls"] = "".join(codes)
+    del old["health"]["head"], old["health"]["tail"]
+    path = store.session_file("mig2")
+    Path(path).parent.mkdir(parents=True)
+    Path(path).write_text(json.dumps(old))
+
+    migrated = store.load(path, "mig2")
+    assert migrated is not None
+    assert migrated["schema"] == engine.SCHEMA == 3
+    assert migrated["health"] == state["health"]
+    assert migrated["tools"]["done"] == state["tools"]["done"]
+    assert migrated["cursor"] == state["cursor"]  # nothing to fold again
+    part.write_bytes(data)
+    migrated, _, _ = session.sync(migrated, str(part), CFG, float("inf"))
+    whole, _, _ = session.sync(engine.new_state("mig2"), str(part), CFG, float("inf"))
+    assert status.status_document(migrated, CFG) == status.status_document(whole, CFG)
     assert list(Path(path).parent.parent.glob("quarantine/*")) == []
 
 

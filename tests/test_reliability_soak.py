@@ -127,7 +127,7 @@ def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         reads.append(counted.bytes - before)
         if i % 100 == 99:
             st = load_state(s.session_id, fs.sw_home(root))
-            sizes.append(sf.stat().st_size - len(st["health"]["calls"]))
+            sizes.append(sf.stat().st_size - len(st["health"]["tail"]))
             KEYS.append({k: len(json.dumps(v)) for k, v in st.items()})
             assert len(st["meter"]["recent"]) <= meter.RECENT_MAX
             assert len(st["tools"]["done"]) <= engine.DONE_MAX
@@ -143,8 +143,10 @@ def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert st["meter"]["main"] == s.token_usage()
     assert fs.reads_of(st) == dict(s.reads_per_path())
     transcript_reads = sum(len(c.reads) for c in s.calls)
-    # 1 byte per tool call of the transcript (the only source: the payloads' extra Bash ids add none)
-    assert len(st["health"]["calls"]) == transcript_reads
+    # one call per tool call of the transcript (the only source: the payloads' extra Bash ids add none),
+    # the first half as counts, the second one byte per call
+    assert st["health"]["head"][0] + len(st["health"]["tail"]) == transcript_reads
+    assert st["health"]["head"][0] == transcript_reads // 2
     assert tool_calls > 0
     assert st["alerts"], "the soak session fires alerts all along"
 
