@@ -6,7 +6,8 @@ streamed to disk line by line (memory stays flat at any size). Each call returns
 ground truth: bytes, lines, API calls, token sums (one sample per API call), distinct paths read.
 
 The shape comes from :mod:`bench.profile`: whole call blocks are sampled from the real sessions and
-every record is rebuilt with synthetic content padded to the sampled line length.
+every record is rebuilt with synthetic content padded to the sampled line length, by the record
+builders of :mod:`bench.synth` (the one transcript writer the tests use too).
 """
 
 from __future__ import annotations
@@ -24,10 +25,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench import profile as profile_mod
+from bench import synth
 
 GENERATOR_VERSION = 2
-MODEL = "claude-opus-4-6"
-VERSION = "2.1.39"
 _ALNUM = string.ascii_letters + string.digits
 _WORDS_TEXT = (
     "def return self value state path token cache read write index list dict none true false "
@@ -156,7 +156,7 @@ class SessionWriter:
 
     def stamp(self) -> str:
         self.t += dt.timedelta(milliseconds=self.rng.randint(50, 4000))
-        return self.t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.t.microsecond // 1000:03d}Z"
+        return synth.iso(self.t)
 
     def path(self, for_read: bool) -> str:
         if for_read and self.distinct_reads:
@@ -168,22 +168,18 @@ class SessionWriter:
 
     # ---- writing ------------------------------------------------------------------------------
     def header(self, rtype: str) -> dict[str, Any]:
-        rec: dict[str, Any] = {
-            "parentUuid": self.parent,
-            "isSidechain": self.sidechain,
-            "userType": "external",
-            "cwd": self.cwd,
-            "sessionId": self.session_id,
-            "version": VERSION,
-            "gitBranch": "main",
-        }
-        if self.agent_id:
-            rec["agentId"] = self.agent_id
-        rec["type"] = rtype
-        return rec
+        return synth.header(
+            rtype,
+            self.session_id,
+            self.cwd,
+            parent=self.parent,
+            sidechain=self.sidechain,
+            branch="main",
+            agent_id=self.agent_id,
+        )
 
     def emit(self, fh: IO[bytes], rec: dict[str, Any]) -> None:
-        data = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        data = synth.line(rec)
         fh.write(data)
         self.m.bytes += len(data)
         self.m.lines += 1
@@ -255,45 +251,18 @@ class SessionWriter:
         self.m.output += out
         self.m.cacheRead += cr
         self.m.cacheCreation += cw
-        one_hour = self.ttl_min == 60
         self.request_id = self.token("req_011C", 20)
-        self.msg = {
-            "model": MODEL,
-            "id": self.token("msg_01", 22),
-            "type": "message",
-            "role": "assistant",
-            "usage": {
-                "input_tokens": inp,
-                "cache_creation_input_tokens": cw,
-                "cache_read_input_tokens": cr,
-                "cache_creation": {
-                    "ephemeral_5m_input_tokens": 0 if one_hour else cw,
-                    "ephemeral_1h_input_tokens": cw if one_hour else 0,
-                },
-                "output_tokens": out,
-                "service_tier": "standard",
-            },
-        }
+        mid = self.token("msg_01", 22)
+        ttl = "1h" if self.ttl_min == 60 else "5m"
+        self.msg = synth.assistant_message(mid, synth.usage(cr, cw, inp, out, ttl))
 
     def compact(self, fh: IO[bytes]) -> None:
         pre = self.stock or 0
-        rec = self.header("system")
-        rec.update(
-            {
-                "parentUuid": None,
-                "logicalParentUuid": self.parent,
-                "subtype": "compact_boundary",
-                "content": "Conversation compacted",
-                "isMeta": False,
-                "level": "info",
-                "compactMetadata": {"trigger": "auto", "preTokens": pre},
-            }
-        )
+        rec = synth.compact_boundary(self.header("system"), pre, logical_parent=self.parent)
         self.emit(fh, self.finish(rec))
 
         def summary(f: str) -> dict[str, Any]:
-            r = self.header("user")
-            r["message"] = {"role": "user", "content": "This session is being continued. Summary:\n" + f}
+            r = synth.user_text(self.header("user"), "This session is being continued. Summary:\n" + f)
             r["isVisibleInTranscriptOnly"] = True
             r["isCompactSummary"] = True
             return r
@@ -305,19 +274,10 @@ class SessionWriter:
 
     # ---- records by kind -------------------------------------------------------------------------
     def user_text(self, f: str) -> dict[str, Any]:
-        r = self.header("user")
-        r["message"] = {"role": "user", "content": f or "Continue."}
-        return r
+        return synth.user_text(self.header("user"), f or "Continue.")
 
     def assistant(self, block: dict[str, Any]) -> dict[str, Any]:
-        r = self.header("assistant")
-        msg = dict(self.msg)
-        msg["content"] = [block]
-        msg["stop_reason"] = None
-        msg["stop_sequence"] = None
-        r["message"] = msg
-        r["requestId"] = self.request_id
-        return r
+        return synth.assistant(self.header("assistant"), self.msg, [block], self.request_id)
 
     def write_kind(self, fh: IO[bytes], kind: str, n: int) -> None:
         parts = kind.split(":")
@@ -371,7 +331,7 @@ class SessionWriter:
                     inp = {"command": f, "description": "Run a command"}
                 else:
                     inp = {"prompt": f}
-                return self.assistant({"type": "tool_use", "id": tid, "name": name, "input": inp})
+                return self.assistant(synth.tool_use(tid, name, inp))
 
             return self.sized(n, tool)
         if btype == "thinking":
@@ -396,17 +356,8 @@ class SessionWriter:
             tur: Any = f[:200]
             if name == "Read":
                 lines = f.split("\n")
-                content = "\n".join(f"{i + 1:>6}\u2192{s}" for i, s in enumerate(lines))
-                tur = {
-                    "type": "text",
-                    "file": {
-                        "filePath": p,
-                        "content": f,
-                        "numLines": len(lines),
-                        "startLine": 1,
-                        "totalLines": len(lines),
-                    },
-                }
+                content = synth.numbered(lines)
+                tur = synth.file_result(p, f, len(lines))
             elif name == "Bash":
                 tur = {
                     "stdout": f,
@@ -437,11 +388,7 @@ class SessionWriter:
                 }
             elif name in ("Glob", "Grep"):
                 tur = {"filenames": [p], "durationMs": 12, "numFiles": 1, "truncated": False}
-            r["message"] = {
-                "role": "user",
-                "content": [{"tool_use_id": tid, "type": "tool_result", "content": content}],
-            }
-            r["toolUseResult"] = tur
+            synth.tool_result(r, tid, content, tur)
             r["sourceToolAssistantUUID"] = self.parent
             return r
 
@@ -640,7 +587,8 @@ def _exp(x: float) -> float:
 
 
 def corpus_key(spec: CorpusSpec) -> str:
-    src = Path(__file__).read_bytes() + (Path(__file__).parent / "profile.py").read_bytes()
+    here = Path(__file__).parent
+    src = b"".join((here / name).read_bytes() for name in ("generate.py", "profile.py", "synth.py"))
     return hashlib.sha256(src + repr(spec).encode() + str(GENERATOR_VERSION).encode()).hexdigest()[:16]
 
 

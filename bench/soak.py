@@ -13,12 +13,11 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.synth import SynthSession
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,22 +25,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3000)
     parser.add_argument("--window", type=int, default=300)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT / "tests"))
-    import fuzz_synth as fs  # type: ignore[import-not-found]  # the tests' synthetic session
-
     with tempfile.TemporaryDirectory(prefix="sw-soak-") as tmp:
         root = Path(tmp)
-        for k, v in fs.env_for(root).items():
-            if k.startswith(("SESSION_WATCHER", "HOME", "CLAUDE")):
-                os.environ[k] = v
-        fs.write_config(root)
+        # every folder under `root`, message alerts (as the reliability tests' harness sets a hook up)
+        os.environ.update({"SESSION_WATCHER_HOME": str(root / "swhome"), "HOME": str(root / "home"),
+                           "CLAUDE_CONFIG_DIR": str(root / "claude")})
+        (root / "swhome" / "config").mkdir(parents=True)
+        (root / "swhome" / "config" / "config.toml").write_text(
+            '[notify]\nchannels = ["message"]\nfallback = "none"\n')
+        project = root / "proj"
+        (project / "src").mkdir(parents=True)
         import session_watcher.hooks.run
         from session_watcher.hooks.run import run
 
         # the synthetic turns end on tool results: no closing line to wait for
         session_watcher.hooks.run.STOP_WAIT = 0.0
 
-        s = fs.SynthSession("soak", fs.make_project(root), seed=21, files=40)
+        s = SynthSession("soak", os.path.realpath(project), seed=21, files=40)
         tr = root / "soak.jsonl"
         tr.write_bytes(b"")
         times: list[float] = []

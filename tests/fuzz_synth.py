@@ -1,132 +1,18 @@
-"""Synthetic sessions for the reliability tests: transcript lines, hook payloads and their oracle.
-
-A session is a list of API calls; each call is written as two assistant lines sharing one message id
-(the first with a partial output count, as Claude Code writes them) with Read tool uses, then one
-user line per tool result. The oracle is what an exact meter must show: one sample per call (the
-last one), and for each path the number of distinct Read results.
+"""The reliability tests' harness: synthetic sessions (bench.synth.SynthSession, the one transcript
+writer) written into temp folders, the hook subprocesses' environment and argv, and the oracle of a
+session (one uninterrupted fold of its whole transcript).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import random
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MODEL = "claude-opus-4-6"
+from bench.synth import MODEL, Call, SynthSession, content_of
 
-
-def content_of(call: int, path: str, n: int) -> str:
-    return "".join(f"line {j} of {os.path.basename(path)} in call {call}\n" for j in range(n))
-
-
-@dataclass
-class Call:
-    index: int
-    inp: int
-    cr: int
-    cw: int
-    out: int
-    reads: list[tuple[str, str, int]]  # (tool_use_id, path, lines of content)
-
-
-@dataclass
-class SynthSession:
-    """Build the records of one session; `lines_of(call)` gives the JSONL bytes in file order."""
-
-    session_id: str
-    project: str
-    seed: int = 1
-    files: int = 6
-    calls: list[Call] = field(default_factory=list)
-    _ctx: int = 0
-
-    def __post_init__(self) -> None:
-        self.rng = random.Random(self.seed)
-        self.paths = [os.path.join(self.project, "src", f"mod{i}.py") for i in range(self.files)]
-
-    def next_call(self, reads: int | None = None, growth: int | None = None) -> Call:
-        """Append one call; the context grows by `growth` tokens (cache write), read from cache next."""
-        i = len(self.calls)
-        r = self.rng
-        if i == 0:
-            cr, cw = 0, 18_000
-        else:
-            cr = self._ctx
-            cw = growth if growth is not None else r.randint(2_000, 9_000)
-        self._ctx = cr + cw
-        n = r.randint(0, 2) if reads is None else reads
-        call_reads = [(f"toolu_{self.seed:04d}_{i:05d}_{k}", r.choice(self.paths), r.randint(5, 60))
-                      for k in range(n)]
-        call = Call(i, r.randint(1, 9), cr, cw, r.randint(50, 900), call_reads)
-        self.calls.append(call)
-        return call
-
-    def ts(self, i: int, sub: int = 0) -> str:
-        minute, sec = divmod(i * 20 + sub, 60)
-        hour, minute = divmod(minute, 60)
-        return f"2026-03-0{1 + hour // 24}T{hour % 24:02d}:{minute:02d}:{sec:02d}.000Z"
-
-    def usage(self, c: Call, partial: bool) -> dict[str, Any]:
-        return {"input_tokens": c.inp, "cache_read_input_tokens": c.cr, "cache_creation_input_tokens": c.cw,
-                "output_tokens": 1 if partial else c.out,
-                "cache_creation": {"ephemeral_5m_input_tokens": c.cw, "ephemeral_1h_input_tokens": 0}}
-
-    def records(self, c: Call) -> list[dict[str, Any]]:
-        mid, rid = f"msg_{self.seed:04d}_{c.index:05d}", f"req_{self.seed:04d}_{c.index:05d}"
-        base = {"sessionId": self.session_id, "cwd": self.project, "isSidechain": False, "version": "2.1.39"}
-        recs: list[dict[str, Any]] = [
-            {**base, "type": "assistant", "uuid": f"a{c.index}-0", "timestamp": self.ts(c.index), "requestId": rid,
-             "message": {"id": mid, "model": MODEL, "role": "assistant", "usage": self.usage(c, True),
-                         "content": [{"type": "text", "text": f"step {c.index}"}]}},
-            {**base, "type": "assistant", "uuid": f"a{c.index}-1", "timestamp": self.ts(c.index, 1), "requestId": rid,
-             "message": {"id": mid, "model": MODEL, "role": "assistant", "usage": self.usage(c, False),
-                         "content": [{"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": p}}
-                                     for tid, p, _ in c.reads]}},
-        ]
-        for k, (tid, path, n) in enumerate(c.reads):
-            content = content_of(c.index, path, n)
-            recs.append({**base, "type": "user", "uuid": f"u{c.index}-{k}", "timestamp": self.ts(c.index, 2 + k),
-                         "message": {"role": "user", "content": [
-                             {"type": "tool_result", "tool_use_id": tid, "content": content}]},
-                         "toolUseResult": {"type": "text", "file": {"filePath": path, "content": content,
-                                                                    "numLines": n, "startLine": 1,
-                                                                    "totalLines": n}}})
-        return recs
-
-    def lines_of(self, c: Call) -> bytes:
-        return b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in self.records(c))
-
-    def hook_payload(self, transcript: str, event: str = "PostToolUse", read: tuple[str, str, int] | None = None,
-                     bash_id: str = "toolu_bash_x") -> dict[str, Any]:
-        p: dict[str, Any] = {"session_id": self.session_id, "transcript_path": transcript, "cwd": self.project,
-                             "hook_event_name": event, "permission_mode": "default"}
-        if event == "PostToolUse":
-            if read is None:
-                p.update({"tool_name": "Bash", "tool_input": {"command": "true"}, "tool_use_id": bash_id,
-                          "tool_response": {"stdout": "", "stderr": ""}})
-            else:
-                tid, path, n = read
-                content = content_of(int(tid.split("_")[2]), path, n)
-                p.update({"tool_name": "Read", "tool_input": {"file_path": path}, "tool_use_id": tid,
-                          "tool_response": {"type": "text", "file": {"filePath": path, "content": content,
-                                                                     "numLines": n, "startLine": 1,
-                                                                     "totalLines": n}}})
-        return p
-
-    # ------------------------------------------------------------------ the oracle
-
-    def token_usage(self, upto: int | None = None) -> dict[str, int]:
-        calls = self.calls[:upto]
-        return {"uncachedInput": sum(c.inp for c in calls), "output": sum(c.out for c in calls),
-                "cacheRead": sum(c.cr for c in calls), "cacheWrite": sum(c.cw for c in calls),
-                "cacheWrite5m": sum(c.cw for c in calls), "cacheWrite1h": 0, "calls": len(calls)}
-
-    def reads_per_path(self, upto: int | None = None) -> Counter[str]:
-        return Counter(p for c in self.calls[:upto] for _, p, _ in c.reads)
+__all__ = ["MODEL", "Call", "SynthSession", "content_of"]  # the writer, for the tests that import this module
 
 
 def fill_up(path: Path) -> None:

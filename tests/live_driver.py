@@ -21,7 +21,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
-from oracle import SW
+from tests.oracle import SW
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -14,10 +14,16 @@ from pathlib import Path
 from typing import Any
 
 
+def sessions_dir(home: Path | None = None) -> Path:
+    """The folder of the session state files under `home`, a SESSION_WATCHER_HOME (default: this
+    process's). Spelled out here, independently of session_watcher.paths, so a layout change shows."""
+    root = home if home is not None else Path(os.environ["SESSION_WATCHER_HOME"])
+    return root / "state" / "sessions"
+
+
 def state_file(session_id: str, home: Path | None = None) -> Path:
     """The session's main state file under `home`, a SESSION_WATCHER_HOME (default: this process's)."""
-    root = home if home is not None else Path(os.environ["SESSION_WATCHER_HOME"])
-    return root / "state" / "sessions" / f"{session_id}.json"
+    return sessions_dir(home) / f"{session_id}.json"
 
 
 def load_state(session_id: str, home: Path | None = None) -> dict[str, Any]:

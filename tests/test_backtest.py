@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import TRANSCRIPTS, sw
-from synth import Transcript
 
+from bench.synth import Transcript
 from session_watcher.core import backtest as bt
 from session_watcher.replay import replay
+from tests.oracle import TRANSCRIPTS, sw
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -8,7 +8,8 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from oracle import TRANSCRIPTS, hook, oracle, payload, run, sw
+
+from tests.oracle import TRANSCRIPTS, hook, oracle, payload, run, sw
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -13,9 +13,9 @@ import shutil
 from typing import TYPE_CHECKING
 
 import pytest
-from oracle import FIXTURES, hook, oracle, payload
 
 from session_watcher.replay import replay
+from tests.oracle import FIXTURES, hook, oracle, payload
 from tests.statefile import load_state
 
 if TYPE_CHECKING:

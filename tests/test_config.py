@@ -9,9 +9,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
 
 from session_watcher import config
+from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
 from tests.statefile import load_state
 
 EXAMPLE = REPO / "config.example.toml"

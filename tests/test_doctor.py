@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from oracle import TRANSCRIPTS, hook, payload, sw
+from tests.oracle import TRANSCRIPTS, hook, payload, sw
 
 
 def doctor(env: dict[str, str] | None = None) -> tuple[int, list[str]]:
@@ -118,7 +118,7 @@ def test_doctor_runs_from_the_plugin_folder_without_its_venv(tmp_path: Path) -> 
     import subprocess
     import sys
 
-    from oracle import REPO
+    from tests.oracle import REPO
 
     data = plugin_data()
     (data / ".installing").mkdir(parents=True)

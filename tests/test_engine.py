@@ -1,6 +1,6 @@
 """The fold (core.engine): segments, L, floor, the deferred settlement ledger, growth, bills, B.
 
-Sessions are built with tests/synth.py and go through the real transcript parser.
+Sessions are built with bench/synth.py (the one transcript writer) and go through the real transcript parser.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from synth import Transcript
-from test_eoq import simulate
 
+from bench.synth import Transcript
 from session_watcher import config
 from session_watcher.core import engine, eoq, status
 from session_watcher.core.status import status_document
+from tests.test_eoq import simulate
 
 CFG = config.merge()
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from synth import Transcript
-from test_replay_invariants import expected_lamp
 
+from bench.synth import Transcript
 from session_watcher import config
 from session_watcher.core import engine, status
+from tests.test_replay_invariants import expected_lamp
 
 CFG = config.merge()
 

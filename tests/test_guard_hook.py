@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import filelock
-from oracle import TRANSCRIPTS, hook, payload, sw
 
+from bench import synth
 from session_watcher.hooks.run import _unshown
+from tests.oracle import TRANSCRIPTS, hook, payload, sw
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
@@ -39,9 +40,8 @@ def shifted(src: Path, dst: Path, minutes_ago: float) -> float:
     out = []
     for line, d in zip(lines, docs, strict=True):
         if d and isinstance(d.get("timestamp"), str):
-            moved = datetime.fromtimestamp(_ts(d["timestamp"]) + delta, UTC)
-            d["timestamp"] = moved.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-            out.append(json.dumps(d, separators=(",", ":")).encode())
+            d["timestamp"] = synth.iso(_ts(d["timestamp"]) + delta)
+            out.append(synth.line(d)[:-1])
         else:
             out.append(line)
     dst.write_bytes(b"\n".join(out))
@@ -306,14 +306,13 @@ def append_cold_call(t: Path) -> None:
     last = json.loads(next(line for line in reversed(lines) if '"type":"assistant"' in line))
     usage = last["message"]["usage"]
     context = usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
-    usage.update(cache_read_input_tokens=0, cache_creation_input_tokens=context,
-                 cache_creation={"ephemeral_5m_input_tokens": context, "ephemeral_1h_input_tokens": 0})
+    last["message"]["usage"] = synth.usage(0, context, usage["input_tokens"], usage["output_tokens"])
     last["message"]["id"] += "-cold"
     last["requestId"] = last.get("requestId", "req") + "-cold"
     last["uuid"] = "00000000-0000-4000-8000-00000000c01d"
-    last["timestamp"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    with t.open("a") as fh:
-        fh.write(json.dumps(last, separators=(",", ":")) + "\n")
+    last["timestamp"] = synth.iso(time.time())
+    with t.open("ab") as fh:
+        fh.write(synth.line(last))
 
 
 def test_a_cold_return_told_at_the_prompt_is_not_notified_again(tmp_path: Path) -> None:

@@ -16,12 +16,8 @@ from session_watcher.reports.warmth import Call, Session, guard_summary
 if TYPE_CHECKING:
     from pathlib import Path
 
-try:
-    from tests.test_report_cli import SCHEMA, report
-    from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
-except ImportError:  # tests/ imported as a rootdir-less folder
-    from test_report_cli import SCHEMA, report  # type: ignore[no-redef]
-    from test_warmth import COLD, T0, WARM, Transcript, cliff_session  # type: ignore[no-redef]
+from tests.test_report_cli import SCHEMA, report
+from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
 
 
 def call(ts: float, cw: int, ttl: str = "5m", model: str = "claude-opus-4-6") -> Call:

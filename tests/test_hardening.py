@@ -22,10 +22,9 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
-from synth import Transcript
-
+from bench.synth import Transcript
+from tests import fuzz_synth as fs
+from tests import statefile
 from tests.statefile import load_state, state_file
 
 OTHER_UID = 54321  # stands in for another user's files when the test runs as root
@@ -73,7 +72,7 @@ def cli(root: Path, *args: str, cwd: Path | None = None) -> subprocess.Completed
 
 
 def sessions_dir(root: Path) -> Path:
-    return root / "swhome" / "state" / "sessions"
+    return statefile.sessions_dir(fs.sw_home(root))
 
 
 def log_text(root: Path) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 
 import filelock
 import pytest
-from oracle import SW, TRANSCRIPTS, complete_lines, hook, oracle, payload
 
+from tests.oracle import SW, TRANSCRIPTS, complete_lines, hook, oracle, payload
 from tests.statefile import load_state, state_file
 
 SMALL = TRANSCRIPTS / "subagent.jsonl"  # 96 lines, 12 calls

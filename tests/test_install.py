@@ -9,10 +9,10 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from oracle import REPO, TRANSCRIPTS, oracle
 
 from session_watcher.install import SYNC_EVENTS, hook_entry
-from tests.statefile import read_state
+from tests.oracle import REPO, TRANSCRIPTS, oracle
+from tests.statefile import read_state, state_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -201,7 +201,7 @@ def test_installed_hook_and_statusline_work(box: dict[str, Any], tmp_path: Path)
     proc = subprocess.run([stop["command"], *stop["args"]], input=json.dumps(p), env=b.env(),
                           capture_output=True, text=True, timeout=60, check=False)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-    state = read_state(b.sw_home / "state" / "sessions" / f"{sid}.json")
+    state = read_state(state_file(sid, b.sw_home))
     assert state["meter"]["main"] == oracle(t)["main"]
     proc = subprocess.run(["sh", "-c", settings["statusLine"]["command"]], input=json.dumps(p), env=b.env(),
                           capture_output=True, text=True, timeout=60, check=False)

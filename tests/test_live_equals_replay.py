@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from live_driver import Live, recorded_schedule, synthetic_schedule
-from oracle import FIXTURES, TRANSCRIPTS
 
 from session_watcher.replay import replay
+from tests.live_driver import Live, recorded_schedule, synthetic_schedule
+from tests.oracle import FIXTURES, TRANSCRIPTS
 from tests.statefile import load_state
 
 if TYPE_CHECKING:

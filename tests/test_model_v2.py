@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from synth import Transcript
 
+from bench.synth import Transcript
 from session_watcher import config
 from session_watcher.core import engine, eoq, prices, status
 from session_watcher.state import store

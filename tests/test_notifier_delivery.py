@@ -24,6 +24,7 @@ import pytest
 
 from session_watcher import notifier
 from session_watcher.notifier import busprobe, child_argv, cli, deliver
+from tests.statefile import sessions_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -430,7 +431,7 @@ class TestRealServer:
 def sw_env(desktop: Desktop) -> dict[str, str]:
     """The hook's environment with its state folder in place (the hook creates it before alerting)."""
     home = desktop.tmp / "sw-home"
-    (home / "state" / "sessions").mkdir(parents=True, exist_ok=True)
+    sessions_dir(home).mkdir(parents=True, exist_ok=True)
     return {**desktop.env(), "SESSION_WATCHER_HOME": str(home)}
 
 

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench.synth import Transcript
 from session_watcher import config
 from session_watcher.core import engine
 from session_watcher.notifier import throttle
 from tests.oracle import hook, payload
 from tests.statefile import load_state, state_file
-from tests.synth import Transcript
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from oracle import sw
-from test_session_page import FIXTURES
-from test_session_page_browser import OUT, browser
 
 from session_watcher.reports.session_page import render_html
 from session_watcher.reports.session_page_data import load_model
+from tests.oracle import sw
+from tests.test_session_page import FIXTURES
+from tests.test_session_page_browser import OUT, browser
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -203,7 +203,7 @@ def test_readme_screenshots_script_draws_both_pages(browser: Any, tmp_path: Path
     import subprocess
     import sys
 
-    from test_session_page_browser import REPO
+    from tests.test_session_page_browser import REPO
 
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "screenshots.py"), str(tmp_path)],
                           capture_output=True, text=True, timeout=300, check=False)

@@ -9,8 +9,8 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from synth import Transcript
 
+from bench.synth import Transcript
 from session_watcher import config
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench.synth import Transcript
 from session_watcher.core import engine
 from session_watcher.state import store
 from session_watcher.state.pathstore import SHARDS, PathShards, ShardRejected, shard_of
 from tests.oracle import hook, oracle, payload
-from tests.statefile import load_state, read_state
-from tests.synth import Transcript
+from tests.statefile import load_state, read_state, sessions_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _state_with_paths(n: int) -> dict[str, Any]:
@@ -129,7 +131,7 @@ def test_hook_rebuilds_a_session_whose_shard_is_damaged(tmp_path: Path) -> None:
         t.read(str(tmp_path / f"m{i}.py"), "x = 1\n" * (i + 1), cr=20_500 + 100 * i, cw=100)
     tr = t.save(tmp_path / "dmg.jsonl")
     assert hook("Stop", payload("dmg", tr)).returncode == 0
-    sessions = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "sessions"
+    sessions = sessions_dir()
     shard_files = sorted((sessions / "dmg.paths").iterdir())
     assert shard_files
     victim = shard_files[0]

@@ -11,19 +11,18 @@ import json
 import os
 import random
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
-
+from tests import fuzz_synth as fs
 from tests.statefile import load_state
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 PROCS = 64

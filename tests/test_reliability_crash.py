@@ -19,15 +19,15 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
+from tests import fuzz_synth as fs
+from tests.statefile import load_state, sessions_dir, state_file
 
-from tests.statefile import load_state, state_file
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 FORK_RUNS = 800 if SLOW else 200
@@ -158,7 +158,7 @@ def test_sigkill_at_random_points_in_forked_hooks(root: Path, monkeypatch: pytes
                     break
             converged(root, s, tr)
         i += 1
-    sessions = root / "swhome" / "state" / "sessions"
+    sessions = sessions_dir(fs.sw_home(root))
     leftovers = sorted(p.name for p in sessions.iterdir() if p.name.endswith(".tmp"))
     assert not (root / "swhome" / "state" / "quarantine").exists(), "a killed writer left a torn file"
     print(f"\nfork kills: {i} runs, {kills} SIGKILLed at instrumentation points ({valid_after_kill} with a "

@@ -22,9 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
-
+from tests import fuzz_synth as fs
 from tests.statefile import load_state
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"

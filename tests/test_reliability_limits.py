@@ -19,10 +19,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
-
-from tests.statefile import load_state, state_file
+from tests import fuzz_synth as fs
+from tests.statefile import load_state, sessions_dir, state_file
 
 CANARY = "sk-secret-canary-7f3a"
 
@@ -188,7 +186,7 @@ def test_read_only_state_dir(root: Path, how: str) -> None:
 
 def test_full_disk(root: Path) -> None:
     s, tr = session(root, "fulldisk", calls=30)
-    sessions = root / "swhome" / "state" / "sessions"
+    sessions = sessions_dir(fs.sw_home(root))
     sessions.mkdir(parents=True, mode=0o700)
     if os.geteuid() != 0 or not _try(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(sessions)]):
         pytest.skip("cannot mount a small tmpfs here")

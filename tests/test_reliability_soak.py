@@ -21,17 +21,15 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
-
+from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pytest
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"

@@ -9,16 +9,13 @@ import json
 import os
 import shutil
 import stat
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
-
+from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
 
 

@@ -7,7 +7,8 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from oracle import REAL_CLIENT, TRANSCRIPTS, complete_lines, oracle, sw
+
+from tests.oracle import REAL_CLIENT, TRANSCRIPTS, complete_lines, oracle, sw
 
 if TYPE_CHECKING:
     from pathlib import Path

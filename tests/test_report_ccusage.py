@@ -16,13 +16,8 @@ from pathlib import Path
 import pytest
 
 from session_watcher.reports.collect import run_report
-
-try:
-    from tests.test_report_fixtures import copy_fixtures
-    from tests.test_warmth import T0, Transcript
-except ImportError:  # tests/ imported as a rootdir-less folder
-    from test_report_fixtures import copy_fixtures  # type: ignore[no-redef]
-    from test_warmth import T0, Transcript  # type: ignore[no-redef]
+from tests.test_report_fixtures import copy_fixtures
+from tests.test_warmth import T0, Transcript
 
 VERSION = "20.0.24"
 CI_PREFIX = os.environ.get("SESSION_WATCHER_CCUSAGE_PREFIX", "/opt/session-watcher-ci/ccusage")

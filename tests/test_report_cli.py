@@ -16,13 +16,8 @@ import jsonschema
 import pytest
 
 from session_watcher.reports.cli import main
-
-try:
-    from tests.test_report_fixtures import copy_fixtures
-    from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
-except ImportError:  # tests/ imported as a rootdir-less folder
-    from test_report_fixtures import copy_fixtures  # type: ignore[no-redef]
-    from test_warmth import COLD, T0, WARM, Transcript, cliff_session  # type: ignore[no-redef]
+from tests.test_report_fixtures import copy_fixtures
+from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())

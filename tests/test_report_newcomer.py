@@ -8,7 +8,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from oracle import sw
+from tests.oracle import sw
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,7 +46,7 @@ def test_warm_break_does_not_read_as_a_cost() -> None:
 
 
 def test_report_html_pages_link_each_row_to_its_session_page(tmp_path: Path) -> None:
-    from oracle import TRANSCRIPTS
+    from tests.oracle import TRANSCRIPTS
 
     out = tmp_path / "out" / "report.html"
     out.parent.mkdir()

@@ -8,9 +8,8 @@ import shutil
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from oracle import TRANSCRIPTS
-
 from session_watcher.replay import replay
+from tests.oracle import TRANSCRIPTS
 
 if TYPE_CHECKING:
     from pathlib import Path

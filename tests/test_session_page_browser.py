@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from test_session_page import BIG, FIXTURES, facts, hms_utc
 
 from session_watcher.reports.session_page import render_html
 from session_watcher.reports.session_page_data import load_model
+from tests.test_session_page import BIG, FIXTURES, facts, hms_utc
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

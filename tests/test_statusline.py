@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 import pytest
-from oracle import REAL_CLIENT, SW, hook, oracle, payload, run, sw
 
+from tests.oracle import REAL_CLIENT, SW, hook, oracle, payload, run, sw
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:

@@ -6,9 +6,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from oracle import FIXTURES
-
 from session_watcher.state.tail import turn_ended, wait_turn_end
+from tests.oracle import FIXTURES
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from oracle import REAL_CLIENT, TRANSCRIPTS, complete_lines, oracle
 
 from session_watcher.core.transcript import (
     iso_to_epoch,
@@ -17,6 +16,7 @@ from session_watcher.core.transcript import (
     split_lines,
     usage_sample,
 )
+from tests.oracle import REAL_CLIENT, TRANSCRIPTS, complete_lines, oracle
 
 
 @pytest.mark.parametrize("text", [

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench import synth
 from session_watcher.reports.collect import run_report
 from session_watcher.reports.fmt import human_tokens
 
@@ -17,108 +17,37 @@ if TYPE_CHECKING:
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()  # a Monday
 
 
-def iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 class Transcript:
-    """Builds a session's JSONL the way Claude Code writes it (one line per content block)."""
+    """A session for the report, built call by call at given times with the one transcript writer.
+
+    Message ids carry the session's name, so sessions never share one (ccusage dedupes across files);
+    a response of `blocks` lines carries a partial output count on all but its last line."""
 
     def __init__(self, session: str = "s1") -> None:
-        self.session = session
-        self.lines: list[dict[str, Any]] = []
-        self.n = 0
+        self.t = synth.Transcript(session)
+        self.calls = 0
 
-    def call(
-        self,
-        t: float,
-        cr: int,
-        cw: int,
-        *,
-        model: str = "claude-opus-4-6",
-        ttl: str = "5m",
-        inp: int = 3,
-        out: int = 50,
-        blocks: int = 1,
-        side: bool = False,
-        msg_id: str | None = None,
-    ) -> Transcript:
-        self.n += 1
-        mid = msg_id or f"msg_{self.session}_{self.n}"
-        split = {
-            "ephemeral_5m_input_tokens": cw if ttl == "5m" else 0,
-            "ephemeral_1h_input_tokens": cw if ttl == "1h" else 0,
-        }
-        for b in range(blocks):
-            usage = {
-                "input_tokens": inp,
-                "cache_read_input_tokens": cr,
-                "cache_creation_input_tokens": cw,
-                "cache_creation": split,
-                # streaming: earlier blocks carry a partial output count, the last one the final
-                "output_tokens": out if b == blocks - 1 else 1,
-            }
-            self.lines.append(
-                {
-                    "type": "assistant",
-                    "isSidechain": side,
-                    "sessionId": self.session,
-                    "timestamp": iso(t + b),
-                    "requestId": f"req_{mid}",
-                    "message": {
-                        "id": mid,
-                        "model": model,
-                        "role": "assistant",
-                        "usage": usage,
-                        "content": [{"type": "text", "text": "x"}],
-                    },
-                }
-            )
+    def call(self, t: float, cr: int, cw: int, *, model: str = synth.MODEL, ttl: str = "5m", inp: int = 3,
+             out: int = 50, blocks: int = 1, side: bool = False) -> Transcript:
+        self.calls += 1
+        self.t.call(cr, cw, inp, out, ttl=ttl, sidechain=side, samples=blocks, streamed=True, model=model,
+                    mid=f"msg_{self.t.session_id}_{self.calls}", at=t)
         return self
 
     def user(self, t: float) -> Transcript:
-        self.lines.append(
-            {
-                "type": "user",
-                "timestamp": iso(t),
-                "sessionId": self.session,
-                "message": {"role": "user", "content": "go on"},
-            }
-        )
+        self.t.user(at=t)
         return self
 
     def compact(self, t: float) -> Transcript:
-        self.lines.append(
-            {
-                "type": "system",
-                "subtype": "compact_boundary",
-                "timestamp": iso(t),
-                "sessionId": self.session,
-                "compactMetadata": {"trigger": "auto", "preTokens": 1},
-            }
-        )
+        self.t.compact(pre_tokens=1, at=t)
         return self
 
     def synthetic(self, t: float) -> Transcript:
-        self.lines.append(
-            {
-                "type": "assistant",
-                "timestamp": iso(t),
-                "isApiErrorMessage": True,
-                "message": {
-                    "id": "synthetic-1",
-                    "model": "<synthetic>",
-                    "usage": {"input_tokens": 999, "output_tokens": 999},
-                },
-            }
-        )
+        self.t.api_error(at=t)
         return self
 
     def write(self, project_dir: Path) -> Path:
-        project_dir.mkdir(parents=True, exist_ok=True)
-        path = project_dir / f"{self.session}.jsonl"
-        path.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in self.lines))
-        return path
+        return self.t.save(project_dir / f"{self.t.session_id}.jsonl")
 
 
 @pytest.fixture
