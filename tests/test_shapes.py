@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from oracle import TRANSCRIPTS
-
 from session_watcher import config
 from session_watcher.core import engine, health, meter, shapes, status
 from session_watcher.core import paths as pathmap
 from session_watcher.core.transcript import parse_lines, split_lines
 from session_watcher.state import store
+from tests.oracle import TRANSCRIPTS
 
 if TYPE_CHECKING:
     from pathlib import Path
