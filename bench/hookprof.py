@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         if sess is None:
             print("could not build the session", file=sys.stderr)
             return 1
-        state_file = sess.home / "state" / "sessions" / f"{sess.sid}.json"
+        state_file = bench_run.state_file_of(sess.home, sess.sid)
         payload = json.dumps(bench_run.read_payload(sess.sid, transcript, cwd, files[7], 123)).encode()
         env = b.env(sess.home)
         print(bench_run.compile_packages(python))

@@ -265,6 +265,22 @@ class Session:
     chunks: list[bytes]
 
 
+def state_file_of(home: Path, sid: str) -> Path:
+    """The session's state file under SESSION_WATCHER_HOME=`home`: where the package puts it
+    (session_watcher.state.store), so a change of layout moves the bench with it."""
+    from session_watcher.state import store
+
+    saved = os.environ.get("SESSION_WATCHER_HOME")
+    os.environ["SESSION_WATCHER_HOME"] = str(home)
+    try:
+        return Path(store.session_file(sid))
+    finally:
+        if saved is None:
+            del os.environ["SESSION_WATCHER_HOME"]
+        else:
+            os.environ["SESSION_WATCHER_HOME"] = saved
+
+
 def build_session(b: Bench, label: str, transcript: Path, cwd: Path, files: list[Path]) -> Session | None:
     """Fresh home; the hook fed PostToolUse Read payloads for every file, caught up on the transcript."""
     sid = session_id_of(transcript)
@@ -274,7 +290,7 @@ def build_session(b: Bench, label: str, transcript: Path, cwd: Path, files: list
     with feed.open("w") as fh:
         for i, f in enumerate(files):
             fh.write(json.dumps({"event": "PostToolUse", "payload": read_payload(sid, transcript, cwd, f, i)}) + "\n")
-    state_file = home / "state" / "sessions" / f"{sid}.json"
+    state_file = state_file_of(home, sid)
     b.say(f"building the {label} session: catch up on the transcript, {len(files)} Read payloads")
     r = measure.run(
         [str(b.python), "-m", "bench.feed", str(feed), str(state_file), str(transcript)],
