@@ -11,8 +11,10 @@
 * replay: ``session-watcher replay --json`` of a 100 MB generated session, MB/s, median of
   ``--repeat``.
 
-The hook against ``python -I -c pass`` is bench.run's (``--fresh-venv``: the launchers install.sh
-writes) and bench.hookcpu's.
+``--fresh-venv`` measures the venv ``install.sh`` makes (a regular install, as a user runs it)
+instead of this one (an editable install adds its import finder to every start). The hook against
+``python -I -c pass`` is bench.run's (``--fresh-venv``: the launchers install.sh writes) and
+bench.hookcpu's.
 
 Writes OUT/versus.md and OUT/versus.json. Nothing here asserts a time.
 """
@@ -153,7 +155,7 @@ def replay(res: dict[str, Any], bindir: Path, tmp: Path, cache: Path, repeat: in
 
 def render(res: dict[str, Any]) -> str:
     load = f"load average at start {res['load'][0]:.1f}, at end {res['loadEnd'][0]:.1f}"
-    out = [f"# bench.versus ({res['when']}, {load})", ""]
+    out = [f"# bench.versus ({res['when']}, {load}, {res.get('install', 'this venv')})", ""]
     for row in res.get("report", []):
         out += [f"## report --json cold vs ccusage session --json --offline: {row['corpus']} "
                 f"({row['files']} files, {row['bytes'] / 1e6:.0f} MB), alternating, median of {len(row['ours'])}", "",
@@ -184,16 +186,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sections", default="report,replay")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    ap.add_argument("--fresh-venv", action="store_true",
+                    help="measure the venv install.sh makes (what a user runs) instead of this one")
     args = ap.parse_args(argv)
-    bindir = Path(sys.executable).parent
 
     def say(msg: str) -> None:
         print(f"[versus {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
+    python = bench_run.fresh_venv(args.out.resolve(), say) if args.fresh_venv else Path(sys.executable)
+    bindir = python.parent
+
     cache = args.out.resolve() / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     res: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
-                           "python": sys.executable}
+                           "python": str(python), "install": "install.sh's venv" if args.fresh_venv else "this venv"}
     sections = set(args.sections.split(","))
     with tempfile.TemporaryDirectory(prefix="sw-versus-") as tmp:
         if "report" in sections:

@@ -202,14 +202,17 @@ def line_row(line: bytes, offset: int, int_digits: int) -> Row | None:
                 return None
             rid = rec.requestId
             key = f"{mid}:{rid}" if rid is not None else mid
-            inp, cr = max(usage.input_tokens, 0), max(usage.cache_read_input_tokens, 0)
-            cw, out = max(usage.cache_creation_input_tokens, 0), max(usage.output_tokens, 0)
+            inp, cr, cw, out = (usage.input_tokens, usage.cache_read_input_tokens,
+                                usage.cache_creation_input_tokens, usage.output_tokens)
+            if inp < 0 or cr < 0 or cw < 0 or out < 0:  # usage_sample reads a negative count as 0
+                inp, cr, cw, out = max(inp, 0), max(cr, 0), max(cw, 0), max(out, 0)
             split = usage.cache_creation
             if split is None:
                 cw5, cw1 = cw, 0
             else:
-                cw1 = max(split.ephemeral_1h_input_tokens, 0)
-                cw, cw5 = split_writes(cw, max(split.ephemeral_5m_input_tokens, 0), cw1)
+                cw5, cw1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
+                cw, cw5 = split_writes(cw, cw5 if cw5 > 0 else 0, cw1 if cw1 > 0 else 0)
+                cw1 = cw1 if cw1 > 0 else 0
             ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
             return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         if kind != "system":  # a compaction mark (rare) takes the plain path

@@ -63,7 +63,7 @@ MIN_JUMP = 0.5  # cold share above minus cold share below
 TTL_CLASSES = ("5m", "1h")
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """One main-chain API call, usage folded last-sample-wins."""
 
@@ -92,7 +92,7 @@ class Call:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Session:
     """A session: its main-chain calls in order, and token totals over main and subagent files."""
 
@@ -104,7 +104,7 @@ class Session:
     last_ts: float | None
 
 
-@dataclass
+@dataclass(slots=True)
 class Obs:
     """What the report says about main-chain call `index` of a session."""
 
