@@ -37,7 +37,7 @@ _MARKERS = (b'"usage"', b"compact_boundary")
 _find_usage = re.compile(re.escape(_MARKERS[0])).search  # re's literal search: ~25 % faster than bytes.find here
 
 
-def _usage_at(chunk: bytes, pos: int, end: int) -> int:
+def _usage_at(chunk: bytes | bytearray, pos: int, end: int) -> int:
     m = _find_usage(chunk, pos, end)
     return m.start() if m else -1
 
@@ -88,7 +88,7 @@ def stamp_to_epoch(text: object) -> float | None:
     return minute + sec + frac - 0  # iso_to_epoch's own sum, term for term: the same float
 
 
-def load_line(line: bytes) -> object:
+def load_line(line: bytes | bytearray) -> object:
     """`json.loads(line)`, or None where that raises. Through the C scanner directly; a line it
     refuses (not UTF-8, a byte-order mark, space around it, broken) gets `json.loads`'s own verdict."""
     try:
@@ -164,7 +164,7 @@ else:  # pragma: no cover
 _DIGITS = b"0123456789"
 
 
-def _decoded(line: bytes, int_digits: int) -> list[Any] | None:
+def _decoded(line: bytes | bytearray, int_digits: int) -> list[Any] | None:
     """The line as a list of `_Record`s, or None where only `json.loads` can say what it is. Called
     at the same stack depth as `load_line` calls the C scanner (recursion limits count frames)."""
     if _decode_list is None:
@@ -187,7 +187,7 @@ def _decoded(line: bytes, int_digits: int) -> list[Any] | None:
     return got if len(got) == 1 else None  # two records side by side are not one JSON document
 
 
-def line_row(line: bytes, offset: int, int_digits: int) -> Row | None:
+def line_row(line: bytes | bytearray, offset: int, int_digits: int) -> Row | None:
     """The row of one line with a marker: `record_row(json.loads(line))`, through msgspec when it can."""
     recs = _decoded(line, int_digits)
     if recs is not None:
@@ -221,13 +221,14 @@ def line_row(line: bytes, offset: int, int_digits: int) -> Row | None:
     return record_row(obj, offset) if isinstance(obj, dict) else None
 
 
-def parse_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
-    """Rows of the complete lines of `chunk` (which starts at file offset `base`) and the bytes used.
+def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None) -> tuple[list[Row], int]:
+    """Rows of the complete lines of `chunk`'s first `size` bytes (all by default; the chunk starts
+    at file offset `base`) and the bytes used.
 
     A last line without its newline is not complete yet: it is left for the next run. Lines without
     a marker are never cut out of the chunk: the search jumps from one marker to the next.
     """
-    end = chunk.rfind(b"\n")
+    end = chunk.rfind(b"\n", 0, len(chunk) if size is None else size)
     if end < 0:
         return [], 0
     rows: list[Row] = []
