@@ -130,37 +130,41 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
     chain: dict[str, Call] = {}
     compact_pending = False
     last_ts: float | None = None
+    # rows unpacked, not read by name: a NamedTuple's fields are properties, slow in a loop this long
     for r in main_rows:
-        if r.ts is not None and (last_ts is None or r.ts > last_ts):
-            last_ts = r.ts
-        if r.kind == KIND_COMPACT:
-            if not r.side:
+        _offset, kind, ts, key, model, side, inp, out, cr, cw, cw5m, cw1h = r
+        if ts is not None and (last_ts is None or ts > last_ts):
+            last_ts = ts
+        if kind == KIND_COMPACT:
+            if not side:
                 compact_pending = True
             continue
-        if r.kind != KIND_CALL or r.key is None:
+        if kind != KIND_CALL or key is None:
             continue
-        usage[r.key] = r
-        if r.side:
+        usage[key] = r
+        if side:
             continue
-        c = chain.get(r.key)
+        c = chain.get(key)
         if c is None:
-            chain[r.key] = Call(r.key, r.ts, r.model, r.inp, r.out, r.cr, r.cw, r.cw5m, r.cw1h, compact_pending)
+            chain[key] = Call(key, ts, model, inp, out, cr, cw, cw5m, cw1h, compact_pending)
             compact_pending = False
         else:  # a later sample of the same call replaces the usage, keeps the time and place
-            c.inp, c.out, c.cr, c.cw, c.cw5m, c.cw1h = r.inp, r.out, r.cr, r.cw, r.cw5m, r.cw1h
-            c.model = r.model or c.model
+            c.inp, c.out, c.cr, c.cw, c.cw5m, c.cw1h = inp, out, cr, cw, cw5m, cw1h
+            c.model = model or c.model
     for rows in sub_rows:
         for r in rows:
-            if r.ts is not None and (last_ts is None or r.ts > last_ts):
-                last_ts = r.ts
-            if r.kind == KIND_CALL and r.key is not None:
-                usage[r.key] = r
-    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+            ts, key = r[2], r[3]
+            if ts is not None and (last_ts is None or ts > last_ts):
+                last_ts = ts
+            if r[1] == KIND_CALL and key is not None:
+                usage[key] = r
+    t_in = t_out = t_cr = t_cw = 0
     for u in usage.values():
-        totals["input"] += u.inp
-        totals["output"] += u.out
-        totals["cacheRead"] += u.cr
-        totals["cacheWrite"] += u.cw
+        t_in += u[6]
+        t_out += u[7]
+        t_cr += u[8]
+        t_cw += u[9]
+    totals = {"input": t_in, "output": t_out, "cacheRead": t_cr, "cacheWrite": t_cw}
     totals["total"] = sum(totals.values())
     return Session(session_id, project, list(chain.values()), totals, len(usage), last_ts)
 
@@ -168,31 +172,22 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
 def observe(session: Session) -> list[Obs]:
     """Per main-chain call: gap, warmth, cold start, TTL class and the cause candidates."""
     out: list[Obs] = []
+    append, sid = out.append, session.session_id
     last_class: str | None = None
-    prev: Call | None = None
-    for i, c in enumerate(session.calls):
+    prev_ts: float | None = None
+    prev_model: str | None = None
+    for i, c in enumerate(session.calls):  # Call.warmth and .write_class, inline: this loop is long
+        ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
         gap = None
-        if prev is not None and prev.ts is not None and c.ts is not None:
-            gap = max(0.0, c.ts - prev.ts)
-        w = c.warmth
-        out.append(
-            Obs(
-                session.session_id,
-                i,
-                c.ts,
-                gap,
-                w,
-                w is not None and w < COLD_BELOW,
-                last_class or c.write_class,
-                c.cw,
-                write_usd(c.model, c.cw5m, c.cw1h),
-                prev is not None and prev.model is not None and c.model is not None and prev.model != c.model,
-                c.compact_before,
-                c,
-            )
-        )
-        last_class = c.write_class or last_class
-        prev = c
+        if i and prev_ts is not None and ts is not None:
+            gap = max(0.0, ts - prev_ts)
+        w = cr / (cr + cw) if cr + cw else None
+        write_class = "1h" if c.cw1h > 0 else "5m" if cw > 0 else None
+        switch = i > 0 and prev_model is not None and model is not None and prev_model != model
+        append(Obs(sid, i, ts, gap, w, w is not None and w < COLD_BELOW, last_class or write_class, cw,
+                   write_usd(model, c.cw5m, c.cw1h), switch, c.compact_before, c))
+        last_class = write_class or last_class
+        prev_ts, prev_model = ts, model
     return out
 
 
@@ -376,6 +371,7 @@ def build_report(
     out_sessions: list[dict[str, Any]] = []
     for s in keep:
         obs = per_session[s.session_id + "\0" + s.project]
+        colds = [o for o in obs if o.cold]
         pairs = [o for o in obs if o.index > 0]
         largest = None
         gapped = [o for o in pairs if o.gap is not None]
@@ -396,8 +392,8 @@ def build_report(
                 "calls": len(s.calls),
                 "apiCalls": s.api_calls,
                 "warmth": _warmth(pairs) if pairs else None,
-                "coldStarts": sum(o.cold for o in obs),
-                "causes": {k: sum(1 for o in obs if o.cold and o.cause == k) for k in CAUSES},
+                "coldStarts": len(colds),
+                "causes": {k: sum(1 for o in colds if o.cause == k) for k in CAUSES},
                 "largestGap": largest,
                 "sentence": gap_sentence(largest) if pairs else gap_sentence(None),
                 "tokens": s.totals,
