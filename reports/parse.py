@@ -34,12 +34,20 @@ _scan = scanner()
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed
 _MARKERS = (b'"usage"', b"compact_boundary")
-_find_usage = re.compile(re.escape(_MARKERS[0])).search  # re's literal search: ~25 % faster than bytes.find here
+# re's literal search, for `usage"` and then the quote before it: re scans for the first byte and
+# `u` is rarer than `"` in JSON (~40 % faster than bytes.find of the whole marker, ~12 % than re's)
+_find_usage = re.compile(re.escape(_MARKERS[0][1:])).search
+_QUOTE = _MARKERS[0][0]
 
 
 def _usage_at(chunk: bytes | bytearray, pos: int, end: int) -> int:
-    m = _find_usage(chunk, pos, end)
-    return m.start() if m else -1
+    m = _find_usage(chunk, pos + 1, end)
+    while m is not None:
+        at = m.start() - 1
+        if chunk[at] == _QUOTE:
+            return at
+        m = _find_usage(chunk, at + 2, end)
+    return -1
 
 KIND_CALL = "c"
 KIND_COMPACT = "k"
