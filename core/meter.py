@@ -33,14 +33,23 @@ def add_sample(meter: Meter, stream: Stream, key: str, sample: Sample) -> bool:
     prev = recent.get(key)
     is_new = prev is None
     if prev is not None:
-        old_stream, old = prev[0], prev[1:]
+        old_stream, inp, cr, cw, out, cw5, cw1 = prev
         old_bucket = meter[old_stream]
-        for field, value in zip(FIELDS, old, strict=True):
-            old_bucket[field] -= value
+        old_bucket["uncachedInput"] -= inp  # FIELDS, spelt out: once per transcript line
+        old_bucket["cacheRead"] -= cr
+        old_bucket["cacheWrite"] -= cw
+        old_bucket["output"] -= out
+        old_bucket["cacheWrite5m"] -= cw5
+        old_bucket["cacheWrite1h"] -= cw1
         old_bucket["calls"] -= 1
         del recent[key]  # re-inserted below: the newest stays last
-    for field, value in zip(FIELDS, sample, strict=True):
-        bucket[field] += value
+    inp, cr, cw, out, cw5, cw1 = sample
+    bucket["uncachedInput"] += inp
+    bucket["cacheRead"] += cr
+    bucket["cacheWrite"] += cw
+    bucket["output"] += out
+    bucket["cacheWrite5m"] += cw5
+    bucket["cacheWrite1h"] += cw1
     bucket["calls"] += 1
     recent[key] = (stream, *sample)
     while len(recent) > RECENT_MAX:

@@ -214,21 +214,31 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
     """Events of complete lines, and how many lines were bad (not JSON, not UTF-8, too long)."""
     events: list[Event] = []
     bad = 0
+    scan = fastjson.scanner()
     for line in lines:
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
         # a line can matter only if it holds usage, a tool block or a compaction boundary
         if not (b'"usage"' in line or b'"tool_' in line or b"compact_boundary" in line):
-            stripped = line.strip()
-            if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
-                bad += 1
+            if not (line.startswith(b"{") and line.endswith(b"}")):  # else: no copy to strip
+                stripped = line.strip()
+                if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
+                    bad += 1
             continue
         try:
-            rec = fastjson.loads(line)
-        except ValueError:  # JSONDecodeError and UnicodeDecodeError both
-            bad += 1
-            continue
+            # a record as Claude Code writes it straight through the C scanner; anything else (space
+            # around it, an error) gets fastjson.loads's own verdict
+            text = line.decode()
+            rec, end = scan(text, 0)
+            if end != len(text):
+                raise ValueError(end)
+        except (ValueError, SystemError, StopIteration, RecursionError):
+            try:
+                rec = fastjson.loads(line)
+            except ValueError:  # JSONDecodeError and UnicodeDecodeError both
+                bad += 1
+                continue
         if isinstance(rec, dict):
             events.extend(record_events(rec))
         else:

@@ -10,6 +10,7 @@ from session_watcher import config
 from session_watcher.core import engine
 from session_watcher.core.status import status_document
 from session_watcher.state import session
+from session_watcher.state.prefetch import ForkedParser
 
 
 def transcript_cwd(path: str) -> str | None:
@@ -42,6 +43,7 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | N
         cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
     trace: list[dict[str, Any]] = []
     subs = session.subagent_files(path, session_id) if subagents else []
-    state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
-                                         trace=trace if with_trace else None)
+    with ForkedParser(path) as parse:  # the next chunk is parsed meanwhile, in a second process
+        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
+                                             trace=trace if with_trace else None, parse=parse)
     return status_document(state, cfg), trace

@@ -18,11 +18,13 @@ from session_watcher.state.reader import Reset, read_new
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
     from session_watcher.core.shapes import Alert, Event, State
     from session_watcher.state.pathstore import PathShards
+
+    Parser = Callable[[list[bytes], int, int], tuple[list[Event], int]]
 
 
 def canonical(raw: str, cwd: str | None) -> str:
@@ -116,15 +118,19 @@ def fold_events(state: State, events: list[Event], cfg: Mapping[str, Any],
 
 def sync_file(state: State, path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
-              ) -> tuple[list[Alert], bool]:
-    """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset."""
+              parse: Parser | None = None) -> tuple[list[Alert], bool]:
+    """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `parse`:
+    (lines, start offset, end offset) -> what `parse_lines` gives (state.prefetch)."""
     alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
         lines, cursor, skipped = read_new(path, before)
         state["bad"] += skipped
         if lines:
-            events, bad = parse_lines(lines)
+            if parse is None:
+                events, bad = parse_lines(lines)
+            else:
+                events, bad = parse(lines, int((before or {}).get("offset", 0)), int(cursor["offset"]))
             state["bad"] += bad
             alerts += fold_events(state, events, cfg, sidechain_file=sub, trace=trace, shards=shards)
         if sub:
@@ -166,8 +172,9 @@ def rebuild(state: State) -> State:
 
 def sync(state: State, transcript: str | None, cfg: Mapping[str, Any], deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
-         shards: PathShards | None = None) -> tuple[State, list[Alert], bool]:
-    """Fold what is new in the main transcript and the given subagent transcripts.
+         shards: PathShards | None = None, parse: Parser | None = None) -> tuple[State, list[Alert], bool]:
+    """Fold what is new in the main transcript and the given subagent transcripts (`parse`: the
+    main transcript's parser, see `sync_file`).
 
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
     shrunk, replaced) starts the whole state again from the transcripts: nothing double-counts.
@@ -177,7 +184,7 @@ def sync(state: State, transcript: str | None, cfg: Mapping[str, Any], deadline:
     for attempt in range(2):
         try:
             if transcript:
-                got, done = sync_file(state, transcript, cfg, False, deadline, trace, shards)
+                got, done = sync_file(state, transcript, cfg, False, deadline, trace, shards, parse)
                 alerts += got
                 caught_up = caught_up and done
             for sub in subagents:
