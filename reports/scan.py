@@ -56,15 +56,17 @@ def head_hash(head: bytes) -> str:
     return hashlib.sha1(head[: nl + 1] if nl >= 0 else head, usedforsecurity=False).hexdigest()
 
 
-def scan_file(job: Job) -> Scanned:
-    """Rows of the complete lines of `job.path` from `job.start` on. Raises OSError."""
+def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
+    """Rows of the complete lines of `job.path` from `job.start` on, read through `buf` (a new
+    buffer when None; one buffer serves file after file). Raises OSError."""
     fd = os.open(job.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         pos = seen = job.start
         head = job.head
-        # one buffer for the whole file, read into: a new 8 MB object per read cost a page fault
-        # for every 4 kB of it. `kept` bytes at its front are a line not complete yet.
-        buf = bytearray(min(READ_BLOCK, max(job.size - job.start, 0) + 4096))
+        # one buffer, read into again and again: a new 8 MB object per read cost a page fault for
+        # every 4 kB of it. `kept` bytes at its front are a line not complete yet.
+        if buf is None:
+            buf = bytearray(min(READ_BLOCK, max(job.size - job.start, 0) + 4096))
         kept = 0
         rows: list[Row] = []
         while True:
@@ -105,9 +107,10 @@ def _scan_share(
     out: list[tuple[int, Scanned | None]] = []
     total = sum(max(1, job.size - job.start) for _i, job in jobs)
     done = 0
+    buf = bytearray(min(READ_BLOCK, max((job.size - job.start for _i, job in jobs), default=0) + 4096))
     for i, job in jobs:
         try:
-            out.append((i, scan_file(job)))
+            out.append((i, scan_file(job, buf)))
         except OSError:  # unreadable (permissions, vanished mid-read): left out this time
             out.append((i, None))
         if tick is not None:
