@@ -218,7 +218,8 @@ def save_cliffs(ttl: dict[str, Any], now: float) -> None:
     path = cliff_path()
     try:
         ensure_private_dir(os.path.dirname(path))
-        write_atomic(path, (json.dumps(doc) + "\n").encode("utf-8"), mode=0o600)
+        # no fsync: derived data, which the next report writes again (a cold run waited on the disk)
+        write_atomic(path, (json.dumps(doc) + "\n").encode("utf-8"), mode=0o600, fsync=False)
     except OSError:
         pass  # the guard falls back to the TTL classes
 
