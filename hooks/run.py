@@ -3,7 +3,8 @@
 Runs on every tool result and at the end of every turn, so it must never break or slow the agent:
 it always exits 0, gives up after LOCK_TIMEOUT when another hook holds the session (the lines stay
 for the next run), stops folding at its time budget, and logs what went wrong instead of raising.
-Imports: the core, the state store, stdlib os; nothing else unless needed.
+Imports: the core, the session shell (state/shell.py: the lock, load, quarantine, rebuild and save,
+shared with the status line and the CLI), stdlib os; nothing else unless needed.
 
 The transcript is the only source of the state: a hook is a signal to fold what is new, so the
 client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from session_watcher.core.shapes import Alert, State
+    from session_watcher.state.shell import Session
 
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
@@ -63,17 +65,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _usable_path(value: object) -> bool:
-    """A string that can name a file: JSON can carry NUL bytes and lone surrogates, which cannot."""
-    if not isinstance(value, str) or not value or "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def run(event: str, raw: bytes) -> dict[str, Any] | None:
     """Do one hook's work; returns the hook's stdout object, or None for silence."""
     start = time.monotonic()
@@ -85,18 +76,14 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(payload, dict):
         return None
-    from session_watcher.state import store
+    from session_watcher.state import shell
 
-    session_id = payload.get("session_id")
-    if not store.valid_session_id(session_id):
+    session_id, transcript, cwd = shell.payload_inputs(payload)
+    if session_id is None:
         return None
     event = event or str(payload.get("hook_event_name") or "")
-    transcript = payload.get("transcript_path")
-    transcript = transcript if _usable_path(transcript) else None
-    cwd = payload.get("cwd") if _usable_path(payload.get("cwd")) else None
 
-    from session_watcher import paths
-    from session_watcher.state.lock import LockTimeout, SessionLock
+    from session_watcher.state.lock import LockTimeout
 
     lock_timeout = LOCK_TIMEOUT
     if event in ENDS and transcript:
@@ -106,23 +93,19 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
         start, lock_timeout = time.monotonic(), STOP_LOCK_TIMEOUT
     elif event == "SessionEnd":
         lock_timeout = SESSION_END_LOCK_TIMEOUT
-    state_path = store.session_file(session_id)
     if event == "UserPromptSubmit":
-        saved = _warm_and_nothing_queued(state_path, session_id)
+        saved = _warm_and_nothing_queued(session_id)
         # the prompt waits for this hook: a state at the transcript's end is read, not folded or
         # locked; one behind it is folded only if no other hook holds the lock (that one folds)
         if saved is not None:
             if _current(saved, transcript):
                 return None
             lock_timeout = 0.0
-    paths.ensure_private_dir(os.path.dirname(state_path))
     try:
-        with SessionLock(state_path + ".lock", lock_timeout):
-            return _locked(event, payload, session_id, transcript, cwd, state_path, start)
+        with shell.open_session(session_id, lock_timeout, log_once) as opened:
+            return _locked(opened, event, payload, transcript, cwd, start)
     except LockTimeout:
         if lock_timeout:
-            from session_watcher.logs import log_once
-
             log_once("lock", f"session lock busy over {lock_timeout} s: new lines left for the next run")
         return None
 
@@ -133,60 +116,26 @@ def log_once(key: str, message: str) -> None:
     write(key, message)
 
 
-def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: str | None, cwd: str | None,
-            state_path: str, start: float) -> dict[str, Any] | None:
-    from session_watcher import config
-    from session_watcher.core import engine
-    from session_watcher.state import session, store
-    from session_watcher.state.pathstore import PathShards, ShardRejected
+def _locked(opened: Session, event: str, payload: dict[str, Any], transcript: str | None, cwd: str | None,
+            start: float) -> dict[str, Any] | None:
+    from session_watcher.state import session
+    from session_watcher.state.shell import usable_path
 
-    try:
-        state = store.load(state_path, session_id)
-    except store.StateRejected as exc:
-        log_once("state", f"state file quarantined to {exc}; rebuilding from the transcript")
-        state = None
-    fresh = state is None
-    if state is None:
-        state = engine.new_state(session_id)
-    ctx = state["context"]
-    if ctx["cwd"] is None and cwd:
-        ctx["cwd"] = cwd
-    if ctx["project"] is None:
-        project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
-        ctx["project"] = os.path.realpath(project) if project else None
-    cfg, error = config.load_cached(state["config"], ctx["project"])
-    if error:
-        log_once("config", f"{error}; using defaults")
-
+    opened.place(cwd)
+    cfg = opened.config()
     subs: list[str] = []
     if event in ("Stop", "SubagentStop", "SessionStart", "SessionEnd") and transcript:
-        subs = session.subagent_files(transcript, session_id)
+        subs = session.subagent_files(transcript, opened.id)
     agent_path = payload.get("agent_transcript_path")
-    if isinstance(agent_path, str) and _usable_path(agent_path) and agent_path not in subs:
+    if isinstance(agent_path, str) and usable_path(agent_path) and agent_path not in subs:
         subs.append(agent_path)
-    cursor_before = state["cursor"]
+    cursor_before = opened.state["cursor"]
     said = None
     trace: list[dict[str, Any]] | None = [] if os.environ.get("SESSION_WATCHER_TRACE") else None
-    for attempt in range(2):
-        shards = PathShards(state_path)
-        alerts: list[Alert] = []
-        caught_up = True
-        try:
-            if transcript:
-                try:
-                    state, alerts, caught_up = session.sync(state, transcript, cfg, start + FOLD_BUDGET, subs,
-                                                            trace=trace, shards=shards)
-                except OSError as exc:  # not written yet, or unreadable (a folder in its place): retried later
-                    if not isinstance(exc, FileNotFoundError):
-                        log_once("transcript", f"cannot read the transcript: {exc}")
-            if caught_up:
-                _apply_event(state, event, payload)
-            break
-        except ShardRejected as exc:  # the path map is damaged: start again from the transcript
-            if attempt:
-                raise
-            log_once("shard", f"{exc}; rebuilding the session from the transcript")
-            state, fresh = session.rebuild(state), True
+    alerts, caught_up = opened.sync(transcript, cfg, start + FOLD_BUDGET, subs, trace=trace)
+    state = opened.state
+    if caught_up:
+        _apply_event(state, event, payload)
     marked = False
     if event == "UserPromptSubmit" and caught_up:
         said, marked = _prompt_guard(state, cfg, payload)
@@ -220,8 +169,8 @@ def _locked(event: str, payload: dict[str, Any], session_id: str, transcript: st
             out = None
         if queued:
             state["outbox"] = queued
-    if event != "UserPromptSubmit" or fresh or marked or state["cursor"] != cursor_before:
-        store.save(state_path, state, shards, sweep=fresh)  # a prompt on a current state changes nothing
+    if event != "UserPromptSubmit" or opened.fresh or marked or state["cursor"] != cursor_before:
+        opened.save()  # a prompt on a current state changes nothing
     if trace:
         session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
     return out
@@ -269,12 +218,14 @@ def _current(doc: dict[str, Any], transcript: str | None) -> bool:
     return bool(st.st_ino == cursor.get("ino") and st.st_size == cursor.get("offset"))
 
 
-def _warm_and_nothing_queued(state_path: str, session_id: str) -> dict[str, Any] | None:
+def _warm_and_nothing_queued(session_id: str) -> dict[str, Any] | None:
     """Lock-free, before a prompt: the saved state when it shows a warm cache (or the guard is off)
     and holds nothing queued for the user, else None. A state behind its transcript only makes the
     last call look older, so warm there is warm for sure; anything else (cold, unknown, unreadable)
     takes the locked path."""
-    doc = _load_quietly(state_path)
+    from session_watcher.state.store import session_file
+
+    doc = _load_quietly(session_file(session_id))
     if not isinstance(doc, dict) or doc.get("sessionId") != session_id or doc.get("outbox"):
         return None
     ctx, cache, alerts = doc.get("context"), doc.get("config"), doc.get("alerts")

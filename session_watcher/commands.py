@@ -22,14 +22,19 @@ def _emit(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2) + "\n")
 
 
+LOCK_TIMEOUT = 2.0  # seconds `status` waits for a hook of the session before showing the state as saved
+SYNC_BUDGET = 30.0  # seconds of folding: the whole transcript, when the hooks fell behind
+
+
+def _say(key: str, message: str) -> None:
+    print(f"session-watcher: {clean(message)}", file=sys.stderr)
+
+
 def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from session_watcher import config
-    from session_watcher.core import engine
     from session_watcher.paths import NotOurs
-    from session_watcher.state import session, store
-    from session_watcher.state.lock import LockTimeout, SessionLock
-    from session_watcher.state.pathstore import PathShards, ShardRejected
+    from session_watcher.state import shell, store
+    from session_watcher.state.lock import LockTimeout
 
     store.check_folder()  # a link or another user's folder: refused, and said so
     if session_id is None:
@@ -43,71 +48,40 @@ def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
     path = store.session_file(session_id)
     if not os.path.exists(path):
         raise NoSession(f"no state for session {session_id} (in {os.path.dirname(path)})")
-    lock = SessionLock(path + ".lock", 2.0)
     try:
-        lock.__enter__()
+        with shell.open_session(session_id, LOCK_TIMEOUT, _say) as opened:
+            cfg = opened.config()
+            cursor = opened.state.get("cursor") or {}
+            opened.sync(cursor.get("path"), cfg, time.monotonic() + SYNC_BUDGET, list(opened.state["subCursors"]),
+                        whole_map=True)
+            try:
+                opened.save()
+            except OSError as exc:
+                if isinstance(exc, NotOurs):
+                    raise
+                _say("save", f"cannot save the session state ({exc.strerror or exc}); showing it unsaved")
+            return opened.state, cfg
     except LockTimeout:
-        return _saved(path, session_id)
+        return _saved(session_id)
     except OSError as exc:
         if isinstance(exc, NotOurs) or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
             raise
         # a read-only disk (or folder): the saved state can still be shown, as it was last saved
-        print(f"session-watcher: {clean(exc.strerror or str(exc))}: showing the state as last saved",
-              file=sys.stderr)
-        return _saved(path, session_id)
-    try:
-        try:
-            state = store.load(path, session_id) or engine.new_state(session_id)
-        except store.StateRejected as exc:
-            print(f"session-watcher: the state file was unusable and moved to {clean(str(exc))}; rebuilding",
-                  file=sys.stderr)
-            state = engine.new_state(session_id)
-        cfg, err = config.load_cached(state["config"], state["context"].get("project"))
-        if err:
-            print(f"session-watcher: {clean(err)}; using defaults", file=sys.stderr)
-        cursor = state.get("cursor") or {}
-        transcript = cursor.get("path")
-        subs = list(state["subCursors"])
-        for attempt in range(2):
-            shards = PathShards(path)
-            try:
-                shards.ensure_all(state)
-                if transcript:
-                    try:
-                        state, _a, _d = session.sync(state, transcript, cfg, time.monotonic() + 30, subs,
-                                                     shards=shards)
-                    except OSError:
-                        pass
-                break
-            except ShardRejected as exc:
-                if attempt:
-                    raise
-                print(f"session-watcher: {clean(str(exc))}; rebuilding the session from its transcript",
-                      file=sys.stderr)
-                state = session.rebuild(state)
-        try:
-            store.save(path, state, shards)
-        except OSError as exc:
-            if isinstance(exc, NotOurs):
-                raise
-            print(f"session-watcher: cannot save the session state ({clean(exc.strerror or str(exc))}); "
-                  "showing it unsaved", file=sys.stderr)
-    finally:
-        lock.__exit__(None, None, None)
-    return state, cfg
+        _say("disk", f"{exc.strerror or exc}: showing the state as last saved")
+        return _saved(session_id)
 
 
-def _saved(path: str, session_id: str) -> tuple[State, dict[str, Any]]:
+def _saved(session_id: str) -> tuple[State, dict[str, Any]]:
     """The state as last saved, read without the lock and without writing anything."""
     from session_watcher import config
     from session_watcher.core import engine
-    from session_watcher.state import store
+    from session_watcher.state import shell, store
     from session_watcher.state.pathstore import ShardRejected
 
     try:
-        state = store.load_full(path, session_id, readonly=True) or engine.new_state(session_id)
+        state = shell.saved(session_id, whole_map=True) or engine.new_state(session_id)
     except (store.StateRejected, ShardRejected) as exc:
-        print(f"session-watcher: {clean(str(exc))}", file=sys.stderr)
+        _say("saved", str(exc))
         state = engine.new_state(session_id)
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     return state, cfg
@@ -170,7 +144,9 @@ def health(ns: argparse.Namespace) -> int:
 
 
 def _project(ns: argparse.Namespace) -> str | None:
-    return os.path.abspath(ns.project) if getattr(ns, "project", None) else os.getcwd()
+    from session_watcher.state.shell import project_root
+
+    return project_root(getattr(ns, "project", None), os.getcwd())
 
 
 def config_show(ns: argparse.Namespace) -> int:

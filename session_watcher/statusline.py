@@ -15,7 +15,7 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from typing import Any
 
-    from session_watcher.core.shapes import Context, ContextSeen
+    from session_watcher.core.shapes import ContextSeen, State
 
 
 FOLD_BUDGET = 0.15
@@ -80,10 +80,9 @@ def _number(v: object) -> float | None:
 
 
 def run(raw: bytes, env: Any) -> str:
-    from session_watcher import config
     from session_watcher.core.render import render
     from session_watcher.core.status import status_document
-    from session_watcher.state import store
+    from session_watcher.state import shell, store
 
     try:
         from session_watcher.core.fastjson import loads
@@ -95,83 +94,67 @@ def run(raw: bytes, env: Any) -> str:
         payload = {}
     columns = _columns(env)
     color = not env.get("NO_COLOR")
-    session_id = payload.get("session_id")
-    if not store.valid_session_id(session_id):
+    session_id, transcript, cwd = shell.payload_inputs(payload)
+    if session_id is None:
         return "○ session-watcher: no session"
     seen = _payload_context(payload)
-    state_path = store.session_file(session_id)
     try:
         if not store.check_folder():
             return "○ session-watcher: waiting for the first hook"
     except OSError:  # a link or another user's folder in place of ours: never used
         return "○ session-watcher: state folder refused (see `session-watcher doctor`)"
-    state = _refresh(state_path, session_id, payload, seen)
-    if state is None:
+    workspace = payload.get("workspace")
+    stated = workspace.get("project_dir") if isinstance(workspace, dict) else None
+    got = _refresh(session_id, transcript, cwd, stated, seen, env)
+    if got is None:  # the lock is busy (a hook folds), or the disk is read-only: the state as saved
+        from session_watcher import config
+
         try:
-            state = store.load(state_path, session_id)
+            state = shell.saved(session_id)
         except (store.StateRejected, OSError):
             state = None
-    if state is None:
-        return "○ session-watcher: waiting for the first hook"
-    state["context"].update(seen)
-    cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+        if state is None:
+            return "○ session-watcher: waiting for the first hook"
+        state["context"].update(seen)
+        cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+    else:
+        state, cfg = got
     doc = status_document(state, cfg, with_buckets=False)
     doc["cache"] = cache_view(state["context"].get("promptCache"), time.time())
     return render(doc, columns, color)
 
 
-def _refresh(state_path: str, session_id: str, payload: dict[str, Any], seen: ContextSeen) -> Any:
-    """With the lock free at once: record what the status line was told, fold new lines, save."""
-    from session_watcher import config
-    from session_watcher.core import engine
-    from session_watcher.state import session, store
-    from session_watcher.state.lock import LockTimeout, SessionLock
-    from session_watcher.state.pathstore import PathShards, ShardRejected
+def _refresh(session_id: str, transcript: str | None, cwd: str | None, stated_project: object,
+             seen: ContextSeen, env: Any) -> tuple[State, dict[str, Any]] | None:
+    """With the lock free at once: record what the status line was told (the window, the model,
+    and before any hook ran where the session runs), fold new lines, save. None when the lock is
+    busy or cannot be had (a read-only disk)."""
+    import errno
+
+    from session_watcher.paths import NotOurs
+    from session_watcher.state import session, shell
+    from session_watcher.state.lock import LockTimeout
 
     start = time.monotonic()
     try:
-        with SessionLock(state_path + ".lock", 0):
-            try:
-                state = store.load(state_path, session_id)
-            except store.StateRejected:
-                state = None
-            if state is None:
-                state = engine.new_state(session_id)
-            state["context"].update(seen)
-            _payload_project(state["context"], payload)
-            transcript = payload.get("transcript_path")
-            cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
-            shards = PathShards(state_path)
-            trace: list[dict[str, Any]] | None = [] if os.environ.get("SESSION_WATCHER_TRACE") else None
-            if isinstance(transcript, str) and transcript:
-                try:
-                    state, alerts, _done = session.sync(state, transcript, cfg, start + FOLD_BUDGET,
-                                                        trace=trace, shards=shards)
-                    for alert in alerts:  # the status line cannot deliver: the next hook will
-                        alert["pending"] = True
-                except OSError:
-                    pass
-                except ShardRejected:  # a damaged path map: the next hook rebuilds the session
-                    return None
-            store.save(state_path, state, shards)
+        with shell.open_session(session_id, 0) as opened:
+            opened.state["context"].update(seen)
+            opened.place(cwd, stated_project, env)
+            cfg = opened.config()
+            trace: list[dict[str, Any]] | None = [] if env.get("SESSION_WATCHER_TRACE") else None
+            alerts, _caught_up = opened.sync(transcript, cfg, start + FOLD_BUDGET, trace=trace)
+            for alert in alerts:  # the status line cannot deliver: the next hook will
+                alert["pending"] = True
+            opened.save()
             if trace:
-                session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
-            return state
+                session.append_trace(env["SESSION_WATCHER_TRACE"], trace)
+            return opened.state, cfg
     except LockTimeout:
         return None
-
-
-def _payload_project(ctx: Context, payload: dict[str, Any]) -> None:
-    """Before any hook ran, the cwd and project root come from the status line's own payload (as the
-    hooks take them from theirs); without them every file would be classified outside the project."""
-    cwd = payload.get("cwd")
-    if ctx.get("cwd") is None and isinstance(cwd, str) and cwd:
-        ctx["cwd"] = cwd
-    workspace = payload.get("workspace")
-    project = workspace.get("project_dir") if isinstance(workspace, dict) else None
-    project = project if isinstance(project, str) and project else ctx.get("cwd")
-    if ctx.get("project") is None and project:
-        ctx["project"] = os.path.realpath(project)
+    except OSError as exc:
+        if isinstance(exc, NotOurs) or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        return None
 
 
 def _columns(env: Any) -> int:

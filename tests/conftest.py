@@ -53,3 +53,4 @@ def _isolate_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
 def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in _isolated_env(tmp_path_factory.mktemp("isolated")).items():
         monkeypatch.setenv(key, value)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)  # a client running the suite sets it

@@ -1,0 +1,176 @@
+"""The session shell: how the hook, the status line and the CLI open a session's state, one way.
+
+    with open_session(session_id, timeout, say) as s:  # the lock, then the state loaded
+        s.place(cwd, stated_project)                   # where the session runs (kept from the first)
+        cfg = s.config()
+        alerts, caught_up = s.sync(transcript, cfg, deadline)
+        s.save()
+
+One input rule (`usable_path`: what JSON can carry but a file name cannot is no path), one project
+root rule (`project_root`), one lock (each caller gives its own timeout; `LockTimeout` when busy),
+one answer to damage: a state file that cannot be used is quarantined and a path-map shard that
+cannot be read makes the session start again from its transcript, the durable log; either way the
+state is `fresh` and its save sweeps the shard files it no longer names. What went wrong is told to
+`say(key, message)`: the log (once per message) for the hook and the status line, stderr for the CLI.
+Hot path: imported by every hook run, so stdlib `os` and the state modules the hook needs anyway.
+"""
+
+from __future__ import annotations
+
+import os
+
+from session_watcher import paths
+from session_watcher.core import engine
+from session_watcher.state import session, store
+from session_watcher.state.lock import SessionLock
+from session_watcher.state.pathstore import PathShards, ShardRejected
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any, TypeGuard
+
+    from session_watcher.core.shapes import Alert, State
+
+    Say = Callable[[str, str], None]
+
+
+def usable_path(value: object) -> TypeGuard[str]:
+    """A string that can name a file: JSON can carry NUL bytes and lone surrogates, which cannot."""
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.environ) -> str | None:
+    """The session's project root, by one rule for every caller, symlinks resolved: what the caller
+    was told outright (the CLI's `--project`, the status line's `workspace.project_dir`), else the
+    client's `CLAUDE_PROJECT_DIR` (set for hooks: the session's start folder), else the working
+    folder (a payload's `cwd`; the CLI's own). None when none of them is a usable path."""
+    for candidate in (stated, env.get("CLAUDE_PROJECT_DIR"), cwd):
+        if usable_path(candidate):
+            return os.path.realpath(candidate)
+    return None
+
+
+def payload_inputs(payload: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """(session id, transcript path, cwd) of a hook's or the status line's payload, each None when
+    it cannot be used."""
+    session_id, transcript, cwd = payload.get("session_id"), payload.get("transcript_path"), payload.get("cwd")
+    return (session_id if store.valid_session_id(session_id) else None,
+            transcript if usable_path(transcript) else None, cwd if usable_path(cwd) else None)
+
+
+def log_once(key: str, message: str) -> None:
+    from session_watcher.logs import log_once as write  # only when there is something to say
+
+    write(key, message)
+
+
+def saved(session_id: str, whole_map: bool = False) -> State | None:
+    """The state as last saved, read without the lock and without moving or writing anything (the
+    lock is busy, the disk read-only), or None. Raises StateRejected (or ShardRejected, with
+    `whole_map`) naming what cannot be used, which the next locked open deals with."""
+    load = store.load_full if whole_map else store.load
+    return load(store.session_file(session_id), session_id, readonly=True)
+
+
+def open_session(session_id: str, timeout: float, say: Say = log_once) -> Session:
+    """A session's state under its lock: `with open_session(session_id, timeout, say) as s`."""
+    return Session(session_id, timeout, say)
+
+
+class Session:
+    """Entering takes the lock (`LockTimeout` after `timeout` seconds; 0: only if free at once) and
+    loads the state: `s.state`, a new one when there is none or it was quarantined (`s.fresh`).
+    Nothing is written unless the caller calls `save`; leaving releases the lock."""
+
+    state: State  # set on entering
+
+    def __init__(self, session_id: str, timeout: float, say: Say = log_once) -> None:
+        if not store.valid_session_id(session_id):
+            raise ValueError(f"not a session id: {session_id!r}")
+        self.id = session_id
+        self.path = store.session_file(session_id)
+        self.say = say
+        self.fresh = False
+        self.shards = PathShards(self.path)
+        self._lock = SessionLock(self.path + ".lock", timeout)
+
+    def __enter__(self) -> Session:
+        paths.ensure_private_dir(os.path.dirname(self.path))
+        self._lock.__enter__()
+        try:
+            try:
+                state = store.load(self.path, self.id)
+            except store.StateRejected as exc:
+                self.say("state", f"the state file was unusable and quarantined to {exc}; "
+                                  "rebuilding from the transcript")
+                state = None
+        except BaseException:
+            self._lock.__exit__(None, None, None)
+            raise
+        self.fresh = state is None
+        self.state = engine.new_state(self.id) if state is None else state
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.__exit__(None, None, None)
+
+    def place(self, cwd: str | None, stated_project: object = None, env: Mapping[str, str] = os.environ) -> None:
+        """Record where the session runs, unless a caller already did: the cwd, and the project
+        root by `project_root`."""
+        ctx = self.state["context"]
+        if ctx["cwd"] is None and cwd:
+            ctx["cwd"] = cwd
+        if ctx["project"] is None:
+            ctx["project"] = project_root(stated_project, ctx["cwd"], env)
+
+    def config(self) -> dict[str, Any]:
+        """The effective config (cached in the state); a broken file is said and left out."""
+        from session_watcher import config
+
+        cfg, error = config.load_cached(self.state["config"], self.state["context"]["project"])
+        if error:
+            self.say("config", f"{error}; using defaults")
+        return cfg
+
+    def sync(self, transcript: str | None, cfg: Mapping[str, Any], deadline: float, subagents: Iterable[str] = (),
+             *, trace: list[dict[str, Any]] | None = None, whole_map: bool = False,
+             ) -> tuple[list[Alert], bool]:
+        """Fold the transcripts' new lines until `deadline`: (alerts, caught up). A transcript that
+        cannot be read is left for a later run (said, unless it is only not written yet). A damaged
+        path map (found when a shard is loaded; `whole_map` loads them all) starts the session again
+        from its transcript."""
+        transcript = transcript if usable_path(transcript) else None
+        subagents = [sub for sub in subagents if usable_path(sub)]
+        try:
+            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+        except ShardRejected as exc:
+            self.say("shard", f"{exc}; rebuilding the session from the transcript")
+            self.state, self.fresh = session.rebuild(self.state), True
+            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+
+    def _sync(self, transcript: str | None, cfg: Mapping[str, Any], deadline: float, subagents: list[str],
+              *, trace: list[dict[str, Any]] | None, whole_map: bool) -> tuple[list[Alert], bool]:
+        self.shards = PathShards(self.path)
+        if whole_map:
+            self.shards.ensure_all(self.state)
+        if not transcript:
+            return [], True
+        try:
+            self.state, alerts, caught_up = session.sync(self.state, transcript, cfg, deadline, subagents,
+                                                         trace=trace, shards=self.shards)
+        except OSError as exc:  # not written yet, or unreadable (a folder in its place): a later run
+            if not isinstance(exc, FileNotFoundError):
+                self.say("transcript", f"cannot read the transcript: {exc}")
+            return [], True
+        return alerts, caught_up
+
+    def save(self) -> None:
+        """Write the state and its changed shards; a fresh state also sweeps unreferenced shard files."""
+        store.save(self.path, self.state, self.shards, sweep=self.fresh)
