@@ -12,7 +12,8 @@ one answer to damage: a state file that cannot be used is quarantined and a path
 cannot be read makes the session start again from its transcript, the durable log; either way the
 state is `fresh` and its save sweeps the shard files it no longer names. What went wrong is told to
 `say(key, message)`: the log (once per message) for the hook and the status line, stderr for the CLI.
-Hot path: imported by every hook run, so stdlib `os` and the state modules the hook needs anyway.
+Hot path: imported by every hook run, so stdlib `os` and the state modules every run needs; the
+fold (`state.session`) only when there is a transcript to read.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 
 from session_watcher import paths
 from session_watcher.core import engine
-from session_watcher.state import session, store
+from session_watcher.state import store
 from session_watcher.state.lock import SessionLock
 from session_watcher.state.pathstore import PathShards, ShardRejected
 
@@ -151,8 +152,10 @@ class Session:
         try:
             return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
         except ShardRejected as exc:
+            from session_watcher.state.session import rebuild
+
             self.say("shard", f"{exc}; rebuilding the session from the transcript")
-            self.state, self.fresh = session.rebuild(self.state), True
+            self.state, self.fresh = rebuild(self.state), True
             return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
 
     def _sync(self, transcript: str | None, cfg: Mapping[str, Any], deadline: float, subagents: list[str],
@@ -162,6 +165,8 @@ class Session:
             self.shards.ensure_all(self.state)
         if not transcript:
             return [], True
+        from session_watcher.state import session  # the fold and its parser: only with lines to read
+
         try:
             self.state, alerts, caught_up = session.sync(self.state, transcript, cfg, deadline, subagents,
                                                          trace=trace, shards=self.shards)
