@@ -5,6 +5,7 @@ session (one uninterrupted fold of its whole transcript).
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -117,7 +118,8 @@ def oracle(session: SynthSession, transcript: Path) -> tuple[dict[str, Any], lis
     cfg, _ = config.load_cached(state["config"], session.project)
     state, alerts, done = sessmod.sync(state, str(transcript), cfg, time.monotonic() + 600)
     assert done
-    return state, alerts
+    # as a state file holds it: the fold's typed tuples (ledger entries, samples) come back as lists
+    return json.loads(json.dumps(state)), alerts
 
 
 def message_texts(alerts: list[dict[str, Any]]) -> Counter[str]:

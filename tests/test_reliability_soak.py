@@ -161,6 +161,6 @@ def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     print(f"\nsoak: {RUNS} in-process invocations, {len(s.calls)} calls, transcript {tr.stat().st_size >> 10} KiB; "
           f"median {head * 1000:.2f} ms (first {WINDOW}) -> {tail * 1000:.2f} ms (last {WINDOW}), read "
           f"{read_head / 1024:.1f} -> {read_tail / 1024:.1f} KiB per run; "
-          f"state {sf.stat().st_size} B ({len(st['health']['calls'])} B health sequence); "
+          f"state {sf.stat().st_size} B ({len(st['health']['tail'])} B health sequence, second half); "
           f"rss {rss[0]} -> {rss[-1]} kB; hook process median {statistics.median(first_proc) * 1000:.0f} -> "
           f"{statistics.median(last_proc) * 1000:.0f} ms")
