@@ -29,8 +29,9 @@ MIN_BYTES = 2 * CHUNK  # a smaller file has no second chunk to parse meanwhile
 
 
 class ForkedParser:
-    """`parse(lines, start, end)` for the main transcript of one fold from its beginning; use it as
-    a context manager (the child is waited for, or stopped, on exit)."""
+    """The main transcript's chunks for one fold from its beginning: `ahead(cursor)` gives the next
+    chunk the child read and parsed, else the caller reads it and calls `parse(lines, start)`. Use
+    it as a context manager (the child is stopped and waited for on exit)."""
 
     def __init__(self, path: str, min_bytes: int = MIN_BYTES) -> None:
         self.pid = 0
@@ -38,6 +39,7 @@ class ForkedParser:
         self.pipe: IO[bytes] | None = None
         self.tmp: IO[bytes] | None = None
         self.taken = 0  # chunks whose events came from the child (for tests and benchmarks)
+        self.next: tuple[int, int, int, int] | None = None  # the child's next chunk, announced
         try:
             big = os.path.getsize(path) >= min_bytes
         except OSError:
@@ -78,35 +80,52 @@ class ForkedParser:
                 f.close()
         self.pipe = self.tmp = None
 
-    def __call__(self, lines: list[bytes], start: int, end: int) -> tuple[list[Event], int]:
+    def ahead(self, before: dict[str, Any] | None) -> tuple[list[Event], int, dict[str, Any], int] | None:
+        """The next chunk after the cursor `before` as the child read and parsed it: (events, bad
+        lines, the cursor after it, lines skipped as too long), or None: read and parse it here."""
+        if before is not None and "skip" in before:
+            return None  # in the middle of an over-long line: read here (the child's header is passed)
+        start = int((before or {}).get("offset", 0))
         if start == 0:
             self.index = 0  # the fold (re)started from the beginning
-        index = self.index
+        if not (_childs(self.index) and self.pipe is not None):
+            return None
+        got = self._take(self.index, start)
+        if got is not None:
+            self.index += 1
+            self.taken += 1
+        return got
+
+    def __call__(self, lines: list[bytes], start: int) -> tuple[list[Event], int]:
+        """A chunk read here, starting at byte `start`: its events and bad lines."""
+        if start == 0:
+            self.index = 0
         self.index += 1
-        if _childs(index) and self.pipe is not None:
-            got = self._take(index, start, end)
-            if got is not None:
-                self.taken += 1
-                return got
         return parse_lines(lines)
 
-    def _take(self, index: int, start: int, end: int) -> tuple[list[Event], int] | None:
+    def _take(self, index: int, start: int) -> tuple[list[Event], int, dict[str, Any], int] | None:
         assert self.pipe is not None
         assert self.tmp is not None
         while True:
-            head = self.pipe.readline().split()
-            if len(head) != 5:  # the child ended (or died): parse here from now on
-                self.close()
-                return None
-            n, first, last, at, size = (int(v) for v in head)
+            if self.next is None:
+                head = self.pipe.readline().split()
+                if len(head) != 4:  # the child ended (or died): parse here from now on
+                    self.close()
+                    return None
+                self.next = (int(head[0]), int(head[1]), int(head[2]), int(head[3]))
+            n, first, at, size = self.next
             if n < index:
-                continue  # a chunk of an earlier pass (the fold started again)
-            if (n, first, last) != (index, start, end):
+                self.next = None
+                continue  # a chunk read here meanwhile, or of an earlier pass (the fold started again)
+            if n == index and first > start:
+                return None  # reads without lines come first (an over-long line skipped): done here
+            if (n, first) != (index, start):
                 self.close()
                 return None
+            self.next = None
             blob = os.pread(self.tmp.fileno(), size, at)
-            events, bad = pickle.loads(blob)  # noqa: S301 - written by our child to an unlinked file
-            return events, bad
+            events, bad, cursor, skipped = pickle.loads(blob)  # noqa: S301 - our child's, in an unlinked file
+            return events, bad, cursor, skipped
 
 
 def _childs(index: int) -> bool:
@@ -115,8 +134,8 @@ def _childs(index: int) -> bool:
 
 
 def _child(path: str, out: int, tmp: int) -> None:
-    """Walk the transcript as `session.sync_file` does; parse the child's chunks into `tmp`,
-    announce each on `out` as "index start end offset size"."""
+    """Walk the transcript as `session.sync_file` does; parse the child's chunks into `tmp` (with
+    the cursor after each), announce each on `out` as "index start offset size"."""
     cursor: dict[str, Any] | None = None
     index = pos = 0
     while True:
@@ -124,14 +143,15 @@ def _child(path: str, out: int, tmp: int) -> None:
         lines, cursor, skipped = read_new(path, before)
         if lines:
             if _childs(index):
-                blob = pickle.dumps(parse_lines(lines), protocol=pickle.HIGHEST_PROTOCOL)
+                events, bad = parse_lines(lines)
+                blob = pickle.dumps((events, bad, cursor, skipped), protocol=pickle.HIGHEST_PROTOCOL)
                 view = memoryview(blob)
                 at = pos
                 while view:
                     n = os.pwrite(tmp, view, at)
                     view, at = view[n:], at + n
                 start = int((before or {}).get("offset", 0))
-                os.write(out, b"%d %d %d %d %d\n" % (index, start, cursor["offset"], pos, len(blob)))
+                os.write(out, b"%d %d %d %d\n" % (index, start, pos, len(blob)))
                 pos += len(blob)
             index += 1
         if not lines and not skipped and (before or {}).get("skip") == cursor.get("skip"):

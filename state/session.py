@@ -18,13 +18,12 @@ from session_watcher.state.reader import Reset, read_new
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
     from session_watcher.core.shapes import Alert, Event, State
     from session_watcher.state.pathstore import PathShards
-
-    Parser = Callable[[list[bytes], int, int], tuple[list[Event], int]]
+    from session_watcher.state.prefetch import ForkedParser
 
 
 def canonical(raw: str, cwd: str | None) -> str:
@@ -118,19 +117,23 @@ def fold_events(state: State, events: list[Event], cfg: Mapping[str, Any],
 
 def sync_file(state: State, path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
-              parse: Parser | None = None) -> tuple[list[Alert], bool]:
+              parse: ForkedParser | None = None) -> tuple[list[Alert], bool]:
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `parse`:
-    (lines, start offset, end offset) -> what `parse_lines` gives (state.prefetch)."""
+    chunks read and parsed in a second process (state.prefetch)."""
     alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
-        lines, cursor, skipped = read_new(path, before)
+        got = parse.ahead(before) if parse is not None else None
+        if got is not None:
+            events, bad, cursor, skipped = got
+            lines: list[bytes] | bool = True
+        else:
+            lines, cursor, skipped = read_new(path, before)
+            if lines:
+                start = int((before or {}).get("offset", 0))
+                events, bad = parse_lines(lines) if parse is None else parse(lines, start)
         state["bad"] += skipped
         if lines:
-            if parse is None:
-                events, bad = parse_lines(lines)
-            else:
-                events, bad = parse(lines, int((before or {}).get("offset", 0)), int(cursor["offset"]))
             state["bad"] += bad
             alerts += fold_events(state, events, cfg, sidechain_file=sub, trace=trace, shards=shards)
         if sub:
@@ -172,7 +175,8 @@ def rebuild(state: State) -> State:
 
 def sync(state: State, transcript: str | None, cfg: Mapping[str, Any], deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
-         shards: PathShards | None = None, parse: Parser | None = None) -> tuple[State, list[Alert], bool]:
+         shards: PathShards | None = None, parse: ForkedParser | None = None,
+         ) -> tuple[State, list[Alert], bool]:
     """Fold what is new in the main transcript and the given subagent transcripts (`parse`: the
     main transcript's parser, see `sync_file`).
 
