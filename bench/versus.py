@@ -36,7 +36,10 @@ from bench import generate, real_corpus
 from bench import run as bench_run
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_CORPUS = ROOT.parent / "shared" / "fixtures" / "corpus"
+# ../shared beside a clone; ../../shared beside a worktree in a folder of worktrees
+SHARED_CORPUS = next((p for p in (ROOT.parent / "shared" / "fixtures" / "corpus",
+                                  ROOT.parent.parent / "shared" / "fixtures" / "corpus") if p.is_dir()),
+                     ROOT.parent / "shared" / "fixtures" / "corpus")
 
 SPLIT = r"""
 import json, os, sys, time
