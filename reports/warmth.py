@@ -22,6 +22,7 @@ Definitions (docs/report-schema.json says the same for each JSON field):
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -218,9 +219,7 @@ def gap_buckets(obs: Iterable[Obs], ttl_class: str) -> list[dict[str, Any]]:
     for o in obs:
         if o.gap is None or o.warmth is None or o.ttl_class != ttl_class:
             continue
-        k = 0
-        while k + 1 < len(edges) and o.gap >= edges[k + 1]:
-            k += 1
+        k = bisect_right(BUCKET_EDGES, o.gap)  # the last edge at or below the gap (gaps are never NaN)
         warmths[k].append(o.warmth)
         colds[k] += o.cold
     table = []
