@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
+# a prompt whose saved state does not show a warm cache: the guard's line is what the prompt waits
+# for, and the hook holding the lock is most likely a resume's SessionStart folding the same lines
+PROMPT_LOCK_TIMEOUT = 1.0
 STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (measured: <= 0.3 s)
 STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for a busy neighbour
 # SessionEnd is the last chance to fold (print mode kills the async hooks at exit): it waits out an
@@ -94,15 +97,14 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     elif event == "SessionEnd":
         lock_timeout = SESSION_END_LOCK_TIMEOUT
     if event == "UserPromptSubmit":
-        saved = _warm_and_nothing_queued(session_id)
-        # the prompt waits for this hook: a state at the transcript's end is read, not folded or
-        # locked; one behind it is folded only if no other hook holds the lock (that one folds)
-        if saved is not None:
-            if _current(saved, transcript):
-                return None
-            lock_timeout = 0.0
+        wait = _prompt_lock_timeout(_warm_and_nothing_queued(session_id), transcript)
+        if wait is None:
+            return None
+        lock_timeout = wait
     try:
         with shell.open_session(session_id, lock_timeout, log_once) as opened:
+            if event == "UserPromptSubmit":  # the fold's budget starts once the lock is held
+                start = time.monotonic()
             return _locked(opened, event, payload, transcript, cwd, start)
     except LockTimeout:
         if lock_timeout:
@@ -216,6 +218,16 @@ def _current(doc: dict[str, Any], transcript: str | None) -> bool:
     except OSError:
         return False
     return bool(st.st_ino == cursor.get("ino") and st.st_size == cursor.get("offset"))
+
+
+def _prompt_lock_timeout(saved: dict[str, Any] | None, transcript: str | None) -> float | None:
+    """How long a prompt's hook waits for the session lock; None: nothing to do. The prompt waits for
+    this hook. A warm saved state at the transcript's end is read, not folded or locked; one behind
+    it is folded only if no other hook holds the lock (that one folds, and the cache is warm anyway).
+    Otherwise the cache may be cold and the guard's line is the point: wait out a neighbour's fold."""
+    if saved is None:
+        return PROMPT_LOCK_TIMEOUT
+    return None if _current(saved, transcript) else 0.0
 
 
 def _warm_and_nothing_queued(session_id: str) -> dict[str, Any] | None:

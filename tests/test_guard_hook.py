@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from bench import synth
-from session_watcher.hooks.run import _unshown
+from session_watcher.hooks.run import PROMPT_LOCK_TIMEOUT, _prompt_lock_timeout, _unshown, _warm_and_nothing_queued
 from tests.oracle import TRANSCRIPTS, hook, payload, sw
 from tests.statefile import load_state, state_file
 
@@ -177,6 +177,20 @@ def test_new_lines_are_folded_before_judging(tmp_path: Path) -> None:
     # no warning; the fold may hand on the engine's own alert about the call it found
     assert out is None or "cold cache" not in out["systemMessage"]
     assert load_state("g1")["engine"]["lastTs"] > last_folded + 1000
+
+
+def test_how_long_a_prompt_waits_for_the_lock(tmp_path: Path) -> None:
+    """Warm and current: no wait, nothing to do. Warm and behind: fold only if the lock is free.
+    Cold, or no state yet: the guard's line is the point, so a neighbour's fold is waited out."""
+    t = session(tmp_path, FIVE_MIN, 1)
+    warm = _warm_and_nothing_queued("g1")
+    assert warm is not None
+    assert _prompt_lock_timeout(warm, str(t)) is None
+    append_cold_call(t)
+    assert _prompt_lock_timeout(warm, str(t)) == 0.0
+    t2 = session(tmp_path, FIVE_MIN, 20, "g2")  # its last call 20 minutes ago: cold
+    assert _warm_and_nothing_queued("g2") is None
+    assert _prompt_lock_timeout(None, str(t2)) == PROMPT_LOCK_TIMEOUT > 0.25
 
 
 def test_a_warm_prompt_does_not_wait_for_the_lock(tmp_path: Path) -> None:

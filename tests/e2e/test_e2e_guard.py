@@ -24,8 +24,14 @@ pytestmark = pytest.mark.e2e
 IDLE_S = 20 * 60
 
 
-def move_back(transcript: Path, seconds: float) -> None:
-    """Every timestamp of the transcript `seconds` earlier: as if the user had been away that long."""
+def move_back(transcript: Path, seconds: float, state: Path | None = None) -> None:
+    """Every timestamp of the transcript `seconds` earlier: as if the user had been away that long.
+    The saved `state`'s last call moves with it, as time passing would have left it (a state that
+    still showed the old time would say warm: the prompt hook trusts a warm saved state)."""
+    if state is not None and state.exists():
+        doc = json.loads(state.read_text())
+        doc["engine"]["lastTs"] -= seconds
+        state.write_text(json.dumps(doc))
     out = []
     for line in transcript.read_text().splitlines():
         doc = json.loads(line)
@@ -53,7 +59,7 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     assert run.returncode == 0, run.stderr[-2000:]
     sid = run.session_id
     transcript = world.transcript(sid)
-    move_back(transcript, IDLE_S)
+    move_back(transcript, IDLE_S, plugin.state_file(world, sid))
 
     # print mode, guard = "warn": a systemMessage the client shows, in no request body
     with MockAPI([say("Back.", Usage(input_tokens=5, cache_write_5m=31_300, output_tokens=10))]) as api:
@@ -71,7 +77,7 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
 
     # terminal UI, guard = "block": the reason is on screen while nothing has been sent; the same
     # prompt again goes through
-    move_back(transcript, IDLE_S)
+    move_back(transcript, IDLE_S, plugin.state_file(world, sid))
     user_cfg = world.sw_home / "config" / "config.toml"  # `guard` is the user's, never a project's
     before = user_cfg.read_text()
     user_cfg.write_text('guard = "block"\n' + before)
