@@ -1,10 +1,10 @@
 """Reading transcript files into rows, on every core the process may use.
 
 A cold report reads every byte of every transcript; the work is the search for marker lines and
-the parse of those lines, which one Python process does on one core. `scan_all` splits the files
-into one share per usable core (largest first, each to the least loaded share), forks a child for
-every share but the first, does the first itself, and takes the children's rows back through a
-pipe (marshal: plain tuples, no pickling). The parent keeps the database; children only read.
+the parse of those lines, which one Python process does on one core. `scan_all` puts the files,
+largest first, in a queue (a pipe of batch numbers), forks a child for every usable core but one,
+and every process takes the next batch whenever it is free; the children's rows come back through
+a pipe (marshal: plain tuples, no pickling). The parent keeps the database; children only read.
 Small jobs (or a system without fork) run in the process itself.
 """
 
@@ -101,12 +101,10 @@ def rows_of(blob: bytes) -> list[Row]:
     return [_new(Row, r) for r in marshal.loads(blob)]  # noqa: S302
 
 
-def _scan_share(
-    jobs: list[tuple[int, Job]], tick: Callable[[float], None] | None = None
+def _scan_jobs(
+    jobs: list[tuple[int, Job]], tick: Callable[[int], None] | None = None
 ) -> list[tuple[int, Scanned | None]]:
     out: list[tuple[int, Scanned | None]] = []
-    total = sum(max(1, job.size - job.start) for _i, job in jobs)
-    done = 0
     buf = bytearray(min(READ_BLOCK, max((job.size - job.start for _i, job in jobs), default=0) + 4096))
     for i, job in jobs:
         try:
@@ -114,8 +112,7 @@ def _scan_share(
         except OSError:  # unreadable (permissions, vanished mid-read): left out this time
             out.append((i, None))
         if tick is not None:
-            done += max(1, job.size - job.start)
-            tick(done / total)
+            tick(max(1, job.size - job.start))
     return out
 
 
@@ -126,58 +123,115 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def shares(jobs: list[Job], n: int) -> list[list[tuple[int, Job]]]:
-    """`n` lists of (position, job), balanced by bytes: largest first, to the lightest share."""
-    out: list[list[tuple[int, Job]]] = [[] for _ in range(n)]
-    load = [0] * n
-    for i in sorted(range(len(jobs)), key=lambda i: -(jobs[i].size - jobs[i].start)):
-        k = load.index(min(load))
-        out[k].append((i, jobs[i]))
-        load[k] += max(1, jobs[i].size - jobs[i].start)
-    for share in out:
-        share.sort()
-    return out
+def batches(jobs: list[Job], most: int) -> list[list[int]]:
+    """Job positions in at most `most` batches, largest jobs first: a big file is a batch of its
+    own, small files at the end share one, so the last batch any process takes is a short one."""
+    order = sorted(range(len(jobs)), key=lambda i: -(jobs[i].size - jobs[i].start))
+    per = -(-len(order) // most) if order else 1
+    if per == 1:
+        return [[i] for i in order]
+    return [order[k : k + per] for k in range(0, len(order), per)]
+
+
+_TOKEN = 4  # bytes of one batch number in the queue pipe
+QUEUE_BATCHES = 8192  # 32 kB of tokens: written whole into an empty pipe (64 kB) without blocking
+
+
+def _take(queue: int, parts: list[list[int]], jobs: list[Job],
+          tick: Callable[[int], None] | None = None) -> list[tuple[int, Scanned | None]]:
+    """Batches taken from the queue pipe one at a time until it is empty. A read of one token is
+    atomic among the readers, so each batch goes to exactly one process; whoever is free takes the
+    next, which keeps the processes' finishing times within one batch of each other (shares fixed in
+    advance by bytes finished 15 % apart: lines with usage cost more than lines without). `tick`
+    hears the number of each batch taken."""
+    out: list[tuple[int, Scanned | None]] = []
+    buf = bytearray(0)
+    while True:
+        token = os.read(queue, _TOKEN)
+        if len(token) < _TOKEN:
+            return out
+        number = int.from_bytes(token, "little")
+        for i in parts[number]:
+            job = jobs[i]
+            need = min(READ_BLOCK, max(job.size - job.start, 0) + 4096)
+            if len(buf) < need:
+                buf = bytearray(need)
+            try:
+                out.append((i, scan_file(job, buf)))
+            except OSError:  # unreadable (permissions, vanished mid-read): left out this time
+                out.append((i, None))
+        if tick is not None:
+            tick(number)
 
 
 def scan_all(
     jobs: list[Job], workers: int | None = None, tick: Callable[[float], None] | None = None
 ) -> list[Scanned | None]:
     """Each job's result, in job order (None for a file that could not be read). `tick` hears the
-    share of its bytes this process has read (the shares are even, so it stands for all of them)."""
+    share of all bytes whose files are taken."""
     n = workers if workers is not None else cores()
     total = sum(max(0, j.size - j.start) for j in jobs)
     n = max(1, min(n, len(jobs), total // FORK_FROM + 1))
+    weight = sum(max(1, j.size - j.start) for j in jobs)
     if n == 1 or not hasattr(os, "fork"):
-        return [r for _i, r in _scan_share(list(enumerate(jobs)), tick)]
-    parts = shares(jobs, n)
+        done = 0
+
+        def step(nbytes: int) -> None:
+            nonlocal done
+            done += nbytes
+            if tick is not None:
+                tick(done / weight)
+
+        return [r for _i, r in _scan_jobs(list(enumerate(jobs)), step if tick is not None else None)]
+    parts = batches(jobs, QUEUE_BATCHES)
+    taken = [0]  # bytes in the batches before each batch number, for the progress
+    for part in parts:
+        taken.append(taken[-1] + sum(max(1, jobs[i].size - jobs[i].start) for i in part))
+    qr, qw = os.pipe()
+    try:
+        os.write(qw, b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(parts))))
+    finally:
+        os.close(qw)  # the queue is complete: an empty read means no batch is left
     children: list[tuple[int, int]] = []
-    for share in parts[1:]:
-        rfd, wfd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
-            code = 0
-            try:
-                os.close(rfd)
-                data = marshal.dumps([(i, None if s is None else tuple(s[1:])) for i, s in _scan_share(share)])
-                with os.fdopen(wfd, "wb") as f:
-                    f.write(data)
-            except BaseException:
-                code = 1
-            os._exit(code)
-        os.close(wfd)
-        children.append((pid, rfd))
-    results: list[Scanned | None] = [None] * len(jobs)
-    for i, s in _scan_share(parts[0], tick):
-        results[i] = s
-    for (pid, rfd), share in zip(children, parts[1:], strict=True):
-        with os.fdopen(rfd, "rb") as f:
-            data = f.read()
+    try:
+        for _ in range(n - 1):
+            rfd, wfd = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
+                code = 0
+                try:
+                    os.close(rfd)
+                    got = _take(qr, parts, jobs)
+                    data = marshal.dumps([(i, None if s is None else tuple(s[1:])) for i, s in got])
+                    with os.fdopen(wfd, "wb") as sink:
+                        sink.write(data)
+                except BaseException:
+                    code = 1
+                os._exit(code)
+            os.close(wfd)
+            children.append((pid, rfd))
+        results: list[Scanned | None] = [None] * len(jobs)
+        seen = [False] * len(jobs)
+        told = None if tick is None else (lambda number: tick(taken[number + 1] / weight))
+        for i, s in _take(qr, parts, jobs, told):
+            results[i], seen[i] = s, True
+    finally:
+        os.close(qr)
+    for pid, rfd in children:
+        with os.fdopen(rfd, "rb") as source:
+            data = source.read()
         _pid, status = os.waitpid(pid, 0)
-        if status != 0 or not data:  # the child failed: its files are read here instead
-            for i, s in _scan_share(share):
-                results[i] = s
+        if status != 0 or not data:  # the child failed: what it took is read here (below)
             continue
-        for i, got in marshal.loads(data):  # noqa: S302 - written by the child forked just above
+        try:
+            sent = marshal.loads(data)  # noqa: S302 - written by the child forked just above
+        except (ValueError, EOFError, TypeError):
+            continue
+        for i, got in sent:
+            seen[i] = True
             if got is not None:
                 results[i] = Scanned(rows_of(got[0]), *got)
+    missed = [(i, jobs[i]) for i in range(len(jobs)) if not seen[i]]
+    for i, s in _scan_jobs(missed):
+        results[i] = s
     return results

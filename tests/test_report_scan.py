@@ -1,0 +1,94 @@
+"""The cold scan's work queue: every file read exactly once by whichever process is free, the same
+rows as one process, a failed child's files read again by the parent, and the progress it reports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from session_watcher.reports import scan
+from session_watcher.reports.scan import Job, Scanned, batches, scan_all
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+
+
+def jobs_for(tmp: Path, copies: int = 6) -> list[Job]:
+    """Every fixture transcript, `copies` times over (distinct files), plus one that cannot be read."""
+    paths = []
+    for k in range(copies):
+        for src in sorted(FIXTURES.rglob("*.jsonl")):
+            dest = tmp / f"{k}-{src.name}"
+            shutil.copy2(src, dest)
+            paths.append(dest)
+    gone = tmp / "vanished.jsonl"
+    paths.insert(3, gone)
+    return [Job(str(p), 0, None, p.stat().st_size if p.exists() else 10_000) for p in paths]
+
+
+def key(results: list[Scanned | None]) -> list[object]:
+    return [None if r is None else (r.rows, r.offset, r.seen, r.head, r.bytes_read) for r in results]
+
+
+@pytest.fixture
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "FORK_FROM", 1)  # fork even for the small fixture corpus
+
+
+@pytest.mark.usefixtures("forking")
+def test_several_processes_read_what_one_does(tmp_path: Path) -> None:
+    jobs = jobs_for(tmp_path)
+    one = scan_all(jobs, 1)
+    assert one[3] is None
+    assert sum(r is not None for r in one) == len(jobs) - 1
+    assert sum(len(r.rows) for r in one if r is not None) > 500
+    for workers in (2, 3):
+        assert key(scan_all(jobs, workers)) == key(one)
+
+
+@pytest.mark.usefixtures("forking")
+def test_a_failed_childs_files_are_read_by_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    jobs = jobs_for(tmp_path)
+    one = scan_all(jobs, 1)
+    parent = os.getpid()
+    real = scan.scan_file
+
+    def dies_in_a_child(job: Job, buf: bytearray | None = None) -> Scanned:
+        if os.getpid() != parent:
+            (tmp_path / f"died-{os.getpid()}").touch()
+            raise RuntimeError("a child that breaks after taking a batch")
+        deadline = time.monotonic() + 30
+        while not any(tmp_path.glob("died-*")) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the parent's first file waits until a child has taken a batch and broken
+        return real(job, buf)
+
+    monkeypatch.setattr(scan, "scan_file", dies_in_a_child)
+    assert key(scan_all(jobs, 3)) == key(one)
+    assert list(tmp_path.glob("died-*"))
+
+
+@pytest.mark.usefixtures("forking")
+def test_progress_rises_to_the_whole(tmp_path: Path) -> None:
+    jobs = jobs_for(tmp_path)
+    heard: list[float] = []
+    scan_all(jobs, 2, heard.append)
+    assert heard
+    assert heard == sorted(heard)
+    assert heard[0] > 0
+    assert heard[-1] <= 1.0
+    one: list[float] = []
+    scan_all(jobs, 1, one.append)
+    assert one == sorted(one)
+    assert one[-1] == 1.0
+    assert len(one) == len(jobs)
+
+
+def test_batches_take_the_largest_first_and_cover_every_job() -> None:
+    jobs = [Job(f"f{i}", 0, None, size) for i, size in enumerate([5, 900, 40, 900, 7, 300])]
+    assert batches(jobs, 100) == [[1], [3], [5], [2], [4], [0]]
+    grouped = batches(jobs, 4)  # more jobs than batches: neighbours in that order share one
+    assert grouped == [[1, 3], [5, 2], [4, 0]]
+    assert sorted(i for b in grouped for i in b) == list(range(len(jobs)))
