@@ -185,20 +185,23 @@ def _build(
         if as_text:
             return None, _splice_now(text, now, utc_offset), stats, True
         return apply_now(json.loads(text), now, utc_offset), None, stats, True
-    from session_watcher.reports.warmth import build_report
+    from session_watcher.reports.warmth import Scatter, build_report
 
     sessions = build_sessions(sources, index.rows(live))
-    doc = build_report(sessions, now, utc_offset, since, warnings)
+    doc = build_report(sessions, now, utc_offset, since, warnings, scatter_text=True)
     del sessions  # the rows and calls: not needed for the text, and a large history's are 100 MB
     if since is None:  # a report over a window has less evidence than the whole history
         save_cliffs(doc["ttl"], now)
     # stored without the clock fields, with `days` last, so a cached copy can be sent as text;
-    # each field is serialized once for both texts (an object's JSON is its members' joined)
-    parts = {k: f"{json.dumps(k)}:{json.dumps(v, separators=(',', ':'))}" for k, v in doc.items()}
+    # each field is serialized once for both texts (an object's JSON is its members' joined); the
+    # scatter (most of the text) comes already written
+    parts = {k: f'"{k}":' + (v if isinstance(v, Scatter) else json.dumps(v, separators=(",", ":")))
+             for k, v in doc.items()}
     stored = [parts[k] for k in doc if k not in (*CLOCK_FIELDS, "days")] + [parts["days"]]
     index.store_report(key, "{" + ",".join(stored) + "}", time.time())
     if as_text:  # left open, like _splice_now's, for the index figures
         return None, "{" + ",".join(parts.values()), stats, False
+    doc["scatter"] = json.loads(doc["scatter"])
     return doc, None, stats, False
 
 

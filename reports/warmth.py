@@ -22,11 +22,12 @@ Definitions (docs/report-schema.json says the same for each JSON field):
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.reports.fmt import CAUSES, apply_now, day_start, gap_sentence
+from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence
 from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT
 from session_watcher.reports.prices import write_usd
 
@@ -107,20 +108,17 @@ class Session:
 
 @dataclass(slots=True)
 class Obs:
-    """What the report says about main-chain call `index` of a session."""
+    """A cold start: main-chain call `index` of a session, and what may have caused it."""
 
     session_id: str
     index: int
     ts: float | None
     gap: float | None
     warmth: float | None
-    cold: bool
     ttl_class: str | None
-    tokens_recreated: int
-    usd: float | None
     model_switch: bool
     compaction: bool
-    call: Call
+    in_window: bool
     cause: str | None = None
     also: list[str] = field(default_factory=list)
 
@@ -170,28 +168,6 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
     return Session(session_id, project, list(chain.values()), totals, len(usage), last_ts)
 
 
-def observe(session: Session) -> list[Obs]:
-    """Per main-chain call: gap, warmth, cold start, TTL class and the cause candidates."""
-    out: list[Obs] = []
-    append, sid = out.append, session.session_id
-    last_class: str | None = None
-    prev_ts: float | None = None
-    prev_model: str | None = None
-    for i, c in enumerate(session.calls):  # Call.warmth and .write_class, inline: this loop is long
-        ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
-        gap = None
-        if i and prev_ts is not None and ts is not None:
-            gap = max(0.0, ts - prev_ts)
-        w = cr / (cr + cw) if cr + cw else None
-        write_class = "1h" if c.cw1h > 0 else "5m" if cw > 0 else None
-        switch = i > 0 and prev_model is not None and model is not None and prev_model != model
-        append(Obs(sid, i, ts, gap, w, w is not None and w < COLD_BELOW, last_class or write_class, cw,
-                   write_usd(model, c.cw5m, c.cw1h), switch, c.compact_before, c))
-        last_class = write_class or last_class
-        prev_ts, prev_model = ts, model
-    return out
-
-
 def bucket_label(lo: float, hi: float | None) -> str:
     def fmt(s: float) -> str:
         return f"{s / 3600:g}h" if s >= 3600 and s % 1800 == 0 else f"{s / 60:g}m"
@@ -211,17 +187,16 @@ def _median(values: list[float]) -> float | None:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def gap_buckets(obs: Iterable[Obs], ttl_class: str) -> list[dict[str, Any]]:
-    """The cliff table for one TTL class: per gap bucket, n, median warmth and share cold."""
+def gap_buckets(gaps: Iterable[tuple[float, float, bool]], ttl_class: str) -> list[dict[str, Any]]:
+    """The cliff table for one TTL class from its calls' (gap, warmth, cold): per gap bucket, n,
+    median warmth and share cold."""
     edges = (0, *BUCKET_EDGES)
     warmths: list[list[float]] = [[] for _ in edges]
     colds = [0] * len(edges)
-    for o in obs:
-        if o.gap is None or o.warmth is None or o.ttl_class != ttl_class:
-            continue
-        k = bisect_right(BUCKET_EDGES, o.gap)  # the last edge at or below the gap (gaps are never NaN)
-        warmths[k].append(o.warmth)
-        colds[k] += o.cold
+    for gap, warmth, cold in gaps:
+        k = bisect_right(BUCKET_EDGES, gap)  # the last edge at or below the gap (gaps are never NaN)
+        warmths[k].append(warmth)
+        colds[k] += cold
     table = []
     for k, lo in enumerate(edges):
         hi = edges[k + 1] if k + 1 < len(edges) else None
@@ -241,8 +216,9 @@ def gap_buckets(obs: Iterable[Obs], ttl_class: str) -> list[dict[str, Any]]:
     return table
 
 
-def infer_ttl(obs: Iterable[Obs], buckets: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Where the cold share jumps in `buckets` (one class), with the evidence; None when unclear."""
+def infer_ttl(gaps: Iterable[float], buckets: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Where the cold share jumps in `buckets` (one class, whose calls' gaps are `gaps`), with the
+    evidence; None when unclear."""
     best: tuple[float, int] | None = None
     for k in range(1, len(buckets)):
         below, above = buckets[:k], buckets[k:]
@@ -256,14 +232,12 @@ def infer_ttl(obs: Iterable[Obs], buckets: list[dict[str, Any]]) -> dict[str, An
         return None
     k = best[1]
     edge = buckets[k]["fromSeconds"]
-    cls = buckets[k]["ttl"]
-    below_gaps = [o.gap for o in obs if o.ttl_class == cls and o.gap is not None and o.warmth is not None]
     nb = sum(b["n"] for b in buckets[:k])
     na = sum(b["n"] for b in buckets[k:])
     cb = sum(b["cold"] for b in buckets[:k])
     ca = sum(b["cold"] for b in buckets[k:])
-    lower = max((g for g in below_gaps if g < edge), default=None)
-    upper = min((g for g in below_gaps if g >= edge), default=None)
+    lower = max((g for g in gaps if g < edge), default=None)
+    upper = min((g for g in gaps if g >= edge), default=None)
     return {
         "inferredSeconds": edge,
         "inferred": True,
@@ -275,11 +249,9 @@ def infer_ttl(obs: Iterable[Obs], buckets: list[dict[str, Any]]) -> dict[str, An
     }
 
 
-def assign_causes(obs: list[Obs], idle_seconds: dict[str, float]) -> None:
+def assign_causes(colds: Iterable[Obs], idle_seconds: dict[str, float]) -> None:
     """Name the cause of every cold start (the first that applies), and note the others that apply."""
-    for o in obs:
-        if not o.cold:
-            continue
+    for o in colds:
         applies = []
         if o.index == 0:
             applies.append("firstCall")
@@ -292,14 +264,6 @@ def assign_causes(obs: list[Obs], idle_seconds: dict[str, float]) -> None:
             applies.append("compaction")
         o.cause = applies[0] if applies else "unexplained"
         o.also = applies[1:]
-
-
-def _warmth(pairs: Iterable[Obs]) -> float | None:
-    cr = cw = 0
-    for o in pairs:
-        cr += o.call.cr
-        cw += o.call.cw
-    return cr / (cr + cw) if cr + cw else None
 
 
 def guard_summary(warnings: Iterable[dict[str, Any]], sessions: list[Session],
@@ -333,92 +297,153 @@ def guard_summary(warnings: Iterable[dict[str, Any]], sessions: list[Session],
     return out
 
 
+class Scatter(str):
+    """The scatter list already as JSON text (see `build_report`'s `scatter_text`)."""
+
+    __slots__ = ()
+
+
+_TTL_JSON = {None: "null", "5m": '"5m"', "1h": '"1h"'}
+_INF = float("inf")
+
+
+class _Pass:
+    """What one pass over every kept session's main chain collects for the report."""
+
+    def __init__(self, since: float | None, utc_offset: float, scatter_text: bool) -> None:
+        self.since = since
+        self.utc_offset = utc_offset
+        self.scatter_text = scatter_text
+        self.gaps: dict[str | None, list[tuple[float, float, bool]]] = {cls: [] for cls in TTL_CLASSES}
+        self.colds: list[Obs] = []  # every cold start, window or not (each session names its causes)
+        self.days: dict[int, list[int]] = {}
+        self.scatter: list[Any] = []
+
+    def session(self, s: Session) -> tuple[dict[str, Any], list[Obs]]:
+        """The session's entry (its `causes` filled once the causes are known) and its cold starts.
+        Per call, inline (this loop runs once per call of the whole history): gap, warmth, cold
+        start, TTL class (the last write's kind before the gap), and the cause candidates."""
+        since, offset, days, gaps, scatter, text = (self.since, self.utc_offset, self.days, self.gaps,
+                                                    self.scatter, self.scatter_text)
+        sid = s.session_id
+        sid_json = json.dumps(sid)
+        colds: list[Obs] = []
+        last_class: str | None = None
+        prev_ts: float | None = None
+        prev_model: str | None = None
+        pair_cr = pair_cw = 0
+        largest: Call | None = None
+        largest_gap, largest_index = 0.0, 0
+        largest_cold = False
+        for i, c in enumerate(s.calls):
+            ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
+            gap = None
+            if i and prev_ts is not None and ts is not None:
+                step = ts - prev_ts
+                gap = step if step > 0.0 else 0.0  # max(0.0, step), without the call
+            w = cr / (cr + cw) if cr + cw else None
+            cold = w is not None and w < COLD_BELOW
+            write_class = "1h" if c.cw1h > 0 else "5m" if cw > 0 else None
+            cls = last_class or write_class
+            seen = since is None or (ts is not None and ts >= since)
+            if i:
+                pair_cr += cr
+                pair_cw += cw
+                if ts is not None:
+                    local = ts + offset  # day_start(ts, offset), inline: the same float
+                    d = days.get(day := int(local - (local % 86400) - offset))
+                    if d is None:
+                        days[day] = [cr, cw]
+                    else:
+                        d[0] += cr
+                        d[1] += cw
+                if gap is not None:
+                    if largest is None or gap > largest_gap:
+                        largest, largest_gap, largest_index, largest_cold = c, gap, i, cold
+                    if w is not None and seen:
+                        if cls is not None:
+                            gaps[cls].append((gap, w, cold))
+                        if not text:
+                            scatter.append({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold,
+                                            "sessionId": sid})
+                        else:
+                            scatter.append(
+                                '{"gapSeconds":' + (float.__repr__(gap) if gap.__class__ is float and gap < _INF
+                                                     else json.dumps(gap))
+                                + ',"tokensRecreated":' + int.__repr__(cw) + ',"ttl":' + _TTL_JSON[cls]
+                                + (',"cold":true,"sessionId":' if cold else ',"cold":false,"sessionId":')
+                                + sid_json + "}")
+            if cold:
+                switch = i > 0 and prev_model is not None and model is not None and prev_model != model
+                colds.append(Obs(sid, i, ts, gap, w, cls, switch, c.compact_before, seen))
+            last_class = write_class or last_class
+            prev_ts, prev_model = ts, model
+        biggest = None
+        if largest is not None:
+            biggest = {
+                "seconds": largest_gap,
+                "tokensRecreated": largest.cw,
+                "usd": write_usd(largest.model, largest.cw5m, largest.cw1h),
+                "cold": largest_cold,
+                "callIndex": largest_index,
+            }
+        pairs = len(s.calls) > 1
+        entry = {
+            "sessionId": sid,
+            "project": s.project,
+            "calls": len(s.calls),
+            "apiCalls": s.api_calls,
+            "warmth": (pair_cr / (pair_cr + pair_cw) if pair_cr + pair_cw else None) if pairs else None,
+            "coldStarts": len(colds),
+            "causes": None,
+            "largestGap": biggest,
+            "sentence": gap_sentence(biggest) if pairs else gap_sentence(None),
+            "tokens": s.totals,
+            "models": sorted({c.model for c in s.calls if c.model}),
+            "lastActivity": s.last_ts,
+        }
+        self.colds.extend(colds)
+        return entry, colds
+
+
 def build_report(
     sessions: list[Session],
     now: float,
     utc_offset: float = 0.0,
     since: float | None = None,
     warnings: Iterable[dict[str, Any]] = (),
+    *,
+    scatter_text: bool = False,
 ) -> dict[str, Any]:
     """The whole report as the JSON document (docs/report-schema.json). `warnings`: the cold-cache
-    guard's log lines."""
+    guard's log lines. With `scatter_text`, the document's `scatter` is a `Scatter`: that list's
+    compact JSON text (json.dumps of the same list, written here without building its dicts)."""
     keep = [s for s in sessions if since is None or (s.last_ts is not None and s.last_ts >= since)]
-    all_obs: list[Obs] = []
-    per_session: dict[str, list[Obs]] = {}
-    for s in keep:
-        o = observe(s)
-        per_session[s.session_id + "\0" + s.project] = o
-        all_obs.extend(o)
-    window = [o for o in all_obs if since is None or (o.ts is not None and o.ts >= since)]
+    run = _Pass(since, utc_offset, scatter_text)
+    entries = [run.session(s) for s in keep]
 
     buckets: list[dict[str, Any]] = []
     ttl: dict[str, dict[str, Any] | None] = {}
     for cls in TTL_CLASSES:
-        b = gap_buckets(window, cls)
+        b = gap_buckets(run.gaps[cls], cls)
         buckets.extend(b)
-        ttl[cls] = infer_ttl(window, b)
+        ttl[cls] = infer_ttl([g[0] for g in run.gaps[cls]], b)
     idle = {cls: float(v["inferredSeconds"]) for cls, v in ttl.items() if v is not None}
-    assign_causes(all_obs, idle)
+    assign_causes(run.colds, idle)
 
     causes = dict.fromkeys(CAUSES, 0)
-    cold_list = [o for o in window if o.cold]
+    cold_list = [o for o in run.colds if o.in_window]
     for co in cold_list:
         causes[co.cause or "unexplained"] += 1
     n_cold = len(cold_list)
     shares = {k: (v / n_cold if n_cold else None) for k, v in causes.items()}
 
     out_sessions: list[dict[str, Any]] = []
-    for s in keep:
-        obs = per_session[s.session_id + "\0" + s.project]
-        colds = [o for o in obs if o.cold]
-        pairs = [o for o in obs if o.index > 0]
-        largest = None
-        gapped = [o for o in pairs if o.gap is not None]
-        if gapped:
-            g = max(gapped, key=lambda o: o.gap or 0.0)
-            largest = {
-                "seconds": g.gap,
-                "tokensRecreated": g.tokens_recreated,
-                "usd": g.usd,
-                "cold": g.cold,
-                "callIndex": g.index,
-            }
-        models = sorted({c.model for c in s.calls if c.model})
-        out_sessions.append(
-            {
-                "sessionId": s.session_id,
-                "project": s.project,
-                "calls": len(s.calls),
-                "apiCalls": s.api_calls,
-                "warmth": _warmth(pairs) if pairs else None,
-                "coldStarts": len(colds),
-                "causes": {k: sum(1 for o in colds if o.cause == k) for k in CAUSES},
-                "largestGap": largest,
-                "sentence": gap_sentence(largest) if pairs else gap_sentence(None),
-                "tokens": s.totals,
-                "models": models,
-                "lastActivity": s.last_ts,
-            }
-        )
+    for entry, colds in entries:
+        entry["causes"] = {k: sum(1 for o in colds if o.cause == k) for k in CAUSES}
+        out_sessions.append(entry)
     out_sessions.sort(key=lambda d: float(d["lastActivity"] or 0.0), reverse=True)
 
-    days: dict[int, list[int]] = {}
-    for ob in all_obs:
-        if ob.index > 0 and ob.ts is not None:
-            d = days.setdefault(int(day_start(ob.ts, utc_offset)), [0, 0])
-            d[0] += ob.call.cr
-            d[1] += ob.call.cw
-    scatter = [
-        {
-            "gapSeconds": o.gap,
-            "tokensRecreated": o.tokens_recreated,
-            "ttl": o.ttl_class,
-            "cold": o.cold,
-            "sessionId": o.session_id,
-        }
-        for o in window
-        if o.index > 0 and o.gap is not None and o.warmth is not None
-    ]
     doc = {
         "schema": 1,
         "generatedAt": now,
@@ -452,7 +477,7 @@ def build_report(
         "warmthToday": None,
         "warmthWeek": None,
         "guard": guard_summary(warnings, keep, since),
-        "days": [[d, cr, cw] for d, (cr, cw) in sorted(days.items())],
-        "scatter": scatter,
+        "days": [[d, cr, cw] for d, (cr, cw) in sorted(run.days.items())],
+        "scatter": Scatter("[" + ",".join(run.scatter) + "]") if scatter_text else run.scatter,
     }
     return apply_now(doc, now, utc_offset)
