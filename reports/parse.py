@@ -22,13 +22,23 @@ import re
 import sys
 from typing import Any, NamedTuple
 
+from session_watcher.core.fastjson import scanner
+from session_watcher.core.transcript import iso_to_epoch, split_writes, usage_sample  # the hooks' counting rules
+
+# msgspec looks for typing_extensions (which imports inspect and ast: ~8 ms, a sixth of a cold
+# report's start-up) only to know that module's TypedDict and Required, which no struct here uses;
+# it falls back to `typing`'s when the import fails, so the import is made to fail for that moment
+_HIDE = "typing_extensions" not in sys.modules
+if _HIDE:
+    sys.modules["typing_extensions"] = None  # type: ignore[assignment]
 try:  # not on the hooks' import path: only the report imports this module
     import msgspec
 except ImportError:  # pragma: no cover - an install without it: every line through json
     msgspec = None  # type: ignore[assignment]
+finally:
+    if _HIDE and sys.modules.get("typing_extensions", 0) is None:
+        del sys.modules["typing_extensions"]  # any later import finds the real module
 
-from session_watcher.core.fastjson import scanner
-from session_watcher.core.transcript import iso_to_epoch, split_writes, usage_sample  # the hooks' counting rules
 
 _scan = scanner()
 

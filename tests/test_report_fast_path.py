@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +271,20 @@ def test_rows_equal_at_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> N
     assert rows(line(first - 1), False)[0]
     for n in range(first - 3, first + 3):
         assert rows(line(n), True) == rows(line(n), False), n
+
+
+def test_msgspec_loads_without_typing_extensions_and_leaves_it_importable() -> None:
+    """The parse module keeps msgspec from importing typing_extensions (and inspect, ast) for its
+    moment; afterwards the real module imports as usual, and msgspec still decodes."""
+    code = (
+        "import sys\n"
+        "from session_watcher.reports import parse\n"
+        "assert 'typing_extensions' not in sys.modules and 'inspect' not in sys.modules, sorted(sys.modules)\n"
+        "import typing_extensions\n"
+        "assert typing_extensions.__file__\n"
+        "print(parse.parse_chunk(sys.stdin.buffer.read())[0][0].cr)\n"
+    )
+    line = usage_call("x", {"input_tokens": 1, "cache_read_input_tokens": 1234}) + "\n"
+    out = subprocess.run([sys.executable, "-c", code], input=line.encode(), capture_output=True, check=True)
+    assert out.stdout.decode().strip() == "1234"
+    assert parse.msgspec is not None
