@@ -1,14 +1,14 @@
 """Parse a finished transcript in two processes: `replay`'s fold reads one chunk while a forked
 child has already parsed the next.
 
-The fold is sequential, the parse of a chunk's lines is not (`core.transcript.parse_lines` is pure,
-line by line). The child walks the file with the very same reader (`state.reader.read_new`, so the
-same chunks, cut at the same line ends, long lines skipped the same way), parses two chunks of every
-three and leaves their events in a temp file; the parent parses the third itself (it also folds
-every chunk) and takes the child's events for the others, checked by the chunk's byte range.
-Anything unexpected (no fork, a child that died, a chunk that does not match) and the parent parses
-the chunk itself: the events are the same either way, only the time differs. Not for hooks: they
-fold a few new lines.
+The fold is sequential, the parse of a chunk's lines is not (`core.bulkparse.parse_lines`: the
+hooks' parse, with msgspec for the fields an event needs; pure, line by line). The child walks the
+file with the very same reader (`state.reader.read_new`, so the same chunks, cut at the same line
+ends, long lines skipped the same way), parses two chunks of every three and leaves their events in
+a temp file; the parent parses the third itself (it also folds every chunk) and takes the child's
+events for the others, checked by the chunk's byte range. Anything unexpected (no fork, a child that
+died, a chunk that does not match) and the parent parses the chunk itself: the events are the same
+either way, only the time differs. Not for hooks: they fold a few new lines.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import signal
 import tempfile
 from typing import IO, TYPE_CHECKING, Any
 
-from session_watcher.core.transcript import parse_lines
+from session_watcher.core.bulkparse import parse_lines
 from session_watcher.state.reader import CHUNK, read_new
 
 if TYPE_CHECKING:

@@ -1,0 +1,232 @@
+"""`core.transcript.parse_lines` for a whole transcript at once (`replay`): the same events and bad
+count, with the few fields the events need decoded by msgspec. Pure: bytes in, tuples out.
+
+A line with a marker is checked by msgspec as strictly as by `json.loads` (it skips what it does not
+keep, tool output and message text, most of a line, without building it). Where msgspec's verdict or
+reading could differ from the C scanner's (bytes that are not UTF-8, an integer too long for `int()`,
+a JSON extension such as NaN, a value of another type than the field's, a system record), the line
+goes through the scanner and `record_events` as in `parse_lines`. The decoder is called at the same
+stack depth as the scanner, so both refuse a line nested too deeply at the same depth. Not for hooks:
+msgspec costs an import they need not pay.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from session_watcher.core import fastjson
+from session_watcher.core.transcript import (
+    FILE_TOOLS,
+    MAX_LINE_BYTES,
+    iso_to_epoch,
+    read_payload,
+    record_events,
+    split_writes,
+    use_info,
+)
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Event
+
+
+# Each field typed as `core.transcript` reads it: `Any` where it tests the value itself (`is True`,
+# isinstance), a struct or an int where it must be one (another type: the scanner's path decides).
+class _Split(msgspec.Struct):
+    ephemeral_5m_input_tokens: int = 0
+    ephemeral_1h_input_tokens: int = 0
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation: _Split | None = None
+
+
+class _Input(msgspec.Struct):
+    """The keys `use_info` reads of a file tool's input (None stands for absent: it reads both alike)."""
+
+    file_path: Any = None
+    notebook_path: Any = None
+    path: Any = None
+    new_string: Any = None
+    old_string: Any = None
+    edits: Any = None
+    content: Any = None
+    new_source: Any = None
+    offset: Any = None
+    limit: Any = None
+
+
+class _Block(msgspec.Struct):
+    type: Any = None
+    id: Any = None
+    name: Any = None
+    input: _Input | None = None
+    tool_use_id: Any = None
+    is_error: Any = None
+
+
+class _Message(msgspec.Struct):
+    mid: Any = msgspec.field(default=None, name="id")
+    model: Any = None
+    usage: _Usage | None = None
+    content: str | list[_Block] | None = None
+
+
+class _File(msgspec.Struct):
+    filePath: Any = None
+    content: Any = None
+    startLine: Any = None
+
+
+class _Result(msgspec.Struct):
+    file: _File | None = None
+
+
+class _Record(msgspec.Struct):
+    type: Any = None
+    timestamp: Any = None
+    isSidechain: Any = None
+    requestId: Any = None
+    message: _Message | None = None
+    toolUseResult: _Result | str | list[Any] | bool | int | float | None = None
+
+
+# a list of one record: the brackets add one level of nesting, so msgspec's recursion guard (one level
+# more lenient than the scanner's, both counting Python frames) refuses a line exactly where it does
+_decode_list = msgspec.json.Decoder(list[_Record]).decode
+_NOT_JSON = (msgspec.DecodeError, RecursionError)
+_DIGITS = b"0123456789"
+
+
+def _input_info(name: str, inp: _Input | None) -> Any:
+    if name not in FILE_TOOLS or inp is None:
+        return None
+    return use_info(name, {"file_path": inp.file_path, "notebook_path": inp.notebook_path, "path": inp.path,
+                           "new_string": inp.new_string, "old_string": inp.old_string, "edits": inp.edits,
+                           "content": inp.content, "new_source": inp.new_source, "offset": inp.offset,
+                           "limit": inp.limit})
+
+
+def _events(rec: _Record, events: list[Event]) -> bool:
+    """Append the events of a decoded record as `record_events` gives them; False: the record is one
+    `record_events` must read itself (a system record)."""
+    kind = rec.type
+    if kind == "assistant":
+        msg = rec.message
+        if msg is None:
+            return True
+        ts = iso_to_epoch(rec.timestamp)
+        side = rec.isSidechain is True
+        model = msg.model
+        usage = msg.usage
+        mid = msg.mid
+        if usage is not None and isinstance(mid, str) and model != "<synthetic>":
+            rid = rec.requestId
+            key = f"{mid}:{rid}" if isinstance(rid, str) else mid
+            inp, cr, cw, out = (usage.input_tokens, usage.cache_read_input_tokens,
+                                usage.cache_creation_input_tokens, usage.output_tokens)
+            inp, cr, cw, out = (inp if inp > 0 else 0, cr if cr > 0 else 0, cw if cw > 0 else 0,
+                                out if out > 0 else 0)
+            split = usage.cache_creation
+            if split is None:
+                cw5, cw1 = cw, 0
+            else:
+                cw5, cw1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
+                cw5, cw1 = cw5 if cw5 > 0 else 0, cw1 if cw1 > 0 else 0
+                cw, cw5 = split_writes(cw, cw5, cw1)
+            events.append(("call", key, ts, model if isinstance(model, str) else None, side,
+                           inp, cr, cw, out, cw5, cw1))
+        content = msg.content
+        if isinstance(content, list) and not side:
+            for block in content:
+                if block.type == "tool_use":
+                    tid, name = block.id, block.name
+                    if isinstance(tid, str) and isinstance(name, str):
+                        events.append(("use", ts, tid, name, _input_info(name, block.input)))
+    elif kind == "user":
+        if rec.isSidechain is True:
+            return True
+        msg = rec.message
+        content = msg.content if msg is not None else None
+        if not isinstance(content, list):
+            return True
+        results = [b for b in content if b.type == "tool_result"]
+        if not results:
+            return True
+        ts = iso_to_epoch(rec.timestamp)
+        for block in results:
+            tid = block.tool_use_id
+            if isinstance(tid, str):
+                file = None
+                if len(results) == 1:
+                    tur = rec.toolUseResult
+                    if isinstance(tur, _Result) and tur.file is not None:
+                        f = tur.file
+                        file = read_payload({"file": {"filePath": f.filePath, "content": f.content,
+                                                      "startLine": f.startLine}})
+                events.append(("result", ts, tid, block.is_error is True, file))
+    elif kind == "system":
+        return False
+    return True
+
+
+def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
+    """Events of complete lines, and how many lines were bad: `core.transcript.parse_lines`'s own."""
+    events: list[Event] = []
+    bad = 0
+    scan = fastjson.scanner()
+    decode = _decode_list
+    int_digits = sys.get_int_max_str_digits()
+    for line in lines:
+        if len(line) > MAX_LINE_BYTES:
+            bad += 1
+            continue
+        # a line can matter only if it holds usage, a tool block or a compaction boundary
+        if not (b'"usage"' in line or b'"tool_' in line or b"compact_boundary" in line):
+            if not (line.startswith(b"{") and line.endswith(b"}")):  # else: no copy to strip
+                stripped = line.strip()
+                if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
+                    bad += 1
+            continue
+        recs: list[_Record] | None = None
+        if line.isascii() or _utf8(line):
+            # json.loads refuses an integer of more digits than int() takes, msgspec does not: such a
+            # run of digits covers one of these bytes (a line without a digit there has none)
+            probe = line[int_digits - 1 :: int_digits] if int_digits and len(line) >= int_digits else b""
+            if not probe or len(probe.translate(None, _DIGITS)) == len(probe):
+                try:
+                    recs = decode(b"[" + line + b"]")
+                except _NOT_JSON:
+                    recs = None
+        if recs is not None and len(recs) == 1 and _events(recs[0], events):
+            continue
+        try:  # the scanner's path, as in core.transcript.parse_lines
+            text = line.decode()
+            rec, end = scan(text, 0)
+            if end != len(text):
+                raise ValueError(end)
+        except (ValueError, SystemError, StopIteration, RecursionError):
+            try:
+                rec = fastjson.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+        if isinstance(rec, dict):
+            events.extend(record_events(rec))
+        else:
+            bad += 1
+    return events, bad
+
+
+def _utf8(line: bytes) -> bool:
+    try:
+        line.decode()
+    except UnicodeDecodeError:
+        return False
+    return True

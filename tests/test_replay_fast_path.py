@@ -1,0 +1,126 @@
+"""`replay`'s line parser (core.bulkparse: msgspec for the few fields an event needs) gives what the
+hooks' parser (core.transcript.parse_lines: every line with a marker through json's C scanner) gives:
+the same events and the same bad-line count, on every fixture transcript and on lines made to trip it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.core import bulkparse, transcript
+from tests.test_report_fast_path import call, tricky_lines
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))
+
+
+def lines_of(data: bytes) -> list[bytes]:
+    return transcript.split_lines(data)[0]
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_events_equal_on_fixtures(path: Path) -> None:
+    lines = lines_of(path.read_bytes())
+    assert bulkparse.parse_lines(lines) == transcript.parse_lines(lines)
+
+
+def use(name: str, inp: Any, **kw: Any) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": f"toolu_{name}", "name": name, "input": inp}
+    return call(f"u_{name}", message={"id": f"u_{name}", "model": "m", "usage": {"output_tokens": 1},
+                                       "content": [{"type": "text", "text": "x"}, block]}, **kw)
+
+
+def result(tid: Any, tur: Any = None, blocks: Any = None, **kw: Any) -> dict[str, Any]:
+    content = blocks if blocks is not None else [{"type": "tool_result", "tool_use_id": tid,
+                                                   "content": [{"type": "text", "text": "out"}], "is_error": False}]
+    rec: dict[str, Any] = {"type": "user", "timestamp": "2026-02-12T16:00:02.000Z",
+                           "message": {"role": "user", "content": content}, **kw}
+    if tur is not None:
+        rec["toolUseResult"] = tur
+    return rec
+
+
+def tool_lines() -> bytes:
+    """Tool uses and results whose fields have the shapes `core.transcript` reads loosely."""
+    read = {"type": "text", "file": {"filePath": "/p/a.py", "content": "a\nb\n", "numLines": 2, "startLine": 3}}
+    recs: list[Any] = [
+        use("Read", {"file_path": "/p/a.py", "offset": 10, "limit": 5}),
+        use("Read", {"file_path": "/p/a.py", "offset": True, "limit": 2.5}),
+        use("Edit", {"file_path": "/p/a.py", "old_string": "a", "new_string": "bcd"}),
+        use("Edit", {"file_path": "", "path": "/p/b.py", "old_string": 3, "new_string": None}),
+        use("MultiEdit", {"file_path": "/p/a.py", "edits": [{"old_string": "a", "new_string": "xy"}, 5, {}]}),
+        use("MultiEdit", {"file_path": "/p/a.py", "edits": "none"}),
+        use("Write", {"file_path": "/p/c.py", "content": "hello"}),
+        use("NotebookEdit", {"notebook_path": "/p/n.ipynb", "new_source": "x = 1"}),
+        use("Write", {"file_path": "/p/\\u0000.py", "content": "z"}),
+        use("Write", "not an object"),
+        use("Write", None),
+        use("Bash", {"command": "ls", "path": ["a"], "content": {"deep": [1, 2]}}),
+        use("Read", {"file_path": 7}),
+        use("Read", {"file_path": "/p/side.py"}, isSidechain=True),
+        call("blk", message={"id": "blk", "usage": {}, "content": [{"type": "tool_use", "id": 5, "name": "Read"},
+                                                                   {"type": "tool_use", "id": "t", "name": None},
+                                                                   "a string block", 3]}),
+        call("blk2", message={"id": "blk2", "usage": {}, "content": "text"}),
+        call("blk3", message={"id": "blk3", "usage": {}, "content": {"type": "tool_use"}}),
+        result("toolu_Read", read),
+        result("toolu_Read", {"type": "text", "file": {"filePath": "/p/a.py", "content": "a", "startLine": 0}}),
+        result("toolu_Read", {"file": {"filePath": "/p/a.py", "content": "a", "startLine": True}}),
+        result("toolu_Read", {"file": {"filePath": "/p/a.py", "content": 5}}),
+        result("toolu_Read", {"file": "a.py"}),
+        result("toolu_Read", {"file": None}),
+        result("toolu_Read", "Error: no such file"),
+        result("toolu_Read", [{"type": "text", "text": "mcp"}]),
+        result("toolu_Read", 3.5),
+        result("toolu_Read", True),
+        result("toolu_Read", read, isSidechain=True),
+        result(None, read, blocks=[{"type": "tool_result", "tool_use_id": "a"},
+                                   {"type": "tool_result", "tool_use_id": "b", "is_error": True}]),
+        result(None, read, blocks=[{"type": "tool_result", "tool_use_id": 5}, {"type": "text", "text": "t"}]),
+        result(None, read, blocks=[{"type": "tool_result", "tool_use_id": "c", "is_error": "yes"}, "s"]),
+        result(None, read, blocks="plain prompt with \"tool_"),
+        {"type": "user", "message": "tool_result as text", "toolUseResult": read},
+        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "d"}]}, "timestamp": 5},
+        {"type": "system", "subtype": "compact_boundary", "timestamp": "2026-02-12T16:05:00.000Z",
+         "compactMetadata": {"trigger": "manual", "preTokens": 12345}},
+        {"type": "system", "subtype": "compact_boundary", "compactMetadata": None},
+        {"type": "progress", "data": {"message": {"type": "assistant", "message": {"usage": {}, "id": "p"}}}},
+    ]
+    out = [json.dumps(r).replace("\\\\u0000", "\\u0000") for r in recs]
+    dup = json.dumps(use("Edit", {"file_path": "/p/a.py", "new_string": "ab"}))
+    out.append(dup[:-1] + ', "message": {"id": "late", "usage": {"output_tokens": 9}}}')  # the last key wins
+    out.append(dup.replace('"file_path"', '"file_p\\u0061th"'))  # an escaped key
+    out.append(dup.replace('"new_string": "ab"', '"new_string": "ab", "new_string": 5'))
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_events_equal_on_tricky_lines() -> None:
+    lines = lines_of(tricky_lines() + b"\n" + tool_lines())
+    got = bulkparse.parse_lines(lines)
+    assert got == transcript.parse_lines(lines)
+    kinds = {ev[0] for ev in got[0]}
+    assert kinds == {"call", "use", "result", "compact"}
+    assert got[1] > 5  # the broken lines counted
+
+
+def test_events_equal_at_the_recursion_limit() -> None:
+    """A line nested past the recursion limit: the scanner gives up on it, so msgspec must too, at the
+    very same depth (found here for this Python, at this test's stack depth)."""
+    fine = json.dumps(call("deep"), separators=(",", ":"))
+
+    def line(n: int) -> bytes:
+        return (fine[:-1] + ',"d":' + "[" * n + "]" * n + "}").encode()
+
+    def events(n: int, parse: Any) -> tuple[list[Any], int]:
+        return parse([line(n)])  # type: ignore[no-any-return]
+
+    step = 256
+    first = next(n for n in range(step, 1 << 16, step) if events(n, transcript.parse_lines)[1])
+    first = next(n for n in range(first - step, first + 1) if events(n, transcript.parse_lines)[1])
+    assert not events(first - 1, transcript.parse_lines)[1]
+    for n in range(first - 3, first + 3):
+        assert events(n, bulkparse.parse_lines) == events(n, transcript.parse_lines), n
