@@ -10,12 +10,11 @@ again from the start. A file that disappeared from a scanned folder drops out.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
-from session_watcher.reports.scan import HEAD_BYTES, Job, head_hash, rows_of, scan_all
+from session_watcher.reports.scan import HEAD_BYTES, Job, head_hash, rows_of, scan_all, sha1
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -289,11 +288,11 @@ class Index:
         """A key for the finished report: every live file's path, size, mtime and offset, plus `extra`."""
         conn = self._require()
         wanted = set(live.values())
-        h = hashlib.sha1(f"{SCHEMA_VERSION}\0{extra}".encode(), usedforsecurity=False)
+        h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
         for r in conn.execute("SELECT id, path, size, mtime_ns, offset, head FROM files ORDER BY path"):
             if r[0] in wanted:
                 h.update(repr(r[1:]).encode())
-        return h.hexdigest()
+        return str(h.hexdigest())
 
     def cached_report(self, key: str) -> str | None:
         row = self._require().execute("SELECT doc FROM reports WHERE key = ?", (key,)).fetchone()
