@@ -84,26 +84,42 @@ class Row(NamedTuple):
 
 
 _SECONDS = {f"{n:02d}": n for n in range(100)}
-_MILLIS = {f"{n:03d}": float(f"0.{n:03d}") for n in range(1000)}
+_FRACTIONS = {f".{n:03d}Z": float(f"0.{n:03d}") for n in range(1000)}
 _MINUTES: dict[str, int | None] = {}
+_WHOLE: dict[str, int | None] = {}  # 'YYYY-MM-DDTHH:MM:SS' -> its epoch second, or None
 
 
-def stamp_to_epoch(text: object) -> float | None:
-    """`iso_to_epoch`, the same float, with the minute's part remembered: transcripts stamp every
-    line as 'YYYY-MM-DDTHH:MM:SS.mmmZ', and most lines share their minute with the line before."""
-    if not isinstance(text, str) or len(text) != 24 or text[19] != "." or text[23] != "Z":
-        return iso_to_epoch(text)
-    head = text[:17]
-    minute = _MINUTES.get(head, -1)
+def _whole_second(head: str) -> int | None:
+    """The epoch second of 'YYYY-MM-DDTHH:MM:SS' (the minute's, remembered, plus the seconds)."""
+    minute = _MINUTES.get(head[:17], -1)
     if minute == -1:
         if len(_MINUTES) >= 4096:  # transcripts run in time order: recent minutes are the ones asked
             _MINUTES.clear()
-        whole = iso_to_epoch(head + "00Z")
-        minute = _MINUTES[head] = None if whole is None else int(whole)
-    sec, frac = _SECONDS.get(text[17:19]), _MILLIS.get(text[20:23])
-    if minute is None or sec is None or frac is None:
+        whole = iso_to_epoch(head[:17] + "00Z")
+        minute = _MINUTES[head[:17]] = None if whole is None else int(whole)
+    sec = _SECONDS.get(head[17:19])
+    if len(_WHOLE) >= 4096:
+        _WHOLE.clear()
+    second = _WHOLE[head] = None if minute is None or sec is None else minute + sec
+    return second
+
+
+def stamp_to_epoch(text: object) -> float | None:
+    """`iso_to_epoch`, the same float, with the second's part remembered: transcripts stamp every
+    line as 'YYYY-MM-DDTHH:MM:SS.mmmZ', and most lines share their second (and all but a few their
+    minute) with the line before."""
+    if not isinstance(text, str):
         return iso_to_epoch(text)
-    return minute + sec + frac - 0  # iso_to_epoch's own sum, term for term: the same float
+    frac = _FRACTIONS.get(text[19:])  # exactly '.mmmZ' after the first 19 characters: 24 in all
+    if frac is None:
+        return iso_to_epoch(text)
+    head = text[:19]
+    second = _WHOLE.get(head, -1)
+    if second == -1:
+        second = _whole_second(head)
+    if second is None:
+        return iso_to_epoch(text)
+    return second + frac - 0  # iso_to_epoch's own sum, term for term: the same float
 
 
 def load_line(line: bytes | bytearray) -> object:
