@@ -15,8 +15,6 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from session_watcher.core import fastjson
 from session_watcher.core.transcript import (
     FILE_TOOLS,
@@ -30,6 +28,17 @@ from session_watcher.core.transcript import (
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
+
+# msgspec imports typing_extensions (and with it inspect and ast, ~8 ms) only to recognize that
+# module's TypedDict, which no struct here uses; without it, it takes `typing`'s (as reports.parse)
+_HIDE = "typing_extensions" not in sys.modules
+if _HIDE:
+    sys.modules["typing_extensions"] = None  # type: ignore[assignment]
+try:
+    import msgspec
+finally:
+    if _HIDE and sys.modules.get("typing_extensions", 0) is None:
+        del sys.modules["typing_extensions"]  # a later import finds the real module
 
 
 # Each field typed as `core.transcript` reads it: `Any` where it tests the value itself (`is True`,
@@ -103,6 +112,28 @@ _decode_list = msgspec.json.Decoder(list[_Record]).decode
 _NOT_JSON = (msgspec.DecodeError, RecursionError)
 _DIGITS = b"0123456789"
 
+_SECONDS = {f"{n:02d}": n for n in range(100)}
+_MILLIS = {f"{n:03d}": float(f"0.{n:03d}") for n in range(1000)}
+_MINUTES: dict[str, int | None] = {}
+
+
+def stamp_to_epoch(text: object) -> float | None:
+    """`iso_to_epoch`, the same float, with the minute's part remembered: transcripts stamp every
+    line as 'YYYY-MM-DDTHH:MM:SS.mmmZ', and most lines share their minute with the line before."""
+    if not isinstance(text, str) or len(text) != 24 or text[19] != "." or text[23] != "Z":
+        return iso_to_epoch(text)
+    head = text[:17]
+    minute = _MINUTES.get(head, -1)
+    if minute == -1:
+        if len(_MINUTES) >= 4096:  # transcripts run in time order: recent minutes are the ones asked
+            _MINUTES.clear()
+        whole = iso_to_epoch(head + "00.000Z")
+        minute = _MINUTES[head] = None if whole is None else int(whole)
+    sec, frac = _SECONDS.get(text[17:19]), _MILLIS.get(text[20:23])
+    if minute is None or sec is None or frac is None:
+        return iso_to_epoch(text)
+    return minute + sec + frac - 0  # iso_to_epoch's own sum, term for term: the same float
+
 
 def _input_info(name: str, inp: _Input | None) -> Any:
     if name not in FILE_TOOLS or inp is None:
@@ -121,7 +152,7 @@ def _events(rec: _Record, events: list[Event]) -> bool:
         msg = rec.message
         if msg is None:
             return True
-        ts = iso_to_epoch(rec.timestamp)
+        ts = stamp_to_epoch(rec.timestamp)
         side = rec.isSidechain is True
         model = msg.model
         usage = msg.usage
@@ -159,7 +190,7 @@ def _events(rec: _Record, events: list[Event]) -> bool:
         results = [b for b in content if b.type == "tool_result"]
         if not results:
             return True
-        ts = iso_to_epoch(rec.timestamp)
+        ts = stamp_to_epoch(rec.timestamp)
         for block in results:
             tid = block.tool_use_id
             if isinstance(tid, str):
@@ -188,7 +219,7 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
             bad += 1
             continue
         # a line can matter only if it holds usage, a tool block or a compaction boundary
-        if not (b'"usage"' in line or b'"tool_' in line or b"compact_boundary" in line):
+        if not (b'"tool_' in line or b'"usage"' in line or b"compact_boundary" in line):  # tool_: early in a result
             if not (line.startswith(b"{") and line.endswith(b"}")):  # else: no copy to strip
                 stripped = line.strip()
                 if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):

@@ -74,10 +74,9 @@ def iso_to_epoch(text: object) -> float | None:
 
 def split_lines(chunk: bytes) -> tuple[list[bytes], int]:
     """Complete lines of `chunk` and the bytes they span; a line without its newline waits."""
-    end = chunk.rfind(b"\n")
-    if end < 0:
-        return [], 0
-    return chunk[: end + 1].split(b"\n")[:-1], end + 1
+    lines = chunk.split(b"\n")  # the whole chunk: no copy of it cut at the last newline first
+    tail = lines.pop()  # after the last newline: not a complete line yet
+    return lines, len(chunk) - len(tail)
 
 
 def _int(v: object) -> int:

@@ -43,7 +43,11 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | N
         cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
     trace: list[dict[str, Any]] = []
     subs = session.subagent_files(path, session_id) if subagents else []
-    with ForkedParser(path) as parse:  # the next chunk is parsed meanwhile, in a second process
-        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
-                                             trace=trace if with_trace else None, parse=parse)
+    session.canon_memo = {}
+    try:
+        with ForkedParser(path) as parse:  # the next chunk is parsed meanwhile, in a second process
+            state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
+                                                 trace=trace if with_trace else None, parse=parse)
+    finally:
+        session.canon_memo = None
     return status_document(state, cfg), trace

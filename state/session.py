@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from session_watcher.state.prefetch import ForkedParser
 
 
+# `replay` sets a dict here for its run: each raw path is resolved once (a hook resolves every batch's
+# paths afresh; a replay folds many batches of one finished session, naming the same files)
+canon_memo: dict[tuple[str, str | None], str] | None = None
+
+
 def canonical(raw: str, cwd: str | None) -> str:
     """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path."""
     raw = raw.replace("\\", "/") if os.sep == "/" and "\\" in raw and ":" in raw[:3] else raw
@@ -74,7 +79,16 @@ def resolve(state: State, raws: set[str], shards: PathShards | None = None,
     `shards`, the path-map shards of these paths (and of the canonical paths `also`) are loaded."""
     cwd = state["context"].get("cwd")
     root = state["context"].get("project")
-    canon = {raw: canonical(raw, cwd) for raw in raws}
+    memo = canon_memo
+    if memo is None:
+        canon = {raw: canonical(raw, cwd) for raw in raws}
+    else:
+        canon = {}
+        for raw in raws:
+            got = memo.get((raw, cwd))
+            if got is None:
+                got = memo[raw, cwd] = canonical(raw, cwd)
+            canon[raw] = got
     if shards is not None:
         shards.ensure(state, [*canon.values(), *also])
     known: dict[str, str | None] = state.setdefault("reasons", {})

@@ -124,3 +124,11 @@ def test_events_equal_at_the_recursion_limit() -> None:
     assert not events(first - 1, transcript.parse_lines)[1]
     for n in range(first - 3, first + 3):
         assert events(n, bulkparse.parse_lines) == events(n, transcript.parse_lines), n
+
+
+@pytest.mark.parametrize("text", ["2026-02-12T16:00:01.250Z", "2026-02-12T16:00:61.999Z", "2026-02-30T16:00:01.250Z",
+                                  "2026-13-12T16:00:01.250Z", "2026-02-12T16:0x:01.250Z", "2026-02-12T16:00:01.2x0Z",
+                                  "0000-01-01T00:00:00.000Z", "2026-02-12T16:00:01.25+01:00", "2026-02-12T16:00:01Z"])
+def test_stamp_is_iso_to_epoch(text: str) -> None:
+    assert bulkparse.stamp_to_epoch(text) == transcript.iso_to_epoch(text)
+    assert bulkparse.stamp_to_epoch(text) == transcript.iso_to_epoch(text)  # the remembered minute, too
