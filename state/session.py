@@ -48,7 +48,7 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
     with a config that also sets pager, hooks, filters, textconv, credential and ssh commands), so it
     is switched off on the command line, which outranks every config file.
     """
-    if not candidates:
+    if not candidates or not os.path.isdir(root):  # a folder that is gone: git could only fail (no spawn)
         return set()
     from session_watcher.state.spawn import run
 
