@@ -50,15 +50,20 @@ def add_lines(entry: PathEntry, start: int, content: str) -> int:
             continue
         if a >= end:
             break
-        for i in range(pos, min(a, end)):
-            added += len(lines[i - start]) + LINE_PREFIX_CHARS + 1
+        if a > pos:
+            added += _chars(lines, pos - start, min(a, end) - start)
         pos = max(pos, b)
         if pos >= end:
             break
-    for i in range(pos, end):
-        added += len(lines[i - start]) + LINE_PREFIX_CHARS + 1
+    if end > pos:
+        added += _chars(lines, pos - start, end - start)
     entry["ranges"] = merge_range(ranges, start, end)
     return added
+
+
+def _chars(lines: list[str], i: int, j: int) -> int:
+    """What lines[i:j] cost as the Read tool shows them: each with its number prefix and newline."""
+    return sum(map(len, lines[i:j])) + (j - i) * (LINE_PREFIX_CHARS + 1)
 
 
 def merge_range(ranges: list[list[int]], start: int, end: int) -> list[list[int]]:
