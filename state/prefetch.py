@@ -140,9 +140,10 @@ def _child(path: str, out: int, tmp: int) -> None:
     index = pos = 0
     while True:
         before = cursor
-        lines, cursor, skipped = read_new(path, before)
+        mine = _childs(index)
+        lines, cursor, skipped = read_new(path, before, split=mine)  # the parent's: only the cursor
         if lines:
-            if _childs(index):
+            if mine:
                 events, bad = parse_lines(lines)
                 blob = pickle.dumps((events, bad, cursor, skipped), protocol=pickle.HIGHEST_PROTOCOL)
                 view = memoryview(blob)

@@ -67,12 +67,13 @@ def _salvage(fd: int, start: int, end: int) -> bytes | None:
 
 
 def read_new(
-    path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK,
+    path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK, split: bool = True,
 ) -> tuple[list[bytes], dict[str, Any], int]:
     """(complete new lines, the advanced cursor, lines skipped as too long to keep).
 
     Raises FileNotFoundError/OSError when the file cannot be read, Reset when it changed under us.
     Reads at most about `max_bytes`; call again while lines keep coming or the cursor moves.
+    `split=False`: only the cursor is wanted; the complete lines come back as one item, uncut.
     """
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -102,7 +103,11 @@ def read_new(
             if st.st_size <= offset:
                 return [], moved(offset), 0
             chunk = os.pread(fd, min(max_bytes, st.st_size - offset), offset)
-            lines, used = split_lines(chunk)
+            if split:
+                lines, used = split_lines(chunk)
+            else:
+                used = chunk.rfind(b"\n") + 1
+                lines = [chunk] if used else []
             if used or len(chunk) < max_bytes:
                 offset += used
                 if head is None and offset > 0:
