@@ -106,9 +106,14 @@ class _Record(msgspec.Struct):
     toolUseResult: _Result | str | list[Any] | bool | int | float | None = None
 
 
-# a list of one record: the brackets add one level of nesting, so msgspec's recursion guard (one level
-# more lenient than the scanner's, both counting Python frames) refuses a line exactly where it does
-_decode_list = msgspec.json.Decoder(list[_Record]).decode
+_decode_record = msgspec.json.Decoder(_Record).decode
+
+
+def _decode(line: bytes) -> _Record:
+    """The line as a record. Called one frame deeper than the scanner: msgspec's recursion guard is
+    one level more lenient than the scanner's, both count Python frames, so the frame makes it refuse
+    a line exactly where the scanner does."""
+    return _decode_record(line)
 _NOT_JSON = (msgspec.DecodeError, RecursionError)
 _DIGITS = b"0123456789"
 
@@ -212,7 +217,7 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
     events: list[Event] = []
     bad = 0
     scan = fastjson.scanner()
-    decode = _decode_list
+    decode = _decode
     int_digits = sys.get_int_max_str_digits()
     for line in lines:
         if len(line) > MAX_LINE_BYTES:
@@ -225,17 +230,17 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
                 if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
                     bad += 1
             continue
-        recs: list[_Record] | None = None
+        rec: Any = None
         if line.isascii() or _utf8(line):
             # json.loads refuses an integer of more digits than int() takes, msgspec does not: such a
             # run of digits covers one of these bytes (a line without a digit there has none)
             probe = line[int_digits - 1 :: int_digits] if int_digits and len(line) >= int_digits else b""
             if not probe or len(probe.translate(None, _DIGITS)) == len(probe):
                 try:
-                    recs = decode(b"[" + line + b"]")
+                    rec = decode(line)
                 except _NOT_JSON:
-                    recs = None
-        if recs is not None and len(recs) == 1 and _events(recs[0], events):
+                    rec = None
+        if rec is not None and _events(rec, events):
             continue
         try:  # the scanner's path, as in core.transcript.parse_lines
             text = line.decode()
