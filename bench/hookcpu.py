@@ -1,5 +1,5 @@
 """Hook cost as CPU time and wall time, against the interpreter's own start, interleaved:
-``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB]``.
+``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER]``.
 
 Wall medians on a shared machine move with its load; the CPU time a process used (user + system,
 from wait4) moves much less, so both are printed. The session is built as bench.run builds it.
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big", type=generate.parse_size, default=None,
                     help="use bench.run's big session of this size (e.g. 1GB) instead of the 1 MB one")
     ap.add_argument("--out", type=Path, default=bench_run.ROOT / "bench" / "out")
+    ap.add_argument("--also", type=Path, action="append", default=[],
+                    help="another hook launcher (e.g. a copy of an earlier install's) timed in the same rounds")
     args = ap.parse_args(argv)
     python = Path(sys.executable)
     with tempfile.TemporaryDirectory(prefix="sw-hookcpu-") as tmp:
@@ -56,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
             "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b""),
             "hook PostToolUse (Read, known path)": ([*b.launcher("hook"), "PostToolUse"], post),
         }
+        for i, other in enumerate(args.also, 1):  # rows named by position, the paths printed below
+            cases[f"hook PostToolUse, --also #{i}"] = ([str(python), "-I", "-S", str(other), "PostToolUse"], post)
         got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
         for n in range(args.runs + 4):  # the first rounds settle the session (its ledger is written off)
             for name, (cmd, stdin) in cases.items():
@@ -74,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, (walls, cpus) in got.items():
             w, c = statistics.median(walls), statistics.median(cpus)
             print(f"{name:40s} {w:8.1f} {w / base_w:5.2f} {c:8.1f} {c / base_c:5.2f}")
+        for i, other in enumerate(args.also, 1):
+            print(f"--also #{i}: {other}")
     return 0
 
 
