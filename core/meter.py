@@ -3,7 +3,9 @@
 Claude Code writes one line per content block of a response, each repeating the response's usage;
 the first may carry a partial output count. A later sample of a call replaces the earlier one:
 its old numbers come out of the bucket and the new ones go in. Samples of the last RECENT_MAX calls
-are kept for that; lines of one response are adjacent in practice, so the window is generous.
+are kept for that; lines of one response are adjacent in practice (in 292 real sessions, 242 MB,
+every one of 16,831 later samples followed its call's first at once, no other call between), so
+the window is generous. It is saved with the state and read and rewritten by every hook run.
 Compaction never touches the buckets.
 """
 
@@ -13,7 +15,7 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Bucket, BucketField, Meter, Sample, Stream
 
-RECENT_MAX = 256
+RECENT_MAX = 32
 FIELDS: tuple[BucketField, ...] = ("uncachedInput", "cacheRead", "cacheWrite", "output", "cacheWrite5m", "cacheWrite1h")
 
 
