@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 SCHEMA = 3  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis);
 # 3: tool ids done kept as an object (one lookup, not a scan), health's first half kept as counts
 LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
-DONE_MAX = 512  # tool results remembered for de-duplication (hook payload vs transcript line)
+# tool results remembered so an id counts once (no real session repeats one: 292 of them, 242 MB); read
+# and rewritten with the state by every hook run
+DONE_MAX = 128
 PENDING_MAX = 256  # tool uses waiting for their result
 ALERTS_MAX = 20
 

@@ -3,7 +3,7 @@
 Per-invocation work must not grow with the session (the reader only reads new bytes; every list in
 the state is capped), the state file stays bounded, memory stays flat. How the state is bounded:
 the meter keeps the last 32 call samples (`core.meter.RECENT_MAX`), the tool de-duplication list
-512 ids and pending uses 256 (`core.engine.DONE_MAX`, `PENDING_MAX`), the alert list 20, ledger
+128 ids and pending uses 256 (`core.engine.DONE_MAX`, `PENDING_MAX`), the alert list 20, ledger
 entries are settled or written off within 3 calls (`LEDGER_CALLS`), the path map holds one entry per
 distinct file; the one linear term is the health signal's tool-call sequence, one byte per tool call.
 `SW_RUN_SLOW=1` runs 10,000 invocations (the short variant 3,000).
