@@ -5,18 +5,17 @@ The fold is sequential, the parse of a chunk's lines is not (`core.bulkparse.par
 hooks' parse, with msgspec for the fields an event needs; pure, line by line). The child walks the
 file with the very same reader (`state.reader.read_new`, so the same chunks, cut at the same line
 ends, long lines skipped the same way), parses two chunks of every three and leaves their events in
-a temp file; the parent parses the third itself (it also folds every chunk) and takes the child's
-events for the others, checked by the chunk's byte range. Anything unexpected (no fork, a child that
-died, a chunk that does not match) and the parent parses the chunk itself: the events are the same
-either way, only the time differs. Not for hooks: they fold a few new lines.
+an unnamed file (marshal); the parent parses the third itself (it also folds every chunk) and takes
+the child's events for the others, checked by the chunk's byte range. Anything unexpected (no fork,
+a child that died, a chunk that does not match) and the parent parses the chunk itself: the events
+are the same either way, only the time differs. Not for hooks: they fold a few new lines.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
-import pickle
 import signal
-import tempfile
 from typing import IO, TYPE_CHECKING, Any
 
 from session_watcher.core.bulkparse import parse_lines
@@ -46,7 +45,7 @@ class ForkedParser:
             big = False
         if not big or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
             return
-        self.tmp = tempfile.TemporaryFile()  # noqa: SIM115 - shared with the child, closed by close()
+        self.tmp = _scratch()
         rfd, wfd = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns
@@ -124,8 +123,21 @@ class ForkedParser:
                 return None
             self.next = None
             blob = os.pread(self.tmp.fileno(), size, at)
-            events, bad, cursor, skipped = pickle.loads(blob)  # noqa: S301 - our child's, in an unlinked file
+            events, bad, cursor, skipped = marshal.loads(blob)  # noqa: S302 - our own child wrote it
             return events, bad, cursor, skipped
+
+
+def _scratch() -> IO[bytes]:
+    """An unnamed file shared with the child: in memory where the system has memfd (no tempfile,
+    whose import costs more than the file), else a temporary file on disk."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return open(os.memfd_create("session-watcher-replay"), "r+b", buffering=0)
+        except OSError:
+            pass
+    import tempfile
+
+    return tempfile.TemporaryFile()
 
 
 def _childs(index: int) -> bool:
@@ -145,7 +157,7 @@ def _child(path: str, out: int, tmp: int) -> None:
         if lines:
             if mine:
                 events, bad = parse_lines(lines)
-                blob = pickle.dumps((events, bad, cursor, skipped), protocol=pickle.HIGHEST_PROTOCOL)
+                blob = marshal.dumps((events, bad, cursor, skipped))  # plain values: twice pickle's pace
                 view = memoryview(blob)
                 at = pos
                 while view:
