@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats, Source, default_roots, discover
+from session_watcher.reports.scan import rows_in
+
+_new = tuple.__new__
 
 REPORT_VERSION = 2  # bump when the report's computation changes: cached documents are then rebuilt
 
@@ -19,13 +22,83 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from session_watcher.reports.parse import Row
-    from session_watcher.reports.warmth import Session
+    from session_watcher.reports.scan import Job, Scanned
+    from session_watcher.reports.warmth import Part, Session
 
 
 def default_db_path() -> str:
     from session_watcher.paths import cache_dir
 
     return os.path.join(cache_dir(), DB_NAME)
+
+
+class _Summarize:
+    """Each session's `Part` for the report. A session whose files were all read whole this run is
+    folded and summarized by the process that read them, while the other processes read on (the
+    index's `finish`); the others (some files unchanged since the last run, or grown) here, from
+    the index's rows."""
+
+    def __init__(self, sources: list[Source], since: float | None, utc_offset: float,
+                 guarded: frozenset[str]) -> None:
+        self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
+        self.members: dict[tuple[str, str], int] = {}
+        for src in sources:
+            k = (src.project, src.session)
+            self.members[k] = self.members.get(k, 0) + 1
+
+    def __call__(self, items: list[tuple[Source, Job, Scanned | None]]) -> object:
+        """In the process that read them: one session's files read this run -> ("part", its Part as
+        a plain tuple, or None when it ends before `since`), ("empty",) for a session without API
+        calls, or None when some of its files were not read whole here (summarized later)."""
+        from session_watcher.reports.warmth import fold_session, session_part
+
+        first = items[0][0]
+        key = (first.project, first.session)
+        if len(items) != self.members[key] or any(job.start or got is None for _src, job, got in items):
+            return None
+        main: list[Row] = []
+        subs: list[list[Row]] = []
+        for src, _job, got in items:
+            assert got is not None
+            if src.sub:
+                subs.append(rows_in(got))
+            else:
+                main.extend(rows_in(got))
+        s = fold_session(first.session, first.project, main, subs)
+        if not s.api_calls:
+            return ("empty",)
+        part = session_part(s, self.since, self.utc_offset, True, self.guarded)
+        return ("part", None if part is None else tuple(part))
+
+    def parts(self, index: Index, live: dict[str, int]) -> list[Part | None]:
+        """Every session's Part, in the order `build_sessions` gives the sessions."""
+        from session_watcher.reports.warmth import Part, fold_session, session_part
+
+        order: dict[tuple[str, str], list[Source]] = {}
+        for src in self.sources:
+            if src.path in live:
+                order.setdefault((src.project, src.session), []).append(src)
+        done = index.finished
+        rows = index.rows({src.path: live[src.path] for k, srcs in order.items() if done.get(k) is None
+                           for src in srcs})
+        out: list[Part | None] = []
+        for k, srcs in order.items():
+            got = done.get(k)
+            if got is not None:
+                if got[0] == "part":  # type: ignore[index]
+                    out.append(None if got[1] is None else _new(Part, got[1]))  # type: ignore[index]
+                continue
+            main: list[Row] = []
+            subs: list[list[Row]] = []
+            for src in srcs:
+                if src.sub:
+                    subs.append(rows[src.path])
+                else:
+                    main.extend(rows[src.path])
+            s = fold_session(k[1], k[0], main, subs)
+            if s.api_calls:
+                out.append(session_part(s, self.since, self.utc_offset, True, self.guarded))
+        return out
 
 
 def build_sessions(sources: list[Source], rows: dict[str, list[Row]]) -> list[Session]:
@@ -175,8 +248,11 @@ def _build(
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, str | None, IndexStats, bool]:
-    stats, live = index.refresh(sources, roots, progress)
+    from session_watcher.reports.warmth import Scatter, guard_ids, report_of_parts
+
     warnings, log_stamp = guard_warnings()
+    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
+    stats, live = index.refresh(sources, roots, progress, summarize)
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
     text = index.cached_report(key)
     if text is not None:
@@ -185,11 +261,7 @@ def _build(
         if as_text:
             return None, _splice_now(text, now, utc_offset), stats, True
         return apply_now(json.loads(text), now, utc_offset), None, stats, True
-    from session_watcher.reports.warmth import Scatter, build_report
-
-    sessions = build_sessions(sources, index.rows(live))
-    doc = build_report(sessions, now, utc_offset, since, warnings, scatter_text=True)
-    del sessions  # the rows and calls: not needed for the text, and a large history's are 100 MB
+    doc = report_of_parts(summarize.parts(index, live), now, utc_offset, since, warnings, scatter_text=True)
     if since is None:  # a report over a window has less evidence than the whole history
         save_cliffs(doc["ttl"], now)
     # stored without the clock fields, with `days` last, so a cached copy can be sent as text;

@@ -14,10 +14,13 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
-from session_watcher.reports.scan import HEAD_BYTES, Job, head_hash, rows_of, scan_all, sha1
+from session_watcher.reports.scan import HEAD_BYTES, NO_ROWS, Job, Scanned, head_hash, rows_in, rows_of, scan_all, sha1
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+
+    # called with one session's sources read this run, as (source, job, result) in source order
+    Finish = Callable[[list[tuple["Source", Job, Scanned | None]]], object]
 
     from session_watcher.reports.parse import Row
 
@@ -134,7 +137,8 @@ class Index:
         self.head_bytes_read = 0
         self.rebuilt = False
         self.workers: int | None = None  # processes for reading files (None: one per usable core)
-        self._fresh: dict[int, list[Row]] = {}  # rows of files read whole this run, by file id
+        self._fresh: dict[int, Scanned] = {}  # files read whole this run, by file id
+        self.finished: dict[tuple[str, str], object] = {}  # `refresh`'s finish, by (project, session)
         self._conn: sqlite3.Connection | None = None
 
     # -- connection ------------------------------------------------------------------------
@@ -195,19 +199,25 @@ class Index:
         sources: list[Source],
         roots: Iterable[str],
         progress: Callable[[int, int], None] | None = None,
+        finish: Finish | None = None,
     ) -> tuple[IndexStats, dict[str, int]]:
         """Bring the index up to date with `sources`; return the counts and each source's file id.
+
+        `finish`, when given, is called in the process that read them with the sources of one
+        (project, session) that were read this run, as (source, job, result) in source order; what it
+        returns (plain data) is in `finished` by (project, session) afterwards.
 
         A database that cannot be read (corrupt, not a database) is thrown away and rebuilt.
         """
         try:
-            return self._refresh(sources, list(roots), progress)
+            return self._refresh(sources, list(roots), progress, finish)
         except sqlite3.DatabaseError:
             self.discard()
-            return self._refresh(sources, list(roots), progress)
+            return self._refresh(sources, list(roots), progress, finish)
 
     def _refresh(
-        self, sources: list[Source], roots: list[str], progress: Callable[[int, int], None] | None
+        self, sources: list[Source], roots: list[str], progress: Callable[[int, int], None] | None,
+        finish: Finish | None,
     ) -> tuple[IndexStats, dict[str, int]]:
         if self._conn is None:
             self._conn = self._open()
@@ -248,7 +258,18 @@ class Index:
             todo.append((src, st, rec))
             jobs.append(job)
         tick = None if progress is None else (lambda share: progress(min(total - 1, int(share * total)), total))
-        scanned = scan_all(jobs, self.workers, tick)
+        by_session: dict[tuple[str, str], list[int]] = {}
+        for k, (src, _st, _rec) in enumerate(todo):
+            by_session.setdefault((src.project, src.session), []).append(k)
+        keys, groups = list(by_session), list(by_session.values())
+
+        def finish_group(g: int, got: list[Scanned | None]) -> object:
+            assert finish is not None
+            return finish([(todo[k][0], jobs[k], r) for k, r in zip(groups[g], got, strict=True)])
+
+        scan = scan_all(jobs, self.workers, tick, groups, None if finish is None else finish_group)
+        scanned = scan.results
+        self.finished = {keys[g]: value for g, value in scan.finished.items()}
         appended = reread = 0
         self._fresh = {}
         chunks: list[tuple[int, int, bytes]] = []
@@ -265,7 +286,7 @@ class Index:
                     file_id = rec.id
                     if not job.start:
                         conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
-                if got.rows:
+                if got.blob != NO_ROWS:
                     chunks.append((file_id, job.start, got.blob))
                 conn.execute(
                     "UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?",
@@ -275,7 +296,7 @@ class Index:
                     appended += 1
                 else:
                     reread += 1
-                    self._fresh[file_id] = got.rows
+                    self._fresh[file_id] = got
                 live[src.path] = file_id
             conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
             if progress is not None:
@@ -308,7 +329,7 @@ class Index:
             )
 
     def rows(self, live: dict[str, int]) -> dict[str, list[Row]]:
-        """Every live file's rows, in file order."""
+        """The rows of each file in `live` (path -> file id), in file order."""
         return self._load(self._require(), live)
 
     def _require(self) -> sqlite3.Connection:
@@ -339,9 +360,9 @@ class Index:
 
     def _load(self, conn: sqlite3.Connection, live: dict[str, int]) -> dict[str, list[Row]]:
         by_id: dict[int, list[Row]] = {fid: [] for fid in live.values()}
-        fresh, self._fresh = self._fresh, {}  # handed over once: the caller owns them from here
-        if all(fid in fresh for fid in by_id):  # every file was read whole just now: no need to ask
-            return {path: fresh[fid] for path, fid in live.items()}
+        fresh = self._fresh  # read whole just now: no need to ask the database
+        if all(fid in fresh for fid in by_id):
+            return {path: rows_in(fresh[fid]) for path, fid in live.items()}
         for fid, data in conn.execute("SELECT file_id, data FROM chunks ORDER BY file_id, off"):
             bucket = by_id.get(fid)
             if bucket is not None:

@@ -39,7 +39,7 @@ class Scanned(NamedTuple):
     """What reading one file gave: rows (and as marshal data, for the index), the offset after the
     last complete line, bytes seen."""
 
-    rows: list[Row]
+    rows: list[Row] | None  # None: not decoded from `blob` yet (`rows_in`)
     blob: bytes
     offset: int
     seen: int  # file size as read (the offset of the end of the last byte read)
@@ -103,6 +103,14 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
     return Scanned(rows, blob, pos, seen, head, after.st_mtime_ns if after.st_size == seen else 0, seen - job.start)
 
 
+NO_ROWS = marshal.dumps([])  # the blob of a file without rows
+
+
+def rows_in(s: Scanned) -> list[Row]:
+    """A scan's rows (those read in another process are decoded here, when first asked for)."""
+    return s.rows if s.rows is not None else rows_of(s.blob)
+
+
 def rows_of(blob: bytes) -> list[Row]:
     """The rows `Scanned.blob` holds. Raises ValueError (EOFError, TypeError) on damaged data."""
     # marshal: our own rows, from our own 0600 cache or our own child process
@@ -131,98 +139,119 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def batches(jobs: list[Job], most: int) -> list[list[int]]:
-    """Job positions in at most `most` batches, largest jobs first: a big file is a batch of its
-    own, small files at the end share one, so the last batch any process takes is a short one."""
-    order = sorted(range(len(jobs)), key=lambda i: -(jobs[i].size - jobs[i].start))
+def batches(weights: list[int], most: int) -> list[list[int]]:
+    """Group numbers in at most `most` batches, heaviest first: a big group is a batch of its own,
+    small ones at the end share one, so the last batch any process takes is a short one."""
+    order = sorted(range(len(weights)), key=lambda g: -weights[g])
     per = -(-len(order) // most) if order else 1
     if per == 1:
-        return [[i] for i in order]
+        return [[g] for g in order]
     return [order[k : k + per] for k in range(0, len(order), per)]
 
 
 _TOKEN = 4  # bytes of one batch number in the queue pipe
 QUEUE_BATCHES = 8192  # 32 kB of tokens: written whole into an empty pipe (64 kB) without blocking
 
+class _Work:
+    """Jobs in groups (the files one `finish` needs together), the groups in batches, and the queue."""
 
-def _take(queue: int, parts: list[list[int]], jobs: list[Job],
-          tick: Callable[[int], None] | None = None) -> list[tuple[int, Scanned | None]]:
-    """Batches taken from the queue pipe one at a time until it is empty. A read of one token is
-    atomic among the readers, so each batch goes to exactly one process; whoever is free takes the
-    next, which keeps the processes' finishing times within one batch of each other (shares fixed in
-    advance by bytes finished 15 % apart: lines with usage cost more than lines without). `tick`
-    hears the number of each batch taken."""
-    out: list[tuple[int, Scanned | None]] = []
-    buf = bytearray(0)
-    while True:
-        token = os.read(queue, _TOKEN)
-        if len(token) < _TOKEN:
-            return out
-        number = int.from_bytes(token, "little")
-        for i in parts[number]:
-            job = jobs[i]
-            need = min(READ_BLOCK, max(job.size - job.start, 0) + 4096)
-            if len(buf) < need:
-                buf = bytearray(need)
-            try:
-                out.append((i, scan_file(job, buf)))
-            except OSError:  # unreadable (permissions, vanished mid-read): left out this time
-                out.append((i, None))
-        if tick is not None:
-            tick(number)
+    def __init__(self, jobs: list[Job], groups: list[list[int]], finish: Callable[[int, list[Scanned | None]], object]
+                 | None) -> None:
+        self.jobs, self.groups, self.finish = jobs, groups, finish
+        self.weights = [sum(max(1, jobs[i].size - jobs[i].start) for i in g) for g in groups]
+        self.parts = batches(self.weights, QUEUE_BATCHES)
+
+    def take(self, queue: int, tick: Callable[[int], None] | None = None
+             ) -> tuple[list[tuple[int, Scanned | None]], list[tuple[int, object]]]:
+        """Batches taken from the queue pipe one at a time until it is empty: each file's result,
+        and each group's `finish`. A read of one token is atomic among the readers, so each batch
+        goes to exactly one process; whoever is free takes the next, which keeps the processes'
+        finishing times within one batch of each other (shares fixed in advance by bytes finished
+        15 % apart: lines with usage cost more than lines without). `tick` hears each batch number."""
+        out: list[tuple[int, Scanned | None]] = []
+        done: list[tuple[int, object]] = []
+        buf = bytearray(0)
+        while True:
+            token = os.read(queue, _TOKEN)
+            if len(token) < _TOKEN:
+                return out, done
+            number = int.from_bytes(token, "little")
+            for g in self.parts[number]:
+                got: list[Scanned | None] = []
+                for i in self.groups[g]:
+                    job = self.jobs[i]
+                    need = min(READ_BLOCK, max(job.size - job.start, 0) + 4096)
+                    if len(buf) < need:
+                        buf = bytearray(need)
+                    try:
+                        got.append(scan_file(job, buf))
+                    except OSError:  # unreadable (permissions, vanished mid-read): left out this time
+                        got.append(None)
+                out += zip(self.groups[g], got, strict=True)
+                if self.finish is not None:
+                    done.append((g, self.finish(g, got)))
+            if tick is not None:
+                tick(number)
+
+
+class Scan(NamedTuple):
+    """Each job's result in job order (None: the file could not be read), and each group's
+    `finish` by group number (a group left out: its reader failed and the parent read it again)."""
+
+    results: list[Scanned | None]
+    finished: dict[int, object]
 
 
 def scan_all(
-    jobs: list[Job], workers: int | None = None, tick: Callable[[float], None] | None = None
-) -> list[Scanned | None]:
-    """Each job's result, in job order (None for a file that could not be read). `tick` hears the
-    share of all bytes whose files are taken."""
+    jobs: list[Job],
+    workers: int | None = None,
+    tick: Callable[[float], None] | None = None,
+    groups: list[list[int]] | None = None,
+    finish: Callable[[int, list[Scanned | None]], object] | None = None,
+) -> Scan:
+    """Read every job, in `groups` of job positions (default: a group per job) that one process
+    reads together. `finish`, when given, is called in that process with the group's number and its
+    files' results (in group order) and returns plain (marshal) data for the caller. `tick` hears
+    the share of all bytes whose files are taken."""
     n = workers if workers is not None else cores()
     total = sum(max(0, j.size - j.start) for j in jobs)
     n = max(1, min(n, len(jobs), total // FORK_FROM + 1))
-    weight = sum(max(1, j.size - j.start) for j in jobs)
-    if n == 1 or not hasattr(os, "fork"):
-        done = 0
-
-        def step(nbytes: int) -> None:
-            nonlocal done
-            done += nbytes
-            if tick is not None:
-                tick(done / weight)
-
-        return [r for _i, r in _scan_jobs(list(enumerate(jobs)), step if tick is not None else None)]
-    parts = batches(jobs, QUEUE_BATCHES)
+    work = _Work(jobs, [[i] for i in range(len(jobs))] if groups is None else groups, finish)
+    weight = max(1, sum(work.weights))
     taken = [0]  # bytes in the batches before each batch number, for the progress
-    for part in parts:
-        taken.append(taken[-1] + sum(max(1, jobs[i].size - jobs[i].start) for i in part))
+    for part in work.parts:
+        taken.append(taken[-1] + sum(work.weights[g] for g in part))
     qr, qw = os.pipe()
     try:
-        os.write(qw, b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(parts))))
+        os.write(qw, b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(work.parts))))
     finally:
         os.close(qw)  # the queue is complete: an empty read means no batch is left
     children: list[tuple[int, int]] = []
     try:
-        for _ in range(n - 1):
-            rfd, wfd = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
-                code = 0
-                try:
-                    os.close(rfd)
-                    got = _take(qr, parts, jobs)
-                    data = marshal.dumps([(i, None if s is None else tuple(s[1:])) for i, s in got])
-                    with os.fdopen(wfd, "wb") as sink:
-                        sink.write(data)
-                except BaseException:
-                    code = 1
-                os._exit(code)
-            os.close(wfd)
-            children.append((pid, rfd))
+        if hasattr(os, "fork"):
+            for _ in range(n - 1):
+                rfd, wfd = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
+                    code = 0
+                    try:
+                        os.close(rfd)
+                        out, done = work.take(qr)
+                        data = marshal.dumps(([(i, None if s is None else tuple(s[1:])) for i, s in out], done))
+                        with os.fdopen(wfd, "wb") as sink:
+                            sink.write(data)
+                    except BaseException:
+                        code = 1
+                    os._exit(code)
+                os.close(wfd)
+                children.append((pid, rfd))
         results: list[Scanned | None] = [None] * len(jobs)
         seen = [False] * len(jobs)
         told = None if tick is None else (lambda number: tick(taken[number + 1] / weight))
-        for i, s in _take(qr, parts, jobs, told):
+        out, done = work.take(qr, told)
+        for i, s in out:
             results[i], seen[i] = s, True
+        finished: dict[int, object] = dict(done)
     finally:
         os.close(qr)
     for pid, rfd in children:
@@ -232,14 +261,15 @@ def scan_all(
         if status != 0 or not data:  # the child failed: what it took is read here (below)
             continue
         try:
-            sent = marshal.loads(data)  # noqa: S302 - written by the child forked just above
+            sent, their = marshal.loads(data)  # noqa: S302 - written by the child forked just above
         except (ValueError, EOFError, TypeError):
             continue
         for i, got in sent:
             seen[i] = True
             if got is not None:
-                results[i] = Scanned(rows_of(got[0]), *got)
+                results[i] = Scanned(None, *got)
+        finished.update(their)
     missed = [(i, jobs[i]) for i in range(len(jobs)) if not seen[i]]
     for i, s in _scan_jobs(missed):
         results[i] = s
-    return results
+    return Scan(results, finished)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence
 from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT
@@ -259,7 +259,19 @@ def guard_summary(warnings: Iterable[dict[str, Any]], sessions: list[Session],
     the prompt was `not sent` in that session (a restart, /compact in a new session, or no return):
     its estimated re-write did not happen there.
     """
-    calls = {s.session_id: s.calls for s in sessions}
+    return _guard(warnings, {s.session_id: [_guard_call(c) for c in s.calls] for s in sessions}, since)
+
+
+GuardCall = tuple[float | None, int, str | None, int, int]  # (ts, cache write, model, 5-minute, 1-hour writes)
+
+
+def _guard_call(c: Call) -> GuardCall:
+    return (c.ts, c.cw, c.model, c.cw5m, c.cw1h)
+
+
+def _guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[GuardCall]], since: float | None
+           ) -> dict[str, Any]:
+    """`guard_summary` from each session's calls."""
     out: dict[str, Any] = {"warned": 0, "blocked": 0, "wentAhead": 0, "wentAheadTokens": 0,
                            "wentAheadUsd": 0.0, "notSent": 0, "notSentEstimatedUsd": 0.0}
     for w in warnings:
@@ -269,16 +281,21 @@ def guard_summary(warnings: Iterable[dict[str, Any]], sessions: list[Session],
         out["warned"] += 1
         out["blocked"] += w.get("mode") == "block"
         sid = str(w.get("sessionId"))
-        nxt = next((c for c in calls.get(sid, []) if c.ts is not None and c.ts > after + 0.5), None)
-        if nxt is not None and nxt.ts is not None and nxt.ts >= ts - 5:
+        nxt = next((c for c in calls.get(sid, []) if c[0] is not None and c[0] > after + 0.5), None)
+        if nxt is not None and nxt[0] is not None and nxt[0] >= ts - 5:
             out["wentAhead"] += 1
-            out["wentAheadTokens"] += nxt.cw
-            out["wentAheadUsd"] += write_usd(nxt.model, nxt.cw5m, nxt.cw1h) or 0.0
+            out["wentAheadTokens"] += nxt[1]
+            out["wentAheadUsd"] += write_usd(nxt[2], nxt[3], nxt[4]) or 0.0
         elif nxt is None and sid in calls:  # a session outside this report says nothing
             out["notSent"] += 1
             usd = w.get("usd")
             out["notSentEstimatedUsd"] += usd if isinstance(usd, int | float) else 0.0
     return out
+
+
+def guard_ids(warnings: Iterable[dict[str, Any]]) -> frozenset[str]:
+    """The sessions the guard's log names: the only ones whose calls the guard summary reads."""
+    return frozenset(str(w.get("sessionId")) for w in warnings)
 
 
 class Scatter(str):
@@ -291,103 +308,108 @@ _TTL_JSON = {None: "null", "5m": '"5m"', "1h": '"1h"'}
 _INF = float("inf")
 
 
-class _Pass:
-    """What one pass over every kept session's main chain collects for the report."""
+class Part(NamedTuple):
+    """What the report takes from one kept session, as plain data: marshal carries it from the
+    process that read the session's files to the one that writes the report."""
 
-    def __init__(self, since: float | None, utc_offset: float, scatter_text: bool) -> None:
-        self.since = since
-        self.utc_offset = utc_offset
-        self.scatter_text = scatter_text
-        self.gaps: dict[str | None, list[tuple[float, float, bool]]] = {cls: [] for cls in TTL_CLASSES}
-        self.colds: list[Obs] = []  # every cold start, window or not (each session names its causes)
-        self.days: dict[int, list[int]] = {}
-        self.scatter: list[Any] = []
+    entry: dict[str, Any]  # the session's entry; its `causes` are filled once the causes are known
+    colds: list[tuple[Any, ...]]  # per cold start: Obs's fields after the session id
+    gaps: dict[str, list[tuple[float, float, bool]]]  # per TTL class: (gap, warmth, cold) of calls in the window
+    days: dict[int, list[int]]  # local day -> [cache read, cache write]
+    scatter: Any  # the scatter items: dicts, or their JSON text joined by ","
+    calls: list[GuardCall] | None  # for the guard, when its log names the session
 
-    def session(self, s: Session) -> tuple[dict[str, Any], list[Obs]]:
-        """The session's entry (its `causes` filled once the causes are known) and its cold starts.
-        Per call, inline (this loop runs once per call of the whole history): gap, warmth, cold
-        start, TTL class (the last write's kind before the gap), and the cause candidates."""
-        since, offset, days, gaps, scatter, text = (self.since, self.utc_offset, self.days, self.gaps,
-                                                    self.scatter, self.scatter_text)
-        sid = s.session_id
-        sid_json = json.dumps(sid)
-        colds: list[Obs] = []
-        last_class: str | None = None
-        prev_ts: float | None = None
-        prev_model: str | None = None
-        pair_cr = pair_cw = 0
-        largest: Call | None = None
-        largest_gap, largest_index = 0.0, 0
-        largest_cold = False
-        for i, c in enumerate(s.calls):
-            ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
-            gap = None
-            if i and prev_ts is not None and ts is not None:
-                step = ts - prev_ts
-                gap = step if step > 0.0 else 0.0  # max(0.0, step), without the call
-            w = cr / (cr + cw) if cr + cw else None
-            cold = w is not None and w < COLD_BELOW
-            write_class = "1h" if c.cw1h > 0 else "5m" if cw > 0 else None
-            cls = last_class or write_class
-            seen = since is None or (ts is not None and ts >= since)
-            if i:
-                pair_cr += cr
-                pair_cw += cw
-                if ts is not None:
-                    local = ts + offset  # day_start(ts, offset), inline: the same float
-                    d = days.get(day := int(local - (local % 86400) - offset))
-                    if d is None:
-                        days[day] = [cr, cw]
+
+def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
+                 guarded: frozenset[str] = frozenset()) -> Part | None:
+    """One pass over a session's main chain (None when it ends before `since`). Per call, inline
+    (this loop runs once per call of the whole history): gap, warmth, cold start, TTL class (the
+    last write's kind before the gap), and the cause candidates."""
+    if since is not None and (s.last_ts is None or s.last_ts < since):
+        return None
+    offset = utc_offset
+    sid = s.session_id
+    sid_json = json.dumps(sid)
+    days: dict[int, list[int]] = {}
+    gaps: dict[str, list[tuple[float, float, bool]]] = {cls: [] for cls in TTL_CLASSES}
+    scatter: list[Any] = []
+    colds: list[tuple[Any, ...]] = []
+    last_class: str | None = None
+    prev_ts: float | None = None
+    prev_model: str | None = None
+    pair_cr = pair_cw = 0
+    largest: Call | None = None
+    largest_gap, largest_index = 0.0, 0
+    largest_cold = False
+    for i, c in enumerate(s.calls):
+        ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
+        gap = None
+        if i and prev_ts is not None and ts is not None:
+            step = ts - prev_ts
+            gap = step if step > 0.0 else 0.0  # max(0.0, step), without the call
+        w = cr / (cr + cw) if cr + cw else None
+        cold = w is not None and w < COLD_BELOW
+        write_class = "1h" if c.cw1h > 0 else "5m" if cw > 0 else None
+        cls = last_class or write_class
+        seen = since is None or (ts is not None and ts >= since)
+        if i:
+            pair_cr += cr
+            pair_cw += cw
+            if ts is not None:
+                local = ts + offset  # day_start(ts, offset), inline: the same float
+                d = days.get(day := int(local - (local % 86400) - offset))
+                if d is None:
+                    days[day] = [cr, cw]
+                else:
+                    d[0] += cr
+                    d[1] += cw
+            if gap is not None:
+                if largest is None or gap > largest_gap:
+                    largest, largest_gap, largest_index, largest_cold = c, gap, i, cold
+                if w is not None and seen:
+                    if cls is not None:
+                        gaps[cls].append((gap, w, cold))
+                    if not scatter_text:
+                        scatter.append({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold,
+                                        "sessionId": sid})
                     else:
-                        d[0] += cr
-                        d[1] += cw
-                if gap is not None:
-                    if largest is None or gap > largest_gap:
-                        largest, largest_gap, largest_index, largest_cold = c, gap, i, cold
-                    if w is not None and seen:
-                        if cls is not None:
-                            gaps[cls].append((gap, w, cold))
-                        if not text:
-                            scatter.append({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold,
-                                            "sessionId": sid})
-                        else:
-                            scatter.append(
-                                '{"gapSeconds":' + (float.__repr__(gap) if gap.__class__ is float and gap < _INF
-                                                     else json.dumps(gap))
-                                + ',"tokensRecreated":' + int.__repr__(cw) + ',"ttl":' + _TTL_JSON[cls]
-                                + (',"cold":true,"sessionId":' if cold else ',"cold":false,"sessionId":')
-                                + sid_json + "}")
-            if cold:
-                switch = i > 0 and prev_model is not None and model is not None and prev_model != model
-                colds.append(Obs(sid, i, ts, gap, w, cls, switch, c.compact_before, seen))
-            last_class = write_class or last_class
-            prev_ts, prev_model = ts, model
-        biggest = None
-        if largest is not None:
-            biggest = {
-                "seconds": largest_gap,
-                "tokensRecreated": largest.cw,
-                "usd": write_usd(largest.model, largest.cw5m, largest.cw1h),
-                "cold": largest_cold,
-                "callIndex": largest_index,
-            }
-        pairs = len(s.calls) > 1
-        entry = {
-            "sessionId": sid,
-            "project": s.project,
-            "calls": len(s.calls),
-            "apiCalls": s.api_calls,
-            "warmth": (pair_cr / (pair_cr + pair_cw) if pair_cr + pair_cw else None) if pairs else None,
-            "coldStarts": len(colds),
-            "causes": None,
-            "largestGap": biggest,
-            "sentence": gap_sentence(biggest) if pairs else gap_sentence(None),
-            "tokens": s.totals,
-            "models": sorted({c.model for c in s.calls if c.model}),
-            "lastActivity": s.last_ts,
+                        scatter.append(
+                            '{"gapSeconds":' + (float.__repr__(gap) if gap.__class__ is float and gap < _INF
+                                                 else json.dumps(gap))
+                            + ',"tokensRecreated":' + int.__repr__(cw) + ',"ttl":' + _TTL_JSON[cls]
+                            + (',"cold":true,"sessionId":' if cold else ',"cold":false,"sessionId":')
+                            + sid_json + "}")
+        if cold:
+            switch = i > 0 and prev_model is not None and model is not None and prev_model != model
+            colds.append((i, ts, gap, w, cls, switch, c.compact_before, seen))
+        last_class = write_class or last_class
+        prev_ts, prev_model = ts, model
+    biggest = None
+    if largest is not None:
+        biggest = {
+            "seconds": largest_gap,
+            "tokensRecreated": largest.cw,
+            "usd": write_usd(largest.model, largest.cw5m, largest.cw1h),
+            "cold": largest_cold,
+            "callIndex": largest_index,
         }
-        self.colds.extend(colds)
-        return entry, colds
+    pairs = len(s.calls) > 1
+    entry = {
+        "sessionId": sid,
+        "project": s.project,
+        "calls": len(s.calls),
+        "apiCalls": s.api_calls,
+        "warmth": (pair_cr / (pair_cr + pair_cw) if pair_cr + pair_cw else None) if pairs else None,
+        "coldStarts": len(colds),
+        "causes": None,
+        "largestGap": biggest,
+        "sentence": gap_sentence(biggest) if pairs else gap_sentence(None),
+        "tokens": s.totals,
+        "models": sorted({c.model for c in s.calls if c.model}),
+        "lastActivity": s.last_ts,
+    }
+    calls = [_guard_call(c) for c in s.calls] if sid in guarded else None
+    return Part(entry, colds, gaps, days, ",".join(scatter) if scatter_text else scatter, calls)
 
 
 def build_report(
@@ -402,32 +424,66 @@ def build_report(
     """The whole report as the JSON document (docs/report-schema.json). `warnings`: the cold-cache
     guard's log lines. With `scatter_text`, the document's `scatter` is a `Scatter`: that list's
     compact JSON text (json.dumps of the same list, written here without building its dicts)."""
-    keep = [s for s in sessions if since is None or (s.last_ts is not None and s.last_ts >= since)]
-    run = _Pass(since, utc_offset, scatter_text)
-    entries = [run.session(s) for s in keep]
+    warnings = list(warnings)
+    guarded = guard_ids(warnings)
+    parts = [session_part(s, since, utc_offset, scatter_text, guarded) for s in sessions]
+    return report_of_parts(parts, now, utc_offset, since, warnings, scatter_text=scatter_text)
+
+
+def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float, since: float | None,
+                    warnings: Iterable[dict[str, Any]], *, scatter_text: bool) -> dict[str, Any]:
+    """The document from each session's `Part` (None: a session left out), in session order; the
+    parts' scatter is text (then so is the document's, a `Scatter`) when `scatter_text`."""
+    kept = [p for p in parts if p is not None]
+    gaps: dict[str, list[tuple[float, float, bool]]] = {cls: [] for cls in TTL_CLASSES}
+    colds: list[Obs] = []  # every cold start, window or not (each session names its causes)
+    own: list[list[Obs]] = []
+    days: dict[int, list[int]] = {}
+    calls: dict[str, list[GuardCall]] = {}
+    for p in kept:
+        sid = p.entry["sessionId"]
+        mine = [Obs(sid, *o) for o in p.colds]
+        own.append(mine)
+        colds += mine
+        for cls in TTL_CLASSES:
+            gaps[cls] += p.gaps[cls]
+        for day, (cr, cw) in p.days.items():
+            d = days.get(day)
+            if d is None:
+                days[day] = [cr, cw]
+            else:
+                d[0] += cr
+                d[1] += cw
+        if p.calls is not None:
+            calls[sid] = p.calls
 
     buckets: list[dict[str, Any]] = []
     ttl: dict[str, dict[str, Any] | None] = {}
     for cls in TTL_CLASSES:
-        b = gap_buckets(run.gaps[cls], cls)
+        b = gap_buckets(gaps[cls], cls)
         buckets.extend(b)
-        ttl[cls] = infer_ttl([g[0] for g in run.gaps[cls]], b)
+        ttl[cls] = infer_ttl([g[0] for g in gaps[cls]], b)
     idle = {cls: float(v["inferredSeconds"]) for cls, v in ttl.items() if v is not None}
-    assign_causes(run.colds, idle)
+    assign_causes(colds, idle)
 
     causes = dict.fromkeys(CAUSES, 0)
-    cold_list = [o for o in run.colds if o.in_window]
+    cold_list = [o for o in colds if o.in_window]
     for co in cold_list:
         causes[co.cause or "unexplained"] += 1
     n_cold = len(cold_list)
     shares = {k: (v / n_cold if n_cold else None) for k, v in causes.items()}
 
     out_sessions: list[dict[str, Any]] = []
-    for entry, colds in entries:
-        entry["causes"] = {k: sum(1 for o in colds if o.cause == k) for k in CAUSES}
+    for p, mine in zip(kept, own, strict=True):
+        entry = dict(p.entry)
+        entry["causes"] = {k: sum(1 for o in mine if o.cause == k) for k in CAUSES}
         out_sessions.append(entry)
     out_sessions.sort(key=lambda d: float(d["lastActivity"] or 0.0), reverse=True)
 
+    if scatter_text:
+        scatter: Any = Scatter("[" + ",".join(p.scatter for p in kept if p.scatter) + "]")
+    else:
+        scatter = [item for p in kept for item in p.scatter]
     doc = {
         "schema": 1,
         "generatedAt": now,
@@ -460,8 +516,8 @@ def build_report(
         "ttl": ttl,
         "warmthToday": None,
         "warmthWeek": None,
-        "guard": guard_summary(warnings, keep, since),
-        "days": [[d, cr, cw] for d, (cr, cw) in sorted(run.days.items())],
-        "scatter": Scatter("[" + ",".join(run.scatter) + "]") if scatter_text else run.scatter,
+        "guard": _guard(warnings, calls, since),
+        "days": [[d, cr, cw] for d, (cr, cw) in sorted(days.items())],
+        "scatter": scatter,
     }
     return apply_now(doc, now, utc_offset)

@@ -288,3 +288,46 @@ def test_msgspec_loads_without_typing_extensions_and_leaves_it_importable() -> N
     out = subprocess.run([sys.executable, "-c", code], input=line.encode(), capture_output=True, check=True)
     assert out.stdout.decode().strip() == "1234"
     assert parse.msgspec is not None
+
+
+def test_report_equal_when_some_sessions_come_from_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions whose files were all read whole this run are summarized by the process that read
+    them; the others (a file grown since the last run, a session with one file unchanged) from the
+    index's rows. Either way, and with the guard's warnings about some of them: the reference."""
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(scan, "FORK_FROM", 1)
+    monkeypatch.setattr(scan, "cores", lambda: 3)
+    projects = corpus(tmp_path)
+    db = str(tmp_path / "index.sqlite3")
+    run_report([str(projects)], db, now=1.8e9, utc_offset=0.0)  # the index, as of now
+    # then: one main file grows (read from where it stopped), one subagent file is rewritten (read
+    # again, while its session's main file is unchanged), and a new session appears
+    before = discover([str(projects)])
+    sub = Path(next(s.path for s in before if s.sub))
+    grown = next(Path(s.path) for s in before if not s.sub and Path(s.path).stat().st_size > 50_000
+                 and s.session != sub.parent.parent.name)
+    with grown.open("ab") as fh:
+        fh.write((usage_call("grew", {"input_tokens": 5, "cache_read_input_tokens": 90_000,
+                                      "cache_creation_input_tokens": 1_000},
+                             timestamp="2026-02-13T09:00:00.000Z") + "\n").encode())
+    sub.write_bytes((usage_call("sub", {"input_tokens": 7}) + "\n").encode() + sub.read_bytes())
+    new = projects / "proj" / "new-session.jsonl"
+    new.write_bytes((grown.read_bytes().splitlines(keepends=True)[-1]) * 2)
+    sources = discover([str(projects)])
+    rows = {s.path: reference_chunk(Path(s.path).read_bytes())[0] for s in sources}
+    sessions = build_sessions(sources, rows)
+    named = [s for s in sessions if len(s.calls) > 2 and s.calls[2].ts - s.calls[1].ts > 1 and s.calls[2].cw][:2]
+    assert len(named) == 2
+    warnings = [{"sessionId": s.session_id, "ts": s.calls[2].ts, "afterTs": s.calls[1].ts, "usd": 0.5} for s in named]
+    warnings.append({"sessionId": "not-in-this-report", "ts": 1.7e9, "afterTs": 1.7e9 - 900, "usd": 0.25})
+    log = tmp_path / "home" / "state" / "guard-warnings.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("".join(json.dumps(w) + "\n" for w in warnings))
+    expected = json.loads(json.dumps(build_report(sessions, 1.8e9, 0.0, None, warnings)))
+    doc, stats = run_report([str(projects)], db, now=1.8e9, utc_offset=0.0)
+    assert (stats.appended, stats.reread) == (1, 2)  # the grown file; the rewritten one and the new one
+    doc.pop("index")
+    assert doc == expected
+    # each named session's warning went ahead: its third call paid the re-write
+    assert (doc["guard"]["warned"], doc["guard"]["wentAhead"]) == (3, 2)
+    assert doc["guard"]["wentAheadTokens"] == sum(s.calls[2].cw for s in named) > 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from session_watcher.reports import scan
-from session_watcher.reports.scan import Job, Scanned, batches, scan_all
+from session_watcher.reports.scan import Job, Scan, Scanned, batches, rows_in, scan_all
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
@@ -29,8 +29,8 @@ def jobs_for(tmp: Path, copies: int = 6) -> list[Job]:
     return [Job(str(p), 0, None, p.stat().st_size if p.exists() else 10_000) for p in paths]
 
 
-def key(results: list[Scanned | None]) -> list[object]:
-    return [None if r is None else (r.rows, r.offset, r.seen, r.head, r.bytes_read) for r in results]
+def key(scan: Scan) -> list[object]:
+    return [None if r is None else (rows_in(r), r.offset, r.seen, r.head, r.bytes_read) for r in scan.results]
 
 
 @pytest.fixture
@@ -42,9 +42,9 @@ def forking(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_several_processes_read_what_one_does(tmp_path: Path) -> None:
     jobs = jobs_for(tmp_path)
     one = scan_all(jobs, 1)
-    assert one[3] is None
-    assert sum(r is not None for r in one) == len(jobs) - 1
-    assert sum(len(r.rows) for r in one if r is not None) > 500
+    assert one.results[3] is None
+    assert sum(r is not None for r in one.results) == len(jobs) - 1
+    assert sum(len(rows_in(r)) for r in one.results if r is not None) > 500
     for workers in (2, 3):
         assert key(scan_all(jobs, workers)) == key(one)
 
@@ -86,9 +86,30 @@ def test_progress_rises_to_the_whole(tmp_path: Path) -> None:
     assert len(one) == len(jobs)
 
 
-def test_batches_take_the_largest_first_and_cover_every_job() -> None:
-    jobs = [Job(f"f{i}", 0, None, size) for i, size in enumerate([5, 900, 40, 900, 7, 300])]
-    assert batches(jobs, 100) == [[1], [3], [5], [2], [4], [0]]
-    grouped = batches(jobs, 4)  # more jobs than batches: neighbours in that order share one
+def test_batches_take_the_heaviest_first_and_cover_every_group() -> None:
+    weights = [5, 900, 40, 900, 7, 300]
+    assert batches(weights, 100) == [[1], [3], [5], [2], [4], [0]]
+    grouped = batches(weights, 4)  # more groups than batches: neighbours in that order share one
     assert grouped == [[1, 3], [5, 2], [4, 0]]
-    assert sorted(i for b in grouped for i in b) == list(range(len(jobs)))
+    assert sorted(i for b in grouped for i in b) == list(range(len(weights)))
+
+
+@pytest.mark.usefixtures("forking")
+def test_each_group_is_read_and_finished_by_one_process(tmp_path: Path) -> None:
+    """Groups of files go whole to one process, which hands their results to `finish` there; the
+    caller gets every group's value, and the same file results as without groups."""
+    jobs = jobs_for(tmp_path)
+    groups = [list(range(k, min(k + 4, len(jobs)))) for k in range(0, len(jobs), 4)]
+
+    def finish(g: int, got: list[Scanned | None]) -> object:
+        return (os.getpid(), [None if r is None else len(rows_in(r)) for r in got])
+
+    for workers in (1, 3):
+        scan = scan_all(jobs, workers, None, groups, finish)
+        assert key(scan) == key(scan_all(jobs, 1))
+        assert sorted(scan.finished) == list(range(len(groups)))
+        for g, (_pid, counts) in scan.finished.items():
+            assert counts == [None if scan.results[i] is None else len(rows_in(scan.results[i])) for i in groups[g]]
+        pids = {value[0] for value in scan.finished.values()}
+        if workers == 1:
+            assert pids == {os.getpid()}
