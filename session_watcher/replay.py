@@ -6,10 +6,7 @@ import json
 import os
 from typing import Any
 
-from session_watcher import config
-from session_watcher.core import engine
-from session_watcher.core.status import status_document
-from session_watcher.state import session
+# the second parsing process starts before the fold's own modules are imported (they load meanwhile)
 from session_watcher.state.prefetch import ForkedParser
 
 
@@ -34,20 +31,25 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | N
            subagents: bool = True, with_trace: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(final status document, one trace row per main-chain API call; empty without `with_trace`)."""
     path = os.path.abspath(transcript_path)
-    session_id = os.path.basename(path).removesuffix(".jsonl")
-    state = engine.new_state(session_id if session_id else "replay")
-    cwd = cwd or transcript_cwd(path)
-    state["context"]["cwd"] = cwd
-    state["context"]["project"] = os.path.realpath(cwd) if cwd else None
-    if cfg is None:
-        cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
-    trace: list[dict[str, Any]] = []
-    subs = session.subagent_files(path, session_id) if subagents else []
-    session.canon_memo = {}
-    try:
-        with ForkedParser(path) as parse:  # the next chunk is parsed meanwhile, in a second process
+    with ForkedParser(path) as parse:  # the next chunks are parsed meanwhile, in a second process
+        from session_watcher import config
+        from session_watcher.core import engine
+        from session_watcher.core.status import status_document
+        from session_watcher.state import session
+
+        session_id = os.path.basename(path).removesuffix(".jsonl")
+        state = engine.new_state(session_id if session_id else "replay")
+        cwd = cwd or transcript_cwd(path)
+        state["context"]["cwd"] = cwd
+        state["context"]["project"] = os.path.realpath(cwd) if cwd else None
+        if cfg is None:
+            cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
+        trace: list[dict[str, Any]] = []
+        subs = session.subagent_files(path, session_id) if subagents else []
+        session.canon_memo = {}
+        try:
             state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
                                                  trace=trace if with_trace else None, parse=parse)
-    finally:
-        session.canon_memo = None
+        finally:
+            session.canon_memo = None
     return status_document(state, cfg), trace
