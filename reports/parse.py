@@ -187,21 +187,19 @@ if msgspec is not None:
         timestamp: str | None = None
         isSidechain: Any = None
 
-    # a list of one record: the brackets add one level of nesting, so msgspec's recursion guard
-    # (one level more lenient than json's) refuses a line exactly where json's does
-    _decode_list = msgspec.json.Decoder(list[_Record]).decode
+    _decode_record = msgspec.json.Decoder(_Record).decode
     _NOT_JSON: tuple[type[BaseException], ...] = (msgspec.DecodeError, RecursionError)
 else:  # pragma: no cover
-    _decode_list = None
+    _decode_record = None
     _NOT_JSON = ()
 
 _DIGITS = b"0123456789"
 
 
-def _decoded(line: bytes | bytearray, int_digits: int) -> list[Any] | None:
-    """The line as a list of `_Record`s, or None where only `json.loads` can say what it is. Called
-    at the same stack depth as `load_line` calls the C scanner (recursion limits count frames)."""
-    if _decode_list is None:
+def _decoded(line: bytes | bytearray, int_digits: int) -> Any:
+    """The line as a `_Record`, or None where only `json.loads` can say what it is. Called at the
+    same stack depth as `load_line` calls the C scanner (recursion limits count frames)."""
+    if _decode_record is None:
         return None
     if not line.isascii():
         try:
@@ -215,17 +213,22 @@ def _decoded(line: bytes | bytearray, int_digits: int) -> list[Any] | None:
         if len(probe.translate(None, _DIGITS)) != len(probe):
             return None
     try:
-        got: list[Any] = _decode_list(b"[" + line + b"]")
+        return _record(line)
     except _NOT_JSON:
         return None
-    return got if len(got) == 1 else None  # two records side by side are not one JSON document
+
+
+def _record(line: bytes | bytearray) -> Any:
+    """msgspec's decode one frame deeper than `load_line`'s scanner: its recursion guard is one
+    level more lenient than the scanner's, both count Python frames, so the frame makes it refuse a
+    line exactly where json does (as a list wrapped around the line did, without copying the line)."""
+    return _decode_record(line)
 
 
 def line_row(line: bytes | bytearray, offset: int, int_digits: int) -> Row | None:
     """The row of one line with a marker: `record_row(json.loads(line))`, through msgspec when it can."""
-    recs = _decoded(line, int_digits)
-    if recs is not None:
-        rec = recs[0]
+    rec = _decoded(line, int_digits)
+    if rec is not None:
         kind = rec.type
         if kind == "assistant":
             msg = rec.message

@@ -262,7 +262,7 @@ def test_rows_equal_at_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> N
     def rows(data: bytes, fast: bool) -> tuple[list[Row], int]:  # both ways from the same stack depth
         with monkeypatch.context() as m:
             if not fast:
-                m.setattr(parse, "_decode_list", None)
+                m.setattr(parse, "_decode_record", None)
             return parse_chunk(data)
 
     step = 256
