@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             print(clean_text(f"session-watcher report: {exc}"), file=sys.stderr)
             return 1
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(text)
+        sys.stdout.write("\n")
         return 0
     try:
         doc = report(args)

@@ -231,8 +231,8 @@ def _run(
         "cached": cached,
         "roots": roots,
     }
-    if text is not None:  # the open object from _splice_now, closed with the index figures
-        return None, text + ',"index":' + json.dumps(figures, separators=(",", ":")) + "}", stats
+    if text is not None:  # the open object's pieces, closed with the index figures
+        return None, "".join([*text, ',"index":', json.dumps(figures, separators=(",", ":")), "}"]), stats
     assert doc is not None
     doc["index"] = figures
     return doc, None, stats
@@ -247,7 +247,7 @@ def _build(
     utc_offset: float,
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
-) -> tuple[dict[str, Any] | None, str | None, IndexStats, bool]:
+) -> tuple[dict[str, Any] | None, list[str] | None, IndexStats, bool]:
     from session_watcher.reports.warmth import Scatter, guard_ids, report_of_parts
 
     warnings, log_stamp = guard_warnings()
@@ -259,7 +259,7 @@ def _build(
         if since is None and not os.path.exists(cliff_path()):
             save_cliffs(json.loads(text)["ttl"], now)
         if as_text:
-            return None, _splice_now(text, now, utc_offset), stats, True
+            return None, [_splice_now(text, now, utc_offset)], stats, True
         return apply_now(json.loads(text), now, utc_offset), None, stats, True
     doc = report_of_parts(summarize.parts(index, live), now, utc_offset, since, warnings, scatter_text=True)
     if since is None:  # a report over a window has less evidence than the whole history
@@ -267,14 +267,22 @@ def _build(
     # stored without the clock fields, with `days` last, so a cached copy can be sent as text;
     # each field is serialized once for both texts (an object's JSON is its members' joined); the
     # scatter (most of the text) comes already written
-    parts = {k: f'"{k}":' + (v if isinstance(v, Scatter) else json.dumps(v, separators=(",", ":")))
-             for k, v in doc.items()}
-    stored = [parts[k] for k in doc if k not in (*CLOCK_FIELDS, "days")] + [parts["days"]]
-    index.store_report(key, "{" + ",".join(stored) + "}", time.time())
+    values = {k: v if isinstance(v, Scatter) else json.dumps(v, separators=(",", ":")) for k, v in doc.items()}
+    stored = [k for k in doc if k not in (*CLOCK_FIELDS, "days")] + ["days"]
+    index.store_report(key, "".join(_members(values, stored)) + "}", time.time())
     if as_text:  # left open, like _splice_now's, for the index figures
-        return None, "{" + ",".join(parts.values()), stats, False
+        del doc  # the text is joined once, in `_run`: a large history's is ~10 MB a copy
+        return None, _members(values, list(values)), stats, False
     doc["scatter"] = json.loads(doc["scatter"])
     return doc, None, stats, False
+
+
+def _members(values: dict[str, str], keys: list[str]) -> list[str]:
+    """An object's JSON text, left open, as pieces to join: `keys` of `values` (JSON texts) in order."""
+    out: list[str] = []
+    for k in keys:
+        out += (',"' if out else '{"', k, '":', values[k])
+    return out
 
 
 def cliff_path() -> str:

@@ -187,9 +187,12 @@ class _Work:
                         got.append(scan_file(job, buf))
                     except OSError:  # unreadable (permissions, vanished mid-read): left out this time
                         got.append(None)
-                out += zip(self.groups[g], got, strict=True)
                 if self.finish is not None:
-                    done.append((g, self.finish(g, got)))
+                    value = self.finish(g, got)
+                    done.append((g, value))
+                    if value is not None:  # what the caller needed of the rows is in `value`: the
+                        got = [None if r is None else r._replace(rows=None) for r in got]  # blob stays
+                out += zip(self.groups[g], got, strict=True)
             if tick is not None:
                 tick(number)
 
@@ -211,8 +214,9 @@ def scan_all(
 ) -> Scan:
     """Read every job, in `groups` of job positions (default: a group per job) that one process
     reads together. `finish`, when given, is called in that process with the group's number and its
-    files' results (in group order) and returns plain (marshal) data for the caller. `tick` hears
-    the share of all bytes whose files are taken."""
+    files' results (in group order) and returns plain (marshal) data for the caller; the results
+    of a group whose `finish` gave anything but None keep their rows only as `blob` (`rows_in`).
+    `tick` hears the share of all bytes whose files are taken."""
     n = workers if workers is not None else cores()
     total = sum(max(0, j.size - j.start) for j in jobs)
     n = max(1, min(n, len(jobs), total // FORK_FROM + 1))
@@ -264,6 +268,8 @@ def scan_all(
             sent, their = marshal.loads(data)  # noqa: S302 - written by the child forked just above
         except (ValueError, EOFError, TypeError):
             continue
+        finally:
+            del data
         for i, got in sent:
             seen[i] = True
             if got is not None:
