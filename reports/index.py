@@ -276,6 +276,7 @@ class Index:
         appended = reread = 0
         self._fresh = {}
         chunks: list[tuple[int, int, bytes]] = []
+        updates: list[tuple[object, ...]] = []  # files known before: their new facts, by id
         with conn:
             for (src, st, rec), job, got in zip(todo, jobs, scanned, strict=True):
                 if got is None:  # unreadable (permissions, vanished mid-read): left out this time
@@ -283,24 +284,25 @@ class Index:
                         live[src.path] = rec.id
                     continue
                 self.bytes_read += got.bytes_read
+                facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
                 if rec is None:
-                    file_id = int(conn.execute("INSERT INTO files (path) VALUES (?)", (src.path,)).lastrowid or 0)
+                    file_id = int(conn.execute(
+                        "INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
+                        (*facts, src.path)).lastrowid or 0)
                 else:
                     file_id = rec.id
                     if not job.start:
                         conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+                    updates.append((*facts, file_id))
                 if got.blob != NO_ROWS:
                     chunks.append((file_id, job.start, got.blob))
-                conn.execute(
-                    "UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?",
-                    (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head, file_id),
-                )
                 if job.start:
                     appended += 1
                 else:
                     reread += 1
                     self._fresh[file_id] = got
                 live[src.path] = file_id
+            conn.executemany("UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?", updates)
             conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
             if progress is not None:
                 progress(total, total)
