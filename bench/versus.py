@@ -6,8 +6,8 @@
   on the 1.2 GB generated corpus (bench.generate) and on a corpus of real sessions replicated to
   250 MB (bench.real_corpus: tests/fixtures, plus ../shared/fixtures/corpus when it is there). Wall
   time, CPU time (user + system, children included, from wait4) and peak RSS of each process; then
-  one instrumented cold run that splits the time: read, read + parse (in N processes), index
-  writes, fold, render (document + JSON), start-up.
+  one instrumented cold run that splits the time: start-up, read, read + parse + fold (in N
+  processes), index writes, merge, render (JSON text).
 * replay: ``session-watcher replay --json`` of a 100 MB generated session, MB/s, median of
   ``--repeat``.
 
@@ -52,7 +52,7 @@ def timed(owner, name, key):
         t = time.perf_counter(); r = f(*a, **k); T[key] = T.get(key, 0.0) + time.perf_counter() - t; return r
     setattr(owner, name, g)
 timed(index, "scan_all", "scan"); timed(index.Index, "refresh", "refresh")
-timed(collect, "build_sessions", "fold"); timed(warmth, "build_report", "report")
+timed(collect._Summarize, "parts", "fold"); timed(warmth, "report_of_parts", "report")
 projects, db = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 for s in index.discover([projects]):
@@ -172,9 +172,10 @@ def render(res: dict[str, Any]) -> str:
         sp = row["split"]
         if "error" not in sp:
             out += ["", f"Split of one cold run (s): start-up {sp['imports']:.2f}; read alone (1 process) "
-                    f"{sp['read']:.2f}; read + parse in {sp['processes']} processes {sp['scan']:.2f}; index writes "
-                    f"{sp['index']:.2f}; fold {sp['fold']:.2f}; report {sp['report']:.2f}; render (JSON) "
-                    f"{sp['render']:.2f}."]
+                    f"{sp['read']:.2f}; read + parse + each session's fold and part of the report, in "
+                    f"{sp['processes']} processes, {sp['scan']:.2f}; index writes {sp['index']:.2f}; sessions "
+                    f"not read whole, folded after {sp['fold']:.2f}; the parts merged into the report "
+                    f"{sp['report']:.2f}; render (JSON text, stored in the index) {sp['render']:.2f}."]
         out.append("")
     rp = res.get("replay")
     if rp:
