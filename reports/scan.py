@@ -150,7 +150,9 @@ def batches(weights: list[int], most: int) -> list[list[int]]:
 
 
 _TOKEN = 4  # bytes of one batch number in the queue pipe
-QUEUE_BATCHES = 8192  # 32 kB of tokens: written whole into an empty pipe (64 kB) without blocking
+# 4 kB of tokens: one write of at most PIPE_BUF into an empty pipe, which holds at least that much
+# (Linux gives a pipe a single page when the user has too many), so it never waits for a reader
+QUEUE_BATCHES = 1024
 
 class _Work:
     """Jobs in groups (the files one `finish` needs together), the groups in batches, and the queue."""
@@ -235,7 +237,12 @@ def scan_all(
         if hasattr(os, "fork"):
             for _ in range(n - 1):
                 rfd, wfd = os.pipe()
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except OSError:  # no more processes allowed: the ones there take the whole queue
+                    os.close(rfd)
+                    os.close(wfd)
+                    break
                 if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
                     code = 0
                     try:

@@ -113,3 +113,19 @@ def test_each_group_is_read_and_finished_by_one_process(tmp_path: Path) -> None:
         pids = {value[0] for value in scan.finished.values()}
         if workers == 1:
             assert pids == {os.getpid()}
+
+
+@pytest.mark.usefixtures("forking")
+def test_no_fork_allowed_and_few_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When no process can be forked the parent reads the whole queue; when there are more groups
+    than batches, several go to a batch. The same results either way."""
+    jobs = jobs_for(tmp_path)
+    one = key(scan_all(jobs, 1))
+    monkeypatch.setattr(scan, "QUEUE_BATCHES", 4)
+    assert key(scan_all(jobs, 3)) == one
+
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(scan.os, "fork", no_fork)
+    assert key(scan_all(jobs, 3)) == one
