@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from session_watcher.core import bulkparse, transcript
+from tests.test_reliability_fuzz import JSON, TOOL_INPUT
 from tests.test_report_fast_path import call, tricky_lines
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -83,6 +86,13 @@ def tool_lines() -> bytes:
         result(None, read, blocks=[{"type": "tool_result", "tool_use_id": 5}, {"type": "text", "text": "t"}]),
         result(None, read, blocks=[{"type": "tool_result", "tool_use_id": "c", "is_error": "yes"}, "s"]),
         result(None, read, blocks="plain prompt with \"tool_"),
+        *(result(None, read, blocks=[{"type": "tool_result", "tool_use_id": f"e{i}", "is_error": v}])
+          for i, v in enumerate([1, "yes", [0], None, 0.5])),  # only `true` is an error
+        *(call(f"cc{i}", message={"id": f"cc{i}", "usage": {"cache_creation_input_tokens": cw, "cache_creation": {
+            "ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1}}})
+          for i, (cw, w5, w1) in enumerate([(9, -3, 4), (9, 5, -2), (0, -1, 7), (-4, 2, 2), (6, 0, 0)])),
+        call("neg", message={"id": "neg", "usage": {"input_tokens": -3, "cache_read_input_tokens": -2,
+                                                    "output_tokens": -1}}),
         {"type": "user", "message": "tool_result as text", "toolUseResult": read},
         {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "d"}]}, "timestamp": 5},
         {"type": "system", "subtype": "compact_boundary", "timestamp": "2026-02-12T16:05:00.000Z",
@@ -132,3 +142,53 @@ def test_events_equal_at_the_recursion_limit() -> None:
 def test_stamp_is_iso_to_epoch(text: str) -> None:
     assert bulkparse.stamp_to_epoch(text) == transcript.iso_to_epoch(text)
     assert bulkparse.stamp_to_epoch(text) == transcript.iso_to_epoch(text)  # the remembered minute, too
+
+
+def _records() -> st.SearchStrategy[dict[str, Any]]:
+    """Records of every kind the parse reads: each field of its expected type seven times in eight,
+    else a value of another type (the tricky lines above cover other shapes of the objects)."""
+    odd = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-1, 1) | st.text(max_size=3) | JSON
+    plain = st.recursive(  # JSON that msgspec takes too (no lone surrogates, no integers past 64 bits)
+        st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=6)
+    tool_input = st.dictionaries(
+        st.sampled_from(["file_path", "notebook_path", "path", "old_string", "new_string", "content", "edits",
+                         "offset", "limit", "new_source", "command"]),
+        st.sampled_from(["/p/a.py", "b.py", ""]) | plain
+        | st.lists(st.dictionaries(st.sampled_from(["old_string", "new_string"]), plain), max_size=3),
+        max_size=5)
+
+    def mostly(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(*(valid.map(lambda v: v) for _ in range(7)), odd.map(lambda v: v))
+
+    ids = st.sampled_from(["t1", "t2"])
+    block = st.fixed_dictionaries({
+        "type": mostly(st.sampled_from(["tool_use", "tool_result", "text"])), "id": mostly(ids),
+        "name": mostly(st.sampled_from(["Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"])),
+        "tool_use_id": mostly(ids), "is_error": mostly(st.booleans()),
+    }, optional={"input": mostly(tool_input) | TOOL_INPUT, "content": plain})
+    count = mostly(st.integers(-5, 10**6))
+    usage = st.fixed_dictionaries({"input_tokens": count, "cache_read_input_tokens": count}, optional={
+        "cache_creation_input_tokens": count, "output_tokens": count, "cache_creation": st.none()
+        | st.fixed_dictionaries({}, optional={"ephemeral_5m_input_tokens": count, "ephemeral_1h_input_tokens": count})})
+    message = st.fixed_dictionaries({
+        "id": mostly(st.sampled_from(["m1", "m2"])),
+        "model": mostly(st.sampled_from(["claude-opus-4-6", "<synthetic>"])),
+        "usage": usage, "content": st.lists(block, max_size=3)})
+    result = st.fixed_dictionaries({"file": st.fixed_dictionaries({
+        "filePath": mostly(st.sampled_from(["/p/a.py", "b.py"])), "content": mostly(st.text(max_size=30)),
+        "startLine": mostly(st.integers(-2, 9))})})
+    return st.fixed_dictionaries({
+        "type": mostly(st.sampled_from(["assistant", "user", "system", "progress"])),
+        "timestamp": mostly(st.sampled_from(["2026-02-12T16:00:01.250Z", "2026-02-12T16:00:61.000Z"])),
+        "isSidechain": mostly(st.booleans()), "requestId": mostly(st.sampled_from(["r1", "r2"])), "message": message,
+    }, optional={"toolUseResult": result, "subtype": st.just("compact_boundary"), "compactMetadata": plain})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_records(), min_size=1, max_size=6))
+def test_events_equal_on_generated_records(recs: list[dict[str, Any]]) -> None:
+    lines = [json.dumps(r, separators=(",", ":")).encode("utf-8", "surrogatepass") for r in recs]
+    assert bulkparse.parse_lines(lines) == transcript.parse_lines(lines)
