@@ -73,7 +73,7 @@ def read_new(
 
     Raises FileNotFoundError/OSError when the file cannot be read, Reset when it changed under us.
     Reads at most about `max_bytes`; call again while lines keep coming or the cursor moves.
-    `split=False`: only the cursor is wanted; the complete lines come back as one item, uncut.
+    `split=False`: only the cursor is wanted; the lines are one item (not all of their bytes, nor cut).
     """
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -102,7 +102,16 @@ def read_new(
         if skip is None:
             if st.st_size <= offset:
                 return [], moved(offset), 0
-            chunk = os.pread(fd, min(max_bytes, st.st_size - offset), offset)
+            want = min(max_bytes, st.st_size - offset)
+            if not split and want > SALVAGE_BYTES:  # the last newline is most likely in the chunk's tail
+                probe = os.pread(fd, SALVAGE_BYTES, offset + want - SALVAGE_BYTES)
+                nl = probe.rfind(b"\n")
+                if nl >= 0 and len(probe) == SALVAGE_BYTES:
+                    offset += want - SALVAGE_BYTES + nl + 1
+                    if head is None:
+                        head = _head(fd)
+                    return [probe], moved(offset), 0
+            chunk = os.pread(fd, want, offset)
             if split:
                 lines, used = split_lines(chunk)
             else:

@@ -13,7 +13,7 @@ from session_watcher.core import engine
 from session_watcher.core.status import status_document
 from session_watcher.state import session
 from session_watcher.state.prefetch import ForkedParser
-from session_watcher.state.reader import CHUNK
+from session_watcher.state.reader import CHUNK, read_new
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CFG = config.merge()
@@ -79,3 +79,25 @@ def test_a_small_file_is_parsed_in_one_process(tmp_path: Path) -> None:
     with ForkedParser(str(path)) as parse:
         assert parse.pid == 0
         assert fold(path, parse) == fold(path)
+
+
+def test_the_childs_cursor_only_reads_walk_as_the_parents(tmp_path: Path) -> None:
+    """read_new(split=False), which reads a chunk's tail only, moves the cursor exactly as a full read
+    does: lines of every length, a line longer than the chunk, a last line without its newline."""
+    path = tmp_path / "t.jsonl"
+    lengths = [10, 70_000, 5, 300_000, 0, 64 << 10, (64 << 10) - 1, 1 << 20, 3, 200_000]
+    path.write_bytes(b"".join(b"x" * n + b"\n" for n in lengths) + b"tail without newline")
+    for max_bytes in (100_000, 300_000, 1 << 20):
+        full: dict[str, Any] | None = None
+        cursor: dict[str, Any] | None = None
+        steps = 0
+        while True:
+            lines, after_full, skipped = read_new(str(path), full, max_bytes)
+            some, after, skipped_too = read_new(str(path), cursor, max_bytes, split=False)
+            assert (after, skipped_too, bool(some)) == (after_full, skipped, bool(lines))
+            if after_full == full:
+                break
+            full, cursor, steps = after_full, after, steps + 1
+        assert full is not None
+        assert full["offset"] == path.stat().st_size - len(b"tail without newline")
+        assert steps >= 3
