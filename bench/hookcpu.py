@@ -1,6 +1,9 @@
 """Hook cost as CPU time and wall time, against the interpreter's own start, interleaved:
 ``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER]``.
 
+`--also` times another hook launcher (an earlier install's, for a before/after) in the same rounds,
+on its own copy of the session; every hook run folds the one API call appended in its round.
+
 Wall medians on a shared machine move with its load; the CPU time a process used (user + system,
 from wait4) moves much less, so both are printed. The session is built as bench.run builds it.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,23 +53,25 @@ def main(argv: list[str] | None = None) -> int:
                                                                            args.big)
         if sess is None:
             return 1
-        env = b.env(sess.home)
         def post(n: int) -> bytes:
             return json.dumps(bench_run.read_payload(sess.sid, transcript, cwd, files[n % args.paths], n)).encode()
 
+        home = b.env(sess.home)
         cases = {
-            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b""),
-            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b""),
-            "hook PostToolUse (Read, known path)": ([*b.launcher("hook"), "PostToolUse"], post),
+            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", home),
+            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home),
+            "hook PostToolUse (Read, known path)": ([*b.launcher("hook"), "PostToolUse"], post, home),
         }
         for i, other in enumerate(args.also, 1):  # rows named by position, the paths printed below
-            cases[f"hook PostToolUse, --also #{i}"] = ([str(python), "-I", "-S", str(other), "PostToolUse"], post)
+            own = Path(tmp) / f"home-also-{i}"  # its own copy of the session: both fold the same lines
+            shutil.copytree(sess.home, own, symlinks=True)
+            cases[f"hook PostToolUse, --also #{i}"] = (
+                [str(python), "-I", "-S", str(other), "PostToolUse"], post, b.env(own))
         got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
         for n in range(args.runs + 4):  # the first rounds settle the session (its ledger is written off)
-            for name, (cmd, stdin) in cases.items():
-                if name.startswith("hook"):  # the new lines a live hook run would see: one API call
-                    with transcript.open("ab") as fh:
-                        fh.write(sess.chunks[n % len(sess.chunks)])
+            with transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
+                fh.write(sess.chunks[n % len(sess.chunks)])
+            for name, (cmd, stdin, env) in cases.items():
                 w, c = one(cmd, stdin(n), env, cwd)
                 if n >= 4:
                     got[name][0].append(w)
