@@ -70,7 +70,9 @@ def test_a_source_changed_since_the_build_is_imported_the_ordinary_way(tmp_path:
     pkg = tmp_path / "pkgx"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("NAME = 'pkgx'\n")
-    (pkg / "a.py").write_text("VALUE = 1\n")
+    # the flag without the import statement: the annotation stays a string, and the module has no
+    # `annotations` name (the statement binds it)
+    (pkg / "a.py").write_text("from __future__ import annotations\n\ndef f(x: Undefined) -> None: ...\n\nVALUE = 1\n")
     (pkg / "b.py").write_text("VALUE = 'b'\n")
     out = tmp_path / "modules.marshal"
     setup = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); from session_watcher import bundle\n"
@@ -79,9 +81,11 @@ def test_a_source_changed_since_the_build_is_imported_the_ordinary_way(tmp_path:
     probe = setup + (f"b = bundle.install({str(out)!r})\nimport pkgx.a, pkgx.b\n"
                      "print(pkgx.a.VALUE, pkgx.b.VALUE, type(pkgx.__loader__).__name__, "
                      "type(pkgx.a.__loader__).__name__, type(pkgx.b.__loader__).__name__, "
-                     "pkgx.a.__file__, pkgx.__path__[0])")
+                     "pkgx.a.__file__, pkgx.__path__[0], pkgx.a.f.__annotations__['x'], "
+                     "hasattr(pkgx.a, 'annotations'))")
     got = run_py(probe).stdout.split()
-    assert got == ["1", "b,", "edited", "Bundle", "Bundle", "SourceFileLoader", str(pkg / "a.py"), str(pkg)]
+    assert got == ["1", "b,", "edited", "Bundle", "Bundle", "SourceFileLoader", str(pkg / "a.py"), str(pkg),
+                   "Undefined", "False"]
 
 
 def test_a_file_that_cannot_be_used_changes_nothing(tmp_path: Path) -> None:
@@ -91,8 +95,13 @@ def test_a_file_that_cannot_be_used_changes_nothing(tmp_path: Path) -> None:
     assert bundle.install(str(tmp_path / "junk")) is None
     import marshal
 
-    (tmp_path / "other").write_bytes(marshal.dumps(("cpython-99:0000", {})))  # another Python's build
+    index = marshal.dumps(("cpython-99:0000", {}))  # another Python's build
+    (tmp_path / "other").write_bytes(len(index).to_bytes(4, "little") + index)
     assert bundle.install(str(tmp_path / "other")) is None
+    built = tmp_path / "built"
+    run_py(f"from session_watcher import bundle; bundle.build({str(built)!r})")
+    (tmp_path / "cut").write_bytes(built.read_bytes()[:-1])  # a file cut short by a full disk
+    assert bundle.install(str(tmp_path / "cut")) is None
     assert sys.meta_path == before
 
 
