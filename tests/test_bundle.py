@@ -107,7 +107,7 @@ def test_a_file_that_cannot_be_used_changes_nothing(tmp_path: Path) -> None:
 
 def test_the_modules_listed_are_those_every_event_imports(tmp_path: Path) -> None:
     """What a run of each event and of the status line imports from the package is in MODULES (a
-    delivered alert's notifier aside: rare, and imported the ordinary way)."""
+    delivered alert's notifier aside: rare, and imported the ordinary way; its throttle is listed)."""
     transcript = tmp_path / "t.jsonl"
     shutil.copy(SMALL, transcript)
     env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "home")}
@@ -121,3 +121,4 @@ def test_the_modules_listed_are_those_every_event_imports(tmp_path: Path) -> Non
     assert "session_watcher.hooks.run" in seen
     assert "session_watcher.statusline" in seen
     assert {m for m in seen if not m.startswith("session_watcher.notifier")} <= set(bundle.MODULES)
+    assert {"session_watcher.notifier", "session_watcher.notifier.throttle"} <= set(bundle.MODULES)
