@@ -27,7 +27,9 @@ import os
 import sys
 
 from session_watcher.core import fastjson  # `import json` would cost ~8 ms (re, enum) on the alerting call
-from session_watcher.notifier import message
+
+# `message` is imported where a message is made: a hook run that only weighs an alert imports
+# `notifier.throttle`, and with it this package
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
@@ -161,6 +163,8 @@ def spawn_detached(data: bytes, env: Mapping[str, str]) -> int | None:
 
 def terminal_sequence(title: str, body: str, env: Mapping[str, str]) -> str:
     """OSC 9 for terminals known to show it (iTerm2, kitty), OSC 777 for the others."""
+    from session_watcher.notifier import message
+
     kitty = env.get("TERM") == "xterm-kitty" or bool(env.get("KITTY_WINDOW_ID"))
     if env.get("TERM_PROGRAM") == "iTerm.app" or kitty:
         return message.osc9(title, body)
@@ -168,6 +172,8 @@ def terminal_sequence(title: str, body: str, env: Mapping[str, str]) -> str:
 
 
 def system_message(title: str, body: str) -> str:
+    from session_watcher.notifier import message
+
     return message.plain_clean(f"session-watcher: {title}\n{body}")
 
 
@@ -179,6 +185,8 @@ def dispatch(
     """Deliver the alerts through the configured channels; the hook's stdout object, or None."""
     if not alerts:
         return None
+    from session_watcher.notifier import message
+
     env = os.environ if env is None else env
     channels, fallback = _settings(notify_cfg)
     alert = message.pick(alerts)

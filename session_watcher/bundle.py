@@ -27,12 +27,12 @@ if TYPE_CHECKING:
     Entry = tuple[str, str | None, int, int, int, int]
 
 # what a hook run (any event) and a status-line run import from the package, with the notifier's
-# throttle and the package modules it imports: a session far past its sweet spot (the bench's 1 GB
-# one) has an alert to weigh on every call
+# throttle (and its package): a session far past its sweet spot (the bench's 1 GB one) has an alert
+# to weigh on every call
 MODULES = (
     "session_watcher", "session_watcher.config", "session_watcher.paths", "session_watcher.statusline",
-    "session_watcher.notifier", "session_watcher.notifier.message", "session_watcher.notifier.throttle",
-    "session_watcher.core", "session_watcher.core.engine", "session_watcher.core.eoq", "session_watcher.core.text",
+    "session_watcher.notifier", "session_watcher.notifier.throttle", "session_watcher.core.text",
+    "session_watcher.core", "session_watcher.core.engine", "session_watcher.core.eoq",
     "session_watcher.core.fastjson", "session_watcher.core.guard", "session_watcher.core.health",
     "session_watcher.core.meter", "session_watcher.core.paths", "session_watcher.core.prices",
     "session_watcher.core.render", "session_watcher.core.status", "session_watcher.core.transcript",
