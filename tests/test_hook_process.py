@@ -19,6 +19,7 @@ from typing import Any
 import filelock
 import pytest
 
+from session_watcher.core.engine import DONE_MAX
 from tests.oracle import SW, TRANSCRIPTS, complete_lines, hook, oracle, payload
 from tests.statefile import load_state, state_file
 
@@ -264,9 +265,11 @@ def test_sixteen_hooks_at_once_lose_nothing(tmp_path: Path) -> None:
     assert state["meter"]["sub"] == expect["sub"]
     assert state["context"]["pressure"] == expect["pressure"]
     assert state["engine"]["calls"] == expect["main"]["calls"]
-    # every tool_use_id's effect applied once
+    # every tool_use_id's effect applied once (the health counts below); the newest DONE_MAX ids kept
     done = state["tools"]["done"]
-    assert len(done) == len(payloads)
+    ids = [p["tool_use_id"] for _, p in payloads]
+    assert len(ids) > DONE_MAX
+    assert list(done) == ids[-DONE_MAX:]
     h = state["health"]
     n, errors, productive = h["head"][0] + len(h["tail"]), h["head"][1], h["head"][2]
     errors += h["tail"].count("e") + h["tail"].count("E")
