@@ -22,23 +22,11 @@ import re
 import sys
 from typing import Any, NamedTuple
 
+# bulkparse (replay's parser) imports msgspec without typing_extensions (see there), and holds the
+# usage object's structs and the timestamp reader both parsers use
+from session_watcher.core.bulkparse import Usage, msgspec, stamp_to_epoch
 from session_watcher.core.fastjson import scanner
-from session_watcher.core.transcript import iso_to_epoch, split_writes, usage_sample  # the hooks' counting rules
-
-# msgspec looks for typing_extensions (which imports inspect and ast: ~8 ms, a sixth of a cold
-# report's start-up) only to know that module's TypedDict and Required, which no struct here uses;
-# it falls back to `typing`'s when the import fails, so the import is made to fail for that moment
-_HIDE = "typing_extensions" not in sys.modules
-if _HIDE:
-    sys.modules["typing_extensions"] = None  # type: ignore[assignment]
-try:  # not on the hooks' import path: only the report imports this module
-    import msgspec
-except ImportError:  # pragma: no cover - an install without it: every line through json
-    msgspec = None  # type: ignore[assignment]
-finally:
-    if _HIDE and sys.modules.get("typing_extensions", 0) is None:
-        del sys.modules["typing_extensions"]  # any later import finds the real module
-
+from session_watcher.core.transcript import split_writes, usage_sample  # the hooks' counting rules
 
 _scan = scanner()
 
@@ -83,45 +71,6 @@ class Row(NamedTuple):
     cw1h: int
 
 
-_SECONDS = {f"{n:02d}": n for n in range(100)}
-_FRACTIONS = {f".{n:03d}Z": float(f"0.{n:03d}") for n in range(1000)}
-_MINUTES: dict[str, int | None] = {}
-_WHOLE: dict[str, int | None] = {}  # 'YYYY-MM-DDTHH:MM:SS' -> its epoch second, or None
-
-
-def _whole_second(head: str) -> int | None:
-    """The epoch second of 'YYYY-MM-DDTHH:MM:SS' (the minute's, remembered, plus the seconds)."""
-    minute = _MINUTES.get(head[:17], -1)
-    if minute == -1:
-        if len(_MINUTES) >= 4096:  # transcripts run in time order: recent minutes are the ones asked
-            _MINUTES.clear()
-        whole = iso_to_epoch(head[:17] + "00Z")
-        minute = _MINUTES[head[:17]] = None if whole is None else int(whole)
-    sec = _SECONDS.get(head[17:19])
-    if len(_WHOLE) >= 4096:
-        _WHOLE.clear()
-    second = _WHOLE[head] = None if minute is None or sec is None else minute + sec
-    return second
-
-
-def stamp_to_epoch(text: object) -> float | None:
-    """`iso_to_epoch`, the same float, with the second's part remembered: transcripts stamp every
-    line as 'YYYY-MM-DDTHH:MM:SS.mmmZ', and most lines share their second (and all but a few their
-    minute) with the line before."""
-    if not isinstance(text, str):
-        return iso_to_epoch(text)
-    frac = _FRACTIONS.get(text[19:])  # exactly '.mmmZ' after the first 19 characters: 24 in all
-    if frac is None:
-        return iso_to_epoch(text)
-    head = text[:19]
-    second = _WHOLE.get(head, -1)
-    if second == -1:
-        second = _whole_second(head)
-    if second is None:
-        return iso_to_epoch(text)
-    return second + frac - 0  # iso_to_epoch's own sum, term for term: the same float
-
-
 def load_line(line: bytes | bytearray) -> object:
     """`json.loads(line)`, or None where that raises. Through the C scanner directly; a line it
     refuses (not UTF-8, a byte-order mark, space around it, broken) gets `json.loads`'s own verdict."""
@@ -160,38 +109,22 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
     return None
 
 
-if msgspec is not None:
+class _Message(msgspec.Struct):
+    mid: str | None = msgspec.field(default=None, name="id")
+    model: str | None = None
+    usage: Usage | None = None  # usage_sample's reading, as types: another type takes json's path
 
-    # usage_sample's reading of a usage object, as types: a count that is not an integer (nor absent)
-    # is refused here, and the line takes json's path, where `usage_sample` reads it as 0
-    class _Split(msgspec.Struct):
-        ephemeral_5m_input_tokens: int = 0
-        ephemeral_1h_input_tokens: int = 0
 
-    class _Usage(msgspec.Struct):
-        input_tokens: int = 0
-        cache_read_input_tokens: int = 0
-        cache_creation_input_tokens: int = 0
-        output_tokens: int = 0
-        cache_creation: _Split | None = None
+class _Record(msgspec.Struct):
+    type: str | None = None
+    message: _Message | None = None
+    requestId: str | None = None
+    timestamp: str | None = None
+    isSidechain: Any = None
 
-    class _Message(msgspec.Struct):
-        mid: str | None = msgspec.field(default=None, name="id")
-        model: str | None = None
-        usage: _Usage | None = None
 
-    class _Record(msgspec.Struct):
-        type: str | None = None
-        message: _Message | None = None
-        requestId: str | None = None
-        timestamp: str | None = None
-        isSidechain: Any = None
-
-    _decode_record = msgspec.json.Decoder(_Record).decode
-    _NOT_JSON: tuple[type[BaseException], ...] = (msgspec.DecodeError, RecursionError)
-else:  # pragma: no cover
-    _decode_record = None
-    _NOT_JSON = ()
+_decode_record: Any = msgspec.json.Decoder(_Record).decode  # None (tests): every line through json
+_NOT_JSON: tuple[type[BaseException], ...] = (msgspec.DecodeError, RecursionError)
 
 _DIGITS = b"0123456789"
 
