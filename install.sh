@@ -71,7 +71,10 @@ from session_watcher import bundle
 bin_dir = sys.argv[1]
 libs = list(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]))
 modules = os.path.join(sys.prefix, "session-watcher-modules.marshal")
-bundle.build(modules)
+try:
+    bundle.build(modules)
+except (OSError, SyntaxError, ValueError) as exc:  # the launchers then import the ordinary way
+    print(f"install.sh: no module bundle ({exc})", file=sys.stderr)
 for kind, module in (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.statusline")):
     path = os.path.join(bin_dir, f"session-watcher-{kind}")
     with open(path, "w", encoding="utf-8") as fh:
