@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from session_watcher.reports.cli import main
+from session_watcher.reports.cli import build_parser, json_args, main
 from tests.test_report_fixtures import copy_fixtures
 from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
 
@@ -200,3 +200,53 @@ def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
     assert dom.count("<circle") == len(doc["scatter"]) == 9 + 9 + 2
     assert "inferred 1h-write TTL ≈ 1 h (n=6 below, 3 above)" in dom
     assert "of today ran warm" in dom or "no calls today" in dom
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--json"],
+        ["--json", "--projects", "a", "b"],
+        ["--projects", "a", "--json", "--projects", "c"],
+        ["--since", "2026-02-12", "--json", "--index", "f.sqlite3", "--since", "2026-03-01"],
+        ["--json", "--since", "2026-02-12T10:00:00+00:00"],
+    ],
+)
+def test_the_json_forms_read_as_argparse_reads_them(argv: list[str]) -> None:
+    quick = json_args(argv)
+    assert quick is not None
+    assert vars(quick) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--projects", "a"],
+        ["--json", "--html", "x.html"],
+        ["--proj", "a", "--json"],  # argparse takes the prefix; the quick reader leaves it to it
+        ["--projects=a", "--json"],
+        ["--json", "--projects"],
+        ["--json", "--projects", "-"],
+        ["--json", "--index"],
+        ["--json", "--since", "not a date"],
+        ["--json", "--", "x"],
+        ["--pages", "--json"],
+        ["--json", "-h"],
+    ],
+)
+def test_other_forms_are_left_to_argparse(argv: list[str]) -> None:
+    assert json_args(argv) is None
+
+
+def test_report_json_for_a_program_loads_no_argparse(tmp_path: Path) -> None:
+    """What a program runs (stdout not a terminal): the JSON, without argparse's imports."""
+    copy_fixtures(tmp_path / "claude")
+    code = ("import sys\nfrom session_watcher.reports.cli import main\n"
+            "rc = main(['--json', '--index', sys.argv[1]])\n"
+            "print('argparse' in sys.modules, 'shutil' in sys.modules, file=sys.stderr)\nsys.exit(rc)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "i.sqlite3")], capture_output=True, text=True,
+                       env=env_for(tmp_path), cwd=tmp_path, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.split() == ["False", "False"]
+    assert json.loads(r.stdout)["sessions"]
