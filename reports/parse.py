@@ -22,10 +22,8 @@ import re
 import sys
 from typing import Any, NamedTuple
 
-# bulkparse (replay's parser) imports msgspec without typing_extensions (see there), and holds the
-# usage object's structs and the timestamp reader both parsers use
-from session_watcher.core.bulkparse import Usage, msgspec, stamp_to_epoch
 from session_watcher.core.fastjson import scanner
+from session_watcher.core.records import Usage, msgspec, stamp_to_epoch  # shared with replay's parser
 from session_watcher.core.transcript import split_writes, usage_sample  # the hooks' counting rules
 
 _scan = scanner()
