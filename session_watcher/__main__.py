@@ -1,5 +1,5 @@
 """`python -m session_watcher`: the CLI (see session_watcher.cli)."""
 
-from session_watcher.cli import main
+from session_watcher.cli import run
 
-raise SystemExit(main())
+run()

@@ -250,3 +250,22 @@ def test_report_json_for_a_program_loads_no_argparse(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stderr.split() == ["False", "False"]
     assert json.loads(r.stdout)["sessions"]
+
+
+@pytest.mark.parametrize("how", [["-m", "session_watcher"], ["-c", "from session_watcher.cli import run; run()"]])
+def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) -> None:
+    """The command line leaves a report through os._exit: every byte of the JSON and of stderr is
+    out first, and the exit code is the report's."""
+    copy_fixtures(tmp_path / "claude")
+    env = {k: v for k, v in env_for(tmp_path).items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as usual
+    r = subprocess.run([sys.executable, *how, "report", "--json", "--index", str(tmp_path / "i.sqlite3")],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.endswith("}\n")
+    doc = json.loads(r.stdout)
+    assert len(r.stdout) > 50_000
+    assert doc["sessions"]
+    bad = subprocess.run([sys.executable, *how, "report", "--json", "--since", "nope"], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=120, check=False)
+    assert bad.returncode == 2
+    assert "not a date: 'nope'" in bad.stderr
