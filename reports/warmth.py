@@ -171,20 +171,46 @@ def _median(values: list[float]) -> float | None:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def gap_buckets(gaps: Iterable[tuple[float, float, bool]], ttl_class: str) -> list[dict[str, Any]]:
-    """The cliff table for one TTL class from its calls' (gap, warmth, cold): per gap bucket, n,
-    median warmth and share cold."""
+# per gap bucket of one TTL class: [the warmths of its calls, how many were cold, shortest gap, longest]
+Bucket = list[Any]
+
+
+def add_gap(buckets: dict[int, Bucket], gap: float, warmth: float, cold: bool) -> None:
+    """One call into its gap's bucket: the last edge at or below the gap (gaps are never NaN)."""
+    b = buckets.get(k := bisect_right(BUCKET_EDGES, gap))
+    if b is None:
+        buckets[k] = [[warmth], int(cold), gap, gap]
+        return
+    b[0].append(warmth)
+    b[1] += cold
+    if gap < b[2]:
+        b[2] = gap
+    elif gap > b[3]:
+        b[3] = gap
+
+
+def merge_buckets(into: dict[int, Bucket], more: dict[int, Bucket]) -> None:
+    """`more`'s buckets added to `into`'s (`more` is left as it was)."""
+    for k, (warmths, cold, lo, hi) in more.items():
+        b = into.get(k)
+        if b is None:
+            into[k] = [list(warmths), cold, lo, hi]
+            continue
+        b[0] += warmths
+        b[1] += cold
+        b[2] = min(b[2], lo)
+        b[3] = max(b[3], hi)
+
+
+def gap_buckets(buckets: dict[int, Bucket], ttl_class: str) -> list[dict[str, Any]]:
+    """The cliff table for one TTL class from its gap buckets (`add_gap`): per bucket, n, median
+    warmth and share cold."""
     edges = (0, *BUCKET_EDGES)
-    warmths: list[list[float]] = [[] for _ in edges]
-    colds = [0] * len(edges)
-    for gap, warmth, cold in gaps:
-        k = bisect_right(BUCKET_EDGES, gap)  # the last edge at or below the gap (gaps are never NaN)
-        warmths[k].append(warmth)
-        colds[k] += cold
     table = []
     for k, lo in enumerate(edges):
         hi = edges[k + 1] if k + 1 < len(edges) else None
-        n = len(warmths[k])
+        warmths, colds = buckets[k][:2] if k in buckets else ([], 0)
+        n = len(warmths)
         table.append(
             {
                 "ttl": ttl_class,
@@ -192,17 +218,17 @@ def gap_buckets(gaps: Iterable[tuple[float, float, bool]], ttl_class: str) -> li
                 "fromSeconds": lo,
                 "toSeconds": hi,
                 "n": n,
-                "cold": colds[k],
-                "medianWarmth": _median(warmths[k]),
-                "coldShare": colds[k] / n if n else None,
+                "cold": colds,
+                "medianWarmth": _median(warmths),
+                "coldShare": colds / n if n else None,
             }
         )
     return table
 
 
-def infer_ttl(gaps: Iterable[float], buckets: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Where the cold share jumps in `buckets` (one class, whose calls' gaps are `gaps`), with the
-    evidence; None when unclear."""
+def infer_ttl(gaps: dict[int, Bucket], buckets: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Where the cold share jumps in `buckets` (the table of one class, made of its gap buckets
+    `gaps`), with the evidence; None when unclear."""
     best: tuple[float, int] | None = None
     for k in range(1, len(buckets)):
         below, above = buckets[:k], buckets[k:]
@@ -220,8 +246,8 @@ def infer_ttl(gaps: Iterable[float], buckets: list[dict[str, Any]]) -> dict[str,
     na = sum(b["n"] for b in buckets[k:])
     cb = sum(b["cold"] for b in buckets[:k])
     ca = sum(b["cold"] for b in buckets[k:])
-    lower = max((g for g in gaps if g < edge), default=None)
-    upper = min((g for g in gaps if g >= edge), default=None)
+    lower = max((b[3] for j, b in gaps.items() if j < k), default=None)  # the longest gap below the edge
+    upper = min((b[2] for j, b in gaps.items() if j >= k), default=None)  # the shortest at or above it
     return {
         "inferredSeconds": edge,
         "inferred": True,
@@ -314,7 +340,7 @@ class Part(NamedTuple):
 
     entry: dict[str, Any]  # the session's entry; its `causes` are filled once the causes are known
     colds: list[tuple[Any, ...]]  # per cold start: Obs's fields after the session id
-    gaps: dict[str, list[tuple[float, float, bool]]]  # per TTL class: (gap, warmth, cold) of calls in the window
+    gaps: dict[str, dict[int, Bucket]]  # per TTL class: the gap buckets (`add_gap`) of its calls in the window
     days: dict[int, list[int]]  # local day -> [cache read, cache write]
     scatter: Any  # the scatter items: dicts, or their JSON text joined by ","
     calls: list[GuardCall] | None  # for the guard, when its log names the session
@@ -331,7 +357,7 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
     sid = s.session_id
     sid_json = json.dumps(sid)
     days: dict[int, list[int]] = {}
-    gaps: dict[str, list[tuple[float, float, bool]]] = {cls: [] for cls in TTL_CLASSES}
+    gaps: dict[str, dict[int, Bucket]] = {cls: {} for cls in TTL_CLASSES}
     scatter: list[Any] = []
     colds: list[tuple[Any, ...]] = []
     last_class: str | None = None
@@ -368,7 +394,7 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
                     largest, largest_gap, largest_index, largest_cold = c, gap, i, cold
                 if w is not None and seen:
                     if cls is not None:
-                        gaps[cls].append((gap, w, cold))
+                        add_gap(gaps[cls], gap, w, cold)
                     if not scatter_text:
                         scatter.append({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold,
                                         "sessionId": sid})
@@ -435,7 +461,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
     """The document from each session's `Part` (None: a session left out), in session order; the
     parts' scatter is text (then so is the document's, a `Scatter`) when `scatter_text`."""
     kept = [p for p in parts if p is not None]
-    gaps: dict[str, list[tuple[float, float, bool]]] = {cls: [] for cls in TTL_CLASSES}
+    gaps: dict[str, dict[int, Bucket]] = {cls: {} for cls in TTL_CLASSES}
     colds: list[Obs] = []  # every cold start, window or not (each session names its causes)
     own: list[list[Obs]] = []
     days: dict[int, list[int]] = {}
@@ -446,7 +472,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
         own.append(mine)
         colds += mine
         for cls in TTL_CLASSES:
-            gaps[cls] += p.gaps[cls]
+            merge_buckets(gaps[cls], p.gaps[cls])
         for day, (cr, cw) in p.days.items():
             d = days.get(day)
             if d is None:
@@ -462,7 +488,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
     for cls in TTL_CLASSES:
         b = gap_buckets(gaps[cls], cls)
         buckets.extend(b)
-        ttl[cls] = infer_ttl([g[0] for g in gaps[cls]], b)
+        ttl[cls] = infer_ttl(gaps[cls], b)
     idle = {cls: float(v["inferredSeconds"]) for cls, v in ttl.items() if v is not None}
     assign_causes(colds, idle)
 
