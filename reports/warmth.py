@@ -331,6 +331,7 @@ class Scatter(str):
 
 
 _TTL_JSON = {None: "null", "5m": '"5m"', "1h": '"1h"'}
+_BOOL_JSON = {True: "true", False: "false"}
 _INF = float("inf")
 
 
@@ -393,18 +394,27 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
                 if largest is None or gap > largest_gap:
                     largest, largest_gap, largest_index, largest_cold = c, gap, i, cold
                 if w is not None and seen:
-                    if cls is not None:
-                        add_gap(gaps[cls], gap, w, cold)
+                    if cls is not None:  # add_gap, inline
+                        bucket = gaps[cls]
+                        b = bucket.get(k := bisect_right(BUCKET_EDGES, gap))
+                        if b is None:
+                            bucket[k] = [[w], int(cold), gap, gap]
+                        else:
+                            b[0].append(w)
+                            b[1] += cold
+                            if gap < b[2]:
+                                b[2] = gap
+                            elif gap > b[3]:
+                                b[3] = gap
                     if not scatter_text:
                         scatter.append({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold,
                                         "sessionId": sid})
+                    elif gap.__class__ is float and gap < _INF and cw.__class__ is int:  # json.dumps's text
+                        scatter.append(f'{{"gapSeconds":{gap!r},"tokensRecreated":{cw!r},"ttl":{_TTL_JSON[cls]},'
+                                       f'"cold":{_BOOL_JSON[cold]},"sessionId":{sid_json}}}')
                     else:
-                        scatter.append(
-                            '{"gapSeconds":' + (float.__repr__(gap) if gap.__class__ is float and gap < _INF
-                                                 else json.dumps(gap))
-                            + ',"tokensRecreated":' + int.__repr__(cw) + ',"ttl":' + _TTL_JSON[cls]
-                            + (',"cold":true,"sessionId":' if cold else ',"cold":false,"sessionId":')
-                            + sid_json + "}")
+                        scatter.append(json.dumps({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls,
+                                                   "cold": cold, "sessionId": sid}, separators=(",", ":")))
         if cold:
             switch = i > 0 and prev_model is not None and model is not None and prev_model != model
             colds.append((i, ts, gap, w, cls, switch, c.compact_before, seen))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
-from session_watcher.reports.warmth import Call, Session, guard_summary
+from session_watcher.reports.warmth import Call, Session, guard_summary, session_part
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -97,3 +97,17 @@ def test_no_warnings_yet(tmp_path: Path) -> None:
     proj = tmp_path / "claude" / "projects" / "-home-u-p"
     Transcript("one").call(T0, *WARM).write(proj)
     assert "cold-cache guard: no cold prompt warned about yet" in report(tmp_path).stdout
+
+
+def test_scatter_text_is_the_scatter_list_as_json() -> None:
+    """A session's scatter written straight as text is json.dumps of the list the dict path makes, for
+    float times (the fast writer) and for int times (json's own writer)."""
+    for t0 in (1000, 1000.25):
+        s = Session("a\\u00e9\"", "p", [call(t0, 500), call(t0 + 301, 80_000, "1h"), call(t0 + 302, 0),
+                                         call(t0 + 9000, 12, "5m")], {}, 4, t0 + 9000)
+        as_text = session_part(s, None, 0.0, True)
+        as_list = session_part(s, None, 0.0, False)
+        assert as_text is not None
+        assert as_list is not None
+        assert len(as_list.scatter) == 3
+        assert "[" + as_text.scatter + "]" == json.dumps(as_list.scatter, separators=(",", ":"))
