@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import marshal
 import os
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.parse import Row, parse_chunk
+from session_watcher.state.scratch import scratch_file
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 _new = tuple.__new__
 
@@ -163,13 +164,15 @@ class _Work:
         self.weights = [sum(max(1, jobs[i].size - jobs[i].start) for i in g) for g in groups]
         self.parts = batches(self.weights, QUEUE_BATCHES)
 
-    def take(self, queue: int, tick: Callable[[int], None] | None = None
+    def take(self, queue: int, tick: Callable[[int], None] | None = None, frames: list[bytes] | None = None
              ) -> tuple[list[tuple[int, Scanned | None]], list[tuple[int, object]]]:
         """Batches taken from the queue pipe one at a time until it is empty: each file's result,
         and each group's `finish`. A read of one token is atomic among the readers, so each batch
         goes to exactly one process; whoever is free takes the next, which keeps the processes'
         finishing times within one batch of each other (shares fixed in advance by bytes finished
-        15 % apart: lines with usage cost more than lines without). `tick` hears each batch number."""
+        15 % apart: lines with usage cost more than lines without). `tick` hears each batch number.
+        With `frames` (a child), each batch's results go there at once as marshal data (`_frame`),
+        while the other processes still read, instead of being returned."""
         out: list[tuple[int, Scanned | None]] = []
         done: list[tuple[int, object]] = []
         buf = bytearray(0)
@@ -195,8 +198,28 @@ class _Work:
                     if value is not None:  # what the caller needed of the rows is in `value`: the
                         got = [None if r is None else r._replace(rows=None) for r in got]  # blob stays
                 out += zip(self.groups[g], got, strict=True)
+            if frames is not None:
+                frames.append(_frame(out, done))
+                out, done = [], []
             if tick is not None:
                 tick(number)
+
+
+def _frame(out: list[tuple[int, Scanned | None]], done: list[tuple[int, object]]) -> bytes:
+    """One batch's results as a child sends them: their length, then marshal data (rows stay in the blob)."""
+    data = marshal.dumps(([(i, None if s is None else tuple(s[1:])) for i, s in out], done))
+    return len(data).to_bytes(8, "little") + data
+
+
+def _unframe(data: bytes) -> Iterator[tuple[list[tuple[int, Any]], list[tuple[int, object]]]]:
+    """The frames `_frame` made, in order. Raises ValueError (EOFError, TypeError) on damaged data."""
+    at = 0
+    while at < len(data):
+        size = int.from_bytes(data[at : at + 8], "little")
+        if size <= 0 or at + 8 + size > len(data):
+            raise ValueError("a frame cut short")
+        yield marshal.loads(data[at + 8 : at + 8 + size])  # noqa: S302 - written by our own child
+        at += 8 + size
 
 
 class Scan(NamedTuple):
@@ -232,30 +255,35 @@ def scan_all(
         os.write(qw, b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(work.parts))))
     finally:
         os.close(qw)  # the queue is complete: an empty read means no batch is left
-    children: list[tuple[int, int]] = []
+    children: list[tuple[int, IO[bytes], int]] = []
     try:
         if hasattr(os, "fork"):
             for _ in range(n - 1):
-                rfd, wfd = os.pipe()
+                # what the child read comes back in an unnamed file (memfd), written whole at its end
+                # (a pipe made both wait on each other 64 kB at a time); a byte on `ready` says it is
+                # all there, before the child's exit frees its memory (which waitpid would wait for)
+                sink = scratch_file("session-watcher-report")
+                ready, told_ready = os.pipe()
                 try:
                     pid = os.fork()
                 except OSError:  # no more processes allowed: the ones there take the whole queue
-                    os.close(rfd)
-                    os.close(wfd)
+                    sink.close()
+                    os.close(ready)
+                    os.close(told_ready)
                     break
                 if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
                     code = 0
                     try:
-                        os.close(rfd)
-                        out, done = work.take(qr)
-                        data = marshal.dumps(([(i, None if s is None else tuple(s[1:])) for i, s in out], done))
-                        with os.fdopen(wfd, "wb") as sink:
-                            sink.write(data)
+                        frames: list[bytes] = []
+                        work.take(qr, None, frames)
+                        sink.write(b"".join(frames))
+                        sink.flush()
+                        os.write(told_ready, b"1")
                     except BaseException:
                         code = 1
                     os._exit(code)
-                os.close(wfd)
-                children.append((pid, rfd))
+                os.close(told_ready)
+                children.append((pid, sink, ready))
         results: list[Scanned | None] = [None] * len(jobs)
         seen = [False] * len(jobs)
         told = None if tick is None else (lambda number: tick(taken[number + 1] / weight))
@@ -265,24 +293,25 @@ def scan_all(
         finished: dict[int, object] = dict(done)
     finally:
         os.close(qr)
-    for pid, rfd in children:
-        with os.fdopen(rfd, "rb") as source:
-            data = source.read()
-        _pid, status = os.waitpid(pid, 0)
-        if status != 0 or not data:  # the child failed: what it took is read here (below)
-            continue
+    for _pid, sink, ready in children:
+        done_ok = os.read(ready, 1) == b"1"  # else it failed: what it took is read here (below)
+        os.close(ready)
+        with sink:
+            sink.seek(0)
+            data = sink.read() if done_ok else b""
         try:
-            sent, their = marshal.loads(data)  # noqa: S302 - written by the child forked just above
-        except (ValueError, EOFError, TypeError):
-            continue
-        finally:
-            del data
-        for i, got in sent:
-            seen[i] = True
-            if got is not None:
-                results[i] = Scanned(None, *got)
-        finished.update(their)
+            for sent, their in _unframe(data):
+                for i, got in sent:
+                    seen[i] = True
+                    if got is not None:
+                        results[i] = Scanned(None, *got)
+                finished.update(their)
+        except (ValueError, EOFError, TypeError):  # damaged: its frames from there on are read here
+            pass
+        del data
     missed = [(i, jobs[i]) for i in range(len(jobs)) if not seen[i]]
     for i, s in _scan_jobs(missed):
         results[i] = s
+    for pid, _sink, _ready in children:
+        os.waitpid(pid, 0)
     return Scan(results, finished)

@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from session_watcher.core.bulkparse import parse_lines
 from session_watcher.state.reader import CHUNK, read_new
+from session_watcher.state.scratch import scratch_file
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
@@ -45,7 +46,7 @@ class ForkedParser:
             big = False
         if not big or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
             return
-        self.tmp = _scratch()
+        self.tmp = scratch_file("session-watcher-replay")
         rfd, wfd = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns
@@ -125,19 +126,6 @@ class ForkedParser:
             blob = os.pread(self.tmp.fileno(), size, at)
             events, bad, cursor, skipped = marshal.loads(blob)  # noqa: S302 - our own child wrote it
             return events, bad, cursor, skipped
-
-
-def _scratch() -> IO[bytes]:
-    """An unnamed file shared with the child: in memory where the system has memfd (no tempfile,
-    whose import costs more than the file), else a temporary file on disk."""
-    if hasattr(os, "memfd_create"):
-        try:
-            return open(os.memfd_create("session-watcher-replay"), "r+b", buffering=0)
-        except OSError:
-            pass
-    import tempfile
-
-    return tempfile.TemporaryFile()
 
 
 def _childs(index: int) -> bool:

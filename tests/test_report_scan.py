@@ -129,3 +129,16 @@ def test_no_fork_allowed_and_few_batches(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(scan.os, "fork", no_fork)
     assert key(scan_all(jobs, 3)) == one
+
+
+def test_frames_come_back_in_order_and_a_cut_one_is_refused(tmp_path: Path) -> None:
+    jobs = jobs_for(tmp_path, copies=1)[:3]
+    got = [(i, scan.scan_file(job)) for i, job in enumerate(jobs)]
+    first, second = scan._frame(got[:1], [(0, "a")]), scan._frame(got[1:], [(1, ("b", 2))])
+    frames = list(scan._unframe(first + second))
+    assert [done for _sent, done in frames] == [[(0, "a")], [(1, ("b", 2))]]
+    assert [i for sent, _done in frames for i, _s in sent] == [0, 1, 2]
+    cut = scan._unframe(first + second[:-5])
+    assert next(cut)[1] == [(0, "a")]
+    with pytest.raises(ValueError, match="cut short"):
+        next(cut)
