@@ -171,22 +171,9 @@ def _median(values: list[float]) -> float | None:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-# per gap bucket of one TTL class: [the warmths of its calls, how many were cold, shortest gap, longest]
+# per gap bucket of one TTL class: [the warmths of its calls, how many were cold, shortest gap, longest];
+# a call's bucket is the last edge at or below its gap (gaps are never NaN): bisect_right(BUCKET_EDGES, gap)
 Bucket = list[Any]
-
-
-def add_gap(buckets: dict[int, Bucket], gap: float, warmth: float, cold: bool) -> None:
-    """One call into its gap's bucket: the last edge at or below the gap (gaps are never NaN)."""
-    b = buckets.get(k := bisect_right(BUCKET_EDGES, gap))
-    if b is None:
-        buckets[k] = [[warmth], int(cold), gap, gap]
-        return
-    b[0].append(warmth)
-    b[1] += cold
-    if gap < b[2]:
-        b[2] = gap
-    elif gap > b[3]:
-        b[3] = gap
 
 
 def merge_buckets(into: dict[int, Bucket], more: dict[int, Bucket]) -> None:
@@ -203,7 +190,7 @@ def merge_buckets(into: dict[int, Bucket], more: dict[int, Bucket]) -> None:
 
 
 def gap_buckets(buckets: dict[int, Bucket], ttl_class: str) -> list[dict[str, Any]]:
-    """The cliff table for one TTL class from its gap buckets (`add_gap`): per bucket, n, median
+    """The cliff table for one TTL class from its gap buckets (`Bucket`): per bucket, n, median
     warmth and share cold."""
     edges = (0, *BUCKET_EDGES)
     table = []
@@ -341,7 +328,7 @@ class Part(NamedTuple):
 
     entry: dict[str, Any]  # the session's entry; its `causes` are filled once the causes are known
     colds: list[tuple[Any, ...]]  # per cold start: Obs's fields after the session id
-    gaps: dict[str, dict[int, Bucket]]  # per TTL class: the gap buckets (`add_gap`) of its calls in the window
+    gaps: dict[str, dict[int, Bucket]]  # per TTL class: the gap buckets of its calls in the window
     days: dict[int, list[int]]  # local day -> [cache read, cache write]
     scatter: Any  # the scatter items: dicts, or their JSON text joined by ","
     calls: list[GuardCall] | None  # for the guard, when its log names the session
@@ -394,7 +381,7 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
                 if largest is None or gap > largest_gap:
                     largest, largest_gap, largest_index, largest_cold = c, gap, i, cold
                 if w is not None and seen:
-                    if cls is not None:  # add_gap, inline
+                    if cls is not None:  # into its gap bucket
                         bucket = gaps[cls]
                         b = bucket.get(k := bisect_right(BUCKET_EDGES, gap))
                         if b is None:
