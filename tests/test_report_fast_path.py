@@ -215,6 +215,10 @@ def test_rows_equal_at_every_split() -> None:
         "2026-02-30T16:00:01.250Z",
         "0000-01-01T00:00:00.000Z",
         "2026-02-12T16:00:01.250+01:00",
+        "2026-02-12T16:+5:01.250Z",  # int() takes a sign: iso_to_epoch reads minute 5
+        "2026-02-12T16:0x:01.250Z",
+        "2026-02-12T1x:05:01.250Z",
+        "2026-02-12T23:59:59.999Z",
     ],
 )
 def test_stamp_is_iso_to_epoch(text: str) -> None:
