@@ -278,6 +278,8 @@ class Index:
         chunks: list[tuple[int, int, bytes]] = []
         updates: list[tuple[object, ...]] = []  # files known before: their new facts, by id
         with conn:
+            read: list[tuple[Source, Job, Scanned, FileRec | None]] = []
+            new: list[tuple[object, ...]] = []  # files not known before: their facts and path
             for (src, st, rec), job, got in zip(todo, jobs, scanned, strict=True):
                 if got is None:  # unreadable (permissions, vanished mid-read): left out this time
                     if rec is not None:
@@ -286,14 +288,19 @@ class Index:
                 self.bytes_read += got.bytes_read
                 facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
                 if rec is None:
-                    file_id = int(conn.execute(
-                        "INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
-                        (*facts, src.path)).lastrowid or 0)
+                    new.append((*facts, src.path))
                 else:
-                    file_id = rec.id
                     if not job.start:
-                        conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
-                    updates.append((*facts, file_id))
+                        conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
+                    updates.append((*facts, rec.id))
+                read.append((src, job, got, rec))
+            # one statement each for every new file and every known one (a cold run over 3,000
+            # files spent ~30 ms inserting them one at a time); the new ids are then asked by path
+            conn.executemany("INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
+                             new)
+            ids = {} if not new else dict(conn.execute("SELECT path, id FROM files"))
+            for src, job, got, rec in read:
+                file_id = rec.id if rec is not None else int(ids[src.path])
                 if got.blob != NO_ROWS:
                     chunks.append((file_id, job.start, got.blob))
                 if job.start:
