@@ -322,9 +322,8 @@ class Index:
         conn = self._require()
         wanted = set(live.values())
         h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
-        for r in conn.execute("SELECT id, path, size, mtime_ns, offset, head FROM files ORDER BY path"):
-            if r[0] in wanted:
-                h.update(repr(r[1:]).encode())
+        rows = conn.execute("SELECT id, path, size, mtime_ns, offset, head FROM files ORDER BY path")
+        h.update("".join([repr(r[1:]) for r in rows if r[0] in wanted]).encode())  # one update: the same digest
         return str(h.hexdigest())
 
     def cached_report(self, key: str) -> str | None:
