@@ -248,7 +248,7 @@ def _build(
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, list[str] | None, IndexStats, bool]:
-    from session_watcher.reports.warmth import Scatter, guard_ids, report_of_parts
+    from session_watcher.reports.warmth import JSONText, guard_ids, report_of_parts
 
     warnings, log_stamp = guard_warnings()
     summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
@@ -267,13 +267,15 @@ def _build(
     # stored without the clock fields, with `days` last, so a cached copy can be sent as text;
     # each field is serialized once for both texts (an object's JSON is its members' joined); the
     # scatter (most of the text) comes already written
-    values = {k: v if isinstance(v, Scatter) else json.dumps(v, separators=(",", ":")) for k, v in doc.items()}
+    values = {k: v if isinstance(v, JSONText) else json.dumps(v, separators=(",", ":")) for k, v in doc.items()}
     stored = [k for k in doc if k not in (*CLOCK_FIELDS, "days")] + ["days"]
     index.store_report(key, "".join(_members(values, stored)) + "}", time.time())
     if as_text:  # left open, like _splice_now's, for the index figures
         del doc  # the text is joined once, in `_run`: a large history's is ~10 MB a copy
         return None, _members(values, list(values)), stats, False
-    doc["scatter"] = json.loads(doc["scatter"])
+    for k, v in values.items():
+        if isinstance(doc[k], JSONText):
+            doc[k] = json.loads(v)
     return doc, None, stats, False
 
 

@@ -311,13 +311,16 @@ def guard_ids(warnings: Iterable[dict[str, Any]]) -> frozenset[str]:
     return frozenset(str(w.get("sessionId")) for w in warnings)
 
 
-class Scatter(str):
-    """The scatter list already as JSON text (see `build_report`'s `scatter_text`)."""
+class JSONText(str):
+    """A field of the document already as its JSON text (see `build_report`'s `scatter_text`)."""
 
     __slots__ = ()
 
 
 _TTL_JSON = {None: "null", "5m": '"5m"', "1h": '"1h"'}
+# a session's entry, in order, around its causes (known only once every session's part is in)
+_BEFORE_CAUSES = ("sessionId", "project", "calls", "apiCalls", "warmth", "coldStarts")
+_AFTER_CAUSES = ("largestGap", "sentence", "tokens", "models", "lastActivity")
 _BOOL_JSON = {True: "true", False: "false"}
 _INF = float("inf")
 
@@ -332,6 +335,7 @@ class Part(NamedTuple):
     days: dict[int, list[int]]  # local day -> [cache read, cache write]
     scatter: Any  # the scatter items: dicts, or their JSON text joined by ","
     calls: list[GuardCall] | None  # for the guard, when its log names the session
+    text: tuple[str, str] | None = None  # the entry's JSON text before its causes' and after (`scatter_text`)
 
 
 def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
@@ -432,7 +436,11 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         "lastActivity": s.last_ts,
     }
     calls = [_guard_call(c) for c in s.calls] if sid in guarded else None
-    return Part(entry, colds, gaps, days, ",".join(scatter) if scatter_text else scatter, calls)
+    if not scatter_text:
+        return Part(entry, colds, gaps, days, scatter, calls)
+    head = json.dumps({k: entry[k] for k in _BEFORE_CAUSES}, separators=(",", ":"))[:-1] + ',"causes":'
+    tail = "," + json.dumps({k: entry[k] for k in _AFTER_CAUSES}, separators=(",", ":"))[1:]
+    return Part(entry, colds, gaps, days, ",".join(scatter), calls, (head, tail))
 
 
 def build_report(
@@ -445,18 +453,36 @@ def build_report(
     scatter_text: bool = False,
 ) -> dict[str, Any]:
     """The whole report as the JSON document (docs/report-schema.json). `warnings`: the cold-cache
-    guard's log lines. With `scatter_text`, the document's `scatter` is a `Scatter`: that list's
-    compact JSON text (json.dumps of the same list, written here without building its dicts)."""
+    guard's log lines. With `scatter_text`, the document's `scatter` and `sessions` are `JSONText`:
+    those lists' compact JSON text (json.dumps of the same lists, written without building every dict
+    of the scatter, and each session's entry written where its part was made)."""
     warnings = list(warnings)
     guarded = guard_ids(warnings)
     parts = [session_part(s, since, utc_offset, scatter_text, guarded) for s in sessions]
     return report_of_parts(parts, now, utc_offset, since, warnings, scatter_text=scatter_text)
 
 
+_CAUSE_AT = {c: k for k, c in enumerate(CAUSES)}
+
+
+def _cause_counts(colds: list[Obs]) -> list[int]:
+    """How many of a session's cold starts each cause names, in CAUSES' order."""
+    counts = [0] * len(CAUSES)
+    for o in colds:
+        counts[_CAUSE_AT[o.cause or "unexplained"]] += 1
+    return counts
+
+
+def _causes_json(counts: list[int]) -> str:
+    """json.dumps of the causes dict `_cause_counts` stands for."""
+    return "{" + ",".join(f'"{c}":{n}' for c, n in zip(CAUSES, counts, strict=True)) + "}"
+
+
 def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float, since: float | None,
                     warnings: Iterable[dict[str, Any]], *, scatter_text: bool) -> dict[str, Any]:
     """The document from each session's `Part` (None: a session left out), in session order; the
-    parts' scatter is text (then so is the document's, a `Scatter`) when `scatter_text`."""
+    parts' scatter and entry are text too (then the document's scatter and sessions are `JSONText`)
+    when `scatter_text`."""
     kept = [p for p in parts if p is not None]
     gaps: dict[str, dict[int, Bucket]] = {cls: {} for cls in TTL_CLASSES}
     colds: list[Obs] = []  # every cold start, window or not (each session names its causes)
@@ -496,22 +522,21 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
     n_cold = len(cold_list)
     shares = {k: (v / n_cold if n_cold else None) for k, v in causes.items()}
 
-    out_sessions: list[dict[str, Any]] = []
-    for p, mine in zip(kept, own, strict=True):
-        entry = dict(p.entry)
-        entry["causes"] = {k: sum(1 for o in mine if o.cause == k) for k in CAUSES}
-        out_sessions.append(entry)
-    out_sessions.sort(key=lambda d: float(d["lastActivity"] or 0.0), reverse=True)
-
+    order = sorted(range(len(kept)), key=lambda i: float(kept[i].entry["lastActivity"] or 0.0), reverse=True)
+    counted = [_cause_counts(mine) for mine in own]
+    sessions: Any
     if scatter_text:
-        scatter: Any = Scatter("[" + ",".join(p.scatter for p in kept if p.scatter) + "]")
+        sessions = JSONText("[" + ",".join(f"{kept[i].text[0]}{_causes_json(counted[i])}{kept[i].text[1]}"  # type: ignore[index]
+                                           for i in order) + "]")
+        scatter: Any = JSONText("[" + ",".join(p.scatter for p in kept if p.scatter) + "]")
     else:
+        sessions = [{**kept[i].entry, "causes": dict(zip(CAUSES, counted[i], strict=True))} for i in order]
         scatter = [item for p in kept for item in p.scatter]
     doc = {
         "schema": 1,
         "generatedAt": now,
         "since": since,
-        "sessions": out_sessions,
+        "sessions": sessions,
         "coldStarts": n_cold,
         "causes": causes,
         "causeShares": shares,
