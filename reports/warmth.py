@@ -473,9 +473,18 @@ def _cause_counts(colds: list[Obs]) -> list[int]:
     return counts
 
 
+_CAUSES_JSON: dict[tuple[int, ...], str] = {}
+
+
 def _causes_json(counts: list[int]) -> str:
-    """json.dumps of the causes dict `_cause_counts` stands for."""
-    return "{" + ",".join(f'"{c}":{n}' for c, n in zip(CAUSES, counts, strict=True)) + "}"
+    """json.dumps of the causes dict `_cause_counts` stands for (most sessions share a few)."""
+    key = tuple(counts)
+    text = _CAUSES_JSON.get(key)
+    if text is None:
+        if len(_CAUSES_JSON) >= 4096:
+            _CAUSES_JSON.clear()
+        text = _CAUSES_JSON[key] = "{" + ",".join(f'"{c}":{n}' for c, n in zip(CAUSES, counts, strict=True)) + "}"
+    return text
 
 
 def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float, since: float | None,
