@@ -102,7 +102,8 @@ class _Summarize:
 
 
 def build_sessions(sources: list[Source], rows: dict[str, list[Row]]) -> list[Session]:
-    """Group sources by (project, session) and fold each: main file first, then subagent files."""
+    """Group sources by (project, session) and fold each: main file first, then subagent files. The
+    plain path (tests hold `_Summarize`'s parts, made where the files are read, to it)."""
     from session_watcher.reports.warmth import fold_session
 
     groups: dict[tuple[str, str], tuple[list[Row], list[list[Row]]]] = {}

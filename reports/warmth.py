@@ -452,7 +452,8 @@ def build_report(
     *,
     scatter_text: bool = False,
 ) -> dict[str, Any]:
-    """The whole report as the JSON document (docs/report-schema.json). `warnings`: the cold-cache
+    """The whole report as the JSON document (docs/report-schema.json), from the sessions whole: the
+    plain path, which `collect`'s parts made where the files are read must equal. `warnings`: the cold-cache
     guard's log lines. With `scatter_text`, the document's `scatter` and `sessions` are `JSONText`:
     those lists' compact JSON text (json.dumps of the same lists, written without building every dict
     of the scatter, and each session's entry written where its part was made)."""
