@@ -132,10 +132,25 @@ def _locked(opened: Session, event: str, payload: dict[str, Any], transcript: st
     if isinstance(agent_path, str) and usable_path(agent_path) and agent_path not in subs:
         subs.append(agent_path)
     cursor_before = opened.state["cursor"]
-    said = None
     trace: list[dict[str, Any]] | None = [] if os.environ.get("SESSION_WATCHER_TRACE") else None
     alerts, caught_up = opened.sync(transcript, cfg, start + FOLD_BUDGET, subs, trace=trace)
+    held = _hold_termination()
+    try:
+        moved = opened.state["cursor"] != cursor_before
+        return _deliver_and_save(opened, cfg, event, payload, (alerts, caught_up, moved), trace)
+    finally:
+        _release_termination(held)
+
+
+def _deliver_and_save(opened: Session, cfg: dict[str, Any], event: str, payload: dict[str, Any],
+                      folded: tuple[list[Alert], bool, bool], trace: list[dict[str, Any]] | None,
+                      ) -> dict[str, Any] | None:
+    """Deliver what the fold found, save, write the trace: one step as far as the client's SIGTERM goes."""
+    from session_watcher.state import session
+
+    alerts, caught_up, moved = folded  # moved: the fold advanced the cursor
     state = opened.state
+    said = None
     if caught_up:
         _apply_event(state, event, payload)
     marked = False
@@ -171,11 +186,31 @@ def _locked(opened: Session, event: str, payload: dict[str, Any], transcript: st
             out = None
         if queued:
             state["outbox"] = queued
-    if event != "UserPromptSubmit" or opened.fresh or marked or state["cursor"] != cursor_before:
+    if event != "UserPromptSubmit" or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
     if trace:
         session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
     return out
+
+
+def _hold_termination() -> Any:
+    """Hold back SIGTERM, SIGHUP and SIGINT (print mode SIGTERMs async hooks at exit, SIGKILL
+    follows ~1.5 s later) until `_release_termination`, so that a notification sent is also noted as
+    sent and a saved fold also has its trace rows; the held signal ends the process on release.
+    The fold before it stays killable: a fold not saved is redone by the next run."""
+    import _signal  # type: ignore[import-not-found]  # loaded at start-up; `signal` costs 0.5 ms
+
+    block = getattr(_signal, "pthread_sigmask", None)
+    if block is None:  # pragma: no cover - Windows
+        return None
+    return block(_signal.SIG_BLOCK, (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT))
+
+
+def _release_termination(held: Any) -> None:
+    if held is not None:
+        import _signal
+
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
 
 
 def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:

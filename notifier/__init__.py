@@ -149,10 +149,11 @@ def spawn_detached(data: bytes, env: Mapping[str, str]) -> int | None:
             (os.POSIX_SPAWN_DUP2, devnull, 2),
         ]
         argv = child_argv()
+        # an empty signal mask: the hook spawns it while holding back SIGTERM (hooks/run.py)
         try:
-            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True)
+            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True, setsigmask=())
         except NotImplementedError:  # pragma: no cover - a platform without POSIX_SPAWN_SETSID
-            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setpgroup=0)
+            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setpgroup=0, setsigmask=())
     except OSError:
         return None
     finally:

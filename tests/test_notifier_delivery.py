@@ -590,3 +590,20 @@ def test_deliverer_rejects_bad_input() -> None:
     """The deliverer exits 2 on input that is not the expected JSON object."""
     res = subprocess.run(child_argv(), input=b"[1, 2]", capture_output=True, timeout=20, check=False)
     assert (res.returncode, res.stdout, res.stderr) == (deliver.BAD_INPUT, b"", b"")
+
+
+def test_deliverer_starts_with_no_signal_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook spawns the deliverer while it holds back SIGTERM (hooks/run.py); the detached child
+    must not inherit that, or nothing could stop it short of SIGKILL."""
+    out = tmp_path / "mask"
+    copy = f"import shutil; shutil.copy('/proc/self/status', {str(out)!r})"  # not sh: dash clears its mask
+    monkeypatch.setattr(notifier, "child_argv", lambda: [sys.executable, "-I", "-c", copy])
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+    try:
+        pid = notifier.spawn_detached(b"{}", dict(os.environ))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    assert pid is not None
+    os.waitpid(pid, 0)
+    blocked = int(re.search(r"^SigBlk:\s*(\w+)", out.read_text(), re.M)[1], 16)  # type: ignore[index]
+    assert not blocked & (1 << (signal.SIGTERM - 1) | 1 << (signal.SIGHUP - 1) | 1 << (signal.SIGINT - 1)), hex(blocked)

@@ -249,3 +249,51 @@ def test_a_killed_lock_holder_never_blocks_later_hooks(root: Path) -> None:
     assert after.returncode == 0
     assert after.stderr == b""
     converged(root, s, tr)
+
+
+def _drain(fd: int, proc: subprocess.Popen[bytes], timeout: float = 120) -> bytes:
+    """Everything written to the FIFO read through `fd` (non-blocking) until `proc` has exited."""
+    import select
+
+    got, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        gone = proc.poll() is not None
+        if select.select([fd], [], [], 0.05)[0]:
+            chunk = os.read(fd, 1 << 16)
+            got += chunk
+            if chunk:
+                continue
+        if gone:
+            return got
+    raise AssertionError("the hook did not exit")
+
+
+def test_the_clients_sigterm_waits_for_the_save_and_the_trace(root: Path) -> None:
+    """Print mode SIGTERMs the async hooks at exit (SIGKILL ~1.5 s later): a hook caught after its save
+    still writes the trace rows of what it saved, then dies of the held SIGTERM. The trace is a FIFO,
+    so the hook is stopped inside that window until the test, after the SIGTERM, opens it."""
+    calls = 6
+    s, tr = fs.write_session(root, "term-window", calls, seed=13)
+    fifo = root / "trace.fifo"
+    os.mkfifo(fifo)
+    env = fs.env_for(root, SESSION_WATCHER_TRACE=str(fifo))
+    p = subprocess.Popen(fs.hook_argv("PostToolUse"), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=env)
+    assert p.stdin is not None
+    p.stdin.write(json.dumps(s.hook_payload(str(tr), "PostToolUse", bash_id="toolu_t1")).encode())
+    p.stdin.close()
+    saved = state_file(s.session_id, fs.sw_home(root))
+    deadline = time.monotonic() + 120
+    while not saved.exists():  # saved: next, the trace's open waits for a reader
+        assert p.poll() is None, "the hook exited before saving"
+        assert time.monotonic() < deadline, "the hook never saved"
+        time.sleep(0.01)
+    p.send_signal(signal.SIGTERM)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        rows = [json.loads(line) for line in _drain(fd, p).decode().splitlines()]
+    finally:
+        os.close(fd)
+    assert p.returncode == -signal.SIGTERM  # held, not lost: it ended the process after the trace
+    assert load_state(s.session_id, fs.sw_home(root))["cursor"]["offset"] == tr.stat().st_size
+    assert [r["call"] for r in rows] == list(range(1, calls + 1))
