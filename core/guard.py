@@ -12,7 +12,7 @@ else from the TTL class (5 min / 1 h). Leading with a restart is advised from x 
 from __future__ import annotations
 
 from session_watcher.core import prices
-from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime
+from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, restart_cost
 from session_watcher.core.render import human
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -91,12 +91,14 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
     b = q.get("bDefault")
     shared = q.get("shared") or 0
     fresh = fresh_usd = None
+    c_ratio = prices.c_ratio(model, ttl)
+    cheaper = False
     if _num(b) and b > 0:
         fresh = b
-        w, r = write(max(0, b - shared)), prices.read_usd(model, shared)
+        shared = min(max(shared, 0), b)  # a fresh session reads at most what it carries (as eoq.restart_cost)
+        w, r = write(b - shared), prices.read_usd(model, shared)
         fresh_usd = None if w is None or r is None else w + r
-    c_ratio = prices.c_ratio(model, ttl)
-    cheaper = fresh is not None and c_ratio * max(0, fresh - shared) + shared < c_ratio * big_l
+        cheaper = restart_cost(c_ratio, b, shared) < c_ratio * big_l
     x, guard_x = q.get("x"), cfg.get("guard_x") or GUARD_X
     compact = e.get("floor") if e.get("compactions") and e.get("segment") else None
     return {

@@ -126,6 +126,15 @@ def test_past_guard_x_the_line_leads_with_the_restart() -> None:
         "would write ~41k tokens ($0.26) instead of re-writing 180k ($1.13); or /compact.")
 
 
+def test_the_shared_prefix_read_is_at_most_what_the_fresh_session_carries() -> None:
+    a = figures(180_000, 41_000, shared=50_000)  # more shared than carried: it reads the 41k, writes none
+    assert a["freshUsd"] == pytest.approx(41_000 * 5e-6 * 0.1)
+    assert a["freshShared"] == 41_000
+    assert a["restartFirst"] is True
+    part = figures(180_000, 41_000, shared=10_000)  # 10k read, 31k written
+    assert part["freshUsd"] == pytest.approx(10_000 * 5e-6 * 0.1 + 31_000 * 5e-6 * 1.25)
+
+
 def test_below_guard_x_the_line_leads_with_what_the_prompt_rewrites() -> None:
     a = figures(45_000, 41_000)  # x = 1.10
     assert a["restartFirst"] is False
