@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 
 FOLD_BUDGET = 0.15
-TTL_SECONDS = {"5m": 300, "1h": 3600}
 PROMPT_CACHE_KEYS = ("warm", "caching_observed", "ttl", "expires_at", "hit_ratio", "last_miss_at",
                      "last_miss_cause", "recache_tokens_if_cold")
 
@@ -59,6 +58,8 @@ def cache_view(pc: object, now: float) -> dict[str, Any] | None:
     """What the status line shows of the client's `prompt_cache`: warm and seconds left, and the
     client's `last_miss_cause` when the last response itself was a miss (a cold start, live); None
     when the client did not say (older clients, before the first response)."""
+    from session_watcher.core.eoq import TTL_SECONDS  # loaded already, with core.status
+
     if not isinstance(pc, dict) or not isinstance(pc.get("warm"), bool):
         return None
     expires, miss_at = _number(pc.get("expires_at")), _number(pc.get("last_miss_at"))
