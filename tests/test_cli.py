@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 HEAVY = ("filelock", "tomllib", "tomlkit", "platformdirs", "desktop_notifier", "asyncio", "subprocess", "typing",
          "dataclasses", "logging", "argparse",
+         "msgspec", "stringzilla",  # the report's decoder and search: never a hook's
          "session_watcher.core.shapes")  # the state's TypedDicts: for the type checker only
 
 

@@ -10,6 +10,7 @@ lines made to trip it.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -172,13 +173,39 @@ def tricky_lines() -> bytes:
     return out
 
 
+@pytest.fixture(params=["stringzilla", "bytes.find"])
+def marker_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The markers found by stringzilla (a dependency), and without it, by bytes.find and re."""
+    if request.param == "bytes.find":
+        monkeypatch.setattr(parse, "_simd_find", None)
+    else:
+        assert parse._simd_find is not None, "stringzilla, a dependency, is not installed"
+    return str(request.param)
+
+
+def test_stringzilla_finds_what_bytes_find_finds() -> None:
+    """The search the markers go through answers as bytes.find does, bounds included (a bytearray,
+    as the scan's read buffer is)."""
+    from stringzilla import find
+
+    rng = random.Random(16)
+    for _ in range(20_000):
+        hay = bytearray(rng.choice(b'"usage_compt\n') for _ in range(rng.randint(0, 60)))
+        needle = rng.choice([b'"usage"', b"compact_boundary", b"usage", b"\n", b'"', bytes(hay[3:9])])
+        start, end = rng.randint(0, len(hay) + 3), rng.randint(0, len(hay) + 3)
+        assert find(hay, needle, start, end) == hay.find(needle, start, end), (hay, needle, start, end)
+    hay = bytearray(b"x" * 70_000 + b'"usage"' + b"y" * 9 + b"compact_boundary\n")
+    assert (find(hay, b'"usage"', 0, len(hay)), find(hay, b"compact_boundary", 0, len(hay))) == (70_000, 70_016)
+    assert find(hay, b"compact_boundary", 0, 70_031) == -1  # must end inside the bounds
+
+
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_rows_equal_on_fixtures(path: Path) -> None:
+def test_rows_equal_on_fixtures(path: Path, marker_search: str) -> None:
     data = path.read_bytes()
     assert parse_chunk(data, 7) == reference_chunk(data, 7)
 
 
-def test_rows_equal_on_tricky_lines() -> None:
+def test_rows_equal_on_tricky_lines(marker_search: str) -> None:
     data = tricky_lines()
     got = parse_chunk(data, 0)
     assert got == reference_chunk(data, 0)
@@ -188,7 +215,7 @@ def test_rows_equal_on_tricky_lines() -> None:
     assert not {"tail:req_tail", "long:req_long", "broken:req_broken", "dup:req_dup"} & set(keys)
 
 
-def test_rows_equal_at_every_split() -> None:
+def test_rows_equal_at_every_split(marker_search: str) -> None:
     """Blocks end anywhere: parsing block by block gives the rows of the whole."""
     data = b"".join(p.read_bytes() for p in TRANSCRIPTS[:3])[:400_000] + tricky_lines()[:5000]
     whole = reference_chunk(data)
