@@ -9,8 +9,8 @@ Counting rules shared with the rest of the project (`core.transcript`): an API c
 own `usage_sample`.
 
 The markers are found by stringzilla's SIMD substring search, ~20 GB/s of one core where bytes.find
-and re run at 2-5 (both searches read every byte of every transcript); without it (a platform with
-no wheel) by bytes.find and re, with the same results.
+and re run at 2-5 (both searches read every byte of every transcript); if it cannot be imported, by
+bytes.find and re, with the same results.
 
 A line with a marker is decoded by msgspec into the few fields a row needs (`_Record`): it checks
 the whole line as strictly as `json.loads` but builds no value for the rest (the message's content,
@@ -34,7 +34,7 @@ _scan = scanner()
 
 try:
     from stringzilla import find as _simd_find  # the same answers as bytes.find (test_report_fast_path)
-except ImportError:  # pragma: no cover - a platform without its wheel: bytes.find and re, as before
+except ImportError:  # pragma: no cover - bytes.find and re, as before
     _simd_find = None
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed
