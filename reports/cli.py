@@ -74,6 +74,7 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
 
     from session_watcher.paths import ensure_private_dir
     from session_watcher.reports.index import default_roots, discover
+    from session_watcher.reports.pool import run_all
     from session_watcher.reports.session_page import write_html
 
     folder_name = os.path.splitext(os.path.basename(out))[0] + "-sessions"
@@ -81,13 +82,21 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
     ensure_private_dir(folder)
     mains = {s.session: s.path for s in discover(roots or default_roots()) if not s.sub}
     pages: dict[str, str] = {}
+    jobs: list[tuple[str, str]] = []
+    sizes: list[int] = []
     for s in doc["sessions"]:
         sid = s["sessionId"]
         path = mains.get(sid)
         if path is None or os.sep in sid or sid.startswith("."):
             continue
-        write_html(path, os.path.join(folder, sid + ".html"))
+        jobs.append((path, os.path.join(folder, sid + ".html")))
         pages[sid] = f"{folder_name}/{sid}.html"
+        try:
+            sizes.append(os.path.getsize(path))
+        except OSError:
+            sizes.append(0)
+    # a page is a replay of its transcript (its work ~ the file's size): on every usable core
+    run_all(lambda i: write_html(*jobs[i]), sizes)
     return pages
 
 

@@ -15,7 +15,7 @@ import os
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.parse import Row, parse_chunk
-from session_watcher.state.scratch import scratch_file
+from session_watcher.state.scratch import fork_with_sink, handed_back, send_back
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -260,30 +260,20 @@ def scan_all(
         if hasattr(os, "fork"):
             for _ in range(n - 1):
                 # what the child read comes back in an unnamed file (memfd), written whole at its end
-                # (a pipe made both wait on each other 64 kB at a time); a byte on `ready` says it is
-                # all there, before the child's exit frees its memory (which waitpid would wait for)
-                sink = scratch_file("session-watcher-report")
-                ready, told_ready = os.pipe()
-                try:
-                    pid = os.fork()
-                except OSError:  # no more processes allowed: the ones there take the whole queue
-                    sink.close()
-                    os.close(ready)
-                    os.close(told_ready)
+                forked = fork_with_sink("session-watcher-report")
+                if forked is None:  # no more processes allowed: the ones there take the whole queue
                     break
+                pid, sink, end = forked
                 if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
                     code = 0
                     try:
                         frames: list[bytes] = []
                         work.take(qr, None, frames)
-                        sink.write(b"".join(frames))
-                        sink.flush()
-                        os.write(told_ready, b"1")
+                        send_back(sink, end, b"".join(frames))
                     except BaseException:
                         code = 1
                     os._exit(code)
-                os.close(told_ready)
-                children.append((pid, sink, ready))
+                children.append((pid, sink, end))
         results: list[Scanned | None] = [None] * len(jobs)
         seen = [False] * len(jobs)
         told = None if tick is None else (lambda number: tick(taken[number + 1] / weight))
@@ -294,11 +284,7 @@ def scan_all(
     finally:
         os.close(qr)
     for _pid, sink, ready in children:
-        done_ok = os.read(ready, 1) == b"1"  # else it failed: what it took is read here (below)
-        os.close(ready)
-        with sink:
-            sink.seek(0)
-            data = sink.read() if done_ok else b""
+        data = handed_back(sink, ready)  # b"" when it failed: what it took is read here (below)
         try:
             for sent, their in _unframe(data):
                 for i, got in sent:

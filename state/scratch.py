@@ -1,4 +1,5 @@
-"""An unnamed file a forked child writes and its parent reads (replay's prefetch, the report's scan)."""
+"""An unnamed file a forked child writes and its parent reads (replay's prefetch, the report's scan
+and its session pages)."""
 
 from __future__ import annotations
 
@@ -17,3 +18,38 @@ def scratch_file(name: str) -> IO[bytes]:
     import tempfile
 
     return tempfile.TemporaryFile()
+
+
+def fork_with_sink(name: str) -> tuple[int, IO[bytes], int] | None:
+    """`os.fork()`, with a scratch file for what the child hands back, written whole at its end (a
+    pipe made both sides wait on each other 64 kB at a time), and a pipe on which it then says so,
+    before its exit frees its memory (which waitpid would wait for). (pid, sink, pipe end): in the
+    child 0 and the end for `send_back`; in the parent the child's pid and the end for
+    `handed_back`. None when no more processes are allowed."""
+    sink = scratch_file(name)
+    ready, told = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        sink.close()
+        os.close(ready)
+        os.close(told)
+        return None
+    os.close(ready if pid == 0 else told)
+    return pid, sink, told if pid == 0 else ready
+
+
+def send_back(sink: IO[bytes], told: int, data: bytes) -> None:
+    """In the child: `data` into the sink, then the word that it is all there."""
+    sink.write(data)
+    sink.flush()
+    os.write(told, b"1")
+
+
+def handed_back(sink: IO[bytes], ready: int) -> bytes:
+    """In the parent: what the child sent (it waits for the word), or b"" when the child failed."""
+    ok = os.read(ready, 1) == b"1"
+    os.close(ready)
+    with sink:
+        sink.seek(0)
+        return sink.read() if ok else b""
