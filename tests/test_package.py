@@ -1,9 +1,12 @@
 """One house: one import package, no import cycles, and the same behaviour on every CPython 3.11+ here.
 
-The design card's top-level folders (core/, state/, hooks/, notifier/, reports/) are subpackages of
-`session_watcher` (session_watcher/<name> links to ../<name>). What must hold:
+The package's subpackages (core, state, hooks, notifier, reports) are real folders under
+`session_watcher/`; the plugin's `hooks/` (hooks.json and its launcher) stays at the top level.
+What must hold:
 
-* the built wheel installs `session_watcher` and no other top-level name;
+* the repository holds no symbolic link, so a checkout without links (git's default on Windows)
+  builds; the built wheel installs `session_watcher` and no other top-level name; the sdist carries
+  no tests;
 * no project module imports a top-level `core`, `state`, ... (two copies of a module would load);
 * no import cycle between the project's modules, counting imports inside functions too;
 * an install on each other interpreter pyenv has (3.11 and 3.13 on the CI image) replays a real
@@ -26,16 +29,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = "session_watcher"
-FOLDERS = ("core", "state", "hooks", "notifier", "reports")  # the design card's folders, now subpackages
+FOLDERS = ("core", "state", "hooks", "notifier", "reports")  # the subpackages, real folders
 FIXTURE = REPO / "tests" / "fixtures" / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 152 calls
 SKIP = {".git", ".venv", "build", "dist", "test-output", "__pycache__", ".mypy_cache", ".ruff_cache",
         ".pytest_cache", ".hypothesis", "node_modules"}
 
 
 def modules(root: Path) -> dict[str, Path]:
-    """Every module of the package under `root`, by dotted name, following the subpackage links."""
+    """Every module of the package under `root`, by dotted name."""
     found: dict[str, Path] = {}
-    for folder, dirs, files in os.walk(root / PACKAGE, followlinks=True):
+    for folder, dirs, files in os.walk(root / PACKAGE):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in files:
             if name.endswith(".py"):
@@ -113,17 +116,25 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     return {name: imports(name, path, set(mods)) for name, path in mods.items()}
 
 
-def test_subpackages_are_the_top_level_folders() -> None:
+def test_the_repository_holds_no_symbolic_link() -> None:
+    """`git ls-files -s` lists no mode 120000 (a link): a checkout without links builds as it is."""
+    proc = subprocess.run(["git", "ls-files", "-s"], cwd=REPO, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"not a git checkout: {proc.stderr.strip()}")
+    links = [line.split("\t", 1)[1] for line in proc.stdout.splitlines() if line.startswith("120000 ")]
+    assert proc.stdout
+    assert links == []
     for folder in FOLDERS:
-        link = REPO / PACKAGE / folder
-        assert link.is_symlink(), link
-        assert os.readlink(link) == f"../{folder}"
-        assert (REPO / folder / "__init__.py").is_file()
+        sub = REPO / PACKAGE / folder
+        assert not sub.is_symlink(), sub
+        assert (sub / "__init__.py").is_file(), sub
+    # the plugin's hooks/ holds the launcher and hooks.json, no Python of the package
+    assert sorted(p.name for p in (REPO / "hooks").iterdir()) == ["hooks.json", "run.sh"]
 
 
 def test_every_import_goes_through_the_one_package() -> None:
     graph = import_graph(REPO)
-    assert len(graph) > 50  # the walk followed the links into the subpackages
+    assert len(graph) > 50  # the walk found the subpackages' modules
     bare = {name: sorted(d for d in deps if not d.startswith(f"{PACKAGE}.") and d != PACKAGE)
             for name, deps in graph.items()}
     assert {name: deps for name, deps in bare.items() if deps} == {}
@@ -150,7 +161,7 @@ def test_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
 
 
 def source_copy(dest: Path) -> Path:
-    """The repository's files as a fresh clone has them (links kept as links), without build output."""
+    """The repository's files as a fresh clone has them, without build output."""
     shutil.copytree(REPO, dest, symlinks=True,
                     ignore=lambda _d, names: [n for n in names if n in SKIP or n.endswith(".egg-info")])
     return dest
@@ -165,12 +176,40 @@ def test_built_wheel_has_one_top_level_name(tmp_path: Path) -> None:
     (wheel,) = out.glob("session_watcher-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names if ".dist-info/" not in n} == {PACKAGE}
-    for path in ("core/engine.py", "state/store.py", "hooks/run.py", "hooks/hooks.json", "notifier/deliver.py",
+    for path in ("core/engine.py", "state/store.py", "hooks/run.py", "notifier/deliver.py",
                  "reports/cli.py", "reports/assets/theme.css", "data/icon.png"):
         assert f"{PACKAGE}/{path}" in names, path
     top = [n for n in names if n.endswith(".dist-info/top_level.txt")]
     if top:  # setuptools writes it; it lists what `pip install` exposes
         assert zipfile.ZipFile(wheel).read(top[0]).decode().split() == [PACKAGE]
+
+
+def test_a_clone_without_links_builds_and_its_sdist_has_no_tests(tmp_path: Path) -> None:
+    """`git -c core.symlinks=false clone` (what Windows gets) builds a wheel; the sdist carries the
+    package, the plugin's files and the licence, and no test (they cannot run from an sdist)."""
+    pytest.importorskip("setuptools.build_meta")
+    clone = tmp_path / "clone"
+    proc = subprocess.run(["git", "-c", "core.symlinks=false", "clone", "-q", "--no-hardlinks", str(REPO), str(clone)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot clone the repository: {proc.stderr.strip()}")
+    out = tmp_path / "dist"
+    build = ("import sys; from setuptools import build_meta as b; "
+             "print(b.build_sdist(sys.argv[1])); print(b.build_wheel(sys.argv[1]))")
+    proc = subprocess.run([sys.executable, "-c", build, str(out)], cwd=clone, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    sdist_name, wheel_name = proc.stdout.split()[-2:]
+    import tarfile
+
+    with tarfile.open(out / sdist_name) as tar:
+        names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
+    assert "session_watcher/core/engine.py" in names
+    assert "LICENSE" in names
+    assert [n for n in names if n.startswith("tests/") or "/test_" in n] == []
+    wheel = zipfile.ZipFile(out / wheel_name).namelist()
+    assert "session_watcher/core/engine.py" in wheel
+    assert "session_watcher/data/icon.png" in wheel
 
 
 def other_interpreters() -> list[str]:
