@@ -187,27 +187,28 @@ def test_built_wheel_has_one_top_level_name(tmp_path: Path) -> None:
 def test_a_clone_without_links_builds_and_its_sdist_has_no_tests(tmp_path: Path) -> None:
     """`git -c core.symlinks=false clone` (what Windows gets) builds a wheel; the sdist carries the
     package, the plugin's files and the licence, and no test (they cannot run from an sdist)."""
-    pytest.importorskip("setuptools.build_meta")
+    pytest.importorskip("build")
     clone = tmp_path / "clone"
     proc = subprocess.run(["git", "-c", "core.symlinks=false", "clone", "-q", "--no-hardlinks", str(REPO), str(clone)],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         pytest.skip(f"cannot clone the repository: {proc.stderr.strip()}")
     out = tmp_path / "dist"
-    build = ("import sys; from setuptools import build_meta as b; "
-             "print(b.build_sdist(sys.argv[1])); print(b.build_wheel(sys.argv[1]))")
-    proc = subprocess.run([sys.executable, "-c", build, str(out)], cwd=clone, capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert proc.returncode == 0, proc.stderr
-    sdist_name, wheel_name = proc.stdout.split()[-2:]
+    # the sdist, then the wheel built from it (so the sdist is enough to build), in isolated environments
+    # with the current setuptools, as pip and PyPI build them
+    proc = subprocess.run([sys.executable, "-m", "build", "-q", "--outdir", str(out), str(clone)],
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (sdist_path,) = out.glob("session_watcher-*.tar.gz")
+    (wheel_path,) = out.glob("session_watcher-*.whl")
     import tarfile
 
-    with tarfile.open(out / sdist_name) as tar:
+    with tarfile.open(sdist_path) as tar:
         names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
     assert "session_watcher/core/engine.py" in names
     assert "LICENSE" in names
     assert [n for n in names if n.startswith("tests/") or "/test_" in n] == []
-    wheel = zipfile.ZipFile(out / wheel_name).namelist()
+    wheel = zipfile.ZipFile(wheel_path).namelist()
     assert "session_watcher/core/engine.py" in wheel
     assert "session_watcher/data/icon.png" in wheel
 
