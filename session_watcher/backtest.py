@@ -1,8 +1,8 @@
 """`session-watcher backtest [--json] [--set KEY=VALUE ...] [SESSION | TRANSCRIPT ...]`: the shell
 around `core.backtest`.
 
-Finds the transcripts (every session on the machine as `report` finds them, a session id as
-`report session` resolves it, or paths), replays each with the hooks' own fold, hands the trace to
+Finds the transcripts (every session on the machine as `report` finds them, or the sessions named
+as every command names one: `sessions.find`), replays each with the hooks' own fold, hands the trace to
 the pure backtest and prints one line per session and a total (or the JSON document). `--set` replays
 with a config key changed, to see what a different default would have done.
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import backtest as bt
 from session_watcher.core.render import human
-from session_watcher.errors import NoSession, UserError
+from session_watcher.errors import UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -32,28 +32,12 @@ def all_transcripts() -> list[str]:
 
 
 def resolve(target: str) -> str:
-    """A transcript path from a path, or from a session id as `report session` and `status` find it."""
-    if target.endswith(".jsonl") or os.sep in target:
-        if not os.path.isfile(target):
-            raise UserError(f"{target}: no such transcript file")
-        return os.path.abspath(target)
-    from session_watcher.reports.session_page import SessionNotFound, find_transcript
+    """The transcript of the session `target` names (`sessions.find`: an id, a unique id prefix or a path)."""
+    from session_watcher.sessions import transcript_of
 
-    try:
-        return find_transcript(target)
-    except SessionNotFound:
-        pass
-    from session_watcher.state import store
-
-    if store.valid_session_id(target):  # a session the hooks recorded: its transcript is in the state
-        path = store.session_file(target)
-        state = store.load_full(path, target) if os.path.exists(path) else None
-        cursor = state["cursor"] if state is not None else None
-        transcript = (cursor or {}).get("path")
-        if isinstance(transcript, str) and os.path.isfile(transcript):
-            return transcript
-    raise NoSession(f"no transcript for session {target!r} (searched the Claude projects folders "
-                    "and the watcher's own sessions)")
+    path = transcript_of(target).transcript
+    assert path is not None
+    return path
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:

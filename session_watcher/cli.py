@@ -110,55 +110,72 @@ def _backtest(ns: argparse.Namespace) -> int:
     return command(ns)
 
 
+SESSION_HELP = ("a session: its id, the first 6 or more characters of it, or its transcript's path "
+                "(default: the most recently active)")
+
+
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
-    from session_watcher import commands
+    from session_watcher import __version__, commands
 
     p = argparse.ArgumentParser(
         prog="session-watcher",
         description="When does a long Claude Code session cost more than restarting it? Measured live.",
+        epilog="A session is named the same way everywhere: nothing (the most recently active), its id, the first "
+               "6 or more characters of its id, or its transcript's path. `COMMAND --help` for each command.",
     )
+    p.add_argument("--version", action="version", version=f"session-watcher {__version__}")
     sub = p.add_subparsers(metavar="COMMAND")
 
-    s = sub.add_parser("status", help="where one session stands (default: the most recent)")
-    s.add_argument("--session", metavar="ID")
+    s = sub.add_parser("status", help="where one session stands (default: the most recently active)",
+                       description="Where one session stands: the lamp, the position against the sweet spot, the "
+                                   "baseline a restart would carry, the cache. " + SESSION_HELP + ".")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
+    s.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
     s.add_argument("--json", action="store_true", help="the full status document")
     s.set_defaults(func=commands.status)
 
-    s = sub.add_parser("health", help="the context health grade and its five signals")
+    s = sub.add_parser("health", help="the context health grade and its five signals",
+                       description="The context health grade and its five signals. " + SESSION_HELP + ".")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--session", metavar="ID")
-    g.add_argument("--transcript", metavar="PATH")
-    s.add_argument("--json", action="store_true")
+    g.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
+    g.add_argument("--transcript", metavar="PATH", help="the same as SESSION given as a path (kept for scripts)")
+    s.add_argument("--json", action="store_true", help="the health document (grade, score, each signal's value)")
     s.set_defaults(func=commands.health)
 
-    s = sub.add_parser("replay", help="fold a finished transcript exactly as the hooks would")
-    s.add_argument("transcript", metavar="TRANSCRIPT")
+    s = sub.add_parser("replay", help="fold a session's transcript exactly as the hooks would",
+                       description="Fold a session's transcript from its first line, exactly as the hooks would, "
+                                   "in a scratch state (nothing is saved). " + SESSION_HELP + ".")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="the final status document")
     s.add_argument("--trace", metavar="FILE", help="write one JSON line per API call")
     s.set_defaults(func=commands.replay)
 
-    s = sub.add_parser("backtest", help="what restarting at the advice would have saved, session by session")
-    s.add_argument("targets", nargs="*", metavar="SESSION | TRANSCRIPT",
-                   help="session ids or transcript paths (default: every session on this machine)")
+    s = sub.add_parser("backtest", help="what restarting at the advice would have saved, session by session",
+                       description="Replay sessions and price restarting at the advice, at the sweet spot and at "
+                                   "the best moments in hindsight (docs/backtest.md).")
+    s.add_argument("targets", nargs="*", metavar="SESSION",
+                   help="sessions by id, id prefix or transcript path (default: every session on this machine)")
     s.add_argument("--json", action="store_true", help="the full document (docs/backtest.md)")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="replay with this config key changed (e.g. bp_amber=0.15); repeatable")
     s.set_defaults(func=_backtest)
 
-    s = sub.add_parser("config", help="show or edit the config")
+    s = sub.add_parser("config", help="show or edit the config", description="Show or edit the config.")
+    project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"
     csub = s.add_subparsers(metavar="ACTION")
     c = csub.add_parser("show", help="the effective config and where it came from")
-    c.add_argument("--project", metavar="DIR")
+    c.add_argument("--project", metavar="DIR", help=project_help)
     c.set_defaults(func=commands.config_show)
     c = csub.add_parser("path", help="the config files")
-    c.add_argument("--project", metavar="DIR")
+    c.add_argument("--project", metavar="DIR", help=project_help)
     c.set_defaults(func=commands.config_path)
     c = csub.add_parser("set", help="set KEY to VALUE (a TOML value), keeping comments")
-    c.add_argument("key")
-    c.add_argument("value")
+    c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
+    c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
     c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
     c.set_defaults(func=commands.config_set)
     s.set_defaults(func=commands.config_show, project=None)
@@ -168,8 +185,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("hook", help="run as a Claude Code hook: `hook EVENT`, the hook JSON on stdin")
     sub.add_parser("statusline", help="run as Claude Code's status line command")
-    sub.add_parser("report", help="warmth, idle-gap cost, the cache-TTL cliff (`report --help`)")
+    sub.add_parser("report", help="every session: cost, warmth, breaks, the cache-TTL cliff (`report --help`); "
+                                  "one session's page: `report session SESSION --html OUT.html`")
     sub.add_parser("notify", help="send a sample alert through each channel (`notify --test`)")
     return p
-
-

@@ -87,12 +87,39 @@ def _saved(session_id: str) -> tuple[State, dict[str, Any]]:
     return state, cfg
 
 
+def session_state(target: str | None) -> tuple[State, dict[str, Any]]:
+    """The state of the session `target` names (`sessions.find`) and its config: the hooks' state
+    brought up to date with its transcript, or, for a session the hooks never saw, its transcript
+    folded on demand (as `replay` folds it; nothing is saved)."""
+    from session_watcher.sessions import find
+
+    found = find(target)
+    if found.recorded:
+        return load_session(found.session_id)
+    if found.transcript is None:
+        raise NoSession(f"session {found.session_id}: no transcript on disk to fold")
+    from session_watcher.replay import fold
+
+    state, cfg, _trace = fold(found.transcript, with_trace=False)
+    return state, cfg
+
+
+def _target(ns: argparse.Namespace) -> str | None:
+    """The session a command was given: its SESSION argument, or the older `--session ID` /
+    `--transcript PATH` options (one of them at most)."""
+    given = [v for v in (getattr(ns, "target", None), getattr(ns, "session", None),
+                         getattr(ns, "transcript", None)) if v]
+    if len(given) > 1:
+        raise UserError(f"name one session, not {len(given)}: {', '.join(map(repr, given))}")
+    return given[0] if given else None
+
+
 def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.guard import cold_cache
     from session_watcher.core.render import status_text
     from session_watcher.core.status import status_document
 
-    state, cfg = load_session(ns.session)
+    state, cfg = session_state(_target(ns))
     doc = status_document(state, cfg)
     doc["coldCache"] = cold_cache(state, cfg, time.time())  # the guard's view now, and its source
     if ns.json:
@@ -102,17 +129,14 @@ def status(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _check_transcript(path: str) -> str:
-    if not os.path.isfile(path):
-        raise UserError(f"{path}: no such transcript file")
-    return path
-
-
 def replay(ns: argparse.Namespace) -> int:
     from session_watcher.core.render import status_text
     from session_watcher.replay import replay as run_replay
+    from session_watcher.sessions import transcript_of
 
-    doc, trace = run_replay(_check_transcript(ns.transcript), ns.cwd, with_trace=bool(ns.trace))
+    transcript = transcript_of(_target(ns)).transcript
+    assert transcript is not None
+    doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace))
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
         from session_watcher.state.atomic import write_atomic
 
@@ -129,13 +153,8 @@ def health(ns: argparse.Namespace) -> int:
     from session_watcher.core.render import health_text
     from session_watcher.core.status import status_document
 
-    if ns.transcript:
-        from session_watcher.replay import replay as run_replay
-
-        doc, _ = run_replay(_check_transcript(ns.transcript), with_trace=False)
-    else:
-        state, cfg = load_session(ns.session)
-        doc = status_document(state, cfg)
+    state, cfg = session_state(_target(ns))
+    doc = status_document(state, cfg)
     if ns.json:
         _emit(doc["health"])
     else:

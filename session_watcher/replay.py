@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # the second parsing process starts before the fold's own modules are imported (they load meanwhile)
 from session_watcher.state.prefetch import ForkedParser
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import State
 
 
 def transcript_cwd(path: str) -> str | None:
@@ -30,11 +33,20 @@ def transcript_cwd(path: str) -> str | None:
 def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
            subagents: bool = True, with_trace: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(final status document, one trace row per main-chain API call; empty without `with_trace`)."""
+    from session_watcher.core.status import status_document
+
+    state, cfg, trace = fold(transcript_path, cwd, cfg, subagents, with_trace)
+    return status_document(state, cfg), trace
+
+
+def fold(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
+         subagents: bool = True, with_trace: bool = True) -> tuple[State, dict[str, Any], list[dict[str, Any]]]:
+    """(the state a finished transcript folds to, the config it was folded with, its trace rows): what
+    `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
     path = os.path.abspath(transcript_path)
     with ForkedParser(path) as parse:  # the next chunks are parsed meanwhile, in a second process
         from session_watcher import config
         from session_watcher.core import engine
-        from session_watcher.core.status import status_document
         from session_watcher.state import session
 
         session_id = os.path.basename(path).removesuffix(".jsonl")
@@ -52,4 +64,4 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | N
                                                  trace=trace if with_trace else None, parse=parse)
         finally:
             session.canon_memo = None
-    return status_document(state, cfg), trace
+    return state, cfg, trace

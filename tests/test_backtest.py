@@ -343,10 +343,10 @@ def test_command_errors(machine: Path, tmp_path: Path) -> None:
     assert proc.stdout == b""
     err = proc.stderr.decode()
     assert err.count("\n") == 1
-    assert "no transcript for session '0000-no-such-session'" in err
+    assert "no session '0000-no-such-session'" in err
     proc = sw("backtest", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 1
-    assert "missing.jsonl: no such transcript file" in proc.stderr.decode()
+    assert "missing.jsonl: no such file" in proc.stderr.decode()
 
 
 def test_command_on_an_empty_machine_says_so() -> None:

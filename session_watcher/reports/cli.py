@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="session-watcher report",
         description="Cache warmth, idle-gap cost, the inferred cache-TTL cliff and cold-start causes "
         "across every Claude Code session on this machine.",
+        epilog="One session's page: `session-watcher report session [SESSION] --html OUT.html` (or --serve for a "
+        "live view); `report session --help` for more.",
     )
     p.add_argument(
         "--projects",
@@ -70,8 +73,6 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
 
 def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) -> dict[str, str]:
     """Each reported session's page in `<OUT stem>-sessions/`; {session id: address relative to OUT}."""
-    import os
-
     from session_watcher.paths import ensure_private_dir
     from session_watcher.reports.index import default_roots, discover
     from session_watcher.reports.pool import run_all
@@ -152,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.pages and not args.html:
             parser.error("--pages goes with --html OUT.html")
+    missing = [d for d in args.projects or () if not os.path.isdir(os.path.expanduser(d))]
+    if missing:  # a folder that is not there is a typo, not an empty history
+        print(clean_text(f"session-watcher report: --projects {missing[0]}: no such folder"), file=sys.stderr)
+        return 1
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
         from session_watcher.reports.collect import Progress, run_report_json

@@ -1,4 +1,4 @@
-"""`session-watcher report session (ID | PATH) --html OUT.html | --serve [--port N] [--idle-minutes M]`.
+"""`session-watcher report session [SESSION] --html OUT.html | --serve [--port N] [--idle-minutes M]`.
 
 One session's page: a self-contained HTML file (`reports.session_page`), or the same page served
 live on 127.0.0.1 (`reports.live_view`) and pushed new rows and health as the transcript grows.
@@ -11,7 +11,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from session_watcher.core.text import clean
-from session_watcher.reports.session_page import SessionNotFound, find_transcript, write_html
+from session_watcher.errors import UserError
+from session_watcher.reports.session_page import write_html
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,7 +25,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="session-watcher report session",
         description="One session's page: the waterfall, the health grade and the watcher's own story.",
     )
-    parser.add_argument("session", help="a session id or a transcript path")
+    parser.add_argument("session", nargs="?", metavar="SESSION",
+                        help="a session: its id, the first 6 or more characters of it, or its transcript's path "
+                             "(default: the most recently active)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML file (mode 0600)")
     mode.add_argument("--serve", action="store_true", help="serve the page live on 127.0.0.1")
@@ -32,19 +35,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES, metavar="M",
                         help=f"--serve stops after M minutes with no page open (default {IDLE_MINUTES:g}; 0: never)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    from session_watcher.sessions import transcript_of
+
     try:
-        transcript = find_transcript(args.session)
-    except SessionNotFound as exc:
+        found = transcript_of(args.session)
+    except UserError as exc:
         print(clean(f"session-watcher: {exc}"), file=sys.stderr)
         return 1
+    transcript = found.transcript
+    assert transcript is not None
     if args.html:
         try:
             model = write_html(transcript, args.html)
         except OSError as exc:
             print(clean(f"session-watcher: cannot write {args.html}: {exc.strerror or exc}"), file=sys.stderr)
             return 1
-        h = model["health"]
-        print(clean(f"{args.html}: session {model['sessionId']}, health {h['grade']} ({h['score']}/100)"))
+        h, sid = model["health"], model.get("sessionId") or found.session_id
+        print(clean(f"{args.html}: session {sid}, health {h['grade']} ({h['score']}/100)"))
         return 0
     from session_watcher.reports.live_view import LiveView
 

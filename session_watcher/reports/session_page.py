@@ -5,10 +5,8 @@
 
 from __future__ import annotations
 
-import glob
 import html
 import json
-import os
 from typing import Any
 
 from session_watcher.reports.session_page_data import load_model
@@ -16,24 +14,20 @@ from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
 
 class SessionNotFound(Exception):
-    """No transcript matches the session id or path given."""
+    """No transcript matches the session named."""
 
 
 def find_transcript(target: str) -> str:
-    """A transcript path from a path or a session id (searched under every Claude config folder)."""
-    if os.path.isfile(target):
-        return os.path.abspath(target)
-    from session_watcher.paths import claude_config_dirs
+    """The transcript of the session `target` names (`sessions.find`: an id, a unique id prefix or a path)."""
+    from session_watcher.errors import UserError
+    from session_watcher.sessions import transcript_of
 
-    sid = os.path.basename(target)
-    if sid.endswith(".jsonl"):
-        sid = sid[: -len(".jsonl")]
-    if sid and not any(c in sid for c in "*?[]"):
-        for base in claude_config_dirs():
-            hits = sorted(glob.glob(os.path.join(glob.escape(base), "projects", "*", sid + ".jsonl")))
-            if hits:
-                return hits[0]
-    raise SessionNotFound(f"no transcript for session {target!r} (searched the Claude projects folders)")
+    try:
+        path = transcript_of(target).transcript
+    except UserError as exc:
+        raise SessionNotFound(str(exc)) from None
+    assert path is not None
+    return path
 
 
 def render_html(model: dict[str, Any], live: bool = False) -> str:

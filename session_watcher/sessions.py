@@ -1,0 +1,201 @@
+"""One way to name a session, for every command that takes one (`status`, `health`, `replay`,
+`backtest`, `report session`, `handoff`).
+
+A session is named by nothing (the most recently active one), its full id, a unique prefix of its id
+(`MIN_PREFIX` characters or more; an ambiguous one is refused, naming the sessions it matches), or
+the path of its transcript. Sessions are those the hooks recorded (a state file) and those whose
+transcripts are in the Claude Code projects folders (`report`'s discovery), so a session the hooks
+never saw has a name too: the caller folds it from its transcript (`Found.recorded` is False).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from session_watcher.errors import NoSession, UserError
+
+MIN_PREFIX = 6  # a shorter prefix names too many sessions to be a name (a uuid's first 6: 16.7M values)
+SNIFF_BYTES = 1 << 20  # how much of a file `check_transcript` reads to tell a transcript
+LISTED = 8  # how many matches an ambiguous prefix names
+
+
+class Found(NamedTuple):
+    """A named session: its id, its main transcript (None when none is on disk), and whether the
+    watcher keeps a state for it that follows that transcript (False: fold it from the transcript)."""
+
+    session_id: str
+    transcript: str | None
+    recorded: bool
+
+
+class _Known(NamedTuple):
+    transcripts: dict[str, tuple[str, float]]  # id -> (main transcript, mtime), the newest of each id
+    states: dict[str, float]  # id -> the state file's mtime
+    roots: list[str]
+
+
+def _known() -> _Known:
+    from session_watcher.reports.index import default_roots, discover
+    from session_watcher.state import store
+
+    roots = default_roots()
+    transcripts: dict[str, tuple[str, float]] = {}
+    for src in discover(roots):
+        if src.sub:
+            continue
+        try:
+            mtime = os.stat(src.path).st_mtime
+        except OSError:
+            continue
+        have = transcripts.get(src.session)
+        if have is None or mtime > have[1]:  # the same id in two project folders: the newer file
+            transcripts[src.session] = (src.path, mtime)
+    states = {sid: mtime for mtime, sid in store.list_sessions()}
+    return _Known(transcripts, states, roots)
+
+
+def _state_cursor(session_id: str) -> str | None:
+    """The main transcript the session's state follows, as the hooks were told it (None: none)."""
+    from session_watcher.state import store
+
+    try:
+        state = store.load(store.session_file(session_id), session_id, readonly=True)
+    except (store.StateRejected, OSError, ValueError):
+        return None
+    cursor = state["cursor"] if state is not None else None
+    path = cursor.get("path") if isinstance(cursor, dict) else None
+    return path if isinstance(path, str) and path else None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _by_id(session_id: str, known: _Known) -> Found:
+    discovered = known.transcripts.get(session_id)
+    if session_id in known.states:
+        cursor = _state_cursor(session_id)
+        if cursor is not None and os.path.isfile(cursor):  # the state follows its transcript
+            return Found(session_id, os.path.abspath(cursor), True)
+        if discovered is None:  # the state as saved: its transcript is not (or no longer) on disk
+            return Found(session_id, cursor, True)
+    # the hooks never saw it (or their state follows no transcript on disk): its transcript is the session
+    return Found(session_id, discovered[0] if discovered else None, False)
+
+
+def looks_like_path(target: str) -> bool:
+    return "/" in target or os.sep in target or "\\" in target or target.endswith(".jsonl")
+
+
+def check_transcript(path: str) -> str:
+    """`path`, absolute, when it is a Claude Code transcript: a regular file whose first lines hold a
+    JSON record (an object with a `type`). Else UserError saying what it is instead."""
+    import json
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{path}: a folder, not a transcript file")
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"{path}: not a regular file")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.read(fd, SNIFF_BYTES)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise UserError(f"{path}: {exc.strerror or exc}") from None
+    if not head.strip():
+        raise UserError(f"{path}: empty, not a transcript (yet)")
+    lines = head.split(b"\n")
+    if len(head) == SNIFF_BYTES and len(lines) > 1:
+        lines.pop()  # cut by the read
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("type"), str):
+            return os.path.abspath(path)
+    if len(lines) == 1 and head.lstrip().startswith(b"{"):  # one line longer than the read: give it its chance
+        return os.path.abspath(path)
+    raise UserError(f"{path}: not a Claude Code transcript (no JSON record in its first lines)")
+
+
+def _by_path(path: str) -> Found:
+    path = check_transcript(path)
+    session_id = os.path.basename(path).removesuffix(".jsonl")
+    from session_watcher.state import store
+
+    recorded = False
+    if store.valid_session_id(session_id) and os.path.exists(store.session_file(session_id)):
+        cursor = _state_cursor(session_id)
+        recorded = cursor is not None and _same_file(cursor, path)  # a copy is folded on its own
+    return Found(session_id, path, recorded)
+
+
+def _where(known: _Known) -> str:
+    from session_watcher import paths
+
+    looked = ", ".join(known.roots) or "no projects folder"
+    return f"looked in {len(known.states)} recorded sessions ({paths.sessions_dir()}) and the transcripts in {looked}"
+
+
+def _latest(known: _Known) -> Found:
+    activity: dict[str, float] = dict(known.states)
+    for sid, (_path, mtime) in known.transcripts.items():
+        activity[sid] = mtime  # the transcript says when the session last moved; a state, when it was read
+    if not activity:
+        raise NoSession("no session yet: no transcript in the Claude Code projects folders and none recorded by "
+                        "the hooks (start a session in Claude Code; see `session-watcher doctor`)")
+    newest = max(activity, key=lambda sid: (activity[sid], sid))
+    return _by_id(newest, known)
+
+
+def find(target: str | None) -> Found:
+    """The session `target` names (None or "": the most recently active). Raises NoSession when no
+    session matches, UserError when the name is ambiguous or the path is not a transcript."""
+    if target is not None and looks_like_path(target):
+        return _by_path(target)
+    known = _known()
+    if not target:
+        return _latest(known)
+    ids = set(known.states) | set(known.transcripts)
+    if target in ids:
+        return _by_id(target, known)
+    if len(target) >= MIN_PREFIX:
+        hits = sorted(sid for sid in ids if sid.startswith(target))
+        if len(hits) == 1:
+            return _by_id(hits[0], known)
+        if hits:
+            more = f" and {len(hits) - LISTED} more" if len(hits) > LISTED else ""
+            raise UserError(f"{target!r} is the start of {len(hits)} session ids: {', '.join(hits[:LISTED])}{more}; "
+                            "give more of it")
+    if os.path.isfile(target):  # a transcript in the current folder, named without its .jsonl
+        return _by_path(target)
+    short = f" (a short id needs at least {MIN_PREFIX} characters)" if len(target) < MIN_PREFIX else ""
+    raise NoSession(f"no session {target!r}{short}; {_where(known)}")
+
+
+def transcript_of(target: str | None) -> Found:
+    """`find`, for the commands that read the transcript itself (`replay`, `backtest`, `report
+    session`): NoSession when the session has none on disk."""
+    found = find(target)
+    if found.transcript is None:
+        raise NoSession(f"session {found.session_id} has no transcript on disk (its state names none, and none is "
+                        "in the Claude Code projects folders)")
+    if not os.path.isfile(found.transcript):
+        raise NoSession(f"session {found.session_id}: its transcript {found.transcript} is gone")
+    return found
