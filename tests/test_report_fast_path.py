@@ -30,11 +30,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))
 
 
-def reference_record(rec: dict[str, Any], offset: int) -> Row | None:
+def reference_record(rec: dict[str, Any], offset: int) -> list[Row]:
     row = record_row(rec, offset)
     if row is None:
-        return None
-    return row._replace(ts=iso_to_epoch(rec.get("timestamp")))  # the plain timestamp parser
+        return []
+    ts = iso_to_epoch(rec.get("timestamp"))  # the plain timestamp parser
+    return [r._replace(ts=ts) for r in (row if isinstance(row, list) else [row])]
 
 
 def reference_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
@@ -53,9 +54,7 @@ def reference_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
             except (ValueError, RecursionError):
                 rec = None
             if isinstance(rec, dict):
-                row = reference_record(rec, base + pos)
-                if row is not None:
-                    rows.append(row)
+                rows += reference_record(rec, base + pos)
         pos = nl + 1
     return rows, end + 1
 
@@ -78,6 +77,32 @@ def usage_call(mid: str, usage: object, **kw: Any) -> str:
     return json.dumps(rec, separators=(",", ":"))
 
 
+def iteration_lines() -> list[str]:
+    """Calls whose `usage.iterations` list several requests (an advisor of another model), and the
+    shapes of that list a parser could read differently."""
+    msg = {"type": "message", "input_tokens": 1, "cache_read_input_tokens": 700, "cache_creation_input_tokens": 40,
+           "output_tokens": 9, "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 40}}
+    adv = {"type": "advisor_message", "model": "claude-fable-5", "input_tokens": 900, "output_tokens": 77,
+           "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+    last = {**msg, "cache_read_input_tokens": 740, "cache_creation_input_tokens": 30,
+            "cache_creation": {"ephemeral_5m_input_tokens": 30, "ephemeral_1h_input_tokens": 0}}
+    top = {"input_tokens": 2, "cache_read_input_tokens": 1440, "cache_creation_input_tokens": 70, "output_tokens": 18,
+           "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 40}}
+    return [
+        usage_call("i1", {**top, "iterations": [msg, adv, last]}),
+        usage_call("i2", {**top, "iterations": [msg]}),  # one iteration: the top level as it is
+        usage_call("i3", {**top, "iterations": []}),
+        usage_call("i4", {**top, "iterations": [adv, {**adv, "model": None}]}),  # no message iteration
+        usage_call("i5", {**top, "iterations": [msg, {**adv, "model": 5}, last]}),  # a model that is no string
+        usage_call("i6", {**top, "iterations": [msg, 3, last]}),  # an item that is no object
+        usage_call("i7", {**top, "iterations": [msg, {**adv, "input_tokens": "9"}, last]}),
+        usage_call("i8", {**top, "iterations": {"type": "message"}}),
+        usage_call("i9", {**top, "iterations": [{**msg, "type": None}, adv, {**last, "type": 7}]}),
+        usage_call("i10", {**top, "iterations": [msg, last, adv]}),  # the advisor after the last message
+        usage_call("i11", {**top, "iterations": [{**msg, "input_tokens": -5}, {**last, "cache_creation": None}]}),
+    ]
+
+
 def decoder_lines() -> list[str]:
     """Lines where the fast decoder's verdict or reading could differ from json.loads + record_row."""
     c = {"type": "system", "subtype": "compact_boundary", "timestamp": "2026-02-12T16:05:00.000Z"}
@@ -95,6 +120,7 @@ def decoder_lines() -> list[str]:
         usage_call("n8", {"input_tokens": 2, "output_tokens": -0}).replace('"input', '"input_tokens":1,"input'),
         usage_call("n9", []),
         usage_call("n10", None),
+        *iteration_lines(),
         json.dumps(call("s1", message="text")),
         json.dumps(call("s2", message=[{"usage": {}}])),
         json.dumps(call("s3", message=None)),

@@ -61,6 +61,9 @@ class Call(NamedTuple):
     lamp: str | None = None
     gate: bool = False
     guard: bool = False
+    # the call's other iterations when its usage lists several (the fields above are its context, the
+    # last `message` iteration): (model, None for the call's own, cr, cw5m, cw1h) each
+    extra: tuple[tuple[str | None, int, int, int], ...] = ()
 
 
 class Policy(TypedDict):
@@ -98,6 +101,8 @@ def call_from_trace(row: Mapping[str, Any]) -> Call:
     cw1h = min(_int(u.get("cw1h")), cw)
     kinds = {a.get("kind") for a in row.get("alerts") or () if isinstance(a, dict)}
     b_default = row.get("bDefault")
+    extra = tuple((it[0] if isinstance(it[0], str) else None, _int(it[1]), _int(it[2]), _int(it[3]))
+                  for it in u.get("iter") or () if isinstance(it, list | tuple) and len(it) == 4)
     return Call(
         call=_int(row.get("call")),
         segment=_int(row.get("segment")),
@@ -106,7 +111,7 @@ def call_from_trace(row: Mapping[str, Any]) -> Call:
         cr=cr, cw5m=cw - cw1h, cw1h=cw1h,
         model=u.get("model") or row.get("model"),
         x=_num(row.get("x")), x_sweet=_num(row.get("xSweet")), g=_num(row.get("g")),
-        lamp=row.get("lamp"), gate="gate" in kinds, guard="guard" in kinds,
+        lamp=row.get("lamp"), gate="gate" in kinds, guard="guard" in kinds, extra=extra,
     )
 
 
@@ -145,7 +150,9 @@ class Segment:
         self.calls = list(calls)
         self.shared = max(0, shared)
         self.price = [_price(c.model) for c in self.calls]
-        self.actual = [c.cr + c.cw5m * p.w5m + c.cw1h * p.w1h for c, p in zip(self.calls, self.price, strict=True)]
+        self.unpriced = any(_price(m).usd is None for c in self.calls for m, *_ in c.extra if m is not None)
+        self.actual = [c.cr + c.cw5m * p.w5m + c.cw1h * p.w1h + self._extra(c, p, 0)
+                       for c, p in zip(self.calls, self.price, strict=True)]
         # the TTL class each call writes at (an unsplit or empty write inherits the last one seen)
         self.ttl: list[str] = []
         last = "5m"
@@ -163,6 +170,21 @@ class Segment:
             else:
                 big_l = c.cr
 
+    @staticmethod
+    def _extra(c: Call, p: _Priced, drop: int) -> float:
+        """The call's other iterations, in its own model's read units: its own earlier `message`
+        iterations read the conversation too (`drop` fewer tokens each after a restart); another
+        model's (an advisor's) cost what they cost, at that model's price."""
+        total = 0.0
+        for model, cr, cw5m, cw1h in c.extra:
+            if model is None:
+                total += max(0, cr - drop) + cw5m * p.w5m + cw1h * p.w1h
+            else:
+                q = _price(model)
+                other = cr + cw5m * q.w5m + cw1h * q.w1h
+                total += other * q.usd / p.usd if q.usd is not None and p.usd else 0.0
+        return total
+
     def restart_points(self) -> range:
         """k such that a restart after call k changes something (not after the last call)."""
         return range(len(self.calls) - 1)
@@ -179,7 +201,8 @@ class Segment:
         nxt, p = self.calls[k + 1], self.price[k + 1]
         carry = max(0, bd + nxt.total - self.calls[k].total)
         read = min(self.shared, carry)
-        return read + (carry - read) * (p.w1h if self.ttl[k + 1] == "1h" else p.w5m)
+        first = read + (carry - read) * (p.w1h if self.ttl[k + 1] == "1h" else p.w5m)
+        return first + self._extra(nxt, p, self._drop(k)[1])
 
     def _lighter_call(self, j: int, drop: int) -> float:
         """Call j carrying `drop` fewer tokens: its re-write of old context shrinks first (in its own
@@ -190,7 +213,7 @@ class Segment:
         from_own = min(cut, own)
         own, other = own - from_own, other - min(cut - from_own, other)
         w1h, w5m = (own, other) if self.ttl[j] == "1h" else (other, own)
-        return max(0, c.cr - (drop - cut)) + w5m * p.w5m + w1h * p.w1h
+        return max(0, c.cr - (drop - cut)) + w5m * p.w5m + w1h * p.w1h + self._extra(c, p, drop)
 
     def costs(self, k: int | None) -> list[float]:
         """Each call's cost in its model's read units with a restart after call index k (None: none)."""
@@ -204,7 +227,7 @@ class Segment:
         return out
 
     def priced(self) -> bool:
-        return all(p.usd is not None for p in self.price)
+        return not self.unpriced and all(p.usd is not None for p in self.price)
 
     def total(self, costs: Sequence[float]) -> tuple[float, float | None]:
         """(read units, USD or None when a call's model has no dollar price)."""
@@ -262,7 +285,7 @@ class Segment:
             if j < n:
                 after_cost += weighted[j]
                 after_weight += w[j]
-                if self.rewrite[j]:
+                if self.rewrite[j] or self.calls[j].extra:  # priced one by one
                     misses.append(j)
                 else:
                     insort(by_read, (self.calls[j].cr, j))

@@ -16,13 +16,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import fastjson
-from session_watcher.core.records import Usage, msgspec, stamp_to_epoch  # shared with the report's parser
+
+# shared with the report's parser
+from session_watcher.core.records import Usage, msgspec, stamp_to_epoch, usage_reading
 from session_watcher.core.transcript import (
     FILE_TOOLS,
     MAX_LINE_BYTES,
     read_payload,
     record_events,
-    split_writes,
     use_info,
 )
 
@@ -104,7 +105,8 @@ def _input_info(name: str, inp: _Input | None) -> Any:
 
 def _events(rec: _Record, events: list[Event]) -> bool:
     """Append the events of a decoded record as `record_events` gives them; False: the record is one
-    `record_events` must read itself (a system record)."""
+    `record_events` must read itself (a system record, iterations the structs do not take); then
+    nothing was appended."""
     kind = rec.type
     if kind == "assistant":
         msg = rec.message
@@ -118,19 +120,12 @@ def _events(rec: _Record, events: list[Event]) -> bool:
         if usage is not None and isinstance(mid, str) and model != "<synthetic>":
             rid = rec.requestId
             key = f"{mid}:{rid}" if isinstance(rid, str) else mid
-            inp, cr, cw, out = (usage.input_tokens, usage.cache_read_input_tokens,
-                                usage.cache_creation_input_tokens, usage.output_tokens)
-            inp, cr, cw, out = (inp if inp > 0 else 0, cr if cr > 0 else 0, cw if cw > 0 else 0,
-                                out if out > 0 else 0)
-            split = usage.cache_creation
-            if split is None:
-                cw5, cw1 = cw, 0
-            else:
-                cw5, cw1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
-                cw5, cw1 = cw5 if cw5 > 0 else 0, cw1 if cw1 > 0 else 0
-                cw, cw5 = split_writes(cw, cw5, cw1)
+            try:
+                (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
+            except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
+                return False
             events.append(("call", key, ts, model if isinstance(model, str) else None, side,
-                           inp, cr, cw, out, cw5, cw1))
+                           inp, cr, cw, out, cw5, cw1, detail))
         content = msg.content
         if isinstance(content, list) and not side:
             for block in content:

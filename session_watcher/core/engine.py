@@ -263,7 +263,9 @@ def _settle(state: State, d_l: int) -> int:
 
 def on_call(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert]:
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate."""
-    _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h = call
+    _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h, detail = call
+    if detail is not None:  # the call's context: its last `message` iteration (SPEC, "Inputs")
+        inp, cr, cw = detail[0][0], detail[0][1], detail[0][2]
     e = state["engine"]
     ctx = state["context"]
     alerts = _cold_return(state, cfg, ts)
@@ -385,6 +387,17 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
 
 # ----------------------------------------------------------------------------- the fold
 
+def _call_usage(ev: CallEvent) -> CallUsage:
+    """The call's own usage as the trace shows it: its context when its iterations list several
+    (`iter` then holds the others), else the usage as it is."""
+    _, _key, ts, model, _side, inp, cr, cw, out, cw5, cw1, detail = ev
+    if detail is None:
+        return {"ts": ts, "model": model, "in": inp, "cr": cr, "cw": cw, "cw5m": cw5, "cw1h": cw1, "out": out}
+    (inp, cr, cw, _out, cw5, cw1), others = detail
+    return {"ts": ts, "model": model, "in": inp, "cr": cr, "cw": cw, "cw5m": cw5, "cw1h": cw1, "out": out,
+            "iter": [[other, s[1], s[4], s[5]] for other, s in others]}
+
+
 def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: Resolved = ({}, {}), *,
          sidechain_file: bool = False, call_hook: CallHook | None = None) -> list[Alert]:
     """Apply events in order; return the alerts that fired. `paths`: the shell's answers for the
@@ -396,15 +409,18 @@ def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: R
     m = state["meter"]
     for ev in events:
         if ev[0] == "call":
-            _, key, ts, model, side, inp, cr, cw, out, cw5, cw1 = ev
+            _, key, _ts, _model, side, inp, cr, cw, out, cw5, cw1, detail = ev
             side = side or sidechain_file
             is_new = meter.add_sample(m, "sub" if side else "main", key, (inp, cr, cw, out, cw5, cw1))
+            if detail is not None:
+                for n, (other, sample) in enumerate(detail[1]):
+                    if other is not None:  # another model's iteration: its tokens under that model
+                        meter.add_sample(m, meter.OTHER + other, f"{key}#{n}", sample)
             if is_new and not side:
                 fired = on_call(state, cfg, ev)
                 alerts.extend(fired)
                 if call_hook is not None:
-                    call_hook(state, fired, {"ts": ts, "model": model, "in": inp, "cr": cr, "cw": cw,
-                                             "cw5m": cw5, "cw1h": cw1, "out": out})
+                    call_hook(state, fired, _call_usage(ev))
         elif sidechain_file:
             continue
         elif ev[0] == "use":

@@ -7,6 +7,9 @@ are kept for that; lines of one response are adjacent in practice (in 292 real s
 every one of 16,831 later samples followed its call's first at once, no other call between), so
 the window is generous. It is saved with the state and read and rewritten by every hook run.
 Compaction never touches the buckets.
+
+A call whose `usage.iterations` list other requests (an advisor of another model) counts their
+tokens under that model, in `other` (created when first needed), stream `OTHER + model`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Bucket, BucketField, Meter, Sample, Stream
 
 RECENT_MAX = 32
+OTHER = "model:"  # stream prefix of another model's iterations
 FIELDS: tuple[BucketField, ...] = ("uncachedInput", "cacheRead", "cacheWrite", "output", "cacheWrite5m", "cacheWrite1h")
 
 
@@ -28,15 +32,30 @@ def new_meter() -> Meter:
     return {"main": new_bucket(), "sub": new_bucket(), "recent": {}}
 
 
-def add_sample(meter: Meter, stream: Stream, key: str, sample: Sample) -> bool:
-    """Fold one usage sample into `stream` ("main" or "sub"); True when it is a new call."""
-    bucket = meter[stream]
+def _bucket(meter: Meter, stream: str) -> Bucket:
+    if stream == "main":
+        return meter["main"]
+    if stream == "sub":
+        return meter["sub"]
+    other = meter.get("other")
+    if other is None:
+        other = meter["other"] = {}
+    model = stream[len(OTHER):]
+    bucket = other.get(model)
+    if bucket is None:
+        bucket = other[model] = new_bucket()
+    return bucket
+
+
+def add_sample(meter: Meter, stream: Stream | str, key: str, sample: Sample) -> bool:
+    """Fold one usage sample into `stream` ("main", "sub", or OTHER + a model); True when it is a new call."""
+    bucket = _bucket(meter, stream)
     recent = meter["recent"]
     prev = recent.get(key)
     is_new = prev is None
     if prev is not None:
         old_stream, inp, cr, cw, out, cw5, cw1 = prev
-        old_bucket = meter[old_stream]
+        old_bucket = _bucket(meter, old_stream)
         old_bucket["uncachedInput"] -= inp  # FIELDS, spelt out: once per transcript line
         old_bucket["cacheRead"] -= cr
         old_bucket["cacheWrite"] -= cw

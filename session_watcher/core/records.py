@@ -5,8 +5,12 @@ reader. Pure. Not for hooks: msgspec costs an import they need not pay."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.transcript import iso_to_epoch
+from session_watcher.core.transcript import iso_to_epoch, iteration_detail, split_writes
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Detail, Iteration, Sample
 
 # msgspec imports typing_extensions (and with it inspect and ast, ~8 ms) only to recognize that
 # module's TypedDict, which no struct here uses; without it, it takes `typing`'s
@@ -27,12 +31,58 @@ class Split(msgspec.Struct):
     ephemeral_1h_input_tokens: int = 0
 
 
-class Usage(msgspec.Struct):
+class Counts(msgspec.Struct):
+    """The token counts of a usage object, or of one of its iterations."""
+
     input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
     output_tokens: int = 0
     cache_creation: Split | None = None
+
+
+class IterationCounts(Counts):
+    """One of `usage.iterations`."""
+
+    type: Any = None
+    model: Any = None
+
+
+class Usage(Counts):
+    # left undecoded until a call lists more than one (most lines list one, which changes nothing)
+    iterations: list[msgspec.Raw] | None = None
+
+
+_decode_iteration = msgspec.json.Decoder(IterationCounts).decode
+
+
+def counts_sample(u: Counts) -> Sample:
+    """`core.transcript.usage_sample` of the same object, from its struct."""
+    inp, cr, cw, out = u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens
+    inp, cr, cw, out = inp if inp > 0 else 0, cr if cr > 0 else 0, cw if cw > 0 else 0, out if out > 0 else 0
+    split = u.cache_creation
+    if split is None:
+        return inp, cr, cw, out, cw, 0
+    cw5, cw1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
+    cw5, cw1 = cw5 if cw5 > 0 else 0, cw1 if cw1 > 0 else 0
+    cw, cw5 = split_writes(cw, cw5, cw1)
+    return inp, cr, cw, out, cw5, cw1
+
+
+def usage_reading(u: Usage) -> tuple[Sample, Detail | None]:
+    """`core.transcript.usage_reading` of the same object, from its struct. Raises
+    msgspec.DecodeError where an iteration is not what the struct says (an item that is not an
+    object, a count that is not an int): the caller then takes the JSON path, as for any such line."""
+    top = counts_sample(u)
+    items = u.iterations
+    if items is None or len(items) < 2:
+        return top, None
+    parts: list[Iteration] = []
+    for raw in items:
+        it = _decode_iteration(raw)
+        parts.append((it.type if isinstance(it.type, str) else None, it.model if isinstance(it.model, str) else None,
+                      counts_sample(it)))
+    return iteration_detail(top, parts)
 
 
 _SECONDS = {f"{n:02d}": n for n in range(100)}

@@ -17,8 +17,10 @@ BucketField = Literal["uncachedInput", "cacheRead", "cacheWrite", "output", "cac
 
 # ----------------------------------------------------------------------------- events (core.transcript)
 
-# ("call", key, ts, model, sidechain, input, cache read, cache write, output, 5-minute writes, 1-hour writes)
-CallEvent = tuple[Literal["call"], str, float | None, str | None, bool, int, int, int, int, int, int]
+# ("call", key, ts, model, sidechain, input, cache read, cache write, output, 5-minute writes, 1-hour writes,
+#  iteration detail)
+CallEvent = tuple[Literal["call"], str, float | None, str | None, bool, int, int, int, int, int, int,
+                  "Detail | None"]
 # ("use", ts, tool_use_id, name, what the fold keeps of the input)
 UseEvent = tuple[Literal["use"], float | None, str, str, "UseInfo | None"]
 # ("result", ts, tool_use_id, is_error, the Read payload)
@@ -29,6 +31,11 @@ Event = CallEvent | UseEvent | ResultEvent | CompactEvent
 
 # (input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object
 Sample = tuple[int, int, int, int, int, int]
+# one of `usage.iterations`: (its type, its model, its sample), as a parser read it
+Iteration = tuple[str | None, str | None, Sample]
+# a call's iterations when they list several (core.transcript.iteration_detail): (the context: the
+# last `message` iteration's sample, the others: (model, None for the call's own, sample) each)
+Detail = tuple[Sample, tuple[tuple[str | None, Sample], ...]]
 
 
 class UseInfo(TypedDict, total=False):
@@ -51,8 +58,11 @@ class ReadFile(TypedDict):
 
 
 # One main-chain API call as `fold`'s call hook sees it ("in" is a keyword: the functional form)
+# (its context: the last `message` iteration's when its usage lists several; `iter`: the other
+# iterations then, [model or None for the call's own, cr, cw5m, cw1h] each, for the backtest's cost)
 CallUsage = TypedDict("CallUsage", {
     "ts": float | None, "model": str | None, "in": int, "cr": int, "cw": int, "cw5m": int, "cw1h": int, "out": int,
+    "iter": NotRequired[list[list[Any]]],
 })
 
 # ----------------------------------------------------------------------------- the state's parts
@@ -62,7 +72,7 @@ LedgerEntry = tuple[str, int, int, int, int]
 # tool_use_id -> (name, input info) of a tool use waiting for its result
 PendingUse = tuple[str, "UseInfo | None"]
 # call key -> (stream, *sample): the last sample of a recent call
-RecentSample = tuple[Stream, int, int, int, int, int, int]
+RecentSample = tuple[str, int, int, int, int, int, int]  # stream: "main", "sub" or meter.OTHER + a model
 
 
 class Cal(TypedDict):
@@ -88,6 +98,7 @@ class Meter(TypedDict):
     main: Bucket
     sub: Bucket
     recent: dict[str, RecentSample]
+    other: NotRequired[dict[str, Bucket]]  # by model: server-side iterations run by another model
 
 
 class PathEntry(TypedDict):

@@ -93,6 +93,8 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
         "buckets": buckets(state) if with_buckets else [],
         "tokenUsage": dict(state["meter"]["main"]),
         "subagentUsage": dict(state["meter"]["sub"]),
+        # server-side iterations of other models (an advisor's), by model: spent in this session's calls
+        "otherModelUsage": {m: dict(b) for m, b in sorted((state["meter"].get("other") or {}).items())},
         "contextPressure": {"pressureTokens": pressure, "contextWindow": window},
         "health": health.grade(state["health"], window),
         "alerts": list(state["alerts"]),

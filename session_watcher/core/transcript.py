@@ -7,8 +7,10 @@ any JSON parsing, which is what keeps the incremental fold and `replay` fast.
 
 Events (tuples, first item the kind):
 
-* ("call", key, ts, model, sidechain, inp, cr, cw, out, cw5m, cw1h) - one sample of an API call;
-  several lines of one response share `key` (message id + request id) and repeat its usage.
+* ("call", key, ts, model, sidechain, inp, cr, cw, out, cw5m, cw1h, detail) - one sample of an API
+  call; several lines of one response share `key` (message id + request id) and repeat its usage.
+  `detail` is None, or what its `usage.iterations` say when they list several requests
+  (`usage_reading`): the context (the last `message` iteration) and the other iterations.
 * ("use", ts, tool_use_id, name, info) - a tool call the model made; `info` is what the fold needs
   from its input (file path, edit sizes).
 * ("result", ts, tool_use_id, is_error, file) - a tool's result; `file` is the Read payload
@@ -26,12 +28,13 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from session_watcher.core.shapes import Event, ReadFile, Sample, UseInfo
+    from session_watcher.core.shapes import Detail, Event, Iteration, ReadFile, Sample, UseInfo
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
 
 
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
+UNKNOWN_MODEL = "unknown"  # a non-message iteration that names no model (no price: its dollars stay unknown)
 
 
 def iso_to_epoch(text: object) -> float | None:
@@ -144,7 +147,8 @@ def read_payload(result: object) -> ReadFile | None:
 
 
 def usage_sample(usage: dict[str, object]) -> Sample:
-    """(input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object."""
+    """(input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object
+    (its top level: `usage_reading` also reads its iterations)."""
     inp = _int(usage.get("input_tokens"))
     cr = _int(usage.get("cache_read_input_tokens"))
     cw = _int(usage.get("cache_creation_input_tokens"))
@@ -156,6 +160,52 @@ def usage_sample(usage: dict[str, object]) -> Sample:
     else:
         cw5, cw1 = cw, 0  # without the split, a 5-minute write
     return inp, cr, cw, out, cw5, cw1
+
+
+def usage_reading(usage: dict[str, object]) -> tuple[Sample, Detail | None]:
+    """A usage object as a call event carries it: (the sample, its iterations' detail).
+
+    `usage.iterations` lists the requests one API call made (SPEC, "Inputs"): `message` iterations
+    (the model reading the conversation) and others, such as an `advisor_message` of another model.
+    The top level adds up the `message` ones (its cache-write split can omit one's), so when the list
+    holds more than one iteration the sample is the `message` iterations' sum, each read as a usage,
+    and the detail says the rest (`iteration_detail`). Anything else (no list, one iteration, no
+    `message` iteration, items that are not objects): the top level as it is, no detail."""
+    top = usage_sample(usage)
+    items = usage.get("iterations")
+    if not isinstance(items, list) or len(items) < 2:
+        return top, None
+    parts: list[Iteration] = []
+    for item in items:
+        if isinstance(item, dict):
+            kind, model = item.get("type"), item.get("model")
+            parts.append((kind if isinstance(kind, str) else None, model if isinstance(model, str) else None,
+                          usage_sample(item)))
+    return iteration_detail(top, parts)
+
+
+def iteration_detail(top: Sample, parts: list[Iteration]) -> tuple[Sample, Detail | None]:
+    """(sample, detail) from a call's iterations, read by each parser its own way (`usage_reading`).
+
+    detail = (context, others): `context` is the last `message` iteration's sample, what the call
+    read and wrote of the conversation (L, the floor, misses and the restart price come from it);
+    `others` are the other iterations, (model, sample): another request's (an advisor's) with its
+    model (UNKNOWN_MODEL when it names none), whose tokens count under that model; an earlier
+    `message` iteration's with None (the call's own model: the sample's sum holds it already), which
+    read the same conversation, so that the backtest can price and shift each read."""
+    last = -1
+    total = [0, 0, 0, 0, 0, 0]
+    for n, (kind, _model, sample) in enumerate(parts):
+        if kind in (None, "message"):
+            last = n
+            for i, v in enumerate(sample):
+                total[i] += v
+    if last < 0 or len(parts) < 2:
+        return top, None
+    others = tuple((None if kind in (None, "message") else model or UNKNOWN_MODEL, sample)
+                   for n, (kind, model, sample) in enumerate(parts) if n != last)
+    inp, cr, cw, out, cw5, cw1 = total
+    return (inp, cr, cw, out, cw5, cw1), (parts[last][2], others)
 
 
 def split_writes(cw: int, cw5: int, cw1: int) -> tuple[int, int]:
@@ -183,7 +233,8 @@ def record_events(rec: dict[str, object]) -> Iterator[Event]:
         if isinstance(usage, dict) and isinstance(mid, str) and model != "<synthetic>":
             rid = rec.get("requestId")
             key = f"{mid}:{rid}" if isinstance(rid, str) else mid
-            yield ("call", key, ts, model, side, *usage_sample(usage))
+            sample, detail = usage_reading(usage)
+            yield ("call", key, ts, model, side, *sample, detail)
         content = msg.get("content")
         if isinstance(content, list) and not side:  # a subagent's tools are not in the main context
             for block in content:

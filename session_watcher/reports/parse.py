@@ -6,7 +6,7 @@ file) is passed over by a substring test before any JSON parsing.
 
 Counting rules shared with the rest of the project (`core.transcript`): an API call is keyed by
 `message.id` plus `requestId`; a `<synthetic>` model record is skipped; usage is read by the hooks'
-own `usage_sample`.
+own `usage_reading` (with its iterations: a call's other models' tokens are rows of their own).
 
 The markers are found by stringzilla's SIMD substring search, ~20 GB/s of one core where bytes.find
 and re run at 2-5 (both searches read every byte of every transcript); if it cannot be imported, by
@@ -24,11 +24,15 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.core.fastjson import scanner
 from session_watcher.core.records import Usage, msgspec, stamp_to_epoch  # shared with replay's parser
-from session_watcher.core.transcript import split_writes, usage_sample  # the hooks' counting rules
+from session_watcher.core.records import usage_reading as struct_reading
+from session_watcher.core.transcript import split_writes, usage_reading  # the hooks' counting rules
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Detail
 
 _scan = scanner()
 
@@ -56,13 +60,16 @@ def _usage_at(chunk: bytes | bytearray, pos: int, end: int) -> int:
 
 KIND_CALL = "c"
 KIND_COMPACT = "k"
+KIND_OTHER = "o"  # another model's iteration of the call before it (its key: the call's + "#n")
 
 
 _new = tuple.__new__  # a Row straight from a tuple, without the Python-level __new__ NamedTuple adds
 
 
 class Row(NamedTuple):
-    """One sample of an API call (kind "c") or one compaction mark (kind "k") at byte `offset`."""
+    """One sample of an API call (kind "c"), one of its iterations run by another model (kind "o", as
+    an advisor's: counted in the totals under that model, not a call of the chain) or one compaction
+    mark (kind "k") at byte `offset`."""
 
     offset: int
     kind: str
@@ -94,8 +101,15 @@ def load_line(line: bytes | bytearray) -> object:
         return None
 
 
-def record_row(rec: dict[str, object], offset: int) -> Row | None:
-    """The row one parsed record gives, if any."""
+def other_rows(row: Row, detail: Detail) -> list[Row]:
+    """The rows of a call's iterations run by other models (`core.transcript.iteration_detail`)."""
+    offset, _kind, ts, key, _model, side = row[:6]
+    return [_new(Row, (offset, KIND_OTHER, ts, f"{key}#{n}", other, side, inp, out, cr, cw, cw5, cw1))
+            for n, (other, (inp, cr, cw, out, cw5, cw1)) in enumerate(detail[1]) if other is not None]
+
+
+def record_row(rec: dict[str, object], offset: int) -> Row | list[Row] | None:
+    """The row one parsed record gives, if any (a list: the call and its other models' iterations)."""
     kind = rec.get("type")
     if kind == "assistant":
         msg = rec.get("message")
@@ -106,10 +120,11 @@ def record_row(rec: dict[str, object], offset: int) -> Row | None:
             return None
         rid = rec.get("requestId")
         key = f"{mid}:{rid}" if isinstance(rid, str) else mid
-        inp, cr, cw, out, cw5, cw1 = usage_sample(usage)
+        (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
         model = model if isinstance(model, str) else None
         ts, side = stamp_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
-        return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+        row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+        return row if detail is None else [row, *other_rows(row, detail)]
     if kind == "system" and rec.get("subtype") == "compact_boundary":
         ts = stamp_to_epoch(rec.get("timestamp"))
         return _new(Row, (offset, KIND_COMPACT, ts, None, None, rec.get("isSidechain") is True, 0, 0, 0, 0, 0, 0))
@@ -165,8 +180,21 @@ def _record(line: bytes | bytearray) -> Any:
     return _decode_record(line)
 
 
-def line_row(line: bytes | bytearray, offset: int, int_digits: int) -> Row | None:
-    """The row of one line with a marker: `record_row(json.loads(line))`, through msgspec when it can."""
+def _iterated_row(rec: Any, usage: Usage, line: bytes | bytearray, offset: int, key: str) -> Row | list[Row] | None:
+    """The rows of a decoded call whose usage lists several iterations; an iteration the structs do
+    not take (an item that is no object, a count that is no int) sends the line through json."""
+    try:
+        (inp, cr, cw, out, cw5, cw1), detail = struct_reading(usage)
+    except _NOT_JSON:
+        obj = load_line(line)
+        return record_row(obj, offset) if isinstance(obj, dict) else None
+    ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
+    row = _new(Row, (offset, KIND_CALL, ts, key, rec.message.model, side, inp, out, cr, cw, cw5, cw1))
+    return row if detail is None else [row, *other_rows(row, detail)]
+
+
+def line_row(line: bytes | bytearray, offset: int, int_digits: int) -> Row | list[Row] | None:
+    """The row(s) of one line with a marker: `record_row(json.loads(line))`, through msgspec when it can."""
     rec = _decoded(line, int_digits)
     if rec is not None:
         kind = rec.type
@@ -179,6 +207,9 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int) -> Row | Non
                 return None
             rid = rec.requestId
             key = f"{mid}:{rid}" if rid is not None else mid
+            its = usage.iterations
+            if its is not None and len(its) > 1:  # several requests in one call (rare): their own reading
+                return _iterated_row(rec, usage, line, offset, key)
             inp, cr, cw, out = (usage.input_tokens, usage.cache_read_input_tokens,
                                 usage.cache_creation_input_tokens, usage.output_tokens)
             if inp < 0 or cr < 0 or cw < 0 or out < 0:  # usage_sample reads a negative count as 0
@@ -233,5 +264,8 @@ def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None
             continue
         row = line_row(chunk[start:stop], base + start, int_digits)
         if row is not None:
-            rows.append(row)
+            if row.__class__ is list:  # a call with other models' iterations (rare)
+                rows += row
+            else:
+                rows.append(row)  # type: ignore[arg-type]
     return rows, end + 1

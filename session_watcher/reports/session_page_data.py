@@ -24,7 +24,7 @@ import os
 from typing import Any
 
 from session_watcher.core import health
-from session_watcher.core.transcript import iso_to_epoch, usage_sample
+from session_watcher.core.transcript import iso_to_epoch, usage_reading
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
@@ -128,7 +128,8 @@ def build_model(
         usage = msg.get("usage")
         key = f"{msg.get('id')}|{rec.get('requestId')}"
         if isinstance(usage, dict):
-            inp, cr, cw, out, _cw5, _cw1 = usage_sample(usage)  # the hooks' rule: a bad value counts 0
+            (inp, cr, cw, out, _cw5, _cw1), detail = usage_reading(usage)  # the hooks' rule: a bad value counts 0
+            prompt = inp + cr + cw if detail is None else sum(detail[0][:3])  # the context: its last message
             call = calls.get(key)
             if call is None:
                 start = last_send if last_send is not None and last_send <= ts else ts
@@ -142,11 +143,11 @@ def build_model(
                 }
                 calls[key] = call
             call.update(
-                end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=inp + cr + cw
+                end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt
             )
             if isinstance(msg.get("model"), str) and msg["model"] not in models:
                 models.append(msg["model"])
-            events.append((ts, "call", inp + cr + cw))
+            events.append((ts, "call", prompt))
         if isinstance(content, list):
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "tool_use":

@@ -27,7 +27,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence
-from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT
+from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT, KIND_OTHER
 from session_watcher.reports.prices import write_usd
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class Session:
 
     __slots__ = ("api_calls", "calls", "last_ts", "project", "session_id", "totals")
 
-    def __init__(self, session_id: str, project: str, calls: list[Call], totals: dict[str, int],
+    def __init__(self, session_id: str, project: str, calls: list[Call], totals: dict[str, Any],
                  api_calls: int, last_ts: float | None) -> None:
         self.session_id, self.project, self.calls, self.totals = session_id, project, calls, totals
         self.api_calls, self.last_ts = api_calls, last_ts
@@ -123,6 +123,8 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
                 compact_pending = True
             continue
         if kind != KIND_CALL or key is None:
+            if kind == KIND_OTHER and key is not None:  # another model's iteration: in the totals only
+                usage[key] = r
             continue
         usage[key] = r
         if side:
@@ -139,17 +141,31 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
             ts, key = r[2], r[3]
             if ts is not None and (last_ts is None or ts > last_ts):
                 last_ts = ts
-            if r[1] == KIND_CALL and key is not None:
+            if (r[1] == KIND_CALL or r[1] == KIND_OTHER) and key is not None:
                 usage[key] = r
     t_in = t_out = t_cr = t_cw = 0
+    others: dict[str, dict[str, int]] | None = None
     for u in usage.values():
         t_in += u[6]
         t_out += u[7]
         t_cr += u[8]
         t_cw += u[9]
-    totals = {"input": t_in, "output": t_out, "cacheRead": t_cr, "cacheWrite": t_cw}
-    totals["total"] = sum(totals.values())
-    return Session(session_id, project, list(chain.values()), totals, len(usage), last_ts)
+        if u[1] == KIND_OTHER:
+            others = others if others is not None else {}
+            o = others.setdefault(u[4] or "unknown", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
+            o["input"] += u[6]
+            o["output"] += u[7]
+            o["cacheRead"] += u[8]
+            o["cacheWrite"] += u[9]
+    totals: dict[str, Any] = {"input": t_in, "output": t_out, "cacheRead": t_cr, "cacheWrite": t_cw}
+    totals["total"] = t_in + t_out + t_cr + t_cw
+    api_calls = len(usage)
+    if others is not None:  # the tokens of other models' iterations, in the totals above too
+        api_calls -= sum(1 for u in usage.values() if u[1] == KIND_OTHER)
+        for o in others.values():
+            o["total"] = o["input"] + o["output"] + o["cacheRead"] + o["cacheWrite"]
+        totals["otherModels"] = dict(sorted(others.items()))
+    return Session(session_id, project, list(chain.values()), totals, api_calls, last_ts)
 
 
 def bucket_label(lo: float, hi: float | None) -> str:
@@ -432,7 +448,7 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         "largestGap": biggest,
         "sentence": gap_sentence(biggest) if pairs else gap_sentence(None),
         "tokens": s.totals,
-        "models": sorted({c.model for c in s.calls if c.model}),
+        "models": sorted({c.model for c in s.calls if c.model} | set(s.totals.get("otherModels", ()))),
         "lastActivity": s.last_ts,
     }
     calls = [_guard_call(c) for c in s.calls] if sid in guarded else None
