@@ -353,7 +353,7 @@ def desktop(tmp_path: Path) -> Iterator[Desktop]:
 def hook_dispatch(alerts: list[dict[str, object]], cfg: dict[str, object], env: dict[str, str]) -> object:
     """Call dispatch in a short-lived process, as the hook does; return its result."""
     code = (
-        "import json, sys, notifier\n"
+        "import json, sys\nfrom session_watcher import notifier\n"
         "print(json.dumps(notifier.dispatch(json.loads(sys.argv[1]), json.loads(sys.argv[2]))))\n"
     )
     res = subprocess.run(
