@@ -1,8 +1,10 @@
 """Hook cost as CPU time and wall time, against the interpreter's own start, interleaved:
-``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER]``.
+``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER] [--statusline]``.
 
 `--also` times another hook launcher (an earlier install's, for a before/after) in the same rounds,
 on its own copy of the session; every hook run folds the one API call appended in its round.
+`--statusline` times the status-line launcher instead (and `--also` launchers as status lines), with
+a subscriber's payload (`rate_limits`, the client's cost growing each round) when `--rate-limits`.
 
 Wall medians on a shared machine move with its load; the CPU time a process used (user + system,
 from wait4) moves much less, so both are printed. The session is built as bench.run builds it.
@@ -46,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=bench_run.ROOT / "bench" / "out")
     ap.add_argument("--also", type=Path, action="append", default=[],
                     help="another hook launcher (e.g. a copy of an earlier install's) timed in the same rounds")
+    ap.add_argument("--statusline", action="store_true", help="time the status line instead of the hook")
+    ap.add_argument("--rate-limits", action="store_true", help="with --statusline: a subscriber's payload")
     args = ap.parse_args(argv)
     python = Path(sys.executable)
     with tempfile.TemporaryDirectory(prefix="sw-hookcpu-") as tmp:
@@ -56,17 +60,28 @@ def main(argv: list[str] | None = None) -> int:
         def post(n: int) -> bytes:
             return json.dumps(bench_run.read_payload(sess.sid, transcript, cwd, files[n % args.paths], n)).encode()
 
+        def line(n: int) -> bytes:
+            p = bench_run.statusline_payload(sess.sid, transcript, cwd)
+            if args.rate_limits:  # the use and the cost grow: the plan's estimate is made and kept up
+                p["cost"] = {**(p.get("cost") or {}), "total_cost_usd": 1.0 + 0.05 * n}
+                p["rate_limits"] = {"five_hour": {"used_percentage": 10.0 + 0.1 * n, "resets_at": 1_900_000_000},
+                                    "seven_day": {"used_percentage": 30.0 + 0.02 * n, "resets_at": 1_900_300_000}}
+            return json.dumps(p).encode()
+
         home = b.env(sess.home)
+        kind, event, stdin = ("statusline", [], line) if args.statusline else ("hook", ["PostToolUse"], post)
+        label, short = ("status line", "status line") if args.statusline else \
+            ("hook PostToolUse (Read, known path)", "hook PostToolUse")
         cases = {
             "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", home),
             "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home),
-            "hook PostToolUse (Read, known path)": ([*b.launcher("hook"), "PostToolUse"], post, home),
+            label: ([*b.launcher(kind), *event], stdin, home),
         }
         for i, other in enumerate(args.also, 1):  # rows named by position, the paths printed below
             own = Path(tmp) / f"home-also-{i}"  # its own copy of the session: both fold the same lines
             shutil.copytree(sess.home, own, symlinks=True)
-            cases[f"hook PostToolUse, --also #{i}"] = (
-                [str(python), "-I", "-S", str(other), "PostToolUse"], post, b.env(own))
+            cases[f"{short}, --also #{i}"] = (
+                [str(python), "-I", "-S", str(other), *event], stdin, b.env(own))
         got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
         for n in range(args.runs + 4):  # the first rounds settle the session (its ledger is written off)
             with transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
@@ -79,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         os.truncate(transcript, sess.size0)  # leave the cached input as generated
         base_w = statistics.median(got["python -I -c pass"][0])
         base_c = statistics.median(got["python -I -c pass"][1])
-        flags = " ".join(b.launcher("hook")[1:-1])
+        flags = " ".join(b.launcher(kind)[1:-1])
         print(f"{'':40s} {'wall ms':>8s} {'x':>5s} {'cpu ms':>8s} {'x':>5s}   (launcher: python {flags})")
         for name, (walls, cpus) in got.items():
             w, c = statistics.median(walls), statistics.median(cpus)

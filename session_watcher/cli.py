@@ -134,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
     s.add_argument("--json", action="store_true", help="the full status document")
+    s.add_argument("--verbose", action="store_true", help="also the model's internals (x, bp, bill progress, L, B, g)")
     s.set_defaults(func=commands.status)
 
     s = sub.add_parser("health", help="the context health grade and its five signals",
@@ -152,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
     s.add_argument("--json", action="store_true", help="the final status document")
     s.add_argument("--trace", metavar="FILE", help="write one JSON line per API call")
+    s.add_argument("--verbose", action="store_true", help="also the model's internals (x, bp, bill progress, L, B, g)")
     s.set_defaults(func=commands.replay)
 
     s = sub.add_parser("backtest", help="what restarting at the advice would have saved, session by session",

@@ -125,7 +125,7 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(clean(status_text(doc)))
+        print(clean(status_text(doc, verbose=ns.verbose, now=time.time())))
     return 0
 
 
@@ -145,7 +145,7 @@ def replay(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(clean(status_text(doc)))
+        print(clean(status_text(doc, verbose=ns.verbose)))
     return 0
 
 

@@ -1,6 +1,7 @@
 """The status-line command: Claude Code's status JSON on stdin, one line on stdout, never blank.
 
-It records what only the status line is told (the window size, the model's display name) and folds
+It records what only the status line is told (the window size, the model's display name, a
+subscriber's plan use from `rate_limits`) and folds
 new transcript lines when the session lock is free at once; it never waits for the lock: when a hook
 holds it, the line is drawn from the state as last saved.
 """
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import ContextSeen, State
 
+    Limits = dict[str, tuple[float, float | None]]  # rate_limits: window -> (percent used, resets_at)
+    PlanSample = tuple[Limits, float | None, float]  # (rate limits, the client's cost, now)
+
 
 FOLD_BUDGET = 0.15
 PROMPT_CACHE_KEYS = ("warm", "caching_observed", "ttl", "expires_at", "hit_ratio", "last_miss_at",
@@ -25,7 +29,7 @@ PROMPT_CACHE_KEYS = ("warm", "caching_observed", "ttl", "expires_at", "hit_ratio
 
 def main() -> int:
     try:
-        line = run(sys.stdin.buffer.read(1 << 20), os.environ)
+        line = run(sys.stdin.buffer.read(1 << 20), os.environ, "--verbose" in sys.argv[1:])
     except BaseException as exc:
         from session_watcher.logs import log_exception
 
@@ -54,6 +58,31 @@ def _payload_context(payload: dict[str, Any]) -> ContextSeen:
     return out
 
 
+def _payload_limits(payload: dict[str, Any]) -> Limits:
+    """A subscriber's `rate_limits`: per window (five_hour, seven_day) the percentage used and
+    when the window resets (epoch seconds); nothing for an API user (the client sends none)."""
+    from session_watcher.core.status import PLAN_WINDOWS
+
+    rl = payload.get("rate_limits")
+    out: Limits = {}
+    if not isinstance(rl, dict):
+        return out
+    for key in PLAN_WINDOWS:
+        w = rl.get(key)
+        used = _number(w.get("used_percentage")) if isinstance(w, dict) else None
+        if w is None or used is None or not 0 <= used <= 1000:
+            continue
+        out[key] = (used, _number(w.get("resets_at")))
+    return out
+
+
+def _payload_cost(payload: dict[str, Any]) -> float | None:
+    """The client's API-priced cost of this session so far (`cost.total_cost_usd`)."""
+    cost = payload.get("cost")
+    usd = _number(cost.get("total_cost_usd")) if isinstance(cost, dict) else None
+    return usd if usd is not None and usd >= 0 else None
+
+
 def cache_view(pc: object, now: float) -> dict[str, Any] | None:
     """What the status line shows of the client's `prompt_cache`: warm and seconds left, and the
     client's `last_miss_cause` when the last response itself was a miss (a cold start, live); None
@@ -80,7 +109,7 @@ def _number(v: object) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def run(raw: bytes, env: Any) -> str:
+def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     from session_watcher.core.render import render
     from session_watcher.core.status import status_document
     from session_watcher.state import shell, store
@@ -99,6 +128,8 @@ def run(raw: bytes, env: Any) -> str:
     if session_id is None:
         return "○ session-watcher: no session"
     seen = _payload_context(payload)
+    limits = _payload_limits(payload)
+    now = time.time()
     try:
         if not store.check_folder():
             return "○ session-watcher: waiting for the first hook"
@@ -106,7 +137,8 @@ def run(raw: bytes, env: Any) -> str:
         return "○ session-watcher: state folder refused (see `session-watcher doctor`)"
     workspace = payload.get("workspace")
     stated = workspace.get("project_dir") if isinstance(workspace, dict) else None
-    got = _refresh(session_id, transcript, cwd, stated, seen, env)
+    sample = (limits, _payload_cost(payload), now) if limits else None
+    got = _refresh(session_id, (transcript, cwd, stated), seen, env, sample)
     if got is None:  # the lock is busy (a hook folds), or the disk is read-only: the state as saved
         from session_watcher import config
 
@@ -117,29 +149,46 @@ def run(raw: bytes, env: Any) -> str:
         if state is None:
             return "○ session-watcher: waiting for the first hook"
         state["context"].update(seen)
+        if sample:  # shown, not kept: nothing is written without the lock
+            _observe_plan(state["context"], *sample)
         cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     else:
         state, cfg = got
     doc = status_document(state, cfg, with_buckets=False)
-    doc["cache"] = cache_view(state["context"].get("promptCache"), time.time())
-    return render(doc, columns, color)
+    cache = cache_view(state["context"].get("promptCache"), now)
+    if cache and "promptCache" not in seen:  # a miss of an earlier process (before `--resume`) is not news
+        cache["miss"] = []
+    doc["cache"] = cache
+    if doc["plan"] is not None:
+        doc["plan"]["live"] = bool(limits)  # a subscriber's line: what this payload said
+    return render(doc, columns, color, verbose)
 
 
-def _refresh(session_id: str, transcript: str | None, cwd: str | None, stated_project: object,
-             seen: ContextSeen, env: Any) -> tuple[State, dict[str, Any]] | None:
-    """With the lock free at once: record what the status line was told (the window, the model,
-    and before any hook ran where the session runs), fold new lines, save. None when the lock is
-    busy or cannot be had (a read-only disk)."""
+def _observe_plan(ctx: Any, limits: Limits, cost: float | None, now: float) -> None:
+    from session_watcher.core.status import plan_observe
+
+    ctx["plan"] = plan_observe(ctx.get("plan"), limits, cost, now)
+
+
+def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen: ContextSeen, env: Any,
+             sample: PlanSample | None) -> tuple[State, dict[str, Any]] | None:
+    """With the lock free at once: record what the status line was told (the window, the model, a
+    subscriber's plan use, and before any hook ran where the session runs: `where` is the payload's
+    transcript, cwd and project folder), fold new lines, save. None when the lock is busy or cannot
+    be had (a read-only disk)."""
     import errno
 
     from session_watcher.paths import NotOurs
     from session_watcher.state import session, shell
     from session_watcher.state.lock import LockTimeout
 
+    transcript, cwd, stated_project = where
     start = time.monotonic()
     try:
         with shell.open_session(session_id, 0) as opened:
             opened.state["context"].update(seen)
+            if sample:  # one more sample of the plan's use
+                _observe_plan(opened.state["context"], *sample)
             opened.place(cwd, stated_project, env)
             cfg = opened.config()
             trace: list[dict[str, Any]] | None = [] if env.get("SESSION_WATCHER_TRACE") else None

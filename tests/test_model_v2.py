@@ -233,9 +233,10 @@ def test_status_line_shows_bp_only_on_the_right_arm() -> None:
     from session_watcher.core.render import render
 
     left = {"lamp": "green", "L": 26_000, "x": 1.0, "xSweet": 4.4, "br": 102.96}
-    assert "bp" not in render(left, color=False)
+    assert "bp" not in render(left, color=False, verbose=True)
     right = {"lamp": "amber", "L": 60_000, "x": 3.0, "xSweet": 2.1, "br": 0.15}
-    assert "bp15%" in render(right, color=False)
+    assert "bp15%" in render(right, color=False, verbose=True)
+    assert "bp" not in render(right, color=False)  # an internal: only in --verbose
 
 
 def test_trace_rows_keep_the_api_names(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from session_watcher.core.render import human, render
+from session_watcher.core.render import advice, human, render
 from session_watcher.replay import replay
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -26,7 +26,8 @@ def visible(line: str) -> str:
 
 def doc(**over: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "lamp": "amber", "L": 85_000, "x": 3.41, "xSweet": 2.84, "br": 0.142,
+        "lamp": "amber", "L": 85_000, "x": 3.41, "xSweet": 2.84, "br": 0.142, "saving": 593_000.0,
+        "savingUsd": 0.8895, "lampAt": {"amber": 0.10, "red": 0.25},
         "backstop": {"n": 1, "N": 3}, "dwell": {"calls": 9, "bills": 2, "alerted": True, "reminders": 0},
         "health": {"grade": "B"},
         "contextPressure": {"pressureTokens": 124_000, "contextWindow": 200_000},
@@ -35,25 +36,96 @@ def doc(**over: Any) -> dict[str, Any]:
     return base
 
 
+def plan(five: float = 23.5, seven: float = 41.2, saves: float | None = 2.13, live: bool = True) -> dict[str, Any]:
+    """The status document's `plan` (core.status.plan_view) as the status line marks it."""
+    est = None if saves is None else {"percentPerUsd": 2.4, "points": 3.0, "usd": 1.25, "since": 0, "until": 60}
+    return {"seenAt": 60, "minPoints": 2, "live": live,
+            "fiveHour": {"usedPercent": five, "resetsAt": 9000, "estimate": est, "restartSaves": saves},
+            "sevenDay": {"usedPercent": seven, "resetsAt": 90000, "estimate": None, "restartSaves": None}}
+
+
 @pytest.fixture(scope="module")
 def fixture_docs() -> list[dict[str, Any]]:
     return [replay(str(p))[0] for p in sorted(FIXTURES.glob("*.jsonl"))]
 
 
 def test_the_parts_as_documented() -> None:
-    assert render(doc(), 200, color=False) == "● amber x3.4/2.8 bp14% bill 1/3 health B ctx 62%"
-    assert render(doc(lamp="red", br=0.31), 200, color=False).startswith("● red x3.4/2.8 bp31% ")
+    """Amber and red say what to do and what it saves; no model internals unless asked."""
+    assert render(doc(), 200, color=False) == "● amber: restart saves $0.89 · bill 1/3 · health B · ctx 62%"
+    assert render(doc(lamp="red", br=0.31), 200, color=False).startswith("● red: restart saves $0.89 · ")
     assert render(doc(lamp="green", x=1.6, br=0.02), 200, color=False) == \
-        "● green x1.6/2.8 bill 1/3 health B ctx 62%"  # the left arm: bp means nothing there
+        "● green · bill 1/3 · health B · ctx 62%"
     # no backstop yet (mf = 0): the interval is infinite
     assert "bill 0/∞" in render(doc(backstop={"n": 0, "N": None}), 200, color=False)
-    # at or below x = 1 there is no bill premium to show
-    assert render(doc(lamp="white", x=0.9, br=None), 200, color=False) == \
-        "○ white x0.9/2.8 bill 1/3 health B ctx 62%"
+    assert render(doc(lamp="white", x=0.9, br=None), 200, color=False) == "○ white · bill 1/3 · health B · ctx 62%"
     # occupancy only when both pressure and window are known
     assert "ctx" not in render(doc(contextPressure={"pressureTokens": 5, "contextWindow": None}), 200, color=False)
-    assert render({"lamp": "white", "L": None, "x": None}, 200, color=False) == \
-        "○ white waiting for the first API call"
+    # money as the alerts print it; an unknown model's saving in tokens; no saving, no figure
+    assert "restart saves $12 ·" in render(doc(savingUsd=12.4), 200, color=False)
+    assert "restart saves <$0.01 ·" in render(doc(savingUsd=0.004), 200, color=False)
+    assert "restart saves 593k tokens ·" in render(doc(savingUsd=None), 200, color=False)
+    assert render(doc(saving=None, savingUsd=None), 200, color=False).startswith("● amber: restart advised · ")
+    for line in (render(doc(lamp=lamp), 200, color=False) for lamp in ("white", "green", "amber", "red")):
+        for internal in ("x3", "bp", "rent", "cEff", "progress", "bp_amber"):
+            assert internal not in line
+
+
+def test_nothing_before_the_first_call() -> None:
+    """No call yet: the line says so, and shows no grade or figure of the session (the health
+    block exists from the start, with nothing behind it)."""
+    first = {"lamp": "white", "L": None, "x": None, "health": {"grade": "A"},
+             "contextPressure": {"pressureTokens": None, "contextWindow": 200_000}}
+    for verbose in (False, True):
+        assert render(first, 200, color=False, verbose=verbose) == "○ waiting for the first API call"
+    assert render(first, 25, color=False) == "○ no API call yet"
+    assert render(first, 12, color=False) == "○"
+    # a subscriber's plan use is the account's, known before the session's first call
+    assert render({**first, "plan": plan()}, 200, color=False) == "○ waiting for the first API call · 5h 23% · 7d 41%"
+
+
+def test_verbose_adds_the_position_and_the_bill_premium() -> None:
+    assert render(doc(), 200, color=False, verbose=True) == \
+        "● amber: restart saves $0.89 · x3.4/2.8 · bp14% · bill 1/3 · health B · ctx 62%"
+    # the left arm: bp means nothing there
+    assert render(doc(lamp="green", x=1.6, br=0.02), 200, color=False, verbose=True) == \
+        "● green · x1.6/2.8 · bill 1/3 · health B · ctx 62%"
+
+
+def test_numbers_as_rounded_as_the_colour() -> None:
+    """A figure never reads as past a threshold the lamp's colour says it has not reached: bp
+    9.6 % in green (amber from 10 %) reads 9 %, 24.7 % in amber (red from 25 %) 24 %; x and the
+    sweet spot get a second decimal where one would make them look equal."""
+    assert " bp9% " in render(doc(lamp="green", br=0.096), 200, color=False, verbose=True)
+    assert " bp24% " in render(doc(lamp="amber", br=0.247), 200, color=False, verbose=True)
+    assert " bp25% " in render(doc(lamp="red", br=0.247), 200, color=False, verbose=True)  # red holds to 20 %
+    assert " bp8% " in render(doc(lamp="amber", br=0.084), 200, color=False, verbose=True)  # amber holds to 8 %
+    assert " bp10% " in render(doc(lamp="amber", br=0.1), 200, color=False, verbose=True)
+    custom = {"amber": 0.125, "red": 0.3}
+    assert " bp12% " in render(doc(lamp="green", br=0.1249, lampAt=custom), 200, color=False, verbose=True)
+    assert " bp29% " in render(doc(lamp="amber", br=0.296, lampAt=custom), 200, color=False, verbose=True)
+    assert " x2.83/2.84 " in render(doc(lamp="green", x=2.83, xSweet=2.84, br=0.0), 200, color=False, verbose=True)
+    assert " x2.9/2.8 " in render(doc(x=2.86), 200, color=False, verbose=True)
+    # a plan window in whole percent, never rounded up to a full window
+    assert " 5h 99% " in render(doc(plan=plan(five=99.6)), 200, color=False)
+
+
+def test_subscribers_see_their_plan_and_the_saving_in_it() -> None:
+    """With `rate_limits` in the payload: the 5-hour and 7-day use, and the restart's saving in the
+    5-hour window where the user's own samples gave an estimate (`~`), else at API prices."""
+    assert render(doc(plan=plan()), 200, color=False) == \
+        "● amber: restart saves ~2.1% of 5h · bill 1/3 · 5h 23% · 7d 41% · health B · ctx 62%"
+    assert render(doc(plan=plan(saves=0.04)), 200, color=False).startswith("● amber: restart saves <0.1% of 5h ·")
+    assert render(doc(plan=plan(saves=12.0)), 200, color=False).startswith("● amber: restart saves ~12% of 5h ·")
+    assert render(doc(plan=plan(saves=None)), 200, color=False) == \
+        "● amber: restart saves $0.89 at API prices · bill 1/3 · 5h 23% · 7d 41% · health B · ctx 62%"
+    assert render(doc(lamp="green", plan=plan()), 200, color=False) == \
+        "● green · bill 1/3 · 5h 23% · 7d 41% · health B · ctx 62%"
+    # a plan the state remembers while this payload has no rate_limits (an API user's): dollars
+    assert render(doc(plan=plan(live=False)), 200, color=False) == render(doc(), 200, color=False)
+    # shortened to fit: the advice first, then the parts from the right
+    assert render(doc(plan=plan()), 40, color=False) == "● amber: restart saves ~2.1% of 5h"
+    assert render(doc(plan=plan()), 30, color=False) == "● amber: restart saves ~2.1%"
+    assert render(doc(plan=plan()), 20, color=False) == "● amber: restart"
 
 
 def test_bill_counts_what_the_next_alert_waits_for() -> None:
@@ -65,41 +137,47 @@ def test_bill_counts_what_the_next_alert_waits_for() -> None:
     assert " bill 1/1 " in render(doc(dwell=gate_met, backstop={"n": 2, "N": 3}), 200, color=False)
     calm = {"calls": 0, "bills": 0, "alerted": False, "reminders": 0}
     assert render(doc(lamp="green", x=1.6, br=0.02, dwell=calm), 200, color=False) == \
-        "● green x1.6/2.8 health B ctx 62%"
+        "● green · health B · ctx 62%"
     assert " bill 1/3 " in render(doc(), 200, color=False)
 
 
 def test_no_position_before_a_cache_read() -> None:
     """A cold first call reads nothing from the cache: L = 0 makes x = 0.0, which is no position."""
-    line = render(doc(lamp="white", L=0, x=0.0, br=None, dwell={"calls": 0}), 200, color=False)
-    assert line == "○ white x: no cache read yet health B ctx 62%"
+    line = render(doc(lamp="white", L=0, x=0.0, br=None, dwell={"calls": 0}), 200, color=False, verbose=True)
+    assert line == "○ white · x: no cache read yet · health B · ctx 62%"
     assert "x0.0" not in line
 
 
 def test_colour_codes_follow_the_lamp() -> None:
     line = render(doc(lamp="red", br=0.4), 200, color=True)
-    assert line.startswith("\x1b[31m● red\x1b[0m ")
+    assert line.startswith("\x1b[31m● red\x1b[0m\x1b[31m: restart saves $0.89\x1b[0m · ")
     assert "\x1b[32mB\x1b[0m" in line  # the health grade has its own colour
     assert render(doc(lamp="green", x=1.5, br=0.0), 200).startswith("\x1b[32m● green\x1b[0m")
     assert render(doc(), 200).startswith("\x1b[33m● amber\x1b[0m")
     assert visible(line) == render(doc(lamp="red", br=0.4), 200, color=False)
 
 
+def _parts(line: str) -> list[str]:
+    return line.split(" · ")
+
+
 @pytest.mark.parametrize("columns", range(20, 201))
 def test_fits_the_columns(columns: int, fixture_docs: list[dict[str, Any]]) -> None:
-    full = render(doc(), 1000, color=False)
-    for d in [doc(), *fixture_docs]:
+    for d in [doc(), doc(plan=plan()), *fixture_docs]:
         for color in (True, False):
-            line = render(d, columns, color)
-            assert len(visible(line)) <= columns
-            assert "\n" not in line
-            assert (ANSI.search(line) is not None) is color
-    line = render(doc(), columns, color=False)
-    # parts are dropped from the right, never cut in the middle
-    assert full.startswith(line)
-    assert len(full) <= columns or full[len(line)] == " "
-    if columns >= len(full):
-        assert line == full
+            for verbose in (False, True):
+                line = render(d, columns, color, verbose)
+                assert len(visible(line)) <= columns
+                assert "\n" not in line
+                assert (ANSI.search(line) is not None) is color
+    for d in (doc(), doc(plan=plan())):
+        full, line = render(d, 1000, color=False), render(d, columns, color=False)
+        # parts are dropped from the right, never cut in the middle; the advice is shortened first
+        got, want = _parts(line), _parts(full)
+        assert got[1:] == want[1 : len(got)]
+        assert got[0] in [want[0].split(": ")[0] + ": " + a for a in advice(d)] + [want[0].split(": ")[0]]
+        if columns >= len(full):
+            assert line == full
 
 
 def test_human_numbers() -> None:
@@ -110,9 +188,9 @@ def test_human_numbers() -> None:
     assert human(None) == "?"
 
 
-def statusline(payload: dict[str, Any], env: dict[str, str]) -> str:
+def statusline(payload: dict[str, Any], env: dict[str, str], *args: str) -> str:
     exe = Path(sys.executable).parent / "session-watcher"
-    proc = subprocess.run([str(exe), "statusline"], input=json.dumps(payload), capture_output=True, text=True,
+    proc = subprocess.run([str(exe), "statusline", *args], input=json.dumps(payload), capture_output=True, text=True,
                           env=env, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.endswith("\n")
@@ -136,16 +214,19 @@ def test_statusline_command_reads_columns_and_no_color(tmp_path: Path) -> None:
             break
     line = lines[-1]
     assert "\x1b[" in line
-    assert re.fullmatch(r"● (green|amber|red) x\d+\.\d/\d+\.\d bp\d+% bill \d+/\d+ health [A-F] ctx \d+%",
-                        visible(line)), line
+    advice_re, bill_re = r"(: restart saves \$\d+\.\d\d)?", r"( · bill \d+/(\d+|∞))?"
+    assert re.fullmatch(rf"● (green|amber|red){advice_re}{bill_re} · health [A-F] · ctx \d+%", visible(line)), line
     assert len(visible(line)) <= 80
     plain = statusline(payload, {**env, "NO_COLOR": "1"})
     assert "\x1b" not in plain
     assert plain == visible(line)
+    verbose = statusline(payload, {**env, "NO_COLOR": "1"}, "--verbose")
+    assert re.fullmatch(rf"● (green|amber|red){advice_re} · x\d+\.\d+/\d+\.\d+ · bp\d+%{bill_re} · health [A-F] · "
+                        r"ctx \d+%", verbose), verbose
     for columns in (20, 33, 47, 200):
-        narrow = statusline(payload, {**env, "NO_COLOR": "1", "COLUMNS": str(columns)})
+        narrow = statusline(payload, {**env, "NO_COLOR": "1", "COLUMNS": str(columns)}, "--verbose")
         assert len(narrow) <= columns
-        assert plain.startswith(narrow)
+        assert _parts(narrow)[1:] == _parts(verbose)[1 : len(_parts(narrow))]
     assert statusline(payload, {**env, "COLUMNS": "nonsense", "NO_COLOR": "1"}) == plain
 
 
@@ -153,10 +234,14 @@ def test_the_status_line_of_a_real_fixture_at_its_last_call(fixture_docs: list[d
     # the last call of the fixture in deep water before its gate: the line waits for one bill cycle
     trace = replay(str(FIXTURES / f"{LONG}.jsonl"))[1]
     d = [r for r in trace if r["dwell"]["calls"] > 0 and not r["dwell"]["alerted"]][-1]
-    line = render(d, 80, color=False)
-    assert line == (f"● {d['lamp']} x{d['x']:.1f}/{d['xSweet']:.1f} bp{100 * d['br']:.0f}% "
-                    f"bill {min(d['dwell']['bills'], 1)}/1 health {d['health']['grade']} "
-                    f"ctx {100 * d['contextPressure']['pressureTokens'] / 200_000:.0f}%")
+    assert d["lamp"] in ("amber", "red")
+    assert d["savingUsd"] == pytest.approx(d["saving"] * 5 * 0.1 / 1e6)  # Opus 4.6: $5/MTok, reads at 0.1x
+    tail = (f"bill {min(d['dwell']['bills'], 1)}/1 · health {d['health']['grade']} · "
+            f"ctx {100 * d['contextPressure']['pressureTokens'] / 200_000:.0f}%")
+    saves = f"${int(d['savingUsd'] * 100 + 0.5) / 100:.2f}"
+    assert render(d, 80, color=False) == f"● {d['lamp']}: restart saves {saves} · {tail}"
+    assert render(d, 100, color=False, verbose=True) == (
+        f"● {d['lamp']}: restart saves {saves} · x{d['x']:.1f}/{d['xSweet']:.1f} · bp{100 * d['br']:.0f}% · {tail}")
 
 
 def test_statusline_first_fold_agrees_with_replay() -> None:
@@ -187,7 +272,33 @@ def test_status_text_names_the_restart_price_when_a_prefix_is_shared() -> None:
     from session_watcher.core.render import status_text
 
     d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
-    tokens = status_text(d).splitlines()[3]
-    assert f"cRatio 12.5 (cEff {d['cEff']:.1f}: a restart reads {round(d['shared'] / 1000)}k shared)" in tokens
+
+    def tokens(doc: dict[str, Any]) -> str:
+        return next(line for line in status_text(doc, verbose=True).splitlines() if line.startswith("tokens"))
+
+    assert f"cRatio 12.5 (cEff {d['cEff']:.1f}: a restart reads {round(d['shared'] / 1000)}k shared)" in tokens(d)
     assert d["cEff"] < 12.5
-    assert "cEff" not in status_text({**d, "shared": 0, "cEff": 12.5}).splitlines()[3]
+    assert "cEff" not in tokens({**d, "shared": 0, "cEff": 12.5})
+
+
+def test_status_text_speaks_plainly_unless_asked() -> None:
+    """`status` without --verbose: what the lamp means and what a restart saves, what a restart
+    would carry; no model internals (rent, cEff, bill progress, x, bp) and no config keys."""
+    from session_watcher.core.render import status_text
+
+    final, trace = replay(str(FIXTURES / f"{LONG}.jsonl"))
+    amber = next(r for r in trace if r["lamp"] == "amber" and r["dwell"]["alerted"])
+    for d in (final, amber):
+        plain, verbose = status_text(d), status_text(d, verbose=True)
+        for internal in ("rent", "cEff", "bill progress", "bDefault", "bp ", "sweet spot 1", "x 1", "bp_amber",
+                         "bp_red", "guard_x", "notify_dwell"):
+            assert internal not in plain, internal
+        for internal in ("rent", "bill progress", "bDefault", "bp "):
+            assert internal in verbose, internal
+        assert set(plain.splitlines()) <= set(verbose.splitlines())
+    assert "green: no restart needed yet" in status_text(final)
+    saves = f"${int(amber['savingUsd'] * 100 + 0.5) / 100:.2f}"
+    assert f"amber: restart; a fresh session now saves about {saves} (" in status_text(amber)
+    assert "alerted; the next reminder after" in status_text(amber)
+    assert "none pending (one comes once staying costs 10 % or more over a restart at the best moment)" in \
+        status_text(final)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 import pytest
 
-from tests.oracle import REAL_CLIENT, SW, hook, oracle, payload, run, sw
+from tests.oracle import REAL_CLIENT, SW, TRANSCRIPTS, hook, oracle, payload, run, sw
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
@@ -166,3 +166,152 @@ def test_prompt_cache_countdown_and_miss_cause_from_the_current_client(tmp_path:
     # an older client's payload (no prompt_cache key): the state keeps what it knew, the line still draws
     old = {k: v for k, v in warm.items() if k != "prompt_cache"} | {"transcript_path": str(t), "cwd": str(tmp_path)}
     assert statusline(old, NO_COLOR="1").strip()
+
+
+def test_after_resume_no_miss_of_the_previous_process(tmp_path: Path) -> None:
+    """2.1.332's payloads around `--resume`: the resumed process sends no `prompt_cache` until its
+    first response, so the miss its predecessor saw is not shown; the cache's countdown stays."""
+    recs = [json.loads(line) for line in (CLIENT_332 / "statusline.jsonl").read_text().splitlines()]
+    sid = recs[0]["payload"]["session_id"]
+    t = tmp_path / f"{sid}.jsonl"
+    shutil.copy(CLIENT_332 / "projects" / "-home-dev-proj" / f"{sid}.jsonl", t)
+    assert hook("SessionStart", payload(sid, t, "SessionStart", source="startup")).returncode == 0
+    resumed = next(i for i, r in enumerate(recs) if i and r["payload"].get("prompt_cache") is None
+                   and recs[i - 1]["payload"].get("prompt_cache"))
+    # the previous process's last response a miss (its first miss, as if the session ended there)
+    before = next(r["payload"] for r in recs if (r["payload"].get("prompt_cache") or {}).get("misses"))
+    assert before["prompt_cache"]["last_miss_cause"] == {"causes": ["likely_server_side"]}
+    pc = before["prompt_cache"]
+    shift = int(time.time()) + 200 - pc["expires_at"]
+    pc = pc | {"expires_at": pc["expires_at"] + shift, "last_miss_at": pc["last_miss_at"] + shift}
+    where = {"transcript_path": str(t), "cwd": str(tmp_path)}
+    assert "(miss: likely_server_side)" in statusline(before | where | {"prompt_cache": pc}, NO_COLOR="1",
+                                                      COLUMNS="200")
+    after = recs[resumed]["payload"] | where
+    assert "prompt_cache" not in after
+    line = statusline(after, NO_COLOR="1", COLUMNS="200")
+    assert "miss" not in line
+    assert re.search(r"cache \d:\d\d", line), line  # the cache the new process will read is still warm
+    # the new process's first response: no miss of its own
+    fresh = next(r["payload"] for r in recs[resumed:] if r["payload"].get("prompt_cache"))
+    assert fresh["prompt_cache"]["misses"] == 0
+    assert "miss" not in statusline(fresh | where, NO_COLOR="1", COLUMNS="200")
+
+
+# ----------------------------------------------------------------------------- a subscriber's plan
+
+PLAN_SID = "258c7280-ae70-4798-800f-63464d01a85d"
+PLAN_CWD = "/home/USER/projects/spotter-worktrees/spotter-4te"
+
+
+def subscriber_payload(t: Path, cost: float | None, five: float | None, seven: float | None,
+                       resets: tuple[int, int]) -> dict[str, Any]:
+    """2.1.332's status-line payload for this session, with the `rate_limits` object a subscriber's
+    client adds (its shape as documented: the mock cannot produce one)."""
+    recs = [json.loads(line) for line in (CLIENT_332 / "statusline.jsonl").read_text().splitlines()]
+    p = {k: v for k, v in recs[-1]["payload"].items() if k != "prompt_cache"}
+    p |= {"session_id": PLAN_SID, "transcript_path": str(t), "cwd": PLAN_CWD,
+          "workspace": {"current_dir": PLAN_CWD, "project_dir": PLAN_CWD, "added_dirs": []},
+          "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"},
+          "context_window": p["context_window"] | {"context_window_size": 200_000}}
+    p["cost"] = p["cost"] | {"total_cost_usd": cost}
+    if five is not None:
+        p["rate_limits"] = {"five_hour": {"used_percentage": five, "resets_at": resets[0]},
+                            "seven_day": {"used_percentage": seven, "resets_at": resets[1]}}
+    return p
+
+
+def settled(p: dict[str, Any]) -> str:
+    """The line once the status line has folded the whole transcript (each run stops at its budget)."""
+    lines = [statusline(p, NO_COLOR="1", COLUMNS="200")]
+    for _ in range(40):
+        lines.append(statusline(p, NO_COLOR="1", COLUMNS="200"))
+        if lines[-1] == lines[-2]:
+            break
+    return lines[-1]
+
+
+def test_a_subscribers_plan_through_the_real_status_line(tmp_path: Path) -> None:
+    """`rate_limits` in the payload: the 5-hour and 7-day use in the line; once this session's
+    own samples moved the 5-hour use 2 points or more while the client's cost grew, the restart's
+    saving in that window, as an estimate (points per API-priced dollar over that span); dollars for
+    an API user's payload."""
+    from session_watcher.core.render import quota
+    from session_watcher.replay import replay
+
+    src = TRANSCRIPTS / f"{PLAN_SID}.jsonl"
+    _final, trace = replay(str(src), cwd=PLAN_CWD)
+    red = next(r for r in trace if r["lamp"] == "red" and r["savingUsd"])
+    lines = src.read_text().splitlines(keepends=True)
+    from session_watcher.core.transcript import iso_to_epoch
+
+    cut = next(i for i, ln in enumerate(lines) if (iso_to_epoch(json.loads(ln).get("timestamp")) or 0) > red["ts"])
+    t = tmp_path / src.name
+    t.write_text("".join(lines[:cut]))
+    assert hook("SessionStart", payload(PLAN_SID, t, "SessionStart", source="startup", cwd=PLAN_CWD)).returncode == 0
+    now = int(time.time())
+    resets = (now + 3 * 3600, now + 4 * 86400)
+    # a first sample: the use is shown; nothing to estimate from yet, so dollars at API prices
+    line = settled(subscriber_payload(t, 1.00, 20.0, 40.0, resets))
+    assert line.startswith("● red: restart saves $"), line
+    assert " at API prices · " in line
+    assert " · 5h 20% · 7d 40% · " in line
+    # half a point over 50 cents: still too little
+    line = statusline(subscriber_payload(t, 1.50, 20.5, 40.2, resets), NO_COLOR="1", COLUMNS="200")
+    assert " at API prices · " in line
+    assert " · 5h 20% · " in line
+    # 3 points over $1.50 since the first sample: 2 points a dollar in the 5-hour window
+    line = statusline(subscriber_payload(t, 2.50, 23.0, 41.0, resets), NO_COLOR="1", COLUMNS="200")
+    assert line.startswith(f"● red: restart saves {quota(red['savingUsd'] * 2)} of 5h · "), (line, red["savingUsd"])
+    assert " · 5h 23% · 7d 41% · " in line
+    doc = json.loads(sw("status", "--session", PLAN_SID, "--json").stdout)
+    five, seven = doc["plan"]["fiveHour"], doc["plan"]["sevenDay"]
+    assert five["usedPercent"] == 23.0
+    assert five["resetsAt"] == resets[0]
+    assert five["estimate"]["points"] == 3.0
+    assert five["estimate"]["usd"] == pytest.approx(1.5)
+    assert five["estimate"]["percentPerUsd"] == pytest.approx(2.0)
+    assert five["restartSaves"] == pytest.approx(red["savingUsd"] * 2, abs=1e-3)
+    assert seven["estimate"] is None  # 1 point: too little
+    text = sw("status", "--session", PLAN_SID).stdout.decode()
+    assert "plan     5-hour window 23 % used, resets in 2 h 59 min" in text or \
+        "plan     5-hour window 23 % used, resets in 3 h" in text, text
+    assert "estimate (5-hour): your use moved 3 points while this session's API-priced cost grew $1.50" in text
+    assert "of your plan's 5-hour window (an estimate, below)" in text
+    # a new 5-hour window: the estimate stays until a new span gives one; the span starts again
+    nxt = (resets[0] + 5 * 3600, resets[1])
+    statusline(subscriber_payload(t, 2.60, 1.0, 41.2, nxt), NO_COLOR="1")
+    line = statusline(subscriber_payload(t, 3.00, 1.5, 41.3, nxt), NO_COLOR="1", COLUMNS="200")
+    assert line.startswith(f"● red: restart saves {quota(red['savingUsd'] * 2)} of 5h · "), line
+    assert " · 5h 1% · " in line
+    # while a hook holds the lock: this payload's use is shown, nothing written
+    sfile = state_file(PLAN_SID)
+    kept = sfile.read_bytes()
+    with filelock.FileLock(str(sfile) + ".lock").acquire(timeout=1):
+        line = statusline(subscriber_payload(t, 3.10, 4.0, 41.5, nxt), NO_COLOR="1", COLUMNS="200")
+    assert " · 5h 4% · 7d 41% · " in line
+    assert sfile.read_bytes() == kept
+    # an API user's payload (no rate_limits): dollars, no plan
+    line = statusline(subscriber_payload(t, 3.20, None, None, nxt), NO_COLOR="1", COLUMNS="200")
+    assert re.match(r"● red: restart saves \$\d+\.\d\d · ", line), line
+    assert "5h" not in line
+    assert "API prices" not in line
+
+
+@pytest.mark.parametrize("limits", [
+    {"five_hour": {"used_percentage": "23", "resets_at": 1}},
+    {"five_hour": {"used_percentage": True}},
+    {"five_hour": {"used_percentage": -4}},
+    {"five_hour": 7, "seven_day": None},
+    [1, 2],
+    "full",
+])
+def test_odd_rate_limits_are_not_shown(tmp_path: Path, limits: object) -> None:
+    t = tmp_path / f"{PLAN_SID}.jsonl"
+    shutil.copy(TRANSCRIPTS / f"{PLAN_SID}.jsonl", t)
+    assert hook("SessionStart", payload(PLAN_SID, t, "SessionStart", source="startup", cwd=PLAN_CWD)).returncode == 0
+    p = subscriber_payload(t, 1.0, None, None, (0, 0)) | {"rate_limits": limits}
+    line = statusline(p, NO_COLOR="1", COLUMNS="200")
+    assert line.strip()
+    assert "5h" not in line
+    assert "7d" not in line

@@ -1,9 +1,13 @@
 """The status line: one line from the status document. Pure.
 
-`● amber x3.4/2.8 bp14% bill 1/3 health B ctx 62%` - the lamp (colour and glyph), position x against the
-sweet spot (none until a call has read the cache), the bill premium, the bill cycles the next alert
-waits for n/N (only in deep water), the health grade and the context occupancy. Parts are dropped
-from the right end of the priority list until the line fits the terminal's columns.
+`● amber: restart saves $0.89 · bill 1/3 · cache 4:32 · health B · ctx 62%` - the lamp (colour and glyph); in
+amber or red, what to do and what it saves (in dollars, or for a subscriber in the plan's 5-hour
+window when the user's own samples let it be estimated: `restart saves ~2% of 5h`); the bill cycles
+the next alert waits for n/N (only in deep water); the client's cache countdown; a subscriber's 5-hour
+and 7-day use; the health grade and the context occupancy. Before the first API call it says only
+that. `--verbose` adds the model's position (x against the sweet spot) and the bill premium. Parts are
+dropped from the right end of the priority list until the line fits the terminal's columns, and the
+advice is shortened first.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ def human(n: float | None) -> str:
 
 
 NO_X = "x: no cache read yet"
+WAITING = ("waiting for the first API call", "no API call yet")
 
 
 def next_alert(doc: Mapping[str, Any]) -> str | None:
@@ -54,27 +59,106 @@ def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
-def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True) -> str:
+def money(usd: float) -> str:
+    """$0.89, $12, <$0.01: as the alerts print dollars, a little shorter."""
+    if usd < 0.005:
+        return "<$0.01"
+    if usd >= 10:
+        return f"${int(usd + 0.5)}"
+    return f"${int(usd * 100 + 0.5) / 100:.2f}"
+
+
+def quota(points: float) -> str:
+    """~2%, ~0.4%, <0.1%: an estimated share of a plan window."""
+    if points < 0.05:
+        return "<0.1%"
+    return f"~{points:.1f}%" if points < 9.95 else f"~{points:.0f}%"
+
+
+def advice(doc: Mapping[str, Any]) -> list[str]:
+    """What to do in amber or red, longest first (the line takes the longest that fits): the
+    saving of a restart now in the plan's 5-hour window for a subscriber with an estimate, else in
+    dollars (at API prices for a subscriber), else in read-price tokens."""
+    saving = doc.get("saving")
+    if not isinstance(saving, int | float) or saving <= 0:
+        return ["restart advised", "restart"]
+    plan = doc.get("plan") or {}
+    live = bool(plan.get("live"))
+    five = (plan.get("fiveHour") or {}).get("restartSaves") if live else None
+    if isinstance(five, int | float):
+        q = quota(five)
+        return [f"restart saves {q} of 5h", f"restart saves {q}", "restart"]
+    usd = doc.get("savingUsd")
+    if isinstance(usd, int | float):
+        if live:
+            return [f"restart saves {money(usd)} at API prices", f"restart saves {money(usd)}", "restart"]
+        return [f"restart saves {money(usd)}", "restart"]
+    return [f"restart saves {human(saving)} tokens", "restart"]
+
+
+def _below(value: float, lamp: str, at: Mapping[str, Any]) -> int:
+    """bp in whole percent, never rounded up into the band of a colour the lamp does not show
+    (9.6 % in green, below amber's 10 %, reads 9 %, not 10 %)."""
+    shown = round(value * 100)
+    ceiling = {"green": at.get("amber"), "white": at.get("amber"), "amber": at.get("red")}.get(lamp)
+    if isinstance(ceiling, int | float):
+        top = round(ceiling * 100, 6)
+        top_int = int(top) - (1 if top == int(top) else 0)  # the largest whole percent below the threshold
+        shown = min(shown, top_int)
+    return shown
+
+
+def _position(x: float, xs: float | None) -> str:
+    """x3.4/2.8; two decimals where one would make x and the sweet spot look equal."""
+    if xs is None:
+        return f"x{x:.1f}"
+    a, b = f"{x:.1f}", f"{xs:.1f}"
+    if a == b and x != xs:
+        a, b = f"{x:.2f}", f"{xs:.2f}"
+    return f"x{a}/{b}"
+
+
+def _plan_parts(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """`5h 23%` and `7d 41%` for a subscriber (whole percent, never rounded up to 100 %)."""
+    plan = doc.get("plan") or {}
+    if not plan.get("live"):
+        return []
+    out = []
+    for key, label in (("fiveHour", "5h"), ("sevenDay", "7d")):
+        used = (plan.get(key) or {}).get("usedPercent")
+        if isinstance(used, int | float):
+            text = f"{label} {int(used)}%"  # floor: 99.6 % is not yet the whole window
+            out.append((text, text))
+    return out
+
+
+def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True, verbose: bool = False) -> str:
     lamp = doc.get("lamp") or "white"
-    head = _paint(f"{GLYPH.get(lamp, '○')} {lamp}", COLOR.get(lamp, "37"), color)
+    code = COLOR.get(lamp, "37")
+    head = _paint(f"{GLYPH.get(lamp, '○')} {lamp}", code, color)
     parts: list[tuple[str, str]] = []  # (plain, painted), in priority order
     x, xs, bp = doc.get("x"), doc.get("xSweet"), doc.get("br")
-    if doc.get("L") is None or x is None:
-        parts.append(("waiting for the first API call",) * 2)
-    else:
-        pos = f"x{x:.1f}/{xs:.1f}" if xs is not None else f"x{x:.1f}"
-        if not doc.get("L"):  # a cold start reads nothing from the cache: x = L / B is no position yet
-            pos = NO_X
+    say: list[tuple[str, str]] = []
+    if doc.get("L") is None or x is None:  # no API call yet: no figure of the session to show
+        words = next((w for w in WAITING if 2 + len(w) <= columns), "")
+        waiting = _paint(GLYPH["white"], COLOR["white"], color) + (" " + words if words else "")
+        return _fit(waiting, 1 + len(words) + bool(words), [], _plan_parts(doc), columns)
+    if lamp in ("amber", "red"):
+        say = [(": " + text, _paint(": " + text, code, color)) for text in advice(doc)]
+    if verbose:
+        pos = _position(x, xs) if doc.get("L") else NO_X  # a cold start reads nothing: no position yet
         parts.append((pos, pos))
         if bp is not None and xs is not None and x >= xs:  # bp means something on the right arm only
-            parts.append((f"bp{bp * 100:.0f}%",) * 2)
-        bill = next_alert(doc)
-        if bill:
-            parts.append((bill, bill))
+            pct = f"bp{_below(bp, lamp, doc.get('lampAt') or {})}%"
+            parts.append((pct, pct))
+    bill = next_alert(doc)
+    if bill:
+        parts.append((bill, bill))
     cache = doc.get("cache")  # the client's prompt_cache (2.1.332+), only when it said
     if cache:
         text = cache_text(cache)
         parts.append((text, _paint(text, "36" if cache["warm"] else "35", color)))
+    parts.extend(_plan_parts(doc))
     grade = (doc.get("health") or {}).get("grade")
     if grade:
         parts.append((f"health {grade}", "health " + _paint(grade, GRADE_COLOR.get(grade, "37"), color)))
@@ -83,14 +167,25 @@ def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True) -> str
     if pressure is not None and window:
         occ = f"ctx {100 * pressure / window:.0f}%"
         parts.append((occ, occ))
-    plain_len = len(lamp) + 2
-    chosen: list[str] = []
-    for plain, painted in parts:
-        if plain_len + 1 + len(plain) > columns:
+    return _fit(head, 2 + len(lamp), say, parts, columns)
+
+
+SEP = " · "
+
+
+def _fit(head: str, head_len: int, say: list[tuple[str, str]], parts: list[tuple[str, str]], columns: int) -> str:
+    """The head (`head_len` columns), the longest advice that fits (`● amber: restart saves $0.89`),
+    then the parts in order, ` · ` between them, while they fit."""
+    line, plain_len = head, head_len
+    for plain, painted in say:
+        if plain_len + len(plain) <= columns:
+            line, plain_len = line + painted, plain_len + len(plain)
             break
-        plain_len += 1 + len(plain)
-        chosen.append(painted)
-    return " ".join([head, *chosen])
+    for plain, painted in parts:
+        if plain_len + len(SEP) + len(plain) > columns:
+            break
+        line, plain_len = line + SEP + painted, plain_len + len(SEP) + len(plain)
+    return line
 
 
 def cache_text(cache: Mapping[str, Any]) -> str:
@@ -123,29 +218,93 @@ def _num(v: float | None, nd: int = 2) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-def status_text(doc: Mapping[str, Any], top: int = 8) -> str:
-    """The human form of the status document (`session-watcher status`)."""
+def _lamp_words(doc: Mapping[str, Any]) -> str:
+    """The lamp and what it means for the user, with the saving of a restart in amber and red."""
+    lamp = doc["lamp"]
+    if lamp in ("amber", "red"):
+        saving, usd = doc.get("saving"), doc.get("savingUsd")
+        if not isinstance(saving, int | float) or saving <= 0:
+            return f"{lamp}: a restart is advised"
+        price = f"{money(usd)} ({human(saving)} tokens at the cache-read price)" if isinstance(usd, int | float) \
+            else f"{human(saving)} tokens at the cache-read price (no dollar price for this model)"
+        five = ((doc.get("plan") or {}).get("fiveHour") or {}).get("restartSaves")
+        plan = f", about {quota(five)[1:]} of your plan's 5-hour window (an estimate, below)" \
+            if isinstance(five, int | float) else ""
+        return f"{lamp}: restart; a fresh session now saves about {price}{plan} over the next stretch of work"
+    if lamp == "green":
+        return "green: no restart needed yet"
+    if doc.get("bDefault") is None:
+        return "white: no API call yet"
+    return "white: the context is not yet larger than what a restart would carry"
+
+
+def _ago(seconds: float) -> str:
+    from session_watcher.core.guard import duration  # loaded with the CLI's status: one wording of spans
+
+    return duration(max(0.0, seconds))
+
+
+def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
+    """A subscriber's plan: each window's use and reset, and how the estimate was made."""
+    if not plan:
+        return []
+    names = {"fiveHour": "5-hour", "sevenDay": "7-day"}
+    uses, notes = [], []
+    for key, name in names.items():
+        w = plan.get(key)
+        if not w:
+            continue
+        reset = w.get("resetsAt")
+        when = f", resets in {_ago(reset - now)}" if isinstance(reset, int | float) and now is not None else ""
+        uses.append(f"{name} window {w['usedPercent']:g} % used{when}")
+        est = w.get("estimate")
+        if est:
+            span = f" over {_ago(est['until'] - est['since'])}" if est.get("since") and est.get("until") else ""
+            notes.append(f"  estimate ({name}): your use moved {est['points']:g} points while this session's "
+                         f"API-priced cost grew {money(est['usd'])}{span}, so about {est['percentPerUsd']:.2f} "
+                         "points a dollar (other work on the plan in that time makes it high)")
+        else:
+            notes.append(f"  estimate ({name}): not yet (it needs the use to move {plan.get('minPoints', 2):g} "
+                         "points while this session works)")
+    seen = plan.get("seenAt")
+    ago = f" (as the status line saw it {_ago(now - seen)} ago)" if isinstance(seen, int | float) and now else ""
+    return [f"plan     {', '.join(uses)}{ago}", *notes]
+
+
+def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None) -> str:
+    """The human form of the status document (`session-watcher status`); `verbose` adds the
+    model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
+    the rent), which `--json` always has."""
     tu, su = doc["tokenUsage"], doc["subagentUsage"]
     cp = doc["contextPressure"]
     h = doc.get("health") or {}
     occ = "-"
     if cp.get("pressureTokens") is not None and cp.get("contextWindow"):
         occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {human(cp['contextWindow'])}"
+    called = doc["calls"] > 0
     lines = [
-        f"session  {doc['sessionId']}  model {doc.get('model') or '-'}  segment {doc['segment']}  "
-        f"calls {doc['calls']}",
-        f"lamp     {doc['lamp']}   x {_num(doc['x']) if doc['L'] else '- (no cache read yet)'} / sweet spot "
-        f"{_num(doc['xSweet'])}   bp {_pct(doc['br'])}   bill progress {doc['billProgress']:.2f} "
-        f"({doc['bills']} this segment)",
+        f"session  {doc['sessionId']}  model {doc.get('model') or '-'}  calls {doc['calls']}",
+        f"lamp     {_lamp_words(doc)}",
         f"alerts   {_alert_words(doc)}",
-        f"tokens   L {human(doc['L'])}   B {human(doc['B'])}   bDefault {human(doc['bDefault'])}   "
-        f"g {human(doc['g'])}/call   cRatio {doc['cRatio']:g}{_c_eff(doc)}   rent {_num(doc['burnRate'])}",
-        f"context  {occ}   health {h.get('grade', '-')} ({h.get('score', '-')})   "
-        f"compactions {doc['compactions']}",
+    ]
+    carry = _carry_words(doc)
+    if carry:
+        lines.append(f"restart  {carry}")
+    grade = f"{h.get('grade', '-')} ({h.get('score', '-')})" if called else "- (no call yet)"
+    lines.append(f"context  {occ}   health {grade}   compactions {doc['compactions']}")
+    lines.append(
         f"usage    input {human(tu['uncachedInput'])}  output {human(tu['output'])}  "
         f"cache read {human(tu['cacheRead'])}  cache write {human(tu['cacheWrite'])}  "
-        f"({tu['calls']} calls; subagents {su['calls']} calls, {human(su['cacheRead'] + su['cacheWrite'])} cached)",
-    ]
+        f"({tu['calls']} calls; subagents {su['calls']} calls, {human(su['cacheRead'] + su['cacheWrite'])} cached)")
+    lines.extend(plan_lines(doc.get("plan"), now))
+    if verbose:
+        lines.append(
+            f"model    x {_num(doc['x']) if doc['L'] else '- (no cache read yet)'} / sweet spot "
+            f"{_num(doc['xSweet'])}   bp {_pct(doc['br'])}   bill progress {doc['billProgress']:.2f} "
+            f"({doc['bills']} this segment)   segment {doc['segment']}")
+        lines.append(
+            f"tokens   L {human(doc['L'])}   B {human(doc['B'])}   bDefault {human(doc['bDefault'])}   "
+            f"g {human(doc['g'])}/call   cRatio {doc['cRatio']:g}{_c_eff(doc)}   rent {_num(doc['burnRate'])}")
     files = [b for b in doc["buckets"] if b["type"] == "file"]
     if files:
         lines.append(f"carried  {len(files)} files (largest first):")
@@ -155,16 +314,44 @@ def status_text(doc: Mapping[str, Any], top: int = 8) -> str:
     return "\n".join(lines)
 
 
+def _carry_words(doc: Mapping[str, Any]) -> str | None:
+    """What a fresh session would carry and what the context holds now."""
+    b, big_l = doc.get("bDefault"), doc.get("L")
+    if b is None:
+        return None
+    floor = doc.get("floor") or 0
+    return (f"a fresh session would carry {human(b)} tokens ({human(floor)} at the start, "
+            f"{human(max(0, b - floor))} of files); the context now holds {human(big_l or 0)}")
+
+
 def _alert_words(doc: Mapping[str, Any]) -> str:
     dwell, back = doc["dwell"], doc["backstop"]
     if dwell["alerted"]:
         if back["N"] is None:
-            return "alerted; no reminder due (the backstop interval is unbounded)"
+            return "alerted; no reminder due (the reminder interval is unbounded)"
         return f"alerted; the next reminder after {back['N']} bill cycles ({back['n']} so far)"
     if dwell["calls"]:
-        return (f"in deep water for {dwell['calls']} calls; the alert waits for 1 completed bill cycle "
+        return (f"past the sweet spot for {dwell['calls']} calls; the alert waits for 1 completed bill cycle "
                 f"({min(dwell['bills'], 1)} so far)")
-    return "none pending (not past the sweet spot with a bill premium of bp_amber or more)"
+    amber = (doc.get("lampAt") or {}).get("amber")
+    over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
+    return f"none pending (one comes once staying costs {over} over a restart at the best moment)"
+
+
+def health_value(h: Mapping[str, Any], name: str) -> str:
+    """The figure behind a signal's grade: `45.2 % full`, `1`, `0.68 of reads`, ..."""
+    def num(key: str, fmt: str) -> str | None:
+        v = h.get(key)
+        return None if not isinstance(v, int | float) else fmt.format(v)
+
+    shown = {
+        "Context Fill": num("fillPercent", "{:.1f} % full"),
+        "Compactions": num("compactionCount", "{:d}"),
+        "Re-reads": num("rereadRatio", "{:.2f} of reads"),
+        "Error Rate": num("errorAcceleration", "{:.2f}x the first half's"),
+        "Tool Efficiency": num("toolEfficiency", "{:.2f}x the first half's"),
+    }.get(name)
+    return shown or "-"
 
 
 def health_text(h: Mapping[str, Any], width: int = 20) -> str:
@@ -172,5 +359,5 @@ def health_text(h: Mapping[str, Any], width: int = 20) -> str:
     for s in h["signals"]:
         filled = round(width * s["value"] / 100)
         rows.append(f"  {s['name']:<16} {'█' * filled}{'░' * (width - filled)} {s['grade']}  "
-                    f"weight {s['weight'] * 100:.0f}%")
+                    f"{health_value(h, s['name']):<24} weight {s['weight'] * 100:.0f}%")
     return "\n".join(rows)

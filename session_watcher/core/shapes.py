@@ -179,6 +179,7 @@ class Context(TypedDict):
     modelName: NotRequired[str | None]
     promptCache: NotRequired[dict[str, object] | None]  # the status line's `prompt_cache`
     resume: NotRequired[dict[str, object] | None]  # what SessionStart said of the cache on a resume
+    plan: NotRequired[dict[str, Any] | None]  # a subscriber's plan use, as the status line saw it (core.status)
 
 
 class ContextSeen(TypedDict, total=False):
@@ -194,6 +195,7 @@ class ContextSeen(TypedDict, total=False):
     modelName: str | None
     promptCache: dict[str, object] | None
     resume: dict[str, object] | None
+    plan: dict[str, Any] | None
 
 
 class Alert(TypedDict):

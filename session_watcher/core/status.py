@@ -5,7 +5,7 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 
 from __future__ import annotations
 
-from session_watcher.core import health
+from session_watcher.core import health, prices
 from session_watcher.core.eoq import quantities
 from session_watcher.core.window import context_window
 
@@ -79,9 +79,11 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
         "shared": e["shared"],
         "restartCost": _round(q["K"], 1),
         "saving": _round(q["saving"], 1),
+        "savingUsd": None if q["saving"] is None else _round(prices.read_usd(ctx.get("model"), q["saving"])),
         "burnRate": _round(q["burnRate"]),
         "rateLamp": {"wallP": q["wallP"], "burnRate": _round(q["burnRate"])},
         "lamp": q["lamp"],
+        "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
         "billProgress": round(e["billProgress"], 6),
         "bills": e["bills"],
         "backstop": {"n": e["sinceAlert"] if e["fired"] else e["dwellBills"], "N": n_back},
@@ -99,6 +101,7 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
         "health": health.grade(state["health"], window),
         "alerts": list(state["alerts"]),
         "badLines": state["bad"],
+        "plan": plan_view(ctx.get("plan"), q["saving"], ctx.get("model")),
     }
 
 
@@ -112,3 +115,62 @@ def tracer(trace: list[dict[str, Any]], cfg: Mapping[str, Any]) -> CallHook:
         trace.append(row)
 
     return add
+
+
+# ----------------------------------------------------------------------------- a subscriber's plan
+
+# The status line's `rate_limits` (subscribers only): the plan's 5-hour and 7-day windows, each with
+# `used_percentage` and `resets_at`. The plan's price of a dollar of API-priced work is estimated from
+# the user's own samples: how far `used_percentage` moved while the client's `cost.total_cost_usd`
+# for this session grew, over one span within one window (docs/statusline.md).
+PLAN_WINDOWS = {"five_hour": "fiveHour", "seven_day": "sevenDay"}
+PLAN_MIN_POINTS = 2.0  # the use must have moved this many percentage points over the span
+PLAN_MIN_USD = 0.05  # and the session's API-priced cost this many dollars
+PLAN_SAME_WINDOW = 60.0  # seconds two `resets_at` may differ and still name one window
+
+
+def plan_observe(prev: Mapping[str, Any] | None, limits: Mapping[str, tuple[float, float | None]],
+                 cost: float | None, now: float) -> dict[str, Any]:
+    """The plan record after one status-line sample: per window the use now, the span's start
+    (`ref`: use, session cost, time) and the estimate it gives (`rate`: points per dollar, points,
+    dollars, from, to). A new window, a use or cost that went down (a reset, a new process after
+    `--resume`) starts a new span; the last estimate is kept until a new span gives one."""
+    old = prev.get("windows") if isinstance(prev, dict) else None
+    windows: dict[str, Any] = {}
+    for key, (used, resets) in limits.items():
+        was = old.get(key) if isinstance(old, dict) else None
+        was = was if isinstance(was, dict) else {}
+        ref, rate = was.get("ref"), was.get("rate")
+        before = was.get("resetsAt")
+        moved = before is None or resets is None or abs(resets - before) > PLAN_SAME_WINDOW
+        if cost is None:
+            pass  # no cost to weigh the use against: the span neither starts nor grows
+        elif not isinstance(ref, list) or len(ref) != 3 or moved or used < ref[0] or cost < ref[1]:
+            ref = [used, cost, now]
+        elif used - ref[0] >= PLAN_MIN_POINTS and cost - ref[1] >= PLAN_MIN_USD:
+            rate = [(used - ref[0]) / (cost - ref[1]), used - ref[0], cost - ref[1], ref[2], now]
+        windows[key] = {"used": used, "resetsAt": resets, "ref": ref, "rate": rate}
+    return {"at": now, "cost": cost, "windows": windows}
+
+
+def plan_view(plan: object, saving: float | None, model: str | None) -> dict[str, Any] | None:
+    """The status document's `plan`: each window's use and reset time, the estimate (percentage
+    points per API-priced dollar, and the span it was measured over) and what a restart now saves
+    in points of that window (an estimate); None when the status line never saw `rate_limits`."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("windows"), dict):
+        return None
+    usd = None if saving is None or saving <= 0 else prices.read_usd(model, saving)
+    out: dict[str, Any] = {"seenAt": plan.get("at"), "minPoints": PLAN_MIN_POINTS}
+    for key, name in PLAN_WINDOWS.items():
+        w = plan["windows"].get(key)
+        if not isinstance(w, dict):
+            continue
+        rate = w.get("rate")
+        est, saves = None, None
+        if isinstance(rate, list) and len(rate) == 5:
+            est = {"percentPerUsd": _round(rate[0]), "points": _round(rate[1], 2), "usd": _round(rate[2], 4),
+                   "since": rate[3], "until": rate[4]}
+            saves = None if usd is None else _round(usd * rate[0], 3)
+        out[name] = {"usedPercent": w.get("used"), "resetsAt": w.get("resetsAt"), "estimate": est,
+                     "restartSaves": saves}
+    return out

@@ -31,6 +31,7 @@ class Row:
     dwell: int
     gate: bool
     lamp: str
+    saving: float = 0.0  # what restarting now saves over the next cycle, in read-price tokens
 
 
 @dataclass
@@ -127,7 +128,8 @@ class Model:
         else:
             self.dwell = self.dwell_bills = 0
             self.fired = False
-        row = Row(self.calls, self.L, residual, g, b, x, x_sweet, bp, rent, done, self.dwell, gate, lamp)
+        saving = (dhat * b / g) * (self.L - b) - c_eff * b  # m (L - B) - K over the optimal cycle's m calls
+        row = Row(self.calls, self.L, residual, g, b, x, x_sweet, bp, rent, done, self.dwell, gate, lamp, saving)
         self.rows.append(row)
         return row
 

@@ -219,15 +219,16 @@ def test_terminal_ui_status_line_shows_the_lamp_and_compact_starts_a_new_segment
             sid = _session_of(api)
             doc = plugin.status(installed, sid)
             assert doc["lamp"] == "amber"
-            screen = tmux.wait_for(lambda s: "● amber x4." in s, 30, "the amber lamp in the status line")
+            screen = tmux.wait_for(lambda s: "● amber: restart saves $" in s, 30, "the amber lamp in the status line")
             # the line was drawn after one of the last calls (a hook may have held the lock at the
-            # last redraw, then it shows the state as last saved): x, sweet spot and bp of one of them
-            m = re.search(r"● amber x(\d+\.\d)/(\d+\.\d) bp(\d+)%", screen)
+            # last redraw, then it shows the state as last saved): the saving of one of them, in
+            # dollars at Opus 4.6's cache-read price ($5/MTok x 0.1), as the alerts round them
+            m = re.search(r"● amber: restart saves \$(\d+\.\d\d) · ", screen)
             assert m is not None, screen
-            drawn = (m.group(1), m.group(2), m.group(3))
             rows = _oracle(doc)
-            options = {(f"{r.x:.1f}", f"{r.x_sweet:.1f}", f"{(r.bp or 0) * 100:.0f}") for r in rows[GATE_CALL - 1 :]}
-            assert drawn in options, (drawn, options)
+            options = {f"{int(r.saving * 0.5 / 1e6 * 100 + 0.5) / 100:.2f}" for r in rows[GATE_CALL - 1 :]}
+            assert m.group(1) in options, (m.group(1), options)
+            assert " bp" not in screen  # the model's internals only with --verbose
             # the client's prompt_cache (2.1.332+): the countdown to the cache's expiry (5-minute writes)
             m = re.search(r"cache (\d):(\d\d)", screen)
             assert m is not None, screen
