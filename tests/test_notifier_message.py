@@ -206,7 +206,7 @@ class TestChannels:
 def test_dispatch_imports_nothing_heavy(tmp_path: object) -> None:
     """The hook path (import + dispatch, desktop channel, no bus) loads no heavy module."""
     code = (
-        "import sys, notifier\n"
+        "import sys\nfrom session_watcher import notifier\n"
         "out = notifier.dispatch([{'kind': 'gate', 'call': 1, 'lamp': 'red', 'x': 3.0, 'xSweet': 2.0,"
         " 'br': 0.3, 'B': 1000}], {'channels': ['desktop']})\n"
         "heavy = {'asyncio', 'subprocess', 'typing', 'desktop_notifier', 'dbus_fast', 'logging', 'socket'}\n"
