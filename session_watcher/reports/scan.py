@@ -14,7 +14,7 @@ import marshal
 import os
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.reports.parse import Row, parse_chunk
+from session_watcher.reports.parse import MAX_LINE_BYTES, Row, parse_chunk
 from session_watcher.state.scratch import fork_with_sink, handed_back, send_back
 
 if TYPE_CHECKING:
@@ -79,7 +79,12 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
         kept = 0
         rows: list[Row] = []
         while True:
-            if kept == len(buf):  # one line longer than the buffer
+            if kept == len(buf) and kept > MAX_LINE_BYTES:  # a line the parser skips: none of it is kept
+                after_line, kept, seen = _past_line(fd, buf, seen)
+                if after_line < 0:  # the file ends inside it: it waits, as a torn line does
+                    break
+                pos = after_line
+            elif kept == len(buf):  # one line longer than the buffer
                 buf.extend(bytes(len(buf)))
             with memoryview(buf) as room:
                 got_bytes = os.preadv(fd, [room[kept:]], seen)
@@ -102,6 +107,23 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
         head = head_hash(b"")
     blob = marshal.dumps([tuple(r) for r in rows])
     return Scanned(rows, blob, pos, seen, head, after.st_mtime_ns if after.st_size == seen else 0, seen - job.start)
+
+
+def _past_line(fd: int, buf: bytearray, seen: int) -> tuple[int, int, int]:
+    """Read on from `seen` to the end of the line under way, through `buf`, keeping none of it:
+    (the offset after its newline, or -1 when the file ends first; how many bytes after the newline
+    are now at the front of `buf`; the new `seen`). Memory stays the buffer's, whatever the line."""
+    while True:
+        with memoryview(buf) as room:
+            got = os.preadv(fd, [room], seen)
+        if not got:
+            return -1, 0, seen
+        nl = buf.find(b"\n", 0, got)
+        seen += got
+        if nl >= 0:
+            rest = got - nl - 1
+            buf[:rest] = buf[nl + 1 : got]
+            return seen - rest, rest, seen
 
 
 NO_ROWS = marshal.dumps([])  # the blob of a file without rows
