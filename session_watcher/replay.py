@@ -14,11 +14,19 @@ if TYPE_CHECKING:
 
 
 def transcript_cwd(path: str) -> str | None:
-    """The working directory the session ran in, from its first record that names one."""
+    """The working directory the session ran in, from its first record that names one (among the
+    first 201 lines; a line over 8 MiB is passed over as the fold passes it, never held whole)."""
+    from session_watcher.core.transcript import MAX_LINE_BYTES
+
     with open(path, "rb") as fh:
-        for n, line in enumerate(fh):
-            if n > 200:
+        for _n in range(201):
+            line = fh.readline(MAX_LINE_BYTES + 1)
+            if not line:
                 break
+            if len(line) > MAX_LINE_BYTES:
+                while line and not line.endswith(b"\n"):  # the rest of it, a block at a time
+                    line = fh.readline(1 << 20)
+                continue
             if b'"cwd"' not in line:
                 continue
             try:
@@ -31,33 +39,28 @@ def transcript_cwd(path: str) -> str | None:
 
 
 def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
-           subagents: bool = True, with_trace: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(final status document, one trace row per main-chain API call; empty without `with_trace`)."""
+           subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None,
+           ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(final status document, one trace row per main-chain API call; empty without `with_trace`).
+    `trace`: the list the rows are appended to (the session page's keeps only its story rows)."""
     from session_watcher.core.status import status_document
 
-    state, cfg, trace = fold(transcript_path, cwd, cfg, subagents, with_trace)
+    state, cfg, trace = fold(transcript_path, cwd, cfg, subagents, with_trace, trace)
     return status_document(state, cfg), trace
 
 
 def fold(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
-         subagents: bool = True, with_trace: bool = True) -> tuple[State, dict[str, Any], list[dict[str, Any]]]:
+         subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None,
+         ) -> tuple[State, dict[str, Any], list[dict[str, Any]]]:
     """(the state a finished transcript folds to, the config it was folded with, its trace rows): what
     `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
     path = os.path.abspath(transcript_path)
     with ForkedParser(path) as parse:  # the next chunks are parsed meanwhile, in a second process
-        from session_watcher import config
-        from session_watcher.core import engine
         from session_watcher.state import session
 
-        session_id = os.path.basename(path).removesuffix(".jsonl")
-        state = engine.new_state(session_id if session_id else "replay")
-        cwd = cwd or transcript_cwd(path)
-        state["context"]["cwd"] = cwd
-        state["context"]["project"] = os.path.realpath(cwd) if cwd else None
-        if cfg is None:
-            cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
-        trace: list[dict[str, Any]] = []
-        subs = session.subagent_files(path, session_id) if subagents else []
+        state, cfg = scratch_state(path, cwd, cfg)
+        trace = [] if trace is None else trace
+        subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
         session.canon_memo = {}
         try:
             state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
@@ -65,3 +68,20 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | Non
         finally:
             session.canon_memo = None
     return state, cfg, trace
+
+
+def scratch_state(path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
+                  ) -> tuple[State, dict[str, Any]]:
+    """A new state for the transcript at `path` (absolute), placed in the folder it ran in, and the
+    config its fold uses: where a replay starts (the live page keeps folding it as the file grows)."""
+    from session_watcher import config
+    from session_watcher.core import engine
+
+    session_id = os.path.basename(path).removesuffix(".jsonl")
+    state = engine.new_state(session_id if session_id else "replay")
+    cwd = cwd or transcript_cwd(path)
+    state["context"]["cwd"] = cwd
+    state["context"]["project"] = os.path.realpath(cwd) if cwd else None
+    if cfg is None:
+        cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
+    return state, cfg

@@ -46,9 +46,12 @@ def window_of(state: State) -> int | None:
                           ctx.get("peak"))
 
 
-def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = True) -> dict[str, Any]:
+def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = True,
+                    with_health: bool = True) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
-    show it, and its shell loads only part of the path map)."""
+    show it, and its shell loads only part of the path map); `with_health=False` leaves `health`
+    None (its grade counts the session's tool calls: a long replay's trace spent a third of its
+    time there)."""
     e = state["engine"]
     q = quantities(state, cfg)
     ctx = state["context"]
@@ -98,7 +101,7 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
         # server-side iterations of other models (an advisor's), by model: spent in this session's calls
         "otherModelUsage": {m: dict(b) for m, b in sorted((state["meter"].get("other") or {}).items())},
         "contextPressure": {"pressureTokens": pressure, "contextWindow": window},
-        "health": health.grade(state["health"], window),
+        "health": health.grade(state["health"], window) if with_health else None,
         "alerts": list(state["alerts"]),
         "badLines": state["bad"],
         "plan": plan_view(ctx.get("plan"), q["saving"], ctx.get("model")),
@@ -107,10 +110,12 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
 
 def tracer(trace: list[dict[str, Any]], cfg: Mapping[str, Any]) -> CallHook:
     """A `fold` call hook that appends one trace row per main-chain API call: the status document
-    after the call, with the call's number, time, own usage and the alerts it fired."""
+    after the call, with the call's number, time, own usage and the alerts it fired. A trace whose
+    `brief` is true (the session page's) gets its rows without the per-file list and the health block."""
+    full = not getattr(trace, "brief", False)
 
     def add(state: State, fired: list[Alert], usage: CallUsage) -> None:
-        row = status_document(state, cfg)
+        row = status_document(state, cfg, with_buckets=full, with_health=full)
         row["ts"], row["call"], row["alerts"], row["usage"] = usage["ts"], state["engine"]["calls"], fired, usage
         trace.append(row)
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.reports.session_page_data import load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class SessionNotFound(Exception):
@@ -30,12 +33,35 @@ def find_transcript(target: str) -> str:
     return path
 
 
-def render_html(model: dict[str, Any], live: bool = False) -> str:
-    """The page for one session's model."""
+def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> list[str]:
+    """`json.dumps(model, separators=(",", ":"), allow_nan=False)` in pieces, each row and story row
+    its own (a long session's text is never one string); `rows_text`: the rows' texts, already made."""
+    if not model:
+        return ["{}"]
+    out: list[str] = []
+    for key, value in model.items():
+        out.append(("," if out else "{") + json.dumps(key) + ":")
+        if key in ("rows", "story") and isinstance(value, list):
+            items = rows_text if key == "rows" and rows_text is not None else [_dumps(v) for v in value]
+            out.append("[")
+            for i, item in enumerate(items):
+                if i:
+                    out.append(",")
+                out.append(item)
+            out.append("]")
+        else:
+            out.append(_dumps(value))
+    out.append("}")
+    return out
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] | None = None) -> list[str]:
+    """The page for one session's model, as pieces to join or write one after another."""
     sid = model.get("sessionId") or "session"
-    data = json.dumps(model, separators=(",", ":"), allow_nan=False)
-    # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
-    data = data.replace("<", "\\u003c")
     page = PAGE
     for key, value in (
         ("__TITLE__", html.escape(f"Session {sid} · session-watcher")),
@@ -48,7 +74,19 @@ def render_html(model: dict[str, Any], live: bool = False) -> str:
         ("__BACKTEST__", _backtest_html(model)),
     ):
         page = page.replace(key, value)
-    return page.replace("__MODEL__", data)
+    # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
+    data = [piece.replace("<", "\\u003c") for piece in model_json(model, rows_text)]
+    out: list[str] = []
+    for i, text in enumerate(page.split("__MODEL__")):  # what page.replace("__MODEL__", data) makes
+        if i:
+            out += data
+        out.append(text)
+    return out
+
+
+def render_html(model: dict[str, Any], live: bool = False) -> str:
+    """The page for one session's model."""
+    return "".join(page_parts(model, live))
 
 
 def _backtest_html(model: dict[str, Any]) -> str:
@@ -64,5 +102,19 @@ def write_html(transcript: str, out: str) -> dict[str, Any]:
     from session_watcher.state.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
-    write_atomic(out, render_html(model).encode("utf-8"), mode=0o600, fsync=False)
+    write_atomic(out, _encoded(page_parts(model)), mode=0o600, fsync=False)
     return model
+
+
+def _encoded(parts: list[str], block: int = 1 << 20) -> Iterator[bytes]:
+    """The pieces as UTF-8, about `block` characters a write (never the whole page as one string)."""
+    group: list[str] = []
+    size = 0
+    for part in parts:
+        group.append(part)
+        size += len(part)
+        if size >= block:
+            yield "".join(group).encode("utf-8")
+            group, size = [], 0
+    if group:
+        yield "".join(group).encode("utf-8")

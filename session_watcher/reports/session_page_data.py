@@ -1,8 +1,18 @@
 """One session's story as plain data for the session page: timeline rows, health over time, compactions.
 
-`build_model(lines, ...)` is pure (transcript lines in, a JSON-able dict out); `load_model(path)` reads
-the transcript and asks the engine's replay for the watcher's own trace. The page's renderer and the
-live view both draw from this one dict.
+`PageBuilder` reads transcript records one at a time (`feed` takes lines as they come: the live view
+feeds it only the bytes appended since) and `model()` gives the page's JSON-able dict; `build_model(lines,
+...)` is the same for a list of lines. `load_model(path)` reads the transcript chunk by chunk with the
+hooks' reader (`state.reader.read_new`: complete lines only, a line over 8 MiB skipped, an API call's
+usage kept from it) and asks the engine's replay for the watcher's own trace, kept as the page's story
+rows as it is made (`StoryTrace`), never as whole status documents. The page's renderer and the live
+view both draw from this one dict. Memory follows the session's calls and tool calls, not its bytes.
+
+A line is decoded by msgspec into the few fields the page reads (the rest, tool output and message
+text, is checked but not built); where msgspec's reading could differ from `json.loads`'s (a value of
+another type than the field's, bytes that are not UTF-8 in a field read, an integer too long for
+`int()`, NaN, a lone surrogate), the line goes through `json.loads` as before, so the records are the
+ones `json.loads` gives.
 
 Timeline rows, in start order:
 
@@ -21,14 +31,23 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+import re
+import sys
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import health
-from session_watcher.core.transcript import iso_to_epoch, usage_reading
+from session_watcher.core.records import msgspec, stamp_to_epoch
+from session_watcher.core.transcript import usage_reading
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from session_watcher.core.backtest import Call
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
 BAR_STEPS = 20  # 0 %, 5 %, ..., 100 %
+SUMMARY_KEYS = ("command", "pattern", "url", "query", "description", "prompt", "skill")
 
 
 def _summary(name: str, inp: object, cwd: str | None) -> tuple[str, str | None]:
@@ -39,7 +58,7 @@ def _summary(name: str, inp: object, cwd: str | None) -> tuple[str, str | None]:
     if isinstance(path, str) and path:
         canon = os.path.normpath(os.path.join(cwd or "/", path))
         return canon, canon
-    for key in ("command", "pattern", "url", "query", "description", "prompt", "skill"):
+    for key in SUMMARY_KEYS:
         v = inp.get(key)
         if isinstance(v, str) and v:
             return " ".join(v.split())[:120], None
@@ -57,39 +76,159 @@ def window_for(models: list[str], peak_prompt: int, reported: int | None = None)
     return LARGE_WINDOW if peak_prompt > DEFAULT_WINDOW else DEFAULT_WINDOW
 
 
-def build_model(
-    lines: list[str],
-    session_id: str | None = None,
-    trace: list[dict[str, Any]] | None = None,
-    final_status: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The page's data from transcript lines (complete lines only) and the replay's trace."""
-    calls: dict[str, dict[str, Any]] = {}
-    tools: dict[str, dict[str, Any]] = {}
-    compactions: list[dict[str, Any]] = []
-    events: list[tuple[float, str, Any]] = []  # (ts, kind, arg) for health, in record order
-    first_read: dict[str, float] = {}
-    last_send: float | None = None
-    t_first: float | None = None
-    t_last: float | None = None
-    models: list[str] = []
-    sid = session_id
-    for line in lines:
+# --- decoding: the fields the page reads, as json.loads would give them --------------------------
+# Absent and null read alike everywhere below (`.get`), so a field msgspec does not find is None.
+
+
+class _Input(msgspec.Struct):
+    file_path: Any = None
+    notebook_path: Any = None
+    command: Any = None
+    pattern: Any = None
+    url: Any = None
+    query: Any = None
+    description: Any = None
+    prompt: Any = None
+    skill: Any = None
+
+
+class _Block(msgspec.Struct):
+    type: Any = None
+    id: Any = None
+    name: Any = None
+    input: _Input | None = None
+    tool_use_id: Any = None
+    is_error: Any = None
+
+
+class _Message(msgspec.Struct):
+    id: Any = None
+    model: Any = None
+    usage: Any = None
+    content: str | list[_Block] | None = None
+
+
+class _Record(msgspec.Struct):
+    type: Any = None
+    isSidechain: Any = None
+    timestamp: Any = None
+    sessionId: Any = None
+    cwd: Any = None
+    subtype: Any = None
+    compactMetadata: Any = None
+    requestId: Any = None
+    message: _Message | None = None
+
+
+_decode = msgspec.json.Decoder(_Record).decode
+_INT_DIGITS = sys.get_int_max_str_digits()
+_DIGITS = b"0123456789"
+# json.loads refuses an integer of more digits than int() takes; msgspec skips one unread
+_LONG_INT = re.compile(rb"[0-9]{%d}" % (_INT_DIGITS + 1)) if _INT_DIGITS else None
+
+
+def _long_digit_run(line: bytes) -> bool:
+    """True when `line` may hold a run of more digits than int() takes (each such run covers one
+    of the bytes probed; only the bytes around a probed digit are searched)."""
+    n = _INT_DIGITS
+    if not n or len(line) <= n:
+        return False
+    probe = line[n - 1 :: n]
+    if len(probe.translate(None, _DIGITS)) == len(probe):
+        return False
+    assert _LONG_INT is not None
+    for k, ch in enumerate(probe):
+        if 48 <= ch <= 57:
+            at = n - 1 + k * n
+            if _LONG_INT.search(line, max(0, at - n), at + n + 1):
+                return True
+    return False
+
+
+def _as_dict(r: _Record) -> dict[str, Any]:
+    """The decoded record as the fields of json.loads's dict the page reads."""
+    rec: dict[str, Any] = {
+        "type": r.type, "isSidechain": r.isSidechain, "timestamp": r.timestamp, "sessionId": r.sessionId,
+        "cwd": r.cwd, "subtype": r.subtype, "compactMetadata": r.compactMetadata, "requestId": r.requestId,
+    }
+    m = r.message
+    if m is not None:
+        content: Any = m.content
+        if isinstance(content, list):
+            content = [
+                {"type": b.type, "id": b.id, "name": b.name, "tool_use_id": b.tool_use_id, "is_error": b.is_error,
+                 "input": None if b.input is None else {k: getattr(b.input, k) for k in _Input.__struct_fields__}}
+                for b in content
+            ]
+        rec["message"] = {"id": m.id, "model": m.model, "usage": m.usage, "content": content}
+    return rec
+
+
+_KINDS = ("assistant", "user", "system")
+
+
+def decode_record(line: bytes | str) -> dict[str, Any] | None:
+    """One transcript line as the record the page reads (None: not a JSON object, or one the page
+    passes over: a sidechain record, or not a conversation record)."""
+    if isinstance(line, str):
         try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(rec, dict) or rec.get("isSidechain"):
-            continue
-        ts = iso_to_epoch(rec.get("timestamp"))
-        if ts is None:
-            continue
+            data = line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: only json.loads reads it
+            data = b""
+    else:
+        data = line
+    if data and not _long_digit_run(data):
+        try:
+            r = _decode(data)
+        except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+            pass
+        else:
+            return _as_dict(r) if r.type in _KINDS and not r.isSidechain else None
+    try:
+        rec = json.loads(line if isinstance(line, str) else line.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+# --- the page's reading, record by record -------------------------------------------------------
+
+
+class PageBuilder:
+    """The page's model of a transcript read so far: `feed` it complete lines in file order, ask
+    `model()` at any point. `touched` collects the rows added or changed since it was last emptied
+    (the live view re-encodes only those)."""
+
+    def __init__(self, session_id: str | None = None) -> None:
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.tools: dict[str, dict[str, Any]] = {}
+        self.compactions: list[dict[str, Any]] = []
+        self.events: list[tuple[float, str, Any]] = []  # (ts, kind, arg) for health, in record order
+        self.first_read: dict[str, float] = {}
+        self.last_send: float | None = None
+        self.t_first: float | None = None
+        self.t_last: float | None = None
+        self.models: list[str] = []
+        self.sid = session_id
+        self.touched: dict[int, dict[str, Any]] = {}
+
+    def feed(self, lines: Iterable[bytes | str]) -> None:
+        for line in lines:
+            rec = decode_record(line)
+            if rec is not None:
+                self.add(rec)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        """One parsed record."""
         kind = rec.get("type")
-        if kind not in ("assistant", "user", "system"):
-            continue
-        sid = sid or (rec["sessionId"] if isinstance(rec.get("sessionId"), str) else None)
-        t_first = ts if t_first is None else min(t_first, ts)
-        t_last = ts if t_last is None else max(t_last, ts)
+        if kind not in _KINDS or rec.get("isSidechain"):
+            return
+        ts = stamp_to_epoch(rec.get("timestamp"))
+        if ts is None:
+            return
+        self.sid = self.sid or (rec["sessionId"] if isinstance(rec.get("sessionId"), str) else None)
+        self.t_first = ts if self.t_first is None else min(self.t_first, ts)
+        self.t_last = ts if self.t_last is None else max(self.t_last, ts)
         cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) else None
         raw_msg = rec.get("message")
         msg: dict[str, Any] = raw_msg if isinstance(raw_msg, dict) else {}
@@ -98,151 +237,192 @@ def build_model(
             raw_meta = rec.get("compactMetadata")
             meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             trigger, pre = meta.get("trigger"), meta.get("preTokens")  # data: only the types the page draws
-            compactions.append({"ts": ts, "trigger": trigger if isinstance(trigger, str) else None,
-                                "preTokens": pre if isinstance(pre, int) and not isinstance(pre, bool) else None})
-            events.append((ts, "compact", None))
-            last_send = ts
-            continue
+            self.compactions.append({"ts": ts, "trigger": trigger if isinstance(trigger, str) else None,
+                                     "preTokens": pre if isinstance(pre, int) and not isinstance(pre, bool) else None})
+            self.events.append((ts, "compact", None))
+            self.last_send = ts
+            return
         if kind == "user":
-            last_send = ts
+            self.last_send = ts
             if isinstance(content, list):
-                for block in content:
-                    if not isinstance(block, dict) or block.get("type") != "tool_result":
-                        continue
-                    tool = tools.get(str(block.get("tool_use_id")))
-                    if tool is None or tool["end"] is not None:
-                        continue
-                    tool["end"] = max(ts, tool["start"])
-                    tool["isError"] = bool(block.get("is_error"))
-                    path = tool["path"]
-                    if tool["name"] == "Read" and path:
-                        if path in first_read:
-                            tool["reread"] = True
-                            tool["firstReadAt"] = first_read[path]
-                        else:
-                            first_read[path] = tool["start"]
-                    events.append((ts, "tool", tool))
-            continue
-        if kind != "assistant":
-            continue
-        usage = msg.get("usage")
-        key = f"{msg.get('id')}|{rec.get('requestId')}"
-        if isinstance(usage, dict):
-            (inp, cr, cw, out, _cw5, _cw1), detail = usage_reading(usage)  # the hooks' rule: a bad value counts 0
-            prompt = inp + cr + cw if detail is None else sum(detail[0][:3])  # the context: its last message
-            call = calls.get(key)
-            if call is None:
-                start = last_send if last_send is not None and last_send <= ts else ts
-                call = {
-                    "kind": "call",
-                    "id": key,
-                    "n": len(calls) + 1,
-                    "start": start,
-                    "end": ts,
-                    "model": msg["model"] if isinstance(msg.get("model"), str) else None,
-                }
-                calls[key] = call
-            call.update(
-                end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt
-            )
-            if isinstance(msg.get("model"), str) and msg["model"] not in models:
-                models.append(msg["model"])
-            events.append((ts, "call", prompt))
-        if isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict) or block.get("type") != "tool_use":
-                    continue
-                tid = str(block.get("id"))
-                if tid in tools:
-                    continue
-                name = str(block.get("name") or "?")
-                label, path = _summary(name, block.get("input"), cwd)
-                tools[tid] = {
-                    "kind": "tool",
-                    "id": tid,
-                    "name": name,
-                    "label": label,
-                    "path": path,
-                    "start": ts,
-                    "end": None,
-                    "isError": False,
-                    "reread": False,
-                    "firstReadAt": None,
-                    "call": calls[key]["n"] if key in calls else None,
-                }
+                self._results(content, ts)
+            return
+        if kind == "assistant":
+            key = f"{msg.get('id')}|{rec.get('requestId')}"
+            usage = msg.get("usage")
+            if isinstance(usage, dict):
+                self._sample(key, usage, msg, ts)
+            if isinstance(content, list):
+                self._uses(content, key, cwd, ts)
 
-    peak = max((c["prompt"] for c in calls.values()), default=0)
-    reported = None
-    if final_status:
-        cp = final_status.get("contextPressure")
-        if isinstance(cp, dict) and isinstance(cp.get("contextWindow"), int):
-            reported = cp["contextWindow"]
-    window = window_for(models, peak, reported)
+    def _results(self, content: list[Any], ts: float) -> None:
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            tool = self.tools.get(str(block.get("tool_use_id")))
+            if tool is None or tool["end"] is not None:
+                continue
+            tool["end"] = max(ts, tool["start"])
+            tool["isError"] = bool(block.get("is_error"))
+            path = tool["path"]
+            if tool["name"] == "Read" and path:
+                if path in self.first_read:
+                    tool["reread"] = True
+                    tool["firstReadAt"] = self.first_read[path]
+                else:
+                    self.first_read[path] = tool["start"]
+            self.events.append((ts, "tool", tool))
+            self.touched[id(tool)] = tool
 
-    # health, record by record, as the fold does it
-    h = health.new_health()
-    timeline: list[tuple[float, dict[str, Any]]] = []
-    for ts, kind, arg in events:
-        if kind == "call":
-            health.on_call(h, arg)
-        elif kind == "compact":
-            health.on_compaction(h)
-        else:
-            health.on_tool(h, arg["name"], arg["reread"], arg["isError"])
-        timeline.append((ts, health.grade(h, window)))
-    final = health.grade(h, window)
-    t0 = t_first if t_first is not None else 0.0
-    t1 = t_last if t_last is not None else t0
-    for tool in tools.values():  # an open tool call runs to the end of what is known
-        t1 = max(t1, tool["start"])
-    bar = []
-    first_grade = health.grade(health.new_health(), window)
-    for step in range(BAR_STEPS + 1):
-        t = t0 + (t1 - t0) * step / BAR_STEPS
-        g = first_grade
-        for ts, snap in timeline:
-            if ts > t:
-                break
-            g = snap
-        bar.append({"t": t, "score": g["score"], "grade": g["grade"]})
+    def _sample(self, key: str, usage: dict[str, Any], msg: dict[str, Any], ts: float) -> None:
+        (inp, cr, cw, out, _cw5, _cw1), detail = usage_reading(usage)  # the hooks' rule: a bad value counts 0
+        prompt = inp + cr + cw if detail is None else sum(detail[0][:3])  # the context: its last message
+        call = self.calls.get(key)
+        if call is None:
+            last_send = self.last_send
+            start = last_send if last_send is not None and last_send <= ts else ts
+            call = {
+                "kind": "call",
+                "id": key,
+                "n": len(self.calls) + 1,
+                "start": start,
+                "end": ts,
+                "model": msg["model"] if isinstance(msg.get("model"), str) else None,
+            }
+            self.calls[key] = call
+        call.update(end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt)
+        self.touched[id(call)] = call
+        if isinstance(msg.get("model"), str) and msg["model"] not in self.models:
+            self.models.append(msg["model"])
+        self.events.append((ts, "call", prompt))
 
-    rows: list[dict[str, Any]] = sorted(
-        [*calls.values(), *tools.values()], key=lambda r: (r["start"], r["kind"] == "tool")
-    )
-    return {
-        "sessionId": sid,
-        "t0": t0,
-        "t1": t1,
-        "window": window,
-        "models": models,
-        "rows": rows,
-        "compactions": compactions,
-        "health": final,
-        "healthBar": bar,
-        "story": story_rows(trace or []),
-        "backtest": backtest_summary(trace, final_status),
-        "storyAvailable": trace is not None,
-        "storyError": None,
-    }
+    def _uses(self, content: list[Any], key: str, cwd: str | None, ts: float) -> None:
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            tid = str(block.get("id"))
+            if tid in self.tools:
+                continue
+            name = str(block.get("name") or "?")
+            label, path = _summary(name, block.get("input"), cwd)
+            tool = self.tools[tid] = {
+                "kind": "tool",
+                "id": tid,
+                "name": name,
+                "label": label,
+                "path": path,
+                "start": ts,
+                "end": None,
+                "isError": False,
+                "reread": False,
+                "firstReadAt": None,
+                "call": self.calls[key]["n"] if key in self.calls else None,
+            }
+            self.touched[id(tool)] = tool
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row, in start order (calls before tools that start at the same time)."""
+        return sorted([*self.calls.values(), *self.tools.values()], key=lambda r: (r["start"], r["kind"] == "tool"))
+
+    def model(self, trace: StoryTrace | None = None, final_status: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The page's data from what was fed so far and the replay's trace (None: no story)."""
+        peak = max((c["prompt"] for c in self.calls.values()), default=0)
+        reported = None
+        if final_status:
+            cp = final_status.get("contextPressure")
+            if isinstance(cp, dict) and isinstance(cp.get("contextWindow"), int):
+                reported = cp["contextWindow"]
+        window = window_for(self.models, peak, reported)
+        t0 = self.t_first if self.t_first is not None else 0.0
+        t1 = self.t_last if self.t_last is not None else t0
+        for tool in self.tools.values():  # an open tool call runs to the end of what is known
+            t1 = max(t1, tool["start"])
+        final, bar = self._health(window, t0, t1)
+        return {
+            "sessionId": self.sid,
+            "t0": t0,
+            "t1": t1,
+            "window": window,
+            "models": list(self.models),
+            "rows": self.rows(),
+            "compactions": list(self.compactions),
+            "health": final,
+            "healthBar": bar,
+            "story": list(trace or []),
+            "backtest": backtest_summary(trace.calls if trace else None, final_status),
+            "storyAvailable": trace is not None,
+            "storyError": None,
+        }
+
+    def _health(self, window: int, t0: float, t1: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The final grade and the bar: health record by record, as the fold does it. The bar's
+        sample at time t is the grade after the records before the first one later than t (the
+        sample times rise, so one pass graded at each of them gives every sample)."""
+        h = health.new_health()
+        times = [t0 + (t1 - t0) * step / BAR_STEPS for step in range(BAR_STEPS + 1)]
+        grades: list[dict[str, Any]] = []
+        for ts, kind, arg in self.events:
+            while len(grades) < len(times) and ts > times[len(grades)]:
+                grades.append(health.grade(h, window))
+            if kind == "call":
+                health.on_call(h, arg)
+            elif kind == "compact":
+                health.on_compaction(h)
+            else:
+                health.on_tool(h, arg["name"], arg["reread"], arg["isError"])
+        final = health.grade(h, window)
+        grades += [final] * (len(times) - len(grades))
+        return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]
 
 
-def story_rows(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The watcher's own numbers per API call, trimmed to what the page draws."""
-    out = []
-    prev_total: int | None = None
-    prev_bills = 0
-    for row in trace:
+def build_model(
+    lines: Iterable[bytes | str],
+    session_id: str | None = None,
+    trace: list[dict[str, Any]] | None = None,
+    final_status: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The page's data from transcript lines (complete lines only) and the replay's trace rows."""
+    builder = PageBuilder(session_id)
+    builder.feed(lines)
+    story = None
+    if trace is not None:
+        story = StoryTrace()
+        for row in trace:
+            story.append(row)
+    return builder.model(story, final_status)
+
+
+# --- the watcher's story: the replay's trace, kept as the page draws it ----------------------------
+
+
+class StoryTrace(list[dict[str, Any]]):
+    """A replay trace that keeps, of each row (the status document after a call), only the page's
+    story row and the backtest's call: the rows themselves (a status document each, its per-file list
+    included) were most of a long session page's memory. `brief` tells `core.status.tracer` to leave
+    out what no story row reads (the per-file list, the health block): a third of a replay's time."""
+
+    brief = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[Call] = []
+        self._prev_total: int | None = None
+        self._prev_bills = 0
+
+    def append(self, row: dict[str, Any]) -> None:
+        from session_watcher.core.backtest import call_from_trace
+
         eng_total = row.get("billsTotal")
         raw_bills = row.get("bills")
         bills = raw_bills if isinstance(raw_bills, int) else 0
         if isinstance(eng_total, int):
-            done = eng_total - (prev_total or 0)
-            prev_total = eng_total
+            done = eng_total - (self._prev_total or 0)
+            self._prev_total = eng_total
         else:
-            done = max(0, bills - prev_bills)
-        prev_bills = bills
+            done = max(0, bills - self._prev_bills)
+        self._prev_bills = bills
         alerts = row.get("alerts") or []
-        out.append(
+        super().append(
             {
                 "ts": row.get("ts"),
                 "call": row.get("call"),
@@ -259,16 +439,29 @@ def story_rows(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 ],
             }
         )
-    return out
+        self.calls.append(call_from_trace(row))
+
+    def clear(self) -> None:  # the fold started again from the beginning
+        super().clear()
+        self.calls.clear()
+        self._prev_total = None
+        self._prev_bills = 0
 
 
-def backtest_summary(trace: list[dict[str, Any]] | None, final: dict[str, Any] | None) -> dict[str, Any] | None:
+def story_rows(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The watcher's own numbers per API call, trimmed to what the page draws."""
+    story = StoryTrace()
+    for row in trace:
+        story.append(row)
+    return list(story)
+
+
+def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None) -> dict[str, Any] | None:
     """Restarting at the advice vs the best single restart (core.backtest), for the page's one line."""
-    if not trace:
+    if not calls:
         return None
     from session_watcher.core import backtest
 
-    calls = backtest.calls_from_trace(trace)
     doc = backtest.backtest(calls, backtest.shared_prefix(final, calls))
     keep = ("usd", "savingUsd", "savingPct", "restartsAfter")
     return {
@@ -276,6 +469,9 @@ def backtest_summary(trace: list[dict[str, Any]] | None, final: dict[str, Any] |
         "capture": doc["capture"],
         "sentence": backtest.sentence(doc),
     }
+
+
+# --- reading a transcript -------------------------------------------------------------------------
 
 
 def complete_lines(data: bytes) -> list[str]:
@@ -286,23 +482,61 @@ def complete_lines(data: bytes) -> list[str]:
     return data[: end + 1].decode("utf-8", "replace").splitlines()
 
 
+class TranscriptFeed:
+    """A transcript read into a `PageBuilder` from where the last read stopped (the hooks' reader:
+    complete lines, at most a chunk a read, a line over 8 MiB skipped with its usage kept). A file
+    rewritten, shrunk or replaced starts a new builder from its beginning."""
+
+    def __init__(self, path: str, session_id: str | None = None) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.builder = PageBuilder(session_id)
+        self.cursor: dict[str, Any] | None = None
+
+    def read(self) -> bool:
+        """Feed what is new; True when anything was (or the builder started again)."""
+        from session_watcher.state.reader import Reset, read_new
+
+        moved = False
+        for _attempt in range(2):
+            try:
+                while True:
+                    before = self.cursor
+                    lines, self.cursor, skipped = read_new(self.path, before)
+                    if lines:
+                        self.builder.feed(lines)
+                        moved = True
+                    if not lines and not skipped and (before or {}).get("skip") == self.cursor.get("skip"):
+                        return moved
+            except Reset:
+                self.builder = PageBuilder(self.session_id)
+                self.cursor = None
+                moved = True
+        return moved
+
+
+def story_of(path: str) -> tuple[dict[str, Any], StoryTrace]:
+    """The replay's final status document and its trace as story rows."""
+    from session_watcher.replay import replay
+
+    trace = StoryTrace()
+    final, _ = replay(path, trace=trace)
+    return final, trace
+
+
 def load_model(path: str, session_id: str | None = None, with_story: bool = True) -> dict[str, Any]:
     """Read a transcript and, when the engine's replay is there, the watcher's trace."""
-    with open(path, "rb") as fh:
-        lines = complete_lines(fh.read())
-    trace: list[dict[str, Any]] | None = None
+    feed = TranscriptFeed(path, session_id)
+    feed.read()
+    trace: StoryTrace | None = None
     final: dict[str, Any] | None = None
     error: str | None = None
     if with_story:
         try:
-            from session_watcher.replay import replay
-        except ImportError:
-            replay = None  # type: ignore[assignment]
-        if replay is not None:
-            try:
-                final, trace = replay(path)
-            except Exception as exc:  # the page still shows the transcript's own story
-                error = f"{type(exc).__name__}: {exc}"
-    model = build_model(lines, session_id, trace, final)
+            final, trace = story_of(path)
+        except Exception as exc:  # the page still shows the transcript's own story
+            trace = None
+            error = f"{type(exc).__name__}: {exc}"
+    model = feed.builder.model(trace, final)
     model["storyError"] = error
     return model
