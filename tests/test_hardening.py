@@ -350,12 +350,12 @@ def test_clean_escapes_every_control_character() -> None:
 # --------------------------------------------------------------- 6. --serve
 
 
-def _get(port: int, host: str, path: str = "/") -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def _get(port: int, host: str, path: str = "/", timeout: float = 30) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path, headers={"Host": host})
         resp = conn.getresponse()
-        return resp.status, resp.read() if path != "/events" else b""
+        return resp.status, resp.read() if not path.startswith("/events") or resp.status != 200 else b""
     finally:
         conn.close()
 
@@ -373,15 +373,16 @@ def test_attack6_serve_refuses_foreign_hosts(root: Path) -> None:
     view = LiveView(str(small_transcript(root)))
     view.start()
     try:
+        key = f"?token={view.token}"
         for host in (f"127.0.0.1:{view.port}", f"localhost:{view.port}", f"[::1]:{view.port}"):
-            code, body = _get(view.port, host)
+            code, body = _get(view.port, host, "/" + key)
             assert code == 200
             assert b"<html" in body
         for host in (f"evil.example:{view.port}", "127.0.0.1", f"127.0.0.1:{view.port + 1}", ""):
-            code, body = _get(view.port, host)
+            code, body = _get(view.port, host, "/" + key)
             assert code == 421, host
             assert b"a.py" not in body
-            assert _get(view.port, host, "/events")[0] == 421
+            assert _get(view.port, host, "/events" + key)[0] == 421
     finally:
         view.close()
 
@@ -389,9 +390,9 @@ def test_attack6_serve_refuses_foreign_hosts(root: Path) -> None:
 def test_attack6_serve_survives_50_idle_connections(root: Path) -> None:
     """50 connections that never send a request: threads stay bounded, the idle sockets are closed
     by the server, and a real page load gets through."""
-    from session_watcher.reports.live_view import LiveView
+    from session_watcher.reports.live_view import Limits, LiveView
 
-    view = LiveView(str(small_transcript(root)), timeout=1.0, max_connections=4)
+    view = LiveView(str(small_transcript(root)), limits=Limits(connections=4, timeout=1.0, header_seconds=1.0))
     view.start()
     before = threading.active_count()
     idle = []
@@ -403,7 +404,7 @@ def test_attack6_serve_survives_50_idle_connections(root: Path) -> None:
             peak = max(peak, threading.active_count() - before)
             time.sleep(0.05)
         assert peak <= 4 + 1
-        code, body = _get(view.port, f"127.0.0.1:{view.port}")  # waits its turn in the backlog
+        code, body = _get(view.port, f"127.0.0.1:{view.port}", f"/?token={view.token}")  # waits in the backlog
         assert code == 200
         assert b"<html" in body
         closed = 0
@@ -463,7 +464,7 @@ def test_attack7_bad_usage_value_page_still_renders(root: Path, bad: str) -> Non
     view = LiveView(str(tr))
     view.start()
     try:
-        code, body = _get(view.port, f"127.0.0.1:{view.port}")
+        code, body = _get(view.port, f"127.0.0.1:{view.port}", f"/?token={view.token}")
         assert code == 200
         assert b"badusage" in body
     finally:

@@ -229,12 +229,17 @@ def test_diff_sends_only_what_changed() -> None:
     lines = (FIXTURES / "tool_heavy.jsonl").read_text().splitlines()
     sent: dict[str, Any] = {}
     first = build_model(lines[:20])
-    msgs = live_view._diff(first, sent)
+
+    def diff(model: dict[str, Any]) -> list[dict[str, Any]]:
+        return [json.loads(m) for m in live_view._diff(live_view.Snapshot.of(model), sent)]
+
+    msgs = diff(first)
     assert [m["type"] for m in msgs] == ["rows", "session", "health:update"]
     assert msgs[0]["from"] == 0
-    assert live_view._diff(first, sent) == []
+    assert msgs[0]["rows"] == json.loads(json.dumps(first["rows"]))
+    assert diff(first) == []
     later = build_model(lines)
-    msgs = live_view._diff(later, sent)
+    msgs = diff(later)
     rows = next(m for m in msgs if m["type"] == "rows")
     k = rows["from"]
     assert first["rows"][:k] == later["rows"][:k]
@@ -264,14 +269,14 @@ def test_live_server_streams_new_lines(tmp_path: Path) -> None:
     try:
         assert view.server.server_address[0] == "127.0.0.1"
         conn = http.client.HTTPConnection("127.0.0.1", view.port, timeout=30)
-        conn.request("GET", "/")
+        conn.request("GET", f"/?token={view.token}")
         page = conn.getresponse()
         body = page.read().decode()
         assert page.status == 200
         assert 'data-live="1"' in body
         conn.close()
         conn = http.client.HTTPConnection("127.0.0.1", view.port, timeout=60)
-        conn.request("GET", "/events")
+        conn.request("GET", f"/events?token={view.token}")
         resp = conn.getresponse()
         assert resp.getheader("Content-Type", "").startswith("text/event-stream")
         first = read_events(resp, 3)

@@ -11,33 +11,73 @@ covers the whole protocol and no WebSocket library is needed. Messages (one JSON
   watcher's trace;
 * `{"type": "health:update", "health": {...}}` - the context health block (the seed's message).
 
-The transcript is polled (size and mtime, a few times a second); on a change the model is rebuilt
-once and every connected page gets only what differs from what it was last sent.
+The transcript is polled (size and mtime, a few times a second); on a change only the bytes
+appended since are read, into the page's builder and the watcher's own fold (one for all pages: a
+rewritten file starts both again), and each changed row is encoded once; every connected page gets
+only what differs from what it was last sent. The server never forks (replay's second parser is for
+a process without threads).
 
-The page shows commands, URLs and prompts, so the server trusts nothing but its own address: a
-request whose Host header is not 127.0.0.1:PORT, localhost:PORT or [::1]:PORT (a DNS-rebinding page)
-is refused; at most MAX_CONNECTIONS connections are served at once (the others wait in the listen
-backlog); a socket idle for SOCKET_TIMEOUT is closed; the server stops by itself after `idle_stop`
-seconds with no connection; a client that goes away is not an error.
+The page shows commands, URLs and prompts, so it is the user's alone:
+
+* a secret token, made when the server starts and printed once in its address (`/?token=...`, as
+  Jupyter does), is asked of every request, the event stream's included (the page passes its own
+  query on), and compared in constant time; without it the answer is 403 and nothing of the page;
+* a request whose Host header is not 127.0.0.1:PORT, localhost:PORT or [::1]:PORT (a DNS-rebinding
+  page) is refused (421);
+* a request must have sent its request line and headers within HEADER_SECONDS of its start, however
+  it trickles them (the socket's timeout is per read, which a byte every few seconds resets);
+* at most MAX_CONNECTIONS connections are read and answered at once (the others wait in the listen
+  backlog), and event streams, which last, are held in a budget of their own, MAX_STREAMS (a stream
+  past it is answered 503): open streams can never take the slots a page load needs, and a page load
+  waits at most HEADER_SECONDS behind requests that trickle;
+* a socket idle for SOCKET_TIMEOUT is closed; the server stops by itself after `idle_stop` seconds
+  with no connection; a client that goes away is not an error.
+
+The cyclic collector, which `report` commands keep off for their short lives, is on while the server
+runs: it runs for hours and its threads, sockets and tracebacks make cycles.
 """
 
 from __future__ import annotations
 
+import gc
+import hmac
+import io
 import json
 import os
+import secrets
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import parse_qs
 
-from session_watcher.reports.session_page import render_html
-from session_watcher.reports.session_page_data import load_model
+from session_watcher.reports.session_page import page_parts
+from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
+
+if TYPE_CHECKING:
+    import socket
+
+    from session_watcher.core.shapes import State
 
 POLL_SECONDS = 0.2
 KEEPALIVE_SECONDS = 15.0
 MAX_CONNECTIONS = 16
-SOCKET_TIMEOUT = 20.0  # a request must arrive, and a stream's write complete, within this
+MAX_STREAMS = 6  # a browser opens at most six connections to one host: six pages of one session
+SOCKET_TIMEOUT = 20.0  # a read must arrive, and a stream's write complete, within this
+HEADER_SECONDS = 10.0  # a request's line and headers must all have arrived within this
 BACKLOG = 64
+
+
+class Limits(NamedTuple):
+    """What one client can hold of the server: slots, streams and seconds."""
+
+    connections: int = MAX_CONNECTIONS
+    streams: int = MAX_STREAMS
+    timeout: float = SOCKET_TIMEOUT
+    header_seconds: float = HEADER_SECONDS
+
+
+DEFAULT_LIMITS = Limits()
 SESSION_KEYS = (
     "sessionId",
     "t0",
@@ -52,65 +92,171 @@ SESSION_KEYS = (
 )
 
 
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+class Snapshot:
+    """One version of the page's model, with each row's JSON text (unchanged rows keep their text
+    object from one version to the next)."""
+
+    def __init__(self, version: int, model: dict[str, Any], texts: list[str]) -> None:
+        self.version = version
+        self.model = model
+        self.texts = texts
+        self.session = {key: model.get(key) for key in SESSION_KEYS}
+        self.health = model.get("health")
+
+    @classmethod
+    def of(cls, model: dict[str, Any], version: int = 0) -> Snapshot:
+        return cls(version, model, [_dumps(r) for r in model.get("rows", [])])
+
+
+class _Story:
+    """The watcher's own fold of the transcript, kept between changes: each change folds only what
+    was appended (a rewritten transcript starts it again, as a hook's fold does)."""
+
+    def __init__(self, transcript: str) -> None:
+        self.path = os.path.abspath(transcript)
+        self.session_id = os.path.basename(self.path).removesuffix(".jsonl")
+        self.trace = StoryTrace()
+        self.state: State | None = None
+        self.cfg: dict[str, Any] = {}
+
+    def advance(self) -> tuple[dict[str, Any] | None, StoryTrace | None, str | None]:
+        """(the final status document, the story, None) after folding what is new, or (None, None,
+        the error) when the fold failed (the next change starts it again)."""
+        from session_watcher.core.status import status_document
+        from session_watcher.replay import scratch_state
+        from session_watcher.state import session
+
+        try:
+            if self.state is None:
+                self.trace.clear()
+                self.state, self.cfg = scratch_state(self.path)
+            subs = session.subagent_files(self.path, self.session_id)
+            self.state, _alerts, _done = session.sync(self.state, self.path, self.cfg, float("inf"), subs,
+                                                      trace=self.trace)
+            return status_document(self.state, self.cfg), self.trace, None
+        except Exception as exc:  # the page still shows the transcript's own story
+            self.state = None
+            return None, None, f"{type(exc).__name__}: {exc}"
+
+
 class _Source:
-    """The transcript's newest model, rebuilt when the file changes (one rebuild for all pages)."""
+    """The transcript's newest model, brought up to date when the file changes (once for all pages)."""
 
     def __init__(self, transcript: str) -> None:
         self.transcript = transcript
         self._lock = threading.Lock()
         self._stamp: tuple[int, int] | None = None
-        self._model: dict[str, Any] = {}
+        self._feed = TranscriptFeed(transcript)
+        self._story = _Story(transcript)
+        self._texts: dict[int, str] = {}  # id(row) -> its JSON text, for the feed's builder's rows
+        self._builder = self._feed.builder
+        self._snap: Snapshot | None = None
         self.version = 0
 
-    def current(self) -> tuple[int, dict[str, Any]]:
+    def current(self) -> Snapshot:
         with self._lock:
             try:
                 st = os.stat(self.transcript)
-                stamp = (st.st_size, st.st_mtime_ns)
+                stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
             except OSError:
                 stamp = None
-            if stamp != self._stamp or not self._model:
+            if stamp != self._stamp or self._snap is None:
                 if stamp is not None:
-                    self._model = load_model(self.transcript)
+                    self._snap = self._refresh()
                 self._stamp = stamp
                 self.version += 1
-            return self.version, self._model
+                if self._snap is not None:
+                    self._snap.version = self.version
+            if self._snap is None:
+                self._snap = Snapshot.of({}, self.version)
+            return self._snap
+
+    def _refresh(self) -> Snapshot:
+        feed = self._feed
+        try:
+            feed.read()
+        except OSError:
+            if self._snap is not None:
+                return self._snap
+            raise
+        builder = feed.builder
+        if builder is not self._builder:  # the file was rewritten: a new builder, new rows
+            self._builder = builder
+            self._texts.clear()
+        final, trace, error = self._story.advance()
+        model = builder.model(trace, final)
+        model["storyError"] = error
+        texts = self._texts
+        for key, row in builder.touched.items():
+            texts[key] = _dumps(row)
+        builder.touched.clear()
+        return Snapshot(self.version, model, [texts[id(r)] for r in model["rows"]])
 
 
-def _diff(model: dict[str, Any], sent: dict[str, Any]) -> list[dict[str, Any]]:
-    """The messages that bring a page from what it was `sent` to `model` (updates `sent`)."""
-    out: list[dict[str, Any]] = []
-    rows = [json.dumps(r, sort_keys=True) for r in model.get("rows", [])]
-    old = sent.get("rows", [])
+def _diff(snap: Snapshot, sent: dict[str, Any]) -> list[str]:
+    """The messages (JSON texts) that bring a page from what it was `sent` to `snap` (updates `sent`)."""
+    out: list[str] = []
+    rows = snap.texts
+    old: list[str] = sent.get("rows", [])
     k = 0
-    while k < min(len(rows), len(old)) and rows[k] == old[k]:
+    n = min(len(rows), len(old))
+    while k < n and rows[k] == old[k]:
         k += 1
     if k < len(rows) or len(old) > len(rows):
-        out.append({"type": "rows", "from": k, "rows": model["rows"][k:]})
+        out.append(f'{{"type":"rows","from":{k},"rows":[{",".join(rows[k:])}]}}')
         sent["rows"] = rows
-    session = {key: model.get(key) for key in SESSION_KEYS}
-    if session != sent.get("session"):
-        out.append({"type": "session", "session": session})
-        sent["session"] = session
-    if model.get("health") != sent.get("health"):
-        out.append({"type": "health:update", "health": model.get("health")})
-        sent["health"] = model.get("health")
+    if snap.session != sent.get("session"):
+        out.append(_dumps({"type": "session", "session": snap.session}))
+        sent["session"] = snap.session
+    if snap.health != sent.get("health"):
+        out.append(_dumps({"type": "health:update", "health": snap.health}))
+        sent["health"] = snap.health
     return out
 
 
+class _Deadline(io.RawIOBase):
+    """A socket's reading side that gives up once `deadline` (monotonic) has passed, however the
+    bytes trickle: the socket's own timeout restarts with every byte."""
+
+    def __init__(self, sock: socket.socket, idle: float) -> None:
+        super().__init__()
+        self.sock = sock
+        self.idle = idle
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request's header took too long")
+            self.sock.settimeout(min(left, self.idle))
+        return self.sock.recv_into(buffer)
+
+
 class _Server(ThreadingHTTPServer):
-    """A thread per connection, at most `slots` at once; the accept loop waits for a free slot."""
+    """A thread per connection: at most `slots` connections being read or answered, and at most
+    `streams` event streams besides; the accept loop waits for a free slot."""
 
     daemon_threads = True
     request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], slots: int,
-                 stopping: threading.Event) -> None:
+                 streams: int, stopping: threading.Event) -> None:
         self.slots = threading.BoundedSemaphore(slots)
+        self.streams = threading.BoundedSemaphore(streams)
         self.stopping = stopping
         self.active = 0
         self.last_active = time.monotonic()
         self._count = threading.Lock()
+        self._slot_held: set[int] = set()  # id(request) of the connections holding a slot
+        self._stream_held: set[int] = set()
         super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -120,23 +266,43 @@ class _Server(ThreadingHTTPServer):
                 return
         with self._count:
             self.active += 1
+            self._slot_held.add(id(request))
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._done()
+            self._done(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._done()
+            self._done(request)
 
-    def _done(self) -> None:
+    def to_stream(self, request: Any) -> bool:
+        """Move a connection from the slots to the streams' budget: False when that is full."""
+        if not self.streams.acquire(blocking=False):
+            return False
+        with self._count:
+            self._stream_held.add(id(request))
+            held = id(request) in self._slot_held
+            self._slot_held.discard(id(request))
+        if held:
+            self.slots.release()
+        return True
+
+    def _done(self, request: Any) -> None:
         with self._count:
             self.active -= 1
             self.last_active = time.monotonic()
-        self.slots.release()
+            slot = id(request) in self._slot_held
+            stream = id(request) in self._stream_held
+            self._slot_held.discard(id(request))
+            self._stream_held.discard(id(request))
+        if slot:
+            self.slots.release()
+        if stream:
+            self.streams.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys
@@ -154,46 +320,72 @@ class LiveView:
     """An HTTP server on 127.0.0.1 for one session's live page."""
 
     def __init__(self, transcript: str, *, port: int = 0, poll: float = POLL_SECONDS, idle_stop: float = 0.0,
-                 timeout: float = SOCKET_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> None:
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self.source = _Source(transcript)
         self.poll = poll
         self.idle_stop = idle_stop
         self.idle_stopped = False
         self.stopping = threading.Event()
         self._started = False
+        self.token = secrets.token_urlsafe(32)
+        self._token = self.token.encode("ascii")
         view = self
-        sock_timeout = timeout
+        sock_timeout, header_seconds = limits.timeout, limits.header_seconds
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             timeout = sock_timeout  # StreamRequestHandler applies it to the socket
 
+            def setup(self) -> None:
+                super().setup()
+                self.rfile.close()  # the socket's own reader: replaced by one with a deadline
+                self.reading = _Deadline(self.connection, sock_timeout)
+                self.rfile = io.BufferedReader(self.reading)
+
+            def handle_one_request(self) -> None:
+                self.reading.deadline = time.monotonic() + header_seconds
+                super().handle_one_request()
+
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
             def do_GET(self) -> None:
+                self.reading.deadline = None  # the header is in: writes and keep-alive as usual
+                self.connection.settimeout(sock_timeout)
                 if self.headers.get("Host", "").lower() not in view.hosts:
                     self.send_error(421, "Misdirected Request: this server answers only for its own address")
                     return
-                path = self.path.split("?", 1)[0]
+                path, _, query = self.path.partition("?")
+                if not view.allowed(query):
+                    self.send_error(403, "Forbidden: open the address with its token, as the command printed it")
+                    return
                 if path in ("/", "/index.html"):
-                    _, model = view.source.current()
-                    body = render_html(model, live=True).encode("utf-8")
+                    snap = view.source.current()
+                    body = "".join(page_parts(snap.model, live=True, rows_text=snap.texts)).encode("utf-8")
                     self.send_response(200)
                     self.send_header("Content-Type", "text/html; charset=utf-8")
                     self.send_header("Content-Length", str(len(body)))
                     self.send_header("Cache-Control", "no-store")
+                    self.send_header("Referrer-Policy", "no-referrer")
                     self.end_headers()
                     self.wfile.write(body)
                 elif path == "/events":
+                    if not view.server.to_stream(self.request):
+                        self.send_error(503, "Service Unavailable: too many pages of this session are open")
+                        return
                     view.stream(self)
                 else:
                     self.send_error(404)
 
-        self.server = _Server(("127.0.0.1", port), Handler, max_connections, self.stopping)
+        self.server = _Server(("127.0.0.1", port), Handler, limits.connections, limits.streams, self.stopping)
         self.port = int(self.server.server_address[1])
-        self.url = f"http://127.0.0.1:{self.port}/"
+        self.url = f"http://127.0.0.1:{self.port}/?token={self.token}"
         self.hosts = {f"{h}:{self.port}" for h in ("127.0.0.1", "localhost", "[::1]")}
+
+    def allowed(self, query: str) -> bool:
+        """The request's query carries the server's token (compared in constant time)."""
+        given = parse_qs(query).get("token", [""])[-1].encode("utf-8", "replace")
+        return hmac.compare_digest(given, self._token)
 
     def stream(self, handler: BaseHTTPRequestHandler) -> None:
         """One page's event stream: everything once, then what changes."""
@@ -209,12 +401,11 @@ class LiveView:
         try:
             handler.wfile.write(b"retry: 1000\n\n")
             while not self.stopping.is_set():
-                version, model = self.source.current()
-                if version != seen:
-                    seen = version
-                    for msg in _diff(model, sent):
-                        data = json.dumps(msg, separators=(",", ":"), allow_nan=False)
-                        handler.wfile.write(b"data: " + data.encode("utf-8") + b"\n\n")
+                snap = self.source.current()
+                if snap.version != seen:
+                    seen = snap.version
+                    for msg in _diff(snap, sent):
+                        handler.wfile.write(b"data: " + msg.encode("utf-8") + b"\n\n")
                     handler.wfile.flush()
                     idle = 0.0
                 elif idle >= KEEPALIVE_SECONDS:
@@ -228,6 +419,7 @@ class LiveView:
 
     def serve_forever(self) -> None:
         self._started = True
+        gc.enable()  # a long life with threads: cycles to collect (report commands turn it off)
         if self.idle_stop > 0:
             threading.Thread(target=self._watch_idle, name="live-view-idle", daemon=True).start()
         self.server.serve_forever(poll_interval=0.2)

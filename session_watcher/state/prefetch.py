@@ -8,7 +8,8 @@ ends, long lines skipped the same way), parses two chunks of every three and lea
 an unnamed file (marshal); the parent parses the third itself (it also folds every chunk) and takes
 the child's events for the others, checked by the chunk's byte range. Anything unexpected (no fork,
 a child that died, a chunk that does not match) and the parent parses the chunk itself: the events
-are the same either way, only the time differs. Not for hooks: they fold a few new lines.
+are the same either way, only the time differs. A process running threads (the live page's server)
+never forks. Not for hooks: they fold a few new lines.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from session_watcher.core.bulkparse import parse_lines
 from session_watcher.state.reader import CHUNK, read_new
-from session_watcher.state.scratch import scratch_file
+from session_watcher.state.scratch import scratch_file, threads_running
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
@@ -44,8 +45,8 @@ class ForkedParser:
             big = os.path.getsize(path) >= min_bytes
         except OSError:
             big = False
-        if not big or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
-            return
+        if not big or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork") or threads_running():
+            return  # parsed here: the same events (never a fork from a process with threads)
         self.tmp = scratch_file("session-watcher-replay")
         rfd, wfd = os.pipe()
         pid = os.fork()

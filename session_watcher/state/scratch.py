@@ -4,6 +4,7 @@ and its session pages)."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import IO
 
 
@@ -20,12 +21,22 @@ def scratch_file(name: str) -> IO[bytes]:
     return tempfile.TemporaryFile()
 
 
+def threads_running() -> bool:
+    """True when this process runs a thread besides the main one: then it must not fork (the child
+    would hold whatever locks those threads held, for good). No import: a process that never
+    imported `threading` started no thread from Python."""
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
+
+
 def fork_with_sink(name: str) -> tuple[int, IO[bytes], int] | None:
     """`os.fork()`, with a scratch file for what the child hands back, written whole at its end (a
     pipe made both sides wait on each other 64 kB at a time), and a pipe on which it then says so,
     before its exit frees its memory (which waitpid would wait for). (pid, sink, pipe end): in the
     child 0 and the end for `send_back`; in the parent the child's pid and the end for
-    `handed_back`. None when no more processes are allowed."""
+    `handed_back`. None when no more processes are allowed, or other threads run."""
+    if threads_running():
+        return None
     sink = scratch_file(name)
     ready, told = os.pipe()
     try:

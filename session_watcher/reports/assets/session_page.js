@@ -402,7 +402,7 @@ render();
 if (LIVE && window.EventSource) {
   const status = document.getElementById('live');
   let updates = 0;
-  const es = new EventSource('events');
+  const es = new EventSource('events' + location.search);  // the page's own query: its token
   es.onopen = () => { status.classList.add('on'); status.textContent = 'live'; };
   es.onerror = () => { status.classList.remove('on'); status.textContent = 'reconnecting…'; };
   es.onmessage = ev => {
