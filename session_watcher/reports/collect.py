@@ -41,30 +41,24 @@ class _Summarize:
     def __init__(self, sources: list[Source], since: float | None, utc_offset: float,
                  guarded: frozenset[str]) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
-        self.members: dict[tuple[str, str], int] = {}
+        self.members: dict[str, int] = {}
         for src in sources:
-            k = (src.project, src.session)
-            self.members[k] = self.members.get(k, 0) + 1
+            self.members[src.session] = self.members.get(src.session, 0) + 1
 
     def __call__(self, items: list[tuple[Source, Job, Scanned | None]]) -> object:
         """In the process that read them: one session's files read this run -> ("part", its Part as
         a plain tuple, or None when it ends before `since`), ("empty",) for a session without API
         calls, or None when some of its files were not read whole here (summarized later)."""
-        from session_watcher.reports.warmth import fold_session, session_part
+        from session_watcher.reports.warmth import session_part
 
         first = items[0][0]
-        key = (first.project, first.session)
-        if len(items) != self.members[key] or any(job.start or got is None for _src, job, got in items):
+        if len(items) != self.members[first.session] or any(job.start or got is None for _src, job, got in items):
             return None
-        main: list[Row] = []
-        subs: list[list[Row]] = []
+        files: list[tuple[Source, list[Row]]] = []
         for src, _job, got in items:
             assert got is not None
-            if src.sub:
-                subs.append(rows_in(got))
-            else:
-                main.extend(rows_in(got))
-        s = fold_session(first.session, first.project, main, subs)
+            files.append((src, rows_in(got)))
+        s = fold_files(first.session, files)
         if not s.api_calls:
             return ("empty",)
         part = session_part(s, self.since, self.utc_offset, True, self.guarded)
@@ -72,12 +66,12 @@ class _Summarize:
 
     def parts(self, index: Index, live: dict[str, int]) -> list[Part | None]:
         """Every session's Part, in the order `build_sessions` gives the sessions."""
-        from session_watcher.reports.warmth import Part, fold_session, session_part
+        from session_watcher.reports.warmth import Part, session_part
 
-        order: dict[tuple[str, str], list[Source]] = {}
+        order: dict[str, list[Source]] = {}
         for src in self.sources:
             if src.path in live:
-                order.setdefault((src.project, src.session), []).append(src)
+                order.setdefault(src.session, []).append(src)
         done = index.finished
         rows = index.rows({src.path: live[src.path] for k, srcs in order.items() if done.get(k) is None
                            for src in srcs})
@@ -88,40 +82,46 @@ class _Summarize:
                 if got[0] == "part":  # type: ignore[index]
                     out.append(None if got[1] is None else _new(Part, got[1]))  # type: ignore[index]
                 continue
-            main: list[Row] = []
-            subs: list[list[Row]] = []
-            for src in srcs:
-                if src.sub:
-                    subs.append(rows[src.path])
-                else:
-                    main.extend(rows[src.path])
-            s = fold_session(k[1], k[0], main, subs)
+            s = fold_files(k, [(src, rows[src.path]) for src in srcs])
             if s.api_calls:
                 out.append(session_part(s, self.since, self.utc_offset, True, self.guarded))
         return out
 
 
 def build_sessions(sources: list[Source], rows: dict[str, list[Row]]) -> list[Session]:
-    """Group sources by (project, session) and fold each: main file first, then subagent files. The
-    plain path (tests hold `_Summarize`'s parts, made where the files are read, to it)."""
-    from session_watcher.reports.warmth import fold_session
-
-    groups: dict[tuple[str, str], tuple[list[Row], list[list[Row]]]] = {}
+    """Group sources by session id and fold each (`fold_files`). The plain path (tests hold
+    `_Summarize`'s parts, made where the files are read, to it)."""
+    groups: dict[str, list[tuple[Source, list[Row]]]] = {}
     for src in sources:
         got = rows.get(src.path)
-        if got is None:
-            continue
-        main, subs = groups.setdefault((src.project, src.session), ([], []))
-        if src.sub:
-            subs.append(got)
-        else:
-            main.extend(got)
+        if got is not None:
+            groups.setdefault(src.session, []).append((src, got))
     out = []
-    for (project, session), (main, subs) in groups.items():
-        s = fold_session(session, project, main, subs)
+    for session, files in groups.items():
+        s = fold_files(session, files)
         if s.api_calls:
             out.append(s)
     return out
+
+
+def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
+    """One session from all of its files, in whatever project folders they are: one id, one row.
+    The same id in two project folders (a session resumed from another folder, a config folder
+    copied) is one session: the main files fold as one chain in the order they start (each call
+    once, by its key, as ever: a copy adds nothing), then the subagent files; it is named after the
+    folder of the main file that starts last, where the session went on."""
+    from session_watcher.reports.warmth import fold_session
+
+    mains = sorted(((src, got) for src, got in files if not src.sub), key=lambda f: _start(f[1]))
+    project = mains[-1][0].project if mains else files[0][0].project
+    main = mains[0][1] if len(mains) == 1 else [r for _src, got in mains for r in got]
+    return fold_session(session, project, main, [got for src, got in files if src.sub])
+
+
+def _start(rows: list[Row]) -> tuple[bool, float]:
+    """A file's order among a session's main files: its first timestamp (a file without one first)."""
+    ts = next((r[2] for r in rows if r[2] is not None), None)
+    return (ts is not None, ts or 0.0)
 
 
 class Progress:

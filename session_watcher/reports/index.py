@@ -139,7 +139,7 @@ class Index:
         self.rebuilt = False
         self.workers: int | None = None  # processes for reading files (None: one per usable core)
         self._fresh: dict[int, Scanned] = {}  # files read whole this run, by file id
-        self.finished: dict[tuple[str, str], object] = {}  # `refresh`'s finish, by (project, session)
+        self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
         self._conn: sqlite3.Connection | None = None
 
     # -- connection ------------------------------------------------------------------------
@@ -208,8 +208,8 @@ class Index:
         """Bring the index up to date with `sources`; return the counts and each source's file id.
 
         `finish`, when given, is called in the process that read them with the sources of one
-        (project, session) that were read this run, as (source, job, result) in source order; what it
-        returns (plain data) is in `finished` by (project, session) afterwards.
+        session id that were read this run, as (source, job, result) in source order; what it
+        returns (plain data) is in `finished` by session id afterwards.
 
         A database that cannot be read (corrupt, not a database) is thrown away and rebuilt.
         """
@@ -262,9 +262,9 @@ class Index:
             todo.append((src, st, rec))
             jobs.append(job)
         tick = None if progress is None else (lambda share: progress(min(total - 1, int(share * total)), total))
-        by_session: dict[tuple[str, str], list[int]] = {}
+        by_session: dict[str, list[int]] = {}  # one id, one session, whatever folders hold its files
         for k, (src, _st, _rec) in enumerate(todo):
-            by_session.setdefault((src.project, src.session), []).append(k)
+            by_session.setdefault(src.session, []).append(k)
         keys, groups = list(by_session), list(by_session.values())
 
         def finish_group(g: int, got: list[Scanned | None]) -> object:
