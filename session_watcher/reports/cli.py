@@ -77,17 +77,19 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
     from session_watcher.reports.index import default_roots, discover
     from session_watcher.reports.pool import run_all
     from session_watcher.reports.session_page import write_html
+    from session_watcher.reports.session_page_data import page_memory
 
     folder_name = os.path.splitext(os.path.basename(out))[0] + "-sessions"
     folder = os.path.join(os.path.dirname(os.path.abspath(out)), folder_name)
     ensure_private_dir(folder)
-    mains = {s.session: s.path for s in discover(roots or default_roots()) if not s.sub}
+    found = [s for s in discover(roots or default_roots()) if not s.sub]
+    mains = {s.session: s.path for s in found} | {(s.project, s.session): s.path for s in found}
     pages: dict[str, str] = {}
     jobs: list[tuple[str, str]] = []
     sizes: list[int] = []
     for s in doc["sessions"]:
         sid = s["sessionId"]
-        path = mains.get(sid)
+        path = mains.get((s.get("project"), sid)) or mains.get(sid)  # the main file of the row's folder
         if path is None or os.sep in sid or sid.startswith("."):
             continue
         jobs.append((path, os.path.join(folder, sid + ".html")))
@@ -96,8 +98,9 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
             sizes.append(os.path.getsize(path))
         except OSError:
             sizes.append(0)
-    # a page is a replay of its transcript (its work ~ the file's size): on every usable core
-    run_all(lambda i: write_html(*jobs[i]), sizes)
+    # a page is a replay of its transcript (its work ~ the file's size): on every usable core the
+    # memory allows
+    run_all(lambda i: write_html(*jobs[i]), sizes, memory=lambda i: page_memory(sizes[i]))
     return pages
 
 

@@ -1,7 +1,8 @@
 """Independent jobs on every usable core, the way the report's scan spreads files: job numbers in a
 pipe (largest first), a forked child for every usable core but one, each process taking the next
 whenever it is free. What a child did not finish (its job raised, it died) is done again in the
-parent, where an error surfaces as it would have without the children. Used by `report --pages`.
+parent, where an error surfaces as it would have without the children. Given each job's peak
+memory, no more run at once than the memory available holds. Used by `report --pages`.
 """
 
 from __future__ import annotations
@@ -20,11 +21,18 @@ if TYPE_CHECKING:
 _TOKEN = 4  # bytes of one batch number in the queue pipe
 
 
-def run_all(do: Callable[[int], object], weights: list[int], workers: int | None = None) -> None:
+def run_all(do: Callable[[int], object], weights: list[int], workers: int | None = None,
+            memory: Callable[[int], int] | None = None) -> None:
     """`do(i)` for every job i (`weights[i]`: its size, to start the large ones first), in forked
     children and in this process; a job is redone here when the child that took it failed, so `do`
-    must be safe to run twice (a page written again by an atomic rename is)."""
+    must be safe to run twice (a page written again by an atomic rename is). `memory(i)`: job i's
+    peak memory (rising with its weight): no more processes run than half the memory available
+    holds of the heaviest jobs at once (the queue hands them out heaviest first, so no later set of
+    running jobs needs more)."""
     n = max(1, min(workers if workers is not None else cores(), len(weights)))
+    if memory is not None and n > 1:
+        heaviest = sorted(range(len(weights)), key=lambda i: -weights[i])[:n]
+        n = memory_bound([memory(i) for i in heaviest], available_memory())
     parts = batches(weights, QUEUE_BATCHES)
     if n == 1 or not hasattr(os, "fork"):
         for part in parts:
@@ -65,6 +73,32 @@ def run_all(do: Callable[[int], object], weights: list[int], workers: int | None
         for i in part:
             if i not in done:
                 do(i)
+
+
+def memory_bound(peaks: list[int], available: int | None) -> int:
+    """How many of these jobs (heaviest first) can run at once within half of `available` bytes
+    (at least one; all of them when the available memory is not known)."""
+    if available is None:
+        return max(1, len(peaks))
+    n = total = 0
+    for peak in peaks:
+        if n and total + peak > available // 2:
+            break
+        n += 1
+        total += peak
+    return max(1, n)
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo, in bytes (None where there is none)."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _child(queue: int, parts: list[list[int]], do: Callable[[int], object], sink: IO[bytes], told_ready: int) -> None:

@@ -76,6 +76,19 @@ def window_for(models: list[str], peak_prompt: int, reported: int | None = None)
     return LARGE_WINDOW if peak_prompt > DEFAULT_WINDOW else DEFAULT_WINDOW
 
 
+# a page's peak memory follows its rows (~2 kB each, encoded text included); a transcript holds at
+# most a few hundred a megabyte (real sessions 290, bench.generate's 120): per byte, on the safe side
+PAGE_MEMORY_BASE = 32 << 20
+PAGE_MEMORY_PER_BYTE = 2
+
+
+def page_memory(size: int) -> int:
+    """The most a session page of a transcript of `size` bytes is expected to take (`report
+    --pages` runs no more at once than the memory holds): bench.generate's 1 GB transcript peaks at
+    280 MB, the real sessions at their interpreter plus 0.6 bytes a byte."""
+    return PAGE_MEMORY_BASE + PAGE_MEMORY_PER_BYTE * max(0, size)
+
+
 # --- decoding: the fields the page reads, as json.loads would give them --------------------------
 # Absent and null read alike everywhere below (`.get`), so a field msgspec does not find is None.
 
