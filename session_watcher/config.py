@@ -38,9 +38,12 @@ DEFAULTS: dict[str, Any] = {
     "backstop_base": 2.0,
     "guard_x": 1.7,  # a cold return advises a restart from this x on (docs/model.md: chosen by backtest)
     "notify": {"channels": ["desktop"], "fallback": "message", "remind_min": 10},
-    "guard": "warn",  # the cold-cache guard on each prompt: "warn" | "block" | "off"
+    # the cold-cache guard on each prompt: "ask" (block once with the priced choices) | "warn" | "off";
+    # "block", its name before "ask", is read as "ask"
+    "guard": "ask",
+    "handoff_stale_min": 180,  # a handoff not taken by a fresh session within this many minutes is stale
 }
-GUARD_MODES = ("warn", "block", "off")
+GUARD_MODES = ("ask", "warn", "block", "off")
 
 
 # the keys a project's own file may set (see the module's docstring)
@@ -55,6 +58,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "guard_x": (1.0, 1000.0),  # an x below 1 is never past the baseline
     "notify_dwell": (1, 1000),
     "notify.remind_min": (0, 10080),  # a week
+    "handoff_stale_min": (1, 10080),
 }
 MAX_GLOBS = 1000
 MAX_GLOB_CHARS = 4096
@@ -95,6 +99,10 @@ def _check(file: str, key: str, value: object) -> object:
     if key == "guard":
         if value not in GUARD_MODES:
             raise bad(f"one of {list(GUARD_MODES)}")
+        return "ask" if value == "block" else value
+    if key == "handoff_stale_min":
+        if not _in_range(key, value):
+            raise bad("a number of minutes from 1 to 10080")
         return value
     if key == "notify.channels":
         if not isinstance(value, list) or not all(c in CHANNELS for c in value):

@@ -123,7 +123,8 @@ def test_past_guard_x_the_line_leads_with_the_restart() -> None:
     assert a["restartFirst"] is True
     assert guard.compose(a) == (
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired): a fresh session "
-        "would write ~41k tokens ($0.26) instead of re-writing 180k ($1.13); or /compact.")
+        "would write ~41k tokens ($0.26) instead of re-writing 180k ($1.13) (/session-watcher:handoff, then "
+        "/clear); or /compact.")
 
 
 def test_the_shared_prefix_read_is_at_most_what_the_fresh_session_carries() -> None:
@@ -138,9 +139,10 @@ def test_the_shared_prefix_read_is_at_most_what_the_fresh_session_carries() -> N
 def test_below_guard_x_the_line_leads_with_what_the_prompt_rewrites() -> None:
     a = figures(45_000, 41_000)  # x = 1.10
     assert a["restartFirst"] is False
-    assert guard.compose(a) == (
+    assert guard.compose(a) == (  # below guard_x it only says what the prompt re-writes
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired): this prompt "
-        "re-writes 45k tokens ($0.28). Options: a fresh session with ~41k ($0.26), or /compact.")
+        "re-writes 45k tokens ($0.28).")
+    assert guard.compose(a, ask=True) == guard.compose(a)
 
 
 def test_guard_x_comes_from_the_config() -> None:
@@ -172,14 +174,14 @@ def test_an_unknown_model_gets_tokens_and_no_dollars() -> None:
     a = figures(180_000, 41_000, model="some-other-model")
     assert a["usd"] is None
     text = guard.compose(a)
-    assert "re-writing 180k;" in text
+    assert "re-writing 180k (" in text
     assert "$" not in text
 
 
 def test_no_restart_advice_when_a_fresh_session_carries_as_much() -> None:
     a = figures(40_000, 41_000)
     assert a["freshTokens"] is None
-    assert guard.compose(a).endswith("this prompt re-writes 40k tokens ($0.25). Option: /compact.")
+    assert guard.compose(a).endswith("this prompt re-writes 40k tokens ($0.25).")
 
 
 def test_what_compact_carried_last_time_is_said_after_a_compaction() -> None:
@@ -190,12 +192,35 @@ def test_what_compact_carried_last_time_is_said_after_a_compaction() -> None:
     a = guard.advice(s, {"L": 90_000, "bDefault": 30_000, "x": 3.0}, cold, {})
     assert a is not None
     assert a["compactTokens"] == 23_000
-    assert guard.compose(a).endswith("; or /compact (carried ~23k last time).")
+    assert guard.compose(a, ask=True).endswith(
+        "Or /compact: reads the same 90k cold once ($0.56), then carries its summary (~23k last time). Or a "
+        "fresh session: /session-watcher:handoff, then /clear, would write ~30k tokens ($0.19).")
 
 
-def test_block_text_says_how_to_go_ahead() -> None:
-    text = guard.compose(figures(180_000, 41_000), block=True)
-    assert text.endswith(" Send the same prompt again to go ahead.")
+def test_the_ask_names_the_three_choices_with_dollars() -> None:
+    text = guard.compose(figures(180_000, 41_000), ask=True, handoff=guard.HANDOFF_CLI)
+    assert text == (
+        "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired). Nothing was sent. "
+        "Continue: send this prompt again within a minute, re-writing 180k tokens ($1.13). Or /compact: reads "
+        "the same 180k cold once ($1.13), then its summary. Or a fresh session: ! session-watcher handoff, "
+        "then /clear, would write ~41k tokens ($0.26).")
+
+
+def test_the_rewrite_is_the_last_calls_whole_context() -> None:
+    """The last call read 475k and wrote 9k: the next prompt re-writes all 484k, not the 475k read."""
+    s = state()
+    s["engine"]["segCalls"] = 5
+    s["context"].update(model="claude-opus-4-6", pressure=484_000)
+    cold = guard.cold_cache(s, CFG, 3000.0)
+    assert cold is not None
+    a = guard.advice(s, {"L": 475_000, "bDefault": 71_000, "x": 475 / 71}, cold, {})
+    assert a is not None
+    assert a["tokens"] == 484_000
+    assert a["usd"] == pytest.approx(484_000 * 5e-6 * 1.25)
+    s["engine"]["segCalls"] = 0  # a segment with no call yet: the pressure is an older segment's
+    a = guard.advice(s, {"L": 475_000, "bDefault": 71_000, "x": 475 / 71}, cold, {})
+    assert a is not None
+    assert a["tokens"] == 475_000
 
 
 def test_the_sources_are_named_in_words() -> None:
@@ -227,11 +252,3 @@ def test_duration(seconds: float, text: str) -> None:
 ])
 def test_dollars(usd: float | None, text: str) -> None:
     assert guard.dollars(usd) == text
-
-
-def test_prompt_key_tells_prompts_apart_and_keeps_no_text() -> None:
-    a, b = guard.prompt_key("continue"), guard.prompt_key("continue ")
-    assert a == guard.prompt_key("continue")
-    assert a != b
-    assert "continue" not in a
-    assert guard.prompt_key(None) == guard.prompt_key("")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import filelock
+import pytest
 
 from bench import synth
 from session_watcher.hooks.run import PROMPT_LOCK_TIMEOUT, _prompt_lock_timeout, _unshown, _warm_and_nothing_queued
@@ -91,6 +92,12 @@ def said(proc: subprocess.CompletedProcess[bytes]) -> dict[str, Any] | None:
     return out
 
 
+def line(out: dict[str, Any] | None) -> str:
+    """What the user reads: the `systemMessage`, or the reason a prompt was held back."""
+    assert out is not None
+    return str(out.get("systemMessage") or out["reason"])
+
+
 def config(text: str) -> None:
     cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
@@ -114,13 +121,19 @@ def test_five_minute_session_twenty_minutes_ago_gets_tokens_and_dollars(tmp_path
     t = session(tmp_path, FIVE_MIN, 20)
     out = said(prompt("g1", t))
     assert out is not None
-    text = out["systemMessage"]
-    assert text.startswith("session-watcher: cold cache (last call 20 min ago; the 5-minute cache has expired)")
-    # L = 76,178 re-written at the 5-minute write price of Opus 4.6 ($6.25/MTok): $0.48 (1-hour: $0.76)
-    assert "re-writing 76k ($0.48)" in text
-    assert "a fresh session would carry ~" in text  # x >= guard_x: the restart leads; it reads the shared prefix
+    assert out["decision"] == "block"  # the default, "ask": x >= guard_x, so the prompt is held back once
+    text = out["reason"]
+    assert text.startswith("session-watcher: cold cache (last call 20 min ago; the 5-minute cache has expired). "
+                           "Nothing was sent.")
+    # the last call's whole context, 76,350 (it read 76,178), re-written at the 5-minute write price of
+    # Opus 4.6 ($6.25/MTok): $0.48 (1-hour: $0.76)
+    assert "Continue: send this prompt again within a minute, re-writing 76k tokens ($0.48)." in text
+    assert "Or /compact: reads the same 76k cold once ($0.48)" in text
+    # the install.sh route (no plugin): the handoff from Claude Code's bash mode; it reads the shared prefix
+    assert "Or a fresh session: ! session-watcher handoff, then /clear, would carry ~32k tokens ($0.10)." in text
     [logged] = warnings_logged()
-    assert (logged["sessionId"], logged["mode"], logged["tokens"], logged["ttl"]) == ("g1", "warn", 76_178, "5m")
+    assert (logged["sessionId"], logged["mode"], logged["tokens"], logged["ttl"]) == ("g1", "ask", 76_350, "5m")
+    assert logged["asked"] is True
     assert logged["call"] == load_state("g1")["engine"]["calls"] + 1
 
 
@@ -130,11 +143,13 @@ def test_one_hour_session_twenty_minutes_ago_is_silent(tmp_path: Path) -> None:
 
 
 def test_one_hour_session_ninety_minutes_ago_warns_at_one_hour_prices(tmp_path: Path) -> None:
+    config('guard = "warn"\n')
     t = session(tmp_path, ONE_HOUR, 90)
     out = said(prompt("g1", t))
     assert out is not None
     assert "(last call 1 h 30 min ago; the 1-hour cache has expired)" in out["systemMessage"]
-    assert "re-writing 77k ($0.77)" in out["systemMessage"]  # 77,272 x $10/MTok
+    assert "re-writing 77k ($0.77)" in out["systemMessage"]  # ~77k x $10/MTok
+    assert out["systemMessage"].endswith("(! session-watcher handoff, then /clear); or /compact.")
 
 
 def test_a_session_with_no_call_yet_is_silent(tmp_path: Path) -> None:
@@ -154,9 +169,7 @@ def test_the_warning_comes_even_when_its_log_cannot_be_written(tmp_path: Path) -
     t = session(tmp_path, FIVE_MIN, 20)
     log = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "guard-warnings.jsonl"
     log.mkdir(parents=True)  # a folder where the log belongs
-    out = said(prompt("g1", t))
-    assert out is not None
-    assert "re-writing 76k ($0.48)" in out["systemMessage"]
+    assert "re-writing 76k tokens ($0.48)" in line(said(prompt("g1", t)))
 
 
 def test_a_prompt_on_a_current_warm_state_does_not_rewrite_it(tmp_path: Path) -> None:
@@ -207,25 +220,46 @@ def test_a_warm_prompt_does_not_wait_for_the_lock(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- modes
 
-def test_block_mode_blocks_once_then_the_same_prompt_goes_through(tmp_path: Path) -> None:
-    config('guard = "block"\n')
+@pytest.mark.parametrize("mode", ["", 'guard = "ask"\n', 'guard = "block"\n'])  # block: ask's old name
+def test_ask_holds_the_prompt_back_once_then_a_prompt_within_the_minute_goes_ahead(tmp_path: Path, mode: str
+                                                                                   ) -> None:
+    config(mode)
     t = session(tmp_path, FIVE_MIN, 20)
     out = said(prompt("g1", t, "carry on"))
     assert out is not None
     assert out["decision"] == "block"
-    assert "re-writing 76k ($0.48)" in out["reason"]
-    assert out["reason"].endswith("Send the same prompt again to go ahead.")
-    assert "carry on" not in state_file("g1").read_text()  # a checksum is kept, not the prompt
-    assert said(prompt("g1", t, "carry on")) is None
+    assert "carry on" not in state_file("g1").read_text()  # the prompt's text is kept nowhere
+    assert said(prompt("g1", t, "carry on, please")) is None  # the user chose: it goes ahead
     assert len(warnings_logged()) == 1
 
 
-def test_block_mode_blocks_a_different_prompt(tmp_path: Path) -> None:
-    config('guard = "block"\n')
+def test_ask_asks_again_after_the_minute(tmp_path: Path) -> None:
+    from session_watcher.state import store
+
     t = session(tmp_path, FIVE_MIN, 20)
-    assert said(prompt("g1", t, "carry on"))["decision"] == "block"  # type: ignore[index]
-    assert said(prompt("g1", t, "carry on, please"))["decision"] == "block"  # type: ignore[index]
-    assert said(prompt("g1", t, "carry on, please")) is None
+    assert said(prompt("g1", t))["decision"] == "block"  # type: ignore[index]
+    state = store.load(str(state_file("g1")), "g1")
+    assert state is not None
+    state["guard"]["blocked"][-1] -= 61  # the choice was shown 61 s ago
+    store.save(str(state_file("g1")), state)
+    assert said(prompt("g1", t))["decision"] == "block"  # type: ignore[index]
+    assert said(prompt("g1", t)) is None
+
+
+def test_below_guard_x_ask_only_says_what_the_prompt_rewrites(tmp_path: Path) -> None:
+    config("guard_x = 50\n")  # x is about 2.4 here
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t)) == {"systemMessage": "session-watcher: cold cache (last call 20 min ago; the "
+                                                      "5-minute cache has expired): this prompt re-writes 76k "
+                                                      "tokens ($0.48)."}
+    assert warnings_logged()[0]["asked"] is False
+
+
+def test_the_plugin_route_names_its_command(tmp_path: Path) -> None:
+    t = session(tmp_path, FIVE_MIN, 20)
+    proc = hook("UserPromptSubmit", payload("g1", t, "UserPromptSubmit", prompt="go"),
+                env={**os.environ, "CLAUDE_PLUGIN_ROOT": str(tmp_path)})
+    assert "Or a fresh session: /session-watcher:handoff, then /clear, would carry ~32k" in line(said(proc))
 
 
 def test_off_is_silent_and_slash_commands_pass(tmp_path: Path) -> None:
@@ -270,9 +304,7 @@ def test_a_resume_that_says_expired_is_cold_even_within_the_ttl(tmp_path: Path) 
     assert start["prompt_cache_likely_expired"] is True
     start.update(session_id="g1", transcript_path=str(t), cwd=str(tmp_path))
     assert said(hook("SessionStart", start)) is None
-    out = said(prompt("g1", t))
-    assert out is not None
-    assert "Claude Code says the cache has likely expired" in out["systemMessage"]
+    assert "Claude Code says the cache has likely expired" in line(said(prompt("g1", t)))
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     assert (doc["coldCache"]["source"], doc["coldCache"]["cold"]) == ("session_start", True)
 
@@ -284,7 +316,7 @@ def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     assert (cc["source"], cc["ttl"], cc["lifetimeSeconds"], cc["cold"]) == ("ttl", "5m", 300.0, True)
     assert 1190 < cc["idleSeconds"] < 1500
     text = sw("doctor").stdout.decode()
-    assert ("guard      warn (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
+    assert ("guard      ask (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
             "last call 2") in text
 
 

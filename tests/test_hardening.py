@@ -563,7 +563,7 @@ def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path) -> 
     state = load_state(s.session_id, fs.sw_home(root))
     notify = state["config"]["values"]["notify"]
     assert (notify["channels"], notify["fallback"]) == (["message"], "none")  # the user's
-    assert state["config"]["values"]["guard"] == "warn"
+    assert state["config"]["values"]["guard"] == "ask"
     assert state["config"]["values"]["bp_amber"] == 0.2  # the project's own key still applies
     assert "'guard', 'notify' may only be set in your own config" in log_text(root)
     got = cli(root, "config", "set", "--project", str(proj), "notify.channels", "[]")

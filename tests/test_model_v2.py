@@ -106,11 +106,12 @@ def test_a_cold_return_past_guard_x_is_a_guard_alert_on_the_next_call() -> None:
     g = guards[0]
     assert g["call"] == cold["call"] == 42
     assert g["gap"] == pytest.approx(20 * 60 + 10)
-    assert g["rewrite"] == 60_000
-    # the restart writes the 20k it carries (nothing shared) instead of re-writing 60k, both at 12.5x
+    # the last call's whole prompt: the 60k it read, the 1k it wrote and its 1 uncached token
+    assert g["rewrite"] == 61_001
+    # the restart writes the 20k it carries (nothing shared) instead of re-writing 61k, both at 12.5x
     assert g["K"] == pytest.approx(12.5 * 20_000)
-    assert g["saving"] == pytest.approx(12.5 * 60_000 - 12.5 * 20_000)
-    assert g["rewriteUsd"] == pytest.approx(60_000 * 6.25 / 1e6)  # Opus 4.6: $6.25/MTok 5-minute writes
+    assert g["saving"] == pytest.approx(12.5 * 61_001 - 12.5 * 20_000)
+    assert g["rewriteUsd"] == pytest.approx(61_001 * 6.25 / 1e6)  # Opus 4.6: $6.25/MTok 5-minute writes
     assert g["freshUsd"] == pytest.approx(12.5 * 20_000 * 0.5 / 1e6)
     assert [row["call"] for row in trace for a in row["alerts"] if a["kind"] == "guard"] == [42]
 

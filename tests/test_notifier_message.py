@@ -68,6 +68,7 @@ class TestCompose:
         assert body.splitlines() == [
             "Restarting now saves about 612k tokens ($0.31) of cache reads over the next stretch of work.",
             "A fresh session would carry 45k tokens (18k system + 27k files).",
+            "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.",
             "Model: claude-opus-4-6",
         ]
         for jargon in ("bp", "bill", "deep water", "sweet spot", "each call"):
@@ -138,6 +139,7 @@ class TestEscaping:
             "systemMessage": "session-watcher: This session now costs more than a fresh start (shop)\n"
             "Restarting now saves about 612k tokens ($0.31) of cache reads over the next stretch of work.\n"
             "A fresh session would carry 45k tokens (18k system + 27k files).\n"
+            "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.\n"
             "Model: [31mred[0m"
         }
 

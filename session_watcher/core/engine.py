@@ -319,6 +319,7 @@ def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None) -> list
         return []
     alert = _alert(state, q, "guard", e["calls"] + 1)
     model, big_l, k = state["context"]["model"], q["L"] or 0, q["K"] or 0.0
+    big_l = max(big_l, state["context"]["pressure"] or 0)  # the last call's whole context is re-written
     saving = eoq.cold_return_saving(q["cRatio"], big_l, k)
     one_hour = e["ttl"] == "1h"
     alert.update({
@@ -429,4 +430,6 @@ def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: R
             on_tool_result(state, ev, paths)
         elif ev[0] == "compact":
             on_compaction(state, from_hook=False)
+        elif ev[0] == "parent" and not state.get("parentSession"):
+            state["parentSession"] = ev[2]  # the session this one was handed off from (core.handoff)
     return alerts

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 GUARD_X = 1.7  # the cold-return trigger when a config lacks `guard_x` (the same as config.DEFAULTS)
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
-MODES = ("warn", "block", "off")
+MODES = ("ask", "warn", "off")  # config.GUARD_MODES; "block", the name "ask" had before, is read as "ask"
+ASK_WINDOW = 60.0  # seconds after the guard asked within which a prompt sent again goes ahead
+HANDOFF_PLUGIN = "/session-watcher:handoff"  # the plugin's command
+HANDOFF_CLI = "! session-watcher handoff"  # the same from Claude Code's bash mode (the install.sh route)
 
 
 def _num(v: object) -> TypeGuard[float]:
@@ -76,11 +79,18 @@ def cold_cache(state: Mapping[str, Any], cfg: Mapping[str, Any], now: float | No
 
 def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, Any],
            cfg: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The figures of the warning for a cold cache (`cold` from `cold_cache`); None without an L."""
+    """The figures of the warning for a cold cache (`cold` from `cold_cache`); None without an L.
+
+    What the next prompt re-writes is the last call's whole context, what it read and what it wrote
+    (its prompt, `context.pressure`), not its read alone; none in a segment with no call yet (after
+    a compaction, idle ones included, the cache it had is already dealt with)."""
     big_l = q.get("L")
     if not _num(big_l) or big_l <= 0:
         return None
     e, ctx = state["engine"], state["context"]
+    pressure = ctx.get("pressure")
+    if e.get("segCalls") and _num(pressure) and pressure > big_l:
+        big_l = pressure
     model = ctx.get("model")
     ttl = cold.get("ttl") or e.get("ttl")
     one_hour = ttl == "1h"
@@ -140,8 +150,10 @@ def _class(ttl: str | None) -> str:
     return "1-hour" if ttl == "1h" else "5-minute"
 
 
-def compose(a: Mapping[str, Any], block: bool = False) -> str:
-    """The one line shown to the user (a `systemMessage`, or a block `reason` with `block`)."""
+def compose(a: Mapping[str, Any], ask: bool = False, handoff: str = HANDOFF_PLUGIN) -> str:
+    """The line shown to the user: a `systemMessage`, or with `ask` the reason the prompt was held
+    back, naming the three choices with their prices. Below guard_x (no `restartFirst`) it only says
+    what the prompt re-writes. `handoff`: how the user writes a handoff on their install route."""
     idle = a.get("idleSeconds")
     ago = f"last call {duration(idle)} ago" if _num(idle) else "the last call is old"
     source, life = a.get("source"), a.get("lifetimeSeconds")
@@ -155,27 +167,17 @@ def compose(a: Mapping[str, Any], block: bool = False) -> str:
         why = f"the {_class(a.get('ttl'))} cache has expired"
     tokens, usd = human(a["tokens"]), dollars(a.get("usd"))
     compact = a.get("compactTokens")
-    compact_text = f"/compact (carried ~{human(compact)} last time)" if _num(compact) else "/compact"
     fresh = a.get("freshTokens")
     head = f"session-watcher: cold cache ({ago}; {why})"
+    if not (a.get("restartFirst") and _num(fresh)):
+        return f"{head}: this prompt re-writes {tokens} tokens{usd}."
     # a fresh session writes what it carries, except the shared prefix, which it reads
     verb = "carry" if a.get("freshShared") else "write"
-    if a.get("restartFirst") and _num(fresh):
-        text = (f"{head}: a fresh session would {verb} ~{human(fresh)} tokens{dollars(a.get('freshUsd'))} "
-                f"instead of re-writing {tokens}{usd}; or {compact_text}.")
-    elif _num(fresh):
-        text = (f"{head}: this prompt re-writes {tokens} tokens{usd}. Options: a fresh session with "
-                f"~{human(fresh)}{dollars(a.get('freshUsd'))}, or {compact_text}.")
-    else:
-        text = f"{head}: this prompt re-writes {tokens} tokens{usd}. Option: {compact_text}."
-    if block:
-        text += " Send the same prompt again to go ahead."
-    return text
-
-
-def prompt_key(prompt: object) -> str:
-    """A short checksum of a prompt (the state keeps this, never the prompt's text)."""
-    import zlib  # already loaded by the transcript reader; hashlib would cost an import
-
-    data = prompt.encode("utf-8", "surrogatepass") if isinstance(prompt, str) else b""
-    return f"{zlib.crc32(data):08x}{len(data):x}"
+    fresh_text = f"~{human(fresh)} tokens{dollars(a.get('freshUsd'))}"
+    then = f", then carries its summary (~{human(compact)} last time)" if _num(compact) else ", then its summary"
+    if ask:
+        return (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing "
+                f"{tokens} tokens{usd}. Or /compact: reads the same {tokens} cold once{usd}{then}. Or a fresh "
+                f"session: {handoff}, then /clear, would {verb} {fresh_text}.")
+    return (f"{head}: a fresh session would {verb} {fresh_text} instead of re-writing {tokens}{usd} "
+            f"({handoff}, then /clear); or /compact.")

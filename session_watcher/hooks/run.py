@@ -55,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else ""
     try:
-        out = run(event, sys.stdin.buffer.read(MAX_STDIN))
+        if argv[1:2] == ["inject"]:  # the synchronous SessionStart hook: the pending handoff, no fold
+            from session_watcher.hooks.inject import run as inject
+
+            out = inject(sys.stdin.buffer.read(MAX_STDIN))
+        else:
+            out = run(event, sys.stdin.buffer.read(MAX_STDIN))
         if out:
             from session_watcher.core.fastjson import dumps
 
@@ -298,10 +303,12 @@ def _prompt_guard(state: State, cfg: dict[str, Any], payload: dict[str, Any],
                   ) -> tuple[dict[str, Any] | None, bool]:
     """The cold-cache guard on a prompt (core.guard): (the hook's output or None, state changed).
 
-    Shown to the user only: a `systemMessage`, or in `block` mode a block `reason` once per prompt
-    (the same prompt sent again goes through). Slash commands pass untouched (/compact is advice).
+    Shown to the user only. `ask` (the default; `block` is its old name): past guard_x the prompt is
+    held back once with the priced choices (`decision: block`: nothing is sent, and the prompt goes
+    back into the input box); a prompt sent within ASK_WINDOW of that goes ahead. Otherwise, and in
+    `warn` mode, a `systemMessage`. Slash commands pass untouched (/compact, /clear, the handoff).
     """
-    mode = cfg.get("guard", "warn")
+    mode = cfg.get("guard", "ask")
     prompt = payload.get("prompt")
     if mode == "off" or (isinstance(prompt, str) and prompt.lstrip().startswith("/")):
         return None, False
@@ -319,19 +326,21 @@ def _prompt_guard(state: State, cfg: dict[str, Any], payload: dict[str, Any],
     gap = [e["lastTs"], e["calls"] + 1]  # the gap and the call that will end it
     first = changed = mark.get("shown") != gap  # first: the first prompt of this gap (logged once)
     mark["shown"] = gap
+    handoff = guard.HANDOFF_PLUGIN if os.environ.get("CLAUDE_PLUGIN_ROOT") else guard.HANDOFF_CLI
     out: dict[str, Any] | None
-    if mode == "block":
-        key = guard.prompt_key(prompt)
-        if mark.get("blocked") == [*gap, key]:
-            return None, changed  # the same prompt again: through
-        mark["blocked"] = [*gap, key]
+    if mode in ("ask", "block") and advice["restartFirst"]:
+        asked = mark.get("blocked")
+        if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
+                and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
+            return None, changed  # sent again within the minute: the user chose to go ahead
+        mark["blocked"] = [*gap, now]
         changed = True
-        out = {"decision": "block", "reason": guard.compose(advice, block=True)}
+        out = {"decision": "block", "reason": guard.compose(advice, ask=True, handoff=handoff)}
     else:
-        out = {"systemMessage": guard.compose(advice)}
+        out = {"systemMessage": guard.compose(advice, handoff=handoff)}
     if first:
-        _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": mode, "afterTs": gap[0],
-                      "call": gap[1], **advice})
+        _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": "ask" if mode == "block" else mode,
+                      "afterTs": gap[0], "call": gap[1], "asked": "decision" in out, **advice})
     return out, changed
 
 

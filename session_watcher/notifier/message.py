@@ -125,6 +125,7 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
             lines.append(f"Restarting now saves about {_tokens_and_dollars(saving, alert.get('savingUsd'))} "
                          "of cache reads over the next stretch of work.")
         lines.append(carry)
+    lines.append("To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.")
     model = _short(alert.get("model"))
     if model:
         lines.append(f"Model: {model}")

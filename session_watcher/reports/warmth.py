@@ -308,7 +308,7 @@ def _guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[GuardCall]]
         if not isinstance(ts, int | float) or not isinstance(after, int | float) or (since is not None and ts < since):
             continue
         out["warned"] += 1
-        out["blocked"] += w.get("mode") == "block"
+        out["blocked"] += w.get("mode") == "block" or w.get("asked") is True  # "ask" holds back past guard_x
         sid = str(w.get("sessionId"))
         nxt = next((c for c in calls.get(sid, []) if c[0] is not None and c[0] > after + 0.5), None)
         if nxt is not None and nxt[0] is not None and nxt[0] >= ts - 5:
