@@ -114,6 +114,12 @@ SESSION_HELP = ("a session: its id, the first 6 or more characters of it, or its
                 "(default: the most recently active)")
 
 
+def _handoff(ns: argparse.Namespace) -> int:
+    from session_watcher.handoff import command
+
+    return command(ns)
+
+
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -165,6 +171,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="replay with this config key changed (e.g. bp_amber=0.15); repeatable")
     s.set_defaults(func=_backtest)
+
+    s = sub.add_parser("handoff", help="a priced note for a fresh session of the project; the next one receives it",
+                       description="Write the handoff of a session (what the work is, the files a restart carries, "
+                                   "its price) for the next fresh session of its project: /clear, or a new session "
+                                   "there, starts with it. " + SESSION_HELP + "; inside Claude Code, the session "
+                                   "it runs in.")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
+    s.add_argument("--session", metavar="ID", help="the same as SESSION")
+    s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd")
+    s.set_defaults(func=_handoff)
 
     s = sub.add_parser("config", help="show or edit the config", description="Show or edit the config.")
     project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"

@@ -85,14 +85,21 @@ def _launch(bin_dir: str, kind: str) -> str:
     return f"{python} -I -S {shlex.quote(os.path.join(bin_dir, f'session-watcher-{kind}'))}"
 
 
-def hook_entry(bin_dir: str, event: str) -> dict[str, Any]:
+def hook_entry(bin_dir: str, event: str, *extra: str) -> dict[str, Any]:
     """The exec form (`args`, no shell): the venv's interpreter, isolated, on the launcher script."""
     entry: dict[str, Any] = {"type": "command", "command": os.path.join(bin_dir, "python"),
-                             "args": ["-I", "-S", os.path.join(bin_dir, "session-watcher-hook"), event],
+                             "args": ["-I", "-S", os.path.join(bin_dir, "session-watcher-hook"), event, *extra],
                              "timeout": HOOK_TIMEOUT}
-    if event not in SYNC_EVENTS:
+    if event not in SYNC_EVENTS and not extra:
         entry["async"] = True
     return entry
+
+
+def hook_entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, entry) of every hook: one per event, and SessionStart's synchronous `inject` (a fresh
+    session's pending handoff, as additional context: an async hook's output would come too late)."""
+    return [*((event, hook_entry(bin_dir, event)) for event in EVENTS),
+            ("SessionStart", hook_entry(bin_dir, "SessionStart", "inject"))]
 
 
 def hook_key(hook: Any) -> str | None:
@@ -140,13 +147,13 @@ def add(bin_dir: str) -> int:
     before = _read_text(path)
     doc = _load(path)
     prev = _load(record_file()) if os.path.exists(record_file()) else {}
-    entries = {event: hook_entry(bin_dir, event) for event in EVENTS}
-    wanted = {hook_key(entry) for entry in entries.values()}
+    entries = hook_entries(bin_dir)
+    wanted = {hook_key(entry) for _, entry in entries}
     # an earlier install's hooks (another form, another venv path) are replaced, not doubled
     _drop_hooks(doc, {k for k in prev.get("hooks") or [] if isinstance(k, str) and k not in wanted})
     hooks = doc.setdefault("hooks", {})
     added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None}
-    for event, entry in entries.items():
+    for event, entry in entries:
         key = hook_key(entry)
         groups = hooks.setdefault(event, [])
         mine = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if hook_key(h) == key]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher.install import SYNC_EVENTS, hook_entry
+from session_watcher.install import SYNC_EVENTS, hook_entries
 from tests.oracle import REPO, TRANSCRIPTS, oracle
 from tests.statefile import read_state, state_file
 
@@ -91,6 +91,12 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "backups_first": backups_first}
 
 
+def ours(bin_dir: str, event: str) -> list[dict[str, Any]]:
+    """What the install registers for `event`: one hook, and on SessionStart also the synchronous
+    `inject` one (a fresh session's pending handoff)."""
+    return [entry for ev, entry in hook_entries(bin_dir) if ev == event]
+
+
 def our_hooks(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
     return [h for g in doc.get("hooks", {}).get(event, []) for h in g.get("hooks", [])
             if "session-watcher" in json.dumps(h)]
@@ -104,13 +110,16 @@ def test_settings_merged_and_users_keys_kept(box: dict[str, Any]) -> None:
     assert doc["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
     assert USER_SETTINGS["hooks"]["PostToolUse"][0] in doc["hooks"]["PostToolUse"]
     for event in EVENTS:
-        assert our_hooks(doc, event) == [hook_entry(str(b.bin.parent), event)]
+        assert our_hooks(doc, event) == ours(str(b.bin.parent), event)
         hook = our_hooks(doc, event)[0]
         # the exec form: the venv's interpreter and the launcher as argv, no shell to quote for
         assert hook["command"] == str(b.bin.parent / "python")
         assert hook["args"] == ["-I", "-S", str(b.bin.parent / "session-watcher-hook"), event]
         # async (the agent does not wait) except where the output must reach the user
         assert hook.get("async", False) is (event not in SYNC_EVENTS)
+    [_, inject] = our_hooks(doc, "SessionStart")
+    assert inject["args"][-2:] == ["SessionStart", "inject"]
+    assert "async" not in inject  # its additionalContext must reach the model before the first request
     assert str(b.bin.parent) in doc["statusLine"]["command"]
     assert "statusline" in doc["statusLine"]["command"]
     assert doc["statusLine"]["type"] == "command"
@@ -132,7 +141,7 @@ def test_second_run_is_idempotent(box: dict[str, Any]) -> None:
     assert sorted(b.claude.glob("settings.json.bak-session-watcher-*")) == box["backups_first"]
     assert "backup:" not in box["second"].stdout
     doc = json.loads(b.settings().read_text())
-    assert sum(len(our_hooks(doc, e)) for e in EVENTS) == len(EVENTS)
+    assert sum(len(our_hooks(doc, e)) for e in EVENTS) == len(hook_entries(str(b.bin.parent)))
 
 
 def test_command_is_linked_into_local_bin_and_runs(box: dict[str, Any]) -> None:
@@ -281,7 +290,7 @@ def test_reinstall_replaces_the_shell_form_hooks_of_an_older_install(tmp_path: P
     assert add.returncode == 0, add.stderr
     doc = json.loads((tmp_path / "cfg" / "settings.json").read_text())
     for event in EVENTS:
-        assert our_hooks(doc, event) == [hook_entry("/opt/sw/bin", event)]
+        assert our_hooks(doc, event) == ours("/opt/sw/bin", event)
     assert {"type": "command", "command": "echo mine"} in [h for g in doc["hooks"]["Stop"] for h in g["hooks"]]
     rm = subprocess.run([sys.executable, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
                         text=True, timeout=60, check=False)

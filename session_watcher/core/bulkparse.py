@@ -21,6 +21,7 @@ from session_watcher.core import fastjson
 from session_watcher.core.records import Usage, msgspec, stamp_to_epoch, usage_reading
 from session_watcher.core.transcript import (
     FILE_TOOLS,
+    HANDOFF,
     MAX_LINE_BYTES,
     read_payload,
     record_events,
@@ -172,14 +173,15 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
             bad += 1
             continue
         # a line can matter only if it holds usage, a tool block or a compaction boundary
-        if not (b'"tool_' in line or b'"usage"' in line or b"compact_boundary" in line):  # tool_: early in a result
+        marked = HANDOFF in line  # a handoff note (an attachment): the scanner's path reads it
+        if not (b'"tool_' in line or b'"usage"' in line or b"compact_boundary" in line or marked):  # tool_: early
             if not (line.startswith(b"{") and line.endswith(b"}")):  # else: no copy to strip
                 stripped = line.strip()
                 if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
                     bad += 1
             continue
         rec: Any = None
-        if line.isascii() or _utf8(line):
+        if not marked and (line.isascii() or _utf8(line)):
             # json.loads refuses an integer of more digits than int() takes, msgspec does not: such a
             # run of digits covers one of these bytes (a line without a digit there has none)
             probe = line[int_digits - 1 :: int_digits] if int_digits and len(line) >= int_digits else b""

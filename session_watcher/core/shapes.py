@@ -27,7 +27,9 @@ UseEvent = tuple[Literal["use"], float | None, str, str, "UseInfo | None"]
 ResultEvent = tuple[Literal["result"], float | None, str, bool, "ReadFile | None"]
 # ("compact", ts, trigger, tokens before)
 CompactEvent = tuple[Literal["compact"], float | None, str | None, int]
-Event = CallEvent | UseEvent | ResultEvent | CompactEvent
+# ("parent", ts, the session a handoff note came from)
+ParentEvent = tuple[Literal["parent"], float | None, str]
+Event = CallEvent | UseEvent | ResultEvent | CompactEvent | ParentEvent
 
 # (input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object
 Sample = tuple[int, int, int, int, int, int]
@@ -263,6 +265,7 @@ class State(TypedDict):
     guard: NotRequired[GuardMarks]
     notified: NotRequired[dict[str, Any]]  # when the user was last notified (notifier.throttle)
     outbox: NotRequired[list[dict[str, Any]]]  # hook output an async hook left for the next synchronous one
+    parentSession: NotRequired[str]  # the session whose handoff note this one started with (core.handoff)
 
 
 class Quantities(TypedDict):

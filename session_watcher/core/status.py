@@ -62,6 +62,7 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
     n_back = q["backstopN"]
     return {
         "sessionId": state["sessionId"],
+        "parentSession": state.get("parentSession"),  # the session whose handoff this one started with
         "model": ctx.get("model"),
         "segment": e["segment"],
         "calls": e["calls"],

@@ -16,6 +16,8 @@ Events (tuples, first item the kind):
 * ("result", ts, tool_use_id, is_error, file) - a tool's result; `file` is the Read payload
   (path, start line, content) or None.
 * ("compact", ts, trigger, pre_tokens) - a compaction boundary.
+* ("parent", ts, session_id) - the session started with a handoff note (core.handoff) from that
+  session, injected by our SessionStart hook (an attachment line holding the note's first line).
 
 Their types, for the checker: `core.shapes.Event`.
 """
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Event, Iteration, ReadFile, Sample, UseInfo
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
+HANDOFF = b"[session-watcher handoff from session "  # core.handoff.MARKER: a line that may name a parent
 
 
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -253,11 +256,30 @@ def record_events(rec: dict[str, object]) -> Iterator[Event]:
             if isinstance(tid, str):
                 file = read_payload(rec.get("toolUseResult")) if len(results) == 1 else None
                 yield ("result", ts, tid, block.get("is_error") is True, file)
+    elif kind == "attachment" and not side:
+        parent = _handoff_parent(rec.get("attachment"))
+        if parent is not None:
+            yield ("parent", ts, parent)
     elif kind == "system" and rec.get("subtype") == "compact_boundary":
         meta = rec.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
         trig = meta.get("trigger")
         yield ("compact", ts, trig if isinstance(trig, str) else None, _int(meta.get("preTokens")))
+
+
+def _handoff_parent(att: object) -> str | None:
+    """The parent session named by a SessionStart hook's injected handoff note, if `att` is one."""
+    if not isinstance(att, dict) or att.get("type") != "hook_additional_context":
+        return None
+    if att.get("hookEvent") not in ("SessionStart", None):
+        return None
+    from session_watcher.core.handoff import parent_of  # only for such a line: rare
+
+    for part in att.get("content") or ():
+        found = parent_of(part) if isinstance(part, str) else None
+        if found:
+            return found
+    return None
 
 
 def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
@@ -269,8 +291,8 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
-        # a line can matter only if it holds usage, a tool block or a compaction boundary
-        if not (b'"usage"' in line or b'"tool_' in line or b"compact_boundary" in line):
+        # a line can matter only if it holds usage, a tool block, a compaction boundary or a handoff
+        if not (b'"usage"' in line or b'"tool_' in line or b"compact_boundary" in line or HANDOFF in line):
             if not (line.startswith(b"{") and line.endswith(b"}")):  # else: no copy to strip
                 stripped = line.strip()
                 if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):

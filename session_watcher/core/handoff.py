@@ -1,0 +1,306 @@
+"""The handoff: what a fresh session of the same project needs to carry on a session's work. Pure.
+
+SPEC v3, "A restart you can act on: the handoff". Two parts, both deterministic:
+
+* `Digest` reads the session's transcript records, in order, and keeps what the work is: the user's
+  first and latest prompts, the latest plan (ExitPlanMode) or task list (TodoWrite, or TaskCreate /
+  TaskUpdate), the files edited, and the assistant's last text (its summary of where things stand).
+* `files(state)` is exactly the set `bDefault` counts: the path map's included entries, each with
+  its line ranges and token estimate; `price` prices the restart that carries them (and the note)
+  against staying for the next cycle, as the alert does.
+
+`compose` writes the note: plain facts, never orders (injected text that reads as "system" commands
+can trip a model's prompt-injection defences), under NOTE_MAX characters (Claude Code replaces
+injected context over 10,000 characters with a file path), its first line the marker naming the
+parent session, which `parent_of` reads back from the child's transcript.
+"""
+
+from __future__ import annotations
+
+from session_watcher.core import prices
+from session_watcher.core.eoq import restart_cost
+from session_watcher.core.paths import chars_per_token, relative
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from session_watcher.core.shapes import State
+
+MARKER = "[session-watcher handoff from session "
+NOTE_MAX = 9_000  # characters: under Claude Code's 10,000 for injected context, with room to spare
+PROMPT_MAX = 700
+PLAN_MAX = 1_800
+SUMMARY_MAX = 1_200
+TASKS_MAX = 25
+TASK_MAX = 140
+EDITED_MAX = 40
+EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+# user records that are no prompt of the user's: a slash command's echo, its output, the client's notes
+NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command", "<task-notification>", "<system-reminder>",
+               "Caveat: ", "[Request interrupted")
+
+
+def _short(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _prompt_text(content: object) -> str | None:
+    """A user record's own words: a string, or the text parts of a list (images and tool results aside)."""
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return None
+        text = "\n".join(b["text"] for b in content
+                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    else:
+        return None
+    text = text.strip()
+    if not text or text.startswith(NOT_PROMPTS):
+        return None
+    return text
+
+
+class Digest:
+    """What a session was doing, fed its transcript records in order (`add`)."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+        self.latest: str | None = None
+        self.prompts = 0
+        self.plan: str | None = None
+        self.plan_at = -1
+        self.todos: list[tuple[str, str]] | None = None  # (status, text) from TodoWrite
+        self.tasks: dict[str, list[str]] = {}  # TaskCreate id -> [status, subject]
+        self.tasks_at = -1
+        self.edited: list[str] = []  # paths, most recent last, each once
+        self.summary: str | None = None
+        self.parent: str | None = None  # the session this one was handed off from, if it was
+        self._pending: dict[str, tuple[str, Any]] = {}  # tool_use_id -> (name, input) awaiting a result
+        self._n = 0
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        self._n += 1
+        if rec.get("isSidechain") is True:
+            return
+        kind = rec.get("type")
+        if kind == "user":
+            self._user(rec)
+        elif kind == "assistant":
+            self._assistant(rec)
+        elif kind == "attachment" and self.parent is None:
+            att = rec.get("attachment")
+            if isinstance(att, dict) and att.get("type") == "hook_additional_context":
+                for part in att.get("content") or ():
+                    if isinstance(part, str) and parent_of(part):
+                        self.parent = parent_of(part)
+
+    def _user(self, rec: Mapping[str, Any]) -> None:
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self._result(str(block.get("tool_use_id")), rec.get("toolUseResult"))
+        origin = rec.get("origin")
+        if rec.get("isMeta") or rec.get("isCompactSummary") or (
+                isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
+            return
+        text = _prompt_text(content)
+        if text is None:
+            return
+        self.prompts += 1
+        if self.first is None:
+            self.first = text
+        self.latest = text
+
+    def _assistant(self, rec: Mapping[str, Any]) -> None:
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                self.summary = block["text"]
+            elif block.get("type") == "tool_use" and isinstance(block.get("name"), str):
+                self._tool(block["name"], block.get("input"), block.get("id"))
+
+    def _tool(self, name: str, inp: object, tool_id: object) -> None:
+        if not isinstance(inp, dict):
+            return
+        if name in EDIT_TOOLS:
+            path = inp.get("file_path") or inp.get("notebook_path")
+            if isinstance(path, str) and path:
+                if path in self.edited:
+                    self.edited.remove(path)
+                self.edited.append(path)
+        elif name == "ExitPlanMode" and isinstance(inp.get("plan"), str) and inp["plan"].strip():
+            self.plan, self.plan_at = inp["plan"], self._n
+        elif name == "TodoWrite" and isinstance(inp.get("todos"), list):
+            self.todos = [(str(t.get("status") or "pending"), str(t.get("content") or t.get("activeForm") or ""))
+                          for t in inp["todos"] if isinstance(t, dict)]
+            self.tasks_at = self._n
+        elif name == "TaskCreate" and isinstance(tool_id, str):
+            self._pending[tool_id] = (name, inp)
+        elif name == "TaskUpdate":
+            task = self.tasks.get(str(inp.get("taskId")))
+            if task is not None and isinstance(inp.get("status"), str):
+                task[0] = inp["status"]
+                self.tasks_at = self._n
+            if task is not None and isinstance(inp.get("subject"), str):
+                task[1] = inp["subject"]
+
+    def _result(self, tool_id: str, result: object) -> None:
+        pending = self._pending.pop(tool_id, None)
+        if pending is None or not isinstance(result, dict):
+            return
+        task = result.get("task")
+        subject = pending[1].get("subject")
+        if isinstance(task, dict) and task.get("id") is not None and isinstance(subject, str):
+            self.tasks[str(task["id"])] = ["pending", subject]
+            self.tasks_at = self._n
+            self.todos = None  # the newer tool's list is the list
+
+    def task_list(self) -> list[tuple[str, str]]:
+        """(status, text) of the latest task list, deleted tasks left out."""
+        if self.todos is not None:
+            return self.todos
+        return [(s, t) for s, t in self.tasks.values() if s != "deleted"]
+
+
+# ----------------------------------------------------------------------------- the files and the price
+
+def files(state: State) -> list[dict[str, Any]]:
+    """The files `bDefault` counts: the path map's included entries, largest first, each with its
+    token estimate and its line ranges read (1-based, inclusive); `edited` when its edits are not
+    re-read yet (its size is an estimate from the edit)."""
+    out: list[dict[str, Any]] = []
+    for path, entry in state["paths"].items():
+        if not entry["include"]:
+            continue
+        ranges = [[a, b - 1] for a, b in entry["ranges"] if b > a]
+        out.append({"path": path, "tokens": entry["tokens"], "ranges": ranges, "edited": bool(entry["edited"])})
+    out.sort(key=lambda f: (-int(f["tokens"]), str(f["path"])))
+    return out
+
+
+def note_tokens(note: str, state: State) -> int:
+    """The note's own size in tokens, at the session's calibrated characters per token."""
+    return round(len(note) / chars_per_token(state["engine"]["cal"]))
+
+
+def price(state: State, q: Mapping[str, Any], note_tok: int) -> dict[str, Any]:
+    """What the restart carries (the system prompt and the files `bDefault` counts, and the note) and
+    what it costs: written at the session's cache-write price except the shared prefix, which a fresh
+    session finds cached and reads; against staying, the alert's saving over the next cycle."""
+    e, model = state["engine"], state["context"].get("model")
+    b = q.get("bDefault") or 0
+    carry = b + note_tok if b else 0
+    shared = min(max(q.get("shared") or 0, 0), carry)
+    one_hour = e.get("ttl") == "1h"
+    written = carry - shared
+    w = prices.write_usd(model, 0, written) if one_hour else prices.write_usd(model, written, 0)
+    r = prices.read_usd(model, shared)
+    saving = q.get("saving")
+    saving_usd = None if saving is None else prices.read_usd(model, saving - (q.get("cRatio") or 0) * note_tok)
+    return {
+        "carryTokens": carry, "carryUsd": None if w is None or r is None or not carry else round(w + r, 6),
+        "noteTokens": note_tok, "shared": shared, "ttl": e.get("ttl"), "model": model,
+        "K": None if not carry else round(restart_cost(q.get("cRatio") or 0, carry, shared), 1),
+        "savingUsd": None if saving_usd is None else round(saving_usd, 6),
+        "bDefault": q.get("bDefault"), "L": q.get("L"),
+    }
+
+
+# ----------------------------------------------------------------------------- the note
+
+def _tokens(n: float) -> str:
+    from session_watcher.core.render import human
+
+    return human(n)
+
+
+def _ranges(ranges: list[list[int]]) -> str:
+    if not ranges:
+        return ""
+    parts = [f"{a}-{b}" if b > a else f"{a}" for a, b in ranges[:6]]
+    more = f" +{len(ranges) - 6} more" if len(ranges) > 6 else ""
+    return " lines " + ", ".join(parts) + more
+
+
+def _name(path: str, root: str | None) -> str:
+    rel = relative(path, root)
+    return rel if rel else path
+
+
+def header(parent: str, written_at: str, carry: int, carry_usd: float | None) -> str:
+    """The note's first line: its origin (MARKER + the parent's id), when, and what it was priced at."""
+    from session_watcher.core.guard import dollars
+
+    return f"{MARKER}{parent}, written {written_at}; priced at ~{_tokens(carry)} tokens{dollars(carry_usd)}]"
+
+
+def parent_of(text: str) -> str | None:
+    """The parent session's id named by a note's first line, or None when `text` is no handoff note."""
+    if not text.startswith(MARKER):
+        return None
+    rest = text[len(MARKER):]
+    end = rest.find(",")
+    sid = rest[:end] if end > 0 else ""
+    ok = 0 < len(sid) <= 128 and sid[0] != "." and all(c.isascii() and (c.isalnum() or c in "-_.") for c in sid)
+    return sid if ok else None
+
+
+def _status(s: str) -> str:
+    return {"completed": "done", "in_progress": "in progress"}.get(s, s)
+
+
+def _body(d: Digest, root: str | None) -> list[str]:
+    lines = ["This note was written from the transcript of the previous session in this project, so that "
+             "its work can go on here without re-reading that whole conversation."]
+    if d.parent:
+        lines.append(f"That session itself continued session {d.parent}.")
+    if d.first:
+        lines += ["", "The user's first request there:", _short(d.first, PROMPT_MAX)]
+    if d.latest and d.latest != d.first:
+        lines += ["", f"The user's latest request there (of {d.prompts}):", _short(d.latest, PROMPT_MAX)]
+    tasks = d.task_list()
+    if tasks and d.tasks_at >= d.plan_at:
+        done = sum(1 for s, _ in tasks if s == "completed")
+        lines += ["", f"Its task list at the end ({done} of {len(tasks)} done):"]
+        lines += [f"- [{_status(s)}] {_short(t, TASK_MAX)}" for s, t in tasks[:TASKS_MAX]]
+        if len(tasks) > TASKS_MAX:
+            lines.append(f"- ... and {len(tasks) - TASKS_MAX} more")
+    elif d.plan:
+        lines += ["", "Its latest plan:", _short(d.plan, PLAN_MAX)]
+    if d.edited:
+        shown = d.edited[-EDITED_MAX:]
+        more = f" (and {len(d.edited) - len(shown)} earlier)" if len(d.edited) > len(shown) else ""
+        lines += ["", f"Files it edited{more}: " + ", ".join(_name(p, root) for p in shown)]
+    if d.summary:
+        lines += ["", "The assistant's last words there:", _short(d.summary, SUMMARY_MAX)]
+    return lines
+
+
+def compose(d: Digest, file_list: list[dict[str, Any]], root: str | None, head: str) -> str:
+    """The note: the header, what the work was, then the files the work had in context (as many as
+    fit under NOTE_MAX; the rest counted)."""
+    lines = [head, *_body(d, root)]
+    if file_list:
+        total = sum(f["tokens"] for f in file_list)
+        lines += ["", f"Files that were in its context ({len(file_list)}, ~{_tokens(total)} tokens; "
+                      "path, line ranges read, estimated tokens):"]
+    text = "\n".join(lines)
+    for i, f in enumerate(file_list):
+        entry = f"\n- {_name(f['path'], root)}{_ranges(f['ranges'])} (~{_tokens(f['tokens'])})"
+        rest = len(file_list) - i
+        if len(text) + len(entry) + 40 > NOTE_MAX:
+            text += f"\n- ... and {rest} more (~{_tokens(sum(g['tokens'] for g in file_list[i:]))} tokens)"
+            break
+        text += entry
+    return text[:NOTE_MAX]

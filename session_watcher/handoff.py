@@ -1,0 +1,108 @@
+"""`session-watcher handoff [--session ID] [--json]`: the shell around `core.handoff`.
+
+Brings the session's state up to date with its transcript (as `status` does), reads the transcript
+once for what the work is, composes the note with the files `bDefault` counts and its price, saves
+it as the project's pending handoff (`state.handoffs`: the next fresh session of the project
+receives it from the SessionStart hook) and prints it, or the JSON document. The session defaults to
+the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code), else the most
+recently active; named as every command names one (`sessions.find`: id, 6+ character prefix, path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from session_watcher.core import handoff as core
+from session_watcher.core.eoq import quantities
+from session_watcher.errors import UserError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from session_watcher.core.shapes import State
+
+MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) holds nothing the note needs
+
+
+def digest(transcript: str | None) -> core.Digest:
+    """The transcript read once, in order, into a Digest (a missing transcript gives an empty one)."""
+    from session_watcher.core.fastjson import loads
+
+    d = core.Digest()
+    if not transcript:
+        return d
+    try:
+        fh = open(transcript, "rb")  # noqa: SIM115 - closed below; a missing file is an empty digest
+    except OSError:
+        return d
+    with fh:
+        for line in fh:
+            if len(line) > MAX_LINE or not line.endswith(b"\n"):
+                continue
+            try:
+                rec = loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                d.add(rec)
+    return d
+
+
+def build(state: State, cfg: dict[str, Any], now: float) -> dict[str, Any]:
+    """The handoff document of a session state (brought up to date by the caller)."""
+    q = quantities(state, cfg)
+    if not q.get("bDefault"):
+        raise UserError(f"session {state['sessionId']} has no API call yet: nothing to hand off")
+    cursor = state.get("cursor") or {}
+    d = digest(cursor.get("path"))
+    root = state["context"].get("project")
+    file_list = core.files(state)
+    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
+    # the note's price includes the note: priced once with a header of the same length, then again
+    draft = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
+    priced = core.price(state, q, core.note_tokens(draft, state))
+    note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
+                                                          priced["carryUsd"]))
+    priced = core.price(state, q, core.note_tokens(note, state))
+    return {"sessionId": state["sessionId"], "project": root, "createdAt": now, "note": note, "files": file_list,
+            **priced}
+
+
+def command(ns: argparse.Namespace) -> int:
+    from session_watcher.commands import _target, session_state
+    from session_watcher.core.text import clean
+    from session_watcher.state import handoffs
+
+    state, cfg = session_state(_target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
+    doc = build(state, cfg, time.time())
+    if not doc["project"]:
+        raise UserError(f"session {state['sessionId']}: its project folder is not known; no handoff saved")
+    pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
+    doc["pendingFile"] = handoffs.write_pending(pending)
+    if ns.json:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return 0
+    print(clean(doc["note"]))
+    print()
+    print(clean(usage_line(doc, cfg)))
+    return 0
+
+
+def usage_line(doc: dict[str, Any], cfg: dict[str, Any]) -> str:
+    """How to use the handoff just saved, and its price, in one line."""
+    from session_watcher.core.guard import dollars
+    from session_watcher.core.render import human
+
+    hours = cfg.get("handoff_stale_min", 180) / 60
+    saving = doc.get("savingUsd")
+    worth = ""
+    if isinstance(saving, float):
+        worth = (f"; restarting now saves about {dollars(saving).strip(' ()')} over the next stretch of work"
+                 if saving > 0
+                 else "; staying is still cheaper than restarting")
+    return (f"session-watcher: handoff saved. /clear (or a new session in this project within {hours:g} h) "
+            f"starts with it, carrying ~{human(doc['carryTokens'])} tokens{dollars(doc.get('carryUsd'))}{worth}.")

@@ -1,0 +1,52 @@
+"""The synchronous SessionStart hook: a fresh session receives its project's pending handoff.
+
+`session-watcher hook SessionStart inject` (registered beside the async SessionStart hook that
+folds). On `source: "clear"` or `"startup"` it takes the project's pending handoff (state.handoffs:
+once, for this project only, not stale) and prints it as `additionalContext`, which Claude Code puts
+before the conversation (a synchronous hook: an async one's output would reach the model only with
+the next request, as a bare system message). The note's first line names the parent session, so the
+child's own transcript links it to its parent (the fold reads it back: `parentSession`).
+
+The client waits for this hook at every session start, so it does no fold and takes no lock: with
+no handoff pending it is one `stat`; the config is read only when there is one to take.
+"""
+
+from __future__ import annotations
+
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SOURCES = ("clear", "startup")  # not "resume" (the old conversation is back), not "compact"
+CONTEXT_MAX = 10_000  # characters Claude Code injects as they are (longer: a file path and a preview)
+
+
+def run(raw: bytes) -> dict[str, Any] | None:
+    from session_watcher.core.fastjson import loads
+
+    try:
+        payload = loads(raw) if raw.strip() else None
+    except ValueError:
+        return None
+    if not isinstance(payload, dict) or payload.get("source") not in SOURCES:
+        return None
+    from session_watcher.state import handoffs, shell
+
+    session_id, _, cwd = shell.payload_inputs(payload)
+    project = shell.project_root(None, cwd)
+    if session_id is None or project is None:
+        return None
+
+    def max_age() -> float:
+        from session_watcher import config
+
+        cfg, _ = config.load_layers(project)
+        return float(cfg.get("handoff_stale_min") or config.DEFAULTS["handoff_stale_min"]) * 60
+
+    doc = handoffs.take(project, session_id, time.time(), max_age)
+    if doc is None:
+        return None
+    note = str(doc["note"])[:CONTEXT_MAX - 1]
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}

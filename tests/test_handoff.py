@@ -1,0 +1,245 @@
+"""The handoff: `session-watcher handoff` on real long sessions, the note's contents, and the
+synchronous SessionStart hook that gives it to the next fresh session of the project, once."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.core import handoff as core
+from tests.oracle import TRANSCRIPTS, hook, sw
+
+LONG = TRANSCRIPTS / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"  # 217 calls, 13 files in bDefault
+LONG_ID = LONG.stem
+LONG_CWD = "/home/USER/projects/spotter-worktrees/spotter-4te"  # the transcript's own cwd
+
+
+def folded(transcript: Path = LONG, sid: str = LONG_ID, cwd: str = LONG_CWD) -> None:
+    """The session's state as the hooks leave it (a Stop hook; `status` and `handoff` catch up)."""
+    assert hook("Stop", {"session_id": sid, "transcript_path": str(transcript), "cwd": cwd,
+                         "hook_event_name": "Stop"}).returncode == 0
+
+
+def run_json(*args: str) -> dict[str, Any]:
+    proc = sw(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def start(sid: str, cwd: str, source: str = "clear") -> dict[str, Any] | None:
+    """The synchronous SessionStart hook of a fresh session: its output, or None when silent."""
+    raw = json.dumps({"session_id": sid, "transcript_path": f"/nonexistent/{sid}.jsonl", "cwd": cwd,
+                      "hook_event_name": "SessionStart", "source": source}).encode()
+    proc = sw("hook", "SessionStart", "inject", stdin=raw)
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+    if not proc.stdout:
+        return None
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
+# ----------------------------------------------------------------------------- the CLI on a real session
+
+def test_handoff_carries_exactly_what_bdefault_counts_on_a_real_long_session() -> None:
+    folded()
+    status = run_json("status", "--session", LONG_ID)
+    doc = run_json("handoff", "--session", LONG_ID)
+    counted = {b["path"]: b["tokens"] for b in status["buckets"] if b["type"] == "file" and b["included"]}
+    assert len(counted) >= 10
+    assert {f["path"]: f["tokens"] for f in doc["files"]} == counted
+    assert all(isinstance(f["ranges"], list) for f in doc["files"])
+    assert any(f["ranges"] for f in doc["files"])
+    b_default = status["bDefault"]
+    assert b_default == status["floor"] + sum(counted.values())
+    # what the restart carries: the system prompt, those files and the note itself
+    assert doc["carryTokens"] == b_default + doc["noteTokens"]
+    assert abs(doc["carryTokens"] / b_default - 1) < 0.05
+    assert 0 < len(doc["note"]) < 10_000
+    assert doc["sessionId"] == LONG_ID
+    assert doc["carryUsd"] > 0
+    assert isinstance(doc["savingUsd"], float)
+    assert core.parent_of(doc["note"]) == LONG_ID
+    for path in list(counted)[:3]:  # the files are named in the note, relative to the project
+        assert os.path.relpath(path, LONG_CWD) in doc["note"]
+
+
+def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
+    folded()
+    proc = sw("handoff", "--session", LONG_ID)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    assert text.startswith(core.MARKER + LONG_ID)
+    last = text.rstrip().splitlines()[-1]
+    assert last.startswith("session-watcher: handoff saved. /clear (or a new session in this project within 3 h)")
+    assert "carrying ~" in last
+    assert "($" in last
+    pending = list((Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "pending").iterdir())
+    assert len(pending) == 1
+    saved = json.loads(pending[0].read_text())
+    assert (saved["parentSession"], saved["project"]) == (LONG_ID, LONG_CWD)
+    assert oct(pending[0].stat().st_mode & 0o777) == "0o600"
+
+
+def test_handoff_of_a_session_with_no_state_says_so() -> None:
+    proc = sw("handoff", "--session", "no-such-session")
+    assert proc.returncode == 1
+    assert b"no state for session no-such-session" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- the fresh session receives it
+
+def test_a_fresh_session_of_the_project_receives_the_note_once() -> None:
+    folded()
+    note = run_json("handoff", "--session", LONG_ID)["note"]
+    assert start("child-1", "/elsewhere") is None  # another project: nothing
+    assert start("child-1", LONG_CWD, source="resume") is None  # a resumed conversation has its history
+    assert start("child-1", LONG_CWD, source="compact") is None
+    got = start("child-1", LONG_CWD)
+    assert got == {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+    assert start("child-2", LONG_CWD) is None  # once
+    assert start("child-1", LONG_CWD) is None
+    taken = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "taken" / "child-1.json"
+    assert json.loads(taken.read_text())["parentSession"] == LONG_ID
+
+
+def test_a_new_session_started_in_the_project_receives_it_but_not_the_parent_itself() -> None:
+    folded()
+    run_json("handoff", "--session", LONG_ID)
+    assert start(LONG_ID, LONG_CWD, source="startup") is None  # the session that wrote it
+    got = start("child-s", LONG_CWD, source="startup")
+    assert got is not None
+    assert core.parent_of(got["hookSpecificOutput"]["additionalContext"]) == LONG_ID
+
+
+def test_a_stale_handoff_is_not_injected() -> None:
+    folded()
+    run_json("handoff", "--session", LONG_ID)
+    cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("handoff_stale_min = 30\n")
+    [pending] = (Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "pending").iterdir()
+    doc = json.loads(pending.read_text())
+    doc["createdAt"] = time.time() - 31 * 60
+    pending.write_text(json.dumps(doc))
+    assert start("child-late", LONG_CWD) is None
+    doc["createdAt"] = time.time() - 29 * 60
+    pending.write_text(json.dumps(doc))
+    assert start("child-late", LONG_CWD) is not None
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x00\xff", b"[]", b'{"source": "clear"}',
+                                 b'{"source": "clear", "session_id": "../x", "cwd": "/tmp"}',
+                                 b'{"source": "clear", "session_id": "a", "cwd": 5}'])
+def test_the_inject_hook_on_garbage_exits_0_silently(raw: bytes) -> None:
+    proc = sw("hook", "SessionStart", "inject", stdin=raw)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_the_child_transcript_names_its_parent_live_and_in_replay(tmp_path: Path) -> None:
+    """Claude Code writes the injected context into the child's transcript as an attachment line
+    (as 2.1.332 does): the fold reads the parent from it, so `status` and `replay` both show it."""
+    note = core.header("parent-abc", "2026-12-01 10:00 UTC", 50_000, 0.3) + "\nThe user's first request there:\nx"
+    lines = [
+        {"type": "attachment", "isSidechain": False, "sessionId": "child-x", "timestamp": "2026-12-01T10:05:00.000Z",
+         "attachment": {"type": "hook_additional_context", "content": [note], "hookName": "SessionStart",
+                        "toolUseID": "SessionStart", "hookEvent": "SessionStart"}},
+        {"type": "user", "isSidechain": False, "sessionId": "child-x", "timestamp": "2026-12-01T10:05:01.000Z",
+         "message": {"role": "user", "content": "carry on"}},
+        {"type": "assistant", "isSidechain": False, "sessionId": "child-x", "timestamp": "2026-12-01T10:05:03.000Z",
+         "requestId": "req_1", "message": {"id": "msg_1", "model": "claude-opus-4-6", "role": "assistant",
+                                           "content": [{"type": "text", "text": "ok"}],
+                                           "usage": {"input_tokens": 3, "cache_read_input_tokens": 20_000,
+                                                     "cache_creation_input_tokens": 31_000,
+                                                     "output_tokens": 5}}},
+    ]
+    t = tmp_path / "child-x.jsonl"
+    t.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    folded(t, "child-x", str(tmp_path))
+    assert run_json("status", "--session", "child-x")["parentSession"] == "parent-abc"
+    assert run_json("replay", str(t))["parentSession"] == "parent-abc"
+    other = tmp_path / "plain.jsonl"
+    other.write_text("".join(json.dumps(d) + "\n" for d in lines[1:]))
+    assert run_json("replay", str(other))["parentSession"] is None
+
+
+# ----------------------------------------------------------------------------- the note (pure)
+
+def _rec(kind: str, content: Any, **extra: Any) -> dict[str, Any]:
+    role = "user" if kind == "user" else "assistant"
+    return {"type": kind, "isSidechain": False, "message": {"role": role, "content": content}, **extra}
+
+
+def _use(name: str, inp: dict[str, Any], tid: str = "t") -> dict[str, Any]:
+    return _rec("assistant", [{"type": "tool_use", "id": tid, "name": name, "input": inp}])
+
+
+def test_the_digest_keeps_the_prompts_the_task_list_the_edits_and_the_last_words() -> None:
+    d = core.Digest()
+    for rec in [
+        _rec("user", "<command-name>/model</command-name>"),
+        _rec("user", "Fix the parser"),
+        _rec("user", [{"type": "text", "text": "Base directory for this skill"}], isMeta=True),
+        _rec("user", "summary of before", isCompactSummary=True),
+        _rec("user", "<task-notification>done</task-notification>", origin={"kind": "task-notification"}),
+        _use("TaskCreate", {"subject": "Read the parser"}, "c1"),
+        _rec("user", [{"type": "tool_result", "tool_use_id": "c1", "content": "Task #1 created"}],
+             toolUseResult={"task": {"id": "1", "subject": "Read the parser"}}),
+        _use("TaskCreate", {"subject": "Write the test"}, "c2"),
+        _rec("user", [{"type": "tool_result", "tool_use_id": "c2", "content": "Task #2 created"}],
+             toolUseResult={"task": {"id": "2", "subject": "Write the test"}}),
+        _use("TaskUpdate", {"taskId": "1", "status": "completed"}),
+        _use("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "y"}),
+        _use("Write", {"file_path": "/p/b.py", "content": "z"}),
+        _use("Edit", {"file_path": "/p/a.py", "old_string": "y", "new_string": "w"}),
+        _rec("assistant", [{"type": "text", "text": "The parser is fixed; the test is next."}]),
+        _rec("user", "now the test"),
+        _rec("assistant", [{"type": "text", "text": "  "}], isSidechain=True),
+    ]:
+        d.add(rec)
+    assert (d.first, d.latest, d.prompts) == ("Fix the parser", "now the test", 2)
+    assert d.task_list() == [("completed", "Read the parser"), ("pending", "Write the test")]
+    assert d.edited == ["/p/b.py", "/p/a.py"]
+    assert d.summary == "The parser is fixed; the test is next."
+    note = core.compose(d, [{"path": "/p/a.py", "tokens": 1200, "ranges": [[1, 80], [100, 120]]}], "/p",
+                        core.header("s1", "2026-12-01 10:00 UTC", 40_000, 0.25))
+    assert note.splitlines()[0] == f"{core.MARKER}s1, written 2026-12-01 10:00 UTC; priced at ~40k tokens ($0.25)]"
+    assert "Its task list at the end (1 of 2 done):\n- [done] Read the parser\n- [pending] Write the test" in note
+    assert "Files it edited: b.py, a.py" in note
+    assert "- a.py lines 1-80, 100-120 (~1k)" in note
+    assert "The user's latest request there (of 2):\nnow the test" in note
+
+
+def test_a_plan_newer_than_the_task_list_is_what_the_note_shows() -> None:
+    d = core.Digest()
+    d.add(_use("TodoWrite", {"todos": [{"content": "old step", "status": "pending"}]}))
+    d.add(_use("ExitPlanMode", {"plan": "# Plan\n1. new step"}))
+    note = core.compose(d, [], None, core.header("s", "now", 1, None))
+    assert "Its latest plan:\n# Plan\n1. new step" in note
+    assert "old step" not in note
+
+
+def test_the_note_stays_under_the_limit_whatever_the_session_holds() -> None:
+    d = core.Digest()
+    d.add(_rec("user", "x" * 100_000))
+    d.add(_rec("user", "y" * 100_000))
+    d.add(_use("ExitPlanMode", {"plan": "p" * 100_000}))
+    d.add(_rec("assistant", [{"type": "text", "text": "s" * 100_000}]))
+    for i in range(500):
+        d.add(_use("Edit", {"file_path": f"/p/{'d' * 50}/{i}.py"}, f"e{i}"))
+    files = [{"path": f"/p/{'f' * 80}/{i}.py", "tokens": 1000 - i, "ranges": [[1, 10]] * 9} for i in range(800)]
+    note = core.compose(d, files, "/p", core.header("s", "now", 10**6, 5.0))
+    assert len(note) <= core.NOTE_MAX < 10_000
+    assert "more (~" in note  # the files that did not fit are counted, not dropped silently
+
+
+def test_parent_of_reads_only_a_note_first_line() -> None:
+    assert core.parent_of(core.header("a-b_c.1", "t", 5, None) + "\nrest") == "a-b_c.1"
+    for text in ("", "hello", core.MARKER, core.MARKER + ", x", core.MARKER + "../x, y", "x" + core.MARKER + "a, b"):
+        assert core.parent_of(text) is None
