@@ -65,13 +65,19 @@ def _config(transcript: str, overrides: dict[str, Any]) -> dict[str, Any] | None
     return config.merge(base, overrides)
 
 
-def run_one(transcript: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Replay one transcript (with config overrides, if any) and backtest it."""
+def run_one(transcript: str, overrides: dict[str, Any] | None = None,
+            taken: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Replay one transcript (with config overrides, if any) and backtest it. `taken` collects what
+    pricing the restarts taken needs (core.restarts): each session's calls and its parent."""
     from session_watcher.replay import replay
 
     status, trace = replay(transcript, cfg=_config(transcript, overrides or {}))
     calls = bt.calls_from_trace(trace)
     doc = bt.backtest(calls, bt.shared_prefix(status, calls))
+    if taken is not None:
+        from session_watcher.core.restarts import calls_from_trace
+
+        taken[str(status.get("sessionId"))] = (transcript, status.get("parentSession"), calls_from_trace(trace))
     return {"sessionId": status.get("sessionId"), "transcript": transcript, **doc}
 
 
@@ -83,10 +89,11 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
 
     progress = Progress()  # on a terminal, once the run has taken a moment
     sessions = []
+    taken: dict[str, Any] = {}
     for n, path in enumerate(paths):
         progress(n, len(paths))
         try:
-            doc = run_one(path, overrides)
+            doc = run_one(path, overrides, taken)
         except OSError as exc:
             if explicit:
                 raise
@@ -95,7 +102,11 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
         if doc["calls"] or explicit:
             sessions.append(doc)
     progress(len(paths), len(paths))
-    return {"version": VERSION, "config": overrides or {}, "sessions": sessions, "total": bt.totals(sessions)}
+    from session_watcher.restarts import restarts_taken
+
+    found = restarts_taken(taken, overrides)
+    return {"version": VERSION, "config": overrides or {}, "sessions": sessions, "total": bt.totals(sessions),
+            **found}
 
 
 # ----------------------------------------------------------------------------- text
@@ -154,6 +165,9 @@ def render_text(doc: dict[str, Any]) -> str:
     flat = tot["alertInFlatSegment"]
     lines.append(f"{flat} alert{'s' if flat != 1 else ''} in segments whose best restart saves under "
                  f"{bt.FLAT_SEGMENT_PCT:g} %")
+    from session_watcher.restarts import render_lines
+
+    lines += render_lines(doc.get("restartsTaken") or [])
     if tot["pricedSessions"] < tot["sessions"]:
         lines.append(f"{tot['sessions'] - tot['pricedSessions']} session(s) use a model with no dollar price: "
                      "their costs are in read-price token units and left out of the total")

@@ -209,7 +209,8 @@ def test_the_digest_keeps_the_prompts_the_task_list_the_edits_and_the_last_words
     assert d.summary == "The parser is fixed; the test is next."
     note = core.compose(d, [{"path": "/p/a.py", "tokens": 1200, "ranges": [[1, 80], [100, 120]]}], "/p",
                         core.header("s1", "2026-12-01 10:00 UTC", 40_000, 0.25))
-    assert note.splitlines()[0] == f"{core.MARKER}s1, written 2026-12-01 10:00 UTC; priced at ~40k tokens ($0.25)]"
+    assert note.splitlines()[0] == f"{core.MARKER}s1, written 2026-12-01 10:00 UTC; priced at 40,000 tokens ($0.2500)]"
+    assert core.priced(note) == (40_000, 0.25)
     assert "Its task list at the end (1 of 2 done):\n- [done] Read the parser\n- [pending] Write the test" in note
     assert "Files it edited: b.py, a.py" in note
     assert "- a.py lines 1-80, 100-120 (~1k)" in note
@@ -237,6 +238,12 @@ def test_the_note_stays_under_the_limit_whatever_the_session_holds() -> None:
     note = core.compose(d, files, "/p", core.header("s", "now", 10**6, 5.0))
     assert len(note) <= core.NOTE_MAX < 10_000
     assert "more (~" in note  # the files that did not fit are counted, not dropped silently
+
+
+def test_priced_reads_the_price_back() -> None:
+    assert core.priced(core.header("p", "t", 71_234, 0.291234)) == (71_234, 0.2912)
+    assert core.priced(core.header("p", "t", 5, None)) == (5, None)
+    assert core.priced("no note") == (None, None)
 
 
 def test_parent_of_reads_only_a_note_first_line() -> None:

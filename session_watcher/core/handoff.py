@@ -239,10 +239,10 @@ def _name(path: str, root: str | None) -> str:
 
 
 def header(parent: str, written_at: str, carry: int, carry_usd: float | None) -> str:
-    """The note's first line: its origin (MARKER + the parent's id), when, and what it was priced at."""
-    from session_watcher.core.guard import dollars
-
-    return f"{MARKER}{parent}, written {written_at}; priced at ~{_tokens(carry)} tokens{dollars(carry_usd)}]"
+    """The note's first line: its origin (MARKER + the parent's id), when, and what it was priced at
+    (exact tokens, so that `priced` can read the price back from the child's transcript)."""
+    usd = "" if carry_usd is None else f" (${carry_usd:.4f})"
+    return f"{MARKER}{parent}, written {written_at}; priced at {carry:,} tokens{usd}]"
 
 
 def parent_of(text: str) -> str | None:
@@ -254,6 +254,26 @@ def parent_of(text: str) -> str | None:
     sid = rest[:end] if end > 0 else ""
     ok = 0 < len(sid) <= 128 and sid[0] != "." and all(c.isascii() and (c.isalnum() or c in "-_.") for c in sid)
     return sid if ok else None
+
+
+def priced(text: str) -> tuple[int | None, float | None]:
+    """(carry tokens, carry USD) a note's first line was priced at; None for what it does not say."""
+    first = text.split("\n", 1)[0]
+    at = first.rfind("; priced at ")
+    if parent_of(first) is None or at < 0:
+        return None, None
+    words = first[at + len("; priced at "):].rstrip("]").split(" ")
+    try:
+        tokens = int(words[0].replace(",", ""))
+    except ValueError:
+        return None, None
+    usd = None
+    if len(words) >= 3 and words[2].startswith("($") and words[2].endswith(")"):
+        try:
+            usd = float(words[2][2:-1])
+        except ValueError:
+            usd = None
+    return tokens, usd
 
 
 def _status(s: str) -> str:

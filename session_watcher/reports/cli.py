@@ -193,8 +193,12 @@ def main(argv: list[str] | None = None) -> int:
         print(clean_text(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
         from session_watcher.reports.render_text import render as render_text
+        from session_watcher.restarts import from_machine, render_lines
 
         sys.stdout.write(clean_text(render_text(doc)))
+        taken = render_lines(from_machine()["restartsTaken"])  # the handoffs received here, priced
+        if taken:
+            sys.stdout.write(clean_text("\n" + "\n".join(taken) + "\n"))
     return 0
 
 

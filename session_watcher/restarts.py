@@ -1,0 +1,128 @@
+"""The restarts a user took, found and priced for `backtest` and `report` (the shell around
+`core.restarts`).
+
+A child names its parent in its own transcript (the handoff note the SessionStart hook injected:
+`parentSession` of its replay); the note's first line says what the carry was priced at. A parent
+not among the sessions asked about is looked up and replayed too. Idle compactions are found in
+each session's own calls.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from session_watcher.core import restarts as core
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+NOTE_LINES = 400  # the note is injected at the session's start: it is among its first lines
+
+
+def note_of(transcript: str) -> str | None:
+    """The handoff note a session started with, from its transcript's first lines, or None."""
+    from session_watcher.core.fastjson import loads
+    from session_watcher.core.handoff import MARKER
+
+    marker = MARKER.encode()
+    try:
+        with open(transcript, "rb") as fh:
+            for n, line in enumerate(fh):
+                if n >= NOTE_LINES:
+                    break
+                if marker not in line or b"hook_additional_context" not in line:
+                    continue
+                try:
+                    rec = loads(line)
+                except ValueError:
+                    continue
+                att = rec.get("attachment") if isinstance(rec, dict) else None
+                for part in (att or {}).get("content") or ():
+                    if isinstance(part, str) and part.startswith(MARKER):
+                        return part
+    except OSError:
+        return None
+    return None
+
+
+def _replayed(session_id: str, overrides: dict[str, Any] | None, taken: dict[str, Any]) -> Any:
+    """(transcript, parent, calls) of a session, replaying it when it is not among `taken` yet."""
+    if session_id in taken:
+        return taken[session_id]
+    from session_watcher.backtest import resolve, run_one
+    from session_watcher.errors import UserError
+
+    try:
+        run_one(resolve(session_id), overrides, taken)
+    except (UserError, OSError):
+        return None
+    return taken.get(session_id)
+
+
+def restarts_taken(taken: dict[str, Any], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """{"restartsTaken": [...], "restartsTotal": {...}} for the sessions in `taken` (session id ->
+    (transcript, parentSession, core.restarts calls)), oldest child first."""
+    from session_watcher import config
+    from session_watcher.core.handoff import priced
+
+    cliff = config.load_cliff()
+    found: list[dict[str, Any]] = []
+    for sid, (transcript, parent, calls) in list(taken.items()):
+        found += core.idle_compactions(sid, calls, cliff)
+        if not parent:
+            continue
+        got = _replayed(parent, overrides, taken)
+        if got is None:
+            found.append({"kind": "handoff", "parent": parent, "child": sid, "parentFound": False})
+            continue
+        note = note_of(transcript)
+        doc = core.handoff(parent, got[2], sid, calls, priced(note) if note else (None, None), cliff)
+        if doc is not None:
+            found.append(doc)
+    found.sort(key=lambda r: (r["child"], r.get("firstCall") or 0))
+    return {"restartsTaken": found, "restartsTotal": core.totals(found)}
+
+
+def _money(v: float | None) -> str:
+    return "$?" if v is None else f"${v:,.2f}"
+
+
+def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
+    """One line per restart taken, then their total; nothing when there was none."""
+    from session_watcher.core.render import human
+    from session_watcher.core.text import clean
+
+    lines = []
+    saved = 0.0
+    for r in found:
+        who = clean(f"{r['parent'][:8]} -> {r['child'][:8]}" if r["kind"] == "handoff"
+                    else f"{r['parent'][:8]} idle compaction after call {r.get('afterCall')}")
+        if r.get("parentFound") is False:
+            lines.append(f"restart taken: {who}: the parent's transcript was not found")
+            continue
+        priced = (f"priced {human(r['pricedCarryTokens'])} ({_money(r['pricedCarryUsd'])}), "
+                  if r.get("pricedCarryTokens") else "")
+        lines.append(f"restart taken: {who}: carry {priced}written {human(r['carryTokens'])} "
+                     f"({_money(r['carryUsd'])}); saved {_money(r['savingUsd'])} against continuing "
+                     f"over {r['calls']} call{'s' if r['calls'] != 1 else ''}")
+        saved += r.get("savingUsd") or 0.0
+    if lines:
+        lines.append(f"restarts taken: {len(lines)}, saving {_money(saved)} in all")
+    return lines
+
+
+def from_machine() -> dict[str, Any]:
+    """The restarts taken on this machine (`report`): each handoff a session received here
+    (`state/handoffs`' taken records), both sides replayed, and their idle compactions."""
+    from session_watcher.state import handoffs
+
+    taken: dict[str, Any] = {}
+    try:
+        names = sorted(os.listdir(handoffs.folder("taken")))
+    except OSError:
+        names = []
+    for name in names:
+        if name.endswith(".json"):
+            _replayed(name[: -len(".json")], None, taken)
+    return restarts_taken(taken)

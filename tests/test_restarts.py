@@ -1,0 +1,124 @@
+"""Restarts taken, priced: the pure pricing by hand, idle compactions, and `backtest` on a real
+parent session with the child that started from its handoff."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.core import handoff
+from session_watcher.core import restarts as rs
+from tests.oracle import TRANSCRIPTS, sw
+
+PARENT = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # 157 calls, 5-minute writes, opus-4-6
+
+
+def call(n: int, ts: float, cr: int, cw: int, seg: int = 0, one_hour: bool = False, inp: int = 0) -> rs.Call:
+    return rs.Call(n, seg, ts, inp, cr, 0 if one_hour else cw, cw if one_hour else 0, "claude-opus-4-6")
+
+
+def test_a_handoff_restart_priced_by_hand() -> None:
+    """Opus 4.6: reads $0.50/MTok, 5-minute writes $6.25/MTok. The parent's last prompt was 100k; the
+    child came 20 minutes later (the parent's cache had expired), carrying 30k (10k found cached)."""
+    parent = call(10, 0.0, 99_000, 1_000)
+    child = [call(1, 1200.0, 10_000, 20_000), call(2, 1210.0, 30_000, 1_000)]
+    got = rs.price(parent, child, (29_000, 0.13))
+    assert got is not None
+    assert got["carryTokens"] == 30_000
+    assert got["carryUsd"] == pytest.approx(0.13)  # 10k read + 20k written
+    assert got["pricedCarryTokens"] == 29_000  # the note's own figure; the other 1k was the new prompt
+    assert got["continueExtraTokens"] == 71_000
+    assert got["parentCold"] is True
+    assert got["actualUsd"] == pytest.approx(0.13 + 0.02125)
+    # continuing: the first call re-writes its 20k and the parent's 71k more; the next reads 71k more
+    assert got["continueUsd"] == pytest.approx(0.005 + 91_000 * 6.25e-6 + 101_000 * 0.5e-6 + 1_000 * 6.25e-6)
+    assert got["savingUsd"] == pytest.approx(got["continueUsd"] - got["actualUsd"])
+
+
+def test_a_restart_onto_a_warm_parent_saves_only_the_reads() -> None:
+    parent = call(10, 0.0, 99_000, 1_000)
+    child = [call(1, 60.0, 10_000, 20_000), call(2, 70.0, 30_000, 1_000)]
+    got = rs.price(parent, child)
+    assert got is not None
+    assert got["parentCold"] is False
+    assert got["continueExtraTokens"] == 70_000  # no priced carry: the first call's whole prompt
+    assert got["savingUsd"] == pytest.approx(2 * 70_000 * 0.5e-6)
+
+
+def test_idle_compactions_are_restarts_and_other_compactions_are_not() -> None:
+    calls = [call(1, 0.0, 0, 250_000, one_hour=True), call(2, 10.0, 250_000, 2_000, one_hour=True),
+             call(3, 10.0 + 55 * 60, 3_000, 12_000, seg=1, one_hour=True),  # compacted while idle
+             call(4, 20.0 + 55 * 60, 15_000, 500, seg=1, one_hour=True),
+             call(5, 30.0 + 55 * 60 + 60, 2_000, 9_000, seg=2, one_hour=True)]  # a /compact a minute on
+    [found] = rs.idle_compactions("s", calls)
+    assert (found["kind"], found["afterCall"], found["firstCall"], found["calls"]) == ("idleCompaction", 2, 3, 2)
+    assert found["parentCold"] is False  # 55 minutes on a 1-hour cache
+    assert found["savingUsd"] > 0
+
+
+def _child(tmp_path: Path, parent_id: str, carry: int, usd: float) -> Path:
+    note = handoff.header(parent_id, "2026-12-01 10:00 UTC", carry, usd) + "\nThe user's first request there:\nx"
+    usage = [(9_000, carry - 9_000), (carry + 500, 800), (carry + 1_300, 700)]
+    lines: list[dict[str, Any]] = [
+        {"type": "attachment", "isSidechain": False, "timestamp": "2026-12-01T10:05:00.000Z",
+         "attachment": {"type": "hook_additional_context", "content": [note], "hookName": "SessionStart",
+                        "hookEvent": "SessionStart"}},
+        {"type": "user", "isSidechain": False, "timestamp": "2026-12-01T10:05:01.000Z",
+         "message": {"role": "user", "content": "carry on"}},
+    ]
+    for i, (cr, cw) in enumerate(usage):
+        lines.append({"type": "assistant", "isSidechain": False, "timestamp": f"2026-12-01T10:05:{10 + i:02d}.000Z",
+                      "requestId": f"req_{i}", "message": {
+                          "id": f"msg_{i}", "model": "claude-opus-4-6", "role": "assistant",
+                          "content": [{"type": "text", "text": "ok"}],
+                          "usage": {"input_tokens": 2, "cache_read_input_tokens": cr,
+                                    "cache_creation_input_tokens": cw, "output_tokens": 5}}})
+    t = tmp_path / "child-1.jsonl"
+    t.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return t
+
+
+def test_backtest_lists_the_restart_taken_with_its_priced_and_written_carry(tmp_path: Path) -> None:
+    child = _child(tmp_path, PARENT.stem, 40_000, 0.2)
+    proc = sw("backtest", "--json", str(PARENT), str(child))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    [taken] = doc["restartsTaken"]
+    assert (taken["kind"], taken["parent"], taken["child"]) == ("handoff", PARENT.stem, "child-1")
+    assert (taken["pricedCarryTokens"], taken["pricedCarryUsd"]) == (40_000, 0.2)
+    assert taken["carryTokens"] == 2 + 40_000  # the child's first call, its whole prompt
+    assert taken["parentCold"] is True  # months after the parent's last call
+    assert taken["calls"] == 3
+    assert taken["savingUsd"] > 0
+    assert doc["restartsTotal"] == {"restarts": 1, "pricedRestarts": 1, "savingUsd": taken["savingUsd"]}
+    # the child alone: its parent is found where Claude Code keeps transcripts, and replayed too
+    alone = json.loads(sw("backtest", "--json", str(child)).stdout)
+    assert alone["restartsTaken"] == [{"kind": "handoff", "parent": PARENT.stem, "child": "child-1",
+                                       "parentFound": False}]
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-USER-proj"
+    projects.mkdir(parents=True)
+    shutil.copy(PARENT, projects / PARENT.name)
+    alone = json.loads(sw("backtest", "--json", str(child)).stdout)
+    assert alone["restartsTaken"][0]["savingUsd"] == pytest.approx(taken["savingUsd"])
+    text = sw("backtest", str(PARENT), str(child)).stdout.decode()
+    assert f"restart taken: {PARENT.stem[:8]} -> child-1: carry priced 40k ($0.20), written 40k" in text
+    assert "restarts taken: 1, saving $" in text
+
+
+def test_report_lists_the_handoffs_received_on_this_machine(tmp_path: Path) -> None:
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-USER-proj"
+    projects.mkdir(parents=True)
+    shutil.copy(PARENT, projects / PARENT.name)
+    shutil.copy(_child(tmp_path, PARENT.stem, 40_000, 0.2), projects / "child-1.jsonl")
+    before = sw("report").stdout.decode()
+    assert "restart taken" not in before  # a handoff is listed once a session of ours received it
+    taken = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "taken"
+    taken.mkdir(parents=True)
+    (taken / "child-1.json").write_text(json.dumps({"version": 1, "parentSession": PARENT.stem}))
+    text = sw("report").stdout.decode()
+    assert f"restart taken: {PARENT.stem[:8]} -> child-1: carry priced 40k ($0.20), written 40k" in text
