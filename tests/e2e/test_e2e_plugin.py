@@ -70,10 +70,14 @@ def test_install_sh_registers_hooks_and_status_line_keeping_user_settings(instal
     venv = str(plugin.cli(installed).parent.parent)
     for event in plugin.HOOK_EVENTS:
         hooks = [h for g in settings["hooks"][event] for h in g["hooks"]]
-        assert len(hooks) == 1, (event, hooks)
+        assert len(hooks) == (2 if event == "SessionStart" else 1), (event, hooks)
         assert hooks[0]["command"] == venv + "/bin/python", hooks  # the private venv, not a PATH lookup
         assert hooks[0]["args"][-1] == event, hooks  # the exec form: no shell
         assert hooks[0].get("async", False) is (event not in plugin.SYNC_EVENTS), hooks
+    # SessionStart's second hook, synchronous: a fresh session's pending handoff, as additional context
+    inject = [h for g in settings["hooks"]["SessionStart"] for h in g["hooks"]][1]
+    assert inject["args"][-2:] == ["SessionStart", "inject"]
+    assert "async" not in inject
     assert settings["statusLine"]["command"].startswith(venv + "/")
     assert "statusline" in settings["statusLine"]["command"]
     assert settings["skipDangerousModePermissionPrompt"] is True  # the user's own key survived
