@@ -383,3 +383,39 @@ def test_a_cold_return_told_at_the_prompt_is_not_notified_again(tmp_path: Path) 
             assert "shownBy" not in guards[0]
             assert after is not None
             assert "cold cache" not in after["systemMessage"]  # the engine's alert, not the guard's line
+
+
+def _idle_session(t: Path, compacted: bool) -> None:
+    """A 1-hour session of 252k tokens whose last call was 75 minutes ago; `compacted`: Claude Code
+    2.1.332 compacted it while idle, at minute 54 (its idleCompaction), and no call came since."""
+    now = time.time()
+
+    def call(n: int, ago_min: float, cr: int, cw: int) -> dict[str, Any]:
+        return {"type": "assistant", "isSidechain": False, "timestamp": synth.iso(now - ago_min * 60),
+                "requestId": f"req_{n}", "message": {
+                    "id": f"msg_{n}", "model": "claude-opus-4-6", "role": "assistant",
+                    "content": [{"type": "text", "text": "ok"}],
+                    "usage": {"input_tokens": 3, "cache_read_input_tokens": cr, "cache_creation_input_tokens": cw,
+                              "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": cw},
+                              "output_tokens": 5}}}
+
+    lines = [call(1, 80, 0, 250_000), call(2, 75, 250_000, 2_000)]
+    if compacted:
+        lines.append({"type": "system", "subtype": "compact_boundary", "isSidechain": False,
+                      "timestamp": synth.iso(now - 21 * 60), "content": "Conversation compacted",
+                      "compactMetadata": {"trigger": "auto", "preTokens": 252_003}})
+    t.write_text("".join(json.dumps(d) + "\n" for d in lines))
+
+
+def test_no_warning_about_a_cache_an_idle_compaction_already_handled(tmp_path: Path) -> None:
+    for compacted in (False, True):
+        sid = f"idle-{compacted}"
+        t = tmp_path / f"{sid}.jsonl"
+        _idle_session(t, compacted)
+        assert hook("Stop", payload(sid, t)).returncode == 0
+        drop_outbox(sid)
+        out = said(prompt(sid, t))
+        if compacted:
+            assert out is None
+        else:
+            assert "this prompt re-writes 252k tokens ($2.52)" in line(out)  # 1-hour writes: $10/MTok
