@@ -62,12 +62,16 @@ def build(state: State, cfg: dict[str, Any], now: float) -> dict[str, Any]:
     root = state["context"].get("project")
     file_list = core.files(state)
     written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
-    # the note's price includes the note: priced once with a header of the same length, then again
-    draft = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
-    priced = core.price(state, q, core.note_tokens(draft, state))
-    note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
-                                                          priced["carryUsd"]))
+    # the note's price includes the note, whose first line says the price: until the two agree
+    note = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
     priced = core.price(state, q, core.note_tokens(note, state))
+    for _ in range(4):
+        note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
+                                                              priced["carryUsd"]))
+        again = core.price(state, q, core.note_tokens(note, state))
+        if again == priced:
+            break
+        priced = again
     return {"sessionId": state["sessionId"], "project": root, "createdAt": now, "note": note, "files": file_list,
             **priced}
 

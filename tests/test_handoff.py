@@ -66,6 +66,7 @@ def test_handoff_carries_exactly_what_bdefault_counts_on_a_real_long_session() -
     assert doc["carryUsd"] > 0
     assert isinstance(doc["savingUsd"], float)
     assert core.parent_of(doc["note"]) == LONG_ID
+    assert core.priced(doc["note"]) == (doc["carryTokens"], round(doc["carryUsd"], 4))  # its first line's price
     for path in list(counted)[:3]:  # the files are named in the note, relative to the project
         assert os.path.relpath(path, LONG_CWD) in doc["note"]
 
@@ -90,7 +91,7 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
 def test_handoff_of_a_session_with_no_state_says_so() -> None:
     proc = sw("handoff", "--session", "no-such-session")
     assert proc.returncode == 1
-    assert b"no state for session no-such-session" in proc.stderr
+    assert b"no session 'no-such-session'" in proc.stderr
 
 
 # ----------------------------------------------------------------------------- the fresh session receives it
@@ -250,3 +251,11 @@ def test_parent_of_reads_only_a_note_first_line() -> None:
     assert core.parent_of(core.header("a-b_c.1", "t", 5, None) + "\nrest") == "a-b_c.1"
     for text in ("", "hello", core.MARKER, core.MARKER + ", x", core.MARKER + "../x, y", "x" + core.MARKER + "a, b"):
         assert core.parent_of(text) is None
+
+
+def test_a_session_is_named_as_everywhere_and_one_never_recorded_is_folded_on_demand() -> None:
+    by_path = run_json("handoff", str(LONG))  # no state: folded from its transcript, nothing saved
+    assert by_path["sessionId"] == LONG_ID
+    assert len(by_path["files"]) >= 10
+    folded()
+    assert run_json("handoff", LONG_ID[:8])["files"] == by_path["files"]  # a 6+ character prefix
