@@ -7,6 +7,8 @@ under CI=true). Screenshots of every combination go to test-output/.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,7 +17,7 @@ from session_watcher.reports.session_page import render_html
 from session_watcher.reports.session_page_data import load_model
 from tests.oracle import sw
 from tests.test_session_page import FIXTURES
-from tests.test_session_page_browser import OUT, browser
+from tests.test_session_page_browser import OUT, browser, open_all
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -30,13 +32,13 @@ SESSIONS = ("258c7280-ae70-4798-800f-63464d01a85d", "ae4a77f8-aedd-4bc1-888f-c94
 # Every visible text box on the page: SVG <text> elements and the lines of every HTML text node. A
 # box is clipped when it leaves the page (or its SVG) sideways; two boxes overlap when they share
 # more than 1 px in both directions.
-LAYOUT_JS = """() => {
+LAYOUT_JS = r"""() => {
   const W = document.documentElement.clientWidth;
   const boxes = [];
   for (const t of document.querySelectorAll('svg text')) {
     const r = t.getBoundingClientRect();
     if (r.width > 0 && getComputedStyle(t).visibility !== 'hidden')
-      boxes.push({r: r, s: t.textContent, svg: t.ownerSVGElement.getBoundingClientRect()});
+      boxes.push({r: r, s: t.textContent, svg: t.ownerSVGElement.getBoundingClientRect(), el: t});
   }
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walk.nextNode()) {
@@ -46,7 +48,7 @@ LAYOUT_JS = """() => {
     if (st.visibility === 'hidden' || st.display === 'none') continue;
     const range = document.createRange();
     range.selectNodeContents(n);
-    for (const r of range.getClientRects()) if (r.width > 0) boxes.push({r: r, s: n.textContent.trim()});
+    for (const r of range.getClientRects()) if (r.width > 0) boxes.push({r: r, s: n.textContent.trim(), node: n});
   }
   const say = b => JSON.stringify(b.s.slice(0, 40)) + ' [' + [b.r.left, b.r.top, b.r.right, b.r.bottom]
     .map(v => Math.round(v)).join(',') + ']';
@@ -74,8 +76,30 @@ LAYOUT_JS = """() => {
   };
   const bs = getComputedStyle(document.body);
   const bg = lum(bs.backgroundColor), fg = lum(bs.color);
-  return {texts: boxes.length, clipped: clipped, overlaps: overlaps, scrollWidth:
-    document.documentElement.scrollWidth, width: W, background: bg,
+  // the size text is drawn at: its font size times the scale its SVG is drawn at
+  const small = [];
+  for (const b of boxes) {
+    const el = b.node ? b.node.parentElement : b.el;
+    let px = parseFloat(getComputedStyle(el).fontSize);
+    if (b.el) { const m = b.el.getScreenCTM(); px *= Math.sqrt(Math.abs(m.a * m.d - m.b * m.c)); }
+    if (px < 8.995) small.push(say(b) + ' ' + px.toFixed(2) + 'px');
+  }
+  // a number and its unit on two lines (`100` / `%`)
+  const broken = [];
+  const unit = /\d[\d.,]*[ \u00a0](%|min\b|h\b|s\b)/g;
+  const walk2 = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk2.nextNode()) {
+    const n = walk2.currentNode, el = n.parentElement;
+    if (el.closest('script, style, #tip') || getComputedStyle(el).display === 'none') continue;
+    for (const m of n.textContent.matchAll(unit)) {
+      const range = document.createRange();
+      range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(JSON.stringify(m[0]) + ' in ' + JSON.stringify(n.textContent.slice(0, 60)));
+    }
+  }
+  return {texts: boxes.length, clipped: clipped, overlaps: overlaps, small: [...new Set(small)], broken: broken,
+    scrollWidth: document.documentElement.scrollWidth, width: W, background: bg,
     contrast: (Math.max(bg, fg) + 0.05) / (Math.min(bg, fg) + 0.05)};
 }"""
 
@@ -128,6 +152,8 @@ def test_no_text_clipped_or_overlapping(view: tuple[Any, int, str, list[str]], p
     assert got["scrollWidth"] <= got["width"], "the page scrolls sideways"
     assert got["clipped"] == []
     assert got["overlaps"] == []
+    assert got["small"] == [], "text drawn under 9 px"
+    assert got["broken"] == [], "a number and its unit on two lines"
     # the scheme is followed, and the text reads on its background
     assert (got["background"] > 0.8) if scheme == "light" else (got["background"] < 0.05)
     assert got["contrast"] >= 7
@@ -209,10 +235,11 @@ def test_readme_screenshots_script_draws_both_pages(browser: Any, tmp_path: Path
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in tmp_path.glob("*.png"))
-    assert names == ["report-page-dark.png", "report-page.png", "session-page-dark.png", "session-page.png"]
+    assert names == ["report-page-dark.png", "report-page-phone.png", "report-page.png", "session-page-dark.png",
+                     "session-page-phone.png", "session-page.png"]
     for name in names:
         head = (tmp_path / name).read_bytes()[:24]
-        assert struct.unpack(">II", head[16:24]) == (1400, 900)
+        assert struct.unpack(">II", head[16:24]) == (390 if "phone" in name else 1400, 900)
     readme = (REPO / "README.md").read_text()
     assert "(docs/img/session-page.png)" in readme
     assert "(docs/img/report-page.png)" in readme
@@ -238,3 +265,266 @@ def test_no_x_point_before_a_cache_read(browser: Any, tmp_path: Path) -> None:
         assert "\nx - (no cache read yet)" in tip
     finally:
         ctx.close()
+
+
+# ----------------------------------------------------------------------------- the waterfall's labels, legend, turns
+
+CUT = set(" \t/\\-_.:|,;()[]{}=\"'<>*")  # where a label may be cut (session_page.js BOUNDARY)
+
+
+def cut_at_boundaries(shown: str, full: str) -> bool:
+    """`shown` is `full`, or pieces of it in order with an ellipsis for each cut, every piece starting
+    and ending at a boundary (a space, a path separator, punctuation) or at an end of `full`."""
+    if "…" not in shown:
+        return shown == full
+    pieces = shown.split("…")
+
+    def whole(at: int, piece: str) -> bool:
+        end = at + len(piece)
+        return (at == 0 or full[at - 1] in CUT or piece[0] in CUT) and \
+            (end == len(full) or full[end] in CUT or piece[-1] in CUT)
+
+    def place(k: int, pos: int) -> bool:  # pieces[k:] fit in full[pos:], in order
+        if k == len(pieces):
+            return True
+        piece = pieces[k]
+        if not piece:
+            return place(k + 1, pos)
+        if k == 0:
+            return full.startswith(piece) and whole(0, piece) and place(1, len(piece))
+        if k == len(pieces) - 1:
+            at = len(full) - len(piece)
+            return at >= pos and full.endswith(piece) and whole(at, piece)
+        at = full.find(piece, pos)
+        while at >= 0:
+            if whole(at, piece) and place(k + 1, at + len(piece)):
+                return True
+            at = full.find(piece, at + 1)
+        return False
+
+    return place(0, 0)
+
+
+def test_cut_at_boundaries_can_fail() -> None:
+    assert cut_at_boundaries("Read …\\color\\gradient.go", "Read D:\\src\\color\\gradient.go")
+    assert cut_at_boundaries("Bash find / -iname…", 'Bash find / -iname "*hcl" | head')
+    assert not cut_at_boundaries("WebS…curity", "WebSearch TLS security")
+    assert not cut_at_boundaries("Read D:\\oh-my-po…rc\\color\\gradient.go",
+                                 "Read D:\\oh-my-posh\\src\\color\\gradient.go")
+    assert not cut_at_boundaries("Bash ls", "Bash ls -la")
+    assert cut_at_boundaries("Write …project…", "Write /home/u/projects/lib/project_review_live.ex")
+    assert not cut_at_boundaries("Write …projec…", "Write /home/u/projects/lib/project_review_live.ex")
+
+
+@pytest.fixture(scope="module")
+def long_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Session pages of real sessions a user meets: the 326-call one with `D:\\` paths (an 8,137 px
+    waterfall before it folded by turn), the one with `<synthetic>` records (its header said 290
+    calls, the CLI 288), and the three long fixtures."""
+    from tests.calibration import unpack
+
+    root = tmp_path_factory.mktemp("long-pages")
+    out: dict[str, Path] = {}
+    for path in [unpack(LONG, root), unpack(SYNTHETIC, root), *(FIXTURES / f"{s}.jsonl" for s in SESSIONS[:2])]:
+        html = root / f"session-{path.name[:8]}.html"
+        html.write_text(render_html(load_model(str(path))), encoding="utf-8")
+        out[path.name[:8]] = html
+        out[path.name[:8] + ".jsonl"] = path
+    return out
+
+
+LONG = "6878eb98-fd0b-43e6-82a0-ab8b38b612dc"
+SYNTHETIC = "08940314-9e93-46b1-a598-06bada65ed55"
+LABELS_JS = """() => [...document.querySelectorAll('#waterfall .layer-bars > text.lbl')]
+  .map(t => [t.textContent, (t.getAttribute('data-tip') || '').split('\\n')[0]])"""
+
+
+def short_model(model: str | None) -> str:
+    return re.sub(r"-\d{8}$", "", (model or "API call").removeprefix("claude-"))
+
+
+def opened(browser: Any, page_file: Path, width: int) -> Any:
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, timezone_id="UTC")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(page_file.as_uri())
+    page.wait_for_load_state("load")
+    page.errors = errors
+    return page
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", ["6878eb98", "08940314", "258c7280"])
+def test_waterfall_labels_are_cut_between_words(browser: Any, long_pages: dict[str, Path], name: str,
+                                                width: int) -> None:
+    """Every row's label, all turns open: whole where it fits, else cut at a space, a path separator
+    or punctuation (a path keeps its file's name: `Read …\\color\\gradient.go`), and the page lays
+    out with no clipped, overlapping or too small text."""
+    page = opened(browser, long_pages[name], width)
+    try:
+        open_all(page)
+        labels = page.evaluate(LABELS_JS)
+        assert len(labels) == len(load_model(str(long_pages[name + ".jsonl"]), with_story=False)["rows"])
+        bad = []
+        for drawn, tip in labels:
+            shown = drawn.strip()
+            if tip.startswith("API call #"):
+                number, _, model = tip.removeprefix("API call ").partition(" · ")
+                full = f"{number} {short_model(model)}"
+                ok = shown == number or cut_at_boundaries(shown, full)
+            else:
+                ok = cut_at_boundaries(shown, tip)
+            if not ok:
+                bad.append((shown, tip))
+        assert bad == []
+        assert any("…" in shown for shown, _ in labels)  # some were cut (and the rule checked)
+        got = layout(page)
+        assert (got["clipped"], got["overlaps"], got["small"], got["broken"]) == ([], [], [], [])
+        assert got["scrollWidth"] <= got["width"]
+        assert page.errors == []
+    finally:
+        page.context.close()
+
+
+LEGEND_JS = """() => {
+  const hex = c => '#' + c.match(/\\d+/g).slice(0, 3).map(v => Number(v).toString(16).padStart(2, '0')).join('');
+  const legend = new Set([...document.querySelectorAll('#legend i')]
+    .map(i => hex(getComputedStyle(i).backgroundColor)));
+  const used = {};
+  const add = (what, c) => { if (c && c !== 'transparent') (used[c.toLowerCase()] ||= new Set()).add(what); };
+  document.querySelectorAll('#waterfall .bar').forEach(b => add(b.getAttribute('class'), b.getAttribute('fill')));
+  document.querySelectorAll('.lamp-zone').forEach(b => add('lamp', b.getAttribute('fill')));
+  document.querySelectorAll('.gate-mark, .backstop-mark, .x-line, .xsweet-line, .bp-line')
+    .forEach(b => add(b.getAttribute('class'), b.getAttribute('stroke')));
+  return {legend: [...legend], missing: Object.entries(used).filter(([c]) => !legend.has(c))
+    .map(([c, w]) => c + ' ' + [...w].join(',')), kinds: Object.values(used).map(w => [...w]).flat()};
+}"""
+
+
+@pytest.mark.parametrize("name", ["6878eb98", "258c7280"])
+def test_the_legend_has_every_colour_drawn(browser: Any, long_pages: dict[str, Path], name: str) -> None:
+    """Each colour a bar, a lamp zone, a line or an alert mark is drawn in has its swatch in the
+    legend (the sub-agent bars had none)."""
+    page = opened(browser, long_pages[name], 1400)
+    try:
+        open_all(page)
+        got = page.evaluate(LEGEND_JS)
+        assert got["missing"] == []
+        assert any("tool-Task" in k or "tool-Agent" in k for k in got["kinds"])  # a sub-agent was drawn
+        assert page.locator("#legend").inner_text().count("sub-agent") == 1
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("name", ["6878eb98", "08940314", "258c7280", "ae4a77f8"])
+def test_the_header_counts_what_the_cli_counts(browser: Any, long_pages: dict[str, Path], name: str) -> None:
+    """calls, compactions and the context in the page's header are the ones `replay` gives (the
+    client's `<synthetic>` records are no API call for either)."""
+    doc = json.loads(sw("replay", "--json", str(long_pages[name + ".jsonl"])).stdout)
+    page = opened(browser, long_pages[name], 1400)
+    try:
+        stats = dict(page.evaluate("() => [...document.querySelectorAll('#stats .stat')].map(s => "
+                                   "[s.firstChild.textContent.trim(), s.querySelector('b').textContent])"))
+        assert stats["calls"] == str(doc["calls"])
+        assert stats["compactions"] == str(doc["compactions"])
+        tip = page.locator("#stats b[data-tip*='tokens']").get_attribute("data-tip")
+        cp = doc["contextPressure"]
+        assert tip.startswith(f"{cp['pressureTokens']:,} of {cp['contextWindow']:,} tokens")
+    finally:
+        page.context.close()
+    if name == "08940314":
+        assert doc["calls"] == 288
+
+
+def test_the_health_breakdown_shows_the_values_behind_the_grades(browser: Any, long_pages: dict[str, Path]) -> None:
+    h = load_model(str(long_pages["258c7280.jsonl"]), with_story=False)["health"]
+    page = opened(browser, long_pages["258c7280"], 390)
+    try:
+        page.click("#grade-badge")
+        page.locator("#breakdown").wait_for(state="visible")
+        rows = page.evaluate("() => [...document.querySelectorAll('#breakdown .bd-row')].map(r => "
+                             "[r.querySelector('.bd-name').textContent, r.querySelector('.bd-grade').textContent, "
+                             "r.querySelector('.bd-value').textContent])")
+        want = [f"{h['fillPercent']:.1f}\u00a0%", str(h["compactionCount"]), f"{h['rereadRatio']:.2f}",
+                f"{h['errorAcceleration']:.2f}x", f"{h['toolEfficiency']:.2f}x"]
+        assert [r[2] for r in rows] == want
+        assert [r[1] for r in rows] == [s["grade"] for s in h["signals"]]
+        assert rows[2] == ["Re-reads", "D", "0.26"]
+        page.wait_for_function("() => getComputedStyle(document.getElementById('breakdown')).maxHeight === '220px'")
+        got = layout(page)
+        assert (got["clipped"], got["overlaps"], got["small"]) == ([], [], [])
+    finally:
+        page.context.close()
+
+
+def test_bp_is_drawn_past_the_sweet_spot_only(browser: Any, long_pages: dict[str, Path]) -> None:
+    """bp is a position on the right arm: before the sweet spot (a segment's start, where it ran to
+    80-110 % while the lamp was green) nothing is drawn, and the strip says so."""
+    model = load_model(str(long_pages["6878eb98.jsonl"]))
+    right = [r for r in model["story"] if r["L"] and r["br"] is not None and r["x"] >= r["xSweet"]]
+    left = [r for r in model["story"] if r["L"] and r["br"] is not None and r["x"] < r["xSweet"]]
+    assert left
+    assert right
+    assert max(r["br"] for r in left[:5]) > 0.8  # the session's start: far above the red line, lamp green
+    assert all(r["lamp"] == "green" for r in left)
+    page = opened(browser, long_pages["6878eb98"], 1400)
+    try:
+        d = page.locator(".bp-line").get_attribute("d")
+        assert len(re.findall(r"[ML]", d)) == len(right)
+        first_x = float(re.match(r"M([\d.]+)", d).group(1))
+        starts = page.evaluate("() => Object.fromEntries([...document.querySelectorAll('.story-hover')]"
+                               ".map(r => [r.getAttribute('data-call'), Number(r.getAttribute('x'))]))")
+        assert first_x == pytest.approx(starts[str(right[0]["call"])], abs=0.1)
+        assert "past the sweet spot" in page.locator("#legend").inner_text()
+    finally:
+        page.context.close()
+
+
+def test_a_long_session_folds_by_turn_and_jumps(browser: Any, long_pages: dict[str, Path]) -> None:
+    """326 calls: the page opens with its turns folded (the last one open); a turn's header opens
+    and folds it (click, Enter); the menu jumps to a turn; a call on the story jumps to its row."""
+    model = load_model(str(long_pages["6878eb98.jsonl"]), with_story=False)
+    turns = sorted({r["turn"] for r in model["rows"]})
+    page = opened(browser, long_pages["6878eb98"], 1400)
+    try:
+        height = page.evaluate("() => document.documentElement.scrollHeight")
+        assert height < 2000  # was 8,137 px
+        heads = page.locator("#waterfall .turn")
+        assert heads.count() == len(turns)
+        assert page.locator("#waterfall .turn.open").count() == 1
+        assert page.locator("#waterfall .turn").last.get_attribute("aria-expanded") == "true"
+        page.click("#open-all")
+        assert page.evaluate("() => document.documentElement.scrollHeight") > 7000
+        assert page.locator("#waterfall .bar").count() == len(model["rows"])
+        page.click("#fold-all")
+        assert page.locator("#waterfall .bar").count() == 0
+        # the header of turn 3: Enter opens it, Enter again folds it
+        third = page.locator('#waterfall .turn[data-turn="3"]')
+        third.focus()
+        page.keyboard.press("Enter")
+        in_turn = sum(1 for r in model["rows"] if r["turn"] == 3)
+        assert page.locator("#waterfall .bar").count() == in_turn
+        page.keyboard.press("Enter")
+        assert page.locator("#waterfall .bar").count() == 0
+        third.click()
+        assert page.locator('#waterfall .turn[data-turn="3"]').get_attribute("aria-expanded") == "true"
+
+        def in_view(selector: str) -> bool:
+            return bool(page.evaluate(
+                "s => { const r = document.querySelector(s).getBoundingClientRect();"
+                " const top = document.getElementById('top').getBoundingClientRect().bottom;"
+                " return r.top >= top - 1 && r.bottom <= window.innerHeight; }", selector))
+
+        page.select_option("#jump", str(turns[-2]))
+        assert in_view(f'#waterfall .turn[data-turn="{turns[-2]}"]')
+        assert page.locator(f'#waterfall .turn[data-turn="{turns[-2]}"]').get_attribute("aria-expanded") == "true"
+        # a call on the story strip: its turn opens and its row comes into view
+        call = next(r for r in model["rows"] if r["kind"] == "call" and r["n"] == 150)
+        page.evaluate("() => window.scrollTo(0, 0)")
+        page.locator('#head-svg .story-hover[data-call="150"]').click(force=True)
+        assert page.locator(f'#waterfall .turn[data-turn="{call["turn"]}"]').get_attribute("aria-expanded") == "true"
+        assert in_view('#waterfall text[data-call="150"]')
+        assert page.errors == []
+    finally:
+        page.context.close()

@@ -155,8 +155,8 @@ def test_html_is_self_contained_and_honest(cliff_dir: Path) -> None:
     # "five": 7 warm calls of 20,253 tokens and 3 cold ones of 31,053: 234,930, shown as 235k
     assert '<span class="num" title="234,930">235k</span>' in page
     assert "undefined (one call" in page
-    assert page.count('class="inferred-ttl"') == 2
-    assert "inferred 5m-write TTL ≈ 5 min (n=8 below, 3 above)" in page
+    assert page.count('class="inferred-ttl"') == 2 * 2  # the wide scatter and the phone's copy
+    assert "inferred 5m-write TTL ≈ 5\u00a0min (n=8 below, 3 above)" in page  # 5 min: one unbreakable line
 
 
 def find_browser() -> str | None:
@@ -196,9 +196,12 @@ def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
     doc: dict[str, Any] = json.loads(
         report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects")).stdout
     )
+    dom = dom.replace("&nbsp;", " ").replace("\u00a0", " ")  # a number keeps its unit on its line
     assert '<svg id="scatter"' in dom
-    assert dom.count("<circle") == len(doc["scatter"]) == 9 + 9 + 2
-    assert "inferred 1h-write TTL ≈ 1 h (n=6 below, 3 above)" in dom
+    wide, narrow = dom.split('<svg id="scatter-narrow"')  # the phone's copy of the same points follows
+    assert wide.count("<circle") == narrow.count("<circle") == len(doc["scatter"]) == 9 + 9 + 2
+    assert "inferred 1h-write TTL ≈ 1 h (n=6 below, 3 above)" in wide
+    assert "1h TTL ≈ 1 h" in narrow
     assert "of today ran warm" in dom or "no calls today" in dom
 
 

@@ -47,7 +47,7 @@ def facts(path: Path) -> dict[str, Any]:
             continue
         content = msg.get("content")
         if rec.get("type") == "assistant":
-            if msg.get("usage"):
+            if msg.get("usage") and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>":
                 calls.add(f"{msg.get('id')}|{rec.get('requestId')}")
             for b in content if isinstance(content, list) else []:
                 if b.get("type") == "tool_use":
@@ -136,6 +136,50 @@ def test_final_health_equals_reference() -> None:
     ref = grade_from_records(prompts, 1, tool_calls, 200_000)
     assert model["health"] == ref
     assert (ref["grade"], ref["score"]) == ("C", 69)
+
+
+def _rec(kind: str, ts: str, **fields: Any) -> str:
+    return json.dumps({"type": kind, "timestamp": f"2026-02-12T10:00:{ts}Z", "sessionId": "s1", **fields})
+
+
+def _call(ts: str, mid: str, model: str = "claude-opus-4-6", tools: tuple[str, ...] = ()) -> str:
+    usage = {"input_tokens": 3, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 10, "output_tokens": 5}
+    content = [{"type": "tool_use", "id": t, "name": "Bash", "input": {"command": "ls"}} for t in tools]
+    return _rec("assistant", ts, requestId=f"req_{mid}",
+                message={"id": mid, "model": model, "usage": usage, "content": content})
+
+
+def test_turns_and_synthetic_records() -> None:
+    """Each prompt of the user's starts a turn (tool results, the client's meta text and a
+    compaction's summary do not); a `<synthetic>` assistant record is no API call, as the hooks count."""
+    lines = [
+        _rec("user", "00", message={"role": "user", "content": "fix <b>the</b> build please"}),
+        _call("01", "m1", tools=("t1",)),
+        _rec("user", "02", message={"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}),
+        _call("03", "m2"),
+        _rec("user", "04", isMeta=True, message={"content": "Caveat: the messages below were generated"}),
+        _rec("user", "05", message={"content": "<command-name>/compact</command-name><command-args>short"
+                                               "</command-args>"}),
+        _rec("user", "06", isCompactSummary=True, message={"content": "This session is being continued"}),
+        _rec("assistant", "07", message={"id": "s-1", "model": "<synthetic>", "content": [],
+                                         "usage": {"input_tokens": 0, "output_tokens": 0}}),
+        _rec("user", "08", message={"content": [{"type": "text", "text": "and the tests"}]}),
+        _call("09", "m3"),
+    ]
+    m = build_model(lines)
+    assert m["turns"] == [{"n": 1, "ts": m["turns"][0]["ts"], "text": "fix the build please"},
+                          {"n": 2, "ts": m["turns"][1]["ts"], "text": "/compact short"},
+                          {"n": 3, "ts": m["turns"][2]["ts"], "text": "and the tests"}]
+    assert [(r["kind"], r.get("n"), r["turn"]) for r in m["rows"]] == [
+        ("call", 1, 1), ("tool", None, 1), ("call", 2, 1), ("call", 3, 3)]
+    assert m["models"] == ["claude-opus-4-6"]
+    # the records as json.loads gives them (the builder's other way in) make the same turns
+    from session_watcher.reports.session_page_data import PageBuilder
+
+    builder = PageBuilder()
+    for line in lines:
+        builder.add(json.loads(line))
+    assert builder.model()["turns"] == m["turns"]
 
 
 def test_open_tool_call_and_torn_line() -> None:

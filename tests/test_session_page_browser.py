@@ -101,12 +101,20 @@ def page(browser: Any) -> Iterator[Page]:
         p.close()
 
 
+def open_all(page: Any) -> None:
+    """Open every turn (a long session's page opens with them folded, the last one open)."""
+    if page.locator("#nav").is_visible():
+        page.click("#open-all")
+    page.wait_for_function("() => !document.querySelector('#waterfall .turn:not(.open)')")
+
+
 def open_file(page: Page, transcript: Path, tmp_path: Path) -> dict[str, Any]:
     model = load_model(str(transcript))
     out = tmp_path / (transcript.stem + ".html")
     out.write_text(render_html(model), encoding="utf-8")
     page.page.goto(out.as_uri())
     page.page.locator("#waterfall .bar").first.wait_for()
+    open_all(page.page)
     return model
 
 
@@ -273,6 +281,7 @@ def test_live_view_moves(page: Page, tmp_path: Path) -> None:
         url = first.split()[1]
         page.page.goto(url)
         page.page.wait_for_function("() => Number(document.body.dataset.updates || 0) >= 1")
+        open_all(page.page)  # and kept open as the session grows
         assert page.page.locator("#live").inner_text().startswith("live")
         n0 = page.count(".bar")
         assert n0 == len(load_model(str(tr), with_story=False)["rows"])

@@ -4,9 +4,9 @@
 
 Writes session-page.png (one real session, tests/fixtures/transcripts/258c7280-...) and
 report-page.png (`report --html` over tests/fixtures/transcripts), both at 1400 px wide in the light
-scheme, plus *-dark.png in the dark one. Uses Playwright with Debian's chromium (/usr/bin/chromium,
-or $SESSION_WATCHER_CHROMIUM); nothing is downloaded. The pages' clock is pinned, so a re-run only
-changes the images when the pages change.
+scheme, plus *-dark.png in the dark one and *-phone.png at 390 px (light). Uses Playwright with
+Debian's chromium (/usr/bin/chromium, or $SESSION_WATCHER_CHROMIUM); nothing is downloaded. The
+pages' clock is pinned, so a re-run only changes the images when the pages change.
 """
 
 from __future__ import annotations
@@ -41,21 +41,24 @@ def build(work: Path) -> tuple[Path, Path]:
     return session, report
 
 
-def shoot(pages: dict[str, Path], out: Path, width: int = 1400, height: int = 900) -> list[Path]:
+VIEWS = (("light", 1400, ""), ("dark", 1400, "-dark"), ("light", 390, "-phone"))  # scheme, width, suffix
+
+
+def shoot(pages: dict[str, Path], out: Path, height: int = 900) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     written = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         try:
-            for scheme in ("light", "dark"):
+            for scheme, width, suffix in VIEWS:
                 ctx = browser.new_context(viewport={"width": width, "height": height}, timezone_id="UTC",
                                           color_scheme=scheme)
                 page = ctx.new_page()
                 for name, path in pages.items():
                     page.goto(path.as_uri())
                     page.wait_for_load_state("load")
-                    shot = out / f"{name}{'' if scheme == 'light' else '-dark'}.png"
+                    shot = out / f"{name}{suffix}.png"
                     page.screenshot(path=str(shot))
                     written.append(shot)
                 ctx.close()

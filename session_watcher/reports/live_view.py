@@ -85,6 +85,7 @@ SESSION_KEYS = (
     "window",
     "models",
     "compactions",
+    "turns",
     "healthBar",
     "story",
     "storyAvailable",

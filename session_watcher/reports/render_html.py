@@ -7,6 +7,7 @@ A session's row links to its page when `pages` maps its id to one (`report --htm
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 from typing import Any
 
@@ -23,6 +24,13 @@ def _css() -> str:
 
 W, H = 900, 380
 ML, MR, MT, MB = 60, 20, 44, 40  # the top margin holds the inferred-boundary labels
+# a phone's copy of the scatter (shown under 780 px, where the wide one's 11 px text would scale
+# below 9 px): its own geometry, fewer ticks, short boundary labels, 12 px text at about 1:1
+NARROW = {"w": 360, "h": 300, "ml": 54, "mr": 12, "mt": 40, "mb": 36}
+WIDE = {"w": W, "h": H, "ml": ML, "mr": MR, "mt": MT, "mb": MB}
+TICKS = ((1, "1 s"), (10, "10 s"), (60, "1 min"), (300, "5 min"), (600, "10 min"), (3600, "1 h"),
+         (4 * 3600, "4 h"), (86400, "1 day"))
+NARROW_TICKS = (1, 60, 300, 3600, 86400)  # 10 min and 4 h would run into their neighbours
 
 
 def num(n: float | int | None) -> str:
@@ -41,40 +49,36 @@ def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
     return f
 
 
-def scatter_svg(doc: dict[str, Any]) -> str:
+def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
+    """The gap-versus-tokens scatter; `narrow`: the phone's copy (id `scatter-narrow`)."""
+    g = NARROW if narrow else WIDE
+    w, h, ml, mr, mt, mb = g["w"], g["h"], g["ml"], g["mr"], g["mt"], g["mb"]
     pts = doc["scatter"]
     max_gap = max([p["gapSeconds"] for p in pts] + [7200.0])
     max_tok = max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5])
-    x = _log_scale(1.0, max_gap, ML, W - MR)
-    y = _log_scale(1.0, max_tok, H - MB, MT)
+    x = _log_scale(1.0, max_gap, ml, w - mr)
+    y = _log_scale(1.0, max_tok, h - mb, mt)
     parts = [
-        f'<svg id="scatter" xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-        f'viewBox="0 0 {W} {H}" role="img" aria-label="gap before a call versus tokens re-created">'
+        f'<svg id="{"scatter-narrow" if narrow else "scatter"}" class="scatter" xmlns="http://www.w3.org/2000/svg" '
+        f'width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+        'aria-label="gap before a call versus tokens re-created">'
     ]
-    parts.append(f'<rect class="frame" x="{ML}" y="{MT}" width="{W - ML - MR}" height="{H - MT - MB}"/>')
-    for s, label in (
-        (1, "1 s"),
-        (10, "10 s"),
-        (60, "1 min"),
-        (300, "5 min"),
-        (600, "10 min"),
-        (3600, "1 h"),
-        (4 * 3600, "4 h"),
-        (86400, "1 day"),
-    ):
-        if s <= max_gap * 1.01:
+    parts.append(f'<rect class="frame" x="{ml}" y="{mt}" width="{w - ml - mr}" height="{h - mt - mb}"/>')
+    for s, label in TICKS:
+        if s <= max_gap * 1.01 and (not narrow or s in NARROW_TICKS):
             xs = x(s)
-            parts.append(f'<line class="tick" x1="{xs:.1f}" y1="{H - MB}" x2="{xs:.1f}" y2="{H - MB + 4}"/>')
-            parts.append(f'<text x="{xs:.1f}" y="{H - MB + 16}" text-anchor="middle">{label}</text>')
-    t = 1
+            parts.append(f'<line class="tick" x1="{xs:.1f}" y1="{h - mb}" x2="{xs:.1f}" y2="{h - mb + 4}"/>')
+            parts.append(f'<text x="{xs:.1f}" y="{h - mb + 16}" text-anchor="middle">{label}</text>')
+    t = 1 if not narrow else 100  # the phone's copy: every second decade, none in the corner by "1 s"
     while t <= max_tok * 1.01:
         ys = y(t)
-        parts.append(f'<text x="{ML - 6}" y="{ys + 4:.1f}" text-anchor="end">{human_tokens(t)}</text>')
-        t *= 10
-    parts.append(f'<text x="{(ML + W - MR) / 2}" y="{H - 6}" text-anchor="middle">gap before the call (log)</text>')
+        parts.append(f'<text x="{ml - 6}" y="{ys + 4:.1f}" text-anchor="end">{human_tokens(t)}</text>')
+        t *= 10 if not narrow else 100
+    parts.append(f'<text x="{(ml + w - mr) / 2}" y="{h - 6}" text-anchor="middle">gap before the call (log)</text>')
     parts.append(
-        f'<text x="14" y="{(MT + H - MB) / 2}" transform="rotate(-90 14 {(MT + H - MB) / 2})" '
-        'text-anchor="middle">tokens re-created (log)</text>'
+        f'<text x="{12 if narrow else 14}" y="{(mt + h - mb) / 2}" '
+        f'transform="rotate(-90 {12 if narrow else 14} {(mt + h - mb) / 2})" '
+        f'text-anchor="middle">{"tokens (log)" if narrow else "tokens re-created (log)"}</text>'
     )
     colour = {"5m": "var(--cat2)", "1h": "var(--warm)"}
     for p in pts:
@@ -92,15 +96,15 @@ def scatter_svg(doc: dict[str, Any]) -> str:
         xs = x(tt["inferredSeconds"])
         ev = tt["evidence"]
         parts.append(
-            f'<line class="inferred-ttl" x1="{xs:.1f}" y1="{MT}" x2="{xs:.1f}" y2="{H - MB}" '
+            f'<line class="inferred-ttl" x1="{xs:.1f}" y1="{mt}" x2="{xs:.1f}" y2="{h - mb}" '
             f'stroke="{colour[cls]}" stroke-dasharray="5 4"/>'
         )
+        when = escape(human_duration(tt["inferredSeconds"]).replace("-hour", " h"))
+        label = f"{cls} TTL ≈ {when}" if narrow else \
+            f"inferred {cls}-write TTL ≈ {when} (n={ev['below']['n']} below, {ev['above']['n']} above)"
         parts.append(
-            f'<text class="inferred-label" x="{xs:.1f}" y="{MT - 8 - 14 * k}" '
-            f'text-anchor="{"end" if xs > W / 2 else "start"}">inferred {cls}-write TTL ≈ '
-            f"{escape(human_duration(tt['inferredSeconds']).replace('-hour', ' h'))} "
-            f"(n={ev['below']['n']} below, "
-            f"{ev['above']['n']} above)</text>"
+            f'<text class="inferred-label" x="{xs:.1f}" y="{mt - 8 - 14 * k}" '
+            f'text-anchor="{"end" if xs > w / 2 else "start"}">{label}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -141,7 +145,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         roots = (doc.get("index") or {}).get("roots") or []
         h.append(f'<p id="empty">No Claude Code sessions found; searched: '
                  f'{escape(", ".join(roots) or "no folder")}.</p></main></body></html>')
-        return "\n".join(h)
+        return _unbroken("\n".join(h))
     h.append(
         '<p class="legend"><span><i class="sw sw-warm"></i>read from cache</span>'
         '<span><i class="sw sw-recreated"></i>re-created (paid again)</span></p>'
@@ -176,7 +180,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         'writes</span><span><i class="sw sw-1h"></i>after 1-hour writes</span>'
         '<span class="muted">hollow: warm, filled: cold</span></p>'
     )
-    h.append(scatter_svg(doc))
+    h.append(scatter_svg(doc) + scatter_svg(doc, narrow=True))
     for cls in ("5m", "1h"):
         h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
         rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]
@@ -208,4 +212,12 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         )
     h.append(f'<p id="guard">{escape(guard_sentence(doc.get("guard")))}</p>')
     h.append("</main></body></html>")
-    return "\n".join(h)
+    return _unbroken("\n".join(h))
+
+
+UNIT = re.compile(r"(\d) (%|min\b|s\b|h\b|ms\b|tokens\b|days?\b)")
+
+
+def _unbroken(page: str) -> str:
+    """A number stays with its unit: `100 %`, `5.6 min` never break across two lines (a no-break space)."""
+    return UNIT.sub("\\1\u00a0\\2", page)

@@ -65,6 +65,42 @@ def _summary(name: str, inp: object, cwd: str | None) -> tuple[str, str | None]:
     return "", None
 
 
+PROMPT_CHARS = 120
+TAG = re.compile(r"</?[A-Za-z][\w-]{0,40}(?:\s[^<>]{0,200})?>")  # markup the client wraps text in
+COMMAND = re.compile(r"<command-name>(.*?)</command-name>(?:.*?<command-args>(.*?)</command-args>)?", re.S)
+
+
+def _text(value: object) -> str | None:
+    """A text block's text: a str (json.loads's record), or kept encoded (msgspec's)."""
+    if isinstance(value, msgspec.Raw):
+        try:
+            value = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            return None
+    return value if isinstance(value, str) else None
+
+
+def prompt_text(rec: dict[str, Any], content: object) -> str | None:
+    """The start of the user's prompt when this user record is one (not a tool result, the client's
+    own meta text or a compaction's summary), else None; a slash command by its name and arguments."""
+    if rec.get("isMeta") or rec.get("isCompactSummary"):
+        return None
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        blocks = [b for b in content if isinstance(b, dict)]
+        if any(b.get("type") == "tool_result" for b in blocks):
+            return None
+        text = " ".join(t for b in blocks if b.get("type") == "text" and (t := _text(b.get("text"))) is not None)
+    else:
+        return None
+    command = COMMAND.search(text[:4096])
+    if command:
+        text = f"{command.group(1)} {command.group(2) or ''}"
+    text = " ".join(TAG.sub(" ", text[:4096]).split())
+    return text[:PROMPT_CHARS] if text else None
+
+
 def window_for(models: list[str], peak_prompt: int, reported: int | None = None) -> int:
     """The session's context window (SPEC "The context window"), from what a transcript holds."""
     if reported:
@@ -112,6 +148,7 @@ class _Block(msgspec.Struct):
     input: _Input | None = None
     tool_use_id: Any = None
     is_error: Any = None
+    text: msgspec.Raw | None = None  # kept encoded: read only for a user's prompt (prompt_text)
 
 
 class _Message(msgspec.Struct):
@@ -124,6 +161,8 @@ class _Message(msgspec.Struct):
 class _Record(msgspec.Struct):
     type: Any = None
     isSidechain: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
     timestamp: Any = None
     sessionId: Any = None
     cwd: Any = None
@@ -163,6 +202,7 @@ def _as_dict(r: _Record) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "type": r.type, "isSidechain": r.isSidechain, "timestamp": r.timestamp, "sessionId": r.sessionId,
         "cwd": r.cwd, "subtype": r.subtype, "compactMetadata": r.compactMetadata, "requestId": r.requestId,
+        "isMeta": r.isMeta, "isCompactSummary": r.isCompactSummary,
     }
     m = r.message
     if m is not None:
@@ -170,7 +210,8 @@ def _as_dict(r: _Record) -> dict[str, Any]:
         if isinstance(content, list):
             content = [
                 {"type": b.type, "id": b.id, "name": b.name, "tool_use_id": b.tool_use_id, "is_error": b.is_error,
-                 "input": None if b.input is None else {k: getattr(b.input, k) for k in _Input.__struct_fields__}}
+                 "input": None if b.input is None else {k: getattr(b.input, k) for k in _Input.__struct_fields__},
+                 "text": b.text}
                 for b in content
             ]
         rec["message"] = {"id": m.id, "model": m.model, "usage": m.usage, "content": content}
@@ -222,6 +263,7 @@ class PageBuilder:
         self.t_first: float | None = None
         self.t_last: float | None = None
         self.models: list[str] = []
+        self.turns: list[dict[str, Any]] = []  # the user's prompts: each starts a turn (rows before the first: 0)
         self.sid = session_id
         self.touched: dict[int, dict[str, Any]] = {}
 
@@ -257,13 +299,17 @@ class PageBuilder:
             return
         if kind == "user":
             self.last_send = ts
+            said = prompt_text(rec, content)
+            if said is not None:  # the user's prompt: a new turn
+                self.turns.append({"n": len(self.turns) + 1, "ts": ts, "text": said})
             if isinstance(content, list):
                 self._results(content, ts)
             return
         if kind == "assistant":
             key = f"{msg.get('id')}|{rec.get('requestId')}"
             usage = msg.get("usage")
-            if isinstance(usage, dict):
+            # an API call as the hooks count one: a `<synthetic>` record (the client's own) is none
+            if isinstance(usage, dict) and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>":
                 self._sample(key, usage, msg, ts)
             if isinstance(content, list):
                 self._uses(content, key, cwd, ts)
@@ -301,6 +347,7 @@ class PageBuilder:
                 "start": start,
                 "end": ts,
                 "model": msg["model"] if isinstance(msg.get("model"), str) else None,
+                "turn": len(self.turns),
             }
             self.calls[key] = call
         call.update(end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt)
@@ -330,6 +377,7 @@ class PageBuilder:
                 "reread": False,
                 "firstReadAt": None,
                 "call": self.calls[key]["n"] if key in self.calls else None,
+                "turn": len(self.turns),
             }
             self.touched[id(tool)] = tool
 
@@ -359,6 +407,7 @@ class PageBuilder:
             "models": list(self.models),
             "rows": self.rows(),
             "compactions": list(self.compactions),
+            "turns": list(self.turns),
             "health": final,
             "healthBar": bar,
             "story": list(trace or []),

@@ -6,7 +6,11 @@ const NS = 'http://www.w3.org/2000/svg';
 const GRADE_COLOUR = {A:'#a6e3a1', B:'#94e2d5', C:'#f9e2af', D:'#fab387', F:'#f38ba8'};
 const STOPS = [[92.5,[0xa6,0xe3,0xa1]],[77.5,[0x94,0xe2,0xd5]],[62.5,[0xf9,0xe2,0xaf]],
                [47.5,[0xfa,0xb3,0x87]],[30,[0xf3,0x8b,0xa8]]];
-const LABEL_W = 250, RIGHT_PAD = 76, NARROW_LABEL_W = 92, NARROW_PAD = 40, ROW_H = 12, BAR_H = 8, TOP = 14;
+const LABEL_W = 250, RIGHT_PAD = 76, NARROW_LABEL_W = 130, NARROW_PAD = 28, ROW_H = 12, BAR_H = 8, TOP = 14;
+const TURN_H = 16;  // a turn's header row in the waterfall
+const LONG_ROWS = 300;  // a longer waterfall opens with its turns folded, the last one open
+// where a label may be cut: a space, a path separator or punctuation (never inside a word)
+const BOUNDARY = /[\s\/\\\-_.:|,;()\[\]{}="'<>*]/;
 // the theme's colours (theme.css, light or dark), read at each render
 const C = {};
 const THEME_KEYS = ['call', 'read', 'write', 'bash', 'task', 'other', 'error', 'amber', 'red', 'mark', 'x',
@@ -67,6 +71,24 @@ function toolColour(r) {
   if (r.name === 'Task' || r.name === 'Agent') return C.task;
   return C.other;
 }
+// the figure behind a signal's grade, and what it is (core.health's fields)
+function healthValue(h, name) {
+  const has = v => v !== null && v !== undefined && isFinite(v);
+  switch (name) {
+    case 'Context Fill': return has(h.fillPercent) ? [num(h.fillPercent, 1) + '\u00a0%', num(h.fillPercent, 1) +
+      ' % of the context window in use'] : ['-', 'no call yet'];
+    case 'Compactions': return [String(h.compactionCount), h.compactionCount + ' compaction(s) in the session'];
+    case 'Re-reads': return has(h.rereadRatio) ? [num(h.rereadRatio, 2), num(h.rereadRatio, 2) +
+      ' of the file reads read a file again'] : ['-', 'no file read yet'];
+    case 'Error Rate': return has(h.errorAcceleration) ? [num(h.errorAcceleration, 2) + 'x',
+      'the second half of the tool calls fails ' + num(h.errorAcceleration, 2) + 'x as often as the first']
+      : ['-', 'no error rate to compare yet'];
+    case 'Tool Efficiency': return has(h.toolEfficiency) ? [num(h.toolEfficiency, 2) + 'x',
+      'the second half of the tool calls writes ' + num(h.toolEfficiency, 2) + 'x as often as the first']
+      : ['-', 'no writes to compare yet'];
+  }
+  return ['-', ''];
+}
 function healthTip(h) { return 'Context Health: ' + h.grade + ' (score: ' + h.score + '/100)'; }
 
 // ---------------------------------------------------------------- toolbar and breakdown
@@ -106,9 +128,12 @@ function renderToolbar() {
     bar.appendChild(fill); bar.dataset.tip = s.name + ': ' + s.value + '/100';
     const g = document.createElement('span'); g.className = 'bd-grade'; g.textContent = s.grade;
     g.style.color = GRADE_COLOUR[s.grade];
+    const [shown, says] = healthValue(h, s.name);
+    const v = document.createElement('span'); v.className = 'bd-value'; v.textContent = shown;
+    v.dataset.tip = s.name + ': ' + says + ' (sub-score ' + s.value + '/100, grade ' + s.grade + ')';
     const w = document.createElement('span'); w.className = 'bd-weight';
     w.textContent = Math.round(s.weight * 100) + '%';
-    row.append(name, bar, g, w); inner.appendChild(row);
+    row.append(name, bar, g, v, w); inner.appendChild(row);
   }
 }
 function setBreakdown(open) {
@@ -132,7 +157,7 @@ function geometry() {
 // width of a label before it is placed (monospace: ~0.6 em a character)
 function textWidth(s, px) { return String(s).length * px * 0.61; }
 function niceStep(span, px, labelChars) {
-  const need = textWidth('0'.repeat(labelChars), 10) + 18;  // a label and some air between two
+  const need = textWidth('0'.repeat(labelChars), 10) + 12;  // a label and some air between two
   const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
   for (const s of steps) if (s / span * px >= need) return s;
   return 86400;
@@ -170,7 +195,8 @@ function renderHead(g) {
   text(svg, 6, LAMP_Y + 7, 'lamp', 'lbl', 'the watcher\'s lamp after each API call');
   text(svg, 6, X_Y + 10, g.narrow ? 'x, xSweet' : 'x vs xSweet', 'lbl',
        'x = L / B (context over baseline); xSweet = the cheapest point to restart');
-  text(svg, 6, BP_Y + 10, 'bp', 'lbl', 'bill premium: how much more a cycle ending here costs than the optimal one');
+  text(svg, 6, BP_Y + 10, 'bp', 'lbl', 'bill premium: how much more a cycle ending here costs than the optimal one;' +
+       ' drawn past the sweet spot only (before it the lamp stays green whatever bp says)');
   text(svg, 6, HB_Y + 5, 'health', 'lbl', 'context health score at each 5 % of the session');
   el('rect', {x: lw, y: X_Y, width: g.w, height: X_H, fill: C.plot, 'class': 'plot'}, svg);
   el('rect', {x: lw, y: BP_Y, width: g.w, height: BP_H, fill: C.plot, 'class': 'plot'}, svg);
@@ -186,8 +212,11 @@ function renderHead(g) {
     for (const r of story) for (const v of [r.x, r.xSweet]) if (fin(v)) ymax = Math.max(ymax, v);
     ymax *= 1.08;
     const Yx = v => X_Y + X_H - Math.min(v, ymax) / ymax * X_H;
+    // bp means something past the sweet spot only (the lamp stays green before it, whatever bp says;
+    // at a segment's start x is below the sweet spot and bp runs high): drawn there, nowhere else
+    const rightArm = r => fin(r.br) && fin(r.x) && fin(r.xSweet) && r.L && r.x >= r.xSweet;
     // the bp scale: up to the 95th percentile (early calls can spike far above it), at least 30 %
-    const brs = story.map(r => r.br).filter(fin).sort((a, b) => a - b);
+    const brs = story.filter(rightArm).map(r => r.br).sort((a, b) => a - b);
     const p95 = brs.length ? brs[Math.floor(0.95 * (brs.length - 1))] : 0;
     const bmax = Math.ceil(Math.max(0.3, Math.min(1.5, p95 * 1.15)) * 10) / 10;
     const Yb = v => BP_Y + BP_H - Math.min(v, bmax) / bmax * BP_H;
@@ -221,7 +250,7 @@ function renderHead(g) {
         if (prev !== null && cuts.some(c => c > prev && c <= r.ts)) pen = false;
         prev = r.ts;
         // x before any cache read (a cold first call: L = 0) is no position: no point drawn
-        if (!fin(r[key]) || (key === 'x' && !r.L)) { pen = false; continue; }
+        if (!fin(r[key]) || (key === 'x' && !r.L) || (key === 'br' && !rightArm(r))) { pen = false; continue; }
         d += (pen ? 'L' : 'M') + X(r.ts).toFixed(1) + ' ' + Y(r[key]).toFixed(1) + ' ';
         pen = true;
       }
@@ -231,7 +260,7 @@ function renderHead(g) {
     line('x', Yx, {stroke: C.x, 'stroke-width': 1.5, 'class': 'x-line'});
     line('br', Yb, {stroke: C.bp, 'stroke-width': 1.5, 'class': 'bp-line', 'clip-path': 'url(#bp-clip)'});
     // values above the scale: a small mark at its top edge, the value on hover
-    for (const r of story) if (fin(r.br) && r.br > bmax) {
+    for (const r of story) if (rightArm(r) && r.br > bmax) {
       const cx = X(r.ts);
       el('path', {d: 'M' + (cx - 3) + ' ' + (BP_Y + 5) + 'l3 -5 3 5z', fill: C.bp, 'class': 'bp-off',
         'data-tip': 'bp ' + Math.round(r.br * 100) + ' % at call #' + r.call + ' (above the scale)'}, svg);
@@ -260,9 +289,10 @@ function renderHead(g) {
     for (let i = 0; i < story.length; i++) {
       const r = story[i], x0 = X(r.ts), x1 = i + 1 < story.length ? X(story[i + 1].ts) : right;
       el('rect', {x: x0, y: LAMP_Y, width: Math.max(1, x1 - x0), height: BP_Y + BP_H - LAMP_Y,
-        fill: 'transparent', 'class': 'story-hover',
+        fill: 'transparent', 'class': 'story-hover', 'data-call': r.call,
         'data-tip': 'call #' + r.call + ' at ' + fmtTime(r.ts) + '\nx ' + (r.L ? num(r.x, 2) : '- (no cache read yet)') +
-          '   xSweet ' + num(r.xSweet, 2) + '\nbp ' + num(r.br, 3) + '   lamp ' + r.lamp +
+          '   xSweet ' + num(r.xSweet, 2) + '\nbp ' + (rightArm(r) ? num(r.br, 3) : '- (before the sweet spot)') +
+          '   lamp ' + r.lamp +
           '\nL ' + exact(r.L) + ' tokens' +
           '\nbill progress ' + num(r.billProgress, 2) + '   bills ' + r.bills +
           (r.billDone > 0 ? '\na bill cycle completed' : '') +
@@ -307,17 +337,86 @@ function rereadIcon(parent, x, y, tip) {
   el('path', {d: 'M9.4 0.8L8.6 3.8 5.7 3.0z', fill: C.mark}, g);
   return g;
 }
+function shortModel(m) { return (m || 'API call').replace(/^claude-/, '').replace(/-\d{8}$/, ''); }
+// `s` cut to at most `max` characters at a boundary, with an ellipsis; a first word too long for
+// `max` is left out whole (`…`), never cut
+function cutEnd(s, max) {
+  if (s.length <= max) return s;
+  if (max < 1) return '';
+  for (let j = Math.min(max - 1, s.length - 1); j > 0; j--) {
+    if (BOUNDARY.test(s[j])) return s.slice(0, j).replace(/\s+$/, '') + '…';
+  }
+  return '…';
+}
+// a waterfall label within `max` characters: whole if it fits; a path keeps its last parts
+// (`Read …/color/gradient.go`), anything else its first words (`Bash find / -iname…`)
+function fitLabel(head, detail, max) {
+  const full = detail ? head + ' ' + detail : head;
+  if (full.length <= max) return full;
+  const room = max - head.length - 2;  // the head, a space and the ellipsis
+  if (detail && room > 1 && /[\/\\]/.test(detail) && !/\s/.test(detail)) {  // a path
+    for (let i = 1; i < detail.length; i++) {
+      if ((detail[i] === '/' || detail[i] === '\\') && detail.length - i <= room) return head + ' …' + detail.slice(i);
+    }
+    const base = detail.slice(Math.max(detail.lastIndexOf('/'), detail.lastIndexOf('\\')) + 1);
+    const part = cutEnd(base, room);  // the file's name, as much of it as fits between its words
+    return head + ' …' + (part === '…' ? '' : part);
+  }
+  return cutEnd(full, max);
+}
+// the rows in turns: a turn is the user's prompt and the calls and tool calls that answer it
+function turns() {
+  const known = new Map((M.turns || []).map(t => [t.n, t]));
+  const groups = [];
+  for (const r of M.rows) {
+    const n = r.turn === undefined || r.turn === null ? null : r.turn;
+    let g = groups[groups.length - 1];
+    if (!g || g.turn !== n) {
+      g = {turn: n, rows: [], calls: 0, tools: 0, start: r.start, end: r.start, info: known.get(n) || null};
+      groups.push(g);
+    }
+    g.rows.push(r);
+    g.calls += r.kind === 'call'; g.tools += r.kind === 'tool';
+    g.end = Math.max(g.end, r.end === null ? M.t1 : r.end);
+  }
+  return groups;
+}
+const folded = new Map();  // turn -> open (true) or folded (false), as the reader chose
+let foldDefault = null;  // 'open', 'fold' (the buttons), or null: by the session's length
+function isOpen(g, i, groups) {
+  if (g.turn === null || groups.length < 2) return true;
+  if (folded.has(g.turn)) return folded.get(g.turn);
+  if (foldDefault) return foldDefault === 'open';
+  return M.rows.length <= LONG_ROWS || i === groups.length - 1;
+}
+function turnWords(g) {
+  const parts = [g.calls + (g.calls === 1 ? ' call' : ' calls')];
+  if (g.tools) parts.push(g.tools + (g.tools === 1 ? ' tool call' : ' tool calls'));
+  return parts.join(', ');
+}
 function renderBody(g) {
   const svg = document.getElementById('waterfall');
   svg.textContent = '';
-  const rows = M.rows, X = g.X, right = g.lw + g.w;
+  const X = g.X, right = g.lw + g.w;
   const maxChars = Math.floor((g.lw - 10) / textWidth('0', 10));
-  const H = TOP + rows.length * ROW_H + 6;
+  const groups = turns();
+  const layout = [];  // [kind, y, item]
+  let y = TOP;
+  groups.forEach((grp, i) => {
+    grp.open = isOpen(grp, i, groups);
+    if (grp.turn !== null && groups.length > 1) { layout.push(['turn', y, grp]); y += TURN_H; }
+    if (grp.open) for (const r of grp.rows) { layout.push(['row', y, r]); y += ROW_H; }
+  });
+  const H = y + 6;
   svg.setAttribute('width', g.full); svg.setAttribute('height', H);
   const back = el('g', {'class': 'layer-back'}, svg);
   const front = el('g', {'class': 'layer-bars'}, svg);
-  for (let i = 0; i < rows.length; i += 2)
-    el('rect', {x: 0, y: TOP + i * ROW_H, width: right, height: ROW_H, fill: C.grid, 'fill-opacity': .35}, back);
+  let stripe = 0;
+  for (const [kind, ry] of layout) {
+    if (kind === 'row' && stripe++ % 2 === 0)
+      el('rect', {x: 0, y: ry, width: right, height: ROW_H, fill: C.grid, 'fill-opacity': .35}, back);
+    if (kind === 'turn') stripe = 0;
+  }
   const placed = [];
   for (const c of M.compactions) {
     const cx = X(c.ts);
@@ -329,40 +428,102 @@ function renderBody(g) {
     rowLabel(back, placed, fits ? cx + 3 : cx - 3 - textWidth('compaction', 9), 9, 'compaction',
              'compaction-label', tip, 9, g.full);
   }
-  rows.forEach((r, i) => {
-    const y = TOP + i * ROW_H, by = y + (ROW_H - BAR_H) / 2;
+  let prevModel = null;
+  for (const [kind, ry, item] of layout) {
+    if (kind === 'turn') { turnRow(front, g, ry, item, maxChars); continue; }
+    const r = item, by = ry + (ROW_H - BAR_H) / 2;
     const end = r.end === null ? M.t1 : r.end;
     const x0 = X(r.start), bw = Math.max(2, X(end) - x0);
     let tip, label, colour, cls;
     if (r.kind === 'call') {
       colour = C.call; cls = 'bar bar-call';
-      label = '#' + r.n + ' ' + (r.model || 'API call').replace(/^claude-/, '');
+      const model = shortModel(r.model);
+      // the model where it starts or changes; the call's number alone elsewhere
+      label = fitLabel('#' + r.n, model !== prevModel ? model : '', maxChars);
+      prevModel = model;
       tip = 'API call #' + r.n + ' · ' + (r.model || '?') + '\n' + fmtTime(r.start) + ' → ' + fmtTime(end) +
         ' (' + fmtDur(end - r.start) + ')\nprompt ' + exact(r.prompt) + ' tokens (input ' + exact(r.input) +
         ', cache read ' + exact(r.cacheRead) + ', cache write ' + exact(r.cacheWrite) + ')\noutput ' +
         exact(r.output) + ' tokens';
     } else {
       colour = toolColour(r); cls = 'bar bar-tool tool-' + r.name + (r.isError ? ' bar-error' : '');
-      label = '  ' + r.name + ' ' + (r.label || '');
+      label = '  ' + fitLabel(r.name, r.label || '', maxChars - 2);
       tip = r.name + (r.label ? ' ' + r.label : '') + '\n' + fmtTime(r.start) + ' → ' +
         (r.end === null ? 'running' : fmtTime(r.end) + ' (' + fmtDur(r.end - r.start) + ')') +
         (r.isError ? '\nerror' : '') + (r.reread ? '\nre-read' : '');
     }
-    if (label.length > maxChars) {
-      const head = Math.ceil((maxChars - 1) * 0.45);
-      label = label.slice(0, head) + '…' + label.slice(label.length - (maxChars - 1 - head));
-    }
-    text(front, 6, y + 9, label, 'lbl', tip);
+    const t = text(front, 6, ry + 9, label, 'lbl', tip);
+    if (r.kind === 'call') t.setAttribute('data-call', r.n);
     el('rect', {x: x0, y: by, width: bw, height: BAR_H, rx: 1.5, fill: colour, 'class': cls,
       'data-tip': tip, 'fill-opacity': r.end === null ? .5 : 1}, front);
     if (r.kind === 'call') {
       const tok = fmtTok(r.prompt), after = x0 + bw + 4 + textWidth(tok, 9) <= g.full;
-      text(front, after ? x0 + bw + 4 : x0 - 4, y + 9, tok, 'small', exact(r.prompt) + ' prompt tokens',
+      text(front, after ? x0 + bw + 4 : x0 - 4, ry + 9, tok, 'small', exact(r.prompt) + ' prompt tokens',
            after ? null : 'end');
     } else if (r.reread) {
-      rereadIcon(front, x0 + bw + 2, y + 1, 'Re-read: file was already read at ' + fmtTime(r.firstReadAt));
+      rereadIcon(front, x0 + bw + 2, ry + 1, 'Re-read: file was already read at ' + fmtTime(r.firstReadAt));
     }
-  });
+  }
+  renderNav(groups);
+}
+// a turn's header: a button that folds or opens it, when it began and what it holds, its span in time
+function turnRow(parent, g, y, grp, maxChars) {
+  const info = grp.info || {}, right = g.lw + g.w;
+  const says = (info.text ? '“' + info.text + '”\n' : '') + 'turn ' + grp.turn + ' from ' + fmtTime(grp.start) +
+    ' to ' + fmtTime(grp.end) + ': ' + turnWords(grp) + (grp.open ? '\nclick to fold' : '\nclick to open');
+  const row = el('g', {'class': 'turn' + (grp.open ? ' open' : ''), role: 'button', tabindex: 0,
+    'aria-expanded': grp.open ? 'true' : 'false', 'data-turn': grp.turn, 'data-tip': says}, parent);
+  el('rect', {x: 0, y: y + 1, width: right, height: TURN_H - 2, rx: 2, fill: C.line, 'fill-opacity': .55,
+    'class': 'turn-band'}, row);
+  const x0 = g.X(grp.start), x1 = Math.max(x0 + 2, g.X(grp.end));
+  el('rect', {x: x0, y: y + TURN_H - 5, width: x1 - x0, height: 3, fill: C.call, 'fill-opacity': .6,
+    'class': 'turn-span'}, row);
+  text(row, 6, y + 11, fitLabel((grp.open ? '▾' : '▸') + ' turn ' + grp.turn, fmtTime(grp.start).slice(0, 5),
+                                maxChars), 'lbl turn-label');
+  const room = Math.floor((g.w - 8) / textWidth('0', 10));
+  const words = turnWords(grp) + (info.text ? ' · ' + info.text : '');
+  if (room > 4) text(row, g.lw + 4, y + 11, cutEnd(words, room), 'lbl turn-words');
+}
+function renderNav(groups) {
+  const nav = document.getElementById('nav'), sel = document.getElementById('jump');
+  const many = groups.length > 1 && groups[0].turn !== null;
+  nav.hidden = !many;
+  if (!many) return;
+  const keep = sel.value;
+  sel.textContent = '';
+  const first = document.createElement('option'); first.value = ''; first.textContent = 'a turn…';
+  sel.appendChild(first);
+  for (const grp of groups) {
+    const o = document.createElement('option');
+    o.value = String(grp.turn);
+    o.textContent = 'turn ' + grp.turn + ' · ' + fmtTime(grp.start).slice(0, 5) + ' · ' + turnWords(grp) +
+      (grp.info && grp.info.text ? ' · ' + cutEnd(grp.info.text, 40) : '');
+    sel.appendChild(o);
+  }
+  sel.value = keep && [...sel.options].some(o => o.value === keep) ? keep : '';
+}
+// bring a turn's header (or a call's row) below the sticky header band, and mark it for a moment
+function reveal(target) {
+  if (!target) return;
+  const top = document.getElementById('top'), band = getComputedStyle(top).position === 'sticky' ? top.offsetHeight : 0;
+  const y = target.getBoundingClientRect().top + window.scrollY - band - 8;
+  window.scrollTo({top: Math.max(0, y), behavior: 'instant'});
+  target.classList.add('hit');
+  setTimeout(() => target.classList.remove('hit'), 1500);
+}
+function openTurn(n) {
+  folded.set(n, true);
+  render();
+}
+function jumpToTurn(n) {
+  openTurn(n);
+  reveal(document.querySelector('#waterfall .turn[data-turn="' + n + '"]'));
+}
+function jumpToCall(n) {
+  const row = M.rows.find(r => r.kind === 'call' && r.n === n);
+  if (!row) return;
+  if (row.turn !== undefined && row.turn !== null) openTurn(row.turn); else render();
+  reveal(document.querySelector('#waterfall text[data-call="' + n + '"]'));
 }
 function render() {
   readTheme();
@@ -394,6 +555,32 @@ document.getElementById('grade-badge').addEventListener('click', () => {
   setBreakdown(!document.getElementById('breakdown').classList.contains('open'));
 });
 document.addEventListener('keydown', e => { if (e.key === 'Escape') setBreakdown(false); });
+// turns: a header folds or opens its turn (click, Enter, Space); the buttons fold or open them all;
+// the menu jumps to one; a call on the story above jumps to its row
+function toggleTurn(head) {
+  const n = Number(head.getAttribute('data-turn'));
+  folded.set(n, head.getAttribute('aria-expanded') !== 'true');
+  render();
+  const again = document.querySelector('#waterfall .turn[data-turn="' + n + '"]');
+  if (again) again.focus({preventScroll: true});
+}
+document.getElementById('waterfall').addEventListener('click', e => {
+  const head = e.target.closest('.turn');
+  if (head) toggleTurn(head);
+});
+document.getElementById('waterfall').addEventListener('keydown', e => {
+  const head = e.target.closest ? e.target.closest('.turn') : null;
+  if (head && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); toggleTurn(head); }
+});
+document.getElementById('head-svg').addEventListener('click', e => {
+  const zone = e.target.closest('.story-hover');
+  if (zone) jumpToCall(Number(zone.getAttribute('data-call')));
+});
+document.getElementById('open-all').addEventListener('click', () => { folded.clear(); foldDefault = 'open'; render(); });
+document.getElementById('fold-all').addEventListener('click', () => { folded.clear(); foldDefault = 'fold'; render(); });
+document.getElementById('jump').addEventListener('change', e => {
+  if (e.target.value !== '') jumpToTurn(Number(e.target.value));
+});
 let resizeTimer = null;
 window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(render, 80); });
 if (window.matchMedia) window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', render);
