@@ -19,7 +19,7 @@ from typing import Any
 import filelock
 import pytest
 
-from session_watcher.core.engine import DONE_MAX
+from session_watcher.core.engine import DONE_MAX, SCHEMA
 from tests.oracle import SW, TRANSCRIPTS, complete_lines, hook, oracle, payload
 from tests.statefile import load_state, state_file
 
@@ -384,7 +384,7 @@ def test_state_files_are_private(tmp_path: Path) -> None:
     sfile = state_file("priv")
     assert sfile.stat().st_mode & 0o777 == 0o600
     assert sfile.parent.stat().st_mode & 0o777 == 0o700
-    assert load_state("priv")["schema"] == 3
+    assert load_state("priv")["schema"] == SCHEMA
 
 
 def test_python_m_hooks_entry_point(tmp_path: Path) -> None:

@@ -174,17 +174,21 @@ def test_a_v1_state_file_is_migrated_not_quarantined(tmp_path: Path, monkeypatch
     Path(path).write_text(json.dumps(old))
     state = store.load(path, "mig")
     assert state is not None
-    assert state["schema"] == engine.SCHEMA == 3
+    assert state["schema"] == engine.SCHEMA == 4
     assert state["cursor"] is None  # folded again from the transcript, by v2's rules
     assert state["context"]["window"] == 1_000_000
     assert state["context"]["project"] == "/p"
     assert list(Path(path).parent.parent.glob("quarantine/*")) == []
 
 
-def test_a_v2_state_file_is_migrated_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Schema 2 kept the tool ids done as a list and every tool call's health code; schema 3 keeps an
-    object and the first half as counts. A v2 state halfway through a real session, migrated and
-    folded to the end, gives the document a fold from scratch gives (nothing folded again)."""
+@pytest.mark.parametrize("schema", [2, 3])
+def test_an_older_state_file_starts_again_from_the_transcript(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              schema: int) -> None:
+    """Schema 2 kept the tool ids done as a list and every tool call's health code; schema 3 an
+    object and the first half as counts; schema 4 adds the session's tally, which counts from the
+    first call. A v2 or v3 state halfway through a real session starts again from its transcript,
+    keeping what only the hooks knew, and folded to the end gives the document a fold from scratch
+    gives, tally included."""
     from session_watcher.core import health
     from session_watcher.state import session
 
@@ -208,25 +212,31 @@ def test_a_v2_state_file_is_migrated_in_place(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(health, "on_tool", on_tool)
     assert len(codes) > 20
     assert state["tools"]["done"]
-    old = json.loads(json.dumps(state))  # as schema 2 wrote it
-    old["schema"] = 2
-    old["tools"]["done"] = list(state["tools"]["done"])
-    old["health"]["calls"] = "".join(codes)
-    del old["health"]["head"], old["health"]["tail"]
+    old = json.loads(json.dumps(state))  # as schema 2 or 3 wrote it
+    old["schema"] = schema
+    del old["engine"]["tally"]
+    if schema == 2:
+        old["tools"]["done"] = list(state["tools"]["done"])
+        old["health"]["calls"] = "".join(codes)
+        del old["health"]["head"], old["health"]["tail"]
+    old["notified"] = {"at": 1.0, "segment": 0}
+    old["context"]["window"] = 1_000_000
     path = store.session_file("mig2")
     Path(path).parent.mkdir(parents=True)
     Path(path).write_text(json.dumps(old))
 
     migrated = store.load(path, "mig2")
     assert migrated is not None
-    assert migrated["schema"] == engine.SCHEMA == 3
-    assert migrated["health"] == state["health"]
-    assert migrated["tools"]["done"] == state["tools"]["done"]
-    assert migrated["cursor"] == state["cursor"]  # nothing to fold again
+    assert migrated["schema"] == engine.SCHEMA == 4
+    assert migrated["cursor"] is None  # folded again, from the first call
+    assert migrated["notified"] == {"at": 1.0, "segment": 0}
+    assert migrated["context"]["window"] == 1_000_000
     part.write_bytes(data)
     migrated, _, _ = session.sync(migrated, str(part), CFG, float("inf"))
     whole, _, _ = session.sync(engine.new_state("mig2"), str(part), CFG, float("inf"))
+    whole["context"]["window"] = 1_000_000
     assert status.status_document(migrated, CFG) == status.status_document(whole, CFG)
+    assert migrated["engine"]["tally"] == whole["engine"]["tally"]
     assert list(Path(path).parent.parent.glob("quarantine/*")) == []
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ReadFile,
         ResultEvent,
         State,
+        Tally,
         UseInfo,
     )
 
@@ -37,8 +38,9 @@ if TYPE_CHECKING:
     # the shell's answers for the paths of a batch: raw -> canonical path, canonical -> discard reason
     Resolved = tuple[Mapping[str, str], Mapping[str, str | None]]
 
-SCHEMA = 3  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis);
-# 3: tool ids done kept as an object (one lookup, not a scan), health's first half kept as counts
+SCHEMA = 4  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis);
+# 3: tool ids done kept as an object (one lookup, not a scan), health's first half kept as counts;
+# 4: the session's running tally (`new_tally`: advice given, cold returns and their cost, warmth)
 LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
 # tool results remembered so an id counts once (no real session repeats one: 292 of them, 242 MB); read
 # and rewritten with the state by every hook run
@@ -55,8 +57,19 @@ def new_engine() -> Engine:
         "level": None, "trend": 0.0,
         "rent": 0.0, "billProgress": 0.0, "bills": 0, "billsTotal": 0,
         "dwell": 0, "dwellBills": 0, "fired": False, "sinceAlert": 0, "reminders": 0,
-        "cal": {"chars": 0.0, "tokens": 0.0}, "globs": None,
+        "cal": {"chars": 0.0, "tokens": 0.0}, "globs": None, "tally": new_tally(),
     }
+
+
+def new_tally() -> Tally:
+    """What the session did, counted from its first call on and kept across segments: the advice
+    given (gate, backstop reminders, cold returns advised), every cold return (a main-chain call
+    after a gap longer than the cache's lifetime) with what it re-wrote (tokens, and dollars where
+    the model is priced; `coldUnpriced` counts the others), and the cache reads and writes of calls
+    2..n (the session's warmth, as the warmth report counts it). Only ever grows, so the sums made
+    from it (OpenTelemetry's cumulative counters) count each thing once however often they are read."""
+    return {"firstTs": None, "gate": 0, "backstop": 0, "guard": 0, "cold": 0, "coldTokens": 0, "coldUsd": 0.0,
+            "coldUnpriced": 0, "warmRead": 0, "warmWrite": 0}
 
 
 def new_state(session_id: str) -> State:
@@ -268,7 +281,8 @@ def on_call(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert
         inp, cr, cw = detail[0][0], detail[0][1], detail[0][2]
     e = state["engine"]
     ctx = state["context"]
-    alerts = _cold_return(state, cfg, ts)
+    alerts = _cold_return(state, cfg, call)
+    _tally_call(e, ts, cr, cw)
     e["calls"] += 1
     e["segCalls"] += 1
     if ts is not None:
@@ -303,10 +317,23 @@ def on_call(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert
     return alerts + _bills_and_gate(state, cfg)
 
 
-def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None) -> list[Alert]:
+def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
+    """A main-chain call joins the tally (before it is counted): the session's first time, and the
+    reads and writes of every call after the first (warmth is undefined for a session's first)."""
+    t = e["tally"]
+    if t["firstTs"] is None and ts is not None:
+        t["firstTs"] = ts
+    if e["calls"]:
+        t["warmRead"] += cr
+        t["warmWrite"] += cw
+
+
+def _cold_return(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert]:
     """The advice's second trigger, judged before the call that follows an idle gap: the cache
     expired meanwhile, so this call re-writes all of L, while a fresh session would write only
-    what it carries. Recorded on that call (the advice was to restart before it)."""
+    what it carries. Recorded on that call (the advice was to restart before it). Every cold
+    return joins the tally with what the call re-wrote, advised or not."""
+    _, _, ts, call_model, _, _, _, cw, _, cw5m, cw1h = call
     e = state["engine"]
     if ts is None or e["lastTs"] is None or not e["segCalls"]:
         return []
@@ -314,9 +341,18 @@ def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None) -> list
     gap = ts - e["lastTs"]
     if life is None or gap <= life:
         return []
+    t = e["tally"]
+    t["cold"] += 1
+    t["coldTokens"] += cw
+    usd = prices.write_usd(call_model or state["context"]["model"], cw5m, cw1h)
+    if usd is None:
+        t["coldUnpriced"] += 1
+    else:
+        t["coldUsd"] += usd
     q = quantities(state, cfg)
     if q["x"] is None or q["x"] < cfg["guard_x"]:
         return []
+    t["guard"] += 1
     alert = _alert(state, q, "guard", e["calls"] + 1)
     model, big_l, k = state["context"]["model"], q["L"] or 0, q["K"] or 0.0
     big_l = max(big_l, state["context"]["pressure"] or 0)  # the last call's whole context is re-written
@@ -353,6 +389,7 @@ def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
         if e["dwell"] >= cfg["notify_dwell"] and e["dwellBills"] >= 1:
             e["fired"] = True
             e["sinceAlert"] = 0
+            e["tally"]["gate"] += 1
             alerts.append(_alert(state, q, "gate", e["calls"]))
     else:
         e["sinceAlert"] += done
@@ -360,6 +397,7 @@ def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
         if n_back is not None and e["sinceAlert"] >= n_back:
             e["sinceAlert"] -= n_back
             e["reminders"] += 1
+            e["tally"]["backstop"] += 1
             alerts.append(_alert(state, q, "backstop", e["calls"]))
     state["alerts"].extend(alerts)
     if len(state["alerts"]) > ALERTS_MAX:

@@ -129,6 +129,21 @@ class Health(TypedDict):
     tail: str  # the second half, one character per tool call
 
 
+class Tally(TypedDict):
+    """What a session did, counted from its first call (engine.new_tally); it only grows."""
+
+    firstTs: float | None
+    gate: int
+    backstop: int
+    guard: int
+    cold: int
+    coldTokens: int
+    coldUsd: float
+    coldUnpriced: int
+    warmRead: int
+    warmWrite: int
+
+
 class Engine(TypedDict):
     """The fold's own figures (core.engine)."""
 
@@ -161,6 +176,7 @@ class Engine(TypedDict):
     reminders: int
     cal: Cal
     globs: list[list[str]] | None  # [include, exclude] the inclusion was decided with
+    tally: Tally
 
 
 class Tools(TypedDict):

@@ -40,6 +40,21 @@ def buckets(state: State) -> list[dict[str, Any]]:
     return out
 
 
+def tally_document(state: State) -> dict[str, Any]:
+    """What the session did so far (the engine's tally): the advice given by kind, the cold returns
+    and what they re-wrote, the warmth of calls 2..n (None before a second call with cache use), and
+    when its first call was."""
+    t = state["engine"]["tally"]
+    read, write = t["warmRead"], t["warmWrite"]
+    return {
+        "firstTs": t["firstTs"],
+        "warmth": _round(read / (read + write)) if read + write else None,
+        "advice": {"gate": t["gate"], "reminder": t["backstop"], "coldReturn": t["guard"]},
+        "coldReturns": {"n": t["cold"], "tokens": t["coldTokens"], "usd": _round(t["coldUsd"]),
+                        "unpriced": t["coldUnpriced"]},
+    }
+
+
 def window_of(state: State) -> int | None:
     ctx = state["context"]
     return context_window(ctx.get("window"), [ctx.get("modelId"), ctx.get("modelName"), ctx.get("model")],
@@ -106,6 +121,7 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
         "alerts": list(state["alerts"]),
         "badLines": state["bad"],
         "plan": plan_view(ctx.get("plan"), q["saving"], ctx.get("model")),
+        **tally_document(state),
     }
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 
 from session_watcher import paths
-from session_watcher.core import fastjson, health
-from session_watcher.core.engine import SCHEMA, new_engine, new_state
+from session_watcher.core import fastjson
+from session_watcher.core.engine import SCHEMA, new_engine, new_state, new_tally
 from session_watcher.state.pathstore import PathShards
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -44,10 +44,12 @@ def migrate(doc: dict[str, Any], session_id: str) -> State | None:
     1 -> 2 (model v2): every figure is counted differently, and the transcript is the durable log,
     so the state starts again from it (cursor at 0), keeping what only the hooks and the status
     line knew (the context window, the model id, the project, the cached config).
-    2 -> 3: the same figures, stored smaller: the tool ids done as an object, the health tally's
-    first half as counts (`core.health`)."""
-    if doc.get("schema") == 2 and doc.get("sessionId") == session_id:
-        return _migrate_2(doc)
+    2 -> 3 (the same figures, stored smaller) was migrated in place until schema 4.
+    2, 3 -> 4: the session's tally (`engine.new_tally`) counts from the session's first call, which an
+    older state has passed: the state starts again from the transcript (cursor at 0), keeping what
+    only the hooks and the status line knew, as a rebuild does."""
+    if doc.get("schema") in (2, 3) and doc.get("sessionId") == session_id:
+        return _migrate_3(doc, session_id)
     if doc.get("schema") != 1 or doc.get("sessionId") != session_id or not isinstance(doc.get("context"), dict):
         return None
     fresh = new_state(session_id)
@@ -59,16 +61,24 @@ def migrate(doc: dict[str, Any], session_id: str) -> State | None:
     return fresh
 
 
-def _migrate_2(doc: dict[str, Any]) -> State | None:
-    """Checked for shape by the caller, like any state read."""
-    tools, h = doc.get("tools"), doc.get("health")
-    if not (isinstance(tools, dict) and isinstance(tools.get("done"), list) and isinstance(h, dict)
-            and isinstance(h.get("calls"), str)):
+def _migrate_3(doc: dict[str, Any], session_id: str) -> State | None:
+    """A fresh state that keeps the schema-3 state's context, config cache, path-map revision and
+    the marks only the hooks wrote (when the user was last notified, queued output, the guard's)."""
+    if not isinstance(doc.get("context"), dict):
         return None
-    tools["done"] = {tid: 1 for tid in tools["done"] if isinstance(tid, str)}
-    health.from_codes(h, h.pop("calls"))  # type: ignore[arg-type]  # the rest of it as it was
-    doc["schema"] = SCHEMA
-    return doc  # type: ignore[return-value]
+    fresh = new_state(session_id)
+    old = doc["context"]
+    fresh["context"].update({"window": old.get("window"), "modelId": old.get("modelId"),
+                             "modelName": old.get("modelName"), "project": old.get("project"), "cwd": old.get("cwd"),
+                             "promptCache": old.get("promptCache"), "resume": old.get("resume")})
+    if isinstance(doc.get("config"), dict):
+        fresh["config"] = doc["config"]
+    rev = doc.get("rev")
+    fresh["rev"] = rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
+    for key in ("notified", "outbox", "guard"):
+        if isinstance(doc.get(key), dict | list):
+            fresh[key] = doc[key]
+    return fresh
 
 
 def _shape_ok(doc: object, session_id: str) -> bool:
@@ -80,7 +90,8 @@ def _shape_ok(doc: object, session_id: str) -> bool:
             return False
     engine, h = doc["engine"], doc["health"]
     head = h.get("head")
-    return (set(new_engine()) <= set(engine)
+    tally = engine.get("tally")
+    return (set(new_engine()) <= set(engine) and isinstance(tally, dict) and set(new_tally()) <= set(tally)
             and all(isinstance(doc["meter"].get(k), dict) for k in ("main", "sub", "recent"))
             and isinstance(doc["tools"].get("done"), dict) and isinstance(doc["tools"].get("pending"), dict)
             and isinstance(h.get("tail"), str) and isinstance(head, list) and len(head) == 3
