@@ -8,7 +8,8 @@ with tomlkit so the user's comments survive.
 Every value is checked for its type and its range (finite numbers only); the merged values are
 checked together (bp_red >= bp_amber). A project file comes with the repository, so it may set only
 PROJECT_KEYS: which files count (`include`, `exclude`) and the model's tuning, each within its
-range; how and whether the user is alerted (`notify`) is the user's own. A file that cannot be used
+range; how and whether the user is alerted (`notify`) and what leaves the machine (`otlp`) are the
+user's own. A file that cannot be used
 (not TOML, binary, nested too deep, a bad value) is left out as a whole and named in one error; the
 other file still applies, and the CLI can show and repair it. A user-only key in a project file is
 refused on its own, with an error naming it: the file's other keys still apply.
@@ -42,8 +43,16 @@ DEFAULTS: dict[str, Any] = {
     # "block", its name before "ask", is read as "ask"
     "guard": "ask",
     "handoff_stale_min": 180,  # a handoff not taken by a fresh session within this many minutes is stale
+    # OpenTelemetry export (docs/otlp.md); "" / empty: from OTEL_EXPORTER_OTLP_* or Claude Code's settings
+    # enabled "auto": when Claude Code's own telemetry is on (CLAUDE_CODE_ENABLE_TELEMETRY reaches the hooks)
+    "otlp": {"enabled": "auto", "endpoint": "", "protocol": "", "headers": {}, "interval": 60, "timeout": 5,
+             "resource_attributes": {}, "project": False, "events": True},
 }
 GUARD_MODES = ("ask", "warn", "block", "off")
+TABLES = ("notify", "otlp")  # the user's own tables: a project file sets none of their keys
+OTLP_PROTOCOLS = ("http/protobuf", "http/json")
+MAX_TABLE = 64  # entries of a headers or attributes table
+MAX_TEXT = 4096
 
 
 # the keys a project's own file may set (see the module's docstring)
@@ -59,6 +68,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "notify_dwell": (1, 1000),
     "notify.remind_min": (0, 10080),  # a week
     "handoff_stale_min": (1, 10080),
+    "otlp.interval": (1, 3600),  # seconds between exports while a session is live
+    "otlp.timeout": (0.5, 60),  # seconds one request may take
 }
 MAX_GLOBS = 1000
 MAX_GLOB_CHARS = 4096
@@ -116,11 +127,46 @@ def _check(file: str, key: str, value: object) -> object:
         if not _in_range(key, value):
             raise bad("a number of minutes from 0 to 10080 (0: no limit)")
         return value
+    if key.startswith("otlp.") and key[5:] in DEFAULTS["otlp"]:
+        return _check_otlp(key, value, bad)
     raise ConfigError(f"{file}: unknown key '{key}' (known: {', '.join(known_keys())})")
 
 
+def _text(value: object) -> bool:
+    """A short single-line string (a header or attribute value goes on the wire as it is)."""
+    return isinstance(value, str) and len(value) <= MAX_TEXT and "\r" not in value and "\n" not in value
+
+
+def _check_otlp(key: str, value: object, bad: Any) -> object:
+    name = key[5:]
+    if name in ("enabled", "project", "events"):
+        if not isinstance(value, bool) and not (name == "enabled" and value == "auto"):
+            raise bad("true or false" + (' or "auto"' if name == "enabled" else ""))
+        return value
+    if name == "endpoint":
+        if not (value == "" or (_text(value) and str(value).startswith(("http://", "https://"))
+                                and len(str(value).split("://", 1)[1].split("/", 1)[0]) > 0)):
+            raise bad("an http:// or https:// URL (the collector's OTLP/HTTP address), or \"\"")
+        return value
+    if name == "protocol":
+        if value not in ("", *OTLP_PROTOCOLS):
+            raise bad(f"one of {list(OTLP_PROTOCOLS)} (or \"\": from OTEL_EXPORTER_OTLP_PROTOCOL)")
+        return value
+    if name in ("interval", "timeout"):
+        if not _in_range(key, value):
+            low, high = RANGES[key]
+            raise bad(f"a number of seconds from {low:g} to {high:g}")
+        return value
+    ok_value = _text if name == "headers" else (lambda v: _text(v) or _is_num(v) or isinstance(v, bool))
+    if (not isinstance(value, dict) or len(value) > MAX_TABLE
+            or not all(_text(k) and k and ok_value(v) for k, v in value.items())):
+        raise bad(f"a table of at most {MAX_TABLE} names and {'strings' if name == 'headers' else 'values'}")
+    return dict(value)
+
+
 def known_keys() -> list[str]:
-    return [k for k in DEFAULTS if k != "notify"] + ["notify.channels", "notify.fallback", "notify.remind_min"]
+    plain = [k for k in DEFAULTS if k not in TABLES]
+    return plain + ["notify.channels", "notify.fallback", "notify.remind_min"] + [f"otlp.{k}" for k in DEFAULTS["otlp"]]
 
 
 def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[str, Any]:
@@ -128,13 +174,13 @@ def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[s
     may set only PROJECT_KEYS."""
     out: dict[str, Any] = {}
     for key, value in doc.items():
-        if project and key not in PROJECT_KEYS and (key == "notify" or key in known_keys()):
+        if project and key not in PROJECT_KEYS and (key in TABLES or key in known_keys()):
             raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
                               f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
-        if key == "notify":
+        if key in TABLES:
             if not isinstance(value, dict):
-                raise ConfigError(f"{file}: key 'notify': expected a table, got {value!r}")
-            out["notify"] = {k: _check(file, f"notify.{k}", v) for k, v in value.items()}
+                raise ConfigError(f"{file}: key '{key}': expected a table, got {value!r}")
+            out[key] = {k: _check(file, f"{key}.{k}", v) for k, v in value.items()}
         else:
             out[key] = _check(file, key, value)
     if "bp_amber" in out and "bp_red" in out and out["bp_red"] < out["bp_amber"]:
@@ -177,11 +223,11 @@ def parse_file(file: str, project: bool = False) -> dict[str, Any]:
 
 
 def merge(*layers: Mapping[str, Any]) -> dict[str, Any]:
-    cfg: dict[str, Any] = {**DEFAULTS, "notify": dict(DEFAULTS["notify"])}
+    cfg: dict[str, Any] = {**DEFAULTS, **{t: dict(DEFAULTS[t]) for t in TABLES}}
     for layer in layers:
         for key, value in layer.items():
-            if key == "notify":
-                cfg["notify"] = {**cfg["notify"], **value}
+            if key in TABLES:
+                cfg[key] = {**cfg[key], **value}
             else:
                 cfg[key] = value
     return cfg
@@ -213,7 +259,7 @@ def load_layers(project_dir: str | None) -> tuple[dict[str, Any], list[str]]:
         try:
             doc = _read_toml(file)
             if i > 0:  # the project's file: its user-only keys are refused, its other keys still apply
-                refused = [k for k in doc if k not in PROJECT_KEYS and (k == "notify" or k in known_keys())]
+                refused = [k for k in doc if k not in PROJECT_KEYS and (k in TABLES or k in known_keys())]
                 if refused:
                     errors.append(f"{file}: {', '.join(repr(k) for k in refused)} may only be set in your own config "
                                   f"({paths.user_config_file()}); ignored here, the file's other keys apply")

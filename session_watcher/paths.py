@@ -69,6 +69,11 @@ def cliff_file() -> str:
     return os.path.join(_dirs()["state"], "cliff.json")
 
 
+def otlp_dir() -> str:
+    """The OpenTelemetry exporter's own files: its heartbeat, lock and progress (session_watcher.otlp)."""
+    return os.path.join(_dirs()["state"], "otlp")
+
+
 def config_dir() -> str:
     return _dirs()["config"]
 

@@ -42,13 +42,14 @@ def buckets(state: State) -> list[dict[str, Any]]:
 
 def tally_document(state: State) -> dict[str, Any]:
     """What the session did so far (the engine's tally): the advice given by kind, the cold returns
-    and what they re-wrote, the warmth of calls 2..n (None before a second call with cache use), and
-    when its first call was."""
+    and what they re-wrote, the warmth of calls 2..n (None before a second call with cache use) and
+    the cache reads and writes it is made of, and when the first call was."""
     t = state["engine"]["tally"]
     read, write = t["warmRead"], t["warmWrite"]
     return {
         "firstTs": t["firstTs"],
         "warmth": _round(read / (read + write)) if read + write else None,
+        "warmthTokens": {"read": read, "write": write},
         "advice": {"gate": t["gate"], "reminder": t["backstop"], "coldReturn": t["guard"]},
         "coldReturns": {"n": t["cold"], "tokens": t["coldTokens"], "usd": _round(t["coldUsd"]),
                         "unpriced": t["coldUnpriced"]},

@@ -195,6 +195,13 @@ def _deliver_and_save(opened: Session, cfg: dict[str, Any], event: str, payload:
         opened.save()  # a prompt on a current state changes nothing
     if trace:
         session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
+    otlp = cfg.get("otlp")  # OpenTelemetry export: at most a stat here, and a spawn per interval
+    if otlp and (otlp.get("enabled") is True
+                 or (otlp.get("enabled") == "auto" and os.environ.get("CLAUDE_CODE_ENABLE_TELEMETRY"))):
+        from session_watcher.otlp import trigger
+
+        if trigger.on(otlp, os.environ):
+            trigger.due(otlp, event, opened.id, time.time(), os.environ)
     return out
 
 

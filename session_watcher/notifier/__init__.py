@@ -135,31 +135,9 @@ def spawn_detached(data: bytes, env: Mapping[str, str]) -> int | None:
         except OSError:
             return None
         return proc.pid
-    r, w = os.pipe()
-    devnull = -1
-    try:
-        try:
-            os.write(w, data)  # fits in the empty pipe's buffer: does not block
-        finally:
-            os.close(w)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        actions = [
-            (os.POSIX_SPAWN_DUP2, r, 0),
-            (os.POSIX_SPAWN_DUP2, devnull, 1),
-            (os.POSIX_SPAWN_DUP2, devnull, 2),
-        ]
-        argv = child_argv()
-        # an empty signal mask: the hook spawns it while holding back SIGTERM (hooks/run.py)
-        try:
-            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True, setsigmask=())
-        except NotImplementedError:  # pragma: no cover - a platform without POSIX_SPAWN_SETSID
-            return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setpgroup=0, setsigmask=())
-    except OSError:
-        return None
-    finally:
-        os.close(r)
-        if devnull >= 0:
-            os.close(devnull)
+    from session_watcher.state.spawn import detached
+
+    return detached(child_argv(), child_env, data)
 
 
 def terminal_sequence(title: str, body: str, env: Mapping[str, str]) -> str:

@@ -1,9 +1,12 @@
-"""Run a short helper program (git) from the hook without importing `subprocess`.
+"""Start helper programs from the hook without importing `subprocess`.
 
 `import subprocess` costs about 8 ms (signal, threading, selectors, ...), more than the git call it
 would make. `run` spawns with `os.posix_spawnp` (argument list, no shell), feeds stdin and drains
 stdout through `select` so neither pipe can fill up, and kills the child at the deadline. Where
-`posix_spawnp` is missing (Windows), it falls back to `subprocess`.
+`posix_spawnp` is missing (Windows), it falls back to `subprocess`. `detached` starts a child that
+outlives the hook (the notifier's deliverer, the OpenTelemetry exporter): its own session, stdio on
+/dev/null (an inherited pipe would keep Claude Code waiting for the hook's output), an empty signal
+mask, and `data` on a private pipe.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 
 def run(argv: Sequence[str], data: bytes, timeout: float) -> tuple[int, bytes] | None:
@@ -79,3 +82,32 @@ def _run_subprocess(argv: Sequence[str], data: bytes, timeout: float) -> tuple[i
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.returncode, proc.stdout
+
+
+def detached(argv: Sequence[str], env: Mapping[str, str], data: bytes = b"") -> int | None:
+    """Start `argv` detached (POSIX: posix_spawn with setsid) with `data` on its stdin (at most a
+    pipe's buffer: writing it never blocks); its pid, or None when it could not start."""
+    r = w = devnull = -1
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        stdin = devnull
+        if data:
+            r, w = os.pipe()
+            try:
+                os.write(w, data)  # fits in the empty pipe's buffer: does not block
+            finally:
+                os.close(w)
+            stdin = r
+        actions = [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
+                   (os.POSIX_SPAWN_DUP2, devnull, 2)]
+        # an empty signal mask: a hook spawns while it holds SIGTERM back (hooks/run.py)
+        try:
+            return os.posix_spawn(argv[0], list(argv), dict(env), file_actions=actions, setsid=True, setsigmask=())
+        except NotImplementedError:  # pragma: no cover - a platform without POSIX_SPAWN_SETSID
+            return os.posix_spawn(argv[0], list(argv), dict(env), file_actions=actions, setpgroup=0, setsigmask=())
+    except OSError:
+        return None
+    finally:
+        for fd in (r, devnull):
+            if fd >= 0:
+                os.close(fd)

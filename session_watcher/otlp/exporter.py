@@ -1,0 +1,337 @@
+"""The detached exporter: live sessions' figures to the collector, every interval, off the hot path.
+
+A hook whose session has export on starts it (`trigger`) when its heartbeat is older than two
+intervals; SessionEnd starts a one-off flush of its session (`--session ID`). One exporter at a
+time loops (`exporter.lock`): each pass it reads the saved states of the sessions that changed in
+the last LIVE_WINDOW (and of the ones changed since their last successful export, within
+RETRY_WINDOW), makes their figures (`payload`) from their status documents, sends one metrics
+request and, for advice not sent yet, one logs request, then sleeps an interval. It leaves when no
+session is live.
+
+Bounded and quiet: nothing is queued, since every figure is recomputed from the states on the next
+pass; the progress file keeps, per session, the state's mtime last sent and the advice events sent
+(at most the state's own 20 alerts), for at most MAX_TRACKED sessions. When the collector is down
+the exporter backs off (doubling from one interval to BACKOFF_MAX, or the collector's Retry-After),
+says so once in the log, keeps its heartbeat fresh so hooks do not start another, and the sessions
+changed meanwhile go out when it answers again. It never prints: its stdio is /dev/null.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from session_watcher.otlp.settings import Target
+
+LIVE_WINDOW = 900.0  # seconds since a session's state last changed: still live, its gauges kept fresh
+RETRY_WINDOW = 86400.0  # a session changed since its last successful export is sent within this long
+BACKOFF_MAX = 600.0
+MAX_SESSIONS = 200  # per request: a backlog goes out over several passes
+MAX_TRACKED = 1000  # sessions the progress file remembers
+MAX_LIFE = 12 * 3600.0  # a loop leaves after this long in any case (the next hook starts a fresh one)
+NO_TARGET_PAUSE = 3600.0  # export on but nowhere to go: hooks leave it alone this long
+
+
+def folder() -> str:
+    from session_watcher import paths
+
+    return paths.otlp_dir()
+
+
+def heartbeat_file() -> str:
+    return os.path.join(folder(), "heartbeat")
+
+
+def progress_file() -> str:
+    return os.path.join(folder(), "progress.json")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("session-watcher")
+    except Exception:  # not installed as a distribution (a checkout on sys.path)
+        return "0"
+
+
+def beat(at: float | None = None) -> None:
+    """Mark the exporter alive (mtime = `at`, default now): a hook starts none while it is fresh."""
+    path = heartbeat_file()
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+        os.utime(path, None if at is None else (at, at))
+    except OSError:
+        pass
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def load_progress() -> dict[str, Any]:
+    from session_watcher.core import fastjson
+
+    try:
+        with open(progress_file(), "rb") as fh:
+            doc = fastjson.loads(fh.read(4 << 20))
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("sessions"), dict):
+        return {"sessions": {}, "downUntil": 0.0, "failures": 0}
+    return doc
+
+
+def _merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> None:
+    """Fold this pass's results into the progress file under its lock (another exporter, a
+    session-end flush, may have written meanwhile): sent marks only move forward, events only add."""
+    from session_watcher.core import fastjson
+    from session_watcher.state.atomic import write_atomic
+    from session_watcher.state.lock import LockTimeout, SessionLock
+
+    try:
+        with SessionLock(progress_file() + ".lock", 2.0):
+            doc = load_progress()
+            sessions: dict[str, Any] = doc["sessions"]
+            for sid, got in done.items():
+                entry = sessions.setdefault(sid, {"sent": 0, "events": []})
+                entry["sent"] = max(entry.get("sent") or 0, got.get("sent") or 0)
+                events = [e for e in entry.get("events") or [] if isinstance(e, str)]
+                entry["events"] = (events + [e for e in got.get("events", []) if e not in events])[-64:]
+            if len(sessions) > MAX_TRACKED:  # the least recently sent go first
+                for sid in sorted(sessions, key=lambda s: sessions[s].get("sent") or 0)[:len(sessions) - MAX_TRACKED]:
+                    del sessions[sid]
+            if down is None:
+                doc["downUntil"], doc["failures"] = 0.0, 0
+            else:
+                doc["downUntil"], doc["failures"] = down
+            write_atomic(progress_file(), fastjson.dumps(doc).encode("ascii"), fsync=False,
+                         tmp=progress_file() + ".tmp")
+    except (LockTimeout, OSError):
+        pass  # the next pass sends again what this one could not record: the same figures
+
+
+# ----------------------------------------------------------------------------- one pass
+
+
+def _chosen(progress: Mapping[str, Any], now: float, only: str | None) -> list[tuple[float, str]]:
+    """The sessions this pass sends: `only`, or the live ones and those changed since last sent."""
+    from session_watcher.state import store
+
+    found = store.list_sessions()
+    if only is not None:
+        return [(m, s) for m, s in found if s == only]
+    sent = progress["sessions"]
+    out = []
+    for mtime, sid in found:
+        last = (sent.get(sid) or {}).get("sent") or 0
+        if mtime >= now - LIVE_WINDOW or (mtime > last and mtime >= now - RETRY_WINDOW):
+            out.append((mtime, sid))
+    return out[:MAX_SESSIONS]
+
+
+def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], dict[str, Any]] | None:
+    """(status document, alerts, config) of a session as last saved, read without its lock;
+    None when it cannot be read (the next pass tries again)."""
+    from session_watcher import config
+    from session_watcher.core.status import status_document
+    from session_watcher.state import shell, store
+    from session_watcher.state.pathstore import ShardRejected
+
+    try:
+        state = shell.saved(session_id)
+    except (store.StateRejected, ShardRejected, OSError):
+        return None
+    if state is None:
+        return None
+    cfg, _ = config.load_cached(dict(state["config"]), state["context"].get("project"))
+    try:
+        doc = status_document(state, cfg, with_buckets=False)
+    except (KeyError, TypeError, ValueError):
+        return None
+    doc["project"] = state["context"].get("project")
+    return doc, list(state["alerts"]), cfg
+
+
+def project_name(project: object, opted_in: bool) -> str | None:
+    """The project's folder name, sent only when the user opted in: never its path."""
+    if not opted_in or not isinstance(project, str) or not project:
+        return None
+    return os.path.basename(project.rstrip("/\\")) or None
+
+
+def build(target: Target, otlp: Mapping[str, Any], docs: list[tuple[dict[str, Any], list[Any]]],
+          sent_events: Mapping[str, Any], cliff: Mapping[str, Any] | None, now: float,
+          ) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
+    """(metrics request, logs request, per session the event keys in it) for these sessions."""
+    from session_watcher.otlp import payload
+
+    batch = payload.Batch()
+    records: list[dict[str, Any]] = []
+    keys: dict[str, list[str]] = {}
+    for doc, alerts in docs:
+        project = project_name(doc.get("project"), bool(otlp.get("project")))
+        attrs = payload.session_attributes(doc, target.common, project)
+        payload.add_session(batch, doc, attrs, now)
+        if not otlp.get("events", True):
+            continue
+        done = set((sent_events.get(doc["sessionId"]) or {}).get("events") or [])
+        for alert in alerts:
+            key = payload.alert_key(alert)
+            rec = None if key in done else payload.advice_record(alert, attrs, now)
+            if rec is not None:
+                records.append(rec)
+                keys.setdefault(doc["sessionId"], []).append(key)
+    payload.add_lifetimes(batch, cliff, target.common, now)
+    version = str(target.resource.get("service.version") or "")
+    return batch.request(target.resource, version), payload.logs_request(records, target.resource, version), keys
+
+
+def send(target: Target, metrics: Mapping[str, Any], logs: Mapping[str, Any]) -> tuple[bool, Any]:
+    """POST the metrics, then the logs; (all sent, the failing outcome or None)."""
+    from session_watcher.otlp import wire
+
+    for signal, doc in (("metrics", metrics), ("logs", logs)):
+        if not doc.get(f"resource{signal.title()}"):
+            continue
+        body, ctype = wire.encode(doc, target.protocol, signal)
+        got = wire.post(target.urls[signal], body, ctype, target.headers, target.timeout)
+        if not got.ok:
+            return False, got
+    return True, None
+
+
+def one_pass(otlp: Mapping[str, Any], cfg: Mapping[str, Any], target: Target, now: float,
+             only: str | None = None) -> int:
+    """Export what is due; returns the number of sessions still live (0: the loop may leave)."""
+    from session_watcher.logs import log_once
+
+    progress = load_progress()
+    chosen = _chosen(progress, now, only)
+    live = sum(1 for mtime, _ in chosen if mtime >= now - LIVE_WINDOW)
+    if float(progress.get("downUntil") or 0) > now:
+        return live or 1  # backing off: stay (beating) until the collector is tried again
+    docs, marks = [], {}
+    for mtime, sid in chosen:
+        got = session_doc(sid)
+        if got is not None:
+            docs.append((got[0], got[1]))
+            marks[sid] = mtime
+    if not docs:
+        return live
+    metrics, logs, keys = build(target, otlp, docs, progress["sessions"], cfg.get("cliff"), now)
+    ok, outcome = send(target, metrics, logs)
+    if ok:
+        _merge_progress({sid: {"sent": m, "events": keys.get(sid, [])} for sid, m in marks.items()}, None)
+        if int(progress.get("failures") or 0):
+            log_once("otlp", f"OpenTelemetry export to {target.urls['metrics']} works again")
+        return live
+    failures = int(progress.get("failures") or 0) + 1
+    interval = float(otlp.get("interval") or 60)
+    wait = outcome.wait if outcome.wait is not None else min(BACKOFF_MAX, interval * 2 ** (failures - 1))
+    if not outcome.retry:
+        wait = max(wait, BACKOFF_MAX)
+    log_once("otlp", f"OpenTelemetry export to {target.urls['metrics']} failed ({outcome.why}); "
+                     f"{'retrying' if outcome.retry else 'not retrying'} in {wait:.0f} s")
+    _merge_progress({}, (now + wait, failures))
+    return live or 1
+
+
+# ----------------------------------------------------------------------------- the process
+
+
+def settings_now(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the user's config, its [otlp] table) when export is on, else None."""
+    from session_watcher import config
+
+    cfg, _errors = config.load_layers(None)  # [otlp] is the user's own: no project file sets it
+    otlp = dict(cfg.get("otlp") or {})
+    from session_watcher.otlp.trigger import on
+
+    return (cfg, otlp) if on(otlp, env) else None
+
+
+def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
+    from session_watcher import paths
+    from session_watcher.logs import log_once
+    from session_watcher.otlp.settings import NoTarget, resolve
+    from session_watcher.state.lock import LockTimeout, SessionLock
+
+    paths.ensure_private_dir(folder())
+    got = settings_now(env)
+    if got is None:
+        return 0
+    cfg, otlp = got
+    try:
+        target = resolve(otlp, env, version=_version())
+    except NoTarget as exc:
+        log_once("otlp", f"OpenTelemetry export is on but cannot start: {exc}")
+        beat(time.time() + NO_TARGET_PAUSE)
+        return 0
+    if only is not None:
+        one_pass(otlp, cfg, target, time.time(), only)
+        return 0
+    lock_path = os.path.join(folder(), "exporter.lock")
+    try:
+        lock = SessionLock(lock_path, 0)
+        lock.__enter__()
+    except LockTimeout:
+        return 0  # another exporter loops already
+    mine = _mark(lock_path)
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < MAX_LIFE and _still(lock_path, mine):
+            beat()
+            if one_pass(otlp, cfg, target, time.time()) == 0:
+                break
+            time.sleep(float(otlp.get("interval") or 60))
+            again = settings_now(env)  # the user may have turned it off, or changed it
+            if again is None:
+                break
+            cfg, otlp = again
+            try:
+                target = resolve(otlp, env, version=_version())
+            except NoTarget as exc:
+                log_once("otlp", f"OpenTelemetry export is on but cannot go on: {exc}")
+                break
+    finally:
+        beat(0.0)  # gone: the next hook starts one at once
+        lock.__exit__(None, None, None)
+    return 0
+
+
+def _mark(lock_path: str) -> tuple[int, int] | None:
+    """Write our pid into the lock file (`doctor` and the tests read who loops); its identity."""
+    try:
+        with open(lock_path, "w", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")
+        st = os.stat(lock_path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _still(lock_path: str, mine: tuple[int, int] | None) -> bool:
+    """Our folder is still there and still ours (a home deleted or replaced: leave)."""
+    try:
+        st = os.stat(lock_path)
+    except OSError:
+        return False
+    return mine is None or (st.st_dev, st.st_ino) == mine
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    only = args[1] if len(args) >= 2 and args[0] == "--session" else None
+    try:
+        return run(only)
+    except BaseException as exc:  # detached: nobody to tell but the log
+        from session_watcher.logs import log_exception
+
+        log_exception("otlp exporter", exc)
+        return 0

@@ -1,0 +1,190 @@
+"""Where the figures go, and as whom: the exporter's settings, from the `[otlp]` config, the standard
+`OTEL_*` variables and the `env` blocks of Claude Code's managed and user settings.json.
+
+Claude Code strips `OTEL_*` from the environment of the hooks it runs (measured with 2.1.332: none of
+them reached a hook, neither from the client's own environment nor from a settings `env` block,
+while that block's other variables did), so a hook's exporter finds Claude Code's endpoint where
+Claude Code does: in the settings files. The order for each variable is Claude Code's own (managed
+settings over the user's over the process environment: with 2.1.332 a settings `env` value won over
+the client's environment); the `[otlp]` keys win over all of them, and a URL given to `export --otlp`
+over those. Only the user's and the managed settings are read: a project's `.claude/settings.json`
+comes with a repository and must not redirect where the figures go.
+
+The attributes are Claude Code's: `service.name=session-watcher` on the resource with the user's
+`OTEL_RESOURCE_ATTRIBUTES` (which Claude Code also repeats on every point, and so do we), and
+`user.id` (and for an OAuth login `user.account_uuid`, `organization.id`, `user.email`) from Claude
+Code's `.claude.json`, as it exports them itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from urllib.parse import unquote
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+DEFAULT_ENDPOINT = "http://localhost:4318"  # the OTLP/HTTP default
+PROTOCOLS = ("http/protobuf", "http/json")
+MAX_SETTINGS_BYTES = 16 << 20
+# our own resource attributes: the user's OTEL_RESOURCE_ATTRIBUTES name Claude Code's service, not ours
+OWN = ("service.name", "service.version", "os.type", "host.arch")
+
+
+def managed_settings_files() -> list[str]:
+    """Claude Code's managed settings, where its docs put them per platform
+    (`SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS` names another file: the tests' stand-in)."""
+    override = os.environ.get("SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS")
+    if override:
+        return [override]
+    if sys.platform == "darwin":
+        return ["/Library/Application Support/ClaudeCode/managed-settings.json"]
+    if sys.platform == "win32":  # pragma: no cover - not exercised on Linux
+        return [r"C:\Program Files\ClaudeCode\managed-settings.json",
+                r"C:\ProgramData\ClaudeCode\managed-settings.json"]
+    return ["/etc/claude-code/managed-settings.json"]
+
+
+def _claude_dir(env: Mapping[str, str]) -> str:
+    configured = [p.strip() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
+    return os.path.expanduser(configured[0]) if configured else os.path.expanduser("~/.claude")
+
+
+def user_settings_file(env: Mapping[str, str]) -> str:
+    return os.path.join(_claude_dir(env), "settings.json")
+
+
+def claude_state_file(env: Mapping[str, str]) -> str:
+    """Claude Code's `.claude.json`: inside CLAUDE_CONFIG_DIR when that is set, else in the home folder."""
+    if env.get("CLAUDE_CONFIG_DIR", "").strip():
+        return os.path.join(_claude_dir(env), ".claude.json")
+    return os.path.expanduser("~/.claude.json")
+
+
+def _json_file(path: str) -> dict[str, Any]:
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_SETTINGS_BYTES + 1)
+        doc = json.loads(data) if len(data) <= MAX_SETTINGS_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def settings_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables Claude Code would see: the process environment, overlaid by the user's
+    settings `env` block, overlaid by the managed one."""
+    merged = {k: v for k, v in env.items() if k.startswith("OTEL_") or k == "CLAUDE_CODE_ENABLE_TELEMETRY"}
+    for path in (user_settings_file(env), *managed_settings_files()):
+        block = _json_file(path).get("env")
+        if isinstance(block, dict):
+            merged.update({str(k): str(v) for k, v in block.items() if isinstance(v, str | int | float | bool)})
+    return merged
+
+
+def pairs(text: str) -> dict[str, str]:
+    """`k=v,k2=v2` (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS), values percent-decoded."""
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            out[unquote(key.strip())] = unquote(value.strip())
+    return out
+
+
+def _signal_urls(base: str) -> dict[str, str]:
+    """The two OTLP/HTTP paths under an endpoint that names the collector (the generic variable's rule)."""
+    base = base.rstrip("/")
+    for suffix in ("/v1/metrics", "/v1/logs"):
+        base = base.removesuffix(suffix)
+    return {"metrics": base + "/v1/metrics", "logs": base + "/v1/logs"}
+
+
+class Target:
+    """Everything one export needs: the URLs, the encoding, the headers, the timeout, who we are."""
+
+    source = "default"  # where the endpoint came from: argument, config, environment, default
+
+    def __init__(self, urls: dict[str, str], protocol: str, headers: dict[str, str], timeout: float,
+                 who: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        self.urls, self.protocol, self.headers, self.timeout = urls, protocol, headers, timeout
+        self.resource, self.common = who  # the resource's attributes, and those on every point
+
+
+class NoTarget(Exception):
+    """Export is on but there is nowhere it can go (the message says why, for the log and `doctor`)."""
+
+
+def _endpoints(otlp: Mapping[str, Any], vars_: Mapping[str, str], url: str | None) -> tuple[dict[str, str], str]:
+    explicit = url or otlp.get("endpoint") or ""
+    if explicit:
+        return _signal_urls(explicit), "argument" if url else "config"
+    generic = vars_.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    urls = _signal_urls(generic or DEFAULT_ENDPOINT)
+    for signal in ("metrics", "logs"):
+        own = vars_.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip()
+        if own:
+            urls[signal] = own  # a signal's own endpoint is used as it is
+    named = generic or vars_.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
+    return urls, "environment" if named else "default"
+
+
+def resolve(otlp: Mapping[str, Any], env: Mapping[str, str] = os.environ, url: str | None = None,
+            version: str = "") -> Target:
+    """The export's settings; raises NoTarget when export is on but cannot work as configured."""
+    vars_ = settings_env(env)
+    urls, source = _endpoints(otlp, vars_, url)
+    if source == "default" and otlp.get("enabled") == "auto":
+        raise NoTarget("Claude Code's telemetry is on but names no OTLP endpoint in its settings.json env block "
+                       "(an endpoint in the client's own environment does not reach hooks): set [otlp] endpoint")
+    for u in urls.values():
+        if not u.startswith(("http://", "https://")):
+            raise NoTarget(f"the OTLP endpoint {u!r} is not an http:// or https:// URL")
+    protocol = (otlp.get("protocol") or vars_.get("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
+                or vars_.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
+    if protocol not in PROTOCOLS:
+        raise NoTarget(f"OTLP protocol {protocol!r} is not supported (only OTLP/HTTP: {', '.join(PROTOCOLS)}); "
+                       "set [otlp] endpoint to the collector's OTLP/HTTP address (port 4318) and [otlp] protocol")
+    headers = {**pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", "")),
+               **pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "")), **dict(otlp.get("headers") or {})}
+    given = {k: v for k, v in pairs(vars_.get("OTEL_RESOURCE_ATTRIBUTES", "")).items() if k not in OWN}
+    given.update(otlp.get("resource_attributes") or {})
+    import platform
+
+    os_type = {"win32": "windows", "cygwin": "windows"}.get(sys.platform, sys.platform.rstrip("0123456789"))
+    resource: dict[str, Any] = {"service.name": "session-watcher", "service.version": version, "os.type": os_type,
+                                "host.arch": {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine().lower(),
+                                                                                         platform.machine().lower())}
+    resource.update(given)
+    common: dict[str, Any] = {k: v for k, v in given.items() if k != "service.name"}
+    common.update(identity(env, vars_))
+    timeout = float(otlp.get("timeout") or 5)
+    target = Target(urls, protocol, {str(k): str(v) for k, v in headers.items()}, timeout, (resource, common))
+    target.source = source
+    return target
+
+
+def identity(env: Mapping[str, str], vars_: Mapping[str, str]) -> dict[str, str]:
+    """Claude Code's user attributes, from its `.claude.json`: `user.id` (its anonymous id), and for an
+    OAuth login the account, organization and email (the account id unless
+    OTEL_METRICS_INCLUDE_ACCOUNT_UUID is false, as Claude Code does)."""
+    doc = _json_file(claude_state_file(env))
+    out: dict[str, str] = {}
+    if isinstance(doc.get("userID"), str):
+        out["user.id"] = doc["userID"]
+    account = doc.get("oauthAccount")
+    if isinstance(account, dict):
+        if isinstance(account.get("accountUuid"), str) and vars_.get("OTEL_METRICS_INCLUDE_ACCOUNT_UUID",
+                                                                      "true").lower() != "false":
+            out["user.account_uuid"] = account["accountUuid"]
+        if isinstance(account.get("organizationUuid"), str):
+            out["organization.id"] = account["organizationUuid"]
+        if isinstance(account.get("emailAddress"), str):
+            out["user.email"] = account["emailAddress"]
+    return out
+

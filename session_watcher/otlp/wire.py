@@ -1,0 +1,84 @@
+"""OTLP/HTTP on the wire: a request document (`payload`) encoded as the collector expects, and one POST.
+
+`http/json` is the document as it is (the OTLP/JSON mapping); `http/protobuf` parses the same
+document into the official `opentelemetry-proto` message (`google.protobuf.json_format`) and
+serializes it, so no protobuf encoding is written by hand and both encodings carry the same
+figures. Imported only by the detached exporter and the `export` command, never by a hook.
+
+`post` answers with what the caller needs to decide: sent, or failed and whether to retry (the
+collector is down, slow or overloaded: 429, 502, 503, 504, or a Retry-After) or not (anything else:
+a wrong URL or a refused payload, which sending again will not fix), and the text of the failure.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+RETRYABLE = (429, 502, 503, 504)
+MAX_REPLY = 1 << 16
+USER_AGENT = "session-watcher-otlp"
+
+
+def encode(doc: Mapping[str, Any], protocol: str, signal: str) -> tuple[bytes, str]:
+    """(body, content type) of a metrics or logs request document."""
+    if protocol == "http/json":
+        return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode(), "application/json"
+    from google.protobuf import json_format
+
+    if signal == "metrics":
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+        msg: Any = ExportMetricsServiceRequest()
+    else:
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+        msg = ExportLogsServiceRequest()
+    json_format.ParseDict(dict(doc), msg)
+    return msg.SerializeToString(), "application/x-protobuf"
+
+
+class Outcome:
+    """What one POST came to: `ok`, else `retry` (try later) and `why`; `wait` is a Retry-After."""
+
+    __slots__ = ("ok", "retry", "status", "wait", "why")
+
+    def __init__(self, ok: bool, retry: bool, why: str = "", status: int | None = None,
+                 wait: float | None = None) -> None:
+        self.ok, self.retry, self.why, self.status, self.wait = ok, retry, why, status, wait
+
+
+def post(url: str, body: bytes, content_type: str, headers: Mapping[str, str], timeout: float) -> Outcome:
+    """One POST of an encoded request, within `timeout` seconds for the connection and each read."""
+    import http.client
+
+    parts = urlsplit(url)
+    conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    conn = conn_type(parts.hostname or "localhost", parts.port, timeout=timeout)
+    try:
+        conn.request("POST", path, body, {**headers, "Content-Type": content_type, "User-Agent": USER_AGENT})
+        reply = conn.getresponse()
+        reply.read(MAX_REPLY)
+    except (OSError, http.client.HTTPException) as exc:  # refused, unreachable, timed out, reset
+        return Outcome(False, True, f"{type(exc).__name__}: {exc}")
+    finally:
+        conn.close()
+    if 200 <= reply.status < 300:
+        return Outcome(True, False, status=reply.status)
+    wait = _retry_after(reply.getheader("Retry-After"))
+    retry = reply.status in RETRYABLE or wait is not None
+    return Outcome(False, retry, f"HTTP {reply.status} {reply.reason}", reply.status, wait)
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 <= seconds <= 86400 else None
