@@ -198,6 +198,10 @@ def _parser() -> argparse.ArgumentParser:
     c.set_defaults(func=commands.config_set)
     s.set_defaults(func=commands.config_show, project=None)
 
+    from session_watcher.otlp.backfill import add_parser as add_export
+
+    add_export(sub)
+
     s = sub.add_parser("doctor", help="what is installed where, whether hooks fire, permissions")
     s.set_defaults(func=commands.doctor)
 

@@ -1,7 +1,8 @@
 """Shared test isolation: no test reads or writes the real home, state or Claude Code settings.
 
 Before any test (and before module-scoped fixtures) HOME, SESSION_WATCHER_HOME, CLAUDE_CONFIG_DIR and
-the XDG folders point into a session temp dir; each test then gets fresh ones of its own. Subprocesses
+the XDG folders point into a session temp dir; each test then gets fresh ones of its own, without the
+machine's OTEL_* variables and with Claude Code's managed settings file in its temp home. Subprocesses
 inherit them through os.environ. XDG_CACHE_HOME keeps its real value (or the real ~/.cache) so tools'
 download caches (the e2e client, pip) still work; session-watcher never writes there while
 SESSION_WATCHER_HOME is set.
@@ -54,3 +55,7 @@ def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for key, value in _isolated_env(tmp_path_factory.mktemp("isolated")).items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)  # a client running the suite sets it
+    # the OpenTelemetry export reads Claude Code's telemetry settings: none of the machine's own
+    for key in [k for k in os.environ if k.startswith("OTEL_")] + ["CLAUDE_CODE_ENABLE_TELEMETRY"]:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS", os.path.join(os.environ["HOME"], "managed.json"))

@@ -89,6 +89,7 @@ class Receiver:
     """`with Receiver() as r:` ... `r.url` (http://127.0.0.1:PORT), `r.wait(pred)`, `r.points()`."""
 
     status: int = 200  # answer every request with this (503: a collector that is overloaded)
+    port: int = 0  # 0: any free port
     requests: list[Received] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -133,7 +134,8 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ThreadingHTTPServer.allow_reuse_address = True
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -221,3 +223,39 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def exporters(home: str | None = None) -> list[int]:
+    """The exporter processes of a test's home (SESSION_WATCHER_HOME, read from their /proc
+    environment): the only processes a test may stop, its own."""
+    import os
+    from pathlib import Path
+
+    mark = b"SESSION_WATCHER_HOME=" + (home or os.environ["SESSION_WATCHER_HOME"]).encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"session_watcher.otlp.exporter" in cmd and mark in env:
+            found.append(int(pid))
+    return found
+
+
+def stop_exporters(home: str | None = None) -> None:
+    """SIGTERM this home's exporters, each by its pid, and wait (bounded) until they are gone."""
+    import os
+    import signal
+
+    for pid in exporters(home):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while exporters(home) and time.monotonic() < deadline:
+        time.sleep(0.05)

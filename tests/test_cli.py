@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
 from tests.oracle import TRANSCRIPTS, hook, oracle, payload, run, sw
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 HEAVY = ("filelock", "tomllib", "tomlkit", "platformdirs", "desktop_notifier", "asyncio", "subprocess", "typing",
          "dataclasses", "logging", "argparse",
          "msgspec", "stringzilla",  # the report's decoder and search: never a hook's
+         # the OpenTelemetry exporter's: the protobuf messages, HTTP, the settings readers, the payload
+         "opentelemetry", "google.protobuf", "http", "json", "platform",
+         "session_watcher.otlp.exporter", "session_watcher.otlp.payload", "session_watcher.otlp.settings",
+         "session_watcher.otlp.wire", "session_watcher.otlp.backfill",
          "session_watcher.core.shapes")  # the state's TypedDicts: for the type checker only
 
 
@@ -77,6 +79,38 @@ def test_normal_hook_run_imports_nothing_heavy(tmp_path: Path) -> None:
         assert heavy_in(names) == [], event
     state = json.loads(sw("status", "--session", "imp", "--json").stdout)
     assert state["tokenUsage"] == oracle(t)["main"]
+
+
+@pytest.mark.parametrize("due", [False, True])
+def test_a_hook_with_otlp_export_on_imports_nothing_heavy(tmp_path: Path, due: bool) -> None:
+    """Export on: the hook stats the exporter's heartbeat and, when it is stale, spawns the exporter;
+    the encoders, HTTP and the settings readers load in that detached process, never in the hook."""
+    from session_watcher import paths
+
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[otlp]\nenabled = true\nendpoint = "http://127.0.0.1:9"\ninterval = 3600\n')
+    t = tmp_path / "otlp.jsonl"
+    shutil.copy(TRANSCRIPTS / "short.jsonl", t)
+    assert hook("Stop", payload("otlp", t)).returncode == 0  # caches the config in the state
+    from tests.otlp_receiver import stop_exporters
+
+    stop_exporters()  # the one that first run started
+    heartbeat = Path(paths.otlp_dir(), "heartbeat")
+    heartbeat.parent.mkdir(parents=True, exist_ok=True)
+    heartbeat.touch()
+    os.utime(heartbeat, (0, 0) if due else (2e9, 2e9))  # stale, or fresh for a long while
+    before = heartbeat.stat().st_mtime
+    try:
+        proc = run([sys.executable, "-X", "importtime", "-m", "session_watcher.hooks", "Stop"],
+                   stdin=json.dumps(payload("otlp", t)).encode())
+    finally:
+        stop_exporters()
+    assert proc.returncode == 0
+    names = imported(proc.stderr.decode())
+    assert "session_watcher.otlp.trigger" in names
+    assert heavy_in(names) == []
+    assert (heartbeat.stat().st_mtime != before) is due  # a due run marks the heartbeat (and spawns)
 
 
 def test_statusline_imports_nothing_heavy(tmp_path: Path) -> None:

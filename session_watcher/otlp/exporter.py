@@ -52,7 +52,7 @@ def progress_file() -> str:
     return os.path.join(folder(), "progress.json")
 
 
-def _version() -> str:
+def version() -> str:
     try:
         from importlib.metadata import version
 
@@ -87,7 +87,7 @@ def load_progress() -> dict[str, Any]:
     return doc
 
 
-def _merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> None:
+def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> None:
     """Fold this pass's results into the progress file under its lock (another exporter, a
     session-end flush, may have written meanwhile): sent marks only move forward, events only add."""
     from session_watcher.core import fastjson
@@ -227,7 +227,7 @@ def one_pass(otlp: Mapping[str, Any], cfg: Mapping[str, Any], target: Target, no
     metrics, logs, keys = build(target, otlp, docs, progress["sessions"], cfg.get("cliff"), now)
     ok, outcome = send(target, metrics, logs)
     if ok:
-        _merge_progress({sid: {"sent": m, "events": keys.get(sid, [])} for sid, m in marks.items()}, None)
+        merge_progress({sid: {"sent": m, "events": keys.get(sid, [])} for sid, m in marks.items()}, None)
         if int(progress.get("failures") or 0):
             log_once("otlp", f"OpenTelemetry export to {target.urls['metrics']} works again")
         return live
@@ -237,8 +237,9 @@ def one_pass(otlp: Mapping[str, Any], cfg: Mapping[str, Any], target: Target, no
     if not outcome.retry:
         wait = max(wait, BACKOFF_MAX)
     log_once("otlp", f"OpenTelemetry export to {target.urls['metrics']} failed ({outcome.why}); "
-                     f"{'retrying' if outcome.retry else 'not retrying'} in {wait:.0f} s")
-    _merge_progress({}, (now + wait, failures))
+                     f"{'trying again later, backing off up to' if outcome.retry else 'not retrying for'} "
+                     f"{max(wait, BACKOFF_MAX):.0f} s (said once until it works again)")
+    merge_progress({}, (now + wait, failures))
     return live or 1
 
 
@@ -268,7 +269,7 @@ def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
         return 0
     cfg, otlp = got
     try:
-        target = resolve(otlp, env, version=_version())
+        target = resolve(otlp, env, version=version())
     except NoTarget as exc:
         log_once("otlp", f"OpenTelemetry export is on but cannot start: {exc}")
         beat(time.time() + NO_TARGET_PAUSE)
@@ -295,7 +296,7 @@ def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
                 break
             cfg, otlp = again
             try:
-                target = resolve(otlp, env, version=_version())
+                target = resolve(otlp, env, version=version())
             except NoTarget as exc:
                 log_once("otlp", f"OpenTelemetry export is on but cannot go on: {exc}")
                 break

@@ -34,10 +34,10 @@ MAX_SETTINGS_BYTES = 16 << 20
 OWN = ("service.name", "service.version", "os.type", "host.arch")
 
 
-def managed_settings_files() -> list[str]:
+def managed_settings_files(env: Mapping[str, str]) -> list[str]:
     """Claude Code's managed settings, where its docs put them per platform
     (`SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS` names another file: the tests' stand-in)."""
-    override = os.environ.get("SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS")
+    override = env.get("SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS")
     if override:
         return [override]
     if sys.platform == "darwin":
@@ -80,7 +80,7 @@ def settings_env(env: Mapping[str, str]) -> dict[str, str]:
     """The variables Claude Code would see: the process environment, overlaid by the user's
     settings `env` block, overlaid by the managed one."""
     merged = {k: v for k, v in env.items() if k.startswith("OTEL_") or k == "CLAUDE_CODE_ENABLE_TELEMETRY"}
-    for path in (user_settings_file(env), *managed_settings_files()):
+    for path in (user_settings_file(env), *managed_settings_files(env)):
         block = _json_file(path).get("env")
         if isinstance(block, dict):
             merged.update({str(k): str(v) for k, v in block.items() if isinstance(v, str | int | float | bool)})

@@ -1,0 +1,139 @@
+"""`session-watcher export --otlp [URL] [--since DATE] [--projects DIR ...] [--dry-run]`: history.
+
+Finds the sessions as `report` does (every main transcript under the Claude Code projects folders,
+or under `--projects`), replays each with the hooks' own fold (`replay`), and sends each session's
+figures once: its gauges and cumulative counters as of its last call (the points' time), the
+counters starting at its first call, exactly what the live exporter sends for it, so a session seen
+live and then backfilled keeps one series. Running it twice sends the same points again: no
+cumulative value changes. The advice events (every alert the replay fired) go out once: their keys
+join the live exporter's progress file, so neither a second run nor the live exporter sends them
+again. URL left out: the configured endpoint (`[otlp]`, then the OTEL_* variables, then Claude
+Code's settings), as for the live export, whatever `[otlp] enabled` says: running it is the opt-in.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+BATCH = 100  # sessions per request
+
+
+def add_parser(sub: Any) -> None:
+    s = sub.add_parser("export", help="send the sessions' figures to an OpenTelemetry collector (`export --help`)")
+    s.add_argument("--otlp", nargs="?", const="", metavar="URL", required=True,
+                   help="the collector's OTLP/HTTP endpoint (default: the configured one; docs/otlp.md)")
+    s.add_argument("--since", metavar="DATE", help="only sessions active from this date on (YYYY-MM-DD)")
+    s.add_argument("--projects", metavar="DIR", nargs="+", action="extend",
+                   help="these folders instead of every Claude Code projects folder")
+    s.add_argument("--dry-run", action="store_true", help="print the metrics request as OTLP/JSON, send nothing")
+    s.set_defaults(func=command)
+
+
+def sessions(roots: list[str] | None, since: float | None) -> list[str]:
+    """The main transcripts to export (oldest first), those touched before `since` left out."""
+    from session_watcher.reports.index import default_roots, discover
+
+    found = []
+    for src in discover(roots or default_roots()):
+        if src.sub:
+            continue
+        try:
+            mtime = os.stat(src.path).st_mtime
+        except OSError:
+            continue
+        if since is None or mtime >= since:
+            found.append((mtime, src.path))
+    return [p for _, p in sorted(found)]
+
+
+def replayed(path: str, since: float | None) -> tuple[dict[str, Any], list[dict[str, Any]], float] | None:
+    """(status document, every alert fired, the last call's time) of a finished transcript; None
+    for one without a call (or none since `since`)."""
+    from session_watcher.replay import replay
+
+    doc, trace = replay(path)
+    if not trace or not isinstance(trace[-1].get("ts"), int | float):
+        return None
+    last = float(trace[-1]["ts"])
+    if since is not None and last < since:
+        return None
+    from session_watcher.replay import transcript_cwd
+
+    doc["project"] = transcript_cwd(path)  # named (by its folder's name) only when the user opted in
+    alerts = [a for row in trace for a in row.get("alerts") or []]
+    return doc, alerts, last
+
+
+def command(ns: argparse.Namespace) -> int:
+    from session_watcher import config
+    from session_watcher.errors import UserError
+    from session_watcher.otlp import exporter, payload, settings
+    from session_watcher.reports.cli import since_epoch
+
+    try:
+        since = since_epoch(ns.since) if ns.since else None
+    except ValueError:
+        raise UserError(f"--since {ns.since!r}: not a date (use YYYY-MM-DD)") from None
+    cfg, _ = config.load_layers(None)
+    otlp = dict(cfg.get("otlp") or {})
+    otlp["enabled"] = True  # asked for by hand: the URL, the config or the variables say where
+    try:
+        target = settings.resolve(otlp, os.environ, url=ns.otlp or None, version=exporter.version())
+    except settings.NoTarget as exc:
+        raise UserError(str(exc)) from None
+    from session_watcher import paths
+
+    paths.ensure_private_dir(exporter.folder())
+    progress = exporter.load_progress()
+    paths_ = sessions(ns.projects, since)
+    sent = points = events = 0
+    for k in range(0, len(paths_), BATCH):
+        docs: list[tuple[dict[str, Any], list[Any], float]] = []
+        for path in paths_[k:k + BATCH]:
+            got = replayed(path, since)
+            if got is not None:
+                docs.append(got)
+        batch = payload.Batch()
+        records: list[dict[str, Any]] = []
+        keys: dict[str, list[str]] = {}
+        done = progress["sessions"]
+        now = time.time()
+        for doc, alerts, last in docs:
+            project = exporter.project_name(doc.get("project"), bool(otlp.get("project")))
+            attrs = payload.session_attributes(doc, target.common, project)
+            payload.add_session(batch, doc, attrs, last)
+            known = set((done.get(doc["sessionId"]) or {}).get("events") or [])
+            for alert in alerts if otlp.get("events", True) else []:
+                key = payload.alert_key(alert)
+                rec = None if key in known else payload.advice_record(alert, attrs, now)
+                if rec is not None:
+                    records.append(rec)
+                    keys.setdefault(doc["sessionId"], []).append(key)
+                    known.add(key)
+        if k == 0:
+            payload.add_lifetimes(batch, cfg.get("cliff"), target.common, now)
+        version = str(target.resource.get("service.version") or "")
+        metrics = batch.request(target.resource, version)
+        logs = payload.logs_request(records, target.resource, version)
+        points += sum(len(p) for p in batch.points.values())
+        if ns.dry_run:
+            import json
+
+            sys.stdout.write(json.dumps(metrics, indent=1) + "\n")
+            continue
+        ok, outcome = exporter.send(target, metrics, logs)
+        if not ok:
+            raise UserError(f"the collector at {target.urls['metrics']} did not take the figures ({outcome.why}); "
+                            f"{sent} sessions were sent before it")
+        exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
+        sent += len(docs)
+        events += len(records)
+    if not ns.dry_run:
+        print(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}")
+    return 0

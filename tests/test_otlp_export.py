@@ -1,0 +1,220 @@
+"""The OpenTelemetry export with real processes: the real hook process folds a real session and
+starts the detached exporter, which sends to a loopback OTLP/HTTP receiver decoding with the
+official opentelemetry-proto messages; `status --json` says the same figures; a collector that is
+down costs the hooks nothing and piles nothing up; `export --otlp` backfills each session once."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from session_watcher import paths
+from tests.oracle import FIXTURES, TRANSCRIPTS, hook, payload, sw
+from tests.otlp_receiver import Receiver, closed_port, exporters
+from tests.otlp_receiver import stop_exporters as stop
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tests.otlp_receiver import Point
+
+COLD = FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"
+SID = COLD.stem
+WAIT = 60.0  # bounds a hang only; how long things took is measured in bench/, not asserted
+
+
+@pytest.fixture
+def stop_exporters() -> Iterator[None]:
+    """Whatever exporters a test started leave with it (stopped by their pid: they are its own)."""
+    yield
+    stop(os.environ["SESSION_WATCHER_HOME"])
+
+
+def write_config(url: str, protocol: str = "http/protobuf", interval: float = 1, **more: Any) -> None:
+    lines = ["[otlp]", "enabled = true", f'endpoint = "{url}"', f'protocol = "{protocol}"', f"interval = {interval}",
+             "timeout = 2", *(f"{k} = {json.dumps(v)}" for k, v in more.items())]
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("\n".join(lines) + "\n")
+
+
+def copy_session(tmp_path: Path) -> Path:
+    t = tmp_path / "proj" / f"{SID}.jsonl"
+    t.parent.mkdir(parents=True)
+    t.write_bytes(COLD.read_bytes())
+    return t
+
+
+def fold_to_the_end(transcript: Path, event: str = "Stop") -> float:
+    """Hook runs until the state's cursor stops moving (at the last complete line); when the last
+    one finished."""
+    before = None
+    for _ in range(40):
+        proc = hook(event, payload(SID, transcript, event))
+        assert proc.returncode == 0
+        assert proc.stdout in (b"", b"\n") or proc.stdout.startswith(b"{")
+        cursor = json.loads(Path(paths.sessions_dir(), f"{SID}.json").read_text())["cursor"]
+        if cursor is not None and cursor == before:
+            return time.time()
+        before = cursor
+    raise AssertionError("the hooks never caught up")
+
+
+def latest(points: list[Point]) -> dict[tuple[str, tuple[tuple[str, Any], ...]], Point]:
+    out = {}
+    for p in points:
+        key = (p.name, tuple(sorted((k, v) for k, v in p.attributes.items() if k in ("state", "kind", "type", "ttl"))))
+        if key not in out or p.time >= out[key].time:
+            out[key] = p
+    return out
+
+
+def status(session_id: str) -> dict[str, Any]:
+    proc = sw("status", "--session", session_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "http/json"])
+def test_a_live_sessions_figures_reach_the_collector_and_equal_status(tmp_path: Path, protocol: str,
+                                                                      stop_exporters: None) -> None:
+    transcript = copy_session(tmp_path)
+    with Receiver() as r:
+        write_config(r.url, protocol)
+        done = fold_to_the_end(transcript)
+
+        def current(rv: Receiver) -> bool:
+            calls = [p for p in rv.points("session_watcher.calls") if p.at >= done]
+            return bool(calls) and calls[-1].value == 184
+
+        assert r.wait(current, WAIT), (r.rejected, len(r.requests))
+        got = latest(r.points("session_watcher."))
+        ctype = {q.content_type for q in r.metric_requests()}
+    assert ctype == {"application/json" if protocol == "http/json" else "application/x-protobuf"}
+    doc = status(SID)
+    assert got[("session_watcher.calls", ())].value == doc["calls"] == 184
+    assert got[("session_watcher.x", ())].value == doc["x"]
+    assert got[("session_watcher.x_sweet", ())].value == doc["xSweet"]
+    assert got[("session_watcher.context.tokens", ())].value == doc["L"]
+    assert got[("session_watcher.baseline.tokens", ())].value == doc["bDefault"]
+    assert got[("session_watcher.restart.saving", ())].value == doc["savingUsd"]
+    assert got[("session_watcher.warmth", ())].value == doc["warmth"]
+    assert got[("session_watcher.lamp", (("state", doc["lamp"]),))].value == 1
+    assert got[("session_watcher.advice", (("kind", "reminder"),))].value == doc["advice"]["reminder"]
+    assert got[("session_watcher.cold_returns", ())].value == doc["coldReturns"]["n"]
+    assert got[("session_watcher.cold_return.cost", ())].value == doc["coldReturns"]["usd"]
+    x = got[("session_watcher.x", ())]
+    assert x.attributes["session.id"] == SID
+    assert x.resource["service.name"] == "session-watcher"
+    calls = got[("session_watcher.calls", ())]
+    assert (calls.kind, calls.monotonic, calls.temporality) == ("sum", True, 2)
+    assert calls.start == round(doc["firstTs"] * 1e6) * 1000
+
+
+def test_cumulative_values_never_count_twice_across_passes(tmp_path: Path, stop_exporters: None) -> None:
+    """Pass after pass the counters say the same total from the same start: a collector that keeps
+    the last point, or sums nothing, sees each advice and cold return once."""
+    transcript = copy_session(tmp_path)
+    with Receiver() as r:
+        write_config(r.url)
+        done = fold_to_the_end(transcript)
+        assert r.wait(lambda rv: len({p.at for p in rv.points("session_watcher.advice") if p.at >= done}) >= 2, WAIT)
+        points = [p for p in r.points("session_watcher.advice") if p.at >= done]
+        events = r.log_records()
+    by_kind: dict[str, set[tuple[int, float]]] = {}
+    for p in points:
+        by_kind.setdefault(p.attributes["kind"], set()).add((p.start, p.value))
+    doc = status(SID)
+    assert by_kind == {"gate": {(calls_start := points[0].start, doc["advice"]["gate"])},
+                       "reminder": {(calls_start, doc["advice"]["reminder"])},
+                       "cold_return": {(calls_start, doc["advice"]["coldReturn"])}}
+    keys = [(e["attributes"]["kind"], e["attributes"]["call"]) for e in events]
+    assert len(keys) == len(set(keys)) == sum(doc["advice"].values())  # each advice event sent once
+
+
+def test_a_collector_that_is_down_costs_the_hooks_nothing_and_piles_nothing_up(tmp_path: Path,
+                                                                                stop_exporters: None) -> None:
+    transcript = copy_session(tmp_path)
+    port = closed_port()
+    write_config(f"http://127.0.0.1:{port}")
+    fold_to_the_end(transcript)
+    heartbeat = Path(paths.otlp_dir(), "heartbeat")
+    for _ in range(6):  # hooks finding the heartbeat stale over and over: still one exporter
+        os.utime(heartbeat, (0, 0))
+        proc = hook("PostToolUse", payload(SID, transcript, "PostToolUse"))
+        assert proc.returncode == 0
+        assert proc.stdout == b""
+        assert len(exporters()) <= 7  # each start sees the loop's lock and leaves at once
+    deadline = time.monotonic() + WAIT
+    while len(exporters()) > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(exporters()) == 1
+    progress = json.loads(Path(paths.otlp_dir(), "progress.json").read_text()) if Path(
+        paths.otlp_dir(), "progress.json").exists() else {}
+    deadline = time.monotonic() + WAIT
+    while not progress.get("failures") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        progress = json.loads(Path(paths.otlp_dir(), "progress.json").read_text())
+    assert progress["failures"] >= 1
+    assert progress["downUntil"] > time.time() - 1
+    assert progress["sessions"] == {}  # nothing sent, nothing queued: the figures wait in the state
+    files = sorted(p.name for p in Path(paths.otlp_dir()).iterdir())
+    assert set(files) <= {"heartbeat", "exporter.lock", "progress.json", "progress.json.lock"}
+    log = Path(paths.log_file()).read_text()
+    assert log.count("OpenTelemetry export to") == 1  # said once, not per attempt
+    # the collector comes back: the session that changed meanwhile goes out
+    with Receiver(port=port) as r:
+        assert r.wait(lambda rv: any(p.value == 184 for p in rv.points("session_watcher.calls")), WAIT)
+
+
+def test_session_end_flushes_its_session_at_once(tmp_path: Path, stop_exporters: None) -> None:
+    """A loop that sleeps a long interval does not hold back a session's last figures."""
+    transcript = copy_session(tmp_path)
+    with Receiver() as r:
+        write_config(r.url, interval=3600)
+        heartbeat = Path(paths.otlp_dir(), "heartbeat")
+        heartbeat.parent.mkdir(parents=True, exist_ok=True)
+        heartbeat.touch()  # an exporter looks alive: only SessionEnd's own flush can send
+        fold_to_the_end(transcript, "SessionEnd")
+        assert r.wait(lambda rv: any(p.value == 184 for p in rv.points("session_watcher.calls")), WAIT)
+
+
+def test_export_backfills_each_session_once_and_again_changes_nothing(tmp_path: Path) -> None:
+    with Receiver() as r:
+        runs = []
+        for _ in range(2):
+            proc = sw("export", "--otlp", r.url, "--projects", str(TRANSCRIPTS))
+            assert proc.returncode == 0, proc.stderr
+            runs.append(latest(r.points("session_watcher.")))
+            r.requests.clear()
+        events = [lr for lr in r.log_records()]
+    first, second = runs
+    sessions = {p.attributes.get("session.id") for p in first.values()} - {None}
+    assert sessions <= {p.stem for p in TRANSCRIPTS.glob("*.jsonl")}
+    assert first.keys() == second.keys()
+    for key, p in first.items():
+        if p.kind == "sum":
+            assert (p.start, p.value, p.time) == (second[key].start, second[key].value, second[key].time)
+    assert events == []  # the second run's advice events: none, the first sent them
+    assert b"exported 6 sessions" in proc.stdout
+
+
+def test_export_sends_every_session_of_the_calibration_set(tmp_path: Path) -> None:
+    """Each session once, its counters as replay counts them."""
+    from session_watcher.replay import replay
+
+    with Receiver() as r:
+        proc = sw("export", "--otlp", r.url, "--projects", str(TRANSCRIPTS))
+        assert proc.returncode == 0, proc.stderr
+        calls = r.points("session_watcher.calls")
+        advice = r.log_records()
+    want = {p.stem: replay(str(p), with_trace=False)[0] for p in TRANSCRIPTS.glob("*.jsonl")}
+    assert sorted(p.attributes["session.id"] for p in calls) == sorted(want)  # one point each
+    assert {p.attributes["session.id"]: p.value for p in calls} == {s: d["calls"] for s, d in want.items()}
+    assert len(advice) == sum(sum(d["advice"].values()) for d in want.values())

@@ -1,0 +1,228 @@
+"""The OTLP documents (session_watcher.otlp.payload), the [otlp] config and where the export goes
+(session_watcher.otlp.settings): values equal to the status document, valid for the official
+opentelemetry-proto messages in both encodings, cumulative sums that repeat exactly, nothing of
+the user's paths on the wire, and Claude Code's own precedence for its telemetry settings."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from google.protobuf import json_format
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+from session_watcher import config
+from session_watcher.otlp import exporter, payload, settings, wire
+from session_watcher.replay import replay
+from tests.oracle import FIXTURES
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+COLD = FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"
+CFG = config.merge()
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture(scope="module")
+def replayed() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    doc, trace = replay(str(COLD), cfg=CFG)
+    alerts = [a for row in trace for a in row["alerts"]]
+    return doc, alerts
+
+
+def _values(req: dict[str, Any]) -> dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]]:
+    """(metric, its distinguishing attributes) -> the point, from a metrics request document."""
+    out = {}
+    for rm in req["resourceMetrics"]:
+        for sm in rm["scopeMetrics"]:
+            for m in sm["metrics"]:
+                data = m.get("gauge") or m["sum"]
+                for p in data["dataPoints"]:
+                    attrs = {a["key"]: next(iter(a["value"].values())) for a in p["attributes"]}
+                    key = tuple(sorted((k, v) for k, v in attrs.items() if k in ("state", "kind", "type", "ttl")))
+                    value = float(p["asInt"]) if "asInt" in p else p["asDouble"]
+                    out[(m["name"], key)] = {**p, "value": value, "attrs": attrs, "metric": m}
+    return out
+
+
+def _request(doc: dict[str, Any], at: float = NOW, common: dict[str, Any] | None = None) -> dict[str, Any]:
+    batch = payload.Batch()
+    payload.add_session(batch, doc, payload.session_attributes(doc, common or {"user.id": "u1"}, None), at)
+    payload.add_lifetimes(batch, {"5m": 420.0, "1h": None}, common or {"user.id": "u1"}, at)
+    return batch.request({"service.name": "session-watcher"}, "0.1.0")
+
+
+def test_every_figure_equals_the_status_document(replayed: tuple[dict[str, Any], list[Any]]) -> None:
+    doc, _ = replayed
+    got = _values(_request(doc))
+    assert got[("session_watcher.x", ())]["value"] == doc["x"]
+    assert got[("session_watcher.x_sweet", ())]["value"] == doc["xSweet"]
+    assert got[("session_watcher.context.tokens", ())]["value"] == doc["L"]
+    assert got[("session_watcher.baseline.tokens", ())]["value"] == doc["bDefault"]
+    assert got[("session_watcher.restart.saving", ())]["value"] == doc["savingUsd"]
+    assert got[("session_watcher.warmth", ())]["value"] == doc["warmth"]
+    assert got[("session_watcher.calls", ())]["value"] == doc["calls"]
+    assert {s: got[("session_watcher.lamp", (("state", s),))]["value"] for s in payload.LAMPS} == {
+        s: float(s == doc["lamp"]) for s in payload.LAMPS}
+    assert [got[("session_watcher.advice", (("kind", k),))]["value"] for k in ("gate", "reminder", "cold_return")] == [
+        doc["advice"]["gate"], doc["advice"]["reminder"], doc["advice"]["coldReturn"]]
+    assert got[("session_watcher.cold_returns", ())]["value"] == doc["coldReturns"]["n"] == 2
+    assert got[("session_watcher.cold_return.tokens", ())]["value"] == doc["coldReturns"]["tokens"]
+    assert got[("session_watcher.cold_return.cost", ())]["value"] == doc["coldReturns"]["usd"]
+    assert got[("session_watcher.cache.tokens", (("type", "read"),))]["value"] == doc["warmthTokens"]["read"]
+    assert got[("session_watcher.cache.lifetime", (("ttl", "5m"),))]["value"] == 420.0
+    assert got[("session_watcher.cache.lifetime", (("ttl", "5m"),))]["attrs"]["source"] == "inferred"
+    assert got[("session_watcher.cache.lifetime", (("ttl", "1h"),))]["attrs"]["source"] == "ttl"
+    names = {name for name, _ in got}
+    assert names == {m.name for m in payload.CATALOGUE} - {"session_watcher.restarts"}  # no handoff here
+    point = got[("session_watcher.x", ())]
+    assert point["attrs"]["session.id"] == doc["sessionId"]
+    assert point["attrs"]["model"] == doc["model"]
+    assert point["attrs"]["user.id"] == "u1"
+
+
+def test_counters_start_at_the_first_call_and_say_the_same_again(replayed: tuple[dict[str, Any], list[Any]]) -> None:
+    """A repeated or a later export of the same state: the same start, the same cumulative value."""
+    doc, _ = replayed
+    one, two = _values(_request(doc, NOW)), _values(_request(doc, NOW + 60))
+    counters = [k for k, p in one.items() if "sum" in p["metric"]]
+    assert len(counters) == 9
+    for k in counters:
+        assert one[k]["metric"]["sum"]["aggregationTemporality"] == payload.CUMULATIVE
+        assert one[k]["metric"]["sum"]["isMonotonic"] is True
+        assert one[k]["startTimeUnixNano"] == two[k]["startTimeUnixNano"] == payload.nanos(doc["firstTs"])
+        assert one[k]["value"] == two[k]["value"]
+        assert int(two[k]["timeUnixNano"]) - int(one[k]["timeUnixNano"]) == 60 * 10**9
+
+
+def test_both_encodings_are_the_same_official_message(replayed: tuple[dict[str, Any], list[Any]]) -> None:
+    doc, alerts = replayed
+    req = _request(doc)
+    as_json, ctype = wire.encode(req, "http/json", "metrics")
+    assert ctype == "application/json"
+    from_json = json_format.Parse(as_json.decode(), ExportMetricsServiceRequest())
+    as_proto, ctype = wire.encode(req, "http/protobuf", "metrics")
+    assert ctype == "application/x-protobuf"
+    assert ExportMetricsServiceRequest.FromString(as_proto) == from_json
+    assert len(from_json.resource_metrics[0].scope_metrics[0].metrics) == len(payload.CATALOGUE) - 1
+    records = [r for a in alerts if (r := payload.advice_record(a, {"session.id": doc["sessionId"]}, NOW))]
+    logs = payload.logs_request(records, {"service.name": "session-watcher"}, "0.1.0")
+    body, _ = wire.encode(logs, "http/protobuf", "logs")
+    msg = ExportLogsServiceRequest.FromString(body)
+    assert msg == json_format.Parse(wire.encode(logs, "http/json", "logs")[0].decode(), ExportLogsServiceRequest())
+    got = msg.resource_logs[0].scope_logs[0].log_records
+    assert len(got) == len(alerts) == sum(doc["advice"].values())
+    assert {r.body.string_value for r in got} == {"session_watcher.advice"}
+
+
+def test_no_path_leaves_the_machine_unless_the_project_is_opted_in(tmp_path: Path,
+                                                                   replayed: tuple[dict[str, Any], list[Any]]) -> None:
+    """The alerts carry the project's path and the status document the files': none of it is sent.
+    Opted in, the project is named by its folder's name, never its path."""
+    doc, alerts = replayed
+    project = "/home/someone/work/secret-project"
+    doc = {**doc, "project": project}
+    alerts = [{**a, "project": project} for a in alerts]
+    target = settings.Target({"metrics": "http://127.0.0.1:9/v1/metrics", "logs": "http://127.0.0.1:9/v1/logs"},
+                             "http/json", {}, 1.0, ({"service.name": "session-watcher"}, {"user.id": "u"}))
+    for opted in (False, True):
+        metrics, logs, _ = exporter.build(target, {"project": opted, "events": True}, [(doc, alerts)], {}, None, NOW)
+        text = json.dumps(metrics) + json.dumps(logs)
+        assert "/home/someone" not in text
+        assert "/work/" not in text
+        assert ('"secret-project"' in text) is opted
+    full_doc, _ = replay(str(COLD), cfg=CFG)
+    paths = [b["path"] for b in full_doc["buckets"] if b.get("path")]
+    assert paths  # the session read files: their paths are in the document, not on the wire
+    metrics, logs, _ = exporter.build(target, {"project": False}, [(full_doc, alerts)], {}, None, NOW)
+    assert not any(p in json.dumps(metrics) + json.dumps(logs) for p in paths)
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("endpoint", "ftp://collector:4318"), ("endpoint", "http://"), ("protocol", "grpc"), ("interval", 0),
+    ("interval", 1e9), ("headers", {"a": "x\r\ny"}), ("enabled", "yes"), ("resource_attributes", ["team.id"]),
+])
+def test_a_bad_otlp_value_is_refused_naming_the_key(key: str, value: Any) -> None:
+    with pytest.raises(config.ConfigError, match=f"otlp.{key}"):
+        config.validate("c.toml", {"otlp": {key: value}})
+
+
+def test_otlp_is_the_users_own_a_project_file_cannot_set_it(tmp_path: Path) -> None:
+    """A repository could otherwise send the user's figures wherever it likes."""
+    with pytest.raises(config.ConfigError, match="may only be set in your own config"):
+        config.validate("p.toml", {"otlp": {"endpoint": "http://elsewhere:4318"}}, project=True)
+    cfg = config.merge(config.validate("c.toml", {"otlp": {"enabled": True, "interval": 30}}))
+    assert cfg["otlp"]["enabled"] is True
+    assert cfg["otlp"]["interval"] == 30
+    assert cfg["otlp"]["protocol"] == ""
+    assert cfg["otlp"]["events"] is True
+
+
+def _settings_files(tmp: Path, user_env: dict[str, str] | None, managed_env: dict[str, str] | None) -> dict[str, str]:
+    claude = tmp / "claude"
+    claude.mkdir(exist_ok=True)
+    if user_env is not None:
+        (claude / "settings.json").write_text(json.dumps({"env": user_env}))
+    managed = tmp / "managed.json"
+    if managed_env is not None:
+        managed.write_text(json.dumps({"env": managed_env}))
+    (claude / ".claude.json").write_text(json.dumps({"userID": "abc123", "oauthAccount": {
+        "accountUuid": "acc-1", "organizationUuid": "org-1", "emailAddress": "dev@example.invalid"}}))
+    return {"CLAUDE_CONFIG_DIR": str(claude), "SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS": str(managed)}
+
+
+def test_claude_codes_settings_say_where_in_its_own_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The managed env block over the user's over the process's; [otlp] over all; a URL over that."""
+    env = {**_settings_files(tmp_path, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://user:4318",
+                                        "OTEL_RESOURCE_ATTRIBUTES": "team.id=t-user,cost_center=cc%2C1",
+                                        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+                                        "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20tok"},
+                              {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://managed:4318/"}),
+           "OTEL_EXPORTER_OTLP_ENDPOINT": "http://process:4318", "HOME": str(tmp_path)}
+    otlp = dict(config.DEFAULTS["otlp"])
+    t = settings.resolve(otlp, env, version="9")
+    assert t.urls == {"metrics": "http://managed:4318/v1/metrics", "logs": "http://managed:4318/v1/logs"}
+    assert t.protocol == "http/json"
+    assert t.headers == {"Authorization": "Bearer tok"}
+    assert t.resource["service.name"] == "session-watcher"
+    assert t.resource["service.version"] == "9"
+    assert t.resource["team.id"] == "t-user"
+    assert t.common["cost_center"] == "cc,1"
+    assert t.common["user.id"] == "abc123"
+    assert t.common["user.account_uuid"] == "acc-1"
+    assert t.common["organization.id"] == "org-1"
+    assert t.common["user.email"] == "dev@example.invalid"
+    assert "service.name" not in t.common  # the resource names the service; the points do not
+    t = settings.resolve({**otlp, "endpoint": "http://mine:4318", "protocol": "http/protobuf"}, env)
+    assert (t.urls["metrics"], t.protocol, t.source) == ("http://mine:4318/v1/metrics", "http/protobuf", "config")
+    t = settings.resolve({**otlp, "endpoint": "http://mine:4318"}, env, url="http://arg:4318/v1/metrics")
+    assert (t.urls["logs"], t.source) == ("http://arg:4318/v1/logs", "argument")
+    env["OTEL_METRICS_INCLUDE_ACCOUNT_UUID"] = "false"
+    assert "user.account_uuid" not in settings.resolve(otlp, env).common
+
+
+def test_a_signals_own_endpoint_is_used_as_it_is_and_grpc_is_refused(tmp_path: Path) -> None:
+    env = {**_settings_files(tmp_path, {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c:4318/custom/metrics",
+                                        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, None), "HOME": str(tmp_path)}
+    t = settings.resolve(dict(config.DEFAULTS["otlp"]), env)
+    assert t.urls == {"metrics": "http://c:4318/custom/metrics", "logs": "http://c:4318/v1/logs"}
+    env2 = {**_settings_files(tmp_path, {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+                                         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317"}, None), "HOME": str(tmp_path)}
+    with pytest.raises(settings.NoTarget, match="grpc"):
+        settings.resolve(dict(config.DEFAULTS["otlp"]), env2)
+
+
+def test_auto_without_an_endpoint_in_the_settings_has_nowhere_to_go(tmp_path: Path) -> None:
+    """Claude Code's telemetry on, its endpoint only in its own environment (which hooks never see):
+    the exporter says so instead of guessing; `enabled = true` goes to the OTLP default."""
+    env = {**_settings_files(tmp_path, {}, None), "HOME": str(tmp_path), "CLAUDE_CODE_ENABLE_TELEMETRY": "1"}
+    with pytest.raises(settings.NoTarget, match="set \\[otlp\\] endpoint"):
+        settings.resolve(dict(config.DEFAULTS["otlp"]), env)
+    t = settings.resolve({**config.DEFAULTS["otlp"], "enabled": True}, env)
+    assert t.urls["metrics"] == "http://localhost:4318/v1/metrics"
+    assert t.source == "default"
+    assert os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") is None
