@@ -1,5 +1,11 @@
 """Hook cost as CPU time and wall time, against the interpreter's own start, interleaved:
-``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER] [--statusline]``.
+``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER] [--statusline] [--otlp]``.
+
+`--otlp` adds the OpenTelemetry export's four cases (bench.run.otlp_variants: export off; on with a
+loopback collector; on with the collector down; on with the heartbeat stale before every run, so each
+run spawns the exporter), each on its own copy of the session, and the exporter's own cost (a
+session's flush, collector up and down). The CPU column is each process's own: a spawned exporter's
+is not the hook's.
 
 `--also` times another hook launcher (an earlier install's, for a before/after) in the same rounds,
 on its own copy of the session; every hook run folds the one API call appended in its round.
@@ -22,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench import generate
 from bench import run as bench_run
@@ -50,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="another hook launcher (e.g. a copy of an earlier install's) timed in the same rounds")
     ap.add_argument("--statusline", action="store_true", help="time the status line instead of the hook")
     ap.add_argument("--rate-limits", action="store_true", help="with --statusline: a subscriber's payload")
+    ap.add_argument("--otlp", action="store_true", help="the OpenTelemetry export's cases too")
     args = ap.parse_args(argv)
     python = Path(sys.executable)
     with tempfile.TemporaryDirectory(prefix="sw-hookcpu-") as tmp:
@@ -72,26 +80,42 @@ def main(argv: list[str] | None = None) -> int:
         kind, event, stdin = ("statusline", [], line) if args.statusline else ("hook", ["PostToolUse"], post)
         label, short = ("status line", "status line") if args.statusline else \
             ("hook PostToolUse (Read, known path)", "hook PostToolUse")
-        cases = {
-            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", home),
-            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home),
-            label: ([*b.launcher(kind), *event], stdin, home),
+        cases: dict[str, tuple[list[str], Any, dict[str, str], Any]] = {
+            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", home, None),
+            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home, None),
+            label: ([*b.launcher(kind), *event], stdin, home, None),
         }
+        sink = None
+        if args.otlp:
+            sink, variants = bench_run.otlp_variants(b, sess)
+            for rid, variant, _kind, argv_, prepare in variants:
+                cases[rid.split("@")[0].removeprefix("hook-")] = (argv_, post, b.env(variant.home), prepare)
         for i, other in enumerate(args.also, 1):  # rows named by position, the paths printed below
             own = Path(tmp) / f"home-also-{i}"  # its own copy of the session: both fold the same lines
             shutil.copytree(sess.home, own, symlinks=True)
             cases[f"{short}, --also #{i}"] = (
-                [str(python), "-I", "-S", str(other), *event], stdin, b.env(own))
+                [str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
         got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
         for n in range(args.runs + 4):  # the first rounds settle the session (its ledger is written off)
             with transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
                 fh.write(sess.chunks[n % len(sess.chunks)])
-            for name, (cmd, stdin, env) in cases.items():
-                w, c = one(cmd, stdin(n), env, cwd)
+            for name, (cmd, stdin_of, env, prepare) in cases.items():
+                if prepare is not None:
+                    prepare()
+                w, c = one(cmd, stdin_of(n), env, cwd)
                 if n >= 4:
                     got[name][0].append(w)
                     got[name][1].append(c)
         os.truncate(transcript, sess.size0)  # leave the cached input as generated
+        if sink is not None:
+            from session_watcher.otlp.trigger import child_argv
+
+            flush = child_argv("--session", sess.sid)  # the exporter's own cost: one session's flush
+            for variant_kind in ("otlp-on", "otlp-down"):
+                runs = [one(flush, b"", b.env(b.tmp / f"home-{variant_kind}"), cwd) for _ in range(7)]
+                got[f"exporter flush, {variant_kind.removeprefix('otlp-')}"] = ([w for w, _ in runs],
+                                                                                [c for _, c in runs])
+            bench_run.stop_otlp(b, sink)
         base_w = statistics.median(got["python -I -c pass"][0])
         base_c = statistics.median(got["python -I -c pass"][1])
         flags = " ".join(b.launcher(kind)[1:-1])

@@ -38,7 +38,7 @@ def render(res: dict[str, Any]) -> str:
         "",
     ]
     rows = res.get("rows", [])
-    lat = [r for r in rows if r["group"] in ("baseline", "hook", "statusline")]
+    lat = [r for r in rows if r["group"] in ("baseline", "hook", "statusline", "otlp")]
     lines += ["## Hook and status-line latency (whole process, wall)", ""]
     lines += _table(
         ["command", "median ms", "p95 ms", "n", "x python -I", "x python -I -S", "note"],

@@ -346,6 +346,76 @@ def _paths_in_state(state_file: Path) -> int | None:
     return len(paths) if isinstance(paths, dict | list) else None
 
 
+OTLP_LABELS = {
+    "otlp-off": "hook PostToolUse (Read, known path), OpenTelemetry export off",
+    "otlp-on": "the same, export on, collector up (the exporter loops: the hook stats its heartbeat)",
+    "otlp-down": "the same, export on, collector down (the exporter backs off: the hook stats its heartbeat)",
+    "otlp-spawn": "the same, export on, heartbeat stale every run: a spawn each run (live: once per interval)",
+}
+
+
+def otlp_variants(b: Bench, sess: Session) -> tuple[Any, list[tuple[str, Session, str, list[str], Any]]]:
+    """The export's cost to a hook: four copies of the small session's home, export off / on with a
+    loopback collector that answers 200 / on with a collector that is down (a closed port) / on with
+    the heartbeat made stale before every run (a spawn each time). None of them appends lines of its
+    own: each folds what the other rows appended since its last run, like the others."""
+    import http.server
+    import socket
+    import threading
+
+    class Sink(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    sink = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        down = sock.getsockname()[1]
+    endpoints = {"otlp-off": None, "otlp-on": f"http://127.0.0.1:{sink.server_address[1]}",
+                 "otlp-down": f"http://127.0.0.1:{down}", "otlp-spawn": f"http://127.0.0.1:{down}"}
+    rows = []
+    for kind, url in endpoints.items():
+        home = b.tmp / f"home-{kind}"
+        shutil.copytree(sess.home, home)
+        cfg = home / "config" / "config.toml"
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text("[otlp]\nenabled = false\n" if url is None else
+                       f'[otlp]\nenabled = true\nendpoint = "{url}"\ninterval = 60\ntimeout = 2\n')
+        variant = Session(sess.label, sess.transcript, sess.size0, sess.sid, home, sess.chunks)
+        heartbeat = home / "state" / "otlp" / "heartbeat"
+
+        def stale(path: Path = heartbeat) -> None:
+            if path.exists():
+                os.utime(path, (0, 0))
+
+        rows.append((f"hook-{kind}@{sess.label}", variant, kind, [*b.launcher("hook"), "PostToolUse"],
+                     stale if kind == "otlp-spawn" else None))
+    b.results["otlpHomes"] = [str(b.tmp / f"home-{k}") for k in endpoints]
+    return sink, rows
+
+
+def stop_otlp(b: Bench, sink: Any) -> None:
+    """Stop the collector stand-in and the exporters the variants' hooks started (their pids are in
+    their homes' lock files), and count what the collector received."""
+    import signal
+
+    sink.shutdown()
+    for home in b.results.get("otlpHomes", []):
+        lock = Path(home) / "state" / "otlp" / "exporter.lock"
+        try:
+            pid = int(lock.read_text().split()[0])
+            os.kill(pid, signal.SIGTERM)
+        except (OSError, ValueError, IndexError):
+            pass
+
+
 def latency(b: Bench) -> None:
     s = b.scale
     hook_ok = command_works(b, ["hook", "PostToolUse"], b"{}")
@@ -390,6 +460,10 @@ def latency(b: Bench) -> None:
                 )
             if sl_ok is None:
                 plan.append((f"statusline@{sess.label}", sess, "statusline", b.launcher("statusline"), None))
+    sink = None
+    if sessions and hook_ok is None:
+        sink, variants = otlp_variants(b, sessions[0])
+        plan += variants
     for rid, *_ in plan:
         timings.setdefault(rid, [])
     b.say(f"timing {len(plan)} commands x {s.rounds} rounds")
@@ -399,15 +473,17 @@ def latency(b: Bench) -> None:
     for rnd in range(s.rounds + 1):  # round 0 warms the page cache and is not counted
         order = list(plan)
         rng.shuffle(order)
-        for rid, sess, kind, argv, _ in order:
+        for rid, sess, kind, argv, prepare in order:
             stdin = b""
             env = b.env(b.tmp / "home-none")
+            if prepare is not None:
+                prepare()
             if sess is not None:
                 env = b.env(sess.home)
                 if kind in ("post-known", "post-new", "stop"):
                     with sess.transcript.open("ab") as fh:  # the new lines a live hook run would see
                         fh.write(sess.chunks[rnd % len(sess.chunks)])
-                if kind == "post-known":
+                if kind == "post-known" or kind.startswith("otlp-"):
                     f = base_files[(rnd * 37) % len(base_files)]
                     stdin = json.dumps(read_payload(sess.sid, sess.transcript, cwd, f, 10**6 + rnd)).encode()
                 elif kind == "post-new":
@@ -427,6 +503,8 @@ def latency(b: Bench) -> None:
                 timings[rid].append(r.wall * 1000)
     for sess in sessions:  # leave the cached input as generated
         os.truncate(sess.transcript, sess.size0)
+    if sink is not None:
+        stop_otlp(b, sink)
 
     base_i = measure.stats(timings["python-I"])["median"]
     base_is = measure.stats(timings["python-I-S"])["median"]
@@ -436,13 +514,15 @@ def latency(b: Bench) -> None:
         "stop": "hook Stop",
         "prompt": "hook UserPromptSubmit (state current; the generated session is old, so the cold-cache warning)",
         "statusline": "statusline",
+        **OTLP_LABELS,
     }
     for rid, _sess, kind, argv, _ in plan:
         st = measure.stats(timings[rid])
         label = labels.get(kind, " ".join(Path(argv[0]).name if i == 0 else a for i, a in enumerate(argv)))
         if _sess is not None:
             label = f"{label} [{_sess.label} transcript, {s.paths} paths]"
-        group = "statusline" if kind == "statusline" else "hook" if _sess else "baseline"
+        group = ("statusline" if kind == "statusline" else "otlp" if kind.startswith("otlp-")
+                 else "hook" if _sess else "baseline")
         b.row(
             rid,
             group,
@@ -835,6 +915,12 @@ def targets(b: Bench) -> list[dict[str, Any]]:
             1.1,
             "<=",
         )
+    off = rows.get(f"hook-otlp-off@{s.small_label}")
+    for kind, limit in (("otlp-on", 1.05), ("otlp-down", 1.05), ("otlp-spawn", 1.10)):
+        r = rows.get(f"hook-{kind}@{s.small_label}")
+        add(f"hook PostToolUse {kind} [{s.small_label}] median / export off",
+            r and off and r["medianMs"] / off["medianMs"],
+            limit, "<=")
     for lab in (s.small_label, s.big_label):
         r = rows.get(f"statusline@{lab}")
         add(f"statusline [{lab}] median / python -I -c pass", r and r["xPythonI"], 1.3, "<=")

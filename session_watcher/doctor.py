@@ -192,6 +192,9 @@ def report() -> tuple[list[str], bool]:
         ok = False
         lines.append(f"config     ERROR {exc}")
     lines += _settings_lines()
+    from session_watcher.otlp.exporter import doctor_line
+
+    lines.append(doctor_line())
     plugin = _plugin_lines(time.time())
     if any(" STUCK " in ln or " FAILED " in ln for ln in plugin):
         ok = False

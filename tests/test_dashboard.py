@@ -115,3 +115,10 @@ def test_every_query_passes_prometheus_own_parser(tmp_path: Path) -> None:
     bad = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True, timeout=60,
                          check=False)
     assert bad.returncode != 0
+
+
+def test_the_docs_name_every_metric_as_the_collector_does() -> None:
+    text = (REPO / "docs" / "otlp.md").read_text()
+    for m in payload.CATALOGUE:
+        assert f"`{m.name}`" in text, m.name
+        assert f"`{metric_name(m.name, m.unit, m.kind)}`" in text, m.name

@@ -257,25 +257,37 @@ def settings_now(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]
     return (cfg, otlp) if on(otlp, env) else None
 
 
-def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
-    from session_watcher import paths
+def ready(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any], Target] | None:
+    """(the [otlp] table, the config, the target) when export is on and can go somewhere; None
+    otherwise (export off; or nowhere to go: said once, and the heartbeat set NO_TARGET_PAUSE ahead so
+    hooks leave it alone that long)."""
     from session_watcher.logs import log_once
     from session_watcher.otlp.settings import NoTarget, resolve
-    from session_watcher.state.lock import LockTimeout, SessionLock
 
-    paths.ensure_private_dir(folder())
     got = settings_now(env)
     if got is None:
-        return 0
+        return None
     cfg, otlp = got
     try:
-        target = resolve(otlp, env, version=version())
+        return otlp, cfg, resolve(otlp, env, version=version())
     except NoTarget as exc:
         log_once("otlp", f"OpenTelemetry export is on but cannot start: {exc}")
         beat(time.time() + NO_TARGET_PAUSE)
-        return 0
+        return None
+
+
+def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
+    """One session's flush (`only`), or the loop: the lock first (a second exporter leaves at once,
+    having read nothing), then a pass per interval while a session is live, the settings read again
+    each time (the user may change them or turn export off)."""
+    from session_watcher import paths
+    from session_watcher.state.lock import LockTimeout, SessionLock
+
+    paths.ensure_private_dir(folder())
     if only is not None:
-        one_pass(otlp, cfg, target, time.time(), only)
+        got = ready(env)
+        if got is not None:
+            one_pass(got[0], got[1], got[2], time.time(), only)
         return 0
     lock_path = os.path.join(folder(), "exporter.lock")
     try:
@@ -285,23 +297,20 @@ def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
         return 0  # another exporter loops already
     mine = _mark(lock_path)
     started = time.monotonic()
+    paused = False
     try:
         while time.monotonic() - started < MAX_LIFE and _still(lock_path, mine):
+            got = ready(env)
+            if got is None:
+                paused = True
+                break
             beat()
-            if one_pass(otlp, cfg, target, time.time()) == 0:
+            if one_pass(got[0], got[1], got[2], time.time()) == 0:
                 break
-            time.sleep(float(otlp.get("interval") or 60))
-            again = settings_now(env)  # the user may have turned it off, or changed it
-            if again is None:
-                break
-            cfg, otlp = again
-            try:
-                target = resolve(otlp, env, version=version())
-            except NoTarget as exc:
-                log_once("otlp", f"OpenTelemetry export is on but cannot go on: {exc}")
-                break
+            time.sleep(float(got[0].get("interval") or 60))
     finally:
-        beat(0.0)  # gone: the next hook starts one at once
+        if not paused:
+            beat(0.0)  # gone: the next hook starts one at once
         lock.__exit__(None, None, None)
     return 0
 
@@ -336,3 +345,20 @@ def main(argv: list[str] | None = None) -> int:
 
         log_exception("otlp exporter", exc)
         return 0
+
+
+def doctor_line(env: Mapping[str, str] = os.environ) -> str:
+    """`doctor`'s line: whether export is on, where it goes and from which setting, how it went."""
+    from session_watcher.otlp.settings import NoTarget, resolve
+
+    got = settings_now(env)
+    if got is None:
+        return "otlp       off ([otlp] enabled, or \"auto\" with Claude Code's telemetry on; docs/otlp.md)"
+    try:
+        target = resolve(got[1], env, version=version())
+    except NoTarget as exc:
+        return f"otlp       on but nowhere to go: {exc}"
+    progress = load_progress()
+    state = "backing off after a failure" if float(progress.get("downUntil") or 0) > time.time() else "ok"
+    return (f"otlp       on: {target.urls['metrics']} ({target.protocol}, from {target.source}); "
+            f"{len(progress['sessions'])} sessions sent; {state}")
