@@ -42,7 +42,7 @@ def test_the_foundation_sdk_reads_it_back() -> None:
     register_default_plugins()
     back = Dashboard.from_json(DOC)
     assert back.title == DOC["title"]
-    assert len(back.panels or []) == len(DOC["panels"]) == 21
+    assert len(back.panels or []) == len(DOC["panels"]) == 22
     assert back.uid == "session-watcher-team"
 
 
@@ -69,7 +69,7 @@ def _names() -> set[str]:
 
 def _exprs() -> list[str]:
     found = dashboard.expressions(DOC)
-    assert len(found) == 23
+    assert len(found) == 24
     return found
 
 

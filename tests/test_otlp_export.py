@@ -218,3 +218,27 @@ def test_export_sends_every_session_of_the_calibration_set(tmp_path: Path) -> No
     assert sorted(p.attributes["session.id"] for p in calls) == sorted(want)  # one point each
     assert {p.attributes["session.id"]: p.value for p in calls} == {s: d["calls"] for s, d in want.items()}
     assert len(advice) == sum(sum(d["advice"].values()) for d in want.values())
+
+
+def test_export_prices_the_restarts_taken_as_backtest_does(tmp_path: Path) -> None:
+    """A handoff's fresh session: the restart counted on it, and what it saved, backtest's figure."""
+    import shutil
+
+    from tests.test_restarts import PARENT, _child
+
+    folder = tmp_path / "projects" / "-home-USER-proj"
+    folder.mkdir(parents=True)
+    shutil.copy(PARENT, folder / PARENT.name)
+    child = _child(folder, PARENT.stem, 40_000, 0.2)
+    want = json.loads(sw("backtest", "--json", str(PARENT), str(child)).stdout)["restartsTaken"]
+    with Receiver() as r:
+        proc = sw("export", "--otlp", r.url, "--projects", str(tmp_path / "projects"))
+        assert proc.returncode == 0, proc.stderr
+        realized = r.points("session_watcher.restart.realized_saving")
+        restarts = r.points("session_watcher.restarts")
+    [point] = realized
+    assert point.value == want[0]["savingUsd"] > 0
+    assert point.attributes["session.id"] == "child-1"
+    assert point.attributes["session.parent.id"] == PARENT.stem
+    assert point.attributes["kind"] == "handoff"
+    assert [(p.attributes["session.id"], p.value) for p in restarts] == [("child-1", 1)]

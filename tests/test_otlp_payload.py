@@ -78,7 +78,8 @@ def test_every_figure_equals_the_status_document(replayed: tuple[dict[str, Any],
     assert got[("session_watcher.cache.lifetime", (("ttl", "5m"),))]["attrs"]["source"] == "inferred"
     assert got[("session_watcher.cache.lifetime", (("ttl", "1h"),))]["attrs"]["source"] == "ttl"
     names = {name for name, _ in got}
-    assert names == {m.name for m in payload.CATALOGUE} - {"session_watcher.restarts"}  # no handoff here
+    # no handoff here, and a restart's realized saving is priced by `export --otlp` only
+    assert names == {m.name for m in payload.CATALOGUE} - {"session_watcher.restarts", payload.REALIZED.name}
     point = got[("session_watcher.x", ())]
     assert point["attrs"]["session.id"] == doc["sessionId"]
     assert point["attrs"]["model"] == doc["model"]
@@ -108,7 +109,7 @@ def test_both_encodings_are_the_same_official_message(replayed: tuple[dict[str, 
     as_proto, ctype = wire.encode(req, "http/protobuf", "metrics")
     assert ctype == "application/x-protobuf"
     assert ExportMetricsServiceRequest.FromString(as_proto) == from_json
-    assert len(from_json.resource_metrics[0].scope_metrics[0].metrics) == len(payload.CATALOGUE) - 1
+    assert len(from_json.resource_metrics[0].scope_metrics[0].metrics) == len(payload.CATALOGUE) - 2
     records = [r for a in alerts if (r := payload.advice_record(a, {"session.id": doc["sessionId"]}, NOW))]
     logs = payload.logs_request(records, {"service.name": "session-watcher"}, "0.1.0")
     body, _ = wire.encode(logs, "http/protobuf", "logs")

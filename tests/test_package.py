@@ -29,7 +29,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = "session_watcher"
-FOLDERS = ("core", "state", "hooks", "notifier", "reports")  # the subpackages, real folders
+FOLDERS = ("core", "state", "hooks", "notifier", "reports", "otlp")  # the subpackages, real folders
 FIXTURE = REPO / "tests" / "fixtures" / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 152 calls
 SKIP = {".git", ".venv", "build", "dist", "test-output", "__pycache__", ".mypy_cache", ".ruff_cache",
         ".pytest_cache", ".hypothesis", "node_modules"}

@@ -67,11 +67,12 @@ def last() -> common.ReduceDataOptions:
     return common.ReduceDataOptions().calcs(["lastNotNull"]).values(False)
 
 
-def stat_panel(title: str, expr: str, unit: str, description: str, at: tuple[int, int]) -> stat.Panel:
-    """A single figure, 6 columns wide and 4 rows high at `at` (x, y)."""
+def stat_panel(title: str, expr: str, unit: str, description: str, at: tuple[int, int],
+               size: tuple[int, int] = (6, 4)) -> stat.Panel:
+    """A single figure at `at` (x, y), `size` (columns, rows)."""
     return (stat.Panel().title(title).description(description).unit(unit).datasource(DS)
             .reduce_options(last()).graph_mode(BigValueGraphMode.NONE)
-            .with_target(q(expr, instant=True)).grid_pos(_pos(*at, 6, 4)))
+            .with_target(q(expr, instant=True)).grid_pos(_pos(*at, *size)))
 
 
 def gauge_panel(title: str, unit: str, description: str) -> bargauge.Panel:
@@ -149,17 +150,22 @@ def build() -> dashboard.Dashboard:
         gauge_panel("Advice given, by kind", "short",
                     "gate: overstaying past the sweet spot; reminder: the backstop's repeat; cold_return: a "
                     "restart advised as the cache had expired")
-        .with_target(q(period_total(advice, "kind"), "{{kind}}", instant=True)).grid_pos(_pos(0, 6, 8, 6)))
+        .with_target(q(period_total(advice, "kind"), "{{kind}}", instant=True)).grid_pos(_pos(0, 6, 6, 6)))
     d = d.with_panel(
         gauge_panel("Restarts advised and taken", "short",
                     "Advice given in the period, and the restarts taken with a handoff (the fresh sessions "
                     "that name their parent)")
         .with_target(q(period_total(advice), "advised", instant=True))
-        .with_target(q(period_total(restarts), "taken", "B", instant=True)).grid_pos(_pos(8, 6, 8, 6)))
+        .with_target(q(period_total(restarts), "taken", "B", instant=True)).grid_pos(_pos(6, 6, 6, 6)))
+    d = d.with_panel(stat_panel(
+        "Captured by restarts taken",
+        f"sum(max_over_time({prom(payload.REALIZED)}{{{SEL}}}[$__range]))", "currencyUSD",
+        "What the restarts taken (handoffs, and the client's idle compactions) saved against continuing, as "
+        "`backtest` prices them (sent by `export --otlp`)", (12, 6), (6, 6)))
     d = d.with_panel(
         series_panel("Live sessions by lamp", "short",
                      "How many sessions show each colour (amber, red: past the sweet spot, restart advised)")
-        .with_target(q(f"count by (state) ({lamp}{{{SEL}}} == 1)", "{{state}}")).grid_pos(_pos(16, 6, 8, 6)))
+        .with_target(q(f"count by (state) ({lamp}{{{SEL}}} == 1)", "{{state}}")).grid_pos(_pos(18, 6, 6, 6)))
 
     d = d.with_row(dashboard.Row("Cold returns and what they cost"))
     d = d.with_panel(stat_panel("Cold returns", period_total(payload.COLD), "short",

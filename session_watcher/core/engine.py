@@ -277,11 +277,13 @@ def _settle(state: State, d_l: int) -> int:
 def on_call(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert]:
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate."""
     _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h, detail = call
+    written = (cw, cw5m, cw1h)
     if detail is not None:  # the call's context: its last `message` iteration (SPEC, "Inputs")
         inp, cr, cw = detail[0][0], detail[0][1], detail[0][2]
+        written = (cw, detail[0][4], detail[0][5])
     e = state["engine"]
     ctx = state["context"]
-    alerts = _cold_return(state, cfg, call)
+    alerts = _cold_return(state, cfg, ts, model, written)
     _tally_call(e, ts, cr, cw)
     e["calls"] += 1
     e["segCalls"] += 1
@@ -328,12 +330,14 @@ def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
         t["warmWrite"] += cw
 
 
-def _cold_return(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert]:
+def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None, call_model: str | None,
+                 written: tuple[int, int, int]) -> list[Alert]:
     """The advice's second trigger, judged before the call that follows an idle gap: the cache
     expired meanwhile, so this call re-writes all of L, while a fresh session would write only
     what it carries. Recorded on that call (the advice was to restart before it). Every cold
-    return joins the tally with what the call re-wrote, advised or not."""
-    _, _, ts, call_model, _, _, _, cw, _, cw5m, cw1h = call
+    return joins the tally with what the call re-wrote (`written`: its context's cache writes, all,
+    5-minute and 1-hour), advised or not."""
+    cw, cw5m, cw1h = written
     e = state["engine"]
     if ts is None or e["lastTs"] is None or not e["segCalls"]:
         return []

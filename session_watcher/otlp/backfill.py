@@ -52,10 +52,12 @@ def sessions(roots: list[str] | None, since: float | None) -> list[str]:
     return [p for _, p in sorted(found)]
 
 
-def replayed(path: str, since: float | None) -> tuple[dict[str, Any], list[dict[str, Any]], float] | None:
+def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dict[str, Any], list[Any], float] | None:
     """(status document, every alert fired, the last call's time) of a finished transcript; None
-    for one without a call (or none since `since`)."""
-    from session_watcher.replay import replay
+    for one without a call (or none since `since`). `taken` collects what pricing the restarts taken
+    needs, as `backtest` collects it (session id -> transcript, parent, calls)."""
+    from session_watcher.core.restarts import calls_from_trace
+    from session_watcher.replay import replay, transcript_cwd
 
     doc, trace = replay(path)
     if not trace or not isinstance(trace[-1].get("ts"), int | float):
@@ -63,11 +65,31 @@ def replayed(path: str, since: float | None) -> tuple[dict[str, Any], list[dict[
     last = float(trace[-1]["ts"])
     if since is not None and last < since:
         return None
-    from session_watcher.replay import transcript_cwd
-
+    taken[str(doc["sessionId"])] = (path, doc.get("parentSession"), calls_from_trace(trace))
     doc["project"] = transcript_cwd(path)  # named (by its folder's name) only when the user opted in
     alerts = [a for row in trace for a in row.get("alerts") or []]
     return doc, alerts, last
+
+
+def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]], target: Any,
+             otlp: dict[str, Any]) -> dict[str, Any] | None:
+    """The realized savings of the restarts taken among these sessions (session_watcher.restarts,
+    as `backtest` prices them; a parent outside them is looked up), as one metrics request."""
+    from session_watcher.otlp import exporter, payload
+    from session_watcher.restarts import restarts_taken
+
+    found = restarts_taken(dict(taken))["restartsTaken"]
+    batch = payload.Batch()
+    for r in found:
+        got = docs.get(str(r.get("child")))
+        if got is None or r.get("parentFound") is False:
+            continue
+        doc, last = got
+        project = exporter.project_name(doc.get("project"), bool(otlp.get("project")))
+        payload.add_restart(batch, r, payload.session_attributes(doc, target.common, project), last)
+    if not batch.points:
+        return None
+    return batch.request(target.resource, str(target.resource.get("service.version") or ""))
 
 
 def command(ns: argparse.Namespace) -> int:
@@ -93,12 +115,15 @@ def command(ns: argparse.Namespace) -> int:
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
     sent = points = events = 0
+    taken: dict[str, Any] = {}
+    by_id: dict[str, tuple[dict[str, Any], float]] = {}
     for k in range(0, len(paths_), BATCH):
         docs: list[tuple[dict[str, Any], list[Any], float]] = []
         for path in paths_[k:k + BATCH]:
-            got = replayed(path, since)
+            got = replayed(path, since, taken)
             if got is not None:
                 docs.append(got)
+                by_id[str(got[0]["sessionId"])] = (got[0], got[2])
         batch = payload.Batch()
         records: list[dict[str, Any]] = []
         keys: dict[str, list[str]] = {}
@@ -134,6 +159,12 @@ def command(ns: argparse.Namespace) -> int:
         exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
         sent += len(docs)
         events += len(records)
+    saved = restarts(taken, by_id, target, otlp)
+    if saved is not None and not ns.dry_run:
+        ok, outcome = exporter.send(target, saved, {})
+        if not ok:
+            raise UserError(f"the collector at {target.urls['metrics']} did not take the restarts' figures "
+                            f"({outcome.why})")
     if not ns.dry_run:
         print(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}")
     return 0

@@ -70,8 +70,12 @@ CACHE = Metric("session_watcher.cache.tokens", "{token}", "counter",
                "is the warmth")
 RESTARTS = Metric("session_watcher.restarts", "{restart}", "counter",
                   "Restarts taken with a handoff: 1 on the fresh session (attribute session.parent.id)")
+REALIZED = Metric("session_watcher.restart.realized_saving", "USD", "gauge",
+                  "What a restart taken saved against continuing the session it left (attribute kind: handoff, "
+                  "idle_compaction; on the fresh session, or the session itself for an idle compaction); "
+                  "priced by `export --otlp` as `backtest` prices it")
 CATALOGUE: tuple[Metric, ...] = (LAMP, X, X_SWEET, CONTEXT, BASELINE, SAVING, WARMTH, LIFETIME, ADVICE, COLD,
-                                 COLD_TOKENS, COLD_COST, CALLS, CACHE, RESTARTS)
+                                 COLD_TOKENS, COLD_COST, CALLS, CACHE, RESTARTS, REALIZED)
 
 
 def any_value(v: Any) -> dict[str, Any]:
@@ -181,6 +185,15 @@ def add_session(batch: Batch, doc: Mapping[str, Any], attrs: Attrs, at: float) -
         batch.add(CACHE, warm.get(kind), {**attrs, "type": kind}, at, start)
     if doc.get("parentSession"):
         batch.add(RESTARTS, 1, attrs, at, start)
+
+
+def add_restart(batch: Batch, restart: Mapping[str, Any], attrs: Attrs, at: float) -> None:
+    """A restart taken (core.restarts' document): its realized saving, on the session it started
+    (`attrs`: that session's attributes)."""
+    kind = "idle_compaction" if restart.get("kind") == "idleCompaction" else "handoff"
+    batch.add(REALIZED, restart.get("savingUsd"),
+              {**attrs, "kind": kind, "session.parent.id": restart.get("parent"), "call": restart.get("firstCall")},
+              at)
 
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
