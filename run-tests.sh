@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
 # The test command (CI runs exactly this, through .ci/run):
-#   1. system pieces the tests use, each from .ci/setup.d/ (a notification server, Chromium, the
-#      pinned Claude Code CLI and ccusage from npm); a step that cannot run (no root, no network)
-#      fails under CI=true and only warns elsewhere, where the tests that need it skip saying why;
-#   2. a private dev venv (.venv) with the package installed editable;
-#   3. ruff, mypy --strict, and the whole pytest suite (pytest's "no tests" counts as a failure).
-# Arguments go to pytest, e.g. `./run-tests.sh -m "not e2e"` or `./run-tests.sh tests/test_engine.py`.
+#   ./run-tests.sh           everything: ruff, mypy --strict, the whole pytest suite under coverage
+#                            (fails below the floor in pyproject.toml's [tool.coverage.report])
+#   ./run-tests.sh --quick   ruff, mypy and the quick tier: the pure core and fast units (tests/conftest.py)
+#   ./run-tests.sh ARGS      ruff, mypy, then pytest ARGS, e.g. tests/test_engine.py or -m "not e2e"
+# First the system pieces the tests use, each from .ci/setup.d/ (a notification server, Chromium, the
+# pinned Claude Code CLI and ccusage from npm), and a private dev venv (.venv) with the package
+# installed editable; their output goes to test-output/setup.log, not to the terminal. A setup step
+# that cannot run (no root, no network) fails under CI=true and only warns elsewhere, where the
+# tests that need it skip saying why. pytest's "no tests collected" counts as a failure.
 set -euo pipefail
 cd "$(dirname "$0")"
 export DEBIAN_FRONTEND=noninteractive
+mkdir -p test-output
+log=test-output/setup.log
+: >"$log"
+quick=0
+if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+
 for step in .ci/setup.d/*.sh; do
     [ -e "$step" ] || continue
-    if ! bash "$step"; then
-        if [ "${CI:-}" = "true" ]; then echo "setup step failed: $step" >&2; exit 1; fi
-        echo "warning: setup step failed: $step (tests that need it will skip)" >&2
+    echo "== $step" >>"$log"
+    if ! bash "$step" >>"$log" 2>&1; then
+        tail -n 20 "$log" >&2
+        if [ "${CI:-}" = "true" ]; then echo "setup step failed: $step (log: $log)" >&2; exit 1; fi
+        echo "warning: setup step failed: $step (tests that need it will skip; log: $log)" >&2
     fi
 done
 PY=${PYTHON:-}
@@ -26,13 +37,33 @@ if [ -z "$PY" ]; then
     done
 fi
 [ -n "$PY" ] || { echo "run-tests.sh: Python >= 3.11 is needed (set PYTHON=...)" >&2; exit 1; }
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-.venv/bin/ruff check .
+echo "== dev venv" >>"$log"
+if ! { [ -x .venv/bin/python ] || "$PY" -m venv .venv; } >>"$log" 2>&1 ||
+    ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' >>"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    echo "run-tests.sh: the dev venv could not be built (log: $log)" >&2
+    exit 1
+fi
+.venv/bin/ruff check -q .
 .venv/bin/mypy
 set +e
-.venv/bin/python -m pytest "$@"
-rc=$?
+if [ "$quick" = 1 ]; then
+    .venv/bin/python -m pytest -m quick "$@"
+    rc=$?
+elif [ "$#" -gt 0 ]; then
+    .venv/bin/python -m pytest "$@"
+    rc=$?
+else
+    rm -f .coverage .coverage.*
+    .venv/bin/python -m coverage run -m pytest
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        .venv/bin/python -m coverage report >test-output/coverage.txt
+        rc=$?
+        tail -n 1 test-output/coverage.txt
+        [ "$rc" -eq 0 ] || echo "run-tests.sh: coverage is under the floor (test-output/coverage.txt)" >&2
+    fi
+fi
 set -e
 if [ "$rc" -eq 5 ]; then echo "run-tests.sh: no tests were collected: failing" >&2; exit 1; fi
 exit "$rc"

@@ -59,3 +59,20 @@ def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for key in [k for k in os.environ if k.startswith("OTEL_")] + ["CLAUDE_CODE_ENABLE_TELEMETRY"]:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("SESSION_WATCHER_CLAUDE_MANAGED_SETTINGS", os.path.join(os.environ["HOME"], "managed.json"))
+
+
+# The quick tier (`./run-tests.sh --quick`, under a minute): the pure core and the fast units, the
+# modules that start no process, browser or server and read only small fixtures. A module joins by
+# name here; its tests get the `quick` marker.
+QUICK_MODULES = frozenset({
+    "test_backtest", "test_config", "test_dirs", "test_engine", "test_eoq", "test_fastjson", "test_gate",
+    "test_guard", "test_health", "test_iterations", "test_meter", "test_model_v2", "test_notifier_throttle",
+    "test_paths", "test_pathstore", "test_reader", "test_render", "test_replay_fast_path", "test_report_fast_path",
+    "test_sessions", "test_shapes", "test_tail", "test_transcript", "test_warmth",
+})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in QUICK_MODULES:
+            item.add_marker(pytest.mark.quick)
