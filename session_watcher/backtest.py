@@ -10,7 +10,6 @@ with a config key changed, to see what a different default would have done.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -53,31 +52,19 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return config.validate("--set", doc)
 
 
-def _config(transcript: str, overrides: dict[str, Any]) -> dict[str, Any] | None:
-    """The transcript's effective config (as `replay` finds it) with the overrides on top."""
-    if not overrides:
-        return None  # replay decides, exactly as `session-watcher replay` does
-    from session_watcher import config
-    from session_watcher.replay import transcript_cwd
-
-    cwd = transcript_cwd(transcript)
-    base = config.load(os.path.realpath(cwd)) if cwd and os.path.isdir(cwd) else config.merge()
-    return config.merge(base, overrides)
-
-
 def run_one(transcript: str, overrides: dict[str, Any] | None = None,
             taken: dict[str, Any] | None = None) -> dict[str, Any]:
     """Replay one transcript (with config overrides, if any) and backtest it. `taken` collects what
     pricing the restarts taken needs (core.restarts): each session's calls and its parent."""
-    from session_watcher.replay import replay
+    from session_watcher.replay import config_for, replay
 
-    status, trace = replay(transcript, cfg=_config(transcript, overrides or {}))
+    status, trace = replay(transcript, cfg=config_for(transcript, overrides or {}))
     calls = bt.calls_from_trace(trace)
     doc = bt.backtest(calls, bt.shared_prefix(status, calls))
     if taken is not None:
-        from session_watcher.core.restarts import calls_from_trace
+        from session_watcher.restarts import note_taken
 
-        taken[str(status.get("sessionId"))] = (transcript, status.get("parentSession"), calls_from_trace(trace))
+        note_taken(taken, transcript, status, trace)
     return {"sessionId": status.get("sessionId"), "transcript": transcript, **doc}
 
 

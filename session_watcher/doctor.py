@@ -154,7 +154,8 @@ def _held_locks(folder: str) -> list[str]:
 def _cold_cache_line(session_id: str) -> str:
     """What the cold-cache guard would say of the newest session now, and from which source."""
     from session_watcher import config
-    from session_watcher.core.guard import cold_cache, duration
+    from session_watcher.core.guard import cold_cache
+    from session_watcher.core.render import duration
     from session_watcher.state import store
 
     try:

@@ -85,3 +85,15 @@ def scratch_state(path: str, cwd: str | None = None, cfg: dict[str, Any] | None 
     if cfg is None:
         cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
     return state, cfg
+
+
+def config_for(transcript: str, overrides: dict[str, Any]) -> dict[str, Any] | None:
+    """The transcript's effective config (as `replay` finds it) with `overrides` on top (`backtest
+    --set`); None without overrides: `replay` then decides, as `session-watcher replay` does."""
+    if not overrides:
+        return None
+    from session_watcher import config
+
+    cwd = transcript_cwd(transcript)
+    base = config.load(os.path.realpath(cwd)) if cwd and os.path.isdir(cwd) else config.merge()
+    return config.merge(base, overrides)

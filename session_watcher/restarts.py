@@ -50,14 +50,25 @@ def _replayed(session_id: str, overrides: dict[str, Any] | None, taken: dict[str
     """(transcript, parent, calls) of a session, replaying it when it is not among `taken` yet."""
     if session_id in taken:
         return taken[session_id]
-    from session_watcher.backtest import resolve, run_one
     from session_watcher.errors import UserError
+    from session_watcher.replay import config_for, replay
+    from session_watcher.sessions import transcript_of
 
     try:
-        run_one(resolve(session_id), overrides, taken)
+        transcript = transcript_of(session_id).transcript
+        if transcript is None:
+            return None
+        status, trace = replay(transcript, cfg=config_for(transcript, overrides or {}))
     except (UserError, OSError):
         return None
+    note_taken(taken, transcript, status, trace)
     return taken.get(session_id)
+
+
+def note_taken(taken: dict[str, Any], transcript: str, status: dict[str, Any], trace: list[dict[str, Any]]) -> None:
+    """What pricing the restarts taken needs of a replayed session, kept in `taken` under its id:
+    (its transcript, its parent session, its calls as core.restarts reads them)."""
+    taken[str(status.get("sessionId"))] = (transcript, status.get("parentSession"), core.calls_from_trace(trace))
 
 
 def restarts_taken(taken: dict[str, Any], overrides: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from session_watcher.core import prices
 from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, restart_cost
-from session_watcher.core.render import human
+from session_watcher.core.render import duration, human
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -119,20 +119,6 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
         "compactTokens": compact if _num(compact) and compact < big_l else None,
         "x": x, "restartFirst": bool(cheaper and _num(x) and x >= guard_x), "model": model,
     }
-
-
-def duration(seconds: float) -> str:
-    """45 -> '45 s', 1380 -> '23 min', 5400 -> '1 h 30 min', 200000 -> '2 days'."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    m = round(s / 60)
-    if m < 90:
-        return f"{m} min"
-    if s < 48 * 3600:
-        h, m = divmod(m, 60)
-        return f"{h} h {m} min" if m else f"{h} h"
-    return f"{round(s / 86400)} days"
 
 
 def dollars(usd: float | None) -> str:

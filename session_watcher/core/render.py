@@ -36,6 +36,21 @@ def human(n: float | None) -> str:
     return f"{n:.0f}"
 
 
+def duration(seconds: float) -> str:
+    """One wording of spans (the guard, the alerts, the status): 45 -> '45 s', 1380 -> '23 min',
+    5400 -> '1 h 30 min', 200000 -> '2 days'."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    m = round(s / 60)
+    if m < 90:
+        return f"{m} min"
+    if s < 48 * 3600:
+        h, m = divmod(m, 60)
+        return f"{h} h {m} min" if m else f"{h} h"
+    return f"{round(s / 86400)} days"
+
+
 NO_X = "x: no cache read yet"
 WAITING = ("waiting for the first API call", "no API call yet")
 
@@ -239,8 +254,6 @@ def _lamp_words(doc: Mapping[str, Any]) -> str:
 
 
 def _ago(seconds: float) -> str:
-    from session_watcher.core.guard import duration  # loaded with the CLI's status: one wording of spans
-
     return duration(max(0.0, seconds))
 
 

@@ -106,7 +106,8 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
     lines = []
     if kind == "guard":
         title = f"Your cache expired: a fresh start is cheaper now{where}"
-        from session_watcher.core.guard import dollars, duration
+        from session_watcher.core.guard import dollars
+        from session_watcher.core.render import duration
 
         gap = _number(alert.get("gap"))
         rewrite = _tokens_and_dollars(alert.get("rewrite"), alert.get("rewriteUsd"))
