@@ -10,11 +10,12 @@ with pip, then reused), measured in the same run:
   (session_watcher.otlp.payload) parsed into ``ExportMetricsServiceRequest`` and serialized;
 * ``json``: the same document as OTLP/JSON text (stdlib ``json``).
 
-Per candidate: the wall time of ``python -I -c "import ..."`` over ``python -I -c pass`` (median of
-ROUNDS, interleaved), the CPU time of one export's encoding of N live sessions (median of the loop,
-in-process, network left out), the request's size, and the install size (the venv's site-packages
-less pip and setuptools, over a venv with nothing added). Writes OUT/otlp-encodings.json and prints
-a table. Nothing is asserted.
+Per candidate: the wall and CPU time of ``python -I -c "import ..."`` over ``python -I -c pass``
+(medians of ROUNDS, interleaved; the CPU time, from wait4, moves less with the machine's load), the
+CPU time of one export's encoding of N live sessions (median of the loop, in-process, network left
+out), the request's size, and the install size (the venv's site-packages less pip and setuptools,
+over a venv with nothing added). Writes OUT/otlp-encodings.json and prints a table. Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -126,10 +127,13 @@ def install_bytes(py: Path) -> int:
     return int(subprocess.run([str(py), "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
-def wall(argv: list[str]) -> float:
+def wall(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system, from wait4) of one whole process."""
     t0 = time.perf_counter()
-    subprocess.run(argv, check=True)
-    return time.perf_counter() - t0
+    p = subprocess.Popen(argv)
+    _pid, _status, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     docs_file.write_text(json.dumps([{k: d[k] for k in ("sessionId", "model", "lamp", "x", "xSweet", "L", "bDefault",
                                                         "savingUsd", "warmth", "advice", "coldReturns", "calls",
                                                         "warmthTokens", "firstTs")} for d in docs]))
-    times: dict[str, list[float]] = {k: [] for k in (*PACKAGES, *(f"{k}-pass" for k in PACKAGES))}
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in (*PACKAGES, *(f"{k}-pass" for k in PACKAGES))}
     for _ in range(args.rounds):  # interleaved, so load on the machine hits every candidate alike
         for kind, py in pys.items():
             times[f"{kind}-pass"].append(wall([str(py), "-I", "-c", "pass"]))
@@ -162,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
                               str(ROOT), kind], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""})
         got = json.loads(enc.stdout.strip().splitlines()[-1])
+        def med(key: str, i: int) -> float:
+            return statistics.median(t[i] for t in times[key])
+
         rows[kind] = {
-            "importMs": (statistics.median(times[kind]) - statistics.median(times[f"{kind}-pass"])) * 1000,
+            "importMs": (med(kind, 0) - med(f"{kind}-pass", 0)) * 1000,
+            "importCpuMs": (med(kind, 1) - med(f"{kind}-pass", 1)) * 1000,
             "cpuMsPerExport": got["cpuMs"], "requestBytes": got["bytes"],
             "installMB": install_bytes(py) / 1e6, "packages": PACKAGES[kind],
         }
@@ -173,10 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     out = {"sessions": args.sessions, "rounds": args.rounds, "loops": args.loops, "rows": rows,
            "loadAverage": os.getloadavg()}
     (args.out / "otlp-encodings.json").write_text(json.dumps(out, indent=1))
-    print(f"{'encoding':8} {'import ms':>10} {'CPU ms/export':>14} {'bytes':>8} {'added MB':>9}   "
+    print(f"{'encoding':8} {'import ms':>10} {'import CPU':>11} {'CPU ms/export':>14} {'bytes':>8} {'added MB':>9}   "
           f"({args.sessions} sessions, load {out['loadAverage'][0]:.1f})")
     for kind, r in rows.items():
-        print(f"{kind:8} {r['importMs']:10.1f} {r['cpuMsPerExport']:14.2f} {r['requestBytes']:8d} {r['addedMB']:9.2f}")
+        print(f"{kind:8} {r['importMs']:10.1f} {r['importCpuMs']:11.1f} {r['cpuMsPerExport']:14.2f} "
+              f"{r['requestBytes']:8d} {r['addedMB']:9.2f}")
     return 0
 
 
