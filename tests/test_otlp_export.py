@@ -168,6 +168,9 @@ def test_a_collector_that_is_down_costs_the_hooks_nothing_and_piles_nothing_up(t
     assert set(files) <= {"heartbeat", "exporter.lock", "progress.json", "progress.json.lock"}
     log = Path(paths.log_file()).read_text()
     assert log.count("OpenTelemetry export to") == 1  # said once, not per attempt
+    doctor = sw("doctor").stdout.decode()
+    assert f"otlp       on: http://127.0.0.1:{port}/v1/metrics (http/protobuf, from config)" in doctor
+    assert "backing off after a failure" in doctor
     # the collector comes back: the session that changed meanwhile goes out
     with Receiver(port=port) as r:
         assert r.wait(lambda rv: any(p.value == 184 for p in rv.points("session_watcher.calls")), WAIT)

@@ -10,7 +10,7 @@ session is live.
 
 Bounded and quiet: nothing is queued, since every figure is recomputed from the states on the next
 pass; the progress file keeps, per session, the state's mtime last sent and the advice events sent
-(at most the state's own 20 alerts), for at most MAX_TRACKED sessions. When the collector is down
+(at most MAX_EVENTS; a state keeps its last 20 alerts), for at most MAX_TRACKED sessions. When the collector is down
 the exporter backs off (doubling from one interval to BACKOFF_MAX, or the collector's Retry-After),
 says so once in the log, keeps its heartbeat fresh so hooks do not start another, and the sessions
 changed meanwhile go out when it answers again. It never prints: its stdio is /dev/null.
@@ -34,6 +34,7 @@ RETRY_WINDOW = 86400.0  # a session changed since its last successful export is 
 BACKOFF_MAX = 600.0
 MAX_SESSIONS = 200  # per request: a backlog goes out over several passes
 MAX_TRACKED = 1000  # sessions the progress file remembers
+MAX_EVENTS = 256  # advice events remembered as sent, per session (a state keeps its last 20 alerts)
 MAX_LIFE = 12 * 3600.0  # a loop leaves after this long in any case (the next hook starts a fresh one)
 NO_TARGET_PAUSE = 3600.0  # export on but nowhere to go: hooks leave it alone this long
 
@@ -102,7 +103,7 @@ def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> N
                 entry = sessions.setdefault(sid, {"sent": 0, "events": []})
                 entry["sent"] = max(entry.get("sent") or 0, got.get("sent") or 0)
                 events = [e for e in entry.get("events") or [] if isinstance(e, str)]
-                entry["events"] = (events + [e for e in got.get("events", []) if e not in events])[-64:]
+                entry["events"] = (events + [e for e in got.get("events", []) if e not in events])[-MAX_EVENTS:]
             if len(sessions) > MAX_TRACKED:  # the least recently sent go first
                 for sid in sorted(sessions, key=lambda s: sessions[s].get("sent") or 0)[:len(sessions) - MAX_TRACKED]:
                     del sessions[sid]
