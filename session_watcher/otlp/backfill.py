@@ -36,20 +36,20 @@ def add_parser(sub: Any) -> None:
 
 
 def sessions(roots: list[str] | None, since: float | None) -> list[str]:
-    """The main transcripts to export (oldest first), those touched before `since` left out."""
+    """The main transcripts to export (oldest first), those touched before `since` left out; one per
+    session id (the newer file, as `report` and `sessions.find` take it: one id, one series)."""
     from session_watcher.reports.index import default_roots, discover
 
-    found = []
+    found: dict[str, tuple[float, str]] = {}
     for src in discover(roots or default_roots()):
-        if src.sub:
-            continue
         try:
             mtime = os.stat(src.path).st_mtime
         except OSError:
             continue
-        if since is None or mtime >= since:
-            found.append((mtime, src.path))
-    return [p for _, p in sorted(found)]
+        have = found.get(src.session)
+        if not src.sub and (since is None or mtime >= since) and (have is None or mtime > have[0]):
+            found[src.session] = (mtime, src.path)
+    return [p for _, p in sorted(found.values())]
 
 
 def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dict[str, Any], list[Any], float] | None:
