@@ -91,11 +91,13 @@ def load_progress() -> dict[str, Any]:
 def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> None:
     """Fold this pass's results into the progress file under its lock (another exporter, a
     session-end flush, may have written meanwhile): sent marks only move forward, events only add."""
+    from session_watcher import paths
     from session_watcher.core import fastjson
     from session_watcher.state.atomic import write_atomic
     from session_watcher.state.lock import LockTimeout, SessionLock
 
     try:
+        paths.ensure_private_dir(folder())
         with SessionLock(progress_file() + ".lock", 2.0):
             doc = load_progress()
             sessions: dict[str, Any] = doc["sessions"]

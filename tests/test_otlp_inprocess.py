@@ -1,0 +1,138 @@
+"""The exporter's and the backfill's own code run in this process (the process tests run them as the
+detached child and the CLI): a session's flush, a collector that refuses or is overloaded, the
+backoff it leaves behind, the trigger's stat-and-spawn, `export --otlp` called directly."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from session_watcher import config, paths
+from session_watcher.otlp import backfill, exporter, settings, trigger, wire
+from tests.oracle import FIXTURES, TRANSCRIPTS, hook, payload
+from tests.otlp_receiver import Receiver, closed_port, exporters, stop_exporters
+
+SHORT = TRANSCRIPTS / "subagent.jsonl"  # 12 calls
+
+
+def _session(tmp_path: Path, sid: str = "inproc") -> Path:
+    t = tmp_path / f"{sid}.jsonl"
+    t.write_bytes(SHORT.read_bytes())
+    assert hook("Stop", payload(sid, t)).returncode == 0
+    return t
+
+
+def _config(url: str, **more: object) -> None:
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    keys = {"enabled": True, "endpoint": url, "interval": 1, "timeout": 2, **more}
+    cfg.write_text("[otlp]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in keys.items()))
+
+
+def test_a_sessions_flush_sends_it_and_records_it(tmp_path: Path) -> None:
+    _session(tmp_path)
+    with Receiver() as r:
+        _config(r.url, protocol="http/json")
+        assert exporter.run("inproc") == 0
+        calls = r.points("session_watcher.calls")
+    assert [(p.attributes["session.id"], p.value) for p in calls] == [("inproc", 12.0)]
+    progress = exporter.load_progress()
+    assert progress["sessions"]["inproc"]["sent"] > 0
+    assert (progress["downUntil"], progress["failures"]) == (0.0, 0)
+    assert exporter.doctor_line().startswith("otlp       on: ")
+
+
+@pytest.mark.parametrize(("status", "retry"), [(503, True), (429, True), (404, False)])
+def test_a_collector_that_answers_no_is_tried_again_later_or_not(tmp_path: Path, status: int, retry: bool) -> None:
+    _session(tmp_path)
+    with Receiver(status=status) as r:
+        _config(r.url)
+        got = exporter.ready(os.environ)
+        assert got is not None
+        otlp, cfg, target = got
+        body, ctype = wire.encode({"resourceMetrics": []}, target.protocol, "metrics")
+        outcome = wire.post(target.urls["metrics"], body, ctype, target.headers, 2)
+        assert (outcome.ok, outcome.retry, outcome.status) == (False, retry, status)
+        now = time.time()
+        assert exporter.one_pass(otlp, cfg, target, now, "inproc") == 1  # backing off: stay
+    progress = exporter.load_progress()
+    assert progress["failures"] == 1
+    wait = progress["downUntil"] - now
+    assert wait == pytest.approx(1.0 if retry else exporter.BACKOFF_MAX, abs=0.01)
+    assert "inproc" not in progress["sessions"]  # nothing recorded as sent
+    assert "backing off" in exporter.doctor_line()
+
+
+def test_a_collector_that_is_down_doubles_the_wait(tmp_path: Path) -> None:
+    _session(tmp_path)
+    _config(f"http://127.0.0.1:{closed_port()}")
+    otlp, cfg, target = exporter.ready(os.environ) or pytest.fail("export is on")
+    waits = []
+    for _ in range(3):
+        now = exporter.load_progress()["downUntil"] or time.time()
+        exporter.one_pass(otlp, cfg, target, now + 0.01, "inproc")
+        waits.append(round(exporter.load_progress()["downUntil"] - now - 0.01))
+    assert waits == [1, 2, 4]
+    log = Path(paths.log_file()).read_text()
+    assert log.count("failed (ConnectionRefusedError") == 1
+
+
+def test_export_on_with_nowhere_to_go_pauses_the_hooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"auto" with Claude Code's telemetry on but no endpoint in its settings: said once; the
+    heartbeat is set an hour ahead, so hooks start nothing meanwhile."""
+    monkeypatch.setenv("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+    assert exporter.run(None) == 0
+    beat = Path(paths.otlp_dir(), "heartbeat").stat().st_mtime
+    assert beat > time.time() + exporter.NO_TARGET_PAUSE - 60
+    assert "nowhere to go" in exporter.doctor_line()
+    assert "cannot start" in Path(paths.log_file()).read_text()
+    monkeypatch.delenv("CLAUDE_CODE_ENABLE_TELEMETRY")
+    assert exporter.doctor_line().startswith("otlp       off")
+    assert trigger.on(config.DEFAULTS["otlp"], {}) is False
+
+
+def test_the_trigger_spawns_when_the_heartbeat_is_stale_and_not_otherwise(tmp_path: Path) -> None:
+    _session(tmp_path)
+    stop_exporters()
+    with Receiver() as r:
+        _config(r.url, interval=3600)
+        otlp = config.load(None)["otlp"]
+        stamp = Path(paths.otlp_dir(), "heartbeat")
+        if stamp.exists():
+            stamp.unlink()
+        try:
+            pid = trigger.due(otlp, "PostToolUse", "inproc", time.time(), dict(os.environ))
+            assert pid is not None
+            assert trigger.due(otlp, "PostToolUse", "inproc", time.time(), dict(os.environ)) is None  # just marked
+            assert r.wait(lambda rv: bool(rv.points("session_watcher.calls")), 60)
+            assert exporters() == [pid]
+            assert trigger.due(otlp, "SessionEnd", "inproc", time.time(), dict(os.environ)) is not None
+        finally:
+            stop_exporters()
+
+
+def test_export_called_directly_sends_the_sessions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    projects = tmp_path / "projects" / "-p"
+    projects.mkdir(parents=True)
+    for src in (SHORT, FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"):
+        (projects / src.name).write_bytes(src.read_bytes())
+    with Receiver() as r:
+        ns = argparse.Namespace(otlp=r.url, since=None, projects=[str(tmp_path / "projects")], dry_run=False)
+        assert backfill.command(ns) == 0
+        assert len(r.points("session_watcher.calls")) == 2
+    assert "exported 2 sessions" in capsys.readouterr().out
+    ns = argparse.Namespace(otlp="", since="2999-01-01", projects=[str(tmp_path / "projects")], dry_run=True)
+    _config("http://127.0.0.1:9")
+    assert backfill.command(ns) == 0  # nothing since then: nothing to print or send
+    assert capsys.readouterr().out == ""
+    ns.since = None
+    assert backfill.command(ns) == 0  # a dry run prints the request instead of sending it
+    doc = json.loads(capsys.readouterr().out)
+    assert {m["name"] for m in doc["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]} >= {"session_watcher.calls"}
+    with pytest.raises(settings.NoTarget):
+        settings.resolve({"endpoint": "", "protocol": "grpc"}, {})
