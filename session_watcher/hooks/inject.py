@@ -8,7 +8,8 @@ the next request, as a bare system message). The note's first line names the par
 child's own transcript links it to its parent (the fold reads it back: `parentSession`).
 
 The client waits for this hook at every session start, so it does no fold and takes no lock: with
-no handoff pending it is one `stat`; the config is read only when there is one to take.
+no handoff pending anywhere it reads one directory and imports nothing of the state; the config is
+read only when there is one to take.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ def run(raw: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(payload, dict) or payload.get("source") not in SOURCES:
         return None
-    from session_watcher.state import handoffs, shell
+    from session_watcher.state import handoffs
+
+    if not handoffs.any_pending():  # every start but the one after a handoff: no more imports
+        return None
+    from session_watcher.state import shell
 
     session_id, _, cwd = shell.payload_inputs(payload)
     project = shell.project_root(None, cwd)

@@ -7,7 +7,8 @@ rename is atomic, so of two sessions starting at once exactly one gets it, and a
 injected twice. A handoff older than the config's `handoff_stale_min` is left where it is (and
 swept by the next write). Files 0600 in 0700 folders, like every file of ours.
 
-Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else.
+Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
+(`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ def project_key(project: str) -> str:
 
     safe = "".join(c if c.isascii() and c.isalnum() else "-" for c in project)[-60:].strip("-") or "root"
     return f"{safe}-{zlib.crc32(project.encode('utf-8', 'surrogatepass')):08x}"
+
+
+def any_pending() -> bool:
+    """Whether any project has a handoff waiting (one directory read: the common start has none)."""
+    try:
+        with os.scandir(folder("pending")) as it:
+            return any(e.name.endswith(".json") for e in it)
+    except OSError:
+        return False
 
 
 def pending_file(project: str) -> str:
