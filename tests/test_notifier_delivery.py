@@ -383,6 +383,7 @@ class TestRealServer:
         assert got["summary"] == "This session now costs more than a fresh start (a&b<c>)"
         assert got["body"] == (
             "A fresh session would carry 45k tokens.\n"
+            "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.\n"
             "Model: claude-&lt;opus&gt;&amp;co"
         )
         assert got["urgency"] == "NORMAL"  # whatever the lamp: critical ones stay until dismissed

@@ -69,7 +69,9 @@ def hook_stdout_ok(out: bytes) -> dict[str, Any] | None:
     assert text.count("\n") == 1, text
     doc = json.loads(text)
     assert isinstance(doc, dict), doc
-    assert set(doc) <= {"systemMessage", "terminalSequence"}, doc
+    # a prompt on a cold cache past guard_x is held back once (the default guard, "ask"): a block reason
+    assert set(doc) <= {"systemMessage", "terminalSequence", "decision", "reason"}, doc
+    assert doc.get("decision", "block") == "block", doc
     return doc
 
 
