@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LATENCY_KINDS = ("post-known", "post-new", "stop", "prompt")
 SIZES = ("1 MB", "4 MB")
+OTLP_KINDS = ("otlp-off", "otlp-on", "otlp-down", "otlp-spawn")
 NUMERIC = (
     "medianMs",
     "p95Ms",
@@ -59,6 +60,7 @@ def expected_ids() -> list[str]:
     ]
     ids += [f"hook-{k}@{s}" for k in LATENCY_KINDS for s in SIZES]
     ids += [f"statusline@{s}" for s in SIZES]
+    ids += [f"hook-{k}@{SIZES[0]}" for k in OTLP_KINDS]  # the export's cost, on the small session
     return ids
 
 
@@ -105,7 +107,7 @@ class TestQuickBench:
     def test_targets_are_reported_with_a_verdict(self, quick: tuple[dict[str, Any], str]) -> None:
         """Every target has a pass/miss verdict when its inputs were measured."""
         res, _ = quick
-        assert len(res["targets"]) == 4 * 3 + 2 + 3
+        assert len(res["targets"]) == 4 * 3 + 2 + 3 + 3  # + the export's on / down / spawn over off
         for t in res["targets"]:
             assert t["pass"] in (True, False, None)
             if t["pass"] is not None:

@@ -105,15 +105,21 @@ def test_the_trigger_spawns_when_the_heartbeat_is_stale_and_not_otherwise(tmp_pa
         stamp = Path(paths.otlp_dir(), "heartbeat")
         if stamp.exists():
             stamp.unlink()
+        spawned = []
         try:
             pid = trigger.due(otlp, "PostToolUse", "inproc", time.time(), dict(os.environ))
             assert pid is not None
+            spawned.append(pid)
             assert trigger.due(otlp, "PostToolUse", "inproc", time.time(), dict(os.environ)) is None  # just marked
             assert r.wait(lambda rv: bool(rv.points("session_watcher.calls")), 60)
             assert exporters() == [pid]
-            assert trigger.due(otlp, "SessionEnd", "inproc", time.time(), dict(os.environ)) is not None
+            flush = trigger.due(otlp, "SessionEnd", "inproc", time.time(), dict(os.environ))
+            assert flush is not None
+            spawned.append(flush)
         finally:
             stop_exporters()
+            for child in spawned:  # spawned from this process: its children to reap (a hook's are init's)
+                os.waitpid(child, 0)
 
 
 def test_export_called_directly_sends_the_sessions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
