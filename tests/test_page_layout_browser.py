@@ -528,3 +528,26 @@ def test_a_long_session_folds_by_turn_and_jumps(browser: Any, long_pages: dict[s
         assert page.errors == []
     finally:
         page.context.close()
+
+
+def test_rows_before_the_first_prompt_are_a_turn_of_their_own(browser: Any, tmp_path: Path) -> None:
+    """A transcript that starts at a compaction (the 610-call session): its first rows answer no
+    prompt of the transcript's, and fold under `start`, before turn 1."""
+    from tests.calibration import unpack
+
+    path = unpack("6b6f4218-0b12-4d55-b930-462903683bea", tmp_path)
+    model = load_model(str(path), with_story=False)
+    assert model["rows"][0]["turn"] == 0
+    html = tmp_path / "s.html"
+    html.write_text(render_html(model), encoding="utf-8")
+    page = opened(browser, html, 1400)
+    try:
+        first = page.locator("#waterfall .turn").first
+        assert first.get_attribute("data-turn") == "0"
+        assert first.locator(".turn-label").text_content().startswith("▸ start ")
+        assert first.get_attribute("data-tip").startswith("before the first prompt from ")
+        assert page.locator("#jump option").nth(1).text_content().startswith("before the first prompt · ")
+        assert page.evaluate("() => document.documentElement.scrollHeight") < 2000  # 1,201 rows, folded
+        assert page.errors == []
+    finally:
+        page.context.close()

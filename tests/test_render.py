@@ -107,6 +107,12 @@ def test_numbers_as_rounded_as_the_colour() -> None:
     assert " x2.9/2.8 " in render(doc(x=2.86), 200, color=False, verbose=True)
     # a plan window in whole percent, never rounded up to a full window
     assert " 5h 99% " in render(doc(plan=plan(five=99.6)), 200, color=False)
+    # a warm cache's countdown rounds up: never 0:00 while it is warm
+    from session_watcher.core.render import cache_text
+
+    assert cache_text({"warm": True, "left": 0.4}) == "cache 0:01"
+    assert cache_text({"warm": True, "left": 59.0}) == "cache 0:59"
+    assert cache_text({"warm": False, "left": -3.0}) == "cache cold"
 
 
 def test_subscribers_see_their_plan_and_the_saving_in_it() -> None:

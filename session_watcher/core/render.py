@@ -210,8 +210,8 @@ def cache_text(cache: Mapping[str, Any]) -> str:
         text = "cache cold"
     elif left is None:
         text = "cache warm"
-    else:
-        secs = max(0, int(left))
+    else:  # rounded up: a warm cache never reads 0:00
+        secs = max(0, int(left) + (left > int(left)))
         text = f"cache {secs // 60}:{secs % 60:02d}"
     miss = cache.get("miss")
     return f"{text} (miss: {', '.join(miss)})" if miss else text

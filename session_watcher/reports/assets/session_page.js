@@ -389,6 +389,8 @@ function isOpen(g, i, groups) {
   if (foldDefault) return foldDefault === 'open';
   return M.rows.length <= LONG_ROWS || i === groups.length - 1;
 }
+// turn 0: what the transcript holds before its first prompt (a session resumed or cut)
+function turnName(g) { return g.turn === 0 ? 'before the first prompt' : 'turn ' + g.turn; }
 function turnWords(g) {
   const parts = [g.calls + (g.calls === 1 ? ' call' : ' calls')];
   if (g.tools) parts.push(g.tools + (g.tools === 1 ? ' tool call' : ' tool calls'));
@@ -469,7 +471,7 @@ function renderBody(g) {
 // a turn's header: a button that folds or opens it, when it began and what it holds, its span in time
 function turnRow(parent, g, y, grp, maxChars) {
   const info = grp.info || {}, right = g.lw + g.w;
-  const says = (info.text ? '“' + info.text + '”\n' : '') + 'turn ' + grp.turn + ' from ' + fmtTime(grp.start) +
+  const says = (info.text ? '“' + info.text + '”\n' : '') + turnName(grp) + ' from ' + fmtTime(grp.start) +
     ' to ' + fmtTime(grp.end) + ': ' + turnWords(grp) + (grp.open ? '\nclick to fold' : '\nclick to open');
   const row = el('g', {'class': 'turn' + (grp.open ? ' open' : ''), role: 'button', tabindex: 0,
     'aria-expanded': grp.open ? 'true' : 'false', 'data-turn': grp.turn, 'data-tip': says}, parent);
@@ -478,8 +480,8 @@ function turnRow(parent, g, y, grp, maxChars) {
   const x0 = g.X(grp.start), x1 = Math.max(x0 + 2, g.X(grp.end));
   el('rect', {x: x0, y: y + TURN_H - 5, width: x1 - x0, height: 3, fill: C.call, 'fill-opacity': .6,
     'class': 'turn-span'}, row);
-  text(row, 6, y + 11, fitLabel((grp.open ? '▾' : '▸') + ' turn ' + grp.turn, fmtTime(grp.start).slice(0, 5),
-                                maxChars), 'lbl turn-label');
+  text(row, 6, y + 11, fitLabel((grp.open ? '▾ ' : '▸ ') + (grp.turn === 0 ? 'start' : 'turn ' + grp.turn),
+                                fmtTime(grp.start).slice(0, 5), maxChars), 'lbl turn-label');
   const room = Math.floor((g.w - 8) / textWidth('0', 10));
   const words = turnWords(grp) + (info.text ? ' · ' + info.text : '');
   if (room > 4) text(row, g.lw + 4, y + 11, cutEnd(words, room), 'lbl turn-words');
@@ -496,7 +498,7 @@ function renderNav(groups) {
   for (const grp of groups) {
     const o = document.createElement('option');
     o.value = String(grp.turn);
-    o.textContent = 'turn ' + grp.turn + ' · ' + fmtTime(grp.start).slice(0, 5) + ' · ' + turnWords(grp) +
+    o.textContent = turnName(grp) + ' · ' + fmtTime(grp.start).slice(0, 5) + ' · ' + turnWords(grp) +
       (grp.info && grp.info.text ? ' · ' + cutEnd(grp.info.text, 40) : '');
     sel.appendChild(o);
   }
