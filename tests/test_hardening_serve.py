@@ -431,3 +431,25 @@ def test_one_session_id_in_two_project_folders_is_one_row_and_one_page(root: Pat
     assert "/home/u/b" in page or '"n":4' in page  # the folder the row names: its 4 calls
     model: dict[str, Any] = json.loads(page.split('id="model">')[1].split("</script>")[0])
     assert sum(r["kind"] == "call" for r in model["rows"]) == 4
+
+
+def test_live_page_takes_a_message_of_200k_rows() -> None:
+    """The live page's handler of a `rows` message, run by V8 (node): the first message of a long
+    session's stream holds every row (122,624 for bench.generate's 1 GB transcript), which spread
+    into a call's arguments was refused ("Maximum call stack size exceeded"), so the page never
+    updated."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    js = (fs.REPO / "session_watcher" / "reports" / "assets" / "session_page.js").read_text()
+    line = next(ln for ln in js.splitlines() if "msg.type === 'rows'" in ln)
+    statement = line.split("msg.type === 'rows')", 1)[1].split("//")[0].strip()
+    script = (
+        "const M = {rows: Array.from({length: 10}, (_, i) => ({n: -i}))};\n"
+        "const msg = {type: 'rows', from: 5, rows: Array.from({length: 200000}, (_, i) => ({n: i}))};\n"
+        f"{statement}\n"
+        "console.log(M.rows.length, M.rows[4].n, M.rows[5].n, M.rows[M.rows.length - 1].n);\n"
+    )
+    got = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60, check=False)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == ["200005", "-4", "0", "199999"]

@@ -597,7 +597,7 @@ if (LIVE && window.EventSource) {
   es.onmessage = ev => {
     const msg = JSON.parse(ev.data);
     if (msg.type === 'health:update') M.health = msg.health;
-    else if (msg.type === 'rows') M.rows.splice(msg.from, M.rows.length - msg.from, ...msg.rows);
+    else if (msg.type === 'rows') M.rows = M.rows.slice(0, msg.from).concat(msg.rows);  // no spread: 100k+ rows
     else if (msg.type === 'session') Object.assign(M, msg.session);
     else return;
     updates++;
