@@ -76,3 +76,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.stem in QUICK_MODULES:
             item.add_marker(pytest.mark.quick)
+
+
+@pytest.fixture
+def alone() -> None:
+    """For tests that fork (replay's second parser, the scan's and the pages' children): no process
+    forks while another thread runs (`state.scratch.threads_running`), so threads a test before left
+    ending (the browser tests' asyncio executor) are waited for, at most 10 s."""
+    import threading
+    import time
+
+    deadline = time.monotonic() + 10
+    for t in threading.enumerate():
+        if t is not threading.main_thread():
+            t.join(max(0.0, deadline - time.monotonic()))
+    stray = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    assert not stray, f"threads still running: {stray}"

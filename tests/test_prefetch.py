@@ -8,12 +8,16 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from session_watcher import config
 from session_watcher.core import engine
 from session_watcher.core.status import status_document
 from session_watcher.state import session
 from session_watcher.state.prefetch import ForkedParser
 from session_watcher.state.reader import CHUNK, read_new
+
+pytestmark = pytest.mark.usefixtures("alone")  # no fork while another thread runs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CFG = config.merge()

@@ -15,6 +15,8 @@ from session_watcher.reports import pool
 from session_watcher.reports.cli import write_session_pages
 from session_watcher.reports.collect import run_report
 
+pytestmark = pytest.mark.usefixtures("alone")  # no fork while another thread runs
+
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 WAIT = 60.0  # seconds a parent's job waits for a child to have taken one (a deadlock guard, not a timing)
 

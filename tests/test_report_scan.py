@@ -13,6 +13,8 @@ import pytest
 from session_watcher.reports import scan
 from session_watcher.reports.scan import Job, Scan, Scanned, batches, rows_in, scan_all
 
+pytestmark = pytest.mark.usefixtures("alone")  # no fork while another thread runs
+
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
 
