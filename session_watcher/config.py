@@ -283,10 +283,11 @@ def load(project_dir: str | None) -> dict[str, Any]:
     return cfg
 
 
-def load_cliff() -> dict[str, float | None]:
+def load_cliff() -> dict[str, Any]:
     """The TTL cliffs `report` inferred from the user's own gaps ({"5m": s, "1h": s}, None where the
-    evidence was too thin); a missing or unreadable file gives none."""
-    out: dict[str, float | None] = {"5m": None, "1h": None}
+    evidence was too thin), and under "evidence" the returns each rests on ({class: [returns below,
+    cold of them, returns above, cold of them]}); a missing or unreadable file gives none."""
+    out: dict[str, Any] = {"5m": None, "1h": None}
     try:
         with open(paths.cliff_file(), "rb") as fh:
             from session_watcher.core.fastjson import loads
@@ -295,10 +296,15 @@ def load_cliff() -> dict[str, float | None]:
     except (OSError, ValueError):
         return out
     if isinstance(doc, dict):
-        for cls in out:
+        evidence = doc.get("evidence")
+        evidence = evidence if isinstance(evidence, dict) else {}
+        for cls in ("5m", "1h"):
             v = doc.get(cls)
             if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e7:
                 out[cls] = float(v)
+                ev = evidence.get(cls)
+                if isinstance(ev, list) and len(ev) == 4 and all(type(n) is int and 0 <= n < 1 << 40 for n in ev):
+                    out.setdefault("evidence", {})[cls] = ev
     return out
 
 

@@ -64,6 +64,13 @@ def test_the_inferred_cliff_replaces_the_ttl() -> None:
     assert got is not None
     assert (got["source"], got["lifetimeSeconds"], got["cold"]) == ("cliff", 420.0, False)
     assert guard.cold_cache(state(), cfg, 1421.0)["cold"] is True  # type: ignore[index]
+    # the returns the report's inference rests on travel with it (cliff.json's "evidence") into the words
+    cfg = {"cliff": {"5m": 420.0, "1h": None, "evidence": {"5m": [13, 1, 7, 7]}}}
+    got = guard.cold_cache(state(), cfg, 1500.0)
+    assert got is not None
+    assert got["evidence"] == [13, 1, 7, 7]
+    words = guard.compose(guard.advice(state(), {"L": 90_000, "bDefault": 30_000, "x": 3.0}, got, {}) or {})
+    assert "goes cold after ~7 min: 7 of your 7 returns past that were cold" in words
 
 
 def test_the_clients_prompt_cache_wins_when_it_describes_the_last_call() -> None:
@@ -225,8 +232,12 @@ def test_the_rewrite_is_the_last_calls_whole_context() -> None:
 
 def test_the_sources_are_named_in_words() -> None:
     a = figures(180_000, 41_000)
-    assert "(last call 23 min ago; your 5-minute cache goes cold after ~7 min)" in guard.compose(
-        {**a, "source": "cliff", "lifetimeSeconds": 420.0})
+    said = guard.compose({**a, "source": "cliff", "lifetimeSeconds": 420.0})
+    assert "(last call 23 min ago; your 5-minute cache goes cold after ~7 min, inferred from your sessions)" in said
+    # an inference says what it rests on: of the returns past the edge, how many ran cold
+    said = guard.compose({**a, "source": "cliff", "lifetimeSeconds": 420.0, "evidence": [12, 1, 10, 9]})
+    assert ("(last call 23 min ago; your 5-minute cache goes cold after ~7 min: 9 of your 10 returns past that were "
+            "cold)") in said
     assert "Claude Code says the cache has expired" in guard.compose({**a, "source": "prompt_cache"})
     assert "Claude Code says the cache has likely expired" in guard.compose({**a, "source": "session_start"})
 

@@ -53,15 +53,16 @@ def sw_home(base: Path) -> Path:
 
 def test_report_writes_the_inferred_cliffs_and_the_config_reads_them(tmp_path: Path) -> None:
     proj = tmp_path / "claude" / "projects" / "-home-u-p"
-    cliff_session("five", "5m", [20, 45, 90, 150, 200, 299], [301, 420, 900]).write(proj)
+    cliff_session("five", "5m", [20, 45, 90, 190, 220, 250, 280, 299], [301, 420, 600, 900, 1150]).write(proj)
     r = report(tmp_path, "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads((sw_home(tmp_path) / "state" / "cliff.json").read_text())
     assert (doc["5m"], doc["1h"]) == (300, None)
+    assert doc["evidence"] == {"5m": [5, 0, 5, 5]}  # returns below and cold of them, above and cold: the guard's words
     env = {**os.environ, "SESSION_WATCHER_HOME": str(sw_home(tmp_path))}
     shown = subprocess.run([sys.executable, "-m", "session_watcher", "config", "show"], capture_output=True,
                            text=True, env=env, cwd=tmp_path, timeout=60, check=True)
-    assert json.loads(shown.stdout)["effective"]["cliff"] == {"5m": 300.0, "1h": None}
+    assert json.loads(shown.stdout)["effective"]["cliff"] == {"5m": 300.0, "1h": None, "evidence": {"5m": [5, 0, 5, 5]}}
     # a report over a window has less evidence: it leaves the file as it is
     (sw_home(tmp_path) / "state" / "cliff.json").write_text('{"5m": 1234}')
     assert report(tmp_path, "--since", "2026-03-02").returncode == 0
@@ -85,7 +86,7 @@ def test_report_counts_the_guards_warnings_and_sees_new_ones(tmp_path: Path) -> 
     assert doc["guard"]["wentAheadUsd"] == COLD[1] * 6.25e-6
     with log.open("a") as fh:  # a new warning: the cached report must not hide it
         fh.write(json.dumps(warning("left", T0 + 2000, T0 + 30, usd=0.31, mode="block")) + "\n")
-    text = report(tmp_path).stdout
+    text = " ".join(line.strip() for line in report(tmp_path).stdout.splitlines())  # wrapped at 100 columns
     assert ("cold-cache guard: 2 cold prompts warned about (1 blocked once); 1 went ahead and re-wrote 30k "
             "tokens ($0.19); 1 not sent in their session (their re-write: ~$0.31)") in text
     html = tmp_path / "r.html"

@@ -55,8 +55,9 @@ def cliff_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A corpus with a visible 5-minute cliff, a 1-hour cliff and a one-call session."""
     base = tmp_path_factory.mktemp("cliff")
     proj = base / "claude" / "projects" / "-home-u-p"
-    cliff_session("five", "5m", [20, 45, 90, 150, 200, 299], [301, 420, 900]).write(proj)
-    cliff_session("hour", "1h", [30, 400, 900, 1800, 3000, 3590], [3610, 5000, 9000]).write(proj)
+    cliff_session("five", "5m", [20, 45, 90, 190, 220, 250, 280, 299], [301, 420, 600, 900, 1150]).write(proj)
+    cliff_session("hour", "1h", [30, 400, 900, 1900, 2500, 3000, 3300, 3590],
+                  [3610, 4300, 5000, 6000, 7000]).write(proj)
     Transcript("single").call(T0, 0, 15_000).write(proj)
     Transcript("warmish").call(T0, *WARM).call(T0 + 9, *COLD).call(T0 + 20, *WARM).write(proj)
     return base
@@ -69,12 +70,19 @@ def test_text_report_over_the_fixtures(fixtures_dir: Path) -> None:
     assert r.stderr == ""  # no progress bar when stderr is not a terminal
     out = r.stdout
     assert "no calls today; no calls this week" in out
-    assert "your 17.5 min break cost 24k tokens of re-reading ($0.15)" in out
-    assert re.search(r"^short\s+1\s+undefined\s+1\s+25k\s+no break to price", out, re.M)
-    assert re.search(r"^modelSwitch\s+2\s+33 %$", out, re.M)
+    # per session: when, how long, the project (its cwd's last folder), model, calls, money, the break
+    assert re.search(r"^2026-02-12 \d\d:\d\d  53m\s+spotter-4te\s+haiku-4-5\+1\s+217\s+\$5\.53\s+99 %\s+2\s+17\.5 min "
+                     r"\$0\.15$", out, re.M)
+    assert re.search(r"^2026-02-10 \d\d:\d\d  0m\s+spotter\s+opus-4-6\s+1\s+\$0\.14\s+-\s+1\s+-$", out, re.M)
+    assert re.search(r"^2026-02-12\s+2\s+399\s+\$15\.12\s+99 %$", out, re.M)  # by day
+    assert re.search(r"^2026-02-09\s+6\s+572\s+\$27\.21\s+98 %$", out, re.M)  # the week of Monday the 9th
+    assert re.search(r"^spotter\s+3\s+17\s+\$0\.84\s+2026-02-10$", out, re.M)  # by project
+    assert re.search(r"^modelSwitch\s+1\s+17 %$", out, re.M)
+    assert re.search(r"^idleGap\s+1\s+17 %$", out, re.M)  # 17.5 min of 5-minute writes (and a switch back)
     assert re.search(r"^unexplained\s+3\s+50 %$", out, re.M)
-    assert "5m writes: your sessions do not show where the cache expires" in out
+    assert "5m writes: not enough data yet to say where your cache expires, so the documented 5 min counts" in out
     assert re.search(r"^<1m\s+360\s+99 %\s+1 %$", out, re.M)  # the 5m table's first bucket
+    assert max(len(line) for line in out.splitlines()) <= 100
 
 
 def test_json_validates_against_the_schema(fixtures_dir: Path) -> None:
@@ -84,7 +92,8 @@ def test_json_validates_against_the_schema(fixtures_dir: Path) -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
     assert doc["ttl"] == {"5m": None, "1h": None}
-    assert doc["causes"]["modelSwitch"] == 2
+    assert doc["causes"]["modelSwitch"] == 1  # the switch back to opus came after 17.5 min: an idle gap first
+    assert doc["causes"]["idleGap"] == 1
     single = {s["sessionId"]: s for s in doc["sessions"]}["short"]
     assert single["warmth"] is None
 
@@ -96,17 +105,20 @@ def test_json_with_an_inferred_cliff_validates(cliff_dir: Path) -> None:
     jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
     assert doc["ttl"]["5m"]["inferredSeconds"] == 300
     assert doc["ttl"]["1h"]["inferredSeconds"] == 3600
-    assert doc["causes"] == {"firstCall": 1, "idleGap": 6, "modelSwitch": 0, "compaction": 0, "unexplained": 1}
+    assert doc["causes"] == {"firstCall": 1, "idleGap": 10, "modelSwitch": 0, "compaction": 0, "unexplained": 1}
 
 
 def test_text_states_the_inference_with_its_evidence(cliff_dir: Path) -> None:
     r = report(cliff_dir, "--projects", str(cliff_dir / "claude" / "projects"))
     assert r.returncode == 0, r.stderr
+    text = " ".join(line.strip() for line in r.stdout.splitlines())  # the sentences are wrapped
     assert (
         "5m writes: inferred from your sessions (not documentation), the cache expires near 5 min: "
-        "12 % cold of 8 calls below, 100 % cold of 3 above; the edge lies between a 4 min 59 s gap and a 5 min 01 s gap"
-    ) in r.stdout
-    assert "1h writes: inferred from your sessions (not documentation), the cache expires near 1 h" in r.stdout
+        "0 of 5 returns from 3 min to 5 min ran cold, 5 of 5 returns from 5 min to 20 min ran cold; "
+        "the edge lies between a 4 min 59 s gap and a 5 min 01 s gap"
+    ) in text
+    assert ("1h writes: inferred from your sessions (not documentation), the cache expires near 60 min: 0 of 5 "
+            "returns from 30 min to 60 min ran cold, 5 of 5 returns from 60 min to 2 h ran cold") in text
 
 
 def test_since_and_bad_date(cliff_dir: Path) -> None:
@@ -152,11 +164,11 @@ def test_html_is_self_contained_and_honest(cliff_dir: Path) -> None:
     assert ".bar .recreated { background: var(--recreated); }" in page
     assert "--recreated:#d98b1c" in page  # the warning orange (light); the danger red is --error
     assert "font-variant-numeric: tabular-nums" in page
-    # "five": 7 warm calls of 20,253 tokens and 3 cold ones of 31,053: 234,930, shown as 235k
-    assert '<span class="num" title="234,930">235k</span>' in page
+    # "five": 9 warm calls of 20,253 tokens and 5 cold ones of 31,053: 337,542, shown as 338k
+    assert '<span class="num" title="337,542">338k</span>' in page
     assert "undefined (one call" in page
     assert page.count('class="inferred-ttl"') == 2 * 2  # the wide scatter and the phone's copy
-    assert "inferred 5m-write TTL ≈ 5\u00a0min (n=8 below, 3 above)" in page  # 5 min: one unbreakable line
+    assert "inferred 5m-write TTL ≈ 5\u00a0min (n=5 below, 5 above)" in page  # 5 min: one unbreakable line
 
 
 def find_browser() -> str | None:
@@ -199,8 +211,8 @@ def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
     dom = dom.replace("&nbsp;", " ").replace("\u00a0", " ")  # a number keeps its unit on its line
     assert '<svg id="scatter"' in dom
     wide, narrow = dom.split('<svg id="scatter-narrow"')  # the phone's copy of the same points follows
-    assert wide.count("<circle") == narrow.count("<circle") == len(doc["scatter"]) == 9 + 9 + 2
-    assert "inferred 1h-write TTL ≈ 1 h (n=6 below, 3 above)" in wide
+    assert wide.count("<circle") == narrow.count("<circle") == len(doc["scatter"]) == 13 + 13 + 2
+    assert "inferred 1h-write TTL ≈ 1 h (n=5 below, 5 above)" in wide
     assert "1h TTL ≈ 1 h" in narrow
     assert "of today ran warm" in dom or "no calls today" in dom
 

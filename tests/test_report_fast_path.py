@@ -23,7 +23,7 @@ from session_watcher.core.transcript import iso_to_epoch
 from session_watcher.reports import parse, scan
 from session_watcher.reports.collect import build_sessions, run_report
 from session_watcher.reports.index import discover
-from session_watcher.reports.parse import MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
+from session_watcher.reports.parse import KIND_DIR, MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
 from session_watcher.reports.warmth import build_report
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -57,6 +57,27 @@ def reference_chunk(chunk: bytes, base: int = 0) -> tuple[list[Row], int]:
                 rows += reference_record(rec, base + pos)
         pos = nl + 1
     return rows, end + 1
+
+
+def reference_dir(data: bytes) -> list[Row]:
+    """The working folder's row a file's scan starts with: the first record of its first 64 KiB with a
+    top-level `cwd`, by json.loads of each line (independent of `parse.head_dir`'s substring search)."""
+    pos = 0
+    head = data[: 64 << 10]
+    while (nl := head.find(b"\n", pos)) >= 0:
+        try:
+            rec = json.loads(head[pos:nl])
+        except ValueError:
+            rec = None
+        if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"]:
+            return [Row(pos, KIND_DIR, None, rec["cwd"], None, False, 0, 0, 0, 0, 0, 0)]
+        pos = nl + 1
+    return []
+
+
+def reference_file(data: bytes) -> list[Row]:
+    """What scanning a whole file gives: its folder's row, then its lines' rows."""
+    return [*reference_dir(data), *reference_chunk(data)[0]]
 
 
 def call(mid: str, **kw: Any) -> dict[str, Any]:
@@ -294,7 +315,7 @@ def test_report_equal_in_one_process_and_several(tmp_path: Path, monkeypatch: py
     """The whole document: from the reference rows, and through the index with 1 and 3 processes."""
     projects = corpus(tmp_path)
     sources = discover([str(projects)])
-    rows = {s.path: reference_chunk(Path(s.path).read_bytes())[0] for s in sources}
+    rows = {s.path: reference_file(Path(s.path).read_bytes()) for s in sources}
     expected = build_report(build_sessions(sources, rows), 1.8e9, 0.0, None)
     monkeypatch.setattr(scan, "FORK_FROM", 1)
     docs = []
@@ -371,7 +392,7 @@ def test_report_equal_when_some_sessions_come_from_the_index(tmp_path: Path, mon
     new = projects / "proj" / "new-session.jsonl"
     new.write_bytes((grown.read_bytes().splitlines(keepends=True)[-1]) * 2)
     sources = discover([str(projects)])
-    rows = {s.path: reference_chunk(Path(s.path).read_bytes())[0] for s in sources}
+    rows = {s.path: reference_file(Path(s.path).read_bytes()) for s in sources}
     sessions = build_sessions(sources, rows)
     named = [s for s in sessions if len(s.calls) > 2 and s.calls[2].ts - s.calls[1].ts > 1 and s.calls[2].cw][:2]
     assert len(named) == 2

@@ -86,29 +86,60 @@ def cliff_session(name: str, ttl: str, warm_gaps: list[float], cold_gaps: list[f
 
 class TestCliff:
     def test_gap_just_under_and_just_over_a_5_minute_ttl(self, home: Path) -> None:
-        """Warm at 299 s, cold at 301 s: the 5m boundary is inferred at 300 s, with n on each side."""
+        """Five warm returns from 3 to 5 min and five cold from 5 to 20: the 5m edge is claimed at 300 s,
+        with the returns on each side of it."""
         proj = home / "projects" / "p"
-        cliff_session("a", "5m", [20, 45, 90, 150, 200, 299], [301, 420, 900]).write(proj)
+        cliff_session("a", "5m", [20, 45, 90, 190, 220, 250, 280, 299], [301, 420, 600, 900, 1150]).write(proj)
         doc = report(home / "projects")
         t5 = doc["ttl"]["5m"]
         assert t5 is not None
         assert t5["inferredSeconds"] == 300
         ev = t5["evidence"]
-        assert (ev["below"]["n"], ev["below"]["cold"], ev["below"]["maxGapSeconds"]) == (6, 0, 299)
-        assert (ev["above"]["n"], ev["above"]["cold"], ev["above"]["minGapSeconds"]) == (3, 3, 301)
+        assert (ev["below"]["n"], ev["below"]["cold"], ev["below"]["maxGapSeconds"]) == (5, 0, 299)
+        assert (ev["above"]["n"], ev["above"]["cold"], ev["above"]["minGapSeconds"]) == (5, 5, 301)
+        assert (ev["below"]["fromSeconds"], ev["above"]["toSeconds"]) == (180, 1200)  # the returns that test it
+        assert ev["chance"] == {"below": 1 / 32, "above": 1 / 32}
         assert doc["ttl"]["1h"] is None  # no 1-hour writes at all
         # the cold starts past the inferred TTL are idle gaps
-        assert doc["causes"] == {"firstCall": 0, "idleGap": 3, "modelSwitch": 0, "compaction": 0, "unexplained": 0}
+        assert doc["causes"] == {"firstCall": 0, "idleGap": 5, "modelSwitch": 0, "compaction": 0, "unexplained": 0}
         assert doc["idleGapRule"]["5m"] == {"seconds": 300.0, "from": "inferred"}
         b = {x["label"]: x for x in doc["gapBuckets"] if x["ttl"] == "5m"}
-        assert (b["4m-5m"]["n"], b["4m-5m"]["coldShare"]) == (1, 0.0)
+        assert (b["4m-5m"]["n"], b["4m-5m"]["coldShare"]) == (3, 0.0)
         assert (b["5m-6m"]["n"], b["5m-6m"]["coldShare"]) == (1, 1.0)
         assert b["5m-6m"]["medianWarmth"] == pytest.approx(1_000 / 31_000)
 
-    def test_gap_just_under_and_just_over_a_1_hour_ttl(self, home: Path) -> None:
-        """1h writes: warm at 59m50s, cold at 60m10s; the 5m class stays empty and unknown."""
+    def test_too_few_returns_near_the_edge_claim_nothing(self, home: Path) -> None:
+        """Six warm calls (two of them from 2.5 to 5 min) and three cold ones: not enough to say where
+        the cache expires (the old rule, pooling every short gap, claimed 300 s from this). The
+        documented 5 minutes then counts for the causes, as it does for the guard."""
         proj = home / "projects" / "p"
-        cliff_session("b", "1h", [30, 400, 900, 1800, 3000, 3590], [3610, 5000, 9000]).write(proj)
+        cliff_session("a", "5m", [20, 45, 90, 150, 200, 299], [301, 420, 900]).write(proj)
+        doc = report(home / "projects")
+        assert doc["ttl"]["5m"] is None
+        tested = doc["documentedTtl"]["5m"]
+        assert tested["seconds"] == 300
+        assert (tested["below"]["n"], tested["below"]["cold"], tested["above"]["n"], tested["above"]["cold"]) == (
+            2, 0, 3, 3)
+        assert doc["idleGapRule"]["5m"] == {"seconds": 300.0, "from": "ttl"}
+        assert doc["causes"]["idleGap"] == 3  # past the documented TTL: the break, not "unexplained"
+
+    def test_six_cold_returns_do_not_make_a_15_minute_1_hour_cache(self, home: Path) -> None:
+        """1-hour writes: many warm short gaps, five warm from 7.5 to 15 min, six cold from 15 to 50 min
+        (two in the nearest bucket). An edge this far from the documented 60 minutes needs 7 returns a
+        side; six cold ones say only "not enough data yet" (the old rule: "expires near 15 min")."""
+        proj = home / "projects" / "p"
+        cliff_session("h", "1h", [30] * 40 + [500, 600, 700, 800, 880], [960, 1100, 1500, 2100, 2700, 3000]).write(proj)
+        doc = report(home / "projects")
+        assert doc["ttl"]["1h"] is None
+        assert doc["idleGapRule"]["1h"] == {"seconds": 3600.0, "from": "ttl"}
+        assert doc["causes"]["idleGap"] == 0  # all six under the 1-hour lifetime: not blamed on the break
+        assert doc["causes"]["unexplained"] == 6
+
+    def test_gap_just_under_and_just_over_a_1_hour_ttl(self, home: Path) -> None:
+        """1h writes: warm from 30 min to 59m50s, cold from 60m10s to 2 h; the 5m class stays empty."""
+        proj = home / "projects" / "p"
+        cliff_session("b", "1h", [30, 400, 900, 1900, 2500, 3000, 3300, 3590],
+                      [3610, 4300, 5000, 6000, 7000]).write(proj)
         doc = report(home / "projects")
         assert doc["ttl"]["5m"] is None
         t1 = doc["ttl"]["1h"]
@@ -116,14 +147,30 @@ class TestCliff:
         assert t1["evidence"]["below"]["maxGapSeconds"] == 3590
         assert t1["evidence"]["above"]["minGapSeconds"] == 3610
         # a 5-minute cache would have gone cold at 400 s; these calls were warm: not blamed on idling
-        assert doc["causes"]["idleGap"] == 3
+        assert doc["causes"]["idleGap"] == 5
 
     def test_no_ttl_when_nothing_goes_cold(self, home: Path) -> None:
         """All warm: the data cannot show a cliff, so there is none (never a hard-coded number)."""
         cliff_session("c", "5m", [10, 20, 30, 400, 900, 4000], []).write(home / "projects" / "p")
         doc = report(home / "projects")
         assert doc["ttl"] == {"5m": None, "1h": None}
-        assert doc["idleGapRule"]["5m"] == {"seconds": 1800, "from": "default"}
+        assert doc["idleGapRule"]["5m"] == {"seconds": 300.0, "from": "ttl"}
+
+    def test_the_break_and_the_causes_agree(self, home: Path) -> None:
+        """A cold call after 5.6 minutes of 5-minute writes: the break is its cause, and the session's
+        sentence says it cost its re-read; a cold call after 2 minutes is not the break's doing."""
+        tr = Transcript("k").call(T0, *WARM).call(T0 + 30, *WARM).call(T0 + 30 + 336, 1_000, 505_000)
+        tr.call(T0 + 400, *WARM)
+        tr.write(home / "projects" / "p")
+        tr2 = Transcript("m").call(T0, *WARM).call(T0 + 30, *WARM).call(T0 + 150, *COLD)
+        tr2.write(home / "projects" / "p")
+        doc = report(home / "projects")
+        k, m = by_id(doc)["k"], by_id(doc)["m"]
+        assert k["sentence"].startswith("your 5.6 min break cost 505k tokens of re-reading")
+        assert k["largestGapCause"] == "idleGap"
+        assert m["largestGapCause"] == "unexplained"
+        assert m["sentence"].startswith("the call after your longest break (2 min) re-wrote 30k tokens")
+        assert [c["cause"] for c in doc["coldStartList"] if c["callIndex"]] == ["idleGap", "unexplained"]
 
     def test_a_small_gap_is_never_blamed(self, home: Path) -> None:
         """A cold call 12 s after a warm one, with no switch or compaction, is unexplained."""

@@ -70,8 +70,10 @@ def cold_cache(state: Mapping[str, Any], cfg: Mapping[str, Any], now: float | No
     lifetime = cache_lifetime(ttl, cfg.get("cliff"))
     if lifetime is None:
         return None
-    out.update(source="ttl" if lifetime == TTL_SECONDS[ttl] else "cliff", lifetimeSeconds=lifetime,
-               expiresAt=last + lifetime)
+    source = "ttl" if lifetime == TTL_SECONDS[ttl] else "cliff"
+    out.update(source=source, lifetimeSeconds=lifetime, expiresAt=last + lifetime)
+    if source == "cliff":  # the returns the inference rests on, for its words
+        out["evidence"] = ((cfg.get("cliff") or {}).get("evidence") or {}).get(ttl)
     if idle is not None:
         out["cold"] = idle > lifetime
     return out
@@ -113,7 +115,8 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
     compact = e.get("floor") if e.get("compactions") and e.get("segment") else None
     return {
         "source": cold.get("source"), "ttl": ttl, "idleSeconds": cold.get("idleSeconds"),
-        "lifetimeSeconds": cold.get("lifetimeSeconds"), "tokens": big_l, "usd": write(big_l),
+        "lifetimeSeconds": cold.get("lifetimeSeconds"), "evidence": cold.get("evidence"),
+        "tokens": big_l, "usd": write(big_l),
         "freshTokens": fresh if cheaper else None, "freshUsd": fresh_usd if cheaper else None,
         "freshShared": shared,
         "compactTokens": compact if _num(compact) and compact < big_l else None,
@@ -147,8 +150,11 @@ def compose(a: Mapping[str, Any], ask: bool = False, handoff: str = HANDOFF_PLUG
         why = "Claude Code says the cache has expired"
     elif source == "session_start":
         why = "Claude Code says the cache has likely expired"
-    elif source == "cliff" and _num(life):
+    elif source == "cliff" and _num(life):  # an inference: said with what it rests on
+        ev = a.get("evidence")
         why = f"your {_class(a.get('ttl'))} cache goes cold after ~{duration(life)}"
+        why += (f": {ev[3]} of your {ev[2]} returns past that were cold" if isinstance(ev, list) and len(ev) == 4
+                else ", inferred from your sessions")
     else:
         why = f"the {_class(a.get('ttl'))} cache has expired"
     tokens, usd = human(a["tokens"]), dollars(a.get("usd"))

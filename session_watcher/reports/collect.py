@@ -16,7 +16,7 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 2  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 3  # bump when the report's computation changes: cached documents are then rebuilt
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -299,7 +299,10 @@ def save_cliffs(ttl: dict[str, Any], now: float) -> None:
     from session_watcher.paths import ensure_private_dir
     from session_watcher.state.atomic import write_atomic
 
-    doc = {cls: (t or {}).get("inferredSeconds") for cls, t in ttl.items()}
+    doc: dict[str, Any] = {cls: (t or {}).get("inferredSeconds") for cls, t in ttl.items()}
+    doc["evidence"] = {cls: [t["evidence"]["below"]["n"], t["evidence"]["below"]["cold"],  # for the guard's words
+                             t["evidence"]["above"]["n"], t["evidence"]["above"]["cold"]]
+                       for cls, t in ttl.items() if t is not None}
     doc["generatedAt"] = now
     path = cliff_path()
     try:

@@ -41,16 +41,37 @@ def exact_duration(s: float) -> str:
     return f"{sec} s"
 
 
-def gap_sentence(gap: dict[str, Any] | None) -> str:
+_NOT_THE_BREAK = {"modelSwitch": "a model switch", "compaction": "a compaction"}
+
+
+def gap_sentence(gap: dict[str, Any] | None, cause: str | None = "idleGap") -> str:
+    """The longest break in words. `cause`: the cause of the cold start after it (a cold break is
+    said to cost its re-read only when the break itself is the cause: as long as the cache's
+    lifetime, the rule the cold-start causes and the guard use too)."""
     if gap is None:
         return "no break to price (a one-call session)"
     usd = f" (${gap['usd']:.2f})" if gap["usd"] is not None else ""
     dur = human_duration(gap["seconds"])
-    if gap["cold"]:
+    if gap["cold"] and cause == "idleGap":
         return f"your {dur} break cost {human_tokens(gap['tokensRecreated'])} tokens of re-reading{usd}"
+    if gap["cold"]:
+        head = f"the call after your longest break ({dur}) re-wrote {human_tokens(gap['tokensRecreated'])} tokens{usd}"
+        if cause in _NOT_THE_BREAK:
+            return f"{head}, cold from {_NOT_THE_BREAK[cause]}"
+        return f"{head}: not the break's doing, the cache should have outlived it"
     # warm: the cache outlived the break; what the next call wrote is its own new context, not a re-read
     return (f"your longest break ({dur}) stayed warm: the next call read the cache; "
             f"it wrote {human_tokens(gap['tokensRecreated'])} new tokens{usd}")
+
+
+def project_name(cwd: str | None, folder: str) -> str:
+    """A session's project as a person names it: the last folder of its working folder (POSIX or
+    Windows: `D:\\oh-my-posh` is `oh-my-posh`), else the Claude Code projects folder it is in."""
+    if cwd:
+        last = cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        if last:
+            return last
+    return folder
 
 
 def day_start(now: float, utc_offset: float) -> float:

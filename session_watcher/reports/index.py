@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 4  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 5  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
-# 4: usage iterations read (a call's context, other models' rows of kind "o")
+# 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 DB_NAME = "warmth-index.sqlite3"
 
 

@@ -61,6 +61,10 @@ def _usage_at(chunk: bytes | bytearray, pos: int, end: int) -> int:
 KIND_CALL = "c"
 KIND_COMPACT = "k"
 KIND_OTHER = "o"  # another model's iteration of the call before it (its key: the call's + "#n")
+KIND_DIR = "d"  # the session's working folder: the first `cwd` of a file's head, in `key` (`head_dir`)
+DIR_MARKER = b'"cwd":"'
+_string = json.JSONDecoder()  # raw_decode: the JSON string at the start of a text
+DIR_SEARCH_BYTES = 64 << 10  # Claude Code names the cwd in a transcript's first records (0.3-9 kB in)
 
 
 _new = tuple.__new__  # a Row straight from a tuple, without the Python-level __new__ NamedTuple adds
@@ -227,6 +231,25 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int) -> Row | lis
             return None
     obj = load_line(line)
     return record_row(obj, offset) if isinstance(obj, dict) else None
+
+
+def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
+    """The row of the first `"cwd"` in the first DIR_SEARCH_BYTES of a file (of `head`'s first
+    `size` bytes): kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
+    end = min(len(head) if size is None else size, DIR_SEARCH_BYTES)
+    at = head.find(DIR_MARKER, 0, end)
+    if at < 0:
+        return None
+    start = at + len(DIR_MARKER) - 1  # the opening quote
+    text = bytes(head[start : min(start + 8192, len(head) if size is None else size)]).decode("utf-8", "replace")
+    try:
+        folder, _end = _string.raw_decode(text)
+    except ValueError:  # cut short, or not a JSON string
+        return None
+    if not isinstance(folder, str) or not folder:
+        return None
+    nl = head.rfind(b"\n", 0, at)
+    return _new(Row, (nl + 1, KIND_DIR, None, folder, None, False, 0, 0, 0, 0, 0, 0))
 
 
 def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None) -> tuple[list[Row], int]:

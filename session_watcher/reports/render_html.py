@@ -11,7 +11,7 @@ import re
 from html import escape
 from typing import Any
 
-from session_watcher.reports.fmt import CAUSES, gap_sentence, human_duration, human_tokens
+from session_watcher.reports.fmt import CAUSES, human_duration, human_tokens
 from session_watcher.reports.render_text import day_sentence, guard_sentence, pct, ttl_sentence
 
 
@@ -166,7 +166,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
             f'<td class="n" data-label="cold starts">{s["coldStarts"]}</td>'
             f'<td class="n" data-label="tokens">{num(s["tokens"]["total"])}</td>'
             f'<td data-label="largest gap">'
-            f"{escape(gap_sentence(s['largestGap']) if s['largestGap'] else s['sentence'])}</td></tr>"
+            f"{escape(s['sentence'])}</td></tr>"
         )
     h.append("</tbody></table>")
     h.append("<h2>Gap before a call versus tokens re-created</h2>")

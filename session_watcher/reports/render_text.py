@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from session_watcher.reports.fmt import CAUSES, exact_duration, human_duration, human_tokens
+from session_watcher.reports.fmt import CAUSES, exact_duration, human_tokens
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
+MAX_DAYS, MAX_WEEKS, MAX_PROJECTS = 14, 8, 10  # the latest days and weeks with calls, the costliest projects
+WIDTH = 100  # the report fits a terminal this wide (its tables are narrower)
+PROJECT_WIDTH, MODEL_WIDTH = 14, 11
 
 
 def pct(x: float | None) -> str:
@@ -26,15 +30,33 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def ttl_sentence(cls: str, t: dict[str, Any] | None) -> str:
+def _minutes(s: float) -> str:
+    """300 -> '5 min', 90 -> '1.5 min', 3600 -> '60 min', 7200 -> '2 h'."""
+    if s >= 7200:
+        return f"{s / 3600:g} h"
+    return f"{s / 60:g} min"
+
+
+def _side(side: dict[str, Any], lo: float, hi: float) -> str:
+    n = side["n"]
+    if not n:
+        return f"no return from {_minutes(lo)} to {_minutes(hi)}"
+    return f"{side['cold']} of {n} return{'s' if n != 1 else ''} from {_minutes(lo)} to {_minutes(hi)} ran cold"
+
+
+def ttl_sentence(cls: str, t: dict[str, Any] | None, tested: dict[str, Any] | None = None) -> str:
+    """Where the cache expires, as an inference with its evidence, or why it cannot be said yet."""
     if t is None:
-        return (
-            f"{cls} writes: your sessions do not show where the cache expires "
-            "(too few calls on one side of any gap length)"
-        )
+        if tested is None:
+            return f"{cls} writes: not enough data yet to say where your cache expires"
+        b, a, edge = tested["below"], tested["above"], tested["seconds"]
+        return (f"{cls} writes: not enough data yet to say where your cache expires, so the documented "
+                f"{_minutes(edge)} counts. Near it: {_side(b, b['fromSeconds'], edge)}, "
+                f"{_side(a, edge, a['toSeconds'])} (a claim needs 5 or more a side, clearly warm below and "
+                "clearly cold above)")
     ev = t["evidence"]
     b, a = ev["below"], ev["above"]
-    where = human_duration(t["inferredSeconds"]).replace("-hour", " h")
+    edge = t["inferredSeconds"]
     rng = ""
     if b["maxGapSeconds"] is not None and a["minGapSeconds"] is not None:
         rng = (
@@ -42,10 +64,16 @@ def ttl_sentence(cls: str, t: dict[str, Any] | None) -> str:
             f"{exact_duration(a['minGapSeconds'])} gap"
         )
     return (
-        f"{cls} writes: inferred from your sessions (not documentation), the cache expires near {where}: "
-        f"{pct(b['coldShare'])} cold of {b['n']} calls below, "
-        f"{pct(a['coldShare'])} cold of {a['n']} above{rng}"
+        f"{cls} writes: inferred from your sessions (not documentation), the cache expires near {_minutes(edge)}: "
+        f"{_side(b, b['fromSeconds'], edge)}, {_side(a, edge, a['toSeconds'])}{rng}"
     )
+
+
+def wrapped(text: str, width: int = WIDTH) -> list[str]:
+    """A sentence in lines of at most `width` columns, the later ones indented."""
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
 
 
 def guard_sentence(g: dict[str, Any] | None) -> str:
@@ -85,28 +113,157 @@ def nothing_found(doc: dict[str, Any]) -> str:
             "(start a session in Claude Code, or point the report elsewhere with --projects DIR)\n")
 
 
+def usd(v: float | None) -> str:
+    """$130.93, $0.65, <$0.01, $1,204; '?' for no price."""
+    if v is None:
+        return "?"
+    if 0 < v < 0.005:
+        return "<$0.01"
+    return f"${v:,.0f}" if v >= 1000 else f"${v:,.2f}"
+
+
+def span(first: float | None, last: float | None) -> str:
+    """52m, 3h05, 50h09, 4d02h: from the first main-chain call to the last activity."""
+    if first is None or last is None:
+        return "-"
+    m = max(0, round((last - first) / 60))
+    if m < 60:
+        return f"{m}m"
+    h, m = divmod(m, 60)
+    if h < 100:
+        return f"{h}h{m:02d}"
+    d, h = divmod(h, 24)
+    return f"{d}d{h:02d}h"
+
+
+def short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def model_name(model: str) -> str:
+    """claude-opus-4-6 -> opus-4-6, claude-haiku-4-5-20251001 -> haiku-4-5."""
+    name = model.removeprefix("claude-")
+    head, _, tail = name.rpartition("-")
+    return head if tail.isdigit() and len(tail) == 8 else name
+
+
+def model_cell(s: dict[str, Any]) -> str:
+    """The model of most calls, and how many others the session used (+1)."""
+    main, models = s.get("model") or (s["models"][0] if s["models"] else None), s["models"]
+    if main is None:
+        return "-"
+    more = f"+{len(models) - 1}" if len(models) > 1 else ""
+    return short(model_name(main), MODEL_WIDTH - len(more)) + more
+
+
+def brief_duration(s: float) -> str:
+    """42 s, 9.6 min, 7.6 h."""
+    if s >= 3600:
+        return f"{s / 3600:.1f} h".replace(".0 h", " h")
+    if s >= 60:
+        return f"{s / 60:.1f} min".replace(".0 min", " min")
+    return f"{s:.0f} s"
+
+
+def break_cell(s: dict[str, Any]) -> str:
+    """The longest break: what it cost when it went cold ("8.3 h $0.65"), or that it stayed warm."""
+    gap = s.get("largestGap")
+    if gap is None or s["calls"] < 2:
+        return "-"
+    dur = brief_duration(gap["seconds"])
+    if not gap["cold"]:
+        return f"{dur} warm"
+    if s.get("largestGapCause") == "idleGap":
+        return f"{dur} {usd(gap['usd'])}" if gap["usd"] is not None else f"{dur} {human_tokens(gap['tokensRecreated'])}"
+    return f"{dur} cold*"
+
+
+def started(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def session_rows(sessions: list[dict[str, Any]]) -> list[str]:
+    rows = []
+    for s in sessions:
+        rows.append([
+            started(s.get("firstActivity")),
+            span(s.get("firstActivity"), s.get("lastActivity")),
+            short(s.get("projectName") or s["project"], PROJECT_WIDTH),
+            model_cell(s),
+            f"{s['calls']:,}",
+            usd(s.get("cacheUsd")),
+            pct(s["warmth"]).replace("undefined", "-"),
+            str(s["coldStarts"]),
+            break_cell(s),
+        ])
+    return table(["started", "span", "project", "model", "calls", "cache $", "warm", "cold", "longest break"],
+                 rows, {4, 5, 6, 7})
+
+
+def project_names(projects: list[dict[str, Any]]) -> list[str]:
+    """Each project's name; two folders of one name are told apart by the folder above each."""
+    count: dict[str, int] = {}
+    for p in projects:
+        count[p["project"]] = count.get(p["project"], 0) + 1
+    out = []
+    for p in projects:
+        cwd = p.get("cwd")
+        if count[p["project"]] > 1 and cwd:
+            parts = [x for x in cwd.replace("\\", "/").split("/") if x]
+            out.append("/".join(parts[-2:]))
+        else:
+            out.append(p["project"])
+    return out
+
+
+def totals_rows(doc: dict[str, Any]) -> list[str]:
+    t = doc.get("totals")
+    if not t:
+        return []
+    out: list[str] = []
+    for title, key, label, rows, limit in (
+        ("by day", "date", "day", t["days"], MAX_DAYS),
+        ("by week, from Monday", "week", "week of", t["weeks"], MAX_WEEKS),
+    ):
+        shown = rows[-limit:]
+        if not shown:
+            continue
+        body = [[r[key], str(r["sessions"]), f"{r['apiCalls']:,}", usd(r["cacheUsd"]), pct(r["warmth"]).replace(
+            "undefined", "-")] for r in reversed(shown)]
+        out.append("")
+        more = f" (the last {limit}; all in --json)" if len(rows) > limit else ""
+        out.append(f"{title}{more}")
+        out.extend(table([label, "sessions", "API calls", "cache $", "warm"], body, {1, 2, 3, 4}))
+    projects = t["projects"]
+    if projects:
+        names = project_names(projects)
+        body = [[short(names[i], PROJECT_WIDTH + 10), str(p["sessions"]), f"{p['apiCalls']:,}", usd(p["cacheUsd"]),
+                 started(p.get("lastActivity"))[:10]] for i, p in enumerate(projects[:MAX_PROJECTS])]
+        out.append("")
+        more = (f" (the {MAX_PROJECTS} costliest of {len(projects)}; all in --json)"
+                if len(projects) > MAX_PROJECTS else "")
+        out.append(f"by project{more}")
+        out.extend(table(["project", "sessions", "API calls", "cache $", "last active"], body, {1, 2, 3}))
+    return out
+
+
 def render(doc: dict[str, Any]) -> str:
     if not doc["sessions"]:
         return nothing_found(doc)
     out: list[str] = []
     out.append(day_sentence(doc))
     out.append("")
-    rows = []
-    for s in doc["sessions"][:MAX_SESSIONS]:
-        rows.append(
-            [
-                s["sessionId"][:36],
-                str(s["calls"]),
-                pct(s["warmth"]),
-                str(s["coldStarts"]),
-                human_tokens(s["tokens"]["total"]),
-                s["sentence"],
-            ]
-        )
-    out.extend(table(["session", "calls", "warmth", "cold", "tokens", "largest gap"], rows, {1, 2, 3, 4}))
+    sessions = doc["sessions"][:MAX_SESSIONS]
     more = len(doc["sessions"]) - MAX_SESSIONS
-    if more > 0:
-        out.append(f"... and {more} older sessions (all of them in --json and --html)")
+    out.append("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json and "
+                                            "--html)" if more > 0 else ""))
+    out.extend(session_rows(sessions))
+    if any(break_cell(s).endswith("cold*") for s in sessions):
+        out.extend(wrapped("cold*: the call after the break ran cold, but not from the break, which the cache "
+                           "outlives (see the causes below)"))
+    if any(s.get("unpricedCalls") for s in sessions):
+        out.extend(wrapped("?: a model with no price in the table; its calls count as $0 in the totals"))
+    out.extend(totals_rows(doc))
     out.append("")
     out.append("the cache-TTL cliff (gap before a call -> how often it ran cold)")
     for cls in ("5m", "1h"):
@@ -120,15 +277,21 @@ def render(doc: dict[str, Any]) -> str:
             out.append(f"{cls} writes: no calls")
             continue
         out.extend(table([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}))
-        out.append(ttl_sentence(cls, doc["ttl"][cls]))
+        out.extend(wrapped(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
     out.append("")
     n = doc["coldStarts"]
     out.append(f"cold starts: {n}")
     if n:
         crow = [[k, str(doc["causes"][k]), pct(doc["causeShares"][k])] for k in CAUSES]
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
+        rule = doc.get("idleGapRule") or {}
+        limits = ", ".join(f"{_minutes(r['seconds'])} for {cls} writes" for cls, r in rule.items())
+        if limits:
+            out.extend(wrapped(f"idleGap: a break at least as long as the cache lives ({limits}: the same lifetime "
+                               "the cold-cache guard uses)"))
         if doc["causes"]["unexplained"]:
-            out.append("unexplained: the transcript shows no idle gap, model switch or compaction before them")
+            out.extend(wrapped("unexplained: the transcript shows no break that long, model switch or compaction "
+                               "before them"))
     out.append("")
-    out.append(guard_sentence(doc.get("guard")))
+    out.extend(wrapped(guard_sentence(doc.get("guard"))))
     return "\n".join(out) + "\n"

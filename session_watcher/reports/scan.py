@@ -14,7 +14,7 @@ import marshal
 import os
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.reports.parse import MAX_LINE_BYTES, Row, parse_chunk
+from session_watcher.reports.parse import MAX_LINE_BYTES, Row, head_dir, parse_chunk
 from session_watcher.state.scratch import fork_with_sink, handed_back, send_back
 
 if TYPE_CHECKING:
@@ -94,6 +94,10 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
             filled = kept + got_bytes
             if head is None:
                 head = head_hash(bytes(buf[: min(filled, HEAD_BYTES)]))
+            if not job.start and seen == got_bytes:  # a file read from its first byte: its folder first
+                folder = head_dir(buf, filled)
+                if folder is not None:
+                    rows.append(folder)
             got, used = parse_chunk(buf, pos, filled)
             rows += got
             pos += used

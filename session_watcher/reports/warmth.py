@@ -12,12 +12,19 @@ Definitions (docs/report-schema.json says the same for each JSON field):
   1-hour tokens, else 5-minute); the next call's own writes when nothing was written before.
 * Session warmth: sum of cache reads / sum of (reads + writes) over main-chain calls 2..n (null for a
   one-call session: there is no earlier context to be warm with).
-* The inferred TTL of a class: the bucket edge that best splits its gaps into a warm side and a cold
-  side (largest jump in the pooled cold share), when each side has enough calls and the jump is
-  large. It is an inference from the user's own calls, stated with its evidence.
-* Cause of a cold start, the first that applies: `firstCall`, `idleGap` (gap at or past the
-  inferred TTL of its class, or 30 minutes when no TTL could be inferred), `modelSwitch`,
-  `compaction` (a compact boundary since the previous call), else `unexplained`.
+* The inferred TTL of a class: a bucket edge E claimed only with enough returns on both sides of it
+  (`infer_ttl`: the returns with gaps from E/2 to E mostly warm, those from E to 4E mostly cold, each
+  split one a coin-flip cache would show at most 5 % of the time, 1 % for an edge more than a
+  bucket from the class's documented TTL); else none ("not enough data yet"). Stated with its
+  evidence, as an inference from the user's own calls.
+* A cache's lifetime, one rule for the report, the cold-cache guard and the cold-start causes
+  (`core.eoq.cache_lifetime`): the claimed edge of its class, else the documented TTL (5 min, 1 h).
+* Cause of a cold start, the first that applies: `firstCall`, `idleGap` (gap at or past its
+  class's lifetime), `modelSwitch`, `compaction` (a compact boundary since the previous call), else
+  `unexplained`.
+* Money: a call's cache cost is its cache reads and writes at its own model's prices (every call,
+  main chain and subagents); per session, per day, per week (from Monday) and per project (the
+  last folder of the transcript's `cwd`).
 """
 
 from __future__ import annotations
@@ -26,9 +33,9 @@ import json
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence
-from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT, KIND_OTHER
-from session_watcher.reports.prices import write_usd
+from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
+from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
+from session_watcher.reports.prices import WRITE_1H, WRITE_5M, input_price, read_multiplier, write_usd
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -36,7 +43,6 @@ if TYPE_CHECKING:
     from session_watcher.reports.parse import Row
 
 COLD_BELOW = 0.5
-DEFAULT_IDLE_SECONDS = 30 * 60  # SPEC's idle-gap rule, used only when no TTL can be inferred
 # bucket edges in seconds: round minutes, roughly log-spaced (ratio <= 1.5) from 1 min to 2 h
 BUCKET_EDGES: tuple[int, ...] = (
     60,
@@ -58,9 +64,16 @@ BUCKET_EDGES: tuple[int, ...] = (
     5400,
     7200,
 )
-MIN_BELOW = 5  # calls needed on the warm side of an inferred boundary
-MIN_ABOVE = 3  # calls needed on the cold side
-MIN_JUMP = 0.5  # cold share above minus cold share below
+# The TTL edge rule (docs/report.md, "Inferred TTL", has the numbers that chose it). A return tests
+# an edge E from below when its gap is E / NEAR_BELOW or more (a warm return after 30 s says nothing
+# of a 5-minute edge), and from above when under E * NEAR_ABOVE (past an edge every return is cold,
+# so a wider window still speaks of it; much further out it speaks of every edge alike).
+NEAR_BELOW = 2
+NEAR_ABOVE = 4
+CHANCE = 0.05  # at most this likely from a cache as often warm as cold, on each side...
+CHANCE_FAR = 0.01  # ...and this for an edge more than one bucket from the class's documented TTL
+EXACT_UP_TO = 100  # returns on one side: the binomial tail summed exactly; more, approximated
+DOCUMENTED_TTL = {"5m": 300, "1h": 3600}  # core.eoq.TTL_SECONDS (not imported: 1 ms of a report's start)
 TTL_CLASSES = ("5m", "1h")
 
 
@@ -83,12 +96,28 @@ class Call:
 class Session:
     """A session: its main-chain calls in order, and token totals over main and subagent files."""
 
-    __slots__ = ("api_calls", "calls", "last_ts", "project", "session_id", "totals")
+    __slots__ = ("api_calls", "calls", "costs", "cwd", "last_ts", "project", "session_id", "totals", "unpriced")
 
-    def __init__(self, session_id: str, project: str, calls: list[Call], totals: dict[str, Any],
-                 api_calls: int, last_ts: float | None) -> None:
+    def __init__(self, session_id: str, project: str, calls: list[Call], totals: dict[str, Any],  # noqa: PLR0913, PLR0917 - one field each
+                 api_calls: int, last_ts: float | None, cwd: str | None = None,
+                 costs: list[tuple[float | None, float, int]] | None = None, unpriced: int = 0) -> None:
         self.session_id, self.project, self.calls, self.totals = session_id, project, calls, totals
-        self.api_calls, self.last_ts = api_calls, last_ts
+        self.api_calls, self.last_ts, self.cwd = api_calls, last_ts, cwd
+        # per API call (main chain and subagents) and other model's iteration: (time, cache cost in USD,
+        # 1 for a call, 0 for an iteration)
+        self.costs = costs or []
+        self.unpriced = unpriced  # calls of a model without a price (their cost counts as 0 in `costs`)
+
+
+_UNSEEN = (0.0, 0.0, 0.0)
+
+
+def call_prices(model: str | None) -> tuple[float, float, float] | None:
+    """USD per token of a cache read, a 5-minute write and a 1-hour write of `model` (None: no price)."""
+    base = input_price(model)
+    if base is None:
+        return None
+    return (base * read_multiplier(model) / 1e6, base * WRITE_5M / 1e6, base * WRITE_1H / 1e6)
 
 
 class Obs:
@@ -113,6 +142,7 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
     chain: dict[str, Call] = {}
     compact_pending = False
     last_ts: float | None = None
+    cwd: str | None = None
     # rows unpacked, not read by name: a NamedTuple's fields are properties, slow in a loop this long
     for r in main_rows:
         _offset, kind, ts, key, model, side, inp, out, cr, cw, cw5m, cw1h = r
@@ -125,6 +155,8 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
         if kind != KIND_CALL or key is None:
             if kind == KIND_OTHER and key is not None:  # another model's iteration: in the totals only
                 usage[key] = r
+            elif kind == KIND_DIR and cwd is None:
+                cwd = key
             continue
         usage[key] = r
         if side:
@@ -145,12 +177,24 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
                 usage[key] = r
     t_in = t_out = t_cr = t_cw = 0
     others: dict[str, dict[str, int]] | None = None
+    priced: dict[str | None, tuple[float, float, float] | None] = {}
+    costs: list[tuple[float | None, float, int]] = []
+    unpriced = 0
     for u in usage.values():
         t_in += u[6]
         t_out += u[7]
         t_cr += u[8]
         t_cw += u[9]
-        if u[1] == KIND_OTHER:
+        is_call = 0 if u[1] == KIND_OTHER else 1
+        p = priced.get(u[4], _UNSEEN)
+        if p is _UNSEEN:
+            p = priced[u[4]] = call_prices(u[4])
+        if p is None:
+            unpriced += 1
+            costs.append((u[2], 0.0, is_call))
+        else:
+            costs.append((u[2], u[8] * p[0] + u[10] * p[1] + u[11] * p[2], is_call))
+        if not is_call:
             others = others if others is not None else {}
             o = others.setdefault(u[4] or "unknown", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
             o["input"] += u[6]
@@ -165,7 +209,7 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
         for o in others.values():
             o["total"] = o["input"] + o["output"] + o["cacheRead"] + o["cacheWrite"]
         totals["otherModels"] = dict(sorted(others.items()))
-    return Session(session_id, project, list(chain.values()), totals, api_calls, last_ts)
+    return Session(session_id, project, list(chain.values()), totals, api_calls, last_ts, cwd, costs, unpriced)
 
 
 def bucket_label(lo: float, hi: float | None) -> str:
@@ -229,46 +273,93 @@ def gap_buckets(buckets: dict[int, Bucket], ttl_class: str) -> list[dict[str, An
     return table
 
 
-def infer_ttl(gaps: dict[int, Bucket], buckets: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Where the cold share jumps in `buckets` (the table of one class, made of its gap buckets
-    `gaps`), with the evidence; None when unclear."""
-    best: tuple[float, int] | None = None
-    for k in range(1, len(buckets)):
-        below, above = buckets[:k], buckets[k:]
-        nb, na = sum(b["n"] for b in below), sum(b["n"] for b in above)
-        if nb < MIN_BELOW or na < MIN_ABOVE:
-            continue
-        jump = sum(b["cold"] for b in above) / na - sum(b["cold"] for b in below) / nb
-        if jump >= MIN_JUMP and (best is None or jump > best[0] + 1e-12):
-            best = (jump, k)
-    if best is None:
-        return None
-    k = best[1]
+def chance(k: int, n: int) -> float:
+    """How often a cache as likely warm as cold shows `k` or more of `n` returns one way: P(X >= k),
+    X ~ Binomial(n, 1/2)."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    import math
+
+    if n <= EXACT_UP_TO:
+        return float(sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n)
+    # the normal approximation, with continuity correction (its error, under 1e-3 here, decides nothing)
+    return 0.5 * math.erfc((k - 0.5 - n / 2) / math.sqrt(n / 2))
+
+
+def edge_evidence(gaps: dict[int, Bucket], buckets: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """The returns that test the edge at bucket `k`'s lower bound E: below, the buckets from E /
+    NEAR_BELOW up to E; above, those from E up to E * NEAR_ABOVE (a bucket wholly inside)."""
     edge = buckets[k]["fromSeconds"]
-    nb = sum(b["n"] for b in buckets[:k])
-    na = sum(b["n"] for b in buckets[k:])
-    cb = sum(b["cold"] for b in buckets[:k])
-    ca = sum(b["cold"] for b in buckets[k:])
-    lower = max((b[3] for j, b in gaps.items() if j < k), default=None)  # the longest gap below the edge
-    upper = min((b[2] for j, b in gaps.items() if j >= k), default=None)  # the shortest at or above it
+    below = [j for j in range(k) if buckets[j]["fromSeconds"] * NEAR_BELOW >= edge]
+    above = [j for j in range(k, len(buckets))
+             if buckets[j]["toSeconds"] is not None and buckets[j]["toSeconds"] <= edge * NEAR_ABOVE]
+    nb, cb = sum(buckets[j]["n"] for j in below), sum(buckets[j]["cold"] for j in below)
+    na, ca = sum(buckets[j]["n"] for j in above), sum(buckets[j]["cold"] for j in above)
     return {
-        "inferredSeconds": edge,
-        "inferred": True,
-        "evidence": {
-            "below": {"n": nb, "cold": cb, "coldShare": cb / nb, "maxGapSeconds": lower},
-            "above": {"n": na, "cold": ca, "coldShare": ca / na, "minGapSeconds": upper},
-            "jump": best[0],
-        },
+        "edgeSeconds": edge,
+        "below": {"n": nb, "cold": cb, "coldShare": cb / nb if nb else None,
+                  "fromSeconds": buckets[below[0]]["fromSeconds"] if below else edge,
+                  "maxGapSeconds": max((gaps[j][3] for j in below if j in gaps), default=None)},
+        "above": {"n": na, "cold": ca, "coldShare": ca / na if na else None,
+                  "toSeconds": buckets[above[-1]]["toSeconds"] if above else edge,
+                  "minGapSeconds": min((gaps[j][2] for j in above if j in gaps), default=None)},
+        "chance": {"below": chance(nb - cb, nb), "above": chance(ca, na)},
     }
 
 
-def assign_causes(colds: Iterable[Obs], idle_seconds: dict[str, float]) -> None:
-    """Name the cause of every cold start (the first that applies), and note the others that apply."""
+def near_documented(edge: float, ttl_class: str) -> bool:
+    """Whether `edge` is the class's documented TTL or a bucket edge next to it."""
+    known = BUCKET_EDGES.index(DOCUMENTED_TTL[ttl_class])
+    return edge in BUCKET_EDGES[max(0, known - 1) : known + 2]
+
+
+def infer_ttl(gaps: dict[int, Bucket], buckets: list[dict[str, Any]], ttl_class: str = "5m") -> dict[str, Any] | None:
+    """The edge of `buckets` (the table of one class, made of its gap buckets `gaps`) where the
+    cache is claimed to expire, with the evidence; None when no edge has enough returns on both sides.
+
+    An edge E is claimed when the returns from E / NEAR_BELOW to E are mostly warm and those from E to
+    E * NEAR_ABOVE mostly cold, each side's split one that a cache as often warm as cold would show at
+    most CHANCE of the time (at least 5 returns a side: 1/2**5 = 3 %; CHANCE_FAR, 7 returns, for an
+    edge more than a bucket from the documented TTL, which 13,569 returns measured elsewhere agree
+    with); of the edges claimed, the one with the largest jump in cold share."""
+    best: tuple[float, int, dict[str, Any]] | None = None
+    for k in range(1, len(buckets)):
+        ev = edge_evidence(gaps, buckets, k)
+        b, a = ev["below"], ev["above"]
+        if not b["n"] or not a["n"]:
+            continue
+        limit = CHANCE if near_documented(ev["edgeSeconds"], ttl_class) else CHANCE_FAR
+        if ev["chance"]["below"] > limit or ev["chance"]["above"] > limit:
+            continue
+        jump = a["coldShare"] - b["coldShare"]
+        if best is None or jump > best[0] + 1e-12:
+            best = (jump, k, ev)
+    if best is None:
+        return None
+    jump, _k, ev = best
+    return {
+        "inferredSeconds": ev["edgeSeconds"],
+        "inferred": True,
+        "evidence": {"below": ev["below"], "above": ev["above"], "jump": jump, "chance": ev["chance"]},
+    }
+
+
+def tested_at_documented(gaps: dict[int, Bucket], buckets: list[dict[str, Any]], ttl_class: str) -> dict[str, Any]:
+    """The returns that would test the documented TTL's edge (what `report` shows when no edge is
+    claimed: how far the user's data is from saying where the cache expires)."""
+    return edge_evidence(gaps, buckets, 1 + BUCKET_EDGES.index(DOCUMENTED_TTL[ttl_class]))
+
+
+def assign_causes(colds: Iterable[Obs], lifetime: dict[str, float]) -> None:
+    """Name the cause of every cold start (the first that applies), and note the others that apply.
+    `lifetime`: the cache's lifetime per TTL class (`core.eoq.cache_lifetime`, the guard's own)."""
     for o in colds:
         applies = []
         if o.index == 0:
             applies.append("firstCall")
-        limit = idle_seconds.get(o.ttl_class or "5m", DEFAULT_IDLE_SECONDS)
+        limit = lifetime[o.ttl_class or "5m"]
         if o.gap is not None and o.gap >= limit:
             applies.append("idleGap")
         if o.model_switch:
@@ -336,7 +427,10 @@ class JSONText(str):
 _TTL_JSON = {None: "null", "5m": '"5m"', "1h": '"1h"'}
 # a session's entry, in order, around its causes (known only once every session's part is in)
 _BEFORE_CAUSES = ("sessionId", "project", "calls", "apiCalls", "warmth", "coldStarts")
-_AFTER_CAUSES = ("largestGap", "sentence", "tokens", "models", "lastActivity")
+# ... and around its sentence (which names the largest gap's cause)
+_BEFORE_SENTENCE = ("largestGap",)
+_AFTER_SENTENCE = ("tokens", "models", "lastActivity", "firstActivity", "cwd", "model", "projectName", "cacheUsd",
+                   "unpricedCalls")
 _BOOL_JSON = {True: "true", False: "false"}
 _INF = float("inf")
 
@@ -351,7 +445,20 @@ class Part(NamedTuple):
     days: dict[int, list[int]]  # local day -> [cache read, cache write]
     scatter: Any  # the scatter items: dicts, or their JSON text joined by ","
     calls: list[GuardCall] | None  # for the guard, when its log names the session
-    text: tuple[str, str] | None = None  # the entry's JSON text before its causes' and after (`scatter_text`)
+    spend: dict[int, list[Any]]  # local day -> [API calls, their cache cost in USD], calls in the window
+    # the entry's JSON text before its causes, between them and its sentence, and after (`scatter_text`)
+    text: tuple[str, str, str] | None = None
+
+
+def main_model(calls: list[Call], models: list[str]) -> str | None:
+    """The model of most of the main chain's calls (the first in name order on a tie)."""
+    if len(models) < 2:
+        return models[0] if models else None
+    counts = dict.fromkeys(models, 0)
+    for c in calls:
+        if c.model:
+            counts[c.model] += 1
+    return max(models, key=lambda m: counts[m])  # max keeps the first of equals
 
 
 def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
@@ -427,6 +534,19 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
             colds.append((i, ts, gap, w, cls, switch, c.compact_before, seen))
         last_class = write_class or last_class
         prev_ts, prev_model = ts, model
+    spend: dict[int, list[Any]] = {}
+    spent = 0.0
+    for ts, usd, n in s.costs:  # every API call, subagents' too, and other models' iterations (n 0)
+        spent += usd
+        if ts is None or (since is not None and ts < since):
+            continue
+        local = ts + offset
+        sp = spend.get(day := int(local - (local % 86400) - offset))
+        if sp is None:
+            spend[day] = [n, usd]
+        else:
+            sp[0] += n
+            sp[1] += usd
     biggest = None
     if largest is not None:
         biggest = {
@@ -437,6 +557,7 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
             "callIndex": largest_index,
         }
     pairs = len(s.calls) > 1
+    models = sorted({c.model for c in s.calls if c.model})
     entry = {
         "sessionId": sid,
         "project": s.project,
@@ -446,17 +567,24 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         "coldStarts": len(colds),
         "causes": None,
         "largestGap": biggest,
-        "sentence": gap_sentence(biggest) if pairs else gap_sentence(None),
+        "sentence": None,  # once the causes are known (`report_of_parts`)
         "tokens": s.totals,
-        "models": sorted({c.model for c in s.calls if c.model} | set(s.totals.get("otherModels", ()))),
+        "models": sorted({*models, *s.totals.get("otherModels", ())}),
         "lastActivity": s.last_ts,
+        "firstActivity": s.calls[0].ts if s.calls else None,
+        "cwd": s.cwd,
+        "model": main_model(s.calls, models),
+        "projectName": project_name(s.cwd, s.project),
+        "cacheUsd": spent if s.unpriced < len(s.costs) else None,
+        "unpricedCalls": s.unpriced,
     }
     calls = [_guard_call(c) for c in s.calls] if sid in guarded else None
     if not scatter_text:
-        return Part(entry, colds, gaps, days, scatter, calls)
+        return Part(entry, colds, gaps, days, scatter, calls, spend)
     head = json.dumps({k: entry[k] for k in _BEFORE_CAUSES}, separators=(",", ":"))[:-1] + ',"causes":'
-    tail = "," + json.dumps({k: entry[k] for k in _AFTER_CAUSES}, separators=(",", ":"))[1:]
-    return Part(entry, colds, gaps, days, ",".join(scatter), calls, (head, tail))
+    mid = "," + json.dumps({k: entry[k] for k in _BEFORE_SENTENCE}, separators=(",", ":"))[1:-1] + ',"sentence":'
+    tail = "," + json.dumps({k: entry[k] for k in _AFTER_SENTENCE}, separators=(",", ":"))[1:]
+    return Part(entry, colds, gaps, days, ",".join(scatter), calls, spend, (head, mid, tail))
 
 
 def build_report(
@@ -504,6 +632,79 @@ def _causes_json(counts: list[int]) -> str:
     return text
 
 
+def _sentence(entry: dict[str, Any], colds: list[Obs]) -> tuple[str, str | None]:
+    """The largest gap in words, and the cause of the cold start after it (None: warm, or no gap)."""
+    gap = entry["largestGap"]
+    if gap is None or entry["calls"] < 2:
+        return gap_sentence(None), None
+    cause = next((o.cause for o in colds if o.index == gap["callIndex"]), None) if gap["cold"] else None
+    return gap_sentence(gap, cause), cause
+
+
+def _entry(entry: dict[str, Any], causes: dict[str, int], sentence: str, cause: str | None) -> dict[str, Any]:
+    """A session's entry whole, its keys in the text path's order."""
+    out: dict[str, Any] = {}
+    for k, v in entry.items():
+        out[k] = causes if k == "causes" else sentence if k == "sentence" else v
+        if k == "sentence":
+            out["largestGapCause"] = cause
+    return out
+
+
+def _add(into: dict[Any, list[Any]], key: Any, sessions: int, calls: int, usd: float) -> None:
+    t = into.get(key)
+    if t is None:
+        into[key] = [sessions, calls, usd]
+    else:
+        t[0] += sessions
+        t[1] += calls
+        t[2] += usd
+
+
+def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
+    """Sessions, API calls and cache cost by local day, by week (from Monday) and by project (the
+    last folder of the sessions' working folder; one project per folder), calls in the window only.
+    A day's and a week's warmth are their cache reads over reads and writes (calls 2..n, as `days`)."""
+    import time
+
+    by_day: dict[int, list[Any]] = {}
+    by_week: dict[int, list[Any]] = {}
+    by_project: dict[str, list[Any]] = {}
+    named: dict[str, tuple[str, str | None, float | None]] = {}
+    for p in kept:
+        e = p.entry
+        where = e["cwd"] or e["project"]
+        last = named.get(where, (None, None, None))[2]
+        activity = e["lastActivity"] if last is None or (e["lastActivity"] or 0) > last else last
+        named[where] = (e["projectName"], e["cwd"], activity)
+        _add(by_project, where, 1, 0, 0.0)
+        weeks: dict[int, list[Any]] = {}
+        for day, (n, usd) in p.spend.items():
+            _add(by_day, day, 1, n, usd)
+            _add(by_project, where, 0, n, usd)
+            _add(weeks, day - time.gmtime(day + utc_offset).tm_wday * 86400, 0, n, usd)
+        for week, (_s, n, usd) in weeks.items():
+            _add(by_week, week, 1, n, usd)
+
+    def warmth(lo: int, hi: int) -> float | None:
+        cr = sum(v[0] for d, v in days.items() if lo <= d < hi)
+        cw = sum(v[1] for d, v in days.items() if lo <= d < hi)
+        return cr / (cr + cw) if cr + cw else None
+
+    def date(day: int) -> str:
+        return time.strftime("%Y-%m-%d", time.gmtime(day + utc_offset))
+
+    return {
+        "days": [{"date": date(d), "sessions": v[0], "apiCalls": v[1], "cacheUsd": v[2], "warmth": warmth(d, d + 1)}
+                 for d, v in sorted(by_day.items())],
+        "weeks": [{"week": date(w), "sessions": v[0], "apiCalls": v[1], "cacheUsd": v[2],
+                   "warmth": warmth(w, w + 7 * 86400)} for w, v in sorted(by_week.items())],
+        "projects": [{"project": named[k][0], "cwd": named[k][1], "sessions": v[0], "apiCalls": v[1],
+                      "cacheUsd": v[2], "lastActivity": named[k][2]}
+                     for k, v in sorted(by_project.items(), key=lambda kv: (-kv[1][2], kv[0]))],
+    }
+
+
 def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float, since: float | None,
                     warnings: Iterable[dict[str, Any]], *, scatter_text: bool) -> dict[str, Any]:
     """The document from each session's `Part` (None: a session left out), in session order; the
@@ -534,12 +735,17 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
 
     buckets: list[dict[str, Any]] = []
     ttl: dict[str, dict[str, Any] | None] = {}
+    documented: dict[str, dict[str, Any]] = {}
     for cls in TTL_CLASSES:
         b = gap_buckets(gaps[cls], cls)
         buckets.extend(b)
-        ttl[cls] = infer_ttl(gaps[cls], b)
-    idle = {cls: float(v["inferredSeconds"]) for cls, v in ttl.items() if v is not None}
-    assign_causes(colds, idle)
+        ttl[cls] = infer_ttl(gaps[cls], b, cls)
+        documented[cls] = {"seconds": DOCUMENTED_TTL[cls], **tested_at_documented(gaps[cls], b, cls)}
+    from session_watcher.core.eoq import cache_lifetime  # the guard's own rule (imported here, once: ~1 ms)
+
+    cliff = {cls: (v["inferredSeconds"] if v is not None else None) for cls, v in ttl.items()}
+    lifetime = {cls: cache_lifetime(cls, cliff) or float(DOCUMENTED_TTL[cls]) for cls in TTL_CLASSES}
+    assign_causes(colds, lifetime)
 
     causes = dict.fromkeys(CAUSES, 0)
     cold_list = [o for o in colds if o.in_window]
@@ -550,13 +756,16 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
 
     order = sorted(range(len(kept)), key=lambda i: float(kept[i].entry["lastActivity"] or 0.0), reverse=True)
     counted = [_cause_counts(mine) for mine in own]
+    said = [_sentence(p.entry, mine) for p, mine in zip(kept, own, strict=True)]
     sessions: Any
     if scatter_text:
         sessions = JSONText("[" + ",".join(f"{kept[i].text[0]}{_causes_json(counted[i])}{kept[i].text[1]}"  # type: ignore[index]
+                                           f'{json.dumps(said[i][0])},"largestGapCause":{json.dumps(said[i][1])}'
+                                           f"{kept[i].text[2]}"  # type: ignore[index]
                                            for i in order) + "]")
         scatter: Any = JSONText("[" + ",".join(p.scatter for p in kept if p.scatter) + "]")
     else:
-        sessions = [{**kept[i].entry, "causes": dict(zip(CAUSES, counted[i], strict=True))} for i in order]
+        sessions = [_entry(kept[i].entry, dict(zip(CAUSES, counted[i], strict=True)), *said[i]) for i in order]
         scatter = [item for p in kept for item in p.scatter]
     doc = {
         "schema": 1,
@@ -580,10 +789,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
             for o in cold_list
         ],
         "idleGapRule": {
-            cls: {
-                "seconds": idle.get(cls, DEFAULT_IDLE_SECONDS),
-                "from": "inferred" if cls in idle else "default",
-            }
+            cls: {"seconds": lifetime[cls], "from": "inferred" if ttl[cls] is not None else "ttl"}
             for cls in TTL_CLASSES
         },
         "gapBuckets": buckets,
@@ -591,6 +797,8 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
         "warmthToday": None,
         "warmthWeek": None,
         "guard": _guard(warnings, calls, since),
+        "documentedTtl": documented,
+        "totals": totals(kept, days, utc_offset),
         "days": [[d, cr, cw] for d, (cr, cw) in sorted(days.items())],
         "scatter": scatter,
     }
