@@ -84,15 +84,45 @@ def merge_range(ranges: list[list[int]], start: int, end: int) -> list[list[int]
     return out
 
 
+def windows_form(path: str) -> bool:
+    """A Windows path, read on any system: a drive letter (`D:\\x`, `D:/x`, `D:`) or a UNC share
+    (`\\\\server\\share`). Claude Code on Windows writes these into transcripts and payloads."""
+    return (len(path) >= 2 and path[1] == ":" and path[0].isascii() and path[0].isalpha()) or path.startswith("\\\\")
+
+
+def windows_canonical(raw: str, cwd: str | None) -> str:
+    """`raw` as one Windows path, on any system: joined to `cwd` when relative, `.` and `..` folded,
+    `\\` separators, the drive letter upper case. No disk is asked (a Windows path read elsewhere has
+    none); Windows compares paths without case, and so does `relative`."""
+    import ntpath  # only for Windows paths: posixpath is the os.path a POSIX hook has loaded
+
+    path = ntpath.normpath(raw if windows_form(raw) else ntpath.join(cwd or "", raw))
+    return path[0].upper() + path[1:] if path[1:2] == ":" else path
+
+
 def relative(path: str, root: str | None) -> str | None:
-    """`path` relative to `root`, or None when it lies outside."""
+    """`path` relative to `root` (with `/` separators), or None when it lies outside. A Windows root
+    or path is compared as Windows does: either separator, without case (`C:\\Users\\x` lies outside
+    `D:\\proj`, and outside any POSIX root)."""
     if not root:
         return None
+    if windows_form(root) or windows_form(path):
+        return _relative_windows(path, root)
     root = root.rstrip("/") or "/"
     if path == root:
         return ""
     prefix = root if root.endswith("/") else root + "/"
     return path[len(prefix):] if path.startswith(prefix) else None
+
+
+def _relative_windows(path: str, root: str) -> str | None:
+    if not (windows_form(root) and windows_form(path)):
+        return None
+    p, r = path.replace("/", "\\"), root.replace("/", "\\").rstrip("\\")
+    if p.lower().rstrip("\\") == r.lower():
+        return ""
+    prefix = r.lower() + "\\"
+    return p[len(prefix):].replace("\\", "/") if p.lower().startswith(prefix) else None
 
 
 def included(path: str, reason: str | None, root: str | None, include: list[str], exclude: list[str]) -> bool:

@@ -32,8 +32,11 @@ canon_memo: dict[tuple[str, str | None], str] | None = None
 
 
 def canonical(raw: str, cwd: str | None) -> str:
-    """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path."""
-    raw = raw.replace("\\", "/") if os.sep == "/" and "\\" in raw and ":" in raw[:3] else raw
+    """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path. A Windows
+    path on another system (`D:\\proj\\a.py`, or relative to a Windows cwd) stays a Windows path
+    (`core.paths.windows_canonical`), never glued to a folder of this one."""
+    if os.sep == "/" and (pathmap.windows_form(raw) or (cwd and pathmap.windows_form(cwd) and raw[:1] != "/")):
+        return pathmap.windows_canonical(raw, cwd)
     path = os.path.expanduser(raw)
     if not os.path.isabs(path):
         path = os.path.join(cwd or os.getcwd(), path)

@@ -22,6 +22,7 @@ import os
 
 from session_watcher import paths
 from session_watcher.core import engine
+from session_watcher.core import paths as pathmap  # loaded with the engine
 from session_watcher.state import store
 from session_watcher.state.lock import SessionLock
 from session_watcher.state.pathstore import PathShards, ShardRejected
@@ -54,8 +55,16 @@ def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.enviro
     folder (a payload's `cwd`; the CLI's own). None when none of them is a usable path."""
     for candidate in (stated, env.get("CLAUDE_PROJECT_DIR"), cwd):
         if usable_path(candidate):
-            return os.path.realpath(candidate)
+            return real_folder(candidate)
     return None
+
+
+def real_folder(path: str) -> str:
+    """A folder's canonical path: symlinks resolved; a Windows path on another system kept a Windows
+    path (`core.paths.windows_canonical`: `D:\\proj` is never `<here>/D:\\proj`)."""
+    if os.sep == "/" and pathmap.windows_form(path):
+        return pathmap.windows_canonical(path, None)
+    return os.path.realpath(path)
 
 
 def payload_inputs(payload: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
