@@ -114,11 +114,11 @@ def test_text_states_the_inference_with_its_evidence(cliff_dir: Path) -> None:
     text = " ".join(line.strip() for line in r.stdout.splitlines())  # the sentences are wrapped
     assert (
         "5m writes: inferred from your sessions (not documentation), the cache expires near 5 min: "
-        "0 of 5 returns from 3 min to 5 min ran cold, 5 of 5 returns from 5 min to 20 min ran cold; "
+        "0 of 5 returns from 2 min to 5 min ran cold, 5 of 5 returns from 5 min to 20 min ran cold; "
         "the edge lies between a 4 min 59 s gap and a 5 min 01 s gap"
     ) in text
     assert ("1h writes: inferred from your sessions (not documentation), the cache expires near 60 min: 0 of 5 "
-            "returns from 30 min to 60 min ran cold, 5 of 5 returns from 60 min to 2 h ran cold") in text
+            "returns from 20 min to 60 min ran cold, 5 of 5 returns from 60 min to 2 h ran cold") in text
 
 
 def test_since_and_bad_date(cliff_dir: Path) -> None:

@@ -97,7 +97,7 @@ class TestCliff:
         ev = t5["evidence"]
         assert (ev["below"]["n"], ev["below"]["cold"], ev["below"]["maxGapSeconds"]) == (5, 0, 299)
         assert (ev["above"]["n"], ev["above"]["cold"], ev["above"]["minGapSeconds"]) == (5, 5, 301)
-        assert (ev["below"]["fromSeconds"], ev["above"]["toSeconds"]) == (180, 1200)  # the returns that test it
+        assert (ev["below"]["fromSeconds"], ev["above"]["toSeconds"]) == (120, 1200)  # the returns that test it
         assert ev["chance"] == {"below": 1 / 32, "above": 1 / 32}
         assert doc["ttl"]["1h"] is None  # no 1-hour writes at all
         # the cold starts past the inferred TTL are idle gaps
@@ -109,7 +109,7 @@ class TestCliff:
         assert b["5m-6m"]["medianWarmth"] == pytest.approx(1_000 / 31_000)
 
     def test_too_few_returns_near_the_edge_claim_nothing(self, home: Path) -> None:
-        """Six warm calls (two of them from 2.5 to 5 min) and three cold ones: not enough to say where
+        """Six warm calls (three of them from 2 to 5 min) and three cold ones: not enough to say where
         the cache expires (the old rule, pooling every short gap, claimed 300 s from this). The
         documented 5 minutes then counts for the causes, as it does for the guard."""
         proj = home / "projects" / "p"
@@ -119,13 +119,13 @@ class TestCliff:
         tested = doc["documentedTtl"]["5m"]
         assert tested["seconds"] == 300
         assert (tested["below"]["n"], tested["below"]["cold"], tested["above"]["n"], tested["above"]["cold"]) == (
-            2, 0, 3, 3)
+            3, 0, 3, 3)
         assert doc["idleGapRule"]["5m"] == {"seconds": 300.0, "from": "ttl"}
         assert doc["causes"]["idleGap"] == 3  # past the documented TTL: the break, not "unexplained"
 
     def test_six_cold_returns_do_not_make_a_15_minute_1_hour_cache(self, home: Path) -> None:
         """1-hour writes: many warm short gaps, five warm from 7.5 to 15 min, six cold from 15 to 50 min
-        (two in the nearest bucket). An edge this far from the documented 60 minutes needs 7 returns a
+        (two in the nearest bucket). An edge this far from the documented 60 minutes needs 10 returns a
         side; six cold ones say only "not enough data yet" (the old rule: "expires near 15 min")."""
         proj = home / "projects" / "p"
         cliff_session("h", "1h", [30] * 40 + [500, 600, 700, 800, 880], [960, 1100, 1500, 2100, 2700, 3000]).write(proj)

@@ -13,8 +13,8 @@ Definitions (docs/report-schema.json says the same for each JSON field):
 * Session warmth: sum of cache reads / sum of (reads + writes) over main-chain calls 2..n (null for a
   one-call session: there is no earlier context to be warm with).
 * The inferred TTL of a class: a bucket edge E claimed only with enough returns on both sides of it
-  (`infer_ttl`: the returns with gaps from E/2 to E mostly warm, those from E to 4E mostly cold, each
-  split one a coin-flip cache would show at most 5 % of the time, 1 % for an edge more than a
+  (`infer_ttl`: the returns with gaps from E/3 to E mostly warm, those from E to 4E mostly cold, each
+  split one a coin-flip cache would show at most 5 % of the time, 0.1 % for an edge more than a
   bucket from the class's documented TTL); else none ("not enough data yet"). Stated with its
   evidence, as an inference from the user's own calls.
 * A cache's lifetime, one rule for the report, the cold-cache guard and the cold-start causes
@@ -68,10 +68,10 @@ BUCKET_EDGES: tuple[int, ...] = (
 # an edge E from below when its gap is E / NEAR_BELOW or more (a warm return after 30 s says nothing
 # of a 5-minute edge), and from above when under E * NEAR_ABOVE (past an edge every return is cold,
 # so a wider window still speaks of it; much further out it speaks of every edge alike).
-NEAR_BELOW = 2
+NEAR_BELOW = 3
 NEAR_ABOVE = 4
 CHANCE = 0.05  # at most this likely from a cache as often warm as cold, on each side...
-CHANCE_FAR = 0.01  # ...and this for an edge more than one bucket from the class's documented TTL
+CHANCE_FAR = 0.001  # ...and this for an edge more than one bucket from the class's documented TTL
 EXACT_UP_TO = 100  # returns on one side: the binomial tail summed exactly; more, approximated
 DOCUMENTED_TTL = {"5m": 300, "1h": 3600}  # core.eoq.TTL_SECONDS (not imported: 1 ms of a report's start)
 TTL_CLASSES = ("5m", "1h")
@@ -103,21 +103,24 @@ class Session:
                  costs: list[tuple[float | None, float, int]] | None = None, unpriced: int = 0) -> None:
         self.session_id, self.project, self.calls, self.totals = session_id, project, calls, totals
         self.api_calls, self.last_ts, self.cwd = api_calls, last_ts, cwd
-        # per API call (main chain and subagents) and other model's iteration: (time, cache cost in USD,
-        # 1 for a call, 0 for an iteration)
+        # per API call outside the main chain (subagents, sidechain records) and other model's iteration:
+        # (time, cache cost in USD, 1 for a call, 0 for an iteration); the main chain's come from `calls`
         self.costs = costs or []
-        self.unpriced = unpriced  # calls of a model without a price (their cost counts as 0 in `costs`)
+        self.unpriced = unpriced  # of them, of a model without a price (their cost counts as 0)
 
 
-_UNSEEN = (0.0, 0.0, 0.0)
+_PRICES: dict[str | None, tuple[float, float, float] | None] = {}
 
 
 def call_prices(model: str | None) -> tuple[float, float, float] | None:
     """USD per token of a cache read, a 5-minute write and a 1-hour write of `model` (None: no price)."""
+    if model in _PRICES:
+        return _PRICES[model]
     base = input_price(model)
-    if base is None:
-        return None
-    return (base * read_multiplier(model) / 1e6, base * WRITE_5M / 1e6, base * WRITE_1H / 1e6)
+    got = None if base is None else (base * read_multiplier(model) / 1e6, base * WRITE_5M / 1e6, base * WRITE_1H / 1e6)
+    if len(_PRICES) < 1024:
+        _PRICES[model] = got
+    return got
 
 
 class Obs:
@@ -177,30 +180,32 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
                 usage[key] = r
     t_in = t_out = t_cr = t_cw = 0
     others: dict[str, dict[str, int]] | None = None
-    priced: dict[str | None, tuple[float, float, float] | None] = {}
-    costs: list[tuple[float | None, float, int]] = []
-    unpriced = 0
     for u in usage.values():
         t_in += u[6]
         t_out += u[7]
         t_cr += u[8]
         t_cw += u[9]
-        is_call = 0 if u[1] == KIND_OTHER else 1
-        p = priced.get(u[4], _UNSEEN)
-        if p is _UNSEEN:
-            p = priced[u[4]] = call_prices(u[4])
-        if p is None:
-            unpriced += 1
-            costs.append((u[2], 0.0, is_call))
-        else:
-            costs.append((u[2], u[8] * p[0] + u[10] * p[1] + u[11] * p[2], is_call))
-        if not is_call:
+        if u[1] == KIND_OTHER:
             others = others if others is not None else {}
             o = others.setdefault(u[4] or "unknown", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
             o["input"] += u[6]
             o["output"] += u[7]
             o["cacheRead"] += u[8]
             o["cacheWrite"] += u[9]
+    # the cache cost of what is not a main-chain call (subagents', sidechain records, other models'
+    # iterations); the main chain's is added up where its calls are walked (`session_part`)
+    costs: list[tuple[float | None, float, int]] = []
+    unpriced = 0
+    if len(usage) > len(chain):
+        for key, u in usage.items():
+            if key in chain:
+                continue
+            p = call_prices(u[4])
+            if p is None:
+                unpriced += 1
+                costs.append((u[2], 0.0, 0 if u[1] == KIND_OTHER else 1))
+            else:
+                costs.append((u[2], u[8] * p[0] + u[10] * p[1] + u[11] * p[2], 0 if u[1] == KIND_OTHER else 1))
     totals: dict[str, Any] = {"input": t_in, "output": t_out, "cacheRead": t_cr, "cacheWrite": t_cw}
     totals["total"] = t_in + t_out + t_cr + t_cw
     api_calls = len(usage)
@@ -321,7 +326,7 @@ def infer_ttl(gaps: dict[int, Bucket], buckets: list[dict[str, Any]], ttl_class:
 
     An edge E is claimed when the returns from E / NEAR_BELOW to E are mostly warm and those from E to
     E * NEAR_ABOVE mostly cold, each side's split one that a cache as often warm as cold would show at
-    most CHANCE of the time (at least 5 returns a side: 1/2**5 = 3 %; CHANCE_FAR, 7 returns, for an
+    most CHANCE of the time (at least 5 returns a side: 1/2**5 = 3 %; CHANCE_FAR, 10 returns, for an
     edge more than a bucket from the documented TTL, which 13,569 returns measured elsewhere agree
     with); of the edges claimed, the one with the largest jump in cold share."""
     best: tuple[float, int, dict[str, Any]] | None = None
@@ -482,6 +487,11 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
     largest: Call | None = None
     largest_gap, largest_index = 0.0, 0
     largest_cold = False
+    spend: dict[int, list[Any]] = {}  # local day -> [API calls, their cache cost in USD], calls in the window
+    spent = 0.0
+    unpriced = s.unpriced
+    price_model: object = spend  # no model yet (a sentinel no model is)
+    price: tuple[float, float, float] | None = None
     for i, c in enumerate(s.calls):
         ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
         gap = None
@@ -493,12 +503,29 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         write_class = "1h" if c.cw1h > 0 else "5m" if cw > 0 else None
         cls = last_class or write_class
         seen = since is None or (ts is not None and ts >= since)
+        if model is not price_model:  # a session keeps one model for long stretches
+            price_model, price = model, call_prices(model)
+        if price is None:
+            usd = 0.0
+            unpriced += 1
+        else:
+            usd = cr * price[0] + c.cw5m * price[1] + c.cw1h * price[2]
+            spent += usd
+        if ts is not None:
+            local = ts + offset  # day_start(ts, offset), inline: the same float
+            day = int(local - (local % 86400) - offset)
+            if seen:
+                sp = spend.get(day)
+                if sp is None:
+                    spend[day] = [1, usd]
+                else:
+                    sp[0] += 1
+                    sp[1] += usd
         if i:
             pair_cr += cr
             pair_cw += cw
             if ts is not None:
-                local = ts + offset  # day_start(ts, offset), inline: the same float
-                d = days.get(day := int(local - (local % 86400) - offset))
+                d = days.get(day)
                 if d is None:
                     days[day] = [cr, cw]
                 else:
@@ -534,9 +561,7 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
             colds.append((i, ts, gap, w, cls, switch, c.compact_before, seen))
         last_class = write_class or last_class
         prev_ts, prev_model = ts, model
-    spend: dict[int, list[Any]] = {}
-    spent = 0.0
-    for ts, usd, n in s.costs:  # every API call, subagents' too, and other models' iterations (n 0)
+    for ts, usd, n in s.costs:  # the calls outside the main chain, and other models' iterations (n 0)
         spent += usd
         if ts is None or (since is not None and ts < since):
             continue
@@ -575,8 +600,8 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         "cwd": s.cwd,
         "model": main_model(s.calls, models),
         "projectName": project_name(s.cwd, s.project),
-        "cacheUsd": spent if s.unpriced < len(s.costs) else None,
-        "unpricedCalls": s.unpriced,
+        "cacheUsd": spent if unpriced < len(s.calls) + len(s.costs) else None,
+        "unpricedCalls": unpriced,
     }
     calls = [_guard_call(c) for c in s.calls] if sid in guarded else None
     if not scatter_text:
