@@ -235,6 +235,34 @@ class TestSessionFigures:
         assert g["usd"] == pytest.approx(3.40)
         assert s["sentence"] == "your 3-hour break cost 340k tokens of re-reading ($3.40)"
 
+    def test_money_date_and_project(self, home: Path) -> None:
+        """Cache cost per call at its model's prices (Opus 4.6: read $0.50, 5-minute write $6.25, 1-hour
+        write $10 per MTok), sidechain calls included; by day, by week (from Monday) and by project,
+        the project being the last folder of the transcript's cwd (a Windows one too)."""
+        tr = Transcript("money")
+        tr.t.cwd = "D:\\work\\oh-my-posh"
+        tr.call(T0, 0, 50_000, ttl="1h")  # $0.50
+        tr.call(T0 + 60, 50_000, 1_000, ttl="1h")  # $0.025 + $0.01
+        tr.call(T0 + 70, 1_000, 2_000, side=True)  # a sidechain call: $0.0005 + $0.0125
+        tr.call(T0 + 86400, 51_000, 100, ttl="1h")  # the next day: $0.0255 + $0.001
+        tr.write(home / "projects" / "-D--work-oh-my-posh")
+        doc = report(home / "projects", now=T0 + 2 * 86400)
+        s = by_id(doc)["money"]
+        assert s["cacheUsd"] == pytest.approx(0.5745)
+        assert (s["unpricedCalls"], s["calls"], s["apiCalls"]) == (0, 3, 4)
+        assert (s["firstActivity"], s["projectName"], s["cwd"]) == (T0, "oh-my-posh", "D:\\work\\oh-my-posh")
+        assert s["model"] == synth.MODEL
+        t = doc["totals"]
+        assert [(d["date"], d["sessions"], d["apiCalls"]) for d in t["days"]] == [("2026-03-02", 1, 3),
+                                                                                 ("2026-03-03", 1, 1)]
+        assert [d["cacheUsd"] for d in t["days"]] == pytest.approx([0.548, 0.0265])
+        assert [(w["week"], w["sessions"], w["apiCalls"]) for w in t["weeks"]] == [("2026-03-02", 1, 4)]
+        assert t["projects"] == [{"project": "oh-my-posh", "cwd": "D:\\work\\oh-my-posh", "sessions": 1, "apiCalls": 4,
+                                  "cacheUsd": pytest.approx(0.5745), "lastActivity": T0 + 86400}]
+        since = report(home / "projects", now=T0 + 2 * 86400, since=T0 + 3600)  # the window's calls only
+        assert [d["apiCalls"] for d in since["totals"]["days"]] == [1]
+        assert by_id(since)["money"]["cacheUsd"] == pytest.approx(0.5745)  # a session's own figure is whole
+
     def test_last_sample_wins_sidechain_and_synthetic(self, home: Path) -> None:
         """Lines of one response count once with the last sample; sidechain counts only in totals."""
         tr = Transcript("i").call(T0, 100, 1000, blocks=3, out=77)
