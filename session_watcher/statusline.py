@@ -93,8 +93,10 @@ def cache_view(pc: object, now: float) -> dict[str, Any] | None:
         return None
     expires, miss_at = _number(pc.get("expires_at")), _number(pc.get("last_miss_at"))
     left = None if expires is None else expires - now
-    view: dict[str, Any] = {"warm": pc["warm"] and (left is None or left > 0), "left": left, "miss": []}
     ttl_s = TTL_SECONDS.get(pc.get("ttl"))  # type: ignore[arg-type]
+    if left is not None and ttl_s:  # never more than the cache lives (the countdown rounds up: 5:00, not 5:01)
+        left = min(left, ttl_s)
+    view: dict[str, Any] = {"warm": pc["warm"] and (left is None or left > 0), "left": left, "miss": []}
     cause = pc.get("last_miss_cause")
     causes = cause.get("causes") if isinstance(cause, dict) else None
     if expires is not None and miss_at is not None and ttl_s and miss_at >= expires - ttl_s - 5 \

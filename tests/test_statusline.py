@@ -146,6 +146,10 @@ def test_prompt_cache_countdown_and_miss_cause_from_the_current_client(tmp_path:
     assert m is not None, line
     assert 250 <= int(m.group(1)) * 60 + int(m.group(2)) <= 272
     assert load_state(sid)["context"]["promptCache"]["ttl"] == "5m"
+    # just written (the client's expiry a fraction past now + 5 min): never more than the cache lives
+    line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path),
+                              "prompt_cache": pc | {"expires_at": time.time() + 300.6}}, NO_COLOR="1", COLUMNS="200")
+    assert "cache 5:00" in line, line
     # expired: cold
     line = statusline(warm | {"transcript_path": str(t), "cwd": str(tmp_path),
                               "prompt_cache": pc | {"expires_at": int(time.time()) - 5}}, NO_COLOR="1")
