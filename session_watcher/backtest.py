@@ -10,8 +10,9 @@ with a config key changed, to see what a different default would have done.
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.core import backtest as bt
 from session_watcher.core.render import human
@@ -19,8 +20,12 @@ from session_watcher.errors import UserError
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Mapping
 
-VERSION = 1  # of the JSON document (docs/backtest.md)
+    from session_watcher.core.engine import Resolved
+    from session_watcher.core.shapes import Event, State
+
+VERSION = 2  # of the JSON document (docs/backtest.md): 2, the closed loop and the best schedule
 
 
 def all_transcripts() -> list[str]:
@@ -52,20 +57,75 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return config.validate("--set", doc)
 
 
-def run_one(transcript: str, overrides: dict[str, Any] | None = None,
-            taken: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Replay one transcript (with config overrides, if any) and backtest it. `taken` collects what
-    pricing the restarts taken needs (core.restarts): each session's calls and its parent."""
-    from session_watcher.replay import config_for, replay
+def config_for(transcript: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The transcript's effective config (as `replay` finds it) with the overrides on top."""
+    from session_watcher.replay import config_for as overridden
+    from session_watcher.replay import scratch_state
 
-    status, trace = replay(transcript, cfg=config_for(transcript, overrides or {}))
-    calls = bt.calls_from_trace(trace)
-    doc = bt.backtest(calls, bt.shared_prefix(status, calls))
+    got = overridden(transcript, overrides)
+    return got if got is not None else scratch_state(os.path.abspath(transcript))[1]
+
+
+class Loaded(NamedTuple):
+    """A transcript parsed once, its paths resolved: what every fold of the backtest starts from."""
+
+    path: str
+    cwd: str | None
+    events: list[Event]
+    paths: Resolved
+
+    def fresh(self) -> State:
+        """A new scratch state, as `replay` starts from."""
+        from session_watcher.replay import scratch_state
+
+        return scratch_state(self.path, self.cwd, {})[0]
+
+
+def load(transcript: str) -> Loaded:
+    """Parse the main transcript with replay's parser (the same reader, chunk by chunk) and resolve
+    the file paths its events name, once (the shell's answers, as `replay` gets them)."""
+    from session_watcher.core.bulkparse import parse_lines
+    from session_watcher.replay import scratch_state, transcript_cwd
+    from session_watcher.state import session
+    from session_watcher.state.reader import read_new
+
+    path = os.path.abspath(transcript)
+    events: list[Event] = []
+    cursor: dict[str, Any] | None = None
+    while True:
+        lines, after, skipped = read_new(path, cursor)
+        if lines:
+            events.extend(parse_lines(lines)[0])
+        if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
+            break
+        cursor = after
+    cwd = transcript_cwd(path)
+    raws = {ev[4]["path"] for ev in events if ev[0] in ("use", "result") and ev[4] is not None}
+    return Loaded(path, cwd, events, session.resolve(scratch_state(path, cwd, {})[0], raws))
+
+
+def session_doc(loaded: Loaded, cfg: Mapping[str, Any], taken: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The backtest of one loaded session under `cfg`: the real fold, then each closed-loop policy's.
+    `taken`: see `run_one`."""
+    from session_watcher.core import closedloop
+
+    state = loaded.fresh()
+    seen = closedloop.observe(state, loaded.events, cfg, loaded.paths)
+    follow = {p: closedloop.follow(loaded.fresh(), seen, cfg, p) for p in bt.CLOSED_LOOP}
     if taken is not None:
         from session_watcher.restarts import note_taken
 
-        note_taken(taken, transcript, status, trace)
-    return {"sessionId": status.get("sessionId"), "transcript": transcript, **doc}
+        note_taken(taken, loaded.path, {"sessionId": state["sessionId"], "parentSession": state.get("parentSession")},
+                   seen.rows)
+    return {"sessionId": state["sessionId"], "transcript": loaded.path,
+            **bt.backtest(seen.calls, seen.shared, follow)}
+
+
+def run_one(transcript: str, overrides: dict[str, Any] | None = None,
+            taken: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Parse one transcript and backtest it (with config overrides, if any). `taken` collects what
+    pricing the restarts taken needs (core.restarts): each session's calls and its parent."""
+    return session_doc(load(transcript), config_for(transcript, overrides or {}), taken)
 
 
 def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -113,6 +173,11 @@ def _usd(v: float | None) -> str:
     return f"${v:,.2f}"
 
 
+def _pct(p: dict[str, Any]) -> str:
+    pct = p.get("savingPct")
+    return "-" if pct is None else f"{pct:.1f} %"
+
+
 def _saving(p: dict[str, Any]) -> str:
     pct = p.get("savingPct")
     if pct is None:
@@ -125,32 +190,61 @@ def _cost(p: dict[str, Any]) -> str:
     return _usd(p["usd"]) if p.get("usd") is not None else f"{human(p['units'])} units"
 
 
+def _restarts(p: dict[str, Any], gaps: dict[str, Any] | None) -> str:
+    n = len(p["restartsAfter"])
+    median = (gaps or {}).get("median")
+    return f"{n}" if median is None else f"{n}, ~{median:.0f} apart"
+
+
+def _cap(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _short(session_id: str) -> str:
+    """A UUID by its first 8 characters (a prefix every command takes: sessions.find); any other
+    name (a file's) as it is."""
+    hexdigits = "0123456789abcdefABCDEF"
+    parts = session_id.split("-")
+    uuid = [len(p) for p in parts] == [8, 4, 4, 4, 12] and all(c in hexdigits for p in parts for c in p)
+    return session_id[:8] if uuid else session_id
+
+
+HEAD = ["session", "calls", "cache cost", "best restarts save", "advice saves", "restarts", "sweet spot",
+        "capture"]
+
+
 def render_text(doc: dict[str, Any]) -> str:
+    """One line per session (a UUID by its first 8 characters, which name it in every command) and a total,
+    in columns that fit 100."""
     from session_watcher.reports.render_text import table
 
     rows = []
     for s in doc["sessions"]:
         pol = s["policies"]
-        cap = s["capture"]
         rows.append([
-            clean(s["sessionId"]), f"{s['calls']:,}", _cost(pol["actual"]), _saving(pol["hindsight"]),
-            _saving(pol["alert"]), _saving(pol["sweetSpot"]), "-" if cap is None else f"{cap:.2f}",
+            clean(_short(str(s["sessionId"]))), f"{s['calls']:,}", _cost(pol["actual"]), _saving(pol["hindsight"]),
+            _saving(pol["alert"]), _restarts(pol["alert"], s.get("restartGaps")), _pct(pol["sweetSpot"]),
+            _cap(s["capture"]),
         ])
     tot = doc["total"]
     tp = tot["policies"]
-    cap = tot["capture"]
+    restarts = sum(len(s["policies"]["alert"]["restartsAfter"]) for s in doc["sessions"])
     rows.append([
-        f"total ({tot['sessions']} sessions)", f"{tot['calls']:,}", _usd(tp["actual"]["usd"]),
-        _saving(tp["hindsight"]), _saving(tp["alert"]), _saving(tp["sweetSpot"]),
-        "-" if cap is None else f"{cap:.2f}",
+        f"total ({tot['sessions']})", f"{tot['calls']:,}", _usd(tp["actual"]["usd"]), _saving(tp["hindsight"]),
+        _saving(tp["alert"]), f"{restarts}", _pct(tp["sweetSpot"]), _cap(tot["capture"]),
     ])
-    head = ["session", "calls", "cache cost", "best restart saves", "advice saves", "sweet spot saves", "capture"]
-    lines = table(head, rows, right={1, 2, 3, 4, 5, 6})
+    lines = table(HEAD, rows, right={1, 2, 3, 4, 6, 7})
     med, low = tot["captureMedian"], tot["captureMin"]
     if med is not None:
-        lines.append(f"capture (advice / best restart) over sessions: median {med:.2f}, lowest {low:.2f}")
+        more = tot["costMore"]
+        lines.append(f"capture (following the advice / the best schedule): dollars {_cap(tot['capture'])}, "
+                     f"median {med:.2f}, lowest {low:.2f}; following it cost more in {more} "
+                     f"session{'s' if more != 1 else ''}")
+    one = tp["hindsight1"]["savingPct"]
+    if one is not None:
+        lines.append(f"the best single restart per segment would have saved {one:.1f} %")
     flat = tot["alertInFlatSegment"]
-    lines.append(f"{flat} alert{'s' if flat != 1 else ''} in segments whose best restart saves under "
+    lines.append(f"{flat} alert{'s' if flat != 1 else ''} in segments whose best restarts save under "
                  f"{bt.FLAT_SEGMENT_PCT:g} %")
     from session_watcher.restarts import render_lines
 

@@ -33,11 +33,13 @@ DEFAULTS: dict[str, Any] = {
     "include": [],
     "exclude": [],
     "cRatio": None,  # None: from the model and the cache TTL seen in usage
-    "bp_amber": 0.10,
+    # the gate (docs/model.md, "Defaults chosen by backtest": closed loop, leave-one-session-out)
+    "bp_amber": 0.001,  # deep water from just past the sweet spot
     "bp_red": 0.25,
-    "notify_dwell": 3,
+    "notify_dwell": 1,
+    "bill_lookback": 30,  # calls before the dwell in which a completed bill cycle still counts for the gate
     "backstop_base": 2.0,
-    "guard_x": 1.7,  # a cold return advises a restart from this x on (docs/model.md: chosen by backtest)
+    "guard_x": 1.0,  # a cold return advises a restart from this x on (chosen the same way)
     "notify": {"channels": ["desktop"], "fallback": "message", "remind_min": 10},
     # the cold-cache guard on each prompt: "ask" (block once with the priced choices) | "warn" | "off";
     # "block", its name before "ask", is read as "ask"
@@ -56,7 +58,8 @@ MAX_TEXT = 4096
 
 
 # the keys a project's own file may set (see the module's docstring)
-PROJECT_KEYS = ("include", "exclude", "cRatio", "bp_amber", "bp_red", "notify_dwell", "backstop_base", "guard_x")
+PROJECT_KEYS = ("include", "exclude", "cRatio", "bp_amber", "bp_red", "notify_dwell", "bill_lookback", "backstop_base",
+                "guard_x")
 
 # (low, high) of each number: finite, and where the model's arithmetic stays meaningful
 RANGES: dict[str, tuple[float, float]] = {
@@ -66,6 +69,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "backstop_base": (0.1, 1000.0),
     "guard_x": (1.0, 1000.0),  # an x below 1 is never past the baseline
     "notify_dwell": (1, 1000),
+    "bill_lookback": (0, 100_000),  # a lookback longer than any segment: any bill cycle since it began
     "notify.remind_min": (0, 10080),  # a week
     "handoff_stale_min": (1, 10080),
     "otlp.interval": (1, 3600),  # seconds between exports while a session is live
@@ -103,9 +107,10 @@ def _check(file: str, key: str, value: object) -> object:
             low, high = RANGES[key]
             raise bad(f"a number from {low:g} to {high:g}")
         return float(value)  # type: ignore[arg-type]
-    if key == "notify_dwell":
+    if key in ("notify_dwell", "bill_lookback"):
         if not isinstance(value, int) or isinstance(value, bool) or not _in_range(key, value):
-            raise bad("a whole number from 1 to 1000")
+            low, high = RANGES[key]
+            raise bad(f"a whole number from {low:,.0f} to {high:,.0f}".replace(",", ""))
         return value
     if key == "guard":
         if value not in GUARD_MODES:

@@ -3,17 +3,22 @@ real fixture against an independent count, and the command as a user runs it."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import shutil
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.synth import Transcript
+from session_watcher import backtest as shell
 from session_watcher.core import backtest as bt
+from session_watcher.core import closedloop
 from session_watcher.replay import replay
+from tests.calibration import ADVISOR_SESSION, unpack
 from tests.oracle import TRANSCRIPTS, sw
 
 if TYPE_CHECKING:
@@ -80,18 +85,35 @@ class TestHandWorked:
         assert sum(seg1.costs(None)) == self.actual1 == 668_500
         assert [sum(seg1.costs(k)) for k in range(2)] == [self.seg1_after6, self.seg1_after7]
 
+    # two restarts, after calls 3 and 4: call 4 as above (147,500); call 5 is the second fresh call, carrying
+    # Bd(4) 17,000 + growth 2,000 = 19,000 (reads 10,000, writes 9,000): 122,500
+    after3_4 = 72_500 + 52_500 + 68_000 + 147_500 + (10_000 + 9_000 * W5)  # 463,000
+    # after calls 2 and 3: call 3 fresh (135,000), call 4 fresh after call 3 (147,500), call 5 then D(3) = 5,000
+    after2_3 = 72_500 + 52_500 + (10_000 + 10_000 * W5) + 147_500 + (21_000 + 2_000 * W5)  # 453,500
+
+    def test_a_schedule_costs_what_its_last_restart_makes_each_call_cost(self) -> None:
+        seg = bt.Segment(SEG0, SHARED)
+        assert sum(seg.schedule_costs([2, 3])) == self.after3_4 == 463_000
+        assert sum(seg.schedule_costs([1, 2])) == self.after2_3 == 453_500
+        assert seg.schedule_costs([2]) == seg.costs(2)
+        assert seg.schedule_costs([]) == seg.costs(None) == seg.actual
+        assert seg.schedule_costs([4, 9, -1]) == seg.actual  # after the last call (or outside): nothing changes
+
     def test_policies_capture_and_flat_segment(self) -> None:
-        """alert follows the guard (before call 4, i.e. after call 3) over the gate at call 4; the
-        gate on segment 1's last call changes nothing but is an alert in a segment no restart helps."""
-        doc = bt.backtest([*SEG0, *SEG1], SHARED)
+        """The closed-loop policies' restarts come in (here: the guard before call 4, i.e. after call 3,
+        and a sweet spot after calls 2 and 7); the best schedule is the single restart after call 3 (no
+        pair of the 15 schedules of segment 0 beats it: the two above cost 463,000 and 453,500); the gate
+        on segment 1's last call changes nothing but is an alert in a segment no restart helps."""
+        doc = bt.backtest([*SEG0, *SEG1], SHARED, {"alert": [3], "sweetSpot": [2, 7]})
         pol = doc["policies"]
         actual = self.actual0 + self.actual1
         assert pol["actual"]["units"] == actual
         assert pol["actual"]["usd"] == pytest.approx(actual * USD_PER_UNIT)
         assert pol["alert"]["restartsAfter"] == [3]
         assert pol["alert"]["units"] == self.after3 + self.actual1
-        assert pol["hindsight"]["restartsAfter"] == [3]
-        assert pol["hindsight"]["units"] == self.after3 + self.actual1
+        for best in ("hindsight", "hindsight1"):
+            assert pol[best]["restartsAfter"] == [3]
+            assert pol[best]["units"] == self.after3 + self.actual1
         assert pol["sweetSpot"]["restartsAfter"] == [2, 7]
         assert pol["sweetSpot"]["units"] == self.after2 + self.seg1_after7
         saving = self.actual0 - self.after3  # 67,500
@@ -99,19 +121,21 @@ class TestHandWorked:
         assert pol["hindsight"]["savingPct"] == pytest.approx(100 * saving / actual, abs=1e-3)
         assert pol["sweetSpot"]["savingPct"] < 0  # the sweet spot of these made-up x values is a bad moment
         assert doc["capture"] == 1.0
+        assert doc["restartGaps"] == {"count": 0, "median": None, "min": None}
         s0, s1 = doc["segmentList"]
-        assert (s0["advice"], s0["alertFired"], s0["alertInFlatSegment"]) == ("guard", True, False)
+        assert (s0["alertFired"], s0["alertInFlatSegment"]) == (True, False)
         assert s0["bestSavingPct"] == pytest.approx(100 * saving / self.actual0, abs=1e-3)
-        assert (s1["advice"], s1["bestSavingPct"], s1["alertInFlatSegment"]) == ("gate", 0.0, True)
+        assert (s1["alertFired"], s1["bestSavingPct"], s1["alertInFlatSegment"]) == (True, 0.0, True)
         assert s1["policies"]["hindsight"]["restartsAfter"] == []
         assert doc["alertInFlatSegment"] == 1
 
-    def test_a_gate_alone_restarts_after_its_call(self) -> None:
-        seg = [c._replace(guard=False) for c in SEG0]
-        doc = bt.backtest(seg, SHARED)
-        assert doc["policies"]["alert"]["restartsAfter"] == [4]
-        assert doc["policies"]["alert"]["units"] == self.after4
-        assert doc["capture"] == pytest.approx((self.actual0 - self.after4) / (self.actual0 - self.after3), abs=1e-4)
+    def test_restarts_outside_a_segment_or_after_its_last_call_are_none(self) -> None:
+        doc = bt.backtest([*SEG0, *SEG1], SHARED, {"alert": [5, 8, 99], "sweetSpot": []})
+        assert doc["policies"]["alert"]["restartsAfter"] == []
+        assert doc["policies"]["alert"]["units"] == self.actual0 + self.actual1
+        doc = bt.backtest(SEG0, SHARED, {"alert": [1, 3, 4]})
+        assert doc["policies"]["alert"]["restartsAfter"] == [1, 3, 4]
+        assert doc["restartGaps"] == {"count": 2, "median": 1.5, "min": 1}
 
     def test_a_best_restart_under_2_percent_has_no_capture(self) -> None:
         """Slow growth: the best restart saves a crumb, so silence is the right advice (no capture to
@@ -126,7 +150,7 @@ class TestHandWorked:
         assert bt.totals([doc])["captureMedian"] is None
 
     def test_an_unpriced_model_keeps_read_units_and_no_dollars(self) -> None:
-        doc = bt.backtest([c._replace(model="claude-nonesuch-9") for c in SEG0], SHARED)
+        doc = bt.backtest([c._replace(model="claude-nonesuch-9") for c in SEG0], SHARED, {"alert": [3]})
         assert not doc["priced"]
         assert doc["policies"]["actual"]["usd"] is None
         assert doc["policies"]["actual"]["units"] == self.actual0  # read multiplier 0.1 as for the table
@@ -162,6 +186,37 @@ def test_one_pass_values_equal_pricing_each_restart(rows: list[tuple[int, int, i
     assert seg.values() == pytest.approx(slow, rel=1e-9, abs=1e-9)
 
 
+segment_st = st.lists(
+    st.tuples(st.integers(0, 60_000), st.integers(0, 20_000), st.integers(0, 20_000), st.integers(0, 60_000),
+              st.sampled_from([OPUS, OPUS, OPUS, "claude-haiku-4-5", "claude-nonesuch-9"]), st.booleans()),
+    min_size=1, max_size=9)
+
+
+@given(segment_st, st.integers(0, 30_000))
+@settings(max_examples=400, deadline=None)
+def test_best_schedule_is_the_cheapest_of_all_schedules(rows: list[tuple[int, int, int, int, str, bool]],
+                                                        shared: int) -> None:
+    """The dynamic programme against every subset of restart points (up to 2^8 schedules), misses,
+    reads below D, mixed TTL classes, models and unpriced calls included."""
+    calls = [bt.Call(i + 1, 0, cr + w5 + w1 + 3, bd, cr, w5, 0 if one_hour else w1, model)
+             for i, (cr, w5, w1, bd, model, one_hour) in enumerate(rows)]
+    seg = bt.Segment(calls, shared)
+    w = seg.weights()
+
+    def value(ks: tuple[int, ...]) -> float:
+        return math.fsum(c * x for c, x in zip(seg.schedule_costs(ks), w, strict=True))
+
+    points = range(len(calls) - 1)
+    cheapest = min(value(ks) for r in range(len(calls)) for ks in itertools.combinations(points, r))
+    got = seg.best_schedule()
+    assert value(tuple(got)) == pytest.approx(cheapest, rel=1e-9, abs=1e-12)
+    assert got == sorted(set(got))
+    if got:
+        assert value(tuple(got)) < value(())
+    one = seg.best_point()
+    assert value(tuple(got)) <= value(() if one is None else (one,)) + 1e-12
+
+
 class TestStability:
     def test_lamp_changes_xsweet_moves_and_g_floor(self) -> None:
         lamps = ["white", "green", "green", "amber", "amber", "green"] + ["green"] * 14
@@ -189,10 +244,11 @@ class TestStability:
 
 # ----------------------------------------------------------------------------- replayed sessions
 
-def backtest_file(path: Path | str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    status, trace = replay(str(path))
-    calls = bt.calls_from_trace(trace)
-    return bt.backtest(calls, bt.shared_prefix(status, calls)), trace
+def backtest_file(path: Path | str, **setting: Any) -> dict[str, Any]:
+    """The closed-loop backtest of a transcript, as the command runs it (`setting`: config keys)."""
+    from session_watcher import config
+
+    return shell.session_doc(shell.load(str(path)), config.merge(setting))
 
 
 def constant_growth(tmp_path: Path, calls: int, base: int = 20_000, g: int = 1_000) -> Path:
@@ -204,19 +260,142 @@ def constant_growth(tmp_path: Path, calls: int, base: int = 20_000, g: int = 1_0
     return t.save(tmp_path / "constant.jsonl")
 
 
-def test_constant_growth_restarting_at_the_sweet_spot_is_within_2_percent_of_the_best(tmp_path: Path) -> None:
-    """48 calls hold two optimal cycles (xSweet = 1 + sqrt(2 * 12.5 * 1,000 / 20,000) = 2.12, about
-    call 25), so the best single restart sits at the sweet spot; one 10 calls off would cost more."""
-    doc, _trace = backtest_file(constant_growth(tmp_path, 48))
+def test_constant_growth_restarting_at_the_sweet_spot_every_cycle_is_within_2_percent_of_the_best(
+        tmp_path: Path) -> None:
+    """The EOQ's own case: 240 calls growing by 1,000 from a 20,000 first prompt (5-minute writes,
+    nothing shared). A fresh session carries B = 21,000 (the last baseline and one call's growth), so
+    xSweet = 1 + sqrt(2 * 12.5 * 1,000 / 21,000) = 2.09 and the optimal cycle is m = dhat * B / g =
+    22.9 calls. Restarting whenever x reaches xSweet, in closed loop, lands within 2 % of the best
+    schedule (the dynamic programme), about every m calls; restarting twice as often, or half as
+    often, or once at the best single point, costs clearly more."""
+    path = constant_growth(tmp_path, 240)
+    doc = backtest_file(path)
     pol = doc["policies"]
-    assert pol["hindsight"]["savingPct"] > 10
-    assert pol["sweetSpot"]["usd"] <= 1.02 * pol["hindsight"]["usd"]
-    (k_sweet,) = pol["sweetSpot"]["restartsAfter"]
-    assert 20 <= k_sweet <= 30
-    seg = bt.Segment(bt.calls_from_trace(_trace), doc["shared"])
-    off = seg.total(seg.costs(k_sweet - 1 - 10))[1]
-    assert off is not None
-    assert off > 1.02 * pol["hindsight"]["usd"]  # the 2 % margin tells a good moment from a poor one
+    best = pol["hindsight"]["usd"]
+    assert pol["sweetSpot"]["usd"] <= 1.02 * best
+    gaps = [b - a for a, b in itertools.pairwise(pol["sweetSpot"]["restartsAfter"])]
+    assert len(gaps) >= 8
+    assert all(20 <= gap <= 27 for gap in gaps), gaps
+    seen = closedloop.observe(*_fold_inputs(path))
+    seg = bt.Segment(seen.calls, seen.shared)
+    for every in (11, 46):
+        usd = seg.total(seg.schedule_costs(range(every, 239, every)))[1]
+        assert usd is not None
+        assert usd > 1.05 * best
+    assert pol["hindsight1"]["usd"] > 1.5 * best
+    assert pol["alert"]["usd"] <= 1.05 * best  # the shipped gate follows the sweet spot closely here
+
+
+def _fold_inputs(path: Path) -> tuple[Any, ...]:
+    from session_watcher import config
+
+    loaded = shell.load(str(path))
+    return loaded.fresh(), loaded.events, config.merge(), loaded.paths
+
+
+def test_the_real_fold_of_the_backtest_is_replay_s(tmp_path: Path) -> None:
+    """`observe` folds the parsed events once with the hooks' fold: call for call it sees what replay's
+    trace says (the iterations' session and a compaction's included)."""
+    for path in (TRANSCRIPTS / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+                 unpack(ADVISOR_SESSION, tmp_path)):
+        _status, trace = replay(str(path))
+        seen = closedloop.observe(*_fold_inputs(path))
+        want = bt.calls_from_trace(trace)
+        assert len(seen.calls) == len(want) > 100
+        for got, row in zip(seen.calls, want, strict=True):
+            assert got._replace(x=None, x_sweet=None, g=None) == row._replace(x=None, x_sweet=None, g=None)
+            for a, b in ((got.x, row.x), (got.x_sweet, row.x_sweet), (got.g, row.g)):
+                assert a == pytest.approx(b, abs=1e-3)
+        assert seen.shared == bt.shared_prefix(_status, want)
+
+
+class TestClosedLoop:
+    """A user who follows the advice, on a session worked out by hand.
+
+    The session (5-minute writes, claude-opus-4-6 at $0.50 per million read-price tokens, no files,
+    so B = the floor): call 1 reads nothing and writes 20,000 (floor F = 20,000, nothing shared); call
+    n >= 2 reads cr(n) = 18,000 + 2,000 n (what call n-1 sent) and writes 2,000, so T(n) = 20,000 +
+    2,000 n. Every residual is 2,000 (call 2's over the floor too): g = 2,000. With nothing shared,
+    K = 12.5 B and cEff = 12.5.
+
+    Real session: dhat = sqrt(2 * 12.5 * 2,000 / 20,000) = 1.5811, xSweet = 2.5811; x(n) = 0.9 + 0.1 n
+    reaches it at call 17 (2.6). mf = 1.5811 / (1 + 1.5811 + 1.25) = 0.41271; bp(17) = mf (r - 1)^2 /
+    (2r) with r = 1.6 / 1.5811 = 1.0119: 0.00003, green; bp(18) (r = 1.0752) = 0.00109 >= bp_amber
+    0.001: deep water from call 18. rent(n) = (L - B) / (12.5 B) = (n - 1) / 125, so the bill
+    progress after call n is (n - 1)^2 / 250: the first bill completes at call 17, one call before
+    the dwell: the gate (dwell 1, a bill in the 30 calls before it) fires at call 18. Restart after 18.
+
+    Counterfactual: call 19 is a fresh session's first call, carrying Bd(18) + T(19) - T(18) =
+    22,000 (it reads nothing shared and writes it all). Later calls carry D = T(18) - Bd(18) = 36,000
+    fewer: call j reads 2,000 j - 18,000 and writes 2,000. The new floor is 22,000 and call 20's
+    residual over it is 0, so the growth estimate (a running mean for its first 20 residuals, then
+    alpha 0.05) is 17 x 2,000 and a 0: 1,888.9 after call 20, 1,894.7, 1,900 (call 22), then
+    2,000 - 100 x 0.95^(j - 22). B' = 22,000: rent'(j) = (2,000 j - 40,000) / 275,000, progress'
+    (j - 20)^2 / 275, a bill at call 37; x' = (2,000 j - 18,000) / 22,000 passes xSweet' = 1 +
+    sqrt(25 g / 22,000) at call 37 (1.545 against 1.490; call 36: 1.455 < 1.489), bp' there 0.00028,
+    at call 38 0.0018: the gate fires at call 38. Restart after 38: D = T(38) - 20,000 = 76,000, call 39
+    fresh (22,000 written), calls 40-45 read 2,000 j - 58,000.
+
+    Costs in read units (cr + 12.5 cw): actual 250,000 + sum over n = 2..45 of 43,000 + 2,000 n; the
+    advice: calls 1-18 as they were, calls 19 and 39 275,000 each, calls 20-38 2,000 j + 7,000, calls
+    40-45 2,000 j - 33,000.
+    """
+
+    SETTING: ClassVar[dict[str, Any]] = {"bp_amber": 0.001, "notify_dwell": 1, "bill_lookback": 30,
+                                         "guard_x": 1000.0}
+
+    def session(self, tmp_path: Path, calls: int = 45) -> Path:
+        t = Transcript(cwd=str(tmp_path / "no-such-project"))
+        t.call(0, cw=20_000, inp=0)
+        for n in range(2, calls + 1):
+            t.call(18_000 + 2_000 * n, cw=2_000, inp=0)
+        return t.save(tmp_path / "hand.jsonl")
+
+    def test_every_advice_is_followed_and_priced(self, tmp_path: Path) -> None:
+        doc = backtest_file(self.session(tmp_path), **self.SETTING)
+        alert = doc["policies"]["alert"]
+        assert alert["restartsAfter"] == [18, 38]
+        actual = 250_000 + sum(43_000 + 2_000 * n for n in range(2, 46))
+        advice = (250_000 + sum(43_000 + 2_000 * n for n in range(2, 19)) + 2 * 275_000
+                  + sum(2_000 * j + 7_000 for j in range(20, 39)) + sum(2_000 * j - 33_000 for j in range(40, 46)))
+        assert doc["policies"]["actual"]["units"] == actual
+        assert alert["units"] == advice
+        assert alert["usd"] == pytest.approx(advice * USD_PER_UNIT)
+        assert alert["savingPct"] == pytest.approx(100 * (actual - advice) / actual, abs=1e-3)
+        assert doc["restartGaps"] == {"count": 1, "median": 20.0, "min": 20}
+        # the best schedule is at least as good, and pricing the advice's schedule gives the same
+        assert doc["policies"]["hindsight"]["units"] <= advice
+        assert doc["capture"] == pytest.approx((actual - advice) / (actual - doc["policies"]["hindsight"]["units"]),
+                                               abs=1e-4)
+
+    def test_the_real_session_alone_alerts_once(self, tmp_path: Path) -> None:
+        """Without the closed loop (the session as it ran) the gate fires once, at call 18, and the
+        lamp stays amber: the later restart comes from the counterfactual session's own fold."""
+        from session_watcher import config
+
+        path = self.session(tmp_path)
+        _status, trace = replay(str(path), cfg=config.merge(self.SETTING))
+        assert [(r["call"], a["kind"]) for r in trace for a in r["alerts"]] [:1] == [(18, "gate")]
+        assert trace[16]["lamp"] == "green"
+        assert trace[17]["lamp"] == "amber"
+
+    def test_a_cold_return_restarts_before_its_call(self, tmp_path: Path) -> None:
+        """An idle gap longer than the cache's lifetime before call 10 (x = 1.9 >= guard_x 1.5): the
+        advice is to restart before it, i.e. after call 9, and call 10 is the fresh session's first."""
+        t = Transcript(cwd=str(tmp_path / "no-such-project"))
+        t.call(0, cw=20_000, inp=0)
+        for n in range(2, 21):
+            if n == 10:
+                t.user(at=t.ts + 3_600)  # an hour later: the 5-minute cache is gone
+                t.call(0, cw=18_000 + 2_000 * n + 2_000, inp=0)  # re-writes everything
+            else:
+                t.call(18_000 + 2_000 * n, cw=2_000, inp=0)
+        path = t.save(tmp_path / "cold.jsonl")
+        doc = backtest_file(path, **{**self.SETTING, "guard_x": 1.5})
+        assert doc["policies"]["alert"]["restartsAfter"][0] == 9
+        assert doc["segmentList"][0]["alertFired"]
+        quiet = backtest_file(path, **{**self.SETTING, "guard_x": 2.5})
+        assert 9 not in quiet["policies"]["alert"]["restartsAfter"]
 
 
 def _usage_calls(path: Path) -> list[dict[str, Any]]:
@@ -245,9 +424,11 @@ BASE = {"claude-opus-4-6": 5.0, "claude-haiku-4-5-20251001": 1.0}
 
 def test_real_fixture_against_an_independent_count() -> None:
     """ae4a77f8 switches from Opus to Haiku: each call is priced at its own model. The actual cost
-    comes from the raw JSONL; the best restart of each segment from a brute force written here."""
+    comes from the raw JSONL; the best single restart of each segment from a brute force written here,
+    and the best schedule of any number of restarts is at least as good."""
     path = TRANSCRIPTS / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
-    doc, trace = backtest_file(path)
+    doc = backtest_file(path)
+    _status, trace = replay(str(path))
     raw = _usage_calls(path)
     assert len(raw) == len(trace) == 217
 
@@ -287,8 +468,9 @@ def test_real_fixture_against_an_independent_count() -> None:
                 cost += usd(c["model"], max(0, c["cr"] - (d - cut)), c["w5m"] - cut, c["w1h"])
             seg_best = min(seg_best, cost)
         best_total += seg_best
-    assert doc["policies"]["hindsight"]["usd"] == pytest.approx(best_total, abs=1e-6)
-    assert doc["policies"]["hindsight"]["savingPct"] > 5
+    assert doc["policies"]["hindsight1"]["usd"] == pytest.approx(best_total, abs=1e-6)
+    assert doc["policies"]["hindsight1"]["savingPct"] > 5
+    assert doc["policies"]["hindsight"]["usd"] < doc["policies"]["hindsight1"]["usd"]
 
 
 # ----------------------------------------------------------------------------- the command
@@ -309,32 +491,40 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_command_text_json_and_ids(machine: Path) -> None:
-    """Default: every session on the machine; a session id and a path give the same figures."""
-    expected, _ = backtest_file(machine)
+    """Default: every session on the machine; a session id and a path give the same figures; the text
+    fits 100 columns."""
+    expected = backtest_file(machine)
     proc = sw("backtest")
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout.decode()
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["session", "calls", "cache"]
-    row = next(line for line in lines if line.startswith(FIXTURE))
+    assert max(len(line) for line in lines[:4]) <= 100
+    row = next(line for line in lines if line.startswith(FIXTURE[:8]))
     actual = expected["policies"]["actual"]["usd"]
     assert f"${actual:,.2f}" in row
     assert f"{expected['policies']['hindsight']['savingPct']:.1f} %" in row
-    assert any(line.startswith("total (1 sessions)") for line in lines)
+    assert f"{expected['policies']['alert']['savingPct']:.1f} %" in row
+    assert f"{expected['capture']:.2f}" in row
+    assert any(line.startswith("total (1)") for line in lines)
+    assert any(line.startswith("capture (following the advice / the best schedule): dollars") for line in lines)
 
     for target in (FIXTURE, str(machine)):
         proc = sw("backtest", "--json", target)
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(proc.stdout)
-        assert doc["version"] == 1
+        assert doc["version"] == 2
         (s,) = doc["sessions"]
         assert s["sessionId"] == FIXTURE
         assert s["transcript"] == str(machine)
         assert s["policies"] == expected["policies"]
+        assert set(s["policies"]) == {"actual", "alert", "sweetSpot", "hindsight", "hindsight1"}
         assert s["capture"] == expected["capture"]
+        assert s["restartGaps"] == expected["restartGaps"]
         assert s["stability"] == expected["stability"]
         assert doc["total"]["policies"]["actual"]["usd"] == pytest.approx(actual, abs=1e-6)
         assert doc["total"]["captureMedian"] == expected["capture"]
+        assert doc["total"]["costMore"] == 0
 
 
 def test_command_errors(machine: Path, tmp_path: Path) -> None:
@@ -370,47 +560,48 @@ def test_text_escapes_control_characters(tmp_path: Path) -> None:
 
 
 def test_page_line_says_what_the_advice_would_have_saved(machine: Path, tmp_path: Path) -> None:
-    expected, _ = backtest_file(machine)
+    expected = backtest_file(machine)
     alert, best = expected["policies"]["alert"], expected["policies"]["hindsight"]
     assert alert["savingUsd"] > 0
     out = tmp_path / "page.html"
     proc = sw("report", "session", FIXTURE, "--html", str(out))
     assert proc.returncode == 0, proc.stderr
-    line = (f'<p id="backtest">Restarting at the advice would have saved ${alert["savingUsd"]:,.2f} '
-            f'({alert["savingPct"]:.0f} %); the best single restart, ${best["savingUsd"]:,.2f} '
-            f'({best["savingPct"]:.0f} %).</p>')
+    n, n_best = len(alert["restartsAfter"]), len(best["restartsAfter"])
+    line = (f'<p id="backtest">Following the advice (restarting {n} time{"s" if n != 1 else ""}) would have '
+            f'saved ${alert["savingUsd"]:,.2f} ({alert["savingPct"]:.0f} %); the best restarts, '
+            f'${best["savingUsd"]:,.2f} ({best["savingPct"]:.0f} %) with {n_best} restart'
+            f'{"s" if n_best != 1 else ""}.</p>')
     assert line in out.read_text(encoding="utf-8")
 
 
 class TestSentence:
     def test_advice_that_costs_more(self) -> None:
-        doc = bt.backtest([c._replace(guard=False) for c in SEG0], SHARED)  # gate: restart after call 4
+        doc = bt.backtest(SEG0, SHARED, {"alert": [4]})  # restart after call 4
         more = (TestHandWorked.after4 - TestHandWorked.actual0) * USD_PER_UNIT  # $0.04
         best = (TestHandWorked.actual0 - TestHandWorked.after3) * USD_PER_UNIT  # $0.03
-        assert bt.sentence(doc) == (f"Restarting at the advice would have cost ${more:.2f} more (16 %); "
-                                    f"the best single restart would have saved ${best:.2f} (15 %).")
+        assert bt.sentence(doc) == (f"Following the advice (restarting 1 time) would have cost ${more:.2f} more "
+                                    f"(16 %); the best restarts would have saved ${best:.2f} (15 %) with 1 restart.")
 
     def test_no_advice_and_no_better_restart(self) -> None:
-        quiet = bt.backtest([c._replace(guard=False, gate=False) for c in SEG0], SHARED)
-        assert bt.sentence(quiet) == ("The advice never said to restart; the best single restart would have "
-                                      "saved $0.03 (15 %).")
-        assert bt.sentence(bt.backtest(SEG1, SHARED)) == "No single restart would have made this session cheaper."
+        quiet = bt.backtest(SEG0, SHARED)
+        assert bt.sentence(quiet) == ("The advice never said to restart; the best restarts would have "
+                                      "saved $0.03 (15 %) with 1 restart.")
+        assert bt.sentence(bt.backtest(SEG1, SHARED)) == "No restart would have made this session cheaper."
 
     def test_unpriced_in_tokens(self) -> None:
-        doc = bt.backtest([c._replace(model="claude-nonesuch-9") for c in SEG0], SHARED)
-        assert bt.sentence(doc) == ("Restarting at the advice would have saved 68k read-price tokens (15 %); "
-                                    "the best single restart, 68k read-price tokens (15 %).")
+        doc = bt.backtest([c._replace(model="claude-nonesuch-9") for c in SEG0], SHARED, {"alert": [2, 3]})
+        assert bt.sentence(doc) == ("Following the advice (restarting 2 times) would have saved 500 read-price "
+                                    "tokens (0 %); the best restarts, 68k read-price tokens (15 %) with 1 restart.")
+        doc = bt.backtest([c._replace(model="claude-nonesuch-9") for c in SEG0], SHARED, {"alert": [3]})
+        assert bt.sentence(doc) == ("Following the advice (restarting 1 time) would have saved 68k read-price "
+                                    "tokens (15 %); the best restarts, 68k read-price tokens (15 %) with 1 restart.")
 
 
 def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
-    """`--set` feeds the replay a changed default; the document says which, and matches a replay
+    """`--set` feeds the folds a changed default; the document says which, and matches a backtest
     given that config directly."""
-    from session_watcher import config
-
-    status, trace = replay(str(machine), cfg=config.merge({"bp_amber": 0.2, "notify_dwell": 5}))
-    calls = bt.calls_from_trace(trace)
-    expected = bt.backtest(calls, bt.shared_prefix(status, calls))
-    default, _ = backtest_file(machine)
+    expected = backtest_file(machine, bp_amber=0.2, notify_dwell=5)
+    default = backtest_file(machine)
     assert expected["policies"]["alert"] != default["policies"]["alert"]  # the change matters here
     proc = sw("backtest", "--json", "--set", "bp_amber=0.2", "--set", "notify_dwell = 5", FIXTURE)
     assert proc.returncode == 0, proc.stderr

@@ -34,6 +34,7 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
     `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
     """
     amber, red, dwell_min, base = cfg["bp_amber"], cfg["bp_red"], cfg["notify_dwell"], cfg["backstop_base"]
+    lookback = cfg["bill_lookback"]
     out: list[tuple[int, str]] = []
     level: float | None = None
     seen = 0  # residuals the growth estimate has seen (kept across segments)
@@ -42,7 +43,7 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
     n = 0
 
     def fresh_segment() -> dict[str, Any]:
-        return {"floor": None, "L": None, "calls": 0, "rent": 0.0, "progress": 0.0,
+        return {"floor": None, "L": None, "calls": 0, "rent": 0.0, "progress": 0.0, "last_bill": None,
                 "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0, "lamp": "white"}
 
     seg = fresh_segment()
@@ -109,6 +110,8 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
         while seg["progress"] >= 1:
             seg["progress"] -= 1
             completed += 1
+        if completed:
+            seg["last_bill"] = seg["calls"]  # the segment's call that completed its latest bill cycle
         if not deep:
             seg["dwell"] = seg["dwell_bills"] = seg["since"] = 0
             seg["fired"] = False
@@ -116,7 +119,10 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
         seg["dwell"] += 1
         seg["dwell_bills"] += completed
         if not seg["fired"]:
-            if seg["dwell"] >= dwell_min and seg["dwell_bills"] >= 1:
+            # a bill cycle completed during the dwell, or in the `lookback` calls before it began
+            dwell_began = seg["calls"] - seg["dwell"] + 1
+            counted = seg["last_bill"] is not None and seg["last_bill"] >= dwell_began - lookback
+            if seg["dwell"] >= dwell_min and counted:
                 seg["fired"] = True
                 seg["since"] = 0
                 out.append((n, "gate"))
@@ -212,9 +218,14 @@ def test_gate_matches_the_reference_on_random_sessions(ops: list[tuple[int, int]
     assert got == reference(seq, CFG)
 
 
+V2 = {"bp_amber": 0.10, "notify_dwell": 3, "bill_lookback": 0}  # the v2 gate: a bill within the dwell
+
+
 @pytest.mark.parametrize("overrides", [
     {},
+    V2,
     {"notify_dwell": 1, "bp_amber": 0.05},
+    {"notify_dwell": 2, "bp_amber": 0.02, "bill_lookback": 5},
     {"notify_dwell": 6, "backstop_base": 1.0, "bp_amber": 0.2, "bp_red": 0.3},
     {"cRatio": 4.0},
 ])
@@ -308,7 +319,7 @@ def expected_from_trace(trace: list[dict[str, Any]], cfg: dict[str, Any]) -> lis
             prev_bills, prev_seg, lamp = 0, row["segment"], None
         done = row["bills"] - prev_bills
         prev_bills = row["bills"]
-        lamp = expected_lamp(row["x"], row["xSweet"], row["br"], lamp)  # with the lamp's hysteresis
+        lamp = expected_lamp(row["x"], row["xSweet"], row["br"], lamp, cfg["bp_amber"], cfg["bp_red"])  # hysteresis
         deep = lamp in ("amber", "red")
         if not deep:
             dwell = dwell_bills = since = 0
@@ -328,13 +339,17 @@ def expected_from_trace(trace: list[dict[str, Any]], cfg: dict[str, Any]) -> lis
     return out
 
 
+CFG_V2 = config.merge(V2)
+
+
 def test_overstaying_session_alerts(tmp_path: Any) -> None:
+    """The v2 gate (bp >= 0.10 for 3 calls, a bill cycle within them) on the closed-form session."""
     from session_watcher.replay import replay
 
     path = overstaying(tmp_path)
-    doc, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG)
+    doc, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG_V2)
     alerts = [(row["call"], a["kind"]) for row in trace for a in row["alerts"]]
-    assert alerts == expected_from_trace(trace, CFG)
+    assert alerts == expected_from_trace(trace, CFG_V2)
     gates = [c for c, k in alerts if k == "gate"]
     assert len(gates) == 1
     gate = gates[0]
@@ -364,13 +379,35 @@ def test_overstaying_session_alerts(tmp_path: Any) -> None:
     assert doc["dwell"]["reminders"] == len(reminders)
 
 
+def test_the_shipped_gate_speaks_at_the_sweet_spot(tmp_path: Any) -> None:
+    """The same session with the defaults: xSweet = 1 + sqrt(2 * 12.5 * 1,000 / 20,000) = 2.118, reached
+    at call 24 (x = 1 + 23 / 20 = 2.15); the rent integral, (n - 1)^2 / 500 bills after call n, reaches
+    one bill at call 24 too (the EOQ's own cycle: one restart's price paid in extra reads); bp there is
+    0.0002 (green), from call 25 0.0015 >= bp_amber 0.001: the gate fires at call 25, one call past
+    the sweet spot (v2: call 48)."""
+    from session_watcher.replay import replay
+
+    _, trace = replay(str(overstaying(tmp_path)), cwd=str(tmp_path), cfg=CFG)
+    rows = {row["call"]: row for row in trace}
+    first_right = min(r["call"] for r in trace if r["x"] >= r["xSweet"])
+    assert first_right == 24
+    assert rows[24]["bills"] == 1
+    assert rows[23]["bills"] == 0
+    assert rows[24]["lamp"] == "green"
+    assert rows[25]["lamp"] == "amber"
+    alerts = [(row["call"], a["kind"]) for row in trace for a in row["alerts"]]
+    assert alerts[0] == (25, "gate")
+    assert alerts == reference([("call", 1, 0, 19_999, "5m")] + [
+        ("call", 1, 20_000 + 1000 * i, 1000, "5m") for i in range(1, 130)], CFG)
+
+
 def test_a_new_episode_after_compaction_fires_again(tmp_path: Any) -> None:
     from session_watcher.replay import replay
 
     path = overstaying(tmp_path, calls=200, compact_at=90)
-    _, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG)
+    _, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG_V2)
     alerts = [(row["call"], a["kind"], row["segment"]) for row in trace for a in row["alerts"]]
-    assert [(c, k) for c, k, _ in alerts] == expected_from_trace(trace, CFG)
+    assert [(c, k) for c, k, _ in alerts] == expected_from_trace(trace, CFG_V2)
     gates = [(c, s) for c, k, s in alerts if k == "gate"]
     assert [s for _, s in gates] == [0, 1]
 
@@ -378,7 +415,7 @@ def test_a_new_episode_after_compaction_fires_again(tmp_path: Any) -> None:
 def test_status_line_counts_bills_toward_the_next_alert(tmp_path: Any) -> None:
     from session_watcher.replay import replay
 
-    _, trace = replay(str(overstaying(tmp_path)), cwd=str(tmp_path), cfg=CFG)
+    _, trace = replay(str(overstaying(tmp_path)), cwd=str(tmp_path), cfg=CFG_V2)
     for row in trace:
         n, big_n = row["backstop"]["n"], row["backstop"]["N"]
         if row["dwell"]["alerted"]:

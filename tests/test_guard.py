@@ -113,12 +113,14 @@ def test_no_clock_no_verdict() -> None:
 
 # --------------------------------------------------------------------------- the figures and the words
 
-def figures(big_l: int, b: int, ttl: str = "5m", model: str = "claude-opus-4-6", **q: Any) -> dict[str, Any]:
+def figures(big_l: int, b: int, ttl: str = "5m", model: str = "claude-opus-4-6", guard_x: float | None = None,
+            **q: Any) -> dict[str, Any]:
     s = state(ttl=ttl)
     s["context"]["model"] = model
     cold = guard.cold_cache(s, CFG, 1000.0 + 23 * 60)
     assert cold is not None
-    got = guard.advice(s, {"L": big_l, "bDefault": b, "x": big_l / b, **q}, cold, {})
+    got = guard.advice(s, {"L": big_l, "bDefault": b, "x": big_l / b, **q}, cold,
+                       {} if guard_x is None else {"guard_x": guard_x})
     assert got is not None
     return got
 
@@ -144,7 +146,7 @@ def test_the_shared_prefix_read_is_at_most_what_the_fresh_session_carries() -> N
 
 
 def test_below_guard_x_the_line_leads_with_what_the_prompt_rewrites() -> None:
-    a = figures(45_000, 41_000)  # x = 1.10
+    a = figures(45_000, 41_000, guard_x=1.2)  # x = 1.10
     assert a["restartFirst"] is False
     assert guard.compose(a) == (  # below guard_x it only says what the prompt re-writes
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired): this prompt "
@@ -157,8 +159,9 @@ def test_guard_x_comes_from_the_config() -> None:
     cold = guard.cold_cache(s, CFG, 3000.0)
     assert cold is not None
     q = {"L": 60_000, "bDefault": 40_000, "x": 1.5}
-    assert guard.advice(s, q, cold, {})["restartFirst"] is False  # type: ignore[index]  # default 1.7
+    assert guard.advice(s, q, cold, {})["restartFirst"] is True  # type: ignore[index]  # default 1.0
     assert guard.advice(s, q, cold, {"guard_x": 1.4})["restartFirst"] is True  # type: ignore[index]
+    assert guard.advice(s, q, cold, {"guard_x": 1.6})["restartFirst"] is False  # type: ignore[index]
     assert guard.advice(s, q, cold, {"guard_x": 2.0})["restartFirst"] is False  # type: ignore[index]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from bench.synth import Transcript
+from session_watcher import config
 from tests import fuzz_synth as fs
 from tests import statefile
 from tests.statefile import load_state, state_file
@@ -525,7 +526,7 @@ def test_attack3_broken_config_file_falls_back_and_the_cli_repairs_it(root: Path
     assert "internal error" not in doctor.stderr
     shown = cli(root, "config", "show")
     assert shown.returncode == 1
-    assert json.loads(shown.stdout)["effective"]["bp_amber"] == 0.10  # the defaults, shown
+    assert json.loads(shown.stdout)["effective"]["bp_amber"] == config.DEFAULTS["bp_amber"]  # the defaults, shown
     assert "internal error" not in shown.stderr
     fixed = cli(root, "config", "set", "bp_amber", "0.12")
     assert fixed.returncode == 0, fixed.stderr

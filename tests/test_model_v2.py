@@ -117,7 +117,7 @@ def test_a_cold_return_past_guard_x_is_a_guard_alert_on_the_next_call() -> None:
 
 
 def test_no_guard_within_the_ttl_or_below_guard_x() -> None:
-    def session(gap: float, ttl: str, growth: int) -> list[dict[str, Any]]:
+    def session(gap: float, ttl: str, growth: int, **setting: float) -> list[dict[str, Any]]:
         t = Transcript(step=10.0)
         t.call(cr=0, cw=19_999, ttl=ttl)
         cr = 20_000
@@ -126,12 +126,13 @@ def test_no_guard_within_the_ttl_or_below_guard_x() -> None:
             t.call(cr, growth, ttl=ttl)
         t.ts += gap
         t.call(0, cr + 500, ttl=ttl)
-        return [a for row in run(t)[1] for a in row["alerts"] if a["kind"] == "guard"]
+        return [a for row in run(t, config.merge(setting))[1] for a in row["alerts"] if a["kind"] == "guard"]
 
     assert session(20 * 60, "1h", 1_000) == []  # a 1-hour cache is still warm after 20 minutes
     assert len(session(90 * 60, "1h", 1_000)) == 1
     assert session(2 * 60, "5m", 1_000) == []
-    assert session(20 * 60, "5m", 300) == []  # x = 1.6 < GUARD_X 1.7: a restart would not pay yet
+    assert len(session(20 * 60, "5m", 300)) == 1  # x = 1.6 >= GUARD_X 1.0: the re-write costs more than a restart
+    assert session(20 * 60, "5m", 300, guard_x=1.7) == []  # below a higher guard_x: no advice
 
 
 def test_an_inferred_cliff_replaces_the_class_ttl() -> None:

@@ -167,7 +167,7 @@ def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path)
     shown: list[tuple[int, list[str]]] = []  # (calls folded, kinds fired by that hook run)
     fired: list[tuple[int, list[str]]] = []
     rewound = False
-    for calls in _steps(_overstaying(tmp_path, "nag"), transcript):
+    for calls in _steps(_overstaying(tmp_path, "nag"), transcript, first=3):  # the gate comes early
         before = len(load_state("nag")["alerts"]) if state_file("nag").exists() else 0
         queued = _queued("nag")
         proc = hook("Stop", payload("nag", transcript))

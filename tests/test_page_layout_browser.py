@@ -178,7 +178,8 @@ def test_session_page_story_reads(view: tuple[Any, int, str, list[str]], pages: 
     # every alert has its line; a label only where it fits (here: the gate's at least)
     alerts = page.locator(".gate-mark, .backstop-mark").count()
     labels = page.locator(".alert-label").all_text_contents()
-    assert alerts == 3
+    story = load_model(str(FIXTURES / f"{SESSIONS[0]}.jsonl"))["story"]
+    assert alerts == sum(1 for r in story for a in r["alerts"] if a["kind"] in ("gate", "backstop")) >= 3
     assert 1 <= len(labels) <= alerts
     assert labels[0] == "gate"
     # the health breakdown, opened, fits too
@@ -208,6 +209,7 @@ def test_crowded_reminders_keep_their_labels_apart(view: tuple[Any, int, str, li
     alert keeps its line and tooltip; labels are drawn only where they do not collide."""
     page, _width, _scheme, errors = view
     model = load_model(str(FIXTURES / f"{SESSIONS[0]}.jsonl"))
+    others = sum(1 for r in model["story"][:100] + model["story"][108:] for a in r["alerts"] if a["kind"] == "backstop")
     for k, row in enumerate(model["story"][100:108], start=3):
         row["alerts"] = [{"kind": "backstop", "reminder": k}]
     path = tmp_path / "crowded.html"
@@ -218,9 +220,9 @@ def test_crowded_reminders_keep_their_labels_apart(view: tuple[Any, int, str, li
     assert errors == []
     assert got["overlaps"] == []
     assert got["clipped"] == []
-    assert page.locator(".backstop-mark").count() == 2 + 8
+    assert page.locator(".backstop-mark").count() == others + 8
     labels = page.locator(".alert-label").all_text_contents()
-    assert 2 <= len(labels) < 1 + 2 + 8
+    assert 2 <= len(labels) < 1 + others + 8
 
 
 def test_readme_screenshots_script_draws_both_pages(browser: Any, tmp_path: Path) -> None:

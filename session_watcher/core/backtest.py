@@ -1,27 +1,32 @@
-"""Backtest: what restarting at the advice would have cost, against the session's own history. Pure.
+"""Backtest: what following the advice would have cost, against the session's own history. Pure.
 
-SPEC v2, "Backtest: is the advice right?". Input: one `Call` per main-chain API call of a session,
-in order (`calls_from_trace` builds them from replay's trace rows), and the session's `shared`
-prefix (cr of its first call). Output: plain JSON-able dicts.
+SPEC v3, "Backtest: is the advice right?". Input: one `Call` per main-chain API call of a session,
+in order (`core.closedloop.observe` folds them from the transcript's events; `calls_from_trace`
+builds them from replay's trace rows), the session's `shared` prefix (cr of its first call), and
+the restarts the closed-loop policies took (`core.closedloop.follow`). Output: plain JSON-able dicts.
 
 Cost of a call, in read units of its own model (tokens x that model's cache-read price):
 cr + cw5m * WRITE_5M / rm + cw1h * WRITE_1H / rm, rm = its cache-read multiplier; in dollars,
 units x base input price x rm / 1e6 (core.prices). A cw not split by TTL counts as 5-minute.
 Uncached input and output do not depend on when you restart and are left out.
 
-Counterfactual, per segment (compactions stay where they happened). Restart after call k:
+Counterfactual, per segment (compactions stay where they happened). A restart after call k:
 
 * call k+1 starts a fresh session carrying S = Bd + (T(k+1) - T(k)) tokens, T = in + cr + cw,
-  Bd = min(bDefault(k), T(k)) (a restart never carries more than the session did); it reads
-  min(shared, S) and writes the rest at call k+1's TTL class (floored at 0);
-* every later call of the segment carries D = T(k) - Bd fewer tokens. Where the real call was a
-  cache miss (SPEC: cr below the previous call's L by more than max(1,000, 2 %)), it re-wrote
-  min(cw, L(n-1) - cr) tokens of old context: that re-write shrinks first, then the cache read;
-  everything floors at 0.
+  Bd = min(bDefault(k), T(k)) (a restart never carries more than the session did); it reads the
+  shared prefix and writes the rest at call k+1's TTL class (`eoq.fresh_split`, the one rule);
+* every later call of the segment, up to the next restart, carries D = T(k) - Bd fewer tokens.
+  Where the real call was a cache miss (SPEC: cr below the previous call's L by more than
+  max(1,000, 2 %)), it re-wrote min(cw, L(n-1) - cr) tokens of old context: that re-write shrinks
+  first, then the cache read; everything floors at 0.
 
-Policies per segment: `actual`; `alert` (restart at the first advice: after the first `gate` call,
-or before the first `guard` call, i.e. after the call before it, whichever is earlier); `sweetSpot`
-(after the first call with x >= xSweet); `hindsight` (the cheapest single restart, or none).
+Bd and T are the real session's: what the work needs at call k is what its path map knows there,
+whatever restarts came before. So what a call costs depends only on the last restart before it,
+which is what lets `Segment.best_schedule` find the best of all schedules in O(n^2).
+
+Policies: `actual`; `alert` and `sweetSpot` (closed loop: the restarts come in, see
+core.closedloop); `hindsight` (the best schedule, any number of restarts per segment);
+`hindsight1` (the best single restart per segment).
 """
 
 from __future__ import annotations
@@ -32,16 +37,18 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from session_watcher.core import prices
-from session_watcher.core.eoq import G_MIN
+from session_watcher.core.eoq import G_MIN, fresh_split
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-POLICIES = ("actual", "alert", "sweetSpot", "hindsight")
+POLICIES = ("actual", "alert", "sweetSpot", "hindsight", "hindsight1")
+CLOSED_LOOP = ("alert", "sweetSpot")  # their restarts come from core.closedloop.follow
 FLAT_SEGMENT_PCT = 2.0  # SPEC target: no alert in a segment whose best restart saves under 2 %
 MISS_MIN_TOKENS = 1000  # SPEC "Per API call": the miss rule
 MISS_SHARE = 0.02
 STABLE_AFTER = 10  # g's floor share counts calls after a segment's 10th
+LAMP_SEGMENT = 20  # a segment shorter than this has no lamp rate of its own (one change there is 5 %+)
 
 
 class Call(NamedTuple):
@@ -80,6 +87,8 @@ class Policy(TypedDict):
 class Stability(TypedDict):
     lampChanges: int
     callsPerLampChange: float | None
+    lampChangesPerCall: float | None  # changes between calls of one segment, per call
+    lampWorstSegment: float | None  # the same in the segment that changes most (of LAMP_SEGMENT calls or more)
     xSweetMoveP95: float | None
     gFloorShare: float | None
     gFloorCalls: int
@@ -195,35 +204,56 @@ class Segment:
         bd = min(ck.b_default if ck.b_default is not None else ck.total, ck.total)
         return bd, ck.total - bd
 
-    def _restart_call(self, k: int) -> float:
-        """Call k+1 as a fresh session's first call: reads the shared prefix, writes the rest."""
+    def fresh_usage(self, k: int) -> tuple[int, int, int]:
+        """(cr, cw5m, cw1h) of call k+1 as a fresh session's first call, after a restart after call k:
+        it carries S = Bd + T(k+1) - T(k), reads the shared prefix and writes the rest at its class."""
         bd, _drop = self._drop(k)
-        nxt, p = self.calls[k + 1], self.price[k + 1]
-        carry = max(0, bd + nxt.total - self.calls[k].total)
-        read = min(self.shared, carry)
-        first = read + (carry - read) * (p.w1h if self.ttl[k + 1] == "1h" else p.w5m)
-        return first + self._extra(nxt, p, self._drop(k)[1])
+        carry = max(0, bd + self.calls[k + 1].total - self.calls[k].total)
+        read, written = fresh_split(carry, self.shared)
+        if self.ttl[k + 1] == "1h":
+            return int(read), 0, int(written)
+        return int(read), int(written), 0
 
-    def _lighter_call(self, j: int, drop: int) -> float:
-        """Call j carrying `drop` fewer tokens: its re-write of old context shrinks first (in its own
-        TTL class), then its cache read; nothing below 0."""
-        c, p = self.calls[j], self.price[j]
+    def lighter_usage(self, j: int, drop: int) -> tuple[int, int, int]:
+        """(cr, cw5m, cw1h) of call j carrying `drop` fewer tokens: its re-write of old context shrinks
+        first (in its own TTL class), then its cache read; nothing below 0."""
+        c = self.calls[j]
         cut = min(drop, self.rewrite[j])
         own, other = (c.cw1h, c.cw5m) if self.ttl[j] == "1h" else (c.cw5m, c.cw1h)
         from_own = min(cut, own)
         own, other = own - from_own, other - min(cut - from_own, other)
         w1h, w5m = (own, other) if self.ttl[j] == "1h" else (other, own)
-        return max(0, c.cr - (drop - cut)) + w5m * p.w5m + w1h * p.w1h + self._extra(c, p, drop)
+        return max(0, c.cr - (drop - cut)), w5m, w1h
+
+    def _restart_call(self, k: int) -> float:
+        """Call k+1 as a fresh session's first call, in read units (its other iterations as they were,
+        its own earlier `message` iterations sparing what the restart shed)."""
+        cr, w5m, w1h = self.fresh_usage(k)
+        p = self.price[k + 1]
+        return cr + w5m * p.w5m + w1h * p.w1h + self._extra(self.calls[k + 1], p, self._drop(k)[1])
+
+    def _lighter_call(self, j: int, drop: int) -> float:
+        """Call j carrying `drop` fewer tokens, in read units (its other iterations likewise)."""
+        cr, w5m, w1h = self.lighter_usage(j, drop)
+        p = self.price[j]
+        return cr + w5m * p.w5m + w1h * p.w1h + self._extra(self.calls[j], p, drop)
 
     def costs(self, k: int | None) -> list[float]:
         """Each call's cost in its model's read units with a restart after call index k (None: none)."""
+        return self.schedule_costs([] if k is None else [k])
+
+    def schedule_costs(self, restarts: Iterable[int]) -> list[float]:
+        """Each call's cost in read units with a restart after each of the call indices `restarts`
+        (any number; one after the last call changes nothing): a call costs what the last restart
+        before it makes it cost."""
+        n = len(self.calls)
         out = list(self.actual)
-        if k is None or not 0 <= k < len(self.calls) - 1:
-            return out
-        out[k + 1] = self._restart_call(k)
-        _bd, drop = self._drop(k)
-        for j in range(k + 2, len(self.calls)):
-            out[j] = self._lighter_call(j, drop)
+        points = sorted({k for k in restarts if 0 <= k < n - 1})
+        for i, k in enumerate(points):
+            out[k + 1] = self._restart_call(k)
+            _bd, drop = self._drop(k)
+            for j in range(k + 2, points[i + 1] + 1 if i + 1 < len(points) else n):
+                out[j] = self._lighter_call(j, drop)
         return out
 
     def priced(self) -> bool:
@@ -240,21 +270,6 @@ class Segment:
         """What the policies are compared by: USD when every call is priced, else read units."""
         units, usd = self.total(self.costs(k))
         return usd if usd is not None else units
-
-    def advice_point(self) -> tuple[int | None, str | None]:
-        """Where the `alert` policy restarts (call index) and which advice it followed."""
-        for i, c in enumerate(self.calls):
-            if c.guard and i >= 1:
-                return i - 1, "guard"
-            if c.gate:
-                return i, "gate"
-        return None, None
-
-    def sweet_point(self) -> int | None:
-        for i, c in enumerate(self.calls):
-            if c.x is not None and c.x_sweet is not None and c.x >= c.x_sweet:
-                return i
-        return None
 
     def weights(self) -> list[float]:
         """What one read unit of each call is worth in the comparison: USD when priced, else 1."""
@@ -308,6 +323,64 @@ class Segment:
                 best, best_v = k, v
         return best
 
+    def best_schedule(self) -> list[int]:
+        """The cheapest schedule of restarts (call indices, any number), [] when none beats the real
+        session: a dynamic programme over the last restart before each call.
+
+        Walking the calls in order, each candidate is a schedule's last restart so far (or none), with
+        what it sheds (D) and the value of the calls up to here under it; after each call the cheapest
+        candidate is also where a restart after this call starts from. A candidate that sheds no more
+        than another and costs no less never catches up (a later call costs no more the more is shed:
+        the lighter call is monotone in D), so it is dropped: the candidates alive are those of the
+        last cycle or two, and the work is O(n^2) at worst, about O(n * cycle) on real sessions.
+        """
+        n = len(self.calls)
+        if n < 2:
+            return []
+        w = self.weights()
+        act = [a * wj for a, wj in zip(self.actual, w, strict=True)]
+        drops = [self._drop(k)[1] for k in range(n)]
+        # a call whose lighter cost is its cost less D read units (no miss, no other iteration to price)
+        plain = [not r and not c.extra for r, c in zip(self.rewrite, self.calls, strict=True)]
+        last: list[int] = [-1, 0]  # per candidate: its last restart (-1: none yet)
+        shed: list[int] = [0, drops[0]]  # what it sheds
+        value: list[float] = [act[0], act[0]]  # the value of calls 0..r under it
+        back: dict[int, int] = {0: -1}  # restart -> the restart before it on its cheapest schedule
+        for r in range(1, n):
+            a_r, w_r, cr_r = act[r], w[r], self.calls[r].cr
+            for i, q in enumerate(last):
+                d = shed[i]
+                if q == r - 1:
+                    value[i] += self._restart_call(q) * w_r
+                elif not d:
+                    value[i] += a_r
+                elif plain[r] and cr_r >= d:
+                    value[i] += a_r - d * w_r
+                else:
+                    value[i] += self._lighter_call(r, d) * w_r
+            alive: list[int] = []
+            low = math.inf
+            for i in sorted(range(len(last)), key=lambda i: (-shed[i], value[i])):
+                if value[i] < low:
+                    alive.append(i)
+                    low = value[i]
+            last, shed, value = [last[i] for i in alive], [shed[i] for i in alive], [value[i] for i in alive]
+            best = min(range(len(last)), key=value.__getitem__)
+            if r < n - 1:
+                back[r] = last[best]
+                last.append(r)
+                shed.append(drops[r])
+                value.append(value[best])
+        best = min(range(len(last)), key=value.__getitem__)
+        if value[best] >= math.fsum(act) * (1 - 1e-12):  # a tie within rounding is no saving
+            return []
+        out: list[int] = []
+        k = last[best]
+        while k >= 0:
+            out.append(k)
+            k = back[k]
+        return out[::-1]
+
 
 # ----------------------------------------------------------------------------- figures
 
@@ -352,23 +425,45 @@ def _segments(calls: Sequence[Call]) -> list[list[Call]]:
     return out
 
 
-def backtest(calls: Sequence[Call], shared: int) -> dict[str, Any]:
-    """Per segment and for the session: each policy's cost and saving, capture, and stability."""
+def segments(calls: Sequence[Call], shared: int) -> list[Segment]:
+    return [Segment(seg, shared) for seg in _segments(calls)]
+
+
+def _local(seg: Segment, calls: Iterable[int]) -> list[int]:
+    """Restarts given as call numbers (1-based, the transcript's), as indices into `seg`."""
+    first = seg.calls[0].call
+    return sorted({n - first for n in calls if 0 <= n - first < len(seg.calls) - 1})
+
+
+def _gaps(restarts: Sequence[int]) -> dict[str, float | int | None]:
+    """Calls between consecutive restarts: how often the advice asks (median, shortest)."""
+    gaps = [b - a for a, b in pairwise(sorted(restarts))]
+    return {"count": len(gaps), "median": _round(percentile(gaps, 50), 1), "min": min(gaps) if gaps else None}
+
+
+def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[int]] | None = None,
+             ) -> dict[str, Any]:
+    """Per segment and for the session: each policy's cost and saving, capture, and stability.
+
+    `follow`: the restarts (call numbers, 1-based) of the closed-loop policies (CLOSED_LOOP), as
+    core.closedloop.follow found them; a policy not given restarts nowhere."""
+    follow = follow or {}
     seg_docs: list[dict[str, Any]] = []
     sums: dict[str, list[float]] = {p: [] for p in POLICIES}
     usd_sums: dict[str, list[float]] = {p: [] for p in POLICIES}
     restarts: dict[str, list[int]] = {p: [] for p in POLICIES}
     priced = True
-    for seg_calls in _segments(calls):
-        seg = Segment(seg_calls, shared)
+    for seg in segments(calls, shared):
         priced = priced and seg.priced()
-        advice, kind = seg.advice_point()
-        points = {"actual": None, "alert": advice, "sweetSpot": seg.sweet_point(), "hindsight": seg.best_point()}
+        one = seg.best_point()
+        points = {"actual": [], "alert": _local(seg, follow.get("alert", ())),
+                  "sweetSpot": _local(seg, follow.get("sweetSpot", ())), "hindsight": seg.best_schedule(),
+                  "hindsight1": [] if one is None else [one]}
         base_units, base_usd = seg.total(seg.actual)
         pol: dict[str, Policy] = {}
-        for name, k in points.items():
-            units, usd = seg.total(seg.costs(k))
-            after = [seg.calls[k].call] if k is not None and k < len(seg.calls) - 1 else []
+        for name, ks in points.items():
+            units, usd = seg.total(seg.schedule_costs(ks))
+            after = [seg.calls[k].call for k in ks]
             pol[name] = _policy(units, usd, base_units, base_usd, after)
             sums[name].append(units)
             usd_sums[name].append(usd or 0.0)
@@ -380,7 +475,6 @@ def backtest(calls: Sequence[Call], shared: int) -> dict[str, Any]:
             "calls": len(seg.calls),
             "firstCall": seg.calls[0].call,
             "lastCall": seg.calls[-1].call,
-            "advice": kind,
             "alertFired": fired,
             "bestSavingPct": round(best_pct, 3),
             "alertInFlatSegment": fired and best_pct < FLAT_SEGMENT_PCT,
@@ -403,6 +497,7 @@ def backtest(calls: Sequence[Call], shared: int) -> dict[str, Any]:
         "priced": priced and bool(calls),
         "policies": policies,
         "capture": _capture(policies["alert"], policies["hindsight"]),
+        "restartGaps": _gaps(restarts["alert"]),
         "alertInFlatSegment": sum(1 for s in seg_docs if s["alertInFlatSegment"]),
         "segmentList": seg_docs,
         "stability": stability(calls),
@@ -423,10 +518,17 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 
 def stability(calls: Sequence[Call]) -> Stability:
-    """Issue 12's steadiness targets: lamp changes (<= 1 per 20 calls), xSweet's call-to-call move
-    within a segment (<= 10 % at the 95th percentile), g at its floor after a segment's 10th call
-    (<= 5 % of those calls)."""
+    """Issue 12's and 24's steadiness targets: lamp changes (<= 1 per 20 calls, <= 0.05 per call within
+    a segment), xSweet's call-to-call move within a segment (<= 10 % at the 95th percentile), g at its
+    floor after a segment's 10th call (<= 5 % of those calls)."""
     changes = sum(1 for a, b in pairwise(calls) if a.lamp != b.lamp)
+    within = 0
+    worst: float | None = None
+    for seg in _segments(calls):
+        n = sum(1 for a, b in pairwise(seg) if a.lamp != b.lamp)
+        within += n
+        if len(seg) >= LAMP_SEGMENT:
+            worst = max(worst or 0.0, n / len(seg))
     moves = [abs(b.x_sweet / a.x_sweet - 1) for a, b in pairwise(calls)
              if a.segment == b.segment and a.x_sweet and b.x_sweet is not None]
     late = [c.g for seg in _segments(calls) for c in seg[STABLE_AFTER:] if c.g is not None]
@@ -435,6 +537,8 @@ def stability(calls: Sequence[Call]) -> Stability:
     return {
         "lampChanges": changes,
         "callsPerLampChange": round(len(calls) / changes, 2) if changes else None,
+        "lampChangesPerCall": round(within / len(calls), 4) if calls else None,
+        "lampWorstSegment": _round(worst, 4),
         "xSweetMoveP95": _round(p95, 4),
         "gFloorShare": round(at_floor / len(late), 4) if late else None,
         "gFloorCalls": at_floor,
@@ -446,7 +550,8 @@ def stability(calls: Sequence[Call]) -> Stability:
 
 def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Summed over the priced sessions (dollars add up across models; read units do not), with the
-    median and minimum of the sessions' captures."""
+    median and minimum of the sessions' captures; `capture` is the dollars' (sum of the advice's
+    savings over the sum of the best schedules')."""
     priced = [s for s in sessions if s["priced"]]
     base = math.fsum(s["policies"]["actual"]["usd"] for s in priced)
     policies: dict[str, dict[str, float | None]] = {}
@@ -458,6 +563,7 @@ def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "savingPct": round(100 * (base - usd) / base, 3) if base > 0 else None,
         }
     caps = sorted(s["capture"] for s in sessions if s["capture"] is not None)
+    gaps = [s["restartGaps"]["median"] for s in sessions if s["restartGaps"]["median"] is not None]
     return {
         "sessions": len(sessions),
         "pricedSessions": len(priced),
@@ -466,6 +572,8 @@ def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "capture": _capture(policies["alert"], policies["hindsight"]),
         "captureMedian": _round(percentile(caps, 50), 4),
         "captureMin": caps[0] if caps else None,
+        "costMore": sum(1 for s in sessions if s["policies"]["alert"]["savingUnits"] < 0),
+        "restartGapMin": min(gaps) if gaps else None,
         "alertInFlatSegment": sum(s["alertInFlatSegment"] for s in sessions),
     }
 
@@ -481,18 +589,25 @@ def _amount(p: Mapping[str, Any], usd_key: str, units_key: str) -> str:
     return f"{human(abs(p[units_key]))} read-price tokens"
 
 
-def sentence(doc: Mapping[str, Any]) -> str:
-    """The session page's line: what restarting at the advice would have saved, and the best restart."""
+def sentence(doc: Mapping[str, Any], advice: bool = True) -> str:
+    """The session page's line: what following the advice would have saved, and the best schedule
+    (`advice` False: the best schedule only, for a document whose advice was not followed)."""
     pol = doc["policies"]
     best, alert = pol["hindsight"], pol["alert"]
     if not best["restartsAfter"]:
-        return "No single restart would have made this session cheaper."
-    best_text = f"{_amount(best, 'savingUsd', 'savingUnits')} ({best['savingPct']:.0f} %)"
+        return "No restart would have made this session cheaper."
+    n_best = len(best["restartsAfter"])
+    best_text = f"{_amount(best, 'savingUsd', 'savingUnits')} ({best['savingPct']:.0f} %) " \
+                f"with {n_best} restart{'s' if n_best != 1 else ''}"
+    if not advice:
+        return f"The best restarts would have saved {best_text}."
     if not alert["restartsAfter"]:
-        return f"The advice never said to restart; the best single restart would have saved {best_text}."
+        return f"The advice never said to restart; the best restarts would have saved {best_text}."
     amount = _amount(alert, "savingUsd", "savingUnits")
     pct = alert["savingPct"] or 0.0
+    n = len(alert["restartsAfter"])
+    times = f"restarting {n} time{'s' if n != 1 else ''}"
     if alert["savingUnits"] < 0:
-        return f"Restarting at the advice would have cost {amount} more ({-pct:.0f} %); the best single " \
-               f"restart would have saved {best_text}."
-    return f"Restarting at the advice would have saved {amount} ({pct:.0f} %); the best single restart, {best_text}."
+        return f"Following the advice ({times}) would have cost {amount} more ({-pct:.0f} %); the best " \
+               f"restarts would have saved {best_text}."
+    return f"Following the advice ({times}) would have saved {amount} ({pct:.0f} %); the best restarts, {best_text}."

@@ -98,7 +98,7 @@ def new_segment(state: State) -> None:
     e["ledger"] = []
     e["residual"] = None
     e["rent"] = e["billProgress"] = 0.0
-    e["bills"] = 0
+    e["bills"] = e["lastBill"] = 0
     e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
     e["fired"] = False
     e["lamp"] = None
@@ -330,6 +330,30 @@ def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
         t["warmWrite"] += cw
 
 
+def _expired(e: Engine, cfg: Mapping[str, Any], ts: float | None) -> float | None:
+    """The idle gap before a call at `ts` when the cache expired during it (the segment's last call
+    wrote at a TTL class shorter than the gap), else None."""
+    if ts is None or e["lastTs"] is None or not e["segCalls"]:
+        return None
+    life = cache_lifetime(e["ttl"], cfg.get("cliff"))
+    gap = ts - e["lastTs"]
+    return None if life is None or gap <= life else gap
+
+
+def _advised(state: State, cfg: Mapping[str, Any]) -> Quantities | None:
+    """The state's figures when a cold return now is advice to restart (x >= guard_x), else None."""
+    q = quantities(state, cfg)
+    return q if q["x"] is not None and q["x"] >= cfg["guard_x"] else None
+
+
+def cold_return_due(state: State, cfg: Mapping[str, Any], ts: float | None) -> Quantities | None:
+    """The figures of the state when a call at time `ts` would be a cold return the advice speaks
+    of (the cache expired since the segment's last call, and x >= guard_x), else None. Judged on the
+    state before the call, as `_cold_return` judges it; the backtest's closed loop asks it too, to
+    restart before that call. Changes nothing."""
+    return None if _expired(state["engine"], cfg, ts) is None else _advised(state, cfg)
+
+
 def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None, call_model: str | None,
                  written: tuple[int, int, int]) -> list[Alert]:
     """The advice's second trigger, judged before the call that follows an idle gap: the cache
@@ -339,11 +363,8 @@ def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None, call_mo
     5-minute and 1-hour), advised or not."""
     cw, cw5m, cw1h = written
     e = state["engine"]
-    if ts is None or e["lastTs"] is None or not e["segCalls"]:
-        return []
-    life = cache_lifetime(e["ttl"], cfg.get("cliff"))
-    gap = ts - e["lastTs"]
-    if life is None or gap <= life:
+    gap = _expired(e, cfg, ts)
+    if gap is None:
         return []
     t = e["tally"]
     t["cold"] += 1
@@ -353,8 +374,8 @@ def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None, call_mo
         t["coldUnpriced"] += 1
     else:
         t["coldUsd"] += usd
-    q = quantities(state, cfg)
-    if q["x"] is None or q["x"] < cfg["guard_x"]:
+    q = _advised(state, cfg)
+    if q is None:
         return []
     t["guard"] += 1
     alert = _alert(state, q, "guard", e["calls"] + 1)
@@ -379,6 +400,8 @@ def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
     e["rent"] = rent
     e["bills"] += done
     e["billsTotal"] += done
+    if done:
+        e["lastBill"] = e["segCalls"]
     e["lamp"] = q["lamp"]
     # deep water is the lamp's amber/red: the same hysteresis keeps an episode from flickering
     deep = q["lamp"] in ("amber", "red")
@@ -390,7 +413,7 @@ def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
     e["dwell"] += 1
     e["dwellBills"] += done
     if not e["fired"]:
-        if e["dwell"] >= cfg["notify_dwell"] and e["dwellBills"] >= 1:
+        if e["dwell"] >= cfg["notify_dwell"] and bill_counted(e, cfg):
             e["fired"] = True
             e["sinceAlert"] = 0
             e["tally"]["gate"] += 1
@@ -407,6 +430,14 @@ def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
     if len(state["alerts"]) > ALERTS_MAX:
         del state["alerts"][: len(state["alerts"]) - ALERTS_MAX]
     return alerts
+
+
+def bill_counted(e: Engine, cfg: Mapping[str, Any]) -> bool:
+    """The gate's bill condition: a bill cycle of this segment completed during the deep-water dwell
+    or in the `bill_lookback` calls before it began (0: during the dwell, the v2 rule; a lookback as
+    long as the segment: any since the segment, or the restart, began)."""
+    last = e.get("lastBill", 0)
+    return bool(last) and last > e["segCalls"] - e["dwell"] - int(cfg.get("bill_lookback", 0))
 
 
 def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:

@@ -43,10 +43,19 @@ def cost_per_call(d: float, c_ratio: float, g: float, b: float, c_eff: float | N
     return c_ratio * g / b + 1 + ce * (g / b) / d + d / 2
 
 
+def fresh_split(carry: float, shared: float) -> tuple[float, float]:
+    """(read, written): what a fresh session's first call does with the `carry` tokens it sends. It
+    reads the shared prefix earlier sessions left cached (never more than it carries) and writes the
+    rest. The one rule for a restart's price: K below, the cold-cache guard's fresh start, and the
+    backtest's counterfactual first call all take it from here."""
+    read = min(max(shared, 0.0), max(carry, 0.0))
+    return read, max(carry, 0.0) - read
+
+
 def restart_cost(c_ratio: float, b: float, shared: float) -> float:
     """K, in read-price tokens: a restart writes what it carries except the shared prefix it reads."""
-    s = min(max(shared, 0.0), b)
-    return c_ratio * (b - s) + s
+    read, written = fresh_split(b, shared)
+    return c_ratio * written + read
 
 
 def c_eff(c_ratio: float, b: float, shared: float) -> float:

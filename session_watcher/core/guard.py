@@ -12,7 +12,7 @@ else from the TTL class (5 min / 1 h). Leading with a restart is advised from x 
 from __future__ import annotations
 
 from session_watcher.core import prices
-from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, restart_cost
+from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, fresh_split, restart_cost
 from session_watcher.core.render import duration, human
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-GUARD_X = 1.7  # the cold-return trigger when a config lacks `guard_x` (the same as config.DEFAULTS)
+GUARD_X = 1.0  # the cold-return trigger when a config lacks `guard_x` (the same as config.DEFAULTS)
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
 MODES = ("ask", "warn", "off")  # config.GUARD_MODES; "block", the name "ask" had before, is read as "ask"
 ASK_WINDOW = 60.0  # seconds after the guard asked within which a prompt sent again goes ahead
@@ -107,8 +107,8 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
     cheaper = False
     if _num(b) and b > 0:
         fresh = b
-        shared = min(max(shared, 0), b)  # a fresh session reads at most what it carries (as eoq.restart_cost)
-        w, r = write(b - shared), prices.read_usd(model, shared)
+        shared, written = fresh_split(b, shared)  # reads the shared prefix, writes the rest
+        w, r = write(written), prices.read_usd(model, shared)
         fresh_usd = None if w is None or r is None else w + r
         cheaper = restart_cost(c_ratio, b, shared) < c_ratio * big_l
     x, guard_x = q.get("x"), cfg.get("guard_x") or GUARD_X

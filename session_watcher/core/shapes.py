@@ -169,6 +169,7 @@ class Engine(TypedDict):
     billProgress: float
     bills: int
     billsTotal: int
+    lastBill: NotRequired[int]  # segCalls when this segment's latest bill cycle completed (0: none yet)
     dwell: int
     dwellBills: int
     fired: bool

@@ -123,6 +123,17 @@ class _Story:
         self.trace = StoryTrace()
         self.state: State | None = None
         self.cfg: dict[str, Any] = {}
+        self._backtest: tuple[int, dict[str, Any] | None] | None = None  # (calls, the page's backtest)
+
+    def backtest(self) -> dict[str, Any] | None:
+        """The page's closed-loop backtest (session_page_data.page_backtest), again only when the
+        session has a new API call."""
+        from session_watcher.reports.session_page_data import page_backtest
+
+        calls = len(self.trace.calls)
+        if self._backtest is None or self._backtest[0] != calls:
+            self._backtest = (calls, page_backtest(self.path))
+        return self._backtest[1]
 
     def advance(self) -> tuple[dict[str, Any] | None, StoryTrace | None, str | None]:
         """(the final status document, the story, None) after folding what is new, or (None, None,
@@ -189,7 +200,7 @@ class _Source:
             self._builder = builder
             self._texts.clear()
         final, trace, error = self._story.advance()
-        model = builder.model(trace, final)
+        model = builder.model(trace, final, self._story.backtest() if trace is not None else None)
         model["storyError"] = error
         texts = self._texts
         for key, row in builder.touched.items():

@@ -385,8 +385,10 @@ class PageBuilder:
         """Every row, in start order (calls before tools that start at the same time)."""
         return sorted([*self.calls.values(), *self.tools.values()], key=lambda r: (r["start"], r["kind"] == "tool"))
 
-    def model(self, trace: StoryTrace | None = None, final_status: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The page's data from what was fed so far and the replay's trace (None: no story)."""
+    def model(self, trace: StoryTrace | None = None, final_status: dict[str, Any] | None = None,
+              backtest: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The page's data from what was fed so far and the replay's trace (None: no story), with the
+        session's backtest document when there is one (backtest_summary)."""
         peak = max((c["prompt"] for c in self.calls.values()), default=0)
         reported = None
         if final_status:
@@ -411,7 +413,7 @@ class PageBuilder:
             "health": final,
             "healthBar": bar,
             "story": list(trace or []),
-            "backtest": backtest_summary(trace.calls if trace else None, final_status),
+            "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
             "storyAvailable": trace is not None,
             "storyError": None,
         }
@@ -518,18 +520,28 @@ def story_rows(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(story)
 
 
-def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Restarting at the advice vs the best single restart (core.backtest), for the page's one line."""
-    if not calls:
-        return None
+def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
+                     doc: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Following the advice (closed loop) vs the best schedule of restarts, for the page's one line:
+    from the session's backtest document (`doc`, session_watcher.backtest.run_one) when there is one;
+    else from the trace's calls alone, which price the best schedule but cannot follow the advice (the
+    closed loop folds the transcript's events again): the line then gives the best schedule only."""
     from session_watcher.core import backtest
 
-    doc = backtest.backtest(calls, backtest.shared_prefix(final, calls))
+    if doc is None:
+        if not calls:
+            return None
+        doc = backtest.backtest(calls, backtest.shared_prefix(final, calls))
+        followed = False
+    else:
+        followed = bool(doc.get("calls"))
+        if not followed:
+            return None
     keep = ("usd", "savingUsd", "savingPct", "restartsAfter")
     return {
         "policies": {p: {k: doc["policies"][p][k] for k in keep} for p in ("actual", "alert", "hindsight")},
-        "capture": doc["capture"],
-        "sentence": backtest.sentence(doc),
+        "capture": doc["capture"] if followed else None,
+        "sentence": backtest.sentence(doc, advice=followed),
     }
 
 
@@ -577,6 +589,23 @@ class TranscriptFeed:
         return moved
 
 
+PAGE_BACKTEST_MAX = 64 << 20  # a larger transcript's page prices the best schedule only
+
+
+def page_backtest(path: str) -> dict[str, Any] | None:
+    """The session's backtest document for its page (the advice followed in closed loop: the events
+    parsed and folded again, session_watcher.backtest.run_one), None past PAGE_BACKTEST_MAX bytes,
+    where the page keeps to what the trace prices."""
+    try:
+        if os.path.getsize(path) > PAGE_BACKTEST_MAX:
+            return None
+    except OSError:
+        return None
+    from session_watcher.backtest import run_one
+
+    return run_one(path)
+
+
 def story_of(path: str) -> tuple[dict[str, Any], StoryTrace]:
     """The replay's final status document and its trace as story rows."""
     from session_watcher.replay import replay
@@ -592,13 +621,15 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
     feed.read()
     trace: StoryTrace | None = None
     final: dict[str, Any] | None = None
+    doc: dict[str, Any] | None = None
     error: str | None = None
     if with_story:
         try:
             final, trace = story_of(path)
+            doc = page_backtest(path)
         except Exception as exc:  # the page still shows the transcript's own story
             trace = None
             error = f"{type(exc).__name__}: {exc}"
-    model = feed.builder.model(trace, final)
+    model = feed.builder.model(trace, final, doc)
     model["storyError"] = error
     return model
