@@ -123,7 +123,9 @@ def oracle(session: SynthSession, transcript: Path) -> tuple[dict[str, Any], lis
 
 
 def message_texts(alerts: list[dict[str, Any]]) -> Counter[str]:
+    """What each alert's message says below its title (the title counts what the user was shown
+    before it, which an uninterrupted fold does not know: notifier.throttle)."""
     from session_watcher import notifier
     from session_watcher.notifier import message
 
-    return Counter(notifier.system_message(*message.compose(a)) for a in alerts)
+    return Counter(notifier.system_message(*message.compose(a)).split("\n", 1)[1] for a in alerts)

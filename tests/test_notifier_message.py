@@ -27,10 +27,12 @@ GATE = {
     "model": "claude-opus-4-6",
     "project": "/home/ann/work/shop",
 }
-GATE.update({"system": 18_000, "files": 27_000, "saving": 612_300.0, "savingUsd": 0.30615})
+# the optimal cycle: 10 calls, each reading L - B = 108,000 fewer tokens; less K = 467,700, 612,300 saved
+GATE.update({"system": 18_000, "files": 27_000, "saving": 612_300.0, "savingUsd": 0.30615, "cycle": 10.2,
+             "K": 467_700.0})
 GUARD = {**GATE, "kind": "guard", "call": 90, "gap": 5530.0, "rewrite": 180_000, "rewriteUsd": 1.13,
          "bDefault": 41_000, "files": 23_000, "freshUsd": 0.2614}
-BACKSTOP = {**GATE, "saving": 1_100_000.0, "savingUsd": 0.55,
+BACKSTOP = {**GATE, "saving": 1_100_000.0, "savingUsd": 0.55, "L": 200_000, "cycle": 43.0,
             "kind": "backstop", "call": 71, "lamp": "red", "x": 4.9, "br": 0.31, "bills": 5, "reminder": 1}
 
 
@@ -61,12 +63,14 @@ class TestNumbers:
 
 class TestCompose:
     def test_gate_text(self) -> None:
-        """Plain words first: what a restart would carry, and what it saves in tokens and dollars;
-        no x, bp, bill cycle or deep water, and never a per-call surcharge."""
+        """Plain words first: what restarting saves over a horizon a person reads (the optimal cycle's
+        calls at this session's pace, the tokens not read and the dollars after the restart's cost),
+        and what a restart would carry; no x, bp, bill cycle or deep water, never a per-call surcharge."""
         title, body = message.compose(GATE)
         assert title == "This session now costs more than a fresh start (shop)"
         assert body.splitlines() == [
-            "Restarting now saves about 612k tokens ($0.31) of cache reads over the next stretch of work.",
+            "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
+            "restart's own cost.",
             "A fresh session would carry 45k tokens (18k system + 27k files).",
             "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.",
             "Model: claude-opus-4-6",
@@ -78,7 +82,26 @@ class TestCompose:
         """A reminder says which reminder it is, with the saving as it stands now."""
         title, body = message.compose(BACKSTOP)
         assert title == "Reminder 1: this session still costs more than a fresh start (shop)"
-        assert body.splitlines()[0].startswith("Restarting now saves about 1.1M tokens ($0.55)")
+        assert body.splitlines()[0] == ("Over the next ~45 calls at this session's pace: 6.7M fewer tokens read, "
+                                        "$0.55 saved after the restart's own cost.")
+
+    def test_titles_count_what_the_user_was_shown(self) -> None:
+        """Delivery marks each gate or reminder with how many of its episode the user saw before
+        (`shown`): the first one seen is the gate's, whatever the engine counted (a first fold after a
+        mid-session install fires reminder 18), then Reminder 1, 2."""
+        late = {**BACKSTOP, "reminder": 18, "shown": 0}
+        assert message.compose(late)[0] == "This session now costs more than a fresh start (shop)"
+        assert message.compose({**late, "shown": 1})[0].startswith("Reminder 1: ")
+        assert message.compose({**GATE, "shown": 2})[0].startswith("Reminder 2: ")
+
+    def test_horizon_words(self) -> None:
+        assert [message.calls_text(n) for n in (0.3, 7.4, 19.6, 22.4, 41.0, 98.0, 154.0)] == [
+            "~1", "~7", "~20", "~20", "~40", "~100", "~150"]
+        # without the cycle (an older alert): the saving alone, no horizon made up
+        _, body = message.compose({k: v for k, v in GATE.items() if k != "cycle"})
+        assert body.splitlines()[0] == "Restarting now saves about 612k tokens ($0.31) of cache reads."
+        _, body = message.compose({**GATE, "saving": -5.0})
+        assert body.splitlines()[0].startswith("A fresh session would carry")
 
     def test_guard_text(self) -> None:
         """A cold return: how long ago, what the next prompt re-writes, and the cheaper fresh start."""
@@ -92,7 +115,7 @@ class TestCompose:
     def test_unknown_prices_leave_dollars_out(self) -> None:
         _, body = message.compose({**GATE, "savingUsd": None, "model": "some-future-model"})
         assert "$" not in body
-        assert "612k tokens of cache reads" in body
+        assert "1.1M fewer tokens read." in body
 
     def test_pick_prefers_latest_call(self) -> None:
         """Of a batch, the latest call's alert is shown."""
@@ -137,7 +160,8 @@ class TestEscaping:
         out = notifier.dispatch([alert], {"channels": ["message"]}, env={})
         assert out == {
             "systemMessage": "session-watcher: This session now costs more than a fresh start (shop)\n"
-            "Restarting now saves about 612k tokens ($0.31) of cache reads over the next stretch of work.\n"
+            "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
+            "restart's own cost.\n"
             "A fresh session would carry 45k tokens (18k system + 27k files).\n"
             "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.\n"
             "Model: [31mred[0m"

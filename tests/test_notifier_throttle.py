@@ -14,7 +14,7 @@ from bench.synth import Transcript
 from session_watcher import config
 from session_watcher.core import engine
 from session_watcher.notifier import throttle
-from tests.oracle import hook, payload
+from tests.oracle import hook, payload, sw
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
@@ -37,12 +37,12 @@ def fresh(segment: int = 0) -> dict[str, Any]:
 class TestAdmit:
     def test_reminders_at_most_once_per_remind_min(self) -> None:
         state = fresh()
-        assert throttle.admit(state, [alert("gate", 40)], CFG, T0) == [alert("gate", 40)]
-        assert state["notified"] == {"at": T0, "segment": 0}
+        assert throttle.admit(state, [alert("gate", 40)], CFG, T0) == [{**alert("gate", 40), "shown": 0}]
+        assert state["notified"] == {"at": T0, "segment": 0, "episode": None, "shown": 1, "bills": 0}
         assert throttle.admit(state, [alert("backstop", 45)], CFG, T0 + 60) == []
         assert throttle.admit(state, [alert("backstop", 52)], CFG, T0 + 599.9) == []
         assert state["notified"]["at"] == T0  # held back: the clock does not restart
-        assert throttle.admit(state, [alert("backstop", 60)], CFG, T0 + 600) == [alert("backstop", 60)]
+        assert throttle.admit(state, [alert("backstop", 60)], CFG, T0 + 600) == [{**alert("backstop", 60), "shown": 1}]
         assert state["notified"]["at"] == T0 + 600
         assert throttle.admit(state, [alert("backstop", 61)], CFG, T0 + 900) == []
 
@@ -65,14 +65,15 @@ class TestAdmit:
         state = fresh(segment=0)
         throttle.admit(state, [alert("gate", 40)], CFG, T0)
         state["engine"]["segment"] = 1
-        assert throttle.admit(state, [alert("gate", 90)], CFG, T0 + 60) == [alert("gate", 90)]
+        assert throttle.admit(state, [alert("gate", 90)], CFG, T0 + 60) == [{**alert("gate", 90), "shown": 0}]
         assert state["notified"]["segment"] == 1
 
     def test_zero_disables_the_limit(self) -> None:
         state = fresh()
         cfg = {**CFG, "remind_min": 0}
         for i in range(5):
-            assert throttle.admit(state, [alert("backstop", 50 + i)], cfg, T0 + i) == [alert("backstop", 50 + i)]
+            assert throttle.admit(state, [alert("backstop", 50 + i)], cfg, T0 + i) == [
+                {**alert("backstop", 50 + i), "shown": i}]
 
     def test_other_limits_and_defaults(self) -> None:
         state = fresh()
@@ -86,7 +87,37 @@ class TestAdmit:
     def test_clock_set_back_does_not_silence(self) -> None:
         state = fresh()
         throttle.admit(state, [alert("gate", 40)], CFG, T0)
-        assert throttle.admit(state, [alert("backstop", 41)], CFG, T0 - 3600) == [alert("backstop", 41)]
+        assert throttle.admit(state, [alert("backstop", 41)], CFG, T0 - 3600) == [{**alert("backstop", 41), "shown": 1}]
+
+    def test_what_was_shown_is_counted_per_deep_water_episode(self) -> None:
+        """`shown` counts the episode's gate and reminders the user saw; a cold return in between is
+        shown but not counted (nor does it reset the bills); a new episode counts from 0 again; and
+        the status document's `notice` says the bills since the last one shown, not since the last
+        one the engine fired."""
+        from session_watcher.core.status import notice
+
+        state = fresh()
+        e = state["engine"]
+        e.update(calls=40, dwell=3, billsTotal=7)  # in deep water since call 38
+        gate = alert("gate", 40)
+        assert throttle.admit(state, [gate], CFG, T0)[0]["shown"] == 0
+        assert "shown" not in gate  # a delivered copy carries it; the state's alert stays the fold's
+        assert state["notified"] == {"at": T0, "segment": 0, "episode": 38, "shown": 1, "bills": 7}
+        e.update(calls=52, dwell=15, billsTotal=10)
+        assert throttle.admit(state, [alert("backstop", 52)], CFG, T0 + 60) == []  # held back
+        assert notice(state) == {"shown": 1, "bills": 3}  # not reset: 3 bills since the gate was shown
+        e.update(calls=53, dwell=16)
+        assert throttle.admit(state, [alert("guard", 53)], CFG, T0 + 120) == [alert("guard", 53)]
+        assert (state["notified"]["shown"], state["notified"]["bills"]) == (1, 7)
+        e.update(calls=70, dwell=33, billsTotal=14)
+        got = throttle.admit(state, [alert("backstop", 69), alert("backstop", 70)], CFG, T0 + 900)
+        assert [a["shown"] for a in got] == [1, 1]  # one notification shows them: "Reminder 1"
+        assert notice(state) == {"shown": 2, "bills": 0}
+        e.update(calls=90, dwell=2)  # left deep water and came back: a new episode
+        assert notice(state) is None
+        assert throttle.admit(state, [alert("gate", 90)], CFG, T0 + 2000)[0]["shown"] == 0
+        e.update(dwell=0)
+        assert notice(state) is None
 
     def test_nothing_to_deliver_changes_nothing(self) -> None:
         state = fresh()
@@ -158,16 +189,27 @@ def _steps(lines: list[bytes], transcript: Path, first: int = 20) -> Iterator[in
         yield calls
 
 
+def _statusline(session: str, transcript: Path, cwd: Path) -> str:
+    proc = sw("statusline", stdin=json.dumps({"session_id": session, "transcript_path": str(transcript),
+                                               "cwd": str(cwd)}).encode(),
+              env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode()
+
+
 def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path) -> None:
-    """Real hook processes on a session that overstays: the gate is shown, the reminders that follow
-    within remind_min are recorded but not shown, and one is shown once the last notification is
-    older than remind_min."""
+    """Real hook and status-line processes on a session that overstays: the gate is shown; the
+    reminders that follow within remind_min are recorded but not shown, and the status line's
+    `bill n/N` keeps counting from the gate the user saw (the engine's own count restarted at each
+    reminder it fired); once the last notification is older than remind_min one is shown, titled
+    "Reminder 1": the first reminder the user saw, though the engine counts it as its third."""
     _message_config()
     transcript = tmp_path / "nag.jsonl"
-    shown: list[tuple[int, list[str]]] = []  # (calls folded, kinds fired by that hook run)
+    shown: list[tuple[int, list[str], str]] = []  # (calls folded, kinds fired by that hook run, title line)
     fired: list[tuple[int, list[str]]] = []
+    held_lines: list[tuple[str, int, int]] = []  # (status line, bills since the gate was shown, engine's n)
     rewound = False
-    for calls in _steps(_overstaying(tmp_path, "nag"), transcript, first=3):  # the gate comes early
+    for calls in _steps(_overstaying(tmp_path, "nag"), transcript, first=3):
         before = len(load_state("nag")["alerts"]) if state_file("nag").exists() else 0
         queued = _queued("nag")
         proc = hook("Stop", payload("nag", transcript))
@@ -178,8 +220,13 @@ def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path)
         if new:
             fired.append((calls, new))
         if _queued("nag") > queued:
-            shown.append((calls, new))
-            assert state["outbox"][-1]["systemMessage"].startswith("session-watcher: ")
+            text = state["outbox"][-1]["systemMessage"]
+            assert text.startswith("session-watcher: ")
+            shown.append((calls, new, text.splitlines()[0]))
+        elif "backstop" in new:
+            line = _statusline("nag", transcript, tmp_path)
+            e = state["engine"]
+            held_lines.append((line, e["billsTotal"] - state["notified"]["bills"], e["sinceAlert"]))
         if len([f for f in fired if "backstop" in f[1]]) == 2 and not rewound:
             _rewind("nag", 601)  # ten minutes and a second pass between this reminder and the next
             rewound = True
@@ -187,9 +234,16 @@ def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path)
             break
     kinds = [k for _, ks in fired for k in ks]
     assert kinds[:4] == ["gate", "backstop", "backstop", "backstop"], fired
-    assert [ks for _, ks in shown] == [["gate"], ["backstop"]], (shown, fired)
+    assert [ks for _, ks, _ in shown] == [["gate"], ["backstop"]], (shown, fired)
     assert shown[1][0] == fired[3][0]  # the third reminder, the first after the rewind
-    assert load_state("nag")["engine"]["reminders"] == 3  # the engine (and the status line) kept counting
+    assert shown[0][2] == f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
+    assert shown[1][2].startswith("session-watcher: Reminder 1: this session still costs more")
+    assert load_state("nag")["engine"]["reminders"] == 3  # the engine kept counting
+    assert len(held_lines) == 2
+    big_n = load_state("nag")["alerts"][-1]["backstopN"]
+    for line, since_shown, engine_n in held_lines:
+        assert since_shown >= big_n > engine_n  # held back: the user's count did not restart
+        assert f" bill {since_shown}/{big_n} " in line + " ", line
 
 
 def test_hook_with_no_limit_shows_every_reminder(tmp_path: Path) -> None:

@@ -145,6 +145,19 @@ def test_bill_counts_what_the_next_alert_waits_for() -> None:
     assert render(doc(lamp="green", x=1.6, br=0.02, dwell=calm), 200, color=False) == \
         "● green · health B · ctx 62%"
     assert " bill 1/3 " in render(doc(), 200, color=False)
+    # before the gate, a bill cycle the gate counts (one just before the dwell, with bill_lookback)
+    assert " bill 1/1 " in render(doc(dwell={**gate, "billCounted": True}, backstop={"n": 0, "N": 3}), 200,
+                                  color=False)
+
+
+def test_bill_counts_from_the_last_alert_the_user_saw() -> None:
+    """After the gate, n counts the bill cycles since the last alert delivered (`notice`), so a
+    reminder held back by notify.remind_min does not reset it (the engine's n did restart); without a
+    delivery to count from (replay, or nothing shown yet), the engine's count."""
+    alerted = {"calls": 30, "bills": 6, "alerted": True, "reminders": 1}
+    held = doc(dwell=alerted, backstop={"n": 1, "N": 3}, notice={"shown": 1, "bills": 4})
+    assert " bill 4/3 " in render(held, 200, color=False)
+    assert " bill 1/3 " in render(doc(dwell=alerted, backstop={"n": 1, "N": 3}, notice=None), 200, color=False)
 
 
 def test_no_position_before_a_cache_read() -> None:
@@ -242,7 +255,7 @@ def test_the_status_line_of_a_real_fixture_at_its_last_call(fixture_docs: list[d
     d = [r for r in trace if r["dwell"]["calls"] > 0 and not r["dwell"]["alerted"]][-1]
     assert d["lamp"] in ("amber", "red")
     assert d["savingUsd"] == pytest.approx(d["saving"] * 5 * 0.1 / 1e6, abs=1e-6)  # Opus 4.6: $5/MTok, reads 0.1x
-    tail = (f"bill {min(d['dwell']['bills'], 1)}/1 · health {d['health']['grade']} · "
+    tail = (f"bill {int(d['dwell']['billCounted'])}/1 · health {d['health']['grade']} · "
             f"ctx {100 * d['contextPressure']['pressureTokens'] / 200_000:.0f}%")
     saves = f"${int(d['savingUsd'] * 100 + 0.5) / 100:.2f}"
     assert render(d, 80, color=False) == f"● {d['lamp']}: restart saves {saves} · {tail}"

@@ -456,6 +456,8 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
         "system": e["floor"], "files": max(0, base - (e["floor"] or 0)), "cRatio": q["cRatio"],
         "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
         "saving": saving, "savingUsd": None if saving is None else prices.read_usd(model, saving),
+        # the optimal cycle's length in calls: the horizon the saving is counted over
+        "cycle": None if q["dhat"] is None else q["dhat"] * base / q["g"],
     }
 
 

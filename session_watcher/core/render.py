@@ -56,18 +56,29 @@ WAITING = ("waiting for the first API call", "no API call yet")
 
 
 def next_alert(doc: Mapping[str, Any]) -> str | None:
-    """`bill n/N`: the bill cycles the next alert waits for, counted as the engine counts them.
+    """`bill n/N`: the bill cycles the next alert waits for.
 
-    In deep water before the gate: one completed bill cycle (`n/1`); after the gate: a reminder every
-    N bill cycles since the last alert; out of deep water no alert is pending (None)."""
+    In deep water before the gate: one completed bill cycle the gate counts (`n/1`); after it: a
+    reminder every N bill cycles, counted since the last alert the user was shown (`notice`: a
+    reminder held back by notify.remind_min does not reset the count), else since the engine's last;
+    out of deep water no alert is pending (None)."""
     dwell = doc.get("dwell") or {}
     if dwell.get("alerted"):
         back = doc.get("backstop") or {}
         n_back = back.get("N")
-        return f"bill {back.get('n', 0)}/{n_back if n_back is not None else '∞'}"
+        seen = doc.get("notice")
+        n = seen["bills"] if isinstance(seen, dict) and isinstance(seen.get("bills"), int) else back.get("n", 0)
+        return f"bill {n}/{n_back if n_back is not None else '∞'}"
     if dwell.get("calls"):
-        return f"bill {min(dwell.get('bills', 0), 1)}/1"
+        return f"bill {_bill_ready(dwell)}/1"
     return None
+
+
+def _bill_ready(dwell: Mapping[str, Any]) -> int:
+    """1 when the gate has the bill cycle it waits for (one in the dwell, or just before it with
+    bill_lookback: `billCounted`), else 0."""
+    ready = dwell.get("billCounted")
+    return int(ready) if isinstance(ready, bool) else min(dwell.get("bills", 0), 1)
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -345,7 +356,7 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
         return f"alerted; the next reminder after {back['N']} bill cycles ({back['n']} so far)"
     if dwell["calls"]:
         return (f"past the sweet spot for {dwell['calls']} calls; the alert waits for 1 completed bill cycle "
-                f"({min(dwell['bills'], 1)} so far)")
+                f"({_bill_ready(dwell)} so far)")
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
     return f"none pending (one comes once staying costs {over} over a restart at the best moment)"

@@ -244,12 +244,14 @@ class Alert(TypedDict):
     ttl: str | None
     saving: float | None
     savingUsd: float | None
+    cycle: float | None  # the optimal cycle's length in calls, the horizon of `saving`
     gap: NotRequired[float]
     rewrite: NotRequired[int]
     rewriteUsd: NotRequired[float | None]
     freshUsd: NotRequired[float | None]
     pending: NotRequired[bool]  # set by the shells: fired where it could not be delivered yet
     shownBy: NotRequired[str]  # "prompt": the prompt hook already warned of this cold return
+    shown: NotRequired[int]  # set on delivery (notifier.throttle): the episode's alerts shown before it
 
 
 class GuardMarks(TypedDict, total=False):

@@ -6,6 +6,7 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 from __future__ import annotations
 
 from session_watcher.core import health, prices
+from session_watcher.core.engine import bill_counted
 from session_watcher.core.eoq import quantities
 from session_watcher.core.window import context_window
 
@@ -108,7 +109,9 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
         "bills": e["bills"],
         "backstop": {"n": e["sinceAlert"] if e["fired"] else e["dwellBills"], "N": n_back},
         "dwell": {"calls": e["dwell"], "bills": e["dwellBills"], "alerted": e["fired"],
-                  "reminders": e["reminders"]},
+                  "reminders": e["reminders"], "billCounted": bool(e["dwell"]) and bill_counted(e, cfg)},
+        "billsTotal": e["billsTotal"],
+        "notice": notice(state),
         "ledger": {"open": len(e["ledger"]), "tokens": sum(item[1] for item in e["ledger"])},
         "compactions": e["compactions"],
         "cacheTtl": e["ttl"],
@@ -126,6 +129,22 @@ def status_document(state: State, cfg: Mapping[str, Any], with_buckets: bool = T
     }
 
 
+def notice(state: State) -> dict[str, int] | None:
+    """What the user was shown of the current deep-water episode (notifier.throttle keeps it in
+    `notified`): {"shown": gate and reminders delivered, "bills": bill cycles since the last one},
+    or None when none was (or out of deep water). The status line counts from it, so a reminder held
+    back by notify.remind_min does not reset its `bill n/N`."""
+    e = state["engine"]
+    note = state.get("notified")
+    if not isinstance(note, dict) or not e["dwell"] or note.get("segment") != e["segment"]:
+        return None
+    shown, bills = note.get("shown"), note.get("bills")
+    if note.get("episode") != e["calls"] - e["dwell"] + 1 or not isinstance(shown, int) or not shown \
+            or not isinstance(bills, int):
+        return None
+    return {"shown": shown, "bills": max(0, e["billsTotal"] - bills)}
+
+
 def tracer(trace: list[dict[str, Any]], cfg: Mapping[str, Any]) -> CallHook:
     """A `fold` call hook that appends one trace row per main-chain API call: the status document
     after the call, with the call's number, time, own usage and the alerts it fired. A trace whose
@@ -134,6 +153,7 @@ def tracer(trace: list[dict[str, Any]], cfg: Mapping[str, Any]) -> CallHook:
 
     def add(state: State, fired: list[Alert], usage: CallUsage) -> None:
         row = status_document(state, cfg, with_buckets=full, with_health=full)
+        del row["notice"]  # what was delivered is the hook's, not the fold's: live and replay fold alike
         row["ts"], row["call"], row["alerts"], row["usage"] = usage["ts"], state["engine"]["calls"], fired, usage
         trace.append(row)
 

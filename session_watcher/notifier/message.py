@@ -97,7 +97,6 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
     project = project_name(alert.get("project"))
     where = f" ({project})" if project else ""
     kind = alert.get("kind")
-    reminder = alert.get("reminder")
     carry = f"A fresh session would carry {human_tokens(alert.get('bDefault'))} tokens"
     system, files = alert.get("system"), alert.get("files")
     if isinstance(system, int | float) and isinstance(files, int | float):
@@ -116,15 +115,10 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
                      f"the next prompt re-writes {rewrite}.")
         lines.append(carry[:-1] + (f", about {fresh} to start." if fresh else "."))
     else:
-        if kind == "backstop" or (isinstance(reminder, int) and not isinstance(reminder, bool) and reminder > 0):
-            k = f" {reminder}" if isinstance(reminder, int) and not isinstance(reminder, bool) and reminder > 0 else ""
-            title = f"Reminder{k}: this session still costs more than a fresh start{where}"
-        else:
-            title = f"This session now costs more than a fresh start{where}"
-        saving = alert.get("saving")
-        if isinstance(saving, int | float) and not isinstance(saving, bool) and saving > 0:
-            lines.append(f"Restarting now saves about {_tokens_and_dollars(saving, alert.get('savingUsd'))} "
-                         "of cache reads over the next stretch of work.")
+        title = _advice_title(alert, where)
+        saving = horizon(alert)
+        if saving is not None:
+            lines.append(saving)
         lines.append(carry)
     lines.append("To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.")
     model = _short(alert.get("model"))
@@ -134,6 +128,48 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
     if len(body) > MAX_BODY:
         body = body[: MAX_BODY - 1] + "…"
     return title, body
+
+
+def _count(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _advice_title(alert: Mapping[str, object], where: str) -> str:
+    """The gate's title for the first of its episode the user sees, "Reminder k" for the k-th after
+    it: counted from what was shown (`shown`, set on delivery by notifier.throttle), else, for an alert
+    composed without delivery (`notify --test`), from the engine's own count."""
+    k = _count(alert.get("shown"))
+    if k is None:
+        k = _count(alert.get("reminder")) or (1 if alert.get("kind") == "backstop" else 0)
+    if k:
+        return f"Reminder {k}: this session still costs more than a fresh start{where}"
+    return f"This session now costs more than a fresh start{where}"
+
+
+def calls_text(n: float) -> str:
+    """A number of calls as a person reads it: 7, ~40, ~150."""
+    if n < 20:
+        return f"~{max(1, round(n))}"
+    step = 10 if n >= 100 else 5
+    return f"~{round(n / step) * step:.0f}"
+
+
+def horizon(alert: Mapping[str, object]) -> str | None:
+    """What restarting now saves, over a horizon a person reads: the optimal cycle's calls at this
+    session's pace (each reads L - B fewer tokens), and the dollars that leaves after the restart's
+    own cost (`saving` = cycle x (L - B) - K). None without the figures, or when nothing is saved."""
+    saving, cycle = _number(alert.get("saving")), _number(alert.get("cycle"))
+    big_l, base = _number(alert.get("L")), _number(alert.get("bDefault"))
+    if saving is None or saving <= 0:
+        return None
+    if cycle is None or cycle <= 0 or big_l is None or base is None or big_l <= base:
+        return f"Restarting now saves about {_tokens_and_dollars(saving, alert.get('savingUsd'))} of cache reads."
+    from session_watcher.core.guard import dollars  # one money format for the guard's line and the alerts
+
+    usd = dollars(_number(alert.get("savingUsd"))).strip(" ()")
+    after = f", {usd} saved after the restart's own cost" if usd else ""
+    return (f"Over the next {calls_text(cycle)} calls at this session's pace: "
+            f"{human_tokens(cycle * (big_l - base))} fewer tokens read{after}.")
 
 
 def pick(alerts: Sequence[Mapping[str, object]]) -> Mapping[str, object]:

@@ -17,6 +17,14 @@ The rule, so that a person is not nagged:
 * remind_min = 0 turns the limit off.
 
 A notification that comes starts the clock again, whatever its kind.
+
+What the user was shown is kept with it, so that the words and the status line count what they saw
+(`notified`: `at`, `segment`; for a gate or a reminder also `episode`, the call its deep-water episode
+began with, `shown`, how many of the episode's gate and reminders reached them, and `bills`, the
+engine's bill cycles so far): a reminder held back does not reset the status line's `bill n/N`
+(core.status, `notice`), and the title of the first alert a person sees in an episode is the gate's,
+whatever the engine counted before (a first fold after a mid-session install), then "Reminder 1",
+"Reminder 2" (each delivered alert carries `shown`, read by notifier.message).
 """
 
 from __future__ import annotations
@@ -50,13 +58,34 @@ def quiet(state: State, notify_cfg: Mapping[str, object] | None, now: float) -> 
     return 0 <= now - at < limit  # a clock set back by more than the gap does not silence us
 
 
+def episode(state: State) -> int | None:
+    """The call the session's current deep-water episode began with (None out of deep water)."""
+    e = state["engine"]
+    return e["calls"] - e["dwell"] + 1 if e["dwell"] else None
+
+
 def admit(
     state: State, alerts: list[Alert], notify_cfg: Mapping[str, object] | None, now: float
 ) -> list[Alert]:
-    """The alerts to deliver now (all, only the cold returns, or none); notes the delivery in the state."""
+    """The alerts to deliver now (all, only the cold returns, or none); notes the delivery in the
+    state. A gate or reminder delivered is a copy carrying `shown`: how many of its episode's the user
+    saw before it."""
     if not alerts:
         return alerts
     due = [a for a in alerts if a.get("kind") in ALWAYS] if quiet(state, notify_cfg, now) else list(alerts)
-    if due:
-        state["notified"] = {"at": now, "segment": state["engine"]["segment"]}
+    if not due:
+        return due
+    last = state.get("notified")
+    note: dict[str, object] = dict(last) if isinstance(last, dict) else {}
+    segment, ep = state["engine"]["segment"], episode(state)
+    if note.get("segment") != segment or note.get("episode") != ep:
+        note = {"episode": ep, "shown": 0}  # a new segment or episode: nothing of it was shown yet
+    shown = note.get("shown")
+    count = shown if isinstance(shown, int) and not isinstance(shown, bool) else 0
+    # copies: the state's alerts stay what the fold made; one notification shows them (message.pick)
+    due = [a if a.get("kind") in ALWAYS else {**a, "shown": count} for a in due]
+    if any(a.get("kind") not in ALWAYS for a in due):
+        note.update(shown=count + 1, bills=state["engine"]["billsTotal"])
+    note.update(at=now, segment=segment)
+    state["notified"] = note
     return due
