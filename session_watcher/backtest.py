@@ -237,9 +237,10 @@ def render_text(doc: dict[str, Any]) -> str:
     med, low = tot["captureMedian"], tot["captureMin"]
     if med is not None:
         more = tot["costMore"]
-        lines.append(f"capture (following the advice / the best schedule): dollars {_cap(tot['capture'])}, "
-                     f"median {med:.2f}, lowest {low:.2f}; following it cost more in {more} "
-                     f"session{'s' if more != 1 else ''}")
+        lines.append(f"capture (the advice's saving / the best schedule's): dollars {_cap(tot['capture'])}, "
+                     f"median {med:.2f}, lowest {low:.2f}")
+        plural = "s" if more != 1 else ""
+        lines.append(f"following the advice cost more than never restarting in {more} session{plural}")
     one = tp["hindsight1"]["savingPct"]
     if one is not None:
         lines.append(f"the best single restart per segment would have saved {one:.1f} %")

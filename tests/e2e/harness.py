@@ -198,6 +198,9 @@ class World:
         return env
 
 
+GATE_V2 = "bp_amber = 0.10\nnotify_dwell = 3\nbill_lookback = 0\nguard_x = 1.7\n"
+
+
 def make_world(root: Path) -> World:
     home = root / "home"
     config = home / "config"
@@ -223,6 +226,11 @@ def make_world(root: Path) -> World:
     (project / TRACKED_NAME).write_text(tracked_text())
     (project / IGNORED_NAME).write_text(ignored_text())
     (project / ".gitignore").write_text("build/\n")
+    # the scripted sessions (scenario.py, test_e2e_live.py) were designed around v2's gate, bp_amber 0.10
+    # for 3 calls with a bill cycle within them: the project pins it, for the hooks and for replay alike
+    # (the shipped gate's timing is held by tests/test_gate.py and tests/test_calibration.py)
+    (project / ".claude").mkdir()
+    (project / ".claude" / "session-watcher.toml").write_text(GATE_V2)
     (project / "README.md").write_text("# scratch project\n")
     git(project, "add", ".gitignore", "README.md", TRACKED_NAME)
     git(project, "commit", "-q", "-m", "initial")

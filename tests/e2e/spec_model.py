@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 ALPHA, G_MIN, WARM, CLIP = 0.05, 100.0, 20, 4.0  # the growth estimate (SPEC v2; docs/model.md)
-BP_AMBER, BP_RED, DWELL = 0.10, 0.25, 3
+BP_AMBER, BP_RED, DWELL = 0.10, 0.25, 3  # the gate the scripted project pins (harness.GATE_V2), a bill in the dwell
 LEDGER_CALLS = 3
 
 
