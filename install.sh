@@ -2,7 +2,7 @@
 # session-watcher installer.
 #   ./install.sh              private venv + hooks and status line in Claude Code's settings, then a demo
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
-#   ./install.sh --venv-only  only the venv (used by the plugin route's first hook run)
+#   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
 # Honours CLAUDE_CONFIG_DIR (default ~/.claude), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
 # The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
 set -eu
@@ -56,37 +56,9 @@ if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
 "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
-# Launchers for Claude Code: the interpreter straight into the entry point, run as `python -I -S`.
-# The console script's wrapper imports `re`, `python -m` imports runpy, and `site` scans the venv's
-# .pth files: together ~12 ms a tool call. Without `site`, the launcher puts the venv's packages on
-# sys.path itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's
-# teardown (~2 ms: every module and object freed one by one); everything they write goes through
-# os.write, and a flush that fails (the reader went away) changes nothing. The cyclic collector is
-# off for the process's short life (the state makes no cycles; its passes were ~0.3 ms a run). The
-# package's modules a run imports come from one file of their compiled code (session_watcher.bundle:
-# 0.9 ms less CPU a hook run), built here from this install; a module changed since is imported as usual.
-"$venv/bin/python" -I - "$venv/bin" <<'PY'
-import os, sys, sysconfig
-from session_watcher import bundle
-bin_dir = sys.argv[1]
-libs = list(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]))
-modules = os.path.join(sys.prefix, "session-watcher-modules.marshal")
-try:
-    bundle.build(modules)
-except (OSError, SyntaxError, ValueError) as exc:  # the launchers then import the ordinary way
-    print(f"install.sh: no module bundle ({exc})", file=sys.stderr)
-for kind, module in (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.statusline")):
-    path = os.path.join(bin_dir, f"session-watcher-{kind}")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"#!{sys.executable} -IS\n"
-                 f'"""session-watcher {kind} launcher, written by install.sh; run as `python -I -S`."""\n'
-                 f"import gc, sys\ngc.disable()\nsys.path.extend({libs!r})\n"
-                 f"from session_watcher.bundle import install\ninstall({modules!r})\n"
-                 f"from {module} import main\nrc = main()\n"
-                 "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\n"
-                 "import os\nos._exit(rc)\n")
-    os.chmod(path, 0o755)
-PY
+# Launchers for Claude Code (session_watcher.launchers): the interpreter straight into the entry point,
+# run as `python -I -S`, the hot modules from one file of their compiled code
+"$venv/bin/python" -I -m session_watcher.launchers "$venv/bin"
 echo "installed: $bin"
 [ "$mode" = venv ] && exit 0
 

@@ -65,29 +65,101 @@ def _plugin_lines(now: float) -> list[str]:
         folders += sorted(glob.glob(os.path.join(glob.escape(cfg_dir), "plugins", "data", "session-watcher-*")))
     out = []
     for folder in dict.fromkeys(folders):
-        marker = os.path.join(folder, ".installing")
-        log = os.path.join(folder, "install.log")
-        ready = os.path.isfile(os.path.join(folder, "venv", "bin", "session-watcher-hook"))
-        try:
-            age = now - os.stat(marker).st_mtime
-        except OSError:
-            age = None
-        pid = _install_pid(marker) if age is not None else None
-        gone = pid is not None and not _alive(pid)
-        if age is not None and (gone or age > STALE_INSTALL_SECONDS):
-            why = "its process is gone" if gone else f"started {age / 60:.0f} min ago"
-            out.append(f"{folder}: install STUCK ({why} and it never finished; the next hook run starts it "
-                       f"again; log: {log})")
-        elif age is not None:
-            out.append(f"{folder}: installing (started {age:.0f} s ago)")
-        elif ready:
-            out.append(f"{folder}: ready")
-        elif os.path.exists(log):
-            out.append(f"{folder}: install FAILED (the next hook run tries again; {log} ends: "
-                       f"{_last_line(log) or '(empty)'})")
-        else:
-            out.append(f"{folder}: not installed yet (the first hook run installs it)")
+        out.append(f"{folder}: {_venv_state(folder, now)}")
     return [f"plugin     {' | '.join(out)}"] if out else []
+
+
+def _built_for(folder: str) -> str | None:
+    """The plugin version the folder's venv was built for (hooks/venv.sh's stamp), when it says."""
+    import re
+
+    try:
+        with open(os.path.join(folder, "venv", ".plugin-version"), encoding="utf-8", errors="replace") as fh:
+            stamp = fh.readline()
+    except OSError:
+        return None
+    m = re.search(r'"version"\s*:\s*"([^"]*)"', stamp)
+    return m.group(1) if m else None
+
+
+def _venv_state(folder: str, now: float) -> str:
+    """A plugin data folder's venv in words: ready (for which version), being built, stuck, failed."""
+    marker = os.path.join(folder, ".installing")
+    log = os.path.join(folder, "install.log")
+    ready = os.path.isfile(os.path.join(folder, "venv", "bin", "session-watcher-hook"))
+    built = _built_for(folder)
+    have = f"ready (built for {built})" if ready and built else "ready" if ready else ""
+    try:
+        age = now - os.stat(marker).st_mtime
+    except OSError:
+        age = None
+    pid = _install_pid(marker) if age is not None else None
+    gone = pid is not None and not _alive(pid)
+    doing = "update" if ready else "install"
+    if age is not None and (gone or age > STALE_INSTALL_SECONDS):
+        why = "its process is gone" if gone else f"started {age / 60:.0f} min ago"
+        return ((f"{have}; " if have else "") + f"{doing} STUCK ({why} and it never finished; the next hook run "
+                f"starts it again; log: {log})")
+    if age is not None:
+        return (f"{have}; " if have else "") + f"{'updating' if ready else 'installing'} (started {age:.0f} s ago)"
+    ends = f"{log} ends: {_last_line(log) or '(empty)'}"
+    if os.path.exists(os.path.join(folder, ".failed")):
+        return (f"{have}, still serving; " if have else "") + f"{doing} FAILED (tried again 10 minutes after; {ends})"
+    if ready:
+        return have
+    if os.path.exists(log):
+        return f"install FAILED (the next hook run tries again; {ends})"
+    return "not installed yet (the first hook run installs it)"
+
+
+def _hook_events(hooks_json: str) -> list[str]:
+    try:
+        with open(hooks_json, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return []
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    return sorted(hooks) if isinstance(hooks, dict) else []
+
+
+def _plugin_installs() -> list[tuple[str, str, bool]]:
+    """The plugin as Claude Code has it installed: (id and version, its folder, enabled), from the
+    config folder's plugins/installed_plugins.json and settings.json's enabledPlugins; and the
+    folder a `--plugin-dir` session runs it from (CLAUDE_PLUGIN_ROOT, set for the plugin's commands)."""
+    out: list[tuple[str, str, bool]] = []
+    for cfg_dir in paths.claude_config_dirs()[:1]:
+        enabled = (_json(os.path.join(cfg_dir, "settings.json")) or {}).get("enabledPlugins")
+        installed = (_json(os.path.join(cfg_dir, "plugins", "installed_plugins.json")) or {}).get("plugins")
+        for pid, entries in (installed.items() if isinstance(installed, dict) else []):
+            if not (isinstance(pid, str) and pid.split("@")[0] == "session-watcher" and isinstance(entries, list)):
+                continue
+            on = isinstance(enabled, dict) and enabled.get(pid) is True
+            for e in entries:
+                if isinstance(e, dict) and isinstance(e.get("installPath"), str):
+                    out.append((f"{pid} {e.get('version') or ''}".strip(), e["installPath"], on))
+    root = os.environ.get("CLAUDE_PLUGIN_ROOT")
+    if root and not any(os.path.realpath(r) == os.path.realpath(root) for _, r, _ in out):
+        out.append(("--plugin-dir", root, True))
+    return out
+
+
+def _json(path: str) -> dict[str, object] | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _plugin_hooks_lines(installs: list[tuple[str, str, bool]]) -> list[str]:
+    """Each install of the plugin and the events its hooks.json registers (one line)."""
+    out = []
+    for label, root, on in installs:
+        events = _hook_events(os.path.join(root, "hooks", "hooks.json"))
+        state = "enabled" if on else "installed, disabled"
+        out.append(f"{label} ({state}, {root}): {', '.join(events) or 'no events'}")
+    return [f"hooks      the plugin {' | '.join(out)}"] if out else []
 
 
 def _command_line() -> str:
@@ -101,7 +173,7 @@ def _command_line() -> str:
     return f"command    {link}{broken}; {bin_home()} is {where}"
 
 
-def _settings_lines() -> list[str]:
+def _settings_lines(plugin_on: bool = False) -> list[str]:
     out = []
     for cfg_dir in paths.claude_config_dirs()[:1]:
         settings = os.path.join(cfg_dir, "settings.json")
@@ -116,7 +188,10 @@ def _settings_lines() -> list[str]:
             continue
         hooks = doc.get("hooks", {}) if isinstance(doc, dict) else {}
         ours = sorted(ev for ev, groups in hooks.items() if "session-watcher" in json.dumps(groups))
-        out.append(f"settings   {settings}: hooks for {', '.join(ours) or 'no events'}")
+        if ours or not plugin_on:
+            out.append(f"settings   {settings}: hooks for {', '.join(ours) or 'no events'}")
+        else:
+            out.append(f"settings   {settings}: no hooks of ours (the enabled plugin's run instead)")
         sl = doc.get("statusLine") if isinstance(doc, dict) else None
         mine = isinstance(sl, dict) and "session-watcher" in str(sl.get("command", ""))
         out.append(f"statusLine {'session-watcher' if mine else ('another command' if sl else 'not set')}")
@@ -192,7 +267,9 @@ def report() -> tuple[list[str], bool]:
     except config.ConfigError as exc:
         ok = False
         lines.append(f"config     ERROR {exc}")
-    lines += _settings_lines()
+    installs = _plugin_installs()
+    lines += _settings_lines(any(on for _, _, on in installs))
+    lines += _plugin_hooks_lines(installs)
     from session_watcher.otlp.exporter import doctor_line
 
     lines.append(doctor_line())

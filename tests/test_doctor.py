@@ -129,3 +129,87 @@ def test_doctor_runs_from_the_plugin_folder_without_its_venv(tmp_path: Path) -> 
     assert proc.stderr == ""
     assert proc.returncode == 1
     assert f"plugin     {data}: install STUCK (started 60 min ago and it never finished" in proc.stdout
+
+
+def _installed_plugin(version: str = "0.1.0", enabled: bool = True) -> Path:
+    """The plugin as `claude plugin install` records it: its cache folder (with the real hooks.json),
+    installed_plugins.json and settings.json's enabledPlugins."""
+    import json
+    import shutil
+
+    from tests.oracle import REPO
+
+    cfg = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    root = cfg / "plugins" / "cache" / "session-watcher" / "session-watcher" / version
+    (root / "hooks").mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "session_watcher" / "hooks" / "hooks.json", root / "hooks" / "hooks.json")
+    (cfg / "plugins" / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+        "session-watcher@session-watcher": [{"scope": "user", "installPath": str(root), "version": version}]}}))
+    (cfg / "settings.json").write_text(json.dumps({"enabledPlugins": {"session-watcher@session-watcher": enabled}}))
+    return root
+
+
+def test_the_plugin_routes_hooks_are_seen(tmp_path: Path) -> None:
+    """On the plugin route settings.json holds none of our hooks: the plugin's hooks.json does."""
+    root = _installed_plugin()
+    _, lines = doctor()
+    (settings,) = [ln for ln in lines if ln.startswith("settings ")]
+    assert settings.endswith("no hooks of ours (the enabled plugin's run instead)")
+    (hooks,) = [ln for ln in lines if ln.startswith("hooks ")]
+    assert hooks == (f"hooks      the plugin session-watcher@session-watcher 0.1.0 (enabled, {root}): PostToolUse, "
+                     "PostToolUseFailure, SessionEnd, SessionStart, Stop, SubagentStop, UserPromptSubmit")
+    assert len({ln.split()[0] for ln in lines}) == len(lines), lines
+    _installed_plugin(enabled=False)
+    _, lines = doctor()
+    assert any(ln.startswith("settings ") and ln.endswith("hooks for no events") for ln in lines)
+    assert any("(installed, disabled, " in ln for ln in lines if ln.startswith("hooks "))
+
+
+def test_the_plugin_venv_says_which_version_it_serves_and_an_update(tmp_path: Path) -> None:
+    data = plugin_data("session-watcher-session-watcher")
+    (data / "venv" / "bin").mkdir(parents=True)
+    (data / "venv" / "bin" / "session-watcher-hook").write_text("")
+    (data / "venv" / ".plugin-version").write_text('/cache/0.1.0   "version": "0.1.0",\n')
+    _, lines = doctor()
+    (line,) = [ln for ln in lines if ln.startswith("plugin ")]
+    assert line == f"plugin     {data}: ready (built for 0.1.0)"
+    (data / ".installing").mkdir()
+    (data / ".installing" / "pid").write_text(f"{os.getpid()}\n")
+    _, lines = doctor()
+    (line,) = [ln for ln in lines if ln.startswith("plugin ")]
+    assert line.startswith(f"plugin     {data}: ready (built for 0.1.0); updating (started ")
+    (data / ".installing" / "pid").unlink()
+    (data / ".installing").rmdir()
+    (data / ".failed").write_text('/cache/0.2.0   "version": "0.2.0",\n')
+    (data / "install.log").write_text("ERROR: Could not find a version that satisfies the requirement msgspec\n")
+    code, lines = doctor()
+    (line,) = [ln for ln in lines if ln.startswith("plugin ")]
+    assert line.startswith(f"plugin     {data}: ready (built for 0.1.0), still serving; update FAILED (tried again")
+    assert line.endswith("satisfies the requirement msgspec)")
+    assert code == 1
+
+
+def test_the_plugins_command_runs_doctor_before_its_venv_exists(tmp_path: Path) -> None:
+    """From the plugin's own folder, named by its version as in the plugin cache, with a Python that
+    sees no site-packages (-S): what a user whose first install failed can run."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.oracle import REPO
+
+    root = tmp_path / "cache" / "0.1.0"
+    shutil.copytree(REPO / "session_watcher", root, ignore=shutil.ignore_patterns("__pycache__"))
+    data = plugin_data("session-watcher-session-watcher")
+    data.mkdir(parents=True)
+    (data / "install.log").write_text("ERROR: No matching distribution found for filelock\n")
+    env = {**os.environ, "PYTHON": sys.executable, "CLAUDE_PLUGIN_DATA": str(data)}
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "doctor"], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert f"plugin     {data}: install FAILED (the next hook run tries again; " in proc.stdout
+    other = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "status"], capture_output=True, text=True,
+                           env=env, timeout=60, check=False)
+    assert other.returncode == 1
+    assert "not installed yet" in other.stderr
+    assert "bin/session-watcher doctor" in other.stderr

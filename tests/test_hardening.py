@@ -682,12 +682,11 @@ def test_attack10_in_place_rewrite_keeping_the_first_line_is_noticed(root: Path)
 
 
 def _plugin_root(root: Path) -> Path:
-    """A plugin folder with the real hooks/run.sh and an install.sh that records each run."""
+    """A plugin folder with the real hooks/run.sh and a hooks/venv.sh that records each run."""
     plugin = root / "plugin"
     (plugin / "hooks").mkdir(parents=True)
-    (plugin / "hooks" / "run.sh").write_bytes((fs.REPO / "hooks" / "run.sh").read_bytes())
-    (plugin / "install.sh").write_text('#!/bin/sh\necho "$*" >> "$3/install-runs"\n')
-    (plugin / "install.sh").chmod(0o755)
+    (plugin / "hooks" / "run.sh").write_bytes((fs.REPO / "session_watcher" / "hooks" / "run.sh").read_bytes())
+    (plugin / "hooks" / "venv.sh").write_text('#!/bin/sh\necho "$1 $2" >> "$2/install-runs"\n')
     return plugin
 
 
@@ -721,7 +720,7 @@ def test_attack11_killed_first_plugin_install_is_retried(root: Path, how: str) -
         os.utime(marker, (old, old))
     _run_sh(root, plugin, data)
     assert _installed(data)
-    assert (data / "install-runs").read_text() == f"--venv-only --data {data}\n"
+    assert (data / "install-runs").read_text() == f"{plugin} {data}\n"
 
 
 def test_attack11_a_running_install_is_left_alone(root: Path) -> None:

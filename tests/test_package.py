@@ -128,8 +128,9 @@ def test_the_repository_holds_no_symbolic_link() -> None:
         sub = REPO / PACKAGE / folder
         assert not sub.is_symlink(), sub
         assert (sub / "__init__.py").is_file(), sub
-    # the plugin's hooks/ holds the launcher and hooks.json, no Python of the package
-    assert sorted(p.name for p in (REPO / "hooks").iterdir()) == ["hooks.json", "run.sh"]
+    # the plugin is the package's folder: its launchers and hooks.json beside the hook's Python
+    plugin = {p.name for p in (REPO / PACKAGE / "hooks").iterdir()}
+    assert {"hooks.json", "run.sh", "venv.sh", "__init__.py", "run.py"} <= plugin
 
 
 def test_every_import_goes_through_the_one_package() -> None:

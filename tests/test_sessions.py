@@ -145,7 +145,7 @@ def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
 def test_version_is_one_and_printed() -> None:
     from session_watcher import __version__
 
-    plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    plugin = json.loads((REPO / "session_watcher" / ".claude-plugin" / "plugin.json").read_text())
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert plugin["version"] == __version__
     assert project["dynamic"] == ["version"]

@@ -25,6 +25,7 @@ CLIENT_VERSION = "2.1.332"
 CI_PREFIX = Path(f"/opt/session-watcher-ci/claude-code-{CLIENT_VERSION}")  # as .ci/setup.d/50-claude-cli.sh
 API_KEY = "sk-test"
 REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "session_watcher"  # the plugin's folder (the marketplace's source; `claude --plugin-dir` it)
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 PKG_SUBPATH = Path("node_modules/@anthropic-ai/claude-code/bin/claude.exe")
 

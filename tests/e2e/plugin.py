@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tests import statefile
 
-from .harness import REPO
+from .harness import PLUGIN, REPO
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -67,7 +67,7 @@ def state_file(world: World, session_id: str) -> Path:
 
 def plugin_data_dir(world: World) -> Path:
     """Where Claude Code points `CLAUDE_PLUGIN_DATA` for a `--plugin-dir` plugin."""
-    name = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["name"]
+    name = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())["name"]
     return world.config / "plugins" / "data" / f"{name}-inline"
 
 

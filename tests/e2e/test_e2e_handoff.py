@@ -14,7 +14,7 @@ from session_watcher.core.handoff import MARKER, parent_of
 
 from . import plugin
 from .conftest import FIGURES
-from .harness import REPO, Tmux, make_world, run_print
+from .harness import PLUGIN, Tmux, make_world, run_print
 from .mock_api import MockAPI, Usage, read, say
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def test_handoff_then_clear_starts_the_child_with_the_note(claude_bin: Path, tmp
     world = make_world(tmp_path)
     plugin.write_config(world)
     with MockAPI([say("Hello.", Usage(input_tokens=4, cache_read=15_000, cache_write_5m=200))]) as api:
-        first = run_print(claude_bin, world, api.base_url, "hello", "--plugin-dir", str(REPO))
+        first = run_print(claude_bin, world, api.base_url, "hello", "--plugin-dir", str(PLUGIN))
     assert first.returncode == 0, first.stderr[-2000:]
     binary = plugin.wait_for_plugin_venv(world)  # the first hook run bootstraps the plugin's venv
 
@@ -57,7 +57,7 @@ def test_handoff_then_clear_starts_the_child_with_the_note(claude_bin: Path, tmp
     with MockAPI(turns) as api:
         env = world.env(api.base_url, TERM="xterm-256color", COLUMNS="200")
         try:
-            tmux.start([str(claude_bin), "--plugin-dir", str(REPO), "--dangerously-skip-permissions"], env,
+            tmux.start([str(claude_bin), "--plugin-dir", str(PLUGIN), "--dangerously-skip-permissions"], env,
                        world.project)
             tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
             tmux.type("read the engine file")

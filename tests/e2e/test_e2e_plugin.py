@@ -18,7 +18,7 @@ import pytest
 from session_watcher.replay import replay
 
 from . import plugin
-from .harness import REPO, Tmux, make_world, run_print, transcript_records, usage_by_message
+from .harness import PLUGIN, REPO, Tmux, make_world, run_print, transcript_records, usage_by_message
 from .mock_api import MockAPI, Served, Usage, read, say
 from .scenario import FLOOR, GATE_CALL, MISS_CALLS, MODEL, N_CALLS, expected_rows, overstay_turns, overstay_usages
 from .spec_model import Row, read_tokens
@@ -289,12 +289,14 @@ def _wait_status(world: World, sid: str, ok: Any, timeout: float = 20) -> dict[s
 # -- the plugin route -------------------------------------------------------------------------
 
 
-def test_claude_plugin_validate_accepts_the_repository(claude_bin: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["marketplace", "plugin"])
+def test_claude_plugin_validate_accepts_the_repository(claude_bin: Path, tmp_path: Path, target: str) -> None:
+    """The repository is a marketplace; its plugin is the package's folder."""
     world = make_world(tmp_path)
     import subprocess
 
     proc = subprocess.run(
-        [str(claude_bin), "plugin", "validate", str(REPO)],
+        [str(claude_bin), "plugin", "validate", str(REPO if target == "marketplace" else PLUGIN)],
         env=world.env("http://127.0.0.1:9"),
         capture_output=True,
         text=True,
@@ -310,7 +312,7 @@ def test_plugin_dir_session_runs_the_same_hooks(claude_bin: Path, tmp_path: Path
     plugin.write_config(world)
     warmup = [say("Hello.", Usage(input_tokens=4, cache_read=15_000, cache_write_5m=200, output_tokens=5))]
     with MockAPI(warmup) as api:
-        first = run_print(claude_bin, world, api.base_url, "hello", "--plugin-dir", str(REPO))
+        first = run_print(claude_bin, world, api.base_url, "hello", "--plugin-dir", str(PLUGIN))
     assert first.returncode == 0, first.stderr[-2000:]
     binary = plugin.wait_for_plugin_venv(world)  # the first hook run bootstraps the plugin's venv
 
@@ -319,7 +321,7 @@ def test_plugin_dir_session_runs_the_same_hooks(claude_bin: Path, tmp_path: Path
         say("Read it.", Usage(input_tokens=5, cache_read=15_150, cache_write_5m=1_100, output_tokens=9)),
     ]
     with MockAPI(script) as api:
-        run = run_print(claude_bin, world, api.base_url, "read the engine", "--plugin-dir", str(REPO))
+        run = run_print(claude_bin, world, api.base_url, "read the engine", "--plugin-dir", str(PLUGIN))
         served = api.main_served()
     assert run.returncode == 0, run.stderr[-2000:]
     sid = run.session_id

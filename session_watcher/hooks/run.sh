@@ -1,0 +1,51 @@
+#!/bin/sh
+# Hook launcher for the plugin route (a marketplace install, or `claude --plugin-dir .../session_watcher`).
+# The venv lives in ${CLAUDE_PLUGIN_DATA} (kept across plugin updates), never in the versioned plugin
+# folder. The first run builds it in the background (hooks/venv.sh) and exits at once: the agent never
+# waits, and the transcript lines of this event are folded by the next run. The venv records which
+# plugin it was built from (its folder and the manifest's version line): when the plugin changes (an
+# update gives it a new folder), the venv in use keeps serving while the new one is built beside it.
+# Shell builtins only on the way to the launcher: no process is started for the check.
+data="${CLAUDE_PLUGIN_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/session-watcher}"
+root="${CLAUDE_PLUGIN_ROOT:-$(dirname "$0")/..}"
+venv="$data/venv"
+stamp="$root"
+if [ -r "$root/.claude-plugin/plugin.json" ]; then
+    while IFS= read -r line; do
+        case $line in *'"version"'*) stamp="$root $line"; break ;; esac
+    done <"$root/.claude-plugin/plugin.json"
+fi
+built=""
+if [ -r "$venv/.plugin-version" ]; then IFS= read -r built <"$venv/.plugin-version" || true; fi
+
+build() {
+    mkdir -p "$data" 2>/dev/null
+    marker="$data/.installing"
+    if [ -d "$marker" ]; then
+        # a build killed midway (its shell gone, or started over 10 minutes ago) is tried again
+        pid=$(cat "$marker/pid" 2>/dev/null)
+        if { [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; } ||
+            [ -n "$(find "$marker" -maxdepth 0 -mmin +10 2>/dev/null)" ]; then
+            rm -rf "$marker"
+        fi
+    fi
+    # a build of this plugin that failed (no network, no Python) is tried again after 10 minutes, not
+    # on every hook run
+    if [ -r "$data/.failed" ] && IFS= read -r failed <"$data/.failed" && [ "$failed" = "$stamp" ] &&
+        [ -z "$(find "$data/.failed" -mmin +10 2>/dev/null)" ]; then
+        return 0
+    fi
+    if mkdir "$marker" 2>/dev/null; then
+        (setsid sh -c 'echo $$ >"$2/.installing/pid"
+            if sh "$1/hooks/venv.sh" "$1" "$2" "$3" >"$2/install.log" 2>&1; then rm -f "$2/.failed"
+            else printf "%s\n" "$3" >"$2/.failed"; fi
+            rm -rf "$2/.installing"' sh "$root" "$data" "$stamp" </dev/null >/dev/null 2>&1 &)
+    fi
+}
+
+if [ -f "$venv/bin/session-watcher-hook" ]; then
+    [ "$built" = "$stamp" ] || build
+    exec "$venv/bin/python" -I -S "$venv/bin/session-watcher-hook" "$@"
+fi
+build
+exit 0

@@ -1,0 +1,76 @@
+"""The launchers Claude Code runs, written into a venv's bin folder: `python -m session_watcher.launchers BIN`.
+
+Both install routes write them (install.sh, and the plugin route's hooks/venv.sh), after the package
+and its dependencies are in the venv. The hook and the status line run as `python -I -S LAUNCHER`:
+the console script's wrapper imports `re`, `python -m` imports runpy, and `site` scans the venv's .pth
+files, together ~12 ms a tool call; without `site`, the launcher puts the venv's packages on sys.path
+itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's teardown (~2
+ms: every module and object freed one by one); everything they write goes through os.write, and a
+flush that fails (the reader went away) changes nothing. The cyclic collector is off for the process's
+short life (the state makes no cycles; its passes were ~0.3 ms a run). The package's modules a run
+imports come from one file of their compiled code (session_watcher.bundle: 0.9 ms less CPU a hook
+run), built here from this install; a module changed since is imported as usual.
+
+`session-watcher`, the command, is written too when the venv has none (the plugin route puts the
+package in place without pip, which would have made it from the entry point).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+
+LAUNCHERS = (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.statusline"))
+
+
+def write(bin_dir: str) -> list[str]:
+    """Write the launchers (and, when missing, the command) into `bin_dir`; the paths written."""
+    from session_watcher import bundle
+
+    paths = sysconfig.get_paths()
+    libs = list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+    modules = os.path.join(sys.prefix, "session-watcher-modules.marshal")
+    try:
+        bundle.build(modules)
+    except (OSError, SyntaxError, ValueError) as exc:  # the launchers then import the ordinary way
+        print(f"session-watcher: no module bundle ({exc})", file=sys.stderr)
+    written = []
+    for kind, module in LAUNCHERS:
+        path = os.path.join(bin_dir, f"session-watcher-{kind}")
+        _write(path, f"#!{sys.executable} -IS\n"
+                     f'"""session-watcher {kind} launcher, written by session_watcher.launchers; run as '
+                     '`python -I -S`."""\n'
+                     f"import gc, sys\ngc.disable()\nsys.path.extend({libs!r})\n"
+                     f"from session_watcher.bundle import install\ninstall({modules!r})\n"
+                     f"from {module} import main\nrc = main()\n"
+                     "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\n"
+                     "import os\nos._exit(rc)\n")
+        written.append(path)
+    command = os.path.join(bin_dir, "session-watcher")
+    if not os.path.exists(command):
+        _write(command, f"#!{sys.executable}\n"
+                        '"""session-watcher, the command (as pip writes an entry point)."""\n'
+                        "import sys\nfrom session_watcher.cli import run\n"
+                        "if __name__ == '__main__':\n    sys.argv[0] = 'session-watcher'\n    run()\n")
+        written.append(command)
+    return written
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(path, 0o755)  # noqa: S103 - a program the client runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m session_watcher.launchers BIN_DIR", file=sys.stderr)
+        return 2
+    write(args[0])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,154 @@
+"""The plugin route's launcher (session_watcher/hooks/run.sh), as Claude Code runs it: the first hook
+run builds the venv in the background; a new version of the plugin (a new CLAUDE_PLUGIN_ROOT, or a new
+version in its manifest) gets a new venv while the old one keeps serving (issue 28, class 7); a build
+that failed is not started again on every hook. The builder here is a stand-in that records its runs
+(the real one, hooks/venv.sh, is run by tests/e2e/test_e2e_marketplace.py); the launcher is the
+real file, in a real shell."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import tomllib
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.oracle import REPO
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PLUGIN = REPO / "session_watcher"
+
+# a builder that takes a moment, then makes a venv whose launcher records each hook run
+BUILDER = """#!/bin/sh
+root=$1 data=$2 stamp=$3
+echo "$stamp" >> "$data/builds"
+sleep "${BUILD_SECONDS:-0.3}"
+[ -n "${BUILD_FAILS:-}" ] && exit 1
+new="$data/venv-$$"
+mkdir -p "$new/bin"
+printf '#!/bin/sh\\necho "$0 $*" >> "%s/hook-runs"\\n' "$data" > "$new/bin/python"
+chmod +x "$new/bin/python"
+: > "$new/bin/session-watcher-hook"
+printf '%s\\n' "$stamp" > "$new/.plugin-version"
+ln -sfn "venv-$$" "$data/venv.tmp" && mv -T "$data/venv.tmp" "$data/venv"
+"""
+
+
+def _plugin(tmp: Path, version: str = "0.1.0", name: str = "0.1.0") -> Path:
+    """A plugin folder as the cache holds one: the real run.sh and manifest, the stand-in builder."""
+    root = tmp / "cache" / name
+    (root / "hooks").mkdir(parents=True)
+    (root / ".claude-plugin").mkdir()
+    shutil.copy(PLUGIN / "hooks" / "run.sh", root / "hooks" / "run.sh")
+    manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({**manifest, "version": version}, indent=2))
+    (root / "hooks" / "venv.sh").write_text(BUILDER)
+    return root
+
+
+def _hook(root: Path, data: Path, **env: str) -> float:
+    """One hook run; its wall time (what the agent would wait, were the hook synchronous)."""
+    t = time.monotonic()
+    proc = subprocess.run(["sh", str(root / "hooks" / "run.sh"), "Stop"], input=b"{}", capture_output=True,
+                          timeout=30, check=False,
+                          env={"PATH": os.environ["PATH"], "HOME": str(data.parent), "CLAUDE_PLUGIN_ROOT": str(root),
+                               "CLAUDE_PLUGIN_DATA": str(data), **env})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    return time.monotonic() - t
+
+
+def _built(data: Path) -> None:
+    for _ in range(400):
+        if not (data / ".installing").exists():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the build did not finish")
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_the_dependencies_are_pyprojects() -> None:
+    """The plugin route installs what pyproject.toml declares (data/requirements.txt, kept equal)."""
+    want = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    lines = (PLUGIN / "data" / "requirements.txt").read_text().splitlines()
+    assert [ln for ln in lines if ln and not ln.startswith("#")] == want
+
+
+def test_the_marketplace_installs_the_package_folder() -> None:
+    """The marketplace's plugin is session_watcher/ (what the plugin needs: the package, its manifest,
+    hooks, command and bin), not the checkout with its tests, benchmarks and dev venv."""
+    market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+    (entry,) = market["plugins"]
+    assert entry["source"] == "./session_watcher"
+    manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    assert (PLUGIN / manifest["icon"]).is_file()
+    for part in ("hooks/hooks.json", "hooks/run.sh", "hooks/venv.sh", "bin/session-watcher", "commands/handoff.md",
+                 "data/requirements.txt", "__init__.py"):
+        assert (PLUGIN / part).is_file(), part
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+    commands = {h.get("command", "") for groups in hooks.values() for g in groups for h in g["hooks"]}
+    assert all("${CLAUDE_PLUGIN_ROOT}/hooks/run.sh" in c for c in commands), commands
+    assert not (REPO / "hooks").exists()
+    assert sorted(os.listdir(REPO / ".claude-plugin")) == ["marketplace.json"]
+
+
+def test_the_first_run_builds_in_the_background(tmp_path: Path) -> None:
+    root, data = _plugin(tmp_path), tmp_path / "data"
+    _hook(root, data, BUILD_SECONDS="0.5")
+    assert (data / ".installing").is_dir()  # returned while the build runs
+    assert not (data / "venv").exists()
+    _built(data)
+    (stamp,) = _lines(data / "builds")
+    assert stamp.startswith(f"{root} ")
+    assert '"version": "0.1.0"' in stamp
+    _hook(root, data)  # now the venv serves, and nothing is built again
+    assert _lines(data / "hook-runs") == [f"{data}/venv/bin/python -I -S {data}/venv/bin/session-watcher-hook Stop"]
+    assert len(_lines(data / "builds")) == 1
+
+
+@pytest.mark.parametrize("change", ["new-folder", "new-version"])
+def test_an_update_is_built_while_the_old_venv_serves(tmp_path: Path, change: str) -> None:
+    old, data = _plugin(tmp_path), tmp_path / "data"
+    _hook(old, data)
+    _built(data)
+    new = _plugin(tmp_path, "0.2.0", name="0.2.0") if change == "new-folder" else old
+    if change == "new-version":  # the same folder, another version (a `--plugin-dir` checkout pulled)
+        manifest = json.loads((old / ".claude-plugin" / "plugin.json").read_text())
+        (old / ".claude-plugin" / "plugin.json").write_text(json.dumps({**manifest, "version": "0.2.0"}, indent=2))
+    _hook(new, data, BUILD_SECONDS="0.5")
+    assert len(_lines(data / "hook-runs")) == 1  # the old venv ran this hook, at once
+    assert (data / ".installing").is_dir()  # and the new one is being built
+    _built(data)
+    builds = _lines(data / "builds")
+    assert len(builds) == 2
+    assert builds[1].startswith(f"{new} ")
+    assert '"version": "0.2.0"' in builds[1]
+    assert _lines(data / "venv" / ".plugin-version") == [builds[1]]
+    _hook(new, data)
+    assert len(_lines(data / "hook-runs")) == 2
+    assert len(_lines(data / "builds")) == 2  # built once per version
+
+
+def test_a_failed_build_is_not_retried_on_every_hook(tmp_path: Path) -> None:
+    root, data = _plugin(tmp_path), tmp_path / "data"
+    _hook(root, data, BUILD_FAILS="1", BUILD_SECONDS="0")
+    _built(data)
+    assert _lines(data / ".failed") == _lines(data / "builds")  # the stamp whose build failed
+    _hook(root, data, BUILD_FAILS="1", BUILD_SECONDS="0")
+    time.sleep(0.3)
+    assert len(_lines(data / "builds")) == 1  # within 10 minutes: not started again
+    old = time.time() - 11 * 60
+    os.utime(data / ".failed", (old, old))
+    _hook(root, data, BUILD_SECONDS="0")
+    _built(data)
+    assert len(_lines(data / "builds")) == 2
+    assert not (data / ".failed").exists()
+    assert (data / "venv" / "bin" / "session-watcher-hook").is_file()
