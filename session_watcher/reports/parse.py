@@ -237,14 +237,24 @@ def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
     """The row of the first `"cwd"` in the first DIR_SEARCH_BYTES of a file (of `head`'s first
     `size` bytes): kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
     end = min(len(head) if size is None else size, DIR_SEARCH_BYTES)
-    at = head.find(DIR_MARKER, 0, end)
+    at = head.find(DIR_MARKER, 0, end) if _simd_find is None else _simd_find(head, DIR_MARKER, 0, end)
     if at < 0:
         return None
     start = at + len(DIR_MARKER) - 1  # the opening quote
-    text = bytes(head[start : min(start + 8192, len(head) if size is None else size)]).decode("utf-8", "replace")
+    limit = min(start + 8192, len(head) if size is None else size)
+    close = head.find(b'"', start + 1, limit)
+    while close > 0 and head[close - 1] == 0x5C:  # after a backslash: its own end only after an even run
+        k = close - 1
+        while head[k] == 0x5C:
+            k -= 1
+        if (close - 1 - k) % 2 == 0:
+            break
+        close = head.find(b'"', close + 1, limit)
+    if close < 0:  # cut short
+        return None
     try:
-        folder, _end = _string.raw_decode(text)
-    except ValueError:  # cut short, or not a JSON string
+        folder, _end = _string.raw_decode(bytes(head[start : close + 1]).decode("utf-8", "replace"))
+    except ValueError:  # not a JSON string
         return None
     if not isinstance(folder, str) or not folder:
         return None
