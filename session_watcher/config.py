@@ -204,14 +204,13 @@ def _read_toml(file: str) -> dict[str, Any]:
     import tomllib
 
     try:
-        with open(file, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        data = paths.read_file(file, MAX_FILE_BYTES)  # a FIFO or /dev/tty there never blocks: refused
     except FileNotFoundError:
         return {}
+    except paths.TooLarge:
+        raise ConfigError(f"{file}: not a config file (over {MAX_FILE_BYTES >> 20} MiB)") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot be read: {exc.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(f"{file}: not a config file (over {MAX_FILE_BYTES >> 20} MiB)")
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -294,10 +293,9 @@ def load_cliff() -> dict[str, Any]:
     cold of them, returns above, cold of them]}); a missing or unreadable file gives none."""
     out: dict[str, Any] = {"5m": None, "1h": None}
     try:
-        with open(paths.cliff_file(), "rb") as fh:
-            from session_watcher.core.fastjson import loads
+        from session_watcher.core.fastjson import loads
 
-            doc = loads(fh.read(1 << 16))
+        doc = loads(paths.read_file(paths.cliff_file(), 1 << 16))
     except (OSError, ValueError):
         return out
     if isinstance(doc, dict):
@@ -383,8 +381,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
 
 
 def _read_text(file: str) -> str:
-    with open(file, "rb") as fh:
-        data = fh.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError("too large")
-    return data.decode("utf-8")
+    try:
+        return paths.read_file(file, MAX_FILE_BYTES).decode("utf-8")
+    except paths.TooLarge:
+        raise ValueError("too large") from None

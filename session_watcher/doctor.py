@@ -27,8 +27,7 @@ STALE_INSTALL_SECONDS = 600  # hooks/run.sh starts an install again once its mar
 
 def _install_pid(marker: str) -> int | None:
     try:
-        with open(os.path.join(marker, "pid"), encoding="ascii") as fh:
-            return int(fh.read().strip())
+        return int(paths.read_file(os.path.join(marker, "pid"), 64).strip())
     except (OSError, ValueError):
         return None
 
@@ -43,12 +42,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
+TAIL_BYTES = 1 << 20  # what doctor reads of a log: its last MiB
+
+
+def _tail_text(path: str) -> str:
+    """The last TAIL_BYTES of a log, as text; a regular file only (`paths.open_file`: a FIFO
+    planted there would block doctor for good)."""
+    fd = paths.open_file(path)
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - TAIL_BYTES)
+        return os.pread(fd, size - start, start).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
 def _last_line(path: str) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = [ln.strip() for ln in fh if ln.strip()]
+        text = _tail_text(path)
     except OSError:
         return ""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1][:140] if lines else ""
 
 
@@ -173,13 +187,15 @@ def _command_line() -> str:
     return f"command    {link}{broken}; {bin_home()} is {where}"
 
 
+SETTINGS_MAX = 16 << 20  # Claude Code's settings.json, read by doctor and the installer
+
+
 def _settings_lines(plugin_on: bool = False) -> list[str]:
     out = []
     for cfg_dir in paths.claude_config_dirs()[:1]:
         settings = os.path.join(cfg_dir, "settings.json")
         try:
-            with open(settings, encoding="utf-8") as fh:
-                doc = json.load(fh)
+            doc = json.loads(paths.read_file(settings, SETTINGS_MAX))
         except FileNotFoundError:
             out.append(f"settings   {settings}: absent (install with ./install.sh, or use the plugin)")
             continue
@@ -302,12 +318,14 @@ def report() -> tuple[list[str], bool]:
     lines.append(f"quarantine {len(quarantined)} files" + (f" in {paths.quarantine_dir()}" if quarantined else ""))
     folder = f"; folder {_folder(paths.log_dir())}"
     try:
-        with open(paths.log_file(), encoding="utf-8", errors="replace") as fh:
-            errors = [ln for ln in fh if " pid " in ln]
+        errors = [ln for ln in _tail_text(paths.log_file()).splitlines() if " pid " in ln]
         lines.append(f"log        {len(errors)} entries; last: {errors[-1].strip()[:140]}" if errors
                      else f"log        empty{folder}")
-    except OSError:
+    except FileNotFoundError:
         lines.append(f"log        empty{folder}")
+    except OSError as exc:
+        ok = False
+        lines.append(f"log        ERROR {paths.log_file()}: {exc.strerror or exc}")
     try:
         from session_watcher.notifier.cli import doctor_lines
 

@@ -2,7 +2,8 @@
 
 `<log dir>/session-watcher.log`, user-only, capped by rotation to one old copy. `log_once` writes a
 message only when it differs from the last one written under the same key, so a bad config file or a
-read-only disk is reported once, not on every tool call.
+read-only disk is reported once, not on every tool call. The log and its markers are regular files
+or nothing (`paths.open_file`): a FIFO or device planted there is never opened for writing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def _write(text: str) -> None:
                 os.replace(path, path + ".1")
         except OSError:
             pass
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600, follow=False)
         try:
             os.write(fd, text.encode("utf-8", "replace"))
         finally:
@@ -43,7 +44,7 @@ def log_once(key: str, message: str) -> None:
     marker = os.path.join(paths.log_dir(), f".once-{key}")
     digest = str(zlib.crc32(message.encode("utf-8", "replace")))
     try:
-        fd = os.open(marker, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        fd = paths.open_file(marker, follow=False)
         try:
             if os.read(fd, 64) == digest.encode("ascii"):
                 return
@@ -54,7 +55,7 @@ def log_once(key: str, message: str) -> None:
     log(message)
     try:
         paths.ensure_private_dir(paths.log_dir())
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        fd = paths.open_file(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, follow=False)
         try:
             os.write(fd, digest.encode("ascii"))
         finally:

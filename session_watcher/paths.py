@@ -7,7 +7,9 @@ four lines; on macOS and Windows platformdirs decides (imported only there).
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 
 APP = "session-watcher"
@@ -162,14 +164,143 @@ def ensure_private_dir(path: str) -> str:
     return path
 
 
+def home_ignored() -> str | None:
+    """A relative `SESSION_WATCHER_HOME` that is being ignored (for `doctor`), else None."""
+    home = os.path.expanduser(os.environ.get("SESSION_WATCHER_HOME", ""))
+    return home if home and not os.path.isabs(home) else None
+
+
+QUARANTINE_KEEP = 16  # entries kept in the quarantine folder, the newest
+QUARANTINE_BYTES = 256 << 20  # and at most this much of them (the newest is always kept)
+
+
 def move_aside(path: str, why: str) -> str:
-    """Move `path` (the link itself if it is one) to the quarantine folder; returns where it went."""
+    """Move `path` (the link itself if it is one) to the quarantine folder, then prune the folder
+    (the newest QUARANTINE_KEEP entries, QUARANTINE_BYTES at most); returns where it went."""
     import time
 
     qdir = ensure_private_dir(quarantine_dir())
     dest = os.path.join(qdir, f"{os.path.basename(path)}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}.{why}")
     os.replace(path, dest)
+    prune_quarantine(qdir)
     return dest
+
+
+def prune_quarantine(qdir: str, keep: int = QUARANTINE_KEEP, budget: int = QUARANTINE_BYTES) -> None:
+    """Delete the oldest quarantined entries past `keep` or past `budget` bytes in all. The folder is
+    ours (checked by the caller); entries are removed by name within it, nothing followed."""
+    try:
+        fd = open_private_dir(qdir)
+    except OSError:
+        return
+    try:
+        entries = []
+        with os.scandir(fd) as it:
+            for de in it:
+                try:
+                    st = de.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                entries.append((st.st_ctime_ns, de.name, stat.S_ISDIR(st.st_mode), st.st_size))
+        entries.sort(reverse=True)  # newest first: the rename that put it here set its ctime
+        total = 0
+        for i, (_, name, is_dir, size) in enumerate(entries):
+            total += 0 if is_dir else size
+            if i < 1 or (i < keep and total <= budget):
+                continue
+            try:
+                if is_dir:
+                    import shutil
+
+                    shutil.rmtree(name, dir_fd=fd)
+                else:
+                    os.unlink(name, dir_fd=fd)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
+class NotAFile(OSError):
+    """A FIFO, socket, device, folder (or, where links are not followed, a link) where a regular
+    file belongs: never read or written. `kind`: 'fifo', 'socket', 'device', 'folder', 'symlink'."""
+
+    kind = "not-a-file"
+
+
+_KINDS = ((stat.S_ISFIFO, "fifo", "a FIFO"), (stat.S_ISSOCK, "socket", "a socket"),
+          (stat.S_ISCHR, "device", "a character device"), (stat.S_ISBLK, "device", "a block device"),
+          (stat.S_ISDIR, "folder", "a folder"), (stat.S_ISLNK, "symlink", "a symbolic link"))
+
+
+def not_a_file(path: str, mode: int) -> NotAFile:
+    """The error for `path`, found to be of `mode` where a regular file belongs."""
+    kind, words = "not-a-file", "not a regular file"
+    for test, short, long in _KINDS:
+        if test(mode):
+            kind, words = short, long
+            break
+    exc = NotAFile(errno.EINVAL, f"not a regular file ({words})" if kind != "not-a-file" else words, path)
+    exc.kind = kind
+    return exc
+
+
+def open_file(path: str, flags: int = os.O_RDONLY, mode: int = 0o600, *, follow: bool = True) -> int:
+    """`os.open`, refusing anything but a regular file (`NotAFile`), never blocking on the way: the
+    open is non-blocking (a FIFO's open waits for its other end otherwise), takes no controlling
+    terminal, and the descriptor is checked with `fstat`. `follow=False`: a symbolic link at `path`
+    is refused too (`NotAFile`). Other errors are `os.open`'s own (FileNotFoundError, ...)."""
+    return _open_checked(path, flags, mode, follow)[0]
+
+
+def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, os.stat_result]:
+    extra = os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        extra |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | extra, mode)
+    except OSError as exc:
+        # ELOOP: a link (O_NOFOLLOW); ENXIO: a socket, or a FIFO opened for writing with no reader;
+        # EISDIR: a folder opened for writing. Say what is there instead
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EMLINK, errno.EOPNOTSUPP):
+            try:
+                st = os.stat(path) if follow else os.lstat(path)
+            except OSError:
+                raise exc from None
+            if not stat.S_ISREG(st.st_mode):
+                raise not_a_file(path, st.st_mode) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_a_file(path, st.st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+class TooLarge(OSError):
+    """A file over the size its reader takes: not read (`read_file`)."""
+
+
+def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
+    """The whole of a regular file of at most `limit` bytes (`open_file`'s rules; `TooLarge` past
+    the limit, checked before reading and while reading, so a growing file is cut short too)."""
+    fd, st = _open_checked(path, os.O_RDONLY, 0, follow)
+    try:
+        if st.st_size > limit:
+            raise TooLarge(errno.EFBIG, f"over {limit:,} bytes", path)
+        chunks = []
+        got = 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - got) or 1):
+            chunks.append(chunk)
+            got += len(chunk)
+            if got > limit:
+                raise TooLarge(errno.EFBIG, f"over {limit:,} bytes", path)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def claude_config_dirs() -> list[str]:

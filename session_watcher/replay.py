@@ -13,19 +13,27 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import State
 
 
+CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
+
+
 def transcript_cwd(path: str) -> str | None:
     """The working directory the session ran in, from its first record that names one (among the
-    first 201 lines; a line over 8 MiB is passed over as the fold passes it, never held whole)."""
+    first 201 lines; a line over 8 MiB is passed over as the fold passes it, never held whole; at
+    most CWD_SCAN_BYTES in all; a regular file only)."""
     from session_watcher.core.transcript import MAX_LINE_BYTES
+    from session_watcher.paths import open_file
 
-    with open(path, "rb") as fh:
+    with open(open_file(path), "rb") as fh:
+        budget = CWD_SCAN_BYTES
         for _n in range(201):
             line = fh.readline(MAX_LINE_BYTES + 1)
-            if not line:
+            budget -= len(line)
+            if not line or budget < 0:
                 break
             if len(line) > MAX_LINE_BYTES:
-                while line and not line.endswith(b"\n"):  # the rest of it, a block at a time
+                while line and not line.endswith(b"\n") and budget > 0:  # the rest of it, a block at a time
                     line = fh.readline(1 << 20)
+                    budget -= len(line)
                 continue
             if b'"cwd"' not in line:
                 continue

@@ -244,11 +244,12 @@ def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
 def _load_quietly(state_path: str) -> Any:
     """The saved state as it is, without the lock (it is written by rename: a whole old or new file),
     or None; never quarantines (that needs the lock)."""
+    from session_watcher import paths
     from session_watcher.core.fastjson import loads
+    from session_watcher.state.store import MAX_STATE_BYTES
 
-    try:
-        with open(state_path, "rb") as fh:
-            return loads(fh.read())
+    try:  # a regular file only, as the locked load reads it (a FIFO there would block the prompt)
+        return loads(paths.read_file(state_path, MAX_STATE_BYTES, follow=False))
     except (OSError, ValueError):
         return None
 
@@ -380,7 +381,7 @@ def _log_warning(record: dict[str, Any]) -> None:
     from session_watcher.core.fastjson import dumps
 
     try:
-        fd = os.open(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = paths.open_file(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, follow=False)
         try:
             os.write(fd, (dumps(record) + "\n").encode("utf-8"))
         finally:

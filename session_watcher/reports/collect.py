@@ -313,16 +313,25 @@ def save_cliffs(ttl: dict[str, Any], now: float) -> None:
         pass  # the guard falls back to the TTL classes
 
 
+GUARD_LOG_MAX = 64 << 20  # the guard's log read by a report (one line per cold prompt warned: years of them)
+
+
 def guard_warnings() -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
     """The cold-cache guard's log (one JSON object a line) and its (size, mtime) for the cache key."""
-    from session_watcher.paths import guard_log_file
+    from session_watcher.paths import guard_log_file, open_file
 
     try:
-        with open(guard_log_file(), "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
+        fd = open_file(guard_log_file(), follow=False)  # a FIFO there never blocks the report
+        try:
+            st = os.fstat(fd)
+            start = max(0, st.st_size - GUARD_LOG_MAX)  # the newest lines, when it is larger
+            data = os.pread(fd, st.st_size - start, start)
+        finally:
+            os.close(fd)
     except OSError:
         return [], None
+    if start:
+        data = data[data.find(b"\n") + 1:]  # a line cut by the start is not one
     out = []
     for line in data.splitlines():
         try:

@@ -68,7 +68,9 @@ def head_hash(head: bytes) -> str:
 def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
     """Rows of the complete lines of `job.path` from `job.start` on, read through `buf` (a new
     buffer when None; one buffer serves file after file). Raises OSError."""
-    fd = os.open(job.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    from session_watcher.paths import open_file  # a regular file only: /dev/zero would never end
+
+    fd = open_file(job.path)
     try:
         pos = seen = job.start
         head = job.head

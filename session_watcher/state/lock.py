@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import os
 
+from session_watcher.paths import NotAFile, open_file
+
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from types import TracebackType
@@ -40,17 +42,14 @@ class SessionLock:
 
     def __enter__(self) -> SessionLock:
         if fcntl is not None:
-            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
             try:
-                fd = os.open(self.path, flags, 0o600)
-            except OSError:
-                if not os.path.islink(self.path):
-                    raise
-                try:  # a link planted where the lock belongs: drop the link, never follow it
+                fd = open_file(self.path, os.O_RDWR | os.O_CREAT, 0o600, follow=False)
+            except NotAFile:
+                try:  # a link, FIFO or socket planted where the lock belongs: dropped, never followed
                     os.unlink(self.path)
                 except FileNotFoundError:
                     pass
-                fd = os.open(self.path, flags, 0o600)
+                fd = open_file(self.path, os.O_RDWR | os.O_CREAT, 0o600, follow=False)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

@@ -104,13 +104,15 @@ class PathShards:
         self._check_dir()
         file = self._file(n, rev)
         try:
-            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            data = folders.read_file(file, MAX_SHARD_BYTES, follow=False)
+        except folders.NotAFile as exc:  # a link, FIFO, socket or device: quarantined, like a bad state
+            try:
+                where = folders.move_aside(file, exc.kind)
+            except OSError:
+                where = "left in place"
+            raise ShardRejected(f"{file}: {exc.strerror}; moved to {where}") from None
         except OSError as exc:
             raise ShardRejected(f"{file}: {exc.strerror}") from None
-        try:
-            data = os.read(fd, MAX_SHARD_BYTES + 1)
-        finally:
-            os.close(fd)
         try:
             doc = fastjson.loads(data)
         except ValueError:

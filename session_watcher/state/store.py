@@ -110,24 +110,13 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
         return f"{path} ({why}; left in place)" if readonly else paths.move_aside(path, why)
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        data = paths.read_file(path, MAX_STATE_BYTES, follow=False)
     except FileNotFoundError:
         return None
-    except OSError:  # ELOOP: a symlink planted where the state belongs
-        if os.path.islink(path):
-            raise StateRejected(quarantine(path, "symlink")) from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if st.st_size > MAX_STATE_BYTES:
-            data = b""
-        else:
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            data = b"".join(chunks)
-    finally:
-        os.close(fd)
+    except paths.NotAFile as exc:  # a symlink, FIFO, socket or device planted where the state belongs
+        raise StateRejected(quarantine(path, exc.kind)) from None
+    except paths.TooLarge:  # never saved so (`save` keeps to the same limit): not ours to read
+        raise StateRejected(quarantine(path, "too-large")) from None
     try:
         doc = fastjson.loads(data)
     except ValueError:
