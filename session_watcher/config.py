@@ -75,8 +75,11 @@ RANGES: dict[str, tuple[float, float]] = {
     "otlp.interval": (1, 3600),  # seconds between exports while a session is live
     "otlp.timeout": (0.5, 60),  # seconds one request may take
 }
-MAX_GLOBS = 1000
-MAX_GLOB_CHARS = 4096
+# glob text is bounded before it costs: each list is compiled into one pattern per process and kept
+# in every session's cached config (250 globs of 4 KB cost 3.4-4.8 s a hook run)
+MAX_GLOBS = 256
+MAX_GLOB_CHARS = 512  # one glob
+MAX_GLOBS_CHARS = 8192  # all the globs of one key
 MAX_FILE_BYTES = 1 << 20
 
 
@@ -95,12 +98,14 @@ def _in_range(key: str, value: object) -> bool:
 
 def _check(file: str, key: str, value: object) -> object:
     def bad(expected: str) -> ConfigError:
-        return ConfigError(f"{file}: key '{key}': expected {expected}, got {value!r}")
+        return ConfigError(f"{file}: key '{_short(key)}': expected {expected}, got {_short(repr(value))}")
 
     if key in ("include", "exclude"):
         if (not isinstance(value, list) or len(value) > MAX_GLOBS
-                or not all(isinstance(g, str) and len(g) <= MAX_GLOB_CHARS for g in value)):
-            raise bad(f"a list of glob strings (at most {MAX_GLOBS})")
+                or not all(isinstance(g, str) and len(g) <= MAX_GLOB_CHARS for g in value)
+                or sum(map(len, value)) > MAX_GLOBS_CHARS):
+            raise bad(f"a list of glob strings (at most {MAX_GLOBS}, each of {MAX_GLOB_CHARS} characters "
+                      f"at most, {MAX_GLOBS_CHARS} in all)")
         return list(value)
     if key in ("cRatio", "bp_amber", "bp_red", "backstop_base", "guard_x"):
         if not _in_range(key, value):
@@ -134,7 +139,12 @@ def _check(file: str, key: str, value: object) -> object:
         return value
     if key.startswith("otlp.") and key[5:] in DEFAULTS["otlp"]:
         return _check_otlp(key, value, bad)
-    raise ConfigError(f"{file}: unknown key '{key}' (known: {', '.join(known_keys())})")
+    raise ConfigError(f"{file}: unknown key '{_short(key)}' (known: {', '.join(known_keys())})")
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """Text from a file, shortened for an error message (errors are logged and kept in states)."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _text(value: object) -> bool:
@@ -184,7 +194,7 @@ def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[s
                               f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
         if key in TABLES:
             if not isinstance(value, dict):
-                raise ConfigError(f"{file}: key '{key}': expected a table, got {value!r}")
+                raise ConfigError(f"{file}: key '{key}': expected a table, got {_short(repr(value))}")
             out[key] = {k: _check(file, f"{key}.{k}", v) for k, v in value.items()}
         else:
             out[key] = _check(file, key, value)

@@ -84,11 +84,13 @@ def scratch_state(path: str, cwd: str | None = None, cfg: dict[str, Any] | None 
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows)."""
     from session_watcher import config
     from session_watcher.core import engine
+    from session_watcher.core.transcript import clean_path
     from session_watcher.state.shell import real_folder
 
     session_id = os.path.basename(path).removesuffix(".jsonl")
     state = engine.new_state(session_id if session_id else "replay")
     cwd = cwd or transcript_cwd(path)
+    cwd = cwd if cwd and clean_path(cwd) else None  # one rule for every path (realpath's cost)
     state["context"]["cwd"] = cwd
     state["context"]["project"] = real_folder(cwd) if cwd else None  # a Windows folder stays one
     if cfg is None:

@@ -40,21 +40,25 @@ def main() -> int:
 
 
 def _payload_context(payload: dict[str, Any]) -> ContextSeen:
+    """What the state keeps of the payload, each text short (`core.transcript.model_name`'s cap) and
+    each number bounded (`fastjson.load_payload`), so no payload can make a state too large to load."""
+    from session_watcher.core.transcript import MAX_COUNT, model_name
+
     out: ContextSeen = {}
     model = payload.get("model")
     if isinstance(model, dict):
-        if isinstance(model.get("id"), str):
+        if model_name(model.get("id")):
             out["modelId"] = model["id"]
-        if isinstance(model.get("display_name"), str):
+        if model_name(model.get("display_name")):
             out["modelName"] = model["display_name"]
     cw = payload.get("context_window")
     if isinstance(cw, dict):
         size = cw.get("context_window_size")
-        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        if isinstance(size, int) and not isinstance(size, bool) and 0 < size <= MAX_COUNT:
             out["window"] = size
     pc = payload.get("prompt_cache")  # 2.1.332+: the client's own cache view (guard, status line)
     if isinstance(pc, dict):
-        out["promptCache"] = {k: pc.get(k) for k in PROMPT_CACHE_KEYS}
+        out["promptCache"] = {k: _kept(pc.get(k)) for k in PROMPT_CACHE_KEYS}
     return out
 
 
@@ -81,6 +85,22 @@ def _payload_cost(payload: dict[str, Any]) -> float | None:
     cost = payload.get("cost")
     usd = _number(cost.get("total_cost_usd")) if isinstance(cost, dict) else None
     return usd if usd is not None and usd >= 0 else None
+
+
+def _kept(v: object, depth: int = 0) -> object:
+    """A payload value as the state keeps it: numbers, booleans, short strings, and (two levels
+    deep) short lists and objects of them; anything else is None."""
+    from session_watcher.core.transcript import model_name
+
+    if v is None or isinstance(v, bool | int | float):
+        return v
+    if isinstance(v, str):
+        return model_name(v)
+    if depth < 2 and isinstance(v, list):
+        return [_kept(x, depth + 1) for x in v[:8]]
+    if depth < 2 and isinstance(v, dict):
+        return {k: _kept(x, depth + 1) for k, x in list(v.items())[:8] if model_name(k)}
+    return None
 
 
 def cache_view(pc: object, now: float) -> dict[str, Any] | None:
@@ -117,9 +137,9 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     from session_watcher.state import shell, store
 
     try:
-        from session_watcher.core.fastjson import loads
+        from session_watcher.core.fastjson import load_payload  # NaN, 1e400 and the like: null
 
-        payload = loads(raw) if raw.strip() else {}
+        payload = load_payload(raw) if raw.strip() else {}
     except ValueError:
         payload = {}
     if not isinstance(payload, dict):

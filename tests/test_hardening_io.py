@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from bench.synth import Transcript
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
 
@@ -191,3 +192,239 @@ def test_class1_a_fifo_as_the_log_blocks_nothing(root: Path) -> None:
     assert b"log        ERROR" in doctor.stdout
     assert b"not a regular file (a FIFO)" in doctor.stdout
     assert stat.S_ISFIFO(log.lstat().st_mode)  # left as it is: it is refused, never written through
+
+
+# --------------------------------------------------------------- 2. every input bounded before it costs
+
+
+def _read_lines(path: str, tid: str, ts: str, start: int = 1, content: str = "x = 1\n") -> list[dict[str, Any]]:
+    """An assistant line asking for a Read of `path` and the user line with its result."""
+    use = {"type": "assistant", "timestamp": ts, "isSidechain": False, "sessionId": "s", "uuid": f"a{tid}",
+           "message": {"id": f"msg_{tid}", "model": "claude-opus-4-6", "role": "assistant",
+                       "content": [{"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": path}}],
+                       "usage": {"input_tokens": 1, "cache_read_input_tokens": 1000, "output_tokens": 1}},
+           "requestId": f"req_{tid}"}
+    result = {"type": "user", "timestamp": ts, "isSidechain": False, "sessionId": "s", "uuid": f"u{tid}",
+              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": "x"}]},
+              "toolUseResult": {"type": "text", "file": {"filePath": path, "content": content, "startLine": start,
+                                                         "numLines": 1, "totalLines": 40000}}}
+    return [use, result]
+
+
+def test_class2_an_enormous_path_names_no_file(root: Path) -> None:
+    """A 200 KB `file_path` in a transcript, and as the payload's `cwd`: no path (a path has at most
+    4096 characters and 256 components), so `realpath`, quadratic in it, never sees it; the session's
+    other files are counted. Before: it entered the path map (800 KB took 24-37 s a run)."""
+    s, tr = session(root, "longpath")
+    huge = "/" + "a/" * 100_000 + "x.py"
+    with open(tr, "ab") as fh:
+        for rec in _read_lines(huge, "toolu_huge", "2026-02-02T03:00:00.000Z"):
+            fh.write(json.dumps(rec).encode() + b"\n")
+    payload = s.hook_payload(str(tr), "Stop") | {"cwd": "/" + "b/" * 100_000}
+    proc = run(fs.hook_argv("Stop"), root, json.dumps(payload).encode())
+    assert proc.returncode == 0
+    state = load_state(s.session_id, fs.sw_home(root))
+    assert not [p for p in state["paths"] if len(p) > 4096]
+    assert fs.reads_of(state) == dict(s.reads_per_path())
+    assert state["context"]["cwd"] is None or len(state["context"]["cwd"]) < 4096
+    got = cli(root, "replay", str(tr), "--json")
+    assert got.returncode == 0, got.stderr
+
+
+def test_class2_twenty_thousand_one_line_reads_of_one_file(root: Path) -> None:
+    """20,000 Reads of one file, a line at a time, every other line (20,000 ranges before): each new
+    line is counted once, the file's ranges stay bounded (the nearest join past MAX_RANGES), and a
+    Read of lines already seen adds nothing. Before: the range merge was quadratic (28 s)."""
+    from session_watcher import config
+    from session_watcher.core import engine
+    from session_watcher.core import paths as pathmap
+    from session_watcher.state import session as sessmod
+
+    tr = root / "ranges.jsonl"
+    path = os.path.join(fs.make_project(root), "big.py")
+    with open(tr, "wb") as fh:
+        for k in range(20_000):
+            for rec in _read_lines(path, f"toolu_{k:05d}", "2026-02-02T03:00:00.000Z", 2 * k + 1, f"l{k}\n"):
+                fh.write(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+    state = engine.new_state("ranges")
+    state["context"]["cwd"] = state["context"]["project"] = fs.make_project(root)
+    state, _, done = sessmod.sync(state, str(tr), config.merge(), float("inf"))
+    assert done
+    entry = state["paths"][os.path.realpath(path)]
+    assert entry["reads"] == 20_000
+    assert len(entry["ranges"]) <= pathmap.MAX_RANGES
+    ranges = entry["ranges"]
+    assert all(a < b for a, b in ranges)
+    assert all(ranges[i][1] < ranges[i + 1][0] for i in range(len(ranges) - 1))
+    assert ranges[0][0] == 1
+    assert ranges[-1][1] == 40_000
+    # the brute-force count of distinct lines: every Read read a new one
+    fresh = pathmap.new_entry(None)
+    per_line = [pathmap.add_lines(fresh, 2 * k + 1, f"l{k}\n") for k in range(20_000)]
+    assert per_line == [len(f"l{k}") + pathmap.LINE_PREFIX_CHARS + 1 for k in range(20_000)]
+    assert pathmap.add_lines(fresh, 39_999, "again\n") == 0  # seen: nothing new
+
+
+def test_class2_megabytes_of_empty_lines_are_folded_in_bounded_steps(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     ) -> None:
+    """4 MiB of empty lines before the calls: a read hands the fold a bounded number of lines, so
+    the deadline is looked at long before a chunk's 8M lines are parsed (a clock that passes the
+    deadline at its first look: one read only); without a deadline the calls after them are exact.
+    Before: one read took a whole 8 MiB chunk, seconds of parsing, whatever the budget."""
+    from session_watcher import config
+    from session_watcher.core import engine
+    from session_watcher.state import session as sessmod
+
+    s = fs.SynthSession("blank", fs.make_project(root), seed=3)
+    tr = root / "blank.jsonl"
+    with open(tr, "wb") as fh:
+        fh.write(b"\n" * (4 << 20))
+        for _ in range(3):
+            fh.write(s.lines_of(s.next_call(reads=1)))
+
+    class Clock:
+        now = 0.0
+
+        def monotonic(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    with monkeypatch.context() as m:
+        m.setattr(sessmod, "time", Clock())
+        state = engine.new_state("blank")
+        state, _, done = sessmod.sync(state, str(tr), config.merge(), deadline=0.5)
+    assert not done
+    assert 0 < state["cursor"]["offset"] <= 1 << 20
+    state["context"]["cwd"] = state["context"]["project"] = s.project
+    state, _, done = sessmod.sync(state, str(tr), config.merge(), float("inf"))
+    assert done
+    assert state["meter"]["main"] == s.token_usage()
+    assert state["bad"] == 0
+
+
+def test_class2_an_absurd_count_is_a_bad_value_not_a_dead_session(root: Path) -> None:
+    """A usage count of 10**400 (and one just past the bound): read as 0, like a negative one, in
+    the hooks, `replay`, `status`, `backtest`, `report` and the page, which all agree. Before:
+    OverflowError in every hook and in eight commands, for good."""
+    t = Transcript(session_id="bigcount", cwd=fs.make_project(root))
+    t.call(cr=1000, cw=100)
+    t.call(cr=10**400, cw=50)
+    t.call(cr=1200, cw=60, out=10**9 + 1)
+    t.read(os.path.join(t.cwd, "a.py"), "x = 1\n", cr=1300, cw=70)
+    tr = t.save(root / "projects" / "p" / "bigcount.jsonl")
+    payload = {"session_id": "bigcount", "transcript_path": str(tr), "cwd": t.cwd, "hook_event_name": "Stop"}
+    assert run(fs.hook_argv("Stop"), root, json.dumps(payload).encode()).returncode == 0
+    meter = load_state("bigcount", fs.sw_home(root))["meter"]["main"]
+    assert (meter["calls"], meter["cacheRead"], meter["output"]) == (4, 1000 + 1200 + 1300, 10 + 10 + 10)
+    replay = cli(root, "replay", str(tr), "--json")
+    report = cli(root, "report", "--json", "--projects", str(root / "projects"))
+    for proc in (replay, report, cli(root, "status", "--session", "bigcount"), cli(root, "backtest", str(tr)),
+                 cli(root, "report", "session", str(tr), "--html", str(root / "p.html"))):
+        assert proc.returncode == 0, proc.stderr
+    assert json.loads(replay.stdout)["tokenUsage"] == meter
+    row = json.loads(report.stdout)["sessions"][0]
+    assert (row["apiCalls"], row["tokens"]["cacheRead"], row["tokens"]["output"]) == (4, 3500, 30)
+
+
+def test_class2_long_globs_are_refused_and_never_copied_into_states(root: Path) -> None:
+    """250 globs of 4 KB in a project's file: refused as a whole (named in the log), the state stays
+    small, and the inclusion the state remembers is a digest, not the text. Before: accepted, copied
+    into every state twice, and 3.4-4.8 s of glob compiling a hook run."""
+    s, tr = session(root, "globs")
+    pf = Path(s.project) / ".claude" / "session-watcher.toml"
+    pf.parent.mkdir(parents=True)
+    pf.write_text("exclude = [" + ",".join(json.dumps("*" + "a*" * 2000 + str(k)) for k in range(250)) + "]\n")
+    hook(root, s, tr)
+    exact(root, s)
+    assert "key 'exclude': expected a list of glob strings" in log_text(root)
+    main = state_file(s.session_id, fs.sw_home(root))
+    assert main.stat().st_size < 64 << 10
+    state = load_state(s.session_id, fs.sw_home(root))
+    assert isinstance(state["engine"]["globs"], str)
+    assert len(state["engine"]["globs"]) <= 16
+    pf.write_text('exclude = ["src/mod0.py", "*.md"]\ninclude = ["docs/**"]\n')  # a real one still works
+    with open(tr, "ab") as fh:
+        fh.write(s.lines_of(s.next_call(reads=1)))
+    hook(root, s, tr)
+    state = load_state(s.session_id, fs.sw_home(root))
+    assert state["paths"]
+    assert all(e["include"] == (not p.endswith("/src/mod0.py")) for p, e in state["paths"].items())
+
+
+def test_class2_globs_match_as_fnmatchcase_does() -> None:
+    """The joined, compiled-once pattern of a list decides as fnmatchcase over the list does."""
+    import random
+    from fnmatch import fnmatchcase
+
+    from session_watcher.core import paths as pathmap
+
+    rng = random.Random(28)
+    alphabet = "ab/*?[]!.-"
+    for _ in range(400):
+        globs = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 4))]
+        subject = "".join(rng.choice("ab/.-") for _ in range(rng.randint(0, 8)))
+        matcher = pathmap._matcher(globs)
+        assert matcher is not None
+        assert bool(matcher(subject)) == any(fnmatchcase(subject, g) for g in globs), (globs, subject)
+        assert pathmap._matcher(list(globs)) is matcher  # compiled once
+
+
+# --------------------------------------------------------------- 3. one size limit for saving and loading
+
+
+def test_class3_ids_no_state_keeps_are_bad_events(root: Path) -> None:
+    """Calls whose message ids are 1 MB: skipped as bad events, so the state the meter makes stays
+    small; the other calls count. Before: the meter kept them (2 MB ids made a state over the load
+    limit, saved, then quarantined and rebuilt on every run)."""
+    s, tr = session(root, "longids", calls=3)
+    t = Transcript(session_id="longids", cwd=s.project)
+    for k in range(5):
+        t.call(cr=1000 + k, cw=10, mid="m" * (1 << 20) + str(k))
+    with open(tr, "ab") as fh:
+        fh.write(t.text().encode())
+    hook(root, s, tr)
+    exact(root, s)
+    assert state_file(s.session_id, fs.sw_home(root)).stat().st_size < 256 << 10
+
+
+def test_class3_a_state_over_the_load_limit_is_never_saved(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`save` refuses what `load` would refuse (the same limit): nothing is written, the last good
+    state stays; a file over it is quarantined once. Before: saved, then quarantined on every run."""
+    from session_watcher.core import engine
+    from session_watcher.state import store
+
+    monkeypatch.setattr(store, "MAX_STATE_BYTES", 16 << 10)
+    sessions = fs.sw_home(root) / "state" / "sessions"
+    sessions.mkdir(parents=True, mode=0o700)
+    path = str(sessions / "big.json")
+    state = engine.new_state("big")
+    store.save(path, state)
+    before = Path(path).read_bytes()
+    state["alerts"] = [{"kind": "gate", "pad": "x" * 1000} for _ in range(20)]
+    with pytest.raises(store.StateTooLarge):
+        store.save(path, state)
+    assert Path(path).read_bytes() == before
+    Path(path).write_bytes(b" " * (17 << 10) + before)  # over the limit, written by something else
+    with pytest.raises(store.StateRejected):
+        store.load(path, "big")
+    assert not Path(path).exists()
+    assert [n for n in quarantined(root) if n.endswith(".too-large")]
+
+
+def test_class3_the_quarantine_is_pruned(root: Path) -> None:
+    """Every quarantine keeps the newest 16 entries (and 256 MiB at most). Before: never pruned."""
+    from session_watcher import paths
+
+    q = fs.sw_home(root) / "state" / "quarantine"
+    q.mkdir(parents=True, mode=0o700)
+    for k in range(40):
+        (q / f"old-{k:02d}.json.x.corrupt").write_bytes(b"old")
+    s, tr = session(root, "prune")
+    sessions = fs.sw_home(root) / "state" / "sessions"
+    sessions.mkdir(parents=True, mode=0o700)
+    state_file(s.session_id, fs.sw_home(root)).write_bytes(b"{torn")
+    hook(root, s, tr)
+    exact(root, s)
+    names = quarantined(root)
+    assert len(names) == paths.QUARANTINE_KEEP
+    assert any(n.startswith("prune.json.") for n in names)  # the newest is kept

@@ -23,8 +23,12 @@ from session_watcher.core.transcript import (
     FILE_TOOLS,
     HANDOFF,
     MAX_LINE_BYTES,
+    USAGE,
+    call_key,
+    model_name,
     read_payload,
     record_events,
+    short_id,
     use_info,
 )
 
@@ -104,7 +108,7 @@ def _input_info(name: str, inp: _Input | None) -> Any:
                            "limit": inp.limit})
 
 
-def _events(rec: _Record, events: list[Event]) -> bool:
+def _events(rec: _Record, events: list[Event], line: bytes) -> bool:
     """Append the events of a decoded record as `record_events` gives them; False: the record is one
     `record_events` must read itself (a system record, iterations the structs do not take); then
     nothing was appended."""
@@ -115,24 +119,22 @@ def _events(rec: _Record, events: list[Event]) -> bool:
             return True
         ts = stamp_to_epoch(rec.timestamp)
         side = rec.isSidechain is True
-        model = msg.model
+        model = model_name(msg.model)
         usage = msg.usage
-        mid = msg.mid
-        if usage is not None and isinstance(mid, str) and model != "<synthetic>":
-            rid = rec.requestId
-            key = f"{mid}:{rid}" if isinstance(rid, str) else mid
+        # the marker as written, as record_events asks (usage sits near the line's end: rfind)
+        key = call_key(msg.mid, rec.requestId) if usage is not None and model != "<synthetic>" else None
+        if key is not None and usage is not None and line.rfind(USAGE) >= 0:
             try:
                 (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
             except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
                 return False
-            events.append(("call", key, ts, model if isinstance(model, str) else None, side,
-                           inp, cr, cw, out, cw5, cw1, detail))
+            events.append(("call", key, ts, model, side, inp, cr, cw, out, cw5, cw1, detail))
         content = msg.content
         if isinstance(content, list) and not side:
             for block in content:
                 if block.type == "tool_use":
                     tid, name = block.id, block.name
-                    if isinstance(tid, str) and isinstance(name, str):
+                    if short_id(tid) and short_id(name):
                         events.append(("use", ts, tid, name, _input_info(name, block.input)))
     elif kind == "user":
         if rec.isSidechain is True:
@@ -147,7 +149,7 @@ def _events(rec: _Record, events: list[Event]) -> bool:
         ts = stamp_to_epoch(rec.timestamp)
         for block in results:
             tid = block.tool_use_id
-            if isinstance(tid, str):
+            if short_id(tid):
                 file = None
                 if len(results) == 1:
                     tur = rec.toolUseResult
@@ -169,6 +171,8 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
     decode = _decode
     int_digits = sys.get_int_max_str_digits()
     for line in lines:
+        if not line:  # an empty line is nothing, and floods of them cost what this test costs
+            continue
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
@@ -190,7 +194,7 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
                     rec = decode(line)
                 except _NOT_JSON:
                     rec = None
-        if rec is not None and _events(rec, events):
+        if rec is not None and _events(rec, events, line):
             continue
         try:  # the scanner's path, as in core.transcript.parse_lines
             text = line.decode()
@@ -204,7 +208,7 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
                 bad += 1
                 continue
         if isinstance(rec, dict):
-            events.extend(record_events(rec))
+            events.extend(record_events(rec, line))
         else:
             bad += 1
     return events, bad

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         UseInfo,
     )
 
+    Globs = tuple[list[str], list[str]]  # (include, exclude) of the config
     # (state, alerts fired by this call, the call's own usage and time) after each main-chain call
     CallHook = Callable[[State, list[Alert], CallUsage], None]
     # the shell's answers for the paths of a batch: raw -> canonical path, canonical -> discard reason
@@ -140,27 +141,28 @@ def _set_path_tokens(state: State, entry: PathEntry) -> int:
 
 
 def apply_globs(state: State, cfg: Mapping[str, Any]) -> None:
-    """Re-decide inclusion for every path when the include/exclude globs changed."""
+    """Re-decide inclusion for every path when the include/exclude globs changed (the state keeps
+    their digest, `core.paths.globs_key`)."""
     e = state["engine"]
-    globs = [list(cfg["include"]), list(cfg["exclude"])]
-    if e["globs"] == globs:
+    include, exclude = cfg["include"], cfg["exclude"]
+    key = pathmap.globs_key(include, exclude)
+    if e["globs"] == key:
         return
-    e["globs"] = globs
+    e["globs"] = key
     root = state["context"]["project"]
     e["bIncl"] = 0
     for path, entry in state["paths"].items():
-        entry["include"] = pathmap.included(path, entry["reason"], root, globs[0], globs[1])
+        entry["include"] = pathmap.included(path, entry["reason"], root, include, exclude)
         if entry["include"]:
             e["bIncl"] += entry["tokens"]
 
 
-def _path_entry(state: State, path: str, reason: str | None) -> PathEntry:
+def _path_entry(state: State, path: str, reason: str | None, globs: Globs) -> PathEntry:
     """The path map's entry for `path`, new (inclusion decided) on its first use."""
     entry = state["paths"].get(path)
     if entry is None:
         entry = pathmap.new_entry(reason)
-        globs = state["engine"]["globs"] or [[], []]
-        entry["include"] = pathmap.included(path, reason, state["context"]["project"], globs[0], globs[1])
+        entry["include"] = pathmap.included(path, reason, state["context"]["project"], *globs)
         state["paths"][path] = entry
     return entry
 
@@ -199,9 +201,10 @@ def _file_op(state: State, path: str, entry: PathEntry, chars: int) -> None:
 
 
 def on_tool_result(state: State, result: ResultEvent, paths: Resolved, use: tuple[str, UseInfo | None] | None = None,
-                   ) -> None:
+                   globs: Globs = ([], [])) -> None:
     """A finished tool call, from the transcript or a hook payload (`use`: the tool's name and input
-    when the payload says them); each id counts once. `paths`: the shell's answers for its path."""
+    when the payload says them); each id counts once. `paths`: the shell's answers for its path;
+    `globs`: the config's (include, exclude), which `apply_globs` applied."""
     _, _, tool_id, is_error, file = result
     tools = state["tools"]
     done = tools["done"]  # insertion-ordered: the oldest id goes first
@@ -226,7 +229,7 @@ def on_tool_result(state: State, result: ResultEvent, paths: Resolved, use: tupl
         state["readPaths"].setdefault(path, 1)
     health.on_tool(state["health"], name, reread, is_error)
     if path and not is_error and name in ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit"):
-        entry = _path_entry(state, path, reasons.get(path))
+        entry = _path_entry(state, path, reasons.get(path), globs)
         cpt = pathmap.chars_per_token(state["engine"]["cal"])
         chars = _read(entry, file, cpt) if name == "Read" else _edit(entry, info, cpt)
         _file_op(state, path, entry, chars)
@@ -481,6 +484,7 @@ def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: R
     toward token totals only. `call_hook` sees the state after each new main-chain API call
     (replay's trace is built from it)."""
     apply_globs(state, cfg)
+    globs: Globs = (cfg["include"], cfg["exclude"])
     alerts: list[Alert] = []
     m = state["meter"]
     for ev in events:
@@ -502,7 +506,7 @@ def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: R
         elif ev[0] == "use":
             on_tool_use(state, ev[2], ev[3], ev[4])
         elif ev[0] == "result":
-            on_tool_result(state, ev, paths)
+            on_tool_result(state, ev, paths, globs=globs)
         elif ev[0] == "compact":
             on_compaction(state, from_hook=False)
         elif ev[0] == "parent" and not state.get("parentSession"):

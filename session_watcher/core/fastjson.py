@@ -40,6 +40,31 @@ class _Context:
     memo: dict[str, str] = {}  # noqa: RUF012 - read by the C scanner, which keeps its own memo
 
 
+PAYLOAD_INT = 1 << 53  # a payload integer beyond this (exact as a float) reads as null
+
+
+def _payload_int(text: str) -> int | None:
+    if len(text) > 17:  # past PAYLOAD_INT however it is spelled (and int()'s digit limit)
+        return None
+    v = int(text)
+    return v if -PAYLOAD_INT <= v <= PAYLOAD_INT else None
+
+
+def _payload_float(text: str) -> float | None:
+    v = float(text)
+    return v if v - v == 0.0 else None  # 1e400 is infinite: null, like NaN
+
+
+def _payload_constant(_name: str) -> None:
+    return None  # NaN, Infinity, -Infinity: no JSON value, and none a state can be saved with
+
+
+class _PayloadContext(_Context):
+    parse_float = staticmethod(_payload_float)  # type: ignore[assignment]
+    parse_int = staticmethod(_payload_int)  # type: ignore[assignment]
+    parse_constant = staticmethod(_payload_constant)  # type: ignore[assignment]
+
+
 def _fail(_obj: object) -> object:
     raise TypeError(f"Object of type {type(_obj).__name__} is not JSON serializable")
 
@@ -48,7 +73,9 @@ if _json is not None:
     _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
     _encode = _json.make_encoder(None, _fail, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
 
-    def loads(data: bytes | str) -> Any:
+    _payload_scan = _json.make_scanner(_PayloadContext())  # type: ignore[arg-type]
+
+    def loads(data: bytes | bytearray | str, _scan: Any = _scan) -> Any:
         """Parse one JSON document (bytes must be UTF-8)."""
         try:
             text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
@@ -72,6 +99,12 @@ if _json is not None:
             raise JSONError(f"extra data at {end}")
         return obj
 
+    def load_payload(data: bytes | bytearray | str) -> Any:
+        """`loads` for what a client sends (a hook's or the status line's stdin): every number a
+        state can hold (NaN, Infinity, 1e400 and integers beyond 2**53 read as null), so one
+        absurd field never stops a run from saving."""
+        return loads(data, _payload_scan)
+
     def dumps(obj: Any) -> str:
         """Compact JSON, ASCII only; NaN and infinities are refused, never written."""
         return "".join(_encode(obj, 0))
@@ -83,9 +116,16 @@ if _json is not None:
 else:  # pragma: no cover
     import json as _std
 
-    def loads(data: bytes | str) -> Any:
+    def loads(data: bytes | bytearray | str) -> Any:
         try:
             return _std.loads(data)
+        except ValueError as exc:
+            raise JSONError(str(exc)) from None
+
+    def load_payload(data: bytes | bytearray | str) -> Any:
+        try:
+            return _std.loads(data, parse_float=_payload_float, parse_int=_payload_int,
+                              parse_constant=_payload_constant)
         except ValueError as exc:
             raise JSONError(str(exc)) from None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.transcript import iso_to_epoch, iteration_detail, split_writes
+from session_watcher.core.transcript import count, iso_to_epoch, iteration_detail, model_name, split_writes
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample
@@ -57,14 +57,14 @@ _decode_iteration = msgspec.json.Decoder(IterationCounts).decode
 
 
 def counts_sample(u: Counts) -> Sample:
-    """`core.transcript.usage_sample` of the same object, from its struct."""
-    inp, cr, cw, out = u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens
-    inp, cr, cw, out = inp if inp > 0 else 0, cr if cr > 0 else 0, cw if cw > 0 else 0, out if out > 0 else 0
+    """`core.transcript.usage_sample` of the same object, from its struct (a count out of range,
+    negative or past MAX_COUNT, is 0: `core.transcript.count`)."""
+    inp, cr = count(u.input_tokens), count(u.cache_read_input_tokens)
+    cw, out = count(u.cache_creation_input_tokens), count(u.output_tokens)
     split = u.cache_creation
     if split is None:
         return inp, cr, cw, out, cw, 0
-    cw5, cw1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
-    cw5, cw1 = cw5 if cw5 > 0 else 0, cw1 if cw1 > 0 else 0
+    cw5, cw1 = count(split.ephemeral_5m_input_tokens), count(split.ephemeral_1h_input_tokens)
     cw, cw5 = split_writes(cw, cw5, cw1)
     return inp, cr, cw, out, cw5, cw1
 
@@ -80,8 +80,7 @@ def usage_reading(u: Usage) -> tuple[Sample, Detail | None]:
     parts: list[Iteration] = []
     for raw in items:
         it = _decode_iteration(raw)
-        parts.append((it.type if isinstance(it.type, str) else None, it.model if isinstance(it.model, str) else None,
-                      counts_sample(it)))
+        parts.append((it.type if isinstance(it.type, str) else None, model_name(it.model), counts_sample(it)))
     return iteration_detail(top, parts)
 
 

@@ -176,7 +176,7 @@ class Engine(TypedDict):
     sinceAlert: int
     reminders: int
     cal: Cal
-    globs: list[list[str]] | None  # [include, exclude] the inclusion was decided with
+    globs: str | None  # a digest of the (include, exclude) the inclusion was decided with (core.paths.globs_key)
     tally: Tally
 
 

@@ -29,15 +29,23 @@ from session_watcher.core import fastjson
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import TypeGuard
 
     from session_watcher.core.shapes import Detail, Event, Iteration, ReadFile, Sample, UseInfo
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
 HANDOFF = b"[session-watcher handoff from session "  # core.handoff.MARKER: a line that may name a parent
+MAX_PATH_CHARS = 4096  # a longer file path names no file (`clean_path`)
+MAX_PATH_PARTS = 256  # nor one of more components
+# A count (tokens of one call, a line number) above this is a bad value, read as 0 like a negative
+# one: a 1M-token context is 10**6; 10**400 raised OverflowError in every float that met it
+MAX_COUNT = 10**9
+MAX_ID_CHARS = 256  # a message, request or tool id (or a tool or model name) longer than this: bad
 
 
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
 UNKNOWN_MODEL = "unknown"  # a non-message iteration that names no model (no price: its dollars stay unknown)
+USAGE, COMPACT = b'"usage"', b"compact_boundary"  # the markers every parser finds lines by, as written
 
 
 def iso_to_epoch(text: object) -> float | None:
@@ -78,15 +86,43 @@ def iso_to_epoch(text: object) -> float | None:
     return days * 86400 + h * 3600 + mi * 60 + s + frac - offset
 
 
-def split_lines(chunk: bytes) -> tuple[list[bytes], int]:
-    """Complete lines of `chunk` and the bytes they span; a line without its newline waits."""
-    lines = chunk.split(b"\n")  # the whole chunk: no copy of it cut at the last newline first
-    tail = lines.pop()  # after the last newline: not a complete line yet
+def split_lines(chunk: bytes, max_lines: int = -1) -> tuple[list[bytes], int]:
+    """Complete lines of `chunk` (the first `max_lines` at most) and the bytes they span; a line
+    without its newline waits, and so do the lines past `max_lines`."""
+    lines = chunk.split(b"\n", max_lines)  # the whole chunk: no copy of it cut at the last newline first
+    tail = lines.pop()  # after the last newline (or the last line taken): not for this call
     return lines, len(chunk) - len(tail)
 
 
 def _int(v: object) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+    """A usage count: a whole number from 1 to MAX_COUNT, else 0 (absent, negative, absurd)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_COUNT else 0
+
+
+def count(v: int) -> int:
+    """`_int` of a value already known to be an int (msgspec's usage fields), for the fast parsers."""
+    return v if 0 < v <= MAX_COUNT else 0
+
+
+def short_id(v: object) -> TypeGuard[str]:
+    """A message, request or tool id (or a name) the state may keep: a string of MAX_ID_CHARS at most
+    (the meter keeps message ids; 2 MB ones made the state too large to load)."""
+    return isinstance(v, str) and len(v) <= MAX_ID_CHARS
+
+
+def call_key(mid: object, rid: object) -> str | None:
+    """An API call's key, `message id:request id` (the message id alone without a request id), or
+    None when the ids are not ones to keep: the call is a bad event, skipped by every parser."""
+    if not short_id(mid):
+        return None
+    if isinstance(rid, str):
+        return f"{mid}:{rid}" if len(rid) <= MAX_ID_CHARS else None
+    return mid
+
+
+def model_name(v: object) -> str | None:
+    """A model name as the parsers keep it: a string of MAX_ID_CHARS at most, else None."""
+    return v if isinstance(v, str) and len(v) <= MAX_ID_CHARS else None
 
 
 def _text_len(v: object) -> int:
@@ -94,8 +130,10 @@ def _text_len(v: object) -> int:
 
 
 def clean_path(path: str) -> bool:
-    """False for text no file can be named by (a NUL byte, a lone surrogate from a JSON escape)."""
-    if "\x00" in path:
+    """False for text no file can be named by: a NUL byte, a lone surrogate from a JSON escape, more
+    than MAX_PATH_CHARS characters or MAX_PATH_PARTS components (PATH_MAX is 4096 bytes on Linux;
+    `os.path.realpath` costs the square of a path's length, 24 s for 800 KB)."""
+    if len(path) > MAX_PATH_CHARS or "\x00" in path or path.count("/") > MAX_PATH_PARTS:
         return False
     try:
         path.encode("utf-8")
@@ -128,9 +166,9 @@ def use_info(name: str, inp: object) -> UseInfo | None:
         info["old"] = 0
     elif name == "Read":
         off, lim = inp.get("offset"), inp.get("limit")
-        if isinstance(off, int):
+        if isinstance(off, int) and -MAX_COUNT <= off <= MAX_COUNT:
             info["offset"] = off
-        if isinstance(lim, int):
+        if isinstance(lim, int) and -MAX_COUNT <= lim <= MAX_COUNT:
             info["limit"] = lim
     return info
 
@@ -146,7 +184,8 @@ def read_payload(result: object) -> ReadFile | None:
     if not isinstance(path, str) or not isinstance(content, str) or not clean_path(path):
         return None
     start = f.get("startLine")
-    return {"path": path, "start": start if isinstance(start, int) and start > 0 else 1, "content": content}
+    return {"path": path, "start": start if isinstance(start, int) and 0 < start <= MAX_COUNT else 1,
+            "content": content}
 
 
 def usage_sample(usage: dict[str, object]) -> Sample:
@@ -182,8 +221,7 @@ def usage_reading(usage: dict[str, object]) -> tuple[Sample, Detail | None]:
     for item in items:
         if isinstance(item, dict):
             kind, model = item.get("type"), item.get("model")
-            parts.append((kind if isinstance(kind, str) else None, model if isinstance(model, str) else None,
-                          usage_sample(item)))
+            parts.append((kind if isinstance(kind, str) else None, model_name(model), usage_sample(item)))
     return iteration_detail(top, parts)
 
 
@@ -220,8 +258,11 @@ def split_writes(cw: int, cw5: int, cw1: int) -> tuple[int, int]:
     return cw, cw5
 
 
-def record_events(rec: dict[str, object]) -> Iterator[Event]:
-    """The events one parsed record holds."""
+def record_events(rec: dict[str, object], line: bytes | None = None) -> Iterator[Event]:
+    """The events one parsed record holds. `line`: the line it was parsed from. Every parser finds
+    an API call by the `"usage"` marker and a compaction by `compact_boundary` as written in the
+    line (the report's search sees nothing else), so a record whose key or value spells them with a
+    JSON escape (`"\\u0075sage"`) counts as neither here either."""
     kind = rec.get("type")
     ts = iso_to_epoch(rec.get("timestamp"))
     side = rec.get("isSidechain") is True
@@ -229,21 +270,19 @@ def record_events(rec: dict[str, object]) -> Iterator[Event]:
         msg = rec.get("message")
         if not isinstance(msg, dict):
             return
-        model = msg.get("model")
-        model = model if isinstance(model, str) else None
+        model = model_name(msg.get("model"))
         usage = msg.get("usage")
-        mid = msg.get("id")
-        if isinstance(usage, dict) and isinstance(mid, str) and model != "<synthetic>":
-            rid = rec.get("requestId")
-            key = f"{mid}:{rid}" if isinstance(rid, str) else mid
-            sample, detail = usage_reading(usage)
-            yield ("call", key, ts, model, side, *sample, detail)
+        if isinstance(usage, dict) and model != "<synthetic>" and (line is None or USAGE in line):
+            key = call_key(msg.get("id"), rec.get("requestId"))
+            if key is not None:
+                sample, detail = usage_reading(usage)
+                yield ("call", key, ts, model, side, *sample, detail)
         content = msg.get("content")
         if isinstance(content, list) and not side:  # a subagent's tools are not in the main context
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     tid, name = block.get("id"), block.get("name")
-                    if isinstance(tid, str) and isinstance(name, str):
+                    if short_id(tid) and short_id(name):
                         yield ("use", ts, tid, name, use_info(name, block.get("input")))
     elif kind == "user" and not side:
         msg = rec.get("message")
@@ -253,14 +292,14 @@ def record_events(rec: dict[str, object]) -> Iterator[Event]:
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
         for block in results:
             tid = block.get("tool_use_id")
-            if isinstance(tid, str):
+            if short_id(tid):
                 file = read_payload(rec.get("toolUseResult")) if len(results) == 1 else None
                 yield ("result", ts, tid, block.get("is_error") is True, file)
     elif kind == "attachment" and not side:
         parent = _handoff_parent(rec.get("attachment"))
         if parent is not None:
             yield ("parent", ts, parent)
-    elif kind == "system" and rec.get("subtype") == "compact_boundary":
+    elif kind == "system" and rec.get("subtype") == "compact_boundary" and (line is None or COMPACT in line):
         meta = rec.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
         trig = meta.get("trigger")
@@ -288,6 +327,8 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
     bad = 0
     scan = fastjson.scanner()
     for line in lines:
+        if not line:  # an empty line is nothing, and floods of them cost what this test costs
+            continue
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
@@ -312,7 +353,7 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
                 bad += 1
                 continue
         if isinstance(rec, dict):
-            events.extend(record_events(rec))
+            events.extend(record_events(rec, line))
         else:
             bad += 1
     return events, bad

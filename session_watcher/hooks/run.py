@@ -77,9 +77,9 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     """Do one hook's work; returns the hook's stdout object, or None for silence."""
     start = time.monotonic()
     try:
-        from session_watcher.core.fastjson import loads
+        from session_watcher.core.fastjson import load_payload  # NaN, 1e400 and the like: null
 
-        payload = loads(raw) if raw.strip() else None
+        payload = load_payload(raw) if raw.strip() else None
     except ValueError:
         return None
     if not isinstance(payload, dict):
@@ -399,8 +399,10 @@ def _apply_event(state: State, event: str, payload: dict[str, Any]) -> None:
         if state["engine"]["segCalls"]:
             engine.new_segment(state)
     elif event == "SessionStart":
-        model = payload.get("model")
-        if isinstance(model, str):
+        from session_watcher.core.transcript import model_name
+
+        model = model_name(payload.get("model"))  # a short string or nothing (the state's cap)
+        if model:
             state["context"]["modelId"] = model
         expired = payload.get("prompt_cache_likely_expired")
         if payload.get("source") == "resume" and isinstance(expired, bool):  # for the cold-cache guard

@@ -26,15 +26,21 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.core.fastjson import scanner
+from session_watcher.core import fastjson
 from session_watcher.core.records import Usage, msgspec, stamp_to_epoch  # shared with replay's parser
 from session_watcher.core.records import usage_reading as struct_reading
-from session_watcher.core.transcript import split_writes, usage_reading  # the hooks' counting rules
+from session_watcher.core.transcript import (  # the hooks' counting rules
+    call_key,
+    count,
+    model_name,
+    split_writes,
+    usage_reading,
+)
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail
 
-_scan = scanner()
+_scan = fastjson.scanner()
 
 try:
     from stringzilla import find as _simd_find  # the same answers as bytes.find (test_report_fast_path)
@@ -90,8 +96,9 @@ class Row(NamedTuple):
 
 
 def load_line(line: bytes | bytearray) -> object:
-    """`json.loads(line)`, or None where that raises. Through the C scanner directly; a line it
-    refuses (not UTF-8, a byte-order mark, space around it, broken) gets `json.loads`'s own verdict."""
+    """The line's JSON value as the hooks read it (`core.transcript.parse_lines`: the C scanner, and
+    where it refuses, `core.fastjson.loads`'s verdict: UTF-8 only, no byte-order mark), or None where
+    it is not JSON. The scanner is called at the depth `_record` calls msgspec (see there)."""
     try:
         text = line.decode()
         obj, end = _scan(text, 0)
@@ -100,8 +107,8 @@ def load_line(line: bytes | bytearray) -> object:
     except (ValueError, SystemError, StopIteration, RecursionError):
         pass
     try:
-        return json.loads(line)
-    except (ValueError, RecursionError):
+        return fastjson.loads(line)
+    except ValueError:
         return None
 
 
@@ -112,24 +119,25 @@ def other_rows(row: Row, detail: Detail) -> list[Row]:
             for n, (other, (inp, cr, cw, out, cw5, cw1)) in enumerate(detail[1]) if other is not None]
 
 
-def record_row(rec: dict[str, object], offset: int) -> Row | list[Row] | None:
-    """The row one parsed record gives, if any (a list: the call and its other models' iterations)."""
+def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
+               compact_marked: bool = True) -> Row | list[Row] | None:
+    """The row one parsed record gives, if any (a list: the call and its other models' iterations).
+    `usage_marked`, `compact_marked`: the line holds that marker as written (what the search found
+    it by; `core.transcript.record_events`'s rule)."""
     kind = rec.get("type")
     if kind == "assistant":
         msg = rec.get("message")
-        if not isinstance(msg, dict):
+        if not isinstance(msg, dict) or not usage_marked:
             return None
-        usage, mid, model = msg.get("usage"), msg.get("id"), msg.get("model")
-        if not isinstance(usage, dict) or not isinstance(mid, str) or model == "<synthetic>":
+        usage, model = msg.get("usage"), model_name(msg.get("model"))
+        key = call_key(msg.get("id"), rec.get("requestId"))
+        if not isinstance(usage, dict) or key is None or model == "<synthetic>":
             return None
-        rid = rec.get("requestId")
-        key = f"{mid}:{rid}" if isinstance(rid, str) else mid
         (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
-        model = model if isinstance(model, str) else None
         ts, side = stamp_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
         row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         return row if detail is None else [row, *other_rows(row, detail)]
-    if kind == "system" and rec.get("subtype") == "compact_boundary":
+    if kind == "system" and rec.get("subtype") == "compact_boundary" and compact_marked:
         ts = stamp_to_epoch(rec.get("timestamp"))
         return _new(Row, (offset, KIND_COMPACT, ts, None, None, rec.get("isSidechain") is True, 0, 0, 0, 0, 0, 0))
     return None
@@ -191,46 +199,44 @@ def _iterated_row(rec: Any, usage: Usage, line: bytes | bytearray, offset: int, 
         (inp, cr, cw, out, cw5, cw1), detail = struct_reading(usage)
     except _NOT_JSON:
         obj = load_line(line)
-        return record_row(obj, offset) if isinstance(obj, dict) else None
+        return record_row(obj, offset) if isinstance(obj, dict) else None  # usage marked: the caller checked
     ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
-    row = _new(Row, (offset, KIND_CALL, ts, key, rec.message.model, side, inp, out, cr, cw, cw5, cw1))
+    row = _new(Row, (offset, KIND_CALL, ts, key, model_name(rec.message.model), side, inp, out, cr, cw, cw5, cw1))
     return row if detail is None else [row, *other_rows(row, detail)]
 
 
-def line_row(line: bytes | bytearray, offset: int, int_digits: int) -> Row | list[Row] | None:
-    """The row(s) of one line with a marker: `record_row(json.loads(line))`, through msgspec when it can."""
+def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked: bool = True,
+             compact_marked: bool = True) -> Row | list[Row] | None:
+    """The row(s) of one line with a marker: `record_row(load_line(line))`, through msgspec when it
+    can. `usage_marked`, `compact_marked`: which markers the search found in the line."""
     rec = _decoded(line, int_digits)
     if rec is not None:
         kind = rec.type
         if kind == "assistant":
             msg = rec.message
-            if msg is None:
+            if msg is None or not usage_marked:
                 return None
-            usage, mid, model = msg.usage, msg.mid, msg.model
-            if usage is None or mid is None or model == "<synthetic>":
+            usage, model = msg.usage, model_name(msg.model)
+            key = call_key(msg.mid, rec.requestId)
+            if usage is None or key is None or model == "<synthetic>":
                 return None
-            rid = rec.requestId
-            key = f"{mid}:{rid}" if rid is not None else mid
             its = usage.iterations
             if its is not None and len(its) > 1:  # several requests in one call (rare): their own reading
                 return _iterated_row(rec, usage, line, offset, key)
-            inp, cr, cw, out = (usage.input_tokens, usage.cache_read_input_tokens,
-                                usage.cache_creation_input_tokens, usage.output_tokens)
-            if inp < 0 or cr < 0 or cw < 0 or out < 0:  # usage_sample reads a negative count as 0
-                inp, cr, cw, out = max(inp, 0), max(cr, 0), max(cw, 0), max(out, 0)
+            inp, cr, cw, out = (count(usage.input_tokens), count(usage.cache_read_input_tokens),
+                                count(usage.cache_creation_input_tokens), count(usage.output_tokens))
             split = usage.cache_creation
             if split is None:
                 cw5, cw1 = cw, 0
-            else:
-                cw5, cw1 = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
-                cw, cw5 = split_writes(cw, cw5 if cw5 > 0 else 0, cw1 if cw1 > 0 else 0)
-                cw1 = cw1 if cw1 > 0 else 0
+            else:  # usage_sample's reading: a count out of range is 0
+                cw5, cw1 = count(split.ephemeral_5m_input_tokens), count(split.ephemeral_1h_input_tokens)
+                cw, cw5 = split_writes(cw, cw5, cw1)
             ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
             return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         if kind != "system":  # a compaction mark (rare) takes the plain path
             return None
     obj = load_line(line)
-    return record_row(obj, offset) if isinstance(obj, dict) else None
+    return record_row(obj, offset, usage_marked, compact_marked) if isinstance(obj, dict) else None
 
 
 def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
@@ -295,7 +301,9 @@ def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None
         pos = stop + 1
         if stop - start > MAX_LINE_BYTES:
             continue
-        row = line_row(chunk[start:stop], base + start, int_digits)
+        # which markers the line holds as written (record_events' rule): each search is at its
+        # next match, at or after the line's start
+        row = line_row(chunk[start:stop], base + start, int_digits, 0 <= usage_at < stop, 0 <= compact_at < stop)
         if row is not None:
             if row.__class__ is list:  # a call with other models' iterations (rare)
                 rows += row

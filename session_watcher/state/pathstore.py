@@ -143,8 +143,16 @@ class PathShards:
                 groups.setdefault(shard_of(path), {k: {} for k in KINDS})[kind][path] = value
         old: list[str] = []
         segment = state["engine"]["segment"]
+        encoded = []
         for n, group in sorted(groups.items()):
             data = fastjson.dumps({"segment": segment, **group}).encode("ascii")
+            if len(data) > MAX_SHARD_BYTES:  # the load limit: refused before any file is written
+                from session_watcher.state.store import StateTooLarge
+
+                raise StateTooLarge(f"a path-map shard would be {len(data):,} bytes, over the "
+                                    f"{MAX_SHARD_BYTES:,} a shard may have; not saved")
+            encoded.append((n, group, data))
+        for n, group, data in encoded:
             if str(n) in table and data == self.raw.get(n):
                 continue
             prev = table.get(str(n))

@@ -5,7 +5,9 @@ a CRC of the TAIL_BYTES just before the offset, so a file that was rewritten in 
 new content, even with its first line kept) is noticed, as is a shrunk, rotated or replaced one;
 any of those means the fold must start again from the beginning (`Reset`).
 
-A line longer than a whole chunk (8 MiB) cannot be held: it is skipped and counted in the state's
+A read hands on at most MAX_LINES lines (the caller looks at its deadline between reads, so a
+chunk of millions of tiny lines is folded in bounded steps). A line longer than a whole chunk
+(8 MiB) cannot be held: it is skipped and counted in the state's
 `bad` (`status --json` shows the count). An API call's usage is kept though, as ccusage keeps it: the
 line's first and last 64 KiB, with the message's `content` (what made it long) left out, are handed
 on as the line. The skip reads at most one chunk per call and remembers how far it got (`skip`), so
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 
 
 CHUNK = 8 << 20
+# lines one read hands on at most: the fold's deadline is looked at between reads, and 8 MiB of
+# tiny lines (8M of them, seconds to parse) would otherwise be one step far past any budget
+MAX_LINES = 1 << 17
 HEAD_BYTES = 4096
 TAIL_BYTES = 4096
 SALVAGE_BYTES = 64 << 10
@@ -113,7 +118,7 @@ def read_new(
                     return [probe], moved(offset), 0
             chunk = os.pread(fd, want, offset)
             if split:
-                lines, used = split_lines(chunk)
+                lines, used = split_lines(chunk, MAX_LINES)
             else:
                 used = chunk.rfind(b"\n") + 1
                 lines = [chunk] if used else []

@@ -110,7 +110,7 @@ def resolve(state: State, raws: set[str], shards: PathShards | None = None,
 def _load_needed(state: State, cfg: Mapping[str, Any], shards: PathShards | None) -> list[str]:
     """Canonical paths the fold may touch besides the events' own: the open ledger entries'; and
     every path when the include/exclude globs changed (inclusion is decided again for all)."""
-    if shards is not None and state["engine"]["globs"] != [list(cfg["include"]), list(cfg["exclude"])]:
+    if shards is not None and state["engine"]["globs"] != pathmap.globs_key(cfg["include"], cfg["exclude"]):
         shards.ensure_all(state)
     return [item[0] for item in state["engine"]["ledger"]]
 

@@ -23,6 +23,7 @@ import os
 from session_watcher import paths
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap  # loaded with the engine
+from session_watcher.core.transcript import clean_path
 from session_watcher.state import store
 from session_watcher.state.lock import SessionLock
 from session_watcher.state.pathstore import PathShards, ShardRejected
@@ -38,14 +39,9 @@ if TYPE_CHECKING:
 
 
 def usable_path(value: object) -> TypeGuard[str]:
-    """A string that can name a file: JSON can carry NUL bytes and lone surrogates, which cannot."""
-    if not isinstance(value, str) or not value or "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """A string that can name a file: JSON can carry NUL bytes, lone surrogates and megabytes,
+    which cannot (`core.transcript.clean_path`: one rule for payloads and transcripts)."""
+    return isinstance(value, str) and bool(value) and clean_path(value)
 
 
 def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.environ) -> str | None:

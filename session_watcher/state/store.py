@@ -22,11 +22,16 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import State
 
 
-MAX_STATE_BYTES = 64 << 20
+MAX_STATE_BYTES = 64 << 20  # the one limit: `load` reads no larger file and `save` writes none
 
 
 class StateRejected(Exception):
     """The state file exists but cannot be used; it has been quarantined."""
+
+
+class StateTooLarge(ValueError):
+    """A state (or one of its path-map shards) that would pass the load limit: not written, so no
+    later run finds a file it must quarantine (the last state that could be saved stays)."""
 
 
 def session_file(session_id: str) -> str:
@@ -137,11 +142,18 @@ def save(path: str, state: State, shards: PathShards | None = None, sweep: bool 
     With `sweep` (a fresh or rebuilt state), unreferenced shard files are deleted after the write."""
     from session_watcher.state.atomic import write_atomic
 
-    main, superseded = shards.save(state) if shards is not None else (state, [])
+    if shards is not None:
+        main, superseded = shards.save(state)  # refuses a shard over its limit before writing any
+    else:
+        main, superseded = state, []
+    data = encode(main)
+    if len(data) > MAX_STATE_BYTES:
+        raise StateTooLarge(f"{path}: the state would be {len(data):,} bytes, over the {MAX_STATE_BYTES:,} "
+                            "a state may have; not saved")
     # one fixed temp name: a writer killed mid-write leaves at most one behind. No fsync: the state
     # is rebuilt from the transcript when a power cut leaves it (or a shard) torn, and an fsync per
     # hook run was most of a hook's own time
-    write_atomic(path, fastjson.dumps(main).encode("ascii"), fsync=False, tmp=path + ".tmp")
+    write_atomic(path, data, fsync=False, tmp=path + ".tmp")
     for old in superseded:
         try:
             os.unlink(old)
@@ -149,6 +161,25 @@ def save(path: str, state: State, shards: PathShards | None = None, sweep: bool 
             pass
     if shards is not None and (sweep or not state["shards"] or state["rev"] % 64 == 0):
         shards.sweep(state)
+
+
+def encode(doc: object) -> bytes:
+    """A state document as saved. A number JSON cannot hold (NaN, an infinity: no input brings one,
+    `fastjson.load_payload` sees to the payloads) is saved as null rather than losing the save."""
+    try:
+        return fastjson.dumps(doc).encode("ascii")
+    except ValueError:
+        return fastjson.dumps(_finite(doc)).encode("ascii")
+
+
+def _finite(v: object) -> object:
+    if isinstance(v, float):
+        return v if v - v == 0.0 else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_finite(x) for x in v]
+    return v
 
 
 def load_full(path: str, session_id: str, readonly: bool = False) -> State | None:
