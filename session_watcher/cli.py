@@ -52,11 +52,25 @@ def run() -> None:
     sys.exit(rc)
 
 
+def _text_streams() -> None:
+    """Whatever a command prints, a lone surrogate leaves as its escape, never as a crash (a strict
+    UTF-8 terminal) nor as a raw byte (the C locale writes `\\udc9b` as 0x9b, a one-byte CSI). The
+    text is cleaned where it is made (`core.text`); this is the net under it."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # pragma: no cover - a stream that cannot change
+                pass
+
+
 def _commands(args: list[str]) -> int:
     from session_watcher.config import ConfigError
-    from session_watcher.core.text import clean
+    from session_watcher.core.text import one_line
     from session_watcher.errors import UserError
 
+    _text_streams()
     if args and args[0] == "report":
         return _delegate_report(args[1:])
     if args and args[0] == "notify":
@@ -76,11 +90,11 @@ def _commands(args: list[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (UserError, ConfigError) as exc:
-        print(clean(f"session-watcher: {exc}"), file=sys.stderr)
+        print(one_line(f"session-watcher: {exc}"), file=sys.stderr)
         return 1
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        print(clean(f"session-watcher: {where}{exc.strerror or exc}"), file=sys.stderr)
+        print(one_line(f"session-watcher: {where}{exc.strerror or exc}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -89,7 +103,7 @@ def _commands(args: list[str]) -> int:
         from session_watcher.paths import log_file
 
         log_exception(f"cli {args[0] if args else ''}", exc)
-        print(clean(f"session-watcher: internal error ({type(exc).__name__}: {exc}); details in {log_file()}"),
+        print(one_line(f"session-watcher: internal error ({type(exc).__name__}: {exc}); details in {log_file()}"),
               file=sys.stderr)
         return 1
 

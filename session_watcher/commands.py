@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.text import clean
+from session_watcher.core.text import clean, one_line
 from session_watcher.errors import NoSession, UserError
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ SYNC_BUDGET = 30.0  # seconds of folding: the whole transcript, when the hooks f
 
 
 def _say(key: str, message: str) -> None:
-    print(f"session-watcher: {clean(message)}", file=sys.stderr)
+    print(f"session-watcher: {one_line(message)}", file=sys.stderr)
 
 
 def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
@@ -178,7 +178,7 @@ def config_show(ns: argparse.Namespace) -> int:
         doc["errors"] = errors
     _emit(doc)
     for err in errors:
-        print(clean(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
+        print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
               file=sys.stderr)
     return 1 if errors else 0
 
@@ -187,7 +187,7 @@ def config_path(ns: argparse.Namespace) -> int:
     from session_watcher import config
 
     for f in config.config_files(_project(ns)):
-        print(clean(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
+        print(one_line(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
     return 0
 
 
@@ -197,9 +197,9 @@ def config_set(ns: argparse.Namespace) -> int:
     target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
     if moved:
-        print(clean(f"session-watcher: {target} could not be read as TOML: moved to {moved}, started afresh"),
+        print(one_line(f"session-watcher: {target} could not be read as TOML: moved to {moved}, started afresh"),
               file=sys.stderr)
-    print(clean(f"{ns.key} = {json.dumps(value)}  ({target})"))
+    print(one_line(f"{ns.key} = {json.dumps(value)}  ({target})"))
     return 0
 
 
@@ -207,5 +207,5 @@ def doctor(ns: argparse.Namespace) -> int:
     from session_watcher.doctor import report
 
     lines, ok = report()
-    print(clean("\n".join(lines)))
+    print("\n".join(one_line(line) for line in lines))
     return 0 if ok else 1

@@ -14,6 +14,10 @@ import sys
 
 APP = "session-watcher"
 
+# what a write that cannot happen says: a read-only disk or folder, a full disk, a quota; a reader
+# then shows what was last saved instead of failing (the status line, `status`)
+WRITE_FAILS = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT)
+
 
 def _xdg(var: str, default: str) -> str:
     value = os.environ.get(var, "")

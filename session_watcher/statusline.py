@@ -35,7 +35,10 @@ def main() -> int:
 
         log_exception("statusline", exc)
         line = "○ session-watcher: error (see `session-watcher doctor`)"
-    sys.stdout.write(line + "\n")
+    # UTF-8 whatever the locale, a lone surrogate as its escape (core.text.utf8's rule, inline: the
+    # status line does not import core.text)
+    sys.stdout.buffer.write((line + "\n").encode("utf-8", "backslashreplace"))
+    sys.stdout.flush()
     return 0
 
 

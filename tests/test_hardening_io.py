@@ -428,3 +428,107 @@ def test_class3_the_quarantine_is_pruned(root: Path) -> None:
     names = quarantined(root)
     assert len(names) == paths.QUARANTINE_KEEP
     assert any(n.startswith("prune.json.") for n in names)  # the newest is kept
+
+
+# --------------------------------------------------------------- 4. text is text
+
+SURROGATE = "\udc9b"  # a lone surrogate: under the C locale Python writes it as the byte 0x9b (CSI)
+
+
+def _evil_transcript(root: Path, name: str, model: str) -> Path:
+    proj = Path(fs.make_project(root))
+    t = Transcript(session_id="evil", cwd=str(proj), model=model)
+    t.read(str(proj / "a.py"), "x = 1\n", cr=20_000, cw=500)
+    t.call(cr=20_500, cw=300)
+    folder = root / "projects" / "p"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    # the records as JSON text with the surrogate escaped, as a JSON writer may leave one
+    path.write_bytes(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in t.records))
+    return path
+
+
+@pytest.mark.parametrize("locale", ["strict-utf8", "C"])
+def test_class4_lone_surrogates_and_newlines_leave_as_escapes(root: Path, locale: str) -> None:
+    """A model name with a lone surrogate and a newline, a transcript file name with an undecodable
+    byte: `replay`, `status`, `report` and `backtest` exit 0 under a strict UTF-8 terminal and under
+    the C locale, print no raw 0x9b byte and forge no line; the pages are written. Before: crashes,
+    the raw byte, and forged lines."""
+    env = {"PYTHONIOENCODING": "utf-8:strict"} if locale == "strict-utf8" else {"LC_ALL": "C", "LANG": "C"}
+    model = f"claude-{SURROGATE}\nlamp     red (forged)"
+    tr = _evil_transcript(root, os.fsdecode(b"ev\x9bil.jsonl"), model)
+    replay = cli(root, "replay", str(tr), **env)
+    named = root / "evil.jsonl"  # a name a payload's JSON can carry, for the hook
+    named.write_bytes(tr.read_bytes())
+    payload = {"session_id": "evil", "transcript_path": str(named), "cwd": fs.make_project(root),
+               "hook_event_name": "Stop"}
+    assert run(fs.hook_argv("Stop"), root, json.dumps(payload).encode()).returncode == 0
+    status = cli(root, "status", "--session", "evil", **env)
+    report = cli(root, "report", "--projects", str(root / "projects"), **env)
+    backtest = cli(root, "backtest", str(tr), **env)
+    pages = cli(root, "report", "--projects", str(root / "projects"), "--html", str(root / "r.html"), "--pages", **env)
+    page = cli(root, "report", "session", str(tr), "--html", str(root / "s.html"), **env)
+    for proc in (replay, status, report, backtest, pages, page):
+        assert proc.returncode == 0, proc.stderr
+        assert b"\x9b" not in proc.stdout + proc.stderr
+        assert b"Traceback" not in proc.stderr
+    for proc in (replay, status):
+        assert b"\\udc9b" in proc.stdout
+        assert not [ln for ln in proc.stdout.splitlines() if ln.startswith(b"lamp     red (forged)")]
+    assert b"\\udc9b" in backtest.stdout  # the session, named after its file
+    assert "<html" in (root / "s.html").read_text()
+    assert "<html" in (root / "r.html").read_text()
+
+
+def test_class4_every_parser_reads_the_same_json_the_same_way(root: Path) -> None:
+    """A byte-order mark, a `\\u0075sage`-escaped key (next to a tool block, and next to the word
+    compact_boundary), NaN and Infinity, a count past the bound, ids past the cap: the hooks, `replay`
+    and `report` count the same calls and tokens. Before: the BOM line and the escaped key split them."""
+    t = Transcript(session_id="same", cwd=fs.make_project(root))
+    t.call(cr=1000, cw=100)
+    t.read(os.path.join(t.cwd, "a.py"), "x = 1\n", cr=1100, cw=50)
+    t.read(os.path.join(t.cwd, "b.py"), "y = 2\n", cr=1200, cw=60)
+    for cr in (1300, 1400, 1500, 1600, 1700):
+        t.call(cr=cr, cw=70)
+    lines = [json.dumps(r, separators=(",", ":")).encode() for r in t.records]
+    calls = [i for i, ln in enumerate(lines) if b'"usage"' in ln]
+    tool = next(i for i in calls if b'"tool_use"' in lines[i])
+    lines[calls[0]] = b"\xef\xbb\xbf" + lines[calls[0]]
+    lines[tool] = lines[tool].replace(b'"usage"', b'"\\u0075sage"')
+    plain = [i for i in calls if i not in (calls[0], tool)]
+    lines[plain[1]] = lines[plain[1]].replace(b'"usage"', b'"\\u0075sage"')[:-1] + b',"x":"compact_boundary"}'
+    lines[plain[2]] = lines[plain[2]].replace(b'"cache_read_input_tokens":1', b'"cache_read_input_tokens":NaN,"z":1')
+    lines[plain[3]] = lines[plain[3]].replace(b'"output_tokens":10', b'"output_tokens":Infinity')
+    lines[plain[4]] = lines[plain[4]].replace(b'"input_tokens":1', b'"input_tokens":1' + b"0" * 30)
+    folder = root / "projects" / "p"
+    folder.mkdir(parents=True)
+    tr = folder / "same.jsonl"
+    tr.write_bytes(b"\n".join(lines) + b"\n")
+    payload = {"session_id": "same", "transcript_path": str(tr), "cwd": t.cwd, "hook_event_name": "Stop"}
+    assert run(fs.hook_argv("Stop"), root, json.dumps(payload).encode()).returncode == 0
+    hooks = load_state("same", fs.sw_home(root))["meter"]["main"]
+    replay = json.loads(cli(root, "replay", str(tr), "--json").stdout)["tokenUsage"]
+    report = json.loads(cli(root, "report", "--json", "--projects", str(root / "projects")).stdout)
+    row = report["sessions"][0]
+    assert hooks["calls"] == replay["calls"] == row["apiCalls"] == len(calls) - 3
+    assert hooks["cacheRead"] == replay["cacheRead"] == row["tokens"]["cacheRead"]
+    assert hooks["output"] == replay["output"] == row["tokens"]["output"]
+    assert hooks["uncachedInput"] == replay["uncachedInput"] == row["tokens"]["input"]
+
+
+def test_class4_the_page_templates_markers_in_a_session_id_stay_text(root: Path) -> None:
+    """A session id spelling the page's own slots (`__JS__`, `__CSS__`, `__MODEL__`): the heading
+    shows them as text and the script is on the page once. Before: 27 KB of script in the heading."""
+    from session_watcher.reports.session_page_template import JS
+
+    sid = "__JS____CSS____MODEL__"
+    t = Transcript(session_id=sid, cwd=fs.make_project(root))
+    t.call(cr=1000, cw=100)
+    tr = t.save(root / f"{sid}.jsonl")
+    out = root / "page.html"
+    got = cli(root, "report", "session", str(tr), "--html", str(out))
+    assert got.returncode == 0, got.stderr
+    page = out.read_text()
+    marker = JS.strip().splitlines()[0]
+    assert page.count(marker) == 1
+    assert f"<h1>Session {sid}</h1>" in page

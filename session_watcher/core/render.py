@@ -298,7 +298,10 @@ def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
 def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None) -> str:
     """The human form of the status document (`session-watcher status`); `verbose` adds the
     model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
-    the rent), which `--json` always has."""
+    the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
+    each (`core.text.one_line`): none can start a line of its own."""
+    from session_watcher.core.text import one_line  # the CLI's; the status line does not import it
+
     tu, su = doc["tokenUsage"], doc["subagentUsage"]
     cp = doc["contextPressure"]
     h = doc.get("health") or {}
@@ -307,7 +310,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {human(cp['contextWindow'])}"
     called = doc["calls"] > 0
     lines = [
-        f"session  {doc['sessionId']}  model {doc.get('model') or '-'}  calls {doc['calls']}",
+        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
         f"lamp     {_lamp_words(doc)}",
         f"alerts   {_alert_words(doc)}",
     ]
@@ -334,7 +337,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         lines.append(f"carried  {len(files)} files (largest first):")
         for b in files[:top]:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
-            lines.append(f"  {human(b['tokens']):>6}  {b['path']}{why}")
+            lines.append(f"  {human(b['tokens']):>6}  {one_line(b['path'])}{why}")
     return "\n".join(lines)
 
 

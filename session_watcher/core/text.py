@@ -5,6 +5,11 @@ retitles the window, `ESC [ 2 J` clears it, the C1 byte 0x9b is a one-character 
 terminals, and the bidi overrides reorder what the reader sees. `clean` shows each such character
 as an escape (`\\x1b`, `\\x9b`, `\\u202e`) so none reaches the terminal and none is hidden either.
 Every line the CLI prints from such data goes through it; `notifier.message` uses `is_control`.
+
+A lone surrogate (a JSON `\\udc9b` escape, a file name's undecodable byte) is no character: it
+stops a strict UTF-8 terminal's writer, and under the C locale Python writes it as the raw byte
+(0x9b: a CSI). It is escaped too (`\\udc9b`). A newline inside one field (`one_line`) would forge a
+line of its own. `utf8` is the one way text leaves as bytes (pages, the status line).
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A)) | {0x
 
 
 def is_control(ch: str) -> bool:
-    """C0, DEL, C1 and the bidi controls."""
+    """C0, DEL, C1, the bidi controls, the line and paragraph separators, and lone surrogates."""
     o = ord(ch)
-    return o < 0x20 or 0x7F <= o <= 0x9F or o in BIDI or o in (0x2028, 0x2029)
+    return o < 0x20 or 0x7F <= o <= 0x9F or o in BIDI or o in (0x2028, 0x2029) or 0xD800 <= o <= 0xDFFF
 
 
 def clean(text: str, keep: str = "\n") -> str:
@@ -31,3 +36,14 @@ def clean(text: str, keep: str = "\n") -> str:
         else:
             out.append(f"\\u{ord(ch):04x}")
     return "".join(out)
+
+
+def one_line(text: str) -> str:
+    """`clean` for one field of a line (an id, a model name, a path): a newline in it is escaped
+    too, so it cannot start a line of its own."""
+    return clean(text, keep="")
+
+
+def utf8(text: str) -> bytes:
+    """Text as UTF-8 bytes, a lone surrogate written as its escape (`\\udc9b`) instead of failing."""
+    return text.encode("utf-8", "backslashreplace")

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import clean as clean_text
+from session_watcher.core.text import one_line, utf8
 
 if TYPE_CHECKING:
     import argparse
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--pages goes with --html OUT.html")
     missing = [d for d in args.projects or () if not os.path.isdir(os.path.expanduser(d))]
     if missing:  # a folder that is not there is a typo, not an empty history
-        print(clean_text(f"session-watcher report: --projects {missing[0]}: no such folder"), file=sys.stderr)
+        print(one_line(f"session-watcher report: --projects {missing[0]}: no such folder"), file=sys.stderr)
         return 1
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             text = run_report_json(args.projects, args.index, since=args.since, progress=Progress())
         except OSError as exc:
-            print(clean_text(f"session-watcher report: {exc}"), file=sys.stderr)
+            print(one_line(f"session-watcher report: {exc}"), file=sys.stderr)
             return 1
         sys.stdout.write(text)
         sys.stdout.write("\n")
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         doc = report(args)
     except OSError as exc:
-        print(clean_text(f"session-watcher report: {exc}"), file=sys.stderr)
+        print(one_line(f"session-watcher report: {exc}"), file=sys.stderr)
         return 1
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
@@ -185,12 +186,12 @@ def main(argv: list[str] | None = None) -> int:
 
         try:  # user-only: the page names projects and files; a unique temp file, never a planted one
             pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
-            write_atomic(args.html, render(doc, pages).encode("utf-8"), mode=0o600, fsync=False)
+            write_atomic(args.html, utf8(render(doc, pages)), mode=0o600, fsync=False)
         except OSError as exc:
-            print(clean_text(f"session-watcher report: cannot write {args.html}: {exc.strerror or exc}"),
+            print(one_line(f"session-watcher report: cannot write {args.html}: {exc.strerror or exc}"),
                   file=sys.stderr)
             return 1
-        print(clean_text(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
+        print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
         from session_watcher.reports.render_text import render as render_text
         from session_watcher.restarts import from_machine, render_lines

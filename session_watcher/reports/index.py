@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 5  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 6  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
+# 6: paths as their bytes (`_db`: a file name need not be UTF-8)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -100,6 +101,30 @@ def discover(roots: Iterable[str]) -> list[Source]:
     return out
 
 
+def _db(path: str) -> bytes:
+    """A path as the index keeps it: its bytes (a file name with an undecodable byte, a lone
+    surrogate in Python, is no UTF-8 text and cannot be bound as one)."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _fs(value: bytes | str) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+# SQLite's primary result codes for a database that cannot be written (sqlite3.h)
+_SQLITE_WRITE_FAILS = (3, 8, 10, 13, 14)  # PERM, READONLY, IOERR, FULL, CANTOPEN
+
+
+def _cannot_write(exc: BaseException) -> bool:
+    """Whether `exc` says the index cannot be written where it is (then it lives in memory)."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return isinstance(code, int) and code & 0xFF in _SQLITE_WRITE_FAILS
+    from session_watcher.paths import WRITE_FAILS
+
+    return isinstance(exc, OSError) and exc.errno in WRITE_FAILS
+
+
 class FileRec(NamedTuple):
     id: int
     dev: int
@@ -120,7 +145,7 @@ class IndexStats(NamedTuple):
 
 
 _DDL = (
-    "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, dev INTEGER,"
+    "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL, dev INTEGER,"
     " ino INTEGER, size INTEGER, mtime_ns INTEGER, offset INTEGER, head TEXT)",
     "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
@@ -227,7 +252,7 @@ class Index:
             self._conn = self._open()
         conn = self._conn
         known: dict[str, FileRec] = {
-            r[0]: FileRec(*r[1:])
+            _fs(r[0]): FileRec(*r[1:])
             for r in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
         }
         skipped = 0
@@ -289,7 +314,7 @@ class Index:
                 self.bytes_read += got.bytes_read
                 facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
                 if rec is None:
-                    new.append((*facts, src.path))
+                    new.append((*facts, _db(src.path)))
                 else:
                     if not job.start:
                         conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
@@ -299,7 +324,7 @@ class Index:
             # files spent ~30 ms inserting them one at a time); the new ids are then asked by path
             conn.executemany("INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
                              new)
-            ids = {} if not new else dict(conn.execute("SELECT path, id FROM files"))
+            ids = {} if not new else {_fs(p): i for p, i in conn.execute("SELECT path, id FROM files")}
             for src, job, got, rec in read:
                 file_id = rec.id if rec is not None else int(ids[src.path])
                 if got.blob != NO_ROWS:

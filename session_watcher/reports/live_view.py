@@ -51,6 +51,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qs
 
+from session_watcher.core.text import utf8
 from session_watcher.reports.session_page import page_parts
 from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
 
@@ -373,7 +374,7 @@ class LiveView:
                     return
                 if path in ("/", "/index.html"):
                     snap = view.source.current()
-                    body = "".join(page_parts(snap.model, live=True, rows_text=snap.texts)).encode("utf-8")
+                    body = utf8("".join(page_parts(snap.model, live=True, rows_text=snap.texts)))
                     self.send_response(200)
                     self.send_header("Content-Type", "text/html; charset=utf-8")
                     self.send_header("Content-Length", str(len(body)))

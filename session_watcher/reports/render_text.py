@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from session_watcher.core.text import one_line
 from session_watcher.reports.fmt import CAUSES, exact_duration, human_tokens
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
@@ -18,8 +19,10 @@ def pct(x: float | None) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
-    """Columns padded to their widest cell; columns in `right` are right-aligned (numbers)."""
+    """Columns padded to their widest cell; columns in `right` are right-aligned (numbers). Each
+    cell is one field (`core.text.one_line`): a session id or project cannot start a row of its own."""
     right = right or set()
+    rows = [[one_line(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
@@ -103,7 +106,7 @@ def day_sentence(doc: dict[str, Any]) -> str:
 def nothing_found(doc: dict[str, Any]) -> str:
     """An empty report says where it looked."""
     roots = doc.get("index", {}).get("roots") or []
-    where = "".join(f"\n  {r}" for r in roots) or " (no folder)"
+    where = "".join(f"\n  {one_line(r)}" for r in roots) or " (no folder)"
     if doc.get("since") is not None:
         import time
 

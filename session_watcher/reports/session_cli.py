@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from session_watcher.core.text import clean
+from session_watcher.core.text import one_line
 from session_watcher.errors import UserError
 from session_watcher.reports.session_page import write_html
 
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         found = transcript_of(args.session)
     except UserError as exc:
-        print(clean(f"session-watcher: {exc}"), file=sys.stderr)
+        print(one_line(f"session-watcher: {exc}"), file=sys.stderr)
         return 1
     transcript = found.transcript
     assert transcript is not None
@@ -48,10 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             model = write_html(transcript, args.html)
         except OSError as exc:
-            print(clean(f"session-watcher: cannot write {args.html}: {exc.strerror or exc}"), file=sys.stderr)
+            print(one_line(f"session-watcher: cannot write {args.html}: {exc.strerror or exc}"), file=sys.stderr)
             return 1
         h, sid = model["health"], model.get("sessionId") or found.session_id
-        print(clean(f"{args.html}: session {sid}, health {h['grade']} ({h['score']}/100)"))
+        print(one_line(f"{args.html}: session {sid}, health {h['grade']} ({h['score']}/100)"))
         return 0
     from session_watcher.reports.live_view import LiveView
 

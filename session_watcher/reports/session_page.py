@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.core.text import one_line, utf8
 from session_watcher.reports.session_page_data import load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
@@ -59,28 +61,37 @@ def _dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
+_SLOT = re.compile(r"__[A-Z]+__")
+
+
 def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] | None = None) -> list[str]:
-    """The page for one session's model, as pieces to join or write one after another."""
-    sid = model.get("sessionId") or "session"
-    page = PAGE
-    for key, value in (
-        ("__TITLE__", html.escape(f"Session {sid} · session-watcher")),
-        ("__HEADING__", html.escape(f"Session {sid}")),
-        ("__LIVE__", "1" if live else "0"),
-        ("__LIVESTATUS__", "connecting…" if live else ""),
-        ("__THEME__", THEME),
-        ("__CSS__", CSS),
-        ("__JS__", JS),
-        ("__BACKTEST__", _backtest_html(model)),
-    ):
-        page = page.replace(key, value)
+    """The page for one session's model, as pieces to join or write one after another.
+
+    The template's slots are filled in one pass over the template alone (cut at `__MODEL__` first),
+    so a value that spells a slot (`__JS__` in a session id) stays text; text from the session is
+    one field each (`core.text.one_line`: no raw control character, no lone surrogate)."""
+    sid = one_line(str(model.get("sessionId") or "session"))
+    slots = {
+        "__TITLE__": html.escape(f"Session {sid} · session-watcher"),
+        "__HEADING__": html.escape(f"Session {sid}"),
+        "__LIVE__": "1" if live else "0",
+        "__LIVESTATUS__": "connecting…" if live else "",
+        "__THEME__": THEME,
+        "__CSS__": CSS,
+        "__JS__": JS,
+        "__BACKTEST__": _backtest_html(model),
+    }
+
+    def fill(template: str) -> str:
+        return _SLOT.sub(lambda m: slots.get(m.group(0), m.group(0)), template)
+
     # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
     data = [piece.replace("<", "\\u003c") for piece in model_json(model, rows_text)]
     out: list[str] = []
-    for i, text in enumerate(page.split("__MODEL__")):  # what page.replace("__MODEL__", data) makes
+    for i, text in enumerate(PAGE.split("__MODEL__")):  # the template's one model slot
         if i:
             out += data
-        out.append(text)
+        out.append(fill(text))
     return out
 
 
@@ -94,7 +105,7 @@ def _backtest_html(model: dict[str, Any]) -> str:
     bt = model.get("backtest")
     if not isinstance(bt, dict) or not bt.get("sentence"):
         return ""
-    return f'<p id="backtest">{html.escape(str(bt["sentence"]))}</p>'
+    return f'<p id="backtest">{html.escape(one_line(str(bt["sentence"])))}</p>'
 
 
 def write_html(transcript: str, out: str) -> dict[str, Any]:
@@ -114,7 +125,7 @@ def _encoded(parts: list[str], block: int = 1 << 20) -> Iterator[bytes]:
         group.append(part)
         size += len(part)
         if size >= block:
-            yield "".join(group).encode("utf-8")
+            yield utf8("".join(group))  # a lone surrogate: its escape, never a failed page
             group, size = [], 0
     if group:
-        yield "".join(group).encode("utf-8")
+        yield utf8("".join(group))
