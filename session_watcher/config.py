@@ -360,16 +360,25 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     if project and key not in PROJECT_KEYS:
         raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
                           f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
+    from session_watcher.state.atomic import user_file, write_atomic, write_user_file
+
+    # the user's own file is written through its link (a dotfiles repository keeps it); a project's
+    # comes with the repository, so a link there (to ~/.bashrc?) is refused, never followed
+    follow = not project
+    target, _mode = user_file(file, follow=follow)  # read-only, a FIFO, a device: refused, said so
     moved = None
     try:
-        text = _read_text(file)
+        text = _read_text(target)
         doc = tomlkit.parse(text)
         doc.unwrap()
     except FileNotFoundError:
         doc = tomlkit.document()
     except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
-        moved = f"{file}.broken-{int(time.time())}"
-        os.replace(file, moved)  # kept for the user to look at, never lost
+        moved = f"{file}.broken-{int(time.time())}"  # kept for the user to look at, never lost
+        if target != file:  # a link: its target keeps its place, a copy of the bytes goes aside
+            write_atomic(moved, paths.read_file(target, MAX_FILE_BYTES << 6), fsync=False)
+        else:
+            os.replace(file, moved)
         doc = tomlkit.document()
     if "." in key:
         table, sub = key.split(".", 1)
@@ -384,9 +393,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
     else:
         os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
-    from session_watcher.state.atomic import write_atomic
-
-    write_atomic(file, tomlkit.dumps(doc).encode("utf-8"), mode=0o600)
+    write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
     return value, moved
 
 

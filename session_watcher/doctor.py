@@ -203,6 +203,7 @@ def _settings_lines(plugin_on: bool = False) -> list[str]:
             out.append(f"settings   {settings}: unreadable ({exc})")
             continue
         hooks = doc.get("hooks", {}) if isinstance(doc, dict) else {}
+        hooks = hooks if isinstance(hooks, dict) else {}  # an odd entry is the installer's to name
         ours = sorted(ev for ev, groups in hooks.items() if "session-watcher" in json.dumps(groups))
         if ours or not plugin_on:
             out.append(f"settings   {settings}: hooks for {', '.join(ours) or 'no events'}")

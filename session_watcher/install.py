@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from session_watcher import paths
-from session_watcher.state.atomic import write_atomic
+from session_watcher.state.atomic import user_file, write_atomic, write_user_file
 
 EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit",
           "SessionEnd")
@@ -37,15 +37,48 @@ def record_file() -> str:
     return os.path.join(paths.data_dir(), "installed.json")
 
 
+SETTINGS_MAX = 16 << 20  # a settings.json larger than this is not Claude Code's
+
+
 def _load(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
+    """The JSON object in `path` ({} when there is none). Anything else stops the install with a
+    message naming the file and what is wrong, and nothing is changed (SystemExit)."""
+    text = _read_text(path)
+    if text is None:
         return {}
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:  # `//` comments, trailing commas, a torn file
+        hint = "; comments (// or /* */) and trailing commas are not JSON" if "//" in text or "/*" in text else ""
+        raise SystemExit(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}: "
+                         "nothing was changed; fix it, or add session-watcher's hooks by hand (README: Install)"
+                         ) from None
+    except RecursionError:
+        raise SystemExit(f"{path}: nested too deeply to be settings; nothing was changed") from None
     if not isinstance(doc, dict):
-        raise SystemExit(f"{path}: not a JSON object; not touching it")
+        raise SystemExit(f"{path}: not a JSON object; nothing was changed")
     return doc
+
+
+def _check_shape(path: str, doc: dict[str, Any]) -> None:
+    """The parts of settings.json this merge reads, as Claude Code writes them; an odd one stops
+    the install with a message naming it (a traceback before)."""
+    def odd(where: str, value: object, expected: str) -> SystemExit:
+        return SystemExit(f"{path}: {where} is {type(value).__name__} {json.dumps(value)[:80]}, expected "
+                          f"{expected}: nothing was changed; fix it, or add session-watcher's hooks by hand")
+
+    hooks = doc.get("hooks")
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        raise odd('"hooks"', hooks, "an object of events")
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise odd(f'"hooks"."{event}"', groups, "a list of hook groups")
+        for n, group in enumerate(groups):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(group, dict) or not isinstance(inner, list | type(None)):
+                raise odd(f'"hooks"."{event}"[{n}]', group, 'an object with a "hooks" list')
 
 
 def _unchanged(doc: dict[str, Any], before: str | None) -> bool:
@@ -59,23 +92,38 @@ def _unchanged(doc: dict[str, Any], before: str | None) -> bool:
 
 
 def _write(path: str, doc: dict[str, Any], before: str | None) -> None:
+    """settings.json rewritten: through a link to its target, with its own mode; a read-only one is
+    refused with a message before anything (the backup included) is written."""
     if _unchanged(doc, before):
         return
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        target, _mode = user_file(path)
+    except OSError as exc:
+        raise SystemExit(f"{path}: {exc.strerror}; nothing was changed") from None
+    os.makedirs(os.path.dirname(target), exist_ok=True)
     if before is not None:
         backup = f"{path}.bak-session-watcher-{time.strftime('%Y%m%d%H%M%S')}"
         write_atomic(backup, before.encode("utf-8"))
         print(f"backup: {backup}")
-    write_atomic(path, text.encode("utf-8"), mode=0o600)
+    written = write_user_file(path, text.encode("utf-8"))
+    if written != path and os.path.islink(path):
+        print(f"settings: {path} is a link: written through to {written}")
 
 
 def _read_text(path: str) -> str | None:
+    """The file's text, None when there is none; a FIFO, device or folder there, or text that is
+    not UTF-8, stops the install with a message (SystemExit), never a block or a traceback."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        data = paths.read_file(path, SETTINGS_MAX)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise SystemExit(f"{path}: cannot be read: {exc.strerror}; nothing was changed") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SystemExit(f"{path}: not UTF-8 text; nothing was changed") from None
 
 
 def _launch(bin_dir: str, kind: str) -> str:
@@ -146,6 +194,7 @@ def add(bin_dir: str) -> int:
     path = settings_file()
     before = _read_text(path)
     doc = _load(path)
+    _check_shape(path, doc)
     prev = _load(record_file()) if os.path.exists(record_file()) else {}
     entries = hook_entries(bin_dir)
     wanted = {hook_key(entry) for _, entry in entries}
@@ -189,6 +238,7 @@ def remove() -> int:
         print(f"settings: {path} absent; nothing to remove")
         return 0
     doc = _load(path)
+    _check_shape(path, doc)
     _drop_hooks(doc, {k for k in rec.get("hooks") or [] if isinstance(k, str)})
     sl = doc.get("statusLine")
     if rec.get("statusLine") and isinstance(sl, dict) and sl.get("command") == rec["statusLine"]:

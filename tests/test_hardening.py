@@ -238,6 +238,7 @@ def test_attack4_html_out_through_a_planted_temp_link(root: Path) -> None:
 
 
 def test_config_set_creates_private_folders(root: Path) -> None:
+    (root / "swhome" / "config" / "config.toml").unlink()  # a new file is 0600 (an existing one keeps its mode)
     got = cli(root, "config", "set", "bp_amber", "0.12")
     assert got.returncode == 0, got.stderr
     assert stat.S_IMODE((root / "swhome" / "config").stat().st_mode) == 0o700

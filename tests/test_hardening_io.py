@@ -14,6 +14,7 @@ import os
 import socket
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -532,3 +533,93 @@ def test_class4_the_page_templates_markers_in_a_session_id_stay_text(root: Path)
     marker = JS.strip().splitlines()[0]
     assert page.count(marker) == 1
     assert f"<h1>Session {sid}</h1>" in page
+
+
+# --------------------------------------------------------------- 5. the user's files stay the user's
+
+
+def _install(root: Path, claude: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {"CLAUDE_CONFIG_DIR": str(claude)}
+    return run([sys.executable, "-m", "session_watcher.install", *args], root, **env)
+
+
+def test_class5_config_set_writes_through_a_link_and_keeps_the_mode(root: Path) -> None:
+    """`config set` on a config that is a link into a dotfiles folder: the link stays, its target
+    changes, keeping its mode; a read-only config is refused, unchanged; a project's link (it comes
+    with the repository) is refused, never followed. Before: the link was replaced by a copy, the
+    mode set to 0600, a read-only file rewritten."""
+    dotfiles = root / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "session-watcher.toml"
+    real.write_text("# mine\nbp_amber = 0.1\n")
+    real.chmod(0o644)
+    cfg = fs.sw_home(root) / "config" / "config.toml"
+    cfg.unlink()
+    cfg.symlink_to(real)
+    got = cli(root, "config", "set", "bp_amber", "0.2")
+    assert got.returncode == 0, got.stderr
+    assert cfg.is_symlink()
+    assert "# mine" in real.read_text()
+    assert "bp_amber = 0.2" in real.read_text()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o644
+    real.chmod(0o444)
+    before = real.read_bytes()
+    got = cli(root, "config", "set", "bp_amber", "0.3")
+    assert got.returncode == 1
+    assert b"read-only" in got.stderr
+    assert b"Traceback" not in got.stderr
+    assert real.read_bytes() == before
+    proj = Path(fs.make_project(root))
+    (proj / ".claude").mkdir()
+    bashrc = root / "home" / ".bashrc"
+    bashrc.parent.mkdir(parents=True, exist_ok=True)
+    bashrc.write_text("export PATH\n")
+    (proj / ".claude" / "session-watcher.toml").symlink_to(bashrc)
+    got = cli(root, "config", "set", "--project", str(proj), "bp_amber", "0.2")
+    assert got.returncode == 1
+    assert b"symbolic link" in got.stderr
+    assert bashrc.read_text() == "export PATH\n"
+
+
+def test_class5_the_installer_keeps_the_users_settings_json(root: Path) -> None:
+    """settings.json a link (written through), of mode 0644 (kept), read-only (refused), with `//`
+    comments or an odd entry (named, nothing changed, no traceback). Before: the link replaced, the
+    mode 0600, a read-only file rewritten, a traceback for the rest."""
+    claude = root / "claude"
+    claude.mkdir()
+    dotfiles = root / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "settings.json"
+    real.write_text(json.dumps({"model": "opus"}))
+    real.chmod(0o644)
+    settings = claude / "settings.json"
+    settings.symlink_to(real)
+    got = _install(root, claude, "add", "/opt/venv/bin")
+    assert got.returncode == 0, got.stderr
+    assert settings.is_symlink()
+    doc = json.loads(real.read_text())
+    assert doc["model"] == "opus"
+    assert "PostToolUse" in doc["hooks"]
+    assert stat.S_IMODE(real.stat().st_mode) == 0o644
+    settings.unlink()
+    backups = len(list(claude.glob("settings.json.bak-*")))
+    for text, says in (
+        ('{\n  // my model\n  "model": "opus"\n}\n', b"comments"),
+        ('{"hooks": [1, 2]}', b'"hooks" is list'),
+        ('{"hooks": {"Stop": {"matcher": ""}}}', b'"hooks"."Stop" is dict'),
+        ('{"hooks": {"Stop": ["echo"]}}', b'"hooks"."Stop"[0] is str'),
+    ):
+        settings.write_text(text)
+        got = _install(root, claude, "add", "/opt/venv/bin")
+        assert got.returncode != 0
+        assert says in got.stderr, got.stderr
+        assert b"Traceback" not in got.stderr
+        assert settings.read_text() == text
+        assert len(list(claude.glob("settings.json.bak-*"))) == backups  # not even a backup
+    settings.write_text('{"model": "opus"}')
+    settings.chmod(0o444)
+    got = _install(root, claude, "add", "/opt/venv/bin")
+    assert got.returncode != 0
+    assert b"read-only" in got.stderr
+    assert settings.read_text() == '{"model": "opus"}'
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o444

@@ -2,7 +2,8 @@
 
 Every temp file is created exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`): a link or file planted
 under its name is never written through, and the rename replaces `path` itself (a link there is
-replaced, not followed).
+replaced, not followed). The user's own files (the config, Claude Code's settings.json) are
+written by `write_user_file` instead: through their link, keeping their mode, never a read-only one.
 """
 
 from __future__ import annotations
@@ -71,3 +72,43 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+class ReadOnlyFile(PermissionError):
+    """The user's file is read-only (no write permission bit): left as it is, never rewritten."""
+
+
+def user_file(path: str, new_mode: int = 0o600, follow: bool = True) -> tuple[str, int]:
+    """(the file to write for `path`, the mode to give it): `write_user_file`'s checks, made before
+    anything is changed. Raises `ReadOnlyFile`, `paths.NotAFile`."""
+    import stat
+
+    from session_watcher import paths
+
+    target = os.path.realpath(path) if follow else path
+    try:
+        st = os.stat(target) if follow else os.lstat(target)
+    except FileNotFoundError:
+        return target, new_mode
+    if not stat.S_ISREG(st.st_mode):
+        raise paths.not_a_file(path, st.st_mode)
+    root = getattr(os, "geteuid", lambda: -1)() == 0  # root may write anything: the bits decide
+    if not st.st_mode & 0o222 or (not root and not os.access(target, os.W_OK)):
+        raise ReadOnlyFile(13, "read-only: not changed (make it writable first)", path)
+    return target, stat.S_IMODE(st.st_mode)
+
+
+def write_user_file(path: str, data: bytes, new_mode: int = 0o600, follow: bool = True) -> str:
+    """Replace the contents of a file that is the user's, atomically, and return the file written.
+
+    A symbolic link at `path` is written through to its target (the link stays: a dotfiles
+    repository keeps seeing the changes), or refused with `follow=False` (`paths.NotAFile`, kind
+    'symlink'); the file keeps its mode (`new_mode` for a new one); a read-only file is refused
+    (`ReadOnlyFile`), as are a FIFO, socket, device or folder there (`paths.NotAFile`)."""
+    target, mode = user_file(path, new_mode, follow)
+    write_atomic(target, data, mode=mode)
+    try:
+        os.chmod(target, mode)  # exactly its mode: the temp file was created under the umask
+    except OSError:
+        pass
+    return target
