@@ -20,8 +20,16 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+# SESSION_WATCHER_HOME as the package reads it (session_watcher/paths.py): absolute or under ~;
+# a relative one is ignored (it would put the venv and state wherever this runs)
+swhome="${SESSION_WATCHER_HOME:-}"
+case "$swhome" in "~/"*) swhome="$HOME/${swhome#"~/"}" ;; "~") swhome="$HOME" ;; esac
+case "$swhome" in
+    /*|"") ;;
+    *) echo "install.sh: SESSION_WATCHER_HOME=$swhome is relative: ignored" >&2; swhome="" ;;
+esac
 if [ -z "$data" ]; then
-    if [ -n "${SESSION_WATCHER_HOME:-}" ]; then data="$SESSION_WATCHER_HOME/data"
+    if [ -n "$swhome" ]; then data="$swhome/data"
     else data="${XDG_DATA_HOME:-$HOME/.local/share}/session-watcher"; fi
 fi
 venv="$data/venv"
@@ -33,7 +41,7 @@ if [ "$mode" = uninstall ]; then
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && echo "removed $link"; fi
-    echo "removed $venv; session states stay in $("${PYTHON:-python3}" -c 'import os;print(os.environ.get("SESSION_WATCHER_HOME") or "~/.local/state/session-watcher")' 2>/dev/null || echo 'the state folder') (delete them yourself if you wish)"
+    echo "removed $venv; session states stay in ${swhome:-~/.local/state/session-watcher} (delete them yourself if you wish)"
     exit 0
 fi
 

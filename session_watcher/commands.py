@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sys
@@ -32,9 +31,10 @@ def _say(key: str, message: str) -> None:
 
 def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from session_watcher.paths import NotOurs
+    from session_watcher.paths import WRITE_FAILS, NotOurs
     from session_watcher.state import shell, store
     from session_watcher.state.lock import LockTimeout
+    from session_watcher.state.store import StateTooLarge
 
     store.check_folder()  # a link or another user's folder: refused, and said so
     if session_id is None:
@@ -56,15 +56,16 @@ def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
                         whole_map=True)
             try:
                 opened.save()
-            except OSError as exc:
+            except (OSError, StateTooLarge) as exc:
                 if isinstance(exc, NotOurs):
                     raise
-                _say("save", f"cannot save the session state ({exc.strerror or exc}); showing it unsaved")
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                _say("save", f"cannot save the session state ({why}); showing it unsaved")
             return opened.state, cfg
     except LockTimeout:
         return _saved(session_id)
     except OSError as exc:
-        if isinstance(exc, NotOurs) or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+        if isinstance(exc, NotOurs) or exc.errno not in WRITE_FAILS:
             raise
         # a read-only disk (or folder): the saved state can still be shown, as it was last saved
         _say("disk", f"{exc.strerror or exc}: showing the state as last saved")

@@ -275,6 +275,10 @@ def report() -> tuple[list[str], bool]:
     ok = True
     lines = [f"python     {sys.executable} ({sys.version.split()[0]})"]
     lines.append(_command_line())
+    ignored = paths.home_ignored()
+    if ignored is not None:  # it would have put state files wherever a hook runs: a project's tree
+        ok = False
+        lines.append(f"home       SESSION_WATCHER_HOME={ignored!r} is relative: ignored (make it absolute)")
     lines.append(f"state dir  {_folder(paths.state_dir())}")
     try:
         cfg_files = config.config_files(os.getcwd())

@@ -1,8 +1,15 @@
 """Where session-watcher keeps its files: one module, one override variable.
 
-`SESSION_WATCHER_HOME` puts everything under one folder (tests, tidy users). Otherwise the XDG
-locations on Linux, computed by hand because this module is on the hook's hot path and the rule is
-four lines; on macOS and Windows platformdirs decides (imported only there).
+`SESSION_WATCHER_HOME` puts everything under one folder (tests, tidy users); it must be absolute
+(`~` allowed): a relative one would put state files wherever the process happens to run, most often
+a project's working tree, so it is ignored like a relative XDG variable (`doctor` says so).
+Otherwise the XDG locations on Linux, computed by hand because this module is on the hook's hot path
+and the rule is four lines; on macOS and Windows platformdirs decides (imported only there).
+
+It also holds the one rule for every file read or written in place (`open_file`, `read_file`): a
+regular file only. A FIFO, socket or device where a config, state, shard, log or settings file
+belongs would block the opener for good (a FIFO's open waits for a writer, its read for data) or
+read a terminal; it is opened without blocking, checked with `fstat` and refused (`NotAFile`).
 """
 
 from __future__ import annotations
@@ -28,9 +35,9 @@ def _xdg(var: str, default: str) -> str:
 
 
 def _dirs() -> dict[str, str]:
-    home = os.environ.get("SESSION_WATCHER_HOME")
-    if home:
-        home = os.path.abspath(os.path.expanduser(home))
+    home = os.path.expanduser(os.environ.get("SESSION_WATCHER_HOME", ""))
+    if home and os.path.isabs(home):  # a relative one is ignored (see the module's docstring)
+        home = os.path.normpath(home)
         return {k: os.path.join(home, k) for k in ("state", "config", "data", "log", "cache")}
     if sys.platform.startswith("linux") or sys.platform.startswith("freebsd"):
         state = _xdg("XDG_STATE_HOME", "~/.local/state")

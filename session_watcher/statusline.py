@@ -201,11 +201,10 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
     subscriber's plan use, and before any hook ran where the session runs: `where` is the payload's
     transcript, cwd and project folder), fold new lines, save. None when the lock is busy or cannot
     be had (a read-only disk)."""
-    import errno
-
-    from session_watcher.paths import NotOurs
+    from session_watcher.paths import WRITE_FAILS, NotOurs
     from session_watcher.state import session, shell
     from session_watcher.state.lock import LockTimeout
+    from session_watcher.state.store import StateTooLarge
 
     transcript, cwd, stated_project = where
     start = time.monotonic()
@@ -220,14 +219,20 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
             alerts, _caught_up = opened.sync(transcript, cfg, start + FOLD_BUDGET, trace=trace)
             for alert in alerts:  # the status line cannot deliver: the next hook will
                 alert["pending"] = True
-            opened.save()
+            try:
+                opened.save()
+            except (OSError, StateTooLarge) as exc:  # a full disk: the line still shows the state
+                if isinstance(exc, NotOurs) or (isinstance(exc, OSError) and exc.errno not in WRITE_FAILS):
+                    raise
+                shell.log_once("save", f"cannot save the session state: {exc}")
+                return opened.state, cfg
             if trace:
                 session.append_trace(env["SESSION_WATCHER_TRACE"], trace)
             return opened.state, cfg
     except LockTimeout:
         return None
-    except OSError as exc:
-        if isinstance(exc, NotOurs) or exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+    except OSError as exc:  # no lock to be had (a read-only or full disk): the state as saved
+        if isinstance(exc, NotOurs) or exc.errno not in WRITE_FAILS:
             raise
         return None
 

@@ -623,3 +623,122 @@ def test_class5_the_installer_keeps_the_users_settings_json(root: Path) -> None:
     assert b"read-only" in got.stderr
     assert settings.read_text() == '{"model": "opus"}'
     assert stat.S_IMODE(settings.stat().st_mode) == 0o444
+
+
+# --------------------------------------------------------------- 8. faults degrade, never lose
+
+
+def test_class8_a_malformed_bus_address_falls_back_and_saves(root: Path) -> None:
+    """`DBUS_SESSION_BUS_ADDRESS` with a malformed escape: the alert goes through the fallback (a
+    message queued for the next prompt), the run saves; `doctor` and `notify --test` finish and say
+    why. Before: ValueError past the probe, the alert lost, nothing saved, both commands crashed."""
+    from tests.test_gate import overstaying
+
+    (fs.sw_home(root) / "config" / "config.toml").write_text(
+        'guard = "off"\n[notify]\nchannels = ["desktop"]\nfallback = "message"\n')
+    tr = overstaying(root)
+    bus = {"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/sw-bus%zz"}
+    payload = {"session_id": "overstay", "transcript_path": str(tr), "cwd": str(root), "hook_event_name": "Stop"}
+    proc = run(fs.hook_argv("Stop"), root, json.dumps(payload).encode(), **bus)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    state = load_state("overstay", fs.sw_home(root))
+    assert state["alerts"]
+    assert state["outbox"]
+    assert "session-watcher" in state["outbox"][0]["systemMessage"]
+    for args in (("doctor",), ("notify", "--test")):
+        got = cli(root, *args, **bus)
+        assert b"Traceback" not in got.stderr + got.stdout
+        assert b"malformed escape" in got.stdout, got.stdout
+    assert cli(root, "notify", "--test", **bus).returncode == 0  # the fallback delivered
+
+
+def test_class8_a_read_only_data_folder_still_reports(root: Path) -> None:
+    """`report` with the whole SESSION_WATCHER_HOME on a read-only mount: the index lives in memory
+    (a copy of the last one when there is one) and the report is the one a writable folder gives.
+    Before: every report failed on its cache index."""
+    t = Transcript(session_id="ro", cwd=fs.make_project(root))
+    for cr in (1000, 1200, 1400):
+        t.call(cr=cr, cw=100)
+    t.save(root / "projects" / "p" / "ro.jsonl")
+    args = ("report", "--json", "--projects", str(root / "projects"))
+    home = fs.sw_home(root)
+    (home / "cache").mkdir(parents=True, exist_ok=True)
+    if not _mount("--bind", str(home), str(home)):
+        pytest.skip("no bind mount here")
+    try:
+        assert _mount("-o", "remount,ro,bind", str(home))
+        cold = cli(root, *args)
+        assert cold.returncode == 0, cold.stderr
+    finally:
+        subprocess.run(["umount", str(home)], check=True)
+    writable = cli(root, *args)  # the same report, writable, which leaves an index
+    assert writable.returncode == 0, writable.stderr
+    assert json.loads(cold.stdout)["sessions"] == json.loads(writable.stdout)["sessions"]
+    assert _mount("--bind", str(home), str(home))
+    try:
+        assert _mount("-o", "remount,ro,bind", str(home))
+        warm = cli(root, *args)  # the index is there but read-only: its copy in memory
+        assert warm.returncode == 0, warm.stderr
+    finally:
+        subprocess.run(["umount", str(home)], check=True)
+    assert json.loads(warm.stdout)["sessions"] == json.loads(writable.stdout)["sessions"]
+    assert json.loads(warm.stdout)["index"]["skipped"] == 1  # the last run's index, read
+
+
+def test_class8_a_full_disk_shows_the_last_state(root: Path) -> None:
+    """The state folder on a full disk: the status line draws the session (folded in memory), not
+    "session-watcher: error". Before: the failed save turned the line into the error."""
+    state_dir = fs.sw_home(root) / "state"
+    state_dir.mkdir(parents=True, mode=0o700)
+    if not _mount("-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(state_dir)):
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        s, tr = session(root, "fulldisk")
+        hook(root, s, tr)
+        with open(tr, "ab") as fh:
+            fh.write(s.lines_of(s.next_call(reads=1)))
+        fs.fill_up(state_dir / "filler")
+        status = {"session_id": s.session_id, "transcript_path": str(tr), "cwd": s.project}
+        line = run(fs.cli_argv("statusline"), root, json.dumps(status).encode(), NO_COLOR="1")
+        assert line.returncode == 0
+        assert b"session-watcher" not in line.stdout, line.stdout  # not the error, not "waiting"
+        assert line.stdout.split()[1] in (b"white", b"green", b"amber", b"red")
+    finally:
+        subprocess.run(["umount", str(state_dir)], check=True)
+
+
+def test_class8_nan_and_infinity_in_a_payload_still_save(root: Path) -> None:
+    """NaN, Infinity and 1e400 in the hook's and the status line's payload numbers: read as null, so
+    the run saves. Before: the save refused the NaN and nothing was saved, every run."""
+    s, tr = session(root, "nanpay")
+    start = s.hook_payload(str(tr), "SessionStart") | {"source": "resume", "prompt_cache_likely_expired": True}
+    raw = json.dumps(start | {"seconds_since_last_response": float("nan")}).encode()
+    assert b"NaN" in raw
+    proc = run(fs.hook_argv("SessionStart"), root, raw)
+    assert proc.returncode == 0
+    exact(root, s)
+    status = {"session_id": s.session_id, "transcript_path": str(tr), "cwd": s.project,
+              "context_window": {"context_window_size": float("inf")},
+              "prompt_cache": {"warm": True, "ttl": "5m", "expires_at": float("nan"), "hit_ratio": 1e400}}
+    with open(tr, "ab") as fh:
+        fh.write(s.lines_of(s.next_call(reads=1)))
+    line = run(fs.cli_argv("statusline"), root, json.dumps(status).encode())
+    assert line.returncode == 0
+    assert b"error" not in line.stdout
+    state = exact(root, s)
+    assert state["context"]["promptCache"]["expires_at"] is None
+
+
+def test_class8_a_relative_home_never_writes_into_the_project(root: Path) -> None:
+    """SESSION_WATCHER_HOME=rel, run from the project: ignored (the XDG folders under HOME are
+    used), `doctor` says so; nothing appears in the project. Before: `rel/state/...` inside the
+    project's working tree."""
+    s, tr = session(root, "relhome")
+    proj = Path(s.project)
+    env = {"SESSION_WATCHER_HOME": "rel", "XDG_STATE_HOME": str(root / "xdg-state")}
+    proc = run(fs.hook_argv("Stop"), root, json.dumps(s.hook_payload(str(tr), "Stop")).encode(), cwd=proj, **env)
+    assert proc.returncode == 0
+    assert not (proj / "rel").exists()
+    assert (root / "xdg-state" / "session-watcher" / "sessions" / "relhome.json").is_file()
+    doctor = cli(root, "doctor", cwd=proj, **env)
+    assert b"SESSION_WATCHER_HOME='rel' is relative: ignored" in doctor.stdout

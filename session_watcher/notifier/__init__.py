@@ -92,7 +92,10 @@ def desktop_reachable(env: Mapping[str, str]) -> tuple[bool, str | None]:
         return not env.get("SSH_CONNECTION"), None
     from session_watcher.notifier import busprobe
 
-    status = busprobe.probe(env, timeout=PROBE_TIMEOUT)
+    try:
+        status = busprobe.probe(env, timeout=PROBE_TIMEOUT)
+    except Exception:  # whatever the bus or its address does, the alert takes the fallback
+        return False, None
     return status.usable(env), status.address
 
 

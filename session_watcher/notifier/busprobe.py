@@ -57,12 +57,17 @@ def bus_address(env: Mapping[str, str]) -> str | None:
 
 
 def _unescape(value: str) -> str:
+    """A D-Bus address value with its `%XX` escapes undone; ProbeError for a malformed one (the
+    caller then treats the bus as unreachable and the alert takes the fallback channel)."""
     out = bytearray()
     i = 0
-    raw = value.encode("utf-8")
+    raw = value.encode("utf-8", "surrogateescape")
     while i < len(raw):
-        if raw[i] == 0x25 and i + 2 < len(raw):  # '%'
-            out.append(int(raw[i + 1 : i + 3], 16))
+        if raw[i] == 0x25:  # '%'
+            pair = raw[i + 1 : i + 3]
+            if len(pair) != 2 or pair.strip(b"0123456789abcdefABCDEF"):
+                raise ProbeError(f"malformed escape in the bus address: {value[:80]!r}")
+            out.append(int(pair, 16))
             i += 3
         else:
             out.append(raw[i])
@@ -305,7 +310,7 @@ def probe(env: Mapping[str, str] | None = None, timeout: float = 0.25, server_in
         return status
     try:
         conn = Connection(status.address, timeout)
-    except (ProbeError, OSError) as exc:
+    except (ProbeError, OSError, ValueError) as exc:  # ValueError: an address the socket refuses
         status.error = str(exc)
         return status
     try:

@@ -166,10 +166,47 @@ class Index:
         self._fresh: dict[int, Scanned] = {}  # files read whole this run, by file id
         self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
         self._conn: sqlite3.Connection | None = None
+        self.in_memory = False  # the file could not be written: this run's index lives in memory
+        self._memory_fresh = False  # ... and starts empty (not from a copy of the file)
 
     # -- connection ------------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
+        """The database file; where it cannot be written (a read-only or full disk, a folder that is
+        not writable) a copy in memory of what it holds (or an empty one): the index is a cache, the
+        report is the same either way, only slower."""
+        from session_watcher.paths import NotOurs
+
+        if self.in_memory:
+            return self._memory()
+        try:
+            return self._open_file()
+        except (OSError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, NotOurs) or not _cannot_write(exc):
+                raise
+        return self._memory()
+
+    def _memory(self) -> sqlite3.Connection:
+        self.in_memory = True
+        conn = sqlite3.connect(":memory:")
+        with contextlib.suppress(sqlite3.Error, OSError, ValueError):
+            if not self._memory_fresh and os.path.isfile(self.db_path):  # the last run's, read only
+                from urllib.parse import quote
+
+                src = sqlite3.connect(f"file:{quote(self.db_path)}?mode=ro", uri=True)
+                try:
+                    src.backup(conn)
+                finally:
+                    src.close()
+        try:
+            self._prepare(conn)
+        except sqlite3.DatabaseError:  # a damaged copy: an empty index instead
+            conn.close()
+            conn = sqlite3.connect(":memory:")
+            self._prepare(conn)
+        return conn
+
+    def _open_file(self) -> sqlite3.Connection:
         folder = os.path.dirname(self.db_path)
         from session_watcher.paths import cache_dir, ensure_private_dir
 
@@ -179,20 +216,7 @@ class Index:
             os.makedirs(folder, mode=0o700, exist_ok=True)
         conn = sqlite3.connect(self.db_path, timeout=10)
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                conn.execute("DROP TABLE IF EXISTS reports")
-                conn.execute("DROP TABLE IF EXISTS rows")
-                conn.execute("DROP TABLE IF EXISTS chunks")
-                conn.execute("DROP TABLE IF EXISTS files")
-            conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
-            # a new database's pages: 64 kB, not 4 kB; a cold run writes ~30 bytes of index per kB of
-            # transcript (the rows, the finished report), and 4 kB pages made that 2,000 writes
-            conn.execute("PRAGMA page_size=65536")
-            for stmt in _DDL:
-                conn.execute(stmt)
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            conn.commit()
+            self._prepare(conn)
         except sqlite3.DatabaseError:
             conn.close()
             raise
@@ -200,14 +224,39 @@ class Index:
             os.chmod(self.db_path, 0o600)
         return conn
 
+    @staticmethod
+    def _prepare(conn: sqlite3.Connection) -> None:
+        """This schema's tables (an index of another version is emptied first)."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            conn.execute("DROP TABLE IF EXISTS reports")
+            conn.execute("DROP TABLE IF EXISTS rows")
+            conn.execute("DROP TABLE IF EXISTS chunks")
+            conn.execute("DROP TABLE IF EXISTS files")
+        conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
+        # a new database's pages: 64 kB, not 4 kB; a cold run writes ~30 bytes of index per kB of
+        # transcript (the rows, the finished report), and 4 kB pages made that 2,000 writes
+        conn.execute("PRAGMA page_size=65536")
+        for stmt in _DDL:
+            conn.execute(stmt)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn.commit()
+
     def _discard(self) -> None:
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(self.db_path + suffix)
+        if self.in_memory:
+            self._memory_fresh = True  # the file's copy was the damaged one: start empty
+        else:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                try:
+                    os.remove(self.db_path + suffix)
+                except FileNotFoundError:
+                    pass
+                except OSError:  # a read-only disk: the file stays, this run's index is in memory
+                    self.in_memory = self._memory_fresh = True
         self.rebuilt = True
 
     def close(self) -> None:
@@ -240,8 +289,13 @@ class Index:
         """
         try:
             return self._refresh(sources, list(roots), progress, finish)
-        except sqlite3.DatabaseError:
-            self.discard()
+        except sqlite3.DatabaseError as exc:
+            if not self.in_memory and _cannot_write(exc):  # the disk filled or went read-only
+                self.close()
+                self.in_memory = True
+                self.bytes_read = self.head_bytes_read = 0
+            else:
+                self.discard()
             return self._refresh(sources, list(roots), progress, finish)
 
     def _refresh(
@@ -357,13 +411,18 @@ class Index:
         return str(row[0]) if row else None
 
     def store_report(self, key: str, doc: str, at: float) -> None:
+        """Keep the finished report for the next run; a disk that cannot take it keeps nothing."""
         conn = self._require()
-        with conn:
-            conn.execute("INSERT OR REPLACE INTO reports (key, doc, at) VALUES (?, ?, ?)", (key, doc, at))
-            conn.execute(
-                "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
-                (KEEP_REPORTS,),
-            )
+        try:
+            with conn:
+                conn.execute("INSERT OR REPLACE INTO reports (key, doc, at) VALUES (?, ?, ?)", (key, doc, at))
+                conn.execute(
+                    "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
+                    (KEEP_REPORTS,),
+                )
+        except sqlite3.DatabaseError as exc:
+            if not _cannot_write(exc):
+                raise
 
     def rows(self, live: dict[str, int]) -> dict[str, list[Row]]:
         """The rows of each file in `live` (path -> file id), in file order."""
