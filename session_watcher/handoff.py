@@ -36,7 +36,9 @@ def digest(transcript: str | None) -> core.Digest:
     if not transcript:
         return d
     try:
-        fh = open(transcript, "rb")  # noqa: SIM115 - closed below; a missing file is an empty digest
+        from session_watcher.paths import open_file
+
+        fh = open(open_file(transcript), "rb")  # noqa: SIM115 - closed below; a missing file is an empty digest
     except OSError:
         return d
     with fh:

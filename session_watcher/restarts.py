@@ -27,7 +27,9 @@ def note_of(transcript: str) -> str | None:
 
     marker = MARKER.encode()
     try:
-        with open(transcript, "rb") as fh:
+        from session_watcher.paths import open_file
+
+        with open(open_file(transcript), "rb") as fh:  # a regular file only
             for n, line in enumerate(fh):
                 if n >= NOTE_LINES:
                     break

@@ -66,7 +66,9 @@ def beat(at: float | None = None) -> None:
     """Mark the exporter alive (mtime = `at`, default now): a hook starts none while it is fresh."""
     path = heartbeat_file()
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+        from session_watcher.paths import open_file
+
+        os.close(open_file(path, os.O_WRONLY | os.O_CREAT, 0o600, follow=False))  # a regular file only
         os.utime(path, None if at is None else (at, at))
     except OSError:
         pass
@@ -77,10 +79,10 @@ def beat(at: float | None = None) -> None:
 
 def load_progress() -> dict[str, Any]:
     from session_watcher.core import fastjson
+    from session_watcher.paths import read_file
 
-    try:
-        with open(progress_file(), "rb") as fh:
-            doc = fastjson.loads(fh.read(4 << 20))
+    try:  # a regular file of 4 MiB at most (paths.read_file: a FIFO there never blocks)
+        doc = fastjson.loads(read_file(progress_file(), 4 << 20, follow=False))
     except (OSError, ValueError):
         doc = None
     if not isinstance(doc, dict) or not isinstance(doc.get("sessions"), dict):
@@ -320,9 +322,14 @@ def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
 
 def _mark(lock_path: str) -> tuple[int, int] | None:
     """Write our pid into the lock file (`doctor` and the tests read who loops); its identity."""
+    from session_watcher.paths import open_file
+
     try:
-        with open(lock_path, "w", encoding="ascii") as fh:
-            fh.write(f"{os.getpid()}\n")
+        fd = open_file(lock_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, follow=False)
+        try:
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        finally:
+            os.close(fd)
         st = os.stat(lock_path)
     except OSError:
         return None

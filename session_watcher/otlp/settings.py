@@ -67,10 +67,10 @@ def claude_state_file(env: Mapping[str, str]) -> str:
 def _json_file(path: str) -> dict[str, Any]:
     import json
 
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_SETTINGS_BYTES + 1)
-        doc = json.loads(data) if len(data) <= MAX_SETTINGS_BYTES else None
+    from session_watcher.paths import read_file
+
+    try:  # a regular file only (paths.read_file: a FIFO there never blocks), TooLarge past the limit
+        doc = json.loads(read_file(path, MAX_SETTINGS_BYTES))
     except (OSError, ValueError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}

@@ -62,7 +62,7 @@ def due(otlp: Mapping[str, Any], event: str, session_id: str, now: float, env: M
     try:
         if age == float("inf"):
             paths.ensure_private_dir(os.path.dirname(stamp))
-            os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+            os.close(paths.open_file(stamp, os.O_WRONLY | os.O_CREAT, 0o600, follow=False))  # never a FIFO
         os.utime(stamp, (now, now))
     except OSError:
         return None

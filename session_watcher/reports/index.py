@@ -436,7 +436,9 @@ class Index:
     def _job(self, path: str, st: os.stat_result, rec: FileRec | None) -> Job:
         """Where to start reading `path`: after the last run's offset when the file only grew."""
         if rec is not None and rec.dev == st.st_dev and rec.ino == st.st_ino and st.st_size > rec.size:
-            with open(path, "rb") as f:
+            from session_watcher.paths import open_file
+
+            with open(open_file(path), "rb") as f:  # a regular file only
                 first = f.read(HEAD_BYTES)
             self.head_bytes_read += len(first)
             if head_hash(first) == rec.head:

@@ -70,12 +70,9 @@ def write_pending(doc: dict[str, Any]) -> str:
 def _read(path: str) -> dict[str, Any] | None:
     from session_watcher.core.fastjson import loads
 
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
+    try:  # a regular file of MAX_BYTES at most (paths.read_file: a FIFO there never blocks)
+        data = paths.read_file(path, MAX_BYTES, follow=False)
     except OSError:
-        return None
-    if len(data) > MAX_BYTES:
         return None
     try:
         doc = loads(data)
