@@ -35,6 +35,12 @@ MAX_SHARD_BYTES = 64 << 20
 KINDS: tuple[Kind, ...] = ("paths", "reasons", "readPaths")
 
 
+class StateTooLarge(ValueError):
+    """A state (or one of its path-map shards) that would pass the load limit: not written, so no
+    later run finds a file it must quarantine (the last state that could be saved stays). Also
+    `state.store.StateTooLarge`."""
+
+
 class ShardRejected(Exception):
     """A shard file is missing or unusable: the session state must be rebuilt from the transcript."""
 
@@ -147,8 +153,6 @@ class PathShards:
         for n, group in sorted(groups.items()):
             data = fastjson.dumps({"segment": segment, **group}).encode("ascii")
             if len(data) > MAX_SHARD_BYTES:  # the load limit: refused before any file is written
-                from session_watcher.state.store import StateTooLarge
-
                 raise StateTooLarge(f"a path-map shard would be {len(data):,} bytes, over the "
                                     f"{MAX_SHARD_BYTES:,} a shard may have; not saved")
             encoded.append((n, group, data))

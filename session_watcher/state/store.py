@@ -14,6 +14,7 @@ from session_watcher import paths
 from session_watcher.core import fastjson
 from session_watcher.core.engine import SCHEMA, new_engine, new_state, new_tally
 from session_watcher.state.pathstore import PathShards
+from session_watcher.state.pathstore import StateTooLarge as StateTooLarge  # noqa: PLC0414 - raised by save too
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -27,11 +28,6 @@ MAX_STATE_BYTES = 64 << 20  # the one limit: `load` reads no larger file and `sa
 
 class StateRejected(Exception):
     """The state file exists but cannot be used; it has been quarantined."""
-
-
-class StateTooLarge(ValueError):
-    """A state (or one of its path-map shards) that would pass the load limit: not written, so no
-    later run finds a file it must quarantine (the last state that could be saved stays)."""
 
 
 def session_file(session_id: str) -> str:
