@@ -304,14 +304,19 @@ def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
             raise TooLarge(errno.EFBIG, f"over {limit:,} bytes", path)
         chunks = []
         got = 0
-        while chunk := os.read(fd, min(1 << 20, limit + 1 - got) or 1):
+        want = min(st.st_size + 1, limit + 1)  # one read for a file that does not grow meanwhile
+        while True:
+            chunk = os.read(fd, want)
             chunks.append(chunk)
             got += len(chunk)
             if got > limit:
                 raise TooLarge(errno.EFBIG, f"over {limit:,} bytes", path)
+            if len(chunk) < want:  # a short read of a regular file: its end
+                break
+            want = min(1 << 20, limit + 1 - got)
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def claude_config_dirs() -> list[str]:
