@@ -87,11 +87,11 @@ def _built_for(folder: str) -> str | None:
     """The plugin version the folder's venv was built for (hooks/venv.sh's stamp), when it says."""
     import re
 
-    try:
-        with open(os.path.join(folder, "venv", ".plugin-version"), encoding="utf-8", errors="replace") as fh:
-            stamp = fh.readline()
+    try:  # a regular file only (paths.read_file): a FIFO there would block doctor
+        stamp = paths.read_file(os.path.join(folder, "venv", ".plugin-version"), 1 << 16).decode("utf-8", "replace")
     except OSError:
         return None
+    stamp = stamp.split("\n", 1)[0]
     m = re.search(r'"version"\s*:\s*"([^"]*)"', stamp)
     return m.group(1) if m else None
 
@@ -128,8 +128,7 @@ def _venv_state(folder: str, now: float) -> str:
 
 def _hook_events(hooks_json: str) -> list[str]:
     try:
-        with open(hooks_json, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        doc = json.loads(paths.read_file(hooks_json, SETTINGS_MAX))
     except (OSError, ValueError):
         return []
     hooks = doc.get("hooks") if isinstance(doc, dict) else None
@@ -159,9 +158,8 @@ def _plugin_installs() -> list[tuple[str, str, bool]]:
 
 def _json(path: str) -> dict[str, object] | None:
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
+        doc = json.loads(paths.read_file(path, SETTINGS_MAX))
+    except (OSError, ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
 
