@@ -142,3 +142,23 @@ def test_export_called_directly_sends_the_sessions(tmp_path: Path, capsys: pytes
     assert {m["name"] for m in doc["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]} >= {"session_watcher.calls"}
     with pytest.raises(settings.NoTarget):
         settings.resolve({"endpoint": "", "protocol": "grpc"}, {})
+
+
+def test_identity_waits_out_a_claude_json_being_rewritten(tmp_path: Path) -> None:
+    """Claude Code rewrites .claude.json in place while it runs: a reader that meets it empty reads
+    it again and gets the user id (lost once per full-suite run before)."""
+    import threading
+
+    state = tmp_path / ".claude.json"
+    state.write_text("")  # truncated, the new text not written yet
+    writer = threading.Timer(0.08, lambda: state.write_text(json.dumps({"userID": "u-123"})))
+    writer.start()
+    try:
+        got = settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {})
+    finally:
+        writer.join()
+    assert got == {"user.id": "u-123"}
+    state.write_text("{not json")  # never repaired: no id, after a bounded wait
+    assert settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {}) == {}
+    state.unlink()  # no file: no wait, no id
+    assert settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {}) == {}

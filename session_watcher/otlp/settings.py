@@ -64,6 +64,9 @@ def claude_state_file(env: Mapping[str, str]) -> str:
     return os.path.expanduser("~/.claude.json")
 
 
+IDENTITY_TRIES = 5
+
+
 def _json_file(path: str) -> dict[str, Any]:
     import json
 
@@ -169,11 +172,27 @@ def resolve(otlp: Mapping[str, Any], env: Mapping[str, str] = os.environ, url: s
     return target
 
 
+def _claude_state(env: Mapping[str, str]) -> dict[str, Any]:
+    """`.claude.json` as Claude Code last wrote it. The client rewrites the file in place while it
+    runs (a reader can meet it empty or half written): a file that exists but does not parse is read
+    again, a few times, 50 ms apart (this runs in the detached exporter, never in a hook)."""
+    import time
+
+    path = claude_state_file(env)
+    for attempt in range(IDENTITY_TRIES):
+        doc = _json_file(path)
+        if doc or not os.path.exists(path):
+            return doc
+        if attempt + 1 < IDENTITY_TRIES:
+            time.sleep(0.05)
+    return {}
+
+
 def identity(env: Mapping[str, str], vars_: Mapping[str, str]) -> dict[str, str]:
     """Claude Code's user attributes, from its `.claude.json`: `user.id` (its anonymous id), and for an
     OAuth login the account, organization and email (the account id unless
     OTEL_METRICS_INCLUDE_ACCOUNT_UUID is false, as Claude Code does)."""
-    doc = _json_file(claude_state_file(env))
+    doc = _claude_state(env)
     out: dict[str, str] = {}
     if isinstance(doc.get("userID"), str):
         out["user.id"] = doc["userID"]
