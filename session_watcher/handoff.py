@@ -35,22 +35,18 @@ def digest(transcript: str | None) -> core.Digest:
     d = core.Digest()
     if not transcript:
         return d
-    try:
-        from session_watcher.paths import open_file
+    from session_watcher.state.reader import lines_of
 
-        fh = open(open_file(transcript), "rb")  # noqa: SIM115 - closed below; a missing file is an empty digest
-    except OSError:
-        return d
-    with fh:
-        for line in fh:
-            if len(line) > MAX_LINE or not line.endswith(b"\n"):
-                continue
+    try:
+        for line in lines_of(transcript, MAX_LINE):  # a missing or unreadable file: what was read
             try:
                 rec = loads(line)
             except ValueError:
                 continue
             if isinstance(rec, dict):
                 d.add(rec)
+    except OSError:
+        pass
     return d
 
 

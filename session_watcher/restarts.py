@@ -24,25 +24,23 @@ def note_of(transcript: str) -> str | None:
     """The handoff note a session started with, from its transcript's first lines, or None."""
     from session_watcher.core.fastjson import loads
     from session_watcher.core.handoff import MARKER
+    from session_watcher.state.reader import lines_of
 
     marker = MARKER.encode()
     try:
-        from session_watcher.paths import open_file
-
-        with open(open_file(transcript), "rb") as fh:  # a regular file only
-            for n, line in enumerate(fh):
-                if n >= NOTE_LINES:
-                    break
-                if marker not in line or b"hook_additional_context" not in line:
-                    continue
-                try:
-                    rec = loads(line)
-                except ValueError:
-                    continue
-                att = rec.get("attachment") if isinstance(rec, dict) else None
-                for part in (att or {}).get("content") or ():
-                    if isinstance(part, str) and part.startswith(MARKER):
-                        return part
+        for n, line in enumerate(lines_of(transcript)):  # a regular file only, long lines skipped
+            if n >= NOTE_LINES:
+                break
+            if marker not in line or b"hook_additional_context" not in line:
+                continue
+            try:
+                rec = loads(line)
+            except ValueError:
+                continue
+            att = rec.get("attachment") if isinstance(rec, dict) else None
+            for part in (att or {}).get("content") or ():
+                if isinstance(part, str) and part.startswith(MARKER):
+                    return part
     except OSError:
         return None
     return None

@@ -104,3 +104,20 @@ def test_changed_file_raises_reset(change: str, tmp_path: Path) -> None:
 def test_missing_file_raises(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_new(str(tmp_path / "none.jsonl"), None)
+
+
+def test_lines_of_skips_an_over_long_line_without_holding_it(tmp_path: Path) -> None:
+    """The line reader for readers that do not fold (the handoff's digest, a child's note): complete
+    lines in order, one longer than the bound skipped across reads, the unfinished last one left
+    out, a FIFO refused at once."""
+    from session_watcher.paths import NotAFile
+    from session_watcher.state.reader import lines_of
+
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b'{"a":1}\n' + b"x" * 3000 + b"\n" + b'{"b":2}\n\n{"c":3}')
+    assert list(lines_of(str(p), max_line=1000, chunk=64)) == [b'{"a":1}', b'{"b":2}', b""]
+    assert list(lines_of(str(p), max_line=5000, chunk=64))[1] == b"x" * 3000
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(NotAFile):
+        list(lines_of(str(fifo)))

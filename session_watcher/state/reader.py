@@ -19,10 +19,11 @@ from __future__ import annotations
 import os
 import zlib
 
-from session_watcher.core.transcript import split_lines
+from session_watcher.core.transcript import MAX_LINE_BYTES, split_lines
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -141,5 +142,35 @@ def read_new(
                 return [kept] if kept else [], moved(skip + nl + 1), 1
             skip += len(block)
         return [], moved(offset, skip), 0
+    finally:
+        os.close(fd)
+
+
+def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """Every complete line of the regular file at `path` (its newline cut), in order, as a reader
+    that is not folding needs them (the handoff's digest, a child's note): memory bounded by
+    `max_line` + `chunk`, a longer line skipped without being held, a last line without its newline
+    left out. OSError as `paths.open_file` raises it (a FIFO or device there: NotAFile)."""
+    from session_watcher.paths import open_file
+
+    fd = open_file(path)
+    try:
+        buf = b""
+        skipping = False
+        while True:
+            data = os.read(fd, chunk)
+            if not data:
+                return
+            if skipping:  # inside an over-long line: drop bytes up to its end
+                nl = data.find(b"\n")
+                if nl < 0:
+                    continue
+                data, skipping = data[nl + 1:], False
+            buf += data
+            lines = buf.split(b"\n")
+            buf = lines.pop()
+            yield from (line for line in lines if len(line) <= max_line)
+            if len(buf) > max_line:
+                buf, skipping = b"", True
     finally:
         os.close(fd)
