@@ -96,15 +96,16 @@ class Bench:
     def launcher(self, kind: str) -> list[str]:
         """What Claude Code's settings run (install.sh writes these launchers): the venv's python,
         isolated, on `session-watcher-hook` / `-statusline`. For a venv made otherwise (the dev
-        venv) the same two-line launchers are written into the bench's temp folder."""
+        venv, this interpreter's) the same launchers are written into the bench's temp folder by
+        the code install.sh runs."""
         path = self.bin / f"session-watcher-{kind}"
-        if path.exists():  # install.sh's launcher sets up sys.path itself: no `site`
-            return [str(self.python), "-I", "-S", str(path)]
-        module = "session_watcher.hooks.run" if kind == "hook" else "session_watcher.statusline"
-        path = self.tmp / f"session-watcher-{kind}"
-        path.write_text(f"import gc, sys\ngc.disable()\nfrom {module} import main\nrc = main()\n"  # as install.sh
-                        "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\nimport os\nos._exit(rc)\n")
-        return [str(self.python), "-I", str(path)]
+        if not path.exists():
+            from session_watcher.launchers import write
+
+            path = self.tmp / f"session-watcher-{kind}"
+            if not path.exists():
+                write(str(self.tmp), modules=str(self.tmp / "session-watcher-modules.marshal"))
+        return [str(self.python), "-I", "-S", str(path)]  # the launcher sets up sys.path itself: no `site`
 
     def row(self, rid: str, group: str, label: str, **kw: Any) -> dict[str, Any]:
         r: dict[str, Any] = {"id": rid, "group": group, "label": label, "available": True, **kw}

@@ -1,7 +1,8 @@
 """The launchers Claude Code runs, written into a venv's bin folder: `python -m session_watcher.launchers BIN`.
 
 Both install routes write them (install.sh, and the plugin route's hooks/venv.sh), after the package
-and its dependencies are in the venv. The hook and the status line run as `python -I -S LAUNCHER`:
+and its dependencies are in the venv; the tests write them for their dev venv (tests.oracle.launcher),
+so that the process tests run what users get. The hook and the status line run as `python -I -S LAUNCHER`:
 the console script's wrapper imports `re`, `python -m` imports runpy, and `site` scans the venv's .pth
 files, together ~12 ms a tool call; without `site`, the launcher puts the venv's packages on sys.path
 itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's teardown (~2
@@ -24,28 +25,40 @@ import sysconfig
 LAUNCHERS = (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.statusline"))
 
 
-def write(bin_dir: str) -> list[str]:
-    """Write the launchers (and, when missing, the command) into `bin_dir`; the paths written."""
+def text(kind: str, libs: list[str], modules: str | None) -> str:
+    """The launcher of `kind` ("hook", "statusline"): this interpreter, `libs` on sys.path, the
+    bundle at `modules` (None: every module the ordinary way), then the entry point."""
+    bundle = "" if modules is None else f"from session_watcher.bundle import install\ninstall({modules!r})\n"
+    return (f"#!{sys.executable} -IS\n"
+            f'"""session-watcher {kind} launcher, written by session_watcher.launchers; run as `python -I -S`."""\n'
+            f"import gc, sys\ngc.disable()\nsys.path.extend({libs!r})\n{bundle}"
+            f"from {dict(LAUNCHERS)[kind]} import main\nrc = main()\n"
+            "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\n"
+            "import os\nos._exit(rc)\n")
+
+
+def write(bin_dir: str, modules: str | None = None) -> list[str]:
+    """Write the launchers (and, when missing, the command) into `bin_dir` for this interpreter and
+    the package as it imports it (a regular install: the venv's site-packages; an editable one, the
+    tests' dev venv: its source folder too), with the module bundle built at `modules` (default: in
+    the venv, `sys.prefix`); the paths written."""
+    import session_watcher
     from session_watcher import bundle
 
     paths = sysconfig.get_paths()
-    libs = list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
-    modules = os.path.join(sys.prefix, "session-watcher-modules.marshal")
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(session_watcher.__file__)))
+    libs = list(dict.fromkeys([package_root, paths["purelib"], paths["platlib"]]))
+    modules = modules or os.path.join(sys.prefix, "session-watcher-modules.marshal")
+    built: str | None = modules
     try:
         bundle.build(modules)
     except (OSError, SyntaxError, ValueError) as exc:  # the launchers then import the ordinary way
         print(f"session-watcher: no module bundle ({exc})", file=sys.stderr)
+        built = None
     written = []
-    for kind, module in LAUNCHERS:
+    for kind, _module in LAUNCHERS:
         path = os.path.join(bin_dir, f"session-watcher-{kind}")
-        _write(path, f"#!{sys.executable} -IS\n"
-                     f'"""session-watcher {kind} launcher, written by session_watcher.launchers; run as '
-                     '`python -I -S`."""\n'
-                     f"import gc, sys\ngc.disable()\nsys.path.extend({libs!r})\n"
-                     f"from session_watcher.bundle import install\ninstall({modules!r})\n"
-                     f"from {module} import main\nrc = main()\n"
-                     "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\n"
-                     "import os\nos._exit(rc)\n")
+        _write(path, text(kind, libs, built))
         written.append(path)
     command = os.path.join(bin_dir, "session-watcher")
     if not os.path.exists(command):

@@ -50,6 +50,15 @@ def _isolate_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
             os.environ[key] = value
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _launchers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The hook's and the status line's launchers as the installers write them, for this dev venv,
+    once a session: process tests run what users get (tests.oracle.launcher)."""
+    from tests import oracle
+
+    oracle.launchers(tmp_path_factory.mktemp("launchers"))
+
+
 @pytest.fixture(autouse=True)
 def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in _isolated_env(tmp_path_factory.mktemp("isolated")).items():

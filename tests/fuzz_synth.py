@@ -86,12 +86,17 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def hook_argv(event: str) -> list[str]:
-    import sys
+    """The hook as Claude Code runs it: install.sh's launcher (tests.oracle.launcher)."""
+    from tests.oracle import launcher
 
-    exe = Path(sys.executable).parent / "session-watcher"
-    if exe.exists():
-        return [str(exe), "hook", event]
-    return [sys.executable, "-m", "session_watcher.hooks", event]
+    return launcher("hook", event)
+
+
+def statusline_argv() -> list[str]:
+    """The status line as Claude Code runs it: install.sh's launcher (tests.oracle.launcher)."""
+    from tests.oracle import launcher
+
+    return launcher("statusline")
 
 
 def cli_argv(*args: str) -> list[str]:

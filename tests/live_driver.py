@@ -21,7 +21,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
-from tests.oracle import SW
+from tests.oracle import launcher
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,14 +171,14 @@ class Live:
         for size, kind, event, p in steps:
             self.write_to(size)
             if kind == "statusline":
-                proc = subprocess.run([str(SW), "statusline"], input=json.dumps(self._payload("", p)).encode(),
+                proc = subprocess.run(launcher("statusline"), input=json.dumps(self._payload("", p)).encode(),
                                       env=self.env, capture_output=True, timeout=60, check=False)
                 assert proc.returncode == 0
                 assert proc.stderr == b"", proc.stderr
                 continue
             if event == "SubagentStop" or (event == "Stop" and self.sub_source.is_dir()):
                 self.copy_subagents()
-            child = subprocess.Popen([str(SW), "hook", event], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            child = subprocess.Popen(launcher("hook", event), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=self.env)
             assert child.stdin is not None
             child.stdin.write(json.dumps(self._payload(event, p)).encode())

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -107,10 +108,41 @@ def sw(*args: str, stdin: bytes = b"", timeout: float = 60, env: dict[str, str] 
     return run([str(SW), *args], stdin=stdin, timeout=timeout, env=env)
 
 
+_launchers: list[Path] = []  # the folder of the launchers, once written
+
+
+def launchers(folder: Path | None = None) -> Path:
+    """The folder of the two launchers the installers write, written for this interpreter (the dev
+    venv) by the very code they run (`session_watcher.launchers.write`, the module bundle included),
+    once: into `folder` the first time (conftest's session fixture gives one), else into a temp
+    folder."""
+    if not _launchers:
+        from session_watcher.launchers import write
+
+        folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="sw-launchers-"))
+        write(str(folder), modules=str(folder / "session-watcher-modules.marshal"))
+        _launchers.append(folder)
+    return _launchers[0]
+
+
+def launcher(kind: str, *args: str) -> list[str]:
+    """What Claude Code's settings run for the hook (`kind` "hook") or the status line ("statusline"):
+    the venv's interpreter, `-I -S`, on install.sh's launcher, then `args`."""
+    return [sys.executable, "-I", "-S", str(launchers() / f"session-watcher-{kind}"), *args]
+
+
 def hook(event: str, payload: dict[str, Any] | bytes, timeout: float = 30,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+         env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    """One hook run as Claude Code starts it, through install.sh's launcher (`args` after the event)."""
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return sw("hook", event, stdin=raw, timeout=timeout, env=env)
+    return run(launcher("hook", event, *args), stdin=raw, timeout=timeout, env=env)
+
+
+def statusline(payload: dict[str, Any] | bytes, *args: str, timeout: float = 60,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """One status-line run as Claude Code starts it, through install.sh's launcher."""
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return run(launcher("statusline", *args), stdin=raw, timeout=timeout, env=env)
 
 
 def payload(session_id: str, transcript: Path | str, event: str = "Stop", **extra: Any) -> dict[str, Any]:

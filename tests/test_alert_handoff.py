@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from tests.oracle import hook, payload, sw
+from tests.oracle import hook, payload, statusline
 from tests.statefile import load_state
 from tests.test_gate import overstaying
 
@@ -28,7 +28,7 @@ def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> N
     assert first.stdout == b""
     status = {"session_id": session, "transcript_path": str(transcript), "cwd": str(tmp_path),
               "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}}
-    line = sw("statusline", stdin=json.dumps(status).encode())
+    line = statusline(status)
     assert line.returncode == 0
     assert line.stdout.strip()
     state = load_state(session)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle import TRANSCRIPTS, hook, oracle, payload, run, sw
+from tests.oracle import TRANSCRIPTS, hook, oracle, payload, run, statusline, sw
 
 HEAVY = ("filelock", "tomllib", "tomlkit", "platformdirs", "desktop_notifier", "asyncio", "subprocess", "typing",
          "dataclasses", "logging", "argparse",
@@ -122,7 +122,7 @@ def test_statusline_imports_nothing_heavy(tmp_path: Path) -> None:
     hook("Stop", payload("sl", t))
     p = {"session_id": "sl", "transcript_path": str(t), "model": {"id": "claude-opus-4-6", "display_name": "Opus"},
          "context_window": {"context_window_size": 200000}}
-    assert sw("statusline", stdin=json.dumps(p).encode()).returncode == 0  # first run: caches the config
+    assert statusline(p).returncode == 0  # first run: caches the config
     proc = run([sys.executable, "-X", "importtime", "-c", "from session_watcher.statusline import main; main()"],
                stdin=json.dumps(p).encode())
     assert proc.returncode == 0

@@ -15,7 +15,7 @@ import pytest
 
 from bench import synth
 from session_watcher.hooks.run import PROMPT_LOCK_TIMEOUT, _prompt_lock_timeout, _unshown, _warm_and_nothing_queued
-from tests.oracle import TRANSCRIPTS, hook, payload, sw
+from tests.oracle import TRANSCRIPTS, hook, payload, statusline, sw
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
@@ -291,7 +291,7 @@ def test_the_clients_prompt_cache_is_preferred_and_named(tmp_path: Path) -> None
     assert status_in["prompt_cache"]["ttl"] == "5m"
     status_in.update(session_id="g1", transcript_path=str(t), cwd=str(tmp_path))
     status_in["prompt_cache"]["expires_at"] = int(last + 120 + 300)
-    assert sw("statusline", stdin=json.dumps(status_in).encode()).returncode == 0
+    assert statusline(status_in).returncode == 0
     assert said(prompt("g1", t)) is None
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     assert (doc["coldCache"]["source"], doc["coldCache"]["cold"]) == ("prompt_cache", False)

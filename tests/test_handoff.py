@@ -36,7 +36,7 @@ def start(sid: str, cwd: str, source: str = "clear") -> dict[str, Any] | None:
     """The synchronous SessionStart hook of a fresh session: its output, or None when silent."""
     raw = json.dumps({"session_id": sid, "transcript_path": f"/nonexistent/{sid}.jsonl", "cwd": cwd,
                       "hook_event_name": "SessionStart", "source": source}).encode()
-    proc = sw("hook", "SessionStart", "inject", stdin=raw)
+    proc = hook("SessionStart", raw, args=("inject",))
     assert proc.returncode == 0
     assert proc.stderr == b""
     if not proc.stdout:
@@ -139,7 +139,7 @@ def test_a_stale_handoff_is_not_injected() -> None:
                                  b'{"source": "clear", "session_id": "../x", "cwd": "/tmp"}',
                                  b'{"source": "clear", "session_id": "a", "cwd": 5}'])
 def test_the_inject_hook_on_garbage_exits_0_silently(raw: bytes) -> None:
-    proc = sw("hook", "SessionStart", "inject", stdin=raw)
+    proc = hook("SessionStart", raw, args=("inject",))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
 

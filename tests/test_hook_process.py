@@ -20,7 +20,7 @@ import filelock
 import pytest
 
 from session_watcher.core.engine import DONE_MAX, SCHEMA
-from tests.oracle import SW, TRANSCRIPTS, complete_lines, hook, oracle, payload
+from tests.oracle import TRANSCRIPTS, complete_lines, hook, launcher, oracle, payload
 from tests.statefile import load_state, state_file
 
 SMALL = TRANSCRIPTS / "subagent.jsonl"  # 96 lines, 12 calls
@@ -227,7 +227,7 @@ def test_sixteen_hooks_at_once_lose_nothing(tmp_path: Path) -> None:
         # payloads of the results in the part already written (a hook fires after its line exists)
         avail = [p for p in payloads if p[1]["tool_use_id"].encode() in data[:written]] or payloads[:1]
         batch = [rng.choice(avail) for _ in range(14)] + [("Stop", payload(sid, t)), ("SubagentStop", payload(sid, t))]
-        procs = [subprocess.Popen([str(SW), "hook", ev], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        procs = [subprocess.Popen(launcher("hook", ev), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE) for ev, _ in batch]
         for proc, (_, p) in zip(procs, batch, strict=True):
             assert proc.stdin is not None
@@ -253,7 +253,7 @@ def test_sixteen_hooks_at_once_lose_nothing(tmp_path: Path) -> None:
     assert procs_done == 16 * rounds
     assert t.read_bytes() == data
     # and every tool result once more, one process each, a few at a time, racing the last Stop
-    last = [subprocess.Popen([str(SW), "hook", ev], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    last = [subprocess.Popen(launcher("hook", ev), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE) for ev, _ in payloads[:15]]
     for proc, (_, p) in zip(last, payloads[:15], strict=True):
         proc.communicate(json.dumps(p).encode(), timeout=60)

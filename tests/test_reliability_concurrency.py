@@ -104,7 +104,7 @@ def test_64_hooks_at_once_while_the_transcript_grows(root: Path) -> None:
         for i in range(PROCS):
             kind = i % 8
             if kind == 7:  # the status line folds too, when the lock is free
-                argv = fs.cli_argv("statusline")
+                argv = fs.statusline_argv()
                 payload: dict[str, Any] = {"session_id": s.session_id, "transcript_path": str(tr),
                                            "cwd": proj, "model": {"id": fs.MODEL}}
             elif kind == 6:

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from session_watcher.core.render import advice, human, render
 from session_watcher.replay import replay
+from tests.oracle import launcher
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -208,8 +208,7 @@ def test_human_numbers() -> None:
 
 
 def statusline(payload: dict[str, Any], env: dict[str, str], *args: str) -> str:
-    exe = Path(sys.executable).parent / "session-watcher"
-    proc = subprocess.run([str(exe), "statusline", *args], input=json.dumps(payload), capture_output=True, text=True,
+    proc = subprocess.run(launcher("statusline", *args), input=json.dumps(payload), capture_output=True, text=True,
                           env=env, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.endswith("\n")

@@ -37,7 +37,7 @@ def hook(root: Path, p: dict[str, Any], event: str = "PostToolUse", **env: str) 
 
 
 def statusline(root: Path, p: dict[str, Any], **env: str) -> str:
-    proc = _run(root, fs.cli_argv("statusline"), json.dumps(p).encode(), NO_COLOR="1", COLUMNS="200", **env)
+    proc = _run(root, fs.statusline_argv(), json.dumps(p).encode(), NO_COLOR="1", COLUMNS="200", **env)
     assert proc.stderr == b""
     line = proc.stdout.decode()
     assert line.count("\n") == 1

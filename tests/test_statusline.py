@@ -13,6 +13,7 @@ import filelock
 import pytest
 
 from tests.oracle import REAL_CLIENT, SW, TRANSCRIPTS, hook, oracle, payload, run, sw
+from tests.oracle import statusline as run_statusline
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def session(tmp_path: Path) -> Path:
 
 def statusline(p: dict[str, Any] | bytes, **env: str) -> str:
     raw = p if isinstance(p, bytes) else json.dumps(p).encode()
-    proc = sw("statusline", stdin=raw, env={**os.environ, **env})
+    proc = run_statusline(raw, env={**os.environ, **env})
     assert proc.returncode == 0
     assert proc.stderr == b""
     out = proc.stdout.decode()
