@@ -206,6 +206,34 @@ def test_how_long_a_prompt_waits_for_the_lock(tmp_path: Path) -> None:
     assert _prompt_lock_timeout(None, str(t2)) == PROMPT_LOCK_TIMEOUT > 0.25
 
 
+def test_the_lock_free_read_is_the_stores_read_only_one(tmp_path: Path) -> None:
+    """Before a prompt the hook reads the saved state without the lock as every reader does
+    (state.store, read-only): a warm state planted through a symlink, one of a newer schema or one
+    over the size limit is no warm state, and the lock-free read leaves each where it is; the
+    locked run that follows quarantines it."""
+    session(tmp_path, FIVE_MIN, 1)
+    main = state_file("g1")
+    assert _warm_and_nothing_queued("g1") is not None
+    warm = main.read_bytes()
+    elsewhere = tmp_path / "planted.json"
+    elsewhere.write_bytes(warm)
+    main.unlink()
+    main.symlink_to(elsewhere)
+    assert _warm_and_nothing_queued("g1") is None
+    assert main.is_symlink()
+    main.unlink()
+    newer = json.loads(warm)
+    newer["schema"] += 1  # a newer program's
+    main.write_text(json.dumps(newer))
+    assert _warm_and_nothing_queued("g1") is None
+    assert json.loads(main.read_bytes())["schema"] == newer["schema"]
+    from session_watcher.state import store
+
+    main.write_bytes(warm[:-1] + b" " * (store.MAX_STATE_BYTES + 1 - len(warm)) + b"}")
+    assert _warm_and_nothing_queued("g1") is None
+    assert main.stat().st_size > store.MAX_STATE_BYTES
+
+
 def test_a_warm_prompt_does_not_wait_for_the_lock(tmp_path: Path) -> None:
     """A warm cache is known from the saved state alone: the prompt is not held behind another
     hook of the session (an async Stop still folding)."""

@@ -241,20 +241,7 @@ def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     return merged or None
 
 
-def _load_quietly(state_path: str) -> Any:
-    """The saved state as it is, without the lock (it is written by rename: a whole old or new file),
-    or None; never quarantines (that needs the lock)."""
-    from session_watcher import paths
-    from session_watcher.core.fastjson import loads
-    from session_watcher.state.store import MAX_STATE_BYTES
-
-    try:  # a regular file only, as the locked load reads it (a FIFO there would block the prompt)
-        return loads(paths.read_file(state_path, MAX_STATE_BYTES, follow=False))
-    except (OSError, ValueError):
-        return None
-
-
-def _current(doc: dict[str, Any], transcript: str | None) -> bool:
+def _current(doc: State, transcript: str | None) -> bool:
     """The saved state's cursor is at the transcript's end: nothing to fold."""
     cursor = doc.get("cursor")
     if not transcript:
@@ -268,7 +255,7 @@ def _current(doc: dict[str, Any], transcript: str | None) -> bool:
     return bool(st.st_ino == cursor.get("ino") and st.st_size == cursor.get("offset"))
 
 
-def _prompt_lock_timeout(saved: dict[str, Any] | None, transcript: str | None) -> float | None:
+def _prompt_lock_timeout(saved: State | None, transcript: str | None) -> float | None:
     """How long a prompt's hook waits for the session lock; None: nothing to do. The prompt waits for
     this hook. A warm saved state at the transcript's end is read, not folded or locked; one behind
     it is folded only if no other hook holds the lock (that one folds, and the cache is warm anyway).
@@ -278,21 +265,23 @@ def _prompt_lock_timeout(saved: dict[str, Any] | None, transcript: str | None) -
     return None if _current(saved, transcript) else 0.0
 
 
-def _warm_and_nothing_queued(session_id: str) -> dict[str, Any] | None:
+def _warm_and_nothing_queued(session_id: str) -> State | None:
     """Lock-free, before a prompt: the saved state when it shows a warm cache (or the guard is off)
     and holds nothing queued for the user, else None. A state behind its transcript only makes the
     last call look older, so warm there is warm for sure; anything else (cold, unknown, unreadable)
-    takes the locked path."""
-    from session_watcher.state.store import session_file
+    takes the locked path. Read as every reader reads a state (state.store: no symlink, bounded,
+    this schema and shape), without the lock and without moving anything: a file that cannot be
+    used is the locked path's to quarantine."""
+    from session_watcher.state import store
 
-    doc = _load_quietly(session_file(session_id))
-    if not isinstance(doc, dict) or doc.get("sessionId") != session_id or doc.get("outbox"):
+    try:
+        doc = store.load(store.session_file(session_id), session_id, readonly=True)
+    except (store.StateRejected, OSError):
         return None
-    ctx, cache, alerts = doc.get("context"), doc.get("config"), doc.get("alerts")
-    if not (isinstance(ctx, dict) and isinstance(cache, dict) and isinstance(alerts, list)
-            and isinstance(doc.get("engine"), dict)):
+    if doc is None or doc.get("outbox"):
         return None
-    if any(isinstance(a, dict) and a.get("pending") for a in alerts):
+    ctx, cache = doc["context"], doc["config"]
+    if any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
         return None
     from session_watcher import config
     from session_watcher.core import guard
