@@ -248,9 +248,11 @@ def _cold_cache_line(session_id: str) -> str:
     from session_watcher.core.render import duration
     from session_watcher.state import store
 
-    try:
-        state = store.load(store.session_file(session_id), session_id)
-    except (store.StateRejected, OSError):
+    try:  # read only: a file that cannot be used is quarantined under the session's lock, by a hook
+        state = store.load(store.session_file(session_id), session_id, readonly=True)
+    except store.StateRejected as exc:
+        return f"guard      newest session: its state cannot be used ({exc}; the next hook run quarantines it)"
+    except OSError:
         state = None
     if state is None:
         return "guard      newest session: no state to read"

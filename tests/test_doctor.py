@@ -213,3 +213,20 @@ def test_the_plugins_command_runs_doctor_before_its_venv_exists(tmp_path: Path) 
     assert other.returncode == 1
     assert "not installed yet" in other.stderr
     assert "bin/session-watcher doctor" in other.stderr
+
+
+def test_doctor_reads_a_bad_state_without_quarantining_it(tmp_path: Path) -> None:
+    """doctor holds no session lock, so it only reports a state it cannot use: the file stays where
+    it is (a hook holding the lock may be writing it), for the next hook run to quarantine."""
+    t = tmp_path / "s1.jsonl"
+    t.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes())
+    hook("Stop", payload("s1", t, "Stop", cwd=str(tmp_path)))
+    main = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "sessions" / "s1.json"
+    main.write_bytes(b'{"schema": 4, "torn')
+    _code, lines = doctor()
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert "newest session: its state cannot be used" in guard
+    assert "corrupt; left in place" in guard
+    assert main.read_bytes() == b'{"schema": 4, "torn'
+    quarantine = [ln for ln in lines if ln.startswith("quarantine ")]
+    assert quarantine == ["quarantine 0 files"]
