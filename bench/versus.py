@@ -45,6 +45,7 @@ SPLIT = r"""
 import json, os, sys, time
 t_start = time.perf_counter()
 from session_watcher.reports import collect, index, scan, warmth
+from session_watcher.state import pool
 T = {}
 def timed(owner, name, key):
     f = getattr(owner, name)
@@ -66,7 +67,7 @@ text = collect.run_report_json([projects], db)
 total = time.perf_counter() - t0
 print(json.dumps({"read": read, "scan": T["scan"], "index": T["refresh"] - T["scan"], "fold": T["fold"],
                   "report": T["report"], "render": total - T["refresh"] - T["fold"] - T["report"],
-                  "inProcess": total, "imports": t0 - t_start - read, "processes": scan.cores()}))
+                  "inProcess": total, "imports": t0 - t_start - read, "processes": pool.cores()}))
 """
 
 

@@ -90,7 +90,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def alone() -> None:
     """For tests that fork (replay's second parser, the scan's and the pages' children): no process
-    forks while another thread runs (`state.scratch.threads_running`), so threads a test before left
+    forks while another thread runs (`state.pool.threads_running`), so threads a test before left
     ending (the browser tests' asyncio executor) are waited for, at most 10 s."""
     import threading
     import time

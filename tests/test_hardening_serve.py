@@ -244,8 +244,8 @@ def test_no_fork_from_a_process_with_threads(root: Path) -> None:
     if (os.cpu_count() or 1) < 2:
         pytest.skip("the second parser needs two cores")
     from session_watcher.replay import replay
+    from session_watcher.state import pool
     from session_watcher.state.prefetch import ForkedParser
-    from session_watcher.state.scratch import fork_with_sink
 
     tr = small_transcript(root)
     release = threading.Event()
@@ -254,7 +254,7 @@ def test_no_fork_from_a_process_with_threads(root: Path) -> None:
     try:
         with ForkedParser(str(tr), min_bytes=1) as parser:
             assert parser.pid == 0
-        assert fork_with_sink("test") is None
+        assert pool.fork("test") is None
         with_thread = replay(str(tr))
     finally:
         release.set()
@@ -366,8 +366,8 @@ def test_page_memory_follows_the_rows_not_the_bytes(root: Path) -> None:
 def test_pages_run_no_more_at_once_than_memory_holds() -> None:
     """`report --pages` asks each page's expected peak: the processes running at once (heaviest
     first) fit in half the memory available; at least one always runs."""
-    from session_watcher.reports.pool import available_memory, memory_bound
     from session_watcher.reports.session_page_data import page_memory
+    from session_watcher.state.pool import available_memory, memory_bound
 
     gb = 1 << 30
     assert memory_bound([page_memory(1 * gb)] * 8, 64 * gb) == 8

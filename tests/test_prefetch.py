@@ -78,6 +78,24 @@ def test_a_child_that_is_gone_changes_nothing(tmp_path: Path) -> None:
     assert two == one
 
 
+def test_a_fold_that_fails_leaves_no_child(tmp_path: Path) -> None:
+    """The fold raising (the user's ^C mid-replay, say) stops the second parser: killed, waited for."""
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    parse = ForkedParser(str(path))
+    pid = parse.pid
+    assert pid
+
+    def fold_interrupted() -> None:
+        with parse:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fold_interrupted()
+    with pytest.raises(ChildProcessError):  # neither running nor a zombie
+        os.waitpid(pid, os.WNOHANG)
+
+
 def test_a_small_file_is_parsed_in_one_process(tmp_path: Path) -> None:
     path = FIXTURES / "short.jsonl"
     with ForkedParser(str(path)) as parse:

@@ -26,6 +26,7 @@ from session_watcher.reports.collect import build_sessions, run_report
 from session_watcher.reports.index import discover
 from session_watcher.reports.parse import KIND_DIR, MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
 from session_watcher.reports.warmth import build_report
+from session_watcher.state import pool
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))
@@ -330,7 +331,7 @@ def test_report_equal_in_one_process_and_several(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(scan, "FORK_FROM", 1)
     docs = []
     for workers in (1, 3, 3):  # the third run: an unchanged corpus, the cached document
-        monkeypatch.setattr(scan, "cores", lambda w=workers: w)
+        monkeypatch.setattr(pool, "cores", lambda w=workers: w)
         doc, _stats = run_report([str(projects)], str(tmp_path / f"index-{workers}.sqlite3"), now=1.8e9,
                                  utc_offset=0.0)
         doc.pop("index")
@@ -384,7 +385,7 @@ def test_report_equal_when_some_sessions_come_from_the_index(tmp_path: Path, mon
     index's rows. Either way, and with the guard's warnings about some of them: the reference."""
     monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(scan, "FORK_FROM", 1)
-    monkeypatch.setattr(scan, "cores", lambda: 3)
+    monkeypatch.setattr(pool, "cores", lambda: 3)
     projects = corpus(tmp_path)
     db = str(tmp_path / "index.sqlite3")
     run_report([str(projects)], db, now=1.8e9, utc_offset=0.0)  # the index, as of now

@@ -1,5 +1,6 @@
-"""The cold scan's work queue: every file read exactly once by whichever process is free, the same
-rows as one process, a failed child's files read again by the parent, and the progress it reports."""
+"""The cold scan on the process pool: every file read exactly once by whichever process is free, the
+same rows as one process, a failed child's files read again by the parent, the progress it reports;
+a parent that fails mid-scan leaves no child behind, and no child holds the index's database."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from session_watcher.reports import scan
-from session_watcher.reports.scan import Job, Scan, Scanned, batches, rows_in, scan_all
+from session_watcher.reports.index import Index, discover
+from session_watcher.reports.scan import Job, Scan, Scanned, rows_in, scan_all
+from tests.test_pool import assert_all_reaped, children_of_this_process
 
 pytestmark = pytest.mark.usefixtures("alone")  # no fork while another thread runs
 
@@ -88,14 +91,6 @@ def test_progress_rises_to_the_whole(tmp_path: Path) -> None:
     assert len(one) == len(jobs)
 
 
-def test_batches_take_the_heaviest_first_and_cover_every_group() -> None:
-    weights = [5, 900, 40, 900, 7, 300]
-    assert batches(weights, 100) == [[1], [3], [5], [2], [4], [0]]
-    grouped = batches(weights, 4)  # more groups than batches: neighbours in that order share one
-    assert grouped == [[1, 3], [5, 2], [4, 0]]
-    assert sorted(i for b in grouped for i in b) == list(range(len(weights)))
-
-
 @pytest.mark.usefixtures("forking")
 def test_each_group_is_read_and_finished_by_one_process(tmp_path: Path) -> None:
     """Groups of files go whole to one process, which hands their results to `finish` there; the
@@ -133,14 +128,61 @@ def test_no_fork_allowed_and_few_batches(tmp_path: Path, monkeypatch: pytest.Mon
     assert key(scan_all(jobs, 3)) == one
 
 
-def test_frames_come_back_in_order_and_a_cut_one_is_refused(tmp_path: Path) -> None:
-    jobs = jobs_for(tmp_path, copies=1)[:3]
-    got = [(i, scan.scan_file(job)) for i, job in enumerate(jobs)]
-    first, second = scan._frame(got[:1], [(0, "a")]), scan._frame(got[1:], [(1, ("b", 2))])
-    frames = list(scan._unframe(first + second))
-    assert [done for _sent, done in frames] == [[(0, "a")], [(1, ("b", 2))]]
-    assert [i for sent, _done in frames for i, _s in sent] == [0, 1, 2]
-    cut = scan._unframe(first + second[:-5])
-    assert next(cut)[1] == [(0, "a")]
-    with pytest.raises(ValueError, match="cut short"):
-        next(cut)
+@pytest.mark.usefixtures("forking")
+def test_a_parent_failing_mid_scan_leaves_no_child(tmp_path: Path) -> None:
+    """The parent's progress callback raises once a child has taken a batch: the error comes out of
+    the scan, and every child is gone and waited for (none running on, none a zombie)."""
+    jobs = jobs_for(tmp_path)
+    parent = os.getpid()
+    before = children_of_this_process()
+
+    def finish(g: int, got: list[Scanned | None]) -> object:
+        if os.getpid() != parent:
+            (tmp_path / f"child-{os.getpid()}").touch()
+            time.sleep(0.02)  # still reading when the parent fails
+        return None
+
+    def tick(share: float) -> None:
+        deadline = time.monotonic() + 30
+        while not any(tmp_path.glob("child-*")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise KeyboardInterrupt  # the user's ^C, say: not an Exception
+
+    with pytest.raises(KeyboardInterrupt):
+        scan_all(jobs, 3, tick, None, finish)
+    children = [int(p.name.split("-")[1]) for p in tmp_path.glob("child-*")]
+    assert children
+    assert_all_reaped(children, before)
+
+
+@pytest.mark.usefixtures("forking")
+def test_no_child_holds_the_index_database(tmp_path: Path) -> None:
+    """The index's SQLite connection is closed before the scan forks: while the files are read (in
+    `finish`, which runs where they were read), no file descriptor of any process refers to the
+    database, and the index is written afterwards as before."""
+    projects = tmp_path / "projects" / "p"
+    projects.mkdir(parents=True)
+    jobs_for(projects, copies=2)
+    db = tmp_path / "index.sqlite3"
+    index = Index(str(db))
+    index.refresh([], [str(tmp_path / "projects")])  # the database exists (and was open) before the scan
+    index.workers = 3
+
+    def finish(items: list[tuple[object, Job, Scanned | None]]) -> object:
+        held = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                held.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                continue
+        return (os.getpid(), [p for p in held if p.startswith(str(db))])
+
+    sources = discover([str(tmp_path / "projects")])
+    assert len(sources) > 10
+    stats, live = index.refresh(sources, [str(tmp_path / "projects")], finish=finish)
+    seen = list(index.finished.values())
+    assert {pid for pid, _held in seen} - {os.getpid()}  # some sessions were read by a child
+    assert all(held == [] for _pid, held in seen)
+    assert stats.files == len(sources) == len(live)
+    assert sum(len(rows) for rows in index.rows(live).values()) > 500
+    index.close()

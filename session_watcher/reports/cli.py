@@ -76,9 +76,9 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
     """Each reported session's page in `<OUT stem>-sessions/`; {session id: address relative to OUT}."""
     from session_watcher.paths import ensure_private_dir
     from session_watcher.reports.index import default_roots, discover
-    from session_watcher.reports.pool import run_all
     from session_watcher.reports.session_page import write_html
     from session_watcher.reports.session_page_data import page_memory
+    from session_watcher.state import pool
 
     folder_name = os.path.splitext(os.path.basename(out))[0] + "-sessions"
     folder = os.path.join(os.path.dirname(os.path.abspath(out)), folder_name)
@@ -99,9 +99,20 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
             sizes.append(os.path.getsize(path))
         except OSError:
             sizes.append(0)
-    # a page is a replay of its transcript (its work ~ the file's size): on every usable core the
-    # memory allows
-    run_all(lambda i: write_html(*jobs[i]), sizes, memory=lambda i: page_memory(sizes[i]))
+    # a page is a replay of its transcript (its work ~ the file's size): the largest first, on every
+    # usable core, but no more at once than half the memory available holds of the heaviest pages
+    # (the queue hands them out heaviest first, so no later set of running pages needs more)
+    parts = pool.batches(sizes)
+    workers = min(pool.cores(), len(sizes))
+    if workers > 1:
+        heaviest = sorted(sizes, reverse=True)[:workers]
+        workers = pool.memory_bound([page_memory(size) for size in heaviest], pool.available_memory())
+
+    def write(k: int) -> None:  # written again by this process when a child could not finish it
+        for i in parts[k]:
+            write_html(*jobs[i])
+
+    pool.map_batches(write, len(parts), workers, name="session-watcher-pages")
     return pages
 
 

@@ -226,14 +226,15 @@ class Index:
 
     @staticmethod
     def _prepare(conn: sqlite3.Connection) -> None:
-        """This schema's tables (an index of another version is emptied first)."""
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
-            conn.execute("DROP TABLE IF EXISTS reports")
-            conn.execute("DROP TABLE IF EXISTS rows")
-            conn.execute("DROP TABLE IF EXISTS chunks")
-            conn.execute("DROP TABLE IF EXISTS files")
+        """This schema's tables (an index of another version is emptied first); one of this schema,
+        which this code made with its tables, is used as it is (a damaged one is rebuilt)."""
         conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+        conn.execute("DROP TABLE IF EXISTS reports")
+        conn.execute("DROP TABLE IF EXISTS rows")
+        conn.execute("DROP TABLE IF EXISTS chunks")
+        conn.execute("DROP TABLE IF EXISTS files")
         # a new database's pages: 64 kB, not 4 kB; a cold run writes ~30 bytes of index per kB of
         # transcript (the rows, the finished report), and 4 kB pages made that 2,000 writes
         conn.execute("PRAGMA page_size=65536")
@@ -350,7 +351,13 @@ class Index:
             assert finish is not None
             return finish([(todo[k][0], jobs[k], r) for k, r in zip(groups[g], got, strict=True)])
 
+        # the scan forks its readers: no connection to the database file crosses a fork (the child
+        # would share its descriptor and locks with this process), so it is closed here and opened
+        # again; an index in memory has no file, and nothing of this run in it yet: it stays open
+        if not self.in_memory:
+            self.close()
         scan = scan_all(jobs, self.workers, tick, groups, None if finish is None else finish_group)
+        conn = self._require()
         scanned = scan.results
         self.finished = {keys[g]: value for g, value in scan.finished.items()}
         appended = reread = 0

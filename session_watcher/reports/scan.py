@@ -1,24 +1,25 @@
 """Reading transcript files into rows, on every core the process may use.
 
 A cold report reads every byte of every transcript; the work is the search for marker lines and
-the parse of those lines, which one Python process does on one core. `scan_all` puts the files,
-largest first, in a queue (a pipe of batch numbers), forks a child for every usable core but one,
-and every process takes the next batch whenever it is free; the children's rows come back through
-a pipe (marshal: plain tuples, no pickling). The parent keeps the database; children only read.
-Small jobs (or a system without fork) run in the process itself.
+the parse of those lines, which one Python process does on one core. `scan_all` hands the files,
+largest first and in the groups one `finish` needs together, to the one process pool
+(`state.pool.map_batches`: forked children and this process, each taking the next batch whenever
+it is free); a child's results come back as marshal data (plain tuples, no pickling). The parent
+keeps the database; children only read. Small jobs (or a system without fork) run in the process
+itself.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.parse import MAX_LINE_BYTES, Row, head_dir, parse_chunk
-from session_watcher.state.scratch import fork_with_sink, handed_back, send_back
+from session_watcher.state import pool
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 _new = tuple.__new__
 
@@ -146,108 +147,8 @@ def rows_of(blob: bytes) -> list[Row]:
     return [_new(Row, r) for r in marshal.loads(blob)]  # noqa: S302
 
 
-def _scan_jobs(
-    jobs: list[tuple[int, Job]], tick: Callable[[int], None] | None = None
-) -> list[tuple[int, Scanned | None]]:
-    out: list[tuple[int, Scanned | None]] = []
-    buf = bytearray(min(READ_BLOCK, max((job.size - job.start for _i, job in jobs), default=0) + 4096))
-    for i, job in jobs:
-        try:
-            out.append((i, scan_file(job, buf)))
-        except OSError:  # unreadable (permissions, vanished mid-read): left out this time
-            out.append((i, None))
-        if tick is not None:
-            tick(max(1, job.size - job.start))
-    return out
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def batches(weights: list[int], most: int) -> list[list[int]]:
-    """Group numbers in at most `most` batches, heaviest first: a big group is a batch of its own,
-    small ones at the end share one, so the last batch any process takes is a short one."""
-    order = sorted(range(len(weights)), key=lambda g: -weights[g])
-    per = -(-len(order) // most) if order else 1
-    if per == 1:
-        return [[g] for g in order]
-    return [order[k : k + per] for k in range(0, len(order), per)]
-
-
-_TOKEN = 4  # bytes of one batch number in the queue pipe
-# 4 kB of tokens: one write of at most PIPE_BUF into an empty pipe, which holds at least that much
-# (Linux gives a pipe a single page when the user has too many), so it never waits for a reader
-QUEUE_BATCHES = 1024
-
-class _Work:
-    """Jobs in groups (the files one `finish` needs together), the groups in batches, and the queue."""
-
-    def __init__(self, jobs: list[Job], groups: list[list[int]], finish: Callable[[int, list[Scanned | None]], object]
-                 | None) -> None:
-        self.jobs, self.groups, self.finish = jobs, groups, finish
-        self.weights = [sum(max(1, jobs[i].size - jobs[i].start) for i in g) for g in groups]
-        self.parts = batches(self.weights, QUEUE_BATCHES)
-
-    def take(self, queue: int, tick: Callable[[int], None] | None = None, frames: list[bytes] | None = None
-             ) -> tuple[list[tuple[int, Scanned | None]], list[tuple[int, object]]]:
-        """Batches taken from the queue pipe one at a time until it is empty: each file's result,
-        and each group's `finish`. A read of one token is atomic among the readers, so each batch
-        goes to exactly one process; whoever is free takes the next, which keeps the processes'
-        finishing times within one batch of each other (shares fixed in advance by bytes finished
-        15 % apart: lines with usage cost more than lines without). `tick` hears each batch number.
-        With `frames` (a child), each batch's results go there at once as marshal data (`_frame`),
-        while the other processes still read, instead of being returned."""
-        out: list[tuple[int, Scanned | None]] = []
-        done: list[tuple[int, object]] = []
-        buf = bytearray(0)
-        while True:
-            token = os.read(queue, _TOKEN)
-            if len(token) < _TOKEN:
-                return out, done
-            number = int.from_bytes(token, "little")
-            for g in self.parts[number]:
-                got: list[Scanned | None] = []
-                for i in self.groups[g]:
-                    job = self.jobs[i]
-                    need = min(READ_BLOCK, max(job.size - job.start, 0) + 4096)
-                    if len(buf) < need:
-                        buf = bytearray(need)
-                    try:
-                        got.append(scan_file(job, buf))
-                    except OSError:  # unreadable (permissions, vanished mid-read): left out this time
-                        got.append(None)
-                if self.finish is not None:
-                    value = self.finish(g, got)
-                    done.append((g, value))
-                    if value is not None:  # what the caller needed of the rows is in `value`: the
-                        got = [None if r is None else r._replace(rows=None) for r in got]  # blob stays
-                out += zip(self.groups[g], got, strict=True)
-            if frames is not None:
-                frames.append(_frame(out, done))
-                out, done = [], []
-            if tick is not None:
-                tick(number)
-
-
-def _frame(out: list[tuple[int, Scanned | None]], done: list[tuple[int, object]]) -> bytes:
-    """One batch's results as a child sends them: their length, then marshal data (rows stay in the blob)."""
-    data = marshal.dumps(([(i, None if s is None else tuple(s[1:])) for i, s in out], done))
-    return len(data).to_bytes(8, "little") + data
-
-
-def _unframe(data: bytes) -> Iterator[tuple[list[tuple[int, Any]], list[tuple[int, object]]]]:
-    """The frames `_frame` made, in order. Raises ValueError (EOFError, TypeError) on damaged data."""
-    at = 0
-    while at < len(data):
-        size = int.from_bytes(data[at : at + 8], "little")
-        if size <= 0 or at + 8 + size > len(data):
-            raise ValueError("a frame cut short")
-        yield marshal.loads(data[at + 8 : at + 8 + size])  # noqa: S302 - written by our own child
-        at += 8 + size
+# at most this many batches (one batch number a pipe token: 4 kB, see state.pool)
+QUEUE_BATCHES = pool.QUEUE_BATCHES
 
 
 class Scan(NamedTuple):
@@ -256,6 +157,10 @@ class Scan(NamedTuple):
 
     results: list[Scanned | None]
     finished: dict[int, object]
+
+
+# what one batch gives: each file's result by job position, and each group's `finish` by group number
+Batch = tuple[list[tuple[int, "Scanned | None"]], list[tuple[int, object]]]
 
 
 def scan_all(
@@ -269,63 +174,64 @@ def scan_all(
     reads together. `finish`, when given, is called in that process with the group's number and its
     files' results (in group order) and returns plain (marshal) data for the caller; the results
     of a group whose `finish` gave anything but None keep their rows only as `blob` (`rows_in`).
-    `tick` hears the share of all bytes whose files are taken."""
-    n = workers if workers is not None else cores()
+    `tick` hears the share of all bytes whose files are taken (by this process)."""
+    n = workers if workers is not None else pool.cores()
     total = sum(max(0, j.size - j.start) for j in jobs)
     n = max(1, min(n, len(jobs), total // FORK_FROM + 1))
-    work = _Work(jobs, [[i] for i in range(len(jobs))] if groups is None else groups, finish)
-    weight = max(1, sum(work.weights))
+    groups = [[i] for i in range(len(jobs))] if groups is None else groups
+    weights = [sum(max(1, jobs[i].size - jobs[i].start) for i in g) for g in groups]
+    parts = pool.batches(weights, QUEUE_BATCHES)
+    weight = max(1, sum(weights))
     taken = [0]  # bytes in the batches before each batch number, for the progress
-    for part in work.parts:
-        taken.append(taken[-1] + sum(work.weights[g] for g in part))
-    qr, qw = os.pipe()
-    try:
-        os.write(qw, b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(work.parts))))
-    finally:
-        os.close(qw)  # the queue is complete: an empty read means no batch is left
-    children: list[tuple[int, IO[bytes], int]] = []
-    try:
-        if hasattr(os, "fork"):
-            for _ in range(n - 1):
-                # what the child read comes back in an unnamed file (memfd), written whole at its end
-                forked = fork_with_sink("session-watcher-report")
-                if forked is None:  # no more processes allowed: the ones there take the whole queue
-                    break
-                pid, sink, end = forked
-                if pid == 0:  # the child: scan, send, leave without running any of the parent's cleanup
-                    code = 0
-                    try:
-                        frames: list[bytes] = []
-                        work.take(qr, None, frames)
-                        send_back(sink, end, b"".join(frames))
-                    except BaseException:
-                        code = 1
-                    os._exit(code)
-                children.append((pid, sink, end))
-        results: list[Scanned | None] = [None] * len(jobs)
-        seen = [False] * len(jobs)
-        told = None if tick is None else (lambda number: tick(taken[number + 1] / weight))
-        out, done = work.take(qr, told)
+    for part in parts:
+        taken.append(taken[-1] + sum(weights[g] for g in part))
+    here = os.getpid()
+    buf = [bytearray(0)]  # one read buffer a process, grown to the largest file it reads
+
+    def batch(number: int) -> Batch:
+        out: list[tuple[int, Scanned | None]] = []
+        done: list[tuple[int, object]] = []
+        for g in parts[number]:
+            got = [_scan_or_none(jobs[i], buf) for i in groups[g]]
+            if finish is not None:
+                value = finish(g, got)
+                done.append((g, value))
+                if value is not None:  # what the caller needed of the rows is in `value`: the blob stays
+                    got = [None if r is None else r._replace(rows=None) for r in got]
+            out += zip(groups[g], got, strict=True)
+        if tick is not None and os.getpid() == here:
+            tick(taken[number + 1] / weight)
+        return out, done
+
+    results: list[Scanned | None] = [None] * len(jobs)
+    finished: dict[int, object] = {}
+    for out, done in pool.map_batches(batch, len(parts), n, encode=_encode, decode=_decode,
+                                      name="session-watcher-report"):
         for i, s in out:
-            results[i], seen[i] = s, True
-        finished: dict[int, object] = dict(done)
-    finally:
-        os.close(qr)
-    for _pid, sink, ready in children:
-        data = handed_back(sink, ready)  # b"" when it failed: what it took is read here (below)
-        try:
-            for sent, their in _unframe(data):
-                for i, got in sent:
-                    seen[i] = True
-                    if got is not None:
-                        results[i] = Scanned(None, *got)
-                finished.update(their)
-        except (ValueError, EOFError, TypeError):  # damaged: its frames from there on are read here
-            pass
-        del data
-    missed = [(i, jobs[i]) for i in range(len(jobs)) if not seen[i]]
-    for i, s in _scan_jobs(missed):
-        results[i] = s
-    for pid, _sink, _ready in children:
-        os.waitpid(pid, 0)
+            results[i] = s
+        finished.update(done)
     return Scan(results, finished)
+
+
+def _scan_or_none(job: Job, buf: list[bytearray]) -> Scanned | None:
+    """`scan_file` through this process's buffer (grown when the file needs it), or None when the
+    file cannot be read (permissions, vanished mid-read): left out this time."""
+    need = min(READ_BLOCK, max(job.size - job.start, 0) + 4096)
+    if len(buf[0]) < need:
+        buf[0] = bytearray(need)
+    try:
+        return scan_file(job, buf[0])
+    except OSError:
+        return None
+
+
+def _encode(got: Batch) -> bytes:
+    """A batch's results as a child sends them: marshal data, the rows left in their blob."""
+    out, done = got
+    return marshal.dumps(([(i, None if s is None else tuple(s[1:])) for i, s in out], done))
+
+
+def _decode(data: bytes) -> Batch:
+    """What `_encode` made, as results whose rows are decoded when first asked for (`rows_in`)."""
+    sent, done = marshal.loads(data)  # noqa: S302 - written by our own child
+    return [(i, None if got is None else Scanned(None, *got)) for i, got in sent], done

@@ -8,20 +8,20 @@ ends, long lines skipped the same way), parses two chunks of every three and lea
 an unnamed file (marshal); the parent parses the third itself (it also folds every chunk) and takes
 the child's events for the others, checked by the chunk's byte range. Anything unexpected (no fork,
 a child that died, a chunk that does not match) and the parent parses the chunk itself: the events
-are the same either way, only the time differs. A process running threads (the live page's server)
-never forks. Not for hooks: they fold a few new lines.
+are the same either way, only the time differs. The child is the process pool's (`state.pool.fork`:
+never from a process running threads, such as the live page's server; killed and reaped on every
+way out). Not for hooks: they fold a few new lines.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-import signal
 from typing import IO, TYPE_CHECKING, Any
 
 from session_watcher.core.bulkparse import parse_lines
+from session_watcher.state import pool
 from session_watcher.state.reader import CHUNK, read_new
-from session_watcher.state.scratch import scratch_file, threads_running
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
@@ -45,22 +45,20 @@ class ForkedParser:
             big = os.path.getsize(path) >= min_bytes
         except OSError:
             big = False
-        if not big or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork") or threads_running():
-            return  # parsed here: the same events (never a fork from a process with threads)
-        self.tmp = scratch_file("session-watcher-replay")
-        rfd, wfd = os.pipe()
-        pid = os.fork()
+        # parsed here (the same events) without a second core, or where the pool may not fork
+        child = pool.fork("session-watcher-replay") if big and pool.cores() > 1 else None
+        if child is None:
+            return
+        pid, self.tmp, end = child
         if pid == 0:  # the child: never returns
-            os.close(rfd)
             code = 1
             try:
-                _child(path, wfd, self.tmp.fileno())
+                _child(path, end, self.tmp.fileno())
                 code = 0
             finally:
                 os._exit(code)
-        os.close(wfd)
         self.pid = pid
-        self.pipe = os.fdopen(rfd, "rb")
+        self.pipe = os.fdopen(end, "rb")
 
     def __enter__(self) -> ForkedParser:
         return self
@@ -70,11 +68,7 @@ class ForkedParser:
 
     def close(self) -> None:
         if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)  # done or not: its events are no longer wanted
-            except ProcessLookupError:
-                pass
-            os.waitpid(self.pid, 0)
+            pool.stop(self.pid)  # done or not: its events are no longer wanted
             self.pid = 0
         for f in (self.pipe, self.tmp):
             if f is not None:

@@ -1,0 +1,176 @@
+"""`state.pool.map_batches`, the one process pool (the report's scan, `report --pages`): every batch
+done once, by forked children and the parent, the results those of one process; what a child could
+not finish done again by the parent; and on every way out, the parent's own failure included, no
+child left running and none left unreaped. Real forks, real pipes and files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from session_watcher.state import pool
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.usefixtures("alone")  # no fork while another thread runs
+
+WAIT = 60.0  # seconds the parent's work waits for a child to have taken a batch (a deadlock guard)
+
+
+def children_of_this_process() -> set[int]:
+    """The pids whose parent is this process, zombies included (from /proc)."""
+    me = os.getpid()
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(b")", 1)[1].split()[1]) == me:  # the field after the state: the ppid
+            out.add(int(entry))
+    return out
+
+
+def note(folder: Path) -> None:
+    (folder / f"child-{os.getpid()}").touch()
+
+
+def wait_for_a_child(folder: Path) -> None:
+    end = time.monotonic() + WAIT
+    while not any(folder.glob("child-*")):
+        if time.monotonic() > end:
+            raise AssertionError("no child took a batch")
+        time.sleep(0.005)
+
+
+def noted(folder: Path) -> list[int]:
+    return [int(p.name.split("-")[1]) for p in folder.glob("child-*")]
+
+
+def assert_all_reaped(pids: list[int], before: set[int]) -> None:
+    for pid in pids:
+        with pytest.raises(ChildProcessError):  # neither running nor a zombie: waited for already
+            os.waitpid(pid, os.WNOHANG)
+    assert children_of_this_process() <= before
+
+
+def test_every_batch_once_and_the_results_of_one_process(tmp_path: Path) -> None:
+    parent = os.getpid()
+    before = children_of_this_process()
+
+    def work(k: int) -> tuple[int, list[int]]:
+        if os.getpid() == parent:  # the parent holds on until a child has done a batch
+            wait_for_a_child(tmp_path)
+        else:
+            note(tmp_path)
+        with (tmp_path / f"batch-{k}").open("a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return k, [k * k, -k]
+
+    alone = [(k, [k * k, -k]) for k in range(40)]
+    assert pool.map_batches(work, 40, 3) == alone
+    runs = {p.name: p.read_text().split() for p in tmp_path.glob("batch-*")}
+    assert sorted(runs) == sorted(f"batch-{k}" for k in range(40))
+    assert all(len(pids) == 1 for pids in runs.values())  # each batch once, by one process
+    children = noted(tmp_path)
+    assert children
+    assert {pid for pids in runs.values() for pid in pids} <= {str(parent), *map(str, children)}
+    assert_all_reaped(children, before)
+
+
+def test_batches_a_child_could_not_finish_are_done_by_the_parent(tmp_path: Path) -> None:
+    """One child's work raises, another's process dies on a batch: the parent does those batches
+    (and all the others) itself, with the same results."""
+    parent = os.getpid()
+    before = children_of_this_process()
+
+    def work(k: int) -> str:
+        if os.getpid() != parent:
+            note(tmp_path)
+            if len(noted(tmp_path)) == 1:
+                raise OSError("a child cannot go on")
+            os.kill(os.getpid(), signal.SIGKILL)
+        wait_for_a_child(tmp_path)
+        return f"batch {k}"
+
+    assert pool.map_batches(work, 30, 3) == [f"batch {k}" for k in range(30)]
+    assert_all_reaped(noted(tmp_path), before)
+
+
+def test_the_parents_error_propagates_and_no_child_is_left(tmp_path: Path) -> None:
+    parent = os.getpid()
+    before = children_of_this_process()
+
+    def work(k: int) -> None:
+        if os.getpid() == parent:
+            wait_for_a_child(tmp_path)
+            raise ValueError(f"batch {k} failed")
+        note(tmp_path)
+        time.sleep(0.05)  # the children are still working when the parent fails
+
+    with pytest.raises(ValueError, match="failed"):
+        pool.map_batches(work, 1000, 3)
+    children = noted(tmp_path)
+    assert children
+    assert_all_reaped(children, before)
+
+
+def test_no_fork_with_threads_or_when_none_is_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another thread running, or fork refused: the parent does every batch, in order."""
+    order: list[int] = []
+
+    def work(k: int) -> int:
+        order.append(k)
+        assert os.getpid() == parent
+        return -k
+
+    parent = os.getpid()
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, daemon=True)
+    other.start()
+    try:
+        assert pool.map_batches(work, 5, 3) == [0, -1, -2, -3, -4]
+    finally:
+        release.set()
+        other.join()
+    assert order == [0, 1, 2, 3, 4]
+
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(pool.os, "fork", no_fork)
+    assert pool.map_batches(work, 5, 3) == [0, -1, -2, -3, -4]
+
+
+def test_what_a_child_hands_back_cut_short_is_taken_whole_records_only(tmp_path: Path) -> None:
+    sink = pool.scratch_file("test")
+    records = [(3, b"abc"), (7, b""), (1, b"x" * 5000)]
+    data = b"".join(k.to_bytes(4, "little") + len(d).to_bytes(8, "little") + d for k, d in records)
+    sink.write(data[:-10])  # the last record cut short
+    ready, told = os.pipe()
+    os.write(told, b"1")
+    os.close(told)
+    assert pool._handed_back(sink, ready) == records[:2]
+    os.close(ready)
+    ready, told = os.pipe()
+    os.close(told)  # a child that died before saying it was done: nothing of it is taken
+    assert pool._handed_back(sink, ready) == []
+    os.close(ready)
+    sink.close()
+
+
+def test_batches_take_the_heaviest_first_and_cover_every_group() -> None:
+    weights = [5, 900, 40, 900, 7, 300]
+    assert pool.batches(weights, 100) == [[1], [3], [5], [2], [4], [0]]
+    grouped = pool.batches(weights, 4)  # more groups than batches: neighbours in that order share one
+    assert grouped == [[1, 3], [5, 2], [4, 0]]
+    assert sorted(i for b in grouped for i in b) == list(range(len(weights)))
