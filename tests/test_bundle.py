@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from session_watcher import bundle
+from session_watcher.launchers import text as launcher_text
 from tests.oracle import SW, TRANSCRIPTS, payload
 
 if TYPE_CHECKING:
@@ -30,14 +31,13 @@ def run_py(code: str, env: dict[str, str] | None = None, stdin: bytes = b"") -> 
 
 
 def launcher(path: Path, modules: Path, report: Path) -> None:
-    """install.sh's hook launcher, plus a line saying which modules came from the bundle."""
-    path.write_text(
-        "import gc, sys\ngc.disable()\n"
-        f"from session_watcher.bundle import install\ninstall({str(modules)!r})\n"
-        "from session_watcher.hooks.run import main\nrc = main()\n"
-        f"open({str(report)!r}, 'w').write(' '.join(sorted(m for m, mod in sys.modules.items() "
-        "if type(getattr(mod, '__loader__', None)).__name__ == 'Bundle')))\n"
-        "import os\nos._exit(rc)\n")
+    """install.sh's hook launcher (run with `site`: no paths of its own), plus a line saying which
+    modules came from the bundle."""
+    said = (f"open({str(report)!r}, 'w').write(' '.join(sorted(m for m, mod in sys.modules.items() "
+            "if type(getattr(mod, '__loader__', None)).__name__ == 'Bundle')))\n")
+    text = launcher_text("hook", [], str(modules))
+    assert text.endswith("import os\nos._exit(rc)\n")
+    path.write_text(text.replace("import os\nos._exit(rc)\n", said + "import os\nos._exit(rc)\n"))
 
 
 def test_a_hook_run_through_the_bundle_leaves_the_same_state(tmp_path: Path) -> None:
