@@ -200,10 +200,7 @@ POOL = ("state/pool.py", "def map_batches(")
 PATCHES: dict[str, tuple[str, tuple[str, str], str]] = {
     # variant: (the trick, (a module of the package, text it holds while the trick is there), driver)
     "no os._exit": ("os._exit after a report", ("cli.py", "os._exit(rc)"), CLI_WITHOUT.format(body=NO_EXIT_BODY)),
-    "gc on (the CLI)": ("gc off for the whole report command", ("cli.py", "gc.disable()"),
-                        CLI_WITHOUT.format(body=GC_ON_BODY)),
-    "gc on (everywhere)": ("gc off: the CLI's and the report build's pause", ("reports/collect.py", "gc.disable()"),
-                           "import gc\ngc.disable = lambda: None\n" + RUN),
+    "gc on": ("gc off for the whole report command", ("cli.py", "gc.disable()"), CLI_WITHOUT.format(body=GC_ON_BODY)),
     "no stringzilla": ("stringzilla's marker search", ("reports/parse.py", "_simd_find"),
                        "from session_watcher.reports import parse\nparse._simd_find = None\n" + RUN),
     "one process (scan)": ("the scan's forked pool", POOL, ONE_PROCESS + RUN),
@@ -254,7 +251,7 @@ def cli_section(title: str, python: Path, tmp: Path, variants: list[str], args: 
 def report_sections(wanted: set[str], label: str, projects: Path, python: Path, tmp: Path, rounds: int | None,
                     say: Callable[[str], None]) -> list[Section]:
     out = []
-    serial = ["no os._exit", "gc on (the CLI)", "gc on (everywhere)"]
+    serial = ["no os._exit", "gc on"]
     if "cold" in wanted:
         def cold(tag: str) -> list[str]:
             return ["report", "--projects", str(projects), "--json", "--index", str(tmp / f"index-{tag}.sqlite3")]
@@ -280,7 +277,7 @@ def report_sections(wanted: set[str], label: str, projects: Path, python: Path, 
             shutil.rmtree(tmp / f"pages-{tag}", ignore_errors=True)
             (tmp / f"pages-{tag}").mkdir()
 
-        variants = ["one process (pages)", "ProcessPoolExecutor (pages)", "gc on (the CLI)"]
+        variants = ["one process (pages)", "ProcessPoolExecutor (pages)", "gc on"]
         out.append(cli_section(f"report --html --pages, {label}", python, tmp, variants, pages, rounds or 5, folder))
     for section in out:
         measure(section, tmp, say)

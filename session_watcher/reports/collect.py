@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sqlite3
@@ -206,11 +205,6 @@ def _run(
     if utc_offset is None:
         utc_offset = float(time.localtime(now).tm_gmtoff)
     index = Index(db_path or default_db_path())
-    # A cold run builds millions of objects that all live to the end, and the cyclic collector
-    # walked every one of them again and again (a third of the fold's and report's time); the
-    # run makes no reference cycles worth collecting, so it is paused until the run is over.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         try:
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
@@ -218,8 +212,6 @@ def _run(
             index.discard()
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
     finally:
-        if collecting:
-            gc.enable()
         index.close()
     figures = {
         "files": stats.files,
