@@ -2,8 +2,9 @@
 
 Importing one of the package's modules the ordinary way costs ~65 us before its code runs (the
 folder's stat, the source's stat, the .pyc's open and read); a hook run imports ~22 of them. The
-launchers install.sh writes read this file once instead (`install`): 0.9 ms less CPU a hook run
-(the bench's 1 MB session, 100 runs interleaved with the same launcher without it).
+launchers install.sh writes read this file once instead (`install`): 0.6 ms, 5.7 % less CPU a hook
+run (bench.tricks: the bench's 1 MB session, 80 rounds interleaved with the same launcher without
+it; 2.7 % of a status-line run).
 Each entry keeps its source's mtime and size, checked as a .pyc's are: a module whose source changed
 since the file was built (an upgrade by pip alone, an edit) is imported the ordinary way, as is a
 module not in the file, and every module when the file is missing or was built by another Python.
