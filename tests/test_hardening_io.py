@@ -117,7 +117,7 @@ def test_class1_a_fifo_or_terminal_as_config_blocks_nothing(root: Path, where: s
     hook(root, s, tr)
     exact(root, s)
     status = {"session_id": s.session_id, "transcript_path": str(tr), "cwd": s.project}
-    line = run([*fs.cli_argv("statusline")], root, json.dumps(status).encode())
+    line = run(fs.statusline_argv(), root, json.dumps(status).encode())
     assert line.returncode == 0
     assert b"error" not in line.stdout
     shown = cli(root, "config", "show", "--project", s.project)
@@ -700,7 +700,7 @@ def test_class8_a_full_disk_shows_the_last_state(root: Path) -> None:
             fh.write(s.lines_of(s.next_call(reads=1)))
         fs.fill_up(state_dir / "filler")
         status = {"session_id": s.session_id, "transcript_path": str(tr), "cwd": s.project}
-        line = run(fs.cli_argv("statusline"), root, json.dumps(status).encode(), NO_COLOR="1")
+        line = run(fs.statusline_argv(), root, json.dumps(status).encode(), NO_COLOR="1")
         assert line.returncode == 0
         assert b"session-watcher" not in line.stdout, line.stdout  # not the error, not "waiting"
         assert line.stdout.split()[1] in (b"white", b"green", b"amber", b"red")
@@ -723,7 +723,7 @@ def test_class8_nan_and_infinity_in_a_payload_still_save(root: Path) -> None:
               "prompt_cache": {"warm": True, "ttl": "5m", "expires_at": float("nan"), "hit_ratio": 1e400}}
     with open(tr, "ab") as fh:
         fh.write(s.lines_of(s.next_call(reads=1)))
-    line = run(fs.cli_argv("statusline"), root, json.dumps(status).encode())
+    line = run(fs.statusline_argv(), root, json.dumps(status).encode())
     assert line.returncode == 0
     assert b"error" not in line.stdout
     state = exact(root, s)

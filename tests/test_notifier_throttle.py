@@ -14,7 +14,7 @@ from bench.synth import Transcript
 from session_watcher import config
 from session_watcher.core import engine
 from session_watcher.notifier import throttle
-from tests.oracle import hook, payload, sw
+from tests.oracle import hook, payload, statusline
 from tests.statefile import load_state, state_file
 
 if TYPE_CHECKING:
@@ -190,9 +190,8 @@ def _steps(lines: list[bytes], transcript: Path, first: int = 20) -> Iterator[in
 
 
 def _statusline(session: str, transcript: Path, cwd: Path) -> str:
-    proc = sw("statusline", stdin=json.dumps({"session_id": session, "transcript_path": str(transcript),
-                                               "cwd": str(cwd)}).encode(),
-              env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    proc = statusline({"session_id": session, "transcript_path": str(transcript), "cwd": str(cwd)},
+                      env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.decode()
 
