@@ -46,7 +46,10 @@ def one(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> tuple[
     return (time.perf_counter() - t0) * 1000, (ru.ru_utime + ru.ru_stime) * 1000
 
 
-def main(argv: list[str] | None = None) -> int:
+Case = tuple[list[str], Any, dict[str, str], Any]  # (argv, stdin of round n, environment, prepare)
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m bench.hookcpu", description=__doc__)
     ap.add_argument("--paths", type=int, default=200)
     ap.add_argument("--runs", type=int, default=40)
@@ -58,67 +61,93 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--statusline", action="store_true", help="time the status line instead of the hook")
     ap.add_argument("--rate-limits", action="store_true", help="with --statusline: a subscriber's payload")
     ap.add_argument("--otlp", action="store_true", help="the OpenTelemetry export's cases too")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Session, cwd: Path, files: list[Path],
+             tmp: Path) -> tuple[dict[str, Case], Any]:
+    """The commands timed each round, by row name (the baselines first), and the OTLP collector's
+    stand-in when `--otlp` (None otherwise)."""
     python = Path(sys.executable)
+    transcript = sess.transcript
+
+    def post(n: int) -> bytes:
+        return json.dumps(bench_run.read_payload(sess.sid, transcript, cwd, files[n % args.paths], n)).encode()
+
+    def line(n: int) -> bytes:
+        p = bench_run.statusline_payload(sess.sid, transcript, cwd)
+        if args.rate_limits:  # the use and the cost grow: the plan's estimate is made and kept up
+            p["cost"] = {**(p.get("cost") or {}), "total_cost_usd": 1.0 + 0.05 * n}
+            p["rate_limits"] = {"five_hour": {"used_percentage": 10.0 + 0.1 * n, "resets_at": 1_900_000_000},
+                                "seven_day": {"used_percentage": 30.0 + 0.02 * n, "resets_at": 1_900_300_000}}
+        return json.dumps(p).encode()
+
+    home = b.env(sess.home)
+    kind, event, stdin = ("statusline", [], line) if args.statusline else ("hook", ["PostToolUse"], post)
+    label, short = ("status line", "status line") if args.statusline else \
+        ("hook PostToolUse (Read, known path)", "hook PostToolUse")
+    cases: dict[str, Case] = {
+        "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", home, None),
+        "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home, None),
+        label: ([*b.launcher(kind), *event], stdin, home, None),
+    }
+    sink = None
+    if args.otlp:
+        sink, variants = bench_run.otlp_variants(b, sess)
+        for rid, variant, _kind, argv_, prepare in variants:
+            cases[rid.split("@")[0].removeprefix("hook-")] = (argv_, post, b.env(variant.home), prepare)
+    for i, other in enumerate(args.also, 1):  # rows named by position, the paths printed below
+        own = tmp / f"home-also-{i}"  # its own copy of the session: both fold the same lines
+        shutil.copytree(sess.home, own, symlinks=True)
+        cases[f"{short}, --also #{i}"] = ([str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
+    return cases, sink
+
+
+def rounds(runs: int, cases: dict[str, Case], sess: bench_run.Session, cwd: Path
+           ) -> dict[str, tuple[list[float], list[float]]]:
+    """Every case once a round, after one API call appended to the transcript; the first 4 rounds
+    settle the session (its ledger is written off) and are not counted. (walls, CPU times) by case."""
+    got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
+    for n in range(runs + 4):
+        with sess.transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
+            fh.write(sess.chunks[n % len(sess.chunks)])
+        for name, (cmd, stdin_of, env, prepare) in cases.items():
+            if prepare is not None:
+                prepare()
+            w, c = one(cmd, stdin_of(n), env, cwd)
+            if n >= 4:
+                got[name][0].append(w)
+                got[name][1].append(c)
+    os.truncate(sess.transcript, sess.size0)  # leave the cached input as generated
+    return got
+
+
+def exporter_flush(b: bench_run.Bench, sess: bench_run.Session, cwd: Path,
+                   got: dict[str, tuple[list[float], list[float]]]) -> None:
+    """The exporter's own cost: one session's flush, with the collector up and down (7 runs each)."""
+    from session_watcher.otlp.trigger import child_argv
+
+    flush = child_argv("--session", sess.sid)
+    for variant_kind in ("otlp-on", "otlp-down"):
+        runs = [one(flush, b"", b.env(b.tmp / f"home-{variant_kind}"), cwd) for _ in range(7)]
+        got[f"exporter flush, {variant_kind.removeprefix('otlp-')}"] = ([w for w, _ in runs], [c for _, c in runs])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="sw-hookcpu-") as tmp:
-        b, sess, transcript, cwd, files = bench_run.small_session(args.out, Path(tmp), python, args.paths,
-                                                                           args.big)
+        b, sess, _transcript, cwd, files = bench_run.small_session(args.out, Path(tmp), Path(sys.executable),
+                                                                   args.paths, args.big)
         if sess is None:
             return 1
-        def post(n: int) -> bytes:
-            return json.dumps(bench_run.read_payload(sess.sid, transcript, cwd, files[n % args.paths], n)).encode()
-
-        def line(n: int) -> bytes:
-            p = bench_run.statusline_payload(sess.sid, transcript, cwd)
-            if args.rate_limits:  # the use and the cost grow: the plan's estimate is made and kept up
-                p["cost"] = {**(p.get("cost") or {}), "total_cost_usd": 1.0 + 0.05 * n}
-                p["rate_limits"] = {"five_hour": {"used_percentage": 10.0 + 0.1 * n, "resets_at": 1_900_000_000},
-                                    "seven_day": {"used_percentage": 30.0 + 0.02 * n, "resets_at": 1_900_300_000}}
-            return json.dumps(p).encode()
-
-        home = b.env(sess.home)
-        kind, event, stdin = ("statusline", [], line) if args.statusline else ("hook", ["PostToolUse"], post)
-        label, short = ("status line", "status line") if args.statusline else \
-            ("hook PostToolUse (Read, known path)", "hook PostToolUse")
-        cases: dict[str, tuple[list[str], Any, dict[str, str], Any]] = {
-            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", home, None),
-            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home, None),
-            label: ([*b.launcher(kind), *event], stdin, home, None),
-        }
-        sink = None
-        if args.otlp:
-            sink, variants = bench_run.otlp_variants(b, sess)
-            for rid, variant, _kind, argv_, prepare in variants:
-                cases[rid.split("@")[0].removeprefix("hook-")] = (argv_, post, b.env(variant.home), prepare)
-        for i, other in enumerate(args.also, 1):  # rows named by position, the paths printed below
-            own = Path(tmp) / f"home-also-{i}"  # its own copy of the session: both fold the same lines
-            shutil.copytree(sess.home, own, symlinks=True)
-            cases[f"{short}, --also #{i}"] = (
-                [str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
-        got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
-        for n in range(args.runs + 4):  # the first rounds settle the session (its ledger is written off)
-            with transcript.open("ab") as fh:  # the new lines a live hook run would see: one API call
-                fh.write(sess.chunks[n % len(sess.chunks)])
-            for name, (cmd, stdin_of, env, prepare) in cases.items():
-                if prepare is not None:
-                    prepare()
-                w, c = one(cmd, stdin_of(n), env, cwd)
-                if n >= 4:
-                    got[name][0].append(w)
-                    got[name][1].append(c)
-        os.truncate(transcript, sess.size0)  # leave the cached input as generated
+        cases, sink = cases_of(args, b, sess, cwd, files, Path(tmp))
+        got = rounds(args.runs, cases, sess, cwd)
         if sink is not None:
-            from session_watcher.otlp.trigger import child_argv
-
-            flush = child_argv("--session", sess.sid)  # the exporter's own cost: one session's flush
-            for variant_kind in ("otlp-on", "otlp-down"):
-                runs = [one(flush, b"", b.env(b.tmp / f"home-{variant_kind}"), cwd) for _ in range(7)]
-                got[f"exporter flush, {variant_kind.removeprefix('otlp-')}"] = ([w for w, _ in runs],
-                                                                                [c for _, c in runs])
+            exporter_flush(b, sess, cwd, got)
             bench_run.stop_otlp(b, sink)
         base_w = statistics.median(got["python -I -c pass"][0])
         base_c = statistics.median(got["python -I -c pass"][1])
-        flags = " ".join(b.launcher(kind)[1:-1])
+        flags = " ".join(b.launcher("statusline" if args.statusline else "hook")[1:-1])
         print(f"{'':40s} {'wall ms':>8s} {'x':>5s} {'cpu ms':>8s} {'x':>5s}   (launcher: python {flags})")
         for name, (walls, cpus) in got.items():
             w, c = statistics.median(walls), statistics.median(cpus)

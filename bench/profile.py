@@ -97,6 +97,61 @@ def classify(rec: dict[str, Any], tool_names: dict[str, str]) -> str:
     return str(t)
 
 
+class _FileReader:
+    """One transcript's lines into a profile: the call blocks (a new main-chain message id starts
+    one), the stock's growth per call within a segment, and the compactions."""
+
+    def __init__(self, prof: Profile) -> None:
+        self.prof = prof
+        self.tool_names: dict[str, str] = {}
+        self.current: list[tuple[str, int]] | None = None
+        self.last_id: str | None = None
+        self.prev_stock: int | None = None
+        self.seg_start = True
+
+    def line(self, rec: dict[str, Any], length: int) -> None:
+        prof = self.prof
+        kind = classify(rec, self.tool_names)
+        if kind == "system:compact_boundary":
+            pre = (rec.get("compactMetadata") or {}).get("preTokens")
+            if isinstance(pre, int):
+                prof.compact_at.append(pre)
+            self.seg_start = True
+        if kind == "user:compact_summary":
+            prof.summary_lengths.append(length)
+        if rec.get("type") == "assistant" and not rec.get("isSidechain"):
+            self.assistant(rec.get("message") or {})
+        if kind in _GENERATED:
+            return
+        if self.current is None:
+            prof.preamble.append((kind, length))
+        else:
+            self.current.append((kind, length))
+
+    def assistant(self, msg: dict[str, Any]) -> None:
+        """A main-chain reply: a new message id starts a call block and samples its usage."""
+        prof = self.prof
+        mid = msg.get("id")
+        if mid == self.last_id:
+            return
+        self.last_id = mid
+        self.current = []
+        prof.blocks.append(self.current)
+        u = msg.get("usage") or {}
+        stock = (
+            int(u.get("input_tokens", 0))
+            + int(u.get("cache_read_input_tokens", 0))
+            + int(u.get("cache_creation_input_tokens", 0))
+        )
+        prof.outputs.append(int(u.get("output_tokens", 0)))
+        if self.seg_start or self.prev_stock is None:
+            prof.first_stocks.append(stock)
+            self.seg_start = False
+        elif stock >= self.prev_stock:
+            prof.stock_deltas.append(stock - self.prev_stock)
+        self.prev_stock = stock
+
+
 def load(paths: list[Path] | None = None) -> Profile:
     """Measure the fixtures' main-chain transcripts (or the given files)."""
     if paths is None:
@@ -104,51 +159,12 @@ def load(paths: list[Path] | None = None) -> Profile:
     prof = Profile()
     for path in paths:
         prof.sources.append(path.name)
-        tool_names: dict[str, str] = {}
-        current: list[tuple[str, int]] | None = None
-        last_id: str | None = None
-        prev_stock: int | None = None
-        seg_start = True
+        reader = _FileReader(prof)
         with path.open("rb") as fh:
             for raw in fh:
                 line = raw.rstrip(b"\n")
-                if not line:
-                    continue
-                rec = json.loads(line)
-                kind = classify(rec, tool_names)
-                if kind == "system:compact_boundary":
-                    pre = (rec.get("compactMetadata") or {}).get("preTokens")
-                    if isinstance(pre, int):
-                        prof.compact_at.append(pre)
-                    seg_start = True
-                if kind == "user:compact_summary":
-                    prof.summary_lengths.append(len(line))
-                if rec.get("type") == "assistant" and not rec.get("isSidechain"):
-                    msg = rec.get("message") or {}
-                    mid = msg.get("id")
-                    if mid != last_id:
-                        last_id = mid
-                        current = []
-                        prof.blocks.append(current)
-                        u = msg.get("usage") or {}
-                        stock = (
-                            int(u.get("input_tokens", 0))
-                            + int(u.get("cache_read_input_tokens", 0))
-                            + int(u.get("cache_creation_input_tokens", 0))
-                        )
-                        prof.outputs.append(int(u.get("output_tokens", 0)))
-                        if seg_start or prev_stock is None:
-                            prof.first_stocks.append(stock)
-                            seg_start = False
-                        elif stock >= prev_stock:
-                            prof.stock_deltas.append(stock - prev_stock)
-                        prev_stock = stock
-                if kind in _GENERATED:
-                    continue
-                if current is None:
-                    prof.preamble.append((kind, len(line)))
-                else:
-                    current.append((kind, len(line)))
+                if line:
+                    reader.line(json.loads(line), len(line))
     # Output tokens on an intermediate streamed line are a few; keep the realistic final counts.
     prof.outputs = [o for o in prof.outputs if o > 0] or [100]
     if not prof.compact_at:

@@ -417,8 +417,136 @@ def stop_otlp(b: Bench, sink: Any) -> None:
             pass
 
 
-def latency(b: Bench) -> None:
+Plan = list[tuple[str, Session | None, str, list[str], Any]]  # (row id, session, kind, argv, prepare)
+LATENCY_LABELS = {
+    "post-known": "hook PostToolUse (Read, path already in the map)",
+    "post-new": "hook PostToolUse (Read, new path)",
+    "stop": "hook Stop",
+    "prompt": "hook UserPromptSubmit (state current; the generated session is old, so the cold-cache warning)",
+    "statusline": "statusline",
+    **OTLP_LABELS,
+}
+
+
+class Inputs:
+    """The project, its files (the first `paths` already in the sessions' maps, the rest new) and the
+    built sessions the latency rounds run the hooks against."""
+
+    def __init__(self, cwd: Path, base_files: list[Path], new_files: list[Path], sessions: list[Session]) -> None:
+        self.cwd, self.base_files, self.new_files, self.sessions = cwd, base_files, new_files, sessions
+        self.new_iter = iter(new_files)
+
+    def stdin(self, sess: Session, kind: str, rnd: int) -> bytes:
+        """The payload a hook of `kind` gets in round `rnd` (a post or stop event first appends the
+        new lines a live hook run would see)."""
+        cwd = self.cwd
+        if kind in ("post-known", "post-new", "stop"):
+            with sess.transcript.open("ab") as fh:
+                fh.write(sess.chunks[rnd % len(sess.chunks)])
+        if kind == "post-known" or kind.startswith("otlp-"):
+            f = self.base_files[(rnd * 37) % len(self.base_files)]
+            payload = read_payload(sess.sid, sess.transcript, cwd, f, 10**6 + rnd)
+        elif kind == "post-new":
+            f = next(self.new_iter, self.new_files[0])
+            payload = read_payload(sess.sid, sess.transcript, cwd, f, 2 * 10**6 + rnd)
+        elif kind == "stop":
+            payload = stop_payload(sess.sid, sess.transcript, cwd)
+        elif kind == "prompt":
+            payload = prompt_payload(sess.sid, sess.transcript, cwd)
+        else:
+            payload = statusline_payload(sess.sid, sess.transcript, cwd)
+        return json.dumps(payload).encode()
+
+
+def latency_inputs(b: Bench, hook_ok: str | None) -> Inputs:
+    """The project and the two generated sessions (small, big), built when the hook works."""
     s = b.scale
+    cwd = b.tmp / "proj"
+    cwd.mkdir()
+    files = make_project(cwd, s.paths + 2 * s.rounds + 4)
+    small, _ = cached_transcript(b, "session-small", s.small, 11)
+    big, big_meta = cached_transcript(b, "session-big", s.big, 12)
+    b.results.setdefault("inputs", {})["sessionBig"] = big_meta["manifest"]
+    sessions: list[Session] = []
+    if hook_ok is None:
+        for label, t in ((s.small_label, small), (s.big_label, big)):
+            sess = build_session(b, label, t, cwd, files[: s.paths])
+            if sess:
+                sessions.append(sess)
+    return Inputs(cwd, files[: s.paths], files[s.paths :], sessions)
+
+
+def latency_plan(b: Bench, sessions: list[Session], sl_ok: str | None) -> Plan:
+    """The commands timed: the two interpreter baselines, then per session each hook event and the
+    status line."""
+    plan: Plan = [
+        ("python-I-S", None, "python -I -S -c pass", [str(b.python), "-I", "-S", "-c", "pass"], None),
+        ("python-I", None, "python -I -c pass", [str(b.python), "-I", "-c", "pass"], None),
+    ]
+    for sess in sessions:
+        for kind in ("post-known", "post-new", "stop", "prompt"):
+            argv = [*b.launcher("hook"), HOOK_EVENT.get(kind, "PostToolUse")]
+            plan.append((f"hook-{kind}@{sess.label}", sess, kind, argv, None))
+        if sl_ok is None:
+            plan.append((f"statusline@{sess.label}", sess, "statusline", b.launcher("statusline"), None))
+    return plan
+
+
+def latency_rounds(b: Bench, plan: Plan, inputs: Inputs) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """Each command once a round, in a shuffled order; round 0 warms the page cache and is not
+    counted. (wall times in ms by row id, the last failure's stderr by row id)"""
+    timings: dict[str, list[float]] = {rid: [] for rid, *_ in plan}
+    fails: dict[str, str] = {}
+    rng = random.Random(5)
+    for rnd in range(b.scale.rounds + 1):
+        order = list(plan)
+        rng.shuffle(order)
+        for rid, sess, kind, argv, prepare in order:
+            env = b.env(b.tmp / "home-none")
+            if prepare is not None:
+                prepare()
+            stdin = b""
+            if sess is not None:
+                env = b.env(sess.home)
+                stdin = inputs.stdin(sess, kind, rnd)
+            r = measure.run(argv, stdin, env=env, cwd=inputs.cwd)
+            if r.rc != 0:
+                fails[rid] = r.stderr.decode(errors="replace")[-200:]
+            if rnd:
+                timings[rid].append(r.wall * 1000)
+    return timings, fails
+
+
+def latency_rows(b: Bench, plan: Plan, timings: dict[str, list[float]], fails: dict[str, str]) -> None:
+    """One row per command: its median and p95, and as a multiple of each interpreter baseline."""
+    base_i = measure.stats(timings["python-I"])["median"]
+    base_is = measure.stats(timings["python-I-S"])["median"]
+    for rid, sess, kind, argv, _ in plan:
+        st = measure.stats(timings[rid])
+        label = LATENCY_LABELS.get(kind, " ".join(Path(argv[0]).name if i == 0 else a for i, a in enumerate(argv)))
+        if sess is not None:
+            label = f"{label} [{sess.label} transcript, {b.scale.paths} paths]"
+        group = ("statusline" if kind == "statusline" else "otlp" if kind.startswith("otlp-")
+                 else "hook" if sess else "baseline")
+        b.row(rid, group, label, medianMs=st["median"], p95Ms=st["p95"], n=st["n"], xPythonI=st["median"] / base_i,
+              xPythonIS=st["median"] / base_is, note=("exit != 0: " + fails[rid]) if rid in fails else "")
+
+
+def latency_missing(b: Bench, hook_ok: str | None, sl_ok: str | None, sessions: list[Session]) -> None:
+    """The rows that could not be measured, each with why."""
+    s = b.scale
+    if hook_ok is not None or not sessions:
+        why = hook_ok or "the session state could not be built (see log)"
+        for kind in ("post-known", "post-new", "stop", "prompt"):
+            for lab in (s.small_label, s.big_label):
+                b.missing(f"hook-{kind}@{lab}", "hook", f"{LATENCY_LABELS[kind]} [{lab} transcript]", why)
+    if sl_ok is not None or not sessions:
+        why = sl_ok or "no session (the hook is needed to build its state)"
+        for lab in (s.small_label, s.big_label):
+            b.missing(f"statusline@{lab}", "statusline", f"statusline [{lab} transcript]", why)
+
+
+def latency(b: Bench) -> None:
     hook_ok = command_works(b, ["hook", "PostToolUse"], b"{}")
     sl_ok = command_works(b, ["statusline"], b"{}")
     if hook_ok is not None:
@@ -426,124 +554,21 @@ def latency(b: Bench) -> None:
             import session_watcher.hooks.run  # noqa: F401
         except ImportError as exc:
             hook_ok = f"{hook_ok}; hooks.run: {exc}"
-    cwd = b.tmp / "proj"
-    cwd.mkdir()
-    files = make_project(cwd, s.paths + 2 * s.rounds + 4)
-    base_files, new_files = files[: s.paths], files[s.paths :]
-
-    small, _ = cached_transcript(b, "session-small", s.small, 11)
-    big, big_meta = cached_transcript(b, "session-big", s.big, 12)
-    b.results.setdefault("inputs", {})["sessionBig"] = big_meta["manifest"]
-    sessions: list[Session] = []
-    if hook_ok is None:
-        for label, t in ((s.small_label, small), (s.big_label, big)):
-            sess = build_session(b, label, t, cwd, base_files)
-            if sess:
-                sessions.append(sess)
-
-    commands: list[tuple[str, str, list[str], Any]] = [
-        ("python-I-S", "python -I -S -c pass", [str(b.python), "-I", "-S", "-c", "pass"], None),
-        ("python-I", "python -I -c pass", [str(b.python), "-I", "-c", "pass"], None),
-    ]
-    timings: dict[str, list[float]] = {c[0]: [] for c in commands}
-    plan: list[tuple[str, Session | None, str, list[str], Any]] = [(c[0], None, *c[1:]) for c in commands]
-    if sessions:
-        for sess in sessions:
-            for kind in ("post-known", "post-new", "stop", "prompt"):
-                plan.append(
-                    (
-                        f"hook-{kind}@{sess.label}",
-                        sess,
-                        kind,
-                        [*b.launcher("hook"), HOOK_EVENT.get(kind, "PostToolUse")],
-                        None,
-                    )
-                )
-            if sl_ok is None:
-                plan.append((f"statusline@{sess.label}", sess, "statusline", b.launcher("statusline"), None))
+    inputs = latency_inputs(b, hook_ok)
+    sessions = inputs.sessions
+    plan = latency_plan(b, sessions, sl_ok)
     sink = None
     if sessions and hook_ok is None:
         sink, variants = otlp_variants(b, sessions[0])
         plan += variants
-    for rid, *_ in plan:
-        timings.setdefault(rid, [])
-    b.say(f"timing {len(plan)} commands x {s.rounds} rounds")
-    fails: dict[str, str] = {}
-    new_iter = iter(new_files)
-    rng = random.Random(5)
-    for rnd in range(s.rounds + 1):  # round 0 warms the page cache and is not counted
-        order = list(plan)
-        rng.shuffle(order)
-        for rid, sess, kind, argv, prepare in order:
-            stdin = b""
-            env = b.env(b.tmp / "home-none")
-            if prepare is not None:
-                prepare()
-            if sess is not None:
-                env = b.env(sess.home)
-                if kind in ("post-known", "post-new", "stop"):
-                    with sess.transcript.open("ab") as fh:  # the new lines a live hook run would see
-                        fh.write(sess.chunks[rnd % len(sess.chunks)])
-                if kind == "post-known" or kind.startswith("otlp-"):
-                    f = base_files[(rnd * 37) % len(base_files)]
-                    stdin = json.dumps(read_payload(sess.sid, sess.transcript, cwd, f, 10**6 + rnd)).encode()
-                elif kind == "post-new":
-                    stdin = json.dumps(
-                        read_payload(sess.sid, sess.transcript, cwd, next(new_iter, new_files[0]), 2 * 10**6 + rnd)
-                    ).encode()
-                elif kind == "stop":
-                    stdin = json.dumps(stop_payload(sess.sid, sess.transcript, cwd)).encode()
-                elif kind == "prompt":
-                    stdin = json.dumps(prompt_payload(sess.sid, sess.transcript, cwd)).encode()
-                else:
-                    stdin = json.dumps(statusline_payload(sess.sid, sess.transcript, cwd)).encode()
-            r = measure.run(argv, stdin, env=env, cwd=cwd)
-            if r.rc != 0:
-                fails[rid] = r.stderr.decode(errors="replace")[-200:]
-            if rnd:
-                timings[rid].append(r.wall * 1000)
+    b.say(f"timing {len(plan)} commands x {b.scale.rounds} rounds")
+    timings, fails = latency_rounds(b, plan, inputs)
     for sess in sessions:  # leave the cached input as generated
         os.truncate(sess.transcript, sess.size0)
     if sink is not None:
         stop_otlp(b, sink)
-
-    base_i = measure.stats(timings["python-I"])["median"]
-    base_is = measure.stats(timings["python-I-S"])["median"]
-    labels = {
-        "post-known": "hook PostToolUse (Read, path already in the map)",
-        "post-new": "hook PostToolUse (Read, new path)",
-        "stop": "hook Stop",
-        "prompt": "hook UserPromptSubmit (state current; the generated session is old, so the cold-cache warning)",
-        "statusline": "statusline",
-        **OTLP_LABELS,
-    }
-    for rid, _sess, kind, argv, _ in plan:
-        st = measure.stats(timings[rid])
-        label = labels.get(kind, " ".join(Path(argv[0]).name if i == 0 else a for i, a in enumerate(argv)))
-        if _sess is not None:
-            label = f"{label} [{_sess.label} transcript, {s.paths} paths]"
-        group = ("statusline" if kind == "statusline" else "otlp" if kind.startswith("otlp-")
-                 else "hook" if _sess else "baseline")
-        b.row(
-            rid,
-            group,
-            label,
-            medianMs=st["median"],
-            p95Ms=st["p95"],
-            n=st["n"],
-            xPythonI=st["median"] / base_i,
-            xPythonIS=st["median"] / base_is,
-            note=("exit != 0: " + fails[rid]) if rid in fails else "",
-        )
-    if hook_ok is not None or not sessions:
-        why = hook_ok or "the session state could not be built (see log)"
-        for kind in ("post-known", "post-new", "stop", "prompt"):
-            for lab in (s.small_label, s.big_label):
-                b.missing(f"hook-{kind}@{lab}", "hook", f"{labels[kind]} [{lab} transcript]", why)
-    if sl_ok is not None or not sessions:
-        why = sl_ok or "no session (the hook is needed to build its state)"
-        for lab in (s.small_label, s.big_label):
-            b.missing(f"statusline@{lab}", "statusline", f"statusline [{lab} transcript]", why)
+    latency_rows(b, plan, timings, fails)
+    latency_missing(b, hook_ok, sl_ok, sessions)
 
 
 # ---- import budget -----------------------------------------------------------------------------
@@ -746,6 +771,44 @@ def _totals_in(doc: Any, depth: int) -> dict[str, float] | None:
     return None
 
 
+def report_ccusage(b: Bench, root: Path, totals: dict[str, Any]) -> dict[str, Any] | None:
+    """ccusage over the corpus (`report_repeats` runs): its row, its token totals into `totals`; its
+    wall-time stats (None: no ccusage)."""
+    s = b.scale
+    cc = find_ccusage(b)
+    if cc is None:
+        b.missing("ccusage", "report", "ccusage session --json --offline", "ccusage not found and npm failed")
+        return None
+    walls = []
+    doc: Any = None
+    for _ in range(s.report_repeats):
+        r = measure.run(
+            [*cc, "session", "--json", "--offline"],
+            env=b.env(b.tmp / "home-cc", CLAUDE_CONFIG_DIR=str(root)),
+            cwd=b.tmp,
+        )
+        walls.append(r.wall)
+        if r.rc == 0:
+            doc = json.loads(r.stdout)
+    cc_stats = measure.stats(walls)
+    if doc is not None:
+        totals["ccusage"] = token_totals(doc)
+    vr = measure.run([*cc, "--version"], env=b.env(b.tmp / "home-cc"))
+    version = vr.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
+    b.results["machine"]["versions"]["ccusage"] = version[0].removeprefix("ccusage ")
+    kind = "native binary" if "@ccusage" in cc[0] else "node wrapper"
+    b.row(
+        "ccusage",
+        "report",
+        f"ccusage session --json --offline [{kind}]",
+        seconds=cc_stats["median"],
+        p95s=cc_stats["p95"],
+        n=cc_stats["n"],
+        note="" if doc is not None else "ccusage failed",
+    )
+    return cc_stats
+
+
 def report(b: Bench) -> None:
     s = b.scale
     root = b.cache / ("corpus-quick" if s.quick else "corpus")
@@ -760,39 +823,8 @@ def report(b: Bench) -> None:
     }
     projects = root / "projects"
     truth = dict(manifest["truth"]["tokens"])
-    cc = find_ccusage(b)
-    cc_stats: dict[str, Any] | None = None
     totals: dict[str, Any] = {"generator (truth)": truth}
-    if cc is None:
-        b.missing("ccusage", "report", "ccusage session --json --offline", "ccusage not found and npm failed")
-    else:
-        walls = []
-        doc: Any = None
-        for _ in range(s.report_repeats):
-            r = measure.run(
-                [*cc, "session", "--json", "--offline"],
-                env=b.env(b.tmp / "home-cc", CLAUDE_CONFIG_DIR=str(root)),
-                cwd=b.tmp,
-            )
-            walls.append(r.wall)
-            if r.rc == 0:
-                doc = json.loads(r.stdout)
-        cc_stats = measure.stats(walls)
-        if doc is not None:
-            totals["ccusage"] = token_totals(doc)
-        vr = measure.run([*cc, "--version"], env=b.env(b.tmp / "home-cc"))
-        version = vr.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
-        b.results["machine"]["versions"]["ccusage"] = version[0].removeprefix("ccusage ")
-        kind = "native binary" if "@ccusage" in cc[0] else "node wrapper"
-        b.row(
-            "ccusage",
-            "report",
-            f"ccusage session --json --offline [{kind}]",
-            seconds=cc_stats["median"],
-            p95s=cc_stats["p95"],
-            n=cc_stats["n"],
-            note="" if doc is not None else "ccusage failed",
-        )
+    cc_stats = report_ccusage(b, root, totals)
     why = command_works(b, ["report", "--help"])
     if why:
         for rid, label in (("report-cold", "cold"), ("report-warm", "warm"), ("report-append", "append")):

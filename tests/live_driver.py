@@ -40,8 +40,8 @@ def line_offsets(data: bytes) -> list[int]:
     return out
 
 
-def synthetic_schedule(data: bytes, session_id: str) -> list[Step]:
-    """2.1.197's order over a transcript with no hook log (see the module docstring)."""
+def _records(data: bytes) -> list[tuple[int, dict[str, Any]]]:
+    """(offset, record) of every line that is a JSON object."""
     offsets = line_offsets(data)
     recs: list[tuple[int, dict[str, Any]]] = []
     for n in range(len(offsets) - 1):
@@ -51,51 +51,78 @@ def synthetic_schedule(data: bytes, session_id: str) -> list[Step]:
             continue
         if isinstance(rec, dict):
             recs.append((offsets[n], rec))
-    base = {"session_id": session_id}
+    return recs
+
+
+def _errored(recs: list[tuple[int, dict[str, Any]]]) -> set[Any]:
+    """The tool use ids whose result is an error (their hook is PostToolUseFailure)."""
     errors = set()
     for _, rec in recs:
         content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
         if rec.get("type") == "user" and isinstance(content, list):
             errors |= {b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("is_error")}
-    steps: list[Step] = [(0, "hook", "SessionStart", {**base, "source": "startup"})]
-    first_line_of: dict[str, int] = {}  # message id -> offset of its first line
-    last_call_start: int | None = None  # first line of the latest main-chain call
-    turn_open = False
-    for off, rec in recs:
+    return errors
+
+
+class _Turns:
+    """The steps of 2.1.197's order, record by record of the main chain."""
+
+    def __init__(self, session_id: str, errors: set[Any]) -> None:
+        self.base = {"session_id": session_id}
+        self.errors = errors
+        self.steps: list[Step] = [(0, "hook", "SessionStart", {**self.base, "source": "startup"})]
+        self.first_line_of: dict[str, int] = {}  # message id -> offset of its first line
+        self.last_call_start: int | None = None  # first line of the latest main-chain call
+        self.turn_open = False
+
+    def end_turn(self, status_at: int) -> None:
+        """Stop before the turn's last API call line, then the status line."""
+        if self.turn_open and self.last_call_start is not None:
+            self.steps.append((self.last_call_start, "hook", "Stop", {**self.base, "stop_hook_active": False}))
+            self.steps.append((status_at, "statusline", "", {**self.base}))
+            self.turn_open = False
+
+    def record(self, off: int, rec: dict[str, Any]) -> None:
         kind = rec.get("type")
         if rec.get("isSidechain") is True:
-            continue
+            return
         if kind == "system" and rec.get("subtype") == "compact_boundary":
-            steps.append((off, "hook", "SessionStart", {**base, "source": "compact"}))
-            continue
+            self.steps.append((off, "hook", "SessionStart", {**self.base, "source": "compact"}))
+            return
         msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
         content = msg.get("content")
         if kind == "user":
             prompt = not (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
                                                             for b in content))
-            if prompt and turn_open and last_call_start is not None and rec.get("isMeta") is not True:
-                steps.append((last_call_start, "hook", "Stop", {**base, "stop_hook_active": False}))
-                steps.append((off, "statusline", "", {**base}))
-                turn_open = False
             if prompt and rec.get("isMeta") is not True:
-                steps.append((off, "hook", "UserPromptSubmit", {**base, "prompt": "..."}))
+                self.end_turn(off)
+                self.steps.append((off, "hook", "UserPromptSubmit", {**self.base, "prompt": "..."}))
         elif kind == "assistant" and isinstance(msg.get("id"), str):
-            mid = msg["id"]
-            if mid not in first_line_of:
-                first_line_of[mid] = off
-                last_call_start = off
-            turn_open = True
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    event = "PostToolUseFailure" if block.get("id") in errors else "PostToolUse"
-                    steps.append((off, "hook", event, {**base, "tool_name": block.get("name"),
+            self.assistant(off, msg["id"], content)
+
+    def assistant(self, off: int, mid: str, content: Any) -> None:
+        """An API call's line: PostToolUse (or its failure) before the line holding the tool_use."""
+        if mid not in self.first_line_of:
+            self.first_line_of[mid] = off
+            self.last_call_start = off
+        self.turn_open = True
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                event = "PostToolUseFailure" if block.get("id") in self.errors else "PostToolUse"
+                self.steps.append((off, "hook", event, {**self.base, "tool_name": block.get("name"),
                                                         "tool_input": block.get("input"),
                                                         "tool_use_id": block.get("id")}))
-    if turn_open and last_call_start is not None:
-        steps.append((last_call_start, "hook", "Stop", {**base, "stop_hook_active": False}))
-        steps.append((len(data), "statusline", "", {**base}))
-    steps.append((len(data), "hook", "SessionEnd", {**base, "reason": "other"}))
-    return steps
+
+
+def synthetic_schedule(data: bytes, session_id: str) -> list[Step]:
+    """2.1.197's order over a transcript with no hook log (see the module docstring)."""
+    recs = _records(data)
+    turns = _Turns(session_id, _errored(recs))
+    for off, rec in recs:
+        turns.record(off, rec)
+    turns.end_turn(len(data))
+    turns.steps.append((len(data), "hook", "SessionEnd", {**turns.base, "reason": "other"}))
+    return turns.steps
 
 
 def recorded_schedule(hooks_log: Path, statusline_log: Path | None, session_id: str,

@@ -28,28 +28,110 @@ CFG = config.merge()
 
 # --------------------------------------------------------------------------- the reference
 
+def _fresh_segment() -> dict[str, Any]:
+    return {"floor": None, "L": None, "calls": 0, "rent": 0.0, "progress": 0.0, "last_bill": None,
+            "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0, "lamp": "white"}
+
+
+def _grow(seg: dict[str, Any], est: dict[str, Any], n: int, inp: int, cr: int, cw: int) -> None:
+    """A call's context L (the cache-miss rule), and its residual into the growth level g."""
+    if seg["floor"] is None:
+        seg["floor"] = inp + cr + cw  # the whole first prompt
+        if n == 1:
+            est["shared"] = cr
+        seg["L"] = cr
+        return
+    prev = seg["L"]
+    new_l = cr + cw if cr < prev - max(1000, 0.02 * prev) else cr
+    before = seg["floor"] if seg["calls"] == 2 else prev
+    residual = float(max(0, new_l - before))
+    level, seen = est["level"], est["seen"]
+    if level is None:
+        level = residual
+    else:  # running mean for 20 residuals, then weight 0.05; past 20, a residual counts at most 4x g
+        if seen >= 20:
+            residual = min(residual, 4 * max(level, 100.0))
+        w = max(0.05, 1 / (seen + 1))
+        level = w * residual + (1 - w) * level
+    est["level"], est["seen"] = level, seen + 1  # residuals seen are kept across segments
+    seg["L"] = new_l
+
+
+def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict[str, Any]
+          ) -> tuple[str, float, int | None]:
+    """(lamp, rent of this call, N_back) from the EOQ figures at the segment's floor B."""
+    b = seg["floor"]
+    if b <= 0:
+        return "white", 0.0, None
+    amber, red = cfg["bp_amber"], cfg["bp_red"]
+    x = seg["L"] / b
+    s = min(shared or 0, b)
+    c_eff = (c * (b - s) + s) / b
+    dhat = math.sqrt(2 * c_eff * g / b)
+    mf = dhat / (1 + dhat + c * g / b)
+    r = (x - 1) / dhat
+    bp = mf * (r + 1 / r) / 2 - mf if r > 0 else None
+    rent = max(0, seg["L"] - b) / (c_eff * b)
+    was = seg["lamp"]
+    if x <= 1:
+        lamp = "white" if was == "white" else "green"
+    elif x < 1 + dhat or bp is None:
+        lamp = "green"
+    elif bp >= red or (was == "red" and bp >= 0.8 * red):
+        lamp = "red"
+    elif bp >= amber or (was in ("amber", "red") and bp >= 0.8 * amber):
+        lamp = "amber"
+    else:
+        lamp = "green"
+    return lamp, rent, math.ceil(cfg["backstop_base"] * 0.4142 / mf) if mf > 0 else None
+
+
+def _bills(seg: dict[str, Any], rent: float) -> int:
+    """Bill cycles the call completes (the rent's trapezoid added to the segment's progress)."""
+    seg["progress"] += (seg["rent"] + rent) / 2
+    seg["rent"] = rent
+    completed = 0
+    while seg["progress"] >= 1:
+        seg["progress"] -= 1
+        completed += 1
+    if completed:
+        seg["last_bill"] = seg["calls"]  # the segment's call that completed its latest bill cycle
+    return completed
+
+
+def _alert(seg: dict[str, Any], completed: int, n_back: int | None, cfg: dict[str, Any]) -> str | None:
+    """In deep water: the gate once the dwell and a counted bill allow, then a backstop each N_back bills."""
+    seg["dwell"] += 1
+    seg["dwell_bills"] += completed
+    if not seg["fired"]:
+        # a bill cycle completed during the dwell, or in the `lookback` calls before it began
+        dwell_began = seg["calls"] - seg["dwell"] + 1
+        counted = seg["last_bill"] is not None and seg["last_bill"] >= dwell_began - cfg["bill_lookback"]
+        if seg["dwell"] >= cfg["notify_dwell"] and counted:
+            seg["fired"] = True
+            seg["since"] = 0
+            return "gate"
+        return None
+    seg["since"] += completed
+    if n_back is not None and seg["since"] >= n_back:
+        seg["since"] -= n_back
+        return "backstop"
+    return None
+
+
 def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int, str]]:
     """(call number, "gate" | "backstop") for each alert the SPEC says fires.
 
     `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
     """
-    amber, red, dwell_min, base = cfg["bp_amber"], cfg["bp_red"], cfg["notify_dwell"], cfg["backstop_base"]
-    lookback = cfg["bill_lookback"]
     out: list[tuple[int, str]] = []
-    level: float | None = None
-    seen = 0  # residuals the growth estimate has seen (kept across segments)
+    est: dict[str, Any] = {"level": None, "seen": 0, "shared": None}  # the growth estimate, across segments
     ttl = None
-    shared: int | None = None
     n = 0
-
-    def fresh_segment() -> dict[str, Any]:
-        return {"floor": None, "L": None, "calls": 0, "rent": 0.0, "progress": 0.0, "last_bill": None,
-                "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0, "lamp": "white"}
-
-    seg = fresh_segment()
+    seg = _fresh_segment()
     for item in seq:
         if item[0] == "compact":
-            seg = fresh_segment()
+            seg = _fresh_segment()
             continue
         _, inp, cr, cw, t = item
         n += 1
@@ -57,80 +139,18 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
         if cw > 0:
             ttl = t
         c = cfg["cRatio"] or (20.0 if ttl == "1h" else 12.5)  # the synthetic model reads at 0.1x
-        if seg["floor"] is None:
-            seg["floor"] = inp + cr + cw  # the whole first prompt
-            if n == 1:
-                shared = cr
-            seg["L"] = cr
-        else:
-            prev = seg["L"]
-            new_l = cr + cw if cr < prev - max(1000, 0.02 * prev) else cr
-            before = seg["floor"] if seg["calls"] == 2 else prev
-            residual = float(max(0, new_l - before))
-            if level is None:
-                level = residual
-            else:  # running mean for 20 residuals, then weight 0.05; past 20, a residual counts at most 4x g
-                if seen >= 20:
-                    residual = min(residual, 4 * max(level, 100.0))
-                w = max(0.05, 1 / (seen + 1))
-                level = w * residual + (1 - w) * level
-            seen += 1
-            seg["L"] = new_l
-        g = 100.0 if level is None else max(100.0, level)
-        b = seg["floor"]
-        rent = 0.0
-        n_back: int | None = None
-        lamp = "white"
-        if b > 0:
-            x = seg["L"] / b
-            s = min(shared or 0, b)
-            c_eff = (c * (b - s) + s) / b
-            dhat = math.sqrt(2 * c_eff * g / b)
-            mf = dhat / (1 + dhat + c * g / b)
-            r = (x - 1) / dhat
-            bp = mf * (r + 1 / r) / 2 - mf if r > 0 else None
-            rent = max(0, seg["L"] - b) / (c_eff * b)
-            was = seg["lamp"]
-            if x <= 1:
-                lamp = "white" if was == "white" else "green"
-            elif x < 1 + dhat or bp is None:
-                lamp = "green"
-            elif bp >= red or (was == "red" and bp >= 0.8 * red):
-                lamp = "red"
-            elif bp >= amber or (was in ("amber", "red") and bp >= 0.8 * amber):
-                lamp = "amber"
-            else:
-                lamp = "green"
-            n_back = math.ceil(base * 0.4142 / mf) if mf > 0 else None
+        _grow(seg, est, n, inp, cr, cw)
+        g = 100.0 if est["level"] is None else max(100.0, est["level"])
+        lamp, rent, n_back = _lamp(seg, c, g, est["shared"], cfg)
         seg["lamp"] = lamp
-        deep = lamp in ("amber", "red")
-        seg["progress"] += (seg["rent"] + rent) / 2
-        seg["rent"] = rent
-        completed = 0
-        while seg["progress"] >= 1:
-            seg["progress"] -= 1
-            completed += 1
-        if completed:
-            seg["last_bill"] = seg["calls"]  # the segment's call that completed its latest bill cycle
-        if not deep:
+        completed = _bills(seg, rent)
+        if lamp not in ("amber", "red"):
             seg["dwell"] = seg["dwell_bills"] = seg["since"] = 0
             seg["fired"] = False
             continue
-        seg["dwell"] += 1
-        seg["dwell_bills"] += completed
-        if not seg["fired"]:
-            # a bill cycle completed during the dwell, or in the `lookback` calls before it began
-            dwell_began = seg["calls"] - seg["dwell"] + 1
-            counted = seg["last_bill"] is not None and seg["last_bill"] >= dwell_began - lookback
-            if seg["dwell"] >= dwell_min and counted:
-                seg["fired"] = True
-                seg["since"] = 0
-                out.append((n, "gate"))
-        else:
-            seg["since"] += completed
-            if n_back is not None and seg["since"] >= n_back:
-                seg["since"] -= n_back
-                out.append((n, "backstop"))
+        alert = _alert(seg, completed, n_back, cfg)
+        if alert is not None:
+            out.append((n, alert))
     return out
 
 

@@ -213,99 +213,8 @@ class MockAPI:
         self.stop()
 
     def start(self) -> None:
-        mock = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = 60
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def _log(self, body: Any, kind: str) -> bool:
-                with mock._lock:
-                    if len(mock.requests) >= MAX_REQUESTS:
-                        return False
-                    mock.requests.append(LoggedRequest(self.command, self.path, dict(self.headers.items()), body, kind))
-                return True
-
-            def _read_body(self) -> Any:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > MAX_BODY:
-                    raise ValueError("body too large")
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    return json.loads(raw) if raw else None
-                except ValueError:
-                    return raw.decode("utf-8", "replace")
-
-            def _send_json(self, status: int, obj: Any, extra: dict[str, str] | None = None) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (extra or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_HEAD(self) -> None:
-                self._log(None, "head")
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_GET(self) -> None:
-                self._log(None, "other")
-                self._send_json(200, {})
-
-            def do_POST(self) -> None:
-                try:
-                    body = self._read_body()
-                except ValueError:
-                    self._send_json(413, {"type": "error", "error": {"type": "request_too_large"}})
-                    return
-                path = self.path.split("?", 1)[0]
-                if path == "/v1/messages/count_tokens":
-                    self._log(body, "count_tokens")
-                    n = len(json.dumps(body)) // 4 if body is not None else 0
-                    self._send_json(200, {"input_tokens": n})
-                    return
-                if path != "/v1/messages":
-                    self._log(body, "other")
-                    self._send_json(200, {})
-                    return
-                kind, turn = mock._next(body)
-                if not self._log(body, kind):
-                    self._send_json(429, {"type": "error", "error": {"type": "rate_limit_error"}})
-                    return
-                msg_id = "msg_" + uuid.uuid4().hex[:24]
-                req_id = "req_" + uuid.uuid4().hex[:24]
-                with mock._lock:
-                    mock.served.append(Served(turn, msg_id, req_id, kind, turn.usage))
-                model = body.get("model", "claude-sonnet-4-5") if isinstance(body, dict) else "x"
-                if isinstance(body, dict) and body.get("stream"):
-                    self._stream(turn, msg_id, req_id, model)
-                else:
-                    self._send_json(200, message_json(turn, msg_id, model), {"request-id": req_id})
-
-            do_PUT = do_POST
-            do_DELETE = do_POST
-            do_PATCH = do_POST
-
-            def _stream(self, turn: Turn, msg_id: str, req_id: str, model: str) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("request-id", req_id)
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                for event, data in sse_events(turn, msg_id, model):
-                    self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_Handler,), {"mock": self})
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, name="mock-api", daemon=True)
@@ -319,6 +228,104 @@ class MockAPI:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection to the mock: its requests logged, /v1/messages answered from the script."""
+
+    mock: MockAPI  # set on the subclass `MockAPI.start` makes
+    protocol_version = "HTTP/1.1"
+    timeout = 60
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _log(self, body: Any, kind: str) -> bool:
+        with self.mock._lock:
+            if len(self.mock.requests) >= MAX_REQUESTS:
+                return False
+            self.mock.requests.append(LoggedRequest(self.command, self.path, dict(self.headers.items()), body, kind))
+        return True
+
+    def _read_body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            raise ValueError("body too large")
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _send_json(self, status: int, obj: Any, extra: dict[str, str] | None = None) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_HEAD(self) -> None:
+        self._log(None, "head")
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        self._log(None, "other")
+        self._send_json(200, {})
+
+    def do_POST(self) -> None:
+        try:
+            body = self._read_body()
+        except ValueError:
+            self._send_json(413, {"type": "error", "error": {"type": "request_too_large"}})
+            return
+        path = self.path.split("?", 1)[0]
+        if path == "/v1/messages/count_tokens":
+            self._log(body, "count_tokens")
+            n = len(json.dumps(body)) // 4 if body is not None else 0
+            self._send_json(200, {"input_tokens": n})
+        elif path != "/v1/messages":
+            self._log(body, "other")
+            self._send_json(200, {})
+        else:
+            self._messages(body)
+
+    def _messages(self, body: Any) -> None:
+        """A Messages request: the next scripted turn (or the answer to a side request), streamed
+        when asked; 429 once MAX_REQUESTS are logged."""
+        kind, turn = self.mock._next(body)
+        if not self._log(body, kind):
+            self._send_json(429, {"type": "error", "error": {"type": "rate_limit_error"}})
+            return
+        msg_id = "msg_" + uuid.uuid4().hex[:24]
+        req_id = "req_" + uuid.uuid4().hex[:24]
+        with self.mock._lock:
+            self.mock.served.append(Served(turn, msg_id, req_id, kind, turn.usage))
+        model = body.get("model", "claude-sonnet-4-5") if isinstance(body, dict) else "x"
+        if isinstance(body, dict) and body.get("stream"):
+            self._stream(turn, msg_id, req_id, model)
+        else:
+            self._send_json(200, message_json(turn, msg_id, model), {"request-id": req_id})
+
+    do_PUT = do_POST
+    do_DELETE = do_POST
+    do_PATCH = do_POST
+
+    def _stream(self, turn: Turn, msg_id: str, req_id: str, model: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("request-id", req_id)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for event, data in sse_events(turn, msg_id, model):
+            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
 
 
 def _block_json(b: Block) -> dict[str, Any]:
