@@ -142,6 +142,28 @@ class Obs:
 def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: Iterable[list[Row]]) -> Session:
     """Fold a session's raw rows (main file, then each subagent file, in file order)."""
     usage: dict[str, Row] = {}
+    chain, last_ts, cwd = _fold_main(main_rows, usage)
+    for rows in sub_rows:
+        for r in rows:
+            ts, key = r[2], r[3]
+            if ts is not None and (last_ts is None or ts > last_ts):
+                last_ts = ts
+            if (r[1] == KIND_CALL or r[1] == KIND_OTHER) and key is not None:
+                usage[key] = r
+    totals, others = _token_totals(usage)
+    costs, unpriced = _side_costs(usage, chain) if len(usage) > len(chain) else ([], 0)
+    api_calls = len(usage)
+    if others is not None:  # the tokens of other models' iterations, in the totals above too
+        api_calls -= sum(1 for u in usage.values() if u[1] == KIND_OTHER)
+        for o in others.values():
+            o["total"] = o["input"] + o["output"] + o["cacheRead"] + o["cacheWrite"]
+        totals["otherModels"] = dict(sorted(others.items()))
+    return Session(session_id, project, list(chain.values()), totals, api_calls, last_ts, cwd, costs, unpriced)
+
+
+def _fold_main(main_rows: list[Row], usage: dict[str, Row]) -> tuple[dict[str, Call], float | None, str | None]:
+    """The main file's rows: every call's last sample into `usage`; (the main chain's calls by key,
+    in order, the latest time, the first working folder)."""
     chain: dict[str, Call] = {}
     compact_pending = False
     last_ts: float | None = None
@@ -171,13 +193,12 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
         else:  # a later sample of the same call replaces the usage, keeps the time and place
             c.inp, c.out, c.cr, c.cw, c.cw5m, c.cw1h = inp, out, cr, cw, cw5m, cw1h
             c.model = model or c.model
-    for rows in sub_rows:
-        for r in rows:
-            ts, key = r[2], r[3]
-            if ts is not None and (last_ts is None or ts > last_ts):
-                last_ts = ts
-            if (r[1] == KIND_CALL or r[1] == KIND_OTHER) and key is not None:
-                usage[key] = r
+    return chain, last_ts, cwd
+
+
+def _token_totals(usage: dict[str, Row]) -> tuple[dict[str, Any], dict[str, dict[str, int]] | None]:
+    """Token totals over every call and iteration, and those of other models' iterations by model
+    (None: there are none)."""
     t_in = t_out = t_cr = t_cw = 0
     others: dict[str, dict[str, int]] | None = None
     for u in usage.values():
@@ -192,29 +213,27 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
             o["output"] += u[7]
             o["cacheRead"] += u[8]
             o["cacheWrite"] += u[9]
-    # the cache cost of what is not a main-chain call (subagents', sidechain records, other models'
-    # iterations); the main chain's is added up where its calls are walked (`session_part`)
-    costs: list[tuple[float | None, float, int]] = []
-    unpriced = 0
-    if len(usage) > len(chain):
-        for key, u in usage.items():
-            if key in chain:
-                continue
-            p = call_prices(u[4])
-            if p is None:
-                unpriced += 1
-                costs.append((u[2], 0.0, 0 if u[1] == KIND_OTHER else 1))
-            else:
-                costs.append((u[2], u[8] * p[0] + u[10] * p[1] + u[11] * p[2], 0 if u[1] == KIND_OTHER else 1))
     totals: dict[str, Any] = {"input": t_in, "output": t_out, "cacheRead": t_cr, "cacheWrite": t_cw}
     totals["total"] = t_in + t_out + t_cr + t_cw
-    api_calls = len(usage)
-    if others is not None:  # the tokens of other models' iterations, in the totals above too
-        api_calls -= sum(1 for u in usage.values() if u[1] == KIND_OTHER)
-        for o in others.values():
-            o["total"] = o["input"] + o["output"] + o["cacheRead"] + o["cacheWrite"]
-        totals["otherModels"] = dict(sorted(others.items()))
-    return Session(session_id, project, list(chain.values()), totals, api_calls, last_ts, cwd, costs, unpriced)
+    return totals, others
+
+
+def _side_costs(usage: dict[str, Row], chain: dict[str, Call]) -> tuple[list[tuple[float | None, float, int]], int]:
+    """The cache cost of what is not a main-chain call (subagents', sidechain records, other models'
+    iterations): per call (time, USD, 1 for a call, 0 for an iteration), and how many had no price.
+    The main chain's is added up where its calls are walked (`session_part`)."""
+    costs: list[tuple[float | None, float, int]] = []
+    unpriced = 0
+    for key, u in usage.items():
+        if key in chain:
+            continue
+        p = call_prices(u[4])
+        if p is None:
+            unpriced += 1
+            costs.append((u[2], 0.0, 0 if u[1] == KIND_OTHER else 1))
+        else:
+            costs.append((u[2], u[8] * p[0] + u[10] * p[1] + u[11] * p[2], 0 if u[1] == KIND_OTHER else 1))
+    return costs, unpriced
 
 
 def bucket_label(lo: float, hi: float | None) -> str:
@@ -468,31 +487,57 @@ def main_model(calls: list[Call], models: list[str]) -> str | None:
 
 def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
                  guarded: frozenset[str] = frozenset()) -> Part | None:
-    """One pass over a session's main chain (None when it ends before `since`). Per call, inline
-    (this loop runs once per call of the whole history): gap, warmth, cold start, TTL class (the
-    last write's kind before the gap), and the cause candidates."""
+    """What the report takes from one session (None when it ends before `since`): one pass over its
+    main chain (`_walk`), the gap buckets and scatter of its returns, the spend of its other calls,
+    and its entry."""
     if since is not None and (s.last_ts is None or s.last_ts < since):
         return None
-    offset = utc_offset
-    sid = s.session_id
-    sid_json = json.dumps(sid)
+    w = _walk(s.calls, since, utc_offset)
+    spend, returns = w.spend, w.returns
+    spent = _side_spend(s.costs, since, utc_offset, spend, w.spent)
+    unpriced = s.unpriced + w.unpriced
+    gaps = _gap_buckets_of(returns)
+    entry = _session_entry(s, w, spent, unpriced)
+    calls = [_guard_call(c) for c in s.calls] if s.session_id in guarded else None
+    if not scatter_text:
+        scatter = [{"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold, "sessionId": s.session_id}
+                   for gap, _w, cw, cls, cold in returns]
+        return Part(entry, w.colds, gaps, w.days, scatter, calls, spend)
+    return Part(entry, w.colds, gaps, w.days, _scatter_text(returns, s.session_id), calls, spend, _entry_text(entry))
+
+
+class Walk(NamedTuple):
+    """A session's main chain walked once (`_walk`)."""
+
+    days: dict[int, list[int]]  # local day -> [cache read, cache write] of calls 2..n
+    spend: dict[int, list[Any]]  # local day -> [API calls, their cache cost in USD], calls in the window
+    spent: float  # the cache cost of every call, window or not
+    unpriced: int  # calls of a model without a price
+    pair_cr: int  # cache read and write over calls 2..n
+    pair_cw: int
+    largest: tuple[Call, float, int, bool] | None  # the call after the largest gap: (call, gap, index, cold)
+    colds: list[tuple[Any, ...]]  # per cold start: Obs's fields after the session id
+    returns: list[tuple[float, float, int, str | None, bool]]  # in the window: (gap, warmth, write, TTL class, cold)
+
+
+def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
+    """One pass over the main chain, inline (it runs once per call of the whole history): per call,
+    its gap, warmth, cold start, TTL class (the last write's kind before the gap), cache cost and
+    local day."""
     days: dict[int, list[int]] = {}
-    gaps: dict[str, dict[int, Bucket]] = {cls: {} for cls in TTL_CLASSES}
-    scatter: list[Any] = []
+    spend: dict[int, list[Any]] = {}
     colds: list[tuple[Any, ...]] = []
+    returns: list[tuple[float, float, int, str | None, bool]] = []
     last_class: str | None = None
     prev_ts: float | None = None
     prev_model: str | None = None
     pair_cr = pair_cw = 0
-    largest: Call | None = None
-    largest_gap, largest_index = 0.0, 0
-    largest_cold = False
-    spend: dict[int, list[Any]] = {}  # local day -> [API calls, their cache cost in USD], calls in the window
+    largest: tuple[Call, float, int, bool] | None = None
     spent = 0.0
-    unpriced = s.unpriced
+    unpriced = 0
     price_model: object = spend  # no model yet (a sentinel no model is)
     price: tuple[float, float, float] | None = None
-    for i, c in enumerate(s.calls):
+    for i, c in enumerate(calls):
         ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
         gap = None
         if i and prev_ts is not None and ts is not None:
@@ -505,12 +550,9 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         seen = since is None or (ts is not None and ts >= since)
         if model is not price_model:  # a session keeps one model for long stretches
             price_model, price = model, call_prices(model)
-        if price is None:
-            usd = 0.0
-            unpriced += 1
-        else:
-            usd = cr * price[0] + c.cw5m * price[1] + c.cw1h * price[2]
-            spent += usd
+        usd = 0.0 if price is None else cr * price[0] + c.cw5m * price[1] + c.cw1h * price[2]
+        unpriced += price is None
+        spent += usd
         if ts is not None:
             local = ts + offset  # day_start(ts, offset), inline: the same float
             day = int(local - (local % 86400) - offset)
@@ -532,36 +574,24 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
                     d[0] += cr
                     d[1] += cw
             if gap is not None:
-                if largest is None or gap > largest_gap:
-                    largest, largest_gap, largest_index, largest_cold = c, gap, i, cold
+                if largest is None or gap > largest[1]:
+                    largest = (c, gap, i, cold)
                 if w is not None and seen:
-                    if cls is not None:  # into its gap bucket
-                        bucket = gaps[cls]
-                        b = bucket.get(k := bisect_right(BUCKET_EDGES, gap))
-                        if b is None:
-                            bucket[k] = [[w], int(cold), gap, gap]
-                        else:
-                            b[0].append(w)
-                            b[1] += cold
-                            if gap < b[2]:
-                                b[2] = gap
-                            elif gap > b[3]:
-                                b[3] = gap
-                    if not scatter_text:
-                        scatter.append({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold,
-                                        "sessionId": sid})
-                    elif gap.__class__ is float and gap < _INF and cw.__class__ is int:  # json.dumps's text
-                        scatter.append(f'{{"gapSeconds":{gap!r},"tokensRecreated":{cw!r},"ttl":{_TTL_JSON[cls]},'
-                                       f'"cold":{_BOOL_JSON[cold]},"sessionId":{sid_json}}}')
-                    else:
-                        scatter.append(json.dumps({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls,
-                                                   "cold": cold, "sessionId": sid}, separators=(",", ":")))
+                    returns.append((gap, w, cw, cls, cold))
         if cold:
             switch = i > 0 and prev_model is not None and model is not None and prev_model != model
             colds.append((i, ts, gap, w, cls, switch, c.compact_before, seen))
         last_class = write_class or last_class
         prev_ts, prev_model = ts, model
-    for ts, usd, n in s.costs:  # the calls outside the main chain, and other models' iterations (n 0)
+    return Walk(days, spend, spent, unpriced, pair_cr, pair_cw, largest, colds, returns)
+
+
+def _side_spend(costs: list[tuple[float | None, float, int]], since: float | None, offset: float,
+                spend: dict[int, list[Any]], spent: float) -> float:
+    """The calls outside the main chain, and other models' iterations (n 0), into `spend` by local
+    day (those in the window); `spent` (the main chain's cache cost) with their whole cache cost added
+    (in that order: the same float as one running sum)."""
+    for ts, usd, n in costs:
         spent += usd
         if ts is None or (since is not None and ts < since):
             continue
@@ -572,24 +602,63 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         else:
             sp[0] += n
             sp[1] += usd
+    return spent
+
+
+def _gap_buckets_of(returns: list[tuple[float, float, int, str | None, bool]]) -> dict[str, dict[int, Bucket]]:
+    """Per TTL class, the gap buckets (`Bucket`) of the returns with a class."""
+    gaps: dict[str, dict[int, Bucket]] = {cls: {} for cls in TTL_CLASSES}
+    for gap, w, _cw, cls, cold in returns:
+        if cls is None:
+            continue
+        bucket = gaps[cls]
+        b = bucket.get(k := bisect_right(BUCKET_EDGES, gap))
+        if b is None:
+            bucket[k] = [[w], int(cold), gap, gap]
+            continue
+        b[0].append(w)
+        b[1] += cold
+        if gap < b[2]:
+            b[2] = gap
+        elif gap > b[3]:
+            b[3] = gap
+    return gaps
+
+
+def _scatter_text(returns: list[tuple[float, float, int, str | None, bool]], sid: str) -> str:
+    """The scatter items' compact JSON text, joined by "," (json.dumps's own text of each dict,
+    written directly where the values allow)."""
+    sid_json = json.dumps(sid)
+    return ",".join(
+        f'{{"gapSeconds":{gap!r},"tokensRecreated":{cw!r},"ttl":{_TTL_JSON[cls]},'
+        f'"cold":{_BOOL_JSON[cold]},"sessionId":{sid_json}}}'
+        if gap.__class__ is float and gap < _INF and cw.__class__ is int else
+        json.dumps({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold, "sessionId": sid},
+                   separators=(",", ":"))
+        for gap, _w, cw, cls, cold in returns)
+
+
+def _session_entry(s: Session, w: Walk, spent: float, unpriced: int) -> dict[str, Any]:
+    """A session's entry in the report (its causes and sentence once every session's part is in)."""
     biggest = None
-    if largest is not None:
+    if w.largest is not None:
+        largest, gap, index, cold = w.largest
         biggest = {
-            "seconds": largest_gap,
+            "seconds": gap,
             "tokensRecreated": largest.cw,
             "usd": write_usd(largest.model, largest.cw5m, largest.cw1h),
-            "cold": largest_cold,
-            "callIndex": largest_index,
+            "cold": cold,
+            "callIndex": index,
         }
     pairs = len(s.calls) > 1
     models = sorted({c.model for c in s.calls if c.model})
-    entry = {
-        "sessionId": sid,
+    return {
+        "sessionId": s.session_id,
         "project": s.project,
         "calls": len(s.calls),
         "apiCalls": s.api_calls,
-        "warmth": (pair_cr / (pair_cr + pair_cw) if pair_cr + pair_cw else None) if pairs else None,
-        "coldStarts": len(colds),
+        "warmth": (w.pair_cr / (w.pair_cr + w.pair_cw) if w.pair_cr + w.pair_cw else None) if pairs else None,
+        "coldStarts": len(w.colds),
         "causes": None,
         "largestGap": biggest,
         "sentence": None,  # once the causes are known (`report_of_parts`)
@@ -603,13 +672,14 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         "cacheUsd": spent if unpriced < len(s.calls) + len(s.costs) else None,
         "unpricedCalls": unpriced,
     }
-    calls = [_guard_call(c) for c in s.calls] if sid in guarded else None
-    if not scatter_text:
-        return Part(entry, colds, gaps, days, scatter, calls, spend)
+
+
+def _entry_text(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """The entry's JSON text before its causes, between them and its sentence, and after."""
     head = json.dumps({k: entry[k] for k in _BEFORE_CAUSES}, separators=(",", ":"))[:-1] + ',"causes":'
     mid = "," + json.dumps({k: entry[k] for k in _BEFORE_SENTENCE}, separators=(",", ":"))[1:-1] + ',"sentence":'
     tail = "," + json.dumps({k: entry[k] for k in _AFTER_SENTENCE}, separators=(",", ":"))[1:]
-    return Part(entry, colds, gaps, days, ",".join(scatter), calls, spend, (head, mid, tail))
+    return head, mid, tail
 
 
 def build_report(
