@@ -114,53 +114,64 @@ def _events(rec: _Record, events: list[Event], line: bytes) -> bool:
     nothing was appended."""
     kind = rec.type
     if kind == "assistant":
-        msg = rec.message
-        if msg is None:
-            return True
-        ts = stamp_to_epoch(rec.timestamp)
-        side = rec.isSidechain is True
-        model = model_name(msg.model)
-        usage = msg.usage
-        # the marker as written, as record_events asks (usage sits near the line's end: rfind)
-        key = call_key(msg.mid, rec.requestId) if usage is not None and model != "<synthetic>" else None
-        if key is not None and usage is not None and line.rfind(USAGE) >= 0:
-            try:
-                (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
-            except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
-                return False
-            events.append(("call", key, ts, model, side, inp, cr, cw, out, cw5, cw1, detail))
-        content = msg.content
-        if isinstance(content, list) and not side:
-            for block in content:
-                if block.type == "tool_use":
-                    tid, name = block.id, block.name
-                    if short_id(tid) and short_id(name):
-                        events.append(("use", ts, tid, name, _input_info(name, block.input)))
-    elif kind == "user":
-        if rec.isSidechain is True:
-            return True
-        msg = rec.message
-        content = msg.content if msg is not None else None
-        if not isinstance(content, list):
-            return True
-        results = [b for b in content if b.type == "tool_result"]
-        if not results:
-            return True
-        ts = stamp_to_epoch(rec.timestamp)
-        for block in results:
-            tid = block.tool_use_id
-            if short_id(tid):
-                file = None
-                if len(results) == 1:
-                    tur = rec.toolUseResult
-                    if isinstance(tur, _Result) and tur.file is not None:
-                        f = tur.file
-                        file = read_payload({"file": {"filePath": f.filePath, "content": f.content,
-                                                      "startLine": f.startLine}})
-                events.append(("result", ts, tid, block.is_error is True, file))
+        return _assistant_events(rec, events, line)
+    if kind == "user":
+        _user_events(rec, events)
     elif kind == "system":
         return False
     return True
+
+
+def _assistant_events(rec: _Record, events: list[Event], line: bytes) -> bool:
+    """An API call's usage (a `call`) and its main-chain tool uses (`use`)."""
+    msg = rec.message
+    if msg is None:
+        return True
+    ts = stamp_to_epoch(rec.timestamp)
+    side = rec.isSidechain is True
+    model = model_name(msg.model)
+    usage = msg.usage
+    # the marker as written, as record_events asks (usage sits near the line's end: rfind)
+    key = call_key(msg.mid, rec.requestId) if usage is not None and model != "<synthetic>" else None
+    if key is not None and usage is not None and line.rfind(USAGE) >= 0:
+        try:
+            (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
+        except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
+            return False
+        events.append(("call", key, ts, model, side, inp, cr, cw, out, cw5, cw1, detail))
+    content = msg.content
+    if isinstance(content, list) and not side:
+        for block in content:
+            if block.type == "tool_use":
+                tid, name = block.id, block.name
+                if short_id(tid) and short_id(name):
+                    events.append(("use", ts, tid, name, _input_info(name, block.input)))
+    return True
+
+
+def _user_events(rec: _Record, events: list[Event]) -> None:
+    """A main-chain user record's tool results (`result`; a lone result's file read with it)."""
+    if rec.isSidechain is True:
+        return
+    msg = rec.message
+    content = msg.content if msg is not None else None
+    if not isinstance(content, list):
+        return
+    results = [b for b in content if b.type == "tool_result"]
+    if not results:
+        return
+    ts = stamp_to_epoch(rec.timestamp)
+    for block in results:
+        tid = block.tool_use_id
+        if short_id(tid):
+            file = None
+            if len(results) == 1:
+                tur = rec.toolUseResult
+                if isinstance(tur, _Result) and tur.file is not None:
+                    f = tur.file
+                    file = read_payload({"file": {"filePath": f.filePath, "content": f.content,
+                                                  "startLine": f.startLine}})
+            events.append(("result", ts, tid, block.is_error is True, file))
 
 
 def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
