@@ -84,66 +84,88 @@ def read_new(
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        st = os.fstat(fd)
-        skip: int | None = None
-        if cursor is not None:
-            offset = int(cursor.get("offset", 0))
-            same = (cursor.get("path") == path and cursor.get("dev") == st.st_dev
-                    and cursor.get("ino") == st.st_ino and st.st_size >= offset)
-            if not same or (offset > 0 and (cursor.get("head") != _head(fd) or (
-                    "tail" in cursor and cursor["tail"] != _tail(fd, offset)))):
-                raise Reset(path)
-            head = cursor.get("head")
-            skip = cursor.get("skip")
+        f = _Open(path, fd, cursor)
+        if f.skip is None:
+            got = f.lines(max_bytes, split)
+            if got is not None:
+                return got
+        return f.skip_long_line(max_bytes)
+    finally:
+        os.close(fd)
+
+
+class _Open:
+    """The transcript open at the cursor: `offset`, the head CRC, and `skip`, how far the skip of an
+    over-long line at `offset` got (None: not in one). Reset when the cursor does not describe the file."""
+
+    __slots__ = ("fd", "head", "offset", "path", "skip", "st")
+
+    def __init__(self, path: str, fd: int, cursor: dict[str, Any] | None) -> None:
+        self.path, self.fd = path, fd
+        self.st = st = os.fstat(fd)
+        self.offset: int = 0
+        self.head: Any = None
+        self.skip: int | None = None
+        if cursor is None:
+            return
+        offset = int(cursor.get("offset", 0))
+        same = (cursor.get("path") == path and cursor.get("dev") == st.st_dev
+                and cursor.get("ino") == st.st_ino and st.st_size >= offset)
+        if not same or (offset > 0 and (cursor.get("head") != _head(fd) or (
+                "tail" in cursor and cursor["tail"] != _tail(fd, offset)))):
+            raise Reset(path)
+        self.offset, self.head, self.skip = offset, cursor.get("head"), cursor.get("skip")
+
+    def moved(self, offset: int, skip: int | None = None) -> dict[str, Any]:
+        """The cursor at `offset` (with `skip` when a skip is under way)."""
+        if self.head is None and offset > 0:
+            self.head = _head(self.fd)
+        st = self.st
+        out = {"path": self.path, "dev": st.st_dev, "ino": st.st_ino, "offset": offset, "head": self.head,
+               "tail": _tail(self.fd, offset)}
+        if skip is not None:
+            out["skip"] = skip
+        return out
+
+    def lines(self, max_bytes: int, split: bool) -> tuple[list[bytes], dict[str, Any], int] | None:
+        """The complete lines after the offset (at most `max_bytes`); None when one line is longer
+        than that (`skip` is then past the chunk read, where the skip goes on)."""
+        fd, offset, size = self.fd, self.offset, self.st.st_size
+        if size <= offset:
+            return [], self.moved(offset), 0
+        want = min(max_bytes, size - offset)
+        if not split and want > SALVAGE_BYTES:  # the last newline is most likely in the chunk's tail
+            probe = os.pread(fd, SALVAGE_BYTES, offset + want - SALVAGE_BYTES)
+            nl = probe.rfind(b"\n")
+            if nl >= 0 and len(probe) == SALVAGE_BYTES:
+                return [probe], self.moved(offset + want - SALVAGE_BYTES + nl + 1), 0
+        chunk = os.pread(fd, want, offset)
+        if split:
+            lines, used = split_lines(chunk, MAX_LINES)
         else:
-            offset, head = 0, None
+            used = chunk.rfind(b"\n") + 1
+            lines = [chunk] if used else []
+        if used or len(chunk) < max_bytes:
+            return lines, self.moved(offset + used), 0
+        self.skip = offset + len(chunk)
+        return None
 
-        def moved(offset: int, skip: int | None = None) -> dict[str, Any]:
-            out = {"path": path, "dev": st.st_dev, "ino": st.st_ino, "offset": offset, "head": head,
-                   "tail": _tail(fd, offset)}
-            if skip is not None:
-                out["skip"] = skip
-            return out
-
-        if skip is None:
-            if st.st_size <= offset:
-                return [], moved(offset), 0
-            want = min(max_bytes, st.st_size - offset)
-            if not split and want > SALVAGE_BYTES:  # the last newline is most likely in the chunk's tail
-                probe = os.pread(fd, SALVAGE_BYTES, offset + want - SALVAGE_BYTES)
-                nl = probe.rfind(b"\n")
-                if nl >= 0 and len(probe) == SALVAGE_BYTES:
-                    offset += want - SALVAGE_BYTES + nl + 1
-                    if head is None:
-                        head = _head(fd)
-                    return [probe], moved(offset), 0
-            chunk = os.pread(fd, want, offset)
-            if split:
-                lines, used = split_lines(chunk, MAX_LINES)
-            else:
-                used = chunk.rfind(b"\n") + 1
-                lines = [chunk] if used else []
-            if used or len(chunk) < max_bytes:
-                offset += used
-                if head is None and offset > 0:
-                    head = _head(fd)
-                return lines, moved(offset), 0
-            skip = offset + len(chunk)  # one line longer than a whole chunk: skip to its end
-        end = skip + max_bytes  # at most one chunk per call, however long the line
+    def skip_long_line(self, max_bytes: int) -> tuple[list[bytes], dict[str, Any], int]:
+        """At most one chunk more of the over-long line at the offset, however long: at its end, what
+        `_salvage` keeps of it, counted as skipped; else the cursor remembers how far the skip got."""
+        skip = self.skip
+        assert skip is not None
+        end = skip + max_bytes
         while skip < end:
-            block = os.pread(fd, min(1 << 20, end - skip), skip)
+            block = os.pread(self.fd, min(1 << 20, end - skip), skip)
             if not block:
                 break
             nl = block.find(b"\n")
             if nl >= 0:
-                if head is None:
-                    head = _head(fd)
-                kept = _salvage(fd, offset, skip + nl)
-                return [kept] if kept else [], moved(skip + nl + 1), 1
+                kept = _salvage(self.fd, self.offset, skip + nl)
+                return [kept] if kept else [], self.moved(skip + nl + 1), 1
             skip += len(block)
-        return [], moved(offset, skip), 0
-    finally:
-        os.close(fd)
+        return [], self.moved(self.offset, skip), 0
 
 
 def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) -> Iterator[bytes]:
