@@ -21,6 +21,11 @@ from tests.statefile import load_state, state_file
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    import session_watcher.hooks.run
+
+    # the Stop hook's wait for the turn's last line: no writer runs meanwhile here, so it could only
+    # end at its bound (1.2 s a Stop); the fold after it is the same (tests/test_tail.py has the wait)
+    monkeypatch.setattr(session_watcher.hooks.run, "STOP_WAIT", 0.0)
     return fs.isolate(tmp_path, monkeypatch)
 
 
