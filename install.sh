@@ -57,9 +57,15 @@ find_python() {
 py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
 if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
+# pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
+# checkout installed them again): build from a clean copy of what the sdist holds instead
+src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
+trap 'rm -rf "$src"' EXIT
+(cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' pyproject.toml README.md LICENSE MANIFEST.in \
+    config.example.toml session_watcher) | (cd "$src" && tar xf -)
 # the dependencies, then this checkout's code even when the version number did not change
-{ "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$here" &&
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$here"; } \
+{ "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src" &&
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$src"; } \
     >"$data/pip.log" 2>&1 \
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran

@@ -270,3 +270,21 @@ def test_other_interpreter_installs_and_works_the_same(python: str, tmp_path: Pa
     assert (hook.returncode, hook.stdout, hook.stderr) == (0, b"", b"")
     written = [p for p in (tmp_path / "sw").rglob("*") if p.is_file()] if (tmp_path / "sw").exists() else []
     assert [p for p in written if b"Traceback" in p.read_bytes() or b"Error" in p.read_bytes()] == []
+
+
+def test_a_module_deleted_from_the_checkout_is_not_installed_again(tmp_path: Path) -> None:
+    """install.sh builds from a clean copy: a checkout's build/ (setuptools' scratch of an earlier
+    install, gitignored) keeps modules deleted since, and a re-install put them back in the venv."""
+    src = source_copy(tmp_path / "src")
+    stale = src / "build" / "lib" / PACKAGE / "zz_deleted_since.py"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("X = 1\n")
+    data = tmp_path / "data"
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    proc = subprocess.run(["sh", str(src / "install.sh"), "--venv-only", "--data", str(data)], env=env,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = next((data / "venv").glob("lib/python3.*/site-packages"))
+    installed = {p.name for p in (site / PACKAGE).glob("*.py")}
+    assert "cli.py" in installed
+    assert "zz_deleted_since.py" not in installed
