@@ -242,9 +242,10 @@ def test_readme_screenshots_script_draws_both_pages(browser: Any, tmp_path: Path
     for name in names:
         head = (tmp_path / name).read_bytes()[:24]
         assert struct.unpack(">II", head[16:24]) == (390 if "phone" in name else 1400, 900)
-    readme = (REPO / "README.md").read_text()
-    assert "(docs/img/session-page.png)" in readme
-    assert "(docs/img/report-page.png)" in readme
+    assert "(docs/img/session-page.png)" in (REPO / "README.md").read_text()  # the README's one picture
+    pages = (REPO / "docs" / "pages.md").read_text()
+    assert "(img/session-page.png)" in pages
+    assert "(img/report-page.png)" in pages
 
 
 def test_no_x_point_before_a_cache_read(browser: Any, tmp_path: Path) -> None:
