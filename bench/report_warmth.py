@@ -2,7 +2,7 @@
 
 ``python -m bench.report_warmth [--corpus fixtures|quick|medium|DIR] [--repeat N]``
 
-Each run is a fresh process (`python -m session_watcher.reports.cli --json`), the way a user runs it, so the
+Each run is a fresh process (`python -m session_watcher report --json`), the way a user runs it, so the
 figures include interpreter start-up; the in-process time of `run_report` is printed as well.
 The index is deleted before every first run.
 """

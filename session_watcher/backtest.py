@@ -14,16 +14,16 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from session_watcher.config import DEFAULTS
 from session_watcher.core import backtest as bt
 from session_watcher.core.render import human
 from session_watcher.errors import UserError
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping
 
     from session_watcher.core.engine import Resolved
-    from session_watcher.core.shapes import Event, State
+    from session_watcher.core.shapes import Config, Event, State
 
 VERSION = 2  # of the JSON document (docs/backtest.md): 2, the closed loop and the best schedule
 
@@ -57,7 +57,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return config.validate("--set", doc)
 
 
-def config_for(transcript: str, overrides: dict[str, Any]) -> dict[str, Any]:
+def config_for(transcript: str, overrides: dict[str, Any]) -> Config:
     """The transcript's effective config (as `replay` finds it) with the overrides on top."""
     from session_watcher.replay import config_for as overridden
     from session_watcher.replay import scratch_state
@@ -78,7 +78,7 @@ class Loaded(NamedTuple):
         """A new scratch state, as `replay` starts from."""
         from session_watcher.replay import scratch_state
 
-        return scratch_state(self.path, self.cwd, {})[0]
+        return scratch_state(self.path, self.cwd, DEFAULTS)[0]  # the state alone: no config read
 
 
 def load(transcript: str) -> Loaded:
@@ -101,10 +101,10 @@ def load(transcript: str) -> Loaded:
         cursor = after
     cwd = transcript_cwd(path)
     raws = {ev[4]["path"] for ev in events if ev[0] in ("use", "result") and ev[4] is not None}
-    return Loaded(path, cwd, events, session.resolve(scratch_state(path, cwd, {})[0], raws))
+    return Loaded(path, cwd, events, session.resolve(scratch_state(path, cwd, DEFAULTS)[0], raws))
 
 
-def session_doc(loaded: Loaded, cfg: Mapping[str, Any], taken: dict[str, Any] | None = None) -> dict[str, Any]:
+def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None) -> dict[str, Any]:
     """The backtest of one loaded session under `cfg`: the real fold, then each closed-loop policy's.
     `taken`: see `run_one`."""
     from session_watcher.core import closedloop
@@ -254,6 +254,18 @@ def render_text(doc: dict[str, Any]) -> str:
         lines.append(f"{tot['sessions'] - tot['pricedSessions']} session(s) use a model with no dollar price: "
                      "their costs are in read-price token units and left out of the total")
     return "\n".join(lines) + "\n"
+
+
+def add_parser(sub: Any) -> None:
+    """`backtest` in the CLI's parser tree."""
+    s = sub.add_parser("backtest", description="Replay sessions and price restarting at the advice, at the sweet spot "
+                                               "and at the best moments in hindsight (docs/backtest.md).")
+    s.add_argument("targets", nargs="*", metavar="SESSION",
+                   help="sessions by id, id prefix or transcript path (default: every session on this machine)")
+    s.add_argument("--json", action="store_true", help="the full document (docs/backtest.md)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="replay with this config key changed (e.g. bp_amber=0.15); repeatable")
+    s.set_defaults(func=command)
 
 
 def command(ns: argparse.Namespace) -> int:

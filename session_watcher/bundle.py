@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 MODULES = (
     "session_watcher", "session_watcher.config", "session_watcher.paths", "session_watcher.statusline",
     "session_watcher.notifier", "session_watcher.notifier.throttle", "session_watcher.core.text",
-    "session_watcher.core", "session_watcher.core.engine", "session_watcher.core.eoq",
+    "session_watcher.core", "session_watcher.core.engine", "session_watcher.core.eoq", "session_watcher.core.errors",
     "session_watcher.core.fastjson", "session_watcher.core.guard", "session_watcher.core.health",
     "session_watcher.core.meter", "session_watcher.core.paths", "session_watcher.core.prices",
     "session_watcher.core.render", "session_watcher.core.status", "session_watcher.core.transcript",

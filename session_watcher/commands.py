@@ -1,4 +1,8 @@
-"""The CLI's commands (everything but `hook` and `statusline`)."""
+"""The CLI's small commands: `status`, `health`, `replay`, `config`, `doctor` (`add_parser`).
+
+The others have their own modules (see `cli.COMMANDS`); `hook` and `statusline` are dispatched before
+any parser.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,63 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import clean, one_line
-from session_watcher.errors import NoSession, UserError
+from session_watcher.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
 
 if TYPE_CHECKING:
     import argparse
 
-    from session_watcher.core.shapes import State
+    from session_watcher.core.shapes import Config, State
+
+SESSION_HELP = ("a session: its id, the first 6 or more characters of it, or its transcript's path "
+                "(default: the most recently active)")
+
+
+def add_parser(sub: Any) -> None:
+    """This module's commands in the CLI's parser tree (their lines in `--help`: cli.COMMANDS)."""
+    s = sub.add_parser("status", description="Where one session stands: the lamp, the position against the sweet "
+                                             "spot, the baseline a restart would carry, the cache. "
+                                             + SESSION_HELP + ".")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
+    s.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
+    s.add_argument("--json", action="store_true", help="the full status document")
+    s.add_argument("--verbose", action="store_true", help="also the model's internals (x, bp, bill progress, L, B, g)")
+    s.set_defaults(func=status)
+
+    s = sub.add_parser("health", description="The context health grade and its five signals. " + SESSION_HELP + ".")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
+    g.add_argument("--transcript", metavar="PATH", help="the same as SESSION given as a path (kept for scripts)")
+    s.add_argument("--json", action="store_true", help="the health document (grade, score, each signal's value)")
+    s.set_defaults(func=health)
+
+    s = sub.add_parser("replay", description="Fold a session's transcript from its first line, exactly as the hooks "
+                                             "would, in a scratch state (nothing is saved). " + SESSION_HELP + ".")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
+    s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
+    s.add_argument("--json", action="store_true", help="the final status document")
+    s.add_argument("--trace", metavar="FILE", help="write one JSON line per API call")
+    s.add_argument("--verbose", action="store_true", help="also the model's internals (x, bp, bill progress, L, B, g)")
+    s.set_defaults(func=replay)
+
+    s = sub.add_parser("config", description="Show or edit the config.")
+    project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"
+    csub = s.add_subparsers(metavar="ACTION")
+    c = csub.add_parser("show", help="the effective config and where it came from")
+    c.add_argument("--project", metavar="DIR", help=project_help)
+    c.set_defaults(func=config_show)
+    c = csub.add_parser("path", help="the config files")
+    c.add_argument("--project", metavar="DIR", help=project_help)
+    c.set_defaults(func=config_path)
+    c = csub.add_parser("set", help="set KEY to VALUE (a TOML value), keeping comments")
+    c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
+    c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
+    c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
+    c.set_defaults(func=config_set)
+    s.set_defaults(func=config_show, project=None)
+
+    s = sub.add_parser("doctor", description="What is installed where, whether hooks fire, permissions.")
+    s.set_defaults(func=doctor)
 
 
 def _emit(doc: Any) -> None:
@@ -29,12 +84,10 @@ def _say(key: str, message: str) -> None:
     print(f"session-watcher: {one_line(message)}", file=sys.stderr)
 
 
-def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
+def load_session(session_id: str | None) -> tuple[State, Config]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from session_watcher.paths import WRITE_FAILS, NotOurs
+    from session_watcher.paths import WRITE_FAILS
     from session_watcher.state import shell, store
-    from session_watcher.state.lock import LockTimeout
-    from session_watcher.state.store import StateTooLarge
 
     store.check_folder()  # a link or another user's folder: refused, and said so
     if session_id is None:
@@ -72,23 +125,22 @@ def load_session(session_id: str | None) -> tuple[State, dict[str, Any]]:
         return _saved(session_id)
 
 
-def _saved(session_id: str) -> tuple[State, dict[str, Any]]:
+def _saved(session_id: str) -> tuple[State, Config]:
     """The state as last saved, read without the lock and without writing anything."""
     from session_watcher import config
     from session_watcher.core import engine
-    from session_watcher.state import shell, store
-    from session_watcher.state.pathstore import ShardRejected
+    from session_watcher.state import shell
 
     try:
         state = shell.saved(session_id, whole_map=True) or engine.new_state(session_id)
-    except (store.StateRejected, ShardRejected) as exc:
+    except Rejected as exc:
         _say("saved", str(exc))
         state = engine.new_state(session_id)
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     return state, cfg
 
 
-def session_state(target: str | None) -> tuple[State, dict[str, Any]]:
+def session_state(target: str | None) -> tuple[State, Config]:
     """The state of the session `target` names (`sessions.find`) and its config: the hooks' state
     brought up to date with its transcript, or, for a session the hooks never saw, its transcript
     folded on demand (as `replay` folds it; nothing is saved)."""

@@ -21,15 +21,18 @@ import os
 import time
 
 from session_watcher import paths
+from session_watcher.core.errors import ConfigError, TooLarge
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, TypeGuard
+
+    from session_watcher.core.shapes import Cliff, Config, ConfigCache
 
 CHANNELS = ("desktop", "terminal", "message")
 
-DEFAULTS: dict[str, Any] = {
+DEFAULTS: Config = {  # every key of the Config type (core/shapes.py), but the cliff (read, not set)
     "include": [],
     "exclude": [],
     "cRatio": None,  # None: from the model and the cache TTL seen in usage
@@ -81,10 +84,6 @@ MAX_GLOBS = 256
 MAX_GLOB_CHARS = 512  # one glob
 MAX_GLOBS_CHARS = 8192  # all the globs of one key
 MAX_FILE_BYTES = 1 << 20
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be used: names the file, the key and what was expected."""
 
 
 def _is_num(v: object) -> bool:
@@ -203,7 +202,7 @@ def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[s
     return out
 
 
-def _together(file: str, cfg: Mapping[str, Any]) -> None:
+def _together(file: str, cfg: Config) -> None:
     """The merged values' own rule: a file that breaks it together with the file before it."""
     if cfg["bp_red"] < cfg["bp_amber"]:
         raise ConfigError(f"{file}: key 'bp_red': with the other config file the effective bp_red "
@@ -217,7 +216,7 @@ def _read_toml(file: str) -> dict[str, Any]:
         data = paths.read_file(file, MAX_FILE_BYTES)  # a FIFO or /dev/tty there never blocks: refused
     except FileNotFoundError:
         return {}
-    except paths.TooLarge:
+    except TooLarge:
         raise ConfigError(f"{file}: not a config file (over {MAX_FILE_BYTES >> 20} MiB)") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot be read: {exc.strerror}") from None
@@ -236,15 +235,22 @@ def parse_file(file: str, project: bool = False) -> dict[str, Any]:
     return validate(file, _read_toml(file), project)
 
 
-def merge(*layers: Mapping[str, Any]) -> dict[str, Any]:
-    cfg: dict[str, Any] = {**DEFAULTS, **{t: dict(DEFAULTS[t]) for t in TABLES}}
+def merge(*layers: Mapping[str, Any]) -> Config:
+    """The defaults with each layer (what `validate` returned for a file, or a merged config) on top,
+    key by key and, in the tables, key by key of the table."""
+    cfg: dict[str, Any] = {**DEFAULTS, "notify": dict(DEFAULTS["notify"]), "otlp": dict(DEFAULTS["otlp"])}
     for layer in layers:
         for key, value in layer.items():
             if key in TABLES:
                 cfg[key] = {**cfg[key], **value}
             else:
                 cfg[key] = value
-    return cfg
+    return _settled(cfg)
+
+
+def _settled(values: dict[str, Any]) -> Config:
+    """`values` as the typed config: the defaults' keys, each value checked by `_check` (or a default)."""
+    return values  # type: ignore[return-value]  # typing.cast would import typing (~3 ms) on the hot path
 
 
 def config_files(project_dir: str | None) -> list[str]:
@@ -265,7 +271,7 @@ def _stamp(files: list[str]) -> list[Any]:
     return out
 
 
-def load_layers(project_dir: str | None) -> tuple[dict[str, Any], list[str]]:
+def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
     """The effective config from the files that can be used, and an error for each that cannot."""
     layers: list[dict[str, Any]] = []
     errors: list[str] = []
@@ -289,7 +295,7 @@ def load_layers(project_dir: str | None) -> tuple[dict[str, Any], list[str]]:
     return cfg, errors
 
 
-def load(project_dir: str | None) -> dict[str, Any]:
+def load(project_dir: str | None) -> Config:
     """The effective config; raises ConfigError naming the bad file and key."""
     cfg, errors = load_layers(project_dir)
     if errors:
@@ -297,11 +303,11 @@ def load(project_dir: str | None) -> dict[str, Any]:
     return cfg
 
 
-def load_cliff() -> dict[str, Any]:
+def load_cliff() -> Cliff:
     """The TTL cliffs `report` inferred from the user's own gaps ({"5m": s, "1h": s}, None where the
     evidence was too thin), and under "evidence" the returns each rests on ({class: [returns below,
     cold of them, returns above, cold of them]}); a missing or unreadable file gives none."""
-    out: dict[str, Any] = {"5m": None, "1h": None}
+    out: Cliff = {"5m": None, "1h": None}
     try:
         from session_watcher.core.fastjson import loads
 
@@ -321,21 +327,29 @@ def load_cliff() -> dict[str, Any]:
     return out
 
 
-def load_cached(cache: dict[str, Any], project_dir: str | None) -> tuple[dict[str, Any], str | None]:
-    """Hot path: reuse `cache` (kept in the session state) while the files' stamps are unchanged.
+def load_cached(cache: ConfigCache, project_dir: str | None) -> tuple[Config, str | None]:
+    """Hot path: reuse `cache` (kept in the session state) while the files' stamps are unchanged and
+    it holds every key this version has (a cache an older version wrote is read again).
 
     Returns the config and, when a file is bad, the error (that file is left out; the caller logs
     the error once: the cache remembers it so it is not logged again).
     """
     files = config_files(project_dir)
     stamp = _stamp([*files, paths.cliff_file()])
-    if cache.get("stamp") == stamp and isinstance(cache.get("values"), dict):
-        return cache["values"], None
+    values = cache.get("values")
+    if cache.get("stamp") == stamp and _whole(values):  # checked when it was read
+        return values, None
     values, errors = load_layers(project_dir)
     error = "; ".join(errors) or None
-    cache.clear()
     cache.update({"stamp": stamp, "values": values, "error": error})
     return values, error
+
+
+def _whole(values: object) -> TypeGuard[Config]:
+    """A config with every key of DEFAULTS (and perhaps a cliff), the tables' keys too."""
+    return (isinstance(values, dict) and values.keys() - {"cliff"} == DEFAULTS.keys()
+            and isinstance(values["notify"], dict) and values["notify"].keys() == DEFAULTS["notify"].keys()
+            and isinstance(values["otlp"], dict) and values["otlp"].keys() == DEFAULTS["otlp"].keys())
 
 
 def parse_cli_value(text: str) -> Any:
@@ -400,5 +414,5 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
 def _read_text(file: str) -> str:
     try:
         return paths.read_file(file, MAX_FILE_BYTES).decode("utf-8")
-    except paths.TooLarge:
+    except TooLarge:
         raise ValueError("too large") from None

@@ -9,6 +9,7 @@ import sys
 import time
 
 from session_watcher import paths
+from session_watcher.errors import ConfigError, StateRejected
 
 
 def _folder(path: str, want: int = 0o700) -> str:
@@ -250,7 +251,7 @@ def _cold_cache_line(session_id: str) -> str:
 
     try:  # read only: a file that cannot be used is quarantined under the session's lock, by a hook
         state = store.load(store.session_file(session_id), session_id, readonly=True)
-    except store.StateRejected as exc:
+    except StateRejected as exc:
         return f"guard      newest session: its state cannot be used ({exc}; the next hook run quarantines it)"
     except OSError:
         state = None
@@ -285,7 +286,7 @@ def report() -> tuple[list[str], bool]:
         config.load(os.getcwd())
         used = ", ".join(f for f in cfg_files if os.path.exists(f)) or "the defaults"
         lines.append(f"config     ok, {used}; folder {_folder(paths.config_dir())}")
-    except config.ConfigError as exc:
+    except ConfigError as exc:
         ok = False
         lines.append(f"config     ERROR {exc}")
     installs = _plugin_installs()

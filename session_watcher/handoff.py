@@ -23,7 +23,7 @@ from session_watcher.errors import UserError
 if TYPE_CHECKING:
     import argparse
 
-    from session_watcher.core.shapes import State
+    from session_watcher.core.shapes import Config, State
 
 MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) holds nothing the note needs
 
@@ -50,7 +50,7 @@ def digest(transcript: str | None) -> core.Digest:
     return d
 
 
-def build(state: State, cfg: dict[str, Any], now: float) -> dict[str, Any]:
+def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
     """The handoff document of a session state (brought up to date by the caller)."""
     q = quantities(state, cfg)
     if not q.get("bDefault"):
@@ -74,6 +74,20 @@ def build(state: State, cfg: dict[str, Any], now: float) -> dict[str, Any]:
             **priced}
 
 
+def add_parser(sub: Any) -> None:
+    """`handoff` in the CLI's parser tree."""
+    from session_watcher.commands import SESSION_HELP
+
+    s = sub.add_parser("handoff", description="Write the handoff of a session (what the work is, the files a restart "
+                                              "carries, its price) for the next fresh session of its project: /clear, "
+                                              "or a new session there, starts with it. " + SESSION_HELP + "; inside "
+                                              "Claude Code, the session it runs in.")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
+    s.add_argument("--session", metavar="ID", help="the same as SESSION")
+    s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd")
+    s.set_defaults(func=command)
+
+
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.commands import _target, session_state
     from session_watcher.core.text import clean
@@ -94,7 +108,7 @@ def command(ns: argparse.Namespace) -> int:
     return 0
 
 
-def usage_line(doc: dict[str, Any], cfg: dict[str, Any]) -> str:
+def usage_line(doc: dict[str, Any], cfg: Config) -> str:
     """How to use the handoff just saved, and its price, in one line."""
     from session_watcher.core.guard import dollars
     from session_watcher.core.render import human

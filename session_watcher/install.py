@@ -17,14 +17,16 @@ import time
 from typing import Any
 
 from session_watcher import paths
+from session_watcher.hooks.run import EVENTS as PLANS
 from session_watcher.state.atomic import user_file, write_atomic, write_user_file
 
-EVENTS = ("PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit",
-          "SessionEnd")
-# Synchronous hooks: UserPromptSubmit (its output is shown to the user: the guard, queued alerts) and
-# SessionEnd (print mode kills async hooks at exit; nothing waits on it but the exit). Every other
-# hook runs async: the agent does not wait for it, and it prints nothing (its output goes to the model).
-SYNC_EVENTS = ("UserPromptSubmit", "SessionEnd")
+# What is registered comes from the hook's own table (hooks.run.EVENTS): each event, and beside
+# SessionStart its `inject`. Synchronous: UserPromptSubmit (its output is shown to the user: the
+# guard, queued alerts), SessionEnd (print mode kills async hooks at exit; nothing waits on it but
+# the exit) and the inject. Every other hook runs async: the agent does not wait for it, and it
+# prints nothing (its output goes to the model).
+EVENTS = tuple(dict.fromkeys(name.split()[0] for name in PLANS))
+SYNC_EVENTS = tuple(name for name, plan in PLANS.items() if plan["sync"] and " " not in name)
 HOOK_TIMEOUT = 10
 STATUS_REFRESH = 15  # seconds: the prompt-cache countdown moves while the session is idle
 
@@ -138,16 +140,15 @@ def hook_entry(bin_dir: str, event: str, *extra: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "command", "command": os.path.join(bin_dir, "python"),
                              "args": ["-I", "-S", os.path.join(bin_dir, "session-watcher-hook"), event, *extra],
                              "timeout": HOOK_TIMEOUT}
-    if event not in SYNC_EVENTS and not extra:
+    if not PLANS[" ".join([event, *extra])]["sync"]:
         entry["async"] = True
     return entry
 
 
 def hook_entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
-    """(event, entry) of every hook: one per event, and SessionStart's synchronous `inject` (a fresh
-    session's pending handoff, as additional context: an async hook's output would come too late)."""
-    return [*((event, hook_entry(bin_dir, event)) for event in EVENTS),
-            ("SessionStart", hook_entry(bin_dir, "SessionStart", "inject"))]
+    """(event, entry) of every hook: one per row of the hook's table, SessionStart's synchronous
+    `inject` among them (a fresh session's pending handoff, as additional context)."""
+    return [(name.split()[0], hook_entry(bin_dir, *name.split())) for name in PLANS]
 
 
 def hook_key(hook: Any) -> str | None:

@@ -19,6 +19,8 @@ import os
 import stat
 import sys
 
+from session_watcher.core.errors import NotAFile, NotOurs, TooLarge
+
 APP = "session-watcher"
 
 # what a write that cannot happen says: a read-only disk or folder, a full disk, a quota; a reader
@@ -113,10 +115,6 @@ def log_file() -> str:
 
 def cache_dir() -> str:
     return _dirs()["cache"]
-
-
-class NotOurs(OSError):
-    """A folder we would write into is a symlink, not a folder, or someone else's: refused."""
 
 
 def _refuse(path: str, why: str) -> NotOurs:
@@ -232,13 +230,6 @@ def prune_quarantine(qdir: str, keep: int = QUARANTINE_KEEP, budget: int = QUARA
         os.close(fd)
 
 
-class NotAFile(OSError):
-    """A FIFO, socket, device, folder (or, where links are not followed, a link) where a regular
-    file belongs: never read or written. `kind`: 'fifo', 'socket', 'device', 'folder', 'symlink'."""
-
-    kind = "not-a-file"
-
-
 _KINDS = ((stat.S_ISFIFO, "fifo", "a FIFO"), (stat.S_ISSOCK, "socket", "a socket"),
           (stat.S_ISCHR, "device", "a character device"), (stat.S_ISBLK, "device", "a block device"),
           (stat.S_ISDIR, "folder", "a folder"), (stat.S_ISLNK, "symlink", "a symbolic link"))
@@ -289,10 +280,6 @@ def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, 
         os.close(fd)
         raise
     return fd, st
-
-
-class TooLarge(OSError):
-    """A file over the size its reader takes: not read (`read_file`)."""
 
 
 def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:

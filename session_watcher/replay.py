@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from session_watcher.state.prefetch import ForkedParser
 
 if TYPE_CHECKING:
-    from session_watcher.core.shapes import State
+    from session_watcher.core.shapes import Config, State
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
@@ -46,7 +46,7 @@ def transcript_cwd(path: str) -> str | None:
     return None
 
 
-def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
+def replay(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,
            subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None,
            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(final status document, one trace row per main-chain API call; empty without `with_trace`).
@@ -57,9 +57,9 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | N
     return status_document(state, cfg), trace
 
 
-def fold(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
+def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,
          subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None,
-         ) -> tuple[State, dict[str, Any], list[dict[str, Any]]]:
+         ) -> tuple[State, Config, list[dict[str, Any]]]:
     """(the state a finished transcript folds to, the config it was folded with, its trace rows): what
     `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
     path = os.path.abspath(transcript_path)
@@ -78,8 +78,8 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: dict[str, Any] | Non
     return state, cfg, trace
 
 
-def scratch_state(path: str, cwd: str | None = None, cfg: dict[str, Any] | None = None,
-                  ) -> tuple[State, dict[str, Any]]:
+def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None,
+                  ) -> tuple[State, Config]:
     """A new state for the transcript at `path` (absolute), placed in the folder it ran in, and the
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows)."""
     from session_watcher import config
@@ -98,7 +98,7 @@ def scratch_state(path: str, cwd: str | None = None, cfg: dict[str, Any] | None 
     return state, cfg
 
 
-def config_for(transcript: str, overrides: dict[str, Any]) -> dict[str, Any] | None:
+def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:
     """The transcript's effective config (as `replay` finds it) with `overrides` on top (`backtest
     --set`); None without overrides: `replay` then decides, as `session-watcher replay` does."""
     if not overrides:

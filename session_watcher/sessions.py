@@ -57,11 +57,12 @@ def _known() -> _Known:
 
 def _state_cursor(session_id: str) -> str | None:
     """The main transcript the session's state follows, as the hooks were told it (None: none)."""
+    from session_watcher.errors import StateRejected
     from session_watcher.state import store
 
     try:
         state = store.load(store.session_file(session_id), session_id, readonly=True)
-    except (store.StateRejected, OSError, ValueError):
+    except (StateRejected, OSError, ValueError):
         return None
     cursor = state["cursor"] if state is not None else None
     path = cursor.get("path") if isinstance(cursor, dict) else None

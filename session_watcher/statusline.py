@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot
 if TYPE_CHECKING:
     from typing import Any
 
-    from session_watcher.core.shapes import ContextSeen, State
+    from session_watcher.core.shapes import Config, ContextSeen, State
 
     Limits = dict[str, tuple[float, float | None]]  # rate_limits: window -> (percent used, resets_at)
     PlanSample = tuple[Limits, float | None, float]  # (rate limits, the client's cost, now)
@@ -166,10 +166,11 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     got = _refresh(session_id, (transcript, cwd, stated), seen, env, sample)
     if got is None:  # the lock is busy (a hook folds), or the disk is read-only: the state as saved
         from session_watcher import config
+        from session_watcher.core.errors import StateRejected
 
         try:
             state = shell.saved(session_id)
-        except (store.StateRejected, OSError):
+        except (StateRejected, OSError):
             state = None
         if state is None:
             return "○ session-watcher: waiting for the first hook"
@@ -196,15 +197,14 @@ def _observe_plan(ctx: Any, limits: Limits, cost: float | None, now: float) -> N
 
 
 def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen: ContextSeen, env: Any,
-             sample: PlanSample | None) -> tuple[State, dict[str, Any]] | None:
+             sample: PlanSample | None) -> tuple[State, Config] | None:
     """With the lock free at once: record what the status line was told (the window, the model, a
     subscriber's plan use, and before any hook ran where the session runs: `where` is the payload's
     transcript, cwd and project folder), fold new lines, save. None when the lock is busy or cannot
     be had (a read-only disk)."""
-    from session_watcher.paths import WRITE_FAILS, NotOurs
+    from session_watcher.core.errors import LockTimeout, NotOurs, StateTooLarge
+    from session_watcher.paths import WRITE_FAILS
     from session_watcher.state import session, shell
-    from session_watcher.state.lock import LockTimeout
-    from session_watcher.state.store import StateTooLarge
 
     transcript, cwd, stated_project = where
     start = time.monotonic()

@@ -74,10 +74,10 @@ def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 # modules that start no process, browser or server and read only small fixtures. A module joins by
 # name here; its tests get the `quick` marker.
 QUICK_MODULES = frozenset({
-    "test_backtest", "test_config", "test_dirs", "test_engine", "test_eoq", "test_fastjson", "test_gate",
-    "test_guard", "test_health", "test_iterations", "test_meter", "test_model_v2", "test_notifier_throttle",
-    "test_paths", "test_pathstore", "test_reader", "test_render", "test_replay_fast_path", "test_report_fast_path",
-    "test_sessions", "test_shapes", "test_tail", "test_transcript", "test_warmth",
+    "test_backtest", "test_config", "test_dirs", "test_engine", "test_eoq", "test_errors", "test_fastjson",
+    "test_gate", "test_guard", "test_health", "test_hook_events", "test_iterations", "test_meter", "test_model_v2",
+    "test_notifier_throttle", "test_paths", "test_pathstore", "test_reader", "test_render", "test_replay_fast_path",
+    "test_report_fast_path", "test_sessions", "test_shapes", "test_tail", "test_transcript", "test_warmth",
 })
 
 

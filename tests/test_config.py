@@ -165,3 +165,41 @@ def test_hooks_with_a_bad_config_use_defaults_and_log_once(tmp_path: Path) -> No
     f.write_text("bp_red = 0.5\n")
     hook("Stop", payload("cfg", t))
     assert load_state("cfg")["config"]["values"]["bp_red"] == 0.5
+
+
+def test_the_settled_config_has_every_key_of_its_type() -> None:
+    """merge, load and load_cached give the one typed config (core/shapes.py `Config`): its keys and
+    its tables' keys, nothing else."""
+    from session_watcher.core import shapes
+
+    def keys(td: object) -> set[str]:
+        return set(td.__required_keys__) | set(td.__optional_keys__)  # type: ignore[attr-defined]
+
+    assert set(config.DEFAULTS) == keys(shapes.Config) - {"cliff"}
+    assert set(config.DEFAULTS["notify"]) == keys(shapes.NotifyConfig)
+    assert set(config.DEFAULTS["otlp"]) == keys(shapes.OtlpConfig)
+    loaded = config.load(None)
+    assert set(loaded) == keys(shapes.Config)  # the loader adds the cliff
+    assert set(loaded["cliff"]) <= keys(shapes.Cliff)
+    assert set(config.merge({"notify": {"remind_min": 3}})["notify"]) == keys(shapes.NotifyConfig)
+
+
+def test_a_cached_config_missing_a_key_is_read_again() -> None:
+    """A state's cached config that lacks a key this version has (written by an older one) is not
+    used as it is: the files are read again, and the cache rewritten whole."""
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("notify_dwell = 4\n")
+    cache: dict[str, object] = {}
+    cfg, error = config.load_cached(cache, None)  # type: ignore[arg-type]
+    assert (cfg["notify_dwell"], error) == (4, None)
+    stale = {**cache["values"]}  # type: ignore[dict-item]
+    del stale["otlp"]
+    stale["notify_dwell"] = 9  # what the older version had cached
+    cache["values"] = stale
+    again, _ = config.load_cached(cache, None)  # type: ignore[arg-type]
+    assert again["notify_dwell"] == 4
+    assert "otlp" in again
+    assert "otlp" in cache["values"]  # type: ignore[operator]
+    cache["values"] = {**again, "notify_dwell": 7}  # whole and stamped alike: used as it is
+    assert config.load_cached(cache, None)[0]["notify_dwell"] == 7  # type: ignore[arg-type]

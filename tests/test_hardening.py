@@ -425,7 +425,7 @@ def test_attack6_serve_survives_50_idle_connections(root: Path) -> None:
 
 def test_attack6_serve_stops_when_idle_and_a_leaving_client_prints_nothing(root: Path) -> None:
     tr = small_transcript(root)
-    code = "import sys; from session_watcher.reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; from session_watcher.cli import main; sys.exit(main(['report', 'session', *sys.argv[1:]]))"
     proc = subprocess.Popen([sys.executable, "-c", code, str(tr), "--serve", "--idle-minutes", "0.02"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(fs.REPO),
                             env=fs.env_for(root))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from session_watcher import cli as sw_cli
 from session_watcher import notifier
 from session_watcher.notifier import busprobe, child_argv, cli, deliver
 from tests.statefile import sessions_dir
@@ -413,10 +414,10 @@ class TestRealServer:
                 monkeypatch.setenv(key, value)
         monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
         monkeypatch.chdir(tmp_path)
-        assert cli.main(["notify", "--test", "--channel", "desktop"]) == 0
+        assert sw_cli.main(["notify", "--test", "--channel", "desktop"]) == 0
         assert capsys.readouterr().out == "desktop: delivered\n"
         assert desktop.notifications()[0]["summary"].startswith("Test: This session now costs more than a fresh start")
-        assert cli.main(["notify", "--test", "--channel", "desktop"]) == 0  # a second test replaces the first
+        assert sw_cli.main(["notify", "--test", "--channel", "desktop"]) == 0  # a second test replaces the first
         capsys.readouterr()
         wait_for(lambda: len(desktop.notifications()) == 2, 10, "the second sample at dunst")
         first, second = desktop.notifications()
@@ -565,13 +566,13 @@ class TestFallback:
                 monkeypatch.setenv(key, value)
         monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
         monkeypatch.chdir(tmp_path)
-        assert cli.main(["--test"]) == 0
+        assert sw_cli.main(["notify", "--test"]) == 0
         out = capsys.readouterr().out.splitlines()
         assert out[0] == "desktop: not reachable (no notification server on the session bus)"
         assert out[1] == "message: ok, inside Claude Code the hook shows:"
         assert out[-1] == "alerts reach you through: message (the fallback)"
-        assert cli.main(["--test", "--channel", "desktop"]) == 1
-        assert cli.main(["--test", "--channel", "message"]) == 0
+        assert sw_cli.main(["notify", "--test", "--channel", "desktop"]) == 1
+        assert sw_cli.main(["notify", "--test", "--channel", "message"]) == 0
         assert cli.doctor_lines()[-1] == "desktop    unreachable; alerts go to the fallback channel: message"
 
     def test_frozen_server_child_ends_by_deadline(self, desktop: Desktop) -> None:

@@ -107,13 +107,13 @@ def test_the_trigger_spawns_when_the_heartbeat_is_stale_and_not_otherwise(tmp_pa
             stamp.unlink()
         spawned = []
         try:
-            pid = trigger.due(otlp, "PostToolUse", "inproc", time.time(), dict(os.environ))
+            pid = trigger.due(otlp, False, "inproc", time.time(), dict(os.environ))
             assert pid is not None
             spawned.append(pid)
-            assert trigger.due(otlp, "PostToolUse", "inproc", time.time(), dict(os.environ)) is None  # just marked
+            assert trigger.due(otlp, False, "inproc", time.time(), dict(os.environ)) is None  # just marked
             assert r.wait(lambda rv: bool(rv.points("session_watcher.calls")), 60)
             assert exporters() == [pid]
-            flush = trigger.due(otlp, "SessionEnd", "inproc", time.time(), dict(os.environ))
+            flush = trigger.due(otlp, True, "inproc", time.time(), dict(os.environ))
             assert flush is not None
             spawned.append(flush)
         finally:

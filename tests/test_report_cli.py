@@ -15,7 +15,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from session_watcher.reports.cli import build_parser, json_args, main
+from session_watcher.cli import build_parser
+from session_watcher.cli import main as sw_main
+from session_watcher.reports.cli import json_args
 from tests.test_report_fixtures import copy_fixtures
 from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
 
@@ -33,7 +35,7 @@ def env_for(tmp: Path) -> dict[str, str]:
 
 def report(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "session_watcher.reports.cli", *args],
+        [sys.executable, "-m", "session_watcher", "report", *args],
         capture_output=True,
         text=True,
         env=env_for(tmp),
@@ -139,7 +141,7 @@ def test_empty_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     """No transcripts anywhere: a report that says so, exit 0."""
     monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nothing"))
-    assert main(["--json"]) == 0
+    assert sw_main(["report", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["sessions"] == []
     assert doc["coldStarts"] == 0
@@ -230,7 +232,8 @@ def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
 def test_the_json_forms_read_as_argparse_reads_them(argv: list[str]) -> None:
     quick = json_args(argv)
     assert quick is not None
-    assert vars(quick) == vars(build_parser().parse_args(argv))
+    assert vars(quick) == {k: v for k, v in vars(build_parser("report").parse_args(["report", *argv])).items()
+                           if k != "func"}
 
 
 @pytest.mark.parametrize(
@@ -257,8 +260,8 @@ def test_other_forms_are_left_to_argparse(argv: list[str]) -> None:
 def test_report_json_for_a_program_loads_no_argparse(tmp_path: Path) -> None:
     """What a program runs (stdout not a terminal): the JSON, without argparse's imports."""
     copy_fixtures(tmp_path / "claude")
-    code = ("import sys\nfrom session_watcher.reports.cli import main\n"
-            "rc = main(['--json', '--index', sys.argv[1]])\n"
+    code = ("import sys\nfrom session_watcher.cli import main\n"
+            "rc = main(['report', '--json', '--index', sys.argv[1]])\n"
             "print('argparse' in sys.modules, 'shutil' in sys.modules, file=sys.stderr)\nsys.exit(rc)\n")
     r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "i.sqlite3")], capture_output=True, text=True,
                        env=env_for(tmp_path), cwd=tmp_path, timeout=120, check=False)

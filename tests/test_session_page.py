@@ -208,7 +208,7 @@ def test_window_from_status_and_model() -> None:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from session_watcher.reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; from session_watcher.cli import main; sys.exit(main(['report', 'session', *sys.argv[1:]]))"
     return subprocess.run(
         [sys.executable, "-c", code, *args], check=False, capture_output=True, text=True, cwd=REPO, env=env, timeout=120
     )

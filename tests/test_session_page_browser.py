@@ -264,7 +264,7 @@ def test_live_view_moves(page: Page, tmp_path: Path) -> None:
     cut = next(i for i, ln in enumerate(src) if "compact_boundary" in ln)
     tr = tmp_path / S258.name
     tr.write_text("".join(src[: cut // 2]))
-    code = "import sys; from session_watcher.reports.session_cli import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; from session_watcher.cli import main; sys.exit(main(['report', 'session', *sys.argv[1:]]))"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(tr), "--serve"],

@@ -157,8 +157,7 @@ def test_version_is_one_and_printed() -> None:
 def _parsers() -> list[tuple[str, object]]:
     import argparse
 
-    from session_watcher.cli import _parser
-    from session_watcher.reports.cli import build_parser
+    from session_watcher.cli import build_parser
 
     out: list[tuple[str, object]] = []
 
@@ -169,8 +168,11 @@ def _parsers() -> list[tuple[str, object]]:
                 for sub_name, sub in action.choices.items():
                     walk(f"{name} {sub_name}", sub)
 
-    walk("session-watcher", _parser())
-    walk("report", build_parser())
+    from session_watcher.cli import COMMANDS
+
+    walk("session-watcher", build_parser())  # the listing
+    for command in COMMANDS:  # each command's part of the tree, `report session` included
+        walk("session-watcher", build_parser(command))
     return out
 
 

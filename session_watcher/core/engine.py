@@ -15,12 +15,12 @@ from session_watcher.core.eoq import cache_lifetime, quantities
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
-    from typing import Any
 
     from session_watcher.core.shapes import (
         Alert,
         CallEvent,
         CallUsage,
+        Config,
         Engine,
         Event,
         LedgerEntry,
@@ -140,7 +140,7 @@ def _set_path_tokens(state: State, entry: PathEntry) -> int:
     return delta
 
 
-def apply_globs(state: State, cfg: Mapping[str, Any]) -> None:
+def apply_globs(state: State, cfg: Config) -> None:
     """Re-decide inclusion for every path when the include/exclude globs changed (the state keeps
     their digest, `core.paths.globs_key`)."""
     e = state["engine"]
@@ -277,7 +277,7 @@ def _settle(state: State, d_l: int) -> int:
     return left
 
 
-def on_call(state: State, cfg: Mapping[str, Any], call: CallEvent) -> list[Alert]:
+def on_call(state: State, cfg: Config, call: CallEvent) -> list[Alert]:
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate."""
     _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h, detail = call
     written = (cw, cw5m, cw1h)
@@ -333,7 +333,7 @@ def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
         t["warmWrite"] += cw
 
 
-def _expired(e: Engine, cfg: Mapping[str, Any], ts: float | None) -> float | None:
+def _expired(e: Engine, cfg: Config, ts: float | None) -> float | None:
     """The idle gap before a call at `ts` when the cache expired during it (the segment's last call
     wrote at a TTL class shorter than the gap), else None."""
     if ts is None or e["lastTs"] is None or not e["segCalls"]:
@@ -343,13 +343,13 @@ def _expired(e: Engine, cfg: Mapping[str, Any], ts: float | None) -> float | Non
     return None if life is None or gap <= life else gap
 
 
-def _advised(state: State, cfg: Mapping[str, Any]) -> Quantities | None:
+def _advised(state: State, cfg: Config) -> Quantities | None:
     """The state's figures when a cold return now is advice to restart (x >= guard_x), else None."""
     q = quantities(state, cfg)
     return q if q["x"] is not None and q["x"] >= cfg["guard_x"] else None
 
 
-def cold_return_due(state: State, cfg: Mapping[str, Any], ts: float | None) -> Quantities | None:
+def cold_return_due(state: State, cfg: Config, ts: float | None) -> Quantities | None:
     """The figures of the state when a call at time `ts` would be a cold return the advice speaks
     of (the cache expired since the segment's last call, and x >= guard_x), else None. Judged on the
     state before the call, as `_cold_return` judges it; the backtest's closed loop asks it too, to
@@ -357,7 +357,7 @@ def cold_return_due(state: State, cfg: Mapping[str, Any], ts: float | None) -> Q
     return None if _expired(state["engine"], cfg, ts) is None else _advised(state, cfg)
 
 
-def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None, call_model: str | None,
+def _cold_return(state: State, cfg: Config, ts: float | None, call_model: str | None,
                  written: tuple[int, int, int]) -> list[Alert]:
     """The advice's second trigger, judged before the call that follows an idle gap: the cache
     expired meanwhile, so this call re-writes all of L, while a fresh session would write only
@@ -395,7 +395,7 @@ def _cold_return(state: State, cfg: Mapping[str, Any], ts: float | None, call_mo
     return [alert]
 
 
-def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
+def _bills_and_gate(state: State, cfg: Config) -> list[Alert]:
     e = state["engine"]
     q = quantities(state, cfg)
     rent = q["burnRate"] or 0.0
@@ -435,7 +435,7 @@ def _bills_and_gate(state: State, cfg: Mapping[str, Any]) -> list[Alert]:
     return alerts
 
 
-def bill_counted(e: Engine, cfg: Mapping[str, Any]) -> bool:
+def bill_counted(e: Engine, cfg: Config) -> bool:
     """The gate's bill condition: a bill cycle of this segment completed during the deep-water dwell
     or in the `bill_lookback` calls before it began (0: during the dwell, the v2 rule; a lookback as
     long as the segment: any since the segment, or the restart, began)."""
@@ -477,7 +477,7 @@ def _call_usage(ev: CallEvent) -> CallUsage:
             "iter": [[other, s[1], s[4], s[5]] for other, s in others]}
 
 
-def fold(state: State, events: Iterable[Event], cfg: Mapping[str, Any], paths: Resolved = ({}, {}), *,
+def fold(state: State, events: Iterable[Event], cfg: Config, paths: Resolved = ({}, {}), *,
          sidechain_file: bool = False, call_hook: CallHook | None = None) -> list[Alert]:
     """Apply events in order; return the alerts that fired. `paths`: the shell's answers for the
     paths the events name (`Resolved`). `sidechain_file`: a subagent transcript, whose calls count

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from session_watcher.core.shapes import Lamp, Quantities, State
+    from session_watcher.core.shapes import Config, Lamp, Quantities, State
 
 G_MIN = 100.0  # tokens per call: floor of the growth rate
 MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dhat = sqrt(2)
@@ -178,7 +178,7 @@ def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None) -> float | 
     return TTL_SECONDS[ttl]
 
 
-def session_c_ratio(state: State, cfg: Mapping[str, Any]) -> float:
+def session_c_ratio(state: State, cfg: Config) -> float:
     """The config's cRatio, else the model's cache-write / cache-read price for the TTL class seen."""
     override = cfg.get("cRatio")
     if override:
@@ -186,7 +186,7 @@ def session_c_ratio(state: State, cfg: Mapping[str, Any]) -> float:
     return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
 
 
-def quantities(state: State, cfg: Mapping[str, Any]) -> Quantities:
+def quantities(state: State, cfg: Config) -> Quantities:
     """Every figure of the cost model for the state as it stands (None where not valid yet)."""
     e = state["engine"]
     floor = e["floor"]

@@ -9,6 +9,8 @@ parser, same output as `json.dumps(obj, separators=(",", ":"))`, a tenth of the 
 
 from __future__ import annotations
 
+from session_watcher.core.errors import JSONError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -19,10 +21,6 @@ except ImportError:  # pragma: no cover - not CPython
     _json = None  # type: ignore[assignment]
 
 _WS = " \t\n\r"
-
-
-class JSONError(ValueError):
-    """Not a JSON document (also raised for bytes that are not UTF-8)."""
 
 
 def _constant(name: str) -> float:

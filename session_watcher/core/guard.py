@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
+    from session_watcher.core.shapes import Config
+
 GUARD_X = 1.0  # the cold-return trigger when a config lacks `guard_x` (the same as config.DEFAULTS)
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
 MODES = ("ask", "warn", "off")  # config.GUARD_MODES; "block", the name "ask" had before, is read as "ask"
@@ -44,7 +46,7 @@ def _prompt_cache(pc: object, last: float) -> Mapping[str, Any] | None:
     return pc
 
 
-def cold_cache(state: Mapping[str, Any], cfg: Mapping[str, Any], now: float | None) -> dict[str, Any] | None:
+def cold_cache(state: Mapping[str, Any], cfg: Config, now: float | None) -> dict[str, Any] | None:
     """{source, ttl, lifetimeSeconds, lastCallTs, idleSeconds, expiresAt, cold}; None when it cannot
     tell (no call yet, no cache write seen). `now` None: the figures that need a clock are None."""
     e, ctx = state["engine"], state["context"]
@@ -73,14 +75,16 @@ def cold_cache(state: Mapping[str, Any], cfg: Mapping[str, Any], now: float | No
     source = "ttl" if lifetime == TTL_SECONDS[ttl] else "cliff"
     out.update(source=source, lifetimeSeconds=lifetime, expiresAt=last + lifetime)
     if source == "cliff":  # the returns the inference rests on, for its words
-        out["evidence"] = ((cfg.get("cliff") or {}).get("evidence") or {}).get(ttl)
+        cliff = cfg.get("cliff")
+        evidence = cliff.get("evidence") if cliff else None
+        out["evidence"] = evidence.get(ttl) if evidence else None
     if idle is not None:
         out["cold"] = idle > lifetime
     return out
 
 
 def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, Any],
-           cfg: Mapping[str, Any]) -> dict[str, Any] | None:
+           cfg: Config) -> dict[str, Any] | None:
     """The figures of the warning for a cold cache (`cold` from `cold_cache`); None without an L.
 
     What the next prompt re-writes is the last call's whole context, what it read and what it wrote

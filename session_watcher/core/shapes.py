@@ -261,6 +261,65 @@ class GuardMarks(TypedDict, total=False):
     blocked: list[Any]  # the same and the prompt's key
 
 
+# ----------------------------------------------------------------------------- the config (session_watcher.config)
+
+
+class NotifyConfig(TypedDict):
+    """`[notify]`: how alerts reach the user (notifier, notifier.throttle)."""
+
+    channels: list[Literal["desktop", "terminal", "message"]]
+    fallback: Literal["desktop", "terminal", "message", "none"]
+    remind_min: float  # minutes between two alerts of a segment; 0: no limit
+
+
+class OtlpConfig(TypedDict):
+    """`[otlp]`: the OpenTelemetry export (docs/otlp.md); "" / empty: from OTEL_* or Claude Code's settings."""
+
+    enabled: bool | Literal["auto"]  # "auto": when Claude Code's own telemetry is on
+    endpoint: str
+    protocol: Literal["", "http/protobuf", "http/json"]
+    headers: dict[str, str]
+    interval: float  # seconds between exports while a session is live
+    timeout: float  # seconds one request may take
+    resource_attributes: dict[str, str | int | float | bool]
+    project: bool  # name the project (its folder's name) in the figures
+    events: bool  # send the advice events too
+
+
+# the TTL cliffs `report` inferred ({"5m": s, "1h": s}, None where the evidence was too thin) and the
+# returns each rests on ({class: [returns below, cold of them, returns above, cold of them]})
+Cliff = TypedDict("Cliff", {"5m": float | None, "1h": float | None, "evidence": NotRequired[dict[str, list[int]]]})
+
+
+class Config(TypedDict):
+    """The effective config, settled once: the defaults with the user's file, then the project's, on
+    top, every value checked (config.load, config.merge, config.load_cached). Keys as in the TOML."""
+
+    include: list[str]  # globs of paths a restart carries although the work did not read them
+    exclude: list[str]  # globs of paths it never carries
+    cRatio: float | None  # cache write / cache read price; None: from the model and the TTL class
+    bp_amber: float  # the gate: deep water from this bill progress on (docs/model.md)
+    bp_red: float
+    notify_dwell: int  # calls in deep water before the gate alerts
+    bill_lookback: int  # calls before the dwell in which a completed bill cycle still counts
+    backstop_base: float
+    guard_x: float  # a cold return advises a restart from this x on
+    notify: NotifyConfig
+    guard: Literal["ask", "warn", "off"]  # the cold-cache guard on each prompt ("block" is read as "ask")
+    handoff_stale_min: float  # minutes a pending handoff waits for a fresh session
+    otlp: OtlpConfig
+    cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
+
+
+class ConfigCache(TypedDict, total=False):
+    """The config as a session's state keeps it (`state["config"]`, config.load_cached): the files'
+    stamps it was read at, the values, and the error of a file left out (logged once)."""
+
+    stamp: list[Any]  # [[file, mtime_ns, size], ...], the cliff file's last
+    values: Config
+    error: str | None
+
+
 class State(TypedDict):
     """A session's state file (state.store), schema `engine.SCHEMA`."""
 
@@ -277,7 +336,7 @@ class State(TypedDict):
     alerts: list[Alert]
     tools: Tools
     context: Context
-    config: dict[str, object]
+    config: ConfigCache  # the effective config and the stamps of its files (config.load_cached)
     bad: int
     rev: int
     shards: dict[str, int]  # path-map shard number -> revision (state.pathstore)

@@ -8,13 +8,15 @@ shared with the status line and the CLI), stdlib os; nothing else unless needed.
 
 The transcript is the only source of the state: a hook is a signal to fold what is new, so the
 client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
-last call) cannot change what the state becomes. Every event but UserPromptSubmit and SessionEnd is
+last call) cannot change what the state becomes. What differs from event to event is one table,
+EVENTS (an event's row: its `Plan`), read by one flow (`main` -> `run` -> `_locked` ->
+`_deliver_and_save`). Every event but UserPromptSubmit, SessionEnd and the SessionStart inject is
 registered `"async": true` (the agent does not wait) and prints nothing, because an async hook's
 output goes to the model; its alerts go to the desktop, and what must be printed (the `message` and
-`terminal` channels) is queued in the state (`outbox`) for UserPromptSubmit (PRINT_EVENTS), whose
-output reaches the user only. The async Stop hook first waits, bounded, for the turn's last API call
-to be written; SessionEnd runs synchronously (print mode kills async hooks at exit) and folds the
-rest, so a session's state is complete when the client exits.
+`terminal` channels) is queued in the state (`outbox`) for UserPromptSubmit, whose output reaches
+the user only. The async Stop hook first waits, bounded, for the turn's last API call to be
+written; SessionEnd runs synchronously (print mode kills async hooks at exit) and folds the rest,
+so a session's state is complete when the client exits.
 """
 
 from __future__ import annotations
@@ -25,10 +27,27 @@ import time
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, Literal, TypedDict
 
-    from session_watcher.core.shapes import Alert, State
+    from session_watcher.core.shapes import Alert, Config, State
     from session_watcher.state.shell import Session
+
+    class Plan(TypedDict):
+        """What the hook does for one event: a row of EVENTS."""
+
+        sync: bool  # registered synchronous (session_watcher/hooks/hooks.json, install.py): the client waits for it
+        run: Literal["fold", "inject"]  # inject: the pending handoff as additionalContext; no fold, no lock
+        lock: float  # seconds to wait for the session lock (busy: the new lines are left for the next run)
+        turnEnd: bool  # first wait, bounded and without the lock, for the turn's last API call line
+        peek: bool  # first read the saved state without the lock: warm and current needs no fold at all
+        budgetAtLock: bool  # the fold's time budget starts once the lock is held, not at the start
+        subagents: bool  # fold the session's subagent transcripts too, not only the payload's agent one
+        apply: Callable[[State, dict[str, Any]], None] | None  # what the payload says, once caught up
+        guard: bool  # the cold-cache guard speaks before the prompt is sent
+        prints: bool  # its output reaches the user (synchronous); else it is queued for the next that prints
+        saveAlways: bool  # False: the state is written only when the run changed it
+        flush: bool  # the session is over: the OTLP exporter sends its figures now
 
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
@@ -45,22 +64,73 @@ MAX_STDIN = 64 << 20
 OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
 NEWS_CALLS = 5  # an alert fired further back than this many calls is history (a first fold, a rebuild)
 
-PRINT_EVENTS = ("UserPromptSubmit",)  # registered synchronous, and their output is shown to the user
-# the turn's last call must be in the fold: wait for its line. Not SessionEnd: it is synchronous (the
-# exit waits for it), and by then the line is written (print mode's Stop saw it 30 of 30 times)
-ENDS = ("Stop",)
+
+def _session_start(state: State, payload: dict[str, Any]) -> None:
+    """What a SessionStart payload says that the transcript does not (yet): a compaction or /clear
+    starts a segment, the model, and on a resume whether the client thinks the cache expired."""
+    from session_watcher.core import engine
+
+    source = payload.get("source")
+    if source == "compact":
+        engine.on_compaction(state, from_hook=True)
+        return
+    if source == "clear":
+        if state["engine"]["segCalls"]:
+            engine.new_segment(state)
+        return
+    from session_watcher.core.transcript import model_name
+
+    model = model_name(payload.get("model"))  # a short string or nothing (the state's cap)
+    if model:
+        state["context"]["modelId"] = model
+    expired = payload.get("prompt_cache_likely_expired")
+    if source == "resume" and isinstance(expired, bool):  # for the cold-cache guard
+        seconds = payload.get("seconds_since_last_response")
+        state["context"]["resume"] = {
+            "expired": expired, "at": time.time(), "lastTs": state["engine"]["lastTs"],
+            "seconds": seconds if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None}
+
+
+# An event not listed (PreToolUse, PreCompact, ...: not registered, but a user may) is folded as FOLD.
+FOLD: Plan = {"sync": False, "run": "fold", "lock": LOCK_TIMEOUT, "turnEnd": False, "peek": False,
+              "budgetAtLock": False, "subagents": False, "apply": None, "guard": False, "prints": False,
+              "saveAlways": True, "flush": False}
+# Every hook the plugin (its hooks.json) and install.py register, `hook EVENT [inject]` -> its plan
+# (install.py registers exactly these; tests/test_hook_events.py holds hooks.json to them).
+EVENTS: dict[str, Plan] = {
+    "PostToolUse": FOLD,
+    "PostToolUseFailure": FOLD,
+    # the turn's last call must be in the fold: wait for its line, then for a busy neighbour
+    "Stop": {**FOLD, "turnEnd": True, "lock": STOP_LOCK_TIMEOUT, "subagents": True},
+    # a subagent's own file, and a compaction agent's (listed in the session's subagents folder)
+    "SubagentStop": {**FOLD, "subagents": True},
+    "SessionStart": {**FOLD, "subagents": True, "apply": _session_start},
+    # at every start: the project's pending handoff, which must reach the first request (an async
+    # hook's output would come with the next one, as a bare system message)
+    "SessionStart inject": {**FOLD, "sync": True, "run": "inject", "lock": 0.0, "prints": True},
+    # the prompt waits for the guard's line, which is shown to the user with what async hooks queued;
+    # a prompt on a current state writes nothing
+    "UserPromptSubmit": {**FOLD, "sync": True, "lock": PROMPT_LOCK_TIMEOUT, "peek": True, "budgetAtLock": True,
+                         "guard": True, "prints": True, "saveAlways": False},
+    # print mode kills async hooks at exit, and waits for this one: it folds what is left. Its output
+    # is queued like an async hook's (nothing of the session follows to show it). No wait for the
+    # turn's end: by then the line is written (print mode's Stop saw it 30 of 30 times)
+    "SessionEnd": {**FOLD, "sync": True, "lock": SESSION_END_LOCK_TIMEOUT, "subagents": True, "flush": True},
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else ""
     try:
-        if argv[1:2] == ["inject"]:  # the synchronous SessionStart hook: the pending handoff, no fold
+        raw = sys.stdin.buffer.read(MAX_STDIN)
+        plan = EVENTS.get(" ".join(argv[:2]))  # `SessionStart inject` has a row of its own
+        if plan is not None and plan["run"] == "inject":
             from session_watcher.hooks.inject import run as inject
 
-            out = inject(sys.stdin.buffer.read(MAX_STDIN))
+            out = inject(raw)
         else:
-            out = run(event, sys.stdin.buffer.read(MAX_STDIN))
+            out = run(event, raw)
         if out:
             from session_watcher.core.fastjson import dumps
 
@@ -89,28 +159,26 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     session_id, transcript, cwd = shell.payload_inputs(payload)
     if session_id is None:
         return None
-    event = event or str(payload.get("hook_event_name") or "")
+    plan = EVENTS.get(event or str(payload.get("hook_event_name") or ""), FOLD)
 
-    from session_watcher.state.lock import LockTimeout
+    from session_watcher.core.errors import LockTimeout
 
-    lock_timeout = LOCK_TIMEOUT
-    if event in ENDS and transcript:
+    lock_timeout = plan["lock"]
+    if plan["turnEnd"] and transcript:
         from session_watcher.state.tail import wait_turn_end
 
         wait_turn_end(transcript, start + STOP_WAIT)
-        start, lock_timeout = time.monotonic(), STOP_LOCK_TIMEOUT
-    elif event == "SessionEnd":
-        lock_timeout = SESSION_END_LOCK_TIMEOUT
-    if event == "UserPromptSubmit":
+        start = time.monotonic()
+    if plan["peek"]:
         wait = _prompt_lock_timeout(_warm_and_nothing_queued(session_id), transcript)
         if wait is None:
             return None
         lock_timeout = wait
     try:
         with shell.open_session(session_id, lock_timeout, log_once) as opened:
-            if event == "UserPromptSubmit":  # the fold's budget starts once the lock is held
+            if plan["budgetAtLock"]:
                 start = time.monotonic()
-            return _locked(opened, event, payload, transcript, cwd, start)
+            return _locked(opened, plan, payload, transcript, cwd, start)
     except LockTimeout:
         if lock_timeout:
             log_once("lock", f"session lock busy over {lock_timeout} s: new lines left for the next run")
@@ -123,7 +191,7 @@ def log_once(key: str, message: str) -> None:
     write(key, message)
 
 
-def _locked(opened: Session, event: str, payload: dict[str, Any], transcript: str | None, cwd: str | None,
+def _locked(opened: Session, plan: Plan, payload: dict[str, Any], transcript: str | None, cwd: str | None,
             start: float) -> dict[str, Any] | None:
     from session_watcher.state import session
     from session_watcher.state.shell import usable_path
@@ -131,7 +199,7 @@ def _locked(opened: Session, event: str, payload: dict[str, Any], transcript: st
     opened.place(cwd)
     cfg = opened.config()
     subs: list[str] = []
-    if event in ("Stop", "SubagentStop", "SessionStart", "SessionEnd") and transcript:
+    if plan["subagents"] and transcript:
         subs = session.subagent_files(transcript, opened.id)
     agent_path = payload.get("agent_transcript_path")
     if isinstance(agent_path, str) and usable_path(agent_path) and agent_path not in subs:
@@ -142,12 +210,12 @@ def _locked(opened: Session, event: str, payload: dict[str, Any], transcript: st
     held = _hold_termination()
     try:
         moved = opened.state["cursor"] != cursor_before
-        return _deliver_and_save(opened, cfg, event, payload, (alerts, caught_up, moved), trace)
+        return _deliver_and_save(opened, cfg, plan, payload, (alerts, caught_up, moved), trace)
     finally:
         _release_termination(held)
 
 
-def _deliver_and_save(opened: Session, cfg: dict[str, Any], event: str, payload: dict[str, Any],
+def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[str, Any],
                       folded: tuple[list[Alert], bool, bool], trace: list[dict[str, Any]] | None,
                       ) -> dict[str, Any] | None:
     """Deliver what the fold found, save, write the trace: one step as far as the client's SIGTERM goes."""
@@ -156,10 +224,11 @@ def _deliver_and_save(opened: Session, cfg: dict[str, Any], event: str, payload:
     alerts, caught_up, moved = folded  # moved: the fold advanced the cursor
     state = opened.state
     said = None
-    if caught_up:
-        _apply_event(state, event, payload)
+    apply = plan["apply"]
+    if caught_up and apply is not None:
+        apply(state, payload)
     marked = False
-    if event == "UserPromptSubmit" and caught_up:
+    if plan["guard"] and caught_up:
         said, marked = _prompt_guard(state, cfg, payload)
     for alert in state["alerts"]:  # fired during a status-line fold, which cannot deliver them
         if alert.pop("pending", False):
@@ -182,7 +251,7 @@ def _deliver_and_save(opened: Session, cfg: dict[str, Any], event: str, payload:
         out = notifier.dispatch(alerts, cfg["notify"])
     queued = state.pop("outbox", None)
     queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
-    if event in PRINT_EVENTS:  # the guard's line first, then what async hooks queued, then this run's
+    if plan["prints"]:  # the guard's line first, then what async hooks queued, then this run's
         marked = marked or bool(queued)
         out = _merge([said, *queued, out])
     else:  # printed by an async hook it would go to the model: the next synchronous hook prints it
@@ -191,7 +260,7 @@ def _deliver_and_save(opened: Session, cfg: dict[str, Any], event: str, payload:
             out = None
         if queued:
             state["outbox"] = queued
-    if event != "UserPromptSubmit" or opened.fresh or marked or moved:
+    if plan["saveAlways"] or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
     if trace:
         session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
@@ -201,7 +270,7 @@ def _deliver_and_save(opened: Session, cfg: dict[str, Any], event: str, payload:
         from session_watcher.otlp import trigger
 
         if trigger.on(otlp, os.environ):
-            trigger.due(otlp, event, opened.id, time.time(), os.environ)
+            trigger.due(otlp, plan["flush"], opened.id, time.time(), os.environ)
     return out
 
 
@@ -272,11 +341,12 @@ def _warm_and_nothing_queued(session_id: str) -> State | None:
     takes the locked path. Read as every reader reads a state (state.store: no symlink, bounded,
     this schema and shape), without the lock and without moving anything: a file that cannot be
     used is the locked path's to quarantine."""
+    from session_watcher.core.errors import StateRejected
     from session_watcher.state import store
 
     try:
         doc = store.load(store.session_file(session_id), session_id, readonly=True)
-    except (store.StateRejected, OSError):
+    except (StateRejected, OSError):
         return None
     if doc is None or doc.get("outbox"):
         return None
@@ -296,7 +366,7 @@ def _warm_and_nothing_queued(session_id: str) -> State | None:
     return doc if got is not None and got["cold"] is False else None
 
 
-def _prompt_guard(state: State, cfg: dict[str, Any], payload: dict[str, Any],
+def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
                   ) -> tuple[dict[str, Any] | None, bool]:
     """The cold-cache guard on a prompt (core.guard): (the hook's output or None, state changed).
 
@@ -325,7 +395,7 @@ def _prompt_guard(state: State, cfg: dict[str, Any], payload: dict[str, Any],
     mark["shown"] = gap
     handoff = guard.HANDOFF_PLUGIN if os.environ.get("CLAUDE_PLUGIN_ROOT") else guard.HANDOFF_CLI
     out: dict[str, Any] | None
-    if mode in ("ask", "block") and advice["restartFirst"]:
+    if mode == "ask" and advice["restartFirst"]:  # "block", its old name, is read as "ask" (config)
         asked = mark.get("blocked")
         if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
                 and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
@@ -336,7 +406,7 @@ def _prompt_guard(state: State, cfg: dict[str, Any], payload: dict[str, Any],
     else:
         out = {"systemMessage": guard.compose(advice, handoff=handoff)}
     if first:
-        _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": "ask" if mode == "block" else mode,
+        _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": mode,
                       "afterTs": gap[0], "call": gap[1], "asked": "decision" in out, **advice})
     return out, changed
 
@@ -377,28 +447,6 @@ def _log_warning(record: dict[str, Any]) -> None:
             os.close(fd)
     except OSError as exc:  # the warning itself still reaches the user
         log_once("guard-log", f"cannot log the cold-cache warning: {exc}")
-
-
-def _apply_event(state: State, event: str, payload: dict[str, Any]) -> None:
-    from session_watcher.core import engine
-
-    if event == "SessionStart" and payload.get("source") == "compact":
-        engine.on_compaction(state, from_hook=True)
-    elif event == "SessionStart" and payload.get("source") == "clear":
-        if state["engine"]["segCalls"]:
-            engine.new_segment(state)
-    elif event == "SessionStart":
-        from session_watcher.core.transcript import model_name
-
-        model = model_name(payload.get("model"))  # a short string or nothing (the state's cap)
-        if model:
-            state["context"]["modelId"] = model
-        expired = payload.get("prompt_cache_likely_expired")
-        if payload.get("source") == "resume" and isinstance(expired, bool):  # for the cold-cache guard
-            seconds = payload.get("seconds_since_last_response")
-            state["context"]["resume"] = {
-                "expired": expired, "at": time.time(), "lastTs": state["engine"]["lastTs"],
-                "seconds": seconds if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None}
 
 
 if __name__ == "__main__":

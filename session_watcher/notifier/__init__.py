@@ -35,6 +35,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from session_watcher.core.shapes import NotifyConfig
+
 APP_NAME = "session-watcher"
 CHANNELS = ("desktop", "terminal", "message")
 DEFAULT_CHANNELS = ("desktop",)
@@ -74,11 +76,10 @@ def slot_file(session_id: object) -> str | None:
     return os.path.join(paths.sessions_dir(), f"{session_id}.notify")
 
 
-def _settings(notify_cfg: Mapping[str, object] | None) -> tuple[list[str], str]:
-    cfg = notify_cfg or {}
-    raw = cfg.get("channels", DEFAULT_CHANNELS)
+def _settings(notify_cfg: NotifyConfig | None) -> tuple[list[str], str]:
+    raw: object = notify_cfg.get("channels", DEFAULT_CHANNELS) if notify_cfg else DEFAULT_CHANNELS
     channels = [c for c in raw if c in CHANNELS] if isinstance(raw, list | tuple) else list(DEFAULT_CHANNELS)
-    fallback = cfg.get("fallback", DEFAULT_FALLBACK)
+    fallback: object = notify_cfg.get("fallback", DEFAULT_FALLBACK) if notify_cfg else DEFAULT_FALLBACK
     if fallback not in (*CHANNELS, "none"):
         fallback = DEFAULT_FALLBACK
     return channels, str(fallback)
@@ -161,7 +162,7 @@ def system_message(title: str, body: str) -> str:
 
 def dispatch(
     alerts: Sequence[Mapping[str, object]],
-    notify_cfg: Mapping[str, object] | None,
+    notify_cfg: NotifyConfig | None,
     env: Mapping[str, str] | None = None,
 ) -> dict[str, str] | None:
     """Deliver the alerts through the configured channels; the hook's stdout object, or None."""

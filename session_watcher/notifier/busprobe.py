@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from session_watcher.core.errors import ProbeError
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -19,10 +21,6 @@ if TYPE_CHECKING:
 NAME = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"
 _DBUS = ("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus")
-
-
-class ProbeError(Exception):
-    """The bus could not be reached or answered something this client does not understand."""
 
 
 def runtime_bus_path(env: Mapping[str, str]) -> str:

@@ -1,16 +1,18 @@
-"""`session-watcher notify --test [--channel C]` and the notifier's lines for `doctor`."""
+"""`session-watcher notify --test [--channel C]` (`add_parser`) and the notifier's lines for `doctor`."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.notifier import busprobe, child_argv, deliver, desktop_reachable, payload, system_message
 from session_watcher.notifier import terminal_sequence as make_terminal_sequence
 from session_watcher.notifier.message import compose
+
+if TYPE_CHECKING:
+    import argparse
 
 SAMPLE_ALERT: dict[str, Any] = {
     "kind": "gate",
@@ -121,26 +123,21 @@ def _desktop_reason(env: dict[str, str]) -> str:
     return "no notification server on the session bus"
 
 
-def main(argv: list[str] | None = None) -> int:
-    args_in = list(sys.argv[1:] if argv is None else argv)
-    if args_in[:1] == ["notify"]:
-        args_in = args_in[1:]
-    parser = argparse.ArgumentParser(
-        prog="session-watcher notify", description="Send a sample alert through each notify channel."
-    )
-    parser.add_argument("--test", action="store_true", required=True, help="send a sample alert")
-    parser.add_argument("--channel", choices=["desktop", "terminal", "message"], help="test only this one")
-    args = parser.parse_args(args_in)
+def add_parser(sub: Any) -> None:
+    """`notify` in the CLI's parser tree."""
+    s = sub.add_parser("notify", description="Send a sample alert through each notify channel.")
+    s.add_argument("--test", action="store_true", required=True, help="send a sample alert")
+    s.add_argument("--channel", choices=["desktop", "terminal", "message"], help="test only this one")
+    s.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    """`notify --test`: 0 when any channel delivered (the fallback included), else 1."""
     from session_watcher import config
 
-    try:
-        cfg = config.load(os.getcwd())
-    except config.ConfigError as exc:
-        sys.stderr.write(f"session-watcher: {exc}\n")
-        return 1
-    notify = cfg.get("notify", {})
-    channels = [args.channel] if args.channel else list(notify.get("channels", ["desktop"]))
-    fallback = notify.get("fallback", "message")
+    notify = config.load(os.getcwd())["notify"]  # a ConfigError is the CLI's to say
+    channels = [args.channel] if args.channel else list(notify["channels"])
+    fallback = notify["fallback"]
     if not args.channel and fallback != "none" and fallback not in channels:
         channels.append(fallback)
     env = dict(os.environ)
@@ -148,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     if delivered and len(delivered) < len(channels):
         via = ", ".join(c + (" (the fallback)" if c == fallback and not args.channel else "") for c in delivered)
         sys.stdout.write(f"alerts reach you through: {via}\n")
-    return 0 if delivered else 1  # a success when any channel delivered, the fallback included
+    return 0 if delivered else 1
 
 
 def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
@@ -157,15 +154,15 @@ def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
     One label per line, in doctor's column: `notify`, `D-Bus`, `desktop`."""
     env = dict(os.environ if env is None else env)
     lines: list[str] = []
-    try:
-        from session_watcher import config
+    from session_watcher import config
 
-        notify = config.load(os.getcwd()).get("notify", {})
+    try:
+        notify = config.load(os.getcwd())["notify"]
         unreadable = ""
     except Exception as exc:
-        notify, unreadable = {}, f" (config unreadable: {exc}; the defaults)"
-    channels = list(notify.get("channels", ["desktop"]))
-    fallback = notify.get("fallback", "message")
+        notify, unreadable = config.DEFAULTS["notify"], f" (config unreadable: {exc}; the defaults)"
+    channels = list(notify["channels"])
+    fallback = notify["fallback"]
     lines.append(f"notify     channels {', '.join(channels) or '(none)'}; fallback {fallback}{unreadable}")
     if "desktop" not in channels:
         return lines

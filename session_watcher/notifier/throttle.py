@@ -31,22 +31,21 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
 
-    from session_watcher.core.shapes import Alert, State
+    from session_watcher.core.shapes import Alert, NotifyConfig, State
 
 REMIND_MIN = 10.0  # minutes
 ALWAYS = ("guard",)
 
 
-def remind_seconds(notify_cfg: Mapping[str, object] | None) -> float:
-    value = (notify_cfg or {}).get("remind_min", REMIND_MIN)
+def remind_seconds(notify_cfg: NotifyConfig | None) -> float:
+    value: object = notify_cfg.get("remind_min", REMIND_MIN) if notify_cfg else REMIND_MIN
     if not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0:
         value = REMIND_MIN
     return float(value) * 60
 
 
-def quiet(state: State, notify_cfg: Mapping[str, object] | None, now: float) -> bool:
+def quiet(state: State, notify_cfg: NotifyConfig | None, now: float) -> bool:
     """True while the session's last notification, in this segment, is under remind_min old."""
     limit = remind_seconds(notify_cfg)
     last = state.get("notified")
@@ -65,7 +64,7 @@ def episode(state: State) -> int | None:
 
 
 def admit(
-    state: State, alerts: list[Alert], notify_cfg: Mapping[str, object] | None, now: float
+    state: State, alerts: list[Alert], notify_cfg: NotifyConfig | None, now: float
 ) -> list[Alert]:
     """The alerts to deliver now (all, only the cold returns, or none); notes the delivery in the
     state. A gate or reminder delivered is a copy carrying `shown`: how many of its episode's the user

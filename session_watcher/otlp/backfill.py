@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
+    from session_watcher.core.shapes import OtlpConfig
+
 BATCH = 100  # sessions per request
 
 
 def add_parser(sub: Any) -> None:
-    s = sub.add_parser("export", help="send the sessions' figures to an OpenTelemetry collector (`export --help`)")
+    s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector (docs/otlp.md).")
     s.add_argument("--otlp", nargs="?", const="", metavar="URL", required=True,
                    help="the collector's OTLP/HTTP endpoint (default: the configured one; docs/otlp.md)")
     s.add_argument("--since", metavar="DATE", help="only sessions active from this date on (YYYY-MM-DD)")
@@ -72,7 +74,7 @@ def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dic
 
 
 def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]], target: Any,
-             otlp: dict[str, Any]) -> dict[str, Any] | None:
+             otlp: OtlpConfig) -> dict[str, Any] | None:
     """The realized savings of the restarts taken among these sessions (session_watcher.restarts,
     as `backtest` prices them; a parent outside them is looked up), as one metrics request."""
     from session_watcher.otlp import exporter, payload
@@ -103,12 +105,9 @@ def command(ns: argparse.Namespace) -> int:
     except ValueError:
         raise UserError(f"--since {ns.since!r}: not a date (use YYYY-MM-DD)") from None
     cfg, _ = config.load_layers(None)
-    otlp = dict(cfg.get("otlp") or {})
-    otlp["enabled"] = True  # asked for by hand: the URL, the config or the variables say where
-    try:
-        target = settings.resolve(otlp, os.environ, url=ns.otlp or None, version=exporter.version())
-    except settings.NoTarget as exc:
-        raise UserError(str(exc)) from None
+    otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
+    # nowhere to go: NoTarget, a UserError (one line, exit 1)
+    target = settings.resolve(otlp, os.environ, url=ns.otlp or None, version=exporter.version())
     from session_watcher import paths
 
     paths.ensure_private_dir(exporter.folder())

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from session_watcher.core.shapes import Cliff, Config, OtlpConfig
     from session_watcher.otlp.settings import Target
 
 LIVE_WINDOW = 900.0  # seconds since a session's state last changed: still live, its gauges kept fresh
@@ -95,8 +96,9 @@ def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> N
     session-end flush, may have written meanwhile): sent marks only move forward, events only add."""
     from session_watcher import paths
     from session_watcher.core import fastjson
+    from session_watcher.errors import LockTimeout
     from session_watcher.state.atomic import write_atomic
-    from session_watcher.state.lock import LockTimeout, SessionLock
+    from session_watcher.state.lock import SessionLock
 
     try:
         paths.ensure_private_dir(folder())
@@ -140,21 +142,21 @@ def _chosen(progress: Mapping[str, Any], now: float, only: str | None) -> list[t
     return out[:MAX_SESSIONS]
 
 
-def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], dict[str, Any]] | None:
+def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], Config] | None:
     """(status document, alerts, config) of a session as last saved, read without its lock;
     None when it cannot be read (the next pass tries again)."""
     from session_watcher import config
     from session_watcher.core.status import status_document
-    from session_watcher.state import shell, store
-    from session_watcher.state.pathstore import ShardRejected
+    from session_watcher.errors import Rejected
+    from session_watcher.state import shell
 
     try:
         state = shell.saved(session_id)
-    except (store.StateRejected, ShardRejected, OSError):
+    except (Rejected, OSError):
         return None
     if state is None:
         return None
-    cfg, _ = config.load_cached(dict(state["config"]), state["context"].get("project"))
+    cfg, _ = config.load_cached(state["config"].copy(), state["context"].get("project"))
     try:
         doc = status_document(state, cfg, with_buckets=False)
     except (KeyError, TypeError, ValueError):
@@ -170,8 +172,8 @@ def project_name(project: object, opted_in: bool) -> str | None:
     return os.path.basename(project.rstrip("/\\")) or None
 
 
-def build(target: Target, otlp: Mapping[str, Any], docs: list[tuple[dict[str, Any], list[Any]]],
-          sent_events: Mapping[str, Any], cliff: Mapping[str, Any] | None, now: float,
+def build(target: Target, otlp: OtlpConfig, docs: list[tuple[dict[str, Any], list[Any]]],
+          sent_events: Mapping[str, Any], cliff: Cliff | None, now: float,
           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
     """(metrics request, logs request, per session the event keys in it) for these sessions."""
     from session_watcher.otlp import payload
@@ -211,7 +213,7 @@ def send(target: Target, metrics: Mapping[str, Any], logs: Mapping[str, Any]) ->
     return True, None
 
 
-def one_pass(otlp: Mapping[str, Any], cfg: Mapping[str, Any], target: Target, now: float,
+def one_pass(otlp: OtlpConfig, cfg: Config, target: Target, now: float,
              only: str | None = None) -> int:
     """Export what is due; returns the number of sessions still live (0: the loop may leave)."""
     from session_watcher.logs import log_once
@@ -251,23 +253,24 @@ def one_pass(otlp: Mapping[str, Any], cfg: Mapping[str, Any], target: Target, no
 # ----------------------------------------------------------------------------- the process
 
 
-def settings_now(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def settings_now(env: Mapping[str, str]) -> tuple[Config, OtlpConfig] | None:
     """(the user's config, its [otlp] table) when export is on, else None."""
     from session_watcher import config
 
     cfg, _errors = config.load_layers(None)  # [otlp] is the user's own: no project file sets it
-    otlp = dict(cfg.get("otlp") or {})
+    otlp = cfg["otlp"]
     from session_watcher.otlp.trigger import on
 
     return (cfg, otlp) if on(otlp, env) else None
 
 
-def ready(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any], Target] | None:
+def ready(env: Mapping[str, str]) -> tuple[OtlpConfig, Config, Target] | None:
     """(the [otlp] table, the config, the target) when export is on and can go somewhere; None
     otherwise (export off; or nowhere to go: said once, and the heartbeat set NO_TARGET_PAUSE ahead so
     hooks leave it alone that long)."""
+    from session_watcher.errors import NoTarget
     from session_watcher.logs import log_once
-    from session_watcher.otlp.settings import NoTarget, resolve
+    from session_watcher.otlp.settings import resolve
 
     got = settings_now(env)
     if got is None:
@@ -286,7 +289,8 @@ def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
     having read nothing), then a pass per interval while a session is live, the settings read again
     each time (the user may change them or turn export off)."""
     from session_watcher import paths
-    from session_watcher.state.lock import LockTimeout, SessionLock
+    from session_watcher.errors import LockTimeout
+    from session_watcher.state.lock import SessionLock
 
     paths.ensure_private_dir(folder())
     if only is not None:
@@ -359,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def doctor_line(env: Mapping[str, str] = os.environ) -> str:
     """`doctor`'s line: whether export is on, where it goes and from which setting, how it went."""
-    from session_watcher.otlp.settings import NoTarget, resolve
+    from session_watcher.errors import NoTarget
+    from session_watcher.otlp.settings import resolve
 
     got = settings_now(env)
     if got is None:

@@ -22,10 +22,14 @@ import os
 import sys
 from urllib.parse import unquote
 
+from session_watcher.core.errors import NoTarget
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+    from session_watcher.core.shapes import OtlpConfig
 
 DEFAULT_ENDPOINT = "http://localhost:4318"  # the OTLP/HTTP default
 PROTOCOLS = ("http/protobuf", "http/json")
@@ -119,11 +123,7 @@ class Target:
         self.resource, self.common = who  # the resource's attributes, and those on every point
 
 
-class NoTarget(Exception):
-    """Export is on but there is nowhere it can go (the message says why, for the log and `doctor`)."""
-
-
-def _endpoints(otlp: Mapping[str, Any], vars_: Mapping[str, str], url: str | None) -> tuple[dict[str, str], str]:
+def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None) -> tuple[dict[str, str], str]:
     explicit = url or otlp.get("endpoint") or ""
     if explicit:
         return _signal_urls(explicit), "argument" if url else "config"
@@ -137,7 +137,7 @@ def _endpoints(otlp: Mapping[str, Any], vars_: Mapping[str, str], url: str | Non
     return urls, "environment" if named else "default"
 
 
-def resolve(otlp: Mapping[str, Any], env: Mapping[str, str] = os.environ, url: str | None = None,
+def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | None = None,
             version: str = "") -> Target:
     """The export's settings; raises NoTarget when export is on but cannot work as configured."""
     vars_ = settings_env(env)
@@ -155,7 +155,8 @@ def resolve(otlp: Mapping[str, Any], env: Mapping[str, str] = os.environ, url: s
                        "set [otlp] endpoint to the collector's OTLP/HTTP address (port 4318) and [otlp] protocol")
     headers = {**pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", "")),
                **pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "")), **dict(otlp.get("headers") or {})}
-    given = {k: v for k, v in pairs(vars_.get("OTEL_RESOURCE_ATTRIBUTES", "")).items() if k not in OWN}
+    given: dict[str, str | int | float | bool] = {
+        k: v for k, v in pairs(vars_.get("OTEL_RESOURCE_ATTRIBUTES", "")).items() if k not in OWN}
     given.update(otlp.get("resource_attributes") or {})
     import platform
 

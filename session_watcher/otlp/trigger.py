@@ -17,14 +17,15 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+
+    from session_watcher.core.shapes import OtlpConfig
 
 # the child's command line carries the package root and a session id, never session text
 _BOOT = ("import sys;sys.path.insert(0,sys.argv[1]);from session_watcher.otlp.exporter import main;"
          "raise SystemExit(main(sys.argv[2:]))")
 
 
-def on(otlp: Mapping[str, Any] | None, env: Mapping[str, str]) -> bool:
+def on(otlp: OtlpConfig | None, env: Mapping[str, str]) -> bool:
     """Export is on: `enabled = true`, or "auto" with Claude Code's own telemetry on (its
     CLAUDE_CODE_ENABLE_TELEMETRY reaches hooks, the OTEL_* variables do not)."""
     if not otlp:
@@ -40,14 +41,15 @@ def child_argv(*extra: str) -> list[str]:
     return [sys.executable, "-I", "-c", _BOOT, root, *extra]
 
 
-def due(otlp: Mapping[str, Any], event: str, session_id: str, now: float, env: Mapping[str, str]) -> int | None:
-    """Start the exporter when it is due; its pid, or None (not due, or it could not start)."""
+def due(otlp: OtlpConfig, flush: bool, session_id: str, now: float, env: Mapping[str, str]) -> int | None:
+    """Start the exporter when it is due, or at once for the session's own flush (`flush`: it ended,
+    hooks.run's SessionEnd); its pid, or None (not due, or it could not start)."""
     if not sys.executable or not hasattr(os, "posix_spawn"):  # pragma: no cover - Windows: not yet
         return None
     from session_watcher import paths
     from session_watcher.state.spawn import detached
 
-    if event == "SessionEnd":
+    if flush:
         return detached(child_argv("--session", session_id), env)
     stamp = os.path.join(paths.otlp_dir(), "heartbeat")
     interval = otlp.get("interval") or 60

@@ -1,6 +1,7 @@
-"""`session-watcher report [--projects DIR ...] [--since DATE] [--json | --html OUT.html]`.
+"""`session-watcher report [--projects DIR ...] [--since DATE] [--json | --html OUT.html [--pages]]`.
 
-`report session ...` (the single-session page) is handed to `reports.session_cli`.
+Its arguments join the CLI's parser tree (`add_parser`); `report session ...`, the single-session
+page, is `reports.session_cli`'s. `json_args` reads the form programs run without argparse.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import clean as clean_text
 from session_watcher.core.text import one_line, utf8
+from session_watcher.errors import UsageError, UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -38,11 +40,12 @@ def parse_since(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a date: {text!r} (use YYYY-MM-DD)") from exc
 
 
-def build_parser() -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> None:
+    """`report` (and its `session` subcommand, `reports.session_cli`) in the CLI's parser tree."""
     import argparse
 
-    p = argparse.ArgumentParser(
-        prog="session-watcher report",
+    p = sub.add_parser(
+        "report",
         description="Cache warmth, idle-gap cost, the inferred cache-TTL cliff and cold-start causes "
         "across every Claude Code session on this machine.",
         epilog="One session's page: `session-watcher report session [SESSION] --html OUT.html` (or --serve for a "
@@ -62,7 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pages", action="store_true",
                    help="with --html: also write each session's page into OUT-sessions/ beside it, linked from its row")
     p.add_argument("--index", metavar="FILE", help=argparse.SUPPRESS)  # tests and benchmarks
-    return p
+    p.set_defaults(func=command)
+    from session_watcher.reports.session_cli import add_parser as add_page
+
+    add_page(p.add_subparsers(metavar="session", help=argparse.SUPPRESS))  # the epilog says it
 
 
 def report(args: argparse.Namespace) -> dict[str, Any]:
@@ -156,39 +162,22 @@ def json_args(argv: list[str]) -> SimpleNamespace | None:
                            index=values.get("--index"))
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "session":  # `report session ...`: the single-session page
-        from session_watcher.reports.session_cli import main as page_main
-
-        return page_main(argv[1:])
-    args: Any = json_args(argv)
-    if args is None:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if args.pages and not args.html:
-            parser.error("--pages goes with --html OUT.html")
+def command(args: Any) -> int:
+    """`report`: its namespace from the CLI's parser, or from `json_args`."""
+    if args.pages and not args.html:
+        raise UsageError("--pages goes with --html OUT.html")
     missing = [d for d in args.projects or () if not os.path.isdir(os.path.expanduser(d))]
     if missing:  # a folder that is not there is a typo, not an empty history
-        print(one_line(f"session-watcher report: --projects {missing[0]}: no such folder"), file=sys.stderr)
-        return 1
+        raise UserError(f"--projects {missing[0]}: no such folder")
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
         from session_watcher.reports.collect import Progress, run_report_json
 
-        try:
-            text = run_report_json(args.projects, args.index, since=args.since, progress=Progress())
-        except OSError as exc:
-            print(one_line(f"session-watcher report: {exc}"), file=sys.stderr)
-            return 1
+        text = run_report_json(args.projects, args.index, since=args.since, progress=Progress())
         sys.stdout.write(text)
         sys.stdout.write("\n")
         return 0
-    try:
-        doc = report(args)
-    except OSError as exc:
-        print(one_line(f"session-watcher report: {exc}"), file=sys.stderr)
-        return 1
+    doc = report(args)
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html:
@@ -199,9 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
             write_atomic(args.html, utf8(render(doc, pages)), mode=0o600, fsync=False)
         except OSError as exc:
-            print(one_line(f"session-watcher report: cannot write {args.html}: {exc.strerror or exc}"),
-                  file=sys.stderr)
-            return 1
+            raise UserError(f"cannot write {args.html}: {exc.strerror or exc}") from None
         print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
         from session_watcher.reports.render_text import render as render_text
@@ -212,7 +199,3 @@ def main(argv: list[str] | None = None) -> int:
         if taken:
             sys.stdout.write(clean_text("\n" + "\n".join(taken) + "\n"))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -175,7 +175,7 @@ class Index:
         """The database file; where it cannot be written (a read-only or full disk, a folder that is
         not writable) a copy in memory of what it holds (or an empty one): the index is a cache, the
         report is the same either way, only slower."""
-        from session_watcher.paths import NotOurs
+        from session_watcher.errors import NotOurs
 
         if self.in_memory:
             return self._memory()

@@ -58,7 +58,7 @@ from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
 if TYPE_CHECKING:
     import socket
 
-    from session_watcher.core.shapes import State
+    from session_watcher.core.shapes import Config, State
 
 POLL_SECONDS = 0.2
 KEEPALIVE_SECONDS = 15.0
@@ -123,7 +123,7 @@ class _Story:
         self.session_id = os.path.basename(self.path).removesuffix(".jsonl")
         self.trace = StoryTrace()
         self.state: State | None = None
-        self.cfg: dict[str, Any] = {}
+        self.cfg: Config | None = None
         self._backtest: tuple[int, dict[str, Any] | None] | None = None  # (calls, the page's backtest)
 
     def backtest(self) -> dict[str, Any] | None:
@@ -144,7 +144,7 @@ class _Story:
         from session_watcher.state import session
 
         try:
-            if self.state is None:
+            if self.state is None or self.cfg is None:
                 self.trace.clear()
                 self.state, self.cfg = scratch_state(self.path)
             subs = session.subagent_files(self.path, self.session_id)

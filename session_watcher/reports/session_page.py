@@ -18,23 +18,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
-class SessionNotFound(Exception):
-    """No transcript matches the session named."""
-
-
-def find_transcript(target: str) -> str:
-    """The transcript of the session `target` names (`sessions.find`: an id, a unique id prefix or a path)."""
-    from session_watcher.errors import UserError
-    from session_watcher.sessions import transcript_of
-
-    try:
-        path = transcript_of(target).transcript
-    except UserError as exc:
-        raise SessionNotFound(str(exc)) from None
-    assert path is not None
-    return path
-
-
 def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> list[str]:
     """`json.dumps(model, separators=(",", ":"), allow_nan=False)` in pieces, each row and story row
     its own (a long session's text is never one string); `rows_text`: the rows' texts, already made."""

@@ -569,7 +569,8 @@ class TranscriptFeed:
 
     def read(self) -> bool:
         """Feed what is new; True when anything was (or the builder started again)."""
-        from session_watcher.state.reader import Reset, read_new
+        from session_watcher.errors import Reset
+        from session_watcher.state.reader import read_new
 
         moved = False
         for _attempt in range(2):

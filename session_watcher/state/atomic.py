@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from session_watcher.core.errors import ReadOnlyFile
+
 TYPE_CHECKING = False  # typing costs ~3 ms to import; hooks write their state through here
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -72,10 +74,6 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
-
-
-class ReadOnlyFile(PermissionError):
-    """The user's file is read-only (no write permission bit): left as it is, never rewritten."""
 
 
 def user_file(path: str, new_mode: int = 0o600, follow: bool = True) -> tuple[str, int]:

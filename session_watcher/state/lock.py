@@ -12,7 +12,8 @@ from __future__ import annotations
 import errno
 import os
 
-from session_watcher.paths import NotAFile, open_file
+from session_watcher.core.errors import LockTimeout, NotAFile
+from session_watcher.paths import open_file
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -25,10 +26,6 @@ except ImportError:  # pragma: no cover - Windows
 
 POLL_INTERVAL = 0.005
 BUSY = (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK)  # what flock says when another holds the lock
-
-
-class LockTimeout(Exception):
-    """The session lock could not be had in time; the caller leaves and a later run catches up."""
 
 
 class SessionLock:

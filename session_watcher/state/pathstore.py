@@ -19,6 +19,7 @@ import zlib
 
 from session_watcher import paths as folders
 from session_watcher.core import fastjson
+from session_watcher.core.errors import NotAFile, NotOurs, ShardRejected, StateTooLarge
 from session_watcher.state.atomic import write_atomic
 
 TYPE_CHECKING = False
@@ -33,16 +34,6 @@ if TYPE_CHECKING:
 SHARDS = 64
 MAX_SHARD_BYTES = 64 << 20
 KINDS: tuple[Kind, ...] = ("paths", "reasons", "readPaths")
-
-
-class StateTooLarge(ValueError):
-    """A state (or one of its path-map shards) that would pass the load limit: not written, so no
-    later run finds a file it must quarantine (the last state that could be saved stays). Also
-    `state.store.StateTooLarge`."""
-
-
-class ShardRejected(Exception):
-    """A shard file is missing or unusable: the session state must be rebuilt from the transcript."""
 
 
 def shard_of(path: str) -> int:
@@ -71,11 +62,11 @@ class PathShards:
             except FileNotFoundError:
                 if not create:
                     return None
-            except folders.NotOurs:
+            except NotOurs:
                 if not (os.path.islink(self.dir) or not os.path.isdir(self.dir)):
                     raise  # a real folder of another user in our own folder: refuse, say so
                 folders.move_aside(self.dir, "not-a-folder")
-        raise folders.NotOurs(1, "cannot make a private shard folder", self.dir)
+        raise NotOurs(1, "cannot make a private shard folder", self.dir)
 
     def _check_dir(self) -> None:
         if not self._checked:
@@ -111,7 +102,7 @@ class PathShards:
         file = self._file(n, rev)
         try:
             data = folders.read_file(file, MAX_SHARD_BYTES, follow=False)
-        except folders.NotAFile as exc:  # a link, FIFO, socket or device: quarantined, like a bad state
+        except NotAFile as exc:  # a link, FIFO, socket or device: quarantined, like a bad state
             try:
                 where = folders.move_aside(file, exc.kind)
             except OSError:

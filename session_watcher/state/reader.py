@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import zlib
 
+from session_watcher.core.errors import Reset
 from session_watcher.core.transcript import MAX_LINE_BYTES, split_lines
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -34,10 +35,6 @@ MAX_LINES = 1 << 17
 HEAD_BYTES = 4096
 TAIL_BYTES = 4096
 SALVAGE_BYTES = 64 << 10
-
-
-class Reset(Exception):
-    """The file is not the one the cursor describes: fold it again from the start."""
 
 
 def _head(fd: int) -> int:

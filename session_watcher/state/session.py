@@ -13,15 +13,16 @@ import time
 
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap
+from session_watcher.core.errors import Reset
 from session_watcher.core.transcript import parse_lines
-from session_watcher.state.reader import Reset, read_new
+from session_watcher.state.reader import read_new
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
     from typing import Any
 
-    from session_watcher.core.shapes import Alert, Event, State
+    from session_watcher.core.shapes import Alert, Config, Event, State
     from session_watcher.state.pathstore import PathShards
     from session_watcher.state.prefetch import ForkedParser
 
@@ -107,7 +108,7 @@ def resolve(state: State, raws: set[str], shards: PathShards | None = None,
     return canon, {c: known.get(c) for c in canon.values()}
 
 
-def _load_needed(state: State, cfg: Mapping[str, Any], shards: PathShards | None) -> list[str]:
+def _load_needed(state: State, cfg: Config, shards: PathShards | None) -> list[str]:
     """Canonical paths the fold may touch besides the events' own: the open ledger entries'; and
     every path when the include/exclude globs changed (inclusion is decided again for all)."""
     if shards is not None and state["engine"]["globs"] != pathmap.globs_key(cfg["include"], cfg["exclude"]):
@@ -115,7 +116,7 @@ def _load_needed(state: State, cfg: Mapping[str, Any], shards: PathShards | None
     return [item[0] for item in state["engine"]["ledger"]]
 
 
-def fold_events(state: State, events: list[Event], cfg: Mapping[str, Any],
+def fold_events(state: State, events: list[Event], cfg: Config,
                 sidechain_file: bool = False, trace: list[dict[str, Any]] | None = None,
                 shards: PathShards | None = None) -> list[Alert]:
     if sidechain_file:
@@ -132,7 +133,7 @@ def fold_events(state: State, events: list[Event], cfg: Mapping[str, Any],
     return engine.fold(state, events, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
 
 
-def sync_file(state: State, path: str, cfg: Mapping[str, Any], sub: bool, deadline: float,
+def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
               parse: ForkedParser | None = None) -> tuple[list[Alert], bool]:
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `parse`:
@@ -190,7 +191,7 @@ def rebuild(state: State) -> State:
     return fresh
 
 
-def sync(state: State, transcript: str | None, cfg: Mapping[str, Any], deadline: float,
+def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
          shards: PathShards | None = None, parse: ForkedParser | None = None,
          ) -> tuple[State, list[Alert], bool]:

@@ -23,17 +23,18 @@ import os
 from session_watcher import paths
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap  # loaded with the engine
+from session_watcher.core.errors import ShardRejected, StateRejected
 from session_watcher.core.transcript import clean_path
 from session_watcher.state import store
 from session_watcher.state.lock import SessionLock
-from session_watcher.state.pathstore import PathShards, ShardRejected
+from session_watcher.state.pathstore import PathShards
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any, TypeGuard
 
-    from session_watcher.core.shapes import Alert, State
+    from session_watcher.core.shapes import Alert, Config, State
 
     Say = Callable[[str, str], None]
 
@@ -113,7 +114,7 @@ class Session:
         try:
             try:
                 state = store.load(self.path, self.id)
-            except store.StateRejected as exc:
+            except StateRejected as exc:
                 self.say("state", f"the state file was unusable and quarantined to {exc}; "
                                   "rebuilding from the transcript")
                 state = None
@@ -136,7 +137,7 @@ class Session:
         if ctx["project"] is None:
             ctx["project"] = project_root(stated_project, ctx["cwd"], env)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> Config:
         """The effective config (cached in the state); a broken file is said and left out."""
         from session_watcher import config
 
@@ -145,7 +146,7 @@ class Session:
             self.say("config", f"{error}; using defaults")
         return cfg
 
-    def sync(self, transcript: str | None, cfg: Mapping[str, Any], deadline: float, subagents: Iterable[str] = (),
+    def sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: Iterable[str] = (),
              *, trace: list[dict[str, Any]] | None = None, whole_map: bool = False,
              ) -> tuple[list[Alert], bool]:
         """Fold the transcripts' new lines until `deadline`: (alerts, caught up). A transcript that
@@ -163,7 +164,7 @@ class Session:
             self.state, self.fresh = rebuild(self.state), True
             return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
 
-    def _sync(self, transcript: str | None, cfg: Mapping[str, Any], deadline: float, subagents: list[str],
+    def _sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],
               *, trace: list[dict[str, Any]] | None, whole_map: bool) -> tuple[list[Alert], bool]:
         self.shards = PathShards(self.path)
         if whole_map:

@@ -13,8 +13,8 @@ import os
 from session_watcher import paths
 from session_watcher.core import fastjson
 from session_watcher.core.engine import SCHEMA, new_engine, new_state, new_tally
+from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, TooLarge
 from session_watcher.state.pathstore import PathShards
-from session_watcher.state.pathstore import StateTooLarge as StateTooLarge  # noqa: PLC0414 - raised by save too
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 
 
 MAX_STATE_BYTES = 64 << 20  # the one limit: `load` reads no larger file and `save` writes none
-
-
-class StateRejected(Exception):
-    """The state file exists but cannot be used; it has been quarantined."""
 
 
 def session_file(session_id: str) -> str:
@@ -114,9 +110,9 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
         data = paths.read_file(path, MAX_STATE_BYTES, follow=False)
     except FileNotFoundError:
         return None
-    except paths.NotAFile as exc:  # a symlink, FIFO, socket or device planted where the state belongs
+    except NotAFile as exc:  # a symlink, FIFO, socket or device planted where the state belongs
         raise StateRejected(quarantine(path, exc.kind)) from None
-    except paths.TooLarge:  # never saved so (`save` keeps to the same limit): not ours to read
+    except TooLarge:  # never saved so (`save` keeps to the same limit): not ours to read
         raise StateRejected(quarantine(path, "too-large")) from None
     try:
         doc = fastjson.loads(data)

@@ -1,0 +1,58 @@
+"""The hook's per-event behaviour is one table (hooks.run.EVENTS): every hook the plugin and the
+installer register has its row, registered as the row says, and an async hook never prints."""
+
+from __future__ import annotations
+
+import json
+
+from session_watcher import install
+from session_watcher.hooks.run import EVENTS, FOLD
+from tests.oracle import REPO
+
+
+def plugin_hooks() -> dict[str, bool]:
+    """`EVENT [args...]` -> registered async, from the plugin's hooks.json (both forms: exec
+    `args`, and a shell command line)."""
+    doc = json.loads((REPO / "session_watcher" / "hooks" / "hooks.json").read_text())
+    out: dict[str, bool] = {}
+    for event, groups in doc["hooks"].items():
+        for group in groups:
+            for hook in group["hooks"]:
+                words = hook.get("args") or hook["command"].split()[1:]
+                assert words[0] == event
+                out[" ".join(words)] = bool(hook.get("async", False))
+    return out
+
+
+def test_every_plugin_hook_has_its_row_and_is_registered_as_it_says() -> None:
+    registered = plugin_hooks()
+    assert set(registered) == set(EVENTS)
+    assert {name: not plan["sync"] for name, plan in EVENTS.items()} == registered
+
+
+def test_the_installer_registers_the_table() -> None:
+    entries = install.hook_entries("/venv/bin")
+    assert [" ".join(entry["args"][3:]) for _, entry in entries] == list(EVENTS)
+    for name, entry in zip(EVENTS, (e for _, e in entries), strict=True):
+        assert entry.get("async", False) is not EVENTS[name]["sync"], name
+
+
+def test_an_async_hook_never_prints() -> None:
+    """Its output would reach the model, not the user: only synchronous rows print."""
+    assert [name for name, plan in EVENTS.items() if plan["prints"] and not plan["sync"]] == []
+    assert [name for name, plan in EVENTS.items() if plan["prints"]] == ["SessionStart inject", "UserPromptSubmit"]
+
+
+def test_the_rows_that_differ_from_a_plain_fold() -> None:
+    """What is special about each event, as architecture.md's table tells it."""
+    special = {name: {k for k, v in plan.items() if v != FOLD[k]} for name, plan in EVENTS.items()}
+    assert special == {
+        "PostToolUse": set(),
+        "PostToolUseFailure": set(),
+        "Stop": {"turnEnd", "lock", "subagents"},
+        "SubagentStop": {"subagents"},
+        "SessionStart": {"subagents", "apply"},
+        "SessionStart inject": {"sync", "run", "lock", "prints"},
+        "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "prints", "saveAlways"},
+        "SessionEnd": {"sync", "lock", "subagents", "flush"},
+    }
