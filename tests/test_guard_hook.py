@@ -50,11 +50,14 @@ def shifted(src: Path, dst: Path, minutes_ago: float) -> float:
 
 
 def session(tmp_path: Path, src: Path, minutes_ago: float, sid: str = "g1") -> Path:
-    """A shifted copy of `src`, folded by a Stop hook as it would be live. The session's own alerts
-    (the Stop hook queues them for the next prompt) are not the guard's: they are taken out."""
+    """A shifted copy of `src`, folded to its end by Stop hooks as it would be live. The session's own
+    alerts (the Stop hook queues them for the next prompt) are not the guard's: they are taken out."""
     t = tmp_path / f"{sid}.jsonl"
     shifted(src, t, minutes_ago)
-    assert hook("Stop", payload(sid, t)).returncode == 0
+    for _ in range(100):  # a run folds for 0.4 s: a loaded machine takes more than one for a long session
+        assert hook("Stop", payload(sid, t)).returncode == 0
+        if (load_state(sid).get("cursor") or {}).get("offset") == t.stat().st_size:
+            break
     drop_outbox(sid)
     return t
 
