@@ -124,18 +124,8 @@ def _check(file: str, key: str, value: object) -> object:
         if not _in_range(key, value):
             raise bad("a number of minutes from 1 to 10080")
         return value
-    if key == "notify.channels":
-        if not isinstance(value, list) or not all(c in CHANNELS for c in value):
-            raise bad(f"a list drawn from {list(CHANNELS)}")
-        return list(value)
-    if key == "notify.fallback":
-        if value not in (*CHANNELS, "none"):
-            raise bad(f"one of {[*CHANNELS, 'none']}")
-        return value
-    if key == "notify.remind_min":
-        if not _in_range(key, value):
-            raise bad("a number of minutes from 0 to 10080 (0: no limit)")
-        return value
+    if key in ("notify.channels", "notify.fallback", "notify.remind_min"):
+        return _check_notify(key, value, bad)
     if key.startswith("otlp.") and key[5:] in DEFAULTS["otlp"]:
         return _check_otlp(key, value, bad)
     raise ConfigError(f"{file}: unknown key '{_short(key)}' (known: {', '.join(known_keys())})")
@@ -149,6 +139,20 @@ def _short(text: str, limit: int = 200) -> str:
 def _text(value: object) -> bool:
     """A short single-line string (a header or attribute value goes on the wire as it is)."""
     return isinstance(value, str) and len(value) <= MAX_TEXT and "\r" not in value and "\n" not in value
+
+
+def _check_notify(key: str, value: object, bad: Any) -> object:
+    if key == "notify.channels":
+        if not isinstance(value, list) or not all(c in CHANNELS for c in value):
+            raise bad(f"a list drawn from {list(CHANNELS)}")
+        return list(value)
+    if key == "notify.fallback":
+        if value not in (*CHANNELS, "none"):
+            raise bad(f"one of {[*CHANNELS, 'none']}")
+        return value
+    if not _in_range(key, value):
+        raise bad("a number of minutes from 0 to 10080 (0: no limit)")
+    return value
 
 
 def _check_otlp(key: str, value: object, bad: Any) -> object:

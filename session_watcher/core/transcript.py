@@ -268,22 +268,8 @@ def record_events(rec: dict[str, object], line: bytes | None = None) -> Iterator
     side = rec.get("isSidechain") is True
     if kind == "assistant":
         msg = rec.get("message")
-        if not isinstance(msg, dict):
-            return
-        model = model_name(msg.get("model"))
-        usage = msg.get("usage")
-        if isinstance(usage, dict) and model != "<synthetic>" and (line is None or USAGE in line):
-            key = call_key(msg.get("id"), rec.get("requestId"))
-            if key is not None:
-                sample, detail = usage_reading(usage)
-                yield ("call", key, ts, model, side, *sample, detail)
-        content = msg.get("content")
-        if isinstance(content, list) and not side:  # a subagent's tools are not in the main context
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    tid, name = block.get("id"), block.get("name")
-                    if short_id(tid) and short_id(name):
-                        yield ("use", ts, tid, name, use_info(name, block.get("input")))
+        if isinstance(msg, dict):
+            yield from _assistant_events(rec, msg, line, ts, side)
     elif kind == "user" and not side:
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
@@ -304,6 +290,25 @@ def record_events(rec: dict[str, object], line: bytes | None = None) -> Iterator
         meta = meta if isinstance(meta, dict) else {}
         trig = meta.get("trigger")
         yield ("compact", ts, trig if isinstance(trig, str) else None, _int(meta.get("preTokens")))
+
+
+def _assistant_events(rec: dict[str, object], msg: dict[str, object], line: bytes | None, ts: float | None,
+                      side: bool) -> Iterator[Event]:
+    """An assistant record's API call and its tool uses (a subagent's tools are not in the main context)."""
+    model = model_name(msg.get("model"))
+    usage = msg.get("usage")
+    if isinstance(usage, dict) and model != "<synthetic>" and (line is None or USAGE in line):
+        key = call_key(msg.get("id"), rec.get("requestId"))
+        if key is not None:
+            sample, detail = usage_reading(usage)
+            yield ("call", key, ts, model, side, *sample, detail)
+    content = msg.get("content")
+    if isinstance(content, list) and not side:
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                tid, name = block.get("id"), block.get("name")
+                if short_id(tid) and short_id(name):
+                    yield ("use", ts, tid, name, use_info(name, block.get("input")))
 
 
 def _handoff_parent(att: object) -> str | None:

@@ -249,29 +249,41 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         from session_watcher import notifier
 
         out = notifier.dispatch(alerts, cfg["notify"])
-    queued = state.pop("outbox", None)
-    queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
-    if plan["prints"]:  # the guard's line first, then what async hooks queued, then this run's
-        marked = marked or bool(queued)
-        out = _merge([said, *queued, out])
-    else:  # printed by an async hook it would go to the model: the next synchronous hook prints it
-        if out:
-            queued = [*queued, out][-OUTBOX_MAX:]
-            out = None
-        if queued:
-            state["outbox"] = queued
+    out, queued = _route(state, plan, said, out)
+    marked = marked or queued
     if plan["saveAlways"] or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
     if trace:
         session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
-    otlp = cfg.get("otlp")  # OpenTelemetry export: at most a stat here, and a spawn per interval
+    _export(cfg, plan, opened.id)
+    return out
+
+
+def _route(state: State, plan: Plan, said: dict[str, Any] | None, out: dict[str, Any] | None,
+           ) -> tuple[dict[str, Any] | None, bool]:
+    """(what this run prints, whether the state's outbox changed). A printing hook prints the guard's
+    line, then what async hooks queued, then this run's; an async hook's output would go to the
+    model, so it queues it for the next synchronous hook."""
+    queued = state.pop("outbox", None)
+    queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
+    if plan["prints"]:
+        return _merge([said, *queued, out]), bool(queued)
+    if out:
+        queued = [*queued, out][-OUTBOX_MAX:]
+    if queued:
+        state["outbox"] = queued
+    return None, False
+
+
+def _export(cfg: Config, plan: Plan, session_id: str) -> None:
+    """OpenTelemetry export: at most a stat here, and a spawn per interval."""
+    otlp = cfg.get("otlp")
     if otlp and (otlp.get("enabled") is True
                  or (otlp.get("enabled") == "auto" and os.environ.get("CLAUDE_CODE_ENABLE_TELEMETRY"))):
         from session_watcher.otlp import trigger
 
         if trigger.on(otlp, os.environ):
-            trigger.due(otlp, plan["flush"], opened.id, time.time(), os.environ)
-    return out
+            trigger.due(otlp, plan["flush"], session_id, time.time(), os.environ)
 
 
 def _hold_termination() -> Any:

@@ -135,6 +135,9 @@ class FileRec(NamedTuple):
     head: str
 
 
+ToRead = tuple[Source, os.stat_result, FileRec | None]  # a source to read: its stat now, and what the index knew
+
+
 class IndexStats(NamedTuple):
     files: int
     skipped: int
@@ -310,14 +313,28 @@ class Index:
             _fs(r[0]): FileRec(*r[1:])
             for r in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
         }
-        skipped = 0
         live: dict[str, int] = {}
-        todo: list[tuple[Source, os.stat_result, FileRec | None]] = []
+        if progress is not None and sources:
+            progress(0, len(sources))
+        skipped, todo, jobs = self._to_read(sources, known, live)
+        scanned = self._scan(todo, jobs, progress, len(sources), finish)
+        conn = self._require()
+        with conn:
+            appended, reread = self._store(conn, todo, jobs, scanned, live)
+            if progress is not None:
+                progress(len(sources), len(sources))
+            dropped = self._drop_missing(conn, known, live, roots)
+        stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
+        return stats, live
+
+    def _to_read(self, sources: list[Source], known: dict[str, FileRec], live: dict[str, int],
+                 ) -> tuple[int, list[ToRead], list[Job]]:
+        """(how many sources are unchanged since the index saw them, the others with what to read of
+        each); the unchanged ones, and those that cannot be opened now but were known, into `live`."""
+        skipped = 0
+        todo: list[ToRead] = []
         jobs: list[Job] = []
-        total = len(sources)
-        for n, src in enumerate(sources):
-            if progress is not None and n == 0:
-                progress(0, total)
+        for src in sources:
             try:
                 st = os.stat(src.path)
             except OSError:
@@ -341,6 +358,11 @@ class Index:
                 continue
             todo.append((src, st, rec))
             jobs.append(job)
+        return skipped, todo, jobs
+
+    def _scan(self, todo: list[ToRead], jobs: list[Job], progress: Callable[[int, int], None] | None, total: int,
+              finish: Finish | None) -> list[Scanned | None]:
+        """Read the jobs, a session's files together (`finish`'s results into `finished`)."""
         tick = None if progress is None else (lambda share: progress(min(total - 1, int(share * total)), total))
         by_session: dict[str, list[int]] = {}  # one id, one session, whatever folders hold its files
         for k, (src, _st, _rec) in enumerate(todo):
@@ -357,52 +379,51 @@ class Index:
         if not self.in_memory:
             self.close()
         scan = scan_all(jobs, self.workers, tick, groups, None if finish is None else finish_group)
-        conn = self._require()
-        scanned = scan.results
         self.finished = {keys[g]: value for g, value in scan.finished.items()}
+        return scan.results
+
+    def _store(self, conn: sqlite3.Connection, todo: list[ToRead], jobs: list[Job], scanned: list[Scanned | None],
+               live: dict[str, int]) -> tuple[int, int]:
+        """The files read into the index (their facts, their rows' chunks) and `live`; (how many were
+        appended to, how many read again from the start)."""
         appended = reread = 0
         self._fresh = {}
         chunks: list[tuple[int, int, bytes]] = []
         updates: list[tuple[object, ...]] = []  # files known before: their new facts, by id
-        with conn:
-            read: list[tuple[Source, Job, Scanned, FileRec | None]] = []
-            new: list[tuple[object, ...]] = []  # files not known before: their facts and path
-            for (src, st, rec), job, got in zip(todo, jobs, scanned, strict=True):
-                if got is None:  # unreadable (permissions, vanished mid-read): left out this time
-                    if rec is not None:
-                        live[src.path] = rec.id
-                    continue
-                self.bytes_read += got.bytes_read
-                facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
-                if rec is None:
-                    new.append((*facts, _db(src.path)))
-                else:
-                    if not job.start:
-                        conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
-                    updates.append((*facts, rec.id))
-                read.append((src, job, got, rec))
-            # one statement each for every new file and every known one (a cold run over 3,000
-            # files spent ~30 ms inserting them one at a time); the new ids are then asked by path
-            conn.executemany("INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
-                             new)
-            ids = {} if not new else {_fs(p): i for p, i in conn.execute("SELECT path, id FROM files")}
-            for src, job, got, rec in read:
-                file_id = rec.id if rec is not None else int(ids[src.path])
-                if got.blob != NO_ROWS:
-                    chunks.append((file_id, job.start, got.blob))
-                if job.start:
-                    appended += 1
-                else:
-                    reread += 1
-                    self._fresh[file_id] = got
-                live[src.path] = file_id
-            conn.executemany("UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?", updates)
-            conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
-            if progress is not None:
-                progress(total, total)
-            dropped = self._drop_missing(conn, known, live, roots)
-        stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
-        return stats, live
+        read: list[tuple[Source, Job, Scanned, FileRec | None]] = []
+        new: list[tuple[object, ...]] = []  # files not known before: their facts and path
+        for (src, st, rec), job, got in zip(todo, jobs, scanned, strict=True):
+            if got is None:  # unreadable (permissions, vanished mid-read): left out this time
+                if rec is not None:
+                    live[src.path] = rec.id
+                continue
+            self.bytes_read += got.bytes_read
+            facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
+            if rec is None:
+                new.append((*facts, _db(src.path)))
+            else:
+                if not job.start:
+                    conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
+                updates.append((*facts, rec.id))
+            read.append((src, job, got, rec))
+        # one statement each for every new file and every known one (a cold run over 3,000
+        # files spent ~30 ms inserting them one at a time); the new ids are then asked by path
+        conn.executemany("INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
+                         new)
+        ids = {} if not new else {_fs(p): i for p, i in conn.execute("SELECT path, id FROM files")}
+        for src, job, got, rec in read:
+            file_id = rec.id if rec is not None else int(ids[src.path])
+            if got.blob != NO_ROWS:
+                chunks.append((file_id, job.start, got.blob))
+            if job.start:
+                appended += 1
+            else:
+                reread += 1
+                self._fresh[file_id] = got
+            live[src.path] = file_id
+        conn.executemany("UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?", updates)
+        conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
+        return appended, reread
 
     def fingerprint(self, live: dict[str, int], extra: str) -> str:
         """A key for the finished report: every live file's path, size, mtime and offset, plus `extra`."""
