@@ -68,7 +68,7 @@ def claude_state_file(env: Mapping[str, str]) -> str:
     return os.path.expanduser("~/.claude.json")
 
 
-IDENTITY_TRIES = 5
+IDENTITY_TRIES = 10
 
 
 def _json_file(path: str) -> dict[str, Any]:
@@ -175,18 +175,21 @@ def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | No
 
 def _claude_state(env: Mapping[str, str]) -> dict[str, Any]:
     """`.claude.json` as Claude Code last wrote it. The client rewrites the file in place while it
-    runs (a reader can meet it empty or half written): a file that exists but does not parse is read
-    again, a few times, 50 ms apart (this runs in the detached exporter, never in a hook)."""
+    runs (a reader can meet it empty or half written), and on its first start on a machine it writes
+    the file several times before `userID` is in it: a file that exists but does not parse, or has no
+    `userID` yet, is read again, a few times, 100 ms apart (this runs in the detached exporter, never
+    in a hook); then what it last held."""
     import time
 
     path = claude_state_file(env)
+    doc: dict[str, Any] = {}
     for attempt in range(IDENTITY_TRIES):
         doc = _json_file(path)
-        if doc or not os.path.exists(path):
+        if "userID" in doc or not os.path.exists(path):
             return doc
         if attempt + 1 < IDENTITY_TRIES:
-            time.sleep(0.05)
-    return {}
+            time.sleep(0.1)
+    return doc
 
 
 def identity(env: Mapping[str, str], vars_: Mapping[str, str]) -> dict[str, str]:
