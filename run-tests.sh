@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (CI runs exactly this, through .ci/run):
-#   ./run-tests.sh           everything: ruff, mypy --strict, the whole pytest suite under coverage
-#                            (fails below the floor in pyproject.toml's [tool.coverage.report])
+#   ./run-tests.sh           everything: ruff, mypy --strict, the whole pytest suite under coverage, in
+#                            TEST_WORKERS parallel workers (4; fails below the floor in pyproject.toml's
+#                            [tool.coverage.report])
 #   ./run-tests.sh --quick   ruff, mypy and the quick tier: the pure core and fast units (tests/conftest.py)
 #   ./run-tests.sh ARGS      ruff, mypy, then pytest ARGS, e.g. tests/test_engine.py or -m "not e2e"
 # First the system pieces the tests use, each from .ci/setup.d/ (a notification server, Chromium, the
@@ -44,6 +45,9 @@ if ! { [ -x .venv/bin/python ] || "$PY" -m venv .venv; } >>"$log" 2>&1 ||
     echo "run-tests.sh: the dev venv could not be built (log: $log)" >&2
     exit 1
 fi
+# byte-compiled once here: the tests start hundreds of Python processes, and with PYTHONDONTWRITEBYTECODE
+# set (as in some CI images) each would otherwise compile every module it imports from source
+.venv/bin/python -m compileall -q -j 0 session_watcher tests bench >>"$log" 2>&1 || true
 .venv/bin/ruff check -q .
 .venv/bin/mypy
 set +e
@@ -55,7 +59,9 @@ elif [ "$#" -gt 0 ]; then
     rc=$?
 else
     rm -f .coverage .coverage.*
-    .venv/bin/python -m coverage run -m pytest
+    # parallel workers (pytest-xdist; most tests wait on processes, not the CPU), a module's tests on
+    # one worker so its module fixtures are built once; coverage combined by pytest-cov
+    .venv/bin/python -m pytest -n "${TEST_WORKERS:-4}" --dist loadfile --cov --cov-report=
     rc=$?
     if [ "$rc" -eq 0 ]; then
         .venv/bin/python -m coverage report >test-output/coverage.txt

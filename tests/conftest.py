@@ -11,8 +11,9 @@ SESSION_WATCHER_HOME is set.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -79,6 +80,23 @@ QUICK_MODULES = frozenset({
     "test_notifier_throttle", "test_paths", "test_pathstore", "test_reader", "test_render", "test_replay_fast_path",
     "test_report_fast_path", "test_sessions", "test_shapes", "test_tail", "test_transcript", "test_warmth",
 })
+
+
+_STARTED = time.monotonic()
+_WORKER_FIGURES: dict[str, str] = {}  # the e2e figures workers sent (tests/e2e/conftest.py)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    _WORKER_FIGURES.update(getattr(node, "workeroutput", {}).get("e2e_figures") or {})
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _WORKER_FIGURES:
+        terminalreporter.section("e2e figures")
+        for name, text in _WORKER_FIGURES.items():
+            terminalreporter.write_line(f"{name}: {text}")
+        terminalreporter.write_line(f"wall time of this pytest run: {time.monotonic() - _STARTED:.0f} s")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -34,7 +34,8 @@ NUMERIC = (
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
     out = tmp_path_factory.mktemp("bench-out")
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--quick", "--out", str(out)],
+        # two timed rounds: every row measured, nothing here reads a figure's size (7 by default)
+        [sys.executable, "-m", "bench.run", "--quick", "--rounds", "2", "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,

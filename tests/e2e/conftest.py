@@ -27,6 +27,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"wall time of this pytest run: {time.monotonic() - _STARTED:.0f} s")
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist a worker's figures go to the controller, which prints them (tests/conftest.py)."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None and FIGURES:
+        out["e2e_figures"] = dict(FIGURES)
+
+
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     try:
