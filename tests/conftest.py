@@ -11,6 +11,7 @@ SESSION_WATCHER_HOME is set.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,7 +84,7 @@ QUICK_MODULES = frozenset({
 
 
 _STARTED = time.monotonic()
-_WORKER_FIGURES: dict[str, str] = {}  # the e2e figures workers sent (tests/e2e/conftest.py)
+_WORKER_FIGURES: dict[str, str] = {}  # the e2e figures pytest-xdist's workers sent
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -92,9 +93,13 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _WORKER_FIGURES:
+    """The figures the end-to-end tests measured (tests/e2e/conftest.py's FIGURES), of this process or
+    of the workers."""
+    e2e = sys.modules.get("tests.e2e.conftest")
+    figures = {**_WORKER_FIGURES, **(getattr(e2e, "FIGURES", None) or {})}
+    if figures:
         terminalreporter.section("e2e figures")
-        for name, text in _WORKER_FIGURES.items():
+        for name, text in figures.items():
             terminalreporter.write_line(f"{name}: {text}")
         terminalreporter.write_line(f"wall time of this pytest run: {time.monotonic() - _STARTED:.0f} s")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -15,16 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-FIGURES: dict[str, str] = {}
-_STARTED = time.monotonic()
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if FIGURES:
-        terminalreporter.section("e2e figures")
-        for name, text in FIGURES.items():
-            terminalreporter.write_line(f"{name}: {text}")
-        terminalreporter.write_line(f"wall time of this pytest run: {time.monotonic() - _STARTED:.0f} s")
+FIGURES: dict[str, str] = {}  # printed at the end of the run (tests/conftest.py)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
