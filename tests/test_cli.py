@@ -261,3 +261,24 @@ def test_each_command_s_module_adds_it() -> None:
         assert name in subs.choices, name
         ns = parser.parse_args([name, *{"notify": ["--test"], "export": ["--otlp"]}.get(name, [])])
         assert callable(ns.func), name
+
+
+def test_a_warm_report_loads_no_parser(tmp_path: Path) -> None:
+    """A warm report (nothing changed since the index read it) reads no transcript, so it imports
+    neither the report's parser nor msgspec (62 -> 51 ms of CPU over 252 MB of real sessions); a
+    cold one over the same folder does."""
+    projects = tmp_path / "projects" / "-home-u-proj"
+    projects.mkdir(parents=True)
+    for name in ("258c7280-ae70-4798-800f-63464d01a85d.jsonl", "short.jsonl"):
+        shutil.copy(TRANSCRIPTS / name, projects / name)
+    code = ("import sys\nfrom session_watcher.cli import main\nrc = main(sys.argv[1:])\n"
+            "print(rc, *sorted(sys.modules), file=sys.stderr)\n")
+    args = ["report", "--json", "--projects", str(tmp_path / "projects")]
+    cold, warm = (run([sys.executable, "-c", code, *args]) for _ in range(2))
+    for proc in (cold, warm):
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["sessions"]
+    cold_names, warm_names = (set(p.stderr.decode().split()) for p in (cold, warm))
+    assert {"session_watcher.reports.parse", "msgspec"} <= cold_names
+    assert not {"session_watcher.reports.parse", "msgspec", "session_watcher.core.records"} & warm_names
+    assert json.loads(warm.stdout)["index"]["skipped"] == 2

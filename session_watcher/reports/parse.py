@@ -36,6 +36,7 @@ from session_watcher.core.transcript import (  # the hooks' counting rules
     split_writes,
     usage_reading,
 )
+from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail
@@ -64,10 +65,6 @@ def _usage_at(chunk: bytes | bytearray, pos: int, end: int) -> int:
         m = _find_usage(chunk, at + 2, end)
     return -1
 
-KIND_CALL = "c"
-KIND_COMPACT = "k"
-KIND_OTHER = "o"  # another model's iteration of the call before it (its key: the call's + "#n")
-KIND_DIR = "d"  # the session's working folder: the first `cwd` of a file's head, in `key` (`head_dir`)
 DIR_MARKER = b'"cwd":"'
 _string = json.JSONDecoder()  # raw_decode: the JSON string at the start of a text
 DIR_SEARCH_BYTES = 64 << 10  # Claude Code names the cwd in a transcript's first records (0.3-9 kB in)

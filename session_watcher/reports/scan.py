@@ -15,11 +15,12 @@ import marshal
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.reports.parse import MAX_LINE_BYTES, Row, head_dir, parse_chunk
 from session_watcher.state import pool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from session_watcher.reports.parse import Row
 
 _new = tuple.__new__
 
@@ -70,6 +71,7 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
     """Rows of the complete lines of `job.path` from `job.start` on, read through `buf` (a new
     buffer when None; one buffer serves file after file). Raises OSError."""
     from session_watcher.paths import open_file  # a regular file only: /dev/zero would never end
+    from session_watcher.reports.parse import MAX_LINE_BYTES, head_dir, parse_chunk  # only when a file is read
 
     fd = open_file(job.path)
     try:
@@ -143,6 +145,8 @@ def rows_in(s: Scanned) -> list[Row]:
 
 def rows_of(blob: bytes) -> list[Row]:
     """The rows `Scanned.blob` holds. Raises ValueError (EOFError, TypeError) on damaged data."""
+    from session_watcher.reports.parse import Row
+
     # marshal: our own rows, from our own 0600 cache or our own child process
     return [_new(Row, r) for r in marshal.loads(blob)]  # noqa: S302
 
@@ -175,6 +179,8 @@ def scan_all(
     files' results (in group order) and returns plain (marshal) data for the caller; the results
     of a group whose `finish` gave anything but None keep their rows only as `blob` (`rows_in`).
     `tick` hears the share of all bytes whose files are taken (by this process)."""
+    if jobs:  # the parser once, here, before a child forks (a warm report, with nothing to read, never loads it)
+        from session_watcher.reports import parse  # noqa: F401
     n = workers if workers is not None else pool.cores()
     total = sum(max(0, j.size - j.start) for j in jobs)
     n = max(1, min(n, len(jobs), total // FORK_FROM + 1))

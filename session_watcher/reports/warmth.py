@@ -34,7 +34,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
-from session_watcher.reports.parse import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
+from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 from session_watcher.reports.prices import WRITE_1H, WRITE_5M, input_price, read_multiplier, write_usd
 
 if TYPE_CHECKING:
