@@ -45,15 +45,7 @@ if [ "$mode" = uninstall ]; then
     exit 0
 fi
 
-# a real interpreter >= 3.11, never a shell shim (a pyenv shim costs ~70 ms on every hook)
-find_python() {
-    for cand in ${PYTHON:-} python3.13 python3.12 python3.11 python3; do
-        command -v "$cand" >/dev/null 2>&1 || continue
-        real=$("$cand" -c 'import sys; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null) || continue
-        [ -n "$real" ] && { echo "$real"; return 0; }
-    done
-    return 1
-}
+. "$here/session_watcher/hooks/python.sh"  # find_python
 py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
 if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi

@@ -10,14 +10,7 @@ set -eu
 root=$(cd "$1" && pwd)
 data=$2
 stamp=$3
-find_python() {  # a real interpreter >= 3.11, never a shell shim (a pyenv shim costs ~70 ms a hook)
-    for cand in ${PYTHON:-} python3.13 python3.12 python3.11 python3; do
-        command -v "$cand" >/dev/null 2>&1 || continue
-        real=$("$cand" -c 'import sys; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null) || continue
-        [ -n "$real" ] && { echo "$real"; return 0; }
-    done
-    return 1
-}
+. "$root/hooks/python.sh"
 py=$(find_python) || { echo "venv.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
 new="$data/venv-$(date +%Y%m%d%H%M%S)-$$"
