@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.generate import parse_size, write_transcript
 from bench.measure import run_rss
+from bench.synth import newline_free
 
 BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); import session_watcher; "
         "assert session_watcher.__file__.startswith(sys.argv[1]); from session_watcher.cli import run; "
@@ -41,14 +42,6 @@ def measure(argv: list[str]) -> tuple[float, float]:
     if run.rc != 0:
         raise SystemExit(f"{argv[-4:]} failed ({run.rc}): {run.stderr.decode(errors='replace')[-2000:]}")
     return run.wall, run.maxrss_kb / 1024
-
-
-def newline_free(path: Path, size: int) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as fh:
-        fh.write(b'{"type":"user","timestamp":"2026-01-01T00:00:00.000Z","message":{"content":"')
-        fh.truncate(size)
-    return path
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -359,3 +359,12 @@ class SynthSession:
 
     def reads_per_path(self, upto: int | None = None) -> Counter[str]:
         return Counter(p for c in self.calls[:upto] for _, p, _ in c.reads)
+
+
+def newline_free(path: Path, size: int) -> Path:
+    """A transcript whose one line, a user record's text, has no end (a sparse file: cheap to make)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        fh.write(b'{"type":"user","timestamp":"2026-01-01T00:00:00.000Z","message":{"content":"')
+        fh.truncate(size)
+    return path

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from bench.synth import Transcript
+from bench.synth import Transcript, newline_free
 from tests import fuzz_synth as fs
 
 if TYPE_CHECKING:
@@ -320,15 +320,6 @@ def peak_mb(root: Path, *args: str) -> float:
     rc, kb = got.stdout.split()
     assert rc == "0", got.stderr
     return int(kb) / 1024
-
-
-def newline_free(path: Path, size: int) -> Path:
-    """A transcript whose one line, a user record's text, has no end (a sparse file: cheap to make)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as fh:
-        fh.write(b'{"type":"user","timestamp":"2026-01-01T00:00:00.000Z","message":{"content":"')
-        fh.truncate(size)
-    return path
 
 
 def test_a_line_without_end_costs_neither_the_page_nor_the_report_its_size(root: Path) -> None:
