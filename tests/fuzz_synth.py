@@ -69,14 +69,16 @@ def isolate(root: Path, monkeypatch: Any, config: str | None = None) -> Path:
     return root
 
 
-def write_session(root: Path, sid: str, calls: int, seed: int) -> tuple[SynthSession, Path]:
-    """A synthetic session of `calls` API calls written to `root/projects/<sid>.jsonl`."""
+def write_session(root: Path, sid: str, calls: int, seed: int, *, reads: int | None = None,
+                  folder: Path | None = None) -> tuple[SynthSession, Path]:
+    """A synthetic session of `calls` API calls (each with `reads` file reads: the generator's choice
+    when None) written to `folder/<sid>.jsonl` (default `root/projects`)."""
     s = SynthSession(sid, make_project(root), seed=seed)
-    tr = root / "projects" / f"{sid}.jsonl"
+    tr = (root / "projects" if folder is None else folder) / f"{sid}.jsonl"
     tr.parent.mkdir(parents=True, exist_ok=True)
     with open(tr, "ab") as fh:
         for _ in range(calls):
-            fh.write(s.lines_of(s.next_call()))
+            fh.write(s.lines_of(s.next_call(reads=reads)))
     return s, tr
 
 

@@ -82,12 +82,7 @@ def log_text(root: Path) -> str:
 
 
 def session(root: Path, sid: str, calls: int = 6) -> tuple[fs.SynthSession, Path]:
-    s = fs.SynthSession(sid, fs.make_project(root), seed=5)
-    tr = root / f"{sid}.jsonl"
-    with open(tr, "wb") as fh:
-        for _ in range(calls):
-            fh.write(s.lines_of(s.next_call(reads=2)))
-    return s, tr
+    return fs.write_session(root, sid, calls, 5, reads=2, folder=root)
 
 
 def exact(root: Path, s: fs.SynthSession) -> None:

@@ -51,12 +51,7 @@ def cli(root: Path, *args: str, cwd: Path | None = None, **env: str) -> subproce
 
 
 def session(root: Path, sid: str, calls: int = 6) -> tuple[fs.SynthSession, Path]:
-    s = fs.SynthSession(sid, fs.make_project(root), seed=11)
-    tr = root / f"{sid}.jsonl"
-    with open(tr, "wb") as fh:
-        for _ in range(calls):
-            fh.write(s.lines_of(s.next_call(reads=2)))
-    return s, tr
+    return fs.write_session(root, sid, calls, 11, reads=2, folder=root)
 
 
 def exact(root: Path, s: fs.SynthSession) -> dict[str, Any]:
