@@ -164,20 +164,25 @@ def test_identity_waits_out_a_claude_json_being_rewritten(tmp_path: Path) -> Non
     assert settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {}) == {}
 
 
-def test_identity_waits_for_the_user_id_of_a_first_start(tmp_path: Path) -> None:
+def test_identity_waits_for_the_user_id_of_a_first_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On its first start on a machine Claude Code writes .claude.json several times, `userID` in a
     later write (as the real client did in test_e2e_otlp's world): a reader that meets a whole file
-    without it reads again, so the first export carries the id Claude Code's own points carry."""
-    import threading
-
+    without it reads again, so the first export carries the id Claude Code's own points carry. The
+    client's later write happens during the reader's third wait (no thread, no clock)."""
     state = tmp_path / ".claude.json"
     state.write_text(json.dumps({"hasCompletedOnboarding": True, "firstStartTime": "2026-12-01"}))
-    writer = threading.Timer(0.25, lambda: state.write_text(json.dumps({"firstStartTime": "x", "userID": "u-9"})))
-    writer.start()
-    try:
-        got = settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {})
-    finally:
-        writer.join()
-    assert got == {"user.id": "u-9"}
+    waits: list[float] = []
+
+    def client_writes_meanwhile(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 3:
+            state.write_text(json.dumps({"firstStartTime": "x", "userID": "u-9"}))
+
+    monkeypatch.setattr(time, "sleep", client_writes_meanwhile)
+    assert settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {}) == {"user.id": "u-9"}
+    assert len(waits) == 3
+    waits.clear()
+    monkeypatch.setattr(time, "sleep", waits.append)
     state.write_text(json.dumps({"oauthAccount": {"organizationUuid": "org-1"}}))  # never gets one: what it holds
     assert settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {}) == {"organization.id": "org-1"}
+    assert len(waits) == settings.IDENTITY_TRIES - 1  # a bounded wait
