@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-# SESSION_WATCHER_HOME as the package reads it (session_watcher/paths.py): absolute or under ~;
+# SESSION_WATCHER_HOME as the package reads it (session_watcher/base/paths.py): absolute or under ~;
 # a relative one is ignored (it would put the venv and state wherever this runs)
 swhome="${SESSION_WATCHER_HOME:-}"
 case "$swhome" in "~/"*) swhome="$HOME/${swhome#"~/"}" ;; "~") swhome="$HOME" ;; esac
@@ -36,7 +36,7 @@ venv="$data/venv"
 bin="$venv/bin/session-watcher"
 
 if [ "$mode" = uninstall ]; then
-    if [ -x "$venv/bin/python" ]; then "$venv/bin/python" -m session_watcher.install remove; fi
+    if [ -x "$venv/bin/python" ]; then "$venv/bin/python" -m session_watcher.cli.install remove; fi
     rm -rf "$venv"
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
@@ -62,14 +62,14 @@ trap 'rm -rf "$src"' EXIT
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
 "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
-# Launchers for Claude Code (session_watcher.launchers): the interpreter straight into the entry point,
+# Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
 # run as `python -I -S`, the hot modules from one file of their compiled code
-"$venv/bin/python" -I -m session_watcher.launchers "$venv/bin"
+"$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
 echo "installed: $bin"
 [ "$mode" = venv ] && exit 0
 
-"$venv/bin/python" -m session_watcher.install add "$venv/bin"
-"$venv/bin/python" -m session_watcher.install link "$bin"
+"$venv/bin/python" -m session_watcher.cli.install add "$venv/bin"
+"$venv/bin/python" -m session_watcher.cli.install link "$bin"
 [ "$mode" = nodemo ] && exit 0
 
 echo

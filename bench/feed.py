@@ -33,7 +33,7 @@ def _bulk(state_file: str, items: list[dict[str, object]]) -> int:
     once gives the same state (the transcript does not change in between) in seconds instead of
     minutes for thousands of paths.
     """
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.state import store
 
     first = items[0]["payload"] if items else {}
@@ -53,8 +53,8 @@ def _bulk(state_file: str, items: list[dict[str, object]]) -> int:
 def _apply_read(state: dict[str, object], cfg: dict[str, object], payload: dict[str, object]) -> None:
     """A Read payload as a tool result in the path map (the hooks fold results from the transcript
     only; the bench builds a big path map faster this way)."""
+    from session_watcher.agents.claude_code.transcript import read_payload, use_info
     from session_watcher.core import engine
-    from session_watcher.core.transcript import read_payload, use_info
     from session_watcher.state import session
 
     name, tool_id = str(payload["tool_name"]), str(payload["tool_use_id"])

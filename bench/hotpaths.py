@@ -37,14 +37,16 @@ code, repeat, corpora = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 sys.path.insert(0, code)
 import session_watcher
 assert session_watcher.__file__.startswith(code), session_watcher.__file__
-from session_watcher.core import bulkparse, transcript
+from session_watcher.agents.claude_code import bulkparse, transcript
+from session_watcher.agents.claude_code import discover
 from session_watcher.reports import collect, index, parse, warmth
+from tests.builders import build_sessions
 from session_watcher.state import reader
 
-sources = [s for root in corpora for s in index.discover([root])]
+sources = [s for root in corpora for s in discover.discover([root])]
 rows = {s.path: parse.parse_chunk(open(s.path, "rb").read())[0] for s in sources}
 lines = [transcript.split_lines(open(s.path, "rb").read())[0] for s in sources]
-sessions = collect.build_sessions(sources, rows)
+sessions = build_sessions(sources, rows)
 
 def best(f):
     out = float("inf")
@@ -64,7 +66,7 @@ def read_all():
 import gc
 gc.disable()  # as the report runs; the other stages allocate little that lives
 print(json.dumps({
-    "fold": best(lambda: collect.build_sessions(sources, rows)),
+    "fold": best(lambda: build_sessions(sources, rows)),
     "part": best(lambda: [warmth.session_part(s, None, 3600.0, True) for s in sessions]),
     "part-plain": best(lambda: [warmth.session_part(s, None, 3600.0, False) for s in sessions]),
     "bulk": best(lambda: [bulkparse.parse_lines(ls) for ls in lines]),

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     pys = {kind: venv(cache, kind) for kind in PACKAGES}
 
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     fixtures = sorted((ROOT / "tests" / "fixtures" / "transcripts").glob("*.jsonl"))
     docs = [replay(str(p), with_trace=False)[0] for p in fixtures]

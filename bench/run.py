@@ -100,11 +100,11 @@ class Bench:
         the code install.sh runs."""
         path = self.bin / f"session-watcher-{kind}"
         if not path.exists():
-            from session_watcher.launchers import write
+            from session_watcher.hooks.launchers import write
 
             path = self.tmp / f"session-watcher-{kind}"
             if not path.exists():
-                write(str(self.tmp), modules=str(self.tmp / "session-watcher-modules.marshal"))
+                write(str(self.tmp))
         return [str(self.python), "-I", "-S", str(path)]  # the launcher sets up sys.path itself: no `site`
 
     def row(self, rid: str, group: str, label: str, **kw: Any) -> dict[str, Any]:

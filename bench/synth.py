@@ -233,7 +233,7 @@ class Transcript:
 
     def events(self) -> list[tuple[Any, ...]]:
         """The records as `core.transcript` events (the real parser), ready for `core.engine.fold`."""
-        from session_watcher.core.transcript import parse_lines
+        from session_watcher.agents.claude_code.transcript import parse_lines
 
         events, bad = parse_lines(self.lines())
         assert bad == 0

@@ -44,6 +44,7 @@ SHARED_CORPUS = next((p for p in (ROOT.parent / "shared" / "fixtures" / "corpus"
 SPLIT = r"""
 import json, os, sys, time
 t_start = time.perf_counter()
+from session_watcher.agents.claude_code import discover
 from session_watcher.reports import collect, index, scan, warmth
 from session_watcher.state import pool
 T = {}
@@ -56,7 +57,7 @@ timed(index, "scan_all", "scan"); timed(index.Index, "refresh", "refresh")
 timed(collect._Summarize, "parts", "fold"); timed(warmth, "report_of_parts", "report")
 projects, db = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
-for s in index.discover([projects]):
+for s in discover.discover([projects]):
     fd = os.open(s.path, os.O_RDONLY)
     while os.read(fd, scan.READ_BLOCK):
         pass

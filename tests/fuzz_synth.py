@@ -116,7 +116,7 @@ def oracle(session: SynthSession, transcript: Path) -> tuple[dict[str, Any], lis
     """(state, every alert) of one uninterrupted fold of the whole transcript, as a hook folds it."""
     import time
 
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state import session as sessmod
 

@@ -7,7 +7,12 @@ weights, round half up, NotebookEdit productive, a real window) are followed.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from session_watcher.core import health
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Health
 
 PRODUCTIVE = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 
@@ -108,3 +113,12 @@ def grade_from_records(
         "signals": [{"name": name, "value": value, "weight": weight / 100, "grade": _grade(value)}
                     for name, value, weight in signals],
     }
+
+
+def from_codes(h: Health, codes: str) -> Health:
+    """`h` with its tool calls set to the code sequence `codes` (one character per call)."""
+    mid = len(codes) // 2
+    first = codes[:mid]
+    h["head"] = [mid, health._count(first, health._ERROR_CHARS), health._count(first, health._PRODUCTIVE_CHARS)]
+    h["tail"] = codes[mid:]
+    return h

@@ -113,14 +113,14 @@ _launchers: list[Path] = []  # the folder of the launchers, once written
 
 def launchers(folder: Path | None = None) -> Path:
     """The folder of the two launchers the installers write, written for this interpreter (the dev
-    venv) by the very code they run (`session_watcher.launchers.write`, the module bundle included),
+    venv) by the very code they run (`session_watcher.hooks.launchers.write`),
     once: into `folder` the first time (conftest's session fixture gives one), else into a temp
     folder."""
     if not _launchers:
-        from session_watcher.launchers import write
+        from session_watcher.hooks.launchers import write
 
         folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="sw-launchers-"))
-        write(str(folder), modules=str(folder / "session-watcher-modules.marshal"))
+        write(str(folder))
         _launchers.append(folder)
     return _launchers[0]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 def sessions_dir(home: Path | None = None) -> Path:
     """The folder of the session state files under `home`, a SESSION_WATCHER_HOME (default: this
-    process's). Spelled out here, independently of session_watcher.paths, so a layout change shows."""
+    process's). Spelled out here, independently of session_watcher.base.paths, so a layout change shows."""
     root = home if home is not None else Path(os.environ["SESSION_WATCHER_HOME"])
     return root / "state" / "sessions"
 

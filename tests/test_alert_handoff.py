@@ -6,9 +6,13 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.oracle import hook, payload, statusline
 from tests.statefile import load_state
 from tests.test_gate import overstaying
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 
 def _message_config() -> None:

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.synth import Transcript
-from session_watcher import backtest as shell
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop
-from session_watcher.replay import replay
+from session_watcher.sessions import backtest as shell
+from session_watcher.sessions.replay import replay
 from tests.calibration import ADVISOR_SESSION, unpack
 from tests.oracle import TRANSCRIPTS, sw
 
@@ -182,7 +182,7 @@ def test_one_pass_values_equal_pricing_each_restart(rows: list[tuple[int, int, i
     calls = [bt.Call(i + 1, 0, cr + w5 + w1, bd, cr, w5, w1, model)
              for i, (cr, w5, w1, bd, model) in enumerate(rows)]
     seg = bt.Segment(calls, shared)
-    slow = [seg.value(k) for k in seg.restart_points()]
+    slow = [seg.value(k) for k in range(len(seg.calls) - 1)]
     assert seg.values() == pytest.approx(slow, rel=1e-9, abs=1e-9)
 
 
@@ -246,7 +246,7 @@ class TestStability:
 
 def backtest_file(path: Path | str, **setting: Any) -> dict[str, Any]:
     """The closed-loop backtest of a transcript, as the command runs it (`setting`: config keys)."""
-    from session_watcher import config
+    from session_watcher.base import config
 
     return shell.session_doc(shell.load(str(path)), config.merge(setting))
 
@@ -287,7 +287,7 @@ def test_constant_growth_restarting_at_the_sweet_spot_every_cycle_is_within_2_pe
 
 
 def _fold_inputs(path: Path) -> tuple[Any, ...]:
-    from session_watcher import config
+    from session_watcher.base import config
 
     loaded = shell.load(str(path))
     return loaded.fresh(), loaded.events, config.merge(), loaded.paths
@@ -371,7 +371,7 @@ class TestClosedLoop:
     def test_the_real_session_alone_alerts_once(self, tmp_path: Path) -> None:
         """Without the closed loop (the session as it ran) the gate fires once, at call 18, and the
         lamp stays amber: the later restart comes from the counterfactual session's own fold."""
-        from session_watcher import config
+        from session_watcher.base import config
 
         path = self.session(tmp_path)
         _status, trace = replay(str(path), cfg=config.merge(self.SETTING))
@@ -490,6 +490,7 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project / f"{FIXTURE}.jsonl"
 
 
+@pytest.mark.slow
 def test_command_text_json_and_ids(machine: Path) -> None:
     """Default: every session on the machine; a session id and a path give the same figures; the text
     fits 100 columns."""
@@ -527,6 +528,7 @@ def test_command_text_json_and_ids(machine: Path) -> None:
         assert doc["total"]["costMore"] == 0
 
 
+@pytest.mark.slow
 def test_command_errors(machine: Path, tmp_path: Path) -> None:
     proc = sw("backtest", "0000-no-such-session")
     assert proc.returncode == 1
@@ -539,6 +541,7 @@ def test_command_errors(machine: Path, tmp_path: Path) -> None:
     assert "missing.jsonl: no such file" in proc.stderr.decode()
 
 
+@pytest.mark.slow
 def test_command_on_an_empty_machine_says_so() -> None:
     proc = sw("backtest")
     assert proc.returncode == 0
@@ -548,6 +551,7 @@ def test_command_on_an_empty_machine_says_so() -> None:
     assert doc["total"]["captureMedian"] is None
 
 
+@pytest.mark.slow
 def test_text_escapes_control_characters(tmp_path: Path) -> None:
     """A session id (a file name) with an escape sequence is printed escaped."""
     t = Transcript(cwd=str(tmp_path))
@@ -559,6 +563,7 @@ def test_text_escapes_control_characters(tmp_path: Path) -> None:
     assert b"evil\\x1b[31m" in proc.stdout
 
 
+@pytest.mark.slow
 def test_page_line_says_what_the_advice_would_have_saved(machine: Path, tmp_path: Path) -> None:
     expected = backtest_file(machine)
     alert, best = expected["policies"]["alert"], expected["policies"]["hindsight"]
@@ -597,6 +602,7 @@ class TestSentence:
                                     "tokens (15 %); the best restarts, 68k read-price tokens (15 %) with 1 restart.")
 
 
+@pytest.mark.slow
 def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
     """`--set` feeds the folds a changed default; the document says which, and matches a backtest
     given that config directly."""

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from session_watcher import backtest as shell
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import backtest as bt
+from session_watcher.sessions import backtest as shell
 from tests.calibration import all_sessions
 
 # docs/model.md, "After": capture (following the advice / the best schedule) per session, shipped defaults

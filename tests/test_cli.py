@@ -12,13 +12,15 @@ import pytest
 
 from tests.oracle import TRANSCRIPTS, hook, oracle, payload, run, statusline, sw
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 HEAVY = ("filelock", "tomllib", "tomlkit", "platformdirs", "desktop_notifier", "asyncio", "subprocess", "typing",
          "dataclasses", "logging", "argparse",
          "msgspec", "stringzilla",  # the report's decoder and search: never a hook's
          # the OpenTelemetry exporter's: the protobuf messages, HTTP, the settings readers, the payload
          "opentelemetry", "google.protobuf", "http", "json", "platform",
          "session_watcher.otlp.exporter", "session_watcher.otlp.payload", "session_watcher.otlp.settings",
-         "session_watcher.otlp.wire", "session_watcher.otlp.backfill",
+         "session_watcher.otlp.wire", "session_watcher.cli.export",
          "session_watcher.core.shapes")  # the state's TypedDicts: for the type checker only
 
 
@@ -85,7 +87,7 @@ def test_normal_hook_run_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_a_hook_with_otlp_export_on_imports_nothing_heavy(tmp_path: Path, due: bool) -> None:
     """Export on: the hook stats the exporter's heartbeat and, when it is stale, spawns the exporter;
     the encoders, HTTP and the settings readers load in that detached process, never in the hook."""
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     cfg = Path(paths.user_config_file())
     cfg.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +116,7 @@ def test_a_hook_with_otlp_export_on_imports_nothing_heavy(tmp_path: Path, due: b
 
 
 def test_statusline_imports_nothing_heavy(tmp_path: Path) -> None:
-    proc = run([sys.executable, "-X", "importtime", "-c", "import session_watcher.statusline"])
+    proc = run([sys.executable, "-X", "importtime", "-c", "import session_watcher.hooks.statusline"])
     assert proc.returncode == 0
     assert heavy_in(imported(proc.stderr.decode())) == []
     t = tmp_path / "sl.jsonl"
@@ -123,7 +125,7 @@ def test_statusline_imports_nothing_heavy(tmp_path: Path) -> None:
     p = {"session_id": "sl", "transcript_path": str(t), "model": {"id": "claude-opus-4-6", "display_name": "Opus"},
          "context_window": {"context_window_size": 200000}}
     assert statusline(p).returncode == 0  # first run: caches the config
-    proc = run([sys.executable, "-X", "importtime", "-c", "from session_watcher.statusline import main; main()"],
+    proc = run([sys.executable, "-X", "importtime", "-c", "from session_watcher.hooks.statusline import main; main()"],
                stdin=json.dumps(p).encode())
     assert proc.returncode == 0
     assert proc.stdout.decode().strip()
@@ -200,7 +202,7 @@ def test_unknown_command_and_help() -> None:
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
     """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1."""
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     cfg = Path(paths.user_config_file())
     cfg.parent.mkdir(parents=True, exist_ok=True)
@@ -237,7 +239,7 @@ def test_a_command_imports_its_own_module_only() -> None:
     from session_watcher.cli import COMMANDS
 
     modules = {module for module, _ in COMMANDS.values()}
-    for args, own in ((["status", "--help"], {"session_watcher.commands"}), (["--version"], set())):
+    for args, own in ((["status", "--help"], {"session_watcher.cli.commands"}), (["--version"], set())):
         code = ("import sys\nfrom session_watcher.cli import main\ntry:\n    main(sys.argv[1:])\n"
                 "except SystemExit:\n    print(*sorted(sys.modules), file=sys.stderr)\n")
         proc = run([sys.executable, "-c", code, *args])
@@ -280,5 +282,5 @@ def test_a_warm_report_loads_no_parser(tmp_path: Path) -> None:
         assert json.loads(proc.stdout)["sessions"]
     cold_names, warm_names = (set(p.stderr.decode().split()) for p in (cold, warm))
     assert {"session_watcher.reports.parse", "msgspec"} <= cold_names
-    assert not {"session_watcher.reports.parse", "msgspec", "session_watcher.core.records"} & warm_names
+    assert not {"session_watcher.reports.parse", "msgspec", "session_watcher.agents.claude_code.records"} & warm_names
     assert json.loads(warm.stdout)["index"]["skipped"] == 2

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from session_watcher.replay import replay
+from session_watcher.sessions.replay import replay
 from tests.oracle import FIXTURES, hook, oracle, payload
 from tests.statefile import load_state
 
@@ -55,6 +55,7 @@ def test_replay_has_no_bad_line_and_the_oracles_totals(transcript: Path) -> None
     assert len(trace) == doc["calls"] == want["main"]["calls"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transcript", TRANSCRIPTS, ids=lambda p: f"{p.parts[-4]}-{p.stem[:8]}")
 def test_a_hook_folds_the_same(transcript: Path, tmp_path: Path) -> None:
     sid = transcript.stem

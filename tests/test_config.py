@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from session_watcher import config
+from session_watcher.base import config
 from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
 from tests.statefile import load_state
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 EXAMPLE = REPO / "config.example.toml"
 

@@ -94,6 +94,7 @@ def test_every_query_names_a_series_the_collector_makes_of_ours_or_claude_codes(
             assert {g.strip() for g in group.split(",")} <= labels, expr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed (.ci/setup.d/70-prometheus.sh)")
 def test_every_query_passes_prometheus_own_parser(tmp_path: Path) -> None:
     """promtool parses each rule's expression with Prometheus's PromQL parser: one rule per query."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
-from session_watcher import paths
+from session_watcher.base import paths
 
 if TYPE_CHECKING:
     from pathlib import Path

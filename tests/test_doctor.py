@@ -6,7 +6,11 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.oracle import TRANSCRIPTS, hook, payload, sw
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 
 def doctor(env: dict[str, str] | None = None) -> tuple[int, list[str]]:

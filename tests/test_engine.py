@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.synth import Transcript
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import engine, eoq, status
 from session_watcher.core.status import status_document
 from tests.test_eoq import simulate

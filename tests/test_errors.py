@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import session_watcher
-from session_watcher import cli, errors
+from session_watcher import cli
+from session_watcher.core import errors
 from session_watcher.core import errors as core_errors
 
 
@@ -39,7 +40,7 @@ def test_every_exception_of_the_package_has_the_one_base() -> None:
 
 
 def test_the_stdlib_bases_callers_rely_on_are_kept() -> None:
-    from session_watcher import config, paths
+    from session_watcher.base import config, paths
     from session_watcher.core import fastjson
     from session_watcher.state import lock, pathstore, reader, store
 

@@ -78,6 +78,7 @@ print(repr((heavy, bad)))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("python", _interpreters())
 def test_each_interpreter(python: str) -> None:
     r = subprocess.run([python, "-I", "-S", "-c", CHECK, str(ROOT)], capture_output=True, text=True, check=False)

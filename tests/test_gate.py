@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.synth import Transcript
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import engine, status
 from tests.test_replay_invariants import expected_lamp
 
@@ -364,7 +364,7 @@ CFG_V2 = config.merge(V2)
 
 def test_overstaying_session_alerts(tmp_path: Any) -> None:
     """The v2 gate (bp >= 0.10 for 3 calls, a bill cycle within them) on the closed-form session."""
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     path = overstaying(tmp_path)
     doc, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG_V2)
@@ -405,7 +405,7 @@ def test_the_shipped_gate_speaks_at_the_sweet_spot(tmp_path: Any) -> None:
     one bill at call 24 too (the EOQ's own cycle: one restart's price paid in extra reads); bp there is
     0.0002 (green), from call 25 0.0015 >= bp_amber 0.001: the gate fires at call 25, one call past
     the sweet spot (v2: call 48)."""
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     _, trace = replay(str(overstaying(tmp_path)), cwd=str(tmp_path), cfg=CFG)
     rows = {row["call"]: row for row in trace}
@@ -422,7 +422,7 @@ def test_the_shipped_gate_speaks_at_the_sweet_spot(tmp_path: Any) -> None:
 
 
 def test_a_new_episode_after_compaction_fires_again(tmp_path: Any) -> None:
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     path = overstaying(tmp_path, calls=200, compact_at=90)
     _, trace = replay(str(path), cwd=str(tmp_path), cfg=CFG_V2)
@@ -433,7 +433,7 @@ def test_a_new_episode_after_compaction_fires_again(tmp_path: Any) -> None:
 
 
 def test_status_line_counts_bills_toward_the_next_alert(tmp_path: Any) -> None:
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     _, trace = replay(str(overstaying(tmp_path)), cwd=str(tmp_path), cfg=CFG_V2)
     for row in trace:

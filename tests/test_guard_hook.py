@@ -18,6 +18,8 @@ from session_watcher.hooks.run import PROMPT_LOCK_TIMEOUT, _prompt_lock_timeout,
 from tests.oracle import TRANSCRIPTS, hook, payload, statusline, sw
 from tests.statefile import load_state, state_file
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 if TYPE_CHECKING:
     import subprocess
 

@@ -10,8 +10,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
+import pytest
 
-from session_watcher.reports.warmth import Call, Session, guard_summary, session_part
+from session_watcher.reports.warmth import Call, Session, session_part
+from tests.builders import guard_summary
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,6 +53,7 @@ def sw_home(base: Path) -> Path:
     return base / "home"
 
 
+@pytest.mark.slow
 def test_report_writes_the_inferred_cliffs_and_the_config_reads_them(tmp_path: Path) -> None:
     proj = tmp_path / "claude" / "projects" / "-home-u-p"
     cliff_session("five", "5m", [20, 45, 90, 190, 220, 250, 280, 299], [301, 420, 600, 900, 1150]).write(proj)
@@ -69,6 +72,7 @@ def test_report_writes_the_inferred_cliffs_and_the_config_reads_them(tmp_path: P
     assert json.loads((sw_home(tmp_path) / "state" / "cliff.json").read_text()) == {"5m": 1234}
 
 
+@pytest.mark.slow
 def test_report_counts_the_guards_warnings_and_sees_new_ones(tmp_path: Path) -> None:
     proj = tmp_path / "claude" / "projects" / "-home-u-p"
     # a 5-minute session: warm, then 20 minutes idle, then a cold call re-writing 30k
@@ -94,6 +98,7 @@ def test_report_counts_the_guards_warnings_and_sees_new_ones(tmp_path: Path) -> 
     assert '<p id="guard">cold-cache guard: 2 cold prompts' in html.read_text()
 
 
+@pytest.mark.slow
 def test_no_warnings_yet(tmp_path: Path) -> None:
     proj = tmp_path / "claude" / "projects" / "-home-u-p"
     Transcript("one").call(T0, *WARM).write(proj)

@@ -14,6 +14,8 @@ import pytest
 from session_watcher.core import handoff as core
 from tests.oracle import TRANSCRIPTS, hook, sw
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 LONG = TRANSCRIPTS / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"  # 217 calls, 13 files in bDefault
 LONG_ID = LONG.stem
 LONG_CWD = "/home/USER/projects/spotter-worktrees/spotter-4te"  # the transcript's own cwd

@@ -23,10 +23,12 @@ from typing import Any
 import pytest
 
 from bench.synth import Transcript
-from session_watcher import config
+from session_watcher.base import config
 from tests import fuzz_synth as fs
 from tests import statefile
 from tests.statefile import load_state, state_file
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 OTHER_UID = 54321  # stands in for another user's files when the test runs as root
 
@@ -578,7 +580,7 @@ def test_attack8_huge_newline_free_transcript_costs_one_bounded_read(root: Path,
                                                                      ) -> None:
     """A sparse 4 GiB transcript without a newline: the fold's deadline is honoured inside the skip
     (an instrumented clock that ticks 0.1 s per look, an instrumented pread that counts bytes)."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state import reader
     from session_watcher.state import session as sessmod
@@ -650,7 +652,7 @@ def test_attack8_hook_on_a_huge_transcript_saves_and_moves_on(root: Path) -> Non
 
 
 def test_attack10_in_place_rewrite_keeping_the_first_line_is_noticed(root: Path) -> None:
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state import session as sessmod
 
@@ -803,7 +805,7 @@ def test_lock_error_that_is_not_contention_is_not_taken_for_it(tmp_path: Path,
 
 def test_attack8_the_budget_holds_across_many_subagent_files(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the deadline no further transcript is opened, however many subagent files are new."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state import session as sessmod
 
@@ -832,7 +834,7 @@ def test_attack8_the_budget_holds_across_many_subagent_files(root: Path, monkeyp
 def test_a_line_over_8_mib_keeps_its_usage(root: Path, order: str) -> None:
     """An API call whose line is over 8 MiB (a huge text block) still counts its usage, as ccusage
     counts it; the line is reported in `bad`. Key order as each client writes its records."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state import reader
     from session_watcher.state import session as sessmod

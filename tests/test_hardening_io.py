@@ -24,6 +24,8 @@ from bench.synth import Transcript
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 HANG = 60  # seconds: only a process blocked for good takes this long
 
 
@@ -234,7 +236,7 @@ def test_class2_twenty_thousand_one_line_reads_of_one_file(root: Path) -> None:
     real transcript's fold, 20,000 through the range merge itself. Each new line is counted once, the
     file's ranges stay bounded (the nearest join past MAX_RANGES), and a Read of lines already seen
     adds nothing. Before: the range merge was quadratic (20,000: 28 s in the probe, 52.8 s here)."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.core import paths as pathmap
     from session_watcher.state import session as sessmod
@@ -270,7 +272,7 @@ def test_class2_megabytes_of_empty_lines_are_folded_in_bounded_steps(root: Path,
     the deadline is looked at long before a chunk's 8M lines are parsed (a clock that passes the
     deadline at its first look: one read only); without a deadline the calls after them are exact.
     Before: one read took a whole 8 MiB chunk, seconds of parsing, whatever the budget."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state import session as sessmod
 
@@ -412,7 +414,7 @@ def test_class3_a_state_over_the_load_limit_is_never_saved(root: Path, monkeypat
 
 def test_class3_the_quarantine_is_pruned(root: Path) -> None:
     """Every quarantine keeps the newest 16 entries (and 256 MiB at most). Before: never pruned."""
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     q = fs.sw_home(root) / "state" / "quarantine"
     q.mkdir(parents=True, mode=0o700)
@@ -538,7 +540,7 @@ def test_class4_the_page_templates_markers_in_a_session_id_stay_text(root: Path)
 
 def _install(root: Path, claude: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     env = {"CLAUDE_CONFIG_DIR": str(claude)}
-    return run([sys.executable, "-m", "session_watcher.install", *args], root, **env)
+    return run([sys.executable, "-m", "session_watcher.cli.install", *args], root, **env)
 
 
 def test_class5_config_set_writes_through_a_link_and_keeps_the_mode(root: Path) -> None:

@@ -98,6 +98,7 @@ def test_serve_answers_only_with_its_token(root: Path) -> None:
         other.close()
 
 
+@pytest.mark.slow
 def test_the_printed_address_carries_the_token(root: Path) -> None:
     """The command (through the console script, whose report commands run without the collector)
     prints the address once, token included; that address opens the page, the bare one does not."""
@@ -237,13 +238,14 @@ def test_the_server_collects_cycles(root: Path) -> None:
             gc.disable()
 
 
+@pytest.mark.slow
 def test_no_fork_from_a_process_with_threads(root: Path) -> None:
     """Replay's second parser (and the scan's and pages' children) are never forked while another
     thread runs (a child forked then holds whatever locks that thread held); the parse is then
     done in the process, with the same result."""
     if (os.cpu_count() or 1) < 2:
         pytest.skip("the second parser needs two cores")
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
     from session_watcher.state import pool
     from session_watcher.state.prefetch import ForkedParser
 
@@ -272,8 +274,9 @@ def test_live_page_folds_only_appended_bytes_and_equals_a_fresh_page(root: Path)
     page is byte for byte the one a fresh build of the whole file makes (story included); a rewrite
     starts it again, and again equals a fresh page."""
     from session_watcher.reports import live_view
-    from session_watcher.reports.session_page import page_parts, render_html
+    from session_watcher.reports.session_page import page_parts
     from session_watcher.reports.session_page_data import load_model
+    from tests.builders import render_html
 
     src = (fs.REPO / "tests" / "fixtures" / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
     lines = src.read_bytes().splitlines(keepends=True)
@@ -322,6 +325,7 @@ def peak_mb(root: Path, *args: str) -> float:
     return int(kb) / 1024
 
 
+@pytest.mark.slow
 def test_a_line_without_end_costs_neither_the_page_nor_the_report_its_size(root: Path) -> None:
     """A 256 MiB line without a newline: the session page and the report each stay within a bounded
     buffer (before, they held the line and copies of it: over 2x and 3x its size)."""
@@ -335,6 +339,7 @@ def test_a_line_without_end_costs_neither_the_page_nor_the_report_its_size(root:
     assert "<html" in page.read_text()
 
 
+@pytest.mark.slow
 def test_page_memory_follows_the_rows_not_the_bytes(root: Path) -> None:
     """A 100 MB transcript that is mostly tool output (48 Reads of a 1 MB file): the page keeps its
     rows, not its bytes (before: the whole file, its text and every line at once, ~4x its size)."""
@@ -379,11 +384,12 @@ def _calls(t: Transcript, n: int, first_cr: int) -> None:
         t.call(cr=first_cr + 100 * k, cw=50, inp=1, out=10)
 
 
+@pytest.mark.slow
 def test_one_session_id_in_two_project_folders_is_one_row_and_one_page(root: Path) -> None:
     """A session resumed from another folder leaves its calls in two project folders; a copied
     config folder leaves a whole copy in a third: one row (every call once, tokens not doubled),
     named after the folder it went on in, and one page."""
-    from session_watcher.reports.cli import write_session_pages
+    from session_watcher.cli.report import write_session_pages
     from session_watcher.reports.collect import run_report
 
     sid = "5e55a000-0000-4000-8000-000000000010"
@@ -424,6 +430,7 @@ def test_one_session_id_in_two_project_folders_is_one_row_and_one_page(root: Pat
     assert sum(r["kind"] == "call" for r in model["rows"]) == 4
 
 
+@pytest.mark.slow
 def test_live_page_takes_a_message_of_200k_rows() -> None:
     """The live page's handler of a `rows` message, run by V8 (node): the first message of a long
     session's stream holds every row (122,624 for bench.generate's 1 GB transcript), which spread

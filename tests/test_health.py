@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from session_watcher.core import health
-from tests.health_reference import grade_from_records
+from tests.health_reference import from_codes, grade_from_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = sorted(p for p in FIXTURES.glob("*.jsonl"))
@@ -20,7 +20,7 @@ REAL = sorted(p for p in FIXTURES.glob("*.jsonl"))
 
 def calls_h(codes: str, **extra: Any) -> dict[str, Any]:
     """Counters with the given tool-call code string (. p e E)."""
-    h = health.from_codes(health.new_health(), codes)
+    h = from_codes(health.new_health(), codes)
     h.update(extra)
     return h
 
@@ -364,7 +364,7 @@ def test_first_half_counts_follow_the_half_point() -> None:
         name, err, ch = rng.choice(tools)
         health.on_tool(h, name, False, err)
         codes += ch
-        want = health.from_codes(health.new_health(), codes)
+        want = from_codes(health.new_health(), codes)
         assert (h["head"], h["tail"]) == (want["head"], want["tail"])
         mid = len(codes) // 2
         assert h["head"] == [mid, codes[:mid].count("e") + codes[:mid].count("E"),
@@ -383,6 +383,7 @@ def test_real_fixture_values() -> None:
     assert {g["grade"] for g, _ in steps} == {"A", "B", "C"}  # healthy at the start, C on the way
 
 
+@pytest.mark.slow
 def test_hot_path_imports() -> None:
     """Importing core.health pulls in no typing, dataclasses or json."""
     code = (

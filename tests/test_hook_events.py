@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from session_watcher import install
+from session_watcher.cli import install
 from session_watcher.hooks.run import EVENTS, FOLD
 from tests.oracle import REPO
 

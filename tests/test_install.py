@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher.install import SYNC_EVENTS, hook_entries
+from session_watcher.cli.install import SYNC_EVENTS, hook_entries
 from tests.oracle import REPO, TRANSCRIPTS, oracle
 from tests.statefile import read_state, state_file
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -167,12 +169,12 @@ def _link(home: Path, target: str, path: str = "/usr/bin:/bin") -> subprocess.Co
     import sys
 
     env = {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
-    return subprocess.run([sys.executable, "-m", "session_watcher.install", "link", target], env=env,
+    return subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "link", target], env=env,
                           capture_output=True, text=True, timeout=60, check=False, cwd=REPO)
 
 
 def test_link_over_a_file_or_foreign_link_is_left_alone(tmp_path: Path) -> None:
-    """The link step alone (`python -m session_watcher.install link`), in HOMEs of its own."""
+    """The link step alone (`python -m session_watcher.cli.install link`), in HOMEs of its own."""
     target = "/opt/sw/data/session-watcher/venv/bin/session-watcher"
     home = tmp_path / "a"
     (home / ".local" / "bin").mkdir(parents=True)
@@ -228,7 +230,7 @@ def test_existing_statusline_is_kept(box: dict[str, Any]) -> None:
     original = write_settings(b.settings(other), mine)
     env = {**b.env(other), "SESSION_WATCHER_HOME": str(b.root / "sw-other")}
     python = str(b.bin.parent / "python")
-    proc = subprocess.run([python, "-m", "session_watcher.install", "add", str(b.bin.parent)], env=env,
+    proc = subprocess.run([python, "-m", "session_watcher.cli.install", "add", str(b.bin.parent)], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "statusLine" in proc.stdout  # it says what it did and how to combine them
@@ -236,7 +238,7 @@ def test_existing_statusline_is_kept(box: dict[str, Any]) -> None:
     assert doc["statusLine"] == mine["statusLine"]
     assert doc["theme"] == "dark"
     assert our_hooks(doc, "Stop")
-    proc = subprocess.run([python, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
+    proc = subprocess.run([python, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
                           text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert b.settings(other).read_text() == original
@@ -258,16 +260,16 @@ def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
 
 
 def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
-    """Only the merge step (no venv): `python -m session_watcher.install add|remove` on a fresh dir."""
+    """Only the merge step (no venv): `python -m session_watcher.cli.install add|remove` on a fresh dir."""
     import sys
 
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "fresh")}
-    add = subprocess.run([sys.executable, "-m", "session_watcher.install", "add", "/opt/sw/bin"],
+    add = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", "/opt/sw/bin"],
                          env=env, capture_output=True, text=True, timeout=60, check=False)
     assert add.returncode == 0, add.stderr
     doc = json.loads((tmp_path / "fresh" / "settings.json").read_text())
     assert set(doc) == {"hooks", "statusLine"}
-    rm = subprocess.run([sys.executable, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
+    rm = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
                         text=True, timeout=60, check=False)
     assert rm.returncode == 0, rm.stderr
     assert json.loads((tmp_path / "fresh" / "settings.json").read_text()) == {}
@@ -285,14 +287,14 @@ def test_reinstall_replaces_the_shell_form_hooks_of_an_older_install(tmp_path: P
     write_settings(tmp_path / "cfg" / "settings.json", settings)
     (tmp_path / "sw" / "data").mkdir(parents=True)
     (tmp_path / "sw" / "data" / "installed.json").write_text(json.dumps({"hooks": list(old.values())}))
-    add = subprocess.run([sys.executable, "-m", "session_watcher.install", "add", "/opt/sw/bin"],
+    add = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", "/opt/sw/bin"],
                          env=env, capture_output=True, text=True, timeout=60, check=False)
     assert add.returncode == 0, add.stderr
     doc = json.loads((tmp_path / "cfg" / "settings.json").read_text())
     for event in EVENTS:
         assert our_hooks(doc, event) == ours("/opt/sw/bin", event)
     assert {"type": "command", "command": "echo mine"} in [h for g in doc["hooks"]["Stop"] for h in g["hooks"]]
-    rm = subprocess.run([sys.executable, "-m", "session_watcher.install", "remove"], env=env, capture_output=True,
+    rm = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
                         text=True, timeout=60, check=False)
     assert rm.returncode == 0, rm.stderr
     doc = json.loads((tmp_path / "cfg" / "settings.json").read_text())

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher.replay import replay
+from session_watcher.sessions.replay import replay
 from tests.live_driver import Live, recorded_schedule, synthetic_schedule
 from tests.oracle import FIXTURES, TRANSCRIPTS
 from tests.statefile import load_state
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bench.synth import Transcript
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import engine, eoq, prices, status
 from session_watcher.state import store
 
@@ -78,7 +78,7 @@ def relabelled(src: Path, model: str, dst: Path) -> Path:
 
 
 def test_the_same_session_relabelled_has_the_model_c_ratio(tmp_path: Path) -> None:
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     src = FIXTURES / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
     got = {}
@@ -147,7 +147,7 @@ def test_an_inferred_cliff_replaces_the_class_ttl() -> None:
 def test_growth_estimate_is_stable_on_real_sessions(path: Path) -> None:
     """Issue 12's targets, on every real fixture: g at its floor on <= 5 % of calls after a segment's
     10th; xSweet moves <= 10 % between calls at the 95th percentile; <= 1 lamp change per 20 calls."""
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     _, trace = replay(str(path), cfg=CFG)
     seg_calls: list[int] = []
@@ -252,7 +252,7 @@ def test_status_line_shows_bp_only_on_the_right_arm() -> None:
 
 
 def test_trace_rows_keep_the_api_names(tmp_path: Path) -> None:
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     src = FIXTURES / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
     shutil.copy(src, tmp_path / src.name)

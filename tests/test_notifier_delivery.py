@@ -24,8 +24,11 @@ import pytest
 
 from session_watcher import cli as sw_cli
 from session_watcher import notifier
-from session_watcher.notifier import busprobe, child_argv, cli, deliver
+from session_watcher.cli import notify as cli
+from session_watcher.notifier import busprobe, child_argv, deliver
 from tests.statefile import sessions_dir
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -48,13 +48,6 @@ class TestNumbers:
             "10k",
         ]
 
-    def test_percent(self) -> None:
-        """bp is shown as a whole percentage; tiny values are not rounded to a misleading 0."""
-        assert message.percent(0.1436) == "14 %"
-        assert message.percent(0.25) == "25 %"
-        assert message.percent(0.004) == "<1 %"
-        assert message.percent(None) == "?"
-
     def test_pair_keeps_x_and_sweet_apart(self) -> None:
         """When one decimal would print x and xSweet equal, two decimals are used."""
         assert message.pair(3.41, 2.8) == ("3.4", "2.8")
@@ -229,6 +222,7 @@ class TestChannels:
         assert ours == bytes(ref)
 
 
+@pytest.mark.slow
 def test_dispatch_imports_nothing_heavy(tmp_path: object) -> None:
     """The hook path (import + dispatch, desktop channel, no bus) loads no heavy module."""
     code = (

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from bench.synth import Transcript
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import engine
 from session_watcher.notifier import throttle
 from tests.oracle import hook, payload, statusline
@@ -139,7 +140,7 @@ class TestConfig:
     def test_set_from_the_cli(self, tmp_path: Path) -> None:
         file = tmp_path / "config.toml"
         assert config.set_value(str(file), "notify.remind_min", "0") == (0, None)
-        assert config.parse_file(str(file)) == {"notify": {"remind_min": 0}}
+        assert config.validate(str(file), tomllib.loads(file.read_text())) == {"notify": {"remind_min": 0}}
         assert "notify.remind_min" in config.known_keys()
 
 
@@ -196,6 +197,7 @@ def _statusline(session: str, transcript: Path, cwd: Path) -> str:
     return proc.stdout.decode()
 
 
+@pytest.mark.slow
 def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path) -> None:
     """Real hook and status-line processes on a session that overstays: the gate is shown; the
     reminders that follow within remind_min are recorded but not shown, and the status line's
@@ -245,6 +247,7 @@ def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path)
         assert f" bill {since_shown}/{big_n} " in line + " ", line
 
 
+@pytest.mark.slow
 def test_hook_with_no_limit_shows_every_reminder(tmp_path: Path) -> None:
     _message_config(remind_min=0)
     transcript = tmp_path / "free.jsonl"
@@ -260,6 +263,7 @@ def test_hook_with_no_limit_shows_every_reminder(tmp_path: Path) -> None:
     assert (fired, shown) == (3, 3)
 
 
+@pytest.mark.slow
 def test_a_first_fold_of_a_long_session_delivers_no_past_alerts(tmp_path: Path) -> None:
     """Installed late: the first hook run folds a session that overstayed (a gate and reminders),
     then compacted and went on. Its past alerts are recorded (status, the page), not delivered as

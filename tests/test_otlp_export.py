@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher import paths
+from session_watcher.base import paths
 from tests.oracle import FIXTURES, TRANSCRIPTS, hook, payload, sw
 from tests.otlp_receiver import Receiver, closed_port, exporters
 from tests.otlp_receiver import stop_exporters as stop
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -210,7 +212,7 @@ def test_export_backfills_each_session_once_and_again_changes_nothing(tmp_path: 
 
 def test_export_sends_every_session_of_the_calibration_set(tmp_path: Path) -> None:
     """Each session once, its counters as replay counts them."""
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     with Receiver() as r:
         proc = sw("export", "--otlp", r.url, "--projects", str(TRANSCRIPTS))

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from session_watcher import config, paths
-from session_watcher.otlp import backfill, exporter, settings, trigger, wire
+from session_watcher.base import config, paths
+from session_watcher.cli import export as backfill
+from session_watcher.otlp import exporter, settings, trigger, wire
 from tests.oracle import FIXTURES, TRANSCRIPTS, hook, payload
 from tests.otlp_receiver import Receiver, closed_port, exporters, stop_exporters
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 SHORT = TRANSCRIPTS / "subagent.jsonl"  # 12 calls
 

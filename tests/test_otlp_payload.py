@@ -14,9 +14,9 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.otlp import exporter, payload, settings, wire
-from session_watcher.replay import replay
+from session_watcher.sessions.replay import replay
 from tests.oracle import FIXTURES
 
 if TYPE_CHECKING:

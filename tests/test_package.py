@@ -29,7 +29,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = "session_watcher"
-FOLDERS = ("core", "state", "hooks", "notifier", "reports", "otlp")  # the subpackages, real folders
+FOLDERS = ("core", "base", "agents", "state", "sessions", "notifier", "otlp", "reports", "hooks", "cli")  # real folders
+# The layers, lowest first (session_watcher/README.md): a module imports only from a lower floor or its own
+# subpackage; the packages sharing a floor do not import each other. The package's face
+# (session_watcher/__init__.py) is under everything; its entry point (__main__) over everything.
+FLOORS = (("core",), ("base",), ("agents",), ("state",), ("sessions",), ("notifier", "otlp", "reports"), ("hooks",),
+          ("cli",))
 FIXTURE = REPO / "tests" / "fixtures" / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 152 calls
 SKIP = {".git", ".venv", "build", "dist", "test-output", "__pycache__", ".mypy_cache", ".ruff_cache",
         ".pytest_cache", ".hypothesis", "node_modules"}
@@ -116,6 +121,7 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     return {name: imports(name, path, set(mods)) for name, path in mods.items()}
 
 
+@pytest.mark.slow
 def test_the_repository_holds_no_symbolic_link() -> None:
     """`git ls-files -s` lists no mode 120000 (a link): a checkout without links builds as it is."""
     proc = subprocess.run(["git", "ls-files", "-s"], cwd=REPO, capture_output=True, text=True, check=False)
@@ -147,6 +153,51 @@ def test_no_import_cycles() -> None:
     assert cycles(graph) == []
 
 
+def floor_of(module: str) -> tuple[int, str]:
+    """A module's floor and subpackage: the face -1, the entry point above every floor."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1, ""
+    if parts[1] == "__main__":
+        return len(FLOORS), "__main__"
+    return next(n for n, floor in enumerate(FLOORS) if parts[1] in floor), parts[1]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that runs up a floor or across to another package of the same floor."""
+    bad = []
+    for name, deps in sorted(graph.items()):
+        level, pkg = floor_of(name)
+        for dep in sorted(deps):
+            dep_level, dep_pkg = floor_of(dep)
+            if dep_level > level or (dep_level == level and dep_pkg != pkg):
+                bad.append(f"{name} -> {dep}")
+    return bad
+
+
+def test_imports_run_down_the_layers() -> None:
+    graph = import_graph(REPO)
+    loose = sorted(name for name in graph if name.count(".") == 1 and name.split(".")[1] not in FOLDERS)
+    assert loose == ["session_watcher.__main__"]  # the root holds the face and the entry point only
+    assert upward_imports(graph) == []
+
+
+def test_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
+    """The check itself can fail: state importing the CLI, and reports importing a peer (otlp)."""
+    pkg = tmp_path / PACKAGE
+    for sub in ("state", "cli", "reports", "otlp", "core"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "state" / "s.py").write_text("def f():\n    from session_watcher.cli import c\n")
+    (pkg / "cli" / "c.py").write_text("from session_watcher.state import s\nfrom session_watcher.core import k\n")
+    (pkg / "core" / "k.py").write_text("")
+    (pkg / "reports" / "r.py").write_text("from session_watcher.otlp import o\n")
+    (pkg / "otlp" / "o.py").write_text("import session_watcher\n")
+    assert upward_imports(import_graph(tmp_path)) == ["session_watcher.reports.r -> session_watcher.otlp.o",
+                                                      "session_watcher.state.s -> session_watcher.cli.c"]
+
+
 def test_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
     """The check itself can fail: a lazy import inside a function closing a loop is a cycle."""
     pkg = tmp_path / PACKAGE
@@ -168,6 +219,7 @@ def source_copy(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow
 def test_built_wheel_has_one_top_level_name(tmp_path: Path) -> None:
     src = source_copy(tmp_path / "src")
     out = tmp_path / "wheel"
@@ -178,13 +230,15 @@ def test_built_wheel_has_one_top_level_name(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names if ".dist-info/" not in n} == {PACKAGE}
     for path in ("core/engine.py", "state/store.py", "hooks/run.py", "notifier/deliver.py",
-                 "reports/cli.py", "reports/assets/theme.css", "data/icon.png"):
+                 "cli/report.py", "base/config.py", "agents/claude_code/transcript.py", "reports/assets/theme.css",
+                 "data/icon.png"):
         assert f"{PACKAGE}/{path}" in names, path
     top = [n for n in names if n.endswith(".dist-info/top_level.txt")]
     if top:  # setuptools writes it; it lists what `pip install` exposes
         assert zipfile.ZipFile(wheel).read(top[0]).decode().split() == [PACKAGE]
 
 
+@pytest.mark.slow
 def test_a_clone_without_links_builds_and_its_sdist_has_no_tests(tmp_path: Path) -> None:
     """`git -c core.symlinks=false clone` (what Windows gets) builds a wheel; the sdist carries the
     package, the plugin's files and the licence, and no test (they cannot run from an sdist)."""
@@ -240,6 +294,7 @@ def replay(python: list[str], env: dict[str, str], cwd: Path) -> dict[str, objec
 
 @pytest.mark.parametrize("python", other_interpreters() or [pytest.param("", marks=pytest.mark.skip(
     reason="no other CPython 3.11+ under ~/.pyenv on this machine"))])
+@pytest.mark.slow
 def test_other_interpreter_installs_and_works_the_same(python: str, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -286,5 +341,5 @@ def test_a_module_deleted_from_the_checkout_is_not_installed_again(tmp_path: Pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     site = next((data / "venv").glob("lib/python3.*/site-packages"))
     installed = {p.name for p in (site / PACKAGE).glob("*.py")}
-    assert "cli.py" in installed
+    assert "__main__.py" in installed
     assert "zz_deleted_since.py" not in installed

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher.reports.session_page import render_html
 from session_watcher.reports.session_page_data import load_model
+from tests.builders import render_html
 from tests.oracle import sw
 from tests.test_session_page import FIXTURES
 from tests.test_session_page_browser import OUT, browser, open_all

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from bench.synth import Transcript
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap
 from session_watcher.core.status import status_document
@@ -26,12 +26,19 @@ pytestmark = pytest.mark.skipif(REAL_GIT is None, reason="git is installed by .c
 
 # --------------------------------------------------------------------------- pure line ranges
 
+def merge_range(ranges: list[list[int]], start: int, end: int) -> list[list[int]]:
+    """`ranges` with [start, end) joined in as the path map joins a Read (touching ranges join)."""
+    out = [list(r) for r in ranges]
+    pathmap._place(out, *pathmap._touching(out, start, end), start, end)
+    return out
+
+
 def test_merge_range() -> None:
-    assert pathmap.merge_range([], 1, 5) == [[1, 5]]
-    assert pathmap.merge_range([[1, 5]], 5, 9) == [[1, 9]]  # touching ranges join
-    assert pathmap.merge_range([[1, 5], [20, 30]], 10, 12) == [[1, 5], [10, 12], [20, 30]]
-    assert pathmap.merge_range([[1, 5], [20, 30]], 3, 25) == [[1, 30]]
-    assert pathmap.merge_range([[10, 20]], 1, 3) == [[1, 3], [10, 20]]
+    assert merge_range([], 1, 5) == [[1, 5]]
+    assert merge_range([[1, 5]], 5, 9) == [[1, 9]]  # touching ranges join
+    assert merge_range([[1, 5], [20, 30]], 10, 12) == [[1, 5], [10, 12], [20, 30]]
+    assert merge_range([[1, 5], [20, 30]], 3, 25) == [[1, 30]]
+    assert merge_range([[10, 20]], 1, 3) == [[1, 3], [10, 20]]
 
 
 def test_add_lines_counts_only_new_lines() -> None:
@@ -139,6 +146,7 @@ RAWS = ["./a.py", "a.py", "{repo}/a.py", "sub/../a.py", "link.py", "./sub/./b.py
         "build/out.py", "{tmp}/elsewhere/x.py", "../elsewhere/x.py", "{repo}/../elsewhere/./x.py"]
 
 
+@pytest.mark.slow
 def test_one_entry_per_file_and_discard_reasons(repo: Path, git_log: Path) -> None:
     state = new_state(repo)
     raws = [r.format(repo=repo, tmp=repo.parent) for r in RAWS]
@@ -171,6 +179,7 @@ def test_one_entry_per_file_and_discard_reasons(repo: Path, git_log: Path) -> No
     assert a["overhead"] == 5 * pathmap.TOOL_OVERHEAD
 
 
+@pytest.mark.slow
 def test_git_is_called_once_per_batch_and_cached(repo: Path, git_log: Path) -> None:
     state = new_state(repo)
     cfg = config.merge()
@@ -188,6 +197,7 @@ def test_git_is_called_once_per_batch_and_cached(repo: Path, git_log: Path) -> N
     assert reasons["n7.py"] is None
 
 
+@pytest.mark.slow
 def test_relative_and_absolute_forms_share_the_entry(repo: Path, git_log: Path) -> None:
     state = new_state(repo, cwd=repo / "sub")
     cfg = config.merge()
@@ -197,6 +207,7 @@ def test_relative_and_absolute_forms_share_the_entry(repo: Path, git_log: Path) 
     assert len(calls(git_log)) == 1
 
 
+@pytest.mark.slow
 def test_include_exclude_globs_override(repo: Path) -> None:
     state = new_state(repo)
     raws = ["a.py", "debug.log", "sub/b.py", "build/out.py", str(repo.parent / "elsewhere" / "x.py")]
@@ -236,6 +247,7 @@ def test_canonical() -> None:
     assert session.canonical("~/a.py", "/proj") == os.path.realpath(os.path.expanduser("~/a.py"))
 
 
+@pytest.mark.slow
 def test_not_a_git_repository(tmp_path: Path, git_log: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -123,6 +123,7 @@ def test_a_damaged_shard_is_rejected(tmp_path: Path) -> None:
         PathShards(str(main)).ensure_all(part)
 
 
+@pytest.mark.slow
 def test_hook_rebuilds_a_session_whose_shard_is_damaged(tmp_path: Path) -> None:
     """Through the real hook: the session is folded again from its transcript, totals exact."""
     t = Transcript(session_id="dmg", cwd=str(tmp_path))

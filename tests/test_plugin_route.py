@@ -19,6 +19,8 @@ import pytest
 
 from tests.oracle import REPO
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 if TYPE_CHECKING:
     from pathlib import Path
 

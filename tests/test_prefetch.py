@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import engine
 from session_watcher.core.status import status_document
 from session_watcher.state import session

@@ -110,7 +110,7 @@ def test_lines_of_skips_an_over_long_line_without_holding_it(tmp_path: Path) -> 
     """The line reader for readers that do not fold (the handoff's digest, a child's note): complete
     lines in order, one longer than the bound skipped across reads, the unfinished last one left
     out, a FIFO refused at once."""
-    from session_watcher.paths import NotAFile
+    from session_watcher.base.paths import NotAFile
     from session_watcher.state.reader import lines_of
 
     p = tmp_path / "t.jsonl"

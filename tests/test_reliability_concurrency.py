@@ -21,6 +21,8 @@ import pytest
 from tests import fuzz_synth as fs
 from tests.statefile import load_state
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -26,6 +26,8 @@ import pytest
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, sessions_dir, state_file
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -233,6 +233,7 @@ def test_fuzz_transcript_lines_incremental_equals_whole(root: Path) -> None:
 
 # ----------------------------------------------------------------------------- real processes
 
+@pytest.mark.slow
 def test_fuzz_stdin_real_processes(root: Path) -> None:
     sid = "fuzz-proc"
     transcripts = fixture_transcripts(root, sid)
@@ -274,6 +275,7 @@ def test_no_shell_in_the_code_paths() -> None:
     assert not found, found
 
 
+@pytest.mark.slow
 def test_notification_text_from_the_session_is_escaped(root: Path) -> None:
     """A project folder named with terminal escapes reaches the user as inert text."""
     from session_watcher.hooks.run import run

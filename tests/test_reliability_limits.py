@@ -27,6 +27,8 @@ CANARY = "sk-secret-canary-7f3a"
 HOLDER = """
 import sys, time
 from session_watcher.state.lock import SessionLock
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 with SessionLock(sys.argv[1], 0):
     print("held", flush=True)
     time.sleep(600)

@@ -24,13 +24,16 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pytest
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 RUNS = 10_000 if SLOW else 3_000

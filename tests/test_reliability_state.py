@@ -18,6 +18,8 @@ import pytest
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from session_watcher.core.render import advice, human, render
-from session_watcher.replay import replay
+from session_watcher.sessions.replay import replay
 from tests.oracle import launcher
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -216,6 +216,7 @@ def statusline(payload: dict[str, Any], env: dict[str, str], *args: str) -> str:
     return proc.stdout[:-1]
 
 
+@pytest.mark.slow
 def test_statusline_command_reads_columns_and_no_color(tmp_path: Path) -> None:
     from session_watcher.state import store
 
@@ -262,6 +263,7 @@ def test_the_status_line_of_a_real_fixture_at_its_last_call(fixture_docs: list[d
         f"● {d['lamp']}: restart saves {saves} · x{d['x']:.1f}/{d['xSweet']:.1f} · bp{100 * d['br']:.0f}% · {tail}")
 
 
+@pytest.mark.slow
 def test_statusline_first_fold_agrees_with_replay() -> None:
     """When the status line folds a session before any hook ran, it knows the project from its own
     payload: the figures are the ones `replay` gives, not a map where every file is outside."""

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from session_watcher.core import bulkparse, transcript
+from session_watcher.agents.claude_code import bulkparse, transcript
 from tests.test_reliability_fuzz import JSON, TOOL_INPUT
 from tests.test_report_fast_path import call, tricky_lines
 

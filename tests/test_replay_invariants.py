@@ -218,7 +218,7 @@ def test_figures_agree_with_each_other(replayed: dict[str, Any]) -> None:
 
 
 def test_replay_trace_equals_the_library_call(replayed: dict[str, Any]) -> None:
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     doc, trace = replay(str(replayed["path"]))
     assert len(trace) == len(replayed["trace"])

@@ -10,6 +10,8 @@ import pytest
 
 from tests.oracle import REAL_CLIENT, TRANSCRIPTS, complete_lines, oracle, sw
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -19,6 +19,8 @@ from session_watcher.reports.collect import run_report
 from tests.test_report_fixtures import copy_fixtures
 from tests.test_warmth import T0, Transcript
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 VERSION = "20.0.24"
 CI_PREFIX = os.environ.get("SESSION_WATCHER_CCUSAGE_PREFIX", "/opt/session-watcher-ci/ccusage")
 

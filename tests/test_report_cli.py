@@ -17,7 +17,7 @@ import pytest
 
 from session_watcher.cli import build_parser
 from session_watcher.cli import main as sw_main
-from session_watcher.reports.cli import json_args
+from session_watcher.cli.report import json_args
 from tests.test_report_fixtures import copy_fixtures
 from tests.test_warmth import COLD, T0, WARM, Transcript, cliff_session
 
@@ -65,6 +65,7 @@ def cliff_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
+@pytest.mark.slow
 def test_text_report_over_the_fixtures(fixtures_dir: Path) -> None:
     """The default sources ($CLAUDE_CONFIG_DIR/projects): tables and sentences on stdout, nothing else."""
     r = report(fixtures_dir)
@@ -87,6 +88,7 @@ def test_text_report_over_the_fixtures(fixtures_dir: Path) -> None:
     assert max(len(line) for line in out.splitlines()) <= 100
 
 
+@pytest.mark.slow
 def test_json_validates_against_the_schema(fixtures_dir: Path) -> None:
     r = report(fixtures_dir, "--json")
     assert r.returncode == 0, r.stderr
@@ -100,6 +102,7 @@ def test_json_validates_against_the_schema(fixtures_dir: Path) -> None:
     assert single["warmth"] is None
 
 
+@pytest.mark.slow
 def test_json_with_an_inferred_cliff_validates(cliff_dir: Path) -> None:
     r = report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects"))
     assert r.returncode == 0, r.stderr
@@ -110,6 +113,7 @@ def test_json_with_an_inferred_cliff_validates(cliff_dir: Path) -> None:
     assert doc["causes"] == {"firstCall": 1, "idleGap": 10, "modelSwitch": 0, "compaction": 0, "unexplained": 1}
 
 
+@pytest.mark.slow
 def test_text_states_the_inference_with_its_evidence(cliff_dir: Path) -> None:
     r = report(cliff_dir, "--projects", str(cliff_dir / "claude" / "projects"))
     assert r.returncode == 0, r.stderr
@@ -123,6 +127,7 @@ def test_text_states_the_inference_with_its_evidence(cliff_dir: Path) -> None:
             "returns from 20 min to 60 min ran cold, 5 of 5 returns from 60 min to 2 h ran cold") in text
 
 
+@pytest.mark.slow
 def test_since_and_bad_date(cliff_dir: Path) -> None:
     r = report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects"), "--since", "2030-01-01")
     assert r.returncode == 0, r.stderr
@@ -132,6 +137,7 @@ def test_since_and_bad_date(cliff_dir: Path) -> None:
     assert "not a date" in bad.stderr
 
 
+@pytest.mark.slow
 def test_json_and_html_are_exclusive(tmp_path: Path) -> None:
     r = report(tmp_path, "--json", "--html", str(tmp_path / "x.html"))
     assert r.returncode == 2
@@ -154,6 +160,7 @@ def html_page(base: Path) -> tuple[Path, str]:
     return out, out.read_text()
 
 
+@pytest.mark.slow
 def test_html_is_self_contained_and_honest(cliff_dir: Path) -> None:
     """No network: no script, no external URL; the warning colour for re-created tokens, no danger colour;
     340k-style numbers with the exact figure on hover; tabular figures."""
@@ -181,6 +188,7 @@ def find_browser() -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
     """Chromium parses the page: the scatter with one point per gap, the boundary labelled inferred."""
     browser = find_browser()
@@ -257,6 +265,7 @@ def test_other_forms_are_left_to_argparse(argv: list[str]) -> None:
     assert json_args(argv) is None
 
 
+@pytest.mark.slow
 def test_report_json_for_a_program_loads_no_argparse(tmp_path: Path) -> None:
     """What a program runs (stdout not a terminal): the JSON, without argparse's imports."""
     copy_fixtures(tmp_path / "claude")
@@ -270,6 +279,7 @@ def test_report_json_for_a_program_loads_no_argparse(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["sessions"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [["-m", "session_watcher"], ["-c", "from session_watcher.cli import run; run()"]])
 def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) -> None:
     """The command line leaves a report through os._exit: every byte of the JSON and of stderr is

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
+from session_watcher.agents.claude_code.discover import discover
+from session_watcher.agents.claude_code.transcript import iso_to_epoch
 from session_watcher.core import fastjson
-from session_watcher.core.transcript import iso_to_epoch
 from session_watcher.reports import parse, scan
-from session_watcher.reports.collect import build_sessions, run_report
-from session_watcher.reports.index import discover
+from session_watcher.reports.collect import run_report
 from session_watcher.reports.parse import KIND_DIR, MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
-from session_watcher.reports.warmth import build_report
 from session_watcher.state import pool
+from tests.builders import build_report, build_sessions
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))
@@ -322,6 +322,7 @@ def corpus(tmp: Path) -> Path:
     return tmp / "projects"
 
 
+@pytest.mark.slow
 def test_report_equal_in_one_process_and_several(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole document: from the reference rows, and through the index with 1 and 3 processes."""
     projects = corpus(tmp_path)
@@ -362,6 +363,7 @@ def test_rows_equal_at_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> N
         assert rows(line(n), True) == rows(line(n), False), n
 
 
+@pytest.mark.slow
 def test_msgspec_loads_without_typing_extensions_and_leaves_it_importable() -> None:
     """The parse module keeps msgspec from importing typing_extensions (and inspect, ast) for its
     moment; afterwards the real module imports as usual, and msgspec still decodes."""
@@ -379,6 +381,7 @@ def test_msgspec_loads_without_typing_extensions_and_leaves_it_importable() -> N
     assert parse.msgspec is not None
 
 
+@pytest.mark.slow
 def test_report_equal_when_some_sessions_come_from_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Sessions whose files were all read whole this run are summarized by the process that read
     them; the others (a file grown since the last run, a session with one file unchanged) from the

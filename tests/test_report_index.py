@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from session_watcher.agents.claude_code.discover import discover
 from session_watcher.reports.collect import Progress, run_report
-from session_watcher.reports.index import Index, discover
+from session_watcher.reports.index import Index
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"

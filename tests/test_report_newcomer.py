@@ -8,7 +8,11 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+import pytest
+
 from tests.oracle import sw
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from pathlib import Path

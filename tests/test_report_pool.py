@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from session_watcher.reports.cli import write_session_pages
+from session_watcher.cli.report import write_session_pages
 from session_watcher.reports.collect import run_report
 from session_watcher.state import pool
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from session_watcher.agents.claude_code.discover import discover
 from session_watcher.reports import scan
-from session_watcher.reports.index import Index, discover
+from session_watcher.reports.index import Index
 from session_watcher.reports.scan import Job, Scan, Scanned, rows_in, scan_all
 from tests.test_pool import assert_all_reaped, children_of_this_process
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from session_watcher.reports.collect import run_report, run_report_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -39,6 +41,7 @@ def test_text_equals_the_document_cold_and_warm(tmp_path: Path) -> None:
     assert cold["sessions"], "the corpus has sessions"
 
 
+@pytest.mark.slow
 def test_cli_pipe_output_is_compact_valid_json(tmp_path: Path) -> None:
     roots = _corpus(tmp_path)
     env = {"SESSION_WATCHER_HOME": str(tmp_path / "sw"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}

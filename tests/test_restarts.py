@@ -83,6 +83,7 @@ def _child(tmp_path: Path, parent_id: str, carry: int, usd: float) -> Path:
     return t
 
 
+@pytest.mark.slow
 def test_backtest_lists_the_restart_taken_with_its_priced_and_written_carry(tmp_path: Path) -> None:
     child = _child(tmp_path, PARENT.stem, 40_000, 0.2)
     proc = sw("backtest", "--json", str(PARENT), str(child))
@@ -110,6 +111,7 @@ def test_backtest_lists_the_restart_taken_with_its_priced_and_written_carry(tmp_
     assert "restarts taken: 1, saving $" in text
 
 
+@pytest.mark.slow
 def test_report_lists_the_handoffs_received_on_this_machine(tmp_path: Path) -> None:
     projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-USER-proj"
     projects.mkdir(parents=True)

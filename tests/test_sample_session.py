@@ -8,7 +8,7 @@ import shutil
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from session_watcher.replay import replay
+from session_watcher.sessions.replay import replay
 from tests.oracle import TRANSCRIPTS
 
 if TYPE_CHECKING:

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from session_watcher.reports import live_view, session_page
-from session_watcher.reports.session_page_data import build_model, complete_lines, load_model
+from session_watcher.reports import live_view
+from session_watcher.reports.session_page_data import load_model
+from tests.builders import build_model, complete_lines, render_html
 from tests.health_reference import grade_from_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -214,6 +215,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow
 def test_cli_writes_self_contained_file(tmp_path: Path) -> None:
     """--html writes one file that loads nothing from anywhere."""
     out = tmp_path / "page.html"
@@ -229,6 +231,7 @@ def test_cli_writes_self_contained_file(tmp_path: Path) -> None:
     assert {m for m in re.findall(r"https?://[^\s'\"]+", text)} == {"http://www.w3.org/2000/svg"}
 
 
+@pytest.mark.slow
 def test_cli_session_id_lookup(tmp_path: Path) -> None:
     """An id is found under $CLAUDE_CONFIG_DIR/projects/*/<id>.jsonl; an unknown id is one error line."""
     sid = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
@@ -257,7 +260,7 @@ def test_script_injection_is_inert(tmp_path: Path) -> None:
                 b["input"]["command"] = "echo '</script><script>document.title=\"owned\"</script><!--'"
         evil.append(json.dumps(rec))
     model = build_model(evil)
-    page = session_page.render_html(model)
+    page = render_html(model)
     assert page.lower().count("<script") == 2
     assert page.lower().count("</script>") == 2
     start = page.index('id="model">') + len('id="model">')

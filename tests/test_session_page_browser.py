@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher.reports.session_page import render_html
 from session_watcher.reports.session_page_data import load_model
+from tests.builders import render_html
 from tests.test_session_page import BIG, FIXTURES, facts, hms_utc
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def last_prompt(path: Path) -> int:
 @pytest.mark.parametrize("path", BIG, ids=lambda p: p.name[:8])
 def test_page_of_real_fixture(page: Page, path: Path, tmp_path: Path) -> None:
     """Every component is drawn, with counts that match the transcript; a screenshot is kept."""
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     want = facts(path)
     model = open_file(page, path, tmp_path)

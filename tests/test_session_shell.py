@@ -17,6 +17,8 @@ import fuzz_synth as fs
 
 from tests.statefile import load_state, state_file
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 CALLERS = ("hook", "statusline", "cli")
 REBUILT = "not a path-map shard; rebuilding the session from the transcript"
 

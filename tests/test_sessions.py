@@ -1,4 +1,4 @@
-"""One way to name a session (`session_watcher.sessions`), as a new user meets it: transcripts on disk
+"""One way to name a session (`session_watcher.sessions.naming`), as a new user meets it: transcripts on disk
 that the hooks never saw, named by nothing, a full id, a short id or a path, in every command that
 takes a session; and the CLI's errors that point the right way (issue 29, items 1 and 8)."""
 
@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from session_watcher import sessions
-from session_watcher.errors import NoSession, UserError
+from session_watcher.core.errors import NoSession, UserError
+from session_watcher.sessions import naming as sessions
 from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from session_watcher import config
+from session_watcher.agents.claude_code.transcript import parse_lines, split_lines
+from session_watcher.base import config
 from session_watcher.core import engine, health, meter, shapes, status
 from session_watcher.core import paths as pathmap
-from session_watcher.core.transcript import parse_lines, split_lines
 from session_watcher.state import store
 from tests.oracle import TRANSCRIPTS
 

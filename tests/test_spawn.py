@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from session_watcher.state.spawn import run
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 
 def test_large_input_and_output_do_not_deadlock() -> None:

@@ -16,6 +16,8 @@ from tests.oracle import REAL_CLIENT, SW, TRANSCRIPTS, hook, oracle, payload, ru
 from tests.oracle import statusline as run_statusline
 from tests.statefile import load_state, state_file
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -105,7 +107,7 @@ def test_held_lock_never_waits(session: Path) -> None:
         assert sfile.read_bytes() == before  # drawn from the saved state, nothing written
         # no wait happened: the waiting path (filelock's poll loop) was never even imported
         proc = run([str(SW.parent / "python"), "-X", "importtime", "-c",
-                    "from session_watcher.statusline import main; main()"], stdin=json.dumps(p).encode())
+                    "from session_watcher.hooks.statusline import main; main()"], stdin=json.dumps(p).encode())
         assert proc.returncode == 0
         assert " filelock" not in proc.stderr.decode()
     assert load_state(SID)["context"]["window"] is None  # the held-lock runs recorded nothing
@@ -242,13 +244,13 @@ def test_a_subscribers_plan_through_the_real_status_line(tmp_path: Path) -> None
     saving in that window, as an estimate (points per API-priced dollar over that span); dollars for
     an API user's payload."""
     from session_watcher.core.render import quota
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     src = TRANSCRIPTS / f"{PLAN_SID}.jsonl"
     _final, trace = replay(str(src), cwd=PLAN_CWD)
     red = next(r for r in trace if r["lamp"] == "red" and r["savingUsd"])
     lines = src.read_text().splitlines(keepends=True)
-    from session_watcher.core.transcript import iso_to_epoch
+    from session_watcher.agents.claude_code.transcript import iso_to_epoch
 
     cut = next(i for i, ln in enumerate(lines) if (iso_to_epoch(json.loads(ln).get("timestamp")) or 0) > red["ts"])
     t = tmp_path / src.name

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher import config
+from session_watcher.base import config
 from session_watcher.core import engine, prices
 from session_watcher.core.eoq import TTL_SECONDS
-from session_watcher.replay import replay
+from session_watcher.sessions.replay import replay
 from session_watcher.state import session
 from tests.oracle import FIXTURES, TRANSCRIPTS
 

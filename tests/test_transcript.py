@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from session_watcher.core.transcript import (
+from session_watcher.agents.claude_code.transcript import (
     iso_to_epoch,
     parse_lines,
     read_payload,

@@ -79,6 +79,7 @@ def _first_advice(doc_trace: list[dict[str, object]]) -> int | None:
     return next((int(r["call"]) for r in doc_trace if r.get("alerts")), None)  # type: ignore[call-overload]
 
 
+@pytest.mark.slow
 def test_a_real_d_drive_session_reads_the_same_from_anywhere(tmp_path: Path) -> None:
     """Replayed from two folders of this system, with or without --cwd naming its own folder in another
     spelling: the same files, the same baseline, the same first advice; its D:\\ files are inside the

@@ -27,7 +27,7 @@ def build(work: Path) -> tuple[Path, Path]:
     """The session page and the report page (its rows linked to session pages beside it), in `work`."""
     os.environ["SESSION_WATCHER_HOME"] = str(work / "home")  # no config or state of the user's
     sys.path.insert(0, str(ROOT))
-    from session_watcher.reports.cli import write_session_pages
+    from session_watcher.cli.report import write_session_pages
     from session_watcher.reports.collect import run_report
     from session_watcher.reports.render_html import render
     from session_watcher.reports.session_page import write_html

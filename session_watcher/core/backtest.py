@@ -194,10 +194,6 @@ class Segment:
                 total += other * q.usd / p.usd if q.usd is not None and p.usd else 0.0
         return total
 
-    def restart_points(self) -> range:
-        """k such that a restart after call k changes something (not after the last call)."""
-        return range(len(self.calls) - 1)
-
     def _drop(self, k: int) -> tuple[int, int]:
         """(what a restart after call k carries from it, D = what every later call carries less)."""
         ck = self.calls[k]

@@ -37,12 +37,6 @@ WARM_CALLS = 20  # until then the level is the running mean of the residuals see
 CLIP = 4.0  # once warm, a residual above CLIP x the level counts as CLIP x the level
 
 
-def cost_per_call(d: float, c_ratio: float, g: float, b: float, c_eff: float | None = None) -> float:
-    """cost(d) of the spec, d = x - 1 > 0; `c_eff` defaults to `c_ratio` (nothing shared)."""
-    ce = c_ratio if c_eff is None else c_eff
-    return c_ratio * g / b + 1 + ce * (g / b) / d + d / 2
-
-
 def fresh_split(carry: float, shared: float) -> tuple[float, float]:
     """(read, written): what a fresh session's first call does with the `carry` tokens it sends. It
     reads the shared prefix earlier sessions left cached (never more than it carries) and writes the

@@ -24,7 +24,7 @@ ValueError a parse raises, NotOurs, NotAFile, TooLarge and ReadOnlyFile as the O
 read raises (the CLI prints an OSError as its file and its reason, exit 1). The hierarchy lives in the
 core because the core raises JSONError and imports nothing of the project but itself; the modules
 that raise each kind import it from here under its old name (`state.lock.LockTimeout`,
-`config.ConfigError`, ...), and `session_watcher.errors` is the CLI's view of the same classes.
+`config.ConfigError`, ...), and `session_watcher.core.errors` is the CLI's view of the same classes.
 No imports: the hook imports this module on every run.
 """
 

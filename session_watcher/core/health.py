@@ -59,15 +59,6 @@ def new_health() -> Health:
     return {"prompt": None, "compactions": 0, "reads": 0, "rereads": 0, "head": [0, 0, 0], "tail": ""}
 
 
-def from_codes(h: Health, codes: str) -> Health:
-    """`h` with its tool calls set to the code sequence `codes` (one character per call)."""
-    mid = len(codes) // 2
-    first = codes[:mid]
-    h["head"] = [mid, _count(first, _ERROR_CHARS), _count(first, _PRODUCTIVE_CHARS)]
-    h["tail"] = codes[mid:]
-    return h
-
-
 def _count(part: str, chars: str) -> int:
     return sum(part.count(c) for c in chars)
 

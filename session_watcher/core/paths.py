@@ -98,13 +98,6 @@ def _place(ranges: list[list[int]], i: int, j: int, start: int, end: int) -> Non
     ranges[i:j] = [[start, end]]
 
 
-def merge_range(ranges: list[list[int]], start: int, end: int) -> list[list[int]]:
-    """`ranges` with [start, end) joined in (touching ranges join), as a new list."""
-    out = [list(r) for r in ranges]
-    _place(out, *_touching(out, start, end), start, end)
-    return out
-
-
 def _coarsen(ranges: list[list[int]], keep: int) -> list[list[int]]:
     """`ranges` joined across their smallest gaps down to `keep` ranges (ties: the earlier gap):
     the lines in a joined gap count as read. Once in `keep` Reads past MAX_RANGES, O(n log n)."""

@@ -261,7 +261,7 @@ class GuardMarks(TypedDict, total=False):
     blocked: list[Any]  # the same and the prompt's key
 
 
-# ----------------------------------------------------------------------------- the config (session_watcher.config)
+# ----------------------------------------------------------------------------- the config (session_watcher.base.config)
 
 
 class NotifyConfig(TypedDict):

@@ -45,7 +45,7 @@ def run(raw: bytes) -> dict[str, Any] | None:
         return None
 
     def max_age() -> float:
-        from session_watcher import config
+        from session_watcher.base import config
 
         cfg, _ = config.load_layers(project)
         return float(cfg.get("handoff_stale_min") or config.DEFAULTS["handoff_stale_min"]) * 60

@@ -78,7 +78,7 @@ def _session_start(state: State, payload: dict[str, Any]) -> None:
         if state["engine"]["segCalls"]:
             engine.new_segment(state)
         return
-    from session_watcher.core.transcript import model_name
+    from session_watcher.agents.claude_code.transcript import model_name
 
     model = model_name(payload.get("model"))  # a short string or nothing (the state's cap)
     if model:
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(dumps(out) + "\n")
             sys.stdout.flush()
     except BaseException as exc:
-        from session_watcher.logs import log_exception
+        from session_watcher.base.logs import log_exception
 
         log_exception(f"hook {event}", exc)
     return 0
@@ -186,7 +186,7 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
 
 
 def log_once(key: str, message: str) -> None:
-    from session_watcher.logs import log_once as write  # only when there is something to say
+    from session_watcher.base.logs import log_once as write  # only when there is something to say
 
     write(key, message)
 
@@ -365,7 +365,7 @@ def _warm_and_nothing_queued(session_id: str) -> State | None:
     ctx, cache = doc["context"], doc["config"]
     if any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
         return None
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import guard
 
     try:
@@ -448,7 +448,7 @@ def _unshown(state: State, alerts: list[Alert]) -> list[Alert]:
 
 def _log_warning(record: dict[str, Any]) -> None:
     """One line per cold prompt warned, for the warmth report (append-only, 0600)."""
-    from session_watcher import paths
+    from session_watcher.base import paths
     from session_watcher.core.fastjson import dumps
 
     try:

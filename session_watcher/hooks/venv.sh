@@ -27,7 +27,7 @@ dest = os.path.join(sysconfig.get_paths()["purelib"], "session_watcher")
 shutil.copytree(root, dest, ignore=shutil.ignore_patterns("__pycache__", ".claude-plugin", "commands", "bin"))
 compileall.compile_dir(dest, quiet=1)
 PY
-"$new/bin/python" -I -m session_watcher.launchers "$new/bin"
+"$new/bin/python" -I -m session_watcher.hooks.launchers "$new/bin"
 printf '%s\n' "$stamp" >"$new/.plugin-version"
 old=$("$new/bin/python" -I - "$data" "$new" <<'PY'
 import os, sys

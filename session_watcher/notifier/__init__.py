@@ -71,7 +71,7 @@ def slot_file(session_id: object) -> str | None:
 
     if not valid_session_id(session_id):
         return None
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     return os.path.join(paths.sessions_dir(), f"{session_id}.notify")
 

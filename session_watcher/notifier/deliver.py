@@ -107,7 +107,7 @@ def open_slot(path: str | None) -> int | None:
     """The slot file, created 0600 and locked for this deliverer; None when there is none to use."""
     if not path:
         return None
-    from session_watcher.paths import open_file
+    from session_watcher.base.paths import open_file
 
     try:  # a regular file only: a FIFO there would hold the deliverer to its deadline
         fd = open_file(path, os.O_RDWR | os.O_CREAT, 0o600, follow=False)

@@ -40,17 +40,6 @@ def human_tokens(n: object) -> str:
     return f"{n:.0f}"  # pragma: no cover - unreachable
 
 
-def percent(fraction: object) -> str:
-    """0.1436 -> '14 %'; below half a percent: '<1 %'."""
-    if not isinstance(fraction, int | float) or isinstance(fraction, bool) or math_isnan(fraction):
-        return "?"
-    if fraction == float("inf"):
-        return "∞ %"
-    if 0 < fraction * 100 < 0.5:
-        return "<1 %"
-    return f"{fraction * 100:.0f} %"
-
-
 def pair(x: object, sweet: object) -> tuple[str, str]:
     """x and xSweet with one decimal, or two when one decimal would make them look equal."""
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (x, sweet)):

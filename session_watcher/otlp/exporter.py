@@ -41,7 +41,7 @@ NO_TARGET_PAUSE = 3600.0  # export on but nowhere to go: hooks leave it alone th
 
 
 def folder() -> str:
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     return paths.otlp_dir()
 
@@ -67,7 +67,7 @@ def beat(at: float | None = None) -> None:
     """Mark the exporter alive (mtime = `at`, default now): a hook starts none while it is fresh."""
     path = heartbeat_file()
     try:
-        from session_watcher.paths import open_file
+        from session_watcher.base.paths import open_file
 
         os.close(open_file(path, os.O_WRONLY | os.O_CREAT, 0o600, follow=False))  # a regular file only
         os.utime(path, None if at is None else (at, at))
@@ -79,8 +79,8 @@ def beat(at: float | None = None) -> None:
 
 
 def load_progress() -> dict[str, Any]:
+    from session_watcher.base.paths import read_file
     from session_watcher.core import fastjson
-    from session_watcher.paths import read_file
 
     try:  # a regular file of 4 MiB at most (paths.read_file: a FIFO there never blocks)
         doc = fastjson.loads(read_file(progress_file(), 4 << 20, follow=False))
@@ -94,10 +94,10 @@ def load_progress() -> dict[str, Any]:
 def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> None:
     """Fold this pass's results into the progress file under its lock (another exporter, a
     session-end flush, may have written meanwhile): sent marks only move forward, events only add."""
-    from session_watcher import paths
+    from session_watcher.base import paths
+    from session_watcher.base.atomic import write_atomic
     from session_watcher.core import fastjson
-    from session_watcher.errors import LockTimeout
-    from session_watcher.state.atomic import write_atomic
+    from session_watcher.core.errors import LockTimeout
     from session_watcher.state.lock import SessionLock
 
     try:
@@ -145,9 +145,9 @@ def _chosen(progress: Mapping[str, Any], now: float, only: str | None) -> list[t
 def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], Config] | None:
     """(status document, alerts, config) of a session as last saved, read without its lock;
     None when it cannot be read (the next pass tries again)."""
-    from session_watcher import config
+    from session_watcher.base import config
+    from session_watcher.core.errors import Rejected
     from session_watcher.core.status import status_document
-    from session_watcher.errors import Rejected
     from session_watcher.state import shell
 
     try:
@@ -216,7 +216,7 @@ def send(target: Target, metrics: Mapping[str, Any], logs: Mapping[str, Any]) ->
 def one_pass(otlp: OtlpConfig, cfg: Config, target: Target, now: float,
              only: str | None = None) -> int:
     """Export what is due; returns the number of sessions still live (0: the loop may leave)."""
-    from session_watcher.logs import log_once
+    from session_watcher.base.logs import log_once
 
     progress = load_progress()
     chosen = _chosen(progress, now, only)
@@ -255,7 +255,7 @@ def one_pass(otlp: OtlpConfig, cfg: Config, target: Target, now: float,
 
 def settings_now(env: Mapping[str, str]) -> tuple[Config, OtlpConfig] | None:
     """(the user's config, its [otlp] table) when export is on, else None."""
-    from session_watcher import config
+    from session_watcher.base import config
 
     cfg, _errors = config.load_layers(None)  # [otlp] is the user's own: no project file sets it
     otlp = cfg["otlp"]
@@ -268,8 +268,8 @@ def ready(env: Mapping[str, str]) -> tuple[OtlpConfig, Config, Target] | None:
     """(the [otlp] table, the config, the target) when export is on and can go somewhere; None
     otherwise (export off; or nowhere to go: said once, and the heartbeat set NO_TARGET_PAUSE ahead so
     hooks leave it alone that long)."""
-    from session_watcher.errors import NoTarget
-    from session_watcher.logs import log_once
+    from session_watcher.base.logs import log_once
+    from session_watcher.core.errors import NoTarget
     from session_watcher.otlp.settings import resolve
 
     got = settings_now(env)
@@ -288,8 +288,8 @@ def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
     """One session's flush (`only`), or the loop: the lock first (a second exporter leaves at once,
     having read nothing), then a pass per interval while a session is live, the settings read again
     each time (the user may change them or turn export off)."""
-    from session_watcher import paths
-    from session_watcher.errors import LockTimeout
+    from session_watcher.base import paths
+    from session_watcher.core.errors import LockTimeout
     from session_watcher.state.lock import SessionLock
 
     paths.ensure_private_dir(folder())
@@ -326,7 +326,7 @@ def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
 
 def _mark(lock_path: str) -> tuple[int, int] | None:
     """Write our pid into the lock file (`doctor` and the tests read who loops); its identity."""
-    from session_watcher.paths import open_file
+    from session_watcher.base.paths import open_file
 
     try:
         fd = open_file(lock_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, follow=False)
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(only)
     except BaseException as exc:  # detached: nobody to tell but the log
-        from session_watcher.logs import log_exception
+        from session_watcher.base.logs import log_exception
 
         log_exception("otlp exporter", exc)
         return 0
@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def doctor_line(env: Mapping[str, str] = os.environ) -> str:
     """`doctor`'s line: whether export is on, where it goes and from which setting, how it went."""
-    from session_watcher.errors import NoTarget
+    from session_watcher.core.errors import NoTarget
     from session_watcher.otlp.settings import resolve
 
     got = settings_now(env)

@@ -74,7 +74,7 @@ IDENTITY_TRIES = 10
 def _json_file(path: str) -> dict[str, Any]:
     import json
 
-    from session_watcher.paths import read_file
+    from session_watcher.base.paths import read_file
 
     try:  # a regular file only (paths.read_file: a FIFO there never blocks), TooLarge past the limit
         doc = json.loads(read_file(path, MAX_SETTINGS_BYTES))

@@ -46,7 +46,7 @@ def due(otlp: OtlpConfig, flush: bool, session_id: str, now: float, env: Mapping
     hooks.run's SessionEnd); its pid, or None (not due, or it could not start)."""
     if not sys.executable or not hasattr(os, "posix_spawn"):  # pragma: no cover - Windows: not yet
         return None
-    from session_watcher import paths
+    from session_watcher.base import paths
     from session_watcher.state.spawn import detached
 
     if flush:

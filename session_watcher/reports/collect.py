@@ -9,8 +9,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.agents.claude_code.discover import Source, default_roots, discover
 from session_watcher.reports.fmt import apply_now
-from session_watcher.reports.index import DB_NAME, Index, IndexStats, Source, default_roots, discover
+from session_watcher.reports.index import DB_NAME, Index, IndexStats
 from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def default_db_path() -> str:
-    from session_watcher.paths import cache_dir
+    from session_watcher.base.paths import cache_dir
 
     return os.path.join(cache_dir(), DB_NAME)
 
@@ -64,7 +65,7 @@ class _Summarize:
         return ("part", None if part is None else tuple(part))
 
     def parts(self, index: Index, live: dict[str, int]) -> list[Part | None]:
-        """Every session's Part, in the order `build_sessions` gives the sessions."""
+        """Every session's Part, sessions in the order of their first source."""
         from session_watcher.reports.warmth import Part, session_part
 
         order: dict[str, list[Source]] = {}
@@ -85,22 +86,6 @@ class _Summarize:
             if s.api_calls:
                 out.append(session_part(s, self.since, self.utc_offset, True, self.guarded))
         return out
-
-
-def build_sessions(sources: list[Source], rows: dict[str, list[Row]]) -> list[Session]:
-    """Group sources by session id and fold each (`fold_files`). The plain path (tests hold
-    `_Summarize`'s parts, made where the files are read, to it)."""
-    groups: dict[str, list[tuple[Source, list[Row]]]] = {}
-    for src in sources:
-        got = rows.get(src.path)
-        if got is not None:
-            groups.setdefault(src.session, []).append((src, got))
-    out = []
-    for session, files in groups.items():
-        s = fold_files(session, files)
-        if s.api_calls:
-            out.append(s)
-    return out
 
 
 def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
@@ -281,15 +266,15 @@ def _members(values: dict[str, str], keys: list[str]) -> list[str]:
 
 
 def cliff_path() -> str:
-    from session_watcher.paths import cliff_file
+    from session_watcher.base.paths import cliff_file
 
     return cliff_file()
 
 
 def save_cliffs(ttl: dict[str, Any], now: float) -> None:
     """The inferred TTL cliffs, for the cold-cache guard (the config loader reads them as `cliff`)."""
-    from session_watcher.paths import ensure_private_dir
-    from session_watcher.state.atomic import write_atomic
+    from session_watcher.base.atomic import write_atomic
+    from session_watcher.base.paths import ensure_private_dir
 
     doc: dict[str, Any] = {cls: (t or {}).get("inferredSeconds") for cls, t in ttl.items()}
     doc["evidence"] = {cls: [t["evidence"]["below"]["n"], t["evidence"]["below"]["cold"],  # for the guard's words
@@ -310,7 +295,7 @@ GUARD_LOG_MAX = 64 << 20  # the guard's log read by a report (one line per cold 
 
 def guard_warnings() -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
     """The cold-cache guard's log (one JSON object a line) and its (size, mtime) for the cache key."""
-    from session_watcher.paths import guard_log_file, open_file
+    from session_watcher.base.paths import guard_log_file, open_file
 
     try:
         fd = open_file(guard_log_file(), follow=False)  # a FIFO there never blocks the report

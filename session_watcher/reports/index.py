@@ -1,4 +1,4 @@
-"""Transcript discovery and the SQLite index of what each file contributed.
+"""The SQLite index of what each transcript file contributed (discovery: `agents.claude_code.discover`).
 
 The index is a cache: it can be deleted at any time and the next run rebuilds it from the
 transcripts. Each file is keyed by path, with its identity (device, inode), size, mtime and a hash of
@@ -14,6 +14,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
+from session_watcher.agents.claude_code.discover import Source
 from session_watcher.reports.scan import HEAD_BYTES, NO_ROWS, Job, Scanned, head_hash, rows_in, rows_of, scan_all, sha1
 
 if TYPE_CHECKING:
@@ -29,76 +30,6 @@ SCHEMA_VERSION = 6  # 1: files + rows; 2: + reports (finished documents by corpu
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8)
 DB_NAME = "warmth-index.sqlite3"
-
-
-class Source(NamedTuple):
-    """One transcript file: the session it belongs to, its project folder, main or subagent."""
-
-    path: str
-    session: str
-    project: str
-    sub: bool
-
-
-def default_roots() -> list[str]:
-    """`projects` folders under every Claude Code config folder."""
-    from session_watcher.paths import claude_config_dirs
-
-    return [os.path.join(d, "projects") for d in claude_config_dirs()]
-
-
-def _jsonl_under(folder: str) -> list[str]:
-    found: list[str] = []
-    for dirpath, _dirs, files in os.walk(folder):
-        found.extend(os.path.join(dirpath, f) for f in files if f.endswith(".jsonl"))
-    return sorted(found)
-
-
-def _project_sources(project_dir: str) -> list[Source]:
-    project = os.path.basename(project_dir.rstrip(os.sep))
-    out: list[Source] = []
-    try:
-        entries = sorted(os.scandir(project_dir), key=lambda e: e.name)
-    except OSError:
-        return out
-    for e in entries:
-        if e.name.endswith(".jsonl") and e.is_file():
-            out.append(Source(e.path, e.name[: -len(".jsonl")], project, False))
-        elif e.is_dir():
-            subs = os.path.join(e.path, "subagents")
-            if os.path.isdir(subs):
-                out.extend(Source(p, e.name, project, True) for p in _jsonl_under(subs))
-    return out
-
-
-def discover(roots: Iterable[str]) -> list[Source]:
-    """Every main and subagent transcript under the given folders.
-
-    A folder holding `.jsonl` files directly is one project folder; otherwise each of its
-    sub-folders is (the layout of `~/.claude/projects`). Folders reached twice count once.
-    """
-    seen_roots: set[str] = set()
-    seen_files: set[str] = set()
-    out: list[Source] = []
-    for root in roots:
-        real = os.path.realpath(root)
-        if real in seen_roots or not os.path.isdir(real):
-            continue
-        seen_roots.add(real)
-        try:
-            entries = sorted(os.scandir(real), key=lambda e: e.name)
-        except OSError:
-            continue
-        if any(e.name.endswith(".jsonl") and e.is_file() for e in entries):
-            projects = [real]
-        else:
-            projects = [e.path for e in entries if e.is_dir()]
-        for p in projects:
-            for s in _project_sources(p):
-                if s.path not in seen_files:
-                    seen_files.add(s.path)
-                    out.append(s)
-    return out
 
 
 def _db(path: str) -> bytes:
@@ -120,7 +51,7 @@ def _cannot_write(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         return isinstance(code, int) and code & 0xFF in _SQLITE_WRITE_FAILS
-    from session_watcher.paths import WRITE_FAILS
+    from session_watcher.base.paths import WRITE_FAILS
 
     return isinstance(exc, OSError) and exc.errno in WRITE_FAILS
 
@@ -178,7 +109,7 @@ class Index:
         """The database file; where it cannot be written (a read-only or full disk, a folder that is
         not writable) a copy in memory of what it holds (or an empty one): the index is a cache, the
         report is the same either way, only slower."""
-        from session_watcher.errors import NotOurs
+        from session_watcher.core.errors import NotOurs
 
         if self.in_memory:
             return self._memory()
@@ -211,7 +142,7 @@ class Index:
 
     def _open_file(self) -> sqlite3.Connection:
         folder = os.path.dirname(self.db_path)
-        from session_watcher.paths import cache_dir, ensure_private_dir
+        from session_watcher.base.paths import cache_dir, ensure_private_dir
 
         if folder == cache_dir():
             ensure_private_dir(folder)  # ours: a real folder of this user, never a planted link
@@ -464,7 +395,7 @@ class Index:
     def _job(self, path: str, st: os.stat_result, rec: FileRec | None) -> Job:
         """Where to start reading `path`: after the last run's offset when the file only grew."""
         if rec is not None and rec.dev == st.st_dev and rec.ino == st.st_ino and st.st_size > rec.size:
-            from session_watcher.paths import open_file
+            from session_watcher.base.paths import open_file
 
             with open(open_file(path), "rb") as f:  # a regular file only
                 first = f.read(HEAD_BYTES)

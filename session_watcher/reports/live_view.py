@@ -140,7 +140,7 @@ class _Story:
         """(the final status document, the story, None) after folding what is new, or (None, None,
         the error) when the fold failed (the next change starts it again)."""
         from session_watcher.core.status import status_document
-        from session_watcher.replay import scratch_state
+        from session_watcher.sessions.replay import scratch_state
         from session_watcher.state import session
 
         try:
@@ -323,7 +323,7 @@ class _Server(ThreadingHTTPServer):
         exc = sys.exc_info()[1]
         if isinstance(exc, OSError):  # the client left, or stalled past the timeout: not an error
             return
-        from session_watcher.logs import log_exception
+        from session_watcher.base.logs import log_exception
 
         if exc is not None:
             log_exception("serve", exc)

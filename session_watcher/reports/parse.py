@@ -26,16 +26,16 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.core import fastjson
-from session_watcher.core.records import Usage, msgspec, stamp_to_epoch  # shared with replay's parser
-from session_watcher.core.records import usage_reading as struct_reading
-from session_watcher.core.transcript import (  # the hooks' counting rules
+from session_watcher.agents.claude_code.records import Usage, msgspec, stamp_to_epoch  # shared with replay's parser
+from session_watcher.agents.claude_code.records import usage_reading as struct_reading
+from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
     count,
     model_name,
     split_writes,
     usage_reading,
 )
+from session_watcher.core import fastjson
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 
 if TYPE_CHECKING:

@@ -70,7 +70,7 @@ def head_hash(head: bytes) -> str:
 def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
     """Rows of the complete lines of `job.path` from `job.start` on, read through `buf` (a new
     buffer when None; one buffer serves file after file). Raises OSError."""
-    from session_watcher.paths import open_file  # a regular file only: /dev/zero would never end
+    from session_watcher.base.paths import open_file  # a regular file only: /dev/zero would never end
     from session_watcher.reports.parse import MAX_LINE_BYTES, head_dir, parse_chunk  # only when a file is read
 
     fd = open_file(job.path)

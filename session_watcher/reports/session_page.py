@@ -78,11 +78,6 @@ def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] |
     return out
 
 
-def render_html(model: dict[str, Any], live: bool = False) -> str:
-    """The page for one session's model."""
-    return "".join(page_parts(model, live))
-
-
 def _backtest_html(model: dict[str, Any]) -> str:
     """The backtest's line (core.backtest.sentence), or nothing without the watcher's trace."""
     bt = model.get("backtest")
@@ -93,7 +88,7 @@ def _backtest_html(model: dict[str, Any]) -> str:
 
 def write_html(transcript: str, out: str) -> dict[str, Any]:
     model = load_model(transcript)
-    from session_watcher.state.atomic import write_atomic
+    from session_watcher.base.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
     write_atomic(out, _encoded(page_parts(model)), mode=0o600, fsync=False)

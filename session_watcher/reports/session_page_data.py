@@ -1,12 +1,12 @@
 """One session's story as plain data for the session page: timeline rows, health over time, compactions.
 
 `PageBuilder` reads transcript records one at a time (`feed` takes lines as they come: the live view
-feeds it only the bytes appended since) and `model()` gives the page's JSON-able dict; `build_model(lines,
-...)` is the same for a list of lines. `load_model(path)` reads the transcript chunk by chunk with the
-hooks' reader (`state.reader.read_new`: complete lines only, a line over 8 MiB skipped, an API call's
-usage kept from it) and asks the engine's replay for the watcher's own trace, kept as the page's story
-rows as it is made (`StoryTrace`), never as whole status documents. The page's renderer and the live
-view both draw from this one dict. Memory follows the session's calls and tool calls, not its bytes.
+feeds it only the bytes appended since) and `model()` gives the page's JSON-able dict.
+`load_model(path)` reads the transcript chunk by chunk with the hooks' reader (`state.reader.read_new`:
+complete lines only, a line over 8 MiB skipped, an API call's usage kept from it) and asks the engine's
+replay for the watcher's own trace, kept as the page's story rows as it is made (`StoryTrace`), never as
+whole status documents. The page's renderer and the live view both draw from this one dict. Memory
+follows the session's calls and tool calls, not its bytes.
 
 A line is decoded by msgspec into the few fields the page reads (the rest, tool output and message
 text, is checked but not built); where msgspec's reading could differ from `json.loads`'s (a value of
@@ -35,9 +35,9 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.agents.claude_code.records import msgspec, stamp_to_epoch
+from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
-from session_watcher.core.records import msgspec, stamp_to_epoch
-from session_watcher.core.transcript import usage_reading
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -439,23 +439,6 @@ class PageBuilder:
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]
 
 
-def build_model(
-    lines: Iterable[bytes | str],
-    session_id: str | None = None,
-    trace: list[dict[str, Any]] | None = None,
-    final_status: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The page's data from transcript lines (complete lines only) and the replay's trace rows."""
-    builder = PageBuilder(session_id)
-    builder.feed(lines)
-    story = None
-    if trace is not None:
-        story = StoryTrace()
-        for row in trace:
-            story.append(row)
-    return builder.model(story, final_status)
-
-
 # --- the watcher's story: the replay's trace, kept as the page draws it ----------------------------
 
 
@@ -512,18 +495,10 @@ class StoryTrace(list[dict[str, Any]]):
         self._prev_bills = 0
 
 
-def story_rows(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The watcher's own numbers per API call, trimmed to what the page draws."""
-    story = StoryTrace()
-    for row in trace:
-        story.append(row)
-    return list(story)
-
-
 def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
                      doc: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Following the advice (closed loop) vs the best schedule of restarts, for the page's one line:
-    from the session's backtest document (`doc`, session_watcher.backtest.run_one) when there is one;
+    from the session's backtest document (`doc`, session_watcher.sessions.backtest.run_one) when there is one;
     else from the trace's calls alone, which price the best schedule but cannot follow the advice (the
     closed loop folds the transcript's events again): the line then gives the best schedule only."""
     from session_watcher.core import backtest
@@ -548,14 +523,6 @@ def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
 # --- reading a transcript -------------------------------------------------------------------------
 
 
-def complete_lines(data: bytes) -> list[str]:
-    """The complete (newline-terminated) lines of a transcript; a torn last line waits."""
-    end = data.rfind(b"\n")
-    if end < 0:
-        return []
-    return data[: end + 1].decode("utf-8", "replace").splitlines()
-
-
 class TranscriptFeed:
     """A transcript read into a `PageBuilder` from where the last read stopped (the hooks' reader:
     complete lines, at most a chunk a read, a line over 8 MiB skipped with its usage kept). A file
@@ -569,7 +536,7 @@ class TranscriptFeed:
 
     def read(self) -> bool:
         """Feed what is new; True when anything was (or the builder started again)."""
-        from session_watcher.errors import Reset
+        from session_watcher.core.errors import Reset
         from session_watcher.state.reader import read_new
 
         moved = False
@@ -595,21 +562,21 @@ PAGE_BACKTEST_MAX = 64 << 20  # a larger transcript's page prices the best sched
 
 def page_backtest(path: str) -> dict[str, Any] | None:
     """The session's backtest document for its page (the advice followed in closed loop: the events
-    parsed and folded again, session_watcher.backtest.run_one), None past PAGE_BACKTEST_MAX bytes,
+    parsed and folded again, session_watcher.sessions.backtest.run_one), None past PAGE_BACKTEST_MAX bytes,
     where the page keeps to what the trace prices."""
     try:
         if os.path.getsize(path) > PAGE_BACKTEST_MAX:
             return None
     except OSError:
         return None
-    from session_watcher.backtest import run_one
+    from session_watcher.sessions.backtest import run_one
 
     return run_one(path)
 
 
 def story_of(path: str) -> tuple[dict[str, Any], StoryTrace]:
     """The replay's final status document and its trace as story rows."""
-    from session_watcher.replay import replay
+    from session_watcher.sessions.replay import replay
 
     trace = StoryTrace()
     final, _ = replay(path, trace=trace)

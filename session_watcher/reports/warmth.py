@@ -394,18 +394,6 @@ def assign_causes(colds: Iterable[Obs], lifetime: dict[str, float]) -> None:
         o.also = applies[1:]
 
 
-def guard_summary(warnings: Iterable[dict[str, Any]], sessions: list[Session],
-                  since: float | None = None) -> dict[str, Any]:
-    """The cold prompts the guard warned about (its log's lines) and what they cost.
-
-    A warning `went ahead` when its session has a main-chain call after the warning, before any other
-    call after the gap it warned about: that call's cache writes are what the cold prompt cost. Else
-    the prompt was `not sent` in that session (a restart, /compact in a new session, or no return):
-    its estimated re-write did not happen there.
-    """
-    return _guard(warnings, {s.session_id: [_guard_call(c) for c in s.calls] for s in sessions}, since)
-
-
 GuardCall = tuple[float | None, int, str | None, int, int]  # (ts, cache write, model, 5-minute, 1-hour writes)
 
 
@@ -443,7 +431,7 @@ def guard_ids(warnings: Iterable[dict[str, Any]]) -> frozenset[str]:
 
 
 class JSONText(str):
-    """A field of the document already as its JSON text (see `build_report`'s `scatter_text`)."""
+    """A field of the document already as its JSON text (`report_of_parts`' `scatter_text`)."""
 
     __slots__ = ()
 
@@ -680,26 +668,6 @@ def _entry_text(entry: dict[str, Any]) -> tuple[str, str, str]:
     mid = "," + json.dumps({k: entry[k] for k in _BEFORE_SENTENCE}, separators=(",", ":"))[1:-1] + ',"sentence":'
     tail = "," + json.dumps({k: entry[k] for k in _AFTER_SENTENCE}, separators=(",", ":"))[1:]
     return head, mid, tail
-
-
-def build_report(
-    sessions: list[Session],
-    now: float,
-    utc_offset: float = 0.0,
-    since: float | None = None,
-    warnings: Iterable[dict[str, Any]] = (),
-    *,
-    scatter_text: bool = False,
-) -> dict[str, Any]:
-    """The whole report as the JSON document (docs/report-schema.json), from the sessions whole: the
-    plain path, which `collect`'s parts made where the files are read must equal. `warnings`: the cold-cache
-    guard's log lines. With `scatter_text`, the document's `scatter` and `sessions` are `JSONText`:
-    those lists' compact JSON text (json.dumps of the same lists, written without building every dict
-    of the scatter, and each session's entry written where its part was made)."""
-    warnings = list(warnings)
-    guarded = guard_ids(warnings)
-    parts = [session_part(s, since, utc_offset, scatter_text, guarded) for s in sessions]
-    return report_of_parts(parts, now, utc_offset, since, warnings, scatter_text=scatter_text)
 
 
 _CAUSE_AT = {c: k for k, c in enumerate(CAUSES)}

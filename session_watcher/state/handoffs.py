@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from session_watcher import paths
+from session_watcher.base import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,8 +57,8 @@ def taken_file(session_id: str) -> str:
 
 def write_pending(doc: dict[str, Any]) -> str:
     """Save a handoff as its project's pending one (replacing an earlier one); returns the path."""
+    from session_watcher.base.atomic import write_atomic
     from session_watcher.core.fastjson import dumps
-    from session_watcher.state.atomic import write_atomic
 
     path = pending_file(doc["project"])
     paths.ensure_private_dir(os.path.dirname(os.path.dirname(path)))

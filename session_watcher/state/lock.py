@@ -12,8 +12,8 @@ from __future__ import annotations
 import errno
 import os
 
+from session_watcher.base.paths import open_file
 from session_watcher.core.errors import LockTimeout, NotAFile
-from session_watcher.paths import open_file
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:

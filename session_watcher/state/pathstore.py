@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 import zlib
 
-from session_watcher import paths as folders
+from session_watcher.base import paths as folders
+from session_watcher.base.atomic import write_atomic
 from session_watcher.core import fastjson
 from session_watcher.core.errors import NotAFile, NotOurs, ShardRejected, StateTooLarge
-from session_watcher.state.atomic import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import marshal
 import os
 from typing import IO, TYPE_CHECKING, Any
 
-from session_watcher.core.bulkparse import parse_lines
+from session_watcher.agents.claude_code.bulkparse import parse_lines
 from session_watcher.state import pool
 from session_watcher.state.reader import CHUNK, read_new
 

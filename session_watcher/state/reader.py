@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 import zlib
 
+from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES, split_lines
 from session_watcher.core.errors import Reset
-from session_watcher.core.transcript import MAX_LINE_BYTES, split_lines
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) ->
     that is not folding needs them (the handoff's digest, a child's note): memory bounded by
     `max_line` + `chunk`, a longer line skipped without being held, a last line without its newline
     left out. OSError as `paths.open_file` raises it (a FIFO or device there: NotAFile)."""
-    from session_watcher.paths import open_file
+    from session_watcher.base.paths import open_file
 
     fd = open_file(path)
     try:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import time
 
+from session_watcher.agents.claude_code.transcript import parse_lines
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap
 from session_watcher.core.errors import Reset
-from session_watcher.core.transcript import parse_lines
 from session_watcher.state.reader import read_new
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path

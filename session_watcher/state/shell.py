@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 
-from session_watcher import paths
+from session_watcher.agents.claude_code.transcript import clean_path
+from session_watcher.base import paths
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap  # loaded with the engine
 from session_watcher.core.errors import ShardRejected, StateRejected
-from session_watcher.core.transcript import clean_path
 from session_watcher.state import store
 from session_watcher.state.lock import SessionLock
 from session_watcher.state.pathstore import PathShards
@@ -73,7 +73,7 @@ def payload_inputs(payload: Mapping[str, Any]) -> tuple[str | None, str | None, 
 
 
 def log_once(key: str, message: str) -> None:
-    from session_watcher.logs import log_once as write  # only when there is something to say
+    from session_watcher.base.logs import log_once as write  # only when there is something to say
 
     write(key, message)
 
@@ -139,7 +139,7 @@ class Session:
 
     def config(self) -> Config:
         """The effective config (cached in the state); a broken file is said and left out."""
-        from session_watcher import config
+        from session_watcher.base import config
 
         cfg, error = config.load_cached(self.state["config"], self.state["context"]["project"])
         if error:

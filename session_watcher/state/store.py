@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from session_watcher import paths
+from session_watcher.base import paths
 from session_watcher.core import fastjson
 from session_watcher.core.engine import SCHEMA, new_engine, new_state, new_tally
 from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, TooLarge
@@ -132,7 +132,7 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
 def save(path: str, state: State, shards: PathShards | None = None, sweep: bool = False) -> None:
     """Write the state (and, with `shards`, the changed path-map shards first). Callers hold the lock.
     With `sweep` (a fresh or rebuilt state), unreferenced shard files are deleted after the write."""
-    from session_watcher.state.atomic import write_atomic
+    from session_watcher.base.atomic import write_atomic
 
     if shards is not None:
         main, superseded = shards.save(state)  # refuses a shard over its limit before writing any

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from session_watcher.replay import replay
+from session_watcher.sessions.replay import replay
 
 from . import plugin
 from .harness import PLUGIN, REPO, Tmux, make_world, run_print, transcript_records, usage_by_message

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from session_watcher import paths
+from session_watcher.base import paths
 
 MAX_LOG_BYTES = 1 << 20
 

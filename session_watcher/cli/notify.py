@@ -66,7 +66,7 @@ def _result_text(rc: int) -> str:
 
 def _test_slot() -> tuple[str, str | None]:
     """The sample's own session: a second `notify --test` replaces the first, like a reminder does."""
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     try:
         paths.ensure_private_dir(paths.state_dir())
@@ -133,7 +133,7 @@ def add_parser(sub: Any) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """`notify --test`: 0 when any channel delivered (the fallback included), else 1."""
-    from session_watcher import config
+    from session_watcher.base import config
 
     notify = config.load(os.getcwd())["notify"]  # a ConfigError is the CLI's to say
     channels = [args.channel] if args.channel else list(notify["channels"])
@@ -154,7 +154,7 @@ def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
     One label per line, in doctor's column: `notify`, `D-Bus`, `desktop`."""
     env = dict(os.environ if env is None else env)
     lines: list[str] = []
-    from session_watcher import config
+    from session_watcher.base import config
 
     try:
         notify = config.load(os.getcwd())["notify"]

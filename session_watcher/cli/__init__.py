@@ -31,19 +31,19 @@ if TYPE_CHECKING:
 # its arguments, and the `func` that runs it) and its line in `--help`. Only the module of the command
 # being run is imported (the backtest 3.8 ms, the notifier's 5.2); `--help` and `--version` import none.
 COMMANDS = {
-    "status": ("session_watcher.commands", "where one session stands (default: the most recently active)"),
-    "health": ("session_watcher.commands", "the context health grade and its five signals"),
-    "replay": ("session_watcher.commands", "fold a session's transcript exactly as the hooks would"),
-    "backtest": ("session_watcher.backtest", "what restarting at the advice would have saved, session by session"),
-    "handoff": ("session_watcher.handoff",
+    "status": ("session_watcher.cli.commands", "where one session stands (default: the most recently active)"),
+    "health": ("session_watcher.cli.commands", "the context health grade and its five signals"),
+    "replay": ("session_watcher.cli.commands", "fold a session's transcript exactly as the hooks would"),
+    "backtest": ("session_watcher.cli.backtest", "what restarting at the advice would have saved, session by session"),
+    "handoff": ("session_watcher.cli.handoff",
                 "a priced note for a fresh session of the project; the next one receives it"),
-    "report": ("session_watcher.reports.cli", "every session: cost, warmth, breaks, the cache-TTL cliff (`report "
+    "report": ("session_watcher.cli.report", "every session: cost, warmth, breaks, the cache-TTL cliff (`report "
                "--help`); one session's page: `report session SESSION --html OUT.html`"),
-    "export": ("session_watcher.otlp.backfill",
+    "export": ("session_watcher.cli.export",
                "send the sessions' figures to an OpenTelemetry collector (`export --help`)"),
-    "config": ("session_watcher.commands", "show or edit the config"),
-    "doctor": ("session_watcher.commands", "what is installed where, whether hooks fire, permissions"),
-    "notify": ("session_watcher.notifier.cli", "send a sample alert through each channel (`notify --test`)"),
+    "config": ("session_watcher.cli.commands", "show or edit the config"),
+    "doctor": ("session_watcher.cli.commands", "what is installed where, whether hooks fire, permissions"),
+    "notify": ("session_watcher.cli.notify", "send a sample alert through each channel (`notify --test`)"),
 }
 HOT = {  # dispatched before the parser; listed in `--help` only
     "hook": "run as a Claude Code hook: `hook EVENT`, the hook JSON on stdin",
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return hook_main(args[1:])
     if args and args[0] == "statusline":
-        from session_watcher.statusline import main as statusline_main
+        from session_watcher.hooks.statusline import main as statusline_main
 
         return statusline_main()
     return _handled(args)
@@ -112,7 +112,7 @@ def _text_streams() -> None:
 def handle(work: Callable[[], int], where: str) -> int:
     """`work()`'s exit code, or the one its failure maps to (see the module's docstring); `where`
     labels an unexpected error's traceback in the log."""
-    from session_watcher.errors import UsageError, UserError
+    from session_watcher.core.errors import UsageError, UserError
 
     try:
         rc = work()
@@ -137,8 +137,8 @@ def handle(work: Callable[[], int], where: str) -> int:
         _say(f"{named}{exc.strerror or exc}")
         return 1
     except Exception as exc:
-        from session_watcher.logs import log_exception
-        from session_watcher.paths import log_file
+        from session_watcher.base.logs import log_exception
+        from session_watcher.base.paths import log_file
 
         log_exception(where, exc)
         _say(f"internal error ({type(exc).__name__}: {exc}); details in {log_file()}")
@@ -159,7 +159,7 @@ def _dispatch(args: list[str]) -> int:
     """Parse `args` with the command's part of the tree and run its `func`. `report --json` in the
     form programs run it is read without argparse (`reports.cli.json_args`)."""
     if args[:1] == ["report"]:
-        from session_watcher.reports.cli import command, json_args
+        from session_watcher.cli.report import command, json_args
 
         quick = json_args(args[1:])
         if quick is not None:

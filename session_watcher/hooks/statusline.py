@@ -31,7 +31,7 @@ def main() -> int:
     try:
         line = run(sys.stdin.buffer.read(1 << 20), os.environ, "--verbose" in sys.argv[1:])
     except BaseException as exc:
-        from session_watcher.logs import log_exception
+        from session_watcher.base.logs import log_exception
 
         log_exception("statusline", exc)
         line = "○ session-watcher: error (see `session-watcher doctor`)"
@@ -45,7 +45,7 @@ def main() -> int:
 def _payload_context(payload: dict[str, Any]) -> ContextSeen:
     """What the state keeps of the payload, each text short (`core.transcript.model_name`'s cap) and
     each number bounded (`fastjson.load_payload`), so no payload can make a state too large to load."""
-    from session_watcher.core.transcript import MAX_COUNT, model_name
+    from session_watcher.agents.claude_code.transcript import MAX_COUNT, model_name
 
     out: ContextSeen = {}
     model = payload.get("model")
@@ -93,7 +93,7 @@ def _payload_cost(payload: dict[str, Any]) -> float | None:
 def _kept(v: object, depth: int = 0) -> object:
     """A payload value as the state keeps it: numbers, booleans, short strings, and (two levels
     deep) short lists and objects of them; anything else is None."""
-    from session_watcher.core.transcript import model_name
+    from session_watcher.agents.claude_code.transcript import model_name
 
     if v is None or isinstance(v, bool | int | float):
         return v
@@ -165,7 +165,7 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     sample = (limits, _payload_cost(payload), now) if limits else None
     got = _refresh(session_id, (transcript, cwd, stated), seen, env, sample)
     if got is None:  # the lock is busy (a hook folds), or the disk is read-only: the state as saved
-        from session_watcher import config
+        from session_watcher.base import config
         from session_watcher.core.errors import StateRejected
 
         try:
@@ -202,8 +202,8 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
     subscriber's plan use, and before any hook ran where the session runs: `where` is the payload's
     transcript, cwd and project folder), fold new lines, save. None when the lock is busy or cannot
     be had (a read-only disk)."""
+    from session_watcher.base.paths import WRITE_FAILS
     from session_watcher.core.errors import LockTimeout, NotOurs, StateTooLarge
-    from session_watcher.paths import WRITE_FAILS
     from session_watcher.state import session, shell
 
     transcript, cwd, stated_project = where

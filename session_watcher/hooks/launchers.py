@@ -1,4 +1,4 @@
-"""The launchers Claude Code runs, written into a venv's bin folder: `python -m session_watcher.launchers BIN`.
+"""The launchers Claude Code runs, written into a venv's bin folder: `python -m session_watcher.hooks.launchers BIN`.
 
 Both install routes write them (install.sh, and the plugin route's hooks/venv.sh), after the package
 and its dependencies are in the venv; the tests write them for their dev venv (tests.oracle.launcher),
@@ -8,10 +8,9 @@ files, together ~12 ms a tool call; without `site`, the launcher puts the venv's
 itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's teardown (~2
 ms: every module and object freed one by one); everything they write goes through os.write, and a
 flush that fails (the reader went away) changes nothing (13 % of a hook run's CPU, 9 % of a status
-line's; bench.tricks). The package's modules a run imports come from one file of their compiled code
-(session_watcher.bundle: 0.6 ms, 5.7 % less CPU a hook run), built here from this install; a module
-changed since is imported as usual. The cyclic collector stays on (switching it off saved 2 % of a
-hook run and nothing of a status line's, under the 5 % a trick must pay).
+line's; bench.tricks). The package's modules are imported the ordinary way and the cyclic collector
+stays on: a bundle of the modules' compiled code and the collector off each paid under the 5 % a
+trick must pay on the runs a person waits for (docs/architecture.md, the trick audit).
 
 `session-watcher`, the command, is written too when the venv has none (the plugin route puts the
 package in place without pip, which would have made it from the entry point).
@@ -23,43 +22,33 @@ import os
 import sys
 import sysconfig
 
-LAUNCHERS = (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.statusline"))
+LAUNCHERS = (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.hooks.statusline"))
 
 
-def text(kind: str, libs: list[str], modules: str | None) -> str:
-    """The launcher of `kind` ("hook", "statusline"): this interpreter, `libs` on sys.path, the
-    bundle at `modules` (None: every module the ordinary way), then the entry point."""
-    bundle = "" if modules is None else f"from session_watcher.bundle import install\ninstall({modules!r})\n"
+def text(kind: str, libs: list[str]) -> str:
+    """The launcher of `kind` ("hook", "statusline"): this interpreter, `libs` on sys.path, then the
+    entry point."""
     return (f"#!{sys.executable} -IS\n"
-            f'"""session-watcher {kind} launcher, written by session_watcher.launchers; run as `python -I -S`."""\n'
-            f"import sys\nsys.path.extend({libs!r})\n{bundle}"
+            f'"""session-watcher {kind} launcher, written by session_watcher.hooks.launchers; run as `python -IS`."""\n'
+            f"import sys\nsys.path.extend({libs!r})\n"
             f"from {dict(LAUNCHERS)[kind]} import main\nrc = main()\n"
             "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\n"
             "import os\nos._exit(rc)\n")
 
 
-def write(bin_dir: str, modules: str | None = None) -> list[str]:
+def write(bin_dir: str) -> list[str]:
     """Write the launchers (and, when missing, the command) into `bin_dir` for this interpreter and
     the package as it imports it (a regular install: the venv's site-packages; an editable one, the
-    tests' dev venv: its source folder too), with the module bundle built at `modules` (default: in
-    the venv, `sys.prefix`); the paths written."""
+    tests' dev venv: its source folder too); the paths written."""
     import session_watcher
-    from session_watcher import bundle
 
     paths = sysconfig.get_paths()
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(session_watcher.__file__)))
     libs = list(dict.fromkeys([package_root, paths["purelib"], paths["platlib"]]))
-    modules = modules or os.path.join(sys.prefix, "session-watcher-modules.marshal")
-    built: str | None = modules
-    try:
-        bundle.build(modules)
-    except (OSError, SyntaxError, ValueError) as exc:  # the launchers then import the ordinary way
-        print(f"session-watcher: no module bundle ({exc})", file=sys.stderr)
-        built = None
     written = []
     for kind, _module in LAUNCHERS:
         path = os.path.join(bin_dir, f"session-watcher-{kind}")
-        _write(path, text(kind, libs, built))
+        _write(path, text(kind, libs))
         written.append(path)
     command = os.path.join(bin_dir, "session-watcher")
     if not os.path.exists(command):
@@ -80,7 +69,7 @@ def _write(path: str, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m session_watcher.launchers BIN_DIR", file=sys.stderr)
+        print("usage: python -m session_watcher.hooks.launchers BIN_DIR", file=sys.stderr)
         return 2
     write(args[0])
     return 0

@@ -12,8 +12,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.core.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
 from session_watcher.core.text import clean, one_line
-from session_watcher.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -86,7 +86,7 @@ def _say(key: str, message: str) -> None:
 
 def load_session(session_id: str | None) -> tuple[State, Config]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from session_watcher.paths import WRITE_FAILS
+    from session_watcher.base.paths import WRITE_FAILS
     from session_watcher.state import shell, store
 
     store.check_folder()  # a link or another user's folder: refused, and said so
@@ -127,7 +127,7 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
 
 def _saved(session_id: str) -> tuple[State, Config]:
     """The state as last saved, read without the lock and without writing anything."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state import shell
 
@@ -144,14 +144,14 @@ def session_state(target: str | None) -> tuple[State, Config]:
     """The state of the session `target` names (`sessions.find`) and its config: the hooks' state
     brought up to date with its transcript, or, for a session the hooks never saw, its transcript
     folded on demand (as `replay` folds it; nothing is saved)."""
-    from session_watcher.sessions import find
+    from session_watcher.sessions.naming import find
 
     found = find(target)
     if found.recorded:
         return load_session(found.session_id)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id}: no transcript on disk to fold")
-    from session_watcher.replay import fold
+    from session_watcher.sessions.replay import fold
 
     state, cfg, _trace = fold(found.transcript, with_trace=False)
     return state, cfg
@@ -184,14 +184,14 @@ def status(ns: argparse.Namespace) -> int:
 
 def replay(ns: argparse.Namespace) -> int:
     from session_watcher.core.render import status_text
-    from session_watcher.replay import replay as run_replay
-    from session_watcher.sessions import transcript_of
+    from session_watcher.sessions.naming import transcript_of
+    from session_watcher.sessions.replay import replay as run_replay
 
     transcript = transcript_of(_target(ns)).transcript
     assert transcript is not None
     doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace))
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
-        from session_watcher.state.atomic import write_atomic
+        from session_watcher.base.atomic import write_atomic
 
         text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in trace)
         write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
@@ -222,7 +222,7 @@ def _project(ns: argparse.Namespace) -> str | None:
 
 
 def config_show(ns: argparse.Namespace) -> int:
-    from session_watcher import config
+    from session_watcher.base import config
 
     project = _project(ns)
     effective, errors = config.load_layers(project)
@@ -237,7 +237,7 @@ def config_show(ns: argparse.Namespace) -> int:
 
 
 def config_path(ns: argparse.Namespace) -> int:
-    from session_watcher import config
+    from session_watcher.base import config
 
     for f in config.config_files(_project(ns)):
         print(one_line(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
@@ -245,7 +245,7 @@ def config_path(ns: argparse.Namespace) -> int:
 
 
 def config_set(ns: argparse.Namespace) -> int:
-    from session_watcher import config, paths
+    from session_watcher.base import config, paths
 
     target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
@@ -257,7 +257,7 @@ def config_set(ns: argparse.Namespace) -> int:
 
 
 def doctor(ns: argparse.Namespace) -> int:
-    from session_watcher.doctor import report
+    from session_watcher.cli.doctor import report
 
     lines, ok = report()
     print("\n".join(one_line(line) for line in lines))

@@ -12,9 +12,9 @@ import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.core.errors import UsageError, UserError
 from session_watcher.core.text import clean as clean_text
 from session_watcher.core.text import one_line, utf8
-from session_watcher.errors import UsageError, UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -66,7 +66,7 @@ def add_parser(sub: Any) -> None:
                    help="with --html: also write each session's page into OUT-sessions/ beside it, linked from its row")
     p.add_argument("--index", metavar="FILE", help=argparse.SUPPRESS)  # tests and benchmarks
     p.set_defaults(func=command)
-    from session_watcher.reports.session_cli import add_parser as add_page
+    from session_watcher.cli.report_session import add_parser as add_page
 
     add_page(p.add_subparsers(metavar="session", help=argparse.SUPPRESS))  # the epilog says it
 
@@ -80,8 +80,8 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
 
 def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) -> dict[str, str]:
     """Each reported session's page in `<OUT stem>-sessions/`; {session id: address relative to OUT}."""
-    from session_watcher.paths import ensure_private_dir
-    from session_watcher.reports.index import default_roots, discover
+    from session_watcher.agents.claude_code.discover import default_roots, discover
+    from session_watcher.base.paths import ensure_private_dir
     from session_watcher.reports.session_page import write_html
     from session_watcher.reports.session_page_data import page_memory
     from session_watcher.state import pool
@@ -181,8 +181,8 @@ def command(args: Any) -> int:
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html:
+        from session_watcher.base.atomic import write_atomic
         from session_watcher.reports.render_html import render
-        from session_watcher.state.atomic import write_atomic
 
         try:  # user-only: the page names projects and files; a unique temp file, never a planted one
             pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
@@ -192,7 +192,7 @@ def command(args: Any) -> int:
         print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
         from session_watcher.reports.render_text import render as render_text
-        from session_watcher.restarts import from_machine, render_lines
+        from session_watcher.sessions.restarts import from_machine, render_lines
 
         sys.stdout.write(clean_text(render_text(doc)))
         taken = render_lines(from_machine()["restartsTaken"])  # the handoffs received here, priced

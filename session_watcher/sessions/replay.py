@@ -20,8 +20,8 @@ def transcript_cwd(path: str) -> str | None:
     """The working directory the session ran in, from its first record that names one (among the
     first 201 lines; a line over 8 MiB is passed over as the fold passes it, never held whole; at
     most CWD_SCAN_BYTES in all; a regular file only)."""
-    from session_watcher.core.transcript import MAX_LINE_BYTES
-    from session_watcher.paths import open_file
+    from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES
+    from session_watcher.base.paths import open_file
 
     with open(open_file(path), "rb") as fh:
         budget = CWD_SCAN_BYTES
@@ -82,9 +82,9 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None,
                   ) -> tuple[State, Config]:
     """A new state for the transcript at `path` (absolute), placed in the folder it ran in, and the
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows)."""
-    from session_watcher import config
+    from session_watcher.agents.claude_code.transcript import clean_path
+    from session_watcher.base import config
     from session_watcher.core import engine
-    from session_watcher.core.transcript import clean_path
     from session_watcher.state.shell import real_folder
 
     session_id = os.path.basename(path).removesuffix(".jsonl")
@@ -103,7 +103,7 @@ def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:
     --set`); None without overrides: `replay` then decides, as `session-watcher replay` does."""
     if not overrides:
         return None
-    from session_watcher import config
+    from session_watcher.base import config
 
     cwd = transcript_cwd(transcript)
     base = config.load(os.path.realpath(cwd)) if cwd and os.path.isdir(cwd) else config.merge()

@@ -50,9 +50,9 @@ def _replayed(session_id: str, overrides: dict[str, Any] | None, taken: dict[str
     """(transcript, parent, calls) of a session, replaying it when it is not among `taken` yet."""
     if session_id in taken:
         return taken[session_id]
-    from session_watcher.errors import UserError
-    from session_watcher.replay import config_for, replay
-    from session_watcher.sessions import transcript_of
+    from session_watcher.core.errors import UserError
+    from session_watcher.sessions.naming import transcript_of
+    from session_watcher.sessions.replay import config_for, replay
 
     try:
         transcript = transcript_of(session_id).transcript
@@ -74,7 +74,7 @@ def note_taken(taken: dict[str, Any], transcript: str, status: dict[str, Any], t
 def restarts_taken(taken: dict[str, Any], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """{"restartsTaken": [...], "restartsTotal": {...}} for the sessions in `taken` (session id ->
     (transcript, parentSession, core.restarts calls)), oldest child first."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core.handoff import priced
 
     cliff = config.load_cliff()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.core.errors import UserError
 from session_watcher.core.text import one_line
-from session_watcher.errors import UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from session_watcher.sessions import transcript_of
+    from session_watcher.sessions.naming import transcript_of
 
     found = transcript_of(args.session)
     transcript = found.transcript

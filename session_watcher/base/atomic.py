@@ -81,7 +81,7 @@ def user_file(path: str, new_mode: int = 0o600, follow: bool = True) -> tuple[st
     anything is changed. Raises `ReadOnlyFile`, `paths.NotAFile`."""
     import stat
 
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     target = os.path.realpath(path) if follow else path
     try:

@@ -1,6 +1,6 @@
 """Merge session-watcher's hooks and status line into Claude Code's settings.json, and take them out.
 
-`python -m session_watcher.install add BIN_DIR` / `remove`: idempotent; every other key and hook of the
+`python -m session_watcher.cli.install add BIN_DIR` / `remove`: idempotent; every other key and hook of the
 user's is kept; a backup is written before any change (and none when nothing changes); an existing
 statusLine is never overwritten. What was added is recorded in `<data dir>/installed.json`, so removal
 takes out exactly that. `link COMMAND`: the command in ~/.local/bin
@@ -16,9 +16,9 @@ import sys
 import time
 from typing import Any
 
-from session_watcher import paths
+from session_watcher.base import paths
+from session_watcher.base.atomic import user_file, write_atomic, write_user_file
 from session_watcher.hooks.run import EVENTS as PLANS
-from session_watcher.state.atomic import user_file, write_atomic, write_user_file
 
 # What is registered comes from the hook's own table (hooks.run.EVENTS): each event, and beside
 # SessionStart its `inject`. Synchronous: UserPromptSubmit (its output is shown to the user: the
@@ -305,7 +305,7 @@ def main(argv: list[str]) -> int:
         return remove()
     if argv[:1] == ["link"] and len(argv) == 2:
         return link(argv[1])
-    print("usage: python -m session_watcher.install add BIN_DIR | remove | link COMMAND",
+    print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | link COMMAND",
           file=sys.stderr)
     return 2
 

@@ -15,11 +15,9 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core import fastjson
-
 # shared with the report's parser
-from session_watcher.core.records import Usage, msgspec, stamp_to_epoch, usage_reading
-from session_watcher.core.transcript import (
+from session_watcher.agents.claude_code.records import Usage, msgspec, stamp_to_epoch, usage_reading
+from session_watcher.agents.claude_code.transcript import (
     FILE_TOOLS,
     HANDOFF,
     MAX_LINE_BYTES,
@@ -31,6 +29,7 @@ from session_watcher.core.transcript import (
     short_id,
     use_info,
 )
+from session_watcher.core import fastjson
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Event

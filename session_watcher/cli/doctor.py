@@ -8,8 +8,8 @@ import stat
 import sys
 import time
 
-from session_watcher import paths
-from session_watcher.errors import ConfigError, StateRejected
+from session_watcher.base import paths
+from session_watcher.core.errors import ConfigError, StateRejected
 
 
 def _folder(path: str, want: int = 0o700) -> str:
@@ -176,7 +176,7 @@ def _plugin_hooks_lines(installs: list[tuple[str, str, bool]]) -> list[str]:
 
 
 def _command_line() -> str:
-    from session_watcher.install import bin_home, on_path
+    from session_watcher.cli.install import bin_home, on_path
 
     link = os.path.join(bin_home(), "session-watcher")
     if not os.path.lexists(link):
@@ -244,7 +244,7 @@ def _held_locks(folder: str) -> list[str]:
 
 def _cold_cache_line(session_id: str) -> str:
     """What the cold-cache guard would say of the newest session now, and from which source."""
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.core.guard import cold_cache
     from session_watcher.core.render import duration
     from session_watcher.state import store
@@ -270,7 +270,7 @@ def _cold_cache_line(session_id: str) -> str:
 
 
 def report() -> tuple[list[str], bool]:
-    from session_watcher import config
+    from session_watcher.base import config
     from session_watcher.state import store
 
     ok = True
@@ -333,7 +333,7 @@ def report() -> tuple[list[str], bool]:
         ok = False
         lines.append(f"log        ERROR {paths.log_file()}: {exc.strerror or exc}")
     try:
-        from session_watcher.notifier.cli import doctor_lines
+        from session_watcher.cli.notify import doctor_lines
 
         lines += doctor_lines()
     except ImportError:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import handoff as core
 from session_watcher.core.eoq import quantities
-from session_watcher.errors import UserError
+from session_watcher.core.errors import UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -76,7 +76,7 @@ def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
 
 def add_parser(sub: Any) -> None:
     """`handoff` in the CLI's parser tree."""
-    from session_watcher.commands import SESSION_HELP
+    from session_watcher.cli.commands import SESSION_HELP
 
     s = sub.add_parser("handoff", description="Write the handoff of a session (what the work is, the files a restart "
                                               "carries, its price) for the next fresh session of its project: /clear, "
@@ -89,7 +89,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(ns: argparse.Namespace) -> int:
-    from session_watcher.commands import _target, session_state
+    from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.text import clean
     from session_watcher.state import handoffs
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 
-from session_watcher import paths
+from session_watcher.base import paths
 from session_watcher.core.errors import ConfigError, TooLarge
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -234,11 +234,6 @@ def _read_toml(file: str) -> dict[str, Any]:
         raise ConfigError(f"{file}: not valid TOML: nested too deep") from None
 
 
-def parse_file(file: str, project: bool = False) -> dict[str, Any]:
-    """Read and validate one file; a missing file is an empty one."""
-    return validate(file, _read_toml(file), project)
-
-
 def merge(*layers: Mapping[str, Any]) -> Config:
     """The defaults with each layer (what `validate` returned for a file, or a merged config) on top,
     key by key and, in the tables, key by key of the table."""
@@ -378,7 +373,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     if project and key not in PROJECT_KEYS:
         raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
                           f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
-    from session_watcher.state.atomic import user_file, write_atomic, write_user_file
+    from session_watcher.base.atomic import user_file, write_atomic, write_user_file
 
     # the user's own file is written through its link (a dotfiles repository keeps it); a project's
     # comes with the repository, so a link there (to ~/.bashrc?) is refused, never followed

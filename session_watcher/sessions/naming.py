@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from session_watcher.errors import NoSession, UserError
+from session_watcher.core.errors import NoSession, UserError
 
 MIN_PREFIX = 6  # a shorter prefix names too many sessions to be a name (a uuid's first 6: 16.7M values)
 SNIFF_BYTES = 1 << 20  # how much of a file `check_transcript` reads to tell a transcript
@@ -36,7 +36,7 @@ class _Known(NamedTuple):
 
 
 def _known() -> _Known:
-    from session_watcher.reports.index import default_roots, discover
+    from session_watcher.agents.claude_code.discover import default_roots, discover
     from session_watcher.state import store
 
     roots = default_roots()
@@ -57,7 +57,7 @@ def _known() -> _Known:
 
 def _state_cursor(session_id: str) -> str | None:
     """The main transcript the session's state follows, as the hooks were told it (None: none)."""
-    from session_watcher.errors import StateRejected
+    from session_watcher.core.errors import StateRejected
     from session_watcher.state import store
 
     try:
@@ -148,7 +148,7 @@ def _by_path(path: str) -> Found:
 
 
 def _where(known: _Known) -> str:
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     looked = ", ".join(known.roots) or "no projects folder"
     return f"looked in {len(known.states)} recorded sessions ({paths.sessions_dir()}) and the transcripts in {looked}"

@@ -7,7 +7,13 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.transcript import count, iso_to_epoch, iteration_detail, model_name, split_writes
+from session_watcher.agents.claude_code.transcript import (
+    count,
+    iso_to_epoch,
+    iteration_detail,
+    model_name,
+    split_writes,
+)
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample

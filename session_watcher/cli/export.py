@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
 def sessions(roots: list[str] | None, since: float | None) -> list[str]:
     """The main transcripts to export (oldest first), those touched before `since` left out; one per
     session id (the newer file, as `report` and `sessions.find` take it: one id, one series)."""
-    from session_watcher.reports.index import default_roots, discover
+    from session_watcher.agents.claude_code.discover import default_roots, discover
 
     found: dict[str, tuple[float, str]] = {}
     for src in discover(roots or default_roots()):
@@ -59,7 +59,7 @@ def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dic
     for one without a call (or none since `since`). `taken` collects what pricing the restarts taken
     needs, as `backtest` collects it (session id -> transcript, parent, calls)."""
     from session_watcher.core.restarts import calls_from_trace
-    from session_watcher.replay import replay, transcript_cwd
+    from session_watcher.sessions.replay import replay, transcript_cwd
 
     doc, trace = replay(path)
     if not trace or not isinstance(trace[-1].get("ts"), int | float):
@@ -75,10 +75,10 @@ def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dic
 
 def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]], target: Any,
              otlp: OtlpConfig) -> dict[str, Any] | None:
-    """The realized savings of the restarts taken among these sessions (session_watcher.restarts,
+    """The realized savings of the restarts taken among these sessions (metric session_watcher.restarts,
     as `backtest` prices them; a parent outside them is looked up), as one metrics request."""
     from session_watcher.otlp import exporter, payload
-    from session_watcher.restarts import restarts_taken
+    from session_watcher.sessions.restarts import restarts_taken
 
     found = restarts_taken(dict(taken))["restartsTaken"]
     batch = payload.Batch()
@@ -95,10 +95,10 @@ def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]
 
 
 def command(ns: argparse.Namespace) -> int:
-    from session_watcher import config
-    from session_watcher.errors import UserError
+    from session_watcher.base import config
+    from session_watcher.cli.report import since_epoch
+    from session_watcher.core.errors import UserError
     from session_watcher.otlp import exporter, payload, settings
-    from session_watcher.reports.cli import since_epoch
 
     try:
         since = since_epoch(ns.since) if ns.since else None
@@ -108,7 +108,7 @@ def command(ns: argparse.Namespace) -> int:
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one line, exit 1)
     target = settings.resolve(otlp, os.environ, url=ns.otlp or None, version=exporter.version())
-    from session_watcher import paths
+    from session_watcher.base import paths
 
     paths.ensure_private_dir(exporter.folder())
     progress = exporter.load_progress()
