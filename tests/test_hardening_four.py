@@ -198,3 +198,129 @@ def test_rule2_notification_text_drops_tag_and_zero_width_characters() -> None:
 
     text = "restart saves $1" + TAGGED + "\u200b\u202e\ufeff"
     assert plain_clean(text) == terminal_clean(text) == "restart saves $1"
+
+
+# ----------------------------------------------------------------------------- 3. a repository is untrusted
+
+def _read_call(path: str, content: str, n: int) -> list[dict[str, Any]]:
+    """An API call that reads `path`, and the tool's result, as Claude Code records them."""
+    usage = {"input_tokens": 1, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 30_000 + n,
+             "output_tokens": 10}
+    use = {"type": "assistant", **STAMP, "requestId": f"req_secret{n}", "message": {
+        "model": "claude-opus-4-6", "id": f"msg_secret{n}", "role": "assistant", "usage": usage,
+        "content": [{"type": "tool_use", "id": f"toolu_secret{n}", "name": "Read", "input": {"file_path": path}}]}}
+    lines = content.count("\n") + 1
+    result = {"type": "user", **STAMP, "toolUseResult": {"type": "text", "file": {
+        "filePath": path, "content": content, "numLines": lines, "startLine": 1, "totalLines": lines}},
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_secret{n}",
+                                                   "content": content}]}}
+    return [use, result]
+
+
+def project_session(tmp_path: Path, config: str) -> tuple[Path, Path]:
+    """The long real session moved into a real project folder (a git repository with the given
+    `.claude/session-watcher.toml`), then reads of two files outside it: ~/.aws/credentials, /etc/passwd."""
+    import os
+    import subprocess
+
+    project = tmp_path / "repo"
+    (project / ".claude").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".claude" / "session-watcher.toml").write_text(config)
+    aws = Path(os.environ["HOME"]) / ".aws" / "credentials"
+    aws.parent.mkdir(parents=True, exist_ok=True)
+    aws.write_text("[default]\naws_secret_access_key = " + "k" * 40 + "\n" * 50)
+    transcript = tmp_path / LONG.name
+    text = LONG.read_text(encoding="utf-8").replace(LONG_CWD, str(project))
+    extra = [*_read_call(str(aws), aws.read_text(), 1), *_read_call("/etc/passwd", "root:x:0:0\n" * 400, 2)]
+    transcript.write_text(text + "".join(json.dumps(r).replace(LONG_CWD, str(project)) + "\n" for r in extra))
+    return project, transcript
+
+
+def test_rule3_a_projects_include_never_widens_outside_the_project(tmp_path: Path) -> None:
+    """`include = ["*"]` in a repository's config: its own files may be carried, ~/.aws/credentials and
+    /etc/passwd (read by the session, outside the project) are neither counted nor listed."""
+    from tests.test_handoff import folded as fold
+
+    project, transcript = project_session(tmp_path, 'include = ["*"]\n')
+    fold(transcript, cwd=str(project))
+    proc = sw("handoff", "--session", LONG_ID, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    listed = [f["path"] for f in doc["files"]]
+    assert listed
+    assert all(p.startswith(str(project) + "/") for p in listed)
+    assert "credentials" not in doc["note"]
+    assert "/etc/passwd" not in doc["note"]
+    status = json.loads(sw("status", "--session", LONG_ID, "--json").stdout)
+    counted = [b["path"] for b in status["buckets"] if b["type"] == "file" and b["included"]]
+    assert not any(p.endswith("/.aws/credentials") or p == "/etc/passwd" for p in counted)
+
+
+def test_rule3_a_projects_include_still_widens_inside_the_project(tmp_path: Path) -> None:
+    """The project's globs keep their meaning inside the project (a gitignored log carried), the user's
+    own absolute glob still reaches outside; the project's `*` and `/etc/*` do not."""
+    from session_watcher import config
+    from session_watcher.core.paths import included
+
+    project = tmp_path / "re[po]*"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "session-watcher.toml").write_text('include = ["*.log", "/etc/*", "*"]\n')
+    cfg, errors = config.load_layers(str(project))
+    assert errors == []
+    root = str(project.resolve())
+    assert included(f"{root}/sub/debug.log", "gitignore", root, cfg["include"], [])
+    assert not included("/etc/passwd", "outside-project", root, cfg["include"], [])
+    assert not included(f"{root}x/a.py", "outside-project", root, cfg["include"], [])
+    assert included("/etc/hosts", "outside-project", root, ["/etc/*"], [])  # a user's own glob: as written
+
+
+def test_rule3_a_huge_integer_in_a_projects_config_is_a_bad_file_not_a_crash(tmp_path: Path) -> None:
+    """A 5000-digit integer (tomllib's ValueError, not a TOMLDecodeError): the hook saves the state,
+    `status` and `config show` work on the defaults, the file is named once."""
+    from tests.test_handoff import folded as fold
+
+    project, transcript = project_session(tmp_path, "cRatio = " + "9" * 5000 + "\n")
+    fold(transcript, cwd=str(project))
+    status = sw("status", "--session", LONG_ID, "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["sessionId"] == LONG_ID
+    bad = project / ".claude" / "session-watcher.toml"
+    for text in ("cRatio = " + "9" * 5000 + "\n", "a = " + "[" * 100_000 + "]" * 100_000 + "\n"):
+        bad.write_text(text)  # the huge integer; nesting deep enough for a RecursionError
+        show = sw("config", "show", "--project", str(project))
+        assert show.returncode == 1  # `config show` names a bad file with exit 1, its documented answer
+        doc = json.loads(show.stdout)
+        assert doc["effective"]["cRatio"] is None
+        assert len(doc["errors"]) == 1
+        assert str(bad) in doc["errors"][0]
+        assert show.stderr.decode().count("\n") == 1
+        assert "internal error" not in show.stderr.decode()
+
+
+def test_rule3_find_python_never_looks_on_an_empty_or_relative_path_element(tmp_path: Path) -> None:
+    """A `python3.13` planted in the folder a hook runs in, with PATH ending in `:` (or starting with
+    one, or holding `.`): find_python (install.sh's and the plugin's venv.sh) never runs it."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.oracle import REPO
+
+    planted = tmp_path / "project"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    for name in ("python3.13", "python3.12", "python3.11", "python3"):
+        (planted / name).write_text(f"#!/bin/sh\ntouch {marker}\necho {planted}/{name}\n")
+        (planted / name).chmod(0o755)
+    real = os.path.dirname(os.path.realpath(sys.executable))
+    script = f". {REPO}/session_watcher/hooks/python.sh; find_python"
+    for path in (f"{real}:/usr/bin:/bin:", f":{real}:/usr/bin:/bin", f".:{real}:/usr/bin:/bin",
+                 f"{real}::/usr/bin:/bin"):
+        for env in ({}, {"PYTHON": "python3.13"}, {"PYTHON": "./python3.13"}):
+            proc = subprocess.run(["sh", "-c", script], cwd=planted, capture_output=True, text=True, timeout=60,
+                                  env={"PATH": path, **env}, check=False)
+            assert not marker.exists(), (path, env)
+            assert proc.returncode == 0, (path, env, proc.stderr)
+            assert proc.stdout.startswith("/"), (path, env, proc.stdout)
+            assert not proc.stdout.startswith(str(planted))
