@@ -467,3 +467,85 @@ def test_rule4_a_bad_header_starts_one_exporter_that_pauses_not_one_per_hook(tmp
     assert log.count("OTEL_EXPORTER_OTLP_HEADERS") == 1
     assert "Traceback" not in log
     assert "otlp exporter" not in log
+
+
+# ----------------------------------------------------------------------------- 5. written things bounded and swept
+
+def _pending(project: str, parent: str, created: float) -> Path:
+    from session_watcher.state import handoffs
+
+    path = Path(handoffs.write_pending({"parentSession": parent, "project": project, "createdAt": created,
+                                        "note": core.header(parent, "then", 5, None) + "\nold work"}))
+    import os
+
+    os.utime(path, (created, created))
+    return path
+
+
+def test_rule5_a_stale_pending_note_is_swept_by_the_next_session_start(tmp_path: Path) -> None:
+    """A pending handoff older than handoff_stale_min (another project's: never taken) is removed by
+    the next fresh session's hook, which then has its fast path back; a fresh one stays."""
+    from session_watcher.state import handoffs
+
+    now = time.time()
+    stale = _pending(str(tmp_path / "elsewhere"), "parent-old", now - 4 * 3600)  # past the 3 h default
+    fresh = _pending(str(tmp_path / "other"), "parent-new", now - 60)
+    assert start("child-3", LONG_CWD) is None  # nothing for this project
+    assert not stale.exists()
+    assert fresh.exists()
+    fresh.unlink()
+    assert not handoffs.any_pending()
+
+
+def test_rule5_taken_notes_beyond_a_small_count_or_age_are_swept_and_still_counted(tmp_path: Path) -> None:
+    """30 taken notes (some over a week old): the next take keeps the newest TAKEN_KEEP young ones;
+    the ids of all of them stay known to `report` (handoffs.taken_ids)."""
+    import os
+
+    from session_watcher.state import handoffs
+
+    now = time.time()
+    folder = Path(handoffs.folder("taken"))
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = [f"taken-{i:02d}" for i in range(30)]
+    for i, sid in enumerate(ids):
+        f = folder / f"{sid}.json"
+        f.write_text("{}")
+        age = (i + 1) * 3600 if i < 25 else (8 + i) * 86400  # the last five: over a week old
+        os.utime(f, (now - age, now - age))
+    _pending(LONG_CWD, "parent-9", now - 60)
+    out = start("child-9", LONG_CWD)
+    assert out is not None
+    kept = sorted(p.stem for p in folder.iterdir())
+    assert len(kept) == 20  # handoffs.TAKEN_KEEP
+    assert "child-9" in kept
+    assert set(kept) == {"child-9", *ids[:19]}
+    assert handoffs.taken_ids() == sorted([*ids, "child-9"])
+
+
+def test_rule5_handoff_digest_is_linear_in_the_files_edited() -> None:
+    """40,000 edited files, each edited twice: the digest compares paths a number of times linear in
+    them (counted by a str that counts its comparisons and stops the test past a linear budget; a
+    list's `in` and `remove` made it square: 800 million comparisons)."""
+    n = 40_000
+    budget = 4 * n
+    calls = [0]
+
+    class Counted(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            calls[0] += 1
+            if calls[0] > budget:
+                raise AssertionError(f"over {budget} path comparisons for {n} files: not linear")
+            return str.__eq__(self, other)
+
+    d = core.Digest()
+    names = [Counted(f"/p/src/f{i}.py") for i in range(n)]
+    for name in names + names[::-1]:
+        d.add({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "id": "e", "name": "Edit", "input": {"file_path": Counted(str(name))}}]}})
+    assert calls[0] <= budget
+    assert d.edited == [str(x) for x in names[::-1]]
+    note = core.compose(d, [], "/p", core.header("s", "now", 1, None))
+    assert "earlier)" in note  # the list in the note is bounded, the rest counted
