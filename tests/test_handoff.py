@@ -217,7 +217,7 @@ def test_the_digest_keeps_the_prompts_the_task_list_the_edits_and_the_last_words
     assert "Its task list at the end (1 of 2 done):\n- [done] Read the parser\n- [pending] Write the test" in note
     assert "Files it edited: b.py, a.py" in note
     assert "- a.py lines 1-80, 100-120 (~1k)" in note
-    assert "The user's latest request there (of 2):\nnow the test" in note
+    assert "The user's latest request there, as typed (of 2; quoted):\n> now the test" in note
 
 
 def test_a_plan_newer_than_the_task_list_is_what_the_note_shows() -> None:
@@ -225,7 +225,7 @@ def test_a_plan_newer_than_the_task_list_is_what_the_note_shows() -> None:
     d.add(_use("TodoWrite", {"todos": [{"content": "old step", "status": "pending"}]}))
     d.add(_use("ExitPlanMode", {"plan": "# Plan\n1. new step"}))
     note = core.compose(d, [], None, core.header("s", "now", 1, None))
-    assert "Its latest plan:\n# Plan\n1. new step" in note
+    assert "Its latest plan (quoted):\n> # Plan\n> 1. new step" in note
     assert "old step" not in note
 
 

@@ -29,7 +29,7 @@ PLUGIN = REPO / "session_watcher"
 # a builder that takes a moment, then makes a venv whose launcher records each hook run
 BUILDER = """#!/bin/sh
 root=$1 data=$2 stamp=$3
-echo "$stamp" >> "$data/builds"
+printf '%s\\n' "$stamp" >> "$data/builds"
 sleep "${BUILD_SECONDS:-0.3}"
 [ -n "${BUILD_FAILS:-}" ] && exit 1
 new="$data/venv-$$"
@@ -154,3 +154,16 @@ def test_a_failed_build_is_not_retried_on_every_hook(tmp_path: Path) -> None:
     assert len(_lines(data / "builds")) == 2
     assert not (data / ".failed").exists()
     assert (data / "venv" / "bin" / "session-watcher-hook").is_file()
+
+
+def test_a_newline_in_the_plugins_path_is_one_stamp_built_once(tmp_path: Path) -> None:
+    """A plugin folder (and data folder) whose path holds a newline: the stamp is written and read back
+    as one record, so the second hook runs the venv and builds nothing (issue 33, rule 5)."""
+    root, data = _plugin(tmp_path, name="0.1.0\nx"), tmp_path / "da\nta"
+    _hook(root, data)
+    _built(data)
+    _hook(root, data)
+    assert not (data / ".installing").exists()  # no second build started
+    assert (data / "hook-runs").read_text().count("session-watcher-hook Stop") == 1  # the venv ran it
+    assert len(_lines(data / "builds")) == 1  # one line: the newline escaped
+    assert _lines(data / "venv" / ".plugin-version") == _lines(data / "builds")

@@ -230,7 +230,9 @@ def _read_toml(file: str) -> dict[str, Any]:
         raise ConfigError(f"{file}: not valid TOML: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    except RecursionError:
+    except ValueError as exc:  # the parser's own: an integer of more digits than int() takes, and the like
+        raise ConfigError(f"{file}: not valid TOML: {_short(str(exc))}") from None
+    except (RecursionError, MemoryError):
         raise ConfigError(f"{file}: not valid TOML: nested too deep") from None
 
 
@@ -284,6 +286,8 @@ def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
                                   f"({paths.user_config_file()}); ignored here, the file's other keys apply")
                     doc = {k: v for k, v in doc.items() if k not in refused}
             layer = validate(file, doc, project=i > 0)
+            if i > 0 and project_dir and layer.get("include"):
+                layer["include"] = anchored(project_dir, layer["include"])
             _together(file, merge(*layers, layer))
         except ConfigError as exc:
             errors.append(str(exc))
@@ -292,6 +296,22 @@ def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
     cfg = merge(*layers)
     cfg["cliff"] = load_cliff()
     return cfg, errors
+
+
+def anchored(project_dir: str, globs: list[str]) -> list[str]:
+    """A project file's `include` globs, each made to match only inside the project: prefixed with
+    the project's real path (its glob characters escaped). A repository may widen what is carried
+    within itself, never outside (`include = ["*"]` would otherwise carry `~/.aws/credentials`);
+    an absolute glob of a project file matches nothing. Your own file's globs are kept as written."""
+    import glob
+
+    from session_watcher.core.paths import windows_form
+
+    if windows_form(project_dir):
+        root = glob.escape(project_dir.rstrip("\\/")) + "\\"
+        return [root + g.replace("/", "\\") for g in globs]
+    root = glob.escape(os.path.realpath(project_dir).rstrip("/")) + "/"
+    return [root + g for g in globs]
 
 
 def load(project_dir: str | None) -> Config:
@@ -357,7 +377,7 @@ def parse_cli_value(text: str) -> Any:
 
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (ValueError, RecursionError):  # TOMLDecodeError, or an integer too long for int()
         return text
 
 

@@ -98,7 +98,7 @@ def command(ns: argparse.Namespace) -> int:
     if not doc["project"]:
         raise UserError(f"session {state['sessionId']}: its project folder is not known; no handoff saved")
     pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
-    doc["pendingFile"] = handoffs.write_pending(pending)
+    doc["pendingFile"] = handoffs.write_pending(pending, float(cfg.get("handoff_stale_min") or 180) * 60)
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0

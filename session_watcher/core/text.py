@@ -2,9 +2,13 @@
 
 A model name, a path or a session id is data someone else may have written: `ESC ] 2 ; ... BEL`
 retitles the window, `ESC [ 2 J` clears it, the C1 byte 0x9b is a one-character CSI for many
-terminals, and the bidi overrides reorder what the reader sees. `clean` shows each such character
-as an escape (`\\x1b`, `\\x9b`, `\\u202e`) so none reaches the terminal and none is hidden either.
-Every line the CLI prints from such data goes through it; `notifier.message` uses `is_control`.
+terminals, and the bidi overrides reorder what the reader sees. Format characters (Unicode category
+Cf: zero-width spaces and joiners, the tag characters U+E0000-E007F that can spell a whole sentence
+no one sees, the byte-order mark) and the variation selectors of U+E0100-E01EF are invisible to a
+person and read by a model. `clean` shows each such character as an escape (`\\x1b`, `\\u202e`,
+`\\U000e0041`) so none reaches the reader and none is hidden either: the one cleaner of every text a
+person or a model reads (the CLI, the handoff note and its hook, pages); `notifier.message` and the
+status line drop what `is_control` names.
 
 A lone surrogate (a JSON `\\udc9b` escape, a file name's undecodable byte) is no character: it
 stops a strict UTF-8 terminal's writer, and under the C locale Python writes it as the raw byte
@@ -14,13 +18,21 @@ line of its own. `utf8` is the one way text leaves as bytes (pages, the status l
 
 from __future__ import annotations
 
-BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
+from unicodedata import category
+
+HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format characters, surrogates, line/paragraph separators
 
 
 def is_control(ch: str) -> bool:
-    """C0, DEL, C1, the bidi controls, the line and paragraph separators, and lone surrogates."""
+    """C0, DEL, C1, the format characters (bidi controls, zero-width characters, tag characters, the
+    byte-order mark), the line and paragraph separators, lone surrogates, the whole tag block and
+    the supplementary variation selectors."""
     o = ord(ch)
-    return o < 0x20 or 0x7F <= o <= 0x9F or o in BIDI or o in (0x2028, 0x2029) or 0xD800 <= o <= 0xDFFF
+    if o < 0x20 or 0x7F <= o <= 0x9F:
+        return True
+    if o < 0xAD:
+        return False
+    return category(ch) in HIDDEN or 0xE0000 <= o <= 0xE007F or 0xE0100 <= o <= 0xE01EF
 
 
 def clean(text: str, keep: str = "\n") -> str:
@@ -33,15 +45,48 @@ def clean(text: str, keep: str = "\n") -> str:
             out.append(ch)
         elif ord(ch) <= 0xFF:
             out.append(f"\\x{ord(ch):02x}")
-        else:
+        elif ord(ch) <= 0xFFFF:
             out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
     return "".join(out)
+
+
+def clean_data(value: object) -> object:
+    """Every string in a JSON value (keys too) through `clean`, newlines and tabs kept: what a page's
+    script shows is what `clean` would print."""
+    if isinstance(value, str):
+        return clean(value, keep="\n\t")
+    if isinstance(value, dict):
+        return {clean_data(k): clean_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_data(v) for v in value]
+    return value
 
 
 def one_line(text: str) -> str:
     """`clean` for one field of a line (an id, a model name, a path): a newline in it is escaped
     too, so it cannot start a line of its own."""
     return clean(text, keep="")
+
+
+def utf16_len(text: str) -> int:
+    """The length in UTF-16 code units (a character beyond U+FFFF counts 2): the unit Claude Code
+    counts its limit on injected context in."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def cut_utf16(text: str, limit: int) -> str:
+    """The longest start of `text` of at most `limit` UTF-16 code units (never half a pair)."""
+    if len(text) * 2 <= limit or utf16_len(text) <= limit:
+        return text
+    n, out = 0, len(text)
+    for i, ch in enumerate(text):
+        n += 2 if ord(ch) > 0xFFFF else 1
+        if n > limit:
+            out = i
+            break
+    return text[:out]
 
 
 def utf8(text: str) -> bytes:

@@ -5,7 +5,8 @@ folds). On `source: "clear"` or `"startup"` it takes the project's pending hando
 once, for this project only, not stale) and prints it as `additionalContext`, which Claude Code puts
 before the conversation (a synchronous hook: an async one's output would reach the model only with
 the next request, as a bare system message). The note's first line names the parent session, so the
-child's own transcript links it to its parent (the fold reads it back: `parentSession`).
+child's own transcript links it to its parent (the fold reads it back: `parentSession`). The note
+goes out cleaned (`core.text.clean`) and bounded in UTF-16 code units, the client's unit.
 
 The client waits for this hook at every session start, so it does no fold and takes no lock: with
 no handoff pending anywhere it reads one directory and imports nothing of the state; the config is
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 SOURCES = ("clear", "startup")  # not "resume" (the old conversation is back), not "compact"
-CONTEXT_MAX = 10_000  # characters Claude Code injects as they are (longer: a file path and a preview)
+CONTEXT_MAX = 10_000  # UTF-16 code units Claude Code injects as they are (longer: a file path and a preview)
 
 
 def run(raw: bytes) -> dict[str, Any] | None:
@@ -51,7 +52,17 @@ def run(raw: bytes) -> dict[str, Any] | None:
         return float(cfg.get("handoff_stale_min") or config.DEFAULTS["handoff_stale_min"]) * 60
 
     doc = handoffs.take(project, session_id, time.time(), max_age)
-    if doc is None:
+    note = None if doc is None else _note(str(doc["note"]))
+    if note is None:
         return None
-    note = str(doc["note"])[:CONTEXT_MAX - 1]
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+
+
+def _note(text: str) -> str | None:
+    """What `handoff` printed, as the model reads it: cleaned (a no-op on a note of ours) and bounded
+    in the client's unit; None for text not starting with our header (no note of ours)."""
+    from session_watcher.core.handoff import parent_of
+    from session_watcher.core.text import clean, cut_utf16
+
+    note = cut_utf16(clean(text), CONTEXT_MAX - 1)
+    return note if parent_of(note) is not None else None

@@ -15,6 +15,13 @@ if [ -r "$root/.claude-plugin/plugin.json" ]; then
         case $line in *'"version"'*) stamp="$root $line"; break ;; esac
     done <"$root/.claude-plugin/plugin.json"
 fi
+# the stamp is one record of one line whatever bytes the path holds: each newline written as `\n`
+# (builtins only), so what venv.sh writes (`printf '%s\n'`) reads back (`read -r`) as it was written
+nl='
+'
+while :; do
+    case $stamp in *"$nl"*) stamp="${stamp%%"$nl"*}\\n${stamp#*"$nl"}" ;; *) break ;; esac
+done
 built=""
 if [ -r "$venv/.plugin-version" ]; then IFS= read -r built <"$venv/.plugin-version" || true; fi
 

@@ -7,7 +7,8 @@
 # place without a build. The new venv is made beside the one in use, `DATA/venv` then names it in one
 # rename (a link), and the old one is removed once the hooks that started from it are done.
 set -eu
-root=$(cd "$1" && pwd)
+root=$(cd "$1" && pwd && echo .)  # the `.`: a path ending in a newline keeps it
+root=${root%?.}
 data=$2
 stamp=$3
 . "$root/hooks/python.sh"

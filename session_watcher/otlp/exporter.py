@@ -285,43 +285,56 @@ def ready(env: Mapping[str, str]) -> tuple[OtlpConfig, Config, Target] | None:
 
 
 def run(only: str | None, env: Mapping[str, str] = os.environ) -> int:
-    """One session's flush (`only`), or the loop: the lock first (a second exporter leaves at once,
-    having read nothing), then a pass per interval while a session is live, the settings read again
-    each time (the user may change them or turn export off)."""
+    """One session's flush (`only`), or the loop: either takes the one lock first (a second exporter,
+    or a flush while the loop runs, leaves at once, having read nothing: the loop sends that
+    session on its next pass), then a pass per interval while a session is live, the settings read
+    again each time (the user may change them or turn export off)."""
     from session_watcher.base import paths
     from session_watcher.core.errors import LockTimeout
     from session_watcher.state.lock import SessionLock
 
     paths.ensure_private_dir(folder())
-    if only is not None:
-        got = ready(env)
-        if got is not None:
-            one_pass(got[0], got[1], got[2], time.time(), only)
-        return 0
     lock_path = os.path.join(folder(), "exporter.lock")
     try:
         lock = SessionLock(lock_path, 0)
         lock.__enter__()
     except LockTimeout:
-        return 0  # another exporter loops already
+        return 0  # at most one exporter per user: another one runs
     mine = _mark(lock_path)
+    try:
+        if only is not None:
+            got = ready(env)
+            if got is not None:
+                one_pass(got[0], got[1], got[2], time.time(), only)
+            return 0
+        _loop(env, lock_path, mine)
+    finally:
+        lock.__exit__(None, None, None)
+    return 0
+
+
+def _loop(env: Mapping[str, str], lock_path: str, mine: tuple[int, int] | None) -> None:
+    """The passes, while a session is live. Leaving normally clears the heartbeat (the next hook
+    starts one at once); a pause (nowhere to go) set it ahead; a crash leaves it fresh, so hooks do
+    not start another before two intervals (never a respawn per hook)."""
     started = time.monotonic()
-    paused = False
+    how = "crashed"
     try:
         while time.monotonic() - started < MAX_LIFE and _still(lock_path, mine):
             got = ready(env)
             if got is None:
-                paused = True
-                break
+                how = "paused"  # ready() set the heartbeat ahead
+                return
             beat()
             if one_pass(got[0], got[1], got[2], time.time()) == 0:
                 break
             time.sleep(float(got[0].get("interval") or 60))
+        how = "left"
     finally:
-        if not paused:
-            beat(0.0)  # gone: the next hook starts one at once
-        lock.__exit__(None, None, None)
-    return 0
+        if how == "left":
+            beat(0.0)
+        elif how == "crashed":
+            beat()
 
 
 def _mark(lock_path: str) -> tuple[int, int] | None:

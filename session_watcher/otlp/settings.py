@@ -123,38 +123,87 @@ class Target:
         self.resource, self.common = who  # the resource's attributes, and those on every point
 
 
-def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None) -> tuple[dict[str, str], str]:
+def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None,
+               ) -> tuple[dict[str, str], str, dict[str, str]]:
+    """(the URL per signal, where they came from, the setting that named each URL)."""
     explicit = url or otlp.get("endpoint") or ""
     if explicit:
-        return _signal_urls(explicit), "argument" if url else "config"
+        name = "--otlp" if url else "[otlp] endpoint"
+        return _signal_urls(explicit), "argument" if url else "config", {"metrics": name, "logs": name}
     generic = vars_.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
     urls = _signal_urls(generic or DEFAULT_ENDPOINT)
+    names = dict.fromkeys(urls, "OTEL_EXPORTER_OTLP_ENDPOINT" if generic else "the default endpoint")
     for signal in ("metrics", "logs"):
         own = vars_.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip()
         if own:
             urls[signal] = own  # a signal's own endpoint is used as it is
+            names[signal] = f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT"
     named = generic or vars_.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
-    return urls, "environment" if named else "default"
+    return urls, "environment" if named else "default", names
+
+
+def _check_url(url: str, name: str) -> None:
+    """A URL the HTTP client can use, else NoTarget naming the setting: http(s), a host, a port that
+    is a number, no control character or space."""
+    from urllib.parse import urlsplit
+
+    if not url.startswith(("http://", "https://")):
+        raise NoTarget(f"{name}: the OTLP endpoint {url!r} is not an http:// or https:// URL")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number or out of range
+    except ValueError as exc:
+        raise NoTarget(f"{name}: the OTLP endpoint {url!r} is not a usable URL ({exc})") from None
+    if not parts.hostname or any(ord(c) <= 0x20 or ord(c) >= 0x7F for c in url):
+        raise NoTarget(f"{name}: the OTLP endpoint {url!r} is not a usable URL (no host, or a space or "
+                       "control character in it)")
+
+
+def _header_problem(key: str, value: str) -> str | None:
+    """Why the HTTP client cannot send this header (None: it can): a name that is no token, a
+    value outside Latin-1 or with a control character (CR/LF would start a header of its own)."""
+    if not key or any(c in '()<>@,;:\\"/[]?={} \t' or not 0x20 < ord(c) < 0x7F for c in key):
+        return f"header name {key!r} is not an HTTP token"
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return f"header {key!r}: its value is not Latin-1 text"
+    if any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value):
+        return f"header {key!r}: its value holds a control character (CR, LF, ...)"
+    return None
+
+
+def _headers(otlp: OtlpConfig, vars_: Mapping[str, str]) -> dict[str, str]:
+    """The request headers, later sources winning; NoTarget naming the setting of one that cannot be sent."""
+    out: dict[str, str] = {}
+    for name, given in (("OTEL_EXPORTER_OTLP_HEADERS", pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", ""))),
+                        ("OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+                         pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", ""))),
+                        ("[otlp] headers", dict(otlp.get("headers") or {}))):
+        for key, value in given.items():
+            problem = _header_problem(str(key), str(value))
+            if problem:
+                raise NoTarget(f"{name}: {problem}; fix it and export starts again")
+            out[str(key)] = str(value)
+    return out
 
 
 def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | None = None,
             version: str = "") -> Target:
     """The export's settings; raises NoTarget when export is on but cannot work as configured."""
     vars_ = settings_env(env)
-    urls, source = _endpoints(otlp, vars_, url)
+    urls, source, names = _endpoints(otlp, vars_, url)
     if source == "default" and otlp.get("enabled") == "auto":
         raise NoTarget("Claude Code's telemetry is on but names no OTLP endpoint in its settings.json env block "
                        "(an endpoint in the client's own environment does not reach hooks): set [otlp] endpoint")
-    for u in urls.values():
-        if not u.startswith(("http://", "https://")):
-            raise NoTarget(f"the OTLP endpoint {u!r} is not an http:// or https:// URL")
+    for signal, u in urls.items():
+        _check_url(u, names[signal])
     protocol = (otlp.get("protocol") or vars_.get("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
                 or vars_.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
     if protocol not in PROTOCOLS:
         raise NoTarget(f"OTLP protocol {protocol!r} is not supported (only OTLP/HTTP: {', '.join(PROTOCOLS)}); "
                        "set [otlp] endpoint to the collector's OTLP/HTTP address (port 4318) and [otlp] protocol")
-    headers = {**pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", "")),
-               **pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "")), **dict(otlp.get("headers") or {})}
+    headers = _headers(otlp, vars_)
     given: dict[str, str | int | float | bool] = {
         k: v for k, v in pairs(vars_.get("OTEL_RESOURCE_ATTRIBUTES", "")).items() if k not in OWN}
     given.update(otlp.get("resource_attributes") or {})
@@ -168,7 +217,7 @@ def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | No
     common: dict[str, Any] = {k: v for k, v in given.items() if k != "service.name"}
     common.update(identity(env, vars_))
     timeout = float(otlp.get("timeout") or 5)
-    target = Target(urls, protocol, {str(k): str(v) for k, v in headers.items()}, timeout, (resource, common))
+    target = Target(urls, protocol, headers, timeout, (resource, common))
     target.source = source
     return target
 

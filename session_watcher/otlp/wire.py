@@ -8,6 +8,7 @@ figures. Imported only by the detached exporter and the `export` command, never 
 `post` answers with what the caller needs to decide: sent, or failed and whether to retry (the
 collector is down, slow or overloaded: 429, 502, 503, 504, or a Retry-After) or not (anything else:
 a wrong URL or a refused payload, which sending again will not fix), and the text of the failure.
+One deadline (the configured timeout) bounds the whole request, not each read.
 """
 
 from __future__ import annotations
@@ -54,26 +55,69 @@ class Outcome:
 
 
 def post(url: str, body: bytes, content_type: str, headers: Mapping[str, str], timeout: float) -> Outcome:
-    """One POST of an encoded request, within `timeout` seconds for the connection and each read."""
+    """One POST of an encoded request, all of it (connect, send, the reply's headers and body) within
+    `timeout` seconds: a collector that answers a byte at a time cannot hold the exporter longer. A
+    socket timeout bounds each step by what is left; a watchdog shuts the socket at the deadline,
+    which ends a read that keeps receiving (the per-read timeout alone never would)."""
     import http.client
+    import threading
+    import time
 
+    deadline = time.monotonic() + timeout
     parts = urlsplit(url)
     conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    conn = conn_type(parts.hostname or "localhost", parts.port, timeout=timeout)
     try:
+        conn = conn_type(parts.hostname or "localhost", parts.port, timeout=timeout)
+    except ValueError as exc:  # a port that is no number (settings.resolve refuses it first)
+        return Outcome(False, False, f"{type(exc).__name__}: {exc}")
+    watchdog = threading.Timer(timeout, _shut, (conn,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        conn.connect()
+        _left(conn, deadline)
         conn.request("POST", path, body, {**headers, "Content-Type": content_type, "User-Agent": USER_AGENT})
+        _left(conn, deadline)
         reply = conn.getresponse()
+        _left(conn, deadline)
         reply.read(MAX_REPLY)
-    except (OSError, http.client.HTTPException) as exc:  # refused, unreachable, timed out, reset
-        return Outcome(False, True, f"{type(exc).__name__}: {exc}")
+        _left(conn, deadline)
+    except (OSError, http.client.HTTPException, ValueError) as exc:  # refused, unreachable, timed out, reset
+        late = time.monotonic() >= deadline
+        return Outcome(False, True, f"no answer within the {timeout:g} s deadline" if late
+                       else f"{type(exc).__name__}: {exc}")
     finally:
+        watchdog.cancel()
         conn.close()
     if 200 <= reply.status < 300:
         return Outcome(True, False, status=reply.status)
     wait = _retry_after(reply.getheader("Retry-After"))
     retry = reply.status in RETRYABLE or wait is not None
     return Outcome(False, retry, f"HTTP {reply.status} {reply.reason}", reply.status, wait)
+
+
+def _left(conn: Any, deadline: float) -> None:
+    """The socket's timeout set to what is left of the deadline; TimeoutError when nothing is."""
+    import time
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("deadline passed")
+    if conn.sock is not None:
+        conn.sock.settimeout(left)
+
+
+def _shut(conn: Any) -> None:
+    """The watchdog's end of a request: the socket shut both ways (a blocked read returns at once)."""
+    import socket
+
+    sock = conn.sock
+    if sock is not None:
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's call, TLS or not
+        except OSError:
+            pass
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -51,7 +51,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qs
 
-from session_watcher.core.text import utf8
+from session_watcher.core.text import clean_data, utf8
 from session_watcher.reports.session_page import page_parts
 from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
 
@@ -95,7 +95,8 @@ SESSION_KEYS = (
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    """JSON of page data, every string cleaned (`core.text.clean_data`)."""
+    return json.dumps(clean_data(value), separators=(",", ":"), allow_nan=False)
 
 
 class Snapshot:

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import math
 import re
-from html import escape
+from html import escape as _html_escape
 from typing import Any
 
+from session_watcher.core.text import clean
 from session_watcher.reports.fmt import CAUSES, human_duration, human_tokens
 from session_watcher.reports.render_text import day_sentence, guard_sentence, pct, ttl_sentence
+
+
+def escape(text: str) -> str:
+    """HTML-escaped text, cleaned first (`core.text.clean`): no character the reader cannot see."""
+    return _html_escape(clean(text))
 
 
 def _css() -> str:

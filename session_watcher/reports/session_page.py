@@ -10,7 +10,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.text import one_line, utf8
+from session_watcher.core.text import clean_data, one_line, utf8
 from session_watcher.reports.session_page_data import load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
@@ -41,7 +41,8 @@ def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> lis
 
 
 def _dumps(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    """JSON of page data, every string cleaned (`core.text.clean_data`)."""
+    return json.dumps(clean_data(value), separators=(",", ":"), allow_nan=False)
 
 
 _SLOT = re.compile(r"__[A-Z]+__")

@@ -9,7 +9,6 @@ each session's own calls.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import restarts as core
@@ -129,11 +128,6 @@ def from_machine() -> dict[str, Any]:
     from session_watcher.state import handoffs
 
     taken: dict[str, Any] = {}
-    try:
-        names = sorted(os.listdir(handoffs.folder("taken")))
-    except OSError:
-        names = []
-    for name in names:
-        if name.endswith(".json"):
-            _replayed(name[: -len(".json")], None, taken)
+    for child in handoffs.taken_ids():  # the notes kept, and the ids of those swept
+        _replayed(child, None, taken)
     return restarts_taken(taken)

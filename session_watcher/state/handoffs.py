@@ -4,8 +4,12 @@
 (`session-watcher handoff`); a new one replaces it. The synchronous SessionStart hook of a fresh
 session in that project takes it by renaming it to `handoffs/taken/<child session id>.json`: a
 rename is atomic, so of two sessions starting at once exactly one gets it, and a note is never
-injected twice. A handoff older than the config's `handoff_stale_min` is left where it is (and
-swept by the next write). Files 0600 in 0700 folders, like every file of ours.
+injected twice. Swept by the next write and the next take (`sweep`): a pending handoff older than
+the config's `handoff_stale_min` is removed (never injected, it would only keep the hook off its
+fast path), and of the taken notes the newest TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the
+others are removed, their child session ids kept in `handoffs/taken.ids` (one a line, the newest
+INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`). Files 0600
+in 0700 folders, like every file of ours.
 
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
@@ -24,6 +28,9 @@ if TYPE_CHECKING:
 
 VERSION = 1
 MAX_BYTES = 1 << 20  # a handoff file is a few kB; anything larger is not ours
+TAKEN_KEEP = 20  # taken notes kept whole (the latest restarts' notes, to look at)
+TAKEN_MAX_AGE = 7 * 86400.0  # seconds a taken note is kept at most
+INDEX_MAX = 20_000  # child session ids kept of the swept taken notes
 
 
 def folder(kind: str) -> str:
@@ -55,8 +62,9 @@ def taken_file(session_id: str) -> str:
     return os.path.join(folder("taken"), session_id + ".json")
 
 
-def write_pending(doc: dict[str, Any]) -> str:
-    """Save a handoff as its project's pending one (replacing an earlier one); returns the path."""
+def write_pending(doc: dict[str, Any], max_age_s: float | None = None) -> str:
+    """Save a handoff as its project's pending one (replacing an earlier one), then sweep (stale
+    pending handoffs: older than `max_age_s`); returns the path."""
     from session_watcher.base.atomic import write_atomic
     from session_watcher.core.fastjson import dumps
 
@@ -64,7 +72,79 @@ def write_pending(doc: dict[str, Any]) -> str:
     paths.ensure_private_dir(os.path.dirname(os.path.dirname(path)))
     paths.ensure_private_dir(os.path.dirname(path))
     write_atomic(path, (dumps({"version": VERSION, **doc}) + "\n").encode("utf-8"), mode=0o600)
+    sweep(float(doc.get("createdAt") or 0), max_age_s, keep=path)
     return path
+
+
+def _files(kind: str) -> list[tuple[float, str]]:
+    """(mtime, path) of the regular `.json` files of a folder (never a link's target)."""
+    out: list[tuple[float, str]] = []
+    try:
+        with os.scandir(folder(kind)) as it:
+            for e in it:
+                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
+                    out.append((e.stat(follow_symlinks=False).st_mtime, e.path))
+    except OSError:
+        pass
+    return out
+
+
+def sweep(now: float, max_age_s: float | None, keep: str = "") -> None:
+    """Remove the pending handoffs older than `max_age_s` (None: leave them) but `keep`, and the
+    taken notes but the newest TAKEN_KEEP younger than TAKEN_MAX_AGE (their ids go to the index)."""
+    if max_age_s is not None:
+        for mtime, path in _files("pending"):
+            if path != keep and now - mtime > max_age_s:
+                _unlink(path)
+    taken_notes = sorted(_files("taken"), reverse=True)  # the newest first
+    old = [path for i, (mtime, path) in enumerate(taken_notes) if i >= TAKEN_KEEP or now - mtime > TAKEN_MAX_AGE]
+    if old and _remember([os.path.basename(p)[:-len(".json")] for p in old]):
+        for path in old:
+            _unlink(path)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def index_file() -> str:
+    return os.path.join(os.path.dirname(folder("taken")), "taken.ids")
+
+
+def taken_ids() -> list[str]:
+    """The child session ids of every handoff taken on this machine: the notes kept and the index."""
+    from session_watcher.state.store import valid_session_id
+
+    ids = [os.path.basename(p)[:-len(".json")] for _, p in _files("taken")]
+    try:
+        data = paths.read_file(index_file(), 64 * INDEX_MAX, follow=False)
+    except OSError:
+        data = b""
+    ids += data.decode("ascii", "replace").split()
+    return sorted({i for i in ids if valid_session_id(i)})
+
+
+def _remember(ids: list[str]) -> bool:
+    """Add swept notes' ids to the index (the newest INDEX_MAX kept); False when it cannot be written
+    (the notes then stay, for the next sweep)."""
+    from session_watcher.base.atomic import write_atomic
+
+    try:
+        data = paths.read_file(index_file(), 64 * INDEX_MAX, follow=False)
+    except FileNotFoundError:
+        data = b""
+    except OSError:
+        return False
+    known = data.decode("ascii", "replace").split()
+    lines = list(dict.fromkeys([*known, *ids]))[-INDEX_MAX:]
+    try:
+        write_atomic(index_file(), ("\n".join(lines) + "\n").encode("ascii", "replace"), mode=0o600)
+    except OSError:
+        return False
+    return True
 
 
 def _read(path: str) -> dict[str, Any] | None:
@@ -95,10 +175,12 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
     """The project's pending handoff, now taken by session `child`; None when there is none it may
     take. `max_age_s` is asked only when a handoff is pending (it reads the config)."""
     path = pending_file(project)
-    if not os.path.exists(path):
+    if not os.path.exists(path):  # another project's is pending (any_pending): stale ones go
+        sweep(now, max_age_s())
         return None
     doc = _read(path)
     if not usable(doc, project, child, now, max_age_s()):
+        sweep(now, max_age_s())  # a stale one (this project's or another's) goes: the fast path again
         return None
     dest = taken_file(child)
     try:
@@ -106,7 +188,12 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
         os.rename(path, dest)  # atomic: one session takes it, once
     except OSError:
         return None  # another session took it first (or the folder is not ours)
+    try:
+        os.utime(dest, (now, now))  # taken now: the sweep keeps the newest taken notes
+    except OSError:
+        pass
     doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
+    sweep(now, max_age_s())
     return doc if usable(doc, project, child, now, max_age_s()) else None
 
 
