@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bench.synth import Transcript
@@ -302,6 +302,9 @@ step = st.one_of(
 @given(st.lists(step, min_size=1, max_size=60), st.integers(0, 40_000),
        st.lists(st.sampled_from([None, "gitignore", "outside-project"]), min_size=5, max_size=5),
        st.sampled_from([[], ["/p/f1.py"], ["*"]]), st.sampled_from([[], ["/p/f2.py"]]))
+# a bill that completes to within float rounding (progress 0.9999999999999964 after 25 bills)
+@example([("compact", 270), ("grow", 5870), ("grow", 0), ("grow", 0), ("grow", 935), ("grow", 228), ("grow", 0)],
+         271, [None] * 5, [], [])
 def test_b_properties(steps: list[tuple[Any, ...]], first: int, why: list[str | None],
                       include: list[str], exclude: list[str]) -> None:
     t = Transcript()

@@ -28,6 +28,7 @@ G_MIN = 100.0  # tokens per call: floor of the growth rate
 MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dhat = sqrt(2)
 CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read, on most models
 CRATIO_1H = 2.0 / 0.10  # 20: 1-hour cache write / cache read, on most models
+BILL_EPS = 1e-9  # bill progress this close to a whole bill is that bill (float sums of rent rates)
 HYSTERESIS = 0.8  # a lamp colour is left only when bp falls below 0.8 x the threshold that entered it
 
 # Growth smoother (docs/model.md, "Choosing the growth estimate": chosen by backtest on real sessions)
@@ -158,8 +159,9 @@ def bill_step(progress: float, prev_rent: float, rent: float) -> tuple[float, in
     """One call's bills: the progress grows by the rent rate (trapezoid between the previous call's
     rate and this one's); each whole unit is a bill cycle. Returns (progress left, bills completed)."""
     progress += (prev_rent + rent) / 2
-    done = math.floor(progress) if progress >= 1 else 0
-    return progress - done, done
+    # a bill that completes to within rounding is complete (25.999...96 is 26 bills, not 25 and 0.99...)
+    done = math.floor(progress + BILL_EPS) if progress + BILL_EPS >= 1 else 0
+    return max(0.0, progress - done), done
 
 
 # ----------------------------------------------------------------------------- the session's figures
