@@ -329,7 +329,19 @@ def test_b_properties(steps: list[tuple[Any, ...]], first: int, why: list[str | 
     reasons = {f"/p/f{i}.py": why[i] for i in range(5)}
     _, trace = run(t, cfg, reasons)
     assert trace
+    real: dict[int, bool] = {}  # segment -> a real request seen in it (eoq.real_request)
     for row in trace:
+        u = row["usage"]
+        real[row["segment"]] = real.get(row["segment"], False) or eoq.real_request(u["in"] + u["cr"] + u["cw"])
+        assert (row["floor"] is None) is not real[row["segment"]]
+        if row["floor"] is None:  # only failed requests so far: nothing of the model is made up
+            assert row["L"] is None
+            assert row["bDefault"] is None
+            assert row["x"] is None
+            assert row["lamp"] == "white"
+            assert row["billProgress"] == 0
+            assert not row["alerts"]
+            continue
         assert 0 <= row["bDefault"] <= row["bFull"]
         assert row["B"] <= row["contextPressure"]["pressureTokens"]
         assert row["B"] == min(row["bFull"], row["contextPressure"]["pressureTokens"])

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import Config, Lamp, Quantities, State
 
+# the API caches no prompt shorter than this, and every agent's system prompt is far longer: a call
+# below it is no request of the conversation (real sessions log failed ones with all-zero usage)
+MIN_PROMPT = 1024
 G_MIN = 100.0  # tokens per call: floor of the growth rate
 MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dhat = sqrt(2)
 CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read, on most models
@@ -36,6 +39,13 @@ HOLT_ALPHA = 0.05  # level: ~20 calls of memory once warm
 HOLT_BETA = 0.0  # trend: off (any trend term re-introduced burst-following on real sessions)
 WARM_CALLS = 20  # until then the level is the running mean of the residuals seen
 CLIP = 4.0  # once warm, a residual above CLIP x the level counts as CLIP x the level
+
+
+def real_request(prompt: int) -> bool:
+    """A call whose prompt (input + cache read + cache write) could hold a system prompt: MIN_PROMPT
+    tokens or more. Any other (a failed request logged with all-zero usage) counts in the token totals but
+    shapes nothing of the model: no floor, no L, no growth, no bill, no alert (SPEC "Inputs")."""
+    return prompt >= MIN_PROMPT
 
 
 def cost_per_call(d: float, c_ratio: float, g: float, b: float, c_eff: float | None = None) -> float:
