@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bench.synth import Transcript
@@ -302,6 +302,9 @@ step = st.one_of(
 @given(st.lists(step, min_size=1, max_size=60), st.integers(0, 40_000),
        st.lists(st.sampled_from([None, "gitignore", "outside-project"]), min_size=5, max_size=5),
        st.sampled_from([[], ["/p/f1.py"], ["*"]]), st.sampled_from([[], ["/p/f2.py"]]))
+# a bill that completes to within float rounding (progress 0.9999999999999964 after 25 bills)
+@example([("compact", 270), ("grow", 5870), ("grow", 0), ("grow", 0), ("grow", 935), ("grow", 228), ("grow", 0)],
+         271, [None] * 5, [], [])
 def test_b_properties(steps: list[tuple[Any, ...]], first: int, why: list[str | None],
                       include: list[str], exclude: list[str]) -> None:
     t = Transcript()
@@ -326,7 +329,19 @@ def test_b_properties(steps: list[tuple[Any, ...]], first: int, why: list[str | 
     reasons = {f"/p/f{i}.py": why[i] for i in range(5)}
     _, trace = run(t, cfg, reasons)
     assert trace
+    real: dict[int, bool] = {}  # segment -> a real request seen in it (eoq.real_request)
     for row in trace:
+        u = row["usage"]
+        real[row["segment"]] = real.get(row["segment"], False) or eoq.real_request(u["in"] + u["cr"] + u["cw"])
+        assert (row["floor"] is None) is not real[row["segment"]]
+        if row["floor"] is None:  # only failed requests so far: nothing of the model is made up
+            assert row["L"] is None
+            assert row["bDefault"] is None
+            assert row["x"] is None
+            assert row["lamp"] == "white"
+            assert row["billProgress"] == 0
+            assert not row["alerts"]
+            continue
         assert 0 <= row["bDefault"] <= row["bFull"]
         assert row["B"] <= row["contextPressure"]["pressureTokens"]
         assert row["B"] == min(row["bFull"], row["contextPressure"]["pressureTokens"])

@@ -270,3 +270,13 @@ def test_bp_is_the_simulated_excess_cost(factor: float) -> None:
     bp = eoq.bill_premium(1 + k * g / b, dh)
     assert bp is not None
     assert here / best - 1 == pytest.approx(bp, rel=0.05, abs=2e-4)
+
+
+def test_a_bill_that_completes_to_within_rounding_rolls_over() -> None:
+    """Progress that sums to a whole bill but for float rounding is that bill, never 0.99999...; the
+    rates are those of test_engine's recorded example (25.999...96 after a step)."""
+    left, done = eoq.bill_step(0.05166051660516402, 25.948339483394832, 25.948339483394832)
+    assert done == 26
+    assert 0 <= left < 1e-6
+    assert eoq.bill_step(0.5, 0.2, 0.2) == (0.7, 0)
+    assert eoq.bill_step(0.5, 1.0, 1.0) == (0.5, 1)

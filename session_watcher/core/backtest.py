@@ -37,7 +37,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from session_watcher.core import prices
-from session_watcher.core.eoq import G_MIN, fresh_split
+from session_watcher.core.eoq import G_MIN, fresh_split, real_request
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -133,7 +133,7 @@ def shared_prefix(status: Mapping[str, Any] | None, calls: Sequence[Call]) -> in
     v = (status or {}).get("shared")
     if isinstance(v, int | float) and not isinstance(v, bool):
         return int(v)
-    return calls[0].cr if calls else 0
+    return next((c.cr for c in calls if real_request(c.total)), 0)
 
 
 # ----------------------------------------------------------------------------- one segment
@@ -173,6 +173,8 @@ class Segment:
         big_l: int | None = None
         for i, c in enumerate(self.calls):
             cw = c.cw5m + c.cw1h
+            if not real_request(c.total):  # no L of its own (eoq.real_request)
+                continue
             if big_l is not None and c.cr < big_l - max(MISS_MIN_TOKENS, MISS_SHARE * big_l):
                 self.rewrite[i] = min(cw, big_l - c.cr)
                 big_l = c.cr + cw

@@ -286,6 +286,10 @@ def on_call(state: State, cfg: Config, call: CallEvent) -> list[Alert]:
         written = (cw, detail[0][4], detail[0][5])
     e = state["engine"]
     ctx = state["context"]
+    if not eoq.real_request(inp + cr + cw):  # numbered and in the totals, nothing more (eoq.real_request)
+        _tally_call(e, ts, cr, cw)
+        e["calls"] += 1
+        return []
     alerts = _cold_return(state, cfg, ts, model, written)
     _tally_call(e, ts, cr, cw)
     e["calls"] += 1
@@ -305,7 +309,7 @@ def on_call(state: State, cfg: Config, call: CallEvent) -> list[Alert]:
     if e["floor"] is None:
         # what a restart's first call carries: the whole first prompt, read and written parts alike
         e["floor"] = stock
-        if e["shared"] is None and e["calls"] == 1 and e["segment"] == 0:
+        if e["shared"] is None and e["segment"] == 0:  # the session's first real request
             e["shared"] = cr  # the prefix earlier sessions left cached (unknown mid-session: 0)
         e["L"] = cr
         e["residual"] = None

@@ -24,10 +24,14 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import Config, Lamp, Quantities, State
 
+# the API caches no prompt shorter than this, and every agent's system prompt is far longer: a call
+# below it is no request of the conversation (real sessions log failed ones with all-zero usage)
+MIN_PROMPT = 1024
 G_MIN = 100.0  # tokens per call: floor of the growth rate
 MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dhat = sqrt(2)
 CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read, on most models
 CRATIO_1H = 2.0 / 0.10  # 20: 1-hour cache write / cache read, on most models
+BILL_EPS = 1e-9  # bill progress this close to a whole bill is that bill (float sums of rent rates)
 HYSTERESIS = 0.8  # a lamp colour is left only when bp falls below 0.8 x the threshold that entered it
 
 # Growth smoother (docs/model.md, "Choosing the growth estimate": chosen by backtest on real sessions)
@@ -35,6 +39,13 @@ HOLT_ALPHA = 0.05  # level: ~20 calls of memory once warm
 HOLT_BETA = 0.0  # trend: off (any trend term re-introduced burst-following on real sessions)
 WARM_CALLS = 20  # until then the level is the running mean of the residuals seen
 CLIP = 4.0  # once warm, a residual above CLIP x the level counts as CLIP x the level
+
+
+def real_request(prompt: int) -> bool:
+    """A call whose prompt (input + cache read + cache write) could hold a system prompt: MIN_PROMPT
+    tokens or more. Any other (a failed request logged with all-zero usage) counts in the token totals but
+    shapes nothing of the model: no floor, no L, no growth, no bill, no alert (SPEC "Inputs")."""
+    return prompt >= MIN_PROMPT
 
 
 def fresh_split(carry: float, shared: float) -> tuple[float, float]:
@@ -152,8 +163,9 @@ def bill_step(progress: float, prev_rent: float, rent: float) -> tuple[float, in
     """One call's bills: the progress grows by the rent rate (trapezoid between the previous call's
     rate and this one's); each whole unit is a bill cycle. Returns (progress left, bills completed)."""
     progress += (prev_rent + rent) / 2
-    done = math.floor(progress) if progress >= 1 else 0
-    return progress - done, done
+    # a bill that completes to within rounding is complete (25.999...96 is 26 bills, not 25 and 0.99...)
+    done = math.floor(progress + BILL_EPS) if progress + BILL_EPS >= 1 else 0
+    return max(0.0, progress - done), done
 
 
 # ----------------------------------------------------------------------------- the session's figures

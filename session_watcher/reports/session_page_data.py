@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from session_watcher.agents.claude_code.records import msgspec, stamp_to_epoch
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
+from session_watcher.core.eoq import real_request
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -429,7 +430,8 @@ class PageBuilder:
             while len(grades) < len(times) and ts > times[len(grades)]:
                 grades.append(health.grade(h, window))
             if kind == "call":
-                health.on_call(h, arg)
+                if real_request(arg):  # the fold's rule: a failed request shapes nothing
+                    health.on_call(h, arg)
             elif kind == "compact":
                 health.on_compaction(h)
             else:
