@@ -51,7 +51,9 @@ def shifted(src: Path, dst: Path, minutes_ago: float) -> float:
 
 def session(tmp_path: Path, src: Path, minutes_ago: float, sid: str = "g1") -> Path:
     """A shifted copy of `src`, folded to its end by Stop hooks as it would be live. The session's own
-    alerts (the Stop hook queues them for the next prompt) are not the guard's: they are taken out."""
+    alerts are not the guard's: they are taken out, whether a Stop hook queued them for the next prompt
+    or left them pending for it (a run whose fold budget ran out as it reached the end: how many runs a
+    loaded machine takes decides which), so no test depends on what a budgeted run got done."""
     t = tmp_path / f"{sid}.jsonl"
     shifted(src, t, minutes_ago)
     for _ in range(100):  # a run folds for 0.4 s: a loaded machine takes more than one for a long session
@@ -68,11 +70,13 @@ def recorded(path: Path) -> list[dict[str, Any]]:
 
 
 def drop_outbox(sid: str) -> None:
+    """Nothing queued for the next prompt: the outbox emptied, no alert left pending."""
     from session_watcher.state import store
 
     state = store.load(str(state_file(sid)), sid)
     assert state is not None
-    if state.pop("outbox", None):
+    pending = [a.pop("pending") for a in state["alerts"] if a.get("pending")]
+    if state.pop("outbox", None) or pending:
         store.save(str(state_file(sid)), state)
 
 
@@ -91,7 +95,8 @@ def said(proc: subprocess.CompletedProcess[bytes]) -> dict[str, Any] | None:
     out: dict[str, Any] = json.loads(lines[0])
     assert "hookSpecificOutput" not in out
     assert "additionalContext" not in out
-    assert set(out) in ({"systemMessage"}, {"decision", "reason"}), out
+    # a held prompt: the guard's line is the reason; what the session queued may come with it
+    assert set(out) in ({"systemMessage"}, {"decision", "reason"}, {"decision", "reason", "systemMessage"}), out
     return out
 
 
@@ -125,6 +130,7 @@ def test_five_minute_session_twenty_minutes_ago_gets_tokens_and_dollars(tmp_path
     out = said(prompt("g1", t))
     assert out is not None
     assert out["decision"] == "block"  # the default, "ask": x >= guard_x, so the prompt is held back once
+    assert set(out) == {"decision", "reason"}  # nothing else was queued
     text = out["reason"]
     assert text.startswith("session-watcher: cold cache (last call 20 min ago; the 5-minute cache has expired). "
                            "Nothing was sent.")
@@ -450,3 +456,23 @@ def test_no_warning_about_a_cache_an_idle_compaction_already_handled(tmp_path: P
             assert out is None
         else:
             assert "this prompt re-writes 252k tokens ($2.52)" in line(out)  # 1-hour writes: $10/MTok
+
+
+def test_a_held_prompt_carries_what_the_session_queued_beside_its_reason(tmp_path: Path) -> None:
+    """SPEC: the guard's block reason is the message; a pending gate alert may come with it. The
+    reason is the guard's line alone, the queued alert its own `systemMessage` (built here, not left
+    to what a budgeted fold got done)."""
+    from session_watcher.state import store
+
+    t = session(tmp_path, FIVE_MIN, 20)
+    state = store.load(str(state_file("g1")), "g1")
+    assert state is not None
+    state["outbox"] = [{"systemMessage": "session-watcher: restart now saves about $0.40 (gate)."}]
+    store.save(str(state_file("g1")), state)
+    out = said(prompt("g1", t))
+    assert out is not None
+    assert out["decision"] == "block"
+    assert out["reason"].startswith("session-watcher: cold cache (last call 20 min ago")
+    assert "gate" not in out["reason"]
+    assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate)."
+    assert "outbox" not in load_state("g1")  # delivered once
