@@ -74,6 +74,17 @@ def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
             **priced}
 
 
+def save(doc: dict[str, Any], by: str | None = None) -> str:
+    """Save a handoff document (`build`'s) as its project's pending one; `by`: who prepared it when
+    not the `handoff` command (the guard's is dropped if the session goes on instead). Its path."""
+    from session_watcher.state import handoffs
+
+    pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
+    if by is not None:
+        pending["by"] = by
+    return handoffs.write_pending(pending)
+
+
 def add_parser(sub: Any) -> None:
     """`handoff` in the CLI's parser tree."""
     from session_watcher.commands import SESSION_HELP
@@ -91,14 +102,12 @@ def add_parser(sub: Any) -> None:
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.commands import _target, session_state
     from session_watcher.core.text import clean
-    from session_watcher.state import handoffs
 
     state, cfg = session_state(_target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
     doc = build(state, cfg, time.time())
     if not doc["project"]:
         raise UserError(f"session {state['sessionId']}: its project folder is not known; no handoff saved")
-    pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
-    doc["pendingFile"] = handoffs.write_pending(pending)
+    doc["pendingFile"] = save(doc)
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
