@@ -16,63 +16,13 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core import handoff as core
-from session_watcher.core.eoq import quantities
 from session_watcher.core.errors import UserError
+from session_watcher.sessions.handoff import build, save
 
 if TYPE_CHECKING:
     import argparse
 
-    from session_watcher.core.shapes import Config, State
-
-MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) holds nothing the note needs
-
-
-def digest(transcript: str | None) -> core.Digest:
-    """The transcript read once, in order, into a Digest (a missing transcript gives an empty one)."""
-    from session_watcher.core.fastjson import loads
-
-    d = core.Digest()
-    if not transcript:
-        return d
-    from session_watcher.state.reader import lines_of
-
-    try:
-        for line in lines_of(transcript, MAX_LINE):  # a missing or unreadable file: what was read
-            try:
-                rec = loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict):
-                d.add(rec)
-    except OSError:
-        pass
-    return d
-
-
-def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
-    """The handoff document of a session state (brought up to date by the caller)."""
-    q = quantities(state, cfg)
-    if not q.get("bDefault"):
-        raise UserError(f"session {state['sessionId']} has no API call yet: nothing to hand off")
-    cursor = state.get("cursor") or {}
-    d = digest(cursor.get("path"))
-    root = state["context"].get("project")
-    file_list = core.files(state)
-    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
-    # the note's price includes the note, whose first line says the price: until the two agree
-    note = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
-    priced = core.price(state, q, core.note_tokens(note, state))
-    for _ in range(4):
-        note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
-                                                              priced["carryUsd"]))
-        again = core.price(state, q, core.note_tokens(note, state))
-        if again == priced:
-            break
-        priced = again
-    return {"sessionId": state["sessionId"], "project": root, "createdAt": now, "note": note, "files": file_list,
-            **priced}
-
+    from session_watcher.core.shapes import Config
 
 def add_parser(sub: Any) -> None:
     """`handoff` in the CLI's parser tree."""
@@ -91,14 +41,12 @@ def add_parser(sub: Any) -> None:
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.text import clean
-    from session_watcher.state import handoffs
 
     state, cfg = session_state(_target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
     doc = build(state, cfg, time.time())
     if not doc["project"]:
         raise UserError(f"session {state['sessionId']}: its project folder is not known; no handoff saved")
-    pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
-    doc["pendingFile"] = handoffs.write_pending(pending, float(cfg.get("handoff_stale_min") or 180) * 60)
+    doc["pendingFile"] = save(doc, max_age_s=float(cfg.get("handoff_stale_min") or 180) * 60)
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0

@@ -200,3 +200,19 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
 def taken(session_id: str) -> dict[str, Any] | None:
     """The handoff session `session_id` received, if it received one on this machine."""
     return _read(taken_file(session_id))
+
+
+def drop(project: str, parent: str, by: str) -> bool:
+    """Remove the project's pending handoff when session `parent` wrote it by way of `by` (the guard's,
+    once the session goes on instead); True when one was removed."""
+    path = pending_file(project)
+    if not os.path.exists(path):
+        return False
+    doc = _read(path)
+    if doc is None or doc.get("parentSession") != parent or doc.get("by") != by:
+        return False
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,76 @@
+"""A session's handoff: what the work is (read once from its transcript), the note `core.handoff`
+composes with the files `bDefault` counts and its price, saved as the project's pending handoff
+(`state.handoffs`: the next fresh session of the project receives it from the SessionStart hook).
+The `handoff` command and the cold-cache guard both make it here."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from session_watcher.core import handoff as core
+from session_watcher.core.eoq import quantities
+from session_watcher.core.errors import UserError
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Config, State
+
+MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) holds nothing the note needs
+
+
+def digest(transcript: str | None) -> core.Digest:
+    """The transcript read once, in order, into a Digest (a missing transcript gives an empty one)."""
+    from session_watcher.core.fastjson import loads
+
+    d = core.Digest()
+    if not transcript:
+        return d
+    from session_watcher.state.reader import lines_of
+
+    try:
+        for line in lines_of(transcript, MAX_LINE):  # a missing or unreadable file: what was read
+            try:
+                rec = loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                d.add(rec)
+    except OSError:
+        pass
+    return d
+
+
+def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
+    """The handoff document of a session state (brought up to date by the caller)."""
+    q = quantities(state, cfg)
+    if not q.get("bDefault"):
+        raise UserError(f"session {state['sessionId']} has no API call yet: nothing to hand off")
+    cursor = state.get("cursor") or {}
+    d = digest(cursor.get("path"))
+    root = state["context"].get("project")
+    file_list = core.files(state)
+    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
+    # the note's price includes the note, whose first line says the price: until the two agree
+    note = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
+    priced = core.price(state, q, core.note_tokens(note, state))
+    for _ in range(4):
+        note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
+                                                              priced["carryUsd"]))
+        again = core.price(state, q, core.note_tokens(note, state))
+        if again == priced:
+            break
+        priced = again
+    return {"sessionId": state["sessionId"], "project": root, "createdAt": now, "note": note, "files": file_list,
+            **priced}
+
+
+def save(doc: dict[str, Any], by: str | None = None, max_age_s: float | None = None) -> str:
+    """Save a handoff document (`build`'s) as its project's pending one; `by`: who prepared it when
+    not the `handoff` command (the guard's is dropped if the session goes on instead); pending
+    handoffs older than `max_age_s` are swept. Its path."""
+    from session_watcher.state import handoffs
+
+    pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
+    if by is not None:
+        pending["by"] = by
+    return handoffs.write_pending(pending, max_age_s)
