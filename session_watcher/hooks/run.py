@@ -405,7 +405,9 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     gap = [e["lastTs"], e["calls"] + 1]  # the gap and the call that will end it
     first = changed = mark.get("shown") != gap  # first: the first prompt of this gap (logged once)
     mark["shown"] = gap
-    handoff = guard.HANDOFF_PLUGIN if os.environ.get("CLAUDE_PLUGIN_ROOT") else guard.HANDOFF_CLI
+    from session_watcher import route
+
+    handoff = route.handoff_command(route.of_hook(os.environ))
     out: dict[str, Any] | None
     if mode == "ask" and advice["restartFirst"]:  # "block", its old name, is read as "ask" (config)
         asked = mark.get("blocked")

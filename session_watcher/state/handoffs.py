@@ -113,3 +113,25 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
 def taken(session_id: str) -> dict[str, Any] | None:
     """The handoff session `session_id` received, if it received one on this machine."""
     return _read(taken_file(session_id))
+
+
+def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None."""
+    if project is not None:
+        path = pending_file(project)
+        doc = _read(path)
+        return [(path, doc)] if doc is not None else []
+    try:
+        names = sorted(e.name for e in os.scandir(folder("pending")) if e.name.endswith(".json"))
+    except OSError:
+        return []
+    found = [(p, _read(p)) for p in (os.path.join(folder("pending"), n) for n in names)]
+    return [(p, d) for p, d in found if d is not None]
+
+
+def drop(path: str) -> None:
+    """Remove a waiting handoff (gone already: nothing to do)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
