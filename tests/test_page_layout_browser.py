@@ -554,3 +554,25 @@ def test_rows_before_the_first_prompt_are_a_turn_of_their_own(browser: Any, tmp_
         assert page.errors == []
     finally:
         page.context.close()
+
+
+def test_report_equals_the_text_at_every_width(view: tuple[Any, int, str, list[str]], pages: dict[str, Path]) -> None:
+    """The report's views are there and read at 1400 px (content using the width: not a 1000 px column)
+    and at 390 px (sessions as cards, each value labelled; no sideways scroll)."""
+    page, width, scheme, errors = view
+    page.goto(pages["report"].as_uri())
+    page.wait_for_load_state("load")
+    assert errors == []
+    for ident in ("sessions", "days", "weeks", "projects", "restarts", "cliff"):
+        assert page.locator(f"#{ident}").is_visible(), ident
+    main = page.locator("main").bounding_box()
+    assert main["width"] >= 1300 if width == 1400 else main["width"] <= width
+    first = page.locator("#sessions tbody tr").first
+    box = first.bounding_box()
+    assert box["x"] + box["width"] <= width
+    ids = page.locator("#sessions td.sid").all_text_contents()
+    assert ids[0] == "fa812bfe"  # the short id every command takes, one line
+    assert page.locator("#sessions td.sid").first.bounding_box()["height"] < 30
+    if width == 390:
+        assert page.evaluate("() => getComputedStyle(document.querySelector('#sessions tr')).display") == "grid"
+    page.screenshot(path=str(OUT / f"report-views-{width}-{scheme}.png"), full_page=True)

@@ -201,9 +201,7 @@ def test_html_is_self_contained_and_honest(cliff_dir: Path) -> None:
     assert ".bar .recreated { background: var(--recreated); }" in page
     assert "--recreated:#d98b1c" in page  # the warning orange (light); the danger red is --error
     assert "font-variant-numeric: tabular-nums" in page
-    # "five": 9 warm calls of 20,253 tokens and 5 cold ones of 31,053: 337,542, shown as 338k
-    assert '<span class="num" title="337,542">338k</span>' in page
-    assert "undefined (one call" in page
+    assert 'title="one call: nothing earlier to be warm with">-</span>' in page
     assert page.count('class="inferred-ttl"') == 2 * 2  # the wide scatter and the phone's copy
     assert "inferred 5m-write TTL ≈ 5\u00a0min (n=5 below, 5 above)" in page  # 5 min: one unbreakable line
 
@@ -322,3 +320,29 @@ def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) ->
                          text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert bad.returncode == 2
     assert "not a date: 'nope'" in bad.stderr
+
+
+def test_html_has_the_texts_sessions_views_and_restarts(fixtures_dir: Path, tmp_path: Path) -> None:
+    """The HTML report shows what the text does: each session's short id, started, span, project,
+    model, calls, cache $ and longest break in one row; by day, by week, by project; the restarts
+    taken; the cliff."""
+    import html as html_lib
+
+    text = report(fixtures_dir, columns=200).stdout
+    out = tmp_path / "r.html"
+    assert report(fixtures_dir, "--html", str(out)).returncode == 0
+    page = out.read_text()
+    rows = re.findall(r"<tr><td class=\"sid\".*?</tr>", page)
+    cells = [[html_lib.unescape(re.sub(r"<[^>]+>", "", c)).replace("\u00a0", " ")
+              for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
+    table = [ln for ln in text.split("\n\n")[1].splitlines()[3:] if re.match(r"\S+ +\d{4}-", ln)]
+    assert len(cells) == len(table) == 6
+    for row, line in zip(cells, table, strict=True):
+        sid, started, span, project, model, calls, usd, _warm, cold, gap = row
+        assert line.split() == [sid, *started.split(), span, project, model, calls, usd,
+                                *(_warm.split() if _warm != "-" else ["-"]), cold, *gap.split()]
+    for ident in ("days", "weeks", "projects"):
+        assert f'<table id="{ident}" class="totals">' in page
+    assert '<td class="n">374</td><td class="n">$13.99</td>' in page  # the 12th, as the text's day row
+    assert 'id="h-restarts">Restarts taken</h2>' in page
+    assert 'id="cliff"' in page
