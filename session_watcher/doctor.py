@@ -135,7 +135,7 @@ MAX_RETRY_MIN = 30  # hooks/run.sh: a failed build waits 1, 2, 4 ... minutes, 30
 
 def retry_wait_min(failures: int) -> int:
     """The minutes hooks/run.sh waits after `failures` failed builds in a row before the next."""
-    return min(MAX_RETRY_MIN, 2 ** (max(1, failures) - 1))
+    return min(MAX_RETRY_MIN, 1 << (max(1, failures) - 1))
 
 
 def _failed(folder: str, now: float) -> str | None:
