@@ -67,6 +67,7 @@ def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for key, value in _isolated_env(tmp_path_factory.mktemp("isolated")).items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)  # a client running the suite sets it
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)  # the route a message names (route.py)
     # the OpenTelemetry export reads Claude Code's telemetry settings: none of the machine's own
     for key in [k for k in os.environ if k.startswith("OTEL_")] + ["CLAUDE_CODE_ENABLE_TELEMETRY"]:
         monkeypatch.delenv(key, raising=False)

@@ -84,7 +84,7 @@ def test_interrupted_and_failed_plugin_installs_are_reported(tmp_path: Path) -> 
     (data / "install.log").write_text("Collecting filelock\nERROR: No matching distribution found for filelock\n")
     code, lines = doctor()
     (line,) = [ln for ln in lines if ln.startswith("plugin ")]
-    assert line.endswith("ends: ERROR: No matching distribution found for filelock)")
+    assert line.endswith("ends: ERROR: No matching distribution found for filelock)")  # no .failed: a log only
     assert ": install FAILED (the next hook run tries again; " in line
     assert code == 1
 
@@ -188,9 +188,40 @@ def test_the_plugin_venv_says_which_version_it_serves_and_an_update(tmp_path: Pa
     (data / "install.log").write_text("ERROR: Could not find a version that satisfies the requirement msgspec\n")
     code, lines = doctor()
     (line,) = [ln for ln in lines if ln.startswith("plugin ")]
-    assert line.startswith(f"plugin     {data}: ready (built for 0.1.0), still serving; update FAILED (tried again")
-    assert line.endswith("satisfies the requirement msgspec)")
+    assert line.startswith(f"plugin     {data}: ready (built for 0.1.0), still serving; update FAILED (once; the "
+                           "first hook run after ")
+    assert line.endswith("satisfies the requirement msgspec")
     assert code == 1
+
+
+def test_a_failed_build_says_when_it_retries_and_how_to_retry_now(tmp_path: Path) -> None:
+    """What failed (the log's last line), how often in a row, when the next hook run builds again
+    (hooks/run.sh's back-off: 1, 2, 4 ... 30 min after the last failure), and the one command that
+    makes the next hook run build at once."""
+    import shlex
+    import time
+
+    from session_watcher.cli.doctor import retry_wait_min
+
+    assert [retry_wait_min(n) for n in (1, 2, 3, 4, 5, 6, 7, 20)] == [1, 2, 4, 8, 16, 30, 30, 30]
+    data = plugin_data("session-watcher-session-watcher")
+    data.mkdir(parents=True)
+    (data / "install.log").write_text("ERROR: No matching distribution found for filelock\n")
+    failed = data / ".failed"
+    failed.write_text('/cache/0.1.0   "version": "0.1.0",\n3\n')
+    at = time.time() - 60
+    os.utime(failed, (at, at))
+    _, lines = doctor()
+    (line,) = [ln for ln in lines if ln.startswith("plugin ")]
+    due = time.strftime("%H:%M", time.localtime(at + 4 * 60))
+    assert (f"install FAILED (3 times in a row; the first hook run after {due} tries again; to retry at the "
+            f"next hook run: rm {shlex.quote(str(failed))}); {data}/install.log ends: ERROR: No matching "
+            "distribution found for filelock") in line
+    at = time.time() - 5 * 60
+    os.utime(failed, (at, at))
+    _, lines = doctor()
+    assert "install FAILED (3 times in a row; the next hook run tries again; " in next(
+        ln for ln in lines if ln.startswith("plugin "))
 
 
 def test_the_plugins_command_runs_doctor_before_its_venv_exists(tmp_path: Path) -> None:

@@ -261,3 +261,22 @@ def test_a_session_is_named_as_everywhere_and_one_never_recorded_is_folded_on_de
     assert len(by_path["files"]) >= 10
     folded()
     assert run_json("handoff", LONG_ID[:8])["files"] == by_path["files"]  # a 6+ character prefix
+
+
+def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
+    """`--show` prints the waiting note without writing one; `--drop` removes it, and the next fresh
+    session of the project then starts without it."""
+    folded()
+    note = run_json("handoff", "--session", LONG_ID)["note"]
+    shown = sw("handoff", "--show")
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout.decode()
+    assert text.startswith(f"waiting: the handoff for {LONG_CWD} from session {LONG_ID[:8]}, written 0 min ago")
+    assert note.splitlines()[0] in text
+    listed = run_json("handoff", "--show", "--session", LONG_ID)
+    assert [d["parentSession"] for d in listed] == [LONG_ID]
+    dropped = sw("handoff", "--drop", "--session", LONG_ID)
+    assert dropped.returncode == 0, dropped.stderr
+    assert dropped.stdout.decode().startswith(f"dropped: the handoff for {LONG_CWD}")
+    assert sw("handoff", "--show").stdout.decode() == "no handoff waiting\n"
+    assert start("child-9", LONG_CWD) is None

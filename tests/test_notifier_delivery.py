@@ -387,7 +387,8 @@ class TestRealServer:
         assert got["summary"] == "This session now costs more than a fresh start (a&b<c>)"
         assert got["body"] == (
             "A fresh session would carry 45k tokens.\n"
-            "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.\n"
+            "To restart with a handoff: ! session-watcher handoff (or `session-watcher handoff` in a terminal), "
+            "then /clear.\n"
             "Model: claude-&lt;opus&gt;&amp;co"
         )
         assert got["urgency"] == "NORMAL"  # whatever the lamp: critical ones stay until dismissed

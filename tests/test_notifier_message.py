@@ -65,7 +65,8 @@ class TestCompose:
             "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
             "restart's own cost.",
             "A fresh session would carry 45k tokens (18k system + 27k files).",
-            "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.",
+            "To restart with a handoff: ! session-watcher handoff (or `session-watcher handoff` in a terminal), "
+            "then /clear.",
             "Model: claude-opus-4-6",
         ]
         for jargon in ("bp", "bill", "deep water", "sweet spot", "each call"):
@@ -156,7 +157,8 @@ class TestEscaping:
             "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
             "restart's own cost.\n"
             "A fresh session would carry 45k tokens (18k system + 27k files).\n"
-            "To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.\n"
+            "To restart with a handoff: ! session-watcher handoff (or `session-watcher handoff` in a terminal), "
+            "then /clear.\n"
             "Model: [31mred[0m"
         }
 

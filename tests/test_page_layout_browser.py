@@ -398,7 +398,8 @@ LEGEND_JS = """() => {
   const add = (what, c) => { if (c && c !== 'transparent') (used[c.toLowerCase()] ||= new Set()).add(what); };
   document.querySelectorAll('#waterfall .bar').forEach(b => add(b.getAttribute('class'), b.getAttribute('fill')));
   document.querySelectorAll('.lamp-zone').forEach(b => add('lamp', b.getAttribute('fill')));
-  document.querySelectorAll('.gate-mark, .backstop-mark, .x-line, .xsweet-line, .bp-line')
+  document.querySelectorAll('.gate-mark, .backstop-mark, .cold-mark, .hold-mark, .restart-mark, .x-line, ' +
+                            '.xsweet-line, .bp-line')
     .forEach(b => add(b.getAttribute('class'), b.getAttribute('stroke')));
   return {legend: [...legend], missing: Object.entries(used).filter(([c]) => !legend.has(c))
     .map(([c, w]) => c + ' ' + [...w].join(',')), kinds: Object.values(used).map(w => [...w]).flat()};
@@ -551,6 +552,119 @@ def test_rows_before_the_first_prompt_are_a_turn_of_their_own(browser: Any, tmp_
         assert first.get_attribute("data-tip").startswith("before the first prompt from ")
         assert page.locator("#jump option").nth(1).text_content().startswith("before the first prompt · ")
         assert page.evaluate("() => document.documentElement.scrollHeight") < 2000  # 1,201 rows, folded
+        assert page.errors == []
+    finally:
+        page.context.close()
+
+
+def test_report_equals_the_text_at_every_width(view: tuple[Any, int, str, list[str]], pages: dict[str, Path]) -> None:
+    """The report's views are there and read at 1400 px (content using the width: not a 1000 px column)
+    and at 390 px (sessions as cards, each value labelled; no sideways scroll)."""
+    page, width, scheme, errors = view
+    page.goto(pages["report"].as_uri())
+    page.wait_for_load_state("load")
+    assert errors == []
+    for ident in ("sessions", "days", "weeks", "projects", "restarts", "cliff"):
+        assert page.locator(f"#{ident}").is_visible(), ident
+    main = page.locator("main").bounding_box()
+    assert main["width"] >= 1300 if width == 1400 else main["width"] <= width
+    first = page.locator("#sessions tbody tr").first
+    box = first.bounding_box()
+    assert box["x"] + box["width"] <= width
+    ids = page.locator("#sessions td.sid").all_text_contents()
+    assert ids[0] == "fa812bfe"  # the short id every command takes, one line
+    assert page.locator("#sessions td.sid").first.bounding_box()["height"] < 30
+    if width == 390:
+        assert page.evaluate("() => getComputedStyle(document.querySelector('#sessions tr')).display") == "grid"
+    page.screenshot(path=str(OUT / f"report-views-{width}-{scheme}.png"), full_page=True)
+
+
+MARKS_JS = """() => {
+  const labels = [...document.querySelectorAll('.alert-label')].map(t => t.textContent);
+  const marks = {};
+  for (const c of ['gate-mark', 'backstop-mark', 'cold-mark', 'hold-mark', 'restart-mark'])
+    marks[c] = [...document.querySelectorAll('.' + c)].map(l => l.getAttribute('data-tip'));
+  // each turn header: its span's bar below its words
+  const turns = [...document.querySelectorAll('#waterfall .turn')].map(t => {
+    const bar = t.querySelector('.turn-span').getBoundingClientRect();
+    const words = [...t.querySelectorAll('text')].map(x => x.getBoundingClientRect().bottom);
+    return bar.top - Math.max(...words);
+  });
+  return {labels: labels, marks: marks, turns: turns, ticks: [...document.querySelectorAll('.time-tick')].length};
+}"""
+
+
+@pytest.fixture(scope="module")
+def marked_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """258c7280's page with every kind of mark: its gates and reminders (its trace), a cold return
+    (a trace alert of kind guard, as the engine writes one: its reminder count 0), a held prompt and
+    a restart taken, each where no other mark is near."""
+    model = load_model(str(FIXTURES / f"{SESSIONS[0]}.jsonl"))
+    story = model["story"]
+    t0, span = model["t0"], model["t1"] - model["t0"]
+    near = [r["ts"] for r in story if r["alerts"]]
+    picks: list[dict[str, Any]] = []
+    for r in story:  # the first three calls far from any alert, each other and the right edge
+        if r["ts"] < t0 + span * 0.9 and all(abs(r["ts"] - t) > span * 0.09 for t in near + [p["ts"] for p in picks]):
+            picks.append(r)
+    cold, hold, restart = picks[:3]
+    cold["alerts"] = [{"kind": "guard", "reminder": 0, "gap": 1260.0, "rewrite": 84000}]
+    model["holds"] = [{"ts": hold["ts"], "call": hold["call"], "asked": True}]
+    model["restarts"] = [{"ts": restart["ts"], "kind": "out", "other": "0c5f2a91-child"}]
+    assert t0 < cold["ts"]
+    out = tmp_path_factory.mktemp("marked") / "marked.html"
+    out.write_text(render_html(model), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_mark_is_labelled_and_in_the_legend(browser: Any, marked_page: Path, width: int) -> None:
+    """The gate, each reminder (numbered from 1), the cold return, the guard's hold and the restart
+    taken: each its own line, class, colour and words, labelled where there is room, in the legend,
+    never a "reminder 0"; the turn headers' bars below their words."""
+    page = opened(browser, marked_page, width)
+    try:
+        open_all(page)
+        got = page.evaluate(MARKS_JS)
+        assert page.errors == []
+        assert len(got["marks"]["cold-mark"]) == len(got["marks"]["hold-mark"]) == 1
+        assert len(got["marks"]["restart-mark"]) == 1
+        assert got["marks"]["cold-mark"][0].startswith("cold return after 21 min 0 s: the cache had expired; "
+                                                       "the call re-wrote 84,000 tokens at call #")
+        assert got["marks"]["hold-mark"][0].startswith("the guard held the prompt back: nothing was sent")
+        assert got["marks"]["restart-mark"][0].startswith("restart taken: session 0c5f2a91 started with this")
+        assert all(not t.startswith("reminder 0") for t in got["marks"]["backstop-mark"])
+        assert "reminder 0" not in got["labels"]
+        assert "r0" not in got["labels"]
+        if width == 1400:  # room for every label
+            for label in ("gate", "cold return", "hold", "restart", "reminder 1", "reminder 3"):
+                assert label in got["labels"], (label, " ".join(got["labels"]))
+        else:  # a short label where it fits, the line and its tooltip always
+            assert {"gate", "cold", "hold"} <= set(got["labels"])
+            assert all(re.fullmatch(r"gate|cold|hold|rst|r[1-9]\d*", t) for t in got["labels"]), got["labels"]
+        legend = page.locator("#legend").inner_text()
+        for words in ("gate", "reminder", "cold return", "guard hold", "restart taken"):
+            assert words in legend
+        assert page.evaluate(LEGEND_JS)["missing"] == []
+        assert got["turns"]
+        assert min(got["turns"]) >= 0, "a turn's bar runs into its words"
+        lay = layout(page)
+        assert (lay["clipped"], lay["overlaps"]) == ([], [])
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", ["tool_heavy", "subagent"])
+def test_time_ticks_at_every_width(browser: Any, tmp_path: Path, name: str, width: int) -> None:
+    """A session of 2 or 9 minutes has at least three time ticks at 390 px too (a 7-minute one had one)."""
+    out = tmp_path / f"{name}.html"
+    out.write_text(render_html(load_model(str(FIXTURES / f"{name}.jsonl"))), encoding="utf-8")
+    page = opened(browser, out, width)
+    try:
+        ticks = page.locator(".time-tick").all_text_contents()
+        assert len(ticks) >= 3, ticks
+        assert all(re.fullmatch(r"\d\d:\d\d|:\d\d", t) for t in ticks), ticks
         assert page.errors == []
     finally:
         page.context.close()

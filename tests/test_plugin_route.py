@@ -143,10 +143,10 @@ def test_a_failed_build_is_not_retried_on_every_hook(tmp_path: Path) -> None:
     root, data = _plugin(tmp_path), tmp_path / "data"
     _hook(root, data, BUILD_FAILS="1", BUILD_SECONDS="0")
     _built(data)
-    assert _lines(data / ".failed") == _lines(data / "builds")  # the stamp whose build failed
+    assert _lines(data / ".failed") == [*_lines(data / "builds"), "1"]  # the stamp whose build failed, once
     _hook(root, data, BUILD_FAILS="1", BUILD_SECONDS="0")
-    time.sleep(0.3)
-    assert len(_lines(data / "builds")) == 1  # within 10 minutes: not started again
+    _built(data)
+    assert len(_lines(data / "builds")) == 1  # within the minute: not started again
     old = time.time() - 11 * 60
     os.utime(data / ".failed", (old, old))
     _hook(root, data, BUILD_SECONDS="0")
@@ -167,3 +167,44 @@ def test_a_newline_in_the_plugins_path_is_one_stamp_built_once(tmp_path: Path) -
     assert (data / "hook-runs").read_text().count("session-watcher-hook Stop") == 1  # the venv ran it
     assert len(_lines(data / "builds")) == 1  # one line: the newline escaped
     assert _lines(data / "venv" / ".plugin-version") == _lines(data / "builds")
+
+
+def _age(path: Path, seconds: float) -> None:
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+def test_a_failed_build_recovers_by_itself_backing_off(tmp_path: Path) -> None:
+    """Offline first run: the next hook a minute later builds again (the cause may be gone); each
+    failure in a row doubles the wait (1, 2, 4 ... 30 min); once the network is back, the next due
+    hook builds and the venv serves. `.failed` counts the failures, for doctor."""
+    root, data = _plugin(tmp_path), tmp_path / "data"
+    _hook(root, data, BUILD_FAILS="1", BUILD_SECONDS="0")
+    _built(data)
+    stamp = _lines(data / "builds")[0]
+    assert _lines(data / ".failed") == [stamp, "1"]
+    _age(data / ".failed", 40)
+    _hook(root, data, BUILD_FAILS="1", BUILD_SECONDS="0")
+    _built(data)
+    assert len(_lines(data / "builds")) == 1  # under a minute: not yet
+    _age(data / ".failed", 70)
+    _hook(root, data, BUILD_FAILS="1", BUILD_SECONDS="0")
+    _built(data)
+    assert len(_lines(data / "builds")) == 2  # a minute on: tried again, failed again
+    assert _lines(data / ".failed") == [stamp, "2"]
+    _age(data / ".failed", 100)
+    _hook(root, data, BUILD_SECONDS="0")
+    _built(data)
+    assert len(_lines(data / "builds")) == 2  # the second failure waits 2 minutes
+    (data / ".failed").write_text(f"{stamp}\n9\n")
+    _age(data / ".failed", 29 * 60)
+    _hook(root, data, BUILD_SECONDS="0")
+    _built(data)
+    assert len(_lines(data / "builds")) == 2  # never more than 30 minutes, but 30
+    _age(data / ".failed", 31 * 60)
+    _hook(root, data, BUILD_SECONDS="0")  # the network is back
+    _built(data)
+    assert len(_lines(data / "builds")) == 3
+    assert not (data / ".failed").exists()
+    _hook(root, data)
+    assert len(_lines(data / "hook-runs")) == 1  # the venv serves

@@ -33,12 +33,12 @@ def env_for(tmp: Path) -> dict[str, str]:
     return env
 
 
-def report(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def report(tmp: Path, *args: str, columns: int = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "session_watcher", "report", *args],
         capture_output=True,
         text=True,
-        env=env_for(tmp),
+        env={**env_for(tmp), "COLUMNS": str(columns)},
         cwd=tmp,
         timeout=120,
         check=False,
@@ -73,19 +73,53 @@ def test_text_report_over_the_fixtures(fixtures_dir: Path) -> None:
     assert r.stderr == ""  # no progress bar when stderr is not a terminal
     out = r.stdout
     assert "no calls today; no calls this week" in out
-    # per session: when, how long, the project (its cwd's last folder), model, calls, money, the break
-    assert re.search(r"^2026-02-12 \d\d:\d\d  53m\s+spotter-4te\s+haiku-4-5\+1\s+217\s+\$5\.53\s+99 %\s+2\s+17\.5 min "
-                     r"\$0\.15$", out, re.M)
-    assert re.search(r"^2026-02-10 \d\d:\d\d  0m\s+spotter\s+opus-4-6\s+1\s+\$0\.14\s+-\s+1\s+-$", out, re.M)
-    assert re.search(r"^2026-02-12\s+2\s+399\s+\$15\.12\s+99 %$", out, re.M)  # by day
-    assert re.search(r"^2026-02-09\s+6\s+572\s+\$27\.21\s+98 %$", out, re.M)  # the week of Monday the 9th
+    # per session: its short id (as every command takes it), when, how long, the project (its cwd's last
+    # folder), model, calls, money, the break; the main conversation's calls and cost, as backtest's
+    assert re.search(r"^ae4a77f8  2026-02-12 \d\d:\d\d  53m\s+spotter-4te\s+haiku-4-5\+1\s+217\s+\$4\.68\s+99 %\s+2\s+"
+                     r"17\.5 min \$0\.15$", out, re.M)
+    assert re.search(r"^short     2026-02-10 \d\d:\d\d  0m\s+spotter\s+opus-4-6\s+1\s+\$0\.14\s+-\s+1\s+-$", out, re.M)
+    assert "sub-agents apart: 29 calls, $1.51 (in --json)" in " ".join(ln.strip() for ln in out.splitlines())
+    assert re.search(r"^2026-02-12\s+2\s+374\s+\$13\.99\s+99 %$", out, re.M)  # by day: the two sessions' rows
+    assert re.search(r"^2026-02-09\s+6\s+543\s+\$25\.71\s+98 %$", out, re.M)  # the week of Monday the 9th
     assert re.search(r"^spotter\s+3\s+17\s+\$0\.84\s+2026-02-10$", out, re.M)  # by project
     assert re.search(r"^modelSwitch\s+1\s+17 %$", out, re.M)
     assert re.search(r"^idleGap\s+1\s+17 %$", out, re.M)  # 17.5 min of 5-minute writes (and a switch back)
     assert re.search(r"^unexplained\s+3\s+50 %$", out, re.M)
     assert "5m writes: not enough data yet to say where your cache expires, so the documented 5 min counts" in out
     assert re.search(r"^<1m\s+360\s+99 %\s+1 %$", out, re.M)  # the 5m table's first bucket
-    assert max(len(line) for line in out.splitlines()) <= 100
+    assert max(len(line) for line in out.splitlines()) <= 120
+
+
+def test_one_sessions_calls_and_cost_agree_in_every_view_and_backtest(fixtures_dir: Path) -> None:
+    """258c7280 (152 main calls, 4 of its sub-agents): the same calls and dollars in its row, its day,
+    week and project, and backtest; the sub-agents apart, in every view's JSON."""
+    doc = json.loads(report(fixtures_dir, "--json").stdout)
+    row = {s["sessionId"][:8]: s for s in doc["sessions"]}["258c7280"]
+    assert (row["calls"], round(row["cacheUsd"], 2), row["subagentCalls"], round(row["subagentUsd"], 2)) == (
+        152, 10.88, 4, 0.37)
+    day = {d["date"]: d for d in doc["totals"]["days"]}["2026-02-11"]
+    project = {p["project"]: p for p in doc["totals"]["projects"]}["spotter-gqc"]
+    for view in (day, project):
+        assert (view["calls"], round(view["cacheUsd"], 2), view["subagentCalls"]) == (152, 10.88, 4)
+    transcript = next((fixtures_dir / "claude" / "projects").glob("*/258c7280-*.jsonl"))
+    bt = subprocess.run([sys.executable, "-m", "session_watcher", "backtest", str(transcript), "--json"],
+                        capture_output=True, text=True, env=env_for(fixtures_dir), timeout=120, check=True)
+    s = json.loads(bt.stdout)["sessions"][0]
+    assert (s["calls"], round(s["policies"]["actual"]["usd"], 2)) == (152, 10.88)
+
+
+def test_within_columns_and_80_when_not_a_terminal(fixtures_dir: Path) -> None:
+    """Every line within COLUMNS; unset and piped, within 80: the widest columns are left out, and
+    the short id, date, project, model, calls and dollars stay."""
+    env = {k: v for k, v in env_for(fixtures_dir).items() if k != "COLUMNS"}
+    piped = subprocess.run([sys.executable, "-m", "session_watcher", "report"], capture_output=True, text=True,
+                           env=env, timeout=120, check=True).stdout
+    assert max(len(line) for line in piped.splitlines()) <= 80
+    assert re.search(r"^ae4a77f8  2026-02-12 \d\d:\d\d  spotter-4te\s+haiku-4-5\+1\s+217\s+\$4\.68(  99 %)?\s+2$",
+                     piped, re.M)
+    for width in (60, 100):
+        out = report(fixtures_dir, columns=width).stdout
+        assert max(len(line) for line in out.splitlines()) <= width, width
 
 
 @pytest.mark.slow
@@ -100,6 +134,7 @@ def test_json_validates_against_the_schema(fixtures_dir: Path) -> None:
     assert doc["causes"]["idleGap"] == 1
     single = {s["sessionId"]: s for s in doc["sessions"]}["short"]
     assert single["warmth"] is None
+    assert doc["restartsTaken"] == []  # piped (the cached text's path), as the text and the HTML have them
 
 
 @pytest.mark.slow
@@ -173,9 +208,7 @@ def test_html_is_self_contained_and_honest(cliff_dir: Path) -> None:
     assert ".bar .recreated { background: var(--recreated); }" in page
     assert "--recreated:#d98b1c" in page  # the warning orange (light); the danger red is --error
     assert "font-variant-numeric: tabular-nums" in page
-    # "five": 9 warm calls of 20,253 tokens and 5 cold ones of 31,053: 337,542, shown as 338k
-    assert '<span class="num" title="337,542">338k</span>' in page
-    assert "undefined (one call" in page
+    assert 'title="one call: nothing earlier to be warm with">-</span>' in page
     assert page.count('class="inferred-ttl"') == 2 * 2  # the wide scatter and the phone's copy
     assert "inferred 5m-write TTL ≈ 5\u00a0min (n=5 below, 5 above)" in page  # 5 min: one unbreakable line
 
@@ -297,3 +330,29 @@ def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) ->
                          text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert bad.returncode == 2
     assert "not a date: 'nope'" in bad.stderr
+
+
+def test_html_has_the_texts_sessions_views_and_restarts(fixtures_dir: Path, tmp_path: Path) -> None:
+    """The HTML report shows what the text does: each session's short id, started, span, project,
+    model, calls, cache $ and longest break in one row; by day, by week, by project; the restarts
+    taken; the cliff."""
+    import html as html_lib
+
+    text = report(fixtures_dir, columns=200).stdout
+    out = tmp_path / "r.html"
+    assert report(fixtures_dir, "--html", str(out)).returncode == 0
+    page = out.read_text()
+    rows = re.findall(r"<tr><td class=\"sid\".*?</tr>", page)
+    cells = [[html_lib.unescape(re.sub(r"<[^>]+>", "", c)).replace("\u00a0", " ")
+              for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows]
+    table = [ln for ln in text.split("\n\n")[1].splitlines()[3:] if re.match(r"\S+ +\d{4}-", ln)]
+    assert len(cells) == len(table) == 6
+    for row, line in zip(cells, table, strict=True):
+        sid, started, span, project, model, calls, usd, _warm, cold, gap = row
+        assert line.split() == [sid, *started.split(), span, project, model, calls, usd,
+                                *(_warm.split() if _warm != "-" else ["-"]), cold, *gap.split()]
+    for ident in ("days", "weeks", "projects"):
+        assert f'<table id="{ident}" class="totals">' in page
+    assert '<td class="n">374</td><td class="n">$13.99</td>' in page  # the 12th, as the text's day row
+    assert 'id="h-restarts">Restarts taken</h2>' in page
+    assert 'id="cliff"' in page

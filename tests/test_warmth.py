@@ -248,20 +248,22 @@ class TestSessionFigures:
         tr.write(home / "projects" / "-D--work-oh-my-posh")
         doc = report(home / "projects", now=T0 + 2 * 86400)
         s = by_id(doc)["money"]
-        assert s["cacheUsd"] == pytest.approx(0.5745)
-        assert (s["unpricedCalls"], s["calls"], s["apiCalls"]) == (0, 3, 4)
+        assert s["cacheUsd"] == pytest.approx(0.5615)  # the main conversation (what backtest prices)
+        assert s["subagentUsd"] == pytest.approx(0.013)  # the sidechain call, apart
+        assert (s["unpricedCalls"], s["calls"], s["apiCalls"], s["subagentCalls"]) == (0, 3, 4, 1)
         assert (s["firstActivity"], s["projectName"], s["cwd"]) == (T0, "oh-my-posh", "D:\\work\\oh-my-posh")
         assert s["model"] == synth.MODEL
         t = doc["totals"]
-        assert [(d["date"], d["sessions"], d["apiCalls"]) for d in t["days"]] == [("2026-03-02", 1, 3),
-                                                                                 ("2026-03-03", 1, 1)]
-        assert [d["cacheUsd"] for d in t["days"]] == pytest.approx([0.548, 0.0265])
-        assert [(w["week"], w["sessions"], w["apiCalls"]) for w in t["weeks"]] == [("2026-03-02", 1, 4)]
-        assert t["projects"] == [{"project": "oh-my-posh", "cwd": "D:\\work\\oh-my-posh", "sessions": 1, "apiCalls": 4,
-                                  "cacheUsd": pytest.approx(0.5745), "lastActivity": T0 + 86400}]
+        assert [(d["date"], d["sessions"], d["calls"], d["subagentCalls"]) for d in t["days"]] == [
+            ("2026-03-02", 1, 2, 1), ("2026-03-03", 1, 1, 0)]
+        assert [d["cacheUsd"] for d in t["days"]] == pytest.approx([0.535, 0.0265])
+        assert [(w["week"], w["sessions"], w["calls"]) for w in t["weeks"]] == [("2026-03-02", 1, 3)]
+        assert t["projects"] == [{"project": "oh-my-posh", "cwd": "D:\\work\\oh-my-posh", "sessions": 1, "calls": 3,
+                                  "cacheUsd": pytest.approx(0.5615), "lastActivity": T0 + 86400, "subagentCalls": 1,
+                                  "subagentUsd": pytest.approx(0.013)}]
         since = report(home / "projects", now=T0 + 2 * 86400, since=T0 + 3600)  # the window's calls only
-        assert [d["apiCalls"] for d in since["totals"]["days"]] == [1]
-        assert by_id(since)["money"]["cacheUsd"] == pytest.approx(0.5745)  # a session's own figure is whole
+        assert [d["calls"] for d in since["totals"]["days"]] == [1]
+        assert by_id(since)["money"]["cacheUsd"] == pytest.approx(0.5615)  # a session's own figure is whole
 
     def test_last_sample_wins_sidechain_and_synthetic(self, home: Path) -> None:
         """Lines of one response count once with the last sample; sidechain counts only in totals."""

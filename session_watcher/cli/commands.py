@@ -72,6 +72,17 @@ def add_parser(sub: Any) -> None:
     s.set_defaults(func=doctor)
 
 
+def columns() -> int:
+    """This command's text width: COLUMNS, else stdout's terminal, else 80 (core.text.columns)."""
+    from session_watcher.core.text import columns as width
+
+    try:
+        terminal: int | None = os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else None
+    except (OSError, ValueError):
+        terminal = None
+    return width(os.environ.get("COLUMNS"), terminal)
+
+
 def _emit(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2) + "\n")
 

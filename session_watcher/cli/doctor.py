@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import sys
 import time
 
-from session_watcher.base import paths
+from session_watcher.base import paths, route
 from session_watcher.core.errors import ConfigError, StateRejected
 
 
@@ -72,7 +73,8 @@ def _plugin_lines(now: float) -> list[str]:
     (one line, however many data folders: one per marketplace the plugin came from).
 
     hooks/run.sh keeps `.installing/` (with the installing shell's pid) while its background install
-    runs, and starts it again when that shell is gone or the marker is over 10 minutes old."""
+    runs, and starts it again when that shell is gone or the marker is over 10 minutes old; a failed
+    build waits `retry_wait_min` before the next (`.failed`: the stamp and the failures in a row)."""
     import glob
 
     folders = [os.environ["CLAUDE_PLUGIN_DATA"]] if os.environ.get("CLAUDE_PLUGIN_DATA") else []
@@ -118,13 +120,39 @@ def _venv_state(folder: str, now: float) -> str:
     if age is not None:
         return (f"{have}; " if have else "") + f"{'updating' if ready else 'installing'} (started {age:.0f} s ago)"
     ends = f"{log} ends: {_last_line(log) or '(empty)'}"
-    if os.path.exists(os.path.join(folder, ".failed")):
-        return (f"{have}, still serving; " if have else "") + f"{doing} FAILED (tried again 10 minutes after; {ends})"
+    failed = _failed(folder, now)
+    if failed:
+        return (f"{have}, still serving; " if have else "") + f"{doing} FAILED {failed}; {ends}"
     if ready:
         return have
     if os.path.exists(log):
         return f"install FAILED (the next hook run tries again; {ends})"
     return "not installed yet (the first hook run installs it)"
+
+
+MAX_RETRY_MIN = 30  # hooks/run.sh: a failed build waits 1, 2, 4 ... minutes, 30 at most, before the next
+
+
+def retry_wait_min(failures: int) -> int:
+    """The minutes hooks/run.sh waits after `failures` failed builds in a row before the next."""
+    return min(MAX_RETRY_MIN, 1 << (max(1, failures) - 1))
+
+
+def _failed(folder: str, now: float) -> str | None:
+    """A failed build in words: how many times in a row, when the next hook run tries again, and how
+    to retry now; None when the last build did not fail."""
+    marker = os.path.join(folder, ".failed")
+    try:
+        lines = paths.read_file(marker, 1 << 16).decode("utf-8", "replace").splitlines()
+        at = os.stat(marker).st_mtime
+    except OSError:
+        return None
+    failures = int(lines[1]) if len(lines) > 1 and lines[1].isdigit() else 1
+    due = at + retry_wait_min(failures) * 60
+    when = ("the next hook run tries again" if due <= now else
+            f"the first hook run after {time.strftime('%H:%M', time.localtime(due))} tries again")
+    times = "once" if failures == 1 else f"{failures} times in a row"
+    return f"({times}; {when}; to retry at the next hook run: rm {shlex.quote(marker)})"
 
 
 def _hook_events(hooks_json: str) -> list[str]:
@@ -134,35 +162,6 @@ def _hook_events(hooks_json: str) -> list[str]:
         return []
     hooks = doc.get("hooks") if isinstance(doc, dict) else None
     return sorted(hooks) if isinstance(hooks, dict) else []
-
-
-def _plugin_installs() -> list[tuple[str, str, bool]]:
-    """The plugin as Claude Code has it installed: (id and version, its folder, enabled), from the
-    config folder's plugins/installed_plugins.json and settings.json's enabledPlugins; and the
-    folder a `--plugin-dir` session runs it from (CLAUDE_PLUGIN_ROOT, set for the plugin's commands)."""
-    out: list[tuple[str, str, bool]] = []
-    for cfg_dir in paths.claude_config_dirs()[:1]:
-        enabled = (_json(os.path.join(cfg_dir, "settings.json")) or {}).get("enabledPlugins")
-        installed = (_json(os.path.join(cfg_dir, "plugins", "installed_plugins.json")) or {}).get("plugins")
-        for pid, entries in (installed.items() if isinstance(installed, dict) else []):
-            if not (isinstance(pid, str) and pid.split("@")[0] == "session-watcher" and isinstance(entries, list)):
-                continue
-            on = isinstance(enabled, dict) and enabled.get(pid) is True
-            for e in entries:
-                if isinstance(e, dict) and isinstance(e.get("installPath"), str):
-                    out.append((f"{pid} {e.get('version') or ''}".strip(), e["installPath"], on))
-    root = os.environ.get("CLAUDE_PLUGIN_ROOT")
-    if root and not any(os.path.realpath(r) == os.path.realpath(root) for _, r, _ in out):
-        out.append(("--plugin-dir", root, True))
-    return out
-
-
-def _json(path: str) -> dict[str, object] | None:
-    try:
-        doc = json.loads(paths.read_file(path, SETTINGS_MAX))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def _plugin_hooks_lines(installs: list[tuple[str, str, bool]]) -> list[str]:
@@ -289,7 +288,7 @@ def report() -> tuple[list[str], bool]:
     except ConfigError as exc:
         ok = False
         lines.append(f"config     ERROR {exc}")
-    installs = _plugin_installs()
+    installs = route.plugin_installs()
     lines += _settings_lines(any(on for _, _, on in installs))
     lines += _plugin_hooks_lines(installs)
     from session_watcher.otlp.exporter import doctor_line

@@ -35,6 +35,11 @@ def add_parser(sub: Any) -> None:
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION")
     s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd")
+    what = s.add_mutually_exclusive_group()
+    what.add_argument("--show", action="store_true", help="show the handoff waiting for the project's next session "
+                                                          "(every project's, without SESSION outside Claude Code)")
+    what.add_argument("--drop", action="store_true", help="drop that waiting handoff: the next session starts "
+                                                          "without it")
     s.set_defaults(func=command)
 
 
@@ -42,6 +47,8 @@ def command(ns: argparse.Namespace) -> int:
     from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.text import clean
 
+    if ns.show or ns.drop:
+        return waiting(ns)
     state, cfg = session_state(_target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
     doc = build(state, cfg, time.time())
     if not doc["project"]:
@@ -69,4 +76,32 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
                  if saving > 0
                  else "; staying is still cheaper than restarting")
     return (f"session-watcher: handoff saved. /clear (or a new session in this project within {hours:g} h) "
-            f"starts with it, carrying ~{human(doc['carryTokens'])} tokens{dollars(doc.get('carryUsd'))}{worth}.")
+            f"starts with it, carrying ~{human(doc['carryTokens'])} tokens{dollars(doc.get('carryUsd'))}{worth}. "
+            "`session-watcher handoff --drop` takes it back.")
+
+
+def waiting(ns: argparse.Namespace) -> int:
+    """`--show` / `--drop`: the waiting handoff of the named session's project (or of the session
+    it runs in, inside Claude Code), else every project's."""
+    from session_watcher.cli.commands import _target, session_state
+    from session_watcher.core.text import clean
+    from session_watcher.state import handoffs
+
+    target = _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
+    project = session_state(target)[0]["context"].get("project") if target else None
+    found = handoffs.pending(project)
+    if ns.json:
+        sys.stdout.write(json.dumps([{**doc, "pendingFile": path} for path, doc in found], indent=2) + "\n")
+    elif not found:
+        print(f"no handoff waiting{f' for {clean(project)}' if project else ''}")
+    now = time.time()
+    for path, doc in found:
+        if ns.drop:
+            handoffs.drop_file(path)
+        if ns.json:
+            continue
+        age = max(0.0, now - float(doc.get("createdAt") or now)) / 60
+        head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for {clean(str(doc.get('project')))} "
+                f"from session {clean(str(doc.get('parentSession')))[:8]}, written {age:.0f} min ago")
+        print(head if ns.drop else f"{head}\n\n{clean(str(doc.get('note')))}\n")
+    return 0

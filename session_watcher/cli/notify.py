@@ -76,7 +76,9 @@ def _test_slot() -> tuple[str, str | None]:
 
 
 def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
-    title, body = compose(SAMPLE_ALERT)
+    from session_watcher.base import route
+
+    title, body = compose(SAMPLE_ALERT, route.restart_path(route.current(env)))
     title = "Test: " + title
     if channel == "desktop":
         ok, address = desktop_reachable(env)

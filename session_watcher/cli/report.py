@@ -71,6 +71,14 @@ def add_parser(sub: Any) -> None:
     add_page(p.add_subparsers(metavar="session", help=argparse.SUPPRESS))  # the epilog says it
 
 
+def restarts_taken() -> list[dict[str, Any]]:
+    """The restarts taken on this machine (the handoffs received here, priced), for every view."""
+    from session_watcher.sessions.restarts import from_machine
+
+    taken: list[dict[str, Any]] = from_machine()["restartsTaken"]
+    return taken
+
+
 def report(args: argparse.Namespace) -> dict[str, Any]:
     from session_watcher.reports.collect import Progress, run_report
 
@@ -174,10 +182,12 @@ def command(args: Any) -> int:
         from session_watcher.reports.collect import Progress, run_report_json
 
         text = run_report_json(args.projects, args.index, since=args.since, progress=Progress())
-        sys.stdout.write(text)
+        taken = json.dumps(restarts_taken(), separators=(",", ":"))
+        sys.stdout.write(text[:-1] + f',"restartsTaken":{taken}}}' if text.endswith("}") else text)
         sys.stdout.write("\n")
         return 0
     doc = report(args)
+    doc["restartsTaken"] = restarts_taken()
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html:
@@ -191,11 +201,15 @@ def command(args: Any) -> int:
             raise UserError(f"cannot write {args.html}: {exc.strerror or exc}") from None
         print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
+        from session_watcher.cli.commands import columns
         from session_watcher.reports.render_text import render as render_text
-        from session_watcher.sessions.restarts import from_machine, render_lines
+        from session_watcher.reports.render_text import wrapped
+        from session_watcher.sessions.restarts import render_lines
 
-        sys.stdout.write(clean_text(render_text(doc)))
-        taken = render_lines(from_machine()["restartsTaken"])  # the handoffs received here, priced
-        if taken:
-            sys.stdout.write(clean_text("\n" + "\n".join(taken) + "\n"))
+        width = columns()
+        sys.stdout.write(clean_text(render_text(doc, width)))
+        # the handoffs received here, priced
+        lines = [w for line in render_lines(doc["restartsTaken"]) for w in wrapped(line, width)]
+        if lines:
+            sys.stdout.write(clean_text("\n" + "\n".join(lines) + "\n"))
     return 0

@@ -92,3 +92,19 @@ def cut_utf16(text: str, limit: int) -> str:
 def utf8(text: str) -> bytes:
     """Text as UTF-8 bytes, a lone surrogate written as its escape (`\\udc9b`) instead of failing."""
     return text.encode("utf-8", "backslashreplace")
+
+
+DEFAULT_COLUMNS = 80  # the width of a command's text when COLUMNS is unset and stdout is no terminal
+MIN_COLUMNS = 40
+
+
+def columns(env_columns: str | None, terminal: int | None) -> int:
+    """The width a command's text keeps within: COLUMNS when it is a number, else the terminal's,
+    else 80; never under 40 (a table cannot be read narrower)."""
+    try:
+        n = int(env_columns or "")
+    except ValueError:
+        n = 0
+    if n <= 0:
+        n = terminal if terminal and terminal > 0 else DEFAULT_COLUMNS
+    return max(MIN_COLUMNS, n)

@@ -36,16 +36,27 @@ build() {
             rm -rf "$marker"
         fi
     fi
-    # a build of this plugin that failed (no network, no Python) is tried again after 10 minutes, not
-    # on every hook run
-    if [ -r "$data/.failed" ] && IFS= read -r failed <"$data/.failed" && [ "$failed" = "$stamp" ] &&
-        [ -z "$(find "$data/.failed" -mmin +10 2>/dev/null)" ]; then
-        return 0
+    # a build of this plugin that failed (no network, no Python) is tried again by the first hook run
+    # a minute later, so that it recovers by itself once the cause is gone; each further failure in a
+    # row doubles the wait (1, 2, 4, 8, 16, then 30 minutes), never a build on every hook run.
+    # `.failed` holds the stamp and the failures in a row; doctor reads it (and says how to retry now).
+    if [ -r "$data/.failed" ] && { IFS= read -r failed; IFS= read -r count || true; } <"$data/.failed" &&
+        [ "$failed" = "$stamp" ]; then
+        case $count in '' | *[!0-9]*) count=1 ;; esac
+        wait=1
+        while [ "$count" -gt 1 ] && [ "$wait" -lt 30 ]; do wait=$((wait * 2)); count=$((count - 1)); done
+        [ "$wait" -le 30 ] || wait=30
+        [ -n "$(find "$data/.failed" -mmin +"$wait" 2>/dev/null)" ] || return 0
     fi
     if mkdir "$marker" 2>/dev/null; then
         (setsid sh -c 'echo $$ >"$2/.installing/pid"
             if sh "$1/hooks/venv.sh" "$1" "$2" "$3" >"$2/install.log" 2>&1; then rm -f "$2/.failed"
-            else printf "%s\n" "$3" >"$2/.failed"; fi
+            else
+                n=0
+                if [ -r "$2/.failed" ] && { IFS= read -r s; IFS= read -r n || true; } <"$2/.failed" &&
+                    [ "$s" = "$3" ]; then case $n in "" | *[!0-9]*) n=1 ;; esac; else n=0; fi
+                printf "%s\n%s\n" "$3" $((n + 1)) >"$2/.failed"
+            fi
             rm -rf "$2/.installing"' sh "$root" "$data" "$stamp" </dev/null >/dev/null 2>&1 &)
     fi
 }

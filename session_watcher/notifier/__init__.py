@@ -173,7 +173,9 @@ def dispatch(
     env = os.environ if env is None else env
     channels, fallback = _settings(notify_cfg)
     alert = message.pick(alerts)
-    title, body = message.compose(alert)
+    from session_watcher.base import route
+
+    title, body = message.compose(alert, route.restart_path(route.of_hook(env)))
     if "desktop" in channels:
         ok, address = desktop_reachable(env)
         if ok:

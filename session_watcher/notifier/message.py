@@ -80,9 +80,10 @@ def _tokens_and_dollars(tokens: object, usd: object) -> str:
     return f"{human_tokens(tokens)} tokens{dollars(_number(usd))}"
 
 
-def compose(alert: Mapping[str, object]) -> tuple[str, str]:
+def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[str, str]:
     """(title, body) in plain text for one alert: plain words first, then numbers to act on (what
-    a fresh session would carry and what restarting now saves), never the model's jargon."""
+    a fresh session would carry and what restarting now saves), never the model's jargon; `restart`
+    is the route's restart path (route.restart_path), by default the running hook's."""
     project = project_name(alert.get("project"))
     where = f" ({project})" if project else ""
     kind = alert.get("kind")
@@ -109,7 +110,13 @@ def compose(alert: Mapping[str, object]) -> tuple[str, str]:
         if saving is not None:
             lines.append(saving)
         lines.append(carry)
-    lines.append("To restart with a handoff: /session-watcher:handoff (or `session-watcher handoff`), then /clear.")
+    if restart is None:
+        import os
+
+        from session_watcher.base import route
+
+        restart = route.restart_path(route.of_hook(os.environ))
+    lines.append(f"To restart with a handoff: {restart}.")
     model = _short(alert.get("model"))
     if model:
         lines.append(f"Model: {model}")

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 6  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 7  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
-# 6: paths as their bytes (`_db`: a file name need not be UTF-8)
+# 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
+# its sub-agents apart (the same documents with more keys)
 DB_NAME = "warmth-index.sqlite3"
 
 

@@ -13,7 +13,20 @@ from typing import Any
 
 from session_watcher.core.text import clean
 from session_watcher.reports.fmt import CAUSES, human_duration, human_tokens
-from session_watcher.reports.render_text import day_sentence, guard_sentence, pct, ttl_sentence
+from session_watcher.reports.render_text import (
+    break_cell,
+    day_sentence,
+    guard_sentence,
+    model_cell,
+    pct,
+    project_names,
+    short_ids,
+    span,
+    started,
+    subagent_sentence,
+    ttl_sentence,
+    usd,
+)
 
 
 def escape(text: str) -> str:
@@ -37,13 +50,6 @@ WIDE = {"w": W, "h": H, "ml": ML, "mr": MR, "mt": MT, "mb": MB}
 TICKS = ((1, "1 s"), (10, "10 s"), (60, "1 min"), (300, "5 min"), (600, "10 min"), (3600, "1 h"),
          (4 * 3600, "4 h"), (86400, "1 day"))
 NARROW_TICKS = (1, 60, 300, 3600, 86400)  # 10 min and 4 h would run into their neighbours
-
-
-def num(n: float | int | None) -> str:
-    """A readable number (340k) with the exact figure on hover."""
-    if n is None:
-        return '<span class="num muted">n/a</span>'
-    return f'<span class="num" title="{int(n):,}">{human_tokens(n)}</span>'
 
 
 def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
@@ -118,7 +124,7 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
 
 def warmth_bar(w: float | None) -> str:
     if w is None:
-        return '<span class="muted">undefined (one call: nothing earlier to be warm with)</span>'
+        return '<span class="muted" title="one call: nothing earlier to be warm with">-</span>'
     warm = 100 * w
     return (
         f'<span class="bar" title="{warm:.1f} % read from cache, {100 - warm:.1f} % re-created">'
@@ -132,18 +138,96 @@ def _stat(label: str, value: str) -> str:
     return f'<span class="stat">{escape(label)} <b>{escape(value)}</b></span>'
 
 
+SESSION_COLUMNS = (("id", ""), ("started", ""), ("span", ""), ("project", ""), ("model", ""), ("calls", "n"),
+                   ("cache $", "n"), ("warmth", ""), ("cold", "n"), ("longest break", ""))
+
+
+NUMERIC = ' class="n"'
+
+
+def _head(columns: tuple[tuple[str, str], ...]) -> str:
+    return "".join(f'<th class="{c}">{escape(n)}</th>' if c else f"<th>{escape(n)}</th>" for n, c in columns)
+
+
+def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str]:
+    """The sessions, as the text report has them (every one, newest first): a short id linked to its
+    page, started, span, project, model, calls, cache $, warmth, cold starts, the longest break."""
+    ids = short_ids([s["sessionId"] for s in sessions])
+    h = [f'<h2 id="h-sessions">Sessions</h2><table id="sessions"><thead><tr>{_head(SESSION_COLUMNS)}</tr></thead>'
+         "<tbody>"]
+    for s in sessions:
+        sid = s["sessionId"]
+        href = pages.get(sid)
+        short = escape(ids[sid])
+        cell = f'<a href="{escape(href)}">{short}</a>' if href else f"<span>{short}</span>"
+        cells = (started(s.get("firstActivity")), span(s.get("firstActivity"), s.get("lastActivity")),
+                 s.get("projectName") or s["project"], model_cell(s), f"{s['calls']:,}", usd(s.get("cacheUsd")))
+        h.append(f'<tr><td class="sid" data-label="id" title="{escape(sid)}">{cell}</td>'
+                 + "".join(f'<td{NUMERIC if k >= 4 else ""} data-label="{SESSION_COLUMNS[k + 1][0]}">'
+                           f"{escape(v)}</td>" for k, v in enumerate(cells))
+                 + f'<td class="w" data-label="warmth">{warmth_bar(s["warmth"])}</td>'
+                 f'<td class="n" data-label="cold">{s["coldStarts"]}</td>'
+                 f'<td data-label="longest break" title="{escape(s.get("sentence") or "")}">'
+                 f"{escape(break_cell(s))}</td></tr>")
+    h.append("</tbody></table>")
+    return h
+
+
+def _totals(doc: dict[str, Any]) -> list[str]:
+    """By day, by week (from Monday) and by project, newest (costliest) first, as in the text."""
+    t = doc.get("totals")
+    if not t:
+        return []
+    h: list[str] = []
+    for title, ident, key, label, rows in (("By day", "days", "date", "day", t["days"]),
+                                           ("By week, from Monday", "weeks", "week", "week of", t["weeks"])):
+        if not rows:
+            continue
+        h.append(f'<h2 id="h-{ident}">{title}</h2><table id="{ident}" class="totals"><thead><tr>'
+                 + _head(((label, ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"), ("warm", "n")))
+                 + "</tr></thead><tbody>")
+        h.extend(f'<tr><td>{escape(r[key])}</td><td class="n">{r["sessions"]}</td><td class="n">{r["calls"]:,}</td>'
+                 f'<td class="n">{usd(r["cacheUsd"])}</td><td class="n">{pct(r["warmth"])}</td></tr>'
+                 for r in reversed(rows))
+        h.append("</tbody></table>")
+    projects = t["projects"]
+    if projects:
+        names = project_names(projects)
+        h.append('<h2 id="h-projects">By project</h2><table id="projects" class="totals"><thead><tr>'
+                 + _head((("project", ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"), ("last active", "")))
+                 + "</tr></thead><tbody>")
+        h.extend(f'<tr><td title="{escape(p.get("cwd") or "")}">{escape(names[i])}</td><td class="n">{p["sessions"]}'
+                 f'</td><td class="n">{p["calls"]:,}</td><td class="n">{usd(p["cacheUsd"])}</td>'
+                 f'<td>{escape(started(p.get("lastActivity"))[:10])}</td></tr>' for i, p in enumerate(projects))
+        h.append("</tbody></table>")
+    return h
+
+
+def _restarts(taken: list[dict[str, Any]]) -> list[str]:
+    """The restarts taken on this machine, as the text lists them."""
+    from session_watcher.sessions.restarts import render_lines
+
+    lines = render_lines(taken)
+    h = ['<h2 id="h-restarts">Restarts taken</h2>']
+    if not lines:
+        return [*h, '<p class="muted" id="restarts">None yet: a restart with a handoff shows here, with what it '
+                'saved.</p>']
+    return [*h, '<ul id="restarts">', *(f"<li>{escape(line)}</li>" for line in lines), "</ul>"]
+
+
 def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     """The page; `pages` maps a session id to the (relative) address of its session page."""
     pages = pages or {}
     sessions = doc["sessions"]
     calls = sum(s["calls"] for s in sessions)
+    spent = sum(s.get("cacheUsd") or 0.0 for s in sessions)
     h: list[str] = [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>session-watcher: cache warmth</title>",
         f"<style>{_css()}</style></head><body>",
         '<header class="topbar"><h1>Cache warmth across your sessions</h1><span class="stats">',
-        _stat("sessions", str(len(sessions))), _stat("calls", f"{calls:,}"),
+        _stat("sessions", str(len(sessions))), _stat("calls", f"{calls:,}"), _stat("cache", usd(spent)),
         _stat("cold starts", str(doc["coldStarts"])), "</span></header><main>",
     ]
     h.append(f'<p class="summary" id="summary">{escape(day_sentence(doc))}.</p>')
@@ -156,26 +240,14 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         '<p class="legend"><span><i class="sw sw-warm"></i>read from cache</span>'
         '<span><i class="sw sw-recreated"></i>re-created (paid again)</span></p>'
     )
-    h.append(
-        '<h2>Sessions</h2><table id="sessions"><thead><tr><th>session</th><th class="n">calls</th>'
-        '<th>warmth</th><th class="n">cold starts</th><th class="n">tokens</th><th>largest gap</th>'
-        "</tr></thead><tbody>"
-    )
-    for s in sessions:
-        sid = escape(s["sessionId"])
-        href = pages.get(s["sessionId"])
-        cell = f'<a href="{escape(href)}">{sid}</a>' if href else f"<span>{sid}</span>"
-        h.append(
-            f'<tr><td class="sid" data-label="session" title="{escape(s["project"])}">{cell}</td>'
-            f'<td class="n" data-label="calls">{s["calls"]}</td>'
-            f'<td class="w" data-label="warmth">{warmth_bar(s["warmth"])}</td>'
-            f'<td class="n" data-label="cold starts">{s["coldStarts"]}</td>'
-            f'<td class="n" data-label="tokens">{num(s["tokens"]["total"])}</td>'
-            f'<td data-label="largest gap">'
-            f"{escape(s['sentence'])}</td></tr>"
-        )
-    h.append("</tbody></table>")
-    h.append("<h2>Gap before a call versus tokens re-created</h2>")
+    h.extend(_sessions(sessions, pages))
+    said = subagent_sentence(doc)
+    if said:
+        h.append(f'<p class="muted" id="subagents">{escape(said)}.</p>')
+    h.extend(_totals(doc))
+    h.extend(_restarts(doc.get("restartsTaken") or []))
+    h.append('<h2 id="cliff">The cache-TTL cliff</h2>')
+    h.append("<h3>Gap before a call versus tokens re-created</h3>")
     h.append(
         '<p class="muted">Filled points ran cold (under 50 % read from cache). A dashed line is '
         "where your own calls say the cache expires: an inference from this data, not a documented "

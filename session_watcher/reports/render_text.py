@@ -33,6 +33,32 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
+def fit(headers: list[str], rows: list[list[str]], right: set[int], width: int,
+        drop: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """`table` within `width` columns: the columns named in `drop` left out, in that order, until it
+    fits; (its lines, the headers left out)."""
+    keep = list(range(len(headers)))
+    left_out: list[str] = []
+    for name in (None, *drop):
+        if name is not None:
+            keep.remove(headers.index(name))
+            left_out.append(name)
+        lines = table([headers[i] for i in keep], [[r[i] for i in keep] for r in rows],
+                      {k for k, i in enumerate(keep) if i in right})
+        if max(len(ln) for ln in lines) <= width:
+            break
+    return lines, left_out
+
+
+def short_ids(ids: list[str]) -> dict[str, str]:
+    """Each session id's first 8 characters, more where two of them share those (every command takes
+    a prefix of 6 or more)."""
+    n = 8
+    while n < max((len(i) for i in ids), default=0) and len({i[:n] for i in ids}) < len(set(ids)):
+        n += 1
+    return {i: i[:n] for i in ids}
+
+
 def _minutes(s: float) -> str:
     """300 -> '5 min', 90 -> '1.5 min', 3600 -> '60 min', 7200 -> '2 h'."""
     if s >= 7200:
@@ -185,10 +211,16 @@ def started(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
 
-def session_rows(sessions: list[dict[str, Any]]) -> list[str]:
+SESSION_HEADERS = ["id", "started", "span", "project", "model", "calls", "cache $", "warm", "cold", "longest break"]
+SESSION_DROP = ("longest break", "span", "warm", "model", "cold")  # left out in this order in a narrow terminal
+
+
+def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str]:
     rows = []
+    ids = short_ids([s["sessionId"] for s in sessions])
     for s in sessions:
         rows.append([
+            ids[s["sessionId"]],
             started(s.get("firstActivity")),
             span(s.get("firstActivity"), s.get("lastActivity")),
             short(s.get("projectName") or s["project"], PROJECT_WIDTH),
@@ -199,8 +231,21 @@ def session_rows(sessions: list[dict[str, Any]]) -> list[str]:
             str(s["coldStarts"]),
             break_cell(s),
         ])
-    return table(["started", "span", "project", "model", "calls", "cache $", "warm", "cold", "longest break"],
-                 rows, {4, 5, 6, 7})
+    lines, left_out = fit(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP)
+    if left_out:
+        lines += wrapped(f"({', '.join(left_out)}: left out at this width; all in --json)", width)
+    return lines
+
+
+def subagent_sentence(doc: dict[str, Any]) -> str | None:
+    """Said once: calls and dollars are each session's main conversation, its sub-agents apart."""
+    sessions = doc["sessions"]
+    n = sum(s.get("subagentCalls") or 0 for s in sessions)
+    if not n:
+        return None
+    spent = sum(s.get("subagentUsd") or 0.0 for s in sessions)
+    return (f"calls and cache $ (here, by day, week and project, and in backtest): each session's main "
+            f"conversation, the one a restart replaces; sub-agents apart: {n:,} calls, {usd(spent)} (in --json)")
 
 
 def project_names(projects: list[dict[str, Any]]) -> list[str]:
@@ -219,7 +264,7 @@ def project_names(projects: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def totals_rows(doc: dict[str, Any]) -> list[str]:
+def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
     t = doc.get("totals")
     if not t:
         return []
@@ -231,44 +276,51 @@ def totals_rows(doc: dict[str, Any]) -> list[str]:
         shown = rows[-limit:]
         if not shown:
             continue
-        body = [[r[key], str(r["sessions"]), f"{r['apiCalls']:,}", usd(r["cacheUsd"]), pct(r["warmth"]).replace(
+        body = [[r[key], str(r["sessions"]), f"{r['calls']:,}", usd(r["cacheUsd"]), pct(r["warmth"]).replace(
             "undefined", "-")] for r in reversed(shown)]
         out.append("")
         more = f" (the last {limit}; all in --json)" if len(rows) > limit else ""
-        out.append(f"{title}{more}")
-        out.extend(table([label, "sessions", "API calls", "cache $", "warm"], body, {1, 2, 3, 4}))
+        out.extend(wrapped(f"{title}{more}", width))
+        out.extend(table([label, "sessions", "calls", "cache $", "warm"], body, {1, 2, 3, 4}))
     projects = t["projects"]
     if projects:
         names = project_names(projects)
-        body = [[short(names[i], PROJECT_WIDTH + 10), str(p["sessions"]), f"{p['apiCalls']:,}", usd(p["cacheUsd"]),
+        body = [[short(names[i], PROJECT_WIDTH + 10), str(p["sessions"]), f"{p['calls']:,}", usd(p["cacheUsd"]),
                  started(p.get("lastActivity"))[:10]] for i, p in enumerate(projects[:MAX_PROJECTS])]
         out.append("")
         more = (f" (the {MAX_PROJECTS} costliest of {len(projects)}; all in --json)"
                 if len(projects) > MAX_PROJECTS else "")
-        out.append(f"by project{more}")
-        out.extend(table(["project", "sessions", "API calls", "cache $", "last active"], body, {1, 2, 3}))
+        out.extend(wrapped(f"by project{more}", width))
+        out.extend(table(["project", "sessions", "calls", "cache $", "last active"], body, {1, 2, 3}))
     return out
 
 
-def render(doc: dict[str, Any]) -> str:
+def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     if not doc["sessions"]:
         return nothing_found(doc)
+
+    def wrap(text: str) -> list[str]:
+        return wrapped(text, width)
+
     out: list[str] = []
     out.append(day_sentence(doc))
     out.append("")
     sessions = doc["sessions"][:MAX_SESSIONS]
     more = len(doc["sessions"]) - MAX_SESSIONS
-    out.append("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json and "
-                                            "--html)" if more > 0 else ""))
-    out.extend(session_rows(sessions))
+    out.extend(wrap("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json "
+                                                "and --html)" if more > 0 else "")))
+    out.extend(session_rows(sessions, width))
+    said = subagent_sentence(doc)
+    if said:
+        out.extend(wrap(said))
     if any(break_cell(s).endswith("cold*") for s in sessions):
-        out.extend(wrapped("cold*: the call after the break ran cold, but not from the break, which the cache "
-                           "outlives (see the causes below)"))
+        out.extend(wrap("cold*: the call after the break ran cold, but not from the break, which the cache "
+                        "outlives (see the causes below)"))
     if any(s.get("unpricedCalls") for s in sessions):
-        out.extend(wrapped("?: a model with no price in the table; its calls count as $0 in the totals"))
-    out.extend(totals_rows(doc))
+        out.extend(wrap("?: a model with no price in the table; its calls count as $0 in the totals"))
+    out.extend(totals_rows(doc, width))
     out.append("")
-    out.append("the cache-TTL cliff (gap before a call -> how often it ran cold)")
+    out.extend(wrap("the cache-TTL cliff (gap before a call -> how often it ran cold)"))
     for cls in ("5m", "1h"):
         brows = [
             [b["label"], str(b["n"]), pct(b["medianWarmth"]), pct(b["coldShare"])]
@@ -280,7 +332,7 @@ def render(doc: dict[str, Any]) -> str:
             out.append(f"{cls} writes: no calls")
             continue
         out.extend(table([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}))
-        out.extend(wrapped(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
+        out.extend(wrap(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
     out.append("")
     n = doc["coldStarts"]
     out.append(f"cold starts: {n}")
@@ -290,11 +342,11 @@ def render(doc: dict[str, Any]) -> str:
         rule = doc.get("idleGapRule") or {}
         limits = ", ".join(f"{_minutes(r['seconds'])} for {cls} writes" for cls, r in rule.items())
         if limits:
-            out.extend(wrapped(f"idleGap: a break at least as long as the cache lives ({limits}: the same lifetime "
+            out.extend(wrap(f"idleGap: a break at least as long as the cache lives ({limits}: the same lifetime "
                                "the cold-cache guard uses)"))
         if doc["causes"]["unexplained"]:
-            out.extend(wrapped("unexplained: the transcript shows no break that long, model switch or compaction "
-                               "before them"))
+            out.extend(wrap("unexplained: the transcript shows no break that long, model switch or compaction "
+                            "before them"))
     out.append("")
-    out.extend(wrapped(guard_sentence(doc.get("guard"))))
+    out.extend(wrap(guard_sentence(doc.get("guard"))))
     return "\n".join(out) + "\n"

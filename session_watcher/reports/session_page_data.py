@@ -484,7 +484,8 @@ class StoryTrace(list[dict[str, Any]]):
                 "billDone": max(0, done),
                 "billProgress": row.get("billProgress"),
                 "alerts": [
-                    {"kind": a.get("kind"), "reminder": a.get("reminder")} for a in alerts if isinstance(a, dict)
+                    {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
+                     "rewrite": a.get("rewrite")} for a in alerts if isinstance(a, dict)
                 ],
             }
         )
@@ -602,4 +603,9 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
             error = f"{type(exc).__name__}: {exc}"
     model = feed.builder.model(trace, final, doc)
     model["storyError"] = error
+    from session_watcher.reports import session_marks
+
+    model["holds"] = session_marks.holds(model["sessionId"]) if model.get("sessionId") else []
+    model["restarts"] = (session_marks.restarts(model["sessionId"], path, model.get("t0"))
+                         if model.get("sessionId") else [])
     return model

@@ -442,7 +442,7 @@ _BEFORE_CAUSES = ("sessionId", "project", "calls", "apiCalls", "warmth", "coldSt
 # ... and around its sentence (which names the largest gap's cause)
 _BEFORE_SENTENCE = ("largestGap",)
 _AFTER_SENTENCE = ("tokens", "models", "lastActivity", "firstActivity", "cwd", "model", "projectName", "cacheUsd",
-                   "unpricedCalls")
+                   "unpricedCalls", "subagentCalls", "subagentUsd")
 _BOOL_JSON = {True: "true", False: "false"}
 _INF = float("inf")
 
@@ -457,7 +457,8 @@ class Part(NamedTuple):
     days: dict[int, list[int]]  # local day -> [cache read, cache write]
     scatter: Any  # the scatter items: dicts, or their JSON text joined by ","
     calls: list[GuardCall] | None  # for the guard, when its log names the session
-    spend: dict[int, list[Any]]  # local day -> [API calls, their cache cost in USD], calls in the window
+    # local day -> [main calls, their cache cost in USD, sub-agent calls, theirs], calls in the window
+    spend: dict[int, list[Any]]
     # the entry's JSON text before its causes, between them and its sentence, and after (`scatter_text`)
     text: tuple[str, str, str] | None = None
 
@@ -482,10 +483,10 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
         return None
     w = _walk(s.calls, since, utc_offset)
     spend, returns = w.spend, w.returns
-    spent = _side_spend(s.costs, since, utc_offset, spend, w.spent)
+    side = _side_spend(s.costs, since, utc_offset, spend)
     unpriced = s.unpriced + w.unpriced
     gaps = _gap_buckets_of(returns)
-    entry = _session_entry(s, w, spent, unpriced)
+    entry = _session_entry(s, w, side, unpriced)
     calls = [_guard_call(c) for c in s.calls] if s.session_id in guarded else None
     if not scatter_text:
         scatter = [{"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold, "sessionId": s.session_id}
@@ -498,7 +499,7 @@ class Walk(NamedTuple):
     """A session's main chain walked once (`_walk`)."""
 
     days: dict[int, list[int]]  # local day -> [cache read, cache write] of calls 2..n
-    spend: dict[int, list[Any]]  # local day -> [API calls, their cache cost in USD], calls in the window
+    spend: dict[int, list[Any]]  # local day -> [calls, cache cost in USD, 0, 0.0], calls in the window
     spent: float  # the cache cost of every call, window or not
     unpriced: int  # calls of a model without a price
     pair_cr: int  # cache read and write over calls 2..n
@@ -547,7 +548,7 @@ def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
             if seen:
                 sp = spend.get(day)
                 if sp is None:
-                    spend[day] = [1, usd]
+                    spend[day] = [1, usd, 0, 0.0]
                 else:
                     sp[0] += 1
                     sp[1] += usd
@@ -575,22 +576,23 @@ def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
 
 
 def _side_spend(costs: list[tuple[float | None, float, int]], since: float | None, offset: float,
-                spend: dict[int, list[Any]], spent: float) -> float:
-    """The calls outside the main chain, and other models' iterations (n 0), into `spend` by local
-    day (those in the window); `spent` (the main chain's cache cost) with their whole cache cost added
-    (in that order: the same float as one running sum)."""
+                spend: dict[int, list[Any]]) -> float:
+    """The calls outside the main chain (sub-agents) and other models' iterations (n 0), into
+    `spend`'s side figures by local day (those in the window); their whole cache cost. The main
+    conversation's figures stay apart: they are what `backtest` prices and a restart replaces."""
+    side = 0.0
     for ts, usd, n in costs:
-        spent += usd
+        side += usd
         if ts is None or (since is not None and ts < since):
             continue
         local = ts + offset
         sp = spend.get(day := int(local - (local % 86400) - offset))
         if sp is None:
-            spend[day] = [n, usd]
+            spend[day] = [0, 0.0, n, usd]
         else:
-            sp[0] += n
-            sp[1] += usd
-    return spent
+            sp[2] += n
+            sp[3] += usd
+    return side
 
 
 def _gap_buckets_of(returns: list[tuple[float, float, int, str | None, bool]]) -> dict[str, dict[int, Bucket]]:
@@ -626,7 +628,7 @@ def _scatter_text(returns: list[tuple[float, float, int, str | None, bool]], sid
         for gap, _w, cw, cls, cold in returns)
 
 
-def _session_entry(s: Session, w: Walk, spent: float, unpriced: int) -> dict[str, Any]:
+def _session_entry(s: Session, w: Walk, side: float, unpriced: int) -> dict[str, Any]:
     """A session's entry in the report (its causes and sentence once every session's part is in)."""
     biggest = None
     if w.largest is not None:
@@ -657,8 +659,10 @@ def _session_entry(s: Session, w: Walk, spent: float, unpriced: int) -> dict[str
         "cwd": s.cwd,
         "model": main_model(s.calls, models),
         "projectName": project_name(s.cwd, s.project),
-        "cacheUsd": spent if unpriced < len(s.calls) + len(s.costs) else None,
+        "cacheUsd": w.spent if unpriced < len(s.calls) + len(s.costs) else None,
         "unpricedCalls": unpriced,
+        "subagentCalls": s.api_calls - len(s.calls),
+        "subagentUsd": side,
     }
 
 
@@ -714,14 +718,15 @@ def _entry(entry: dict[str, Any], causes: dict[str, int], sentence: str, cause: 
     return out
 
 
-def _add(into: dict[Any, list[Any]], key: Any, sessions: int, calls: int, usd: float) -> None:
+def _add(into: dict[Any, list[Any]], key: Any, sessions: int, figures: tuple[int, float, int, float]) -> None:
+    """Add a session count and (main calls, their USD, sub-agent calls, theirs) to `into[key]`."""
     t = into.get(key)
     if t is None:
-        into[key] = [sessions, calls, usd]
-    else:
-        t[0] += sessions
-        t[1] += calls
-        t[2] += usd
+        into[key] = [sessions, *figures]
+        return
+    t[0] += sessions
+    for i, v in enumerate(figures, 1):
+        t[i] += v
 
 
 def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
@@ -740,14 +745,15 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
         last = named.get(where, (None, None, None))[2]
         activity = e["lastActivity"] if last is None or (e["lastActivity"] or 0) > last else last
         named[where] = (e["projectName"], e["cwd"], activity)
-        _add(by_project, where, 1, 0, 0.0)
+        _add(by_project, where, 1, (0, 0.0, 0, 0.0))
         weeks: dict[int, list[Any]] = {}
-        for day, (n, usd) in p.spend.items():
-            _add(by_day, day, 1, n, usd)
-            _add(by_project, where, 0, n, usd)
-            _add(weeks, day - time.gmtime(day + utc_offset).tm_wday * 86400, 0, n, usd)
-        for week, (_s, n, usd) in weeks.items():
-            _add(by_week, week, 1, n, usd)
+        for day, (n, usd, side_n, side_usd) in p.spend.items():
+            figures = (n, usd, side_n, side_usd)
+            _add(by_day, day, 1, figures)
+            _add(by_project, where, 0, figures)
+            _add(weeks, day - time.gmtime(day + utc_offset).tm_wday * 86400, 0, figures)
+        for week, (_s, *figures_w) in weeks.items():
+            _add(by_week, week, 1, tuple(figures_w))
 
     def warmth(lo: int, hi: int) -> float | None:
         cr = sum(v[0] for d, v in days.items() if lo <= d < hi)
@@ -758,12 +764,13 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
         return time.strftime("%Y-%m-%d", time.gmtime(day + utc_offset))
 
     return {
-        "days": [{"date": date(d), "sessions": v[0], "apiCalls": v[1], "cacheUsd": v[2], "warmth": warmth(d, d + 1)}
-                 for d, v in sorted(by_day.items())],
-        "weeks": [{"week": date(w), "sessions": v[0], "apiCalls": v[1], "cacheUsd": v[2],
-                   "warmth": warmth(w, w + 7 * 86400)} for w, v in sorted(by_week.items())],
-        "projects": [{"project": named[k][0], "cwd": named[k][1], "sessions": v[0], "apiCalls": v[1],
-                      "cacheUsd": v[2], "lastActivity": named[k][2]}
+        "days": [{"date": date(d), "sessions": v[0], "calls": v[1], "cacheUsd": v[2], "warmth": warmth(d, d + 1),
+                  "subagentCalls": v[3], "subagentUsd": v[4]} for d, v in sorted(by_day.items())],
+        "weeks": [{"week": date(w), "sessions": v[0], "calls": v[1], "cacheUsd": v[2],
+                   "warmth": warmth(w, w + 7 * 86400), "subagentCalls": v[3], "subagentUsd": v[4]}
+                  for w, v in sorted(by_week.items())],
+        "projects": [{"project": named[k][0], "cwd": named[k][1], "sessions": v[0], "calls": v[1],
+                      "cacheUsd": v[2], "lastActivity": named[k][2], "subagentCalls": v[3], "subagentUsd": v[4]}
                      for k, v in sorted(by_project.items(), key=lambda kv: (-kv[1][2], kv[0]))],
     }
 

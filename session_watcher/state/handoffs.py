@@ -216,3 +216,25 @@ def drop(project: str, parent: str, by: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None."""
+    if project is not None:
+        path = pending_file(project)
+        doc = _read(path)
+        return [(path, doc)] if doc is not None else []
+    try:
+        names = sorted(e.name for e in os.scandir(folder("pending")) if e.name.endswith(".json"))
+    except OSError:
+        return []
+    found = [(p, _read(p)) for p in (os.path.join(folder("pending"), n) for n in names)]
+    return [(p, d) for p, d in found if d is not None]
+
+
+def drop_file(path: str) -> None:
+    """Remove a waiting handoff by its file (`handoff --drop`; gone already: nothing to do)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

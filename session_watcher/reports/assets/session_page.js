@@ -7,14 +7,15 @@ const GRADE_COLOUR = {A:'#a6e3a1', B:'#94e2d5', C:'#f9e2af', D:'#fab387', F:'#f3
 const STOPS = [[92.5,[0xa6,0xe3,0xa1]],[77.5,[0x94,0xe2,0xd5]],[62.5,[0xf9,0xe2,0xaf]],
                [47.5,[0xfa,0xb3,0x87]],[30,[0xf3,0x8b,0xa8]]];
 const LABEL_W = 250, RIGHT_PAD = 76, NARROW_LABEL_W = 130, NARROW_PAD = 28, ROW_H = 12, BAR_H = 8, TOP = 14;
-const TURN_H = 16;  // a turn's header row in the waterfall
+const TURN_H = 20;  // a turn's header row in the waterfall: its words, and its span's bar below them
 const LONG_ROWS = 300;  // a longer waterfall opens with its turns folded, the last one open
 // where a label may be cut: a space, a path separator or punctuation (never inside a word)
 const BOUNDARY = /[\s\/\\\-_.:|,;()\[\]{}="'<>*]/;
 // the theme's colours (theme.css, light or dark), read at each render
 const C = {};
 const THEME_KEYS = ['call', 'read', 'write', 'bash', 'task', 'other', 'error', 'amber', 'red', 'mark', 'x',
-  'xsweet', 'bp', 'grid', 'plot', 'line', 'dim', 'lamp-white', 'lamp-green', 'lamp-amber', 'lamp-red'];
+  'xsweet', 'bp', 'grid', 'plot', 'line', 'dim', 'lamp-white', 'lamp-green', 'lamp-amber', 'lamp-red', 'cold', 'hold',
+  'restart'];
 function readTheme() {
   const cs = getComputedStyle(document.documentElement);
   for (const k of THEME_KEYS) C[k] = cs.getPropertyValue('--' + k).trim();
@@ -156,11 +157,17 @@ function geometry() {
 }
 // width of a label before it is placed (monospace: ~0.6 em a character)
 function textWidth(s, px) { return String(s).length * px * 0.61; }
-function niceStep(span, px, labelChars) {
-  const need = textWidth('0'.repeat(labelChars), 10) + 12;  // a label and some air between two
+// the time axis's step: the smallest whose labels (HH:MM, or :SS between two minutes) fit with some
+// air between two, at any width
+function niceStep(span, px) {
   const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
-  for (const s of steps) if (s / span * px >= need) return s;
+  for (const s of steps) if (s / span * px >= textWidth('00:00', 10) + 12) return s;
   return 86400;
+}
+// a tick's label: HH:MM on a whole minute, :SS between two
+function tickLabel(t) {
+  const d = new Date(t * 1000);
+  return d.getSeconds() ? ':' + pad(d.getSeconds()) : pad(d.getHours()) + ':' + pad(d.getMinutes());
 }
 // keep the values whose y positions are at least `gap` px apart (in the order given: first wins)
 function spaced(items, gap) {
@@ -275,15 +282,31 @@ function renderHead(g) {
                       (r.billDone > 1 ? ', ' + r.billDone + ' cycles' : '')}, svg);
       }
       for (const a of r.alerts || []) {
-        const gx = X(r.ts), gate = a.kind === 'gate';
-        el('line', {x1: gx, x2: gx, y1: LAMP_Y, y2: BP_Y + BP_H, stroke: gate ? C.red : C.amber,
-          'stroke-width': gate ? 2 : 1, 'class': gate ? 'gate-mark' : 'backstop-mark'}, svg);
-        // a label only where it does not run into the one before (the line and its tooltip stay)
-        const label = gate ? 'gate' : (g.narrow ? 'r' : 'reminder ') + a.reminder;
-        rowLabel(svg, placed, gx + 3, X_Y + 9, label, 'alert-label',
-                 (gate ? 'the gate tripped' : 'backstop reminder ' + a.reminder) + ' at call #' + r.call +
-                 ' (' + fmtTime(r.ts) + ')', 9, right);
+        const m = alertMark(a, g.narrow);
+        mark(svg, placed, X(r.ts), m, m.tip + ' at call #' + r.call + ' (' + fmtTime(r.ts) + ')');
       }
+    }
+    // the guard's words at a cold prompt, and the restarts taken with a handoff (files beside the states)
+    for (const h of M.holds || []) {
+      const m = h.asked ? {cls: 'hold-mark', c: C.hold, w: 1.5, dash: '1 2', label: 'hold', short: 'hold',
+                           tip: 'the guard held the prompt back: nothing was sent (the cache had expired)'}
+                        : {cls: 'hold-mark', c: C.hold, w: 1.5, dash: '1 2', label: 'guard', short: 'g',
+                           tip: 'the guard said what the prompt would re-write (the cache had expired)'};
+      if (h.ts >= M.t0 && h.ts <= M.t1) mark(svg, placed, X(h.ts), m, m.tip + ' (' + fmtTime(h.ts) + ')');
+    }
+    for (const t of M.restarts || []) {
+      const out = t.kind === 'out', other = String(t.other || '').slice(0, 8);
+      const m = {cls: 'restart-mark', c: C.restart, w: 2, dash: null, label: out ? 'restart' : 'from handoff',
+                 short: out ? 'rst' : 'hdf',
+                 tip: out ? 'restart taken: session ' + other + ' started with this session\'s handoff'
+                          : 'this session started with the handoff of session ' + other};
+      if (t.ts >= M.t0 && t.ts <= M.t1) mark(svg, placed, X(t.ts), m, m.tip + ' (' + fmtTime(t.ts) + ')');
+    }
+    function mark(svg, placed, gx, m, tip) {
+      el('line', {x1: gx, x2: gx, y1: LAMP_Y, y2: BP_Y + BP_H, stroke: m.c, 'stroke-width': m.w,
+        'stroke-dasharray': m.dash, 'class': m.cls, 'data-tip': tip}, svg);
+      // a label only where it does not run into the one before (the line and its tooltip stay)
+      rowLabel(svg, placed, gx + 3, X_Y + 9, g.narrow ? m.short : m.label, 'alert-label', tip, 9, right);
     }
     // hover zones: one per call
     for (let i = 0; i < story.length; i++) {
@@ -296,8 +319,7 @@ function renderHead(g) {
           '\nL ' + exact(r.L) + ' tokens' +
           '\nbill progress ' + num(r.billProgress, 2) + '   bills ' + r.bills +
           (r.billDone > 0 ? '\na bill cycle completed' : '') +
-          (r.alerts || []).map(a => a.kind === 'gate' ? '\nthe gate tripped' : '\nbackstop reminder ' + a.reminder)
-            .join('')}, svg);
+          (r.alerts || []).map(a => '\n' + alertMark(a, false).tip).join('')}, svg);
     }
     text(svg, right + 4, Yx(Math.min(ymax, story[story.length - 1].x || 0)) + 3, 'x', 'small');
   }
@@ -315,19 +337,33 @@ function renderHead(g) {
   // time axis: ticks far enough apart for their labels, none past either edge
   el('line', {x1: lw, x2: right, y1: AX_Y, y2: AX_Y, stroke: C.line}, svg);
   const span = Math.max(1e-3, M.t1 - M.t0);
-  const secs = span < 600;
-  const step = niceStep(span, g.w, secs ? 8 : 5);
+  const step = niceStep(span, g.w);
   const first = Math.ceil(M.t0 / step) * step;
   const placed = [];
   for (let t = first; t <= M.t1 + 1e-6; t += step) {
     el('line', {x1: X(t), x2: X(t), y1: AX_Y, y2: AX_Y + 4, stroke: C.line}, svg);
-    const d = new Date(t * 1000);
-    const lab = secs ? fmtTime(t) : pad(d.getHours()) + ':' + pad(d.getMinutes());
+    const lab = tickLabel(t);
     const half = textWidth(lab, 10) / 2;
     if (X(t) - half < lw - 30 || X(t) + half > g.full) continue;
     const tx = rowLabel(svg, placed, X(t) - half, AX_Y + 15, lab, 'axis time-tick', null, 10, g.full);
     if (tx) { tx.setAttribute('x', X(t)); tx.setAttribute('text-anchor', 'middle'); }
   }
+}
+// an alert of the watcher's trace as a mark: the gate (staying costs more than restarting), a reminder
+// after it, a cold return (back after the cache expired); its class, colour, line and words
+function alertMark(a, narrow) {
+  if (a.kind === 'gate')
+    return {cls: 'gate-mark', c: C.red, w: 2, dash: null, label: 'gate', short: 'gate',
+            tip: 'the gate tripped: staying now costs more than a fresh start'};
+  if (a.kind === 'guard') {
+    const gap = a.gap ? ' after ' + fmtDur(a.gap) : '';
+    return {cls: 'cold-mark', c: C.cold, w: 1.5, dash: '4 3', label: 'cold return', short: 'cold',
+            tip: 'cold return' + gap + ': the cache had expired' +
+                 (a.rewrite ? '; the call re-wrote ' + exact(a.rewrite) + ' tokens' : '')};
+  }
+  const n = a.reminder > 0 ? a.reminder : '';
+  return {cls: 'backstop-mark', c: C.amber, w: 1, dash: null, label: 'reminder' + (n ? ' ' + n : ''),
+          short: 'r' + n, tip: 'reminder' + (n ? ' ' + n : '') + ' after the gate (a backstop: still past it)'};
 }
 function rereadIcon(parent, x, y, tip) {
   const g = el('g', {'class': 'reread-mark', transform: 'translate(' + x + ',' + y + ')', 'data-tip': tip}, parent);
@@ -478,7 +514,7 @@ function turnRow(parent, g, y, grp, maxChars) {
   el('rect', {x: 0, y: y + 1, width: right, height: TURN_H - 2, rx: 2, fill: C.line, 'fill-opacity': .55,
     'class': 'turn-band'}, row);
   const x0 = g.X(grp.start), x1 = Math.max(x0 + 2, g.X(grp.end));
-  el('rect', {x: x0, y: y + TURN_H - 5, width: x1 - x0, height: 3, fill: C.call, 'fill-opacity': .6,
+  el('rect', {x: x0, y: y + TURN_H - 4, width: x1 - x0, height: 3, fill: C.call, 'fill-opacity': .6,
     'class': 'turn-span'}, row);
   text(row, 6, y + 11, fitLabel((grp.open ? '▾ ' : '▸ ') + (grp.turn === 0 ? 'start' : 'turn ' + grp.turn),
                                 fmtTime(grp.start).slice(0, 5), maxChars), 'lbl turn-label');

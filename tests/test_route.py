@@ -1,0 +1,85 @@
+"""The install route and its one restart path, the same in the alerts, `notify --test` and the hook."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from session_watcher import cli
+from session_watcher.base import paths, route
+from session_watcher.notifier import dispatch, message
+
+if TYPE_CHECKING:
+    import pytest
+
+ALERT = {"kind": "gate", "lamp": "amber", "bDefault": 45000, "model": "claude-opus-4-6", "sessionId": "s1"}
+INSTALL = "! session-watcher handoff (or `session-watcher handoff` in a terminal), then /clear"
+PLUGIN = "/session-watcher:handoff, then /clear"
+
+
+def _plugin_installed(home: Path) -> None:
+    """Claude Code's record of the plugin installed and enabled, as 2.1.332 writes it."""
+    cfg = home / ".claude"
+    (cfg / "plugins").mkdir(parents=True)
+    (cfg / "plugins" / "installed_plugins.json").write_text(json.dumps(
+        {"version": 2, "plugins": {"session-watcher@session-watcher": [
+            {"scope": "user", "installPath": str(cfg / "plugins" / "cache" / "sw"), "version": "0.9.0"}]}}))
+    (cfg / "settings.json").write_text(json.dumps({"enabledPlugins": {"session-watcher@session-watcher": True}}))
+
+
+def _install_record() -> None:
+    os.makedirs(paths.data_dir(), exist_ok=True)
+    Path(paths.data_dir(), "installed.json").write_text(json.dumps({"hooks": ["[\"python\"]"], "statusLine": None}))
+
+
+class TestRoute:
+    def test_paths(self) -> None:
+        """The plugin route has the slash command; install.sh's has only the command on PATH."""
+        assert route.restart_path("plugin") == PLUGIN
+        assert route.restart_path("install") == INSTALL
+        assert route.handoff_command("install") == "! session-watcher handoff"
+
+    def test_current_from_how_hooks_were_installed(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A terminal's command reads the route from the install: nothing -> install.sh's words; the
+        plugin installed -> the slash command; install.sh's hooks recorded -> the command on PATH;
+        a hook with CLAUDE_PLUGIN_ROOT -> the plugin whatever else is installed."""
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        home = Path(os.environ["HOME"])
+        assert route.current({}) == "install"
+        _plugin_installed(home)
+        assert route.current({}) == "plugin"
+        _install_record()
+        assert route.current({}) == "install"
+        assert route.current({"CLAUDE_PLUGIN_ROOT": "/p"}) == "plugin"
+
+
+class TestMessages:
+    def test_alert_names_the_hooks_route(self) -> None:
+        """The alert a hook composes names its own route's path, never the other's."""
+        plugin = dispatch([ALERT], {"channels": ["message"]}, env={"CLAUDE_PLUGIN_ROOT": "/p"})
+        install = dispatch([ALERT], {"channels": ["message"]}, env={})
+        assert plugin
+        assert install
+        assert f"To restart with a handoff: {PLUGIN}." in plugin["systemMessage"].splitlines()
+        assert f"To restart with a handoff: {INSTALL}." in install["systemMessage"].splitlines()
+        assert "/session-watcher:handoff" not in install["systemMessage"]
+
+    def test_compose_takes_the_path(self) -> None:
+        _, body = message.compose(ALERT, PLUGIN)
+        assert f"To restart with a handoff: {PLUGIN}." in body.splitlines()
+
+    def test_notify_test_names_the_installed_route(self, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+        """`notify --test` on the install.sh route shows the command that route has."""
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        _install_record()
+        assert cli.main(["notify", "--test", "--channel", "message"]) == 0
+        out = capsys.readouterr().out
+        assert "! session-watcher handoff" in out
+        assert "/session-watcher:handoff" not in out
+        _plugin_installed(Path(os.environ["HOME"]))
+        os.unlink(os.path.join(paths.data_dir(), "installed.json"))
+        assert cli.main(["notify", "--test", "--channel", "message"]) == 0
+        assert f"{PLUGIN}." in capsys.readouterr().out
