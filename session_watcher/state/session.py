@@ -133,6 +133,17 @@ def fold_events(state: State, events: list[Event], cfg: Config,
     return engine.fold(state, events, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
 
 
+def _codex(before: dict[str, Any] | None, lines: list[bytes]) -> bool:
+    """agents.codex (hook-up): True when this read is of a Codex rollout (its state rides in the cursor)."""
+    if before and "codex" in before:
+        return True
+    if not (lines and lines[0][:13] == b'{"timestamp":'):
+        return False
+    from session_watcher.agents.codex import reader as codex
+
+    return codex.owns(before, lines)
+
+
 def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
               parse: ForkedParser | None = None) -> tuple[list[Alert], bool]:
@@ -141,13 +152,17 @@ def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
     alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
-        got = parse.ahead(before) if parse is not None else None
+        got = parse.ahead(before) if parse is not None and not (before and "codex" in before) else None
         if got is not None:
             events, bad, cursor, skipped = got
             lines: list[bytes] | bool = True
         else:
             lines, cursor, skipped = read_new(path, before)
-            if lines:
+            if _codex(before, lines):  # agents.codex: a rollout has its own decoder
+                from session_watcher.agents.codex import reader as codex
+
+                lines, cursor, events, bad = codex.decode(path, before, cursor, lines)
+            elif lines:
                 start = int((before or {}).get("offset", 0))
                 events, bad = parse_lines(lines) if parse is None else parse(lines, start)
         state["bad"] += skipped
