@@ -94,7 +94,12 @@ def load(transcript: str) -> Loaded:
     cursor: dict[str, Any] | None = None
     while True:
         lines, after, skipped = read_new(path, cursor)
-        if lines:
+        if session.codex_read(cursor, lines):  # agents.codex: a rollout has its own decoder
+            from session_watcher.agents.codex import reader as codex
+
+            lines, after, got, _bad = codex.decode(path, cursor, after, lines)
+            events.extend(got)
+        elif lines:
             events.extend(parse_lines(lines)[0])
         if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
             break

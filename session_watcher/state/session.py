@@ -133,7 +133,7 @@ def fold_events(state: State, events: list[Event], cfg: Config,
     return engine.fold(state, events, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
 
 
-def _codex(before: dict[str, Any] | None, lines: list[bytes]) -> bool:
+def codex_read(before: dict[str, Any] | None, lines: list[bytes]) -> bool:
     """agents.codex (hook-up): True when this read is of a Codex rollout (its state rides in the cursor)."""
     if before and "codex" in before:
         return True
@@ -158,7 +158,7 @@ def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
             lines: list[bytes] | bool = True
         else:
             lines, cursor, skipped = read_new(path, before)
-            if _codex(before, lines):  # agents.codex: a rollout has its own decoder
+            if codex_read(before, lines):  # agents.codex: a rollout has its own decoder
                 from session_watcher.agents.codex import reader as codex
 
                 lines, cursor, events, bad = codex.decode(path, before, cursor, lines)
