@@ -99,3 +99,11 @@ def test_a_20_minute_gap_is_a_cold_return_only_on_the_older_class(tmp_path: Path
     state = fold(str(path))[0]
     assert state["engine"]["tally"]["cold"] == cold
     assert state["engine"]["tally"]["coldUsd"] == pytest.approx(cold * 20_000 * 5.0 / 1e6)
+
+
+def test_the_context_window_codex_reports() -> None:
+    from session_watcher.core.window import context_window
+
+    assert context_window(None, ["gpt-5.6-sol"], 236_282) == 258_400  # not the 1M of a Claude model past 200K
+    assert context_window(None, ["gpt-6.2-sol[priority]"], 10) == 475_000
+    assert context_window(None, ["claude-opus-4-6"], 236_282) == 1_000_000

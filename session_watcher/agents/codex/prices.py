@@ -45,6 +45,10 @@ TABLE: dict[str, list[Row]] = {
     "gpt-5": [(0, 5.00, 0.10, 1.0, False)],
 }
 _BY_LENGTH = sorted(TABLE, key=len, reverse=True)
+# the context window Codex reports (`model_context_window`): 258,400 for every gpt-5.x thread of the
+# fixtures, 475,000 for gpt-6.2-sol (reference/codex.md)
+WINDOWS = {"gpt-6.2-sol": 475_000}
+WINDOW = 258_400
 
 
 def split(model: str) -> tuple[str, float]:
@@ -109,3 +113,9 @@ def cache_floor(model: str | None) -> float:
     promised 30 minutes on the models that charge for a write (gpt-5.6 on), else the in-memory class."""
     got = entry(model)
     return FLOOR_NEW if got is not None and got[2] > 1.0 else FLOOR_OLD
+
+
+def context_window(model: str) -> int:
+    """The context window Codex runs `model` in."""
+    base = split(model)[0]
+    return next((w for p, w in WINDOWS.items() if base == p or base.startswith(p + "-")), WINDOW)
