@@ -29,10 +29,12 @@ VERSION = 2  # of the JSON document (docs/backtest.md): 2, the closed loop and t
 
 
 def all_transcripts() -> list[str]:
-    """Every main session transcript under the Claude Code projects folders (`report`'s discovery)."""
+    """Every main session transcript under the Claude Code projects folders (`report`'s discovery),
+    then every Codex rollout under `$CODEX_HOME`."""
+    from session_watcher.agents.codex.discover import rollouts  # agents.codex: its threads too
     from session_watcher.reports.index import default_roots, discover
 
-    return [s.path for s in discover(default_roots()) if not s.sub]
+    return [s.path for s in discover(default_roots()) if not s.sub] + [path for _sid, path in rollouts()]
 
 
 def resolve(target: str) -> str:

@@ -98,3 +98,9 @@ def test_a_rollout_named_before_it_exists_is_not_an_error(tmp_path: Path) -> Non
         s.sync(str(path), cfg, time.monotonic() + 30)
         assert s.state["meter"]["main"]["calls"] == 2
     assert said == []
+
+
+def test_backtest_without_a_session_takes_the_codex_threads_too(home: Path) -> None:
+    got = _cli("backtest", "--json")
+    assert got.returncode == 0, got.stderr
+    assert sorted(s["sessionId"] for s in json.loads(got.stdout)["sessions"]) == [THREAD, OTHER]
