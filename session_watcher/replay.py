@@ -43,6 +43,9 @@ def transcript_cwd(path: str) -> str | None:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("cwd"), str):
                 return str(rec["cwd"])
+            inner = rec.get("payload") if isinstance(rec, dict) else None  # agents.codex: a rollout's session_meta
+            if isinstance(inner, dict) and isinstance(inner.get("cwd"), str):
+                return str(inner["cwd"])
     return None
 
 

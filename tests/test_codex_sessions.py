@@ -104,3 +104,11 @@ def test_backtest_without_a_session_takes_the_codex_threads_too(home: Path) -> N
     got = _cli("backtest", "--json")
     assert got.returncode == 0, got.stderr
     assert sorted(s["sessionId"] for s in json.loads(got.stdout)["sessions"]) == [THREAD, OTHER]
+
+
+def test_a_rollouts_working_folder_is_its_session_meta_cwd(tmp_path: Path) -> None:
+    """The project a thread ran in (its config, its handoff's folder): session_meta's `cwd`."""
+    from session_watcher.replay import transcript_cwd
+
+    path = write_rollout(tmp_path / f"rollout-{THREAD}.jsonl", _thread())
+    assert transcript_cwd(str(path)) == "/proj"
