@@ -240,3 +240,21 @@ def test_live_folding_in_pieces_equals_one_replay(tmp_path: Path) -> None:
     whole, _cfg, _trace = fold(str(path))
     assert state["meter"] == whole["meter"]
     assert state["engine"] == whole["engine"]
+
+
+@pytest.mark.parametrize("record_first", [False, True])
+def test_a_0171_rollout_folds_each_call_once(tmp_path: Path, record_first: bool) -> None:
+    """Through the reader and the meter: a call logged as a snapshot and a usage record is one call,
+    its reported cache writes the meter's, the rest of its uncached input uncached."""
+    t = Thread(record_first=record_first)
+    t.call(1, 30_000, 20_000, 500, 9_000)
+    t.repeat(2)
+    t.call(3, 31_000, 29_000, 400, 2_000)
+    t.call(4, 33_000, 31_000, 300, 2_000)
+    path = write_rollout(tmp_path / f"rollout-{THREAD}.jsonl", [meta(), turn(0, "gpt-6.2-sol"), *t.lines])
+    state, _cfg, trace = fold(str(path))
+    main = state["meter"]["main"]
+    assert (main["calls"], main["uncachedInput"], main["cacheRead"], main["cacheWrite"], main["output"]) == (
+        3, 1_000, 80_000, 13_000, 1_200)
+    assert len(trace) == 3
+    assert state["engine"]["floor"] == 30_000  # the first call's input_tokens
