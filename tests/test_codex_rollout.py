@@ -238,6 +238,8 @@ def test_live_folding_in_pieces_equals_one_replay(tmp_path: Path) -> None:
         state, _alerts, done = session.sync(state, str(path), cfg, float("inf"))
         assert done
     whole, _cfg, _trace = fold(str(path))
+    assert whole["meter"]["main"]["calls"] == 101
+    assert whole["engine"]["compactions"] == 1
     assert state["meter"] == whole["meter"]
     assert state["engine"] == whole["engine"]
 
