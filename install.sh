@@ -36,7 +36,10 @@ venv="$data/venv"
 bin="$venv/bin/session-watcher"
 
 if [ "$mode" = uninstall ]; then
-    if [ -x "$venv/bin/python" ]; then "$venv/bin/python" -m session_watcher.cli.install remove; fi
+    if [ -x "$venv/bin/python" ]; then
+        "$venv/bin/python" -m session_watcher.cli.install remove
+        "$venv/bin/python" -m session_watcher.cli.install_codex remove  # Codex's hooks.json, when added
+    fi
     rm -rf "$venv"
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
@@ -69,6 +72,7 @@ echo "installed: $bin"
 [ "$mode" = venv ] && exit 0
 
 "$venv/bin/python" -m session_watcher.cli.install add "$venv/bin"
+"$venv/bin/python" -m session_watcher.cli.install_codex add "$venv/bin"  # where Codex is present
 "$venv/bin/python" -m session_watcher.cli.install link "$bin"
 [ "$mode" = nodemo ] && exit 0
 

@@ -5,7 +5,7 @@ Over the calibration sessions (default: the 15 of tests/calibration.py, SPEC v3 
 candidate setting of the gate (bp_amber, notify_dwell, bill_lookback) and of the cold return
 (guard_x) is followed in closed loop on every session (core.closedloop, the hooks' own fold), and
 its restarts priced against the best schedule of any number of restarts (core.backtest). Then, for
-each session in turn, the setting is chosen on the other 14 (the constraints below on each of them,
+each session in turn, the setting is chosen on the others (the constraints below on each of them,
 then the objective) and scored on the one left out. Prints the tables docs/model.md quotes: the
 figures before (today's defaults, `--before`), each fold's choice and its left-out score, the
 left-out totals, the choice on all sessions, and how stable the choice was across folds.
@@ -40,7 +40,7 @@ from typing import Any
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop
-from session_watcher.sessions import backtest as shell
+from session_watcher.sessions.naming import backtest as shell
 
 GRID: dict[str, list[Any]] = {
     "bp_amber": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.10],
@@ -98,7 +98,10 @@ def prepare(path: Path) -> Session:
         one += usd(s, []) - usd(s, [] if k is None else [k])
     sweet = closedloop.follow(loaded.fresh(), seen, cfg, "sweetSpot")
     stab = bt.stability(seen.calls)
-    return Session(path.name.removesuffix(".jsonl")[:8], loaded, cfg, seen, segs, actual, best, flat, one,
+    from session_watcher.agents.codex.reader import session_id as codex_id  # a Codex rollout: its thread id
+
+    name = (codex_id(str(path)) or path.name.removesuffix(".jsonl"))[:8]
+    return Session(name, loaded, cfg, seen, segs, actual, best, flat, one,
                    actual - price(segs, sweet), len(sweet), xsweet_p95=stab["xSweetMoveP95"])
 
 
@@ -267,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out += session_table(sessions, table[chosen_all[0]], f"After (in sample): {fmt(chosen_all[0])}")
     out += ["### Leave one session out", "",
-            "| left out | chosen on the other 14 | capture | saving | restarts | spacing |",
+            f"| left out | chosen on the other {len(sessions) - 1} | capture | saving | restarts | spacing |",
             "|---|---|---|---|---|---|"]
     left: list[Score] = []
     picks: list[tuple[Any, ...]] = []

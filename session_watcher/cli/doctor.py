@@ -291,6 +291,9 @@ def report() -> tuple[list[str], bool]:
     installs = route.plugin_installs()
     lines += _settings_lines(any(on for _, _, on in installs))
     lines += _plugin_hooks_lines(installs)
+    from session_watcher.cli.install_codex import doctor_lines as codex_lines  # agents.codex
+
+    lines += codex_lines()
     from session_watcher.otlp.exporter import doctor_line
 
     lines.append(doctor_line())

@@ -337,12 +337,12 @@ def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
         t["warmWrite"] += cw
 
 
-def _expired(e: Engine, cfg: Config, ts: float | None) -> float | None:
-    """The idle gap before a call at `ts` when the cache expired during it (the segment's last call
-    wrote at a TTL class shorter than the gap), else None."""
+def _expired(e: Engine, cfg: Config, ts: float | None, model: str | None) -> float | None:
+    """The idle gap before a call at `ts` when the cache expired during it (the segment's last call,
+    of `model`, wrote at a TTL class shorter than the gap), else None."""
     if ts is None or e["lastTs"] is None or not e["segCalls"]:
         return None
-    life = cache_lifetime(e["ttl"], cfg.get("cliff"))
+    life = cache_lifetime(e["ttl"], cfg.get("cliff"), model)
     gap = ts - e["lastTs"]
     return None if life is None or gap <= life else gap
 
@@ -358,7 +358,7 @@ def cold_return_due(state: State, cfg: Config, ts: float | None) -> Quantities |
     of (the cache expired since the segment's last call, and x >= guard_x), else None. Judged on the
     state before the call, as `_cold_return` judges it; the backtest's closed loop asks it too, to
     restart before that call. Changes nothing."""
-    return None if _expired(state["engine"], cfg, ts) is None else _advised(state, cfg)
+    return None if _expired(state["engine"], cfg, ts, state["context"]["model"]) is None else _advised(state, cfg)
 
 
 def _cold_return(state: State, cfg: Config, ts: float | None, call_model: str | None,
@@ -370,7 +370,7 @@ def _cold_return(state: State, cfg: Config, ts: float | None, call_model: str | 
     5-minute and 1-hour), advised or not."""
     cw, cw5m, cw1h = written
     e = state["engine"]
-    gap = _expired(e, cfg, ts)
+    gap = _expired(e, cfg, ts, state["context"]["model"])
     if gap is None:
         return []
     t = e["tally"]

@@ -174,11 +174,16 @@ def bill_step(progress: float, prev_rent: float, rent: float) -> tuple[float, in
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 
-def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None) -> float | None:
+def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None, model: str | None = None) -> float | None:
     """Seconds a cache written at `ttl` ("5m" / "1h") stays warm: the user's inferred cliff for that
-    class when the warmth report found one (`cfg["cliff"]`), else the class's TTL; None for no class."""
+    class when the warmth report found one (`cfg["cliff"]`), else the class's TTL; None for no class.
+    `model`: the model that wrote it (an OpenAI model's cache has its own classes)."""
     if ttl not in TTL_SECONDS:
         return None
+    if model and model[:4].lower() == "gpt-":  # agents.codex (hook-up): the class's floor (Claude's cliff is not its)
+        from session_watcher.core.prices_openai import cache_floor
+
+        return cache_floor(model)
     known = (cliff or {}).get(ttl)
     if isinstance(known, int | float) and not isinstance(known, bool) and known > 0:
         return float(known)

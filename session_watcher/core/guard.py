@@ -96,10 +96,10 @@ def cold_cache(state: Mapping[str, Any], cfg: Config, now: float | None) -> dict
             out["idleSeconds"] = max(0.0, resume["seconds"] + now - resume["at"])
             out["sure"] = out["idleSeconds"] > edge(life)
         return out
-    lifetime = cache_lifetime(ttl, cfg.get("cliff"))
+    lifetime = cache_lifetime(ttl, cfg.get("cliff"), ctx.get("model"))
     if lifetime is None:
         return None
-    source = "ttl" if lifetime == TTL_SECONDS[ttl] else "cliff"
+    source = "ttl" if lifetime == cache_lifetime(ttl, None, ctx.get("model")) else "cliff"
     out.update(source=source, lifetimeSeconds=lifetime, edgeSeconds=edge(lifetime), expiresAt=last + lifetime)
     if source == "cliff":  # the returns the inference rests on, for its words
         cliff = cfg.get("cliff")

@@ -7,6 +7,9 @@ except Opus 5.5 and Sonnet 5.5 (0.05x) and Fable 5.1 and Mythos 5.1 (0.025x). So
 write price over the cache read price, is 12.5 / 20 (5 min / 1 h) on most models, 25 / 40 and
 50 / 80 on those.
 
+OpenAI's models (`gpt-*`, run by Codex) come from core.prices_openai: their own write multiplier
+(1x before GPT-5.6, no premium), their tier in the id.
+
 A model not in the table reads at 0.1x for the cost model (`known()` says it is a guess) and has no
 dollar price: its dollar figures are None, never guessed.
 """
@@ -41,16 +44,22 @@ TABLE: dict[str, tuple[float, float]] = {
 _BY_LENGTH = sorted(TABLE, key=len, reverse=True)
 
 
-_SEEN: dict[str, tuple[float, float] | None] = {}  # model id -> entry: a report asks once per call
+_SEEN: dict[str, tuple[float, float, float] | None] = {}  # model id -> entry: a report asks once per call
 
 
-def _entry(model: str | None) -> tuple[float, float] | None:
+def _entry(model: str | None) -> tuple[float, float, float] | None:
+    """(base input price, cache-read multiplier, 5-minute-class write multiplier) of `model`."""
     if not model:
         return None
     if model in _SEEN:
         return _SEEN[model]
     m = model.lower().removesuffix("[1m]")
-    found = next((TABLE[p] for p in _BY_LENGTH if m == p or m.startswith(p + "-")), None)
+    row = next((TABLE[p] for p in _BY_LENGTH if m == p or m.startswith(p + "-")), None)
+    found = None if row is None else (row[0], row[1], WRITE_5M)
+    if found is None and m.startswith("gpt-"):  # agents.codex (hook-up): OpenAI's models, their own table
+        from session_watcher.core import prices_openai as codex
+
+        found = codex.entry(model)
     if len(_SEEN) < 1024:
         _SEEN[model] = found
     return found
@@ -72,9 +81,16 @@ def read_multiplier(model: str | None) -> float:
     return READ if entry is None else entry[1]
 
 
+def write_multiplier(model: str | None) -> float:
+    """The cache-write price of the 5-minute class (the one a write without a class falls in) over
+    the base input price: WRITE_5M on every Claude model, and for a model not in the table."""
+    entry = _entry(model)
+    return WRITE_5M if entry is None else entry[2]
+
+
 def c_ratio(model: str | None, ttl: str | None) -> float:
     """Cache write price / cache read price for the TTL class ("1h" or else 5 minutes)."""
-    return (WRITE_1H if ttl == "1h" else WRITE_5M) / read_multiplier(model)
+    return (WRITE_1H if ttl == "1h" else write_multiplier(model)) / read_multiplier(model)
 
 
 def read_usd(model: str | None, tokens: float) -> float | None:
@@ -88,4 +104,4 @@ def write_usd(model: str | None, cw5m: float, cw1h: float) -> float | None:
     base = input_price(model)
     if base is None:
         return None
-    return (cw5m * WRITE_5M + cw1h * WRITE_1H) * base / 1e6
+    return (cw5m * write_multiplier(model) + cw1h * WRITE_1H) * base / 1e6

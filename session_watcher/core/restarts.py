@@ -114,7 +114,7 @@ def price(parent_last: Call, child: Sequence[Call], priced: tuple[int | None, fl
     carried = min(carry_priced, first.total) if carry_priced else first.total
     drop = max(0, parent_last.total - carried)
     ttl = parent_last.ttl or first.ttl
-    life = cache_lifetime(ttl, cliff) or TTL_SECONDS["5m"]
+    life = cache_lifetime(ttl, cliff, parent_last.model) or TTL_SECONDS["5m"]
     gap = None if first.ts is None or parent_last.ts is None else max(0.0, first.ts - parent_last.ts)
     cold = gap is not None and gap > life
     actual = _sum(_cost(c) for c in child)

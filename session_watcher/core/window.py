@@ -14,18 +14,30 @@ ONLY_1M = ("claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-sonnet
            "claude-mythos-5")
 
 
-def context_window(reported: int | None, model_names: list[str | None], peak_pressure: int | None) -> int | None:
-    """The window, or None while nothing is known (no status line, no model, no call)."""
-    if isinstance(reported, int) and reported > 0:
-        return reported
-    names = [n for n in model_names if n]
+def _named(names: list[str]) -> int | None:
+    """The window the model names say, None when they do not."""
     for name in names:
         low = name.lower()
+        if low[:4] == "gpt-":  # agents.codex (hook-up): the window Codex runs OpenAI's models in
+            from session_watcher.core.prices_openai import context_window as codex_window
+
+            return codex_window(name)
         if "[1m]" in low or "1m context" in low:
             return EXTENDED
     for name in names:
         if name.lower().startswith(ONLY_1M):
             return EXTENDED
+    return None
+
+
+def context_window(reported: int | None, model_names: list[str | None], peak_pressure: int | None) -> int | None:
+    """The window, or None while nothing is known (no status line, no model, no call)."""
+    if isinstance(reported, int) and reported > 0:
+        return reported
+    names = [n for n in model_names if n]
+    named = _named(names)
+    if named is not None:
+        return named
     if peak_pressure is not None and peak_pressure > STANDARD:
         return EXTENDED
     if names or peak_pressure is not None:

@@ -1,5 +1,13 @@
 """The reports price cache reads and writes with the project's one price table (core.prices)."""
 
-from session_watcher.core.prices import READ, WRITE_1H, WRITE_5M, input_price, read_multiplier, write_usd
+from session_watcher.core.prices import (
+    READ,
+    WRITE_1H,
+    WRITE_5M,
+    input_price,
+    read_multiplier,
+    write_multiplier,
+    write_usd,
+)
 
-__all__ = ["READ", "WRITE_1H", "WRITE_5M", "input_price", "read_multiplier", "write_usd"]
+__all__ = ["READ", "WRITE_1H", "WRITE_5M", "input_price", "read_multiplier", "write_multiplier", "write_usd"]

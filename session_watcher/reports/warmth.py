@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
-from session_watcher.reports.prices import WRITE_1H, WRITE_5M, input_price, read_multiplier, write_usd
+from session_watcher.reports.prices import WRITE_1H, input_price, read_multiplier, write_multiplier, write_usd
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -117,7 +117,8 @@ def call_prices(model: str | None) -> tuple[float, float, float] | None:
     if model in _PRICES:
         return _PRICES[model]
     base = input_price(model)
-    got = None if base is None else (base * read_multiplier(model) / 1e6, base * WRITE_5M / 1e6, base * WRITE_1H / 1e6)
+    got = None if base is None else (base * read_multiplier(model) / 1e6, base * write_multiplier(model) / 1e6,
+                                     base * WRITE_1H / 1e6)
     if len(_PRICES) < 1024:
         _PRICES[model] = got
     return got

@@ -15,10 +15,12 @@ if TYPE_CHECKING:
 
 
 def all_transcripts() -> list[str]:
-    """Every main session transcript under the Claude Code projects folders (`report`'s discovery)."""
+    """Every main session transcript under the Claude Code projects folders (`report`'s discovery),
+    then every Codex rollout under `$CODEX_HOME`."""
     from session_watcher.agents.claude_code.discover import default_roots, discover
+    from session_watcher.agents.codex.discover import rollouts  # agents.codex: its threads too
 
-    return [s.path for s in discover(default_roots()) if not s.sub]
+    return [s.path for s in discover(default_roots()) if not s.sub] + [path for _sid, path in rollouts()]
 
 
 def resolve(target: str) -> str:
@@ -67,7 +69,12 @@ def load(transcript: str) -> Loaded:
     cursor: dict[str, Any] | None = None
     while True:
         lines, after, skipped = read_new(path, cursor)
-        if lines:
+        if session.codex_read(cursor, lines):  # agents.codex: a rollout has its own decoder
+            from session_watcher.agents.codex import reader as codex
+
+            lines, after, got, _bad = codex.decode(cursor, *session.codex_tail(path, after, lines))
+            events.extend(got)
+        elif lines:
             events.extend(parse_lines(lines)[0])
         if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
             break

@@ -51,8 +51,17 @@ def _known() -> _Known:
         have = transcripts.get(src.session)
         if have is None or mtime > have[1]:  # the same id in two project folders: the newer file
             transcripts[src.session] = (src.path, mtime)
+    from session_watcher.agents.codex.discover import codex_home, rollouts  # agents.codex: its threads too
+
+    for sid, path in rollouts():
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            continue
+        if sid not in transcripts or mtime > transcripts[sid][1]:
+            transcripts[sid] = (path, mtime)
     states = {sid: mtime for mtime, sid in store.list_sessions()}
-    return _Known(transcripts, states, roots)
+    return _Known(transcripts, states, [*roots, os.path.join(codex_home(), "sessions")])
 
 
 def _state_cursor(session_id: str) -> str | None:
@@ -137,7 +146,9 @@ def check_transcript(path: str) -> str:
 
 def _by_path(path: str) -> Found:
     path = check_transcript(path)
-    session_id = os.path.basename(path).removesuffix(".jsonl")
+    from session_watcher.agents.codex.reader import session_id as codex_id  # agents.codex: a rollout's thread id
+
+    session_id = codex_id(path) or os.path.basename(path).removesuffix(".jsonl")
     from session_watcher.state import store
 
     recorded = False

@@ -43,6 +43,9 @@ def transcript_cwd(path: str) -> str | None:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("cwd"), str):
                 return str(rec["cwd"])
+            inner = rec.get("payload") if isinstance(rec, dict) else None  # agents.codex: a rollout's session_meta
+            if isinstance(inner, dict) and isinstance(inner.get("cwd"), str):
+                return str(inner["cwd"])
     return None
 
 
@@ -83,11 +86,12 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None,
     """A new state for the transcript at `path` (absolute), placed in the folder it ran in, and the
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows)."""
     from session_watcher.agents.claude_code.transcript import clean_path
+    from session_watcher.agents.codex.reader import session_id as codex_id  # agents.codex: a rollout's thread id
     from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state.shell import real_folder
 
-    session_id = os.path.basename(path).removesuffix(".jsonl")
+    session_id = codex_id(path) or os.path.basename(path).removesuffix(".jsonl")
     state = engine.new_state(session_id if session_id else "replay")
     cwd = cwd or transcript_cwd(path)
     cwd = cwd if cwd and clean_path(cwd) else None  # one rule for every path (realpath's cost)

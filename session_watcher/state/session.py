@@ -133,6 +133,28 @@ def fold_events(state: State, events: list[Event], cfg: Config,
     return engine.fold(state, events, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
 
 
+def codex_read(before: dict[str, Any] | None, lines: list[bytes]) -> bool:
+    """agents.codex (hook-up): True when this read is of a Codex rollout (its state rides in the cursor)."""
+    if before and "codex" in before:
+        return True
+    if not (lines and lines[0][:13] == b'{"timestamp":'):
+        return False
+    from session_watcher.agents.codex import reader as codex
+
+    return codex.owns(before, lines)
+
+
+def codex_tail(path: str, cursor: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+    """agents.codex (hook-up): (cursor, lines) of a read of a rollout, which with nothing new may still
+    hold a last line without a newline (`state.reader.last_whole_line`)."""
+    if lines:
+        return cursor, lines
+    from session_watcher.state.reader import last_whole_line
+
+    got = last_whole_line(path, cursor)
+    return (cursor, lines) if got is None else (got[1], got[0])
+
+
 def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
               parse: ForkedParser | None = None) -> tuple[list[Alert], bool]:
@@ -141,13 +163,17 @@ def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
     alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
-        got = parse.ahead(before) if parse is not None else None
+        got = parse.ahead(before) if parse is not None and not (before and "codex" in before) else None
         if got is not None:
             events, bad, cursor, skipped = got
             lines: list[bytes] | bool = True
         else:
             lines, cursor, skipped = read_new(path, before)
-            if lines:
+            if codex_read(before, lines):  # agents.codex: a rollout has its own decoder
+                from session_watcher.agents.codex import reader as codex
+
+                lines, cursor, events, bad = codex.decode(before, *codex_tail(path, cursor, lines))
+            elif lines:
                 start = int((before or {}).get("offset", 0))
                 events, bad = parse_lines(lines) if parse is None else parse(lines, start)
         state["bad"] += skipped

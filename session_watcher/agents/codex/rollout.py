@@ -1,0 +1,219 @@
+"""Codex rollout lines -> the core's events. Pure: bytes and a small decoder state in, tuples out.
+
+A rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`) is one thread's log, each line
+`{"timestamp", "type", "payload"}`. Unlike a Claude Code transcript a line does not stand alone: a
+call's model is the latest `turn_context.model`, a `token_count` counts only where the running total
+changed, and a subagent thread says so once, in its `session_meta`. That context is the decoder
+state (`new_decoder`, plain JSON so that it rides in the reader's cursor between hook runs).
+
+Events (core.transcript's): a model call is ("call", key, ts, model, sidechain, uncached, cr, cw, out,
+cw, 0, None) with cr = `cached_input_tokens`, cw = `cache_write_input_tokens` where the line has it
+(non-zero), else `input_tokens - cached_input_tokens` (older models write at the input price), uncached the rest,
+so that the core's prompt size (uncached + cr + cw) is Codex's `input_tokens`. Per call: a
+`token_usage_record` (keyed by its `response_id`); else `event_msg.token_count.info.last_token_usage`
+where `total_token_usage` changed (snapshots repeat; deduplicating on `last` would merge two equal
+calls). A `compacted` line is ("compact", ts, "auto", the last call's input). A non-default
+`service_tier` is carried in the model name, `gpt-5.6-sol[priority]` (core.prices_openai reads it;
+its tokens are the model's). A subagent thread's calls are sidechain calls: totals only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from session_watcher.agents.claude_code.transcript import HANDOFF, MAX_LINE_BYTES, iso_to_epoch, model_name, short_id
+from session_watcher.core import fastjson
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from session_watcher.core.shapes import Event
+
+MAX_COUNT = 10**9  # a count above this is a bad value, read as 0 (core.transcript's rule)
+USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens",
+              "reasoning_output_tokens")
+# the line types a decoder looks at; every other line (messages, tool output: most bytes) is passed
+# over by a substring test before any JSON parsing
+MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
+           b'"thread_settings_applied"', HANDOFF)
+DEFAULT_TIERS = ("default", "auto", "standard", "")
+
+
+def new_decoder() -> dict[str, Any]:
+    """The state a rollout's decoding starts from (and the reader's cursor keeps)."""
+    return {"model": None, "tier": None, "total": None, "sub": False, "calls": 0, "last": None,
+            "lastIn": 0, "records": False, "id": None}
+
+
+def is_rollout_head(line: bytes) -> bool:
+    """True when `line` (a file's first line, or its first bytes) opens a Codex rollout."""
+    head = line[:512]
+    return head.startswith(b'{"timestamp"') and b'"type":"session_meta"' in head
+
+
+def _count(v: object) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_COUNT else 0
+
+
+def usage_of(usage: object) -> tuple[int, int, int, int] | None:
+    """(input, cached, cache write (-1 where the object has none), output) of a Codex usage object;
+    None when it is not one."""
+    if not isinstance(usage, dict):
+        return None
+    write = usage.get("cache_write_input_tokens")
+    return (_count(usage.get("input_tokens")), _count(usage.get("cached_input_tokens")),
+            _count(write) if write is not None else -1, _count(usage.get("output_tokens")))
+
+
+def sample(usage: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """(uncached, cache read, cache write, output) as the core counts them: the sum of the first three
+    is Codex's `input_tokens` (a cached count above the input is read as all of it). A write of 0
+    reads as none reported: 0.145.0-alpha.30 wrote 0 on every call, the uncached part written all
+    the same (the next call read it)."""
+    inp, cached, write, out = usage
+    cr = min(cached, inp)
+    cw = inp - cr if write <= 0 else min(write, inp - cr)
+    return inp - cr - cw, cr, cw, out
+
+
+def _total_key(total: object) -> list[int] | None:
+    if not isinstance(total, dict):
+        return None
+    return [_count(total.get(k)) for k in USAGE_KEYS]
+
+
+def _model(d: dict[str, Any]) -> str | None:
+    model: str | None = d["model"]
+    tier = d["tier"]
+    if model and tier and tier not in DEFAULT_TIERS:
+        return f"{model}[{tier}]"
+    return model
+
+
+def _call(d: dict[str, Any], key: str, ts: float | None, usage: tuple[int, int, int, int]) -> Event:
+    inp, cr, cw, out = sample(usage)
+    d["lastIn"] = usage[0]
+    return ("call", key, ts, _model(d), bool(d["sub"]), inp, cr, cw, out, cw, 0, None)
+
+
+def _token_count(d: dict[str, Any], info: object, ts: float | None) -> Event | None:
+    """A `token_count` snapshot: a call where its running total changed, else nothing."""
+    if not isinstance(info, dict):
+        return None  # the first snapshot of older versions: `info: null`, before any call
+    total = _total_key(info.get("total_token_usage"))
+    if total is None or total == d["total"]:
+        return None  # a repeated snapshot (turn start, resume, after a compaction)
+    d["total"] = total
+    usage = usage_of(info.get("last_token_usage"))
+    if usage is None or d["records"]:
+        return None  # `token_usage_record` lines carry the calls of this rollout
+    d["calls"] += 1
+    key = f"{d['id'] or 'codex'}#{d['calls']}"
+    d["last"] = key
+    return _call(d, key, ts, usage)
+
+
+def _usage_record(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Event | None:
+    """A `token_usage_record`: one model response, keyed by its `response_id`."""
+    usage = usage_of(p.get("usage"))
+    rid = p.get("response_id")
+    if usage is None or not short_id(rid) or not rid:
+        return None
+    total = _total_key(p.get("thread_token_usage"))
+    key = rid
+    if not d["records"] and total is not None and total == d["total"] and d["last"]:
+        key = d["last"]  # the call a `token_count` just counted: this sample replaces it
+    d["records"] = True
+    if total is not None:
+        d["total"] = total
+    return _call(d, key, ts, usage)
+
+
+def _event_msg(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Event | None:
+    sub = p.get("type")
+    if sub == "token_count":
+        return _token_count(d, p.get("info"), ts)
+    if sub == "thread_settings_applied":
+        settings = p.get("thread_settings")
+        tier = settings.get("service_tier") if isinstance(settings, dict) else None
+        d["tier"] = tier if isinstance(tier, str) and len(tier) <= 32 else None
+    return None
+
+
+def _turn(d: dict[str, Any], p: dict[str, Any], _ts: float | None) -> None:
+    model = model_name(p.get("model"))
+    if model:
+        d["model"] = model
+
+
+def _compacted(d: dict[str, Any], _p: dict[str, Any], ts: float | None) -> Event:
+    return ("compact", ts, "auto", d["lastIn"])
+
+
+def _response_item(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Event | None:
+    if d["sub"] or p.get("type") != "message" or p.get("role") == "assistant":
+        return None
+    return _parent(p, ts)
+
+
+def _meta(d: dict[str, Any], p: dict[str, Any], _ts: float | None) -> None:
+    if d["id"] is None and short_id(p.get("id")):
+        d["id"] = p["id"]
+    src = p.get("source")
+    if isinstance(src, dict) and "subagent" in src:
+        d["sub"] = True
+
+
+HANDLERS: dict[object, Callable[[dict[str, Any], dict[str, Any], float | None], Event | None]] = {
+    "event_msg": _event_msg, "turn_context": _turn, "token_usage_record": _usage_record,
+    "compacted": _compacted, "session_meta": _meta, "response_item": _response_item,
+}
+
+
+def record_events(rec: dict[str, Any], d: dict[str, Any]) -> Event | None:
+    """The event one parsed rollout line holds (at most one), the decoder state updated."""
+    handler = HANDLERS.get(rec.get("type"))
+    p = rec.get("payload")
+    if handler is None or not isinstance(p, dict):
+        return None
+    return handler(d, p, iso_to_epoch(rec.get("timestamp")))
+
+
+def _parent(p: dict[str, Any], ts: float | None) -> Event | None:
+    """The parent session named by a handoff note the SessionStart hook injected, if `p` holds one."""
+    from session_watcher.core.handoff import MARKER, parent_of  # only for such a line: rare
+
+    content = p.get("content")
+    for part in content if isinstance(content, list) else ():
+        text = part.get("text") if isinstance(part, dict) else None
+        at = text.find(MARKER) if isinstance(text, str) else -1
+        found = parent_of(text[at:]) if isinstance(text, str) and at >= 0 else None
+        if found:
+            return ("parent", ts, found)
+    return None
+
+
+def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int]:
+    """Events of complete rollout lines and how many were bad (not JSON, too long); `d` is updated."""
+    events: list[Event] = []
+    bad = 0
+    for line in lines:
+        if not line:
+            continue
+        if len(line) > MAX_LINE_BYTES:
+            bad += 1
+            continue
+        if not any(m in line for m in MARKERS):
+            continue
+        try:
+            rec = fastjson.loads(line)
+        except ValueError:
+            bad += 1
+            continue
+        if not isinstance(rec, dict):
+            bad += 1
+            continue
+        ev = record_events(rec, d)
+        if ev is not None:
+            events.append(ev)
+    return events, bad

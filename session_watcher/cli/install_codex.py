@@ -1,0 +1,159 @@
+"""Register session-watcher's folding hooks in Codex's `$CODEX_HOME/hooks.json`, and take them out.
+
+`python -m session_watcher.cli.install_codex add BIN_DIR` / `remove` (install.sh runs both where
+Codex is present: `$CODEX_HOME` set or `~/.codex` there). Claude Code's merge rules
+(session_watcher.cli.install): every other hook of the user's is kept, a backup is written before any
+change and none when nothing changes, re-running changes nothing, and `remove` takes out exactly
+what was added (recorded in `<data dir>/installed-codex.json`).
+
+The hooks registered only fold: PostToolUse, PostModelRequest (every model call) and Stop, each
+`"async": true` (Codex does not wait for them) and printing nothing; the fold is the hook process
+Claude Code runs (a Codex payload carries the same `session_id`, `transcript_path` and `cwd`; the
+rollout is decoded by agents.codex.reader), its alerts go to the desktop. Codex's handler schema is
+strict (no `args`): the command is one shell string. Codex skips a hook it does not trust, silently:
+the user trusts them once in Codex's `/hooks` screen, which the install says in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from session_watcher.base import paths
+from session_watcher.base.atomic import write_atomic
+from session_watcher.cli import install as claude  # the settings merge's own rules (load, shape, backup, write)
+
+EVENTS = ("PostToolUse", "PostModelRequest", "Stop")
+TIMEOUT = 10
+
+
+def codex_home() -> str | None:
+    """`$CODEX_HOME`, else `~/.codex` when it exists; None: Codex is not here."""
+    home = os.environ.get("CODEX_HOME")
+    if home:
+        return home
+    default = os.path.join(os.path.expanduser("~"), ".codex")
+    return default if os.path.isdir(default) else None
+
+
+def record_file() -> str:
+    return os.path.join(paths.data_dir(), "installed-codex.json")
+
+
+def entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, handler) of each hook: async, the hook launcher with the event's name."""
+    launch = claude._launch(bin_dir, "hook")
+    return [(event, {"type": "command", "command": f"{launch} {event}", "timeout": TIMEOUT, "async": True})
+            for event in EVENTS]
+
+
+def add(bin_dir: str) -> int:
+    home = codex_home()
+    if home is None:
+        return 0
+    path = os.path.join(home, "hooks.json")
+    before = claude._read_text(path)
+    doc = claude._load(path)
+    claude._check_shape(path, doc)
+    prev = claude._load(record_file()) if os.path.exists(record_file()) else {}
+    wanted = entries(bin_dir)
+    keys = {claude.hook_key(h) for _, h in wanted}
+    # an earlier install's hooks (another venv path) are replaced, not doubled
+    claude._drop_hooks(doc, {k for k in prev.get("hooks") or [] if isinstance(k, str) and k not in keys})
+    hooks = doc.setdefault("hooks", {})
+    for event, entry in wanted:
+        key = claude.hook_key(entry)
+        groups = hooks.setdefault(event, [])
+        mine = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if claude.hook_key(h) == key]
+        if mine:
+            mine[0].update(entry)
+        else:
+            groups.append({"hooks": [entry]})
+    claude._write(path, doc, before)
+    paths.ensure_private_dir(paths.data_dir())
+    record = {"hooksFile": path, "hooks": sorted(k for k in keys if k)}
+    write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    print(f"codex: {path} (hooks: {', '.join(EVENTS)}, async); Codex runs a hook once you trust it: "
+          "open /hooks in Codex and trust session-watcher's")
+    return 0
+
+
+def remove() -> int:
+    rec = claude._load(record_file()) if os.path.exists(record_file()) else {}
+    path = rec.get("hooksFile")
+    if not isinstance(path, str):
+        return 0  # never installed for Codex
+    before = claude._read_text(path)
+    if before is not None:
+        doc = claude._load(path)
+        claude._check_shape(path, doc)
+        claude._drop_hooks(doc, {k for k in rec.get("hooks") or [] if isinstance(k, str)})
+        claude._write(path, doc, before)
+        print(f"codex: removed session-watcher from {path}")
+    try:
+        os.unlink(record_file())
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+def _fired(limit: int = 64) -> str | None:
+    """The newest recorded session (of the last `limit`) whose state follows a Codex rollout: a Codex
+    hook has run; None when none does."""
+    from session_watcher.core.errors import StateRejected
+    from session_watcher.state import store
+
+    for _mtime, sid in sorted(store.list_sessions(), reverse=True)[:limit]:
+        try:
+            state = store.load(store.session_file(sid), sid, readonly=True)
+        except (StateRejected, OSError, ValueError):
+            continue
+        cursor = state["cursor"] if state is not None else None
+        if isinstance(cursor, dict) and "codex" in cursor:
+            return sid
+    return None
+
+
+def doctor_lines() -> list[str]:
+    """What `doctor` says of Codex: not here, here without the hooks, installed but not trusted yet
+    (no Codex hook has fired: Codex skips an untrusted hook and says nothing), or firing."""
+    home = codex_home()
+    rec = claude._load(record_file()) if os.path.exists(record_file()) else {}
+    path = rec.get("hooksFile")
+    if not isinstance(path, str):
+        return [] if home is None else [f"codex      {home}: hooks not installed (./install.sh adds them)"]
+    keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
+    if not keys <= _registered(path):
+        return [f"codex      {path}: session-watcher's hooks are gone from it (./install.sh adds them again)"]
+    fired = _fired()
+    if fired is None:
+        return [f"codex      {path}: installed, not trusted yet (no Codex hook has fired: "
+                "trust them in Codex's /hooks)"]
+    return [f"codex      {path}: hooks firing (last thread {fired})"]
+
+
+def _registered(path: str) -> set[str | None]:
+    """The keys of the hooks in a hooks.json (none when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return set()
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    return {claude.hook_key(h) for groups in (hooks or {}).values() if isinstance(groups, list)
+            for g in groups if isinstance(g, dict) for h in g.get("hooks") or []} if isinstance(hooks, dict) else set()
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["add"] and len(argv) == 2:
+        return add(argv[1])
+    if argv[:1] == ["remove"]:
+        return remove()
+    print("usage: python -m session_watcher.cli.install_codex add BIN_DIR | remove", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

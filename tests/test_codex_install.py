@@ -1,0 +1,117 @@
+"""Codex's hooks.json (cli.install_codex): nothing where Codex is absent; merged with the user's
+hooks, a backup first, re-running changes nothing, `remove` restores the file; and a registered hook,
+run as Codex runs it (its command through `sh -c`, a Codex payload on stdin), folds the rollout and
+prints nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+from tests.codex_lines import FIXTURES
+from tests.oracle import launchers
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+USER_HOOK = {"type": "command", "command": "echo mine", "timeout": 5}
+THREAD = "019f1f6f-311c-7543-b0f9-f126da3c5434"
+
+
+def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", *args], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def _env(tmp_path: Path, codex_home: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "CODEX_HOME"}
+    if codex_home is not None:
+        env["CODEX_HOME"] = str(codex_home)
+    return env
+
+
+def _backups(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".bak-session-watcher-" in p.name)
+
+
+def test_nothing_where_codex_is_absent(tmp_path: Path) -> None:
+    env = _env(tmp_path, None)
+    got = _run(env, "add", "/opt/sw/bin")
+    assert (got.returncode, got.stdout) == (0, "")
+    assert not (tmp_path / "home" / ".codex").exists()
+    assert not os.path.exists(os.path.join(env["HOME"], ".codex"))
+    assert _run(env, "remove").returncode == 0
+
+
+def test_merged_idempotent_and_reversible(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    home.mkdir()
+    original = json.dumps({"hooks": {"Stop": [{"hooks": [USER_HOOK]}]}}, indent=4)
+    (home / "hooks.json").write_text(original)
+    env = _env(tmp_path, home)
+    first = _run(env, "add", "/opt/sw/bin")
+    assert first.returncode == 0, first.stderr
+    assert "/hooks" in first.stdout  # the one step that makes Codex run them
+    doc = json.loads((home / "hooks.json").read_text())
+    assert set(doc["hooks"]) == {"Stop", "PostToolUse", "PostModelRequest"}
+    assert doc["hooks"]["Stop"][0] == {"hooks": [USER_HOOK]}
+    ours = [h for g in doc["hooks"]["PostModelRequest"] for h in g["hooks"]]
+    assert ours == [{"type": "command", "async": True, "timeout": 10,
+                     "command": "/opt/sw/bin/python -I -S /opt/sw/bin/session-watcher-hook PostModelRequest"}]
+    assert len(_backups(home)) == 1
+    assert (home / _backups(home)[0]).read_text() == original
+    text = (home / "hooks.json").read_text()
+    assert _run(env, "add", "/opt/sw/bin").returncode == 0
+    assert (home / "hooks.json").read_text() == text  # re-running changes nothing
+    assert len(_backups(home)) == 1
+    moved = _run(env, "add", "/opt/sw2/bin")  # another venv: replaced, not doubled
+    assert moved.returncode == 0
+    doc = json.loads((home / "hooks.json").read_text())
+    assert [len(g["hooks"]) for g in doc["hooks"]["PostToolUse"]] == [1]
+    assert "/opt/sw2/bin" in doc["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert _run(env, "remove").returncode == 0
+    assert json.loads((home / "hooks.json").read_text()) == json.loads(original)
+    assert _run(env, "remove").returncode == 0  # twice: nothing more
+
+
+def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    home.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    shutil.copy(launchers() / "session-watcher-hook", bin_dir / "session-watcher-hook")
+    env = _env(tmp_path, home)
+    assert "hooks not installed" in _doctor(env)
+    assert _run(env, "add", str(bin_dir)).returncode == 0
+    assert "installed, not trusted yet" in _doctor(env)
+    doc: dict[str, Any] = json.loads((home / "hooks.json").read_text())
+    rollout = tmp_path / f"rollout-2026-07-01T20-47-00-{THREAD}.jsonl"
+    shutil.copy(FIXTURES / f"rollout-{THREAD}.jsonl", rollout)
+    payload = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(tmp_path),
+               "hook_event_name": "PostModelRequest", "model": "gpt-5.5", "permission_mode": "default",
+               "kind": "sampling", "request_id": "r1", "attempt_number": 1, "thread_id": THREAD, "status": "ok",
+               "token_usage": {"input_tokens": 1}, "response_id": "resp_1"}
+    command = doc["hooks"]["PostModelRequest"][0]["hooks"][0]["command"]
+    got = subprocess.run(["sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
+                         env=env, timeout=60, check=False, cwd=tmp_path)
+    assert (got.returncode, got.stdout) == (0, "")
+    status = subprocess.run([sys.executable, "-m", "session_watcher", "status", "--json", THREAD[:8]], env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert status.returncode == 0, status.stderr
+    doc = json.loads(status.stdout)
+    assert doc["sessionId"] == THREAD
+    assert doc["tokenUsage"]["calls"] == 101
+    assert f"hooks firing (last thread {THREAD})" in _doctor(env)
+    (home / "hooks.json").write_text("{}")
+    assert "hooks are gone" in _doctor(env)
+
+
+def _doctor(env: dict[str, str]) -> str:
+    got = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env=env, capture_output=True,
+                         text=True, timeout=60, check=False)
+    return "\n".join(line for line in got.stdout.splitlines() if line.startswith("codex "))
