@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from session_watcher.base import config
-from session_watcher.cli import backtest as shell
+from session_watcher.sessions import backtest as shell
 from session_watcher.core import backtest as bt
 from tests.codex_lines import FIXTURES
 
