@@ -42,6 +42,8 @@ MODULES = (
     "session_watcher.state", "session_watcher.state.atomic", "session_watcher.state.lock",
     "session_watcher.state.pathstore", "session_watcher.state.reader", "session_watcher.state.session",
     "session_watcher.state.shell", "session_watcher.state.store", "session_watcher.state.tail",
+    # the synchronous SessionStart hook (a client waits for it) and the one spawner (git, the notifier)
+    "session_watcher.hooks.inject", "session_watcher.state.handoffs", "session_watcher.state.spawn",
 )
 
 
