@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from session_watcher.core import fastjson
+from session_watcher.core import fastjson, markscan
 from session_watcher.core.transcript import iso_to_epoch
 from session_watcher.reports import parse, scan
 from session_watcher.reports.collect import build_sessions, run_report
@@ -235,10 +235,19 @@ def tricky_lines() -> bytes:
 def marker_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The markers found by stringzilla (a dependency), and without it, by bytes.find and re."""
     if request.param == "bytes.find":
-        monkeypatch.setattr(parse, "_simd_find", None)
+        without_stringzilla(monkeypatch)
     else:
-        assert parse._simd_find is not None, "stringzilla, a dependency, is not installed"
+        assert markscan.simd_find is not None, "stringzilla (the fast extra) is not installed"
     return str(request.param)
+
+
+def without_stringzilla(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both parsers' marker search as without the `fast` extra: bytes.find and re (core.markscan)."""
+    from session_watcher.core import bulkparse
+
+    monkeypatch.setattr(markscan, "simd_find", None)
+    monkeypatch.setattr(parse, "_FINDERS", tuple(markscan.finder(m) for m in parse._MARKERS))
+    monkeypatch.setattr(bulkparse, "_FINDERS", tuple(markscan.finder(m) for m in bulkparse.MARKERS))
 
 
 def test_stringzilla_finds_what_bytes_find_finds() -> None:

@@ -146,7 +146,7 @@ def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
             events, bad, cursor, skipped = got
             lines: list[bytes] | bool = True
         else:
-            lines, cursor, skipped = read_new(path, before)
+            lines, cursor, skipped = read_new(path, before, whole=parse is not None)  # replay's: one item
             if lines:
                 start = int((before or {}).get("offset", 0))
                 events, bad = parse_lines(lines) if parse is None else parse(lines, start)

@@ -1,0 +1,60 @@
+"""The one marker search of the two fast parsers (core.markscan): the lines it lands in are exactly the
+lines that hold a marker, with the markers each holds, with stringzilla and with the pure-Python
+search (bytes.find, and re for a marker that starts with a quote)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from session_watcher.core import markscan
+
+MARKERS = (b'"tool_', b'"usage"', b"compact_boundary", b"<handoff>")
+
+
+def reference(chunk: bytes, markers: tuple[bytes, ...]) -> list[tuple[int, int, int]]:
+    """Line by line: (start, stop, which) of each complete line holding a marker."""
+    out, pos = [], 0
+    end = chunk.rfind(b"\n") + 1
+    for line in chunk[:end].split(b"\n")[:-1]:
+        which = sum(1 << i for i, m in enumerate(markers) if m in line)
+        if which:
+            out.append((pos, pos + len(line), which))
+        pos += len(line) + 1
+    return out
+
+
+@pytest.fixture(params=["stringzilla", "pure"])
+def finders(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> tuple[markscan.Find, ...]:
+    if request.param == "pure":
+        monkeypatch.setattr(markscan, "simd_find", None)
+    else:
+        assert markscan.simd_find is not None, "stringzilla (the fast extra) is not installed"
+    return tuple(markscan.finder(m) for m in MARKERS)
+
+
+def test_marked_lines_are_the_lines_holding_a_marker(finders: tuple[markscan.Find, ...]) -> None:
+    rng = random.Random(35)
+    pieces = [b"x", b'"', b"\n", b"{", b"}", b"usage", b'"usage"', b'""usage"', b'"tool_', b"tool_", b"compact_",
+              b"compact_boundary", b"<handoff>", b"<hand", b"off>", b'\\"usage\\"']
+    for _ in range(3000):
+        chunk = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        end = chunk.rfind(b"\n") + 1
+        assert list(markscan.marked_lines(chunk, finders, end)) == reference(chunk, MARKERS), chunk
+
+
+def test_a_marker_after_the_last_newline_is_not_a_line(finders: tuple[markscan.Find, ...]) -> None:
+    chunk = b'{"a":1}\n{"usage":2}\n{"usage":3'  # the last line is not complete yet
+    assert list(markscan.marked_lines(chunk, finders, chunk.rfind(b"\n") + 1)) == [(8, 19, 2)]
+
+
+def test_the_quoted_search_answers_as_bytes_find(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure search of `"usage"` (re of `usage"`, then the quote before it) is bytes.find's."""
+    monkeypatch.setattr(markscan, "simd_find", None)
+    find = markscan.finder(b'"usage"')
+    rng = random.Random(36)
+    for _ in range(5000):
+        hay = bytes(rng.choice(b'"usage\n') for _ in range(rng.randint(0, 40)))
+        start, end = rng.randint(0, len(hay)), rng.randint(0, len(hay) + 2)
+        assert find(hay, start, end) == hay.find(b'"usage"', start, end), (hay, start, end)
