@@ -4,11 +4,21 @@ search (bytes.find, and re for a marker that starts with a quote)."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import shutil
+import subprocess
+import sys
+from typing import TYPE_CHECKING
 
 import pytest
 
 from session_watcher.core import markscan
+from tests.oracle import TRANSCRIPTS
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MARKERS = (b'"tool_', b'"usage"', b"compact_boundary", b"<handoff>")
 
@@ -58,3 +68,29 @@ def test_the_quoted_search_answers_as_bytes_find(monkeypatch: pytest.MonkeyPatch
         hay = bytes(rng.choice(b'"usage\n') for _ in range(rng.randint(0, 40)))
         start, end = rng.randint(0, len(hay)), rng.randint(0, len(hay) + 2)
         assert find(hay, start, end) == hay.find(b'"usage"', start, end), (hay, start, end)
+
+
+def test_replay_and_the_report_without_stringzilla_print_what_they_print_with_it(tmp_path: Path) -> None:
+    """Without the fast extra (stringzilla cannot be imported) the commands give the same JSON."""
+    projects = tmp_path / "projects" / "-p"
+    projects.mkdir(parents=True)
+    for name in ("tool_heavy.jsonl", "short.jsonl", "subagent.jsonl"):
+        shutil.copy(TRANSCRIPTS / name, projects / name)
+    code = ("import sys\nif sys.argv[1] == 'pure':\n    sys.modules['stringzilla'] = None\n"
+            "from session_watcher.core import markscan\n"
+            "assert (markscan.simd_find is None) == (sys.argv[1] == 'pure')\n"
+            "sys.argv[1:2] = []\nfrom session_watcher.cli import run\nrun()\n")
+
+    def out(how: str, *args: str) -> object:
+        env = dict(os.environ, SESSION_WATCHER_HOME=str(tmp_path / f"home-{how}"))
+        proc = subprocess.run([sys.executable, "-c", code, how, *args], capture_output=True, env=env, timeout=120,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        if isinstance(doc, dict):
+            doc.pop("generatedAt", None)  # the report's clock field
+        return doc
+
+    for args in (("replay", str(projects / "tool_heavy.jsonl"), "--json", "--cwd", str(tmp_path)),
+                 ("report", "--json", "--projects", str(tmp_path / "projects"))):
+        assert out("pure", *args) == out("fast", *args), args
