@@ -94,3 +94,20 @@ def test_replay_and_the_report_without_stringzilla_print_what_they_print_with_it
     for args in (("replay", str(projects / "tool_heavy.jsonl"), "--json", "--cwd", str(tmp_path)),
                  ("report", "--json", "--projects", str(tmp_path / "projects"))):
         assert out("pure", *args) == out("fast", *args), args
+
+
+def test_the_counter_answers_as_bytes_count() -> None:
+    """stringzilla's count of the patterns parse_chunk counts, bounds included; none without it."""
+    rng = random.Random(37)
+    for pattern in (b"\n", b"}\n", b"\n{"):
+        count = markscan.counter(pattern)
+        assert count is not None, "stringzilla (the fast extra) is not installed"
+        for _ in range(3000):
+            hay = bytes(rng.choice(b"{}\nx") for _ in range(rng.randint(0, 30)))
+            start, end = rng.randint(0, len(hay)), rng.randint(0, len(hay) + 2)
+            assert count(hay, start, end) == hay.count(pattern, start, end), (hay, pattern, start, end)
+
+
+def test_no_counter_without_stringzilla(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markscan, "simd_count", None)
+    assert markscan.counter(b"\n") is None

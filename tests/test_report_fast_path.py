@@ -246,8 +246,10 @@ def without_stringzilla(monkeypatch: pytest.MonkeyPatch) -> None:
     from session_watcher.core import bulkparse
 
     monkeypatch.setattr(markscan, "simd_find", None)
+    monkeypatch.setattr(markscan, "simd_count", None)
     monkeypatch.setattr(parse, "_FINDERS", tuple(markscan.finder(m) for m in parse._MARKERS))
     monkeypatch.setattr(bulkparse, "_FINDERS", tuple(markscan.finder(m) for m in bulkparse.MARKERS))
+    monkeypatch.setattr(bulkparse, "_COUNTERS", (None, None, None))
 
 
 def test_stringzilla_finds_what_bytes_find_finds() -> None:

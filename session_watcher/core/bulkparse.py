@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import fastjson
-from session_watcher.core.markscan import finder, marked_lines
+from session_watcher.core.markscan import counter, finder, marked_lines
 
 # shared with the report's parser
 from session_watcher.core.records import Usage, msgspec, stamp_to_epoch, usage_reading
@@ -234,6 +234,7 @@ def _odd(line: bytes) -> int:
 # the markers of `parse_lines`, searched over a whole chunk (`parse_chunk`); the handoff's is last
 MARKERS = (b'"tool_', b'"usage"', b"compact_boundary", HANDOFF)
 _FINDERS = tuple(finder(m) for m in MARKERS)
+_COUNTERS = (counter(b"\n"), counter(b"}\n"), counter(b"\n{"))  # (None, ...) without stringzilla
 _HANDOFF_BIT = 1 << 3
 
 
@@ -277,10 +278,14 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
 
 
 def _plain(chunk: bytes, end: int) -> bool:
-    """Every line of chunk[:end] is `{...}` and none is too long: no line without a marker is bad."""
-    lines = chunk.count(b"\n", 0, end)
-    return (end <= MAX_LINE_BYTES and (not lines or chunk.startswith(b"{"))
-            and chunk.count(b"}\n", 0, end) == lines and chunk.count(b"\n{", 0, end) == max(lines - 1, 0))
+    """Every line of chunk[:end] is `{...}` and none is too long: no line without a marker is bad.
+    False where it cannot be counted fast (without stringzilla): the lines are then looked at."""
+    newlines, closes, opens = _COUNTERS
+    if newlines is None or closes is None or opens is None or end > MAX_LINE_BYTES:
+        return False
+    lines = newlines(chunk, 0, end)
+    return ((not lines or chunk.startswith(b"{")) and closes(chunk, 0, end) == lines
+            and opens(chunk, 0, end) == max(lines - 1, 0))
 
 
 def _odd_unmarked(chunk: bytes, end: int) -> int:

@@ -20,11 +20,13 @@ if TYPE_CHECKING:
 
     Find = Callable[[bytes | bytearray, int, int], int]
 
-try:
-    from stringzilla import find as _find  # the same answers as bytes.find (tests/test_markscan.py)
+try:  # the same answers as bytes.find and bytes.count (tests/test_markscan.py)
+    from stringzilla import count as _count
+    from stringzilla import find as _find
 except ImportError:  # the pure-Python search: bytes.find and re
-    _find = None
-simd_find: Any = _find  # tests set it to None: the search as without the extra
+    _find = _count = None
+simd_find: Any = _find  # tests set them to None: the search as without the extra
+simd_count: Any = _count
 
 _QUOTE = ord('"')
 
@@ -48,6 +50,16 @@ def finder(marker: bytes) -> Find:
         return -1
 
     return quoted
+
+
+def counter(pattern: bytes) -> Find | None:
+    """`count(chunk, start, end)`: how many times `pattern` (one that cannot overlap itself) is in
+    chunk[start:end], by stringzilla; None without it (bytes.count of two bytes is slower than a
+    pass over the lines, which the callers then make)."""
+    simd = simd_count
+    if simd is None:
+        return None
+    return lambda chunk, start, end: simd(chunk, pattern, start, end)
 
 
 def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) -> Iterator[tuple[int, int, int]]:
