@@ -200,9 +200,12 @@ def _as_saved(session_id: str, transcript: str | None, where: tuple[str | None, 
     from session_watcher.core.errors import StateRejected
     from session_watcher.state import store
 
+    path = store.session_file(session_id)
     try:
-        state = store.load(store.session_file(session_id), session_id, readonly=True)
-    except (StateRejected, OSError):
+        if transcript is not None and os.stat(transcript).st_mtime_ns > os.stat(path).st_mtime_ns:
+            return None  # written to since the state was saved: lines to fold (two stats, no load)
+        state = store.load(path, session_id, readonly=True)
+    except (StateRejected, OSError, ValueError):
         return None
     if state is None or not _nothing_new(state, transcript, where, seen, sample):
         return None
