@@ -132,8 +132,8 @@ def test_events_equal_at_the_recursion_limit() -> None:
     first = next(n for n in range(step, 1 << 16, step) if events(n, transcript.parse_lines)[1])
     first = next(n for n in range(first - step, first + 1) if events(n, transcript.parse_lines)[1])
     assert not events(first - 1, transcript.parse_lines)[1]
-    for n in range(first - 3, first + 3):
-        assert events(n, bulkparse.parse_lines) == events(n, transcript.parse_lines), n
+    for n in range(first - 3, first + 3):  # replay's parse, at the depth the hooks' parse runs
+        assert bulkparse.parse_chunk(line(n) + b"\n") == transcript.parse_lines([line(n)]), n
 
 
 @pytest.mark.parametrize("text", ["2026-02-12T16:00:01.250Z", "2026-02-12T16:00:61.999Z", "2026-02-30T16:00:01.250Z",
@@ -245,20 +245,6 @@ def test_the_chunk_parse_leaves_the_line_after_the_last_newline(search: str) -> 
     lines = [json.dumps(call(f"c{i}")).encode() for i in range(3)]
     assert bulkparse.parse_chunk(chunk_of(lines[:2]) + lines[2]) == transcript.parse_lines(lines[:2])
     assert bulkparse.parse_chunk(b"") == ([], 0)
-
-
-def test_the_chunk_parse_at_the_recursion_limit() -> None:
-    """The chunk parse decodes and scans a line at the stack depth the line parse does."""
-    fine = json.dumps(call("deep"), separators=(",", ":"))
-
-    def line(n: int) -> bytes:
-        return (fine[:-1] + ',"d":' + "[" * n + "]" * n + "}").encode()
-
-    step = 256
-    first = next(n for n in range(step, 1 << 16, step) if transcript.parse_lines([line(n)])[1])
-    first = next(n for n in range(first - step, first + 1) if transcript.parse_lines([line(n)])[1])
-    for n in range(first - 3, first + 3):
-        assert bulkparse.parse_chunk(line(n) + b"\n") == transcript.parse_lines([line(n)]), n
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

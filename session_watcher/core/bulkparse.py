@@ -186,41 +186,10 @@ def _user_events(rec: _Record, events: list[Event]) -> None:
 
 
 def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
-    """Events of complete lines, and how many lines were bad: `core.transcript.parse_lines`'s own."""
-    events: list[Event] = []
-    bad = 0
-    scan = fastjson.scanner()
-    int_digits = sys.get_int_max_str_digits()
-    for line in lines:
-        if not line:  # an empty line is nothing, and floods of them cost what this test costs
-            continue
-        if len(line) > MAX_LINE_BYTES:
-            bad += 1
-            continue
-        # a line can matter only if it holds usage, a tool block or a compaction boundary
-        marked = HANDOFF in line  # a handoff note (an attachment): the scanner's path reads it
-        if not (b'"tool_' in line or b'"usage"' in line or b"compact_boundary" in line or marked):  # tool_: early
-            bad += _odd(line)
-            continue
-        rec = None if marked else _decoded(line, int_digits)
-        if rec is not None and _events(rec, events, line):
-            continue
-        try:  # the scanner's path, as in core.transcript.parse_lines
-            text = line.decode()
-            rec, end = scan(text, 0)
-            if end != len(text):
-                raise ValueError(end)
-        except (ValueError, SystemError, StopIteration, RecursionError):
-            try:
-                rec = fastjson.loads(line)
-            except ValueError:
-                bad += 1
-                continue
-        if isinstance(rec, dict):
-            events.extend(record_events(rec, line))
-        else:
-            bad += 1
-    return events, bad
+    """Events of complete lines, and how many lines were bad: `core.transcript.parse_lines`'s own
+    (`parse_chunk` of the lines joined; one frame deeper, so a line nested to the very recursion
+    limit may differ: `parse_chunk` is the one held to the scanner's depth)."""
+    return parse_chunk(b"".join(line + b"\n" for line in lines))
 
 
 def _odd(line: bytes) -> int:
