@@ -200,7 +200,7 @@ def _odd(line: bytes) -> int:
     return 1 if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")) else 0
 
 
-# the markers of `parse_lines`, searched over a whole chunk (`parse_chunk`); the handoff's is last
+# the markers of `core.transcript.parse_lines`, searched over a whole chunk (`parse_chunk`); the handoff's is last
 MARKERS = (b'"tool_', b'"usage"', b"compact_boundary", HANDOFF)
 _FINDERS = tuple(finder(m) for m in MARKERS)
 _COUNTERS = (counter(b"\n"), counter(b"}\n"), counter(b"\n{"))  # (None, ...) without stringzilla
@@ -208,9 +208,9 @@ _HANDOFF_BIT = 1 << 3
 
 
 def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
-    """`parse_lines` of the complete lines of `chunk` (up to its last newline), with the markers found
+    """`core.transcript.parse_lines` of the complete lines of `chunk` (up to its last newline), with the markers found
     over the whole chunk (`core.markscan`): only the lines that hold one are cut out and parsed. The
-    lines without one count as bad where `parse_lines` counts them (not a JSON object's braces, too
+    lines without one count as bad where it counts them (not a JSON object's braces, too
     long), found by counting over the chunk (a line per newline, each `{...}`) and line by line
     only where that count says some line is not."""
     end = chunk.rfind(b"\n") + 1
