@@ -58,8 +58,11 @@ src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
 trap 'rm -rf "$src"' EXIT
 (cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' pyproject.toml README.md LICENSE MANIFEST.in \
     config.example.toml session_watcher) | (cd "$src" && tar xf -)
-# the dependencies, then this checkout's code even when the version number did not change
-{ "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src" &&
+# the dependencies with the fast extra (stringzilla, where pip can install it: the marker search
+# falls back to bytes.find and re without it), then this checkout's code even when the version
+# number did not change
+{ { "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src[fast]" ||
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src"; } &&
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$src"; } \
     >"$data/pip.log" 2>&1 \
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }

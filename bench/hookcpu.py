@@ -9,6 +9,9 @@ is not the hook's.
 
 `--also` times another hook launcher (an earlier install's, for a before/after) in the same rounds,
 on its own copy of the session; every hook run folds the one API call appended in its round.
+Without `--statusline` the rows also hold the other commands a client waits for (`more_cases`): the
+status line after the hook folded the round's call and the status line that folds it itself, the
+synchronous SessionStart hook with no handoff pending and with one.
 `--statusline` times the status-line launcher instead (and `--also` launchers as status lines), with
 a subscriber's payload (`rate_limits`, the client's cost growing each round) when `--rate-limits`.
 
@@ -91,6 +94,8 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
         "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home, None),
         label: ([*b.launcher(kind), *event], stdin, home, None),
     }
+    if not args.statusline:
+        cases.update(more_cases(b, sess, cwd, tmp, line))
     sink = None
     if args.otlp:
         sink, variants = bench_run.otlp_variants(b, sess)
@@ -101,6 +106,45 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
         shutil.copytree(sess.home, own, symlinks=True)
         cases[f"{short}, --also #{i}"] = ([str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
     return cases, sink
+
+
+PENDING = """\
+import sys, time
+from session_watcher.state import handoffs, shell
+project = shell.project_root(None, sys.argv[1])
+doc = {"project": project, "parentSession": "bench-parent", "createdAt": time.time(),
+       "note": "session-watcher handoff from bench-parent\\n" + "what was done, what is next. " * 60}
+print(handoffs.write_pending(doc))
+"""
+
+
+def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path, line: Any) -> dict[str, Case]:
+    """The other commands a client waits for, each round: the status line after the hook folded the
+    round's call (it renders the state as saved), the status line that folds the call itself (on its
+    own copy of the session), and the synchronous SessionStart hook of a fresh session with no handoff
+    pending and with one (written again before each run: a run takes it)."""
+    python = Path(sys.executable)
+    folds, pending = tmp / "home-statusline-folds", tmp / "home-handoff"
+    for own in (folds, pending):
+        shutil.copytree(sess.home, own, symlinks=True)
+    path = subprocess.run([str(python), "-I", "-c", PENDING, str(cwd)], env=b.env(pending), cwd=bench_run.ROOT,
+                          check=True, capture_output=True).stdout.decode().strip()
+    note = Path(path).read_bytes()
+
+    def put_back() -> None:
+        Path(path).write_bytes(note)
+
+    def start(n: int) -> bytes:
+        return json.dumps({"session_id": f"bench-child-{n}", "transcript_path": str(tmp / f"child-{n}.jsonl"),
+                           "cwd": str(cwd), "hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+    inject = [*b.launcher("hook"), "SessionStart", "inject"]
+    return {
+        "status line (the hook folded the call)": (b.launcher("statusline"), line, b.env(sess.home), None),
+        "status line (folds the call itself)": (b.launcher("statusline"), line, b.env(folds), None),
+        "hook SessionStart inject, none pending": (inject, start, b.env(sess.home), None),
+        "hook SessionStart inject, handoff pending": (inject, start, b.env(pending), put_back),
+    }
 
 
 def rounds(runs: int, cases: dict[str, Case], sess: bench_run.Session, cwd: Path

@@ -8,8 +8,10 @@
   time, CPU time (user + system, children included, from wait4) and peak RSS of each process; then
   one instrumented cold run that splits the time: start-up, read, read + parse + fold (in N
   processes), index writes, merge, render (JSON text).
-* replay: ``session-watcher replay --json`` of a 100 MB generated session, MB/s, median of
-  ``--repeat``.
+* replay: ``session-watcher replay --json`` of a 100 MB generated session (``--replay-sizes
+  100MB,1GB``) against ``ccusage session --json --offline`` over a folder holding only that session,
+  alternating, with each ``--also`` venv's replay (a before/after) in the same rounds: wall, CPU and
+  peak RSS, median of ``--repeat``.
 
 ``--fresh-venv`` measures the venv ``install.sh`` makes (a regular install, as a user runs it)
 instead of this one (an editable install adds its import finder to every start). The hook against
@@ -146,16 +148,47 @@ def report(res: dict[str, Any], bindir: Path, tmp: Path, cache: Path, repeat: in
     res["report"] = rows
 
 
-def replay(res: dict[str, Any], bindir: Path, tmp: Path, cache: Path, repeat: int, say: Any) -> None:
-    path = cache / "replay-100MB.jsonl"
-    if not path.exists() or path.stat().st_size < 99_000_000:
-        say("generating the 100 MB session")
-        generate.write_transcript(path, 100_000_000, 12)
-    runs = [wait_run([str(bindir / "session-watcher"), "replay", str(path), "--json"], env_for(tmp / "home-r"), tmp)
-            for _ in range(repeat)]
-    mb = path.stat().st_size / 1e6
-    res["replay"] = {"mb": mb, "runs": runs, "wall": med(runs, "wall"), "cpu": med(runs, "cpu"),
-                     "mbPerS": mb / med(runs, "wall"), "mbPerCpuS": mb / med(runs, "cpu")}
+def replay_input(cache: Path, size: int, say: Any) -> Path:
+    """A generated session of `size` bytes, in a projects folder of its own (`CLAUDE_CONFIG_DIR`'s
+    `projects/<project>/`), where ccusage finds it and nothing else."""
+    label = f"{size // 1_000_000}MB"
+    path = cache / f"replay-{label}" / "projects" / "-bench-replay" / f"replay-{label}.jsonl"
+    if not path.exists() or path.stat().st_size < size * 0.99:
+        say(f"generating the {label} session")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        generate.write_transcript(path, size, 12)
+    return path
+
+
+def replay(res: dict[str, Any], bindir: Path, tmp: Path, cache: Path, repeat: int, say: Any,
+           sizes: list[int] | None = None, also: list[Path] | None = None) -> None:
+    """`replay --json` of each generated session against `ccusage session --json --offline` over a
+    folder holding only that session (its native binary, when installed), and each `--also` venv's
+    replay (an earlier install, for a before/after), in the same rounds: wall, CPU, peak RSS."""
+    cc = bench_run.find_ccusage(bench_run.Bench(bench_run.scale_for(True, None), cache.parent, tmp, bindir / "python",
+                                                bindir))
+    rows = []
+    for size in sizes or [100_000_000]:
+        path = replay_input(cache, size, say)
+        root = path.parent.parent.parent
+        cases: dict[str, list[str]] = {"ours": [str(bindir / "session-watcher"), "replay", str(path), "--json"]}
+        for i, other in enumerate(also or [], 1):
+            cases[f"also #{i}"] = [str(other / "session-watcher"), "replay", str(path), "--json"]
+        if cc is not None:
+            cases["ccusage"] = [*cc, "session", "--json", "--offline"]
+        runs: dict[str, list[dict[str, float]]] = {k: [] for k in cases}
+        for i in range(repeat):
+            say(f"replay {path.name}: round {i + 1}/{repeat}")
+            for name, argv in cases.items():
+                env = env_for(tmp / "home-cc", CLAUDE_CONFIG_DIR=str(root)) if name == "ccusage" \
+                    else env_for(tmp / f"home-r-{name}")
+                runs[name].append(wait_run(argv, env, tmp))
+        mb = path.stat().st_size / 1e6
+        row: dict[str, Any] = {"mb": mb, "runs": runs, "ccusageBinary": cc[0] if cc else None}
+        for name, got in runs.items():
+            row[name] = {"wall": med(got, "wall"), "cpu": med(got, "cpu"), "rssMB": med(got, "rssMB")}
+        rows.append(row)
+    res["replay"] = rows
 
 
 def render(res: dict[str, Any]) -> str:
@@ -179,11 +212,16 @@ def render(res: dict[str, Any]) -> str:
                     f"not read whole, folded after {sp['fold']:.2f}; the parts merged into the report "
                     f"{sp['report']:.2f}; render (JSON text, stored in the index) {sp['render']:.2f}."]
         out.append("")
-    rp = res.get("replay")
-    if rp:
-        out += [f"## replay --json of a {rp['mb']:.0f} MB session, median of {len(rp['runs'])}", "",
-                f"{rp['wall']:.2f} s wall = {rp['mbPerS']:.0f} MB/s ({rp['cpu']:.2f} s CPU = "
-                f"{rp['mbPerCpuS']:.0f} MB per CPU second)", ""]
+    for rp in res.get("replay") or []:
+        ours = rp["ours"]
+        out += [f"## replay --json of a {rp['mb']:.0f} MB session, median of {len(rp['runs']['ours'])}", "",
+                "| | wall s | CPU s | peak RSS MB | wall x ccusage | CPU x ccusage |", "|---|---|---|---|---|---|"]
+        ref = rp.get("ccusage")
+        for name in rp["runs"]:
+            r = rp[name]
+            x = f"{r['wall'] / ref['wall']:.2f} | {r['cpu'] / ref['cpu']:.2f}" if ref else "- | -"
+            out.append(f"| {name} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rssMB']:.0f} | {x} |")
+        out += ["", f"ours: {rp['mb'] / ours['wall']:.0f} MB/s, {rp['mb'] / ours['cpu']:.0f} MB per CPU second", ""]
     return "\n".join(out)
 
 
@@ -192,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sections", default="report,replay")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    ap.add_argument("--replay-sizes", default="100MB", help="replay's generated sessions (e.g. 100MB,1GB)")
+    ap.add_argument("--also", type=Path, action="append", default=[],
+                    help="another venv's bin folder whose replay runs in the same rounds (a before/after)")
     ap.add_argument("--fresh-venv", action="store_true",
                     help="measure the venv install.sh makes (what a user runs) instead of this one")
     args = ap.parse_args(argv)
@@ -211,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         if "report" in sections:
             report(res, bindir, Path(tmp), cache, args.repeat, say)
         if "replay" in sections:
-            replay(res, bindir, Path(tmp), cache, args.repeat, say)
+            sizes = [generate.parse_size(x) for x in args.replay_sizes.split(",")]
+            replay(res, bindir, Path(tmp), cache, args.repeat, say, sizes, args.also)
     res["loadEnd"] = os.getloadavg()
     (args.out / "versus.json").write_text(json.dumps(res, indent=1))
     (args.out / "versus.md").write_text(render(res))

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from session_watcher.base import config
-from session_watcher.sessions import backtest as shell
 from session_watcher.core import backtest as bt
+from session_watcher.sessions import backtest as shell
 from tests.codex_lines import FIXTURES
 
 # docs/model.md, "The backtest on the ten Codex fixtures": capture and restarts per thread

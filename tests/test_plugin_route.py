@@ -82,6 +82,9 @@ def test_the_dependencies_are_pyprojects() -> None:
     want = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     lines = (PLUGIN / "data" / "requirements.txt").read_text().splitlines()
     assert [ln for ln in lines if ln and not ln.startswith("#")] == want
+    fast = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["fast"]
+    lines = (PLUGIN / "data" / "requirements-fast.txt").read_text().splitlines()
+    assert [ln for ln in lines if ln and not ln.startswith("#")] == fast
 
 
 def test_the_marketplace_installs_the_package_folder() -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from session_watcher.agents.claude_code import bulkparse, transcript
 from tests.test_reliability_fuzz import JSON, TOOL_INPUT
-from tests.test_report_fast_path import call, tricky_lines
+from tests.test_report_fast_path import call, tricky_lines, without_stringzilla
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))
@@ -132,8 +132,8 @@ def test_events_equal_at_the_recursion_limit() -> None:
     first = next(n for n in range(step, 1 << 16, step) if events(n, transcript.parse_lines)[1])
     first = next(n for n in range(first - step, first + 1) if events(n, transcript.parse_lines)[1])
     assert not events(first - 1, transcript.parse_lines)[1]
-    for n in range(first - 3, first + 3):
-        assert events(n, bulkparse.parse_lines) == events(n, transcript.parse_lines), n
+    for n in range(first - 3, first + 3):  # replay's parse, at the depth the hooks' parse runs
+        assert bulkparse.parse_chunk(line(n) + b"\n") == transcript.parse_lines([line(n)]), n
 
 
 @pytest.mark.parametrize("text", ["2026-02-12T16:00:01.250Z", "2026-02-12T16:00:61.999Z", "2026-02-30T16:00:01.250Z",
@@ -192,3 +192,63 @@ def _records() -> st.SearchStrategy[dict[str, Any]]:
 def test_events_equal_on_generated_records(recs: list[dict[str, Any]]) -> None:
     lines = [json.dumps(r, separators=(",", ":")).encode("utf-8", "surrogatepass") for r in recs]
     assert bulkparse.parse_lines(lines) == transcript.parse_lines(lines)
+
+
+# ----------------------------------------------------------------------------- the chunk at once
+
+def chunk_of(lines: list[bytes]) -> bytes:
+    return b"".join(line + b"\n" for line in lines)
+
+
+@pytest.fixture(params=["stringzilla", "pure"])
+def search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """replay's marker search with stringzilla (the fast extra) and without it."""
+    if request.param == "pure":
+        without_stringzilla(monkeypatch)
+    return str(request.param)
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_the_chunk_parse_equals_the_line_parse_on_fixtures(path: Path, search: str) -> None:
+    data = path.read_bytes()
+    assert bulkparse.parse_chunk(data) == transcript.parse_lines(lines_of(data))
+
+
+def test_the_chunk_parse_equals_the_line_parse_on_tricky_lines(search: str) -> None:
+    data = tricky_lines() + b"\n" + tool_lines()
+    got = bulkparse.parse_chunk(data)
+    assert got == transcript.parse_lines(lines_of(data))
+    assert got[1] > 5
+
+
+@pytest.mark.parametrize("odd", [b"", b"  ", b"\r", b"[1]", b"{", b"x}", b' {"a": 1} ', b"\xff", b"{}\r"])
+def test_the_chunk_parse_counts_bad_lines_without_markers_as_the_line_parse(odd: bytes, search: str) -> None:
+    """A chunk with a line that is no object's braces (or empty, or with spaces around) anywhere:
+    the count over the chunk gives way to the line by line count."""
+    base = tool_lines().split(b"\n")[:-1]
+    for at in (0, 3, len(base)):
+        lines = [*base[:at], odd, *base[at:]]
+        assert bulkparse.parse_chunk(chunk_of(lines)) == transcript.parse_lines(lines), (odd, at)
+
+
+def test_the_chunk_parse_counts_an_over_long_line(search: str) -> None:
+    """A line over MAX_LINE_BYTES is bad, with a marker or without (a chunk larger than the reader's)."""
+    fine = json.dumps(call("x")).encode()
+    for long in (b"{" + b"a" * transcript.MAX_LINE_BYTES + b"}", b'{"usage"' + b"a" * transcript.MAX_LINE_BYTES + b"}"):
+        lines = [fine, long, fine]
+        got = bulkparse.parse_chunk(chunk_of(lines))
+        assert got == transcript.parse_lines(lines)
+        assert got[1] == 1
+
+
+def test_the_chunk_parse_leaves_the_line_after_the_last_newline(search: str) -> None:
+    lines = [json.dumps(call(f"c{i}")).encode() for i in range(3)]
+    assert bulkparse.parse_chunk(chunk_of(lines[:2]) + lines[2]) == transcript.parse_lines(lines[:2])
+    assert bulkparse.parse_chunk(b"") == ([], 0)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_records(), min_size=1, max_size=6))
+def test_the_chunk_parse_equals_the_line_parse_on_generated_records(recs: list[dict[str, Any]]) -> None:
+    lines = [json.dumps(r, separators=(",", ":")).encode("utf-8", "surrogatepass") for r in recs]
+    assert bulkparse.parse_chunk(chunk_of(lines)) == transcript.parse_lines(lines)

@@ -21,7 +21,7 @@ import pytest
 
 from session_watcher.agents.claude_code.discover import discover
 from session_watcher.agents.claude_code.transcript import iso_to_epoch
-from session_watcher.core import fastjson
+from session_watcher.core import fastjson, markscan
 from session_watcher.reports import parse, scan
 from session_watcher.reports.collect import run_report
 from session_watcher.reports.parse import KIND_DIR, MAX_LINE_BYTES, Row, parse_chunk, record_row, stamp_to_epoch
@@ -235,10 +235,21 @@ def tricky_lines() -> bytes:
 def marker_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The markers found by stringzilla (a dependency), and without it, by bytes.find and re."""
     if request.param == "bytes.find":
-        monkeypatch.setattr(parse, "_simd_find", None)
+        without_stringzilla(monkeypatch)
     else:
-        assert parse._simd_find is not None, "stringzilla, a dependency, is not installed"
+        assert markscan.simd_find is not None, "stringzilla (the fast extra) is not installed"
     return str(request.param)
+
+
+def without_stringzilla(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both parsers' marker search as without the `fast` extra: bytes.find and re (core.markscan)."""
+    from session_watcher.agents.claude_code import bulkparse
+
+    monkeypatch.setattr(markscan, "simd_find", None)
+    monkeypatch.setattr(markscan, "simd_count", None)
+    monkeypatch.setattr(parse, "_FINDERS", tuple(markscan.finder(m) for m in parse._MARKERS))
+    monkeypatch.setattr(bulkparse, "_FINDERS", tuple(markscan.finder(m) for m in bulkparse.MARKERS))
+    monkeypatch.setattr(bulkparse, "_COUNTERS", (None, None, None))
 
 
 def test_stringzilla_finds_what_bytes_find_finds() -> None:

@@ -214,8 +214,6 @@ def _together(file: str, cfg: Config) -> None:
 
 
 def _read_toml(file: str) -> dict[str, Any]:
-    import tomllib
-
     try:
         data = paths.read_file(file, MAX_FILE_BYTES)  # a FIFO or /dev/tty there never blocks: refused
     except FileNotFoundError:
@@ -224,6 +222,8 @@ def _read_toml(file: str) -> dict[str, Any]:
         raise ConfigError(f"{file}: not a config file (over {MAX_FILE_BYTES >> 20} MiB)") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot be read: {exc.strerror}") from None
+    import tomllib  # only for a file that exists: tomllib brings re, typing, datetime and enum
+
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

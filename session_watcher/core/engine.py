@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from session_watcher.core import eoq, health, meter, prices
 from session_watcher.core import paths as pathmap
-from session_watcher.core.eoq import cache_lifetime, quantities
+from session_watcher.core.eoq import bill_counted, cache_lifetime, quantities
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -437,14 +437,6 @@ def _bills_and_gate(state: State, cfg: Config) -> list[Alert]:
     if len(state["alerts"]) > ALERTS_MAX:
         del state["alerts"][: len(state["alerts"]) - ALERTS_MAX]
     return alerts
-
-
-def bill_counted(e: Engine, cfg: Config) -> bool:
-    """The gate's bill condition: a bill cycle of this segment completed during the deep-water dwell
-    or in the `bill_lookback` calls before it began (0: during the dwell, the v2 rule; a lookback as
-    long as the segment: any since the segment, or the restart, began)."""
-    last = e.get("lastBill", 0)
-    return bool(last) and last > e["segCalls"] - e["dwell"] - int(cfg.get("bill_lookback", 0))
 
 
 def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from session_watcher.core.shapes import Config, Lamp, Quantities, State
+    from session_watcher.core.shapes import Config, Engine, Lamp, Quantities, State
 
 # the API caches no prompt shorter than this, and every agent's system prompt is far longer: a call
 # below it is no request of the conversation (real sessions log failed ones with all-zero usage)
@@ -233,3 +233,11 @@ def quantities(state: State, cfg: Config) -> Quantities:
         "saving": cycle_saving(big_l, base, g, dh, k),
     })
     return q
+
+
+def bill_counted(e: Engine, cfg: Config) -> bool:
+    """The gate's bill condition: a bill cycle of this segment completed during the deep-water dwell
+    or in the `bill_lookback` calls before it began (0: during the dwell, the v2 rule; a lookback as
+    long as the segment: any since the segment, or the restart, began)."""
+    last = e.get("lastBill", 0)
+    return bool(last) and last > e["segCalls"] - e["dwell"] - int(cfg.get("bill_lookback", 0))

@@ -6,8 +6,7 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 from __future__ import annotations
 
 from session_watcher.core import health, prices
-from session_watcher.core.engine import bill_counted
-from session_watcher.core.eoq import quantities
+from session_watcher.core.eoq import bill_counted, quantities
 from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path

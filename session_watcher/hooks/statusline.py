@@ -3,7 +3,8 @@
 It records what only the status line is told (the window size, the model's display name, a
 subscriber's plan use from `rate_limits`) and folds
 new transcript lines when the session lock is free at once; it never waits for the lock: when a hook
-holds it, the line is drawn from the state as last saved.
+holds it, the line is drawn from the state as last saved. So is it when there is nothing to fold or
+record (`_as_saved`): then it reads the state without the lock and imports none of the fold.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     workspace = payload.get("workspace")
     stated = workspace.get("project_dir") if isinstance(workspace, dict) else None
     sample = (limits, _payload_cost(payload), now) if limits else None
-    got = _refresh(session_id, (transcript, cwd, stated), seen, env, sample)
+    quiet = _as_saved(session_id, transcript, (cwd, stated), seen, sample)
+    got = quiet or _refresh(session_id, (transcript, cwd, stated), seen, env, sample)
     if got is None:  # the lock is busy (a hook folds), or the disk is read-only: the state as saved
         from session_watcher.base import config
         from session_watcher.core.errors import StateRejected
@@ -188,6 +190,73 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     if doc["plan"] is not None:
         doc["plan"]["live"] = bool(limits)  # a subscriber's line: what this payload said
     return render(doc, columns, color, verbose)
+
+
+def _as_saved(session_id: str, transcript: str | None, where: tuple[str | None, object], seen: ContextSeen,
+              sample: PlanSample | None) -> tuple[State, Config] | None:
+    """The state as saved and its config when this run has nothing to fold and nothing to record
+    (the usual refresh: a hook folded the new lines already), read without the lock and without the
+    fold's modules (the engine's fold, the reader, the lock, the writer); None when it has."""
+    from session_watcher.core.errors import StateRejected
+    from session_watcher.state import store
+
+    path = store.session_file(session_id)
+    try:
+        if transcript is not None and os.stat(transcript).st_mtime_ns > os.stat(path).st_mtime_ns:
+            return None  # written to since the state was saved: lines to fold (two stats, no load)
+        state = store.load(path, session_id, readonly=True)
+    except (StateRejected, OSError, ValueError):
+        return None
+    if state is None or not _nothing_new(state, transcript, where, seen, sample):
+        return None
+    from session_watcher.base import config
+
+    cfg, _ = config.load_cached(state["config"], state["context"]["project"])
+    return state, cfg
+
+
+def _nothing_new(state: State, transcript: str | None, where: tuple[str | None, object], seen: ContextSeen,
+                 sample: PlanSample | None) -> bool:
+    """Whether `_refresh` would change nothing but the plan's sample time: the transcript ends at the
+    cursor (same file, same size), the payload says what the state holds, the place is recorded, and a
+    subscriber's plan use and cost are those of a sample taken within PLAN_RESAMPLE seconds."""
+    ctx: Any = state["context"]
+    cwd, stated = where
+    if (ctx["cwd"] is None and cwd) or (ctx["project"] is None and (cwd or stated or ctx["cwd"])):
+        return False
+    if any(ctx.get(key) != value for key, value in seen.items()):
+        return False
+    if sample is not None and not _same_sample(ctx.get("plan"), *sample):
+        return False
+    return transcript is None or _at_cursor(state, transcript)
+
+
+def _at_cursor(state: State, transcript: str) -> bool:
+    """The transcript is the cursor's file and ends where the fold stopped (nothing to read)."""
+    cursor = state["cursor"]
+    if not isinstance(cursor, dict) or cursor.get("path") != transcript or cursor.get("skip"):
+        return False
+    try:
+        st = os.stat(transcript)
+    except (OSError, ValueError):  # gone, or a NUL in the path: the locked path says so
+        return False
+    return (cursor.get("dev"), cursor.get("ino"), cursor.get("offset")) == (st.st_dev, st.st_ino, st.st_size)
+
+
+PLAN_RESAMPLE = 60.0  # seconds an unchanged plan sample is not written again (only its time would change)
+
+
+def _same_sample(plan: object, limits: Limits, cost: float | None, now: float) -> bool:
+    """A subscriber's sample that `plan_observe` would only re-stamp: the same cost, each window's
+    same use and reset time, the last sample taken less than PLAN_RESAMPLE seconds ago."""
+    if not isinstance(plan, dict) or plan.get("cost") != cost or not isinstance(plan.get("at"), int | float) \
+            or not 0 <= now - plan["at"] < PLAN_RESAMPLE:
+        return False
+    windows = plan.get("windows")
+    if not isinstance(windows, dict) or windows.keys() != limits.keys():
+        return False
+    return all(isinstance(w := windows[key], dict) and (w.get("used"), w.get("resetsAt")) == limits[key]
+               for key in limits)
 
 
 def _observe_plan(ctx: Any, limits: Limits, cost: float | None, now: float) -> None:

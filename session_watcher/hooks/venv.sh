@@ -18,6 +18,9 @@ new="$data/venv-$(date +%Y%m%d%H%M%S)-$$"
 trap 'rm -rf "$new"' EXIT  # a build cut short leaves nothing half made
 "$py" -m venv "$new"
 "$new/bin/python" -m pip install -q --disable-pip-version-check -r "$root/data/requirements.txt"
+# the fast extra where this platform has it (a SIMD search; the pure one gives the same answers)
+"$new/bin/python" -m pip install -q --disable-pip-version-check -r "$root/data/requirements-fast.txt" \
+    >/dev/null 2>&1 || true
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it
 "$new/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
 "$new/bin/python" -I - "$root" <<'PY'

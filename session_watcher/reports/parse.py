@@ -8,9 +8,10 @@ Counting rules shared with the rest of the project (`core.transcript`): an API c
 `message.id` plus `requestId`; a `<synthetic>` model record is skipped; usage is read by the hooks'
 own `usage_reading` (with its iterations: a call's other models' tokens are rows of their own).
 
-The markers are found by stringzilla's SIMD substring search, ~20 GB/s of one core where bytes.find
-and re run at 2-5 (both searches read every byte of every transcript); if it cannot be imported, by
-bytes.find and re, with the same results.
+The markers are found over the whole chunk by `core.markscan` (replay's parser finds its own the same
+way): stringzilla's SIMD substring search, ~20 GB/s of one core where bytes.find and re run at 2-5
+(both searches read every byte of every transcript); without the `fast` extra, by bytes.find and re,
+with the same results.
 
 A line with a marker is decoded by msgspec into the few fields a row needs (`_Record`): it checks
 the whole line as strictly as `json.loads` but builds no value for the rest (the message's content,
@@ -22,7 +23,6 @@ line goes through `json.loads` as before: the rows are the same either way (test
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -35,7 +35,8 @@ from session_watcher.agents.claude_code.transcript import (  # the hooks' counti
     split_writes,
     usage_reading,
 )
-from session_watcher.core import fastjson
+from session_watcher.core import fastjson, markscan
+from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 
 if TYPE_CHECKING:
@@ -43,27 +44,9 @@ if TYPE_CHECKING:
 
 _scan = fastjson.scanner()
 
-try:
-    from stringzilla import find as _simd_find  # the same answers as bytes.find (test_report_fast_path)
-except ImportError:  # pragma: no cover - bytes.find and re, as before
-    _simd_find = None
-
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed
 _MARKERS = (b'"usage"', b"compact_boundary")
-# re's literal search, for `usage"` and then the quote before it: re scans for the first byte and
-# `u` is rarer than `"` in JSON (~40 % faster than bytes.find of the whole marker, ~12 % than re's)
-_find_usage = re.compile(re.escape(_MARKERS[0][1:])).search
-_QUOTE = _MARKERS[0][0]
-
-
-def _usage_at(chunk: bytes | bytearray, pos: int, end: int) -> int:
-    m = _find_usage(chunk, pos + 1, end)
-    while m is not None:
-        at = m.start() - 1
-        if chunk[at] == _QUOTE:
-            return at
-        m = _find_usage(chunk, at + 2, end)
-    return -1
+_FINDERS = tuple(finder(m) for m in _MARKERS)  # core.markscan: stringzilla's, else bytes.find and re
 
 DIR_MARKER = b'"cwd":"'
 _string = json.JSONDecoder()  # raw_decode: the JSON string at the start of a text
@@ -240,7 +223,8 @@ def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
     """The row of the first `"cwd"` in the first DIR_SEARCH_BYTES of a file (of `head`'s first
     `size` bytes): kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
     end = min(len(head) if size is None else size, DIR_SEARCH_BYTES)
-    at = head.find(DIR_MARKER, 0, end) if _simd_find is None else _simd_find(head, DIR_MARKER, 0, end)
+    simd = markscan.simd_find
+    at = head.find(DIR_MARKER, 0, end) if simd is None else simd(head, DIR_MARKER, 0, end)
     if at < 0:
         return None
     start = at + len(DIR_MARKER) - 1  # the opening quote
@@ -276,31 +260,12 @@ def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None
     if end < 0:
         return [], 0
     rows: list[Row] = []
-    find, rfind, simd = chunk.find, chunk.rfind, _simd_find
-    usage, compact = _MARKERS
     int_digits = sys.get_int_max_str_digits()
-    if simd is not None:
-        usage_at, compact_at = simd(chunk, usage, 0, end), simd(chunk, compact, 0, end)
-    else:
-        usage_at, compact_at = _usage_at(chunk, 0, end), find(compact, 0, end)
-    pos = 0
-    while True:
-        if 0 <= compact_at < pos:
-            compact_at = find(compact, pos, end) if simd is None else simd(chunk, compact, pos, end)
-        if 0 <= usage_at < pos:
-            usage_at = _usage_at(chunk, pos, end) if simd is None else simd(chunk, usage, pos, end)
-        at = usage_at if compact_at < 0 or 0 <= usage_at < compact_at else compact_at
-        if at < 0:
-            break
-        nl = rfind(b"\n", pos, at)
-        start = nl + 1 if nl >= 0 else pos
-        stop = find(b"\n", at)
-        pos = stop + 1
+    for start, stop, which in marked_lines(chunk, _FINDERS, end + 1):
         if stop - start > MAX_LINE_BYTES:
             continue
-        # which markers the line holds as written (record_events' rule): each search is at its
-        # next match, at or after the line's start
-        row = line_row(chunk[start:stop], base + start, int_digits, 0 <= usage_at < stop, 0 <= compact_at < stop)
+        # which markers the line holds as written (record_events' rule)
+        row = line_row(chunk[start:stop], base + start, int_digits, bool(which & 1), bool(which & 2))
         if row is not None:
             if row.__class__ is list:  # a call with other models' iterations (rare)
                 rows += row

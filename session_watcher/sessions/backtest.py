@@ -59,7 +59,8 @@ class Loaded(NamedTuple):
 def load(transcript: str) -> Loaded:
     """Parse the main transcript with replay's parser (the same reader, chunk by chunk) and resolve
     the file paths its events name, once (the shell's answers, as `replay` gets them)."""
-    from session_watcher.agents.claude_code.bulkparse import parse_lines
+    from session_watcher.agents.claude_code.bulkparse import parse_chunk
+    from session_watcher.agents.claude_code.transcript import split_lines
     from session_watcher.sessions.replay import scratch_state, transcript_cwd
     from session_watcher.state import session
     from session_watcher.state.reader import read_new
@@ -68,14 +69,15 @@ def load(transcript: str) -> Loaded:
     events: list[Event] = []
     cursor: dict[str, Any] | None = None
     while True:
-        lines, after, skipped = read_new(path, cursor)
+        lines, after, skipped = read_new(path, cursor, whole=True)
         if session.codex_read(cursor, lines):  # agents.codex: a rollout has its own decoder
             from session_watcher.agents.codex import reader as codex
 
-            lines, after, got, _bad = codex.decode(cursor, *session.codex_tail(path, after, lines))
+            rows = split_lines(lines[0])[0] if lines else lines
+            lines, after, got, _bad = codex.decode(cursor, *session.codex_tail(path, after, rows))
             events.extend(got)
         elif lines:
-            events.extend(parse_lines(lines)[0])
+            events.extend(parse_chunk(lines[0])[0])
         if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
             break
         cursor = after

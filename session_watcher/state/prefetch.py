@@ -1,8 +1,9 @@
 """Parse a finished transcript in two processes: `replay`'s fold reads one chunk while a forked
 child has already parsed the next.
 
-The fold is sequential, the parse of a chunk's lines is not (`core.bulkparse.parse_lines`: the
-hooks' parse, with msgspec for the fields an event needs; pure, line by line). The child walks the
+The fold is sequential, the parse of a chunk's lines is not (`core.bulkparse.parse_chunk`: the
+hooks' parse, with msgspec for the fields an event needs and the markers found over the whole chunk;
+pure). The child walks the
 file with the very same reader (`state.reader.read_new`, so the same chunks, cut at the same line
 ends, long lines skipped the same way), parses two chunks of every three and leaves their events in
 an unnamed file (marshal); the parent parses the third itself (it also folds every chunk) and takes
@@ -19,7 +20,7 @@ import marshal
 import os
 from typing import IO, TYPE_CHECKING, Any
 
-from session_watcher.agents.claude_code.bulkparse import parse_lines
+from session_watcher.agents.claude_code.bulkparse import parse_chunk
 from session_watcher.state import pool
 from session_watcher.state.reader import CHUNK, read_new
 
@@ -92,11 +93,12 @@ class ForkedParser:
         return got
 
     def __call__(self, lines: list[bytes], start: int) -> tuple[list[Event], int]:
-        """A chunk read here, starting at byte `start`: its events and bad lines."""
+        """A chunk read here (`read_new(..., whole=True)`: one item), starting at byte `start`: its
+        events and bad lines."""
         if start == 0:
             self.index = 0
         self.index += 1
-        return parse_lines(lines)
+        return parse_chunk(lines[0])
 
     def _take(self, index: int, start: int) -> tuple[list[Event], int, dict[str, Any], int] | None:
         assert self.pipe is not None
@@ -136,10 +138,10 @@ def _child(path: str, out: int, tmp: int) -> None:
     while True:
         before = cursor
         mine = _childs(index)
-        lines, cursor, skipped = read_new(path, before, split=mine)  # the parent's: only the cursor
+        lines, cursor, skipped = read_new(path, before, split=mine, whole=mine)  # the parent's: only the cursor
         if lines:
             if mine:
-                events, bad = parse_lines(lines)
+                events, bad = parse_chunk(lines[0])
                 blob = marshal.dumps((events, bad, cursor, skipped))  # plain values: twice pickle's pace
                 view = memoryview(blob)
                 at = pos

@@ -70,23 +70,26 @@ def _salvage(fd: int, start: int, end: int) -> bytes | None:
 
 
 def read_new(
-    path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK, split: bool = True,
+    path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK, split: bool = True, whole: bool = False,
 ) -> tuple[list[bytes], dict[str, Any], int]:
     """(complete new lines, the advanced cursor, lines skipped as too long to keep).
 
     Raises FileNotFoundError/OSError when the file cannot be read, Reset when it changed under us.
     Reads at most about `max_bytes`; call again while lines keep coming or the cursor moves.
     `split=False`: only the cursor is wanted; the lines are one item (not all of their bytes, nor cut).
+    `whole=True`: the lines are one item, the chunk read, not cut: its lines up to its last newline
+    are the new lines (`core.bulkparse.parse_chunk` reads them so; no MAX_LINES: for a whole fold).
     """
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         f = _Open(path, fd, cursor)
         if f.skip is None:
-            got = f.lines(max_bytes, split)
+            got = f.lines(max_bytes, split and not whole, whole)
             if got is not None:
                 return got
-        return f.skip_long_line(max_bytes)
+        lines, moved, skipped = f.skip_long_line(max_bytes)
+        return ([lines[0] + b"\n"] if whole and lines else lines), moved, skipped
     finally:
         os.close(fd)
 
@@ -124,14 +127,14 @@ class _Open:
             out["skip"] = skip
         return out
 
-    def lines(self, max_bytes: int, split: bool) -> tuple[list[bytes], dict[str, Any], int] | None:
+    def lines(self, max_bytes: int, split: bool, whole: bool = False) -> tuple[list[bytes], dict[str, Any], int] | None:
         """The complete lines after the offset (at most `max_bytes`); None when one line is longer
         than that (`skip` is then past the chunk read, where the skip goes on)."""
         fd, offset, size = self.fd, self.offset, self.st.st_size
         if size <= offset:
             return [], self.moved(offset), 0
         want = min(max_bytes, size - offset)
-        if not split and want > SALVAGE_BYTES:  # the last newline is most likely in the chunk's tail
+        if not split and not whole and want > SALVAGE_BYTES:  # the last newline: most likely in the chunk's tail
             probe = os.pread(fd, SALVAGE_BYTES, offset + want - SALVAGE_BYTES)
             nl = probe.rfind(b"\n")
             if nl >= 0 and len(probe) == SALVAGE_BYTES:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from session_watcher.agents.claude_code.transcript import parse_lines
+from session_watcher.agents.claude_code.transcript import parse_lines, split_lines
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap
 from session_watcher.core.errors import Reset
@@ -168,11 +168,12 @@ def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
             events, bad, cursor, skipped = got
             lines: list[bytes] | bool = True
         else:
-            lines, cursor, skipped = read_new(path, before)
+            lines, cursor, skipped = read_new(path, before, whole=parse is not None)  # replay's: one item
             if codex_read(before, lines):  # agents.codex: a rollout has its own decoder
                 from session_watcher.agents.codex import reader as codex
 
-                lines, cursor, events, bad = codex.decode(before, *codex_tail(path, cursor, lines))
+                rows = split_lines(lines[0])[0] if parse is not None and lines else lines
+                lines, cursor, events, bad = codex.decode(before, *codex_tail(path, cursor, rows))
             elif lines:
                 start = int((before or {}).get("offset", 0))
                 events, bad = parse_lines(lines) if parse is None else parse(lines, start)

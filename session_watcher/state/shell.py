@@ -26,8 +26,6 @@ from session_watcher.core import engine
 from session_watcher.core import paths as pathmap  # loaded with the engine
 from session_watcher.core.errors import ShardRejected, StateRejected
 from session_watcher.state import store
-from session_watcher.state.lock import SessionLock
-from session_watcher.state.pathstore import PathShards
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -105,6 +103,10 @@ class Session:
         self.path = store.session_file(session_id)
         self.say = say
         self.fresh = False
+        # the lock and the path map's shards: not imported by a caller that only reads (the status line)
+        from session_watcher.state.lock import SessionLock
+        from session_watcher.state.pathstore import PathShards
+
         self.shards = PathShards(self.path)
         self._lock = SessionLock(self.path + ".lock", timeout)
 
@@ -166,6 +168,8 @@ class Session:
 
     def _sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],
               *, trace: list[dict[str, Any]] | None, whole_map: bool) -> tuple[list[Alert], bool]:
+        from session_watcher.state.pathstore import PathShards
+
         self.shards = PathShards(self.path)
         if whole_map:
             self.shards.ensure_all(self.state)

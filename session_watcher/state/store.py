@@ -14,13 +14,13 @@ from session_watcher.base import paths
 from session_watcher.core import fastjson
 from session_watcher.core.engine import SCHEMA, new_engine, new_state, new_tally
 from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, TooLarge
-from session_watcher.state.pathstore import PathShards
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
     from typing import Any, TypeGuard
 
     from session_watcher.core.shapes import State
+    from session_watcher.state.pathstore import PathShards
 
 
 MAX_STATE_BYTES = 64 << 20  # the one limit: `load` reads no larger file and `save` writes none
@@ -178,6 +178,8 @@ def load_full(path: str, session_id: str, readonly: bool = False) -> State | Non
     """The state with its whole path map (for `status` and tests; hooks load shards as needed)."""
     state = load(path, session_id, readonly)
     if state is not None:
+        from session_watcher.state.pathstore import PathShards  # the map's shards: not the status line's
+
         PathShards(path).ensure_all(state)
     return state
 

@@ -30,6 +30,7 @@ from session_watcher.agents.claude_code.transcript import (
     use_info,
 )
 from session_watcher.core import fastjson
+from session_watcher.core.markscan import counter, finder, marked_lines
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
@@ -88,15 +89,25 @@ class _Record(msgspec.Struct):
 
 
 _decode_record = msgspec.json.Decoder(_Record).decode
-
-
-def _decode(line: bytes) -> _Record:
-    """The line as a record. Called one frame deeper than the scanner: msgspec's recursion guard is
-    one level more lenient than the scanner's, both count Python frames, so the frame makes it refuse
-    a line exactly where the scanner does."""
-    return _decode_record(line)
 _NOT_JSON = (msgspec.DecodeError, RecursionError)
 _DIGITS = b"0123456789"
+
+
+def _decoded(line: bytes, int_digits: int) -> _Record | None:
+    """The line as a record, or None where only the scanner can say what it is (not UTF-8; an
+    integer longer than `int()` takes, which json.loads refuses and msgspec does not: such a run of
+    digits covers one of the probed bytes; not JSON to msgspec). Called one frame deeper than the
+    scanner: msgspec's recursion guard is one level more lenient than the scanner's, both count
+    Python frames, so the frame makes it refuse a line exactly where the scanner does."""
+    if not (line.isascii() or _utf8(line)):
+        return None
+    probe = line[int_digits - 1 :: int_digits] if int_digits and len(line) >= int_digits else b""
+    if probe and len(probe.translate(None, _DIGITS)) != len(probe):
+        return None
+    try:
+        return _decode_record(line)
+    except _NOT_JSON:
+        return None
 
 def _input_info(name: str, inp: _Input | None) -> Any:
     if name not in FILE_TOOLS or inp is None:
@@ -174,43 +185,53 @@ def _user_events(rec: _Record, events: list[Event]) -> None:
 
 
 def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
-    """Events of complete lines, and how many lines were bad: `core.transcript.parse_lines`'s own."""
+    """Events of complete lines, and how many lines were bad: `core.transcript.parse_lines`'s own
+    (`parse_chunk` of the lines joined; one frame deeper, so a line nested to the very recursion
+    limit may differ: `parse_chunk` is the one held to the scanner's depth)."""
+    return parse_chunk(b"".join(line + b"\n" for line in lines))
+
+
+def _odd(line: bytes) -> int:
+    """1 when a line without a marker is bad (something other than a JSON object's braces), else 0."""
+    if line.startswith(b"{") and line.endswith(b"}"):  # else: no copy to strip
+        return 0
+    stripped = line.strip()
+    return 1 if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")) else 0
+
+
+# the markers of `core.transcript.parse_lines`, searched over a whole chunk (`parse_chunk`); the handoff's is last
+MARKERS = (b'"tool_', b'"usage"', b"compact_boundary", HANDOFF)
+_FINDERS = tuple(finder(m) for m in MARKERS)
+_COUNTERS = (counter(b"\n"), counter(b"}\n"), counter(b"\n{"))  # (None, ...) without stringzilla
+_HANDOFF_BIT = 1 << 3
+
+
+def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
+    """`core.transcript.parse_lines` of the complete lines of `chunk` (up to its last newline), with the markers found
+    over the whole chunk (`core.markscan`): only the lines that hold one are cut out and parsed. The
+    lines without one count as bad where it counts them (not a JSON object's braces, too
+    long), found by counting over the chunk (a line per newline, each `{...}`) and line by line
+    only where that count says some line is not."""
+    end = chunk.rfind(b"\n") + 1
     events: list[Event] = []
-    bad = 0
+    bad = 0 if _plain(chunk, end) else _odd_unmarked(chunk, end)
     scan = fastjson.scanner()
-    decode = _decode
     int_digits = sys.get_int_max_str_digits()
-    for line in lines:
-        if not line:  # an empty line is nothing, and floods of them cost what this test costs
-            continue
-        if len(line) > MAX_LINE_BYTES:
+    for start, stop, which in marked_lines(chunk, _FINDERS, end):
+        if stop - start > MAX_LINE_BYTES:
             bad += 1
             continue
-        # a line can matter only if it holds usage, a tool block or a compaction boundary
-        marked = HANDOFF in line  # a handoff note (an attachment): the scanner's path reads it
-        if not (b'"tool_' in line or b'"usage"' in line or b"compact_boundary" in line or marked):  # tool_: early
-            if not (line.startswith(b"{") and line.endswith(b"}")):  # else: no copy to strip
-                stripped = line.strip()
-                if stripped and not (stripped.startswith(b"{") and stripped.endswith(b"}")):
-                    bad += 1
-            continue
-        rec: Any = None
-        if not marked and (line.isascii() or _utf8(line)):
-            # json.loads refuses an integer of more digits than int() takes, msgspec does not: such a
-            # run of digits covers one of these bytes (a line without a digit there has none)
-            probe = line[int_digits - 1 :: int_digits] if int_digits and len(line) >= int_digits else b""
-            if not probe or len(probe.translate(None, _DIGITS)) == len(probe):
-                try:
-                    rec = decode(line)
-                except _NOT_JSON:
-                    rec = None
+        # the same steps as parse_lines's, at the same stack depth (the recursion limits count frames)
+        line = chunk[start:stop]
+        marked = which & _HANDOFF_BIT  # a handoff note (an attachment): the scanner's path reads it
+        rec = None if marked else _decoded(line, int_digits)
         if rec is not None and _events(rec, events, line):
             continue
         try:  # the scanner's path, as in core.transcript.parse_lines
             text = line.decode()
-            rec, end = scan(text, 0)
-            if end != len(text):
-                raise ValueError(end)
+            rec, at = scan(text, 0)
+            if at != len(text):
+                raise ValueError(at)
         except (ValueError, SystemError, StopIteration, RecursionError):
             try:
                 rec = fastjson.loads(line)
@@ -222,6 +243,27 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
         else:
             bad += 1
     return events, bad
+
+
+def _plain(chunk: bytes, end: int) -> bool:
+    """Every line of chunk[:end] is `{...}` and none is too long: no line without a marker is bad.
+    False where it cannot be counted fast (without stringzilla): the lines are then looked at."""
+    newlines, closes, opens = _COUNTERS
+    if newlines is None or closes is None or opens is None or end > MAX_LINE_BYTES:
+        return False
+    lines = newlines(chunk, 0, end)
+    return ((not lines or chunk.startswith(b"{")) and closes(chunk, 0, end) == lines
+            and opens(chunk, 0, end) == max(lines - 1, 0))
+
+
+def _odd_unmarked(chunk: bytes, end: int) -> int:
+    """The bad lines without a marker of chunk[:end], line by line as `parse_lines` counts them."""
+    bad = 0
+    for line in chunk[:end].split(b"\n")[:-1]:
+        if not line or b'"tool_' in line or b'"usage"' in line or b"compact_boundary" in line or HANDOFF in line:
+            continue
+        bad += 1 if len(line) > MAX_LINE_BYTES else _odd(line)
+    return bad
 
 
 def _utf8(line: bytes) -> bool:

@@ -1,0 +1,91 @@
+"""The lines of a chunk that hold a marker, found over the whole chunk: the one search of the two fast
+parsers (`core.bulkparse` for replay, `reports.parse` for the report). Pure: bytes in, offsets out.
+
+Most lines of a transcript hold none of the markers a parser looks for (tool output, text, progress
+records): the search jumps from one marker to the next over the whole chunk, and only the lines it
+lands in are cut out. Each marker is searched by stringzilla's SIMD `find` (the `fast` extra) where
+it is installed, else by `bytes.find` (a marker that starts with a quote by `re`, which scans for its
+rarer second byte): the same answers either way (tests/test_markscan.py). Not for hooks: they fold a
+few lines, and the search costs an import they need not pay.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+    Find = Callable[[bytes | bytearray, int, int], int]
+
+try:  # the same answers as bytes.find and bytes.count (tests/test_markscan.py)
+    from stringzilla import count as _count
+    from stringzilla import find as _find
+except ImportError:  # the pure-Python search: bytes.find and re
+    _find = _count = None
+simd_find: Any = _find  # tests set them to None: the search as without the extra
+simd_count: Any = _count
+
+_QUOTE = ord('"')
+
+
+def finder(marker: bytes) -> Find:
+    """`find(chunk, start, end)`: the first offset of `marker` in chunk[start:end], or -1."""
+    simd = simd_find
+    if simd is not None:
+        return lambda chunk, start, end: simd(chunk, marker, start, end)
+    if len(marker) < 2 or marker[0] != _QUOTE:
+        return lambda chunk, start, end: chunk.find(marker, start, end)
+    search = re.compile(re.escape(marker[1:])).search  # `u` of `"usage"` is rarer than `"`
+
+    def quoted(chunk: bytes | bytearray, start: int, end: int) -> int:
+        m = search(chunk, start + 1, end)
+        while m is not None:
+            at = m.start() - 1
+            if chunk[at] == _QUOTE:
+                return at
+            m = search(chunk, at + 2, end)
+        return -1
+
+    return quoted
+
+
+def counter(pattern: bytes) -> Find | None:
+    """`count(chunk, start, end)`: how many times `pattern` (one that cannot overlap itself) is in
+    chunk[start:end], by stringzilla; None without it (bytes.count of two bytes is slower than a
+    pass over the lines, which the callers then make)."""
+    simd = simd_count
+    if simd is None:
+        return None
+    return lambda chunk, start, end: simd(chunk, pattern, start, end)
+
+
+def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) -> Iterator[tuple[int, int, int]]:
+    """(start, stop, which) of each line of chunk[:end] that holds a marker, in order: the line is
+    chunk[start:stop] (without its newline; `end` is just past the last newline) and bit i of `which`
+    is set when the line holds marker i (`finders[i]`'s)."""
+    rfind, find = chunk.rfind, chunk.find
+    nxt = [f(chunk, 0, end) for f in finders]
+    pos = 0
+    while True:
+        at = -1
+        for i in range(len(nxt)):
+            if 0 <= nxt[i] < pos:
+                nxt[i] = finders[i](chunk, pos, end)
+            got = nxt[i]
+            if got >= 0 and (at < 0 or got < at):
+                at = got
+        if at < 0:
+            return
+        start = rfind(b"\n", pos, at) + 1 or pos
+        stop = find(b"\n", at, end)
+        if stop < 0:
+            stop = end
+        which = 0
+        for i, got in enumerate(nxt):
+            if 0 <= got < stop:
+                which |= 1 << i
+        yield start, stop, which
+        pos = stop + 1

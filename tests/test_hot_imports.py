@@ -1,0 +1,168 @@
+"""What the commands a client waits for import, module by module, through install.sh's launchers:
+the status line drawn from the state as saved, the synchronous SessionStart hook with and without a
+pending handoff, and a hook that folds. A module added to one of these paths fails here, so the
+import diet (docs/benchmarks.md: each is measured against `python -I -c pass`) cannot regress
+unnoticed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.oracle import TRANSCRIPTS, hook, launcher, payload, statusline
+from tests.statefile import load_state, state_file
+
+# beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the bundle's loader
+OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno",
+      "session_watcher", "session_watcher.hooks.bundle"}
+RENDER = {"session_watcher.hooks.statusline", "session_watcher.core", "session_watcher.core.render",
+          "session_watcher.core.status", "session_watcher.core.health", "session_watcher.core.prices",
+          "session_watcher.core.eoq", "math", "session_watcher.core.window"}
+SAVED_STATE = {"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
+               "session_watcher.core.engine", "session_watcher.core.meter", "session_watcher.core.paths",
+               "session_watcher.agents.claude_code.transcript", "session_watcher.core.fastjson", "_json",
+               "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"}
+START = {"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
+         "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
+         "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"}
+# what the fold adds: the lock, the path map's shards, the reader and the writer
+FOLD = {"session_watcher.state.lock", "fcntl", "session_watcher.state.pathstore", "zlib",
+        "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session"}
+
+
+def imports(argv: list[str], stdin: bytes = b"") -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """The process's result and the modules it imported beyond `python -I -S -c pass`'s own."""
+
+    def names(proc: subprocess.CompletedProcess[bytes]) -> set[str]:
+        return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
+                if line.startswith("import time:") and "|" in line} - {"package"}
+
+    def importtime(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([args[0], "-X", "importtime", *args[1:]], input=data, capture_output=True,
+                              timeout=60, check=False)
+
+    base = names(importtime([sys.executable, "-I", "-S", "-c", "pass"], b""))
+    proc = importtime(argv, stdin)
+    return proc, names(proc) - base
+
+
+def test_the_import_list_sees_a_module_added() -> None:
+    """The check itself can fail: a run that imports one more module shows it."""
+    _, got = imports([sys.executable, "-I", "-S", "-c", "import zlib"])
+    assert got == {"zlib"}
+
+
+def folded_session(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """A real transcript folded by a hook, and a status-line payload whose window, model and place
+    the state holds already (a first status-line run recorded them)."""
+    t = tmp_path / "s.jsonl"
+    shutil.copy(TRANSCRIPTS / "short.jsonl", t)
+    assert hook("Stop", payload("s", t)).returncode == 0
+    p = {"session_id": "s", "transcript_path": str(t), "cwd": str(tmp_path),
+         "model": {"id": "claude-opus-4-6", "display_name": "Opus"}, "context_window": {"context_window_size": 200000}}
+    assert statusline(p).returncode == 0
+    return t, p
+
+
+def test_the_status_line_draws_the_saved_state_with_the_render_modules_only(tmp_path: Path) -> None:
+    """Nothing new in the transcript, nothing new in the payload: the line is drawn from the state as
+    saved, without the lock, the fold or the writer, and the state file is left as it was."""
+    t, p = folded_session(tmp_path)
+    main = state_file("s")
+    before = (main.read_bytes(), main.stat().st_mtime_ns, main.stat().st_ino)
+    proc, got = imports(launcher("statusline"), json.dumps(p).encode())
+    assert proc.returncode == 0
+    assert "white" in proc.stdout.decode()
+    assert got == OS | RENDER | SAVED_STATE
+    assert (main.read_bytes(), main.stat().st_mtime_ns, main.stat().st_ino) == before
+    # the same line the locked path draws (a new line in the transcript sends the run there)
+    with t.open("ab") as fh:
+        fh.write(b"\n")  # an empty line: nothing to count, but the cursor moves
+    proc2, got2 = imports(launcher("statusline"), json.dumps(p).encode())
+    assert proc2.stdout == proc.stdout
+    assert FOLD - {"zlib"} <= got2  # zlib may come with another module
+    assert main.stat().st_ino != before[2]  # saved: the cursor moved
+
+
+def test_the_status_line_records_what_the_payload_says_that_the_state_does_not_hold(tmp_path: Path) -> None:
+    """A new window or a subscriber's new use is recorded (the locked path); the same sample again
+    within a minute is not written."""
+    _t, p = folded_session(tmp_path)
+    p["context_window"]["context_window_size"] = 1_000_000
+    assert statusline(p).returncode == 0
+    assert load_state("s")["context"]["window"] == 1_000_000
+    limits = {"five_hour": {"used_percentage": 12.0, "resets_at": 1_900_000_000}}
+    p |= {"rate_limits": limits, "cost": {"total_cost_usd": 1.5}}
+    assert statusline(p).returncode == 0
+    plan = load_state("s")["context"]["plan"]
+    assert (plan["cost"], plan["windows"]["five_hour"]["used"]) == (1.5, 12.0)
+    main = state_file("s")
+    before = main.read_bytes()
+    _, got = imports(launcher("statusline"), json.dumps(p).encode())  # the same sample: as saved
+    assert main.read_bytes() == before
+    assert not FOLD & got
+    p["cost"] = {"total_cost_usd": 1.75}  # the cost moved: a new sample
+    _, got = imports(launcher("statusline"), json.dumps(p).encode())
+    assert load_state("s")["context"]["plan"]["cost"] == 1.75
+    assert "session_watcher.state.lock" in got
+
+
+def start(tmp_path: Path, sid: str) -> bytes:
+    return json.dumps(payload(sid, tmp_path / f"{sid}.jsonl", "SessionStart", source="startup")).encode()
+
+
+def pend(project: Path) -> None:
+    from session_watcher.state import handoffs
+
+    handoffs.write_pending({"project": str(project.resolve()), "parentSession": "parent", "createdAt": time.time(),
+                            "note": "session-watcher handoff from parent\nthe work so far"})
+
+
+def test_the_session_start_hook_imports_no_config_parser_without_a_config_file(tmp_path: Path) -> None:
+    """With nothing pending: one directory read. With a handoff pending and no config file: the
+    handoff is given without tomllib (and what it brings: re, typing, datetime, enum)."""
+    proc, got = imports(launcher("hook", "SessionStart", "inject"), start(tmp_path, "c1"))
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert got == OS | START
+    pend(tmp_path)
+    proc, got = imports(launcher("hook", "SessionStart", "inject"), start(tmp_path, "c2"))
+    assert proc.returncode == 0
+    assert "the work so far" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "tomllib" not in got
+    assert not got & {"re", "typing", "datetime", "enum"}
+    assert {"session_watcher.base.config"} <= got
+
+
+def test_a_config_file_is_still_read_by_the_session_start_hook(tmp_path: Path) -> None:
+    """A config file that exists is parsed: its handoff_stale_min makes a minute-old handoff stale."""
+    from session_watcher.base import paths
+    from session_watcher.state import handoffs
+
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("handoff_stale_min = 1\n")
+
+    handoffs.write_pending({"project": str(tmp_path.resolve()), "parentSession": "parent",
+                            "createdAt": time.time() - 120, "note": "session-watcher handoff from parent\nold"})
+    proc, got = imports(launcher("hook", "SessionStart", "inject"), start(tmp_path, "c3"))
+    assert (proc.returncode, proc.stdout) == (0, b"")  # stale by the file's own limit
+    assert "tomllib" in got
+
+
+def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> None:
+    """A Stop hook with new lines to fold (no alert due, no new path): the fold's modules, bounded."""
+    t, _p = folded_session(tmp_path)
+    shutil.copy(TRANSCRIPTS / "tool_heavy.jsonl", t)  # another file in its place: folded from the start
+    proc, got = imports(launcher("hook", "Stop"), json.dumps(payload("s", t)).encode())
+    assert proc.returncode == 0
+    allowed = OS | SAVED_STATE | FOLD | {"session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.run",
+                                        "session_watcher.state.tail", "session_watcher.state.spawn", "select",
+                                        "session_watcher.core.health", "session_watcher.core.prices",
+                                        "session_watcher.core.eoq", "math", "session_watcher.core.window"}
+    assert got >= FOLD
+    assert got <= allowed, got - allowed
