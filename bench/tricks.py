@@ -120,10 +120,7 @@ def launcher_variants(launcher: Path, tmp: Path, unmeasured: list[str]) -> dict[
     """{variant: (the trick it goes without, its launcher)}: copies of install.sh's launcher without
     one trick each, and without all of them."""
     text = launcher.read_text()
-    bundle = "".join(ln for ln in text.splitlines(keepends=True)
-                     if "session_watcher.hooks.bundle" in ln or ln.startswith("install("))
     cuts = {
-        "no bundle": ("the module bundle", bundle or "\0", ""),
         "no os._exit": ("os._exit", "import os\nos._exit(rc)\n", "raise SystemExit(rc)\n"),
         "gc on": ("gc off", "gc.disable()\n", ""),
     }

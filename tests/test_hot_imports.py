@@ -17,9 +17,8 @@ from typing import Any
 from tests.oracle import TRANSCRIPTS, hook, launcher, payload, statusline
 from tests.statefile import load_state, state_file
 
-# beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the bundle's loader
-OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno",
-      "session_watcher", "session_watcher.hooks.bundle"}
+# beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the package's face
+OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher"}
 RENDER = {"session_watcher.hooks.statusline", "session_watcher.core", "session_watcher.core.render",
           "session_watcher.core.status", "session_watcher.core.health", "session_watcher.core.prices",
           "session_watcher.core.eoq", "math", "session_watcher.core.window"}
