@@ -198,6 +198,30 @@ def test_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
                                                       "session_watcher.state.s -> session_watcher.cli.c"]
 
 
+DEAD_KINDS = ("function", "method", "class", "import", "property", "unreachable_code")  # not a TypedDict's fields
+
+
+def dead_code(*paths: Path) -> list[str]:
+    """What vulture finds unused in `paths` (its 60 % confidence: functions, methods, classes)."""
+    from vulture import Vulture
+
+    v = Vulture()
+    v.scavenge([str(p) for p in paths])
+    return [f"{item.filename}:{item.first_lineno}: {item.message}" for item in v.get_unused_code(min_confidence=60)
+            if item.typ in DEAD_KINDS]
+
+
+def test_no_dead_code() -> None:
+    """The package holds no code nothing calls (tools/vulture_allow.py lists what only the standard
+    library or the tests use)."""
+    assert dead_code(REPO / PACKAGE, REPO / "tools" / "vulture_allow.py") == []
+
+
+def test_the_dead_code_check_finds_a_dead_function(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def used():\n    return 1\n\n\ndef unused():\n    return used()\n\n\nused()\n")
+    assert [line.split(": ", 1)[1] for line in dead_code(tmp_path)] == ["unused function 'unused'"]
+
+
 def test_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
     """The check itself can fail: a lazy import inside a function closing a loop is a cycle."""
     pkg = tmp_path / PACKAGE
