@@ -549,3 +549,45 @@ def test_rule5_handoff_digest_is_linear_in_the_files_edited() -> None:
     assert d.edited == [str(x) for x in names[::-1]]
     note = core.compose(d, [], "/p", core.header("s", "now", 1, None))
     assert "earlier)" in note  # the list in the note is bounded, the rest counted
+
+
+# ----------------------------------------------------------------------------- 6. the live page serves its owner
+
+def test_rule6_fifty_idle_or_half_sent_connections_cannot_starve_the_owner(tmp_path: Path) -> None:
+    """50 connections open on the live page, half sending nothing, half a request line without its
+    end (header deadline 30 s, far beyond what the test waits): a request carrying the token is
+    answered, the page whole, while all 50 are still open. Before, they held every slot."""
+    import http.client
+    import socket
+
+    from session_watcher.reports.live_view import Limits, LiveView
+    from tests.test_hardening_serve import small_transcript
+
+    view = LiveView(str(small_transcript(tmp_path)), limits=Limits(connections=4, timeout=60.0, header_seconds=30.0))
+    view.start()
+    flood: list[socket.socket] = []
+    try:
+        for i in range(50):
+            sock = socket.create_connection(("127.0.0.1", view.port), timeout=30)
+            if i % 2:
+                sock.sendall(b"GET /?token=wrong HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
+            flood.append(sock)
+        conn = http.client.HTTPConnection("127.0.0.1", view.port, timeout=20)  # 'answered at all' bound
+        try:
+            conn.request("GET", f"/?token={view.token}")
+            reply = conn.getresponse()
+            body = reply.read()
+        finally:
+            conn.close()
+        assert reply.status == 200
+        assert b"secret-plan" in body
+        for sock in flood:  # the flood is still there: the answer did not wait for it to go
+            sock.settimeout(0)
+            try:
+                assert sock.recv(1) != b""
+            except BlockingIOError:
+                pass
+    finally:
+        for sock in flood:
+            sock.close()
+        view.close()
