@@ -591,3 +591,33 @@ def test_rule6_fifty_idle_or_half_sent_connections_cannot_starve_the_owner(tmp_p
         for sock in flood:
             sock.close()
         view.close()
+
+
+def test_rule3_a_hook_never_runs_a_git_planted_in_the_project(tmp_path: Path) -> None:
+    """A repository with an executable `git` at its root and a PATH with an empty element before git's
+    folder: the hook (run in the project, as Claude Code runs it) asks the real git what is ignored,
+    never the planted one."""
+    import os
+    import shutil as sh
+    import subprocess
+
+    from tests.oracle import launcher
+
+    project, transcript = project_session(tmp_path, "")
+    (project / ".gitignore").write_text("mix.exs\n")
+    marker = tmp_path / "planted-git-ran"
+    (project / "git").write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    (project / "git").chmod(0o755)
+    real_git = sh.which("git")
+    assert real_git is not None
+    path = f":{os.path.dirname(real_git)}:/usr/bin:/bin"  # empty first (PATH=":$PATH"): the project's folder
+    raw = json.dumps({"session_id": LONG_ID, "transcript_path": str(transcript), "cwd": str(project),
+                      "hook_event_name": "Stop"}).encode()
+    proc = subprocess.run(launcher("hook", "Stop"), input=raw, cwd=project, capture_output=True, timeout=120,
+                          env={**os.environ, "PATH": path}, check=False)
+    assert proc.returncode == 0
+    assert not marker.exists()
+    status = json.loads(sw("status", "--session", LONG_ID, "--json").stdout)
+    mix = [b for b in status["buckets"] if b["type"] == "file" and b["path"].endswith("/mix.exs")]
+    assert mix
+    assert mix[0]["included"] is False  # the real git said it is ignored
