@@ -4,6 +4,14 @@ was found, with real processes, files, sockets and PATHs, loopback only.
 1. The handoff note is quoted data: a preamble says so, only typed prompts are the user's words,
    no transcript text can spell the note's framing, its size is bounded in UTF-16 code units.
 2. One cleaner (`core.text.clean`) for every text a person or a model reads.
+3. A repository's files are untrusted: a project's include stays inside it, a config that does not
+   parse is a bad file, nothing is looked up on an empty or relative PATH element.
+4. Outbound work: one deadline per request, one exporter per user, a bad header named once.
+5. What is written is bounded and swept; the plugin's stamp survives a newline; `handoff` is linear.
+6. The live page serves its owner while 50 idle or half-sent connections are open.
+
+Each test fails on the code this round started from (919a064); none asserts how fast anything ran
+(a wait has a generous bound that only catches a hang).
 """
 
 from __future__ import annotations
