@@ -76,8 +76,9 @@ def _prompt_text(content: object) -> str | None:
     elif isinstance(content, list):
         if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
             return None
-        text = "\n".join(b["text"] for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        text = "\n".join(b["text"] for b in content  # each part the user's own: hook output and notes aside
+                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+                         and not b["text"].lstrip().startswith(NOT_PROMPTS))
     else:
         return None
     text = text.strip()

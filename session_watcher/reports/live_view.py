@@ -26,10 +26,12 @@ The page shows commands, URLs and prompts, so it is the user's alone:
   page) is refused (421);
 * a request must have sent its request line and headers within HEADER_SECONDS of its start, however
   it trickles them (the socket's timeout is per read, which a byte every few seconds resets);
-* at most MAX_CONNECTIONS connections are read and answered at once (the others wait in the listen
-  backlog), and event streams, which last, are held in a budget of their own, MAX_STREAMS (a stream
-  past it is answered 503): open streams can never take the slots a page load needs, and a page load
-  waits at most HEADER_SECONDS behind requests that trickle;
+* until its header is in, a connection waits in the gate (`reports.gate`: one selector thread, at
+  most 256 waiting, the oldest dropped past that), holding no slot: idle or half-sent connections
+  cannot starve the owner, whose request (the token in its query) is also served first;
+* at most MAX_CONNECTIONS requests are answered at once, and event streams, which last, are held in
+  a budget of their own, MAX_STREAMS (a stream past it is answered 503): open streams can never take
+  the slots a page load needs;
 * a socket idle for SOCKET_TIMEOUT is closed; the server stops by itself after `idle_stop` seconds
   with no connection; a client that goes away is not an error.
 
@@ -57,6 +59,7 @@ from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
 
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Callable
 
     from session_watcher.core.shapes import Config, State
 
@@ -234,18 +237,25 @@ def _diff(snap: Snapshot, sent: dict[str, Any]) -> list[str]:
 
 class _Deadline(io.RawIOBase):
     """A socket's reading side that gives up once `deadline` (monotonic) has passed, however the
-    bytes trickle: the socket's own timeout restarts with every byte."""
+    bytes trickle: the socket's own timeout restarts with every byte. It first gives back `prefix`,
+    the bytes the gate read (the first request's header)."""
 
-    def __init__(self, sock: socket.socket, idle: float) -> None:
+    def __init__(self, sock: socket.socket, idle: float, prefix: bytes = b"") -> None:
         super().__init__()
         self.sock = sock
         self.idle = idle
         self.deadline: float | None = None
+        self.prefix = memoryview(prefix)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
+        if self.prefix:
+            n = min(len(buffer), len(self.prefix))
+            buffer[:n] = self.prefix[:n]
+            self.prefix = self.prefix[n:]
+            return n
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
             if left <= 0:
@@ -255,37 +265,72 @@ class _Deadline(io.RawIOBase):
 
 
 class _Server(ThreadingHTTPServer):
-    """A thread per connection: at most `slots` connections being read or answered, and at most
-    `streams` event streams besides; the accept loop waits for a free slot."""
+    """Connections wait in the gate (`reports.gate`: one thread, no slot) until their request header
+    is in; then a thread per connection: at most `slots` connections being answered, the owner's
+    (its token in the query) first, and at most `streams` event streams besides."""
 
     daemon_threads = True
     request_queue_size = BACKLOG
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], slots: int,
-                 streams: int, stopping: threading.Event) -> None:
-        self.slots = threading.BoundedSemaphore(slots)
-        self.streams = threading.BoundedSemaphore(streams)
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], limits: Limits,
+                 stopping: threading.Event, owner: Callable[[str], bool]) -> None:
+        from session_watcher.reports.gate import Gate
+
+        self.slots = threading.BoundedSemaphore(limits.connections)
+        self.streams = threading.BoundedSemaphore(limits.streams)
         self.stopping = stopping
         self.active = 0
         self.last_active = time.monotonic()
         self._count = threading.Lock()
         self._slot_held: set[int] = set()  # id(request) of the connections holding a slot
         self._stream_held: set[int] = set()
+        self.gate = Gate(limits.header_seconds, owner, stopping)
+        self.prefetched: dict[int, bytes] = {}  # id(request) -> the header bytes the gate read
         super().__init__(address, handler)
 
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        self._gate = threading.Thread(target=self.gate.run, name="live-view-gate", daemon=True)
+        self._gate.start()
+        threading.Thread(target=self._dispatch, name="live-view-dispatch", daemon=True).start()
+        super().serve_forever(poll_interval)
+
+    def server_close(self) -> None:
+        super().server_close()
+        gate = getattr(self, "_gate", None)
+        if gate is not None and self.stopping.is_set():
+            gate.join(5)  # it closes the connections still waiting, and its own pipe
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        while not self.slots.acquire(timeout=0.2):
+        """The accept loop's hand-off: into the gate, never a wait."""
+        self.last_active = time.monotonic()
+        self.gate.add(request, client_address)
+
+    def _dispatch(self) -> None:
+        """Complete requests, the owner's first, each to a thread of its own once a slot is free."""
+        import queue
+
+        while not self.stopping.is_set():
+            try:
+                _, _, request, client_address, header = self.gate.ready.get(timeout=0.2)
+            except queue.Empty:
+                continue
             if self.stopping.is_set():
                 self.shutdown_request(request)
-                return
-        with self._count:
-            self.active += 1
-            self._slot_held.add(id(request))
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._done(request)
-            raise
+                break
+            while not self.slots.acquire(timeout=0.2):
+                if self.stopping.is_set():
+                    self.shutdown_request(request)
+                    return
+            with self._count:
+                self.active += 1
+                self._slot_held.add(id(request))
+            self.prefetched[id(request)] = header
+            try:
+                super().process_request(request, client_address)
+            except Exception:  # no thread to be had: this connection goes, the server stays
+                self.prefetched.pop(id(request), None)
+                self._done(request)
+                self.shutdown_request(request)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
@@ -353,7 +398,8 @@ class LiveView:
             def setup(self) -> None:
                 super().setup()
                 self.rfile.close()  # the socket's own reader: replaced by one with a deadline
-                self.reading = _Deadline(self.connection, sock_timeout)
+                prefix = view.server.prefetched.pop(id(self.request), b"")
+                self.reading = _Deadline(self.connection, sock_timeout, prefix)
                 self.rfile = io.BufferedReader(self.reading)
 
             def handle_one_request(self) -> None:
@@ -391,7 +437,7 @@ class LiveView:
                 else:
                     self.send_error(404)
 
-        self.server = _Server(("127.0.0.1", port), Handler, limits.connections, limits.streams, self.stopping)
+        self.server = _Server(("127.0.0.1", port), Handler, limits, self.stopping, self.allowed)
         self.port = int(self.server.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}/?token={self.token}"
         self.hosts = {f"{h}:{self.port}" for h in ("127.0.0.1", "localhost", "[::1]")}

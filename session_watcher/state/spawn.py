@@ -1,9 +1,10 @@
 """Start helper programs from the hook without importing `subprocess`.
 
 `import subprocess` costs about 8 ms (signal, threading, selectors, ...), more than the git call it
-would make. `run` spawns with `os.posix_spawnp` (argument list, no shell), feeds stdin and drains
-stdout through `select` so neither pipe can fill up, and kills the child at the deadline. Where
-`posix_spawnp` is missing (Windows), it falls back to `subprocess`. `detached` starts a child that
+would make. `run` spawns with `os.posix_spawn` (argument list, no shell; the program looked up in
+the absolute folders of PATH only, `which`), feeds stdin and drains stdout through `select` so
+neither pipe can fill up, and kills the child at the deadline. Where `posix_spawnp` is missing
+(Windows), it falls back to `subprocess`. `detached` starts a child that
 outlives the hook (the notifier's deliverer, the OpenTelemetry exporter): its own session, stdio on
 /dev/null (an inherited pipe would keep Claude Code waiting for the hook's output), an empty signal
 mask, and `data` on a private pipe.
@@ -19,10 +20,28 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 
+def which(name: str, path: str | None = None) -> str | None:
+    """The program `name` names: an absolute path as it is, else `name` in an absolute folder of PATH.
+    Never an empty or relative PATH element (a trailing `:` means the current folder: the project a
+    hook runs in, whose planted `git` must not run), never a relative path."""
+    if "/" in name:
+        return name if os.path.isabs(name) else None
+    for folder in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep):
+        if folder and os.path.isabs(folder):
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
 def run(argv: Sequence[str], data: bytes, timeout: float) -> tuple[int, bytes] | None:
-    """(exit status, stdout) of `argv` given `data` on stdin; None when it cannot run or time ran out."""
+    """(exit status, stdout) of `argv` given `data` on stdin; None when it cannot run or time ran out.
+    The program is found by `which` (absolute PATH folders only)."""
     if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
         return _run_subprocess(argv, data, timeout)
+    program = which(argv[0])
+    if program is None:
+        return None
     import select
 
     in_r, in_w = os.pipe()
@@ -30,7 +49,7 @@ def run(argv: Sequence[str], data: bytes, timeout: float) -> tuple[int, bytes] |
     devnull = os.open(os.devnull, os.O_WRONLY)
     actions = [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
     try:
-        pid = os.posix_spawnp(argv[0], list(argv), os.environ, file_actions=actions)
+        pid = os.posix_spawn(program, list(argv), os.environ, file_actions=actions)
     except OSError:
         for fd in (in_r, in_w, out_r, out_w, devnull):
             os.close(fd)
