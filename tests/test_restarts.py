@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from session_watcher.core import backtest as bt
 from session_watcher.core import handoff
 from session_watcher.core import restarts as rs
 from tests.oracle import TRANSCRIPTS, sw
@@ -18,8 +19,9 @@ from tests.oracle import TRANSCRIPTS, sw
 PARENT = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # 157 calls, 5-minute writes, opus-4-6
 
 
-def call(n: int, ts: float, cr: int, cw: int, seg: int = 0, one_hour: bool = False, inp: int = 0) -> rs.Call:
-    return rs.Call(n, seg, ts, inp, cr, 0 if one_hour else cw, cw if one_hour else 0, "claude-opus-4-6")
+def call(n: int, ts: float, cr: int, cw: int, seg: int = 0, one_hour: bool = False, inp: int = 0) -> bt.Call:
+    return bt.Call(call=n, segment=seg, total=inp + cr + cw, b_default=None, cr=cr, cw5m=0 if one_hour else cw,
+                   cw1h=cw if one_hour else 0, model="claude-opus-4-6", ts=ts, inp=inp)
 
 
 def test_a_handoff_restart_priced_by_hand() -> None:

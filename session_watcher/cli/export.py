@@ -58,7 +58,7 @@ def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dic
     """(status document, every alert fired, the last call's time) of a finished transcript; None
     for one without a call (or none since `since`). `taken` collects what pricing the restarts taken
     needs, as `backtest` collects it (session id -> transcript, parent, calls)."""
-    from session_watcher.core.restarts import calls_from_trace
+    from session_watcher.core.backtest import calls_from_trace
     from session_watcher.sessions.replay import replay, transcript_cwd
 
     doc, trace = replay(path)

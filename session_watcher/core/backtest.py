@@ -53,7 +53,8 @@ LAMP_SEGMENT = 20  # a segment shorter than this has no lamp rate of its own (on
 
 
 class Call(NamedTuple):
-    """One main-chain API call as the backtest needs it."""
+    """One main-chain API call of `replay`'s trace: what the backtest and the pricing of the restarts
+    taken (core.restarts) read of it. The one call type of the package's trace (`call_from_trace`)."""
 
     call: int  # its number in the session (1-based)
     segment: int
@@ -72,6 +73,13 @@ class Call(NamedTuple):
     # the call's other iterations when its usage lists several (the fields above are its context, the
     # last `message` iteration): (model, None for the call's own, cr, cw5m, cw1h) each
     extra: tuple[tuple[str | None, int, int, int], ...] = ()
+    ts: float | None = None  # when it was made
+    inp: int = 0  # its uncached input (total = inp + cr + cw5m + cw1h)
+
+    @property
+    def ttl(self) -> str | None:
+        """The cache class it wrote to: "1h", "5m", or None when it wrote nothing."""
+        return "1h" if self.cw1h > 0 else "5m" if self.cw5m > 0 else None
 
 
 class Policy(TypedDict):
@@ -97,7 +105,8 @@ class Stability(TypedDict):
 
 
 def _int(v: object) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+    """A count of the trace: a number above 0, else 0."""
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
 
 
 def _num(v: object) -> float | None:
@@ -107,8 +116,9 @@ def _num(v: object) -> float | None:
 def call_from_trace(row: Mapping[str, Any]) -> Call:
     """A `replay` trace row (the status document after the call, plus its own usage and alerts)."""
     u = row.get("usage") or {}
-    cr, cw = _int(u.get("cr")), _int(u.get("cw"))
+    inp, cr, cw = _int(u.get("in")), _int(u.get("cr")), _int(u.get("cw"))
     cw1h = min(_int(u.get("cw1h")), cw)
+    ts = row.get("ts")
     kinds = {a.get("kind") for a in row.get("alerts") or () if isinstance(a, dict)}
     b_default = row.get("bDefault")
     extra = tuple((it[0] if isinstance(it[0], str) else None, _int(it[1]), _int(it[2]), _int(it[3]))
@@ -116,12 +126,13 @@ def call_from_trace(row: Mapping[str, Any]) -> Call:
     return Call(
         call=_int(row.get("call")),
         segment=_int(row.get("segment")),
-        total=_int(u.get("in")) + cr + cw,
+        total=inp + cr + cw,
         b_default=int(b_default) if isinstance(b_default, int | float) else None,
         cr=cr, cw5m=cw - cw1h, cw1h=cw1h,
         model=u.get("model") or row.get("model"),
         x=_num(row.get("x")), x_sweet=_num(row.get("xSweet")), g=_num(row.get("g")),
         lamp=row.get("lamp"), gate="gate" in kinds, guard="guard" in kinds, extra=extra,
+        ts=float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None, inp=inp,
     )
 
 

@@ -38,7 +38,8 @@ def _call(state: State, cfg: Config, fired: list[Alert], usage: CallUsage) -> Ca
     q = quantities(state, cfg)
     e = state["engine"]
     return call_from_trace({"call": e["calls"], "segment": e["segment"], "bDefault": q["bDefault"], "x": q["x"],
-                            "xSweet": q["xSweet"], "g": q["g"], "lamp": q["lamp"], "alerts": fired, "usage": usage})
+                            "xSweet": q["xSweet"], "g": q["g"], "lamp": q["lamp"], "alerts": fired, "usage": usage,
+                            "ts": usage["ts"]})
 
 
 class Observed(NamedTuple):

@@ -4,7 +4,7 @@ SPEC v3, "A restart you can act on": a child session that started with a handoff
 parent (its `parentSession`, read from the note its transcript holds); Claude Code 2.1.332's idle
 compaction (a 1-hour session of 200k+ tokens compacted at about minute 54 of idleness) is the same
 move inside one session: the context after it is a fresh segment's. Each restart is priced from the
-calls both sides really made (`Call`s from `replay`'s trace rows):
+calls both sides really made (`core.backtest.Call`s from `replay`'s trace rows):
 
 * the carry priced before (the note's own first line, for a handoff) and the carry written in fact:
   the child's first call, its whole prompt, at what it really cost;
@@ -23,7 +23,7 @@ A compaction's own summary request is a subagent's call and is not in either sid
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import prices
 from session_watcher.core.eoq import TTL_SECONDS
@@ -31,46 +31,9 @@ from session_watcher.core.eoq import TTL_SECONDS
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+    from session_watcher.core.backtest import Call
+
 IDLE_COMPACTION_S = 45 * 60  # a compaction after this much idleness on a 1-hour cache is the client's own
-
-
-class Call(NamedTuple):
-    """One main-chain API call as pricing a restart needs it."""
-
-    call: int
-    segment: int
-    ts: float | None
-    inp: int
-    cr: int
-    cw5m: int
-    cw1h: int
-    model: str | None
-
-    @property
-    def total(self) -> int:
-        return self.inp + self.cr + self.cw5m + self.cw1h
-
-    @property
-    def ttl(self) -> str | None:
-        return "1h" if self.cw1h > 0 else "5m" if self.cw5m > 0 else None
-
-
-def _int(v: object) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
-
-
-def calls_from_trace(rows: Iterable[Mapping[str, Any]]) -> list[Call]:
-    """`replay`'s trace rows (one per main-chain call: the status after it, its own usage and time)."""
-    out = []
-    for row in rows:
-        u = row.get("usage") or {}
-        cw = _int(u.get("cw"))
-        cw1h = min(_int(u.get("cw1h")), cw)
-        ts = row.get("ts")
-        out.append(Call(_int(row.get("call")), _int(row.get("segment")),
-                        float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None,
-                        _int(u.get("in")), _int(u.get("cr")), cw - cw1h, cw1h, u.get("model") or row.get("model")))
-    return out
 
 
 def _usd(c: Call, read: float, w5m: float, w1h: float) -> float | None:

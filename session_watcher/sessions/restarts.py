@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import restarts as core
+from session_watcher.core.backtest import calls_from_trace
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -67,7 +68,7 @@ def _replayed(session_id: str, overrides: dict[str, Any] | None, taken: dict[str
 def note_taken(taken: dict[str, Any], transcript: str, status: dict[str, Any], trace: list[dict[str, Any]]) -> None:
     """What pricing the restarts taken needs of a replayed session, kept in `taken` under its id:
     (its transcript, its parent session, its calls as core.restarts reads them)."""
-    taken[str(status.get("sessionId"))] = (transcript, status.get("parentSession"), core.calls_from_trace(trace))
+    taken[str(status.get("sessionId"))] = (transcript, status.get("parentSession"), calls_from_trace(trace))
 
 
 def restarts_taken(taken: dict[str, Any], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
