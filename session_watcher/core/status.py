@@ -6,7 +6,7 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 from __future__ import annotations
 
 from session_watcher.core import health, prices
-from session_watcher.core.engine import bill_counted
+from session_watcher.core.engine import bill_counted, reminder_interval
 from session_watcher.core.eoq import quantities
 from session_watcher.core.window import context_window
 
@@ -76,7 +76,7 @@ def status_document(state: State, cfg: Config, with_buckets: bool = True,
     window = window_of(state)
     b_full = q["bFull"]
     display_b = None if b_full is None else (min(b_full, pressure) if pressure is not None else b_full)
-    n_back = q["backstopN"]
+    n_back = reminder_interval(e, q["backstopN"], cfg)  # the back-off included
     return {
         "sessionId": state["sessionId"],
         "parentSession": state.get("parentSession"),  # the session whose handoff this one started with
@@ -107,7 +107,8 @@ def status_document(state: State, cfg: Config, with_buckets: bool = True,
         "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
         "billProgress": round(e["billProgress"], 6),
         "bills": e["bills"],
-        "backstop": {"n": e["sinceAlert"] if e["fired"] else e["dwellBills"], "N": n_back},
+        # N: bill cycles from the last advice to the next reminder (the back-off included); base: before it
+        "backstop": {"n": e["sinceAlert"] if e["fired"] else e["dwellBills"], "N": n_back, "base": q["backstopN"]},
         "dwell": {"calls": e["dwell"], "bills": e["dwellBills"], "alerted": e["fired"],
                   "reminders": e["reminders"], "billCounted": bool(e["dwell"]) and bill_counted(e, cfg)},
         "billsTotal": e["billsTotal"],
