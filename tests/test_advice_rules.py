@@ -114,3 +114,25 @@ def test_no_gate_before_the_segments_tenth_call() -> None:
     _, trace = run(t, config.merge({"gate_min_calls": 1}))
     seg = [r for r in trace if r["segment"] == 1]
     assert next(i for i, r in enumerate(seg) if r["alerts"]) < 9
+
+
+@pytest.mark.parametrize("amber", [0.001, 0.05])
+def test_the_page_draws_amber_where_the_config_starts_it(tmp_path: Any, amber: float) -> None:
+    """One definition of where amber starts: the session page's bp scale comes from the fold's
+    `lampAt` (the config's bp_amber and bp_red), not from a figure of its own."""
+    from pathlib import Path
+
+    from session_watcher.replay import replay
+    from session_watcher.reports import session_page_data as page
+
+    t = Transcript(cwd=str(tmp_path))
+    t.call(0, 19_999)
+    growing(t, 20_000, 1_000, 40)
+    path = t.save(Path(tmp_path) / "s.jsonl")
+    cfg = config.merge({"bp_amber": amber})
+    _, trace = replay(str(path), cwd=str(tmp_path), cfg=cfg)
+    model = page.build_model(path.read_bytes().splitlines(keepends=True), "s", trace)
+    assert model["lampAt"] == {"amber": amber, "red": 0.25}
+    js = (Path(page.__file__).parent / "assets" / "session_page.js").read_text()
+    assert "M.lampAt" in js
+    assert "{v: 0.10" not in js  # no threshold of its own

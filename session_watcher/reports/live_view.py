@@ -91,6 +91,7 @@ SESSION_KEYS = (
     "story",
     "storyAvailable",
     "storyError",
+    "lampAt",
 )
 
 
