@@ -10,7 +10,7 @@ import pytest
 
 from bench.synth import Transcript
 from session_watcher import config
-from session_watcher.core import engine, status
+from session_watcher.core import engine, eoq, status
 
 CFG = config.merge()
 
@@ -136,3 +136,67 @@ def test_the_page_draws_amber_where_the_config_starts_it(tmp_path: Any, amber: f
     js = (Path(page.__file__).parent / "assets" / "session_page.js").read_text()
     assert "M.lampAt" in js
     assert "{v: 0.10" not in js  # no threshold of its own
+
+
+# --------------------------------------------------------------------------- one price
+
+def test_one_restart_saving_for_the_status_line_the_alert_and_status() -> None:
+    """The gate's alert (what the notification prints), the status document and the status line's
+    figure are eoq.restart_saving of the same call; with the cache cold the saving adds the re-write
+    a restart spares: restart_cost(cRatio, L, shared) - L."""
+    t = Transcript()
+    t.call(10_000, 10_000)  # 10k of the prefix read from the cache: shared
+    growing(t, 20_000, 1_000, 18)  # the gate comes at call 19, one past the sweet spot
+    state, trace = run(t)
+    gate = trace[-1]
+    assert [a["kind"] for a in gate["alerts"]] == ["gate"]
+    alert = gate["alerts"][0]
+    q = eoq.quantities(state, CFG)
+    warm = eoq.restart_saving(state, q)
+    assert (alert["saving"], alert["savingUsd"]) == warm
+    assert (gate["saving"], gate["savingUsd"]) == (round(warm[0], 1), round(warm[1], 6))
+    cold = eoq.restart_saving(state, q, cold=True)
+    big_l = state["context"]["pressure"]
+    assert big_l == 39_001  # 1 input, 38,000 read, 1,000 written
+    assert cold[0] == pytest.approx(warm[0] + 12.5 * (big_l - 10_000) + 10_000 - big_l)
+    doc = status.status_document(state, CFG, cold=True)
+    assert doc["savingUsd"] == round(cold[1], 6)
+    last = state["engine"]["lastTs"]
+    assert not eoq.cache_cold(state, CFG, last + 300)  # the 5-minute class, to the second
+    assert eoq.cache_cold(state, CFG, last + 301)
+    assert not eoq.cache_cold(state, {**CFG, "cliff": {"5m": 600}}, last + 301)  # the user's own cliff
+
+
+@pytest.mark.parametrize("idle", [5.0, 3600.0])
+def test_the_status_line_prices_a_cold_cache(tmp_path: Any, idle: float) -> None:
+    """Through the real status line: the session's last call `idle` seconds ago. Warm: the line says
+    the alert's saving; cold: the saving with the re-write a restart spares (never the warm one)."""
+    import json
+    import os
+    import time
+    from pathlib import Path
+
+    from session_watcher.core.render import money
+    from tests.oracle import hook, payload, statusline
+
+    last = time.time() - idle
+    t = Transcript(session_id="price", cwd=str(tmp_path), step=1.0)
+    t.call(10_000, 10_000, at=last - 30)
+    cr = 20_000
+    for i in range(18):  # the gate at the last call, 19
+        cr += 1_000
+        t.call(cr, 1_000, at=last - 17 + i)
+    path = t.save(Path(tmp_path) / "price.jsonl")
+    assert hook("SessionStart", payload("price", path, "SessionStart", source="startup")).returncode == 0
+    state, trace = run(t)
+    q = eoq.quantities(state, CFG)
+    want = eoq.restart_saving(state, q, cold=idle > 300)[1]
+    assert want is not None
+    raw = json.dumps({"session_id": "price", "transcript_path": str(path), "cwd": str(tmp_path),
+                      "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}}).encode()
+    line = statusline(raw, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}).stdout.decode()
+    assert f"restart saves {money(want)} " in line, line
+    if idle > 300:
+        assert money(want) != money(trace[-1]["alerts"][0]["savingUsd"])
+    else:
+        assert money(want) == money(trace[-1]["alerts"][0]["savingUsd"])

@@ -503,7 +503,7 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
     e = state["engine"]
     model = state["context"]["model"]
     base = q["bDefault"] or q["bFull"] or 0
-    saving = q["saving"]
+    saving, saving_usd = eoq.restart_saving(state, q)  # the status line's figure (warm: a call just came)
     return {
         "kind": kind, "call": call, "sessionId": state["sessionId"], "lamp": q["lamp"],
         "x": q["x"], "xSweet": q["xSweet"], "br": q["br"], "B": q["bFull"], "bDefault": q["bDefault"],
@@ -512,7 +512,7 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
         "project": state["context"]["project"], "ts": e["lastTs"],
         "system": e["floor"], "files": max(0, base - (e["floor"] or 0)), "cRatio": q["cRatio"],
         "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
-        "saving": saving, "savingUsd": None if saving is None else prices.read_usd(model, saving),
+        "saving": saving, "savingUsd": saving_usd,
         # the optimal cycle's length in calls: the horizon the saving is counted over
         "cycle": None if q["dhat"] is None else q["dhat"] * base / q["g"],
     }

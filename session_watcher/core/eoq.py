@@ -237,3 +237,28 @@ def quantities(state: State, cfg: Config) -> Quantities:
         "saving": cycle_saving(big_l, base, g, dh, k),
     })
     return q
+
+
+def cache_cold(state: State, cfg: Config, now: float | None) -> bool:
+    """The session's cache has expired by `now` (seconds): its last real request is older than the
+    cache's lifetime (`cache_lifetime`: the TTL class it wrote at, or the user's inferred cliff)."""
+    e = state["engine"]
+    life = cache_lifetime(e["ttl"], cfg.get("cliff"))
+    return now is not None and life is not None and e["lastTs"] is not None and now - e["lastTs"] > life
+
+
+def restart_saving(state: State, q: Quantities, *, cold: bool = False) -> tuple[float | None, float | None]:
+    """What restarting now saves, (read-price tokens, dollars; None where not valid or not priced):
+    the one figure the status line, the alerts and their notification, `status` and the session page
+    show. Warm: over the next optimal cycle, `saving` = m (L - B) - K. With the cache `cold` (expired:
+    `cache_cold`, or the client says so), the session's next call would also re-write its context,
+    all but the prefix a cold call still reads (the shared one, as K does): a restart spares that
+    re-write too, restart_cost(cRatio, L, shared) - L on top (L: the last call's whole context).
+    `q`: the state's `quantities`."""
+    saving = q["saving"]
+    if saving is None:
+        return None, None
+    if cold:
+        big_l = float(max(q["L"] or 0, state["context"].get("pressure") or 0))
+        saving += restart_cost(q["cRatio"], big_l, q["shared"]) - big_l
+    return saving, prices.read_usd(state["context"].get("model"), saving)

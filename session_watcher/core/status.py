@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from session_watcher.core import health, prices
 from session_watcher.core.engine import bill_counted, reminder_interval
-from session_watcher.core.eoq import quantities
+from session_watcher.core.eoq import quantities, restart_saving
 from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -64,13 +64,15 @@ def window_of(state: State) -> int | None:
 
 
 def status_document(state: State, cfg: Config, with_buckets: bool = True,
-                    with_health: bool = True) -> dict[str, Any]:
+                    with_health: bool = True, cold: bool = False) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
     show it, and its shell loads only part of the path map); `with_health=False` leaves `health`
     None (its grade counts the session's tool calls: a long replay's trace spent a third of its
-    time there)."""
+    time there); `cold`: the cache has expired (the status line and `status` judge it at their
+    time), and `saving` / `savingUsd` count the re-write a restart spares (eoq.restart_saving)."""
     e = state["engine"]
     q = quantities(state, cfg)
+    saving, saving_usd = restart_saving(state, q, cold=cold)
     ctx = state["context"]
     pressure = ctx.get("pressure")
     window = window_of(state)
@@ -99,8 +101,8 @@ def status_document(state: State, cfg: Config, with_buckets: bool = True,
         "cEff": _round(q["cEff"]),
         "shared": e["shared"],
         "restartCost": _round(q["K"], 1),
-        "saving": _round(q["saving"], 1),
-        "savingUsd": None if q["saving"] is None else _round(prices.read_usd(ctx.get("model"), q["saving"])),
+        "saving": _round(saving, 1),
+        "savingUsd": _round(saving_usd),
         "burnRate": _round(q["burnRate"]),
         "rateLamp": {"wallP": q["wallP"], "burnRate": _round(q["burnRate"])},
         "lamp": q["lamp"],
@@ -125,7 +127,7 @@ def status_document(state: State, cfg: Config, with_buckets: bool = True,
         "health": health.grade(state["health"], window) if with_health else None,
         "alerts": list(state["alerts"]),
         "badLines": state["bad"],
-        "plan": plan_view(ctx.get("plan"), q["saving"], ctx.get("model")),
+        "plan": plan_view(ctx.get("plan"), saving, ctx.get("model")),
         **tally_document(state),
     }
 
