@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bench.synth import MODEL, Transcript
@@ -87,6 +87,7 @@ def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict
     else:
         lamp = "green"
     saving = (dhat * b / g) * (seg["L"] - b) - c_eff * b
+    seg["x"], seg["x_sweet"] = x, 1 + dhat
     return lamp, rent, math.ceil(cfg["backstop_base"] * 0.4142 / mf) if mf > 0 else None, saving
 
 
@@ -111,13 +112,15 @@ def _worth(seg: dict[str, Any], saving: float, cfg: dict[str, Any]) -> bool:
     return saving >= cfg["advice_min_share"] * seg["units"]
 
 
-def _alert(seg: dict[str, Any], completed: int, n_back: int | None, saving: float, cfg: dict[str, Any]
-           ) -> str | None:
+def _alert(seg: dict[str, Any], completed: int, n_back: int | None, saving: float, right: bool,
+           cfg: dict[str, Any]) -> str | None:
     """In deep water: the gate once (per segment) when the dwell, a counted bill, the segment's
     calls and the floor allow; then reminders after N_back, 2 N_back, 4 N_back ... bill cycles in deep
     water, at most remind_cap unless the saving doubled again since the gate (twice, then 4 times)."""
     seg["dwell"] += 1
     seg["dwell_bills"] += completed
+    if not right:  # amber held on the left arm: the dwell goes on, nothing is said
+        return None
     if not seg["fired"]:
         # a bill cycle completed during the dwell, or in the `lookback` calls before it began
         dwell_began = seg["calls"] - seg["dwell"] + 1
@@ -174,7 +177,7 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
         if lamp not in ("amber", "red"):
             seg["dwell"] = seg["dwell_bills"] = 0  # the gate given stays given: one per segment
             continue
-        alert = _alert(seg, completed, n_back, saving, cfg)
+        alert = _alert(seg, completed, n_back, saving, seg["x"] >= seg["x_sweet"], cfg)
         if alert is not None:
             out.append((n, alert))
     return out
@@ -298,7 +301,9 @@ ops_with_reads = st.lists(
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops_with_reads, st.integers(min_value=0, max_value=60_000))
-def test_gate_never_on_the_left_arm_and_once_per_episode(ops: list[tuple[int, int]], first: int) -> None:
+# a Read joins B past the gate: amber holds on the left arm (x 3.261 against 3.270), where nothing is said
+@example([(0, 0)] * 6 + [(0, 2103), (0, 4000), (10, 580), (0, 0)], 623)
+def test_gate_never_on_the_left_arm_and_once_per_segment(ops: list[tuple[int, int]], first: int) -> None:
     trace: list[dict[str, Any]] = []
     alerts = run_engine(session_from(ops, first, "5m"), CFG, trace)
     by_call = {row["call"]: row for row in trace}
@@ -311,12 +316,10 @@ def test_gate_never_on_the_left_arm_and_once_per_episode(ops: list[tuple[int, in
         assert a["x"] >= a["xSweet"]
     calls = [a["call"] for a in alerts]
     assert len(calls) == len(set(calls))  # never twice for the same call
-    # between two gate alerts the session left deep water (or a new segment began)
+    # at most one gate per segment, whether or not the session left deep water in between
     gates = [a["call"] for a in alerts if a["kind"] == "gate"]
     for first_gate, second_gate in itertools.pairwise(gates):
-        between = [by_call[c] for c in range(first_gate + 1, second_gate)]
-        assert any(r["lamp"] not in ("amber", "red") or r["dwell"]["calls"] == 0 for r in between) or \
-            by_call[second_gate]["segment"] != by_call[first_gate]["segment"]
+        assert by_call[second_gate]["segment"] != by_call[first_gate]["segment"]
     # a backstop reminder only ever follows a gate alert of the same episode
     for a in alerts:
         if a["kind"] == "backstop":
@@ -375,6 +378,8 @@ def expected_from_trace(trace: list[dict[str, Any]], cfg: dict[str, Any]) -> lis
             continue
         dwell += 1
         dwell_bills += done
+        if row["x"] < row["xSweet"]:  # amber held on the left arm: nothing is said
+            continue
         # the sessions here cost far more than the floor's share: its dollar part is the one that counts
         worth = row["savingUsd"] is not None and row["savingUsd"] >= cfg["advice_min_usd"]
         if not fired:

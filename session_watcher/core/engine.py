@@ -468,6 +468,8 @@ def _bills_and_gate(state: State, cfg: Config, units: float) -> list[Alert]:
     e["dwell"] += 1
     e["dwellBills"] += done
     model = state["context"]["model"]
+    if q["x"] is None or q["xSweet"] is None or q["x"] < q["xSweet"]:
+        return alerts  # the lamp's hold on the left arm is no advice: nothing is said there
     if not e["fired"]:
         if (e["dwell"] >= cfg["notify_dwell"] and bill_counted(e, cfg) and e["segCalls"] >= cfg["gate_min_calls"]
                 and worth_saying(e, q, model, cfg)):

@@ -124,7 +124,7 @@ class Model:
         if deep:
             self.dwell += 1
             self.dwell_bills += done
-            if not self.fired and self.dwell >= DWELL and self.dwell_bills >= 1:
+            if not self.fired and self.dwell >= DWELL and self.dwell_bills >= 1 and x >= x_sweet:
                 self.fired = gate = True
         else:
             self.dwell = self.dwell_bills = 0  # the gate given stays given: one per segment
