@@ -24,7 +24,7 @@ def _message_config() -> None:
 def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> None:
     """The status line cannot show a systemMessage; the hook after it does, once."""
     _message_config()
-    transcript = overstaying(tmp_path)
+    transcript = overstaying(tmp_path, calls=27)  # its gate (call 25) is news at its end
     session = "overstay"
     # the first hook of the session folds nothing yet: the transcript appears only afterwards
     first = hook("SessionStart", payload(session, tmp_path / "not-yet.jsonl", "SessionStart", source="startup"))

@@ -181,16 +181,29 @@ def test_lamp(x: float | None, xs: float | None, bp: float | None, want: str) ->
 
 
 @pytest.mark.parametrize(("bp", "prev", "want"), [
-    (0.09, "amber", "amber"),  # amber holds down to 0.08
-    (0.079, "amber", "green"),
-    (0.09, "green", "green"),  # and is entered only at 0.10
+    (0.09, "amber", "amber"),  # amber is entered only at 0.10 ...
+    (0.001, "amber", "amber"),  # ... and holds while the session is past its sweet spot, whatever bp
+    (0.09, "green", "green"),
     (0.21, "red", "red"),  # red holds down to 0.20
     (0.199, "red", "amber"),
-    (0.079, "red", "green"),
+    (0.0, "red", "amber"),
     (0.24, "amber", "amber"),
 ])
 def test_lamp_hysteresis(bp: float, prev: str, want: str) -> None:
     assert eoq.lamp(2.5, 2.0, bp, 0.10, 0.25, prev=prev) == want
+
+
+@pytest.mark.parametrize(("x", "prev", "want"), [
+    (1.9, "amber", "amber"),  # back on the left arm (xSweet 2.0) but x - 1 >= 0.8 (xSweet - 1)
+    (1.8, "amber", "amber"),
+    (1.79, "amber", "green"),  # a real fall: the lamp goes out
+    (1.9, "red", "amber"),
+    (1.9, "green", "green"),  # a green lamp is not lit by the hold
+])
+def test_a_lit_lamp_holds_near_the_sweet_spot(x: float, prev: str, want: str) -> None:
+    """The flicker a user saw (amber, green, amber as xSweet moved with g and reads joined B) is gone:
+    amber is left only when x falls a fifth of the way back from the sweet spot."""
+    assert eoq.lamp(x, 2.0, 0.5, 0.10, 0.25, prev=prev) == want
 
 
 def test_a_lit_lamp_stays_lit_when_x_dips_to_one() -> None:

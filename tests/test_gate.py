@@ -15,12 +15,12 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bench.synth import Transcript
+from bench.synth import MODEL, Transcript
 from session_watcher.base import config
-from session_watcher.core import engine, status
+from session_watcher.core import engine, prices, status
 from tests.test_replay_invariants import expected_lamp
 
 CFG = config.merge()
@@ -30,14 +30,15 @@ CFG = config.merge()
 
 def _fresh_segment() -> dict[str, Any]:
     return {"floor": None, "L": None, "calls": 0, "rent": 0.0, "progress": 0.0, "last_bill": None,
-            "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0, "lamp": "white"}
+            "dwell": 0, "dwell_bills": 0, "fired": False, "since": 0, "lamp": "white", "reminders": 0,
+            "gate_saving": None, "units": 0.0}
 
 
 def _grow(seg: dict[str, Any], est: dict[str, Any], n: int, inp: int, cr: int, cw: int) -> None:
     """A call's context L (the cache-miss rule), and its residual into the growth level g."""
     if seg["floor"] is None:
         seg["floor"] = inp + cr + cw  # the whole first prompt
-        if n == 1:
+        if est["shared"] is None and not est["compacted"]:  # the session's first real call
             est["shared"] = cr
         seg["L"] = cr
         return
@@ -58,11 +59,12 @@ def _grow(seg: dict[str, Any], est: dict[str, Any], n: int, inp: int, cr: int, c
 
 
 def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict[str, Any]
-          ) -> tuple[str, float, int | None]:
-    """(lamp, rent of this call, N_back) from the EOQ figures at the segment's floor B."""
+          ) -> tuple[str, float, int | None, float]:
+    """(lamp, rent of this call, N_back, saving over the optimal cycle in read units) from the EOQ
+    figures at the segment's floor B."""
     b = seg["floor"]
     if b <= 0:
-        return "white", 0.0, None
+        return "white", 0.0, None, 0.0
     amber, red = cfg["bp_amber"], cfg["bp_red"]
     x = seg["L"] / b
     s = min(shared or 0, b)
@@ -73,17 +75,20 @@ def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict
     bp = mf * (r + 1 / r) / 2 - mf if r > 0 else None
     rent = max(0, seg["L"] - b) / (c_eff * b)
     was = seg["lamp"]
+    lit = was in ("amber", "red")
     if x <= 1:
         lamp = "white" if was == "white" else "green"
-    elif x < 1 + dhat or bp is None:
-        lamp = "green"
+    elif x < 1 + dhat or bp is None:  # a lit lamp holds down to 0.8 of the way to the sweet spot
+        lamp = "amber" if lit and x - 1 >= 0.8 * dhat else "green"
     elif bp >= red or (was == "red" and bp >= 0.8 * red):
         lamp = "red"
-    elif bp >= amber or (was in ("amber", "red") and bp >= 0.8 * amber):
+    elif bp >= amber or lit:  # amber holds for as long as x is past the sweet spot
         lamp = "amber"
     else:
         lamp = "green"
-    return lamp, rent, math.ceil(cfg["backstop_base"] * 0.4142 / mf) if mf > 0 else None
+    saving = (dhat * b / g) * (seg["L"] - b) - c_eff * b
+    seg["x"], seg["x_sweet"] = x, 1 + dhat
+    return lamp, rent, math.ceil(cfg["backstop_base"] * 0.4142 / mf) if mf > 0 else None, saving
 
 
 def _bills(seg: dict[str, Any], rent: float) -> int:
@@ -99,24 +104,45 @@ def _bills(seg: dict[str, Any], rent: float) -> int:
     return completed
 
 
-def _alert(seg: dict[str, Any], completed: int, n_back: int | None, cfg: dict[str, Any]) -> str | None:
-    """In deep water: the gate once the dwell and a counted bill allow, then a backstop each N_back bills."""
+def _worth(seg: dict[str, Any], saving: float, cfg: dict[str, Any]) -> bool:
+    """The advice floor: a saving of at least advice_min_usd dollars (the synthetic model's read price)
+    and at least advice_min_share of the segment's cache cost so far."""
+    if saving <= 0 or prices.read_usd(MODEL, saving) < cfg["advice_min_usd"]:  # type: ignore[operator]
+        return False
+    return saving >= cfg["advice_min_share"] * seg["units"]
+
+
+def _alert(seg: dict[str, Any], completed: int, n_back: int | None, saving: float, right: bool,
+           cfg: dict[str, Any]) -> str | None:
+    """In deep water: the gate once (per segment) when the dwell, a counted bill, the segment's
+    calls and the floor allow; then reminders after N_back, 2 N_back, 4 N_back ... bill cycles in deep
+    water, at most remind_cap unless the saving doubled again since the gate (twice, then 4 times)."""
     seg["dwell"] += 1
     seg["dwell_bills"] += completed
+    if not right:  # amber held on the left arm: the dwell goes on, nothing is said
+        return None
     if not seg["fired"]:
         # a bill cycle completed during the dwell, or in the `lookback` calls before it began
         dwell_began = seg["calls"] - seg["dwell"] + 1
         counted = seg["last_bill"] is not None and seg["last_bill"] >= dwell_began - cfg["bill_lookback"]
-        if seg["dwell"] >= cfg["notify_dwell"] and counted:
+        if (seg["dwell"] >= cfg["notify_dwell"] and counted and seg["calls"] >= cfg["gate_min_calls"]
+                and _worth(seg, saving, cfg)):
             seg["fired"] = True
             seg["since"] = 0
+            seg["gate_saving"] = saving
             return "gate"
         return None
     seg["since"] += completed
-    if n_back is not None and seg["since"] >= n_back:
-        seg["since"] -= n_back
-        return "backstop"
-    return None
+    if n_back is None or seg["since"] < n_back * cfg["remind_backoff"] ** seg["reminders"]:
+        return None
+    over = seg["reminders"] - cfg["remind_cap"] + 1
+    if over > 0 and saving < seg["gate_saving"] * 2 ** over:
+        return None
+    if not _worth(seg, saving, cfg):
+        return None
+    seg["since"] = 0
+    seg["reminders"] += 1
+    return "backstop"
 
 
 def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int, str]]:
@@ -125,30 +151,33 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
     `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
     """
     out: list[tuple[int, str]] = []
-    est: dict[str, Any] = {"level": None, "seen": 0, "shared": None}  # the growth estimate, across segments
+    est: dict[str, Any] = {"level": None, "seen": 0, "shared": None, "compacted": False}  # across segments
     ttl = None
     n = 0
     seg = _fresh_segment()
     for item in seq:
         if item[0] == "compact":
             seg = _fresh_segment()
+            est["compacted"] = True
             continue
         _, inp, cr, cw, t = item
         n += 1
+        if inp + cr + cw < 1024:  # no request of the conversation: it shapes nothing
+            continue
         seg["calls"] += 1
         if cw > 0:
             ttl = t
         c = cfg["cRatio"] or (20.0 if ttl == "1h" else 12.5)  # the synthetic model reads at 0.1x
+        seg["units"] += cr + cw * (20.0 if t == "1h" else 12.5)  # the call's cache cost, in read units
         _grow(seg, est, n, inp, cr, cw)
         g = 100.0 if est["level"] is None else max(100.0, est["level"])
-        lamp, rent, n_back = _lamp(seg, c, g, est["shared"], cfg)
+        lamp, rent, n_back, saving = _lamp(seg, c, g, est["shared"], cfg)
         seg["lamp"] = lamp
         completed = _bills(seg, rent)
         if lamp not in ("amber", "red"):
-            seg["dwell"] = seg["dwell_bills"] = seg["since"] = 0
-            seg["fired"] = False
+            seg["dwell"] = seg["dwell_bills"] = 0  # the gate given stays given: one per segment
             continue
-        alert = _alert(seg, completed, n_back, cfg)
+        alert = _alert(seg, completed, n_back, saving, seg["x"] >= seg["x_sweet"], cfg)
         if alert is not None:
             out.append((n, alert))
     return out
@@ -272,7 +301,9 @@ ops_with_reads = st.lists(
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops_with_reads, st.integers(min_value=0, max_value=60_000))
-def test_gate_never_on_the_left_arm_and_once_per_episode(ops: list[tuple[int, int]], first: int) -> None:
+# a Read joins B past the gate: amber holds on the left arm (x 3.261 against 3.270), where nothing is said
+@example([(0, 0)] * 6 + [(0, 2103), (0, 4000), (10, 580), (0, 0)], 623)
+def test_gate_never_on_the_left_arm_and_once_per_segment(ops: list[tuple[int, int]], first: int) -> None:
     trace: list[dict[str, Any]] = []
     alerts = run_engine(session_from(ops, first, "5m"), CFG, trace)
     by_call = {row["call"]: row for row in trace}
@@ -285,12 +316,10 @@ def test_gate_never_on_the_left_arm_and_once_per_episode(ops: list[tuple[int, in
         assert a["x"] >= a["xSweet"]
     calls = [a["call"] for a in alerts]
     assert len(calls) == len(set(calls))  # never twice for the same call
-    # between two gate alerts the session left deep water (or a new segment began)
+    # at most one gate per segment, whether or not the session left deep water in between
     gates = [a["call"] for a in alerts if a["kind"] == "gate"]
     for first_gate, second_gate in itertools.pairwise(gates):
-        between = [by_call[c] for c in range(first_gate + 1, second_gate)]
-        assert any(r["lamp"] not in ("amber", "red") or r["dwell"]["calls"] == 0 for r in between) or \
-            by_call[second_gate]["segment"] != by_call[first_gate]["segment"]
+        assert by_call[second_gate]["segment"] != by_call[first_gate]["segment"]
     # a backstop reminder only ever follows a gate alert of the same episode
     for a in alerts:
         if a["kind"] == "backstop":
@@ -330,31 +359,39 @@ def overstaying(tmp_path: Any, g: int = 1000, calls: int = 130, compact_at: int 
 def expected_from_trace(trace: list[dict[str, Any]], cfg: dict[str, Any]) -> list[tuple[int, str]]:
     """The alerts the SPEC's three conditions call for, read off each call's published figures."""
     out: list[tuple[int, str]] = []
-    dwell = dwell_bills = since = 0
+    dwell = dwell_bills = since = reminders = seg_calls = 0
     fired = False
     prev_bills, prev_seg = 0, 0
     lamp: str | None = None
+    at_gate = 0.0
     for row in trace:
         if row["segment"] != prev_seg:
             prev_bills, prev_seg, lamp = 0, row["segment"], None
+            fired, since, reminders, seg_calls = False, 0, 0, 0
+        seg_calls += 1
         done = row["bills"] - prev_bills
         prev_bills = row["bills"]
         lamp = expected_lamp(row["x"], row["xSweet"], row["br"], lamp, cfg["bp_amber"], cfg["bp_red"])  # hysteresis
         deep = lamp in ("amber", "red")
         if not deep:
-            dwell = dwell_bills = since = 0
-            fired = False
+            dwell = dwell_bills = 0
             continue
         dwell += 1
         dwell_bills += done
+        if row["x"] < row["xSweet"]:  # amber held on the left arm: nothing is said
+            continue
+        # the sessions here cost far more than the floor's share: its dollar part is the one that counts
+        worth = row["savingUsd"] is not None and row["savingUsd"] >= cfg["advice_min_usd"]
         if not fired:
-            if dwell >= cfg["notify_dwell"] and dwell_bills >= 1:
-                fired, since = True, 0
+            if dwell >= cfg["notify_dwell"] and dwell_bills >= 1 and seg_calls >= cfg["gate_min_calls"] and worth:
+                fired, since, at_gate = True, 0, row["saving"]
                 out.append((row["call"], "gate"))
         else:
             since += done
-            if since >= row["backstop"]["N"]:
-                since -= row["backstop"]["N"]
+            over = reminders - cfg["remind_cap"] + 1
+            if (since >= row["backstop"]["base"] * cfg["remind_backoff"] ** reminders and worth
+                    and (over <= 0 or row["saving"] >= at_gate * 2 ** over)):
+                since, reminders = 0, reminders + 1
                 out.append((row["call"], "backstop"))
     return out
 
@@ -389,13 +426,15 @@ def test_overstaying_session_alerts(tmp_path: Any) -> None:
     # closed form for this session: g = 1000, B = 20k, cRatio 12.5 -> xSweet 2.118, bp = 10 % at x 3.222
     assert rows[gate]["xSweet"] == pytest.approx(1 + math.sqrt(2 * 12.5 * 1000 / 20_000), rel=1e-3)
     assert first_deep == math.ceil((3.2223 * 20_000 - 20_000) / 1000) + 1
-    # one reminder per N bill cycles in deep water after the gate
-    n_back = rows[gate]["backstop"]["N"]
+    # reminders after N, 2 N, 4 N bill cycles in deep water after the gate (each ignored one doubles
+    # the next interval), then none: the saving has not doubled again since the gate
+    n_back = rows[gate]["backstop"]["base"]
     assert n_back == 3
     reminders = [c for c, k in alerts if k == "backstop"]
-    assert len(reminders) >= 3
-    bills_after = trace[-1]["bills"] - rows[gate]["bills"]
-    assert len(reminders) == bills_after // n_back
+    assert len(reminders) == 3
+    bills = [rows[c]["bills"] - rows[gate]["bills"] for c in reminders]
+    assert bills == [n_back, 3 * n_back, 7 * n_back]
+    assert trace[-1]["bills"] - rows[gate]["bills"] < 15 * n_back  # the fourth's interval, 8 N, not reached
     assert doc["dwell"]["reminders"] == len(reminders)
 
 

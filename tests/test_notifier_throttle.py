@@ -120,6 +120,33 @@ class TestAdmit:
         e.update(dwell=0)
         assert notice(state) is None
 
+    def test_a_reminder_held_back_comes_when_the_quiet_ends(self) -> None:
+        """The latest gate or reminder held back is kept and delivered by the first hook run after
+        remind_min, if the session is still in deep water in the same segment; one shown meanwhile
+        supersedes it; one that no longer holds is dropped."""
+        state = fresh()
+        e = state["engine"]
+        e.update(calls=40, dwell=3, billsTotal=7, lamp="amber")
+        throttle.admit(state, [alert("gate", 40)], CFG, T0)
+        assert throttle.release(state, CFG, T0 + 700) == []  # nothing held
+        assert throttle.admit(state, [alert("backstop", 45)], CFG, T0 + 60) == []
+        assert throttle.admit(state, [alert("backstop", 52)], CFG, T0 + 120) == []
+        assert state["notified"]["held"] == alert("backstop", 52)
+        assert throttle.release(state, CFG, T0 + 599) == []  # still quiet: kept
+        assert "held" in state["notified"]
+        assert throttle.release(state, CFG, T0 + 600) == [{**alert("backstop", 52), "shown": 1}]
+        assert "held" not in state["notified"]
+        assert state["notified"]["at"] == T0 + 600
+        throttle.admit(state, [alert("backstop", 60)], CFG, T0 + 660)  # held again ...
+        e.update(dwell=0, lamp="green")  # ... and the session left deep water
+        assert throttle.release(state, CFG, T0 + 1300) == []
+        assert "held" not in state["notified"]
+        e.update(dwell=4, lamp="amber")
+        throttle.admit(state, [alert("backstop", 70)], CFG, T0 + 1300)  # shown: nothing was held
+        throttle.admit(state, [alert("backstop", 71)], CFG, T0 + 1310)  # held ...
+        throttle.admit(state, [alert("backstop", 80)], CFG, T0 + 1900)  # ... superseded by one shown
+        assert "held" not in state["notified"]
+
     def test_nothing_to_deliver_changes_nothing(self) -> None:
         state = fresh()
         assert throttle.admit(state, [], CFG, T0) == []
@@ -201,15 +228,16 @@ def _statusline(session: str, transcript: Path, cwd: Path) -> str:
 def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path) -> None:
     """Real hook and status-line processes on a session that overstays: the gate is shown; the
     reminders that follow within remind_min are recorded but not shown, and the status line's
-    `bill n/N` keeps counting from the gate the user saw (the engine's own count restarted at each
-    reminder it fired); once the last notification is older than remind_min one is shown, titled
-    "Reminder 1": the first reminder the user saw, though the engine counts it as its third."""
+    `bill n/N` keeps counting from the gate the user saw (N: the engine's interval to its next
+    reminder, doubled by each reminder it gave); once the last notification is older than
+    remind_min, the first hook run shows the reminder held back, though no new one fired: titled
+    "Reminder 1", the first reminder the user saw, though the engine counts it as its second."""
     _message_config()
     transcript = tmp_path / "nag.jsonl"
     shown: list[tuple[int, list[str], str]] = []  # (calls folded, kinds fired by that hook run, title line)
     fired: list[tuple[int, list[str]]] = []
-    held_lines: list[tuple[str, int, int]] = []  # (status line, bills since the gate was shown, engine's n)
-    rewound = False
+    held_lines: list[tuple[str, int, int]] = []  # (status line, bills since the gate was shown, interval)
+    rewound_at = 0
     for calls in _steps(_overstaying(tmp_path, "nag"), transcript, first=3):
         before = len(load_state("nag")["alerts"]) if state_file("nag").exists() else 0
         queued = _queued("nag")
@@ -227,24 +255,25 @@ def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path)
         elif "backstop" in new:
             line = _statusline("nag", transcript, tmp_path)
             e = state["engine"]
-            held_lines.append((line, e["billsTotal"] - state["notified"]["bills"], e["sinceAlert"]))
-        if len([f for f in fired if "backstop" in f[1]]) == 2 and not rewound:
-            _rewind("nag", 601)  # ten minutes and a second pass between this reminder and the next
-            rewound = True
-        if rewound and len([f for f in fired if "backstop" in f[1]]) == 3:
+            held_lines.append((line, e["billsTotal"] - state["notified"]["bills"],
+                               state["alerts"][-1]["backstopN"] * 2 ** e["reminders"]))
+        if rewound_at:
             break
+        if len([f for f in fired if "backstop" in f[1]]) == 2:
+            assert state["notified"]["held"]["kind"] == "backstop"
+            _rewind("nag", 601)  # ten minutes between the last notification and the next hook run
+            rewound_at = calls
     kinds = [k for _, ks in fired for k in ks]
-    assert kinds[:4] == ["gate", "backstop", "backstop", "backstop"], fired
-    assert [ks for _, ks, _ in shown] == [["gate"], ["backstop"]], (shown, fired)
-    assert shown[1][0] == fired[3][0]  # the third reminder, the first after the rewind
+    assert kinds == ["gate", "backstop", "backstop"], fired
+    assert [ks for _, ks, _ in shown] == [["gate"], []], (shown, fired)  # the held one, with nothing new
+    assert shown[1][0] == rewound_at + 1
     assert shown[0][2] == f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
     assert shown[1][2].startswith("session-watcher: Reminder 1: this session still costs more")
-    assert load_state("nag")["engine"]["reminders"] == 3  # the engine kept counting
+    assert "held" not in load_state("nag")["notified"]
+    assert load_state("nag")["engine"]["reminders"] == 2  # the engine kept counting
     assert len(held_lines) == 2
-    big_n = load_state("nag")["alerts"][-1]["backstopN"]
-    for line, since_shown, engine_n in held_lines:
-        assert since_shown >= big_n > engine_n  # held back: the user's count did not restart
-        assert f" bill {since_shown}/{big_n} " in line + " ", line
+    for line, since_shown, interval in held_lines:
+        assert f" bill {since_shown}/{interval} " in line + " ", line  # held back: the user's count did not restart
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -267,11 +268,22 @@ def test_the_status_line_of_a_real_fixture_at_its_last_call(fixture_docs: list[d
 def test_statusline_first_fold_agrees_with_replay() -> None:
     """When the status line folds a session before any hook ran, it knows the project from its own
     payload: the figures are the ones `replay` gives, not a map where every file is outside."""
+    from session_watcher.core import eoq
+    from session_watcher.core.status import status_document
+    from session_watcher.sessions import replay as shell
     from session_watcher.state import store
 
     sid = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
     src = FIXTURES / f"{sid}.jsonl"
-    want, _ = replay(str(src), subagents=False)
+    state, cfg, _ = shell.fold(str(src), subagents=False)
+    # the session ended long ago: at the status line's time its cache is cold, and the saving it
+    # shows counts the re-write a restart spares (status_document(cold=True), replay's figures else)
+    assert eoq.cache_cold(state, cfg, time.time())
+    want = status_document(state, cfg, cold=True)
+    warm, _ = replay(str(src), subagents=False)
+    assert want["savingUsd"] > warm["savingUsd"]
+    assert {k: v for k, v in want.items() if k not in ("saving", "savingUsd", "plan")} == \
+        {k: v for k, v in warm.items() if k not in ("saving", "savingUsd", "plan")}
     os.makedirs(os.path.dirname(store.session_file(sid)), mode=0o700, exist_ok=True)
     cwd = "/home/USER/projects/spotter-worktrees/spotter-4te"  # the session's cwd, as Claude Code passes it
     payload = {"session_id": sid, "transcript_path": str(src), "cwd": cwd,

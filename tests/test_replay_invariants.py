@@ -153,17 +153,18 @@ def test_l_is_continuous_across_cache_misses(replayed: dict[str, Any]) -> None:
 
 def expected_lamp(x: float | None, xs: float | None, bp: float | None, prev: str | None,
                   amber: float = 0.001, red: float = 0.25) -> str:
-    """SPEC's lamp, written out again: thresholds bp_amber / bp_red (the defaults: 0.001 / 0.25), each
-    left only 20 % below it."""
+    """SPEC's lamp, written out again: thresholds bp_amber / bp_red (the defaults: 0.001 / 0.25); red is
+    left only 20 % below bp_red, amber only when x falls back below 1 + 0.8 (xSweet - 1)."""
     if x is None or xs is None:
         return "white"
+    lit = prev in ("amber", "red")
     if x <= 1:
         return "white" if prev in (None, "white") else "green"
     if x < xs or bp is None:
-        return "green"
+        return "amber" if lit and x - 1 >= 0.8 * (xs - 1) else "green"
     if bp >= red or (prev == "red" and bp >= 0.8 * red):
         return "red"
-    if bp >= amber or (prev in ("amber", "red") and bp >= 0.8 * amber):
+    if bp >= amber or lit:
         return "amber"
     return "green"
 
@@ -205,8 +206,9 @@ def test_figures_agree_with_each_other(replayed: dict[str, Any]) -> None:
                                                 rel=1e-4, abs=1e-6)
         assert row["g"] >= 100
         assert 0 <= row["billProgress"] < 1
-        big_n = row["backstop"]["N"]
-        assert big_n == max(1, math.ceil(2 * 0.4142 / row["mf"]))
+        base = row["backstop"]["base"]
+        assert base == max(1, math.ceil(2 * 0.4142 / row["mf"]))
+        assert row["backstop"]["N"] == base * 2 ** row["dwell"]["reminders"]  # each reminder doubles the next gap
         for alert in row["alerts"]:
             if alert["kind"] == "guard":
                 assert alert["x"] >= 1.0  # the cold-return trigger's GUARD_X

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 import pytest
 
+from session_watcher.core import eoq, prices
 from tests.oracle import REAL_CLIENT, SW, TRANSCRIPTS, hook, oracle, payload, run, sw
 from tests.oracle import statusline as run_statusline
 from tests.statefile import load_state, state_file
@@ -269,7 +270,13 @@ def test_a_subscribers_plan_through_the_real_status_line(tmp_path: Path) -> None
     assert " · 5h 20% · " in line
     # 3 points over $1.50 since the first sample: 2 points a dollar in the 5-hour window
     line = statusline(subscriber_payload(t, 2.50, 23.0, 41.0, resets), NO_COLOR="1", COLUMNS="200")
-    assert line.startswith(f"● red: restart saves {quota(red['savingUsd'] * 2)} of 5h · "), (line, red["savingUsd"])
+    # the transcript's last call is long past: the cache is cold now, and a restart spares its re-write
+    big_l = max(red["L"], red["contextPressure"]["pressureTokens"])
+    cold = red["saving"] + eoq.restart_cost(red["cRatio"], big_l, red["shared"]) - big_l
+    cold_usd = prices.read_usd(red["model"], cold)
+    assert cold_usd is not None
+    assert cold_usd > red["savingUsd"]
+    assert line.startswith(f"● red: restart saves {quota(cold_usd * 2)} of 5h · "), (line, cold_usd)
     assert " · 5h 23% · 7d 41% · " in line
     doc = json.loads(sw("status", "--session", PLAN_SID, "--json").stdout)
     five, seven = doc["plan"]["fiveHour"], doc["plan"]["sevenDay"]
@@ -289,7 +296,7 @@ def test_a_subscribers_plan_through_the_real_status_line(tmp_path: Path) -> None
     nxt = (resets[0] + 5 * 3600, resets[1])
     statusline(subscriber_payload(t, 2.60, 1.0, 41.2, nxt), NO_COLOR="1")
     line = statusline(subscriber_payload(t, 3.00, 1.5, 41.3, nxt), NO_COLOR="1", COLUMNS="200")
-    assert line.startswith(f"● red: restart saves {quota(red['savingUsd'] * 2)} of 5h · "), line
+    assert line.startswith(f"● red: restart saves {quota(cold_usd * 2)} of 5h · "), line
     assert " · 5h 1% · " in line
     # while a hook holds the lock: this payload's use is shown, nothing written
     sfile = state_file(PLAN_SID)

@@ -43,6 +43,12 @@ DEFAULTS: Config = {  # every key of the Config type (core/shapes.py), but the c
     "bill_lookback": 30,  # calls before the dwell in which a completed bill cycle still counts for the gate
     "backstop_base": 2.0,
     "guard_x": 1.0,  # a cold return advises a restart from this x on (chosen the same way)
+    # the advice's floors and its reminders (docs/model.md, "Reminders and the advice floor": bench/advice.py)
+    "gate_min_calls": 10,  # a segment's calls before its gate may speak
+    "remind_backoff": 2.0,  # each ignored reminder doubles the next one's interval
+    "remind_cap": 3,  # reminders per segment; more only each time the saving doubles again
+    "advice_min_usd": 0.01,  # no gate or reminder saving less than this over its horizon
+    "advice_min_share": 0.05,  # ... or less than this share of the segment's cache cost so far
     "notify": {"channels": ["desktop"], "fallback": "message", "remind_min": 10},
     # the cold-cache guard on each prompt: "ask" (block once with the priced choices) | "warn" | "off";
     # "block", its name before "ask", is read as "ask"
@@ -62,7 +68,7 @@ MAX_TEXT = 4096
 
 # the keys a project's own file may set (see the module's docstring)
 PROJECT_KEYS = ("include", "exclude", "cRatio", "bp_amber", "bp_red", "notify_dwell", "bill_lookback", "backstop_base",
-                "guard_x")
+                "guard_x", "gate_min_calls", "remind_backoff", "remind_cap", "advice_min_usd", "advice_min_share")
 
 # (low, high) of each number: finite, and where the model's arithmetic stays meaningful
 RANGES: dict[str, tuple[float, float]] = {
@@ -71,6 +77,11 @@ RANGES: dict[str, tuple[float, float]] = {
     "bp_red": (0.001, 10.0),
     "backstop_base": (0.1, 1000.0),
     "guard_x": (1.0, 1000.0),  # an x below 1 is never past the baseline
+    "gate_min_calls": (1, 100_000),
+    "remind_backoff": (1.0, 100.0),  # 1: no back-off
+    "remind_cap": (0, 1000),
+    "advice_min_usd": (0.0, 1000.0),
+    "advice_min_share": (0.0, 10.0),
     "notify_dwell": (1, 1000),
     "bill_lookback": (0, 100_000),  # a lookback longer than any segment: any bill cycle since it began
     "notify.remind_min": (0, 10080),  # a week
@@ -106,12 +117,13 @@ def _check(file: str, key: str, value: object) -> object:
             raise bad(f"a list of glob strings (at most {MAX_GLOBS}, each of {MAX_GLOB_CHARS} characters "
                       f"at most, {MAX_GLOBS_CHARS} in all)")
         return list(value)
-    if key in ("cRatio", "bp_amber", "bp_red", "backstop_base", "guard_x"):
+    if key in ("cRatio", "bp_amber", "bp_red", "backstop_base", "guard_x", "remind_backoff", "advice_min_usd",
+               "advice_min_share"):
         if not _in_range(key, value):
             low, high = RANGES[key]
             raise bad(f"a number from {low:g} to {high:g}")
         return float(value)  # type: ignore[arg-type]
-    if key in ("notify_dwell", "bill_lookback"):
+    if key in ("notify_dwell", "bill_lookback", "gate_min_calls", "remind_cap"):
         if not isinstance(value, int) or isinstance(value, bool) or not _in_range(key, value):
             low, high = RANGES[key]
             raise bad(f"a whole number from {low:,.0f} to {high:,.0f}".replace(",", ""))

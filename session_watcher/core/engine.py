@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from session_watcher.core import eoq, health, meter, prices
 from session_watcher.core import paths as pathmap
-from session_watcher.core.eoq import bill_counted, cache_lifetime, quantities
+from session_watcher.core.eoq import bill_counted, cache_lifetime, quantities, reminder_interval
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -102,6 +102,8 @@ def new_segment(state: State) -> None:
     e["bills"] = e["lastBill"] = 0
     e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
     e["fired"] = False
+    e["gateSaving"] = None
+    e["segUnits"] = 0.0
     e["lamp"] = None
     state["paths"] = {}
 
@@ -323,7 +325,7 @@ def on_call(state: State, cfg: Config, call: CallEvent) -> list[Alert]:
         e["residual"] = residual
         e["level"], e["trend"] = eoq.holt(e["level"], e["trend"], float(residual), e["gN"])
         e["gN"] += 1
-    return alerts + _bills_and_gate(state, cfg)
+    return alerts + _bills_and_gate(state, cfg, _units(model, cr, written))
 
 
 def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
@@ -399,7 +401,45 @@ def _cold_return(state: State, cfg: Config, ts: float | None, call_model: str | 
     return [alert]
 
 
-def _bills_and_gate(state: State, cfg: Config) -> list[Alert]:
+def _units(model: str | None, cr: int, written: tuple[int, int, int]) -> float:
+    """The call's cache cost in its model's read units: its read, and its writes at their class's
+    price (a write without the 5-minute / 1-hour split counts as 5-minute)."""
+    cw, cw5m, cw1h = written
+    if cw5m + cw1h == 0:
+        cw5m = cw
+    return cr + cw5m * prices.c_ratio(model, "5m") + cw1h * prices.c_ratio(model, "1h")
+
+
+def worth_saying(e: Engine, q: Quantities, model: str | None, cfg: Config) -> bool:
+    """An advice's priced saving over its horizon (`saving`, one optimal cycle) is worth a person's
+    attention: at least `advice_min_usd` dollars (a model with no price: not judged so) and at least
+    `advice_min_share` of what the segment's cache cost so far. Below it the lamp may be amber, but
+    nothing is sent."""
+    saving = q["saving"]
+    if saving is None or saving <= 0:
+        return False
+    usd = prices.read_usd(model, saving)
+    if usd is not None and usd < cfg["advice_min_usd"]:
+        return False
+    return saving >= cfg["advice_min_share"] * e.get("segUnits", 0.0)
+
+
+def reminder_due(e: Engine, q: Quantities, cfg: Config) -> bool:
+    """A reminder after the gate: `remind_backoff` ** (reminders so far) times the backstop interval
+    of bill cycles in deep water since the last advice (each ignored reminder widens the next gap);
+    past `remind_cap` reminders in the segment, only when the saving has doubled again (twice the
+    gate's after the cap, four times after the next, ...)."""
+    interval = reminder_interval(e, q["backstopN"], cfg)
+    if interval is None or e["sinceAlert"] < interval:
+        return False
+    over = e["reminders"] - int(cfg["remind_cap"]) + 1
+    if over <= 0:
+        return True
+    at_gate = e.get("gateSaving")
+    return at_gate is not None and q["saving"] is not None and q["saving"] >= at_gate * 2 ** over
+
+
+def _bills_and_gate(state: State, cfg: Config, units: float) -> list[Alert]:
     e = state["engine"]
     q = quantities(state, cfg)
     rent = q["burnRate"] or 0.0
@@ -407,29 +447,33 @@ def _bills_and_gate(state: State, cfg: Config) -> list[Alert]:
     e["rent"] = rent
     e["bills"] += done
     e["billsTotal"] += done
+    e["segUnits"] = e.get("segUnits", 0.0) + units
     if done:
         e["lastBill"] = e["segCalls"]
     e["lamp"] = q["lamp"]
     # deep water is the lamp's amber/red: the same hysteresis keeps an episode from flickering
     deep = q["lamp"] in ("amber", "red")
     alerts: list[Alert] = []
-    if not deep:
-        e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
-        e["fired"] = False
+    if not deep:  # the gate stays given (one per segment), its reminders' count and back-off too
+        e["dwell"] = e["dwellBills"] = 0
         return alerts
     e["dwell"] += 1
     e["dwellBills"] += done
+    model = state["context"]["model"]
+    if q["x"] is None or q["xSweet"] is None or q["x"] < q["xSweet"]:
+        return alerts  # the lamp's hold on the left arm is no advice: nothing is said there
     if not e["fired"]:
-        if e["dwell"] >= cfg["notify_dwell"] and bill_counted(e, cfg):
+        if (e["dwell"] >= cfg["notify_dwell"] and bill_counted(e, cfg) and e["segCalls"] >= cfg["gate_min_calls"]
+                and worth_saying(e, q, model, cfg)):
             e["fired"] = True
             e["sinceAlert"] = 0
+            e["gateSaving"] = q["saving"]
             e["tally"]["gate"] += 1
             alerts.append(_alert(state, q, "gate", e["calls"]))
     else:
         e["sinceAlert"] += done
-        n_back = q["backstopN"]
-        if n_back is not None and e["sinceAlert"] >= n_back:
-            e["sinceAlert"] -= n_back
+        if reminder_due(e, q, cfg) and worth_saying(e, q, model, cfg):
+            e["sinceAlert"] = 0
             e["reminders"] += 1
             e["tally"]["backstop"] += 1
             alerts.append(_alert(state, q, "backstop", e["calls"]))
@@ -445,7 +489,7 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
     e = state["engine"]
     model = state["context"]["model"]
     base = q["bDefault"] or q["bFull"] or 0
-    saving = q["saving"]
+    saving, saving_usd = eoq.restart_saving(state, q)  # the status line's figure (warm: a call just came)
     return {
         "kind": kind, "call": call, "sessionId": state["sessionId"], "lamp": q["lamp"],
         "x": q["x"], "xSweet": q["xSweet"], "br": q["br"], "B": q["bFull"], "bDefault": q["bDefault"],
@@ -454,7 +498,7 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
         "project": state["context"]["project"], "ts": e["lastTs"],
         "system": e["floor"], "files": max(0, base - (e["floor"] or 0)), "cRatio": q["cRatio"],
         "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
-        "saving": saving, "savingUsd": None if saving is None else prices.read_usd(model, saving),
+        "saving": saving, "savingUsd": saving_usd,
         # the optimal cycle's length in calls: the horizon the saving is counted over
         "cycle": None if q["dhat"] is None else q["dhat"] * base / q["g"],
     }

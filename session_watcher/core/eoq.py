@@ -32,7 +32,7 @@ MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dha
 CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read, on most models
 CRATIO_1H = 2.0 / 0.10  # 20: 1-hour cache write / cache read, on most models
 BILL_EPS = 1e-9  # bill progress this close to a whole bill is that bill (float sums of rent rates)
-HYSTERESIS = 0.8  # a lamp colour is left only when bp falls below 0.8 x the threshold that entered it
+HYSTERESIS = 0.8  # red is left below 0.8 x bp_red; amber on the left arm below 0.8 x the sweet spot's d
 
 # Growth smoother (docs/model.md, "Choosing the growth estimate": chosen by backtest on real sessions)
 HOLT_ALPHA = 0.05  # level: ~20 calls of memory once warm
@@ -144,18 +144,22 @@ def growth(level: float | None, trend: float) -> float:
 
 def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float, red: float, *,
          prev: str | None = None) -> Lamp:
-    """white before a valid baseline or at x <= 1; green on the left arm; on the right arm by bp,
-    with hysteresis: amber holds down to 0.8 x amber, red down to 0.8 x red, and a lit lamp does not
-    go back to white when x dips to 1 (a file read joins B a call or two before it reaches L)."""
+    """white before a valid baseline or at x <= 1; green on the left arm; on the right arm amber from
+    bp = `amber` (config `bp_amber`, the one definition of where amber starts) and red from `red`.
+    Hysteresis: a lit amber holds for as long as the session is past its sweet spot, and down to
+    x - 1 = 0.8 (xSweet - 1) on the left arm (xSweet moves with g, x dips when a read joins B): only
+    a restart, a compaction or a real fall of x puts it out. Red holds down to 0.8 x red. A lit lamp
+    does not go back to white when x dips to 1 (a file read joins B a call or two before it reaches L)."""
     if x is None or x_sweet is None:
         return "white"
+    lit = prev in ("amber", "red")
     if x <= 1:
         return "white" if prev in (None, "white") else "green"
     if x < x_sweet or bp is None:
-        return "green"
+        return "amber" if lit and x - 1 >= HYSTERESIS * (x_sweet - 1) else "green"
     if bp >= red or (prev == "red" and bp >= HYSTERESIS * red):
         return "red"
-    if bp >= amber or (prev in ("amber", "red") and bp >= HYSTERESIS * amber):
+    if bp >= amber or lit:
         return "amber"
     return "green"
 
@@ -241,3 +245,34 @@ def bill_counted(e: Engine, cfg: Config) -> bool:
     long as the segment: any since the segment, or the restart, began)."""
     last = e.get("lastBill", 0)
     return bool(last) and last > e["segCalls"] - e["dwell"] - int(cfg.get("bill_lookback", 0))
+
+
+def cache_cold(state: State, cfg: Config, now: float | None) -> bool:
+    """The session's cache has expired by `now` (seconds): its last real request is older than the
+    cache's lifetime (`cache_lifetime`: the TTL class it wrote at, or the user's inferred cliff)."""
+    e = state["engine"]
+    life = cache_lifetime(e["ttl"], cfg.get("cliff"))
+    return now is not None and life is not None and e["lastTs"] is not None and now - e["lastTs"] > life
+
+
+def restart_saving(state: State, q: Quantities, *, cold: bool = False) -> tuple[float | None, float | None]:
+    """What restarting now saves, (read-price tokens, dollars; None where not valid or not priced):
+    the one figure the status line, the alerts and their notification, `status` and the session page
+    show. Warm: over the next optimal cycle, `saving` = m (L - B) - K. With the cache `cold` (expired:
+    `cache_cold`, or the client says so), the session's next call would also re-write its context,
+    all but the prefix a cold call still reads (the shared one, as K does): a restart spares that
+    re-write too, restart_cost(cRatio, L, shared) - L on top (L: the last call's whole context).
+    `q`: the state's `quantities`."""
+    saving = q["saving"]
+    if saving is None:
+        return None, None
+    if cold:
+        big_l = float(max(q["L"] or 0, state["context"].get("pressure") or 0))
+        saving += restart_cost(q["cRatio"], big_l, q["shared"]) - big_l
+    return saving, prices.read_usd(state["context"].get("model"), saving)
+
+
+def reminder_interval(e: Engine, n_back: int | None, cfg: Config) -> int | None:
+    """Bill cycles in deep water from the last advice to the next reminder: the backstop interval
+    times `remind_backoff` once per reminder already given in the segment (None: never)."""
+    return None if n_back is None else math.ceil(n_back * cfg["remind_backoff"] ** e["reminders"] - 1e-9)

@@ -172,9 +172,11 @@ class Engine(TypedDict):
     lastBill: NotRequired[int]  # segCalls when this segment's latest bill cycle completed (0: none yet)
     dwell: int
     dwellBills: int
-    fired: bool
-    sinceAlert: int
-    reminders: int
+    fired: bool  # the segment's gate was given (at most one per segment; reminders are the repeat)
+    sinceAlert: int  # bill cycles in deep water since the gate or the last reminder
+    reminders: int  # reminders given in this segment (their back-off and cap count them)
+    gateSaving: NotRequired[float | None]  # the gate's priced saving (read units): the cap's reference
+    segUnits: NotRequired[float]  # the segment's cache cost so far, in read units (the advice floor's share)
     cal: Cal
     globs: str | None  # a digest of the (include, exclude) the inclusion was decided with (core.paths.globs_key)
     tally: Tally
@@ -304,6 +306,11 @@ class Config(TypedDict):
     bill_lookback: int  # calls before the dwell in which a completed bill cycle still counts
     backstop_base: float
     guard_x: float  # a cold return advises a restart from this x on
+    gate_min_calls: int  # calls of a segment (a fresh session's) before its gate may speak
+    remind_backoff: float  # each ignored reminder multiplies the next one's interval by this
+    remind_cap: int  # reminders per segment before only a doubled saving brings another
+    advice_min_usd: float  # no gate or reminder whose saving over its horizon is under this many dollars
+    advice_min_share: float  # ... or under this share of the segment's cache cost so far
     notify: NotifyConfig
     guard: Literal["ask", "warn", "off"]  # the cold-cache guard on each prompt ("block" is read as "ask")
     handoff_stale_min: float  # minutes a pending handoff waits for a fresh session

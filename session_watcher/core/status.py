@@ -6,7 +6,7 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 from __future__ import annotations
 
 from session_watcher.core import health, prices
-from session_watcher.core.eoq import bill_counted, quantities
+from session_watcher.core.eoq import bill_counted, quantities, reminder_interval, restart_saving
 from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -63,19 +63,21 @@ def window_of(state: State) -> int | None:
 
 
 def status_document(state: State, cfg: Config, with_buckets: bool = True,
-                    with_health: bool = True) -> dict[str, Any]:
+                    with_health: bool = True, cold: bool = False) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
     show it, and its shell loads only part of the path map); `with_health=False` leaves `health`
     None (its grade counts the session's tool calls: a long replay's trace spent a third of its
-    time there)."""
+    time there); `cold`: the cache has expired (the status line and `status` judge it at their
+    time), and `saving` / `savingUsd` count the re-write a restart spares (eoq.restart_saving)."""
     e = state["engine"]
     q = quantities(state, cfg)
+    saving, saving_usd = restart_saving(state, q, cold=cold)
     ctx = state["context"]
     pressure = ctx.get("pressure")
     window = window_of(state)
     b_full = q["bFull"]
     display_b = None if b_full is None else (min(b_full, pressure) if pressure is not None else b_full)
-    n_back = q["backstopN"]
+    n_back = reminder_interval(e, q["backstopN"], cfg)  # the back-off included
     return {
         "sessionId": state["sessionId"],
         "parentSession": state.get("parentSession"),  # the session whose handoff this one started with
@@ -98,15 +100,16 @@ def status_document(state: State, cfg: Config, with_buckets: bool = True,
         "cEff": _round(q["cEff"]),
         "shared": e["shared"],
         "restartCost": _round(q["K"], 1),
-        "saving": _round(q["saving"], 1),
-        "savingUsd": None if q["saving"] is None else _round(prices.read_usd(ctx.get("model"), q["saving"])),
+        "saving": _round(saving, 1),
+        "savingUsd": _round(saving_usd),
         "burnRate": _round(q["burnRate"]),
         "rateLamp": {"wallP": q["wallP"], "burnRate": _round(q["burnRate"])},
         "lamp": q["lamp"],
         "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
         "billProgress": round(e["billProgress"], 6),
         "bills": e["bills"],
-        "backstop": {"n": e["sinceAlert"] if e["fired"] else e["dwellBills"], "N": n_back},
+        # N: bill cycles from the last advice to the next reminder (the back-off included); base: before it
+        "backstop": {"n": e["sinceAlert"] if e["fired"] else e["dwellBills"], "N": n_back, "base": q["backstopN"]},
         "dwell": {"calls": e["dwell"], "bills": e["dwellBills"], "alerted": e["fired"],
                   "reminders": e["reminders"], "billCounted": bool(e["dwell"]) and bill_counted(e, cfg)},
         "billsTotal": e["billsTotal"],
@@ -123,7 +126,7 @@ def status_document(state: State, cfg: Config, with_buckets: bool = True,
         "health": health.grade(state["health"], window) if with_health else None,
         "alerts": list(state["alerts"]),
         "badLines": state["bad"],
-        "plan": plan_view(ctx.get("plan"), q["saving"], ctx.get("model")),
+        "plan": plan_view(ctx.get("plan"), saving, ctx.get("model")),
         **tally_document(state),
     }
 

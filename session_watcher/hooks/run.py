@@ -242,8 +242,17 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
     if alerts:  # at most one notification per notify.remind_min, noted in the state saved below
         from session_watcher.notifier.throttle import admit
 
+        note = state.get("notified")
+        held = note.get("held") if isinstance(note, dict) else None
         alerts = admit(state, alerts, cfg["notify"], time.time())
-        marked = marked or bool(alerts)
+        note = state.get("notified")
+        marked = marked or bool(alerts) or (note.get("held") if isinstance(note, dict) else None) != held
+    elif caught_up and isinstance(state.get("notified"), dict) and "held" in state["notified"]:
+        from session_watcher.notifier.throttle import release  # held back by the quiet period: now?
+
+        before = len(state["notified"])
+        alerts = release(state, cfg["notify"], time.time())
+        marked = marked or bool(alerts) or len(state["notified"]) != before
     out = None
     if alerts:
         from session_watcher import notifier

@@ -136,6 +136,7 @@ def _number(v: object) -> float | None:
 
 
 def run(raw: bytes, env: Any, verbose: bool = False) -> str:
+    from session_watcher.core.eoq import cache_cold
     from session_watcher.core.render import render
     from session_watcher.core.status import status_document
     from session_watcher.state import shell, store
@@ -182,8 +183,11 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
         cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     else:
         state, cfg = got
-    doc = status_document(state, cfg, with_buckets=False)
     cache = cache_view(state["context"].get("promptCache"), now)
+    # a cold cache (the client says so, or the last request is older than the cache lives): the
+    # saving counts the re-write a restart spares, as the cold-cache guard prices it
+    cold = not cache["warm"] if cache is not None else cache_cold(state, cfg, now)
+    doc = status_document(state, cfg, with_buckets=False, cold=cold)
     if cache and "promptCache" not in seen:  # a miss of an earlier process (before `--resume`) is not news
         cache["miss"] = []
     doc["cache"] = cache

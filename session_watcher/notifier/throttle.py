@@ -14,7 +14,10 @@ The rule, so that a person is not nagged:
   follows an idle gap;
 * a new segment (after a compaction or /clear) starts afresh: its first alert is about a new
   context;
-* remind_min = 0 turns the limit off.
+* remind_min = 0 turns the limit off;
+* a gate or reminder held back is kept (`notified.held`, the latest one) and sent by the first hook
+  run after the quiet period ends, if it still holds: the same segment, still in deep water, and
+  nothing newer was shown meanwhile (`release`).
 
 A notification that comes starts the clock again, whatever its kind.
 
@@ -71,7 +74,11 @@ def admit(
     saw before it."""
     if not alerts:
         return alerts
-    due = [a for a in alerts if a.get("kind") in ALWAYS] if quiet(state, notify_cfg, now) else list(alerts)
+    hushed = quiet(state, notify_cfg, now)
+    due = [a for a in alerts if a.get("kind") in ALWAYS] if hushed else list(alerts)
+    held = [a for a in alerts if a.get("kind") not in ALWAYS] if hushed else []
+    if held and isinstance(state.get("notified"), dict):
+        state["notified"]["held"] = {k: v for k, v in held[-1].items() if k != "pending"}
     if not due:
         return due
     last = state.get("notified")
@@ -85,6 +92,21 @@ def admit(
     due = [a if a.get("kind") in ALWAYS else {**a, "shown": count} for a in due]
     if any(a.get("kind") not in ALWAYS for a in due):
         note.update(shown=count + 1, bills=state["engine"]["billsTotal"])
+        note.pop("held", None)  # what was held back is superseded by what is shown now
     note.update(at=now, segment=segment)
     state["notified"] = note
     return due
+
+
+def release(state: State, notify_cfg: NotifyConfig | None, now: float) -> list[Alert]:
+    """The gate or reminder held back by the quiet period, once it is over and if it still holds (the
+    same segment, the session still in deep water); delivered as `admit` delivers. [] otherwise; a
+    held alert that no longer holds is dropped."""
+    note = state.get("notified")
+    if not isinstance(note, dict) or not isinstance(note.get("held"), dict) or quiet(state, notify_cfg, now):
+        return []
+    held = note.pop("held")
+    e = state["engine"]
+    if note.get("segment") != e["segment"] or not e["dwell"] or e["lamp"] not in ("amber", "red"):
+        return []
+    return admit(state, [held], notify_cfg, now)

@@ -94,6 +94,7 @@ SESSION_KEYS = (
     "story",
     "storyAvailable",
     "storyError",
+    "lampAt",
 )
 
 

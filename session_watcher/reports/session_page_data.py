@@ -416,6 +416,7 @@ class PageBuilder:
             "story": list(trace or []),
             "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
             "storyAvailable": trace is not None,
+            "lampAt": trace.lamp_at if trace is not None else None,
             "storyError": None,
         }
 
@@ -457,10 +458,14 @@ class StoryTrace(list[dict[str, Any]]):
         self.calls: list[Call] = []
         self._prev_total: int | None = None
         self._prev_bills = 0
+        self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
 
     def append(self, row: dict[str, Any]) -> None:
         from session_watcher.core.backtest import call_from_trace
 
+        at = row.get("lampAt")
+        if isinstance(at, dict):
+            self.lamp_at = at
         eng_total = row.get("billsTotal")
         raw_bills = row.get("bills")
         bills = raw_bills if isinstance(raw_bills, int) else 0

@@ -199,7 +199,9 @@ class World:
         return env
 
 
-GATE_V2 = "bp_amber = 0.10\nnotify_dwell = 3\nbill_lookback = 0\nguard_x = 1.7\n"
+# v2's gate, with issue 37's floors off (its sessions' gate comes early and saves cents by design)
+GATE_V2 = ("bp_amber = 0.10\nnotify_dwell = 3\nbill_lookback = 0\nguard_x = 1.7\n"
+           "gate_min_calls = 1\nadvice_min_usd = 0.0\nadvice_min_share = 0.0\n")
 
 
 def make_world(root: Path) -> World:

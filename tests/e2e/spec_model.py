@@ -107,13 +107,14 @@ class Model:
         done = math.floor(self.bill_progress) if self.bill_progress >= 1 else 0
         self.bill_progress -= done
         was = self.lamp
+        lit = was in ("amber", "red")
         if x <= 1:
             lamp = "white" if was == "white" else "green"
-        elif x < x_sweet or bp is None:
-            lamp = "green"
+        elif x < x_sweet or bp is None:  # a lit lamp holds a fifth of the way back from the sweet spot
+            lamp = "amber" if lit and x - 1 >= 0.8 * dhat else "green"
         elif bp >= BP_RED or (was == "red" and bp >= 0.8 * BP_RED):
             lamp = "red"
-        elif bp >= BP_AMBER or (was in ("amber", "red") and bp >= 0.8 * BP_AMBER):
+        elif bp >= BP_AMBER or lit:  # amber holds while past the sweet spot
             lamp = "amber"
         else:
             lamp = "green"
@@ -123,11 +124,10 @@ class Model:
         if deep:
             self.dwell += 1
             self.dwell_bills += done
-            if not self.fired and self.dwell >= DWELL and self.dwell_bills >= 1:
+            if not self.fired and self.dwell >= DWELL and self.dwell_bills >= 1 and x >= x_sweet:
                 self.fired = gate = True
         else:
-            self.dwell = self.dwell_bills = 0
-            self.fired = False
+            self.dwell = self.dwell_bills = 0  # the gate given stays given: one per segment
         saving = (dhat * b / g) * (self.L - b) - c_eff * b  # m (L - B) - K over the optimal cycle's m calls
         row = Row(self.calls, self.L, residual, g, b, x, x_sweet, bp, rent, done, self.dwell, gate, lamp, saving)
         self.rows.append(row)

@@ -238,14 +238,15 @@ function renderHead(g) {
       el('line', {x1: lw, x2: right, y1: y, y2: y, stroke: C.grid, 'stroke-width': 1}, svg);
       text(svg, lw - 4, y + 3, String(v), 'small y-tick', null, 'end');
     }
-    // the bp scale: zero, the amber and red thresholds, the top
-    const ticks = [{v: 0.10, y: Yb(0.10), n: 'amber', c: C.amber}, {v: 0.25, y: Yb(0.25), n: 'red', c: C.red},
-                   {v: 0, y: Yb(0), n: ''}, {v: bmax, y: Yb(bmax), n: ''}].filter(t => t.v <= bmax);
+    // the bp scale: zero, the amber and red thresholds (the session's config: bp_amber, bp_red), the top
+    const at = M.lampAt || {};
+    const ticks = [{v: at.amber, n: 'amber', c: C.amber}, {v: at.red, n: 'red', c: C.red}, {v: 0, n: ''},
+                   {v: bmax, n: ''}].filter(t => typeof t.v === 'number' && t.v <= bmax).map(t => ({...t, y: Yb(t.v)}));
     for (const t of ticks.filter(t => t.n))
       el('line', {x1: lw, x2: right, y1: t.y, y2: t.y, stroke: t.c, 'stroke-opacity': .6, 'stroke-dasharray': '3 3',
         'class': 'bp-threshold'}, svg);
     for (const t of spaced(ticks, 11)) {
-      const pct = Math.round(t.v * 100) + '%';
+      const pct = (t.v > 0 && t.v < 0.01 ? (t.v * 100).toFixed(1) : Math.round(t.v * 100)) + '%';
       text(svg, lw - 4, t.y + 3, (t.n && !g.narrow ? t.n + ' ' : '') + pct, 'small y-tick bp-tick',
            t.n ? 'BP_' + t.n.toUpperCase() + ' = ' + t.v : null, 'end');
     }

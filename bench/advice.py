@@ -1,0 +1,222 @@
+"""What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
+``python -m bench.advice [--before] [--quick] [TRANSCRIPT ...]``.
+
+Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
+(`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
+(bench.calibrate.score: the hooks' own fold, priced against the best schedule of restarts), and the
+real session (a user who never restarts) is folded with it for what that user is shown:
+
+* alerts whose promised saving the backtest's own counterfactual shows lost: a gate or reminder
+  after call k promises `savingUsd` over `cycle` calls; restarting after k, those calls of the real
+  segment (to its end at most) would have cost more than they did (a cold return: its one call);
+* reminders per segment after the gate (the most in one segment, and segments over 3);
+* interruptions per hour of work (gate, reminders and cold returns per hour, the gaps between calls
+  counted up to 15 minutes each), and lamp changes per call within segments.
+
+A setting is chosen on the other sessions (feasible on each: following the advice saves >= 0, the
+median spacing of its restarts >= MIN_SPACING calls, no advice in a flat segment, no alert lost;
+then the largest slack to the targets 0.90 / 0.85 / 0.50) and scored on the one left out. The
+back-off and the cap change nothing in closed loop (a user who follows the gate never sees a
+reminder): they are compared on the real sessions' reminders and interruptions alone. Prints the
+tables docs/model.md quotes. Nothing here asserts anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import statistics
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import calibrate as cal
+from session_watcher.base import config
+from session_watcher.core import backtest as bt
+from session_watcher.core import closedloop, engine
+
+GRID: dict[str, list[Any]] = {
+    "advice_min_usd": [0.0, 0.01, 0.02, 0.05, 0.10, 0.20],
+    "advice_min_share": [0.0, 0.02, 0.05, 0.10, 0.20],
+    "gate_min_calls": [1, 10, 20, 30],
+}
+QUICK: dict[str, list[Any]] = {"advice_min_usd": [0.0, 0.05], "advice_min_share": [0.0, 0.02],
+                               "gate_min_calls": [1, 20]}
+BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
+TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
+MIN_SPACING = 20
+IDLE_CAP = 900.0  # seconds: a longer gap between calls counts as this much work
+
+
+@dataclass
+class Shown:
+    """What a user who never restarts is shown under one setting."""
+
+    alerts: int
+    lost: int  # alerts that promised a saving the counterfactual shows lost
+    promised: float
+    realized: float
+    reminders_max: int  # the most reminders after a gate in one segment
+    over_cap: int  # segments with more than 3
+    hours: float
+    lamp: float  # lamp changes per call within segments
+
+
+def _hours(rows: list[dict[str, Any]]) -> float:
+    ts = [r["ts"] for r in rows if isinstance(r.get("ts"), int | float)]
+    return sum(min(b - a, IDLE_CAP) for a, b in itertools.pairwise(ts) if b > a) / 3600
+
+
+def _realized(seg: bt.Segment, k: int, horizon: int) -> float:
+    """Dollars (read units when unpriced) the real segment's calls k+1..k+horizon save with a restart
+    after call index k."""
+    end = min(len(seg.calls), k + 1 + horizon)
+    w = seg.weights()
+    after = seg.schedule_costs([k])
+    return sum((seg.actual[j] - after[j]) * w[j] for j in range(k + 1, end))
+
+
+def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
+    fired: list[tuple[int, dict[str, Any]]] = []
+    calls: list[bt.Call] = []
+    state = s.loaded.fresh()
+
+    def hook(st: Any, alerts: list[Any], usage: Any) -> None:
+        calls.append(closedloop._call(st, cfg, alerts, usage))
+        fired.extend((len(calls) - 1, dict(a)) for a in alerts)
+
+    engine.fold(state, s.loaded.events, cfg, s.loaded.paths, call_hook=hook)
+    where: list[tuple[bt.Segment, int]] = []
+    for seg in bt.segments(calls, s.seen.shared):
+        where.extend((seg, i) for i in range(len(seg.calls)))
+    lost = 0
+    promised = realized = 0.0
+    per_seg: dict[int, int] = {}
+    for j, a in fired:
+        seg, i = where[j]
+        if a["kind"] == "guard":
+            k, horizon = i - 1, 1
+        else:
+            k, horizon = i, math.ceil(a["cycle"]) if a.get("cycle") else len(seg.calls)
+            if a["kind"] == "backstop":
+                per_seg[calls[j].segment] = per_seg.get(calls[j].segment, 0) + 1
+        if k < 0 or k >= len(seg.calls) - 1:
+            continue
+        got = _realized(seg, k, horizon)
+        promise = a.get("savingUsd") if a.get("savingUsd") is not None else a.get("saving") or 0.0
+        promised += promise
+        realized += got
+        lost += promise > 0 and got < 0
+    return Shown(len(fired), lost, promised, realized, max(per_seg.values(), default=0),
+                 sum(1 for n in per_seg.values() if n > 3), _hours([{"ts": r["ts"]} for r in s.seen.rows]),
+                 bt.stability(calls)["lampChangesPerCall"] or 0.0)
+
+
+def feasible(scores: list[cal.Score]) -> bool:
+    for sc in scores:
+        sp = sc.spacing()
+        if sc.saving < 0 or sc.flat_advice or (sp is not None and sp < MIN_SPACING):
+            return False
+    return True
+
+
+def slack(f: dict[str, float]) -> float:
+    gaps = [f[k] - TARGETS[k] for k in TARGETS]
+    return min(gaps) + 0.1 * sum(gaps)
+
+
+def choose(sessions: list[cal.Session], table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]],
+           keep: list[int], grid: dict[str, list[Any]]) -> tuple[Any, ...] | None:
+    """The largest slack of the setting's worst neighbour on the grid; among equals the fewest alerts
+    lost, then the fewest interruptions, then the higher floors (the later in the grid): the most
+    conservative advice that costs nothing."""
+    sub = [sessions[i] for i in keep]
+    raw = {key: slack(cal.figures(sub, [scores[i] for i in keep])) for key, (scores, _seen) in table.items()}
+    best: tuple[tuple[float, ...], tuple[Any, ...]] | None = None
+    for n, (key, (scores, seen)) in enumerate(table.items()):
+        sc, sh = [scores[i] for i in keep], [seen[i] for i in keep]
+        if not feasible(sc):
+            continue
+        hours = sum(x.hours for x in sh)
+        # a plateau, not a lone peak
+        worst = min(raw[k] for k in cal.neighbours(key, grid) if k in raw)
+        v = (round(worst, 6), -sum(x.lost for x in sh), -round(sum(x.alerts for x in sh) / hours, 6), n)
+        if best is None or v > best[0]:
+            best = (v, key)
+    return None if best is None else best[1]
+
+
+def summary(sessions: list[cal.Session], scores: list[cal.Score], seen: list[Shown]) -> str:
+    f = cal.figures(sessions, scores)
+    spacings = [sp for sc in scores if (sp := sc.spacing()) is not None]
+    hours = sum(sh.hours for sh in seen)
+    return (f"| {f['dollar']:.3f} | {f['median']:.3f} | {f['lowest']:.3f} | "
+            f"{sum(1 for sc in scores if sc.saving < 0)} | {sum(sh.lost for sh in seen)} of "
+            f"{sum(sh.alerts for sh in seen)} | {max(sh.reminders_max for sh in seen)} "
+            f"({sum(sh.over_cap for sh in seen)}) | "
+            f"{statistics.median(spacings) if spacings else float('nan'):.0f} (min {min(spacings, default=0):.0f}) | "
+            f"{max(sh.lamp for sh in seen):.4f} | {sum(sh.alerts for sh in seen) / hours:.2f} |")
+
+
+HEAD = ["| setting | dollar capture | median | lowest | negative | alerts lost | "
+        "reminders/segment max (over 3) | restart spacing median (lowest session) | "
+        "lamp changes/call, worst | interruptions/hour |",
+        "|---|---|---|---|---|---|---|---|---|---|"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("transcripts", nargs="*", type=Path)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--before", action="store_true", help="the shipped defaults only (runs on older code too)")
+    ns = ap.parse_args(argv)
+    grid = {} if ns.before else QUICK if ns.quick else GRID
+    with tempfile.TemporaryDirectory() as tmp:
+        if ns.transcripts:
+            paths = ns.transcripts
+        else:
+            from tests.calibration import all_sessions
+
+            paths = all_sessions(Path(tmp))
+        sessions = [cal.prepare(p) for p in paths]
+    names = list(grid)
+    out = ["| setting | " + HEAD[0][12:], HEAD[1]]
+    table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]] = {}
+    for key in itertools.product(*grid.values()):
+        setting = dict(zip(names, key, strict=True))
+        scores = [cal.score(s, setting) for s in sessions]
+        seen = [shown(s, config.merge(s.cfg, setting)) for s in sessions]
+        table[key] = (scores, seen)
+    for key, (scores, seen) in table.items():
+        out.append(f"| {key} " + summary(sessions, scores, seen))
+    everyone = list(range(len(sessions)))
+    chosen = choose(sessions, table, everyone, grid)
+    out += ["", f"In sample: {chosen}", "", "Leave one session out:", ""]
+    left_scores: list[cal.Score] = []
+    left_seen: list[Shown] = []
+    for i, s in enumerate(sessions):
+        key = choose(sessions, table, [j for j in everyone if j != i], grid)
+        if key is None:
+            out.append(f"{s.name}: none feasible")
+            continue
+        left_scores.append(table[key][0][i])
+        left_seen.append(table[key][1][i])
+        out.append(f"{s.name}: {key} capture {table[key][0][i].capture(s):.2f} lost {table[key][1][i].lost}")
+    if len(left_scores) == len(sessions):
+        out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
+    if chosen is not None and grid:
+        base = dict(zip(names, chosen, strict=True))
+        out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
+        for backoff, cap in BACKOFF:
+            setting = {**base, "remind_backoff": backoff, "remind_cap": cap}
+            seen = [shown(s, config.merge(s.cfg, setting)) for s in sessions]
+            out.append(f"| backoff {backoff:g}, cap {cap} " + summary(sessions, table[chosen][0], seen))
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
