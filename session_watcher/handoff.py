@@ -1,11 +1,13 @@
-"""`session-watcher handoff [--session ID] [--json]`: the shell around `core.handoff`.
+"""`session-watcher handoff [--session ID] [--json]`: the command around `state.handoffs.build`.
 
-Brings the session's state up to date with its transcript (as `status` does), reads the transcript
-once for what the work is, composes the note with the files `bDefault` counts and its price, saves
-it as the project's pending handoff (`state.handoffs`: the next fresh session of the project
-receives it from the SessionStart hook) and prints it, or the JSON document. The session defaults to
-the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code), else the most
-recently active; named as every command names one (`sessions.find`: id, 6+ character prefix, path).
+Brings the session's state up to date with its transcript (as `status` does); `build` reads the
+transcript once for what the work is and composes the note with the files `bDefault` counts and its
+price (`core.handoff`); `save` keeps it as the project's pending handoff (`state.handoffs`: the next
+fresh session of the project receives it from the SessionStart hook); it prints it, or the JSON
+document. The cold-cache guard builds and saves one the same way when it holds a prompt. The
+session defaults to the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code),
+else the most recently active; named as every command names one (`sessions.find`: id, 6+ character
+prefix, path).
 """
 
 from __future__ import annotations
@@ -16,62 +18,15 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core import handoff as core
-from session_watcher.core.eoq import quantities
 from session_watcher.errors import UserError
+from session_watcher.state.handoffs import build, save
 
 if TYPE_CHECKING:
     import argparse
 
-    from session_watcher.core.shapes import Config, State
+    from session_watcher.core.shapes import Config
 
-MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) holds nothing the note needs
-
-
-def digest(transcript: str | None) -> core.Digest:
-    """The transcript read once, in order, into a Digest (a missing transcript gives an empty one)."""
-    from session_watcher.core.fastjson import loads
-
-    d = core.Digest()
-    if not transcript:
-        return d
-    from session_watcher.state.reader import lines_of
-
-    try:
-        for line in lines_of(transcript, MAX_LINE):  # a missing or unreadable file: what was read
-            try:
-                rec = loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict):
-                d.add(rec)
-    except OSError:
-        pass
-    return d
-
-
-def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
-    """The handoff document of a session state (brought up to date by the caller)."""
-    q = quantities(state, cfg)
-    if not q.get("bDefault"):
-        raise UserError(f"session {state['sessionId']} has no API call yet: nothing to hand off")
-    cursor = state.get("cursor") or {}
-    d = digest(cursor.get("path"))
-    root = state["context"].get("project")
-    file_list = core.files(state)
-    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
-    # the note's price includes the note, whose first line says the price: until the two agree
-    note = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
-    priced = core.price(state, q, core.note_tokens(note, state))
-    for _ in range(4):
-        note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
-                                                              priced["carryUsd"]))
-        again = core.price(state, q, core.note_tokens(note, state))
-        if again == priced:
-            break
-        priced = again
-    return {"sessionId": state["sessionId"], "project": root, "createdAt": now, "note": note, "files": file_list,
-            **priced}
+__all__ = ["add_parser", "build", "command", "save", "usage_line"]  # build and save live in state.handoffs
 
 
 def add_parser(sub: Any) -> None:
@@ -91,14 +46,12 @@ def add_parser(sub: Any) -> None:
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.commands import _target, session_state
     from session_watcher.core.text import clean
-    from session_watcher.state import handoffs
 
     state, cfg = session_state(_target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
     doc = build(state, cfg, time.time())
     if not doc["project"]:
         raise UserError(f"session {state['sessionId']}: its project folder is not known; no handoff saved")
-    pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
-    doc["pendingFile"] = handoffs.write_pending(pending)
+    doc["pendingFile"] = save(doc)
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0

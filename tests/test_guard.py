@@ -40,11 +40,11 @@ def test_cache_lifetime_is_the_class_ttl_unless_its_cliff_is_known(ttl: str | No
 
 def test_five_minute_cache_two_minutes_warm_twenty_cold() -> None:
     warm = guard.cold_cache(state(), CFG, 1120.0)
-    assert warm == {"source": "ttl", "ttl": "5m", "lifetimeSeconds": 300.0, "lastCallTs": 1000.0,
-                    "idleSeconds": 120.0, "expiresAt": 1300.0, "cold": False}
+    assert warm == {"source": "ttl", "ttl": "5m", "lifetimeSeconds": 300.0, "edgeSeconds": 600.0,
+                    "lastCallTs": 1000.0, "idleSeconds": 120.0, "expiresAt": 1300.0, "cold": False, "sure": False}
     cold = guard.cold_cache(state(), CFG, 2200.0)
     assert cold is not None
-    assert cold["cold"] is True
+    assert (cold["cold"], cold["sure"]) == (True, True)
     assert cold["idleSeconds"] == 1200.0
 
 
@@ -66,7 +66,7 @@ def test_the_inferred_cliff_replaces_the_ttl() -> None:
     assert guard.cold_cache(state(), cfg, 1421.0)["cold"] is True  # type: ignore[index]
     # the returns the report's inference rests on travel with it (cliff.json's "evidence") into the words
     cfg = {"cliff": {"5m": 420.0, "1h": None, "evidence": {"5m": [13, 1, 7, 7]}}}
-    got = guard.cold_cache(state(), cfg, 1500.0)
+    got = guard.cold_cache(state(), cfg, 1800.0)  # past the edge, 420 + 300 s
     assert got is not None
     assert got["evidence"] == [13, 1, 7, 7]
     words = guard.compose(guard.advice(state(), {"L": 90_000, "bDefault": 30_000, "x": 3.0}, got, {}) or {})
@@ -114,10 +114,10 @@ def test_no_clock_no_verdict() -> None:
 # --------------------------------------------------------------------------- the figures and the words
 
 def figures(big_l: int, b: int, ttl: str = "5m", model: str = "claude-opus-4-6", guard_x: float | None = None,
-            **q: Any) -> dict[str, Any]:
+            idle_min: float = 23, **q: Any) -> dict[str, Any]:
     s = state(ttl=ttl)
     s["context"]["model"] = model
-    cold = guard.cold_cache(s, CFG, 1000.0 + 23 * 60)
+    cold = guard.cold_cache(s, CFG, 1000.0 + idle_min * 60)
     assert cold is not None
     got = guard.advice(s, {"L": big_l, "bDefault": b, "x": big_l / b, **q}, cold,
                        {} if guard_x is None else {"guard_x": guard_x})
@@ -130,10 +130,9 @@ def test_past_guard_x_the_line_leads_with_the_restart() -> None:
     assert a["usd"] == pytest.approx(1.125)  # 180k x $5/MTok x 1.25
     assert a["freshUsd"] == pytest.approx(0.25625)
     assert a["restartFirst"] is True
-    assert guard.compose(a) == (
-        "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired): a fresh session "
-        "would write ~41k tokens ($0.26) instead of re-writing 180k ($1.13) (/session-watcher:handoff, then "
-        "/clear); or /compact.")
+    assert guard.compose(a) == (  # warn: the prompt goes ahead; nothing named sends it to the model
+        "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired): this prompt "
+        "re-writes 180k tokens ($1.13); a fresh session would write ~41k tokens ($0.26).")
 
 
 def test_the_shared_prefix_read_is_at_most_what_the_fresh_session_carries() -> None:
@@ -166,7 +165,7 @@ def test_guard_x_comes_from_the_config() -> None:
 
 
 def test_one_hour_writes_at_twice_the_base_price() -> None:
-    a = figures(180_000, 41_000, ttl="1h")
+    a = figures(180_000, 41_000, ttl="1h", idle_min=90)
     assert a["usd"] == pytest.approx(1.8)
     assert "the 1-hour cache has expired" in guard.compose(a)
     assert "($1.80)" in guard.compose(a)
@@ -175,16 +174,16 @@ def test_one_hour_writes_at_twice_the_base_price() -> None:
 def test_cheaper_read_models_and_the_shared_prefix() -> None:
     # Opus 5.5: $4/MTok base; a restart reads the 5k shared prefix (0.05x) and writes the rest
     a = figures(100_000, 30_000, model="claude-opus-5-5", shared=5_000)
-    assert a["usd"] == pytest.approx(0.5)
+    assert a["usd"] == pytest.approx(95_000 * 5e-6 + 5_000 * 0.2e-6)  # a cold call reads the prefix too
     assert a["freshUsd"] == pytest.approx(25_000 * 5e-6 + 5_000 * 0.2e-6)
-    assert "a fresh session would carry ~30k tokens ($0.13) instead of re-writing 100k ($0.50)" in guard.compose(a)
+    assert "re-writes 95k tokens ($0.48); a fresh session would carry ~30k tokens ($0.13)." in guard.compose(a)
 
 
 def test_an_unknown_model_gets_tokens_and_no_dollars() -> None:
     a = figures(180_000, 41_000, model="some-other-model")
     assert a["usd"] is None
     text = guard.compose(a)
-    assert "re-writing 180k (" in text
+    assert "re-writes 180k tokens; a fresh session would write ~41k tokens." in text
     assert "$" not in text
 
 
@@ -202,18 +201,31 @@ def test_what_compact_carried_last_time_is_said_after_a_compaction() -> None:
     a = guard.advice(s, {"L": 90_000, "bDefault": 30_000, "x": 3.0}, cold, {})
     assert a is not None
     assert a["compactTokens"] == 23_000
-    assert guard.compose(a, ask=True).endswith(
-        "Or /compact: reads the same 90k cold once ($0.56), then carries its summary (~23k last time). Or a "
-        "fresh session: /session-watcher:handoff, then /clear, would write ~30k tokens ($0.19).")
+    assert guard.compose(a, ask=True).endswith(  # no handoff prepared: no fresh session offered
+        "Or /compact: reads the same 90k cold once ($0.56), then carries its summary (~23k last time).")
 
 
-def test_the_ask_names_the_three_choices_with_dollars() -> None:
-    text = guard.compose(figures(180_000, 41_000), ask=True, handoff=guard.HANDOFF_CLI)
+def test_the_ask_names_the_three_choices_with_dollars_and_nothing_that_reaches_the_model() -> None:
+    """With the handoff the guard prepared, the fresh session is /clear alone at the handoff's own
+    price; no slash command or bash mode that would send the cold conversation is named."""
+    s = state()
+    cold = guard.cold_cache(s, CFG, 1000.0 + 23 * 60)
+    assert cold is not None
+    q = {"L": 180_000, "bDefault": 41_000, "x": 180 / 41}
+    carry = {"carryTokens": 43_000, "K": 43_000 * 12.5, "carryUsd": 0.26875}  # bDefault and a 2k note
+    a = guard.advice(s, q, cold, {}, carry)
+    assert a is not None
+    assert (a["freshTokens"], a["freshUsd"], a["handoff"]) == (43_000, 0.26875, True)
+    assert a["savingUsd"] == pytest.approx(1.125 - 0.26875)
+    text = guard.compose(a, ask=True)
     assert text == (
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired). Nothing was sent. "
         "Continue: send this prompt again within a minute, re-writing 180k tokens ($1.13). Or /compact: reads "
-        "the same 180k cold once ($1.13), then its summary. Or a fresh session: ! session-watcher handoff, "
-        "then /clear, would write ~41k tokens ($0.26).")
+        "the same 180k cold once ($1.13), then its summary. Or a fresh session, $0.86 less: a handoff is ready; "
+        "clear the input line (Ctrl+U), then /clear, and the new session starts with it: it writes ~43k tokens "
+        "($0.27).")
+    assert "session-watcher:handoff" not in text
+    assert "!" not in text
 
 
 def test_the_rewrite_is_the_last_calls_whole_context() -> None:
@@ -266,3 +278,57 @@ def test_duration(seconds: float, text: str) -> None:
 ])
 def test_dollars(usd: float | None, text: str) -> None:
     assert guard.dollars(usd) == text
+
+
+# --------------------------------------------------------------------------- sure before it holds
+
+@pytest.mark.parametrize(("idle", "ttl", "cliff", "want"), [
+    (300.0, "5m", None, "warm"), (300.5, "5m", None, "maybe"), (600.0, "5m", None, "maybe"),
+    (600.5, "5m", None, "cold"), (3600.0, "1h", None, "warm"), (3900.0, "1h", None, "maybe"),
+    (3901.0, "1h", None, "cold"), (420.0, "5m", {"5m": 420.0}, "warm"), (720.0, "5m", {"5m": 420.0}, "maybe"),
+    (721.0, "5m", {"5m": 420.0}, "cold"), (5000.0, None, None, None),
+])
+def test_warm_to_the_lifetime_maybe_to_the_edge_cold_past_it(idle: float, ttl: str | None, cliff: Any,
+                                                             want: str | None) -> None:
+    assert guard.verdict(idle, ttl, cliff) == want
+
+
+def test_the_clients_own_words_are_sure_only_past_the_edge() -> None:
+    pc = {"warm": True, "caching_observed": True, "ttl": "5m", "expires_at": 1420}
+    got = guard.cold_cache(state(promptCache=pc), CFG, 1500.0)
+    assert got is not None
+    assert (got["cold"], got["sure"], got["edgeSeconds"]) == (True, False, 600.0)
+    assert guard.cold_cache(state(promptCache=pc), CFG, 1721.0)["sure"] is True  # type: ignore[index]
+    resume = {"expired": True, "seconds": 601, "at": 5000.0, "lastTs": 1000.0}
+    got = guard.cold_cache(state(resume=resume), CFG, 5000.0)  # 601 s after a 5-minute cache's call
+    assert got is not None
+    assert (got["source"], got["cold"], got["sure"]) == ("session_start", True, True)
+    early = {**resume, "seconds": 400}
+    assert guard.cold_cache(state(resume=early), CFG, 5000.0)["sure"] is False  # type: ignore[index]
+    assert guard.cold_cache(state(ttl="1h", resume=resume), CFG, 5000.0)["sure"] is False  # type: ignore[index]
+
+
+def test_between_the_lifetime_and_the_edge_the_line_says_may_have_expired() -> None:
+    s = state()
+    cold = guard.cold_cache(s, CFG, 1000.0 + 7 * 60)
+    assert cold is not None
+    assert (cold["cold"], cold["sure"]) == (True, False)
+    a = guard.advice(s, {"L": 180_000, "bDefault": 41_000, "x": 180 / 41}, cold, {})
+    assert a is not None
+    assert a["sure"] is False
+    assert guard.compose(a) == guard.compose(a, ask=True) == (
+        "session-watcher: the cache may have expired (last call 7 min ago; the 5-minute cache lasts ~5 min, "
+        "surely gone after 10 min): if so, this prompt re-writes 180k tokens ($1.13).")
+
+
+def test_the_rewrite_is_net_of_the_prefix_a_cold_call_still_reads() -> None:
+    """A cold call reads the shared prefix (as a fresh session does: eoq.fresh_split) and writes the
+    rest; the saving quoted is eoq.cold_return_saving, the price difference of the two."""
+    a = figures(180_000, 41_000, shared=20_000)
+    assert a["rewriteTokens"] == 160_000
+    assert a["usd"] == pytest.approx(160_000 * 6.25e-6 + 20_000 * 0.5e-6)
+    assert a["freshUsd"] == pytest.approx(21_000 * 6.25e-6 + 20_000 * 0.5e-6)
+    k = eoq.restart_cost(12.5, 41_000, 20_000)
+    assert a["savingUsd"] == pytest.approx(eoq.cold_return_saving(12.5, 180_000, k, 20_000) * 0.5e-6)
+    assert a["savingUsd"] == pytest.approx(a["usd"] - a["freshUsd"])
+    assert "this prompt re-writes 160k tokens ($1.01)" in guard.compose(a)

@@ -112,6 +112,12 @@ def config(text: str) -> None:
     cfg.write_text(text)
 
 
+def pending_handoffs() -> list[dict[str, Any]]:
+    """The handoffs waiting for a fresh session (state.handoffs' pending folder)."""
+    folder = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "pending"
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+
+
 def warnings_logged() -> list[dict[str, Any]]:
     log = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "guard-warnings.jsonl"
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -134,12 +140,22 @@ def test_five_minute_session_twenty_minutes_ago_gets_tokens_and_dollars(tmp_path
     text = out["reason"]
     assert text.startswith("session-watcher: cold cache (last call 20 min ago; the 5-minute cache has expired). "
                            "Nothing was sent.")
-    # the last call's whole context, 76,350 (it read 76,178), re-written at the 5-minute write price of
-    # Opus 4.6 ($6.25/MTok): $0.48 (1-hour: $0.76)
-    assert "Continue: send this prompt again within a minute, re-writing 76k tokens ($0.48)." in text
-    assert "Or /compact: reads the same 76k cold once ($0.48)" in text
-    # the install.sh route (no plugin): the handoff from Claude Code's bash mode; it reads the shared prefix
-    assert "Or a fresh session: ! session-watcher handoff, then /clear, would carry ~32k tokens ($0.10)." in text
+    # the last call's whole context, 76,350 (it read 76,178), less the 17,842 shared prefix a cold call
+    # still reads: 58,508 re-written at the 5-minute write price of Opus 4.6 ($6.25/MTok), the prefix
+    # read at $0.50: $0.37
+    assert "Continue: send this prompt again within a minute, re-writing 59k tokens ($0.37)." in text
+    assert "Or /compact: reads the same 76k cold once ($0.37)" in text
+    # the fresh session: /clear alone, the handoff prepared; nothing named sends the cold conversation
+    pending = pending_handoffs()
+    assert len(pending) == 1
+    doc = pending[0]
+    assert (doc["parentSession"], doc["by"]) == ("g1", "guard")
+    carry = f"~{round(doc['carryTokens'] / 1000)}k tokens (${doc['carryUsd']:.2f})"
+    assert carry == "~33k tokens ($0.10)"  # bDefault 31.9k and the note
+    assert text.endswith("Or a fresh session, $0.27 less: a handoff is ready; clear the input line (Ctrl+U), then "
+                         f"/clear, and the new session starts with it: it carries {carry}.")
+    assert "session-watcher handoff" not in text
+    assert "session-watcher:handoff" not in text
     [logged] = warnings_logged()
     assert (logged["sessionId"], logged["mode"], logged["tokens"], logged["ttl"]) == ("g1", "ask", 76_350, "5m")
     assert logged["asked"] is True
@@ -157,8 +173,10 @@ def test_one_hour_session_ninety_minutes_ago_warns_at_one_hour_prices(tmp_path: 
     out = said(prompt("g1", t))
     assert out is not None
     assert "(last call 1 h 30 min ago; the 1-hour cache has expired)" in out["systemMessage"]
-    assert "re-writing 77k ($0.77)" in out["systemMessage"]  # ~77k x $10/MTok
-    assert out["systemMessage"].endswith("(! session-watcher handoff, then /clear); or /compact.")
+    # ~77k, less the 18k shared prefix it reads: 59k x $10/MTok and 18k x $0.50
+    assert "this prompt re-writes 59k tokens ($0.60)" in out["systemMessage"]
+    assert out["systemMessage"].endswith("; a fresh session would carry ~34k tokens ($0.17).")
+    assert pending_handoffs() == []  # the prompt went ahead: no fresh session to prepare
 
 
 def test_a_session_with_no_call_yet_is_silent(tmp_path: Path) -> None:
@@ -178,7 +196,7 @@ def test_the_warning_comes_even_when_its_log_cannot_be_written(tmp_path: Path) -
     t = session(tmp_path, FIVE_MIN, 20)
     log = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "guard-warnings.jsonl"
     log.mkdir(parents=True)  # a folder where the log belongs
-    assert "re-writing 76k tokens ($0.48)" in line(said(prompt("g1", t)))
+    assert "re-writing 59k tokens ($0.37)" in line(said(prompt("g1", t)))
 
 
 def test_a_prompt_on_a_current_warm_state_does_not_rewrite_it(tmp_path: Path) -> None:
@@ -287,16 +305,19 @@ def test_below_guard_x_ask_only_says_what_the_prompt_rewrites(tmp_path: Path) ->
     config("guard_x = 50\n")  # x is about 2.4 here
     t = session(tmp_path, FIVE_MIN, 20)
     assert said(prompt("g1", t)) == {"systemMessage": "session-watcher: cold cache (last call 20 min ago; the "
-                                                      "5-minute cache has expired): this prompt re-writes 76k "
-                                                      "tokens ($0.48)."}
+                                                      "5-minute cache has expired): this prompt re-writes 59k "
+                                                      "tokens ($0.37)."}
     assert warnings_logged()[0]["asked"] is False
 
 
-def test_the_plugin_route_names_its_command(tmp_path: Path) -> None:
+def test_both_routes_hold_with_the_same_words(tmp_path: Path) -> None:
+    """The plugin route and the install.sh route: /clear alone, no command of either route."""
     t = session(tmp_path, FIVE_MIN, 20)
-    proc = hook("UserPromptSubmit", payload("g1", t, "UserPromptSubmit", prompt="go"),
-                env={**os.environ, "CLAUDE_PLUGIN_ROOT": str(tmp_path)})
-    assert "Or a fresh session: /session-watcher:handoff, then /clear, would carry ~32k" in line(said(proc))
+    plugin = line(said(hook("UserPromptSubmit", payload("g1", t, "UserPromptSubmit", prompt="go"),
+                            env={**os.environ, "CLAUDE_PLUGIN_ROOT": str(tmp_path)})))
+    t2 = session(tmp_path, FIVE_MIN, 20, "g2")
+    assert line(said(prompt("g2", t2, "go"))) == plugin
+    assert "clear the input line (Ctrl+U), then /clear" in plugin
 
 
 def test_off_is_silent_and_slash_commands_pass(tmp_path: Path) -> None:
@@ -456,6 +477,73 @@ def test_no_warning_about_a_cache_an_idle_compaction_already_handled(tmp_path: P
             assert out is None
         else:
             assert "this prompt re-writes 252k tokens ($2.52)" in line(out)  # 1-hour writes: $10/MTok
+
+
+# ----------------------------------------------------------------------------- the handoff the guard prepares
+
+def test_a_held_prompt_leaves_a_handoff_that_clear_alone_takes(tmp_path: Path) -> None:
+    """The fresh session the hold offers needs no request to the model: the guard saved the handoff
+    pending for the project, and the synchronous SessionStart hook of the session /clear starts injects
+    it (the note priced at what the reason quotes)."""
+    t = session(tmp_path, FIVE_MIN, 20)
+    reason = said(prompt("g1", t))["reason"]  # type: ignore[index]
+    [doc] = pending_handoffs()
+    assert f"it carries ~{round(doc['carryTokens'] / 1000)}k tokens" in reason
+    start = payload("child", tmp_path / "child.jsonl", "SessionStart", source="clear")
+    out = said_inject(hook("SessionStart", start, args=("inject",)))
+    note = out["hookSpecificOutput"]["additionalContext"]
+    assert note.startswith("[session-watcher handoff from session g1, written ")
+    assert f"priced at {doc['carryTokens']:,} tokens" in note.split("\n", 1)[0]
+    assert pending_handoffs() == []  # taken, once
+
+
+def said_inject(proc: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
+def test_going_on_in_the_session_drops_the_guards_handoff(tmp_path: Path) -> None:
+    """Sent again within the minute, or /compact: the user stays, and the handoff prepared for a fresh
+    session is dropped (a later /clear must not start with a note of an older moment)."""
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t))["decision"] == "block"  # type: ignore[index]
+    assert len(pending_handoffs()) == 1
+    assert said(prompt("g1", t)) is None  # goes ahead
+    assert pending_handoffs() == []
+    t2 = session(tmp_path, FIVE_MIN, 20, "g2")
+    assert said(prompt("g2", t2))["decision"] == "block"  # type: ignore[index]
+    assert said(prompt("g2", t2, "/compact keep the plan")) is None
+    assert pending_handoffs() == []
+
+
+def test_a_handoff_the_user_wrote_is_not_dropped(tmp_path: Path) -> None:
+    """Only the guard's own handoff of this session goes when the session goes on: one the user asked
+    for (`session-watcher handoff`) stays for the next fresh session."""
+    from session_watcher.state import handoffs
+
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t))["decision"] == "block"  # type: ignore[index]
+    [doc] = pending_handoffs()
+    del doc["by"]
+    handoffs.write_pending(doc)
+    assert said(prompt("g1", t)) is None  # goes ahead
+    assert len(pending_handoffs()) == 1
+    assert handoffs.drop(doc["project"], "g1", "guard") is False
+    assert handoffs.drop(doc["project"], "other", "guard") is False
+
+
+def test_short_of_the_edge_a_warning_and_no_hold(tmp_path: Path) -> None:
+    """7 minutes after a 5-minute cache's last call: past its lifetime, short of the edge where the
+    returns measured show it cold for sure; the prompt goes ahead with a line, no handoff is made."""
+    t = session(tmp_path, FIVE_MIN, 7)
+    out = said(prompt("g1", t))
+    assert out == {"systemMessage": "session-watcher: the cache may have expired (last call 7 min ago; the 5-minute "
+                                    "cache lasts ~5 min, surely gone after 10 min): if so, this prompt re-writes "
+                                    "59k tokens ($0.37)."}
+    assert pending_handoffs() == []
+    [logged] = warnings_logged()
+    assert (logged["asked"], logged["sure"]) == (False, False)
 
 
 def test_a_held_prompt_carries_what_the_session_queued_beside_its_reason(tmp_path: Path) -> None:

@@ -109,10 +109,11 @@ def cycle_saving(l_tokens: float, b: float, g: float, dh: float, k: float) -> fl
     return (dh * b / g) * (l_tokens - b) - k
 
 
-def cold_return_saving(c_ratio: float, l_tokens: float, k: float) -> float:
+def cold_return_saving(c_ratio: float, l_tokens: float, k: float, shared: float = 0.0) -> float:
     """What restarting saves on the call after the cache expired, in read-price tokens: that call
-    re-writes all of L, a fresh session writes K. At once; the lighter reads after come on top."""
-    return c_ratio * l_tokens - k
+    re-writes L but the `shared` prefix it still reads (`restart_cost`'s rule), a fresh session
+    writes K. At once; the lighter reads after come on top."""
+    return restart_cost(c_ratio, l_tokens, shared) - k
 
 
 def holt(level: float | None, trend: float, value: float, n: int | None = None) -> tuple[float, float]:

@@ -12,7 +12,7 @@ else from the TTL class (5 min / 1 h). Leading with a restart is advised from x 
 from __future__ import annotations
 
 from session_watcher.core import prices
-from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, fresh_split, restart_cost
+from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, cold_return_saving, fresh_split, restart_cost
 from session_watcher.core.render import duration, human
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -26,8 +26,9 @@ GUARD_X = 1.0  # the cold-return trigger when a config lacks `guard_x` (the same
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
 MODES = ("ask", "warn", "off")  # config.GUARD_MODES; "block", the name "ask" had before, is read as "ask"
 ASK_WINDOW = 60.0  # seconds after the guard asked within which a prompt sent again goes ahead
-HANDOFF_PLUGIN = "/session-watcher:handoff"  # the plugin's command
-HANDOFF_CLI = "! session-watcher handoff"  # the same from Claude Code's bash mode (the install.sh route)
+# seconds idle past a cache's lifetime before the guard is sure it expired and holds a prompt; in
+# between it only says the cache may have expired (docs/model.md, "The cold-cache guard, measured")
+EDGE_MARGIN = 300.0
 
 
 def _num(v: object) -> TypeGuard[float]:
@@ -46,50 +47,81 @@ def _prompt_cache(pc: object, last: float) -> Mapping[str, Any] | None:
     return pc
 
 
+def edge(lifetime: float) -> float:
+    """Seconds idle past which the cache is cold for sure: its lifetime plus EDGE_MARGIN."""
+    return lifetime + EDGE_MARGIN
+
+
+def verdict(idle: float, ttl: str | None, cliff: Mapping[str, Any] | None) -> str | None:
+    """"warm" up to the cache's lifetime (the user's cliff for its class, else the TTL), "maybe"
+    up to the edge, "cold" past it; None without a TTL class."""
+    life = cache_lifetime(ttl, cliff)
+    if life is None:
+        return None
+    return "warm" if idle <= life else "cold" if idle > edge(life) else "maybe"
+
+
+def rewritten(context: float, shared: float) -> float:
+    """What a call on an expired cache writes of a `context`: all of it but the shared prefix, which
+    it still finds cached (`eoq.fresh_split`, the restart's own rule)."""
+    return fresh_split(context, shared)[1]
+
+
 def cold_cache(state: Mapping[str, Any], cfg: Config, now: float | None) -> dict[str, Any] | None:
-    """{source, ttl, lifetimeSeconds, lastCallTs, idleSeconds, expiresAt, cold}; None when it cannot
-    tell (no call yet, no cache write seen). `now` None: the figures that need a clock are None."""
+    """{source, ttl, lifetimeSeconds, edgeSeconds, lastCallTs, idleSeconds, expiresAt, cold, sure};
+    None when it cannot tell (no call yet, no cache write seen). `cold`: past the lifetime (the cache
+    may have expired); `sure`: past the edge (it has). `now` None: the figures that need a clock are
+    None."""
     e, ctx = state["engine"], state["context"]
     last, ttl = e.get("lastTs"), e.get("ttl")
     if not _num(last):
         return None
     idle = None if now is None else max(0.0, now - last)
-    out: dict[str, Any] = {"source": None, "ttl": ttl, "lifetimeSeconds": None, "lastCallTs": last,
-                           "idleSeconds": idle, "expiresAt": None, "cold": None}
+    out: dict[str, Any] = {"source": None, "ttl": ttl, "lifetimeSeconds": None, "edgeSeconds": None,
+                           "lastCallTs": last, "idleSeconds": idle, "expiresAt": None, "cold": None, "sure": None}
     pc = _prompt_cache(ctx.get("promptCache"), last)
     resume = ctx.get("resume")
     if pc is not None:
-        out.update(source="prompt_cache", ttl=pc["ttl"], lifetimeSeconds=TTL_SECONDS[pc["ttl"]],
+        life = TTL_SECONDS[pc["ttl"]]
+        out.update(source="prompt_cache", ttl=pc["ttl"], lifetimeSeconds=life, edgeSeconds=edge(life),
                    expiresAt=float(pc["expires_at"]))
         if now is not None:
             out["cold"] = pc.get("warm") is False or now >= pc["expires_at"]
+            out["sure"] = now >= pc["expires_at"] + EDGE_MARGIN
         return out
     if isinstance(resume, dict) and resume.get("expired") is True and resume.get("lastTs") == last:
-        out.update(source="session_start", cold=True)
+        life = TTL_SECONDS.get(ttl or "5m", TTL_SECONDS["5m"])
+        out.update(source="session_start", cold=True, lifetimeSeconds=life, edgeSeconds=edge(life), sure=False)
         if now is not None and _num(resume.get("seconds")) and _num(resume.get("at")):
             out["idleSeconds"] = max(0.0, resume["seconds"] + now - resume["at"])
+            out["sure"] = out["idleSeconds"] > edge(life)
         return out
     lifetime = cache_lifetime(ttl, cfg.get("cliff"))
     if lifetime is None:
         return None
     source = "ttl" if lifetime == TTL_SECONDS[ttl] else "cliff"
-    out.update(source=source, lifetimeSeconds=lifetime, expiresAt=last + lifetime)
+    out.update(source=source, lifetimeSeconds=lifetime, edgeSeconds=edge(lifetime), expiresAt=last + lifetime)
     if source == "cliff":  # the returns the inference rests on, for its words
         cliff = cfg.get("cliff")
         evidence = cliff.get("evidence") if cliff else None
         out["evidence"] = evidence.get(ttl) if evidence else None
     if idle is not None:
-        out["cold"] = idle > lifetime
+        said = verdict(idle, ttl, cfg.get("cliff"))
+        out["cold"], out["sure"] = said != "warm", said == "cold"
     return out
 
 
 def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, Any],
-           cfg: Config) -> dict[str, Any] | None:
+           cfg: Config, carry: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The figures of the warning for a cold cache (`cold` from `cold_cache`); None without an L.
 
     What the next prompt re-writes is the last call's whole context, what it read and what it wrote
-    (its prompt, `context.pressure`), not its read alone; none in a segment with no call yet (after
-    a compaction, idle ones included, the cache it had is already dealt with)."""
+    (its prompt, `context.pressure`), not its read alone, less the shared prefix a call on an expired
+    cache still reads (`rewriteTokens`); none in a segment with no call yet (after a compaction, idle
+    ones included, the cache it had is already dealt with). A fresh session is priced as the status
+    line prices a restart (the model's K, at the session's cRatio), or with `carry` (the handoff
+    prepared for it: `core.handoff.price`) at what that handoff carries; `savingUsd` is the one
+    figure of what it saves (`eoq.cold_return_saving`)."""
     big_l = q.get("L")
     if not _num(big_l) or big_l <= 0:
         return None
@@ -99,30 +131,28 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
         big_l = pressure
     model = ctx.get("model")
     ttl = cold.get("ttl") or e.get("ttl")
-    one_hour = ttl == "1h"
-
-    def write(tokens: float) -> float | None:
-        return prices.write_usd(model, 0, tokens) if one_hour else prices.write_usd(model, tokens, 0)
-
-    b = q.get("bDefault")
+    c_ratio = q.get("cRatio") or prices.c_ratio(model, ttl)
     shared = q.get("shared") or 0
-    fresh = fresh_usd = None
-    c_ratio = prices.c_ratio(model, ttl)
-    cheaper = False
-    if _num(b) and b > 0:
-        fresh = b
-        shared, written = fresh_split(b, shared)  # reads the shared prefix, writes the rest
-        w, r = write(written), prices.read_usd(model, shared)
-        fresh_usd = None if w is None or r is None else w + r
-        cheaper = restart_cost(c_ratio, b, shared) < c_ratio * big_l
+    rewrite_units = restart_cost(c_ratio, big_l, shared)
+    fresh, k = q.get("bDefault"), q.get("K")
+    if not _num(k) and _num(fresh) and fresh > 0:
+        k = restart_cost(c_ratio, fresh, shared)  # `quantities`' K of a restart carrying bDefault
+    fresh_usd = None if not _num(k) else prices.read_usd(model, k)
+    if carry is not None and _num(carry.get("K")) and _num(carry.get("carryTokens")):
+        fresh, k, fresh_usd = carry["carryTokens"], carry["K"], carry.get("carryUsd")
+    cheaper = _num(fresh) and fresh > 0 and _num(k) and k < rewrite_units
+    saving = cold_return_saving(c_ratio, big_l, k, shared) if cheaper and _num(k) else None
     x, guard_x = q.get("x"), cfg.get("guard_x") or GUARD_X
     compact = e.get("floor") if e.get("compactions") and e.get("segment") else None
     return {
         "source": cold.get("source"), "ttl": ttl, "idleSeconds": cold.get("idleSeconds"),
-        "lifetimeSeconds": cold.get("lifetimeSeconds"), "evidence": cold.get("evidence"),
-        "tokens": big_l, "usd": write(big_l),
+        "lifetimeSeconds": cold.get("lifetimeSeconds"), "edgeSeconds": cold.get("edgeSeconds"),
+        "evidence": cold.get("evidence"), "sure": cold.get("sure") is not False,
+        "tokens": big_l, "rewriteTokens": rewritten(big_l, shared), "usd": prices.read_usd(model, rewrite_units),
         "freshTokens": fresh if cheaper else None, "freshUsd": fresh_usd if cheaper else None,
-        "freshShared": shared,
+        "freshShared": min(shared, fresh) if cheaper and _num(fresh) else shared,
+        "savingUsd": None if saving is None else prices.read_usd(model, saving),
+        "handoff": carry is not None,
         "compactTokens": compact if _num(compact) and compact < big_l else None,
         "x": x, "restartFirst": bool(cheaper and _num(x) and x >= guard_x), "model": model,
     }
@@ -143,37 +173,56 @@ def _class(ttl: str | None) -> str:
     return "1-hour" if ttl == "1h" else "5-minute"
 
 
-def compose(a: Mapping[str, Any], ask: bool = False, handoff: str = HANDOFF_PLUGIN) -> str:
-    """The line shown to the user: a `systemMessage`, or with `ask` the reason the prompt was held
-    back, naming the three choices with their prices. Below guard_x (no `restartFirst`) it only says
-    what the prompt re-writes. `handoff`: how the user writes a handoff on their install route."""
-    idle = a.get("idleSeconds")
-    ago = f"last call {duration(idle)} ago" if _num(idle) else "the last call is old"
+def _why(a: Mapping[str, Any]) -> str:
     source, life = a.get("source"), a.get("lifetimeSeconds")
     if source == "prompt_cache":
-        why = "Claude Code says the cache has expired"
-    elif source == "session_start":
-        why = "Claude Code says the cache has likely expired"
-    elif source == "cliff" and _num(life):  # an inference: said with what it rests on
+        return "Claude Code says the cache has expired"
+    if source == "session_start":
+        return "Claude Code says the cache has likely expired"
+    if source == "cliff" and _num(life):  # an inference: said with what it rests on
         ev = a.get("evidence")
         why = f"your {_class(a.get('ttl'))} cache goes cold after ~{duration(life)}"
-        why += (f": {ev[3]} of your {ev[2]} returns past that were cold" if isinstance(ev, list) and len(ev) == 4
-                else ", inferred from your sessions")
-    else:
-        why = f"the {_class(a.get('ttl'))} cache has expired"
-    tokens, usd = human(a["tokens"]), dollars(a.get("usd"))
-    compact = a.get("compactTokens")
+        return why + (f": {ev[3]} of your {ev[2]} returns past that were cold" if isinstance(ev, list) and len(ev) == 4
+                      else ", inferred from your sessions")
+    return f"the {_class(a.get('ttl'))} cache has expired"
+
+
+def compose(a: Mapping[str, Any], ask: bool = False) -> str:
+    """The line shown to the user: a `systemMessage`, or with `ask` the reason the prompt was held
+    back, naming the choices with their prices. Short of the edge (`sure` false) it only says the
+    cache may have expired; below guard_x (no `restartFirst`) it only says what the prompt re-writes.
+    A held prompt names nothing that sends the cold conversation to the model for a fresh session:
+    the handoff is prepared (`handoff`), so `/clear` alone starts it, once the input line is empty."""
+    idle = a.get("idleSeconds")
+    ago = f"last call {duration(idle)} ago" if _num(idle) else "the last call is old"
+    tokens, usd = human(a["rewriteTokens"]), dollars(a.get("usd"))
+    if not a.get("sure"):
+        life, edge_s = a.get("lifetimeSeconds"), a.get("edgeSeconds")
+        words = [ago]
+        if a.get("source") in ("prompt_cache", "session_start"):
+            words.append(_why(a))
+        if _num(life) and _num(edge_s):
+            words.append(f"the {_class(a.get('ttl'))} cache lasts ~{duration(life)}, surely gone after "
+                         f"{duration(edge_s)}")
+        return (f"session-watcher: the cache may have expired ({'; '.join(words)}): if so, this prompt re-writes "
+                f"{tokens} tokens{usd}.")
+    head = f"session-watcher: cold cache ({ago}; {_why(a)})"
     fresh = a.get("freshTokens")
-    head = f"session-watcher: cold cache ({ago}; {why})"
     if not (a.get("restartFirst") and _num(fresh)):
         return f"{head}: this prompt re-writes {tokens} tokens{usd}."
     # a fresh session writes what it carries, except the shared prefix, which it reads
-    verb = "carry" if a.get("freshShared") else "write"
+    verb, verbs = ("carry", "carries") if a.get("freshShared") else ("write", "writes")
     fresh_text = f"~{human(fresh)} tokens{dollars(a.get('freshUsd'))}"
+    saving = a.get("savingUsd")
+    less = f", {dollars(saving).strip(' ()')} less" if _num(saving) and saving >= 0.005 else ""
+    compact = a.get("compactTokens")
     then = f", then carries its summary (~{human(compact)} last time)" if _num(compact) else ", then its summary"
-    if ask:
-        return (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing "
-                f"{tokens} tokens{usd}. Or /compact: reads the same {tokens} cold once{usd}{then}. Or a fresh "
-                f"session: {handoff}, then /clear, would {verb} {fresh_text}.")
-    return (f"{head}: a fresh session would {verb} {fresh_text} instead of re-writing {tokens}{usd} "
-            f"({handoff}, then /clear); or /compact.")
+    whole = human(a["tokens"])
+    if not ask:
+        return f"{head}: this prompt re-writes {tokens} tokens{usd}; a fresh session would {verb} {fresh_text}."
+    out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {tokens} "
+           f"tokens{usd}. Or /compact: reads the same {whole} cold once{usd}{then}.")
+    if a.get("handoff"):
+        out += (f" Or a fresh session{less}: a handoff is ready; clear the input line (Ctrl+U), then /clear, and "
+                f"the new session starts with it: it {verbs} {fresh_text}.")
+    return out

@@ -382,14 +382,21 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
                   ) -> tuple[dict[str, Any] | None, bool]:
     """The cold-cache guard on a prompt (core.guard): (the hook's output or None, state changed).
 
-    Shown to the user only. `ask` (the default; `block` is its old name): past guard_x the prompt is
-    held back once with the priced choices (`decision: block`: nothing is sent, and the prompt goes
-    back into the input box); a prompt sent within ASK_WINDOW of that goes ahead. Otherwise, and in
-    `warn` mode, a `systemMessage`. Slash commands pass untouched (/compact, /clear, the handoff).
+    Shown to the user only. `ask` (the default; `block` is its old name): past guard_x, and past the
+    edge where the cache is cold for sure, the prompt is held back once with the priced choices
+    (`decision: block`: nothing is sent, and the prompt goes back into the input box) and the
+    handoff for a fresh session is prepared (pending for this project: `/clear` starts with it); a
+    prompt sent within ASK_WINDOW of that goes ahead, and the handoff is dropped (so is it on
+    /compact: the user goes on here). Otherwise, and in `warn` mode, a `systemMessage`; short of the
+    edge, "may have expired". Slash commands pass untouched (/compact, /clear, the handoff).
     """
     mode = cfg.get("guard", "ask")
     prompt = payload.get("prompt")
-    if mode == "off" or (isinstance(prompt, str) and prompt.lstrip().startswith("/")):
+    if mode == "off":
+        return None, False
+    if isinstance(prompt, str) and prompt.lstrip().startswith("/"):
+        if prompt.lstrip().startswith("/compact"):
+            _drop_handoff(state)
         return None, False
     from session_watcher.core import eoq, guard
 
@@ -397,7 +404,8 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     cold = guard.cold_cache(state, cfg, now)
     if cold is None or not cold["cold"]:
         return None, False
-    advice = guard.advice(state, eoq.quantities(state, cfg), cold, cfg)
+    q = eoq.quantities(state, cfg)
+    advice = guard.advice(state, q, cold, cfg)
     if advice is None:
         return None, False
     e = state["engine"]
@@ -405,22 +413,55 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     gap = [e["lastTs"], e["calls"] + 1]  # the gap and the call that will end it
     first = changed = mark.get("shown") != gap  # first: the first prompt of this gap (logged once)
     mark["shown"] = gap
-    handoff = guard.HANDOFF_PLUGIN if os.environ.get("CLAUDE_PLUGIN_ROOT") else guard.HANDOFF_CLI
     out: dict[str, Any] | None
-    if mode == "ask" and advice["restartFirst"]:  # "block", its old name, is read as "ask" (config)
+    if mode == "ask" and advice["restartFirst"] and advice["sure"]:  # "block", its old name, is read as "ask"
         asked = mark.get("blocked")
         if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
                 and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
+            _drop_handoff(state)
             return None, changed  # sent again within the minute: the user chose to go ahead
         mark["blocked"] = [*gap, now]
         changed = True
-        out = {"decision": "block", "reason": guard.compose(advice, ask=True, handoff=handoff)}
+        carry = _prepare_handoff(state, cfg, now)
+        if carry is not None:
+            advice = guard.advice(state, q, cold, cfg, carry) or advice
+        out = {"decision": "block", "reason": guard.compose(advice, ask=True)}
     else:
-        out = {"systemMessage": guard.compose(advice, handoff=handoff)}
+        out = {"systemMessage": guard.compose(advice)}
     if first:
         _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": mode,
                       "afterTs": gap[0], "call": gap[1], "asked": "decision" in out, **advice})
     return out, changed
+
+
+GUARD_HANDOFF = "guard"  # `by` of a handoff the guard prepared (the `handoff` command's has none)
+
+
+def _prepare_handoff(state: State, cfg: Config, now: float) -> dict[str, Any] | None:
+    """The handoff of a held cold return, saved pending for the project (the `handoff` command's
+    work, without a request to the model); its price, or None when it cannot be made here."""
+    from session_watcher.errors import WatcherError
+
+    try:
+        from session_watcher.state import handoffs
+
+        doc = handoffs.build(state, cfg, now)
+        if not doc["project"]:
+            return None
+        handoffs.save(doc, GUARD_HANDOFF)
+    except (WatcherError, OSError) as exc:
+        log_once("guard-handoff", f"cannot prepare the handoff of a cold return: {exc}")
+        return None
+    return doc
+
+
+def _drop_handoff(state: State) -> None:
+    """The session goes on: the handoff the guard prepared for a fresh one is no longer wanted."""
+    project = state["context"].get("project")
+    if isinstance(project, str) and project:
+        from session_watcher.state import handoffs
+
+        handoffs.drop(project, state["sessionId"], GUARD_HANDOFF)
 
 
 def _news(state: State, alerts: list[Alert]) -> list[Alert]:

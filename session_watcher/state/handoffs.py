@@ -9,6 +9,8 @@ swept by the next write). Files 0600 in 0700 folders, like every file of ours.
 
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
+`build` and `save` make one (the `handoff` command, and the cold-cache guard when it holds a
+prompt); what they need is imported when they run.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from session_watcher.core import handoff as core
+    from session_watcher.core.shapes import Config, State
+
 VERSION = 1
+MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) holds nothing the note needs
 MAX_BYTES = 1 << 20  # a handoff file is a few kB; anything larger is not ours
 
 
@@ -113,3 +119,83 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
 def taken(session_id: str) -> dict[str, Any] | None:
     """The handoff session `session_id` received, if it received one on this machine."""
     return _read(taken_file(session_id))
+
+
+def drop(project: str, parent: str, by: str) -> bool:
+    """Remove the project's pending handoff when session `parent` wrote it by way of `by` (the guard's,
+    once the session goes on instead); True when one was removed."""
+    path = pending_file(project)
+    if not os.path.exists(path):
+        return False
+    doc = _read(path)
+    if doc is None or doc.get("parentSession") != parent or doc.get("by") != by:
+        return False
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------- making one
+
+def digest(transcript: str | None) -> core.Digest:
+    """The transcript read once, in order, into a Digest (a missing transcript gives an empty one)."""
+    from session_watcher.core import handoff as core
+    from session_watcher.core.fastjson import loads
+
+    d = core.Digest()
+    if not transcript:
+        return d
+    from session_watcher.state.reader import lines_of
+
+    try:
+        for line in lines_of(transcript, MAX_LINE):  # a missing or unreadable file: what was read
+            try:
+                rec = loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                d.add(rec)
+    except OSError:
+        pass
+    return d
+
+
+def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
+    """The handoff document of a session state (brought up to date by the caller)."""
+    import time
+
+    from session_watcher.core import handoff as core
+    from session_watcher.core.eoq import quantities
+    from session_watcher.errors import UserError
+
+    q = quantities(state, cfg)
+    if not q.get("bDefault"):
+        raise UserError(f"session {state['sessionId']} has no API call yet: nothing to hand off")
+    cursor = state.get("cursor") or {}
+    d = digest(cursor.get("path"))
+    root = state["context"].get("project")
+    file_list = core.files(state)
+    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
+    # the note's price includes the note, whose first line says the price: until the two agree
+    note = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
+    priced = core.price(state, q, core.note_tokens(note, state))
+    for _ in range(4):
+        note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
+                                                              priced["carryUsd"]))
+        again = core.price(state, q, core.note_tokens(note, state))
+        if again == priced:
+            break
+        priced = again
+    return {"sessionId": state["sessionId"], "project": root, "createdAt": now, "note": note, "files": file_list,
+            **priced}
+
+
+def save(doc: dict[str, Any], by: str | None = None) -> str:
+    """Save a handoff document (`build`'s) as its project's pending one; `by`: who prepared it when
+    not the `handoff` command (the guard's is dropped if the session goes on instead). Its path."""
+    pending = {"parentSession": doc["sessionId"], **{k: v for k, v in doc.items() if k != "sessionId"}}
+    if by is not None:
+        pending["by"] = by
+    return write_pending(pending)
