@@ -564,3 +564,18 @@ def test_a_held_prompt_carries_what_the_session_queued_beside_its_reason(tmp_pat
     assert "gate" not in out["reason"]
     assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate)."
     assert "outbox" not in load_state("g1")  # delivered once
+
+
+def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: Path) -> None:
+    """What a fresh session saves at a cold return, as the prompt hook quoted it (warn: the status
+    line's restart price, K) and as the engine's `guard` alert records it once the cold call is
+    folded: one figure (eoq.cold_return_saving, net of the prefix a cold call still reads)."""
+    config('guard = "warn"\n')
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t)) is not None
+    [logged] = warnings_logged()
+    assert logged["savingUsd"] > 0.2
+    append_cold_call(t)
+    assert hook("Stop", payload("g1", t)).returncode == 0
+    [alert] = [a for a in load_state("g1")["alerts"] if a["kind"] == "guard"]
+    assert alert["savingUsd"] == pytest.approx(logged["savingUsd"], rel=1e-9)

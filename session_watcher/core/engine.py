@@ -384,7 +384,7 @@ def _cold_return(state: State, cfg: Config, ts: float | None, call_model: str | 
     alert = _alert(state, q, "guard", e["calls"] + 1)
     model, big_l, k = state["context"]["model"], q["L"] or 0, q["K"] or 0.0
     big_l = max(big_l, state["context"]["pressure"] or 0)  # the last call's whole context is re-written
-    saving = eoq.cold_return_saving(q["cRatio"], big_l, k)
+    saving = eoq.cold_return_saving(q["cRatio"], big_l, k, q["shared"] or 0)  # the guard's own figure
     one_hour = e["ttl"] == "1h"
     alert.update({
         "gap": gap, "ts": ts, "rewrite": big_l, "saving": saving, "savingUsd": prices.read_usd(model, saving),
