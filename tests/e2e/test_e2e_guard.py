@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import plugin
 from .conftest import FIGURES
 from .harness import Tmux, run_print, transcript_records
-from .mock_api import MockAPI, Usage, bash, read, say
+from .mock_api import MockAPI, Turn, Usage, bash, read, say
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,10 +29,14 @@ IDLE_S = 20 * 60
 def move_back(transcript: Path, seconds: float, state: Path | None = None) -> None:
     """Every timestamp of the transcript `seconds` earlier: as if the user had been away that long.
     The saved `state`'s last call moves with it, as time passing would have left it (a state that
-    still showed the old time would say warm: the prompt hook trusts a warm saved state)."""
+    still showed the old time would say warm: the prompt hook trusts a warm saved state), and so does
+    the expiry the status line was told for it (the terminal UI's)."""
     if state is not None and state.exists():
         doc = json.loads(state.read_text())
         doc["engine"]["lastTs"] -= seconds
+        cache = doc["context"].get("promptCache")  # what the status line was told, of the same call
+        if isinstance(cache, dict) and isinstance(cache.get("expires_at"), int | float):
+            cache["expires_at"] -= seconds
         state.write_text(json.dumps(doc))
     out = []
     for line in transcript.read_text().splitlines():
@@ -82,12 +86,14 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     # 2.1.197 has only the TTL to go by; 2.1.332's resume says prompt_cache_likely_expired itself
     assert cold[0].startswith("session-watcher: cold cache (last call 20 min ago; ")
     assert "the 5-minute cache has expired)" in cold[0] or "Claude Code says the cache has likely expired)" in cold[0]
-    # the last call's whole prompt (5 + 90,000 read + 1,000 written), at the 5-minute write price
-    assert "instead of re-writing 91k ($" in cold[0]
+    # the last call's whole prompt (5 + 90,000 read + 1,000 written) but the 30,000 shared prefix it
+    # still reads (the first call's own... none here: the first call read nothing), at the 5-minute price
+    assert re.search(r"this prompt re-writes 91k tokens \(\$\d", cold[0])
     assert "cold cache" not in bodies
 
     # terminal UI, the default guard ("ask"): the prompt is held back with the three choices priced,
-    # nothing is sent, the prompt is back in the input box, and sending it again goes ahead
+    # nothing is sent, the prompt is back in the input box, and sending it again goes ahead (and drops
+    # the handoff the hold prepared)
     move_back(transcript, IDLE_S, plugin.state_file(world, sid))
     tmux = Tmux(world.root)
     try:
@@ -96,14 +102,17 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
                        world.env(api.base_url), world.project)
             tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
             tmux.type("carry on please")
-            screen = tmux.wait_for(lambda s: "/clear, would" in _joined(s), 30, "the guard's reason")
+            screen = tmux.wait_for(lambda s: "starts with it" in _joined(s), 30, "the guard's reason")
             text = _joined(screen)
             assert "blocked by hook" in text
             assert "session-watcher: cold cache (last call 20 min ago" in text
             assert re.search(r"Continue: send this prompt again within a minute, re-writing 91k tokens \(\$\d", text)
             assert re.search(r"Or /compact: reads the same 91k cold once \(\$\d", text)
-            assert re.search(r"Or a fresh session: ! session-watcher handoff, then /clear, would \w+ ~\d+k "
-                             r"tokens \(\$\d", text)
+            assert re.search(r"Or a fresh session, \$[\d.]+ less: a handoff is ready; clear the input line "
+                             r"\(Ctrl\+U\), then /clear, and the new session starts with it: it \w+ ~\d+k tokens "
+                             r"\(\$\d", text)
+            assert "session-watcher handoff" not in text
+            assert len(pending(world)) == 1
             messages = [q for q in api.requests if q.path.startswith("/v1/messages")]
             assert api.main_served() == []  # on screen, and nothing sent
             FIGURES["guard ask"] = (f"{len(api.main_served())} conversation requests and {len(messages)} "
@@ -112,8 +121,102 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
             tmux.key("Enter")
             tmux.wait_for(lambda s: "Back again." in s, 60, "the reply to the prompt sent again")
             assert len(api.main_served()) == 1
+            assert pending(world) == []
     finally:
         tmux.kill()
+
+
+def pending(world: World) -> list[Path]:
+    """The handoffs waiting for a fresh session in this world."""
+    return sorted((world.sw_home / "state" / "handoffs" / "pending").glob("*.json"))
+
+
+class Sized:
+    """The mock's answers with usage measured from each request body (4 characters a token): a
+    session's first request writes all it sends, a later one reads what the one before sent and
+    writes the rest. So what a request writes is what the client really sent, not a scripted number."""
+
+    def __init__(self, turns: list[Turn]) -> None:
+        self.turns = list(turns)
+        self.totals: list[int] = []
+        self.last = 0
+
+    def __call__(self, body: Any) -> Turn:
+        total = len(json.dumps(body)) // 4
+        first = len(body.get("messages") or []) <= 1 if isinstance(body, dict) else True
+        read = 0 if first else min(self.last, total)
+        self.last = total
+        self.totals.append(total)
+        turn = self.turns.pop(0) if self.turns else say("Done.", Usage())
+        usage = Usage(input_tokens=3, cache_read=read, cache_write_5m=max(0, total - read - 3), output_tokens=20)
+        return Turn(turn.blocks, usage, turn.label)
+
+
+def test_a_held_cold_return_then_clear_alone_writes_what_the_guard_priced(claude_bin: Path, installed: World,
+                                                                         tmp_path: Path) -> None:
+    """Issue 37: the guard's fresh session costs what it says. A session in the terminal UI, left for
+    20 minutes (its timestamps moved back), resumed: the cold return is held; the input line is
+    cleared, `/clear` typed, and the fresh session's first prompt sent. No request reaches the mock
+    between the hold and that prompt, the fresh session starts with the handoff the guard prepared,
+    and its first request writes the carry the guard priced, within 10 %."""
+    world = installed
+    out = "x" * 20_000  # command output: context the work had, not a file a restart carries
+    sized = Sized([bash(f"printf '%s' {out}", Usage()), bash(f"printf '%s' {out}", Usage()),
+                   bash(f"printf '%s' {out}", Usage()), say("Done reading.", Usage())])
+    child_sized = Sized([say("Carrying on.", Usage())])
+    tmux = Tmux(tmp_path)
+    try:
+        with MockAPI([], fallback=sized) as api:
+            tmux.start([str(claude_bin), "--dangerously-skip-permissions"], world.env(api.base_url), world.project)
+            tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
+            tmux.type("print the outputs")
+            tmux.wait_for(lambda s: "Done reading." in s, 120, "the first turn's reply")
+            tmux.type("/exit")  # SessionEnd folds the rest
+            tmux.wait_for(lambda s: not s.strip(), 60, "the client's exit")
+            sid = next(x for x in (_sid(q) for q in api.requests if q.kind == "main") if x)
+        tmux.kill()
+        move_back(world.transcript(sid), IDLE_S, plugin.state_file(world, sid))
+        with MockAPI([], fallback=child_sized) as api:
+            tmux.start([str(claude_bin), "--resume", sid, "--dangerously-skip-permissions"],
+                       world.env(api.base_url), world.project)
+            tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
+            tmux.type("go on please")
+            screen = tmux.wait_for(lambda s: "the new session starts with it" in _joined(s), 30, "the guard's reason")
+            reason = _joined(screen)
+            priced = re.search(r"it \w+ ~(\d+)k tokens", reason)
+            assert priced is not None, reason
+            [held] = pending(world)
+            doc = json.loads(held.read_text())
+            assert (doc["parentSession"], doc["by"]) == (sid, "guard")
+            assert int(priced.group(1)) == round(doc["carryTokens"] / 1000)
+            assert input_line(screen) == "go on please"
+            asked = len(api.requests)
+            tmux.key("C-u")  # the held prompt out of the input line, as the reason says
+            tmux.wait_for(lambda s: input_line(s) == "", 10, "an empty input line")
+            tmux.type("/clear")
+            tmux.wait_for(lambda s: "Nothing was sent" not in _joined(s), 30, "the cleared screen")
+            tmux.type("carry on")
+            tmux.wait_for(lambda s: "Carrying on." in s, 90, "the fresh session's first reply")
+            after = api.requests[asked:]
+    finally:
+        tmux.kill()
+    assert pending(world) == []  # taken by the fresh session
+    messages = [q for q in after if q.path.startswith("/v1/messages")]
+    first = messages[0]  # nothing went to the model between the hold and the fresh session's prompt
+    assert first.kind == "main"
+    assert _sid(first) not in (None, sid)
+    sent = json.dumps(first.body)
+    assert f"[session-watcher handoff from session {sid}, written " in sent
+    assert f"priced at {doc['carryTokens']:,} tokens" in sent
+    written = child_sized.totals[0]  # all of it written: a session's first request
+    FIGURES["guard handoff"] = (f"the guard priced the fresh session at {doc['carryTokens']:,} tokens; its first "
+                                f"request wrote {written:,} ({written / doc['carryTokens']:.3f}); no request "
+                                f"between the hold and it ({len(after)} requests after the hold in all)")
+    assert abs(written / doc["carryTokens"] - 1) <= 0.10
+
+
+def _sid(q: Any) -> str | None:
+    return q.headers.get("X-Claude-Code-Session-Id") or q.headers.get("x-claude-code-session-id")
 
 
 def _joined(screen: str) -> str:
