@@ -374,6 +374,7 @@ def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     cc = doc["coldCache"]
     assert (cc["source"], cc["ttl"], cc["lifetimeSeconds"], cc["cold"]) == ("ttl", "5m", 300.0, True)
+    assert (cc["edgeSeconds"], cc["sure"]) == (600.0, True)
     assert 1190 < cc["idleSeconds"] < 1500
     text = sw("doctor").stdout.decode()
     assert ("guard      ask (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
@@ -581,3 +582,18 @@ def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: 
     assert hook("Stop", payload("g1", t)).returncode == 0
     [alert] = [a for a in load_state("g1")["alerts"] if a["kind"] == "guard"]
     assert alert["savingUsd"] == pytest.approx(logged["savingUsd"], rel=1e-9)
+
+
+def test_the_held_prompt_left_before_clear_is_held_again(tmp_path: Path) -> None:
+    """The held prompt stays in the input box: typed after it, /clear makes one prompt, which Enter
+    would send cold. Within the minute it is held again, saying why; the handoff stays ready."""
+    from session_watcher.core import guard
+
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t, "carry on"))["decision"] == "block"  # type: ignore[index]
+    again = said(prompt("g1", t, "carry on/clear"))
+    assert again == {"decision": "block", "reason": guard.NOT_CLEARED}
+    assert "Ctrl+U" in again["reason"]
+    assert len(pending_handoffs()) == 1
+    assert said(prompt("g1", t, "carry on")) is None  # a prompt sent again still goes ahead
+    assert pending_handoffs() == []

@@ -1,11 +1,13 @@
-"""`session-watcher handoff [--session ID] [--json]`: the shell around `core.handoff`.
+"""`session-watcher handoff [--session ID] [--json]`: the command around `state.handoffs.build`.
 
-Brings the session's state up to date with its transcript (as `status` does), reads the transcript
-once for what the work is, composes the note with the files `bDefault` counts and its price, saves
-it as the project's pending handoff (`state.handoffs`: the next fresh session of the project
-receives it from the SessionStart hook) and prints it, or the JSON document. The session defaults to
-the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code), else the most
-recently active; named as every command names one (`sessions.find`: id, 6+ character prefix, path).
+Brings the session's state up to date with its transcript (as `status` does); `build` reads the
+transcript once for what the work is and composes the note with the files `bDefault` counts and its
+price (`core.handoff`); `save` keeps it as the project's pending handoff (`state.handoffs`: the next
+fresh session of the project receives it from the SessionStart hook); it prints it, or the JSON
+document. The cold-cache guard builds and saves one the same way when it holds a prompt. The
+session defaults to the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code),
+else the most recently active; named as every command names one (`sessions.find`: id, 6+ character
+prefix, path).
 """
 
 from __future__ import annotations
