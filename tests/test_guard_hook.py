@@ -569,6 +569,27 @@ def test_a_held_prompt_carries_what_the_session_queued_beside_its_reason(tmp_pat
     assert "outbox" not in load_state("g1")  # delivered once
 
 
+def test_a_held_prompt_shows_no_restart_typed_in_the_agent(tmp_path: Path) -> None:
+    """A gate alert queued before the break names the route's handoff command; beside a held prompt
+    (the cache is cold) that command would send the cold conversation to the model: its restart line
+    is left out, the rest of the alert shown, and the hold's reason says the way (/clear)."""
+    from session_watcher.state import store
+
+    t = session(tmp_path, FIVE_MIN, 20)
+    state = store.load(str(state_file("g1")), "g1")
+    assert state is not None
+    state["outbox"] = [{"systemMessage": "session-watcher: restart now saves about $0.40 (gate).\n"
+                                         "To restart with a handoff: /session-watcher:handoff, then /clear.\n"
+                                         "Model: claude-opus-4-6"}]
+    store.save(str(state_file("g1")), state)
+    out = said(prompt("g1", t))
+    assert out is not None
+    assert out["decision"] == "block"
+    assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate).\nModel: claude-opus-4-6"
+    assert "/session-watcher:handoff" not in json.dumps(out)
+    assert "/clear" in out["reason"]
+
+
 def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: Path) -> None:
     """What a fresh session saves at a cold return, as the prompt hook quoted it (warn: the status
     line's restart price, K) and as the engine's `guard` alert records it once the cold call is

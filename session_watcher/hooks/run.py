@@ -276,6 +276,8 @@ def _route(state: State, plan: Plan, said: dict[str, Any] | None, out: dict[str,
     queued = state.pop("outbox", None)
     queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
     if plan["prints"]:
+        if said is not None and said.get("decision") == "block":  # held: the cache is cold
+            queued = [_no_restart_line(q) for q in queued]
         return _merge([said, *queued, out]), bool(queued)
     if out:
         queued = [*queued, out][-OUTBOX_MAX:]
@@ -313,6 +315,18 @@ def _release_termination(held: Any) -> None:
         import _signal
 
         _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
+
+
+def _no_restart_line(out: dict[str, Any]) -> dict[str, Any]:
+    """A queued alert shown beside a held prompt, without its restart line: at a cold cache the
+    handoff typed in the agent would send the cold conversation; the hold's reason says the way."""
+    from session_watcher.base.route import RESTART_LINE
+
+    text = out.get("systemMessage")
+    if not isinstance(text, str) or RESTART_LINE not in text:
+        return out
+    kept = "\n".join(line for line in text.split("\n") if not line.startswith(RESTART_LINE))
+    return {**out, "systemMessage": kept}
 
 
 def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
