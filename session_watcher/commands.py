@@ -12,7 +12,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.text import clean, one_line
+from session_watcher.core.text import clean, fit, one_line
 from session_watcher.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
 
 if TYPE_CHECKING:
@@ -55,8 +55,9 @@ def add_parser(sub: Any) -> None:
     s = sub.add_parser("config", description="Show or edit the config.")
     project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"
     csub = s.add_subparsers(metavar="ACTION")
-    c = csub.add_parser("show", help="the effective config and where it came from")
+    c = csub.add_parser("show", help="the effective config and where it came from, as TOML")
     c.add_argument("--project", metavar="DIR", help=project_help)
+    c.add_argument("--json", action="store_true", help="{files, effective, errors} for programs")
     c.set_defaults(func=config_show)
     c = csub.add_parser("path", help="the config files")
     c.add_argument("--project", metavar="DIR", help=project_help)
@@ -66,7 +67,7 @@ def add_parser(sub: Any) -> None:
     c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
     c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
     c.set_defaults(func=config_set)
-    s.set_defaults(func=config_show, project=None)
+    s.set_defaults(func=config_show, project=None, json=False)
 
     s = sub.add_parser("doctor", description="What is installed where, whether hooks fire, permissions.")
     s.set_defaults(func=doctor)
@@ -189,7 +190,7 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(clean(status_text(doc, verbose=ns.verbose, now=time.time())))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=time.time())), columns()))
     return 0
 
 
@@ -209,7 +210,7 @@ def replay(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(clean(status_text(doc, verbose=ns.verbose)))
+        print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
     return 0
 
 
@@ -222,7 +223,7 @@ def health(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc["health"])
     else:
-        print(clean(health_text(doc["health"])))
+        print(fit(clean(health_text(doc["health"])), columns()))
     return 0
 
 
@@ -240,7 +241,10 @@ def config_show(ns: argparse.Namespace) -> int:
     doc: dict[str, Any] = {"files": config.config_files(project), "effective": effective}
     if errors:  # the files that can be used still count; each bad one is named, left out
         doc["errors"] = errors
-    _emit(doc)
+    if ns.json:
+        _emit(doc)
+    else:
+        sys.stdout.write(clean(config.show_toml(doc["files"], effective)))
     for err in errors:
         print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
               file=sys.stderr)
@@ -263,7 +267,14 @@ def config_set(ns: argparse.Namespace) -> int:
     if moved:
         print(one_line(f"session-watcher: {target} could not be read as TOML: moved to {moved}, started afresh"),
               file=sys.stderr)
-    print(one_line(f"{ns.key} = {json.dumps(value)}  ({target})"))
+    # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
+    effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
+    shown: Any = effective
+    for part in ns.key.split("."):
+        shown = shown.get(part) if isinstance(shown, dict) else None
+    said = config.show_value(shown if shown is not None else value)
+    note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
+    print(one_line(f"{ns.key} = {said}  (in {target}{note})"))
     return 0
 
 
@@ -271,5 +282,5 @@ def doctor(ns: argparse.Namespace) -> int:
     from session_watcher.doctor import report
 
     lines, ok = report()
-    print("\n".join(one_line(line) for line in lines))
+    print(fit("\n".join(one_line(line) for line in lines), columns()))
     return 0 if ok else 1

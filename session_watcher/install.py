@@ -165,6 +165,12 @@ def statusline_command(bin_dir: str) -> str:
     return _launch(bin_dir, "statusline")
 
 
+def both(status_cmd: str, current: Any) -> str:
+    """The status-line command that shows the user's own line above ours (`--with CMD`)."""
+    theirs = current.get("command") if isinstance(current, dict) else None
+    return f"{status_cmd} --with {shlex.quote(theirs if isinstance(theirs, str) else 'YOUR COMMAND')}"
+
+
 def _drop_hooks(doc: dict[str, Any], ours: set[str]) -> None:
     """Take the hooks whose keys are in `ours` out of the settings, and groups left empty by that."""
     hooks = doc.get("hooks")
@@ -219,8 +225,8 @@ def add(bin_dir: str) -> int:
                              "refreshInterval": STATUS_REFRESH}
         added["statusLine"] = status_cmd
     else:
-        print("statusLine: you already have one; it was left as it is. To show both, make your command "
-              f"print its line and then run `{status_cmd}` with the same stdin (see README).")
+        print("statusLine: you already have one; it was left as it is. To show both (yours above), set "
+              f"statusLine.command to:\n  {both(status_cmd, current)}")
     _write(path, doc, before)
     if prev.get("statusLine") and not added["statusLine"]:
         added["statusLine"] = None

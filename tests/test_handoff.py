@@ -77,8 +77,12 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout.decode()
     assert text.startswith(core.MARKER + LONG_ID)
-    last = text.rstrip().splitlines()[-1]
+    lines = text.rstrip().splitlines()
+    assert max(len(ln) for ln in lines) <= 80  # piped: 80 columns
+    start = max(i for i, ln in enumerate(lines) if ln.startswith("session-watcher: handoff saved."))
+    last = " ".join(ln.strip() for ln in lines[start:])
     assert last.startswith("session-watcher: handoff saved. /clear (or a new session in this project within 3 h)")
+    assert last.endswith("`session-watcher handoff --drop` takes it back.")
     assert "carrying ~" in last
     assert "($" in last
     pending = list((Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "pending").iterdir())
@@ -268,13 +272,13 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     note = run_json("handoff", "--session", LONG_ID)["note"]
     shown = sw("handoff", "--show")
     assert shown.returncode == 0, shown.stderr
-    text = shown.stdout.decode()
-    assert text.startswith(f"waiting: the handoff for {LONG_CWD} from session {LONG_ID[:8]}, written 0 min ago")
-    assert note.splitlines()[0] in text
+    words = " ".join(shown.stdout.decode().split())  # wrapped within 80 columns: compared word for word
+    assert words.startswith(f"waiting: the handoff for {LONG_CWD} from session {LONG_ID[:8]}, written 0 min ago")
+    assert " ".join(note.splitlines()[0].split()) in words
     listed = run_json("handoff", "--show", "--session", LONG_ID)
     assert [d["parentSession"] for d in listed] == [LONG_ID]
     dropped = sw("handoff", "--drop", "--session", LONG_ID)
     assert dropped.returncode == 0, dropped.stderr
-    assert dropped.stdout.decode().startswith(f"dropped: the handoff for {LONG_CWD}")
+    assert " ".join(dropped.stdout.decode().split()).startswith(f"dropped: the handoff for {LONG_CWD}")
     assert sw("handoff", "--show").stdout.decode() == "no handoff waiting\n"
     assert start("child-9", LONG_CWD) is None
