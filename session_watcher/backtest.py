@@ -278,7 +278,7 @@ def command(ns: argparse.Namespace) -> int:
     elif not doc["sessions"]:
         print("no session with an API call found (looked in the Claude projects folders)")
     else:
-        from session_watcher.commands import columns
+        from session_watcher.terminal import columns
 
         sys.stdout.write(render_text(doc, columns()))
     return 0

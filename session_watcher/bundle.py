@@ -42,6 +42,7 @@ MODULES = (
     "session_watcher.state", "session_watcher.state.atomic", "session_watcher.state.lock",
     "session_watcher.state.pathstore", "session_watcher.state.reader", "session_watcher.state.session",
     "session_watcher.state.shell", "session_watcher.state.store", "session_watcher.state.tail",
+    "session_watcher.route",
 )
 
 

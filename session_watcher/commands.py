@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import clean, fit, one_line
 from session_watcher.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
+from session_watcher.terminal import columns
 
 if TYPE_CHECKING:
     import argparse
@@ -71,17 +72,6 @@ def add_parser(sub: Any) -> None:
 
     s = sub.add_parser("doctor", description="What is installed where, whether hooks fire, permissions.")
     s.set_defaults(func=doctor)
-
-
-def columns() -> int:
-    """This command's text width: COLUMNS, else stdout's terminal, else 80 (core.text.columns)."""
-    from session_watcher.core.text import columns as width
-
-    try:
-        terminal: int | None = os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else None
-    except (OSError, ValueError):
-        terminal = None
-    return width(os.environ.get("COLUMNS"), terminal)
 
 
 def _emit(doc: Any) -> None:

@@ -109,8 +109,8 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
-    from session_watcher.commands import columns
     from session_watcher.core.text import fit
+    from session_watcher.terminal import columns
 
     print(fit(clean(doc["note"]), columns()))
     print()
@@ -138,9 +138,10 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
 def waiting(ns: argparse.Namespace) -> int:
     """`--show` / `--drop`: the waiting handoff of the named session's project (or of the session
     it runs in, inside Claude Code), else every project's."""
-    from session_watcher.commands import _target, columns, session_state
+    from session_watcher.commands import _target, session_state
     from session_watcher.core.text import clean, fit
     from session_watcher.state import handoffs
+    from session_watcher.terminal import columns
 
     target = _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
     project = session_state(target)[0]["context"].get("project") if target else None

@@ -53,18 +53,33 @@ def current(env: Mapping[str, str] | None = None) -> Route:
 
 
 def _install_hooks() -> bool:
+    from session_watcher import paths
+
+    return bool(_json(os.path.join(paths.data_dir(), "installed.json")).get("hooks"))
+
+
+def _json(path: str) -> dict[str, object]:
     import json
 
     from session_watcher import paths
 
     try:
-        doc = json.loads(paths.read_file(os.path.join(paths.data_dir(), "installed.json"), 1 << 20))
+        doc = json.loads(paths.read_file(path, 16 << 20))
     except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(doc, dict) and bool(doc.get("hooks"))
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def _plugin_installed() -> bool:
-    from session_watcher.doctor import _plugin_installs
+    """Claude Code has the plugin installed and enabled (its config folder's installed_plugins.json
+    and settings.json's enabledPlugins, as `doctor` reads them)."""
+    from session_watcher import paths
 
-    return any(on for _, _, on in _plugin_installs())
+    for cfg_dir in paths.claude_config_dirs()[:1]:
+        enabled = _json(os.path.join(cfg_dir, "settings.json")).get("enabledPlugins")
+        installed = _json(os.path.join(cfg_dir, "plugins", "installed_plugins.json")).get("plugins")
+        for pid in installed if isinstance(installed, dict) else ():
+            if isinstance(pid, str) and pid.split("@")[0] == "session-watcher" and isinstance(enabled, dict) \
+                    and enabled.get(pid) is True:
+                return True
+    return False

@@ -144,8 +144,8 @@ def command(args: argparse.Namespace) -> int:
         channels.append(fallback)
     import io
 
-    from session_watcher.commands import columns
     from session_watcher.core.text import fit
+    from session_watcher.terminal import columns
 
     env = dict(os.environ)
     out = io.StringIO()
