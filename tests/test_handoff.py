@@ -66,7 +66,8 @@ def test_handoff_carries_exactly_what_bdefault_counts_on_a_real_long_session() -
     assert doc["carryUsd"] > 0
     assert isinstance(doc["savingUsd"], float)
     assert core.parent_of(doc["note"]) == LONG_ID
-    assert core.priced(doc["note"]) == (doc["carryTokens"], round(doc["carryUsd"], 4))  # its first line's price
+    assert core.priced(doc["note"]) == (doc["carryTokens"], round(doc["carryUsd"], 2))  # its first line's price
+    assert doc["note"].split("\n", 1)[0].endswith(f"tokens (${doc['carryUsd']:.2f})]")  # cents, as elsewhere
     for path in list(counted)[:3]:  # the files are named in the note, relative to the project
         assert os.path.relpath(path, LONG_CWD) in doc["note"]
 
@@ -214,7 +215,7 @@ def test_the_digest_keeps_the_prompts_the_task_list_the_edits_and_the_last_words
     assert d.summary == "The parser is fixed; the test is next."
     note = core.compose(d, [{"path": "/p/a.py", "tokens": 1200, "ranges": [[1, 80], [100, 120]]}], "/p",
                         core.header("s1", "2026-12-01 10:00 UTC", 40_000, 0.25))
-    assert note.splitlines()[0] == f"{core.MARKER}s1, written 2026-12-01 10:00 UTC; priced at 40,000 tokens ($0.2500)]"
+    assert note.splitlines()[0] == f"{core.MARKER}s1, written 2026-12-01 10:00 UTC; priced at 40,000 tokens ($0.25)]"
     assert core.priced(note) == (40_000, 0.25)
     assert "Its task list at the end (1 of 2 done):\n- [done] Read the parser\n- [pending] Write the test" in note
     assert "Files it edited: b.py, a.py" in note
@@ -246,7 +247,7 @@ def test_the_note_stays_under_the_limit_whatever_the_session_holds() -> None:
 
 
 def test_priced_reads_the_price_back() -> None:
-    assert core.priced(core.header("p", "t", 71_234, 0.291234)) == (71_234, 0.2912)
+    assert core.priced(core.header("p", "t", 71_234, 0.291234)) == (71_234, 0.29)
     assert core.priced(core.header("p", "t", 5, None)) == (5, None)
     assert core.priced("no note") == (None, None)
 
