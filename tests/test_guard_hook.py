@@ -376,7 +376,7 @@ def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     assert (cc["source"], cc["ttl"], cc["lifetimeSeconds"], cc["cold"]) == ("ttl", "5m", 300.0, True)
     assert (cc["edgeSeconds"], cc["sure"]) == (600.0, True)
     assert 1190 < cc["idleSeconds"] < 1500
-    text = sw("doctor").stdout.decode()
+    text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()  # one line each
     assert ("guard      ask (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
             "last call 2") in text
 

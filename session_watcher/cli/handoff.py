@@ -59,9 +59,12 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
-    print(clean(doc["note"]))
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import fit
+
+    print(fit(clean(doc["note"]), columns()))
     print()
-    print(clean(usage_line(doc, cfg)))
+    print(fit(clean(usage_line(doc, cfg)), columns()))
     return 0
 
 
@@ -85,8 +88,9 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
 def waiting(ns: argparse.Namespace) -> int:
     """`--show` / `--drop`: the waiting handoff of the named session's project (or of the session
     it runs in, inside Claude Code), else every project's."""
+    from session_watcher.base.terminal import columns
     from session_watcher.cli.commands import _target, session_state
-    from session_watcher.core.text import clean
+    from session_watcher.core.text import clean, fit
     from session_watcher.state import handoffs
 
     target = _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
@@ -105,5 +109,5 @@ def waiting(ns: argparse.Namespace) -> int:
         age = max(0.0, now - float(doc.get("createdAt") or now)) / 60
         head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for {clean(str(doc.get('project')))} "
                 f"from session {clean(str(doc.get('parentSession')))[:8]}, written {age:.0f} min ago")
-        print(head if ns.drop else f"{head}\n\n{clean(str(doc.get('note')))}\n")
+        print(fit(head if ns.drop else f"{head}\n\n{clean(str(doc.get('note')))}\n", columns()))
     return 0
