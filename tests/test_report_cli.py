@@ -90,6 +90,7 @@ def test_text_report_over_the_fixtures(fixtures_dir: Path) -> None:
     assert max(len(line) for line in out.splitlines()) <= 120
 
 
+@pytest.mark.slow
 def test_one_sessions_calls_and_cost_agree_in_every_view_and_backtest(fixtures_dir: Path) -> None:
     """258c7280 (152 main calls, 4 of its sub-agents): the same calls and dollars in its row, its day,
     week and project, and backtest; the sub-agents apart, in every view's JSON."""
@@ -108,6 +109,7 @@ def test_one_sessions_calls_and_cost_agree_in_every_view_and_backtest(fixtures_d
     assert (s["calls"], round(s["policies"]["actual"]["usd"], 2)) == (152, 10.88)
 
 
+@pytest.mark.slow
 def test_within_columns_and_80_when_not_a_terminal(fixtures_dir: Path) -> None:
     """Every line within COLUMNS; unset and piped, within 80: the widest columns are left out, and
     the short id, date, project, model, calls and dollars stay."""
@@ -332,6 +334,7 @@ def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) ->
     assert "not a date: 'nope'" in bad.stderr
 
 
+@pytest.mark.slow
 def test_html_has_the_texts_sessions_views_and_restarts(fixtures_dir: Path, tmp_path: Path) -> None:
     """The HTML report shows what the text does: each session's short id, started, span, project,
     model, calls, cache $ and longest break in one row; by day, by week, by project; the restarts
