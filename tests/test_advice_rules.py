@@ -123,8 +123,8 @@ def test_the_page_draws_amber_where_the_config_starts_it(tmp_path: Any, amber: f
     from pathlib import Path
 
     from session_watcher.reports import session_page_data as page
-    from tests.builders import build_model
     from session_watcher.sessions.replay import replay
+    from tests.builders import build_model
 
     t = Transcript(cwd=str(tmp_path))
     t.call(0, 19_999)
