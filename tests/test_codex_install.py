@@ -116,6 +116,7 @@ def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
 
 
 def _doctor(env: dict[str, str]) -> str:
-    got = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env=env, capture_output=True,
+    got = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env={**env, "COLUMNS": "1000"},
+                         capture_output=True,
                          text=True, timeout=60, check=False)
     return "\n".join(line for line in got.stdout.splitlines() if line.startswith("codex "))

@@ -82,8 +82,11 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     text = proc.stdout.decode()
     assert text.startswith(core.MARKER + LONG_ID)
     lines = text.rstrip().splitlines()
-    assert max(len(ln) for ln in lines) <= 80  # piped: 80 columns
     start = max(i for i, ln in enumerate(lines) if ln.startswith("session-watcher: handoff saved."))
+    pending_dir = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "pending"
+    saved_note = json.loads(next(pending_dir.iterdir()).read_text())["note"]
+    assert "\n".join(lines[:start]).rstrip() == saved_note.rstrip()  # the note exactly as the model reads it
+    assert max(len(ln) for ln in lines[start:]) <= 80  # the words around it: piped, 80 columns
     last = " ".join(ln.strip() for ln in lines[start:])
     assert last.startswith("session-watcher: handoff saved. /clear (or a new session in this project within 3 h)")
     assert last.endswith("`session-watcher handoff --drop` takes it back.")

@@ -62,7 +62,7 @@ def command(ns: argparse.Namespace) -> int:
     from session_watcher.base.terminal import columns
     from session_watcher.core.text import fit
 
-    print(fit(clean(doc["note"]), columns()))
+    print(clean(doc["note"]))  # exactly what the model reads (a no-op clean on a note of ours): never wrapped
     print()
     print(fit(clean(usage_line(doc, cfg)), columns()))
     return 0
@@ -110,5 +110,7 @@ def waiting(ns: argparse.Namespace) -> int:
         age = now - float(doc.get("createdAt") or now)
         head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for {clean(str(doc.get('project')))} "
                 f"from session {clean(str(doc.get('parentSession')))[:8]}, written {duration(age)} ago")
-        print(fit(head if ns.drop else f"{head}\n\n{clean(str(doc.get('note')))}\n", columns()))
+        print(fit(head, columns()))
+        if not ns.drop:  # the note as the model will read it: never wrapped
+            print(f"\n{clean(str(doc.get('note')))}\n")
     return 0
