@@ -74,11 +74,12 @@ KEYS = (
         low=0.001, high=10.0, project=True),
     Key("bp_red", "number", 0.25, "bill premium at which the lamp turns red (at least bp_amber, with both files "
         "together)", low=0.001, high=10.0, project=True),
-    Key("notify_dwell", "whole", 1, "calls in deep water before the alert", low=1, high=1000, project=True),
+    Key("notify_dwell", "whole", 1, "calls in deep water before the alert, which also needs a bill cycle in them "
+        "or in the bill_lookback calls before", low=1, high=1000, project=True),
     Key("bill_lookback", "whole", 30, "calls before the dwell in which a completed bill cycle still counts "
         "for the alert", low=0, high=100_000, project=True),
-    Key("backstop_base", "number", 2.0, "after the alert, a reminder every ceil(backstop_base * 0.4142 / mf) "
-        "bill cycles", low=0.1, high=1000.0, project=True),
+    Key("backstop_base", "number", 2.0, "the first reminder after ceil(backstop_base * 0.4142 / mf) bill cycles "
+        "in deep water", low=0.1, high=1000.0, project=True),
     Key("guard_x", "number", 1.0, "a cold return (the cache expired while you were away) advises a restart "
         "from this x = L / B on", low=1.0, high=1000.0, project=True),
     # the advice's floors and its reminders (docs/model.md, "Reminders and the advice floor": bench/advice.py)
