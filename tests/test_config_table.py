@@ -117,3 +117,41 @@ def test_unknown_keys_name_every_known_one_in_the_table_s_order() -> None:
         config._check("t.toml", "otlp.nope", 1)
     assert str(err.value).endswith("(known: " + ", ".join(config.known_keys()) + ")")
     assert set(config.known_keys()) == {k.name for k in KEYS}
+
+
+def test_the_model_s_parameters_are_the_project_keys_and_the_cliff() -> None:
+    """core/shapes.py ModelParams names what the core reads; config.model_params builds it from a
+    settled config, the user's own tables and keys left out."""
+    from session_watcher.core import shapes
+
+    names = set(shapes.ModelParams.__required_keys__) | set(shapes.ModelParams.__optional_keys__)
+    assert names == {*config.PROJECT_KEYS, "cliff"}
+    cfg = config.merge({"guard_x": 2.0, "notify": {"remind_min": 3}})
+    params = config.model_params(cfg)
+    assert set(params) == set(config.PROJECT_KEYS)  # merge() alone adds no cliff
+    assert params["guard_x"] == 2.0
+    assert "notify" not in params
+    assert set(config.model_params({**cfg, "cliff": {"5m": 300.0, "1h": None}})) == names
+
+
+@pytest.mark.slow  # the fold asks git which files it ignores
+def test_a_fold_hands_the_core_only_the_model_s_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """replay's fold, as the hooks' (state.session.sync), gives engine.fold the model's parameters
+    only, and folds the same as with the whole config."""
+    from session_watcher.core import engine
+    from session_watcher.sessions import replay
+    from tests.oracle import TRANSCRIPTS
+
+    transcript = str(TRANSCRIPTS / "subagent.jsonl")
+    whole = replay.replay(transcript, cfg=config.merge())
+    seen: list[set[str]] = []
+    real = engine.fold
+
+    def fold(state: Any, events: Any, cfg: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(set(cfg))
+        return real(state, events, cfg, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "fold", fold)
+    assert replay.replay(transcript, cfg=config.merge()) == whole
+    assert seen
+    assert all(keys == set(config.PROJECT_KEYS) for keys in seen)

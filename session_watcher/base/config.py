@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-    from session_watcher.core.shapes import Cliff, Config, ConfigCache
+    from session_watcher.core.shapes import Cliff, Config, ConfigCache, ModelParams
 
 CHANNELS = ("desktop", "terminal", "message")
 GUARD_MODES = ("ask", "warn", "block", "off")
@@ -121,6 +121,12 @@ SPECS = {k.name: k for k in KEYS}
 TABLES = tuple(dict.fromkeys(k.name.split(".")[0] for k in KEYS if "." in k.name))  # the user's own
 # the keys a project's own file may set (see the module's docstring)
 PROJECT_KEYS = tuple(k.name for k in KEYS if k.project)
+
+
+def model_params(cfg: Config) -> ModelParams:
+    """What the core reads of `cfg` (core/shapes.py `ModelParams`): the model's parameters, which
+    are the keys a project's file may set, and the cliff the loader added."""
+    return {k: cfg[k] for k in (*PROJECT_KEYS, "cliff") if k in cfg}  # type: ignore[return-value,literal-required]
 
 
 def _defaults() -> Config:
