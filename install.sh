@@ -36,15 +36,22 @@ venv="$data/venv"
 bin="$venv/bin/session-watcher"
 
 if [ "$mode" = uninstall ]; then
+    state=""
     if [ -x "$venv/bin/python" ]; then
         "$venv/bin/python" -m session_watcher.cli.install remove
         "$venv/bin/python" -m session_watcher.cli.install_codex remove  # Codex's hooks.json, when added
+        state=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.state_dir())' 2>/dev/null)
     fi
     rm -rf "$venv"
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && echo "removed $link"; fi
-    echo "removed $venv; session states stay in ${swhome:-~/.local/state/session-watcher} (delete them yourself if you wish)"
+    # the session states are said to stay only when there are some
+    if [ -n "$state" ] && [ -n "$(ls -A "$state" 2>/dev/null)" ]; then
+        echo "removed $venv; session states stay in $state (delete them yourself if you wish)"
+    else
+        echo "removed $venv"
+    fi
     exit 0
 fi
 

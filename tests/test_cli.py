@@ -284,3 +284,22 @@ def test_a_warm_report_loads_no_parser(tmp_path: Path) -> None:
     assert {"session_watcher.reports.parse", "msgspec"} <= cold_names
     assert not {"session_watcher.reports.parse", "msgspec", "session_watcher.agents.claude_code.records"} & warm_names
     assert json.loads(warm.stdout)["index"]["skipped"] == 2
+
+
+def test_a_trace_to_a_missing_folder_names_the_file_asked_for() -> None:
+    """`replay X --trace /nonexistent/t.jsonl`: the error names that file, never our temp file beside it."""
+    proc = sw("replay", str(TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"), "--trace",
+              "/nonexistent/t.jsonl")
+    assert proc.returncode == 1
+    assert proc.stderr.decode() == "session-watcher: /nonexistent/t.jsonl: No such file or directory\n"
+
+
+def test_a_misspelt_option_gets_the_commands_own_usage() -> None:
+    """`status --sesion 6878`: status's usage and its error, not the top level's."""
+    proc = sw("status", "--sesion", "6878")
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert err.startswith("usage: session-watcher status [-h]")
+    assert err.rstrip().endswith("session-watcher status: error: unrecognized arguments: --sesion")
+    nested = sw("config", "show", "--bogus").stderr.decode()
+    assert nested.startswith("usage: session-watcher config show")

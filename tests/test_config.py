@@ -58,7 +58,7 @@ def test_config_set_keeps_comments(tmp_path: Path) -> None:
     assert doc["cRatio"] == 15
     assert doc["bp_red"] == 0.25
     assert f.stat().st_mode & 0o777 == 0o640  # the user's file keeps its mode (a new one is 0600)
-    shown = json.loads(sw("config", "show").stdout)
+    shown = json.loads(sw("config", "show", "--json").stdout)
     assert shown["effective"]["bp_amber"] == 0.2
     assert shown["effective"]["notify"]["fallback"] == "message"
 
@@ -134,7 +134,7 @@ def test_project_file_wins_key_by_key(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     (proj / ".claude").mkdir(parents=True)
     (proj / ".claude" / "session-watcher.toml").write_text("bp_amber = 0.22\nexclude = [\"docs/*\"]\n")
-    eff = json.loads(sw("config", "show", "--project", str(proj)).stdout)["effective"]
+    eff = json.loads(sw("config", "show", "--json", "--project", str(proj)).stdout)["effective"]
     assert eff["bp_amber"] == 0.22
     assert eff["notify_dwell"] == 5
     assert eff["exclude"] == ["docs/*"]
@@ -205,3 +205,22 @@ def test_a_cached_config_missing_a_key_is_read_again() -> None:
     assert "otlp" in cache["values"]  # type: ignore[operator]
     cache["values"] = {**again, "notify_dwell": 7}  # whole and stamped alike: used as it is
     assert config.load_cached(cache, None)[0]["notify_dwell"] == 7  # type: ignore[arg-type]
+
+
+def test_show_is_toml_and_set_echoes_what_show_says() -> None:
+    """`config show` prints TOML a person can paste into the file (`--json` for programs); `config
+    set` echoes the value as `show` then has it: `guard block` is read as `ask`, and said so."""
+    proc = sw("config", "set", "guard", "block")
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout.decode()
+    assert said.startswith(f'guard = "ask"  (in {user_file()}; you wrote "block", read as this)')
+    shown = sw("config", "show")
+    assert shown.returncode == 0, shown.stderr
+    doc = tomllib.loads(shown.stdout.decode())
+    assert doc["guard"] == "ask"
+    assert doc["notify"]["remind_min"] == 10
+    assert f"#   {user_file()}" in shown.stdout.decode()
+    assert json.loads(sw("config", "show", "--json").stdout)["effective"]["guard"] == "ask"
+    proc = sw("config", "set", "notify.remind_min", "15")
+    assert proc.stdout.decode().startswith(f"notify.remind_min = 15  (in {user_file()})")
+    assert tomllib.loads(sw("config", "show").stdout.decode())["notify"]["remind_min"] == 15

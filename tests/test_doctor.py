@@ -13,6 +13,12 @@ from tests.oracle import TRANSCRIPTS, hook, payload, sw
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 
+@pytest.fixture(autouse=True)
+def _one_line_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wide enough that each finding stays on its line (the width itself: test_within_columns)."""
+    monkeypatch.setenv("COLUMNS", "2000")
+
+
 def doctor(env: dict[str, str] | None = None) -> tuple[int, list[str]]:
     proc = sw("doctor", env=env)
     assert proc.stderr == b""
@@ -265,3 +271,16 @@ def test_doctor_reads_a_bad_state_without_quarantining_it(tmp_path: Path) -> Non
     assert main.read_bytes() == b'{"schema": 4, "torn'
     quarantine = [ln for ln in lines if ln.startswith("quarantine ")]
     assert quarantine == ["quarantine 0 files"]
+
+
+def test_within_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each line within COLUMNS (80 when unset and not a terminal): a long path wraps under its value,
+    its label alone at the line's start."""
+    monkeypatch.delenv("COLUMNS")
+    _, lines = doctor()
+    assert max(len(ln) for ln in lines) <= 80
+    assert all(ln[:11].strip() or ln.startswith(" " * 11) for ln in lines)
+    monkeypatch.setenv("COLUMNS", "60")
+    _, narrow = doctor()
+    assert max(len(ln) for ln in narrow) <= 60
+    assert len(narrow) > len(lines)

@@ -374,8 +374,9 @@ def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     cc = doc["coldCache"]
     assert (cc["source"], cc["ttl"], cc["lifetimeSeconds"], cc["cold"]) == ("ttl", "5m", 300.0, True)
+    assert (cc["edgeSeconds"], cc["sure"]) == (600.0, True)
     assert 1190 < cc["idleSeconds"] < 1500
-    text = sw("doctor").stdout.decode()
+    text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()  # one line each
     assert ("guard      ask (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
             "last call 2") in text
 
@@ -568,6 +569,27 @@ def test_a_held_prompt_carries_what_the_session_queued_beside_its_reason(tmp_pat
     assert "outbox" not in load_state("g1")  # delivered once
 
 
+def test_a_held_prompt_shows_no_restart_typed_in_the_agent(tmp_path: Path) -> None:
+    """A gate alert queued before the break names the route's handoff command; beside a held prompt
+    (the cache is cold) that command would send the cold conversation to the model: its restart line
+    is left out, the rest of the alert shown, and the hold's reason says the way (/clear)."""
+    from session_watcher.state import store
+
+    t = session(tmp_path, FIVE_MIN, 20)
+    state = store.load(str(state_file("g1")), "g1")
+    assert state is not None
+    state["outbox"] = [{"systemMessage": "session-watcher: restart now saves about $0.40 (gate).\n"
+                                         "To restart with a handoff: /session-watcher:handoff, then /clear.\n"
+                                         "Model: claude-opus-4-6"}]
+    store.save(str(state_file("g1")), state)
+    out = said(prompt("g1", t))
+    assert out is not None
+    assert out["decision"] == "block"
+    assert out["systemMessage"] == "session-watcher: restart now saves about $0.40 (gate).\nModel: claude-opus-4-6"
+    assert "/session-watcher:handoff" not in json.dumps(out)
+    assert "/clear" in out["reason"]
+
+
 def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: Path) -> None:
     """What a fresh session saves at a cold return, as the prompt hook quoted it (warn: the status
     line's restart price, K) and as the engine's `guard` alert records it once the cold call is
@@ -581,3 +603,18 @@ def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: 
     assert hook("Stop", payload("g1", t)).returncode == 0
     [alert] = [a for a in load_state("g1")["alerts"] if a["kind"] == "guard"]
     assert alert["savingUsd"] == pytest.approx(logged["savingUsd"], rel=1e-9)
+
+
+def test_the_held_prompt_left_before_clear_is_held_again(tmp_path: Path) -> None:
+    """The held prompt stays in the input box: typed after it, /clear makes one prompt, which Enter
+    would send cold. Within the minute it is held again, saying why; the handoff stays ready."""
+    from session_watcher.core import guard
+
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t, "carry on"))["decision"] == "block"  # type: ignore[index]
+    again = said(prompt("g1", t, "carry on/clear"))
+    assert again == {"decision": "block", "reason": guard.NOT_CLEARED}
+    assert "Ctrl+U" in again["reason"]
+    assert len(pending_handoffs()) == 1
+    assert said(prompt("g1", t, "carry on")) is None  # a prompt sent again still goes ahead
+    assert pending_handoffs() == []

@@ -63,7 +63,7 @@ def test_report_writes_the_inferred_cliffs_and_the_config_reads_them(tmp_path: P
     assert (doc["5m"], doc["1h"]) == (300, None)
     assert doc["evidence"] == {"5m": [5, 0, 5, 5]}  # returns below and cold of them, above and cold: the guard's words
     env = {**os.environ, "SESSION_WATCHER_HOME": str(sw_home(tmp_path))}
-    shown = subprocess.run([sys.executable, "-m", "session_watcher", "config", "show"], capture_output=True,
+    shown = subprocess.run([sys.executable, "-m", "session_watcher", "config", "show", "--json"], capture_output=True,
                            text=True, env=env, cwd=tmp_path, timeout=60, check=True)
     assert json.loads(shown.stdout)["effective"]["cliff"] == {"5m": 300.0, "1h": None, "evidence": {"5m": [5, 0, 5, 5]}}
     # a report over a window has less evidence: it leaves the file as it is

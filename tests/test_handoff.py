@@ -68,7 +68,8 @@ def test_handoff_carries_exactly_what_bdefault_counts_on_a_real_long_session() -
     assert doc["carryUsd"] > 0
     assert isinstance(doc["savingUsd"], float)
     assert core.parent_of(doc["note"]) == LONG_ID
-    assert core.priced(doc["note"]) == (doc["carryTokens"], round(doc["carryUsd"], 4))  # its first line's price
+    assert core.priced(doc["note"]) == (doc["carryTokens"], round(doc["carryUsd"], 2))  # its first line's price
+    assert doc["note"].split("\n", 1)[0].endswith(f"tokens (${doc['carryUsd']:.2f})]")  # cents, as elsewhere
     for path in list(counted)[:3]:  # the files are named in the note, relative to the project
         assert os.path.relpath(path, LONG_CWD) in doc["note"]
 
@@ -79,8 +80,12 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout.decode()
     assert text.startswith(core.MARKER + LONG_ID)
-    last = text.rstrip().splitlines()[-1]
+    lines = text.rstrip().splitlines()
+    assert max(len(ln) for ln in lines) <= 80  # piped: 80 columns
+    start = max(i for i, ln in enumerate(lines) if ln.startswith("session-watcher: handoff saved."))
+    last = " ".join(ln.strip() for ln in lines[start:])
     assert last.startswith("session-watcher: handoff saved. /clear (or a new session in this project within 3 h)")
+    assert last.endswith("`session-watcher handoff --drop` takes it back.")
     assert "carrying ~" in last
     assert "($" in last
     pending = list((Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "pending").iterdir())
@@ -212,7 +217,7 @@ def test_the_digest_keeps_the_prompts_the_task_list_the_edits_and_the_last_words
     assert d.summary == "The parser is fixed; the test is next."
     note = core.compose(d, [{"path": "/p/a.py", "tokens": 1200, "ranges": [[1, 80], [100, 120]]}], "/p",
                         core.header("s1", "2026-12-01 10:00 UTC", 40_000, 0.25))
-    assert note.splitlines()[0] == f"{core.MARKER}s1, written 2026-12-01 10:00 UTC; priced at 40,000 tokens ($0.2500)]"
+    assert note.splitlines()[0] == f"{core.MARKER}s1, written 2026-12-01 10:00 UTC; priced at 40,000 tokens ($0.25)]"
     assert core.priced(note) == (40_000, 0.25)
     assert "Its task list at the end (1 of 2 done):\n- [done] Read the parser\n- [pending] Write the test" in note
     assert "Files it edited: b.py, a.py" in note
@@ -244,7 +249,7 @@ def test_the_note_stays_under_the_limit_whatever_the_session_holds() -> None:
 
 
 def test_priced_reads_the_price_back() -> None:
-    assert core.priced(core.header("p", "t", 71_234, 0.291234)) == (71_234, 0.2912)
+    assert core.priced(core.header("p", "t", 71_234, 0.291234)) == (71_234, 0.29)
     assert core.priced(core.header("p", "t", 5, None)) == (5, None)
     assert core.priced("no note") == (None, None)
 
@@ -270,13 +275,13 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     note = run_json("handoff", "--session", LONG_ID)["note"]
     shown = sw("handoff", "--show")
     assert shown.returncode == 0, shown.stderr
-    text = shown.stdout.decode()
-    assert text.startswith(f"waiting: the handoff for {LONG_CWD} from session {LONG_ID[:8]}, written 0 min ago")
-    assert note.splitlines()[0] in text
+    words = " ".join(shown.stdout.decode().split())  # wrapped within 80 columns: compared word for word
+    assert words.startswith(f"waiting: the handoff for {LONG_CWD} from session {LONG_ID[:8]}, written 0 min ago")
+    assert " ".join(note.splitlines()[0].split()) in words
     listed = run_json("handoff", "--show", "--session", LONG_ID)
     assert [d["parentSession"] for d in listed] == [LONG_ID]
     dropped = sw("handoff", "--drop", "--session", LONG_ID)
     assert dropped.returncode == 0, dropped.stderr
-    assert dropped.stdout.decode().startswith(f"dropped: the handoff for {LONG_CWD}")
+    assert " ".join(dropped.stdout.decode().split()).startswith(f"dropped: the handoff for {LONG_CWD}")
     assert sw("handoff", "--show").stdout.decode() == "no handoff waiting\n"
     assert start("child-9", LONG_CWD) is None

@@ -522,7 +522,7 @@ def test_attack3_broken_config_file_falls_back_and_the_cli_repairs_it(root: Path
     doctor = cli(root, "doctor")
     assert "config     ERROR" in doctor.stdout, doctor.stdout + doctor.stderr
     assert "internal error" not in doctor.stderr
-    shown = cli(root, "config", "show")
+    shown = cli(root, "config", "show", "--json")
     assert shown.returncode == 1
     assert json.loads(shown.stdout)["effective"]["bp_amber"] == config.DEFAULTS["bp_amber"]  # the defaults, shown
     assert "internal error" not in shown.stderr
@@ -532,7 +532,7 @@ def test_attack3_broken_config_file_falls_back_and_the_cli_repairs_it(root: Path
     kept = list(user_config(root).parent.glob("config.toml.broken-*"))
     assert len(kept) == 1
     assert kept[0].read_bytes() == data  # the user's bytes are kept, not lost
-    shown = cli(root, "config", "show")
+    shown = cli(root, "config", "show", "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["effective"]["bp_amber"] == 0.12
 
@@ -543,7 +543,7 @@ def test_attack3_merged_values_are_checked_together(root: Path) -> None:
     (proj / ".claude").mkdir()
     pf = proj / ".claude" / "session-watcher.toml"
     pf.write_text("bp_red = 0.1\n")  # fine alone, below the user's amber together
-    shown = cli(root, "config", "show", "--project", str(proj))
+    shown = cli(root, "config", "show", "--json", "--project", str(proj))
     assert shown.returncode == 1
     assert str(pf) in shown.stderr
     assert "bp_red" in shown.stderr

@@ -254,9 +254,51 @@ def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     assert not b.bin.exists()
     assert not b.link.exists()
     assert not b.link.is_symlink()
+    # one backup in all: the original, written before the first install; the removal that brings the
+    # file back to it writes none
+    backups = sorted(b.claude.glob("settings.json.bak-session-watcher-*"))
+    assert [p.read_text() for p in backups] == [box["original"]]
+    state = b.sw_home / "state"
+    said = proc.stdout.strip().splitlines()[-1]
+    if state.is_dir() and any(state.iterdir()):  # the hook tests above ran sessions here
+        assert said.endswith(f"session states stay in {state} (delete them yourself if you wish)"), said
     # uninstalling again changes nothing
     assert b.install("--uninstall").returncode == 0
     assert b.settings().read_text() == box["original"]
+
+
+def test_uninstall_names_no_session_states_when_none_were_made(tmp_path: Path) -> None:
+    """Nothing installed, no state: the uninstall says what it removed, not that states stay."""
+    b = Box(tmp_path)
+    proc = b.install("--uninstall")
+    assert proc.returncode == 0, proc.stderr
+    assert "session states" not in proc.stdout
+    assert proc.stdout.strip().endswith(f"removed {b.sw_home / 'data' / 'venv'}")
+
+
+def test_install_then_uninstall_leaves_one_backup_the_original(tmp_path: Path) -> None:
+    """add backs the user's file up first; remove, which brings the file back to that backup, writes
+    no second one (and a backup in the same second never replaces another)."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    original = write_settings(tmp_path / "cfg" / "settings.json", USER_SETTINGS)
+    for step in (["add", "/opt/sw/bin"], ["remove"]):
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *step], env=env, capture_output=True,
+                             text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+    backups = sorted((tmp_path / "cfg").glob("settings.json.bak-session-watcher-*"))
+    assert [p.read_text() for p in backups] == [original]
+    assert json.loads((tmp_path / "cfg" / "settings.json").read_text()) == USER_SETTINGS
+    # the user edits the file, and the install runs again within the second: a new backup beside the first
+    edited = write_settings(tmp_path / "cfg" / "settings.json", {**USER_SETTINGS, "theme": "dark"})
+    for _ in range(2):
+        subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", "/opt/sw/bin"], env=env,
+                       capture_output=True, text=True, timeout=60, check=True)
+        subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
+                       text=True, timeout=60, check=True)
+    texts = sorted(p.read_text() for p in (tmp_path / "cfg").glob("settings.json.bak-session-watcher-*"))
+    assert texts == sorted([original, edited])
 
 
 def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:

@@ -105,6 +105,12 @@ class TestCompose:
             "1 h 32 min since the last call: the next prompt re-writes 180k tokens ($1.13).",
             "A fresh session would carry 41k tokens (18k system + 23k files), about $0.26 to start.",
         ]
+        # the cache is cold: the handoff typed in the agent (a slash command or bash mode) would send
+        # the cold conversation first, on either route
+        for restart in (None, "/session-watcher:handoff, then /clear"):
+            _, body = message.compose(GUARD, restart)
+            assert body.splitlines()[2] == ("To restart with a handoff: `session-watcher handoff` in a terminal "
+                                            "(nothing goes to the model), then /clear.")
 
     def test_unknown_prices_leave_dollars_out(self) -> None:
         _, body = message.compose({**GATE, "savingUsd": None, "model": "some-future-model"})

@@ -139,6 +139,22 @@ def test_the_repository_holds_no_symbolic_link() -> None:
     assert {"hooks.json", "run.sh", "venv.sh", "__init__.py", "run.py"} <= plugin
 
 
+def test_no_merge_conflict_is_left_in_a_file() -> None:
+    text = (".py", ".md", ".toml", ".sh", ".json", ".yaml", ".txt", ".css", ".js", ".html")
+    left, seen = [], 0
+    for folder, dirs, names in os.walk(REPO):
+        dirs[:] = [d for d in dirs if d not in SKIP and d != "fixtures" and not d.endswith(".egg-info")]
+        for name in names:
+            if name.endswith(text):
+                seen += 1
+                path = Path(folder, name)
+                left += [f"{path.relative_to(REPO)}:{n}" for n, line in
+                         enumerate(path.read_text(errors="replace").splitlines(), 1)
+                         if line.startswith(("<<<<<<< ", ">>>>>>> "))]
+    assert seen > 100
+    assert left == []
+
+
 def test_every_import_goes_through_the_one_package() -> None:
     graph = import_graph(REPO)
     assert len(graph) > 50  # the walk found the subpackages' modules

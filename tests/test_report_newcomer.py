@@ -60,9 +60,12 @@ def test_report_html_pages_link_each_row_to_its_session_page(tmp_path: Path) -> 
     page = out.read_text()
     ids = sorted(p.stem for p in TRANSCRIPTS.glob("*.jsonl"))
     assert proc.stdout.decode().strip() == f"wrote {out} and {len(ids)} session pages beside it"
-    links = re.findall(r'<td class="sid"[^>]*><a href="([^"]+)">([^<]+)</a>', page)
-    assert sorted(sid for _, sid in links) == ids
-    for href, sid in links:
+    # the cell shows the short id every command takes; its title holds the whole id
+    links = re.findall(r'<td class="sid"[^>]*title="([^"]+)"><a href="([^"]+)">([^<]+)</a>', page)
+    assert sorted(sid for sid, _, _ in links) == ids
+    for sid, href, short in links:
+        assert sid.startswith(short)
+        assert len(short) >= 8 or short == sid
         assert href == f"report-sessions/{sid}.html"
         target = out.parent / href
         assert '<svg id="waterfall"' in target.read_text()  # the session page itself

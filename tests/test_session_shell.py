@@ -159,9 +159,9 @@ def _project_of(root: Path, caller: str, cwd: Path, stated: Path | None, **env: 
     sid = "proj-" + caller
     if caller == "cli":
         if stated is not None:
-            out = _run(home, fs.cli_argv("config", "show", "--project", str(stated)), cwd=cwd, **env)
+            out = _run(home, fs.cli_argv("config", "show", "--json", "--project", str(stated)), cwd=cwd, **env)
         else:
-            out = _run(home, fs.cli_argv("config", "show"), cwd=cwd, **env)
+            out = _run(home, fs.cli_argv("config", "show", "--json"), cwd=cwd, **env)
         project_file = Path(json.loads(out.stdout)["files"][1])
         return str(project_file.parent.parent)
     p: dict[str, Any] = {"session_id": sid, "cwd": str(cwd), "transcript_path": str(root / "none.jsonl")}

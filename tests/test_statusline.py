@@ -287,7 +287,7 @@ def test_a_subscribers_plan_through_the_real_status_line(tmp_path: Path) -> None
     assert five["estimate"]["percentPerUsd"] == pytest.approx(2.0)
     assert five["restartSaves"] == pytest.approx(red["savingUsd"] * 2, abs=1e-3)
     assert seven["estimate"] is None  # 1 point: too little
-    text = sw("status", "--session", PLAN_SID).stdout.decode()
+    text = sw("status", "--session", PLAN_SID, env={**os.environ, "COLUMNS": "1000"}).stdout.decode()
     assert "plan     5-hour window 23 % used, resets in 2 h 59 min" in text or \
         "plan     5-hour window 23 % used, resets in 3 h" in text, text
     assert "estimate (5-hour): your use moved 3 points while this session's API-priced cost grew $1.50" in text
@@ -329,3 +329,28 @@ def test_odd_rate_limits_are_not_shown(tmp_path: Path, limits: object) -> None:
     assert line.strip()
     assert "5h" not in line
     assert "7d" not in line
+
+
+def test_with_the_users_own_line_above(session: Path, tmp_path: Path) -> None:
+    """`--with CMD`: the user's command gets the same input and its line comes first; one that fails
+    or hangs leaves ours alone (bounded: WITH_TIMEOUT)."""
+    p = payloads()[-1] | {"transcript_path": str(session)}
+    raw = json.dumps(p).encode()
+    env = {**os.environ, "NO_COLOR": "1"}
+    ours = statusline(p, NO_COLOR="1")
+    seen = tmp_path / "seen.json"
+    proc = run_statusline(raw, "--with", f"cat > {seen}; printf 'my line\\n'", env=env)
+    assert proc.returncode == 0
+    assert proc.stdout.decode().splitlines() == ["my line", ours]
+    assert json.loads(seen.read_text()) == p  # the same input
+    for broken in ("exit 3", "printf ''"):
+        got = run_statusline(raw, "--with", broken, env=env)
+        assert got.stdout.decode().splitlines() == [ours]
+
+
+def test_the_installer_prints_the_combined_command() -> None:
+    """The installer, finding a status line of the user's, prints one copyable command for both."""
+    from session_watcher.cli.install import both
+
+    assert both("/v/bin/python -I -S /v/bin/session-watcher-statusline", {"command": "~/bin/my line.sh"}) == (
+        "/v/bin/python -I -S /v/bin/session-watcher-statusline --with '~/bin/my line.sh'")

@@ -1,16 +1,17 @@
 """Is the cold-cache guard sure before it holds? Every return of real sessions replayed through the
 guard's own rule (`core.guard.verdict`), against what the call after the gap really did.
 
-    .venv/bin/python tools/guard_returns.py [--before] FILE_OR_DIR [...]
+    .venv/bin/python tools/guard_returns.py [--before] [--list] FILE_OR_DIR [...]
 
-Each transcript is folded as `replay` folds it; each main-chain call after an idle gap (same
-segment, gap over a minute) is a return. The guard's decision before it: `hold` (sure it is cold,
-and the session past guard_x: the default `ask` holds the prompt), `warn` (sure, below guard_x: a
-line only; or between the lifetime and the edge: "may have expired"), or nothing. What the call
-did: cold when its warmth, cache read / (read + write), is under 50 % (the report's rule). The
-cliff a user would have is inferred from the other sessions' returns (leave-one-session-out, the
-report's `infer_ttl`). `--before`: the rule this project had (hold at the lifetime, the quote the
-whole context). docs/model.md, "The cold-cache guard, measured", has the table.
+Each transcript is folded as `replay` folds it; each main-chain call that answers a prompt the user
+typed after a gap over a minute (same segment) is a return (the guard runs on UserPromptSubmit). The
+guard's decision before it: `hold` (sure it is cold, and the session past guard_x: the default `ask`
+holds the prompt), `warn` (sure, below guard_x: a line only; or between the lifetime and the edge:
+"may have expired"), or nothing. What the call did: cold when its warmth, cache read / (read +
+write), is under 50 % (the report's rule). The cliff a user would have is inferred from the other
+sessions' returns (leave-one-session-out, the report's `infer_ttl`). `--before`: the rule this
+project had (hold at the lifetime, the quote the whole context); `--list`: every return, one a line.
+docs/model.md, "The cold-cache guard, measured", has the table.
 """
 
 from __future__ import annotations
@@ -173,8 +174,8 @@ def transcripts(args: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    before = "--before" in argv
-    args = [a for a in argv if a != "--before"]
+    before, listed = "--before" in argv, "--list" in argv
+    args = [a for a in argv if a not in ("--before", "--list")]
     if not args:
         print(__doc__, file=sys.stderr)
         return 2
@@ -194,7 +195,7 @@ def main(argv: list[str]) -> int:
           f"{doc['coldPastEdge']}, unwarned {doc['coldPastEdgeUnwarned']}; cold and unwarned (any gap) "
           f"{doc['coldUnwarned']}; 'may have expired' {doc['maybe']} (cold {doc['maybeCold']}); quoted re-write "
           f"/ real, median {doc['quoteOverReal'] and round(doc['quoteOverReal'], 3)} over {doc['quoted']}")
-    if "--list" in os.environ.get("GUARD_RETURNS", ""):
+    if listed:
         for sid, rs in all_returns.items():
             for r in rs:
                 print(sid[:8], r["ttl"], round(r["gap"]), "cold" if r["cold"] else "warm", r["cr"], r["cw"],

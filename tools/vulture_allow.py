@@ -14,5 +14,4 @@ _.readinto  # reports/live_view.py: io's buffered reader calls it
 _.label_name  # otlp/promnames.py: the collector's label rule (tests/test_dashboard.py)
 _.metric_name  # otlp/promnames.py: the collector's metric rule (tools/dashboard.py builds the dashboard by it)
 _.handoff_command  # base/route.py: the route's one handoff command (tests/test_route.py)
-_.is_rollout  # agents/codex/reader.py: a file opens as a rollout (tests/test_codex_rollout.py)
 _.call_usd  # core/prices_openai.py: one call's dollars with the 272K step (tests/test_codex_prices.py)

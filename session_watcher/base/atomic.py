@@ -47,7 +47,10 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], mode: int = 0o600, fs
             fd = -1
     if fd < 0:
         tmp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        fd = os.open(tmp, EXCL, mode)
+        try:
+            fd = os.open(tmp, EXCL, mode)
+        except OSError as exc:  # said of the file asked for, never of our temp name beside it
+            raise OSError(exc.errno, exc.strerror, path) from None
     assert tmp is not None
     try:
         for piece in (data,) if isinstance(data, bytes) else data:

@@ -99,8 +99,9 @@ KEYS = (
         choices=(*CHANNELS, "none")),
     Key("notify.remind_min", "minutes", 10, "minutes between a session's alerts (gates, reminders; advice "
         "at a cold return always comes)", low=0, high=10080, note="0: no limit"),
-    Key("guard", "choice", "ask", "the cold-cache guard before each prompt: ask (hold the prompt back once "
-        "with the priced choices), warn, off", choices=GUARD_MODES, aliases={"block": "ask"}),
+    Key("guard", "choice", "ask", "the cold-cache guard before each prompt: ask (hold the prompt back once, "
+        "priced choices, the handoff prepared; only once the cache has surely expired), warn, off",
+        choices=GUARD_MODES, aliases={"block": "ask"}),
     Key("handoff_stale_min", "minutes", 180, "minutes a handoff waits for the project's next fresh session",
         low=1, high=10080),
     Key("otlp.enabled", "flag", "auto", "export to an OpenTelemetry collector (docs/otlp.md); auto: when "
@@ -485,3 +486,44 @@ def _read_text(file: str) -> str:
         return paths.read_file(file, MAX_FILE_BYTES).decode("utf-8")
     except TooLarge:
         raise ValueError("too large") from None
+
+
+def show_toml(files: list[str], effective: Mapping[str, Any]) -> str:
+    """The effective config as TOML (what `config show` prints): the files it came from, in the order
+    they count, as comments; a key with no value (derived at run time) as a comment too."""
+    import tomlkit
+
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("session-watcher config: the defaults, then each file below that exists, the later "
+                            "winning"))
+    for f in files:
+        doc.add(tomlkit.comment(f"  {f}{'' if os.path.exists(f) else '  (not present)'}"))
+    unset = []
+    tables = []
+    for key, value in effective.items():
+        if value is None:
+            unset.append(key)
+        elif isinstance(value, dict):
+            tables.append((key, value))
+        else:
+            doc.add(key, value)
+    for key, value in tables:
+        table = tomlkit.table()
+        for sub, v in value.items():
+            if v is None:
+                unset.append(f"{key}.{sub}")
+            else:
+                table.add(sub, v)
+        doc.add(tomlkit.nl())
+        doc.add(key, table)
+    if unset:
+        doc.add(tomlkit.nl())
+        doc.add(tomlkit.comment(f"not set (worked out at run time): {', '.join(unset)}"))
+    return tomlkit.dumps(doc)
+
+
+def show_value(value: Any) -> str:
+    """One value as `config show` writes it (TOML)."""
+    import tomlkit
+
+    return str(tomlkit.item(value).as_string())

@@ -35,6 +35,12 @@ def restart_path(route: Route) -> str:
     return f"{BASH_COMMAND} (or `session-watcher handoff` in a terminal), then /clear"
 
 
+# a cold cache: a handoff written from inside the agent (the slash command is a prompt to the model,
+# bash mode's output goes to the model) would send the whole cold conversation first
+COLD_RESTART = "`session-watcher handoff` in a terminal (nothing goes to the model), then /clear"
+RESTART_LINE = "To restart with a handoff: "  # how every alert's restart line starts
+
+
 def of_hook(env: Mapping[str, str]) -> Route:
     """The route of the hook (or plugin command) running in `env`."""
     return "plugin" if env.get("CLAUDE_PLUGIN_ROOT") else "install"

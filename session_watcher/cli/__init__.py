@@ -165,12 +165,28 @@ def _dispatch(args: list[str]) -> int:
         if quick is not None:
             return command(quick)
     parser = build_parser(_command_of(args))
-    ns = parser.parse_args(args)
+    ns, extra = parser.parse_known_args(args)
+    if extra:  # said by the command's own parser: its usage, not the top level's
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     func: Callable[[argparse.Namespace], int] | None = getattr(ns, "func", None)
     if func is None:
         parser.print_help()
         return 1
     return int(func(ns))
+
+
+def _innermost(parser: argparse.ArgumentParser, args: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` name: `config show`'s for `config show --x`."""
+    import argparse
+
+    words = [a for a in args if not a.startswith("-")]
+    while words:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = subs[0].choices.get(words[0]) if subs else None
+        if not isinstance(chosen, argparse.ArgumentParser):
+            break
+        parser, words = chosen, words[1:]
+    return parser
 
 
 def _command_of(args: list[str]) -> str | None:

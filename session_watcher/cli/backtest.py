@@ -123,10 +123,11 @@ HEAD = ["session", "calls", "cache cost", "best restarts save", "advice saves", 
         "capture"]
 
 
-def render_text(doc: dict[str, Any]) -> str:
+def render_text(doc: dict[str, Any], width: int = 100) -> str:
     """One line per session (a UUID by its first 8 characters, which name it in every command) and a total,
-    in columns that fit 100."""
-    from session_watcher.reports.render_text import table
+    within `width` columns (the sweet spot's and the restarts' columns left out when narrower)."""
+    from session_watcher.core.text import fit
+    from session_watcher.reports.render_text import fit_table
 
     rows = []
     for s in doc["sessions"]:
@@ -143,7 +144,9 @@ def render_text(doc: dict[str, Any]) -> str:
         f"total ({tot['sessions']})", f"{tot['calls']:,}", _usd(tp["actual"]["usd"]), _saving(tp["hindsight"]),
         _saving(tp["alert"]), f"{restarts}", _pct(tp["sweetSpot"]), _cap(tot["capture"]),
     ])
-    lines = table(HEAD, rows, right={1, 2, 3, 4, 6, 7})
+    lines, left_out = fit_table(HEAD, rows, {1, 2, 3, 4, 6, 7}, width, ("sweet spot", "restarts"))
+    if left_out:
+        lines.append(f"({', '.join(left_out)}: left out at this width; all in --json)")
     med, low = tot["captureMedian"], tot["captureMin"]
     if med is not None:
         more = tot["costMore"]
@@ -163,7 +166,7 @@ def render_text(doc: dict[str, Any]) -> str:
     if tot["pricedSessions"] < tot["sessions"]:
         lines.append(f"{tot['sessions'] - tot['pricedSessions']} session(s) use a model with no dollar price: "
                      "their costs are in read-price token units and left out of the total")
-    return "\n".join(lines) + "\n"
+    return fit("\n".join(lines), width) + "\n"
 
 
 def add_parser(sub: Any) -> None:
@@ -185,5 +188,7 @@ def command(ns: argparse.Namespace) -> int:
     elif not doc["sessions"]:
         print("no session with an API call found (looked in the Claude projects folders)")
     else:
-        sys.stdout.write(render_text(doc))
+        from session_watcher.base.terminal import columns
+
+        sys.stdout.write(render_text(doc, columns()))
     return 0

@@ -12,8 +12,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.base.terminal import columns
 from session_watcher.core.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
-from session_watcher.core.text import clean, one_line
+from session_watcher.core.text import clean, fit, one_line
 
 if TYPE_CHECKING:
     import argparse
@@ -55,8 +56,9 @@ def add_parser(sub: Any) -> None:
     s = sub.add_parser("config", description="Show or edit the config.")
     project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"
     csub = s.add_subparsers(metavar="ACTION")
-    c = csub.add_parser("show", help="the effective config and where it came from")
+    c = csub.add_parser("show", help="the effective config and where it came from, as TOML")
     c.add_argument("--project", metavar="DIR", help=project_help)
+    c.add_argument("--json", action="store_true", help="{files, effective, errors} for programs")
     c.set_defaults(func=config_show)
     c = csub.add_parser("path", help="the config files")
     c.add_argument("--project", metavar="DIR", help=project_help)
@@ -66,21 +68,10 @@ def add_parser(sub: Any) -> None:
     c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
     c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
     c.set_defaults(func=config_set)
-    s.set_defaults(func=config_show, project=None)
+    s.set_defaults(func=config_show, project=None, json=False)
 
     s = sub.add_parser("doctor", description="What is installed where, whether hooks fire, permissions.")
     s.set_defaults(func=doctor)
-
-
-def columns() -> int:
-    """This command's text width: COLUMNS, else stdout's terminal, else 80 (core.text.columns)."""
-    from session_watcher.core.text import columns as width
-
-    try:
-        terminal: int | None = os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else None
-    except (OSError, ValueError):
-        terminal = None
-    return width(os.environ.get("COLUMNS"), terminal)
 
 
 def _emit(doc: Any) -> None:
@@ -189,7 +180,7 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(clean(status_text(doc, verbose=ns.verbose, now=time.time())))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=time.time())), columns()))
     return 0
 
 
@@ -209,7 +200,7 @@ def replay(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(clean(status_text(doc, verbose=ns.verbose)))
+        print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
     return 0
 
 
@@ -222,7 +213,7 @@ def health(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc["health"])
     else:
-        print(clean(health_text(doc["health"])))
+        print(fit(clean(health_text(doc["health"])), columns()))
     return 0
 
 
@@ -240,7 +231,10 @@ def config_show(ns: argparse.Namespace) -> int:
     doc: dict[str, Any] = {"files": config.config_files(project), "effective": effective}
     if errors:  # the files that can be used still count; each bad one is named, left out
         doc["errors"] = errors
-    _emit(doc)
+    if ns.json:
+        _emit(doc)
+    else:
+        sys.stdout.write(clean(config.show_toml(doc["files"], effective)))
     for err in errors:
         print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
               file=sys.stderr)
@@ -263,7 +257,14 @@ def config_set(ns: argparse.Namespace) -> int:
     if moved:
         print(one_line(f"session-watcher: {target} could not be read as TOML: moved to {moved}, started afresh"),
               file=sys.stderr)
-    print(one_line(f"{ns.key} = {json.dumps(value)}  ({target})"))
+    # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
+    effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
+    shown: Any = effective
+    for part in ns.key.split("."):
+        shown = shown.get(part) if isinstance(shown, dict) else None
+    said = config.show_value(shown if shown is not None else value)
+    note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
+    print(one_line(f"{ns.key} = {said}  (in {target}{note})"))
     return 0
 
 
@@ -271,5 +272,5 @@ def doctor(ns: argparse.Namespace) -> int:
     from session_watcher.cli.doctor import report
 
     lines, ok = report()
-    print("\n".join(one_line(line) for line in lines))
+    print(fit("\n".join(one_line(line) for line in lines), columns()))
     return 0 if ok else 1

@@ -1,11 +1,13 @@
-"""`session-watcher handoff [--session ID] [--json]`: the shell around `core.handoff`.
+"""`session-watcher handoff [--session ID] [--json]`: the command around `state.handoffs.build`.
 
-Brings the session's state up to date with its transcript (as `status` does), reads the transcript
-once for what the work is, composes the note with the files `bDefault` counts and its price, saves
-it as the project's pending handoff (`state.handoffs`: the next fresh session of the project
-receives it from the SessionStart hook) and prints it, or the JSON document. The session defaults to
-the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code), else the most
-recently active; named as every command names one (`sessions.find`: id, 6+ character prefix, path).
+Brings the session's state up to date with its transcript (as `status` does); `build` reads the
+transcript once for what the work is and composes the note with the files `bDefault` counts and its
+price (`core.handoff`); `save` keeps it as the project's pending handoff (`state.handoffs`: the next
+fresh session of the project receives it from the SessionStart hook); it prints it, or the JSON
+document. The cold-cache guard builds and saves one the same way when it holds a prompt. The
+session defaults to the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code),
+else the most recently active; named as every command names one (`sessions.find`: id, 6+ character
+prefix, path).
 """
 
 from __future__ import annotations
@@ -57,9 +59,12 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
-    print(clean(doc["note"]))
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import fit
+
+    print(fit(clean(doc["note"]), columns()))
     print()
-    print(clean(usage_line(doc, cfg)))
+    print(fit(clean(usage_line(doc, cfg)), columns()))
     return 0
 
 
@@ -83,8 +88,9 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
 def waiting(ns: argparse.Namespace) -> int:
     """`--show` / `--drop`: the waiting handoff of the named session's project (or of the session
     it runs in, inside Claude Code), else every project's."""
+    from session_watcher.base.terminal import columns
     from session_watcher.cli.commands import _target, session_state
-    from session_watcher.core.text import clean
+    from session_watcher.core.text import clean, fit
     from session_watcher.state import handoffs
 
     target = _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
@@ -103,5 +109,5 @@ def waiting(ns: argparse.Namespace) -> int:
         age = max(0.0, now - float(doc.get("createdAt") or now)) / 60
         head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for {clean(str(doc.get('project')))} "
                 f"from session {clean(str(doc.get('parentSession')))[:8]}, written {age:.0f} min ago")
-        print(head if ns.drop else f"{head}\n\n{clean(str(doc.get('note')))}\n")
+        print(fit(head if ns.drop else f"{head}\n\n{clean(str(doc.get('note')))}\n", columns()))
     return 0

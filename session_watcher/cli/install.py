@@ -93,9 +93,34 @@ def _unchanged(doc: dict[str, Any], before: str | None) -> bool:
         return False
 
 
-def _write(path: str, doc: dict[str, Any], before: str | None) -> None:
+def _backed_up(path: str, doc: dict[str, Any]) -> bool:
+    """Whether one of our backups of `path` already says `doc` (JSON-equal)."""
+    import glob
+
+    for backup in glob.glob(glob.escape(path) + ".bak-session-watcher-*"):
+        text = _read_text(backup)
+        try:
+            if text is not None and json.loads(text) == doc:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _backup_name(path: str) -> str:
+    """A new backup's name: the time, and a count when a backup of this second exists (never over one)."""
+    base = f"{path}.bak-session-watcher-{time.strftime('%Y%m%d%H%M%S')}"
+    name, n = base, 1
+    while os.path.lexists(name):
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def _write(path: str, doc: dict[str, Any], before: str | None, backup: bool = True) -> None:
     """settings.json rewritten: through a link to its target, with its own mode; a read-only one is
-    refused with a message before anything (the backup included) is written."""
+    refused with a message before anything (the backup included) is written. No backup when one of
+    ours holds the file as it is, or (`backup` False) the change loses nothing a backup does not hold."""
     if _unchanged(doc, before):
         return
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -104,10 +129,10 @@ def _write(path: str, doc: dict[str, Any], before: str | None) -> None:
     except OSError as exc:
         raise SystemExit(f"{path}: {exc.strerror}; nothing was changed") from None
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    if before is not None:
-        backup = f"{path}.bak-session-watcher-{time.strftime('%Y%m%d%H%M%S')}"
-        write_atomic(backup, before.encode("utf-8"))
-        print(f"backup: {backup}")
+    if before is not None and backup and not _backed_up(path, json.loads(before)):  # a backup of it yet: no other
+        name = _backup_name(path)
+        write_atomic(name, before.encode("utf-8"))
+        print(f"backup: {name}")
     written = write_user_file(path, text.encode("utf-8"))
     if written != path and os.path.islink(path):
         print(f"settings: {path} is a link: written through to {written}")
@@ -165,6 +190,12 @@ def statusline_command(bin_dir: str) -> str:
     return _launch(bin_dir, "statusline")
 
 
+def both(status_cmd: str, current: Any) -> str:
+    """The status-line command that shows the user's own line above ours (`--with CMD`)."""
+    theirs = current.get("command") if isinstance(current, dict) else None
+    return f"{status_cmd} --with {shlex.quote(theirs if isinstance(theirs, str) else 'YOUR COMMAND')}"
+
+
 def _drop_hooks(doc: dict[str, Any], ours: set[str]) -> None:
     """Take the hooks whose keys are in `ours` out of the settings, and groups left empty by that."""
     hooks = doc.get("hooks")
@@ -219,8 +250,8 @@ def add(bin_dir: str) -> int:
                              "refreshInterval": STATUS_REFRESH}
         added["statusLine"] = status_cmd
     else:
-        print("statusLine: you already have one; it was left as it is. To show both, make your command "
-              f"print its line and then run `{status_cmd}` with the same stdin (see README).")
+        print("statusLine: you already have one; it was left as it is. To show both (yours above), set "
+              f"statusLine.command to:\n  {both(status_cmd, current)}")
     _write(path, doc, before)
     if prev.get("statusLine") and not added["statusLine"]:
         added["statusLine"] = None
@@ -244,7 +275,8 @@ def remove() -> int:
     sl = doc.get("statusLine")
     if rec.get("statusLine") and isinstance(sl, dict) and sl.get("command") == rec["statusLine"]:
         del doc["statusLine"]
-    _write(path, doc, before)
+    # what is left is what the install's backup holds: the file back as it was, no second backup
+    _write(path, doc, before, backup=not _backed_up(path, doc))
     try:
         os.unlink(record_file())
     except FileNotFoundError:

@@ -142,11 +142,18 @@ def command(args: argparse.Namespace) -> int:
     fallback = notify["fallback"]
     if not args.channel and fallback != "none" and fallback not in channels:
         channels.append(fallback)
+    import io
+
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import fit
+
     env = dict(os.environ)
-    delivered = [c for c in channels if try_channel(c, sys.stdout, env)]
+    out = io.StringIO()
+    delivered = [c for c in channels if try_channel(c, out, env)]
     if delivered and len(delivered) < len(channels):
         via = ", ".join(c + (" (the fallback)" if c == fallback and not args.channel else "") for c in delivered)
-        sys.stdout.write(f"alerts reach you through: {via}\n")
+        out.write(f"alerts reach you through: {via}\n")
+    sys.stdout.write(fit(out.getvalue(), columns()))
     return 0 if delivered else 1
 
 

@@ -201,7 +201,7 @@ def command(args: Any) -> int:
             raise UserError(f"cannot write {args.html}: {exc.strerror or exc}") from None
         print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
-        from session_watcher.cli.commands import columns
+        from session_watcher.base.terminal import columns
         from session_watcher.reports.render_text import render as render_text
         from session_watcher.reports.render_text import wrapped
         from session_watcher.sessions.restarts import render_lines

@@ -26,6 +26,9 @@ GUARD_X = 1.0  # the cold-return trigger when a config lacks `guard_x` (the same
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
 MODES = ("ask", "warn", "off")  # config.GUARD_MODES; "block", the name "ask" had before, is read as "ask"
 ASK_WINDOW = 60.0  # seconds after the guard asked within which a prompt sent again goes ahead
+# held again: the held prompt stayed in the input line and /clear was typed after it
+NOT_CLEARED = ("session-watcher: nothing was sent: the input line still held your prompt before /clear. Clear it "
+               "first (Ctrl+U), then /clear: the handoff is still ready.")
 # seconds idle past a cache's lifetime before the guard is sure it expired and holds a prompt; in
 # between it only says the cache may have expired (docs/model.md, "The cold-cache guard, measured")
 EDGE_MARGIN = 300.0

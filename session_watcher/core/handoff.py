@@ -268,7 +268,7 @@ def _name(path: str, root: str | None) -> str:
 def header(parent: str, written_at: str, carry: int, carry_usd: float | None) -> str:
     """The note's first line: its origin (MARKER + the parent's id), when, and what it was priced at
     (exact tokens, so that `priced` can read the price back from the child's transcript)."""
-    usd = "" if carry_usd is None else f" (${carry_usd:.4f})"
+    usd = "" if carry_usd is None else f" (${carry_usd:.2f})"  # in cents, as every price a person reads
     return f"{MARKER}{parent}, written {written_at}; priced at {carry:,} tokens{usd}]"
 
 

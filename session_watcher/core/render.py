@@ -356,10 +356,11 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
     if dwell["alerted"]:
         if back["N"] is None:
             return "alerted; no reminder due (the reminder interval is unbounded)"
-        return f"alerted; the next reminder after {back['N']} bill cycles ({back['n']} so far)"
+        return (f"alerted; the next reminder once staying has cost {back['N']} more restarts' worth "
+                f"({back['n']} so far)")
     if dwell["calls"]:
-        return (f"past the sweet spot for {dwell['calls']} calls; the alert waits for 1 completed bill cycle "
-                f"({_bill_ready(dwell)} so far)")
+        return (f"past the sweet spot for {dwell['calls']} calls; the alert comes once staying has cost one "
+                f"restart's worth ({_bill_ready(dwell)} so far)")
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
     return f"none pending (one comes once staying costs {over} over a restart at the best moment)"

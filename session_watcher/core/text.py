@@ -108,3 +108,22 @@ def columns(env_columns: str | None, terminal: int | None) -> int:
     if n <= 0:
         n = terminal if terminal and terminal > 0 else DEFAULT_COLUMNS
     return max(MIN_COLUMNS, n)
+
+
+def fit(text: str, width: int) -> str:
+    """Each line of `text` within `width` columns: a longer one wrapped at its spaces (a word longer
+    than the room, a path, cut where it must), its continuation lines indented to where its value
+    starts (after a label and two spaces, as `status` prints them), else by two."""
+    import re
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        m = re.match(r"\s*\S+(?: \S+)*?\s{2,}", line)
+        indent = len(m.group(0)) if m and len(m.group(0)) <= width // 2 else len(line) - len(line.lstrip()) + 2
+        out.extend(textwrap.wrap(line, width, subsequent_indent=" " * indent, break_on_hyphens=False,
+                                 drop_whitespace=True) or [line[:width]])
+    return "\n".join(out)

@@ -276,6 +276,8 @@ def _route(state: State, plan: Plan, said: dict[str, Any] | None, out: dict[str,
     queued = state.pop("outbox", None)
     queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
     if plan["prints"]:
+        if said is not None and said.get("decision") == "block":  # held: the cache is cold
+            queued = [_no_restart_line(q) for q in queued]
         return _merge([said, *queued, out]), bool(queued)
     if out:
         queued = [*queued, out][-OUTBOX_MAX:]
@@ -313,6 +315,18 @@ def _release_termination(held: Any) -> None:
         import _signal
 
         _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
+
+
+def _no_restart_line(out: dict[str, Any]) -> dict[str, Any]:
+    """A queued alert shown beside a held prompt, without its restart line: at a cold cache the
+    handoff typed in the agent would send the cold conversation; the hold's reason says the way."""
+    from session_watcher.base.route import RESTART_LINE
+
+    text = out.get("systemMessage")
+    if not isinstance(text, str) or RESTART_LINE not in text:
+        return out
+    kept = "\n".join(line for line in text.split("\n") if not line.startswith(RESTART_LINE))
+    return {**out, "systemMessage": kept}
 
 
 def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -396,7 +410,8 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     (`decision: block`: nothing is sent, and the prompt goes back into the input box) and the
     handoff for a fresh session is prepared (pending for this project: `/clear` starts with it); a
     prompt sent within ASK_WINDOW of that goes ahead, and the handoff is dropped (so is it on
-    /compact: the user goes on here). Otherwise, and in `warn` mode, a `systemMessage`; short of the
+    /compact: the user goes on here), but for one that ends in /clear: the held prompt was left in
+    the input line, and Enter would send it cold. Otherwise, and in `warn` mode, a `systemMessage`; short of the
     edge, "may have expired". Slash commands pass untouched (/compact, /clear, the handoff).
     """
     mode = cfg.get("guard", "ask")
@@ -427,8 +442,7 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
         asked = mark.get("blocked")
         if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
                 and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
-            _drop_handoff(state)
-            return None, changed  # sent again within the minute: the user chose to go ahead
+            return _asked_again(state, prompt), changed
         mark["blocked"] = [*gap, now]
         changed = True
         carry = _prepare_handoff(state, cfg, now)
@@ -444,6 +458,18 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
 
 
 GUARD_HANDOFF = "guard"  # `by` of a handoff the guard prepared (the `handoff` command's has none)
+
+
+def _asked_again(state: State, prompt: object) -> dict[str, Any] | None:
+    """A prompt within the minute after the hold: it goes ahead (None), and the session goes on, so
+    the guard's handoff is dropped; but one ending in /clear is the held prompt left in the input
+    line with /clear typed after it, which Enter would send cold: held again."""
+    from session_watcher.core import guard
+
+    if isinstance(prompt, str) and prompt.rstrip().endswith("/clear"):
+        return {"decision": "block", "reason": guard.NOT_CLEARED}
+    _drop_handoff(state)
+    return None
 
 
 def _prepare_handoff(state: State, cfg: Config, now: float) -> dict[str, Any] | None:

@@ -28,9 +28,30 @@ PROMPT_CACHE_KEYS = ("warm", "caching_observed", "ttl", "expires_at", "hit_ratio
                      "last_miss_cause", "recache_tokens_if_cold")
 
 
-def main() -> int:
+WITH_TIMEOUT = 2.0  # seconds the user's own status line may take (`--with CMD`)
+
+
+def theirs(raw: bytes, args: list[str]) -> str:
+    """`--with CMD`: the user's own status-line command run with the same input, its output (ended
+    by a newline) to go above ours; "" without `--with`, or when it fails or takes too long."""
+    if "--with" not in args or args.index("--with") + 1 >= len(args):
+        return ""
+    import subprocess
+
     try:
-        line = run(sys.stdin.buffer.read(1 << 20), os.environ, "--verbose" in sys.argv[1:])
+        got = subprocess.run(["/bin/sh", "-c", args[args.index("--with") + 1]], input=raw, capture_output=True,
+                             timeout=WITH_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    text = got.stdout.decode("utf-8", "replace").rstrip("\n")
+    return text + "\n" if text else ""
+
+
+def main() -> int:
+    raw = sys.stdin.buffer.read(1 << 20)
+    above = theirs(raw, sys.argv[1:])
+    try:
+        line = above + run(raw, os.environ, "--verbose" in sys.argv[1:])
     except BaseException as exc:
         from session_watcher.base.logs import log_exception
 

@@ -110,13 +110,15 @@ def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[st
         if saving is not None:
             lines.append(saving)
         lines.append(carry)
-    if restart is None:
+    from session_watcher.base import route
+
+    if kind == "guard":  # the cache is cold: nothing typed in the agent may restart it
+        restart = route.COLD_RESTART
+    elif restart is None:
         import os
 
-        from session_watcher.base import route
-
         restart = route.restart_path(route.of_hook(os.environ))
-    lines.append(f"To restart with a handoff: {restart}.")
+    lines.append(f"{route.RESTART_LINE}{restart}.")
     model = _short(alert.get("model"))
     if model:
         lines.append(f"Model: {model}")

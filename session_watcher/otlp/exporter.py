@@ -381,7 +381,8 @@ def doctor_line(env: Mapping[str, str] = os.environ) -> str:
 
     got = settings_now(env)
     if got is None:
-        return "otlp       off ([otlp] enabled, or \"auto\" with Claude Code's telemetry on; docs/otlp.md)"
+        return ("otlp       off (on by itself where Claude Code's own telemetry is on; to send always: "
+                "`session-watcher config set otlp.enabled true`; docs/otlp.md)")
     try:
         target = resolve(got[1], env, version=version())
     except NoTarget as exc:

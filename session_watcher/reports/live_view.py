@@ -95,6 +95,8 @@ SESSION_KEYS = (
     "storyAvailable",
     "storyError",
     "lampAt",
+    "holds",
+    "restarts",
 )
 
 
@@ -208,6 +210,9 @@ class _Source:
         final, trace, error = self._story.advance()
         model = builder.model(trace, final, self._story.backtest() if trace is not None else None)
         model["storyError"] = error
+        from session_watcher.reports.session_marks import add_marks
+
+        add_marks(model, self.transcript)
         texts = self._texts
         for key, row in builder.touched.items():
             texts[key] = _dumps(row)

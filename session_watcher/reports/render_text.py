@@ -33,7 +33,7 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def fit(headers: list[str], rows: list[list[str]], right: set[int], width: int,
+def fit_table(headers: list[str], rows: list[list[str]], right: set[int], width: int,
         drop: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """`table` within `width` columns: the columns named in `drop` left out, in that order, until it
     fits; (its lines, the headers left out)."""
@@ -231,7 +231,7 @@ def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str
             str(s["coldStarts"]),
             break_cell(s),
         ])
-    lines, left_out = fit(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP)
+    lines, left_out = fit_table(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP)
     if left_out:
         lines += wrapped(f"({', '.join(left_out)}: left out at this width; all in --json)", width)
     return lines

@@ -11,6 +11,13 @@ import os
 from typing import Any
 
 
+def add_marks(model: dict[str, Any], transcript: str) -> None:
+    """The page model's `holds` and `restarts` (empty for a session without an id)."""
+    sid = model.get("sessionId")
+    model["holds"] = holds(sid) if sid else []
+    model["restarts"] = restarts(sid, transcript, model.get("t0")) if sid else []
+
+
 def holds(session_id: str) -> list[dict[str, Any]]:
     """The guard's words at this session's cold prompts: {ts, call, asked} (asked: the prompt was
     held back, not sent; else the guard only said what it would cost)."""

@@ -608,9 +608,7 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
             error = f"{type(exc).__name__}: {exc}"
     model = feed.builder.model(trace, final, doc)
     model["storyError"] = error
-    from session_watcher.reports import session_marks
+    from session_watcher.reports.session_marks import add_marks
 
-    model["holds"] = session_marks.holds(model["sessionId"]) if model.get("sessionId") else []
-    model["restarts"] = (session_marks.restarts(model["sessionId"], path, model.get("t0"))
-                         if model.get("sessionId") else [])
+    add_marks(model, path)
     return model

@@ -66,7 +66,10 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None
     """(the state a finished transcript folds to, the config it was folded with, its trace rows): what
     `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
     path = os.path.abspath(transcript_path)
-    with ForkedParser(path) as parse:  # the next chunks are parsed meanwhile, in a second process
+    from session_watcher.agents.codex.reader import is_rollout  # agents.codex: its decoder runs here
+
+    # the next chunks are parsed meanwhile, in a second process: Claude Code's parser, not a rollout's
+    with (ForkedParser(path) if not is_rollout(path) else ForkedParser(path, min_bytes=1 << 62)) as parse:
         from session_watcher.state import session
 
         state, cfg = scratch_state(path, cwd, cfg)

@@ -13,6 +13,8 @@ in 0700 folders, like every file of ours.
 
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
+`build` and `save` make one (the `handoff` command, and the cold-cache guard when it holds a
+prompt); what they need is imported when they run.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+
 VERSION = 1
+MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) holds nothing the note needs
 MAX_BYTES = 1 << 20  # a handoff file is a few kB; anything larger is not ours
 TAKEN_KEEP = 20  # taken notes kept whole (the latest restarts' notes, to look at)
 TAKEN_MAX_AGE = 7 * 86400.0  # seconds a taken note is kept at most

@@ -106,8 +106,9 @@ def _built(data: Path, version: str, timeout: float = 600) -> None:
 
 
 def _cli(root: Path, data: Path, env: dict[str, str], *args: str) -> str:
+    wide = {**env, "CLAUDE_PLUGIN_DATA": str(data), "COLUMNS": "1000"}  # doctor: a finding a line
     proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), *args], capture_output=True, text=True,
-                          timeout=60, check=False, env={**env, "CLAUDE_PLUGIN_DATA": str(data)})
+                          timeout=60, check=False, env=wide)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
