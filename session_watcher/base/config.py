@@ -5,10 +5,13 @@ Two files, the project's wins key by key: the user's `config.toml` in the config
 file's stamp (mtime, size) changed since the copy cached in the session state; `config set` edits
 with tomlkit so the user's comments survive.
 
-Every value is checked for its type and its range (finite numbers only); the merged values are
-checked together (bp_red >= bp_amber). A project file comes with the repository, so it may set only
-PROJECT_KEYS: which files count (`include`, `exclude`) and the model's tuning, each within its
-range; how and whether the user is alerted (`notify`) and what leaves the machine (`otlp`) are the
+Every key is one line of KEYS (its kind, default, range or choices, whether a project's file may
+set it, and its doc); the defaults, the checks and their errors, PROJECT_KEYS and the docs' tables
+(tools/config_table.py) come from it. Every value is checked for its type and its range (finite
+numbers only); the merged values are checked together (bp_red >= bp_amber). A project file comes
+with the repository, so it may set only PROJECT_KEYS: which files count (`include`, `exclude`) and
+the model's tuning, each within its range, which are also all the core reads (`model_params`);
+how and whether the user is alerted (`notify`) and what leaves the machine (`otlp`) are the
 user's own. A file that cannot be used
 (not TOML, binary, nested too deep, a bad value) is left out as a whole and named in one error; the
 other file still applies, and the CLI can show and repair it. A user-only key in a project file is
@@ -44,10 +47,15 @@ MAX_FILE_BYTES = 1 << 20
 
 
 class Key:
-    """One config key: its name (`table.key` inside a table), its kind (which check it gets, see
-    `expected`), its default, its range (numbers) or choices, whether a project's file may set it,
-    and one line of what it does. DEFAULTS, PROJECT_KEYS, the checks, their error messages, and the
-    tables of config.example.toml and docs/configuration.md (tools/config_table.py) all come from KEYS."""
+    """One config key: its name (`table.key` inside a table), its kind, its default, its range
+    (numbers: low to high, ends included) or choices, whether a project's file may set it, and one
+    line of what it does. DEFAULTS, PROJECT_KEYS, the checks, their error messages, and the tables
+    of config.example.toml and docs/configuration.md (tools/config_table.py) all come from KEYS.
+
+    Kinds: "number" (kept as a float), "whole" (an int), "minutes" and "seconds" (a number of them,
+    kept as written); "choice" (one of `choices`), "list" (drawn from `choices`), "flag" (true or
+    false, or one of `choices`); "url" (http or https); "globs"; "strings" and "values" (a table
+    of names and strings, or of strings, numbers and booleans)."""
 
     __slots__ = ("aliases", "choices", "default", "doc", "high", "kind", "low", "name", "note", "project", "unset")
 
