@@ -124,6 +124,7 @@ def test_the_page_draws_amber_where_the_config_starts_it(tmp_path: Any, amber: f
 
     from session_watcher.reports import session_page_data as page
     from session_watcher.sessions.replay import replay
+    from tests.builders import build_model
 
     t = Transcript(cwd=str(tmp_path))
     t.call(0, 19_999)
@@ -131,7 +132,7 @@ def test_the_page_draws_amber_where_the_config_starts_it(tmp_path: Any, amber: f
     path = t.save(Path(tmp_path) / "s.jsonl")
     cfg = config.merge({"bp_amber": amber})
     _, trace = replay(str(path), cwd=str(tmp_path), cfg=cfg)
-    model = page.build_model(path.read_bytes().splitlines(keepends=True), "s", trace)
+    model = build_model(path.read_bytes().splitlines(keepends=True), "s", trace)
     assert model["lampAt"] == {"amber": amber, "red": 0.25}
     js = (Path(page.__file__).parent / "assets" / "session_page.js").read_text()
     assert "M.lampAt" in js
@@ -167,6 +168,7 @@ def test_one_restart_saving_for_the_status_line_the_alert_and_status() -> None:
     assert not eoq.cache_cold(state, {**CFG, "cliff": {"5m": 600}}, last + 301)  # the user's own cliff
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idle", [5.0, 3600.0])
 def test_the_status_line_prices_a_cold_cache(tmp_path: Any, idle: float) -> None:
     """Through the real status line: the session's last call `idle` seconds ago. Warm: the line says

@@ -12,8 +12,12 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from tests.codex_lines import FIXTURES
 from tests.oracle import launchers
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 if TYPE_CHECKING:
     from pathlib import Path

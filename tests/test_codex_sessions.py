@@ -68,6 +68,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
                           timeout=120, check=False, env=env or dict(os.environ))
 
 
+@pytest.mark.slow
 def test_status_replay_and_backtest_take_a_rollout() -> None:
     status = json.loads(_cli("status", "--json", str(REAL)).stdout)
     assert status["sessionId"] == "019f1f6f-311c-7543-b0f9-f126da3c5434"
@@ -100,6 +101,7 @@ def test_a_rollout_named_before_it_exists_is_not_an_error(tmp_path: Path) -> Non
     assert said == []
 
 
+@pytest.mark.slow
 def test_backtest_without_a_session_takes_the_codex_threads_too(home: Path) -> None:
     got = _cli("backtest", "--json")
     assert got.returncode == 0, got.stderr

@@ -274,10 +274,12 @@ def test_duration(seconds: float, text: str) -> None:
 
 
 @pytest.mark.parametrize(("usd", "text"), [
-    (None, ""), (0.004, " (<$0.01)"), (1.125, " ($1.13)"), (0.25625, " ($0.26)"), (150.4, " ($150)"),
+    (None, ""), (0.004, " (<$0.01)"), (1.125, " ($1.13)"), (0.25625, " ($0.26)"), (150.4, " ($150.40)"),
 ])
-def test_dollars(usd: float | None, text: str) -> None:
-    assert guard.dollars(usd) == text
+def test_a_price_follows_its_tokens_in_parentheses(usd: float | None, text: str) -> None:
+    """The guard's ' ($x)' after a figure of tokens, in core.numbers' dollars (cents below $1,000);
+    nothing when the model has no price."""
+    assert guard._priced(usd) == text
 
 
 # --------------------------------------------------------------------------- sure before it holds

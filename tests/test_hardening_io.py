@@ -635,7 +635,8 @@ def test_class8_a_malformed_bus_address_falls_back_and_saves(root: Path) -> None
     from tests.test_gate import overstaying
 
     (fs.sw_home(root) / "config" / "config.toml").write_text(
-        'guard = "off"\n[notify]\nchannels = ["desktop"]\nfallback = "message"\n')
+        'guard = "off"\nremind_backoff = 1\nremind_cap = 1000\n'
+        '[notify]\nchannels = ["desktop"]\nfallback = "message"\n')
     tr = overstaying(root)
     bus = {"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/sw-bus%zz"}
     payload = {"session_id": "overstay", "transcript_path": str(tr), "cwd": str(root), "hook_event_name": "Stop"}

@@ -14,21 +14,33 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.oracle import TRANSCRIPTS, hook, launcher, payload, statusline
 from tests.statefile import load_state, state_file
 
-# beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the package's face
-OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher"}
-RENDER = {"session_watcher.hooks.statusline", "session_watcher.core", "session_watcher.core.render",
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
+# beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the package's face, and
+# __future__ (every module's `from __future__ import annotations` loads it once)
+OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher", "__future__"}
+
+
+def with_packages(names: set[str]) -> set[str]:
+    """The modules and the packages they sit in (importing a module runs its package's __init__)."""
+    return names | {name.rsplit(".", i)[0] for name in names if name.startswith("session_watcher.")
+                    for i in range(1, name.count(".") + 1)}
+
+RENDER = with_packages({"session_watcher.hooks.statusline", "session_watcher.core", "session_watcher.core.render",
           "session_watcher.core.status", "session_watcher.core.health", "session_watcher.core.prices",
-          "session_watcher.core.eoq", "math", "session_watcher.core.window"}
-SAVED_STATE = {"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
+          "session_watcher.core.eoq", "math", "session_watcher.core.window"})
+SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
                "session_watcher.core.engine", "session_watcher.core.meter", "session_watcher.core.paths",
                "session_watcher.agents.claude_code.transcript", "session_watcher.core.fastjson", "_json",
-               "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"}
-START = {"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
+               "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"})
+START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
-         "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"}
+         "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"})
 # what the fold adds: the lock, the path map's shards, the reader and the writer
 FOLD = {"session_watcher.state.lock", "fcntl", "session_watcher.state.pathstore", "zlib",
         "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session"}
@@ -116,10 +128,12 @@ def start(tmp_path: Path, sid: str) -> bytes:
 
 
 def pend(project: Path) -> None:
+    from session_watcher.core.handoff import header
     from session_watcher.state import handoffs
 
+    note = header("parent", "2026-12-04 21:00 UTC", 1000, 0.01) + "\nthe work so far"
     handoffs.write_pending({"project": str(project.resolve()), "parentSession": "parent", "createdAt": time.time(),
-                            "note": "session-watcher handoff from parent\nthe work so far"})
+                            "note": note})
 
 
 def test_the_session_start_hook_imports_no_config_parser_without_a_config_file(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ def test_the_quoted_search_answers_as_bytes_find(monkeypatch: pytest.MonkeyPatch
         assert find(hay, start, end) == hay.find(b'"usage"', start, end), (hay, start, end)
 
 
+@pytest.mark.slow
 def test_replay_and_the_report_without_stringzilla_print_what_they_print_with_it(tmp_path: Path) -> None:
     """Without the fast extra (stringzilla cannot be imported) the commands give the same JSON."""
     projects = tmp_path / "projects" / "-p"

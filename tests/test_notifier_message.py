@@ -37,17 +37,6 @@ BACKSTOP = {**GATE, "saving": 1_100_000.0, "savingUsd": 0.55, "L": 200_000, "cyc
 
 
 class TestNumbers:
-    def test_human_tokens(self) -> None:
-        """Token counts read like 48k, 1.2k, 950, 1.5M."""
-        assert [message.human_tokens(n) for n in (48213, 1234, 950, 1_520_000, 999_999, 10_400)] == [
-            "48k",
-            "1.2k",
-            "950",
-            "1.5M",
-            "1M",
-            "10k",
-        ]
-
     def test_pair_keeps_x_and_sweet_apart(self) -> None:
         """When one decimal would print x and xSweet equal, two decimals are used."""
         assert message.pair(3.41, 2.8) == ("3.4", "2.8")

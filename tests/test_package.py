@@ -367,6 +367,7 @@ def test_other_interpreter_installs_and_works_the_same(python: str, tmp_path: Pa
     assert [p for p in written if b"Traceback" in p.read_bytes() or b"Error" in p.read_bytes()] == []
 
 
+@pytest.mark.slow
 def test_a_module_deleted_from_the_checkout_is_not_installed_again(tmp_path: Path) -> None:
     """install.sh builds from a clean copy: a checkout's build/ (setuptools' scratch of an earlier
     install, gitignored) keeps modules deleted since, and a re-install put them back in the venv."""

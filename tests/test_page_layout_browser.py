@@ -637,7 +637,7 @@ def test_every_mark_is_labelled_and_in_the_legend(browser: Any, marked_page: Pat
         assert "reminder 0" not in got["labels"]
         assert "r0" not in got["labels"]
         if width == 1400:  # room for every label
-            for label in ("gate", "cold return", "hold", "restart", "reminder 1", "reminder 3"):
+            for label in ("gate", "cold return", "hold", "restart", "reminder 1", "reminder 2"):
                 assert label in got["labels"], (label, " ".join(got["labels"]))
         else:  # a short label where it fits, the line and its tooltip always
             assert {"gate", "cold", "hold"} <= set(got["labels"])

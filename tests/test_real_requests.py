@@ -10,6 +10,8 @@ import gzip
 import json
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from bench.synth import Transcript
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
@@ -88,6 +90,7 @@ def test_failed_requests_after_a_compaction_shape_nothing(tmp_path: Path) -> Non
     assert doc["advice"] == doc_real["advice"]
 
 
+@pytest.mark.slow
 def test_the_hooks_fold_failed_requests_as_replay_does(tmp_path: Path) -> None:
     """Live equals replay on the shaped session: the hooks, run as the client runs them."""
     _real, shaped = session_with_failed_requests(tmp_path / "src")

@@ -22,13 +22,13 @@ import pytest
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, sessions_dir, state_file
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 CANARY = "sk-secret-canary-7f3a"
 
 HOLDER = """
 import sys, time
 from session_watcher.state.lock import SessionLock
-
-pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 with SessionLock(sys.argv[1], 0):
     print("held", flush=True)
     time.sleep(600)
@@ -63,8 +63,9 @@ def hook(root: Path, s: fs.SynthSession, tr: Path,
 
 
 def doctor(root: Path) -> tuple[int, str]:
-    proc = subprocess.run(fs.cli_argv("doctor"), capture_output=True, env=env_of(root), timeout=60, check=False,
-                          cwd=str(root))
+    """doctor's report, its lines unwrapped (a temp folder's paths are longer than 80 columns)."""
+    proc = subprocess.run(fs.cli_argv("doctor"), capture_output=True, env={**env_of(root), "COLUMNS": "1000"},
+                          timeout=60, check=False, cwd=str(root))
     return proc.returncode, proc.stdout.decode()
 
 

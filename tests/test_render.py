@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from session_watcher.core.render import advice, human, render
+from session_watcher.core.render import advice, render
 from session_watcher.sessions.replay import replay
 from tests.oracle import launcher
 
@@ -62,7 +62,7 @@ def test_the_parts_as_documented() -> None:
     # occupancy only when both pressure and window are known
     assert "ctx" not in render(doc(contextPressure={"pressureTokens": 5, "contextWindow": None}), 200, color=False)
     # money as the alerts print it; an unknown model's saving in tokens; no saving, no figure
-    assert "restart saves $12 ·" in render(doc(savingUsd=12.4), 200, color=False)
+    assert "restart saves $12.40 ·" in render(doc(savingUsd=12.4), 200, color=False)
     assert "restart saves <$0.01 ·" in render(doc(savingUsd=0.004), 200, color=False)
     assert "restart saves 593k tokens ·" in render(doc(savingUsd=None), 200, color=False)
     assert render(doc(saving=None, savingUsd=None), 200, color=False).startswith("● amber: restart advised · ")
@@ -198,14 +198,6 @@ def test_fits_the_columns(columns: int, fixture_docs: list[dict[str, Any]]) -> N
         assert got[0] in [want[0].split(": ")[0] + ": " + a for a in advice(d)] + [want[0].split(": ")[0]]
         if columns >= len(full):
             assert line == full
-
-
-def test_human_numbers() -> None:
-    assert human(340_219) == "340k"
-    assert human(1_250_000) == "1.2M"
-    assert human(1_000_000) == "1M"
-    assert human(999) == "999"
-    assert human(None) == "?"
 
 
 def statusline(payload: dict[str, Any], env: dict[str, str], *args: str) -> str:

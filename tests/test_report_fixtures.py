@@ -77,7 +77,7 @@ def test_model_switch_in_ae4a77f8(doc: dict[str, Any]) -> None:
     assert g["callIndex"] == 138
     assert g["cold"] is True
     assert g["tokensRecreated"] == 23_812
-    assert s["sentence"] == "your 17.5 min break cost 24k tokens of re-reading ($0.15)"
+    assert s["sentence"] == "your 18 min break cost 24k tokens of re-reading ($0.15)"
 
 
 def test_ttl_classes_and_no_inferred_cliff(doc: dict[str, Any]) -> None:

@@ -46,7 +46,7 @@ def test_warm_break_does_not_read_as_a_cost() -> None:
     assert text == ("your longest break (4 s) stayed warm: the next call read the cache; "
                     "it wrote 4.5k new tokens ($0.03)")
     cold = gap_sentence({"seconds": 3 * 3600, "cold": True, "tokensRecreated": 340_000, "usd": 3.4})
-    assert cold == "your 3-hour break cost 340k tokens of re-reading ($3.40)"
+    assert cold == "your 3 h break cost 340k tokens of re-reading ($3.40)"
 
 
 def test_report_html_pages_link_each_row_to_its_session_page(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import pytest
 
 from bench import synth
 from session_watcher.reports.collect import run_report
-from session_watcher.reports.fmt import human_tokens
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -166,7 +165,7 @@ class TestCliff:
         tr2.write(home / "projects" / "p")
         doc = report(home / "projects")
         k, m = by_id(doc)["k"], by_id(doc)["m"]
-        assert k["sentence"].startswith("your 5.6 min break cost 505k tokens of re-reading")
+        assert k["sentence"].startswith("your 5 min 36 s break cost 505k tokens of re-reading")
         assert k["largestGapCause"] == "idleGap"
         assert m["largestGapCause"] == "unexplained"
         assert m["sentence"].startswith("the call after your longest break (2 min) re-wrote 30k tokens")
@@ -233,7 +232,7 @@ class TestSessionFigures:
         assert g["tokensRecreated"] == 340_000
         # Opus 4.6 input $5/MTok; a 1-hour write costs 2x: 340k * 10 / 1e6
         assert g["usd"] == pytest.approx(3.40)
-        assert s["sentence"] == "your 3-hour break cost 340k tokens of re-reading ($3.40)"
+        assert s["sentence"] == "your 3 h break cost 340k tokens of re-reading ($3.40)"
 
     def test_money_date_and_project(self, home: Path) -> None:
         """Cache cost per call at its model's prices (Opus 4.6: read $0.50, 5-minute write $6.25, 1-hour
@@ -334,14 +333,3 @@ def test_malformed_lines_are_skipped(home: Path) -> None:
     s = by_id(report(home / "projects"))["n"]
     assert s["calls"] == 2
     assert s["tokens"]["cacheRead"] == 40_000
-
-
-def test_human_tokens() -> None:
-    assert [human_tokens(n) for n in (950, 1_234, 12_499, 340_219, 1_250_000, 2_000_000)] == [
-        "950",
-        "1.2k",
-        "12k",
-        "340k",
-        "1.2M",
-        "2M",
-    ]

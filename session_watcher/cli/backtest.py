@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import backtest as bt
 from session_watcher.core.errors import UserError
-from session_watcher.core.render import human
+from session_watcher.core.numbers import dollars, tokens
 from session_watcher.sessions.backtest import all_transcripts, resolve, run_one
 
 if TYPE_CHECKING:
@@ -75,14 +75,6 @@ def clean(text: object) -> str:
     return escape(str(text), keep="")
 
 
-def _usd(v: float | None) -> str:
-    if v is None:
-        return "$?"
-    if abs(v) >= 10_000:
-        return f"${human(v)}"
-    return f"${v:,.2f}"
-
-
 def _pct(p: dict[str, Any]) -> str:
     pct = p.get("savingPct")
     return "-" if pct is None else f"{pct:.1f} %"
@@ -92,12 +84,12 @@ def _saving(p: dict[str, Any]) -> str:
     pct = p.get("savingPct")
     if pct is None:
         return "-"
-    money = _usd(p["savingUsd"]) if p.get("savingUsd") is not None else f"{human(p['savingUnits'])} units"
+    money = dollars(p["savingUsd"]) if p.get("savingUsd") is not None else f"{tokens(p['savingUnits'])} units"
     return f"{pct:.1f} % {money}"
 
 
 def _cost(p: dict[str, Any]) -> str:
-    return _usd(p["usd"]) if p.get("usd") is not None else f"{human(p['units'])} units"
+    return dollars(p["usd"]) if p.get("usd") is not None else f"{tokens(p['units'])} units"
 
 
 def _restarts(p: dict[str, Any], gaps: dict[str, Any] | None) -> str:
@@ -141,7 +133,7 @@ def render_text(doc: dict[str, Any], width: int = 100) -> str:
     tp = tot["policies"]
     restarts = sum(len(s["policies"]["alert"]["restartsAfter"]) for s in doc["sessions"])
     rows.append([
-        f"total ({tot['sessions']})", f"{tot['calls']:,}", _usd(tp["actual"]["usd"]), _saving(tp["hindsight"]),
+        f"total ({tot['sessions']})", f"{tot['calls']:,}", dollars(tp["actual"]["usd"]), _saving(tp["hindsight"]),
         _saving(tp["alert"]), f"{restarts}", _pct(tp["sweetSpot"]), _cap(tot["capture"]),
     ])
     lines, left_out = fit_table(HEAD, rows, {1, 2, 3, 4, 6, 7}, width, ("sweet spot", "restarts"))

@@ -11,6 +11,7 @@ import time
 
 from session_watcher.base import paths, route
 from session_watcher.core.errors import ConfigError, StateRejected
+from session_watcher.core.numbers import duration
 
 
 def _folder(path: str, want: int = 0o700) -> str:
@@ -114,7 +115,7 @@ def _venv_state(folder: str, now: float) -> str:
     gone = pid is not None and not _alive(pid)
     doing = "update" if ready else "install"
     if age is not None and (gone or age > STALE_INSTALL_SECONDS):
-        why = "its process is gone" if gone else f"started {age / 60:.0f} min ago"
+        why = "its process is gone" if gone else f"started {duration(age)} ago"
         return ((f"{have}; " if have else "") + f"{doing} STUCK ({why} and it never finished; the next hook run "
                 f"starts it again; log: {log})")
     if age is not None:
@@ -245,7 +246,6 @@ def _cold_cache_line(session_id: str) -> str:
     """What the cold-cache guard would say of the newest session now, and from which source."""
     from session_watcher.base import config
     from session_watcher.core.guard import cold_cache
-    from session_watcher.core.render import duration
     from session_watcher.state import store
 
     try:  # read only: a file that cannot be used is quarantined under the session's lock, by a hook
@@ -308,7 +308,7 @@ def report() -> tuple[list[str], bool]:
         lines.append(f"sessions   ERROR {exc}")
     if sessions:
         age = time.time() - sessions[0][0]
-        lines.append(f"sessions   {len(sessions)}; last hook wrote {age / 60:.0f} min ago ({sessions[0][1]})")
+        lines.append(f"sessions   {len(sessions)}; last hook wrote {duration(age)} ago ({sessions[0][1]})")
     elif listed:
         lines.append("sessions   none yet: hooks have not fired (start a Claude Code session)")
     if sessions:

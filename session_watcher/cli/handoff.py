@@ -70,18 +70,18 @@ def command(ns: argparse.Namespace) -> int:
 
 def usage_line(doc: dict[str, Any], cfg: Config) -> str:
     """How to use the handoff just saved, and its price, in one line."""
-    from session_watcher.core.guard import dollars
-    from session_watcher.core.render import human
+    from session_watcher.core.numbers import dollars, duration, tokens
 
-    hours = cfg.get("handoff_stale_min", 180) / 60
-    saving = doc.get("savingUsd")
+    stale = duration(cfg.get("handoff_stale_min", 180) * 60)
+    saving, carry_usd = doc.get("savingUsd"), doc.get("carryUsd")
+    price = f" ({dollars(carry_usd)})" if carry_usd is not None else ""
     worth = ""
     if isinstance(saving, float):
-        worth = (f"; restarting now saves about {dollars(saving).strip(' ()')} over the next stretch of work"
+        worth = (f"; restarting now saves about {dollars(saving)} over the next stretch of work"
                  if saving > 0
                  else "; staying is still cheaper than restarting")
-    return (f"session-watcher: handoff saved. /clear (or a new session in this project within {hours:g} h) "
-            f"starts with it, carrying ~{human(doc['carryTokens'])} tokens{dollars(doc.get('carryUsd'))}{worth}. "
+    return (f"session-watcher: handoff saved. /clear (or a new session in this project within {stale}) "
+            f"starts with it, carrying ~{tokens(doc['carryTokens'])} tokens{price}{worth}. "
             "`session-watcher handoff --drop` takes it back.")
 
 
@@ -90,6 +90,7 @@ def waiting(ns: argparse.Namespace) -> int:
     it runs in, inside Claude Code), else every project's."""
     from session_watcher.base.terminal import columns
     from session_watcher.cli.commands import _target, session_state
+    from session_watcher.core.numbers import duration
     from session_watcher.core.text import clean, fit
     from session_watcher.state import handoffs
 
@@ -106,8 +107,8 @@ def waiting(ns: argparse.Namespace) -> int:
             handoffs.drop_file(path)
         if ns.json:
             continue
-        age = max(0.0, now - float(doc.get("createdAt") or now)) / 60
+        age = now - float(doc.get("createdAt") or now)
         head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for {clean(str(doc.get('project')))} "
-                f"from session {clean(str(doc.get('parentSession')))[:8]}, written {age:.0f} min ago")
+                f"from session {clean(str(doc.get('parentSession')))[:8]}, written {duration(age)} ago")
         print(fit(head if ns.drop else f"{head}\n\n{clean(str(doc.get('note')))}\n", columns()))
     return 0

@@ -591,12 +591,12 @@ def totals(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- one sentence
 
 def _amount(p: Mapping[str, Any], usd_key: str, units_key: str) -> str:
-    from session_watcher.core.render import human
+    from session_watcher.core.numbers import dollars, tokens
 
     v = p[usd_key]
     if v is not None:
-        return f"${abs(v):,.2f}"
-    return f"{human(abs(p[units_key]))} read-price tokens"
+        return dollars(abs(v))
+    return f"{tokens(abs(p[units_key]))} read-price tokens"
 
 
 def sentence(doc: Mapping[str, Any], advice: bool = True) -> str:

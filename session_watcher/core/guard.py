@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from session_watcher.core import prices
 from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, cold_return_saving, fresh_split, restart_cost
-from session_watcher.core.render import duration, human
+from session_watcher.core.numbers import dollars, duration, tokens
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -161,15 +161,9 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
     }
 
 
-def dollars(usd: float | None) -> str:
-    """' ($1.13)', ' (<$0.01)', ' ($120)'; '' when the model's price is unknown."""
-    if usd is None:
-        return ""
-    if usd < 0.005:
-        return " (<$0.01)"
-    if usd >= 100:
-        return f" (${int(usd + 0.5)})"
-    return f" (${int(usd * 100 + 0.5) / 100:.2f})"  # half up: $1.125 -> $1.13
+def _priced(usd: object) -> str:
+    """' ($1.13)' after a figure of tokens; '' when the model's price is unknown."""
+    return f" ({dollars(usd)})" if _num(usd) else ""
 
 
 def _class(ttl: str | None) -> str:
@@ -198,7 +192,7 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     the handoff is prepared (`handoff`), so `/clear` alone starts it, once the input line is empty."""
     idle = a.get("idleSeconds")
     ago = f"last call {duration(idle)} ago" if _num(idle) else "the last call is old"
-    tokens, usd = human(a["rewriteTokens"]), dollars(a.get("usd"))
+    rewrite, usd = tokens(a["rewriteTokens"]), _priced(a.get("usd"))
     if not a.get("sure"):
         life, edge_s = a.get("lifetimeSeconds"), a.get("edgeSeconds")
         words = [ago]
@@ -208,22 +202,22 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
             words.append(f"the {_class(a.get('ttl'))} cache lasts ~{duration(life)}, surely gone after "
                          f"{duration(edge_s)}")
         return (f"session-watcher: the cache may have expired ({'; '.join(words)}): if so, this prompt re-writes "
-                f"{tokens} tokens{usd}.")
+                f"{rewrite} tokens{usd}.")
     head = f"session-watcher: cold cache ({ago}; {_why(a)})"
     fresh = a.get("freshTokens")
     if not (a.get("restartFirst") and _num(fresh)):
-        return f"{head}: this prompt re-writes {tokens} tokens{usd}."
+        return f"{head}: this prompt re-writes {rewrite} tokens{usd}."
     # a fresh session writes what it carries, except the shared prefix, which it reads
     verb, verbs = ("carry", "carries") if a.get("freshShared") else ("write", "writes")
-    fresh_text = f"~{human(fresh)} tokens{dollars(a.get('freshUsd'))}"
+    fresh_text = f"~{tokens(fresh)} tokens{_priced(a.get('freshUsd'))}"
     saving = a.get("savingUsd")
-    less = f", {dollars(saving).strip(' ()')} less" if _num(saving) and saving >= 0.005 else ""
+    less = f", {dollars(saving)} less" if _num(saving) and saving >= 0.005 else ""
     compact = a.get("compactTokens")
-    then = f", then carries its summary (~{human(compact)} last time)" if _num(compact) else ", then its summary"
-    whole = human(a["tokens"])
+    then = f", then carries its summary (~{tokens(compact)} last time)" if _num(compact) else ", then its summary"
+    whole = tokens(a["tokens"])
     if not ask:
-        return f"{head}: this prompt re-writes {tokens} tokens{usd}; a fresh session would {verb} {fresh_text}."
-    out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {tokens} "
+        return f"{head}: this prompt re-writes {rewrite} tokens{usd}; a fresh session would {verb} {fresh_text}."
+    out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {rewrite} "
            f"tokens{usd}. Or /compact: reads the same {whole} cold once{usd}{then}.")
     if a.get("handoff"):
         out += (f" Or a fresh session{less}: a handoff is ready; clear the input line (Ctrl+U), then /clear, and "

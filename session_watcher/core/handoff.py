@@ -246,12 +246,6 @@ def price(state: State, q: Mapping[str, Any], note_tok: int) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- the note
 
-def _tokens(n: float) -> str:
-    from session_watcher.core.render import human
-
-    return human(n)
-
-
 def _ranges(ranges: list[list[int]]) -> str:
     if not ranges:
         return ""
@@ -363,19 +357,21 @@ def _body(d: Digest, root: str | None) -> list[str]:
 def compose(d: Digest, file_list: list[dict[str, Any]], root: str | None, head: str) -> str:
     """The note: the header, the preamble, what the work was, then the files the work had in context
     (as many as fit; the rest counted), then END; NOTE_MAX UTF-16 code units at most."""
+    from session_watcher.core.numbers import tokens  # only where a note is written: the hook reading one skips it
+
     room = NOTE_MAX - len(END) - 1
     parts = [cut_utf16("\n".join([head, *_body(d, root)]), room - FILES_ROOM)]
     if file_list:
         total = sum(f["tokens"] for f in file_list)
-        parts.append(f"\n\nFiles that were in its context ({len(file_list)}, ~{_tokens(total)} tokens; "
+        parts.append(f"\n\nFiles that were in its context ({len(file_list)}, ~{tokens(total)} tokens; "
                      "path, line ranges read, estimated tokens):")
     size = utf16_len("".join(parts))
     for i, f in enumerate(file_list):
-        entry = f"\n- {field(_name(f['path'], root))}{_ranges(f['ranges'])} (~{_tokens(f['tokens'])})"
+        entry = f"\n- {field(_name(f['path'], root))}{_ranges(f['ranges'])} (~{tokens(f['tokens'])})"
         n = utf16_len(entry)
         if size + n + 60 > room:
             parts.append(f"\n- ... and {len(file_list) - i} more "
-                         f"(~{_tokens(sum(g['tokens'] for g in file_list[i:]))} tokens)")
+                         f"(~{tokens(sum(g['tokens'] for g in file_list[i:]))} tokens)")
             break
         parts.append(entry)
         size += n

@@ -22,35 +22,6 @@ COLOR = {"white": "37", "green": "32", "amber": "33", "red": "31"}
 GRADE_COLOR = {"A": "32", "B": "32", "C": "33", "D": "33", "F": "31"}
 
 
-def human(n: float | None) -> str:
-    """340219 -> '340k'; 1.2M; small numbers as they are."""
-    if n is None:
-        return "?"
-    a = abs(n)
-    if a >= 999_500_000:
-        return f"{n / 1e9:.1f}B".replace(".0B", "B")
-    if a >= 999_500:
-        return f"{n / 1e6:.1f}M".replace(".0M", "M")
-    if a >= 1000:
-        return f"{n / 1e3:.0f}k"
-    return f"{n:.0f}"
-
-
-def duration(seconds: float) -> str:
-    """One wording of spans (the guard, the alerts, the status): 45 -> '45 s', 1380 -> '23 min',
-    5400 -> '1 h 30 min', 200000 -> '2 days'."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    m = round(s / 60)
-    if m < 90:
-        return f"{m} min"
-    if s < 48 * 3600:
-        h, m = divmod(m, 60)
-        return f"{h} h {m} min" if m else f"{h} h"
-    return f"{round(s / 86400)} days"
-
-
 NO_X = "x: no cache read yet"
 WAITING = ("waiting for the first API call", "no API call yet")
 
@@ -85,15 +56,6 @@ def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
-def money(usd: float) -> str:
-    """$0.89, $12, <$0.01: as the alerts print dollars, a little shorter."""
-    if usd < 0.005:
-        return "<$0.01"
-    if usd >= 10:
-        return f"${int(usd + 0.5)}"
-    return f"${int(usd * 100 + 0.5) / 100:.2f}"
-
-
 def quota(points: float) -> str:
     """~2%, ~0.4%, <0.1%: an estimated share of a plan window."""
     if points < 0.05:
@@ -105,6 +67,8 @@ def advice(doc: Mapping[str, Any]) -> list[str]:
     """What to do in amber or red, longest first (the line takes the longest that fits): the
     saving of a restart now in the plan's 5-hour window for a subscriber with an estimate, else in
     dollars (at API prices for a subscriber), else in read-price tokens."""
+    from session_watcher.core.numbers import dollars, tokens  # amber and red only: a green line formats no figure
+
     saving = doc.get("saving")
     if not isinstance(saving, int | float) or saving <= 0:
         return ["restart advised", "restart"]
@@ -117,9 +81,9 @@ def advice(doc: Mapping[str, Any]) -> list[str]:
     usd = doc.get("savingUsd")
     if isinstance(usd, int | float):
         if live:
-            return [f"restart saves {money(usd)} at API prices", f"restart saves {money(usd)}", "restart"]
-        return [f"restart saves {money(usd)}", "restart"]
-    return [f"restart saves {human(saving)} tokens", "restart"]
+            return [f"restart saves {dollars(usd)} at API prices", f"restart saves {dollars(usd)}", "restart"]
+        return [f"restart saves {dollars(usd)}", "restart"]
+    return [f"restart saves {tokens(saving)} tokens", "restart"]
 
 
 def _below(value: float, lamp: str, at: Mapping[str, Any]) -> int:
@@ -234,10 +198,12 @@ def _pct(v: float | None) -> str:
 
 def _c_eff(doc: Mapping[str, Any]) -> str:
     """' (cEff 6.3: the restart reads 18k shared)' when a shared prefix makes restarts cheaper."""
+    from session_watcher.core.numbers import tokens
+
     c_eff, shared = doc.get("cEff"), doc.get("shared")
     if c_eff is None or not shared or c_eff >= doc["cRatio"]:
         return ""
-    return f" (cEff {c_eff:.1f}: a restart reads {human(shared)} shared)"
+    return f" (cEff {c_eff:.1f}: a restart reads {tokens(shared)} shared)"
 
 
 def _num(v: float | None, nd: int = 2) -> str:
@@ -246,13 +212,15 @@ def _num(v: float | None, nd: int = 2) -> str:
 
 def _lamp_words(doc: Mapping[str, Any]) -> str:
     """The lamp and what it means for the user, with the saving of a restart in amber and red."""
+    from session_watcher.core.numbers import dollars, tokens
+
     lamp = doc["lamp"]
     if lamp in ("amber", "red"):
         saving, usd = doc.get("saving"), doc.get("savingUsd")
         if not isinstance(saving, int | float) or saving <= 0:
             return f"{lamp}: a restart is advised"
-        price = f"{money(usd)} ({human(saving)} tokens at the cache-read price)" if isinstance(usd, int | float) \
-            else f"{human(saving)} tokens at the cache-read price (no dollar price for this model)"
+        price = f"{dollars(usd)} ({tokens(saving)} tokens at the cache-read price)" if isinstance(usd, int | float) \
+            else f"{tokens(saving)} tokens at the cache-read price (no dollar price for this model)"
         five = ((doc.get("plan") or {}).get("fiveHour") or {}).get("restartSaves")
         plan = f", about {quota(five)[1:]} of your plan's 5-hour window (an estimate, below)" \
             if isinstance(five, int | float) else ""
@@ -264,12 +232,10 @@ def _lamp_words(doc: Mapping[str, Any]) -> str:
     return "white: the context is not yet larger than what a restart would carry"
 
 
-def _ago(seconds: float) -> str:
-    return duration(max(0.0, seconds))
-
-
 def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
     """A subscriber's plan: each window's use and reset, and how the estimate was made."""
+    from session_watcher.core.numbers import dollars, duration
+
     if not plan:
         return []
     names = {"fiveHour": "5-hour", "sevenDay": "7-day"}
@@ -279,19 +245,19 @@ def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
         if not w:
             continue
         reset = w.get("resetsAt")
-        when = f", resets in {_ago(reset - now)}" if isinstance(reset, int | float) and now is not None else ""
+        when = f", resets in {duration(reset - now)}" if isinstance(reset, int | float) and now is not None else ""
         uses.append(f"{name} window {w['usedPercent']:g} % used{when}")
         est = w.get("estimate")
         if est:
-            span = f" over {_ago(est['until'] - est['since'])}" if est.get("since") and est.get("until") else ""
+            span = f" over {duration(est['until'] - est['since'])}" if est.get("since") and est.get("until") else ""
             notes.append(f"  estimate ({name}): your use moved {est['points']:g} points while this session's "
-                         f"API-priced cost grew {money(est['usd'])}{span}, so about {est['percentPerUsd']:.2f} "
+                         f"API-priced cost grew {dollars(est['usd'])}{span}, so about {est['percentPerUsd']:.2f} "
                          "points a dollar (other work on the plan in that time makes it high)")
         else:
             notes.append(f"  estimate ({name}): not yet (it needs the use to move {plan.get('minPoints', 2):g} "
                          "points while this session works)")
     seen = plan.get("seenAt")
-    ago = f" (as the status line saw it {_ago(now - seen)} ago)" if isinstance(seen, int | float) and now else ""
+    ago = f" (as the status line saw it {duration(now - seen)} ago)" if isinstance(seen, int | float) and now else ""
     return [f"plan     {', '.join(uses)}{ago}", *notes]
 
 
@@ -300,6 +266,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
     the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
     each (`core.text.one_line`): none can start a line of its own."""
+    from session_watcher.core.numbers import tokens
     from session_watcher.core.text import one_line  # the CLI's; the status line does not import it
 
     tu, su = doc["tokenUsage"], doc["subagentUsage"]
@@ -307,7 +274,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     h = doc.get("health") or {}
     occ = "-"
     if cp.get("pressureTokens") is not None and cp.get("contextWindow"):
-        occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {human(cp['contextWindow'])}"
+        occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {tokens(cp['contextWindow'])}"
     called = doc["calls"] > 0
     lines = [
         f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
@@ -320,9 +287,9 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     grade = f"{h.get('grade', '-')} ({h.get('score', '-')})" if called else "- (no call yet)"
     lines.append(f"context  {occ}   health {grade}   compactions {doc['compactions']}")
     lines.append(
-        f"usage    input {human(tu['uncachedInput'])}  output {human(tu['output'])}  "
-        f"cache read {human(tu['cacheRead'])}  cache write {human(tu['cacheWrite'])}  "
-        f"({tu['calls']} calls; subagents {su['calls']} calls, {human(su['cacheRead'] + su['cacheWrite'])} cached)")
+        f"usage    input {tokens(tu['uncachedInput'])}  output {tokens(tu['output'])}  "
+        f"cache read {tokens(tu['cacheRead'])}  cache write {tokens(tu['cacheWrite'])}  "
+        f"({tu['calls']} calls; subagents {su['calls']} calls, {tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
     lines.extend(plan_lines(doc.get("plan"), now))
     if verbose:
         lines.append(
@@ -330,25 +297,27 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
             f"{_num(doc['xSweet'])}   bp {_pct(doc['br'])}   bill progress {doc['billProgress']:.2f} "
             f"({doc['bills']} this segment)   segment {doc['segment']}")
         lines.append(
-            f"tokens   L {human(doc['L'])}   B {human(doc['B'])}   bDefault {human(doc['bDefault'])}   "
-            f"g {human(doc['g'])}/call   cRatio {doc['cRatio']:g}{_c_eff(doc)}   rent {_num(doc['burnRate'])}")
+            f"tokens   L {tokens(doc['L'])}   B {tokens(doc['B'])}   bDefault {tokens(doc['bDefault'])}   "
+            f"g {tokens(doc['g'])}/call   cRatio {doc['cRatio']:g}{_c_eff(doc)}   rent {_num(doc['burnRate'])}")
     files = [b for b in doc["buckets"] if b["type"] == "file"]
     if files:
         lines.append(f"carried  {len(files)} files (largest first):")
         for b in files[:top]:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
-            lines.append(f"  {human(b['tokens']):>6}  {one_line(b['path'])}{why}")
+            lines.append(f"  {tokens(b['tokens']):>6}  {one_line(b['path'])}{why}")
     return "\n".join(lines)
 
 
 def _carry_words(doc: Mapping[str, Any]) -> str | None:
     """What a fresh session would carry and what the context holds now."""
+    from session_watcher.core.numbers import tokens
+
     b, big_l = doc.get("bDefault"), doc.get("L")
     if b is None:
         return None
     floor = doc.get("floor") or 0
-    return (f"a fresh session would carry {human(b)} tokens ({human(floor)} at the start, "
-            f"{human(max(0, b - floor))} of files); the context now holds {human(big_l or 0)}")
+    return (f"a fresh session would carry {tokens(b)} tokens ({tokens(floor)} at the start, "
+            f"{tokens(max(0, b - floor))} of files); the context now holds {tokens(big_l or 0)}")
 
 
 def _alert_words(doc: Mapping[str, Any]) -> str:

@@ -7,6 +7,7 @@ OSC sequence, `plain_clean` for Claude Code's `systemMessage`.
 
 from __future__ import annotations
 
+from session_watcher.core.numbers import dollars, duration, tokens
 from session_watcher.core.text import is_control as _is_control
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
@@ -20,24 +21,6 @@ def math_isnan(v: float) -> bool:
 
 MAX_FIELD = 120  # session text (a project path, a model name) longer than this is shortened
 MAX_BODY = 600
-
-
-def human_tokens(n: object) -> str:
-    """48213 -> '48k', 1234 -> '1.2k', 950 -> '950', 1_520_000 -> '1.5M'."""
-    if not isinstance(n, int | float) or isinstance(n, bool) or n < 0:
-        return "?"
-    if n < 1000:
-        return f"{n:.0f}"
-    for div, unit in ((1_000_000, "M"), (1000, "k")):
-        if n >= div:
-            v = n / div
-            text = f"{v:.1f}" if v < 10 else f"{v:.0f}"
-            if text.endswith(".0"):
-                text = text[:-2]
-            if text == "1000" and unit == "k":
-                return "1M"
-            return text + unit
-    return f"{n:.0f}"  # pragma: no cover - unreachable
 
 
 def pair(x: object, sweet: object) -> tuple[str, str]:
@@ -74,10 +57,10 @@ def _number(v: object) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and not math_isnan(v) else None
 
 
-def _tokens_and_dollars(tokens: object, usd: object) -> str:
-    from session_watcher.core.guard import dollars  # one money format for the guard's line and the alerts
-
-    return f"{human_tokens(tokens)} tokens{dollars(_number(usd))}"
+def _tokens_and_dollars(n: object, usd: object) -> str:
+    """'48k tokens ($1.13)'; the dollars left out when the model has no price."""
+    price = _number(usd)
+    return f"{tokens(n)} tokens" + (f" ({dollars(price)})" if price is not None else "")
 
 
 def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[str, str]:
@@ -87,20 +70,17 @@ def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[st
     project = project_name(alert.get("project"))
     where = f" ({project})" if project else ""
     kind = alert.get("kind")
-    carry = f"A fresh session would carry {human_tokens(alert.get('bDefault'))} tokens"
+    carry = f"A fresh session would carry {tokens(alert.get('bDefault'))} tokens"
     system, files = alert.get("system"), alert.get("files")
     if isinstance(system, int | float) and isinstance(files, int | float):
-        carry += f" ({human_tokens(system)} system + {human_tokens(files)} files)"
+        carry += f" ({tokens(system)} system + {tokens(files)} files)"
     carry += "."
     lines = []
     if kind == "guard":
         title = f"Your cache expired: a fresh start is cheaper now{where}"
-        from session_watcher.core.guard import dollars
-        from session_watcher.core.render import duration
-
-        gap = _number(alert.get("gap"))
+        gap, fresh_usd = _number(alert.get("gap")), _number(alert.get("freshUsd"))
         rewrite = _tokens_and_dollars(alert.get("rewrite"), alert.get("rewriteUsd"))
-        fresh = dollars(_number(alert.get("freshUsd"))).strip(" ()")
+        fresh = dollars(fresh_usd) if fresh_usd is not None else ""
         lines.append(f"{duration(gap) if gap is not None else 'A while'} since the last call: "
                      f"the next prompt re-writes {rewrite}.")
         lines.append(carry[:-1] + (f", about {fresh} to start." if fresh else "."))
@@ -162,12 +142,11 @@ def horizon(alert: Mapping[str, object]) -> str | None:
         return None
     if cycle is None or cycle <= 0 or big_l is None or base is None or big_l <= base:
         return f"Restarting now saves about {_tokens_and_dollars(saving, alert.get('savingUsd'))} of cache reads."
-    from session_watcher.core.guard import dollars  # one money format for the guard's line and the alerts
-
-    usd = dollars(_number(alert.get("savingUsd"))).strip(" ()")
+    saving_usd = _number(alert.get("savingUsd"))
+    usd = dollars(saving_usd) if saving_usd is not None else ""
     after = f", {usd} saved after the restart's own cost" if usd else ""
     return (f"Over the next {calls_text(cycle)} calls at this session's pace: "
-            f"{human_tokens(cycle * (big_l - base))} fewer tokens read{after}.")
+            f"{tokens(cycle * (big_l - base))} fewer tokens read{after}.")
 
 
 def pick(alerts: Sequence[Mapping[str, object]]) -> Mapping[str, object]:

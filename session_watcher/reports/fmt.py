@@ -1,44 +1,14 @@
-"""Small helpers shared by the report's renderers and its cached path: readable numbers and
-durations, the largest-gap sentence, and the clock-dependent fields. No heavy imports."""
+"""Small helpers shared by the report's renderers and its cached path: the largest-gap sentence,
+a session's project name and the clock-dependent fields (numbers print through core.numbers). No
+heavy imports."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from session_watcher.core.numbers import dollars, duration, tokens
+
 CAUSES = ("firstCall", "idleGap", "modelSwitch", "compaction", "unexplained")
-
-
-def human_tokens(n: float) -> str:
-    """340219 -> '340k', 1234567 -> '1.2M', 950 -> '950'."""
-    if n >= 1e6:
-        return f"{n / 1e6:.1f}M".replace(".0M", "M")
-    if n >= 1e4:
-        return f"{round(n / 1e3)}k"
-    if n >= 1e3:
-        return f"{n / 1e3:.1f}k".replace(".0k", "k")
-    return str(int(n))
-
-
-def human_duration(s: float) -> str:
-    """3 h 05 min style: '3-hour', '17.6 min', '42 s'."""
-    if s >= 3600:
-        h = s / 3600
-        return f"{h:.0f}-hour" if abs(h - round(h)) < 0.05 else f"{h:.1f}-hour"
-    if s >= 60:
-        return f"{s / 60:.1f} min".replace(".0 min", " min")
-    return f"{s:.0f} s"
-
-
-def exact_duration(s: float) -> str:
-    """4 min 59 s, 1 h 00 min 10 s: for evidence, where rounding would blur the edge."""
-    t = round(s)
-    h, rest = divmod(t, 3600)
-    m, sec = divmod(rest, 60)
-    if h:
-        return f"{h} h {m:02d} min {sec:02d} s"
-    if m:
-        return f"{m} min {sec:02d} s"
-    return f"{sec} s"
 
 
 _NOT_THE_BREAK = {"modelSwitch": "a model switch", "compaction": "a compaction"}
@@ -50,18 +20,18 @@ def gap_sentence(gap: dict[str, Any] | None, cause: str | None = "idleGap") -> s
     lifetime, the rule the cold-start causes and the guard use too)."""
     if gap is None:
         return "no break to price (a one-call session)"
-    usd = f" (${gap['usd']:.2f})" if gap["usd"] is not None else ""
-    dur = human_duration(gap["seconds"])
+    usd = f" ({dollars(gap['usd'])})" if gap["usd"] is not None else ""
+    dur = duration(gap["seconds"])
     if gap["cold"] and cause == "idleGap":
-        return f"your {dur} break cost {human_tokens(gap['tokensRecreated'])} tokens of re-reading{usd}"
+        return f"your {dur} break cost {tokens(gap['tokensRecreated'])} tokens of re-reading{usd}"
     if gap["cold"]:
-        head = f"the call after your longest break ({dur}) re-wrote {human_tokens(gap['tokensRecreated'])} tokens{usd}"
+        head = f"the call after your longest break ({dur}) re-wrote {tokens(gap['tokensRecreated'])} tokens{usd}"
         if cause in _NOT_THE_BREAK:
             return f"{head}, cold from {_NOT_THE_BREAK[cause]}"
         return f"{head}: not the break's doing, the cache should have outlived it"
     # warm: the cache outlived the break; what the next call wrote is its own new context, not a re-read
     return (f"your longest break ({dur}) stayed warm: the next call read the cache; "
-            f"it wrote {human_tokens(gap['tokensRecreated'])} new tokens{usd}")
+            f"it wrote {tokens(gap['tokensRecreated'])} new tokens{usd}")
 
 
 def project_name(cwd: str | None, folder: str) -> str:

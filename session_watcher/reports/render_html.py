@@ -11,8 +11,9 @@ import re
 from html import escape as _html_escape
 from typing import Any
 
+from session_watcher.core.numbers import dollars, duration, tokens
 from session_watcher.core.text import clean
-from session_watcher.reports.fmt import CAUSES, human_duration, human_tokens
+from session_watcher.reports.fmt import CAUSES
 from session_watcher.reports.render_text import (
     break_cell,
     day_sentence,
@@ -25,7 +26,6 @@ from session_watcher.reports.render_text import (
     started,
     subagent_sentence,
     ttl_sentence,
-    usd,
 )
 
 
@@ -84,7 +84,7 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
     t = 1 if not narrow else 100  # the phone's copy: every second decade, none in the corner by "1 s"
     while t <= max_tok * 1.01:
         ys = y(t)
-        parts.append(f'<text x="{ml - 6}" y="{ys + 4:.1f}" text-anchor="end">{human_tokens(t)}</text>')
+        parts.append(f'<text x="{ml - 6}" y="{ys + 4:.1f}" text-anchor="end">{tokens(t)}</text>')
         t *= 10 if not narrow else 100
     parts.append(f'<text x="{(ml + w - mr) / 2}" y="{h - 6}" text-anchor="middle">gap before the call (log)</text>')
     parts.append(
@@ -97,7 +97,7 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
         c = colour.get(p["ttl"] or "5m", "var(--dim)")
         fill = c if p["cold"] else "none"
         cx, cy = x(max(p["gapSeconds"], 1.0)), y(max(p["tokensRecreated"], 1))
-        tip = f"{human_duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
+        tip = f"{duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
         parts.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
             f"<title>{escape(tip)} ({p['ttl']} writes)</title></circle>"
@@ -111,7 +111,7 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
             f'<line class="inferred-ttl" x1="{xs:.1f}" y1="{mt}" x2="{xs:.1f}" y2="{h - mb}" '
             f'stroke="{colour[cls]}" stroke-dasharray="5 4"/>'
         )
-        when = escape(human_duration(tt["inferredSeconds"]).replace("-hour", " h"))
+        when = escape(duration(tt["inferredSeconds"]))
         label = f"{cls} TTL ≈ {when}" if narrow else \
             f"inferred {cls}-write TTL ≈ {when} (n={ev['below']['n']} below, {ev['above']['n']} above)"
         parts.append(
@@ -160,8 +160,8 @@ def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str
         href = pages.get(sid)
         short = escape(ids[sid])
         cell = f'<a href="{escape(href)}">{short}</a>' if href else f"<span>{short}</span>"
-        cells = (started(s.get("firstActivity")), span(s.get("firstActivity"), s.get("lastActivity")),
-                 s.get("projectName") or s["project"], model_cell(s), f"{s['calls']:,}", usd(s.get("cacheUsd")))
+        cells = (started(s.get("firstActivity")), span(s),
+                 s.get("projectName") or s["project"], model_cell(s), f"{s['calls']:,}", dollars(s.get("cacheUsd")))
         h.append(f'<tr><td class="sid" data-label="id" title="{escape(sid)}">{cell}</td>'
                  + "".join(f'<td{NUMERIC if k >= 4 else ""} data-label="{SESSION_COLUMNS[k + 1][0]}">'
                            f"{escape(v)}</td>" for k, v in enumerate(cells))
@@ -187,7 +187,7 @@ def _totals(doc: dict[str, Any]) -> list[str]:
                  + _head(((label, ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"), ("warm", "n")))
                  + "</tr></thead><tbody>")
         h.extend(f'<tr><td>{escape(r[key])}</td><td class="n">{r["sessions"]}</td><td class="n">{r["calls"]:,}</td>'
-                 f'<td class="n">{usd(r["cacheUsd"])}</td><td class="n">{pct(r["warmth"])}</td></tr>'
+                 f'<td class="n">{dollars(r["cacheUsd"])}</td><td class="n">{pct(r["warmth"])}</td></tr>'
                  for r in reversed(rows))
         h.append("</tbody></table>")
     projects = t["projects"]
@@ -197,7 +197,7 @@ def _totals(doc: dict[str, Any]) -> list[str]:
                  + _head((("project", ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"), ("last active", "")))
                  + "</tr></thead><tbody>")
         h.extend(f'<tr><td title="{escape(p.get("cwd") or "")}">{escape(names[i])}</td><td class="n">{p["sessions"]}'
-                 f'</td><td class="n">{p["calls"]:,}</td><td class="n">{usd(p["cacheUsd"])}</td>'
+                 f'</td><td class="n">{p["calls"]:,}</td><td class="n">{dollars(p["cacheUsd"])}</td>'
                  f'<td>{escape(started(p.get("lastActivity"))[:10])}</td></tr>' for i, p in enumerate(projects))
         h.append("</tbody></table>")
     return h
@@ -227,7 +227,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         "<title>session-watcher: cache warmth</title>",
         f"<style>{_css()}</style></head><body>",
         '<header class="topbar"><h1>Cache warmth across your sessions</h1><span class="stats">',
-        _stat("sessions", str(len(sessions))), _stat("calls", f"{calls:,}"), _stat("cache", usd(spent)),
+        _stat("sessions", str(len(sessions))), _stat("calls", f"{calls:,}"), _stat("cache", dollars(spent)),
         _stat("cold starts", str(doc["coldStarts"])), "</span></header><main>",
     ]
     h.append(f'<p class="summary" id="summary">{escape(day_sentence(doc))}.</p>')

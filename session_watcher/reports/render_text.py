@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
 from session_watcher.core.text import one_line
-from session_watcher.reports.fmt import CAUSES, exact_duration, human_tokens
+from session_watcher.reports.fmt import CAUSES
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
 MAX_DAYS, MAX_WEEKS, MAX_PROJECTS = 14, 8, 10  # the latest days and weeks with calls, the costliest projects
@@ -59,18 +60,11 @@ def short_ids(ids: list[str]) -> dict[str, str]:
     return {i: i[:n] for i in ids}
 
 
-def _minutes(s: float) -> str:
-    """300 -> '5 min', 90 -> '1.5 min', 3600 -> '60 min', 7200 -> '2 h'."""
-    if s >= 7200:
-        return f"{s / 3600:g} h"
-    return f"{s / 60:g} min"
-
-
 def _side(side: dict[str, Any], lo: float, hi: float) -> str:
     n = side["n"]
     if not n:
-        return f"no return from {_minutes(lo)} to {_minutes(hi)}"
-    return f"{side['cold']} of {n} return{'s' if n != 1 else ''} from {_minutes(lo)} to {_minutes(hi)} ran cold"
+        return f"no return from {duration(lo)} to {duration(hi)}"
+    return f"{side['cold']} of {n} return{'s' if n != 1 else ''} from {duration(lo)} to {duration(hi)} ran cold"
 
 
 def ttl_sentence(cls: str, t: dict[str, Any] | None, tested: dict[str, Any] | None = None) -> str:
@@ -80,7 +74,7 @@ def ttl_sentence(cls: str, t: dict[str, Any] | None, tested: dict[str, Any] | No
             return f"{cls} writes: not enough data yet to say where your cache expires"
         b, a, edge = tested["below"], tested["above"], tested["seconds"]
         return (f"{cls} writes: not enough data yet to say where your cache expires, so the documented "
-                f"{_minutes(edge)} counts. Near it: {_side(b, b['fromSeconds'], edge)}, "
+                f"{duration(edge)} counts. Near it: {_side(b, b['fromSeconds'], edge)}, "
                 f"{_side(a, edge, a['toSeconds'])} (a claim needs 5 or more a side, clearly warm below and "
                 "clearly cold above)")
     ev = t["evidence"]
@@ -93,7 +87,7 @@ def ttl_sentence(cls: str, t: dict[str, Any] | None, tested: dict[str, Any] | No
             f"{exact_duration(a['minGapSeconds'])} gap"
         )
     return (
-        f"{cls} writes: inferred from your sessions (not documentation), the cache expires near {_minutes(edge)}: "
+        f"{cls} writes: inferred from your sessions (not documentation), the cache expires near {duration(edge)}: "
         f"{_side(b, b['fromSeconds'], edge)}, {_side(a, edge, a['toSeconds'])}{rng}"
     )
 
@@ -113,10 +107,10 @@ def guard_sentence(g: dict[str, Any] | None) -> str:
     text = f"cold-cache guard: {n} cold prompt{'s' if n != 1 else ''} warned about"
     if g["blocked"]:
         text += f" ({g['blocked']} blocked once)"
-    text += (f"; {g['wentAhead']} went ahead and re-wrote {human_tokens(g['wentAheadTokens'])} tokens "
-             f"(${g['wentAheadUsd']:.2f})")
+    text += (f"; {g['wentAhead']} went ahead and re-wrote {tokens(g['wentAheadTokens'])} tokens "
+             f"({dollars(g['wentAheadUsd'])})")
     if g["notSent"]:
-        text += f"; {g['notSent']} not sent in their session (their re-write: ~${g['notSentEstimatedUsd']:.2f})"
+        text += f"; {g['notSent']} not sent in their session (their re-write: ~{dollars(g['notSentEstimatedUsd'])})"
     return text
 
 
@@ -142,27 +136,10 @@ def nothing_found(doc: dict[str, Any]) -> str:
             "(start a session in Claude Code, or point the report elsewhere with --projects DIR)\n")
 
 
-def usd(v: float | None) -> str:
-    """$130.93, $0.65, <$0.01, $1,204; '?' for no price."""
-    if v is None:
-        return "?"
-    if 0 < v < 0.005:
-        return "<$0.01"
-    return f"${v:,.0f}" if v >= 1000 else f"${v:,.2f}"
-
-
-def span(first: float | None, last: float | None) -> str:
-    """52m, 3h05, 50h09, 4d02h: from the first main-chain call to the last activity."""
-    if first is None or last is None:
-        return "-"
-    m = max(0, round((last - first) / 60))
-    if m < 60:
-        return f"{m}m"
-    h, m = divmod(m, 60)
-    if h < 100:
-        return f"{h}h{m:02d}"
-    d, h = divmod(h, 24)
-    return f"{d}d{h:02d}h"
+def span(s: dict[str, Any]) -> str:
+    """A session's span, from its first main-chain call to its last activity, in a table cell."""
+    first, last = s.get("firstActivity"), s.get("lastActivity")
+    return "-" if first is None or last is None else duration_cell(last - first)
 
 
 def short(text: str, width: int) -> str:
@@ -185,25 +162,16 @@ def model_cell(s: dict[str, Any]) -> str:
     return short(model_name(main), MODEL_WIDTH - len(more)) + more
 
 
-def brief_duration(s: float) -> str:
-    """42 s, 9.6 min, 7.6 h."""
-    if s >= 3600:
-        return f"{s / 3600:.1f} h".replace(".0 h", " h")
-    if s >= 60:
-        return f"{s / 60:.1f} min".replace(".0 min", " min")
-    return f"{s:.0f} s"
-
-
 def break_cell(s: dict[str, Any]) -> str:
-    """The longest break: what it cost when it went cold ("8.3 h $0.65"), or that it stayed warm."""
+    """The longest break: what it cost when it went cold ("8h18 $0.65"), or that it stayed warm."""
     gap = s.get("largestGap")
     if gap is None or s["calls"] < 2:
         return "-"
-    dur = brief_duration(gap["seconds"])
+    dur = duration_cell(gap["seconds"])
     if not gap["cold"]:
         return f"{dur} warm"
     if s.get("largestGapCause") == "idleGap":
-        return f"{dur} {usd(gap['usd'])}" if gap["usd"] is not None else f"{dur} {human_tokens(gap['tokensRecreated'])}"
+        return f"{dur} {dollars(gap['usd'])}" if gap["usd"] is not None else f"{dur} {tokens(gap['tokensRecreated'])}"
     return f"{dur} cold*"
 
 
@@ -222,11 +190,11 @@ def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str
         rows.append([
             ids[s["sessionId"]],
             started(s.get("firstActivity")),
-            span(s.get("firstActivity"), s.get("lastActivity")),
+            span(s),
             short(s.get("projectName") or s["project"], PROJECT_WIDTH),
             model_cell(s),
             f"{s['calls']:,}",
-            usd(s.get("cacheUsd")),
+            dollars(s.get("cacheUsd")),
             pct(s["warmth"]).replace("undefined", "-"),
             str(s["coldStarts"]),
             break_cell(s),
@@ -245,7 +213,7 @@ def subagent_sentence(doc: dict[str, Any]) -> str | None:
         return None
     spent = sum(s.get("subagentUsd") or 0.0 for s in sessions)
     return (f"calls and cache $ (here, by day, week and project, and in backtest): each session's main "
-            f"conversation, the one a restart replaces; sub-agents apart: {n:,} calls, {usd(spent)} (in --json)")
+            f"conversation, the one a restart replaces; sub-agents apart: {n:,} calls, {dollars(spent)} (in --json)")
 
 
 def project_names(projects: list[dict[str, Any]]) -> list[str]:
@@ -276,7 +244,7 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
         shown = rows[-limit:]
         if not shown:
             continue
-        body = [[r[key], str(r["sessions"]), f"{r['calls']:,}", usd(r["cacheUsd"]), pct(r["warmth"]).replace(
+        body = [[r[key], str(r["sessions"]), f"{r['calls']:,}", dollars(r["cacheUsd"]), pct(r["warmth"]).replace(
             "undefined", "-")] for r in reversed(shown)]
         out.append("")
         more = f" (the last {limit}; all in --json)" if len(rows) > limit else ""
@@ -285,7 +253,7 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
     projects = t["projects"]
     if projects:
         names = project_names(projects)
-        body = [[short(names[i], PROJECT_WIDTH + 10), str(p["sessions"]), f"{p['calls']:,}", usd(p["cacheUsd"]),
+        body = [[short(names[i], PROJECT_WIDTH + 10), str(p["sessions"]), f"{p['calls']:,}", dollars(p["cacheUsd"]),
                  started(p.get("lastActivity"))[:10]] for i, p in enumerate(projects[:MAX_PROJECTS])]
         out.append("")
         more = (f" (the {MAX_PROJECTS} costliest of {len(projects)}; all in --json)"
@@ -340,7 +308,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         crow = [[k, str(doc["causes"][k]), pct(doc["causeShares"][k])] for k in CAUSES]
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
         rule = doc.get("idleGapRule") or {}
-        limits = ", ".join(f"{_minutes(r['seconds'])} for {cls} writes" for cls, r in rule.items())
+        limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items())
         if limits:
             out.extend(wrap(f"idleGap: a break at least as long as the cache lives ({limits}: the same lifetime "
                                "the cold-cache guard uses)"))

@@ -95,13 +95,9 @@ def restarts_taken(taken: dict[str, Any], overrides: dict[str, Any] | None = Non
     return {"restartsTaken": found, "restartsTotal": core.totals(found)}
 
 
-def _money(v: float | None) -> str:
-    return "$?" if v is None else f"${v:,.2f}"
-
-
 def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
     """One line per restart taken, then their total; nothing when there was none."""
-    from session_watcher.core.render import human
+    from session_watcher.core.numbers import dollars, tokens
     from session_watcher.core.text import clean
 
     lines = []
@@ -112,14 +108,14 @@ def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
         if r.get("parentFound") is False:
             lines.append(f"restart taken: {who}: the parent's transcript was not found")
             continue
-        priced = (f"priced {human(r['pricedCarryTokens'])} ({_money(r['pricedCarryUsd'])}), "
+        priced = (f"priced {tokens(r['pricedCarryTokens'])} ({dollars(r['pricedCarryUsd'])}), "
                   if r.get("pricedCarryTokens") else "")
-        lines.append(f"restart taken: {who}: carry {priced}written {human(r['carryTokens'])} "
-                     f"({_money(r['carryUsd'])}); saved {_money(r['savingUsd'])} against continuing "
+        lines.append(f"restart taken: {who}: carry {priced}written {tokens(r['carryTokens'])} "
+                     f"({dollars(r['carryUsd'])}); saved {dollars(r['savingUsd'])} against continuing "
                      f"over {r['calls']} call{'s' if r['calls'] != 1 else ''}")
         saved += r.get("savingUsd") or 0.0
     if lines:
-        lines.append(f"restarts taken: {len(lines)}, saving {_money(saved)} in all")
+        lines.append(f"restarts taken: {len(lines)}, saving {dollars(saved)} in all")
     return lines
 
 
