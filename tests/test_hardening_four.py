@@ -300,7 +300,7 @@ def test_rule3_a_huge_integer_in_a_projects_config_is_a_bad_file_not_a_crash(tmp
     bad = project / ".claude" / "session-watcher.toml"
     for text in ("cRatio = " + "9" * 5000 + "\n", "a = " + "[" * 100_000 + "]" * 100_000 + "\n"):
         bad.write_text(text)  # the huge integer; nesting deep enough for a RecursionError
-        show = sw("config", "show", "--project", str(project))
+        show = sw("config", "show", "--json", "--project", str(project))
         assert show.returncode == 1  # `config show` names a bad file with exit 1, its documented answer
         doc = json.loads(show.stdout)
         assert doc["effective"]["cRatio"] is None
