@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from session_watcher.core.text import columns
 
 
@@ -27,6 +29,7 @@ def _widths(*args: str, columns: str | None) -> int:
     return max(len(line) for line in proc.stdout.decode().splitlines())
 
 
+@pytest.mark.slow
 def test_every_text_command_within_columns() -> None:
     """status (130 columns at COLUMNS=100 before), replay, health, backtest, notify --test: within
     COLUMNS, and within 80 when it is unset and stdout is no terminal; status's continuation lines

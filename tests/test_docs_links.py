@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.oracle import REPO
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -22,6 +24,7 @@ def test_no_page_links_to_itself() -> None:
     assert selfish == []
 
 
+@pytest.mark.slow
 def test_the_readme_says_the_plugin_copys_true_size() -> None:
     """The README's size of the plugin's copy from a fresh clone: the tracked files of session_watcher/."""
     import subprocess
