@@ -5,10 +5,13 @@ Two files, the project's wins key by key: the user's `config.toml` in the config
 file's stamp (mtime, size) changed since the copy cached in the session state; `config set` edits
 with tomlkit so the user's comments survive.
 
-Every value is checked for its type and its range (finite numbers only); the merged values are
-checked together (bp_red >= bp_amber). A project file comes with the repository, so it may set only
-PROJECT_KEYS: which files count (`include`, `exclude`) and the model's tuning, each within its
-range; how and whether the user is alerted (`notify`) and what leaves the machine (`otlp`) are the
+Every key is one line of KEYS (its kind, default, range or choices, whether a project's file may
+set it, and its doc); the defaults, the checks and their errors, PROJECT_KEYS and the docs' tables
+(tools/config_table.py) come from it. Every value is checked for its type and its range (finite
+numbers only); the merged values are checked together (bp_red >= bp_amber). A project file comes
+with the repository, so it may set only PROJECT_KEYS: which files count (`include`, `exclude`) and
+the model's tuning, each within its range, which are also all the core reads (`model_params`);
+how and whether the user is alerted (`notify`) and what leaves the machine (`otlp`) are the
 user's own. A file that cannot be used
 (not TOML, binary, nested too deep, a bad value) is left out as a whole and named in one error; the
 other file still applies, and the CLI can show and repair it. A user-only key in a project file is
@@ -28,67 +31,13 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-    from session_watcher.core.shapes import Cliff, Config, ConfigCache
+    from session_watcher.core.shapes import Cliff, Config, ConfigCache, ModelParams
 
 CHANNELS = ("desktop", "terminal", "message")
-
-DEFAULTS: Config = {  # every key of the Config type (core/shapes.py), but the cliff (read, not set)
-    "include": [],
-    "exclude": [],
-    "cRatio": None,  # None: from the model and the cache TTL seen in usage
-    # the gate (docs/model.md, "Defaults chosen by backtest": closed loop, leave-one-session-out)
-    "bp_amber": 0.001,  # deep water from just past the sweet spot
-    "bp_red": 0.25,
-    "notify_dwell": 1,
-    "bill_lookback": 30,  # calls before the dwell in which a completed bill cycle still counts for the gate
-    "backstop_base": 2.0,
-    "guard_x": 1.0,  # a cold return advises a restart from this x on (chosen the same way)
-    # the advice's floors and its reminders (docs/model.md, "Reminders and the advice floor": bench/advice.py)
-    "gate_min_calls": 10,  # a segment's calls before its gate may speak
-    "remind_backoff": 2.0,  # each ignored reminder doubles the next one's interval
-    "remind_cap": 3,  # reminders per segment; more only each time the saving doubles again
-    "advice_min_usd": 0.01,  # no gate or reminder saving less than this over its horizon
-    "advice_min_share": 0.05,  # ... or less than this share of the segment's cache cost so far
-    "notify": {"channels": ["desktop"], "fallback": "message", "remind_min": 10},
-    # the cold-cache guard on each prompt: "ask" (block once with the priced choices) | "warn" | "off";
-    # "block", its name before "ask", is read as "ask"
-    "guard": "ask",
-    "handoff_stale_min": 180,  # a handoff not taken by a fresh session within this many minutes is stale
-    # OpenTelemetry export (docs/otlp.md); "" / empty: from OTEL_EXPORTER_OTLP_* or Claude Code's settings
-    # enabled "auto": when Claude Code's own telemetry is on (CLAUDE_CODE_ENABLE_TELEMETRY reaches the hooks)
-    "otlp": {"enabled": "auto", "endpoint": "", "protocol": "", "headers": {}, "interval": 60, "timeout": 5,
-             "resource_attributes": {}, "project": False, "events": True},
-}
 GUARD_MODES = ("ask", "warn", "block", "off")
-TABLES = ("notify", "otlp")  # the user's own tables: a project file sets none of their keys
 OTLP_PROTOCOLS = ("http/protobuf", "http/json")
 MAX_TABLE = 64  # entries of a headers or attributes table
 MAX_TEXT = 4096
-
-
-# the keys a project's own file may set (see the module's docstring)
-PROJECT_KEYS = ("include", "exclude", "cRatio", "bp_amber", "bp_red", "notify_dwell", "bill_lookback", "backstop_base",
-                "guard_x", "gate_min_calls", "remind_backoff", "remind_cap", "advice_min_usd", "advice_min_share")
-
-# (low, high) of each number: finite, and where the model's arithmetic stays meaningful
-RANGES: dict[str, tuple[float, float]] = {
-    "cRatio": (1.0, 1000.0),  # cache write / cache read price: 12.5 to 50 for today's models
-    "bp_amber": (0.001, 10.0),
-    "bp_red": (0.001, 10.0),
-    "backstop_base": (0.1, 1000.0),
-    "guard_x": (1.0, 1000.0),  # an x below 1 is never past the baseline
-    "gate_min_calls": (1, 100_000),
-    "remind_backoff": (1.0, 100.0),  # 1: no back-off
-    "remind_cap": (0, 1000),
-    "advice_min_usd": (0.0, 1000.0),
-    "advice_min_share": (0.0, 10.0),
-    "notify_dwell": (1, 1000),
-    "bill_lookback": (0, 100_000),  # a lookback longer than any segment: any bill cycle since it began
-    "notify.remind_min": (0, 10080),  # a week
-    "handoff_stale_min": (1, 10080),
-    "otlp.interval": (1, 3600),  # seconds between exports while a session is live
-    "otlp.timeout": (0.5, 60),  # seconds one request may take
-}
 # glob text is bounded before it costs: each list is compiled into one pattern per process and kept
 # in every session's cached config (250 globs of 4 KB cost 3.4-4.8 s a hook run)
 MAX_GLOBS = 256
@@ -97,55 +46,115 @@ MAX_GLOBS_CHARS = 8192  # all the globs of one key
 MAX_FILE_BYTES = 1 << 20
 
 
+class Key:
+    """One config key: its name (`table.key` inside a table), its kind, its default, its range
+    (numbers: low to high, ends included) or choices, whether a project's file may set it, and one
+    line of what it does. DEFAULTS, PROJECT_KEYS, the checks, their error messages, and the tables
+    of config.example.toml and docs/configuration.md (tools/config_table.py) all come from KEYS.
+
+    Kinds: "number" (kept as a float), "whole" (an int), "minutes" and "seconds" (a number of them,
+    kept as written); "choice" (one of `choices`), "list" (drawn from `choices`), "flag" (true or
+    false, or one of `choices`); "url" (http or https); "globs"; "strings" and "values" (a table
+    of names and strings, or of strings, numbers and booleans)."""
+
+    __slots__ = ("aliases", "choices", "default", "doc", "high", "kind", "low", "name", "note", "project", "unset")
+
+    def __init__(self, name: str, kind: str, default: object, doc: str, *,  # noqa: PLR0913  # a record's fields
+                 low: float = 0, high: float = 0, choices: tuple[object, ...] = (), project: bool = False,
+                 note: str = "", unset: str = "", aliases: dict[str, str] | None = None) -> None:
+        self.name, self.kind, self.default, self.doc = name, kind, default, doc
+        self.low, self.high, self.choices, self.project = low, high, choices, project
+        self.note = note  # said after the expected value in an error
+        self.unset = unset  # what "" means, where a text key may be "" (empty: it may not)
+        self.aliases = aliases or {}  # an earlier name of a choice: read as the new one
+
+
+# every key of the Config type (core/shapes.py) but the cliff (read, not set); a new key is one line here.
+# The gate's values are the closed-loop backtest's (docs/model.md, "Defaults chosen by backtest").
+KEYS = (
+    Key("include", "globs", [], "project-relative globs of files a restart carries although the work did not "
+        "read them (or git ignores them); never a file outside the project", project=True),
+    Key("exclude", "globs", [], "project-relative globs of files a restart never carries; wins over include",
+        project=True),
+    Key("cRatio", "number", None, "cache write / cache read price ratio; unset: from the model and the cache "
+        "TTL seen in usage (12.5 or 20)", low=1.0, high=1000.0, project=True),
+    Key("bp_amber", "number", 0.001, "bill premium at which the lamp turns amber and deep water begins",
+        low=0.001, high=10.0, project=True),
+    Key("bp_red", "number", 0.25, "bill premium at which the lamp turns red (at least bp_amber, with both files "
+        "together)", low=0.001, high=10.0, project=True),
+    Key("notify_dwell", "whole", 1, "calls in deep water before the alert, which also needs a bill cycle in them "
+        "or in the bill_lookback calls before", low=1, high=1000, project=True),
+    Key("bill_lookback", "whole", 30, "calls before the dwell in which a completed bill cycle still counts "
+        "for the alert", low=0, high=100_000, project=True),
+    Key("backstop_base", "number", 2.0, "the first reminder after ceil(backstop_base * 0.4142 / mf) bill cycles "
+        "in deep water", low=0.1, high=1000.0, project=True),
+    Key("guard_x", "number", 1.0, "a cold return (the cache expired while you were away) advises a restart "
+        "from this x = L / B on", low=1.0, high=1000.0, project=True),
+    # the advice's floors and its reminders (docs/model.md, "Reminders and the advice floor": bench/advice.py)
+    Key("gate_min_calls", "whole", 10, "a segment's calls before its gate may speak", low=1, high=100_000,
+        project=True),
+    Key("remind_backoff", "number", 2.0, "each ignored reminder multiplies the next one's interval by this "
+        "(1: no back-off)", low=1.0, high=100.0, project=True),
+    Key("remind_cap", "whole", 3, "reminders in a segment; past them, one more only each time the saving "
+        "doubles again", low=0, high=1000, project=True),
+    Key("advice_min_usd", "number", 0.01, "no gate or reminder whose saving over its cycle is under this many "
+        "dollars", low=0.0, high=1000.0, project=True),
+    Key("advice_min_share", "number", 0.05, "no gate or reminder whose saving is under this share of the "
+        "segment's cache cost so far", low=0.0, high=10.0, project=True),
+    Key("notify.channels", "list", ["desktop"], "how alerts reach you: desktop, terminal (an OSC 777/9 "
+        "escape, works over SSH), message (shown by Claude Code, never sent to the model)", choices=CHANNELS),
+    Key("notify.fallback", "choice", "message", "used when no listed channel can reach you",
+        choices=(*CHANNELS, "none")),
+    Key("notify.remind_min", "minutes", 10, "minutes between a session's alerts (gates, reminders; advice "
+        "at a cold return always comes)", low=0, high=10080, note="0: no limit"),
+    Key("guard", "choice", "ask", "the cold-cache guard before each prompt: ask (hold the prompt back once, "
+        "priced choices, the handoff prepared; only once the cache has surely expired), warn, off",
+        choices=GUARD_MODES, aliases={"block": "ask"}),
+    Key("handoff_stale_min", "minutes", 180, "minutes a handoff waits for the project's next fresh session",
+        low=1, high=10080),
+    Key("otlp.enabled", "flag", "auto", "export to an OpenTelemetry collector (docs/otlp.md); auto: when "
+        "Claude Code's own telemetry is on", choices=("auto",)),
+    Key("otlp.endpoint", "url", "", "the collector's OTLP/HTTP address", unset="from "
+        "OTEL_EXPORTER_OTLP_ENDPOINT or Claude Code's settings"),
+    Key("otlp.protocol", "choice", "", "the OTLP/HTTP encoding", choices=OTLP_PROTOCOLS,
+        unset="from OTEL_EXPORTER_OTLP_PROTOCOL"),
+    Key("otlp.headers", "strings", {}, "sent with every request, over OTEL_EXPORTER_OTLP_HEADERS"),
+    Key("otlp.interval", "seconds", 60, "seconds between exports while a session is live", low=1, high=3600),
+    Key("otlp.timeout", "seconds", 5, "seconds one request may take", low=0.5, high=60),
+    Key("otlp.resource_attributes", "values", {}, "added to the resource and every point, over "
+        "OTEL_RESOURCE_ATTRIBUTES"),
+    Key("otlp.project", "flag", False, "send the project's folder name (never its path)"),
+    Key("otlp.events", "flag", True, "send each advice as an OTLP log event too"),
+)
+SPECS = {k.name: k for k in KEYS}
+TABLES = tuple(dict.fromkeys(k.name.split(".")[0] for k in KEYS if "." in k.name))  # the user's own
+# the keys a project's own file may set (see the module's docstring)
+PROJECT_KEYS = tuple(k.name for k in KEYS if k.project)
+
+
+def model_params(cfg: Config) -> ModelParams:
+    """What the core reads of `cfg` (core/shapes.py `ModelParams`): the model's parameters, which
+    are the keys a project's file may set, and the cliff the loader added."""
+    return {k: cfg[k] for k in (*PROJECT_KEYS, "cliff") if k in cfg}  # type: ignore[return-value,literal-required]
+
+
+def _defaults() -> Config:
+    out: dict[str, Any] = {}
+    for k in KEYS:
+        table, _, sub = k.name.rpartition(".")
+        (out.setdefault(table, {}) if table else out)[sub] = k.default
+    return out  # type: ignore[return-value]  # every key of the type, from KEYS (tests/test_config.py)
+
+
+DEFAULTS: Config = _defaults()
+
+
 def _is_num(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def _in_range(key: str, value: object) -> bool:
-    low, high = RANGES[key]
-    return _is_num(value) and low <= value <= high  # type: ignore[operator]  # NaN, inf fail too
-
-
-def _check(file: str, key: str, value: object) -> object:
-    def bad(expected: str) -> ConfigError:
-        return ConfigError(f"{file}: key '{_short(key)}': expected {expected}, got {_short(repr(value))}")
-
-    if key in ("include", "exclude"):
-        if (not isinstance(value, list) or len(value) > MAX_GLOBS
-                or not all(isinstance(g, str) and len(g) <= MAX_GLOB_CHARS for g in value)
-                or sum(map(len, value)) > MAX_GLOBS_CHARS):
-            raise bad(f"a list of glob strings (at most {MAX_GLOBS}, each of {MAX_GLOB_CHARS} characters "
-                      f"at most, {MAX_GLOBS_CHARS} in all)")
-        return list(value)
-    if key in ("cRatio", "bp_amber", "bp_red", "backstop_base", "guard_x", "remind_backoff", "advice_min_usd",
-               "advice_min_share"):
-        if not _in_range(key, value):
-            low, high = RANGES[key]
-            raise bad(f"a number from {low:g} to {high:g}")
-        return float(value)  # type: ignore[arg-type]
-    if key in ("notify_dwell", "bill_lookback", "gate_min_calls", "remind_cap"):
-        if not isinstance(value, int) or isinstance(value, bool) or not _in_range(key, value):
-            low, high = RANGES[key]
-            raise bad(f"a whole number from {low:,.0f} to {high:,.0f}".replace(",", ""))
-        return value
-    if key == "guard":
-        if value not in GUARD_MODES:
-            raise bad(f"one of {list(GUARD_MODES)}")
-        return "ask" if value == "block" else value
-    if key == "handoff_stale_min":
-        if not _in_range(key, value):
-            raise bad("a number of minutes from 1 to 10080")
-        return value
-    if key in ("notify.channels", "notify.fallback", "notify.remind_min"):
-        return _check_notify(key, value, bad)
-    if key.startswith("otlp.") and key[5:] in DEFAULTS["otlp"]:
-        return _check_otlp(key, value, bad)
-    raise ConfigError(f"{file}: unknown key '{_short(key)}' (known: {', '.join(known_keys())})")
-
-
-def _short(text: str, limit: int = 200) -> str:
-    """Text from a file, shortened for an error message (errors are logged and kept in states)."""
-    return text if len(text) <= limit else text[:limit] + "..."
+def _in_range(k: Key, value: object) -> bool:
+    return _is_num(value) and k.low <= value <= k.high  # type: ignore[operator]  # NaN, inf fail too
 
 
 def _text(value: object) -> bool:
@@ -153,50 +162,88 @@ def _text(value: object) -> bool:
     return isinstance(value, str) and len(value) <= MAX_TEXT and "\r" not in value and "\n" not in value
 
 
-def _check_notify(key: str, value: object, bad: Any) -> object:
-    if key == "notify.channels":
-        if not isinstance(value, list) or not all(c in CHANNELS for c in value):
-            raise bad(f"a list drawn from {list(CHANNELS)}")
-        return list(value)
-    if key == "notify.fallback":
-        if value not in (*CHANNELS, "none"):
-            raise bad(f"one of {[*CHANNELS, 'none']}")
-        return value
-    if not _in_range(key, value):
-        raise bad("a number of minutes from 0 to 10080 (0: no limit)")
-    return value
+def _url(value: object) -> bool:
+    text = value if _text(value) else ""
+    return str(text).startswith(("http://", "https://")) and len(str(text).split("://", 1)[1].split("/", 1)[0]) > 0
 
 
-def _check_otlp(key: str, value: object, bad: Any) -> object:
-    name = key[5:]
-    if name in ("enabled", "project", "events"):
-        if not isinstance(value, bool) and not (name == "enabled" and value == "auto"):
-            raise bad("true or false" + (' or "auto"' if name == "enabled" else ""))
+def _table(k: Key, value: object) -> bool:
+    ok_value = _text if k.kind == "strings" else (lambda v: _text(v) or _is_num(v) or isinstance(v, bool))
+    return (isinstance(value, dict) and len(value) <= MAX_TABLE
+            and all(_text(name) and name and ok_value(v) for name, v in value.items()))
+
+
+def _globs(value: object) -> bool:
+    return (isinstance(value, list) and len(value) <= MAX_GLOBS
+            and all(isinstance(g, str) and len(g) <= MAX_GLOB_CHARS for g in value)
+            and sum(map(len, value)) <= MAX_GLOBS_CHARS)
+
+
+BAD = object()  # a value its key's check refused
+
+
+def _settle(k: Key, value: object) -> object:
+    """The value as the config keeps it, or BAD."""
+    kind = k.kind
+    if kind == "number":
+        return float(value) if _in_range(k, value) else BAD  # type: ignore[arg-type]
+    if kind == "whole":
+        return value if isinstance(value, int) and _in_range(k, value) else BAD
+    if kind in ("minutes", "seconds"):
+        return value if _in_range(k, value) else BAD
+    if k.unset and value == "":
         return value
-    if name == "endpoint":
-        if not (value == "" or (_text(value) and str(value).startswith(("http://", "https://"))
-                                and len(str(value).split("://", 1)[1].split("/", 1)[0]) > 0)):
-            raise bad("an http:// or https:// URL (the collector's OTLP/HTTP address), or \"\"")
-        return value
-    if name == "protocol":
-        if value not in ("", *OTLP_PROTOCOLS):
-            raise bad(f"one of {list(OTLP_PROTOCOLS)} (or \"\": from OTEL_EXPORTER_OTLP_PROTOCOL)")
-        return value
-    if name in ("interval", "timeout"):
-        if not _in_range(key, value):
-            low, high = RANGES[key]
-            raise bad(f"a number of seconds from {low:g} to {high:g}")
-        return value
-    ok_value = _text if name == "headers" else (lambda v: _text(v) or _is_num(v) or isinstance(v, bool))
-    if (not isinstance(value, dict) or len(value) > MAX_TABLE
-            or not all(_text(k) and k and ok_value(v) for k, v in value.items())):
-        raise bad(f"a table of at most {MAX_TABLE} names and {'strings' if name == 'headers' else 'values'}")
-    return dict(value)
+    if kind == "choice":
+        return k.aliases.get(value, value) if value in k.choices else BAD  # type: ignore[call-overload]
+    if kind == "flag":
+        return value if isinstance(value, bool) or value in k.choices else BAD
+    if kind == "url":
+        return value if _url(value) else BAD
+    if kind in ("globs", "list"):
+        ok = _globs(value) if kind == "globs" else isinstance(value, list) and all(c in k.choices for c in value)
+        return list(value) if ok else BAD  # type: ignore[call-overload]
+    return dict(value) if _table(k, value) else BAD  # type: ignore[call-overload]  # strings, values
+
+
+def expected(k: Key) -> str:
+    """What a key takes, as its error says it."""
+    kind = k.kind
+    if kind == "globs":
+        text = (f"a list of glob strings (at most {MAX_GLOBS}, each of {MAX_GLOB_CHARS} characters at most, "
+                f"{MAX_GLOBS_CHARS} in all)")
+    elif kind == "whole":
+        text = f"a whole number from {k.low:.0f} to {k.high:.0f}"
+    elif kind in ("number", "minutes", "seconds"):
+        text = f"a number{'' if kind == 'number' else ' of ' + kind} from {k.low:g} to {k.high:g}"
+    elif kind in ("choice", "list"):
+        text = f"{'one of' if kind == 'choice' else 'a list drawn from'} {list(k.choices)}"
+    elif kind == "flag":
+        text = "true or false" + "".join(f' or "{c}"' for c in k.choices)
+    elif kind == "url":
+        text = "an http:// or https:// URL"
+    else:
+        text = f"a table of at most {MAX_TABLE} names and {kind}"
+    return text + (f" ({k.note})" if k.note else "") + (f' (or "": {k.unset})' if k.unset else "")
+
+
+def _check(file: str, key: str, value: object) -> object:
+    k = SPECS.get(key)
+    if k is None:
+        raise ConfigError(f"{file}: unknown key '{_short(key)}' (known: {', '.join(known_keys())})")
+    out = _settle(k, value)
+    if out is BAD:
+        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_short(repr(value))}")
+    return out
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """Text from a file, shortened for an error message (errors are logged and kept in states)."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def known_keys() -> list[str]:
-    plain = [k for k in DEFAULTS if k not in TABLES]
-    return plain + ["notify.channels", "notify.fallback", "notify.remind_min"] + [f"otlp.{k}" for k in DEFAULTS["otlp"]]
+    """Every key `config set` takes: the top-level ones, then each table's."""
+    return [k.name for k in KEYS if "." not in k.name] + [k.name for k in KEYS if "." in k.name]
 
 
 def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[str, Any]:

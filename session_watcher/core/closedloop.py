@@ -27,13 +27,13 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from session_watcher.core.engine import Resolved
-    from session_watcher.core.shapes import Alert, CallEvent, CallUsage, Config, Event, State
+    from session_watcher.core.shapes import Alert, CallEvent, CallUsage, Event, ModelParams, State
 
 POLICIES = ("alert", "sweetSpot")
 ADVICE = ("gate", "backstop")  # the alerts after whose call the `alert` policy restarts (a cold return: before)
 
 
-def _call(state: State, cfg: Config, fired: list[Alert], usage: CallUsage) -> Call:
+def _call(state: State, cfg: ModelParams, fired: list[Alert], usage: CallUsage) -> Call:
     """The backtest's view of the call just folded: what its trace row says (call_from_trace)."""
     q = quantities(state, cfg)
     e = state["engine"]
@@ -52,7 +52,7 @@ class Observed(NamedTuple):
     rows: list[dict[str, Any]]  # per call, what a trace row says of it: call, segment, ts, usage
 
 
-def observe(state: State, events: Sequence[Event], cfg: Config, paths: Resolved) -> Observed:
+def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Resolved) -> Observed:
     """Fold the real session into `state` (fresh); one `Call` per main-chain API call."""
     calls: list[Call] = []
     rows: list[dict[str, Any]] = []
@@ -95,7 +95,7 @@ class _Plan:
         return _with_usage(ev, c.total - c.cr - c.cw5m - c.cw1h, seg.lighter_usage(i, seg._drop(k)[1]))
 
 
-def follow(state: State, seen: Observed, cfg: Config, policy: str) -> list[int]:
+def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[int]:
     """The restarts (call numbers, 1-based) of a user who follows `policy` from the start of the
     session in `state` (fresh, as `observe` had it): "alert" restarts after every gate or reminder
     and before every cold return the watcher would show them; "sweetSpot" restarts whenever x reaches

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
         Alert,
         CallEvent,
         CallUsage,
-        Config,
         Engine,
         Event,
         LedgerEntry,
+        ModelParams,
         PathEntry,
         Quantities,
         ReadFile,
@@ -142,7 +142,7 @@ def _set_path_tokens(state: State, entry: PathEntry) -> int:
     return delta
 
 
-def apply_globs(state: State, cfg: Config) -> None:
+def apply_globs(state: State, cfg: ModelParams) -> None:
     """Re-decide inclusion for every path when the include/exclude globs changed (the state keeps
     their digest, `core.paths.globs_key`)."""
     e = state["engine"]
@@ -279,7 +279,7 @@ def _settle(state: State, d_l: int) -> int:
     return left
 
 
-def on_call(state: State, cfg: Config, call: CallEvent) -> list[Alert]:
+def on_call(state: State, cfg: ModelParams, call: CallEvent) -> list[Alert]:
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate."""
     _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h, detail = call
     written = (cw, cw5m, cw1h)
@@ -339,7 +339,7 @@ def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
         t["warmWrite"] += cw
 
 
-def _expired(e: Engine, cfg: Config, ts: float | None, model: str | None) -> float | None:
+def _expired(e: Engine, cfg: ModelParams, ts: float | None, model: str | None) -> float | None:
     """The idle gap before a call at `ts` when the cache expired during it (the segment's last call,
     of `model`, wrote at a TTL class shorter than the gap), else None."""
     if ts is None or e["lastTs"] is None or not e["segCalls"]:
@@ -349,13 +349,13 @@ def _expired(e: Engine, cfg: Config, ts: float | None, model: str | None) -> flo
     return None if life is None or gap <= life else gap
 
 
-def _advised(state: State, cfg: Config) -> Quantities | None:
+def _advised(state: State, cfg: ModelParams) -> Quantities | None:
     """The state's figures when a cold return now is advice to restart (x >= guard_x), else None."""
     q = quantities(state, cfg)
     return q if q["x"] is not None and q["x"] >= cfg["guard_x"] else None
 
 
-def cold_return_due(state: State, cfg: Config, ts: float | None) -> Quantities | None:
+def cold_return_due(state: State, cfg: ModelParams, ts: float | None) -> Quantities | None:
     """The figures of the state when a call at time `ts` would be a cold return the advice speaks
     of (the cache expired since the segment's last call, and x >= guard_x), else None. Judged on the
     state before the call, as `_cold_return` judges it; the backtest's closed loop asks it too, to
@@ -363,7 +363,7 @@ def cold_return_due(state: State, cfg: Config, ts: float | None) -> Quantities |
     return None if _expired(state["engine"], cfg, ts, state["context"]["model"]) is None else _advised(state, cfg)
 
 
-def _cold_return(state: State, cfg: Config, ts: float | None, call_model: str | None,
+def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: str | None,
                  written: tuple[int, int, int]) -> list[Alert]:
     """The advice's second trigger, judged before the call that follows an idle gap: the cache
     expired meanwhile, so this call re-writes all of L, while a fresh session would write only
@@ -410,7 +410,7 @@ def _units(model: str | None, cr: int, written: tuple[int, int, int]) -> float:
     return cr + cw5m * prices.c_ratio(model, "5m") + cw1h * prices.c_ratio(model, "1h")
 
 
-def worth_saying(e: Engine, q: Quantities, model: str | None, cfg: Config) -> bool:
+def worth_saying(e: Engine, q: Quantities, model: str | None, cfg: ModelParams) -> bool:
     """An advice's priced saving over its horizon (`saving`, one optimal cycle) is worth a person's
     attention: at least `advice_min_usd` dollars (a model with no price: not judged so) and at least
     `advice_min_share` of what the segment's cache cost so far. Below it the lamp may be amber, but
@@ -424,7 +424,7 @@ def worth_saying(e: Engine, q: Quantities, model: str | None, cfg: Config) -> bo
     return saving >= cfg["advice_min_share"] * e.get("segUnits", 0.0)
 
 
-def reminder_due(e: Engine, q: Quantities, cfg: Config) -> bool:
+def reminder_due(e: Engine, q: Quantities, cfg: ModelParams) -> bool:
     """A reminder after the gate: `remind_backoff` ** (reminders so far) times the backstop interval
     of bill cycles in deep water since the last advice (each ignored reminder widens the next gap);
     past `remind_cap` reminders in the segment, only when the saving has doubled again (twice the
@@ -439,7 +439,7 @@ def reminder_due(e: Engine, q: Quantities, cfg: Config) -> bool:
     return at_gate is not None and q["saving"] is not None and q["saving"] >= at_gate * 2 ** over
 
 
-def _bills_and_gate(state: State, cfg: Config, units: float) -> list[Alert]:
+def _bills_and_gate(state: State, cfg: ModelParams, units: float) -> list[Alert]:
     e = state["engine"]
     q = quantities(state, cfg)
     rent = q["burnRate"] or 0.0
@@ -517,7 +517,7 @@ def _call_usage(ev: CallEvent) -> CallUsage:
             "iter": [[other, s[1], s[4], s[5]] for other, s in others]}
 
 
-def fold(state: State, events: Iterable[Event], cfg: Config, paths: Resolved = ({}, {}), *,
+def fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolved = ({}, {}), *,
          sidechain_file: bool = False, call_hook: CallHook | None = None) -> list[Alert]:
     """Apply events in order; return the alerts that fired. `paths`: the shell's answers for the
     paths the events name (`Resolved`). `sidechain_file`: a subagent transcript, whose calls count

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from session_watcher.core.shapes import Config, Engine, Lamp, Quantities, State
+    from session_watcher.core.shapes import Engine, Lamp, ModelParams, Quantities, State
 
 # the API caches no prompt shorter than this, and every agent's system prompt is far longer: a call
 # below it is no request of the conversation (real sessions log failed ones with all-zero usage)
@@ -194,7 +194,7 @@ def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None, model: str 
     return TTL_SECONDS[ttl]
 
 
-def session_c_ratio(state: State, cfg: Config) -> float:
+def session_c_ratio(state: State, cfg: ModelParams) -> float:
     """The config's cRatio, else the model's cache-write / cache-read price for the TTL class seen."""
     override = cfg.get("cRatio")
     if override:
@@ -202,7 +202,7 @@ def session_c_ratio(state: State, cfg: Config) -> float:
     return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
 
 
-def quantities(state: State, cfg: Config) -> Quantities:
+def quantities(state: State, cfg: ModelParams) -> Quantities:
     """Every figure of the cost model for the state as it stands (None where not valid yet)."""
     e = state["engine"]
     floor = e["floor"]
@@ -239,7 +239,7 @@ def quantities(state: State, cfg: Config) -> Quantities:
     return q
 
 
-def bill_counted(e: Engine, cfg: Config) -> bool:
+def bill_counted(e: Engine, cfg: ModelParams) -> bool:
     """The gate's bill condition: a bill cycle of this segment completed during the deep-water dwell
     or in the `bill_lookback` calls before it began (0: during the dwell, the v2 rule; a lookback as
     long as the segment: any since the segment, or the restart, began)."""
@@ -247,7 +247,7 @@ def bill_counted(e: Engine, cfg: Config) -> bool:
     return bool(last) and last > e["segCalls"] - e["dwell"] - int(cfg.get("bill_lookback", 0))
 
 
-def cache_cold(state: State, cfg: Config, now: float | None) -> bool:
+def cache_cold(state: State, cfg: ModelParams, now: float | None) -> bool:
     """The session's cache has expired by `now` (seconds): its last real request is older than the
     cache's lifetime (`cache_lifetime`: the TTL class it wrote at, or the user's inferred cliff)."""
     e = state["engine"]
@@ -272,7 +272,7 @@ def restart_saving(state: State, q: Quantities, *, cold: bool = False) -> tuple[
     return saving, prices.read_usd(state["context"].get("model"), saving)
 
 
-def reminder_interval(e: Engine, n_back: int | None, cfg: Config) -> int | None:
+def reminder_interval(e: Engine, n_back: int | None, cfg: ModelParams) -> int | None:
     """Bill cycles in deep water from the last advice to the next reminder: the backstop interval
     times `remind_backoff` once per reminder already given in the segment (None: never)."""
     return None if n_back is None else math.ceil(n_back * cfg["remind_backoff"] ** e["reminders"] - 1e-9)

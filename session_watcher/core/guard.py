@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-    from session_watcher.core.shapes import Config
+    from session_watcher.core.shapes import ModelParams
 
 GUARD_X = 1.0  # the cold-return trigger when a config lacks `guard_x` (the same as config.DEFAULTS)
 SLACK = 60.0  # seconds: a `prompt_cache` whose cache was written before the last call, minus this, is stale
@@ -70,7 +70,7 @@ def rewritten(context: float, shared: float) -> float:
     return fresh_split(context, shared)[1]
 
 
-def cold_cache(state: Mapping[str, Any], cfg: Config, now: float | None) -> dict[str, Any] | None:
+def cold_cache(state: Mapping[str, Any], cfg: ModelParams, now: float | None) -> dict[str, Any] | None:
     """{source, ttl, lifetimeSeconds, edgeSeconds, lastCallTs, idleSeconds, expiresAt, cold, sure};
     None when it cannot tell (no call yet, no cache write seen). `cold`: past the lifetime (the cache
     may have expired); `sure`: past the edge (it has). `now` None: the figures that need a clock are
@@ -115,7 +115,7 @@ def cold_cache(state: Mapping[str, Any], cfg: Config, now: float | None) -> dict
 
 
 def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, Any],
-           cfg: Config, carry: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+           cfg: ModelParams, carry: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The figures of the warning for a cold cache (`cold` from `cold_cache`); None without an L.
 
     What the next prompt re-writes is the last call's whole context, what it read and what it wrote

@@ -293,9 +293,9 @@ class OtlpConfig(TypedDict):
 Cliff = TypedDict("Cliff", {"5m": float | None, "1h": float | None, "evidence": NotRequired[dict[str, list[int]]]})
 
 
-class Config(TypedDict):
-    """The effective config, settled once: the defaults with the user's file, then the project's, on
-    top, every value checked (config.load, config.merge, config.load_cached). Keys as in the TOML."""
+class ModelParams(TypedDict):
+    """What the core reads of the config: the model's parameters, which are also exactly what a
+    project's file may set (config.PROJECT_KEYS), and the cliff. config.model_params builds it."""
 
     include: list[str]  # globs of paths a restart carries although the work did not read them
     exclude: list[str]  # globs of paths it never carries
@@ -311,11 +311,18 @@ class Config(TypedDict):
     remind_cap: int  # reminders per segment before only a doubled saving brings another
     advice_min_usd: float  # no gate or reminder whose saving over its horizon is under this many dollars
     advice_min_share: float  # ... or under this share of the segment's cache cost so far
+    cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
+
+
+class Config(ModelParams):
+    """The effective config, settled once: the defaults with the user's file, then the project's, on
+    top, every value checked (config.load, config.merge, config.load_cached). Keys as in the TOML:
+    the model's parameters, and the user's own keys below."""
+
     notify: NotifyConfig
     guard: Literal["ask", "warn", "off"]  # the cold-cache guard on each prompt ("block" is read as "ask")
     handoff_stale_min: float  # minutes a pending handoff waits for a fresh session
     otlp: OtlpConfig
-    cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
 
 
 class ConfigCache(TypedDict, total=False):

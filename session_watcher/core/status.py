@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from session_watcher.core.engine import CallHook
-    from session_watcher.core.shapes import Alert, CallUsage, Config, State
+    from session_watcher.core.shapes import Alert, CallUsage, ModelParams, State
 
 
 def _round(v: float | None, nd: int = 6) -> float | None:
@@ -62,7 +62,7 @@ def window_of(state: State) -> int | None:
                           ctx.get("peak"))
 
 
-def status_document(state: State, cfg: Config, with_buckets: bool = True,
+def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
                     with_health: bool = True, cold: bool = False) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
     show it, and its shell loads only part of the path map); `with_health=False` leaves `health`
@@ -147,7 +147,7 @@ def notice(state: State) -> dict[str, int] | None:
     return {"shown": shown, "bills": max(0, e["billsTotal"] - bills)}
 
 
-def tracer(trace: list[dict[str, Any]], cfg: Config) -> CallHook:
+def tracer(trace: list[dict[str, Any]], cfg: ModelParams) -> CallHook:
     """A `fold` call hook that appends one trace row per main-chain API call: the status document
     after the call, with the call's number, time, own usage and the alerts it fired. A trace whose
     `brief` is true (the session page's) gets its rows without the per-file list and the health block."""

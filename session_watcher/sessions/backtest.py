@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.base.config import DEFAULTS
+from session_watcher.base.config import DEFAULTS, model_params
 from session_watcher.core import backtest as bt
 
 if TYPE_CHECKING:
@@ -92,8 +92,9 @@ def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None
     from session_watcher.core import closedloop
 
     state = loaded.fresh()
-    seen = closedloop.observe(state, loaded.events, cfg, loaded.paths)
-    follow = {p: closedloop.follow(loaded.fresh(), seen, cfg, p) for p in bt.CLOSED_LOOP}
+    params = model_params(cfg)  # the core is handed only what it reads
+    seen = closedloop.observe(state, loaded.events, params, loaded.paths)
+    follow = {p: closedloop.follow(loaded.fresh(), seen, params, p) for p in bt.CLOSED_LOOP}
     if taken is not None:
         from session_watcher.sessions.restarts import note_taken
 

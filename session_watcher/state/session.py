@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from session_watcher.core.shapes import Alert, Config, Event, State
+    from session_watcher.core.shapes import Alert, Config, Event, ModelParams, State
     from session_watcher.state.pathstore import PathShards
     from session_watcher.state.prefetch import ForkedParser
 
@@ -108,7 +108,7 @@ def resolve(state: State, raws: set[str], shards: PathShards | None = None,
     return canon, {c: known.get(c) for c in canon.values()}
 
 
-def _load_needed(state: State, cfg: Config, shards: PathShards | None) -> list[str]:
+def _load_needed(state: State, cfg: ModelParams, shards: PathShards | None) -> list[str]:
     """Canonical paths the fold may touch besides the events' own: the open ledger entries'; and
     every path when the include/exclude globs changed (inclusion is decided again for all)."""
     if shards is not None and state["engine"]["globs"] != pathmap.globs_key(cfg["include"], cfg["exclude"]):
@@ -116,7 +116,7 @@ def _load_needed(state: State, cfg: Config, shards: PathShards | None) -> list[s
     return [item[0] for item in state["engine"]["ledger"]]
 
 
-def fold_events(state: State, events: list[Event], cfg: Config,
+def fold_events(state: State, events: list[Event], cfg: ModelParams,
                 sidechain_file: bool = False, trace: list[dict[str, Any]] | None = None,
                 shards: PathShards | None = None) -> list[Alert]:
     if sidechain_file:
@@ -155,7 +155,7 @@ def codex_tail(path: str, cursor: dict[str, Any], lines: list[bytes]) -> tuple[d
     return (cursor, lines) if got is None else (got[1], got[0])
 
 
-def sync_file(state: State, path: str, cfg: Config, sub: bool, deadline: float,
+def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
               parse: ForkedParser | None = None) -> tuple[list[Alert], bool]:
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `parse`:
@@ -228,12 +228,15 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
     shrunk, replaced) starts the whole state again from the transcripts: nothing double-counts.
     """
+    from session_watcher.base.config import model_params
+
+    params = model_params(cfg)  # the core is handed only what it reads
     alerts: list[Alert] = []
     caught_up = True
     for attempt in range(2):
         try:
             if transcript:
-                got, done = sync_file(state, transcript, cfg, False, deadline, trace, shards, parse)
+                got, done = sync_file(state, transcript, params, False, deadline, trace, shards, parse)
                 alerts += got
                 caught_up = caught_up and done
             for sub in subagents:
@@ -243,7 +246,7 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
                     caught_up = False
                     break
                 try:
-                    got, done = sync_file(state, sub, cfg, True, deadline, shards=shards)
+                    got, done = sync_file(state, sub, params, True, deadline, shards=shards)
                 except FileNotFoundError:
                     continue
                 alerts += got
