@@ -178,7 +178,7 @@ def test_the_status_line_prices_a_cold_cache(tmp_path: Any, idle: float) -> None
     import time
     from pathlib import Path
 
-    from session_watcher.core.render import money
+    from session_watcher.core.numbers import dollars as money
     from tests.oracle import hook, payload, statusline
 
     last = time.time() - idle

@@ -354,7 +354,8 @@ class Trickle:
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.connections = 0
         self.closed = 0
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
 
     def _accept(self) -> None:
         import threading
@@ -384,8 +385,15 @@ class Trickle:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        import socket
+
         self.stop.set()
+        try:  # wakes the accept (a close alone does not, on Linux): no thread outlives the test
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.server.close()
+        self.acceptor.join(10)
 
 
 def test_rule4_one_deadline_for_the_whole_request() -> None:
