@@ -12,11 +12,15 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from tests.codex_lines import FIXTURES
 from tests.oracle import launchers
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 USER_HOOK = {"type": "command", "command": "echo mine", "timeout": 5}
 THREAD = "019f1f6f-311c-7543-b0f9-f126da3c5434"
@@ -57,11 +61,14 @@ def test_merged_idempotent_and_reversible(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert "/hooks" in first.stdout  # the one step that makes Codex run them
     doc = json.loads((home / "hooks.json").read_text())
-    assert set(doc["hooks"]) == {"Stop", "PostToolUse", "PostModelRequest"}
+    assert set(doc["hooks"]) == {"Stop", "PostToolUse", "PostModelRequest", "UserPromptSubmit", "SessionStart"}
     assert doc["hooks"]["Stop"][0] == {"hooks": [USER_HOOK]}
     ours = [h for g in doc["hooks"]["PostModelRequest"] for h in g["hooks"]]
     assert ours == [{"type": "command", "async": True, "timeout": 10,
-                     "command": "/opt/sw/bin/python -I -S /opt/sw/bin/session-watcher-hook PostModelRequest"}]
+                     "command": "/opt/sw/bin/python -I -S /opt/sw/bin/session-watcher-hook PostModelRequest codex"}]
+    speaking = [h for event in ("UserPromptSubmit", "SessionStart") for g in doc["hooks"][event] for h in g["hooks"]]
+    assert [(h["async"], h["command"].split()[-2:]) for h in speaking] == [
+        (False, ["UserPromptSubmit", "codex"]), (False, ["SessionStart", "codex"])]
     assert len(_backups(home)) == 1
     assert (home / _backups(home)[0]).read_text() == original
     text = (home / "hooks.json").read_text()

@@ -184,6 +184,8 @@ def _why(a: Mapping[str, Any]) -> str:
         why = f"your {_class(a.get('ttl'))} cache goes cold after ~{duration(life)}"
         return why + (f": {ev[3]} of your {ev[2]} returns past that were cold" if isinstance(ev, list) and len(ev) == 4
                       else ", inferred from your sessions")
+    if _num(life) and life != TTL_SECONDS.get(a.get("ttl") or "5m"):  # a class of its own (OpenAI's floor)
+        return f"the cache, kept ~{duration(life)} on this model, has expired"
     return f"the {_class(a.get('ttl'))} cache has expired"
 
 
