@@ -14,7 +14,8 @@ desktop and are queued for the next prompt. UserPromptSubmit (the cold-cache gua
 alert as `systemMessage`) and SessionStart (a fresh thread's pending handoff as
 `additionalContext`) are synchronous and print one JSON object or nothing. Codex's handler schema
 is strict (no `args`): the command is one shell string. Codex skips a hook it does not trust, silently:
-the user trusts them once in Codex's `/hooks` screen, which the install says in one line.
+where a `codex` executable is found the install has Codex trust them through its app-server
+(cli.codex_trust), else it says in one line to trust them in Codex's `/hooks` screen.
 """
 
 from __future__ import annotations
@@ -81,8 +82,15 @@ def add(bin_dir: str) -> int:
     paths.ensure_private_dir(paths.data_dir())
     record = {"hooksFile": path, "hooks": sorted(k for k in keys if k)}
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
-    print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
-          "open /hooks in Codex and trust session-watcher's")
+    from session_watcher.cli.codex_trust import trust
+
+    got = trust(home, os.path.normpath(os.path.abspath(path)), {h["command"] for _, h in wanted})
+    if got is None:
+        print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
+              "open /hooks in Codex and trust session-watcher's")
+    else:
+        print(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
+              f"({got[0]} now, {got[1]} already)")
     return 0
 
 

@@ -1,0 +1,123 @@
+"""The real Codex CLI 0.171.0 (.ci/setup.d/55-codex-cli.sh), offline against a loopback Responses
+mock: session-watcher's hooks registered in `$CODEX_HOME/hooks.json` (cli.install_codex, the
+install.sh step) and trusted through Codex's app-server run, and what they fold live equals a replay
+of the same rollout bytes; left untrusted, Codex skips them and `doctor` says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.oracle import launchers, sw
+from tests.statefile import load_state
+
+from .responses_mock import Mock
+
+pytestmark = pytest.mark.e2e
+
+VERSION = "0.171.0"
+CODEX = Path(os.environ.get("SESSION_WATCHER_CODEX_PREFIX", f"/opt/session-watcher-ci/codex-{VERSION}")) / \
+    "node_modules" / ".bin" / "codex"
+
+
+@pytest.fixture(scope="module")
+def codex_bin() -> Path:
+    if not os.access(CODEX, os.X_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"e2e: the real Codex CLI is required under CI and is missing at {CODEX}")
+        pytest.skip(f"e2e SKIPPED LOUDLY: the real Codex CLI {VERSION} is not at {CODEX} (.ci/setup.d/55-codex-cli.sh)")
+    return CODEX
+
+
+def _world(tmp_path: Path, port: int) -> tuple[dict[str, str], Path, Path]:
+    home = Path(os.environ["HOME"])  # tests/conftest.py: a private home for this test
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (codex_home / "config.toml").write_text(
+        f'model = "gpt-6.2-sol"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n'
+        f'[model_providers.mock]\nname = "Mock"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+        f'env_key = "MOCK_OPENAI_KEY"\nwire_api = "responses"\nsupports_websockets = false\n'
+        f'[analytics]\nenabled = false\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    shutil.copy(launchers() / "session-watcher-hook", bin_dir / "session-watcher-hook")
+    env = {**os.environ, "CODEX_HOME": str(codex_home), "MOCK_OPENAI_KEY": "k"}
+    return env, project, bin_dir
+
+
+def _install(env: dict[str, str], bin_dir: Path) -> str:
+    got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "add", str(bin_dir)], env=env,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert got.returncode == 0, got.stderr
+    return got.stdout
+
+
+def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool = False) -> str:
+    args = [str(codex), "exec", "--skip-git-repo-check", "--json"]
+    args += ["resume", "--last", prompt] if resume else [prompt]
+    got = subprocess.run(args, env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert got.returncode == 0, got.stderr[-3000:]
+    started = [json.loads(x) for x in got.stdout.splitlines() if x.startswith('{"type":"thread.started"')]
+    return str(started[0]["thread_id"])
+
+
+def _doctor(env: dict[str, str]) -> str:
+    got = sw("doctor", env=env)
+    return "\n".join(x for x in got.stdout.decode().splitlines() if x.startswith("codex "))
+
+
+def _replayed_prefix(tmp_path: Path, state: dict[str, Any]) -> dict[str, Any]:
+    """`replay --json` of the rollout's bytes up to where the live state's cursor stands."""
+    cursor = state["cursor"]
+    data = Path(cursor["path"]).read_bytes()[:cursor["offset"]]
+    copy = tmp_path / "prefix" / Path(cursor["path"]).name
+    copy.parent.mkdir()
+    copy.write_bytes(data)
+    got = sw("replay", "--json", str(copy))
+    assert got.returncode == 0, got.stderr
+    return dict(json.loads(got.stdout))
+
+
+def test_trusted_by_the_install_the_hooks_fold_live_and_equal_replay(codex_bin: Path, tmp_path: Path) -> None:
+    with Mock() as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        said = _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        assert "trusted through codex app-server (5 now, 0 already)" in said
+        assert "installed, not trusted yet" in _doctor(env)
+        thread = _exec(codex_bin, env, project, "say hi")
+        for n in (2, 3):
+            assert _exec(codex_bin, env, project, f"again {n}", resume=True) == thread
+        calls = len(mock.bodies)
+    assert calls == 3
+    state = load_state(thread)
+    # the last turn's prompt hook (synchronous) folded every call before it; its own call's async
+    # hook may be cut off when exec exits (reference/codex.md), then the next run folds it
+    assert state["engine"]["calls"] >= calls - 1
+    replayed = _replayed_prefix(tmp_path, state)
+    assert replayed["calls"] == state["engine"]["calls"]
+    assert replayed["tokenUsage"] == state["meter"]["main"]
+    assert replayed["tokenUsage"]["cacheWrite"] >= mock.usage(1)["input_tokens"]  # the cold first call's write
+    assert f"hooks firing (last thread {thread})" in _doctor(env)
+
+
+def test_left_untrusted_codex_skips_the_hooks_and_doctor_says_so(codex_bin: Path, tmp_path: Path) -> None:
+    with Mock() as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        said = _install({**env, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}, bin_dir)
+        assert "open /hooks in Codex" in said
+        thread = _exec(codex_bin, env, project, "say hi")
+    assert len(mock.bodies) == 1
+    with pytest.raises(FileNotFoundError):
+        load_state(thread)
+    assert "installed, not trusted yet" in _doctor(env)
