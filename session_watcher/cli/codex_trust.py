@@ -4,9 +4,9 @@ Codex skips a hook it does not trust and says nothing. Trust is Codex's to recor
 hook's definition in its `config.toml`, not a public contract), so it is asked, never computed:
 `initialize`, `hooks/list` (each hook's `key`, `currentHash` and `trustStatus`), then one
 `config/batchWrite` that upserts `hooks.state.<key>.trusted_hash` for our hooks that are not trusted
-yet (the user's own hooks are left as they are). Offline, a fraction of a second; bounded by
-DEADLINE. Where it cannot run (no `codex` on PATH, an older Codex without the methods, an error)
-the caller says the one line that does it by hand: Codex's `/hooks` screen.
+yet (the user's own hooks are left as they are), the whole exchange bounded by DEADLINE. Where it
+cannot run (no `codex` on PATH, an older Codex without the methods, an error) the caller says the
+one line that does it by hand: Codex's `/hooks` screen.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import subprocess
 import time
 from typing import Any
 
-DEADLINE = 20.0  # seconds for the whole exchange (a first start of the binary reads 300 MB)
+DEADLINE = 20.0  # seconds for the whole exchange (a first start of the binary reads its 300 MB)
 CODEX_ENV = "SESSION_WATCHER_CODEX"  # the codex executable to use instead of the one on PATH
 
 

@@ -121,3 +121,28 @@ def test_left_untrusted_codex_skips_the_hooks_and_doctor_says_so(codex_bin: Path
     with pytest.raises(FileNotFoundError):
         load_state(thread)
     assert "installed, not trusted yet" in _doctor(env)
+
+
+def test_handoff_reaches_the_next_threads_first_request_and_names_its_parent(codex_bin: Path,
+                                                                            tmp_path: Path) -> None:
+    """`session-watcher handoff` on a Codex thread, then a new thread in the project: Codex takes
+    the synchronous SessionStart hook's one JSON object (its strict schema), the note is in the new
+    thread's first request, and the new thread's state names its parent."""
+    with Mock(text="Renamed the parser module and fixed its tests.") as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        parent = _exec(codex_bin, env, project, "rename the parser module")
+        handed = sw("handoff", "--json", parent, env=env)
+        assert handed.returncode == 0, handed.stderr
+        note = json.loads(handed.stdout)["note"]
+        assert "> rename the parser module" in note
+        assert "> Renamed the parser module and fixed its tests." in note
+        child = _exec(codex_bin, env, project, "go on")
+        first = json.dumps(mock.bodies[-1])
+    assert child != parent
+    assert f"[session-watcher handoff from session {parent}" in first
+    assert json.dumps("> rename the parser module")[1:-1] in first
+    status = sw("status", "--json", child, env=env)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["parentSession"] == parent
+    assert "no handoff waiting" in sw("handoff", "--show", env=env).stdout.decode()
