@@ -1,7 +1,8 @@
 """The real Codex CLI 0.171.0 (.ci/setup.d/55-codex-cli.sh), offline against a loopback Responses
 mock: session-watcher's hooks registered in `$CODEX_HOME/hooks.json` (cli.install_codex, the
 install.sh step) and trusted through Codex's app-server run, and what they fold live equals a replay
-of the same rollout bytes; left untrusted, Codex skips them and `doctor` says so."""
+of the same rollout bytes; left untrusted, Codex skips them and `doctor` says so; a handoff reaches
+the next thread; a cold prompt is held with no request and goes when sent again."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.oracle import launchers, sw
-from tests.statefile import load_state
+from tests.statefile import load_state, state_file
 
 from .responses_mock import Mock
 
@@ -146,3 +147,44 @@ def test_handoff_reaches_the_next_threads_first_request_and_names_its_parent(cod
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["parentSession"] == parent
     assert "no handoff waiting" in sw("handoff", "--show", env=env).stdout.decode()
+
+
+def _age(rollout: Path, hours: float) -> None:
+    """Move every timestamp of a rollout `hours` back, in place (the same length: the same bytes count)."""
+    from datetime import UTC, datetime, timedelta
+
+    out = []
+    for line in rollout.read_text().splitlines():
+        rec = json.loads(line)
+        at = datetime.fromisoformat(rec["timestamp"].replace("Z", "+00:00")) - timedelta(hours=hours)
+        rec["timestamp"] = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        out.append(json.dumps(rec, separators=(",", ":")))
+    rollout.write_text("\n".join(out) + "\n")
+
+
+def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bin: Path, tmp_path: Path) -> None:
+    """A thread whose last call was 3 h ago (its rollout aged, its state rebuilt from it): Codex
+    takes the prompt hook's block, 0 requests reach the mock, and the same prompt sent again within
+    the minute goes."""
+    with Mock(base=150_000, grow=6_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        thread = _exec(codex_bin, env, project, "start")
+        for n in range(4):
+            _exec(codex_bin, env, project, f"turn {n}", resume=True)
+        sent = len(mock.bodies)
+        rollout = Path(load_state(thread)["cursor"]["path"])
+        _age(rollout, 3)
+        state_file(thread).unlink()  # rebuilt from the aged rollout by the next hook
+        got = subprocess.run([str(codex_bin), "exec", "--skip-git-repo-check", "--json", "resume", "--last", "go on"],
+                             env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=300, check=False)
+        held = len(mock.bodies)
+        waiting = json.loads(sw("handoff", "--show", "--json", env=env).stdout)
+        _exec(codex_bin, env, project, "go on", resume=True)
+        again = len(mock.bodies)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert held == sent  # held: nothing reached the model
+    assert [w["parentSession"] for w in waiting] == [thread]  # the guard prepared the handoff /clear takes
+    assert again == sent + 1  # sent again within the minute: it goes
+    assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # and the handoff is dropped
