@@ -63,6 +63,15 @@ def _install(env: dict[str, str], bin_dir: Path) -> str:
     return got.stdout
 
 
+def _install_sh(env: dict[str, str]) -> str:
+    """./install.sh as a user runs it (its own venv under SESSION_WATCHER_HOME; no demo)."""
+    repo = Path(__file__).resolve().parents[2]
+    got = subprocess.run(["sh", str(repo / "install.sh"), "--no-demo"], env=env, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert got.returncode == 0, got.stdout[-3000:] + got.stderr[-3000:]
+    return got.stdout
+
+
 def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool = False) -> str:
     args = [str(codex), "exec", "--skip-git-repo-check", "--json"]
     args += ["resume", "--last", prompt] if resume else [prompt]
@@ -91,10 +100,14 @@ def _replayed_prefix(tmp_path: Path, state: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_trusted_by_the_install_the_hooks_fold_live_and_equal_replay(codex_bin: Path, tmp_path: Path) -> None:
+    """./install.sh registers the hooks in $CODEX_HOME/hooks.json and has Codex trust them."""
     with Mock() as mock:
-        env, project, bin_dir = _world(tmp_path, mock.port)
-        said = _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        env, project, _bin_dir = _world(tmp_path, mock.port)
+        said = _install_sh({**env, "SESSION_WATCHER_CODEX": str(codex_bin)})
         assert "trusted through codex app-server (5 now, 0 already)" in said
+        hooks = json.loads((Path(env["CODEX_HOME"]) / "hooks.json").read_text())["hooks"]
+        assert all(str(Path(env["SESSION_WATCHER_HOME"])) in h["command"]
+                   for groups in hooks.values() for g in groups for h in g["hooks"])  # install.sh's own venv
         assert "installed, not trusted yet" in _doctor(env)
         thread = _exec(codex_bin, env, project, "say hi")
         for n in (2, 3):
