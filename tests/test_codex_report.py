@@ -70,6 +70,12 @@ def test_every_agents_sessions_with_their_agent_and_totals_by_agent() -> None:
     text = sw("report", env={**os.environ, "COLUMNS": "160"}).stdout.decode()
     assert "agent" in text.splitlines()[text.splitlines().index("sessions, newest first") + 1]
     assert "by agent" in text
+    page = Path(os.environ["HOME"]) / "report.html"
+    assert sw("report", "--html", str(page)).returncode == 0
+    html = page.read_text()
+    assert "<thead><tr><th>id</th><th>agent</th>" in html
+    agents_table = html[html.index('<table id="agents"'):]
+    assert '<tr><td>codex</td><td class="n">2</td>' in agents_table[:agents_table.index("</table>")]
 
 
 def test_a_grown_rollout_is_read_again_from_its_start() -> None:
@@ -98,3 +104,7 @@ def test_with_projects_named_only_those_are_read(tmp_path: Path) -> None:
     assert [(s["sessionId"], s["agent"]) for s in doc["sessions"]] == [(CLAUDE, "claude-code")]
     text = sw("report", "--projects", str(only), env={**os.environ, "COLUMNS": "160"}).stdout.decode()
     assert "by agent" not in text  # one agent: the text as it was
+    page = tmp_path / "report.html"
+    assert sw("report", "--projects", str(only), "--html", str(page)).returncode == 0
+    assert 'id="agents"' not in page.read_text()
+    assert "<th>agent</th>" not in page.read_text()
