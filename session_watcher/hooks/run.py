@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             out = inject(raw, drop_on_compact=codex)
         else:
             out = run(event, raw, message=codex)
-        if codex:
+        if codex and out:
             from session_watcher.agents.codex.hooks import output
 
             out = output(event, out)

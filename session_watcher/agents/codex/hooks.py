@@ -9,7 +9,9 @@ has no place in Codex: the desktop and the next prompt's `systemMessage` carry a
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook's path
+if TYPE_CHECKING:
+    from typing import Any
 
 AGENT = "codex"  # the hook command's second word: `hook UserPromptSubmit codex`
 
