@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +202,71 @@ def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bi
     assert [w["parentSession"] for w in waiting] == [thread]  # the guard prepared the handoff /clear takes
     assert again == sent + 1  # sent again within the minute: it goes
     assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # and the handoff is dropped
+
+
+class _Tmux:
+    """Codex's TUI in a private tmux server (tmux answers the cursor query the TUI sends)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.sock = str(folder / "tmux.sock")
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True, timeout=30,
+                              check=False).stdout
+
+    def type_line(self, text: str) -> None:
+        """Type `text`, then Enter once the TUI shows it (a key right after typed text would be read
+        as part of a paste)."""
+        self.run("send-keys", "-l", text)
+        self.wait_for(f"› {text}")
+        time.sleep(1.0)
+        self.run("send-keys", "Enter")
+
+    def wait_for(self, text: str, seconds: float = 90) -> str:
+        """The screen once it shows `text` (polled; the deadline only ends a hang)."""
+        end = time.monotonic() + seconds
+        screen = ""
+        while time.monotonic() < end:
+            screen = self.run("capture-pane", "-p", "-J")
+            if text in screen:
+                return screen
+            time.sleep(0.3)
+        raise AssertionError(f"never showed {text!r}:\n{screen}")
+
+
+def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(codex_bin: Path, tmp_path: Path) -> None:
+    """The same cold thread resumed in Codex's TUI (through tmux, no background daemon): the prompt
+    is blocked by our hook with its priced reason on screen and 0 requests; typed again, it goes."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
+    with Mock(base=150_000, grow=6_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        with (Path(env["CODEX_HOME"]) / "config.toml").open("a") as fh:
+            fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        thread = _exec(codex_bin, env, project, "start")
+        for n in range(4):
+            _exec(codex_bin, env, project, f"turn {n}", resume=True)
+        _age(Path(load_state(thread)["cursor"]["path"]), 3)
+        state_file(thread).unlink()
+        sent = len(mock.bodies)
+        tmux = _Tmux(tmp_path)
+        exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
+                           if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
+                                    "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"))
+        tmux.run("new-session", "-d", "-x", "160", "-y", "50", "-c", str(project),
+                 f"env {exports} {codex_bin} resume --no-daemon {thread}")
+        try:
+            tmux.wait_for("Ask Codex")
+            tmux.type_line("go on")
+            screen = tmux.wait_for("Blocked by hook")
+            assert "session-watcher: cold cache" in screen
+            assert "Nothing was sent" in screen
+            assert len(mock.bodies) == sent
+            tmux.type_line("go on")  # the TUI does not put a blocked prompt back: typed again
+            end = time.monotonic() + 90
+            while len(mock.bodies) == sent and time.monotonic() < end:
+                time.sleep(0.3)
+            assert len(mock.bodies) >= sent + 1  # sent again within the minute: it goes
+        finally:
+            tmux.run("kill-server")
