@@ -94,7 +94,8 @@ def test_a_cold_prompt_is_held_once_and_clear_takes_the_handoff_with_the_work(tm
     assert "the cache, kept ~30 min on this model, has expired" in reason  # the model's class, not Claude's 5 min
     assert "send this prompt again within a minute" in reason
     assert "/compact" in reason
-    assert "/clear" in reason
+    assert "a handoff is ready; /clear, and the new session starts with it" in reason
+    assert "Ctrl+U" not in reason  # Codex does not put a held prompt back in the input line
     assert [d["parentSession"] for d in pending(project)] == [THREAD]
     assert start(project, "resume", THREAD) is None  # the old conversation is back: no note
     got = start(project, "clear")

@@ -438,7 +438,9 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
         carry = _prepare_handoff(state, cfg, now)
         if carry is not None:
             advice = guard.advice(state, q, cold, cfg, carry) or advice
-        out = {"decision": "block", "reason": guard.compose(advice, ask=True)}
+        from session_watcher.core.status import agent_of
+
+        out = {"decision": "block", "reason": guard.compose({**advice, "agent": agent_of(state)}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
     if first:
