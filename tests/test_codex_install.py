@@ -22,6 +22,8 @@ pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick 
 if TYPE_CHECKING:
     from pathlib import Path
 
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
 USER_HOOK = {"type": "command", "command": "echo mine", "timeout": 5}
 THREAD = "019f1f6f-311c-7543-b0f9-f126da3c5434"
 
@@ -33,6 +35,7 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 def _env(tmp_path: Path, codex_home: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "CODEX_HOME"}
+    env["SESSION_WATCHER_CODEX"] = str(tmp_path / "no-codex")  # no app-server to trust through (tests/e2e has one)
     if codex_home is not None:
         env["CODEX_HOME"] = str(codex_home)
     return env
@@ -61,11 +64,14 @@ def test_merged_idempotent_and_reversible(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert "/hooks" in first.stdout  # the one step that makes Codex run them
     doc = json.loads((home / "hooks.json").read_text())
-    assert set(doc["hooks"]) == {"Stop", "PostToolUse", "PostModelRequest"}
+    assert set(doc["hooks"]) == {"Stop", "PostToolUse", "PostModelRequest", "UserPromptSubmit", "SessionStart"}
     assert doc["hooks"]["Stop"][0] == {"hooks": [USER_HOOK]}
     ours = [h for g in doc["hooks"]["PostModelRequest"] for h in g["hooks"]]
     assert ours == [{"type": "command", "async": True, "timeout": 10,
-                     "command": "/opt/sw/bin/python -I -S /opt/sw/bin/session-watcher-hook PostModelRequest"}]
+                     "command": "/opt/sw/bin/python -I -S /opt/sw/bin/session-watcher-hook PostModelRequest codex"}]
+    speaking = [h for event in ("UserPromptSubmit", "SessionStart") for g in doc["hooks"][event] for h in g["hooks"]]
+    assert [(h["async"], h["command"].split()[-2:]) for h in speaking] == [
+        (False, ["UserPromptSubmit", "codex"]), (False, ["SessionStart", "codex"])]
     assert len(_backups(home)) == 1
     assert (home / _backups(home)[0]).read_text() == original
     text = (home / "hooks.json").read_text()

@@ -6,12 +6,16 @@ Codex is present: `$CODEX_HOME` set or `~/.codex` there). Claude Code's merge ru
 change and none when nothing changes, re-running changes nothing, and `remove` takes out exactly
 what was added (recorded in `<data dir>/installed-codex.json`).
 
-The hooks registered only fold: PostToolUse, PostModelRequest (every model call) and Stop, each
-`"async": true` (Codex does not wait for them) and printing nothing; the fold is the hook process
-Claude Code runs (a Codex payload carries the same `session_id`, `transcript_path` and `cwd`; the
-rollout is decoded by agents.codex.reader), its alerts go to the desktop. Codex's handler schema is
-strict (no `args`): the command is one shell string. Codex skips a hook it does not trust, silently:
-the user trusts them once in Codex's `/hooks` screen, which the install says in one line.
+The hooks (agents.codex.hooks.EVENTS), each `hook EVENT codex`: PostToolUse, PostModelRequest
+(every model call) and Stop fold, `"async": true` (Codex does not wait for them) and print nothing;
+the fold is the hook process Claude Code runs (a Codex payload carries the same `session_id`,
+`transcript_path` and `cwd`; the rollout is decoded by agents.codex.reader), its alerts go to the
+desktop and are queued for the next prompt. UserPromptSubmit (the cold-cache guard, the queued
+alert as `systemMessage`) and SessionStart (a fresh thread's pending handoff as
+`additionalContext`) are synchronous and print one JSON object or nothing. Codex's handler schema
+is strict (no `args`): the command is one shell string. Codex skips a hook it does not trust, silently:
+where a `codex` executable is found the install has Codex trust them through its app-server
+(cli.codex_trust), else it says in one line to trust them in Codex's `/hooks` screen.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ import os
 import sys
 from typing import Any
 
+from session_watcher.agents.codex import hooks as codex_hooks
 from session_watcher.base import paths
 from session_watcher.base.atomic import write_atomic
 from session_watcher.cli import install as claude  # the settings merge's own rules (load, shape, backup, write)
 
-EVENTS = ("PostToolUse", "PostModelRequest", "Stop")
+EVENTS = tuple(event for event, _ in codex_hooks.EVENTS)
 TIMEOUT = 10
 
 
@@ -43,10 +48,12 @@ def record_file() -> str:
 
 
 def entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
-    """(event, handler) of each hook: async, the hook launcher with the event's name."""
+    """(event, handler) of each hook: the hook launcher with the event's name and `codex`, async
+    unless Codex must wait for what it prints."""
     launch = claude._launch(bin_dir, "hook")
-    return [(event, {"type": "command", "command": f"{launch} {event}", "timeout": TIMEOUT, "async": True})
-            for event in EVENTS]
+    return [(event, {"type": "command", "command": f"{launch} {event} {codex_hooks.AGENT}", "timeout": TIMEOUT,
+                     "async": not sync})
+            for event, sync in codex_hooks.EVENTS]
 
 
 def add(bin_dir: str) -> int:
@@ -75,8 +82,15 @@ def add(bin_dir: str) -> int:
     paths.ensure_private_dir(paths.data_dir())
     record = {"hooksFile": path, "hooks": sorted(k for k in keys if k)}
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
-    print(f"codex: {path} (hooks: {', '.join(EVENTS)}, async); Codex runs a hook once you trust it: "
-          "open /hooks in Codex and trust session-watcher's")
+    from session_watcher.cli.codex_trust import trust
+
+    got = trust(home, os.path.normpath(os.path.abspath(path)), {h["command"] for _, h in wanted})
+    if got is None:
+        print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
+              "open /hooks in Codex and trust session-watcher's")
+    else:
+        print(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
+              f"({got[0]} now, {got[1]} already)")
     return 0
 
 

@@ -231,7 +231,9 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
     bp = bill_premium(x, dh, mf)
     q.update({
         "x": x, "cEff": ce, "K": k, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
-        "burnRate": rent_rate(big_l, base, ce), "wallP": 1 + ce,
+        # past a long-context step every rate of a call doubles: the rent is what the call costs
+        "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce),
+        "wallP": 1 + ce,
         "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], prev=e["lamp"]),
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
         "saving": cycle_saving(big_l, base, g, dh, k),

@@ -181,6 +181,8 @@ def _why(a: Mapping[str, Any]) -> str:
         why = f"your {_class(a.get('ttl'))} cache goes cold after ~{duration(life)}"
         return why + (f": {ev[3]} of your {ev[2]} returns past that were cold" if isinstance(ev, list) and len(ev) == 4
                       else ", inferred from your sessions")
+    if _num(life) and life != TTL_SECONDS.get(a.get("ttl") or "5m"):  # a class of its own (OpenAI's floor)
+        return f"the cache, kept ~{duration(life)} on this model, has expired"
     return f"the {_class(a.get('ttl'))} cache has expired"
 
 
@@ -220,6 +222,8 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {rewrite} "
            f"tokens{usd}. Or /compact: reads the same {whole} cold once{usd}{then}.")
     if a.get("handoff"):
-        out += (f" Or a fresh session{less}: a handoff is ready; clear the input line (Ctrl+U), then /clear, and "
+        # Claude Code puts a held prompt back in the input line; Codex does not (`agent`, set by the hook)
+        clear = "/clear" if a.get("agent") == "codex" else "clear the input line (Ctrl+U), then /clear"
+        out += (f" Or a fresh session{less}: a handoff is ready; {clear}, and "
                 f"the new session starts with it: it {verbs} {fresh_text}.")
     return out

@@ -133,12 +133,8 @@ class Digest:
                 isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
             return
         text = _prompt_text(content)
-        if text is None:
-            return
-        self.prompts += 1
-        if self.first is None:
-            self.first = text
-        self.latest = text
+        if text is not None:
+            self.prompt(text)
 
     def _assistant(self, rec: Mapping[str, Any]) -> None:
         msg = rec.get("message")
@@ -159,8 +155,7 @@ class Digest:
         if name in EDIT_TOOLS:
             path = inp.get("file_path") or inp.get("notebook_path")
             if isinstance(path, str) and path:
-                self._edited.pop(path, None)
-                self._edited[path] = None
+                self.edit(path)
         elif name == "ExitPlanMode" and isinstance(inp.get("plan"), str) and inp["plan"].strip():
             self.plan, self.plan_at = inp["plan"], self._n
         elif name == "TodoWrite" and isinstance(inp.get("todos"), list):
@@ -187,6 +182,18 @@ class Digest:
             self.tasks[str(task["id"])] = ["pending", subject]
             self.tasks_at = self._n
             self.todos = None  # the newer tool's list is the list
+
+    def edit(self, path: str) -> None:
+        """Note a file edited (now the most recent)."""
+        self._edited.pop(path, None)
+        self._edited[path] = None
+
+    def prompt(self, text: str) -> None:
+        """Note a request the user typed."""
+        self.prompts += 1
+        if self.first is None:
+            self.first = text
+        self.latest = text
 
     @property
     def edited(self) -> list[str]:

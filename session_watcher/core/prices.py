@@ -105,3 +105,13 @@ def write_usd(model: str | None, cw5m: float, cw1h: float) -> float | None:
     if base is None:
         return None
     return (cw5m * write_multiplier(model) + cw1h * WRITE_1H) * base / 1e6
+
+
+def call_factor(model: str | None, prompt_tokens: float) -> float:
+    """What every rate of a call of `prompt_tokens` input is multiplied by: 1, except past OpenAI's
+    long-context step (core.prices_openai, hook-up line: 2 past 272K on the models that have it)."""
+    if not model or not model.lower().startswith("gpt-"):
+        return 1.0
+    from session_watcher.core import prices_openai as codex
+
+    return codex.call_factor(model, int(prompt_tokens))

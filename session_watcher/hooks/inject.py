@@ -21,19 +21,30 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+GUARD_HANDOFF = "guard"  # `by` of a handoff the guard prepared (the `handoff` command's has none)
 SOURCES = ("clear", "startup")  # not "resume" (the old conversation is back), not "compact"
 CONTEXT_MAX = 10_000  # UTF-16 code units Claude Code injects as they are (longer: a file path and a preview)
 
 
-def run(raw: bytes) -> dict[str, Any] | None:
+def run(raw: bytes, drop_on_compact: bool = False) -> dict[str, Any] | None:
+    """The pending handoff for a fresh session's start, as the hook's output; None: nothing.
+    `drop_on_compact`: a compaction (`source: "compact"`) drops the handoff the guard prepared for
+    this session, which goes on compacted (Codex: its `/compact` reaches no prompt hook)."""
     from session_watcher.core.fastjson import loads
 
     try:
         payload = loads(raw) if raw.strip() else None
     except ValueError:
         return None
-    if not isinstance(payload, dict) or payload.get("source") not in SOURCES:
+    if not isinstance(payload, dict):
         return None
+    if drop_on_compact and payload.get("source") == "compact":
+        _drop_guard_handoff(payload)
+        return None
+    return _inject(payload) if payload.get("source") in SOURCES else None
+
+
+def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
     from session_watcher.state import handoffs
 
     if not handoffs.any_pending():  # every start but the one after a handoff: no more imports
@@ -56,6 +67,19 @@ def run(raw: bytes) -> dict[str, Any] | None:
     if note is None:
         return None
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+
+
+def _drop_guard_handoff(payload: dict[str, Any]) -> None:
+    from session_watcher.state import handoffs
+
+    if not handoffs.any_pending():
+        return
+    from session_watcher.state import shell
+
+    session_id, _, cwd = shell.payload_inputs(payload)
+    project = shell.project_root(None, cwd)
+    if session_id is not None and project is not None:
+        handoffs.drop(project, session_id, GUARD_HANDOFF)
 
 
 def _note(text: str) -> str | None:

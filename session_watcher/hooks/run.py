@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         prints: bool  # its output reaches the user (synchronous); else it is queued for the next that prints
         saveAlways: bool  # False: the state is written only when the run changed it
         flush: bool  # the session is over: the OTLP exporter sends its figures now
+        message: bool  # alerts also as a `systemMessage` for the next prompt (Codex: no status line)
 
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
@@ -94,7 +95,7 @@ def _session_start(state: State, payload: dict[str, Any]) -> None:
 # An event not listed (PreToolUse, PreCompact, ...: not registered, but a user may) is folded as FOLD.
 FOLD: Plan = {"sync": False, "run": "fold", "lock": LOCK_TIMEOUT, "turnEnd": False, "peek": False,
               "budgetAtLock": False, "subagents": False, "apply": None, "guard": False, "prints": False,
-              "saveAlways": True, "flush": False}
+              "saveAlways": True, "flush": False, "message": False}
 # Every hook the plugin (its hooks.json) and install.py register, `hook EVENT [inject]` -> its plan
 # (install.py registers exactly these; tests/test_hook_events.py holds hooks.json to them).
 EVENTS: dict[str, Plan] = {
@@ -122,15 +123,21 @@ EVENTS: dict[str, Plan] = {
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else ""
+    codex = argv[1:2] == ["codex"]  # `hook EVENT codex`: Codex runs it (agents.codex.hooks)
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN)
-        plan = EVENTS.get(" ".join(argv[:2]))  # `SessionStart inject` has a row of its own
+        # `SessionStart inject` has a row of its own; Codex's one SessionStart hook is that row
+        plan = EVENTS.get("SessionStart inject" if codex and event == "SessionStart" else " ".join(argv[:2]))
         if plan is not None and plan["run"] == "inject":
             from session_watcher.hooks.inject import run as inject
 
-            out = inject(raw)
+            out = inject(raw, drop_on_compact=codex)
         else:
-            out = run(event, raw)
+            out = run(event, raw, message=codex)
+        if codex and out:
+            from session_watcher.agents.codex.hooks import output
+
+            out = output(event, out)
         if out:
             from session_watcher.core.fastjson import dumps
 
@@ -143,8 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run(event: str, raw: bytes) -> dict[str, Any] | None:
-    """Do one hook's work; returns the hook's stdout object, or None for silence."""
+def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
+    """Do one hook's work; returns the hook's stdout object, or None for silence. `message`: the
+    alerts also go to the next prompt as a `systemMessage` (the agent has no status line)."""
     start = time.monotonic()
     try:
         from session_watcher.core.fastjson import load_payload  # NaN, 1e400 and the like: null
@@ -160,6 +168,8 @@ def run(event: str, raw: bytes) -> dict[str, Any] | None:
     if session_id is None:
         return None
     plan = EVENTS.get(event or str(payload.get("hook_event_name") or ""), FOLD)
+    if message:
+        plan = {**plan, "message": True}
 
     from session_watcher.core.errors import LockTimeout
 
@@ -257,7 +267,10 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
     if alerts:
         from session_watcher import notifier
 
-        out = notifier.dispatch(alerts, cfg["notify"])
+        notify = cfg["notify"]
+        if plan["message"] and "message" not in notify["channels"]:
+            notify = {**notify, "channels": [*notify["channels"], "message"]}
+        out = notifier.dispatch(alerts, notify)
     out, queued = _route(state, plan, said, out)
     marked = marked or queued
     if plan["saveAlways"] or opened.fresh or marked or moved:
@@ -448,7 +461,9 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
         carry = _prepare_handoff(state, cfg, now)
         if carry is not None:
             advice = guard.advice(state, q, cold, cfg, carry) or advice
-        out = {"decision": "block", "reason": guard.compose(advice, ask=True)}
+        from session_watcher.core.status import agent_of
+
+        out = {"decision": "block", "reason": guard.compose({**advice, "agent": agent_of(state)}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
     if first:
@@ -457,7 +472,7 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     return out, changed
 
 
-GUARD_HANDOFF = "guard"  # `by` of a handoff the guard prepared (the `handoff` command's has none)
+from session_watcher.hooks.inject import GUARD_HANDOFF  # noqa: E402  # `by` of a handoff the guard prepared
 
 
 def _asked_again(state: State, prompt: object) -> dict[str, Any] | None:

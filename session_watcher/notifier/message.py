@@ -63,6 +63,21 @@ def _tokens_and_dollars(n: object, usd: object) -> str:
     return f"{tokens(n)} tokens" + (f" ({dollars(price)})" if price is not None else "")
 
 
+def long_context(alert: Mapping[str, object]) -> str | None:
+    """On a model whose calls cost double past a long-context step (OpenAI's 272K): restart before
+    it, or, past it, that every call costs double; None on other models."""
+    from session_watcher.core import prices
+    from session_watcher.core.prices_openai import LONG_CONTEXT
+
+    model, big_l = alert.get("model"), _number(alert.get("L"))
+    if not isinstance(model, str) or big_l is None or prices.call_factor(model, LONG_CONTEXT + 1) <= 1:
+        return None
+    step = tokens(LONG_CONTEXT)
+    if big_l > LONG_CONTEXT:
+        return f"Past {step} tokens every call costs double: a fresh session ends that."
+    return f"Restart before {step} tokens: past it every call costs double (now {tokens(big_l)})."
+
+
 def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[str, str]:
     """(title, body) in plain text for one alert: plain words first, then numbers to act on (what
     a fresh session would carry and what restarting now saves), never the model's jargon; `restart`
@@ -90,6 +105,9 @@ def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[st
         if saving is not None:
             lines.append(saving)
         lines.append(carry)
+        step = long_context(alert)
+        if step:
+            lines.append(step)
     from session_watcher.base import route
 
     if kind == "guard":  # the cache is cold: nothing typed in the agent may restart it

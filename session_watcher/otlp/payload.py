@@ -143,9 +143,12 @@ class Batch:
 
 def session_attributes(doc: Mapping[str, Any], common: Attrs, project: str | None) -> dict[str, Any]:
     """A session's point attributes: Claude Code's (`session.id`, `model`, and `common`: `user.id`
-    and the user's resource attributes, which Claude Code repeats on every point), the project's
+    and the user's resource attributes, which Claude Code repeats on every point), the `agent`
+    whose session it is (`claude-code`, `codex`: Codex's own telemetry joins on the same id), the project's
     folder name when opted in, and the session a handoff started it from."""
     out = {**common, "session.id": doc["sessionId"]}
+    if doc.get("agent"):
+        out["agent"] = doc["agent"]  # claude-code or codex (core.status.agent_of)
     if doc.get("model"):
         out["model"] = doc["model"]
     if project:

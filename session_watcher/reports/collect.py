@@ -16,7 +16,9 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 3  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 4  # bump when the report's computation changes: cached documents are then rebuilt
+# 4: Codex rollouts, each session's agent and the totals by agent
+CODEX = "codex"  # a Codex thread's agent
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,11 +41,15 @@ class _Summarize:
     the index's rows."""
 
     def __init__(self, sources: list[Source], since: float | None, utc_offset: float,
-                 guarded: frozenset[str]) -> None:
+                 guarded: frozenset[str], codex: frozenset[str] = frozenset()) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
+        self.codex = codex  # the sessions that are Codex threads
         self.members: dict[str, int] = {}
         for src in sources:
             self.members[src.session] = self.members.get(src.session, 0) + 1
+
+    def agent(self, session: str) -> str:
+        return CODEX if session in self.codex else "claude-code"
 
     def __call__(self, items: list[tuple[Source, Job, Scanned | None]]) -> object:
         """In the process that read them: one session's files read this run -> ("part", its Part as
@@ -61,7 +67,7 @@ class _Summarize:
         s = fold_files(first.session, files)
         if not s.api_calls:
             return ("empty",)
-        part = session_part(s, self.since, self.utc_offset, True, self.guarded)
+        part = session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(first.session))
         return ("part", None if part is None else tuple(part))
 
     def parts(self, index: Index, live: dict[str, int]) -> list[Part | None]:
@@ -84,8 +90,20 @@ class _Summarize:
                 continue
             s = fold_files(k, [(src, rows[src.path]) for src in srcs])
             if s.api_calls:
-                out.append(session_part(s, self.since, self.utc_offset, True, self.guarded))
+                out.append(session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(k)))
         return out
+
+
+def codex_sources() -> tuple[list[str], list[Source]]:
+    """(the folders Codex keeps its rollouts in, a Source per rollout: its thread id the session,
+    kinds.CODEX_PROJECT its project; its working folder comes from its session_meta)."""
+    from session_watcher.agents.codex import discover as codex
+
+    home = os.path.abspath(codex.codex_home())
+    folders = [os.path.join(home, "sessions"), os.path.join(home, "archived_sessions")]
+    from session_watcher.reports.kinds import CODEX_PROJECT
+
+    return folders, [Source(os.path.abspath(path), sid, CODEX_PROJECT, False) for sid, path in codex.rollouts(home)]
 
 
 def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
@@ -183,9 +201,14 @@ def _run(
     progress: Callable[[int, int], None] | None,
     as_text: bool,
 ) -> tuple[dict[str, Any] | None, str | None, IndexStats]:
-    roots = roots if roots else default_roots()
+    codex_roots: list[str] = []
+    codex: list[Source] = []
+    if not roots:  # every agent's sessions on this machine: Claude Code's projects, Codex's rollouts
+        roots = default_roots()
+        codex_roots, codex = codex_sources()
     roots = [os.path.abspath(os.path.expanduser(r)) for r in roots]
-    sources = discover(roots)
+    sources = discover(roots) + codex
+    roots += codex_roots
     now = time.time() if now is None else now
     if utc_offset is None:
         utc_offset = float(time.localtime(now).tm_gmtoff)
@@ -229,7 +252,10 @@ def _build(
     from session_watcher.reports.warmth import JSONText, guard_ids, report_of_parts
 
     warnings, log_stamp = guard_warnings()
-    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
+    from session_watcher.reports.kinds import CODEX_PROJECT
+
+    threads = frozenset(src.session for src in sources if src.project == CODEX_PROJECT)
+    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings), threads)
     stats, live = index.refresh(sources, roots, progress, summarize)
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
     text = index.cached_report(key)

@@ -15,6 +15,7 @@ import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.agents.claude_code.discover import Source
+from session_watcher.reports.kinds import CODEX_PROJECT
 from session_watcher.reports.scan import HEAD_BYTES, NO_ROWS, Job, Scanned, head_hash, rows_in, rows_of, scan_all, sha1
 
 if TYPE_CHECKING:
@@ -283,7 +284,7 @@ class Index:
                 live[src.path] = rec.id
                 continue
             try:
-                job = self._job(src.path, st, rec)
+                job = self._job(src.path, st, rec, src.project == CODEX_PROJECT)
             except OSError:
                 if rec is not None:
                     live[src.path] = rec.id
@@ -393,8 +394,11 @@ class Index:
             self._conn = self._open()
         return self._conn
 
-    def _job(self, path: str, st: os.stat_result, rec: FileRec | None) -> Job:
-        """Where to start reading `path`: after the last run's offset when the file only grew."""
+    def _job(self, path: str, st: os.stat_result, rec: FileRec | None, codex: bool = False) -> Job:
+        """Where to start reading `path`: after the last run's offset when the file only grew (a
+        Codex rollout from its start: a line's meaning depends on the lines before it)."""
+        if codex:
+            return Job(path, 0, None, st.st_size, True)
         if rec is not None and rec.dev == st.st_dev and rec.ino == st.st_ino and st.st_size > rec.size:
             from session_watcher.base.paths import open_file
 

@@ -15,6 +15,7 @@ from session_watcher.core.numbers import dollars, duration, tokens
 from session_watcher.core.text import clean
 from session_watcher.reports.fmt import CAUSES
 from session_watcher.reports.render_text import (
+    agents_of,
     break_cell,
     day_sentence,
     guard_sentence,
@@ -153,16 +154,19 @@ def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str
     """The sessions, as the text report has them (every one, newest first): a short id linked to its
     page, started, span, project, model, calls, cache $, warmth, cold starts, the longest break."""
     ids = short_ids([s["sessionId"] for s in sessions])
-    h = [f'<h2 id="h-sessions">Sessions</h2><table id="sessions"><thead><tr>{_head(SESSION_COLUMNS)}</tr></thead>'
+    mixed = len(agents_of(sessions)) > 1  # an agent column, as in the text, when two agents are there
+    head = _head((SESSION_COLUMNS[0], ("agent", ""), *SESSION_COLUMNS[1:]) if mixed else SESSION_COLUMNS)
+    h = [f'<h2 id="h-sessions">Sessions</h2><table id="sessions"><thead><tr>{head}</tr></thead>'
          "<tbody>"]
     for s in sessions:
         sid = s["sessionId"]
         href = pages.get(sid)
         short = escape(ids[sid])
         cell = f'<a href="{escape(href)}">{short}</a>' if href else f"<span>{short}</span>"
+        agent = f'<td data-label="agent">{escape(s.get("agent") or "claude-code")}</td>' if mixed else ""
         cells = (started(s.get("firstActivity")), span(s),
                  s.get("projectName") or s["project"], model_cell(s), f"{s['calls']:,}", dollars(s.get("cacheUsd")))
-        h.append(f'<tr><td class="sid" data-label="id" title="{escape(sid)}">{cell}</td>'
+        h.append(f'<tr><td class="sid" data-label="id" title="{escape(sid)}">{cell}</td>{agent}'
                  + "".join(f'<td{NUMERIC if k >= 4 else ""} data-label="{SESSION_COLUMNS[k + 1][0]}">'
                            f"{escape(v)}</td>" for k, v in enumerate(cells))
                  + f'<td class="w" data-label="warmth">{warmth_bar(s["warmth"])}</td>'
@@ -174,7 +178,8 @@ def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str
 
 
 def _totals(doc: dict[str, Any]) -> list[str]:
-    """By day, by week (from Monday) and by project, newest (costliest) first, as in the text."""
+    """By day, by week (from Monday) and by project, newest (costliest) first, and by agent when
+    two are there, as in the text."""
     t = doc.get("totals")
     if not t:
         return []
@@ -199,6 +204,13 @@ def _totals(doc: dict[str, Any]) -> list[str]:
         h.extend(f'<tr><td title="{escape(p.get("cwd") or "")}">{escape(names[i])}</td><td class="n">{p["sessions"]}'
                  f'</td><td class="n">{p["calls"]:,}</td><td class="n">{dollars(p["cacheUsd"])}</td>'
                  f'<td>{escape(started(p.get("lastActivity"))[:10])}</td></tr>' for i, p in enumerate(projects))
+        h.append("</tbody></table>")
+    agents = t.get("agents") or []
+    if len(agents) > 1:
+        h.append('<h2 id="h-agents">By agent</h2><table id="agents" class="totals"><thead><tr>'
+                 + _head((("agent", ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"))) + "</tr></thead><tbody>")
+        h.extend(f'<tr><td>{escape(a["agent"])}</td><td class="n">{a["sessions"]}</td><td class="n">{a["calls"]:,}'
+                 f'</td><td class="n">{dollars(a["cacheUsd"])}</td></tr>' for a in agents)
         h.append("</tbody></table>")
     return h
 

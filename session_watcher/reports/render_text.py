@@ -181,14 +181,21 @@ def started(ts: float | None) -> str:
 
 SESSION_HEADERS = ["id", "started", "span", "project", "model", "calls", "cache $", "warm", "cold", "longest break"]
 SESSION_DROP = ("longest break", "span", "warm", "model", "cold")  # left out in this order in a narrow terminal
+AGENT = "agent"  # a column of its own when the report holds more than one agent's sessions (left out first)
+
+
+def agents_of(sessions: list[dict[str, Any]]) -> set[str]:
+    return {s.get("agent") or "claude-code" for s in sessions}
 
 
 def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str]:
     rows = []
     ids = short_ids([s["sessionId"] for s in sessions])
+    mixed = len(agents_of(sessions)) > 1
     for s in sessions:
         rows.append([
             ids[s["sessionId"]],
+            *([s.get("agent") or "claude-code"] if mixed else []),
             started(s.get("firstActivity")),
             span(s),
             short(s.get("projectName") or s["project"], PROJECT_WIDTH),
@@ -199,7 +206,11 @@ def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str
             str(s["coldStarts"]),
             break_cell(s),
         ])
-    lines, left_out = fit_table(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP)
+    if mixed:
+        lines, left_out = fit_table([SESSION_HEADERS[0], AGENT, *SESSION_HEADERS[1:]], rows, {6, 7, 8, 9}, width,
+                              (AGENT, *SESSION_DROP))
+    else:
+        lines, left_out = fit_table(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP)
     if left_out:
         lines += wrapped(f"({', '.join(left_out)}: left out at this width; all in --json)", width)
     return lines
@@ -260,6 +271,12 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
                 if len(projects) > MAX_PROJECTS else "")
         out.extend(wrapped(f"by project{more}", width))
         out.extend(table(["project", "sessions", "calls", "cache $", "last active"], body, {1, 2, 3}))
+    agents = t.get("agents") or []
+    if len(agents) > 1:
+        body = [[a["agent"], str(a["sessions"]), f"{a['calls']:,}", dollars(a["cacheUsd"])] for a in agents]
+        out.append("")
+        out.extend(wrapped("by agent", width))
+        out.extend(table(["agent", "sessions", "calls", "cache $"], body, {1, 2, 3}))
     return out
 
 

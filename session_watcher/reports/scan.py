@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from session_watcher.reports.parse import Row
+    from session_watcher.reports.parse_codex import Parser
 
 _new = tuple.__new__
 
@@ -36,6 +37,7 @@ class Job(NamedTuple):
     start: int
     head: str | None
     size: int  # the size seen by stat, to balance the shares
+    codex: bool = False  # a Codex rollout (reports.parse_codex), read from its start
 
 
 class Scanned(NamedTuple):
@@ -72,8 +74,10 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
     buffer when None; one buffer serves file after file). Raises OSError."""
     from session_watcher.base.paths import open_file  # a regular file only: /dev/zero would never end
     from session_watcher.reports.parse import MAX_LINE_BYTES, head_dir, parse_chunk  # only when a file is read
+    from session_watcher.reports.parse_codex import rollout_parser
 
     fd = open_file(job.path)
+    parse: Parser = parse_chunk
     try:
         pos = seen = job.start
         head = job.head
@@ -103,7 +107,9 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
                 folder = head_dir(buf, filled)
                 if folder is not None:
                     rows.append(folder)
-            got, used = parse_chunk(buf, pos, filled)
+                if job.codex:  # a Codex rollout has its own lines
+                    parse = rollout_parser(buf[:filled]) or parse_chunk
+            got, used = parse(buf, pos, filled)
             rows += got
             pos += used
             kept = filled - used

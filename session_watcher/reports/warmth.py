@@ -443,7 +443,7 @@ _BEFORE_CAUSES = ("sessionId", "project", "calls", "apiCalls", "warmth", "coldSt
 # ... and around its sentence (which names the largest gap's cause)
 _BEFORE_SENTENCE = ("largestGap",)
 _AFTER_SENTENCE = ("tokens", "models", "lastActivity", "firstActivity", "cwd", "model", "projectName", "cacheUsd",
-                   "unpricedCalls", "subagentCalls", "subagentUsd")
+                   "unpricedCalls", "subagentCalls", "subagentUsd", "agent")
 _BOOL_JSON = {True: "true", False: "false"}
 _INF = float("inf")
 
@@ -476,10 +476,10 @@ def main_model(calls: list[Call], models: list[str]) -> str | None:
 
 
 def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
-                 guarded: frozenset[str] = frozenset()) -> Part | None:
+                 guarded: frozenset[str] = frozenset(), agent: str = "claude-code") -> Part | None:
     """What the report takes from one session (None when it ends before `since`): one pass over its
     main chain (`_walk`), the gap buckets and scatter of its returns, the spend of its other calls,
-    and its entry."""
+    and its entry (`agent`: whose session it is)."""
     if since is not None and (s.last_ts is None or s.last_ts < since):
         return None
     w = _walk(s.calls, since, utc_offset)
@@ -488,6 +488,7 @@ def session_part(s: Session, since: float | None, utc_offset: float, scatter_tex
     unpriced = s.unpriced + w.unpriced
     gaps = _gap_buckets_of(returns)
     entry = _session_entry(s, w, side, unpriced)
+    entry["agent"] = agent
     calls = [_guard_call(c) for c in s.calls] if s.session_id in guarded else None
     if not scatter_text:
         scatter = [{"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold, "sessionId": s.session_id}
@@ -731,17 +732,21 @@ def _add(into: dict[Any, list[Any]], key: Any, sessions: int, figures: tuple[int
 
 
 def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
-    """Sessions, API calls and cache cost by local day, by week (from Monday) and by project (the
-    last folder of the sessions' working folder; one project per folder), calls in the window only.
+    """Sessions, API calls and cache cost by local day, by week (from Monday), by project (the
+    last folder of the sessions' working folder; one project per folder) and by agent (claude-code,
+    codex), calls in the window only.
     A day's and a week's warmth are their cache reads over reads and writes (calls 2..n, as `days`)."""
     import time
 
     by_day: dict[int, list[Any]] = {}
     by_week: dict[int, list[Any]] = {}
     by_project: dict[str, list[Any]] = {}
+    by_agent: dict[str, list[Any]] = {}
     named: dict[str, tuple[str, str | None, float | None]] = {}
     for p in kept:
         e = p.entry
+        agent = e.get("agent") or "claude-code"
+        _add(by_agent, agent, 1, (0, 0.0, 0, 0.0))
         where = e["cwd"] or e["project"]
         last = named.get(where, (None, None, None))[2]
         activity = e["lastActivity"] if last is None or (e["lastActivity"] or 0) > last else last
@@ -752,6 +757,7 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
             figures = (n, usd, side_n, side_usd)
             _add(by_day, day, 1, figures)
             _add(by_project, where, 0, figures)
+            _add(by_agent, agent, 0, figures)
             _add(weeks, day - time.gmtime(day + utc_offset).tm_wday * 86400, 0, figures)
         for week, (_s, *figures_w) in weeks.items():
             _add(by_week, week, 1, tuple(figures_w))
@@ -773,6 +779,8 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
         "projects": [{"project": named[k][0], "cwd": named[k][1], "sessions": v[0], "calls": v[1],
                       "cacheUsd": v[2], "lastActivity": named[k][2], "subagentCalls": v[3], "subagentUsd": v[4]}
                      for k, v in sorted(by_project.items(), key=lambda kv: (-kv[1][2], kv[0]))],
+        "agents": [{"agent": k, "sessions": v[0], "calls": v[1], "cacheUsd": v[2], "subagentCalls": v[3],
+                    "subagentUsd": v[4]} for k, v in sorted(by_agent.items())],
     }
 
 

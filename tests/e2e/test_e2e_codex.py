@@ -1,0 +1,272 @@
+"""The real Codex CLI 0.171.0 (.ci/setup.d/55-codex-cli.sh), offline against a loopback Responses
+mock: session-watcher's hooks registered in `$CODEX_HOME/hooks.json` (cli.install_codex, the
+install.sh step) and trusted through Codex's app-server run, and what they fold live equals a replay
+of the same rollout bytes; left untrusted, Codex skips them and `doctor` says so; a handoff reaches
+the next thread; a cold prompt is held with no request and goes when sent again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.oracle import launchers, sw
+from tests.statefile import load_state, state_file
+
+from .responses_mock import Mock
+
+pytestmark = pytest.mark.e2e
+
+VERSION = "0.171.0"
+CODEX = Path(os.environ.get("SESSION_WATCHER_CODEX_PREFIX", f"/opt/session-watcher-ci/codex-{VERSION}")) / \
+    "node_modules" / ".bin" / "codex"
+
+
+@pytest.fixture(scope="module")
+def codex_bin() -> Path:
+    if not os.access(CODEX, os.X_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"e2e: the real Codex CLI is required under CI and is missing at {CODEX}")
+        pytest.skip(f"e2e SKIPPED LOUDLY: the real Codex CLI {VERSION} is not at {CODEX} (.ci/setup.d/55-codex-cli.sh)")
+    return CODEX
+
+
+def _world(tmp_path: Path, port: int) -> tuple[dict[str, str], Path, Path]:
+    home = Path(os.environ["HOME"])  # tests/conftest.py: a private home for this test
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (codex_home / "config.toml").write_text(
+        f'model = "gpt-6.2-sol"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n'
+        f'[model_providers.mock]\nname = "Mock"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+        f'env_key = "MOCK_OPENAI_KEY"\nwire_api = "responses"\nsupports_websockets = false\n'
+        f'[analytics]\nenabled = false\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    shutil.copy(launchers() / "session-watcher-hook", bin_dir / "session-watcher-hook")
+    env = {**os.environ, "CODEX_HOME": str(codex_home), "MOCK_OPENAI_KEY": "k"}
+    return env, project, bin_dir
+
+
+def _install(env: dict[str, str], bin_dir: Path) -> str:
+    got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "add", str(bin_dir)], env=env,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert got.returncode == 0, got.stderr
+    return got.stdout
+
+
+def _install_sh(env: dict[str, str]) -> str:
+    """./install.sh as a user runs it (its own venv under SESSION_WATCHER_HOME; no demo)."""
+    repo = Path(__file__).resolve().parents[2]
+    got = subprocess.run(["sh", str(repo / "install.sh"), "--no-demo"], env=env, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert got.returncode == 0, got.stdout[-3000:] + got.stderr[-3000:]
+    return got.stdout
+
+
+def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool = False) -> str:
+    args = [str(codex), "exec", "--skip-git-repo-check", "--json"]
+    args += ["resume", "--last", prompt] if resume else [prompt]
+    got = subprocess.run(args, env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert got.returncode == 0, got.stderr[-3000:]
+    started = [json.loads(x) for x in got.stdout.splitlines() if x.startswith('{"type":"thread.started"')]
+    return str(started[0]["thread_id"])
+
+
+def _doctor(env: dict[str, str]) -> str:
+    got = sw("doctor", env=env)
+    return "\n".join(x for x in got.stdout.decode().splitlines() if x.startswith("codex "))
+
+
+def _replayed_prefix(tmp_path: Path, state: dict[str, Any]) -> dict[str, Any]:
+    """`replay --json` of the rollout's bytes up to where the live state's cursor stands."""
+    cursor = state["cursor"]
+    data = Path(cursor["path"]).read_bytes()[:cursor["offset"]]
+    copy = tmp_path / "prefix" / Path(cursor["path"]).name
+    copy.parent.mkdir()
+    copy.write_bytes(data)
+    got = sw("replay", "--json", str(copy))
+    assert got.returncode == 0, got.stderr
+    return dict(json.loads(got.stdout))
+
+
+def test_trusted_by_the_install_the_hooks_fold_live_and_equal_replay(codex_bin: Path, tmp_path: Path) -> None:
+    """./install.sh registers the hooks in $CODEX_HOME/hooks.json and has Codex trust them."""
+    with Mock() as mock:
+        env, project, _bin_dir = _world(tmp_path, mock.port)
+        said = _install_sh({**env, "SESSION_WATCHER_CODEX": str(codex_bin)})
+        assert "trusted through codex app-server (5 now, 0 already)" in said
+        hooks = json.loads((Path(env["CODEX_HOME"]) / "hooks.json").read_text())["hooks"]
+        assert all(str(Path(env["SESSION_WATCHER_HOME"])) in h["command"]
+                   for groups in hooks.values() for g in groups for h in g["hooks"])  # install.sh's own venv
+        assert "installed, not trusted yet" in _doctor(env)
+        thread = _exec(codex_bin, env, project, "say hi")
+        for n in (2, 3):
+            assert _exec(codex_bin, env, project, f"again {n}", resume=True) == thread
+        calls = len(mock.bodies)
+    assert calls == 3
+    state = load_state(thread)
+    # the last turn's prompt hook (synchronous) folded every call before it; its own call's async
+    # hook may be cut off when exec exits (reference/codex.md), then the next run folds it
+    assert state["engine"]["calls"] >= calls - 1
+    replayed = _replayed_prefix(tmp_path, state)
+    assert replayed["calls"] == state["engine"]["calls"]
+    assert replayed["tokenUsage"] == state["meter"]["main"]
+    assert replayed["tokenUsage"]["cacheWrite"] >= mock.usage(1)["input_tokens"]  # the cold first call's write
+    assert f"hooks firing (last thread {thread})" in _doctor(env)
+
+
+def test_left_untrusted_codex_skips_the_hooks_and_doctor_says_so(codex_bin: Path, tmp_path: Path) -> None:
+    with Mock() as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        said = _install({**env, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}, bin_dir)
+        assert "open /hooks in Codex" in said
+        thread = _exec(codex_bin, env, project, "say hi")
+    assert len(mock.bodies) == 1
+    with pytest.raises(FileNotFoundError):
+        load_state(thread)
+    assert "installed, not trusted yet" in _doctor(env)
+
+
+def test_handoff_reaches_the_next_threads_first_request_and_names_its_parent(codex_bin: Path,
+                                                                            tmp_path: Path) -> None:
+    """`session-watcher handoff` on a Codex thread, then a new thread in the project: Codex takes
+    the synchronous SessionStart hook's one JSON object (its strict schema), the note is in the new
+    thread's first request, and the new thread's state names its parent."""
+    with Mock(text="Renamed the parser module and fixed its tests.") as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        parent = _exec(codex_bin, env, project, "rename the parser module")
+        handed = sw("handoff", "--json", parent, env=env)
+        assert handed.returncode == 0, handed.stderr
+        note = json.loads(handed.stdout)["note"]
+        assert "> rename the parser module" in note
+        assert "> Renamed the parser module and fixed its tests." in note
+        child = _exec(codex_bin, env, project, "go on")
+        first = json.dumps(mock.bodies[-1])
+    assert child != parent
+    assert f"[session-watcher handoff from session {parent}" in first
+    assert json.dumps("> rename the parser module")[1:-1] in first
+    status = sw("status", "--json", child, env=env)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["parentSession"] == parent
+    assert "no handoff waiting" in sw("handoff", "--show", env=env).stdout.decode()
+
+
+def _age(rollout: Path, hours: float) -> None:
+    """Move every timestamp of a rollout `hours` back, in place (the same length: the same bytes count)."""
+    from datetime import UTC, datetime, timedelta
+
+    out = []
+    for line in rollout.read_text().splitlines():
+        rec = json.loads(line)
+        at = datetime.fromisoformat(rec["timestamp"].replace("Z", "+00:00")) - timedelta(hours=hours)
+        rec["timestamp"] = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        out.append(json.dumps(rec, separators=(",", ":")))
+    rollout.write_text("\n".join(out) + "\n")
+
+
+def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bin: Path, tmp_path: Path) -> None:
+    """A thread whose last call was 3 h ago (its rollout aged, its state rebuilt from it): Codex
+    takes the prompt hook's block, 0 requests reach the mock, and the same prompt sent again within
+    the minute goes."""
+    with Mock(base=150_000, grow=6_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        thread = _exec(codex_bin, env, project, "start")
+        for n in range(4):
+            _exec(codex_bin, env, project, f"turn {n}", resume=True)
+        sent = len(mock.bodies)
+        rollout = Path(load_state(thread)["cursor"]["path"])
+        _age(rollout, 3)
+        state_file(thread).unlink()  # rebuilt from the aged rollout by the next hook
+        got = subprocess.run([str(codex_bin), "exec", "--skip-git-repo-check", "--json", "resume", "--last", "go on"],
+                             env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=300, check=False)
+        held = len(mock.bodies)
+        waiting = json.loads(sw("handoff", "--show", "--json", env=env).stdout)
+        _exec(codex_bin, env, project, "go on", resume=True)
+        again = len(mock.bodies)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert held == sent  # held: nothing reached the model
+    assert [w["parentSession"] for w in waiting] == [thread]  # the guard prepared the handoff /clear takes
+    assert again == sent + 1  # sent again within the minute: it goes
+    assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # and the handoff is dropped
+
+
+class _Tmux:
+    """Codex's TUI in a private tmux server (tmux answers the cursor query the TUI sends)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.sock = str(folder / "tmux.sock")
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True, timeout=30,
+                              check=False).stdout
+
+    def type_line(self, text: str) -> None:
+        """Type `text`, then Enter once the TUI shows it (a key right after typed text would be read
+        as part of a paste)."""
+        self.run("send-keys", "-l", text)
+        self.wait_for(f"› {text}")
+        time.sleep(1.0)
+        self.run("send-keys", "Enter")
+
+    def wait_for(self, text: str, seconds: float = 90) -> str:
+        """The screen once it shows `text` (polled; the deadline only ends a hang)."""
+        end = time.monotonic() + seconds
+        screen = ""
+        while time.monotonic() < end:
+            screen = self.run("capture-pane", "-p", "-J")
+            if text in screen:
+                return screen
+            time.sleep(0.3)
+        raise AssertionError(f"never showed {text!r}:\n{screen}")
+
+
+def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(codex_bin: Path, tmp_path: Path) -> None:
+    """The same cold thread resumed in Codex's TUI (through tmux, no background daemon): the prompt
+    is blocked by our hook with its priced reason on screen and 0 requests; typed again, it goes."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
+    with Mock(base=150_000, grow=6_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        with (Path(env["CODEX_HOME"]) / "config.toml").open("a") as fh:
+            fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        thread = _exec(codex_bin, env, project, "start")
+        for n in range(4):
+            _exec(codex_bin, env, project, f"turn {n}", resume=True)
+        _age(Path(load_state(thread)["cursor"]["path"]), 3)
+        state_file(thread).unlink()
+        sent = len(mock.bodies)
+        tmux = _Tmux(tmp_path)
+        exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
+                           if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
+                                    "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"))
+        tmux.run("new-session", "-d", "-x", "160", "-y", "50", "-c", str(project),
+                 f"env {exports} {codex_bin} resume --no-daemon {thread}")
+        try:
+            tmux.wait_for("Ask Codex")
+            tmux.type_line("go on")
+            screen = tmux.wait_for("Blocked by hook")
+            assert "session-watcher: cold cache" in screen
+            assert "Nothing was sent" in screen
+            assert len(mock.bodies) == sent
+            tmux.type_line("go on")  # the TUI does not put a blocked prompt back: typed again
+            end = time.monotonic() + 90
+            while len(mock.bodies) == sent and time.monotonic() < end:
+                time.sleep(0.3)
+            assert len(mock.bodies) >= sent + 1  # sent again within the minute: it goes
+        finally:
+            tmux.run("kill-server")

@@ -1,0 +1,148 @@
+"""Codex's speaking hooks as Codex runs them (`hook EVENT codex`, through install.sh's launcher, a
+Codex payload on stdin) on real rollouts whose timestamps are shifted so that their last call was N
+minutes ago: the cold-cache guard holds a prompt once with Codex's choices priced, the handoff it
+prepares reaches the next thread's SessionStart (`clear`) as `additionalContext` with what the work
+was, a compaction drops it, and an alert reaches the next prompt as a `systemMessage`; every output
+is one JSON object within Codex's schema for the event, or nothing."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from session_watcher.agents.codex.hooks import OUTPUT_KEYS
+from tests.codex_lines import FIXTURES
+from tests.oracle import hook, sw
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
+THREAD = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"  # gpt-5.6-sol: a 30-minute cache floor; 3 user prompts
+CHILD = "019fa000-0000-7000-8000-0000000000c1"
+
+
+def _ts(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def shifted(folder: Path, thread: str, minutes_ago: float) -> Path:
+    """A copy of the fixture rollout of `thread`, every timestamp moved so that its last call line
+    was `minutes_ago` before now, under Codex's file name."""
+    recs = [json.loads(x) for x in (FIXTURES / f"rollout-{thread}.jsonl").read_text().splitlines() if x.strip()]
+    last = max(_ts(r["timestamp"]) for r in recs if r["type"] == "token_usage_record"
+               or (r["type"] == "event_msg" and r["payload"].get("type") == "token_count"))
+    delta = time.time() - minutes_ago * 60 - last
+    for r in recs:
+        moved = datetime.fromtimestamp(_ts(r["timestamp"]) + delta, UTC)
+        r["timestamp"] = moved.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    path = folder / f"rollout-2026-07-16T16-39-00-{thread}.jsonl"
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs))
+    return path
+
+
+def codex(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """One Codex hook run: exit 0, nothing on stderr, and stdout one JSON object within the event's
+    schema keys, or nothing."""
+    got = hook(event, {"hook_event_name": event, "model": "gpt-5.6-sol", "permission_mode": "default", **payload},
+               args=("codex",))
+    assert got.returncode == 0
+    out = got.stdout.decode()
+    if not out:
+        return None
+    doc = json.loads(out)
+    assert out.endswith("\n")
+    assert out.count("\n") == 1  # one object, one line
+    assert set(doc) <= OUTPUT_KEYS.get(event, frozenset()), doc
+    return dict(doc)
+
+
+def prompt(rollout: Path, project: Path, text: str = "go on") -> dict[str, Any] | None:
+    return codex("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project),
+                                      "turn_id": "t1", "prompt": text})
+
+
+def start(project: Path, source: str, session: str = CHILD) -> dict[str, Any] | None:
+    return codex("SessionStart", {"session_id": session, "transcript_path": None, "cwd": str(project),
+                                  "source": source})
+
+
+def pending(project: Path) -> list[dict[str, Any]]:
+    got = sw("handoff", "--show", "--json")
+    assert got.returncode == 0, got.stderr
+    return [d for d in json.loads(got.stdout) if d["project"] == str(project.resolve())]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "proj"
+    p.mkdir()
+    return p
+
+
+def test_a_cold_prompt_is_held_once_and_clear_takes_the_handoff_with_the_work(tmp_path: Path, project: Path) -> None:
+    rollout = shifted(tmp_path, THREAD, 180)
+    held = prompt(rollout, project)
+    assert held is not None
+    assert held["decision"] == "block"
+    reason = held["reason"]
+    assert "the cache, kept ~30 min on this model, has expired" in reason  # the model's class, not Claude's 5 min
+    assert "send this prompt again within a minute" in reason
+    assert "/compact" in reason
+    assert "a handoff is ready; /clear, and the new session starts with it" in reason
+    assert "Ctrl+U" not in reason  # Codex does not put a held prompt back in the input line
+    assert [d["parentSession"] for d in pending(project)] == [THREAD]
+    assert start(project, "resume", THREAD) is None  # the old conversation is back: no note
+    got = start(project, "clear")
+    assert got is not None
+    assert set(got) == {"hookSpecificOutput"}
+    assert got["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    note = got["hookSpecificOutput"]["additionalContext"]
+    assert note.startswith(f"[session-watcher handoff from session {THREAD}")
+    # what the work was, from the rollout's own records (the digest read Claude Code's shapes only)
+    assert "> do 1 2 and 3, then reply to the discussion:" in note
+    assert "The user's latest request there, as typed (of 3; quoted):\n> address pr feedback" in note
+    assert "mise/src/http.rs" in note
+    assert "> Updated [PR #11066](https://github.com/jdx/mise/pull/11066)." in note
+    assert pending(project) == []  # taken once
+    assert start(project, "clear", "019fa000-0000-7000-8000-0000000000c2") is None
+
+
+def test_sent_again_within_a_minute_the_prompt_goes_and_the_handoff_is_dropped(tmp_path: Path, project: Path) -> None:
+    rollout = shifted(tmp_path, THREAD, 180)
+    assert prompt(rollout, project) is not None
+    assert len(pending(project)) == 1
+    assert prompt(rollout, project) is None
+    assert pending(project) == []
+
+
+def test_a_compaction_drops_the_handoff_the_guard_prepared(tmp_path: Path, project: Path) -> None:
+    rollout = shifted(tmp_path, THREAD, 180)
+    assert prompt(rollout, project) is not None
+    assert start(project, "compact", "019fa000-0000-7000-8000-0000000000c3") is None  # another thread's: kept
+    assert len(pending(project)) == 1
+    assert start(project, "compact", THREAD) is None  # Codex's /compact reaches no prompt hook
+    assert pending(project) == []
+
+
+def test_an_alert_reaches_the_next_prompt_as_a_system_message(tmp_path: Path, project: Path) -> None:
+    """Codex has no status line and cannot write a terminal sequence: the alert a folding hook fired
+    (past the sweet spot, warm cache) is queued and shown by the next prompt's hook, which holds
+    nothing back; the channel Codex cannot carry is left out."""
+    assert sw("config", "set", "notify.channels", '["terminal"]').returncode == 0
+    rollout = shifted(tmp_path, THREAD, 1)
+    fold = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "kind": "sampling",
+            "request_id": "r1", "attempt_number": 1, "thread_id": THREAD, "status": "ok", "response_id": "resp_1",
+            "token_usage": {"input_tokens": 1}}
+    for _ in range(6):  # a fold has a time budget: a loaded machine may take more than one run
+        assert codex("PostModelRequest", fold) is None
+    got = prompt(rollout, project)
+    assert got is not None
+    assert set(got) == {"systemMessage"}, got
+    assert "costs more than a fresh start" in got["systemMessage"]
+    assert prompt(rollout, project) is None  # shown once
