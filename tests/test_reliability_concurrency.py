@@ -159,6 +159,8 @@ def test_64_hooks_at_once_while_the_transcript_grows(root: Path) -> None:
         assert want, "the synthetic session must fire alerts"
         for text, n in texts.items():
             assert n <= want[text], f"alert sent {n} times, fired {want[text]}: {text!r}"
-        assert sum(texts.values()) >= 1
+        # how many reach the prompt depends on which hook folded which calls (an alert more than
+        # NEWS_CALLS behind the end of a hook's fold is not news), so on the machine's speed: no
+        # count is asserted but the upper bound (none twice); delivery has its own tests
         received_total += sum(texts.values())
     print(f"\nconcurrency: {ROUNDS} rounds x {PROCS} processes, {received_total} alert messages, lost updates 0")

@@ -21,7 +21,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-GUARD_HANDOFF = "guard"  # `by` of a handoff the guard prepared (the `handoff` command's has none)
 SOURCES = ("clear", "startup")  # not "resume" (the old conversation is back), not "compact"
 CONTEXT_MAX = 10_000  # UTF-16 code units Claude Code injects as they are (longer: a file path and a preview)
 
@@ -79,7 +78,7 @@ def _drop_guard_handoff(payload: dict[str, Any]) -> None:
     session_id, _, cwd = shell.payload_inputs(payload)
     project = shell.project_root(None, cwd)
     if session_id is not None and project is not None:
-        handoffs.drop(project, session_id, GUARD_HANDOFF)
+        handoffs.drop(project, session_id, handoffs.GUARD)
 
 
 def _note(text: str) -> str | None:

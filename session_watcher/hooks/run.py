@@ -472,7 +472,6 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     return out, changed
 
 
-from session_watcher.hooks.inject import GUARD_HANDOFF  # noqa: E402  # `by` of a handoff the guard prepared
 
 
 def _asked_again(state: State, prompt: object) -> dict[str, Any] | None:
@@ -494,11 +493,12 @@ def _prepare_handoff(state: State, cfg: Config, now: float) -> dict[str, Any] | 
 
     try:
         from session_watcher.sessions import handoff
+        from session_watcher.state import handoffs
 
         doc = handoff.build(state, cfg, now)
         if not doc["project"]:
             return None
-        handoff.save(doc, GUARD_HANDOFF, float(cfg.get("handoff_stale_min") or 180) * 60)
+        handoff.save(doc, handoffs.GUARD, float(cfg.get("handoff_stale_min") or 180) * 60)
     except (WatcherError, OSError) as exc:
         log_once("guard-handoff", f"cannot prepare the handoff of a cold return: {exc}")
         return None
@@ -511,7 +511,7 @@ def _drop_handoff(state: State) -> None:
     if isinstance(project, str) and project:
         from session_watcher.state import handoffs
 
-        handoffs.drop(project, state["sessionId"], GUARD_HANDOFF)
+        handoffs.drop(project, state["sessionId"], handoffs.GUARD)
 
 
 def _news(state: State, alerts: list[Alert]) -> list[Alert]:

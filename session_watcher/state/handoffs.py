@@ -37,6 +37,8 @@ TAKEN_MAX_AGE = 7 * 86400.0  # seconds a taken note is kept at most
 INDEX_MAX = 20_000  # child session ids kept of the swept taken notes
 
 
+GUARD = "guard"  # `by` of a handoff the cold-cache guard prepared (the `handoff` command's has none)
+
 def folder(kind: str) -> str:
     return os.path.join(paths.state_dir(), "handoffs", kind)
 

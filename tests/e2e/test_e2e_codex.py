@@ -84,7 +84,7 @@ def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: 
 
 
 def _doctor(env: dict[str, str]) -> str:
-    got = sw("doctor", env=env)
+    got = sw("doctor", env={**env, "COLUMNS": "1000"})  # its lines unwrapped
     return "\n".join(x for x in got.stdout.decode().splitlines() if x.startswith("codex "))
 
 
