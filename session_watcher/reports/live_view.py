@@ -88,6 +88,8 @@ SESSION_KEYS = (
     "t0",
     "t1",
     "window",
+    "windowText",
+    "durationText",
     "models",
     "compactions",
     "turns",
