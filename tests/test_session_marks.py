@@ -113,3 +113,4 @@ def test_the_live_page_reads_the_guard_log_and_handoffs_only_when_they_change(tm
         assert [r["other"] for r in model["restarts"]] == ["child-1", "child-3"]
     finally:
         _WATCHING.clear()
+

@@ -100,7 +100,10 @@ def prompt_text(rec: dict[str, Any], content: object) -> str | None:
     if command:
         text = f"{command.group(1)} {command.group(2) or ''}"
     text = " ".join(TAG.sub(" ", text[:4096]).split())
-    return text[:PROMPT_CHARS] if text else None
+    if len(text) > PROMPT_CHARS:  # cut between words, and said to be cut
+        head = text[:PROMPT_CHARS - 1]
+        text = (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
+    return text or None
 
 
 def window_for(models: list[str], peak_prompt: int, reported: int | None = None) -> int:
