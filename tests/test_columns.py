@@ -3,9 +3,10 @@ cut (only a path longer than the whole width, on a line of its own, goes past it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import example, given
 
 from session_watcher.core.text import columns
 
@@ -101,3 +102,26 @@ def test_status_never_cuts_a_path(tmp_path: Path, width: int) -> None:
     for line in lines:
         assert len(line) <= width or line == LONG_CWD, line
         assert not line.strip().startswith(("very", "-", "svc", "api", "ame")), line  # no path's tail on a line
+
+
+def _words_and_paths() -> Any:
+    from hypothesis import strategies as st
+
+    word = st.text(alphabet="abc/-._", min_size=1, max_size=30)
+    line = st.lists(st.tuples(word, st.sampled_from([" ", "  ", "   "])), max_size=12).map(
+        lambda parts: "".join(w + sep for w, sep in parts).rstrip())
+    return st.tuples(st.lists(line, min_size=1, max_size=4).map("\n".join), st.integers(min_value=20, max_value=120))
+
+
+@given(_words_and_paths())
+@example(("carried  17 files, largest first, under /" + "a" * 95, 80))
+def test_fit_keeps_every_word_whole(case: tuple[str, int]) -> None:
+    """Every word of the text, in order and never cut; each line within the width unless it is one
+    word longer than the width."""
+    from session_watcher.core.text import fit
+
+    text, width = case
+    out = fit(text, width)
+    assert out.split() == text.split()
+    for line in out.split("\n"):
+        assert len(line) <= width or len(line.split()) == 1, (line, width)
