@@ -39,6 +39,7 @@ from session_watcher.agents.claude_code.records import msgspec, stamp_to_epoch
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
 from session_watcher.core.eoq import real_request
+from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -99,7 +100,10 @@ def prompt_text(rec: dict[str, Any], content: object) -> str | None:
     if command:
         text = f"{command.group(1)} {command.group(2) or ''}"
     text = " ".join(TAG.sub(" ", text[:4096]).split())
-    return text[:PROMPT_CHARS] if text else None
+    if len(text) > PROMPT_CHARS:  # cut between words, and said to be cut
+        head = text[:PROMPT_CHARS - 1]
+        text = (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
+    return text or None
 
 
 def window_for(models: list[str], peak_prompt: int, reported: int | None = None) -> int:
@@ -323,6 +327,7 @@ class PageBuilder:
             if tool is None or tool["end"] is not None:
                 continue
             tool["end"] = max(ts, tool["start"])
+            tool["durText"] = duration(tool["end"] - tool["start"])
             tool["isError"] = bool(block.get("is_error"))
             path = tool["path"]
             if tool["name"] == "Read" and path:
@@ -352,6 +357,8 @@ class PageBuilder:
             }
             self.calls[key] = call
         call.update(end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt)
+        # the figures the page shows, in the package's one wording (core.numbers)
+        call.update(promptText=tokens(prompt), durText=duration(call["end"] - call["start"]))
         self.touched[id(call)] = call
         if isinstance(msg.get("model"), str) and msg["model"] not in self.models:
             self.models.append(msg["model"])
@@ -374,6 +381,7 @@ class PageBuilder:
                 "path": path,
                 "start": ts,
                 "end": None,
+                "durText": None,
                 "isError": False,
                 "reread": False,
                 "firstReadAt": None,
@@ -407,6 +415,8 @@ class PageBuilder:
             "t0": t0,
             "t1": t1,
             "window": window,
+            "windowText": tokens(window),
+            "durationText": duration(t1 - t0),
             "models": list(self.models),
             "rows": self.rows(),
             "compactions": list(self.compactions),
@@ -490,7 +500,8 @@ class StoryTrace(list[dict[str, Any]]):
                 "billProgress": row.get("billProgress"),
                 "alerts": [
                     {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
-                     "rewrite": a.get("rewrite")} for a in alerts if isinstance(a, dict)
+                     "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
+                    for a in alerts if isinstance(a, dict)
                 ],
             }
         )
