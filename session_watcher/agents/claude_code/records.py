@@ -34,8 +34,8 @@ finally:
         del sys.modules["typing_extensions"]  # a later import finds the real module
 
 
-# Each field typed as `core.transcript` reads it: `Any` where it tests the value itself (`is True`,
-# isinstance), a struct or an int where it must be one (another type: the scanner's path decides).
+# --- the usage object: each count an int, as `transcript.usage_sample` reads it (another type:
+# msgspec refuses the line, and the caller's JSON path decides)
 class Split(msgspec.Struct):
     ephemeral_5m_input_tokens: int = 0
     ephemeral_1h_input_tokens: int = 0
