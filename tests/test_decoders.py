@@ -145,6 +145,8 @@ def iteration_lines() -> list[str]:
         usage_call("i9", {**top, "iterations": [{**msg, "type": None}, adv, {**last, "type": 7}]}),
         usage_call("i10", {**top, "iterations": [msg, last, adv]}),  # the advisor after the last message
         usage_call("i11", {**top, "iterations": [{**msg, "input_tokens": -5}, {**last, "cache_creation": None}]}),
+        usage_call("i12", {**top, "iterations": [msg, adv, last]}, isSidechain="true"),  # only `true` is a sidechain
+        usage_call("i13", {**top, "iterations": [msg, adv, last]}, isSidechain=True, timestamp=5),
     ]
 
 
@@ -590,7 +592,7 @@ def _records() -> st.SearchStrategy[dict[str, Any]]:
                  "isMeta": mostly(st.booleans()), "sessionId": mostly(st.just("s-1")), "cwd": mostly(st.just("/p"))})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_records(), min_size=1, max_size=6))
 def test_equal_on_generated_records(recs: list[dict[str, Any]]) -> None:
     lines = [json.dumps(r, separators=(",", ":")).encode("utf-8", "surrogatepass") for r in recs]
