@@ -11,11 +11,12 @@ import os
 from typing import Any
 
 
-def add_marks(model: dict[str, Any], transcript: str) -> None:
-    """The page model's `holds` and `restarts` (empty for a session without an id)."""
+def add_marks(model: dict[str, Any], transcript: str, head: list[bytes] | None = None) -> None:
+    """The page model's `holds` and `restarts` (empty for a session without an id). `head`: the
+    transcript's first NOTE_LINES complete lines (or all of them), already read; else they are read."""
     sid = model.get("sessionId")
     model["holds"] = holds(sid) if sid else []
-    model["restarts"] = restarts(sid, transcript, model.get("t0")) if sid else []
+    model["restarts"] = restarts(sid, transcript, model.get("t0"), head) if sid else []
 
 
 def holds(session_id: str) -> list[dict[str, Any]]:
@@ -32,12 +33,13 @@ def holds(session_id: str) -> list[dict[str, Any]]:
     return sorted(out, key=lambda h: h["ts"])
 
 
-def restarts(session_id: str, transcript: str, t0: float | None) -> list[dict[str, Any]]:
+def restarts(session_id: str, transcript: str, t0: float | None,
+             head: list[bytes] | None = None) -> list[dict[str, Any]]:
     """The restarts with a handoff around this session: {ts, kind, other}; "out" when a fresh
     session took a handoff this one wrote (at the handoff's writing), "in" when this one started
     from another's (at its start)."""
     from session_watcher.core.handoff import parent_of
-    from session_watcher.sessions.restarts import note_of
+    from session_watcher.sessions.restarts import note_in, note_of
     from session_watcher.state import handoffs
 
     out: list[dict[str, Any]] = []
@@ -50,7 +52,7 @@ def restarts(session_id: str, transcript: str, t0: float | None) -> list[dict[st
         created = (doc or {}).get("createdAt")
         if doc and doc.get("parentSession") == session_id and isinstance(created, int | float):
             out.append({"ts": float(created), "kind": "out", "other": name[: -len(".json")]})
-    note = note_of(transcript)
+    note = note_of(transcript) if head is None else note_in(head)
     parent = parent_of(note) if note else None
     if parent and t0 is not None:
         out.append({"ts": t0, "kind": "in", "other": parent})
