@@ -167,3 +167,27 @@ def test_the_folder_from_the_first_chunk_is_transcript_cwds(tmp_path: Path, line
         assert cwd == transcript_cwd(str(tr))
     with spd.PageRead(str(tr)) as read:
         assert read.cwd == transcript_cwd(str(tr))
+
+
+def test_a_story_that_fails_midway_leaves_the_whole_transcripts_rows(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    """The fold read part of the transcript and failed: the page reads it again into its builder and
+    shows every row, with the story's error."""
+    from session_watcher.sessions import replay
+    from session_watcher.state import reader
+
+    rest = (reader.read_new.__defaults__ or ())[1:]  # max_bytes first
+    monkeypatch.setattr(reader.read_new, "__defaults__", (128 << 10, *rest))
+    tr = tmp_path / S258.name
+    tr.write_bytes(b"".join(S258.read_bytes().splitlines(keepends=True)[:400]))
+
+    def failing(path: str, _cwd: str | None, _trace: Any, read: spd.PageRead) -> Any:
+        read.read(path, None)  # the first chunk only
+        raise RuntimeError("midway")
+
+    want = spd.load_model(str(tr), with_story=False)["rows"]
+    monkeypatch.setattr(replay, "fold_read", failing)
+    model = spd.load_model(str(tr))
+    assert model["storyError"] == "RuntimeError: midway"
+    assert len(model["rows"]) > 0
+    assert model["rows"] == want

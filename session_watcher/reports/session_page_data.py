@@ -599,10 +599,10 @@ class PageRead:
             self.rollout = is_rollout_head(os.pread(self.fd, 512, 0))
             self._first: tuple[list[bytes], dict[str, Any], int] | None = read_new(self.path, None, whole=True,
                                                                                     fd=self.fd)
+            self.cwd = self._start(*self._first, size)
         except BaseException:
             os.close(self.fd)
             raise
-        self.cwd = self._start(*self._first, size)
         self.head: list[bytes] | None = []  # the first lines, for `add_marks`
         self._head_done = False
 
