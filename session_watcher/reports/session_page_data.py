@@ -658,6 +658,7 @@ class PageRead:
             chunk = lines[0]
             self.builder.feed(chunk[start:stop] for start, stop, _ in
                               marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1))
+            self.builder.touched.clear()  # what changed since: only the live view asks
         return got
 
     def ahead(self, before: dict[str, Any] | None) -> None:
