@@ -191,3 +191,27 @@ def test_a_story_that_fails_midway_leaves_the_whole_transcripts_rows(monkeypatch
     assert model["storyError"] == "RuntimeError: midway"
     assert len(model["rows"]) > 0
     assert model["rows"] == want
+
+
+@pytest.mark.parametrize("before", [0, 450])
+def test_a_handoff_note_among_the_first_lines_marks_the_restart_in(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path, before: int) -> None:
+    """A session that started from another's handoff note: the page's "in" restart, found in the
+    lines as they were read (one open); a note past the first NOTE_LINES lines is none."""
+    from session_watcher.core import handoff
+
+    note = handoff.header("parent-1", "2026-12-01 10:00 UTC", 50_000, 1.5) + "\nx"
+    filler = {"type": "progress", "timestamp": "2026-12-01T10:04:00.000Z", "data": {}}
+    recs = [filler] * before + [
+        {"type": "attachment", "timestamp": "2026-12-01T10:05:00.000Z",
+         "attachment": {"type": "hook_additional_context", "content": [note], "hookName": "SessionStart"}},
+        {"type": "user", "sessionId": "child", "timestamp": "2026-12-01T10:05:01.000Z",
+         "message": {"role": "user", "content": "carry on"}},
+    ]
+    tr = tmp_path / "child.jsonl"
+    tr.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    want = three_reads(str(tr))
+    assert want["restarts"] == ([{"ts": want["t0"], "kind": "in", "other": "parent-1"}] if before == 0 else [])
+    counted = Opens(monkeypatch, tr)
+    assert spd.load_model(str(tr)) == want
+    assert counted.opens == 1
