@@ -24,6 +24,7 @@ class Run:
     stdout: bytes
     stderr: bytes
     maxrss_kb: int
+    cpu: float = 0.0  # seconds, user + system, its waited-for children included (run_rss only)
 
 
 def run(
@@ -68,7 +69,7 @@ def run_rss(
         proc.returncode = os.waitstatus_to_exitcode(status)
         proc.stderr.close()
     out = out_path.read_bytes() if stdout_path else b""
-    return Run(wall, proc.returncode, out, err, int(usage.ru_maxrss))
+    return Run(wall, proc.returncode, out, err, int(usage.ru_maxrss), usage.ru_utime + usage.ru_stime)
 
 
 def stats(values: list[float]) -> dict[str, float]:

@@ -33,8 +33,9 @@ class Marks:
         self._out: tuple[object, list[dict[str, Any]]] | None = None
         self._in: tuple[object, str | None] | None = None
 
-    def add(self, model: dict[str, Any]) -> None:
-        """The page model's `holds` and `restarts` (empty for a session without an id)."""
+    def add(self, model: dict[str, Any], head: list[bytes] | None = None) -> None:
+        """The page model's `holds` and `restarts` (empty for a session without an id); `head` as
+        `add_marks` takes it."""
         from session_watcher.base.paths import guard_log_file
         from session_watcher.state import handoffs
 
@@ -53,16 +54,17 @@ class Marks:
         st = _stamp(self.transcript) if called else None
         key = st[2] if st else object()  # the file's inode; object(): never equal, read again
         if self._in is None or self._in[0] != key:
-            self._in = (key, parent_note(self.transcript))
+            self._in = (key, parent_note(self.transcript, head))
         t0 = model.get("t0")
         came = [{"ts": t0, "kind": "in", "other": self._in[1]}] if self._in[1] and t0 is not None else []
         model["holds"] = list(self._holds[1])
         model["restarts"] = sorted([*self._out[1], *came], key=lambda r: r["ts"])
 
 
-def add_marks(model: dict[str, Any], transcript: str) -> None:
-    """The page model's `holds` and `restarts`, read once (a page made once)."""
-    Marks(transcript).add(model)
+def add_marks(model: dict[str, Any], transcript: str, head: list[bytes] | None = None) -> None:
+    """The page model's `holds` and `restarts`, read once (a page made once). `head`: the transcript's
+    first NOTE_LINES complete lines (or all of them), already read; else they are read."""
+    Marks(transcript).add(model, head)
 
 
 def holds(session_id: str) -> list[dict[str, Any]]:
@@ -97,10 +99,11 @@ def restarts_out(session_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def parent_note(transcript: str) -> str | None:
-    """The session this one started from with a handoff (its note, in the transcript), or None."""
+def parent_note(transcript: str, head: list[bytes] | None = None) -> str | None:
+    """The session this one started from with a handoff (its note, in the transcript: in `head`, its
+    first lines already read, when given), or None."""
     from session_watcher.core.handoff import parent_of
-    from session_watcher.sessions.restarts import note_of
+    from session_watcher.sessions.restarts import note_in, note_of
 
-    note = note_of(transcript)
+    note = note_of(transcript) if head is None else note_in(head)
     return parent_of(note) if note else None

@@ -2,11 +2,12 @@
 
 `PageBuilder` reads transcript records one at a time (`feed` takes lines as they come: the live view
 feeds it only the bytes appended since) and `model()` gives the page's JSON-able dict.
-`load_model(path)` reads the transcript chunk by chunk with the hooks' reader (`state.reader.read_new`:
-complete lines only, a line over 8 MiB skipped, an API call's usage kept from it) and asks the engine's
-replay for the watcher's own trace, kept as the page's story rows as it is made (`StoryTrace`), never as
-whole status documents. The page's renderer and the live view both draw from this one dict. Memory
-follows the session's calls and tool calls, not its bytes.
+`load_model(path)` reads the transcript once (`PageRead`: one open, chunk by chunk with the hooks'
+reader, `state.reader.read_new`: complete lines only, a line over 8 MiB skipped, an API call's usage
+kept from it): each chunk feeds the builder and the engine's replay, whose fold makes the watcher's own
+trace, kept as the page's story rows as it is made (`StoryTrace`), never as whole status documents;
+the closed-loop backtest folds the replay's parsed events again. The page's renderer and the live view
+both draw from this one dict. Memory follows the session's calls and tool calls, not its bytes.
 
 A line is decoded by the one msgspec schema (`agents.claude_code.records`, shared with replay and the
 report: the rest, tool output and message text, is checked but not built); where msgspec's reading
@@ -39,13 +40,14 @@ from session_watcher.agents.claude_code.records import usage_reading as struct_r
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
 from session_watcher.core.eoq import real_request
+from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from session_watcher.core.backtest import Call
-    from session_watcher.core.shapes import Detail, Sample
+    from session_watcher.core.shapes import Config, Detail, Event, Sample
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
@@ -525,12 +527,134 @@ class TranscriptFeed:
 
 
 PAGE_BACKTEST_MAX = 64 << 20  # a larger transcript's page prices the best schedule only
+# the lines PageBuilder can take a record from: a conversation record's type as written, or an
+# escape that may spell it (a line with neither cannot decode to one it reads)
+_RECORD_FINDERS = tuple(finder(m) for m in (b'"assistant"', b'"user"', b'"system"', b"\\u"))
 
 
-def page_backtest(path: str) -> dict[str, Any] | None:
+class PageRead:
+    """The transcript read once for its page (`load_model`): one open, read chunk by chunk with the
+    hooks' reader (whole chunks: complete lines, a line over 8 MiB skipped with its usage kept). Each
+    chunk feeds the page's builder (only the lines that can hold a record it reads) and, as the
+    replay's fold asks for it (`state.prefetch.ChunkParser`), replay's parser, whose events are kept
+    for the closed-loop backtest up to PAGE_BACKTEST_MAX bytes. What the fold needs before its first
+    chunk (the session's folder) comes from the first chunk, the handoff note the page marks from
+    the first lines as they are read."""
+
+    def __init__(self, path: str, session_id: str | None = None) -> None:
+        from session_watcher.agents.codex.rollout import is_rollout_head
+        from session_watcher.base.paths import open_file
+        from session_watcher.state.reader import read_new
+
+        self.path = os.path.abspath(path)
+        self.session_id = session_id
+        self.builder = PageBuilder(session_id)
+        self.events: list[Event] = []
+        self.fd = open_file(self.path)
+        try:
+            size = os.fstat(self.fd).st_size
+            self.keep = size <= PAGE_BACKTEST_MAX
+            self.rollout = is_rollout_head(os.pread(self.fd, 512, 0))
+            self._first: tuple[list[bytes], dict[str, Any], int] | None = read_new(self.path, None, whole=True,
+                                                                                    fd=self.fd)
+            self.cwd = self._start(*self._first, size)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        self.head: list[bytes] | None = []  # the first lines, for `add_marks`
+        self._head_done = False
+
+    def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
+        """The session's folder as `transcript_cwd` finds it: from the first chunk where it decides
+        it, else from the first lines read again (through the same open)."""
+        from session_watcher.agents.claude_code.transcript import split_lines
+        from session_watcher.sessions.replay import cwd_in_head, transcript_cwd
+
+        head = split_lines(lines[0])[0] if lines and not skipped else []  # a salvaged line is no head
+        known, cwd = cwd_in_head(head, bool(lines) and not skipped and cursor["offset"] == size)
+        return cwd if known else transcript_cwd(self.path, self.fd)
+
+    def _note_lines(self, lines: list[bytes], cursor: dict[str, Any], skipped: int) -> None:
+        """The first NOTE_LINES complete lines (`add_marks` looks for a handoff note there), as they
+        are read; `head` None where a line was skipped among them (`add_marks` then reads them)."""
+        from session_watcher.agents.claude_code.transcript import split_lines
+        from session_watcher.sessions.restarts import NOTE_LINES
+
+        if self._head_done:
+            return
+        if skipped or "skip" in cursor:
+            self.head, self._head_done = None, True
+        elif lines:
+            assert self.head is not None
+            self.head += split_lines(lines[0])[0][: NOTE_LINES - len(self.head)]
+            self._head_done = len(self.head) >= NOTE_LINES
+        else:
+            self._head_done = True  # the end of the file
+
+    def __enter__(self) -> PageRead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+    def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
+        """The chunk after `before`, read whole through the one open, fed to the builder (from the
+        beginning: a new builder)."""
+        from session_watcher.state.reader import read_new
+
+        if before is None and self._first is not None:
+            got, self._first = self._first, None
+        else:
+            got = read_new(path, before, whole=True, fd=self.fd)
+        if before is None:
+            self.builder = PageBuilder(self.session_id)
+            self.events = []
+            self.head, self._head_done = [], False
+        lines = got[0]
+        self._note_lines(*got)
+        if lines:
+            chunk = lines[0]
+            self.builder.feed(chunk[start:stop] for start, stop, _ in
+                              marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1))
+            self.builder.touched.clear()  # what changed since: only the live view asks
+        return got
+
+    def ahead(self, before: dict[str, Any] | None) -> None:
+        """None: every chunk is read and parsed here (`before` unread: ChunkParser's)."""
+
+    def __call__(self, lines: list[bytes], start: int) -> tuple[list[Event], int]:
+        from session_watcher.agents.claude_code.bulkparse import parse_chunk
+
+        events, bad = parse_chunk(lines[0])
+        if self.keep:
+            self.events += events
+        return events, bad
+
+    def drain(self) -> None:
+        """Read the whole transcript into the builder from its beginning (no fold)."""
+        from session_watcher.core.errors import Reset
+
+        cursor: dict[str, Any] | None = None
+        for _attempt in range(2):
+            try:
+                while True:
+                    lines, after, skipped = self.read(self.path, cursor)
+                    if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
+                        return
+                    cursor = after
+            except Reset:
+                cursor = None
+
+
+def page_backtest(path: str, read: PageRead | None = None, cfg: Config | None = None) -> dict[str, Any] | None:
     """The session's backtest document for its page (the advice followed in closed loop: the events
-    parsed and folded again, session_watcher.sessions.backtest.run_one), None past PAGE_BACKTEST_MAX bytes,
-    where the page keeps to what the trace prices."""
+    folded again, session_watcher.sessions.backtest), None past PAGE_BACKTEST_MAX bytes, where the
+    page keeps to what the trace prices. `read` and `cfg`: the page's read, whose fold (with `cfg`)
+    parsed the events already; else the transcript is parsed again (`run_one`)."""
+    if read is not None and cfg is not None and not read.rollout:
+        from session_watcher.sessions.backtest import loaded, session_doc
+
+        return session_doc(loaded(read.path, read.cwd, read.events), cfg) if read.keep else None
     try:
         if os.path.getsize(path) > PAGE_BACKTEST_MAX:
             return None
@@ -541,33 +665,40 @@ def page_backtest(path: str) -> dict[str, Any] | None:
     return run_one(path)
 
 
-def story_of(path: str) -> tuple[dict[str, Any], StoryTrace]:
-    """The replay's final status document and its trace as story rows."""
-    from session_watcher.sessions.replay import replay
+def story_of(path: str, read: PageRead | None = None) -> tuple[dict[str, Any], StoryTrace, Config]:
+    """The replay's final status document, its trace as story rows and the config it folded with
+    (`read`: the page's one read of the transcript; else the replay reads it)."""
+    from session_watcher.core.status import status_document
+    from session_watcher.sessions.replay import fold, fold_read
 
     trace = StoryTrace()
-    final, _ = replay(path, trace=trace)
-    return final, trace
+    if read is None:
+        state, cfg, _ = fold(path, trace=trace)
+    else:
+        state, cfg = fold_read(read.path, read.cwd, trace, read)
+    return status_document(state, cfg), trace, cfg
 
 
 def load_model(path: str, session_id: str | None = None, with_story: bool = True) -> dict[str, Any]:
-    """Read a transcript and, when the engine's replay is there, the watcher's trace."""
-    feed = TranscriptFeed(path, session_id)
-    feed.read()
+    """Read a transcript (once: `PageRead`) and, when the engine's replay is there, the watcher's trace."""
     trace: StoryTrace | None = None
     final: dict[str, Any] | None = None
     doc: dict[str, Any] | None = None
     error: str | None = None
-    if with_story:
-        try:
-            final, trace = story_of(path)
-            doc = page_backtest(path)
-        except Exception as exc:  # the page still shows the transcript's own story
-            trace = None
-            error = f"{type(exc).__name__}: {exc}"
-    model = feed.builder.model(trace, final, doc)
+    with PageRead(path, session_id) as read:
+        if with_story:
+            try:
+                final, trace, cfg = story_of(path, read)
+                doc = page_backtest(path, read, cfg)
+            except Exception as exc:  # the page still shows the transcript's own story
+                trace = None
+                error = f"{type(exc).__name__}: {exc}"
+                read.drain()
+        else:
+            read.drain()
+        model = read.builder.model(trace, final, doc)
     model["storyError"] = error
     from session_watcher.reports.session_marks import add_marks
 
-    add_marks(model, path)
+    add_marks(model, path, read.head)
     return model

@@ -53,7 +53,7 @@ class Loaded(NamedTuple):
         """A new scratch state, as `replay` starts from."""
         from session_watcher.sessions.replay import scratch_state
 
-        return scratch_state(self.path, self.cwd, DEFAULTS)[0]  # the state alone: no config read
+        return scratch_state(self.path, self.cwd, DEFAULTS, find_cwd=False)[0]  # the state alone: no config read
 
 
 def load(transcript: str) -> Loaded:
@@ -61,7 +61,7 @@ def load(transcript: str) -> Loaded:
     the file paths its events name, once (the shell's answers, as `replay` gets them)."""
     from session_watcher.agents.claude_code.bulkparse import parse_chunk
     from session_watcher.agents.claude_code.transcript import split_lines
-    from session_watcher.sessions.replay import scratch_state, transcript_cwd
+    from session_watcher.sessions.replay import transcript_cwd
     from session_watcher.state import session
     from session_watcher.state.reader import read_new
 
@@ -81,9 +81,17 @@ def load(transcript: str) -> Loaded:
         if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
             break
         cursor = after
-    cwd = transcript_cwd(path)
+    return loaded(path, transcript_cwd(path), events)
+
+
+def loaded(path: str, cwd: str | None, events: list[Event]) -> Loaded:
+    """The main transcript at `path` (absolute) already parsed into `events` (the session page's
+    fold parsed them), its file paths resolved once; `cwd`: `transcript_cwd`'s answer."""
+    from session_watcher.sessions.replay import scratch_state
+    from session_watcher.state import session
+
     raws = {ev[4]["path"] for ev in events if ev[0] in ("use", "result") and ev[4] is not None}
-    return Loaded(path, cwd, events, session.resolve(scratch_state(path, cwd, DEFAULTS)[0], raws))
+    return Loaded(path, cwd, events, session.resolve(scratch_state(path, cwd, DEFAULTS, find_cwd=False)[0], raws))
 
 
 def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -11,19 +11,23 @@ from session_watcher.state.prefetch import ForkedParser
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Config, State
+    from session_watcher.state.prefetch import ChunkParser
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
 
 
-def transcript_cwd(path: str) -> str | None:
+def transcript_cwd(path: str, fd: int | None = None) -> str | None:
     """The working directory the session ran in, from its first record that names one (among the
     first 201 lines; a line over 8 MiB is passed over as the fold passes it, never held whole; at
-    most CWD_SCAN_BYTES in all; a regular file only)."""
+    most CWD_SCAN_BYTES in all; a regular file only). `fd`: `path` already open (read from its
+    start, left open)."""
     from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES
     from session_watcher.base.paths import open_file
 
-    with open(open_file(path), "rb") as fh:
+    if fd is not None:
+        os.lseek(fd, 0, os.SEEK_SET)
+    with open(open_file(path) if fd is None else fd, "rb", closefd=fd is None) as fh:
         budget = CWD_SCAN_BYTES
         for _n in range(201):
             line = fh.readline(MAX_LINE_BYTES + 1)
@@ -35,18 +39,37 @@ def transcript_cwd(path: str) -> str | None:
                     line = fh.readline(1 << 20)
                     budget -= len(line)
                 continue
-            if b'"cwd"' not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("cwd"), str):
-                return str(rec["cwd"])
-            inner = rec.get("payload") if isinstance(rec, dict) else None  # agents.codex: a rollout's session_meta
-            if isinstance(inner, dict) and isinstance(inner.get("cwd"), str):
-                return str(inner["cwd"])
+            got = line_cwd(line)
+            if got is not None:
+                return got
     return None
+
+
+def line_cwd(line: bytes) -> str | None:
+    """The working directory one transcript line names (`transcript_cwd`'s test of each line)."""
+    if b'"cwd"' not in line:
+        return None
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(rec, dict) and isinstance(rec.get("cwd"), str):
+        return str(rec["cwd"])
+    inner = rec.get("payload") if isinstance(rec, dict) else None  # agents.codex: a rollout's session_meta
+    if isinstance(inner, dict) and isinstance(inner.get("cwd"), str):
+        return str(inner["cwd"])
+    return None
+
+
+def cwd_in_head(lines: list[bytes], whole_file: bool) -> tuple[bool, str | None]:
+    """`transcript_cwd` from the complete lines the file starts with (a first chunk read whole, none
+    over 8 MiB): (decided, cwd). Decided when a line names one, or when the lines hold all 201 it
+    looks at, or the whole file (`whole_file`: nothing after them, not even a line without its newline)."""
+    for line in lines[:201]:
+        got = line_cwd(line)
+        if got is not None:
+            return True, got
+    return len(lines) >= 201 or whole_file, None
 
 
 def replay(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,
@@ -66,28 +89,41 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None
     """(the state a finished transcript folds to, the config it was folded with, its trace rows): what
     `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
     path = os.path.abspath(transcript_path)
+    trace = [] if trace is None else trace
     from session_watcher.agents.codex.reader import is_rollout  # agents.codex: its decoder runs here
 
     # the next chunks are parsed meanwhile, in a second process: Claude Code's parser, not a rollout's
     with (ForkedParser(path) if not is_rollout(path) else ForkedParser(path, min_bytes=1 << 62)) as parse:
-        from session_watcher.state import session
-
-        state, cfg = scratch_state(path, cwd, cfg)
-        trace = [] if trace is None else trace
-        subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
-        session.canon_memo = {}
-        try:
-            state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
-                                                 trace=trace if with_trace else None, parse=parse)
-        finally:
-            session.canon_memo = None
+        state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, parse)
     return state, cfg, trace
 
 
-def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None,
+def fold_read(path: str, cwd: str | None, trace: list[dict[str, Any]], parse: ChunkParser) -> tuple[State, Config]:
+    """`fold` of the main transcript at `path` (absolute) as `parse` reads and parses it (the session
+    page's one read), with the session's folder as `transcript_cwd` found it (None included)."""
+    return _fold(path, (cwd, False), None, True, trace, parse)
+
+
+def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents: bool,
+          trace: list[dict[str, Any]] | None, parse: ChunkParser) -> tuple[State, Config]:
+    """The fold: from a scratch state (`cwd`: the folder, and whether to look for it when None)."""
+    from session_watcher.state import session
+
+    state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
+    subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
+    session.canon_memo = {}
+    try:
+        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, parse=parse)
+    finally:
+        session.canon_memo = None
+    return state, cfg
+
+
+def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, find_cwd: bool = True,
                   ) -> tuple[State, Config]:
     """A new state for the transcript at `path` (absolute), placed in the folder it ran in, and the
-    config its fold uses: where a replay starts (the live page keeps folding it as the file grows)."""
+    config its fold uses: where a replay starts (the live page keeps folding it as the file grows).
+    `find_cwd=False`: `cwd` is already `transcript_cwd`'s answer, None included (no read)."""
     from session_watcher.agents.claude_code.transcript import clean_path
     from session_watcher.agents.codex.reader import session_id as codex_id  # agents.codex: a rollout's thread id
     from session_watcher.base import config
@@ -96,7 +132,7 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None,
 
     session_id = codex_id(path) or os.path.basename(path).removesuffix(".jsonl")
     state = engine.new_state(session_id if session_id else "replay")
-    cwd = cwd or transcript_cwd(path)
+    cwd = cwd or (transcript_cwd(path) if find_cwd else None)
     cwd = cwd if cwd and clean_path(cwd) else None  # one rule for every path (realpath's cost)
     state["context"]["cwd"] = cwd
     state["context"]["project"] = real_folder(cwd) if cwd else None  # a Windows folder stays one

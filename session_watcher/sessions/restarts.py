@@ -22,27 +22,33 @@ NOTE_LINES = 400  # the note is injected at the session's start: it is among its
 
 def note_of(transcript: str) -> str | None:
     """The handoff note a session started with, from its transcript's first lines, or None."""
-    from session_watcher.core.fastjson import loads
-    from session_watcher.core.handoff import MARKER
     from session_watcher.state.reader import lines_of
 
-    marker = MARKER.encode()
     try:
-        for n, line in enumerate(lines_of(transcript)):  # a regular file only, long lines skipped
-            if n >= NOTE_LINES:
-                break
-            if marker not in line or b"hook_additional_context" not in line:
-                continue
-            try:
-                rec = loads(line)
-            except ValueError:
-                continue
-            att = rec.get("attachment") if isinstance(rec, dict) else None
-            for part in (att or {}).get("content") or ():
-                if isinstance(part, str) and part.startswith(MARKER):
-                    return part
+        return note_in(lines_of(transcript))  # a regular file only, long lines skipped
     except OSError:
         return None
+
+
+def note_in(lines: Iterable[bytes]) -> str | None:
+    """The handoff note among the first NOTE_LINES of a transcript's complete lines, or None."""
+    from session_watcher.core.fastjson import loads
+    from session_watcher.core.handoff import MARKER
+
+    marker = MARKER.encode()
+    for n, line in enumerate(lines):
+        if n >= NOTE_LINES:
+            break
+        if marker not in line or b"hook_additional_context" not in line:
+            continue
+        try:
+            rec = loads(line)
+        except ValueError:
+            continue
+        att = rec.get("attachment") if isinstance(rec, dict) else None
+        for part in (att or {}).get("content") or ():
+            if isinstance(part, str) and part.startswith(MARKER):
+                return part
     return None
 
 

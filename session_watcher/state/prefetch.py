@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import marshal
 import os
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from session_watcher.agents.claude_code.bulkparse import parse_chunk
 from session_watcher.state import pool
@@ -28,6 +28,18 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
 
 MIN_BYTES = 2 * CHUNK  # a smaller file has no second chunk to parse meanwhile
+
+
+class ChunkParser(Protocol):
+    """What `state.session.sync_file` asks of a whole fold's parser: the next chunk already parsed
+    (`ahead`, or None), else a chunk read whole (`read`, as `read_new(..., whole=True)`) and parsed
+    (`__call__`)."""
+
+    def ahead(self, before: dict[str, Any] | None) -> tuple[list[Event], int, dict[str, Any], int] | None: ...
+
+    def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]: ...
+
+    def __call__(self, lines: list[bytes], start: int) -> tuple[list[Event], int]: ...
 
 
 class ForkedParser:
@@ -91,6 +103,11 @@ class ForkedParser:
             self.index += 1
             self.taken += 1
         return got
+
+    @staticmethod
+    def read(path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
+        """The chunk after `before`, read here whole (one item)."""
+        return read_new(path, before, whole=True)
 
     def __call__(self, lines: list[bytes], start: int) -> tuple[list[Event], int]:
         """A chunk read here (`read_new(..., whole=True)`: one item), starting at byte `start`: its

@@ -71,6 +71,7 @@ def _salvage(fd: int, start: int, end: int) -> bytes | None:
 
 def read_new(
     path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK, split: bool = True, whole: bool = False,
+    fd: int | None = None,
 ) -> tuple[list[bytes], dict[str, Any], int]:
     """(complete new lines, the advanced cursor, lines skipped as too long to keep).
 
@@ -79,9 +80,11 @@ def read_new(
     `split=False`: only the cursor is wanted; the lines are one item (not all of their bytes, nor cut).
     `whole=True`: the lines are one item, the chunk read, not cut: its lines up to its last newline
     are the new lines (`core.bulkparse.parse_chunk` reads them so; no MAX_LINES: for a whole fold).
+    `fd`: `path` already open (the caller's, left open): a whole file read through one open.
     """
+    own = fd is None
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)) if fd is None else fd
     try:
         f = _Open(path, fd, cursor)
         if f.skip is None:
@@ -91,7 +94,8 @@ def read_new(
         lines, moved, skipped = f.skip_long_line(max_bytes)
         return ([lines[0] + b"\n"] if whole and lines else lines), moved, skipped
     finally:
-        os.close(fd)
+        if own:
+            os.close(fd)
 
 
 class _Open:

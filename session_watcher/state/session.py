@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import Alert, Config, Event, ModelParams, State
     from session_watcher.state.pathstore import PathShards
-    from session_watcher.state.prefetch import ForkedParser
+    from session_watcher.state.prefetch import ChunkParser
 
 
 # `replay` sets a dict here for its run: each raw path is resolved once (a hook resolves every batch's
@@ -157,9 +157,9 @@ def codex_tail(path: str, cursor: dict[str, Any], lines: list[bytes]) -> tuple[d
 
 def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
-              parse: ForkedParser | None = None) -> tuple[list[Alert], bool]:
+              parse: ChunkParser | None = None) -> tuple[list[Alert], bool]:
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `parse`:
-    chunks read and parsed in a second process (state.prefetch)."""
+    the chunks read whole and parsed by it (state.prefetch: in a second process meanwhile)."""
     alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
@@ -168,7 +168,7 @@ def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: fl
             events, bad, cursor, skipped = got
             lines: list[bytes] | bool = True
         else:
-            lines, cursor, skipped = read_new(path, before, whole=parse is not None)  # replay's: one item
+            lines, cursor, skipped = read_new(path, before) if parse is None else parse.read(path, before)  # one item
             if codex_read(before, lines):  # agents.codex: a rollout has its own decoder
                 from session_watcher.agents.codex import reader as codex
 
@@ -220,7 +220,7 @@ def rebuild(state: State) -> State:
 
 def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
-         shards: PathShards | None = None, parse: ForkedParser | None = None,
+         shards: PathShards | None = None, parse: ChunkParser | None = None,
          ) -> tuple[State, list[Alert], bool]:
     """Fold what is new in the main transcript and the given subagent transcripts (`parse`: the
     main transcript's parser, see `sync_file`).
