@@ -201,6 +201,7 @@ class Context(TypedDict):
     promptCache: NotRequired[dict[str, object] | None]  # the status line's `prompt_cache`
     resume: NotRequired[dict[str, object] | None]  # what SessionStart said of the cache on a resume
     plan: NotRequired[dict[str, Any] | None]  # a subscriber's plan use, as the status line saw it (core.status)
+    agent: NotRequired[str]  # the agent whose log the state follows (state.session, from the registry)
 
 
 class ContextSeen(TypedDict, total=False):
@@ -217,6 +218,7 @@ class ContextSeen(TypedDict, total=False):
     promptCache: dict[str, object] | None
     resume: dict[str, object] | None
     plan: dict[str, Any] | None
+    agent: str  # (never said by a status line: the keys mirror Context's for `update`)
 
 
 class Alert(TypedDict):

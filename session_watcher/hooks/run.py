@@ -123,21 +123,24 @@ EVENTS: dict[str, Plan] = {
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else ""
-    codex = argv[1:2] == ["codex"]  # `hook EVENT codex`: Codex runs it (agents.codex.hooks)
+    agent = None  # the plugin's own hooks: `hook EVENT [inject]`; another agent's: `hook EVENT AGENT`
+    if argv[1:2] and argv[1] != "inject":
+        from session_watcher.agents import agent_named
+
+        agent = agent_named(argv[1])
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN)
-        # `SessionStart inject` has a row of its own; Codex's one SessionStart hook is that row
-        plan = EVENTS.get("SessionStart inject" if codex and event == "SessionStart" else " ".join(argv[:2]))
+        # `SessionStart inject` has a row of its own; an agent's one SessionStart hook is that row
+        one_start = agent is not None and agent.one_start_hook
+        plan = EVENTS.get("SessionStart inject" if one_start and event == "SessionStart" else " ".join(argv[:2]))
         if plan is not None and plan["run"] == "inject":
             from session_watcher.hooks.inject import run as inject
 
-            out = inject(raw, drop_on_compact=codex)
+            out = inject(raw, drop_on_compact=one_start)
         else:
-            out = run(event, raw, message=codex)
-        if codex and out:
-            from session_watcher.agents.codex.hooks import output
-
-            out = output(event, out)
+            out = run(event, raw, message=agent is not None and not agent.status_line)
+        if out and agent is not None:
+            out = agent.hook_output(event, out)  # what its hook may print
         if out:
             from session_watcher.core.fastjson import dumps
 
@@ -461,9 +464,10 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
         carry = _prepare_handoff(state, cfg, now)
         if carry is not None:
             advice = guard.advice(state, q, cold, cfg, carry) or advice
-        from session_watcher.core.status import agent_of
+        from session_watcher.agents import FALLBACK, agent_named
 
-        out = {"decision": "block", "reason": guard.compose({**advice, "agent": agent_of(state)}, ask=True)}
+        agent = agent_named(state["context"].get("agent")) or FALLBACK  # how its user clears a held prompt
+        out = {"decision": "block", "reason": guard.compose({**advice, "clear": agent.clear_words}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
     if first:

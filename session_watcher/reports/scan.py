@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from session_watcher.reports.parse import Row
-    from session_watcher.reports.parse_codex import Parser
+    from session_watcher.reports.parse_events import Parser
 
 _new = tuple.__new__
 
@@ -37,7 +37,7 @@ class Job(NamedTuple):
     start: int
     head: str | None
     size: int  # the size seen by stat, to balance the shares
-    codex: bool = False  # a Codex rollout (reports.parse_codex), read from its start
+    whole: bool = False  # read from its start by its agent's own decoder (reports.parse_events)
 
 
 class Scanned(NamedTuple):
@@ -74,7 +74,7 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
     buffer when None; one buffer serves file after file). Raises OSError."""
     from session_watcher.base.paths import open_file  # a regular file only: /dev/zero would never end
     from session_watcher.reports.parse import MAX_LINE_BYTES, head_dir, parse_chunk  # only when a file is read
-    from session_watcher.reports.parse_codex import rollout_parser
+    from session_watcher.reports.parse_events import events_parser
 
     fd = open_file(job.path)
     parse: Parser = parse_chunk
@@ -107,8 +107,8 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
                 folder = head_dir(buf, filled)
                 if folder is not None:
                     rows.append(folder)
-                if job.codex:  # a Codex rollout has its own lines
-                    parse = rollout_parser(buf[:filled]) or parse_chunk
+                if job.whole:  # a log whose lines do not stand alone: its agent's decoder
+                    parse = events_parser(buf[:filled]) or parse_chunk
             got, used = parse(buf, pos, filled)
             rows += got
             pos += used

@@ -6,9 +6,6 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-# the second parsing process starts before the fold's own modules are imported (they load meanwhile)
-from session_watcher.state.prefetch import ForkedParser
-
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Config, State
 
@@ -20,6 +17,7 @@ def transcript_cwd(path: str) -> str | None:
     """The working directory the session ran in, from its first record that names one (among the
     first 201 lines; a line over 8 MiB is passed over as the fold passes it, never held whole; at
     most CWD_SCAN_BYTES in all; a regular file only)."""
+    from session_watcher.agents import record_cwd
     from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES
     from session_watcher.base.paths import open_file
 
@@ -41,11 +39,9 @@ def transcript_cwd(path: str) -> str | None:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(rec, dict) and isinstance(rec.get("cwd"), str):
-                return str(rec["cwd"])
-            inner = rec.get("payload") if isinstance(rec, dict) else None  # agents.codex: a rollout's session_meta
-            if isinstance(inner, dict) and isinstance(inner.get("cwd"), str):
-                return str(inner["cwd"])
+            cwd = record_cwd(rec) if isinstance(rec, dict) else None  # as any agent writes it
+            if cwd is not None:
+                return cwd
     return None
 
 
@@ -66,21 +62,17 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None
     """(the state a finished transcript folds to, the config it was folded with, its trace rows): what
     `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
     path = os.path.abspath(transcript_path)
-    from session_watcher.agents.codex.reader import is_rollout  # agents.codex: its decoder runs here
+    from session_watcher.state import session
 
-    # the next chunks are parsed meanwhile, in a second process: Claude Code's parser, not a rollout's
-    with (ForkedParser(path) if not is_rollout(path) else ForkedParser(path, min_bytes=1 << 62)) as parse:
-        from session_watcher.state import session
-
-        state, cfg = scratch_state(path, cwd, cfg)
-        trace = [] if trace is None else trace
-        subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
-        session.canon_memo = {}
-        try:
-            state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
-                                                 trace=trace if with_trace else None, parse=parse)
-        finally:
-            session.canon_memo = None
+    state, cfg = scratch_state(path, cwd, cfg)
+    trace = [] if trace is None else trace
+    subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
+    session.canon_memo = {}
+    try:
+        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs,
+                                             trace=trace if with_trace else None, whole=True)
+    finally:
+        session.canon_memo = None
     return state, cfg, trace
 
 
@@ -88,13 +80,13 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None,
                   ) -> tuple[State, Config]:
     """A new state for the transcript at `path` (absolute), placed in the folder it ran in, and the
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows)."""
+    from session_watcher.agents import session_id as session_of
     from session_watcher.agents.claude_code.transcript import clean_path
-    from session_watcher.agents.codex.reader import session_id as codex_id  # agents.codex: a rollout's thread id
     from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state.shell import real_folder
 
-    session_id = codex_id(path) or os.path.basename(path).removesuffix(".jsonl")
+    session_id = session_of(path)
     state = engine.new_state(session_id if session_id else "replay")
     cwd = cwd or transcript_cwd(path)
     cwd = cwd if cwd and clean_path(cwd) else None  # one rule for every path (realpath's cost)
