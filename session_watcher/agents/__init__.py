@@ -37,12 +37,12 @@ def agent_for_head(head: bytes) -> Agent:
 
 
 def agent_reading(before: Mapping[str, Any] | None, lines: list[bytes]) -> Agent:
-    """The agent whose log a read is of: the one whose decoder's state the cursor before it holds
-    (under the agent's name), else, on a read from the file's first byte, the one that claims its
-    first line; else the fallback."""
+    """The agent whose log a read is of: the one named in the cursor before it (every agent but the
+    fallback marks its cursors with its name, a stateful one keeps its decoder's state there), else,
+    on a read from the file's first byte, the one that claims its first line; else the fallback."""
     if before:
         for a in _CLAIMING:
-            if a.stateful and a.name in before:
+            if a.name in before:
                 return a
         if before.get("offset"):
             return FALLBACK

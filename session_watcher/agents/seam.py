@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 class Agent:
     """One agent: its facts as class attributes, its ways as methods (each agent overrides them)."""
 
-    name = ""  # what `status`, the report, the pages and the OTLP points call it; its hook command's word
+    # what `status`, the report, the pages and the OTLP points call it; its hook command's word; the
+    # key that marks the reader's cursors on its logs (`agents.agent_reading`)
+    name = ""
     # its logs carry no mark of their own: it reads every log no other agent claims (one agent is)
     fallback = False
     # its lines do not stand alone: its decoder's state rides in the reader's cursor, under its name,

@@ -17,7 +17,7 @@ from session_watcher.core import paths as pathmap
 from session_watcher.core.errors import Reset
 from session_watcher.state.reader import read_new
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
@@ -147,6 +147,8 @@ def read_events(path: str, before: dict[str, Any] | None, cursor: dict[str, Any]
         if got is not None:
             lines, cursor = got
             whole = False
+    if not agent.fallback:
+        cursor.setdefault(agent.name, True)  # the next read is its too (a stateful agent's state goes here)
     if not (lines or agent.stateful):
         return lines, cursor, [], 0
     events, bad = agent.read(before, cursor, lines, whole)
