@@ -134,8 +134,8 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
 def json_args(argv: list[str]) -> SimpleNamespace | None:
     """The namespace argparse makes of `--json` with `--projects DIR...`, `--since DATE`, `--index
     FILE`, each written out whole (what programs pass); None for anything else, which argparse then
-    reads (and says what is wrong). argparse and what it loads (gettext, locale, shutil) are ~7 ms
-    of a cold report's start-up."""
+    reads (and says what is wrong). argparse and what it loads (gettext, locale, shutil) are a large
+    share of a warm report's start-up (docs/benchmarks.md)."""
     projects: list[str] | None = None
     values: dict[str, str] = {}
     seen_json = False

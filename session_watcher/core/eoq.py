@@ -17,7 +17,7 @@ import math
 
 from session_watcher.core import prices
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

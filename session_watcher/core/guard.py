@@ -15,7 +15,7 @@ from session_watcher.core import prices
 from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, cold_return_saving, fresh_split, restart_cost
 from session_watcher.core.numbers import dollars, duration, tokens
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard

@@ -2,7 +2,7 @@
 
 The state is plain JSON (dicts, lists, numbers) so it saves and loads with `fastjson` as it is; these
 TypedDicts and tuple aliases describe it. Import this module only under `if TYPE_CHECKING:` (it
-imports `typing`, ~3 ms the hook cannot afford); at run time nothing here exists.
+imports `typing`, which the hook cannot afford); at run time nothing here exists.
 
 A change to the on-disk shape bumps `engine.SCHEMA` and adds a step to `state.store.migrate`.
 (No `from __future__ import annotations` here: TypedDict needs the annotations evaluated to tell

@@ -9,7 +9,7 @@ from session_watcher.core import health, prices
 from session_watcher.core.eoq import bill_counted, quantities, reminder_interval, restart_saving
 from session_watcher.core.window import context_window
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

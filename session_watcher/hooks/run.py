@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Literal, TypedDict
@@ -55,7 +55,7 @@ LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
 # a prompt whose saved state does not show a warm cache: the guard's line is what the prompt waits
 # for, and the hook holding the lock is most likely a resume's SessionStart folding the same lines
 PROMPT_LOCK_TIMEOUT = 1.0
-STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (measured: <= 0.3 s)
+STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (well past its lateness)
 STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for a busy neighbour
 # SessionEnd is the last chance to fold (print mode kills the async hooks at exit): it waits out an
 # async Stop folding the same lines (<= its 0.4 s budget + a save), within SessionEnd's 1.5 s budget
@@ -318,7 +318,7 @@ def _hold_termination() -> Any:
     follows ~1.5 s later) until `_release_termination`, so that a notification sent is also noted as
     sent and a saved fold also has its trace rows; the held signal ends the process on release.
     The fold before it stays killable: a fold not saved is redone by the next run."""
-    import _signal  # type: ignore[import-not-found]  # loaded at start-up; `signal` costs 0.5 ms
+    import _signal  # type: ignore[import-not-found]  # loaded at start-up; `signal` is not
 
     block = getattr(_signal, "pthread_sigmask", None)
     if block is None:  # pragma: no cover - Windows

@@ -27,7 +27,7 @@ _new = tuple.__new__
 
 HEAD_BYTES = 4096
 READ_BLOCK = 8 << 20
-FORK_FROM = 32 << 20  # bytes to read before a second process pays for itself (a fork is ~2 ms)
+FORK_FROM = 32 << 20  # bytes to read before a second process pays for its fork
 
 
 class Job(NamedTuple):
@@ -55,7 +55,7 @@ class Scanned(NamedTuple):
 
 def sha1(data: bytes = b"") -> Any:
     """A SHA-1 hash object (for cache keys, not security). The interpreter's own module when it has
-    one: hashlib loads OpenSSL first, 3 ms of a cold report's start-up, for a hash of a few kB."""
+    one: hashlib loads OpenSSL first, a share of a cold report's start-up, for a hash of a few kB."""
     try:
         from _sha1 import sha1 as built_in  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - an interpreter built without it

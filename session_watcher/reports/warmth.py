@@ -73,12 +73,12 @@ NEAR_ABOVE = 4
 CHANCE = 0.05  # at most this likely from a cache as often warm as cold, on each side...
 CHANCE_FAR = 0.001  # ...and this for an edge more than one bucket from the class's documented TTL
 EXACT_UP_TO = 100  # returns on one side: the binomial tail summed exactly; more, approximated
-DOCUMENTED_TTL = {"5m": 300, "1h": 3600}  # core.eoq.TTL_SECONDS (not imported: 1 ms of a report's start)
+DOCUMENTED_TTL = {"5m": 300, "1h": 3600}  # core.eoq.TTL_SECONDS (not imported on a report's start-up)
 TTL_CLASSES = ("5m", "1h")
 
 
-# Plain classes with __slots__, not dataclasses: `dataclasses` (with `inspect`) is 7 ms of a cold
-# report's start-up, a sixtieth of its whole time.
+# Plain classes with __slots__, not dataclasses: `dataclasses` (with `inspect`) is a share of a cold
+# report's start-up.
 
 
 class Call:
@@ -820,7 +820,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
         buckets.extend(b)
         ttl[cls] = infer_ttl(gaps[cls], b, cls)
         documented[cls] = {"seconds": DOCUMENTED_TTL[cls], **tested_at_documented(gaps[cls], b, cls)}
-    from session_watcher.core.eoq import cache_lifetime  # the guard's own rule (imported here, once: ~1 ms)
+    from session_watcher.core.eoq import cache_lifetime  # the guard's own rule (imported here, once)
 
     cliff = {cls: (v["inferredSeconds"] if v is not None else None) for cls, v in ttl.items()}
     lifetime = {cls: cache_lifetime(cls, cliff) or float(DOCUMENTED_TTL[cls]) for cls in TTL_CLASSES}
