@@ -17,7 +17,7 @@ from session_watcher.agents.source import Source
 from session_watcher.core.status import status_document
 from session_watcher.sessions import naming, replay
 from session_watcher.state import session
-from tests.codex_lines import THREAD, meta, turn, write_rollout
+from tests.codex_lines import FIXTURES, THREAD, meta, turn, write_rollout
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
 
 TOY_ID = "toy0toy0-0000-4000-8000-000000000001"
+REAL = FIXTURES / "rollout-019f1f6f-311c-7543-b0f9-f126da3c5434.jsonl"
 
 
 class Toy(Agent):
@@ -127,3 +128,11 @@ def test_the_registry_tells_each_agents_reads(tmp_path: Path) -> None:
     assert agents.record_cwd({"type": "session_meta", "payload": {"cwd": "/b"}}) == "/b"
     assert agent_named("nobody") is None
     assert agent_named(None) is None
+
+
+def test_every_trace_row_of_a_rollouts_replay_names_codex() -> None:
+    """The state names its agent before the first read is folded: the rows of that read say it too
+    (they said claude-code while the cursor did not yet hold the rollout's decoder)."""
+    _state, _cfg, trace = replay.fold(str(REAL))
+    assert len(trace) > 50
+    assert {row["agent"] for row in trace} == {"codex"}
