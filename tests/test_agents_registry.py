@@ -136,3 +136,18 @@ def test_every_trace_row_of_a_rollouts_replay_names_codex() -> None:
     _state, _cfg, trace = replay.fold(str(REAL))
     assert len(trace) > 50
     assert {row["agent"] for row in trace} == {"codex"}
+
+
+def test_export_takes_every_agents_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`export --otlp` without --projects: Claude Code's transcripts and Codex's threads alike."""
+    from session_watcher.cli import export
+
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    rollout = write_rollout(tmp_path / "codex" / "sessions" / "2026" / "11" / "20" /
+                            f"rollout-2026-11-20T10-00-00-{THREAD}.jsonl", [meta(), turn(0, "gpt-5.5")])
+    project = tmp_path / "claude" / "projects" / "-proj"
+    project.mkdir(parents=True)
+    transcript = project / "abc.jsonl"
+    transcript.write_text('{"type":"user","timestamp":"2026-11-20T10:00:00.000Z"}\n')
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    assert sorted(export.sessions(None, None)) == sorted([str(transcript), str(rollout)])
