@@ -33,6 +33,7 @@ import json
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 from session_watcher.reports.prices import WRITE_1H, input_price, read_multiplier, write_multiplier, write_usd
@@ -476,7 +477,7 @@ def main_model(calls: list[Call], models: list[str]) -> str | None:
 
 
 def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
-                 guarded: frozenset[str] = frozenset(), agent: str = "claude-code") -> Part | None:
+                 guarded: frozenset[str] = frozenset(), agent: str = FALLBACK.name) -> Part | None:
     """What the report takes from one session (None when it ends before `since`): one pass over its
     main chain (`_walk`), the gap buckets and scatter of its returns, the spend of its other calls,
     and its entry (`agent`: whose session it is)."""
@@ -745,7 +746,7 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
     named: dict[str, tuple[str, str | None, float | None]] = {}
     for p in kept:
         e = p.entry
-        agent = e.get("agent") or "claude-code"
+        agent = e.get("agent") or FALLBACK.name
         _add(by_agent, agent, 1, (0, 0.0, 0, 0.0))
         where = e["cwd"] or e["project"]
         last = named.get(where, (None, None, None))[2]
