@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from session_watcher.agents import agent_named, codex
 from session_watcher.agents.codex.reader import CURSOR_KEY
-from session_watcher.core.status import CODEX_CURSOR
 from session_watcher.otlp import payload
 from tests.codex_lines import FIXTURES
 from tests.oracle import TRANSCRIPTS, sw
@@ -19,8 +19,8 @@ THREAD = "019f1f6f-311c-7543-b0f9-f126da3c5434"
 CLAUDE = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 
 
-def test_the_hook_up_line_names_the_readers_cursor_key() -> None:
-    assert CODEX_CURSOR == CURSOR_KEY
+def test_the_registry_finds_a_rollouts_cursor_by_the_agents_name() -> None:
+    assert agent_named(CURSOR_KEY) is codex.AGENT
 
 
 @pytest.mark.parametrize(("path", "agent"), [(FIXTURES / f"rollout-{THREAD}.jsonl", "codex"), (CLAUDE, "claude-code")])

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from session_watcher.agents import FALLBACK, agent_for_head, codex
 from session_watcher.agents.codex import reader, rollout
 from session_watcher.sessions.replay import fold
 from tests.codex_lines import FIXTURES, THREAD, Thread, line, meta, tier, turn, write_rollout
@@ -195,13 +196,13 @@ def test_a_handoff_note_in_a_prompt_names_the_parent() -> None:
 
 def test_the_reader_recognizes_a_rollout_and_its_thread_id(tmp_path: Path) -> None:
     path = write_rollout(tmp_path / f"rollout-2026-11-20T10-00-00-{THREAD}.jsonl", [meta(), turn(0, "gpt-5.5")])
-    assert reader.is_rollout(str(path))
+    assert agent_for_head(path.read_bytes()) is codex.AGENT
     assert reader.session_id(str(path)) == THREAD
     claude = tmp_path / "a.jsonl"
     claude.write_text('{"type":"user","timestamp":"2026-11-20T10:00:00.000Z"}\n')
-    assert not reader.is_rollout(str(claude))
+    assert agent_for_head(claude.read_bytes()) is FALLBACK
     assert reader.session_id(str(claude)) is None
-    assert not reader.is_rollout(str(tmp_path / "not-yet.jsonl"))
+    assert agent_for_head(b"") is FALLBACK
 
 
 def test_a_finished_rollout_without_a_last_newline_keeps_its_last_call(tmp_path: Path) -> None:

@@ -114,25 +114,3 @@ def test_a_rollouts_working_folder_is_its_session_meta_cwd(tmp_path: Path) -> No
 
     path = write_rollout(tmp_path / f"rollout-{THREAD}.jsonl", _thread())
     assert transcript_cwd(str(path)) == "/proj"
-
-
-@pytest.mark.slow
-def test_a_large_rollouts_replay_forks_no_claude_parser(alone: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """replay parses a large transcript's chunks in a second process with Claude Code's parser; a
-    rollout is read by its own decoder, so none is forked for it: with every file counted as large,
-    the rollout folds to the same calls as it does alone (the forked parser found none in it)."""
-    from session_watcher.sessions import replay as rp
-    from session_watcher.state import prefetch
-
-    plain = rp.fold(str(REAL))[0]["engine"]["calls"]
-    assert plain > 50
-    forked: list[int] = []
-
-    class Eager(prefetch.ForkedParser):
-        def __init__(self, path: str, min_bytes: int = 0) -> None:
-            super().__init__(path, 0 if min_bytes == prefetch.MIN_BYTES else min_bytes)
-            forked.append(self.pid)
-
-    monkeypatch.setattr(rp, "ForkedParser", Eager)
-    assert rp.fold(str(REAL))[0]["engine"]["calls"] == plain
-    assert forked == [0]  # no child parser for a rollout

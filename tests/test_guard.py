@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from session_watcher.agents import claude_code
 from session_watcher.core import engine, eoq, guard
 
 CFG: dict[str, Any] = {"cliff": {"5m": None, "1h": None}}
@@ -217,7 +218,7 @@ def test_the_ask_names_the_three_choices_with_dollars_and_nothing_that_reaches_t
     assert a is not None
     assert (a["freshTokens"], a["freshUsd"], a["handoff"]) == (43_000, 0.26875, True)
     assert a["savingUsd"] == pytest.approx(1.125 - 0.26875)
-    text = guard.compose(a, ask=True)
+    text = guard.compose({**a, "clear": claude_code.AGENT.clear_words}, ask=True)  # the hook's words
     assert text == (
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired). Nothing was sent. "
         "Continue: send this prompt again within a minute, re-writing 180k tokens ($1.13). Or /compact: reads "
@@ -226,6 +227,7 @@ def test_the_ask_names_the_three_choices_with_dollars_and_nothing_that_reaches_t
         "($0.27).")
     assert "session-watcher:handoff" not in text
     assert "!" not in text
+    assert "; /clear, and the new session" in guard.compose(a, ask=True)  # no agent's words: the command alone
 
 
 def test_the_rewrite_is_the_last_calls_whole_context() -> None:

@@ -37,6 +37,8 @@ RENDER = with_packages({"session_watcher.hooks.statusline", "session_watcher.cor
 SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
                "session_watcher.core.engine", "session_watcher.core.meter", "session_watcher.core.paths",
                "session_watcher.agents.claude_code.transcript", "session_watcher.core.fastjson", "_json",
+               # the registry (agents/__init__.py) and its agents: each a class of a few attributes
+               "session_watcher.agents.seam", "session_watcher.agents.codex",
                "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"})
 START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",

@@ -214,6 +214,74 @@ def test_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
                                                       "session_watcher.state.s -> session_watcher.cli.c"]
 
 
+AGENT_PACKAGES = (f"{PACKAGE}.agents.claude_code", f"{PACKAGE}.agents.codex")
+# The seam (session_watcher/README.md): outside agents/, an agent is reached through the registry
+# (`session_watcher.agents`), never by its own package, but for these (module -> {agent module: the
+# names it takes}), each with why; cli/install* registers each agent's hooks and is not listed.
+SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
+    # the reader's line rules (the split at newlines, the cap past which a line is skipped unread),
+    # which every agent's reads go through
+    "state.reader": {"agents.claude_code.transcript": {"MAX_LINE_BYTES", "split_lines"}},
+    "sessions.replay": {"agents.claude_code.transcript": {"MAX_LINE_BYTES", "clean_path"}},
+    # one rule for a path a payload or a log names (a hostile one names no file)
+    "state.shell": {"agents.claude_code.transcript": {"clean_path"}},
+    # a payload's model id and counts, capped as a state holds them (the SessionStart payload, the
+    # status line's: Claude Code is the one agent with a status line)
+    "hooks.run": {"agents.claude_code.transcript": {"model_name"}},
+    "hooks.statusline": {"agents.claude_code.transcript": {"MAX_COUNT", "model_name"}},
+    # the report's and the page's own decoders of Claude Code transcripts (the registry's fallback:
+    # a stateful agent's rows come through its `read`, reports.parse_events)
+    "reports.parse": {"agents.claude_code.records": {"Usage", "msgspec", "stamp_to_epoch", "usage_reading"},
+                      "agents.claude_code.transcript": {"call_key", "count", "model_name", "split_writes",
+                                                        "usage_reading"}},
+    "reports.session_page_data": {"agents.claude_code.records": {"msgspec", "stamp_to_epoch"},
+                                  "agents.claude_code.transcript": {"usage_reading"}},
+}
+
+
+def agent_imports(root: Path) -> dict[str, dict[str, set[str]]]:
+    """Outside agents/ and cli/install*: each module's imports of an agent's own package (module ->
+    {the agent module, short: the names taken}), at module level or inside functions."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for name, path in modules(root).items():
+        short = name.removeprefix(f"{PACKAGE}.")
+        if short.startswith(("agents", "cli.install")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                pairs = [(a.name, a.name) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                pairs = [(f"{node.module}.{a.name}" if node.module == f"{PACKAGE}.agents" else node.module, a.name)
+                         for a in node.names]
+            else:
+                continue
+            for target, what in pairs:
+                if target.startswith(AGENT_PACKAGES):
+                    out.setdefault(short, {}).setdefault(target.removeprefix(f"{PACKAGE}."), set()).add(what)
+    return out
+
+
+def test_no_module_outside_the_agents_reaches_an_agent_but_through_the_registry() -> None:
+    """Exactly the allowed imports: a new one fails, and so does an allowed one no longer made (the
+    list says what is true)."""
+    got = agent_imports(REPO)
+    assert got == SEAM_ALLOWED
+    assert not any("codex" in target for targets in got.values() for target in targets)
+
+
+def test_the_seam_check_finds_an_agent_reached_by_name(tmp_path: Path) -> None:
+    pkg = tmp_path / PACKAGE
+    for sub in ("state", "agents", "agents/codex", "cli"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "state" / "s.py").write_text("def f():\n    from session_watcher.agents.codex import reader\n")
+    (pkg / "state" / "t.py").write_text("from session_watcher.agents import codex, agent_named\n")
+    (pkg / "state" / "u.py").write_text("from session_watcher.agents import AGENTS\n")
+    (pkg / "cli" / "install_x.py").write_text("from session_watcher.agents.codex import hooks\n")
+    assert agent_imports(tmp_path) == {"state.s": {"agents.codex": {"reader"}},
+                                       "state.t": {"agents.codex": {"codex"}}}
+
+
 DEAD_KINDS = ("function", "method", "class", "import", "property", "unreachable_code")  # not a TypedDict's fields
 
 

@@ -12,7 +12,7 @@ import os
 
 from session_watcher.core.errors import ReadOnlyFile
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; hooks write their state through here
+TYPE_CHECKING = False  # typing is slow to import; hooks write their state through here
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -35,8 +35,8 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], mode: int = 0o600, fs
     """Write `data` (bytes, or pieces of them in order) to a new temp file beside `path` (created
     `mode`), fsync, then rename over `path`.
 
-    Without `tmp` the temp name is unique (pid and a random part; no `tempfile` import, about 9 ms,
-    on the hook's hot path). Writers that hold a lock pass a fixed `tmp` instead, so the temp file
+    Without `tmp` the temp name is unique (pid and a random part; no `tempfile` import on the
+    hook's hot path). Writers that hold a lock pass a fixed `tmp` instead, so the temp file
     of a writer killed mid-write is replaced by the next one, never accumulates.
     """
     fd = -1

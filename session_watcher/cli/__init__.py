@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; `hook` and `statusline` start here
+TYPE_CHECKING = False  # typing is slow to import; `hook` and `statusline` start here
 
 if TYPE_CHECKING:
     import argparse
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Every command, in `--help`'s order: the module that adds it to the parser tree (`add_parser(sub)`:
 # its arguments, and the `func` that runs it) and its line in `--help`. Only the module of the command
-# being run is imported (the backtest 3.8 ms, the notifier's 5.2); `--help` and `--version` import none.
+# being run is imported; `--help` and `--version` import none.
 COMMANDS = {
     "status": ("session_watcher.cli.commands", "where one session stands (default: the most recently active)"),
     "health": ("session_watcher.cli.commands", "the context health grade and its five signals"),
@@ -68,10 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """The console script (and `python -m session_watcher`): `main`. A report leaves a large heap
     behind (a history's rows and sessions), and the interpreter's teardown frees it object by object:
-    once its output is flushed, a report leaves through os._exit (12 % of a warm report's CPU, 2 % of
-    a cold one's; bench.tricks). Nothing of it is pending then (files are written and closed, the
-    index too). The cyclic collector is off for a report's whole run (5-7 % of a warm report over
-    real sessions, mostly its imports; the live page's server turns it back on)."""
+    once its output is flushed, a report leaves through os._exit (docs/benchmarks.md, bench.tricks).
+    Nothing of it is pending then (files are written and closed, the
+    index too). The cyclic collector is off for a report's whole run (its imports are most of what
+    it saves; the live page's server turns it back on)."""
     args = sys.argv[1:]
     if args[:1] == ["report"]:
         import gc

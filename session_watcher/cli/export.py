@@ -39,11 +39,12 @@ def add_parser(sub: Any) -> None:
 
 def sessions(roots: list[str] | None, since: float | None) -> list[str]:
     """The main transcripts to export (oldest first), those touched before `since` left out; one per
-    session id (the newer file, as `report` and `sessions.find` take it: one id, one series)."""
-    from session_watcher.agents.claude_code.discover import default_roots, discover
+    session id (the newer file, as `report` and `sessions.find` take it: one id, one series). Without
+    `roots`, every agent's logs (the registry's discovery)."""
+    from session_watcher.agents import sources as found_in
 
     found: dict[str, tuple[float, str]] = {}
-    for src in discover(roots or default_roots()):
+    for src in found_in(roots)[1]:
         try:
             mtime = os.stat(src.path).st_mtime
         except OSError:

@@ -88,7 +88,7 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
 
 def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) -> dict[str, str]:
     """Each reported session's page in `<OUT stem>-sessions/`; {session id: address relative to OUT}."""
-    from session_watcher.agents.claude_code.discover import default_roots, discover
+    from session_watcher.agents import FALLBACK
     from session_watcher.base.paths import ensure_private_dir
     from session_watcher.reports.session_page import write_html
     from session_watcher.reports.session_page_data import page_memory
@@ -97,7 +97,8 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
     folder_name = os.path.splitext(os.path.basename(out))[0] + "-sessions"
     folder = os.path.join(os.path.dirname(os.path.abspath(out)), folder_name)
     ensure_private_dir(folder)
-    found = [s for s in discover(roots or default_roots()) if not s.sub]
+    # the page reads a transcript with the report's decoder (reports.session_page_data): the fallback's logs
+    found = [s for s in FALLBACK.sources(roots or FALLBACK.roots()) if not s.sub]
     mains = {s.session: s.path for s in found} | {(s.project, s.session): s.path for s in found}
     pages: dict[str, str] = {}
     jobs: list[tuple[str, str]] = []
@@ -133,8 +134,8 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
 def json_args(argv: list[str]) -> SimpleNamespace | None:
     """The namespace argparse makes of `--json` with `--projects DIR...`, `--since DATE`, `--index
     FILE`, each written out whole (what programs pass); None for anything else, which argparse then
-    reads (and says what is wrong). argparse and what it loads (gettext, locale, shutil) are ~7 ms
-    of a cold report's start-up."""
+    reads (and says what is wrong). argparse and what it loads (gettext, locale, shutil) are a large
+    share of a warm report's start-up (docs/benchmarks.md)."""
     projects: list[str] | None = None
     values: dict[str, str] = {}
     seen_json = False

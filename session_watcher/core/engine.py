@@ -12,7 +12,7 @@ from session_watcher.core import eoq, health, meter, prices
 from session_watcher.core import paths as pathmap
 from session_watcher.core.eoq import bill_counted, cache_edge, cache_lifetime, quantities, reminder_interval
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 

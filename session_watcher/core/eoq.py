@@ -17,7 +17,7 @@ import math
 
 from session_watcher.core import prices
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
@@ -193,7 +193,7 @@ def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None, model: str 
     `model`: the model that wrote it (an OpenAI model's cache has its own classes)."""
     if ttl not in TTL_SECONDS:
         return None
-    if model and model[:4].lower() == "gpt-":  # agents.codex (hook-up): the class's floor (Claude's cliff is not its)
+    if model and model[:4].lower() == "gpt-":  # an OpenAI model's cache: its class's floor (a Claude cliff is not its)
         from session_watcher.core.prices_openai import cache_floor
 
         return cache_floor(model)

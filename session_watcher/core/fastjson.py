@@ -1,6 +1,6 @@
 """JSON for the hot path, through CPython's `_json` accelerator without importing `json`.
 
-`import json` costs about 8 ms, almost all of it `re` and `enum`, which json's pure-Python layers
+`import json` is slow to import, almost all of it `re` and `enum`, which json's pure-Python layers
 import for their fallbacks and whitespace handling. The C scanner and encoder underneath (`_json`,
 the same code `json.loads`/`json.dumps` run) need neither. This module calls them directly: same
 parser, same output as `json.dumps(obj, separators=(",", ":"))`, a tenth of the import. Where

@@ -23,7 +23,7 @@ from session_watcher.core.eoq import (
 )
 from session_watcher.core.numbers import dollars, duration, tokens
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
@@ -229,8 +229,9 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {rewrite} "
            f"tokens{usd}. Or /compact: reads the same {whole} cold once{usd}{then}.")
     if a.get("handoff"):
-        # Claude Code puts a held prompt back in the input line; Codex does not (`agent`, set by the hook)
-        clear = "/clear" if a.get("agent") == "codex" else "clear the input line (Ctrl+U), then /clear"
+        # how the user clears a held prompt is the agent's (`clear`, set by the hook from the registry:
+        # one puts the prompt back in the input line, another does not)
+        clear = a.get("clear") or "/clear"
         out += (f" Or a fresh session{less}: a handoff is ready; {clear}, and "
                 f"the new session starts with it: it {verbs} {fresh_text}.")
     return out

@@ -14,7 +14,7 @@ tokens under that model, in `other` (created when first needed), stream `OTHER +
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Bucket, BucketField, Meter, Sample, Stream
 

@@ -56,7 +56,7 @@ def _entry(model: str | None) -> tuple[float, float, float] | None:
     m = model.lower().removesuffix("[1m]")
     row = next((TABLE[p] for p in _BY_LENGTH if m == p or m.startswith(p + "-")), None)
     found = None if row is None else (row[0], row[1], WRITE_5M)
-    if found is None and m.startswith("gpt-"):  # agents.codex (hook-up): OpenAI's models, their own table
+    if found is None and m.startswith("gpt-"):  # OpenAI's models: their own table, by model id
         from session_watcher.core import prices_openai as codex
 
         found = codex.entry(model)
@@ -109,7 +109,7 @@ def write_usd(model: str | None, cw5m: float, cw1h: float) -> float | None:
 
 def call_factor(model: str | None, prompt_tokens: float) -> float:
     """What every rate of a call of `prompt_tokens` input is multiplied by: 1, except past OpenAI's
-    long-context step (core.prices_openai, hook-up line: 2 past 272K on the models that have it)."""
+    long-context step (core.prices_openai: 2 past 272K on the models that have it)."""
     if not model or not model.lower().startswith("gpt-"):
         return 1.0
     from session_watcher.core import prices_openai as codex

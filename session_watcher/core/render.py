@@ -12,7 +12,7 @@ advice is shortened first.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

@@ -2,7 +2,7 @@
 
 The state is plain JSON (dicts, lists, numbers) so it saves and loads with `fastjson` as it is; these
 TypedDicts and tuple aliases describe it. Import this module only under `if TYPE_CHECKING:` (it
-imports `typing`, ~3 ms the hook cannot afford); at run time nothing here exists.
+imports `typing`, which the hook cannot afford); at run time nothing here exists.
 
 A change to the on-disk shape bumps `engine.SCHEMA` and adds a step to `state.store.migrate`.
 (No `from __future__ import annotations` here: TypedDict needs the annotations evaluated to tell
@@ -201,6 +201,7 @@ class Context(TypedDict):
     promptCache: NotRequired[dict[str, object] | None]  # the status line's `prompt_cache`
     resume: NotRequired[dict[str, object] | None]  # what SessionStart said of the cache on a resume
     plan: NotRequired[dict[str, Any] | None]  # a subscriber's plan use, as the status line saw it (core.status)
+    agent: NotRequired[str]  # the agent whose log the state follows (state.session, from the registry)
 
 
 class ContextSeen(TypedDict, total=False):
@@ -217,6 +218,7 @@ class ContextSeen(TypedDict, total=False):
     promptCache: dict[str, object] | None
     resume: dict[str, object] | None
     plan: dict[str, Any] | None
+    agent: str  # (never said by a status line: the keys mirror Context's for `update`)
 
 
 class Alert(TypedDict):

@@ -9,7 +9,7 @@ from session_watcher.core import health, prices
 from session_watcher.core.eoq import bill_counted, quantities, reminder_interval, restart_saving
 from session_watcher.core.window import context_window
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
@@ -62,16 +62,6 @@ def window_of(state: State) -> int | None:
                           ctx.get("peak"))
 
 
-CODEX_CURSOR = "codex"  # hook-up line: agents.codex.reader.CURSOR_KEY, the rollout decoder's state
-
-
-def agent_of(state: State) -> str:
-    """The agent whose log the state follows: `codex` when its cursor holds the rollout decoder's
-    state, else `claude-code`."""
-    cursor = state.get("cursor")
-    return "codex" if isinstance(cursor, dict) and CODEX_CURSOR in cursor else "claude-code"
-
-
 def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
                     with_health: bool = True, cold: bool = False) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
@@ -90,7 +80,7 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
     n_back = reminder_interval(e, q["backstopN"], cfg)  # the back-off included
     return {
         "sessionId": state["sessionId"],
-        "agent": agent_of(state),
+        "agent": ctx.get("agent"),  # the agent whose log the state follows (state.session names it)
         "parentSession": state.get("parentSession"),  # the session whose handoff this one started with
         "model": ctx.get("model"),
         "segment": e["segment"],

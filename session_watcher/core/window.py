@@ -18,7 +18,7 @@ def _named(names: list[str]) -> int | None:
     """The window the model names say, None when they do not."""
     for name in names:
         low = name.lower()
-        if low[:4] == "gpt-":  # agents.codex (hook-up): the window Codex runs OpenAI's models in
+        if low[:4] == "gpt-":  # an OpenAI model: the window its family runs in (core.prices_openai)
             from session_watcher.core.prices_openai import context_window as codex_window
 
             return codex_window(name)

@@ -4,13 +4,13 @@ Both install routes write them (install.sh, and the plugin route's hooks/venv.sh
 and its dependencies are in the venv; the tests write them for their dev venv (tests.oracle.launcher),
 so that the process tests run what users get. The hook and the status line run as `python -I -S LAUNCHER`:
 the console script's wrapper imports `re`, `python -m` imports runpy, and `site` scans the venv's .pth
-files, together ~12 ms a tool call; without `site`, the launcher puts the venv's packages on sys.path
-itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's teardown (~2
-ms: every module and object freed one by one); everything they write goes through os.write, and a
-flush that fails (the reader went away) changes nothing (13 % of a hook run's CPU, 9 % of a status
-line's; bench.tricks). The package's modules are imported the ordinary way and the cyclic collector
-stays on: a bundle of the modules' compiled code and the collector off each paid under the 5 % a
-trick must pay on the runs a person waits for (docs/architecture.md, the trick audit).
+files, together a cost on every tool call; without `site`, the launcher puts the venv's packages on
+sys.path itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's
+teardown (every module and object freed one by one); everything they write goes through os.write,
+and a flush that fails (the reader went away) changes nothing (docs/benchmarks.md, bench.tricks).
+The package's modules are imported the ordinary way and the cyclic collector stays on: a bundle of
+the modules' compiled code and the collector off each paid under the 5 % a trick must pay on the
+runs a person waits for (docs/architecture.md, the trick audit).
 
 `session-watcher`, the command, is written too when the venv has none (the plugin route puts the
 package in place without pip, which would have made it from the entry point).

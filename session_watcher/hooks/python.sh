@@ -1,5 +1,5 @@
-# find_python: a real interpreter >= 3.11 (PYTHON first), never a shell shim (a pyenv shim costs ~70 ms
-# on every hook). POSIX sh; sourced by install.sh and hooks/venv.sh.
+# find_python: a real interpreter >= 3.11 (PYTHON first), never a shell shim (a pyenv shim would start
+# a shell on every hook). POSIX sh; sourced by install.sh and hooks/venv.sh.
 # Nothing is looked up on an empty or relative PATH element (a trailing `:` means the current folder,
 # the project a hook runs in): each name is tried in the absolute PATH entries, then in a fixed list of
 # system folders; PYTHON must be an absolute path or a bare name looked up the same way.

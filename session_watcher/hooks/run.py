@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Literal, TypedDict
@@ -55,7 +55,7 @@ LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
 # a prompt whose saved state does not show a warm cache: the guard's line is what the prompt waits
 # for, and the hook holding the lock is most likely a resume's SessionStart folding the same lines
 PROMPT_LOCK_TIMEOUT = 1.0
-STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (measured: <= 0.3 s)
+STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (well past its lateness)
 STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for a busy neighbour
 # SessionEnd is the last chance to fold (print mode kills the async hooks at exit): it waits out an
 # async Stop folding the same lines (<= its 0.4 s budget + a save), within SessionEnd's 1.5 s budget
@@ -123,21 +123,24 @@ EVENTS: dict[str, Plan] = {
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else ""
-    codex = argv[1:2] == ["codex"]  # `hook EVENT codex`: Codex runs it (agents.codex.hooks)
+    agent = None  # the plugin's own hooks: `hook EVENT [inject]`; another agent's: `hook EVENT AGENT`
+    if argv[1:2] and argv[1] != "inject":
+        from session_watcher.agents import agent_named
+
+        agent = agent_named(argv[1])
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN)
-        # `SessionStart inject` has a row of its own; Codex's one SessionStart hook is that row
-        plan = EVENTS.get("SessionStart inject" if codex and event == "SessionStart" else " ".join(argv[:2]))
+        # `SessionStart inject` has a row of its own; an agent's one SessionStart hook is that row
+        one_start = agent is not None and agent.one_start_hook
+        plan = EVENTS.get("SessionStart inject" if one_start and event == "SessionStart" else " ".join(argv[:2]))
         if plan is not None and plan["run"] == "inject":
             from session_watcher.hooks.inject import run as inject
 
-            out = inject(raw, drop_on_compact=codex)
+            out = inject(raw, drop_on_compact=one_start)
         else:
-            out = run(event, raw, message=codex)
-        if codex and out:
-            from session_watcher.agents.codex.hooks import output
-
-            out = output(event, out)
+            out = run(event, raw, message=agent is not None and not agent.status_line)
+        if out and agent is not None:
+            out = agent.hook_output(event, out)  # what its hook may print
         if out:
             from session_watcher.core.fastjson import dumps
 
@@ -315,7 +318,7 @@ def _hold_termination() -> Any:
     follows ~1.5 s later) until `_release_termination`, so that a notification sent is also noted as
     sent and a saved fold also has its trace rows; the held signal ends the process on release.
     The fold before it stays killable: a fold not saved is redone by the next run."""
-    import _signal  # type: ignore[import-not-found]  # loaded at start-up; `signal` costs 0.5 ms
+    import _signal  # type: ignore[import-not-found]  # loaded at start-up; `signal` is not
 
     block = getattr(_signal, "pthread_sigmask", None)
     if block is None:  # pragma: no cover - Windows
@@ -461,9 +464,10 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
         carry = _prepare_handoff(state, cfg, now)
         if carry is not None:
             advice = guard.advice(state, q, cold, cfg, carry) or advice
-        from session_watcher.core.status import agent_of
+        from session_watcher.agents import FALLBACK, agent_named
 
-        out = {"decision": "block", "reason": guard.compose({**advice, "agent": agent_of(state)}, ask=True)}
+        agent = agent_named(state["context"].get("agent")) or FALLBACK  # how its user clears a held prompt
+        out = {"decision": "block", "reason": guard.compose({**advice, "clear": agent.clear_words}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
     if first:

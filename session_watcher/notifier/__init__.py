@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 
-from session_watcher.core import fastjson  # `import json` would cost ~8 ms (re, enum) on the alerting call
+from session_watcher.core import fastjson  # `import json` would import re and enum on the alerting call
 
 # `message` is imported where a message is made: a hook run that only weighs an alert imports
 # `notifier.throttle`, and with it this package

@@ -148,7 +148,7 @@ def session_attributes(doc: Mapping[str, Any], common: Attrs, project: str | Non
     folder name when opted in, and the session a handoff started it from."""
     out = {**common, "session.id": doc["sessionId"]}
     if doc.get("agent"):
-        out["agent"] = doc["agent"]  # claude-code or codex (core.status.agent_of)
+        out["agent"] = doc["agent"]  # the agent whose log the session is (its state names it: state.session)
     if doc.get("model"):
         out["model"] = doc["model"]
     if project:

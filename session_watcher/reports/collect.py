@@ -9,7 +9,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.agents.claude_code.discover import Source, default_roots, discover
+from session_watcher.agents import FALLBACK
+from session_watcher.agents import sources as found_in
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
 from session_watcher.reports.scan import rows_in
@@ -18,11 +19,11 @@ _new = tuple.__new__
 
 REPORT_VERSION = 4  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
-CODEX = "codex"  # a Codex thread's agent
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from session_watcher.agents.source import Source
     from session_watcher.reports.parse import Row
     from session_watcher.reports.scan import Job, Scanned
     from session_watcher.reports.warmth import Part, Session
@@ -41,15 +42,15 @@ class _Summarize:
     the index's rows."""
 
     def __init__(self, sources: list[Source], since: float | None, utc_offset: float,
-                 guarded: frozenset[str], codex: frozenset[str] = frozenset()) -> None:
+                 guarded: frozenset[str]) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
-        self.codex = codex  # the sessions that are Codex threads
+        self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
         self.members: dict[str, int] = {}
         for src in sources:
             self.members[src.session] = self.members.get(src.session, 0) + 1
 
     def agent(self, session: str) -> str:
-        return CODEX if session in self.codex else "claude-code"
+        return self.agents.get(session) or FALLBACK.name
 
     def __call__(self, items: list[tuple[Source, Job, Scanned | None]]) -> object:
         """In the process that read them: one session's files read this run -> ("part", its Part as
@@ -92,18 +93,6 @@ class _Summarize:
             if s.api_calls:
                 out.append(session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(k)))
         return out
-
-
-def codex_sources() -> tuple[list[str], list[Source]]:
-    """(the folders Codex keeps its rollouts in, a Source per rollout: its thread id the session,
-    kinds.CODEX_PROJECT its project; its working folder comes from its session_meta)."""
-    from session_watcher.agents.codex import discover as codex
-
-    home = os.path.abspath(codex.codex_home())
-    folders = [os.path.join(home, "sessions"), os.path.join(home, "archived_sessions")]
-    from session_watcher.reports.kinds import CODEX_PROJECT
-
-    return folders, [Source(os.path.abspath(path), sid, CODEX_PROJECT, False) for sid, path in codex.rollouts(home)]
 
 
 def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
@@ -201,14 +190,9 @@ def _run(
     progress: Callable[[int, int], None] | None,
     as_text: bool,
 ) -> tuple[dict[str, Any] | None, str | None, IndexStats]:
-    codex_roots: list[str] = []
-    codex: list[Source] = []
-    if not roots:  # every agent's sessions on this machine: Claude Code's projects, Codex's rollouts
-        roots = default_roots()
-        codex_roots, codex = codex_sources()
-    roots = [os.path.abspath(os.path.expanduser(r)) for r in roots]
-    sources = discover(roots) + codex
-    roots += codex_roots
+    # without roots, every agent's logs on this machine (the registry's discovery)
+    looked, sources = found_in([os.path.abspath(os.path.expanduser(r)) for r in roots or ()])
+    roots = [os.path.abspath(os.path.expanduser(r)) for r in looked]
     now = time.time() if now is None else now
     if utc_offset is None:
         utc_offset = float(time.localtime(now).tm_gmtoff)
@@ -252,10 +236,7 @@ def _build(
     from session_watcher.reports.warmth import JSONText, guard_ids, report_of_parts
 
     warnings, log_stamp = guard_warnings()
-    from session_watcher.reports.kinds import CODEX_PROJECT
-
-    threads = frozenset(src.session for src in sources if src.project == CODEX_PROJECT)
-    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings), threads)
+    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
     stats, live = index.refresh(sources, roots, progress, summarize)
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
     text = index.cached_report(key)

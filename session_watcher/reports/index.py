@@ -1,4 +1,4 @@
-"""The SQLite index of what each transcript file contributed (discovery: `agents.claude_code.discover`).
+"""The SQLite index of what each transcript file contributed (discovery: the registry's, `agents.sources`).
 
 The index is a cache: it can be deleted at any time and the next run rebuilds it from the
 transcripts. Each file is keyed by path, with its identity (device, inode), size, mtime and a hash of
@@ -14,8 +14,8 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
-from session_watcher.agents.claude_code.discover import Source
-from session_watcher.reports.kinds import CODEX_PROJECT
+from session_watcher.agents import agent_named
+from session_watcher.agents.source import Source
 from session_watcher.reports.scan import HEAD_BYTES, NO_ROWS, Job, Scanned, head_hash, rows_in, rows_of, scan_all, sha1
 
 if TYPE_CHECKING:
@@ -32,6 +32,13 @@ SCHEMA_VERSION = 7  # 1: files + rows; 2: + reports (finished documents by corpu
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
 # its sub-agents apart (the same documents with more keys)
 DB_NAME = "warmth-index.sqlite3"
+
+
+def _whole(src: Source) -> bool:
+    """True when the source's agent decodes its lines with a state carried from line to line: the
+    file is read from its start every time."""
+    agent = agent_named(src.agent)
+    return agent is not None and agent.stateful
 
 
 def _db(path: str) -> bytes:
@@ -284,7 +291,7 @@ class Index:
                 live[src.path] = rec.id
                 continue
             try:
-                job = self._job(src.path, st, rec, src.project == CODEX_PROJECT)
+                job = self._job(src.path, st, rec, _whole(src))
             except OSError:
                 if rec is not None:
                     live[src.path] = rec.id
@@ -339,8 +346,8 @@ class Index:
                     conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
                 updates.append((*facts, rec.id))
             read.append((src, job, got, rec))
-        # one statement each for every new file and every known one (a cold run over 3,000
-        # files spent ~30 ms inserting them one at a time); the new ids are then asked by path
+        # one statement each for every new file and every known one (not one at a time: a
+        # cold run over thousands of files paid for each); the new ids are then asked by path
         conn.executemany("INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
                          new)
         ids = {} if not new else {_fs(p): i for p, i in conn.execute("SELECT path, id FROM files")}
@@ -394,10 +401,10 @@ class Index:
             self._conn = self._open()
         return self._conn
 
-    def _job(self, path: str, st: os.stat_result, rec: FileRec | None, codex: bool = False) -> Job:
-        """Where to start reading `path`: after the last run's offset when the file only grew (a
-        Codex rollout from its start: a line's meaning depends on the lines before it)."""
-        if codex:
+    def _job(self, path: str, st: os.stat_result, rec: FileRec | None, whole: bool = False) -> Job:
+        """Where to start reading `path`: after the last run's offset when the file only grew (`whole`:
+        from its start, a line's meaning depending on the lines before it)."""
+        if whole:
             return Job(path, 0, None, st.st_size, True)
         if rec is not None and rec.dev == st.st_dev and rec.ino == st.st_ino and st.st_size > rec.size:
             from session_watcher.base.paths import open_file

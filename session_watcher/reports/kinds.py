@@ -5,4 +5,3 @@ KIND_CALL = "c"
 KIND_COMPACT = "k"
 KIND_OTHER = "o"  # another model's iteration of the call before it (its key: the call's + "#n")
 KIND_DIR = "d"  # the session's working folder: the first `cwd` of a file's head, in `key` (`head_dir`)
-CODEX_PROJECT = "codex"  # the project of a Codex rollout's Source (reports.collect): read whole, by parse_codex

@@ -9,8 +9,8 @@ Counting rules shared with the rest of the project (`core.transcript`): an API c
 own `usage_reading` (with its iterations: a call's other models' tokens are rows of their own).
 
 The markers are found over the whole chunk by `core.markscan` (replay's parser finds its own the same
-way): stringzilla's SIMD substring search, ~20 GB/s of one core where bytes.find and re run at 2-5
-(both searches read every byte of every transcript); without the `fast` extra, by bytes.find and re,
+way): stringzilla's SIMD substring search, several times bytes.find's and re's pace (both searches
+read every byte of every transcript; docs/benchmarks.md); without the `fast` extra, by bytes.find and re,
 with the same results.
 
 A line with a marker is decoded by the one msgspec schema (`agents.claude_code.records`, shared with

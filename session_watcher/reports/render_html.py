@@ -11,6 +11,7 @@ import re
 from html import escape as _html_escape
 from typing import Any
 
+from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, tokens
 from session_watcher.core.text import clean
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
@@ -163,7 +164,7 @@ def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str
         href = pages.get(sid)
         short = escape(ids[sid])
         cell = f'<a href="{escape(href)}">{short}</a>' if href else f"<span>{short}</span>"
-        agent = f'<td data-label="agent">{escape(s.get("agent") or "claude-code")}</td>' if mixed else ""
+        agent = f'<td data-label="agent">{escape(s.get("agent") or FALLBACK.name)}</td>' if mixed else ""
         cells = (started(s.get("firstActivity")), span(s),
                  s.get("projectName") or s["project"], model_cell(s), f"{s['calls']:,}", dollars(s.get("cacheUsd")))
         h.append(f'<tr><td class="sid" data-label="id" title="{escape(sid)}">{cell}</td>{agent}'

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
 from session_watcher.core.text import one_line
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
@@ -185,7 +186,7 @@ AGENT = "agent"  # a column of its own when the report holds more than one agent
 
 
 def agents_of(sessions: list[dict[str, Any]]) -> set[str]:
-    return {s.get("agent") or "claude-code" for s in sessions}
+    return {s.get("agent") or FALLBACK.name for s in sessions}
 
 
 def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str]:
@@ -195,7 +196,7 @@ def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str
     for s in sessions:
         rows.append([
             ids[s["sessionId"]],
-            *([s.get("agent") or "claude-code"] if mixed else []),
+            *([s.get("agent") or FALLBACK.name] if mixed else []),
             started(s.get("firstActivity")),
             span(s),
             short(s.get("projectName") or s["project"], PROJECT_WIDTH),

@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from session_watcher.reports.parse import Row
-    from session_watcher.reports.parse_codex import Parser
+    from session_watcher.reports.parse_events import Parser
 
 _new = tuple.__new__
 
 HEAD_BYTES = 4096
 READ_BLOCK = 8 << 20
-FORK_FROM = 32 << 20  # bytes to read before a second process pays for itself (a fork is ~2 ms)
+FORK_FROM = 32 << 20  # bytes to read before a second process pays for its fork
 
 
 class Job(NamedTuple):
@@ -37,7 +37,7 @@ class Job(NamedTuple):
     start: int
     head: str | None
     size: int  # the size seen by stat, to balance the shares
-    codex: bool = False  # a Codex rollout (reports.parse_codex), read from its start
+    whole: bool = False  # read from its start by its agent's own decoder (reports.parse_events)
 
 
 class Scanned(NamedTuple):
@@ -55,7 +55,7 @@ class Scanned(NamedTuple):
 
 def sha1(data: bytes = b"") -> Any:
     """A SHA-1 hash object (for cache keys, not security). The interpreter's own module when it has
-    one: hashlib loads OpenSSL first, 3 ms of a cold report's start-up, for a hash of a few kB."""
+    one: hashlib loads OpenSSL first, a share of a cold report's start-up, for a hash of a few kB."""
     try:
         from _sha1 import sha1 as built_in  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - an interpreter built without it
@@ -74,7 +74,7 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
     buffer when None; one buffer serves file after file). Raises OSError."""
     from session_watcher.base.paths import open_file  # a regular file only: /dev/zero would never end
     from session_watcher.reports.parse import MAX_LINE_BYTES, head_dir, parse_chunk  # only when a file is read
-    from session_watcher.reports.parse_codex import rollout_parser
+    from session_watcher.reports.parse_events import events_parser
 
     fd = open_file(job.path)
     parse: Parser = parse_chunk
@@ -107,8 +107,8 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
                 folder = head_dir(buf, filled)
                 if folder is not None:
                     rows.append(folder)
-                if job.codex:  # a Codex rollout has its own lines
-                    parse = rollout_parser(buf[:filled]) or parse_chunk
+                if job.whole:  # a log whose lines do not stand alone: its agent's decoder
+                    parse = events_parser(buf[:filled]) or parse_chunk
             got, used = parse(buf, pos, filled)
             rows += got
             pos += used

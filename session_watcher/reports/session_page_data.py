@@ -536,13 +536,12 @@ class PageRead:
     """The transcript read once for its page (`load_model`): one open, read chunk by chunk with the
     hooks' reader (whole chunks: complete lines, a line over 8 MiB skipped with its usage kept). Each
     chunk feeds the page's builder (only the lines that can hold a record it reads) and, as the
-    replay's fold asks for it (`state.prefetch.ChunkParser`), replay's parser, whose events are kept
+    replay's fold asks for it (`state.session.ChunkReader`), replay's parser, whose events are kept
     for the closed-loop backtest up to PAGE_BACKTEST_MAX bytes. What the fold needs before its first
     chunk (the session's folder) comes from the first chunk, the handoff note the page marks from
     the first lines as they are read."""
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
-        from session_watcher.agents.codex.rollout import is_rollout_head
         from session_watcher.base.paths import open_file
         from session_watcher.state.reader import read_new
 
@@ -554,7 +553,6 @@ class PageRead:
         try:
             size = os.fstat(self.fd).st_size
             self.keep = size <= PAGE_BACKTEST_MAX
-            self.rollout = is_rollout_head(os.pread(self.fd, 512, 0))
             self._first: tuple[list[bytes], dict[str, Any], int] | None = read_new(self.path, None, whole=True,
                                                                                     fd=self.fd)
             self.cwd = self._start(*self._first, size)
@@ -619,16 +617,10 @@ class PageRead:
             self.builder.touched.clear()  # what changed since: only the live view asks
         return got
 
-    def ahead(self, before: dict[str, Any] | None) -> None:
-        """None: every chunk is read and parsed here (`before` unread: ChunkParser's)."""
-
-    def __call__(self, lines: list[bytes], start: int) -> tuple[list[Event], int]:
-        from session_watcher.agents.claude_code.bulkparse import parse_chunk
-
-        events, bad = parse_chunk(lines[0])
+    def took(self, events: list[Event]) -> None:
+        """The events replay's fold decoded from the chunk just read: kept for the backtest."""
         if self.keep:
             self.events += events
-        return events, bad
 
     def drain(self) -> None:
         """Read the whole transcript into the builder from its beginning (no fold)."""
@@ -651,7 +643,7 @@ def page_backtest(path: str, read: PageRead | None = None, cfg: Config | None = 
     folded again, session_watcher.sessions.backtest), None past PAGE_BACKTEST_MAX bytes, where the
     page keeps to what the trace prices. `read` and `cfg`: the page's read, whose fold (with `cfg`)
     parsed the events already; else the transcript is parsed again (`run_one`)."""
-    if read is not None and cfg is not None and not read.rollout:
+    if read is not None and cfg is not None:
         from session_watcher.sessions.backtest import loaded, session_doc
 
         return session_doc(loaded(read.path, read.cwd, read.events), cfg) if read.keep else None

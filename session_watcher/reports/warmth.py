@@ -33,6 +33,7 @@ import json
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 from session_watcher.reports.prices import WRITE_1H, input_price, read_multiplier, write_multiplier, write_usd
@@ -73,12 +74,12 @@ NEAR_ABOVE = 4
 CHANCE = 0.05  # at most this likely from a cache as often warm as cold, on each side...
 CHANCE_FAR = 0.001  # ...and this for an edge more than one bucket from the class's documented TTL
 EXACT_UP_TO = 100  # returns on one side: the binomial tail summed exactly; more, approximated
-DOCUMENTED_TTL = {"5m": 300, "1h": 3600}  # core.eoq.TTL_SECONDS (not imported: 1 ms of a report's start)
+DOCUMENTED_TTL = {"5m": 300, "1h": 3600}  # core.eoq.TTL_SECONDS (not imported on a report's start-up)
 TTL_CLASSES = ("5m", "1h")
 
 
-# Plain classes with __slots__, not dataclasses: `dataclasses` (with `inspect`) is 7 ms of a cold
-# report's start-up, a sixtieth of its whole time.
+# Plain classes with __slots__, not dataclasses: `dataclasses` (with `inspect`) is a share of a cold
+# report's start-up.
 
 
 class Call:
@@ -476,7 +477,7 @@ def main_model(calls: list[Call], models: list[str]) -> str | None:
 
 
 def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
-                 guarded: frozenset[str] = frozenset(), agent: str = "claude-code") -> Part | None:
+                 guarded: frozenset[str] = frozenset(), agent: str = FALLBACK.name) -> Part | None:
     """What the report takes from one session (None when it ends before `since`): one pass over its
     main chain (`_walk`), the gap buckets and scatter of its returns, the spend of its other calls,
     and its entry (`agent`: whose session it is)."""
@@ -745,7 +746,7 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
     named: dict[str, tuple[str, str | None, float | None]] = {}
     for p in kept:
         e = p.entry
-        agent = e.get("agent") or "claude-code"
+        agent = e.get("agent") or FALLBACK.name
         _add(by_agent, agent, 1, (0, 0.0, 0, 0.0))
         where = e["cwd"] or e["project"]
         last = named.get(where, (None, None, None))[2]
@@ -820,7 +821,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
         buckets.extend(b)
         ttl[cls] = infer_ttl(gaps[cls], b, cls)
         documented[cls] = {"seconds": DOCUMENTED_TTL[cls], **tested_at_documented(gaps[cls], b, cls)}
-    from session_watcher.core.eoq import cache_lifetime  # the guard's own rule (imported here, once: ~1 ms)
+    from session_watcher.core.eoq import cache_lifetime  # the guard's own rule (imported here, once)
 
     cliff = {cls: (v["inferredSeconds"] if v is not None else None) for cls, v in ttl.items()}
     lifetime = {cls: cache_lifetime(cls, cliff) or float(DOCUMENTED_TTL[cls]) for cls in TTL_CLASSES}

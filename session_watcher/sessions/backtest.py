@@ -15,12 +15,10 @@ if TYPE_CHECKING:
 
 
 def all_transcripts() -> list[str]:
-    """Every main session transcript under the Claude Code projects folders (`report`'s discovery),
-    then every Codex rollout under `$CODEX_HOME`."""
-    from session_watcher.agents.claude_code.discover import default_roots, discover
-    from session_watcher.agents.codex.discover import rollouts  # agents.codex: its threads too
+    """Every main session log of every agent, in its own folders (the registry's discovery)."""
+    from session_watcher.agents import sources
 
-    return [s.path for s in discover(default_roots()) if not s.sub] + [path for _sid, path in rollouts()]
+    return [s.path for s in sources()[1] if not s.sub]
 
 
 def resolve(target: str) -> str:
@@ -59,8 +57,6 @@ class Loaded(NamedTuple):
 def load(transcript: str) -> Loaded:
     """Parse the main transcript with replay's parser (the same reader, chunk by chunk) and resolve
     the file paths its events name, once (the shell's answers, as `replay` gets them)."""
-    from session_watcher.agents.claude_code.bulkparse import parse_chunk
-    from session_watcher.agents.claude_code.transcript import split_lines
     from session_watcher.sessions.replay import transcript_cwd
     from session_watcher.state import session
     from session_watcher.state.reader import read_new
@@ -70,14 +66,8 @@ def load(transcript: str) -> Loaded:
     cursor: dict[str, Any] | None = None
     while True:
         lines, after, skipped = read_new(path, cursor, whole=True)
-        if session.codex_read(cursor, lines):  # agents.codex: a rollout has its own decoder
-            from session_watcher.agents.codex import reader as codex
-
-            rows = split_lines(lines[0])[0] if lines else lines
-            lines, after, got, _bad = codex.decode(cursor, *session.codex_tail(path, after, rows))
-            events.extend(got)
-        elif lines:
-            events.extend(parse_chunk(lines[0])[0])
+        lines, after, got, _bad = session.read_events(path, cursor, after, lines, whole=True)
+        events.extend(got)
         if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
             break
         cursor = after

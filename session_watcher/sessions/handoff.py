@@ -19,22 +19,21 @@ MAX_LINE = 8 << 20  # a longer transcript line (an image, a huge tool output) ho
 
 
 def digest(transcript: str | None) -> core.Digest:
-    """The transcript (or Codex rollout) read once, in order, into a Digest (a missing transcript
-    gives an empty one)."""
+    """The transcript (any agent's log) read once, in order, into a Digest through its agent's feed
+    (a missing transcript gives an empty one)."""
     from session_watcher.core.fastjson import loads
 
     d = core.Digest()
     if not transcript:
         return d
-    from session_watcher.agents.codex import digest as codex
-    from session_watcher.agents.codex.rollout import is_rollout_head
+    from session_watcher.agents import agent_for_head
     from session_watcher.state.reader import lines_of
 
-    add = None  # Claude Code's records go to the Digest as they are; a Codex rollout's through its feed
+    add = None  # the feed of the agent whose log it is, known from its first line
     try:
         for line in lines_of(transcript, MAX_LINE):  # a missing or unreadable file: what was read
             if add is None:
-                add = codex.Feed(d).add if is_rollout_head(line) else d.add
+                add = agent_for_head(line).digest(d)
             try:
                 rec = loads(line)
             except ValueError:

@@ -4,7 +4,7 @@
 A session is named by nothing (the most recently active one), its full id, a unique prefix of its id
 (`MIN_PREFIX` characters or more; an ambiguous one is refused, naming the sessions it matches), or
 the path of its transcript. Sessions are those the hooks recorded (a state file) and those whose
-transcripts are in the Claude Code projects folders (`report`'s discovery), so a session the hooks
+logs are in an agent's folders (the registry's discovery, `agents.sources`), so a session the hooks
 never saw has a name too: the caller folds it from its transcript (`Found.recorded` is False).
 """
 
@@ -36,12 +36,12 @@ class _Known(NamedTuple):
 
 
 def _known() -> _Known:
-    from session_watcher.agents.claude_code.discover import default_roots, discover
+    from session_watcher.agents import sources
     from session_watcher.state import store
 
-    roots = default_roots()
+    roots, found = sources()  # every agent's logs
     transcripts: dict[str, tuple[str, float]] = {}
-    for src in discover(roots):
+    for src in found:
         if src.sub:
             continue
         try:
@@ -51,17 +51,8 @@ def _known() -> _Known:
         have = transcripts.get(src.session)
         if have is None or mtime > have[1]:  # the same id in two project folders: the newer file
             transcripts[src.session] = (src.path, mtime)
-    from session_watcher.agents.codex.discover import codex_home, rollouts  # agents.codex: its threads too
-
-    for sid, path in rollouts():
-        try:
-            mtime = os.stat(path).st_mtime
-        except OSError:
-            continue
-        if sid not in transcripts or mtime > transcripts[sid][1]:
-            transcripts[sid] = (path, mtime)
     states = {sid: mtime for mtime, sid in store.list_sessions()}
-    return _Known(transcripts, states, [*roots, os.path.join(codex_home(), "sessions")])
+    return _Known(transcripts, states, roots)
 
 
 def _state_cursor(session_id: str) -> str | None:
@@ -146,9 +137,9 @@ def check_transcript(path: str) -> str:
 
 def _by_path(path: str) -> Found:
     path = check_transcript(path)
-    from session_watcher.agents.codex.reader import session_id as codex_id  # agents.codex: a rollout's thread id
+    from session_watcher.agents import session_id as session_of
 
-    session_id = codex_id(path) or os.path.basename(path).removesuffix(".jsonl")
+    session_id = session_of(path)
     from session_watcher.state import store
 
     recorded = False

@@ -6,12 +6,9 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-# the second parsing process starts before the fold's own modules are imported (they load meanwhile)
-from session_watcher.state.prefetch import ForkedParser
-
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Config, State
-    from session_watcher.state.prefetch import ChunkParser
+    from session_watcher.state.session import ChunkReader
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
@@ -46,19 +43,17 @@ def transcript_cwd(path: str, fd: int | None = None) -> str | None:
 
 
 def line_cwd(line: bytes) -> str | None:
-    """The working directory one transcript line names (`transcript_cwd`'s test of each line)."""
+    """The working directory one transcript line names, as any agent writes it (`transcript_cwd`'s
+    test of each line)."""
+    from session_watcher.agents import record_cwd
+
     if b'"cwd"' not in line:
         return None
     try:
         rec = json.loads(line)
     except ValueError:
         return None
-    if isinstance(rec, dict) and isinstance(rec.get("cwd"), str):
-        return str(rec["cwd"])
-    inner = rec.get("payload") if isinstance(rec, dict) else None  # agents.codex: a rollout's session_meta
-    if isinstance(inner, dict) and isinstance(inner.get("cwd"), str):
-        return str(inner["cwd"])
-    return None
+    return record_cwd(rec) if isinstance(rec, dict) else None
 
 
 def cwd_in_head(lines: list[bytes], whole_file: bool) -> tuple[bool, str | None]:
@@ -90,22 +85,18 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None
     `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
     path = os.path.abspath(transcript_path)
     trace = [] if trace is None else trace
-    from session_watcher.agents.codex.reader import is_rollout  # agents.codex: its decoder runs here
-
-    # the next chunks are parsed meanwhile, in a second process: Claude Code's parser, not a rollout's
-    with (ForkedParser(path) if not is_rollout(path) else ForkedParser(path, min_bytes=1 << 62)) as parse:
-        state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, parse)
+    state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, None)
     return state, cfg, trace
 
 
-def fold_read(path: str, cwd: str | None, trace: list[dict[str, Any]], parse: ChunkParser) -> tuple[State, Config]:
-    """`fold` of the main transcript at `path` (absolute) as `parse` reads and parses it (the session
-    page's one read), with the session's folder as `transcript_cwd` found it (None included)."""
-    return _fold(path, (cwd, False), None, True, trace, parse)
+def fold_read(path: str, cwd: str | None, trace: list[dict[str, Any]], reader: ChunkReader) -> tuple[State, Config]:
+    """`fold` of the main transcript at `path` (absolute) as `reader` reads it (the session page's
+    one read), with the session's folder as `transcript_cwd` found it (None included)."""
+    return _fold(path, (cwd, False), None, True, trace, reader)
 
 
 def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents: bool,
-          trace: list[dict[str, Any]] | None, parse: ChunkParser) -> tuple[State, Config]:
+          trace: list[dict[str, Any]] | None, reader: ChunkReader | None) -> tuple[State, Config]:
     """The fold: from a scratch state (`cwd`: the folder, and whether to look for it when None)."""
     from session_watcher.state import session
 
@@ -113,7 +104,8 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
     subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
     session.canon_memo = {}
     try:
-        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, parse=parse)
+        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
+                                             reader=reader)
     finally:
         session.canon_memo = None
     return state, cfg
@@ -124,13 +116,13 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, 
     """A new state for the transcript at `path` (absolute), placed in the folder it ran in, and the
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows).
     `find_cwd=False`: `cwd` is already `transcript_cwd`'s answer, None included (no read)."""
+    from session_watcher.agents import session_id as session_of
     from session_watcher.agents.claude_code.transcript import clean_path
-    from session_watcher.agents.codex.reader import session_id as codex_id  # agents.codex: a rollout's thread id
     from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.state.shell import real_folder
 
-    session_id = codex_id(path) or os.path.basename(path).removesuffix(".jsonl")
+    session_id = session_of(path)
     state = engine.new_state(session_id if session_id else "replay")
     cwd = cwd or (transcript_cwd(path) if find_cwd else None)
     cwd = cwd if cwd and clean_path(cwd) else None  # one rule for every path (realpath's cost)

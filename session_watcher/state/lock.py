@@ -2,7 +2,7 @@
 
 filelock's `FileLock` on POSIX is `flock(LOCK_EX | LOCK_NB)` on a sibling `.lock` file, polled until
 its timeout. The uncontended case (nearly every hook run) needs one such call, so it is made here
-directly with `fcntl` (3.5 us); only when the lock is busy is filelock imported (about 35 ms) to wait
+directly with `fcntl`; only when the lock is busy is filelock (slow to import) imported to wait
 with a short poll interval. Both take the same kernel lock on the same file, so they exclude each
 other and the CLI, which uses filelock throughout. Where `fcntl` is missing (Windows), filelock alone.
 """
@@ -15,7 +15,7 @@ import os
 from session_watcher.base.paths import open_file
 from session_watcher.core.errors import LockTimeout, NotAFile
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from types import TracebackType
 

@@ -22,7 +22,7 @@ import zlib
 from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES, split_lines
 from session_watcher.core.errors import Reset
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

@@ -11,20 +11,28 @@ from __future__ import annotations
 import os
 import time
 
-from session_watcher.agents.claude_code.transcript import parse_lines, split_lines
+from session_watcher.agents import FALLBACK, agent_reading
 from session_watcher.core import engine
 from session_watcher.core import paths as pathmap
 from session_watcher.core.errors import Reset
 from session_watcher.state.reader import read_new
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any
+    from typing import Any, Protocol
 
+    from session_watcher.agents.seam import Agent
     from session_watcher.core.shapes import Alert, Config, Event, ModelParams, State
     from session_watcher.state.pathstore import PathShards
-    from session_watcher.state.prefetch import ChunkParser
+
+    class ChunkReader(Protocol):
+        """A whole fold's reader of its main transcript in place of `read_new` (the session page's one
+        read): `read` as `read_new(path, before, whole=True)`, and `took` told each chunk's events."""
+
+        def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]: ...
+
+        def took(self, events: list[Event]) -> None: ...
 
 
 # `replay` sets a dict here for its run: each raw path is resolved once (a hook resolves every batch's
@@ -133,50 +141,43 @@ def fold_events(state: State, events: list[Event], cfg: ModelParams,
     return engine.fold(state, events, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
 
 
-def codex_read(before: dict[str, Any] | None, lines: list[bytes]) -> bool:
-    """agents.codex (hook-up): True when this read is of a Codex rollout (its state rides in the cursor)."""
-    if before and "codex" in before:
-        return True
-    if not (lines and lines[0][:13] == b'{"timestamp":'):
-        return False
-    from session_watcher.agents.codex import reader as codex
+def read_events(path: str, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes],
+                whole: bool = False, agent: Agent | None = None,
+                ) -> tuple[list[bytes], dict[str, Any], list[Event], int]:
+    """(lines, cursor, events, bad lines) of one read of `path` (`state.reader.read_new`'s lines and
+    cursor; `whole`: one chunk of complete lines), decoded by `agent`, by default the one whose log
+    it is."""
+    agent = agent or agent_reading(before, lines)
+    if agent.open_end and not lines:  # a finished log's last line without a newline
+        from session_watcher.state.reader import last_whole_line
 
-    return codex.owns(before, lines)
-
-
-def codex_tail(path: str, cursor: dict[str, Any], lines: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
-    """agents.codex (hook-up): (cursor, lines) of a read of a rollout, which with nothing new may still
-    hold a last line without a newline (`state.reader.last_whole_line`)."""
-    if lines:
-        return cursor, lines
-    from session_watcher.state.reader import last_whole_line
-
-    got = last_whole_line(path, cursor)
-    return (cursor, lines) if got is None else (got[1], got[0])
+        got = last_whole_line(path, cursor)
+        if got is not None:
+            lines, cursor = got
+            whole = False
+    if not agent.fallback:
+        cursor.setdefault(agent.name, True)  # the next read is its too (a stateful agent's state goes here)
+    if not (lines or agent.stateful):
+        return lines, cursor, [], 0
+    events, bad = agent.read(before, cursor, lines, whole)
+    return lines, cursor, events, bad
 
 
 def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
-              parse: ChunkParser | None = None) -> tuple[list[Alert], bool]:
-    """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `parse`:
-    the chunks read whole and parsed by it (state.prefetch: in a second process meanwhile)."""
+              whole: bool = False, reader: ChunkReader | None = None) -> tuple[list[Alert], bool]:
+    """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `whole`:
+    read it a chunk at a time (replay's), not line by line (a hook's); `reader`: read so, by it."""
     alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
-        got = parse.ahead(before) if parse is not None and not (before and "codex" in before) else None
-        if got is not None:
-            events, bad, cursor, skipped = got
-            lines: list[bytes] | bool = True
-        else:
-            lines, cursor, skipped = read_new(path, before) if parse is None else parse.read(path, before)  # one item
-            if codex_read(before, lines):  # agents.codex: a rollout has its own decoder
-                from session_watcher.agents.codex import reader as codex
-
-                rows = split_lines(lines[0])[0] if parse is not None and lines else lines
-                lines, cursor, events, bad = codex.decode(before, *codex_tail(path, cursor, rows))
-            elif lines:
-                start = int((before or {}).get("offset", 0))
-                events, bad = parse_lines(lines) if parse is None else parse(lines, start)
+        lines, cursor, skipped = read_new(path, before, whole=whole) if reader is None else reader.read(path, before)
+        agent = agent_reading(before, lines)
+        if not sub:
+            state["context"]["agent"] = agent.name  # the agent whose log the state follows
+        lines, cursor, events, bad = read_events(path, before, cursor, lines, whole or reader is not None, agent)
+        if reader is not None:
+            reader.took(events)
         state["bad"] += skipped
         if lines:
             state["bad"] += bad
@@ -220,10 +221,11 @@ def rebuild(state: State) -> State:
 
 def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
-         shards: PathShards | None = None, parse: ChunkParser | None = None,
+         shards: PathShards | None = None, whole: bool = False, reader: ChunkReader | None = None,
          ) -> tuple[State, list[Alert], bool]:
-    """Fold what is new in the main transcript and the given subagent transcripts (`parse`: the
-    main transcript's parser, see `sync_file`).
+    """Fold what is new in the main transcript and the given subagent transcripts (`whole`: the
+    main transcript a chunk at a time, see `sync_file`); the state's context names the agent
+    whose log it follows.
 
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
     shrunk, replaced) starts the whole state again from the transcripts: nothing double-counts.
@@ -231,12 +233,14 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
     from session_watcher.base.config import model_params
 
     params = model_params(cfg)  # the core is handed only what it reads
+    if "agent" not in state["context"]:  # a state saved before it was named, or one with no transcript
+        state["context"]["agent"] = agent_of(state)
     alerts: list[Alert] = []
     caught_up = True
     for attempt in range(2):
         try:
             if transcript:
-                got, done = sync_file(state, transcript, params, False, deadline, trace, shards, parse)
+                got, done = sync_file(state, transcript, params, False, deadline, trace, shards, whole, reader)
                 alerts += got
                 caught_up = caught_up and done
             for sub in subagents:
@@ -262,6 +266,13 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
                 trace.clear()
             alerts = []
     return state, alerts, caught_up
+
+
+def agent_of(state: State) -> str:
+    """The name of the agent whose log the state follows: the one whose decoder's state its cursor
+    holds, else the registry's fallback."""
+    cursor = state.get("cursor")
+    return agent_reading(cursor, []).name if isinstance(cursor, dict) else FALLBACK.name
 
 
 # ----------------------------------------------------------------------------- live trace

@@ -27,7 +27,7 @@ from session_watcher.core import paths as pathmap  # loaded with the engine
 from session_watcher.core.errors import ShardRejected, StateRejected
 from session_watcher.state import store
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any, TypeGuard

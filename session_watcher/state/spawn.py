@@ -1,7 +1,7 @@
 """Start helper programs from the hook without importing `subprocess`.
 
-`import subprocess` costs about 8 ms (signal, threading, selectors, ...), more than the git call it
-would make. `run` spawns with `os.posix_spawn` (argument list, no shell; the program looked up in
+`import subprocess` imports signal, threading, selectors, ..., which cost more than the git call
+it would make. `run` spawns with `os.posix_spawn` (argument list, no shell; the program looked up in
 the absolute folders of PATH only, `which`), feeds stdin and drains stdout through `select` so
 neither pipe can fill up, and kills the child at the deadline. Where `posix_spawnp` is missing
 (Windows), it falls back to `subprocess`. `detached` starts a child that

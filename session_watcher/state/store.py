@@ -15,7 +15,7 @@ from session_watcher.core import fastjson
 from session_watcher.core.engine import SCHEMA, new_engine, new_state, new_tally
 from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, TooLarge
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from typing import Any, TypeGuard
 

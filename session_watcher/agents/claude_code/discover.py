@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from session_watcher.agents.source import Source
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-
-class Source(NamedTuple):
-    """One transcript file: the session it belongs to, its project folder, main or subagent."""
-
-    path: str
-    session: str
-    project: str
-    sub: bool
 
 
 def default_roots() -> list[str]:

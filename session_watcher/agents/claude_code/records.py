@@ -22,7 +22,7 @@ from session_watcher.agents.claude_code.transcript import (
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample
 
-# msgspec imports typing_extensions (and with it inspect and ast, ~8 ms) only to recognize that
+# msgspec imports typing_extensions (and with it inspect and ast) only to recognize that
 # module's TypedDict, which no struct here uses; without it, it takes `typing`'s
 _HIDE = "typing_extensions" not in sys.modules
 if _HIDE:

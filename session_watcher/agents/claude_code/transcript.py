@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from session_watcher.core import fastjson
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import TypeGuard
@@ -132,7 +132,7 @@ def _text_len(v: object) -> int:
 def clean_path(path: str) -> bool:
     """False for text no file can be named by: a NUL byte, a lone surrogate from a JSON escape, more
     than MAX_PATH_CHARS characters or MAX_PATH_PARTS components (PATH_MAX is 4096 bytes on Linux;
-    `os.path.realpath` costs the square of a path's length, 24 s for 800 KB)."""
+    `os.path.realpath` costs the square of a path's length)."""
     if len(path) > MAX_PATH_CHARS or "\x00" in path or path.count("/") > MAX_PATH_PARTS:
         return False
     try:

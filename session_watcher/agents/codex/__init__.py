@@ -1,1 +1,73 @@
-"""OpenAI Codex CLI as an agent: its rollout files, their events, its prices and cache classes."""
+"""OpenAI Codex CLI as an agent: its rollout files, their events, its hooks (`AGENT`, the registry's
+instance). Its prices are OpenAI's models' (`core.prices_openai`, by model id)."""
+
+from __future__ import annotations
+
+from session_watcher.agents.seam import Agent
+
+TYPE_CHECKING = False  # typing is not imported on the hooks' path
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from session_watcher.agents.source import Source
+    from session_watcher.core.handoff import Digest
+    from session_watcher.core.shapes import Event
+
+NAME = "codex"  # also its hook command's last word (`hook UserPromptSubmit codex`) and its cursor key
+
+
+class Codex(Agent):
+    name = NAME
+    stateful = True  # a call's model is the latest turn_context, a token_count counts where the total moved
+    open_end = True  # copies of a finished rollout sometimes end without a newline
+    status_line = False  # Codex has no status-line command
+    one_start_hook = True  # registered once, synchronous: the handoff (agents.codex.hooks.EVENTS)
+    clear_words = "/clear"  # a held prompt is not put back in the input line
+
+    def claims(self, head: bytes) -> bool:
+        """A rollout opens with its `session_meta` line."""
+        if head[:12] != b'{"timestamp"':  # most files: no import
+            return False
+        from session_watcher.agents.codex.rollout import is_rollout_head
+
+        return is_rollout_head(head)
+
+    def session_id(self, path: str) -> str | None:
+        from session_watcher.agents.codex.reader import session_id
+
+        return session_id(path)
+
+    def roots(self) -> list[str]:
+        from session_watcher.agents.codex.discover import roots
+
+        return roots()
+
+    def sources(self, roots: list[str]) -> list[Source]:
+        from session_watcher.agents.codex.discover import sources
+
+        return sources(roots)
+
+    def read(self, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
+             ) -> tuple[list[Event], int]:
+        from session_watcher.agents.codex.reader import decode
+
+        return decode(before, cursor, lines, whole)
+
+    def cwd_of(self, rec: Mapping[str, Any]) -> str | None:
+        inner = rec.get("payload")  # its session_meta's
+        cwd = inner.get("cwd") if isinstance(inner, dict) else None
+        return cwd if isinstance(cwd, str) else None
+
+    def digest(self, d: Digest) -> Callable[[Mapping[str, Any]], None]:
+        from session_watcher.agents.codex.digest import Feed
+
+        return Feed(d).add
+
+    def hook_output(self, event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
+        from session_watcher.agents.codex.hooks import output
+
+        return output(event, out)
+
+
+AGENT = Codex()

@@ -4,8 +4,14 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from session_watcher.agents.codex.reader import session_id
+from session_watcher.agents.codex.reader import CURSOR_KEY, session_id
+
+if TYPE_CHECKING:
+    from session_watcher.agents.source import Source
+
+FOLDERS = ("sessions", "archived_sessions")  # under the Codex home: the live rollouts, the archived
 
 
 def codex_home() -> str:
@@ -32,8 +38,23 @@ def _walk(folder: str, depth: int) -> list[str]:
     return found
 
 
-def rollouts(home: str | None = None) -> list[tuple[str, str]]:
-    """(thread id, path) of every rollout under the Codex home, the live ones first, then the archived."""
-    home = home or codex_home()
-    paths = _walk(os.path.join(home, "sessions"), 3) + _walk(os.path.join(home, "archived_sessions"), 3)
+def roots(home: str | None = None) -> list[str]:
+    """The folders Codex keeps its rollouts in (absolute)."""
+    home = os.path.abspath(home or codex_home())
+    return [os.path.join(home, folder) for folder in FOLDERS]
+
+
+def rollouts(home: str | None = None, folders: list[str] | None = None) -> list[tuple[str, str]]:
+    """(thread id, path) of every rollout under the Codex home (or under `folders`), the live ones
+    first, then the archived."""
+    paths = [p for folder in (roots(home) if folders is None else folders) for p in _walk(folder, 3)]
     return [(sid, p) for p in paths if (sid := session_id(p)) is not None]
+
+
+def sources(folders: list[str]) -> list[Source]:
+    """A Source per rollout under `folders`: its thread id the session, the agent's name its project
+    (its working folder comes from its session_meta)."""
+    from session_watcher.agents.source import Source
+
+    name = CURSOR_KEY  # the agent's name
+    return [Source(os.path.abspath(path), sid, name, False, name) for sid, path in rollouts(folders=folders)]

@@ -9,7 +9,7 @@ has no place in Codex: the desktop and the next prompt's `systemMessage` carry a
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hook's path
+TYPE_CHECKING = False  # typing is slow to import; this module is on the hook's path
 if TYPE_CHECKING:
     from typing import Any
 

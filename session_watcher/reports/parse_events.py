@@ -1,0 +1,62 @@
+"""An agent's own decoder -> the report's rows (`parse.Row`), for a log whose lines do not stand alone.
+
+Such a log (a Codex rollout: a call's model is the latest `turn_context`, a `token_count` counts only
+where the running total changed) is read from its first byte with one decoder (its agent's `read`,
+the one the hooks use, its state in a cursor) carried from chunk to chunk; the index reads it again
+from its start when it grows. Its calls are rows of kind "c" (a subagent thread's are side rows), its
+compactions rows of kind "k"; its working folder row is `parse.head_dir`'s, as for a transcript.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from session_watcher.agents import agent_for_head
+from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT
+from session_watcher.reports.parse import MAX_LINE_BYTES, Row
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from session_watcher.core.shapes import Event
+
+    Parser = Callable[[bytes | bytearray, int, int | None], tuple[list[Row], int]]
+
+_new = tuple.__new__
+HEAD_BYTES = 512  # what the registry needs of a file's start to tell its agent
+
+
+def events_parser(head: bytes | bytearray) -> Parser | None:
+    """A chunk parser for the file whose first bytes are `head` when its agent decodes it with a
+    state carried from line to line, else None (the report's own parser reads it)."""
+    agent = agent_for_head(bytes(head[:HEAD_BYTES]))
+    if not agent.stateful:
+        return None
+    cursor: dict[str, Any] = {}  # the decoder's state, as a hook's cursor holds it
+
+    def parse(chunk: bytes | bytearray, base: int = 0, size: int | None = None) -> tuple[list[Row], int]:
+        end = chunk.rfind(b"\n", 0, len(chunk) if size is None else size)
+        rows: list[Row] = []
+        pos = 0
+        while pos <= end:
+            stop = chunk.find(b"\n", pos, end + 1)
+            line = bytes(chunk[pos:stop])
+            at, pos = base + pos, stop + 1
+            if len(line) > MAX_LINE_BYTES:
+                continue
+            for ev in agent.read(cursor, cursor, [line], False)[0]:
+                row = _row(ev, at)
+                if row is not None:
+                    rows.append(row)
+        return rows, max(pos, 0)
+
+    return parse
+
+
+def _row(ev: Event, offset: int) -> Row | None:
+    if ev[0] == "call":  # ("call", key, ts, model, sidechain, uncached, cr, cw, out, cw5m, cw1h, _)
+        _c, key, ts, model, side, inp, cr, cw, out, cw5, cw1, _x = ev
+        return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+    if ev[0] == "compact":
+        return _new(Row, (offset, KIND_COMPACT, ev[1], None, None, False, 0, 0, 0, 0, 0, 0))
+    return None
