@@ -229,13 +229,15 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     # status line's: Claude Code is the one agent with a status line)
     "hooks.run": {"agents.claude_code.transcript": {"model_name"}},
     "hooks.statusline": {"agents.claude_code.transcript": {"MAX_COUNT", "model_name"}},
-    # the report's and the page's own decoders of Claude Code transcripts (the registry's fallback:
-    # a stateful agent's rows come through its `read`, reports.parse_events)
-    "reports.parse": {"agents.claude_code.records": {"Usage", "msgspec", "stamp_to_epoch", "usage_reading"},
+    # the report's and the page's mappings from Claude Code's one msgspec schema (`records`) to their
+    # rows (the registry's fallback: a stateful agent's rows come through its `read`, reports.parse_events)
+    "reports.parse": {"agents.claude_code.records": {"NOT_JSON", "Record", "Usage", "decode", "stamp_to_epoch",
+                                                     "usage_reading"},
                       "agents.claude_code.transcript": {"call_key", "count", "model_name", "split_writes",
                                                         "usage_reading"}},
-    "reports.session_page_data": {"agents.claude_code.records": {"msgspec", "stamp_to_epoch"},
-                                  "agents.claude_code.transcript": {"usage_reading"}},
+    "reports.session_page_data": {"agents.claude_code.records": {"Input", "NOT_JSON", "Record", "Usage", "decode",
+                                                                 "msgspec", "stamp_to_epoch", "usage_reading"},
+                                  "agents.claude_code.transcript": {"split_lines", "usage_reading"}},
 }
 
 
