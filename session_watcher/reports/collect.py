@@ -71,27 +71,57 @@ class _Summarize:
         return ("part", None if part is None else tuple(part))
 
     def parts(self, index: Index, live: dict[str, int]) -> list[Part | None]:
-        """Every session's Part, sessions in the order of their first source."""
-        from session_watcher.reports.warmth import Part, session_part
+        """Every session's Part, sessions in the order of their first source: a session whose files
+        are as they were (their ids, sizes, mtimes and offsets) as kept in the index, the others
+        from what their reading process finished or folded here from their rows, and kept."""
+        import marshal
+
+        from session_watcher.reports.warmth import Part
 
         order: dict[str, list[Source]] = {}
         for src in self.sources:
             if src.path in live:
                 order.setdefault(src.session, []).append(src)
-        done = index.finished
-        rows = index.rows({src.path: live[src.path] for k, srcs in order.items() if done.get(k) is None
-                           for src in srcs})
-        out: list[Part | None] = []
+        params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}"
+        cached = index.cached_parts(params)
+        facts = index.facts
+        got: dict[str, object] = {}
+        changed: list[tuple[str, str, bytes]] = []
+        keys: dict[str, str] = {}
         for k, srcs in order.items():
-            got = done.get(k)
-            if got is not None:
-                if got[0] == "part":  # type: ignore[index]
-                    out.append(None if got[1] is None else _new(Part, got[1]))  # type: ignore[index]
-                continue
-            s = fold_files(k, [(src, rows[src.path]) for src in srcs])
-            if s.api_calls:
-                out.append(session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(k)))
+            key = f"{k in self.guarded:d}{k in self.codex:d}" + ";".join(
+                f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
+            kept = cached.get(k)
+            if kept is not None and kept[0] == key:
+                got[k] = marshal.loads(kept[1])  # noqa: S302 (our own 0600 cache's plain data)
+            else:
+                keys[k] = key
+        done = index.finished
+        folds = [k for k in keys if done.get(k) is None]
+        rows = index.rows({src.path: live[src.path] for k in folds for src in order[k]})
+        for k, key in keys.items():
+            value = done.get(k)
+            if value is None:
+                value = self._fold(k, [(src, rows[src.path]) for src in order[k]])
+            got[k] = value
+            changed.append((k, key, marshal.dumps(value)))  # type: ignore[arg-type]
+        index.store_parts(params, changed, [k for k in cached if k not in order], time.time(), not cached)
+        out: list[Part | None] = []
+        for k in order:
+            value = got[k]
+            if value[0] == "part":  # type: ignore[index]
+                out.append(None if value[1] is None else _new(Part, value[1]))  # type: ignore[index]
         return out
+
+    def _fold(self, session: str, files: list[tuple[Source, list[Row]]]) -> tuple[object, ...]:
+        """One session's part from its files' rows, as `__call__` gives it."""
+        from session_watcher.reports.warmth import session_part
+
+        s = fold_files(session, files)
+        if not s.api_calls:
+            return ("empty",)
+        part = session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(session))
+        return ("part", None if part is None else tuple(part))
 
 
 def codex_sources() -> tuple[list[str], list[Source]]:

@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 7  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 8  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
-# its sub-agents apart (the same documents with more keys)
+# its sub-agents apart (the same documents with more keys); 8: + parts (each session's part of the
+# report, by the facts of its files: a warm run folds only the sessions whose files changed)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -86,8 +87,11 @@ _DDL = (
     "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
     "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
+    " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
 )
 KEEP_REPORTS = 8
+_IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
 
 
 class Index:
@@ -100,6 +104,7 @@ class Index:
         self.rebuilt = False
         self.workers: int | None = None  # processes for reading files (None: one per usable core)
         self._fresh: dict[int, Scanned] = {}  # files read whole this run, by file id
+        self.facts: dict[int, tuple[int, int, int]] = {}  # each live file's (size, mtime_ns, offset), by id
         self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
         self._conn: sqlite3.Connection | None = None
         self.in_memory = False  # the file could not be written: this run's index lives in memory
@@ -167,6 +172,7 @@ class Index:
         conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
+        conn.execute("DROP TABLE IF EXISTS parts")
         conn.execute("DROP TABLE IF EXISTS reports")
         conn.execute("DROP TABLE IF EXISTS rows")
         conn.execute("DROP TABLE IF EXISTS chunks")
@@ -247,6 +253,7 @@ class Index:
             for r in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
         }
         live: dict[str, int] = {}
+        self.facts = {}
         if progress is not None and sources:
             progress(0, len(sources))
         skipped, todo, jobs = self._to_read(sources, known, live)
@@ -282,12 +289,14 @@ class Index:
             ):
                 skipped += 1
                 live[src.path] = rec.id
+                self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 continue
             try:
                 job = self._job(src.path, st, rec, src.project == CODEX_PROJECT)
             except OSError:
                 if rec is not None:
                     live[src.path] = rec.id
+                    self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 continue
             todo.append((src, st, rec))
             jobs.append(job)
@@ -329,6 +338,7 @@ class Index:
             if got is None:  # unreadable (permissions, vanished mid-read): left out this time
                 if rec is not None:
                     live[src.path] = rec.id
+                    self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 continue
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
@@ -354,6 +364,7 @@ class Index:
                 reread += 1
                 self._fresh[file_id] = got
             live[src.path] = file_id
+            self.facts[file_id] = (got.seen, got.mtime_ns, got.offset)
         conn.executemany("UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?", updates)
         conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
         return appended, reread
@@ -423,13 +434,40 @@ class Index:
     def _load(self, conn: sqlite3.Connection, live: dict[str, int]) -> dict[str, list[Row]]:
         by_id: dict[int, list[Row]] = {fid: [] for fid in live.values()}
         fresh = self._fresh  # read whole just now: no need to ask the database
-        if all(fid in fresh for fid in by_id):
-            return {path: rows_in(fresh[fid]) for path, fid in live.items()}
-        for fid, data in conn.execute("SELECT file_id, data FROM chunks ORDER BY file_id, off"):
-            bucket = by_id.get(fid)
-            if bucket is not None:
+        wanted = [fid for fid in by_id if fid not in fresh]
+        for fid in by_id.keys() & fresh.keys():
+            by_id[fid] = rows_in(fresh[fid])
+        for at in range(0, len(wanted), _IN_MAX):  # only these files' chunks (a warm run asks for few)
+            ids = wanted[at:at + _IN_MAX]
+            marks = ",".join("?" * len(ids))  # placeholders only: the ids are bound
+            query = f"SELECT file_id, data FROM chunks WHERE file_id IN ({marks}) ORDER BY file_id, off"  # noqa: S608
+            for fid, data in conn.execute(query, ids):
                 try:
-                    bucket += rows_of(data)
+                    by_id[fid] += rows_of(data)
                 except (ValueError, EOFError, TypeError) as exc:  # damaged: rebuilt like a damaged database
                     raise sqlite3.DatabaseError(f"damaged rows of file {fid}") from exc
         return {path: by_id[fid] for path, fid in live.items()}
+
+    # -- each session's part of the report ---------------------------------------------------
+
+    def cached_parts(self, params: str) -> dict[str, tuple[str, bytes]]:
+        """The parts kept for a report of `params`: session id -> (its key, its part as marshal data)."""
+        rows = self._require().execute("SELECT session, key, part FROM parts WHERE params = ?", (params,))
+        return {_fs(sid): (key, part) for sid, key, part in rows}
+
+    def store_parts(self, params: str, changed: list[tuple[str, str, bytes]], gone: list[str], at: float,
+                    first: bool = False) -> None:
+        """Keep the parts of `changed` (session id, key, marshal data) for a report of `params`, drop
+        those of the sessions `gone`; the `first` of `params` drops the parts of all but the newest few."""
+        conn = self._require()
+        try:
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO parts VALUES (?,?,?,?,?)",
+                                 [(params, _db(sid), key, part, at) for sid, key, part in changed])
+                conn.executemany("DELETE FROM parts WHERE params = ? AND session = ?", [(params, _db(s)) for s in gone])
+                if first:
+                    conn.execute("DELETE FROM parts WHERE params NOT IN (SELECT params FROM parts GROUP BY params"
+                                 " ORDER BY MAX(at) DESC LIMIT ?)", (KEEP_REPORTS,))
+        except sqlite3.DatabaseError as exc:
+            if not _cannot_write(exc):
+                raise

@@ -1,0 +1,99 @@
+"""The warm report: after a change, only the sessions whose files changed are folded again, and
+every figure equals a cold build's over the same files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.reports import warmth
+from session_watcher.reports.collect import run_report_json
+from tests.test_report_index import call_line
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+FA = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+C258 = "258c7280-ae70-4798-800f-63464d01a85d"
+NEW = "11111111-2222-4333-8444-555555555555"
+
+
+def copy_session(sid: str, into: Path, name: str | None = None) -> None:
+    into.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(FIXTURES / f"{sid}.jsonl", into / f"{name or sid}.jsonl")
+    if (FIXTURES / sid).is_dir():
+        shutil.copytree(FIXTURES / sid, into / (name or sid))
+
+
+def report(projects: Path, index: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(run_report_json([str(projects)], str(index), now=1.8e9, utc_offset=3600.0))
+    return doc
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    root = tmp_path / "projects"
+    copy_session(AE, root / "-home-a")
+    copy_session(FA, root / "-home-a")
+    shutil.copy2(FIXTURES / "tool_heavy.jsonl", root / "-home-a" / "tool_heavy.jsonl")
+    copy_session("short", root / "-home-b")
+    shutil.copy2(FIXTURES / "subagent.jsonl", root / "-home-b" / "subagent.jsonl")
+    return root
+
+
+def test_warm_after_changes_equals_cold_and_folds_only_what_changed(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file appended in place, a file added, a file removed and a folder added: the warm report
+    folds the appended, added and new folder's sessions only, and equals a cold build."""
+    warm_index = tmp_path / "warm.sqlite3"
+    first = report(projects, warm_index)
+    assert {s["sessionId"] for s in json.loads(json.dumps(first["sessions"]))} >= {AE, FA, "tool_heavy"}
+    with (projects / "-home-a" / f"{AE}.jsonl").open("ab") as fh:  # in place: the folder's mtime stays
+        fh.write(call_line("msg_warm_1", 40_000, 1_200, ts="2026-02-14T09:30:00.000Z"))
+    shutil.copy2(FIXTURES / "short.jsonl", projects / "-home-a" / f"{NEW}.jsonl")
+    (projects / "-home-a" / "tool_heavy.jsonl").unlink()
+    copy_session(C258, projects / "-home-c")
+    folded: list[str] = []
+    real = warmth.session_part
+
+    def counting(s: warmth.Session, *args: Any, **kwargs: Any) -> warmth.Part | None:
+        folded.append(s.session_id)
+        return real(s, *args, **kwargs)
+
+    monkeypatch.setattr(warmth, "session_part", counting)
+    warm = report(projects, warm_index)
+    assert sorted(folded) == sorted([AE, NEW, C258])
+    monkeypatch.setattr(warmth, "session_part", real)
+    cold = report(projects, tmp_path / "cold.sqlite3")
+    assert warm.pop("index")["cached"] is False
+    cold.pop("index")
+    assert warm == cold
+    ids = {s["sessionId"] for s in warm["sessions"]}
+    assert "tool_heavy" not in ids
+    assert {AE, NEW, C258, FA} <= ids
+    ae = next(s for s in warm["sessions"] if s["sessionId"] == AE)
+    before = next(s for s in first["sessions"] if s["sessionId"] == AE)
+    assert ae["apiCalls"] == before["apiCalls"] + 1
+
+
+def test_a_report_over_another_window_keeps_its_own_parts(projects: Path, tmp_path: Path) -> None:
+    """Parts are kept per report window (`since`): a run over a window, then the whole history again
+    after a change, each equal to its cold build."""
+    index = tmp_path / "i.sqlite3"
+
+    def both(since: float | None, path: Path) -> dict[str, Any]:
+        doc: dict[str, Any] = json.loads(run_report_json([str(projects)], str(path), now=1.8e9, utc_offset=0.0,
+                                                         since=since))
+        doc.pop("index")
+        return doc
+
+    both(None, index)
+    windowed = both(1.77e9, index)
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_warm_2", 10_000, 500, ts="2026-02-15T10:00:00.000Z"))
+    assert both(None, index) == both(None, tmp_path / "cold1.sqlite3")
+    assert both(1.77e9, index) == both(1.77e9, tmp_path / "cold2.sqlite3")
+    assert windowed != both(None, tmp_path / "cold3.sqlite3")
