@@ -4,14 +4,18 @@ every figure equals a cold build's over the same files."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from session_watcher.reports import warmth
+from session_watcher.agents.claude_code.discover import discover
+from session_watcher.reports import walk, warmth
 from session_watcher.reports.collect import run_report_json
+from session_watcher.reports.index import Index
 from tests.test_report_index import call_line
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -41,7 +45,16 @@ def projects(tmp_path: Path) -> Path:
     shutil.copy2(FIXTURES / "tool_heavy.jsonl", root / "-home-a" / "tool_heavy.jsonl")
     copy_session("short", root / "-home-b")
     shutil.copy2(FIXTURES / "subagent.jsonl", root / "-home-b" / "subagent.jsonl")
+    age(root)
     return root
+
+
+def age(root: Path, seconds: float = 3600.0) -> None:
+    """Every folder under `root` (and it) as last changed `seconds` ago: old enough to be trusted
+    (`walk.RACY_NS`), so a warm run takes their listings from the index."""
+    when = time.time() - seconds
+    for d in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        os.utime(d, (when, when))
 
 
 def test_warm_after_changes_equals_cold_and_folds_only_what_changed(
@@ -97,3 +110,42 @@ def test_a_report_over_another_window_keeps_its_own_parts(projects: Path, tmp_pa
     assert both(None, index) == both(None, tmp_path / "cold1.sqlite3")
     assert both(1.77e9, index) == both(1.77e9, tmp_path / "cold2.sqlite3")
     assert windowed != both(None, tmp_path / "cold3.sqlite3")
+
+
+def test_the_walk_lists_again_only_the_folders_whose_mtime_moved(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unchanged folders come from the index without a listing; a file added to a project, a
+    sub-agent file added to a session's `subagents/`, and a folder too fresh to trust are listed
+    again; the sources always equal a full discovery's."""
+    listed: list[str] = []
+    real = walk.project_sources
+
+    def counting(project: str, dirs: list[str] | None = None) -> list[Any]:
+        listed.append(os.path.basename(project))
+        return real(project, dirs)
+
+    monkeypatch.setattr(walk, "project_sources", counting)
+    index = Index(str(tmp_path / "i.sqlite3"))
+
+    def check(expect: list[str]) -> None:
+        listed.clear()
+        assert walk.discover([str(projects)], index) == discover([str(projects)])
+        assert sorted(listed) == expect
+
+    check(["-home-a", "-home-b"])  # first run: everything
+    check([])  # nothing moved: no listing
+    shutil.copy2(FIXTURES / "short.jsonl", projects / "-home-b" / f"{NEW}.jsonl")
+    age(projects / "-home-b")
+    check(["-home-b"])
+    subs = projects / "-home-a" / AE / "subagents"
+    shutil.copy2(next(subs.glob("*.jsonl")), subs / "agent-new.jsonl")
+    age(subs)
+    check(["-home-a"])
+    check([])
+    (projects / "-home-b" / "short.jsonl").unlink()  # changed now: too fresh to trust its mtime
+    check(["-home-b"])
+    check(["-home-b"])
+    age(projects / "-home-b")
+    check(["-home-b"])  # listed once more with a trusted mtime
+    check([])
+    index.close()

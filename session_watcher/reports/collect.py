@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents.claude_code.discover import Source, default_roots, discover
+from session_watcher.reports import walk
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
 from session_watcher.reports.scan import rows_in
@@ -237,17 +238,19 @@ def _run(
         roots = default_roots()
         codex_roots, codex = codex_sources()
     roots = [os.path.abspath(os.path.expanduser(r)) for r in roots]
-    sources = discover(roots) + codex
+    claude_roots = list(roots)
     roots += codex_roots
     now = time.time() if now is None else now
     if utc_offset is None:
         utc_offset = float(time.localtime(now).tm_gmtoff)
     index = Index(db_path or default_db_path())
     try:
-        try:
+        try:  # the folders whose mtimes moved listed again, the others as the index kept them
+            sources = walk.discover(claude_roots, index) + codex
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
         except sqlite3.DatabaseError:
             index.discard()
+            sources = discover(claude_roots) + codex
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
     finally:
         index.close()

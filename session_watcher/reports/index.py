@@ -31,7 +31,8 @@ SCHEMA_VERSION = 8  # 1: files + rows; 2: + reports (finished documents by corpu
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
 # its sub-agents apart (the same documents with more keys); 8: + parts (each session's part of the
-# report, by the facts of its files: a warm run folds only the sessions whose files changed)
+# report, by the facts of its files: a warm run folds only the sessions whose files changed) and folders
+# (each listed folder's mtimes and what it held: `reports.walk` lists only those that changed)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -89,6 +90,7 @@ _DDL = (
     "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc TEXT NOT NULL, at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
+    "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL)",
 )
 KEEP_REPORTS = 8
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
@@ -173,6 +175,7 @@ class Index:
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
         conn.execute("DROP TABLE IF EXISTS parts")
+        conn.execute("DROP TABLE IF EXISTS folders")
         conn.execute("DROP TABLE IF EXISTS reports")
         conn.execute("DROP TABLE IF EXISTS rows")
         conn.execute("DROP TABLE IF EXISTS chunks")
@@ -447,6 +450,24 @@ class Index:
                 except (ValueError, EOFError, TypeError) as exc:  # damaged: rebuilt like a damaged database
                     raise sqlite3.DatabaseError(f"damaged rows of file {fid}") from exc
         return {path: by_id[fid] for path, fid in live.items()}
+
+    # -- the folders' listings (reports.walk) -------------------------------------------------
+
+    def folders(self) -> dict[str, bytes]:
+        """What the last runs' listings found, by folder (marshal data: `reports.walk`'s)."""
+        return {_fs(p): data for p, data in self._require().execute("SELECT path, data FROM folders")}
+
+    def store_folders(self, new: dict[str, bytes], gone: list[str]) -> None:
+        if not new and not gone:
+            return
+        conn = self._require()
+        try:
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO folders VALUES (?,?)", [(_db(p), d) for p, d in new.items()])
+                conn.executemany("DELETE FROM folders WHERE path = ?", [(_db(p),) for p in gone])
+        except sqlite3.DatabaseError as exc:
+            if not _cannot_write(exc):
+                raise
 
     # -- each session's part of the report ---------------------------------------------------
 
