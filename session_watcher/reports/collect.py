@@ -214,13 +214,27 @@ def run_report_json(
     utc_offset: float | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> str:
-    """The report as compact JSON text: the same document as `run_report`, but an unchanged corpus's
-    cached text is sent as it is, with only the clock fields and the index figures spliced in
-    (parsing and re-serializing a large history's report was most of a warm run)."""
-    doc, text, _stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=True)
-    if text is not None:
-        return text
-    return json.dumps(doc, separators=(",", ":"))
+    """The report as compact JSON text (`report_json_pieces`, joined and closed)."""
+    pieces = report_json_pieces(roots, db_path, now=now, since=since, utc_offset=utc_offset, progress=progress)
+    return b"".join([*pieces, b"}"]).decode("utf-8")
+
+
+def report_json_pieces(
+    roots: list[str] | None = None,
+    db_path: str | None = None,
+    *,
+    now: float | None = None,
+    since: float | None = None,
+    utc_offset: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[bytes]:
+    """The report as compact JSON text in UTF-8 pieces, the object left open (a caller adds its own
+    members and the closing brace): the same document as `run_report`, but an unchanged corpus's
+    cached text is sent as it is, followed by the clock fields and the index figures (parsing and
+    re-serializing a large history's report was most of a warm run; so was copying its text)."""
+    _doc, pieces, _stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=True)
+    assert pieces is not None
+    return pieces
 
 
 def _run(
@@ -231,7 +245,7 @@ def _run(
     utc_offset: float | None,
     progress: Callable[[int, int], None] | None,
     as_text: bool,
-) -> tuple[dict[str, Any] | None, str | None, IndexStats]:
+) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats]:
     codex_roots: list[str] = []
     codex: list[Source] = []
     if not roots:  # every agent's sessions on this machine: Claude Code's projects, Codex's rollouts
@@ -265,8 +279,8 @@ def _run(
         "cached": cached,
         "roots": roots,
     }
-    if text is not None:  # the open object's pieces, closed with the index figures
-        return None, "".join([*text, ',"index":', json.dumps(figures, separators=(",", ":")), "}"]), stats
+    if text is not None:  # the open object's pieces, and the index figures
+        return None, [*text, b',"index":' + json.dumps(figures, separators=(",", ":")).encode()], stats
     assert doc is not None
     doc["index"] = figures
     return doc, None, stats
@@ -281,7 +295,7 @@ def _build(
     utc_offset: float,
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
-) -> tuple[dict[str, Any] | None, list[str] | None, IndexStats, bool]:
+) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats, bool]:
     from session_watcher.reports.warmth import JSONText, guard_ids, report_of_parts
 
     warnings, log_stamp = guard_warnings()
@@ -291,13 +305,14 @@ def _build(
     summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings), threads)
     stats, live = index.refresh(sources, roots, progress, summarize)
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
-    text = index.cached_report(key)
-    if text is not None:
+    kept = index.cached_report(key)
+    if kept is not None:
+        body, days = kept
         if since is None and not os.path.exists(cliff_path()):
-            save_cliffs(json.loads(text)["ttl"], now)
+            save_cliffs(json.loads(body + b"}")["ttl"], now)
         if as_text:
-            return None, [_splice_now(text, now, utc_offset)], stats, True
-        return apply_now(json.loads(text), now, utc_offset), None, stats, True
+            return None, [body, _clock_text(days, now, utc_offset)], stats, True
+        return apply_now(json.loads(body + b"}"), now, utc_offset), None, stats, True
     doc = report_of_parts(summarize.parts(index, live), now, utc_offset, since, warnings, scatter_text=True)
     if since is None:  # a report over a window has less evidence than the whole history
         save_cliffs(doc["ttl"], now)
@@ -306,10 +321,10 @@ def _build(
     # scatter (most of the text) comes already written
     values = {k: v if isinstance(v, JSONText) else json.dumps(v, separators=(",", ":")) for k, v in doc.items()}
     stored = [k for k in doc if k not in (*CLOCK_FIELDS, "days")] + ["days"]
-    index.store_report(key, "".join(_members(values, stored)) + "}", time.time())
-    if as_text:  # left open, like _splice_now's, for the index figures
-        del doc  # the text is joined once, in `_run`: a large history's is ~10 MB a copy
-        return None, _members(values, list(values)), stats, False
+    index.store_report(key, "".join(_members(values, stored)).encode(), values["days"], time.time())
+    if as_text:  # left open, like the cached text, for the index figures
+        del doc
+        return None, ["".join(_members(values, list(values))).encode()], stats, False
     for k, v in values.items():
         if isinstance(doc[k], JSONText):
             doc[k] = json.loads(v)
@@ -379,11 +394,8 @@ def guard_warnings() -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
     return out, (st.st_size, st.st_mtime_ns)
 
 
-def _splice_now(text: str, now: float, utc_offset: float) -> str:
-    """The cached text (an object whose last key is `days`: no string can follow it) with the clock
-    fields added, left open for the caller to add the index figures and close."""
-    at = text.rfind(',"days":')
-    days = json.loads(text[at + len(',"days":'):-1])
-    clock = apply_now({"days": days}, now, utc_offset)
+def _clock_text(days: str, now: float, utc_offset: float) -> bytes:
+    """The clock fields as members to add to a cached report's open text (from its `days`)."""
+    clock = apply_now({"days": json.loads(days)}, now, utc_offset)
     extra = json.dumps({k: clock[k] for k in CLOCK_FIELDS}, separators=(",", ":"))
-    return text[:-1] + "," + extra[1:-1]
+    return ("," + extra[1:-1]).encode()

@@ -32,7 +32,8 @@ SCHEMA_VERSION = 8  # 1: files + rows; 2: + reports (finished documents by corpu
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
 # its sub-agents apart (the same documents with more keys); 8: + parts (each session's part of the
 # report, by the facts of its files: a warm run folds only the sessions whose files changed) and folders
-# (each listed folder's mtimes and what it held: `reports.walk` lists only those that changed)
+# (each listed folder's mtimes and what it held: `reports.walk` lists only those that changed); a report
+# as UTF-8 bytes left open, its `days` apart (the clock fields are computed from them and added after)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -87,7 +88,8 @@ _DDL = (
     " ino INTEGER, size INTEGER, mtime_ns INTEGER, offset INTEGER, head TEXT)",
     "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
-    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB NOT NULL, days TEXT NOT NULL,"
+    " at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
     "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL)",
@@ -381,16 +383,19 @@ class Index:
         h.update("".join([repr(r[1:]) for r in rows if r[0] in wanted]).encode())  # one update: the same digest
         return str(h.hexdigest())
 
-    def cached_report(self, key: str) -> str | None:
-        row = self._require().execute("SELECT doc FROM reports WHERE key = ?", (key,)).fetchone()
-        return str(row[0]) if row else None
+    def cached_report(self, key: str) -> tuple[bytes, str] | None:
+        """The finished report kept under `key`: (its JSON text as UTF-8 bytes, without the clock
+        fields and left open, its `days` as JSON text)."""
+        row = self._require().execute("SELECT doc, days FROM reports WHERE key = ?", (key,)).fetchone()
+        return (bytes(row[0]), str(row[1])) if row else None
 
-    def store_report(self, key: str, doc: str, at: float) -> None:
+    def store_report(self, key: str, doc: bytes, days: str, at: float) -> None:
         """Keep the finished report for the next run; a disk that cannot take it keeps nothing."""
         conn = self._require()
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO reports (key, doc, at) VALUES (?, ?, ?)", (key, doc, at))
+                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at) VALUES (?, ?, ?, ?)",
+                             (key, doc, days, at))
                 conn.execute(
                     "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
                     (KEEP_REPORTS,),
