@@ -253,9 +253,10 @@ class Index:
         if self._conn is None:
             self._conn = self._open()
         conn = self._conn
+        new = tuple.__new__
         known: dict[str, FileRec] = {
-            _fs(r[0]): FileRec(*r[1:])
-            for r in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
+            path.decode("utf-8", "surrogateescape"): new(FileRec, rec)
+            for path, *rec in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
         }
         live: dict[str, int] = {}
         self.facts = {}
@@ -375,12 +376,10 @@ class Index:
         return appended, reread
 
     def fingerprint(self, live: dict[str, int], extra: str) -> str:
-        """A key for the finished report: every live file's path, size, mtime and offset, plus `extra`."""
-        conn = self._require()
-        wanted = set(live.values())
+        """A key for the finished report: every live file's path, id, size, mtime and offset, plus `extra`."""
         h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
-        rows = conn.execute("SELECT id, path, size, mtime_ns, offset, head FROM files ORDER BY path")
-        h.update("".join([repr(r[1:]) for r in rows if r[0] in wanted]).encode())  # one update: the same digest
+        facts = self.facts
+        h.update(repr(sorted([(path, fid, facts[fid]) for path, fid in live.items()])).encode())
         return str(h.hexdigest())
 
     def cached_report(self, key: str) -> tuple[bytes, str] | None:
