@@ -50,21 +50,22 @@ def projects(tmp_path: Path) -> Path:
 
 
 def age(root: Path, seconds: float = 3600.0) -> None:
-    """Every folder under `root` (and it) as last changed `seconds` ago: old enough to be trusted
-    (`walk.RACY_NS`), so a warm run takes their listings from the index."""
+    """Every folder and file under `root` (and it) as last changed `seconds` ago: a folder old enough
+    to be trusted (`walk.RACY_NS`), so a warm run takes its listing from the index."""
     when = time.time() - seconds
-    for d in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+    for d in [root, *root.rglob("*")]:
         os.utime(d, (when, when))
 
 
 def test_warm_after_changes_equals_cold_and_folds_only_what_changed(
         projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A file appended in place, a file added, a file removed and a folder added: the warm report
-    folds the appended, added and new folder's sessions only, and equals a cold build."""
+    """A file appended in place (in a folder otherwise unchanged), a file added, a file removed and
+    a folder added: the warm report folds the appended, added and new folder's sessions only, and
+    equals a cold build."""
     warm_index = tmp_path / "warm.sqlite3"
     first = report(projects, warm_index)
-    assert {s["sessionId"] for s in json.loads(json.dumps(first["sessions"]))} >= {AE, FA, "tool_heavy"}
-    with (projects / "-home-a" / f"{AE}.jsonl").open("ab") as fh:  # in place: the folder's mtime stays
+    assert {s["sessionId"] for s in first["sessions"]} >= {AE, FA, "tool_heavy", "short"}
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:  # in place: the folder's mtime stays
         fh.write(call_line("msg_warm_1", 40_000, 1_200, ts="2026-02-14T09:30:00.000Z"))
     shutil.copy2(FIXTURES / "short.jsonl", projects / "-home-a" / f"{NEW}.jsonl")
     (projects / "-home-a" / "tool_heavy.jsonl").unlink()
@@ -78,7 +79,7 @@ def test_warm_after_changes_equals_cold_and_folds_only_what_changed(
 
     monkeypatch.setattr(warmth, "session_part", counting)
     warm = report(projects, warm_index)
-    assert sorted(folded) == sorted([AE, NEW, C258])
+    assert sorted(folded) == sorted(["short", NEW, C258])
     monkeypatch.setattr(warmth, "session_part", real)
     cold = report(projects, tmp_path / "cold.sqlite3")
     assert warm.pop("index")["cached"] is False
@@ -87,9 +88,35 @@ def test_warm_after_changes_equals_cold_and_folds_only_what_changed(
     ids = {s["sessionId"] for s in warm["sessions"]}
     assert "tool_heavy" not in ids
     assert {AE, NEW, C258, FA} <= ids
-    ae = next(s for s in warm["sessions"] if s["sessionId"] == AE)
-    before = next(s for s in first["sessions"] if s["sessionId"] == AE)
-    assert ae["apiCalls"] == before["apiCalls"] + 1
+    assert api_calls(warm, "short") == api_calls(first, "short") + 1
+
+
+def api_calls(doc: dict[str, Any], sid: str) -> int:
+    return int(next(s["apiCalls"] for s in doc["sessions"] if s["sessionId"] == sid))
+
+
+def test_a_file_quiet_for_a_day_is_stat_ed_on_the_full_pass(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule (index.LIVE_NS, FULL_EVERY_NS): a file of an unchanged folder that the index saw
+    quiet for more than a day is not stat'ed between full passes, so an append to it in place shows
+    on the first run after the full pass is due; one that changed within the day shows at once."""
+    age(projects, 2 * 86400.0)
+    age(projects / "-home-a", 3600.0)  # its files live: changed within the day
+    index = tmp_path / "i.sqlite3"
+    first = report(projects, index)  # the first run is a full pass
+    for name, mid in (("-home-b/short.jsonl", "msg_quiet"), ("-home-a/tool_heavy.jsonl", "msg_live")):
+        with (projects / name).open("ab") as fh:
+            fh.write(call_line(mid, 30_000, 900, ts="2026-02-14T09:30:00.000Z"))
+    between = report(projects, index)
+    assert api_calls(between, "tool_heavy") == api_calls(first, "tool_heavy") + 1
+    assert api_calls(between, "short") == api_calls(first, "short")  # not stat'ed yet
+    monkeypatch.setattr("session_watcher.reports.index.FULL_EVERY_NS", 0)
+    full = report(projects, index)
+    assert api_calls(full, "short") == api_calls(first, "short") + 1
+    full.pop("index")
+    cold = report(projects, tmp_path / "cold.sqlite3")
+    cold.pop("index")
+    assert full == cold
 
 
 def test_a_report_over_another_window_keeps_its_own_parts(projects: Path, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.agents.claude_code.discover import Source
@@ -93,8 +94,16 @@ _DDL = (
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
     "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value)",
 )
 KEEP_REPORTS = 8
+# Which files a run `stat`s. Every file of a folder listed this run (`reports.walk`: its mtime moved),
+# and every file the index saw change within LIVE_NS (the sessions in use grow in place, which moves
+# no folder's mtime); the others only on a full pass, at most FULL_EVERY_NS after the last one. So a
+# file quiet for a day and then appended to in place (a session resumed in its own file) is seen by
+# the first run after the full pass is due (docs/report.md, "The index").
+LIVE_NS = 86_400 * 10**9
+FULL_EVERY_NS = 600 * 10**9
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
 
 
@@ -109,6 +118,8 @@ class Index:
         self.workers: int | None = None  # processes for reading files (None: one per usable core)
         self._fresh: dict[int, Scanned] = {}  # files read whole this run, by file id
         self.facts: dict[int, tuple[int, int, int]] = {}  # each live file's (size, mtime_ns, offset), by id
+        self.steady: frozenset[str] = frozenset()  # files listed by an unchanged folder (`reports.walk`)
+        self._full_at: int | None = None  # this run stats every file: when (kept as the last full pass)
         self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
         self._conn: sqlite3.Connection | None = None
         self.in_memory = False  # the file could not be written: this run's index lives in memory
@@ -178,6 +189,7 @@ class Index:
             return
         conn.execute("DROP TABLE IF EXISTS parts")
         conn.execute("DROP TABLE IF EXISTS folders")
+        conn.execute("DROP TABLE IF EXISTS meta")
         conn.execute("DROP TABLE IF EXISTS reports")
         conn.execute("DROP TABLE IF EXISTS rows")
         conn.execute("DROP TABLE IF EXISTS chunks")
@@ -262,7 +274,8 @@ class Index:
         self.facts = {}
         if progress is not None and sources:
             progress(0, len(sources))
-        skipped, todo, jobs = self._to_read(sources, known, live)
+        quiet_before = self._quiet_before(conn)
+        skipped, todo, jobs = self._to_read(sources, known, live, quiet_before)
         scanned = self._scan(todo, jobs, progress, len(sources), finish)
         conn = self._require()
         with conn:
@@ -270,22 +283,41 @@ class Index:
             if progress is not None:
                 progress(len(sources), len(sources))
             dropped = self._drop_missing(conn, known, live, roots)
+            if self._full_at is not None:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('fullPass', ?)", (self._full_at,))
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
         return stats, live
 
-    def _to_read(self, sources: list[Source], known: dict[str, FileRec], live: dict[str, int],
+    def _quiet_before(self, conn: sqlite3.Connection) -> int:
+        """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,
+        without a `stat` (-1 on a full pass: every file stat'ed, the pass's time kept with the files)."""
+        now = time.time_ns()
+        row = conn.execute("SELECT value FROM meta WHERE key = 'fullPass'").fetchone()
+        last = row[0] if row and isinstance(row[0], int) else None
+        full = last is None or not 0 <= now - last < FULL_EVERY_NS
+        self._full_at = now if full else None
+        return -1 if full else now - LIVE_NS
+
+    def _to_read(self, sources: list[Source], known: dict[str, FileRec], live: dict[str, int], quiet_before: int,
                  ) -> tuple[int, list[ToRead], list[Job]]:
         """(how many sources are unchanged since the index saw them, the others with what to read of
-        each); the unchanged ones, and those that cannot be opened now but were known, into `live`."""
+        each); the unchanged ones, and those that cannot be opened now but were known, into `live`.
+        A known file of an unchanged folder quiet since before `quiet_before` is not stat'ed."""
         skipped = 0
         todo: list[ToRead] = []
         jobs: list[Job] = []
+        steady = self.steady
         for src in sources:
+            rec = known.get(src.path)
+            if rec is not None and rec.mtime_ns < quiet_before and src.path in steady:
+                skipped += 1
+                live[src.path] = rec.id
+                self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
+                continue
             try:
                 st = os.stat(src.path)
             except OSError:
                 continue
-            rec = known.get(src.path)
             if (
                 rec is not None
                 and rec.dev == st.st_dev

@@ -52,6 +52,7 @@ class Walk:
         self.new: dict[str, bytes] = {}  # listings made this run: folder -> marshal data
         self.visited: set[str] = set()
         self.listed = 0  # folders listed this run (not taken from the index)
+        self.steady: list[str] = []  # the files of the listings taken from the index
 
     def _same(self, path: str) -> Any:
         """What the index kept for `path` when every folder it lists still has its mtime."""
@@ -79,7 +80,9 @@ class Walk:
         key = project + os.sep  # a project folder may also be its root: its own entry
         got = self._same(key)
         if got is not None:
-            return [Source(*s) for s in got]
+            found = [Source(*s) for s in got]
+            self.steady += [s.path for s in found]
+            return found
         start = time.time_ns()
         self.listed += 1
         dirs: list[str] = []
@@ -91,7 +94,8 @@ class Walk:
 
 def discover(roots: Iterable[str], index: Index) -> list[Source]:
     """`agents.claude_code.discover.discover(roots)`, listing only the folders that changed since
-    the index last saw them; keeps this run's listings (and forgets those of folders gone)."""
+    the index last saw them; keeps this run's listings (and forgets those of folders gone), and
+    tells the index which files came from unchanged folders (`Index.steady`)."""
     walk = Walk(index.folders())
     seen_roots: set[str] = set()
     seen_files: set[str] = set()
@@ -109,4 +113,5 @@ def discover(roots: Iterable[str], index: Index) -> list[Source]:
     prefixes = tuple(r.rstrip(os.sep) + os.sep for r in seen_roots)
     gone = [k for k in walk.kept if k not in walk.visited and (k + os.sep).startswith(prefixes)]
     index.store_folders(walk.new, gone)
+    index.steady = frozenset(walk.steady)
     return out
