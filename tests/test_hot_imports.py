@@ -35,14 +35,15 @@ RENDER = with_packages({"session_watcher.hooks.statusline", "session_watcher.cor
           "session_watcher.core.status", "session_watcher.core.health", "session_watcher.core.prices",
           "session_watcher.core.eoq", "math", "session_watcher.core.window"})
 SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
-               "session_watcher.core.engine", "session_watcher.core.meter", "session_watcher.core.paths",
+               "session_watcher.core.fresh", "session_watcher.core.meter",
                "session_watcher.agents.claude_code.transcript", "session_watcher.core.fastjson", "_json",
                "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"})
 START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
          "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"})
-# what the fold adds: the lock, the path map's shards, the reader and the writer
-FOLD = {"session_watcher.state.lock", "fcntl", "session_watcher.state.pathstore", "zlib",
+# what the fold adds: the engine, the lock, the path map's shards, the reader and the writer
+FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_watcher.state.lock", "fcntl",
+        "session_watcher.state.pathstore", "zlib",
         "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session"}
 
 
