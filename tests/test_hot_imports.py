@@ -150,6 +150,7 @@ def test_the_session_start_hook_imports_no_config_parser_without_a_config_file(t
     assert "tomllib" not in got
     assert not got & {"re", "typing", "datetime", "enum"}
     assert "unicodedata" not in got  # an ASCII note is cleaned without Unicode's tables
+    assert not got & {"session_watcher.core.engine", "session_watcher.core.eoq", "math"}  # no fold, no pricing
     assert {"session_watcher.base.config"} <= got
 
 
