@@ -2,7 +2,8 @@
 ``python -m bench.report_changed [--files 300,3000,10000] [--rounds 7] [--also OTHER_PYTHON]``.
 
 For each corpus size a generated corpus of small transcripts (bench.generate, cached in
-bench/out/cache) is copied to a temp projects folder and reported once cold (the index is built);
+bench/out/cache) is copied to a temp projects folder, its files' mtimes spread evenly over the last
+year (a year of sessions; the folders' a day old) and reported once cold (the index is built);
 then each round appends one API call (a line of the file itself, its message id made new) to one
 transcript, the newest one (the session a user is in keeps growing), and runs, in turn,
 `session-watcher --version`, `report --json` over the folder, and the same with nothing changed
@@ -67,7 +68,14 @@ def measure(files: int, rounds: int, pythons: dict[str, Path], tmp: Path) -> dic
     write_corpus(corpus, spec_of(files))
     projects = tmp / f"projects-{files}"
     shutil.copytree(corpus / "projects", projects)
-    newest = max(projects.rglob("*.jsonl"), key=lambda p: (p.stat().st_mtime_ns, str(p)))
+    files_in = sorted(projects.rglob("*.jsonl"))
+    now = time.time()
+    for k, path in enumerate(files_in):
+        when = now - 365 * 86400 * (len(files_in) - k) / len(files_in)
+        os.utime(path, (when, when))
+    for folder in [projects, *(p for p in projects.rglob("*") if p.is_dir())]:
+        os.utime(folder, (now - 86400, now - 86400))
+    newest = files_in[-1]
     home = tmp / f"home-{files}"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "SESSION_WATCHER"))}
