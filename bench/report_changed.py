@@ -63,8 +63,9 @@ def grow(path: Path, n: int) -> None:
         fh.write(new + b"\n")
 
 
-def measure(files: int, rounds: int, pythons: dict[str, Path], tmp: Path) -> dict[str, tuple[list[float], list[float]]]:
-    corpus = CACHE / f"changed-{files}"
+def measure(files: int, rounds: int, pythons: dict[str, Path], tmp: Path, cache: Path = CACHE,
+            ) -> dict[str, tuple[list[float], list[float]]]:
+    corpus = cache / f"changed-{files}"
     write_corpus(corpus, spec_of(files))
     projects = tmp / f"projects-{files}"
     shutil.copytree(corpus / "projects", projects)
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", default="300,3000,10000")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--also", type=Path, help="another install's python, timed in the same rounds")
+    ap.add_argument("--cache", type=Path, default=CACHE, help="where the generated corpora are kept")
     args = ap.parse_args(argv)
     pythons = {"this": Path(sys.executable)}
     if args.also:
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python: {sys.executable}" + (f"; also: {args.also}" if args.also else ""))
     with tempfile.TemporaryDirectory(prefix="sw-report-changed-") as tmp:
         for files in (int(x) for x in args.files.split(",")):
-            got = measure(files, args.rounds, pythons, Path(tmp))
+            got = measure(files, args.rounds, pythons, Path(tmp), args.cache)
             base_w = statistics.median(got["session-watcher --version"][0])
             base_c = statistics.median(got["session-watcher --version"][1])
             print(f"\n{files} files{'':30s} {'wall ms':>8s} {'x':>5s} {'cpu ms':>8s} {'x':>5s}")
