@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from session_watcher.agents.claude_code.discover import discover
+from session_watcher.agents.claude_code.discover import discover, project_sources
 from session_watcher.reports import walk, warmth
 from session_watcher.reports.collect import run_report_json
 from session_watcher.reports.index import Index
@@ -145,13 +145,13 @@ def test_the_walk_lists_again_only_the_folders_whose_mtime_moved(
     sub-agent file added to a session's `subagents/`, and a folder too fresh to trust are listed
     again; the sources always equal a full discovery's."""
     listed: list[str] = []
-    real = walk.project_sources
+    real = project_sources
 
     def counting(project: str, dirs: list[str] | None = None) -> list[Any]:
         listed.append(os.path.basename(project))
         return real(project, dirs)
 
-    monkeypatch.setattr(walk, "project_sources", counting)
+    monkeypatch.setattr("session_watcher.reports.walk.project_sources", counting)
     index = Index(str(tmp_path / "i.sqlite3"))
 
     def check(expect: list[str]) -> None:
