@@ -1,10 +1,17 @@
-"""The width a command's text keeps within: COLUMNS, else the terminal's, else 80."""
+"""The width a command's text keeps within: COLUMNS, else the terminal's, else 80; a path is never
+cut (only a path longer than the whole width, on a line of its own, goes past it)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
+from hypothesis import example, given
 
 from session_watcher.core.text import columns
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_columns_env_first_then_terminal_then_80() -> None:
@@ -26,7 +33,14 @@ def _widths(*args: str, columns: str | None) -> int:
         env["COLUMNS"] = columns
     proc = sw(*args, env=env)
     assert proc.returncode in (0, 1), proc.stderr
-    return max(len(line) for line in proc.stdout.decode().splitlines())
+    width = int(columns or 80)
+    # a line past the width is one whole path, alone on its line (never cut: it is copied)
+    lines = proc.stdout.decode().splitlines()
+    return max(len(line) if len(line) <= width or not _one_path(line) else 0 for line in lines)
+
+
+def _one_path(line: str) -> bool:
+    return len(line.split()) == 1 and "/" in line and not line.startswith(" ")
 
 
 @pytest.mark.slow
@@ -54,3 +68,60 @@ def test_fit_wraps_under_the_value() -> None:
     assert fit("short\n  and short", 40) == "short\n  and short"
     assert fit("Context health: B (score 80/100) and a long tail of words", 30) == (
         "Context health: B (score\n  80/100) and a long tail of\n  words")
+
+
+LONG_CWD = "/home/developer/work/clients/acme-corporation/projects/very-long-project-name-for-testing/svc/api"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [80, 100])
+def test_status_never_cuts_a_path(tmp_path: Path, width: int) -> None:
+    """A session whose folder is a 97-character path: at COLUMNS=80 and 100, `status` wraps at
+    spaces; the folder and each carried file's path are whole on one line, the paths under the
+    folder said once (on main the folder was cut in the middle of a name, a file's path mid-word)."""
+    import json
+    import os
+
+    from tests.oracle import TRANSCRIPTS, sw
+
+    src = TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    old = next(json.loads(ln)["cwd"] for ln in src.read_text().splitlines() if '"cwd"' in ln)
+    moved = tmp_path / src.name
+    moved.write_text(src.read_text().replace(old, LONG_CWD))
+    proc = sw("status", str(moved), env={**os.environ, "COLUMNS": str(width)})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert LONG_CWD in lines  # the folder, whole, on a line of its own (it does not fit after a label)
+    carried = lines[lines.index(LONG_CWD) + 1:]
+    assert len(carried) == 8
+    for line in carried:
+        size, path = line.split()
+        assert size[0].isdigit()
+        assert not path.startswith("/")
+        assert path.endswith((".ex", ".exs", ".json", ".md", ".sh", ".js", ".toml", ".yml", ".txt", ".heex"))
+    for line in lines:
+        assert len(line) <= width or line == LONG_CWD, line
+        assert not line.strip().startswith(("very", "-", "svc", "api", "ame")), line  # no path's tail on a line
+
+
+def _words_and_paths() -> Any:
+    from hypothesis import strategies as st
+
+    word = st.text(alphabet="abc/-._", min_size=1, max_size=30)
+    line = st.lists(st.tuples(word, st.sampled_from([" ", "  ", "   "])), max_size=12).map(
+        lambda parts: "".join(w + sep for w, sep in parts).rstrip())
+    return st.tuples(st.lists(line, min_size=1, max_size=4).map("\n".join), st.integers(min_value=20, max_value=120))
+
+
+@given(_words_and_paths())
+@example(("carried  17 files, largest first, under /" + "a" * 95, 80))
+def test_fit_keeps_every_word_whole(case: tuple[str, int]) -> None:
+    """Every word of the text, in order and never cut; each line within the width unless it is one
+    word longer than the width."""
+    from session_watcher.core.text import fit
+
+    text, width = case
+    out = fit(text, width)
+    assert out.split() == text.split()
+    for line in out.split("\n"):
+        assert len(line) <= width or len(line.split()) == 1, (line, width)

@@ -40,7 +40,7 @@ def test_cache_lifetime_is_the_class_ttl_unless_its_cliff_is_known(ttl: str | No
 
 def test_five_minute_cache_two_minutes_warm_twenty_cold() -> None:
     warm = guard.cold_cache(state(), CFG, 1120.0)
-    assert warm == {"source": "ttl", "ttl": "5m", "lifetimeSeconds": 300.0, "edgeSeconds": 600.0,
+    assert warm == {"source": "ttl", "ttl": "5m", "lifetimeSeconds": 300.0, "edgeSeconds": 480.0,
                     "lastCallTs": 1000.0, "idleSeconds": 120.0, "expiresAt": 1300.0, "cold": False, "sure": False}
     cold = guard.cold_cache(state(), CFG, 2200.0)
     assert cold is not None
@@ -66,7 +66,7 @@ def test_the_inferred_cliff_replaces_the_ttl() -> None:
     assert guard.cold_cache(state(), cfg, 1421.0)["cold"] is True  # type: ignore[index]
     # the returns the report's inference rests on travel with it (cliff.json's "evidence") into the words
     cfg = {"cliff": {"5m": 420.0, "1h": None, "evidence": {"5m": [13, 1, 7, 7]}}}
-    got = guard.cold_cache(state(), cfg, 1800.0)  # past the edge, 420 + 300 s
+    got = guard.cold_cache(state(), cfg, 1800.0)  # past the edge, 420 + 180 s
     assert got is not None
     assert got["evidence"] == [13, 1, 7, 7]
     words = guard.compose(guard.advice(state(), {"L": 90_000, "bDefault": 30_000, "x": 3.0}, got, {}) or {})
@@ -285,10 +285,10 @@ def test_a_price_follows_its_tokens_in_parentheses(usd: float | None, text: str)
 # --------------------------------------------------------------------------- sure before it holds
 
 @pytest.mark.parametrize(("idle", "ttl", "cliff", "want"), [
-    (300.0, "5m", None, "warm"), (300.5, "5m", None, "maybe"), (600.0, "5m", None, "maybe"),
-    (600.5, "5m", None, "cold"), (3600.0, "1h", None, "warm"), (3900.0, "1h", None, "maybe"),
-    (3901.0, "1h", None, "cold"), (420.0, "5m", {"5m": 420.0}, "warm"), (720.0, "5m", {"5m": 420.0}, "maybe"),
-    (721.0, "5m", {"5m": 420.0}, "cold"), (5000.0, None, None, None),
+    (300.0, "5m", None, "warm"), (300.5, "5m", None, "maybe"), (480.0, "5m", None, "maybe"),
+    (480.5, "5m", None, "cold"), (3600.0, "1h", None, "warm"), (3780.0, "1h", None, "maybe"),
+    (3781.0, "1h", None, "cold"), (420.0, "5m", {"5m": 420.0}, "warm"), (600.0, "5m", {"5m": 420.0}, "maybe"),
+    (601.0, "5m", {"5m": 420.0}, "cold"), (5000.0, None, None, None),
 ])
 def test_warm_to_the_lifetime_maybe_to_the_edge_cold_past_it(idle: float, ttl: str | None, cliff: Any,
                                                              want: str | None) -> None:
@@ -299,7 +299,7 @@ def test_the_clients_own_words_are_sure_only_past_the_edge() -> None:
     pc = {"warm": True, "caching_observed": True, "ttl": "5m", "expires_at": 1420}
     got = guard.cold_cache(state(promptCache=pc), CFG, 1500.0)
     assert got is not None
-    assert (got["cold"], got["sure"], got["edgeSeconds"]) == (True, False, 600.0)
+    assert (got["cold"], got["sure"], got["edgeSeconds"]) == (True, False, 480.0)
     assert guard.cold_cache(state(promptCache=pc), CFG, 1721.0)["sure"] is True  # type: ignore[index]
     resume = {"expired": True, "seconds": 601, "at": 5000.0, "lastTs": 1000.0}
     got = guard.cold_cache(state(resume=resume), CFG, 5000.0)  # 601 s after a 5-minute cache's call
@@ -320,7 +320,7 @@ def test_between_the_lifetime_and_the_edge_the_line_says_may_have_expired() -> N
     assert a["sure"] is False
     assert guard.compose(a) == guard.compose(a, ask=True) == (
         "session-watcher: the cache may have expired (last call 7 min ago; the 5-minute cache lasts ~5 min, "
-        "surely gone after 10 min): if so, this prompt re-writes 180k tokens ($1.13).")
+        "surely gone after 8 min): if so, this prompt re-writes 180k tokens ($1.13).")
 
 
 def test_the_rewrite_is_net_of_the_prefix_a_cold_call_still_reads() -> None:

@@ -375,7 +375,7 @@ def test_status_and_doctor_say_which_source(tmp_path: Path) -> None:
     doc = json.loads(sw("status", "--session", "g1", "--json").stdout)
     cc = doc["coldCache"]
     assert (cc["source"], cc["ttl"], cc["lifetimeSeconds"], cc["cold"]) == ("ttl", "5m", 300.0, True)
-    assert (cc["edgeSeconds"], cc["sure"]) == (600.0, True)
+    assert (cc["edgeSeconds"], cc["sure"]) == (480.0, True)
     assert 1190 < cc["idleSeconds"] < 1500
     text = sw("doctor", env={**os.environ, "COLUMNS": "1000"}).stdout.decode()  # one line each
     assert ("guard      ask (cold-cache guard); newest session: cold by ttl (5m cache, lasts 5 min), "
@@ -546,7 +546,7 @@ def test_short_of_the_edge_a_warning_and_no_hold(tmp_path: Path) -> None:
     assert set(out) == {"systemMessage"}
     # the hook runs a few seconds after the session was written: "7 min ago", or "7 min 2 s ago"
     assert re.fullmatch(r"session-watcher: the cache may have expired \(last call 7 min( \d+ s)? ago; the 5-minute "
-                        r"cache lasts ~5 min, surely gone after 10 min\): if so, this prompt re-writes "
+                        r"cache lasts ~5 min, surely gone after 8 min\): if so, this prompt re-writes "
                         r"59k tokens \(\$0\.37\)\.", out["systemMessage"]), out
     assert pending_handoffs() == []
     [logged] = warnings_logged()

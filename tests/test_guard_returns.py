@@ -32,7 +32,7 @@ def test_before_the_guard_held_at_the_lifetime_and_a_warm_cache_was_held() -> No
 
 def test_after_it_holds_past_the_edge_only_and_warns_between() -> None:
     doc = tool.table(RETURNS, before=False, guard_x=1.0)
-    assert (doc["held"], doc["heldWarm"]) == (1, 0)  # 1200 s on a 5-minute cache; 3700 s is short of 65 min
+    assert (doc["held"], doc["heldWarm"]) == (1, 0)  # 1200 s on a 5-minute cache; 3700 s is short of 63 min
     assert (doc["maybe"], doc["maybeCold"]) == (2, 1)  # 336 s (warm) and 3700 s (cold): a line, no hold
     assert (doc["coldPastEdge"], doc["coldPastEdgeUnwarned"]) == (2, 0)  # 5000 s below guard_x: warned
     assert doc["quoteOverReal"] == 80_000 / 80_000  # net of the 20k prefix a cold call reads

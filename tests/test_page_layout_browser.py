@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from session_watcher.core.numbers import duration
 from session_watcher.reports.session_page_data import load_model
 from tests.builders import render_html
 from tests.oracle import sw
@@ -608,7 +609,8 @@ def marked_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if r["ts"] < t0 + span * 0.9 and all(abs(r["ts"] - t) > span * 0.09 for t in near + [p["ts"] for p in picks]):
             picks.append(r)
     cold, hold, restart = picks[:3]
-    cold["alerts"] = [{"kind": "guard", "reminder": 0, "gap": 1260.0, "rewrite": 84000}]
+    cold["alerts"] = [{"kind": "guard", "reminder": 0, "gap": 1260.0, "rewrite": 84000,
+                       "gapText": duration(1260.0)}]  # as StoryTrace writes it
     model["holds"] = [{"ts": hold["ts"], "call": hold["call"], "asked": True}]
     model["restarts"] = [{"ts": restart["ts"], "kind": "out", "other": "0c5f2a91-child"}]
     assert t0 < cold["ts"]
@@ -629,7 +631,7 @@ def test_every_mark_is_labelled_and_in_the_legend(browser: Any, marked_page: Pat
         assert page.errors == []
         assert len(got["marks"]["cold-mark"]) == len(got["marks"]["hold-mark"]) == 1
         assert len(got["marks"]["restart-mark"]) == 1
-        assert got["marks"]["cold-mark"][0].startswith("cold return after 21 min 0 s: the cache had expired; "
+        assert got["marks"]["cold-mark"][0].startswith("cold return after 21 min: the cache had expired; "
                                                        "the call re-wrote 84,000 tokens at call #")
         assert got["marks"]["hold-mark"][0].startswith("the guard held the prompt back: nothing was sent")
         assert got["marks"]["restart-mark"][0].startswith("restart taken: session 0c5f2a91 started with this")

@@ -82,8 +82,8 @@ def test_text_report_over_the_fixtures(fixtures_dir: Path) -> None:
     assert re.search(r"^2026-02-12\s+2\s+374\s+\$13\.99\s+99 %$", out, re.M)  # by day: the two sessions' rows
     assert re.search(r"^2026-02-09\s+6\s+543\s+\$25\.71\s+98 %$", out, re.M)  # the week of Monday the 9th
     assert re.search(r"^spotter\s+3\s+17\s+\$0\.84\s+2026-02-10$", out, re.M)  # by project
-    assert re.search(r"^modelSwitch\s+1\s+17 %$", out, re.M)
-    assert re.search(r"^idleGap\s+1\s+17 %$", out, re.M)  # 17.5 min of 5-minute writes (and a switch back)
+    assert re.search(r"^model switch\s+1\s+17 %$", out, re.M)  # words, not the JSON's keys
+    assert re.search(r"^idle gap\s+1\s+17 %$", out, re.M)  # 17.5 min of 5-minute writes (and a switch back)
     assert re.search(r"^unexplained\s+3\s+50 %$", out, re.M)
     assert "5m writes: not enough data yet to say where your cache expires, so the documented 5 min counts" in out
     assert re.search(r"^<1m\s+360\s+99 %\s+1 %$", out, re.M)  # the 5m table's first bucket

@@ -305,3 +305,54 @@ def test_live_view_moves(page: Page, tmp_path: Path) -> None:
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
+
+
+# core.numbers' table: the page shows what every other place prints (issue 38's last round: the
+# page's script had its own rules, 9,950 as 9.9k, 1,234,567 as 1.23M, 299.6 s as 4 min 60 s)
+TOKENS_TABLE = [(999, "999"), (1_000, "1k"), (1_234, "1.2k"), (9_950, "10k"), (999_600, "1M"), (1_000_000, "1M"),
+                (1_234_567, "1.2M")]
+DURATIONS_TABLE = [(0.4, "0 s"), (59.6, "1 min"), (299.6, "5 min"), (3599.7, "60 min"), (5400.0, "1 h 30 min"),
+                   (7170.0, "2 h"), (45.0, "45 s")]
+
+
+def numbers_transcript(path: Path) -> None:
+    """A session of seven calls, each after its own prompt: call k sends TOKENS_TABLE[k]'s prompt and
+    takes DURATIONS_TABLE[k]'s time."""
+    from datetime import UTC, datetime
+
+    def stamp(t: float) -> str:
+        return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    sid, t, lines = "5e55a0e0-0000-4000-8000-000000000001", 1_790_000_000.0, []
+    for k, ((prompt, _), (took, _)) in enumerate(zip(TOKENS_TABLE, DURATIONS_TABLE, strict=True)):
+        lines.append({"type": "user", "timestamp": stamp(t), "sessionId": sid, "uuid": f"u{k}",
+                      "message": {"role": "user", "content": f"step {k}"}})
+        t += took
+        lines.append({"type": "assistant", "timestamp": stamp(t), "sessionId": sid, "uuid": f"a{k}",
+                      "requestId": f"req_{k}", "message": {
+                          "id": f"msg_{k}", "role": "assistant", "model": "claude-sonnet-4-5",
+                          "content": [{"type": "text", "text": "ok"}],
+                          "usage": {"input_tokens": prompt, "output_tokens": 5}}})
+        t += 10
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_the_page_writes_tokens_and_spans_as_core_numbers_does(page: Page, tmp_path: Path) -> None:
+    """Each call's token label, its span in the tip, the context and the duration of the header read
+    as core.numbers prints them, on the table of values the package's formatter is held to."""
+    from session_watcher.core.numbers import duration, tokens
+
+    transcript = tmp_path / "5e55a0e0-0000-4000-8000-000000000001.jsonl"
+    numbers_transcript(transcript)
+    model = open_file(page, transcript, tmp_path)
+    assert [tokens(n) for n, _ in TOKENS_TABLE] == [want for _, want in TOKENS_TABLE]
+    assert [duration(s) for s, _ in DURATIONS_TABLE] == [want for _, want in DURATIONS_TABLE]
+    labels = page.page.eval_on_selector_all("#waterfall text.small", "ts => ts.map(t => t.textContent)")
+    assert labels == [want for _, want in TOKENS_TABLE]
+    tips = page.page.eval_on_selector_all("#waterfall rect.bar-call", "rs => rs.map(r => r.dataset.tip)")
+    spans = [tip.split("\n")[1].rsplit(" (", 1)[1].rstrip(")") for tip in tips]
+    assert spans == [want for _, want in DURATIONS_TABLE]
+    stats = page.page.inner_text("#stats")
+    assert f"context {tokens(TOKENS_TABLE[-1][0])} / {tokens(model['window'])}" in stats
+    assert f"duration {duration(model['t1'] - model['t0'])}" in stats
+    assert page.errors == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from session_watcher.core import eoq, health, meter, prices
 from session_watcher.core import paths as pathmap
-from session_watcher.core.eoq import bill_counted, cache_lifetime, quantities, reminder_interval
+from session_watcher.core.eoq import bill_counted, cache_edge, cache_lifetime, quantities, reminder_interval
 
 # a new state's parts (apart: reading a saved state does not import the fold), named here too
 from session_watcher.core.fresh import SCHEMA as SCHEMA  # noqa: PLC0414 (the same names: re-exported)
@@ -259,7 +259,7 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent) -> list[Alert]:
         _tally_call(e, ts, cr, cw)
         e["calls"] += 1
         return []
-    alerts = _cold_return(state, cfg, ts, model, written)
+    alerts = _cold_return(state, cfg, ts, model, written, cr)
     _tally_call(e, ts, cr, cw)
     e["calls"] += 1
     e["segCalls"] += 1
@@ -285,7 +285,7 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent) -> list[Alert]:
     else:
         prev = e["L"] or 0
         # a miss, partial ones included: the read fell short of the last context by more than noise
-        big_l = cr + cw if cr < prev - max(1000.0, 0.02 * prev) else cr
+        big_l = cr + cw if _missed(prev, cr) else cr
         ref = e["floor"] if e["segCalls"] == 2 else prev  # reaching the floor is not growth
         residual = _settle(state, big_l - ref)
         e["L"] = big_l
@@ -306,14 +306,22 @@ def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
         t["warmWrite"] += cw
 
 
-def _expired(e: Engine, cfg: ModelParams, ts: float | None, model: str | None) -> float | None:
-    """The idle gap before a call at `ts` when the cache expired during it (the segment's last call,
-    of `model`, wrote at a TTL class shorter than the gap), else None."""
+def _expired(e: Engine, cfg: ModelParams, ts: float | None, model: str | None) -> tuple[float, bool] | None:
+    """(the idle gap, cold for sure) before a call at `ts` when the cache expired during it (the
+    segment's last call, of `model`, wrote at a TTL class shorter than the gap), else None. Sure:
+    past the edge (`eoq.cache_edge`), where the guard holds a prompt; short of it the cache only may
+    have expired, and the guard warns without a hold."""
     if ts is None or e["lastTs"] is None or not e["segCalls"]:
         return None
     life = cache_lifetime(e["ttl"], cfg.get("cliff"), model)
     gap = ts - e["lastTs"]
-    return None if life is None or gap <= life else gap
+    return None if life is None or gap <= life else (gap, gap > cache_edge(life))
+
+
+def _missed(prev: float, cr: int) -> bool:
+    """A cache miss, partial ones included: the read fell short of the last context by more than
+    noise (max(1,000 tokens, 2 %); SPEC "Per API call")."""
+    return cr < prev - max(1000.0, 0.02 * prev)
 
 
 def _advised(state: State, cfg: ModelParams) -> Quantities | None:
@@ -324,24 +332,30 @@ def _advised(state: State, cfg: ModelParams) -> Quantities | None:
 
 def cold_return_due(state: State, cfg: ModelParams, ts: float | None) -> Quantities | None:
     """The figures of the state when a call at time `ts` would be a cold return the advice speaks
-    of (the cache expired since the segment's last call, and x >= guard_x), else None. Judged on the
-    state before the call, as `_cold_return` judges it; the backtest's closed loop asks it too, to
-    restart before that call. Changes nothing."""
-    return None if _expired(state["engine"], cfg, ts, state["context"]["model"]) is None else _advised(state, cfg)
+    of (the cache expired for sure since the segment's last call, past the edge where the guard
+    holds the prompt, and x >= guard_x), else None. Judged on the state before the call, as
+    `_cold_return` judges it; the backtest's closed loop asks it too, to restart before that call
+    (short of the edge the guard only warns, and the prompt goes). Changes nothing."""
+    gap = _expired(state["engine"], cfg, ts, state["context"]["model"])
+    return None if gap is None or not gap[1] else _advised(state, cfg)
 
 
 def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: str | None,
-                 written: tuple[int, int, int]) -> list[Alert]:
+                 written: tuple[int, int, int], cr: int) -> list[Alert]:
     """The advice's second trigger, judged before the call that follows an idle gap: the cache
     expired meanwhile, so this call re-writes all of L, while a fresh session would write only
-    what it carries. Recorded on that call (the advice was to restart before it). Every cold
-    return joins the tally with what the call re-wrote (`written`: its context's cache writes, all,
-    5-minute and 1-hour), advised or not."""
+    what it carries. Recorded on that call (the advice was to restart before it) when the cache
+    was cold for sure (past the edge: short of it the guard only says it may have expired) and
+    the call did find it cold (a miss, `cr` its read: a request the transcript logs no usage of,
+    one the user interrupted, may have kept it warm, and then nothing was re-written). Every call
+    after a gap past the lifetime joins the tally with what it re-wrote (`written`: its context's
+    cache writes, all, 5-minute and 1-hour), advised or not."""
     cw, cw5m, cw1h = written
     e = state["engine"]
-    gap = _expired(e, cfg, ts, state["context"]["model"])
-    if gap is None:
+    expired = _expired(e, cfg, ts, state["context"]["model"])
+    if expired is None:
         return []
+    gap, sure = expired
     t = e["tally"]
     t["cold"] += 1
     t["coldTokens"] += cw
@@ -350,7 +364,7 @@ def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: s
         t["coldUnpriced"] += 1
     else:
         t["coldUsd"] += usd
-    q = _advised(state, cfg)
+    q = _advised(state, cfg) if sure and _missed(e["L"] or 0, cr) else None
     if q is None:
         return []
     t["guard"] += 1

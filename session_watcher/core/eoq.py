@@ -176,6 +176,15 @@ def bill_step(progress: float, prev_rent: float, rent: float) -> tuple[float, in
 # ----------------------------------------------------------------------------- the session's figures
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+# seconds idle past a cache's lifetime before it is cold for sure: the guard holds a prompt and the
+# advice says restart only past it; in between the cache only may have expired (docs/model.md, "The
+# cold-cache guard, measured")
+EDGE_MARGIN = 180.0
+
+
+def cache_edge(lifetime: float) -> float:
+    """Seconds idle past which a cache of this lifetime is cold for sure: lifetime + EDGE_MARGIN."""
+    return lifetime + EDGE_MARGIN
 
 
 def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None, model: str | None = None) -> float | None:
@@ -253,7 +262,7 @@ def cache_cold(state: State, cfg: ModelParams, now: float | None) -> bool:
     """The session's cache has expired by `now` (seconds): its last real request is older than the
     cache's lifetime (`cache_lifetime`: the TTL class it wrote at, or the user's inferred cliff)."""
     e = state["engine"]
-    life = cache_lifetime(e["ttl"], cfg.get("cliff"))
+    life = cache_lifetime(e["ttl"], cfg.get("cliff"), state["context"].get("model"))
     return now is not None and life is not None and e["lastTs"] is not None and now - e["lastTs"] > life
 
 

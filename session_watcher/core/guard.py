@@ -12,7 +12,15 @@ else from the TTL class (5 min / 1 h). Leading with a restart is advised from x 
 from __future__ import annotations
 
 from session_watcher.core import prices
-from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, cold_return_saving, fresh_split, restart_cost
+from session_watcher.core.eoq import (
+    EDGE_MARGIN,
+    TTL_SECONDS,
+    cache_edge,
+    cache_lifetime,
+    cold_return_saving,
+    fresh_split,
+    restart_cost,
+)
 from session_watcher.core.numbers import dollars, duration, tokens
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -29,9 +37,6 @@ ASK_WINDOW = 60.0  # seconds after the guard asked within which a prompt sent ag
 # held again: the held prompt stayed in the input line and /clear was typed after it
 NOT_CLEARED = ("session-watcher: nothing was sent: the input line still held your prompt before /clear. Clear it "
                "first (Ctrl+U), then /clear: the handoff is still ready.")
-# seconds idle past a cache's lifetime before the guard is sure it expired and holds a prompt; in
-# between it only says the cache may have expired (docs/model.md, "The cold-cache guard, measured")
-EDGE_MARGIN = 300.0
 
 
 def _num(v: object) -> TypeGuard[float]:
@@ -51,14 +56,16 @@ def _prompt_cache(pc: object, last: float) -> Mapping[str, Any] | None:
 
 
 def edge(lifetime: float) -> float:
-    """Seconds idle past which the cache is cold for sure: its lifetime plus EDGE_MARGIN."""
-    return lifetime + EDGE_MARGIN
+    """Seconds idle past which the cache is cold for sure: its lifetime plus EDGE_MARGIN (`eoq.cache_edge`,
+    the engine's cold-return advice takes the same)."""
+    return cache_edge(lifetime)
 
 
-def verdict(idle: float, ttl: str | None, cliff: Mapping[str, Any] | None) -> str | None:
-    """"warm" up to the cache's lifetime (the user's cliff for its class, else the TTL), "maybe"
-    up to the edge, "cold" past it; None without a TTL class."""
-    life = cache_lifetime(ttl, cliff)
+def verdict(idle: float, ttl: str | None, cliff: Mapping[str, Any] | None, model: str | None = None) -> str | None:
+    """"warm" up to the cache's lifetime (the user's cliff for its class, else the TTL; `model`: an
+    OpenAI model's cache has a lifetime of its own, `eoq.cache_lifetime`), "maybe" up to the edge,
+    "cold" past it; None without a TTL class."""
+    life = cache_lifetime(ttl, cliff, model)
     if life is None:
         return None
     return "warm" if idle <= life else "cold" if idle > edge(life) else "maybe"
@@ -109,7 +116,7 @@ def cold_cache(state: Mapping[str, Any], cfg: ModelParams, now: float | None) ->
         evidence = cliff.get("evidence") if cliff else None
         out["evidence"] = evidence.get(ttl) if evidence else None
     if idle is not None:
-        said = verdict(idle, ttl, cfg.get("cliff"))
+        said = verdict(idle, ttl, cfg.get("cliff"), ctx.get("model"))
         out["cold"], out["sure"] = said != "warm", said == "cold"
     return out
 

@@ -301,11 +301,26 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
             f"g {tokens(doc['g'])}/call   cRatio {doc['cRatio']:g}{_c_eff(doc)}   rent {_num(doc['burnRate'])}")
     files = [b for b in doc["buckets"] if b["type"] == "file"]
     if files:
-        lines.append(f"carried  {len(files)} files (largest first):")
-        for b in files[:top]:
+        shown = files[:top]
+        folder = _common_folder([b["path"] for b in shown])
+        lines.append(f"carried  {len(files)} files, largest first" + (f", under {one_line(folder)}" if folder else ""))
+        for b in shown:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
-            lines.append(f"  {tokens(b['tokens']):>6}  {one_line(b['path'])}{why}")
+            path = b["path"][len(folder.rstrip("/")) + 1:] if folder else b["path"]
+            lines.append(f"  {tokens(b['tokens']):>6}  {one_line(path)}{why}")
     return "\n".join(lines)
+
+
+def _common_folder(paths: list[str]) -> str | None:
+    """The folder every one of `paths` (absolute, '/'-separated) lies under, said once above the list
+    so each line holds the rest; None for none but the root (or paths of another form)."""
+    import posixpath
+
+    try:
+        folder = posixpath.commonpath([posixpath.dirname(p) for p in paths])
+    except ValueError:  # relative and absolute mixed, or no path
+        return None
+    return folder if folder.startswith("/") and folder != "/" else None
 
 
 def _carry_words(doc: Mapping[str, Any]) -> str | None:

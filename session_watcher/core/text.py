@@ -117,11 +117,12 @@ def columns(env_columns: str | None, terminal: int | None) -> int:
 
 
 def fit(text: str, width: int) -> str:
-    """Each line of `text` within `width` columns: a longer one wrapped at its spaces (a word longer
-    than the room, a path, cut where it must), its continuation lines indented to where its value
-    starts (after a label and two spaces, as `status` prints them), else by two."""
+    """Each line of `text` within `width` columns: a longer one wrapped at its spaces, its
+    continuation lines indented to where its value starts (after a label and two spaces, as `status`
+    prints them), else by two. A word is never cut (a path stays whole, to be copied): one longer
+    than the room at the indent gets a line of its own, from the first column, and only a word
+    longer than `width` itself goes past it."""
     import re
-    import textwrap
 
     out = []
     for line in text.split("\n"):
@@ -130,6 +131,24 @@ def fit(text: str, width: int) -> str:
             continue
         m = re.match(r"\s*\S+(?: \S+)*?\s{2,}", line)
         indent = len(m.group(0)) if m and len(m.group(0)) <= width // 2 else len(line) - len(line.lstrip()) + 2
-        out.extend(textwrap.wrap(line, width, subsequent_indent=" " * indent, break_on_hyphens=False,
-                                 drop_whitespace=True) or [line[:width]])
+        out.extend(_wrap_words(line, width, indent))
     return "\n".join(out)
+
+
+def _wrap_words(line: str, width: int, indent: int) -> list[str]:
+    """`line` wrapped at its spaces within `width` (words after the first line at `indent`); the
+    line's own leading spaces and its label's run of spaces kept as they are."""
+    lead = len(line) - len(line.lstrip(" "))
+    words = line[lead:].split(" ")
+    rows: list[str] = []
+    cur = " " * lead + words[0]
+    for word in words[1:]:
+        if not word and not cur.strip():
+            continue  # a run of spaces where a continuation line starts
+        if not cur.strip() or len(cur) + 1 + len(word) <= width:
+            cur += (" " if cur.strip() else "") + word  # an empty word: a run of spaces, kept
+            continue
+        rows.append(cur.rstrip())
+        cur = " " * (indent if indent + len(word) <= width else 0) + word
+    rows.append(cur.rstrip())
+    return rows

@@ -9,6 +9,9 @@ from typing import Any
 from session_watcher.core.numbers import dollars, duration, tokens
 
 CAUSES = ("firstCall", "idleGap", "modelSwitch", "compaction", "unexplained")
+# each cause in words where a person reads it (the text and HTML reports); the JSON keeps the keys
+CAUSE_WORDS = {"firstCall": "first call", "idleGap": "idle gap", "modelSwitch": "model switch",
+               "compaction": "compaction", "unexplained": "unexplained"}
 
 
 _NOT_THE_BREAK = {"modelSwitch": "a model switch", "compaction": "a compaction"}

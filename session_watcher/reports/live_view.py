@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qs
 
 from session_watcher.core.text import clean_data, utf8
+from session_watcher.reports.session_marks import Marks
 from session_watcher.reports.session_page import page_parts
 from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
 
@@ -87,6 +88,8 @@ SESSION_KEYS = (
     "t0",
     "t1",
     "window",
+    "windowText",
+    "durationText",
     "models",
     "compactions",
     "turns",
@@ -175,6 +178,7 @@ class _Source:
         self._texts: dict[int, str] = {}  # id(row) -> its JSON text, for the feed's builder's rows
         self._builder = self._feed.builder
         self._snap: Snapshot | None = None
+        self._marks = Marks(transcript)  # the guard's holds and the handoffs, read when their files change
         self.version = 0
 
     def current(self) -> Snapshot:
@@ -210,9 +214,7 @@ class _Source:
         final, trace, error = self._story.advance()
         model = builder.model(trace, final, self._story.backtest() if trace is not None else None)
         model["storyError"] = error
-        from session_watcher.reports.session_marks import add_marks
-
-        add_marks(model, self.transcript)
+        self._marks.add(model)
         texts = self._texts
         for key, row in builder.touched.items():
             texts[key] = _dumps(row)

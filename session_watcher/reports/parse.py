@@ -13,11 +13,11 @@ way): stringzilla's SIMD substring search, ~20 GB/s of one core where bytes.find
 (both searches read every byte of every transcript); without the `fast` extra, by bytes.find and re,
 with the same results.
 
-A line with a marker is decoded by msgspec into the few fields a row needs (`_Record`): it checks
-the whole line as strictly as `json.loads` but builds no value for the rest (the message's content,
-most of the line). Where its verdict could differ from `json.loads`'s (bytes that are not UTF-8, an
-integer too long for `int()`, a JSON extension such as NaN, a type other than the fields' own), the
-line goes through `json.loads` as before: the rows are the same either way (test_report_fast_path).
+A line with a marker is decoded by the one msgspec schema (`agents.claude_code.records`, shared with
+replay and the session page): it checks the whole line as strictly as `json.loads` and builds only
+the fields some reader takes. Where its verdict could differ from `json.loads`'s (`records.decode`
+says None), the line goes through the hooks' JSON reading (`load_line`): the rows are the same
+either way (test_decoders). This module keeps only the mapping from a record to rows.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from session_watcher.agents.claude_code.records import Usage, msgspec, stamp_to_epoch  # shared with replay's parser
+from session_watcher.agents.claude_code.records import NOT_JSON, Record, Usage, decode, stamp_to_epoch
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
@@ -78,7 +78,7 @@ class Row(NamedTuple):
 def load_line(line: bytes | bytearray) -> object:
     """The line's JSON value as the hooks read it (`core.transcript.parse_lines`: the C scanner, and
     where it refuses, `core.fastjson.loads`'s verdict: UTF-8 only, no byte-order mark), or None where
-    it is not JSON. The scanner is called at the depth `_record` calls msgspec (see there)."""
+    it is not JSON. The scanner is called one frame above msgspec's call (`_decoded`)."""
     try:
         text = line.decode()
         obj, end = _scan(text, 0)
@@ -123,65 +123,24 @@ def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
     return None
 
 
-class _Message(msgspec.Struct):
-    mid: str | None = msgspec.field(default=None, name="id")
-    model: str | None = None
-    usage: Usage | None = None  # usage_sample's reading, as types: another type takes json's path
+def _decoded(line: bytes | bytearray, int_digits: int) -> Record[Any] | None:
+    """`records.decode`, one frame deeper than `load_line` calls the C scanner (both then refuse a
+    line nested too deeply at the same depth: see there)."""
+    return decode(line, int_digits, skim=True)
 
 
-class _Record(msgspec.Struct):
-    type: str | None = None
-    message: _Message | None = None
-    requestId: str | None = None
-    timestamp: str | None = None
-    isSidechain: Any = None
-
-
-_decode_record: Any = msgspec.json.Decoder(_Record).decode  # None (tests): every line through json
-_NOT_JSON: tuple[type[BaseException], ...] = (msgspec.DecodeError, RecursionError)
-
-_DIGITS = b"0123456789"
-
-
-def _decoded(line: bytes | bytearray, int_digits: int) -> Any:
-    """The line as a `_Record`, or None where only `json.loads` can say what it is. Called at the
-    same stack depth as `load_line` calls the C scanner (recursion limits count frames)."""
-    if _decode_record is None:
-        return None
-    if not line.isascii():
-        try:
-            line.decode()  # json.loads refuses what is not UTF-8; msgspec does not look
-        except UnicodeDecodeError:
-            return None
-    # an integer of more digits than int() accepts is refused by json.loads, not by msgspec; such a
-    # run of digits covers one of these bytes (a line without any digit there has none)
-    if int_digits and len(line) >= int_digits:
-        probe = line[int_digits - 1 :: int_digits]
-        if len(probe.translate(None, _DIGITS)) != len(probe):
-            return None
-    try:
-        return _record(line)
-    except _NOT_JSON:
-        return None
-
-
-def _record(line: bytes | bytearray) -> Any:
-    """msgspec's decode one frame deeper than `load_line`'s scanner: its recursion guard is one
-    level more lenient than the scanner's, both count Python frames, so the frame makes it refuse a
-    line exactly where json does (as a list wrapped around the line did, without copying the line)."""
-    return _decode_record(line)
-
-
-def _iterated_row(rec: Any, usage: Usage, line: bytes | bytearray, offset: int, key: str) -> Row | list[Row] | None:
+def _iterated_row(rec: Record[Any], usage: Usage, line: bytes | bytearray, offset: int,
+                  key: str) -> Row | list[Row] | None:
     """The rows of a decoded call whose usage lists several iterations; an iteration the structs do
     not take (an item that is no object, a count that is no int) sends the line through json."""
     try:
         (inp, cr, cw, out, cw5, cw1), detail = struct_reading(usage)
-    except _NOT_JSON:
+    except NOT_JSON:
         obj = load_line(line)
         return record_row(obj, offset) if isinstance(obj, dict) else None  # usage marked: the caller checked
     ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
-    row = _new(Row, (offset, KIND_CALL, ts, key, model_name(rec.message.model), side, inp, out, cr, cw, cw5, cw1))
+    model = model_name(rec.message.model) if rec.message is not None else None
+    row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
     return row if detail is None else [row, *other_rows(row, detail)]
 
 

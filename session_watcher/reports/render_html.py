@@ -13,7 +13,7 @@ from typing import Any
 
 from session_watcher.core.numbers import dollars, duration, tokens
 from session_watcher.core.text import clean
-from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 from session_watcher.reports.render_text import (
     agents_of,
     break_cell,
@@ -292,7 +292,8 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     )
     for k in CAUSES:
         h.append(
-            f'<tr><td>{k}</td><td class="n">{doc["causes"][k]}</td><td class="n">{pct(doc["causeShares"][k])}</td></tr>'
+            f'<tr><td>{CAUSE_WORDS[k]}</td><td class="n">{doc["causes"][k]}</td>'
+            f'<td class="n">{pct(doc["causeShares"][k])}</td></tr>'
         )
     h.append("</tbody></table>")
     if doc["causes"]["unexplained"]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
 from session_watcher.core.text import one_line
-from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
 MAX_DAYS, MAX_WEEKS, MAX_PROJECTS = 14, 8, 10  # the latest days and weeks with calls, the costliest projects
@@ -322,12 +322,12 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     n = doc["coldStarts"]
     out.append(f"cold starts: {n}")
     if n:
-        crow = [[k, str(doc["causes"][k]), pct(doc["causeShares"][k])] for k in CAUSES]
+        crow = [[CAUSE_WORDS[k], str(doc["causes"][k]), pct(doc["causeShares"][k])] for k in CAUSES]
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
         rule = doc.get("idleGapRule") or {}
         limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items())
         if limits:
-            out.extend(wrap(f"idleGap: a break at least as long as the cache lives ({limits}: the same lifetime "
+            out.extend(wrap(f"idle gap: a break at least as long as the cache lives ({limits}: the same lifetime "
                                "the cold-cache guard uses)"))
         if doc["causes"]["unexplained"]:
             out.extend(wrap("unexplained: the transcript shows no break that long, model switch or compaction "

@@ -2,7 +2,9 @@
 and the restarts taken (the handoffs on this machine), each with its time and words for its label.
 
 The gate, its reminders and the cold returns are the trace's alerts (`session_page_data`); these
-come from files the hooks write beside the states, read once when the page is made.
+come from files the hooks write beside the states. `Marks` keeps them between a live page's
+updates and reads a file again only when it changed (the guard log's size and mtime, the taken
+handoffs' folder's mtime: a handoff is written by a rename, which changes it).
 """
 
 from __future__ import annotations
@@ -10,12 +12,57 @@ from __future__ import annotations
 import os
 from typing import Any
 
+_Stamp = tuple[int, int, int] | None
+
+
+def _stamp(path: str) -> _Stamp:
+    """(size, mtime, inode) of `path`, or None when it is not there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+class Marks:
+    """One session page's holds and restarts, brought up to date by `add` on each model."""
+
+    def __init__(self, transcript: str) -> None:
+        self.transcript = transcript
+        self._holds: tuple[object, list[dict[str, Any]]] | None = None
+        self._out: tuple[object, list[dict[str, Any]]] | None = None
+        self._in: tuple[object, str | None] | None = None
+
+    def add(self, model: dict[str, Any]) -> None:
+        """The page model's `holds` and `restarts` (empty for a session without an id)."""
+        from session_watcher.base.paths import guard_log_file
+        from session_watcher.state import handoffs
+
+        sid = model.get("sessionId")
+        if not sid:
+            model["holds"], model["restarts"] = [], []
+            return
+        key: object = (sid, _stamp(guard_log_file()))
+        if self._holds is None or self._holds[0] != key:
+            self._holds = (key, holds(sid))
+        key = (sid, _stamp(handoffs.folder("taken")))
+        if self._out is None or self._out[0] != key:
+            self._out = (key, restarts_out(sid))
+        # the note is in the transcript's first lines, before its first call: read until there is one
+        called = any(r.get("kind") == "call" for r in model.get("rows") or ())
+        st = _stamp(self.transcript) if called else None
+        key = st[2] if st else object()  # the file's inode; object(): never equal, read again
+        if self._in is None or self._in[0] != key:
+            self._in = (key, parent_note(self.transcript))
+        t0 = model.get("t0")
+        came = [{"ts": t0, "kind": "in", "other": self._in[1]}] if self._in[1] and t0 is not None else []
+        model["holds"] = list(self._holds[1])
+        model["restarts"] = sorted([*self._out[1], *came], key=lambda r: r["ts"])
+
 
 def add_marks(model: dict[str, Any], transcript: str) -> None:
-    """The page model's `holds` and `restarts` (empty for a session without an id)."""
-    sid = model.get("sessionId")
-    model["holds"] = holds(sid) if sid else []
-    model["restarts"] = restarts(sid, transcript, model.get("t0")) if sid else []
+    """The page model's `holds` and `restarts`, read once (a page made once)."""
+    Marks(transcript).add(model)
 
 
 def holds(session_id: str) -> list[dict[str, Any]]:
@@ -32,12 +79,9 @@ def holds(session_id: str) -> list[dict[str, Any]]:
     return sorted(out, key=lambda h: h["ts"])
 
 
-def restarts(session_id: str, transcript: str, t0: float | None) -> list[dict[str, Any]]:
-    """The restarts with a handoff around this session: {ts, kind, other}; "out" when a fresh
-    session took a handoff this one wrote (at the handoff's writing), "in" when this one started
-    from another's (at its start)."""
-    from session_watcher.core.handoff import parent_of
-    from session_watcher.sessions.restarts import note_of
+def restarts_out(session_id: str) -> list[dict[str, Any]]:
+    """The restarts from this session: {ts, kind "out", other}, at the writing of each handoff a
+    fresh session took."""
     from session_watcher.state import handoffs
 
     out: list[dict[str, Any]] = []
@@ -50,8 +94,13 @@ def restarts(session_id: str, transcript: str, t0: float | None) -> list[dict[st
         created = (doc or {}).get("createdAt")
         if doc and doc.get("parentSession") == session_id and isinstance(created, int | float):
             out.append({"ts": float(created), "kind": "out", "other": name[: -len(".json")]})
+    return out
+
+
+def parent_note(transcript: str) -> str | None:
+    """The session this one started from with a handoff (its note, in the transcript), or None."""
+    from session_watcher.core.handoff import parent_of
+    from session_watcher.sessions.restarts import note_of
+
     note = note_of(transcript)
-    parent = parent_of(note) if note else None
-    if parent and t0 is not None:
-        out.append({"ts": t0, "kind": "in", "other": parent})
-    return sorted(out, key=lambda r: r["ts"])
+    return parent_of(note) if note else None

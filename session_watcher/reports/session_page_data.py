@@ -8,11 +8,10 @@ replay for the watcher's own trace, kept as the page's story rows as it is made 
 whole status documents. The page's renderer and the live view both draw from this one dict. Memory
 follows the session's calls and tool calls, not its bytes.
 
-A line is decoded by msgspec into the few fields the page reads (the rest, tool output and message
-text, is checked but not built); where msgspec's reading could differ from `json.loads`'s (a value of
-another type than the field's, bytes that are not UTF-8 in a field read, an integer too long for
-`int()`, NaN, a lone surrogate), the line goes through `json.loads` as before, so the records are the
-ones `json.loads` gives.
+A line is decoded by the one msgspec schema (`agents.claude_code.records`, shared with replay and the
+report: the rest, tool output and message text, is checked but not built); where msgspec's reading
+could differ from `json.loads`'s (`records.decode` says None; or a line `str` with a lone surrogate),
+the line goes through `json.loads` as before, so the records read are the ones `json.loads` gives.
 
 Timeline rows, in start order:
 
@@ -35,15 +34,18 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.agents.claude_code.records import msgspec, stamp_to_epoch
+from session_watcher.agents.claude_code.records import NOT_JSON, Input, Record, Usage, decode, msgspec, stamp_to_epoch
+from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
 from session_watcher.core.eoq import real_request
+from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from session_watcher.core.backtest import Call
+    from session_watcher.core.shapes import Detail, Sample
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
@@ -99,7 +101,10 @@ def prompt_text(rec: dict[str, Any], content: object) -> str | None:
     if command:
         text = f"{command.group(1)} {command.group(2) or ''}"
     text = " ".join(TAG.sub(" ", text[:4096]).split())
-    return text[:PROMPT_CHARS] if text else None
+    if len(text) > PROMPT_CHARS:  # cut between words, and said to be cut
+        head = text[:PROMPT_CHARS - 1]
+        text = (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
+    return text or None
 
 
 def window_for(models: list[str], peak_prompt: int, reported: int | None = None) -> int:
@@ -127,79 +132,10 @@ def page_memory(size: int) -> int:
 
 
 # --- decoding: the fields the page reads, as json.loads would give them --------------------------
-# Absent and null read alike everywhere below (`.get`), so a field msgspec does not find is None.
 
 
-class _Input(msgspec.Struct):
-    file_path: Any = None
-    notebook_path: Any = None
-    command: Any = None
-    pattern: Any = None
-    url: Any = None
-    query: Any = None
-    description: Any = None
-    prompt: Any = None
-    skill: Any = None
-
-
-class _Block(msgspec.Struct):
-    type: Any = None
-    id: Any = None
-    name: Any = None
-    input: _Input | None = None
-    tool_use_id: Any = None
-    is_error: Any = None
-    text: msgspec.Raw | None = None  # kept encoded: read only for a user's prompt (prompt_text)
-
-
-class _Message(msgspec.Struct):
-    id: Any = None
-    model: Any = None
-    usage: Any = None
-    content: str | list[_Block] | None = None
-
-
-class _Record(msgspec.Struct):
-    type: Any = None
-    isSidechain: Any = None
-    isMeta: Any = None
-    isCompactSummary: Any = None
-    timestamp: Any = None
-    sessionId: Any = None
-    cwd: Any = None
-    subtype: Any = None
-    compactMetadata: Any = None
-    requestId: Any = None
-    message: _Message | None = None
-
-
-_decode = msgspec.json.Decoder(_Record).decode
-_INT_DIGITS = sys.get_int_max_str_digits()
-_DIGITS = b"0123456789"
-# json.loads refuses an integer of more digits than int() takes; msgspec skips one unread
-_LONG_INT = re.compile(rb"[0-9]{%d}" % (_INT_DIGITS + 1)) if _INT_DIGITS else None
-
-
-def _long_digit_run(line: bytes) -> bool:
-    """True when `line` may hold a run of more digits than int() takes (each such run covers one
-    of the bytes probed; only the bytes around a probed digit are searched)."""
-    n = _INT_DIGITS
-    if not n or len(line) <= n:
-        return False
-    probe = line[n - 1 :: n]
-    if len(probe.translate(None, _DIGITS)) == len(probe):
-        return False
-    assert _LONG_INT is not None
-    for k, ch in enumerate(probe):
-        if 48 <= ch <= 57:
-            at = n - 1 + k * n
-            if _LONG_INT.search(line, max(0, at - n), at + n + 1):
-                return True
-    return False
-
-
-def _as_dict(r: _Record) -> dict[str, Any]:
-    """The decoded record as the fields of json.loads's dict the page reads."""
+def _as_dict(r: Record[Any]) -> dict[str, Any]:
+    """The decoded record as the fields of json.loads's dict the page reads (the usage as its struct)."""
     rec: dict[str, Any] = {
         "type": r.type, "isSidechain": r.isSidechain, "timestamp": r.timestamp, "sessionId": r.sessionId,
         "cwd": r.cwd, "subtype": r.subtype, "compactMetadata": r.compactMetadata, "requestId": r.requestId,
@@ -211,11 +147,11 @@ def _as_dict(r: _Record) -> dict[str, Any]:
         if isinstance(content, list):
             content = [
                 {"type": b.type, "id": b.id, "name": b.name, "tool_use_id": b.tool_use_id, "is_error": b.is_error,
-                 "input": None if b.input is None else {k: getattr(b.input, k) for k in _Input.__struct_fields__},
+                 "input": None if b.input is None else {k: getattr(b.input, k) for k in Input.__struct_fields__},
                  "text": b.text}
                 for b in content
             ]
-        rec["message"] = {"id": m.id, "model": m.model, "usage": m.usage, "content": content}
+        rec["message"] = {"id": m.mid, "model": m.model, "usage": m.usage, "content": content}
     return rec
 
 
@@ -232,18 +168,34 @@ def decode_record(line: bytes | str) -> dict[str, Any] | None:
             data = b""
     else:
         data = line
-    if data and not _long_digit_run(data):
-        try:
-            r = _decode(data)
-        except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
-            pass
-        else:
-            return _as_dict(r) if r.type in _KINDS and not r.isSidechain else None
+    r = decode(data, sys.get_int_max_str_digits()) if data else None
+    if r is not None and _iterations_read(r):
+        return _as_dict(r) if r.type in _KINDS and not r.isSidechain else None
     try:
         rec = json.loads(line if isinstance(line, str) else line.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
     return rec if isinstance(rec, dict) else None
+
+
+def _iterations_read(r: Record[Any]) -> bool:
+    """False when the record's usage lists iterations its structs do not take (an item that is no
+    object, a count that is no int): json.loads's record is then the one read."""
+    usage = r.message.usage if r.message is not None else None
+    if usage is None or usage.iterations is None or len(usage.iterations) < 2:
+        return True
+    try:
+        struct_reading(usage)
+    except NOT_JSON:
+        return False
+    return True
+
+
+def _reading(usage: object) -> tuple[Sample, Detail | None] | None:
+    """The usage's reading by the hooks' rule (a bad value counts 0), from its struct or its dict."""
+    if isinstance(usage, Usage):
+        return struct_reading(usage)
+    return usage_reading(usage) if isinstance(usage, dict) else None
 
 
 # --- the page's reading, record by record -------------------------------------------------------
@@ -308,10 +260,10 @@ class PageBuilder:
             return
         if kind == "assistant":
             key = f"{msg.get('id')}|{rec.get('requestId')}"
-            usage = msg.get("usage")
+            reading = _reading(msg.get("usage"))
             # an API call as the hooks count one: a `<synthetic>` record (the client's own) is none
-            if isinstance(usage, dict) and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>":
-                self._sample(key, usage, msg, ts)
+            if reading is not None and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>":
+                self._sample(key, reading, msg, ts)
             if isinstance(content, list):
                 self._uses(content, key, cwd, ts)
 
@@ -323,6 +275,7 @@ class PageBuilder:
             if tool is None or tool["end"] is not None:
                 continue
             tool["end"] = max(ts, tool["start"])
+            tool["durText"] = duration(tool["end"] - tool["start"])
             tool["isError"] = bool(block.get("is_error"))
             path = tool["path"]
             if tool["name"] == "Read" and path:
@@ -334,8 +287,8 @@ class PageBuilder:
             self.events.append((ts, "tool", tool))
             self.touched[id(tool)] = tool
 
-    def _sample(self, key: str, usage: dict[str, Any], msg: dict[str, Any], ts: float) -> None:
-        (inp, cr, cw, out, _cw5, _cw1), detail = usage_reading(usage)  # the hooks' rule: a bad value counts 0
+    def _sample(self, key: str, reading: tuple[Sample, Detail | None], msg: dict[str, Any], ts: float) -> None:
+        (inp, cr, cw, out, _cw5, _cw1), detail = reading
         prompt = inp + cr + cw if detail is None else sum(detail[0][:3])  # the context: its last message
         call = self.calls.get(key)
         if call is None:
@@ -352,6 +305,8 @@ class PageBuilder:
             }
             self.calls[key] = call
         call.update(end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt)
+        # the figures the page shows, in the package's one wording (core.numbers)
+        call.update(promptText=tokens(prompt), durText=duration(call["end"] - call["start"]))
         self.touched[id(call)] = call
         if isinstance(msg.get("model"), str) and msg["model"] not in self.models:
             self.models.append(msg["model"])
@@ -374,6 +329,7 @@ class PageBuilder:
                 "path": path,
                 "start": ts,
                 "end": None,
+                "durText": None,
                 "isError": False,
                 "reread": False,
                 "firstReadAt": None,
@@ -407,6 +363,8 @@ class PageBuilder:
             "t0": t0,
             "t1": t1,
             "window": window,
+            "windowText": tokens(window),
+            "durationText": duration(t1 - t0),
             "models": list(self.models),
             "rows": self.rows(),
             "compactions": list(self.compactions),
@@ -490,7 +448,8 @@ class StoryTrace(list[dict[str, Any]]):
                 "billProgress": row.get("billProgress"),
                 "alerts": [
                     {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
-                     "rewrite": a.get("rewrite")} for a in alerts if isinstance(a, dict)
+                     "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
+                    for a in alerts if isinstance(a, dict)
                 ],
             }
         )

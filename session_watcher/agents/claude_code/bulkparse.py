@@ -1,13 +1,11 @@
-"""`core.transcript.parse_lines` for a whole transcript at once (`replay`): the same events and bad
-count, with the few fields the events need decoded by msgspec. Pure: bytes in, tuples out.
+"""`transcript.parse_lines` for a whole transcript at once (`replay`): the same events and bad
+count, a line with a marker decoded by the one msgspec schema (`records`). Pure: bytes in, tuples out.
 
-A line with a marker is checked by msgspec as strictly as by `json.loads` (it skips what it does not
-keep, tool output and message text, most of a line, without building it). Where msgspec's verdict or
-reading could differ from the C scanner's (bytes that are not UTF-8, an integer too long for `int()`,
-a JSON extension such as NaN, a value of another type than the field's, a system record), the line
-goes through the scanner and `record_events` as in `parse_lines`. The decoder is called at the same
-stack depth as the scanner, so both refuse a line nested too deeply at the same depth. Not for hooks:
-msgspec costs an import they need not pay.
+msgspec checks a line as strictly as `json.loads` and skips what no reader keeps (tool output and
+message text, most of a line) without building it. Where its verdict or reading could differ from
+the C scanner's (`records.decode` says None), and for a system record or a handoff note, the line
+goes through the scanner and `record_events` as in `parse_lines`. This module keeps only the mapping
+from a decoded record to events. Not for hooks: msgspec costs an import they need not pay.
 """
 
 from __future__ import annotations
@@ -15,8 +13,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-# shared with the report's parser
-from session_watcher.agents.claude_code.records import Usage, msgspec, stamp_to_epoch, usage_reading
+from session_watcher.agents.claude_code.records import (  # the one schema, shared with the report and the page
+    Input,
+    Record,
+    Result,
+    decode,
+    msgspec,
+    stamp_to_epoch,
+    usage_reading,
+)
 from session_watcher.agents.claude_code.transcript import (
     FILE_TOOLS,
     HANDOFF,
@@ -36,80 +41,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
 
 
-# Each field typed as `core.transcript` reads it: `Any` where it tests the value itself (`is True`,
-# isinstance), a struct or an int where it must be one (another type: the scanner's path decides).
-class _Input(msgspec.Struct):
-    """The keys `use_info` reads of a file tool's input (None stands for absent: it reads both alike)."""
-
-    file_path: Any = None
-    notebook_path: Any = None
-    path: Any = None
-    new_string: Any = None
-    old_string: Any = None
-    edits: Any = None
-    content: Any = None
-    new_source: Any = None
-    offset: Any = None
-    limit: Any = None
-
-
-class _Block(msgspec.Struct):
-    type: Any = None
-    id: Any = None
-    name: Any = None
-    input: _Input | None = None
-    tool_use_id: Any = None
-    is_error: Any = None
-
-
-class _Message(msgspec.Struct):
-    mid: Any = msgspec.field(default=None, name="id")
-    model: Any = None
-    usage: Usage | None = None
-    content: str | list[_Block] | None = None
-
-
-class _File(msgspec.Struct):
-    filePath: Any = None
-    content: Any = None
-    startLine: Any = None
-
-
-class _Result(msgspec.Struct):
-    file: _File | None = None
-
-
-class _Record(msgspec.Struct):
-    type: Any = None
-    timestamp: Any = None
-    isSidechain: Any = None
-    requestId: Any = None
-    message: _Message | None = None
-    toolUseResult: _Result | str | list[Any] | bool | int | float | None = None
-
-
-_decode_record = msgspec.json.Decoder(_Record).decode
-_NOT_JSON = (msgspec.DecodeError, RecursionError)
-_DIGITS = b"0123456789"
-
-
-def _decoded(line: bytes, int_digits: int) -> _Record | None:
-    """The line as a record, or None where only the scanner can say what it is (not UTF-8; an
-    integer longer than `int()` takes, which json.loads refuses and msgspec does not: such a run of
-    digits covers one of the probed bytes; not JSON to msgspec). Called one frame deeper than the
-    scanner: msgspec's recursion guard is one level more lenient than the scanner's, both count
-    Python frames, so the frame makes it refuse a line exactly where the scanner does."""
-    if not (line.isascii() or _utf8(line)):
-        return None
-    probe = line[int_digits - 1 :: int_digits] if int_digits and len(line) >= int_digits else b""
-    if probe and len(probe.translate(None, _DIGITS)) != len(probe):
-        return None
-    try:
-        return _decode_record(line)
-    except _NOT_JSON:
-        return None
-
-def _input_info(name: str, inp: _Input | None) -> Any:
+def _input_info(name: str, inp: Input | None) -> Any:
     if name not in FILE_TOOLS or inp is None:
         return None
     return use_info(name, {"file_path": inp.file_path, "notebook_path": inp.notebook_path, "path": inp.path,
@@ -118,7 +50,7 @@ def _input_info(name: str, inp: _Input | None) -> Any:
                            "limit": inp.limit})
 
 
-def _events(rec: _Record, events: list[Event], line: bytes) -> bool:
+def _events(rec: Record[Any], events: list[Event], line: bytes) -> bool:
     """Append the events of a decoded record as `record_events` gives them; False: the record is one
     `record_events` must read itself (a system record, iterations the structs do not take); then
     nothing was appended."""
@@ -132,7 +64,7 @@ def _events(rec: _Record, events: list[Event], line: bytes) -> bool:
     return True
 
 
-def _assistant_events(rec: _Record, events: list[Event], line: bytes) -> bool:
+def _assistant_events(rec: Record[Any], events: list[Event], line: bytes) -> bool:
     """An API call's usage (a `call`) and its main-chain tool uses (`use`)."""
     msg = rec.message
     if msg is None:
@@ -159,7 +91,7 @@ def _assistant_events(rec: _Record, events: list[Event], line: bytes) -> bool:
     return True
 
 
-def _user_events(rec: _Record, events: list[Event]) -> None:
+def _user_events(rec: Record[Any], events: list[Event]) -> None:
     """A main-chain user record's tool results (`result`; a lone result's file read with it)."""
     if rec.isSidechain is True:
         return
@@ -177,7 +109,7 @@ def _user_events(rec: _Record, events: list[Event]) -> None:
             file = None
             if len(results) == 1:
                 tur = rec.toolUseResult
-                if isinstance(tur, _Result) and tur.file is not None:
+                if isinstance(tur, Result) and tur.file is not None:
                     f = tur.file
                     file = read_payload({"file": {"filePath": f.filePath, "content": f.content,
                                                   "startLine": f.startLine}})
@@ -221,10 +153,10 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
         if stop - start > MAX_LINE_BYTES:
             bad += 1
             continue
-        # the same steps as parse_lines's, at the same stack depth (the recursion limits count frames)
+        # the same steps as parse_lines's; msgspec one frame deeper than the scanner (records.decode)
         line = chunk[start:stop]
         marked = which & _HANDOFF_BIT  # a handoff note (an attachment): the scanner's path reads it
-        rec = None if marked else _decoded(line, int_digits)
+        rec = None if marked else decode(line, int_digits)
         if rec is not None and _events(rec, events, line):
             continue
         try:  # the scanner's path, as in core.transcript.parse_lines
@@ -265,10 +197,3 @@ def _odd_unmarked(chunk: bytes, end: int) -> int:
         bad += 1 if len(line) > MAX_LINE_BYTES else _odd(line)
     return bad
 
-
-def _utf8(line: bytes) -> bool:
-    try:
-        line.decode()
-    except UnicodeDecodeError:
-        return False
-    return True

@@ -1,11 +1,15 @@
-"""What the two fast transcript parsers share (`core.bulkparse` for replay, `reports.parse` for the
-report): msgspec, imported without typing_extensions; the usage object as structs; and the timestamp
-reader. Pure. Not for hooks: msgspec costs an import they need not pay."""
+"""The transcript's one msgspec schema, shared by replay (`bulkparse`), the report (`reports.parse`)
+and the session page (`reports.session_page_data`): the records as structs of the fields any of them
+reads, the rule for when msgspec's reading could differ from `json.loads`'s (`decode`: None, and the
+caller reads the line its own JSON way), the usage object's reading from its struct, and the
+timestamp reader. The hooks keep their light scanner (`transcript`): these are the other decoder.
+Pure. Not for hooks: msgspec costs an import they need not pay."""
 
 from __future__ import annotations
 
+import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from session_watcher.agents.claude_code.transcript import (
     count,
@@ -30,8 +34,8 @@ finally:
         del sys.modules["typing_extensions"]  # a later import finds the real module
 
 
-# Each field typed as `core.transcript` reads it: `Any` where it tests the value itself (`is True`,
-# isinstance), a struct or an int where it must be one (another type: the scanner's path decides).
+# --- the usage object: each count an int, as `transcript.usage_sample` reads it (another type:
+# msgspec refuses the line, and the caller's JSON path decides)
 class Split(msgspec.Struct):
     ephemeral_5m_input_tokens: int = 0
     ephemeral_1h_input_tokens: int = 0
@@ -88,6 +92,132 @@ def usage_reading(u: Usage) -> tuple[Sample, Detail | None]:
         it = _decode_iteration(raw)
         parts.append((it.type if isinstance(it.type, str) else None, model_name(it.model), counts_sample(it)))
     return iteration_detail(top, parts)
+
+
+# --- the records: every field any reader takes, each typed as the JSON reading reads it ------------
+# `Any` where a reader tests the value itself (`is True`, isinstance); a struct where it must be an
+# object (another type: msgspec refuses the line and the caller's JSON path decides). Absent and null
+# read alike everywhere (`.get`), so a field msgspec does not find is None.
+
+
+class Input(msgspec.Struct):
+    """The keys read of a tool's input: a file tool's (`transcript.use_info`) and a label's (the page's)."""
+
+    file_path: Any = None
+    notebook_path: Any = None
+    path: Any = None
+    new_string: Any = None
+    old_string: Any = None
+    edits: Any = None
+    content: Any = None
+    new_source: Any = None
+    offset: Any = None
+    limit: Any = None
+    command: Any = None
+    pattern: Any = None
+    url: Any = None
+    query: Any = None
+    description: Any = None
+    prompt: Any = None
+    skill: Any = None
+
+
+class Block(msgspec.Struct):
+    """One block of a message's content: a tool use, a tool result, a text."""
+
+    type: Any = None
+    id: Any = None
+    name: Any = None
+    input: Input | None = None
+    tool_use_id: Any = None
+    is_error: Any = None
+    text: msgspec.Raw = msgspec.Raw(b"null")  # kept encoded: read only for a user's prompt (the page's)
+
+
+# msgspec takes Raw alone, never in a union (`Raw | None` admits only null): hence the defaults above and below
+C = TypeVar("C")  # how a message's content is read: as blocks (CONTENT), or kept encoded (msgspec.Raw)
+CONTENT = str | list[Block] | None
+
+
+class Message(msgspec.Struct, Generic[C]):
+    mid: Any = msgspec.field(default=None, name="id")
+    model: Any = None
+    usage: Usage | None = None
+    content: C = None  # type: ignore[assignment]  # C includes None, or is Raw (absent: None)
+
+
+class File(msgspec.Struct):
+    filePath: Any = None
+    content: Any = None
+    startLine: Any = None
+
+
+class Result(msgspec.Struct):
+    """A record's `toolUseResult` when it is an object (a Read's: its file)."""
+
+    file: File | None = None
+
+
+class Record(msgspec.Struct, Generic[C]):
+    type: Any = None
+    timestamp: Any = None
+    isSidechain: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    requestId: Any = None
+    sessionId: Any = None
+    cwd: Any = None
+    subtype: Any = None
+    compactMetadata: Any = None
+    message: Message[C] | None = None
+    toolUseResult: Result | str | list[Any] | bool | int | float | None = None
+
+
+_decode_record = msgspec.json.Decoder(Record[CONTENT]).decode
+_decode_skimmed = msgspec.json.Decoder(Record[msgspec.Raw]).decode  # the content checked, not built
+NOT_JSON = (msgspec.DecodeError, RecursionError)  # msgspec's refusals (ValidationError is a DecodeError)
+_DIGITS = b"0123456789"
+_LONG_RUNS: dict[int, re.Pattern[bytes]] = {}
+
+
+def decode(line: bytes | bytearray, int_digits: int, skim: bool = False) -> Record[Any] | None:
+    """The line as a Record (`skim`: its message's content kept encoded, for a reader that reads none
+    of it), or None where only the caller's JSON reading can say what it is: bytes
+    that are not UTF-8 (json.loads refuses them, msgspec does not look at a field it skips), an
+    integer of more digits than `int()` takes (`int_digits`, sys.get_int_max_str_digits(): json.loads
+    refuses it, msgspec does not), and whatever msgspec refuses (a JSON extension such as NaN or
+    Infinity, a lone surrogate, a field of another type than its struct's, a number past a float).
+
+    msgspec's recursion guard is one level more lenient than json's C scanner, both count Python
+    frames: call this one frame deeper than the scanner and both refuse a line at the same depth."""
+    if not line.isascii():
+        try:
+            line.decode()
+        except UnicodeDecodeError:
+            return None
+    if int_digits and len(line) > int_digits and _long_digit_run(line, int_digits):
+        return None
+    try:
+        return _decode_skimmed(line) if skim else _decode_record(line)
+    except NOT_JSON:
+        return None
+
+
+def _long_digit_run(line: bytes | bytearray, n: int) -> bool:
+    """True when `line` may hold a run of more than `n` digits: such a run covers one of the bytes
+    probed (every n-th), and only the bytes around a probed digit are searched."""
+    probe = line[n - 1 :: n]
+    if len(probe.translate(None, _DIGITS)) == len(probe):
+        return False
+    run = _LONG_RUNS.get(n)
+    if run is None:
+        run = _LONG_RUNS[n] = re.compile(rb"[0-9]{%d}" % (n + 1))
+    for k, ch in enumerate(probe):
+        if 48 <= ch <= 57:
+            at = n - 1 + k * n
+            if run.search(line, max(0, at - n), at + n + 1):
+                return True
+    return False
 
 
 _SECONDS = {f"{n:02d}": n for n in range(100)}

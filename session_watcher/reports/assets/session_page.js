@@ -33,23 +33,10 @@ function text(parent, x, y, s, cls, tip, anchor) {
   return t;
 }
 function exact(n) { return n === null || n === undefined ? '-' : Math.round(n).toLocaleString('en-US'); }
-function fmtTok(n) {
-  if (n === null || n === undefined) return '-';
-  const a = Math.abs(n);
-  if (a < 1000) return String(Math.round(n));
-  if (a < 10000) return (n / 1000).toFixed(1).replace(/\.0$/, '') + 'k';
-  if (a < 999500) return Math.round(n / 1000) + 'k';
-  return (n / 1e6).toFixed(2).replace(/0$/, '').replace(/\.0$/, '') + 'M';
-}
 function pad(n) { return String(n).padStart(2, '0'); }
 function fmtTime(ts) {
   const d = new Date(ts * 1000);
   return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
-}
-function fmtDur(s) {
-  if (s < 60) return s.toFixed(1) + ' s';
-  if (s < 3600) return Math.floor(s / 60) + ' min ' + Math.round(s % 60) + ' s';
-  return Math.floor(s / 3600) + ' h ' + Math.round((s % 3600) / 60) + ' min';
 }
 function num(v, d) { return v === null || v === undefined || !isFinite(v) ? '-' : Number(v).toFixed(d); }
 function scoreColour(score) {
@@ -102,7 +89,7 @@ function renderToolbar() {
   badge.setAttribute('aria-label', healthTip(h));
   const calls = M.rows.filter(r => r.kind === 'call');
   const tools = M.rows.filter(r => r.kind === 'tool');
-  const last = calls.length ? calls[calls.length - 1].prompt : null;
+  const lastCall = calls.length ? calls[calls.length - 1] : null, last = lastCall ? lastCall.prompt : null;
   const stats = document.getElementById('stats');
   stats.textContent = '';
   const add = (label, value, tip) => {
@@ -115,9 +102,10 @@ function renderToolbar() {
   add('tool calls', String(tools.length));
   add('re-reads', String(tools.filter(t => t.reread).length));
   add('compactions', String(M.compactions.length));
-  add('context', fmtTok(last) + ' / ' + fmtTok(M.window),
+  // every figure in words comes written from core.numbers (promptText, windowText, durationText, ...)
+  add('context', (lastCall ? lastCall.promptText : '-') + ' / ' + M.windowText,
       exact(last) + ' of ' + exact(M.window) + ' tokens (' + num(h.fillPercent, 1) + ' %)');
-  add('duration', fmtDur(Math.max(0, M.t1 - M.t0)));
+  add('duration', M.durationText);
   const inner = document.querySelector('#breakdown .inner');
   inner.querySelectorAll('.bd-row').forEach(e => e.remove());
   for (const s of h.signals) {
@@ -357,7 +345,7 @@ function alertMark(a, narrow) {
     return {cls: 'gate-mark', c: C.red, w: 2, dash: null, label: 'gate', short: 'gate',
             tip: 'the gate tripped: staying now costs more than a fresh start'};
   if (a.kind === 'guard') {
-    const gap = a.gap ? ' after ' + fmtDur(a.gap) : '';
+    const gap = a.gapText ? ' after ' + a.gapText : '';
     return {cls: 'cold-mark', c: C.cold, w: 1.5, dash: '4 3', label: 'cold return', short: 'cold',
             tip: 'cold return' + gap + ': the cache had expired' +
                  (a.rewrite ? '; the call re-wrote ' + exact(a.rewrite) + ' tokens' : '')};
@@ -481,14 +469,14 @@ function renderBody(g) {
       label = fitLabel('#' + r.n, model !== prevModel ? model : '', maxChars);
       prevModel = model;
       tip = 'API call #' + r.n + ' · ' + (r.model || '?') + '\n' + fmtTime(r.start) + ' → ' + fmtTime(end) +
-        ' (' + fmtDur(end - r.start) + ')\nprompt ' + exact(r.prompt) + ' tokens (input ' + exact(r.input) +
+        ' (' + r.durText + ')\nprompt ' + exact(r.prompt) + ' tokens (input ' + exact(r.input) +
         ', cache read ' + exact(r.cacheRead) + ', cache write ' + exact(r.cacheWrite) + ')\noutput ' +
         exact(r.output) + ' tokens';
     } else {
       colour = toolColour(r); cls = 'bar bar-tool tool-' + r.name + (r.isError ? ' bar-error' : '');
       label = '  ' + fitLabel(r.name, r.label || '', maxChars - 2);
       tip = r.name + (r.label ? ' ' + r.label : '') + '\n' + fmtTime(r.start) + ' → ' +
-        (r.end === null ? 'running' : fmtTime(r.end) + ' (' + fmtDur(r.end - r.start) + ')') +
+        (r.end === null ? 'running' : fmtTime(r.end) + ' (' + r.durText + ')') +
         (r.isError ? '\nerror' : '') + (r.reread ? '\nre-read' : '');
     }
     const t = text(front, 6, ry + 9, label, 'lbl', tip);
@@ -496,7 +484,7 @@ function renderBody(g) {
     el('rect', {x: x0, y: by, width: bw, height: BAR_H, rx: 1.5, fill: colour, 'class': cls,
       'data-tip': tip, 'fill-opacity': r.end === null ? .5 : 1}, front);
     if (r.kind === 'call') {
-      const tok = fmtTok(r.prompt), after = x0 + bw + 4 + textWidth(tok, 9) <= g.full;
+      const tok = r.promptText, after = x0 + bw + 4 + textWidth(tok, 9) <= g.full;
       text(front, after ? x0 + bw + 4 : x0 - 4, ry + 9, tok, 'small', exact(r.prompt) + ' prompt tokens',
            after ? null : 'end');
     } else if (r.reread) {
