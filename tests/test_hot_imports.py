@@ -35,7 +35,7 @@ RENDER = with_packages({"session_watcher.hooks.statusline", "session_watcher.cor
           "session_watcher.core.status", "session_watcher.core.health", "session_watcher.core.prices",
           "session_watcher.core.eoq", "math", "session_watcher.core.window"})
 SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
-               "session_watcher.core.engine", "session_watcher.core.meter", "session_watcher.core.paths",
+               "session_watcher.core.fresh", "session_watcher.core.meter",
                "session_watcher.agents.claude_code.transcript", "session_watcher.core.fastjson", "_json",
                # the registry (agents/__init__.py) and its agents: each a class of a few attributes
                "session_watcher.agents.seam", "session_watcher.agents.codex",
@@ -43,8 +43,9 @@ SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.she
 START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
          "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"})
-# what the fold adds: the lock, the path map's shards, the reader and the writer
-FOLD = {"session_watcher.state.lock", "fcntl", "session_watcher.state.pathstore", "zlib",
+# what the fold adds: the engine, the lock, the path map's shards, the reader and the writer
+FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_watcher.state.lock", "fcntl",
+        "session_watcher.state.pathstore", "zlib",
         "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session"}
 
 
@@ -150,6 +151,8 @@ def test_the_session_start_hook_imports_no_config_parser_without_a_config_file(t
     assert "the work so far" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "tomllib" not in got
     assert not got & {"re", "typing", "datetime", "enum"}
+    assert "unicodedata" not in got  # an ASCII note is cleaned without Unicode's tables
+    assert not got & {"session_watcher.core.engine", "session_watcher.core.eoq", "math"}  # no fold, no pricing
     assert {"session_watcher.base.config"} <= got
 
 

@@ -180,12 +180,14 @@ def command(args: Any) -> int:
         raise UserError(f"--projects {missing[0]}: no such folder")
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
-        from session_watcher.reports.collect import Progress, run_report_json
+        from session_watcher.reports.collect import Progress, report_json_pieces
 
-        text = run_report_json(args.projects, args.index, since=args.since, progress=Progress())
+        pieces = report_json_pieces(args.projects, args.index, since=args.since, progress=Progress())
         taken = json.dumps(restarts_taken(), separators=(",", ":"))
-        sys.stdout.write(text[:-1] + f',"restartsTaken":{taken}}}' if text.endswith("}") else text)
-        sys.stdout.write("\n")
+        out = sys.stdout.buffer  # the pieces as they are: a large history's text is not copied again
+        for piece in [*pieces, f',"restartsTaken":{taken}}}\n'.encode()]:
+            out.write(piece)
+        out.flush()
         return 0
     doc = report(args)
     doc["restartsTaken"] = restarts_taken()

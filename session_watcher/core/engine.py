@@ -12,6 +12,12 @@ from session_watcher.core import eoq, health, meter, prices
 from session_watcher.core import paths as pathmap
 from session_watcher.core.eoq import bill_counted, cache_edge, cache_lifetime, quantities, reminder_interval
 
+# a new state's parts (apart: reading a saved state does not import the fold), named here too
+from session_watcher.core.fresh import SCHEMA as SCHEMA  # noqa: PLC0414 (the same names: re-exported)
+from session_watcher.core.fresh import new_engine as new_engine  # noqa: PLC0414
+from session_watcher.core.fresh import new_state as new_state  # noqa: PLC0414
+from session_watcher.core.fresh import new_tally as new_tally  # noqa: PLC0414
+
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -29,7 +35,6 @@ if TYPE_CHECKING:
         ReadFile,
         ResultEvent,
         State,
-        Tally,
         UseInfo,
     )
 
@@ -39,50 +44,12 @@ if TYPE_CHECKING:
     # the shell's answers for the paths of a batch: raw -> canonical path, canonical -> discard reason
     Resolved = tuple[Mapping[str, str], Mapping[str, str | None]]
 
-SCHEMA = 4  # 2: model v2 (floor, miss rule, shared prefix, growth smoother, lamp hysteresis);
-# 3: tool ids done kept as an object (one lookup, not a scan), health's first half kept as counts;
-# 4: the session's running tally (`new_tally`: advice given, cold returns and their cost, warmth)
 LEDGER_CALLS = 3  # a ledger entry still open after this many API calls is written off
 # tool results remembered so an id counts once (no real session repeats one: 292 of them, 242 MB); read
 # and rewritten with the state by every hook run
 DONE_MAX = 128
 PENDING_MAX = 256  # tool uses waiting for their result
 ALERTS_MAX = 20
-
-
-def new_engine() -> Engine:
-    return {
-        "segment": 0, "segCalls": 0, "calls": 0, "compactions": 0, "expectBoundary": False,
-        "floor": None, "L": None, "lastTs": None, "ttl": None, "shared": None, "lamp": None, "gN": 0,
-        "bFull": 0, "bIncl": 0, "ledger": [], "residual": None,
-        "level": None, "trend": 0.0,
-        "rent": 0.0, "billProgress": 0.0, "bills": 0, "billsTotal": 0,
-        "dwell": 0, "dwellBills": 0, "fired": False, "sinceAlert": 0, "reminders": 0,
-        "cal": {"chars": 0.0, "tokens": 0.0}, "globs": None, "tally": new_tally(),
-    }
-
-
-def new_tally() -> Tally:
-    """What the session did, counted from its first call on and kept across segments: the advice
-    given (gate, backstop reminders, cold returns advised), every cold return (a main-chain call
-    after a gap longer than the cache's lifetime) with what it re-wrote (tokens, and dollars where
-    the model is priced; `coldUnpriced` counts the others), and the cache reads and writes of calls
-    2..n (the session's warmth, as the warmth report counts it). Only ever grows, so the sums made
-    from it (OpenTelemetry's cumulative counters) count each thing once however often they are read."""
-    return {"firstTs": None, "gate": 0, "backstop": 0, "guard": 0, "cold": 0, "coldTokens": 0, "coldUsd": 0.0,
-            "coldUnpriced": 0, "warmRead": 0, "warmWrite": 0}
-
-
-def new_state(session_id: str) -> State:
-    return {
-        "schema": SCHEMA, "sessionId": session_id, "cursor": None, "subCursors": {},
-        "meter": meter.new_meter(), "engine": new_engine(), "paths": {}, "reasons": {}, "readPaths": {},
-        "health": health.new_health(), "alerts": [],
-        "tools": {"pending": {}, "done": {}},
-        "context": {"model": None, "window": None, "pressure": None, "project": None, "cwd": None},
-        "config": {}, "bad": 0,
-        "rev": 0, "shards": {},  # the path map's shard files on disk (state.pathstore); shells only
-    }
 
 
 # ----------------------------------------------------------------------------- segments

@@ -22,8 +22,8 @@ injected context over 10,000 of them with a file path).
 
 from __future__ import annotations
 
-from session_watcher.core import prices
-from session_watcher.core.eoq import restart_cost
+# the prices and the cost model only where a note is priced: the SessionStart hook that gives a
+# handoff (the client waits for it) reads the note's header alone
 from session_watcher.core.paths import chars_per_token, relative
 from session_watcher.core.text import clean, cut_utf16, one_line, utf16_len
 
@@ -232,6 +232,9 @@ def price(state: State, q: Mapping[str, Any], note_tok: int) -> dict[str, Any]:
     """What the restart carries (the system prompt and the files `bDefault` counts, and the note) and
     what it costs: written at the session's cache-write price except the shared prefix, which a fresh
     session finds cached and reads; against staying, the alert's saving over the next cycle."""
+    from session_watcher.core import prices
+    from session_watcher.core.eoq import restart_cost
+
     e, model = state["engine"], state["context"].get("model")
     b = q.get("bDefault") or 0
     carry = b + note_tok if b else 0

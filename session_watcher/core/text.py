@@ -18,8 +18,6 @@ line of its own. `utf8` is the one way text leaves as bytes (pages, the status l
 
 from __future__ import annotations
 
-from unicodedata import category
-
 HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format characters, surrogates, line/paragraph separators
 
 
@@ -32,7 +30,15 @@ def is_control(ch: str) -> bool:
         return True
     if o < 0xAD:
         return False
-    return category(ch) in HIDDEN or 0xE0000 <= o <= 0xE007F or 0xE0100 <= o <= 0xE01EF
+    return _category(ch) in HIDDEN or 0xE0000 <= o <= 0xE007F or 0xE0100 <= o <= 0xE01EF
+
+
+def _category(ch: str) -> str:
+    """Unicode's category of `ch`; unicodedata (a shared library) loaded only for a character past
+    Latin-1, which an ASCII text (a handoff note of ours, given by a hook the client waits for) has none of."""
+    from unicodedata import category
+
+    return category(ch)
 
 
 def clean(text: str, keep: str = "\n") -> str:

@@ -9,8 +9,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.agents import FALLBACK
-from session_watcher.agents import sources as found_in
+from session_watcher.agents import AGENTS, FALLBACK
+from session_watcher.reports import walk
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
 from session_watcher.reports.scan import rows_in
@@ -23,6 +23,7 @@ REPORT_VERSION = 4  # bump when the report's computation changes: cached documen
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from session_watcher.agents.seam import Agent
     from session_watcher.agents.source import Source
     from session_watcher.reports.parse import Row
     from session_watcher.reports.scan import Job, Scanned
@@ -72,27 +73,57 @@ class _Summarize:
         return ("part", None if part is None else tuple(part))
 
     def parts(self, index: Index, live: dict[str, int]) -> list[Part | None]:
-        """Every session's Part, sessions in the order of their first source."""
-        from session_watcher.reports.warmth import Part, session_part
+        """Every session's Part, sessions in the order of their first source: a session whose files
+        are as they were (their ids, sizes, mtimes and offsets) as kept in the index, the others
+        from what their reading process finished or folded here from their rows, and kept."""
+        import marshal
+
+        from session_watcher.reports.warmth import Part
 
         order: dict[str, list[Source]] = {}
         for src in self.sources:
             if src.path in live:
                 order.setdefault(src.session, []).append(src)
-        done = index.finished
-        rows = index.rows({src.path: live[src.path] for k, srcs in order.items() if done.get(k) is None
-                           for src in srcs})
-        out: list[Part | None] = []
+        params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}"
+        cached = index.cached_parts(params)
+        facts = index.facts
+        got: dict[str, object] = {}
+        changed: list[tuple[str, str, bytes]] = []
+        keys: dict[str, str] = {}
         for k, srcs in order.items():
-            got = done.get(k)
-            if got is not None:
-                if got[0] == "part":  # type: ignore[index]
-                    out.append(None if got[1] is None else _new(Part, got[1]))  # type: ignore[index]
-                continue
-            s = fold_files(k, [(src, rows[src.path]) for src in srcs])
-            if s.api_calls:
-                out.append(session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(k)))
+            key = f"{k in self.guarded:d}{self.agent(k)}" + ";".join(
+                f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
+            kept = cached.get(k)
+            if kept is not None and kept[0] == key:
+                got[k] = marshal.loads(kept[1])  # noqa: S302 (our own 0600 cache's plain data)
+            else:
+                keys[k] = key
+        done = index.finished
+        folds = [k for k in keys if done.get(k) is None]
+        rows = index.rows({src.path: live[src.path] for k in folds for src in order[k]})
+        for k, key in keys.items():
+            value = done.get(k)
+            if value is None:
+                value = self._fold(k, [(src, rows[src.path]) for src in order[k]])
+            got[k] = value
+            changed.append((k, key, marshal.dumps(value)))  # type: ignore[arg-type]
+        index.store_parts(params, changed, [k for k in cached if k not in order], time.time(), not cached)
+        out: list[Part | None] = []
+        for k in order:
+            value = got[k]
+            if value[0] == "part":  # type: ignore[index]
+                out.append(None if value[1] is None else _new(Part, value[1]))  # type: ignore[index]
         return out
+
+    def _fold(self, session: str, files: list[tuple[Source, list[Row]]]) -> tuple[object, ...]:
+        """One session's part from its files' rows, as `__call__` gives it."""
+        from session_watcher.reports.warmth import session_part
+
+        s = fold_files(session, files)
+        if not s.api_calls:
+            return ("empty",)
+        part = session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(session))
+        return ("part", None if part is None else tuple(part))
 
 
 def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
@@ -172,13 +203,27 @@ def run_report_json(
     utc_offset: float | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> str:
-    """The report as compact JSON text: the same document as `run_report`, but an unchanged corpus's
-    cached text is sent as it is, with only the clock fields and the index figures spliced in
-    (parsing and re-serializing a large history's report was most of a warm run)."""
-    doc, text, _stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=True)
-    if text is not None:
-        return text
-    return json.dumps(doc, separators=(",", ":"))
+    """The report as compact JSON text (`report_json_pieces`, joined and closed)."""
+    pieces = report_json_pieces(roots, db_path, now=now, since=since, utc_offset=utc_offset, progress=progress)
+    return b"".join([*pieces, b"}"]).decode("utf-8")
+
+
+def report_json_pieces(
+    roots: list[str] | None = None,
+    db_path: str | None = None,
+    *,
+    now: float | None = None,
+    since: float | None = None,
+    utc_offset: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[bytes]:
+    """The report as compact JSON text in UTF-8 pieces, the object left open (a caller adds its own
+    members and the closing brace): the same document as `run_report`, but an unchanged corpus's
+    cached text is sent as it is, followed by the clock fields and the index figures (parsing and
+    re-serializing a large history's report was most of a warm run; so was copying its text)."""
+    _doc, pieces, _stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=True)
+    assert pieces is not None
+    return pieces
 
 
 def _run(
@@ -189,19 +234,22 @@ def _run(
     utc_offset: float | None,
     progress: Callable[[int, int], None] | None,
     as_text: bool,
-) -> tuple[dict[str, Any] | None, str | None, IndexStats]:
-    # without roots, every agent's logs on this machine (the registry's discovery)
-    looked, sources = found_in([os.path.abspath(os.path.expanduser(r)) for r in roots or ()])
-    roots = [os.path.abspath(os.path.expanduser(r)) for r in looked]
+) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats]:
+    # without roots, every agent's logs in its own folders (the registry's); with, the fallback's there
+    plan = [(FALLBACK, list(roots))] if roots else [(a, a.roots()) for a in AGENTS]
+    plan = [(a, [os.path.abspath(os.path.expanduser(r)) for r in folders]) for a, folders in plan]
+    roots = [r for _a, folders in plan for r in folders]
     now = time.time() if now is None else now
     if utc_offset is None:
         utc_offset = float(time.localtime(now).tm_gmtoff)
     index = Index(db_path or default_db_path())
     try:
-        try:
+        try:  # the folders whose mtimes moved listed again, the others as the index kept them
+            sources = _sources(plan, index)
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
         except sqlite3.DatabaseError:
             index.discard()
+            sources = _sources(plan, None)
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
     finally:
         index.close()
@@ -216,11 +264,20 @@ def _run(
         "cached": cached,
         "roots": roots,
     }
-    if text is not None:  # the open object's pieces, closed with the index figures
-        return None, "".join([*text, ',"index":', json.dumps(figures, separators=(",", ":")), "}"]), stats
+    if text is not None:  # the open object's pieces, and the index figures
+        return None, [*text, b',"index":' + json.dumps(figures, separators=(",", ":")).encode()], stats
     assert doc is not None
     doc["index"] = figures
     return doc, None, stats
+
+
+def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> list[Source]:
+    """Every log in each agent's folders: the fallback's (Claude Code's project folders) listed again
+    only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them."""
+    out: list[Source] = []
+    for agent, folders in plan:
+        out += walk.discover(folders, index) if agent is FALLBACK and index is not None else agent.sources(folders)
+    return out
 
 
 def _build(
@@ -232,20 +289,21 @@ def _build(
     utc_offset: float,
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
-) -> tuple[dict[str, Any] | None, list[str] | None, IndexStats, bool]:
+) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats, bool]:
     from session_watcher.reports.warmth import JSONText, guard_ids, report_of_parts
 
     warnings, log_stamp = guard_warnings()
     summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
     stats, live = index.refresh(sources, roots, progress, summarize)
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
-    text = index.cached_report(key)
-    if text is not None:
+    kept = index.cached_report(key)
+    if kept is not None:
+        body, days = kept
         if since is None and not os.path.exists(cliff_path()):
-            save_cliffs(json.loads(text)["ttl"], now)
+            save_cliffs(json.loads(body + b"}")["ttl"], now)
         if as_text:
-            return None, [_splice_now(text, now, utc_offset)], stats, True
-        return apply_now(json.loads(text), now, utc_offset), None, stats, True
+            return None, [body, _clock_text(days, now, utc_offset)], stats, True
+        return apply_now(json.loads(body + b"}"), now, utc_offset), None, stats, True
     doc = report_of_parts(summarize.parts(index, live), now, utc_offset, since, warnings, scatter_text=True)
     if since is None:  # a report over a window has less evidence than the whole history
         save_cliffs(doc["ttl"], now)
@@ -254,10 +312,10 @@ def _build(
     # scatter (most of the text) comes already written
     values = {k: v if isinstance(v, JSONText) else json.dumps(v, separators=(",", ":")) for k, v in doc.items()}
     stored = [k for k in doc if k not in (*CLOCK_FIELDS, "days")] + ["days"]
-    index.store_report(key, "".join(_members(values, stored)) + "}", time.time())
-    if as_text:  # left open, like _splice_now's, for the index figures
-        del doc  # the text is joined once, in `_run`: a large history's is ~10 MB a copy
-        return None, _members(values, list(values)), stats, False
+    index.store_report(key, "".join(_members(values, stored)).encode(), values["days"], time.time())
+    if as_text:  # left open, like the cached text, for the index figures
+        del doc
+        return None, ["".join(_members(values, list(values))).encode()], stats, False
     for k, v in values.items():
         if isinstance(doc[k], JSONText):
             doc[k] = json.loads(v)
@@ -327,11 +385,8 @@ def guard_warnings() -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
     return out, (st.st_size, st.st_mtime_ns)
 
 
-def _splice_now(text: str, now: float, utc_offset: float) -> str:
-    """The cached text (an object whose last key is `days`: no string can follow it) with the clock
-    fields added, left open for the caller to add the index figures and close."""
-    at = text.rfind(',"days":')
-    days = json.loads(text[at + len(',"days":'):-1])
-    clock = apply_now({"days": days}, now, utc_offset)
+def _clock_text(days: str, now: float, utc_offset: float) -> bytes:
+    """The clock fields as members to add to a cached report's open text (from its `days`)."""
+    clock = apply_now({"days": json.loads(days)}, now, utc_offset)
     extra = json.dumps({k: clock[k] for k in CLOCK_FIELDS}, separators=(",", ":"))
-    return text[:-1] + "," + extra[1:-1]
+    return ("," + extra[1:-1]).encode()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.agents import agent_named
@@ -26,11 +27,14 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 7  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 8  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
-# its sub-agents apart (the same documents with more keys)
+# its sub-agents apart (the same documents with more keys); 8: + parts (each session's part of the
+# report, by the facts of its files: a warm run folds only the sessions whose files changed) and folders
+# (each listed folder's mtimes and what it held: `reports.walk` lists only those that changed); a report
+# as UTF-8 bytes left open, its `days` apart (the clock fields are computed from them and added after)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -92,9 +96,22 @@ _DDL = (
     " ino INTEGER, size INTEGER, mtime_ns INTEGER, offset INTEGER, head TEXT)",
     "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
-    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB NOT NULL, days TEXT NOT NULL,"
+    " at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
+    " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
+    "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value)",
 )
 KEEP_REPORTS = 8
+# Which files a run `stat`s. Every file of a folder listed this run (`reports.walk`: its mtime moved),
+# and every file the index saw change within LIVE_NS (the sessions in use grow in place, which moves
+# no folder's mtime); the others only on a full pass, at most FULL_EVERY_NS after the last one. So a
+# file quiet for a day and then appended to in place (a session resumed in its own file) is seen by
+# the first run after the full pass is due (docs/report.md, "The index").
+LIVE_NS = 86_400 * 10**9
+FULL_EVERY_NS = 600 * 10**9
+_IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
 
 
 class Index:
@@ -107,6 +124,9 @@ class Index:
         self.rebuilt = False
         self.workers: int | None = None  # processes for reading files (None: one per usable core)
         self._fresh: dict[int, Scanned] = {}  # files read whole this run, by file id
+        self.facts: dict[int, tuple[int, int, int]] = {}  # each live file's (size, mtime_ns, offset), by id
+        self.steady: frozenset[str] = frozenset()  # files listed by an unchanged folder (`reports.walk`)
+        self._full_at: int | None = None  # this run stats every file: when (kept as the last full pass)
         self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
         self._conn: sqlite3.Connection | None = None
         self.in_memory = False  # the file could not be written: this run's index lives in memory
@@ -174,6 +194,9 @@ class Index:
         conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
+        conn.execute("DROP TABLE IF EXISTS parts")
+        conn.execute("DROP TABLE IF EXISTS folders")
+        conn.execute("DROP TABLE IF EXISTS meta")
         conn.execute("DROP TABLE IF EXISTS reports")
         conn.execute("DROP TABLE IF EXISTS rows")
         conn.execute("DROP TABLE IF EXISTS chunks")
@@ -249,14 +272,17 @@ class Index:
         if self._conn is None:
             self._conn = self._open()
         conn = self._conn
+        new = tuple.__new__
         known: dict[str, FileRec] = {
-            _fs(r[0]): FileRec(*r[1:])
-            for r in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
+            path.decode("utf-8", "surrogateescape"): new(FileRec, rec)
+            for path, *rec in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
         }
         live: dict[str, int] = {}
+        self.facts = {}
         if progress is not None and sources:
             progress(0, len(sources))
-        skipped, todo, jobs = self._to_read(sources, known, live)
+        quiet_before = self._quiet_before(conn)
+        skipped, todo, jobs = self._to_read(sources, known, live, quiet_before)
         scanned = self._scan(todo, jobs, progress, len(sources), finish)
         conn = self._require()
         with conn:
@@ -264,22 +290,41 @@ class Index:
             if progress is not None:
                 progress(len(sources), len(sources))
             dropped = self._drop_missing(conn, known, live, roots)
+            if self._full_at is not None:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('fullPass', ?)", (self._full_at,))
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
         return stats, live
 
-    def _to_read(self, sources: list[Source], known: dict[str, FileRec], live: dict[str, int],
+    def _quiet_before(self, conn: sqlite3.Connection) -> int:
+        """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,
+        without a `stat` (-1 on a full pass: every file stat'ed, the pass's time kept with the files)."""
+        now = time.time_ns()
+        row = conn.execute("SELECT value FROM meta WHERE key = 'fullPass'").fetchone()
+        last = row[0] if row and isinstance(row[0], int) else None
+        full = last is None or not 0 <= now - last < FULL_EVERY_NS
+        self._full_at = now if full else None
+        return -1 if full else now - LIVE_NS
+
+    def _to_read(self, sources: list[Source], known: dict[str, FileRec], live: dict[str, int], quiet_before: int,
                  ) -> tuple[int, list[ToRead], list[Job]]:
         """(how many sources are unchanged since the index saw them, the others with what to read of
-        each); the unchanged ones, and those that cannot be opened now but were known, into `live`."""
+        each); the unchanged ones, and those that cannot be opened now but were known, into `live`.
+        A known file of an unchanged folder quiet since before `quiet_before` is not stat'ed."""
         skipped = 0
         todo: list[ToRead] = []
         jobs: list[Job] = []
+        steady = self.steady
         for src in sources:
+            rec = known.get(src.path)
+            if rec is not None and rec.mtime_ns < quiet_before and src.path in steady:
+                skipped += 1
+                live[src.path] = rec.id
+                self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
+                continue
             try:
                 st = os.stat(src.path)
             except OSError:
                 continue
-            rec = known.get(src.path)
             if (
                 rec is not None
                 and rec.dev == st.st_dev
@@ -289,12 +334,14 @@ class Index:
             ):
                 skipped += 1
                 live[src.path] = rec.id
+                self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 continue
             try:
                 job = self._job(src.path, st, rec, _whole(src))
             except OSError:
                 if rec is not None:
                     live[src.path] = rec.id
+                    self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 continue
             todo.append((src, st, rec))
             jobs.append(job)
@@ -336,6 +383,7 @@ class Index:
             if got is None:  # unreadable (permissions, vanished mid-read): left out this time
                 if rec is not None:
                     live[src.path] = rec.id
+                    self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 continue
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
@@ -361,29 +409,31 @@ class Index:
                 reread += 1
                 self._fresh[file_id] = got
             live[src.path] = file_id
+            self.facts[file_id] = (got.seen, got.mtime_ns, got.offset)
         conn.executemany("UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?", updates)
         conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
         return appended, reread
 
     def fingerprint(self, live: dict[str, int], extra: str) -> str:
-        """A key for the finished report: every live file's path, size, mtime and offset, plus `extra`."""
-        conn = self._require()
-        wanted = set(live.values())
+        """A key for the finished report: every live file's path, id, size, mtime and offset, plus `extra`."""
         h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
-        rows = conn.execute("SELECT id, path, size, mtime_ns, offset, head FROM files ORDER BY path")
-        h.update("".join([repr(r[1:]) for r in rows if r[0] in wanted]).encode())  # one update: the same digest
+        facts = self.facts
+        h.update(repr(sorted([(path, fid, facts[fid]) for path, fid in live.items()])).encode())
         return str(h.hexdigest())
 
-    def cached_report(self, key: str) -> str | None:
-        row = self._require().execute("SELECT doc FROM reports WHERE key = ?", (key,)).fetchone()
-        return str(row[0]) if row else None
+    def cached_report(self, key: str) -> tuple[bytes, str] | None:
+        """The finished report kept under `key`: (its JSON text as UTF-8 bytes, without the clock
+        fields and left open, its `days` as JSON text)."""
+        row = self._require().execute("SELECT doc, days FROM reports WHERE key = ?", (key,)).fetchone()
+        return (bytes(row[0]), str(row[1])) if row else None
 
-    def store_report(self, key: str, doc: str, at: float) -> None:
+    def store_report(self, key: str, doc: bytes, days: str, at: float) -> None:
         """Keep the finished report for the next run; a disk that cannot take it keeps nothing."""
         conn = self._require()
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO reports (key, doc, at) VALUES (?, ?, ?)", (key, doc, at))
+                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at) VALUES (?, ?, ?, ?)",
+                             (key, doc, days, at))
                 conn.execute(
                     "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
                     (KEEP_REPORTS,),
@@ -430,13 +480,58 @@ class Index:
     def _load(self, conn: sqlite3.Connection, live: dict[str, int]) -> dict[str, list[Row]]:
         by_id: dict[int, list[Row]] = {fid: [] for fid in live.values()}
         fresh = self._fresh  # read whole just now: no need to ask the database
-        if all(fid in fresh for fid in by_id):
-            return {path: rows_in(fresh[fid]) for path, fid in live.items()}
-        for fid, data in conn.execute("SELECT file_id, data FROM chunks ORDER BY file_id, off"):
-            bucket = by_id.get(fid)
-            if bucket is not None:
+        wanted = [fid for fid in by_id if fid not in fresh]
+        for fid in by_id.keys() & fresh.keys():
+            by_id[fid] = rows_in(fresh[fid])
+        for at in range(0, len(wanted), _IN_MAX):  # only these files' chunks (a warm run asks for few)
+            ids = wanted[at:at + _IN_MAX]
+            marks = ",".join("?" * len(ids))  # placeholders only: the ids are bound
+            query = f"SELECT file_id, data FROM chunks WHERE file_id IN ({marks}) ORDER BY file_id, off"  # noqa: S608
+            for fid, data in conn.execute(query, ids):
                 try:
-                    bucket += rows_of(data)
+                    by_id[fid] += rows_of(data)
                 except (ValueError, EOFError, TypeError) as exc:  # damaged: rebuilt like a damaged database
                     raise sqlite3.DatabaseError(f"damaged rows of file {fid}") from exc
         return {path: by_id[fid] for path, fid in live.items()}
+
+    # -- the folders' listings (reports.walk) -------------------------------------------------
+
+    def folders(self) -> dict[str, bytes]:
+        """What the last runs' listings found, by folder (marshal data: `reports.walk`'s)."""
+        return {_fs(p): data for p, data in self._require().execute("SELECT path, data FROM folders")}
+
+    def store_folders(self, new: dict[str, bytes], gone: list[str]) -> None:
+        if not new and not gone:
+            return
+        conn = self._require()
+        try:
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO folders VALUES (?,?)", [(_db(p), d) for p, d in new.items()])
+                conn.executemany("DELETE FROM folders WHERE path = ?", [(_db(p),) for p in gone])
+        except sqlite3.DatabaseError as exc:
+            if not _cannot_write(exc):
+                raise
+
+    # -- each session's part of the report ---------------------------------------------------
+
+    def cached_parts(self, params: str) -> dict[str, tuple[str, bytes]]:
+        """The parts kept for a report of `params`: session id -> (its key, its part as marshal data)."""
+        rows = self._require().execute("SELECT session, key, part FROM parts WHERE params = ?", (params,))
+        return {_fs(sid): (key, part) for sid, key, part in rows}
+
+    def store_parts(self, params: str, changed: list[tuple[str, str, bytes]], gone: list[str], at: float,
+                    first: bool = False) -> None:
+        """Keep the parts of `changed` (session id, key, marshal data) for a report of `params`, drop
+        those of the sessions `gone`; the `first` of `params` drops the parts of all but the newest few."""
+        conn = self._require()
+        try:
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO parts VALUES (?,?,?,?,?)",
+                                 [(params, _db(sid), key, part, at) for sid, key, part in changed])
+                conn.executemany("DELETE FROM parts WHERE params = ? AND session = ?", [(params, _db(s)) for s in gone])
+                if first:
+                    conn.execute("DELETE FROM parts WHERE params NOT IN (SELECT params FROM parts GROUP BY params"
+                                 " ORDER BY MAX(at) DESC LIMIT ?)", (KEEP_REPORTS,))
+        except sqlite3.DatabaseError as exc:
+            if not _cannot_write(exc):
+                raise

@@ -728,8 +728,10 @@ def _add(into: dict[Any, list[Any]], key: Any, sessions: int, figures: tuple[int
         into[key] = [sessions, *figures]
         return
     t[0] += sessions
-    for i, v in enumerate(figures, 1):
-        t[i] += v
+    t[1] += figures[0]
+    t[2] += figures[1]
+    t[3] += figures[2]
+    t[4] += figures[3]
 
 
 def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
@@ -744,6 +746,7 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
     by_project: dict[str, list[Any]] = {}
     by_agent: dict[str, list[Any]] = {}
     named: dict[str, tuple[str, str | None, float | None]] = {}
+    week_of: dict[int, int] = {}
     for p in kept:
         e = p.entry
         agent = e.get("agent") or FALLBACK.name
@@ -759,7 +762,10 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
             _add(by_day, day, 1, figures)
             _add(by_project, where, 0, figures)
             _add(by_agent, agent, 0, figures)
-            _add(weeks, day - time.gmtime(day + utc_offset).tm_wday * 86400, 0, figures)
+            week = week_of.get(day)
+            if week is None:  # once a day, not once a session and day
+                week = week_of[day] = day - time.gmtime(day + utc_offset).tm_wday * 86400
+            _add(weeks, week, 0, figures)
         for week, (_s, *figures_w) in weeks.items():
             _add(by_week, week, 1, tuple(figures_w))
 

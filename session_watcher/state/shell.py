@@ -22,8 +22,7 @@ import os
 
 from session_watcher.agents.claude_code.transcript import clean_path
 from session_watcher.base import paths
-from session_watcher.core import engine
-from session_watcher.core import paths as pathmap  # loaded with the engine
+from session_watcher.core import fresh
 from session_watcher.core.errors import ShardRejected, StateRejected
 from session_watcher.state import store
 
@@ -57,6 +56,8 @@ def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.enviro
 def real_folder(path: str) -> str:
     """A folder's canonical path: symlinks resolved; a Windows path on another system kept a Windows
     path (`core.paths.windows_canonical`: `D:\\proj` is never `<here>/D:\\proj`)."""
+    from session_watcher.core import paths as pathmap  # loaded with the engine on a hook's path
+
     if os.sep == "/" and pathmap.windows_form(path):
         return pathmap.windows_canonical(path, None)
     return os.path.realpath(path)
@@ -124,7 +125,7 @@ class Session:
             self._lock.__exit__(None, None, None)
             raise
         self.fresh = state is None
-        self.state = engine.new_state(self.id) if state is None else state
+        self.state = fresh.new_state(self.id) if state is None else state
         return self
 
     def __exit__(self, *exc: object) -> None:

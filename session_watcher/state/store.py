@@ -12,8 +12,8 @@ import os
 
 from session_watcher.base import paths
 from session_watcher.core import fastjson
-from session_watcher.core.engine import SCHEMA, new_engine, new_state, new_tally
 from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, TooLarge
+from session_watcher.core.fresh import SCHEMA, new_engine, new_state, new_tally
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:

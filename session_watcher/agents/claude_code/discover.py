@@ -18,36 +18,54 @@ def default_roots() -> list[str]:
     return [os.path.join(d, "projects") for d in claude_config_dirs()]
 
 
-def _jsonl_under(folder: str) -> list[str]:
+def _jsonl_under(folder: str, dirs: list[str] | None) -> list[str]:
     found: list[str] = []
     for dirpath, _dirs, files in os.walk(folder):
+        if dirs is not None:
+            dirs.append(dirpath)
         found.extend(os.path.join(dirpath, f) for f in files if f.endswith(".jsonl"))
     return sorted(found)
 
 
-def _project_sources(project_dir: str) -> list[Source]:
+def project_sources(project_dir: str, dirs: list[str] | None = None) -> list[Source]:
+    """The transcripts of one project folder: its `.jsonl` files and each session folder's
+    `subagents/` tree. `dirs`, when given, gets every folder listed on the way (a file added to or
+    removed from any of them changes that folder's mtime: `reports.walk` keeps the list)."""
     project = os.path.basename(project_dir.rstrip(os.sep))
     out: list[Source] = []
     try:
         entries = sorted(os.scandir(project_dir), key=lambda e: e.name)
     except OSError:
         return out
+    if dirs is not None:
+        dirs.append(project_dir)
     for e in entries:
         if e.name.endswith(".jsonl") and e.is_file():
             out.append(Source(e.path, e.name[: -len(".jsonl")], project, False))
         elif e.is_dir():
+            if dirs is not None:
+                dirs.append(e.path)
             subs = os.path.join(e.path, "subagents")
             if os.path.isdir(subs):
-                out.extend(Source(p, e.name, project, True) for p in _jsonl_under(subs))
+                out.extend(Source(p, e.name, project, True) for p in _jsonl_under(subs, dirs))
     return out
 
 
-def discover(roots: Iterable[str]) -> list[Source]:
-    """Every main and subagent transcript under the given folders.
+def project_folders(real: str) -> list[str]:
+    """The project folders of a root (a real path): the root itself when it holds `.jsonl` files
+    directly, otherwise each of its sub-folders (the layout of `~/.claude/projects`)."""
+    try:
+        entries = sorted(os.scandir(real), key=lambda e: e.name)
+    except OSError:
+        return []
+    if any(e.name.endswith(".jsonl") and e.is_file() for e in entries):
+        return [real]
+    return [e.path for e in entries if e.is_dir()]
 
-    A folder holding `.jsonl` files directly is one project folder; otherwise each of its
-    sub-folders is (the layout of `~/.claude/projects`). Folders reached twice count once.
-    """
+
+def discover(roots: Iterable[str]) -> list[Source]:
+    """Every main and subagent transcript under the given folders (`project_folders`' rule).
+    Folders reached twice count once."""
     seen_roots: set[str] = set()
     seen_files: set[str] = set()
     out: list[Source] = []
@@ -56,16 +74,8 @@ def discover(roots: Iterable[str]) -> list[Source]:
         if real in seen_roots or not os.path.isdir(real):
             continue
         seen_roots.add(real)
-        try:
-            entries = sorted(os.scandir(real), key=lambda e: e.name)
-        except OSError:
-            continue
-        if any(e.name.endswith(".jsonl") and e.is_file() for e in entries):
-            projects = [real]
-        else:
-            projects = [e.path for e in entries if e.is_dir()]
-        for p in projects:
-            for s in _project_sources(p):
+        for p in project_folders(real):
+            for s in project_sources(p):
                 if s.path not in seen_files:
                     seen_files.add(s.path)
                     out.append(s)

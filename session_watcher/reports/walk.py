@@ -1,0 +1,118 @@
+"""Discovery for a warm report: a folder listed again only when its mtime moved.
+
+`agents.claude_code.discover`'s rule (a root's project folders, each one's `.jsonl` files and its
+session folders' `subagents/` trees), with what each listing found kept in the index (`folders`):
+a root by its mtime, a project by the mtimes of every folder listed under it. Adding, removing or
+renaming a file changes its folder's mtime, so an unchanged mtime means the same names; appending to
+a file does not, which is why the index still `stat`s the files themselves. A folder whose mtime is
+within `RACY_NS` of when it was listed is listed again next time (a change in the same tick of the
+file system's clock would not move it).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+from typing import TYPE_CHECKING
+
+from session_watcher.agents.claude_code.discover import project_folders, project_sources
+from session_watcher.agents.source import Source
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from session_watcher.reports.index import Index
+
+RACY_NS = 2_000_000_000
+_AGAIN = -1  # the mtime kept for a folder too new to trust: never equal, listed again
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return _AGAIN
+
+
+def _trusted(dirs: list[str], start_ns: int) -> list[tuple[str, int]]:
+    """Each listed folder's mtime now, or `_AGAIN` when it moved too close to the listing's start."""
+    out = []
+    for d in dirs:
+        m = _mtime(d)
+        out.append((d, m if m < start_ns - RACY_NS else _AGAIN))
+    return out
+
+
+class Walk:
+    """The sources under some roots, and what to keep of the listings for the next run."""
+
+    def __init__(self, kept: dict[str, bytes]) -> None:
+        self.kept = kept
+        self.new: dict[str, bytes] = {}  # listings made this run: folder -> marshal data
+        self.visited: set[str] = set()
+        self.listed = 0  # folders listed this run (not taken from the index)
+        self.steady: list[str] = []  # the files of the listings taken from the index
+
+    def _same(self, path: str) -> Any:
+        """What the index kept for `path` when every folder it lists still has its mtime."""
+        self.visited.add(path)
+        data = self.kept.get(path)
+        if data is None:
+            return None
+        dirs, value = marshal.loads(data)  # noqa: S302 (our own 0600 cache's plain data)
+        if all(m != _AGAIN and _mtime(d) == m for d, m in dirs):
+            return value
+        return None
+
+    def projects(self, real: str) -> list[str]:
+        got = self._same(real)
+        if got is not None:
+            return [str(p) for p in got]
+        start = time.time_ns()
+        self.listed += 1
+        found = project_folders(real)
+        if os.path.isdir(real):
+            self.new[real] = marshal.dumps((_trusted([real], start), found))
+        return found
+
+    def sources(self, project: str) -> list[Source]:
+        key = project + os.sep  # a project folder may also be its root: its own entry
+        got = self._same(key)
+        if got is not None:
+            found = [Source(*s) for s in got]
+            self.steady += [s.path for s in found]
+            return found
+        start = time.time_ns()
+        self.listed += 1
+        dirs: list[str] = []
+        found = project_sources(project, dirs)
+        if dirs:  # listed (a folder that could not be is tried again next time)
+            self.new[key] = marshal.dumps((_trusted(dirs, start), [tuple(s) for s in found]))
+        return found
+
+
+def discover(roots: Iterable[str], index: Index) -> list[Source]:
+    """`agents.claude_code.discover.discover(roots)`, listing only the folders that changed since
+    the index last saw them; keeps this run's listings (and forgets those of folders gone), and
+    tells the index which files came from unchanged folders (`Index.steady`)."""
+    walk = Walk(index.folders())
+    seen_roots: set[str] = set()
+    seen_files: set[str] = set()
+    out: list[Source] = []
+    for root in roots:
+        real = os.path.realpath(root)
+        if real in seen_roots or not os.path.isdir(real):
+            continue
+        seen_roots.add(real)
+        for p in walk.projects(real):
+            for s in walk.sources(p):
+                if s.path not in seen_files:
+                    seen_files.add(s.path)
+                    out.append(s)
+    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in seen_roots)
+    gone = [k for k in walk.kept if k not in walk.visited and (k + os.sep).startswith(prefixes)]
+    index.store_folders(walk.new, gone)
+    index.steady = frozenset(walk.steady)
+    return out

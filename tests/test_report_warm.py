@@ -1,0 +1,178 @@
+"""The warm report: after a change, only the sessions whose files changed are folded again, and
+every figure equals a cold build's over the same files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.agents.claude_code.discover import discover, project_sources
+from session_watcher.reports import walk, warmth
+from session_watcher.reports.collect import run_report_json
+from session_watcher.reports.index import Index
+from tests.test_report_index import call_line
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+FA = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+C258 = "258c7280-ae70-4798-800f-63464d01a85d"
+NEW = "11111111-2222-4333-8444-555555555555"
+
+
+def copy_session(sid: str, into: Path, name: str | None = None) -> None:
+    into.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(FIXTURES / f"{sid}.jsonl", into / f"{name or sid}.jsonl")
+    if (FIXTURES / sid).is_dir():
+        shutil.copytree(FIXTURES / sid, into / (name or sid))
+
+
+def report(projects: Path, index: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(run_report_json([str(projects)], str(index), now=1.8e9, utc_offset=3600.0))
+    return doc
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    root = tmp_path / "projects"
+    copy_session(AE, root / "-home-a")
+    copy_session(FA, root / "-home-a")
+    shutil.copy2(FIXTURES / "tool_heavy.jsonl", root / "-home-a" / "tool_heavy.jsonl")
+    copy_session("short", root / "-home-b")
+    shutil.copy2(FIXTURES / "subagent.jsonl", root / "-home-b" / "subagent.jsonl")
+    age(root)
+    return root
+
+
+def age(root: Path, seconds: float = 3600.0) -> None:
+    """Every folder and file under `root` (and it) as last changed `seconds` ago: a folder old enough
+    to be trusted (`walk.RACY_NS`), so a warm run takes its listing from the index."""
+    when = time.time() - seconds
+    for d in [root, *root.rglob("*")]:
+        os.utime(d, (when, when))
+
+
+def test_warm_after_changes_equals_cold_and_folds_only_what_changed(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file appended in place (in a folder otherwise unchanged), a file added, a file removed and
+    a folder added: the warm report folds the appended, added and new folder's sessions only, and
+    equals a cold build."""
+    warm_index = tmp_path / "warm.sqlite3"
+    first = report(projects, warm_index)
+    assert {s["sessionId"] for s in first["sessions"]} >= {AE, FA, "tool_heavy", "short"}
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:  # in place: the folder's mtime stays
+        fh.write(call_line("msg_warm_1", 40_000, 1_200, ts="2026-02-14T09:30:00.000Z"))
+    shutil.copy2(FIXTURES / "short.jsonl", projects / "-home-a" / f"{NEW}.jsonl")
+    (projects / "-home-a" / "tool_heavy.jsonl").unlink()
+    copy_session(C258, projects / "-home-c")
+    folded: list[str] = []
+    real = warmth.session_part
+
+    def counting(s: warmth.Session, *args: Any, **kwargs: Any) -> warmth.Part | None:
+        folded.append(s.session_id)
+        return real(s, *args, **kwargs)
+
+    monkeypatch.setattr(warmth, "session_part", counting)
+    warm = report(projects, warm_index)
+    assert sorted(folded) == sorted(["short", NEW, C258])
+    monkeypatch.setattr(warmth, "session_part", real)
+    cold = report(projects, tmp_path / "cold.sqlite3")
+    assert warm.pop("index")["cached"] is False
+    cold.pop("index")
+    assert warm == cold
+    ids = {s["sessionId"] for s in warm["sessions"]}
+    assert "tool_heavy" not in ids
+    assert {AE, NEW, C258, FA} <= ids
+    assert api_calls(warm, "short") == api_calls(first, "short") + 1
+
+
+def api_calls(doc: dict[str, Any], sid: str) -> int:
+    return int(next(s["apiCalls"] for s in doc["sessions"] if s["sessionId"] == sid))
+
+
+def test_a_file_quiet_for_a_day_is_stat_ed_on_the_full_pass(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule (index.LIVE_NS, FULL_EVERY_NS): a file of an unchanged folder that the index saw
+    quiet for more than a day is not stat'ed between full passes, so an append to it in place shows
+    on the first run after the full pass is due; one that changed within the day shows at once."""
+    age(projects, 2 * 86400.0)
+    age(projects / "-home-a", 3600.0)  # its files live: changed within the day
+    index = tmp_path / "i.sqlite3"
+    first = report(projects, index)  # the first run is a full pass
+    for name, mid in (("-home-b/short.jsonl", "msg_quiet"), ("-home-a/tool_heavy.jsonl", "msg_live")):
+        with (projects / name).open("ab") as fh:
+            fh.write(call_line(mid, 30_000, 900, ts="2026-02-14T09:30:00.000Z"))
+    between = report(projects, index)
+    assert api_calls(between, "tool_heavy") == api_calls(first, "tool_heavy") + 1
+    assert api_calls(between, "short") == api_calls(first, "short")  # not stat'ed yet
+    monkeypatch.setattr("session_watcher.reports.index.FULL_EVERY_NS", 0)
+    full = report(projects, index)
+    assert api_calls(full, "short") == api_calls(first, "short") + 1
+    full.pop("index")
+    cold = report(projects, tmp_path / "cold.sqlite3")
+    cold.pop("index")
+    assert full == cold
+
+
+def test_a_report_over_another_window_keeps_its_own_parts(projects: Path, tmp_path: Path) -> None:
+    """Parts are kept per report window (`since`): a run over a window, then the whole history again
+    after a change, each equal to its cold build."""
+    index = tmp_path / "i.sqlite3"
+
+    def both(since: float | None, path: Path) -> dict[str, Any]:
+        doc: dict[str, Any] = json.loads(run_report_json([str(projects)], str(path), now=1.8e9, utc_offset=0.0,
+                                                         since=since))
+        doc.pop("index")
+        return doc
+
+    both(None, index)
+    windowed = both(1.77e9, index)
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_warm_2", 10_000, 500, ts="2026-02-15T10:00:00.000Z"))
+    assert both(None, index) == both(None, tmp_path / "cold1.sqlite3")
+    assert both(1.77e9, index) == both(1.77e9, tmp_path / "cold2.sqlite3")
+    assert windowed != both(None, tmp_path / "cold3.sqlite3")
+
+
+def test_the_walk_lists_again_only_the_folders_whose_mtime_moved(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unchanged folders come from the index without a listing; a file added to a project, a
+    sub-agent file added to a session's `subagents/`, and a folder too fresh to trust are listed
+    again; the sources always equal a full discovery's."""
+    listed: list[str] = []
+    real = project_sources
+
+    def counting(project: str, dirs: list[str] | None = None) -> list[Any]:
+        listed.append(os.path.basename(project))
+        return real(project, dirs)
+
+    monkeypatch.setattr("session_watcher.reports.walk.project_sources", counting)
+    index = Index(str(tmp_path / "i.sqlite3"))
+
+    def check(expect: list[str]) -> None:
+        listed.clear()
+        assert walk.discover([str(projects)], index) == discover([str(projects)])
+        assert sorted(listed) == expect
+
+    check(["-home-a", "-home-b"])  # first run: everything
+    check([])  # nothing moved: no listing
+    shutil.copy2(FIXTURES / "short.jsonl", projects / "-home-b" / f"{NEW}.jsonl")
+    age(projects / "-home-b")
+    check(["-home-b"])
+    subs = projects / "-home-a" / AE / "subagents"
+    shutil.copy2(next(subs.glob("*.jsonl")), subs / "agent-new.jsonl")
+    age(subs)
+    check(["-home-a"])
+    check([])
+    (projects / "-home-b" / "short.jsonl").unlink()  # changed now: too fresh to trust its mtime
+    check(["-home-b"])
+    check(["-home-b"])
+    age(projects / "-home-b")
+    check(["-home-b"])  # listed once more with a trusted mtime
+    check([])
+    index.close()
