@@ -229,6 +229,9 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     # status line's: Claude Code is the one agent with a status line)
     "hooks.run": {"agents.claude_code.transcript": {"model_name"}},
     "hooks.statusline": {"agents.claude_code.transcript": {"MAX_COUNT", "model_name"}},
+    # the report's walk of Claude Code's project folders, listed again only where their mtimes moved
+    # (the fallback's layout; another agent's logs are listed by its own `sources`)
+    "reports.walk": {"agents.claude_code.discover": {"project_folders", "project_sources"}},
     # the report's and the page's mappings from Claude Code's one msgspec schema (`records`) to their
     # rows (the registry's fallback: a stateful agent's rows come through its `read`, reports.parse_events)
     "reports.parse": {"agents.claude_code.records": {"NOT_JSON", "Record", "Usage", "decode", "stamp_to_epoch",
