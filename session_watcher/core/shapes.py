@@ -322,6 +322,7 @@ class Config(ModelParams):
     notify: NotifyConfig
     guard: Literal["ask", "warn", "off"]  # the cold-cache guard on each prompt ("block" is read as "ask")
     handoff_stale_min: float  # minutes a pending handoff waits for a fresh session
+    prices: dict[str, dict[str, float]]  # the user's prices by model id, USD/MTok (core.prices.use)
     otlp: OtlpConfig
 
 

@@ -257,7 +257,9 @@ def _build(
     threads = frozenset(src.session for src in sources if src.project == CODEX_PROJECT)
     summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings), threads)
     stats, live = index.refresh(sources, roots, progress, summarize)
-    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
+    from session_watcher.core.prices import user_rows  # a report priced otherwise is another report
+
+    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
     text = index.cached_report(key)
     if text is not None:
         if since is None and not os.path.exists(cliff_path()):

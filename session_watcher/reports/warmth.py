@@ -35,7 +35,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
-from session_watcher.reports.prices import WRITE_1H, input_price, read_multiplier, write_multiplier, write_usd
+from session_watcher.reports.prices import (
+    generation,
+    input_price,
+    read_multiplier,
+    write_1h_multiplier,
+    write_multiplier,
+    write_usd,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -110,15 +117,19 @@ class Session:
 
 
 _PRICES: dict[str | None, tuple[float, float, float] | None] = {}
+_PRICED_AT = [0]  # core.prices.generation() the cache was filled at: the user's prices changed since
 
 
 def call_prices(model: str | None) -> tuple[float, float, float] | None:
     """USD per token of a cache read, a 5-minute write and a 1-hour write of `model` (None: no price)."""
+    if _PRICED_AT[0] != generation():
+        _PRICES.clear()
+        _PRICED_AT[0] = generation()
     if model in _PRICES:
         return _PRICES[model]
     base = input_price(model)
     got = None if base is None else (base * read_multiplier(model) / 1e6, base * write_multiplier(model) / 1e6,
-                                     base * WRITE_1H / 1e6)
+                                     base * write_1h_multiplier(model) / 1e6)
     if len(_PRICES) < 1024:
         _PRICES[model] = got
     return got
