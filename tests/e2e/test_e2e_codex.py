@@ -270,3 +270,43 @@ def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(cod
             assert len(mock.bodies) >= sent + 1  # sent again within the minute: it goes
         finally:
             tmux.run("kill-server")
+
+
+def test_uninstall_takes_out_exactly_the_trust_entries_the_install_wrote(codex_bin: Path, tmp_path: Path) -> None:
+    """Trusted through codex app-server, our five hooks leave five `hooks.state` entries in Codex's
+    config.toml; `remove` (install.sh --uninstall's step) takes out those and nothing else: the
+    user's own trust entry and settings read as before, a backup first; re-running changes nothing."""
+    import tomllib
+
+    env, _project, bin_dir = _world(tmp_path, 9)  # no model call: the port is never dialled
+    env["SESSION_WATCHER_CODEX"] = str(codex_bin)
+    config = Path(env["CODEX_HOME"]) / "config.toml"
+    with config.open("a") as fh:
+        fh.write('\n# my own hook, trusted by me\n[hooks.state."/elsewhere/hooks.json:stop:0:0"]\n'
+                 'trusted_hash = "sha256:0123"\n')
+    original = config.read_text()
+    assert "(5 now, 0 already)" in _install(env, bin_dir)
+    state = tomllib.loads(config.read_text())["hooks"]["state"]
+    ours = sorted(k for k in state if k.startswith(env["CODEX_HOME"]))
+    assert len(ours) == 5
+    assert "(0 now, 5 already)" in _install(env, bin_dir)  # a re-run trusts nothing more...
+    trusted = config.read_bytes()
+
+    def remove() -> str:
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "remove"], env=env,
+                             capture_output=True, text=True, timeout=120, check=False)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    backups = sorted(p.name for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-"))
+    assert backups == []
+    said = remove()
+    assert "removed the 5 trust entries the install wrote" in said  # ...and its entries still go
+    assert tomllib.loads(config.read_text()) == tomllib.loads(original)
+    assert "# my own hook, trusted by me" in config.read_text()
+    backups = sorted(p for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-"))
+    assert [b.read_bytes() for b in backups] == [trusted]
+    after = config.read_bytes()
+    assert remove() == ""
+    assert config.read_bytes() == after
+    assert len([p for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-")]) == 1
