@@ -421,10 +421,15 @@ def load(project_dir: str | None) -> Config:
     return cfg
 
 
+# the classes of cliff.json: Claude Code's TTLs, then an OpenAI model's (core.prices_openai.CLASSES)
+CLIFF_CLASSES = ("5m", "1h", "codex-30m", "codex-10m")
+
+
 def load_cliff() -> Cliff:
     """The TTL cliffs `report` inferred from the user's own gaps ({"5m": s, "1h": s}, None where the
-    evidence was too thin), and under "evidence" the returns each rests on ({class: [returns below,
-    cold of them, returns above, cold of them]}); a missing or unreadable file gives none."""
+    evidence was too thin; an OpenAI class only where there is one), and under "evidence" the
+    returns each rests on ({class: [returns below, cold of them, returns above, cold of them]}); a
+    missing or unreadable file gives none."""
     out: Cliff = {"5m": None, "1h": None}
     try:
         from session_watcher.core.fastjson import loads
@@ -435,10 +440,10 @@ def load_cliff() -> Cliff:
     if isinstance(doc, dict):
         evidence = doc.get("evidence")
         evidence = evidence if isinstance(evidence, dict) else {}
-        for cls in ("5m", "1h"):
+        for cls in CLIFF_CLASSES:
             v = doc.get(cls)
             if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e7:
-                out[cls] = float(v)
+                out[cls] = float(v)  # type: ignore[literal-required]  # one of the Cliff's classes
                 ev = evidence.get(cls)
                 if isinstance(ev, list) and len(ev) == 4 and all(type(n) is int and 0 <= n < 1 << 40 for n in ev):
                     out.setdefault("evidence", {})[cls] = ev

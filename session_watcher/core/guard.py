@@ -12,7 +12,14 @@ else from the TTL class (5 min / 1 h). Leading with a restart is advised from x 
 from __future__ import annotations
 
 from session_watcher.core import prices
-from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime, cold_return_saving, fresh_split, restart_cost
+from session_watcher.core.eoq import (
+    TTL_SECONDS,
+    cache_class,
+    cache_lifetime,
+    cold_return_saving,
+    fresh_split,
+    restart_cost,
+)
 from session_watcher.core.numbers import dollars, duration, tokens
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import; this module is on the hot path
@@ -55,10 +62,10 @@ def edge(lifetime: float) -> float:
     return lifetime + EDGE_MARGIN
 
 
-def verdict(idle: float, ttl: str | None, cliff: Mapping[str, Any] | None) -> str | None:
-    """"warm" up to the cache's lifetime (the user's cliff for its class, else the TTL), "maybe"
-    up to the edge, "cold" past it; None without a TTL class."""
-    life = cache_lifetime(ttl, cliff)
+def verdict(idle: float, ttl: str | None, cliff: Mapping[str, Any] | None, model: str | None = None) -> str | None:
+    """"warm" up to the cache's lifetime (the user's cliff for its class, else the TTL; `model`'s
+    own classes for an OpenAI model), "maybe" up to the edge, "cold" past it; None without a class."""
+    life = cache_lifetime(ttl, cliff, model)
     if life is None:
         return None
     return "warm" if idle <= life else "cold" if idle > edge(life) else "maybe"
@@ -107,9 +114,9 @@ def cold_cache(state: Mapping[str, Any], cfg: ModelParams, now: float | None) ->
     if source == "cliff":  # the returns the inference rests on, for its words
         cliff = cfg.get("cliff")
         evidence = cliff.get("evidence") if cliff else None
-        out["evidence"] = evidence.get(ttl) if evidence else None
+        out["evidence"] = evidence.get(cache_class(ttl, ctx.get("model")) or "") if evidence else None
     if idle is not None:
-        said = verdict(idle, ttl, cfg.get("cliff"))
+        said = verdict(idle, ttl, cfg.get("cliff"), ctx.get("model"))
         out["cold"], out["sure"] = said != "warm", said == "cold"
     return out
 

@@ -16,7 +16,7 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 4  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 5  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
 CODEX = "codex"  # a Codex thread's agent
 
