@@ -40,7 +40,7 @@ from typing import Any
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop
-from session_watcher.sessions.naming import backtest as shell
+from session_watcher.sessions import backtest as shell
 
 GRID: dict[str, list[Any]] = {
     "bp_amber": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.10],
