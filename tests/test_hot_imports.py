@@ -184,3 +184,29 @@ def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> 
                                         "session_watcher.core.eoq", "math", "session_watcher.core.window"}
     assert got >= FOLD
     assert got <= allowed, got - allowed
+
+
+def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(tmp_path: Path) -> None:
+    """PostModelRequest as Codex runs it (`hook EVENT codex`) on a rollout with new calls: the fold's
+    modules, and the rollout decoder (agents.codex), without typing or re (several ms of a start)."""
+    from tests.codex_lines import FIXTURES
+
+    rollout = tmp_path / "rollout-2026-07-16T16-39-00-019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba.jsonl"
+    lines = (FIXTURES / "rollout-019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba.jsonl").read_bytes().splitlines(keepends=True)
+    rollout.write_bytes(b"".join(lines[:200]))
+    doc = {"session_id": "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba", "transcript_path": str(rollout),
+           "cwd": str(tmp_path), "hook_event_name": "PostModelRequest", "model": "gpt-5.6-sol", "kind": "sampling",
+           "status": "ok", "token_usage": {"input_tokens": 1}}
+    assert hook("PostModelRequest", doc, args=("codex",)).returncode == 0
+    rollout.write_bytes(b"".join(lines[:400]))  # the calls Codex logged since
+    proc, got = imports(launcher("hook", "PostModelRequest", "codex"), json.dumps(doc).encode())
+    assert proc.returncode == 0
+    codex = {"session_watcher.agents.codex", "session_watcher.agents.codex.reader",
+             "session_watcher.agents.codex.rollout"}
+    allowed = OS | SAVED_STATE | FOLD | codex | {
+        "session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.state.tail",
+        "session_watcher.state.spawn", "select", "session_watcher.core.health", "session_watcher.core.prices",
+        "session_watcher.core.eoq", "math", "session_watcher.core.window", "session_watcher.core.prices_openai"}
+    assert got >= FOLD | codex
+    assert not got & {"typing", "re"}
+    assert got <= allowed, got - allowed

@@ -112,6 +112,9 @@ KEYS = (
         choices=GUARD_MODES, aliases={"block": "ask"}),
     Key("handoff_stale_min", "minutes", 180, "minutes a handoff waits for the project's next fresh session",
         low=1, high=10080),
+    Key("prices", "prices", {}, 'your own prices over the built-in tables, Claude\'s and OpenAI\'s: [prices."MODEL"] '
+        "(a model id or its prefix) with input, cache_read, cache_write (5-minute class), cache_write_1h in USD "
+        "per million tokens; a field left out keeps the built-in ratio to input", low=0.0, high=10_000.0),
     Key("otlp.enabled", "flag", "auto", "export to an OpenTelemetry collector (docs/otlp.md); auto: when "
         "Claude Code's own telemetry is on", choices=("auto",)),
     Key("otlp.endpoint", "url", "", "the collector's OTLP/HTTP address", unset="from "
@@ -202,7 +205,34 @@ def _settle(k: Key, value: object) -> object:
     if kind in ("globs", "list"):
         ok = _globs(value) if kind == "globs" else isinstance(value, list) and all(c in k.choices for c in value)
         return list(value) if ok else BAD  # type: ignore[call-overload]
+    if kind == "prices":
+        if price_problem(k, value):
+            return BAD
+        return {m.lower(): {f: float(v) for f, v in row.items()} for m, row in value.items()}  # type: ignore[attr-defined]
     return dict(value) if _table(k, value) else BAD  # type: ignore[call-overload]  # strings, values
+
+
+def price_problem(k: Key, value: object) -> str | None:
+    """What is wrong with a `prices` table, in words (None: nothing)."""
+    from session_watcher.core import prices
+
+    if not isinstance(value, dict) or len(value) > MAX_TABLE:
+        return f"expected a table of at most {MAX_TABLE} models, got {_short(repr(value))}"
+    for model, row in value.items():
+        if not (_text(model) and model.strip()):
+            return f"expected a model id, got {_short(repr(model))}"
+        name = f'[prices."{_short(model, 60)}"]'
+        if not isinstance(row, dict) or not row:
+            return f"{name}: expected a table of {', '.join(prices.FIELDS)}, got {_short(repr(row))}"
+        for field, v in row.items():
+            if field not in prices.FIELDS:
+                return f"{name}: unknown field {_short(repr(field), 60)} (known: {', '.join(prices.FIELDS)})"
+            if not (_is_num(v) and k.low < v <= k.high):
+                return (f"{name} {field}: expected USD per million tokens, more than {k.low:g} and at most "
+                        f"{k.high:g}, got {_short(repr(v))}")
+        if "input" not in row and not prices.in_tables(model):
+            return f"{name}: no built-in price for this model, so it needs input"
+    return None
 
 
 def expected(k: Key) -> str:
@@ -231,6 +261,8 @@ def _check(file: str, key: str, value: object) -> object:
     if k is None:
         raise ConfigError(f"{file}: unknown key '{_short(key)}' (known: {', '.join(known_keys())})")
     out = _settle(k, value)
+    if out is BAD and k.kind == "prices":
+        raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}")
     if out is BAD:
         raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_short(repr(value))}")
     return out
@@ -354,7 +386,15 @@ def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
         layers.append(layer)
     cfg = merge(*layers)
     cfg["cliff"] = load_cliff()
+    use_prices(cfg)
     return cfg, errors
+
+
+def use_prices(cfg: Config) -> None:
+    """Hand the core the user's prices (the config's `prices`; the core reads no config)."""
+    from session_watcher.core import prices
+
+    prices.use(cfg.get("prices") or {})
 
 
 def anchored(project_dir: str, globs: list[str]) -> list[str]:
@@ -381,10 +421,15 @@ def load(project_dir: str | None) -> Config:
     return cfg
 
 
+# the classes of cliff.json: Claude Code's TTLs, then an OpenAI model's (core.prices_openai.CLASSES)
+CLIFF_CLASSES = ("5m", "1h", "codex-30m", "codex-10m")
+
+
 def load_cliff() -> Cliff:
     """The TTL cliffs `report` inferred from the user's own gaps ({"5m": s, "1h": s}, None where the
-    evidence was too thin), and under "evidence" the returns each rests on ({class: [returns below,
-    cold of them, returns above, cold of them]}); a missing or unreadable file gives none."""
+    evidence was too thin; an OpenAI class only where there is one), and under "evidence" the
+    returns each rests on ({class: [returns below, cold of them, returns above, cold of them]}); a
+    missing or unreadable file gives none."""
     out: Cliff = {"5m": None, "1h": None}
     try:
         from session_watcher.core.fastjson import loads
@@ -395,10 +440,10 @@ def load_cliff() -> Cliff:
     if isinstance(doc, dict):
         evidence = doc.get("evidence")
         evidence = evidence if isinstance(evidence, dict) else {}
-        for cls in ("5m", "1h"):
+        for cls in CLIFF_CLASSES:
             v = doc.get(cls)
             if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e7:
-                out[cls] = float(v)
+                out[cls] = float(v)  # type: ignore[literal-required]  # one of the Cliff's classes
                 ev = evidence.get(cls)
                 if isinstance(ev, list) and len(ev) == 4 and all(type(n) is int and 0 <= n < 1 << 40 for n in ev):
                     out.setdefault("evidence", {})[cls] = ev
@@ -416,6 +461,7 @@ def load_cached(cache: ConfigCache, project_dir: str | None) -> tuple[Config, st
     stamp = _stamp([*files, paths.cliff_file()])
     values = cache.get("values")
     if cache.get("stamp") == stamp and _whole(values):  # checked when it was read
+        use_prices(values)
         return values, None
     values, errors = load_layers(project_dir)
     error = "; ".join(errors) or None
@@ -447,8 +493,10 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     moved to: the file is started afresh, so the CLI can always repair what it reads."""
     import tomlkit
 
-    value = parse_cli_value(raw)
-    _check(file, key, value)
+    written = value = parse_cli_value(raw)
+    key, value = _price_key(file, key, value)
+    if key != "prices":  # a price row is checked merged with the file's (below)
+        _check(file, key, value)
     if project and key not in PROJECT_KEYS:
         raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
                           f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
@@ -472,7 +520,10 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         else:
             os.replace(file, moved)
         doc = tomlkit.document()
-    if "." in key:
+    if key == "prices" and "prices" in doc and isinstance(doc["prices"], dict):
+        for model, row in value.items():  # one model's row set, the others kept
+            doc["prices"][model] = {**doc["prices"].get(model, {}), **row}
+    elif "." in key:
         table, sub = key.split(".", 1)
         if table not in doc:
             doc[table] = tomlkit.table()
@@ -486,7 +537,35 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     else:
         os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
     write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
-    return value, moved
+    return written, moved
+
+
+def key_path(key: str) -> list[str]:
+    """The names leading to `key`'s value in the config: ["notify", "channels"], ["prices",
+    "gpt-5.5", "input"] (a model id may hold dots; the config keeps it in lower case)."""
+    if key.startswith("prices."):
+        _, value = _price_key("", key, 0)
+        model, row = next(iter(value.items()))
+        return ["prices", model.lower(), *(row if isinstance(row, dict) else [])]
+    return key.split(".")
+
+
+def _price_key(file: str, key: str, value: Any) -> tuple[str, Any]:
+    """`prices.MODEL` with a table, or `prices.MODEL.FIELD` with a number (a model id may hold dots;
+    quotes around it are dropped), as the key `prices` with a one-model table."""
+    if not key.startswith("prices."):
+        return key, value
+    from session_watcher.core.prices import FIELDS
+
+    model, _, field = key[len("prices."):].rpartition(".")
+    if field in FIELDS and model:
+        value = {field: value}
+    else:
+        model = key[len("prices."):]
+    model = model.strip('"')
+    if not model:
+        raise ConfigError(f"{file}: key 'prices.': expected a model id after 'prices.'")
+    return "prices", {model: value}
 
 
 def _read_text(file: str) -> str:

@@ -157,7 +157,11 @@ def _say(message: str) -> None:
 
 def _dispatch(args: list[str]) -> int:
     """Parse `args` with the command's part of the tree and run its `func`. `report --json` in the
-    form programs run it is read without argparse (`reports.cli.json_args`)."""
+    form programs run it is read without argparse (`reports.cli.json_args`). Every command prices
+    with the user's own prices (`prices` in their config; a bad file is left out, as `config show` says)."""
+    from session_watcher.base import config
+
+    config.load_layers(None)
     if args[:1] == ["report"]:
         from session_watcher.cli.report import command, json_args
 

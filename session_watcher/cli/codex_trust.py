@@ -99,9 +99,10 @@ def ours(listed: Any, hooks_file: str, commands: set[str]) -> list[dict[str, Any
     return found
 
 
-def trust(home: str, hooks_file: str, commands: set[str]) -> tuple[int, int] | None:
-    """Have Codex trust our hooks in `hooks_file`: (trusted now, already trusted), or None when
-    Codex could not be asked (the user then trusts them in `/hooks`)."""
+def trust(home: str, hooks_file: str, commands: set[str]) -> tuple[dict[str, str], int] | None:
+    """Have Codex trust our hooks in `hooks_file`: ({key: hash} of the entries written now, the
+    number already trusted), or None when Codex could not be asked (the user then trusts them in
+    `/hooks`)."""
     exe = codex_executable()
     if exe is None:
         return None
@@ -122,11 +123,63 @@ def trust(home: str, hooks_file: str, commands: set[str]) -> tuple[int, int] | N
         trusted = sum(1 for h in mine if h.get("trustStatus") == "trusted")
         if trusted < len(commands):
             return None
-        return len(todo), trusted - len(todo)
+        return {k: v["trusted_hash"] for k, v in todo.items()}, trusted - len(todo)
     except (OSError, ValueError, RuntimeError, TimeoutError, EOFError):
         return None
     finally:
         rpc.close()
+
+
+def untrust(home: str, written: dict[str, str]) -> int:
+    """Take out of `$home/config.toml` the trust entries the install wrote (`written`, {key: hash}):
+    each `hooks.state.<key>` whose trusted_hash is still the one written (a hash since changed is
+    someone else's), the table when nothing else is left in it; the user's entries and the file's
+    layout kept (tomlkit), a backup first. The number taken out (0: the file left as it is)."""
+    import tomlkit
+
+    from session_watcher.cli import install as claude
+
+    path = os.path.join(home, "config.toml")
+    before = claude._read_text(path)
+    if before is None or not written:
+        return 0
+    try:
+        doc = tomlkit.parse(before)
+    except (tomlkit.exceptions.ParseError, ValueError, RecursionError):
+        print(f"codex: {path} is not TOML Codex can read; its session-watcher trust entries are left in it")
+        return 0
+    hooks = doc.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(state, dict):
+        return 0
+    gone = 0
+    for key, digest in written.items():
+        entry = state.get(key)
+        if isinstance(entry, dict) and entry.get("trusted_hash") == digest:
+            if set(entry) == {"trusted_hash"}:
+                del state[key]
+            else:
+                del entry["trusted_hash"]
+            gone += 1
+    if not gone:
+        return 0
+    if not state:
+        del hooks["state"]  # type: ignore[union-attr]  # a dict, checked above
+    if not hooks:
+        del doc["hooks"]
+    _write_toml(path, before, tomlkit.dumps(doc))
+    return gone
+
+
+def _write_toml(path: str, before: str, text: str) -> None:
+    """`path` rewritten with `text` (through a link, with its own mode), `before` backed up first."""
+    from session_watcher.base.atomic import write_atomic, write_user_file
+    from session_watcher.cli import install as claude
+
+    name = claude._backup_name(path)
+    write_atomic(name, before.encode("utf-8"))
+    print(f"backup: {name}")
+    write_user_file(path, text.encode("utf-8"))
 
 
 def _version() -> str:

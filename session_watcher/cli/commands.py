@@ -260,7 +260,7 @@ def config_set(ns: argparse.Namespace) -> int:
     # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
     effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
     shown: Any = effective
-    for part in ns.key.split("."):
+    for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None
     said = config.show_value(shown if shown is not None else value)
     note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"

@@ -4,7 +4,8 @@
 Codex is present: `$CODEX_HOME` set or `~/.codex` there). Claude Code's merge rules
 (session_watcher.cli.install): every other hook of the user's is kept, a backup is written before any
 change and none when nothing changes, re-running changes nothing, and `remove` takes out exactly
-what was added (recorded in `<data dir>/installed-codex.json`).
+what was added (recorded in `<data dir>/installed-codex.json`), the trust entries the install had
+Codex write into its `config.toml` too (cli.codex_trust.untrust; the user's own kept, a backup first).
 
 The hooks (agents.codex.hooks.EVENTS), each `hook EVENT codex`: PostToolUse, PostModelRequest
 (every model call) and Stop fold, `"async": true` (Codex does not wait for them) and print nothing;
@@ -80,7 +81,10 @@ def add(bin_dir: str) -> int:
             groups.append({"hooks": [entry]})
     claude._write(path, doc, before)
     paths.ensure_private_dir(paths.data_dir())
-    record = {"hooksFile": path, "hooks": sorted(k for k in keys if k)}
+    # the trust entries an earlier install wrote stay ours (a re-run finds them trusted already)
+    earlier = prev.get("trusted") if prev.get("hooksFile") == path else None
+    trusted: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
+    record = {"hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted}
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     from session_watcher.cli.codex_trust import trust
 
@@ -88,9 +92,12 @@ def add(bin_dir: str) -> int:
     if got is None:
         print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
               "open /hooks in Codex and trust session-watcher's")
-    else:
-        print(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
-              f"({got[0]} now, {got[1]} already)")
+        return 0
+    if got[0]:  # what --uninstall takes out of Codex's config.toml again
+        record["trusted"] = {**trusted, **got[0]}
+        write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    print(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
+          f"({len(got[0])} now, {got[1]} already)")
     return 0
 
 
@@ -106,6 +113,15 @@ def remove() -> int:
         claude._drop_hooks(doc, {k for k in rec.get("hooks") or [] if isinstance(k, str)})
         claude._write(path, doc, before)
         print(f"codex: removed session-watcher from {path}")
+    written = rec.get("trusted")
+    if isinstance(written, dict):
+        from session_watcher.cli.codex_trust import untrust
+
+        gone = untrust(os.path.dirname(path), {k: v for k, v in written.items()
+                                               if isinstance(k, str) and isinstance(v, str)})
+        if gone:
+            print(f"codex: removed the {gone} trust entries the install wrote from "
+                  f"{os.path.join(os.path.dirname(path), 'config.toml')}")
     try:
         os.unlink(record_file())
     except FileNotFoundError:

@@ -6,8 +6,9 @@ builds them from replay's trace rows), the session's `shared` prefix (cr of its 
 the restarts the closed-loop policies took (`core.closedloop.follow`). Output: plain JSON-able dicts.
 
 Cost of a call, in read units of its own model (tokens x that model's cache-read price):
-cr + cw5m * W / rm + cw1h * WRITE_1H / rm, rm = its cache-read multiplier, W its 5-minute-class write
-multiplier (WRITE_5M on every Claude model); in dollars,
+cr + cw5m * W / rm + cw1h * W1h / rm, rm = its cache-read multiplier, W its 5-minute-class write
+multiplier (WRITE_5M on every Claude model), W1h its 1-hour one (WRITE_1H unless the user's prices
+say otherwise); in dollars,
 units x base input price x rm / 1e6 (core.prices). A cw not split by TTL counts as 5-minute.
 Uncached input and output do not depend on when you restart and are left out.
 
@@ -161,7 +162,8 @@ class _Priced(NamedTuple):
 def _price(model: str | None) -> _Priced:
     rm = prices.read_multiplier(model)
     base = prices.input_price(model)
-    return _Priced(prices.write_multiplier(model) / rm, prices.WRITE_1H / rm, None if base is None else base * rm / 1e6)
+    return _Priced(prices.write_multiplier(model) / rm, prices.write_1h_multiplier(model) / rm,
+                   None if base is None else base * rm / 1e6)
 
 
 class Segment:

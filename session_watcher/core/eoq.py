@@ -187,20 +187,38 @@ def cache_edge(lifetime: float) -> float:
     return lifetime + EDGE_MARGIN
 
 
-def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None, model: str | None = None) -> float | None:
-    """Seconds a cache written at `ttl` ("5m" / "1h") stays warm: the user's inferred cliff for that
-    class when the warmth report found one (`cfg["cliff"]`), else the class's TTL; None for no class.
-    `model`: the model that wrote it (an OpenAI model's cache has its own classes)."""
-    if ttl not in TTL_SECONDS:
-        return None
-    if model and model[:4].lower() == "gpt-":  # an OpenAI model's cache: its class's floor (a Claude cliff is not its)
-        from session_watcher.core.prices_openai import cache_floor
+def cache_class(ttl: str | None, model: str | None = None) -> str | None:
+    """The class of the user's cliff a cache falls in: `ttl` ("5m" / "1h") for Claude's, an OpenAI
+    model's own (codex-30m / codex-10m) for `model`'s; a class name is its own; None for no class."""
+    if ttl in TTL_SECONDS:
+        if model and model[:4].lower() == "gpt-":  # an OpenAI model's cache: Claude's cliff is not its
+            from session_watcher.core.prices_openai import cache_class as openai_class
 
-        return cache_floor(model)
-    known = (cliff or {}).get(ttl)
+            return openai_class(model)
+        return ttl
+    if ttl and ttl[:6] == "codex-":
+        from session_watcher.core.prices_openai import CLASSES
+
+        return ttl if ttl in CLASSES else None
+    return None
+
+
+def cache_lifetime(ttl: str | None, cliff: Mapping[str, Any] | None, model: str | None = None) -> float | None:
+    """Seconds a cache written at `ttl` ("5m" / "1h", or a class name) stays warm: the user's
+    inferred cliff for its class (`cache_class`) when the warmth report found one (`cfg["cliff"]`),
+    else the class's TTL (an OpenAI class: its floor); None for no class. `model`: the model that
+    wrote it (an OpenAI model's cache has its own classes)."""
+    cls = cache_class(ttl, model)
+    if cls is None:
+        return None
+    known = (cliff or {}).get(cls)
     if isinstance(known, int | float) and not isinstance(known, bool) and known > 0:
         return float(known)
-    return TTL_SECONDS[ttl]
+    if cls in TTL_SECONDS:
+        return TTL_SECONDS[cls]
+    from session_watcher.core.prices_openai import CLASSES
+
+    return CLASSES[cls]
 
 
 def session_c_ratio(state: State, cfg: ModelParams) -> float:

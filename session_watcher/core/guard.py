@@ -15,6 +15,7 @@ from session_watcher.core import prices
 from session_watcher.core.eoq import (
     EDGE_MARGIN,
     TTL_SECONDS,
+    cache_class,
     cache_edge,
     cache_lifetime,
     cold_return_saving,
@@ -62,9 +63,8 @@ def edge(lifetime: float) -> float:
 
 
 def verdict(idle: float, ttl: str | None, cliff: Mapping[str, Any] | None, model: str | None = None) -> str | None:
-    """"warm" up to the cache's lifetime (the user's cliff for its class, else the TTL; `model`: an
-    OpenAI model's cache has a lifetime of its own, `eoq.cache_lifetime`), "maybe" up to the edge,
-    "cold" past it; None without a TTL class."""
+    """"warm" up to the cache's lifetime (the user's cliff for its class, else the TTL; `model`'s
+    own classes for an OpenAI model), "maybe" up to the edge, "cold" past it; None without a class."""
     life = cache_lifetime(ttl, cliff, model)
     if life is None:
         return None
@@ -114,7 +114,7 @@ def cold_cache(state: Mapping[str, Any], cfg: ModelParams, now: float | None) ->
     if source == "cliff":  # the returns the inference rests on, for its words
         cliff = cfg.get("cliff")
         evidence = cliff.get("evidence") if cliff else None
-        out["evidence"] = evidence.get(ttl) if evidence else None
+        out["evidence"] = evidence.get(cache_class(ttl, ctx.get("model")) or "") if evidence else None
     if idle is not None:
         said = verdict(idle, ttl, cfg.get("cliff"), ctx.get("model"))
         out["cold"], out["sure"] = said != "warm", said == "cold"

@@ -12,6 +12,10 @@ OpenAI's models (`gpt-*`, run by Codex) come from core.prices_openai: their own 
 
 A model not in the table reads at 0.1x for the cost model (`known()` says it is a guess) and has no
 dollar price: its dollar figures are None, never guessed.
+
+The user's own prices (the config's `[prices."MODEL"]`, USD per million tokens: input, cache_read,
+cache_write, cache_write_1h) win over both tables. The shell hands them in with `use` once the config
+is settled; this module reads no config. A field left out keeps the built-in ratio to input.
 """
 
 from __future__ import annotations
@@ -42,27 +46,88 @@ TABLE: dict[str, tuple[float, float]] = {
     "claude-mythos-5-1": (10.0, 0.025),
 }
 _BY_LENGTH = sorted(TABLE, key=len, reverse=True)
+FIELDS = ("input", "cache_read", "cache_write", "cache_write_1h")  # a price row of the config, USD/MTok
+
+Entry = tuple[float, float, float, float]  # base input USD/MTok; read, 5-minute write, 1-hour write x base
+_SEEN: dict[str, Entry | None] = {}  # model id -> entry: a report asks once per call
+_USER: dict[str, dict[str, float]] = {}  # the user's rows (`use`), by lower-case model id or prefix
+_GENERATION = [0]  # how many times the user's rows changed: a cache of prices elsewhere keys on it
 
 
-_SEEN: dict[str, tuple[float, float, float] | None] = {}  # model id -> entry: a report asks once per call
+def use(rows: dict[str, dict[str, float]]) -> None:
+    """Price with the user's own rows (the config's `prices`, checked by the config) from now on."""
+    new = {name.lower(): dict(row) for name, row in rows.items()}
+    if new != _USER:
+        _USER.clear()
+        _USER.update(new)
+        _SEEN.clear()
+        _GENERATION[0] += 1
 
 
-def _entry(model: str | None) -> tuple[float, float, float] | None:
-    """(base input price, cache-read multiplier, 5-minute-class write multiplier) of `model`."""
+def user_rows() -> list[tuple[str, list[tuple[str, float]]]]:
+    """The user's rows in force, in a fixed order (what a cache of priced figures keys on)."""
+    return sorted((name, sorted(row.items())) for name, row in _USER.items())
+
+
+def generation() -> int:
+    """Changes whenever `use` changed the prices."""
+    return _GENERATION[0]
+
+
+def _user_row(m: str) -> dict[str, float] | None:
+    """The user's row for the lower-case id `m` (without a tier): the longest name that is `m` or
+    starts it before a '-' or '.'."""
+    names = [n for n in _USER if m == n or m.startswith((n + "-", n + "."))]
+    return _USER[max(names, key=len)] if names else None
+
+
+def _overridden(m: str, found: Entry | None) -> Entry | None:
+    """`found` (the tables' entry of the lower-case id `m`) with the user's row over it."""
+    tier = 1.0
+    if m.endswith("]") and "[" in m:  # a Codex service tier: the user's dollars are the standard tier's
+        from session_watcher.core import prices_openai as codex
+
+        m, tier = codex.split(m)
+    row = _user_row(m)
+    if row is None:
+        return found
+    if found is None and "input" not in row:
+        return None  # the config refuses this; a row without a base prices nothing
+    base = row["input"] * tier if "input" in row else found[0]  # type: ignore[index]  # found when no input
+    ratios = (READ, WRITE_5M, WRITE_1H) if found is None else found[1:]
+    return (base, *(row[f] * tier / base if f in row and base > 0 else r
+                    for f, r in zip(FIELDS[1:], ratios, strict=True)))  # type: ignore[return-value]
+
+
+def _entry(model: str | None) -> Entry | None:
+    """(base input price, cache-read, 5-minute-class write and 1-hour write multipliers) of `model`."""
     if not model:
         return None
     if model in _SEEN:
         return _SEEN[model]
-    m = model.lower().removesuffix("[1m]")
-    row = next((TABLE[p] for p in _BY_LENGTH if m == p or m.startswith(p + "-")), None)
-    found = None if row is None else (row[0], row[1], WRITE_5M)
-    if found is None and m.startswith("gpt-"):  # OpenAI's models: their own table, by model id
-        from session_watcher.core import prices_openai as codex
-
-        found = codex.entry(model)
+    found = _tables(model)
+    if _USER:
+        found = _overridden(model.lower().removesuffix("[1m]"), found)
     if len(_SEEN) < 1024:
         _SEEN[model] = found
     return found
+
+
+def _tables(model: str) -> Entry | None:
+    """The built-in tables' entry of `model`."""
+    m = model.lower().removesuffix("[1m]")
+    row = next((TABLE[p] for p in _BY_LENGTH if m == p or m.startswith(p + "-")), None)
+    if row is None and m.startswith("gpt-"):  # OpenAI's models: their own table, by model id
+        from session_watcher.core import prices_openai as codex
+
+        got = codex.entry(model)
+        return None if got is None else (*got, WRITE_1H)
+    return None if row is None else (row[0], row[1], WRITE_5M, WRITE_1H)
+
+
+def in_tables(model: str) -> bool:
+    """The built-in tables price `model` (whatever the user's rows say)."""
+    return _tables(model) is not None
 
 
 def known(model: str | None) -> bool:
@@ -88,9 +153,15 @@ def write_multiplier(model: str | None) -> float:
     return WRITE_5M if entry is None else entry[2]
 
 
+def write_1h_multiplier(model: str | None) -> float:
+    """The 1-hour cache write price over the base input price: WRITE_1H but where the user says."""
+    entry = _entry(model)
+    return WRITE_1H if entry is None else entry[3]
+
+
 def c_ratio(model: str | None, ttl: str | None) -> float:
     """Cache write price / cache read price for the TTL class ("1h" or else 5 minutes)."""
-    return (WRITE_1H if ttl == "1h" else write_multiplier(model)) / read_multiplier(model)
+    return (write_1h_multiplier(model) if ttl == "1h" else write_multiplier(model)) / read_multiplier(model)
 
 
 def read_usd(model: str | None, tokens: float) -> float | None:
@@ -104,7 +175,7 @@ def write_usd(model: str | None, cw5m: float, cw1h: float) -> float | None:
     base = input_price(model)
     if base is None:
         return None
-    return (cw5m * write_multiplier(model) + cw1h * WRITE_1H) * base / 1e6
+    return (cw5m * write_multiplier(model) + cw1h * write_1h_multiplier(model)) * base / 1e6
 
 
 def call_factor(model: str | None, prompt_tokens: float) -> float:

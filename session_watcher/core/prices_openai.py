@@ -11,7 +11,8 @@ gpt-5.5, 12.5 on gpt-5.6 and gpt-6.0, 25 on gpt-6.1 / gpt-6.2.
 * `service_tier` scales every dollar, never cRatio: a model id `gpt-5.6-sol[priority]` (the rollout
   reader's form) is the model at that tier.
 * The cache lifetime: 30 minutes is the promised minimum from gpt-5.6 on; older models keep the
-  cache in memory, "typically" 5 to 10 minutes idle, never past an hour (`cache_floor`).
+  cache in memory, "typically" 5 to 10 minutes idle, never past an hour (`CLASSES`: each
+  class's floor, the lifetime until the user's own returns show its cliff, core.eoq.cache_lifetime).
 
 A row carries the date from which it holds; `entry(model, ts)` picks the latest row in force at
 `ts` (seconds since the epoch), the earliest where none is (the older price is not known).
@@ -108,11 +109,17 @@ def call_usd(model: str | None, uncached: int, cr: int, cw: int, out: int, out_p
     return usd * call_factor(model, uncached + cr + cw) / 1e6
 
 
-def cache_floor(model: str | None) -> float:
-    """Seconds the cache is taken to stay warm until the user's own returns say otherwise: the
-    promised 30 minutes on the models that charge for a write (gpt-5.6 on), else the in-memory class."""
+# the cache classes of OpenAI's models, each with its floor: the key of the user's inferred cliff
+# (cliff.json, `report`), as "5m" and "1h" are Claude Code's
+CLASSES = {"codex-30m": FLOOR_NEW, "codex-10m": FLOOR_OLD}
+
+
+def cache_class(model: str | None) -> str:
+    """The cache class of `model`: codex-30m on the models that charge for a write (gpt-5.6 on, the
+    promised 30 minutes), else codex-10m (the in-memory class, "typically 5 to 10 minutes")."""
     got = entry(model)
-    return FLOOR_NEW if got is not None and got[2] > 1.0 else FLOOR_OLD
+    return "codex-30m" if got is not None and got[2] > 1.0 else "codex-10m"
+
 
 
 def context_window(model: str) -> int:

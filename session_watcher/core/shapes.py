@@ -292,7 +292,10 @@ class OtlpConfig(TypedDict):
 
 # the TTL cliffs `report` inferred ({"5m": s, "1h": s}, None where the evidence was too thin) and the
 # returns each rests on ({class: [returns below, cold of them, returns above, cold of them]})
-Cliff = TypedDict("Cliff", {"5m": float | None, "1h": float | None, "evidence": NotRequired[dict[str, list[int]]]})
+# the inferred cliff per cache class: Claude Code's "5m" and "1h", an OpenAI model's codex-30m and
+# codex-10m (core.prices_openai.CLASSES) where `report` found one
+Cliff = TypedDict("Cliff", {"5m": float | None, "1h": float | None, "codex-30m": NotRequired[float | None],
+                            "codex-10m": NotRequired[float | None], "evidence": NotRequired[dict[str, list[int]]]})
 
 
 class ModelParams(TypedDict):
@@ -324,6 +327,7 @@ class Config(ModelParams):
     notify: NotifyConfig
     guard: Literal["ask", "warn", "off"]  # the cold-cache guard on each prompt ("block" is read as "ask")
     handoff_stale_min: float  # minutes a pending handoff waits for a fresh session
+    prices: dict[str, dict[str, float]]  # the user's prices by model id, USD/MTok (core.prices.use)
     otlp: OtlpConfig
 
 

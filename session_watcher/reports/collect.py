@@ -17,7 +17,7 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 4  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 5  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
 
 if TYPE_CHECKING:
@@ -84,7 +84,9 @@ class _Summarize:
         for src in self.sources:
             if src.path in live:
                 order.setdefault(src.session, []).append(src)
-        params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}"
+        from session_watcher.core.prices import user_rows  # a part priced otherwise is another part
+
+        params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
         cached = index.cached_parts(params)
         facts = index.facts
         got: dict[str, object] = {}
@@ -295,7 +297,9 @@ def _build(
     warnings, log_stamp = guard_warnings()
     summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
     stats, live = index.refresh(sources, roots, progress, summarize)
-    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}")
+    from session_watcher.core.prices import user_rows  # a report priced otherwise is another report
+
+    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
     if kept is not None:
         body, days = kept

@@ -4,10 +4,13 @@ from session_watcher.core.prices import (
     READ,
     WRITE_1H,
     WRITE_5M,
+    generation,
     input_price,
     read_multiplier,
+    write_1h_multiplier,
     write_multiplier,
     write_usd,
 )
 
-__all__ = ["READ", "WRITE_1H", "WRITE_5M", "input_price", "read_multiplier", "write_multiplier", "write_usd"]
+__all__ = ["READ", "WRITE_1H", "WRITE_5M", "generation", "input_price", "read_multiplier", "write_1h_multiplier",
+           "write_multiplier", "write_usd"]

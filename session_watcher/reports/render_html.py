@@ -272,7 +272,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         '<span class="muted">hollow: warm, filled: cold</span></p>'
     )
     h.append(scatter_svg(doc) + scatter_svg(doc, narrow=True))
-    for cls in ("5m", "1h"):
+    for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
         h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
         rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]
         if not rows:

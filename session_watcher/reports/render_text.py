@@ -307,7 +307,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     out.extend(totals_rows(doc, width))
     out.append("")
     out.extend(wrap("the cache-TTL cliff (gap before a call -> how often it ran cold)"))
-    for cls in ("5m", "1h"):
+    for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
         brows = [
             [b["label"], str(b["n"]), pct(b["medianWarmth"]), pct(b["coldShare"])]
             for b in doc["gapBuckets"]

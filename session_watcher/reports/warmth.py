@@ -9,7 +9,8 @@ Definitions (docs/report-schema.json says the same for each JSON field):
 * Per call n of the main chain: warmth = cache read / (cache read + cache write) (undefined when
   both are 0); cold start = warmth < 50 %; gap = t(n) - t(n-1) (a backward step counts as 0).
 * TTL class of a gap: the kind of the last cache write before it (1-hour when the write holds
-  1-hour tokens, else 5-minute); the next call's own writes when nothing was written before.
+  1-hour tokens, else 5-minute; a Codex thread's model's class, codex-30m or codex-10m, with its
+  floor for a documented TTL); the next call's own writes when nothing was written before.
 * Session warmth: sum of cache reads / sum of (reads + writes) over main-chain calls 2..n (null for a
   one-call session: there is no earlier context to be warm with).
 * The inferred TTL of a class: a bucket edge E claimed only with enough returns on both sides of it
@@ -36,7 +37,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
-from session_watcher.reports.prices import WRITE_1H, input_price, read_multiplier, write_multiplier, write_usd
+from session_watcher.reports.prices import (
+    generation,
+    input_price,
+    read_multiplier,
+    write_1h_multiplier,
+    write_multiplier,
+    write_usd,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -74,8 +82,11 @@ NEAR_ABOVE = 4
 CHANCE = 0.05  # at most this likely from a cache as often warm as cold, on each side...
 CHANCE_FAR = 0.001  # ...and this for an edge more than one bucket from the class's documented TTL
 EXACT_UP_TO = 100  # returns on one side: the binomial tail summed exactly; more, approximated
-DOCUMENTED_TTL = {"5m": 300, "1h": 3600}  # core.eoq.TTL_SECONDS (not imported on a report's start-up)
-TTL_CLASSES = ("5m", "1h")
+# core.eoq.TTL_SECONDS (not imported on a report's start-up), then OpenAI's classes with their
+# floors (core.prices_openai.CLASSES: a Codex thread's cache, gpt-5.6 on and older models)
+DOCUMENTED_TTL = {"5m": 300, "1h": 3600, "codex-30m": 1800, "codex-10m": 600}
+TTL_CLASSES = ("5m", "1h", "codex-30m", "codex-10m")
+CLAUDE_CLASSES = ("5m", "1h")  # in every report; an OpenAI class only where a Codex thread has calls
 
 
 # Plain classes with __slots__, not dataclasses: `dataclasses` (with `inspect`) is a share of a cold
@@ -111,18 +122,32 @@ class Session:
 
 
 _PRICES: dict[str | None, tuple[float, float, float] | None] = {}
+_PRICED_AT = [0]  # core.prices.generation() the cache was filled at: the user's prices changed since
 
 
 def call_prices(model: str | None) -> tuple[float, float, float] | None:
     """USD per token of a cache read, a 5-minute write and a 1-hour write of `model` (None: no price)."""
+    if _PRICED_AT[0] != generation():
+        _PRICES.clear()
+        _PRICED_AT[0] = generation()
     if model in _PRICES:
         return _PRICES[model]
     base = input_price(model)
     got = None if base is None else (base * read_multiplier(model) / 1e6, base * write_multiplier(model) / 1e6,
-                                     base * WRITE_1H / 1e6)
+                                     base * write_1h_multiplier(model) / 1e6)
     if len(_PRICES) < 1024:
         _PRICES[model] = got
     return got
+
+
+def short_class(model: str | None) -> str:
+    """The class of a write without a 1-hour part: "5m", or an OpenAI model's own cache class
+    (core.prices_openai.cache_class: its floor, and the cliff the user's returns show for it)."""
+    if model and model[:4].lower() == "gpt-":  # an OpenAI model's cache: a class of its own
+        from session_watcher.core.prices_openai import cache_class
+
+        return cache_class(model)
+    return "5m"
 
 
 class Obs:
@@ -438,7 +463,7 @@ class JSONText(str):
     __slots__ = ()
 
 
-_TTL_JSON = {None: "null", "5m": '"5m"', "1h": '"1h"'}
+_TTL_JSON: dict[str | None, str] = {None: "null", **{cls: f'"{cls}"' for cls in TTL_CLASSES}}
 # a session's entry, in order, around its causes (known only once every session's part is in)
 _BEFORE_CAUSES = ("sessionId", "project", "calls", "apiCalls", "warmth", "coldStarts")
 # ... and around its sentence (which names the largest gap's cause)
@@ -529,6 +554,7 @@ def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
     unpriced = 0
     price_model: object = spend  # no model yet (a sentinel no model is)
     price: tuple[float, float, float] | None = None
+    short = "5m"
     for i, c in enumerate(calls):
         ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
         gap = None
@@ -537,11 +563,11 @@ def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
             gap = step if step > 0.0 else 0.0  # max(0.0, step), without the call
         w = cr / (cr + cw) if cr + cw else None
         cold = w is not None and w < COLD_BELOW
-        write_class = "1h" if c.cw1h > 0 else "5m" if cw > 0 else None
+        if model is not price_model:  # a session keeps one model for long stretches
+            price_model, price, short = model, call_prices(model), short_class(model)
+        write_class = "1h" if c.cw1h > 0 else short if cw > 0 else None
         cls = last_class or write_class
         seen = since is None or (ts is not None and ts >= since)
-        if model is not price_model:  # a session keeps one model for long stretches
-            price_model, price = model, call_prices(model)
         usd = 0.0 if price is None else cr * price[0] + c.cw5m * price[1] + c.cw1h * price[2]
         unpriced += price is None
         spent += usd
@@ -822,7 +848,9 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
     buckets: list[dict[str, Any]] = []
     ttl: dict[str, dict[str, Any] | None] = {}
     documented: dict[str, dict[str, Any]] = {}
-    for cls in TTL_CLASSES:
+    seen = {o.ttl_class for o in colds}
+    classes = [cls for cls in TTL_CLASSES if cls in CLAUDE_CLASSES or gaps[cls] or cls in seen]
+    for cls in classes:
         b = gap_buckets(gaps[cls], cls)
         buckets.extend(b)
         ttl[cls] = infer_ttl(gaps[cls], b, cls)
@@ -830,7 +858,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
     from session_watcher.core.eoq import cache_lifetime  # the guard's own rule (imported here, once)
 
     cliff = {cls: (v["inferredSeconds"] if v is not None else None) for cls, v in ttl.items()}
-    lifetime = {cls: cache_lifetime(cls, cliff) or float(DOCUMENTED_TTL[cls]) for cls in TTL_CLASSES}
+    lifetime = {cls: cache_lifetime(cls, cliff) or float(DOCUMENTED_TTL[cls]) for cls in classes}
     assign_causes(colds, lifetime)
 
     causes = dict.fromkeys(CAUSES, 0)
@@ -876,7 +904,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
         ],
         "idleGapRule": {
             cls: {"seconds": lifetime[cls], "from": "inferred" if ttl[cls] is not None else "ttl"}
-            for cls in TTL_CLASSES
+            for cls in classes
         },
         "gapBuckets": buckets,
         "ttl": ttl,

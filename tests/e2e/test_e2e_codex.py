@@ -270,3 +270,114 @@ def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(cod
             assert len(mock.bodies) >= sent + 1  # sent again within the minute: it goes
         finally:
             tmux.run("kill-server")
+
+
+def test_uninstall_takes_out_exactly_the_trust_entries_the_install_wrote(codex_bin: Path, tmp_path: Path) -> None:
+    """Trusted through codex app-server, our five hooks leave five `hooks.state` entries in Codex's
+    config.toml; `remove` (install.sh --uninstall's step) takes out those and nothing else: the
+    user's own trust entry and settings read as before, a backup first; re-running changes nothing."""
+    import tomllib
+
+    env, _project, bin_dir = _world(tmp_path, 9)  # no model call: the port is never dialled
+    env["SESSION_WATCHER_CODEX"] = str(codex_bin)
+    config = Path(env["CODEX_HOME"]) / "config.toml"
+    with config.open("a") as fh:
+        fh.write('\n# my own hook, trusted by me\n[hooks.state."/elsewhere/hooks.json:stop:0:0"]\n'
+                 'trusted_hash = "sha256:0123"\n')
+    original = config.read_text()
+    assert "(5 now, 0 already)" in _install(env, bin_dir)
+    state = tomllib.loads(config.read_text())["hooks"]["state"]
+    ours = sorted(k for k in state if k.startswith(env["CODEX_HOME"]))
+    assert len(ours) == 5
+    assert "(0 now, 5 already)" in _install(env, bin_dir)  # a re-run trusts nothing more...
+    trusted = config.read_bytes()
+
+    def remove() -> str:
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "remove"], env=env,
+                             capture_output=True, text=True, timeout=120, check=False)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    backups = sorted(p.name for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-"))
+    assert backups == []
+    said = remove()
+    assert "removed the 5 trust entries the install wrote" in said  # ...and its entries still go
+    assert tomllib.loads(config.read_text()) == tomllib.loads(original)
+    assert "# my own hook, trusted by me" in config.read_text()
+    backups = sorted(p for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-"))
+    assert [b.read_bytes() for b in backups] == [trusted]
+    after = config.read_bytes()
+    assert remove() == ""
+    assert config.read_bytes() == after
+    assert len([p for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-")]) == 1
+
+
+def _venv_bin(tmp_path: Path) -> Path:
+    """A venv's bin folder, as install.sh's (the hooks run its `python`, and so does the detached
+    deliverer they start: a bare link to the dev venv's interpreter would lose the venv's packages),
+    seeing this checkout and the dev venv's packages through a .pth file, with the hook launcher."""
+    import site
+    import venv
+
+    root = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
+    lib = next((root / "lib").glob("python3*")) / "site-packages"
+    repo = Path(__file__).resolve().parents[2]
+    (lib / "dev.pth").write_text(f"{repo}\n" + "".join(f"{p}\n" for p in site.getsitepackages()))
+    shutil.copy(launchers() / "session-watcher-hook", root / "bin" / "session-watcher-hook")
+    return root / "bin"
+
+
+def test_in_the_tui_past_the_sweet_spot_the_desktop_notification_arrives(codex_bin: Path, tmp_path: Path) -> None:
+    """Codex's TUI (tmux), its hooks installed and trusted, alerts to the desktop: a thread growing
+    30K tokens a call passes the sweet spot, and the notification reaches a real notification
+    server (dunst under Xvfb on a private D-Bus session bus) naming a fresh start; the next prompt
+    shows the same alert, queued by the folding hook, as the prompt hook's systemMessage."""
+    from tests.test_notifier_delivery import Desktop, need, wait_for
+
+    need("dbus-daemon", "dunst", "Xvfb")
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
+    (tmp_path / "desktop").mkdir()
+    desktop = Desktop(tmp_path / "desktop")
+    tmux = _Tmux(tmp_path)
+    try:
+        desktop.start_bus()
+        desktop.start_dunst()
+        with Mock(base=10_000, grow=30_000) as mock:
+            env, project, _bin = _world(tmp_path, mock.port)
+            with (Path(env["CODEX_HOME"]) / "config.toml").open("a") as fh:
+                fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+            _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, _venv_bin(tmp_path))
+            # the advice's floors down, so that a few calls reach it (the gate itself as shipped)
+            for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
+                               ("notify.channels", '["desktop"]'), ("notify.fallback", '"none"')):
+                assert sw("config", "set", key, value, env=env).returncode == 0
+            env.update(DBUS_SESSION_BUS_ADDRESS=str(desktop.address), XDG_RUNTIME_DIR=str(desktop.runtime))
+            exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
+                               if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
+                                        "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR",
+                                        "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"))
+            tmux.run("new-session", "-d", "-x", "200", "-y", "50", "-c", str(project),
+                     f"env {exports} {codex_bin} --no-daemon")
+            tmux.wait_for("Ask Codex")
+            for n in range(12):
+                if desktop.notifications():
+                    break
+                sent = len(mock.bodies)
+                tmux.type_line(f"step {n}")
+                end = time.monotonic() + 90
+                while len(mock.bodies) == sent and time.monotonic() < end:
+                    time.sleep(0.3)
+                tmux.wait_for("Ask Codex")  # the turn is over: the input box is back
+            wait_for(lambda: len(desktop.notifications()) >= 1, 120, "the desktop notification")
+            got = desktop.notifications()[0]
+            assert got["app"] == "session-watcher"
+            assert "costs more than a fresh start" in got["summary"]
+            assert "session-watcher handoff" in got["body"]
+            tmux.type_line("and now")
+            screen = tmux.wait_for("costs more than a fresh start", 120)
+            assert "session-watcher" in screen
+    finally:
+        tmux.run("kill-server")
+        desktop.close()

@@ -11,11 +11,13 @@ without a newline (Codex's own files end with one; copies of them sometimes do n
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents.codex import rollout
 
+TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
+    from typing import Any
+
     from session_watcher.core.shapes import Event
 
 CURSOR_KEY = "codex"  # the agent's name (agents.codex.NAME): the registry finds a rollout's cursor by it
