@@ -151,3 +151,33 @@ def test_export_takes_every_agents_sessions(tmp_path: Path, monkeypatch: pytest.
     transcript.write_text('{"type":"user","timestamp":"2026-11-20T10:00:00.000Z"}\n')
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     assert sorted(export.sessions(None, None)) == sorted([str(transcript), str(rollout)])
+
+
+def test_a_rollout_in_a_folder_the_user_names_is_read_as_its_agents(tmp_path: Path) -> None:
+    """`report --projects DIR` over a folder holding a transcript and a rollout (not named after any
+    agent): the rollout is a Codex thread, its thread id the session, its calls counted, cold and
+    warm; the transcript stays Claude Code's. (A rollout read as a transcript gives no call at all.)"""
+    import shutil
+
+    from session_watcher.reports import collect
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    rollout = sorted(p for p in os.listdir(FIXTURES) if p.startswith("rollout-"))[0]
+    shutil.copy(os.path.join(FIXTURES, rollout), folder / rollout)
+    transcripts = os.path.join(os.path.dirname(FIXTURES), "transcripts")
+    claude = sorted(p for p in os.listdir(transcripts) if p.endswith(".jsonl"))[0]
+    shutil.copy(os.path.join(transcripts, claude), folder / claude)
+    thread = codex.AGENT.session_id(rollout)
+    assert thread
+    assert sorted(agents.sources([str(folder)])[1]) == sorted([
+        Source(str(folder / claude), claude.removesuffix(".jsonl"), "mixed", False),
+        Source(str(folder / rollout), thread, "codex", False, "codex"),
+    ])
+    db = str(tmp_path / "index.sqlite3")
+    for _run in ("cold", "warm"):
+        doc = json.loads(collect.run_report_json([str(folder)], db))
+        by_agent = {s["agent"]: s for s in doc["sessions"]}
+        assert sorted(by_agent) == ["claude-code", "codex"]
+        assert by_agent["codex"]["sessionId"] == thread
+        assert by_agent["codex"]["apiCalls"] > 0

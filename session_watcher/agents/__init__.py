@@ -67,11 +67,22 @@ def record_cwd(rec: Mapping[str, Any]) -> str | None:
     return None
 
 
+def claimed(src: Source) -> Source:
+    """A log found in a folder the user named, given to the agent whose file name it bears (a Codex
+    rollout among transcripts: its thread id the session, the agent's name its project, as that
+    agent's own discovery gives it); else as the fallback found it."""
+    for a in _CLAIMING:
+        sid = None if src.sub else a.session_id(src.path)
+        if sid:
+            return src._replace(session=sid, project=a.name, agent=a.name)
+    return src
+
+
 def sources(roots: list[str] | None = None) -> tuple[list[str], list[Source]]:
     """(the folders looked in, every log found there): with `roots` (folders the user named), the
     fallback agent's logs under them; without, every agent's logs in its own folders."""
     if roots:
-        return roots, FALLBACK.sources(roots)
+        return roots, [claimed(src) for src in FALLBACK.sources(roots)]
     looked: list[str] = []
     found: list[Source] = []
     for a in AGENTS:

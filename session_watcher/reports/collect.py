@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.agents import AGENTS, FALLBACK
+from session_watcher.agents import AGENTS, FALLBACK, claimed
 from session_watcher.reports import walk
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
@@ -278,7 +278,11 @@ def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> list[S
     only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them."""
     out: list[Source] = []
     for agent, folders in plan:
-        out += walk.discover(folders, index) if agent is FALLBACK and index is not None else agent.sources(folders)
+        if agent is FALLBACK:  # a rollout among them is its agent's (`agents.claimed`)
+            found = walk.discover(folders, index) if index is not None else agent.sources(folders)
+            out += [claimed(src) for src in found]
+        else:
+            out += agent.sources(folders)
     return out
 
 
