@@ -125,3 +125,56 @@ def test_fit_keeps_every_word_whole(case: tuple[str, int]) -> None:
     assert out.split() == text.split()
     for line in out.split("\n"):
         assert len(line) <= width or len(line.split()) == 1, (line, width)
+
+
+@given(_words_and_paths())
+@example((f"restart taken in {LONG_CWD}: carry written 12k ($0.05)", 80))
+@example(("by project (the 10 costliest of 12; all in --json) under /" + "b" * 95 + " and more", 80))
+def test_report_sentences_keep_every_word_whole(case: tuple[str, int]) -> None:
+    """The text report's sentences (`core.text.wrap`, fit's rule) break at spaces only: every word in
+    order and whole, each line within the width unless it is one word longer than the room, the later
+    lines indented by two (main's textwrap cut a 97-character project path at 80 columns)."""
+    from session_watcher.core.text import wrap
+
+    text, width = case
+    lines = wrap(text, width)
+    assert " ".join(lines).split() == text.split()
+    for line in lines:
+        assert len(line) <= width or len(line.split()) == 1, (line, width)
+    for line in lines[1:]:
+        assert line.startswith("  ") or len(line) > width - 2, line
+
+
+def test_report_wraps_a_long_path_whole() -> None:
+    """`reports.render_text` says its sentences through that rule: at 80 columns a project path
+    longer than the room after the indent stands whole on a line of its own, from the first column."""
+    from session_watcher.core.text import wrap
+    from session_watcher.reports import render_text
+
+    assert render_text.wrap is wrap
+    assert wrap(f"restart taken in {LONG_CWD}: carry written 12k ($0.05)", 80) == [
+        "restart taken in", LONG_CWD + ":", "  carry written 12k ($0.05)"]
+    assert wrap("", 80) == [""]
+    assert wrap("one\ntwo\tthree", 9) == ["one two", "  three"]
+
+
+@pytest.mark.slow
+def test_report_text_at_80_columns_with_a_long_project_path(tmp_path: Path) -> None:
+    """`report` at COLUMNS=80 over a session whose folder is a 97-character path: every line within
+    80 columns (a table's project cell is the folder's last name, shortened with a mark)."""
+    import json
+    import os
+
+    from tests.oracle import TRANSCRIPTS, sw
+
+    src = TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    old = next(json.loads(ln)["cwd"] for ln in src.read_text().splitlines() if '"cwd"' in ln)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / src.name).write_text(src.read_text().replace(old, LONG_CWD))
+    proc = sw("report", "--projects", str(tmp_path / "p"), "--index", str(tmp_path / "i.db"),
+              env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert any("258c7280" in line for line in lines)
+    for line in lines:
+        assert len(line) <= 80, line

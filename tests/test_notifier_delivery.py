@@ -387,8 +387,9 @@ class TestRealServer:
         assert got["summary"] == "This session now costs more than a fresh start (a&b<c>)"
         assert got["body"] == (
             "A fresh session would carry 45k tokens.\n"
-            "To restart with a handoff: ! session-watcher handoff (or `session-watcher handoff` in a terminal), "
-            "then /clear.\n"
+            "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
+            "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
+            "once).\n"
             "Model: claude-&lt;opus&gt;&amp;co"
         )
         assert got["urgency"] == "NORMAL"  # whatever the lamp: critical ones stay until dismissed

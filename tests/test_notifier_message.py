@@ -54,8 +54,9 @@ class TestCompose:
             "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
             "restart's own cost.",
             "A fresh session would carry 45k tokens (18k system + 27k files).",
-            "To restart with a handoff: ! session-watcher handoff (or `session-watcher handoff` in a terminal), "
-            "then /clear.",
+            "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
+            "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
+            "once).",
             "Model: claude-opus-4-6",
         ]
         for jargon in ("bp", "bill", "deep water", "sweet spot", "each call"):
@@ -152,8 +153,9 @@ class TestEscaping:
             "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
             "restart's own cost.\n"
             "A fresh session would carry 45k tokens (18k system + 27k files).\n"
-            "To restart with a handoff: ! session-watcher handoff (or `session-watcher handoff` in a terminal), "
-            "then /clear.\n"
+            "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
+            "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
+            "once).\n"
             "Model: [31mred[0m"
         }
 

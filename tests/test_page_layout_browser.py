@@ -670,3 +670,43 @@ def test_time_ticks_at_every_width(browser: Any, tmp_path: Path, name: str, widt
         assert page.errors == []
     finally:
         page.context.close()
+
+
+SPREAD_JS = """() => {
+  const box = s => { const e = document.querySelector(s); if (!e) return null;
+    const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, width: r.width}; };
+  const across = sel => { const rs = [...document.querySelectorAll(sel)].map(e => e.getBoundingClientRect())
+    .filter(r => r.width > 0);
+    return rs.length ? Math.max(...rs.map(r => r.right)) - Math.min(...rs.map(r => r.left)) : 0; };
+  return {sessions: box('#sessions'), views: across('#days, #weeks, #projects'),
+          cliff: across('#scatter, #scatter-narrow, .buckets'), scatter: box('#scatter'),
+          scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_report_tables_use_the_width(browser: Any, pages: dict[str, Path], width: int) -> None:
+    """At 1400 px the report's tables spread over the page (on main they took 937 of 1400 px): the
+    sessions table, the day/week/project views side by side and the scatter with its gap buckets beside
+    it each span at least 1200 px, the scatter drawn at 760 px or wider; at 390 px nothing scrolls
+    sideways and each table stays within the screen."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, timezone_id="UTC")
+    try:
+        page = ctx.new_page()
+        page.goto(pages["report"].as_uri())
+        page.wait_for_load_state("load")
+        got = page.evaluate(SPREAD_JS)
+        OUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUT / f"report-spread-{width}.png"), full_page=True)
+    finally:
+        ctx.close()
+    assert got["scroll"] <= got["client"] == width, "the page scrolls sideways"
+    if width == 1400:
+        assert got["sessions"]["width"] >= 1200
+        assert got["views"] >= 1200
+        assert got["cliff"] >= 1200
+        assert got["scatter"]["width"] >= 760
+    else:
+        assert got["sessions"]["right"] <= width
+        assert 0 < got["views"] <= width
+        assert 0 < got["cliff"] <= width

@@ -359,3 +359,105 @@ def test_html_has_the_texts_sessions_views_and_restarts(fixtures_dir: Path, tmp_
     assert '<td class="n">374</td><td class="n">$13.99</td>' in page  # the 12th, as the text's day row
     assert 'id="h-restarts">Restarts taken</h2>' in page
     assert 'id="cliff"' in page
+
+
+def _html_tables(page: str) -> dict[str, list[list[str]]]:
+    """Each table of the page with an id: its body rows, each cell's visible text (spaces collapsed)."""
+    from html.parser import HTMLParser
+
+    class Tables(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tables: dict[str, list[list[str]]] = {}
+            self.table: str | None = None
+            self.row: list[str] | None = None
+            self.cell: list[str] | None = None
+            self.body = False
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            ident = dict(attrs).get("id")
+            if tag == "table" and ident:
+                self.table = ident
+                self.tables[ident] = []
+            elif tag == "tbody":
+                self.body = True
+            elif tag == "tr" and self.table and self.body:
+                self.row = []
+            elif tag == "td" and self.row is not None:
+                self.cell = []
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "td" and self.row is not None and self.cell is not None:
+                self.row.append(" ".join("".join(self.cell).split()))
+                self.cell = None
+            elif tag == "tr" and self.table and self.row is not None:
+                self.tables[self.table].append(self.row)
+                self.row = None
+            elif tag == "tbody":
+                self.body = False
+            elif tag == "table":
+                self.table = None
+
+        def handle_data(self, data: str) -> None:
+            if self.cell is not None:
+                self.cell.append(data)
+
+    parser = Tables()
+    parser.feed(page)
+    return parser.tables
+
+
+def _text_table(out: str, title: str) -> list[list[str]]:
+    """The rows of the text report's table under `title` (cells split at runs of two spaces)."""
+    lines = out.splitlines()
+    k = next(i for i, line in enumerate(lines) if line.startswith(title))
+    width = len(re.split(r"\s{2,}", lines[k + 1].strip()))  # the header's columns
+    rows = []
+    for line in lines[k + 3:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) != width:
+            break
+        rows.append(cells)
+    return rows
+
+
+@pytest.mark.slow
+def test_text_html_json_and_backtest_show_the_same_sessions_and_figures(fixtures_dir: Path, tmp_path: Path) -> None:
+    """`report` as text and as HTML: the same sessions, newest first, with the same short id, start,
+    span, project, model, calls, dollars, warmth, cold starts and longest break; the same day, week and
+    project rows. Each session's calls and cache dollars agree across its row, `report --json` and
+    `backtest` (text and JSON, the session named by the same short id: backtest said `tool_heavy` where
+    report says `tool_hea`), and the day, week and project views add up its sessions' figures."""
+    text = report(fixtures_dir, columns=250).stdout
+    doc = json.loads(report(fixtures_dir, "--json").stdout)
+    page = tmp_path / "r.html"
+    assert report(fixtures_dir, "--html", str(page)).returncode == 0
+    html = _html_tables(page.read_text(encoding="utf-8"))
+    sessions = _text_table(text, "sessions, newest first")
+    assert [r[0] for r in sessions] == ["fa812bfe", "ae4a77f8", "258c7280", "tool_hea", "subagent", "short"]
+    assert len(sessions[0]) == 10  # id, started, span, project, model, calls, cache $, warm, cold, longest break
+    assert html["sessions"] == sessions
+    for title, ident in (("by day", "days"), ("by week", "weeks"), ("by project", "projects")):
+        assert html[ident] == _text_table(text, title), ident
+    by_id = {s["sessionId"]: s for s in doc["sessions"]}
+    bt_json = json.loads(subprocess.run([sys.executable, "-m", "session_watcher", "backtest", "--json"],
+                                        capture_output=True, text=True, env=env_for(fixtures_dir), timeout=300,
+                                        check=True).stdout)["sessions"]
+    bt_text = subprocess.run([sys.executable, "-m", "session_watcher", "backtest"], capture_output=True, text=True,
+                             env={**env_for(fixtures_dir), "COLUMNS": "250"}, timeout=300, check=True).stdout
+    bt_rows = {r[0]: r for r in (re.split(r"\s{2,}", ln.strip()) for ln in bt_text.splitlines()) if r}
+    assert {s["sessionId"] for s in bt_json} == set(by_id)
+    for s in bt_json:
+        mine = by_id[s["sessionId"]]
+        row = next(r for r in sessions if s["sessionId"].startswith(r[0]))
+        dollars = f"${mine['cacheUsd']:,.2f}"
+        assert (s["calls"], round(s["policies"]["actual"]["usd"], 2)) == (mine["calls"], round(mine["cacheUsd"], 2))
+        assert (row[5], row[6]) == (f"{mine['calls']:,}", dollars)
+        assert bt_rows[row[0]][1:3] == [str(s["calls"]), dollars], s["sessionId"]  # the report's short id
+    # 258c7280 alone on its day and in its project: its figures there; the week holds all six
+    days = {r[0]: r for r in html["days"]}
+    projects = {r[0]: r for r in html["projects"]}
+    assert days["2026-02-11"][2:4] == projects["spotter-gqc"][2:4] == ["152", "$10.88"]
+    week = html["weeks"][0]
+    assert week[1:4] == [str(len(by_id)), f"{sum(s['calls'] for s in by_id.values()):,}",
+                         f"${sum(s['cacheUsd'] for s in by_id.values()):,.2f}"]

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     import pytest
 
 ALERT = {"kind": "gate", "lamp": "amber", "bDefault": 45000, "model": "claude-opus-4-6", "sessionId": "s1"}
-INSTALL = "! session-watcher handoff (or `session-watcher handoff` in a terminal), then /clear"
+INSTALL = ("`session-watcher handoff` in another terminal, then /clear here (in Claude Code, "
+           "`! session-watcher handoff` also works but sends one request: the note goes through the model once)")
 PLUGIN = "/session-watcher:handoff, then /clear"
 
 
@@ -40,6 +41,29 @@ class TestRoute:
         assert route.restart_path("plugin") == PLUGIN
         assert route.restart_path("install") == INSTALL
         assert route.handoff_command("install") == "! session-watcher handoff"
+
+    def test_install_words_lead_with_what_sends_nothing(self) -> None:
+        """The install.sh route's warm restart leads with the terminal form (no request), gives the
+        bash-mode form after it with its cost (one request: the note goes through the model once;
+        tests/e2e/test_e2e_handoff_install.py counts both); the cold words name no form typed in the
+        agent. Every command named is one the route has."""
+        words = route.restart_path("install")
+        terminal = words.index(f"`{route.TERMINAL_COMMAND}` in another terminal, then /clear here")
+        bash = words.index(f"`{route.BASH_COMMAND}` also works but sends one request: the note goes through the "
+                           "model once")
+        assert terminal == 0 < bash
+        assert "!" not in route.COLD_RESTART
+        assert "/session-watcher:handoff" not in words + route.COLD_RESTART
+
+    def test_docs_say_the_alerts_words(self) -> None:
+        """README and docs/alerts.md give the install.sh route's restart in the alerts' own words."""
+        import re
+
+        root = Path(__file__).resolve().parent.parent
+        want = route.restart_path("install").replace("`", "")
+        for doc in ("README.md", "docs/alerts.md"):
+            text = re.sub(r"\s+", " ", (root / doc).read_text(encoding="utf-8")).replace("`", "")
+            assert want in text, doc
 
     def test_current_from_how_hooks_were_installed(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """A terminal's command reads the route from the install: nothing -> install.sh's words; the

@@ -2,10 +2,14 @@
 alert, the README and `notify --test` use.
 
 The plugin route has the slash command `/session-watcher:handoff`; the install.sh route has none,
-only the command on PATH: `! session-watcher handoff` (Claude Code's bash mode) or the same in a
-terminal. Both then `/clear`. A hook knows its route from its environment (Claude Code sets
-`CLAUDE_PLUGIN_ROOT` for a plugin's hooks and commands); a command run in a terminal reads how the
-hooks were installed (install.sh's record, else the plugin's entry in Claude Code's config).
+only the command on PATH. Run in another terminal, `session-watcher handoff` sends nothing to the
+model, so the install.sh route leads with it; `! session-watcher handoff` (Claude Code's bash mode)
+works too, but the client hands the command's output to the model as a turn of the old session: one
+request, the whole conversation read and the note written once (measured with the client 2.1.332,
+tests/e2e/test_e2e_handoff_install.py), said so where it is offered. Both then `/clear`. A hook knows
+its route from its environment (Claude Code sets `CLAUDE_PLUGIN_ROOT` for a plugin's hooks and
+commands); a command run in a terminal reads how the hooks were installed (install.sh's record, else
+the plugin's entry in Claude Code's config).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 import os
 
 PLUGIN_COMMAND = "/session-watcher:handoff"  # the plugin's command (commands/handoff.md)
-BASH_COMMAND = "! session-watcher handoff"  # the same from Claude Code's bash mode (the install.sh route)
+TERMINAL_COMMAND = "session-watcher handoff"  # the install.sh route's command on PATH
+BASH_COMMAND = f"! {TERMINAL_COMMAND}"  # the same from Claude Code's bash mode: one request to the model
 
 TYPE_CHECKING = False  # the hook imports this module
 if TYPE_CHECKING:
@@ -32,12 +37,13 @@ def restart_path(route: Route) -> str:
     """The whole restart, as a person types it on this route."""
     if route == "plugin":
         return f"{PLUGIN_COMMAND}, then /clear"
-    return f"{BASH_COMMAND} (or `session-watcher handoff` in a terminal), then /clear"
+    return (f"`{TERMINAL_COMMAND}` in another terminal, then /clear here (in Claude Code, `{BASH_COMMAND}` "
+            "also works but sends one request: the note goes through the model once)")
 
 
 # a cold cache: a handoff written from inside the agent (the slash command is a prompt to the model,
 # bash mode's output goes to the model) would send the whole cold conversation first
-COLD_RESTART = "`session-watcher handoff` in a terminal (nothing goes to the model), then /clear"
+COLD_RESTART = f"`{TERMINAL_COMMAND}` in a terminal (nothing goes to the model), then /clear"
 RESTART_LINE = "To restart with a handoff: "  # how every alert's restart line starts
 
 

@@ -102,30 +102,22 @@ def _cap(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-def _short(session_id: str) -> str:
-    """A UUID by its first 8 characters (a prefix every command takes: sessions.find); any other
-    name (a file's) as it is."""
-    hexdigits = "0123456789abcdefABCDEF"
-    parts = session_id.split("-")
-    uuid = [len(p) for p in parts] == [8, 4, 4, 4, 12] and all(c in hexdigits for p in parts for c in p)
-    return session_id[:8] if uuid else session_id
-
-
 HEAD = ["session", "calls", "cache cost", "best restarts save", "advice saves", "restarts", "sweet spot",
         "capture"]
 
 
 def render_text(doc: dict[str, Any], width: int = 100) -> str:
-    """One line per session (a UUID by its first 8 characters, which name it in every command) and a total,
+    """One line per session (its short id, as `report` shows it and every command takes it) and a total,
     within `width` columns (the sweet spot's and the restarts' columns left out when narrower)."""
     from session_watcher.core.text import fit
-    from session_watcher.reports.render_text import fit_table
+    from session_watcher.reports.render_text import fit_table, short_ids
 
+    ids = short_ids([str(s["sessionId"]) for s in doc["sessions"]])
     rows = []
     for s in doc["sessions"]:
         pol = s["policies"]
         rows.append([
-            clean(_short(str(s["sessionId"]))), f"{s['calls']:,}", _cost(pol["actual"]), _saving(pol["hindsight"]),
+            clean(ids[str(s["sessionId"])]), f"{s['calls']:,}", _cost(pol["actual"]), _saving(pol["hindsight"]),
             _saving(pol["alert"]), _restarts(pol["alert"], s.get("restartGaps")), _pct(pol["sweetSpot"]),
             _cap(s["capture"]),
         ])

@@ -205,14 +205,14 @@ def command(args: Any) -> int:
         print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
     else:
         from session_watcher.base.terminal import columns
+        from session_watcher.core.text import wrap
         from session_watcher.reports.render_text import render as render_text
-        from session_watcher.reports.render_text import wrapped
         from session_watcher.sessions.restarts import render_lines
 
         width = columns()
         sys.stdout.write(clean_text(render_text(doc, width)))
         # the handoffs received here, priced
-        lines = [w for line in render_lines(doc["restartsTaken"]) for w in wrapped(line, width)]
+        lines = [w for line in render_lines(doc["restartsTaken"]) for w in wrap(line, width)]
         if lines:
             sys.stdout.write(clean_text("\n" + "\n".join(lines) + "\n"))
     return 0

@@ -135,6 +135,14 @@ def fit(text: str, width: int) -> str:
     return "\n".join(out)
 
 
+def wrap(text: str, width: int, indent: int = 2) -> list[str]:
+    """One paragraph (its newlines and tabs read as spaces) in lines of at most `width` columns, the
+    later ones indented by `indent`: `fit`'s rule, a word never cut (one longer than the room gets a
+    line of its own)."""
+    line = "".join(" " if c in "\t\n\r\v\f" else c for c in text).rstrip()
+    return _wrap_words(line, width, indent) if line.strip() else [""]
+
+
 def _wrap_words(line: str, width: int, indent: int) -> list[str]:
     """`line` wrapped at its spaces within `width` (words after the first line at `indent`); the
     line's own leading spaces and its label's run of spaces kept as they are."""

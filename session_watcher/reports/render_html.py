@@ -184,36 +184,36 @@ def _totals(doc: dict[str, Any]) -> list[str]:
     t = doc.get("totals")
     if not t:
         return []
-    h: list[str] = []
+    h: list[str] = ['<div class="views">']
     for title, ident, key, label, rows in (("By day", "days", "date", "day", t["days"]),
                                            ("By week, from Monday", "weeks", "week", "week of", t["weeks"])):
         if not rows:
             continue
-        h.append(f'<h2 id="h-{ident}">{title}</h2><table id="{ident}" class="totals"><thead><tr>'
+        h.append(f'<section><h2 id="h-{ident}">{title}</h2><table id="{ident}" class="totals"><thead><tr>'
                  + _head(((label, ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"), ("warm", "n")))
                  + "</tr></thead><tbody>")
         h.extend(f'<tr><td>{escape(r[key])}</td><td class="n">{r["sessions"]}</td><td class="n">{r["calls"]:,}</td>'
                  f'<td class="n">{dollars(r["cacheUsd"])}</td><td class="n">{pct(r["warmth"])}</td></tr>'
                  for r in reversed(rows))
-        h.append("</tbody></table>")
+        h.append("</tbody></table></section>")
     projects = t["projects"]
     if projects:
         names = project_names(projects)
-        h.append('<h2 id="h-projects">By project</h2><table id="projects" class="totals"><thead><tr>'
+        h.append('<section><h2 id="h-projects">By project</h2><table id="projects" class="totals"><thead><tr>'
                  + _head((("project", ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"), ("last active", "")))
                  + "</tr></thead><tbody>")
         h.extend(f'<tr><td title="{escape(p.get("cwd") or "")}">{escape(names[i])}</td><td class="n">{p["sessions"]}'
                  f'</td><td class="n">{p["calls"]:,}</td><td class="n">{dollars(p["cacheUsd"])}</td>'
                  f'<td>{escape(started(p.get("lastActivity"))[:10])}</td></tr>' for i, p in enumerate(projects))
-        h.append("</tbody></table>")
+        h.append("</tbody></table></section>")
     agents = t.get("agents") or []
     if len(agents) > 1:
-        h.append('<h2 id="h-agents">By agent</h2><table id="agents" class="totals"><thead><tr>'
+        h.append('<section><h2 id="h-agents">By agent</h2><table id="agents" class="totals"><thead><tr>'
                  + _head((("agent", ""), ("sessions", "n"), ("calls", "n"), ("cache $", "n"))) + "</tr></thead><tbody>")
         h.extend(f'<tr><td>{escape(a["agent"])}</td><td class="n">{a["sessions"]}</td><td class="n">{a["calls"]:,}'
                  f'</td><td class="n">{dollars(a["cacheUsd"])}</td></tr>' for a in agents)
-        h.append("</tbody></table>")
-    return h
+        h.append("</tbody></table></section>")
+    return [*h, "</div>"]
 
 
 def _restarts(taken: list[dict[str, Any]]) -> list[str]:
@@ -226,6 +226,29 @@ def _restarts(taken: list[dict[str, Any]]) -> list[str]:
         return [*h, '<p class="muted" id="restarts">None yet: a restart with a handoff shows here, with what it '
                 'saved.</p>']
     return [*h, '<ul id="restarts">', *(f"<li>{escape(line)}</li>" for line in lines), "</ul>"]
+
+
+def _cliff(doc: dict[str, Any]) -> list[str]:
+    """The scatter (the wide copy and the phone's) and, beside it where there is room, each TTL class's
+    sentence and gap buckets."""
+    h = ['<div class="cliff"><div class="plot">', scatter_svg(doc), scatter_svg(doc, narrow=True),
+         '</div><div class="buckets-col">']
+    for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
+        h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
+        rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]
+        if not rows:
+            continue
+        h.append(
+            f'<table class="buckets" data-ttl="{cls}"><thead><tr><th>gap ({cls} writes)</th>'
+            '<th class="n">n</th><th class="n">median warmth</th><th class="n">cold</th></tr></thead><tbody>'
+        )
+        h.extend(
+            f'<tr><td>{escape(b["label"])}</td><td class="n">{b["n"]}</td>'
+            f'<td class="n">{pct(b["medianWarmth"])}</td><td class="n">{pct(b["coldShare"])}</td></tr>'
+            for b in rows
+        )
+        h.append("</tbody></table>")
+    return [*h, "</div></div>"]
 
 
 def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
@@ -271,24 +294,10 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         'writes</span><span><i class="sw sw-1h"></i>after 1-hour writes</span>'
         '<span class="muted">hollow: warm, filled: cold</span></p>'
     )
-    h.append(scatter_svg(doc) + scatter_svg(doc, narrow=True))
-    for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
-        h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
-        rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]
-        if not rows:
-            continue
-        h.append(
-            f'<table class="buckets" data-ttl="{cls}"><thead><tr><th>gap ({cls} writes)</th>'
-            '<th class="n">n</th><th class="n">median warmth</th><th class="n">cold</th></tr></thead><tbody>'
-        )
-        for b in rows:
-            h.append(
-                f'<tr><td>{escape(b["label"])}</td><td class="n">{b["n"]}</td>'
-                f'<td class="n">{pct(b["medianWarmth"])}</td><td class="n">{pct(b["coldShare"])}</td></tr>'
-            )
-        h.append("</tbody></table>")
+    h.extend(_cliff(doc))
     h.append(
-        f'<h2>Cold starts: {doc["coldStarts"]}</h2><table id="causes"><thead><tr><th>cause</th>'
+        f'<div class="views"><section><h2>Cold starts: {doc["coldStarts"]}</h2>'
+        '<table id="causes"><thead><tr><th>cause</th>'
         '<th class="n">n</th><th class="n">share</th></tr></thead><tbody>'
     )
     for k in CAUSES:
@@ -296,13 +305,13 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
             f'<tr><td>{CAUSE_WORDS[k]}</td><td class="n">{doc["causes"][k]}</td>'
             f'<td class="n">{pct(doc["causeShares"][k])}</td></tr>'
         )
-    h.append("</tbody></table>")
+    h.append('</tbody></table></section><section class="notes">')
     if doc["causes"]["unexplained"]:
         h.append(
             '<p class="muted">Unexplained: the transcript shows no idle gap, model switch or compaction '
             "before these calls.</p>"
         )
-    h.append(f'<p id="guard">{escape(guard_sentence(doc.get("guard")))}</p>')
+    h.append(f'<p id="guard">{escape(guard_sentence(doc.get("guard")))}</p></section></div>')
     h.append("</main></body></html>")
     return _unbroken("\n".join(h))
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
-from session_watcher.core.text import one_line
+from session_watcher.core.text import one_line, wrap
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
@@ -91,13 +91,6 @@ def ttl_sentence(cls: str, t: dict[str, Any] | None, tested: dict[str, Any] | No
         f"{cls} writes: inferred from your sessions (not documentation), the cache expires near {duration(edge)}: "
         f"{_side(b, b['fromSeconds'], edge)}, {_side(a, edge, a['toSeconds'])}{rng}"
     )
-
-
-def wrapped(text: str, width: int = WIDTH) -> list[str]:
-    """A sentence in lines of at most `width` columns, the later ones indented."""
-    import textwrap
-
-    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
 
 
 def guard_sentence(g: dict[str, Any] | None) -> str:
@@ -213,7 +206,7 @@ def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str
     else:
         lines, left_out = fit_table(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP)
     if left_out:
-        lines += wrapped(f"({', '.join(left_out)}: left out at this width; all in --json)", width)
+        lines += wrap(f"({', '.join(left_out)}: left out at this width; all in --json)", width)
     return lines
 
 
@@ -260,7 +253,7 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
             "undefined", "-")] for r in reversed(shown)]
         out.append("")
         more = f" (the last {limit}; all in --json)" if len(rows) > limit else ""
-        out.extend(wrapped(f"{title}{more}", width))
+        out.extend(wrap(f"{title}{more}", width))
         out.extend(table([label, "sessions", "calls", "cache $", "warm"], body, {1, 2, 3, 4}))
     projects = t["projects"]
     if projects:
@@ -270,13 +263,13 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
         out.append("")
         more = (f" (the {MAX_PROJECTS} costliest of {len(projects)}; all in --json)"
                 if len(projects) > MAX_PROJECTS else "")
-        out.extend(wrapped(f"by project{more}", width))
+        out.extend(wrap(f"by project{more}", width))
         out.extend(table(["project", "sessions", "calls", "cache $", "last active"], body, {1, 2, 3}))
     agents = t.get("agents") or []
     if len(agents) > 1:
         body = [[a["agent"], str(a["sessions"]), f"{a['calls']:,}", dollars(a["cacheUsd"])] for a in agents]
         out.append("")
-        out.extend(wrapped("by agent", width))
+        out.extend(wrap("by agent", width))
         out.extend(table(["agent", "sessions", "calls", "cache $"], body, {1, 2, 3}))
     return out
 
@@ -285,28 +278,28 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     if not doc["sessions"]:
         return nothing_found(doc)
 
-    def wrap(text: str) -> list[str]:
-        return wrapped(text, width)
+    def para(text: str) -> list[str]:  # a sentence at spaces only: a path or a long word is never cut
+        return wrap(text, width)
 
     out: list[str] = []
     out.append(day_sentence(doc))
     out.append("")
     sessions = doc["sessions"][:MAX_SESSIONS]
     more = len(doc["sessions"]) - MAX_SESSIONS
-    out.extend(wrap("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json "
+    out.extend(para("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json "
                                                 "and --html)" if more > 0 else "")))
     out.extend(session_rows(sessions, width))
     said = subagent_sentence(doc)
     if said:
-        out.extend(wrap(said))
+        out.extend(para(said))
     if any(break_cell(s).endswith("cold*") for s in sessions):
-        out.extend(wrap("cold*: the call after the break ran cold, but not from the break, which the cache "
+        out.extend(para("cold*: the call after the break ran cold, but not from the break, which the cache "
                         "outlives (see the causes below)"))
     if any(s.get("unpricedCalls") for s in sessions):
-        out.extend(wrap("?: a model with no price in the table; its calls count as $0 in the totals"))
+        out.extend(para("?: a model with no price in the table; its calls count as $0 in the totals"))
     out.extend(totals_rows(doc, width))
     out.append("")
-    out.extend(wrap("the cache-TTL cliff (gap before a call -> how often it ran cold)"))
+    out.extend(para("the cache-TTL cliff (gap before a call -> how often it ran cold)"))
     for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
         brows = [
             [b["label"], str(b["n"]), pct(b["medianWarmth"]), pct(b["coldShare"])]
@@ -318,7 +311,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
             out.append(f"{cls} writes: no calls")
             continue
         out.extend(table([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}))
-        out.extend(wrap(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
+        out.extend(para(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
     out.append("")
     n = doc["coldStarts"]
     out.append(f"cold starts: {n}")
@@ -328,11 +321,11 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         rule = doc.get("idleGapRule") or {}
         limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items())
         if limits:
-            out.extend(wrap(f"idle gap: a break at least as long as the cache lives ({limits}: the same lifetime "
+            out.extend(para(f"idle gap: a break at least as long as the cache lives ({limits}: the same lifetime "
                                "the cold-cache guard uses)"))
         if doc["causes"]["unexplained"]:
-            out.extend(wrap("unexplained: the transcript shows no break that long, model switch or compaction "
+            out.extend(para("unexplained: the transcript shows no break that long, model switch or compaction "
                             "before them"))
     out.append("")
-    out.extend(wrap(guard_sentence(doc.get("guard"))))
+    out.extend(para(guard_sentence(doc.get("guard"))))
     return "\n".join(out) + "\n"

@@ -1,10 +1,11 @@
 """The handoff of the install.sh route inside the real client (terminal UI). A new user who installed
 with `./install.sh` follows the restart every alert of that route names (`base/route.py`):
-`! session-watcher handoff` (Claude Code's bash mode), or `session-watcher handoff` in a terminal,
-then `/clear`. The command runs (no "Unknown command"), and the fresh session's first request
-carries the note as the SessionStart hook's additional context. What reaches the model in between
-is counted: bash mode hands the command's output to the model as a turn of the old session (one
-request, the whole conversation); from a terminal nothing is sent. (The plugin route's
+`session-watcher handoff` in another terminal, then `/clear`, or in Claude Code's bash mode
+`! session-watcher handoff`, said to send one request. The command runs (no "Unknown command"), and
+the fresh session's first request carries the note as the SessionStart hook's additional context.
+What reaches the model in between is counted against what the words say: bash mode hands the
+command's output to the model as a turn of the old session (one request, the whole conversation);
+from a terminal nothing is sent. (The plugin route's
 `/session-watcher:handoff` is test_e2e_handoff.py.)"""
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ def test_install_sh_route_from_a_terminal_then_clear_sends_nothing(claude_bin: P
                                                                    tmp_path: Path) -> None:
     """`session-watcher handoff` in a terminal, then /clear: the fresh session starts with the note,
     and no request reached the model between the first turn and the fresh session's prompt."""
+    words = route.restart_path("install")
+    assert words.startswith(f"`{route.TERMINAL_COMMAND}` in another terminal, then /clear")  # the form led with
     after, parent = _restart(install_sh, tmp_path, claude_bin, in_terminal=True)
     between = _fresh_start(install_sh, after, parent)
     assert between == []
@@ -136,9 +139,11 @@ def test_install_sh_route_bash_mode_then_clear(claude_bin: Path, install_sh: Wor
     the fresh session starts with the note. Claude Code 2.1.332 sends bash mode's output to the model
     as a turn of the old session: exactly one request between, the old session's, its whole
     conversation with the note as <bash-stdout>."""
+    words = route.restart_path("install")
+    assert f"`{route.BASH_COMMAND}` also works but sends one request" in words  # the cost the alerts state
     after, parent = _restart(install_sh, tmp_path, claude_bin, in_terminal=False)
     between = _fresh_start(install_sh, after, parent)
-    assert [_sid(q) for q in between] == [parent]
+    assert [_sid(q) for q in between] == [parent]  # one request, as said
     sent = json.dumps(between[0].body)
     assert "<bash-input> session-watcher handoff</bash-input>" in sent
     assert f"<bash-stdout>{MARKER}{parent}" in sent

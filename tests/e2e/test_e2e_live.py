@@ -139,8 +139,9 @@ def test_live_rows_equal_replay_and_the_gate_reaches_the_user_at_the_next_prompt
     assert shown[0]["hookEvent"] == "UserPromptSubmit"
     assert "costs more than a fresh start" in shown[0]["content"]
     # the install.sh route has no slash command: the alert names the command this route has
-    assert ("To restart with a handoff: ! session-watcher handoff (or `session-watcher handoff` in a terminal), "
-            "then /clear.") in shown[0]["content"]
+    assert ("To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
+            "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
+            "once).") in shown[0]["content"]
     assert "/session-watcher:handoff" not in shown[0]["content"]
     for q in requests:  # never in what the model was sent
         if q.kind == "main":
