@@ -96,7 +96,7 @@ def returns(path: str) -> list[dict[str, Any]]:
 
 def cliffs(rs: list[dict[str, Any]]) -> dict[str, Any]:
     """The cliff file `report` would write from these returns: {class: seconds or None, evidence}."""
-    out: dict[str, Any] = {"5m": None, "1h": None, "evidence": {}}
+    out: dict[str, Any] = {**dict.fromkeys(warmth.TTL_CLASSES), "evidence": {}}
     for cls in warmth.TTL_CLASSES:
         gaps: dict[int, list[Any]] = {}
         for r in rs:
