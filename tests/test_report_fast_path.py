@@ -23,7 +23,8 @@ from tests.builders import build_report, build_sessions
 from tests.test_decoders import reference_chunk, tricky_lines, usage_call
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TRANSCRIPTS = sorted(FIXTURES.rglob("*.jsonl"))
+# Claude Code transcripts: a rollout among them is a Codex thread (`agents.claimed`), read by its own decoder
+TRANSCRIPTS = sorted(p for p in FIXTURES.rglob("*.jsonl") if not p.name.startswith("rollout-"))
 
 
 def reference_dir(data: bytes) -> list[Row]:
