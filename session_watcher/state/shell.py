@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import os
 
-from session_watcher.agents.claude_code.transcript import clean_path
 from session_watcher.base import paths
-from session_watcher.core import fresh
+from session_watcher.core.caps import clean_path
 from session_watcher.core.errors import ShardRejected, StateRejected
 from session_watcher.state import store
 
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
 
 def usable_path(value: object) -> TypeGuard[str]:
     """A string that can name a file: JSON can carry NUL bytes, lone surrogates and megabytes,
-    which cannot (`core.transcript.clean_path`: one rule for payloads and transcripts)."""
+    which cannot (`core.caps.clean_path`: one rule for payloads and transcripts)."""
     return isinstance(value, str) and bool(value) and clean_path(value)
 
 
@@ -125,7 +124,11 @@ class Session:
             self._lock.__exit__(None, None, None)
             raise
         self.fresh = state is None
-        self.state = fresh.new_state(self.id) if state is None else state
+        if state is None:
+            from session_watcher.core.fresh import new_state  # loaded with the store's check of a saved one
+
+            state = new_state(self.id)
+        self.state = state
         return self
 
     def __exit__(self, *exc: object) -> None:
