@@ -55,10 +55,11 @@ def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.enviro
 def real_folder(path: str) -> str:
     """A folder's canonical path: symlinks resolved; a Windows path on another system kept a Windows
     path (`core.paths.windows_canonical`: `D:\\proj` is never `<here>/D:\\proj`)."""
-    from session_watcher.core import paths as pathmap  # loaded with the engine on a hook's path
+    if os.sep == "/" and (path[1:2] == ":" or path.startswith("\\\\")):  # what a Windows path begins with
+        from session_watcher.core import paths as pathmap  # the path rules: only for such a path here
 
-    if os.sep == "/" and pathmap.windows_form(path):
-        return pathmap.windows_canonical(path, None)
+        if pathmap.windows_form(path):
+            return pathmap.windows_canonical(path, None)
     return os.path.realpath(path)
 
 
