@@ -110,10 +110,11 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
 
 PENDING = """\
 import sys, time
+from session_watcher.core.handoff import header
 from session_watcher.state import handoffs, shell
 project = shell.project_root(None, sys.argv[1])
-doc = {"project": project, "parentSession": "bench-parent", "createdAt": time.time(),
-       "note": "session-watcher handoff from bench-parent\\n" + "what was done, what is next. " * 60}
+note = header("bench-parent", "2026-12-04 21:00 UTC", 1000, 0.01) + "\\n" + "what was done, what is next. " * 60
+doc = {"project": project, "parentSession": "bench-parent", "createdAt": time.time(), "note": note}
 print(handoffs.write_pending(doc))
 """
 

@@ -34,19 +34,25 @@ def with_packages(names: set[str]) -> set[str]:
 RENDER = with_packages({"session_watcher.hooks.statusline", "session_watcher.core", "session_watcher.core.render",
           "session_watcher.core.status", "session_watcher.core.health", "session_watcher.core.prices",
           "session_watcher.core.eoq", "math", "session_watcher.core.window"})
+# the payload checked by the state's caps (core.caps), not by the transcript's parser: no agents' registry
 SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
-               "session_watcher.core.fresh", "session_watcher.core.meter",
-               "session_watcher.agents.claude_code.transcript", "session_watcher.core.fastjson", "_json",
-               # the registry (agents/__init__.py) and its agents: each a class of a few attributes
-               "session_watcher.agents.seam", "session_watcher.agents.codex",
+               "session_watcher.core.fresh", "session_watcher.core.meter", "session_watcher.core.caps",
+               "session_watcher.core.fastjson", "_json",
                "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"})
 START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
          "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"})
-# what the fold adds: the engine, the lock, the path map's shards, the reader and the writer
+# a handoff given: the payload checked (the caps, the store's session-id rule), the project's key (zlib), the
+# config (its stale limit; no parser without a file, no prices), the note cleaned and its parent read
+GIVE = {"session_watcher.core.caps", "session_watcher.state.store", "session_watcher.state.shell", "zlib",
+        "session_watcher.base.config", "session_watcher.core.text", "session_watcher.core.handoff"}
+# what the fold adds: the engine, the lock, the path map's shards, the reader and the writer, and the
+# transcript's parser with the agents' registry (agents/__init__.py: each agent a class of a few attributes)
 FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_watcher.state.lock", "fcntl",
         "session_watcher.state.pathstore", "zlib",
-        "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session"}
+        "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session",
+        "session_watcher.agents", "session_watcher.agents.seam", "session_watcher.agents.claude_code",
+        "session_watcher.agents.claude_code.transcript", "session_watcher.agents.codex"}
 
 
 def imports(argv: list[str], stdin: bytes = b"") -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
@@ -149,11 +155,9 @@ def test_the_session_start_hook_imports_no_config_parser_without_a_config_file(t
     proc, got = imports(launcher("hook", "SessionStart", "inject"), start(tmp_path, "c2"))
     assert proc.returncode == 0
     assert "the work so far" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "tomllib" not in got
-    assert not got & {"re", "typing", "datetime", "enum"}
-    assert "unicodedata" not in got  # an ASCII note is cleaned without Unicode's tables
-    assert not got & {"session_watcher.core.engine", "session_watcher.core.eoq", "math"}  # no fold, no pricing
-    assert {"session_watcher.base.config"} <= got
+    # not tomllib (and re, typing, datetime, enum), unicodedata (an ASCII note is cleaned without
+    # Unicode's tables), the fold, the pricing, the transcript's parser, the path rules
+    assert got == OS | START | GIVE
 
 
 def test_a_config_file_is_still_read_by_the_session_start_hook(tmp_path: Path) -> None:

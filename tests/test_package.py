@@ -222,13 +222,7 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     # the reader's line rules (the split at newlines, the cap past which a line is skipped unread),
     # which every agent's reads go through
     "state.reader": {"agents.claude_code.transcript": {"MAX_LINE_BYTES", "split_lines"}},
-    "sessions.replay": {"agents.claude_code.transcript": {"MAX_LINE_BYTES", "clean_path"}},
-    # one rule for a path a payload or a log names (a hostile one names no file)
-    "state.shell": {"agents.claude_code.transcript": {"clean_path"}},
-    # a payload's model id and counts, capped as a state holds them (the SessionStart payload, the
-    # status line's: Claude Code is the one agent with a status line)
-    "hooks.run": {"agents.claude_code.transcript": {"model_name"}},
-    "hooks.statusline": {"agents.claude_code.transcript": {"MAX_COUNT", "model_name"}},
+    "sessions.replay": {"agents.claude_code.transcript": {"MAX_LINE_BYTES"}},
     # the report's walk of Claude Code's project folders, listed again only where their mtimes moved
     # (the fallback's layout; another agent's logs are listed by its own `sources`)
     "reports.walk": {"agents.claude_code.discover": {"project_folders", "project_sources"}},
@@ -236,8 +230,7 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     # rows (the registry's fallback: a stateful agent's rows come through its `read`, reports.parse_events)
     "reports.parse": {"agents.claude_code.records": {"NOT_JSON", "Record", "Usage", "decode", "stamp_to_epoch",
                                                      "usage_reading"},
-                      "agents.claude_code.transcript": {"call_key", "count", "model_name", "split_writes",
-                                                        "usage_reading"}},
+                      "agents.claude_code.transcript": {"call_key", "count", "split_writes", "usage_reading"}},
     "reports.session_page_data": {"agents.claude_code.records": {"Input", "NOT_JSON", "Record", "Usage", "decode",
                                                                  "msgspec", "stamp_to_epoch", "usage_reading"},
                                   "agents.claude_code.transcript": {"split_lines", "usage_reading"}},

@@ -73,6 +73,11 @@ def test_a_windows_project_root_is_never_glued_to_this_folder() -> None:
     assert project_root(None, "D:\\oh-my-posh\\", env={}) == "D:\\oh-my-posh"
     assert real_folder("d:/oh-my-posh") == "D:\\oh-my-posh"
     assert project_root("/tmp", "D:\\x", env={}) == os.path.realpath("/tmp")
+    # a UNC share and a bare drive too (the rules are imported only for what a Windows path begins
+    # with); a POSIX folder with a colon further on is resolved here
+    assert real_folder("\\\\server\\share\\x\\..\\y") == "\\\\server\\share\\y"
+    assert real_folder("d:") == "D:"
+    assert real_folder("/tmp/a:b") == os.path.realpath("/tmp/a:b")
 
 
 def _first_advice(doc_trace: list[dict[str, object]]) -> int | None:

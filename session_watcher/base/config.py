@@ -21,6 +21,7 @@ refused on its own, with an error naming it: the file's other keys still apply.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from session_watcher.base import paths
@@ -391,10 +392,14 @@ def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
 
 
 def use_prices(cfg: Config) -> None:
-    """Hand the core the user's prices (the config's `prices`; the core reads no config)."""
+    """Hand the core the user's prices (the config's `prices`; the core reads no config). No rows and
+    no prices loaded yet: nothing to set or undo (the SessionStart hook giving a handoff prices nothing)."""
+    rows = cfg.get("prices") or {}
+    if not rows and "session_watcher.core.prices" not in sys.modules:
+        return
     from session_watcher.core import prices
 
-    prices.use(cfg.get("prices") or {})
+    prices.use(rows)
 
 
 def anchored(project_dir: str, globs: list[str]) -> list[str]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 # the prices and the cost model only where a note is priced: the SessionStart hook that gives a
 # handoff (the client waits for it) reads the note's header alone
-from session_watcher.core.paths import chars_per_token, relative
 from session_watcher.core.text import clean, cut_utf16, one_line, utf16_len
 
 TYPE_CHECKING = False
@@ -225,6 +224,8 @@ def files(state: State) -> list[dict[str, Any]]:
 
 def note_tokens(note: str, state: State) -> int:
     """The note's own size in tokens, at the session's calibrated characters per token."""
+    from session_watcher.core.paths import chars_per_token  # where a note is priced, not where one is read
+
     return round(len(note) / chars_per_token(state["engine"]["cal"]))
 
 
@@ -265,6 +266,8 @@ def _ranges(ranges: list[list[int]]) -> str:
 
 
 def _name(path: str, root: str | None) -> str:
+    from session_watcher.core.paths import relative
+
     rel = relative(path, root)
     return rel if rel else path
 

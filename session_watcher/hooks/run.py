@@ -79,7 +79,7 @@ def _session_start(state: State, payload: dict[str, Any]) -> None:
         if state["engine"]["segCalls"]:
             engine.new_segment(state)
         return
-    from session_watcher.agents.claude_code.transcript import model_name
+    from session_watcher.core.caps import model_name
 
     model = model_name(payload.get("model"))  # a short string or nothing (the state's cap)
     if model:

@@ -65,9 +65,9 @@ def main() -> int:
 
 
 def _payload_context(payload: dict[str, Any]) -> ContextSeen:
-    """What the state keeps of the payload, each text short (`core.transcript.model_name`'s cap) and
+    """What the state keeps of the payload, each text short (`core.caps.model_name`'s cap) and
     each number bounded (`fastjson.load_payload`), so no payload can make a state too large to load."""
-    from session_watcher.agents.claude_code.transcript import MAX_COUNT, model_name
+    from session_watcher.core.caps import MAX_COUNT, model_name
 
     out: ContextSeen = {}
     model = payload.get("model")
@@ -115,7 +115,7 @@ def _payload_cost(payload: dict[str, Any]) -> float | None:
 def _kept(v: object, depth: int = 0) -> object:
     """A payload value as the state keeps it: numbers, booleans, short strings, and (two levels
     deep) short lists and objects of them; anything else is None."""
-    from session_watcher.agents.claude_code.transcript import model_name
+    from session_watcher.core.caps import model_name
 
     if v is None or isinstance(v, bool | int | float):
         return v

@@ -31,11 +31,11 @@ from session_watcher.agents.claude_code.records import usage_reading as struct_r
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
     count,
-    model_name,
     split_writes,
     usage_reading,
 )
 from session_watcher.core import fastjson, markscan
+from session_watcher.core.caps import model_name
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 

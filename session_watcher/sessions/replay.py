@@ -117,9 +117,9 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, 
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows).
     `find_cwd=False`: `cwd` is already `transcript_cwd`'s answer, None included (no read)."""
     from session_watcher.agents import session_id as session_of
-    from session_watcher.agents.claude_code.transcript import clean_path
     from session_watcher.base import config
     from session_watcher.core import engine
+    from session_watcher.core.caps import clean_path
     from session_watcher.state.shell import real_folder
 
     session_id = session_of(path)

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import os
 
-from session_watcher.agents.claude_code.transcript import clean_path
 from session_watcher.base import paths
-from session_watcher.core import fresh
+from session_watcher.core.caps import clean_path
 from session_watcher.core.errors import ShardRejected, StateRejected
 from session_watcher.state import store
 
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
 
 def usable_path(value: object) -> TypeGuard[str]:
     """A string that can name a file: JSON can carry NUL bytes, lone surrogates and megabytes,
-    which cannot (`core.transcript.clean_path`: one rule for payloads and transcripts)."""
+    which cannot (`core.caps.clean_path`: one rule for payloads and transcripts)."""
     return isinstance(value, str) and bool(value) and clean_path(value)
 
 
@@ -56,10 +55,11 @@ def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.enviro
 def real_folder(path: str) -> str:
     """A folder's canonical path: symlinks resolved; a Windows path on another system kept a Windows
     path (`core.paths.windows_canonical`: `D:\\proj` is never `<here>/D:\\proj`)."""
-    from session_watcher.core import paths as pathmap  # loaded with the engine on a hook's path
+    if os.sep == "/" and (path[1:2] == ":" or path.startswith("\\\\")):  # what a Windows path begins with
+        from session_watcher.core import paths as pathmap  # the path rules: only for such a path here
 
-    if os.sep == "/" and pathmap.windows_form(path):
-        return pathmap.windows_canonical(path, None)
+        if pathmap.windows_form(path):
+            return pathmap.windows_canonical(path, None)
     return os.path.realpath(path)
 
 
@@ -125,7 +125,11 @@ class Session:
             self._lock.__exit__(None, None, None)
             raise
         self.fresh = state is None
-        self.state = fresh.new_state(self.id) if state is None else state
+        if state is None:
+            from session_watcher.core.fresh import new_state  # loaded with the store's check of a saved one
+
+            state = new_state(self.id)
+        self.state = state
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,7 +13,6 @@ import os
 from session_watcher.base import paths
 from session_watcher.core import fastjson
 from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, TooLarge
-from session_watcher.core.fresh import SCHEMA, new_engine, new_state, new_tally
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -45,6 +44,8 @@ def migrate(doc: dict[str, Any], session_id: str) -> State | None:
     2, 3 -> 4: the session's tally (`engine.new_tally`) counts from the session's first call, which an
     older state has passed: the state starts again from the transcript (cursor at 0), keeping what
     only the hooks and the status line knew, as a rebuild does."""
+    from session_watcher.core.fresh import new_state
+
     if doc.get("schema") in (2, 3) and doc.get("sessionId") == session_id:
         return _migrate_3(doc, session_id)
     if doc.get("schema") != 1 or doc.get("sessionId") != session_id or not isinstance(doc.get("context"), dict):
@@ -61,6 +62,8 @@ def migrate(doc: dict[str, Any], session_id: str) -> State | None:
 def _migrate_3(doc: dict[str, Any], session_id: str) -> State | None:
     """A fresh state that keeps the schema-3 state's context, config cache, path-map revision and
     the marks only the hooks wrote (when the user was last notified, queued output, the guard's)."""
+    from session_watcher.core.fresh import new_state
+
     if not isinstance(doc.get("context"), dict):
         return None
     fresh = new_state(session_id)
@@ -79,6 +82,8 @@ def _migrate_3(doc: dict[str, Any], session_id: str) -> State | None:
 
 
 def _shape_ok(doc: object, session_id: str) -> bool:
+    from session_watcher.core.fresh import SCHEMA, new_engine, new_state, new_tally
+
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("sessionId") != session_id:
         return False
     ref = new_state(session_id)
@@ -114,6 +119,9 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
         raise StateRejected(quarantine(path, exc.kind)) from None
     except TooLarge:  # never saved so (`save` keeps to the same limit): not ours to read
         raise StateRejected(quarantine(path, "too-large")) from None
+    # a new state's schema and parts: not imported by a caller that only checks a session id
+    from session_watcher.core.fresh import SCHEMA
+
     try:
         doc = fastjson.loads(data)
     except ValueError:

@@ -28,13 +28,12 @@ from session_watcher.agents.claude_code.transcript import (
     MAX_LINE_BYTES,
     USAGE,
     call_key,
-    model_name,
     read_payload,
     record_events,
-    short_id,
     use_info,
 )
 from session_watcher.core import fastjson
+from session_watcher.core.caps import model_name, short_id
 from session_watcher.core.markscan import counter, finder, marked_lines
 
 if TYPE_CHECKING:

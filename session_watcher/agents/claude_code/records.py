@@ -15,9 +15,9 @@ from session_watcher.agents.claude_code.transcript import (
     count,
     iso_to_epoch,
     iteration_detail,
-    model_name,
     split_writes,
 )
+from session_watcher.core.caps import model_name
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample

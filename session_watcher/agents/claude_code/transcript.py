@@ -25,22 +25,16 @@ Their types, for the checker: `core.shapes.Event`.
 from __future__ import annotations
 
 from session_watcher.core import fastjson
+from session_watcher.core.caps import MAX_COUNT, MAX_ID_CHARS, clean_path, model_name, short_id
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import TypeGuard
 
     from session_watcher.core.shapes import Detail, Event, Iteration, ReadFile, Sample, UseInfo
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
 HANDOFF = b"[session-watcher handoff from session "  # core.handoff.MARKER: a line that may name a parent
-MAX_PATH_CHARS = 4096  # a longer file path names no file (`clean_path`)
-MAX_PATH_PARTS = 256  # nor one of more components
-# A count (tokens of one call, a line number) above this is a bad value, read as 0 like a negative
-# one: a 1M-token context is 10**6; 10**400 raised OverflowError in every float that met it
-MAX_COUNT = 10**9
-MAX_ID_CHARS = 256  # a message, request or tool id (or a tool or model name) longer than this: bad
 
 
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -104,12 +98,6 @@ def count(v: int) -> int:
     return v if 0 < v <= MAX_COUNT else 0
 
 
-def short_id(v: object) -> TypeGuard[str]:
-    """A message, request or tool id (or a name) the state may keep: a string of MAX_ID_CHARS at most
-    (the meter keeps message ids; 2 MB ones made the state too large to load)."""
-    return isinstance(v, str) and len(v) <= MAX_ID_CHARS
-
-
 def call_key(mid: object, rid: object) -> str | None:
     """An API call's key, `message id:request id` (the message id alone without a request id), or
     None when the ids are not ones to keep: the call is a bad event, skipped by every parser."""
@@ -120,26 +108,8 @@ def call_key(mid: object, rid: object) -> str | None:
     return mid
 
 
-def model_name(v: object) -> str | None:
-    """A model name as the parsers keep it: a string of MAX_ID_CHARS at most, else None."""
-    return v if isinstance(v, str) and len(v) <= MAX_ID_CHARS else None
-
-
 def _text_len(v: object) -> int:
     return len(v) if isinstance(v, str) else 0
-
-
-def clean_path(path: str) -> bool:
-    """False for text no file can be named by: a NUL byte, a lone surrogate from a JSON escape, more
-    than MAX_PATH_CHARS characters or MAX_PATH_PARTS components (PATH_MAX is 4096 bytes on Linux;
-    `os.path.realpath` costs the square of a path's length)."""
-    if len(path) > MAX_PATH_CHARS or "\x00" in path or path.count("/") > MAX_PATH_PARTS:
-        return False
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def use_info(name: str, inp: object) -> UseInfo | None:

@@ -19,8 +19,9 @@ its tokens are the model's). A subagent thread's calls are sidechain calls: tota
 
 from __future__ import annotations
 
-from session_watcher.agents.claude_code.transcript import HANDOFF, MAX_LINE_BYTES, iso_to_epoch, model_name, short_id
+from session_watcher.agents.claude_code.transcript import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
+from session_watcher.core.caps import model_name, short_id
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
