@@ -8,7 +8,8 @@ real session (a user who never restarts) is folded with it for what that user is
 
 * alerts whose promised saving the backtest's own counterfactual shows lost: a gate or reminder
   after call k promises `savingUsd` over `cycle` calls; restarting after k, those calls of the real
-  segment (to its end at most) would have cost more than they did (a cold return: its one call);
+  segment (to its end at most) would have cost more than they did (a cold return: the same, from
+  before its call);
 * reminders per segment after the gate (the most in one segment, and segments over 3);
 * interruptions per hour of work (gate, reminders and cold returns per hour, the gaps between calls
   counted up to 15 minutes each), and lamp changes per call within segments.
@@ -97,12 +98,12 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
     per_seg: dict[int, int] = {}
     for j, a in fired:
         seg, i = where[j]
-        if a["kind"] == "guard":
-            k, horizon = i - 1, 1
-        else:
-            k, horizon = i, math.ceil(a["cycle"]) if a.get("cycle") else len(seg.calls)
-            if a["kind"] == "backstop":
-                per_seg[calls[j].segment] = per_seg.get(calls[j].segment, 0) + 1
+        # every alert promises `savingUsd` over `cycle` calls (eoq.restart_saving); a cold return's
+        # advice was to restart before its call
+        k = i - 1 if a["kind"] == "guard" else i
+        horizon = math.ceil(a["cycle"]) if a.get("cycle") else len(seg.calls)
+        if a["kind"] == "backstop":
+            per_seg[calls[j].segment] = per_seg.get(calls[j].segment, 0) + 1
         if k < 0 or k >= len(seg.calls) - 1:
             continue
         got = _realized(seg, k, horizon)

@@ -206,28 +206,73 @@ def test_what_compact_carried_last_time_is_said_after_a_compaction() -> None:
         "Or /compact: reads the same 90k cold once ($0.56), then carries its summary (~23k last time).")
 
 
+def model_q(big_l: int, b: int, g: float = 1_000.0, shared: int = 0, c_ratio: float = 12.5) -> dict[str, Any]:
+    """The figures `eoq.quantities` gives a session of L `big_l` carrying `b` (its cycle and saving)."""
+    k = eoq.restart_cost(c_ratio, b, shared)
+    dh = eoq.dhat(k / b, g, b)
+    return {"L": big_l, "bDefault": b, "x": big_l / b, "K": k, "cRatio": c_ratio, "shared": shared, "g": g,
+            "dhat": dh, "saving": eoq.cycle_saving(big_l, b, g, dh, k)}
+
+
+def prepared_for(s: dict[str, Any], tokens: int, k: float, usd: float, until: float = 1e12) -> None:
+    """The guard's record of the handoff it prepared for `s`'s fresh start (hooks.run)."""
+    s["guard"] = {"carry": {"K": k, "carryTokens": tokens, "carryUsd": usd, "createdAt": 2000.0, "until": until,
+                            "lastTs": s["engine"]["lastTs"], "segment": s["engine"]["segment"]}}
+
+
 def test_the_ask_names_the_three_choices_with_dollars_and_nothing_that_reaches_the_model() -> None:
     """With the handoff the guard prepared, the fresh session is /clear alone at the handoff's own
-    price; no slash command or bash mode that would send the cold conversation is named."""
+    price, and what it saves is the one restart saving (eoq.restart_saving, cold, at that handoff's
+    K) over the cycle it is counted on; no slash command or bash mode that would send the cold
+    conversation is named."""
     s = state()
-    cold = guard.cold_cache(s, CFG, 1000.0 + 23 * 60)
+    now = 1000.0 + 23 * 60
+    cold = guard.cold_cache(s, CFG, now)
     assert cold is not None
-    q = {"L": 180_000, "bDefault": 41_000, "x": 180 / 41}
-    carry = {"carryTokens": 43_000, "K": 43_000 * 12.5, "carryUsd": 0.26875}  # bDefault and a 2k note
-    a = guard.advice(s, q, cold, {}, carry)
+    q = model_q(180_000, 41_000)
+    prepared_for(s, 43_000, 43_000 * 12.5, 0.26875)  # bDefault and a 2k note
+    a = guard.advice(s, q, cold, {}, now)
     assert a is not None
     assert (a["freshTokens"], a["freshUsd"], a["handoff"]) == (43_000, 0.26875, True)
-    assert a["savingUsd"] == pytest.approx(1.125 - 0.26875)
+    # m (L - B) - K at the handoff's K, plus the re-write the restart spares: cRatio L - L
+    m = q["dhat"] * 41_000 / 1_000
+    assert a["cycle"] == pytest.approx(m)
+    want = m * 139_000 - 43_000 * 12.5 + 11.5 * 180_000
+    assert a["savingUsd"] == pytest.approx(want * 0.5e-6)
+    assert a["savingUsd"] == eoq.restart_saving(s, q, cold=True, now=now)[1]
     text = guard.compose({**a, "clear": claude_code.AGENT.clear_words}, ask=True)  # the hook's words
     assert text == (
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired). Nothing was sent. "
         "Continue: send this prompt again within a minute, re-writing 180k tokens ($1.13). Or /compact: reads "
-        "the same 180k cold once ($1.13), then its summary. Or a fresh session, $0.86 less: a handoff is ready; "
-        "clear the input line (Ctrl+U), then /clear, and the new session starts with it: it writes ~43k tokens "
-        "($0.27).")
+        "the same 180k cold once ($1.13), then its summary. Or a fresh session, $2.99 less over the next ~30 "
+        "calls: a handoff is ready; clear the input line (Ctrl+U), then /clear, and the new session starts with "
+        "it: it writes ~43k tokens ($0.27).")
     assert "session-watcher:handoff" not in text
     assert "!" not in text
     assert "; /clear, and the new session" in guard.compose(a, ask=True)  # no agent's words: the command alone
+
+
+def test_a_handoff_prices_the_restart_only_while_it_is_pending() -> None:
+    """The record of the prepared handoff counts for the gap and segment it was made in and until it
+    goes stale; without a clock (the fold's) the model's K, and then no handoff is said ready."""
+    s = state()
+    now = 1000.0 + 23 * 60
+    cold = guard.cold_cache(s, CFG, now)
+    assert cold is not None
+    q = model_q(180_000, 41_000)
+    model = eoq.restart_saving(s, q, cold=True, now=now)
+    prepared_for(s, 43_000, 43_000 * 12.5, 0.26875, until=now)
+    ready = eoq.restart_saving(s, q, cold=True, now=now)
+    assert ready[0] == pytest.approx(model[0] - 2_000 * 12.5)  # type: ignore[operator]
+    assert eoq.restart_saving(s, q, cold=True) == model  # no clock
+    assert eoq.restart_saving(s, q, cold=True, now=now + 1) == model  # stale
+    a = guard.advice(s, q, cold, {}, now + 1)
+    assert a is not None
+    assert (a["handoff"], a["freshTokens"], a["savingUsd"]) == (False, 41_000, model[1])
+    for key, other in (("lastTs", 999.0), ("segment", 1)):  # a call since, a compaction since
+        prepared_for(s, 43_000, 43_000 * 12.5, 0.26875)
+        s["guard"]["carry"][key] = other
+        assert eoq.restart_saving(s, q, cold=True, now=now) == model
 
 
 def test_the_rewrite_is_the_last_calls_whole_context() -> None:
@@ -327,12 +372,12 @@ def test_between_the_lifetime_and_the_edge_the_line_says_may_have_expired() -> N
 
 def test_the_rewrite_is_net_of_the_prefix_a_cold_call_still_reads() -> None:
     """A cold call reads the shared prefix (as a fresh session does: eoq.fresh_split) and writes the
-    rest; the saving quoted is eoq.cold_return_saving, the price difference of the two."""
-    a = figures(180_000, 41_000, shared=20_000)
+    rest; the saving quoted counts that re-write net of the prefix too (eoq.restart_saving)."""
+    a = figures(180_000, 41_000, **model_q(180_000, 41_000, shared=20_000))
     assert a["rewriteTokens"] == 160_000
     assert a["usd"] == pytest.approx(160_000 * 6.25e-6 + 20_000 * 0.5e-6)
     assert a["freshUsd"] == pytest.approx(21_000 * 6.25e-6 + 20_000 * 0.5e-6)
-    k = eoq.restart_cost(12.5, 41_000, 20_000)
-    assert a["savingUsd"] == pytest.approx(eoq.cold_return_saving(12.5, 180_000, k, 20_000) * 0.5e-6)
-    assert a["savingUsd"] == pytest.approx(a["usd"] - a["freshUsd"])
+    q = model_q(180_000, 41_000, shared=20_000)
+    spared = eoq.restart_cost(12.5, 180_000, 20_000) - 180_000  # the re-write, less the read it replaces
+    assert a["savingUsd"] == pytest.approx((q["saving"] + spared) * 0.5e-6)
     assert "this prompt re-writes 160k tokens ($1.01)" in guard.compose(a)

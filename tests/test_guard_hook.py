@@ -155,8 +155,10 @@ def test_five_minute_session_twenty_minutes_ago_gets_tokens_and_dollars(tmp_path
     assert (doc["parentSession"], doc["by"]) == ("g1", "guard")
     carry = f"~{round(doc['carryTokens'] / 1000)}k tokens (${doc['carryUsd']:.2f})"
     assert carry == "~33k tokens ($0.10)"  # bDefault 31.9k and the note
-    assert text.endswith("Or a fresh session, $0.27 less: a handoff is ready; clear the input line (Ctrl+U), then "
-                         f"/clear, and the new session starts with it: it carries {carry}.")
+    # what a restart now saves (the status line's one figure: eoq.restart_saving, cold, at the handoff's K)
+    assert re.search(r"Or a fresh session, \$0\.\d\d less over the next ~\d+ calls: a handoff is ready; clear the "
+                     r"input line \(Ctrl\+U\), then /clear, and the new session starts with it: it carries "
+                     + re.escape(carry) + r"\.$", text), text
     assert "session-watcher handoff" not in text
     assert "session-watcher:handoff" not in text
     [logged] = warnings_logged()
@@ -595,9 +597,10 @@ def test_a_held_prompt_shows_no_restart_typed_in_the_agent(tmp_path: Path) -> No
 
 
 def test_the_guard_and_the_engines_cold_return_alert_quote_one_saving(tmp_path: Path) -> None:
-    """What a fresh session saves at a cold return, as the prompt hook quoted it (warn: the status
-    line's restart price, K) and as the engine's `guard` alert records it once the cold call is
-    folded: one figure (eoq.cold_return_saving, net of the prefix a cold call still reads)."""
+    """What a fresh session saves at a cold return, as the prompt hook quoted it (warn: no handoff
+    prepared, the model's K) and as the engine's `guard` alert records it once the cold call is
+    folded: one figure (eoq.restart_saving with the cache cold, net of the prefix a cold call still
+    reads)."""
     config('guard = "warn"\n')
     t = session(tmp_path, FIVE_MIN, 20)
     assert said(prompt("g1", t)) is not None
@@ -622,3 +625,83 @@ def test_the_held_prompt_left_before_clear_is_held_again(tmp_path: Path) -> None
     assert len(pending_handoffs()) == 1
     assert said(prompt("g1", t, "carry on")) is None  # a prompt sent again still goes ahead
     assert pending_handoffs() == []
+
+
+# ----------------------------------------------------------------------------- one price (issue 37)
+
+def _cfg(state: dict[str, Any]) -> Any:
+    from session_watcher.base import config
+
+    return config.load_cached(state["config"], state["context"]["project"])[0]
+
+
+def _status_line(sid: str, t: Path) -> str:
+    raw = {"session_id": sid, "transcript_path": str(t), "cwd": str(t.parent),
+           "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}}
+    got = statusline(raw, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    assert got.returncode == 0
+    return got.stdout.decode()
+
+
+def test_the_held_prompt_the_status_line_and_status_quote_one_saving(tmp_path: Path) -> None:
+    """At a cold return held with a handoff prepared, the saving the guard's reason quotes for the
+    fresh session is eoq.restart_saving of the saved state (the cache cold, the restart at the
+    prepared handoff's K, not the model's), and the status line drawn then (the real command, on the
+    same state file) and `status --json` quote the same figure."""
+    from session_watcher.core import eoq
+    from session_watcher.core.numbers import dollars
+
+    t = session(tmp_path, FIVE_MIN, 20)
+    reason = said(prompt("g1", t))["reason"]  # type: ignore[index]
+    quoted = re.search(r"Or a fresh session, (\$[\d,.]+) less over the next (~\d+) calls: ", reason)
+    assert quoted is not None, reason
+    state = load_state("g1")
+    [doc] = pending_handoffs()
+    assert state["guard"]["carry"]["K"] == doc["K"]  # the record of what the prepared note carries
+    q = eoq.quantities(state, _cfg(state))
+    now = time.time()
+    units, usd = eoq.restart_saving(state, q, cold=True, now=now)
+    model = eoq.restart_saving(state, q, cold=True)  # no clock: the model's K
+    assert units == pytest.approx(model[0] + q["K"] - doc["K"])
+    assert units != model[0]
+    assert quoted.group(1) == dollars(usd)
+    assert quoted.group(2) == f"~{round(eoq.cycle_calls(q) / 5) * 5}"
+    assert f"restart saves {dollars(usd)} " in _status_line("g1", t)
+    status = json.loads(sw("status", "--session", "g1", "--json").stdout)
+    assert status["savingUsd"] == round(usd, 6)  # type: ignore[arg-type]
+    assert status["saving"] == round(units, 1)
+
+
+def test_the_prepared_handoffs_price_goes_when_it_is_taken_or_dropped(tmp_path: Path) -> None:
+    """The record that prices a session's restart at its prepared handoff goes with the handoff:
+    taken by the session /clear starts, dropped by `handoff --drop`, or the session goes on (a
+    prompt sent again); then the status line prices the restart at the model's K again."""
+    from session_watcher.core import eoq
+
+    for sid, how in (("take", "clear"), ("drop", "drop"), ("again", "again")):
+        t = session(tmp_path, FIVE_MIN, 20, sid)
+        assert said(prompt(sid, t))["decision"] == "block"  # type: ignore[index]
+        assert "carry" in load_state(sid)["guard"]
+        if how == "clear":
+            start = payload(f"{sid}-child", tmp_path / "child.jsonl", "SessionStart", source="clear")
+            assert "additionalContext" in json.dumps(said_inject(hook("SessionStart", start, args=("inject",))))
+        elif how == "drop":
+            assert sw("handoff", "--drop").returncode == 0
+        else:
+            assert said(prompt(sid, t)) is None
+        assert pending_handoffs() == []
+        state = load_state(sid)
+        assert "carry" not in state["guard"], how
+        q = eoq.quantities(state, _cfg(state))
+        assert eoq.restart_saving(state, q, cold=True, now=time.time()) == eoq.restart_saving(state, q, cold=True)
+
+
+def test_a_session_ended_by_clear_forgets_its_prepared_handoff(tmp_path: Path) -> None:
+    """/clear ends the held session (SessionEnd, reason clear) as the fresh one takes the handoff:
+    whichever hook gets the session's lock first, the record goes."""
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t))["decision"] == "block"  # type: ignore[index]
+    assert hook("SessionEnd", payload("g1", t, "SessionEnd", reason="other")).returncode == 0
+    assert "carry" in load_state("g1")["guard"]
+    assert hook("SessionEnd", payload("g1", t, "SessionEnd", reason="clear")).returncode == 0
+    assert "carry" not in load_state("g1")["guard"]

@@ -54,5 +54,5 @@ def test_the_rows_that_differ_from_a_plain_fold() -> None:
         "SessionStart": {"subagents", "apply"},
         "SessionStart inject": {"sync", "run", "lock", "prints"},
         "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "prints", "saveAlways"},
-        "SessionEnd": {"sync", "lock", "subagents", "flush"},
+        "SessionEnd": {"sync", "lock", "subagents", "flush", "apply"},
     }

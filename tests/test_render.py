@@ -274,8 +274,10 @@ def test_statusline_first_fold_agrees_with_replay() -> None:
     want = status_document(state, cfg, cold=True)
     warm, _ = replay(str(src), subagents=False)
     assert want["savingUsd"] > warm["savingUsd"]
-    assert {k: v for k, v in want.items() if k not in ("saving", "savingUsd", "plan")} == \
-        {k: v for k, v in warm.items() if k not in ("saving", "savingUsd", "plan")}
+    # the cold cache: the saving, and a restart advised at that cold return whatever the lamp
+    assert {k: v for k, v in want.items() if k not in ("saving", "savingUsd", "plan", "coldReturn")} == \
+        {k: v for k, v in warm.items() if k not in ("saving", "savingUsd", "plan", "coldReturn")}
+    assert (want["coldReturn"], warm["coldReturn"]) == (True, False)
     os.makedirs(os.path.dirname(store.session_file(sid)), mode=0o700, exist_ok=True)
     cwd = "/home/USER/projects/spotter-worktrees/spotter-4te"  # the session's cwd, as Claude Code passes it
     payload = {"session_id": sid, "transcript_path": str(src), "cwd": cwd,
@@ -328,3 +330,15 @@ def test_status_text_speaks_plainly_unless_asked() -> None:
     assert "bill cycle" not in status_text(amber)
     assert "none pending (one comes once staying costs 0.1 % or more over a restart at the best moment)" in \
         status_text(final)  # bp_amber 0.001: just past the sweet spot
+
+
+def test_a_cold_return_says_restart_whatever_the_lamp() -> None:
+    """Issue 37: at a cold return (the cache cold, x >= guard_x, a positive saving: `coldReturn`) the
+    line quotes the restart saving the guard quotes, though the lamp is green; `status` says why."""
+    from session_watcher.core.render import _lamp_words
+
+    doc = {"lamp": "green", "L": 90_000, "x": 2.9, "xSweet": 5.9, "br": None, "saving": 780_000.0,
+           "savingUsd": 0.39, "coldReturn": True, "contextPressure": {}, "health": None, "plan": None}
+    assert render(doc, 80, color=False) == "● green: restart saves $0.39"
+    assert render({**doc, "coldReturn": False}, 80, color=False) == "● green"
+    assert _lamp_words(doc).startswith("green, but the cache is cold: restart; a fresh session now saves about $0.39")

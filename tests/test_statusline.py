@@ -285,7 +285,7 @@ def test_a_subscribers_plan_through_the_real_status_line(tmp_path: Path) -> None
     assert five["estimate"]["points"] == 3.0
     assert five["estimate"]["usd"] == pytest.approx(1.5)
     assert five["estimate"]["percentPerUsd"] == pytest.approx(2.0)
-    assert five["restartSaves"] == pytest.approx(red["savingUsd"] * 2, abs=1e-3)
+    assert five["restartSaves"] == pytest.approx(cold_usd * 2, abs=1e-3)  # `status` prices it as the line does
     assert seven["estimate"] is None  # 1 point: too little
     text = sw("status", "--session", PLAN_SID, env={**os.environ, "COLUMNS": "1000"}).stdout.decode()
     assert "plan     5-hour window 23 % used, resets in 2 h 59 min" in text or \

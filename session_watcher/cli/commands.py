@@ -172,15 +172,17 @@ def _target(ns: argparse.Namespace) -> str | None:
 def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.guard import cold_cache
     from session_watcher.core.render import status_text
-    from session_watcher.core.status import status_document
+    from session_watcher.core.status import cold_now, status_document
 
     state, cfg = session_state(_target(ns))
-    doc = status_document(state, cfg)
-    doc["coldCache"] = cold_cache(state, cfg, time.time())  # the guard's view now, and its source
+    now = time.time()
+    # the restart saving the status line shows now: cold cache and prepared handoff included
+    doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
+    doc["coldCache"] = cold_cache(state, cfg, now)  # the guard's view now, and its source
     if ns.json:
         _emit(doc)
     else:
-        print(fit(clean(status_text(doc, verbose=ns.verbose, now=time.time())), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now)), columns()))
     return 0
 
 

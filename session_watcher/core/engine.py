@@ -369,12 +369,13 @@ def _cold_return(state: State, cfg: ModelParams, ts: float | None, call_model: s
         return []
     t["guard"] += 1
     alert = _alert(state, q, "guard", e["calls"] + 1)
-    model, big_l, k = state["context"]["model"], q["L"] or 0, q["K"] or 0.0
-    big_l = max(big_l, state["context"]["pressure"] or 0)  # the last call's whole context is re-written
-    saving = eoq.cold_return_saving(q["cRatio"], big_l, k, q["shared"] or 0)  # the guard's own figure
+    model, k = state["context"]["model"], q["K"] or 0.0
+    big_l = eoq.cold_context(state, q["L"] or 0)  # the last call's whole context is re-written
+    # the one figure (the guard's, the status line's): at the model's K, as the fold has no handoff
+    saving, saving_usd = eoq.restart_saving(state, q, cold=True)
     one_hour = e["ttl"] == "1h"
     alert.update({
-        "gap": gap, "ts": ts, "rewrite": big_l, "saving": saving, "savingUsd": prices.read_usd(model, saving),
+        "gap": gap, "ts": ts, "rewrite": big_l, "saving": saving, "savingUsd": saving_usd,
         "rewriteUsd": prices.write_usd(model, 0 if one_hour else big_l, big_l if one_hour else 0),
         "freshUsd": prices.read_usd(model, k),
     })
@@ -481,7 +482,7 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
         "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
         "saving": saving, "savingUsd": saving_usd,
         # the optimal cycle's length in calls: the horizon the saving is counted over
-        "cycle": None if q["dhat"] is None else q["dhat"] * base / q["g"],
+        "cycle": eoq.cycle_calls(q),
     }
 
 

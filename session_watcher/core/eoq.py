@@ -20,7 +20,7 @@ from session_watcher.core import prices
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, TypeGuard
 
     from session_watcher.core.shapes import Engine, Lamp, ModelParams, Quantities, State
 
@@ -114,11 +114,12 @@ def cycle_saving(l_tokens: float, b: float, g: float, dh: float, k: float) -> fl
     return (dh * b / g) * (l_tokens - b) - k
 
 
-def cold_return_saving(c_ratio: float, l_tokens: float, k: float, shared: float = 0.0) -> float:
-    """What restarting saves on the call after the cache expired, in read-price tokens: that call
-    re-writes L but the `shared` prefix it still reads (`restart_cost`'s rule), a fresh session
-    writes K. At once; the lighter reads after come on top."""
-    return restart_cost(c_ratio, l_tokens, shared) - k
+def cycle_calls(q: Mapping[str, Any]) -> float | None:
+    """m = dhat B / g: the optimal cycle's length in calls, the horizon `saving` is counted over
+    (B: bDefault, else bFull, as `quantities` takes it); None before a valid baseline."""
+    dh, g = q.get("dhat"), q.get("g")
+    base = q.get("bDefault") or q.get("bFull") or 0
+    return None if dh is None or not g else dh * base / g
 
 
 def holt(level: float | None, trend: float, value: float, n: int | None = None) -> tuple[float, float]:
@@ -284,20 +285,58 @@ def cache_cold(state: State, cfg: ModelParams, now: float | None) -> bool:
     return now is not None and life is not None and e["lastTs"] is not None and now - e["lastTs"] > life
 
 
-def restart_saving(state: State, q: Quantities, *, cold: bool = False) -> tuple[float | None, float | None]:
+def cold_context(state: Mapping[str, Any], l_tokens: int) -> int:
+    """What a call on an expired cache re-sends: the last call's whole context (its prompt,
+    `context.pressure`: what it read and what it wrote) when larger than `l_tokens` (L, its read),
+    in a segment with a call (after a compaction the cache it had is already dealt with)."""
+    pressure = state["context"].get("pressure")
+    if state["engine"].get("segCalls") and isinstance(pressure, int) and pressure > l_tokens:
+        return pressure
+    return l_tokens
+
+
+def prepared(state: Mapping[str, Any], now: float | None) -> Mapping[str, Any] | None:
+    """The handoff the cold-cache guard prepared for this session's fresh start, while it is pending:
+    the state's `guard.carry` record (the hook that prepared it writes it: what the note carries and
+    its K, `core.handoff.price`), made in this gap and segment (no call since), not stale at `now`;
+    taking or dropping the handoff clears it. None without a clock: the fold's alerts and trace rows
+    are the transcript's alone, as replay's."""
+    mark = state.get("guard")
+    carry = mark.get("carry") if isinstance(mark, dict) else None
+    if now is None or not isinstance(carry, dict):
+        return None
+    e = state["engine"]
+    k, until = carry.get("K"), carry.get("until")
+    if carry.get("lastTs") != e.get("lastTs") or carry.get("segment") != e.get("segment"):
+        return None
+    ok = _number(k) and k > 0 and _number(carry.get("carryTokens")) and _number(until) and now <= until
+    return carry if ok else None
+
+
+def _number(v: object) -> TypeGuard[float]:
+    return isinstance(v, int | float) and not isinstance(v, bool) and v - v == 0
+
+
+def restart_saving(state: Mapping[str, Any], q: Mapping[str, Any], *, cold: bool = False,
+                   now: float | None = None) -> tuple[float | None, float | None]:
     """What restarting now saves, (read-price tokens, dollars; None where not valid or not priced):
-    the one figure the status line, the alerts and their notification, `status` and the session page
-    show. Warm: over the next optimal cycle, `saving` = m (L - B) - K. With the cache `cold` (expired:
-    `cache_cold`, or the client says so), the session's next call would also re-write its context,
-    all but the prefix a cold call still reads (the shared one, as K does): a restart spares that
-    re-write too, restart_cost(cRatio, L, shared) - L on top (L: the last call's whole context).
+    the one figure the status line, the alerts and their notification, `status`, the session page
+    and the cold-cache guard show. Warm: over the next optimal cycle, m (L - B) - K (`cycle_saving`,
+    `quantities`' `saving`), K the restart's: the handoff the guard prepared while it is pending
+    (`prepared`, judged at `now`), else the model's. With the cache `cold` (expired: `cache_cold`,
+    or the client says so), the session's next call would also re-write its context, all but the
+    prefix a cold call still reads (the shared one, as K does): a restart spares that re-write too,
+    restart_cost(cRatio, L, shared) - L on top (L: `cold_context`, the last call's whole context).
     `q`: the state's `quantities`."""
-    saving = q["saving"]
+    saving, k = q.get("saving"), q.get("K")
     if saving is None:
         return None, None
+    carry = prepared(state, now)
+    if carry is not None and k is not None:
+        saving += k - carry["K"]
     if cold:
-        big_l = float(max(q["L"] or 0, state["context"].get("pressure") or 0))
-        saving += restart_cost(q["cRatio"], big_l, q["shared"]) - big_l
+        big_l = cold_context(state, q.get("L") or 0)
+        saving += restart_cost(q["cRatio"], big_l, q.get("shared") or 0) - big_l
     return saving, prices.read_usd(state["context"].get("model"), saving)
 
 

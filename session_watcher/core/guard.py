@@ -18,11 +18,14 @@ from session_watcher.core.eoq import (
     cache_class,
     cache_edge,
     cache_lifetime,
-    cold_return_saving,
+    cold_context,
+    cycle_calls,
     fresh_split,
+    prepared,
     restart_cost,
+    restart_saving,
 )
-from session_watcher.core.numbers import dollars, duration, tokens
+from session_watcher.core.numbers import calls, dollars, duration, tokens
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -122,23 +125,21 @@ def cold_cache(state: Mapping[str, Any], cfg: ModelParams, now: float | None) ->
 
 
 def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, Any],
-           cfg: ModelParams, carry: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+           cfg: ModelParams, now: float | None = None) -> dict[str, Any] | None:
     """The figures of the warning for a cold cache (`cold` from `cold_cache`); None without an L.
 
-    What the next prompt re-writes is the last call's whole context, what it read and what it wrote
-    (its prompt, `context.pressure`), not its read alone, less the shared prefix a call on an expired
-    cache still reads (`rewriteTokens`); none in a segment with no call yet (after a compaction, idle
-    ones included, the cache it had is already dealt with). A fresh session is priced as the status
-    line prices a restart (the model's K, at the session's cRatio), or with `carry` (the handoff
-    prepared for it: `core.handoff.price`) at what that handoff carries; `savingUsd` is the one
-    figure of what it saves (`eoq.cold_return_saving`)."""
+    What the next prompt re-writes is the last call's whole context (`eoq.cold_context`: what it
+    read and what it wrote), less the shared prefix a call on an expired cache still reads
+    (`rewriteTokens`). A fresh session is priced at the restart's K: what the handoff the guard
+    prepared carries while it is pending (`eoq.prepared`, at `now`), else the model's (bDefault at
+    the session's cRatio). `savingUsd` is what restarting now saves, `eoq.restart_saving` with the
+    cache cold: the one figure the status line and `status` show, over the next optimal cycle
+    (`cycle`, in calls)."""
     big_l = q.get("L")
     if not _num(big_l) or big_l <= 0:
         return None
     e, ctx = state["engine"], state["context"]
-    pressure = ctx.get("pressure")
-    if e.get("segCalls") and _num(pressure) and pressure > big_l:
-        big_l = pressure
+    big_l = cold_context(state, int(big_l))
     model = ctx.get("model")
     ttl = cold.get("ttl") or e.get("ttl")
     c_ratio = q.get("cRatio") or prices.c_ratio(model, ttl)
@@ -148,10 +149,11 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
     if not _num(k) and _num(fresh) and fresh > 0:
         k = restart_cost(c_ratio, fresh, shared)  # `quantities`' K of a restart carrying bDefault
     fresh_usd = None if not _num(k) else prices.read_usd(model, k)
-    if carry is not None and _num(carry.get("K")) and _num(carry.get("carryTokens")):
+    carry = prepared(state, now)
+    if carry is not None:
         fresh, k, fresh_usd = carry["carryTokens"], carry["K"], carry.get("carryUsd")
     cheaper = _num(fresh) and fresh > 0 and _num(k) and k < rewrite_units
-    saving = cold_return_saving(c_ratio, big_l, k, shared) if cheaper and _num(k) else None
+    saving = restart_saving(state, q, cold=True, now=now)[1] if cheaper else None
     x, guard_x = q.get("x"), cfg.get("guard_x") or GUARD_X
     compact = e.get("floor") if e.get("compactions") and e.get("segment") else None
     return {
@@ -161,7 +163,7 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
         "tokens": big_l, "rewriteTokens": rewritten(big_l, shared), "usd": prices.read_usd(model, rewrite_units),
         "freshTokens": fresh if cheaper else None, "freshUsd": fresh_usd if cheaper else None,
         "freshShared": min(shared, fresh) if cheaper and _num(fresh) else shared,
-        "savingUsd": None if saving is None else prices.read_usd(model, saving),
+        "savingUsd": saving, "cycle": cycle_calls(q) if saving is not None else None,
         "handoff": carry is not None,
         "compactTokens": compact if _num(compact) and compact < big_l else None,
         "x": x, "restartFirst": bool(cheaper and _num(x) and x >= guard_x), "model": model,
@@ -219,8 +221,10 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     # a fresh session writes what it carries, except the shared prefix, which it reads
     verb, verbs = ("carry", "carries") if a.get("freshShared") else ("write", "writes")
     fresh_text = f"~{tokens(fresh)} tokens{_priced(a.get('freshUsd'))}"
-    saving = a.get("savingUsd")
-    less = f", {dollars(saving)} less" if _num(saving) and saving >= 0.005 else ""
+    # the one figure of what a restart now saves (the status line's): over the next optimal cycle
+    saving, cycle = a.get("savingUsd"), a.get("cycle")
+    less = f", {dollars(saving)} less over the next {calls(cycle)} calls" \
+        if _num(saving) and saving >= 0.005 and _num(cycle) else ""
     compact = a.get("compactTokens")
     then = f", then carries its summary (~{tokens(compact)} last time)" if _num(compact) else ", then its summary"
     whole = tokens(a["tokens"])

@@ -64,6 +64,18 @@ def dollars(usd: object) -> str:
     return f"${cents // 100}.{cents % 100:02d}"
 
 
+def calls(n: object) -> str:
+    """A number of API calls as a person reads it: 7, ~40, ~150 ('~7', '~40', '~150': a horizon
+    estimated from the session's pace, never exact; to 5 from 20 on, to 10 from 100)."""
+    v = _finite(n)
+    if v is None:
+        return UNKNOWN
+    if v < 20:
+        return f"~{max(1, _half_up(max(0.0, v)))}"
+    step = 10 if v >= 100 else 5
+    return f"~{_half_up(v / step) * step}"
+
+
 def duration(seconds: object) -> str:
     """The one wording of a span: '45 s'; '1 min 30 s' and '4 min 59 s' under 10 minutes (where the
     seconds tell a cache's 5-minute edge apart); '23 min' under 90 minutes; '1 h 30 min', '3 h' under

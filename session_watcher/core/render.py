@@ -133,7 +133,7 @@ def render(doc: Mapping[str, Any], columns: int = 80, color: bool = True, verbos
         words = next((w for w in WAITING if 2 + len(w) <= columns), "")
         waiting = _paint(GLYPH["white"], COLOR["white"], color) + (" " + words if words else "")
         return _fit(waiting, 1 + len(words) + bool(words), [], _plan_parts(doc), columns)
-    if lamp in ("amber", "red"):
+    if lamp in ("amber", "red") or doc.get("coldReturn"):  # a cold return: a restart now, whatever the lamp
         say = [(": " + text, _paint(": " + text, code, color)) for text in advice(doc)]
     if verbose:
         pos = _position(x, xs) if doc.get("L") else NO_X  # a cold start reads nothing: no position yet
@@ -211,11 +211,12 @@ def _num(v: float | None, nd: int = 2) -> str:
 
 
 def _lamp_words(doc: Mapping[str, Any]) -> str:
-    """The lamp and what it means for the user, with the saving of a restart in amber and red."""
+    """The lamp and what it means for the user, with the saving of a restart in amber and red, and at
+    a cold return (`coldReturn`) whatever the lamp."""
     from session_watcher.core.numbers import dollars, tokens
 
     lamp = doc["lamp"]
-    if lamp in ("amber", "red"):
+    if lamp in ("amber", "red") or doc.get("coldReturn"):
         saving, usd = doc.get("saving"), doc.get("savingUsd")
         if not isinstance(saving, int | float) or saving <= 0:
             return f"{lamp}: a restart is advised"
@@ -224,7 +225,8 @@ def _lamp_words(doc: Mapping[str, Any]) -> str:
         five = ((doc.get("plan") or {}).get("fiveHour") or {}).get("restartSaves")
         plan = f", about {quota(five)[1:]} of your plan's 5-hour window (an estimate, below)" \
             if isinstance(five, int | float) else ""
-        return f"{lamp}: restart; a fresh session now saves about {price}{plan} over the next stretch of work"
+        head = lamp if lamp in ("amber", "red") else f"{lamp}, but the cache is cold"
+        return f"{head}: restart; a fresh session now saves about {price}{plan} over the next stretch of work"
     if lamp == "green":
         return "green: no restart needed yet"
     if doc.get("bDefault") is None:

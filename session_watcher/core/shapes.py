@@ -263,6 +263,9 @@ class GuardMarks(TypedDict, total=False):
 
     shown: list[Any]  # [last call's time, the call that ends the gap]
     blocked: list[Any]  # the same and the prompt's key
+    # the handoff a hold prepared, while pending (eoq.prepared): K, carryTokens, carryUsd, createdAt,
+    # until (stale after), and the lastTs and segment it was made in
+    carry: dict[str, Any]
 
 
 # ----------------------------------------------------------------------------- the config (session_watcher.base.config)

@@ -6,7 +6,7 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 from __future__ import annotations
 
 from session_watcher.core import health, prices
-from session_watcher.core.eoq import bill_counted, quantities, reminder_interval, restart_saving
+from session_watcher.core.eoq import bill_counted, cache_cold, quantities, reminder_interval, restart_saving
 from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
@@ -62,16 +62,31 @@ def window_of(state: State) -> int | None:
                           ctx.get("peak"))
 
 
+def cold_now(state: State, cfg: ModelParams, now: float) -> bool:
+    """Whether the session's cache has expired at `now`, as the status line and `status` judge it
+    for the restart saving: by the client's own `prompt_cache` (what the status line was told: cold
+    unless warm and short of its expiry) when it said, else by `eoq.cache_cold` (the last request
+    older than the cache lives)."""
+    pc = state["context"].get("promptCache")
+    if isinstance(pc, dict) and isinstance(pc.get("warm"), bool):
+        expires = pc.get("expires_at")
+        past = isinstance(expires, int | float) and not isinstance(expires, bool) and expires <= now
+        return not pc["warm"] or past
+    return cache_cold(state, cfg, now)
+
+
 def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
-                    with_health: bool = True, cold: bool = False) -> dict[str, Any]:
+                    with_health: bool = True, cold: bool = False, now: float | None = None) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
     show it, and its shell loads only part of the path map); `with_health=False` leaves `health`
     None (its grade counts the session's tool calls: a long replay's trace spent a third of its
-    time there); `cold`: the cache has expired (the status line and `status` judge it at their
-    time), and `saving` / `savingUsd` count the re-write a restart spares (eoq.restart_saving)."""
+    time there). `saving` / `savingUsd` are eoq.restart_saving's: `cold`, the cache has expired
+    (the status line and `status` judge it at their time: `cold_now`), and a restart spares the
+    re-write; `now`, a live view's time, at which a handoff the guard prepared prices the restart
+    (the fold's trace rows and replay have none)."""
     e = state["engine"]
     q = quantities(state, cfg)
-    saving, saving_usd = restart_saving(state, q, cold=cold)
+    saving, saving_usd = restart_saving(state, q, cold=cold, now=now)
     ctx = state["context"]
     pressure = ctx.get("pressure")
     window = window_of(state)
@@ -106,6 +121,9 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
         "burnRate": _round(q["burnRate"]),
         "rateLamp": {"wallP": q["wallP"], "burnRate": _round(q["burnRate"])},
         "lamp": q["lamp"],
+        # the cache is cold now, x >= guard_x and a restart saves: the advice whatever the lamp (a cold
+        # return, as the guard and the engine take it); the status line then quotes `savingUsd` too
+        "coldReturn": bool(cold and q["x"] is not None and q["x"] >= cfg["guard_x"] and (saving or 0) > 0),
         "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
         "billProgress": round(e["billProgress"], 6),
         "bills": e["bills"],

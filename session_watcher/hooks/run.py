@@ -92,6 +92,14 @@ def _session_start(state: State, payload: dict[str, Any]) -> None:
             "seconds": seconds if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None}
 
 
+def _session_end(state: State, payload: dict[str, Any]) -> None:
+    """A session ended by /clear has restarted: the handoff its guard prepared was for the session
+    /clear starts (which takes it), so the record that priced this one's restart by it goes (taking
+    it clears it too, when this session's lock is free then: state.handoffs.forget)."""
+    if payload.get("reason") == "clear":
+        (state.get("guard") or {}).pop("carry", None)
+
+
 # An event not listed (PreToolUse, PreCompact, ...: not registered, but a user may) is folded as FOLD.
 FOLD: Plan = {"sync": False, "run": "fold", "lock": LOCK_TIMEOUT, "turnEnd": False, "peek": False,
               "budgetAtLock": False, "subagents": False, "apply": None, "guard": False, "prints": False,
@@ -116,7 +124,8 @@ EVENTS: dict[str, Plan] = {
     # print mode kills async hooks at exit, and waits for this one: it folds what is left. Its output
     # is queued like an async hook's (nothing of the session follows to show it). No wait for the
     # turn's end: by then the line is written (print mode's Stop saw it 30 of 30 times)
-    "SessionEnd": {**FOLD, "sync": True, "lock": SESSION_END_LOCK_TIMEOUT, "subagents": True, "flush": True},
+    "SessionEnd": {**FOLD, "sync": True, "lock": SESSION_END_LOCK_TIMEOUT, "subagents": True, "flush": True,
+                   "apply": _session_end},
 }
 
 
@@ -435,9 +444,7 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     if mode == "off":
         return None, False
     if isinstance(prompt, str) and prompt.lstrip().startswith("/"):
-        if prompt.lstrip().startswith("/compact"):
-            _drop_handoff(state)
-        return None, False
+        return None, prompt.lstrip().startswith("/compact") and _drop_handoff(state)
     from session_watcher.core import eoq, guard
 
     now = time.time()
@@ -445,7 +452,7 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     if cold is None or not cold["cold"]:
         return None, False
     q = eoq.quantities(state, cfg)
-    advice = guard.advice(state, q, cold, cfg)
+    advice = guard.advice(state, q, cold, cfg, now)
     if advice is None:
         return None, False
     e = state["engine"]
@@ -453,17 +460,18 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
     gap = [e["lastTs"], e["calls"] + 1]  # the gap and the call that will end it
     first = changed = mark.get("shown") != gap  # first: the first prompt of this gap (logged once)
     mark["shown"] = gap
+    if first:
+        mark.pop("carry", None)  # the handoff of an earlier gap's hold: the session went on since
     out: dict[str, Any] | None
     if mode == "ask" and advice["restartFirst"] and advice["sure"]:  # "block", its old name, is read as "ask"
         asked = mark.get("blocked")
         if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
                 and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
-            return _asked_again(state, prompt), changed
+            return _asked_again(state, prompt)
         mark["blocked"] = [*gap, now]
         changed = True
-        carry = _prepare_handoff(state, cfg, now)
-        if carry is not None:
-            advice = guard.advice(state, q, cold, cfg, carry) or advice
+        if _prepare_handoff(state, cfg, now):  # priced from now on at what its note carries
+            advice = guard.advice(state, q, cold, cfg, now) or advice
         from session_watcher.agents import FALLBACK, agent_named
 
         agent = agent_named(state["context"].get("agent")) or FALLBACK  # how its user clears a held prompt
@@ -478,44 +486,54 @@ def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
 
 
 
-def _asked_again(state: State, prompt: object) -> dict[str, Any] | None:
+def _asked_again(state: State, prompt: object) -> tuple[dict[str, Any] | None, bool]:
     """A prompt within the minute after the hold: it goes ahead (None), and the session goes on, so
     the guard's handoff is dropped; but one ending in /clear is the held prompt left in the input
-    line with /clear typed after it, which Enter would send cold: held again."""
+    line with /clear typed after it, which Enter would send cold: held again. (output, state changed)"""
     from session_watcher.core import guard
 
     if isinstance(prompt, str) and prompt.rstrip().endswith("/clear"):
-        return {"decision": "block", "reason": guard.NOT_CLEARED}
-    _drop_handoff(state)
-    return None
+        return {"decision": "block", "reason": guard.NOT_CLEARED}, False
+    return None, _drop_handoff(state)
 
 
-def _prepare_handoff(state: State, cfg: Config, now: float) -> dict[str, Any] | None:
+def _prepare_handoff(state: State, cfg: Config, now: float) -> bool:
     """The handoff of a held cold return, saved pending for the project (the `handoff` command's
-    work, without a request to the model); its price, or None when it cannot be made here."""
+    work, without a request to the model), and recorded in the state's guard marks (`carry`: its
+    price, for the gap and segment it was made in, until it goes stale), which is how the status
+    line, `status` and the guard price a restart while it is pending (`eoq.prepared`). False when it
+    cannot be made here."""
     from session_watcher.core.errors import WatcherError
 
+    max_age = float(cfg.get("handoff_stale_min") or 180) * 60
     try:
         from session_watcher.sessions import handoff
         from session_watcher.state import handoffs
 
         doc = handoff.build(state, cfg, now)
         if not doc["project"]:
-            return None
-        handoff.save(doc, handoffs.GUARD, float(cfg.get("handoff_stale_min") or 180) * 60)
+            return False
+        handoff.save(doc, handoffs.GUARD, max_age)
     except (WatcherError, OSError) as exc:
         log_once("guard-handoff", f"cannot prepare the handoff of a cold return: {exc}")
-        return None
-    return doc
+        return False
+    e = state["engine"]
+    state.setdefault("guard", {})["carry"] = {
+        "K": doc["K"], "carryTokens": doc["carryTokens"], "carryUsd": doc["carryUsd"], "createdAt": now,
+        "until": now + max_age, "lastTs": e["lastTs"], "segment": e["segment"]}
+    return True
 
 
-def _drop_handoff(state: State) -> None:
-    """The session goes on: the handoff the guard prepared for a fresh one is no longer wanted."""
+def _drop_handoff(state: State) -> bool:
+    """The session goes on: the handoff the guard prepared for a fresh one is no longer wanted, nor
+    its record in the state (True: there was one, the state changed)."""
+    had = (state.get("guard") or {}).pop("carry", None) is not None
     project = state["context"].get("project")
     if isinstance(project, str) and project:
         from session_watcher.state import handoffs
 
         handoffs.drop(project, state["sessionId"], handoffs.GUARD)
+    return had
 
 
 def _news(state: State, alerts: list[Alert]) -> list[Alert]:

@@ -157,9 +157,8 @@ def _number(v: object) -> float | None:
 
 
 def run(raw: bytes, env: Any, verbose: bool = False) -> str:
-    from session_watcher.core.eoq import cache_cold
     from session_watcher.core.render import render
-    from session_watcher.core.status import status_document
+    from session_watcher.core.status import cold_now, status_document
     from session_watcher.state import shell, store
 
     try:
@@ -205,10 +204,10 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     else:
         state, cfg = got
     cache = cache_view(state["context"].get("promptCache"), now)
-    # a cold cache (the client says so, or the last request is older than the cache lives): the
-    # saving counts the re-write a restart spares, as the cold-cache guard prices it
-    cold = not cache["warm"] if cache is not None else cache_cold(state, cfg, now)
-    doc = status_document(state, cfg, with_buckets=False, cold=cold)
+    # the one restart saving (eoq.restart_saving), as the cold-cache guard and `status` price it
+    # now: with a cold cache (the client says so, or the last request is older than the cache
+    # lives) the re-write a restart spares counts, and a handoff the guard prepared is the restart
+    doc = status_document(state, cfg, with_buckets=False, cold=cold_now(state, cfg, now), now=now)
     if cache and "promptCache" not in seen:  # a miss of an earlier process (before `--resume`) is not news
         cache["miss"] = []
     doc["cache"] = cache

@@ -7,6 +7,7 @@ OSC sequence, `plain_clean` for Claude Code's `systemMessage`.
 
 from __future__ import annotations
 
+from session_watcher.core.numbers import calls as calls_text
 from session_watcher.core.numbers import dollars, duration, tokens
 from session_watcher.core.text import is_control as _is_control
 
@@ -140,14 +141,6 @@ def _advice_title(alert: Mapping[str, object], where: str) -> str:
     if k:
         return f"Reminder {k}: this session still costs more than a fresh start{where}"
     return f"This session now costs more than a fresh start{where}"
-
-
-def calls_text(n: float) -> str:
-    """A number of calls as a person reads it: 7, ~40, ~150."""
-    if n < 20:
-        return f"~{max(1, round(n))}"
-    step = 10 if n >= 100 else 5
-    return f"~{round(n / step) * step:.0f}"
 
 
 def horizon(alert: Mapping[str, object]) -> str | None:

@@ -77,7 +77,10 @@ def write_pending(doc: dict[str, Any], max_age_s: float | None = None) -> str:
     path = pending_file(doc["project"])
     paths.ensure_private_dir(os.path.dirname(os.path.dirname(path)))
     paths.ensure_private_dir(os.path.dirname(path))
+    replaced = _read(path)
     write_atomic(path, (dumps({"version": VERSION, **doc}) + "\n").encode("utf-8"), mode=0o600)
+    if replaced is not None and replaced.get("parentSession") != doc.get("parentSession"):
+        forget(replaced)  # another session's: its own (re-made by its guard) is its hook's to record
     sweep(float(doc.get("createdAt") or 0), max_age_s, keep=path)
     return path
 
@@ -199,6 +202,7 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
     except OSError:
         pass
     doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
+    forget(doc)
     sweep(now, max_age_s())
     return doc if usable(doc, project, child, now, max_age_s()) else None
 
@@ -240,7 +244,33 @@ def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
 
 def drop_file(path: str) -> None:
     """Remove a waiting handoff by its file (`handoff --drop`; gone already: nothing to do)."""
+    doc = _read(path)
     try:
         os.unlink(path)
     except FileNotFoundError:
+        return
+    forget(doc)
+
+
+def forget(doc: dict[str, Any] | None) -> None:
+    """A handoff the guard prepared (`by` GUARD) is taken, dropped or replaced: the record of it in
+    its session's state (`guard.carry`, by which the status line and `status` price that session's
+    restart while it is pending: core.eoq.prepared) goes, if that session's lock is free at once.
+    Otherwise the record stays until the session's next call or cold prompt, or its end by /clear
+    (hooks.run), or until it goes stale: a restart priced a little low meanwhile, never a hang."""
+    if doc is None or doc.get("by") != GUARD or not isinstance(parent := doc.get("parentSession"), str):
+        return
+    from session_watcher.core.errors import LockTimeout, WatcherError
+    from session_watcher.state import shell, store
+
+    if not store.valid_session_id(parent) or not os.path.exists(store.session_file(parent)):
+        return
+    try:
+        with shell.open_session(parent, 0) as opened:
+            mark = opened.state.get("guard") or {}
+            carry = mark.get("carry")
+            if isinstance(carry, dict) and carry.get("createdAt") == doc.get("createdAt"):
+                del mark["carry"]
+                opened.save()
+    except (LockTimeout, WatcherError, OSError):
         pass

@@ -108,11 +108,21 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
             assert "session-watcher: cold cache (last call 20 min ago" in text
             assert re.search(r"Continue: send this prompt again within a minute, re-writing 91k tokens \(\$\d", text)
             assert re.search(r"Or /compact: reads the same 91k cold once \(\$\d", text)
-            assert re.search(r"Or a fresh session, \$[\d.]+ less: a handoff is ready; clear the input line "
-                             r"\(Ctrl\+U\), then /clear, and the new session starts with it: it \w+ ~\d+k tokens "
-                             r"\(\$\d", text)
+            less = re.search(r"Or a fresh session, (\$[\d.]+) less over the next ~\d+ calls: a handoff is ready; "
+                             r"clear the input line \(Ctrl\+U\), then /clear, and the new session starts with it: "
+                             r"it \w+ ~\d+k tokens \(\$\d", text)
+            assert less is not None, text
             assert "session-watcher handoff" not in text
             assert len(pending(world)) == 1
+            # one price: the status line the client draws for the same call (the state the hold left:
+            # the cache cold, the restart at the prepared handoff's K) says the same dollars; a line
+            # drawn before the hold priced the restart at the model's K, so wait for the redraw
+            saves = f"restart saves {less.group(1)}"
+            shown = tmux.wait_for(lambda s: re.search(re.escape(saves) + r"( |$)", s, re.M) is not None, 60,
+                                  f"the status line saying '{saves}'")
+            assert re.search(r"● \w+: " + re.escape(saves), shown), shown
+            FIGURES["one price at a cold return"] = (f"the held prompt's reason and the status line drawn then both "
+                                                     f"say a restart saves {less.group(1)}")
             messages = [q for q in api.requests if q.path.startswith("/v1/messages")]
             assert api.main_served() == []  # on screen, and nothing sent
             FIGURES["guard ask"] = (f"{len(api.main_served())} conversation requests and {len(messages)} "
