@@ -284,3 +284,26 @@ def test_a_run_that_moves_a_cache_lifetime_builds_from_every_part(
     warm = windowed(projects, index, None)
     assert builds == [1]
     assert warm == windowed(projects, tmp_path / "cold.sqlite3", None)
+
+
+def test_a_run_stopped_after_keeping_its_parts_builds_from_every_part(
+        projects: Path, tmp_path: Path, builds: list[int]) -> None:
+    """The parts kept with a change drop the merged sums made from the parts as they were: a run
+    stopped before keeping its new sums leaves none, and the next builds from every part (never
+    takes an old part's share out of sums that no longer hold it)."""
+    import sqlite3
+
+    index = tmp_path / "i.sqlite3"
+    windowed(projects, index, None)
+    with sqlite3.connect(index) as conn:
+        params = conn.execute("SELECT params FROM merged").fetchone()[0]
+    kept = Index(str(index))
+    kept.store_parts(params, [("short", "another key", b"")], [], time.time())
+    kept.close()
+    with sqlite3.connect(index) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM merged").fetchone()[0] == 0
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_stop", 12_000, 30_000, ts="2026-02-14T09:30:00.000Z"))
+    del builds[:]
+    assert windowed(projects, index, None) == windowed(projects, tmp_path / "cold.sqlite3", None)
+    assert builds == [1, 1]

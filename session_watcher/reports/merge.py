@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from bisect import bisect_left, insort
+from itertools import accumulate
 from typing import Any
 
 from session_watcher.agents import FALLBACK
@@ -49,7 +50,9 @@ def empty() -> State:
         "byDay": {}, "byWeek": {}, "byProject": {}, "byAgent": {},  # [sessions, calls, USD, sub calls, USD]
         "where": {},  # project -> session -> (name, cwd, last activity)
         "named": {},  # project -> (name, cwd, last activity), as `warmth.totals` names it
-        "sess": {},  # session -> [last activity, its texts' spans in the document (start, length) x 3, causes]
+        "sess": {},  # session -> its last activity (the sessions' order)
+        "counts": {},  # session -> its cold starts in the window by cause
+        "spans": [{}, {}, {}],  # per text (`Texts`): session -> (start, length) in the document, when not empty
         "lifetime": None,
         "key": None,  # the document's key in the index
     }
@@ -199,9 +202,6 @@ class Doc:
         classes, buckets, ttl, documented, lifetime = state.pop("inferred")
         self.ttl = ttl
         sess = state["sess"]
-        texts: dict[str, Texts] = {
-            sid: fresh[sid] if sid in fresh else (old[s[1]:s[1] + s[2]], old[s[3]:s[3] + s[4]], old[s[5]:s[5] + s[6]])
-            for sid in order for s in (sess[sid],)}
         causes = dict(zip(CAUSES, state["causes"], strict=True))
         n = sum(state["causes"])
         days = state["days"]
@@ -214,7 +214,7 @@ class Doc:
         self.days = json.dumps([[d, v[0], v[1]] for d, v in sorted(days.items())], separators=_SEP)
         members: list[tuple[str, Any]] = [
             ("schema", 1), ("since", since),
-            ("sessions", (sorted(order, key=lambda sid: sess[sid][0], reverse=True), 0)),
+            ("sessions", (sorted(order, key=sess.__getitem__, reverse=True), 0)),
             ("coldStarts", n), ("causes", causes),
             ("causeShares", {k: (v / n if n else None) for k, v in causes.items()}),
             ("coldStartList", (order, 1)),
@@ -233,7 +233,7 @@ class Doc:
             out.append(head)
             pos += len(head)
             if isinstance(v, tuple):
-                pos = self._list(out, pos, v[0], v[1], texts, sess)
+                pos = _list(out, pos, v[0], fresh, old, state["spans"], v[1])
             else:
                 text = json.dumps(v, separators=_SEP).encode()
                 out.append(text)
@@ -242,29 +242,21 @@ class Doc:
         self.body = b"".join(out)
         state["lifetime"] = lifetime
 
-    @staticmethod
-    def _list(out: list[bytes], pos: int, order: list[str], slot: int, texts: dict[str, Texts],
-              sess: dict[str, list[Any]]) -> int:
-        """A JSON array of each session's text `slot` (those not empty), its spans kept in `sess`."""
-        out.append(b"[")
-        pos += 1
-        first = True
-        at = 1 + 2 * slot
-        for sid in order:
-            text = texts[sid][slot]
-            span = sess[sid]
-            if not text:
-                span[at] = span[at + 1] = 0
-                continue
-            if not first:
-                out.append(b",")
-                pos += 1
-            first = False
-            out.append(text)
-            span[at], span[at + 1] = pos, len(text)
-            pos += len(text)
-        out.append(b"]")
-        return pos + 1
+
+def _list(out: list[bytes], pos: int, order: list[str], fresh: dict[str, Texts], old: bytes,  # noqa: PLR0913, PLR0917
+          spans: list[dict[str, tuple[int, int]]], slot: int) -> int:
+    """A JSON array of each session's text `slot` (those not empty), from `fresh` or the `old`
+    document's span, at `pos` of the document; the spans kept for the next run."""
+    was = spans[slot]
+    texts = [fresh[sid][slot] if sid in fresh else old[s[0]:s[0] + s[1]] if (s := was.get(sid)) else b""
+             for sid in order]
+    keep = [i for i, text in enumerate(texts) if text]
+    kept = [texts[i] for i in keep]
+    lengths = [len(text) for text in kept]
+    starts = list(accumulate([pos + 1] + [n + 1 for n in lengths[:-1]])) if kept else []
+    spans[slot] = dict(zip([order[i] for i in keep], zip(starts, lengths, strict=True), strict=True))
+    out.append(b"[" + b",".join(kept) + b"]")
+    return pos + len(out[-1])
 
 
 def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any]], since: float | None,
@@ -290,7 +282,8 @@ def update(state: State, old_doc: bytes, old: dict[str, Part], new: dict[str, Pa
     for sid, p in old.items():
         wheres.add(_totals(state, sid, p, -1, utc_offset))
         _gaps(state, p, -1)
-        _causes(state, sid, state["sess"].pop(sid)[7], -1)
+        _causes(state, sid, state["counts"].pop(sid), -1)
+        del state["sess"][sid]
     wheres |= {_add(state, sid, p, utc_offset) for sid, p in new.items()}
     state["inferred"] = inferred = inference(state)
     lifetime = inferred[4]
@@ -306,7 +299,7 @@ def update(state: State, old_doc: bytes, old: dict[str, Part], new: dict[str, Pa
 
 def _add(state: State, sid: str, p: Part, utc_offset: float) -> str:
     _gaps(state, p, 1)
-    state["sess"][sid] = [float(p.entry["lastActivity"] or 0.0), 0, 0, 0, 0, 0, 0, None]
+    state["sess"][sid] = float(p.entry["lastActivity"] or 0.0)
     return _totals(state, sid, p, 1, utc_offset)
 
 
@@ -314,4 +307,4 @@ def _causes(state: State, sid: str, counts: list[int], sign: int) -> None:
     for i, n in enumerate(counts):
         state["causes"][i] += sign * n
     if sign > 0:
-        state["sess"][sid][7] = counts
+        state["counts"][sid] = counts
