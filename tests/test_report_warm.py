@@ -307,3 +307,36 @@ def test_a_run_stopped_after_keeping_its_parts_builds_from_every_part(
     del builds[:]
     assert windowed(projects, index, None) == windowed(projects, tmp_path / "cold.sqlite3", None)
     assert builds == [1, 1]
+
+
+def test_a_run_beside_this_one_never_leaves_sums_of_other_parts(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second report run on the same index changes the parts while this one is between reading the
+    merged sums and keeping its own parts: this run then builds from every part (the sums it read
+    no longer match the parts), so whichever run keeps its sums last, the next run still equals a
+    cold build."""
+    index = tmp_path / "i.sqlite3"
+    first = windowed(projects, index, None)
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_outer", 12_000, 30_000, ts="2026-02-14T09:30:00.000Z"))
+    real = Index.rows
+    beside: list[int] = []
+
+    def rows_then_another_run(self: Index, live: dict[str, int]) -> Any:
+        if not beside:
+            beside.append(1)
+            with (projects / "-home-a" / "tool_heavy.jsonl").open("ab") as fh:
+                fh.write(call_line("msg_beside", 9_000, 40_000, ts="2026-02-15T10:00:00.000Z"))
+            windowed(projects, index, None)
+        return real(self, live)
+
+    monkeypatch.setattr(Index, "rows", rows_then_another_run)
+    windowed(projects, index, None)
+    monkeypatch.setattr(Index, "rows", real)
+    assert beside == [1]
+    with (projects / "-home-b" / "subagent.jsonl").open("ab") as fh:  # a run after both, with a change
+        fh.write(call_line("msg_after", 11_000, 20_000, ts="2026-02-16T10:00:00.000Z"))
+    after = windowed(projects, index, None)
+    assert after == windowed(projects, tmp_path / "cold.sqlite3", None)
+    assert api_calls(after, "tool_heavy") == api_calls(first, "tool_heavy") + 1
+    assert api_calls(after, "short") == api_calls(first, "short") + 1

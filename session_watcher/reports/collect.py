@@ -92,6 +92,7 @@ class _Summarize:
             if src.path in live:
                 order.setdefault(src.session, []).append(src)
         params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
+        made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
         kept_keys = index.part_keys(params)
         facts = index.facts
         keys: dict[str, str] = {}
@@ -103,6 +104,8 @@ class _Summarize:
         gone = [k for k in kept_keys if k not in order]
         blob = index.merged(params)
         state: dict[str, Any] | None = marshal.loads(blob) if blob else None  # noqa: S302 (our own 0600 cache)
+        if state is not None and state.get("made") != made:  # summed other parts (a run beside this one)
+            state = None
         last = index.cached_report(state["key"]) if state else None
         old = index.cached_parts(params, [*keys, *gone]) if last else {}
         done = index.finished
@@ -112,20 +115,24 @@ class _Summarize:
         for k in keys:
             value = done.get(k)
             new[k] = self._fold(k, [(src, rows[src.path]) for src in order[k]]) if value is None else value
-        index.store_parts(params, [(k, key, marshal.dumps(new[k])) for k, key in keys.items()],  # type: ignore[arg-type]
-                          gone, time.time(), not kept_keys)
+        was = index.store_parts(params, [(k, key, marshal.dumps(new[k])) for k, key in keys.items()],  # type: ignore[arg-type]
+                                gone, time.time(), not kept_keys)
         doc = None
-        if state is not None and last is not None:
+        if state is not None and last is not None and was == made:  # no run beside this one changed the parts
             kept = state["sess"]
             now_kept = [k for k in order if (k in kept and k not in new) or _part(new.get(k)) is not None]
             olds = {k: p for k, v in old.items() if (p := _part(marshal.loads(v))) is not None}  # noqa: S302
             news = {k: p for k, v in new.items() if (p := _part(v)) is not None}
             doc = merge.update(state, last[0], olds, news, now_kept, warnings, self.since, self.utc_offset)
-        if doc is None:  # every part
-            parts = {k: p for k, v in index.cached_parts(params).items()
-                     if k in order and (p := _part(marshal.loads(v))) is not None}  # noqa: S302
+            made = was + bool(keys or gone)  # this run's change of the parts
+        if doc is None:  # every part: as kept (read after their count), this run's as made here
+            made = index.parts_made(params)
+            values: dict[str, object] = {k: marshal.loads(v) for k, v in index.cached_parts(params).items()}  # noqa: S302
+            values.update(new)
+            parts = {k: p for k, v in values.items() if k in order and (p := _part(v)) is not None}
             state, doc = merge.build(parts, [k for k in order if k in parts], warnings, self.since, self.utc_offset)
         assert state is not None
+        state["made"] = made  # the parts it sums (`Index.parts_made`)
         self.state = state
         return doc
 

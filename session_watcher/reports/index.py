@@ -548,17 +548,27 @@ class Index:
             if not _cannot_write(exc):
                 raise
 
+    def parts_made(self, params: str) -> int:
+        """How many times the parts of `params` were changed (`store_parts`): merged sums made from
+        them at another count summed other parts (a report run beside this one changed them)."""
+        row = self._require().execute("SELECT value FROM meta WHERE key = ?", (f"parts\0{params}",)).fetchone()
+        return int(row[0]) if row else 0
+
     def store_parts(self, params: str, changed: list[tuple[str, str, bytes]], gone: list[str], at: float,
-                    first: bool = False) -> None:
+                    first: bool = False) -> int:
         """Keep the parts of `changed` (session id, key, marshal data) for a report of `params`, drop
         those of the sessions `gone`; the `first` of `params` drops the parts of all but the newest few.
         A change drops the merged sums of `params` with it (they summed the parts as they were; the
-        caller keeps the new ones after: a run stopped between them builds from every part)."""
+        caller keeps the new ones after: a run stopped between them builds from every part). Returns
+        `parts_made` before the change (-1: the disk took nothing)."""
         conn = self._require()
         try:
             with conn:
-                if changed or gone:
+                if changed or gone:  # counted up in the transaction's first writes: two runs never count one
+                    conn.execute("INSERT OR IGNORE INTO meta VALUES (?, 0)", (f"parts\0{params}",))
+                    conn.execute("UPDATE meta SET value = value + 1 WHERE key = ?", (f"parts\0{params}",))
                     conn.execute("DELETE FROM merged WHERE params = ?", (params,))
+                made = self.parts_made(params) - (1 if changed or gone else 0)
                 conn.executemany("INSERT OR REPLACE INTO parts VALUES (?,?,?,?,?)",
                                  [(params, _db(sid), key, part, at) for sid, key, part in changed])
                 conn.executemany("DELETE FROM parts WHERE params = ? AND session = ?", [(params, _db(s)) for s in gone])
@@ -568,3 +578,5 @@ class Index:
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
+            return -1
+        return made
