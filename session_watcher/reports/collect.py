@@ -94,11 +94,15 @@ class _Summarize:
         params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
         made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
         kept_keys = index.part_keys(params)
-        facts = index.facts
+        facts, agents, guarded, fallback = index.facts, self.agents, self.guarded, FALLBACK.name
         keys: dict[str, str] = {}
-        for k, srcs in order.items():
-            key = f"{k in self.guarded:d}{self.agent(k)}" + ";".join(
-                f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
+        for k, srcs in order.items():  # once per session of the history: its one file written inline
+            if len(srcs) == 1:
+                fid = live[(src := srcs[0]).path]
+                key = f"{k in guarded:d}{agents.get(k) or fallback}{fid}:{src.sub:d}:{facts[fid]}"
+            else:
+                key = f"{k in guarded:d}{agents.get(k) or fallback}" + ";".join(
+                    f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
             if kept_keys.get(k) != key:
                 keys[k] = key
         gone = [k for k in kept_keys if k not in order]

@@ -48,10 +48,12 @@ def empty() -> State:
         "causes": [0] * len(CAUSES),  # the cold starts in the window by cause
         "calls": {},  # the guard's sessions' calls
         "byDay": {}, "byWeek": {}, "byProject": {}, "byAgent": {},  # [sessions, calls, USD, sub calls, USD]
-        "where": {},  # project -> session -> (name, cwd, last activity)
+        "where": {},  # project -> session -> which of the project's `names` it has
+        "names": {},  # project -> the (name, cwd) its sessions have
+        "undated": {},  # the sessions without a last activity (a set: session -> None)
         "named": {},  # project -> (name, cwd, last activity), as `warmth.totals` names it
         "sess": {},  # session -> its last activity (the sessions' order)
-        "counts": {},  # session -> its cold starts in the window by cause
+        "counts": {},  # session -> its cold starts in the window by cause, "," between (one object to load)
         "spans": [{}, {}, {}],  # per text (`Texts`): session -> (start, length) in the document, when not empty
         "lifetime": None,
         "key": None,  # the document's key in the index
@@ -129,12 +131,19 @@ def _totals(state: State, sid: str, p: Part, sign: int, utc_offset: float) -> st
     for week, w in weeks.items():
         _sum(state["byWeek"], week, sign, (w[0], w[1], w[2], w[3]))
     mine = state["where"].setdefault(where, {})
+    names = state["names"].setdefault(where, [])
     if sign > 0:
-        mine[sid] = (e["projectName"], e["cwd"], e["lastActivity"])
+        named = (e["projectName"], e["cwd"])
+        if named not in names:
+            names.append(named)
+        mine[sid] = names.index(named)
+        if e["lastActivity"] is None:
+            state["undated"][sid] = None
     else:
         del mine[sid]
+        state["undated"].pop(sid, None)
         if not mine:
-            del state["where"][where]
+            del state["where"][where], state["names"][where]
     if p.calls is not None:
         if sign > 0:
             state["calls"][sid] = p.calls
@@ -151,8 +160,10 @@ def _named(state: State, wheres: set[str], at: dict[str, int]) -> None:
             state["named"].pop(where, None)
             continue
         name: tuple[str, str | None, float | None] = ("", None, None)
+        names, undated, sess = state["names"][where], state["undated"], state["sess"]
         for sid in sorted(mine, key=at.__getitem__):
-            project, cwd, activity = mine[sid]
+            project, cwd = names[mine[sid]]
+            activity = None if sid in undated else sess[sid]
             last = name[2]
             name = (project, cwd, activity if last is None or (activity or 0) > last else last)
         state["named"][where] = name
@@ -282,7 +293,7 @@ def update(state: State, old_doc: bytes, old: dict[str, Part], new: dict[str, Pa
     for sid, p in old.items():
         wheres.add(_totals(state, sid, p, -1, utc_offset))
         _gaps(state, p, -1)
-        _causes(state, sid, state["counts"].pop(sid), -1)
+        _causes(state, sid, [int(n) for n in state["counts"].pop(sid).split(",")], -1)
         del state["sess"][sid]
     wheres |= {_add(state, sid, p, utc_offset) for sid, p in new.items()}
     state["inferred"] = inferred = inference(state)
@@ -307,4 +318,4 @@ def _causes(state: State, sid: str, counts: list[int], sign: int) -> None:
     for i, n in enumerate(counts):
         state["causes"][i] += sign * n
     if sign > 0:
-        state["counts"][sid] = counts
+        state["counts"][sid] = ",".join(map(str, counts))
