@@ -47,7 +47,7 @@ SPLIT = r"""
 import json, os, sys, time
 t_start = time.perf_counter()
 from session_watcher.agents.claude_code import discover
-from session_watcher.reports import collect, index, scan, warmth
+from session_watcher.reports import collect, index, merge, scan
 from session_watcher.state import pool
 T = {}
 def timed(owner, name, key):
@@ -56,7 +56,7 @@ def timed(owner, name, key):
         t = time.perf_counter(); r = f(*a, **k); T[key] = T.get(key, 0.0) + time.perf_counter() - t; return r
     setattr(owner, name, g)
 timed(index, "scan_all", "scan"); timed(index.Index, "refresh", "refresh")
-timed(collect._Summarize, "parts", "fold"); timed(warmth, "report_of_parts", "report")
+timed(collect._Summarize, "document", "fold"); timed(merge, "build", "report")  # the fold holds the merge
 projects, db = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 for s in discover.discover([projects]):
@@ -68,8 +68,8 @@ read = time.perf_counter() - t
 t0 = time.perf_counter()
 text = collect.run_report_json([projects], db)
 total = time.perf_counter() - t0
-print(json.dumps({"read": read, "scan": T["scan"], "index": T["refresh"] - T["scan"], "fold": T["fold"],
-                  "report": T["report"], "render": total - T["refresh"] - T["fold"] - T["report"],
+print(json.dumps({"read": read, "scan": T["scan"], "index": T["refresh"] - T["scan"], "fold": T["fold"] - T["report"],
+                  "report": T["report"], "render": total - T["refresh"] - T["fold"],
                   "inProcess": total, "imports": t0 - t_start - read, "processes": pool.cores()}))
 """
 

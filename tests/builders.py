@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from session_watcher.reports.collect import fold_files
 from session_watcher.reports.session_page import page_parts
 from session_watcher.reports.session_page_data import PageBuilder, StoryTrace
-from session_watcher.reports.warmth import _guard, _guard_call, guard_ids, report_of_parts, session_part
+from session_watcher.reports.warmth import _guard_call, guard_ids, report_of_parts, session_part, summarize_guard
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -80,7 +80,7 @@ def guard_summary(warnings: Iterable[dict[str, Any]], sessions: list[Session],
     the prompt was `not sent` in that session (a restart, /compact in a new session, or no return):
     its estimated re-write did not happen there.
     """
-    return _guard(warnings, {s.session_id: [_guard_call(c) for c in s.calls] for s in sessions}, since)
+    return summarize_guard(warnings, {s.session_id: [_guard_call(c) for c in s.calls] for s in sessions}, since)
 
 
 def render_html(model: dict[str, Any], live: bool = False) -> str:

@@ -176,3 +176,167 @@ def test_the_walk_lists_again_only_the_folders_whose_mtime_moved(
     check(["-home-b"])  # listed once more with a trusted mtime
     check([])
     index.close()
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times the document was built from every part (`merge.build`), not updated."""
+    from session_watcher.reports import merge
+
+    count: list[int] = []
+    real = merge.build
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        count.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(merge, "build", counting)
+    return count
+
+
+def windowed(projects: Path, index: Path, since: float | None) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(run_report_json([str(projects)], str(index), now=1.8e9, utc_offset=3600.0,
+                                                     since=since))
+    doc.pop("index")
+    return doc
+
+
+def rewrite(path: Path, old: bytes, new: bytes) -> None:
+    """`path` with `old` replaced by `new`, in place (its folder's mtime stays)."""
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new))
+
+
+def test_a_session_moved_to_another_day_week_and_project_is_taken_out_and_put_in(
+        projects: Path, tmp_path: Path, builds: list[int]) -> None:
+    """A call a month later (the session's days, week, place among the sessions and the project's
+    last activity move), then its working folder renamed (it leaves its project for a new one), then
+    the file as it was: each warm run updates the kept sums (no build from every part) and equals a cold build,
+    the USD sums of the days, weeks, projects and agents to the bit."""
+    index = tmp_path / "i.sqlite3"
+    first = windowed(projects, index, None)
+    assert builds == [1]
+    short = projects / "-home-b" / "short.jsonl"
+    with short.open("ab") as fh:
+        fh.write(call_line("msg_later", 12_000, 30_000, ts="2026-03-20T08:00:00.000Z"))
+    later = windowed(projects, index, None)
+    assert builds == [1]
+    assert later == windowed(projects, tmp_path / "cold1.sqlite3", None)
+    assert later["sessions"][0]["sessionId"] == "short" != first["sessions"][0]["sessionId"]
+    assert len(later["totals"]["days"]) == len(first["totals"]["days"]) + 1
+    assert len(later["totals"]["weeks"]) == len(first["totals"]["weeks"]) + 1
+    del builds[:]
+    rewrite(short, b"/home/marco/projects/spotter", b"/home/marco/projects/sp")  # shorter: read again
+    moved = windowed(projects, index, None)
+    assert builds == []
+    assert moved == windowed(projects, tmp_path / "cold2.sqlite3", None)
+    names = {p["project"]: p for p in moved["totals"]["projects"]}
+    assert names["sp"]["sessions"] == 1
+    assert names["spotter"]["sessions"] == {p["project"]: p for p in later["totals"]["projects"]}["spotter"][
+        "sessions"] - 1
+    del builds[:]
+    shutil.copy2(FIXTURES / "short.jsonl", short)  # as it was (shorter again)
+    back = windowed(projects, index, None)
+    assert builds == []
+    assert back == first == windowed(projects, tmp_path / "cold3.sqlite3", None)
+
+
+def test_a_session_entering_and_leaving_the_window_is_taken_out_and_put_in(
+        projects: Path, tmp_path: Path, builds: list[int]) -> None:
+    """With `since` past a session's last call it is left out; a call inside the window brings it
+    in, and the file cut back to what it was leaves it out again: each warm run equals a cold build,
+    without a build from every part."""
+    since = 1770854400.0  # 2026-02-12: the sessions of the 10th and 11th are out
+    index = tmp_path / "i.sqlite3"
+    short = projects / "-home-b" / "short.jsonl"
+    original = short.read_bytes()
+    first = windowed(projects, index, since)
+    assert "short" not in {s["sessionId"] for s in first["sessions"]}
+    with short.open("ab") as fh:
+        fh.write(call_line("msg_in", 20_000, 40_000, ts="2026-02-14T09:30:00.000Z"))
+    inside = windowed(projects, index, since)
+    assert "short" in {s["sessionId"] for s in inside["sessions"]}
+    assert inside == windowed(projects, tmp_path / "cold1.sqlite3", since)
+    short.write_bytes(original)
+    out = windowed(projects, index, since)
+    assert out == first == windowed(projects, tmp_path / "cold2.sqlite3", since)
+    assert builds == [1, 1, 1]  # the first run and the two cold ones
+
+
+def test_a_run_that_moves_a_cache_lifetime_builds_from_every_part(
+        projects: Path, tmp_path: Path, builds: list[int]) -> None:
+    """When the kept lifetimes differ from the updated ones (every session's causes move with them),
+    the document is built from every part, and equals a cold build."""
+    import marshal
+    import sqlite3
+
+    index = tmp_path / "i.sqlite3"
+    windowed(projects, index, None)
+    with sqlite3.connect(index) as conn:
+        params, blob = conn.execute("SELECT params, data FROM merged").fetchone()
+        state = marshal.loads(blob)
+        state["lifetime"] = {"5m": 1.0}
+        conn.execute("UPDATE merged SET data = ? WHERE params = ?", (marshal.dumps(state), params))
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_life", 12_000, 30_000, ts="2026-02-14T09:30:00.000Z"))
+    del builds[:]
+    warm = windowed(projects, index, None)
+    assert builds == [1]
+    assert warm == windowed(projects, tmp_path / "cold.sqlite3", None)
+
+
+def test_a_run_stopped_after_keeping_its_parts_builds_from_every_part(
+        projects: Path, tmp_path: Path, builds: list[int]) -> None:
+    """The parts kept with a change drop the merged sums made from the parts as they were: a run
+    stopped before keeping its new sums leaves none, and the next builds from every part (never
+    takes an old part's share out of sums that no longer hold it)."""
+    import sqlite3
+
+    index = tmp_path / "i.sqlite3"
+    windowed(projects, index, None)
+    with sqlite3.connect(index) as conn:
+        params = conn.execute("SELECT params FROM merged").fetchone()[0]
+    kept = Index(str(index))
+    kept.store_parts(params, [("short", "another key", b"")], [], time.time())
+    kept.close()
+    with sqlite3.connect(index) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM merged").fetchone()[0] == 0
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_stop", 12_000, 30_000, ts="2026-02-14T09:30:00.000Z"))
+    del builds[:]
+    assert windowed(projects, index, None) == windowed(projects, tmp_path / "cold.sqlite3", None)
+    assert builds == [1, 1]
+
+
+def test_a_run_beside_this_one_never_leaves_sums_of_other_parts(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second report run on the same index changes the parts while this one is between reading the
+    merged sums and keeping its own parts: this run then builds from every part (the sums it read
+    no longer match the parts), so whichever run keeps its sums last, the next run still equals a
+    cold build."""
+    index = tmp_path / "i.sqlite3"
+    first = windowed(projects, index, None)
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_outer", 12_000, 30_000, ts="2026-02-14T09:30:00.000Z"))
+    real = Index.rows
+    beside: list[int] = []
+
+    def rows_then_another_run(self: Index, live: dict[str, int]) -> Any:
+        if not beside:
+            beside.append(1)
+            with (projects / "-home-a" / "tool_heavy.jsonl").open("ab") as fh:
+                fh.write(call_line("msg_beside", 9_000, 40_000, ts="2026-02-15T10:00:00.000Z"))
+            windowed(projects, index, None)
+        return real(self, live)
+
+    monkeypatch.setattr(Index, "rows", rows_then_another_run)
+    windowed(projects, index, None)
+    monkeypatch.setattr(Index, "rows", real)
+    assert beside == [1]
+    with (projects / "-home-b" / "subagent.jsonl").open("ab") as fh:  # a run after both, with a change
+        fh.write(call_line("msg_after", 11_000, 20_000, ts="2026-02-16T10:00:00.000Z"))
+    after = windowed(projects, index, None)
+    assert after == windowed(projects, tmp_path / "cold.sqlite3", None)
+    assert api_calls(after, "tool_heavy") == api_calls(first, "tool_heavy") + 1
+    assert api_calls(after, "short") == api_calls(first, "short") + 1

@@ -17,14 +17,16 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 5  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 6  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
+# 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from session_watcher.agents.seam import Agent
     from session_watcher.agents.source import Source
+    from session_watcher.reports.merge import Doc
     from session_watcher.reports.parse import Row
     from session_watcher.reports.scan import Job, Scanned
     from session_watcher.reports.warmth import Part, Session
@@ -47,6 +49,8 @@ class _Summarize:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
         self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
         self.members: dict[str, int] = {}
+        self.params = ""  # the kept parts' and merged sums' key (`document`)
+        self.state: dict[str, Any] = {}  # the merged sums (`reports.merge`) after `document`
         for src in sources:
             self.members[src.session] = self.members.get(src.session, 0) + 1
 
@@ -72,50 +76,69 @@ class _Summarize:
         part = session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(first.session))
         return ("part", None if part is None else tuple(part))
 
-    def parts(self, index: Index, live: dict[str, int]) -> list[Part | None]:
-        """Every session's Part, sessions in the order of their first source: a session whose files
-        are as they were (their ids, sizes, mtimes and offsets) as kept in the index, the others
-        from what their reading process finished or folded here from their rows, and kept."""
+    def document(self, index: Index, live: dict[str, int], warnings: list[dict[str, Any]]) -> Doc:
+        """The report's document: every session's Part, sessions in the order of their first source;
+        a session whose files are as they were (their ids, sizes, mtimes and offsets) as kept in the
+        index, the others from what their reading process finished or folded here from their rows,
+        and kept. The merged sums kept from the last run (`reports.merge`) take the changed sessions'
+        old parts out and their new ones in; without them, from every part."""
         import marshal
 
-        from session_watcher.reports.warmth import Part
+        from session_watcher.core.prices import user_rows  # a part priced otherwise is another part
+        from session_watcher.reports import merge
 
         order: dict[str, list[Source]] = {}
         for src in self.sources:
             if src.path in live:
                 order.setdefault(src.session, []).append(src)
-        from session_watcher.core.prices import user_rows  # a part priced otherwise is another part
-
-        params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
-        cached = index.cached_parts(params)
-        facts = index.facts
-        got: dict[str, object] = {}
-        changed: list[tuple[str, str, bytes]] = []
+        params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
+        made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
+        kept_keys = index.part_keys(params)
+        facts, agents, guarded, fallback = index.facts, self.agents, self.guarded, FALLBACK.name
         keys: dict[str, str] = {}
-        for k, srcs in order.items():
-            key = f"{k in self.guarded:d}{self.agent(k)}" + ";".join(
-                f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
-            kept = cached.get(k)
-            if kept is not None and kept[0] == key:
-                got[k] = marshal.loads(kept[1])  # noqa: S302 (our own 0600 cache's plain data)
+        for k, srcs in order.items():  # once per session of the history: its one file written inline
+            if len(srcs) == 1:
+                fid = live[(src := srcs[0]).path]
+                key = f"{k in guarded:d}{agents.get(k) or fallback}{fid}:{src.sub:d}:{facts[fid]}"
             else:
+                key = f"{k in guarded:d}{agents.get(k) or fallback}" + ";".join(
+                    f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
+            if kept_keys.get(k) != key:
                 keys[k] = key
+        gone = [k for k in kept_keys if k not in order]
+        blob = index.merged(params)
+        state: dict[str, Any] | None = marshal.loads(blob) if blob else None  # noqa: S302 (our own 0600 cache)
+        if state is not None and state.get("made") != made:  # summed other parts (a run beside this one)
+            state = None
+        last = index.cached_report(state["key"]) if state else None
+        old = index.cached_parts(params, [*keys, *gone]) if last else {}
         done = index.finished
         folds = [k for k in keys if done.get(k) is None]
         rows = index.rows({src.path: live[src.path] for k in folds for src in order[k]})
-        for k, key in keys.items():
+        new: dict[str, object] = {}
+        for k in keys:
             value = done.get(k)
-            if value is None:
-                value = self._fold(k, [(src, rows[src.path]) for src in order[k]])
-            got[k] = value
-            changed.append((k, key, marshal.dumps(value)))  # type: ignore[arg-type]
-        index.store_parts(params, changed, [k for k in cached if k not in order], time.time(), not cached)
-        out: list[Part | None] = []
-        for k in order:
-            value = got[k]
-            if value[0] == "part":  # type: ignore[index]
-                out.append(None if value[1] is None else _new(Part, value[1]))  # type: ignore[index]
-        return out
+            new[k] = self._fold(k, [(src, rows[src.path]) for src in order[k]]) if value is None else value
+        was = index.store_parts(params, [(k, key, marshal.dumps(new[k])) for k, key in keys.items()],  # type: ignore[arg-type]
+                                gone, time.time(), not kept_keys)
+        doc = None
+        if state is not None and last is not None and was == made:  # no run beside this one changed the parts
+            kept = state["sess"]
+            now_kept = [k for k in order if (k in kept and k not in new) or _part(new.get(k)) is not None]
+            olds = {k: p for k, v in old.items() if (p := _part(marshal.loads(v))) is not None}  # noqa: S302
+            news = {k: p for k, v in new.items() if (p := _part(v)) is not None}
+            doc = merge.update(state, last[0], olds, news, now_kept, warnings, self.since, self.utc_offset)
+            made = was + bool(keys or gone)  # this run's change of the parts
+        if doc is None:  # every part: as kept (read after their count), this run's as made here
+            made = index.parts_made(params)
+            values: dict[str, object] = {k: marshal.loads(v) for k, v in index.cached_parts(params).items()}  # noqa: S302
+            values.update(new)
+            parts = {k: p for k, v in values.items() if k in order and (p := _part(v)) is not None}
+            state, doc = merge.build(parts, [k for k in order if k in parts], warnings, self.since, self.utc_offset)
+        assert state is not None
+        state["made"] = made  # the parts it sums (`Index.parts_made`)
+        self.state = state
+        return doc
 
     def _fold(self, session: str, files: list[tuple[Source, list[Row]]]) -> tuple[object, ...]:
         """One session's part from its files' rows, as `__call__` gives it."""
@@ -126,6 +149,15 @@ class _Summarize:
             return ("empty",)
         part = session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(session))
         return ("part", None if part is None else tuple(part))
+
+
+def _part(value: object) -> Part | None:
+    """The Part a kept value stands for (None: a session without calls, or left out by `since`)."""
+    from session_watcher.reports.warmth import Part
+
+    if value is None or value[0] != "part" or value[1] is None:  # type: ignore[index]
+        return None
+    return _new(Part, value[1])  # type: ignore[index]
 
 
 def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
@@ -296,7 +328,9 @@ def _build(
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats, bool]:
-    from session_watcher.reports.warmth import JSONText, guard_ids, report_of_parts
+    import marshal
+
+    from session_watcher.reports.warmth import guard_ids
 
     warnings, log_stamp = guard_warnings()
     summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
@@ -305,37 +339,23 @@ def _build(
 
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
+    cached = kept is not None
     if kept is not None:
         body, days = kept
         if since is None and not os.path.exists(cliff_path()):
             save_cliffs(json.loads(body + b"}")["ttl"], now)
-        if as_text:
-            return None, [body, _clock_text(days, now, utc_offset)], stats, True
-        return apply_now(json.loads(body + b"}"), now, utc_offset), None, stats, True
-    doc = report_of_parts(summarize.parts(index, live), now, utc_offset, since, warnings, scatter_text=True)
-    if since is None:  # a report over a window has less evidence than the whole history
-        save_cliffs(doc["ttl"], now)
-    # stored without the clock fields, with `days` last, so a cached copy can be sent as text;
-    # each field is serialized once for both texts (an object's JSON is its members' joined); the
-    # scatter (most of the text) comes already written
-    values = {k: v if isinstance(v, JSONText) else json.dumps(v, separators=(",", ":")) for k, v in doc.items()}
-    stored = [k for k in doc if k not in (*CLOCK_FIELDS, "days")] + ["days"]
-    index.store_report(key, "".join(_members(values, stored)).encode(), values["days"], time.time())
-    if as_text:  # left open, like the cached text, for the index figures
-        del doc
-        return None, ["".join(_members(values, list(values))).encode()], stats, False
-    for k, v in values.items():
-        if isinstance(doc[k], JSONText):
-            doc[k] = json.loads(v)
-    return doc, None, stats, False
-
-
-def _members(values: dict[str, str], keys: list[str]) -> list[str]:
-    """An object's JSON text, left open, as pieces to join: `keys` of `values` (JSON texts) in order."""
-    out: list[str] = []
-    for k in keys:
-        out += (',"' if out else '{"', k, '":', values[k])
-    return out
+    else:
+        made = summarize.document(index, live, warnings)
+        body, days = made.body, made.days
+        if since is None:  # a report over a window has less evidence than the whole history
+            save_cliffs(made.ttl, now)
+        # stored without the clock fields, with `days` last, so a kept copy is sent as text
+        index.store_report(key, body, days, time.time())
+        summarize.state["key"] = key
+        index.store_merged(summarize.params, marshal.dumps(summarize.state), time.time())
+    if as_text:
+        return None, [body, _clock_text(days, now, utc_offset)], stats, cached
+    return apply_now(json.loads(body + b"}"), now, utc_offset), None, stats, cached
 
 
 def cliff_path() -> str:

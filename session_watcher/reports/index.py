@@ -27,14 +27,15 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 8  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 9  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
 # its sub-agents apart (the same documents with more keys); 8: + parts (each session's part of the
 # report, by the facts of its files: a warm run folds only the sessions whose files changed) and folders
 # (each listed folder's mtimes and what it held: `reports.walk` lists only those that changed); a report
-# as UTF-8 bytes left open, its `days` apart (the clock fields are computed from them and added after)
+# as UTF-8 bytes left open, its `days` apart (the clock fields are computed from them and added after);
+# 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -100,6 +101,7 @@ _DDL = (
     " at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
+    "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB NOT NULL, at REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value)",
 )
@@ -194,6 +196,7 @@ class Index:
         conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
+        conn.execute("DROP TABLE IF EXISTS merged")
         conn.execute("DROP TABLE IF EXISTS parts")
         conn.execute("DROP TABLE IF EXISTS folders")
         conn.execute("DROP TABLE IF EXISTS meta")
@@ -514,18 +517,58 @@ class Index:
 
     # -- each session's part of the report ---------------------------------------------------
 
-    def cached_parts(self, params: str) -> dict[str, tuple[str, bytes]]:
-        """The parts kept for a report of `params`: session id -> (its key, its part as marshal data)."""
-        rows = self._require().execute("SELECT session, key, part FROM parts WHERE params = ?", (params,))
-        return {_fs(sid): (key, part) for sid, key, part in rows}
+    def part_keys(self, params: str) -> dict[str, str]:
+        """The parts kept for a report of `params`: session id -> its key."""
+        rows = self._require().execute("SELECT session, key FROM parts WHERE params = ?", (params,))
+        return {sid.decode("utf-8", "surrogateescape"): key for sid, key in rows}  # `_fs`, inline
 
-    def store_parts(self, params: str, changed: list[tuple[str, str, bytes]], gone: list[str], at: float,
-                    first: bool = False) -> None:
-        """Keep the parts of `changed` (session id, key, marshal data) for a report of `params`, drop
-        those of the sessions `gone`; the `first` of `params` drops the parts of all but the newest few."""
+    def cached_parts(self, params: str, sessions: Iterable[str] | None = None) -> dict[str, bytes]:
+        """The parts kept for a report of `params` (of `sessions`, or all): session id -> marshal data."""
+        conn = self._require()
+        if sessions is None:
+            rows = conn.execute("SELECT session, part FROM parts WHERE params = ?", (params,)).fetchall()
+        else:
+            get = "SELECT session, part FROM parts WHERE params = ? AND session = ?"
+            rows = [r for sid in sessions for r in conn.execute(get, (params, _db(sid)))]
+        return {_fs(sid): part for sid, part in rows}
+
+    def merged(self, params: str) -> bytes | None:
+        """The report's merged sums kept for `params` (`reports.merge`, as marshal data)."""
+        row = self._require().execute("SELECT data FROM merged WHERE params = ?", (params,)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def store_merged(self, params: str, data: bytes, at: float) -> None:
         conn = self._require()
         try:
             with conn:
+                conn.execute("INSERT OR REPLACE INTO merged VALUES (?,?,?)", (params, data, at))
+                conn.execute("DELETE FROM merged WHERE params NOT IN (SELECT params FROM merged ORDER BY at DESC"
+                             " LIMIT ?)", (KEEP_REPORTS,))
+        except sqlite3.DatabaseError as exc:
+            if not _cannot_write(exc):
+                raise
+
+    def parts_made(self, params: str) -> int:
+        """How many times the parts of `params` were changed (`store_parts`): merged sums made from
+        them at another count summed other parts (a report run beside this one changed them)."""
+        row = self._require().execute("SELECT value FROM meta WHERE key = ?", (f"parts\0{params}",)).fetchone()
+        return int(row[0]) if row else 0
+
+    def store_parts(self, params: str, changed: list[tuple[str, str, bytes]], gone: list[str], at: float,
+                    first: bool = False) -> int:
+        """Keep the parts of `changed` (session id, key, marshal data) for a report of `params`, drop
+        those of the sessions `gone`; the `first` of `params` drops the parts of all but the newest few.
+        A change drops the merged sums of `params` with it (they summed the parts as they were; the
+        caller keeps the new ones after: a run stopped between them builds from every part). Returns
+        `parts_made` before the change (-1: the disk took nothing)."""
+        conn = self._require()
+        try:
+            with conn:
+                if changed or gone:  # counted up in the transaction's first writes: two runs never count one
+                    conn.execute("INSERT OR IGNORE INTO meta VALUES (?, 0)", (f"parts\0{params}",))
+                    conn.execute("UPDATE meta SET value = value + 1 WHERE key = ?", (f"parts\0{params}",))
+                    conn.execute("DELETE FROM merged WHERE params = ?", (params,))
+                made = self.parts_made(params) - (1 if changed or gone else 0)
                 conn.executemany("INSERT OR REPLACE INTO parts VALUES (?,?,?,?,?)",
                                  [(params, _db(sid), key, part, at) for sid, key, part in changed])
                 conn.executemany("DELETE FROM parts WHERE params = ? AND session = ?", [(params, _db(s)) for s in gone])
@@ -535,3 +578,5 @@ class Index:
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
+            return -1
+        return made

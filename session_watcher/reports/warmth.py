@@ -47,7 +47,7 @@ from session_watcher.reports.prices import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from session_watcher.reports.parse import Row
 
@@ -428,7 +428,7 @@ def _guard_call(c: Call) -> GuardCall:
     return (c.ts, c.cw, c.model, c.cw5m, c.cw1h)
 
 
-def _guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[GuardCall]], since: float | None
+def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[GuardCall]], since: float | None
            ) -> dict[str, Any]:
     """`guard_summary` from each session's calls."""
     out: dict[str, Any] = {"warned": 0, "blocked": 0, "wentAhead": 0, "wentAheadTokens": 0,
@@ -706,7 +706,7 @@ def _entry_text(entry: dict[str, Any]) -> tuple[str, str, str]:
 _CAUSE_AT = {c: k for k, c in enumerate(CAUSES)}
 
 
-def _cause_counts(colds: list[Obs]) -> list[int]:
+def cause_counts(colds: list[Obs]) -> list[int]:
     """How many of a session's cold starts each cause names, in CAUSES' order."""
     counts = [0] * len(CAUSES)
     for o in colds:
@@ -717,8 +717,8 @@ def _cause_counts(colds: list[Obs]) -> list[int]:
 _CAUSES_JSON: dict[tuple[int, ...], str] = {}
 
 
-def _causes_json(counts: list[int]) -> str:
-    """json.dumps of the causes dict `_cause_counts` stands for (most sessions share a few)."""
+def causes_json(counts: list[int]) -> str:
+    """json.dumps of the causes dict `cause_counts` stands for (most sessions share a few)."""
     key = tuple(counts)
     text = _CAUSES_JSON.get(key)
     if text is None:
@@ -728,7 +728,7 @@ def _causes_json(counts: list[int]) -> str:
     return text
 
 
-def _sentence(entry: dict[str, Any], colds: list[Obs]) -> tuple[str, str | None]:
+def largest_sentence(entry: dict[str, Any], colds: list[Obs]) -> tuple[str, str | None]:
     """The largest gap in words, and the cause of the cold start after it (None: warm, or no gap)."""
     gap = entry["largestGap"]
     if gap is None or entry["calls"] < 2:
@@ -747,8 +747,8 @@ def _entry(entry: dict[str, Any], causes: dict[str, int], sentence: str, cause: 
     return out
 
 
-def _add(into: dict[Any, list[Any]], key: Any, sessions: int, figures: tuple[int, float, int, float]) -> None:
-    """Add a session count and (main calls, their USD, sub-agent calls, theirs) to `into[key]`."""
+def _add(into: dict[Any, list[Any]], key: Any, sessions: int, figures: tuple[int, int, int, int]) -> None:
+    """Add a session count and (main calls, their USD, sub-agent calls, theirs; USD as `exact`) to `into[key]`."""
     t = into.get(key)
     if t is None:
         into[key] = [sessions, *figures]
@@ -760,10 +760,26 @@ def _add(into: dict[Any, list[Any]], key: Any, sessions: int, figures: tuple[int
     t[4] += figures[3]
 
 
+_EXACT_BITS = 1074  # 2**-1074, the least float: every float is a whole multiple of it
+
+
+def exact(x: float) -> int:
+    """`x` as a whole number of 2**-1074: sums of them are exact, in any order, and a part can be
+    taken out again (`reports.merge`)."""
+    n, d = x.as_integer_ratio()
+    return n << (_EXACT_BITS + 1 - d.bit_length())
+
+
+def inexact(n: int) -> float:
+    """The float nearest a sum of `exact`s (int true division rounds correctly)."""
+    return n / (1 << _EXACT_BITS)
+
+
 def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
     """Sessions, API calls and cache cost by local day, by week (from Monday), by project (the
     last folder of the sessions' working folder; one project per folder) and by agent (claude-code,
-    codex), calls in the window only.
+    codex), calls in the window only. The USD sums exact (`exact`): the same float whatever order
+    the sessions come in.
     A day's and a week's warmth are their cache reads over reads and writes (calls 2..n, as `days`)."""
     import time
 
@@ -776,15 +792,15 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
     for p in kept:
         e = p.entry
         agent = e.get("agent") or FALLBACK.name
-        _add(by_agent, agent, 1, (0, 0.0, 0, 0.0))
+        _add(by_agent, agent, 1, (0, 0, 0, 0))
         where = e["cwd"] or e["project"]
         last = named.get(where, (None, None, None))[2]
         activity = e["lastActivity"] if last is None or (e["lastActivity"] or 0) > last else last
         named[where] = (e["projectName"], e["cwd"], activity)
-        _add(by_project, where, 1, (0, 0.0, 0, 0.0))
+        _add(by_project, where, 1, (0, 0, 0, 0))
         weeks: dict[int, list[Any]] = {}
         for day, (n, usd, side_n, side_usd) in p.spend.items():
-            figures = (n, usd, side_n, side_usd)
+            figures = (n, exact(usd), side_n, exact(side_usd))
             _add(by_day, day, 1, figures)
             _add(by_project, where, 0, figures)
             _add(by_agent, agent, 0, figures)
@@ -800,20 +816,31 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
         cw = sum(v[1] for d, v in days.items() if lo <= d < hi)
         return cr / (cr + cw) if cr + cw else None
 
+    return totals_doc(by_day, by_week, by_project, by_agent, named, warmth, utc_offset)
+
+
+def totals_doc(by_day: dict[int, list[Any]], by_week: dict[int, list[Any]], by_project: dict[str, list[Any]],  # noqa: PLR0913, PLR0917
+               by_agent: dict[str, list[Any]], named: dict[str, tuple[str, str | None, float | None]],
+               warmth: Callable[[int, int], float | None], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
+    """The totals from their sums per key ([sessions, calls, USD as `exact`, sub-agent calls, their USD])."""
+    import time
+
     def date(day: int) -> str:
         return time.strftime("%Y-%m-%d", time.gmtime(day + utc_offset))
 
     return {
-        "days": [{"date": date(d), "sessions": v[0], "calls": v[1], "cacheUsd": v[2], "warmth": warmth(d, d + 1),
-                  "subagentCalls": v[3], "subagentUsd": v[4]} for d, v in sorted(by_day.items())],
-        "weeks": [{"week": date(w), "sessions": v[0], "calls": v[1], "cacheUsd": v[2],
-                   "warmth": warmth(w, w + 7 * 86400), "subagentCalls": v[3], "subagentUsd": v[4]}
+        "days": [{"date": date(d), "sessions": v[0], "calls": v[1], "cacheUsd": inexact(v[2]),
+                  "warmth": warmth(d, d + 1), "subagentCalls": v[3], "subagentUsd": inexact(v[4])}
+                 for d, v in sorted(by_day.items())],
+        "weeks": [{"week": date(w), "sessions": v[0], "calls": v[1], "cacheUsd": inexact(v[2]),
+                   "warmth": warmth(w, w + 7 * 86400), "subagentCalls": v[3], "subagentUsd": inexact(v[4])}
                   for w, v in sorted(by_week.items())],
         "projects": [{"project": named[k][0], "cwd": named[k][1], "sessions": v[0], "calls": v[1],
-                      "cacheUsd": v[2], "lastActivity": named[k][2], "subagentCalls": v[3], "subagentUsd": v[4]}
-                     for k, v in sorted(by_project.items(), key=lambda kv: (-kv[1][2], kv[0]))],
-        "agents": [{"agent": k, "sessions": v[0], "calls": v[1], "cacheUsd": v[2], "subagentCalls": v[3],
-                    "subagentUsd": v[4]} for k, v in sorted(by_agent.items())],
+                      "cacheUsd": inexact(v[2]), "lastActivity": named[k][2], "subagentCalls": v[3],
+                      "subagentUsd": inexact(v[4])}
+                     for k, v in sorted(by_project.items(), key=lambda kv: (-inexact(kv[1][2]), kv[0]))],
+        "agents": [{"agent": k, "sessions": v[0], "calls": v[1], "cacheUsd": inexact(v[2]), "subagentCalls": v[3],
+                    "subagentUsd": inexact(v[4])} for k, v in sorted(by_agent.items())],
     }
 
 
@@ -869,11 +896,11 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
     shares = {k: (v / n_cold if n_cold else None) for k, v in causes.items()}
 
     order = sorted(range(len(kept)), key=lambda i: float(kept[i].entry["lastActivity"] or 0.0), reverse=True)
-    counted = [_cause_counts(mine) for mine in own]
-    said = [_sentence(p.entry, mine) for p, mine in zip(kept, own, strict=True)]
+    counted = [cause_counts(mine) for mine in own]
+    said = [largest_sentence(p.entry, mine) for p, mine in zip(kept, own, strict=True)]
     sessions: Any
     if scatter_text:
-        sessions = JSONText("[" + ",".join(f"{kept[i].text[0]}{_causes_json(counted[i])}{kept[i].text[1]}"  # type: ignore[index]
+        sessions = JSONText("[" + ",".join(f"{kept[i].text[0]}{causes_json(counted[i])}{kept[i].text[1]}"  # type: ignore[index]
                                            f'{json.dumps(said[i][0])},"largestGapCause":{json.dumps(said[i][1])}'
                                            f"{kept[i].text[2]}"  # type: ignore[index]
                                            for i in order) + "]")
@@ -910,7 +937,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
         "ttl": ttl,
         "warmthToday": None,
         "warmthWeek": None,
-        "guard": _guard(warnings, calls, since),
+        "guard": summarize_guard(warnings, calls, since),
         "documentedTtl": documented,
         "totals": totals(kept, days, utc_offset),
         "days": [[d, cr, cw] for d, (cr, cw) in sorted(days.items())],

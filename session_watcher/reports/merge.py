@@ -1,0 +1,321 @@
+"""The report document kept merged between runs (`collect`): the sums over every session's `Part`
+(gap buckets, days, causes, the totals) and, per session, where its texts (its entry, its cold
+starts, its scatter) are in the last document. A warm run takes the changed sessions' old parts out,
+puts their new ones in, and splices the other sessions' texts from the last document: it visits the
+changed sessions, not every one. The USD sums are exact (`warmth.exact`), the warmths of a gap
+bucket kept sorted, so a figure is the same whatever the order of adding and taking out; a run that
+moves a TTL class's cache lifetime (every session's causes with it) builds from every part again.
+The document equals `warmth.report_of_parts`' (tests/test_report_warm.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from bisect import bisect_left, insort
+from itertools import accumulate
+from typing import Any
+
+from session_watcher.agents import FALLBACK
+from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.warmth import (
+    CLAUDE_CLASSES,
+    DOCUMENTED_TTL,
+    TTL_CLASSES,
+    Obs,
+    Part,
+    assign_causes,
+    cause_counts,
+    causes_json,
+    exact,
+    gap_buckets,
+    infer_ttl,
+    largest_sentence,
+    summarize_guard,
+    tested_at_documented,
+    totals_doc,
+)
+
+State = dict[str, Any]  # plain data (marshal): see `empty`
+Texts = tuple[bytes, bytes, bytes]  # a session's entry, its cold starts in the window, its scatter (JSON, no brackets)
+_SEP = (",", ":")
+
+
+def empty() -> State:
+    return {
+        "gaps": {cls: {} for cls in TTL_CLASSES},  # bucket -> [warmths sorted, cold, shortest gaps, longest]
+        "seen": {},  # TTL class of a cold start -> how many
+        "days": {},  # day -> [cache read, cache write, sessions]
+        "causes": [0] * len(CAUSES),  # the cold starts in the window by cause
+        "calls": {},  # the guard's sessions' calls
+        "byDay": {}, "byWeek": {}, "byProject": {}, "byAgent": {},  # [sessions, calls, USD, sub calls, USD]
+        "where": {},  # project -> session -> which of the project's `names` it has
+        "names": {},  # project -> the (name, cwd) its sessions have
+        "undated": {},  # the sessions without a last activity (a set: session -> None)
+        "named": {},  # project -> (name, cwd, last activity), as `warmth.totals` names it
+        "sess": {},  # session -> its last activity (the sessions' order)
+        "counts": {},  # session -> its cold starts in the window by cause, "," between (one object to load)
+        "spans": [{}, {}, {}],  # per text (`Texts`): session -> (start, length) in the document, when not empty
+        "lifetime": None,
+        "key": None,  # the document's key in the index
+    }
+
+
+def _put(values: list[Any], x: Any, sign: int) -> None:
+    if sign > 0:
+        insort(values, x)
+    else:
+        del values[bisect_left(values, x)]
+
+
+def _sum(into: dict[Any, list[int]], key: Any, sessions: int, figures: tuple[int, int, int, int]) -> None:
+    t = into.get(key)
+    if t is None:
+        t = into[key] = [0, 0, 0, 0, 0]
+    t[0] += sessions
+    t[1] += figures[0]
+    t[2] += figures[1]
+    t[3] += figures[2]
+    t[4] += figures[3]
+    if not t[0]:
+        del into[key]
+
+
+def _gaps(state: State, p: Part, sign: int) -> None:
+    for cls in TTL_CLASSES:
+        into = state["gaps"][cls]
+        for k, (warmths, cold, lo, hi) in p.gaps[cls].items():
+            b = into.get(k)
+            if b is None:
+                b = into[k] = [[], 0, [], []]
+            for w in warmths:
+                _put(b[0], w, sign)
+            b[1] += sign * cold
+            _put(b[2], lo, sign)
+            _put(b[3], hi, sign)
+            if not b[0]:
+                del into[k]
+    seen = state["seen"]
+    for o in p.colds:
+        n = seen[o[4]] = seen.get(o[4], 0) + sign
+        if not n:
+            del seen[o[4]]
+    days = state["days"]
+    for day, (cr, cw) in p.days.items():
+        d = days.get(day)
+        if d is None:
+            d = days[day] = [0, 0, 0]
+        d[0] += sign * cr
+        d[1] += sign * cw
+        d[2] += sign
+        if not d[2]:
+            del days[day]
+
+
+def _totals(state: State, sid: str, p: Part, sign: int, utc_offset: float) -> str:
+    """`p`'s share of the totals added (`sign` 1) or taken out (-1), as `warmth.totals` adds it; its project."""
+    e = p.entry
+    where = e["cwd"] or e["project"]
+    none = (0, 0, 0, 0)
+    _sum(state["byAgent"], agent := e.get("agent") or FALLBACK.name, sign, none)
+    _sum(state["byProject"], where, sign, none)
+    weeks: dict[int, list[int]] = {}
+    for day, (n, usd, side_n, side_usd) in p.spend.items():
+        figures = (sign * n, sign * exact(usd), sign * side_n, sign * exact(side_usd))
+        _sum(state["byDay"], day, sign, figures)
+        _sum(state["byProject"], where, 0, figures)  # (taken out: gone with its count, or still counted)
+        _sum(state["byAgent"], agent, 0, figures)
+        week = day - time.gmtime(day + utc_offset).tm_wday * 86400
+        w = weeks.setdefault(week, [0, 0, 0, 0])
+        for i in range(4):
+            w[i] += figures[i]
+    for week, w in weeks.items():
+        _sum(state["byWeek"], week, sign, (w[0], w[1], w[2], w[3]))
+    mine = state["where"].setdefault(where, {})
+    names = state["names"].setdefault(where, [])
+    if sign > 0:
+        named = (e["projectName"], e["cwd"])
+        if named not in names:
+            names.append(named)
+        mine[sid] = names.index(named)
+        if e["lastActivity"] is None:
+            state["undated"][sid] = None
+    else:
+        del mine[sid]
+        state["undated"].pop(sid, None)
+        if not mine:
+            del state["where"][where], state["names"][where]
+    if p.calls is not None:
+        if sign > 0:
+            state["calls"][sid] = p.calls
+        else:
+            state["calls"].pop(sid, None)
+    return str(where)
+
+
+def _named(state: State, wheres: set[str], at: dict[str, int]) -> None:
+    """Each of `wheres`' name, folder and last activity, from its sessions in the report's order."""
+    for where in wheres:
+        mine = state["where"].get(where)
+        if not mine:
+            state["named"].pop(where, None)
+            continue
+        name: tuple[str, str | None, float | None] = ("", None, None)
+        names, undated, sess = state["names"][where], state["undated"], state["sess"]
+        for sid in sorted(mine, key=at.__getitem__):
+            project, cwd = names[mine[sid]]
+            activity = None if sid in undated else sess[sid]
+            last = name[2]
+            name = (project, cwd, activity if last is None or (activity or 0) > last else last)
+        state["named"][where] = name
+
+
+def session_texts(sid: str, p: Part, lifetime: dict[str, float]) -> tuple[Texts, list[int]]:
+    """A session's texts in the document, and its cold starts in the window by cause."""
+    mine = [Obs(sid, *o) for o in p.colds]
+    assign_causes(mine, lifetime)
+    sentence, cause = largest_sentence(p.entry, mine)
+    assert p.text is not None
+    entry = (f"{p.text[0]}{causes_json(cause_counts(mine))}{p.text[1]}{json.dumps(sentence)},"
+             f'"largestGapCause":{json.dumps(cause)}{p.text[2]}')
+    window = [o for o in mine if o.in_window]
+    colds = ",".join(json.dumps({"sessionId": o.session_id, "callIndex": o.index, "ts": o.ts, "gapSeconds": o.gap,
+                                 "warmth": o.warmth, "ttl": o.ttl_class, "cause": o.cause, "alsoApplies": o.also},
+                                separators=_SEP) for o in window)
+    return (entry.encode(), colds.encode(), str(p.scatter).encode()), cause_counts(window)
+
+
+def inference(state: State) -> tuple[list[str], list[dict[str, Any]], dict[str, Any], dict[str, Any], dict[str, float]]:
+    """The TTL classes shown, the gap buckets' table, the inferred TTLs, the documented TTLs' tests
+    and the cache lifetimes, from the kept buckets (as `warmth.report_of_parts`)."""
+    from session_watcher.core.eoq import cache_lifetime
+
+    gaps = {cls: {k: [b[0], b[1], b[2][0], b[3][-1]] for k, b in state["gaps"][cls].items()} for cls in TTL_CLASSES}
+    classes = [cls for cls in TTL_CLASSES if cls in CLAUDE_CLASSES or gaps[cls] or cls in state["seen"]]
+    buckets: list[dict[str, Any]] = []
+    ttl: dict[str, Any] = {}
+    documented: dict[str, Any] = {}
+    for cls in classes:
+        b = gap_buckets(gaps[cls], cls)
+        buckets.extend(b)
+        ttl[cls] = infer_ttl(gaps[cls], b, cls)
+        documented[cls] = {"seconds": DOCUMENTED_TTL[cls], **tested_at_documented(gaps[cls], b, cls)}
+    cliff = {cls: (v["inferredSeconds"] if v is not None else None) for cls, v in ttl.items()}
+    lifetime = {cls: cache_lifetime(cls, cliff) or float(DOCUMENTED_TTL[cls]) for cls in classes}
+    return classes, buckets, ttl, documented, lifetime
+
+
+class Doc:
+    """The document's text built from `state` (`body`: UTF-8, without the clock fields, left open,
+    `days` last), each session's texts from `fresh` or, for the others, `old` (the last document)."""
+
+    def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: bytes,  # noqa: PLR0913, PLR0917
+                 warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> None:
+        classes, buckets, ttl, documented, lifetime = state.pop("inferred")
+        self.ttl = ttl
+        sess = state["sess"]
+        causes = dict(zip(CAUSES, state["causes"], strict=True))
+        n = sum(state["causes"])
+        days = state["days"]
+
+        def warmth(lo: int, hi: int) -> float | None:
+            cr = sum(v[0] for d, v in days.items() if lo <= d < hi)
+            cw = sum(v[1] for d, v in days.items() if lo <= d < hi)
+            return cr / (cr + cw) if cr + cw else None
+
+        self.days = json.dumps([[d, v[0], v[1]] for d, v in sorted(days.items())], separators=_SEP)
+        members: list[tuple[str, Any]] = [
+            ("schema", 1), ("since", since),
+            ("sessions", (sorted(order, key=sess.__getitem__, reverse=True), 0)),
+            ("coldStarts", n), ("causes", causes),
+            ("causeShares", {k: (v / n if n else None) for k, v in causes.items()}),
+            ("coldStartList", (order, 1)),
+            ("idleGapRule", {cls: {"seconds": lifetime[cls], "from": "inferred" if ttl[cls] is not None else "ttl"}
+                             for cls in classes}),
+            ("gapBuckets", buckets), ("ttl", ttl), ("guard", summarize_guard(warnings, state["calls"], since)),
+            ("documentedTtl", documented),
+            ("totals", totals_doc(state["byDay"], state["byWeek"], state["byProject"], state["byAgent"],
+                                  state["named"], warmth, utc_offset)),
+            ("scatter", (order, 2)),
+        ]
+        out: list[bytes] = []
+        pos = 0
+        for k, v in members:
+            head = f'{"," if out else "{"}"{k}":'.encode()
+            out.append(head)
+            pos += len(head)
+            if isinstance(v, tuple):
+                pos = _list(out, pos, v[0], fresh, old, state["spans"], v[1])
+            else:
+                text = json.dumps(v, separators=_SEP).encode()
+                out.append(text)
+                pos += len(text)
+        out.append(b',"days":' + self.days.encode())
+        self.body = b"".join(out)
+        state["lifetime"] = lifetime
+
+
+def _list(out: list[bytes], pos: int, order: list[str], fresh: dict[str, Texts], old: bytes,  # noqa: PLR0913, PLR0917
+          spans: list[dict[str, tuple[int, int]]], slot: int) -> int:
+    """A JSON array of each session's text `slot` (those not empty), from `fresh` or the `old`
+    document's span, at `pos` of the document; the spans kept for the next run."""
+    was = spans[slot]
+    texts = [fresh[sid][slot] if sid in fresh else old[s[0]:s[0] + s[1]] if (s := was.get(sid)) else b""
+             for sid in order]
+    keep = [i for i, text in enumerate(texts) if text]
+    kept = [texts[i] for i in keep]
+    lengths = [len(text) for text in kept]
+    starts = list(accumulate([pos + 1] + [n + 1 for n in lengths[:-1]])) if kept else []
+    spans[slot] = dict(zip([order[i] for i in keep], zip(starts, lengths, strict=True), strict=True))
+    out.append(b"[" + b",".join(kept) + b"]")
+    return pos + len(out[-1])
+
+
+def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any]], since: float | None,
+          utc_offset: float) -> tuple[State, Doc]:
+    """The state and document from every kept session's part (`order`: the sessions, in order)."""
+    state = empty()
+    wheres = {_add(state, sid, parts[sid], utc_offset) for sid in order}
+    _named(state, wheres, {sid: i for i, sid in enumerate(order)})
+    state["inferred"] = inferred = inference(state)
+    lifetime = inferred[4]
+    fresh: dict[str, Texts] = {}
+    for sid in order:
+        fresh[sid], counts = session_texts(sid, parts[sid], lifetime)
+        _causes(state, sid, counts, 1)
+    return state, Doc(state, order, fresh, b"", warnings, since, utc_offset)
+
+
+def update(state: State, old_doc: bytes, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
+           warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> Doc | None:
+    """`state` with the `old` parts of the changed sessions taken out and their `new` ones put in, and
+    the document; None when that moves a cache lifetime (then `build`)."""
+    wheres = set()
+    for sid, p in old.items():
+        wheres.add(_totals(state, sid, p, -1, utc_offset))
+        _gaps(state, p, -1)
+        _causes(state, sid, [int(n) for n in state["counts"].pop(sid).split(",")], -1)
+        del state["sess"][sid]
+    wheres |= {_add(state, sid, p, utc_offset) for sid, p in new.items()}
+    state["inferred"] = inferred = inference(state)
+    lifetime = inferred[4]
+    if lifetime != state["lifetime"]:
+        return None
+    _named(state, wheres, {sid: i for i, sid in enumerate(order)})
+    fresh: dict[str, Texts] = {}
+    for sid, p in new.items():
+        fresh[sid], counts = session_texts(sid, p, lifetime)
+        _causes(state, sid, counts, 1)
+    return Doc(state, order, fresh, old_doc, warnings, since, utc_offset)
+
+
+def _add(state: State, sid: str, p: Part, utc_offset: float) -> str:
+    _gaps(state, p, 1)
+    state["sess"][sid] = float(p.entry["lastActivity"] or 0.0)
+    return _totals(state, sid, p, 1, utc_offset)
+
+
+def _causes(state: State, sid: str, counts: list[int], sign: int) -> None:
+    for i, n in enumerate(counts):
+        state["causes"][i] += sign * n
+    if sign > 0:
+        state["counts"][sid] = ",".join(map(str, counts))
