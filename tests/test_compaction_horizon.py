@@ -3,13 +3,18 @@ compaction"): a restart's lighter reads last only until the agent compacts the c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench import advice
+from bench import calibrate as cal
 from bench.synth import Transcript
 from session_watcher.base import config
 from session_watcher.core import engine, eoq
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 POINT = 167_500  # where Claude Code 2.1.x compacts a 200k-window Opus 4.6 session (real sessions: 167-168k)
 
@@ -100,3 +105,14 @@ class TestTheGateBeforeACompaction:
                 meta["preTokens"] = 400_000
         advice = fold(t, config.merge({}))
         assert (1, "gate") in [(a["segment"], a["kind"]) for a in advice]
+
+
+def test_no_promise_the_backtest_shows_lost(tmp_path: Path) -> None:
+    """The backtest's own check (bench.advice: restarting after the alert's call, the real segment's
+    calls over its `cycle` cost more than they did?) finds no advice lost on this session: before
+    the rule the second segment's gate, 10 calls before its compaction, promised $0.74 and lost."""
+    path = two_segments().save(tmp_path / "s.jsonl")
+    s = cal.prepare(path)
+    seen = advice.shown(s, config.merge(s.cfg, {}))
+    assert (seen.alerts, seen.lost) == (2, 0)
+    assert seen.realized > 0
