@@ -1,5 +1,6 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [TRANSCRIPT ...]``.
+``python -m bench.advice [--before] [--quick] [--compact] [TRANSCRIPT ...]`` (--compact: `compact_reserve`
+instead of the floors, docs/model.md "The horizon and the compaction").
 
 Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
 (`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
