@@ -1,5 +1,6 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [TRANSCRIPT ...]``.
+``python -m bench.advice [--before] [--quick] [--compact] [TRANSCRIPT ...]`` (--compact: `compact_reserve`
+instead of the floors, docs/model.md "The horizon and the compaction").
 
 Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
 (`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
@@ -46,6 +47,8 @@ GRID: dict[str, list[Any]] = {
 }
 QUICK: dict[str, list[Any]] = {"advice_min_usd": [0.0, 0.05], "advice_min_share": [0.0, 0.02],
                                "gate_min_calls": [1, 20]}
+# where the agent compacts on its own before the session shows it: its window less this (the floors as shipped)
+COMPACT: dict[str, list[Any]] = {"compact_reserve": [0, 20_000, 33_000, 45_000, 60_000]}
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -173,8 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("transcripts", nargs="*", type=Path)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--before", action="store_true", help="the shipped defaults only (runs on older code too)")
+    ap.add_argument("--compact", action="store_true", help="choose compact_reserve, the floors as shipped")
     ns = ap.parse_args(argv)
-    grid = {} if ns.before else QUICK if ns.quick else GRID
+    grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else GRID
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
             paths = ns.transcripts
@@ -208,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {key} capture {table[key][0][i].capture(s):.2f} lost {table[key][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid:
+    if chosen is not None and grid and not ns.compact:
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

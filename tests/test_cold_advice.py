@@ -119,7 +119,9 @@ def test_the_real_returns_that_promised_a_saving_their_call_lost(tmp_path: Path,
     path.write_bytes(gzip.decompress((CALIBRATION / f"{session_id}.jsonl.gz").read_bytes()))
     _doc, rows = replay(str(path), cfg=CFG)
     row = next(r for r in rows if r["call"] == call)
-    assert [a["kind"] for a in row["alerts"]] == []
+    # no cold return (08940314's reminder, due since call 184, comes there now: its saving up to the
+    # compaction cleared the floor only then)
+    assert "guard" not in [a["kind"] for a in row["alerts"]]
     if session_id.startswith("fe3ed705"):
         doc = shell.session_doc(shell.load(str(path)), CFG)
         assert call - 1 not in doc["policies"]["alert"]["restartsAfter"]

@@ -226,7 +226,8 @@ def test_restart_cost_reads_the_shared_prefix() -> None:
 def test_cycle_saving() -> None:
     # L 90k, B 40k, g 600, dhat 0.5: the optimal cycle is 0.5 * 40000 / 600 = 33.3 calls, each reading
     # 50k fewer tokens after a restart that costs K = 327,500
-    assert eoq.cycle_saving(90_000, 40_000, 600, 0.5, 327_500) == pytest.approx(33.3333 * 50_000 - 327_500, rel=1e-4)
+    m = 0.5 * 40_000 / 600
+    assert eoq.cycle_saving(90_000, 40_000, m, 327_500) == pytest.approx(33.3333 * 50_000 - 327_500, rel=1e-4)
 
 
 # --------------------------------------------------------------------------- the EOQ claim itself

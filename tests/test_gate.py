@@ -86,7 +86,11 @@ def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict
         lamp = "amber"
     else:
         lamp = "green"
-    saving = (dhat * b / g) * (seg["L"] - b) - c_eff * b
+    # priced over the optimal cycle, or up to the automatic compaction when it comes first: at the
+    # window (1M once a prompt above 200k was seen, else 200k) less compact_reserve
+    point = (1_000_000 if seg["peak"] > 200_000 else 200_000) - cfg["compact_reserve"]
+    horizon = min(dhat * b / g, max(0.0, (point - seg["prompt"]) / g))
+    saving = horizon * (seg["L"] - b) - c_eff * b
     seg["x"], seg["x_sweet"] = x, 1 + dhat
     return lamp, rent, math.ceil(cfg["backstop_base"] * 0.4142 / mf) if mf > 0 else None, saving
 
@@ -151,7 +155,7 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
     `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
     """
     out: list[tuple[int, str]] = []
-    est: dict[str, Any] = {"level": None, "seen": 0, "shared": None, "compacted": False}  # across segments
+    est: dict[str, Any] = {"level": None, "seen": 0, "shared": None, "compacted": False, "peak": 0}  # across segments
     ttl = None
     n = 0
     seg = _fresh_segment()
@@ -170,6 +174,9 @@ def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int
         c = cfg["cRatio"] or (20.0 if ttl == "1h" else 12.5)  # the synthetic model reads at 0.1x
         seg["units"] += cr + cw * (20.0 if t == "1h" else 12.5)  # the call's cache cost, in read units
         _grow(seg, est, n, inp, cr, cw)
+        seg["prompt"] = inp + cr + cw
+        est["peak"] = max(est["peak"], seg["prompt"])
+        seg["peak"] = est["peak"]
         g = 100.0 if est["level"] is None else max(100.0, est["level"])
         lamp, rent, n_back, saving = _lamp(seg, c, g, est["shared"], cfg)
         seg["lamp"] = lamp

@@ -665,7 +665,7 @@ def test_the_held_prompt_the_status_line_and_status_quote_one_saving(tmp_path: P
     assert units == pytest.approx(model[0] + q["K"] - doc["K"])
     assert units != model[0]
     assert quoted.group(1) == dollars(usd)
-    assert quoted.group(2) == f"~{round(eoq.cycle_calls(q) / 5) * 5}"
+    assert quoted.group(2) == f"~{round(q['horizon'] / 5) * 5}"
     assert f"restart saves {dollars(usd)} " in _status_line("g1", t)
     status = json.loads(sw("status", "--session", "g1", "--json").stdout)
     assert status["savingUsd"] == round(usd, 6)  # type: ignore[arg-type]

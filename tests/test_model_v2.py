@@ -234,8 +234,9 @@ def test_an_older_state_file_starts_again_from_the_transcript(tmp_path: Path, mo
     assert migrated["context"]["window"] == 1_000_000
     part.write_bytes(data)
     migrated, _, _ = session.sync(migrated, str(part), CFG, float("inf"))
-    whole, _, _ = session.sync(engine.new_state("mig2"), str(part), CFG, float("inf"))
-    whole["context"]["window"] = 1_000_000
+    fresh = engine.new_state("mig2")
+    fresh["context"]["window"] = 1_000_000  # the window the status line gave (the advice's horizon reads it)
+    whole, _, _ = session.sync(fresh, str(part), CFG, float("inf"))
     assert status.status_document(migrated, CFG) == status.status_document(whole, CFG)
     assert migrated["engine"]["tally"] == whole["engine"]["tally"]
     assert list(Path(path).parent.parent.glob("quarantine/*")) == []

@@ -75,14 +75,17 @@ def new_segment(state: State) -> None:
     state["paths"] = {}
 
 
-def on_compaction(state: State, from_hook: bool) -> None:
+def on_compaction(state: State, from_hook: bool, trigger: str | None = None, before: int = 0) -> None:
     """A compaction seen in the transcript (compact_boundary) or announced by a hook.
 
     Both sources report the same compaction; whichever comes first starts the segment and the
     other is absorbed: a boundary after a hook's announcement clears `expectBoundary`, and an
-    announcement with no call since the boundary changes nothing.
+    announcement with no call since the boundary changes nothing. An automatic one's tokens before
+    (`before`, the boundary's) are where this session compacts (`compactAt`, the advice's horizon).
     """
     e = state["engine"]
+    if trigger == "auto" and before > 0:
+        e["compactAt"] = before
     if from_hook:
         if e["segCalls"] == 0 and e["segment"] > 0:
             return
@@ -481,8 +484,8 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
         "system": e["floor"], "files": max(0, base - (e["floor"] or 0)), "cRatio": q["cRatio"],
         "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
         "saving": saving, "savingUsd": saving_usd,
-        # the optimal cycle's length in calls: the horizon the saving is counted over
-        "cycle": eoq.cycle_calls(q),
+        # the calls the saving is counted over: the optimal cycle, or up to the automatic compaction
+        "cycle": q["horizon"],
     }
 
 
@@ -530,7 +533,7 @@ def fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolve
         elif ev[0] == "result":
             on_tool_result(state, ev, paths, globs=globs)
         elif ev[0] == "compact":
-            on_compaction(state, from_hook=False)
+            on_compaction(state, False, ev[2], ev[3])
         elif ev[0] == "parent" and not state.get("parentSession"):
             state["parentSession"] = ev[2]  # the session this one was handed off from (core.handoff)
     return alerts

@@ -108,18 +108,30 @@ def backstop_interval(mf: float, base: float) -> int | None:
     return max(1, math.ceil(base * 0.4142 / mf))
 
 
-def cycle_saving(l_tokens: float, b: float, g: float, dh: float, k: float) -> float:
-    """What restarting now saves over the next cycle, in read-price tokens: m (L - B) - K, where
-    m = dhat B / g is the optimal cycle's length in calls (each of them reads L - B fewer tokens)."""
-    return (dh * b / g) * (l_tokens - b) - k
+def cycle_saving(l_tokens: float, b: float, calls: float, k: float) -> float:
+    """What restarting now saves over the next `calls` calls, in read-price tokens: calls (L - B) - K
+    (each of them reads L - B fewer tokens). Over the optimal cycle, calls = m = dhat B / g; up to an
+    automatic compaction that comes first, fewer (`advice_horizon`)."""
+    return calls * (l_tokens - b) - k
 
 
-def cycle_calls(q: Mapping[str, Any]) -> float | None:
-    """m = dhat B / g: the optimal cycle's length in calls, the horizon `saving` is counted over
-    (B: bDefault, else bFull, as `quantities` takes it); None before a valid baseline."""
-    dh, g = q.get("dhat"), q.get("g")
-    base = q.get("bDefault") or q.get("bFull") or 0
-    return None if dh is None or not g else dh * base / g
+def compaction_point(learned: float | None, window: int | None, reserve: float) -> float | None:
+    """The prompt size (tokens) at which the agent compacts the context on its own: the session's own
+    last automatic compaction's (`learned`, its tokens before) when it had one, else the window less
+    `reserve` (config `compact_reserve`); None when the window is not known."""
+    if learned is not None and learned > 0:
+        return float(learned)
+    return None if window is None else float(window) - reserve
+
+
+def advice_horizon(m: float, pressure: float, point: float | None, g: float) -> float:
+    """The calls a restart now is priced over: the optimal cycle's `m`, or fewer when the automatic
+    compaction (at `point` tokens, the context growing by `g` a call from `pressure`) comes first: it
+    resets the context, roughly a free restart, so a restart's lighter reads end there (none when the
+    point is passed already). The one horizon of the gate, the reminders and the alert's promise."""
+    if point is None:
+        return m
+    return min(m, max(0.0, (point - pressure) / g))
 
 
 def holt(level: float | None, trend: float, value: float, n: int | None = None) -> tuple[float, float]:
@@ -230,6 +242,17 @@ def session_c_ratio(state: State, cfg: ModelParams) -> float:
     return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
 
 
+def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
+    """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
+    compaction, else its window less `compact_reserve`) and its last prompt."""
+    from session_watcher.core.window import context_window
+
+    ctx = state["context"]
+    window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
+    point = compaction_point(state["engine"].get("compactAt"), window, float(cfg.get("compact_reserve", 0)))
+    return advice_horizon(m, float(ctx.get("pressure") or 0), point, g)
+
+
 def quantities(state: State, cfg: ModelParams) -> Quantities:
     """Every figure of the cost model for the state as it stands (None where not valid yet)."""
     e = state["engine"]
@@ -240,7 +263,7 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
     q: Quantities = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
                          "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
                          "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
-                         "saving": None}
+                         "saving": None, "horizon": None}
     if floor is None:
         return q
     b_full = floor + e["bFull"]
@@ -264,8 +287,10 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
         "wallP": 1 + ce,
         "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], prev=e["lamp"]),
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
-        "saving": cycle_saving(big_l, base, g, dh, k),
     })
+    # over the optimal cycle, or up to the automatic compaction when it comes first (`advice_horizon`)
+    q["horizon"] = h = session_horizon(state, cfg, dh * base / g, g)
+    q["saving"] = cycle_saving(big_l, base, h, k)
     return q
 
 

@@ -177,6 +177,7 @@ class Engine(TypedDict):
     reminders: int  # reminders given in this segment (their back-off and cap count them)
     gateSaving: NotRequired[float | None]  # the gate's priced saving (read units): the cap's reference
     segUnits: NotRequired[float]  # the segment's cache cost so far, in read units (the advice floor's share)
+    compactAt: NotRequired[int]  # tokens before the session's last automatic compaction (the advice's horizon)
     cal: Cal
     globs: str | None  # a digest of the (include, exclude) the inclusion was decided with (core.paths.globs_key)
     tally: Tally
@@ -319,6 +320,7 @@ class ModelParams(TypedDict):
     remind_cap: int  # reminders per segment before only a doubled saving brings another
     advice_min_usd: float  # no gate or reminder whose saving over its horizon is under this many dollars
     advice_min_share: float  # ... or under this share of the segment's cache cost so far
+    compact_reserve: int  # the window less this is where the agent compacts, until the session shows it
     cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
 
 
@@ -390,3 +392,4 @@ class Quantities(TypedDict):
     lamp: Lamp
     backstopN: int | None
     saving: float | None
+    horizon: float | None  # the calls `saving` is counted over: the optimal cycle, or up to the compaction

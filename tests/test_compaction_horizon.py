@@ -1,0 +1,118 @@
+"""The advice's horizon ends at the automatic compaction (docs/model.md, "The horizon and the
+compaction"): a restart's lighter reads last only until the agent compacts the context on its own."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from bench import advice
+from bench import calibrate as cal
+from bench.synth import Transcript
+from session_watcher.base import config
+from session_watcher.core import engine, eoq
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+POINT = 167_500  # where Claude Code 2.1.x compacts a 200k-window Opus 4.6 session (real sessions: 167-168k)
+
+
+def two_segments(pre: int = POINT) -> Transcript:
+    """A 200k-window session as real ones run: its first segment grows from 40k by 2k a call to an
+    automatic compaction at `pre` tokens; the second starts at 100k (the summary and the files read
+    again) and grows by 1k a call to the next one at the same point."""
+    t = Transcript(model="claude-opus-4-6")
+    ctx = 40_000
+    t.call(0, ctx)
+    while ctx + 2000 < pre:
+        t.call(ctx, 2000)
+        ctx += 2000
+    t.compact("auto", pre)
+    ctx = 100_000
+    t.call(20_000, 80_000)
+    while ctx + 1000 < pre:
+        t.call(ctx, 1000)
+        ctx += 1000
+    t.compact("auto", pre)
+    t.call(20_000, 30_000)
+    return t
+
+
+def fold(t: Transcript, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The advice (gates and reminders) with the session's segment, prompt and growth when it came."""
+    out: list[dict[str, Any]] = []
+
+    def hook(st: Any, alerts: list[Any], _usage: Any) -> None:
+        q = eoq.quantities(st, cfg)
+        out.extend({**a, "segment": st["engine"]["segment"], "prompt": st["context"]["pressure"], "g": q["g"],
+                    "m": q["dhat"] * (q["bDefault"] or 0) / q["g"]} for a in alerts)
+
+    engine.fold(engine.new_state("s"), t.events(), cfg, call_hook=hook)
+    return out
+
+
+class TestHorizon:
+    def test_the_horizon_is_the_cycle_until_the_compaction_comes_first(self) -> None:
+        """min(m, calls to the compaction point at g a call), none once the point is passed."""
+        assert eoq.advice_horizon(40.0, 100_000, 167_000, 1000) == 40.0
+        assert eoq.advice_horizon(40.0, 157_000, 167_000, 1000) == 10.0
+        assert eoq.advice_horizon(40.0, 170_000, 167_000, 1000) == 0.0
+        assert eoq.advice_horizon(40.0, 157_000, None, 1000) == 40.0
+
+    def test_the_point_is_the_sessions_own_then_the_window_less_the_reserve(self) -> None:
+        assert eoq.compaction_point(155_472, 200_000, 33_000) == 155_472
+        assert eoq.compaction_point(None, 200_000, 33_000) == 167_000
+        assert eoq.compaction_point(0, 1_000_000, 33_000) == 967_000
+        assert eoq.compaction_point(None, None, 33_000) is None
+
+    def test_a_saving_is_counted_over_the_horizon(self) -> None:
+        """calls (L - B) - K: 10 calls of 57k fewer reads, less a restart of 500k."""
+        assert eoq.cycle_saving(157_000, 100_000, 10.0, 500_000) == 70_000
+
+
+class TestTheGateBeforeACompaction:
+    def test_no_gate_a_few_calls_before_the_compaction(self) -> None:
+        """The second segment reaches its sweet spot at 157k, ten calls before it compacts at the
+        point the first one showed: before this rule a gate promised $0.74 over 49 calls there, of which
+        the segment had 10 left. Now its saving over those 10 is under the floor: nothing is said."""
+        advice = fold(two_segments(), config.merge({}))
+        assert [(a["segment"], a["kind"]) for a in advice] == [(0, "gate"), (0, "backstop")]
+
+    def test_the_promise_is_counted_up_to_the_compaction(self) -> None:
+        """The reminder at 132k in the first segment: no compaction seen yet, so the point is the 200k
+        window less compact_reserve (45k: 155k); its promise counts the calls up to it, fewer than m."""
+        advice = fold(two_segments(), config.merge({}))
+        late = advice[1]
+        assert late["cycle"] == pytest.approx((200_000 - 45_000 - late["prompt"]) / late["g"])
+        assert late["cycle"] < late["m"]
+        assert advice[0]["cycle"] == pytest.approx(advice[0]["m"])  # the gate at 90k: the whole cycle
+
+    def test_the_sessions_own_compaction_moves_the_point(self) -> None:
+        """With no reserve the window's edge (200k) is far, but the session's own compaction at 167.5k
+        is learned from its boundary: the second segment's gate stays unsaid all the same."""
+        advice = fold(two_segments(), config.merge({"compact_reserve": 0}))
+        assert [(a["segment"], a["kind"]) for a in advice if a["segment"] == 1] == []
+
+    def test_a_compaction_far_ahead_changes_nothing(self) -> None:
+        """The same session on a window that compacts late (a learned point of 400k: a 1M-style run)
+        gates in its second segment as before."""
+        t = two_segments()
+        for rec in t.records:
+            meta = rec.get("compactMetadata")
+            if meta:
+                meta["preTokens"] = 400_000
+        advice = fold(t, config.merge({}))
+        assert (1, "gate") in [(a["segment"], a["kind"]) for a in advice]
+
+
+def test_no_promise_the_backtest_shows_lost(tmp_path: Path) -> None:
+    """The backtest's own check (bench.advice: restarting after the alert's call, the real segment's
+    calls over its `cycle` cost more than they did?) finds no advice lost on this session: before
+    the rule the second segment's gate, 10 calls before its compaction, promised $0.74 and lost."""
+    path = two_segments().save(tmp_path / "s.jsonl")
+    s = cal.prepare(path)
+    seen = advice.shown(s, config.merge(s.cfg, {}))
+    assert (seen.alerts, seen.lost) == (2, 0)
+    assert seen.realized > 0
