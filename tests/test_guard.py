@@ -210,8 +210,9 @@ def model_q(big_l: int, b: int, g: float = 1_000.0, shared: int = 0, c_ratio: fl
     """The figures `eoq.quantities` gives a session of L `big_l` carrying `b` (its cycle and saving)."""
     k = eoq.restart_cost(c_ratio, b, shared)
     dh = eoq.dhat(k / b, g, b)
+    m = dh * b / g  # the optimal cycle: no compaction ahead
     return {"L": big_l, "bDefault": b, "x": big_l / b, "K": k, "cRatio": c_ratio, "shared": shared, "g": g,
-            "dhat": dh, "saving": eoq.cycle_saving(big_l, b, g, dh, k)}
+            "dhat": dh, "horizon": m, "saving": eoq.cycle_saving(big_l, b, m, k)}
 
 
 def prepared_for(s: dict[str, Any], tokens: int, k: float, usd: float, until: float = 1e12) -> None:

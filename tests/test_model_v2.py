@@ -110,7 +110,10 @@ def test_a_cold_return_past_guard_x_is_a_guard_alert_on_the_next_call() -> None:
     assert g["rewrite"] == 61_001
     # the restart writes the 20k it carries (nothing shared) instead of re-writing 61k, both at 12.5x
     assert g["K"] == pytest.approx(12.5 * 20_000)
-    assert g["saving"] == pytest.approx(12.5 * 61_001 - 12.5 * 20_000)
+    # the one restart saving (eoq.restart_saving, cold): the cycle's, m (L - B) - K, and the re-write
+    # of the last call's 61k a restart spares beyond the read a warm call would have made
+    assert g["saving"] == pytest.approx(g["cycle"] * (g["L"] - g["B"]) - g["K"] + 12.5 * 61_001 - 61_001)
+    assert g["saving"] > 12.5 * 61_001 - 12.5 * 20_000  # more than the one cold call alone
     assert g["rewriteUsd"] == pytest.approx(61_001 * 6.25 / 1e6)  # Opus 4.6: $6.25/MTok 5-minute writes
     assert g["freshUsd"] == pytest.approx(12.5 * 20_000 * 0.5 / 1e6)
     assert [row["call"] for row in trace for a in row["alerts"] if a["kind"] == "guard"] == [42]
