@@ -382,3 +382,15 @@ def test_the_rewrite_is_net_of_the_prefix_a_cold_call_still_reads() -> None:
     spared = eoq.restart_cost(12.5, 180_000, 20_000) - 180_000  # the re-write, less the read it replaces
     assert a["savingUsd"] == pytest.approx((q["saving"] + spared) * 0.5e-6)
     assert "this prompt re-writes 160k tokens ($1.01)" in guard.compose(a)
+
+
+def test_a_horizon_of_no_call_names_no_calls() -> None:
+    """Past the automatic compaction point the advice's horizon is 0 calls: the saving is the
+    re-write spared at once, said without "over the next ~1 calls"."""
+    a = {"sure": True, "restartFirst": True, "freshTokens": 20_000, "freshUsd": 0.05, "freshShared": 0,
+         "savingUsd": 0.6, "cycle": 0.0, "rewriteTokens": 150_000, "tokens": 150_000, "usd": 0.9,
+         "handoff": True, "idleSeconds": 1200.0, "ttl": "5m", "source": None, "lifetimeSeconds": 300.0}
+    text = guard.compose(a, ask=True)
+    assert "Or a fresh session, $0.60 less: a handoff is ready" in text, text
+    assert "over the next" not in text
+    assert "over the next ~30 calls" in guard.compose({**a, "cycle": 30.0}, ask=True)

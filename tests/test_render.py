@@ -270,8 +270,9 @@ def test_statusline_first_fold_agrees_with_replay() -> None:
     state, cfg, _ = shell.fold(str(src), subagents=False)
     # the session ended long ago: at the status line's time its cache is cold, and the saving it
     # shows counts the re-write a restart spares (status_document(cold=True), replay's figures else)
-    assert eoq.cache_cold(state, cfg, time.time())
-    want = status_document(state, cfg, cold=True)
+    now = time.time()
+    assert eoq.cache_cold(state, cfg, now)
+    want = status_document(state, cfg, cold=True, now=now)
     warm, _ = replay(str(src), subagents=False)
     assert want["savingUsd"] > warm["savingUsd"]
     # the cold cache: the saving, and a restart advised at that cold return whatever the lamp
@@ -342,3 +343,26 @@ def test_a_cold_return_says_restart_whatever_the_lamp() -> None:
     assert render(doc, 80, color=False) == "● green: restart saves $0.39"
     assert render({**doc, "coldReturn": False}, 80, color=False) == "● green"
     assert _lamp_words(doc).startswith("green, but the cache is cold: restart; a fresh session now saves about $0.39")
+
+
+def test_a_cold_return_is_advised_only_past_the_edge() -> None:
+    """Between the cache's lifetime and its edge (lifetime + EDGE_MARGIN) the cache only may have
+    expired: `status` and the status line price the restart cold but advise no cold return there (the
+    guard warns without a hold, the engine advises none); past the edge they do."""
+    from session_watcher.core import eoq
+    from session_watcher.core.status import status_document
+    from session_watcher.sessions import replay as shell
+
+    state, cfg, _ = shell.fold(str(FIXTURES / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"), subagents=False)
+    state["context"].pop("promptCache", None)
+    life = eoq.cache_lifetime(state["engine"]["ttl"], cfg.get("cliff"), state["context"].get("model"))
+    assert life is not None
+    last = state["engine"]["lastTs"]
+    maybe = last + life + eoq.EDGE_MARGIN / 2
+    past = last + eoq.cache_edge(life) + 1
+    assert eoq.cache_cold(state, cfg, maybe)
+    assert eoq.cache_cold(state, cfg, past)
+    in_band = status_document(state, cfg, cold=True, now=maybe)
+    beyond = status_document(state, cfg, cold=True, now=past)
+    assert (in_band["coldReturn"], beyond["coldReturn"]) == (False, True)
+    assert in_band["savingUsd"] == beyond["savingUsd"]  # the same cold price either way

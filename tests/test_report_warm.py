@@ -340,3 +340,27 @@ def test_a_run_beside_this_one_never_leaves_sums_of_other_parts(
     assert after == windowed(projects, tmp_path / "cold.sqlite3", None)
     assert api_calls(after, "tool_heavy") == api_calls(first, "tool_heavy") + 1
     assert api_calls(after, "short") == api_calls(first, "short") + 1
+
+
+def test_a_window_whose_parts_were_dropped_is_built_again_not_summed_twice(projects: Path, tmp_path: Path) -> None:
+    """The index keeps the parts of the last KEEP_REPORTS windows: a window run again after its parts
+    were dropped (while its summed state stayed, its last run having changed no part) is built from
+    every part, never the parts added again onto sums that hold them."""
+    from session_watcher.base.paths import guard_log_file
+    from session_watcher.reports.index import KEEP_REPORTS
+
+    index = tmp_path / "index.sqlite3"
+    cold = windowed(projects, index, None)
+    windowed(projects, index, 1.6e9)  # another window: its parts are newer than the first's
+    log = Path(guard_log_file())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as fh:  # a new guard record: the first window's report and sums made again, no part
+        fh.write("{}\n")
+    assert windowed(projects, index, None) == cold
+    for n in range(1, KEEP_REPORTS):  # more windows: the first's parts are dropped, its sums are not
+        windowed(projects, index, 1.6e9 + n * 86_400)
+    with log.open("a") as fh:
+        fh.write("{}\n")
+    again = windowed(projects, index, None)
+    assert again["coldStarts"] == cold["coldStarts"]
+    assert again == cold

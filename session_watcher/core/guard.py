@@ -220,10 +220,11 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     # a fresh session writes what it carries, except the shared prefix, which it reads
     verb, verbs = ("carry", "carries") if a.get("freshShared") else ("write", "writes")
     fresh_text = f"~{tokens(fresh)} tokens{_priced(a.get('freshUsd'))}"
-    # the one figure of what a restart now saves (the status line's): over the next optimal cycle
+    # the one figure of what a restart now saves (the status line's): over the advice's horizon (the
+    # next optimal cycle, or the calls before an automatic compaction; none left: the re-write alone)
     saving, cycle = a.get("savingUsd"), a.get("cycle")
-    less = f", {dollars(saving)} less over the next {calls(cycle)} calls" \
-        if _num(saving) and saving >= 0.005 and _num(cycle) else ""
+    over = f" over the next {calls(cycle)} calls" if _num(cycle) and cycle >= 1 else ""
+    less = f", {dollars(saving)} less{over}" if _num(saving) and saving >= 0.005 else ""
     compact = a.get("compactTokens")
     then = f", then carries its summary (~{tokens(compact)} last time)" if _num(compact) else ", then its summary"
     whole = tokens(a["tokens"])

@@ -6,7 +6,15 @@ Field names are the seed's API names; a value that is not valid yet is None, nev
 from __future__ import annotations
 
 from session_watcher.core import health, prices
-from session_watcher.core.eoq import bill_counted, cache_cold, quantities, reminder_interval, restart_saving
+from session_watcher.core.eoq import (
+    bill_counted,
+    cache_cold,
+    cache_edge,
+    cache_lifetime,
+    quantities,
+    reminder_interval,
+    restart_saving,
+)
 from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
@@ -75,6 +83,20 @@ def cold_now(state: State, cfg: ModelParams, now: float) -> bool:
     return cache_cold(state, cfg, now)
 
 
+def surely_cold(state: State, cfg: ModelParams, now: float | None) -> bool:
+    """The cache is gone for sure at `now`: the client says so (`cold_now`'s reading of it), or the
+    last request is past the edge (the lifetime + `eoq.EDGE_MARGIN`), where the guard holds and the
+    engine advises a cold return; short of it the cache only may have expired."""
+    if now is None:
+        return False
+    pc = state["context"].get("promptCache")
+    if isinstance(pc, dict) and isinstance(pc.get("warm"), bool):
+        return cold_now(state, cfg, now)
+    e = state["engine"]
+    life = cache_lifetime(e["ttl"], cfg.get("cliff"), state["context"].get("model"))
+    return life is not None and e["lastTs"] is not None and now - e["lastTs"] > cache_edge(life)
+
+
 def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
                     with_health: bool = True, cold: bool = False, now: float | None = None) -> dict[str, Any]:
     """The document; `with_buckets=False` leaves the per-file list empty (the status line does not
@@ -121,9 +143,10 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
         "burnRate": _round(q["burnRate"]),
         "rateLamp": {"wallP": q["wallP"], "burnRate": _round(q["burnRate"])},
         "lamp": q["lamp"],
-        # the cache is cold now, x >= guard_x and a restart saves: the advice whatever the lamp (a cold
-        # return, as the guard and the engine take it); the status line then quotes `savingUsd` too
-        "coldReturn": bool(cold and q["x"] is not None and q["x"] >= cfg["guard_x"] and (saving or 0) > 0),
+        # the cache is cold for sure now, x >= guard_x and a restart saves: the advice whatever the lamp
+        # (a cold return, as the guard and the engine take it); the status line then quotes `savingUsd` too
+        "coldReturn": bool(cold and surely_cold(state, cfg, now) and q["x"] is not None and q["x"] >= cfg["guard_x"]
+                           and (saving or 0) > 0),
         "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
         "billProgress": round(e["billProgress"], 6),
         "bills": e["bills"],

@@ -147,7 +147,7 @@ def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], Config] | N
     None when it cannot be read (the next pass tries again)."""
     from session_watcher.base import config
     from session_watcher.core.errors import Rejected
-    from session_watcher.core.status import status_document
+    from session_watcher.core.status import cold_now, status_document
     from session_watcher.state import shell
 
     try:
@@ -158,7 +158,8 @@ def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], Config] | N
         return None
     cfg, _ = config.load_cached(state["config"].copy(), state["context"].get("project"))
     try:
-        doc = status_document(state, cfg, with_buckets=False)
+        now = time.time()  # the restart saving as `status` and the status line give it now
+        doc = status_document(state, cfg, with_buckets=False, cold=cold_now(state, cfg, now), now=now)
     except (KeyError, TypeError, ValueError):
         return None
     doc["project"] = state["context"].get("project")

@@ -108,7 +108,8 @@ class _Summarize:
         gone = [k for k in kept_keys if k not in order]
         blob = index.merged(params)
         state: dict[str, Any] | None = marshal.loads(blob) if blob else None  # noqa: S302 (our own 0600 cache)
-        if state is not None and state.get("made") != made:  # summed other parts (a run beside this one)
+        # summed other parts (a run beside this one), or parts no longer kept (dropped with other windows')
+        if state is not None and (state.get("made") != made or not kept_keys):
             state = None
         last = index.cached_report(state["key"]) if state else None
         old = index.cached_parts(params, [*keys, *gone]) if last else {}

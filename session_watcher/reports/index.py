@@ -575,6 +575,8 @@ class Index:
                 if first:
                     conn.execute("DELETE FROM parts WHERE params NOT IN (SELECT params FROM parts GROUP BY params"
                                  " ORDER BY MAX(at) DESC LIMIT ?)", (KEEP_REPORTS,))
+                    # a window's sums go with its parts: they hold nothing the parts no longer say
+                    conn.execute("DELETE FROM merged WHERE params NOT IN (SELECT DISTINCT params FROM parts)")
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
