@@ -158,3 +158,14 @@ def test_real_transcripts_say_their_clients_reserve(tmp_path: Path, session: str
     state = engine.new_state("s")
     engine.fold(state, evs, config.merge({}))
     assert state["context"]["compactReserve"] == reserve
+
+
+@pytest.mark.parametrize("said", ["33000", -1, True, 1.5e300, None])
+def test_a_reserve_that_is_not_a_count_is_the_fallback(said: object) -> None:
+    """A state file whose `compactReserve` is not a whole number of tokens prices with the fallback."""
+    state = engine.new_state("s")
+    state["context"]["compactReserve"] = said  # type: ignore[typeddict-item]
+    assert eoq.compact_reserve(state["context"], config.merge({})) == eoq.COMPACT_RESERVE
+    state["context"]["compactReserve"] = 20_000
+    assert eoq.compact_reserve(state["context"], config.merge({})) == 20_000
+    assert eoq.compact_reserve(state["context"], config.merge({"compact_reserve": 0})) == 0

@@ -252,7 +252,8 @@ def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
     set_ = cfg.get("compact_reserve")
     if set_ is not None:
         return float(set_)
-    return float(ctx.get("compactReserve", COMPACT_RESERVE))
+    said = ctx.get("compactReserve")  # a state file's: trusted only as a whole number
+    return float(said) if isinstance(said, int) and not isinstance(said, bool) and said >= 0 else COMPACT_RESERVE
 
 
 def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
