@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-    from session_watcher.core.shapes import Engine, Lamp, ModelParams, Quantities, State
+    from session_watcher.core.shapes import Context, Engine, Lamp, ModelParams, Quantities, State
 
 # the API caches no prompt shorter than this, and every agent's system prompt is far longer: a call
 # below it is no request of the conversation (real sessions log failed ones with all-zero usage)
@@ -39,6 +39,9 @@ HOLT_ALPHA = 0.05  # level: ~20 calls of memory once warm
 HOLT_BETA = 0.0  # trend: off (any trend term re-introduced burst-following on real sessions)
 WARM_CALLS = 20  # until then the level is the running mean of the residuals seen
 CLIP = 4.0  # once warm, a residual above CLIP x the level counts as CLIP x the level
+# the agent compacts on its own at its window less this, when neither the config nor the agent says
+# (docs/model.md, "The horizon and the compaction")
+COMPACT_RESERVE = 45_000
 
 
 def real_request(prompt: int) -> bool:
@@ -242,6 +245,17 @@ def session_c_ratio(state: State, cfg: ModelParams) -> float:
     return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
 
 
+def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
+    """Where the agent compacts on its own, as its window less this many tokens: the config's
+    `compact_reserve` when set, else what the agent says of its client (`compactReserve`: Claude Code
+    by its version), else COMPACT_RESERVE."""
+    set_ = cfg.get("compact_reserve")
+    if set_ is not None:
+        return float(set_)
+    said = ctx.get("compactReserve")  # a state file's: trusted only as a whole number
+    return float(said) if isinstance(said, int) and not isinstance(said, bool) and said >= 0 else COMPACT_RESERVE
+
+
 def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
     """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
     compaction, else its window less `compact_reserve`) and its last prompt."""
@@ -249,7 +263,7 @@ def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float
 
     ctx = state["context"]
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
-    point = compaction_point(state["engine"].get("compactAt"), window, float(cfg.get("compact_reserve", 0)))
+    point = compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg))
     return advice_horizon(m, float(ctx.get("pressure") or 0), point, g)
 
 

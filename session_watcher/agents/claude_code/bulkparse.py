@@ -28,6 +28,7 @@ from session_watcher.agents.claude_code.transcript import (
     MAX_LINE_BYTES,
     USAGE,
     call_key,
+    compact_reserve,
     read_payload,
     record_events,
     use_info,
@@ -79,6 +80,9 @@ def _assistant_events(rec: Record[Any], events: list[Event], line: bytes) -> boo
             (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
         except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
             return False
+        reserve = compact_reserve(rec.version)
+        if reserve is not None:
+            events.append(("autocompact", ts, reserve))
         events.append(("call", key, ts, model, side, inp, cr, cw, out, cw5, cw1, detail))
     content = msg.content
     if isinstance(content, list) and not side:

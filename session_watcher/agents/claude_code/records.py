@@ -169,6 +169,7 @@ class Record(msgspec.Struct, Generic[C]):
     cwd: Any = None
     subtype: Any = None
     compactMetadata: Any = None
+    version: Any = None
     message: Message[C] | None = None
     toolUseResult: Result | str | list[Any] | bool | int | float | None = None
 
