@@ -183,3 +183,29 @@ def test_one_number_check_for_the_guard_and_the_model() -> None:
     state["engine"]["lastTs"] = math.nan
     state["engine"]["ttl"] = "5m"
     assert guard.cold_cache(state, config.merge({}), 1_800_000_000.0) is None
+
+
+def test_the_page_prices_a_handoff_the_guard_prepared_as_status_does() -> None:
+    """A session the hooks follow, whose guard prepared a handoff at this call: the page's line
+    quotes the restart at that handoff's K, as `status` (the hooks' state) does; a record of another
+    call is not this one's."""
+    from session_watcher.base.paths import ensure_private_dir, sessions_dir
+    from session_watcher.state import store
+
+    state, cfg = folded(S258)
+    now = state["engine"]["lastTs"] + 7200
+    doc = handoff.build(state, cfg, now)
+    e = state["engine"]
+    carry = {"K": doc["K"], "carryTokens": doc["carryTokens"], "carryUsd": doc["carryUsd"], "createdAt": now,
+             "until": now + 3600, "lastTs": e["lastTs"], "segment": e["segment"]}
+    model_k = spd.load_model(str(S258), now=now)["restartNow"]["savingUsd"]
+    ensure_private_dir(sessions_dir())
+    store.save(store.session_file(state["sessionId"]), {**state, "guard": {"carry": carry}})
+    want = status_document({**state, "guard": {"carry": carry}}, cfg, cold=True, now=now)["savingUsd"]
+    shown = spd.load_model(str(S258), now=now)["restartNow"]["savingUsd"]
+    assert shown == want
+    assert shown == pytest.approx(doc["savingUsd"], abs=1e-6)
+    assert shown < model_k  # the note's K: the model's and the note's own tokens
+    store.save(store.session_file(state["sessionId"]), {**state, "guard": {"carry": {**carry, "lastTs": 1.0}},
+                                                         "engine": {**e, "calls": e["calls"] - 1}})
+    assert spd.load_model(str(S258), now=now)["restartNow"]["savingUsd"] == model_k

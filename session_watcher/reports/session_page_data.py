@@ -659,13 +659,36 @@ def page_backtest(path: str, read: PageRead | None = None, cfg: Config | None = 
     return run_one(path)
 
 
+def hooks_view(state: State) -> State:
+    """The state `status` prices a restart by: the hooks' saved state of this session when it stands
+    at the page's last call (it holds what the transcript does not say: the handoff the guard
+    prepared, `guard.carry`, and what the client said of its cache, `context.promptCache`), else
+    the page's own fold."""
+    from session_watcher.core.errors import StateRejected
+    from session_watcher.state import shell, store
+
+    sid = state.get("sessionId")
+    if not store.valid_session_id(sid):
+        return state
+    try:
+        saved = shell.saved(sid)
+    except (StateRejected, OSError, ValueError):
+        return state
+    here = state["engine"]
+    if saved is None or [saved["engine"].get(k) for k in ("calls", "segment", "lastTs")] != \
+            [here["calls"], here["segment"], here["lastTs"]]:
+        return state
+    return saved
+
+
 def now_document(state: State, cfg: Config, now: float | None = None) -> dict[str, Any]:
     """The status document `status` shows at `now` (default: the clock's), with `asOf`: the restart
     saving priced as `status` and the status line price it (`core.status.cold_now`: the cache cold
-    once it has expired; a handoff the guard prepared, pending at `now`)."""
+    once it has expired; a handoff the guard prepared, pending at `now`: `hooks_view`)."""
     from session_watcher.core.status import cold_now, status_document
 
     at = time.time() if now is None else now
+    state = hooks_view(state)
     doc = status_document(state, cfg, cold=cold_now(state, cfg, at), now=at)
     doc["asOf"] = at
     return doc
