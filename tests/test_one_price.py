@@ -209,3 +209,21 @@ def test_the_page_prices_a_handoff_the_guard_prepared_as_status_does() -> None:
     store.save(store.session_file(state["sessionId"]), {**state, "guard": {"carry": {**carry, "lastTs": 1.0}},
                                                          "engine": {**e, "calls": e["calls"] - 1}})
     assert spd.load_model(str(S258), now=now)["restartNow"]["savingUsd"] == model_k
+
+
+def test_a_live_page_prices_again_when_the_cache_goes_cold() -> None:
+    """The live page's story knows when its restart saving was priced warm or cold: a clock past the
+    cache's lifetime (no new line in the transcript) asks for the page again, a clock on the same
+    side does not."""
+    from session_watcher.reports.live_view import _Story
+
+    story = _Story(str(S258))
+    final, trace, error = story.advance()
+    assert error is None
+    assert final is not None
+    assert trace is not None
+    last = story.state["engine"]["lastTs"] if story.state else None
+    assert last is not None
+    assert final["asOf"] > last + 300  # the fixture's session ended long ago: priced cold
+    assert not story.turned(final["asOf"] + 60)
+    assert story.turned(last + 30)  # a clock back within the lifetime: warm again, priced again
