@@ -485,7 +485,7 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
         "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
         "saving": saving, "savingUsd": saving_usd,
         # the calls the saving is counted over: the optimal cycle, or up to the automatic compaction
-        "cycle": q["horizon"],
+        "cycle": q["horizon"], "untilCompaction": q["untilCompaction"],
     }
 
 

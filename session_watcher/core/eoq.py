@@ -277,7 +277,7 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
     q: Quantities = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
                          "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
                          "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
-                         "saving": None, "horizon": None}
+                         "saving": None, "horizon": None, "untilCompaction": False}
     if floor is None:
         return q
     b_full = floor + e["bFull"]
@@ -303,7 +303,9 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
     })
     # over the optimal cycle, or up to the automatic compaction when it comes first (`advice_horizon`)
-    q["horizon"] = h = session_horizon(state, cfg, dh * base / g, g)
+    m = dh * base / g
+    q["horizon"] = h = session_horizon(state, cfg, m, g)
+    q["untilCompaction"] = h < m
     q["saving"] = cycle_saving(big_l, base, h, k)
     return q
 
@@ -348,31 +350,35 @@ def prepared(state: Mapping[str, Any], now: float | None) -> Mapping[str, Any] |
     k, until = carry.get("K"), carry.get("until")
     if carry.get("lastTs") != e.get("lastTs") or carry.get("segment") != e.get("segment"):
         return None
-    ok = _number(k) and k > 0 and _number(carry.get("carryTokens")) and _number(until) and now <= until
+    ok = is_number(k) and k > 0 and is_number(carry.get("carryTokens")) and is_number(until) and now <= until
     return carry if ok else None
 
 
-def _number(v: object) -> TypeGuard[float]:
-    return isinstance(v, int | float) and not isinstance(v, bool) and v - v == 0
+def is_number(v: object) -> TypeGuard[float]:
+    """A finite int or float, not a bool: a figure read from a state or a payload that may be anything."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and v - v == 0  # NaN, infinity: v - v is NaN
 
 
 def restart_saving(state: Mapping[str, Any], q: Mapping[str, Any], *, cold: bool = False,
-                   now: float | None = None) -> tuple[float | None, float | None]:
+                   now: float | None = None, k: float | None = None) -> tuple[float | None, float | None]:
     """What restarting now saves, (read-price tokens, dollars; None where not valid or not priced):
-    the one figure the status line, the alerts and their notification, `status`, the session page
-    and the cold-cache guard show. Warm: over the next optimal cycle, m (L - B) - K (`cycle_saving`,
-    `quantities`' `saving`), K the restart's: the handoff the guard prepared while it is pending
-    (`prepared`, judged at `now`), else the model's. With the cache `cold` (expired: `cache_cold`,
-    or the client says so), the session's next call would also re-write its context, all but the
-    prefix a cold call still reads (the shared one, as K does): a restart spares that re-write too,
-    restart_cost(cRatio, L, shared) - L on top (L: `cold_context`, the last call's whole context).
-    `q`: the state's `quantities`."""
-    saving, k = q.get("saving"), q.get("K")
+    the one figure the status line, the alerts and their notification, `status`, the session page,
+    `handoff` and the cold-cache guard show. Warm: over the advice's horizon (the next optimal cycle,
+    or the calls before an automatic compaction), h (L - B) - K (`cycle_saving`, `quantities`'
+    `saving`), K the restart's: `k` when given (a handoff just written: its note's), else the
+    handoff the guard prepared while it is pending (`prepared`, judged at `now`), else the model's.
+    With the cache `cold` (expired: `cache_cold`, or the client says so), the session's next call
+    would also re-write its context, all but the prefix a cold call still reads (the shared one, as
+    K does): a restart spares that re-write too, restart_cost(cRatio, L, shared) - L on top (L:
+    `cold_context`, the last call's whole context). `q`: the state's `quantities`."""
+    saving, model_k = q.get("saving"), q.get("K")
     if saving is None:
         return None, None
-    carry = prepared(state, now)
-    if carry is not None and k is not None:
-        saving += k - carry["K"]
+    if k is None:
+        carry = prepared(state, now)
+        k = None if carry is None else carry["K"]
+    if k is not None and model_k is not None:
+        saving += model_k - k
     if cold:
         big_l = cold_context(state, q.get("L") or 0)
         saving += restart_cost(q["cRatio"], big_l, q.get("shared") or 0) - big_l

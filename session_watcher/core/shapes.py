@@ -253,7 +253,8 @@ class Alert(TypedDict):
     ttl: str | None
     saving: float | None
     savingUsd: float | None
-    cycle: float | None  # the optimal cycle's length in calls, the horizon of `saving`
+    cycle: float | None  # the calls `saving` is counted over: the optimal cycle, or up to the compaction
+    untilCompaction: bool  # `cycle` stops at the session's automatic compaction (it comes first)
     gap: NotRequired[float]
     rewrite: NotRequired[int]
     rewriteUsd: NotRequired[float | None]
@@ -397,3 +398,4 @@ class Quantities(TypedDict):
     backstopN: int | None
     saving: float | None
     horizon: float | None  # the calls `saving` is counted over: the optimal cycle, or up to the compaction
+    untilCompaction: bool  # the horizon stops at the session's automatic compaction (it comes first)
