@@ -311,9 +311,8 @@ def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> list[S
     only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them."""
     out: list[Source] = []
     for agent, folders in plan:
-        if agent is FALLBACK:  # a rollout among them is its agent's (`agents.claimed`)
-            found = walk.discover(folders, index) if index is not None else agent.sources(folders)
-            out += [claimed(src) for src in found]
+        if agent is FALLBACK:  # a rollout among them is its agent's (`agents.claimed`, `walk`'s own)
+            out += walk.discover(folders, index) if index is not None else [claimed(s) for s in agent.sources(folders)]
         else:
             out += agent.sources(folders)
     return out

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 9  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 10  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
@@ -35,7 +35,9 @@ SCHEMA_VERSION = 9  # 1: files + rows; 2: + reports (finished documents by corpu
 # report, by the facts of its files: a warm run folds only the sessions whose files changed) and folders
 # (each listed folder's mtimes and what it held: `reports.walk` lists only those that changed); a report
 # as UTF-8 bytes left open, its `days` apart (the clock fields are computed from them and added after);
-# 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`)
+# 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`);
+# 10: a report's text in a file of its own beside the database (`store_report`), its sources claimed by
+# their agent in the folders' listings (`reports.walk`)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -97,8 +99,8 @@ _DDL = (
     " ino INTEGER, size INTEGER, mtime_ns INTEGER, offset INTEGER, head TEXT)",
     "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
-    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB NOT NULL, days TEXT NOT NULL,"
-    " at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB, days TEXT NOT NULL, at REAL NOT NULL,"
+    " size INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
     "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB NOT NULL, at REAL NOT NULL)",
@@ -227,6 +229,7 @@ class Index:
                     pass
                 except OSError:  # a read-only disk: the file stays, this run's index is in memory
                     self.in_memory = self._memory_fresh = True
+            self._forget_docs(set())
         self.rebuilt = True
 
     def close(self) -> None:
@@ -419,31 +422,100 @@ class Index:
 
     def fingerprint(self, live: dict[str, int], extra: str) -> str:
         """A key for the finished report: every live file's path, id, size, mtime and offset, plus `extra`."""
+        import marshal
+
         h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
+        items = sorted(live.items())
         facts = self.facts
-        h.update(repr(sorted([(path, fid, facts[fid]) for path, fid in live.items()])).encode())
+        # marshal's version 2 writes no back-references: the same values, the same bytes, whatever they share
+        h.update(marshal.dumps((items, [facts[fid] for _path, fid in items]), 2))
         return str(h.hexdigest())
+
+    def _docs(self) -> str:
+        """The folder of the reports' texts: beside the database, named after it (not its name and
+        more: what is named `warmth-index.sqlite3*` is the database's own files)."""
+        folder, name = os.path.split(self.db_path)
+        return os.path.join(folder, name.removesuffix(".sqlite3") + "-reports")
 
     def cached_report(self, key: str) -> tuple[bytes, str] | None:
         """The finished report kept under `key`: (its JSON text as UTF-8 bytes, without the clock
-        fields and left open, its `days` as JSON text)."""
-        row = self._require().execute("SELECT doc, days FROM reports WHERE key = ?", (key,)).fetchone()
-        return (bytes(row[0]), str(row[1])) if row else None
+        fields and left open, its `days` as JSON text). The text is a file of its own beside the
+        database (`store_report`); one missing or not of the length kept is no report."""
+        row = self._require().execute("SELECT doc, days, size FROM reports WHERE key = ?", (key,)).fetchone()
+        if not row:
+            return None
+        if row[0] is not None:  # kept in the database (the folder could not be written)
+            return bytes(row[0]), str(row[1])
+        from session_watcher.base.paths import open_file
+
+        try:
+            fd = open_file(os.path.join(self._docs(), key), follow=False)
+            try:
+                doc = os.read(fd, row[2] + 1)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        return (doc, str(row[1])) if len(doc) == row[2] else None
 
     def store_report(self, key: str, doc: bytes, days: str, at: float) -> None:
-        """Keep the finished report for the next run; a disk that cannot take it keeps nothing."""
+        """Keep the finished report for the next run: its text in a file of its own, named by its key
+        (written whole, then renamed: a reader sees the old file or the new one), a row in the database
+        that says its `days` and length; a disk that cannot take it keeps nothing. A large history's
+        report is megabytes: a file is written and read at the speed of a copy, where the database
+        wrote it through its journal (docs/benchmarks.md)."""
         conn = self._require()
+        blob: bytes | None = None if self._write_doc(key, doc) else doc
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at) VALUES (?, ?, ?, ?)",
-                             (key, doc, days, at))
+                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at, size) VALUES (?, ?, ?, ?, ?)",
+                             (key, blob, days, at, len(doc)))
                 conn.execute(
                     "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
                     (KEEP_REPORTS,),
                 )
+                kept = {k for (k,) in conn.execute("SELECT key FROM reports")}
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
+            return
+        self._forget_docs(kept)
+
+    def _write_doc(self, key: str, doc: bytes) -> bool:
+        if self.in_memory:
+            return False
+        from session_watcher.base.paths import ensure_private_dir
+
+        folder = self._docs()
+        tmp = os.path.join(folder, f".{key}.{os.getpid()}")
+        try:
+            ensure_private_dir(folder)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                view = memoryview(doc)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(tmp, os.path.join(folder, key))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            return False
+        return True
+
+    def _forget_docs(self, kept: set[str]) -> None:
+        """The files of reports no longer kept removed (a run beside this one may have kept others:
+        their reader finds none and builds again)."""
+        folder = self._docs()
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        for name in names:
+            if name not in kept and not name.startswith("."):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, name))
 
     def rows(self, live: dict[str, int]) -> dict[str, list[Row]]:
         """The rows of each file in `live` (path -> file id), in file order."""
