@@ -251,7 +251,7 @@ def report_json_pieces(
     since: float | None = None,
     utc_offset: float | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> list[bytes]:
+) -> list[bytes | memoryview]:
     """The report as compact JSON text in UTF-8 pieces, the object left open (a caller adds its own
     members and the closing brace): the same document as `run_report`, but an unchanged corpus's
     cached text is sent as it is, followed by the clock fields and the index figures (parsing and
@@ -269,7 +269,7 @@ def _run(
     utc_offset: float | None,
     progress: Callable[[int, int], None] | None,
     as_text: bool,
-) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats]:
+) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats]:
     # without roots, every agent's logs in its own folders (the registry's); with, the fallback's there
     plan = [(FALLBACK, list(roots))] if roots else [(a, a.roots()) for a in AGENTS]
     plan = [(a, [os.path.abspath(os.path.expanduser(r)) for r in folders]) for a, folders in plan]
@@ -327,7 +327,7 @@ def _build(
     utc_offset: float,
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
-) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats, bool]:
+) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats, bool]:
     import marshal
 
     from session_watcher.reports.warmth import guard_ids
@@ -340,10 +340,11 @@ def _build(
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
     cached = kept is not None
+    body: list[bytes | memoryview]
     if kept is not None:
-        body, days = kept
+        body, days = [kept[0]], kept[1]
         if since is None and not os.path.exists(cliff_path()):
-            save_cliffs(json.loads(body + b"}")["ttl"], now)
+            save_cliffs(json.loads(b"".join([*body, b"}"]))["ttl"], now)
     else:
         made = summarize.document(index, live, warnings)
         body, days = made.body, made.days
@@ -354,8 +355,8 @@ def _build(
         summarize.state["key"] = key
         index.store_merged(summarize.params, marshal.dumps(summarize.state), time.time())
     if as_text:
-        return None, [body, _clock_text(days, now, utc_offset)], stats, cached
-    return apply_now(json.loads(body + b"}"), now, utc_offset), None, stats, cached
+        return None, [*body, _clock_text(days, now, utc_offset)], stats, cached
+    return apply_now(json.loads(b"".join([*body, b"}"])), now, utc_offset), None, stats, cached
 
 
 def cliff_path() -> str:

@@ -437,39 +437,44 @@ class Index:
         folder, name = os.path.split(self.db_path)
         return os.path.join(folder, name.removesuffix(".sqlite3") + "-reports")
 
-    def cached_report(self, key: str) -> tuple[bytes, str] | None:
-        """The finished report kept under `key`: (its JSON text as UTF-8 bytes, without the clock
-        fields and left open, its `days` as JSON text). The text is a file of its own beside the
-        database (`store_report`); one missing or not of the length kept is no report."""
+    def cached_report(self, key: str) -> tuple[memoryview, str] | None:
+        """The finished report kept under `key`: (its JSON text as UTF-8, without the clock fields
+        and left open, its `days` as JSON text). The text is a file of its own beside the database
+        (`store_report`), mapped, not copied; one missing or not of the length kept is no report.
+        (The file is only ever replaced, never written in place: what is mapped stays as it is.)"""
         row = self._require().execute("SELECT doc, days, size FROM reports WHERE key = ?", (key,)).fetchone()
         if not row:
             return None
         if row[0] is not None:  # kept in the database (the folder could not be written)
-            return bytes(row[0]), str(row[1])
+            return memoryview(bytes(row[0])), str(row[1])
+        import mmap
+
         from session_watcher.base.paths import open_file
 
         try:
             fd = open_file(os.path.join(self._docs(), key), follow=False)
             try:
-                doc = os.read(fd, row[2] + 1)
+                if os.fstat(fd).st_size != row[2]:
+                    return None
+                doc = memoryview(mmap.mmap(fd, row[2], access=mmap.ACCESS_READ))
             finally:
                 os.close(fd)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: an empty file
             return None
-        return (doc, str(row[1])) if len(doc) == row[2] else None
+        return doc, str(row[1])
 
-    def store_report(self, key: str, doc: bytes, days: str, at: float) -> None:
+    def store_report(self, key: str, doc: list[bytes | memoryview], days: str, at: float) -> None:
         """Keep the finished report for the next run: its text in a file of its own, named by its key
         (written whole, then renamed: a reader sees the old file or the new one), a row in the database
         that says its `days` and length; a disk that cannot take it keeps nothing. A large history's
         report is megabytes: a file is written and read at the speed of a copy, where the database
         wrote it through its journal (docs/benchmarks.md)."""
         conn = self._require()
-        blob: bytes | None = None if self._write_doc(key, doc) else doc
+        blob: bytes | None = None if self._write_doc(key, doc) else b"".join(doc)
         try:
             with conn:
                 conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at, size) VALUES (?, ?, ?, ?, ?)",
-                             (key, blob, days, at, len(doc)))
+                             (key, blob, days, at, sum(len(piece) for piece in doc)))
                 conn.execute(
                     "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
                     (KEEP_REPORTS,),
@@ -481,7 +486,7 @@ class Index:
             return
         self._forget_docs(kept)
 
-    def _write_doc(self, key: str, doc: bytes) -> bool:
+    def _write_doc(self, key: str, doc: list[bytes | memoryview]) -> bool:
         if self.in_memory:
             return False
         from session_watcher.base.paths import ensure_private_dir
@@ -492,9 +497,10 @@ class Index:
             ensure_private_dir(folder)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
             try:
-                view = memoryview(doc)
-                while view:
-                    view = view[os.write(fd, view):]
+                for piece in doc:
+                    view = memoryview(piece)
+                    while view:
+                        view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
             os.replace(tmp, os.path.join(folder, key))
