@@ -132,6 +132,10 @@ class Index:
         self.steady: frozenset[str] = frozenset()  # files listed by an unchanged folder (`reports.walk`)
         self._full_at: int | None = None  # this run stats every file: when (kept as the last full pass)
         self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
+        # how many runs had changed the files (read, dropped) before this run's `refresh` and after
+        # it: with nothing between, the files not read by this run are as the last run left them
+        self.files_made = (-1, -1)
+        self.touched: set[str] | None = None  # the sessions of the files this run read (None: it dropped some)
         self._conn: sqlite3.Connection | None = None
         self.in_memory = False  # the file could not be written: this run's index lives in memory
         self._memory_fresh = False  # ... and starts empty (not from a copy of the file)
@@ -298,6 +302,14 @@ class Index:
             dropped = self._drop_missing(conn, known, live, roots)
             if self._full_at is not None:
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('fullPass', ?)", (self._full_at,))
+            changed = appended + reread + dropped > 0
+            if changed:
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('files', 0)")
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'files'")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
+        after = int(row[0]) if row else 0
+        self.files_made = (after - changed, after)
+        self.touched = {src.session for src, _st, _rec in todo} if not dropped else None
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
         return stats, live
 
@@ -595,9 +607,14 @@ class Index:
 
     # -- each session's part of the report ---------------------------------------------------
 
-    def part_keys(self, params: str) -> dict[str, str]:
-        """The parts kept for a report of `params`: session id -> its key."""
-        rows = self._require().execute("SELECT session, key FROM parts WHERE params = ?", (params,))
+    def part_keys(self, params: str, sessions: Iterable[str] | None = None) -> dict[str, str]:
+        """The parts kept for a report of `params` (of `sessions`, or all): session id -> its key."""
+        conn = self._require()
+        if sessions is None:
+            rows = conn.execute("SELECT session, key FROM parts WHERE params = ?", (params,)).fetchall()
+        else:
+            get = "SELECT session, key FROM parts WHERE params = ? AND session = ?"
+            rows = [r for sid in sessions for r in conn.execute(get, (params, _db(sid)))]
         return {sid.decode("utf-8", "surrogateescape"): key for sid, key in rows}  # `_fs`, inline
 
     def cached_parts(self, params: str, sessions: Iterable[str] | None = None) -> dict[str, bytes]:
