@@ -7,6 +7,7 @@ import os
 import sqlite3
 import sys
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents import AGENTS, FALLBACK, claimed
@@ -48,11 +49,9 @@ class _Summarize:
                  guarded: frozenset[str]) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
         self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
-        self.members: dict[str, int] = {}
+        self.members = Counter([src.session for src in sources])  # each session's files
         self.params = ""  # the kept parts' and merged sums' key (`document`)
         self.state: dict[str, Any] = {}  # the merged sums (`reports.merge`) after `document`
-        for src in sources:
-            self.members[src.session] = self.members.get(src.session, 0) + 1
 
     def agent(self, session: str) -> str:
         return self.agents.get(session) or FALLBACK.name
