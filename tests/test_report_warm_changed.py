@@ -140,3 +140,24 @@ def test_a_report_folder_that_cannot_be_written_keeps_the_text_in_the_database(
     assert text(projects, index) == first
     append(projects, "-home-b/short.jsonl", "msg_d1")
     assert text(projects, index) == text(projects, tmp_path / "cold.sqlite3")
+
+
+def test_a_source_that_cannot_be_stat_ed_is_not_live(projects: Path, tmp_path: Path) -> None:
+    """`live` keeps the sources' order by holding each place to check (-1) until it is known: a source
+    gone before its `stat` leaves no place behind, and two runs that find the same files give one key."""
+    from session_watcher.agents.claude_code.discover import discover
+
+    sources = discover([str(projects)])
+    gone = sources[0]._replace(path=str(projects / "-home-a" / "gone.jsonl"), session="gone")
+    index = Index(str(tmp_path / "i.sqlite3"))
+    try:
+        stats, live = index.refresh([gone, *sources], [str(projects)])
+        assert stats.files == len(sources) == len(live)
+        assert gone.path not in live
+        assert min(live.values()) > 0
+        assert list(live) == [s.path for s in sources]
+        key = index.fingerprint(live, "")
+        _stats, again = index.refresh(sources, [str(projects)])
+        assert index.fingerprint(again, "") == key
+    finally:
+        index.close()

@@ -347,7 +347,7 @@ class Index:
             try:
                 st = os.stat(src.path)
             except OSError:
-                del live[src.path]
+                live.pop(src.path, None)
                 continue
             if (
                 rec is not None
@@ -367,7 +367,7 @@ class Index:
                     live[src.path] = rec.id
                     self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 else:
-                    del live[src.path]
+                    live.pop(src.path, None)
                 continue
             todo.append((src, st, rec))
             jobs.append(job)
@@ -426,7 +426,7 @@ class Index:
                     live[src.path] = rec.id
                     self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 else:
-                    del live[src.path]
+                    live.pop(src.path, None)
                 continue
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
