@@ -17,6 +17,7 @@ from session_watcher.agents.claude_code.records import (  # the one schema, shar
     Input,
     Record,
     Result,
+    counts_sample,
     decode,
     long_digit_run,
     msgspec,
@@ -76,11 +77,14 @@ def _assistant_events(rec: Record[Any], events: list[Event], usage_marked: bool)
     # the marker as written, as record_events asks (the chunk's search found it)
     key = call_key(msg.mid, rec.requestId) if usage is not None and usage_marked and model != "<synthetic>" else None
     if key is not None and usage is not None:
-        try:
-            (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
-        except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
-            return False
-        events.append(("call", key, ts, model, side, inp, cr, cw, out, cw5, cw1, detail))
+        if usage.iterations is None:  # most calls: no iterations to read
+            events.append(("call", key, ts, model, side, *counts_sample(usage), None))
+        else:
+            try:
+                sample, detail = usage_reading(usage)
+            except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
+                return False
+            events.append(("call", key, ts, model, side, *sample, detail))
     content = msg.content
     if isinstance(content, list) and not side:
         for block in content:

@@ -17,7 +17,7 @@ from session_watcher.agents.claude_code.transcript import (
     iteration_detail,
     split_writes,
 )
-from session_watcher.core.caps import model_name
+from session_watcher.core.caps import MAX_COUNT, model_name
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample
@@ -69,8 +69,12 @@ _decode_iteration = msgspec.json.Decoder(IterationCounts).decode
 def counts_sample(u: Counts) -> Sample:
     """`core.transcript.usage_sample` of the same object, from its struct (a count out of range,
     negative or past MAX_COUNT, is 0: `core.transcript.count`)."""
-    inp, cr = count(u.input_tokens), count(u.cache_read_input_tokens)
-    cw, out = count(u.cache_creation_input_tokens), count(u.output_tokens)
+    top = MAX_COUNT  # `count`, written out: four times per call line
+    inp, cr, cw, out = u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens
+    inp = inp if 0 < inp <= top else 0
+    cr = cr if 0 < cr <= top else 0
+    cw = cw if 0 < cw <= top else 0
+    out = out if 0 < out <= top else 0
     split = u.cache_creation
     if split is None:
         return inp, cr, cw, out, cw, 0
