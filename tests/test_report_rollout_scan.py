@@ -8,8 +8,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from session_watcher.agents import codex
+from session_watcher.agents.claude_code.transcript import iso_to_epoch
 from session_watcher.agents.codex import rollout
 from session_watcher.core import markscan
 from session_watcher.reports import parse_events, scan
@@ -98,3 +101,22 @@ def test_a_line_past_the_cap_and_a_marker_inside_text_read_as_the_hooks_read_the
     assert used == data.rfind(b"\n") + 1
     assert rows == each_line(data)
     assert [r.inp + r.cr + r.cw for r in rows] == [1000, 2000, 3000]
+
+
+_PART = st.one_of(st.integers(0, 99).map(lambda n: f"{n:02d}"), st.sampled_from([" 5", "+5", "5 ", "٣5", "-1", "x"]))
+_FRAC = st.one_of(st.integers(0, 999).map(lambda n: f"{n:03d}"), st.sampled_from(["٣00", "1 2", "+12", "12"]))
+
+
+@given(st.integers(0, 9999), _PART, _PART, _PART, _PART, _PART, _FRAC, st.sampled_from(["T", " ", "x"]),
+       st.sampled_from([".", ","]), st.sampled_from(["Z", "+", "z", ""]))
+@example(2026, "04", "11", "11", "22", "53", "687", "T", ".", "Z")
+@example(2026, "02", "29", "23", "59", "99", "999", "T", ".", "Z")
+@example(1969, "12", "31", "23", "59", "59", "999", "T", ".", "Z")
+@example(2026, "01", "01", "00", "00", " 5", "000", "T", ".", "Z")
+@example(2026, "01", "01", "00", "00", "05", "٣00", "T", ".", "Z")
+def test_a_rollouts_timestamp_reads_as_the_hooks_read_it(year: int, mo: str, d: str, h: str, mi: str, s: str,
+                                                         frac: str, sep: str, dot: str, zone: str) -> None:
+    """`rollout.epoch` remembers each minute's start: the same float as `iso_to_epoch`, whatever the text."""
+    text = f"{year:04d}-{mo}-{d}{sep}{h}:{mi}:{s}{dot}{frac}{zone}"
+    got = [rollout.epoch(text), rollout.epoch(text)]  # the second from the minute remembered
+    assert got == [iso_to_epoch(text)] * 2
