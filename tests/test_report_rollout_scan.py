@@ -82,6 +82,25 @@ def test_only_the_lines_with_a_marker_reach_the_decoder(monkeypatch: pytest.Monk
     assert len(marked) < len(lines) / 2  # most lines (messages, tool output) never reach it
 
 
+def test_an_agent_without_markers_is_handed_every_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Agent.line_markers` () (the seam's default): every complete line reaches its decoder."""
+    data = ROLLOUTS[1].read_bytes()
+    handed: list[bytes] = []
+    read = codex.Codex.read
+
+    def counting(self: codex.Codex, before: Any, cursor: Any, lines: list[bytes], whole: bool) -> Any:
+        handed.extend(lines)
+        return read(self, before, cursor, lines, whole)
+
+    monkeypatch.setattr(codex.Codex, "line_markers", lambda _self: ())
+    monkeypatch.setattr(codex.Codex, "read", counting)
+    parse = parse_events.events_parser(data[:512])
+    assert parse is not None
+    rows, _used = parse(data, 0, len(data))
+    assert handed == data[: data.rfind(b"\n") + 1].splitlines()
+    assert rows == each_line(data)
+
+
 def test_a_line_past_the_cap_and_a_marker_inside_text_read_as_the_hooks_read_them(search: bool) -> None:
     """A marker quoted inside a message still hands its line to the decoder (which finds no event
     there); a line longer than the cap is skipped, marker or not; a last line without its newline
