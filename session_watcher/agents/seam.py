@@ -60,6 +60,11 @@ class Agent:
         (a stateful agent keeps its decoder's state in `cursor`)."""
         raise NotImplementedError
 
+    def line_markers(self) -> tuple[bytes, ...]:
+        """Byte strings of which every line its decoder takes an event or a state from holds one (the
+        report searches them over whole chunks and hands it only those lines); () for every line."""
+        return ()
+
     def cwd_of(self, rec: Mapping[str, Any]) -> str | None:
         """The folder a parsed record of its log says the session ran in, None."""
         raise NotImplementedError

@@ -120,7 +120,8 @@ class _Summarize:
             made = was + bool(keys or gone)  # this run's change of the parts
         if doc is None:  # every part: as kept (read after their count), this run's as made here
             made = index.parts_made(params)
-            values: dict[str, object] = {k: marshal.loads(v) for k, v in index.cached_parts(params).items()}  # noqa: S302
+            values: dict[str, object] = {k: marshal.loads(v) for k, v in index.cached_parts(params).items()  # noqa: S302
+                                         if k not in new}  # this run's as made here, not loaded again beside them
             values.update(new)
             parts = {k: p for k, v in values.items() if k in order and (p := _part(v)) is not None}
             state, doc = merge.build(parts, [k for k in order if k in parts], warnings, self.since, self.utc_offset)

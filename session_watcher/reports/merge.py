@@ -68,6 +68,10 @@ def _put(values: list[Any], x: Any, sign: int) -> None:
         del values[bisect_left(values, x)]
 
 
+def _append(values: list[Any], x: Any, _sign: int) -> None:
+    values.append(x)  # the cold build's: each list sorted once at the end (`build`)
+
+
 def _sum(into: dict[Any, list[int]], key: Any, sessions: int, figures: tuple[int, int, int, int]) -> None:
     t = into.get(key)
     if t is None:
@@ -81,7 +85,7 @@ def _sum(into: dict[Any, list[int]], key: Any, sessions: int, figures: tuple[int
         del into[key]
 
 
-def _gaps(state: State, p: Part, sign: int) -> None:
+def _gaps(state: State, p: Part, sign: int, put: Any = _put) -> None:
     for cls in TTL_CLASSES:
         into = state["gaps"][cls]
         for k, (warmths, cold, lo, hi) in p.gaps[cls].items():
@@ -89,10 +93,10 @@ def _gaps(state: State, p: Part, sign: int) -> None:
             if b is None:
                 b = into[k] = [[], 0, [], []]
             for w in warmths:
-                _put(b[0], w, sign)
+                put(b[0], w, sign)
             b[1] += sign * cold
-            _put(b[2], lo, sign)
-            _put(b[3], hi, sign)
+            put(b[2], lo, sign)
+            put(b[3], hi, sign)
             if not b[0]:
                 del into[k]
     seen = state["seen"]
@@ -313,7 +317,12 @@ def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any
           utc_offset: float) -> tuple[State, Doc]:
     """The state and document from every kept session's part (`order`: the sessions, in order)."""
     state = empty()
-    wheres = {_add(state, sid, parts[sid], utc_offset) for sid in order}
+    wheres = {_add(state, sid, parts[sid], utc_offset, _append) for sid in order}
+    for buckets in state["gaps"].values():  # sorted once: the lists `insort` gives, one by one (a stable sort)
+        for b in buckets.values():
+            b[0].sort()
+            b[2].sort()
+            b[3].sort()
     _named(state, wheres, {sid: i for i, sid in enumerate(order)})
     state["inferred"] = inferred = inference(state)
     lifetime = inferred[4]
@@ -347,8 +356,8 @@ def update(state: State, old_doc: Piece, old: dict[str, Part], new: dict[str, Pa
     return Doc(state, order, fresh, old_doc, warnings, since, utc_offset)
 
 
-def _add(state: State, sid: str, p: Part, utc_offset: float) -> str:
-    _gaps(state, p, 1)
+def _add(state: State, sid: str, p: Part, utc_offset: float, put: Any = _put) -> str:
+    _gaps(state, p, 1, put)
     state["sess"][sid] = float(p.entry["lastActivity"] or 0.0)
     return _totals(state, sid, p, 1, utc_offset)
 

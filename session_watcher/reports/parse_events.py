@@ -3,7 +3,10 @@
 Such a log (a Codex rollout: a call's model is the latest `turn_context`, a `token_count` counts only
 where the running total changed) is read from its first byte with one decoder (its agent's `read`,
 the one the hooks use, its state in a cursor) carried from chunk to chunk; the index reads it again
-from its start when it grows. Its calls are rows of kind "c" (a subagent thread's are side rows), its
+from its start when it grows. Only the lines holding one of its markers (`Agent.line_markers`: the
+lines its decoder takes anything from) reach it, found over the whole chunk by `core.markscan` (the
+Claude Code parser's search): most lines, messages and tool output, are never cut out of the chunk
+nor looked at one by one. Its calls are rows of kind "c" (a subagent thread's are side rows), its
 compactions rows of kind "k"; its working folder row is `parse.head_dir`'s, as for a transcript.
 """
 
@@ -12,11 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents import agent_for_head
+from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT
 from session_watcher.reports.parse import MAX_LINE_BYTES, Row
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from session_watcher.core.shapes import Event
 
@@ -33,24 +37,32 @@ def events_parser(head: bytes | bytearray) -> Parser | None:
     if not agent.stateful:
         return None
     cursor: dict[str, Any] = {}  # the decoder's state, as a hook's cursor holds it
+    finders = tuple(finder(m) for m in agent.line_markers())
 
     def parse(chunk: bytes | bytearray, base: int = 0, size: int | None = None) -> tuple[list[Row], int]:
         end = chunk.rfind(b"\n", 0, len(chunk) if size is None else size)
         rows: list[Row] = []
-        pos = 0
-        while pos <= end:
-            stop = chunk.find(b"\n", pos, end + 1)
-            line = bytes(chunk[pos:stop])
-            at, pos = base + pos, stop + 1
-            if len(line) > MAX_LINE_BYTES:
+        # the lines its decoder takes: those with one of its markers, found over the whole chunk
+        spans = marked_lines(chunk, finders, end + 1) if finders else _lines(chunk, end + 1)
+        for start, stop, _which in spans:
+            if stop - start > MAX_LINE_BYTES:
                 continue
-            for ev in agent.read(cursor, cursor, [line], False)[0]:
-                row = _row(ev, at)
+            for ev in agent.read(cursor, cursor, [bytes(chunk[start:stop])], False)[0]:
+                row = _row(ev, base + start)
                 if row is not None:
                     rows.append(row)
-        return rows, max(pos, 0)
+        return rows, end + 1
 
     return parse
+
+
+def _lines(chunk: bytes | bytearray, end: int) -> Iterator[tuple[int, int, int]]:
+    """(start, stop, 0) of every line of chunk[:end] (`end` just past a newline, or 0)."""
+    pos = 0
+    while pos < end:
+        stop = chunk.find(b"\n", pos, end)
+        yield pos, stop, 0
+        pos = stop + 1
 
 
 def _row(ev: Event, offset: int) -> Row | None:

@@ -54,6 +54,11 @@ class Codex(Agent):
 
         return decode(before, cursor, lines, whole)
 
+    def line_markers(self) -> tuple[bytes, ...]:
+        from session_watcher.agents.codex.rollout import MARKERS
+
+        return MARKERS
+
     def cwd_of(self, rec: Mapping[str, Any]) -> str | None:
         inner = rec.get("payload")  # its session_meta's
         cwd = inner.get("cwd") if isinstance(inner, dict) else None

@@ -46,6 +46,34 @@ def new_decoder() -> dict[str, Any]:
             "lastIn": 0, "records": False, "id": None}
 
 
+_MINUTES: dict[str, int | None] = {}  # 'YYYY-MM-DDTHH:MM' -> the epoch second it starts at, or None
+_FRACTIONS: dict[str, float] = {}  # 'mmmZ' -> 0.mmm, as met (a thousand at most)
+
+
+def epoch(stamp: object) -> float | None:
+    """`iso_to_epoch(stamp)`, the same float: a rollout stamps its lines 'YYYY-MM-DDTHH:MM:SS.mmmZ',
+    most of them in a minute seen before (its start remembered, a few thousand at most)."""
+    if stamp.__class__ is not str or len(stamp) != 24 or stamp[19] != ".":
+        return iso_to_epoch(stamp)
+    text: str = stamp
+    frac = _FRACTIONS.get(text[20:])
+    if frac is None:
+        digits = text[20:23]
+        if text[23] != "Z" or not (digits.isascii() and digits.isdigit()):
+            return iso_to_epoch(text)
+        frac = _FRACTIONS[text[20:]] = float("0." + digits)
+    sec = text[17:19]
+    minute = _MINUTES.get(text[:16], -1)
+    if minute == -1:
+        if len(_MINUTES) >= 4096:
+            _MINUTES.clear()
+        whole = iso_to_epoch(text[:16] + ":00Z")
+        minute = _MINUTES[text[:16]] = None if whole is None else int(whole)
+    if minute is None or not (sec.isascii() and sec.isdigit()):
+        return iso_to_epoch(text)
+    return minute + int(sec) + frac - 0  # iso_to_epoch's own sum, term for term: the same float
+
+
 def is_rollout_head(line: bytes) -> bool:
     """True when `line` (a file's first line, or its first bytes) opens a Codex rollout."""
     head = line[:512]
@@ -53,7 +81,7 @@ def is_rollout_head(line: bytes) -> bool:
 
 
 def _count(v: object) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_COUNT else 0
+    return v if v.__class__ is int and 0 < v <= MAX_COUNT else 0
 
 
 def usage_of(usage: object) -> tuple[int, int, int, int] | None:
@@ -80,7 +108,8 @@ def sample(usage: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
 def _total_key(total: object) -> list[int] | None:
     if not isinstance(total, dict):
         return None
-    return [_count(total.get(k)) for k in USAGE_KEYS]
+    got = total.get
+    return [v if (v := got(k)).__class__ is int and 0 < v <= MAX_COUNT else 0 for k in USAGE_KEYS]
 
 
 def _model(d: dict[str, Any]) -> str | None:
@@ -91,13 +120,13 @@ def _model(d: dict[str, Any]) -> str | None:
     return model
 
 
-def _call(d: dict[str, Any], key: str, ts: float | None, usage: tuple[int, int, int, int]) -> Event:
+def _call(d: dict[str, Any], key: str, stamp: object, usage: tuple[int, int, int, int]) -> Event:
     inp, cr, cw, out = sample(usage)
     d["lastIn"] = usage[0]
-    return ("call", key, ts, _model(d), bool(d["sub"]), inp, cr, cw, out, cw, 0, None)
+    return ("call", key, epoch(stamp), _model(d), bool(d["sub"]), inp, cr, cw, out, cw, 0, None)
 
 
-def _token_count(d: dict[str, Any], info: object, ts: float | None) -> Event | None:
+def _token_count(d: dict[str, Any], info: object, ts: object) -> Event | None:
     """A `token_count` snapshot: a call where its running total changed, else nothing."""
     if not isinstance(info, dict):
         return None  # the first snapshot of older versions: `info: null`, before any call
@@ -114,7 +143,7 @@ def _token_count(d: dict[str, Any], info: object, ts: float | None) -> Event | N
     return _call(d, key, ts, usage)
 
 
-def _usage_record(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Event | None:
+def _usage_record(d: dict[str, Any], p: dict[str, Any], ts: object) -> Event | None:
     """A `token_usage_record`: one model response, keyed by its `response_id`."""
     usage = usage_of(p.get("usage"))
     rid = p.get("response_id")
@@ -130,7 +159,7 @@ def _usage_record(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Eve
     return _call(d, key, ts, usage)
 
 
-def _event_msg(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Event | None:
+def _event_msg(d: dict[str, Any], p: dict[str, Any], ts: object) -> Event | None:
     sub = p.get("type")
     if sub == "token_count":
         return _token_count(d, p.get("info"), ts)
@@ -141,23 +170,23 @@ def _event_msg(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Event 
     return None
 
 
-def _turn(d: dict[str, Any], p: dict[str, Any], _ts: float | None) -> None:
+def _turn(d: dict[str, Any], p: dict[str, Any], _ts: object) -> None:
     model = model_name(p.get("model"))
     if model:
         d["model"] = model
 
 
-def _compacted(d: dict[str, Any], _p: dict[str, Any], ts: float | None) -> Event:
-    return ("compact", ts, "auto", d["lastIn"])
+def _compacted(d: dict[str, Any], _p: dict[str, Any], ts: object) -> Event:
+    return ("compact", epoch(ts), "auto", d["lastIn"])
 
 
-def _response_item(d: dict[str, Any], p: dict[str, Any], ts: float | None) -> Event | None:
+def _response_item(d: dict[str, Any], p: dict[str, Any], ts: object) -> Event | None:
     if d["sub"] or p.get("type") != "message" or p.get("role") == "assistant":
         return None
     return _parent(p, ts)
 
 
-def _meta(d: dict[str, Any], p: dict[str, Any], _ts: float | None) -> None:
+def _meta(d: dict[str, Any], p: dict[str, Any], _ts: object) -> None:
     if d["id"] is None and short_id(p.get("id")):
         d["id"] = p["id"]
     src = p.get("source")
@@ -165,7 +194,8 @@ def _meta(d: dict[str, Any], p: dict[str, Any], _ts: float | None) -> None:
         d["sub"] = True
 
 
-HANDLERS: dict[object, Callable[[dict[str, Any], dict[str, Any], float | None], Event | None]] = {
+# each handler is given the line's `timestamp` as written: read (`epoch`) only for an event
+HANDLERS: dict[object, Callable[[dict[str, Any], dict[str, Any], object], Event | None]] = {
     "event_msg": _event_msg, "turn_context": _turn, "token_usage_record": _usage_record,
     "compacted": _compacted, "session_meta": _meta, "response_item": _response_item,
 }
@@ -177,10 +207,10 @@ def record_events(rec: dict[str, Any], d: dict[str, Any]) -> Event | None:
     p = rec.get("payload")
     if handler is None or not isinstance(p, dict):
         return None
-    return handler(d, p, iso_to_epoch(rec.get("timestamp")))
+    return handler(d, p, rec.get("timestamp"))
 
 
-def _parent(p: dict[str, Any], ts: float | None) -> Event | None:
+def _parent(p: dict[str, Any], ts: object) -> Event | None:
     """The parent session named by a handoff note the SessionStart hook injected, if `p` holds one."""
     from session_watcher.core.handoff import MARKER, parent_of  # only for such a line: rare
 
@@ -190,7 +220,7 @@ def _parent(p: dict[str, Any], ts: float | None) -> Event | None:
         at = text.find(MARKER) if isinstance(text, str) else -1
         found = parent_of(text[at:]) if isinstance(text, str) and at >= 0 else None
         if found:
-            return ("parent", ts, found)
+            return ("parent", epoch(ts), found)
     return None
 
 
@@ -204,7 +234,10 @@ def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
-        if not any(m in line for m in MARKERS):
+        for m in MARKERS:
+            if m in line:
+                break
+        else:
             continue
         try:
             rec = fastjson.loads(line)
