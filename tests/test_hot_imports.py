@@ -23,7 +23,8 @@ pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick 
 
 # beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the package's face, and
 # __future__ (every module's `from __future__ import annotations` loads it once)
-OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher", "__future__"}
+OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher", "__future__",
+      "session_watcher.hooks", "session_watcher.hooks.finder"}  # and the launchers' import finder
 
 
 def with_packages(names: set[str]) -> set[str]:
@@ -38,21 +39,23 @@ RENDER = with_packages({"session_watcher.hooks.statusline", "session_watcher.cor
 SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
                "session_watcher.core.fresh", "session_watcher.core.meter", "session_watcher.core.caps",
                "session_watcher.core.fastjson", "_json",
-               "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"})
+               "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config_cache"})
 START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
          "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"})
 # a handoff given: the payload checked (the caps, the store's session-id rule), the project's key (zlib), the
 # config (its stale limit; no parser without a file, no prices), the note cleaned and its parent read
 GIVE = {"session_watcher.core.caps", "session_watcher.state.store", "session_watcher.state.shell", "zlib",
-        "session_watcher.base.config", "session_watcher.core.text", "session_watcher.core.handoff"}
+        "session_watcher.base.config", "session_watcher.base.config_cache", "session_watcher.core.text",
+        "session_watcher.core.handoff"}
 # what the fold adds: the engine, the lock, the path map's shards, the reader and the writer, and the
 # transcript's parser with the agents' registry (agents/__init__.py: each agent a class of a few attributes)
 FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_watcher.state.lock", "fcntl",
         "session_watcher.state.pathstore", "zlib",
         "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session",
         "session_watcher.agents", "session_watcher.agents.seam", "session_watcher.agents.claude_code",
-        "session_watcher.agents.claude_code.transcript", "session_watcher.agents.codex"}
+        "session_watcher.agents.claude_code.transcript", "session_watcher.agents.codex",
+        "session_watcher.base.config"}  # the model's parameters out of the config (config.model_params)
 
 
 def imports(argv: list[str], stdin: bytes = b"") -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
