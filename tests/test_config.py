@@ -215,6 +215,24 @@ def test_a_cached_config_another_key_table_kept_is_read_again() -> None:
     assert config.load_cached(cache, None)[0]["notify_dwell"] == 7  # type: ignore[arg-type]
 
 
+def test_the_model_parameters_are_kept_with_the_config() -> None:
+    """A fold takes the model's parameters kept with the config (no key table on a hook's path): those
+    `model_params` gives of it, for that very config only."""
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("notify_dwell = 4\nguard = 'warn'\n")
+    cache: dict[str, object] = {}
+    cfg, _ = config.load_cached(cache, None)  # type: ignore[arg-type]
+    kept = config_cache.kept_params(cache, cfg)  # type: ignore[arg-type]
+    assert kept == config.model_params(cfg)
+    assert kept is not None
+    assert kept["notify_dwell"] == 4
+    assert "guard" not in kept
+    assert config_cache.kept_params(cache, {**cfg}) is None  # type: ignore[arg-type]  # another config
+    again, _ = config.load_cached(cache, None)  # type: ignore[arg-type]  # the kept one
+    assert config_cache.kept_params(cache, again) is kept  # type: ignore[arg-type]
+
+
 def test_show_is_toml_and_set_echoes_what_show_says() -> None:
     """`config show` prints TOML a person can paste into the file (`--json` for programs); `config
     set` echoes the value as `show` then has it: `guard block` is read as `ask`, and said so."""

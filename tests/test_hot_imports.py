@@ -54,8 +54,7 @@ FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_wa
         "session_watcher.state.pathstore", "zlib",
         "session_watcher.base.atomic", "session_watcher.state.reader", "session_watcher.state.session",
         "session_watcher.agents", "session_watcher.agents.seam", "session_watcher.agents.claude_code",
-        "session_watcher.agents.claude_code.transcript", "session_watcher.agents.codex",
-        "session_watcher.base.config"}  # the model's parameters out of the config (config.model_params)
+        "session_watcher.agents.claude_code.transcript", "session_watcher.agents.codex"}
 
 
 def imports(argv: list[str], stdin: bytes = b"") -> tuple[subprocess.CompletedProcess[bytes], set[str]]:

@@ -11,13 +11,16 @@ import os
 import py_compile
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from session_watcher.hooks import finder
 from tests.oracle import launcher
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 @pytest.fixture

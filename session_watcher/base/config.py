@@ -418,7 +418,7 @@ def load_cached(cache: ConfigCache, project_dir: str | None) -> tuple[Config, st
     now = stamp(project_dir)
     values, errors = load_layers(project_dir)
     error = "; ".join(errors) or None
-    cache.update({"stamp": now, "values": values, "error": error})
+    cache.update({"stamp": now, "values": values, "params": model_params(values), "error": error})
     return values, error
 
 

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing is slow to import; this module is on the hot pat
 if TYPE_CHECKING:
     from typing import Any
 
-    from session_watcher.core.shapes import Config, ConfigCache
+    from session_watcher.core.shapes import Config, ConfigCache, ModelParams
 
 KEY_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.py")  # base.config's KEYS
 
@@ -43,6 +43,12 @@ def cached(cache: ConfigCache, project_dir: str | None) -> Config | None:
         return None
     use_prices(values)
     return values
+
+
+def kept_params(cache: ConfigCache, cfg: Config) -> ModelParams | None:
+    """The model's parameters `cache` keeps with its config when `cfg` is that config (the one
+    `cached` or `config.load_cached` gave), else None."""
+    return cache.get("params") if cfg is cache.get("values") else None
 
 
 def use_prices(cfg: Config) -> None:

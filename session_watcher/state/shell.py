@@ -192,11 +192,13 @@ class Session:
             self.shards.ensure_all(self.state)
         if not transcript:
             return [], True
+        from session_watcher.base.config_cache import kept_params
         from session_watcher.state import session  # the fold and its parser: only with lines to read
 
         try:
             self.state, alerts, caught_up = session.sync(self.state, transcript, cfg, deadline, subagents,
-                                                         trace=trace, shards=self.shards)
+                                                         trace=trace, shards=self.shards,
+                                                         params=kept_params(self.state["config"], cfg))
         except OSError as exc:  # not written yet, or unreadable (a folder in its place): a later run
             if not isinstance(exc, FileNotFoundError):
                 self.say("transcript", f"cannot read the transcript: {exc}")
