@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import sys
 from marshal import loads
-from posix import stat
+from posix import O_CLOEXEC, O_RDONLY, close, read, stat
+from posix import open as open_fd
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -53,8 +54,7 @@ def find_spec(name: str, path: Sequence[str] | None = None, target: ModuleType |
             return None
     cached = f"{folder}/__pycache__/{leaf}.{_TAG}.pyc"
     try:
-        with open(cached, "rb") as fh:
-            data = fh.read()
+        data = _read(cached)
     except OSError:
         return None
     if (data[:4] != _MAGIC or data[4:8] != b"\0\0\0\0"  # flags 0: checked by timestamp
@@ -67,6 +67,18 @@ def find_spec(name: str, path: Sequence[str] | None = None, target: ModuleType |
     if package:
         spec.submodule_search_locations = [folder]
     return spec
+
+
+def _read(path: str) -> bytes:
+    """A file's bytes by the descriptor calls alone (no file object: its buffer, size and tty checks)."""
+    fd = open_fd(path, O_RDONLY | O_CLOEXEC)
+    try:
+        parts = [read(fd, 1 << 18)]
+        while parts[-1]:
+            parts.append(read(fd, 1 << 18))
+    finally:
+        close(fd)
+    return b"".join(parts)
 
 
 def create_module(_spec: Any) -> None:
