@@ -194,7 +194,8 @@ def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> 
 
 def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(tmp_path: Path) -> None:
     """PostModelRequest as Codex runs it (`hook EVENT codex`) on a rollout with new calls: the fold's
-    modules, and the rollout decoder (agents.codex), without typing or re (several ms of a start)."""
+    modules, and the rollout decoder (agents.codex), without typing or re (several ms of a start), nor
+    Claude Code's transcript parser or the config's key table."""
     from tests.codex_lines import FIXTURES
 
     rollout = tmp_path / "rollout-2026-07-16T16-39-00-019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba.jsonl"
@@ -213,6 +214,7 @@ def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(t
         "session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.state.tail",
         "session_watcher.state.spawn", "select", "session_watcher.core.health", "session_watcher.core.prices",
         "session_watcher.core.eoq", "math", "session_watcher.core.window", "session_watcher.core.prices_openai"}
-    assert got >= FOLD | codex
-    assert not got & {"typing", "re"}
+    parser = "session_watcher.agents.claude_code.transcript"  # Claude Code's: the line rules are the seam's
+    assert got >= (FOLD - {parser}) | codex
+    assert not got & {"typing", "re", parser, "session_watcher.base.config"}
     assert got <= allowed, got - allowed
