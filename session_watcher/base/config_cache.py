@@ -48,7 +48,8 @@ def cached(cache: ConfigCache, project_dir: str | None) -> Config | None:
 def kept_params(cache: ConfigCache, cfg: Config) -> ModelParams | None:
     """The model's parameters `cache` keeps with its config when `cfg` is that config (the one
     `cached` or `config.load_cached` gave), else None."""
-    return cache.get("params") if cfg is cache.get("values") else None
+    params = cache.get("params")
+    return params if cfg is cache.get("values") and isinstance(params, dict) else None
 
 
 def use_prices(cfg: Config) -> None:

@@ -11,15 +11,18 @@ one) is left to the ordinary finders, which compile and write the `.pyc` as alwa
 What it saves is the generic search's Python code on each of the 20-35 modules a hook run imports
 (the path finder's suffix loop, spec, path and cache-name helpers); docs/benchmarks.md and
 bench.tricks ("ordinary imports") measure it. No imports beyond the interpreter's own: this module
-is imported the ordinary way, before it is installed.
+is imported the ordinary way, before it is installed. On Windows it installs nothing.
 """
 
 from __future__ import annotations
 
 import sys
 from marshal import loads
-from posix import O_CLOEXEC, O_RDONLY, close, read, stat
-from posix import open as open_fd
+
+POSIX = sys.platform != "win32"  # elsewhere the ordinary finders alone (`install` does nothing)
+if POSIX:
+    from posix import O_CLOEXEC, O_RDONLY, close, read, stat
+    from posix import open as open_fd
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -96,6 +99,6 @@ def exec_module(module: ModuleType) -> None:
 def install() -> None:
     """First on `sys.meta_path`, for the package imported from where it is (once)."""
     me = sys.modules[__name__]
-    if me not in sys.meta_path:
+    if POSIX and me not in sys.meta_path:
         _ROOT[:] = [sys.modules["session_watcher"].__path__[0]]
         sys.meta_path.insert(0, me)  # a module with find_spec is a finder
