@@ -105,6 +105,13 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
         own = tmp / f"home-also-{i}"  # its own copy of the session: both fold the same lines
         shutil.copytree(sess.home, own, symlinks=True)
         cases[f"{short}, --also #{i}"] = ([str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
+        statusline = other.with_name("session-watcher-statusline")
+        if not args.statusline and other.name == "session-watcher-hook" and statusline.exists():
+            def other_launcher(kind: str, other: Path = other) -> list[str]:
+                return [str(python), "-I", "-S", str(other.with_name(f"session-watcher-{kind}"))]
+
+            got = more_cases(b, sess, cwd, tmp / f"also-{i}", line, other_launcher, own)
+            cases.update({f"{name}, --also #{i}": case for name, case in got.items()})
     return cases, sink
 
 
@@ -119,12 +126,17 @@ print(handoffs.write_pending(doc))
 """
 
 
-def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path, line: Any) -> dict[str, Case]:
+def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path, line: Any,
+               launcher: Any = None, home: Path | None = None) -> dict[str, Case]:
     """The other commands a client waits for, each round: the status line after the hook folded the
     round's call (it renders the state as saved), the status line that folds the call itself (on its
     own copy of the session), and the synchronous SessionStart hook of a fresh session with no handoff
-    pending and with one (written again before each run: a run takes it)."""
+    pending and with one (written again before each run: a run takes it). `launcher` and `home`: an
+    `--also` install's launchers (`launcher(kind)`) and its copy of the session."""
     python = Path(sys.executable)
+    launcher = launcher or b.launcher
+    home = home or sess.home
+    tmp.mkdir(exist_ok=True)
     folds, pending = tmp / "home-statusline-folds", tmp / "home-handoff"
     for own in (folds, pending):
         shutil.copytree(sess.home, own, symlinks=True)
@@ -139,11 +151,11 @@ def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path
         return json.dumps({"session_id": f"bench-child-{n}", "transcript_path": str(tmp / f"child-{n}.jsonl"),
                            "cwd": str(cwd), "hook_event_name": "SessionStart", "source": "startup"}).encode()
 
-    inject = [*b.launcher("hook"), "SessionStart", "inject"]
+    inject = [*launcher("hook"), "SessionStart", "inject"]
     return {
-        "status line (the hook folded the call)": (b.launcher("statusline"), line, b.env(sess.home), None),
-        "status line (folds the call itself)": (b.launcher("statusline"), line, b.env(folds), None),
-        "hook SessionStart inject, none pending": (inject, start, b.env(sess.home), None),
+        "status line (the hook folded the call)": (launcher("statusline"), line, b.env(home), None),
+        "status line (folds the call itself)": (launcher("statusline"), line, b.env(folds), None),
+        "hook SessionStart inject, none pending": (inject, start, b.env(home), None),
         "hook SessionStart inject, handoff pending": (inject, start, b.env(pending), put_back),
     }
 

@@ -1,5 +1,5 @@
 """The Codex hooks' cost as CPU time and wall time, against the interpreter's own start, interleaved:
-``python -m bench.hookcpu_codex [--runs 60] [--thread ID]``.
+``python -m bench.hookcpu_codex [--runs 60] [--thread ID] [--also PYTHON]``.
 
 Run it with the interpreter of the venv install.sh builds (`$SESSION_WATCHER_HOME/venv/bin/python`
 or wherever it says): the hooks run as Codex runs them there (`python -I -S session-watcher-hook
@@ -12,6 +12,9 @@ times moved to now (a live thread, its cache warm), and times each command once:
 * `hook UserPromptSubmit codex`: the prompt hook, waited for (the guard; nothing held, nothing
   queued: it prints nothing);
 * `hook SessionStart codex`: a fresh thread's start, waited for, no handoff pending.
+
+`--also` times another install's hooks (its venv's interpreter; an earlier install's, for a before and
+after) in the same rounds, each row on its own state folder, all reading the same rollout.
 
 The CPU column is each process's own (user + system, from wait4); wall medians move with the load.
 """
@@ -63,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.hookcpu_codex", description=__doc__)
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--thread", default=THREAD)
+    ap.add_argument("--also", type=Path, action="append", default=[],
+                    help="another install's venv interpreter, its hooks timed in the same rounds")
     args = ap.parse_args(argv)
     rollout = bench_run.FIXTURES / "codex" / f"rollout-{args.thread}.jsonl"
     groups = calls_of(rollout)
@@ -83,25 +88,31 @@ def main(argv: list[str] | None = None) -> int:
                                "hook_event_name": event, "model": "gpt-5.6-sol", "permission_mode": "default",
                                **extra}).encode()
 
-        hook = b.launcher("hook")
         cases = {
-            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b""),
-            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b""),
-            "hook PostModelRequest codex (fold)": ([*hook, "PostModelRequest", "codex"], lambda n: payload(
-                "PostModelRequest", n, kind="sampling", request_id=f"r{n}", attempt_number=1, thread_id=args.thread,
-                status="ok", response_id=f"resp_{n}", token_usage={"input_tokens": 1})),
-            "hook UserPromptSubmit codex": ([*hook, "UserPromptSubmit", "codex"], lambda n: payload(
-                "UserPromptSubmit", n, turn_id=f"t{n}", prompt="go on")),
-            "hook SessionStart codex, none pending": ([*hook, "SessionStart", "codex"], lambda n: json.dumps({
-                "session_id": f"019fbe00-0000-7000-8000-{n:012d}", "transcript_path": None, "cwd": str(cwd),
-                "hook_event_name": "SessionStart", "source": "startup", "model": "gpt-5.6-sol"}).encode()),
+            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", env),
+            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", env),
         }
+        for i, venv_python in enumerate([None, *args.also]):
+            hook = b.launcher("hook") if venv_python is None else [
+                str(venv_python), "-I", "-S", str(venv_python.with_name("session-watcher-hook"))]
+            own, tag = (env, "") if venv_python is None else (b.env(tmp / f"home-also-{i}"), f", --also #{i}")
+            (tmp / f"home-also-{i}").mkdir(exist_ok=True)
+            cases |= {
+                f"hook PostModelRequest codex (fold){tag}": ([*hook, "PostModelRequest", "codex"], lambda n: payload(
+                    "PostModelRequest", n, kind="sampling", request_id=f"r{n}", attempt_number=1,
+                    thread_id=args.thread, status="ok", response_id=f"resp_{n}", token_usage={"input_tokens": 1}), own),
+                f"hook UserPromptSubmit codex{tag}": ([*hook, "UserPromptSubmit", "codex"], lambda n: payload(
+                    "UserPromptSubmit", n, turn_id=f"t{n}", prompt="go on"), own),
+                f"hook SessionStart codex, none pending{tag}": ([*hook, "SessionStart", "codex"], lambda n: json.dumps({
+                    "session_id": f"019fbe00-0000-7000-8000-{n:012d}", "transcript_path": None, "cwd": str(cwd),
+                    "hook_event_name": "SessionStart", "source": "startup", "model": "gpt-5.6-sol"}).encode(), own),
+            }
         got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
         for n in range(args.runs + 4):
             with path.open("ab") as fh:  # the next call, as Codex appends it
                 fh.write(now_lines(groups[SETTLE + n % (len(groups) - SETTLE)], cwd))
-            for name, (cmd, stdin_of) in cases.items():
-                w, c = one(cmd, stdin_of(n), env, cwd)
+            for name, (cmd, stdin_of, case_env) in cases.items():
+                w, c = one(cmd, stdin_of(n), case_env, cwd)
                 if n >= 4:  # the first rounds settle the state
                     got[name][0].append(w)
                     got[name][1].append(c)
@@ -112,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, (walls, cpus) in got.items():
             w, c = statistics.median(walls), statistics.median(cpus)
             print(f"{name:40s} {w:8.1f} {w / base_w:5.2f} {c:8.1f} {c / base_c:5.2f}")
-        print(f"states folded: {len(list(home.rglob('*.json')))}")
+        print(f"states folded: {len(list(tmp.glob('home*/**/*.json')))}")
+        for i, other in enumerate(args.also, 1):
+            print(f"--also #{i}: {other}")
     return 0
 
 

@@ -123,6 +123,7 @@ def launcher_variants(launcher: Path, tmp: Path, unmeasured: list[str]) -> dict[
     cuts = {
         "no os._exit": ("os._exit", "import os\nos._exit(rc)\n", "raise SystemExit(rc)\n"),
         "gc on": ("gc off", "gc.disable()\n", ""),
+        "ordinary imports": ("the import finder", "from session_watcher.hooks.finder import install\ninstall()\n", ""),
     }
     out: dict[str, tuple[str, Path]] = {}
     bare = text

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from session_watcher.base import config
+from session_watcher.base import config, config_cache
 from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
 from tests.statefile import load_state
 
@@ -186,25 +186,51 @@ def test_the_settled_config_has_every_key_of_its_type() -> None:
     assert set(config.merge({"notify": {"remind_min": 3}})["notify"]) == keys(shapes.NotifyConfig)
 
 
-def test_a_cached_config_missing_a_key_is_read_again() -> None:
-    """A state's cached config that lacks a key this version has (written by an older one) is not
-    used as it is: the files are read again, and the cache rewritten whole."""
+def test_a_cached_config_another_key_table_kept_is_read_again() -> None:
+    """A state's cached config kept by another version of the key table (`base/config.py`: an older
+    one lacked a key this version has) is not used as it is: the files are read again, and the cache
+    rewritten whole. A cache whose stamp is current is used as it is, without the key table."""
     f = user_file()
     f.parent.mkdir(parents=True)
     f.write_text("notify_dwell = 4\n")
     cache: dict[str, object] = {}
     cfg, error = config.load_cached(cache, None)  # type: ignore[arg-type]
     assert (cfg["notify_dwell"], error) == (4, None)
+    stamp = cache["stamp"]
+    assert isinstance(stamp, list)
+    assert stamp[-1][0] == config_cache.KEY_TABLE
     stale = {**cache["values"]}  # type: ignore[dict-item]
     del stale["otlp"]
-    stale["notify_dwell"] = 9  # what the older version had cached
+    stale["notify_dwell"] = 9  # what the older version had cached, under its own key table's stamp
     cache["values"] = stale
+    cache["stamp"] = [*stamp[:-1], [config_cache.KEY_TABLE, stamp[-1][1] - 1, stamp[-1][2]]]
     again, _ = config.load_cached(cache, None)  # type: ignore[arg-type]
     assert again["notify_dwell"] == 4
     assert "otlp" in again
     assert "otlp" in cache["values"]  # type: ignore[operator]
-    cache["values"] = {**again, "notify_dwell": 7}  # whole and stamped alike: used as it is
+    cache["stamp"] = stamp[:-1]  # a version before the key table was stamped
+    cache["values"] = stale
+    assert "otlp" in config.load_cached(cache, None)[0]  # type: ignore[arg-type]
+    cache["values"] = {**again, "notify_dwell": 7}  # stamped as now: used as it is
     assert config.load_cached(cache, None)[0]["notify_dwell"] == 7  # type: ignore[arg-type]
+
+
+def test_the_model_parameters_are_kept_with_the_config() -> None:
+    """A fold takes the model's parameters kept with the config (no key table on a hook's path): those
+    `model_params` gives of it, for that very config only."""
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("notify_dwell = 4\nguard = 'warn'\n")
+    cache: dict[str, object] = {}
+    cfg, _ = config.load_cached(cache, None)  # type: ignore[arg-type]
+    kept = config_cache.kept_params(cache, cfg)  # type: ignore[arg-type]
+    assert kept == config.model_params(cfg)
+    assert kept is not None
+    assert kept["notify_dwell"] == 4
+    assert "guard" not in kept
+    assert config_cache.kept_params(cache, {**cfg}) is None  # type: ignore[arg-type]  # another config
+    again, _ = config.load_cached(cache, None)  # type: ignore[arg-type]  # the kept one
+    assert config_cache.kept_params(cache, again) is kept  # type: ignore[arg-type]
 
 
 def test_show_is_toml_and_set_echoes_what_show_says() -> None:

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick 
 
 # beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the package's face, and
 # __future__ (every module's `from __future__ import annotations` loads it once)
-OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher", "__future__"}
+OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher", "__future__",
+      "session_watcher.hooks", "session_watcher.hooks.finder"}  # and the launchers' import finder
 
 
 def with_packages(names: set[str]) -> set[str]:
@@ -38,14 +39,15 @@ RENDER = with_packages({"session_watcher.hooks.statusline", "session_watcher.cor
 SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.shell", "session_watcher.state.store",
                "session_watcher.core.fresh", "session_watcher.core.meter", "session_watcher.core.caps",
                "session_watcher.core.fastjson", "_json",
-               "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config"})
+               "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config_cache"})
 START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
          "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"})
 # a handoff given: the payload checked (the caps, the store's session-id rule), the project's key (zlib), the
 # config (its stale limit; no parser without a file, no prices), the note cleaned and its parent read
 GIVE = {"session_watcher.core.caps", "session_watcher.state.store", "session_watcher.state.shell", "zlib",
-        "session_watcher.base.config", "session_watcher.core.text", "session_watcher.core.handoff"}
+        "session_watcher.base.config", "session_watcher.base.config_cache", "session_watcher.core.text",
+        "session_watcher.core.handoff"}
 # what the fold adds: the engine, the lock, the path map's shards, the reader and the writer, and the
 # transcript's parser with the agents' registry (agents/__init__.py: each agent a class of a few attributes)
 FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_watcher.state.lock", "fcntl",
@@ -192,7 +194,8 @@ def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> 
 
 def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(tmp_path: Path) -> None:
     """PostModelRequest as Codex runs it (`hook EVENT codex`) on a rollout with new calls: the fold's
-    modules, and the rollout decoder (agents.codex), without typing or re (several ms of a start)."""
+    modules, and the rollout decoder (agents.codex), without typing or re (several ms of a start), nor
+    Claude Code's transcript parser or the config's key table."""
     from tests.codex_lines import FIXTURES
 
     rollout = tmp_path / "rollout-2026-07-16T16-39-00-019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba.jsonl"
@@ -211,6 +214,7 @@ def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(t
         "session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.state.tail",
         "session_watcher.state.spawn", "select", "session_watcher.core.health", "session_watcher.core.prices",
         "session_watcher.core.eoq", "math", "session_watcher.core.window", "session_watcher.core.prices_openai"}
-    assert got >= FOLD | codex
-    assert not got & {"typing", "re"}
+    parser = "session_watcher.agents.claude_code.transcript"  # Claude Code's: the line rules are the seam's
+    assert got >= (FOLD - {parser}) | codex
+    assert not got & {"typing", "re", parser, "session_watcher.base.config"}
     assert got <= allowed, got - allowed

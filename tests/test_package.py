@@ -219,9 +219,6 @@ AGENT_PACKAGES = (f"{PACKAGE}.agents.claude_code", f"{PACKAGE}.agents.codex")
 # (`session_watcher.agents`), never by its own package, but for these (module -> {agent module: the
 # names it takes}), each with why; cli/install* registers each agent's hooks and is not listed.
 SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
-    # the reader's line rules (the split at newlines, the cap past which a line is skipped unread),
-    # which every agent's reads go through
-    "state.reader": {"agents.claude_code.transcript": {"MAX_LINE_BYTES", "split_lines"}},
     "sessions.replay": {"agents.claude_code.transcript": {"MAX_LINE_BYTES"}},
     # the report's walk of Claude Code's project folders, listed again only where their mtimes moved
     # (the fallback's layout; another agent's logs are listed by its own `sources`)

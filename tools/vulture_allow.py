@@ -11,6 +11,9 @@ _.do_GET  # reports/live_view.py: http.server calls it
 _.log_message  # reports/live_view.py: http.server calls it
 _.handle_error  # reports/live_view.py: socketserver calls it
 _.readinto  # reports/live_view.py: io's buffered reader calls it
+_.find_spec  # hooks/finder.py: the import system calls it (a finder on sys.meta_path)
+_.create_module  # hooks/finder.py: the import system calls it (a loader)
+_.exec_module  # hooks/finder.py: the import system calls it (a loader)
 _.label_name  # otlp/promnames.py: the collector's label rule (tests/test_dashboard.py)
 _.metric_name  # otlp/promnames.py: the collector's metric rule (tools/dashboard.py builds the dashboard by it)
 _.handoff_command  # base/route.py: the route's one handoff command (tests/test_route.py)

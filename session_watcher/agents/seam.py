@@ -4,7 +4,9 @@ The state, the sessions, the reports and the hooks reach an agent only through t
 the registry (`session_watcher.agents`): where its logs are, which file is its log, how its lines
 become the core's events, what its records give a handoff note, and what its hooks may print. Each
 agent's folder subclasses it once (its methods import the agent's modules when called) and the
-registry holds one instance of each. A plain class: the hooks import it on every run.
+registry holds one instance of each. A plain class: the hooks import it on every run. Beside it, the
+rules every agent's log is read by (the reader's split at newlines and the cap past which a line is
+skipped unread, a line's ISO time, the handoff note's mark), which Claude Code's parser re-exports.
 """
 
 from __future__ import annotations
@@ -17,6 +19,56 @@ if TYPE_CHECKING:
     from session_watcher.agents.source import Source
     from session_watcher.core.handoff import Digest
     from session_watcher.core.shapes import Event
+
+# what every agent's log is read by (the reader's split and cap, a line's time, the handoff's mark)
+MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
+HANDOFF = b"[session-watcher handoff from session "  # core.handoff.MARKER: a line that may name a parent
+
+
+def split_lines(chunk: bytes, max_lines: int = -1) -> tuple[list[bytes], int]:
+    """Complete lines of `chunk` (the first `max_lines` at most) and the bytes they span; a line
+    without its newline waits, and so do the lines past `max_lines`."""
+    lines = chunk.split(b"\n", max_lines)  # the whole chunk: no copy of it cut at the last newline first
+    tail = lines.pop()  # after the last newline (or the last line taken): not for this call
+    return lines, len(chunk) - len(tail)
+
+
+def iso_to_epoch(text: object) -> float | None:
+    """'2026-02-10T21:11:56.906Z' -> seconds since the epoch, without importing datetime."""
+    if not isinstance(text, str) or len(text) < 19 or text[10] not in "T ":
+        return None
+    try:
+        y, mo, d = int(text[0:4]), int(text[5:7]), int(text[8:10])
+        h, mi, s = int(text[11:13]), int(text[14:16]), int(text[17:19])
+        frac = 0.0
+        rest = text[19:]
+        if len(text) == 24 and text[23] == "Z" and text[19] == "." and text[20:23].isdigit():
+            frac = float("0." + text[20:23])  # what every transcript line carries: the loop below, unrolled
+            rest = "Z"
+        elif rest.startswith("."):
+            digits = ""
+            for ch in rest[1:]:
+                if not ch.isdigit():
+                    break
+                digits += ch
+            rest = rest[1 + len(digits):]
+            frac = float("0." + digits) if digits else 0.0
+        offset = 0
+        if rest and rest[0] in "+-" and len(rest) >= 6:
+            sign = 1 if rest[0] == "+" else -1
+            offset = sign * (int(rest[1:3]) * 3600 + int(rest[4:6]) * 60)
+    except ValueError:
+        return None
+    if not (1 <= mo <= 12 and 1 <= d <= 31):
+        return None
+    # days from civil (Howard Hinnant's algorithm)
+    y -= mo <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    days = era * 146097 + doe - 719468
+    return days * 86400 + h * 3600 + mi * 60 + s + frac - offset
 
 
 class Agent:

@@ -21,16 +21,17 @@ refused on its own, with an error naming it: the file's other keys still apply.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from session_watcher.base import paths
+from session_watcher.base.config_cache import cached, stamp, use_prices
+from session_watcher.base.paths import config_files as config_files  # noqa: PLC0414 (the CLI's name for it)
 from session_watcher.core.errors import ConfigError, TooLarge
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any, TypeGuard
+    from typing import Any
 
     from session_watcher.core.shapes import Cliff, Config, ConfigCache, ModelParams
 
@@ -350,24 +351,6 @@ def _settled(values: dict[str, Any]) -> Config:
     return values  # type: ignore[return-value]  # typing.cast would import typing on the hot path
 
 
-def config_files(project_dir: str | None) -> list[str]:
-    files = [paths.user_config_file()]
-    if project_dir:
-        files.append(paths.project_config_file(project_dir))
-    return files
-
-
-def _stamp(files: list[str]) -> list[Any]:
-    out: list[Any] = []
-    for f in files:
-        try:
-            st = os.stat(f)
-            out.append([f, st.st_mtime_ns, st.st_size])
-        except OSError:
-            out.append([f, None, None])
-    return out
-
-
 def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
     """The effective config from the files that can be used, and an error for each that cannot."""
     layers: list[dict[str, Any]] = []
@@ -393,17 +376,6 @@ def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
     cfg["cliff"] = load_cliff()
     use_prices(cfg)
     return cfg, errors
-
-
-def use_prices(cfg: Config) -> None:
-    """Hand the core the user's prices (the config's `prices`; the core reads no config). No rows and
-    no prices loaded yet: nothing to set or undo (the SessionStart hook giving a handoff prices nothing)."""
-    rows = cfg.get("prices") or {}
-    if not rows and "session_watcher.core.prices" not in sys.modules:
-        return
-    from session_watcher.core import prices
-
-    prices.use(rows)
 
 
 def anchored(project_dir: str, globs: list[str]) -> list[str]:
@@ -434,6 +406,23 @@ def load(project_dir: str | None) -> Config:
 CLIFF_CLASSES = ("5m", "1h", "codex-30m", "codex-10m")
 
 
+def load_cached(cache: ConfigCache, project_dir: str | None) -> tuple[Config, str | None]:
+    """`cache` (kept in the session state) while it is current (`config_cache.cached`: the files' and
+    the key table's stamps unchanged), else the files read again and kept in it.
+
+    Returns the config and, when a file is bad, the error (that file is left out; the caller logs
+    the error once: the cache remembers it so it is not logged again).
+    """
+    values = cached(cache, project_dir)
+    if values is not None:
+        return values, None
+    now = stamp(project_dir)
+    values, errors = load_layers(project_dir)
+    error = "; ".join(errors) or None
+    cache.update({"stamp": now, "values": values, "params": model_params(values), "error": error})
+    return values, error
+
+
 def load_cliff() -> Cliff:
     """The TTL cliffs `report` inferred from the user's own gaps ({"5m": s, "1h": s}, None where the
     evidence was too thin; an OpenAI class only where there is one), and under "evidence" the
@@ -457,32 +446,6 @@ def load_cliff() -> Cliff:
                 if isinstance(ev, list) and len(ev) == 4 and all(type(n) is int and 0 <= n < 1 << 40 for n in ev):
                     out.setdefault("evidence", {})[cls] = ev
     return out
-
-
-def load_cached(cache: ConfigCache, project_dir: str | None) -> tuple[Config, str | None]:
-    """Hot path: reuse `cache` (kept in the session state) while the files' stamps are unchanged and
-    it holds every key this version has (a cache an older version wrote is read again).
-
-    Returns the config and, when a file is bad, the error (that file is left out; the caller logs
-    the error once: the cache remembers it so it is not logged again).
-    """
-    files = config_files(project_dir)
-    stamp = _stamp([*files, paths.cliff_file()])
-    values = cache.get("values")
-    if cache.get("stamp") == stamp and _whole(values):  # checked when it was read
-        use_prices(values)
-        return values, None
-    values, errors = load_layers(project_dir)
-    error = "; ".join(errors) or None
-    cache.update({"stamp": stamp, "values": values, "error": error})
-    return values, error
-
-
-def _whole(values: object) -> TypeGuard[Config]:
-    """A config with every key of DEFAULTS (and perhaps a cliff), the tables' keys too."""
-    return (isinstance(values, dict) and values.keys() - {"cliff"} == DEFAULTS.keys()
-            and isinstance(values["notify"], dict) and values["notify"].keys() == DEFAULTS["notify"].keys()
-            and isinstance(values["otlp"], dict) and values["otlp"].keys() == DEFAULTS["otlp"].keys())
 
 
 def parse_cli_value(text: str) -> Any:

@@ -101,6 +101,14 @@ def project_config_file(project_dir: str) -> str:
     return os.path.join(project_dir, ".claude", "session-watcher.toml")
 
 
+def config_files(project_dir: str | None) -> list[str]:
+    """The config's files, lowest layer first: yours, then the project's."""
+    files = [user_config_file()]
+    if project_dir:
+        files.append(project_config_file(project_dir))
+    return files
+
+
 def data_dir() -> str:
     return _dirs()["data"]
 

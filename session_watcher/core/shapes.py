@@ -342,11 +342,13 @@ class Config(ModelParams):
 
 
 class ConfigCache(TypedDict, total=False):
-    """The config as a session's state keeps it (`state["config"]`, config.load_cached): the files'
-    stamps it was read at, the values, and the error of a file left out (logged once)."""
+    """The config as a session's state keeps it (`state["config"]`, config.load_cached): the stamps
+    of what it was read from, the values, the model's parameters out of them, and the error of a file
+    left out (logged once)."""
 
-    stamp: list[Any]  # [[file, mtime_ns, size], ...], the cliff file's last
+    stamp: list[Any]  # [[file, mtime_ns, size], ...]: the config files, the cliff file, base/config.py
     values: Config
+    params: ModelParams  # config.model_params(values): a fold's, without the key table
     error: str | None
 
 

@@ -8,9 +8,10 @@ files, together a cost on every tool call; without `site`, the launcher puts the
 sys.path itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's
 teardown (every module and object freed one by one); everything they write goes through os.write,
 and a flush that fails (the reader went away) changes nothing (docs/benchmarks.md, bench.tricks).
-The package's modules are imported the ordinary way and the cyclic collector stays on: a bundle of
-the modules' compiled code and the collector off each paid under the 5 % a trick must pay on the
-runs a person waits for (docs/architecture.md, the trick audit).
+The package's modules are found by their names (`hooks.finder`: each from its own `.pyc`, as the
+ordinary loader would take it, without the generic search) and the cyclic collector stays on: a
+bundle of the modules' compiled code and the collector off each paid under the 5 % a trick must pay
+on the runs a person waits for (docs/architecture.md, the trick audit).
 
 `session-watcher`, the command, is written too when the venv has none (the plugin route puts the
 package in place without pip, which would have made it from the entry point).
@@ -31,6 +32,7 @@ def text(kind: str, libs: list[str]) -> str:
     return (f"#!{sys.executable} -IS\n"
             f'"""session-watcher {kind} launcher, written by session_watcher.hooks.launchers; run as `python -IS`."""\n'
             f"import sys\nsys.path.extend({libs!r})\n"
+            "from session_watcher.hooks.finder import install\ninstall()\n"
             f"from {dict(LAUNCHERS)[kind]} import main\nrc = main()\n"
             "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\n"
             "import os\nos._exit(rc)\n")

@@ -410,14 +410,13 @@ def _warm_and_nothing_queued(session_id: str) -> State | None:
         return None
     if doc is None or doc.get("outbox"):
         return None
-    ctx, cache = doc["context"], doc["config"]
     if any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
         return None
-    from session_watcher.base import config
     from session_watcher.core import guard
+    from session_watcher.state.shell import load_config
 
     try:
-        cfg, _ = config.load_cached(cache, ctx.get("project"))
+        cfg, _ = load_config(doc)
         if cfg.get("guard") == "off":
             return doc
         got = guard.cold_cache(doc, cfg, time.time())

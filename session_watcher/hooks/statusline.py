@@ -188,7 +188,6 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     quiet = _as_saved(session_id, transcript, (cwd, stated), seen, sample)
     got = quiet or _refresh(session_id, (transcript, cwd, stated), seen, env, sample)
     if got is None:  # the lock is busy (a hook folds), or the disk is read-only: the state as saved
-        from session_watcher.base import config
         from session_watcher.core.errors import StateRejected
 
         try:
@@ -200,7 +199,7 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
         state["context"].update(seen)
         if sample:  # shown, not kept: nothing is written without the lock
             _observe_plan(state["context"], *sample)
-        cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
+        cfg, _ = shell.load_config(state)
     else:
         state, cfg = got
     cache = cache_view(state["context"].get("promptCache"), now)
@@ -233,9 +232,9 @@ def _as_saved(session_id: str, transcript: str | None, where: tuple[str | None, 
         return None
     if state is None or not _nothing_new(state, transcript, where, seen, sample):
         return None
-    from session_watcher.base import config
+    from session_watcher.state.shell import load_config
 
-    cfg, _ = config.load_cached(state["config"], state["context"]["project"])
+    cfg, _ = load_config(state)
     return state, cfg
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import zlib
 
-from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES, split_lines
+from session_watcher.agents.seam import MAX_LINE_BYTES, split_lines
 from session_watcher.core.errors import Reset
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path

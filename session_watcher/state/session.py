@@ -222,17 +222,18 @@ def rebuild(state: State) -> State:
 def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
          shards: PathShards | None = None, whole: bool = False, reader: ChunkReader | None = None,
-         ) -> tuple[State, list[Alert], bool]:
+         params: ModelParams | None = None) -> tuple[State, list[Alert], bool]:
     """Fold what is new in the main transcript and the given subagent transcripts (`whole`: the
     main transcript a chunk at a time, see `sync_file`); the state's context names the agent
-    whose log it follows.
+    whose log it follows. `params`: `cfg`'s model parameters, when kept with it.
 
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
     shrunk, replaced) starts the whole state again from the transcripts: nothing double-counts.
     """
-    from session_watcher.base.config import model_params
+    if params is None:  # not kept with the config (the hooks' is: state.shell)
+        from session_watcher.base.config import model_params
 
-    params = model_params(cfg)  # the core is handed only what it reads
+        params = model_params(cfg)  # the core is handed only what it reads
     if "agent" not in state["context"]:  # a state saved before it was named, or one with no transcript
         state["context"]["agent"] = agent_of(state)
     alerts: list[Alert] = []

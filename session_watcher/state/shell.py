@@ -77,6 +77,20 @@ def log_once(key: str, message: str) -> None:
     write(key, message)
 
 
+def load_config(state: State) -> tuple[Config, str | None]:
+    """A state's effective config and the error of a file left out: the config it keeps while that is
+    current (without the key table and the checks: `base.config_cache`), else read again
+    (`config.load_cached`)."""
+    from session_watcher.base.config_cache import cached
+
+    cfg = cached(state["config"], state["context"].get("project"))
+    if cfg is not None:
+        return cfg, None
+    from session_watcher.base.config import load_cached
+
+    return load_cached(state["config"], state["context"].get("project"))
+
+
 def saved(session_id: str, whole_map: bool = False) -> State | None:
     """The state as last saved, read without the lock and without moving or writing anything (the
     lock is busy, the disk read-only), or None. Raises StateRejected (or ShardRejected, with
@@ -146,9 +160,7 @@ class Session:
 
     def config(self) -> Config:
         """The effective config (cached in the state); a broken file is said and left out."""
-        from session_watcher.base import config
-
-        cfg, error = config.load_cached(self.state["config"], self.state["context"]["project"])
+        cfg, error = load_config(self.state)
         if error:
             self.say("config", f"{error}; using defaults")
         return cfg
@@ -180,11 +192,13 @@ class Session:
             self.shards.ensure_all(self.state)
         if not transcript:
             return [], True
+        from session_watcher.base.config_cache import kept_params
         from session_watcher.state import session  # the fold and its parser: only with lines to read
 
         try:
             self.state, alerts, caught_up = session.sync(self.state, transcript, cfg, deadline, subagents,
-                                                         trace=trace, shards=self.shards)
+                                                         trace=trace, shards=self.shards,
+                                                         params=kept_params(self.state["config"], cfg))
         except OSError as exc:  # not written yet, or unreadable (a folder in its place): a later run
             if not isinstance(exc, FileNotFoundError):
                 self.say("transcript", f"cannot read the transcript: {exc}")

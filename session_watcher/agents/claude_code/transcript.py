@@ -26,6 +26,10 @@ Their types, for the checker: `core.shapes.Event`.
 
 from __future__ import annotations
 
+from session_watcher.agents.seam import HANDOFF as HANDOFF  # noqa: PLC0414 (the parsers' names for them)
+from session_watcher.agents.seam import MAX_LINE_BYTES as MAX_LINE_BYTES  # noqa: PLC0414
+from session_watcher.agents.seam import iso_to_epoch as iso_to_epoch  # noqa: PLC0414
+from session_watcher.agents.seam import split_lines as split_lines  # noqa: PLC0414
 from session_watcher.core import fastjson
 from session_watcher.core.caps import MAX_COUNT, MAX_ID_CHARS, clean_path, model_name, short_id
 
@@ -34,9 +38,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from session_watcher.core.shapes import Detail, Event, Iteration, ReadFile, Sample, UseInfo
-
-MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
-HANDOFF = b"[session-watcher handoff from session "  # core.handoff.MARKER: a line that may name a parent
 
 
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -65,52 +66,6 @@ def compact_reserve(version: object) -> int | None:
     if len(_RESERVES) < 64:  # a file of many made-up versions costs a parse each, never memory
         _RESERVES[version] = out
     return out
-
-
-def iso_to_epoch(text: object) -> float | None:
-    """'2026-02-10T21:11:56.906Z' -> seconds since the epoch, without importing datetime."""
-    if not isinstance(text, str) or len(text) < 19 or text[10] not in "T ":
-        return None
-    try:
-        y, mo, d = int(text[0:4]), int(text[5:7]), int(text[8:10])
-        h, mi, s = int(text[11:13]), int(text[14:16]), int(text[17:19])
-        frac = 0.0
-        rest = text[19:]
-        if len(text) == 24 and text[23] == "Z" and text[19] == "." and text[20:23].isdigit():
-            frac = float("0." + text[20:23])  # what every transcript line carries: the loop below, unrolled
-            rest = "Z"
-        elif rest.startswith("."):
-            digits = ""
-            for ch in rest[1:]:
-                if not ch.isdigit():
-                    break
-                digits += ch
-            rest = rest[1 + len(digits):]
-            frac = float("0." + digits) if digits else 0.0
-        offset = 0
-        if rest and rest[0] in "+-" and len(rest) >= 6:
-            sign = 1 if rest[0] == "+" else -1
-            offset = sign * (int(rest[1:3]) * 3600 + int(rest[4:6]) * 60)
-    except ValueError:
-        return None
-    if not (1 <= mo <= 12 and 1 <= d <= 31):
-        return None
-    # days from civil (Howard Hinnant's algorithm)
-    y -= mo <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    days = era * 146097 + doe - 719468
-    return days * 86400 + h * 3600 + mi * 60 + s + frac - offset
-
-
-def split_lines(chunk: bytes, max_lines: int = -1) -> tuple[list[bytes], int]:
-    """Complete lines of `chunk` (the first `max_lines` at most) and the bytes they span; a line
-    without its newline waits, and so do the lines past `max_lines`."""
-    lines = chunk.split(b"\n", max_lines)  # the whole chunk: no copy of it cut at the last newline first
-    tail = lines.pop()  # after the last newline (or the last line taken): not for this call
-    return lines, len(chunk) - len(tail)
 
 
 def _int(v: object) -> int:

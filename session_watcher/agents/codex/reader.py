@@ -32,7 +32,7 @@ def decode(before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[by
     d = (before or {}).get(CURSOR_KEY) or rollout.new_decoder()
     cursor[CURSOR_KEY] = d
     if whole and lines:
-        from session_watcher.agents.claude_code.transcript import split_lines
+        from session_watcher.agents.seam import split_lines
 
         lines = split_lines(lines[0])[0]
     if not lines:

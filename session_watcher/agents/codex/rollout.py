@@ -19,7 +19,7 @@ its tokens are the model's). A subagent thread's calls are sidechain calls: tota
 
 from __future__ import annotations
 
-from session_watcher.agents.claude_code.transcript import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
+from session_watcher.agents.seam import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
 from session_watcher.core.caps import model_name, short_id
 
