@@ -15,29 +15,47 @@ from session_watcher.reports.session_page_data import load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 
-def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> list[str]:
-    """`json.dumps(model, separators=(",", ":"), allow_nan=False)` in pieces, each row and story row
-    its own (a long session's text is never one string); `rows_text`: the rows' texts, already made."""
+def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> Iterator[str]:
+    """`json.dumps(model, separators=(",", ":"), allow_nan=False)` in pieces, made as they are asked
+    for (a long session's text is never one string, nor all its pieces at once): the rows and story
+    rows a block at a time (`_items`); `rows_text`: the rows' texts, already made."""
     if not model:
-        return ["{}"]
-    out: list[str] = []
+        yield "{}"
+        return
+    first = True
     for key, value in model.items():
-        out.append(("," if out else "{") + json.dumps(key) + ":")
+        yield ("{" if first else ",") + json.dumps(key) + ":"
+        first = False
         if key in ("rows", "story") and isinstance(value, list):
-            items = rows_text if key == "rows" and rows_text is not None else [_dumps(v) for v in value]
-            out.append("[")
-            for i, item in enumerate(items):
-                if i:
-                    out.append(",")
-                out.append(item)
-            out.append("]")
+            yield "["
+            yield from _items(value, rows_text if key == "rows" else None)
+            yield "]"
         else:
-            out.append(_dumps(value))
-    out.append("}")
-    return out
+            yield _dumps(value)
+    yield "}"
+
+
+BLOCK = 512  # rows encoded by one json.dumps
+# in JSON as json.dumps writes it (ASCII), a string `clean` changes shows one of these: a character past
+# ASCII or a control character escaped, or DEL as it is
+_UNCLEAN = ("\\u", "\\r", "\\b", "\\f", "\x7f")
+
+
+def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
+    """The items of a JSON array, separated by commas, a block at a time: the block by one
+    json.dumps where no string in it needs `clean` (the same text as `_dumps` item by item)."""
+    for i in range(0, len(values), BLOCK):
+        if i:
+            yield ","
+        if texts is not None:
+            yield ",".join(texts[i:i + BLOCK])
+            continue
+        block = values[i:i + BLOCK]
+        text = json.dumps(block, separators=(",", ":"), allow_nan=False)
+        yield ",".join(_dumps(v) for v in block) if any(m in text for m in _UNCLEAN) else text[1:-1]
 
 
 def _dumps(value: object) -> str:
@@ -48,8 +66,9 @@ def _dumps(value: object) -> str:
 _SLOT = re.compile(r"__[A-Z]+__")
 
 
-def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] | None = None) -> list[str]:
-    """The page for one session's model, as pieces to join or write one after another.
+def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] | None = None) -> Iterator[str]:
+    """The page for one session's model, as pieces to join or write one after another (made as
+    they are taken).
 
     The template's slots are filled in one pass over the template alone (cut at `__MODEL__` first),
     so a value that spells a slot (`__JS__` in a session id) stays text; text from the session is
@@ -69,14 +88,10 @@ def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] |
     def fill(template: str) -> str:
         return _SLOT.sub(lambda m: slots.get(m.group(0), m.group(0)), template)
 
-    # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
-    data = [piece.replace("<", "\\u003c") for piece in model_json(model, rows_text)]
-    out: list[str] = []
     for i, text in enumerate(PAGE.split("__MODEL__")):  # the template's one model slot
-        if i:
-            out += data
-        out.append(fill(text))
-    return out
+        if i:  # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
+            yield from (piece.replace("<", "\\u003c") for piece in model_json(model, rows_text))
+        yield fill(text)
 
 
 def _backtest_html(model: dict[str, Any]) -> str:
@@ -96,7 +111,7 @@ def write_html(transcript: str, out: str) -> dict[str, Any]:
     return model
 
 
-def _encoded(parts: list[str], block: int = 1 << 20) -> Iterator[bytes]:
+def _encoded(parts: Iterable[str], block: int = 1 << 20) -> Iterator[bytes]:
     """The pieces as UTF-8, about `block` characters a write (never the whole page as one string)."""
     group: list[str] = []
     size = 0
