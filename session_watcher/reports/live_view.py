@@ -56,7 +56,7 @@ from urllib.parse import parse_qs
 from session_watcher.core.text import clean_data, utf8
 from session_watcher.reports.session_marks import Marks
 from session_watcher.reports.session_page import page_parts
-from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed
+from session_watcher.reports.session_page_data import StoryTrace, TranscriptFeed, row_dict
 
 if TYPE_CHECKING:
     import socket
@@ -217,9 +217,9 @@ class _Source:
         self._marks.add(model)
         texts = self._texts
         for key, row in builder.touched.items():
-            texts[key] = _dumps(row)
+            texts[key] = _dumps(row_dict(row))
         builder.touched.clear()
-        return Snapshot(self.version, model, [texts[id(r)] for r in model["rows"]])
+        return Snapshot(self.version, model, [texts[id(r)] for r in builder.ordered()])
 
 
 def _diff(snap: Snapshot, sent: dict[str, Any]) -> list[str]:

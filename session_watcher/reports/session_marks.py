@@ -50,7 +50,8 @@ class Marks:
         if self._out is None or self._out[0] != key:
             self._out = (key, restarts_out(sid))
         # the note is in the transcript's first lines, before its first call: read until there is one
-        called = any(r.get("kind") == "call" for r in model.get("rows") or ())
+        called = any((r.get("kind") if isinstance(r, dict) else r[0]) == "call"  # a dict, or a packed row's values
+                     for r in model.get("rows") or ())
         st = _stamp(self.transcript) if called else None
         key = st[2] if st else object()  # the file's inode; object(): never equal, read again
         if self._in is None or self._in[0] != key:

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import clean_data, one_line, utf8
-from session_watcher.reports.session_page_data import load_model
+from session_watcher.reports.session_page_data import Packed, load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
 if TYPE_CHECKING:
@@ -54,6 +54,8 @@ def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
             yield ",".join(texts[i:i + BLOCK])
             continue
         block = values[i:i + BLOCK]
+        if isinstance(values, Packed):
+            block = [values.as_dict(v) for v in block]
         text = json.dumps(block, separators=(",", ":"), allow_nan=False)
         yield ",".join(_dumps(v) for v in block) if any(m in text for m in _UNCLEAN) else text[1:-1]
 
@@ -103,7 +105,7 @@ def _backtest_html(model: dict[str, Any]) -> str:
 
 
 def write_html(transcript: str, out: str) -> dict[str, Any]:
-    model = load_model(transcript)
+    model = load_model(transcript, packed=True)
     from session_watcher.base.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one

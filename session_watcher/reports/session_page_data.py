@@ -33,9 +33,21 @@ import json
 import os
 import re
 import sys
+from array import array
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.agents.claude_code.records import NOT_JSON, Input, Record, Usage, decode, msgspec, stamp_to_epoch
+from session_watcher.agents.claude_code import bulkparse
+from session_watcher.agents.claude_code.records import (
+    NOT_JSON,
+    Block,
+    Input,
+    Message,
+    Record,
+    Usage,
+    decode,
+    msgspec,
+    stamp_to_epoch,
+)
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
@@ -44,7 +56,7 @@ from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.shapes import Config, Detail, Event, Sample
@@ -55,16 +67,16 @@ BAR_STEPS = 20  # 0 %, 5 %, ..., 100 %
 SUMMARY_KEYS = ("command", "pattern", "url", "query", "description", "prompt", "skill")
 
 
-def _summary(name: str, inp: object, cwd: str | None) -> tuple[str, str | None]:
+def _summary(name: str, inp: Input | None, cwd: str | None) -> tuple[str, str | None]:
     """A short label for a tool call, and its canonical file path (file tools only)."""
-    if not isinstance(inp, dict):
+    if inp is None:
         return "", None
-    path = inp.get("file_path") or inp.get("notebook_path")
+    path = inp.file_path or inp.notebook_path
     if isinstance(path, str) and path:
         canon = os.path.normpath(os.path.join(cwd or "/", path))
         return canon, canon
     for key in SUMMARY_KEYS:
-        v = inp.get(key)
+        v = getattr(inp, key)
         if isinstance(v, str) and v:
             return " ".join(v.split())[:120], None
     return "", None
@@ -85,18 +97,17 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def prompt_text(rec: dict[str, Any], content: object) -> str | None:
+def prompt_text(rec: Record[Any], content: object) -> str | None:
     """The start of the user's prompt when this user record is one (not a tool result, the client's
     own meta text or a compaction's summary), else None; a slash command by its name and arguments."""
-    if rec.get("isMeta") or rec.get("isCompactSummary"):
+    if rec.isMeta or rec.isCompactSummary:
         return None
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        blocks = [b for b in content if isinstance(b, dict)]
-        if any(b.get("type") == "tool_result" for b in blocks):
+        if any(b.type == "tool_result" for b in content):
             return None
-        text = " ".join(t for b in blocks if b.get("type") == "text" and (t := _text(b.get("text"))) is not None)
+        text = " ".join(t for b in content if b.type == "text" and (t := _text(b.text)) is not None)
     else:
         return None
     command = COMMAND.search(text[:4096])
@@ -136,48 +147,51 @@ def page_memory(size: int) -> int:
 # --- decoding: the fields the page reads, as json.loads would give them --------------------------
 
 
-def _as_dict(r: Record[Any]) -> dict[str, Any]:
-    """The decoded record as the fields of json.loads's dict the page reads (the usage as its struct)."""
-    rec: dict[str, Any] = {
-        "type": r.type, "isSidechain": r.isSidechain, "timestamp": r.timestamp, "sessionId": r.sessionId,
-        "cwd": r.cwd, "subtype": r.subtype, "compactMetadata": r.compactMetadata, "requestId": r.requestId,
-        "isMeta": r.isMeta, "isCompactSummary": r.isCompactSummary,
-    }
-    m = r.message
-    if m is not None:
-        content: Any = m.content
+def _from_dict(rec: dict[str, Any]) -> Record[Any]:
+    """json.loads's record as the structs msgspec's decoding gives (the fields the page reads, each
+    value as it is: a struct's constructor checks no type), so the page reads one kind of record."""
+    raw = rec.get("message")
+    message = None
+    if isinstance(raw, dict):
+        content = raw.get("content")
         if isinstance(content, list):
             content = [
-                {"type": b.type, "id": b.id, "name": b.name, "tool_use_id": b.tool_use_id, "is_error": b.is_error,
-                 "input": None if b.input is None else {k: getattr(b.input, k) for k in Input.__struct_fields__},
-                 "text": b.text}
-                for b in content
+                Block(type=b.get("type"), id=b.get("id"), name=b.get("name"), tool_use_id=b.get("tool_use_id"),
+                      is_error=b.get("is_error"), text=b.get("text"),  # type: ignore[arg-type]  # _text reads either
+                      input=Input(**{k: i.get(k) for k in _INPUT}) if isinstance(i := b.get("input"), dict) else None)
+                for b in content if isinstance(b, dict)
             ]
-        rec["message"] = {"id": m.mid, "model": m.model, "usage": m.usage, "content": content}
-    return rec
+        message = Message(mid=raw.get("id"), model=raw.get("model"), usage=raw.get("usage"), content=content)
+    return Record(type=rec.get("type"), isSidechain=rec.get("isSidechain"), timestamp=rec.get("timestamp"),
+                  sessionId=rec.get("sessionId"), cwd=rec.get("cwd"), subtype=rec.get("subtype"),
+                  compactMetadata=rec.get("compactMetadata"), requestId=rec.get("requestId"),
+                  isMeta=rec.get("isMeta"), isCompactSummary=rec.get("isCompactSummary"), message=message)
 
 
+_INPUT = Input.__struct_fields__
 _KINDS = ("assistant", "user", "system")
 
 
-def decode_record(line: bytes | str) -> dict[str, Any] | None:
+def decode_record(line: bytes | str, decoded: Record[Any] | None = None) -> Record[Any] | None:
     """One transcript line as the record the page reads (None: not a JSON object, or one the page
-    passes over: a sidechain record, or not a conversation record)."""
-    if isinstance(line, str):
-        try:
-            data = line.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: only json.loads reads it
-            data = b""
-    else:
-        data = line
-    r = decode(data, sys.get_int_max_str_digits()) if data else None
-    if r is not None and _iterations_read(r):
-        return _as_dict(r) if r.type in _KINDS and not r.isSidechain else None
+    passes over: a sidechain record, or not a conversation record). `decoded`: the line as replay's
+    parse decoded it (`records.decode`), taken as it is."""
+    if decoded is None:
+        if isinstance(line, str):
+            try:
+                data = line.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: only json.loads reads it
+                data = b""
+        else:
+            data = line
+        decoded = decode(data, sys.get_int_max_str_digits()) if data else None
+    if decoded is not None and _iterations_read(decoded):
+        return decoded if decoded.type in _KINDS and not decoded.isSidechain else None
     try:
         rec = json.loads(line if isinstance(line, str) else line.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
-    return rec if isinstance(rec, dict) else None
+    return _from_dict(rec) if isinstance(rec, dict) else None
 
 
 def _iterations_read(r: Record[Any]) -> bool:
@@ -200,6 +214,38 @@ def _reading(usage: object) -> tuple[Sample, Detail | None] | None:
     return usage_reading(usage) if isinstance(usage, dict) else None
 
 
+# --- the page's rows: kept as lists of their values, made dicts as they are written ------------------
+
+CALL_KEYS = ("kind", "id", "n", "start", "end", "model", "turn", "input", "cacheRead", "cacheWrite", "output",
+             "prompt", "promptText", "durText")
+TOOL_KEYS = ("kind", "id", "name", "label", "path", "start", "end", "durText", "isError", "reread", "firstReadAt",
+             "call", "turn")
+C_N, C_START, C_END, C_INPUT, C_PROMPT, C_TEXTS = 2, 3, 4, 7, 11, 12
+T_NAME, T_PATH, T_START, T_END, T_ERROR, T_REREAD, T_FIRST_READ = 2, 4, 5, 6, 8, 9, 10
+
+
+def row_dict(row: list[Any]) -> dict[str, Any]:
+    """A row as the page's data, its figures in the package's one wording (core.numbers)."""
+    if row[0] == "call":
+        out = dict(zip(CALL_KEYS, row, strict=True))
+        out["promptText"] = tokens(row[C_PROMPT])
+        out["durText"] = duration(row[C_END] - row[C_START])
+        return out
+    out = dict(zip(TOOL_KEYS, row, strict=True))
+    if row[T_END] is not None:
+        out["durText"] = duration(row[T_END] - row[T_START])
+    return out
+
+
+class Packed(list[Any]):
+    """Rows kept as their values, and the function that makes one the page's dict (`row_dict`,
+    `story_dict`): the page's writer makes them a block at a time (reports.session_page)."""
+
+    def __init__(self, items: Iterable[Any], as_dict: Callable[[Any], dict[str, Any]]) -> None:
+        super().__init__(items)
+        self.as_dict = as_dict
+
+
 # --- the page's reading, record by record -------------------------------------------------------
 
 
@@ -209,10 +255,12 @@ class PageBuilder:
     (the live view re-encodes only those)."""
 
     def __init__(self, session_id: str | None = None) -> None:
-        self.calls: dict[str, dict[str, Any]] = {}
-        self.tools: dict[str, dict[str, Any]] = {}
+        self.calls: dict[str, list[Any]] = {}  # rows as lists of their values (CALL_KEYS, TOOL_KEYS)
+        self.tools: dict[str, list[Any]] = {}
         self.compactions: list[dict[str, Any]] = []
-        self.events: list[tuple[float, str, Any]] = []  # (ts, kind, arg) for health, in record order
+        # health's inputs in record order: the time, and a call's prompt (int), a tool row, None: a compaction
+        self.event_ts = array("d")
+        self.event_args: list[int | list[Any] | None] = []
         self.first_read: dict[str, float] = {}
         self.last_send: float | None = None
         self.t_first: float | None = None
@@ -220,36 +268,38 @@ class PageBuilder:
         self.models: list[str] = []
         self.turns: list[dict[str, Any]] = []  # the user's prompts: each starts a turn (rows before the first: 0)
         self.sid = session_id
-        self.touched: dict[int, dict[str, Any]] = {}
+        self.touched: dict[int, list[Any]] = {}  # id(row) -> row
 
     def feed(self, lines: Iterable[bytes | str]) -> None:
         for line in lines:
             rec = decode_record(line)
             if rec is not None:
-                self.add(rec)
+                self.take(rec)
 
     def add(self, rec: dict[str, Any]) -> None:
-        """One parsed record."""
-        kind = rec.get("type")
-        if kind not in _KINDS or rec.get("isSidechain"):
+        """One record as json.loads reads it."""
+        self.take(_from_dict(rec))
+
+    def take(self, rec: Record[Any]) -> None:
+        """One decoded record."""
+        kind = rec.type
+        if kind not in _KINDS or rec.isSidechain:
             return
-        ts = stamp_to_epoch(rec.get("timestamp"))
+        ts = stamp_to_epoch(rec.timestamp)
         if ts is None:
             return
-        self.sid = self.sid or (rec["sessionId"] if isinstance(rec.get("sessionId"), str) else None)
+        self.sid = self.sid or (rec.sessionId if isinstance(rec.sessionId, str) else None)
         self.t_first = ts if self.t_first is None else min(self.t_first, ts)
         self.t_last = ts if self.t_last is None else max(self.t_last, ts)
-        cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) else None
-        raw_msg = rec.get("message")
-        msg: dict[str, Any] = raw_msg if isinstance(raw_msg, dict) else {}
-        content = msg.get("content")
-        if kind == "system" and rec.get("subtype") == "compact_boundary":
-            raw_meta = rec.get("compactMetadata")
-            meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        msg = rec.message
+        content = msg.content if msg is not None else None
+        if kind == "system" and rec.subtype == "compact_boundary":
+            meta = rec.compactMetadata if isinstance(rec.compactMetadata, dict) else {}
             trigger, pre = meta.get("trigger"), meta.get("preTokens")  # data: only the types the page draws
             self.compactions.append({"ts": ts, "trigger": trigger if isinstance(trigger, str) else None,
                                      "preTokens": pre if isinstance(pre, int) and not isinstance(pre, bool) else None})
-            self.events.append((ts, "compact", None))
+            self.event_ts.append(ts)
+            self.event_args.append(None)
             self.last_send = ts
             return
         if kind == "user":
@@ -260,95 +310,84 @@ class PageBuilder:
             if isinstance(content, list):
                 self._results(content, ts)
             return
-        if kind == "assistant":
-            key = f"{msg.get('id')}|{rec.get('requestId')}"
-            reading = _reading(msg.get("usage"))
+        if kind == "assistant" and msg is not None:
+            key = f"{msg.mid}|{rec.requestId}"
+            reading = _reading(msg.usage)
             # an API call as the hooks count one: a `<synthetic>` record (the client's own) is none
-            if reading is not None and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>":
-                self._sample(key, reading, msg, ts)
+            if reading is not None and isinstance(msg.mid, str) and msg.model != "<synthetic>":
+                self._sample(key, reading, msg.model, ts)
             if isinstance(content, list):
+                cwd = rec.cwd if isinstance(rec.cwd, str) else None
                 self._uses(content, key, cwd, ts)
 
-    def _results(self, content: list[Any], ts: float) -> None:
+    def _results(self, content: list[Block], ts: float) -> None:
         for block in content:
-            if not isinstance(block, dict) or block.get("type") != "tool_result":
+            if block.type != "tool_result":
                 continue
-            tool = self.tools.get(str(block.get("tool_use_id")))
-            if tool is None or tool["end"] is not None:
+            tool = self.tools.get(str(block.tool_use_id))
+            if tool is None or tool[T_END] is not None:
                 continue
-            tool["end"] = max(ts, tool["start"])
-            tool["durText"] = duration(tool["end"] - tool["start"])
-            tool["isError"] = bool(block.get("is_error"))
-            path = tool["path"]
-            if tool["name"] == "Read" and path:
+            tool[T_END] = max(ts, tool[T_START])
+            tool[T_ERROR] = bool(block.is_error)
+            path = tool[T_PATH]
+            if tool[T_NAME] == "Read" and path:
                 if path in self.first_read:
-                    tool["reread"] = True
-                    tool["firstReadAt"] = self.first_read[path]
+                    tool[T_REREAD] = True
+                    tool[T_FIRST_READ] = self.first_read[path]
                 else:
-                    self.first_read[path] = tool["start"]
-            self.events.append((ts, "tool", tool))
+                    self.first_read[path] = tool[T_START]
+            self.event_ts.append(ts)
+            self.event_args.append(tool)
             self.touched[id(tool)] = tool
 
-    def _sample(self, key: str, reading: tuple[Sample, Detail | None], msg: dict[str, Any], ts: float) -> None:
+    def _sample(self, key: str, reading: tuple[Sample, Detail | None], model: object, ts: float) -> None:
         (inp, cr, cw, out, _cw5, _cw1), detail = reading
         prompt = inp + cr + cw if detail is None else sum(detail[0][:3])  # the context: its last message
         call = self.calls.get(key)
         if call is None:
             last_send = self.last_send
             start = last_send if last_send is not None and last_send <= ts else ts
-            call = {
-                "kind": "call",
-                "id": key,
-                "n": len(self.calls) + 1,
-                "start": start,
-                "end": ts,
-                "model": msg["model"] if isinstance(msg.get("model"), str) else None,
-                "turn": len(self.turns),
-            }
-            self.calls[key] = call
-        call.update(end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt)
-        # the figures the page shows, in the package's one wording (core.numbers)
-        call.update(promptText=tokens(prompt), durText=duration(call["end"] - call["start"]))
+            name = sys.intern(model) if isinstance(model, str) else None
+            call = self.calls[key] = ["call", key, len(self.calls) + 1, start, ts, name, len(self.turns),
+                                      inp, cr, cw, out, prompt, None, None]
+        else:
+            call[C_END] = max(ts, call[C_END])
+            call[C_INPUT:C_TEXTS] = inp, cr, cw, out, prompt
         self.touched[id(call)] = call
-        if isinstance(msg.get("model"), str) and msg["model"] not in self.models:
-            self.models.append(msg["model"])
-        self.events.append((ts, "call", prompt))
+        if isinstance(model, str) and model not in self.models:
+            self.models.append(model)
+        self.event_ts.append(ts)
+        self.event_args.append(prompt)
 
-    def _uses(self, content: list[Any], key: str, cwd: str | None, ts: float) -> None:
+    def _uses(self, content: list[Block], key: str, cwd: str | None, ts: float) -> None:
         for block in content:
-            if not isinstance(block, dict) or block.get("type") != "tool_use":
+            if block.type != "tool_use":
                 continue
-            tid = str(block.get("id"))
+            tid = str(block.id)
             if tid in self.tools:
                 continue
-            name = str(block.get("name") or "?")
-            label, path = _summary(name, block.get("input"), cwd)
-            tool = self.tools[tid] = {
-                "kind": "tool",
-                "id": tid,
-                "name": name,
-                "label": label,
-                "path": path,
-                "start": ts,
-                "end": None,
-                "durText": None,
-                "isError": False,
-                "reread": False,
-                "firstReadAt": None,
-                "call": self.calls[key]["n"] if key in self.calls else None,
-                "turn": len(self.turns),
-            }
+            name = sys.intern(str(block.name or "?"))
+            label, path = _summary(name, block.input, cwd)
+            call = self.calls.get(key)
+            tool = self.tools[tid] = ["tool", tid, name, label, path, ts, None, None, False, False, None,
+                                      None if call is None else call[C_N], len(self.turns)]
             self.touched[id(tool)] = tool
 
+    def ordered(self) -> list[list[Any]]:
+        """Every row (as its values), in start order (calls before tools that start at the same time)."""
+        return sorted([*self.calls.values(), *self.tools.values()],
+                      key=lambda r: (r[T_START], True) if r[0] == "tool" else (r[C_START], False))
+
     def rows(self) -> list[dict[str, Any]]:
-        """Every row, in start order (calls before tools that start at the same time)."""
-        return sorted([*self.calls.values(), *self.tools.values()], key=lambda r: (r["start"], r["kind"] == "tool"))
+        """Every row as the page's data (`row_dict`), in start order."""
+        return [row_dict(r) for r in self.ordered()]
 
     def model(self, trace: StoryTrace | None = None, final_status: dict[str, Any] | None = None,
-              backtest: dict[str, Any] | None = None) -> dict[str, Any]:
+              backtest: dict[str, Any] | None = None, packed: bool = False) -> dict[str, Any]:
         """The page's data from what was fed so far and the replay's trace (None: no story), with the
-        session's backtest document when there is one (backtest_summary)."""
-        peak = max((c["prompt"] for c in self.calls.values()), default=0)
+        session's backtest document when there is one (backtest_summary); `packed`: the rows and story
+        rows as `Packed` lists of their values, each made a dict only as the page is written."""
+        peak = max((c[C_PROMPT] for c in self.calls.values()), default=0)
         reported = None
         if final_status:
             cp = final_status.get("contextPressure")
@@ -358,7 +397,7 @@ class PageBuilder:
         t0 = self.t_first if self.t_first is not None else 0.0
         t1 = self.t_last if self.t_last is not None else t0
         for tool in self.tools.values():  # an open tool call runs to the end of what is known
-            t1 = max(t1, tool["start"])
+            t1 = max(t1, tool[T_START])
         final, bar = self._health(window, t0, t1)
         return {
             "sessionId": self.sid,
@@ -368,12 +407,12 @@ class PageBuilder:
             "windowText": tokens(window),
             "durationText": duration(t1 - t0),
             "models": list(self.models),
-            "rows": self.rows(),
+            "rows": Packed(self.ordered(), row_dict) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
             "health": final,
             "healthBar": bar,
-            "story": list(trace or []),
+            "story": Packed(trace or [], story_dict) if packed else [story_dict(r) for r in trace or []],
             "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
@@ -387,16 +426,16 @@ class PageBuilder:
         h = health.new_health()
         times = [t0 + (t1 - t0) * step / BAR_STEPS for step in range(BAR_STEPS + 1)]
         grades: list[dict[str, Any]] = []
-        for ts, kind, arg in self.events:
+        for ts, arg in zip(self.event_ts, self.event_args, strict=True):
             while len(grades) < len(times) and ts > times[len(grades)]:
                 grades.append(health.grade(h, window))
-            if kind == "call":
+            if isinstance(arg, int):  # a call's prompt
                 if real_request(arg):  # the fold's rule: a failed request shapes nothing
                     health.on_call(h, arg)
-            elif kind == "compact":
+            elif arg is None:
                 health.on_compaction(h)
             else:
-                health.on_tool(h, arg["name"], arg["reread"], arg["isError"])
+                health.on_tool(h, arg[T_NAME], arg[T_REREAD], arg[T_ERROR])
         final = health.grade(h, window)
         grades += [final] * (len(times) - len(grades))
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]
@@ -405,11 +444,21 @@ class PageBuilder:
 # --- the watcher's story: the replay's trace, kept as the page draws it ----------------------------
 
 
-class StoryTrace(list[dict[str, Any]]):
-    """A replay trace that keeps, of each row (the status document after a call), only the page's
-    story row and the backtest's call: the rows themselves (a status document each, its per-file list
-    included) were most of a long session page's memory. `brief` tells `core.status.tracer` to leave
-    out what no story row reads (the per-file list, the health block): a third of a replay's time."""
+STORY_KEYS = ("ts", "call", "L", "x", "xSweet", "br", "lamp", "bills", "billDone", "billProgress", "alerts")
+
+
+def story_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A story row (StoryTrace's values) as the page's data."""
+    out = dict(zip(STORY_KEYS, row, strict=True))
+    out["alerts"] = [dict(a) for a in row[-1]]
+    return out
+
+
+class StoryTrace(list[Any]):
+    """A replay trace that keeps, of each row (`core.status.story_document` after a call), only the
+    page's story row, as a tuple of its values (STORY_KEYS; `story_dict` makes it the page's dict),
+    and the backtest's call: a status document a call was most of a long session page's memory and
+    a third of a replay's time (`brief` asks `core.status.tracer` for the story document)."""
 
     brief = True
 
@@ -420,7 +469,7 @@ class StoryTrace(list[dict[str, Any]]):
         self._prev_bills = 0
         self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
         from session_watcher.core.backtest import call_from_trace
 
         at = row.get("lampAt")
@@ -435,26 +484,16 @@ class StoryTrace(list[dict[str, Any]]):
         else:
             done = max(0, bills - self._prev_bills)
         self._prev_bills = bills
-        alerts = row.get("alerts") or []
-        super().append(
-            {
-                "ts": row.get("ts"),
-                "call": row.get("call"),
-                "L": row.get("L"),
-                "x": row.get("x"),
-                "xSweet": row.get("xSweet"),
-                "br": row.get("br"),
-                "lamp": row.get("lamp"),
-                "bills": bills,
-                "billDone": max(0, done),
-                "billProgress": row.get("billProgress"),
-                "alerts": [
-                    {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
-                     "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
-                    for a in alerts if isinstance(a, dict)
-                ],
-            }
-        )
+        alerts = row.get("alerts") or ()
+        super().append((
+            row.get("ts"), row.get("call"), row.get("L"), row.get("x"), row.get("xSweet"), row.get("br"),
+            row.get("lamp"), bills, max(0, done), row.get("billProgress"),
+            tuple(
+                {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
+                 "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
+                for a in alerts if isinstance(a, dict)
+            ),
+        ))
         self.calls.append(call_from_trace(row))
 
     def clear(self) -> None:  # the fold started again from the beginning
@@ -560,6 +599,7 @@ class PageRead:
             os.close(self.fd)
             raise
         self.head: list[bytes] | None = []  # the first lines, for `add_marks`
+        self._chunk: bytes | None = None  # read, not yet fed to the builder
         self._head_done = False
 
     def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
@@ -593,6 +633,7 @@ class PageRead:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        bulkparse.kept = None
         os.close(self.fd)
 
     def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
@@ -610,17 +651,29 @@ class PageRead:
             self.head, self._head_done = [], False
         lines = got[0]
         self._note_lines(*got)
-        if lines:
-            chunk = lines[0]
-            self.builder.feed(chunk[start:stop] for start, stop, _ in
-                              marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1))
-            self.builder.touched.clear()  # what changed since: only the live view asks
+        self._chunk = lines[0] if lines else None
+        bulkparse.kept = {}  # the records replay's parse of this chunk decodes, for `took`
         return got
 
     def took(self, events: list[Event]) -> None:
-        """The events replay's fold decoded from the chunk just read: kept for the backtest."""
+        """The events replay's fold decoded from the chunk just read (kept for the backtest), and the
+        chunk fed to the builder, each record replay's parse decoded taken as it is."""
         if self.keep:
             self.events += events
+        self._feed()
+
+    def _feed(self) -> None:
+        """The chunk last read into the builder (only the lines that can hold a record it reads)."""
+        chunk, self._chunk = self._chunk, None
+        decoded, bulkparse.kept = bulkparse.kept or {}, None
+        if chunk is None:
+            return
+        take = self.builder.take
+        for start, stop, _ in marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1):
+            rec = decode_record(chunk[start:stop], decoded.get(start))
+            if rec is not None:
+                take(rec)
+        self.builder.touched.clear()  # what changed since: only the live view asks
 
     def drain(self) -> None:
         """Read the whole transcript into the builder from its beginning (no fold)."""
@@ -631,6 +684,7 @@ class PageRead:
             try:
                 while True:
                     lines, after, skipped = self.read(self.path, cursor)
+                    self._feed()
                     if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
                         return
                     cursor = after
@@ -671,8 +725,10 @@ def story_of(path: str, read: PageRead | None = None) -> tuple[dict[str, Any], S
     return status_document(state, cfg), trace, cfg
 
 
-def load_model(path: str, session_id: str | None = None, with_story: bool = True) -> dict[str, Any]:
-    """Read a transcript (once: `PageRead`) and, when the engine's replay is there, the watcher's trace."""
+def load_model(path: str, session_id: str | None = None, with_story: bool = True,
+               packed: bool = False) -> dict[str, Any]:
+    """Read a transcript (once: `PageRead`) and, when the engine's replay is there, the watcher's trace
+    (`packed`: the rows as `PageBuilder.model` keeps them, for the page's writer)."""
     trace: StoryTrace | None = None
     final: dict[str, Any] | None = None
     doc: dict[str, Any] | None = None
@@ -688,7 +744,7 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
                 read.drain()
         else:
             read.drain()
-        model = read.builder.model(trace, final, doc)
+        model = read.builder.model(trace, final, doc, packed)
     model["storyError"] = error
     from session_watcher.reports.session_marks import add_marks
 

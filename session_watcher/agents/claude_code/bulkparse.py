@@ -137,6 +137,11 @@ _COUNTERS = (counter(b"\n"), counter(b"}\n"), counter(b"\n{"))  # (None, ...) wi
 _HANDOFF_BIT = 1 << 3
 
 
+# the session page's (reports.session_page_data), while it reads a transcript with its replay: every
+# record parse_chunk decodes, by the offset of its line in the chunk (None: none kept)
+kept: dict[int, Record[Any]] | None = None
+
+
 def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
     """`core.transcript.parse_lines` of the complete lines of `chunk` (up to its last newline), with the markers found
     over the whole chunk (`core.markscan`): only the lines that hold one are cut out and parsed. The
@@ -156,8 +161,11 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
         line = chunk[start:stop]
         marked = which & _HANDOFF_BIT  # a handoff note (an attachment): the scanner's path reads it
         rec = None if marked else decode(line, int_digits)
-        if rec is not None and _events(rec, events, line):
-            continue
+        if rec is not None:
+            if kept is not None:
+                kept[start] = rec
+            if _events(rec, events, line):
+                continue
         try:  # the scanner's path, as in core.transcript.parse_lines
             text = line.decode()
             rec, at = scan(text, 0)
