@@ -56,10 +56,12 @@ from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.shapes import Config, Detail, Event, Sample
+
+    Row = int | list[Any]  # a call's number, a tool's values (PageBuilder)
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
@@ -172,21 +174,19 @@ _INPUT = Input.__struct_fields__
 _KINDS = ("assistant", "user", "system")
 
 
-def decode_record(line: bytes | str, decoded: Record[Any] | None = None) -> Record[Any] | None:
+def decode_record(line: bytes | str) -> Record[Any] | None:
     """One transcript line as the record the page reads (None: not a JSON object, or one the page
-    passes over: a sidechain record, or not a conversation record). `decoded`: the line as replay's
-    parse decoded it (`records.decode`), taken as it is."""
-    if decoded is None:
-        if isinstance(line, str):
-            try:
-                data = line.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate: only json.loads reads it
-                data = b""
-        else:
-            data = line
-        decoded = decode(data, sys.get_int_max_str_digits()) if data else None
-    if decoded is not None and _iterations_read(decoded):
-        return decoded if decoded.type in _KINDS and not decoded.isSidechain else None
+    passes over: a sidechain record, or not a conversation record)."""
+    if isinstance(line, str):
+        try:
+            data = line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: only json.loads reads it
+            data = b""
+    else:
+        data = line
+    r = decode(data, sys.get_int_max_str_digits()) if data else None
+    if r is not None and _iterations_read(r):
+        return r if r.type in _KINDS and not r.isSidechain else None
     try:
         rec = json.loads(line if isinstance(line, str) else line.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
@@ -214,23 +214,17 @@ def _reading(usage: object) -> tuple[Sample, Detail | None] | None:
     return usage_reading(usage) if isinstance(usage, dict) else None
 
 
-# --- the page's rows: kept as lists of their values, made dicts as they are written ------------------
+# --- the page's rows: kept as their values, made dicts as they are written ---------------------------
 
 CALL_KEYS = ("kind", "id", "n", "start", "end", "model", "turn", "input", "cacheRead", "cacheWrite", "output",
              "prompt", "promptText", "durText")
 TOOL_KEYS = ("kind", "id", "name", "label", "path", "start", "end", "durText", "isError", "reread", "firstReadAt",
              "call", "turn")
-C_N, C_START, C_END, C_INPUT, C_PROMPT, C_TEXTS = 2, 3, 4, 7, 11, 12
 T_NAME, T_PATH, T_START, T_END, T_ERROR, T_REREAD, T_FIRST_READ = 2, 4, 5, 6, 8, 9, 10
+COUNTS = 5  # a call's input, cache read, cache write, output and prompt tokens
 
 
-def row_dict(row: list[Any]) -> dict[str, Any]:
-    """A row as the page's data, its figures in the package's one wording (core.numbers)."""
-    if row[0] == "call":
-        out = dict(zip(CALL_KEYS, row, strict=True))
-        out["promptText"] = tokens(row[C_PROMPT])
-        out["durText"] = duration(row[C_END] - row[C_START])
-        return out
+def _tool_dict(row: list[Any]) -> dict[str, Any]:
     out = dict(zip(TOOL_KEYS, row, strict=True))
     if row[T_END] is not None:
         out["durText"] = duration(row[T_END] - row[T_START])
@@ -255,7 +249,14 @@ class PageBuilder:
     (the live view re-encodes only those)."""
 
     def __init__(self, session_id: str | None = None) -> None:
-        self.calls: dict[str, list[Any]] = {}  # rows as lists of their values (CALL_KEYS, TOOL_KEYS)
+        # a call row is its number (from 0) in columns: its id, model, turn, start and end, counts (COUNTS);
+        # a tool row, a list of its values (TOOL_KEYS)
+        self.calls: dict[str, int] = {}
+        self.call_ids: list[str] = []
+        self.call_models: list[str | None] = []
+        self.call_turns = array("q")
+        self.call_times = array("d")  # start, end
+        self.call_counts = array("q")
         self.tools: dict[str, list[Any]] = {}
         self.compactions: list[dict[str, Any]] = []
         # health's inputs in record order: the time, and a call's prompt (int), a tool row, None: a compaction
@@ -268,7 +269,7 @@ class PageBuilder:
         self.models: list[str] = []
         self.turns: list[dict[str, Any]] = []  # the user's prompts: each starts a turn (rows before the first: 0)
         self.sid = session_id
-        self.touched: dict[int, list[Any]] = {}  # id(row) -> row
+        self.touched: dict[object, Row] = {}  # `key(row)` -> row
 
     def feed(self, lines: Iterable[bytes | str]) -> None:
         for line in lines:
@@ -343,17 +344,21 @@ class PageBuilder:
     def _sample(self, key: str, reading: tuple[Sample, Detail | None], model: object, ts: float) -> None:
         (inp, cr, cw, out, _cw5, _cw1), detail = reading
         prompt = inp + cr + cw if detail is None else sum(detail[0][:3])  # the context: its last message
-        call = self.calls.get(key)
-        if call is None:
+        n = self.calls.get(key)
+        if n is None:
             last_send = self.last_send
             start = last_send if last_send is not None and last_send <= ts else ts
-            name = sys.intern(model) if isinstance(model, str) else None
-            call = self.calls[key] = ["call", key, len(self.calls) + 1, start, ts, name, len(self.turns),
-                                      inp, cr, cw, out, prompt, None, None]
+            n = self.calls[key] = len(self.call_ids)
+            self.call_ids.append(key)
+            self.call_models.append(sys.intern(model) if isinstance(model, str) else None)
+            self.call_turns.append(len(self.turns))
+            self.call_times += array("d", (start, ts))
+            self.call_counts += array("q", (inp, cr, cw, out, prompt))
         else:
-            call[C_END] = max(ts, call[C_END])
-            call[C_INPUT:C_TEXTS] = inp, cr, cw, out, prompt
-        self.touched[id(call)] = call
+            times = self.call_times
+            times[2 * n + 1] = max(ts, times[2 * n + 1])
+            self.call_counts[COUNTS * n:COUNTS * n + COUNTS] = array("q", (inp, cr, cw, out, prompt))
+        self.touched[("call", n)] = n
         if isinstance(model, str) and model not in self.models:
             self.models.append(model)
         self.event_ts.append(ts)
@@ -368,26 +373,43 @@ class PageBuilder:
                 continue
             name = sys.intern(str(block.name or "?"))
             label, path = _summary(name, block.input, cwd)
-            call = self.calls.get(key)
+            n = self.calls.get(key)
             tool = self.tools[tid] = ["tool", tid, name, label, path, ts, None, None, False, False, None,
-                                      None if call is None else call[C_N], len(self.turns)]
+                                      None if n is None else n + 1, len(self.turns)]
             self.touched[id(tool)] = tool
 
-    def ordered(self) -> list[list[Any]]:
-        """Every row (as its values), in start order (calls before tools that start at the same time)."""
-        return sorted([*self.calls.values(), *self.tools.values()],
-                      key=lambda r: (r[T_START], True) if r[0] == "tool" else (r[C_START], False))
+    def ordered(self) -> list[Row]:
+        """Every row, in start order (calls before tools that start at the same time)."""
+        times = self.call_times
+        return sorted([*range(len(self.call_ids)), *self.tools.values()],
+                      key=lambda r: (times[2 * r], False) if isinstance(r, int) else (r[T_START], True))
+
+    def row_dict(self, row: Row) -> dict[str, Any]:
+        """A row as the page's data, its figures in the package's one wording (core.numbers)."""
+        if not isinstance(row, int):
+            return _tool_dict(row)
+        start, end = self.call_times[2 * row:2 * row + 2]
+        counts = self.call_counts[COUNTS * row:COUNTS * row + COUNTS]
+        return {"kind": "call", "id": self.call_ids[row], "n": row + 1, "start": start, "end": end,
+                "model": self.call_models[row], "turn": self.call_turns[row], "input": counts[0],
+                "cacheRead": counts[1], "cacheWrite": counts[2], "output": counts[3], "prompt": counts[4],
+                "promptText": tokens(counts[4]), "durText": duration(end - start)}
 
     def rows(self) -> list[dict[str, Any]]:
         """Every row as the page's data (`row_dict`), in start order."""
-        return [row_dict(r) for r in self.ordered()]
+        return [self.row_dict(r) for r in self.ordered()]
+
+    @staticmethod
+    def key(row: Row) -> object:
+        """What tells a row from every other while the builder lives (`touched`'s keys)."""
+        return ("call", row) if isinstance(row, int) else id(row)
 
     def model(self, trace: StoryTrace | None = None, final_status: dict[str, Any] | None = None,
               backtest: dict[str, Any] | None = None, packed: bool = False) -> dict[str, Any]:
         """The page's data from what was fed so far and the replay's trace (None: no story), with the
         session's backtest document when there is one (backtest_summary); `packed`: the rows and story
         rows as `Packed` lists of their values, each made a dict only as the page is written."""
-        peak = max((c[C_PROMPT] for c in self.calls.values()), default=0)
+        peak = max(self.call_counts[COUNTS - 1::COUNTS], default=0)
         reported = None
         if final_status:
             cp = final_status.get("contextPressure")
@@ -407,7 +429,7 @@ class PageBuilder:
             "windowText": tokens(window),
             "durationText": duration(t1 - t0),
             "models": list(self.models),
-            "rows": Packed(self.ordered(), row_dict) if packed else self.rows(),
+            "rows": Packed(self.ordered(), self.row_dict) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
             "health": final,
@@ -599,7 +621,9 @@ class PageRead:
             os.close(self.fd)
             raise
         self.head: list[bytes] | None = []  # the first lines, for `add_marks`
-        self._chunk: bytes | None = None  # read, not yet fed to the builder
+        self._chunk = b""  # the chunk read last, fed to the builder up to `_next`, its next line to feed
+        self._lines: Iterator[tuple[int, int, int]] = iter(())
+        self._next: tuple[int, int, int] | None = None
         self._head_done = False
 
     def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
@@ -633,7 +657,7 @@ class PageRead:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        bulkparse.kept = None
+        bulkparse.tap = None
         os.close(self.fd)
 
     def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
@@ -651,28 +675,47 @@ class PageRead:
             self.head, self._head_done = [], False
         lines = got[0]
         self._note_lines(*got)
-        self._chunk = lines[0] if lines else None
-        bulkparse.kept = {}  # the records replay's parse of this chunk decodes, for `took`
+        self._begin(lines[0] if lines else b"")
         return got
+
+    def _begin(self, chunk: bytes) -> None:
+        """The chunk's lines that can hold a record the builder reads, fed as replay's parse of the
+        chunk decodes them (`bulkparse.tap`: `_upto`), the rest by `took`."""
+        self._chunk = chunk
+        self._lines = marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1)
+        self._next = next(self._lines, None)
+        bulkparse.tap = self._upto
+
+    def _upto(self, start: int, decoded: Record[Any] | None = None) -> None:
+        """Feed the lines before offset `start` (each decoded here), then the line at `start` as
+        replay's parse decoded it (`decoded`, taken as it is)."""
+        chunk, nxt, take = self._chunk, self._next, self.builder.take
+        while nxt is not None and nxt[0] < start:
+            rec = decode_record(chunk[nxt[0]:nxt[1]])
+            if rec is not None:
+                take(rec)
+            nxt = next(self._lines, None)
+        if decoded is not None and nxt is not None and nxt[0] == start:
+            if _iterations_read(decoded):
+                if decoded.type in _KINDS and not decoded.isSidechain:
+                    take(decoded)
+            elif (rec := decode_record(chunk[start:nxt[1]])) is not None:
+                take(rec)
+            nxt = next(self._lines, None)
+        self._next = nxt
 
     def took(self, events: list[Event]) -> None:
         """The events replay's fold decoded from the chunk just read (kept for the backtest), and the
-        chunk fed to the builder, each record replay's parse decoded taken as it is."""
+        rest of the chunk fed to the builder."""
         if self.keep:
             self.events += events
         self._feed()
 
     def _feed(self) -> None:
-        """The chunk last read into the builder (only the lines that can hold a record it reads)."""
-        chunk, self._chunk = self._chunk, None
-        decoded, bulkparse.kept = bulkparse.kept or {}, None
-        if chunk is None:
-            return
-        take = self.builder.take
-        for start, stop, _ in marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1):
-            rec = decode_record(chunk[start:stop], decoded.get(start))
-            if rec is not None:
-                take(rec)
+        """The rest of the chunk last read into the builder."""
+        bulkparse.tap = None
+        self._upto(len(self._chunk) + 1)
+        self._chunk, self._lines = b"", iter(())
         self.builder.touched.clear()  # what changed since: only the live view asks
 
     def drain(self) -> None:

@@ -37,6 +37,8 @@ from session_watcher.core.caps import model_name, short_id
 from session_watcher.core.markscan import counter, finder, marked_lines
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from session_watcher.core.shapes import Event
 
 
@@ -137,9 +139,9 @@ _COUNTERS = (counter(b"\n"), counter(b"}\n"), counter(b"\n{"))  # (None, ...) wi
 _HANDOFF_BIT = 1 << 3
 
 
-# the session page's (reports.session_page_data), while it reads a transcript with its replay: every
-# record parse_chunk decodes, by the offset of its line in the chunk (None: none kept)
-kept: dict[int, Record[Any]] | None = None
+# the session page's (reports.session_page_data), while it reads a transcript with its replay: told
+# every record parse_chunk decodes, with the offset of its line in the chunk, in the chunk's order
+tap: Callable[[int, Record[Any]], None] | None = None
 
 
 def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
@@ -162,8 +164,8 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
         marked = which & _HANDOFF_BIT  # a handoff note (an attachment): the scanner's path reads it
         rec = None if marked else decode(line, int_digits)
         if rec is not None:
-            if kept is not None:
-                kept[start] = rec
+            if tap is not None:
+                tap(start, rec)
             if _events(rec, events, line):
                 continue
         try:  # the scanner's path, as in core.transcript.parse_lines
