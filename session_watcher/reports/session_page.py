@@ -105,12 +105,26 @@ def _backtest_html(model: dict[str, Any]) -> str:
 
 
 def write_html(transcript: str, out: str) -> dict[str, Any]:
+    _steady_malloc()
     model = load_model(transcript, packed=True)
     from session_watcher.base.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
     write_atomic(out, _encoded(page_parts(model)), mode=0o600, fsync=False)
     return model
+
+
+def _steady_malloc() -> None:
+    """glibc's malloc raises its mmap threshold to the largest block freed (the reader's 8 MiB
+    chunks), after which a chunk is carved from the heap among the page's rows, which keep the heap
+    from shrinking: the page's peak RSS then varied run to run (docs/benchmarks.md). The threshold
+    fixed at glibc's own start value keeps every chunk its own mapping, given back when freed."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(-3, 128 << 10)  # M_MMAP_THRESHOLD; another libc has no mallopt
+    except (OSError, AttributeError, TypeError):
+        pass
 
 
 def _encoded(parts: Iterable[str], block: int = 1 << 20) -> Iterator[bytes]:

@@ -4,15 +4,18 @@
 feeds it only the bytes appended since) and `model()` gives the page's JSON-able dict.
 `load_model(path)` reads the transcript once (`PageRead`: one open, chunk by chunk with the hooks'
 reader, `state.reader.read_new`: complete lines only, a line over 8 MiB skipped, an API call's usage
-kept from it): each chunk feeds the builder and the engine's replay, whose fold makes the watcher's own
-trace, kept as the page's story rows as it is made (`StoryTrace`), never as whole status documents;
-the closed-loop backtest folds the replay's parsed events again. The page's renderer and the live view
-both draw from this one dict. Memory follows the session's calls and tool calls, not its bytes.
+kept from it): each chunk goes to the engine's replay, whose parse hands the builder every record it
+decodes (`bulkparse.tap`: no line decoded twice) and whose fold makes the watcher's own trace, kept as
+the page's story rows as it is made (`StoryTrace`), never as whole status documents; the closed-loop
+backtest folds the replay's parsed events again. The page's renderer and the live view both draw
+from this one dict. Memory follows the session's calls and tool calls, not its bytes: rows are kept
+as their values (calls in columns, tool calls as lists, story rows as tuples), dicts only as written.
 
 A line is decoded by the one msgspec schema (`agents.claude_code.records`, shared with replay and the
 report: the rest, tool output and message text, is checked but not built); where msgspec's reading
 could differ from `json.loads`'s (`records.decode` says None; or a line `str` with a lone surrogate),
-the line goes through `json.loads` as before, so the records read are the ones `json.loads` gives.
+the line goes through `json.loads` as before (its record made the same structs, `_from_dict`), so the
+records read are the ones `json.loads` gives.
 
 Timeline rows, in start order:
 
@@ -133,16 +136,17 @@ def window_for(models: list[str], peak_prompt: int, reported: int | None = None)
     return LARGE_WINDOW if peak_prompt > DEFAULT_WINDOW else DEFAULT_WINDOW
 
 
-# a page's peak memory follows its rows (~2 kB each, encoded text included); a transcript holds at
-# most a few hundred a megabyte (real sessions 290, bench.generate's 120): per byte, on the safe side
+# a page's peak memory follows its rows (under 1 kB each as kept, its block of text included); a
+# transcript holds at most a few hundred a megabyte (real sessions 290, bench.generate's 120): per
+# byte, on the safe side
 PAGE_MEMORY_BASE = 32 << 20
 PAGE_MEMORY_PER_BYTE = 2
 
 
 def page_memory(size: int) -> int:
     """The most a session page of a transcript of `size` bytes is expected to take (`report
-    --pages` runs no more at once than the memory holds): bench.generate's 1 GB transcript peaks at
-    280 MB, the real sessions at their interpreter plus 0.6 bytes a byte."""
+    --pages` runs no more at once than the memory holds), well above what is measured
+    (docs/benchmarks.md: bench.generate's 1 GB transcript peaks under 150 MB)."""
     return PAGE_MEMORY_BASE + PAGE_MEMORY_PER_BYTE * max(0, size)
 
 
