@@ -58,7 +58,8 @@ fi
 . "$here/session_watcher/hooks/python.sh"  # find_python
 py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
-if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
+fresh=0
+if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fresh=1; fi
 # pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
 # checkout installed them again): build from a clean copy of what the sdist holds instead
 src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
@@ -67,10 +68,11 @@ trap 'rm -rf "$src"' EXIT
     config.example.toml session_watcher) | (cd "$src" && tar xf -)
 # the dependencies with the fast extra (stringzilla, where pip can install it: the marker search
 # falls back to bytes.find and re without it), then this checkout's code even when the version
-# number did not change
+# number did not change (a venv made just now already has it: one build, not two)
 { { "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src[fast]" ||
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src"; } &&
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$src"; } \
+  { [ "$fresh" = 1 ] ||
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$src"; }; } \
     >"$data/pip.log" 2>&1 \
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran

@@ -1,6 +1,8 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact] [TRANSCRIPT ...]`` (--compact: `compact_reserve`
-instead of the floors, docs/model.md "The horizon and the compaction").
+``python -m bench.advice [--before] [--quick] [--compact | --client] [TRANSCRIPT ...]`` (--compact: one
+`compact_reserve` for every session instead of the floors; --client: Claude Code's reserve by its client's
+version, before 2.1.22 and from it, as the transcript's autocompact events say; docs/model.md "The
+horizon and the compaction").
 
 Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
 (`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
@@ -49,6 +51,9 @@ QUICK: dict[str, list[Any]] = {"advice_min_usd": [0.0, 0.05], "advice_min_share"
                                "gate_min_calls": [1, 20]}
 # where the agent compacts on its own before the session shows it: its window less this (the floors as shipped)
 COMPACT: dict[str, list[Any]] = {"compact_reserve": [0, 20_000, 33_000, 45_000, 60_000]}
+# the reserve by Claude Code's client version (a Codex thread: the config's fallback), the floors as shipped
+CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
+                                "since": [20_000, 27_000, 33_000, 39_000, 45_000]}
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -119,10 +124,32 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
                  bt.stability(calls)["lampChangesPerCall"] or 0.0)
 
 
-def feasible(scores: list[cal.Score]) -> bool:
-    for sc in scores:
-        sp = sc.spacing()
-        if sc.saving < 0 or sc.flat_advice or (sp is not None and sp < MIN_SPACING):
+def client_setting(s: cal.Session, setting: dict[str, Any]) -> dict[str, Any]:
+    """A --client setting as the session's config: the reserve of its client's era (the last autocompact
+    event of its transcript), none for a session without one (the fallback)."""
+    if "before" not in setting:
+        return setting
+    era = None
+    for ev in s.loaded.events:
+        if ev[0] == "autocompact":
+            era = ev[2]
+    if era is None:
+        return {}
+    from session_watcher.agents.claude_code.transcript import RESERVE_SINCE
+
+    return {"compact_reserve": setting["since"] if era == RESERVE_SINCE else setting["before"]}
+
+
+def spaced(sc: cal.Score) -> bool:
+    sp = sc.spacing()
+    return sp is None or sp >= MIN_SPACING
+
+
+def feasible(scores: list[cal.Score], unspaced: frozenset[int] = frozenset()) -> bool:
+    """Following the advice saves >= 0, none in a flat segment, restarts MIN_SPACING apart (but on the
+    sessions in `unspaced`, which no setting of the grid spaces so: a bound no candidate meets ranks none)."""
+    for i, sc in enumerate(scores):
+        if sc.saving < 0 or sc.flat_advice or (i not in unspaced and not spaced(sc)):
             return False
     return True
 
@@ -139,10 +166,11 @@ def choose(sessions: list[cal.Session], table: dict[tuple[Any, ...], tuple[list[
     conservative advice that costs nothing."""
     sub = [sessions[i] for i in keep]
     raw = {key: slack(cal.figures(sub, [scores[i] for i in keep])) for key, (scores, _seen) in table.items()}
+    unspaced = frozenset(n for n, i in enumerate(keep) if not any(spaced(sc[i]) for sc, _ in table.values()))
     best: tuple[tuple[float, ...], tuple[Any, ...]] | None = None
     for n, (key, (scores, seen)) in enumerate(table.items()):
         sc, sh = [scores[i] for i in keep], [seen[i] for i in keep]
-        if not feasible(sc):
+        if not feasible(sc, unspaced):
             continue
         hours = sum(x.hours for x in sh)
         # a plateau, not a lone peak
@@ -177,8 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--before", action="store_true", help="the shipped defaults only (runs on older code too)")
     ap.add_argument("--compact", action="store_true", help="choose compact_reserve, the floors as shipped")
+    ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
+                    "as shipped")
     ns = ap.parse_args(argv)
-    grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else GRID
+    grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client else GRID
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
             paths = ns.transcripts
@@ -192,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]] = {}
     for key in itertools.product(*grid.values()):
         setting = dict(zip(names, key, strict=True))
-        scores = [cal.score(s, setting) for s in sessions]
-        seen = [shown(s, config.merge(s.cfg, setting)) for s in sessions]
+        scores = [cal.score(s, client_setting(s, setting)) for s in sessions]
+        seen = [shown(s, config.merge(s.cfg, client_setting(s, setting))) for s in sessions]
         table[key] = (scores, seen)
     for key, (scores, seen) in table.items():
         out.append(f"| {key} " + summary(sessions, scores, seen))
@@ -212,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {key} capture {table[key][0][i].capture(s):.2f} lost {table[key][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid and not ns.compact:
+    if chosen is not None and grid and not (ns.compact or ns.client):
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

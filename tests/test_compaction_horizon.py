@@ -82,12 +82,34 @@ class TestTheGateBeforeACompaction:
 
     def test_the_promise_is_counted_up_to_the_compaction(self) -> None:
         """The reminder at 132k in the first segment: no compaction seen yet, so the point is the 200k
-        window less compact_reserve (45k: 155k); its promise counts the calls up to it, fewer than m."""
+        window less the reserve of the transcript's client (2.1.39: 33k, 167k); its promise counts the
+        calls up to it, fewer than m."""
         advice = fold(two_segments(), config.merge({}))
         late = advice[1]
-        assert late["cycle"] == pytest.approx((200_000 - 45_000 - late["prompt"]) / late["g"])
+        assert late["cycle"] == pytest.approx((200_000 - 33_000 - late["prompt"]) / late["g"])
         assert late["cycle"] < late["m"]
         assert advice[0]["cycle"] == pytest.approx(advice[0]["m"])  # the gate at 90k: the whole cycle
+
+    @pytest.mark.parametrize(("version", "reserve"), [("2.1.17", 45_000), ("2.1.20", 45_000),
+                                                      ("2.1.22", 33_000), ("2.1.49", 33_000),
+                                                      ("2.1.332", 33_000), (None, 45_000), ("beta", 45_000)])
+    def test_the_point_follows_the_client_version(self, version: str | None, reserve: int) -> None:
+        """Claude Code up to 2.1.20 compacted a 200k window at 155-158k, from 2.1.22 at 167-168k: the
+        transcript's `version` says which; a line without one (or not a version) keeps the fallback."""
+        t = two_segments()
+        for rec in t.records:
+            if version is None:
+                rec.pop("version", None)
+            else:
+                rec["version"] = version
+        late = fold(t, config.merge({}))[1]
+        assert late["cycle"] == pytest.approx((200_000 - reserve - late["prompt"]) / late["g"])
+
+    def test_the_config_wins_over_the_client(self) -> None:
+        """A reserve the user sets (their client tuned by CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, say) is
+        the point for every client."""
+        late = fold(two_segments(), config.merge({"compact_reserve": 50_000}))[1]
+        assert late["cycle"] == pytest.approx((200_000 - 50_000 - late["prompt"]) / late["g"])
 
     def test_the_sessions_own_compaction_moves_the_point(self) -> None:
         """With no reserve the window's edge (200k) is far, but the session's own compaction at 167.5k
@@ -116,3 +138,34 @@ def test_no_promise_the_backtest_shows_lost(tmp_path: Path) -> None:
     seen = advice.shown(s, config.merge(s.cfg, {}))
     assert (seen.alerts, seen.lost) == (2, 0)
     assert seen.realized > 0
+
+
+@pytest.mark.parametrize(("session", "reserve"), [("08940314-9e93-46b1-a598-06bada65ed55", 45_000),  # 2.1.17
+                                                  ("03a1382e-ecd5-42c4-b3d4-5c659e165904", 33_000)])  # 2.1.33
+def test_real_transcripts_say_their_clients_reserve(tmp_path: Path, session: str, reserve: int) -> None:
+    """Both decoders read the client's `version` off every call's line (a real session each side of
+    2.1.22), and the fold keeps what it says."""
+    from session_watcher.agents.claude_code import bulkparse, transcript
+    from tests.calibration import unpack
+
+    lines = unpack(session, tmp_path).read_bytes().splitlines()
+    for parse in (transcript.parse_lines, bulkparse.parse_lines):
+        evs, _bad = parse(lines)
+        calls = sum(1 for ev in evs if ev[0] == "call")
+        said = [ev[2] for ev in evs if ev[0] == "autocompact"]
+        assert len(said) == calls > 100
+        assert set(said) == {reserve}
+    state = engine.new_state("s")
+    engine.fold(state, evs, config.merge({}))
+    assert state["context"]["compactReserve"] == reserve
+
+
+@pytest.mark.parametrize("said", ["33000", -1, True, 1.5e300, None])
+def test_a_reserve_that_is_not_a_count_is_the_fallback(said: object) -> None:
+    """A state file whose `compactReserve` is not a whole number of tokens prices with the fallback."""
+    state = engine.new_state("s")
+    state["context"]["compactReserve"] = said  # type: ignore[typeddict-item]
+    assert eoq.compact_reserve(state["context"], config.merge({})) == eoq.COMPACT_RESERVE
+    state["context"]["compactReserve"] = 20_000
+    assert eoq.compact_reserve(state["context"], config.merge({})) == 20_000
+    assert eoq.compact_reserve(state["context"], config.merge({"compact_reserve": 0})) == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -347,7 +348,7 @@ def without_stringzilla(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(markscan, "simd_count", None)
     monkeypatch.setattr(parse, "_FINDERS", tuple(markscan.finder(m) for m in parse._MARKERS))
     monkeypatch.setattr(bulkparse, "_FINDERS", tuple(markscan.finder(m) for m in bulkparse.MARKERS))
-    monkeypatch.setattr(bulkparse, "_COUNTERS", (None, None, None))
+    monkeypatch.setattr(bulkparse, "_COUNTERS", (None, None))
 
 
 @pytest.fixture(params=["stringzilla", "bytes.find"])
@@ -603,3 +604,23 @@ def test_equal_on_generated_records(recs: list[dict[str, Any]]) -> None:
     lines = [json.dumps(r, separators=(",", ":")).encode("utf-8", "surrogatepass") for r in recs]
     assert_all_equal(lines)
     assert bulkparse.parse_lines(lines) == transcript.parse_lines(lines)
+
+
+@given(st.lists(st.sampled_from(["1", "12", "123", "x", "\n", '"', "1234"]), max_size=40), st.integers(1, 6))
+@settings(max_examples=400)
+def test_the_digit_run_search_finds_every_run_longer_than_n(pieces: list[str], n: int) -> None:
+    """`records.long_digit_run` (a probe every n bytes, then the run around a probed digit) says
+    what a search for n + 1 digits in a row says, at any place of the run and of the line."""
+    line = "".join(pieces).encode()
+    assert records.long_digit_run(line, n) == (re.search(rb"[0-9]{%d}" % (n + 1), line) is not None), (line, n)
+
+
+@given(st.lists(st.sampled_from(["{", "}", "\n", "x", "{x}", "{}\n", "}\n{"]), max_size=30))
+@settings(max_examples=400)
+def test_a_chunk_is_plain_when_every_line_is_braced(pieces: list[str]) -> None:
+    """The chunk's count (each newline but the last between `}` and `{`, the last after `}`) says
+    "every line is `{...}`" exactly when each line of the chunk, looked at alone, is one."""
+    chunk = "".join(pieces).encode()
+    end = chunk.rfind(b"\n") + 1
+    lines = chunk[:end].split(b"\n")[:-1]
+    assert bulkparse._plain(chunk, end) == all(ln.startswith(b"{") and ln.endswith(b"}") for ln in lines), chunk

@@ -87,8 +87,10 @@ def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict
     else:
         lamp = "green"
     # priced over the optimal cycle, or up to the automatic compaction when it comes first: at the
-    # window (1M once a prompt above 200k was seen, else 200k) less compact_reserve
-    point = (1_000_000 if seg["peak"] > 200_000 else 200_000) - cfg["compact_reserve"]
+    # window (1M once a prompt above 200k was seen, else 200k) less compact_reserve, unset: the
+    # reserve of the synthetic transcripts' client (2.1.39: 33k)
+    reserve = 33_000 if cfg["compact_reserve"] is None else cfg["compact_reserve"]
+    point = (1_000_000 if seg["peak"] > 200_000 else 200_000) - reserve
     horizon = min(dhat * b / g, max(0.0, (point - seg["prompt"]) / g))
     saving = horizon * (seg["L"] - b) - c_eff * b
     seg["x"], seg["x_sweet"] = x, 1 + dhat

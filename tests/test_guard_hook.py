@@ -653,7 +653,8 @@ def test_the_held_prompt_the_status_line_and_status_quote_one_saving(tmp_path: P
 
     t = session(tmp_path, FIVE_MIN, 20)
     reason = said(prompt("g1", t))["reason"]  # type: ignore[index]
-    quoted = re.search(r"Or a fresh session, (\$[\d,.]+) less over the next (~\d+) calls: ", reason)
+    quoted = re.search(r"Or a fresh session, (\$[\d,.]+) less over the next (~\d+) calls"
+                       r"(?:, until the automatic compaction)?: ", reason)
     assert quoted is not None, reason
     state = load_state("g1")
     [doc] = pending_handoffs()
@@ -670,6 +671,7 @@ def test_the_held_prompt_the_status_line_and_status_quote_one_saving(tmp_path: P
     status = json.loads(sw("status", "--session", "g1", "--json").stdout)
     assert status["savingUsd"] == round(usd, 6)  # type: ignore[arg-type]
     assert status["saving"] == round(units, 1)
+    assert doc["savingUsd"] == status["savingUsd"]  # the handoff's own document: the same one price
 
 
 def test_the_prepared_handoffs_price_goes_when_it_is_taken_or_dropped(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from session_watcher import notifier
+from session_watcher.core.numbers import calls
 from session_watcher.notifier import busprobe, message
 
 GATE = {
@@ -30,8 +31,9 @@ GATE = {
 # the optimal cycle: 10 calls, each reading L - B = 108,000 fewer tokens; less K = 467,700, 612,300 saved
 GATE.update({"system": 18_000, "files": 27_000, "saving": 612_300.0, "savingUsd": 0.30615, "cycle": 10.2,
              "K": 467_700.0})
+# a cold return's saving is the one restart saving priced cold: the re-write it spares included
 GUARD = {**GATE, "kind": "guard", "call": 90, "gap": 5530.0, "rewrite": 180_000, "rewriteUsd": 1.13,
-         "bDefault": 41_000, "files": 23_000, "freshUsd": 0.2614}
+         "bDefault": 41_000, "files": 23_000, "freshUsd": 0.2614, "saving": 2_512_300.0, "savingUsd": 1.25615}
 BACKSTOP = {**GATE, "saving": 1_100_000.0, "savingUsd": 0.55, "L": 200_000, "cycle": 43.0,
             "kind": "backstop", "call": 71, "lamp": "red", "x": 4.9, "br": 0.31, "bills": 5, "reminder": 1}
 
@@ -51,8 +53,8 @@ class TestCompose:
         title, body = message.compose(GATE)
         assert title == "This session now costs more than a fresh start (shop)"
         assert body.splitlines() == [
-            "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
-            "restart's own cost.",
+            "Restarting now saves $0.31 over the next ~10 calls (at this session's pace: 1.1M fewer tokens read, "
+            "less the restart's own cost).",
             "A fresh session would carry 45k tokens (18k system + 27k files).",
             "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
             "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "
@@ -66,8 +68,8 @@ class TestCompose:
         """A reminder says which reminder it is, with the saving as it stands now."""
         title, body = message.compose(BACKSTOP)
         assert title == "Reminder 1: this session still costs more than a fresh start (shop)"
-        assert body.splitlines()[0] == ("Over the next ~45 calls at this session's pace: 6.7M fewer tokens read, "
-                                        "$0.55 saved after the restart's own cost.")
+        assert body.splitlines()[0] == ("Restarting now saves $0.55 over the next ~45 calls (at this session's pace: "
+                                        "6.7M fewer tokens read, less the restart's own cost).")
 
     def test_titles_count_what_the_user_was_shown(self) -> None:
         """Delivery marks each gate or reminder with how many of its episode the user saw before
@@ -79,7 +81,7 @@ class TestCompose:
         assert message.compose({**GATE, "shown": 2})[0].startswith("Reminder 2: ")
 
     def test_horizon_words(self) -> None:
-        assert [message.calls_text(n) for n in (0.3, 7.4, 19.6, 22.4, 41.0, 98.0, 154.0)] == [
+        assert [calls(n) for n in (0.3, 7.4, 19.6, 22.4, 41.0, 98.0, 154.0)] == [
             "~1", "~7", "~20", "~20", "~40", "~100", "~150"]
         # without the cycle (an older alert): the saving alone, no horizon made up
         _, body = message.compose({k: v for k, v in GATE.items() if k != "cycle"})
@@ -91,21 +93,46 @@ class TestCompose:
         """A cold return: how long ago, what the next prompt re-writes, and the cheaper fresh start."""
         title, body = message.compose(GUARD)
         assert title == "Your cache expired: a fresh start is cheaper now (shop)"
-        assert body.splitlines()[:2] == [
+        assert body.splitlines()[:3] == [
             "1 h 32 min since the last call: the next prompt re-writes 180k tokens ($1.13).",
             "A fresh session would carry 41k tokens (18k system + 23k files), about $0.26 to start.",
+            "Restarting now saves $1.26 over the next ~10 calls, the re-write included.",
         ]
         # the cache is cold: the handoff typed in the agent (a slash command or bash mode) would send
         # the cold conversation first, on either route
         for restart in (None, "/session-watcher:handoff, then /clear"):
             _, body = message.compose(GUARD, restart)
-            assert body.splitlines()[2] == ("To restart with a handoff: `session-watcher handoff` in a terminal "
+            assert body.splitlines()[3] == ("To restart with a handoff: `session-watcher handoff` in a terminal "
                                             "(nothing goes to the model), then /clear.")
+
+    def test_a_cold_return_quotes_the_one_restart_saving(self) -> None:
+        """The notification of a cold return says what restarting now saves (the alert's `savingUsd`,
+        eoq.restart_saving priced cold: the status line's and the guard's figure); none when a restart
+        saves nothing, and with no horizon left only the figure."""
+        _, body = message.compose({**GUARD, "savingUsd": 0.4, "saving": 800_000.0})
+        assert "Restarting now saves $0.40 over the next ~10 calls, the re-write included." in body.splitlines()
+        _, body = message.compose({**GUARD, "saving": -1.0, "savingUsd": -0.01})
+        assert "saves" not in body
+        _, body = message.compose({**GUARD, "cycle": 0.0})
+        assert "Restarting now saves $1.26, the re-write included." in body.splitlines()
+
+    def test_the_horizon_says_when_the_compaction_ends_it(self) -> None:
+        """Where the automatic compaction ends the horizon first (`untilCompaction`), the words say so,
+        as the guard's and `status`'s do (`numbers.over_calls`); a whole cycle says nothing of it."""
+        _, body = message.compose({**GATE, "untilCompaction": True})
+        assert body.splitlines()[0] == ("Restarting now saves $0.31 over the next ~10 calls, until the automatic "
+                                        "compaction (at this session's pace: 1.1M fewer tokens read, less the "
+                                        "restart's own cost).")
+        _, body = message.compose({**GUARD, "untilCompaction": True})
+        assert ("Restarting now saves $1.26 over the next ~10 calls, until the automatic compaction, the re-write "
+                "included.") in body.splitlines()
+        assert "compaction" not in message.compose(GATE)[1]
 
     def test_unknown_prices_leave_dollars_out(self) -> None:
         _, body = message.compose({**GATE, "savingUsd": None, "model": "some-future-model"})
         assert "$" not in body
-        assert "1.1M fewer tokens read." in body
+        assert "Restarting now saves about 612k tokens of cache reads over the next ~10 calls (at this session's " \
+               "pace: 1.1M fewer tokens read, less the restart's own cost)." in body
 
     def test_pick_prefers_latest_call(self) -> None:
         """Of a batch, the latest call's alert is shown."""
@@ -150,8 +177,8 @@ class TestEscaping:
         out = notifier.dispatch([alert], {"channels": ["message"]}, env={})
         assert out == {
             "systemMessage": "session-watcher: This session now costs more than a fresh start (shop)\n"
-            "Over the next ~10 calls at this session's pace: 1.1M fewer tokens read, $0.31 saved after the "
-            "restart's own cost.\n"
+            "Restarting now saves $0.31 over the next ~10 calls (at this session's pace: 1.1M fewer tokens read, "
+            "less the restart's own cost).\n"
             "A fresh session would carry 45k tokens (18k system + 27k files).\n"
             "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here (in Claude "
             "Code, `! session-watcher handoff` also works but sends one request: the note goes through the model "

@@ -336,13 +336,13 @@ def test_status_text_speaks_plainly_unless_asked() -> None:
 def test_a_cold_return_says_restart_whatever_the_lamp() -> None:
     """Issue 37: at a cold return (the cache cold, x >= guard_x, a positive saving: `coldReturn`) the
     line quotes the restart saving the guard quotes, though the lamp is green; `status` says why."""
-    from session_watcher.core.render import _lamp_words
+    from session_watcher.core.render import lamp_words
 
     doc = {"lamp": "green", "L": 90_000, "x": 2.9, "xSweet": 5.9, "br": None, "saving": 780_000.0,
            "savingUsd": 0.39, "coldReturn": True, "contextPressure": {}, "health": None, "plan": None}
     assert render(doc, 80, color=False) == "● green: restart saves $0.39"
     assert render({**doc, "coldReturn": False}, 80, color=False) == "● green"
-    assert _lamp_words(doc).startswith("green, but the cache is cold: restart; a fresh session now saves about $0.39")
+    assert lamp_words(doc).startswith("green, but the cache is cold: restart; a fresh session now saves about $0.39")
 
 
 def test_a_cold_return_is_advised_only_past_the_edge() -> None:

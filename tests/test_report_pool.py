@@ -51,9 +51,10 @@ def test_one_process_writes_the_largest_first(tmp_path: Path, monkeypatch: pytes
     order: list[int] = []
     real = page.write_html
 
-    def noted(transcript: str, out: str) -> object:
+    def noted(transcript: str, out: str, now: float | None = None) -> object:
         order.append(Path(transcript).stat().st_size)
-        return real(transcript, out)
+        assert now == 1.8e9  # priced at the report's time
+        return real(transcript, out, now)
 
     monkeypatch.setattr(page, "write_html", noted)
     write_session_pages(doc, str(tmp_path / "r.html"), [str(projects.parent)])

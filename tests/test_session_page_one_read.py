@@ -19,6 +19,7 @@ from session_watcher.sessions.replay import cwd_in_head, transcript_cwd
 FIXTURES = Path(__file__).parent / "fixtures"
 ALL = sorted(p for p in FIXTURES.rglob("*.jsonl") if "subagents" not in p.parts)
 S258 = FIXTURES / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+NOW = 1_800_000_000.0  # the restart saving is priced at a time: the same for both models compared
 
 
 def three_reads(path: str) -> dict[str, Any]:
@@ -26,7 +27,7 @@ def three_reads(path: str) -> dict[str, Any]:
     the replay's (its own reader and parser), the backtest's (`run_one`: read and parsed again)."""
     feed = spd.TranscriptFeed(path)
     feed.read()
-    final, trace, _cfg = spd.story_of(path)
+    final, trace, _cfg = spd.story_of(path, now=NOW)
     model = feed.builder.model(trace, final, spd.page_backtest(path))
     add_marks(model, path)
     return model
@@ -77,7 +78,7 @@ def test_the_page_of_a_real_session_opens_its_transcript_once(monkeypatch: pytes
     reader's 4 kB checks of the head and before each cursor, and the 512 bytes that tell a Codex
     rollout, aside: before, three reads of it)."""
     counted = Opens(monkeypatch, S258)
-    model = spd.load_model(str(S258))
+    model = spd.load_model(str(S258), now=NOW)
     assert model["storyError"] is None
     assert model["backtest"] is not None
     assert model["story"]
@@ -101,7 +102,7 @@ def test_a_transcript_of_many_chunks_is_still_one_open(monkeypatch: pytest.Monke
     assert tr.stat().st_size > 2 * (128 << 10)
     want = three_reads(str(tr))
     counted = Opens(monkeypatch, tr)
-    got = spd.load_model(str(tr))
+    got = spd.load_model(str(tr), now=NOW)
     assert counted.opens == 1
     assert counted.read > 3 * (128 << 10)
     assert got == want
@@ -111,7 +112,7 @@ def test_a_rollout_page_is_the_three_reads_page() -> None:
     """A Codex rollout: its own decoder folds it; the backtest reads it again (its events are not
     the Claude Code parser's); the model as before."""
     path = str(next(p for p in ALL if p.parent.name == "codex"))
-    assert spd.load_model(path) == three_reads(path)
+    assert spd.load_model(path, now=NOW) == three_reads(path)
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: f"{p.parent.name}/{p.name[:12]}")
@@ -119,7 +120,7 @@ def test_the_page_model_is_the_three_reads_model(path: Path) -> None:
     """Every fixture transcript: the model from one read equals the one from three, figure for
     figure (rows, health, story, backtest, marks)."""
     want = three_reads(str(path))
-    got = spd.load_model(str(path))
+    got = spd.load_model(str(path), now=NOW)
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
     assert spd.load_model(str(path), with_story=False)["rows"] == want["rows"]
 
@@ -187,7 +188,7 @@ def test_a_story_that_fails_midway_leaves_the_whole_transcripts_rows(monkeypatch
 
     want = spd.load_model(str(tr), with_story=False)["rows"]
     monkeypatch.setattr(replay, "fold_read", failing)
-    model = spd.load_model(str(tr))
+    model = spd.load_model(str(tr), now=NOW)
     assert model["storyError"] == "RuntimeError: midway"
     assert len(model["rows"]) > 0
     assert model["rows"] == want
@@ -213,5 +214,5 @@ def test_a_handoff_note_among_the_first_lines_marks_the_restart_in(monkeypatch: 
     want = three_reads(str(tr))
     assert want["restarts"] == ([{"ts": want["t0"], "kind": "in", "other": "parent-1"}] if before == 0 else [])
     counted = Opens(monkeypatch, tr)
-    assert spd.load_model(str(tr)) == want
+    assert spd.load_model(str(tr), now=NOW) == want
     assert counted.opens == 1

@@ -51,7 +51,7 @@ def test_a_real_session_folds_into_the_declared_shapes() -> None:
     evs = events()
     kinds = {ev[0] for ev in evs}
     assert {"call", "use", "result"} <= kinds
-    lengths = {"call": 12, "use": 5, "result": 5, "compact": 4}
+    lengths = {"call": 12, "use": 5, "result": 5, "compact": 4, "autocompact": 3}
     assert all(len(ev) == lengths[ev[0]] for ev in evs)
     ledgers: list[Any] = []
     state = engine.new_state("s")

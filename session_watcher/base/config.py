@@ -102,9 +102,10 @@ KEYS = (
         "dollars", low=0.0, high=1000.0, project=True),
     Key("advice_min_share", "number", 0.05, "no gate or reminder whose saving is under this share of the "
         "segment's cache cost so far", low=0.0, high=10.0, project=True),
-    Key("compact_reserve", "whole", 45_000, "the agent compacts the context on its own at its window less "
+    Key("compact_reserve", "whole", None, "the agent compacts the context on its own at its window less "
         "this many tokens, until the session has shown where (a gate or reminder prices a restart only up "
-        "to it)", low=0, high=500_000, project=True),
+        "to it); unset: by the client (Claude Code from 2.1.22: 33000, before: 45000), else 45000",
+        low=0, high=500_000, project=True),
     Key("notify.channels", "list", ["desktop"], "how alerts reach you: desktop, terminal (an OSC 777/9 "
         "escape, works over SSH), message (shown by Claude Code, never sent to the model)", choices=CHANNELS),
     Key("notify.fallback", "choice", "message", "used when no listed channel can reach you",

@@ -36,7 +36,8 @@ def add_parser(sub: Any) -> None:
                                               "Claude Code, the session it runs in.")
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION")
-    s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd")
+    s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd, "
+                                                        "cycle")
     what = s.add_mutually_exclusive_group()
     what.add_argument("--show", action="store_true", help="show the handoff waiting for the project's next session "
                                                           "(every project's, without SESSION outside Claude Code)")
@@ -70,14 +71,15 @@ def command(ns: argparse.Namespace) -> int:
 
 def usage_line(doc: dict[str, Any], cfg: Config) -> str:
     """How to use the handoff just saved, and its price, in one line."""
-    from session_watcher.core.numbers import dollars, duration, tokens
+    from session_watcher.core.numbers import dollars, duration, over_calls, tokens
 
     stale = duration(cfg.get("handoff_stale_min", 180) * 60)
     saving, carry_usd = doc.get("savingUsd"), doc.get("carryUsd")
     price = f" ({dollars(carry_usd)})" if carry_usd is not None else ""
     worth = ""
     if isinstance(saving, float):
-        worth = (f"; restarting now saves about {dollars(saving)} over the next stretch of work"
+        over = over_calls(doc.get("cycle"), doc.get("untilCompaction"))  # the alerts' and `status`'s words
+        worth = (f"; restarting now saves about {dollars(saving)}{' ' + over if over else ''}"
                  if saving > 0
                  else "; staying is still cheaper than restarting")
     return (f"session-watcher: handoff saved. /clear (or a new session in this project within {stale}) "

@@ -123,9 +123,12 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
         heaviest = sorted(sizes, reverse=True)[:workers]
         workers = pool.memory_bound([page_memory(size) for size in heaviest], pool.available_memory())
 
+    now = doc.get("generatedAt")  # every page priced at the report's time, as the report itself
+    at = float(now) if isinstance(now, (int, float)) else None
+
     def write(k: int) -> None:  # written again by this process when a child could not finish it
         for i in parts[k]:
-            write_html(*jobs[i])
+            write_html(*jobs[i], now=at)
 
     pool.map_batches(write, len(parts), workers, name="session-watcher-pages")
     return pages

@@ -485,7 +485,7 @@ def _alert(state: State, q: Quantities, kind: str, call: int) -> Alert:
         "cEff": q["cEff"], "K": q["K"], "ttl": e["ttl"],
         "saving": saving, "savingUsd": saving_usd,
         # the calls the saving is counted over: the optimal cycle, or up to the automatic compaction
-        "cycle": q["horizon"],
+        "cycle": q["horizon"], "untilCompaction": q["untilCompaction"],
     }
 
 
@@ -534,6 +534,8 @@ def fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolve
             on_tool_result(state, ev, paths, globs=globs)
         elif ev[0] == "compact":
             on_compaction(state, False, ev[2], ev[3])
+        elif ev[0] == "autocompact":
+            state["context"]["compactReserve"] = ev[2]
         elif ev[0] == "parent" and not state.get("parentSession"):
             state["parentSession"] = ev[2]  # the session this one was handed off from (core.handoff)
     return alerts

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeGuard
 
-    from session_watcher.core.shapes import Engine, Lamp, ModelParams, Quantities, State
+    from session_watcher.core.shapes import Context, Engine, Lamp, ModelParams, Quantities, State
 
 # the API caches no prompt shorter than this, and every agent's system prompt is far longer: a call
 # below it is no request of the conversation (real sessions log failed ones with all-zero usage)
@@ -39,6 +39,9 @@ HOLT_ALPHA = 0.05  # level: ~20 calls of memory once warm
 HOLT_BETA = 0.0  # trend: off (any trend term re-introduced burst-following on real sessions)
 WARM_CALLS = 20  # until then the level is the running mean of the residuals seen
 CLIP = 4.0  # once warm, a residual above CLIP x the level counts as CLIP x the level
+# the agent compacts on its own at its window less this, when neither the config nor the agent says
+# (docs/model.md, "The horizon and the compaction")
+COMPACT_RESERVE = 45_000
 
 
 def real_request(prompt: int) -> bool:
@@ -242,6 +245,17 @@ def session_c_ratio(state: State, cfg: ModelParams) -> float:
     return prices.c_ratio(state["context"].get("model"), state["engine"]["ttl"])
 
 
+def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
+    """Where the agent compacts on its own, as its window less this many tokens: the config's
+    `compact_reserve` when set, else what the agent says of its client (`compactReserve`: Claude Code
+    by its version), else COMPACT_RESERVE."""
+    set_ = cfg.get("compact_reserve")
+    if set_ is not None:
+        return float(set_)
+    said = ctx.get("compactReserve")  # a state file's: trusted only as a whole number
+    return float(said) if isinstance(said, int) and not isinstance(said, bool) and said >= 0 else COMPACT_RESERVE
+
+
 def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
     """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
     compaction, else its window less `compact_reserve`) and its last prompt."""
@@ -249,7 +263,7 @@ def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float
 
     ctx = state["context"]
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
-    point = compaction_point(state["engine"].get("compactAt"), window, float(cfg.get("compact_reserve", 0)))
+    point = compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg))
     return advice_horizon(m, float(ctx.get("pressure") or 0), point, g)
 
 
@@ -263,7 +277,7 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
     q: Quantities = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
                          "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
                          "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
-                         "saving": None, "horizon": None}
+                         "saving": None, "horizon": None, "untilCompaction": False}
     if floor is None:
         return q
     b_full = floor + e["bFull"]
@@ -289,7 +303,9 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
     })
     # over the optimal cycle, or up to the automatic compaction when it comes first (`advice_horizon`)
-    q["horizon"] = h = session_horizon(state, cfg, dh * base / g, g)
+    m = dh * base / g
+    q["horizon"] = h = session_horizon(state, cfg, m, g)
+    q["untilCompaction"] = h < m
     q["saving"] = cycle_saving(big_l, base, h, k)
     return q
 
@@ -334,31 +350,35 @@ def prepared(state: Mapping[str, Any], now: float | None) -> Mapping[str, Any] |
     k, until = carry.get("K"), carry.get("until")
     if carry.get("lastTs") != e.get("lastTs") or carry.get("segment") != e.get("segment"):
         return None
-    ok = _number(k) and k > 0 and _number(carry.get("carryTokens")) and _number(until) and now <= until
+    ok = is_number(k) and k > 0 and is_number(carry.get("carryTokens")) and is_number(until) and now <= until
     return carry if ok else None
 
 
-def _number(v: object) -> TypeGuard[float]:
-    return isinstance(v, int | float) and not isinstance(v, bool) and v - v == 0
+def is_number(v: object) -> TypeGuard[float]:
+    """A finite int or float, not a bool: a figure read from a state or a payload that may be anything."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and v - v == 0  # NaN, infinity: v - v is NaN
 
 
 def restart_saving(state: Mapping[str, Any], q: Mapping[str, Any], *, cold: bool = False,
-                   now: float | None = None) -> tuple[float | None, float | None]:
+                   now: float | None = None, k: float | None = None) -> tuple[float | None, float | None]:
     """What restarting now saves, (read-price tokens, dollars; None where not valid or not priced):
-    the one figure the status line, the alerts and their notification, `status`, the session page
-    and the cold-cache guard show. Warm: over the next optimal cycle, m (L - B) - K (`cycle_saving`,
-    `quantities`' `saving`), K the restart's: the handoff the guard prepared while it is pending
-    (`prepared`, judged at `now`), else the model's. With the cache `cold` (expired: `cache_cold`,
-    or the client says so), the session's next call would also re-write its context, all but the
-    prefix a cold call still reads (the shared one, as K does): a restart spares that re-write too,
-    restart_cost(cRatio, L, shared) - L on top (L: `cold_context`, the last call's whole context).
-    `q`: the state's `quantities`."""
-    saving, k = q.get("saving"), q.get("K")
+    the one figure the status line, the alerts and their notification, `status`, the session page,
+    `handoff` and the cold-cache guard show. Warm: over the advice's horizon (the next optimal cycle,
+    or the calls before an automatic compaction), h (L - B) - K (`cycle_saving`, `quantities`'
+    `saving`), K the restart's: `k` when given (a handoff just written: its note's), else the
+    handoff the guard prepared while it is pending (`prepared`, judged at `now`), else the model's.
+    With the cache `cold` (expired: `cache_cold`, or the client says so), the session's next call
+    would also re-write its context, all but the prefix a cold call still reads (the shared one, as
+    K does): a restart spares that re-write too, restart_cost(cRatio, L, shared) - L on top (L:
+    `cold_context`, the last call's whole context). `q`: the state's `quantities`."""
+    saving, model_k = q.get("saving"), q.get("K")
     if saving is None:
         return None, None
-    carry = prepared(state, now)
-    if carry is not None and k is not None:
-        saving += k - carry["K"]
+    if k is None:
+        carry = prepared(state, now)
+        k = None if carry is None else carry["K"]
+    if k is not None and model_k is not None:
+        saving += model_k - k
     if cold:
         big_l = cold_context(state, q.get("L") or 0)
         saving += restart_cost(q["cRatio"], big_l, q.get("shared") or 0) - big_l

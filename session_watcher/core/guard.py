@@ -20,16 +20,17 @@ from session_watcher.core.eoq import (
     cache_lifetime,
     cold_context,
     fresh_split,
+    is_number,
     prepared,
     restart_cost,
     restart_saving,
 )
-from session_watcher.core.numbers import calls, dollars, duration, tokens
+from session_watcher.core.numbers import dollars, duration, over_calls, tokens
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any, TypeGuard
+    from typing import Any
 
     from session_watcher.core.shapes import ModelParams
 
@@ -42,16 +43,12 @@ NOT_CLEARED = ("session-watcher: nothing was sent: the input line still held you
                "first (Ctrl+U), then /clear: the handoff is still ready.")
 
 
-def _num(v: object) -> TypeGuard[float]:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 def _prompt_cache(pc: object, last: float) -> Mapping[str, Any] | None:
     """The status line's `prompt_cache` when it describes the last call (or a later one)."""
     if not isinstance(pc, dict) or pc.get("caching_observed") is False:
         return None
     ttl, expires = pc.get("ttl"), pc.get("expires_at")
-    if ttl not in TTL_SECONDS or not _num(expires):
+    if ttl not in TTL_SECONDS or not is_number(expires):
         return None
     if expires - TTL_SECONDS[ttl] < last - SLACK:  # written before the last call: stale
         return None
@@ -86,7 +83,7 @@ def cold_cache(state: Mapping[str, Any], cfg: ModelParams, now: float | None) ->
     None."""
     e, ctx = state["engine"], state["context"]
     last, ttl = e.get("lastTs"), e.get("ttl")
-    if not _num(last):
+    if not is_number(last):
         return None
     idle = None if now is None else max(0.0, now - last)
     out: dict[str, Any] = {"source": None, "ttl": ttl, "lifetimeSeconds": None, "edgeSeconds": None,
@@ -104,7 +101,7 @@ def cold_cache(state: Mapping[str, Any], cfg: ModelParams, now: float | None) ->
     if isinstance(resume, dict) and resume.get("expired") is True and resume.get("lastTs") == last:
         life = TTL_SECONDS.get(ttl or "5m", TTL_SECONDS["5m"])
         out.update(source="session_start", cold=True, lifetimeSeconds=life, edgeSeconds=edge(life), sure=False)
-        if now is not None and _num(resume.get("seconds")) and _num(resume.get("at")):
+        if now is not None and is_number(resume.get("seconds")) and is_number(resume.get("at")):
             out["idleSeconds"] = max(0.0, resume["seconds"] + now - resume["at"])
             out["sure"] = out["idleSeconds"] > edge(life)
         return out
@@ -135,7 +132,7 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
     cache cold: the one figure the status line and `status` show, over the next optimal cycle
     (`cycle`, in calls)."""
     big_l = q.get("L")
-    if not _num(big_l) or big_l <= 0:
+    if not is_number(big_l) or big_l <= 0:
         return None
     e, ctx = state["engine"], state["context"]
     big_l = cold_context(state, int(big_l))
@@ -145,13 +142,13 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
     shared = q.get("shared") or 0
     rewrite_units = restart_cost(c_ratio, big_l, shared)
     fresh, k = q.get("bDefault"), q.get("K")
-    if not _num(k) and _num(fresh) and fresh > 0:
+    if not is_number(k) and is_number(fresh) and fresh > 0:
         k = restart_cost(c_ratio, fresh, shared)  # `quantities`' K of a restart carrying bDefault
-    fresh_usd = None if not _num(k) else prices.read_usd(model, k)
+    fresh_usd = None if not is_number(k) else prices.read_usd(model, k)
     carry = prepared(state, now)
     if carry is not None:
         fresh, k, fresh_usd = carry["carryTokens"], carry["K"], carry.get("carryUsd")
-    cheaper = _num(fresh) and fresh > 0 and _num(k) and k < rewrite_units
+    cheaper = is_number(fresh) and fresh > 0 and is_number(k) and k < rewrite_units
     saving = restart_saving(state, q, cold=True, now=now)[1] if cheaper else None
     x, guard_x = q.get("x"), cfg.get("guard_x") or GUARD_X
     compact = e.get("floor") if e.get("compactions") and e.get("segment") else None
@@ -161,17 +158,18 @@ def advice(state: Mapping[str, Any], q: Mapping[str, Any], cold: Mapping[str, An
         "evidence": cold.get("evidence"), "sure": cold.get("sure") is not False,
         "tokens": big_l, "rewriteTokens": rewritten(big_l, shared), "usd": prices.read_usd(model, rewrite_units),
         "freshTokens": fresh if cheaper else None, "freshUsd": fresh_usd if cheaper else None,
-        "freshShared": min(shared, fresh) if cheaper and _num(fresh) else shared,
+        "freshShared": min(shared, fresh) if cheaper and is_number(fresh) else shared,
         "savingUsd": saving, "cycle": q.get("horizon") if saving is not None else None,
+        "untilCompaction": saving is not None and q.get("untilCompaction") is True,
         "handoff": carry is not None,
-        "compactTokens": compact if _num(compact) and compact < big_l else None,
-        "x": x, "restartFirst": bool(cheaper and _num(x) and x >= guard_x), "model": model,
+        "compactTokens": compact if is_number(compact) and compact < big_l else None,
+        "x": x, "restartFirst": bool(cheaper and is_number(x) and x >= guard_x), "model": model,
     }
 
 
 def _priced(usd: object) -> str:
     """' ($1.13)' after a figure of tokens; '' when the model's price is unknown."""
-    return f" ({dollars(usd)})" if _num(usd) else ""
+    return f" ({dollars(usd)})" if is_number(usd) else ""
 
 
 def _class(ttl: str | None) -> str:
@@ -184,12 +182,12 @@ def _why(a: Mapping[str, Any]) -> str:
         return "Claude Code says the cache has expired"
     if source == "session_start":
         return "Claude Code says the cache has likely expired"
-    if source == "cliff" and _num(life):  # an inference: said with what it rests on
+    if source == "cliff" and is_number(life):  # an inference: said with what it rests on
         ev = a.get("evidence")
         why = f"your {_class(a.get('ttl'))} cache goes cold after ~{duration(life)}"
         return why + (f": {ev[3]} of your {ev[2]} returns past that were cold" if isinstance(ev, list) and len(ev) == 4
                       else ", inferred from your sessions")
-    if _num(life) and life != TTL_SECONDS.get(a.get("ttl") or "5m"):  # a class of its own (OpenAI's floor)
+    if is_number(life) and life != TTL_SECONDS.get(a.get("ttl") or "5m"):  # a class of its own (OpenAI's floor)
         return f"the cache, kept ~{duration(life)} on this model, has expired"
     return f"the {_class(a.get('ttl'))} cache has expired"
 
@@ -201,32 +199,31 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     A held prompt names nothing that sends the cold conversation to the model for a fresh session:
     the handoff is prepared (`handoff`), so `/clear` alone starts it, once the input line is empty."""
     idle = a.get("idleSeconds")
-    ago = f"last call {duration(idle)} ago" if _num(idle) else "the last call is old"
+    ago = f"last call {duration(idle)} ago" if is_number(idle) else "the last call is old"
     rewrite, usd = tokens(a["rewriteTokens"]), _priced(a.get("usd"))
     if not a.get("sure"):
         life, edge_s = a.get("lifetimeSeconds"), a.get("edgeSeconds")
         words = [ago]
         if a.get("source") in ("prompt_cache", "session_start"):
             words.append(_why(a))
-        if _num(life) and _num(edge_s):
+        if is_number(life) and is_number(edge_s):
             words.append(f"the {_class(a.get('ttl'))} cache lasts ~{duration(life)}, surely gone after "
                          f"{duration(edge_s)}")
         return (f"session-watcher: the cache may have expired ({'; '.join(words)}): if so, this prompt re-writes "
                 f"{rewrite} tokens{usd}.")
     head = f"session-watcher: cold cache ({ago}; {_why(a)})"
     fresh = a.get("freshTokens")
-    if not (a.get("restartFirst") and _num(fresh)):
+    if not (a.get("restartFirst") and is_number(fresh)):
         return f"{head}: this prompt re-writes {rewrite} tokens{usd}."
     # a fresh session writes what it carries, except the shared prefix, which it reads
     verb, verbs = ("carry", "carries") if a.get("freshShared") else ("write", "writes")
     fresh_text = f"~{tokens(fresh)} tokens{_priced(a.get('freshUsd'))}"
     # the one figure of what a restart now saves (the status line's): over the advice's horizon (the
-    # next optimal cycle, or the calls before an automatic compaction; none left: the re-write alone)
-    saving, cycle = a.get("savingUsd"), a.get("cycle")
-    over = f" over the next {calls(cycle)} calls" if _num(cycle) and cycle >= 1 else ""
-    less = f", {dollars(saving)} less{over}" if _num(saving) and saving >= 0.005 else ""
+    # next optimal cycle, or the calls before an automatic compaction, said so; none left: the re-write alone)
+    saving, over = a.get("savingUsd"), over_calls(a.get("cycle"), a.get("untilCompaction"))
+    less = f", {dollars(saving)} less{' ' + over if over else ''}" if is_number(saving) and saving >= 0.005 else ""
     compact = a.get("compactTokens")
-    then = f", then carries its summary (~{tokens(compact)} last time)" if _num(compact) else ", then its summary"
+    then = f", then carries its summary (~{tokens(compact)} last time)" if is_number(compact) else ", then its summary"
     whole = tokens(a["tokens"])
     if not ask:
         return f"{head}: this prompt re-writes {rewrite} tokens{usd}; a fresh session would {verb} {fresh_text}."

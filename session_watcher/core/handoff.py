@@ -229,12 +229,14 @@ def note_tokens(note: str, state: State) -> int:
     return round(len(note) / chars_per_token(state["engine"]["cal"]))
 
 
-def price(state: State, q: Mapping[str, Any], note_tok: int) -> dict[str, Any]:
+def price(state: State, q: Mapping[str, Any], note_tok: int, cold: bool = False) -> dict[str, Any]:
     """What the restart carries (the system prompt and the files `bDefault` counts, and the note) and
-    what it costs: written at the session's cache-write price except the shared prefix, which a fresh
-    session finds cached and reads; against staying, the alert's saving over the next cycle."""
+    what it costs (K): written at the session's cache-write price except the shared prefix, which a
+    fresh session finds cached and reads; against staying, `savingUsd`, the one restart saving
+    (`eoq.restart_saving` at this K, the cache `cold` or not: the status line's, `status`'s and the
+    guard's figure) over `cycle` calls (`untilCompaction`: the automatic compaction ends them first)."""
     from session_watcher.core import prices
-    from session_watcher.core.eoq import restart_cost
+    from session_watcher.core.eoq import restart_cost, restart_saving
 
     e, model = state["engine"], state["context"].get("model")
     b = q.get("bDefault") or 0
@@ -244,13 +246,13 @@ def price(state: State, q: Mapping[str, Any], note_tok: int) -> dict[str, Any]:
     written = carry - shared
     w = prices.write_usd(model, 0, written) if one_hour else prices.write_usd(model, written, 0)
     r = prices.read_usd(model, shared)
-    saving = q.get("saving")
-    saving_usd = None if saving is None else prices.read_usd(model, saving - (q.get("cRatio") or 0) * note_tok)
+    k = None if not carry else round(restart_cost(q.get("cRatio") or 0, carry, shared), 1)
+    saving_usd = restart_saving(state, q, cold=cold, k=k)[1]
     return {
         "carryTokens": carry, "carryUsd": None if w is None or r is None or not carry else round(w + r, 6),
-        "noteTokens": note_tok, "shared": shared, "ttl": e.get("ttl"), "model": model,
-        "K": None if not carry else round(restart_cost(q.get("cRatio") or 0, carry, shared), 1),
+        "noteTokens": note_tok, "shared": shared, "ttl": e.get("ttl"), "model": model, "K": k,
         "savingUsd": None if saving_usd is None else round(saving_usd, 6),
+        "cycle": q.get("horizon"), "untilCompaction": q.get("untilCompaction") is True,
         "bDefault": q.get("bDefault"), "L": q.get("L"),
     }
 

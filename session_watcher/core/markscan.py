@@ -67,25 +67,20 @@ def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) 
     chunk[start:stop] (without its newline; `end` is just past the last newline) and bit i of `which`
     is set when the line holds marker i (`finders[i]`'s)."""
     rfind, find = chunk.rfind, chunk.find
+    none = end + 1  # "not found": past every line, so `min` needs no test
     nxt = [f(chunk, 0, end) for f in finders]
-    pos = 0
-    while True:
-        at = -1
-        for i in range(len(nxt)):
-            if 0 <= nxt[i] < pos:
-                nxt[i] = finders[i](chunk, pos, end)
-            got = nxt[i]
-            if got >= 0 and (at < 0 or got < at):
-                at = got
-        if at < 0:
-            return
-        start = rfind(b"\n", pos, at) + 1 or pos
+    nxt = [none if got < 0 else got for got in nxt]
+    bits = range(len(nxt))
+    at = min(nxt, default=none)
+    while at < none:  # each marker's next place is looked for again only once its line is passed
         stop = find(b"\n", at, end)
         if stop < 0:
             stop = end
         which = 0
-        for i, got in enumerate(nxt):
-            if 0 <= got < stop:
+        for i in bits:
+            if nxt[i] < stop:
                 which |= 1 << i
-        yield start, stop, which
-        pos = stop + 1
+                got = finders[i](chunk, stop + 1, end)
+                nxt[i] = none if got < 0 else got
+        yield rfind(b"\n", 0, at) + 1, stop, which
+        at = min(nxt)

@@ -76,6 +76,18 @@ def calls(n: object) -> str:
     return f"~{_half_up(v / step) * step}"
 
 
+def over_calls(n: object, until_compaction: object = False) -> str:
+    """The horizon of a restart's saving in words, the one wording of the alerts, the guard, `status`
+    and the session page: 'over the next ~30 calls', and ', until the automatic compaction' after it
+    when the agent's own compaction ends the horizon first; '' under one call (nothing left to count
+    over) or for an unknown one."""
+    v = _finite(n)
+    if v is None or v < 1:
+        return ""
+    until = ", until the automatic compaction" if until_compaction is True else ""
+    return f"over the next {calls(v)} calls{until}"
+
+
 def duration(seconds: object) -> str:
     """The one wording of a span: '45 s'; '1 min 30 s' and '4 min 59 s' under 10 minutes (where the
     seconds tell a cache's 5-minute edge apart); '23 min' under 90 minutes; '1 h 30 min', '3 h' under

@@ -210,10 +210,10 @@ def _num(v: float | None, nd: int = 2) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-def _lamp_words(doc: Mapping[str, Any]) -> str:
+def lamp_words(doc: Mapping[str, Any]) -> str:
     """The lamp and what it means for the user, with the saving of a restart in amber and red, and at
     a cold return (`coldReturn`) whatever the lamp."""
-    from session_watcher.core.numbers import dollars, tokens
+    from session_watcher.core.numbers import dollars, over_calls, tokens
 
     lamp = doc["lamp"]
     if lamp in ("amber", "red") or doc.get("coldReturn"):
@@ -226,7 +226,8 @@ def _lamp_words(doc: Mapping[str, Any]) -> str:
         plan = f", about {quota(five)[1:]} of your plan's 5-hour window (an estimate, below)" \
             if isinstance(five, int | float) else ""
         head = lamp if lamp in ("amber", "red") else f"{lamp}, but the cache is cold"
-        return f"{head}: restart; a fresh session now saves about {price}{plan} over the next stretch of work"
+        over = over_calls(doc.get("horizon"), doc.get("untilCompaction"))  # the alerts' and the guard's words
+        return f"{head}: restart; a fresh session now saves about {price}{' ' + over if over else ''}{plan}"
     if lamp == "green":
         return "green: no restart needed yet"
     if doc.get("bDefault") is None:
@@ -280,7 +281,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     called = doc["calls"] > 0
     lines = [
         f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
-        f"lamp     {_lamp_words(doc)}",
+        f"lamp     {lamp_words(doc)}",
         f"alerts   {_alert_words(doc)}",
     ]
     carry = _carry_words(doc)

@@ -29,7 +29,9 @@ ResultEvent = tuple[Literal["result"], float | None, str, bool, "ReadFile | None
 CompactEvent = tuple[Literal["compact"], float | None, str | None, int]
 # ("parent", ts, the session a handoff note came from)
 ParentEvent = tuple[Literal["parent"], float | None, str]
-Event = CallEvent | UseEvent | ResultEvent | CompactEvent | ParentEvent
+# ("autocompact", ts, reserve): the agent's client compacts on its own at its window less `reserve`
+AutocompactEvent = tuple[Literal["autocompact"], float | None, int]
+Event = CallEvent | UseEvent | ResultEvent | CompactEvent | ParentEvent | AutocompactEvent
 
 # (input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object
 Sample = tuple[int, int, int, int, int, int]
@@ -203,6 +205,7 @@ class Context(TypedDict):
     resume: NotRequired[dict[str, object] | None]  # what SessionStart said of the cache on a resume
     plan: NotRequired[dict[str, Any] | None]  # a subscriber's plan use, as the status line saw it (core.status)
     agent: NotRequired[str]  # the agent whose log the state follows (state.session, from the registry)
+    compactReserve: NotRequired[int]  # where its client compacts: the window less this (an autocompact event)
 
 
 class ContextSeen(TypedDict, total=False):
@@ -220,6 +223,7 @@ class ContextSeen(TypedDict, total=False):
     resume: dict[str, object] | None
     plan: dict[str, Any] | None
     agent: str  # (never said by a status line: the keys mirror Context's for `update`)
+    compactReserve: int  # (never said by a status line either)
 
 
 class Alert(TypedDict):
@@ -249,7 +253,8 @@ class Alert(TypedDict):
     ttl: str | None
     saving: float | None
     savingUsd: float | None
-    cycle: float | None  # the optimal cycle's length in calls, the horizon of `saving`
+    cycle: float | None  # the calls `saving` is counted over: the optimal cycle, or up to the compaction
+    untilCompaction: bool  # `cycle` stops at the session's automatic compaction (it comes first)
     gap: NotRequired[float]
     rewrite: NotRequired[int]
     rewriteUsd: NotRequired[float | None]
@@ -320,7 +325,7 @@ class ModelParams(TypedDict):
     remind_cap: int  # reminders per segment before only a doubled saving brings another
     advice_min_usd: float  # no gate or reminder whose saving over its horizon is under this many dollars
     advice_min_share: float  # ... or under this share of the segment's cache cost so far
-    compact_reserve: int  # the window less this is where the agent compacts, until the session shows it
+    compact_reserve: int | None  # the window less this is where the agent compacts, until the session shows it
     cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
 
 
@@ -393,3 +398,4 @@ class Quantities(TypedDict):
     backstopN: int | None
     saving: float | None
     horizon: float | None  # the calls `saving` is counted over: the optimal cycle, or up to the compaction
+    untilCompaction: bool  # the horizon stops at the session's automatic compaction (it comes first)

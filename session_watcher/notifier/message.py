@@ -7,8 +7,7 @@ OSC sequence, `plain_clean` for Claude Code's `systemMessage`.
 
 from __future__ import annotations
 
-from session_watcher.core.numbers import calls as calls_text
-from session_watcher.core.numbers import dollars, duration, tokens
+from session_watcher.core.numbers import dollars, duration, over_calls, tokens
 from session_watcher.core.text import is_control as _is_control
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hot path)
@@ -100,6 +99,9 @@ def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[st
         lines.append(f"{duration(gap) if gap is not None else 'A while'} since the last call: "
                      f"the next prompt re-writes {rewrite}.")
         lines.append(carry[:-1] + (f", about {fresh} to start." if fresh else "."))
+        saving = horizon(alert)  # the guard's and the status line's figure, the cache cold
+        if saving is not None:
+            lines.append(saving)
     else:
         title = _advice_title(alert, where)
         saving = horizon(alert)
@@ -144,20 +146,28 @@ def _advice_title(alert: Mapping[str, object], where: str) -> str:
 
 
 def horizon(alert: Mapping[str, object]) -> str | None:
-    """What restarting now saves, over a horizon a person reads: the optimal cycle's calls at this
-    session's pace (each reads L - B fewer tokens), and the dollars that leaves after the restart's
-    own cost (`saving` = cycle x (L - B) - K). None without the figures, or when nothing is saved."""
+    """What restarting now saves (`saving`, eoq.restart_saving: the status line's and the guard's
+    figure), over its horizon in the one wording (`numbers.over_calls`: the calls at this session's
+    pace, until the automatic compaction when it comes first), and how: the tokens not read over those
+    calls (each reads L - B fewer) less the restart's own cost, and at a cold return the re-write it
+    spares. None without the figures, or when nothing is saved."""
     saving, cycle = _number(alert.get("saving")), _number(alert.get("cycle"))
     big_l, base = _number(alert.get("L")), _number(alert.get("bDefault"))
     if saving is None or saving <= 0:
         return None
-    if cycle is None or cycle <= 0 or big_l is None or base is None or big_l <= base:
+    over = over_calls(cycle, alert.get("untilCompaction"))
+    if not over and alert.get("kind") != "guard":
         return f"Restarting now saves about {_tokens_and_dollars(saving, alert.get('savingUsd'))} of cache reads."
     saving_usd = _number(alert.get("savingUsd"))
-    usd = dollars(saving_usd) if saving_usd is not None else ""
-    after = f", {usd} saved after the restart's own cost" if usd else ""
-    return (f"Over the next {calls_text(cycle)} calls at this session's pace: "
-            f"{tokens(cycle * (big_l - base))} fewer tokens read{after}.")
+    amount = dollars(saving_usd) if saving_usd is not None else f"about {tokens(saving)} tokens of cache reads"
+    if alert.get("kind") == "guard":
+        how = ", the re-write included"
+    elif cycle is not None and big_l is not None and base is not None and big_l > base:
+        fewer = tokens(cycle * (big_l - base))
+        how = f" (at this session's pace: {fewer} fewer tokens read, less the restart's own cost)"
+    else:
+        how = ""
+    return f"Restarting now saves {amount}{' ' + over if over else ''}{how}."
 
 
 def pick(alerts: Sequence[Mapping[str, object]]) -> Mapping[str, object]:

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import sys
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents import AGENTS, FALLBACK, claimed
@@ -48,11 +49,9 @@ class _Summarize:
                  guarded: frozenset[str]) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
         self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
-        self.members: dict[str, int] = {}
+        self.members = Counter([src.session for src in sources])  # each session's files
         self.params = ""  # the kept parts' and merged sums' key (`document`)
         self.state: dict[str, Any] = {}  # the merged sums (`reports.merge`) after `document`
-        for src in sources:
-            self.members[src.session] = self.members.get(src.session, 0) + 1
 
     def agent(self, session: str) -> str:
         return self.agents.get(session) or FALLBACK.name
@@ -76,7 +75,7 @@ class _Summarize:
         part = session_part(s, self.since, self.utc_offset, True, self.guarded, self.agent(first.session))
         return ("part", None if part is None else tuple(part))
 
-    def document(self, index: Index, live: dict[str, int], warnings: list[dict[str, Any]]) -> Doc:
+    def document(self, index: Index, live: dict[str, int], warnings: list[dict[str, Any]], roots: list[str]) -> Doc:
         """The report's document: every session's Part, sessions in the order of their first source;
         a session whose files are as they were (their ids, sizes, mtimes and offsets) as kept in the
         index, the others from what their reading process finished or folded here from their rows,
@@ -93,23 +92,12 @@ class _Summarize:
                 order.setdefault(src.session, []).append(src)
         params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
         made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
-        kept_keys = index.part_keys(params)
-        facts, agents, guarded, fallback = index.facts, self.agents, self.guarded, FALLBACK.name
-        keys: dict[str, str] = {}
-        for k, srcs in order.items():  # once per session of the history: its one file written inline
-            if len(srcs) == 1:
-                fid = live[(src := srcs[0]).path]
-                key = f"{k in guarded:d}{agents.get(k) or fallback}{fid}:{src.sub:d}:{facts[fid]}"
-            else:
-                key = f"{k in guarded:d}{agents.get(k) or fallback}" + ";".join(
-                    f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
-            if kept_keys.get(k) != key:
-                keys[k] = key
-        gone = [k for k in kept_keys if k not in order]
         blob = index.merged(params)
         state: dict[str, Any] | None = marshal.loads(blob) if blob else None  # noqa: S302 (our own 0600 cache)
-        # summed other parts (a run beside this one), or parts no longer kept (dropped with other windows')
-        if state is not None and (state.get("made") != made or not kept_keys):
+        if state is not None and state.get("made") != made:  # summed other parts (a run beside this one)
+            state = None
+        keys, gone, first = self._changed(index, live, order, params, state, roots)
+        if state is not None and first:  # parts no longer kept (dropped with other windows')
             state = None
         last = index.cached_report(state["key"]) if state else None
         old = index.cached_parts(params, [*keys, *gone]) if last else {}
@@ -121,7 +109,7 @@ class _Summarize:
             value = done.get(k)
             new[k] = self._fold(k, [(src, rows[src.path]) for src in order[k]]) if value is None else value
         was = index.store_parts(params, [(k, key, marshal.dumps(new[k])) for k, key in keys.items()],  # type: ignore[arg-type]
-                                gone, time.time(), not kept_keys)
+                                gone, time.time(), first)
         doc = None
         if state is not None and last is not None and was == made:  # no run beside this one changed the parts
             kept = state["sess"]
@@ -138,8 +126,44 @@ class _Summarize:
             state, doc = merge.build(parts, [k for k in order if k in parts], warnings, self.since, self.utc_offset)
         assert state is not None
         state["made"] = made  # the parts it sums (`Index.parts_made`)
+        # what its parts were made from: the files as of this count of their changes (None: some parts
+        # may not have been kept), over these roots, these sessions guarded
+        state["files"] = index.files_made[1] if was >= 0 else None
+        state["roots"], state["guarded"] = roots, sorted(self.guarded)
         self.state = state
         return doc
+
+    def _changed(self, index: Index, live: dict[str, int], order: dict[str, list[Source]], params: str,
+                 state: dict[str, Any] | None, roots: list[str]) -> tuple[dict[str, str], list[str], bool]:
+        """(the sessions whose part is not kept as their files are now, with their keys; the sessions
+        kept but gone; whether no part of `params` is kept). A session's key says its files' facts.
+        When the last run's sums were made from the files as they were before this run (nothing
+        changed them between), over the same roots and guarded sessions, and this run dropped no
+        file, only the sessions whose files this run read can differ: only theirs are compared;
+        else every one."""
+        facts, agents, guarded, fallback = index.facts, self.agents, self.guarded, FALLBACK.name
+        touched = index.touched
+        if (state is not None and touched is not None and state.get("files") == index.files_made[0]
+                and state.get("roots") == roots and set(state.get("guarded", ())) == guarded):
+            maybe: Any = touched.intersection(order)
+            kept_keys = index.part_keys(params, maybe)
+            gone, first = [], False
+        else:
+            maybe = order
+            kept_keys = index.part_keys(params)
+            gone, first = [k for k in kept_keys if k not in order], not kept_keys
+        keys: dict[str, str] = {}
+        for k in maybe:  # once per session of the history: its one file written inline
+            srcs = order[k]
+            if len(srcs) == 1:
+                fid = live[(src := srcs[0]).path]
+                key = f"{k in guarded:d}{agents.get(k) or fallback}{fid}:{src.sub:d}:{facts[fid]}"
+            else:
+                key = f"{k in guarded:d}{agents.get(k) or fallback}" + ";".join(
+                    f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
+            if kept_keys.get(k) != key:
+                keys[k] = key
+        return keys, gone, first
 
     def _fold(self, session: str, files: list[tuple[Source, list[Row]]]) -> tuple[object, ...]:
         """One session's part from its files' rows, as `__call__` gives it."""
@@ -251,7 +275,7 @@ def report_json_pieces(
     since: float | None = None,
     utc_offset: float | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> list[bytes]:
+) -> list[bytes | memoryview]:
     """The report as compact JSON text in UTF-8 pieces, the object left open (a caller adds its own
     members and the closing brace): the same document as `run_report`, but an unchanged corpus's
     cached text is sent as it is, followed by the clock fields and the index figures (parsing and
@@ -269,7 +293,7 @@ def _run(
     utc_offset: float | None,
     progress: Callable[[int, int], None] | None,
     as_text: bool,
-) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats]:
+) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats]:
     # without roots, every agent's logs in its own folders (the registry's); with, the fallback's there
     plan = [(FALLBACK, list(roots))] if roots else [(a, a.roots()) for a in AGENTS]
     plan = [(a, [os.path.abspath(os.path.expanduser(r)) for r in folders]) for a, folders in plan]
@@ -311,9 +335,8 @@ def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> list[S
     only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them."""
     out: list[Source] = []
     for agent, folders in plan:
-        if agent is FALLBACK:  # a rollout among them is its agent's (`agents.claimed`)
-            found = walk.discover(folders, index) if index is not None else agent.sources(folders)
-            out += [claimed(src) for src in found]
+        if agent is FALLBACK:  # a rollout among them is its agent's (`agents.claimed`, `walk`'s own)
+            out += walk.discover(folders, index) if index is not None else [claimed(s) for s in agent.sources(folders)]
         else:
             out += agent.sources(folders)
     return out
@@ -328,7 +351,7 @@ def _build(
     utc_offset: float,
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
-) -> tuple[dict[str, Any] | None, list[bytes] | None, IndexStats, bool]:
+) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats, bool]:
     import marshal
 
     from session_watcher.reports.warmth import guard_ids
@@ -341,12 +364,13 @@ def _build(
     key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
     cached = kept is not None
+    body: list[bytes | memoryview]
     if kept is not None:
-        body, days = kept
+        body, days = [kept[0]], kept[1]
         if since is None and not os.path.exists(cliff_path()):
-            save_cliffs(json.loads(body + b"}")["ttl"], now)
+            save_cliffs(json.loads(b"".join([*body, b"}"]))["ttl"], now)
     else:
-        made = summarize.document(index, live, warnings)
+        made = summarize.document(index, live, warnings, roots)
         body, days = made.body, made.days
         if since is None:  # a report over a window has less evidence than the whole history
             save_cliffs(made.ttl, now)
@@ -355,8 +379,8 @@ def _build(
         summarize.state["key"] = key
         index.store_merged(summarize.params, marshal.dumps(summarize.state), time.time())
     if as_text:
-        return None, [body, _clock_text(days, now, utc_offset)], stats, cached
-    return apply_now(json.loads(body + b"}"), now, utc_offset), None, stats, cached
+        return None, [*body, _clock_text(days, now, utc_offset)], stats, cached
+    return apply_now(json.loads(b"".join([*body, b"}"])), now, utc_offset), None, stats, cached
 
 
 def cliff_path() -> str:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 9  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 10  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
@@ -35,7 +35,9 @@ SCHEMA_VERSION = 9  # 1: files + rows; 2: + reports (finished documents by corpu
 # report, by the facts of its files: a warm run folds only the sessions whose files changed) and folders
 # (each listed folder's mtimes and what it held: `reports.walk` lists only those that changed); a report
 # as UTF-8 bytes left open, its `days` apart (the clock fields are computed from them and added after);
-# 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`)
+# 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`);
+# 10: a report's text in a file of its own beside the database (`store_report`), its sources claimed by
+# their agent in the folders' listings (`reports.walk`)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -81,6 +83,7 @@ class FileRec(NamedTuple):
 
 
 ToRead = tuple[Source, os.stat_result, FileRec | None]  # a source to read: its stat now, and what the index knew
+Known = tuple[int, int, int, int, bytes]  # a file as every run loads it: id, size, mtime_ns, offset, path
 
 
 class IndexStats(NamedTuple):
@@ -97,8 +100,8 @@ _DDL = (
     " ino INTEGER, size INTEGER, mtime_ns INTEGER, offset INTEGER, head TEXT)",
     "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
-    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB NOT NULL, days TEXT NOT NULL,"
-    " at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB, days TEXT NOT NULL, at REAL NOT NULL,"
+    " size INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
     "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB NOT NULL, at REAL NOT NULL)",
@@ -130,6 +133,10 @@ class Index:
         self.steady: frozenset[str] = frozenset()  # files listed by an unchanged folder (`reports.walk`)
         self._full_at: int | None = None  # this run stats every file: when (kept as the last full pass)
         self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
+        # how many runs had changed the files (read, dropped) before this run's `refresh` and after
+        # it: with nothing between, the files not read by this run are as the last run left them
+        self.files_made = (-1, -1)
+        self.touched: set[str] | None = None  # the sessions of the files this run read (None: it dropped some)
         self._conn: sqlite3.Connection | None = None
         self.in_memory = False  # the file could not be written: this run's index lives in memory
         self._memory_fresh = False  # ... and starts empty (not from a copy of the file)
@@ -227,6 +234,7 @@ class Index:
                     pass
                 except OSError:  # a read-only disk: the file stays, this run's index is in memory
                     self.in_memory = self._memory_fresh = True
+            self._forget_docs(set())
         self.rebuilt = True
 
     def close(self) -> None:
@@ -275,11 +283,8 @@ class Index:
         if self._conn is None:
             self._conn = self._open()
         conn = self._conn
-        new = tuple.__new__
-        known: dict[str, FileRec] = {
-            path.decode("utf-8", "surrogateescape"): new(FileRec, rec)
-            for path, *rec in conn.execute("SELECT path, id, dev, ino, size, mtime_ns, offset, head FROM files")
-        }
+        rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
+        known: dict[str, Known] = dict(zip([r[4].decode("utf-8", "surrogateescape") for r in rows], rows, strict=True))
         live: dict[str, int] = {}
         self.facts = {}
         if progress is not None and sources:
@@ -295,6 +300,14 @@ class Index:
             dropped = self._drop_missing(conn, known, live, roots)
             if self._full_at is not None:
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('fullPass', ?)", (self._full_at,))
+            changed = appended + reread + dropped > 0
+            if changed:
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('files', 0)")
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'files'")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
+        after = int(row[0]) if row else 0
+        self.files_made = (after - changed, after)
+        self.touched = {src.session for src, _st, _rec in todo} if not dropped else None
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
         return stats, live
 
@@ -308,25 +321,33 @@ class Index:
         self._full_at = now if full else None
         return -1 if full else now - LIVE_NS
 
-    def _to_read(self, sources: list[Source], known: dict[str, FileRec], live: dict[str, int], quiet_before: int,
+    def _to_read(self, sources: list[Source], known: dict[str, Known], live: dict[str, int], quiet_before: int,
                  ) -> tuple[int, list[ToRead], list[Job]]:
         """(how many sources are unchanged since the index saw them, the others with what to read of
-        each); the unchanged ones, and those that cannot be opened now but were known, into `live`.
+        each); the unchanged ones, and those that cannot be opened now but were known, into `live`
+        (in the sources' order: the others' places kept with -1, `_store` fills them).
         A known file of an unchanged folder quiet since before `quiet_before` is not stat'ed."""
-        skipped = 0
         todo: list[ToRead] = []
         jobs: list[Job] = []
-        steady = self.steady
+        steady, facts = self.steady, self.facts
+        check: list[tuple[Source, Known | None]] = []
         for src in sources:
-            rec = known.get(src.path)
-            if rec is not None and rec.mtime_ns < quiet_before and src.path in steady:
-                skipped += 1
-                live[src.path] = rec.id
-                self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
+            path = src.path
+            got = known.get(path)
+            if got is not None and got[2] < quiet_before and path in steady:
+                live[path] = got[0]
+                facts[got[0]] = got[1:4]
                 continue
+            live[path] = -1
+            check.append((src, got))
+        skipped = len(live) - len(check)
+        recs = self._recs([got for _src, got in check if got is not None])
+        for src, got in check:
+            rec = None if got is None else recs.get(got[0])
             try:
                 st = os.stat(src.path)
             except OSError:
+                live.pop(src.path, None)
                 continue
             if (
                 rec is not None
@@ -345,10 +366,27 @@ class Index:
                 if rec is not None:
                     live[src.path] = rec.id
                     self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
+                else:
+                    live.pop(src.path, None)
                 continue
             todo.append((src, st, rec))
             jobs.append(job)
         return skipped, todo, jobs
+
+    def _recs(self, known: list[Known]) -> dict[int, FileRec]:
+        """The whole records of these known files (a file not stat'ed needs only its facts)."""
+        out: dict[int, FileRec] = {}
+        conn = self._require()
+        for at in range(0, len(known), _IN_MAX):
+            part = known[at:at + _IN_MAX]
+            marks = ",".join("?" * len(part))  # placeholders only: the ids are bound
+            query = f"SELECT id, dev, ino, head FROM files WHERE id IN ({marks})"  # noqa: S608
+            extra = {r[0]: r for r in conn.execute(query, [k[0] for k in part])}
+            for k in part:
+                e = extra.get(k[0])
+                if e is not None:
+                    out[k[0]] = FileRec(k[0], e[1], e[2], k[1], k[2], k[3], e[3])
+        return out
 
     def _scan(self, todo: list[ToRead], jobs: list[Job], progress: Callable[[int, int], None] | None, total: int,
               finish: Finish | None) -> list[Scanned | None]:
@@ -387,6 +425,8 @@ class Index:
                 if rec is not None:
                     live[src.path] = rec.id
                     self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
+                else:
+                    live.pop(src.path, None)
                 continue
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
@@ -419,31 +459,111 @@ class Index:
 
     def fingerprint(self, live: dict[str, int], extra: str) -> str:
         """A key for the finished report: every live file's path, id, size, mtime and offset, plus `extra`."""
-        h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
+        import marshal
+
+        try:  # the interpreter's BLAKE2: four times SHA-1's speed over a large history's megabyte of facts
+            from _blake2 import blake2b
+
+            h = blake2b(f"{SCHEMA_VERSION}\0{extra}".encode(), digest_size=20)
+        except ImportError:  # pragma: no cover - an interpreter built without it
+            h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
         facts = self.facts
-        h.update(repr(sorted([(path, fid, facts[fid]) for path, fid in live.items()])).encode())
+        # `live` in the sources' order (`_to_read`): the same files found the same way, the same key;
+        # marshal's version 2 writes no back-references: the same values, the same bytes
+        h.update(marshal.dumps((live, [facts[fid] for fid in live.values()]), 2))
         return str(h.hexdigest())
 
-    def cached_report(self, key: str) -> tuple[bytes, str] | None:
-        """The finished report kept under `key`: (its JSON text as UTF-8 bytes, without the clock
-        fields and left open, its `days` as JSON text)."""
-        row = self._require().execute("SELECT doc, days FROM reports WHERE key = ?", (key,)).fetchone()
-        return (bytes(row[0]), str(row[1])) if row else None
+    def _docs(self) -> str:
+        """The folder of the reports' texts: beside the database, named after it (not its name and
+        more: what is named `warmth-index.sqlite3*` is the database's own files)."""
+        folder, name = os.path.split(self.db_path)
+        return os.path.join(folder, name.removesuffix(".sqlite3") + "-reports")
 
-    def store_report(self, key: str, doc: bytes, days: str, at: float) -> None:
-        """Keep the finished report for the next run; a disk that cannot take it keeps nothing."""
+    def cached_report(self, key: str) -> tuple[memoryview, str] | None:
+        """The finished report kept under `key`: (its JSON text as UTF-8, without the clock fields
+        and left open, its `days` as JSON text). The text is a file of its own beside the database
+        (`store_report`), mapped, not copied; one missing or not of the length kept is no report.
+        (The file is only ever replaced, never written in place: what is mapped stays as it is.)"""
+        row = self._require().execute("SELECT doc, days, size FROM reports WHERE key = ?", (key,)).fetchone()
+        if not row:
+            return None
+        if row[0] is not None:  # kept in the database (the folder could not be written)
+            return memoryview(bytes(row[0])), str(row[1])
+        import mmap
+
+        from session_watcher.base.paths import open_file
+
+        try:
+            fd = open_file(os.path.join(self._docs(), key), follow=False)
+            try:
+                if os.fstat(fd).st_size != row[2]:
+                    return None
+                doc = memoryview(mmap.mmap(fd, row[2], access=mmap.ACCESS_READ))
+            finally:
+                os.close(fd)
+        except (OSError, ValueError):  # ValueError: an empty file
+            return None
+        return doc, str(row[1])
+
+    def store_report(self, key: str, doc: list[bytes | memoryview], days: str, at: float) -> None:
+        """Keep the finished report for the next run: its text in a file of its own, named by its key
+        (written whole, then renamed: a reader sees the old file or the new one), a row in the database
+        that says its `days` and length; a disk that cannot take it keeps nothing. A large history's
+        report is megabytes: a file is written and read at the speed of a copy, where the database
+        wrote it through its journal (docs/benchmarks.md)."""
         conn = self._require()
+        blob: bytes | None = None if self._write_doc(key, doc) else b"".join(doc)
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at) VALUES (?, ?, ?, ?)",
-                             (key, doc, days, at))
+                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at, size) VALUES (?, ?, ?, ?, ?)",
+                             (key, blob, days, at, sum(len(piece) for piece in doc)))
                 conn.execute(
                     "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
                     (KEEP_REPORTS,),
                 )
+                kept = {k for (k,) in conn.execute("SELECT key FROM reports")}
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
+            return
+        self._forget_docs(kept)
+
+    def _write_doc(self, key: str, doc: list[bytes | memoryview]) -> bool:
+        if self.in_memory:
+            return False
+        from session_watcher.base.paths import ensure_private_dir
+
+        folder = self._docs()
+        tmp = os.path.join(folder, f".{key}.{os.getpid()}")
+        try:
+            ensure_private_dir(folder)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                for piece in doc:
+                    view = memoryview(piece)
+                    while view:
+                        view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(tmp, os.path.join(folder, key))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            return False
+        return True
+
+    def _forget_docs(self, kept: set[str]) -> None:
+        """The files of reports no longer kept removed (a run beside this one may have kept others:
+        their reader finds none and builds again)."""
+        folder = self._docs()
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        for name in names:
+            if name not in kept and not name.startswith("."):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, name))
 
     def rows(self, live: dict[str, int]) -> dict[str, list[Row]]:
         """The rows of each file in `live` (path -> file id), in file order."""
@@ -471,10 +591,10 @@ class Index:
 
     @staticmethod
     def _drop_missing(
-        conn: sqlite3.Connection, known: dict[str, FileRec], live: dict[str, int], roots: list[str]
+        conn: sqlite3.Connection, known: dict[str, Known], live: dict[str, int], roots: list[str]
     ) -> int:
         prefixes = tuple(os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots)
-        gone = [rec.id for path, rec in known.items() if path not in live and path.startswith(prefixes)]
+        gone = [rec[0] for path, rec in known.items() if path not in live and path.startswith(prefixes)]
         for fid in gone:
             conn.execute("DELETE FROM chunks WHERE file_id = ?", (fid,))
             conn.execute("DELETE FROM files WHERE id = ?", (fid,))
@@ -517,9 +637,14 @@ class Index:
 
     # -- each session's part of the report ---------------------------------------------------
 
-    def part_keys(self, params: str) -> dict[str, str]:
-        """The parts kept for a report of `params`: session id -> its key."""
-        rows = self._require().execute("SELECT session, key FROM parts WHERE params = ?", (params,))
+    def part_keys(self, params: str, sessions: Iterable[str] | None = None) -> dict[str, str]:
+        """The parts kept for a report of `params` (of `sessions`, or all): session id -> its key."""
+        conn = self._require()
+        if sessions is None:
+            rows = conn.execute("SELECT session, key FROM parts WHERE params = ?", (params,)).fetchall()
+        else:
+            get = "SELECT session, key FROM parts WHERE params = ? AND session = ?"
+            rows = [r for sid in sessions for r in conn.execute(get, (params, _db(sid)))]
         return {sid.decode("utf-8", "surrogateescape"): key for sid, key in rows}  # `_fs`, inline
 
     def cached_parts(self, params: str, sessions: Iterable[str] | None = None) -> dict[str, bytes]:

@@ -98,6 +98,7 @@ SESSION_KEYS = (
     "storyAvailable",
     "storyError",
     "lampAt",
+    "restartNow",
     "holds",
     "restarts",
 )
@@ -135,6 +136,17 @@ class _Story:
         self.state: State | None = None
         self.cfg: Config | None = None
         self._backtest: tuple[int, dict[str, Any] | None] | None = None  # (calls, the page's backtest)
+        self._cold: bool | None = None  # the cache cold when the restart saving was last priced
+
+    def _cold_at(self, now: float) -> bool | None:
+        from session_watcher.core.status import cold_now
+
+        return None if self.state is None or self.cfg is None else cold_now(self.state, self.cfg, now)
+
+    def turned(self, now: float) -> bool:
+        """The cache went cold (or the clock stepped back to warm) since the saving was priced: the
+        page's restart saving changes with no new line in the transcript."""
+        return self._cold is not None and self._cold_at(now) != self._cold
 
     def backtest(self) -> dict[str, Any] | None:
         """The page's closed-loop backtest (session_page_data.page_backtest), again only when the
@@ -149,7 +161,7 @@ class _Story:
     def advance(self) -> tuple[dict[str, Any] | None, StoryTrace | None, str | None]:
         """(the final status document, the story, None) after folding what is new, or (None, None,
         the error) when the fold failed (the next change starts it again)."""
-        from session_watcher.core.status import status_document
+        from session_watcher.reports.session_page_data import now_document
         from session_watcher.sessions.replay import scratch_state
         from session_watcher.state import session
 
@@ -160,7 +172,9 @@ class _Story:
             subs = session.subagent_files(self.path, self.session_id)
             self.state, _alerts, _done = session.sync(self.state, self.path, self.cfg, float("inf"), subs,
                                                       trace=self.trace)
-            return status_document(self.state, self.cfg), self.trace, None
+            now = time.time()
+            self._cold = self._cold_at(now)
+            return now_document(self.state, self.cfg, now), self.trace, None
         except Exception as exc:  # the page still shows the transcript's own story
             self.state = None
             return None, None, f"{type(exc).__name__}: {exc}"
@@ -188,7 +202,7 @@ class _Source:
                 stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
             except OSError:
                 stamp = None
-            if stamp != self._stamp or self._snap is None:
+            if stamp != self._stamp or self._snap is None or self._story.turned(time.time()):
                 if stamp is not None:
                     self._snap = self._refresh()
                 self._stamp = stamp

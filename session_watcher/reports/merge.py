@@ -37,6 +37,7 @@ from session_watcher.reports.warmth import (
 
 State = dict[str, Any]  # plain data (marshal): see `empty`
 Texts = tuple[bytes, bytes, bytes]  # a session's entry, its cold starts in the window, its scatter (JSON, no brackets)
+Piece = bytes | memoryview  # of the document's text: a stretch of the last document's is a view of it, not a copy
 _SEP = (",", ":")
 
 
@@ -54,7 +55,7 @@ def empty() -> State:
         "named": {},  # project -> (name, cwd, last activity), as `warmth.totals` names it
         "sess": {},  # session -> its last activity (the sessions' order)
         "counts": {},  # session -> its cold starts in the window by cause, "," between (one object to load)
-        "spans": [{}, {}, {}],  # per text (`Texts`): session -> (start, length) in the document, when not empty
+        "spans": [None, None, None],  # per text (`Texts`): where its list's texts are in the document (`Spans`)
         "lifetime": None,
         "key": None,  # the document's key in the index
     }
@@ -205,10 +206,11 @@ def inference(state: State) -> tuple[list[str], list[dict[str, Any]], dict[str, 
 
 
 class Doc:
-    """The document's text built from `state` (`body`: UTF-8, without the clock fields, left open,
-    `days` last), each session's texts from `fresh` or, for the others, `old` (the last document)."""
+    """The document's text built from `state` (`body`: UTF-8 in pieces, without the clock fields,
+    left open, `days` last), each session's texts from `fresh` or, for the others, `old` (the last
+    document): the pieces are written out as they are, a large history's text never joined."""
 
-    def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: bytes,  # noqa: PLR0913, PLR0917
+    def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: Piece,  # noqa: PLR0913, PLR0917
                  warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> None:
         classes, buckets, ttl, documented, lifetime = state.pop("inferred")
         self.ttl = ttl
@@ -237,7 +239,7 @@ class Doc:
                                   state["named"], warmth, utc_offset)),
             ("scatter", (order, 2)),
         ]
-        out: list[bytes] = []
+        out: list[Piece] = []
         pos = 0
         for k, v in members:
             head = f'{"," if out else "{"}"{k}":'.encode()
@@ -250,24 +252,61 @@ class Doc:
                 out.append(text)
                 pos += len(text)
         out.append(b',"days":' + self.days.encode())
-        self.body = b"".join(out)
+        self.body = out
         state["lifetime"] = lifetime
 
 
-def _list(out: list[bytes], pos: int, order: list[str], fresh: dict[str, Texts], old: bytes,  # noqa: PLR0913, PLR0917
-          spans: list[dict[str, tuple[int, int]]], slot: int) -> int:
+Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
+
+
+def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts], old: Piece,  # noqa: PLR0913, PLR0917
+          spans: list[Spans | None], slot: int) -> int:
     """A JSON array of each session's text `slot` (those not empty), from `fresh` or the `old`
-    document's span, at `pos` of the document; the spans kept for the next run."""
+    document, at `pos` of the document; the list's spans kept for the next run. Between two fresh
+    texts the others are, as a rule, in the order they had: such a run is one view of the old text."""
     was = spans[slot]
-    texts = [fresh[sid][slot] if sid in fresh else old[s[0]:s[0] + s[1]] if (s := was.get(sid)) else b""
-             for sid in order]
-    keep = [i for i, text in enumerate(texts) if text]
-    kept = [texts[i] for i in keep]
-    lengths = [len(text) for text in kept]
-    starts = list(accumulate([pos + 1] + [n + 1 for n in lengths[:-1]])) if kept else []
-    spans[slot] = dict(zip([order[i] for i in keep], zip(starts, lengths, strict=True), strict=True))
-    out.append(b"[" + b",".join(kept) + b"]")
-    return pos + len(out[-1])
+    if not old or was is None:
+        texts = [fresh[sid][slot] for sid in order]
+        seq = [sid for sid, text in zip(order, texts, strict=True) if text]
+        lengths = [len(text) for text in texts if text]
+        out.append(b"[" + b",".join([text for text in texts if text]) + b"]")
+    else:
+        first, sids, lens = was
+        at = dict(zip(sids, range(len(sids)), strict=True))
+        seq = [sid for sid in order if (fresh[sid][slot] if sid in fresh else sid in at)]
+        starts = list(accumulate([first] + [n + 1 for n in lens[:-1]]))
+        pieces: list[Piece] = []
+        lengths = []
+        cut = [i for i, sid in enumerate(seq) if sid in fresh]
+        for a, b in zip([0] + [i + 1 for i in cut], [*cut, len(seq)], strict=True):
+            _copy(seq[a:b], at, sids, starts, lens, old, pieces, lengths)
+            if b < len(seq):
+                text = fresh[seq[b]][slot]
+                pieces.append(text)
+                lengths.append(len(text))
+        out.append(b"[")
+        for k, piece in enumerate(pieces):
+            out += (b",", piece) if k else (piece,)
+        out.append(b"]")
+    spans[slot] = (pos + 1, seq, lengths)
+    return pos + 2 + sum(lengths) + max(0, len(lengths) - 1)
+
+
+def _copy(run: list[str], at: dict[str, int], sids: list[str], starts: list[int], lens: list[int],  # noqa: PLR0913, PLR0917
+          old: Piece, pieces: list[Piece], lengths: list[int]) -> None:
+    """The old texts of `run` (sessions not changed) onto `pieces`, each stretch of them that
+    followed one another in the old list as one slice."""
+    i = 0
+    while i < len(run):
+        k = at[run[i]]
+        n = len(run) - i
+        if sids[k:k + n] != run[i:]:  # some moved: the longest stretch from here that did not
+            n = 1
+            while i + n < len(run) and k + n < len(sids) and sids[k + n] == run[i + n]:
+                n += 1
+        pieces.append(old[starts[k]:starts[k + n - 1] + lens[k + n - 1]])
+        lengths += lens[k:k + n]
+        i += n
 
 
 def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any]], since: float | None,
@@ -285,7 +324,7 @@ def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any
     return state, Doc(state, order, fresh, b"", warnings, since, utc_offset)
 
 
-def update(state: State, old_doc: bytes, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
+def update(state: State, old_doc: Piece, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
            warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> Doc | None:
     """`state` with the `old` parts of the changed sessions taken out and their `new` ones put in, and
     the document; None when that moves a cache lifetime (then `build`)."""

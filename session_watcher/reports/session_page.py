@@ -104,9 +104,10 @@ def _backtest_html(model: dict[str, Any]) -> str:
     return f'<p id="backtest">{html.escape(one_line(str(bt["sentence"])))}</p>'
 
 
-def write_html(transcript: str, out: str) -> dict[str, Any]:
+def write_html(transcript: str, out: str, now: float | None = None) -> dict[str, Any]:
+    """The page of `transcript` at `out`, its restart saving priced at `now` (default the clock's)."""
     _steady_malloc()
-    model = load_model(transcript, packed=True)
+    model = load_model(transcript, now=now, packed=True)
     from session_watcher.base.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one

@@ -36,6 +36,7 @@ import json
 import os
 import re
 import sys
+import time
 from array import array
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from session_watcher.core.backtest import Call
-    from session_watcher.core.shapes import Config, Detail, Event, Sample
+    from session_watcher.core.shapes import Config, Detail, Event, Sample, State
 
     Row = int | list[Any]  # a call's number, a tool's values (PageBuilder)
 
@@ -442,6 +443,7 @@ class PageBuilder:
             "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
+            "restartNow": restart_now(final_status) if trace is not None else None,
             "storyError": None,
         }
 
@@ -758,10 +760,56 @@ def page_backtest(path: str, read: PageRead | None = None, cfg: Config | None = 
     return run_one(path)
 
 
-def story_of(path: str, read: PageRead | None = None) -> tuple[dict[str, Any], StoryTrace, Config]:
-    """The replay's final status document, its trace as story rows and the config it folded with
-    (`read`: the page's one read of the transcript; else the replay reads it)."""
-    from session_watcher.core.status import status_document
+def hooks_view(state: State) -> State:
+    """The state `status` prices a restart by: the hooks' saved state of this session when it stands
+    at the page's last call (it holds what the transcript does not say: the handoff the guard
+    prepared, `guard.carry`, and what the client said of its cache, `context.promptCache`), else
+    the page's own fold."""
+    from session_watcher.core.errors import StateRejected
+    from session_watcher.state import shell, store
+
+    sid = state.get("sessionId")
+    if not store.valid_session_id(sid):
+        return state
+    try:
+        saved = shell.saved(sid)
+    except (StateRejected, OSError, ValueError):
+        return state
+    here = state["engine"]
+    if saved is None or [saved["engine"].get(k) for k in ("calls", "segment", "lastTs")] != \
+            [here["calls"], here["segment"], here["lastTs"]]:
+        return state
+    return saved
+
+
+def now_document(state: State, cfg: Config, now: float | None = None) -> dict[str, Any]:
+    """The status document `status` shows at `now` (default: the clock's), with `asOf`: the restart
+    saving priced as `status` and the status line price it (`core.status.cold_now`: the cache cold
+    once it has expired; a handoff the guard prepared, pending at `now`: `hooks_view`)."""
+    from session_watcher.core.status import cold_now, status_document
+
+    at = time.time() if now is None else now
+    state = hooks_view(state)
+    doc = status_document(state, cfg, cold=cold_now(state, cfg, at), now=at)
+    doc["asOf"] = at
+    return doc
+
+
+def restart_now(final: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The page's line of what a restart saves now (`now_document`'s): `status`'s words for the lamp
+    and the saving (`core.render.lamp_words`), its figures and when it was priced."""
+    if not final or not final.get("lamp"):
+        return None
+    from session_watcher.core.render import lamp_words
+
+    keep = ("lamp", "saving", "savingUsd", "horizon", "untilCompaction", "coldReturn", "asOf")
+    return {"text": lamp_words(final), **{k: final.get(k) for k in keep}}
+
+
+def story_of(path: str, read: PageRead | None = None,
+             now: float | None = None) -> tuple[dict[str, Any], StoryTrace, Config]:
+    """The replay's final status document at `now` (`now_document`), its trace as story rows and the
+    config it folded with (`read`: the page's one read of the transcript; else the replay reads it)."""
     from session_watcher.sessions.replay import fold, fold_read
 
     trace = StoryTrace()
@@ -769,13 +817,14 @@ def story_of(path: str, read: PageRead | None = None) -> tuple[dict[str, Any], S
         state, cfg, _ = fold(path, trace=trace)
     else:
         state, cfg = fold_read(read.path, read.cwd, trace, read)
-    return status_document(state, cfg), trace, cfg
+    return now_document(state, cfg, now), trace, cfg
 
 
 def load_model(path: str, session_id: str | None = None, with_story: bool = True,
-               packed: bool = False) -> dict[str, Any]:
+               now: float | None = None, packed: bool = False) -> dict[str, Any]:
     """Read a transcript (once: `PageRead`) and, when the engine's replay is there, the watcher's trace
-    (`packed`: the rows as `PageBuilder.model` keeps them, for the page's writer)."""
+    (its restart saving priced at `now`, default the clock's: `now_document`; `packed`: the rows as
+    `PageBuilder.model` keeps them, for the page's writer)."""
     trace: StoryTrace | None = None
     final: dict[str, Any] | None = None
     doc: dict[str, Any] | None = None
@@ -783,7 +832,7 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
     with PageRead(path, session_id) as read:
         if with_story:
             try:
-                final, trace, cfg = story_of(path, read)
+                final, trace, cfg = story_of(path, read, now)
                 doc = page_backtest(path, read, cfg)
             except Exception as exc:  # the page still shows the transcript's own story
                 trace = None

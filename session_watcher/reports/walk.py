@@ -16,6 +16,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from session_watcher.agents import claimed
 from session_watcher.agents.claude_code.discover import project_folders, project_sources
 from session_watcher.agents.source import Source
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from session_watcher.reports.index import Index
 
 RACY_NS = 2_000_000_000
+_new = tuple.__new__
 _AGAIN = -1  # the mtime kept for a folder too new to trust: never equal, listed again
 
 
@@ -81,22 +83,22 @@ class Walk:
         key = project + os.sep  # a project folder may also be its root: its own entry
         got = self._same(key)
         if got is not None:
-            found = [Source(*s) for s in got]
-            self.steady += [s.path for s in found]
+            found = [_new(Source, s) for s in got]
+            self.steady += [s[0] for s in got]
             return found
         start = time.time_ns()
         self.listed += 1
         dirs: list[str] = []
-        found = project_sources(project, dirs)
+        found = [claimed(s) for s in project_sources(project, dirs)]  # a rollout among them: its agent's
         if dirs:  # listed (a folder that could not be is tried again next time)
             self.new[key] = marshal.dumps((_trusted(dirs, start), [tuple(s) for s in found]))
         return found
 
 
 def discover(roots: Iterable[str], index: Index) -> list[Source]:
-    """`agents.claude_code.discover.discover(roots)`, listing only the folders that changed since
-    the index last saw them; keeps this run's listings (and forgets those of folders gone), and
-    tells the index which files came from unchanged folders (`Index.steady`)."""
+    """`agents.claude_code.discover.discover(roots)`, each source `agents.claimed`, listing only the
+    folders that changed since the index last saw them; keeps this run's listings (and forgets
+    those of folders gone), and tells the index which files came from unchanged folders (`Index.steady`)."""
     walk = Walk(index.folders())
     seen_roots: set[str] = set()
     seen_files: set[str] = set()
@@ -107,7 +109,12 @@ def discover(roots: Iterable[str], index: Index) -> list[Source]:
             continue
         seen_roots.add(real)
         for p in walk.projects(real):
-            for s in walk.sources(p):
+            found = walk.sources(p)
+            if seen_files.isdisjoint([s[0] for s in found]):  # the usual case: each file under one folder
+                seen_files.update([s[0] for s in found])
+                out += found
+                continue
+            for s in found:
                 if s.path not in seen_files:
                     seen_files.add(s.path)
                     out.append(s)

@@ -47,7 +47,10 @@ def digest(transcript: str | None) -> core.Digest:
 
 def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
     """The handoff document of a session state (brought up to date by the caller)."""
+    from session_watcher.core.status import cold_now
+
     q = quantities(state, cfg)
+    cold = cold_now(state, cfg, now)  # priced as `status` and the status line price a restart now
     if not q.get("bDefault"):
         raise UserError(f"session {state['sessionId']} has no API call yet: nothing to hand off")
     cursor = state.get("cursor") or {}
@@ -57,11 +60,11 @@ def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
     written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
     # the note's price includes the note, whose first line says the price: until the two agree
     note = core.compose(d, file_list, root, core.header(state["sessionId"], written, 0, 0.0))
-    priced = core.price(state, q, core.note_tokens(note, state))
+    priced = core.price(state, q, core.note_tokens(note, state), cold)
     for _ in range(4):
         note = core.compose(d, file_list, root, core.header(state["sessionId"], written, priced["carryTokens"],
                                                               priced["carryUsd"]))
-        again = core.price(state, q, core.note_tokens(note, state))
+        again = core.price(state, q, core.note_tokens(note, state), cold)
         if again == priced:
             break
         priced = again

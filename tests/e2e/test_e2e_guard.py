@@ -108,7 +108,8 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
             assert "session-watcher: cold cache (last call 20 min ago" in text
             assert re.search(r"Continue: send this prompt again within a minute, re-writing 91k tokens \(\$\d", text)
             assert re.search(r"Or /compact: reads the same 91k cold once \(\$\d", text)
-            less = re.search(r"Or a fresh session, (\$[\d.]+) less over the next ~\d+ calls: a handoff is ready; "
+            less = re.search(r"Or a fresh session, (\$[\d.]+) less over the next ~\d+ calls(?:, until the automatic "
+                             r"compaction)?: a handoff is ready; "
                              r"clear the input line \(Ctrl\+U\), then /clear, and the new session starts with it: "
                              r"it \w+ ~\d+k tokens \(\$\d", text)
             assert less is not None, text

@@ -114,10 +114,10 @@ def test_one_lamp_one_gate_one_price_live(claude_bin: Path, desktop_world: tuple
     assert dollars(row["savingUsd"]) == usd
     line = render.render(row, columns=200, color=False)
     assert f"restart saves {usd}" in line, line
-    wait_for(lambda: any("saved after the restart's own cost" in n["body"] for n in desk.notifications()),
+    wait_for(lambda: any("less the restart's own cost" in n["body"] for n in desk.notifications()),
              120, "the gate's desktop notification")
-    shown = [n for n in desk.notifications() if "saved after the restart's own cost" in n["body"]]
-    m = re.search(r"(\$[\d,]+\.\d\d) saved after the restart's own cost", shown[0]["body"])
+    shown = [n for n in desk.notifications() if "less the restart's own cost" in n["body"]]
+    m = re.search(r"Restarting now saves (\$[\d,]+\.\d\d) over the next", shown[0]["body"])
     assert m is not None, shown[0]
     assert m.group(1) == usd, (m.group(1), usd, line)
 

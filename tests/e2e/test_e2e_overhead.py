@@ -5,12 +5,14 @@ Two figures, both the client's own: the duration Claude Code logs for each PostT
 debug log: "moved to the background (N ms)" for an async hook, "finished with status 0 (N ms)" for a
 synchronous one), and the session's `duration_ms` with vs without the plugin. They are reported
 (terminal summary and test-output/e2e-overhead.json), never asserted: speed claims belong to the
-benchmarks, and a loaded CI machine must not fail the suite.
+benchmarks, and a loaded CI machine must not fail the suite. One round by default (what the suite checks: every
+hook ran and folded); `SW_OVERHEAD_ROUNDS=5` for a figure worth quoting.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 from typing import TYPE_CHECKING
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.e2e
 
-ROUNDS = 3
+ROUNDS = max(1, int(os.environ.get("SW_OVERHEAD_ROUNDS", "1")))
 TOOL_CALLS = N_CALLS - 1
 HOOK_LINE = re.compile(r"Hooks: PostToolUse:\w+ \[(.*)\] (?:moved to the background|finished with status \d+) "
                        r"\((\d+)ms\)")

@@ -17,7 +17,9 @@ from session_watcher.agents.claude_code.records import (  # the one schema, shar
     Input,
     Record,
     Result,
+    counts_sample,
     decode,
+    long_digit_run,
     msgspec,
     stamp_to_epoch,
     usage_reading,
@@ -28,6 +30,7 @@ from session_watcher.agents.claude_code.transcript import (
     MAX_LINE_BYTES,
     USAGE,
     call_key,
+    compact_reserve,
     read_payload,
     record_events,
     use_info,
@@ -51,13 +54,13 @@ def _input_info(name: str, inp: Input | None) -> Any:
                            "limit": inp.limit})
 
 
-def _events(rec: Record[Any], events: list[Event], line: bytes) -> bool:
-    """Append the events of a decoded record as `record_events` gives them; False: the record is one
-    `record_events` must read itself (a system record, iterations the structs do not take); then
-    nothing was appended."""
+def _events(rec: Record[Any], events: list[Event], usage_marked: bool) -> bool:
+    """Append the events of a decoded record as `record_events` gives them (`usage_marked`: its line
+    holds the usage marker as written); False: the record is one `record_events` must read itself (a
+    system record, iterations the structs do not take); then nothing was appended."""
     kind = rec.type
     if kind == "assistant":
-        return _assistant_events(rec, events, line)
+        return _assistant_events(rec, events, usage_marked)
     if kind == "user":
         _user_events(rec, events)
     elif kind == "system":
@@ -65,7 +68,7 @@ def _events(rec: Record[Any], events: list[Event], line: bytes) -> bool:
     return True
 
 
-def _assistant_events(rec: Record[Any], events: list[Event], line: bytes) -> bool:
+def _assistant_events(rec: Record[Any], events: list[Event], usage_marked: bool) -> bool:
     """An API call's usage (a `call`) and its main-chain tool uses (`use`)."""
     msg = rec.message
     if msg is None:
@@ -74,14 +77,20 @@ def _assistant_events(rec: Record[Any], events: list[Event], line: bytes) -> boo
     side = rec.isSidechain is True
     model = model_name(msg.model)
     usage = msg.usage
-    # the marker as written, as record_events asks (usage sits near the line's end: rfind)
-    key = call_key(msg.mid, rec.requestId) if usage is not None and model != "<synthetic>" else None
-    if key is not None and usage is not None and line.rfind(USAGE) >= 0:
-        try:
-            (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
-        except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
-            return False
-        events.append(("call", key, ts, model, side, inp, cr, cw, out, cw5, cw1, detail))
+    # the marker as written, as record_events asks (the chunk's search found it)
+    key = call_key(msg.mid, rec.requestId) if usage is not None and usage_marked and model != "<synthetic>" else None
+    if key is not None and usage is not None:
+        if usage.iterations is None:  # most calls: no iterations to read
+            sample, detail = counts_sample(usage), None
+        else:
+            try:
+                sample, detail = usage_reading(usage)
+            except msgspec.DecodeError:  # an iteration the structs do not take: the scanner's reading
+                return False
+        reserve = compact_reserve(rec.version)
+        if reserve is not None:
+            events.append(("autocompact", ts, reserve))
+        events.append(("call", key, ts, model, side, *sample, detail))
     content = msg.content
     if isinstance(content, list) and not side:
         for block in content:
@@ -133,10 +142,11 @@ def _odd(line: bytes) -> int:
 
 
 # the markers of `core.transcript.parse_lines`, searched over a whole chunk (`parse_chunk`); the handoff's is last
-MARKERS = (b'"tool_', b'"usage"', b"compact_boundary", HANDOFF)
+MARKERS = (b'"tool_', USAGE, b"compact_boundary", HANDOFF)
 _FINDERS = tuple(finder(m) for m in MARKERS)
-_COUNTERS = (counter(b"\n"), counter(b"}\n"), counter(b"\n{"))  # (None, ...) without stringzilla
-_HANDOFF_BIT = 1 << 3
+_COUNTERS = (counter(b"\n"), counter(b"}\n{"))  # (None, None) without stringzilla
+_USAGE_BIT, _HANDOFF_BIT = 1 << 1, 1 << 3
+_CLOSE = ord("}")
 
 
 # the session page's (reports.session_page_data), while it reads a transcript with its replay: told
@@ -155,6 +165,8 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
     bad = 0 if _plain(chunk, end) else _odd_unmarked(chunk, end)
     scan = fastjson.scanner()
     int_digits = sys.get_int_max_str_digits()
+    if int_digits and not long_digit_run(chunk, int_digits):
+        int_digits = 0  # no line of the chunk holds so long a run: none to look for line by line
     for start, stop, which in marked_lines(chunk, _FINDERS, end):
         if stop - start > MAX_LINE_BYTES:
             bad += 1
@@ -166,7 +178,7 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
         if rec is not None:
             if tap is not None:
                 tap(start, rec)
-            if _events(rec, events, line):
+            if _events(rec, events, bool(which & _USAGE_BIT)):
                 continue
         try:  # the scanner's path, as in core.transcript.parse_lines
             text = line.decode()
@@ -189,12 +201,12 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
 def _plain(chunk: bytes, end: int) -> bool:
     """Every line of chunk[:end] is `{...}` and none is too long: no line without a marker is bad.
     False where it cannot be counted fast (without stringzilla): the lines are then looked at."""
-    newlines, closes, opens = _COUNTERS
-    if newlines is None or closes is None or opens is None or end > MAX_LINE_BYTES:
+    newlines, between = _COUNTERS
+    if newlines is None or between is None or end > MAX_LINE_BYTES:
         return False
-    lines = newlines(chunk, 0, end)
-    return ((not lines or chunk.startswith(b"{")) and closes(chunk, 0, end) == lines
-            and opens(chunk, 0, end) == max(lines - 1, 0))
+    lines = newlines(chunk, 0, end)  # each newline but the last between `}` and `{`, the last after `}`
+    return not lines or (chunk.startswith(b"{") and chunk[end - 2] == _CLOSE
+                         and between(chunk, 0, end) == lines - 1)
 
 
 def _odd_unmarked(chunk: bytes, end: int) -> int:

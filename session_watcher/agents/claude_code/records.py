@@ -17,7 +17,7 @@ from session_watcher.agents.claude_code.transcript import (
     iteration_detail,
     split_writes,
 )
-from session_watcher.core.caps import model_name
+from session_watcher.core.caps import MAX_COUNT, model_name
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample
@@ -69,8 +69,12 @@ _decode_iteration = msgspec.json.Decoder(IterationCounts).decode
 def counts_sample(u: Counts) -> Sample:
     """`core.transcript.usage_sample` of the same object, from its struct (a count out of range,
     negative or past MAX_COUNT, is 0: `core.transcript.count`)."""
-    inp, cr = count(u.input_tokens), count(u.cache_read_input_tokens)
-    cw, out = count(u.cache_creation_input_tokens), count(u.output_tokens)
+    top = MAX_COUNT  # `count`, written out: four times per call line
+    inp, cr, cw, out = u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens
+    inp = inp if 0 < inp <= top else 0
+    cr = cr if 0 < cr <= top else 0
+    cw = cw if 0 < cw <= top else 0
+    out = out if 0 < out <= top else 0
     split = u.cache_creation
     if split is None:
         return inp, cr, cw, out, cw, 0
@@ -169,6 +173,7 @@ class Record(msgspec.Struct, Generic[C]):
     cwd: Any = None
     subtype: Any = None
     compactMetadata: Any = None
+    version: Any = None
     message: Message[C] | None = None
     toolUseResult: Result | str | list[Any] | bool | int | float | None = None
 
@@ -177,16 +182,17 @@ _decode_record = msgspec.json.Decoder(Record[CONTENT]).decode
 _decode_skimmed = msgspec.json.Decoder(Record[msgspec.Raw]).decode  # the content checked, not built
 NOT_JSON = (msgspec.DecodeError, RecursionError)  # msgspec's refusals (ValidationError is a DecodeError)
 _DIGITS = b"0123456789"
-_LONG_RUNS: dict[int, re.Pattern[bytes]] = {}
+_NON_DIGIT = re.compile(rb"[^0-9]")
 
 
 def decode(line: bytes | bytearray, int_digits: int, skim: bool = False) -> Record[Any] | None:
     """The line as a Record (`skim`: its message's content kept encoded, for a reader that reads none
-    of it), or None where only the caller's JSON reading can say what it is: bytes
-    that are not UTF-8 (json.loads refuses them, msgspec does not look at a field it skips), an
-    integer of more digits than `int()` takes (`int_digits`, sys.get_int_max_str_digits(): json.loads
-    refuses it, msgspec does not), and whatever msgspec refuses (a JSON extension such as NaN or
-    Infinity, a lone surrogate, a field of another type than its struct's, a number past a float).
+    of it), or None where only the caller's JSON reading can say what it is: bytes that are not UTF-8
+    (json.loads refuses them, msgspec does not look at a field it skips), an integer of more digits
+    than `int()` takes (`int_digits`, sys.get_int_max_str_digits(), or 0 where the caller found no
+    such run in the chunk the line is from: json.loads refuses it, msgspec does not), and whatever
+    msgspec refuses (a JSON extension such as NaN or Infinity, a lone surrogate, a field of another
+    type than its struct's, a number past a float).
 
     msgspec's recursion guard is one level more lenient than json's C scanner, both count Python
     frames: call this one frame deeper than the scanner and both refuse a line at the same depth."""
@@ -195,7 +201,7 @@ def decode(line: bytes | bytearray, int_digits: int, skim: bool = False) -> Reco
             line.decode()
         except UnicodeDecodeError:
             return None
-    if int_digits and len(line) > int_digits and _long_digit_run(line, int_digits):
+    if int_digits and len(line) > int_digits and long_digit_run(line, int_digits):
         return None
     try:
         return _decode_skimmed(line) if skim else _decode_record(line)
@@ -203,19 +209,21 @@ def decode(line: bytes | bytearray, int_digits: int, skim: bool = False) -> Reco
         return None
 
 
-def _long_digit_run(line: bytes | bytearray, n: int) -> bool:
-    """True when `line` may hold a run of more than `n` digits: such a run covers one of the bytes
-    probed (every n-th), and only the bytes around a probed digit are searched."""
+def long_digit_run(line: bytes | bytearray, n: int) -> bool:
+    """True when `line` holds a run of more than `n` digits (a chunk of lines: one of them does): such
+    a run covers one of the bytes probed (every n-th), and from a probed digit only the bytes up to
+    the run's end, and n before it, are looked at (a non-digit there, mostly the first byte looked
+    at, ends the run short)."""
     probe = line[n - 1 :: n]
     if len(probe.translate(None, _DIGITS)) == len(probe):
         return False
-    run = _LONG_RUNS.get(n)
-    if run is None:
-        run = _LONG_RUNS[n] = re.compile(rb"[0-9]{%d}" % (n + 1))
+    other = _NON_DIGIT.search
     for k, ch in enumerate(probe):
         if 48 <= ch <= 57:
             at = n - 1 + k * n
-            if run.search(line, max(0, at - n), at + n + 1):
+            got = other(line, at)
+            end = len(line) if got is None else got.start()  # the run holding `at` ends here
+            if end - n - 1 >= 0 and other(line, end - n - 1, at) is None:
                 return True
     return False
 

@@ -18,6 +18,8 @@ Events (tuples, first item the kind):
 * ("compact", ts, trigger, pre_tokens) - a compaction boundary.
 * ("parent", ts, session_id) - the session started with a handoff note (core.handoff) from that
   session, injected by our SessionStart hook (an attachment line holding the note's first line).
+* ("autocompact", ts, reserve) - before a call whose line names the client's `version`: the client
+  compacts the context on its own at its window less `reserve` tokens (`compact_reserve`).
 
 Their types, for the checker: `core.shapes.Event`.
 """
@@ -40,6 +42,29 @@ HANDOFF = b"[session-watcher handoff from session "  # core.handoff.MARKER: a li
 FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
 UNKNOWN_MODEL = "unknown"  # a non-message iteration that names no model (no price: its dollars stay unknown)
 USAGE, COMPACT = b'"usage"', b"compact_boundary"  # the markers every parser finds lines by, as written
+
+
+# Where Claude Code compacts on its own, by the client's version: its window less this many tokens
+# (docs/model.md, "The horizon and the compaction": every automatic compaction of clients 2.1.1-2.1.20
+# at 155.0k-157.9k tokens on a 200k window, of 2.1.22-2.1.49 at 167.0k-178.1k)
+RESERVE_FROM = (2, 1, 22)
+RESERVE_BEFORE, RESERVE_SINCE = 45_000, 33_000
+_RESERVES: dict[str, int | None] = {}
+
+
+def compact_reserve(version: object) -> int | None:
+    """The reserve of the client `version` (a record's "2.1.49"), None when it is not a version."""
+    if not isinstance(version, str):
+        return None
+    got = _RESERVES.get(version, 0)
+    if got != 0:
+        return got
+    parts = version.split(".", 3)[:3] if len(version) <= 32 else []
+    nums = tuple(int(p) for p in parts if p.isdigit() and len(p) <= 6)
+    out = None if len(nums) < 3 or len(parts) < 3 else RESERVE_SINCE if nums >= RESERVE_FROM else RESERVE_BEFORE
+    if len(_RESERVES) < 64:  # a file of many made-up versions costs a parse each, never memory
+        _RESERVES[version] = out
+    return out
 
 
 def iso_to_epoch(text: object) -> float | None:
@@ -270,6 +295,9 @@ def _assistant_events(rec: dict[str, object], msg: dict[str, object], line: byte
     if isinstance(usage, dict) and model != "<synthetic>" and (line is None or USAGE in line):
         key = call_key(msg.get("id"), rec.get("requestId"))
         if key is not None:
+            reserve = compact_reserve(rec.get("version"))
+            if reserve is not None:
+                yield ("autocompact", ts, reserve)
             sample, detail = usage_reading(usage)
             yield ("call", key, ts, model, side, *sample, detail)
     content = msg.get("content")

@@ -125,6 +125,12 @@ function renderToolbar() {
     row.append(name, bar, g, v, w); inner.appendChild(row);
   }
 }
+// what a restart saves now, in `status`'s words (core.render.lamp_words, priced when the page was made)
+function renderNow() {
+  const p = document.getElementById('restart-now'), r = M.restartNow;
+  p.hidden = !r;
+  if (r) p.textContent = 'now (' + fmtTime(r.asOf) + '): ' + r.text;
+}
 function setBreakdown(open) {
   const p = document.getElementById('breakdown');
   p.classList.toggle('open', open);
@@ -555,6 +561,7 @@ function jumpToCall(n) {
 function render() {
   readTheme();
   renderToolbar();
+  renderNow();
   const g = geometry();
   renderHead(g);
   renderBody(g);

@@ -1,0 +1,61 @@
+"""The warm report's lists spliced from the last document (`merge._list`): the unchanged sessions'
+texts copied by stretches, the changed ones written, the same bytes as a list written whole,
+whatever moved, came, went or emptied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from session_watcher.reports import merge
+
+SIDS = [f"s{i}" for i in range(12)]
+
+
+def texts_of(versions: dict[str, int], empty: set[str]) -> dict[str, merge.Texts]:
+    """Each session's three texts at its version (one of them empty where `empty` says)."""
+    return {sid: (f'{{"e":"{sid}.{v}"}}'.encode(), b"" if sid in empty else f'{{"c":"{sid}.{v}"}}'.encode(),
+                  f"[{v},{len(sid)}]".encode()) for sid, v in versions.items()}
+
+
+def whole(order: list[str], texts: dict[str, merge.Texts]) -> tuple[bytes, list[Any]]:
+    """The three lists written from every text (a cold build's), and their spans."""
+    out: list[merge.Piece] = [b'{"head":1']
+    pos = len(out[0])
+    spans: list[Any] = [None, None, None]
+    for slot in range(3):
+        out.append(b',"l":')
+        pos = merge._list(out, pos + 5, order, texts, b"", spans, slot)
+    return b"".join(out), spans
+
+
+@given(st.permutations(SIDS), st.lists(st.sampled_from(SIDS), unique=True, max_size=6),
+       st.sets(st.sampled_from(SIDS)), st.sets(st.sampled_from(SIDS)), st.integers(0, 12), st.integers(0, 12))
+@example(SIDS, [], set(), set(), 12, 12)  # nothing changed: each list one slice
+@example(SIDS[::-1], [], set(), set(), 12, 12)  # every session moved
+@example(SIDS, ["s3"], set(), {"s3"}, 12, 12)  # the changed one's text emptied
+@example(SIDS, ["s0"], set(), set(), 12, 9)  # the last three gone
+def test_a_spliced_list_is_a_list_written_whole(
+        new_order: list[str], changed: list[str], empty_before: set[str], empty_after: set[str], kept_before: int,
+        kept_after: int) -> None:
+    before_order = SIDS[:kept_before]
+    before = texts_of(dict.fromkeys(before_order, 0), empty_before)
+    old_doc, spans = whole(before_order, before)
+    order = new_order[:kept_after]
+    after_versions = {sid: (1 if sid in changed or sid not in before else 0) for sid in order}
+    after = texts_of(after_versions, empty_before | empty_after)
+    for sid in order:  # only the changed (or new) sessions' emptiness may differ
+        if after_versions[sid] == 0:
+            after[sid] = before[sid]
+    fresh = {sid: after[sid] for sid in order if after_versions[sid]}
+    want, want_spans = whole(order, after)
+    out: list[merge.Piece] = [b'{"head":1']
+    pos = len(out[0])
+    for slot in range(3):
+        out.append(b',"l":')
+        pos = merge._list(out, pos + 5, order, fresh, memoryview(old_doc), spans, slot)
+        assert pos == sum(len(piece) for piece in out)
+    assert b"".join(out) == want
+    assert spans == want_spans  # the next run splices from these
