@@ -44,7 +44,7 @@ def test_no_line_is_decoded_twice_for_the_page(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_page_from_one_decode_is_the_page_from_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same model whether the page takes replay's records or decodes every line itself."""
-    shared = session_page_data.load_model(str(S258))
+    shared = session_page_data.load_model(str(S258), now=1.8e9)
     begin = session_page_data.PageRead._begin
 
     def own_begin(self: session_page_data.PageRead, chunk: bytes) -> None:
@@ -52,7 +52,7 @@ def test_the_page_from_one_decode_is_the_page_from_its_own(monkeypatch: pytest.M
         bulkparse.tap = None  # replay's parse tells the page nothing: it decodes each line itself
 
     monkeypatch.setattr(session_page_data.PageRead, "_begin", own_begin)
-    own = session_page_data.load_model(str(S258))
+    own = session_page_data.load_model(str(S258), now=1.8e9)
     assert shared == own
     assert shared["rows"]
     assert shared["story"]
