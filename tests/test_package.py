@@ -228,8 +228,11 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     "reports.parse": {"agents.claude_code.records": {"NOT_JSON", "Record", "Usage", "decode", "stamp_to_epoch",
                                                      "usage_reading"},
                       "agents.claude_code.transcript": {"call_key", "count", "split_writes", "usage_reading"}},
-    "reports.session_page_data": {"agents.claude_code.records": {"Input", "NOT_JSON", "Record", "Usage", "decode",
-                                                                 "msgspec", "stamp_to_epoch", "usage_reading"},
+    # (the page takes the records replay's parse decodes, `bulkparse.tap`, while it reads a transcript)
+    "reports.session_page_data": {"agents.claude_code": {"bulkparse"},
+                                  "agents.claude_code.records": {"Block", "Input", "Message", "NOT_JSON", "Record",
+                                                                 "Usage", "decode", "msgspec", "stamp_to_epoch",
+                                                                 "usage_reading"},
                                   "agents.claude_code.transcript": {"split_lines", "usage_reading"}},
 }
 

@@ -44,11 +44,11 @@ def test_the_page_model_has_this_sessions_holds_and_restarts() -> None:
 
 def test_a_story_alert_keeps_the_cold_returns_gap() -> None:
     """The trace's alerts keep what the page says of a cold return: its gap and what it re-wrote."""
-    from session_watcher.reports.session_page_data import StoryTrace
+    from session_watcher.reports.session_page_data import StoryTrace, story_dict
 
     story = StoryTrace()
     story.append({"ts": 1.0, "call": 5, "alerts": [{"kind": "guard", "reminder": 0, "gap": 1200.0, "rewrite": 9000}]})
-    assert story[0]["alerts"] == [{"kind": "guard", "reminder": 0, "gap": 1200.0, "rewrite": 9000,
+    assert story_dict(story[0])["alerts"] == [{"kind": "guard", "reminder": 0, "gap": 1200.0, "rewrite": 9000,
                                    "gapText": "20 min"}]
 
 

@@ -348,13 +348,14 @@ def test_live_server_streams_new_lines(tmp_path: Path) -> None:
 def test_a_long_prompt_is_cut_between_words_and_marked() -> None:
     """A turn's words on the page: a prompt past PROMPT_CHARS ends at a word with an ellipsis (it
     read '... completed Background com' on 258c7280's page)."""
+    from session_watcher.agents.claude_code.records import Record
     from session_watcher.reports.session_page_data import PROMPT_CHARS, prompt_text
 
     words = "completed Background command finished " * 10
-    shown = prompt_text({}, words)
+    shown = prompt_text(Record(), words)
     assert shown is not None
     assert len(shown) <= PROMPT_CHARS
     assert shown.endswith("…")
     assert words.startswith(shown[:-1] + " ")  # whole words: the next character was a space
-    assert prompt_text({}, "short prompt") == "short prompt"
-    assert prompt_text({}, "x" * 500) == "x" * (PROMPT_CHARS - 1) + "…"
+    assert prompt_text(Record(), "short prompt") == "short prompt"
+    assert prompt_text(Record(), "x" * 500) == "x" * (PROMPT_CHARS - 1) + "…"

@@ -176,6 +176,19 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
     }
 
 
+def story_document(state: State, cfg: ModelParams) -> dict[str, Any]:
+    """The figures of `status_document` a session page's story row and the backtest's call read
+    (the same values): a long session's trace made a status document a call."""
+    e = state["engine"]
+    q = quantities(state, cfg)
+    return {
+        "model": state["context"].get("model"), "segment": e["segment"], "L": q["L"], "bDefault": q["bDefault"],
+        "x": _round(q["x"]), "g": _round(q["g"], 3), "xSweet": _round(q["xSweet"]), "br": _round(q["br"]),
+        "lamp": q["lamp"], "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
+        "billProgress": round(e["billProgress"], 6), "bills": e["bills"], "billsTotal": e["billsTotal"],
+    }
+
+
 def notice(state: State) -> dict[str, int] | None:
     """What the user was shown of the current deep-water episode (notifier.throttle keeps it in
     `notified`): {"shown": gate and reminders delivered, "bills": bill cycles since the last one},
@@ -195,12 +208,15 @@ def notice(state: State) -> dict[str, int] | None:
 def tracer(trace: list[dict[str, Any]], cfg: ModelParams) -> CallHook:
     """A `fold` call hook that appends one trace row per main-chain API call: the status document
     after the call, with the call's number, time, own usage and the alerts it fired. A trace whose
-    `brief` is true (the session page's) gets its rows without the per-file list and the health block."""
+    `brief` is true (the session page's) gets `story_document`'s rows."""
     full = not getattr(trace, "brief", False)
 
     def add(state: State, fired: list[Alert], usage: CallUsage) -> None:
-        row = status_document(state, cfg, with_buckets=full, with_health=full)
-        del row["notice"]  # what was delivered is the hook's, not the fold's: live and replay fold alike
+        if full:
+            row = status_document(state, cfg)
+            del row["notice"]  # what was delivered is the hook's, not the fold's: live and replay fold alike
+        else:
+            row = story_document(state, cfg)
         row["ts"], row["call"], row["alerts"], row["usage"] = usage["ts"], state["engine"]["calls"], fired, usage
         trace.append(row)
 

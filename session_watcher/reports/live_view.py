@@ -189,7 +189,7 @@ class _Source:
         self._stamp: tuple[int, int] | None = None
         self._feed = TranscriptFeed(transcript)
         self._story = _Story(transcript)
-        self._texts: dict[int, str] = {}  # id(row) -> its JSON text, for the feed's builder's rows
+        self._texts: dict[object, str] = {}  # PageBuilder.key(row) -> its JSON text, for the feed's builder's rows
         self._builder = self._feed.builder
         self._snap: Snapshot | None = None
         self._marks = Marks(transcript)  # the guard's holds and the handoffs, read when their files change
@@ -231,9 +231,9 @@ class _Source:
         self._marks.add(model)
         texts = self._texts
         for key, row in builder.touched.items():
-            texts[key] = _dumps(row)
+            texts[key] = _dumps(builder.row_dict(row))
         builder.touched.clear()
-        return Snapshot(self.version, model, [texts[id(r)] for r in model["rows"]])
+        return Snapshot(self.version, model, [texts[builder.key(r)] for r in builder.ordered()])
 
 
 def _diff(snap: Snapshot, sent: dict[str, Any]) -> list[str]:

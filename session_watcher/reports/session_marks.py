@@ -50,7 +50,7 @@ class Marks:
         if self._out is None or self._out[0] != key:
             self._out = (key, restarts_out(sid))
         # the note is in the transcript's first lines, before its first call: read until there is one
-        called = any(r.get("kind") == "call" for r in model.get("rows") or ())
+        called = any(_is_call(r) for r in model.get("rows") or ())
         st = _stamp(self.transcript) if called else None
         key = st[2] if st else object()  # the file's inode; object(): never equal, read again
         if self._in is None or self._in[0] != key:
@@ -59,6 +59,11 @@ class Marks:
         came = [{"ts": t0, "kind": "in", "other": self._in[1]}] if self._in[1] and t0 is not None else []
         model["holds"] = list(self._holds[1])
         model["restarts"] = sorted([*self._out[1], *came], key=lambda r: r["ts"])
+
+
+def _is_call(row: object) -> bool:
+    """A call's row: the page's dict, or as a packed model keeps it (PageBuilder: a call's number)."""
+    return row.get("kind") == "call" if isinstance(row, dict) else isinstance(row, int)
 
 
 def add_marks(model: dict[str, Any], transcript: str, head: list[bytes] | None = None) -> None:

@@ -11,33 +11,53 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import clean_data, one_line, utf8
-from session_watcher.reports.session_page_data import load_model
+from session_watcher.reports.session_page_data import Packed, load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 
-def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> list[str]:
-    """`json.dumps(model, separators=(",", ":"), allow_nan=False)` in pieces, each row and story row
-    its own (a long session's text is never one string); `rows_text`: the rows' texts, already made."""
+def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> Iterator[str]:
+    """`json.dumps(model, separators=(",", ":"), allow_nan=False)` in pieces, made as they are asked
+    for (a long session's text is never one string, nor all its pieces at once): the rows and story
+    rows a block at a time (`_items`); `rows_text`: the rows' texts, already made."""
     if not model:
-        return ["{}"]
-    out: list[str] = []
+        yield "{}"
+        return
+    first = True
     for key, value in model.items():
-        out.append(("," if out else "{") + json.dumps(key) + ":")
+        yield ("{" if first else ",") + json.dumps(key) + ":"
+        first = False
         if key in ("rows", "story") and isinstance(value, list):
-            items = rows_text if key == "rows" and rows_text is not None else [_dumps(v) for v in value]
-            out.append("[")
-            for i, item in enumerate(items):
-                if i:
-                    out.append(",")
-                out.append(item)
-            out.append("]")
+            yield "["
+            yield from _items(value, rows_text if key == "rows" else None)
+            yield "]"
         else:
-            out.append(_dumps(value))
-    out.append("}")
-    return out
+            yield _dumps(value)
+    yield "}"
+
+
+BLOCK = 512  # rows encoded by one json.dumps
+# in JSON as json.dumps writes it (ASCII), a string `clean` changes shows one of these: a character past
+# ASCII or a control character escaped, or DEL as it is
+_UNCLEAN = ("\\u", "\\r", "\\b", "\\f", "\x7f")
+
+
+def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
+    """The items of a JSON array, separated by commas, a block at a time: the block by one
+    json.dumps where no string in it needs `clean` (the same text as `_dumps` item by item)."""
+    for i in range(0, len(values), BLOCK):
+        if i:
+            yield ","
+        if texts is not None:
+            yield ",".join(texts[i:i + BLOCK])
+            continue
+        block = values[i:i + BLOCK]
+        if isinstance(values, Packed):
+            block = [values.as_dict(v) for v in block]
+        text = json.dumps(block, separators=(",", ":"), allow_nan=False)
+        yield ",".join(_dumps(v) for v in block) if any(m in text for m in _UNCLEAN) else text[1:-1]
 
 
 def _dumps(value: object) -> str:
@@ -48,8 +68,9 @@ def _dumps(value: object) -> str:
 _SLOT = re.compile(r"__[A-Z]+__")
 
 
-def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] | None = None) -> list[str]:
-    """The page for one session's model, as pieces to join or write one after another.
+def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] | None = None) -> Iterator[str]:
+    """The page for one session's model, as pieces to join or write one after another (made as
+    they are taken).
 
     The template's slots are filled in one pass over the template alone (cut at `__MODEL__` first),
     so a value that spells a slot (`__JS__` in a session id) stays text; text from the session is
@@ -69,14 +90,10 @@ def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] |
     def fill(template: str) -> str:
         return _SLOT.sub(lambda m: slots.get(m.group(0), m.group(0)), template)
 
-    # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
-    data = [piece.replace("<", "\\u003c") for piece in model_json(model, rows_text)]
-    out: list[str] = []
     for i, text in enumerate(PAGE.split("__MODEL__")):  # the template's one model slot
-        if i:
-            out += data
-        out.append(fill(text))
-    return out
+        if i:  # inside <script>: no "</script>", "<!--" or "<script" may change how the element is parsed
+            yield from (piece.replace("<", "\\u003c") for piece in model_json(model, rows_text))
+        yield fill(text)
 
 
 def _backtest_html(model: dict[str, Any]) -> str:
@@ -89,7 +106,8 @@ def _backtest_html(model: dict[str, Any]) -> str:
 
 def write_html(transcript: str, out: str, now: float | None = None) -> dict[str, Any]:
     """The page of `transcript` at `out`, its restart saving priced at `now` (default the clock's)."""
-    model = load_model(transcript, now=now)
+    _steady_malloc()
+    model = load_model(transcript, now=now, packed=True)
     from session_watcher.base.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
@@ -97,7 +115,20 @@ def write_html(transcript: str, out: str, now: float | None = None) -> dict[str,
     return model
 
 
-def _encoded(parts: list[str], block: int = 1 << 20) -> Iterator[bytes]:
+def _steady_malloc() -> None:
+    """glibc's malloc raises its mmap threshold to the largest block freed (the reader's 8 MiB
+    chunks), after which a chunk is carved from the heap among the page's rows, which keep the heap
+    from shrinking: the page's peak RSS then varied run to run (docs/benchmarks.md). The threshold
+    fixed at glibc's own start value keeps every chunk its own mapping, given back when freed."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(-3, 128 << 10)  # M_MMAP_THRESHOLD; another libc has no mallopt
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
+def _encoded(parts: Iterable[str], block: int = 1 << 20) -> Iterator[bytes]:
     """The pieces as UTF-8, about `block` characters a write (never the whole page as one string)."""
     group: list[str] = []
     size = 0

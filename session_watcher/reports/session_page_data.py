@@ -4,15 +4,18 @@
 feeds it only the bytes appended since) and `model()` gives the page's JSON-able dict.
 `load_model(path)` reads the transcript once (`PageRead`: one open, chunk by chunk with the hooks'
 reader, `state.reader.read_new`: complete lines only, a line over 8 MiB skipped, an API call's usage
-kept from it): each chunk feeds the builder and the engine's replay, whose fold makes the watcher's own
-trace, kept as the page's story rows as it is made (`StoryTrace`), never as whole status documents;
-the closed-loop backtest folds the replay's parsed events again. The page's renderer and the live view
-both draw from this one dict. Memory follows the session's calls and tool calls, not its bytes.
+kept from it): each chunk goes to the engine's replay, whose parse hands the builder every record it
+decodes (`bulkparse.tap`: no line decoded twice) and whose fold makes the watcher's own trace, kept as
+the page's story rows as it is made (`StoryTrace`), never as whole status documents; the closed-loop
+backtest folds the replay's parsed events again. The page's renderer and the live view both draw
+from this one dict. Memory follows the session's calls and tool calls, not its bytes: rows are kept
+as their values (calls in columns, tool calls as lists, story rows as tuples), dicts only as written.
 
 A line is decoded by the one msgspec schema (`agents.claude_code.records`, shared with replay and the
 report: the rest, tool output and message text, is checked but not built); where msgspec's reading
 could differ from `json.loads`'s (`records.decode` says None; or a line `str` with a lone surrogate),
-the line goes through `json.loads` as before, so the records read are the ones `json.loads` gives.
+the line goes through `json.loads` as before (its record made the same structs, `_from_dict`), so the
+records read are the ones `json.loads` gives.
 
 Timeline rows, in start order:
 
@@ -34,9 +37,21 @@ import os
 import re
 import sys
 import time
+from array import array
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.agents.claude_code.records import NOT_JSON, Input, Record, Usage, decode, msgspec, stamp_to_epoch
+from session_watcher.agents.claude_code import bulkparse
+from session_watcher.agents.claude_code.records import (
+    NOT_JSON,
+    Block,
+    Input,
+    Message,
+    Record,
+    Usage,
+    decode,
+    msgspec,
+    stamp_to_epoch,
+)
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
@@ -45,10 +60,12 @@ from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.shapes import Config, Detail, Event, Sample, State
+
+    Row = int | list[Any]  # a call's number, a tool's values (PageBuilder)
 
 DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
@@ -56,16 +73,16 @@ BAR_STEPS = 20  # 0 %, 5 %, ..., 100 %
 SUMMARY_KEYS = ("command", "pattern", "url", "query", "description", "prompt", "skill")
 
 
-def _summary(name: str, inp: object, cwd: str | None) -> tuple[str, str | None]:
+def _summary(name: str, inp: Input | None, cwd: str | None) -> tuple[str, str | None]:
     """A short label for a tool call, and its canonical file path (file tools only)."""
-    if not isinstance(inp, dict):
+    if inp is None:
         return "", None
-    path = inp.get("file_path") or inp.get("notebook_path")
+    path = inp.file_path or inp.notebook_path
     if isinstance(path, str) and path:
         canon = os.path.normpath(os.path.join(cwd or "/", path))
         return canon, canon
     for key in SUMMARY_KEYS:
-        v = inp.get(key)
+        v = getattr(inp, key)
         if isinstance(v, str) and v:
             return " ".join(v.split())[:120], None
     return "", None
@@ -86,18 +103,17 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def prompt_text(rec: dict[str, Any], content: object) -> str | None:
+def prompt_text(rec: Record[Any], content: object) -> str | None:
     """The start of the user's prompt when this user record is one (not a tool result, the client's
     own meta text or a compaction's summary), else None; a slash command by its name and arguments."""
-    if rec.get("isMeta") or rec.get("isCompactSummary"):
+    if rec.isMeta or rec.isCompactSummary:
         return None
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        blocks = [b for b in content if isinstance(b, dict)]
-        if any(b.get("type") == "tool_result" for b in blocks):
+        if any(b.type == "tool_result" for b in content):
             return None
-        text = " ".join(t for b in blocks if b.get("type") == "text" and (t := _text(b.get("text"))) is not None)
+        text = " ".join(t for b in content if b.type == "text" and (t := _text(b.text)) is not None)
     else:
         return None
     command = COMMAND.search(text[:4096])
@@ -121,47 +137,49 @@ def window_for(models: list[str], peak_prompt: int, reported: int | None = None)
     return LARGE_WINDOW if peak_prompt > DEFAULT_WINDOW else DEFAULT_WINDOW
 
 
-# a page's peak memory follows its rows (~2 kB each, encoded text included); a transcript holds at
-# most a few hundred a megabyte (real sessions 290, bench.generate's 120): per byte, on the safe side
+# a page's peak memory follows its rows (under 1 kB each as kept, its block of text included); a
+# transcript holds at most a few hundred a megabyte (real sessions 290, bench.generate's 120): per
+# byte, on the safe side
 PAGE_MEMORY_BASE = 32 << 20
 PAGE_MEMORY_PER_BYTE = 2
 
 
 def page_memory(size: int) -> int:
     """The most a session page of a transcript of `size` bytes is expected to take (`report
-    --pages` runs no more at once than the memory holds): bench.generate's 1 GB transcript peaks at
-    280 MB, the real sessions at their interpreter plus 0.6 bytes a byte."""
+    --pages` runs no more at once than the memory holds), well above what is measured
+    (docs/benchmarks.md: bench.generate's 1 GB transcript peaks under 150 MB)."""
     return PAGE_MEMORY_BASE + PAGE_MEMORY_PER_BYTE * max(0, size)
 
 
 # --- decoding: the fields the page reads, as json.loads would give them --------------------------
 
 
-def _as_dict(r: Record[Any]) -> dict[str, Any]:
-    """The decoded record as the fields of json.loads's dict the page reads (the usage as its struct)."""
-    rec: dict[str, Any] = {
-        "type": r.type, "isSidechain": r.isSidechain, "timestamp": r.timestamp, "sessionId": r.sessionId,
-        "cwd": r.cwd, "subtype": r.subtype, "compactMetadata": r.compactMetadata, "requestId": r.requestId,
-        "isMeta": r.isMeta, "isCompactSummary": r.isCompactSummary,
-    }
-    m = r.message
-    if m is not None:
-        content: Any = m.content
+def _from_dict(rec: dict[str, Any]) -> Record[Any]:
+    """json.loads's record as the structs msgspec's decoding gives (the fields the page reads, each
+    value as it is: a struct's constructor checks no type), so the page reads one kind of record."""
+    raw = rec.get("message")
+    message = None
+    if isinstance(raw, dict):
+        content = raw.get("content")
         if isinstance(content, list):
             content = [
-                {"type": b.type, "id": b.id, "name": b.name, "tool_use_id": b.tool_use_id, "is_error": b.is_error,
-                 "input": None if b.input is None else {k: getattr(b.input, k) for k in Input.__struct_fields__},
-                 "text": b.text}
-                for b in content
+                Block(type=b.get("type"), id=b.get("id"), name=b.get("name"), tool_use_id=b.get("tool_use_id"),
+                      is_error=b.get("is_error"), text=b.get("text"),  # type: ignore[arg-type]  # _text reads either
+                      input=Input(**{k: i.get(k) for k in _INPUT}) if isinstance(i := b.get("input"), dict) else None)
+                for b in content if isinstance(b, dict)
             ]
-        rec["message"] = {"id": m.mid, "model": m.model, "usage": m.usage, "content": content}
-    return rec
+        message = Message(mid=raw.get("id"), model=raw.get("model"), usage=raw.get("usage"), content=content)
+    return Record(type=rec.get("type"), isSidechain=rec.get("isSidechain"), timestamp=rec.get("timestamp"),
+                  sessionId=rec.get("sessionId"), cwd=rec.get("cwd"), subtype=rec.get("subtype"),
+                  compactMetadata=rec.get("compactMetadata"), requestId=rec.get("requestId"),
+                  isMeta=rec.get("isMeta"), isCompactSummary=rec.get("isCompactSummary"), message=message)
 
 
+_INPUT = Input.__struct_fields__
 _KINDS = ("assistant", "user", "system")
 
 
-def decode_record(line: bytes | str) -> dict[str, Any] | None:
+def decode_record(line: bytes | str) -> Record[Any] | None:
     """One transcript line as the record the page reads (None: not a JSON object, or one the page
     passes over: a sidechain record, or not a conversation record)."""
     if isinstance(line, str):
@@ -173,12 +191,12 @@ def decode_record(line: bytes | str) -> dict[str, Any] | None:
         data = line
     r = decode(data, sys.get_int_max_str_digits()) if data else None
     if r is not None and _iterations_read(r):
-        return _as_dict(r) if r.type in _KINDS and not r.isSidechain else None
+        return r if r.type in _KINDS and not r.isSidechain else None
     try:
         rec = json.loads(line if isinstance(line, str) else line.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
-    return rec if isinstance(rec, dict) else None
+    return _from_dict(rec) if isinstance(rec, dict) else None
 
 
 def _iterations_read(r: Record[Any]) -> bool:
@@ -201,6 +219,32 @@ def _reading(usage: object) -> tuple[Sample, Detail | None] | None:
     return usage_reading(usage) if isinstance(usage, dict) else None
 
 
+# --- the page's rows: kept as their values, made dicts as they are written ---------------------------
+
+CALL_KEYS = ("kind", "id", "n", "start", "end", "model", "turn", "input", "cacheRead", "cacheWrite", "output",
+             "prompt", "promptText", "durText")
+TOOL_KEYS = ("kind", "id", "name", "label", "path", "start", "end", "durText", "isError", "reread", "firstReadAt",
+             "call", "turn")
+T_NAME, T_PATH, T_START, T_END, T_ERROR, T_REREAD, T_FIRST_READ = 2, 4, 5, 6, 8, 9, 10
+COUNTS = 5  # a call's input, cache read, cache write, output and prompt tokens
+
+
+def _tool_dict(row: list[Any]) -> dict[str, Any]:
+    out = dict(zip(TOOL_KEYS, row, strict=True))
+    if row[T_END] is not None:
+        out["durText"] = duration(row[T_END] - row[T_START])
+    return out
+
+
+class Packed(list[Any]):
+    """Rows kept as their values, and the function that makes one the page's dict (`row_dict`,
+    `story_dict`): the page's writer makes them a block at a time (reports.session_page)."""
+
+    def __init__(self, items: Iterable[Any], as_dict: Callable[[Any], dict[str, Any]]) -> None:
+        super().__init__(items)
+        self.as_dict = as_dict
+
+
 # --- the page's reading, record by record -------------------------------------------------------
 
 
@@ -210,10 +254,19 @@ class PageBuilder:
     (the live view re-encodes only those)."""
 
     def __init__(self, session_id: str | None = None) -> None:
-        self.calls: dict[str, dict[str, Any]] = {}
-        self.tools: dict[str, dict[str, Any]] = {}
+        # a call row is its number (from 0) in columns: its id, model, turn, start and end, counts (COUNTS);
+        # a tool row, a list of its values (TOOL_KEYS)
+        self.calls: dict[str, int] = {}
+        self.call_ids: list[str] = []
+        self.call_models: list[str | None] = []
+        self.call_turns = array("q")
+        self.call_times = array("d")  # start, end
+        self.call_counts = array("q")
+        self.tools: dict[str, list[Any]] = {}
         self.compactions: list[dict[str, Any]] = []
-        self.events: list[tuple[float, str, Any]] = []  # (ts, kind, arg) for health, in record order
+        # health's inputs in record order: the time, and a call's prompt (int), a tool row, None: a compaction
+        self.event_ts = array("d")
+        self.event_args: list[int | list[Any] | None] = []
         self.first_read: dict[str, float] = {}
         self.last_send: float | None = None
         self.t_first: float | None = None
@@ -221,36 +274,38 @@ class PageBuilder:
         self.models: list[str] = []
         self.turns: list[dict[str, Any]] = []  # the user's prompts: each starts a turn (rows before the first: 0)
         self.sid = session_id
-        self.touched: dict[int, dict[str, Any]] = {}
+        self.touched: dict[object, Row] = {}  # `key(row)` -> row
 
     def feed(self, lines: Iterable[bytes | str]) -> None:
         for line in lines:
             rec = decode_record(line)
             if rec is not None:
-                self.add(rec)
+                self.take(rec)
 
     def add(self, rec: dict[str, Any]) -> None:
-        """One parsed record."""
-        kind = rec.get("type")
-        if kind not in _KINDS or rec.get("isSidechain"):
+        """One record as json.loads reads it."""
+        self.take(_from_dict(rec))
+
+    def take(self, rec: Record[Any]) -> None:
+        """One decoded record."""
+        kind = rec.type
+        if kind not in _KINDS or rec.isSidechain:
             return
-        ts = stamp_to_epoch(rec.get("timestamp"))
+        ts = stamp_to_epoch(rec.timestamp)
         if ts is None:
             return
-        self.sid = self.sid or (rec["sessionId"] if isinstance(rec.get("sessionId"), str) else None)
+        self.sid = self.sid or (rec.sessionId if isinstance(rec.sessionId, str) else None)
         self.t_first = ts if self.t_first is None else min(self.t_first, ts)
         self.t_last = ts if self.t_last is None else max(self.t_last, ts)
-        cwd = rec.get("cwd") if isinstance(rec.get("cwd"), str) else None
-        raw_msg = rec.get("message")
-        msg: dict[str, Any] = raw_msg if isinstance(raw_msg, dict) else {}
-        content = msg.get("content")
-        if kind == "system" and rec.get("subtype") == "compact_boundary":
-            raw_meta = rec.get("compactMetadata")
-            meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        msg = rec.message
+        content = msg.content if msg is not None else None
+        if kind == "system" and rec.subtype == "compact_boundary":
+            meta = rec.compactMetadata if isinstance(rec.compactMetadata, dict) else {}
             trigger, pre = meta.get("trigger"), meta.get("preTokens")  # data: only the types the page draws
             self.compactions.append({"ts": ts, "trigger": trigger if isinstance(trigger, str) else None,
                                      "preTokens": pre if isinstance(pre, int) and not isinstance(pre, bool) else None})
-            self.events.append((ts, "compact", None))
+            self.event_ts.append(ts)
+            self.event_args.append(None)
             self.last_send = ts
             return
         if kind == "user":
@@ -261,95 +316,105 @@ class PageBuilder:
             if isinstance(content, list):
                 self._results(content, ts)
             return
-        if kind == "assistant":
-            key = f"{msg.get('id')}|{rec.get('requestId')}"
-            reading = _reading(msg.get("usage"))
+        if kind == "assistant" and msg is not None:
+            key = f"{msg.mid}|{rec.requestId}"
+            reading = _reading(msg.usage)
             # an API call as the hooks count one: a `<synthetic>` record (the client's own) is none
-            if reading is not None and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>":
-                self._sample(key, reading, msg, ts)
+            if reading is not None and isinstance(msg.mid, str) and msg.model != "<synthetic>":
+                self._sample(key, reading, msg.model, ts)
             if isinstance(content, list):
+                cwd = rec.cwd if isinstance(rec.cwd, str) else None
                 self._uses(content, key, cwd, ts)
 
-    def _results(self, content: list[Any], ts: float) -> None:
+    def _results(self, content: list[Block], ts: float) -> None:
         for block in content:
-            if not isinstance(block, dict) or block.get("type") != "tool_result":
+            if block.type != "tool_result":
                 continue
-            tool = self.tools.get(str(block.get("tool_use_id")))
-            if tool is None or tool["end"] is not None:
+            tool = self.tools.get(str(block.tool_use_id))
+            if tool is None or tool[T_END] is not None:
                 continue
-            tool["end"] = max(ts, tool["start"])
-            tool["durText"] = duration(tool["end"] - tool["start"])
-            tool["isError"] = bool(block.get("is_error"))
-            path = tool["path"]
-            if tool["name"] == "Read" and path:
+            tool[T_END] = max(ts, tool[T_START])
+            tool[T_ERROR] = bool(block.is_error)
+            path = tool[T_PATH]
+            if tool[T_NAME] == "Read" and path:
                 if path in self.first_read:
-                    tool["reread"] = True
-                    tool["firstReadAt"] = self.first_read[path]
+                    tool[T_REREAD] = True
+                    tool[T_FIRST_READ] = self.first_read[path]
                 else:
-                    self.first_read[path] = tool["start"]
-            self.events.append((ts, "tool", tool))
+                    self.first_read[path] = tool[T_START]
+            self.event_ts.append(ts)
+            self.event_args.append(tool)
             self.touched[id(tool)] = tool
 
-    def _sample(self, key: str, reading: tuple[Sample, Detail | None], msg: dict[str, Any], ts: float) -> None:
+    def _sample(self, key: str, reading: tuple[Sample, Detail | None], model: object, ts: float) -> None:
         (inp, cr, cw, out, _cw5, _cw1), detail = reading
         prompt = inp + cr + cw if detail is None else sum(detail[0][:3])  # the context: its last message
-        call = self.calls.get(key)
-        if call is None:
+        n = self.calls.get(key)
+        if n is None:
             last_send = self.last_send
             start = last_send if last_send is not None and last_send <= ts else ts
-            call = {
-                "kind": "call",
-                "id": key,
-                "n": len(self.calls) + 1,
-                "start": start,
-                "end": ts,
-                "model": msg["model"] if isinstance(msg.get("model"), str) else None,
-                "turn": len(self.turns),
-            }
-            self.calls[key] = call
-        call.update(end=max(ts, call["end"]), input=inp, cacheRead=cr, cacheWrite=cw, output=out, prompt=prompt)
-        # the figures the page shows, in the package's one wording (core.numbers)
-        call.update(promptText=tokens(prompt), durText=duration(call["end"] - call["start"]))
-        self.touched[id(call)] = call
-        if isinstance(msg.get("model"), str) and msg["model"] not in self.models:
-            self.models.append(msg["model"])
-        self.events.append((ts, "call", prompt))
+            n = self.calls[key] = len(self.call_ids)
+            self.call_ids.append(key)
+            self.call_models.append(sys.intern(model) if isinstance(model, str) else None)
+            self.call_turns.append(len(self.turns))
+            self.call_times += array("d", (start, ts))
+            self.call_counts += array("q", (inp, cr, cw, out, prompt))
+        else:
+            times = self.call_times
+            times[2 * n + 1] = max(ts, times[2 * n + 1])
+            self.call_counts[COUNTS * n:COUNTS * n + COUNTS] = array("q", (inp, cr, cw, out, prompt))
+        self.touched[("call", n)] = n
+        if isinstance(model, str) and model not in self.models:
+            self.models.append(model)
+        self.event_ts.append(ts)
+        self.event_args.append(prompt)
 
-    def _uses(self, content: list[Any], key: str, cwd: str | None, ts: float) -> None:
+    def _uses(self, content: list[Block], key: str, cwd: str | None, ts: float) -> None:
         for block in content:
-            if not isinstance(block, dict) or block.get("type") != "tool_use":
+            if block.type != "tool_use":
                 continue
-            tid = str(block.get("id"))
+            tid = str(block.id)
             if tid in self.tools:
                 continue
-            name = str(block.get("name") or "?")
-            label, path = _summary(name, block.get("input"), cwd)
-            tool = self.tools[tid] = {
-                "kind": "tool",
-                "id": tid,
-                "name": name,
-                "label": label,
-                "path": path,
-                "start": ts,
-                "end": None,
-                "durText": None,
-                "isError": False,
-                "reread": False,
-                "firstReadAt": None,
-                "call": self.calls[key]["n"] if key in self.calls else None,
-                "turn": len(self.turns),
-            }
+            name = sys.intern(str(block.name or "?"))
+            label, path = _summary(name, block.input, cwd)
+            n = self.calls.get(key)
+            tool = self.tools[tid] = ["tool", tid, name, label, path, ts, None, None, False, False, None,
+                                      None if n is None else n + 1, len(self.turns)]
             self.touched[id(tool)] = tool
 
-    def rows(self) -> list[dict[str, Any]]:
+    def ordered(self) -> list[Row]:
         """Every row, in start order (calls before tools that start at the same time)."""
-        return sorted([*self.calls.values(), *self.tools.values()], key=lambda r: (r["start"], r["kind"] == "tool"))
+        times = self.call_times
+        return sorted([*range(len(self.call_ids)), *self.tools.values()],
+                      key=lambda r: (times[2 * r], False) if isinstance(r, int) else (r[T_START], True))
+
+    def row_dict(self, row: Row) -> dict[str, Any]:
+        """A row as the page's data, its figures in the package's one wording (core.numbers)."""
+        if not isinstance(row, int):
+            return _tool_dict(row)
+        start, end = self.call_times[2 * row:2 * row + 2]
+        counts = self.call_counts[COUNTS * row:COUNTS * row + COUNTS]
+        return {"kind": "call", "id": self.call_ids[row], "n": row + 1, "start": start, "end": end,
+                "model": self.call_models[row], "turn": self.call_turns[row], "input": counts[0],
+                "cacheRead": counts[1], "cacheWrite": counts[2], "output": counts[3], "prompt": counts[4],
+                "promptText": tokens(counts[4]), "durText": duration(end - start)}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row as the page's data (`row_dict`), in start order."""
+        return [self.row_dict(r) for r in self.ordered()]
+
+    @staticmethod
+    def key(row: Row) -> object:
+        """What tells a row from every other while the builder lives (`touched`'s keys)."""
+        return ("call", row) if isinstance(row, int) else id(row)
 
     def model(self, trace: StoryTrace | None = None, final_status: dict[str, Any] | None = None,
-              backtest: dict[str, Any] | None = None) -> dict[str, Any]:
+              backtest: dict[str, Any] | None = None, packed: bool = False) -> dict[str, Any]:
         """The page's data from what was fed so far and the replay's trace (None: no story), with the
-        session's backtest document when there is one (backtest_summary)."""
-        peak = max((c["prompt"] for c in self.calls.values()), default=0)
+        session's backtest document when there is one (backtest_summary); `packed`: the rows and story
+        rows as `Packed` lists of their values, each made a dict only as the page is written."""
+        peak = max(self.call_counts[COUNTS - 1::COUNTS], default=0)
         reported = None
         if final_status:
             cp = final_status.get("contextPressure")
@@ -359,7 +424,7 @@ class PageBuilder:
         t0 = self.t_first if self.t_first is not None else 0.0
         t1 = self.t_last if self.t_last is not None else t0
         for tool in self.tools.values():  # an open tool call runs to the end of what is known
-            t1 = max(t1, tool["start"])
+            t1 = max(t1, tool[T_START])
         final, bar = self._health(window, t0, t1)
         return {
             "sessionId": self.sid,
@@ -369,12 +434,12 @@ class PageBuilder:
             "windowText": tokens(window),
             "durationText": duration(t1 - t0),
             "models": list(self.models),
-            "rows": self.rows(),
+            "rows": Packed(self.ordered(), self.row_dict) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
             "health": final,
             "healthBar": bar,
-            "story": list(trace or []),
+            "story": Packed(trace or [], story_dict) if packed else [story_dict(r) for r in trace or []],
             "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
@@ -389,16 +454,16 @@ class PageBuilder:
         h = health.new_health()
         times = [t0 + (t1 - t0) * step / BAR_STEPS for step in range(BAR_STEPS + 1)]
         grades: list[dict[str, Any]] = []
-        for ts, kind, arg in self.events:
+        for ts, arg in zip(self.event_ts, self.event_args, strict=True):
             while len(grades) < len(times) and ts > times[len(grades)]:
                 grades.append(health.grade(h, window))
-            if kind == "call":
+            if isinstance(arg, int):  # a call's prompt
                 if real_request(arg):  # the fold's rule: a failed request shapes nothing
                     health.on_call(h, arg)
-            elif kind == "compact":
+            elif arg is None:
                 health.on_compaction(h)
             else:
-                health.on_tool(h, arg["name"], arg["reread"], arg["isError"])
+                health.on_tool(h, arg[T_NAME], arg[T_REREAD], arg[T_ERROR])
         final = health.grade(h, window)
         grades += [final] * (len(times) - len(grades))
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]
@@ -407,11 +472,21 @@ class PageBuilder:
 # --- the watcher's story: the replay's trace, kept as the page draws it ----------------------------
 
 
-class StoryTrace(list[dict[str, Any]]):
-    """A replay trace that keeps, of each row (the status document after a call), only the page's
-    story row and the backtest's call: the rows themselves (a status document each, its per-file list
-    included) were most of a long session page's memory. `brief` tells `core.status.tracer` to leave
-    out what no story row reads (the per-file list, the health block): a third of a replay's time."""
+STORY_KEYS = ("ts", "call", "L", "x", "xSweet", "br", "lamp", "bills", "billDone", "billProgress", "alerts")
+
+
+def story_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A story row (StoryTrace's values) as the page's data."""
+    out = dict(zip(STORY_KEYS, row, strict=True))
+    out["alerts"] = [dict(a) for a in row[-1]]
+    return out
+
+
+class StoryTrace(list[Any]):
+    """A replay trace that keeps, of each row (`core.status.story_document` after a call), only the
+    page's story row, as a tuple of its values (STORY_KEYS; `story_dict` makes it the page's dict),
+    and the backtest's call: a status document a call was most of a long session page's memory and
+    a third of a replay's time (`brief` asks `core.status.tracer` for the story document)."""
 
     brief = True
 
@@ -422,7 +497,7 @@ class StoryTrace(list[dict[str, Any]]):
         self._prev_bills = 0
         self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
         from session_watcher.core.backtest import call_from_trace
 
         at = row.get("lampAt")
@@ -437,26 +512,16 @@ class StoryTrace(list[dict[str, Any]]):
         else:
             done = max(0, bills - self._prev_bills)
         self._prev_bills = bills
-        alerts = row.get("alerts") or []
-        super().append(
-            {
-                "ts": row.get("ts"),
-                "call": row.get("call"),
-                "L": row.get("L"),
-                "x": row.get("x"),
-                "xSweet": row.get("xSweet"),
-                "br": row.get("br"),
-                "lamp": row.get("lamp"),
-                "bills": bills,
-                "billDone": max(0, done),
-                "billProgress": row.get("billProgress"),
-                "alerts": [
-                    {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
-                     "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
-                    for a in alerts if isinstance(a, dict)
-                ],
-            }
-        )
+        alerts = row.get("alerts") or ()
+        super().append((
+            row.get("ts"), row.get("call"), row.get("L"), row.get("x"), row.get("xSweet"), row.get("br"),
+            row.get("lamp"), bills, max(0, done), row.get("billProgress"),
+            tuple(
+                {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
+                 "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
+                for a in alerts if isinstance(a, dict)
+            ),
+        ))
         self.calls.append(call_from_trace(row))
 
     def clear(self) -> None:  # the fold started again from the beginning
@@ -562,6 +627,9 @@ class PageRead:
             os.close(self.fd)
             raise
         self.head: list[bytes] | None = []  # the first lines, for `add_marks`
+        self._chunk = b""  # the chunk read last, fed to the builder up to `_next`, its next line to feed
+        self._lines: Iterator[tuple[int, int, int]] = iter(())
+        self._next: tuple[int, int, int] | None = None
         self._head_done = False
 
     def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
@@ -595,6 +663,7 @@ class PageRead:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        bulkparse.tap = None
         os.close(self.fd)
 
     def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
@@ -612,17 +681,48 @@ class PageRead:
             self.head, self._head_done = [], False
         lines = got[0]
         self._note_lines(*got)
-        if lines:
-            chunk = lines[0]
-            self.builder.feed(chunk[start:stop] for start, stop, _ in
-                              marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1))
-            self.builder.touched.clear()  # what changed since: only the live view asks
+        self._begin(lines[0] if lines else b"")
         return got
 
+    def _begin(self, chunk: bytes) -> None:
+        """The chunk's lines that can hold a record the builder reads, fed as replay's parse of the
+        chunk decodes them (`bulkparse.tap`: `_upto`), the rest by `took`."""
+        self._chunk = chunk
+        self._lines = marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1)
+        self._next = next(self._lines, None)
+        bulkparse.tap = self._upto
+
+    def _upto(self, start: int, decoded: Record[Any] | None = None) -> None:
+        """Feed the lines before offset `start` (each decoded here), then the line at `start` as
+        replay's parse decoded it (`decoded`, taken as it is)."""
+        chunk, nxt, take = self._chunk, self._next, self.builder.take
+        while nxt is not None and nxt[0] < start:
+            rec = decode_record(chunk[nxt[0]:nxt[1]])
+            if rec is not None:
+                take(rec)
+            nxt = next(self._lines, None)
+        if decoded is not None and nxt is not None and nxt[0] == start:
+            if _iterations_read(decoded):
+                if decoded.type in _KINDS and not decoded.isSidechain:
+                    take(decoded)
+            elif (rec := decode_record(chunk[start:nxt[1]])) is not None:
+                take(rec)
+            nxt = next(self._lines, None)
+        self._next = nxt
+
     def took(self, events: list[Event]) -> None:
-        """The events replay's fold decoded from the chunk just read: kept for the backtest."""
+        """The events replay's fold decoded from the chunk just read (kept for the backtest), and the
+        rest of the chunk fed to the builder."""
         if self.keep:
             self.events += events
+        self._feed()
+
+    def _feed(self) -> None:
+        """The rest of the chunk last read into the builder."""
+        bulkparse.tap = None
+        self._upto(len(self._chunk) + 1)
+        self._chunk, self._lines = b"", iter(())
+        self.builder.touched.clear()  # what changed since: only the live view asks
 
     def drain(self) -> None:
         """Read the whole transcript into the builder from its beginning (no fold)."""
@@ -633,6 +733,7 @@ class PageRead:
             try:
                 while True:
                     lines, after, skipped = self.read(self.path, cursor)
+                    self._feed()
                     if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
                         return
                     cursor = after
@@ -720,9 +821,10 @@ def story_of(path: str, read: PageRead | None = None,
 
 
 def load_model(path: str, session_id: str | None = None, with_story: bool = True,
-               now: float | None = None) -> dict[str, Any]:
+               now: float | None = None, packed: bool = False) -> dict[str, Any]:
     """Read a transcript (once: `PageRead`) and, when the engine's replay is there, the watcher's trace
-    (its restart saving priced at `now`, default the clock's: `now_document`)."""
+    (its restart saving priced at `now`, default the clock's: `now_document`; `packed`: the rows as
+    `PageBuilder.model` keeps them, for the page's writer)."""
     trace: StoryTrace | None = None
     final: dict[str, Any] | None = None
     doc: dict[str, Any] | None = None
@@ -738,7 +840,7 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
                 read.drain()
         else:
             read.drain()
-        model = read.builder.model(trace, final, doc)
+        model = read.builder.model(trace, final, doc, packed)
     model["storyError"] = error
     from session_watcher.reports.session_marks import add_marks
 

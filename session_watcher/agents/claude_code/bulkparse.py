@@ -40,6 +40,8 @@ from session_watcher.core.caps import model_name, short_id
 from session_watcher.core.markscan import counter, finder, marked_lines
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from session_watcher.core.shapes import Event
 
 
@@ -147,6 +149,11 @@ _USAGE_BIT, _HANDOFF_BIT = 1 << 1, 1 << 3
 _CLOSE = ord("}")
 
 
+# the session page's (reports.session_page_data), while it reads a transcript with its replay: told
+# every record parse_chunk decodes, with the offset of its line in the chunk, in the chunk's order
+tap: Callable[[int, Record[Any]], None] | None = None
+
+
 def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
     """`core.transcript.parse_lines` of the complete lines of `chunk` (up to its last newline), with the markers found
     over the whole chunk (`core.markscan`): only the lines that hold one are cut out and parsed. The
@@ -168,8 +175,11 @@ def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:
         line = chunk[start:stop]
         marked = which & _HANDOFF_BIT  # a handoff note (an attachment): the scanner's path reads it
         rec = None if marked else decode(line, int_digits)
-        if rec is not None and _events(rec, events, bool(which & _USAGE_BIT)):
-            continue
+        if rec is not None:
+            if tap is not None:
+                tap(start, rec)
+            if _events(rec, events, bool(which & _USAGE_BIT)):
+                continue
         try:  # the scanner's path, as in core.transcript.parse_lines
             text = line.decode()
             rec, at = scan(text, 0)
