@@ -27,12 +27,17 @@ import json
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
-from session_watcher.agents.claude_code.records import NOT_JSON, CallRecord, Usage, decode_call, stamp_to_epoch
+from session_watcher.agents.claude_code.records import (
+    NOT_JSON,
+    CallRecord,
+    Usage,
+    counts_sample,
+    decode_call,
+    stamp_to_epoch,
+)
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
-    count,
-    split_writes,
     usage_reading,
 )
 from session_watcher.core import fastjson, markscan
@@ -163,14 +168,7 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked
             its = usage.iterations
             if its is not None and len(its) > 1:  # several requests in one call (rare): their own reading
                 return _iterated_row(rec, usage, line, offset, key)
-            inp, cr, cw, out = (count(usage.input_tokens), count(usage.cache_read_input_tokens),
-                                count(usage.cache_creation_input_tokens), count(usage.output_tokens))
-            split = usage.cache_creation
-            if split is None:
-                cw5, cw1 = cw, 0
-            else:  # usage_sample's reading: a count out of range is 0
-                cw5, cw1 = count(split.ephemeral_5m_input_tokens), count(split.ephemeral_1h_input_tokens)
-                cw, cw5 = split_writes(cw, cw5, cw1)
+            inp, cr, cw, out, cw5, cw1 = counts_sample(usage)  # usage_sample's reading, from the struct
             ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
             return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         if kind != "system":  # a compaction mark (rare) takes the plain path

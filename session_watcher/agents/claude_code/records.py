@@ -229,8 +229,13 @@ def decode(line: bytes | bytearray, int_digits: int) -> Record[Any] | None:
 
 def decode_call(line: bytes | bytearray, int_digits: int) -> CallRecord | None:
     """`decode`'s reading and rule, into the report's view (`CallRecord`): msgspec called at the
-    same depth, so the same recursion rule holds."""
-    if _json_only(line, int_digits):
+    same depth, so the same recursion rule holds (`_json_only` written out: once per call line)."""
+    if not line.isascii():
+        try:
+            line.decode()
+        except UnicodeDecodeError:
+            return None
+    if int_digits and len(line) > int_digits and long_digit_run(line, int_digits):
         return None
     try:
         return _decode_call(line)
