@@ -448,22 +448,48 @@ def test_the_rule_sends_a_line_to_json_only_where_msgspec_could_differ() -> None
 
 def test_the_schema_takes_the_lines_of_a_real_session() -> None:
     """Every line with a marker of a real session (text, thinking and tool blocks, results) decodes,
-    skimmed or whole: none of them needs the JSON path, which would be slower, not wrong."""
+    whole or as the report's view of a call: none of them needs the JSON path, which would be slower, not wrong."""
     data = read(FIXTURES / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
     marked = [ln for ln in lines_of(data) if b'"usage"' in ln or b'"tool_' in ln]
     texts = [ln for ln in marked if b'"type":"text"' in ln.replace(b" ", b"")]
     assert len(marked) > 50
     assert texts
     for line in marked:
-        whole, skimmed = records.decode(line, 4300), records.decode(line, 4300, skim=True)
+        whole, call_view = records.decode(line, 4300), records.decode_call(line, 4300)
         assert whole is not None, line[:200]
-        assert skimmed is not None, line[:200]
+        assert call_view is not None, line[:200]
     for line in texts:  # a text block's text kept encoded, as written
         rec = records.decode(line, 4300)
         content = rec.message.content if rec is not None and rec.message is not None else None
         assert isinstance(content, list)
         want = [b.get("text") for b in json.loads(line)["message"]["content"]]
         assert [records.msgspec.json.decode(b.text) for b in content] == want
+
+
+def test_the_report_view_is_the_schema_narrowed() -> None:
+    """The report's view of a call (`CallRecord`, `CallMessage`) is `Record`'s and `Message`'s fields,
+    fewer of them: each with the same key, type and default, so it reads a line as `Record` does."""
+    def fields(cls: Any) -> dict[str, tuple[str, Any, Any]]:
+        return {f.name: (f.encode_name, f.type, f.default) for f in records.msgspec.structs.fields(cls)}
+
+    view, whole = fields(records.CallRecord), fields(records.Record[records.CONTENT])
+    msg_view, msg_whole = fields(records.CallMessage), fields(records.Message[records.CONTENT])
+    assert set(view) == {"type", "timestamp", "isSidechain", "requestId", "message"}
+    assert {k: v for k, v in view.items() if k != "message"} == {k: whole[k] for k in view if k != "message"}
+    assert view["message"][0] == whole["message"][0] == "message"
+    assert set(msg_view) == {"mid", "model", "usage"}
+    assert msg_view == {k: msg_whole[k] for k in msg_view}
+    assert msg_view["mid"][0] == "id"
+    line = usage_call("v", {"input_tokens": 3, "output_tokens": 5}, isSidechain=True,
+                      toolUseResult={"file": 5}, cwd=["any"])  # fields the view skips, one of a type Record refuses
+    rec = records.decode_call(line.encode(), 4300)
+    assert rec is not None
+    assert rec.message is not None
+    assert rec.message.usage is not None
+    assert (rec.type, rec.requestId, rec.isSidechain, rec.message.mid) == ("assistant", "req_v", True, "v")
+    assert rec.message.usage.output_tokens == 5
+    assert records.decode(line.encode(), 4300) is None  # Record refuses it: the report's rows are the same either way
+    assert parse_chunk(line.encode() + b"\n") == reference_chunk(line.encode() + b"\n")
 
 
 def test_equal_at_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> None:

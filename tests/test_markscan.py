@@ -52,6 +52,10 @@ def test_marked_lines_are_the_lines_holding_a_marker(finders: tuple[markscan.Fin
         chunk = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
         end = chunk.rfind(b"\n") + 1
         assert list(markscan.marked_lines(chunk, finders, end)) == reference(chunk, MARKERS), chunk
+        for i, j in ((0, 1), (1, 2), (2, 0), (3, 1)):  # two markers (the report's search has its own loop)
+            pair = (MARKERS[i], MARKERS[j])
+            got = list(markscan.marked_lines(chunk, (finders[i], finders[j]), end))
+            assert got == reference(chunk, pair), (chunk, pair)
 
 
 def test_a_marker_after_the_last_newline_is_not_a_line(finders: tuple[markscan.Find, ...]) -> None:

@@ -66,6 +66,12 @@ def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) 
     """(start, stop, which) of each line of chunk[:end] that holds a marker, in order: the line is
     chunk[start:stop] (without its newline; `end` is just past the last newline) and bit i of `which`
     is set when the line holds marker i (`finders[i]`'s)."""
+    if len(finders) == 2:  # the report's: the same search, its two places held in locals
+        return _two_marked_lines(chunk, finders[0], finders[1], end)
+    return _marked_lines(chunk, finders, end)
+
+
+def _marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) -> Iterator[tuple[int, int, int]]:
     rfind, find = chunk.rfind, chunk.find
     none = end + 1  # "not found": past every line, so `min` needs no test
     nxt = [f(chunk, 0, end) for f in finders]
@@ -84,3 +90,27 @@ def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) 
                 nxt[i] = none if got < 0 else got
         yield rfind(b"\n", 0, at) + 1, stop, which
         at = min(nxt)
+
+
+def _two_marked_lines(chunk: bytes | bytearray, fa: Find, fb: Find, end: int) -> Iterator[tuple[int, int, int]]:
+    """`_marked_lines` of two markers, written out."""
+    rfind, find = chunk.rfind, chunk.find
+    none = end + 1
+    a, b = fa(chunk, 0, end), fb(chunk, 0, end)
+    a, b = none if a < 0 else a, none if b < 0 else b
+    at = min(a, b)
+    while at < none:
+        stop = find(b"\n", at, end)
+        if stop < 0:
+            stop = end
+        which = 0
+        if a < stop:
+            which = 1
+            a = fa(chunk, stop + 1, end)
+            a = none if a < 0 else a
+        if b < stop:
+            which |= 2
+            b = fb(chunk, stop + 1, end)
+            b = none if b < 0 else b
+        yield rfind(b"\n", 0, at) + 1, stop, which
+        at = a if a < b else b

@@ -14,24 +14,30 @@ read every byte of every transcript; docs/benchmarks.md); without the `fast` ext
 with the same results.
 
 A line with a marker is decoded by the one msgspec schema (`agents.claude_code.records`, shared with
-replay and the session page): it checks the whole line as strictly as `json.loads` and builds only
-the fields some reader takes. Where its verdict could differ from `json.loads`'s (`records.decode`
-says None), the line goes through the hooks' JSON reading (`load_line`): the rows are the same
-either way (test_decoders). This module keeps only the mapping from a record to rows.
+replay and the session page), through its view of a call (`CallRecord`: `Record`'s fields a row
+reads, nothing else built): it checks the whole line as strictly as `json.loads`. Where its verdict
+could differ from `json.loads`'s (`records.decode_call` says None), the line goes through the hooks'
+JSON reading (`load_line`): the rows are the same either way (test_decoders). This module keeps only
+the mapping from a record to rows.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from session_watcher.agents.claude_code.records import NOT_JSON, Record, Usage, decode, stamp_to_epoch
+from session_watcher.agents.claude_code.records import (
+    NOT_JSON,
+    CallRecord,
+    Usage,
+    counts_sample,
+    decode_call,
+    stamp_to_epoch,
+)
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
-    count,
-    split_writes,
     usage_reading,
 )
 from session_watcher.core import fastjson, markscan
@@ -123,13 +129,13 @@ def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
     return None
 
 
-def _decoded(line: bytes | bytearray, int_digits: int) -> Record[Any] | None:
-    """`records.decode`, one frame deeper than `load_line` calls the C scanner (both then refuse a
-    line nested too deeply at the same depth: see there)."""
-    return decode(line, int_digits, skim=True)
+def _decoded(line: bytes | bytearray, int_digits: int) -> CallRecord | None:
+    """`records.decode_call`, one frame deeper than `load_line` calls the C scanner (both then refuse
+    a line nested too deeply at the same depth: see `records.decode`)."""
+    return decode_call(line, int_digits)
 
 
-def _iterated_row(rec: Record[Any], usage: Usage, line: bytes | bytearray, offset: int,
+def _iterated_row(rec: CallRecord, usage: Usage, line: bytes | bytearray, offset: int,
                   key: str) -> Row | list[Row] | None:
     """The rows of a decoded call whose usage lists several iterations; an iteration the structs do
     not take (an item that is no object, a count that is no int) sends the line through json."""
@@ -162,14 +168,7 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked
             its = usage.iterations
             if its is not None and len(its) > 1:  # several requests in one call (rare): their own reading
                 return _iterated_row(rec, usage, line, offset, key)
-            inp, cr, cw, out = (count(usage.input_tokens), count(usage.cache_read_input_tokens),
-                                count(usage.cache_creation_input_tokens), count(usage.output_tokens))
-            split = usage.cache_creation
-            if split is None:
-                cw5, cw1 = cw, 0
-            else:  # usage_sample's reading: a count out of range is 0
-                cw5, cw1 = count(split.ephemeral_5m_input_tokens), count(split.ephemeral_1h_input_tokens)
-                cw, cw5 = split_writes(cw, cw5, cw1)
+            inp, cr, cw, out, cw5, cw1 = counts_sample(usage)  # usage_sample's reading, from the struct
             ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
             return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         if kind != "system":  # a compaction mark (rare) takes the plain path

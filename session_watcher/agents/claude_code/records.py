@@ -1,7 +1,8 @@
 """The transcript's one msgspec schema, shared by replay (`bulkparse`), the report (`reports.parse`)
 and the session page (`reports.session_page_data`): the records as structs of the fields any of them
-reads, the rule for when msgspec's reading could differ from `json.loads`'s (`decode`: None, and the
-caller reads the line its own JSON way), the usage object's reading from its struct, and the
+reads (and the report's view of a call, `CallRecord`: the few fields its rows read), the rule for
+when msgspec's reading could differ from `json.loads`'s (`decode`: None, and the caller reads the
+line its own JSON way), the usage object's reading from its struct, and the
 timestamp reader. The hooks keep their light scanner (`transcript`): these are the other decoder.
 Pure. Not for hooks: msgspec costs an import they need not pay."""
 
@@ -178,24 +179,57 @@ class Record(msgspec.Struct, Generic[C]):
     toolUseResult: Result | str | list[Any] | bool | int | float | None = None
 
 
+# --- the report's view: a `Record` of only the fields a call's row reads, the same names, types
+# and defaults (test_decoders holds them to `Record`'s). msgspec passes over the other keys, checked
+# as JSON but not built: no content, no tool result.
+
+
+class CallMessage(msgspec.Struct):
+    """A `Message` as a call's row reads it: its id, model and usage."""
+
+    mid: Any = msgspec.field(default=None, name="id")
+    model: Any = None
+    usage: Usage | None = None
+
+
+class CallRecord(msgspec.Struct):
+    """A `Record` as a call's row reads it (`reports.parse`)."""
+
+    type: Any = None
+    timestamp: Any = None
+    isSidechain: Any = None
+    requestId: Any = None
+    message: CallMessage | None = None
+
+
 _decode_record = msgspec.json.Decoder(Record[CONTENT]).decode
-_decode_skimmed = msgspec.json.Decoder(Record[msgspec.Raw]).decode  # the content checked, not built
+_decode_call = msgspec.json.Decoder(CallRecord).decode
 NOT_JSON = (msgspec.DecodeError, RecursionError)  # msgspec's refusals (ValidationError is a DecodeError)
 _DIGITS = b"0123456789"
 _NON_DIGIT = re.compile(rb"[^0-9]")
 
 
-def decode(line: bytes | bytearray, int_digits: int, skim: bool = False) -> Record[Any] | None:
-    """The line as a Record (`skim`: its message's content kept encoded, for a reader that reads none
-    of it), or None where only the caller's JSON reading can say what it is: bytes that are not UTF-8
-    (json.loads refuses them, msgspec does not look at a field it skips), an integer of more digits
-    than `int()` takes (`int_digits`, sys.get_int_max_str_digits(), or 0 where the caller found no
-    such run in the chunk the line is from: json.loads refuses it, msgspec does not), and whatever
-    msgspec refuses (a JSON extension such as NaN or Infinity, a lone surrogate, a field of another
-    type than its struct's, a number past a float).
+def decode(line: bytes | bytearray, int_digits: int) -> Record[Any] | None:
+    """The line as a Record, or None where only the caller's JSON reading can say what it is: bytes
+    that are not UTF-8 (json.loads refuses them, msgspec does not look at a field it skips), an
+    integer of more digits than `int()` takes (`int_digits`, sys.get_int_max_str_digits(), or 0
+    where the caller found no such run in the chunk the line is from: json.loads refuses it, msgspec
+    does not), and whatever msgspec refuses (a JSON extension such as NaN or Infinity, a lone
+    surrogate, a field of another type than its struct's, a number past a float).
 
     msgspec's recursion guard is one level more lenient than json's C scanner, both count Python
     frames: call this one frame deeper than the scanner and both refuse a line at the same depth."""
+    if _json_only(line, int_digits):
+        return None
+    try:
+        return _decode_record(line)
+    except NOT_JSON:
+        return None
+
+
+def decode_call(line: bytes | bytearray, int_digits: int) -> CallRecord | None:
+    """`decode`'s reading and rule, into the report's view (`CallRecord`): msgspec called at the
+    same depth, so the same recursion rule holds (`_json_only` written out: once per call line)."""
     if not line.isascii():
         try:
             line.decode()
@@ -204,9 +238,20 @@ def decode(line: bytes | bytearray, int_digits: int, skim: bool = False) -> Reco
     if int_digits and len(line) > int_digits and long_digit_run(line, int_digits):
         return None
     try:
-        return _decode_skimmed(line) if skim else _decode_record(line)
+        return _decode_call(line)
     except NOT_JSON:
         return None
+
+
+def _json_only(line: bytes | bytearray, int_digits: int) -> bool:
+    """True where msgspec's reading of the line could differ from json.loads's before any field is
+    looked at: bytes that are not UTF-8, or a run of digits past `int_digits` (see `decode`)."""
+    if not line.isascii():
+        try:
+            line.decode()
+        except UnicodeDecodeError:
+            return True
+    return bool(int_digits and len(line) > int_digits and long_digit_run(line, int_digits))
 
 
 def long_digit_run(line: bytes | bytearray, n: int) -> bool:
