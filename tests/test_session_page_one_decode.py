@@ -27,9 +27,9 @@ def test_no_line_is_decoded_twice_for_the_page(monkeypatch: pytest.MonkeyPatch) 
     seen: dict[bytes, int] = {}
     real = bulkparse.decode
 
-    def counted(line: bytes | bytearray, int_digits: int, skim: bool = False) -> Any:
+    def counted(line: bytes | bytearray, int_digits: int) -> Any:
         seen[bytes(line)] = seen.get(bytes(line), 0) + 1
-        return real(line, int_digits, skim)
+        return real(line, int_digits)
 
     monkeypatch.setattr(bulkparse, "decode", counted)
     monkeypatch.setattr(session_page_data, "decode", counted)
