@@ -33,7 +33,7 @@ def build(work: Path) -> tuple[Path, Path]:
     from session_watcher.reports.session_page import write_html
 
     session = work / "session.html"
-    write_html(str(SESSION), str(session))
+    write_html(str(SESSION), str(session), now=NOW)  # its restart-now line priced at the pinned clock too
     report = work / "report.html"
     doc, _stats = run_report([str(FIXTURES)], str(work / "index.db"), now=NOW, utc_offset=0.0)
     pages = write_session_pages(doc, str(report), [str(FIXTURES)])
