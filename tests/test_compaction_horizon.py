@@ -92,7 +92,8 @@ class TestTheGateBeforeACompaction:
 
     @pytest.mark.parametrize(("version", "reserve"), [("2.1.17", 45_000), ("2.1.20", 45_000),
                                                       ("2.1.22", 33_000), ("2.1.49", 33_000),
-                                                      ("2.1.332", 33_000), (None, 45_000), ("beta", 45_000)])
+                                                      ("2.1.332", 33_000), (None, 45_000), ("beta", 45_000),
+                                                      ("2.1.\u00b2", 45_000), ("\u0662.1.49", 45_000)])
     def test_the_point_follows_the_client_version(self, version: str | None, reserve: int) -> None:
         """Claude Code up to 2.1.20 compacted a 200k window at 155-158k, from 2.1.22 at 167-168k: the
         transcript's `version` says which; a line without one (or not a version) keeps the fallback."""

@@ -161,3 +161,33 @@ def test_a_source_that_cannot_be_stat_ed_is_not_live(projects: Path, tmp_path: P
         assert index.fingerprint(again, "") == key
     finally:
         index.close()
+
+
+def test_a_rollout_deleted_under_a_symlinked_codex_home_leaves_the_warm_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CODEX_HOME reached through a symlink (as a symlinked home is): a rollout deleted there leaves
+    the warm report's sums as it leaves a cold build's (the index kept its file by the path it was
+    found at, so a drop looked for under the symlink's target never matched, and the sums kept its
+    part: cold starts 18 against 8)."""
+    real = tmp_path / "real"
+    day = real / "sessions" / "2026" / "05" / "01"
+    day.mkdir(parents=True)
+    rollouts = sorted((Path(__file__).parent / "fixtures" / "codex").glob("rollout-*.jsonl"))[:3]
+    assert len(rollouts) == 3
+    for src in rollouts:
+        (day / src.name).write_bytes(src.read_bytes())
+    home = tmp_path / "codex-home"
+    home.symlink_to(real, target_is_directory=True)
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))  # no Claude Code sessions
+
+    def report(index: Path) -> str:
+        got = run_report_json(None, str(index), now=1.8e9, utc_offset=3600.0)
+        return got.rpartition(',"index":')[0]
+
+    index = tmp_path / "warm.sqlite3"
+    before = report(index)
+    (day / rollouts[1].name).unlink()
+    warm = report(index)
+    assert warm != before
+    assert warm == report(tmp_path / "cold.sqlite3")

@@ -550,6 +550,10 @@ class Index:
             with contextlib.suppress(OSError):
                 os.remove(tmp)
             return False
+        except BaseException:  # Ctrl-C mid-write: no half-written file left behind (it is megabytes)
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            raise
         return True
 
     def _forget_docs(self, kept: set[str]) -> None:
@@ -593,7 +597,9 @@ class Index:
     def _drop_missing(
         conn: sqlite3.Connection, known: dict[str, Known], live: dict[str, int], roots: list[str]
     ) -> int:
-        prefixes = tuple(os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots)
+        # a file is kept by the path it was found at: under a root as given (a symlinked CODEX_HOME)
+        # or as resolved (the Claude Code walk's)
+        prefixes = tuple({f(r).rstrip(os.sep) + os.sep for r in roots for f in (os.path.abspath, os.path.realpath)})
         gone = [rec[0] for path, rec in known.items() if path not in live and path.startswith(prefixes)]
         for fid in gone:
             conn.execute("DELETE FROM chunks WHERE file_id = ?", (fid,))

@@ -124,7 +124,7 @@ def _steady_malloc() -> None:
         import ctypes
 
         ctypes.CDLL(None).mallopt(-3, 128 << 10)  # M_MMAP_THRESHOLD; another libc has no mallopt
-    except (OSError, AttributeError, TypeError):
+    except (ImportError, OSError, AttributeError, TypeError):  # ImportError: a Python built without ctypes
         pass
 
 

@@ -61,7 +61,7 @@ def compact_reserve(version: object) -> int | None:
     if got != 0:
         return got
     parts = version.split(".", 3)[:3] if len(version) <= 32 else []
-    nums = tuple(int(p) for p in parts if p.isdigit() and len(p) <= 6)
+    nums = tuple(int(p) for p in parts if p.isascii() and p.isdigit() and len(p) <= 6)  # "²".isdigit()
     out = None if len(nums) < 3 or len(parts) < 3 else RESERVE_SINCE if nums >= RESERVE_FROM else RESERVE_BEFORE
     if len(_RESERVES) < 64:  # a file of many made-up versions costs a parse each, never memory
         _RESERVES[version] = out
