@@ -60,7 +60,7 @@ from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.shapes import Config, Detail, Event, Sample, State
@@ -542,7 +542,7 @@ def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
     if doc is None:
         if not calls:
             return None
-        doc = backtest.backtest(calls, backtest.shared_prefix(final, calls))
+        doc = backtest.best_restarts(calls, backtest.shared_prefix(final, calls))
         followed = False
     else:
         followed = bool(doc.get("calls"))
@@ -627,9 +627,8 @@ class PageRead:
             os.close(self.fd)
             raise
         self.head: list[bytes] | None = []  # the first lines, for `add_marks`
-        self._chunk = b""  # the chunk read last, fed to the builder up to `_next`, its next line to feed
-        self._lines: Iterator[tuple[int, int, int]] = iter(())
-        self._next: tuple[int, int, int] | None = None
+        self._chunk = b""  # the chunk read last, fed to the builder up to `_at`, its next line's offset
+        self._at = self._end = 0  # `_end`: just past the chunk's last newline
         self._head_done = False
 
     def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
@@ -685,30 +684,42 @@ class PageRead:
         return got
 
     def _begin(self, chunk: bytes) -> None:
-        """The chunk's lines that can hold a record the builder reads, fed as replay's parse of the
-        chunk decodes them (`bulkparse.tap`: `_upto`), the rest by `took`."""
+        """The chunk's records fed as replay's parse of the chunk decodes them (`bulkparse.tap`:
+        `_upto`), the lines between them (which it passes over) by the builder's own decoding."""
         self._chunk = chunk
-        self._lines = marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1)
-        self._next = next(self._lines, None)
+        self._at, self._end = 0, chunk.rfind(b"\n") + 1
         bulkparse.tap = self._upto
 
     def _upto(self, start: int, decoded: Record[Any] | None = None) -> None:
-        """Feed the lines before offset `start` (each decoded here), then the line at `start` as
-        replay's parse decoded it (`decoded`, taken as it is)."""
-        chunk, nxt, take = self._chunk, self._next, self.builder.take
-        while nxt is not None and nxt[0] < start:
-            rec = decode_record(chunk[nxt[0]:nxt[1]])
+        """Feed the lines before offset `start` (`_between`), then the line at `start` as replay's
+        parse decoded it (`decoded`, taken as it is)."""
+        at = self._at
+        if start > at:
+            at = self._between(at, min(start, self._end))
+        if decoded is None or start != at or at >= self._end:
+            self._at = at
+            return
+        stop = self._chunk.find(b"\n", start)
+        self._at = stop + 1
+        if _iterations_read(decoded):
+            if decoded.type in _KINDS and not decoded.isSidechain:
+                self.builder.take(decoded)
+        elif (rec := decode_record(self._chunk[start:stop])) is not None:
+            self.builder.take(rec)
+
+    def _between(self, at: int, end: int) -> int:
+        """Feed the lines of chunk[at:end] (whole lines: `end` just past a newline) that can hold a
+        record the builder reads, each decoded here; `end` back."""
+        chunk = self._chunk
+        if not any(f(chunk, at, end) >= 0 for f in _RECORD_FINDERS):
+            return end
+        part = chunk[at:end]
+        take = self.builder.take
+        for first, stop, _which in marked_lines(part, _RECORD_FINDERS, len(part)):
+            rec = decode_record(part[first:stop])
             if rec is not None:
                 take(rec)
-            nxt = next(self._lines, None)
-        if decoded is not None and nxt is not None and nxt[0] == start:
-            if _iterations_read(decoded):
-                if decoded.type in _KINDS and not decoded.isSidechain:
-                    take(decoded)
-            elif (rec := decode_record(chunk[start:nxt[1]])) is not None:
-                take(rec)
-            nxt = next(self._lines, None)
-        self._next = nxt
+        return end
 
     def took(self, events: list[Event]) -> None:
         """The events replay's fold decoded from the chunk just read (kept for the backtest), and the
@@ -720,8 +731,8 @@ class PageRead:
     def _feed(self) -> None:
         """The rest of the chunk last read into the builder."""
         bulkparse.tap = None
-        self._upto(len(self._chunk) + 1)
-        self._chunk, self._lines = b"", iter(())
+        self._upto(self._end)
+        self._chunk, self._at, self._end = b"", 0, 0
         self.builder.touched.clear()  # what changed since: only the live view asks
 
     def drain(self) -> None:
