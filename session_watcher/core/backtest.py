@@ -172,7 +172,9 @@ class Segment:
     def __init__(self, calls: Sequence[Call], shared: int) -> None:
         self.calls = list(calls)
         self.shared = max(0, shared)
-        self.price = [_price(c.model) for c in self.calls]
+        known: dict[str | None, _Priced] = {}  # a session's calls name a model or two
+        self.price = [known[c.model] if c.model in known else known.setdefault(c.model, _price(c.model))
+                      for c in self.calls]
         self.unpriced = any(_price(m).usd is None for c in self.calls for m, *_ in c.extra if m is not None)
         self.actual = [c.cr + c.cw5m * p.w5m + c.cw1h * p.w1h + self._extra(c, p, 0)
                        for c, p in zip(self.calls, self.price, strict=True)]

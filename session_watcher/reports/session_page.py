@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import gc
 import html
 import json
 import re
@@ -54,7 +55,11 @@ def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
             yield ",".join(texts[i:i + BLOCK])
             continue
         block = values[i:i + BLOCK]
+        text = values.as_json(block) if isinstance(values, Packed) and values.as_json is not None else None
         if isinstance(values, Packed):
+            if text is not None and not any(m in text for m in _UNCLEAN):
+                yield text
+                continue
             block = [values.as_dict(v) for v in block]
         text = json.dumps(block, separators=(",", ":"), allow_nan=False)
         yield ",".join(_dumps(v) for v in block) if any(m in text for m in _UNCLEAN) else text[1:-1]
@@ -107,11 +112,17 @@ def _backtest_html(model: dict[str, Any]) -> str:
 def write_html(transcript: str, out: str, now: float | None = None) -> dict[str, Any]:
     """The page of `transcript` at `out`, its restart saving priced at `now` (default the clock's)."""
     _steady_malloc()
-    model = load_model(transcript, now=now, packed=True)
-    from session_watcher.base.atomic import write_atomic
+    collecting = gc.isenabled()
+    gc.disable()  # the page's rows live to its end and hold no cycle: the collector's passes find nothing
+    try:
+        model = load_model(transcript, now=now, packed=True)
+        from session_watcher.base.atomic import write_atomic
 
-    # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
-    write_atomic(out, _encoded(page_parts(model)), mode=0o600, fsync=False)
+        # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
+        write_atomic(out, _encoded(page_parts(model)), mode=0o600, fsync=False)
+    finally:
+        if collecting:
+            gc.enable()
     return model
 
 

@@ -38,6 +38,7 @@ import re
 import sys
 import time
 from array import array
+from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents.claude_code import bulkparse
@@ -238,11 +239,23 @@ def _tool_dict(row: list[Any]) -> dict[str, Any]:
 
 class Packed(list[Any]):
     """Rows kept as their values, and the function that makes one the page's dict (`row_dict`,
-    `story_dict`): the page's writer makes them a block at a time (reports.session_page)."""
+    `story_dict`): the page's writer makes them a block at a time (reports.session_page); `as_json`,
+    where there is one, writes a block's text as `json.dumps` of their dicts would (`rows_json`)."""
 
-    def __init__(self, items: Iterable[Any], as_dict: Callable[[Any], dict[str, Any]]) -> None:
+    def __init__(self, items: Iterable[Any], as_dict: Callable[[Any], dict[str, Any]],
+                 as_json: Callable[[list[Any]], str | None] | None = None) -> None:
         super().__init__(items)
         self.as_dict = as_dict
+        self.as_json = as_json
+
+
+_CALL_JSON = ('{"kind":"call","id":%s,"n":%d,"start":%r,"end":%r,"model":%s,"turn":%d,"input":%d,"cacheRead":%d,'
+              '"cacheWrite":%d,"output":%d,"prompt":%d,"promptText":%s,"durText":%s}')
+_TOOL_JSON = ('{"kind":"tool","id":%s,"name":%s,"label":%s,"path":%s,"start":%r,"end":%s,"durText":%s,"isError":%s,'
+              '"reread":%s,"firstReadAt":%s,"call":%s,"turn":%d}')
+_BOOL = ("false", "true")
+_NOT_FINITE = re.compile(r":-?(?:inf|nan)[,}]")  # a figure json.dumps refuses (allow_nan=False): its path decides
+_str = encode_basestring_ascii  # json.dumps's own string writer (ensure_ascii)
 
 
 # --- the page's reading, record by record -------------------------------------------------------
@@ -294,9 +307,12 @@ class PageBuilder:
         ts = stamp_to_epoch(rec.timestamp)
         if ts is None:
             return
-        self.sid = self.sid or (rec.sessionId if isinstance(rec.sessionId, str) else None)
-        self.t_first = ts if self.t_first is None else min(self.t_first, ts)
-        self.t_last = ts if self.t_last is None else max(self.t_last, ts)
+        if not self.sid:
+            self.sid = rec.sessionId if isinstance(rec.sessionId, str) else None
+        if self.t_first is None or ts < self.t_first:
+            self.t_first = ts
+        if self.t_last is None or ts > self.t_last:
+            self.t_last = ts
         msg = rec.message
         content = msg.content if msg is not None else None
         if kind == "system" and rec.subtype == "compact_boundary":
@@ -357,8 +373,8 @@ class PageBuilder:
             self.call_ids.append(key)
             self.call_models.append(sys.intern(model) if isinstance(model, str) else None)
             self.call_turns.append(len(self.turns))
-            self.call_times += array("d", (start, ts))
-            self.call_counts += array("q", (inp, cr, cw, out, prompt))
+            self.call_times.extend((start, ts))
+            self.call_counts.extend((inp, cr, cw, out, prompt))
         else:
             times = self.call_times
             times[2 * n + 1] = max(ts, times[2 * n + 1])
@@ -393,12 +409,39 @@ class PageBuilder:
         """A row as the page's data, its figures in the package's one wording (core.numbers)."""
         if not isinstance(row, int):
             return _tool_dict(row)
-        start, end = self.call_times[2 * row:2 * row + 2]
-        counts = self.call_counts[COUNTS * row:COUNTS * row + COUNTS]
+        times, counts, i = self.call_times, self.call_counts, COUNTS * row
+        start, end, prompt = times[2 * row], times[2 * row + 1], counts[i + 4]
         return {"kind": "call", "id": self.call_ids[row], "n": row + 1, "start": start, "end": end,
-                "model": self.call_models[row], "turn": self.call_turns[row], "input": counts[0],
-                "cacheRead": counts[1], "cacheWrite": counts[2], "output": counts[3], "prompt": counts[4],
-                "promptText": tokens(counts[4]), "durText": duration(end - start)}
+                "model": self.call_models[row], "turn": self.call_turns[row], "input": counts[i],
+                "cacheRead": counts[i + 1], "cacheWrite": counts[i + 2], "output": counts[i + 3], "prompt": prompt,
+                "promptText": tokens(prompt), "durText": duration(end - start)}
+
+    def rows_json(self, block: list[Row]) -> str | None:
+        """The rows' JSON, comma-separated: `json.dumps([row_dict(r) for r in block],
+        separators=(",", ":"))[1:-1]`, the same text, written without the dicts; None where a row is
+        not as the builder makes them (a time not finite: json.dumps's error then stays its own)."""
+        times, counts, ids, models, turns = self.call_times, self.call_counts, self.call_ids, self.call_models, \
+            self.call_turns
+        out: list[str] = []
+        for row in block:
+            if isinstance(row, int):
+                start, end, i = times[2 * row], times[2 * row + 1], COUNTS * row
+                model = models[row]
+                out.append(_CALL_JSON % (
+                    _str(ids[row]), row + 1, start, end, "null" if model is None else _str(model), turns[row],
+                    counts[i], counts[i + 1], counts[i + 2], counts[i + 3], counts[i + 4],
+                    _str(tokens(counts[i + 4])), _str(duration(end - start))))
+                continue
+            end, path, first, call = row[T_END], row[T_PATH], row[T_FIRST_READ], row[11]
+            if end is None and row[7] is not None:
+                return None
+            out.append(_TOOL_JSON % (
+                _str(row[1]), _str(row[2]), _str(row[3]), "null" if path is None else _str(path), row[T_START],
+                "null" if end is None else repr(end), "null" if end is None else _str(duration(end - row[T_START])),
+                _BOOL[row[T_ERROR]], _BOOL[row[T_REREAD]], "null" if first is None else repr(first),
+                "null" if call is None else call, row[12]))
+        text = ",".join(out)
+        return text if _NOT_FINITE.search(text) is None else None
 
     def rows(self) -> list[dict[str, Any]]:
         """Every row as the page's data (`row_dict`), in start order."""
@@ -434,7 +477,7 @@ class PageBuilder:
             "windowText": tokens(window),
             "durationText": duration(t1 - t0),
             "models": list(self.models),
-            "rows": Packed(self.ordered(), self.row_dict) if packed else self.rows(),
+            "rows": Packed(self.ordered(), self.row_dict, self.rows_json) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
             "health": final,
@@ -637,7 +680,7 @@ class PageRead:
         from session_watcher.agents.claude_code.transcript import split_lines
         from session_watcher.sessions.replay import cwd_in_head, transcript_cwd
 
-        head = split_lines(lines[0])[0] if lines and not skipped else []  # a salvaged line is no head
+        head = split_lines(lines[0], 201)[0] if lines and not skipped else []  # a salvaged line is no head
         known, cwd = cwd_in_head(head, bool(lines) and not skipped and cursor["offset"] == size)
         return cwd if known else transcript_cwd(self.path, self.fd)
 
@@ -653,7 +696,7 @@ class PageRead:
             self.head, self._head_done = None, True
         elif lines:
             assert self.head is not None
-            self.head += split_lines(lines[0])[0][: NOTE_LINES - len(self.head)]
+            self.head += split_lines(lines[0], NOTE_LINES - len(self.head))[0]
             self._head_done = len(self.head) >= NOTE_LINES
         else:
             self._head_done = True  # the end of the file
