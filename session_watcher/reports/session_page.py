@@ -57,12 +57,18 @@ def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
         block = values[i:i + BLOCK]
         text = values.as_json(block) if isinstance(values, Packed) and values.as_json is not None else None
         if isinstance(values, Packed):
-            if text is not None and not any(m in text for m in _UNCLEAN):
+            if text is not None and not _unclean(text):
                 yield text
                 continue
             block = [values.as_dict(v) for v in block]
         text = json.dumps(block, separators=(",", ":"), allow_nan=False)
-        yield ",".join(_dumps(v) for v in block) if any(m in text for m in _UNCLEAN) else text[1:-1]
+        yield ",".join(_dumps(v) for v in block) if _unclean(text) else text[1:-1]
+
+
+def _unclean(text: str) -> bool:
+    """The JSON shows a string `clean` changes (`_UNCLEAN`): each escape looked for only where
+    there is a backslash at all."""
+    return "\x7f" in text or ("\\" in text and any(m in text for m in _UNCLEAN))
 
 
 def _dumps(value: object) -> str:
