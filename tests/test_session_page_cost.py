@@ -110,3 +110,21 @@ def test_rows_written_by_their_format_read_as_their_dicts() -> None:
     assert b.rows_json([0]) is None
     with pytest.raises(ValueError, match="JSON compliant"):
         "".join(session_page.model_json(b.model(packed=True)))
+
+
+def test_story_rows_written_by_the_block_read_as_their_dicts() -> None:
+    """The story rows' JSON by one json.dumps of their values, cut and named, is the text of their
+    dicts; a block with an alert is written from its dicts."""
+    packed = session_page_data.load_model(str(S258), now=1.8e9, packed=True)
+    plain = session_page_data.load_model(str(S258), now=1.8e9)
+    story = packed["story"]
+    quiet = [r for r in story if not r[10]]
+    loud = [r for r in story if r[10]]
+    assert len(quiet) > 100
+    assert loud  # the session's alerts
+    assert session_page_data.story_json(quiet) == json.dumps(
+        [session_page_data.story_dict(r) for r in quiet], separators=(",", ":"))[1:-1]
+    assert session_page_data.story_json(quiet[:3] + loud[:1]) is None
+    assert session_page_data.story_json([(*quiet[0][:6], "a,b", *quiet[0][7:])]) is None
+    assert "".join(session_page.model_json(packed)) == json.dumps(clean_data(plain), separators=(",", ":"),
+                                                                 allow_nan=False)

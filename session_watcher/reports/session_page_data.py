@@ -74,13 +74,20 @@ BAR_STEPS = 20  # 0 %, 5 %, ..., 100 %
 SUMMARY_KEYS = ("command", "pattern", "url", "query", "description", "prompt", "skill")
 
 
-def _summary(name: str, inp: Input | None, cwd: str | None) -> tuple[str, str | None]:
-    """A short label for a tool call, and its canonical file path (file tools only)."""
+def _summary(name: str, inp: Input | None, cwd: str | None, canon_of: dict[tuple[str, str], str] | None = None,
+             ) -> tuple[str, str | None]:
+    """A short label for a tool call, and its canonical file path (file tools only; `canon_of`:
+    the paths made so far, by folder and path as written: a session reads a few hundred)."""
     if inp is None:
         return "", None
     path = inp.file_path or inp.notebook_path
     if isinstance(path, str) and path:
-        canon = os.path.normpath(os.path.join(cwd or "/", path))
+        where = (cwd or "/", path)
+        canon = canon_of.get(where) if canon_of is not None else None
+        if canon is None:
+            canon = os.path.normpath(os.path.join(*where))
+            if canon_of is not None:
+                canon_of[where] = canon
         return canon, canon
     for key in SUMMARY_KEYS:
         v = getattr(inp, key)
@@ -281,6 +288,7 @@ class PageBuilder:
         self.event_ts = array("d")
         self.event_args: list[int | list[Any] | None] = []
         self.first_read: dict[str, float] = {}
+        self.canon_of: dict[tuple[str, str], str] = {}  # `_summary`'s
         self.last_send: float | None = None
         self.t_first: float | None = None
         self.t_last: float | None = None
@@ -393,7 +401,7 @@ class PageBuilder:
             if tid in self.tools:
                 continue
             name = sys.intern(str(block.name or "?"))
-            label, path = _summary(name, block.input, cwd)
+            label, path = _summary(name, block.input, cwd, self.canon_of)
             n = self.calls.get(key)
             tool = self.tools[tid] = ["tool", tid, name, label, path, ts, None, None, False, False, None,
                                       None if n is None else n + 1, len(self.turns)]
@@ -482,7 +490,7 @@ class PageBuilder:
             "turns": list(self.turns),
             "health": final,
             "healthBar": bar,
-            "story": Packed(trace or [], story_dict) if packed else [story_dict(r) for r in trace or []],
+            "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
             "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
@@ -516,6 +524,25 @@ class PageBuilder:
 
 
 STORY_KEYS = ("ts", "call", "L", "x", "xSweet", "br", "lamp", "bills", "billDone", "billProgress", "alerts")
+
+
+_STORY_JSON = '{"ts":%s,"call":%s,"L":%s,"x":%s,"xSweet":%s,"br":%s,"lamp":%s,"bills":%s,"billDone":%s,' \
+    '"billProgress":%s,"alerts":[]}'
+_LAMPS = frozenset((None, "white", "green", "amber", "red"))
+_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # json.dumps's, as the page writes
+
+
+def story_json(block: list[tuple[Any, ...]]) -> str | None:
+    """The story rows' JSON, comma-separated, as `json.dumps` of their dicts writes it: their values
+    by one json.dumps (the figures a row holds: numbers, null and the lamp, no comma among them),
+    cut into rows and named; None where a row has an alert or a figure that is none of those."""
+    if any(r[10] or r[6] not in _LAMPS or len(r) != len(STORY_KEYS) for r in block):
+        return None
+    text = _ENCODE([r[:10] for r in block])
+    cells = [row.split(",") for row in text[2:-2].split("],[")]
+    if len(cells) != len(block) or any(len(c) != len(STORY_KEYS) - 1 for c in cells):
+        return None  # a value that is no figure (a list, a text with a comma)
+    return ",".join([_STORY_JSON % tuple(c) for c in cells])
 
 
 def story_dict(row: tuple[Any, ...]) -> dict[str, Any]:
