@@ -107,10 +107,14 @@ class Stability(TypedDict):
 
 def _int(v: object) -> int:
     """A count of the trace: a number above 0, else 0."""
+    if type(v) is int:  # the trace's own counts
+        return v if v > 0 else 0
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
 
 
 def _num(v: object) -> float | None:
+    if type(v) is float:  # the trace's own figures
+        return v
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
@@ -122,8 +126,9 @@ def call_from_trace(row: Mapping[str, Any]) -> Call:
     ts = row.get("ts")
     kinds = {a.get("kind") for a in row.get("alerts") or () if isinstance(a, dict)}
     b_default = row.get("bDefault")
+    others = u.get("iter")
     extra = tuple((it[0] if isinstance(it[0], str) else None, _int(it[1]), _int(it[2]), _int(it[3]))
-                  for it in u.get("iter") or () if isinstance(it, list | tuple) and len(it) == 4)
+                  for it in others if isinstance(it, list | tuple) and len(it) == 4) if others else ()
     return Call(
         call=_int(row.get("call")),
         segment=_int(row.get("segment")),

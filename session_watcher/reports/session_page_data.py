@@ -56,6 +56,7 @@ from session_watcher.agents.claude_code.records import (
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
+from session_watcher.core.backtest import call_from_trace
 from session_watcher.core.eoq import real_request
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
@@ -568,8 +569,6 @@ class StoryTrace(list[Any]):
         self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
 
     def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
-        from session_watcher.core.backtest import call_from_trace
-
         at = row.get("lampAt")
         if isinstance(at, dict):
             self.lamp_at = at
@@ -582,7 +581,7 @@ class StoryTrace(list[Any]):
         else:
             done = max(0, bills - self._prev_bills)
         self._prev_bills = bills
-        alerts = row.get("alerts") or ()
+        alerts = row.get("alerts")
         super().append((
             row.get("ts"), row.get("call"), row.get("L"), row.get("x"), row.get("xSweet"), row.get("br"),
             row.get("lamp"), bills, max(0, done), row.get("billProgress"),
@@ -590,7 +589,7 @@ class StoryTrace(list[Any]):
                 {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
                  "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
                 for a in alerts if isinstance(a, dict)
-            ),
+            ) if alerts else (),
         ))
         self.calls.append(call_from_trace(row))
 
