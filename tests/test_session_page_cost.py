@@ -114,7 +114,7 @@ def test_rows_written_by_their_format_read_as_their_dicts() -> None:
 
 def test_story_rows_written_by_the_block_read_as_their_dicts() -> None:
     """The story rows' JSON by one json.dumps of their values, cut and named, is the text of their
-    dicts; a block with an alert is written from its dicts."""
+    dicts (a row with alerts by its dict); a figure that is none of a story row's is the dicts' to write."""
     packed = session_page_data.load_model(str(S258), now=1.8e9, packed=True)
     plain = session_page_data.load_model(str(S258), now=1.8e9)
     story = packed["story"]
@@ -124,7 +124,9 @@ def test_story_rows_written_by_the_block_read_as_their_dicts() -> None:
     assert loud  # the session's alerts
     assert session_page_data.story_json(quiet) == json.dumps(
         [session_page_data.story_dict(r) for r in quiet], separators=(",", ":"))[1:-1]
-    assert session_page_data.story_json(quiet[:3] + loud[:1]) is None
+    mixed = quiet[:3] + loud[:2] + quiet[3:5]
+    assert session_page_data.story_json(mixed) == json.dumps(
+        [session_page_data.story_dict(r) for r in mixed], separators=(",", ":"))[1:-1]
     assert session_page_data.story_json([(*quiet[0][:6], "a,b", *quiet[0][7:])]) is None
     assert "".join(session_page.model_json(packed)) == json.dumps(clean_data(plain), separators=(",", ":"),
                                                                  allow_nan=False)

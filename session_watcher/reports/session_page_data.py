@@ -536,14 +536,15 @@ _ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # jso
 def story_json(block: list[tuple[Any, ...]]) -> str | None:
     """The story rows' JSON, comma-separated, as `json.dumps` of their dicts writes it: their values
     by one json.dumps (the figures a row holds: numbers, null and the lamp, no comma among them),
-    cut into rows and named; None where a row has an alert or a figure that is none of those."""
-    if any(r[10] or r[6] not in _LAMPS or len(r) != len(STORY_KEYS) for r in block):
+    cut into rows and named (a row with alerts: its dict); None where a figure is none of those."""
+    if any(r[6] not in _LAMPS or len(r) != len(STORY_KEYS) for r in block):
         return None
     text = _ENCODE([r[:10] for r in block])
     cells = [row.split(",") for row in text[2:-2].split("],[")]
     if len(cells) != len(block) or any(len(c) != len(STORY_KEYS) - 1 for c in cells):
         return None  # a value that is no figure (a list, a text with a comma)
-    return ",".join([_STORY_JSON % tuple(c) for c in cells])
+    return ",".join([_ENCODE(story_dict(r)) if r[10] else _STORY_JSON % tuple(c)
+                     for r, c in zip(block, cells, strict=True)])
 
 
 def story_dict(row: tuple[Any, ...]) -> dict[str, Any]:
