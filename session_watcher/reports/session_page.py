@@ -55,10 +55,12 @@ def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
             yield ",".join(texts[i:i + BLOCK])
             continue
         block = values[i:i + BLOCK]
-        text = values.as_json(block) if isinstance(values, Packed) and values.as_json is not None else None
         if isinstance(values, Packed):
-            if text is not None and not _unclean(text):
-                yield text
+            written = values.as_json(block) if values.as_json is not None else None
+            if written is not None:  # each row's text, its dict's where a string in it needs `clean`
+                text = ",".join(written)
+                yield ",".join(t if not _unclean(t) else _dumps(values.as_dict(v))
+                               for t, v in zip(written, block, strict=True)) if _unclean(text) else text
                 continue
             block = [values.as_dict(v) for v in block]
         text = json.dumps(block, separators=(",", ":"), allow_nan=False)

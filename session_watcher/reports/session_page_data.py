@@ -251,7 +251,7 @@ class Packed(list[Any]):
     where there is one, writes a block's text as `json.dumps` of their dicts would (`rows_json`)."""
 
     def __init__(self, items: Iterable[Any], as_dict: Callable[[Any], dict[str, Any]],
-                 as_json: Callable[[list[Any]], str | None] | None = None) -> None:
+                 as_json: Callable[[list[Any]], list[str] | None] | None = None) -> None:
         super().__init__(items)
         self.as_dict = as_dict
         self.as_json = as_json
@@ -425,10 +425,10 @@ class PageBuilder:
                 "cacheRead": counts[i + 1], "cacheWrite": counts[i + 2], "output": counts[i + 3], "prompt": prompt,
                 "promptText": tokens(prompt), "durText": duration(end - start)}
 
-    def rows_json(self, block: list[Row]) -> str | None:
-        """The rows' JSON, comma-separated: `json.dumps([row_dict(r) for r in block],
-        separators=(",", ":"))[1:-1]`, the same text, written without the dicts; None where a row is
-        not as the builder makes them (a time not finite: json.dumps's error then stays its own)."""
+    def rows_json(self, block: list[Row]) -> list[str] | None:
+        """Each row's JSON: `json.dumps(row_dict(r), separators=(",", ":"))`, the same text, written
+        without the dict; None where a row is not as the builder makes them (a time not finite:
+        json.dumps's error then stays its own)."""
         times, counts, ids, models, turns = self.call_times, self.call_counts, self.call_ids, self.call_models, \
             self.call_turns
         out: list[str] = []
@@ -449,8 +449,7 @@ class PageBuilder:
                 "null" if end is None else repr(end), "null" if end is None else _str(duration(end - row[T_START])),
                 _BOOL[row[T_ERROR]], _BOOL[row[T_REREAD]], "null" if first is None else repr(first),
                 "null" if call is None else call, row[12]))
-        text = ",".join(out)
-        return text if _NOT_FINITE.search(text) is None else None
+        return out if _NOT_FINITE.search(",".join(out)) is None else None
 
     def rows(self) -> list[dict[str, Any]]:
         """Every row as the page's data (`row_dict`), in start order."""
@@ -533,8 +532,8 @@ _LAMPS = frozenset((None, "white", "green", "amber", "red"))
 _ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # json.dumps's, as the page writes
 
 
-def story_json(block: list[tuple[Any, ...]]) -> str | None:
-    """The story rows' JSON, comma-separated, as `json.dumps` of their dicts writes it: their values
+def story_json(block: list[tuple[Any, ...]]) -> list[str] | None:
+    """Each story row's JSON as `json.dumps` of its dict writes it: their values
     by one json.dumps (the figures a row holds: numbers, null and the lamp, no comma among them),
     cut into rows and named (a row with alerts: its dict); None where a figure is none of those."""
     if any(r[6] not in _LAMPS or len(r) != len(STORY_KEYS) for r in block):
@@ -543,8 +542,7 @@ def story_json(block: list[tuple[Any, ...]]) -> str | None:
     cells = [row.split(",") for row in text[2:-2].split("],[")]
     if len(cells) != len(block) or any(len(c) != len(STORY_KEYS) - 1 for c in cells):
         return None  # a value that is no figure (a list, a text with a comma)
-    return ",".join([_ENCODE(story_dict(r)) if r[10] else _STORY_JSON % tuple(c)
-                     for r, c in zip(block, cells, strict=True)])
+    return [_ENCODE(story_dict(r)) if r[10] else _STORY_JSON % tuple(c) for r, c in zip(block, cells, strict=True)]
 
 
 def story_dict(row: tuple[Any, ...]) -> dict[str, Any]:
