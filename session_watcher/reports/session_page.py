@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import gc
 import html
 import json
 import re
@@ -120,17 +119,11 @@ def _backtest_html(model: dict[str, Any]) -> str:
 def write_html(transcript: str, out: str, now: float | None = None) -> dict[str, Any]:
     """The page of `transcript` at `out`, its restart saving priced at `now` (default the clock's)."""
     _steady_malloc()
-    collecting = gc.isenabled()
-    gc.disable()  # the page's rows live to its end and hold no cycle: the collector's passes find nothing
-    try:
-        model = load_model(transcript, now=now, packed=True)
-        from session_watcher.base.atomic import write_atomic
+    model = load_model(transcript, now=now, packed=True)
+    from session_watcher.base.atomic import write_atomic
 
-        # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
-        write_atomic(out, _encoded(page_parts(model)), mode=0o600, fsync=False)
-    finally:
-        if collecting:
-            gc.enable()
+    # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one
+    write_atomic(out, _encoded(page_parts(model)), mode=0o600, fsync=False)
     return model
 
 
