@@ -130,3 +130,29 @@ def test_story_rows_written_by_the_block_read_as_their_dicts() -> None:
     assert session_page_data.story_json([(*quiet[0][:6], "a,b", *quiet[0][7:])]) is None
     assert "".join(session_page.model_json(packed)) == json.dumps(clean_data(plain), separators=(",", ":"),
                                                                  allow_nan=False)
+
+
+@pytest.mark.parametrize("command", [
+    "ls -la", "x" * 5000, "word " * 2000, "a" + " " * 5000 + "tail words", ("w" * 119 + " ") + "z" * 5000,
+    "  lead\tand\nbreaks " * 400, ("w" * 121 + " ") * 40, "é " * 3000,
+])
+def test_a_long_commands_label_is_read_from_its_head(command: str) -> None:
+    """A tool call's label, read from the first words of its text, is the label of its whole text."""
+    from session_watcher.agents.claude_code.records import Input
+
+    label, path = session_page_data._summary("Bash", Input(command=command), "/w")
+    assert path is None
+    assert label == " ".join(command.split())[:120]
+
+
+def test_the_lines_between_two_offsets_are_the_lines_found_from_the_start() -> None:
+    """`marked_lines` from a line's start finds the lines the whole search finds from there on."""
+    from session_watcher.core import markscan
+
+    chunk = b"".join(b'{"type":"%s","n":%d}\n' % (kind, i)
+                     for i, kind in enumerate([b"user", b"progress", b"assistant", b"x\\u0041", b"system"] * 40))
+    finders = session_page_data._RECORD_FINDERS
+    whole = list(markscan.marked_lines(chunk, finders, len(chunk)))
+    starts = [0, *(i + 1 for i, c in enumerate(chunk) if c == ord("\n"))]
+    for begin in starts[::7]:
+        assert list(markscan.marked_lines(chunk, finders, len(chunk), begin)) == [w for w in whole if w[0] >= begin]

@@ -93,8 +93,15 @@ def _summary(name: str, inp: Input | None, cwd: str | None, canon_of: dict[tuple
     for key in SUMMARY_KEYS:
         v = getattr(inp, key)
         if isinstance(v, str) and v:
-            return " ".join(v.split())[:120], None
+            text = " ".join(v[:LABEL_READ].split())
+            if len(v) > LABEL_READ and text.rfind(" ") <= LABEL_CHARS:  # its last word may go on: the whole
+                text = " ".join(v.split())
+            return text[:LABEL_CHARS], None
     return "", None
+
+
+LABEL_CHARS = 120
+LABEL_READ = 4096  # a label's words are read from this much of its text, where they are enough
 
 
 PROMPT_CHARS = 120
@@ -779,12 +786,9 @@ class PageRead:
         """Feed the lines of chunk[at:end] (whole lines: `end` just past a newline) that can hold a
         record the builder reads, each decoded here; `end` back."""
         chunk = self._chunk
-        if not any(f(chunk, at, end) >= 0 for f in _RECORD_FINDERS):
-            return end
-        part = chunk[at:end]
         take = self.builder.take
-        for first, stop, _which in marked_lines(part, _RECORD_FINDERS, len(part)):
-            rec = decode_record(part[first:stop])
+        for first, stop, _which in marked_lines(chunk, _RECORD_FINDERS, end, at):
+            rec = decode_record(chunk[first:stop])
             if rec is not None:
                 take(rec)
         return end
