@@ -279,9 +279,9 @@ _str = encode_basestring_ascii  # json.dumps's own string writer (ensure_ascii)
 class PageBuilder:
     """The page's model of a transcript read so far: `feed` it complete lines in file order, ask
     `model()` at any point. `touched` collects the rows added or changed since it was last emptied
-    (the live view re-encodes only those)."""
+    (the live view re-encodes only those; `track` False: none, the page written once)."""
 
-    def __init__(self, session_id: str | None = None) -> None:
+    def __init__(self, session_id: str | None = None, track: bool = True) -> None:
         # a call row is its number (from 0) in columns: its id, model, turn, start and end, counts (COUNTS);
         # a tool row, a list of its values (TOOL_KEYS)
         self.calls: dict[str, int] = {}
@@ -304,6 +304,7 @@ class PageBuilder:
         self.turns: list[dict[str, Any]] = []  # the user's prompts: each starts a turn (rows before the first: 0)
         self.sid = session_id
         self.touched: dict[object, Row] = {}  # `key(row)` -> row
+        self.track = track
 
     def feed(self, lines: Iterable[bytes | str]) -> None:
         for line in lines:
@@ -376,7 +377,8 @@ class PageBuilder:
                     self.first_read[path] = tool[T_START]
             self.event_ts.append(ts)
             self.event_args.append(tool)
-            self.touched[id(tool)] = tool
+            if self.track:
+                self.touched[id(tool)] = tool
 
     def _sample(self, key: str, reading: tuple[Sample, Detail | None], model: object, ts: float) -> None:
         (inp, cr, cw, out, _cw5, _cw1), detail = reading
@@ -391,11 +393,12 @@ class PageBuilder:
             self.call_turns.append(len(self.turns))
             self.call_times.extend((start, ts))
             self.call_counts.extend((inp, cr, cw, out, prompt))
-        else:
-            times = self.call_times
+        else:  # the call's next record: its last sample wins
+            times, counts, i = self.call_times, self.call_counts, COUNTS * n
             times[2 * n + 1] = max(ts, times[2 * n + 1])
-            self.call_counts[COUNTS * n:COUNTS * n + COUNTS] = array("q", (inp, cr, cw, out, prompt))
-        self.touched[("call", n)] = n
+            counts[i], counts[i + 1], counts[i + 2], counts[i + 3], counts[i + 4] = inp, cr, cw, out, prompt
+        if self.track:
+            self.touched[("call", n)] = n
         if isinstance(model, str) and model not in self.models:
             self.models.append(model)
         self.event_ts.append(ts)
@@ -413,7 +416,8 @@ class PageBuilder:
             n = self.calls.get(key)
             tool = self.tools[tid] = ["tool", tid, name, label, path, ts, None, None, False, False, None,
                                       None if n is None else n + 1, len(self.turns)]
-            self.touched[id(tool)] = tool
+            if self.track:
+                self.touched[id(tool)] = tool
 
     def ordered(self) -> list[Row]:
         """Every row, in start order (calls before tools that start at the same time)."""
@@ -689,7 +693,7 @@ class PageRead:
 
         self.path = os.path.abspath(path)
         self.session_id = session_id
-        self.builder = PageBuilder(session_id)
+        self.builder = PageBuilder(session_id, track=False)
         self.events: list[Event] = []
         self.fd = open_file(self.path)
         try:
@@ -750,7 +754,7 @@ class PageRead:
         else:
             got = read_new(path, before, whole=True, fd=self.fd)
         if before is None:
-            self.builder = PageBuilder(self.session_id)
+            self.builder = PageBuilder(self.session_id, track=False)
             self.events = []
             self.head, self._head_done = [], False
         lines = got[0]
@@ -805,7 +809,7 @@ class PageRead:
         bulkparse.tap = None
         self._upto(self._end)
         self._chunk, self._at, self._end = b"", 0, 0
-        self.builder.touched.clear()  # what changed since: only the live view asks
+
 
     def drain(self) -> None:
         """Read the whole transcript into the builder from its beginning (no fold)."""
