@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from session_watcher.agents.claude_code.discover import discover
+from session_watcher.reports import walk
+from session_watcher.reports.index import Index
 from tests.test_report_index import call_line
 from tests.test_report_warm import AE, C258, FA, FIXTURES, NEW, age, copy_session, report
 
@@ -118,3 +121,20 @@ def test_a_symlinked_projects_folder_sees_its_session_in_use(quiet: Path, tmp_pa
     assert figures(warm) != figures(first)
     cold = report(link, tmp_path / "cold.sqlite3")
     assert figures(warm) == figures(cold)
+
+
+@pytest.mark.parametrize("inner_first", [False, True])
+def test_roots_one_inside_another_give_each_file_once(quiet: Path, tmp_path: Path, inner_first: bool) -> None:
+    """The walk takes a file once however many roots reach it (a root inside another, one given as a
+    link): as the full discovery does, listed or from the index."""
+    link = tmp_path / "inner-link"
+    os.symlink(quiet / "-home-a", link)
+    roots = [str(quiet), str(link)]
+    if inner_first:
+        roots.reverse()
+    index = Index(str(tmp_path / "i.sqlite3"))
+    want = discover(roots)
+    assert len({s.path for s in want}) == len(want)
+    assert walk.discover(roots, index) == want  # listed
+    assert walk.discover(roots, index) == want  # from the index
+    index.close()

@@ -133,16 +133,21 @@ def discover(roots: Iterable[str], index: Index) -> list[Source]:
     those of folders gone), and tells the index which files came from unchanged folders (`Index.steady`)."""
     quiet = index.quiet_before()
     walk = Walk(index.folders(), quiet, index.live_dirs(quiet) if quiet >= 0 else frozenset())
-    seen_roots: set[str] = set()
-    seen_files: set[str] = set()
-    out: list[Source] = []
+    seen_roots: dict[str, None] = {}
     for root in roots:
         real = os.path.realpath(root)
-        if real in seen_roots or not os.path.isdir(real):
-            continue
-        seen_roots.add(real)
+        if real not in seen_roots and os.path.isdir(real):
+            seen_roots[real] = None
+    # a file is reached twice only through roots one inside another (each root's folders are its own)
+    nested = any(a != b and (b + os.sep).startswith(a.rstrip(os.sep) + os.sep) for a in seen_roots for b in seen_roots)
+    seen_files: set[str] = set()
+    out: list[Source] = []
+    for real in seen_roots:
         for p in walk.projects(real):
             found = walk.sources(p)
+            if not nested:
+                out += found
+                continue
             if seen_files.isdisjoint([s[0] for s in found]):  # the usual case: each file under one folder
                 seen_files.update([s[0] for s in found])
                 out += found
