@@ -17,7 +17,18 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
-from session_watcher.reports.scan import HEAD_BYTES, NO_ROWS, Job, Scanned, head_hash, rows_in, rows_of, scan_all, sha1
+from session_watcher.reports.scan import (
+    HEAD_BYTES,
+    NO_ROWS,
+    Job,
+    Scanned,
+    head_hash,
+    readers,
+    rows_in,
+    rows_of,
+    scan_all,
+    sha1,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -425,10 +436,11 @@ class Index:
             assert finish is not None
             return finish([(todo[k][0], jobs[k], r) for k, r in zip(groups[g], got, strict=True)])
 
-        # the scan forks its readers: no connection to the database file crosses a fork (the child
+        # a scan that forks its readers: no connection to the database file crosses a fork (the child
         # would share its descriptor and locks with this process), so it is closed here and opened
         # again; an index in memory has no file, and nothing of this run in it yet: it stays open
-        if not self.in_memory:
+        # (a warm run's few bytes are read here, by this process: its connection stays open)
+        if not self.in_memory and readers(jobs, self.workers) > 1:
             self.close()
         scan = scan_all(jobs, self.workers, tick, groups, None if finish is None else finish_group)
         self.finished = {keys[g]: value for g, value in scan.finished.items()}

@@ -194,8 +194,7 @@ def scan_all(
         plain = total < PLAIN_BELOW  # a few calls appended: read the JSON way, msgspec not imported
         if not plain:
             parse_chunk(b"")  # the schema's decoder bound
-    n = workers if workers is not None else pool.cores()
-    n = max(1, min(n, len(jobs), total // FORK_FROM + 1))
+    n = readers(jobs, workers)
     groups = [[i] for i in range(len(jobs))] if groups is None else groups
     weights = [sum(max(1, jobs[i].size - jobs[i].start) for i in g) for g in groups]
     parts = pool.batches(weights, QUEUE_BATCHES)
@@ -229,6 +228,14 @@ def scan_all(
             results[i] = s
         finished.update(done)
     return Scan(results, finished)
+
+
+def readers(jobs: list[Job], workers: int | None = None) -> int:
+    """How many processes `scan_all` reads `jobs` with (`workers`, default one per usable core, but
+    a second one only past FORK_FROM bytes): more than one forks."""
+    n = workers if workers is not None else pool.cores()
+    total = sum(max(0, j.size - j.start) for j in jobs)
+    return max(1, min(n, len(jobs), total // FORK_FROM + 1))
 
 
 def _scan_or_none(job: Job, buf: list[bytearray], plain: bool) -> Scanned | None:
