@@ -366,15 +366,16 @@ class Index:
         todo: list[ToRead] = []
         jobs: list[Job] = []
         steady, facts = self.steady, self.facts
-        # one pass each, at C speed (a large history's sources are tens of thousands, a few are checked)
-        paths = [src.path for src in sources]
-        gots = [known.get(path) for path in paths]
-        same = [got is not None and got[2] < quiet_before and path in steady
-                for path, got in zip(paths, gots, strict=True)]
-        live.update(zip(paths, [got[0] if ok else -1 for got, ok in zip(gots, same, strict=True)], strict=True))  # type: ignore[index]
-        facts.update({got[0]: got[1:4] for got, ok in zip(gots, same, strict=True) if ok})  # type: ignore[index]
-        check: list[tuple[Source, Known | None]] = [
-            (src, got) for src, got, ok in zip(sources, gots, same, strict=True) if not ok]
+        check: list[tuple[Source, Known | None]] = []
+        for src in sources:
+            path = src.path
+            got = known.get(path)
+            if got is not None and got[2] < quiet_before and path in steady:
+                live[path] = got[0]
+                facts[got[0]] = got[1:4]
+                continue
+            live[path] = -1
+            check.append((src, got))
         skipped = len(live) - len(check)
         recs = self._recs([got for _src, got in check if got is not None])
         for src, got in check:
