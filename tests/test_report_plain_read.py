@@ -14,20 +14,11 @@ import pytest
 
 from session_watcher.reports import parse
 from tests.test_report_index import call_line
-from tests.test_report_warm import AE, FA, age, copy_session, report
+from tests.test_report_warm import AE, copy_session, report
+from tests.test_report_warm import projects as projects  # noqa: PLC0414 (the fixture)
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-
-@pytest.fixture
-def projects(tmp_path: Path) -> Path:
-    root = tmp_path / "projects"
-    copy_session(AE, root / "-home-a")
-    copy_session(FA, root / "-home-a")
-    copy_session("short", root / "-home-b")
-    age(root)
-    return root
 
 
 def grow(projects: Path, mid: str) -> None:
