@@ -61,7 +61,7 @@ def test_a_sub_agent_file_of_a_session_in_use_shows_at_once(quiet: Path, tmp_pat
     first = report(quiet, index)
     subs = quiet / "-home-a" / AE / "subagents"
     sub_agent(subs, "agent-new.jsonl", "msg_live_sub")
-    age(subs, 2 * DAY)  # the folder's mtime as before: only its session's use says look
+    age(subs, 2 * DAY)  # the folder two days old again: only its session's use says look at it
     warm = report(quiet, index)
     assert figures(warm) != figures(first)
     same_as_cold(warm, quiet, tmp_path, "added")
