@@ -97,6 +97,7 @@ def assert_all_equal(lines: list[bytes]) -> tuple[list[Any], int]:
     got = bulkparse.parse_chunk(chunk)
     assert got == transcript.parse_lines(lines)
     assert parse_chunk(chunk, 7) == reference_chunk(chunk, 7)
+    assert parse_chunk(chunk, 7, plain=True) == reference_chunk(chunk, 7)  # a small read's: no schema
     fast, plain = page_models(lines)
     assert fast == plain
     return got

@@ -227,7 +227,7 @@ SEAM_ALLOWED: dict[str, dict[str, set[str]]] = {
     # rows (the registry's fallback: a stateful agent's rows come through its `read`, reports.parse_events)
     "reports.parse": {"agents.claude_code.records": {"NOT_JSON", "CallRecord", "Usage", "counts_sample",
                                                      "decode_call", "stamp_to_epoch", "usage_reading"},
-                      "agents.claude_code.transcript": {"call_key", "usage_reading"}},
+                      "agents.claude_code.transcript": {"call_key", "iso_to_epoch", "usage_reading"}},
     # (the page takes the records replay's parse decodes, `bulkparse.tap`, while it reads a transcript)
     "reports.session_page_data": {"agents.claude_code": {"bulkparse"},
                                   "agents.claude_code.records": {"Block", "Input", "Message", "NOT_JSON", "Record",

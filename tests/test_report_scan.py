@@ -62,14 +62,14 @@ def test_a_failed_childs_files_are_read_by_the_parent(tmp_path: Path, monkeypatc
     parent = os.getpid()
     real = scan.scan_file
 
-    def dies_in_a_child(job: Job, buf: bytearray | None = None) -> Scanned:
+    def dies_in_a_child(job: Job, buf: bytearray | None = None, plain: bool = False) -> Scanned:
         if os.getpid() != parent:
             (tmp_path / f"died-{os.getpid()}").touch()
             raise RuntimeError("a child that breaks after taking a batch")
         deadline = time.monotonic() + 30
         while not any(tmp_path.glob("died-*")) and time.monotonic() < deadline:
             time.sleep(0.01)  # the parent's first file waits until a child has taken a batch and broken
-        return real(job, buf)
+        return real(job, buf, plain)
 
     monkeypatch.setattr(scan, "scan_file", dies_in_a_child)
     assert key(scan_all(jobs, 3)) == key(one)

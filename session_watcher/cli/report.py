@@ -73,6 +73,10 @@ def add_parser(sub: Any) -> None:
 
 def restarts_taken() -> list[dict[str, Any]]:
     """The restarts taken on this machine (the handoffs received here, priced), for every view."""
+    from session_watcher.state.handoffs import taken_ids
+
+    if not taken_ids():  # none taken here: nothing to replay or price (and no pricing's imports)
+        return []
     from session_watcher.sessions.restarts import from_machine
 
     taken: list[dict[str, Any]] = from_machine()["restartsTaken"]

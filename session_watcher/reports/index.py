@@ -17,7 +17,18 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
-from session_watcher.reports.scan import HEAD_BYTES, NO_ROWS, Job, Scanned, head_hash, rows_in, rows_of, scan_all, sha1
+from session_watcher.reports.scan import (
+    HEAD_BYTES,
+    NO_ROWS,
+    Job,
+    Scanned,
+    head_hash,
+    readers,
+    rows_in,
+    rows_of,
+    scan_all,
+    sha1,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -27,7 +38,7 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 10  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 11  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
@@ -37,7 +48,8 @@ SCHEMA_VERSION = 10  # 1: files + rows; 2: + reports (finished documents by corp
 # as UTF-8 bytes left open, its `days` apart (the clock fields are computed from them and added after);
 # 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`);
 # 10: a report's text in a file of its own beside the database (`store_report`), its sources claimed by
-# their agent in the folders' listings (`reports.walk`)
+# their agent in the folders' listings (`reports.walk`); 11: a listing's folders by session (`reports.walk`:
+# a quiet session's folders are not `stat`ed between full passes)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -99,6 +111,7 @@ _DDL = (
     "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL, dev INTEGER,"
     " ino INTEGER, size INTEGER, mtime_ns INTEGER, offset INTEGER, head TEXT)",
     "CREATE TABLE IF NOT EXISTS chunks (file_id INTEGER NOT NULL, off INTEGER NOT NULL, data BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS files_mtime ON files (mtime_ns)",  # the files in use (`live_dirs`)
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
     "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB, days TEXT NOT NULL, at REAL NOT NULL,"
     " size INTEGER NOT NULL)",
@@ -132,6 +145,7 @@ class Index:
         self.facts: dict[int, tuple[int, int, int]] = {}  # each live file's (size, mtime_ns, offset), by id
         self.steady: frozenset[str] = frozenset()  # files listed by an unchanged folder (`reports.walk`)
         self._full_at: int | None = None  # this run stats every file: when (kept as the last full pass)
+        self._quiet: int | None = None  # `quiet_before`, once a run
         self.finished: dict[str, object] = {}  # `refresh`'s finish, by session id
         # how many runs had changed the files (read, dropped) before this run's `refresh` and after
         # it: with nothing between, the files not read by this run are as the last run left them
@@ -220,6 +234,7 @@ class Index:
         conn.commit()
 
     def _discard(self) -> None:
+        self._quiet = None
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
@@ -289,7 +304,7 @@ class Index:
         self.facts = {}
         if progress is not None and sources:
             progress(0, len(sources))
-        quiet_before = self._quiet_before(conn)
+        quiet_before = self.quiet_before()
         skipped, todo, jobs = self._to_read(sources, known, live, quiet_before)
         scanned = self._scan(todo, jobs, progress, len(sources), finish)
         conn = self._require()
@@ -311,9 +326,30 @@ class Index:
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
         return stats, live
 
-    def _quiet_before(self, conn: sqlite3.Connection) -> int:
+    def quiet_before(self) -> int:
         """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,
-        without a `stat` (-1 on a full pass: every file stat'ed, the pass's time kept with the files)."""
+        without a `stat` (-1 on a full pass: every file stat'ed, the pass's time kept with the files);
+        the same for every call of a run (`reports.walk` asks first)."""
+        if self._quiet is None:
+            self._quiet = self._quiet_before(self._require())
+        return self._quiet
+
+    def live_dirs(self, quiet_before: int) -> frozenset[str]:
+        """The folders above every file the index saw change since `quiet_before` (or whose mtime it
+        could not keep), and each such `.jsonl` file's name without its suffix (a main transcript's
+        session folder): the sessions in use, whose folders `reports.walk` `stat`s every run."""
+        out: set[str] = set()
+        query = "SELECT path FROM files WHERE mtime_ns >= ? OR mtime_ns = 0"
+        for (raw,) in self._require().execute(query, (quiet_before,)):
+            path = _fs(raw)
+            out.add(path.removesuffix(".jsonl"))
+            up = os.path.dirname(path)
+            while up not in out and up != os.path.dirname(up):
+                out.add(up)
+                up = os.path.dirname(up)
+        return frozenset(out)
+
+    def _quiet_before(self, conn: sqlite3.Connection) -> int:
         now = time.time_ns()
         row = conn.execute("SELECT value FROM meta WHERE key = 'fullPass'").fetchone()
         last = row[0] if row and isinstance(row[0], int) else None
@@ -401,10 +437,11 @@ class Index:
             assert finish is not None
             return finish([(todo[k][0], jobs[k], r) for k, r in zip(groups[g], got, strict=True)])
 
-        # the scan forks its readers: no connection to the database file crosses a fork (the child
+        # a scan that forks its readers: no connection to the database file crosses a fork (the child
         # would share its descriptor and locks with this process), so it is closed here and opened
         # again; an index in memory has no file, and nothing of this run in it yet: it stays open
-        if not self.in_memory:
+        # (a warm run's few bytes are read here, by this process: its connection stays open)
+        if not self.in_memory and readers(jobs, self.workers) > 1:
             self.close()
         scan = scan_all(jobs, self.workers, tick, groups, None if finish is None else finish_group)
         self.finished = {keys[g]: value for g, value in scan.finished.items()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from bisect import bisect_left, insort
-from itertools import accumulate
+from itertools import accumulate, compress, count
 from typing import Any
 
 from session_watcher.agents import FALLBACK
@@ -277,11 +277,15 @@ def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts],
     else:
         first, sids, lens = was
         at = dict(zip(sids, range(len(sids)), strict=True))
-        seq = [sid for sid in order if (fresh[sid][slot] if sid in fresh else sid in at)]
+        # each step one pass at C speed where it can be (a large history's lists are tens of thousands)
+        if all((sid in at) == bool(texts[slot]) for sid, texts in fresh.items()):  # none came into or left it
+            seq = list(filter(at.__contains__, order))
+        else:
+            seq = [sid for sid in order if (fresh[sid][slot] if sid in fresh else sid in at)]
         starts = list(accumulate([first] + [n + 1 for n in lens[:-1]]))
         pieces: list[Piece] = []
         lengths = []
-        cut = [i for i, sid in enumerate(seq) if sid in fresh]
+        cut = list(compress(count(), map(fresh.__contains__, seq)))
         for a, b in zip([0] + [i + 1 for i in cut], [*cut, len(seq)], strict=True):
             _copy(seq[a:b], at, sids, starts, lens, old, pieces, lengths)
             if b < len(seq):

@@ -17,8 +17,10 @@ A line with a marker is decoded by the one msgspec schema (`agents.claude_code.r
 replay and the session page), through its view of a call (`CallRecord`: `Record`'s fields a row
 reads, nothing else built): it checks the whole line as strictly as `json.loads`. Where its verdict
 could differ from `json.loads`'s (`records.decode_call` says None), the line goes through the hooks'
-JSON reading (`load_line`): the rows are the same either way (test_decoders). This module keeps only
-the mapping from a record to rows.
+JSON reading (`load_line`): the rows are the same either way (test_decoders). A run that reads
+little (PLAIN_BELOW: a warm report, a session grown by a few calls) reads every line that way and
+never imports msgspec (`parse_chunk`'s `plain`). This module keeps only the mapping from a record to
+rows.
 """
 
 from __future__ import annotations
@@ -27,17 +29,9 @@ import json
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
-from session_watcher.agents.claude_code.records import (
-    NOT_JSON,
-    CallRecord,
-    Usage,
-    counts_sample,
-    decode_call,
-    stamp_to_epoch,
-)
-from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
+    iso_to_epoch,
     usage_reading,
 )
 from session_watcher.core import fastjson, markscan
@@ -46,11 +40,25 @@ from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 
 if TYPE_CHECKING:
-    from session_watcher.core.shapes import Detail
+    from collections.abc import Callable
+
+    from session_watcher.agents.claude_code.records import CallRecord, Usage
+    from session_watcher.core.shapes import Detail, Sample
+
+# the schema's decoder and readings (`records`: msgspec), bound by `_schema` when a read is large
+# enough to pay for msgspec's import (PLAIN_BELOW); until then a line is read the JSON way only
+NOT_JSON: tuple[type[BaseException], ...]
+decode_call: Callable[[bytes | bytearray, int], CallRecord | None]
+counts_sample: Callable[[Usage], Sample]
+stamp_to_epoch: Callable[[object], float | None]
+struct_reading: Callable[[Usage], tuple[Sample, Detail | None]]
 
 _scan = fastjson.scanner()
 
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed
+# a run that reads fewer bytes than this (a warm report: the sessions in use grew by a few calls)
+# reads them the JSON way: msgspec's import would cost it more than the schema's decoding saves
+PLAIN_BELOW = 1 << 20
 _MARKERS = (b'"usage"', b"compact_boundary")
 _FINDERS = tuple(finder(m) for m in _MARKERS)  # core.markscan: stringzilla's, else bytes.find and re
 
@@ -120,11 +128,11 @@ def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
         if not isinstance(usage, dict) or key is None or model == "<synthetic>":
             return None
         (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
-        ts, side = stamp_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
+        ts, side = iso_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
         row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         return row if detail is None else [row, *other_rows(row, detail)]
     if kind == "system" and rec.get("subtype") == "compact_boundary" and compact_marked:
-        ts = stamp_to_epoch(rec.get("timestamp"))
+        ts = iso_to_epoch(rec.get("timestamp"))
         return _new(Row, (offset, KIND_COMPACT, ts, None, None, rec.get("isSidechain") is True, 0, 0, 0, 0, 0, 0))
     return None
 
@@ -133,6 +141,25 @@ def _decoded(line: bytes | bytearray, int_digits: int) -> CallRecord | None:
     """`records.decode_call`, one frame deeper than `load_line` calls the C scanner (both then refuse
     a line nested too deeply at the same depth: see `records.decode`)."""
     return decode_call(line, int_digits)
+
+
+def _plain(_line: bytes | bytearray, _int_digits: int) -> CallRecord | None:
+    """The decoder of a small read (PLAIN_BELOW): none, every line is read the JSON way (`load_line`)."""
+    return None
+
+
+def _schema() -> Callable[[bytes | bytearray, int], CallRecord | None]:
+    """`_decoded`, the schema's names bound first (msgspec imported, once)."""
+    global NOT_JSON, counts_sample, decode_call, stamp_to_epoch, struct_reading  # noqa: PLW0603
+    if "decode_call" not in globals():
+        from session_watcher.agents.claude_code.records import (
+            NOT_JSON,
+            counts_sample,
+            decode_call,
+            stamp_to_epoch,
+        )
+        from session_watcher.agents.claude_code.records import usage_reading as struct_reading
+    return _decoded
 
 
 def _iterated_row(rec: CallRecord, usage: Usage, line: bytes | bytearray, offset: int,
@@ -150,11 +177,13 @@ def _iterated_row(rec: CallRecord, usage: Usage, line: bytes | bytearray, offset
     return row if detail is None else [row, *other_rows(row, detail)]
 
 
-def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked: bool = True,
-             compact_marked: bool = True) -> Row | list[Row] | None:
+def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked: bool,
+             compact_marked: bool, decoded: Callable[[bytes | bytearray, int], CallRecord | None],
+             ) -> Row | list[Row] | None:
     """The row(s) of one line with a marker: `record_row(load_line(line))`, through msgspec when it
-    can. `usage_marked`, `compact_marked`: which markers the search found in the line."""
-    rec = _decoded(line, int_digits)
+    can (`decoded`: `_decoded`, or `_plain` for none). `usage_marked`, `compact_marked`: which markers
+    the search found in the line."""
+    rec = decoded(line, int_digits)
     if rec is not None:
         kind = rec.type
         if kind == "assistant":
@@ -207,9 +236,11 @@ def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
     return _new(Row, (nl + 1, KIND_DIR, None, folder, None, False, 0, 0, 0, 0, 0, 0))
 
 
-def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None) -> tuple[list[Row], int]:
+def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None,
+                plain: bool = False) -> tuple[list[Row], int]:
     """Rows of the complete lines of `chunk`'s first `size` bytes (all by default; the chunk starts
-    at file offset `base`) and the bytes used.
+    at file offset `base`) and the bytes used; `plain`: every line read the JSON way, without the
+    schema's decoder (the same rows: a small read need not import msgspec, see PLAIN_BELOW).
 
     A last line without its newline is not complete yet: it is left for the next run. Lines without
     a marker are never cut out of the chunk: the search jumps from one marker to the next.
@@ -219,11 +250,12 @@ def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None
         return [], 0
     rows: list[Row] = []
     int_digits = sys.get_int_max_str_digits()
+    decoded = _plain if plain else _schema()
     for start, stop, which in marked_lines(chunk, _FINDERS, end + 1):
         if stop - start > MAX_LINE_BYTES:
             continue
         # which markers the line holds as written (record_events' rule)
-        row = line_row(chunk[start:stop], base + start, int_digits, bool(which & 1), bool(which & 2))
+        row = line_row(chunk[start:stop], base + start, int_digits, bool(which & 1), bool(which & 2), decoded)
         if row is not None:
             if row.__class__ is list:  # a call with other models' iterations (rare)
                 rows += row

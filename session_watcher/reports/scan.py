@@ -69,9 +69,10 @@ def head_hash(head: bytes) -> str:
     return str(sha1(head[: nl + 1] if nl >= 0 else head).hexdigest())
 
 
-def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
+def scan_file(job: Job, buf: bytearray | None = None, plain: bool = False) -> Scanned:
     """Rows of the complete lines of `job.path` from `job.start` on, read through `buf` (a new
-    buffer when None; one buffer serves file after file). Raises OSError."""
+    buffer when None; one buffer serves file after file); `plain`: without the schema's decoder
+    (`parse.parse_chunk`'s). Raises OSError."""
     from session_watcher.base.paths import open_file  # a regular file only: /dev/zero would never end
     from session_watcher.reports.parse import MAX_LINE_BYTES, head_dir, parse_chunk  # only when a file is read
     from session_watcher.reports.parse_events import events_parser
@@ -109,7 +110,7 @@ def scan_file(job: Job, buf: bytearray | None = None) -> Scanned:
                     rows.append(folder)
                 if job.whole:  # a log whose lines do not stand alone: its agent's decoder
                     parse = events_parser(buf[:filled]) or parse_chunk
-            got, used = parse(buf, pos, filled)
+            got, used = parse_chunk(buf, pos, filled, plain) if parse is parse_chunk else parse(buf, pos, filled)
             rows += got
             pos += used
             kept = filled - used
@@ -185,11 +186,15 @@ def scan_all(
     files' results (in group order) and returns plain (marshal) data for the caller; the results
     of a group whose `finish` gave anything but None keep their rows only as `blob` (`rows_in`).
     `tick` hears the share of all bytes whose files are taken (by this process)."""
-    if jobs:  # the parser once, here, before a child forks (a warm report, with nothing to read, never loads it)
-        from session_watcher.reports import parse  # noqa: F401
-    n = workers if workers is not None else pool.cores()
     total = sum(max(0, j.size - j.start) for j in jobs)
-    n = max(1, min(n, len(jobs), total // FORK_FROM + 1))
+    plain = False
+    if jobs:  # the parser once, here, before a child forks (a warm report, with nothing to read, never loads it)
+        from session_watcher.reports.parse import PLAIN_BELOW, parse_chunk
+
+        plain = total < PLAIN_BELOW  # a few calls appended: read the JSON way, msgspec not imported
+        if not plain:
+            parse_chunk(b"")  # the schema's decoder bound
+    n = readers(jobs, workers)
     groups = [[i] for i in range(len(jobs))] if groups is None else groups
     weights = [sum(max(1, jobs[i].size - jobs[i].start) for i in g) for g in groups]
     parts = pool.batches(weights, QUEUE_BATCHES)
@@ -204,7 +209,7 @@ def scan_all(
         out: list[tuple[int, Scanned | None]] = []
         done: list[tuple[int, object]] = []
         for g in parts[number]:
-            got = [_scan_or_none(jobs[i], buf) for i in groups[g]]
+            got = [_scan_or_none(jobs[i], buf, plain) for i in groups[g]]
             if finish is not None:
                 value = finish(g, got)
                 done.append((g, value))
@@ -225,14 +230,22 @@ def scan_all(
     return Scan(results, finished)
 
 
-def _scan_or_none(job: Job, buf: list[bytearray]) -> Scanned | None:
+def readers(jobs: list[Job], workers: int | None = None) -> int:
+    """How many processes `scan_all` reads `jobs` with (`workers`, default one per usable core, but
+    a second one only past FORK_FROM bytes): more than one forks."""
+    n = workers if workers is not None else pool.cores()
+    total = sum(max(0, j.size - j.start) for j in jobs)
+    return max(1, min(n, len(jobs), total // FORK_FROM + 1))
+
+
+def _scan_or_none(job: Job, buf: list[bytearray], plain: bool) -> Scanned | None:
     """`scan_file` through this process's buffer (grown when the file needs it), or None when the
     file cannot be read (permissions, vanished mid-read): left out this time."""
     need = min(READ_BLOCK, max(job.size - job.start, 0) + 4096)
     if len(buf[0]) < need:
         buf[0] = bytearray(need)
     try:
-        return scan_file(job, buf[0])
+        return scan_file(job, buf[0], plain)
     except OSError:
         return None
 

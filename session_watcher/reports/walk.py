@@ -7,6 +7,13 @@ renaming a file changes its folder's mtime, so an unchanged mtime means the same
 a file does not, which is why the index still `stat`s the files themselves. A folder whose mtime is
 within `RACY_NS` of when it was listed is listed again next time (a change in the same tick of the
 file system's clock would not move it).
+
+A project's own folder is `stat`ed every run (a new session's file or folder moves its mtime); a
+session's folders (its folder and its `subagents/` tree) only when one of them had changed within a
+day when it was listed, or the index saw one of the session's files change within the day
+(`Index.quiet_before`, `Index.live_dirs`), and on the full pass: the files' rule (`index.LIVE_NS`),
+so a session quiet for a day and then resumed shows whole (its new sub-agent files with its grown
+main file) on the full pass.
 """
 
 from __future__ import annotations
@@ -47,24 +54,48 @@ def _trusted(dirs: list[str], start_ns: int) -> list[tuple[str, int]]:
     return out
 
 
-class Walk:
-    """The sources under some roots, and what to keep of the listings for the next run."""
+_NOW = 1 << 62  # a session's newest mtime when one of its folders is to be listed again: never quiet
 
-    def __init__(self, kept: dict[str, bytes]) -> None:
+
+def _sessions(project: str, dirs: list[tuple[str, int]]) -> list[tuple[str, int, list[tuple[str, int]]]]:
+    """The folders listed under `project` (not itself) by session: (the session's folder, the newest
+    of their mtimes, `_NOW` when one is `_AGAIN`; the folders with their mtimes)."""
+    by: dict[str, list[tuple[str, int]]] = {}
+    cut = len(project.rstrip(os.sep)) + 1
+    for d, m in dirs:
+        by.setdefault(d[:cut] + d[cut:].split(os.sep, 1)[0], []).append((d, m))
+    return [(k, _NOW if any(m == _AGAIN for _d, m in v) else max(m for _d, m in v), v) for k, v in by.items()]
+
+
+def _same_dirs(dirs: list[tuple[str, int]]) -> bool:
+    return all(m != _AGAIN and _mtime(d) == m for d, m in dirs)
+
+
+class Walk:
+    """The sources under some roots, and what to keep of the listings for the next run. A session's
+    folders whose newest mtime is before `quiet` are not `stat`ed unless the session is in `live`
+    (by its folder: the index saw one of its files change within the day)."""
+
+    def __init__(self, kept: dict[str, bytes], quiet: int = -1, live: frozenset[str] = frozenset()) -> None:
         self.kept = kept
+        self.quiet, self.live = quiet, live
         self.new: dict[str, bytes] = {}  # listings made this run: folder -> marshal data
         self.visited: set[str] = set()
         self.listed = 0  # folders listed this run (not taken from the index)
         self.steady: list[str] = []  # the files of the listings taken from the index
 
     def _same(self, path: str) -> Any:
-        """What the index kept for `path` when every folder it lists still has its mtime."""
+        """What the index kept for `path` when every folder it lists that may have changed still has
+        its mtime (the listing's own folder always, a session's as `Walk` says)."""
         self.visited.add(path)
         data = self.kept.get(path)
         if data is None:
             return None
-        dirs, value = marshal.loads(data)  # noqa: S302 (our own 0600 cache's plain data)
-        if all(m != _AGAIN and _mtime(d) == m for d, m in dirs):
+        head, sessions, value = marshal.loads(data)  # noqa: S302 (our own 0600 cache's plain data)
+        if not _same_dirs(head):
+            return None
+        quiet, live = self.quiet, self.live
+        if all(_same_dirs(dirs) for folder, newest, dirs in sessions if newest >= quiet or folder in live):
             return value
         return None
 
@@ -76,7 +107,7 @@ class Walk:
         self.listed += 1
         found = project_folders(real)
         if os.path.isdir(real):
-            self.new[real] = marshal.dumps((_trusted([real], start), found))
+            self.new[real] = marshal.dumps((_trusted([real], start), [], found))
         return found
 
     def sources(self, project: str) -> list[Source]:
@@ -90,8 +121,9 @@ class Walk:
         self.listed += 1
         dirs: list[str] = []
         found = [claimed(s) for s in project_sources(project, dirs)]  # a rollout among them: its agent's
-        if dirs:  # listed (a folder that could not be is tried again next time)
-            self.new[key] = marshal.dumps((_trusted(dirs, start), [tuple(s) for s in found]))
+        if dirs:  # listed (a folder that could not be is tried again next time); its own folder first
+            trusted = _trusted(dirs, start)
+            self.new[key] = marshal.dumps((trusted[:1], _sessions(project, trusted[1:]), [tuple(s) for s in found]))
         return found
 
 
@@ -99,17 +131,23 @@ def discover(roots: Iterable[str], index: Index) -> list[Source]:
     """`agents.claude_code.discover.discover(roots)`, each source `agents.claimed`, listing only the
     folders that changed since the index last saw them; keeps this run's listings (and forgets
     those of folders gone), and tells the index which files came from unchanged folders (`Index.steady`)."""
-    walk = Walk(index.folders())
-    seen_roots: set[str] = set()
-    seen_files: set[str] = set()
-    out: list[Source] = []
+    quiet = index.quiet_before()
+    walk = Walk(index.folders(), quiet, index.live_dirs(quiet) if quiet >= 0 else frozenset())
+    seen_roots: dict[str, None] = {}
     for root in roots:
         real = os.path.realpath(root)
-        if real in seen_roots or not os.path.isdir(real):
-            continue
-        seen_roots.add(real)
+        if real not in seen_roots and os.path.isdir(real):
+            seen_roots[real] = None
+    # a file is reached twice only through roots one inside another (each root's folders are its own)
+    nested = any(a != b and (b + os.sep).startswith(a.rstrip(os.sep) + os.sep) for a in seen_roots for b in seen_roots)
+    seen_files: set[str] = set()
+    out: list[Source] = []
+    for real in seen_roots:
         for p in walk.projects(real):
             found = walk.sources(p)
+            if not nested:
+                out += found
+                continue
             if seen_files.isdisjoint([s[0] for s in found]):  # the usual case: each file under one folder
                 seen_files.update([s[0] for s in found])
                 out += found

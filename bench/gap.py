@@ -1,0 +1,121 @@
+"""Where the advice's restarts differ from the best schedule's, per session:
+``python -m bench.gap TRANSCRIPT ...`` (docs/model.md, "Why the 200k-window sessions capture less").
+
+For each session (the shipped parameters, no tuning): its window as replay knows it, per real segment
+the best schedule's restarts and the advice's (closed loop, `bench.calibrate.score`), what each of the
+advice's restarts adds to the session's saving (the schedule priced with and without it), and the
+capture against two references: the best schedule (the backtest's) and, as an extra column, the best
+schedule restricted to restarts the advice could ever say, the calls where the real session's own
+priced saving over its horizon clears the shipped advice floor (`engine.worth_saying`: $0.01 and 5 %
+of the segment's cost so far; a cold return past the edge, which has no floor, stays allowed). The
+gap between the two references is what the floor (with the horizon it prices over) forgoes by design;
+the rest is timing. Nothing here asserts anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench import calibrate as cal
+from session_watcher.core import backtest as bt
+from session_watcher.core import engine
+from session_watcher.core.eoq import quantities
+from session_watcher.core.window import context_window
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Alert, State
+
+
+def best_within(seg: bt.Segment, allowed: set[int]) -> tuple[float, list[int]]:
+    """(saving, restarts): the best schedule whose restarts (indices into `seg`) all lie in `allowed`,
+    priced as `Segment.schedule_costs` prices any schedule (a call costs what the last restart before
+    it makes it cost): a dynamic programme over the last restart, O(n^2)."""
+    n = len(seg.calls)
+    w = seg.weights()
+    sums: dict[int, list[float]] = {}  # restart (-1: none) -> running cost of calls 0..j under it
+    for r in [-1, *sorted(k for k in allowed if 0 <= k < n - 1)]:
+        costs = seg.schedule_costs([] if r < 0 else [r])
+        sums[r] = [0.0, *itertools.accumulate(c * wj for c, wj in zip(costs, w, strict=True))]
+
+    def run(r: int, a: int, b: int) -> float:  # calls a+1..b with the last restart after call r
+        return sums[r][b + 1] - sums[r][a + 1]
+
+    best: dict[int, tuple[float, int | None]] = {-1: (0.0, None)}  # calls 0..k, a restart after k
+    for k in sorted(sums):
+        if k >= 0:
+            best[k] = min((best[p][0] + run(p, p, k), p) for p in best if p < k)
+    total, last = min((v + run(p, p, n - 1), p) for p, (v, _) in best.items())
+    out: list[int] = []
+    while last is not None and last >= 0:
+        out.append(last)
+        last = best[last][1]
+    return sums[-1][n] - total, out[::-1]
+
+
+def sayable(s: cal.Session) -> tuple[list[bool], int | None]:
+    """Per main-chain call of the real session: may the advice restart after it (its priced saving
+    clears the floor, or the next call is a cold return the advice speaks of); and the window."""
+    ok: list[bool] = []
+    state = s.loaded.fresh()
+
+    def hook(st: State, alerts: list[Alert], _usage: object) -> None:
+        q = quantities(st, s.cfg)
+        ok.append(q["saving"] is not None and engine.worth_saying(st["engine"], q, st["context"]["model"], s.cfg))
+        if ok[:-1] and any(a["kind"] == "guard" for a in alerts):
+            ok[-2] = True  # the advice was to restart before this call
+
+    engine.fold(state, s.loaded.events, s.cfg, s.loaded.paths, call_hook=hook)
+    ctx = state["context"]
+    return ok, context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
+
+
+def _capture(saving: float, best: float) -> float:
+    return saving / best if best > 1e-12 else 1.0  # no restart to find: silence is right
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("transcripts", nargs="+", type=Path)
+    ap.add_argument("--window", type=int, help="only sessions of this window (as replay knows it)")
+    ns = ap.parse_args(argv)
+    rows: list[tuple[float, float, float]] = []  # (advice, best, best within the floor), dollars
+    out = ["| session | window | segment: best restarts / advice's (what each adds) | best | within the floor | "
+           "advice | capture | capture within the floor |", "|---|---|---|---|---|---|---|---|"]
+    for path in ns.transcripts:
+        s = cal.prepare(path)
+        ok, window = sayable(s)
+        if ns.window is not None and window != ns.window:
+            continue
+        sc = cal.score(s, {})
+        floor_best, parts, at = 0.0, [], 0
+        for seg in s.segs:
+            n, first = len(seg.calls), seg.calls[0].call
+            got, _within = best_within(seg, {k for k in range(n) if ok[at + k]})
+            floor_best += got
+            at += n
+            mine = bt._local(seg, sc.restarts)
+            with_all = cal.usd(seg, mine)
+            adds = [f"{first + k} ({cal.usd(seg, [x for x in mine if x != k]) - with_all:+.2f})" for k in mine]
+            best = [str(first + k) for k in seg.best_schedule()]
+            if best or adds:
+                parts.append(f"{first}-{seg.calls[-1].call}: {', '.join(best) or '-'} / {', '.join(adds) or '-'}")
+        rows.append((sc.saving, s.best, floor_best))
+        out.append(f"| {s.name} | {window} | {'; '.join(parts) or '-'} | ${s.best:.2f} | ${floor_best:.2f} | "
+                   f"${sc.saving:.2f} | {sc.capture(s):.3f} | {_capture(sc.saving, floor_best):.3f} |")
+    if rows:
+        out.append("")
+        for label, col in (("the best schedule", 1), ("the best schedule within the floor", 2)):
+            caps = [_capture(r[0], r[col]) for r in rows]
+            out.append(f"Against {label}: dollar capture {sum(r[0] for r in rows) / sum(r[col] for r in rows):.3f}, "
+                       f"median {statistics.median(caps):.3f}, lowest {min(caps):.3f} ({len(rows)} sessions)")
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
