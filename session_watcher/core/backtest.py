@@ -42,7 +42,7 @@ from session_watcher.core import prices
 from session_watcher.core.eoq import G_MIN, fresh_split, real_request
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 POLICIES = ("actual", "alert", "sweetSpot", "hindsight", "hindsight1")
 CLOSED_LOOP = ("alert", "sweetSpot")  # their restarts come from core.closedloop.follow
@@ -107,10 +107,14 @@ class Stability(TypedDict):
 
 def _int(v: object) -> int:
     """A count of the trace: a number above 0, else 0."""
+    if type(v) is int:  # the trace's own counts
+        return v if v > 0 else 0
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
 
 
 def _num(v: object) -> float | None:
+    if type(v) is float:  # the trace's own figures
+        return v
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
@@ -122,8 +126,9 @@ def call_from_trace(row: Mapping[str, Any]) -> Call:
     ts = row.get("ts")
     kinds = {a.get("kind") for a in row.get("alerts") or () if isinstance(a, dict)}
     b_default = row.get("bDefault")
+    others = u.get("iter")
     extra = tuple((it[0] if isinstance(it[0], str) else None, _int(it[1]), _int(it[2]), _int(it[3]))
-                  for it in u.get("iter") or () if isinstance(it, list | tuple) and len(it) == 4)
+                  for it in others if isinstance(it, list | tuple) and len(it) == 4) if others else ()
     return Call(
         call=_int(row.get("call")),
         segment=_int(row.get("segment")),
@@ -172,7 +177,9 @@ class Segment:
     def __init__(self, calls: Sequence[Call], shared: int) -> None:
         self.calls = list(calls)
         self.shared = max(0, shared)
-        self.price = [_price(c.model) for c in self.calls]
+        known: dict[str | None, _Priced] = {}  # a session's calls name a model or two
+        self.price = [known[c.model] if c.model in known else known.setdefault(c.model, _price(c.model))
+                      for c in self.calls]
         self.unpriced = any(_price(m).usd is None for c in self.calls for m, *_ in c.extra if m is not None)
         self.actual = [c.cr + c.cw5m * p.w5m + c.cw1h * p.w1h + self._extra(c, p, 0)
                        for c, p in zip(self.calls, self.price, strict=True)]
@@ -370,20 +377,22 @@ class Segment:
                     value[i] += a_r - d * w_r
                 else:
                     value[i] += self._lighter_call(r, d) * w_r
-            alive: list[int] = []
-            low = math.inf
-            for i in sorted(range(len(last)), key=lambda i: (-shed[i], value[i])):
-                if value[i] < low:
-                    alive.append(i)
-                    low = value[i]
-            last, shed, value = [last[i] for i in alive], [shed[i] for i in alive], [value[i] for i in alive]
-            best = min(range(len(last)), key=value.__getitem__)
+            if len(last) > 1:  # the alive ones: by D falling, each cheaper than all that shed more
+                alive: list[int] = []
+                low = math.inf
+                order = sorted(zip([-d for d in shed], value, range(len(last)), strict=True))  # i: as a stable sort
+                for _d, v, i in order:
+                    if v < low:
+                        alive.append(i)
+                        low = v
+                last, shed, value = [last[i] for i in alive], [shed[i] for i in alive], [value[i] for i in alive]
+            # values fall strictly along the alive: the last is the cheapest
             if r < n - 1:
-                back[r] = last[best]
+                back[r] = last[-1]
                 last.append(r)
                 shed.append(drops[r])
-                value.append(value[best])
-        best = min(range(len(last)), key=value.__getitem__)
+                value.append(value[-1])
+        best = len(last) - 1
         if value[best] >= math.fsum(act) * (1 - 1e-12):  # a tie within rounding is no saving
             return []
         out: list[int] = []
@@ -461,25 +470,14 @@ def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[i
     core.closedloop.follow found them; a policy not given restarts nowhere."""
     follow = follow or {}
     seg_docs: list[dict[str, Any]] = []
-    sums: dict[str, list[float]] = {p: [] for p in POLICIES}
-    usd_sums: dict[str, list[float]] = {p: [] for p in POLICIES}
-    restarts: dict[str, list[int]] = {p: [] for p in POLICIES}
-    priced = True
-    for seg in segments(calls, shared):
-        priced = priced and seg.priced()
+
+    def points(seg: Segment) -> dict[str, list[int]]:
         one = seg.best_point()
-        points = {"actual": [], "alert": _local(seg, follow.get("alert", ())),
-                  "sweetSpot": _local(seg, follow.get("sweetSpot", ())), "hindsight": seg.best_schedule(),
-                  "hindsight1": [] if one is None else [one]}
-        base_units, base_usd = seg.total(seg.actual)
-        pol: dict[str, Policy] = {}
-        for name, ks in points.items():
-            units, usd = seg.total(seg.schedule_costs(ks))
-            after = [seg.calls[k].call for k in ks]
-            pol[name] = _policy(units, usd, base_units, base_usd, after)
-            sums[name].append(units)
-            usd_sums[name].append(usd or 0.0)
-            restarts[name].extend(after)
+        return {"actual": [], "alert": _local(seg, follow.get("alert", ())),
+                "sweetSpot": _local(seg, follow.get("sweetSpot", ())), "hindsight": seg.best_schedule(),
+                "hindsight1": [] if one is None else [one]}
+
+    def seg_doc(seg: Segment, pol: dict[str, Policy]) -> None:
         fired = any(c.gate or c.guard for c in seg.calls)
         best_pct = pol["hindsight"]["savingPct"] or 0.0
         seg_docs.append({
@@ -493,13 +491,8 @@ def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[i
             "capture": _capture(pol["alert"], pol["hindsight"]),
             "policies": pol,
         })
-    base_units = math.fsum(sums["actual"])
-    base_usd = math.fsum(usd_sums["actual"]) if priced else None
-    policies = {
-        name: _policy(math.fsum(sums[name]), math.fsum(usd_sums[name]) if priced else None,
-                      base_units, base_usd, restarts[name])
-        for name in POLICIES
-    }
+
+    policies, priced, restarts = _policies(segments(calls, shared), POLICIES, points, seg_doc)
     models = [c.model for c in calls if c.model]
     return {
         "calls": len(calls),
@@ -514,6 +507,47 @@ def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[i
         "segmentList": seg_docs,
         "stability": stability(calls),
     }
+
+
+def best_restarts(calls: Sequence[Call], shared: int) -> dict[str, Any]:
+    """`backtest`'s policies `actual`, `alert` (no advice followed: no restart) and `hindsight`, the
+    same figures, and nothing else (the session page's line where the closed loop is not run)."""
+    def points(seg: Segment) -> dict[str, list[int]]:
+        return {"actual": [], "alert": [], "hindsight": seg.best_schedule()}
+
+    return {"policies": _policies(segments(calls, shared), ("actual", "alert", "hindsight"), points)[0]}
+
+
+def _policies(segs: Iterable[Segment], names: Sequence[str], points: Callable[[Segment], dict[str, list[int]]],
+              per_segment: Callable[[Segment, dict[str, Policy]], None] | None = None,
+              ) -> tuple[dict[str, Policy], bool, dict[str, list[int]]]:
+    """(each policy's session figures, every call priced, each policy's restarts) of the segments,
+    each restarting where `points` says; `per_segment` is told each segment's figures."""
+    sums: dict[str, list[float]] = {p: [] for p in names}
+    usd_sums: dict[str, list[float]] = {p: [] for p in names}
+    restarts: dict[str, list[int]] = {p: [] for p in names}
+    priced = True
+    for seg in segs:
+        priced = priced and seg.priced()
+        base_units, base_usd = seg.total(seg.actual)
+        pol: dict[str, Policy] = {}
+        for name, ks in points(seg).items():
+            units, usd = seg.total(seg.schedule_costs(ks))
+            after = [seg.calls[k].call for k in ks]
+            pol[name] = _policy(units, usd, base_units, base_usd, after)
+            sums[name].append(units)
+            usd_sums[name].append(usd or 0.0)
+            restarts[name].extend(after)
+        if per_segment is not None:
+            per_segment(seg, pol)
+    base_units = math.fsum(sums["actual"])
+    base_usd = math.fsum(usd_sums["actual"]) if priced else None
+    policies = {
+        name: _policy(math.fsum(sums[name]), math.fsum(usd_sums[name]) if priced else None,
+                      base_units, base_usd, restarts[name])
+        for name in names
+    }
+    return policies, priced, restarts
 
 
 # ----------------------------------------------------------------------------- stability

@@ -249,8 +249,11 @@ def _settle(state: State, d_l: int) -> int:
     return left
 
 
-def on_call(state: State, cfg: ModelParams, call: CallEvent) -> list[Alert]:
-    """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate."""
+def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quantities | None] | None = None,
+            ) -> list[Alert]:
+    """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate.
+    `priced`: the quantities the call was priced by are appended to it (None: a call not priced),
+    the state's own after the call (`lamp` holds what they said): a trace reads them, not again."""
     _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h, detail = call
     written = (cw, cw5m, cw1h)
     if detail is not None:  # the call's context: its last `message` iteration (SPEC, "Inputs")
@@ -261,6 +264,8 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent) -> list[Alert]:
     if not eoq.real_request(inp + cr + cw):  # numbered and in the totals, nothing more (eoq.real_request)
         _tally_call(e, ts, cr, cw)
         e["calls"] += 1
+        if priced is not None:
+            priced.append(None)
         return []
     alerts = _cold_return(state, cfg, ts, model, written, cr)
     _tally_call(e, ts, cr, cw)
@@ -295,7 +300,10 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent) -> list[Alert]:
         e["residual"] = residual
         e["level"], e["trend"] = eoq.holt(e["level"], e["trend"], float(residual), e["gN"])
         e["gN"] += 1
-    return alerts + _bills_and_gate(state, cfg, _units(model, cr, written))
+    q = quantities(state, cfg)
+    if priced is not None:
+        priced.append(q)
+    return alerts + _bills_and_gate(state, cfg, q, _units(model, cr, written))
 
 
 def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
@@ -424,9 +432,8 @@ def reminder_due(e: Engine, q: Quantities, cfg: ModelParams) -> bool:
     return at_gate is not None and q["saving"] is not None and q["saving"] >= at_gate * 2 ** over
 
 
-def _bills_and_gate(state: State, cfg: ModelParams, units: float) -> list[Alert]:
+def _bills_and_gate(state: State, cfg: ModelParams, q: Quantities, units: float) -> list[Alert]:
     e = state["engine"]
-    q = quantities(state, cfg)
     rent = q["burnRate"] or 0.0
     e["billProgress"], done = eoq.bill_step(e["billProgress"], e["rent"], rent)
     e["rent"] = rent
@@ -507,11 +514,13 @@ def fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolve
     """Apply events in order; return the alerts that fired. `paths`: the shell's answers for the
     paths the events name (`Resolved`). `sidechain_file`: a subagent transcript, whose calls count
     toward token totals only. `call_hook` sees the state after each new main-chain API call
-    (replay's trace is built from it)."""
+    (replay's trace is built from it); a hook with a list as `priced` is given each such call's
+    quantities there (`on_call`)."""
     apply_globs(state, cfg)
     globs: Globs = (cfg["include"], cfg["exclude"])
     alerts: list[Alert] = []
     m = state["meter"]
+    priced: list[Quantities | None] | None = getattr(call_hook, "priced", None)
     for ev in events:
         if ev[0] == "call":
             _, key, _ts, _model, side, inp, cr, cw, out, cw5, cw1, detail = ev
@@ -522,7 +531,7 @@ def fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolve
                     if other is not None:  # another model's iteration: its tokens under that model
                         meter.add_sample(m, meter.OTHER + other, f"{key}#{n}", sample)
             if is_new and not side:
-                fired = on_call(state, cfg, ev)
+                fired = on_call(state, cfg, ev, priced)
                 alerts.extend(fired)
                 if call_hook is not None:
                     call_hook(state, fired, _call_usage(ev))

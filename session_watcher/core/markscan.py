@@ -62,19 +62,21 @@ def counter(pattern: bytes) -> Find | None:
     return lambda chunk, start, end: simd(chunk, pattern, start, end)
 
 
-def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) -> Iterator[tuple[int, int, int]]:
-    """(start, stop, which) of each line of chunk[:end] that holds a marker, in order: the line is
-    chunk[start:stop] (without its newline; `end` is just past the last newline) and bit i of `which`
-    is set when the line holds marker i (`finders[i]`'s)."""
-    if len(finders) == 2:  # the report's: the same search, its two places held in locals
+def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int, begin: int = 0,
+                 ) -> Iterator[tuple[int, int, int]]:
+    """(start, stop, which) of each line of chunk[begin:end] that holds a marker, in order: the line is
+    chunk[start:stop] (without its newline; `end` is just past the last newline, `begin` a line's
+    start) and bit i of `which` is set when the line holds marker i (`finders[i]`'s)."""
+    if len(finders) == 2 and not begin:  # the report's: the same search, its two places held in locals
         return _two_marked_lines(chunk, finders[0], finders[1], end)
-    return _marked_lines(chunk, finders, end)
+    return _marked_lines(chunk, finders, end, begin)
 
 
-def _marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) -> Iterator[tuple[int, int, int]]:
+def _marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int, begin: int = 0,
+                  ) -> Iterator[tuple[int, int, int]]:
     rfind, find = chunk.rfind, chunk.find
     none = end + 1  # "not found": past every line, so `min` needs no test
-    nxt = [f(chunk, 0, end) for f in finders]
+    nxt = [f(chunk, begin, end) for f in finders]
     nxt = [none if got < 0 else got for got in nxt]
     bits = range(len(nxt))
     at = min(nxt, default=none)

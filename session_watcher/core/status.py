@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from session_watcher.core.engine import CallHook
-    from session_watcher.core.shapes import Alert, CallUsage, ModelParams, State
+    from session_watcher.core.shapes import Alert, CallUsage, ModelParams, Quantities, State
 
 
 def _round(v: float | None, nd: int = 6) -> float | None:
@@ -176,11 +175,12 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
     }
 
 
-def story_document(state: State, cfg: ModelParams) -> dict[str, Any]:
+def story_document(state: State, cfg: ModelParams, q: Quantities | None = None) -> dict[str, Any]:
     """The figures of `status_document` a session page's story row and the backtest's call read
-    (the same values): a long session's trace made a status document a call."""
+    (the same values): a long session's trace made a status document a call. `q`: the state's
+    quantities, already priced (`engine.on_call`)."""
     e = state["engine"]
-    q = quantities(state, cfg)
+    q = quantities(state, cfg) if q is None else q
     return {
         "model": state["context"].get("model"), "segment": e["segment"], "L": q["L"], "bDefault": q["bDefault"],
         "x": _round(q["x"]), "g": _round(q["g"], 3), "xSweet": _round(q["xSweet"]), "br": _round(q["br"]),
@@ -205,22 +205,30 @@ def notice(state: State) -> dict[str, int] | None:
     return {"shown": shown, "bills": max(0, e["billsTotal"] - bills)}
 
 
-def tracer(trace: list[dict[str, Any]], cfg: ModelParams) -> CallHook:
+def tracer(trace: list[dict[str, Any]], cfg: ModelParams) -> Tracer:
+    """The fold's call hook that keeps `trace` (`Tracer`)."""
+    return Tracer(trace, cfg)
+
+
+class Tracer:
     """A `fold` call hook that appends one trace row per main-chain API call: the status document
     after the call, with the call's number, time, own usage and the alerts it fired. A trace whose
-    `brief` is true (the session page's) gets `story_document`'s rows."""
-    full = not getattr(trace, "brief", False)
+    `brief` is true (the session page's) gets `story_document`'s rows, from the quantities the
+    engine priced the call by (`priced`: `engine.fold` hands them over)."""
 
-    def add(state: State, fired: list[Alert], usage: CallUsage) -> None:
-        if full:
-            row = status_document(state, cfg)
+    def __init__(self, trace: list[dict[str, Any]], cfg: ModelParams) -> None:
+        self.trace, self.cfg = trace, cfg
+        self.full = not getattr(trace, "brief", False)
+        self.priced: list[Quantities | None] | None = None if self.full else []
+
+    def __call__(self, state: State, fired: list[Alert], usage: CallUsage) -> None:
+        if self.full:
+            row = status_document(state, self.cfg)
             del row["notice"]  # what was delivered is the hook's, not the fold's: live and replay fold alike
         else:
-            row = story_document(state, cfg)
+            row = story_document(state, self.cfg, self.priced.pop() if self.priced else None)
         row["ts"], row["call"], row["alerts"], row["usage"] = usage["ts"], state["engine"]["calls"], fired, usage
-        trace.append(row)
-
-    return add
+        self.trace.append(row)
 
 
 # ----------------------------------------------------------------------------- a subscriber's plan

@@ -55,9 +55,21 @@ def _items(values: list[Any], texts: list[str] | None) -> Iterator[str]:
             continue
         block = values[i:i + BLOCK]
         if isinstance(values, Packed):
+            written = values.as_json(block) if values.as_json is not None else None
+            if written is not None:  # each row's text, its dict's where a string in it needs `clean`
+                text = ",".join(written)
+                yield ",".join(t if not _unclean(t) else _dumps(values.as_dict(v))
+                               for t, v in zip(written, block, strict=True)) if _unclean(text) else text
+                continue
             block = [values.as_dict(v) for v in block]
         text = json.dumps(block, separators=(",", ":"), allow_nan=False)
-        yield ",".join(_dumps(v) for v in block) if any(m in text for m in _UNCLEAN) else text[1:-1]
+        yield ",".join(_dumps(v) for v in block) if _unclean(text) else text[1:-1]
+
+
+def _unclean(text: str) -> bool:
+    """The JSON shows a string `clean` changes (`_UNCLEAN`): each escape looked for only where
+    there is a backslash at all."""
+    return "\x7f" in text or ("\\" in text and any(m in text for m in _UNCLEAN))
 
 
 def _dumps(value: object) -> str:

@@ -38,6 +38,7 @@ import re
 import sys
 import time
 from array import array
+from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents.claude_code import bulkparse
@@ -55,12 +56,13 @@ from session_watcher.agents.claude_code.records import (
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
+from session_watcher.core.backtest import call_from_trace
 from session_watcher.core.eoq import real_request
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.shapes import Config, Detail, Event, Sample, State
@@ -73,19 +75,33 @@ BAR_STEPS = 20  # 0 %, 5 %, ..., 100 %
 SUMMARY_KEYS = ("command", "pattern", "url", "query", "description", "prompt", "skill")
 
 
-def _summary(name: str, inp: Input | None, cwd: str | None) -> tuple[str, str | None]:
-    """A short label for a tool call, and its canonical file path (file tools only)."""
+def _summary(name: str, inp: Input | None, cwd: str | None, canon_of: dict[tuple[str, str], str] | None = None,
+             ) -> tuple[str, str | None]:
+    """A short label for a tool call, and its canonical file path (file tools only; `canon_of`:
+    the paths made so far, by folder and path as written: a session reads a few hundred)."""
     if inp is None:
         return "", None
     path = inp.file_path or inp.notebook_path
     if isinstance(path, str) and path:
-        canon = os.path.normpath(os.path.join(cwd or "/", path))
+        where = (cwd or "/", path)
+        canon = canon_of.get(where) if canon_of is not None else None
+        if canon is None:
+            canon = os.path.normpath(os.path.join(*where))
+            if canon_of is not None:
+                canon_of[where] = canon
         return canon, canon
     for key in SUMMARY_KEYS:
         v = getattr(inp, key)
         if isinstance(v, str) and v:
-            return " ".join(v.split())[:120], None
+            text = " ".join(v[:LABEL_READ].split())
+            if len(v) > LABEL_READ and text.rfind(" ") <= LABEL_CHARS:  # its last word may go on: the whole
+                text = " ".join(v.split())
+            return text[:LABEL_CHARS], None
     return "", None
+
+
+LABEL_CHARS = 120
+LABEL_READ = 4096  # a label's words are read from this much of its text, where they are enough
 
 
 PROMPT_CHARS = 120
@@ -238,11 +254,23 @@ def _tool_dict(row: list[Any]) -> dict[str, Any]:
 
 class Packed(list[Any]):
     """Rows kept as their values, and the function that makes one the page's dict (`row_dict`,
-    `story_dict`): the page's writer makes them a block at a time (reports.session_page)."""
+    `story_dict`): the page's writer makes them a block at a time (reports.session_page); `as_json`,
+    where there is one, writes a block's text as `json.dumps` of their dicts would (`rows_json`)."""
 
-    def __init__(self, items: Iterable[Any], as_dict: Callable[[Any], dict[str, Any]]) -> None:
+    def __init__(self, items: Iterable[Any], as_dict: Callable[[Any], dict[str, Any]],
+                 as_json: Callable[[list[Any]], list[str] | None] | None = None) -> None:
         super().__init__(items)
         self.as_dict = as_dict
+        self.as_json = as_json
+
+
+_CALL_JSON = ('{"kind":"call","id":%s,"n":%d,"start":%r,"end":%r,"model":%s,"turn":%d,"input":%d,"cacheRead":%d,'
+              '"cacheWrite":%d,"output":%d,"prompt":%d,"promptText":%s,"durText":%s}')
+_TOOL_JSON = ('{"kind":"tool","id":%s,"name":%s,"label":%s,"path":%s,"start":%r,"end":%s,"durText":%s,"isError":%s,'
+              '"reread":%s,"firstReadAt":%s,"call":%s,"turn":%d}')
+_BOOL = ("false", "true")
+_NOT_FINITE = re.compile(r":-?(?:inf|nan)[,}]")  # a figure json.dumps refuses (allow_nan=False): its path decides
+_str = encode_basestring_ascii  # json.dumps's own string writer (ensure_ascii)
 
 
 # --- the page's reading, record by record -------------------------------------------------------
@@ -251,9 +279,9 @@ class Packed(list[Any]):
 class PageBuilder:
     """The page's model of a transcript read so far: `feed` it complete lines in file order, ask
     `model()` at any point. `touched` collects the rows added or changed since it was last emptied
-    (the live view re-encodes only those)."""
+    (the live view re-encodes only those; `track` False: none, the page written once)."""
 
-    def __init__(self, session_id: str | None = None) -> None:
+    def __init__(self, session_id: str | None = None, track: bool = True) -> None:
         # a call row is its number (from 0) in columns: its id, model, turn, start and end, counts (COUNTS);
         # a tool row, a list of its values (TOOL_KEYS)
         self.calls: dict[str, int] = {}
@@ -268,6 +296,7 @@ class PageBuilder:
         self.event_ts = array("d")
         self.event_args: list[int | list[Any] | None] = []
         self.first_read: dict[str, float] = {}
+        self.canon_of: dict[tuple[str, str], str] = {}  # `_summary`'s
         self.last_send: float | None = None
         self.t_first: float | None = None
         self.t_last: float | None = None
@@ -275,6 +304,7 @@ class PageBuilder:
         self.turns: list[dict[str, Any]] = []  # the user's prompts: each starts a turn (rows before the first: 0)
         self.sid = session_id
         self.touched: dict[object, Row] = {}  # `key(row)` -> row
+        self.track = track
 
     def feed(self, lines: Iterable[bytes | str]) -> None:
         for line in lines:
@@ -294,9 +324,12 @@ class PageBuilder:
         ts = stamp_to_epoch(rec.timestamp)
         if ts is None:
             return
-        self.sid = self.sid or (rec.sessionId if isinstance(rec.sessionId, str) else None)
-        self.t_first = ts if self.t_first is None else min(self.t_first, ts)
-        self.t_last = ts if self.t_last is None else max(self.t_last, ts)
+        if not self.sid:
+            self.sid = rec.sessionId if isinstance(rec.sessionId, str) else None
+        if self.t_first is None or ts < self.t_first:
+            self.t_first = ts
+        if self.t_last is None or ts > self.t_last:
+            self.t_last = ts
         msg = rec.message
         content = msg.content if msg is not None else None
         if kind == "system" and rec.subtype == "compact_boundary":
@@ -344,7 +377,8 @@ class PageBuilder:
                     self.first_read[path] = tool[T_START]
             self.event_ts.append(ts)
             self.event_args.append(tool)
-            self.touched[id(tool)] = tool
+            if self.track:
+                self.touched[id(tool)] = tool
 
     def _sample(self, key: str, reading: tuple[Sample, Detail | None], model: object, ts: float) -> None:
         (inp, cr, cw, out, _cw5, _cw1), detail = reading
@@ -357,13 +391,14 @@ class PageBuilder:
             self.call_ids.append(key)
             self.call_models.append(sys.intern(model) if isinstance(model, str) else None)
             self.call_turns.append(len(self.turns))
-            self.call_times += array("d", (start, ts))
-            self.call_counts += array("q", (inp, cr, cw, out, prompt))
-        else:
-            times = self.call_times
+            self.call_times.extend((start, ts))
+            self.call_counts.extend((inp, cr, cw, out, prompt))
+        else:  # the call's next record: its last sample wins
+            times, counts, i = self.call_times, self.call_counts, COUNTS * n
             times[2 * n + 1] = max(ts, times[2 * n + 1])
-            self.call_counts[COUNTS * n:COUNTS * n + COUNTS] = array("q", (inp, cr, cw, out, prompt))
-        self.touched[("call", n)] = n
+            counts[i], counts[i + 1], counts[i + 2], counts[i + 3], counts[i + 4] = inp, cr, cw, out, prompt
+        if self.track:
+            self.touched[("call", n)] = n
         if isinstance(model, str) and model not in self.models:
             self.models.append(model)
         self.event_ts.append(ts)
@@ -377,11 +412,12 @@ class PageBuilder:
             if tid in self.tools:
                 continue
             name = sys.intern(str(block.name or "?"))
-            label, path = _summary(name, block.input, cwd)
+            label, path = _summary(name, block.input, cwd, self.canon_of)
             n = self.calls.get(key)
             tool = self.tools[tid] = ["tool", tid, name, label, path, ts, None, None, False, False, None,
                                       None if n is None else n + 1, len(self.turns)]
-            self.touched[id(tool)] = tool
+            if self.track:
+                self.touched[id(tool)] = tool
 
     def ordered(self) -> list[Row]:
         """Every row, in start order (calls before tools that start at the same time)."""
@@ -393,12 +429,38 @@ class PageBuilder:
         """A row as the page's data, its figures in the package's one wording (core.numbers)."""
         if not isinstance(row, int):
             return _tool_dict(row)
-        start, end = self.call_times[2 * row:2 * row + 2]
-        counts = self.call_counts[COUNTS * row:COUNTS * row + COUNTS]
+        times, counts, i = self.call_times, self.call_counts, COUNTS * row
+        start, end, prompt = times[2 * row], times[2 * row + 1], counts[i + 4]
         return {"kind": "call", "id": self.call_ids[row], "n": row + 1, "start": start, "end": end,
-                "model": self.call_models[row], "turn": self.call_turns[row], "input": counts[0],
-                "cacheRead": counts[1], "cacheWrite": counts[2], "output": counts[3], "prompt": counts[4],
-                "promptText": tokens(counts[4]), "durText": duration(end - start)}
+                "model": self.call_models[row], "turn": self.call_turns[row], "input": counts[i],
+                "cacheRead": counts[i + 1], "cacheWrite": counts[i + 2], "output": counts[i + 3], "prompt": prompt,
+                "promptText": tokens(prompt), "durText": duration(end - start)}
+
+    def rows_json(self, block: list[Row]) -> list[str] | None:
+        """Each row's JSON: `json.dumps(row_dict(r), separators=(",", ":"))`, the same text, written
+        without the dict; None where a row is not as the builder makes them (a time not finite:
+        json.dumps's error then stays its own)."""
+        times, counts, ids, models, turns = self.call_times, self.call_counts, self.call_ids, self.call_models, \
+            self.call_turns
+        out: list[str] = []
+        for row in block:
+            if isinstance(row, int):
+                start, end, i = times[2 * row], times[2 * row + 1], COUNTS * row
+                model = models[row]
+                out.append(_CALL_JSON % (
+                    _str(ids[row]), row + 1, start, end, "null" if model is None else _str(model), turns[row],
+                    counts[i], counts[i + 1], counts[i + 2], counts[i + 3], counts[i + 4],
+                    _str(tokens(counts[i + 4])), _str(duration(end - start))))
+                continue
+            end, path, first, call = row[T_END], row[T_PATH], row[T_FIRST_READ], row[11]
+            if end is None and row[7] is not None:
+                return None
+            out.append(_TOOL_JSON % (
+                _str(row[1]), _str(row[2]), _str(row[3]), "null" if path is None else _str(path), row[T_START],
+                "null" if end is None else repr(end), "null" if end is None else _str(duration(end - row[T_START])),
+                _BOOL[row[T_ERROR]], _BOOL[row[T_REREAD]], "null" if first is None else repr(first),
+                "null" if call is None else call, row[12]))
+        return out if _NOT_FINITE.search(",".join(out)) is None else None
 
     def rows(self) -> list[dict[str, Any]]:
         """Every row as the page's data (`row_dict`), in start order."""
@@ -434,12 +496,12 @@ class PageBuilder:
             "windowText": tokens(window),
             "durationText": duration(t1 - t0),
             "models": list(self.models),
-            "rows": Packed(self.ordered(), self.row_dict) if packed else self.rows(),
+            "rows": Packed(self.ordered(), self.row_dict, self.rows_json) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
             "health": final,
             "healthBar": bar,
-            "story": Packed(trace or [], story_dict) if packed else [story_dict(r) for r in trace or []],
+            "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
             "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
@@ -475,6 +537,25 @@ class PageBuilder:
 STORY_KEYS = ("ts", "call", "L", "x", "xSweet", "br", "lamp", "bills", "billDone", "billProgress", "alerts")
 
 
+_STORY_JSON = '{"ts":%s,"call":%s,"L":%s,"x":%s,"xSweet":%s,"br":%s,"lamp":%s,"bills":%s,"billDone":%s,' \
+    '"billProgress":%s,"alerts":[]}'
+_LAMPS = frozenset((None, "white", "green", "amber", "red"))
+_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # json.dumps's, as the page writes
+
+
+def story_json(block: list[tuple[Any, ...]]) -> list[str] | None:
+    """Each story row's JSON as `json.dumps` of its dict writes it: their values
+    by one json.dumps (the figures a row holds: numbers, null and the lamp, no comma among them),
+    cut into rows and named (a row with alerts: its dict); None where a figure is none of those."""
+    if any(r[6] not in _LAMPS or len(r) != len(STORY_KEYS) for r in block):
+        return None
+    text = _ENCODE([r[:10] for r in block])
+    cells = [row.split(",") for row in text[2:-2].split("],[")]
+    if len(cells) != len(block) or any(len(c) != len(STORY_KEYS) - 1 for c in cells):
+        return None  # a value that is no figure (a list, a text with a comma)
+    return [_ENCODE(story_dict(r)) if r[10] else _STORY_JSON % tuple(c) for r, c in zip(block, cells, strict=True)]
+
+
 def story_dict(row: tuple[Any, ...]) -> dict[str, Any]:
     """A story row (StoryTrace's values) as the page's data."""
     out = dict(zip(STORY_KEYS, row, strict=True))
@@ -498,8 +579,6 @@ class StoryTrace(list[Any]):
         self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
 
     def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
-        from session_watcher.core.backtest import call_from_trace
-
         at = row.get("lampAt")
         if isinstance(at, dict):
             self.lamp_at = at
@@ -512,7 +591,7 @@ class StoryTrace(list[Any]):
         else:
             done = max(0, bills - self._prev_bills)
         self._prev_bills = bills
-        alerts = row.get("alerts") or ()
+        alerts = row.get("alerts")
         super().append((
             row.get("ts"), row.get("call"), row.get("L"), row.get("x"), row.get("xSweet"), row.get("br"),
             row.get("lamp"), bills, max(0, done), row.get("billProgress"),
@@ -520,7 +599,7 @@ class StoryTrace(list[Any]):
                 {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
                  "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
                 for a in alerts if isinstance(a, dict)
-            ),
+            ) if alerts else (),
         ))
         self.calls.append(call_from_trace(row))
 
@@ -542,7 +621,7 @@ def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
     if doc is None:
         if not calls:
             return None
-        doc = backtest.backtest(calls, backtest.shared_prefix(final, calls))
+        doc = backtest.best_restarts(calls, backtest.shared_prefix(final, calls))
         followed = False
     else:
         followed = bool(doc.get("calls"))
@@ -614,7 +693,7 @@ class PageRead:
 
         self.path = os.path.abspath(path)
         self.session_id = session_id
-        self.builder = PageBuilder(session_id)
+        self.builder = PageBuilder(session_id, track=False)
         self.events: list[Event] = []
         self.fd = open_file(self.path)
         try:
@@ -627,9 +706,8 @@ class PageRead:
             os.close(self.fd)
             raise
         self.head: list[bytes] | None = []  # the first lines, for `add_marks`
-        self._chunk = b""  # the chunk read last, fed to the builder up to `_next`, its next line to feed
-        self._lines: Iterator[tuple[int, int, int]] = iter(())
-        self._next: tuple[int, int, int] | None = None
+        self._chunk = b""  # the chunk read last, fed to the builder up to `_at`, its next line's offset
+        self._at = self._end = 0  # `_end`: just past the chunk's last newline
         self._head_done = False
 
     def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
@@ -638,7 +716,7 @@ class PageRead:
         from session_watcher.agents.claude_code.transcript import split_lines
         from session_watcher.sessions.replay import cwd_in_head, transcript_cwd
 
-        head = split_lines(lines[0])[0] if lines and not skipped else []  # a salvaged line is no head
+        head = split_lines(lines[0], 201)[0] if lines and not skipped else []  # a salvaged line is no head
         known, cwd = cwd_in_head(head, bool(lines) and not skipped and cursor["offset"] == size)
         return cwd if known else transcript_cwd(self.path, self.fd)
 
@@ -654,7 +732,7 @@ class PageRead:
             self.head, self._head_done = None, True
         elif lines:
             assert self.head is not None
-            self.head += split_lines(lines[0])[0][: NOTE_LINES - len(self.head)]
+            self.head += split_lines(lines[0], NOTE_LINES - len(self.head))[0]
             self._head_done = len(self.head) >= NOTE_LINES
         else:
             self._head_done = True  # the end of the file
@@ -676,7 +754,7 @@ class PageRead:
         else:
             got = read_new(path, before, whole=True, fd=self.fd)
         if before is None:
-            self.builder = PageBuilder(self.session_id)
+            self.builder = PageBuilder(self.session_id, track=False)
             self.events = []
             self.head, self._head_done = [], False
         lines = got[0]
@@ -685,30 +763,39 @@ class PageRead:
         return got
 
     def _begin(self, chunk: bytes) -> None:
-        """The chunk's lines that can hold a record the builder reads, fed as replay's parse of the
-        chunk decodes them (`bulkparse.tap`: `_upto`), the rest by `took`."""
+        """The chunk's records fed as replay's parse of the chunk decodes them (`bulkparse.tap`:
+        `_upto`), the lines between them (which it passes over) by the builder's own decoding."""
         self._chunk = chunk
-        self._lines = marked_lines(chunk, _RECORD_FINDERS, chunk.rfind(b"\n") + 1)
-        self._next = next(self._lines, None)
+        self._at, self._end = 0, chunk.rfind(b"\n") + 1
         bulkparse.tap = self._upto
 
     def _upto(self, start: int, decoded: Record[Any] | None = None) -> None:
-        """Feed the lines before offset `start` (each decoded here), then the line at `start` as
-        replay's parse decoded it (`decoded`, taken as it is)."""
-        chunk, nxt, take = self._chunk, self._next, self.builder.take
-        while nxt is not None and nxt[0] < start:
-            rec = decode_record(chunk[nxt[0]:nxt[1]])
+        """Feed the lines before offset `start` (`_between`), then the line at `start` as replay's
+        parse decoded it (`decoded`, taken as it is)."""
+        at = self._at
+        if start > at:
+            at = self._between(at, min(start, self._end))
+        if decoded is None or start != at or at >= self._end:
+            self._at = at
+            return
+        stop = self._chunk.find(b"\n", start)
+        self._at = stop + 1
+        if _iterations_read(decoded):
+            if decoded.type in _KINDS and not decoded.isSidechain:
+                self.builder.take(decoded)
+        elif (rec := decode_record(self._chunk[start:stop])) is not None:
+            self.builder.take(rec)
+
+    def _between(self, at: int, end: int) -> int:
+        """Feed the lines of chunk[at:end] (whole lines: `end` just past a newline) that can hold a
+        record the builder reads, each decoded here; `end` back."""
+        chunk = self._chunk
+        take = self.builder.take
+        for first, stop, _which in marked_lines(chunk, _RECORD_FINDERS, end, at):
+            rec = decode_record(chunk[first:stop])
             if rec is not None:
                 take(rec)
-            nxt = next(self._lines, None)
-        if decoded is not None and nxt is not None and nxt[0] == start:
-            if _iterations_read(decoded):
-                if decoded.type in _KINDS and not decoded.isSidechain:
-                    take(decoded)
-            elif (rec := decode_record(chunk[start:nxt[1]])) is not None:
-                take(rec)
-            nxt = next(self._lines, None)
-        self._next = nxt
+        return end
 
     def took(self, events: list[Event]) -> None:
         """The events replay's fold decoded from the chunk just read (kept for the backtest), and the
@@ -720,9 +807,9 @@ class PageRead:
     def _feed(self) -> None:
         """The rest of the chunk last read into the builder."""
         bulkparse.tap = None
-        self._upto(len(self._chunk) + 1)
-        self._chunk, self._lines = b"", iter(())
-        self.builder.touched.clear()  # what changed since: only the live view asks
+        self._upto(self._end)
+        self._chunk, self._at, self._end = b"", 0, 0
+
 
     def drain(self) -> None:
         """Read the whole transcript into the builder from its beginning (no fold)."""

@@ -277,6 +277,7 @@ _SECONDS = {f"{n:02d}": n for n in range(100)}
 _FRACTIONS = {f".{n:03d}Z": float(f"0.{n:03d}") for n in range(1000)}
 _MINUTES: dict[str, int | None] = {}  # 'YYYY-MM-DDTHH:MM:' -> the epoch second it starts at, or None
 _HOURS: dict[str, int | None] = {}  # 'YYYY-MM-DDTHH:' -> the same, for the hour
+_LAST: list[tuple[object, float | None]] = [(None, None)]  # the last stamp read and its epoch second
 
 
 def _minute(head: str) -> int | None:
@@ -303,7 +304,11 @@ def stamp_to_epoch(text: object) -> float | None:
     """`iso_to_epoch`, the same float, with the minute's part remembered: transcripts stamp every
     line as 'YYYY-MM-DDTHH:MM:SS.mmmZ', and all but a few lines share their minute with the line
     before (remembering the second as well paid on real sessions, whose lines of one call share it,
-    and cost twice as much on the generated corpus, whose lines do not)."""
+    and cost twice as much on the generated corpus, whose lines do not). The last stamp read is
+    remembered as the very string it was: the session page reads each record replay's parse reads."""
+    last = _LAST[0]
+    if text is last[0]:
+        return last[1]
     if not isinstance(text, str):
         return iso_to_epoch(text)
     frac = _FRACTIONS.get(text[19:])  # exactly '.mmmZ' after the first 19 characters: 24 in all
@@ -313,4 +318,6 @@ def stamp_to_epoch(text: object) -> float | None:
     sec = _SECONDS.get(text[17:19])
     if frac is None or minute is None or sec is None:
         return iso_to_epoch(text)
-    return minute + sec + frac - 0  # iso_to_epoch's own sum, term for term: the same float
+    epoch = minute + sec + frac - 0  # iso_to_epoch's own sum, term for term: the same float
+    _LAST[0] = (text, epoch)  # one store: a reader in another thread sees the pair before or after
+    return epoch
