@@ -10,7 +10,7 @@ goes out cleaned (`core.text.clean`) and bounded in UTF-16 code units, the clien
 
 The client waits for this hook at every session start, so it does no fold and takes no lock: with
 no handoff pending anywhere it reads one directory and imports nothing of the state; the config is
-read only when there is one to take.
+read only when there is one to take, and parsed only when a config file exists.
 """
 
 from __future__ import annotations
@@ -56,10 +56,9 @@ def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
     def max_age() -> float:
-        from session_watcher.base import config
+        from session_watcher.base.config_cache import handoff_stale_s
 
-        cfg, _ = config.load_layers(project)
-        return float(cfg.get("handoff_stale_min") or config.DEFAULTS["handoff_stale_min"]) * 60
+        return handoff_stale_s(project)
 
     doc = handoffs.take(project, session_id, time.time(), max_age)
     note = None if doc is None else _note(str(doc["note"]))
