@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Config, ConfigCache, ModelParams
 
 KEY_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.py")  # base.config's KEYS
-HANDOFF_STALE_MIN = 180  # `handoff_stale_min`'s default (KEYS takes it from here): `handoff_stale_s` needs no key table
+HANDOFF_STALE_MIN = 180  # `handoff_stale_min`'s default (KEYS takes it from here): hooks.inject reads no key table
 
 
 def stamp(project_dir: str | None) -> list[Any]:
@@ -51,18 +51,6 @@ def kept_params(cache: ConfigCache, cfg: Config) -> ModelParams | None:
     `cached` or `config.load_cached` gave), else None."""
     params = cache.get("params")
     return params if cfg is cache.get("values") and isinstance(params, dict) else None
-
-
-def handoff_stale_s(project_dir: str | None) -> float:
-    """Seconds a pending handoff waits for a fresh session of the project (`handoff_stale_min`): the
-    default while neither config file exists (the SessionStart hook giving a handoff imports no key
-    table), else what the files say (`config.load_layers`)."""
-    if not any(os.path.lexists(f) for f in paths.config_files(project_dir)):
-        return HANDOFF_STALE_MIN * 60.0
-    from session_watcher.base import config
-
-    cfg, _ = config.load_layers(project_dir)
-    return float(cfg.get("handoff_stale_min") or HANDOFF_STALE_MIN) * 60
 
 
 def use_prices(cfg: Config) -> None:
