@@ -45,12 +45,6 @@ def clean(text: str, keep: str = "\n") -> str:
     """`text` with every control character but those in `keep` written as a visible escape."""
     if text.isprintable():
         return text
-    if text.isascii():  # in ASCII the controls are exactly what isprintable refuses: C0 and DEL
-        rest = text
-        for ch in keep:
-            rest = rest.replace(ch, "")
-        if rest.isprintable():  # a note of ours: its newlines kept, nothing to escape
-            return text
     out = []
     for ch in text:
         if ch in keep or not is_control(ch):
