@@ -1,5 +1,5 @@
 """Hook cost as CPU time and wall time, against the interpreter's own start, interleaved:
-``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER] [--statusline] [--otlp]``.
+``python -m bench.hookcpu [--paths 200] [--runs 40] [--big 1GB] [--also LAUNCHER] [--statusline] [--otlp] [--split]``.
 
 `--otlp` adds the OpenTelemetry export's four cases (bench.run.otlp_variants: export off; on with a
 loopback collector; on with the collector down; on with the heartbeat stale before every run, so each
@@ -14,6 +14,11 @@ status line after the hook folded the round's call and the status line that fold
 synchronous SessionStart hook with no handoff pending and with one.
 `--statusline` times the status-line launcher instead (and `--also` launchers as status lines), with
 a subscriber's payload (`rate_limits`, the client's cost growing each round) when `--rate-limits`.
+
+`--split` adds where the timed command's CPU goes, each part a whole process of the same interpreter:
+the interpreter with `os` and no teardown, the same loading the C extensions the command loads, the
+launcher's start with its import finder and no module of the package, and the launcher importing
+every module of the package the command imports (found by one `-X importtime` run) and exiting.
 
 Wall medians on a shared machine move with its load; the CPU time a process used (user + system,
 from wait4) moves much less, so both are printed. The session is built as bench.run builds it.
@@ -64,6 +69,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--statusline", action="store_true", help="time the status line instead of the hook")
     ap.add_argument("--rate-limits", action="store_true", help="with --statusline: a subscriber's payload")
     ap.add_argument("--otlp", action="store_true", help="the OpenTelemetry export's cases too")
+    ap.add_argument("--split", action="store_true", help="the command's CPU in parts: start, extensions, imports")
     return ap
 
 
@@ -94,6 +100,8 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
         "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", home, None),
         label: ([*b.launcher(kind), *event], stdin, home, None),
     }
+    if args.split:
+        cases.update(split_cases(cases[label], cwd, tmp))
     if not args.statusline:
         cases.update(more_cases(b, sess, cwd, tmp, line))
     sink = None
@@ -113,6 +121,52 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
             got = more_cases(b, sess, cwd, tmp / f"also-{i}", line, other_launcher, own)
             cases.update({f"{name}, --also #{i}": case for name, case in got.items()})
     return cases, sink
+
+
+IMPORTS = """\
+import sys
+sys.path.extend({libs!r})
+from session_watcher.hooks.finder import install
+install()
+for name in sys.argv[1:]:
+    __import__(name)
+import os
+os._exit(0)
+"""
+
+
+def split_cases(timed: Case, cwd: Path, tmp: Path) -> dict[str, Case]:
+    """The parts of `timed` (a launcher's case), each a whole process: the interpreter with `os`,
+    the C extensions it loads, the launcher with its finder and no module, all its modules imported."""
+    import ast
+
+    argv, stdin, env, _ = timed
+    python, launcher = argv[0], Path(argv[3])
+
+    def imported(*args: str, data: bytes = b"") -> list[str]:
+        err = subprocess.run([python, "-X", "importtime", *args], input=data, env=env, cwd=cwd, capture_output=True,
+                             check=False).stderr.decode()
+        return [line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")]
+
+    names = imported(*argv[1:], data=stdin(0))
+    ours = sorted({n for n in names if n.startswith("session_watcher.")})
+    at_start = set(imported("-I", "-S", "-c", "import os"))
+    others = sorted({n for n in names if not n.startswith("session_watcher")} - at_start)
+    find = ("import sys, importlib.util as u\n"
+            "print(' '.join(n for n in sys.argv[1:] if u.find_spec(n).origin.endswith('.so')))")
+    ext = subprocess.run([python, "-I", "-S", "-c", find, *others], capture_output=True, text=True,
+                         check=False).stdout.split()
+    extend = next(line for line in launcher.read_text().splitlines() if line.startswith("sys.path.extend("))
+    script = tmp / "imports.py"
+    script.write_text(IMPORTS.format(libs=ast.literal_eval(extend[len("sys.path.extend("):-1])))
+    quiet = lambda n: b""  # noqa: E731
+    return {
+        "-I -S, os, no teardown": ([python, "-I", "-S", "-c", "import os; os._exit(0)"], quiet, env, None),
+        f"the same, with {', '.join(ext)}": ([python, "-I", "-S", "-c", f"import os, {', '.join(ext)}; os._exit(0)"],
+                                             quiet, env, None),
+        "the launcher and its finder, no module": ([python, "-I", "-S", str(script)], quiet, env, None),
+        f"the launcher importing its {len(ours)} modules": ([python, "-I", "-S", str(script), *ours], quiet, env, None),
+    }
 
 
 PENDING = """\

@@ -11,7 +11,8 @@ times moved to now (a live thread, its cache warm), and times each command once:
 * `hook PostModelRequest codex`: the folding hook of every model call (Codex runs it async);
 * `hook UserPromptSubmit codex`: the prompt hook, waited for (the guard; nothing held, nothing
   queued: it prints nothing);
-* `hook SessionStart codex`: a fresh thread's start, waited for, no handoff pending.
+* `hook SessionStart codex`: a fresh thread's start, waited for, no handoff pending, and with one
+  (bench.hookcpu's note, written again before each run on the row's own state folder: a run takes it).
 
 `--also` times another install's hooks (its venv's interpreter; an earlier install's, for a before and
 after) in the same rounds, each row on its own state folder, all reading the same rollout.
@@ -24,14 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bench import run as bench_run
-from bench.hookcpu import one
+from bench.hookcpu import PENDING, one
 
 THREAD = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"  # gpt-5.6-sol, 234 calls
 SETTLE = 40  # calls in the rollout before the first round
@@ -88,9 +91,22 @@ def main(argv: list[str] | None = None) -> int:
                                "hook_event_name": event, "model": "gpt-5.6-sol", "permission_mode": "default",
                                **extra}).encode()
 
-        cases = {
-            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", env),
-            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", env),
+        def start(n: int) -> bytes:
+            return json.dumps({"session_id": f"019fbe00-0000-7000-8000-{n:012d}", "transcript_path": None,
+                               "cwd": str(cwd), "hook_event_name": "SessionStart", "source": "startup",
+                               "model": "gpt-5.6-sol"}).encode()
+
+        def pending(home: Path) -> Any:
+            """A handoff pending for the project under `home`, and what writes it again (a run takes it)."""
+            home.mkdir(exist_ok=True)
+            note = Path(subprocess.run([str(python), "-I", "-c", PENDING, str(cwd)], env=b.env(home),
+                                       cwd=bench_run.ROOT, check=True, capture_output=True).stdout.decode().strip())
+            text = note.read_bytes()
+            return lambda: note.write_bytes(text)
+
+        cases: dict[str, tuple[list[str], Any, dict[str, str], Any]] = {
+            "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", env, None),
+            "python -I -S -c pass": ([str(python), "-I", "-S", "-c", "pass"], lambda n: b"", env, None),
         }
         for i, venv_python in enumerate([None, *args.also]):
             hook = b.launcher("hook") if venv_python is None else [
@@ -100,18 +116,22 @@ def main(argv: list[str] | None = None) -> int:
             cases |= {
                 f"hook PostModelRequest codex (fold){tag}": ([*hook, "PostModelRequest", "codex"], lambda n: payload(
                     "PostModelRequest", n, kind="sampling", request_id=f"r{n}", attempt_number=1,
-                    thread_id=args.thread, status="ok", response_id=f"resp_{n}", token_usage={"input_tokens": 1}), own),
+                    thread_id=args.thread, status="ok", response_id=f"resp_{n}", token_usage={"input_tokens": 1}), own,
+                    None),
                 f"hook UserPromptSubmit codex{tag}": ([*hook, "UserPromptSubmit", "codex"], lambda n: payload(
-                    "UserPromptSubmit", n, turn_id=f"t{n}", prompt="go on"), own),
-                f"hook SessionStart codex, none pending{tag}": ([*hook, "SessionStart", "codex"], lambda n: json.dumps({
-                    "session_id": f"019fbe00-0000-7000-8000-{n:012d}", "transcript_path": None, "cwd": str(cwd),
-                    "hook_event_name": "SessionStart", "source": "startup", "model": "gpt-5.6-sol"}).encode(), own),
+                    "UserPromptSubmit", n, turn_id=f"t{n}", prompt="go on"), own, None),
+                f"hook SessionStart codex, none pending{tag}": ([*hook, "SessionStart", "codex"], start, own, None),
+                f"hook SessionStart codex, handoff pending{tag}": ([*hook, "SessionStart", "codex"], start,
+                                                                   b.env(tmp / f"home-pending-{i}"),
+                                                                   pending(tmp / f"home-pending-{i}")),
             }
         got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
         for n in range(args.runs + 4):
             with path.open("ab") as fh:  # the next call, as Codex appends it
                 fh.write(now_lines(groups[SETTLE + n % (len(groups) - SETTLE)], cwd))
-            for name, (cmd, stdin_of, case_env) in cases.items():
+            for name, (cmd, stdin_of, case_env, prepare) in cases.items():
+                if prepare is not None:
+                    prepare()
                 w, c = one(cmd, stdin_of(n), case_env, cwd)
                 if n >= 4:  # the first rounds settle the state
                     got[name][0].append(w)

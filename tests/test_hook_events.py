@@ -56,3 +56,13 @@ def test_the_rows_that_differ_from_a_plain_fold() -> None:
         "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "prints", "saveAlways"},
         "SessionEnd": {"sync", "lock", "subagents", "flush", "apply"},
     }
+
+
+def test_the_entry_point_sends_exactly_the_inject_row_to_the_inject() -> None:
+    """hooks.entry chooses the inject without the table (it does not import hooks.run): its one name
+    is the table's one row that runs the inject, and an agent's one SessionStart hook is that row."""
+    from session_watcher.agents import AGENTS
+    from session_watcher.hooks.entry import INJECT
+
+    assert [name for name, plan in EVENTS.items() if plan["run"] == "inject"] == [INJECT]
+    assert [a.name for a in AGENTS if a.one_start_hook] == ["codex"]

@@ -40,14 +40,15 @@ SAVED_STATE = with_packages({"session_watcher.state", "session_watcher.state.she
                "session_watcher.core.fresh", "session_watcher.core.meter", "session_watcher.core.caps",
                "session_watcher.core.fastjson", "_json",
                "session_watcher.core.errors", "session_watcher.base.paths", "session_watcher.base.config_cache"})
-START = with_packages({"session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.hooks.inject",
+# the entry point (hooks.entry) without the fold's events (hooks.run)
+START = with_packages({"session_watcher.hooks", "session_watcher.hooks.entry", "session_watcher.hooks.inject",
          "session_watcher.core", "session_watcher.core.errors", "session_watcher.core.fastjson", "_json",
          "session_watcher.state", "session_watcher.base.paths", "session_watcher.state.handoffs"})
 # a handoff given: the payload checked (the caps, the store's session-id rule), the project's key (zlib), the
-# config (its stale limit; no parser without a file, no prices), the note cleaned and its parent read
+# stale limit (no config file: its default, without the key table), the note cleaned and its parent read
+# from its first line (core.notehead, not the note's composer)
 GIVE = {"session_watcher.core.caps", "session_watcher.state.store", "session_watcher.state.shell", "zlib",
-        "session_watcher.base.config", "session_watcher.base.config_cache", "session_watcher.core.text",
-        "session_watcher.core.handoff"}
+        "session_watcher.base.config_cache", "session_watcher.core.text", "session_watcher.core.notehead"}
 # what the fold adds: the engine, the lock, the path map's shards, the reader and the writer, and the
 # transcript's parser with the agents' registry (agents/__init__.py: each agent a class of a few attributes)
 FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_watcher.state.lock", "fcntl",
@@ -157,8 +158,8 @@ def test_the_session_start_hook_imports_no_config_parser_without_a_config_file(t
     proc, got = imports(launcher("hook", "SessionStart", "inject"), start(tmp_path, "c2"))
     assert proc.returncode == 0
     assert "the work so far" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
-    # not tomllib (and re, typing, datetime, enum), unicodedata (an ASCII note is cleaned without
-    # Unicode's tables), the fold, the pricing, the transcript's parser, the path rules
+    # not tomllib (and re, typing, datetime, enum), nor the config's key table, unicodedata (an ASCII
+    # note is cleaned without Unicode's tables), the fold, the pricing, the transcript's parser, the path rules
     assert got == OS | START | GIVE
 
 
@@ -175,7 +176,7 @@ def test_a_config_file_is_still_read_by_the_session_start_hook(tmp_path: Path) -
                             "createdAt": time.time() - 120, "note": "session-watcher handoff from parent\nold"})
     proc, got = imports(launcher("hook", "SessionStart", "inject"), start(tmp_path, "c3"))
     assert (proc.returncode, proc.stdout) == (0, b"")  # stale by the file's own limit
-    assert "tomllib" in got
+    assert {"tomllib", "session_watcher.base.config"} <= got
 
 
 def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> None:
@@ -184,7 +185,8 @@ def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> 
     shutil.copy(TRANSCRIPTS / "tool_heavy.jsonl", t)  # another file in its place: folded from the start
     proc, got = imports(launcher("hook", "Stop"), json.dumps(payload("s", t)).encode())
     assert proc.returncode == 0
-    allowed = OS | SAVED_STATE | FOLD | {"session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.run",
+    allowed = OS | SAVED_STATE | FOLD | {"session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.entry",
+                                        "session_watcher.hooks.run",
                                         "session_watcher.state.tail", "session_watcher.state.spawn", "select",
                                         "session_watcher.core.health", "session_watcher.core.prices",
                                         "session_watcher.core.eoq", "math", "session_watcher.core.window"}
@@ -211,7 +213,8 @@ def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(t
     codex = {"session_watcher.agents.codex", "session_watcher.agents.codex.reader",
              "session_watcher.agents.codex.rollout"}
     allowed = OS | SAVED_STATE | FOLD | codex | {
-        "session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.run", "session_watcher.state.tail",
+        "session_watcher.core", "session_watcher.hooks", "session_watcher.hooks.entry", "session_watcher.hooks.run",
+        "session_watcher.state.tail",
         "session_watcher.state.spawn", "select", "session_watcher.core.health", "session_watcher.core.prices",
         "session_watcher.core.eoq", "math", "session_watcher.core.window", "session_watcher.core.prices_openai"}
     parser = "session_watcher.agents.claude_code.transcript"  # Claude Code's: the line rules are the seam's

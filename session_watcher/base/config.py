@@ -24,7 +24,7 @@ import os
 import time
 
 from session_watcher.base import paths
-from session_watcher.base.config_cache import cached, stamp, use_prices
+from session_watcher.base.config_cache import HANDOFF_STALE_MIN, cached, stamp, use_prices
 from session_watcher.base.paths import config_files as config_files  # noqa: PLC0414 (the CLI's name for it)
 from session_watcher.core.errors import ConfigError, TooLarge
 
@@ -116,8 +116,8 @@ KEYS = (
     Key("guard", "choice", "ask", "the cold-cache guard before each prompt: ask (hold the prompt back once, "
         "priced choices, the handoff prepared; only once the cache has surely expired), warn, off",
         choices=GUARD_MODES, aliases={"block": "ask"}),
-    Key("handoff_stale_min", "minutes", 180, "minutes a handoff waits for the project's next fresh session",
-        low=1, high=10080),
+    Key("handoff_stale_min", "minutes", HANDOFF_STALE_MIN,
+        "minutes a handoff waits for the project's next fresh session", low=1, high=10080),
     Key("prices", "prices", {}, 'your own prices over the built-in tables, Claude\'s and OpenAI\'s: [prices."MODEL"] '
         "(a model id or its prefix) with input, cache_read, cache_write (5-minute class), cache_write_1h in USD "
         "per million tokens; a field left out keeps the built-in ratio to input", low=0.0, high=10_000.0),

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Config, ConfigCache, ModelParams
 
 KEY_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.py")  # base.config's KEYS
+HANDOFF_STALE_MIN = 180  # `handoff_stale_min`'s default (KEYS takes it from here): hooks.inject reads no key table
 
 
 def stamp(project_dir: str | None) -> list[Any]:

@@ -55,7 +55,7 @@ INTERNAL = 3  # the exit code of an unexpected error
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "hook":
-        from session_watcher.hooks.run import main as hook_main
+        from session_watcher.hooks.entry import main as hook_main
 
         return hook_main(args[1:])
     if args and args[0] == "statusline":

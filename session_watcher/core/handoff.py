@@ -22,8 +22,13 @@ injected context over 10,000 of them with a file path).
 
 from __future__ import annotations
 
-# the prices and the cost model only where a note is priced: the SessionStart hook that gives a
-# handoff (the client waits for it) reads the note's header alone
+# the prices and the cost model only where a note is priced; the note's first line (its marker,
+# header, parent and price) is its own small module, by which the SessionStart hook that gives a
+# handoff (the client waits for it) checks a note without this one: re-exported for the readers here
+from session_watcher.core.notehead import MARKER as MARKER  # noqa: PLC0414 - re-exported
+from session_watcher.core.notehead import header as header  # noqa: PLC0414
+from session_watcher.core.notehead import parent_of as parent_of  # noqa: PLC0414
+from session_watcher.core.notehead import priced as priced  # noqa: PLC0414
 from session_watcher.core.text import clean, cut_utf16, one_line, utf16_len
 
 TYPE_CHECKING = False
@@ -33,7 +38,6 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import State
 
-MARKER = "[session-watcher handoff from session "
 NOTE_MAX = 9_000  # UTF-16 code units (the client's unit): under its 10,000 for injected context
 PREAMBLE = ("What follows is a record of the previous session in this project, written by session-watcher "
             "from its transcript so that its work can go on here without re-reading that whole conversation. "
@@ -272,44 +276,6 @@ def _name(path: str, root: str | None) -> str:
 
     rel = relative(path, root)
     return rel if rel else path
-
-
-def header(parent: str, written_at: str, carry: int, carry_usd: float | None) -> str:
-    """The note's first line: its origin (MARKER + the parent's id), when, and what it was priced at
-    (exact tokens, so that `priced` can read the price back from the child's transcript)."""
-    usd = "" if carry_usd is None else f" (${carry_usd:.2f})"  # in cents, as every price a person reads
-    return f"{MARKER}{parent}, written {written_at}; priced at {carry:,} tokens{usd}]"
-
-
-def parent_of(text: str) -> str | None:
-    """The parent session's id named by a note's first line, or None when `text` is no handoff note."""
-    if not text.startswith(MARKER):
-        return None
-    rest = text[len(MARKER):]
-    end = rest.find(",")
-    sid = rest[:end] if end > 0 else ""
-    ok = 0 < len(sid) <= 128 and sid[0] != "." and all(c.isascii() and (c.isalnum() or c in "-_.") for c in sid)
-    return sid if ok else None
-
-
-def priced(text: str) -> tuple[int | None, float | None]:
-    """(carry tokens, carry USD) a note's first line was priced at; None for what it does not say."""
-    first = text.split("\n", 1)[0]
-    at = first.rfind("; priced at ")
-    if parent_of(first) is None or at < 0:
-        return None, None
-    words = first[at + len("; priced at "):].rstrip("]").split(" ")
-    try:
-        tokens = int(words[0].replace(",", ""))
-    except ValueError:
-        return None, None
-    usd = None
-    if len(words) >= 3 and words[2].startswith("($") and words[2].endswith(")"):
-        try:
-            usd = float(words[2][2:-1])
-        except ValueError:
-            usd = None
-    return tokens, usd
 
 
 def _status(s: str) -> str:

@@ -1,5 +1,5 @@
-"""`python -m session_watcher.hooks EVENT`: the hook process (see hooks.run)."""
+"""`python -m session_watcher.hooks EVENT`: the hook process (see hooks.entry)."""
 
-from session_watcher.hooks.run import main
+from session_watcher.hooks.entry import main
 
 raise SystemExit(main())

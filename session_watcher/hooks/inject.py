@@ -10,11 +10,12 @@ goes out cleaned (`core.text.clean`) and bounded in UTF-16 code units, the clien
 
 The client waits for this hook at every session start, so it does no fold and takes no lock: with
 no handoff pending anywhere it reads one directory and imports nothing of the state; the config is
-read only when there is one to take.
+read only when there is one to take, and parsed only when a config file exists.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 TYPE_CHECKING = False
@@ -55,17 +56,25 @@ def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
     if session_id is None or project is None:
         return None
 
-    def max_age() -> float:
-        from session_watcher.base import config
-
-        cfg, _ = config.load_layers(project)
-        return float(cfg.get("handoff_stale_min") or config.DEFAULTS["handoff_stale_min"]) * 60
-
-    doc = handoffs.take(project, session_id, time.time(), max_age)
+    doc = handoffs.take(project, session_id, time.time(), lambda: stale_s(project))
     note = None if doc is None else _note(str(doc["note"]))
     if note is None:
         return None
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+
+
+def stale_s(project: str) -> float:
+    """Seconds a pending handoff waits for a fresh session of the project (`handoff_stale_min`): the
+    default while neither config file exists (no key table imported), else what the files say."""
+    from session_watcher.base import paths
+    from session_watcher.base.config_cache import HANDOFF_STALE_MIN
+
+    if not any(os.path.lexists(f) for f in paths.config_files(project)):
+        return HANDOFF_STALE_MIN * 60.0
+    from session_watcher.base import config
+
+    cfg, _ = config.load_layers(project)
+    return float(cfg.get("handoff_stale_min") or HANDOFF_STALE_MIN) * 60
 
 
 def _drop_guard_handoff(payload: dict[str, Any]) -> None:
@@ -84,7 +93,7 @@ def _drop_guard_handoff(payload: dict[str, Any]) -> None:
 def _note(text: str) -> str | None:
     """What `handoff` printed, as the model reads it: cleaned (a no-op on a note of ours) and bounded
     in the client's unit; None for text not starting with our header (no note of ours)."""
-    from session_watcher.core.handoff import parent_of
+    from session_watcher.core.notehead import parent_of
     from session_watcher.core.text import clean, cut_utf16
 
     note = cut_utf16(clean(text), CONTEXT_MAX - 1)

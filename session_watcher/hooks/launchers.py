@@ -23,7 +23,7 @@ import os
 import sys
 import sysconfig
 
-LAUNCHERS = (("hook", "session_watcher.hooks.run"), ("statusline", "session_watcher.hooks.statusline"))
+LAUNCHERS = (("hook", "session_watcher.hooks.entry"), ("statusline", "session_watcher.hooks.statusline"))
 
 
 def text(kind: str, libs: list[str]) -> str:

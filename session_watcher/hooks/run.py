@@ -9,7 +9,7 @@ shared with the status line and the CLI), stdlib os; nothing else unless needed.
 The transcript is the only source of the state: a hook is a signal to fold what is new, so the
 client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
 last call) cannot change what the state becomes. What differs from event to event is one table,
-EVENTS (an event's row: its `Plan`), read by one flow (`main` -> `run` -> `_locked` ->
+EVENTS (an event's row: its `Plan`), read by one flow (`hooks.entry.main` -> `run` -> `_locked` ->
 `_deliver_and_save`). Every event but UserPromptSubmit, SessionEnd and the SessionStart inject is
 registered `"async": true` (the agent does not wait) and prints nothing, because an async hook's
 output goes to the model; its alerts go to the desktop, and what must be printed (the `message` and
@@ -22,7 +22,6 @@ so a session's state is complete when the client exits.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
@@ -61,7 +60,6 @@ STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for 
 # async Stop folding the same lines (<= its 0.4 s budget + a save), within SessionEnd's 1.5 s budget
 SESSION_END_LOCK_TIMEOUT = 0.9
 FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
-MAX_STDIN = 64 << 20
 OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
 NEWS_CALLS = 5  # an alert fired further back than this many calls is history (a first fold, a rebuild)
 
@@ -116,6 +114,7 @@ EVENTS: dict[str, Plan] = {
     "SessionStart": {**FOLD, "subagents": True, "apply": _session_start},
     # at every start: the project's pending handoff, which must reach the first request (an async
     # hook's output would come with the next one, as a bare system message)
+    # (hooks.entry sends this row to the inject by its name, INJECT, without this table)
     "SessionStart inject": {**FOLD, "sync": True, "run": "inject", "lock": 0.0, "prints": True},
     # the prompt waits for the guard's line, which is shown to the user with what async hooks queued;
     # a prompt on a current state writes nothing
@@ -127,39 +126,6 @@ EVENTS: dict[str, Plan] = {
     "SessionEnd": {**FOLD, "sync": True, "lock": SESSION_END_LOCK_TIMEOUT, "subagents": True, "flush": True,
                    "apply": _session_end},
 }
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    event = argv[0] if argv else ""
-    agent = None  # the plugin's own hooks: `hook EVENT [inject]`; another agent's: `hook EVENT AGENT`
-    if argv[1:2] and argv[1] != "inject":
-        from session_watcher.agents import agent_named
-
-        agent = agent_named(argv[1])
-    try:
-        raw = sys.stdin.buffer.read(MAX_STDIN)
-        # `SessionStart inject` has a row of its own; an agent's one SessionStart hook is that row
-        one_start = agent is not None and agent.one_start_hook
-        plan = EVENTS.get("SessionStart inject" if one_start and event == "SessionStart" else " ".join(argv[:2]))
-        if plan is not None and plan["run"] == "inject":
-            from session_watcher.hooks.inject import run as inject
-
-            out = inject(raw, drop_on_compact=one_start)
-        else:
-            out = run(event, raw, message=agent is not None and not agent.status_line)
-        if out and agent is not None:
-            out = agent.hook_output(event, out)  # what its hook may print
-        if out:
-            from session_watcher.core.fastjson import dumps
-
-            sys.stdout.write(dumps(out) + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:
-        from session_watcher.base.logs import log_exception
-
-        log_exception(f"hook {event}", exc)
-    return 0
 
 
 def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
@@ -571,7 +537,3 @@ def _log_warning(record: dict[str, Any]) -> None:
             os.close(fd)
     except OSError as exc:  # the warning itself still reaches the user
         log_once("guard-log", f"cannot log the cold-cache warning: {exc}")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

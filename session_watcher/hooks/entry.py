@@ -1,0 +1,53 @@
+"""The hook process's entry point, `session-watcher-hook EVENT [inject | AGENT]`: the synchronous
+SessionStart hook giving a handoff (`hooks.inject`) or the fold of every other event (`hooks.run`),
+the output printed as the agent's hook takes it, and whatever went wrong logged, never raised.
+
+Apart from `hooks.run` (every event's fold: the session's state, the alerts, the guard) so that the
+SessionStart hook, which the client waits for at every start, loads none of it; nothing is
+imported here before a branch needs it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+MAX_STDIN = 64 << 20
+INJECT = "SessionStart inject"  # the one row of hooks.run.EVENTS whose run is "inject", not a fold
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    event = argv[0] if argv else ""
+    agent = None  # the plugin's own hooks: `hook EVENT [inject]`; another agent's: `hook EVENT AGENT`
+    if argv[1:2] and argv[1] != "inject":
+        from session_watcher.agents import agent_named
+
+        agent = agent_named(argv[1])
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN)
+        # `SessionStart inject` has a row of its own; an agent's one SessionStart hook is that row
+        one_start = agent is not None and agent.one_start_hook
+        if (one_start and event == "SessionStart") or " ".join(argv[:2]) == INJECT:
+            from session_watcher.hooks.inject import run as inject
+
+            out = inject(raw, drop_on_compact=one_start)
+        else:
+            from session_watcher.hooks.run import run
+
+            out = run(event, raw, message=agent is not None and not agent.status_line)
+        if out and agent is not None:
+            out = agent.hook_output(event, out)  # what its hook may print
+        if out:
+            from session_watcher.core.fastjson import dumps
+
+            sys.stdout.write(dumps(out) + "\n")
+            sys.stdout.flush()
+    except BaseException as exc:
+        from session_watcher.base.logs import log_exception
+
+        log_exception(f"hook {event}", exc)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
