@@ -141,29 +141,27 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"wall time of this pytest run: {time.monotonic() - _STARTED:.0f} s")
 
 
-# Modules whose tests share one costly session fixture run on one parallel worker (run-tests.sh's
-# `--dist loadfile`): the world ./install.sh installs (tests/e2e/conftest.installed) is then built once a
-# run, not once a worker
-SHARED_WORKER = {"installed": ("tests/e2e/test_e2e_guard.py", "tests/e2e/test_e2e_overhead.py",
-                               "tests/e2e/test_e2e_plugin.py")}
+# Modules whose tests share one costly session fixture, run on one parallel worker (run-tests.sh's
+# `--dist loadfile`): the world ./install.sh installs (tests/e2e/conftest.installed, ~10 s of CPU) is
+# built once a group, not once a worker. Two groups of about equal length, so that neither is the run's
+# longest stretch; a module left out only costs one more install.
+SHARED_WORKER = {"installed-1": ("tests/e2e/test_e2e_guard.py", "tests/e2e/test_e2e_lamp.py",
+                                 "tests/e2e/test_e2e_overhead.py"),
+                 "installed-2": ("tests/e2e/test_e2e_live.py", "tests/e2e/test_e2e_plugin.py")}
 
 
 def _module(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if not is_slow(item):
             item.add_marker(pytest.mark.quick)
-        for fixture, modules in SHARED_WORKER.items():
-            if fixture in getattr(item, "fixturenames", ()) and _module(item) not in modules:
-                raise pytest.UsageError(f"{item.nodeid} uses `{fixture}`: add its module to "
-                                        f"tests/conftest.py's SHARED_WORKER")
     # the longest first, so that the parallel workers finish together: the shared modules, the other
     # end-to-end ones, then every module that starts processes (a module keeps its own order)
     shared = {m for modules in SHARED_WORKER.values() for m in modules}
-    weight = {}
+    weight: dict[str, int] = {}
     for item in items:
         module = _module(item)
         w = 3 if module in shared else 2 if item.get_closest_marker("e2e") else 1 if is_slow(item) else 0
