@@ -49,6 +49,9 @@ fi
 # byte-compiled once here: the tests start hundreds of Python processes, and with PYTHONDONTWRITEBYTECODE
 # set (as in some CI images) each would otherwise compile every module it imports from source
 .venv/bin/python -m compileall -q -j 0 session_watcher tests bench >>"$log" 2>&1 || true
+# pytest keeps each test module as its asserts rewritten only where bytecode may be written: with
+# PYTHONDONTWRITEBYTECODE set, every pytest process (each parallel worker) rewrites all of them again
+unset PYTHONDONTWRITEBYTECODE
 .venv/bin/ruff check -q .
 .venv/bin/mypy
 set +e
@@ -73,6 +76,8 @@ else
         if [ "$rc" -ne 0 ]; then echo "run-tests.sh: the tests on one busy core failed" >&2; exit "$rc"; fi
     fi
     rm -f .coverage .coverage.*
+    # the rewritten test modules written once, so that the workers read them rather than each rewrite them
+    .venv/bin/python -m pytest --collect-only -q >/dev/null 2>&1 || true
     # parallel workers (pytest-xdist; most tests wait on processes, not the CPU), a module's tests on
     # one worker so its module fixtures are built once; coverage combined by pytest-cov
     .venv/bin/python -m pytest -n "${TEST_WORKERS:-4}" --dist loadfile --cov --cov-report=

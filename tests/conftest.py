@@ -141,10 +141,48 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"wall time of this pytest run: {time.monotonic() - _STARTED:.0f} s")
 
 
+# Modules whose tests share one costly session fixture, run on one parallel worker (run-tests.sh's
+# `--dist loadfile`): the world ./install.sh installs (tests/e2e/conftest.installed, ~10 s of CPU) is
+# built once a group, not once a worker. Two groups of about equal length, so that neither is the run's
+# longest stretch; a module left out only costs one more install.
+SHARED_WORKER = {"installed-1": ("tests/e2e/test_e2e_guard.py", "tests/e2e/test_e2e_lamp.py",
+                                 "tests/e2e/test_e2e_overhead.py"),
+                 "installed-2": ("tests/e2e/test_e2e_live.py", "tests/e2e/test_e2e_plugin.py")}
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if not is_slow(item):
             item.add_marker(pytest.mark.quick)
+    # the longest first, so that the parallel workers finish together: the shared modules, the other
+    # end-to-end ones, then every module that starts processes (a module keeps its own order)
+    shared = {m for modules in SHARED_WORKER.values() for m in modules}
+    weight: dict[str, int] = {}
+    for item in items:
+        module = _module(item)
+        w = 3 if module in shared else 2 if item.get_closest_marker("e2e") else 1 if is_slow(item) else 0
+        weight[module] = max(weight.get(module, 0), w)
+    items.sort(key=lambda item: -weight[_module(item)])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` with SHARED_WORKER's modules as one unit, handed out in the collection's order."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return next((name for name, modules in SHARED_WORKER.items() if module in modules), module)
+
+    config.option.loadscopereorder = False
+    return Scheduling(config, log)
 
 
 @pytest.fixture

@@ -40,10 +40,13 @@ def sw_home(root: Path) -> Path:
 
 
 def env_for(root: Path, **extra: str) -> dict[str, str]:
-    """The environment of a hook subprocess: every folder under `root`, message alerts."""
+    """The environment of a hook subprocess: every folder under `root`, message alerts, and a Stop hook
+    that does not wait for the turn's last line (a synthetic session ends mid-turn: waiting 1.2 s for a
+    line that never comes only delays the same fold; tests/test_hook_process.py keeps the wait)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SESSION_WATCHER", "CLAUDE", "XDG_"))}
     env.update({"SESSION_WATCHER_HOME": str(sw_home(root)), "HOME": str(root / "home"),
-                "CLAUDE_CONFIG_DIR": str(root / "claude"), "PYTHONDONTWRITEBYTECODE": "1"})
+                "CLAUDE_CONFIG_DIR": str(root / "claude"), "PYTHONDONTWRITEBYTECODE": "1",
+                "SESSION_WATCHER_STOP_WAIT": "0"})
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     env.update(extra)
     return env

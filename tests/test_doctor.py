@@ -278,7 +278,8 @@ def test_within_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     its label alone at the line's start."""
     monkeypatch.delenv("COLUMNS")
     _, lines = doctor()
-    assert max(len(ln) for ln in lines) <= 80
+    # a path longer than 80 (a temp folder's, under parallel workers) is the one thing past it, alone
+    assert all(len(ln) <= 80 or (len(ln.split()) == 1 and "/" in ln) for ln in lines), lines
     assert all(ln[:11].strip() or ln.startswith(" " * 11) for ln in lines)
     monkeypatch.setenv("COLUMNS", "60")
     _, narrow = doctor()

@@ -55,6 +55,7 @@ LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
 # for, and the hook holding the lock is most likely a resume's SessionStart folding the same lines
 PROMPT_LOCK_TIMEOUT = 1.0
 STOP_WAIT = 1.2  # seconds the Stop hook waits for the turn's last call line (well past its lateness)
+STOP_WAIT_MAX = 5.0  # SESSION_WATCHER_STOP_WAIT may set it from 0 to this (the hook's timeout is 10 s)
 STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for a busy neighbour
 # SessionEnd is the last chance to fold (print mode kills the async hooks at exit): it waits out an
 # async Stop folding the same lines (<= its 0.4 s budget + a save), within SessionEnd's 1.5 s budget
@@ -155,7 +156,7 @@ def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
     if plan["turnEnd"] and transcript:
         from session_watcher.state.tail import wait_turn_end
 
-        wait_turn_end(transcript, start + STOP_WAIT)
+        wait_turn_end(transcript, start + stop_wait(os.environ.get("SESSION_WATCHER_STOP_WAIT")))
         start = time.monotonic()
     if plan["peek"]:
         wait = _prompt_lock_timeout(_warm_and_nothing_queued(session_id), transcript)
@@ -348,6 +349,17 @@ def _current(doc: State, transcript: str | None) -> bool:
     except OSError:
         return False
     return bool(st.st_ino == cursor.get("ino") and st.st_size == cursor.get("offset"))
+
+
+def stop_wait(raw: str | None) -> float:
+    """How long the Stop hook waits for the turn's last line: STOP_WAIT, or `raw` (the environment's
+    SESSION_WATCHER_STOP_WAIT) in seconds from 0 to STOP_WAIT_MAX, anything else ignored. A harness
+    that writes whole turns before it runs Stop (the test suite's synthetic sessions) sets 0."""
+    try:
+        wait = float(raw) if raw else STOP_WAIT
+    except ValueError:
+        return STOP_WAIT
+    return wait if 0 <= wait <= STOP_WAIT_MAX else STOP_WAIT
 
 
 def _prompt_lock_timeout(saved: State | None, transcript: str | None) -> float | None:
