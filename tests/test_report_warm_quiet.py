@@ -138,3 +138,24 @@ def test_roots_one_inside_another_give_each_file_once(quiet: Path, tmp_path: Pat
     assert walk.discover(roots, index) == want  # listed
     assert walk.discover(roots, index) == want  # from the index
     index.close()
+
+
+def test_a_file_that_grew_while_read_is_read_again_at_the_next_run(quiet: Path, tmp_path: Path) -> None:
+    """The index keeps mtime 0 for a file that grew while it was read ("look again next run"): the next
+    warm run reads it again, though its folder's listing is unchanged and a zero is older than any day."""
+    import sqlite3
+
+    index = tmp_path / "i.sqlite3"
+    first = report(quiet, index)
+    path = quiet / "-home-a" / f"{AE}.jsonl"
+    with path.open("ab") as fh:  # an append changes no folder: the listing stays the index's
+        fh.write(call_line("msg_grew_1", 30_000, 500, ts="2026-02-14T10:00:00.000Z"))
+    # what a read that raced the append leaves: the size it read to, and mtime 0
+    with sqlite3.connect(index) as conn:
+        rows = [raw for (raw,) in conn.execute("SELECT path FROM files")
+                if bytes(raw).endswith(f"/{AE}.jsonl".encode())]
+        assert len(rows) == 1
+        conn.execute("UPDATE files SET mtime_ns = 0 WHERE path = ?", rows)
+    warm = report(quiet, index)
+    assert figures(warm) != figures(first)
+    same_as_cold(warm, quiet, tmp_path, "grew")

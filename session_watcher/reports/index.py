@@ -370,7 +370,7 @@ class Index:
         for src in sources:
             path = src.path
             got = known.get(path)
-            if got is not None and got[2] < quiet_before and path in steady:
+            if got is not None and 0 < got[2] < quiet_before and path in steady:  # 0: it grew while read
                 live[path] = got[0]
                 facts[got[0]] = got[1:4]
                 continue
