@@ -163,8 +163,16 @@ def test_every_import_goes_through_the_one_package() -> None:
     assert {name: deps for name, deps in bare.items() if deps} == {}
 
 
+# edges kept for what an earlier release wrote on users' machines, left out of the cycle check: the
+# launchers written before hooks.entry import hooks.run's `main`, which hands over to hooks.entry
+COMPAT_EDGES = {("session_watcher.hooks.run", "session_watcher.hooks.entry")}
+
+
 def test_no_import_cycles() -> None:
     graph = import_graph(REPO)
+    for module, target in COMPAT_EDGES:
+        assert target in graph[module]  # still there: else drop it from COMPAT_EDGES
+        graph[module] = graph[module] - {target}
     assert "session_watcher.core.engine" in graph["session_watcher.state.session"]  # the graph has edges
     assert cycles(graph) == []
 

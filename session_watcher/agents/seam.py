@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # what every agent's log is read by (the reader's split and cap, a line's time, the handoff's mark)
 MAX_LINE_BYTES = 8 << 20  # longer lines are skipped unparsed (a hostile 50 MB line stays cheap)
-HANDOFF = b"[session-watcher handoff from session "  # core.handoff.MARKER: a line that may name a parent
+HANDOFF = b"[session-watcher handoff from session "  # core.notehead.MARKER: a line that may name a parent
 
 
 def split_lines(chunk: bytes, max_lines: int = -1) -> tuple[list[bytes], int]:

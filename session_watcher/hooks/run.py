@@ -1,8 +1,9 @@
 """The hook process: stdin JSON -> fold the session's new transcript lines -> save -> alerts.
 
 Runs on every tool result and at the end of every turn, so it must never break or slow the agent:
-it always exits 0, gives up after LOCK_TIMEOUT when another hook holds the session (the lines stay
-for the next run), stops folding at its time budget, and logs what went wrong instead of raising.
+it raises nothing to its entry point (`hooks.entry`, which logs and exits 0), gives up after
+LOCK_TIMEOUT when another hook holds the session (the lines stay for the next run), stops folding at
+its time budget, and logs what went wrong instead of raising.
 Imports: the core, the session shell (state/shell.py: the lock, load, quarantine, rebuild and save,
 shared with the status line and the CLI), stdlib os; nothing else unless needed.
 
@@ -127,6 +128,14 @@ EVENTS: dict[str, Plan] = {
     "SessionEnd": {**FOLD, "sync": True, "lock": SESSION_END_LOCK_TIMEOUT, "subagents": True, "flush": True,
                    "apply": _session_end},
 }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The entry point of launchers written before `hooks.entry` (the next install writes new ones):
+    without it, such a launcher's every hook would stop on an ImportError while an install runs."""
+    from session_watcher.hooks.entry import main as entry
+
+    return entry(argv)
 
 
 def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:

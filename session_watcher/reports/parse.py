@@ -148,6 +148,11 @@ def _plain(_line: bytes | bytearray, _int_digits: int) -> CallRecord | None:
     return None
 
 
+def bind_schema() -> None:
+    """The schema's decoder bound now (msgspec imported), once, before the readers fork."""
+    _schema()
+
+
 def _schema() -> Callable[[bytes | bytearray, int], CallRecord | None]:
     """`_decoded`, the schema's names bound first (msgspec imported, once)."""
     global NOT_JSON, counts_sample, decode_call, stamp_to_epoch, struct_reading  # noqa: PLW0603

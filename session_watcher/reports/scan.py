@@ -189,11 +189,11 @@ def scan_all(
     total = sum(max(0, j.size - j.start) for j in jobs)
     plain = False
     if jobs:  # the parser once, here, before a child forks (a warm report, with nothing to read, never loads it)
-        from session_watcher.reports.parse import PLAIN_BELOW, parse_chunk
+        from session_watcher.reports.parse import PLAIN_BELOW, bind_schema
 
         plain = total < PLAIN_BELOW  # a few calls appended: read the JSON way, msgspec not imported
         if not plain:
-            parse_chunk(b"")  # the schema's decoder bound
+            bind_schema()
     n = readers(jobs, workers)
     groups = [[i] for i in range(len(jobs))] if groups is None else groups
     weights = [sum(max(1, jobs[i].size - jobs[i].start) for i in g) for g in groups]

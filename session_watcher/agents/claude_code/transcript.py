@@ -270,7 +270,7 @@ def _handoff_parent(att: object) -> str | None:
         return None
     if att.get("hookEvent") not in ("SessionStart", None):
         return None
-    from session_watcher.core.handoff import parent_of  # only for such a line: rare
+    from session_watcher.core.notehead import parent_of  # only for such a line: rare
 
     for part in att.get("content") or ():
         found = parent_of(part) if isinstance(part, str) else None

@@ -2,7 +2,7 @@
 
 Codex runs a hook registered in `$CODEX_HOME/hooks.json` with Claude Code's payloads, and reads a
 synchronous hook's stdout against a strict schema (`additionalProperties: false`: an unknown key
-fails the hook). The hook process is Claude Code's (`hooks/run.py`), started as `hook EVENT codex`;
+fails the hook). The hook process is Claude Code's (`hooks/entry.py`), started as `hook EVENT codex`;
 what it prints is cut here to the keys the event's schema takes (Claude Code's `terminalSequence`
 has no place in Codex: the desktop and the next prompt's `systemMessage` carry an alert instead).
 """

@@ -212,7 +212,7 @@ def record_events(rec: dict[str, Any], d: dict[str, Any]) -> Event | None:
 
 def _parent(p: dict[str, Any], ts: object) -> Event | None:
     """The parent session named by a handoff note the SessionStart hook injected, if `p` holds one."""
-    from session_watcher.core.handoff import MARKER, parent_of  # only for such a line: rare
+    from session_watcher.core.notehead import MARKER, parent_of  # only for such a line: rare
 
     content = p.get("content")
     for part in content if isinstance(content, list) else ():
