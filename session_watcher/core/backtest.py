@@ -366,26 +366,28 @@ class Segment:
         value: list[float] = [act[0], act[0]]  # the value of calls 0..r under it
         back: dict[int, int] = {0: -1}  # restart -> the restart before it on its cheapest schedule
         for r in range(1, n):
-            a_r, w_r, cr_r = act[r], w[r], self.calls[r].cr
-            for i, q in enumerate(last):
+            a_r, w_r = act[r], w[r]
+            top = self.calls[r].cr if plain[r] else 0  # a candidate shedding D up to this saves D on call r
+            newest = len(last) - 1  # the restart after call r - 1, appended last
+            for i in range(newest):
                 d = shed[i]
-                if q == r - 1:
-                    value[i] += self._restart_call(q) * w_r
-                elif not d:
+                if not d:
                     value[i] += a_r
-                elif plain[r] and cr_r >= d:
+                elif d <= top:
                     value[i] += a_r - d * w_r
                 else:
                     value[i] += self._lighter_call(r, d) * w_r
+            value[newest] += self._restart_call(r - 1) * w_r
             if len(last) > 1:  # the alive ones: by D falling, each cheaper than all that shed more
                 alive: list[int] = []
                 low = math.inf
-                order = sorted(zip([-d for d in shed], value, range(len(last)), strict=True))  # i: as a stable sort
-                for _d, v, i in order:
+                for i in _by_shed(shed, value):
+                    v = value[i]
                     if v < low:
                         alive.append(i)
                         low = v
-                last, shed, value = [last[i] for i in alive], [shed[i] for i in alive], [value[i] for i in alive]
+                if len(alive) < len(last) or alive[-1] != len(last) - 1:
+                    last, shed, value = [last[i] for i in alive], [shed[i] for i in alive], [value[i] for i in alive]
             # values fall strictly along the alive: the last is the cheapest
             if r < n - 1:
                 back[r] = last[-1]
@@ -401,6 +403,18 @@ class Segment:
             out.append(k)
             k = back[k]
         return out[::-1]
+
+
+def _by_shed(shed: list[int], value: list[float]) -> list[int]:
+    """The candidates' indices sorted by (D falling, value, index) - all but the newest (the last)
+    already are, D strictly falling (the alive ones of the call before): the newest goes where it
+    sorts, after those that shed more or as much for no more."""
+    k = len(shed) - 1
+    dk, vk = shed[k], value[k]
+    p = 0
+    while p < k and (shed[p] > dk or (shed[p] == dk and value[p] <= vk)):
+        p += 1
+    return [*range(p), k, *range(p, k)]
 
 
 # ----------------------------------------------------------------------------- figures
