@@ -124,21 +124,19 @@ def call_from_trace(row: Mapping[str, Any]) -> Call:
     inp, cr, cw = _int(u.get("in")), _int(u.get("cr")), _int(u.get("cw"))
     cw1h = min(_int(u.get("cw1h")), cw)
     ts = row.get("ts")
-    kinds = {a.get("kind") for a in row.get("alerts") or () if isinstance(a, dict)}
+    alerts = row.get("alerts")
+    kinds = {a.get("kind") for a in alerts if isinstance(a, dict)} if alerts else ()  # most calls: none
     b_default = row.get("bDefault")
     others = u.get("iter")
     extra = tuple((it[0] if isinstance(it[0], str) else None, _int(it[1]), _int(it[2]), _int(it[3]))
                   for it in others if isinstance(it, list | tuple) and len(it) == 4) if others else ()
-    return Call(
-        call=_int(row.get("call")),
-        segment=_int(row.get("segment")),
-        total=inp + cr + cw,
-        b_default=int(b_default) if isinstance(b_default, int | float) else None,
-        cr=cr, cw5m=cw - cw1h, cw1h=cw1h,
-        model=u.get("model") or row.get("model"),
-        x=_num(row.get("x")), x_sweet=_num(row.get("xSweet")), g=_num(row.get("g")),
-        lamp=row.get("lamp"), gate="gate" in kinds, guard="guard" in kinds, extra=extra,
-        ts=float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None, inp=inp,
+    return Call(  # by position (Call's order): a call a trace row, for a long session's page too
+        _int(row.get("call")), _int(row.get("segment")), inp + cr + cw,
+        int(b_default) if isinstance(b_default, int | float) else None,
+        cr, cw - cw1h, cw1h, u.get("model") or row.get("model"),
+        _num(row.get("x")), _num(row.get("xSweet")), _num(row.get("g")),
+        row.get("lamp"), "gate" in kinds, "guard" in kinds, extra,
+        float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None, inp,
     )
 
 

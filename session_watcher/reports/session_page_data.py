@@ -93,15 +93,25 @@ def _summary(name: str, inp: Input | None, cwd: str | None, canon_of: dict[tuple
     for key in SUMMARY_KEYS:
         v = getattr(inp, key)
         if isinstance(v, str) and v:
-            text = " ".join(v[:LABEL_READ].split())
-            if len(v) > LABEL_READ and text.rfind(" ") <= LABEL_CHARS:  # its last word may go on: the whole
-                text = " ".join(v.split())
-            return text[:LABEL_CHARS], None
+            return _label(v), None
     return "", None
 
 
+def _label(v: str) -> str:
+    """The first LABEL_CHARS of the text's words, one space between: `" ".join(v.split())`'s, from
+    as little of it as holds them (a head's words are the text's, but its last may go on)."""
+    text = " ".join(v[:LABEL_HEAD].split())
+    if len(v) <= LABEL_HEAD or (len(text) >= LABEL_CHARS and (len(v) <= LABEL_READ or text.rfind(" ") > LABEL_CHARS)):
+        return text[:LABEL_CHARS]
+    text = " ".join(v[:LABEL_READ].split())
+    if len(v) > LABEL_READ and text.rfind(" ") <= LABEL_CHARS:  # its last word may go on: the whole
+        text = " ".join(v.split())
+    return text[:LABEL_CHARS]
+
+
 LABEL_CHARS = 120
-LABEL_READ = 4096  # a label's words are read from this much of its text, where they are enough
+LABEL_HEAD = 2 * LABEL_CHARS  # most labels' words are in this much of their text
+LABEL_READ = 4096  # else in this much, where they are enough
 
 
 PROMPT_CHARS = 120
