@@ -366,16 +366,10 @@ class Segment:
         for r in range(1, n):
             a_r, w_r = act[r], w[r]
             top = self.calls[r].cr if plain[r] else 0  # a candidate shedding D up to this saves D on call r
-            newest = len(last) - 1  # the restart after call r - 1, appended last
-            for i in range(newest):
-                d = shed[i]
-                if not d:
-                    value[i] += a_r
-                elif d <= top:
-                    value[i] += a_r - d * w_r
-                else:
-                    value[i] += self._lighter_call(r, d) * w_r
-            value[newest] += self._restart_call(r - 1) * w_r
+            newest = value.pop()  # the restart after call r - 1, appended last
+            value = [v + (a_r if not d else a_r - d * w_r if d <= top else self._lighter_call(r, d) * w_r)
+                     for v, d in zip(value, shed, strict=False)]  # the newest not among them
+            value.append(newest + self._restart_call(r - 1) * w_r)
             if len(last) > 1:  # the alive ones: by D falling, each cheaper than all that shed more
                 alive: list[int] = []
                 low = math.inf
