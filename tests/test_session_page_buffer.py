@@ -78,3 +78,19 @@ def test_the_pages_chunks_after_the_first_share_one_buffer(monkeypatch: pytest.M
     assert len(buffers) >= 2
     assert len(set(buffers)) == 1
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+def test_only_a_claude_code_transcripts_later_chunks_take_the_buffer() -> None:
+    """The first chunk (read before the fold) and a Codex rollout's (its decoder keeps state across
+    reads) are new bytes each; a Claude Code transcript's later chunks share one buffer."""
+    from session_watcher.agents.codex import AGENT as CODEX
+
+    with spd.PageRead(str(S258)) as read:
+        assert read._buffer(None) is None
+        assert read._buffer({"offset": 0}) is None
+        first = read._buffer({"offset": 4096})
+        assert isinstance(first, bytearray)
+        assert len(first) == reader.CHUNK
+        assert read._buffer({"offset": 8192}) is first
+        assert read._buffer({"offset": 4096, CODEX.name: True}) is None
+    assert read._buf is None  # given back with the read

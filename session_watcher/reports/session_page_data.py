@@ -777,11 +777,13 @@ class PageRead:
     def _buffer(self, before: dict[str, Any] | None) -> bytearray | None:
         """The one buffer each whole chunk after the first is read into (`read_new`'s `buf`) of a
         Claude Code transcript, whose parse and builder keep none of a chunk (only lines cut from
-        it); None for the first chunk (read before the fold asks for it) and another agent's log."""
+        it); None for the first chunk (read before the fold asks for it), another agent's log, and
+        where the platform has no `os.preadv`."""
         from session_watcher.agents import agent_reading
         from session_watcher.state.reader import CHUNK
 
-        if not before or not before.get("offset") or not agent_reading(before, []).fallback:
+        if not before or not before.get("offset") or not agent_reading(before, []).fallback \
+                or not hasattr(os, "preadv"):
             return None
         if self._buf is None:
             self._buf = bytearray(CHUNK)
