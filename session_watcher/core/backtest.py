@@ -124,21 +124,19 @@ def call_from_trace(row: Mapping[str, Any]) -> Call:
     inp, cr, cw = _int(u.get("in")), _int(u.get("cr")), _int(u.get("cw"))
     cw1h = min(_int(u.get("cw1h")), cw)
     ts = row.get("ts")
-    kinds = {a.get("kind") for a in row.get("alerts") or () if isinstance(a, dict)}
+    alerts = row.get("alerts")
+    kinds = {a.get("kind") for a in alerts if isinstance(a, dict)} if alerts else ()  # most calls: none
     b_default = row.get("bDefault")
     others = u.get("iter")
     extra = tuple((it[0] if isinstance(it[0], str) else None, _int(it[1]), _int(it[2]), _int(it[3]))
                   for it in others if isinstance(it, list | tuple) and len(it) == 4) if others else ()
-    return Call(
-        call=_int(row.get("call")),
-        segment=_int(row.get("segment")),
-        total=inp + cr + cw,
-        b_default=int(b_default) if isinstance(b_default, int | float) else None,
-        cr=cr, cw5m=cw - cw1h, cw1h=cw1h,
-        model=u.get("model") or row.get("model"),
-        x=_num(row.get("x")), x_sweet=_num(row.get("xSweet")), g=_num(row.get("g")),
-        lamp=row.get("lamp"), gate="gate" in kinds, guard="guard" in kinds, extra=extra,
-        ts=float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None, inp=inp,
+    return Call(  # by position (Call's order): a call a trace row, for a long session's page too
+        _int(row.get("call")), _int(row.get("segment")), inp + cr + cw,
+        int(b_default) if isinstance(b_default, int | float) else None,
+        cr, cw - cw1h, cw1h, u.get("model") or row.get("model"),
+        _num(row.get("x")), _num(row.get("xSweet")), _num(row.get("g")),
+        row.get("lamp"), "gate" in kinds, "guard" in kinds, extra,
+        float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None, inp,
     )
 
 
@@ -366,26 +364,22 @@ class Segment:
         value: list[float] = [act[0], act[0]]  # the value of calls 0..r under it
         back: dict[int, int] = {0: -1}  # restart -> the restart before it on its cheapest schedule
         for r in range(1, n):
-            a_r, w_r, cr_r = act[r], w[r], self.calls[r].cr
-            for i, q in enumerate(last):
-                d = shed[i]
-                if q == r - 1:
-                    value[i] += self._restart_call(q) * w_r
-                elif not d:
-                    value[i] += a_r
-                elif plain[r] and cr_r >= d:
-                    value[i] += a_r - d * w_r
-                else:
-                    value[i] += self._lighter_call(r, d) * w_r
+            a_r, w_r = act[r], w[r]
+            top = self.calls[r].cr if plain[r] else 0  # a candidate shedding D up to this saves D on call r
+            newest = value.pop()  # the restart after call r - 1, appended last
+            value = [v + (a_r if not d else a_r - d * w_r if d <= top else self._lighter_call(r, d) * w_r)
+                     for v, d in zip(value, shed, strict=False)]  # the newest not among them
+            value.append(newest + self._restart_call(r - 1) * w_r)
             if len(last) > 1:  # the alive ones: by D falling, each cheaper than all that shed more
                 alive: list[int] = []
                 low = math.inf
-                order = sorted(zip([-d for d in shed], value, range(len(last)), strict=True))  # i: as a stable sort
-                for _d, v, i in order:
+                for i in _by_shed(shed, value):
+                    v = value[i]
                     if v < low:
                         alive.append(i)
                         low = v
-                last, shed, value = [last[i] for i in alive], [shed[i] for i in alive], [value[i] for i in alive]
+                if len(alive) < len(last) or alive[-1] != len(last) - 1:
+                    last, shed, value = [last[i] for i in alive], [shed[i] for i in alive], [value[i] for i in alive]
             # values fall strictly along the alive: the last is the cheapest
             if r < n - 1:
                 back[r] = last[-1]
@@ -401,6 +395,18 @@ class Segment:
             out.append(k)
             k = back[k]
         return out[::-1]
+
+
+def _by_shed(shed: list[int], value: list[float]) -> list[int]:
+    """The candidates' indices sorted by (D falling, value, index) - all but the newest (the last)
+    already are, D strictly falling (the alive ones of the call before): the newest goes where it
+    sorts, after those that shed more or as much for no more."""
+    k = len(shed) - 1
+    dk, vk = shed[k], value[k]
+    p = 0
+    while p < k and (shed[p] > dk or (shed[p] == dk and value[p] <= vk)):
+        p += 1
+    return [*range(p), k, *range(p, k)]
 
 
 # ----------------------------------------------------------------------------- figures
