@@ -44,6 +44,8 @@ from session_watcher.core.eoq import G_MIN, fresh_split, real_request
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from session_watcher.core.chains import Auto, Chain
+
 POLICIES = ("actual", "alert", "sweetSpot", "hindsight", "hindsight1")
 CLOSED_LOOP = ("alert", "sweetSpot")  # their restarts come from core.closedloop.follow
 FLAT_SEGMENT_PCT = 2.0  # SPEC target: no alert in a segment whose best restart saves under 2 %
@@ -450,6 +452,13 @@ def segments(calls: Sequence[Call], shared: int) -> list[Segment]:
     return [Segment(seg, shared) for seg in _segments(calls)]
 
 
+def chains(segs: Sequence[Segment], autos: Mapping[int, Auto] | None) -> list[Chain]:
+    """The segments joined by the automatic compactions `autos` (core.chains)."""
+    from session_watcher.core.chains import chains as joined
+
+    return joined(segs, autos)
+
+
 def _local(seg: Segment, calls: Iterable[int]) -> list[int]:
     """Restarts given as call numbers (1-based, the transcript's), as indices into `seg`."""
     first = seg.calls[0].call
@@ -463,21 +472,24 @@ def _gaps(restarts: Sequence[int]) -> dict[str, float | int | None]:
 
 
 def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[int]] | None = None,
-             ) -> dict[str, Any]:
+             autos: Mapping[int, Auto] | None = None) -> dict[str, Any]:
     """Per segment and for the session: each policy's cost and saving, capture, and stability.
 
     `follow`: the restarts (call numbers, 1-based) of the closed-loop policies (CLOSED_LOOP), as
-    core.closedloop.follow found them; a policy not given restarts nowhere."""
+    core.closedloop.follow found them; a policy not given restarts nowhere. `autos`: the session's
+    automatic compactions by the call number after them (`core.chains`: a restart's effect runs on
+    across them, and they happen where the counterfactual's context reaches them); None: every
+    compaction stays where it was."""
     follow = follow or {}
     seg_docs: list[dict[str, Any]] = []
 
-    def points(seg: Segment) -> dict[str, list[int]]:
-        one = seg.best_point()
-        return {"actual": [], "alert": _local(seg, follow.get("alert", ())),
-                "sweetSpot": _local(seg, follow.get("sweetSpot", ())), "hindsight": seg.best_schedule(),
+    def points(ch: Chain) -> dict[str, list[int]]:
+        best, one = ch.best()
+        return {"actual": [], "alert": ch.local(follow.get("alert", ())),
+                "sweetSpot": ch.local(follow.get("sweetSpot", ())), "hindsight": best,
                 "hindsight1": [] if one is None else [one]}
 
-    def seg_doc(seg: Segment, pol: dict[str, Policy]) -> None:
+    def seg_doc(seg: Segment, pol: dict[str, Policy], whole: Policy) -> None:
         fired = any(c.gate or c.guard for c in seg.calls)
         best_pct = pol["hindsight"]["savingPct"] or 0.0
         seg_docs.append({
@@ -487,12 +499,12 @@ def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[i
             "lastCall": seg.calls[-1].call,
             "alertFired": fired,
             "bestSavingPct": round(best_pct, 3),
-            "alertInFlatSegment": fired and best_pct < FLAT_SEGMENT_PCT,
+            "alertInFlatSegment": fired and (whole["savingPct"] or 0.0) < FLAT_SEGMENT_PCT,
             "capture": _capture(pol["alert"], pol["hindsight"]),
             "policies": pol,
         })
 
-    policies, priced, restarts = _policies(segments(calls, shared), POLICIES, points, seg_doc)
+    policies, priced, restarts = _policies(chains(segments(calls, shared), autos), POLICIES, points, seg_doc)
     models = [c.model for c in calls if c.model]
     return {
         "calls": len(calls),
@@ -512,34 +524,43 @@ def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[i
 def best_restarts(calls: Sequence[Call], shared: int) -> dict[str, Any]:
     """`backtest`'s policies `actual`, `alert` (no advice followed: no restart) and `hindsight`, the
     same figures, and nothing else (the session page's line where the closed loop is not run)."""
-    def points(seg: Segment) -> dict[str, list[int]]:
-        return {"actual": [], "alert": [], "hindsight": seg.best_schedule()}
+    def points(ch: Chain) -> dict[str, list[int]]:
+        return {"actual": [], "alert": [], "hindsight": ch.best()[0]}
 
-    return {"policies": _policies(segments(calls, shared), ("actual", "alert", "hindsight"), points)[0]}
+    return {"policies": _policies(chains(segments(calls, shared), None), ("actual", "alert", "hindsight"),
+                                  points)[0]}
 
 
-def _policies(segs: Iterable[Segment], names: Sequence[str], points: Callable[[Segment], dict[str, list[int]]],
-              per_segment: Callable[[Segment, dict[str, Policy]], None] | None = None,
+def _policies(chained: Iterable[Chain], names: Sequence[str], points: Callable[[Chain], dict[str, list[int]]],
+              per_segment: Callable[[Segment, dict[str, Policy], Policy], None] | None = None,
               ) -> tuple[dict[str, Policy], bool, dict[str, list[int]]]:
-    """(each policy's session figures, every call priced, each policy's restarts) of the segments,
-    each restarting where `points` says; `per_segment` is told each segment's figures."""
+    """(each policy's session figures, every call priced, each policy's restarts) of the chains,
+    each restarting where `points` says (chain indices); `per_segment` is told each real segment's
+    figures (its calls' costs under the chain's schedule) and its chain's best schedule's (whether
+    advice there is right is the chain's: its restarts move the compactions of the segments after)."""
     sums: dict[str, list[float]] = {p: [] for p in names}
     usd_sums: dict[str, list[float]] = {p: [] for p in names}
     restarts: dict[str, list[int]] = {p: [] for p in names}
     priced = True
-    for seg in segs:
-        priced = priced and seg.priced()
-        base_units, base_usd = seg.total(seg.actual)
-        pol: dict[str, Policy] = {}
-        for name, ks in points(seg).items():
-            units, usd = seg.total(seg.schedule_costs(ks))
-            after = [seg.calls[k].call for k in ks]
-            pol[name] = _policy(units, usd, base_units, base_usd, after)
-            sums[name].append(units)
-            usd_sums[name].append(usd or 0.0)
-            restarts[name].extend(after)
-        if per_segment is not None:
-            per_segment(seg, pol)
+    for ch in chained:
+        chosen = points(ch)
+        costs = {name: ch.schedule_costs(ks) for name, ks in chosen.items()}
+        whole = _policy(*ch.total(costs.get("hindsight", ch.actual)), *ch.total(ch.actual), [])
+        for b, seg in enumerate(ch.segs):
+            lo = ch.starts[b]
+            hi = lo + len(seg.calls)
+            priced = priced and seg.priced()
+            base_units, base_usd = seg.total(seg.actual)
+            pol: dict[str, Policy] = {}
+            for name, ks in chosen.items():
+                units, usd = seg.total(costs[name][lo:hi])
+                after = [ch.calls[k].call for k in ks if lo <= k < hi]
+                pol[name] = _policy(units, usd, base_units, base_usd, after)
+                sums[name].append(units)
+                usd_sums[name].append(usd or 0.0)
+                restarts[name].extend(after)
+            if per_segment is not None:
+                per_segment(seg, pol, whole)
     base_units = math.fsum(sums["actual"])
     base_usd = math.fsum(usd_sums["actual"]) if priced else None
     policies = {
