@@ -12,7 +12,8 @@ say otherwise); in dollars,
 units x base input price x rm / 1e6 (core.prices). A cw not split by TTL counts as 5-minute.
 Uncached input and output do not depend on when you restart and are left out.
 
-Counterfactual, per segment (compactions stay where they happened). A restart after call k:
+Counterfactual, per segment (an automatic compaction happens where the counterfactual's own context
+reaches it, `core.chains`; a manual one stays where it was). A restart after call k:
 
 * call k+1 starts a fresh session carrying S = Bd + (T(k+1) - T(k)) tokens, T = in + cr + cw,
   Bd = min(bDefault(k), T(k)) (a restart never carries more than the session did); it reads the

@@ -174,14 +174,16 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[
         j += 1
         if j >= len(calls):  # not a call `observe` saw: cannot be (the same events, the same meter)
             break
-        if j == 0 or plan.where[j][0] is not plan.where[j - 1][0]:
+        if j == 0 or plan.where[j][0] is not plan.where[j - 1][0]:  # a new chain: the real session again
             trail, due, held = plan.trail(j, False), False, []
         elif calls[j - 1].segment != calls[j].segment:
             due = False  # no restart at a compaction
-        elif due or (policy == "alert" and engine.cold_return_due(state, cfg, ev[2]) is not None):
-            restarts.append(calls[j - 1].call)
-            trail, held = plan.trail(j, True), []
-            engine.new_segment(state)  # a fresh session: the growth estimate keeps what it learned
+        else:  # the calls' own events first, then the advice after the last call
+            flush()
+            if due or (policy == "alert" and engine.cold_return_due(state, cfg, ev[2]) is not None):
+                restarts.append(calls[j - 1].call)
+                trail, held = plan.trail(j, True), []
+                engine.new_segment(state)  # a fresh session: the growth estimate keeps what it learned
         step = next(trail)
         if step.compact == "skipped":
             held, compacts = compacts, []
