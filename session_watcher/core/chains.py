@@ -19,7 +19,7 @@ The point: the client's (the window less its reserve, `eoq.compact_reserve`, by 
 never below the last prompt the real session sent without compacting, nor above where it compacted.
 A user's restart starts a new conversation: a compaction the old one skipped is gone. A manual
 compaction is the user's act and stays where it was (it ends the chain). One segment alone is priced
-by `core.backtest.Segment` itself (no compaction to move: the figures of before).
+by `core.segment.Segment` itself (no compaction to move: the figures of before).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from session_watcher.core.eoq import fresh_split, real_request
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-    from session_watcher.core.backtest import Call, Segment
+    from session_watcher.core.segment import Call, Segment
 
 
 class Auto(NamedTuple):
