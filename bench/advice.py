@@ -11,8 +11,8 @@ real session (a user who never restarts) is folded with it for what that user is
 
 * alerts whose promised saving the backtest's own counterfactual shows lost: a gate or reminder
   after call k promises `savingUsd` over `cycle` calls; restarting after k, those calls of the real
-  segment (to its end at most) would have cost more than they did (a cold return: the same, from
-  before its call);
+  session (to the end of its chain at most: the segments its automatic compactions join, core.chains)
+  would have cost more than they did (a cold return: the same, from before its call);
 * reminders per segment after the gate (the most in one segment, and segments over 3);
 * interruptions per hour of work (gate, reminders and cold returns per hour, the gaps between calls
   counted up to 15 minutes each), and lamp changes per call within segments.
