@@ -12,6 +12,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from bench.synth import Transcript
+from session_watcher.base import config
 from session_watcher.base.config import model_params
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop
@@ -181,3 +183,47 @@ def test_the_best_schedule_is_the_cheapest_of_all_across_a_compaction(
         assert all(v >= value(()) * (1 - 1e-9) for v in singles)
     else:
         assert value((one,)) == pytest.approx(min(singles), rel=1e-9, abs=1e-9)
+
+
+def cold_return_then_compaction(tmp_path: Path) -> Path:
+    """A 200k-window session growing 2k a call from 40k, back after two hours at call 56 (its cache
+    cold: it re-writes all but 4k), compacting on its own at 167.5k after call 64 into a 20k summary,
+    then growing 1k a call to 160k (204 calls)."""
+    t = Transcript(model=OPUS)
+    ctx = 40_000
+    t.call(0, ctx)
+    n = 1
+    while ctx + 2000 < 167_500:
+        if n == 55:
+            t.call(4000, ctx + 2000 - 4000, at=t.ts + 7200)
+        else:
+            t.call(ctx, 2000)
+        ctx += 2000
+        n += 1
+    t.compact("auto", 167_500)
+    t.call(0, 20_000)
+    ctx = 20_000
+    while ctx + 1000 < 160_000:
+        t.call(ctx, 1000)
+        ctx += 1000
+    return t.save(tmp_path / "cold.jsonl")
+
+
+def test_the_closed_loop_folds_a_skipped_compaction_where_the_counterfactual_reaches_the_point(
+        tmp_path: Path) -> None:
+    """With gates and reminders priced out (advice_min_usd $1,000) the advice restarts once, before
+    the cold return (after call 55, carrying 40k of 150k): the compaction after call 64 is not
+    reached (57.5k + the call's growth), the session runs on 37.5k heavier than the real 20k summary
+    and reaches the 167k point before call 173, where the engine folds the compaction (before: after
+    call 64, 140 calls before the end)."""
+    path = cold_return_then_compaction(tmp_path)
+    loaded = shell.load(str(path))
+    cfg = model_params(config.merge({"advice_min_usd": 1000}))
+    seen = closedloop.observe(loaded.fresh(), loaded.events, cfg, loaded.paths)
+    state = loaded.fresh()
+    assert closedloop.follow(state, seen, cfg, "alert") == [55]
+    e = state["engine"]
+    assert (e["compactions"], e["segCalls"], e["compactAt"]) == (1, 204 - 173 + 1, 167_500)
+    chain = bt.chains(bt.segments(seen.calls, seen.shared), seen.autos)[0]
+    moved = [(chain.calls[s.j].call, s.compact) for s in chain.trail(chain.local([55])[0]) if s.compact]
+    assert moved == [(65, "skipped"), (173, "moved")]
