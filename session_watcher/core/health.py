@@ -53,6 +53,8 @@ SIGNALS = (
 
 _ERROR_CHARS = "eE"
 _PRODUCTIVE_CHARS = "pE"
+_ERROR_CODES = (b"e", b"E")  # the same, in a fold's bytearray (`open_tail`)
+_PRODUCTIVE_CODES = (b"p", b"E")
 
 
 def new_health() -> Health:
@@ -62,6 +64,10 @@ def new_health() -> Health:
 
 def _count(part: str, chars: str) -> int:
     return sum(part.count(c) for c in chars)
+
+
+def _count_codes(part: bytearray, codes: tuple[bytes, ...]) -> int:
+    return sum(part.count(c) for c in codes)
 
 
 def on_call(h: Health, prompt_tokens: int) -> None:
@@ -186,9 +192,11 @@ def to_grade(score: float) -> str:
 def grade(h: Health, window: int | None) -> dict[str, Any]:
     """The `health` block of the status document from the incremental counters."""
     (f_n, f_err, f_prod), tail = h["head"], h["tail"]
-    if isinstance(tail, bytearray):  # in a fold (`open_tail`)
-        tail = tail.decode("ascii")
-    s_n, s_err, s_prod = len(tail), _count(tail, _ERROR_CHARS), _count(tail, _PRODUCTIVE_CHARS)
+    if isinstance(tail, bytearray):  # in a fold (`open_tail`): counted as it is
+        s_err, s_prod = _count_codes(tail, _ERROR_CODES), _count_codes(tail, _PRODUCTIVE_CODES)
+    else:
+        s_err, s_prod = _count(tail, _ERROR_CHARS), _count(tail, _PRODUCTIVE_CHARS)
+    s_n = len(tail)
     n_calls = f_n + s_n
     prompt = h.get("prompt")
     compactions = int(h.get("compactions", 0))
