@@ -59,6 +59,11 @@ class Codex(Agent):
 
         return MARKERS
 
+    def bind_schema(self) -> None:
+        from session_watcher.agents.codex.rollout import bind_schema
+
+        bind_schema()
+
     def cwd_of(self, rec: Mapping[str, Any]) -> str | None:
         inner = rec.get("payload")  # its session_meta's
         cwd = inner.get("cwd") if isinstance(inner, dict) else None
