@@ -128,9 +128,10 @@ def test_only_a_whole_rollouts_read_binds_it(monkeypatch: pytest.MonkeyPatch) ->
     text = "\n".join(_calls()).encode() + b"\n"
     cursor: dict[str, Any] = {}
     hook = reader.decode(None, cursor, split_lines(text)[0], False)
-    assert rollout._SCHEMA == []
+    assert not rollout._SCHEMA
     whole = reader.decode(None, {}, [text], True)
-    assert rollout._SCHEMA == [lines.record]
+    assert len(rollout._SCHEMA) == 1
+    assert rollout._SCHEMA[0] is lines.record
     assert whole == hook
     assert len(hook[0]) == 1
 
@@ -141,4 +142,5 @@ def test_the_reports_readers_bind_it_through_the_registry(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(rollout, "_SCHEMA", [])
     parse.bind_schema()
-    assert rollout._SCHEMA == [lines.record]
+    assert len(rollout._SCHEMA) == 1
+    assert rollout._SCHEMA[0] is lines.record
