@@ -399,3 +399,55 @@ def test_hot_path_imports() -> None:
     ).stdout
     new = set(json.loads(out.replace("'", '"')))
     assert new <= {"__future__", "session_watcher", "session_watcher.core", "session_watcher.core.health"}, new
+
+
+def test_fold_keeps_the_tail_in_place_over_many_tool_results() -> None:
+    """A fold of 4,000 tool results: the second half is one object appended to in place through the
+    fold (a string copied whole on each result made the fold quadratic in its tool results), graded
+    at each call as the whole sequence split at n // 2 grades, and saved as a string again; a second
+    fold reopens the saved string and goes on from it."""
+    import random
+
+    from session_watcher.base import config
+    from session_watcher.core import engine
+
+    cfg = config.merge()
+    rng = random.Random(35)
+    tools = [("Read", False, "."), ("Edit", False, "p"), ("Bash", True, "e"), ("Write", True, "E"),
+             ("Grep", False, ".")]
+    events: list[Any] = []
+    codes = ""
+    marks: list[str] = []  # the codes so far at each call
+    for i in range(4000):
+        name, err, ch = rng.choice(tools)
+        events += [("use", 1.0 + i, f"t{i}", name, None), ("result", 1.0 + i, f"t{i}", err, None)]
+        codes += ch
+        if i % 40 == 39:
+            events.append(("call", f"c{i}", 1.0 + i, "claude-sonnet-4-5", False, 10, 1000 + i, 10, 5, 10, 0, None))
+            marks.append(codes)
+    seen: list[object] = []
+    grades: list[dict[str, Any]] = []
+
+    def hook(st: Any, _fired: Any, _usage: Any) -> None:
+        seen.append(st["health"]["tail"])
+        grades.append(health.grade(st["health"], None))
+
+    state = engine.new_state("s")
+    half = len(events) // 2
+    engine.fold(state, events[:half], cfg, call_hook=hook)
+    first = len(seen)
+    assert isinstance(state["health"]["tail"], str)
+    json.dumps(state)  # saved as plain JSON between folds
+    engine.fold(state, events[half:], cfg, call_hook=hook)
+    assert len(seen) == len(marks) == 100
+    assert all(t is seen[0] for t in seen[:first])  # one object through a fold, not one per result
+    assert all(t is seen[first] for t in seen[first:])
+    for got, upto in zip(grades, marks, strict=True):  # the two signals of the halves, call by call
+        want_g = health.grade(calls_h(upto), None)
+        assert (got["errorAcceleration"], got["toolEfficiency"], got["signals"][3:]) == (
+            want_g["errorAcceleration"], want_g["toolEfficiency"], want_g["signals"][3:])
+    want = from_codes(health.new_health(), codes)
+    h = state["health"]
+    assert (h["head"], h["tail"]) == (want["head"], want["tail"])
+    assert isinstance(h["tail"], str)
+    assert len(h["tail"]) == 2000

@@ -117,6 +117,10 @@ class Agent:
         report searches them over whole chunks and hands it only those lines); () for every line."""
         return ()
 
+    def bind_schema(self) -> None:
+        """Read whole logs from now on the way a large read pays for (msgspec imported: the report's
+        readers, before they fork); nothing where its decoder has one way only. Never a hook's."""
+
     def cwd_of(self, rec: Mapping[str, Any]) -> str | None:
         """The folder a parsed record of its log says the session ran in, None."""
         raise NotImplementedError

@@ -517,6 +517,15 @@ def fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolve
     (replay's trace is built from it); a hook with a list as `priced` is given each such call's
     quantities there (`on_call`)."""
     apply_globs(state, cfg)
+    health.open_tail(state["health"])
+    try:
+        return _fold(state, events, cfg, paths, sidechain_file, call_hook)
+    finally:
+        health.close_tail(state["health"])
+
+
+def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolved, sidechain_file: bool,
+          call_hook: CallHook | None) -> list[Alert]:
     globs: Globs = (cfg["include"], cfg["exclude"])
     alerts: list[Alert] = []
     m = state["meter"]

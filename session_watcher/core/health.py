@@ -16,7 +16,8 @@ Counters (schema of `state["health"]`, plain JSON):
   character per call: `.` plain, `p` productive, `e` error, `E` productive and error. The
   error-acceleration and tool-efficiency signals compare the two halves, and the half point moves
   with every call, so the second half's sequence is the smallest exact state (one byte per two
-  calls); the first half's calls are needed only as counts.
+  calls); the first half's calls are needed only as counts. While a fold runs the second half is a
+  bytearray (`open_tail`, `close_tail`), appended to in place; saved, it is a string.
 
 Choices the seed leaves open (also in docs):
 
@@ -52,6 +53,8 @@ SIGNALS = (
 
 _ERROR_CHARS = "eE"
 _PRODUCTIVE_CHARS = "pE"
+_ERROR_CODES = (b"e", b"E")  # the same, in a fold's bytearray (`open_tail`)
+_PRODUCTIVE_CODES = (b"p", b"E")
 
 
 def new_health() -> Health:
@@ -61,6 +64,10 @@ def new_health() -> Health:
 
 def _count(part: str, chars: str) -> int:
     return sum(part.count(c) for c in chars)
+
+
+def _count_codes(part: bytearray, codes: tuple[bytes, ...]) -> int:
+    return sum(part.count(c) for c in codes)
 
 
 def on_call(h: Health, prompt_tokens: int) -> None:
@@ -76,14 +83,39 @@ def on_tool(h: Health, name: str, reread: bool, is_error: bool) -> None:
             h["rereads"] = h.get("rereads", 0) + 1
     productive = name in PRODUCTIVE
     ch = ("E" if productive else "e") if is_error else ("p" if productive else ".")
-    head, tail = h["head"], h["tail"] + ch
+    head, tail = h["head"], h["tail"]
+    if isinstance(tail, bytearray):  # opened by `open_tail`: the call appended and the first dropped in place
+        tail.append(ord(ch))
+        if head[0] < (head[0] + len(tail)) // 2:
+            _to_head(head, chr(tail[0]))
+            del tail[0]  # a bytearray drops its first byte without moving the rest
+        return
+    tail = tail + ch
     if head[0] < (head[0] + len(tail)) // 2:  # the half point moved: the second half's first call
-        first = tail[0]                          # joins the first half's counts
-        head[0] += 1
-        head[1] += first in _ERROR_CHARS
-        head[2] += first in _PRODUCTIVE_CHARS
+        _to_head(head, tail[0])                  # joins the first half's counts
         tail = tail[1:]
     h["tail"] = tail
+
+
+def _to_head(head: list[int], first: str) -> None:
+    head[0] += 1
+    head[1] += first in _ERROR_CHARS
+    head[2] += first in _PRODUCTIVE_CHARS
+
+
+def open_tail(h: Health) -> None:
+    """The second half kept as a bytearray while a fold runs, so that a tool result appends one byte
+    where a string would be copied whole (quadratic in a session's tool results); `close_tail` gives
+    back the saved form, a string. A tail of other than ASCII (a hand-edited state) stays a string."""
+    tail = h["tail"]
+    if type(tail) is str and tail.isascii():
+        h["tail"] = bytearray(tail, "ascii")
+
+
+def close_tail(h: Health) -> None:
+    tail = h["tail"]
+    if type(tail) is bytearray:
+        h["tail"] = tail.decode("ascii")
 
 
 def on_compaction(h: Health) -> None:
@@ -160,7 +192,11 @@ def to_grade(score: float) -> str:
 def grade(h: Health, window: int | None) -> dict[str, Any]:
     """The `health` block of the status document from the incremental counters."""
     (f_n, f_err, f_prod), tail = h["head"], h["tail"]
-    s_n, s_err, s_prod = len(tail), _count(tail, _ERROR_CHARS), _count(tail, _PRODUCTIVE_CHARS)
+    if isinstance(tail, bytearray):  # in a fold (`open_tail`): counted as it is
+        s_err, s_prod = _count_codes(tail, _ERROR_CODES), _count_codes(tail, _PRODUCTIVE_CODES)
+    else:
+        s_err, s_prod = _count(tail, _ERROR_CHARS), _count(tail, _PRODUCTIVE_CHARS)
+    s_n = len(tail)
     n_calls = f_n + s_n
     prompt = h.get("prompt")
     compactions = int(h.get("compactions", 0))

@@ -29,6 +29,8 @@ simd_find: Any = _find  # tests set them to None: the search as without the extr
 simd_count: Any = _count
 
 _QUOTE = ord('"')
+_DIGITS = b"0123456789"
+_NON_DIGIT = re.compile(rb"[^0-9]")
 
 
 def finder(marker: bytes) -> Find:
@@ -116,3 +118,22 @@ def _two_marked_lines(chunk: bytes | bytearray, fa: Find, fb: Find, end: int) ->
             b = none if b < 0 else b
         yield rfind(b"\n", 0, at) + 1, stop, which
         at = a if a < b else b
+
+
+def long_digit_run(line: bytes | bytearray, n: int) -> bool:
+    """True when `line` holds a run of more than `n` digits (a chunk of lines: one of them does): such
+    a run covers one of the bytes probed (every n-th), and from a probed digit only the bytes up to
+    the run's end, and n before it, are looked at (a non-digit there, mostly the first byte looked
+    at, ends the run short)."""
+    probe = line[n - 1 :: n]
+    if len(probe.translate(None, _DIGITS)) == len(probe):
+        return False
+    other = _NON_DIGIT.search
+    for k, ch in enumerate(probe):
+        if 48 <= ch <= 57:
+            at = n - 1 + k * n
+            got = other(line, at)
+            end = len(line) if got is None else got.start()  # the run holding `at` ends here
+            if end - n - 1 >= 0 and other(line, end - n - 1, at) is None:
+                return True
+    return False

@@ -128,7 +128,7 @@ class Health(TypedDict):
     reads: int
     rereads: int
     head: list[int]  # the first half of the tool calls: [calls, errors, productive]
-    tail: str  # the second half, one character per tool call
+    tail: str | bytearray  # the second half, one character per tool call (bytes in a fold)
 
 
 class Tally(TypedDict):

@@ -149,8 +149,13 @@ def _plain(_line: bytes | bytearray, _int_digits: int) -> CallRecord | None:
 
 
 def bind_schema() -> None:
-    """The schema's decoder bound now (msgspec imported), once, before the readers fork."""
+    """The schema's decoder bound now (msgspec imported), once, before the readers fork; so is each
+    agent's own (`Agent.bind_schema`: a Codex rollout's lines through msgspec too)."""
+    from session_watcher.agents import AGENTS
+
     _schema()
+    for agent in AGENTS:
+        agent.bind_schema()
 
 
 def _schema() -> Callable[[bytes | bytearray, int], CallRecord | None]:

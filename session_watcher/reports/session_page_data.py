@@ -524,6 +524,7 @@ class PageBuilder:
         sample at time t is the grade after the records before the first one later than t (the
         sample times rise, so one pass graded at each of them gives every sample)."""
         h = health.new_health()
+        health.open_tail(h)
         times = [t0 + (t1 - t0) * step / BAR_STEPS for step in range(BAR_STEPS + 1)]
         grades: list[dict[str, Any]] = []
         for ts, arg in zip(self.event_ts, self.event_args, strict=True):

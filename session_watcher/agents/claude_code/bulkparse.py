@@ -19,7 +19,6 @@ from session_watcher.agents.claude_code.records import (  # the one schema, shar
     Result,
     counts_sample,
     decode,
-    long_digit_run,
     msgspec,
     stamp_to_epoch,
     usage_reading,
@@ -37,7 +36,7 @@ from session_watcher.agents.claude_code.transcript import (
 )
 from session_watcher.core import fastjson
 from session_watcher.core.caps import model_name, short_id
-from session_watcher.core.markscan import counter, finder, marked_lines
+from session_watcher.core.markscan import counter, finder, long_digit_run, marked_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -8,7 +8,6 @@ Pure. Not for hooks: msgspec costs an import they need not pay."""
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -19,6 +18,7 @@ from session_watcher.agents.claude_code.transcript import (
     split_writes,
 )
 from session_watcher.core.caps import MAX_COUNT, model_name
+from session_watcher.core.markscan import long_digit_run as long_digit_run  # noqa: PLC0414 (tests read it here)
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample
@@ -205,8 +205,6 @@ class CallRecord(msgspec.Struct):
 _decode_record = msgspec.json.Decoder(Record[CONTENT]).decode
 _decode_call = msgspec.json.Decoder(CallRecord).decode
 NOT_JSON = (msgspec.DecodeError, RecursionError)  # msgspec's refusals (ValidationError is a DecodeError)
-_DIGITS = b"0123456789"
-_NON_DIGIT = re.compile(rb"[^0-9]")
 
 
 def decode(line: bytes | bytearray, int_digits: int) -> Record[Any] | None:
@@ -252,25 +250,6 @@ def _json_only(line: bytes | bytearray, int_digits: int) -> bool:
         except UnicodeDecodeError:
             return True
     return bool(int_digits and len(line) > int_digits and long_digit_run(line, int_digits))
-
-
-def long_digit_run(line: bytes | bytearray, n: int) -> bool:
-    """True when `line` holds a run of more than `n` digits (a chunk of lines: one of them does): such
-    a run covers one of the bytes probed (every n-th), and from a probed digit only the bytes up to
-    the run's end, and n before it, are looked at (a non-digit there, mostly the first byte looked
-    at, ends the run short)."""
-    probe = line[n - 1 :: n]
-    if len(probe.translate(None, _DIGITS)) == len(probe):
-        return False
-    other = _NON_DIGIT.search
-    for k, ch in enumerate(probe):
-        if 48 <= ch <= 57:
-            at = n - 1 + k * n
-            got = other(line, at)
-            end = len(line) if got is None else got.start()  # the run holding `at` ends here
-            if end - n - 1 >= 0 and other(line, end - n - 1, at) is None:
-                return True
-    return False
 
 
 _SECONDS = {f"{n:02d}": n for n in range(100)}

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Event
 
 NAME = "codex"  # also its hook command's last word (`hook UserPromptSubmit codex`) and its cursor key
+_DECODE: list[Callable[..., tuple[list[Event], int]]] = []  # reader.decode, imported at the first read
 
 
 class Codex(Agent):
@@ -50,14 +51,21 @@ class Codex(Agent):
 
     def read(self, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
              ) -> tuple[list[Event], int]:
-        from session_watcher.agents.codex.reader import decode
+        if not _DECODE:  # the report hands it one line at a time: the import statement once
+            from session_watcher.agents.codex.reader import decode
 
-        return decode(before, cursor, lines, whole)
+            _DECODE.append(decode)
+        return _DECODE[0](before, cursor, lines, whole)
 
     def line_markers(self) -> tuple[bytes, ...]:
         from session_watcher.agents.codex.rollout import MARKERS
 
         return MARKERS
+
+    def bind_schema(self) -> None:
+        from session_watcher.agents.codex.rollout import bind_schema
+
+        bind_schema()
 
     def cwd_of(self, rec: Mapping[str, Any]) -> str | None:
         inner = rec.get("payload")  # its session_meta's

@@ -31,9 +31,10 @@ def decode(before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[by
     complete lines (replay's read)."""
     d = (before or {}).get(CURSOR_KEY) or rollout.new_decoder()
     cursor[CURSOR_KEY] = d
-    if whole and lines:
+    if whole and lines:  # replay's read of a whole rollout: its marked lines through msgspec
         from session_watcher.agents.seam import split_lines
 
+        rollout.bind_schema()
         lines = split_lines(lines[0])[0]
     if not lines:
         return [], 0

@@ -19,6 +19,8 @@ its tokens are the model's). A subagent thread's calls are sidechain calls: tota
 
 from __future__ import annotations
 
+import sys
+
 from session_watcher.agents.seam import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
 from session_watcher.core.caps import model_name, short_id
@@ -224,10 +226,24 @@ def _parent(p: dict[str, Any], ts: object) -> Event | None:
     return None
 
 
+_SCHEMA: list[Callable[[bytes, int], dict[str, Any] | None]] = []  # `lines.record` once bound
+
+
+def bind_schema() -> None:
+    """Read marked lines through msgspec (`agents.codex.lines`) from now on: for the readers of
+    whole rollouts (replay, the report), never a hook (its few lines would pay for the import)."""
+    if not _SCHEMA:
+        from session_watcher.agents.codex.lines import record
+
+        _SCHEMA.append(record)
+
+
 def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int]:
     """Events of complete rollout lines and how many were bad (not JSON, too long); `d` is updated."""
     events: list[Event] = []
     bad = 0
+    schema = _SCHEMA[0] if _SCHEMA else None
+    int_digits = sys.get_int_max_str_digits() if schema is not None else 0
     for line in lines:
         if not line:
             continue
@@ -238,6 +254,13 @@ def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int
             if m in line:
                 break
         else:
+            continue
+        # a handoff note (a message's text) goes the JSON way, as in the Claude Code decoder
+        rec = schema(line, int_digits) if schema is not None and m is not HANDOFF else None
+        if rec is not None:
+            ev = record_events(rec, d)
+            if ev is not None:
+                events.append(ev)
             continue
         try:
             rec = fastjson.loads(line)

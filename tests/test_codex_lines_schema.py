@@ -1,0 +1,146 @@
+"""Codex rollout lines through msgspec (`agents.codex.lines`, bound by `rollout.bind_schema`) give
+the decoder what the JSON reading gives: the same events, bad lines and decoder state, line for
+line, on the fixtures and on lines where the two readings could part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.agents.codex import lines, reader, rollout
+from session_watcher.agents.seam import split_lines
+from tests.codex_lines import FIXTURES, line, meta, turn, usage
+
+SHARED = Path(__file__).resolve().parent.parent.parent.parent / "shared" / "fixtures" / "codex"
+ROLLOUTS = sorted(FIXTURES.glob("rollout-*.jsonl")) + sorted(SHARED.glob("rollout-*.jsonl"))
+
+
+def both(monkeypatch: pytest.MonkeyPatch, rows: list[bytes]) -> tuple[Any, Any]:
+    """(JSON reading, msgspec reading) of `rows` as one rollout: (events, bad lines, decoder state)."""
+    out = []
+    for bound in (False, True):
+        monkeypatch.setattr(rollout, "_SCHEMA", [])
+        if bound:
+            rollout.bind_schema()
+        d = rollout.new_decoder()
+        events, bad = rollout.parse_lines(rows, d)
+        out.append((events, bad, d))
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.name[-16:])
+def test_every_fixture_rollout_reads_alike(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    rows = split_lines(path.read_bytes())[0]
+    taken: list[bytes] = []
+    record = lines.record
+
+    def counting(text: bytes, digits: int) -> dict[str, Any] | None:
+        got = record(text, digits)
+        if got is not None:
+            taken.append(text)
+        return got
+
+    monkeypatch.setattr(lines, "record", counting)
+    plain, fast = both(monkeypatch, rows)
+    assert fast == plain
+    assert plain[0]  # calls, every fixture has some
+    assert taken  # and the marked lines went through msgspec
+
+
+def _calls() -> list[str]:
+    total = usage(1000, 200, 50)
+    info = {"total_token_usage": total, "last_token_usage": total}
+    return [meta(0), turn(0.1, "gpt-5.5"), line(0.2, "event_msg", {"type": "token_count", "info": info})]
+
+
+TRICKY = [
+    # not UTF-8 in a key the decoder never reads: the JSON reading refuses the line
+    b'{"timestamp":"2026-11-20T10:00:01.000Z","type":"session_meta","payload":{"id":"x","instructions":"\xff"}}',
+    # a run of digits past int()'s limit: refused by the JSON reading
+    b'{"type":"event_msg","payload":{"type":"token_count","n":' + b"7" * 5000 + b"}}",
+    b'{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":NaN}}}}',
+    b'{"type":"turn_context","payload":{"model":"\\ud800x"}}',  # a lone surrogate: the JSON reading keeps it
+    b'{"type":"turn_context","payload":["model","gpt"]}',  # a payload that is no object
+    b'{"type":"turn_context","payload":null}',
+    b'{"type":"turn_context","payload":"text"}',
+    b'["turn_context"]',
+    b'{"type":"turn_context","payload":{"model":"a"},"payload":{"model":"b"}}',  # the last of two keys
+    b'{"type":"turn_context","payload":{"model":"a","model":"c"}}',
+    b' {"type":"turn_context","payload":{"model":"spaced"}} ',
+    b'{"type":"turn_context","payload":{"model":"x"}} trailing',
+    b'{"type":"turn_context","payload":{"model":"x"}',
+    b'{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":'
+    + b"1" * 40 + b'},"last_token_usage":{"input_tokens":12345678901234567890123,"output_tokens":2.5}}}}',
+    b'{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":[1,2],'
+    b'"last_token_usage":{"input_tokens":9}}}}',
+    b'{"type":"event_msg","payload":{"type":"thread_settings_applied","thread_settings":{"service_tier":"fast"}}}',
+    b'{"type":"token_usage_record","payload":{"response_id":"r1","usage":{"input_tokens":5,"output_tokens":1},'
+    b'"thread_token_usage":{"input_tokens":5e0}}}',
+    b'{"type":"session_meta","payload":{"id":' + json.dumps("i" * 600).encode() + b',"source":{"subagent":{}}}}',
+    b'{"type":"compacted","payload":{"message":"' + b"m" * 2000 + b'"},"timestamp":17}',
+    b'{"timestamp":"2026-11-20T10:00:02.5Z","type":"compacted","payload":{}}',
+    b'{"type":"response_item","payload":{"type":"message","role":"user","content":[{"text":"\\u00e9 compacted"}]}}',
+    b'{"type": "turn_context", "payload": {"model": "gpt-5.5\\u0000"}}',
+]
+
+
+@pytest.mark.parametrize("n", range(len(TRICKY)))
+def test_lines_where_the_readings_could_part(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    rows = [c.encode() for c in _calls()] + [TRICKY[n]] + [c.encode() for c in _calls()[1:]]
+    plain, fast = both(monkeypatch, rows)
+    assert fast == plain
+
+
+def test_all_tricky_lines_in_one_rollout(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [c.encode() for c in _calls()] + TRICKY + [c.encode() for c in _calls()]
+    plain, fast = both(monkeypatch, rows)
+    assert fast == plain
+    assert plain[1] >= 5  # the refused ones counted as bad, both ways
+
+
+def test_equal_at_the_recursion_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line nested past the recursion limit: the JSON reading gives up on it, so msgspec must too,
+    at the very same depth (found here for this Python, at this test's stack depth)."""
+
+    def deep(n: int) -> bytes:
+        return b'{"type":"turn_context","payload":{"model":"m","x":' + b"[" * n + b"]" * n + b"}}"
+
+    def bad(n: int) -> int:
+        monkeypatch.setattr(rollout, "_SCHEMA", [])
+        return rollout.parse_lines([deep(n)], rollout.new_decoder())[1]
+
+    step = 256
+    first = next(n for n in range(step, 1 << 16, step) if bad(n))
+    first = next(n for n in range(first - step, first + 1) if bad(n))
+    assert not bad(first - 1)
+    for n in range(first - 3, first + 3):
+        plain, fast = both(monkeypatch, [deep(n)])
+        assert fast == plain, n
+
+
+def test_only_a_whole_rollouts_read_binds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook's read (a few lines) never imports msgspec for them; replay's read of a whole rollout
+    binds the schema."""
+    monkeypatch.setattr(rollout, "_SCHEMA", [])
+    text = "\n".join(_calls()).encode() + b"\n"
+    cursor: dict[str, Any] = {}
+    hook = reader.decode(None, cursor, split_lines(text)[0], False)
+    assert not rollout._SCHEMA
+    whole = reader.decode(None, {}, [text], True)
+    assert len(rollout._SCHEMA) == 1
+    assert rollout._SCHEMA[0] is lines.record
+    assert whole == hook
+    assert len(hook[0]) == 1
+
+
+def test_the_reports_readers_bind_it_through_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report binds its schema before its readers fork, and every agent's with it (`Agent.bind_schema`)."""
+    from session_watcher.reports import parse
+
+    monkeypatch.setattr(rollout, "_SCHEMA", [])
+    parse.bind_schema()
+    assert len(rollout._SCHEMA) == 1
+    assert rollout._SCHEMA[0] is lines.record
