@@ -337,8 +337,13 @@ def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> list[S
     only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them."""
     out: list[Source] = []
     for agent, folders in plan:
-        if agent is FALLBACK:  # a rollout among them is its agent's (`agents.claimed`, `walk`'s own)
-            out += walk.discover(folders, index) if index is not None else [claimed(s) for s in agent.sources(folders)]
+        if agent is FALLBACK and index is not None:  # a rollout among them is its agent's (`agents.claimed`)
+            before = len(out)
+            out += walk.discover(folders, index)
+            if before:  # the kept sources (`Index.kept_sources`) begin with the walk's
+                index.walk = None
+        elif agent is FALLBACK:
+            out += [claimed(s) for s in agent.sources(folders)]
         else:
             out += agent.sources(folders)
     return out
@@ -363,7 +368,7 @@ def _build(
     stats, live = index.refresh(sources, roots, progress, summarize)
     from session_watcher.core.prices import user_rows  # a report priced otherwise is another report
 
-    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
+    key = index.fingerprint(f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
     cached = kept is not None
     body: list[bytes | memoryview]

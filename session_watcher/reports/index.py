@@ -13,7 +13,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from session_watcher.reports.parse import Row
 
-SCHEMA_VERSION = 11  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 12  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
@@ -49,7 +49,8 @@ SCHEMA_VERSION = 11  # 1: files + rows; 2: + reports (finished documents by corp
 # 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`);
 # 10: a report's text in a file of its own beside the database (`store_report`), its sources claimed by
 # their agent in the folders' listings (`reports.walk`); 11: a listing's folders by session (`reports.walk`:
-# a quiet session's folders are not `stat`ed between full passes)
+# a quiet session's folders are not `stat`ed between full passes); 12: a listing's folders and its
+# sources apart (`reports.walk` decodes only the first), the last run's sources kept whole (`kept_sources`)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -98,6 +99,25 @@ ToRead = tuple[Source, os.stat_result, FileRec | None]  # a source to read: its 
 Known = tuple[int, int, int, int, bytes]  # a file as every run loads it: id, size, mtime_ns, offset, path
 
 
+class Kept(NamedTuple):
+    """The last run's sources as `Index.kept_sources` keeps them: over which roots (all, and the
+    walk's), how many are the walk's (the first), the folders' count of changes they were listed at,
+    the digest of their files' facts (`Index.fingerprint`), the sources with their file ids and facts
+    as columns, and the facts changed since by position."""
+
+    roots: list[str]
+    walk_roots: list[str]
+    walk_n: int
+    folders: int
+    digest: bytes
+    sources: list[Source]
+    ids: list[int]
+    sizes: list[int]
+    mtimes: list[int]
+    offsets: list[int]
+    changed: dict[int, tuple[int, int, int]]
+
+
 class IndexStats(NamedTuple):
     files: int
     skipped: int
@@ -118,7 +138,7 @@ _DDL = (
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
     "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB NOT NULL, at REAL NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value)",
 )
 KEEP_REPORTS = 8
@@ -129,7 +149,21 @@ KEEP_REPORTS = 8
 # the first run after the full pass is due (docs/report.md, "The index").
 LIVE_NS = 86_400 * 10**9
 FULL_EVERY_NS = 600 * 10**9
+# the files read since the kept sources were written whole (`Index.kept_sources`) kept beside them, up
+# to this many; past it they are written whole again
+_KEPT_CHANGES = 256
+_new = tuple.__new__
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
+
+
+def _hash(data: bytes) -> Any:
+    """A hash object over `data` (`fingerprint`'s)."""
+    try:  # the interpreter's BLAKE2: four times SHA-1's speed over a large history's megabyte of facts
+        from _blake2 import blake2b
+
+        return blake2b(data, digest_size=20)
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        return sha1(data)
 
 
 class Index:
@@ -151,6 +185,11 @@ class Index:
         # it: with nothing between, the files not read by this run are as the last run left them
         self.files_made = (-1, -1)
         self.touched: set[str] | None = None  # the sessions of the files this run read (None: it dropped some)
+        # `reports.walk`'s roots, how many of the sources are its, and whether it took them whole
+        self.walk: tuple[list[str], int, bool] | None = None
+        self._kept: Kept | bool | None = False  # `kept_sources`' record (False: not loaded)
+        self._files_key: tuple[bytes, dict[int, tuple[int, int, int]]] = (b"", {})  # `fingerprint`'s
+        self._positions: dict[str, int] = {}  # the kept sources' places of the files `stat`ed
         self._conn: sqlite3.Connection | None = None
         self.in_memory = False  # the file could not be written: this run's index lives in memory
         self._memory_fresh = False  # ... and starts empty (not from a copy of the file)
@@ -235,6 +274,7 @@ class Index:
 
     def _discard(self) -> None:
         self._quiet = None
+        self.walk, self._kept = None, False
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
@@ -295,17 +335,20 @@ class Index:
         self, sources: list[Source], roots: list[str], progress: Callable[[int, int], None] | None,
         finish: Finish | None,
     ) -> tuple[IndexStats, dict[str, int]]:
-        if self._conn is None:
-            self._conn = self._open()
-        conn = self._conn
-        rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
-        known: dict[str, Known] = dict(zip([r[4].decode("utf-8", "surrogateescape") for r in rows], rows, strict=True))
+        conn = self._require()
         live: dict[str, int] = {}
         self.facts = {}
         if progress is not None and sources:
             progress(0, len(sources))
         quiet_before = self.quiet_before()
-        skipped, todo, jobs = self._to_read(sources, known, live, quiet_before)
+        whole = self._whole(sources, roots)
+        if whole is not None:  # the last run's sources: only the files it would `stat` are looked at
+            known, check = self._checks(sources, whole, live, quiet_before)
+        else:
+            rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
+            known = dict(zip([r[4].decode("utf-8", "surrogateescape") for r in rows], rows, strict=True))
+            check = self._unsure(sources, known, live, quiet_before)
+        skipped, todo, jobs = self._to_read(check, live, len(live) - len(check))
         scanned = self._scan(todo, jobs, progress, len(sources), finish)
         conn = self._require()
         with conn:
@@ -320,11 +363,96 @@ class Index:
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('files', 0)")
                 conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'files'")
             row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
-        after = int(row[0]) if row else 0
+            after = int(row[0]) if row else 0
+            self._keep_sources(conn, sources, roots, live, whole, todo if not dropped else None, after)
         self.files_made = (after - changed, after)
+        self.walk, self._kept = None, False  # the next run's, from its own walk
         self.touched = {src.session for src, _st, _rec in todo} if not dropped else None
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
         return stats, live
+
+    # -- the last run's sources, kept whole -----------------------------------------------------
+
+    def kept_sources(self, walk_roots: list[str]) -> list[Source] | None:
+        """The sources `reports.walk` found under `walk_roots` in the last run, when no run since
+        changed the files or the folders' listings (the caller listed no folder again): then they are
+        this run's too, and `refresh` takes their ids and facts as that run left them."""
+        import marshal
+
+        if self._kept is False:
+            from session_watcher.reports.kept import decode
+
+            got = dict(self._require().execute(
+                "SELECT key, value FROM meta WHERE key IN ('sources', 'sourcesDelta', 'files', 'folders')"))
+            base, delta = got.get("sources"), got.get("sourcesDelta")
+            self._kept = None
+            if base is not None and delta is not None:
+                rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
+                if digest == rec[4] and files == got.get("files", 0) and rec[3] == got.get("folders", 0):
+                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *decode(rec[5]), changed)
+        kept = self._kept
+        if not isinstance(kept, Kept) or kept.walk_roots != walk_roots:
+            return None
+        return kept.sources[:kept.walk_n]
+
+    def _whole(self, sources: list[Source], roots: list[str]) -> Kept | None:
+        """The kept record of the last run's sources when these are they (the walk's taken whole)."""
+        kept, walk = self._kept, self.walk
+        if not isinstance(kept, Kept) or walk is None or not walk[2] or kept.roots != roots:
+            return None
+        n, was = kept.walk_n, kept.sources
+        if walk[1] != n or len(sources) != len(was) or sources[n:] != was[n:]:
+            return None
+        return kept
+
+    def _checks(self, sources: list[Source], kept: Kept, live: dict[str, int], quiet_before: int,
+                ) -> tuple[dict[str, Known], list[tuple[Source, Known | None]]]:
+        """`live` and the facts from the kept record, and the files to `stat` as `_unsure` picks them:
+        those the index saw change since `quiet_before` (every one on a full pass) and those not the
+        walk's (listed again each run by their agent)."""
+        ids, sizes, mtimes, offsets = kept.ids, kept.sizes, kept.mtimes, kept.offsets
+        for k, (size, mtime, offset) in kept.changed.items():
+            sizes[k], mtimes[k], offsets[k] = size, mtime, offset
+        live.update(zip([s[0] for s in sources], ids, strict=True))
+        self.facts = dict(zip(ids, zip(sizes, mtimes, offsets, strict=True), strict=True))
+        at = [k for k, m in enumerate(mtimes) if not 0 < m < quiet_before]
+        at += range(kept.walk_n, len(sources))  # (none when every source is the walk's)
+        self._positions = {sources[k][0]: k for k in at}
+        known: dict[str, Known] = {sources[k][0]: (ids[k], sizes[k], mtimes[k], offsets[k], b"") for k in at}
+        return known, [(sources[k], known[sources[k][0]]) for k in at]
+
+    def _keep_sources(self, conn: sqlite3.Connection, sources: list[Source], roots: list[str],  # noqa: PLR0913, PLR0917
+                      live: dict[str, int], kept: Kept | None, read: list[ToRead] | None, files: int,
+                      ) -> None:
+        """This run's sources kept whole for the next run (`kept_sources`): the record written again
+        after a run that listed a folder, the facts of the files this run read beside it otherwise
+        (up to `_KEPT_CHANGES` of them); none kept when some source is not live (a file that could
+        not be `stat`ed) or the walk's are not the first. Sets the files' key (`fingerprint`)."""
+        import marshal
+
+        put = "INSERT OR REPLACE INTO meta VALUES (?, ?)"
+        walk = self.walk
+        if kept is not None:  # the sources were the last run's: the facts of the files read beside them
+            changed = dict(kept.changed)
+            for src, _st, _rec in read or ():
+                changed[self._positions[src.path]] = self.facts[live[src.path]]
+            if read is not None and len(changed) <= _KEPT_CHANGES:
+                if read:
+                    conn.execute(put, ("sourcesDelta", marshal.dumps((kept.digest, files, changed))))
+                self._files_key = (kept.digest, changed)
+                return
+        if walk is None or (read is None and kept is not None) or len(live) != len(sources) or -1 in live.values():
+            conn.execute("DELETE FROM meta WHERE key IN ('sources', 'sourcesDelta')")
+            self._files_key = (self._digest(live), {})
+            return
+        from session_watcher.reports.kept import encode
+
+        digest = self._digest(live)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'folders'").fetchone()
+        cols = encode(sources, live.values(), [self.facts[fid] for fid in live.values()])
+        conn.execute(put, ("sources", marshal.dumps((roots, walk[0], walk[1], row[0] if row else 0, digest, cols))))
+        conn.execute(put, ("sourcesDelta", marshal.dumps((digest, files, {}))))
+        self._files_key = (digest, {})
 
     def quiet_before(self) -> int:
         """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,
@@ -357,14 +485,11 @@ class Index:
         self._full_at = now if full else None
         return -1 if full else now - LIVE_NS
 
-    def _to_read(self, sources: list[Source], known: dict[str, Known], live: dict[str, int], quiet_before: int,
-                 ) -> tuple[int, list[ToRead], list[Job]]:
-        """(how many sources are unchanged since the index saw them, the others with what to read of
-        each); the unchanged ones, and those that cannot be opened now but were known, into `live`
-        (in the sources' order: the others' places kept with -1, `_store` fills them).
-        A known file of an unchanged folder quiet since before `quiet_before` is not stat'ed."""
-        todo: list[ToRead] = []
-        jobs: list[Job] = []
+    def _unsure(self, sources: list[Source], known: dict[str, Known], live: dict[str, int], quiet_before: int,
+                ) -> list[tuple[Source, Known | None]]:
+        """The sources to `stat`, with what the index knew of each; the others, unchanged since the
+        index saw them, into `live` (in the sources' order: the others' places kept with -1, `_store`
+        fills them). A known file of an unchanged folder quiet since before `quiet_before` is not stat'ed."""
         steady, facts = self.steady, self.facts
         check: list[tuple[Source, Known | None]] = []
         for src in sources:
@@ -376,7 +501,15 @@ class Index:
                 continue
             live[path] = -1
             check.append((src, got))
-        skipped = len(live) - len(check)
+        return check
+
+    def _to_read(self, check: list[tuple[Source, Known | None]], live: dict[str, int], skipped: int,
+                 ) -> tuple[int, list[ToRead], list[Job]]:
+        """(how many sources are unchanged since the index saw them, the others with what to read of
+        each): `check` `stat`ed; the unchanged ones, and those that cannot be opened now but were
+        known, into `live`."""
+        todo: list[ToRead] = []
+        jobs: list[Job] = []
         recs = self._recs([got for _src, got in check if got is not None])
         for src, got in check:
             rec = None if got is None else recs.get(got[0])
@@ -494,21 +627,27 @@ class Index:
         conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
         return appended, reread
 
-    def fingerprint(self, live: dict[str, int], extra: str) -> str:
-        """A key for the finished report: every live file's path, id, size, mtime and offset, plus `extra`."""
+    def fingerprint(self, extra: str) -> str:
+        """A key for the finished report: every live file's path, id, size, mtime and offset (`refresh`'s
+        digest of them, and the facts changed since in its kept sources), plus `extra`."""
         import marshal
 
-        try:  # the interpreter's BLAKE2: four times SHA-1's speed over a large history's megabyte of facts
-            from _blake2 import blake2b
+        digest, changed = self._files_key
+        h = _hash(f"{SCHEMA_VERSION}\0{extra}".encode())
+        h.update(digest)
+        h.update(marshal.dumps(sorted(changed.items()), 2))
+        return str(h.hexdigest())
 
-            h = blake2b(f"{SCHEMA_VERSION}\0{extra}".encode(), digest_size=20)
-        except ImportError:  # pragma: no cover - an interpreter built without it
-            h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
+    def _digest(self, live: dict[str, int]) -> bytes:
+        """A digest of every live file's path, id, size, mtime and offset."""
+        import marshal
+
         facts = self.facts
+        h = _hash(b"")
         # `live` in the sources' order (`_to_read`): the same files found the same way, the same key;
         # marshal's version 2 writes no back-references: the same values, the same bytes
         h.update(marshal.dumps((live, [facts[fid] for fid in live.values()]), 2))
-        return str(h.hexdigest())
+        return bytes(h.digest())
 
     def _docs(self) -> str:
         """The folder of the reports' texts: beside the database, named after it (not its name and
@@ -663,16 +802,32 @@ class Index:
     # -- the folders' listings (reports.walk) -------------------------------------------------
 
     def folders(self) -> dict[str, bytes]:
-        """What the last runs' listings found, by folder (marshal data: `reports.walk`'s)."""
+        """The folders the last runs' listings found and their mtimes, by folder (`reports.walk`'s
+        marshal data; what each held is apart: `folder_values`)."""
         return {_fs(p): data for p, data in self._require().execute("SELECT path, data FROM folders")}
 
-    def store_folders(self, new: dict[str, bytes], gone: list[str]) -> None:
+    def folder_values(self, paths: list[str]) -> dict[str, bytes]:
+        """What the listings of `paths` held (those kept), by folder."""
+        out: dict[str, bytes] = {}
+        conn = self._require()
+        for at in range(0, len(paths), _IN_MAX):
+            part = [_db(p) for p in paths[at:at + _IN_MAX]]
+            marks = ",".join("?" * len(part))  # placeholders only: the paths are bound
+            query = f"SELECT path, value FROM folders WHERE path IN ({marks})"  # noqa: S608
+            out.update((_fs(p), v) for p, v in conn.execute(query, part))
+        return out
+
+    def store_folders(self, new: dict[str, tuple[bytes, bytes]], gone: list[str]) -> None:
+        """Keep this run's listings, forget those of `gone`, and count the change (`kept_sources`)."""
         if not new and not gone:
             return
         conn = self._require()
         try:
             with conn:
-                conn.executemany("INSERT OR REPLACE INTO folders VALUES (?,?)", [(_db(p), d) for p, d in new.items()])
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('folders', 0)")
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'folders'")
+                conn.executemany("INSERT OR REPLACE INTO folders VALUES (?,?,?)",
+                                 [(_db(p), d, v) for p, (d, v) in new.items()])
                 conn.executemany("DELETE FROM folders WHERE path = ?", [(_db(p),) for p in gone])
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
