@@ -8,7 +8,6 @@ import sqlite3
 import sys
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents import AGENTS, FALLBACK, claimed
 from session_watcher.reports import walk
@@ -22,8 +21,11 @@ REPORT_VERSION = 6  # bump when the report's computation changes: cached documen
 # 4: Codex rollouts, each session's agent and the totals by agent
 # 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from session_watcher.agents.seam import Agent
     from session_watcher.agents.source import Source

@@ -13,7 +13,6 @@ import contextlib
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
@@ -30,13 +29,18 @@ from session_watcher.reports.scan import (
     sha1,
 )
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any, NamedTuple
 
     # called with one session's sources read this run, as (source, job, result) in source order
     Finish = Callable[[list[tuple["Source", Job, Scanned | None]]], object]
 
     from session_watcher.reports.parse import Row
+else:
+    from session_watcher.core.named import NamedTuple
 
 SCHEMA_VERSION = 12  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;

@@ -13,7 +13,6 @@ import json
 import time
 from bisect import bisect_left, insort
 from itertools import accumulate, compress, count
-from typing import Any
 
 from session_watcher.agents import FALLBACK
 from session_watcher.reports.fmt import CAUSES
@@ -35,9 +34,15 @@ from session_watcher.reports.warmth import (
     totals_doc,
 )
 
-State = dict[str, Any]  # plain data (marshal): see `empty`
-Texts = tuple[bytes, bytes, bytes]  # a session's entry, its cold starts in the window, its scatter (JSON, no brackets)
-Piece = bytes | memoryview  # of the document's text: a stretch of the last document's is a view of it, not a copy
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+if TYPE_CHECKING:
+    from typing import Any
+
+    State = dict[str, Any]  # plain data (marshal): see `empty`
+    # a session's entry, its cold starts in the window, its scatter (JSON, no brackets)
+    Texts = tuple[bytes, bytes, bytes]
+    Piece = bytes | memoryview  # of the document's text: a stretch of the last document's is a view of it, not a copy
+    Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
 _SEP = (",", ":")
 
 
@@ -259,8 +264,6 @@ class Doc:
         self.body = out
         state["lifetime"] = lifetime
 
-
-Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
 
 
 def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts], old: Piece,  # noqa: PLR0913, PLR0917

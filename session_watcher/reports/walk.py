@@ -21,11 +21,12 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from typing import TYPE_CHECKING
 
 from session_watcher.agents import claimed
 from session_watcher.agents.claude_code.discover import project_folders, project_sources
 from session_watcher.agents.source import Source
+
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

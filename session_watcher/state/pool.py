@@ -23,12 +23,13 @@ import marshal
 import os
 import signal
 import sys
-from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import IO, Any, TypeVar
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 _TOKEN = 4  # bytes of one batch number in the queue pipe
 # 4 kB of tokens: one write of at most PIPE_BUF into an empty pipe, which holds at least that much
