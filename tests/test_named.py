@@ -8,11 +8,13 @@ import pickle
 import subprocess
 import sys
 import typing
-from pathlib import Path
 
 import pytest
 
 from session_watcher.core.named import NamedTuple
+
+if typing.TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Point(NamedTuple):
@@ -51,7 +53,7 @@ def test_the_class_is_typings() -> None:
     assert p.moved(2) == Point(5)
     assert Point(-1, 2).norm1 == 3
     assert Point._make([1, 2, "a"]).label == "a"
-    assert pickle.loads(pickle.dumps(Point(1, 2, "b"))) == Point(1, 2, "b")  # noqa: S301 (our own)
+    assert pickle.loads(pickle.dumps(Point(1, 2, "b"))) == Point(1, 2, "b")
     assert isinstance(p, tuple)
     with pytest.raises(TypeError):
         Point()  # type: ignore[call-arg]

@@ -13,6 +13,7 @@ from session_watcher.agents import AGENTS, FALLBACK, claimed
 from session_watcher.reports import walk
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
+from session_watcher.reports.kept import Order, Sources
 from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
@@ -24,7 +25,7 @@ REPORT_VERSION = 6  # bump when the report's computation changes: cached documen
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from session_watcher.agents.seam import Agent
@@ -47,11 +48,14 @@ class _Summarize:
     index's `finish`); the others (some files unchanged since the last run, or grown) here, from
     the index's rows."""
 
-    def __init__(self, sources: list[Source], since: float | None, utc_offset: float,
+    def __init__(self, sources: Sequence[Source], since: float | None, utc_offset: float,
                  guarded: frozenset[str]) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
-        self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
-        self.members = Counter([src.session for src in sources])  # each session's files
+        if isinstance(sources, Sources):  # the last run's, as columns
+            self.agents, self.members = sources.by_agent(), Counter(sources.sessions)
+        else:
+            self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
+            self.members = Counter([src.session for src in sources])  # each session's files
         self.params = ""  # the kept parts' and merged sums' key (`document`)
         self.state: dict[str, Any] = {}  # the merged sums (`reports.merge`) after `document`
 
@@ -89,9 +93,12 @@ class _Summarize:
         from session_watcher.reports import merge
 
         order: dict[str, list[Source]] = {}
-        for src in self.sources:
-            if src.path in live:
-                order.setdefault(src.session, []).append(src)
+        if isinstance(self.sources, Sources) and len(live) == len(self.sources):  # every one live: by session
+            order = Order(self.sources)
+        else:
+            for src in self.sources:
+                if src.path in live:
+                    order.setdefault(src.session, []).append(src)
         params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
         made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
         blob = index.merged(params)
@@ -334,26 +341,31 @@ def _run(
     return doc, None, stats
 
 
-def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> list[Source]:
+def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> Sequence[Source]:
     """Every log in each agent's folders: the fallback's (Claude Code's project folders) listed again
-    only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them."""
+    only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them.
+    The walk's taken whole from the index (`Index.kept_sources`) stay columns, the others after them."""
     out: list[Source] = []
+    kept: Sources | None = None
     for agent, folders in plan:
         if agent is FALLBACK and index is not None:  # a rollout among them is its agent's (`agents.claimed`)
-            before = len(out)
-            out += walk.discover(folders, index)
-            if before:  # the kept sources (`Index.kept_sources`) begin with the walk's
+            found = walk.discover(folders, index)
+            if out:  # the kept sources (`Index.kept_sources`) begin with the walk's
                 index.walk = None
+            if isinstance(found, Sources) and not out:
+                kept = found
+            else:
+                out += found
         elif agent is FALLBACK:
             out += [claimed(s) for s in agent.sources(folders)]
         else:
             out += agent.sources(folders)
-    return out
+    return out if kept is None else kept.plus(out)
 
 
 def _build(
     index: Index,
-    sources: list[Source],
+    sources: Sequence[Source],
     roots: list[str],
     now: float,
     since: float | None,

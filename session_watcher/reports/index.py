@@ -16,6 +16,7 @@ import time
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
+from session_watcher.reports.kept import Sources, decode, encode
 from session_watcher.reports.scan import (
     HEAD_BYTES,
     NO_ROWS,
@@ -32,7 +33,7 @@ from session_watcher.reports.scan import (
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any, NamedTuple
 
     # called with one session's sources read this run, as (source, job, result) in source order
@@ -114,7 +115,7 @@ class Kept(NamedTuple):
     walk_n: int
     folders: int
     digest: bytes
-    sources: list[Source]
+    sources: Sources
     ids: list[int]
     sizes: list[int]
     mtimes: list[int]
@@ -311,7 +312,7 @@ class Index:
 
     def refresh(
         self,
-        sources: list[Source],
+        sources: Sequence[Source],
         roots: Iterable[str],
         progress: Callable[[int, int], None] | None = None,
         finish: Finish | None = None,
@@ -336,7 +337,7 @@ class Index:
             return self._refresh(sources, list(roots), progress, finish)
 
     def _refresh(
-        self, sources: list[Source], roots: list[str], progress: Callable[[int, int], None] | None,
+        self, sources: Sequence[Source], roots: list[str], progress: Callable[[int, int], None] | None,
         finish: Finish | None,
     ) -> tuple[IndexStats, dict[str, int]]:
         conn = self._require()
@@ -346,7 +347,7 @@ class Index:
             progress(0, len(sources))
         quiet_before = self.quiet_before()
         whole = self._whole(sources, roots)
-        if whole is not None:  # the last run's sources: only the files it would `stat` are looked at
+        if whole is not None and isinstance(sources, Sources):  # the last run's: only the files it would `stat`
             known, check = self._checks(sources, whole, live, quiet_before)
         else:
             rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
@@ -368,7 +369,8 @@ class Index:
                 conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'files'")
             row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
             after = int(row[0]) if row else 0
-            self._keep_sources(conn, sources, roots, live, whole, todo if not dropped else None, after)
+            kept = whole if isinstance(sources, Sources) else None
+            self._keep_sources(conn, sources, roots, live, kept, todo if not dropped else None, after)
         self.files_made = (after - changed, after)
         self.walk, self._kept = None, False  # the next run's, from its own walk
         self.touched = {src.session for src, _st, _rec in todo} if not dropped else None
@@ -377,15 +379,13 @@ class Index:
 
     # -- the last run's sources, kept whole -----------------------------------------------------
 
-    def kept_sources(self, walk_roots: list[str]) -> list[Source] | None:
+    def kept_sources(self, walk_roots: list[str]) -> Sources | None:
         """The sources `reports.walk` found under `walk_roots` in the last run, when no run since
         changed the files or the folders' listings (the caller listed no folder again): then they are
         this run's too, and `refresh` takes their ids and facts as that run left them."""
         import marshal
 
         if self._kept is False:
-            from session_watcher.reports.kept import decode
-
             got = dict(self._require().execute(
                 "SELECT key, value FROM meta WHERE key IN ('sources', 'sourcesDelta', 'files', 'folders')"))
             base, delta = got.get("sources"), got.get("sourcesDelta")
@@ -397,9 +397,9 @@ class Index:
         kept = self._kept
         if not isinstance(kept, Kept) or kept.walk_roots != walk_roots:
             return None
-        return kept.sources[:kept.walk_n]
+        return kept.sources.head(kept.walk_n)
 
-    def _whole(self, sources: list[Source], roots: list[str]) -> Kept | None:
+    def _whole(self, sources: Sequence[Source], roots: list[str]) -> Kept | None:
         """The kept record of the last run's sources when these are they (the walk's taken whole)."""
         kept, walk = self._kept, self.walk
         if not isinstance(kept, Kept) or walk is None or not walk[2] or kept.roots != roots:
@@ -409,7 +409,7 @@ class Index:
             return None
         return kept
 
-    def _checks(self, sources: list[Source], kept: Kept, live: dict[str, int], quiet_before: int,
+    def _checks(self, sources: Sources, kept: Kept, live: dict[str, int], quiet_before: int,
                 ) -> tuple[dict[str, Known], list[tuple[Source, Known | None]]]:
         """`live` and the facts from the kept record, and the files to `stat` as `_unsure` picks them:
         those the index saw change since `quiet_before` (every one on a full pass) and those not the
@@ -417,15 +417,16 @@ class Index:
         ids, sizes, mtimes, offsets = kept.ids, kept.sizes, kept.mtimes, kept.offsets
         for k, (size, mtime, offset) in kept.changed.items():
             sizes[k], mtimes[k], offsets[k] = size, mtime, offset
-        live.update(zip([s[0] for s in sources], ids, strict=True))
+        live.update(zip(sources.paths, ids, strict=True))
         self.facts = dict(zip(ids, zip(sizes, mtimes, offsets, strict=True), strict=True))
         at = [k for k, m in enumerate(mtimes) if not 0 < m < quiet_before]
         at += range(kept.walk_n, len(sources))  # (none when every source is the walk's)
-        self._positions = {sources[k][0]: k for k in at}
-        known: dict[str, Known] = {sources[k][0]: (ids[k], sizes[k], mtimes[k], offsets[k], b"") for k in at}
-        return known, [(sources[k], known[sources[k][0]]) for k in at]
+        paths = sources.paths
+        self._positions = {paths[k]: k for k in at}
+        known: dict[str, Known] = {paths[k]: (ids[k], sizes[k], mtimes[k], offsets[k], b"") for k in at}
+        return known, [(sources[k], known[paths[k]]) for k in at]
 
-    def _keep_sources(self, conn: sqlite3.Connection, sources: list[Source], roots: list[str],  # noqa: PLR0913, PLR0917
+    def _keep_sources(self, conn: sqlite3.Connection, sources: Sequence[Source], roots: list[str],  # noqa: PLR0913, PLR0917
                       live: dict[str, int], kept: Kept | None, read: list[ToRead] | None, files: int,
                       ) -> None:
         """This run's sources kept whole for the next run (`kept_sources`): the record written again
@@ -449,8 +450,6 @@ class Index:
             conn.execute("DELETE FROM meta WHERE key IN ('sources', 'sourcesDelta')")
             self._files_key = (self._digest(live), {})
             return
-        from session_watcher.reports.kept import encode
-
         digest = self._digest(live)
         row = conn.execute("SELECT value FROM meta WHERE key = 'folders'").fetchone()
         cols = encode(sources, live.values(), [self.facts[fid] for fid in live.values()])
@@ -489,7 +488,7 @@ class Index:
         self._full_at = now if full else None
         return -1 if full else now - LIVE_NS
 
-    def _unsure(self, sources: list[Source], known: dict[str, Known], live: dict[str, int], quiet_before: int,
+    def _unsure(self, sources: Sequence[Source], known: dict[str, Known], live: dict[str, int], quiet_before: int,
                 ) -> list[tuple[Source, Known | None]]:
         """The sources to `stat`, with what the index knew of each; the others, unchanged since the
         index saw them, into `live` (in the sources' order: the others' places kept with -1, `_store`

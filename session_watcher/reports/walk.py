@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from session_watcher.reports.index import Index
+    from session_watcher.reports.kept import Sources
 
 RACY_NS = 2_000_000_000
 _new = tuple.__new__
@@ -135,7 +136,7 @@ class Walk:
         return out
 
 
-def discover(roots: Iterable[str], index: Index) -> list[Source]:
+def discover(roots: Iterable[str], index: Index) -> list[Source] | Sources:
     """`agents.claude_code.discover.discover(roots)`, each source `agents.claimed`, listing only the
     folders that changed since the index last saw them; keeps this run's listings (and forgets
     those of folders gone), and tells the index which files came from unchanged folders (`Index.steady`).
