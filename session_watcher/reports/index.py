@@ -287,9 +287,9 @@ class Index:
         if self.in_memory:
             self._memory_fresh = True  # the file's copy was the damaged one: start empty
         else:
-            for suffix in ("", "-journal", "-wal", "-shm"):
+            for path in (*(self.db_path + x for x in ("", "-journal", "-wal", "-shm")), self._sources_file()):
                 try:
-                    os.remove(self.db_path + suffix)
+                    os.remove(path)
                 except FileNotFoundError:
                     pass
                 except OSError:  # a read-only disk: the file stays, this run's index is in memory
@@ -386,12 +386,18 @@ class Index:
         import marshal
 
         if self._kept is False:
-            got = dict(self._require().execute(
-                "SELECT key, value FROM meta WHERE key IN ('sources', 'sourcesDelta', 'files', 'folders')"))
-            base, delta = got.get("sources"), got.get("sourcesDelta")
+            query = "SELECT key, value FROM meta WHERE key IN ('sources', 'files', 'folders')"
+            got = dict(self._require().execute(query))
+            delta = got.get("sources")
             self._kept = None
+            base = None if delta is None else self._mapped(self._sources_file())
             if base is not None and delta is not None:
-                rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
+                try:
+                    rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
+                except (ValueError, EOFError, TypeError):  # a damaged file: listed again, and written
+                    return None
+                finally:
+                    base.release()
                 if digest == rec[4] and files == got.get("files", 0) and rec[3] == got.get("folders", 0):
                     self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *decode(rec[5]), changed)
         kept = self._kept
@@ -443,19 +449,23 @@ class Index:
                 changed[self._positions[src.path]] = self.facts[live[src.path]]
             if read is not None and len(changed) <= _KEPT_CHANGES:
                 if read:
-                    conn.execute(put, ("sourcesDelta", marshal.dumps((kept.digest, files, changed))))
+                    conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed))))
                 self._files_key = (kept.digest, changed)
                 return
-        if walk is None or (read is None and kept is not None) or len(live) != len(sources) or -1 in live.values():
-            conn.execute("DELETE FROM meta WHERE key IN ('sources', 'sourcesDelta')")
-            self._files_key = (self._digest(live), {})
-            return
         digest = self._digest(live)
+        self._files_key = (digest, {})
+        if walk is None or (read is None and kept is not None) or len(live) != len(sources) or -1 in live.values():
+            conn.execute("DELETE FROM meta WHERE key = 'sources'")
+            return
         row = conn.execute("SELECT value FROM meta WHERE key = 'folders'").fetchone()
         cols = encode(sources, live.values(), [self.facts[fid] for fid in live.values()])
-        conn.execute(put, ("sources", marshal.dumps((roots, walk[0], walk[1], row[0] if row else 0, digest, cols))))
-        conn.execute(put, ("sourcesDelta", marshal.dumps((digest, files, {}))))
-        self._files_key = (digest, {})
+        # the record in a file of its own (mapped, not read through the database's pages), its
+        # digest and the counts it holds for in the database
+        record = marshal.dumps((roots, walk[0], walk[1], row[0] if row else 0, digest, cols))
+        if self.in_memory or not self._write_whole(self._sources_file(), [record]):
+            conn.execute("DELETE FROM meta WHERE key = 'sources'")
+            return
+        conn.execute(put, ("sources", marshal.dumps((digest, files, {}))))
 
     def quiet_before(self) -> int:
         """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,
@@ -652,6 +662,28 @@ class Index:
         h.update(marshal.dumps((live, [facts[fid] for fid in live.values()]), 2))
         return bytes(h.digest())
 
+    def _sources_file(self) -> str:
+        """The kept sources' record (`kept_sources`): beside the database, named after it."""
+        return self.db_path.removesuffix(".sqlite3") + "-sources"
+
+    @staticmethod
+    def _mapped(path: str, size: int | None = None) -> memoryview | None:
+        """The file at `path` mapped (of `size` bytes, or None), or None."""
+        import mmap
+
+        from session_watcher.base.paths import open_file
+
+        try:
+            fd = open_file(path, follow=False)
+            try:
+                if size is not None and os.fstat(fd).st_size != size:
+                    return None
+                return memoryview(mmap.mmap(fd, size or 0, access=mmap.ACCESS_READ))
+            finally:
+                os.close(fd)
+        except (OSError, ValueError):  # ValueError: an empty file
+            return None
+
     def _docs(self) -> str:
         """The folder of the reports' texts: beside the database, named after it (not its name and
         more: what is named `warmth-index.sqlite3*` is the database's own files)."""
@@ -668,21 +700,8 @@ class Index:
             return None
         if row[0] is not None:  # kept in the database (the folder could not be written)
             return memoryview(bytes(row[0])), str(row[1])
-        import mmap
-
-        from session_watcher.base.paths import open_file
-
-        try:
-            fd = open_file(os.path.join(self._docs(), key), follow=False)
-            try:
-                if os.fstat(fd).st_size != row[2]:
-                    return None
-                doc = memoryview(mmap.mmap(fd, row[2], access=mmap.ACCESS_READ))
-            finally:
-                os.close(fd)
-        except (OSError, ValueError):  # ValueError: an empty file
-            return None
-        return doc, str(row[1])
+        doc = self._mapped(os.path.join(self._docs(), key), row[2])
+        return None if doc is None else (doc, str(row[1]))
 
     def store_report(self, key: str, doc: list[bytes | memoryview], days: str, at: float) -> None:
         """Keep the finished report for the next run: its text in a file of its own, named by its key
@@ -712,10 +731,18 @@ class Index:
             return False
         from session_watcher.base.paths import ensure_private_dir
 
-        folder = self._docs()
+        try:
+            ensure_private_dir(self._docs())
+        except OSError:
+            return False
+        return self._write_whole(os.path.join(self._docs(), key), doc)
+
+    @staticmethod
+    def _write_whole(path: str, doc: list[bytes | memoryview]) -> bool:
+        """`doc` written to `path` whole, then renamed over it (a reader sees the old file or the new one)."""
+        folder, key = os.path.split(path)
         tmp = os.path.join(folder, f".{key}.{os.getpid()}")
         try:
-            ensure_private_dir(folder)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
             try:
                 for piece in doc:
@@ -724,7 +751,7 @@ class Index:
                         view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
-            os.replace(tmp, os.path.join(folder, key))
+            os.replace(tmp, path)
         except OSError:
             with contextlib.suppress(OSError):
                 os.remove(tmp)
