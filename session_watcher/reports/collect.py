@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from session_watcher.reports.merge import Doc
     from session_watcher.reports.parse import Row
     from session_watcher.reports.scan import Job, Scanned
+    from session_watcher.reports.stored import Text
     from session_watcher.reports.warmth import Part, Session
 
 
@@ -58,6 +59,7 @@ class _Summarize:
             self.members = Counter([src.session for src in sources])  # each session's files
         self.params = ""  # the kept parts' and merged sums' key (`document`)
         self.state: dict[str, Any] = {}  # the merged sums (`reports.merge`) after `document`
+        self.last: Text | None = None  # the last document's text, when this one was cut from it
 
     def agent(self, session: str) -> str:
         return self.agents.get(session) or FALLBACK.name
@@ -109,6 +111,7 @@ class _Summarize:
         if state is not None and first:  # parts no longer kept (dropped with other windows')
             state = None
         last = index.cached_report(state["key"]) if state else None
+        self.last = None if last is None else last[0]  # the text this one's is cut from
         old = index.cached_parts(params, [*keys, *gone]) if last else {}
         done = index.finished
         folds = [k for k in keys if done.get(k) is None]
@@ -387,7 +390,7 @@ def _build(
     cached = kept is not None
     body: list[bytes | memoryview]
     if kept is not None:
-        body, days = [kept[0]], kept[1]
+        body, days = kept[0].pieces(), kept[1]
         if since is None and not os.path.exists(cliff_path()):
             save_cliffs(json.loads(b"".join([*body, b"}"]))["ttl"], now)
     else:
@@ -396,7 +399,7 @@ def _build(
         if since is None:  # a report over a window has less evidence than the whole history
             save_cliffs(made.ttl, now)
         # stored without the clock fields, with `days` last, so a kept copy is sent as text
-        index.store_report(key, body, days, time.time())
+        index.store_report(key, body, days, time.time(), summarize.last)
         summarize.state["key"] = key
         index.store_merged(summarize.params, marshal.dumps(summarize.state), time.time())
     if as_text:

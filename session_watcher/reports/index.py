@@ -29,6 +29,7 @@ from session_watcher.reports.scan import (
     scan_all,
     sha1,
 )
+from session_watcher.reports.stored import Text
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
@@ -55,7 +56,8 @@ SCHEMA_VERSION = 12  # 1: files + rows; 2: + reports (finished documents by corp
 # 10: a report's text in a file of its own beside the database (`store_report`), its sources claimed by
 # their agent in the folders' listings (`reports.walk`); 11: a listing's folders by session (`reports.walk`:
 # a quiet session's folders are not `stat`ed between full passes); 12: a listing's folders and its
-# sources apart (`reports.walk` decodes only the first), the last run's sources kept whole (`kept_sources`)
+# sources apart (`reports.walk` decodes only the first), the last run's sources kept whole (`kept_sources`),
+# a report's text as stretches of files (`store_report`, `reports.stored`)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -139,7 +141,7 @@ _DDL = (
     "CREATE INDEX IF NOT EXISTS files_mtime ON files (mtime_ns)",  # the files in use (`live_dirs`)
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
     "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB, days TEXT NOT NULL, at REAL NOT NULL,"
-    " size INTEGER NOT NULL)",
+    " size INTEGER NOT NULL, parts BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
     "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB NOT NULL, at REAL NOT NULL)",
@@ -690,43 +692,65 @@ class Index:
         folder, name = os.path.split(self.db_path)
         return os.path.join(folder, name.removesuffix(".sqlite3") + "-reports")
 
-    def cached_report(self, key: str) -> tuple[memoryview, str] | None:
+    def cached_report(self, key: str) -> tuple[Text, str] | None:
         """The finished report kept under `key`: (its JSON text as UTF-8, without the clock fields
-        and left open, its `days` as JSON text). The text is a file of its own beside the database
-        (`store_report`), mapped, not copied; one missing or not of the length kept is no report.
-        (The file is only ever replaced, never written in place: what is mapped stays as it is.)"""
-        row = self._require().execute("SELECT doc, days, size FROM reports WHERE key = ?", (key,)).fetchone()
+        and left open, its `days` as JSON text). The text is stretches of files beside the database
+        (`store_report`), mapped, not copied; a file missing or shorter than a stretch kept is no report.
+        (A file is only ever written whole under a new name, never in place: what is mapped stays.)"""
+        import marshal
+
+        row = self._require().execute("SELECT doc, days, parts FROM reports WHERE key = ?", (key,)).fetchone()
         if not row:
             return None
         if row[0] is not None:  # kept in the database (the folder could not be written)
-            return memoryview(bytes(row[0])), str(row[1])
-        doc = self._mapped(os.path.join(self._docs(), key), row[2])
-        return None if doc is None else (doc, str(row[1]))
+            return Text([("", 0, memoryview(bytes(row[0])))]), str(row[1])
+        try:
+            stretches: list[tuple[str, int, int]] = marshal.loads(row[2])  # noqa: S302 (our own 0600 cache)
+        except (ValueError, EOFError, TypeError):
+            return None
+        files: dict[str, memoryview | None] = {}
+        views: list[tuple[str, int, memoryview]] = []
+        for name, off, size in stretches:
+            if name not in files:
+                files[name] = self._mapped(os.path.join(self._docs(), name))
+            whole = files[name]
+            if whole is None or len(whole) < off + size:
+                return None
+            views.append((name, off, whole[off:off + size]))
+        return Text(views), str(row[1])
 
-    def store_report(self, key: str, doc: list[bytes | memoryview], days: str, at: float) -> None:
-        """Keep the finished report for the next run: its text in a file of its own, named by its key
-        (written whole, then renamed: a reader sees the old file or the new one), a row in the database
-        that says its `days` and length; a disk that cannot take it keeps nothing. A large history's
-        report is megabytes: a file is written and read at the speed of a copy, where the database
-        wrote it through its journal (docs/benchmarks.md)."""
+    def store_report(self, key: str, doc: list[bytes | memoryview], days: str, at: float, last: Text | None) -> None:
+        """Keep the finished report for the next run: the bytes this run made in a file of its own
+        (written whole, then renamed, under a name never used before), the stretches it took from the
+        `last` document where they are (`reports.stored`; the whole text when too many), a row in the
+        database that names them and says its `days`; a disk that cannot take it keeps nothing. A
+        large history's report is megabytes, of which a warm run changed a few kilobytes
+        (docs/benchmarks.md)."""
+        import marshal
+
         conn = self._require()
-        blob: bytes | None = None if self._write_doc(key, doc) else b"".join(doc)
+        name = f"{key}.{os.getpid()}.{time.time_ns()}"
+        got = None if last is None else last.stretches(doc, name)
+        stretches, new = got if got is not None else ([(name, 0, sum(len(piece) for piece in doc))], doc)
+        blob: bytes | None = None if self._write_doc(name, new) else b"".join(doc)
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at, size) VALUES (?, ?, ?, ?, ?)",
-                             (key, blob, days, at, sum(len(piece) for piece in doc)))
+                size = sum(len(piece) for piece in doc)
+                conn.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?)",
+                             (key, blob, days, at, size, marshal.dumps(stretches)))
                 conn.execute(
                     "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
                     (KEEP_REPORTS,),
                 )
-                kept = {k for (k,) in conn.execute("SELECT key FROM reports")}
+                kept = {s[0] for (parts,) in conn.execute("SELECT parts FROM reports WHERE doc IS NULL")
+                        for s in marshal.loads(parts)}  # noqa: S302
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
             return
         self._forget_docs(kept)
 
-    def _write_doc(self, key: str, doc: list[bytes | memoryview]) -> bool:
+    def _write_doc(self, name: str, doc: list[bytes | memoryview]) -> bool:
         if self.in_memory:
             return False
         from session_watcher.base.paths import ensure_private_dir
@@ -735,7 +759,7 @@ class Index:
             ensure_private_dir(self._docs())
         except OSError:
             return False
-        return self._write_whole(os.path.join(self._docs(), key), doc)
+        return self._write_whole(os.path.join(self._docs(), name), doc)
 
     @staticmethod
     def _write_whole(path: str, doc: list[bytes | memoryview]) -> bool:
@@ -763,8 +787,8 @@ class Index:
         return True
 
     def _forget_docs(self, kept: set[str]) -> None:
-        """The files of reports no longer kept removed (a run beside this one may have kept others:
-        their reader finds none and builds again)."""
+        """The files no kept report holds a stretch of removed (a run beside this one may have kept
+        others: their reader finds one missing and builds again)."""
         folder = self._docs()
         try:
             names = os.listdir(folder)

@@ -16,6 +16,7 @@ from itertools import accumulate, compress, count
 
 from session_watcher.agents import FALLBACK
 from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.stored import EMPTY
 from session_watcher.reports.warmth import (
     CLAUDE_CLASSES,
     DOCUMENTED_TTL,
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     # a session's entry, its cold starts in the window, its scatter (JSON, no brackets)
     Texts = tuple[bytes, bytes, bytes]
     Piece = bytes | memoryview  # of the document's text: a stretch of the last document's is a view of it, not a copy
+    from session_watcher.reports.stored import Text
+
     Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
 _SEP = (",", ":")
 
@@ -219,7 +222,7 @@ class Doc:
     left open, `days` last), each session's texts from `fresh` or, for the others, `old` (the last
     document): the pieces are written out as they are, a large history's text never joined."""
 
-    def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: Piece,  # noqa: PLR0913, PLR0917
+    def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: Text,  # noqa: PLR0913, PLR0917
                  warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> None:
         classes, buckets, ttl, documented, lifetime = state.pop("inferred")
         self.ttl = ttl
@@ -266,7 +269,7 @@ class Doc:
 
 
 
-def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts], old: Piece,  # noqa: PLR0913, PLR0917
+def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts], old: Text,  # noqa: PLR0913, PLR0917
           spans: list[Spans | None], slot: int) -> int:
     """A JSON array of each session's text `slot` (those not empty), from `fresh` or the `old`
     document, at `pos` of the document; the list's spans kept for the next run. Between two fresh
@@ -286,25 +289,27 @@ def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts],
         else:
             seq = [sid for sid in order if (fresh[sid][slot] if sid in fresh else sid in at)]
         starts = list(accumulate([first] + [n + 1 for n in lens[:-1]]))
-        pieces: list[Piece] = []
+        pieces: list[list[Piece]] = []  # a text each, or a stretch of texts (the views of the files holding it)
         lengths = []
         cut = list(compress(count(), map(fresh.__contains__, seq)))
         for a, b in zip([0] + [i + 1 for i in cut], [*cut, len(seq)], strict=True):
             _copy(seq[a:b], at, sids, starts, lens, old, pieces, lengths)
             if b < len(seq):
                 text = fresh[seq[b]][slot]
-                pieces.append(text)
+                pieces.append([text])
                 lengths.append(len(text))
         out.append(b"[")
         for k, piece in enumerate(pieces):
-            out += (b",", piece) if k else (piece,)
+            if k:
+                out.append(b",")
+            out += piece
         out.append(b"]")
     spans[slot] = (pos + 1, seq, lengths)
     return pos + 2 + sum(lengths) + max(0, len(lengths) - 1)
 
 
 def _copy(run: list[str], at: dict[str, int], sids: list[str], starts: list[int], lens: list[int],  # noqa: PLR0913, PLR0917
-          old: Piece, pieces: list[Piece], lengths: list[int]) -> None:
+          old: Text, pieces: list[list[Piece]], lengths: list[int]) -> None:
     """The old texts of `run` (sessions not changed) onto `pieces`, each stretch of them that
     followed one another in the old list as one slice."""
     i = 0
@@ -315,7 +320,7 @@ def _copy(run: list[str], at: dict[str, int], sids: list[str], starts: list[int]
             n = 1
             while i + n < len(run) and k + n < len(sids) and sids[k + n] == run[i + n]:
                 n += 1
-        pieces.append(old[starts[k]:starts[k + n - 1] + lens[k + n - 1]])
+        pieces.append(old.cut(starts[k], starts[k + n - 1] + lens[k + n - 1]))
         lengths += lens[k:k + n]
         i += n
 
@@ -337,10 +342,10 @@ def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any
     for sid in order:
         fresh[sid], counts = session_texts(sid, parts[sid], lifetime)
         _causes(state, sid, counts, 1)
-    return state, Doc(state, order, fresh, b"", warnings, since, utc_offset)
+    return state, Doc(state, order, fresh, EMPTY, warnings, since, utc_offset)
 
 
-def update(state: State, old_doc: Piece, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
+def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
            warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> Doc | None:
     """`state` with the `old` parts of the changed sessions taken out and their `new` ones put in, and
     the document; None when that moves a cache lifetime (then `build`)."""
