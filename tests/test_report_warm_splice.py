@@ -72,3 +72,29 @@ def test_a_spliced_list_is_a_list_written_whole(
         assert pos == sum(len(piece) for piece in out)
     assert b"".join(out) == want
     assert spans == want_spans  # the next run splices from these
+
+
+@given(st.lists(st.tuples(st.sampled_from(SIDS), st.sampled_from(["p", "q", "r"]), st.sampled_from(["a", "b"]),
+                          st.one_of(st.none(), st.floats(0, 100))), unique_by=lambda t: t[0], min_size=1),
+       st.randoms(use_true_random=False))
+def test_a_folders_name_is_the_same_picked_one_by_one_or_by_a_table(
+        sessions: list[tuple[str, str, str, float | None]], rnd: Any) -> None:
+    """`merge._named`: a few folders' sessions picked out of the report's order, or many by a table
+    of their places, name each folder the same."""
+    order = [s[0] for s in sessions]
+    rnd.shuffle(order)
+    state: Any = merge.empty()
+    for sid, where, name, activity in sessions:
+        names = state["names"].setdefault(where, [])
+        if (name, None) not in names:
+            names.append((name, None))
+        state["where"].setdefault(where, {})[sid] = names.index((name, None))
+        state["sess"][sid] = activity or 0.0
+        if activity is None:
+            state["undated"][sid] = None
+    wheres = {s[1] for s in sessions}
+    merge._named(state, wheres, order)
+    few = dict(state["named"])
+    state["named"] = {}
+    merge._named(state, wheres | {f"gone{k}" for k in range(merge._FEW)}, order)  # past _FEW: the table
+    assert state["named"] == few

@@ -165,8 +165,13 @@ def _totals(state: State, sid: str, p: Part, sign: int, utc_offset: float) -> st
     return str(where)
 
 
-def _named(state: State, wheres: set[str], at: dict[str, int]) -> None:
-    """Each of `wheres`' name, folder and last activity, from its sessions in the report's order."""
+_FEW = 8  # folders whose sessions `_named` picks out of the report's order one by one
+
+
+def _named(state: State, wheres: set[str], order: list[str]) -> None:
+    """Each of `wheres`' name, folder and last activity, from its sessions in the report's order
+    (`order`: a few folders' sessions picked out of it at C speed, many by a table of places)."""
+    at = {sid: i for i, sid in enumerate(order)} if len(wheres) > _FEW else None
     for where in wheres:
         mine = state["where"].get(where)
         if not mine:
@@ -174,7 +179,7 @@ def _named(state: State, wheres: set[str], at: dict[str, int]) -> None:
             continue
         name: tuple[str, str | None, float | None] = ("", None, None)
         names, undated, sess = state["names"][where], state["undated"], state["sess"]
-        for sid in sorted(mine, key=at.__getitem__):
+        for sid in sorted(mine, key=at.__getitem__) if at is not None else filter(mine.__contains__, order):
             project, cwd = names[mine[sid]]
             activity = None if sid in undated else sess[sid]
             last = name[2]
@@ -335,7 +340,7 @@ def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any
             b[0].sort()
             b[2].sort()
             b[3].sort()
-    _named(state, wheres, {sid: i for i, sid in enumerate(order)})
+    _named(state, wheres, order)
     state["inferred"] = inferred = inference(state)
     lifetime = inferred[4]
     fresh: dict[str, Texts] = {}
@@ -360,7 +365,7 @@ def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Par
     lifetime = inferred[4]
     if lifetime != state["lifetime"]:
         return None
-    _named(state, wheres, {sid: i for i, sid in enumerate(order)})
+    _named(state, wheres, order)
     fresh: dict[str, Texts] = {}
     for sid, p in new.items():
         fresh[sid], counts = session_texts(sid, p, lifetime)
