@@ -104,7 +104,7 @@ class _Summarize:
         params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
         made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
         blob = index.merged(params)
-        state: dict[str, Any] | None = marshal.loads(blob) if blob else None  # noqa: S302 (our own 0600 cache)
+        state: dict[str, Any] | None = merge.load(blob) if blob else None
         if state is not None and state.get("made") != made:  # summed other parts (a run beside this one)
             state = None
         keys, gone, first = self._changed(index, live, order, params, state, roots)
@@ -376,7 +376,6 @@ def _build(
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats, bool]:
-    import marshal
 
     from session_watcher.reports.warmth import guard_ids
 
@@ -401,7 +400,9 @@ def _build(
         # stored without the clock fields, with `days` last, so a kept copy is sent as text
         index.store_report(key, body, days, time.time(), summarize.last)
         summarize.state["key"] = key
-        index.store_merged(summarize.params, marshal.dumps(summarize.state), time.time())
+        from session_watcher.reports.merge import dump
+
+        index.store_merged(summarize.params, dump(summarize.state), time.time())
     if as_text:
         return None, [*body, _clock_text(days, now, utc_offset)], stats, cached
     return apply_now(json.loads(b"".join([*body, b"}"])), now, utc_offset), None, stats, cached

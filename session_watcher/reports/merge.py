@@ -10,6 +10,7 @@ The document equals `warmth.report_of_parts`' (tests/test_report_warm.py)."""
 from __future__ import annotations
 
 import json
+import marshal
 import time
 from bisect import bisect_left, insort
 from itertools import accumulate, compress, count
@@ -62,7 +63,6 @@ def empty() -> State:
         "undated": {},  # the sessions without a last activity (a set: session -> None)
         "named": {},  # project -> (name, cwd, last activity), as `warmth.totals` names it
         "sess": {},  # session -> its last activity (the sessions' order)
-        "counts": {},  # session -> its cold starts in the window by cause, "," between (one object to load)
         "spans": [None, None, None],  # per text (`Texts`): where its list's texts are in the document (`Spans`)
         "lifetime": None,
         "key": None,  # the document's key in the index
@@ -346,7 +346,7 @@ def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any
     fresh: dict[str, Texts] = {}
     for sid in order:
         fresh[sid], counts = session_texts(sid, parts[sid], lifetime)
-        _causes(state, sid, counts, 1)
+        _causes(state, counts, 1)
     return state, Doc(state, order, fresh, EMPTY, warnings, since, utc_offset)
 
 
@@ -358,7 +358,10 @@ def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Par
     for sid, p in old.items():
         wheres.add(_totals(state, sid, p, -1, utc_offset))
         _gaps(state, p, -1)
-        _causes(state, sid, [int(n) for n in state["counts"].pop(sid).split(",")], -1)
+        try:  # as they were put in: with the sums' lifetime
+            _causes(state, window_counts(sid, p, state["lifetime"]), -1)
+        except (KeyError, TypeError):  # sums of another lifetime than their parts': from every part
+            return None
         del state["sess"][sid]
     wheres |= {_add(state, sid, p, utc_offset) for sid, p in new.items()}
     state["inferred"] = inferred = inference(state)
@@ -369,7 +372,7 @@ def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Par
     fresh: dict[str, Texts] = {}
     for sid, p in new.items():
         fresh[sid], counts = session_texts(sid, p, lifetime)
-        _causes(state, sid, counts, 1)
+        _causes(state, counts, 1)
     return Doc(state, order, fresh, old_doc, warnings, since, utc_offset)
 
 
@@ -379,8 +382,56 @@ def _add(state: State, sid: str, p: Part, utc_offset: float, put: Any = _put) ->
     return _totals(state, sid, p, 1, utc_offset)
 
 
-def _causes(state: State, sid: str, counts: list[int], sign: int) -> None:
+def _causes(state: State, counts: list[int], sign: int) -> None:
     for i, n in enumerate(counts):
         state["causes"][i] += sign * n
-    if sign > 0:
-        state["counts"][sid] = ",".join(map(str, counts))
+
+
+def window_counts(sid: str, p: Part, lifetime: dict[str, float]) -> list[int]:
+    """A session's cold starts in the window by cause (`session_texts`' counts, without its texts):
+    every session's in the kept sums were counted with the sums' lifetime (a run that moves it
+    builds from every part), so a part taken out takes out what it put in."""
+    mine = [Obs(sid, *o) for o in p.colds]
+    assign_causes(mine, lifetime)
+    return cause_counts([o for o in mine if o.in_window])
+
+
+if TYPE_CHECKING:
+    _Dict = dict[str, Any]
+else:
+    _Dict = dict
+
+
+class _Packed(_Dict):
+    """Each folder's sessions as kept (`dump`): one folder's decoded when it is asked for, so a warm
+    run decodes and encodes again only the folders of the sessions it changed."""
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        if isinstance(value, bytes):
+            value = marshal.loads(value)  # noqa: S302 (our own 0600 cache's plain data)
+            super().__setitem__(key, value)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401 (self.get is this)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        self[key] = default
+        return default
+
+
+def dump(state: State) -> bytes:
+    """The sums as kept between runs (marshal data), each folder's sessions packed on their own."""
+    where = {k: v if isinstance(v, bytes) else marshal.dumps(v) for k, v in dict.items(state["where"])}
+    return marshal.dumps({**state, "where": where})
+
+
+def load(data: bytes) -> State:
+    """`dump`'s sums."""
+    state: State = marshal.loads(data)  # noqa: S302 (our own 0600 cache's plain data)
+    state["where"] = _Packed(state["where"])
+    state.pop("counts", None)  # (kept by sessions before: counted again from a part now)
+    return state
