@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 import time
 from collections import Counter
@@ -23,6 +22,10 @@ REPORT_VERSION = 6  # bump when the report's computation changes: cached documen
 # 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+if TYPE_CHECKING:
+    import sqlite3
+else:  # the same module without its package's adapters for datetime (and datetime's import)
+    import _sqlite3 as sqlite3
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

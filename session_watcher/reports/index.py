@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import time
 from itertools import compress
 
@@ -33,6 +32,10 @@ from session_watcher.reports.scan import (
 from session_watcher.reports.stored import Text
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+if TYPE_CHECKING:
+    import sqlite3
+else:  # the same module without its package's adapters for datetime (and datetime's import)
+    import _sqlite3 as sqlite3
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

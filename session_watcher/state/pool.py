@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import signal
 import sys
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
@@ -185,6 +184,8 @@ def fork(name: str) -> tuple[int, IO[bytes], int] | None:
 def stop(pid: int, kill: bool = True) -> None:
     """Wait for the child `pid`, killed first (`kill`) when its work is no longer wanted."""
     if kill:
+        import signal  # here: a warm report's process forks no child and needs none of it
+
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
