@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from array import array
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from session_watcher.agents.source import Source
 from session_watcher.reports import index as index_module
 from session_watcher.reports.collect import run_report_json
-from session_watcher.reports.kept import Order, Sources, decode, encode
+from session_watcher.reports.kept import KeptFacts, Order, Sources, decode, encode
 from tests.test_report_index import call_line
 from tests.test_report_warm import AE, FA, FIXTURES, NEW, age, copy_session
 
@@ -197,13 +198,28 @@ def test_the_kept_columns_give_the_sources_back() -> None:
     assert list(got) == srcs
     assert [got[k] for k in range(4)] == srcs
     assert got[1:3] == srcs[1:3]
-    assert ids == [4, 5, 6, 7]
+    assert list(ids) == [4, 5, 6, 7]
     assert list(zip(sizes, mtimes, offsets, strict=True)) == facts
+    assert got.counts()["s1"] == 2
+    assert got.counts()["nobody"] == 0
     assert got.by_agent() == {"t1": "codex"}
     assert list(got.head(2).plus(srcs[2:])) == srcs
     empty, *rest = decode(encode([], [], []))
     assert list(empty) == []
-    assert rest == [[], [], [], []]
+    assert [list(column) for column in rest] == [[], [], [], []]
+
+
+def test_the_kept_facts_asked_one_by_one_or_all_at_once() -> None:
+    n = 100
+    ids, sizes, mtimes, offsets = (array("q", [k * m + 1 for k in range(n)]) for m in (3, 5, 7, 11))
+    facts = KeptFacts(ids, sizes, mtimes, offsets)
+    facts[ids[5]] = (1, 2, 3)  # a file read this run: its new facts kept
+    for k in range(n):  # past the first 16 asked, every one at once
+        want = (1, 2, 3) if k == 5 else (sizes[k], mtimes[k], offsets[k])
+        assert facts[ids[k]] == want
+    assert len(facts) == n
+    with pytest.raises(KeyError):
+        KeptFacts(ids, sizes, mtimes, offsets)[-1]
 
 
 def test_a_sessions_sources_asked_one_by_one_or_all_at_once() -> None:

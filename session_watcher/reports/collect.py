@@ -55,11 +55,12 @@ class _Summarize:
     def __init__(self, sources: Sequence[Source], since: float | None, utc_offset: float,
                  guarded: frozenset[str]) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
+        self.members: dict[str, int]  # each session's files
         if isinstance(sources, Sources):  # the last run's, as columns
-            self.agents, self.members = sources.by_agent(), Counter(sources.sessions)
+            self.agents, self.members = sources.by_agent(), sources.counts()
         else:
             self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
-            self.members = Counter([src.session for src in sources])  # each session's files
+            self.members = Counter([src.session for src in sources])
         self.params = ""  # the kept parts' and merged sums' key (`document`)
         self.state: dict[str, Any] = {}  # the merged sums (`reports.merge`) after `document`
         self.last: Text | None = None  # the last document's text, when this one was cut from it
@@ -128,9 +129,12 @@ class _Summarize:
         doc = None
         if state is not None and last is not None and was == made:  # no run beside this one changed the parts
             kept = state["sess"]
-            now_kept = [k for k in order if (k in kept and k not in new) or _part(new.get(k)) is not None]
-            olds = {k: p for k, v in old.items() if (p := _part(marshal.loads(v))) is not None}  # noqa: S302
             news = {k: p for k, v in new.items() if (p := _part(v)) is not None}
+            if len(news) == len(new) and kept.keys() >= new.keys():  # none left or came: the kept, at C speed
+                now_kept = list(filter(kept.__contains__, order))
+            else:
+                now_kept = [k for k in order if (k in kept and k not in new) or k in news]
+            olds = {k: p for k, v in old.items() if (p := _part(marshal.loads(v))) is not None}  # noqa: S302
             doc = merge.update(state, last[0], olds, news, now_kept, warnings, self.since, self.utc_offset)
             made = was + bool(keys or gone)  # this run's change of the parts
         if doc is None:  # every part: as kept (read after their count), this run's as made here

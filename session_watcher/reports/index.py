@@ -16,7 +16,7 @@ from itertools import compress
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
-from session_watcher.reports.kept import Sources, decode, encode
+from session_watcher.reports.kept import KeptFacts, Sources, decode, encode
 from session_watcher.reports.scan import (
     HEAD_BYTES,
     NO_ROWS,
@@ -38,6 +38,7 @@ else:  # the same module without its package's adapters for datetime (and dateti
     import _sqlite3 as sqlite3
 
 if TYPE_CHECKING:
+    from array import array
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any, NamedTuple
 
@@ -122,10 +123,10 @@ class Kept(NamedTuple):
     folders: int
     digest: bytes
     sources: Sources
-    ids: list[int]
-    sizes: list[int]
-    mtimes: list[int]
-    offsets: list[int]
+    ids: array[int]
+    sizes: array[int]
+    mtimes: array[int]
+    offsets: array[int]
     changed: dict[int, tuple[int, int, int]]
 
 
@@ -430,7 +431,7 @@ class Index:
         for k, (size, mtime, offset) in kept.changed.items():
             sizes[k], mtimes[k], offsets[k] = size, mtime, offset
         live.update(zip(sources.paths, ids, strict=True))
-        self.facts = dict(zip(ids, zip(sizes, mtimes, offsets, strict=True), strict=True))
+        self.facts = KeptFacts(ids, sizes, mtimes, offsets)
         n = kept.walk_n  # `not 0 < mtime < quiet_before` at C speed, and every one past the walk's
         at = sorted({*compress(range(n), map(quiet_before.__le__, mtimes)),
                      *compress(range(n), map((0).__ge__, mtimes)), *range(n, len(sources))})

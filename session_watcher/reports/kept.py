@@ -36,7 +36,7 @@ def encode(sources: Sequence[Source], ids: Iterable[int], facts: list[Facts]) ->
             bytes([at[s[4]] for s in sources]), array("q", ids).tobytes(), flat.tobytes())
 
 
-def decode(cols: Columns) -> tuple[Sources, list[int], list[int], list[int], list[int]]:
+def decode(cols: Columns) -> tuple[Sources, array[int], array[int], array[int], array[int]]:
     """(the sources, their file ids, sizes, mtimes, offsets) of `encode`'s columns."""
     paths, sessions, projects, subs, agents, which, ids, flat = cols
     split = (lambda text: text.split(_SEP)) if paths else (lambda _text: [])
@@ -44,8 +44,40 @@ def decode(cols: Columns) -> tuple[Sources, list[int], list[int], list[int], lis
     facts.frombytes(flat)
     got = array("q")
     got.frombytes(ids)
-    return (Sources(split(paths), split(sessions), split(projects), subs, agents, which), got.tolist(),
-            facts[0::3].tolist(), facts[1::3].tolist(), facts[2::3].tolist())
+    return (Sources(split(paths), split(sessions), split(projects), subs, agents, which), got,
+            facts[0::3], facts[1::3], facts[2::3])
+
+
+if TYPE_CHECKING:
+    _Facts = dict[int, Facts]
+else:
+    _Facts = dict
+
+
+class KeptFacts(_Facts):
+    """Each kept file's facts by its id, made when asked for (a warm run asks for those of the few
+    sessions it compares); past `_ASKED` asked, every one at once. Facts set are kept as set."""
+
+    _ASKED = 16
+
+    def __init__(self, ids: array[int], sizes: array[int], mtimes: array[int], offsets: array[int]) -> None:
+        super().__init__()
+        self._ids, self._sizes, self._mtimes, self._offsets = ids, sizes, mtimes, offsets
+        self._asked = 0
+
+    def __missing__(self, fid: int) -> Facts:
+        self._asked += 1
+        if self._asked > self._ASKED:
+            every = dict(zip(self._ids, zip(self._sizes, self._mtimes, self._offsets, strict=True), strict=True))
+            every.update(self)  # (those set since are newer)
+            self.update(every)
+            return every[fid]
+        try:
+            k = self._ids.index(fid)
+        except ValueError:
+            raise KeyError(fid) from None
+        got = self[fid] = (self._sizes[k], self._mtimes[k], self._offsets[k])
+        return got
 
 
 class Sources(Sequence[Source]):
@@ -87,12 +119,26 @@ class Sources(Sequence[Source]):
                        [*self.projects, *(s[2] for s in more)], self.subs + bytes([s[3] for s in more]), agents,
                        self.which + bytes([agents.index(s[4]) for s in more]))
 
+    def counts(self) -> dict[str, int]:
+        """How many sources each session has (counted when asked for: a warm run asks for a few)."""
+        return _Counts(self.sessions)
+
     def by_agent(self) -> dict[str, str]:
         """The sessions of another agent than the fallback's: session -> its agent."""
         agents = self.agents
         if not any(agents):
             return {}
         return {sid: a for sid, w in zip(self.sessions, self.which, strict=True) if (a := agents[w])}
+
+
+class _Counts(dict[str, int]):
+    def __init__(self, sessions: list[str]) -> None:
+        super().__init__()
+        self._sessions = sessions
+
+    def __missing__(self, sid: str) -> int:
+        n = self[sid] = self._sessions.count(sid)
+        return n
 
 
 class Order(dict[str, list[Source]]):

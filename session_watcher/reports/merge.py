@@ -293,7 +293,7 @@ def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts],
             seq = list(filter(at.__contains__, order))
         else:
             seq = [sid for sid in order if (fresh[sid][slot] if sid in fresh else sid in at)]
-        starts = list(accumulate([first] + [n + 1 for n in lens[:-1]]))
+        starts = list(accumulate(map((1).__add__, lens[:-1]), initial=first))  # each text's, a comma between
         pieces: list[list[Piece]] = []  # a text each, or a stretch of texts (the views of the files holding it)
         lengths = []
         cut = list(compress(count(), map(fresh.__contains__, seq)))
