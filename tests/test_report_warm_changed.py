@@ -117,7 +117,7 @@ def test_the_report_text_is_a_file_beside_the_index(projects: Path, tmp_path: Pa
     assert doc is None
     assert (at, n) == (0, size)
     assert name.startswith(key)
-    assert sorted(os.listdir(folder)) == [name]
+    assert texts(folder) == [name]
     assert (folder / name).stat().st_size == size
     assert (folder / name).read_bytes().decode() == first.removesuffix(
         first[first.index(',"generatedAt":'):])  # its clock fields added on the way out
@@ -133,7 +133,15 @@ def test_the_report_text_is_a_file_beside_the_index(projects: Path, tmp_path: Pa
     assert changed == text(projects, tmp_path / "cold.sqlite3")
     kept = kept_texts(index)
     assert len(kept) == 2  # the newest texts kept (index.KEEP_REPORTS)
-    assert sorted(os.listdir(folder)) == sorted({s[0] for _k, _d, _n, parts in kept for s in parts})
+    assert texts(folder) == sorted({s[0] for _k, _d, _n, parts in kept for s in parts})
+    with sqlite3.connect(index) as conn:  # and the merged sums' file, of the one window kept
+        assert sorted(set(os.listdir(folder)) - set(texts(folder))) == [f for (f,) in conn.execute(
+            "SELECT file FROM merged")]
+
+
+def texts(folder: Path) -> list[str]:
+    """The reports' texts' files (not the merged sums')."""
+    return sorted(name for name in os.listdir(folder) if not name.startswith("merged-"))
 
 
 def test_a_warm_run_writes_what_it_changed_and_takes_the_rest_where_it_is(

@@ -149,7 +149,7 @@ _DDL = (
     " size INTEGER NOT NULL, parts BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
-    "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB NOT NULL, at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB, at REAL NOT NULL, file TEXT)",
     "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value)",
 )
@@ -165,6 +165,7 @@ FULL_EVERY_NS = 600 * 10**9
 # to this many; past it they are written whole again
 _KEPT_CHANGES = 256
 _new = tuple.__new__
+_MERGED = "merged-"  # the names of the merged sums' files among the reports' texts (`store_merged`)
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
 
 
@@ -302,6 +303,7 @@ class Index:
                 except OSError:  # a read-only disk: the file stays, this run's index is in memory
                     self.in_memory = self._memory_fresh = True
             self._forget_docs(set())
+            self._forget_docs(set(), _MERGED)
         self.rebuilt = True
 
     def close(self) -> None:
@@ -792,16 +794,17 @@ class Index:
             raise
         return True
 
-    def _forget_docs(self, kept: set[str]) -> None:
-        """The files no kept report holds a stretch of removed (a run beside this one may have kept
-        others: their reader finds one missing and builds again)."""
+    def _forget_docs(self, kept: set[str], kind: str = "") -> None:
+        """The files of reports' texts (`kind` ""), or of merged sums (`_MERGED`), that no kept row
+        holds removed (a run beside this one may have kept others: their reader finds one missing and
+        builds again)."""
         folder = self._docs()
         try:
             names = os.listdir(folder)
         except OSError:
             return
         for name in names:
-            if name not in kept and not name.startswith("."):
+            if name not in kept and not name.startswith(".") and name.startswith(_MERGED) == (kind == _MERGED):
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
 
@@ -915,21 +918,33 @@ class Index:
             rows = [r for sid in sessions for r in conn.execute(get, (params, _db(sid)))]
         return {_fs(sid): part for sid, part in rows}
 
-    def merged(self, params: str) -> bytes | None:
-        """The report's merged sums kept for `params` (`reports.merge`, as marshal data)."""
-        row = self._require().execute("SELECT data FROM merged WHERE params = ?", (params,)).fetchone()
-        return bytes(row[0]) if row else None
+    def merged(self, params: str) -> bytes | memoryview | None:
+        """The report's merged sums kept for `params` (`reports.merge`, as marshal data): a file of
+        their own in the reports' folder (mapped), or in the database where that cannot be written."""
+        row = self._require().execute("SELECT data, file FROM merged WHERE params = ?", (params,)).fetchone()
+        if not row:
+            return None
+        return bytes(row[0]) if row[1] is None else self._mapped(os.path.join(self._docs(), row[1]))
 
     def store_merged(self, params: str, data: bytes, at: float) -> None:
+        """Keep the merged sums of `params`: a file written whole under a name never used before (a
+        megabyte at 10,000 files, read and written through the database's pages before), its name in
+        the database; the files of sums no longer kept removed."""
         conn = self._require()
+        name = f"{_MERGED}{os.getpid()}.{time.time_ns()}"
+        written = self._write_doc(name, [data])
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO merged VALUES (?,?,?)", (params, data, at))
+                conn.execute("INSERT OR REPLACE INTO merged VALUES (?,?,?,?)",
+                             (params, None, at, name) if written else (params, data, at, None))
                 conn.execute("DELETE FROM merged WHERE params NOT IN (SELECT params FROM merged ORDER BY at DESC"
                              " LIMIT ?)", (KEEP_REPORTS,))
+                kept = {f for (f,) in conn.execute("SELECT file FROM merged WHERE file IS NOT NULL")}
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
+            return
+        self._forget_docs(kept, _MERGED)
 
     def parts_made(self, params: str) -> int:
         """How many times the parts of `params` were changed (`store_parts`): merged sums made from

@@ -429,7 +429,7 @@ def dump(state: State) -> bytes:
     return marshal.dumps({**state, "where": where})
 
 
-def load(data: bytes) -> State:
+def load(data: bytes | memoryview) -> State:
     """`dump`'s sums."""
     state: State = marshal.loads(data)  # noqa: S302 (our own 0600 cache's plain data)
     state["where"] = _Packed(state["where"])
