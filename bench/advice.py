@@ -11,8 +11,8 @@ real session (a user who never restarts) is folded with it for what that user is
 
 * alerts whose promised saving the backtest's own counterfactual shows lost: a gate or reminder
   after call k promises `savingUsd` over `cycle` calls; restarting after k, those calls of the real
-  segment (to its end at most) would have cost more than they did (a cold return: the same, from
-  before its call);
+  session (to the end of its chain at most: the segments its automatic compactions join, core.chains)
+  would have cost more than they did (a cold return: the same, from before its call);
 * reminders per segment after the gate (the most in one segment, and segments over 3);
 * interruptions per hour of work (gate, reminders and cold returns per hour, the gaps between calls
   counted up to 15 minutes each), and lamp changes per call within segments.
@@ -35,12 +35,15 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench import calibrate as cal
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop, engine
+
+if TYPE_CHECKING:
+    from session_watcher.core.chains import Chain
 
 GRID: dict[str, list[Any]] = {
     "advice_min_usd": [0.0, 0.01, 0.02, 0.05, 0.10, 0.20],
@@ -79,9 +82,9 @@ def _hours(rows: list[dict[str, Any]]) -> float:
     return sum(min(b - a, IDLE_CAP) for a, b in itertools.pairwise(ts) if b > a) / 3600
 
 
-def _realized(seg: bt.Segment, k: int, horizon: int) -> float:
-    """Dollars (read units when unpriced) the real segment's calls k+1..k+horizon save with a restart
-    after call index k."""
+def _realized(seg: Chain, k: int, horizon: int) -> float:
+    """Dollars (read units when unpriced) the real calls k+1..k+horizon save with a restart after
+    call index k (of its chain: the segments its automatic compactions join, core.chains)."""
     end = min(len(seg.calls), k + 1 + horizon)
     w = seg.weights()
     after = seg.schedule_costs([k])
@@ -98,8 +101,8 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
         fired.extend((len(calls) - 1, dict(a)) for a in alerts)
 
     engine.fold(state, s.loaded.events, cfg, s.loaded.paths, call_hook=hook)
-    where: list[tuple[bt.Segment, int]] = []
-    for seg in bt.segments(calls, s.seen.shared):
+    where: list[tuple[Chain, int]] = []
+    for seg in bt.chains(bt.segments(calls, s.seen.shared), s.seen.autos):
         where.extend((seg, i) for i in range(len(seg.calls)))
     lost = 0
     promised = realized = 0.0
@@ -112,7 +115,7 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
         horizon = math.ceil(a["cycle"]) if a.get("cycle") else len(seg.calls)
         if a["kind"] == "backstop":
             per_seg[calls[j].segment] = per_seg.get(calls[j].segment, 0) + 1
-        if k < 0 or k >= len(seg.calls) - 1:
+        if k < 0 or k not in seg.points():  # no restart at a segment's last call
             continue
         got = _realized(seg, k, horizon)
         promise = a.get("savingUsd") if a.get("savingUsd") is not None else a.get("saving") or 0.0

@@ -35,12 +35,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop
 from session_watcher.sessions import backtest as shell
+
+if TYPE_CHECKING:
+    from session_watcher.core.chains import Chain
 
 GRID: dict[str, list[Any]] = {
     "bp_amber": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.10],
@@ -68,10 +71,10 @@ class Session:
     loaded: shell.Loaded
     cfg: dict[str, Any]
     seen: closedloop.Observed
-    segs: list[bt.Segment]
+    segs: list[Chain]  # the real segments, joined by their automatic compactions (core.chains)
     actual: float  # dollars
     best: float  # the best schedule's saving, dollars
-    flat: list[tuple[int, int]]  # (first, last call) of segments whose best schedule saves under 2 %
+    flat: list[tuple[int, int]]  # (first, last call) of chains whose best schedule saves under 2 %
     hindsight1: float
     sweet: float  # dollars saved following the sweet spot in closed loop
     sweet_restarts: int
@@ -83,19 +86,16 @@ def prepare(path: Path) -> Session:
     loaded = shell.load(str(path))
     cfg = shell.config_for(str(path), {})
     seen = closedloop.observe(loaded.fresh(), loaded.events, cfg, loaded.paths)
-    segs = bt.segments(seen.calls, seen.shared)
+    segs = bt.chains(bt.segments(seen.calls, seen.shared), seen.autos)
     actual = sum(usd(s, []) for s in segs)
-    best, flat = 0.0, []
+    best, flat, one = 0.0, [], 0.0
     for s in segs:
-        base = usd(s, [])
-        saved = base - usd(s, s.best_schedule())
-        best += saved
-        if base <= 0 or 100 * saved / base < bt.FLAT_SEGMENT_PCT:
-            flat.append((s.calls[0].call, s.calls[-1].call))
-    one = 0.0
-    for s in segs:
-        k = s.best_point()
+        schedule, k = s.best()
+        best += usd(s, []) - usd(s, schedule)
         one += usd(s, []) - usd(s, [] if k is None else [k])
+        base = usd(s, [])
+        if base <= 0 or 100 * (base - usd(s, schedule)) / base < bt.FLAT_SEGMENT_PCT:  # the chain's
+            flat.append((s.calls[0].call, s.calls[-1].call))
     sweet = closedloop.follow(loaded.fresh(), seen, cfg, "sweetSpot")
     stab = bt.stability(seen.calls)
     from session_watcher.agents.codex.reader import session_id as codex_id  # a Codex rollout: its thread id
@@ -105,14 +105,14 @@ def prepare(path: Path) -> Session:
                    actual - price(segs, sweet), len(sweet), xsweet_p95=stab["xSweetMoveP95"])
 
 
-def usd(seg: bt.Segment, restarts: list[int]) -> float:
+def usd(seg: bt.Segment | Chain, restarts: list[int]) -> float:
     units, dollars = seg.total(seg.schedule_costs(restarts))
     return dollars if dollars is not None else units
 
 
-def price(segs: list[bt.Segment], restarts: list[int]) -> float:
+def price(segs: list[Chain], restarts: list[int]) -> float:
     """Dollars of the session with a restart after each of the call numbers `restarts`."""
-    return sum(usd(s, bt._local(s, restarts)) for s in segs)
+    return sum(usd(s, s.local(restarts)) for s in segs)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The best schedule's dynamic programme on long segments: ``python -m bench.dp [--calls 3000] [--repeat 5]``.
 
-`core.backtest.Segment.best_schedule` (any number of restarts, candidates pruned by dominance)
+`core.segment.Segment.best_schedule` (any number of restarts, candidates pruned by dominance)
 against two references timed in the same run on the same segment: the plain O(n^2) programme
 written here (every last restart for every call, no pruning; the same costs, so the same optimum)
 and the best single restart (`Segment.values`, one pass). The segment is seeded and realistic:

@@ -1,8 +1,9 @@
 """Where the advice's restarts differ from the best schedule's, per session:
 ``python -m bench.gap TRANSCRIPT ...`` (docs/model.md, "Why the 200k-window sessions capture less").
 
-For each session (the shipped parameters, no tuning): its window as replay knows it, per real segment
-the best schedule's restarts and the advice's (closed loop, `bench.calibrate.score`), what each of the
+For each session (the shipped parameters, no tuning): its window as replay knows it, per chain of real
+segments (joined by their automatic compactions, core.chains) the best schedule's restarts and the
+advice's (closed loop, `bench.calibrate.score`), what each of the
 advice's restarts adds to the session's saving (the schedule priced with and without it), and the
 capture against two references: the best schedule (the backtest's) and, as an extra column, the best
 schedule restricted to restarts the advice could ever say, the calls where the real session's own
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 from bench import calibrate as cal
 from session_watcher.core import backtest as bt
 from session_watcher.core import engine
+from session_watcher.core.chains import Chain
 from session_watcher.core.eoq import quantities
 from session_watcher.core.window import context_window
 
@@ -31,14 +33,16 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Alert, State
 
 
-def best_within(seg: bt.Segment, allowed: set[int]) -> tuple[float, list[int]]:
-    """(saving, restarts): the best schedule whose restarts (indices into `seg`) all lie in `allowed`,
-    priced as `Segment.schedule_costs` prices any schedule (a call costs what the last restart before
-    it makes it cost): a dynamic programme over the last restart, O(n^2)."""
+def best_within(seg: bt.Segment | Chain, allowed: set[int]) -> tuple[float, list[int]]:
+    """(saving, restarts): the best schedule whose restarts (indices into `seg`, a segment or the
+    segments its automatic compactions join) all lie in `allowed`, priced as `schedule_costs` prices
+    any schedule (a call costs what the last restart before it makes it cost): a dynamic programme
+    over the last restart, O(n^2)."""
     n = len(seg.calls)
     w = seg.weights()
+    points = set(seg.points()) if isinstance(seg, Chain) else set(range(n - 1))
     sums: dict[int, list[float]] = {}  # restart (-1: none) -> running cost of calls 0..j under it
-    for r in [-1, *sorted(k for k in allowed if 0 <= k < n - 1)]:
+    for r in [-1, *sorted(k for k in allowed if k in points)]:
         costs = seg.schedule_costs([] if r < 0 else [r])
         sums[r] = [0.0, *itertools.accumulate(c * wj for c, wj in zip(costs, w, strict=True))]
 
@@ -98,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
             got, _within = best_within(seg, {k for k in range(n) if ok[at + k]})
             floor_best += got
             at += n
-            mine = bt._local(seg, sc.restarts)
+            mine = seg.local(sc.restarts)
             with_all = cal.usd(seg, mine)
             adds = [f"{first + k} ({cal.usd(seg, [x for x in mine if x != k]) - with_all:+.2f})" for k in mine]
-            best = [str(first + k) for k in seg.best_schedule()]
+            best = [str(first + k) for k in seg.best()[0]]
             if best or adds:
                 parts.append(f"{first}-{seg.calls[-1].call}: {', '.join(best) or '-'} / {', '.join(adds) or '-'}")
         rows.append((sc.saving, s.best, floor_best))

@@ -176,6 +176,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    if not callable(getattr(LoadFileScheduling, "_split_scope", None)):  # xdist's own method, not public:
+        return None  # without it, plain `loadfile` (each shared module may build its own install)
+
     class Scheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = super()._split_scope(nodeid)

@@ -518,13 +518,15 @@ def test_rule5_a_stale_pending_note_is_swept_by_the_next_session_start(tmp_path:
 
 
 def test_rule5_taken_notes_beyond_a_small_count_or_age_are_swept_and_still_counted(tmp_path: Path) -> None:
-    """30 taken notes (some over a week old): the next take keeps the newest TAKEN_KEEP young ones;
-    the ids of all of them stay known to `report` (handoffs.taken_ids)."""
+    """30 taken notes (some over a week old): a take leaves them (no index rewrite on the hook the
+    client waits for); the next handoff written keeps the newest TAKEN_KEEP young ones; the ids of
+    all of them stay known to `report` (handoffs.taken_ids)."""
     import os
 
     from session_watcher.state import handoffs
 
     now = time.time()
+    _pending(LONG_CWD, "parent-9", now - 60)  # written before the notes below: it swept none of them
     folder = Path(handoffs.folder("taken"))
     folder.mkdir(parents=True, exist_ok=True)
     ids = [f"taken-{i:02d}" for i in range(30)]
@@ -533,9 +535,12 @@ def test_rule5_taken_notes_beyond_a_small_count_or_age_are_swept_and_still_count
         f.write_text("{}")
         age = (i + 1) * 3600 if i < 25 else (8 + i) * 86400  # the last five: over a week old
         os.utime(f, (now - age, now - age))
-    _pending(LONG_CWD, "parent-9", now - 60)
     out = start("child-9", LONG_CWD)
     assert out is not None
+    assert len(list(folder.iterdir())) == 31  # the take swept nothing of them
+    assert not Path(handoffs.index_file()).exists()
+    assert handoffs.taken_ids() == sorted([*ids, "child-9"])
+    _pending(LONG_CWD, "parent-10", now - 30)  # the next write sweeps
     kept = sorted(p.stem for p in folder.iterdir())
     assert len(kept) == 20  # handoffs.TAKEN_KEEP
     assert "child-9" in kept

@@ -135,6 +135,7 @@ def test_story_rows_written_by_the_block_read_as_their_dicts() -> None:
 @pytest.mark.parametrize("command", [
     "ls -la", "x" * 5000, "word " * 2000, "a" + " " * 5000 + "tail words", ("w" * 119 + " ") + "z" * 5000,
     "  lead\tand\nbreaks " * 400, ("w" * 121 + " ") * 40, "é " * 3000,
+    "w" * 239 + " tail", " " * 300 + "word", "ab " * 80 + "c" * 300, "a  " * 100 + "b" * 5000, "x " * 59 + "y" * 200,
 ])
 def test_a_long_commands_label_is_read_from_its_head(command: str) -> None:
     """A tool call's label, read from the first words of its text, is the label of its whole text."""

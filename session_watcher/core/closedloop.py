@@ -7,8 +7,10 @@ transcript events: each later call of the segment with the usage `core.backtest.
 for it (the context shifted down by D = T(k) - Bd(k), a miss's re-write shrinking first), call k+1
 as a fresh session's first call (it reads the shared prefix and writes the rest), and a new segment
 in the engine before it (floor, path map, ledger, dwell and bills start again; the growth estimate
-keeps what it learned). Every later advice is followed the same way, to the segment's end. Real
-compactions stay where they were: a real segment starts with the real session's usage again.
+keeps what it learned). Every later advice is followed the same way. A real automatic compaction
+happens in the counterfactual only where its context reaches the client's point (`core.chains`: one
+it does not reach is held back, the engine's segment runs on with the heavier calls, and it is
+folded where the counterfactual reaches it); a manual one stays where it was.
 
 `observe` folds the real session (the `Call`s the backtest prices); `follow` folds the
 counterfactual one for a policy and returns where it restarted. Neither reads a file: the shell
@@ -20,11 +22,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.core import engine
-from session_watcher.core.backtest import Call, Segment, call_from_trace, segments
-from session_watcher.core.eoq import quantities
+from session_watcher.core.backtest import Call, call_from_trace, chains, segments
+from session_watcher.core.chains import Auto, Chain, Step, point_of
+from session_watcher.core.eoq import compact_reserve, quantities
+from session_watcher.core.window import context_window
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
     from session_watcher.core.engine import Resolved
     from session_watcher.core.shapes import Alert, CallEvent, CallUsage, Event, ModelParams, State
@@ -50,20 +54,44 @@ class Observed(NamedTuple):
     calls: list[Call]  # one per main-chain API call, as the real fold saw it
     shared: int  # the prefix a restart finds cached (cr of the session's first call)
     rows: list[dict[str, Any]]  # per call, what a trace row says of it: call, segment, ts, usage
+    autos: dict[int, Auto] = {}  # noqa: RUF012 (never mutated) the automatic compactions, by the call after
+
+
+def _client_point(state: State, cfg: ModelParams) -> float | None:
+    """Where the session's client compacts on its own: its window less its reserve."""
+    ctx = state["context"]
+    window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
+    return None if window is None else window - compact_reserve(ctx, cfg)
 
 
 def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Resolved) -> Observed:
     """Fold the real session into `state` (fresh); one `Call` per main-chain API call."""
     calls: list[Call] = []
     rows: list[dict[str, Any]] = []
+    autos: dict[int, Auto] = {}
+    seen: list[tuple[object, int] | None] = [None]  # the last compaction folded since the last call: trigger, before
+    point: list[float | None] = [None]  # the client's point after the last call
 
     def hook(st: State, fired: list[Alert], usage: CallUsage) -> None:
-        calls.append(_call(st, cfg, fired, usage))
+        c = _call(st, cfg, fired, usage)
+        got = seen[0]
+        if calls and c.segment != calls[-1].segment and got is not None and got[0] == "auto":
+            last = calls[-1].total
+            autos[c.call] = Auto(got[1] or last, point_of(point[0], got[1], last))
+        seen[0] = None
+        point[0] = _client_point(st, cfg)
+        calls.append(c)
         e = st["engine"]
         rows.append({"call": e["calls"], "segment": e["segment"], "ts": usage["ts"], "usage": usage})
 
-    engine.fold(state, events, cfg, paths, call_hook=hook)
-    return Observed(events, paths, calls, state["engine"]["shared"] or 0, rows)
+    def watched() -> Iterator[Event]:
+        for ev in events:
+            if ev[0] == "compact":
+                seen[0] = (ev[2], int(ev[3] or 0))
+            yield ev
+
+    engine.fold(state, watched(), cfg, paths, call_hook=hook)
+    return Observed(events, paths, calls, state["engine"]["shared"] or 0, rows, autos)
 
 
 def _with_usage(ev: CallEvent, inp: int, usage: tuple[int, int, int]) -> CallEvent:
@@ -74,25 +102,26 @@ def _with_usage(ev: CallEvent, inp: int, usage: tuple[int, int, int]) -> CallEve
 
 
 class _Plan:
-    """Where each call of the session sits: its segment's pricing and its index there."""
+    """Where each call of the session sits: its chain and its index there."""
 
-    def __init__(self, calls: Sequence[Call], shared: int) -> None:
-        self.calls = calls
-        self.where: list[tuple[Segment, int]] = []
-        for seg in segments(calls, shared):
-            self.where.extend((seg, i) for i in range(len(seg.calls)))
+    def __init__(self, calls: Sequence[Call], shared: int, autos: dict[int, Auto]) -> None:
+        self.where: list[tuple[Chain, int]] = []
+        for ch in chains(segments(calls, shared), autos):
+            self.where.extend((ch, i) for i in range(len(ch.calls)))
 
-    def event(self, ev: CallEvent, j: int, restart: int) -> CallEvent:
-        """Call j's event in the counterfactual whose last restart was after call `restart` (-1:
-        none in this segment yet): the real one, a fresh session's first call, or a lighter one."""
-        if restart < 0:
-            return ev
-        seg, i = self.where[j]
-        c = self.calls[j]
-        if restart == j - 1:
-            return _with_usage(ev, 0, seg.fresh_usage(i - 1))  # the carry is all cached or written
-        k = self.where[restart][1]
-        return _with_usage(ev, c.total - c.cr - c.cw5m - c.cw1h, seg.lighter_usage(i, seg._drop(k)[1]))
+    def trail(self, j: int, restart: bool) -> Iterator[Step]:
+        """The counterfactual from call j on: after a restart after call j - 1, else as it was (call
+        j starts its chain)."""
+        ch, i = self.where[j]
+        return ch.trail(i - 1 if restart else -1)
+
+
+def _event(ev: CallEvent, step: Step) -> CallEvent:
+    """Call j's event in the counterfactual: the real one, or one carrying the step's usage."""
+    if step.usage is None:
+        return ev
+    inp, cr, w5m, w1h = step.usage
+    return _with_usage(ev, inp, (cr, w5m, w1h))
 
 
 def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[int]:
@@ -102,9 +131,11 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[
     xSweet. `seen`: the real session as `observe` saw it (the restarts' carry and the usage the
     counterfactual calls get come from its calls)."""
     calls, paths = seen.calls, seen.paths
-    plan = _Plan(calls, seen.shared)
+    plan = _Plan(calls, seen.shared, seen.autos)
     restarts: list[int] = []
     batch: list[Event] = []
+    compacts: list[Event] = []  # the compactions since the last call, and the one held back
+    held: list[Event] = []
     recent = state["meter"]["recent"]  # the meter's own test of a new call: a key it holds no sample of
     redone: dict[str, CallEvent] = {}  # a call's later samples carry what its first one did
     said: list[Alert] = []
@@ -116,33 +147,53 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[
             q = quantities(st, cfg)
             sweet[0] = q["x"] is not None and q["xSweet"] is not None and q["x"] >= q["xSweet"]
 
+    def flush(first: Iterable[Event] = ()) -> None:
+        """Fold the compactions `first` (they came before the events batched since), then the batch."""
+        nonlocal batch
+        todo = [*first, *batch]
+        if todo:
+            engine.fold(state, todo, cfg, paths)
+            batch = []
+
     j = -1  # the last main-chain call folded, an index into `calls`
-    restart = -1  # the last restart in this segment (an index into `calls`), -1: none
+    trail: Iterator[Step] = iter(())
     due = False  # the advice after call j was to restart
     for ev in seen.events:
+        if ev[0] == "compact":
+            flush()
+            compacts.append(ev)
+            continue
         if ev[0] != "call" or ev[4]:
             batch.append(ev)
             continue
-        if batch:
-            engine.fold(state, batch, cfg, paths)
-            batch = []
         key = ev[1]
         if key in recent:  # a later sample of a call folded already
+            flush()
             engine.fold(state, [redone.get(key, ev)], cfg, paths)
             continue
         j += 1
         if j >= len(calls):  # not a call `observe` saw: cannot be (the same events, the same meter)
             break
-        if j == 0 or calls[j - 1].segment != calls[j].segment:
-            restart, due = -1, False
-        elif due or (policy == "alert" and engine.cold_return_due(state, cfg, ev[2]) is not None):
-            restart = j - 1
-            restarts.append(calls[restart].call)
-            engine.new_segment(state)  # a fresh session: the growth estimate keeps what it learned
-        redone[key] = cf = plan.event(ev, j, restart)
+        if j == 0 or plan.where[j][0] is not plan.where[j - 1][0]:  # a new chain: the real session again
+            trail, due, held = plan.trail(j, False), False, []
+        elif calls[j - 1].segment != calls[j].segment:
+            due = False  # no restart at a compaction
+        else:  # the calls' own events first, then the advice after the last call
+            flush()
+            if due or (policy == "alert" and engine.cold_return_due(state, cfg, ev[2]) is not None):
+                restarts.append(calls[j - 1].call)
+                trail, held = plan.trail(j, True), []
+                engine.new_segment(state)  # a fresh session: the growth estimate keeps what it learned
+        step = next(trail)
+        if step.compact == "skipped":
+            held, compacts = compacts, []
+        elif step.compact == "moved":
+            compacts, held = [*held, *compacts], []
+        flush(compacts)
+        compacts = []
+        redone[key] = cf = _event(ev, step)
         said.clear()
         engine.fold(state, [cf], cfg, paths, call_hook=hook)
         due = any(a.get("kind") in ADVICE for a in said) if policy == "alert" else sweet[0]
-    if batch:
-        engine.fold(state, batch, cfg, paths)
+    flush(compacts)
     return restarts

@@ -140,8 +140,9 @@ def _steady_malloc() -> None:
         pass
 
 
-def _encoded(parts: Iterable[str], block: int = 1 << 20) -> Iterator[bytes]:
-    """The pieces as UTF-8, about `block` characters a write (never the whole page as one string)."""
+def _encoded(parts: Iterable[str], block: int = 1 << 16) -> Iterator[bytes]:
+    """The pieces as UTF-8, about `block` characters a write (never the whole page as one string;
+    a write's text under glibc's mmap threshold, `_steady_malloc`: its memory reused, not mapped anew)."""
     group: list[str] = []
     size = 0
     for part in parts:

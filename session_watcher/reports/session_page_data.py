@@ -93,15 +93,25 @@ def _summary(name: str, inp: Input | None, cwd: str | None, canon_of: dict[tuple
     for key in SUMMARY_KEYS:
         v = getattr(inp, key)
         if isinstance(v, str) and v:
-            text = " ".join(v[:LABEL_READ].split())
-            if len(v) > LABEL_READ and text.rfind(" ") <= LABEL_CHARS:  # its last word may go on: the whole
-                text = " ".join(v.split())
-            return text[:LABEL_CHARS], None
+            return _label(v), None
     return "", None
 
 
+def _label(v: str) -> str:
+    """The first LABEL_CHARS of the text's words, one space between: `" ".join(v.split())`'s, from
+    as little of it as holds them (a head's words are the text's, but its last may go on)."""
+    text = " ".join(v[:LABEL_HEAD].split())
+    if len(v) <= LABEL_HEAD or (len(text) >= LABEL_CHARS and (len(v) <= LABEL_READ or text.rfind(" ") > LABEL_CHARS)):
+        return text[:LABEL_CHARS]
+    text = " ".join(v[:LABEL_READ].split())
+    if len(v) > LABEL_READ and text.rfind(" ") <= LABEL_CHARS:  # its last word may go on: the whole
+        text = " ".join(v.split())
+    return text[:LABEL_CHARS]
+
+
 LABEL_CHARS = 120
-LABEL_READ = 4096  # a label's words are read from this much of its text, where they are enough
+LABEL_HEAD = 2 * LABEL_CHARS  # most labels' words are in this much of their text
+LABEL_READ = 4096  # else in this much, where they are enough
 
 
 PROMPT_CHARS = 120
@@ -709,6 +719,7 @@ class PageRead:
         self._chunk = b""  # the chunk read last, fed to the builder up to `_at`, its next line's offset
         self._at = self._end = 0  # `_end`: just past the chunk's last newline
         self._head_done = False
+        self._buf: bytearray | None = None  # `_buffer`'s
 
     def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
         """The session's folder as `transcript_cwd` finds it: from the first chunk where it decides
@@ -742,6 +753,7 @@ class PageRead:
 
     def __exit__(self, *exc: object) -> None:
         bulkparse.tap = None
+        self._buf = None
         os.close(self.fd)
 
     def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
@@ -752,7 +764,7 @@ class PageRead:
         if before is None and self._first is not None:
             got, self._first = self._first, None
         else:
-            got = read_new(path, before, whole=True, fd=self.fd)
+            got = read_new(path, before, whole=True, fd=self.fd, buf=self._buffer(before))
         if before is None:
             self.builder = PageBuilder(self.session_id, track=False)
             self.events = []
@@ -761,6 +773,21 @@ class PageRead:
         self._note_lines(*got)
         self._begin(lines[0] if lines else b"")
         return got
+
+    def _buffer(self, before: dict[str, Any] | None) -> bytearray | None:
+        """The one buffer each whole chunk after the first is read into (`read_new`'s `buf`) of a
+        Claude Code transcript, whose parse and builder keep none of a chunk (only lines cut from
+        it); None for the first chunk (read before the fold asks for it), another agent's log, and
+        where the platform has no `os.preadv`."""
+        from session_watcher.agents import agent_reading
+        from session_watcher.state.reader import CHUNK
+
+        if not before or not before.get("offset") or not agent_reading(before, []).fallback \
+                or not hasattr(os, "preadv"):
+            return None
+        if self._buf is None:
+            self._buf = bytearray(CHUNK)
+        return self._buf
 
     def _begin(self, chunk: bytes) -> None:
         """The chunk's records fed as replay's parse of the chunk decodes them (`bulkparse.tap`:
@@ -927,7 +954,7 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
                 read.drain()
         else:
             read.drain()
-        model = read.builder.model(trace, final, doc, packed)
+    model = read.builder.model(trace, final, doc, packed)  # the read's buffer given back first
     model["storyError"] = error
     from session_watcher.reports.session_marks import add_marks
 

@@ -99,7 +99,7 @@ def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None
         note_taken(taken, loaded.path, {"sessionId": state["sessionId"], "parentSession": state.get("parentSession")},
                    seen.rows)
     return {"sessionId": state["sessionId"], "transcript": loaded.path,
-            **bt.backtest(seen.calls, seen.shared, follow)}
+            **bt.backtest(seen.calls, seen.shared, follow, seen.autos)}
 
 
 def run_one(transcript: str, overrides: dict[str, Any] | None = None,

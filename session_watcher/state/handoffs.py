@@ -98,13 +98,16 @@ def _files(kind: str) -> list[tuple[float, str]]:
     return out
 
 
-def sweep(now: float, max_age_s: float | None, keep: str = "") -> None:
-    """Remove the pending handoffs older than `max_age_s` (None: leave them) but `keep`, and the
-    taken notes but the newest TAKEN_KEEP younger than TAKEN_MAX_AGE (their ids go to the index)."""
+def sweep(now: float, max_age_s: float | None, keep: str = "", taken_too: bool = True) -> None:
+    """Remove the pending handoffs older than `max_age_s` (None: leave them) but `keep`, and (with
+    `taken_too`) the taken notes but the newest TAKEN_KEEP younger than TAKEN_MAX_AGE (their ids go
+    to the index)."""
     if max_age_s is not None:
         for mtime, path in _files("pending"):
             if path != keep and now - mtime > max_age_s:
                 _unlink(path)
+    if not taken_too:
+        return
     taken_notes = sorted(_files("taken"), reverse=True)  # the newest first
     old = [path for i, (mtime, path) in enumerate(taken_notes) if i >= TAKEN_KEEP or now - mtime > TAKEN_MAX_AGE]
     if old and _remember([os.path.basename(p)[:-len(".json")] for p in old]):
@@ -203,7 +206,9 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
         pass
     doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
     forget(doc)
-    sweep(now, max_age_s())
+    # the taken notes are swept by the next write (each take needs one): the index's rewrite stays
+    # off the hook the client waits for, and at most TAKEN_KEEP + 1 notes are kept meanwhile
+    sweep(now, max_age_s(), taken_too=False)
     return doc if usable(doc, project, child, now, max_age_s()) else None
 
 

@@ -69,9 +69,9 @@ def _salvage(fd: int, start: int, end: int) -> bytes | None:
     return line if isinstance(rec, dict) and rec.get("type") == "assistant" else None
 
 
-def read_new(
+def read_new(  # noqa: PLR0913, PLR0917  # a read's options, each some caller's
     path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK, split: bool = True, whole: bool = False,
-    fd: int | None = None,
+    fd: int | None = None, buf: bytearray | None = None,
 ) -> tuple[list[bytes], dict[str, Any], int]:
     """(complete new lines, the advanced cursor, lines skipped as too long to keep).
 
@@ -80,7 +80,10 @@ def read_new(
     `split=False`: only the cursor is wanted; the lines are one item (not all of their bytes, nor cut).
     `whole=True`: the lines are one item, the chunk read, not cut: its lines up to its last newline
     are the new lines (`core.bulkparse.parse_chunk` reads them so; no MAX_LINES: for a whole fold).
-    `fd`: `path` already open (the caller's, left open): a whole file read through one open.
+    `fd`: `path` already open (the caller's, left open): a whole file read through one open. `buf`
+    (with `whole`, `max_bytes` long): a whole chunk is read into it and handed on as the one item,
+    valid until the next read (the same memory read into again: a new chunk a read costs a page
+    fault for every 4 kB of it).
     """
     own = fd is None
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
@@ -88,7 +91,7 @@ def read_new(
     try:
         f = _Open(path, fd, cursor)
         if f.skip is None:
-            got = f.lines(max_bytes, split and not whole, whole)
+            got = f.lines(max_bytes, split and not whole, whole, buf)
             if got is not None:
                 return got
         lines, moved, skipped = f.skip_long_line(max_bytes)
@@ -131,7 +134,8 @@ class _Open:
             out["skip"] = skip
         return out
 
-    def lines(self, max_bytes: int, split: bool, whole: bool = False) -> tuple[list[bytes], dict[str, Any], int] | None:
+    def lines(self, max_bytes: int, split: bool, whole: bool = False, buf: bytearray | None = None,
+              ) -> tuple[list[bytes], dict[str, Any], int] | None:
         """The complete lines after the offset (at most `max_bytes`); None when one line is longer
         than that (`skip` is then past the chunk read, where the skip goes on)."""
         fd, offset, size = self.fd, self.offset, self.st.st_size
@@ -143,7 +147,11 @@ class _Open:
             nl = probe.rfind(b"\n")
             if nl >= 0 and len(probe) == SALVAGE_BYTES:
                 return [probe], self.moved(offset + want - SALVAGE_BYTES + nl + 1), 0
-        chunk = os.pread(fd, want, offset)
+        if whole and buf is not None and want == len(buf) and os.preadv(fd, [buf], offset) == want:
+            # the buffer as the chunk: its readers (bulkparse.parse_chunk, the page's) take either
+            chunk: bytes = buf  # type: ignore[assignment]
+        else:
+            chunk = os.pread(fd, want, offset)
         if split:
             lines, used = split_lines(chunk, MAX_LINES)
         else:

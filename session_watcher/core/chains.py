@@ -1,0 +1,264 @@
+"""Restart schedules priced across the session's automatic compactions: the backtest's honest
+counterfactual (docs/backtest.md, "Compactions in the counterfactual"). Pure.
+
+A real automatic compaction happened because the real context reached the client's point. A
+counterfactual that restarted carries less, so it need not reach it: the compaction happens in the
+counterfactual only where its context reaches the point. A chain is the run of real segments joined
+by automatic compactions; a restart's effect runs on across them:
+
+* at a real automatic compaction (tokens before `pre`), the counterfactual carrying D fewer tokens
+  reaches it when pre - D >= the point; then it compacts there as the real session did (from there
+  on it is the real session again). Else it does not compact: its next real request reads its
+  whole context from the cache (what it adds beyond the summary is not seen: nothing), and the later
+  calls carry what they carry in the real session plus the difference (a miss re-writes it, else it
+  is read), until
+* the counterfactual's prompt would reach the point: the compaction it skipped happens before that
+  call, carrying what the real one carried (the real segment's first prompt), as a restart does.
+
+The point: the client's (the window less its reserve, `eoq.compact_reserve`, by client version),
+never below the last prompt the real session sent without compacting, nor above where it compacted.
+A user's restart starts a new conversation: a compaction the old one skipped is gone. A manual
+compaction is the user's act and stays where it was (it ends the chain). One segment alone is priced
+by `core.segment.Segment` itself (no compaction to move: the figures of before).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, NamedTuple
+
+from session_watcher.core.eoq import fresh_split, real_request
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+    from session_watcher.core.segment import Call, Segment
+
+
+class Auto(NamedTuple):
+    """A real automatic compaction, before the first call of a segment."""
+
+    pre: int  # its tokens before (else the last call's prompt)
+    point: float  # where the client compacts, as the counterfactual is tested against
+
+
+class Step(NamedTuple):
+    """One call of the counterfactual."""
+
+    j: int  # its index in the chain
+    usage: tuple[int, int, int, int] | None  # (in, cr, cw5m, cw1h); None: the real call's
+    units: float  # its cost in its model's read units
+    compact: str | None  # before it: "here" (a real compaction, kept), "skipped", "moved" (one skipped, now)
+
+
+def point_of(client: float | None, pre: int, last_prompt: int) -> float:
+    """The compaction's point: the client's, within [the last prompt sent without compacting, pre]."""
+    top = pre if pre > 0 else last_prompt
+    if client is None:
+        return float(top)
+    return float(min(top, max(client, last_prompt)))
+
+
+class Chain:
+    """Real segments joined by automatic compactions (`autos[b]` before `segs[b + 1]`)."""
+
+    def __init__(self, segs: Sequence[Segment], autos: Sequence[Auto]) -> None:
+        self.segs = list(segs)
+        self.autos = list(autos)
+        self.calls: list[Call] = [c for s in self.segs for c in s.calls]
+        self.shared = self.segs[0].shared
+        self.where = [(s, i) for s in self.segs for i in range(len(s.calls))]
+        self.starts: list[int] = []
+        at = 0
+        for s in self.segs:
+            self.starts.append(at)
+            at += len(s.calls)
+        self.boundary = {start: b for b, start in enumerate(self.starts[1:])}
+        self.prompt = [c.total for c in self.calls]  # T = in + cr + cw
+        self.actual = [a for s in self.segs for a in s.actual]  # each call's real cost, read units
+        # per boundary: the first real request of the segment after it (its prompt is the compacted carry)
+        self.first_real = [next((j for j in range(self.starts[b + 1], self.starts[b + 1] + len(s.calls))
+                                 if real_request(self.prompt[j])), self.starts[b + 1])
+                           for b, s in enumerate(self.segs[1:])]
+
+    # ------------------------------------------------------------------ pricing one call
+
+    def _units(self, j: int, usage: tuple[int, int, int, int] | None, drop: int) -> float:
+        seg, i = self.where[j]
+        if usage is None:
+            return seg.actual[i]
+        _inp, cr, w5m, w1h = usage
+        p = seg.price[i]
+        return cr + w5m * p.w5m + w1h * p.w1h + seg._extra(seg.calls[i], p, drop)
+
+    def _shifted(self, j: int, d: int) -> tuple[int, int, int, int] | None:
+        """Call j carrying d fewer tokens (d < 0: more): a lighter call as `Segment` prices it, or a
+        heavier one whose miss re-writes the more (in its TTL class), else reads it."""
+        if d == 0 or not real_request(self.prompt[j]):
+            return None
+        seg, i = self.where[j]
+        c = seg.calls[i]
+        if d > 0:
+            return (c.inp, *seg.lighter_usage(i, d))
+        more = -d
+        if seg.rewrite[i] and seg.ttl[i] == "1h":
+            return c.inp, c.cr, c.cw5m, c.cw1h + more
+        if seg.rewrite[i]:
+            return c.inp, c.cr, c.cw5m + more, c.cw1h
+        return c.inp, c.cr + more, c.cw5m, c.cw1h
+
+    def _fresh(self, j: int, carry: int) -> tuple[int, int, int, int]:
+        """Call j as a fresh conversation's first call sending `carry` tokens."""
+        seg, i = self.where[j]
+        read, written = fresh_split(max(0, carry), seg.shared)
+        if seg.ttl[i] == "1h":
+            return 0, int(read), 0, int(written)
+        return 0, int(read), int(written), 0
+
+    # ------------------------------------------------------------------ the walk
+
+    def trail(self, k: int) -> Iterator[Step]:
+        """The counterfactual's calls after a restart after call k (-1: none), to the chain's end."""
+        n, t = len(self.calls), self.prompt
+        d, hold = 0, None  # what it carries less than the real session; the compaction it skipped
+        fresh: int | None = None  # the next call is a fresh conversation's sending this plus its growth
+        cont: tuple[int, int] | None = None  # (call, context): that call reads the whole context
+        if k >= 0:
+            seg, i = self.where[k]
+            bd, d = seg._drop(i)
+            fresh = bd
+        for j in range(k + 1, n):
+            compact = None
+            b = self.boundary.get(j)
+            if b is not None:
+                auto = self.autos[b]
+                pre = auto.pre or t[j - 1]
+                if d <= 0 or pre - d >= auto.point:
+                    d, hold, fresh, cont, compact = 0, None, None, None, "here"
+                else:
+                    r = self.first_real[b]
+                    cont = (r, pre - d)
+                    d, hold, fresh, compact = t[r] - (pre - d), b, None, "skipped"
+            elif (hold is not None and fresh is None and cont is None and real_request(t[j])
+                  and real_request(t[j - 1]) and t[j] - d >= self.autos[hold].point):
+                carry = t[self.first_real[hold]]
+                fresh, d, hold, compact = carry, t[j - 1] - carry, None, "moved"
+            if fresh is not None:
+                usage: tuple[int, int, int, int] | None = self._fresh(j, fresh + t[j] - t[j - 1])
+                fresh = None
+            elif cont is not None and cont[0] == j:
+                usage, cont = (0, cont[1], 0, 0), None
+            elif cont is not None:  # a failed request before the first real one: as it was
+                usage = None
+            else:
+                usage = self._shifted(j, d)
+            yield Step(j, usage, self._units(j, usage, d), compact)
+
+    # ------------------------------------------------------------------ schedules
+
+    def local(self, calls: Iterable[int]) -> list[int]:
+        """Restarts given as call numbers (1-based), as indices into the chain (a segment's last call
+        is no restart point)."""
+        firsts = {c.call: j for j, c in enumerate(self.calls)}
+        ends = {s - 1 for s in self.starts[1:]} | {len(self.calls) - 1}
+        return sorted({firsts[n] for n in calls if n in firsts and firsts[n] not in ends})
+
+    def points(self) -> list[int]:
+        ends = {s - 1 for s in self.starts[1:]} | {len(self.calls) - 1}
+        return [j for j in range(len(self.calls)) if j not in ends]
+
+    def schedule_costs(self, restarts: Iterable[int]) -> list[float]:
+        """Each call's cost in read units with a restart after each of the chain indices `restarts`."""
+        if len(self.segs) == 1:
+            return self.segs[0].schedule_costs(restarts)
+        ends = set(self.points())
+        starts = [-1, *sorted(k for k in set(restarts) if k in ends)]
+        out = [0.0] * len(self.calls)
+        for n, k in enumerate(starts):
+            stop = starts[n + 1] if n + 1 < len(starts) else len(self.calls) - 1
+            for step in self.trail(k):
+                out[step.j] = step.units
+                if step.j >= stop:
+                    break
+        return out
+
+    def total(self, costs: Sequence[float]) -> tuple[float, float | None]:
+        """(read units, USD or None when a call's model has no dollar price), segment by segment."""
+        units, usd = 0.0, 0.0
+        priced = True
+        for b, seg in enumerate(self.segs):
+            u, d = seg.total(costs[self.starts[b]:self.starts[b] + len(seg.calls)])
+            units += u
+            priced = priced and d is not None
+            usd += d or 0.0
+        return units, usd if priced else None
+
+    def weights(self) -> list[float]:
+        if not all(s.priced() for s in self.segs):
+            return [1.0] * len(self.calls)
+        return [w for s in self.segs for w in s.weights()]
+
+    def best(self) -> tuple[list[int], int | None]:
+        """(the cheapest schedule of restarts, the cheapest single restart), [] and None when none
+        beats the real session: a dynamic programme over the last restart, O(n^2) (each restart's
+        trail walked once; a restart's effect depends on the compactions it moves, so the one-segment
+        pruning does not hold)."""
+        if len(self.segs) == 1:
+            return self.segs[0].best_schedule(), self.segs[0].best_point()
+        w = self.weights()
+        actual = [a * wj for a, wj in zip(self.actual, w, strict=True)]
+        real = math.fsum(actual)
+        prefix = [0.0]
+        for a in actual:
+            prefix.append(prefix[-1] + a)
+        points = self.points()
+        open_ = set(points)
+        arrive: dict[int, tuple[float, int]] = {}  # restart after j: the cheapest calls 0..j, its last restart
+        back: dict[int, int] = {}
+        end_v, end_from = math.inf, -1
+        one_v, one = real, None
+        for k in [-1, *points]:
+            if k >= 0:
+                acc, back[k] = arrive[k]
+            else:
+                acc = 0.0
+            single = prefix[k + 1]
+            for step in self.trail(k):
+                v = step.units * w[step.j]
+                acc += v
+                single += v
+                if step.j in open_:
+                    got = arrive.get(step.j)
+                    if got is None or acc < got[0]:
+                        arrive[step.j] = (acc, k)
+            if acc < end_v:
+                end_v, end_from = acc, k
+            if k >= 0 and single < one_v * (1 - 1e-12):
+                one_v, one = single, k
+        if end_v >= real * (1 - 1e-12):
+            return [], one
+        out: list[int] = []
+        while end_from >= 0:
+            out.append(end_from)
+            end_from = back[end_from]
+        return out[::-1], one
+
+
+def chains(segs: Sequence[Segment], autos: Mapping[int, Auto] | None) -> list[Chain]:
+    """The segments as chains: a segment whose first call (its `call` number) began after an automatic
+    compaction in `autos` joins the chain before it."""
+    out: list[Chain] = []
+    run: list[Segment] = []
+    joins: list[Auto] = []
+    for seg in segs:
+        auto = (autos or {}).get(seg.calls[0].call)
+        if run and auto is not None:
+            run.append(seg)
+            joins.append(auto)
+            continue
+        if run:
+            out.append(Chain(run, joins))
+        run, joins = [seg], []
+    if run:
+        out.append(Chain(run, joins))
+    return out

@@ -1,0 +1,229 @@
+"""The backtest's counterfactual and the session's automatic compactions (docs/backtest.md,
+"Compactions in the counterfactual"): a restarted session's smaller context compacts where it
+reaches the client's point, not where the real one did."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from bench.synth import Transcript
+from session_watcher.base import config
+from session_watcher.base.config import model_params
+from session_watcher.core import backtest as bt
+from session_watcher.core import closedloop
+from session_watcher.core.chains import Auto, point_of
+from session_watcher.sessions import backtest as shell
+from tests.calibration import unpack
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from session_watcher.core.chains import Chain
+
+OPUS = "claude-opus-4-6"
+W5 = 12.5  # a 5-minute write in read units
+
+
+def call(n: int, seg: int, cr: int, cw: int = 0, bd: int | None = None) -> bt.Call:
+    return bt.Call(call=n, segment=seg, total=cr + cw, b_default=cr + cw if bd is None else bd, cr=cr,
+                   cw5m=cw, cw1h=0, model=OPUS)
+
+
+def real_shaped(tmp_path: Path) -> Path:
+    """A real Claude Code session (03a1382e, client 2.1.33, 200k window) cut 4 calls after its one
+    automatic compaction (168,483 tokens before, call 159): its own lines, in their order."""
+    lines = unpack("03a1382e-ecd5-42c4-b3d4-5c659e165904", tmp_path).read_bytes().splitlines()
+    at = next(i for i, line in enumerate(lines) if b'"compact_boundary"' in line)
+    after = [i for i in range(at, len(lines)) if b'"type":"assistant"' in lines[i]]
+    out = tmp_path / "cut.jsonl"
+    out.write_bytes(b"\n".join(lines[:after[12] + 1]) + b"\n")
+    return out
+
+
+class TestARealShapedSession:
+    def test_the_advice_s_restarts_keep_the_context_under_the_point_and_it_never_compacts(
+            self, tmp_path: Path) -> None:
+        """The advice restarts four times before call 159 (the last at 148): the fresh session's
+        context stays far under the 167k point, so in the counterfactual the client never compacts
+        and the engine folds no compaction; the real session compacted once."""
+        path = real_shaped(tmp_path)
+        loaded = shell.load(str(path))
+        cfg = model_params(shell.config_for(str(path), {}))
+        real = loaded.fresh()
+        seen = closedloop.observe(real, loaded.events, cfg, loaded.paths)
+        assert real["engine"]["compactions"] == 1
+        state = loaded.fresh()
+        restarts = closedloop.follow(state, seen, cfg, "alert")
+        assert restarts == [38, 76, 108, 148]
+        assert state["engine"]["compactions"] == 0
+        assert seen.autos == {159: Auto(168_483, 167_000.0)}  # the client's point, 200k less 33k
+
+    def test_the_calls_after_it_are_priced_without_the_compaction(self, tmp_path: Path) -> None:
+        """The real call 159 wrote the summary afresh; the restarted session, never compacting, reads
+        its whole context from the cache there and carries it on, so the segment after the real
+        compaction costs less under the advice than it did (before: the compaction stayed and the
+        segment cost what it cost)."""
+        doc = shell.run_one(str(real_shaped(tmp_path)))
+        after = doc["segmentList"][1]
+        assert (after["firstCall"], after["lastCall"]) == (159, 162)
+        pol = after["policies"]
+        assert pol["alert"]["restartsAfter"] == []
+        assert pol["alert"]["usd"] < 0.5 * pol["actual"]["usd"]
+        # the calls after it as the trail says: 159 reads the context the restart at 148 left
+        seen = closedloop.observe(*_inputs(real_shaped(tmp_path)))
+        chain = bt.chains(bt.segments(seen.calls, seen.shared), seen.autos)[0]
+        k = chain.local([148])[0]
+        steps = {s.j: s for s in chain.trail(k)}
+        step = steps[next(j for j, c in enumerate(chain.calls) if c.call == 159)]
+        assert step.compact == "skipped"
+        _carry, shed = chain.segs[0]._drop(k)
+        assert step.usage == (0, 168_483 - shed, 0, 0)
+
+
+def _inputs(path: Path) -> tuple[object, ...]:
+    loaded = shell.load(str(path))
+    return loaded.fresh(), loaded.events, model_params(shell.config_for(str(path), {})), loaded.paths
+
+
+def two(pre: int = 100_000, point: float = 95_000.0) -> Chain:
+    """Two segments joined by an automatic compaction: the first grows 40k -> 90k by 10k a call, the
+    second starts from a 30k summary and grows by 10k a call to 80k. Every call a cache hit."""
+    first = [call(1, 0, 30_000, 10_000, bd=20_000)] + [call(n, 0, 30_000 + 10_000 * (n - 1), 10_000, bd=20_000)
+                                                        for n in range(2, 7)]
+    second = [call(7, 1, 0, 30_000)] + [call(n, 1, 30_000 + 10_000 * (n - 8), 10_000, bd=20_000)
+                                         for n in range(8, 13)]
+    segs = bt.segments([*first, *second], 0)
+    return bt.chains(segs, {7: Auto(pre, point)})[0]
+
+
+class TestTheChain:
+    def test_no_restart_is_the_real_session(self) -> None:
+        ch = two()
+        assert ch.schedule_costs([]) == ch.actual
+        assert [s.compact for s in ch.trail(-1)][6] == "here"
+        assert all(s.usage is None for s in ch.trail(-1))
+
+    def test_a_restart_under_the_point_skips_the_compaction(self) -> None:
+        """A restart after call 2 (T 50k, carrying 20k) sheds 30k: the context before call 7 is
+        100k - 30k = 70k, under the 95k point. Call 7 reads those 70k; the later calls carry what
+        they did plus 40k (70k against the real 30k summary), read from the cache."""
+        ch = two()
+        steps = list(ch.trail(1))
+        by = {s.j: s for s in steps}
+        assert by[6].compact == "skipped"
+        assert by[6].usage == (0, 70_000, 0, 0)
+        assert by[7].usage == (0, 30_000 + 40_000, 10_000, 0)
+        assert by[7].units == 70_000 + 10_000 * W5
+
+    def test_the_compaction_it_skipped_comes_where_its_context_reaches_the_point(self) -> None:
+        """Carrying 40k more, the second segment's prompt reaches 95k at call 10 (real 60k + 40k =
+        100k): the client compacts before it, and call 10 starts afresh from the real summary (30k)
+        and its growth; after it the calls carry 20k less than the real ones (the summary is 30k,
+        the real call 9 carried 50k)."""
+        by = {s.j: s for s in two().trail(1)}
+        assert by[9].compact == "moved"
+        assert by[9].usage == (0, 0, 40_000, 0)
+        assert by[10].usage == (0, 40_000, 10_000, 0)
+        assert [s.compact for s in by.values()].count("moved") == 1
+
+    def test_a_restart_that_sheds_less_than_the_overshoot_compacts_where_the_real_one_did(self) -> None:
+        """The real context went to 100k where the point is 75k: a restart after call 1 (T 40k,
+        carrying 20k) sheds 20k and still reaches it (80k), so the compaction stays and the second
+        segment is the real one; one after call 5 (T 80k) sheds 60k and does not (40k)."""
+        ch = two(point=75_000.0)
+        early = {s.j: s for s in ch.trail(0)}
+        assert early[6].compact == "here"
+        assert all(early[j].usage is None for j in range(6, 12))
+        assert {s.j: s for s in ch.trail(4)}[6].compact == "skipped"
+
+    def test_the_point_is_the_client_s_within_what_the_real_session_did(self) -> None:
+        assert point_of(167_000, 168_483, 166_100) == 167_000
+        assert point_of(213_400, 241_000, 230_000) == 230_000  # it ran past 213k without compacting
+        assert point_of(213_400, 190_000, 185_000) == 190_000  # it compacted before the client's point
+        assert point_of(None, 0, 150_000) == 150_000
+
+
+rows_st = st.lists(st.tuples(st.integers(0, 60_000), st.integers(0, 20_000), st.integers(0, 60_000),
+                             st.sampled_from([OPUS, OPUS, "claude-haiku-4-5", "claude-nonesuch-9"])),
+                   min_size=2, max_size=10)
+
+
+@given(rows_st, st.integers(1, 8), st.integers(0, 100_000), st.integers(0, 120_000), st.integers(0, 30_000))
+@settings(max_examples=300, deadline=None)
+@example(rows=[(30_000, 10_000, 20_000, OPUS)] * 3 + [(0, 30_000, 20_000, OPUS)] + [(40_000, 10_000, 20_000, OPUS)] * 3,
+         cut=3, pre=60_000, point=55_000, shared=0)
+def test_the_best_schedule_is_the_cheapest_of_all_across_a_compaction(
+        rows: list[tuple[int, int, int, str]], cut: int, pre: int, point: int, shared: int) -> None:
+    """The chain's dynamic programme against every subset of its restart points (a segment's last
+    call is none), compactions kept, skipped and moved alike."""
+    cut = min(cut, len(rows) - 1)
+    calls = [bt.Call(i + 1, 0 if i < cut else 1, cr + w + 3, bd, cr, w, 0, model)
+             for i, (cr, w, bd, model) in enumerate(rows)]
+    ch = bt.chains(bt.segments(calls, shared), {cut + 1: Auto(pre, float(min(point, pre)))})[0]
+    assert len(ch.segs) == 2
+    w = ch.weights()
+
+    def value(ks: tuple[int, ...]) -> float:
+        return math.fsum(c * x for c, x in zip(ch.schedule_costs(ks), w, strict=True))
+
+    points = ch.points()
+    cheapest = min(value(ks) for r in range(len(points) + 1) for ks in itertools.combinations(points, r))
+    got, one = ch.best()
+    assert value(tuple(got)) == pytest.approx(cheapest, rel=1e-9, abs=1e-9)
+    if got:
+        assert value(tuple(got)) < value(())
+    singles = [value((k,)) for k in points]
+    if one is None:
+        assert all(v >= value(()) * (1 - 1e-9) for v in singles)
+    else:
+        assert value((one,)) == pytest.approx(min(singles), rel=1e-9, abs=1e-9)
+
+
+def cold_return_then_compaction(tmp_path: Path) -> Path:
+    """A 200k-window session growing 2k a call from 40k, back after two hours at call 56 (its cache
+    cold: it re-writes all but 4k), compacting on its own at 167.5k after call 64 into a 20k summary,
+    then growing 1k a call to 160k (204 calls)."""
+    t = Transcript(model=OPUS)
+    ctx = 40_000
+    t.call(0, ctx)
+    n = 1
+    while ctx + 2000 < 167_500:
+        if n == 55:
+            t.call(4000, ctx + 2000 - 4000, at=t.ts + 7200)
+        else:
+            t.call(ctx, 2000)
+        ctx += 2000
+        n += 1
+    t.compact("auto", 167_500)
+    t.call(0, 20_000)
+    ctx = 20_000
+    while ctx + 1000 < 160_000:
+        t.call(ctx, 1000)
+        ctx += 1000
+    return t.save(tmp_path / "cold.jsonl")
+
+
+def test_the_closed_loop_folds_a_skipped_compaction_where_the_counterfactual_reaches_the_point(
+        tmp_path: Path) -> None:
+    """With gates and reminders priced out (advice_min_usd $1,000) the advice restarts once, before
+    the cold return (after call 55, carrying 40k of 150k): the compaction after call 64 is not
+    reached (57.5k + the call's growth), the session runs on 37.5k heavier than the real 20k summary
+    and reaches the 167k point before call 173, where the engine folds the compaction (before: after
+    call 64, 140 calls before the end)."""
+    path = cold_return_then_compaction(tmp_path)
+    loaded = shell.load(str(path))
+    cfg = model_params(config.merge({"advice_min_usd": 1000}))
+    seen = closedloop.observe(loaded.fresh(), loaded.events, cfg, loaded.paths)
+    state = loaded.fresh()
+    assert closedloop.follow(state, seen, cfg, "alert") == [55]
+    e = state["engine"]
+    assert (e["compactions"], e["segCalls"], e["compactAt"]) == (1, 204 - 173 + 1, 167_500)
+    chain = bt.chains(bt.segments(seen.calls, seen.shared), seen.autos)[0]
+    moved = [(chain.calls[s.j].call, s.compact) for s in chain.trail(chain.local([55])[0]) if s.compact]
+    assert moved == [(65, "skipped"), (173, "moved")]
