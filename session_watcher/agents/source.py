@@ -9,7 +9,6 @@ else:
     from session_watcher.core.named import NamedTuple
 
 
-
 class Source(NamedTuple):
     """One log file: the session it belongs to, its project folder, main or subagent, and the agent
     whose log it is (None: the registry's fallback, the agent whose logs have no mark of their own)."""
