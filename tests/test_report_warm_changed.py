@@ -6,12 +6,14 @@ document equals a cold build's, byte for byte."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.paths import guard_log_file
+from session_watcher.reports import stored
 from session_watcher.reports.collect import run_report_json
 from session_watcher.reports.index import Index
 from tests.test_report_index import call_line
@@ -97,36 +99,75 @@ def test_a_dropped_file_and_a_session_guarded_since_are_compared_again(
     assert asked[0] is None
 
 
-def kept_texts(index: Path) -> list[tuple[str, object, int]]:
+def kept_texts(index: Path) -> list[tuple[str, object, int, list[tuple[str, int, int]]]]:
     conn = sqlite3.connect(index)
     try:
-        return [(k, d, n) for k, d, n in conn.execute("SELECT key, doc, size FROM reports")]
+        return [(k, d, n, marshal.loads(p)) for k, d, n, p in conn.execute("SELECT key, doc, size, parts FROM reports")]
     finally:
         conn.close()
 
 
 def test_the_report_text_is_a_file_beside_the_index(projects: Path, tmp_path: Path) -> None:
-    """The text is not in the database: a file named by its key; one missing or cut short is no
-    report (the next run builds it again, the same)."""
+    """The text is not in the database: a file of its own, named after its key; one missing or cut
+    short is no report (the next run builds it again, the same)."""
     index = tmp_path / "i.sqlite3"
     first = text(projects, index)
-    [(key, doc, size)] = kept_texts(index)
+    [(key, doc, size, [(name, at, n)])] = kept_texts(index)
     folder = tmp_path / "i-reports"
     assert doc is None
-    assert sorted(os.listdir(folder)) == [key]
-    assert (folder / key).stat().st_size == size
-    assert (folder / key).read_bytes().decode() == first.removesuffix(
+    assert (at, n) == (0, size)
+    assert name.startswith(key)
+    assert texts(folder) == [name]
+    assert (folder / name).stat().st_size == size
+    assert (folder / name).read_bytes().decode() == first.removesuffix(
         first[first.index(',"generatedAt":'):])  # its clock fields added on the way out
-    (folder / key).unlink()
+    (folder / name).unlink()
     assert text(projects, index) == first
-    with (folder / key).open("r+b") as fh:
+    [(_key, _doc, _size, [(name, _at, _n)])] = kept_texts(index)
+    with (folder / name).open("r+b") as fh:
         fh.truncate(size - 1)
     assert text(projects, index) == first
     append(projects, "-home-b/short.jsonl", "msg_f1")
     changed = text(projects, index)
     assert changed != first
     assert changed == text(projects, tmp_path / "cold.sqlite3")
-    assert len(os.listdir(folder)) == 2  # the newest texts kept (index.KEEP_REPORTS), the others removed
+    kept = kept_texts(index)
+    assert len(kept) == 2  # the newest texts kept (index.KEEP_REPORTS)
+    assert texts(folder) == sorted({s[0] for _k, _d, _n, parts in kept for s in parts})
+    with sqlite3.connect(index) as conn:  # and the merged sums' file, of the one window kept
+        assert sorted(set(os.listdir(folder)) - set(texts(folder))) == [f for (f,) in conn.execute(
+            "SELECT file FROM merged")]
+
+
+def texts(folder: Path) -> list[str]:
+    """The reports' texts' files (not the merged sums')."""
+    return sorted(name for name in os.listdir(folder) if not name.startswith("merged-"))
+
+
+def test_a_warm_run_writes_what_it_changed_and_takes_the_rest_where_it_is(
+        projects: Path, tmp_path: Path) -> None:
+    """One session changed: its texts and the sums are written, the other sessions' texts are
+    stretches of the files that hold them already (`reports.stored`), in at most `MAX_FILES` files;
+    every text the same as a cold build's."""
+    index = tmp_path / "i.sqlite3"
+    text(projects, index)
+    for k in range(stored.MAX_FILES + 2):
+        append(projects, "-home-b/short.jsonl", f"msg_st{k}")
+        assert text(projects, index) == text(projects, tmp_path / f"cold{k}.sqlite3")
+        newest = next(row for row in kept_texts(index) if row[0] == text_key(index))
+        files = {s[0] for s in newest[3]}
+        written = sum(s[2] for s in newest[3] if s[0].startswith(newest[0]))
+        assert 2 <= len(files) <= stored.MAX_FILES  # stretches of the first whole text, and this run's bytes
+        assert written < newest[2] / 2
+    assert text(projects, index) == text(projects, tmp_path / "cold-last.sqlite3")
+
+
+def text_key(index: Path) -> str:
+    conn = sqlite3.connect(index)
+    try:
+        return str(conn.execute("SELECT key FROM reports ORDER BY at DESC LIMIT 1").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def test_a_report_folder_that_cannot_be_written_keeps_the_text_in_the_database(
@@ -134,7 +175,7 @@ def test_a_report_folder_that_cannot_be_written_keeps_the_text_in_the_database(
     index = tmp_path / "i.sqlite3"
     (tmp_path / "i-reports").write_text("not a folder")
     first = text(projects, index)
-    [(_key, doc, size)] = kept_texts(index)
+    [(_key, doc, size, _parts)] = kept_texts(index)
     assert isinstance(doc, bytes)
     assert len(doc) == size
     assert text(projects, index) == first
@@ -156,9 +197,10 @@ def test_a_source_that_cannot_be_stat_ed_is_not_live(projects: Path, tmp_path: P
         assert gone.path not in live
         assert min(live.values()) > 0
         assert list(live) == [s.path for s in sources]
-        key = index.fingerprint(live, "")
+        key = index.fingerprint("")
         _stats, again = index.refresh(sources, [str(projects)])
-        assert index.fingerprint(again, "") == key
+        assert again == live
+        assert index.fingerprint("") == key
     finally:
         index.close()
 

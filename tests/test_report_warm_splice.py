@@ -10,6 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from session_watcher.reports import merge
+from session_watcher.reports.stored import EMPTY, Text
 
 SIDS = [f"s{i}" for i in range(12)]
 
@@ -27,19 +28,31 @@ def whole(order: list[str], texts: dict[str, merge.Texts]) -> tuple[bytes, list[
     spans: list[Any] = [None, None, None]
     for slot in range(3):
         out.append(b',"l":')
-        pos = merge._list(out, pos + 5, order, texts, b"", spans, slot)
+        pos = merge._list(out, pos + 5, order, texts, EMPTY, spans, slot)
     return b"".join(out), spans
 
 
+def held_in_files(doc: bytes, cuts: list[int]) -> Text:
+    """`doc` as the stretches of several files a kept report's text is (`reports.stored`)."""
+    views = []
+    at = 0
+    for k, end in enumerate([*sorted({c % (len(doc) + 1) for c in cuts}), len(doc)]):
+        views.append((f"f{k}", 7 * k, memoryview(doc)[at:end]))
+        at = end
+    return Text(views)
+
+
 @given(st.permutations(SIDS), st.lists(st.sampled_from(SIDS), unique=True, max_size=6),
-       st.sets(st.sampled_from(SIDS)), st.sets(st.sampled_from(SIDS)), st.integers(0, 12), st.integers(0, 12))
-@example(SIDS, [], set(), set(), 12, 12)  # nothing changed: each list one slice
-@example(SIDS[::-1], [], set(), set(), 12, 12)  # every session moved
-@example(SIDS, ["s3"], set(), {"s3"}, 12, 12)  # the changed one's text emptied
-@example(SIDS, ["s0"], set(), set(), 12, 9)  # the last three gone
+       st.sets(st.sampled_from(SIDS)), st.sets(st.sampled_from(SIDS)), st.integers(0, 12), st.integers(0, 12),
+       st.lists(st.integers(0, 10_000), max_size=8))
+@example(SIDS, [], set(), set(), 12, 12, [])  # nothing changed: each list one slice
+@example(SIDS[::-1], [], set(), set(), 12, 12, [])  # every session moved
+@example(SIDS, ["s3"], set(), {"s3"}, 12, 12, [])  # the changed one's text emptied
+@example(SIDS, ["s0"], set(), set(), 12, 9, [])  # the last three gone
+@example(SIDS, ["s3"], set(), set(), 12, 12, [40, 41, 90, 200])  # the last text held in several files
 def test_a_spliced_list_is_a_list_written_whole(
         new_order: list[str], changed: list[str], empty_before: set[str], empty_after: set[str], kept_before: int,
-        kept_after: int) -> None:
+        kept_after: int, cuts: list[int]) -> None:
     before_order = SIDS[:kept_before]
     before = texts_of(dict.fromkeys(before_order, 0), empty_before)
     old_doc, spans = whole(before_order, before)
@@ -55,7 +68,33 @@ def test_a_spliced_list_is_a_list_written_whole(
     pos = len(out[0])
     for slot in range(3):
         out.append(b',"l":')
-        pos = merge._list(out, pos + 5, order, fresh, memoryview(old_doc), spans, slot)
+        pos = merge._list(out, pos + 5, order, fresh, held_in_files(old_doc, cuts), spans, slot)
         assert pos == sum(len(piece) for piece in out)
     assert b"".join(out) == want
     assert spans == want_spans  # the next run splices from these
+
+
+@given(st.lists(st.tuples(st.sampled_from(SIDS), st.sampled_from(["p", "q", "r"]), st.sampled_from(["a", "b"]),
+                          st.one_of(st.none(), st.floats(0, 100))), unique_by=lambda t: t[0], min_size=1),
+       st.randoms(use_true_random=False))
+def test_a_folders_name_is_the_same_picked_one_by_one_or_by_a_table(
+        sessions: list[tuple[str, str, str, float | None]], rnd: Any) -> None:
+    """`merge._named`: a few folders' sessions picked out of the report's order, or many by a table
+    of their places, name each folder the same."""
+    order = [s[0] for s in sessions]
+    rnd.shuffle(order)
+    state: Any = merge.empty()
+    for sid, where, name, activity in sessions:
+        names = state["names"].setdefault(where, [])
+        if (name, None) not in names:
+            names.append((name, None))
+        state["where"].setdefault(where, {})[sid] = names.index((name, None))
+        state["sess"][sid] = activity or 0.0
+        if activity is None:
+            state["undated"][sid] = None
+    wheres = {s[1] for s in sessions}
+    merge._named(state, wheres, order)
+    few = dict(state["named"])
+    state["named"] = {}
+    merge._named(state, wheres | {f"gone{k}" for k in range(merge._FEW)}, order)  # past _FEW: the table
+    assert state["named"] == few

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from session_watcher.core.named import NamedTuple
 
 
 class Source(NamedTuple):

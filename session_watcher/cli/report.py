@@ -10,14 +10,16 @@ import json
 import os
 import sys
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.errors import UsageError, UserError
 from session_watcher.core.text import clean as clean_text
 from session_watcher.core.text import one_line, utf8
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 
 def since_epoch(text: str) -> float:

@@ -12,7 +12,8 @@ few lines, and the search costs an import they need not pay.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

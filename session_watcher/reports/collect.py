@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents import AGENTS, FALLBACK, claimed
 from session_watcher.reports import walk
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
+from session_watcher.reports.kept import Order, Sources
 from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
@@ -22,14 +21,22 @@ REPORT_VERSION = 6  # bump when the report's computation changes: cached documen
 # 4: Codex rollouts, each session's agent and the totals by agent
 # 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import sqlite3
+else:  # the same module without its package's adapters for datetime (and datetime's import)
+    import _sqlite3 as sqlite3
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
     from session_watcher.agents.seam import Agent
     from session_watcher.agents.source import Source
     from session_watcher.reports.merge import Doc
     from session_watcher.reports.parse import Row
     from session_watcher.reports.scan import Job, Scanned
+    from session_watcher.reports.stored import Text
     from session_watcher.reports.warmth import Part, Session
 
 
@@ -45,13 +52,18 @@ class _Summarize:
     index's `finish`); the others (some files unchanged since the last run, or grown) here, from
     the index's rows."""
 
-    def __init__(self, sources: list[Source], since: float | None, utc_offset: float,
+    def __init__(self, sources: Sequence[Source], since: float | None, utc_offset: float,
                  guarded: frozenset[str]) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
-        self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
-        self.members = Counter([src.session for src in sources])  # each session's files
+        self.members: dict[str, int]  # each session's files
+        if isinstance(sources, Sources):  # the last run's, as columns
+            self.agents, self.members = sources.by_agent(), sources.counts()
+        else:
+            self.agents = {src.session: src.agent for src in sources if src.agent}  # the others: the fallback's
+            self.members = Counter([src.session for src in sources])
         self.params = ""  # the kept parts' and merged sums' key (`document`)
         self.state: dict[str, Any] = {}  # the merged sums (`reports.merge`) after `document`
+        self.last: Text | None = None  # the last document's text, when this one was cut from it
 
     def agent(self, session: str) -> str:
         return self.agents.get(session) or FALLBACK.name
@@ -87,19 +99,23 @@ class _Summarize:
         from session_watcher.reports import merge
 
         order: dict[str, list[Source]] = {}
-        for src in self.sources:
-            if src.path in live:
-                order.setdefault(src.session, []).append(src)
+        if isinstance(self.sources, Sources) and len(live) == len(self.sources):  # every one live: by session
+            order = Order(self.sources)
+        else:
+            for src in self.sources:
+                if src.path in live:
+                    order.setdefault(src.session, []).append(src)
         params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
         made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
         blob = index.merged(params)
-        state: dict[str, Any] | None = marshal.loads(blob) if blob else None  # noqa: S302 (our own 0600 cache)
+        state: dict[str, Any] | None = merge.load(blob) if blob else None
         if state is not None and state.get("made") != made:  # summed other parts (a run beside this one)
             state = None
         keys, gone, first = self._changed(index, live, order, params, state, roots)
         if state is not None and first:  # parts no longer kept (dropped with other windows')
             state = None
         last = index.cached_report(state["key"]) if state else None
+        self.last = None if last is None else last[0]  # the text this one's is cut from
         old = index.cached_parts(params, [*keys, *gone]) if last else {}
         done = index.finished
         folds = [k for k in keys if done.get(k) is None]
@@ -113,9 +129,12 @@ class _Summarize:
         doc = None
         if state is not None and last is not None and was == made:  # no run beside this one changed the parts
             kept = state["sess"]
-            now_kept = [k for k in order if (k in kept and k not in new) or _part(new.get(k)) is not None]
-            olds = {k: p for k, v in old.items() if (p := _part(marshal.loads(v))) is not None}  # noqa: S302
             news = {k: p for k, v in new.items() if (p := _part(v)) is not None}
+            if len(news) == len(new) and kept.keys() >= new.keys():  # none left or came: the kept, at C speed
+                now_kept = list(filter(kept.__contains__, order))
+            else:
+                now_kept = [k for k in order if (k in kept and k not in new) or k in news]
+            olds = {k: p for k, v in old.items() if (p := _part(marshal.loads(v))) is not None}  # noqa: S302
             doc = merge.update(state, last[0], olds, news, now_kept, warnings, self.since, self.utc_offset)
             made = was + bool(keys or gone)  # this run's change of the parts
         if doc is None:  # every part: as kept (read after their count), this run's as made here
@@ -332,21 +351,31 @@ def _run(
     return doc, None, stats
 
 
-def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> list[Source]:
+def _sources(plan: list[tuple[Agent, list[str]]], index: Index | None) -> Sequence[Source]:
     """Every log in each agent's folders: the fallback's (Claude Code's project folders) listed again
-    only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them."""
+    only where their mtimes moved (`reports.walk`, with the index), the others' as their agent lists them.
+    The walk's taken whole from the index (`Index.kept_sources`) stay columns, the others after them."""
     out: list[Source] = []
+    kept: Sources | None = None
     for agent, folders in plan:
-        if agent is FALLBACK:  # a rollout among them is its agent's (`agents.claimed`, `walk`'s own)
-            out += walk.discover(folders, index) if index is not None else [claimed(s) for s in agent.sources(folders)]
+        if agent is FALLBACK and index is not None:  # a rollout among them is its agent's (`agents.claimed`)
+            found = walk.discover(folders, index)
+            if out:  # the kept sources (`Index.kept_sources`) begin with the walk's
+                index.walk = None
+            if isinstance(found, Sources) and not out:
+                kept = found
+            else:
+                out += found
+        elif agent is FALLBACK:
+            out += [claimed(s) for s in agent.sources(folders)]
         else:
             out += agent.sources(folders)
-    return out
+    return out if kept is None else kept.plus(out)
 
 
 def _build(
     index: Index,
-    sources: list[Source],
+    sources: Sequence[Source],
     roots: list[str],
     now: float,
     since: float | None,
@@ -354,7 +383,6 @@ def _build(
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats, bool]:
-    import marshal
 
     from session_watcher.reports.warmth import guard_ids
 
@@ -363,12 +391,12 @@ def _build(
     stats, live = index.refresh(sources, roots, progress, summarize)
     from session_watcher.core.prices import user_rows  # a report priced otherwise is another report
 
-    key = index.fingerprint(live, f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
+    key = index.fingerprint(f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
     cached = kept is not None
     body: list[bytes | memoryview]
     if kept is not None:
-        body, days = [kept[0]], kept[1]
+        body, days = kept[0].pieces(), kept[1]
         if since is None and not os.path.exists(cliff_path()):
             save_cliffs(json.loads(b"".join([*body, b"}"]))["ttl"], now)
     else:
@@ -377,9 +405,11 @@ def _build(
         if since is None:  # a report over a window has less evidence than the whole history
             save_cliffs(made.ttl, now)
         # stored without the clock fields, with `days` last, so a kept copy is sent as text
-        index.store_report(key, body, days, time.time())
+        index.store_report(key, body, days, time.time(), summarize.last)
         summarize.state["key"] = key
-        index.store_merged(summarize.params, marshal.dumps(summarize.state), time.time())
+        from session_watcher.reports.merge import dump
+
+        index.store_merged(summarize.params, dump(summarize.state), time.time())
     if as_text:
         return None, [*body, _clock_text(days, now, utc_offset)], stats, cached
     return apply_now(json.loads(b"".join([*body, b"}"])), now, utc_offset), None, stats, cached

@@ -4,9 +4,11 @@ heavy imports."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from session_watcher.core.numbers import dollars, duration, tokens
+
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+if TYPE_CHECKING:
+    from typing import Any
 
 CAUSES = ("firstCall", "idleGap", "modelSwitch", "compaction", "unexplained")
 # each cause in words where a person reads it (the text and HTML reports); the JSON keeps the keys

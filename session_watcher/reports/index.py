@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from itertools import compress
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
+from session_watcher.reports.kept import KeptFacts, Sources, decode, encode
 from session_watcher.reports.scan import (
     HEAD_BYTES,
     NO_ROWS,
@@ -29,16 +29,27 @@ from session_watcher.reports.scan import (
     scan_all,
     sha1,
 )
+from session_watcher.reports.stored import Text
+
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+if TYPE_CHECKING:
+    import sqlite3
+else:  # the same module without its package's adapters for datetime (and datetime's import)
+    import _sqlite3 as sqlite3
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from array import array
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, NamedTuple
 
     # called with one session's sources read this run, as (source, job, result) in source order
     Finish = Callable[[list[tuple["Source", Job, Scanned | None]]], object]
 
     from session_watcher.reports.parse import Row
+else:
+    from session_watcher.core.named import NamedTuple
 
-SCHEMA_VERSION = 11  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 12  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
@@ -49,7 +60,9 @@ SCHEMA_VERSION = 11  # 1: files + rows; 2: + reports (finished documents by corp
 # 9: + merged (a report's sums over every part, and where each session's texts are: `reports.merge`);
 # 10: a report's text in a file of its own beside the database (`store_report`), its sources claimed by
 # their agent in the folders' listings (`reports.walk`); 11: a listing's folders by session (`reports.walk`:
-# a quiet session's folders are not `stat`ed between full passes)
+# a quiet session's folders are not `stat`ed between full passes); 12: a listing's folders and its
+# sources apart (`reports.walk` decodes only the first), the last run's sources kept whole (`kept_sources`),
+# a report's text as stretches of files (`store_report`, `reports.stored`)
 DB_NAME = "warmth-index.sqlite3"
 
 
@@ -98,6 +111,25 @@ ToRead = tuple[Source, os.stat_result, FileRec | None]  # a source to read: its 
 Known = tuple[int, int, int, int, bytes]  # a file as every run loads it: id, size, mtime_ns, offset, path
 
 
+class Kept(NamedTuple):
+    """The last run's sources as `Index.kept_sources` keeps them: over which roots (all, and the
+    walk's), how many are the walk's (the first), the folders' count of changes they were listed at,
+    the digest of their files' facts (`Index.fingerprint`), the sources with their file ids and facts
+    as columns, and the facts changed since by position."""
+
+    roots: list[str]
+    walk_roots: list[str]
+    walk_n: int
+    folders: int
+    digest: bytes
+    sources: Sources
+    ids: array[int]
+    sizes: array[int]
+    mtimes: array[int]
+    offsets: array[int]
+    changed: dict[int, tuple[int, int, int]]
+
+
 class IndexStats(NamedTuple):
     files: int
     skipped: int
@@ -114,11 +146,11 @@ _DDL = (
     "CREATE INDEX IF NOT EXISTS files_mtime ON files (mtime_ns)",  # the files in use (`live_dirs`)
     "CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id, off)",
     "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, doc BLOB, days TEXT NOT NULL, at REAL NOT NULL,"
-    " size INTEGER NOT NULL)",
+    " size INTEGER NOT NULL, parts BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS parts (params TEXT NOT NULL, session BLOB NOT NULL, key TEXT NOT NULL,"
     " part BLOB NOT NULL, at REAL NOT NULL, PRIMARY KEY (params, session))",
-    "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB NOT NULL, at REAL NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS merged (params TEXT PRIMARY KEY, data BLOB, at REAL NOT NULL, file TEXT)",
+    "CREATE TABLE IF NOT EXISTS folders (path BLOB PRIMARY KEY, data BLOB NOT NULL, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value)",
 )
 KEEP_REPORTS = 8
@@ -129,7 +161,22 @@ KEEP_REPORTS = 8
 # the first run after the full pass is due (docs/report.md, "The index").
 LIVE_NS = 86_400 * 10**9
 FULL_EVERY_NS = 600 * 10**9
+# the files read since the kept sources were written whole (`Index.kept_sources`) kept beside them, up
+# to this many; past it they are written whole again
+_KEPT_CHANGES = 256
+_new = tuple.__new__
+_MERGED = "merged-"  # the names of the merged sums' files among the reports' texts (`store_merged`)
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
+
+
+def _hash(data: bytes) -> Any:
+    """A hash object over `data` (`fingerprint`'s)."""
+    try:  # the interpreter's BLAKE2: four times SHA-1's speed over a large history's megabyte of facts
+        from _blake2 import blake2b
+
+        return blake2b(data, digest_size=20)
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        return sha1(data)
 
 
 class Index:
@@ -151,6 +198,11 @@ class Index:
         # it: with nothing between, the files not read by this run are as the last run left them
         self.files_made = (-1, -1)
         self.touched: set[str] | None = None  # the sessions of the files this run read (None: it dropped some)
+        # `reports.walk`'s roots, how many of the sources are its, and whether it took them whole
+        self.walk: tuple[list[str], int, bool] | None = None
+        self._kept: Kept | bool | None = False  # `kept_sources`' record (False: not loaded)
+        self._files_key: tuple[bytes, dict[int, tuple[int, int, int]]] = (b"", {})  # `fingerprint`'s
+        self._positions: dict[str, int] = {}  # the kept sources' places of the files `stat`ed
         self._conn: sqlite3.Connection | None = None
         self.in_memory = False  # the file could not be written: this run's index lives in memory
         self._memory_fresh = False  # ... and starts empty (not from a copy of the file)
@@ -235,6 +287,7 @@ class Index:
 
     def _discard(self) -> None:
         self._quiet = None
+        self.walk, self._kept = None, False
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
@@ -242,14 +295,15 @@ class Index:
         if self.in_memory:
             self._memory_fresh = True  # the file's copy was the damaged one: start empty
         else:
-            for suffix in ("", "-journal", "-wal", "-shm"):
+            for path in (*(self.db_path + x for x in ("", "-journal", "-wal", "-shm")), self._sources_file()):
                 try:
-                    os.remove(self.db_path + suffix)
+                    os.remove(path)
                 except FileNotFoundError:
                     pass
                 except OSError:  # a read-only disk: the file stays, this run's index is in memory
                     self.in_memory = self._memory_fresh = True
             self._forget_docs(set())
+            self._forget_docs(set(), _MERGED)
         self.rebuilt = True
 
     def close(self) -> None:
@@ -267,7 +321,7 @@ class Index:
 
     def refresh(
         self,
-        sources: list[Source],
+        sources: Sequence[Source],
         roots: Iterable[str],
         progress: Callable[[int, int], None] | None = None,
         finish: Finish | None = None,
@@ -292,20 +346,23 @@ class Index:
             return self._refresh(sources, list(roots), progress, finish)
 
     def _refresh(
-        self, sources: list[Source], roots: list[str], progress: Callable[[int, int], None] | None,
+        self, sources: Sequence[Source], roots: list[str], progress: Callable[[int, int], None] | None,
         finish: Finish | None,
     ) -> tuple[IndexStats, dict[str, int]]:
-        if self._conn is None:
-            self._conn = self._open()
-        conn = self._conn
-        rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
-        known: dict[str, Known] = dict(zip([r[4].decode("utf-8", "surrogateescape") for r in rows], rows, strict=True))
+        conn = self._require()
         live: dict[str, int] = {}
         self.facts = {}
         if progress is not None and sources:
             progress(0, len(sources))
         quiet_before = self.quiet_before()
-        skipped, todo, jobs = self._to_read(sources, known, live, quiet_before)
+        whole = self._whole(sources, roots)
+        if whole is not None and isinstance(sources, Sources):  # the last run's: only the files it would `stat`
+            known, check = self._checks(sources, whole, live, quiet_before)
+        else:
+            rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
+            known = dict(zip([r[4].decode("utf-8", "surrogateescape") for r in rows], rows, strict=True))
+            check = self._unsure(sources, known, live, quiet_before)
+        skipped, todo, jobs = self._to_read(check, live, len(live) - len(check))
         scanned = self._scan(todo, jobs, progress, len(sources), finish)
         conn = self._require()
         with conn:
@@ -320,11 +377,105 @@ class Index:
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('files', 0)")
                 conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'files'")
             row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
-        after = int(row[0]) if row else 0
+            after = int(row[0]) if row else 0
+            kept = whole if isinstance(sources, Sources) else None
+            self._keep_sources(conn, sources, roots, live, kept, todo if not dropped else None, after)
         self.files_made = (after - changed, after)
+        self.walk, self._kept = None, False  # the next run's, from its own walk
         self.touched = {src.session for src, _st, _rec in todo} if not dropped else None
         stats = IndexStats(len(live), skipped, appended, reread, dropped, self.bytes_read)
         return stats, live
+
+    # -- the last run's sources, kept whole -----------------------------------------------------
+
+    def kept_sources(self, walk_roots: list[str]) -> Sources | None:
+        """The sources `reports.walk` found under `walk_roots` in the last run, when no run since
+        changed the files or the folders' listings (the caller listed no folder again): then they are
+        this run's too, and `refresh` takes their ids and facts as that run left them."""
+        import marshal
+
+        if self._kept is False:
+            query = "SELECT key, value FROM meta WHERE key IN ('sources', 'files', 'folders')"
+            got = dict(self._require().execute(query))
+            delta = got.get("sources")
+            self._kept = None
+            base = None if delta is None else self._mapped(self._sources_file())
+            if base is not None and delta is not None:
+                try:
+                    rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
+                except (ValueError, EOFError, TypeError):  # a damaged file: listed again, and written
+                    return None
+                finally:
+                    base.release()
+                if digest == rec[4] and files == got.get("files", 0) and rec[3] == got.get("folders", 0):
+                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *decode(rec[5]), changed)
+        kept = self._kept
+        if not isinstance(kept, Kept) or kept.walk_roots != walk_roots:
+            return None
+        return kept.sources.head(kept.walk_n)
+
+    def _whole(self, sources: Sequence[Source], roots: list[str]) -> Kept | None:
+        """The kept record of the last run's sources when these are they (the walk's taken whole)."""
+        kept, walk = self._kept, self.walk
+        if not isinstance(kept, Kept) or walk is None or not walk[2] or kept.roots != roots:
+            return None
+        n, was = kept.walk_n, kept.sources
+        if walk[1] != n or len(sources) != len(was) or sources[n:] != was[n:]:
+            return None
+        return kept
+
+    def _checks(self, sources: Sources, kept: Kept, live: dict[str, int], quiet_before: int,
+                ) -> tuple[dict[str, Known], list[tuple[Source, Known | None]]]:
+        """`live` and the facts from the kept record, and the files to `stat` as `_unsure` picks them:
+        those the index saw change since `quiet_before` (every one on a full pass) and those not the
+        walk's (listed again each run by their agent)."""
+        ids, sizes, mtimes, offsets = kept.ids, kept.sizes, kept.mtimes, kept.offsets
+        for k, (size, mtime, offset) in kept.changed.items():
+            sizes[k], mtimes[k], offsets[k] = size, mtime, offset
+        live.update(zip(sources.paths, ids, strict=True))
+        self.facts = KeptFacts(ids, sizes, mtimes, offsets)
+        n = kept.walk_n  # `not 0 < mtime < quiet_before` at C speed, and every one past the walk's
+        at = sorted({*compress(range(n), map(quiet_before.__le__, mtimes)),
+                     *compress(range(n), map((0).__ge__, mtimes)), *range(n, len(sources))})
+        paths = sources.paths
+        self._positions = {paths[k]: k for k in at}
+        known: dict[str, Known] = {paths[k]: (ids[k], sizes[k], mtimes[k], offsets[k], b"") for k in at}
+        return known, [(sources[k], known[paths[k]]) for k in at]
+
+    def _keep_sources(self, conn: sqlite3.Connection, sources: Sequence[Source], roots: list[str],  # noqa: PLR0913, PLR0917
+                      live: dict[str, int], kept: Kept | None, read: list[ToRead] | None, files: int,
+                      ) -> None:
+        """This run's sources kept whole for the next run (`kept_sources`): the record written again
+        after a run that listed a folder, the facts of the files this run read beside it otherwise
+        (up to `_KEPT_CHANGES` of them); none kept when some source is not live (a file that could
+        not be `stat`ed) or the walk's are not the first. Sets the files' key (`fingerprint`)."""
+        import marshal
+
+        put = "INSERT OR REPLACE INTO meta VALUES (?, ?)"
+        walk = self.walk
+        if kept is not None:  # the sources were the last run's: the facts of the files read beside them
+            changed = dict(kept.changed)
+            for src, _st, _rec in read or ():
+                changed[self._positions[src.path]] = self.facts[live[src.path]]
+            if read is not None and len(changed) <= _KEPT_CHANGES:
+                if read:
+                    conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed))))
+                self._files_key = (kept.digest, changed)
+                return
+        digest = self._digest(live)
+        self._files_key = (digest, {})
+        if walk is None or (read is None and kept is not None) or len(live) != len(sources) or -1 in live.values():
+            conn.execute("DELETE FROM meta WHERE key = 'sources'")
+            return
+        row = conn.execute("SELECT value FROM meta WHERE key = 'folders'").fetchone()
+        cols = encode(sources, live.values(), [self.facts[fid] for fid in live.values()])
+        # the record in a file of its own (mapped, not read through the database's pages), its
+        # digest and the counts it holds for in the database
+        record = marshal.dumps((roots, walk[0], walk[1], row[0] if row else 0, digest, cols))
+        if self.in_memory or not self._write_whole(self._sources_file(), [record]):
+            conn.execute("DELETE FROM meta WHERE key = 'sources'")
+            return
+        conn.execute(put, ("sources", marshal.dumps((digest, files, {}))))
 
     def quiet_before(self) -> int:
         """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,
@@ -357,14 +508,11 @@ class Index:
         self._full_at = now if full else None
         return -1 if full else now - LIVE_NS
 
-    def _to_read(self, sources: list[Source], known: dict[str, Known], live: dict[str, int], quiet_before: int,
-                 ) -> tuple[int, list[ToRead], list[Job]]:
-        """(how many sources are unchanged since the index saw them, the others with what to read of
-        each); the unchanged ones, and those that cannot be opened now but were known, into `live`
-        (in the sources' order: the others' places kept with -1, `_store` fills them).
-        A known file of an unchanged folder quiet since before `quiet_before` is not stat'ed."""
-        todo: list[ToRead] = []
-        jobs: list[Job] = []
+    def _unsure(self, sources: Sequence[Source], known: dict[str, Known], live: dict[str, int], quiet_before: int,
+                ) -> list[tuple[Source, Known | None]]:
+        """The sources to `stat`, with what the index knew of each; the others, unchanged since the
+        index saw them, into `live` (in the sources' order: the others' places kept with -1, `_store`
+        fills them). A known file of an unchanged folder quiet since before `quiet_before` is not stat'ed."""
         steady, facts = self.steady, self.facts
         check: list[tuple[Source, Known | None]] = []
         for src in sources:
@@ -376,7 +524,15 @@ class Index:
                 continue
             live[path] = -1
             check.append((src, got))
-        skipped = len(live) - len(check)
+        return check
+
+    def _to_read(self, check: list[tuple[Source, Known | None]], live: dict[str, int], skipped: int,
+                 ) -> tuple[int, list[ToRead], list[Job]]:
+        """(how many sources are unchanged since the index saw them, the others with what to read of
+        each): `check` `stat`ed; the unchanged ones, and those that cannot be opened now but were
+        known, into `live`."""
+        todo: list[ToRead] = []
+        jobs: list[Job] = []
         recs = self._recs([got for _src, got in check if got is not None])
         for src, got in check:
             rec = None if got is None else recs.get(got[0])
@@ -494,21 +650,49 @@ class Index:
         conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
         return appended, reread
 
-    def fingerprint(self, live: dict[str, int], extra: str) -> str:
-        """A key for the finished report: every live file's path, id, size, mtime and offset, plus `extra`."""
+    def fingerprint(self, extra: str) -> str:
+        """A key for the finished report: every live file's path, id, size, mtime and offset (`refresh`'s
+        digest of them, and the facts changed since in its kept sources), plus `extra`."""
         import marshal
 
-        try:  # the interpreter's BLAKE2: four times SHA-1's speed over a large history's megabyte of facts
-            from _blake2 import blake2b
+        digest, changed = self._files_key
+        h = _hash(f"{SCHEMA_VERSION}\0{extra}".encode())
+        h.update(digest)
+        h.update(marshal.dumps(sorted(changed.items()), 2))
+        return str(h.hexdigest())
 
-            h = blake2b(f"{SCHEMA_VERSION}\0{extra}".encode(), digest_size=20)
-        except ImportError:  # pragma: no cover - an interpreter built without it
-            h = sha1(f"{SCHEMA_VERSION}\0{extra}".encode())
+    def _digest(self, live: dict[str, int]) -> bytes:
+        """A digest of every live file's path, id, size, mtime and offset."""
+        import marshal
+
         facts = self.facts
+        h = _hash(b"")
         # `live` in the sources' order (`_to_read`): the same files found the same way, the same key;
         # marshal's version 2 writes no back-references: the same values, the same bytes
         h.update(marshal.dumps((live, [facts[fid] for fid in live.values()]), 2))
-        return str(h.hexdigest())
+        return bytes(h.digest())
+
+    def _sources_file(self) -> str:
+        """The kept sources' record (`kept_sources`): beside the database, named after it."""
+        return self.db_path.removesuffix(".sqlite3") + "-sources"
+
+    @staticmethod
+    def _mapped(path: str, size: int | None = None) -> memoryview | None:
+        """The file at `path` mapped (of `size` bytes, or None), or None."""
+        import mmap
+
+        from session_watcher.base.paths import open_file
+
+        try:
+            fd = open_file(path, follow=False)
+            try:
+                if size is not None and os.fstat(fd).st_size != size:
+                    return None
+                return memoryview(mmap.mmap(fd, size or 0, access=mmap.ACCESS_READ))
+            finally:
+                os.close(fd)
+        except (OSError, ValueError):  # ValueError: an empty file
+            return None
 
     def _docs(self) -> str:
         """The folder of the reports' texts: beside the database, named after it (not its name and
@@ -516,64 +700,81 @@ class Index:
         folder, name = os.path.split(self.db_path)
         return os.path.join(folder, name.removesuffix(".sqlite3") + "-reports")
 
-    def cached_report(self, key: str) -> tuple[memoryview, str] | None:
+    def cached_report(self, key: str) -> tuple[Text, str] | None:
         """The finished report kept under `key`: (its JSON text as UTF-8, without the clock fields
-        and left open, its `days` as JSON text). The text is a file of its own beside the database
-        (`store_report`), mapped, not copied; one missing or not of the length kept is no report.
-        (The file is only ever replaced, never written in place: what is mapped stays as it is.)"""
-        row = self._require().execute("SELECT doc, days, size FROM reports WHERE key = ?", (key,)).fetchone()
+        and left open, its `days` as JSON text). The text is stretches of files beside the database
+        (`store_report`), mapped, not copied; a file missing or shorter than a stretch kept is no report.
+        (A file is only ever written whole under a new name, never in place: what is mapped stays.)"""
+        import marshal
+
+        row = self._require().execute("SELECT doc, days, parts FROM reports WHERE key = ?", (key,)).fetchone()
         if not row:
             return None
         if row[0] is not None:  # kept in the database (the folder could not be written)
-            return memoryview(bytes(row[0])), str(row[1])
-        import mmap
-
-        from session_watcher.base.paths import open_file
-
+            return Text([("", 0, memoryview(bytes(row[0])))]), str(row[1])
         try:
-            fd = open_file(os.path.join(self._docs(), key), follow=False)
-            try:
-                if os.fstat(fd).st_size != row[2]:
-                    return None
-                doc = memoryview(mmap.mmap(fd, row[2], access=mmap.ACCESS_READ))
-            finally:
-                os.close(fd)
-        except (OSError, ValueError):  # ValueError: an empty file
+            stretches: list[tuple[str, int, int]] = marshal.loads(row[2])  # noqa: S302 (our own 0600 cache)
+        except (ValueError, EOFError, TypeError):
             return None
-        return doc, str(row[1])
+        files: dict[str, memoryview | None] = {}
+        views: list[tuple[str, int, memoryview]] = []
+        for name, off, size in stretches:
+            if name not in files:
+                files[name] = self._mapped(os.path.join(self._docs(), name))
+            whole = files[name]
+            if whole is None or len(whole) < off + size:
+                return None
+            views.append((name, off, whole[off:off + size]))
+        return Text(views), str(row[1])
 
-    def store_report(self, key: str, doc: list[bytes | memoryview], days: str, at: float) -> None:
-        """Keep the finished report for the next run: its text in a file of its own, named by its key
-        (written whole, then renamed: a reader sees the old file or the new one), a row in the database
-        that says its `days` and length; a disk that cannot take it keeps nothing. A large history's
-        report is megabytes: a file is written and read at the speed of a copy, where the database
-        wrote it through its journal (docs/benchmarks.md)."""
+    def store_report(self, key: str, doc: list[bytes | memoryview], days: str, at: float, last: Text | None) -> None:
+        """Keep the finished report for the next run: the bytes this run made in a file of its own
+        (written whole, then renamed, under a name never used before), the stretches it took from the
+        `last` document where they are (`reports.stored`; the whole text when too many), a row in the
+        database that names them and says its `days`; a disk that cannot take it keeps nothing. A
+        large history's report is megabytes, of which a warm run changed a few kilobytes
+        (docs/benchmarks.md)."""
+        import marshal
+
         conn = self._require()
-        blob: bytes | None = None if self._write_doc(key, doc) else b"".join(doc)
+        name = f"{key}.{os.getpid()}.{time.time_ns()}"
+        got = None if last is None else last.stretches(doc, name)
+        stretches, new = got if got is not None else ([(name, 0, sum(len(piece) for piece in doc))], doc)
+        blob: bytes | None = None if self._write_doc(name, new) else b"".join(doc)
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO reports (key, doc, days, at, size) VALUES (?, ?, ?, ?, ?)",
-                             (key, blob, days, at, sum(len(piece) for piece in doc)))
+                size = sum(len(piece) for piece in doc)
+                conn.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?)",
+                             (key, blob, days, at, size, marshal.dumps(stretches)))
                 conn.execute(
                     "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY at DESC LIMIT ?)",
                     (KEEP_REPORTS,),
                 )
-                kept = {k for (k,) in conn.execute("SELECT key FROM reports")}
+                kept = {s[0] for (parts,) in conn.execute("SELECT parts FROM reports WHERE doc IS NULL")
+                        for s in marshal.loads(parts)}  # noqa: S302
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
             return
         self._forget_docs(kept)
 
-    def _write_doc(self, key: str, doc: list[bytes | memoryview]) -> bool:
+    def _write_doc(self, name: str, doc: list[bytes | memoryview]) -> bool:
         if self.in_memory:
             return False
         from session_watcher.base.paths import ensure_private_dir
 
-        folder = self._docs()
+        try:
+            ensure_private_dir(self._docs())
+        except OSError:
+            return False
+        return self._write_whole(os.path.join(self._docs(), name), doc)
+
+    @staticmethod
+    def _write_whole(path: str, doc: list[bytes | memoryview]) -> bool:
+        """`doc` written to `path` whole, then renamed over it (a reader sees the old file or the new one)."""
+        folder, key = os.path.split(path)
         tmp = os.path.join(folder, f".{key}.{os.getpid()}")
         try:
-            ensure_private_dir(folder)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
             try:
                 for piece in doc:
@@ -582,7 +783,7 @@ class Index:
                         view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
-            os.replace(tmp, os.path.join(folder, key))
+            os.replace(tmp, path)
         except OSError:
             with contextlib.suppress(OSError):
                 os.remove(tmp)
@@ -593,16 +794,17 @@ class Index:
             raise
         return True
 
-    def _forget_docs(self, kept: set[str]) -> None:
-        """The files of reports no longer kept removed (a run beside this one may have kept others:
-        their reader finds none and builds again)."""
+    def _forget_docs(self, kept: set[str], kind: str = "") -> None:
+        """The files of reports' texts (`kind` ""), or of merged sums (`_MERGED`), that no kept row
+        holds removed (a run beside this one may have kept others: their reader finds one missing and
+        builds again)."""
         folder = self._docs()
         try:
             names = os.listdir(folder)
         except OSError:
             return
         for name in names:
-            if name not in kept and not name.startswith("."):
+            if name not in kept and not name.startswith(".") and name.startswith(_MERGED) == (kind == _MERGED):
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
 
@@ -663,16 +865,32 @@ class Index:
     # -- the folders' listings (reports.walk) -------------------------------------------------
 
     def folders(self) -> dict[str, bytes]:
-        """What the last runs' listings found, by folder (marshal data: `reports.walk`'s)."""
+        """The folders the last runs' listings found and their mtimes, by folder (`reports.walk`'s
+        marshal data; what each held is apart: `folder_values`)."""
         return {_fs(p): data for p, data in self._require().execute("SELECT path, data FROM folders")}
 
-    def store_folders(self, new: dict[str, bytes], gone: list[str]) -> None:
+    def folder_values(self, paths: list[str]) -> dict[str, bytes]:
+        """What the listings of `paths` held (those kept), by folder."""
+        out: dict[str, bytes] = {}
+        conn = self._require()
+        for at in range(0, len(paths), _IN_MAX):
+            part = [_db(p) for p in paths[at:at + _IN_MAX]]
+            marks = ",".join("?" * len(part))  # placeholders only: the paths are bound
+            query = f"SELECT path, value FROM folders WHERE path IN ({marks})"  # noqa: S608
+            out.update((_fs(p), v) for p, v in conn.execute(query, part))
+        return out
+
+    def store_folders(self, new: dict[str, tuple[bytes, bytes]], gone: list[str]) -> None:
+        """Keep this run's listings, forget those of `gone`, and count the change (`kept_sources`)."""
         if not new and not gone:
             return
         conn = self._require()
         try:
             with conn:
-                conn.executemany("INSERT OR REPLACE INTO folders VALUES (?,?)", [(_db(p), d) for p, d in new.items()])
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('folders', 0)")
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'folders'")
+                conn.executemany("INSERT OR REPLACE INTO folders VALUES (?,?,?)",
+                                 [(_db(p), d, v) for p, (d, v) in new.items()])
                 conn.executemany("DELETE FROM folders WHERE path = ?", [(_db(p),) for p in gone])
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
@@ -700,21 +918,33 @@ class Index:
             rows = [r for sid in sessions for r in conn.execute(get, (params, _db(sid)))]
         return {_fs(sid): part for sid, part in rows}
 
-    def merged(self, params: str) -> bytes | None:
-        """The report's merged sums kept for `params` (`reports.merge`, as marshal data)."""
-        row = self._require().execute("SELECT data FROM merged WHERE params = ?", (params,)).fetchone()
-        return bytes(row[0]) if row else None
+    def merged(self, params: str) -> bytes | memoryview | None:
+        """The report's merged sums kept for `params` (`reports.merge`, as marshal data): a file of
+        their own in the reports' folder (mapped), or in the database where that cannot be written."""
+        row = self._require().execute("SELECT data, file FROM merged WHERE params = ?", (params,)).fetchone()
+        if not row:
+            return None
+        return bytes(row[0]) if row[1] is None else self._mapped(os.path.join(self._docs(), row[1]))
 
     def store_merged(self, params: str, data: bytes, at: float) -> None:
+        """Keep the merged sums of `params`: a file written whole under a name never used before (a
+        megabyte at 10,000 files, read and written through the database's pages before), its name in
+        the database; the files of sums no longer kept removed."""
         conn = self._require()
+        name = f"{_MERGED}{os.getpid()}.{time.time_ns()}"
+        written = self._write_doc(name, [data])
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO merged VALUES (?,?,?)", (params, data, at))
+                conn.execute("INSERT OR REPLACE INTO merged VALUES (?,?,?,?)",
+                             (params, None, at, name) if written else (params, data, at, None))
                 conn.execute("DELETE FROM merged WHERE params NOT IN (SELECT params FROM merged ORDER BY at DESC"
                              " LIMIT ?)", (KEEP_REPORTS,))
+                kept = {f for (f,) in conn.execute("SELECT file FROM merged WHERE file IS NOT NULL")}
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
+            return
+        self._forget_docs(kept, _MERGED)
 
     def parts_made(self, params: str) -> int:
         """How many times the parts of `params` were changed (`store_parts`): merged sums made from

@@ -10,13 +10,14 @@ The document equals `warmth.report_of_parts`' (tests/test_report_warm.py)."""
 from __future__ import annotations
 
 import json
+import marshal
 import time
 from bisect import bisect_left, insort
 from itertools import accumulate, compress, count
-from typing import Any
 
 from session_watcher.agents import FALLBACK
 from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.stored import EMPTY
 from session_watcher.reports.warmth import (
     CLAUDE_CLASSES,
     DOCUMENTED_TTL,
@@ -35,9 +36,17 @@ from session_watcher.reports.warmth import (
     totals_doc,
 )
 
-State = dict[str, Any]  # plain data (marshal): see `empty`
-Texts = tuple[bytes, bytes, bytes]  # a session's entry, its cold starts in the window, its scatter (JSON, no brackets)
-Piece = bytes | memoryview  # of the document's text: a stretch of the last document's is a view of it, not a copy
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+if TYPE_CHECKING:
+    from typing import Any
+
+    State = dict[str, Any]  # plain data (marshal): see `empty`
+    # a session's entry, its cold starts in the window, its scatter (JSON, no brackets)
+    Texts = tuple[bytes, bytes, bytes]
+    Piece = bytes | memoryview  # of the document's text: a stretch of the last document's is a view of it, not a copy
+    from session_watcher.reports.stored import Text
+
+    Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
 _SEP = (",", ":")
 
 
@@ -54,7 +63,6 @@ def empty() -> State:
         "undated": {},  # the sessions without a last activity (a set: session -> None)
         "named": {},  # project -> (name, cwd, last activity), as `warmth.totals` names it
         "sess": {},  # session -> its last activity (the sessions' order)
-        "counts": {},  # session -> its cold starts in the window by cause, "," between (one object to load)
         "spans": [None, None, None],  # per text (`Texts`): where its list's texts are in the document (`Spans`)
         "lifetime": None,
         "key": None,  # the document's key in the index
@@ -157,8 +165,13 @@ def _totals(state: State, sid: str, p: Part, sign: int, utc_offset: float) -> st
     return str(where)
 
 
-def _named(state: State, wheres: set[str], at: dict[str, int]) -> None:
-    """Each of `wheres`' name, folder and last activity, from its sessions in the report's order."""
+_FEW = 8  # folders whose sessions `_named` picks out of the report's order one by one
+
+
+def _named(state: State, wheres: set[str], order: list[str]) -> None:
+    """Each of `wheres`' name, folder and last activity, from its sessions in the report's order
+    (`order`: a few folders' sessions picked out of it at C speed, many by a table of places)."""
+    at = {sid: i for i, sid in enumerate(order)} if len(wheres) > _FEW else None
     for where in wheres:
         mine = state["where"].get(where)
         if not mine:
@@ -166,7 +179,7 @@ def _named(state: State, wheres: set[str], at: dict[str, int]) -> None:
             continue
         name: tuple[str, str | None, float | None] = ("", None, None)
         names, undated, sess = state["names"][where], state["undated"], state["sess"]
-        for sid in sorted(mine, key=at.__getitem__):
+        for sid in sorted(mine, key=at.__getitem__) if at is not None else filter(mine.__contains__, order):
             project, cwd = names[mine[sid]]
             activity = None if sid in undated else sess[sid]
             last = name[2]
@@ -214,7 +227,7 @@ class Doc:
     left open, `days` last), each session's texts from `fresh` or, for the others, `old` (the last
     document): the pieces are written out as they are, a large history's text never joined."""
 
-    def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: Piece,  # noqa: PLR0913, PLR0917
+    def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: Text,  # noqa: PLR0913, PLR0917
                  warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> None:
         classes, buckets, ttl, documented, lifetime = state.pop("inferred")
         self.ttl = ttl
@@ -260,10 +273,8 @@ class Doc:
         state["lifetime"] = lifetime
 
 
-Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
 
-
-def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts], old: Piece,  # noqa: PLR0913, PLR0917
+def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts], old: Text,  # noqa: PLR0913, PLR0917
           spans: list[Spans | None], slot: int) -> int:
     """A JSON array of each session's text `slot` (those not empty), from `fresh` or the `old`
     document, at `pos` of the document; the list's spans kept for the next run. Between two fresh
@@ -282,26 +293,28 @@ def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts],
             seq = list(filter(at.__contains__, order))
         else:
             seq = [sid for sid in order if (fresh[sid][slot] if sid in fresh else sid in at)]
-        starts = list(accumulate([first] + [n + 1 for n in lens[:-1]]))
-        pieces: list[Piece] = []
+        starts = list(accumulate(map((1).__add__, lens[:-1]), initial=first))  # each text's, a comma between
+        pieces: list[list[Piece]] = []  # a text each, or a stretch of texts (the views of the files holding it)
         lengths = []
         cut = list(compress(count(), map(fresh.__contains__, seq)))
         for a, b in zip([0] + [i + 1 for i in cut], [*cut, len(seq)], strict=True):
             _copy(seq[a:b], at, sids, starts, lens, old, pieces, lengths)
             if b < len(seq):
                 text = fresh[seq[b]][slot]
-                pieces.append(text)
+                pieces.append([text])
                 lengths.append(len(text))
         out.append(b"[")
         for k, piece in enumerate(pieces):
-            out += (b",", piece) if k else (piece,)
+            if k:
+                out.append(b",")
+            out += piece
         out.append(b"]")
     spans[slot] = (pos + 1, seq, lengths)
     return pos + 2 + sum(lengths) + max(0, len(lengths) - 1)
 
 
 def _copy(run: list[str], at: dict[str, int], sids: list[str], starts: list[int], lens: list[int],  # noqa: PLR0913, PLR0917
-          old: Piece, pieces: list[Piece], lengths: list[int]) -> None:
+          old: Text, pieces: list[list[Piece]], lengths: list[int]) -> None:
     """The old texts of `run` (sessions not changed) onto `pieces`, each stretch of them that
     followed one another in the old list as one slice."""
     i = 0
@@ -312,7 +325,7 @@ def _copy(run: list[str], at: dict[str, int], sids: list[str], starts: list[int]
             n = 1
             while i + n < len(run) and k + n < len(sids) and sids[k + n] == run[i + n]:
                 n += 1
-        pieces.append(old[starts[k]:starts[k + n - 1] + lens[k + n - 1]])
+        pieces.append(old.cut(starts[k], starts[k + n - 1] + lens[k + n - 1]))
         lengths += lens[k:k + n]
         i += n
 
@@ -327,17 +340,17 @@ def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any
             b[0].sort()
             b[2].sort()
             b[3].sort()
-    _named(state, wheres, {sid: i for i, sid in enumerate(order)})
+    _named(state, wheres, order)
     state["inferred"] = inferred = inference(state)
     lifetime = inferred[4]
     fresh: dict[str, Texts] = {}
     for sid in order:
         fresh[sid], counts = session_texts(sid, parts[sid], lifetime)
-        _causes(state, sid, counts, 1)
-    return state, Doc(state, order, fresh, b"", warnings, since, utc_offset)
+        _causes(state, counts, 1)
+    return state, Doc(state, order, fresh, EMPTY, warnings, since, utc_offset)
 
 
-def update(state: State, old_doc: Piece, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
+def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
            warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> Doc | None:
     """`state` with the `old` parts of the changed sessions taken out and their `new` ones put in, and
     the document; None when that moves a cache lifetime (then `build`)."""
@@ -345,18 +358,21 @@ def update(state: State, old_doc: Piece, old: dict[str, Part], new: dict[str, Pa
     for sid, p in old.items():
         wheres.add(_totals(state, sid, p, -1, utc_offset))
         _gaps(state, p, -1)
-        _causes(state, sid, [int(n) for n in state["counts"].pop(sid).split(",")], -1)
+        try:  # as they were put in: with the sums' lifetime
+            _causes(state, window_counts(sid, p, state["lifetime"]), -1)
+        except (KeyError, TypeError):  # sums of another lifetime than their parts': from every part
+            return None
         del state["sess"][sid]
     wheres |= {_add(state, sid, p, utc_offset) for sid, p in new.items()}
     state["inferred"] = inferred = inference(state)
     lifetime = inferred[4]
     if lifetime != state["lifetime"]:
         return None
-    _named(state, wheres, {sid: i for i, sid in enumerate(order)})
+    _named(state, wheres, order)
     fresh: dict[str, Texts] = {}
     for sid, p in new.items():
         fresh[sid], counts = session_texts(sid, p, lifetime)
-        _causes(state, sid, counts, 1)
+        _causes(state, counts, 1)
     return Doc(state, order, fresh, old_doc, warnings, since, utc_offset)
 
 
@@ -366,8 +382,56 @@ def _add(state: State, sid: str, p: Part, utc_offset: float, put: Any = _put) ->
     return _totals(state, sid, p, 1, utc_offset)
 
 
-def _causes(state: State, sid: str, counts: list[int], sign: int) -> None:
+def _causes(state: State, counts: list[int], sign: int) -> None:
     for i, n in enumerate(counts):
         state["causes"][i] += sign * n
-    if sign > 0:
-        state["counts"][sid] = ",".join(map(str, counts))
+
+
+def window_counts(sid: str, p: Part, lifetime: dict[str, float]) -> list[int]:
+    """A session's cold starts in the window by cause (`session_texts`' counts, without its texts):
+    every session's in the kept sums were counted with the sums' lifetime (a run that moves it
+    builds from every part), so a part taken out takes out what it put in."""
+    mine = [Obs(sid, *o) for o in p.colds]
+    assign_causes(mine, lifetime)
+    return cause_counts([o for o in mine if o.in_window])
+
+
+if TYPE_CHECKING:
+    _Dict = dict[str, Any]
+else:
+    _Dict = dict
+
+
+class _Packed(_Dict):
+    """Each folder's sessions as kept (`dump`): one folder's decoded when it is asked for, so a warm
+    run decodes and encodes again only the folders of the sessions it changed."""
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        if isinstance(value, bytes):
+            value = marshal.loads(value)  # noqa: S302 (our own 0600 cache's plain data)
+            super().__setitem__(key, value)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401 (self.get is this)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        self[key] = default
+        return default
+
+
+def dump(state: State) -> bytes:
+    """The sums as kept between runs (marshal data), each folder's sessions packed on their own."""
+    where = {k: v if isinstance(v, bytes) else marshal.dumps(v) for k, v in dict.items(state["where"])}
+    return marshal.dumps({**state, "where": where})
+
+
+def load(data: bytes | memoryview) -> State:
+    """`dump`'s sums."""
+    state: State = marshal.loads(data)  # noqa: S302 (our own 0600 cache's plain data)
+    state["where"] = _Packed(state["where"])
+    state.pop("counts", None)  # (kept by sessions before: counted again from a part now)
+    return state

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
@@ -39,11 +38,16 @@ from session_watcher.core.caps import model_name
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import NamedTuple
 
     from session_watcher.agents.claude_code.records import CallRecord, Usage
     from session_watcher.core.shapes import Detail, Sample
+else:
+    from session_watcher.core.named import NamedTuple
 
 # the schema's decoder and readings (`records`: msgspec), bound by `_schema` when a read is large
 # enough to pay for msgspec's import (PLAIN_BELOW); until then a line is read the JSON way only

@@ -12,15 +12,16 @@ compactions rows of kind "k"; its working folder row is `parse.head_dir`'s, as f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from session_watcher.agents import agent_for_head
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT
 from session_watcher.reports.parse import MAX_LINE_BYTES, Row
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import Any
 
     from session_watcher.core.shapes import Event
 

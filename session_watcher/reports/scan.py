@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import marshal
 import os
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.state import pool
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, NamedTuple
 
     from session_watcher.reports.parse import Row
     from session_watcher.reports.parse_events import Parser
+else:
+    from session_watcher.core.named import NamedTuple
 
 _new = tuple.__new__
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
@@ -46,10 +45,15 @@ from session_watcher.reports.prices import (
     write_usd,
 )
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any, NamedTuple
 
     from session_watcher.reports.parse import Row
+else:
+    from session_watcher.core.named import NamedTuple
 
 COLD_BELOW = 0.5
 # bucket edges in seconds: round minutes, roughly log-spaced (ratio <= 1.5) from 1 min to 2 h
@@ -284,7 +288,8 @@ def _median(values: list[float]) -> float | None:
 
 # per gap bucket of one TTL class: [the warmths of its calls, how many were cold, shortest gap, longest];
 # a call's bucket is the last edge at or below its gap (gaps are never NaN): bisect_right(BUCKET_EDGES, gap)
-Bucket = list[Any]
+if TYPE_CHECKING:
+    Bucket = list[Any]
 
 
 def merge_buckets(into: dict[int, Bucket], more: dict[int, Bucket]) -> None:

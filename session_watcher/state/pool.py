@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import marshal
 import os
-import signal
 import sys
-from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import IO, Any, TypeVar
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 _TOKEN = 4  # bytes of one batch number in the queue pipe
 # 4 kB of tokens: one write of at most PIPE_BUF into an empty pipe, which holds at least that much
@@ -184,6 +184,8 @@ def fork(name: str) -> tuple[int, IO[bytes], int] | None:
 def stop(pid: int, kill: bool = True) -> None:
     """Wait for the child `pid`, killed first (`kill`) when its work is no longer wanted."""
     if kill:
+        import signal  # here: a warm report's process forks no child and needs none of it
+
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from session_watcher.agents.source import Source
+
+TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

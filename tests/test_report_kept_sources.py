@@ -1,0 +1,252 @@
+"""A warm report whose walk lists no folder again takes the last run's sources whole
+(`Index.kept_sources`, `reports/kept.py`): no row of the files table loaded, no listing's sources
+decoded, only the files in use `stat`ed. What it shows is a cold build's: a grown file, a file
+added or removed (its folder's mtime moved), a file gone under a folder whose mtime did not move,
+a run over other roots between, every agent's sources together."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from array import array
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from session_watcher.agents.source import Source
+from session_watcher.reports import index as index_module
+from session_watcher.reports.collect import run_report_json
+from session_watcher.reports.kept import KeptFacts, Order, Sources, decode, encode
+from tests.test_report_index import call_line
+from tests.test_report_warm import AE, FA, FIXTURES, NEW, age, copy_session
+
+if TYPE_CHECKING:
+    import sqlite3
+    from pathlib import Path
+
+DAY = 86400.0
+ALL_FILES = "SELECT id, size, mtime_ns, offset, path FROM files"
+
+
+class Traced:
+    """Every SQL statement the report's index runs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sql: list[str] = []
+        opened = index_module.Index._open_file
+
+        def open_file(index: index_module.Index) -> sqlite3.Connection:
+            conn = opened(index)
+            conn.set_trace_callback(self.sql.append)
+            return conn
+
+        monkeypatch.setattr(index_module.Index, "_open_file", open_file)
+
+    def run(self, roots: list[Path] | None, index: Path) -> dict[str, Any]:
+        self.sql.clear()
+        doc: dict[str, Any] = json.loads(run_report_json(None if roots is None else [str(r) for r in roots],
+                                                         str(index), now=1.8e9, utc_offset=3600.0))
+        return doc
+
+
+def cold(roots: list[Path] | None, tmp_path: Path, name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(run_report_json(None if roots is None else [str(r) for r in roots],
+                                                     str(tmp_path / f"cold-{name}.sqlite3"), now=1.8e9,
+                                                     utc_offset=3600.0))
+    doc.pop("index")
+    return doc
+
+
+def figures(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if k != "index"}
+
+
+def grow(path: Path, mid: str) -> None:
+    with path.open("ab") as fh:
+        fh.write(call_line(mid, 30_000, 700, ts="2026-02-14T12:00:00.000Z"))
+
+
+@pytest.fixture
+def quiet(tmp_path: Path) -> Path:
+    """Two projects quiet for two days; AE's files changed an hour ago (the session in use)."""
+    root = tmp_path / "projects"
+    copy_session(AE, root / "-home-a")
+    copy_session(FA, root / "-home-a")
+    copy_session("short", root / "-home-b")
+    age(root, 2 * DAY)
+    for path in [root / "-home-a" / f"{AE}.jsonl", *(root / "-home-a" / AE).rglob("*.jsonl")]:
+        age(path, 3600.0)
+    return root
+
+
+def test_a_grown_file_is_read_from_the_kept_sources_without_loading_every_file(
+    quiet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    traced = Traced(monkeypatch)
+    index = tmp_path / "i.sqlite3"
+    traced.run([quiet], index)
+    assert ALL_FILES in traced.sql  # the first run lists and loads everything
+    traced.run([quiet], index)
+    for k in range(3):
+        grow(quiet / "-home-a" / f"{AE}.jsonl", f"msg_grown_{k}")
+        doc = traced.run([quiet], index)
+        assert doc["index"]["appended"] == 1
+        assert ALL_FILES not in traced.sql  # the kept sources: the files table not loaded
+        # of the listings' sources, only the root's (its project folders) asked for
+        asked = [q for q in traced.sql if "FROM folders WHERE path IN" in q]
+        assert len(asked) == 1
+        assert str(quiet) + "/" not in asked[0]
+        assert "-home-a" not in asked[0]
+        assert figures(doc) == cold([quiet], tmp_path, f"grown{k}")
+    again = traced.run([quiet], index)  # nothing changed since: the finished document as it was
+    assert again["index"]["cached"] is True
+    assert figures(again) == figures(doc)
+
+
+def test_a_file_added_or_removed_is_listed_again(quiet: Path, tmp_path: Path) -> None:
+    index = tmp_path / "i.sqlite3"
+    traced_doc = run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0)
+    assert NEW not in traced_doc
+    copy_session("short", quiet / "-home-b", NEW)  # the project folder's mtime moves
+    doc = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert NEW in {s["sessionId"] for s in doc["sessions"]}
+    assert figures(doc) == cold([quiet], tmp_path, "added")
+    grow(quiet / "-home-a" / f"{AE}.jsonl", "msg_after_add")
+    doc = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert figures(doc) == cold([quiet], tmp_path, "added-grown")
+    (quiet / "-home-a" / f"{FA}.jsonl").unlink()
+    shutil.rmtree(quiet / "-home-a" / FA, ignore_errors=True)
+    doc = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert FA not in {s["sessionId"] for s in doc["sessions"]}
+    assert doc["index"]["dropped"] >= 1
+    assert figures(doc) == cold([quiet], tmp_path, "removed")
+
+
+def test_a_file_in_use_gone_under_a_folder_whose_mtime_did_not_move(quiet: Path, tmp_path: Path) -> None:
+    """The folder's mtime set back (one tick of a coarse clock): the walk trusts the listing, the
+    file's `stat` fails, it leaves, and the kept sources are dropped with it (the next run lists)."""
+    index = tmp_path / "i.sqlite3"
+    run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0)
+    grow(quiet / "-home-a" / f"{AE}.jsonl", "msg_before_gone")
+    run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0)
+    folder = quiet / "-home-a"
+    st = folder.stat()
+    (folder / f"{AE}.jsonl").unlink()
+    os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns))
+    doc = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert doc["index"]["dropped"] == 1
+    assert figures(doc) == cold([quiet], tmp_path, "gone")
+    again = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert figures(again) == figures(doc)
+    grow(sorted((folder / AE).rglob("*.jsonl"))[0], "msg_after_gone")  # its sub-agent file, in use
+    later = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert figures(later) == cold([quiet], tmp_path, "gone-later")
+
+
+def test_a_run_over_other_roots_between_is_no_kept_run(quiet: Path, tmp_path: Path) -> None:
+    index = tmp_path / "i.sqlite3"
+    run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0)
+    inner = quiet / "-home-a"
+    grow(inner / f"{AE}.jsonl", "msg_inner")
+    run_report_json([str(inner)], str(index), now=1.8e9, utc_offset=3600.0)  # reads the grown file
+    grow(inner / f"{AE}.jsonl", "msg_outer")
+    doc = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert figures(doc) == cold([quiet], tmp_path, "other-roots")
+
+
+def test_every_agents_sources_after_the_walks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without --projects: Claude Code's projects taken whole, Codex's rollouts listed after them."""
+    from tests.codex_lines import FIXTURES as ROLLOUTS
+
+    claude = tmp_path / "claude"
+    codex = tmp_path / "codex"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    copy_session(AE, claude / "projects" / "-home-a")
+    copy_session("short", claude / "projects" / "-home-b")
+    day = codex / "sessions" / "2026" / "07" / "01"
+    day.mkdir(parents=True)
+    rollout = sorted(ROLLOUTS.glob("rollout-*.jsonl"))[0]
+    shutil.copy(rollout, day / rollout.name)
+    age(claude, 2 * DAY)
+    age(codex, 2 * DAY)
+    age(claude / "projects" / "-home-a" / f"{AE}.jsonl", 3600.0)  # the session in use
+    traced = Traced(monkeypatch)
+    index = tmp_path / "i.sqlite3"
+    first = traced.run(None, index)
+    assert {s["agent"] for s in first["sessions"]} == {"claude-code", "codex"}
+    traced.run(None, index)
+    for k in range(2):
+        grow(claude / "projects" / "-home-a" / f"{AE}.jsonl", f"msg_both_{k}")
+        doc = traced.run(None, index)
+        assert ALL_FILES not in traced.sql
+        assert figures(doc) == cold(None, tmp_path, f"both{k}")
+
+
+def sources_of(rows: list[tuple[str, str, str, bool, str | None]]) -> list[Source]:
+    return [Source(*r) for r in rows]
+
+
+def test_the_kept_columns_give_the_sources_back() -> None:
+    srcs = sources_of([("/p/a/s1.jsonl", "s1", "a", False, None), ("/p/a/s1/subagents/x.jsonl", "s1", "a", True, None),
+                       ("/p/b/r.jsonl", "t1", "b", False, "codex"), ("/p/a/s2.jsonl", "s2", "a", False, None)])
+    facts = [(10, 1_700_000_000_000_000_000, 10), (0, 0, 0), (5, 2, 3), (7, 8, 9)]
+    got, ids, sizes, mtimes, offsets = decode(encode(srcs, [4, 5, 6, 7], facts))
+    assert list(got) == srcs
+    assert [got[k] for k in range(4)] == srcs
+    assert got[1:3] == srcs[1:3]
+    assert list(ids) == [4, 5, 6, 7]
+    assert list(zip(sizes, mtimes, offsets, strict=True)) == facts
+    assert got.counts()["s1"] == 2
+    assert got.counts()["nobody"] == 0
+    assert got.by_agent() == {"t1": "codex"}
+    assert list(got.head(2).plus(srcs[2:])) == srcs
+    empty, *rest = decode(encode([], [], []))
+    assert list(empty) == []
+    assert [list(column) for column in rest] == [[], [], [], []]
+
+
+def test_the_kept_facts_asked_one_by_one_or_all_at_once() -> None:
+    n = 100
+    ids, sizes, mtimes, offsets = (array("q", [k * m + 1 for k in range(n)]) for m in (3, 5, 7, 11))
+    facts = KeptFacts(ids, sizes, mtimes, offsets)
+    facts[ids[5]] = (1, 2, 3)  # a file read this run: its new facts kept
+    for k in range(n):  # past the first 16 asked, every one at once
+        want = (1, 2, 3) if k == 5 else (sizes[k], mtimes[k], offsets[k])
+        assert facts[ids[k]] == want
+    assert len(facts) == n
+    with pytest.raises(KeyError):
+        KeptFacts(ids, sizes, mtimes, offsets)[-1]
+
+
+def test_a_sessions_sources_asked_one_by_one_or_all_at_once() -> None:
+    rows = [(f"/p/{k % 7}/{k}.jsonl", f"s{k % 40}", str(k % 7), bool(k % 3), None) for k in range(200)]
+    srcs = sources_of(rows)
+    want: dict[str, list[Source]] = {}
+    for s in srcs:
+        want.setdefault(s.session, []).append(s)
+    cols, *_ = decode(encode(srcs, range(200), [(0, 0, 0)] * 200))
+    assert isinstance(cols, Sources)
+    order = Order(cols)
+    assert list(order) == list(want)
+    for sid, sources in want.items():  # past the first 32 asked, every list is made at once
+        assert order[sid] == sources
+    assert dict(order.items()) == want
+    with pytest.raises(KeyError):
+        order["nobody"]
+
+
+def test_the_fixtures_sessions_folded_once_more_show_the_same(tmp_path: Path) -> None:
+    """A fixture session copied in under a new name into a quiet folder (its mtime moved) shows once."""
+    root = tmp_path / "projects"
+    copy_session(FA, root / "-home-a")
+    age(root, 2 * DAY)
+    index = tmp_path / "i.sqlite3"
+    run_report_json([str(root)], str(index), now=1.8e9, utc_offset=3600.0)
+    shutil.copy2(FIXTURES / f"{AE}.jsonl", root / "-home-a" / f"{AE}.jsonl")
+    doc = json.loads(run_report_json([str(root)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert {s["sessionId"] for s in doc["sessions"]} == {FA, AE}
+    assert figures(doc) == cold([root], tmp_path, "copied")
