@@ -129,7 +129,7 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def prompt_text(rec: Record[Any], content: object) -> str | None:
+def prompt_text(rec: Record, content: object) -> str | None:
     """The start of the user's prompt when this user record is one (not a tool result, the client's
     own meta text or a compaction's summary), else None; a slash command by its name and arguments."""
     if rec.isMeta or rec.isCompactSummary:
@@ -180,7 +180,7 @@ def page_memory(size: int) -> int:
 # --- decoding: the fields the page reads, as json.loads would give them --------------------------
 
 
-def _from_dict(rec: dict[str, Any]) -> Record[Any]:
+def _from_dict(rec: dict[str, Any]) -> Record:
     """json.loads's record as the structs msgspec's decoding gives (the fields the page reads, each
     value as it is: a struct's constructor checks no type), so the page reads one kind of record."""
     raw = rec.get("message")
@@ -205,7 +205,7 @@ _INPUT = Input.__struct_fields__
 _KINDS = ("assistant", "user", "system")
 
 
-def decode_record(line: bytes | str) -> Record[Any] | None:
+def decode_record(line: bytes | str) -> Record | None:
     """One transcript line as the record the page reads (None: not a JSON object, or one the page
     passes over: a sidechain record, or not a conversation record)."""
     if isinstance(line, str):
@@ -225,7 +225,7 @@ def decode_record(line: bytes | str) -> Record[Any] | None:
     return _from_dict(rec) if isinstance(rec, dict) else None
 
 
-def _iterations_read(r: Record[Any]) -> bool:
+def _iterations_read(r: Record) -> bool:
     """False when the record's usage lists iterations its structs do not take (an item that is no
     object, a count that is no int): json.loads's record is then the one read."""
     usage = r.message.usage if r.message is not None else None
@@ -326,7 +326,7 @@ class PageBuilder:
         """One record as json.loads reads it."""
         self.take(_from_dict(rec))
 
-    def take(self, rec: Record[Any]) -> None:
+    def take(self, rec: Record) -> None:
         """One decoded record."""
         kind = rec.type
         if kind not in _KINDS or rec.isSidechain:
@@ -797,7 +797,7 @@ class PageRead:
         self._at, self._end = 0, chunk.rfind(b"\n") + 1
         bulkparse.tap = self._upto
 
-    def _upto(self, start: int, decoded: Record[Any] | None = None) -> None:
+    def _upto(self, start: int, decoded: Record | None = None) -> None:
         """Feed the lines before offset `start` (`_between`), then the line at `start` as replay's
         parse decoded it (`decoded`, taken as it is)."""
         at = self._at

@@ -53,7 +53,7 @@ def _input_info(name: str, inp: Input | None) -> Any:
                            "limit": inp.limit})
 
 
-def _events(rec: Record[Any], events: list[Event], usage_marked: bool) -> bool:
+def _events(rec: Record, events: list[Event], usage_marked: bool) -> bool:
     """Append the events of a decoded record as `record_events` gives them (`usage_marked`: its line
     holds the usage marker as written); False: the record is one `record_events` must read itself (a
     system record, iterations the structs do not take); then nothing was appended."""
@@ -67,7 +67,7 @@ def _events(rec: Record[Any], events: list[Event], usage_marked: bool) -> bool:
     return True
 
 
-def _assistant_events(rec: Record[Any], events: list[Event], usage_marked: bool) -> bool:
+def _assistant_events(rec: Record, events: list[Event], usage_marked: bool) -> bool:
     """An API call's usage (a `call`) and its main-chain tool uses (`use`)."""
     msg = rec.message
     if msg is None:
@@ -100,7 +100,7 @@ def _assistant_events(rec: Record[Any], events: list[Event], usage_marked: bool)
     return True
 
 
-def _user_events(rec: Record[Any], events: list[Event]) -> None:
+def _user_events(rec: Record, events: list[Event]) -> None:
     """A main-chain user record's tool results (`result`; a lone result's file read with it)."""
     if rec.isSidechain is True:
         return
@@ -150,7 +150,7 @@ _CLOSE = ord("}")
 
 # the session page's (reports.session_page_data), while it reads a transcript with its replay: told
 # every record parse_chunk decodes, with the offset of its line in the chunk, in the chunk's order
-tap: Callable[[int, Record[Any]], None] | None = None
+tap: Callable[[int, Record], None] | None = None
 
 
 def parse_chunk(chunk: bytes) -> tuple[list[Event], int]:

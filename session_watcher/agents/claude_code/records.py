@@ -9,7 +9,7 @@ Pure. Not for hooks: msgspec costs an import they need not pay."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents.claude_code.transcript import (
     count,
@@ -139,16 +139,15 @@ class Block(msgspec.Struct):
     text: msgspec.Raw = msgspec.Raw(b"null")  # kept encoded: read only for a user's prompt (the page's)
 
 
-# msgspec takes Raw alone, never in a union (`Raw | None` admits only null): hence the defaults above and below
-C = TypeVar("C")  # how a message's content is read: as blocks (CONTENT), or kept encoded (msgspec.Raw)
+# msgspec takes Raw alone, never in a union (`Raw | None` admits only null): hence the default above
 CONTENT = str | list[Block] | None
 
 
-class Message(msgspec.Struct, Generic[C]):
+class Message(msgspec.Struct):
     mid: Any = msgspec.field(default=None, name="id")
     model: Any = None
     usage: Usage | None = None
-    content: C = None  # type: ignore[assignment]  # C includes None, or is Raw (absent: None)
+    content: CONTENT = None
 
 
 class File(msgspec.Struct):
@@ -163,7 +162,7 @@ class Result(msgspec.Struct):
     file: File | None = None
 
 
-class Record(msgspec.Struct, Generic[C]):
+class Record(msgspec.Struct):
     type: Any = None
     timestamp: Any = None
     isSidechain: Any = None
@@ -175,7 +174,7 @@ class Record(msgspec.Struct, Generic[C]):
     subtype: Any = None
     compactMetadata: Any = None
     version: Any = None
-    message: Message[C] | None = None
+    message: Message | None = None
     toolUseResult: Result | str | list[Any] | bool | int | float | None = None
 
 
@@ -202,12 +201,12 @@ class CallRecord(msgspec.Struct):
     message: CallMessage | None = None
 
 
-_decode_record = msgspec.json.Decoder(Record[CONTENT]).decode
+_decode_record = msgspec.json.Decoder(Record).decode
 _decode_call = msgspec.json.Decoder(CallRecord).decode
 NOT_JSON = (msgspec.DecodeError, RecursionError)  # msgspec's refusals (ValidationError is a DecodeError)
 
 
-def decode(line: bytes | bytearray, int_digits: int) -> Record[Any] | None:
+def decode(line: bytes | bytearray, int_digits: int) -> Record | None:
     """The line as a Record, or None where only the caller's JSON reading can say what it is: bytes
     that are not UTF-8 (json.loads refuses them, msgspec does not look at a field it skips), an
     integer of more digits than `int()` takes (`int_digits`, sys.get_int_max_str_digits(), or 0
