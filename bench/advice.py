@@ -57,9 +57,6 @@ COMPACT: dict[str, list[Any]] = {"compact_reserve": [0, 20_000, 33_000, 45_000, 
 # the reserve by Claude Code's client version (a Codex thread: the config's fallback), the floors as shipped
 CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
                                 "since": [20_000, 27_000, 33_000, 39_000, 45_000]}
-# the summary an automatic compaction leaves, as a share of the window: a restart whose horizon the compaction
-# cuts is priced net of what it carries past it (eoq.carried_past); None: not at all (the floors as shipped)
-SUMMARY: dict[str, list[Any]] = {"compact_summary": [None, 0.15, 0.25, 0.35]}
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -213,10 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compact", action="store_true", help="choose compact_reserve, the floors as shipped")
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
-    ap.add_argument("--summary", action="store_true", help="choose compact_summary, the floors as shipped")
     ns = ap.parse_args(argv)
-    grid = ({} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client
-            else SUMMARY if ns.summary else GRID)
+    grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client else GRID
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
             paths = ns.transcripts
@@ -250,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {key} capture {table[key][0][i].capture(s):.2f} lost {table[key][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid and not (ns.compact or ns.client or ns.summary):
+    if chosen is not None and grid and not (ns.compact or ns.client):
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

@@ -137,18 +137,6 @@ def advice_horizon(m: float, pressure: float, point: float | None, g: float) -> 
     return min(m, max(0.0, (point - pressure) / g))
 
 
-def carried_past(b: float, pressure: float, point: float, summary: float, m: float, g: float) -> float:
-    """What a restart now carries past the automatic compaction it removes (read-price tokens): the
-    session would reach `point` in h = (point - pressure) / g calls and compact to a `summary`, while
-    the restarted context, b + g h by then, runs on until it reaches the point itself ((point - b) / g
-    calls from the restart), within the optimal cycle `m`: each of those calls reads b + g h - summary
-    more. 0 when the compaction does not come within m calls."""
-    h = max(0.0, (point - pressure) / g)
-    if h >= m:
-        return 0.0
-    return max(0.0, min(m, (point - b) / g) - h) * max(0.0, b + g * h - summary)
-
-
 def holt(level: float | None, trend: float, value: float, n: int | None = None) -> tuple[float, float]:
     """One step of the growth smoother: Holt's double exponential smoothing of the residual growth
     per call, with a running-mean start (the first WARM_CALLS residuals weigh equally) and, once warm,
@@ -268,22 +256,15 @@ def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
     return float(said) if isinstance(said, int) and not isinstance(said, bool) and said >= 0 else COMPACT_RESERVE
 
 
-def session_horizon(state: State, cfg: ModelParams, m: float, g: float, b: float = 0.0) -> tuple[float, float]:
+def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
     """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
-    compaction, else its window less `compact_reserve`) and its last prompt; and what a restart to `b`
-    tokens carries past that compaction (`carried_past`, with the summary `compact_summary` of the
-    window; 0 when the config leaves it unset)."""
+    compaction, else its window less `compact_reserve`) and its last prompt."""
     from session_watcher.core.window import context_window
 
     ctx = state["context"]
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
     point = compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg))
-    pressure = float(ctx.get("pressure") or 0)
-    h = advice_horizon(m, pressure, point, g)
-    share = cfg.get("compact_summary")
-    if share is None or point is None or window is None or h >= m:
-        return h, 0.0
-    return h, carried_past(b, pressure, point, share * window, m, g)
+    return advice_horizon(m, float(ctx.get("pressure") or 0), point, g)
 
 
 def quantities(state: State, cfg: ModelParams) -> Quantities:
@@ -323,10 +304,9 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
     })
     # over the optimal cycle, or up to the automatic compaction when it comes first (`advice_horizon`)
     m = dh * base / g
-    h, carried = session_horizon(state, cfg, m, g, base)
-    q["horizon"] = h
+    q["horizon"] = h = session_horizon(state, cfg, m, g)
     q["untilCompaction"] = h < m
-    q["saving"] = cycle_saving(big_l, base, h, k) - carried
+    q["saving"] = cycle_saving(big_l, base, h, k)
     return q
 
 
