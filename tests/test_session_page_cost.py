@@ -71,6 +71,29 @@ def test_the_pages_best_restarts_are_the_backtests() -> None:
         "capture": None, "sentence": backtest.sentence(full, advice=False)}
 
 
+def test_the_pages_best_restarts_past_its_closed_loop_take_the_compactions_as_backtest_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transcript past PAGE_BACKTEST_MAX: the page's line prices the best schedule from its story's
+    calls with the automatic compactions where the counterfactual's own context reaches them, as
+    `backtest` does (258c7280 compacts on its own; priced segment by segment, its best schedule
+    saves another sum)."""
+    from session_watcher.sessions.backtest import run_one
+
+    monkeypatch.setattr(session_page_data, "PAGE_BACKTEST_MAX", 0)
+    line = session_page_data.load_model(str(S258))["backtest"]
+    doc = run_one(str(S258))
+    keep = ("usd", "savingUsd", "savingPct", "restartsAfter")
+    assert line["capture"] is None  # the closed loop not run
+    assert {p: line["policies"][p] for p in ("actual", "hindsight")} == \
+        {p: {k: doc["policies"][p][k] for k in keep} for p in ("actual", "hindsight")}  # "alert": none followed
+    trace = session_page_data.StoryTrace()
+    state, cfg, _ = fold(str(S258), trace=trace)
+    assert trace.autos.autos  # an automatic compaction, the call after it
+    by_segment = backtest.best_restarts(trace.calls, backtest.shared_prefix(status.status_document(state, cfg),
+                                                                            trace.calls))
+    assert by_segment["policies"]["hindsight"]["usd"] != line["policies"]["hindsight"]["usd"]
+
+
 def _builder(words: list[str]) -> session_page_data.PageBuilder:
     """Calls and tool calls with odd labels, paths, an unfinished call, a re-read and an error."""
     b = session_page_data.PageBuilder("s")

@@ -233,13 +233,14 @@ def backtest(calls: Sequence[Call], shared: int, follow: Mapping[str, Sequence[i
     }
 
 
-def best_restarts(calls: Sequence[Call], shared: int) -> dict[str, Any]:
+def best_restarts(calls: Sequence[Call], shared: int, autos: Mapping[int, Auto] | None = None) -> dict[str, Any]:
     """`backtest`'s policies `actual`, `alert` (no advice followed: no restart) and `hindsight`, the
-    same figures, and nothing else (the session page's line where the closed loop is not run)."""
+    same figures given the same `autos`, and nothing else (the session page's line where the closed
+    loop is not run)."""
     def points(ch: Chain) -> dict[str, list[int]]:
         return {"actual": [], "alert": [], "hindsight": ch.best()[0]}
 
-    return {"policies": _policies(chains(segments(calls, shared), None), ("actual", "alert", "hindsight"),
+    return {"policies": _policies(chains(segments(calls, shared), autos), ("actual", "alert", "hindsight"),
                                   points)[0]}
 
 

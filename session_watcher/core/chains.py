@@ -59,6 +59,29 @@ def point_of(client: float | None, pre: int, last_prompt: int) -> float:
     return float(min(top, max(client, last_prompt)))
 
 
+class AutoWatch:
+    """A real fold's automatic compactions, by the call number after them (`autos`), as the
+    counterfactual takes them: the last compaction folded since the last call (its trigger and
+    tokens before) and the client's point after that call. The closed loop's fold and the session
+    page's trace feed one each (`compaction` before `call`, in the fold's order)."""
+
+    def __init__(self) -> None:
+        self.autos: dict[int, Auto] = {}
+        self._seen: tuple[str | None, int] | None = None
+        self._point: float | None = None
+        self._last: Call | None = None
+
+    def compaction(self, trigger: str | None, before: int | None) -> None:
+        self._seen = (trigger, int(before or 0))
+
+    def call(self, c: Call, point: float | None) -> None:
+        """Call `c` folded, the client's point after it `point` (None: its window unknown)."""
+        got, last = self._seen, self._last
+        if last is not None and c.segment != last.segment and got is not None and got[0] == "auto":
+            self.autos[c.call] = Auto(got[1] or last.total, point_of(self._point, got[1], last.total))
+        self._seen, self._point, self._last = None, point, c
+
+
 class Chain:
     """Real segments joined by automatic compactions (`autos[b]` before `segs[b + 1]`)."""
 

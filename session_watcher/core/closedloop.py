@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.core import engine
 from session_watcher.core.backtest import Call, call_from_trace, chains, segments
-from session_watcher.core.chains import Auto, Chain, Step, point_of
-from session_watcher.core.eoq import compact_reserve, quantities
-from session_watcher.core.window import context_window
+from session_watcher.core.chains import Auto, AutoWatch, Chain, Step
+from session_watcher.core.eoq import quantities
+from session_watcher.core.status import client_point
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -57,29 +57,15 @@ class Observed(NamedTuple):
     autos: dict[int, Auto] = {}  # noqa: RUF012 (never mutated) the automatic compactions, by the call after
 
 
-def _client_point(state: State, cfg: ModelParams) -> float | None:
-    """Where the session's client compacts on its own: its window less its reserve."""
-    ctx = state["context"]
-    window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
-    return None if window is None else window - compact_reserve(ctx, cfg)
-
-
 def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Resolved) -> Observed:
     """Fold the real session into `state` (fresh); one `Call` per main-chain API call."""
     calls: list[Call] = []
     rows: list[dict[str, Any]] = []
-    autos: dict[int, Auto] = {}
-    seen: list[tuple[object, int] | None] = [None]  # the last compaction folded since the last call: trigger, before
-    point: list[float | None] = [None]  # the client's point after the last call
+    watch = AutoWatch()
 
     def hook(st: State, fired: list[Alert], usage: CallUsage) -> None:
         c = _call(st, cfg, fired, usage)
-        got = seen[0]
-        if calls and c.segment != calls[-1].segment and got is not None and got[0] == "auto":
-            last = calls[-1].total
-            autos[c.call] = Auto(got[1] or last, point_of(point[0], got[1], last))
-        seen[0] = None
-        point[0] = _client_point(st, cfg)
+        watch.call(c, client_point(st, cfg))
         calls.append(c)
         e = st["engine"]
         rows.append({"call": e["calls"], "segment": e["segment"], "ts": usage["ts"], "usage": usage})
@@ -87,11 +73,11 @@ def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Reso
     def watched() -> Iterator[Event]:
         for ev in events:
             if ev[0] == "compact":
-                seen[0] = (ev[2], int(ev[3] or 0))
+                watch.compaction(ev[2], ev[3])
             yield ev
 
     engine.fold(state, watched(), cfg, paths, call_hook=hook)
-    return Observed(events, paths, calls, state["engine"]["shared"] or 0, rows, autos)
+    return Observed(events, paths, calls, state["engine"]["shared"] or 0, rows, watch.autos)
 
 
 def _with_usage(ev: CallEvent, inp: int, usage: tuple[int, int, int]) -> CallEvent:

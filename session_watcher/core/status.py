@@ -11,6 +11,7 @@ from session_watcher.core.eoq import (
     cache_cold,
     cache_edge,
     cache_lifetime,
+    compact_reserve,
     quantities,
     reminder_interval,
     restart_saving,
@@ -175,10 +176,19 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
     }
 
 
+def client_point(state: State, cfg: ModelParams) -> float | None:
+    """Where the session's client compacts on its own: its window less its reserve (None: the
+    window unknown)."""
+    ctx = state["context"]
+    window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
+    return None if window is None else window - compact_reserve(ctx, cfg)
+
+
 def story_document(state: State, cfg: ModelParams, q: Quantities | None = None) -> dict[str, Any]:
     """The figures of `status_document` a session page's story row and the backtest's call read
-    (the same values): a long session's trace made a status document a call. `q`: the state's
-    quantities, already priced (`engine.on_call`)."""
+    (the same values), and the client's compaction point after the call (the backtest's
+    counterfactual compacts there): a long session's trace made a status document a call. `q`: the
+    state's quantities, already priced (`engine.on_call`)."""
     e = state["engine"]
     q = quantities(state, cfg) if q is None else q
     return {
@@ -186,6 +196,7 @@ def story_document(state: State, cfg: ModelParams, q: Quantities | None = None) 
         "x": _round(q["x"]), "g": _round(q["g"], 3), "xSweet": _round(q["xSweet"]), "br": _round(q["br"]),
         "lamp": q["lamp"], "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
         "billProgress": round(e["billProgress"], 6), "bills": e["bills"], "billsTotal": e["billsTotal"],
+        "compactPoint": client_point(state, cfg),  # the backtest's compactions (core.chains.AutoWatch)
     }
 
 

@@ -57,6 +57,7 @@ from session_watcher.agents.claude_code.records import usage_reading as struct_r
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
 from session_watcher.core.backtest import call_from_trace
+from session_watcher.core.chains import AutoWatch
 from session_watcher.core.eoq import real_request
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from session_watcher.core.backtest import Call
+    from session_watcher.core.chains import Auto
     from session_watcher.core.shapes import Config, Detail, Event, Sample, State
 
     Row = int | list[Any]  # a call's number, a tool's values (PageBuilder)
@@ -512,7 +514,8 @@ class PageBuilder:
             "health": final,
             "healthBar": bar,
             "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
-            "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest),
+            "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest,
+                                         trace.autos.autos if trace else None),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
             "restartNow": restart_now(final_status) if trace is not None else None,
@@ -585,9 +588,13 @@ class StoryTrace(list[Any]):
     def __init__(self) -> None:
         super().__init__()
         self.calls: list[Call] = []
+        self.autos = AutoWatch()  # the automatic compactions, as the backtest's counterfactual takes them
         self._prev_total: int | None = None
         self._prev_bills = 0
         self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
+
+    def compaction(self, trigger: str | None, before: int | None) -> None:  # the fold reached one (state.session)
+        self.autos.compaction(trigger, before)
 
     def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
         at = row.get("lampAt")
@@ -612,17 +619,20 @@ class StoryTrace(list[Any]):
                 for a in alerts if isinstance(a, dict)
             ) if alerts else (),
         ))
-        self.calls.append(call_from_trace(row))
+        call = call_from_trace(row)
+        self.autos.call(call, row.get("compactPoint"))
+        self.calls.append(call)
 
     def clear(self) -> None:  # the fold started again from the beginning
         super().clear()
         self.calls.clear()
+        self.autos = AutoWatch()
         self._prev_total = None
         self._prev_bills = 0
 
 
 def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
-                     doc: dict[str, Any] | None = None) -> dict[str, Any] | None:
+                     doc: dict[str, Any] | None = None, autos: dict[int, Auto] | None = None) -> dict[str, Any] | None:
     """Following the advice (closed loop) vs the best schedule of restarts, for the page's one line:
     from the session's backtest document (`doc`, session_watcher.sessions.backtest.run_one) when there is one;
     else from the trace's calls alone, which price the best schedule but cannot follow the advice (the
@@ -632,7 +642,7 @@ def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
     if doc is None:
         if not calls:
             return None
-        doc = backtest.best_restarts(calls, backtest.shared_prefix(final, calls))
+        doc = backtest.best_restarts(calls, backtest.shared_prefix(final, calls), autos)
         followed = False
     else:
         followed = bool(doc.get("calls"))

@@ -19,7 +19,7 @@ from session_watcher.state.reader import read_new
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any, Protocol
 
     from session_watcher.agents.seam import Agent
@@ -134,11 +134,24 @@ def fold_events(state: State, events: list[Event], cfg: ModelParams,
         also = _load_needed(state, cfg, shards)
         canon, reasons = resolve(state, _paths_of(events, state), shards, also)
     hook = None
+    folded: Iterable[Event] = events
     if trace is not None:
         from session_watcher.core.status import tracer
 
         hook = tracer(trace, cfg)
-    return engine.fold(state, events, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
+        seen = None if sidechain_file else getattr(trace, "compaction", None)
+        if seen is not None:  # a trace that keeps the compactions between calls (the page's StoryTrace)
+            folded = _watched(events, seen)
+    return engine.fold(state, folded, cfg, (canon, reasons), sidechain_file=sidechain_file, call_hook=hook)
+
+
+def _watched(events: list[Event], seen: Callable[[str | None, int | None], None]) -> Iterator[Event]:
+    """The events as they are, each compaction told to `seen` (its trigger and tokens before) as
+    the fold reaches it."""
+    for ev in events:
+        if ev[0] == "compact":
+            seen(ev[2], ev[3])
+        yield ev
 
 
 def read_events(path: str, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes],
