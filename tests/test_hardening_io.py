@@ -640,9 +640,12 @@ def test_class8_a_malformed_bus_address_falls_back_and_saves(root: Path) -> None
     tr = overstaying(root)
     bus = {"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/sw-bus%zz"}
     payload = {"session_id": "overstay", "transcript_path": str(tr), "cwd": str(root), "hook_event_name": "Stop"}
-    proc = run(fs.hook_argv("Stop"), root, json.dumps(payload).encode(), **bus)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
-    state = load_state("overstay", fs.sw_home(root))
+    for _ in range(20):  # a run folds for FOLD_BUDGET: on a busy machine a later one catches up and delivers
+        proc = run(fs.hook_argv("Stop"), root, json.dumps(payload).encode(), **bus)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+        state = load_state("overstay", fs.sw_home(root))
+        if state.get("outbox"):
+            break
     assert state["alerts"]
     assert state["outbox"]
     assert "session-watcher" in state["outbox"][0]["systemMessage"]
