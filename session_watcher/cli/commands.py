@@ -160,7 +160,7 @@ def session_state(target: str | None) -> tuple[State, Config]:
     return state, cfg
 
 
-def _target(ns: argparse.Namespace) -> str | None:
+def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
     """The session a command was given: its SESSION argument, or the older `--session ID` /
     `--transcript PATH` options (one of them at most)."""
     given = [v for v in (getattr(ns, "target", None), getattr(ns, "session", None),
