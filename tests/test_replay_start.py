@@ -81,3 +81,21 @@ def test_replay_json_imports_neither_argparse_nor_the_renderer(tmp_path: Path) -
     text = run([sys.executable, "-m", "session_watcher", "replay", str(t)])  # the text form still renders
     assert text.returncode == 0
     assert b"lamp" in text.stdout
+
+
+def test_the_schemas_annotations_are_objects_not_strings() -> None:
+    """msgspec compiles a string annotation (a `typing.ForwardRef`) for each field when a decoder is
+    built: the schema modules keep their annotations as objects (no `from __future__ import
+    annotations`), so replay's start builds its decoders without compiling any."""
+    import msgspec
+
+    from session_watcher.agents.claude_code import records
+    from session_watcher.agents.codex import lines
+
+    structs = [v for m in (records, lines) for v in vars(m).values()
+               if isinstance(v, type) and issubclass(v, msgspec.Struct) and v.__module__ == m.__name__]
+    assert len(structs) >= 12
+    for struct in structs:
+        assert struct.__annotations__, struct
+        strings = [k for k, v in struct.__annotations__.items() if isinstance(v, str)]
+        assert not strings, (struct, strings)
