@@ -156,8 +156,9 @@ def _say(message: str) -> None:
 
 
 def _dispatch(args: list[str]) -> int:
-    """Parse `args` with the command's part of the tree and run its `func`. `report --json` in the
-    form programs run it is read without argparse (`reports.cli.json_args`). Every command prices
+    """Parse `args` with the command's part of the tree and run its `func`. `report --json` and
+    `replay` in the forms programs run them are read without argparse (`cli.report.json_args`,
+    `cli.commands.replay_args`). Every command prices
     with the user's own prices (`prices` in their config; a bad file is left out, as `config show` says)."""
     from session_watcher.base import config
 
@@ -168,6 +169,12 @@ def _dispatch(args: list[str]) -> int:
         quick = json_args(args[1:])
         if quick is not None:
             return command(quick)
+    if args[:1] == ["replay"]:
+        from session_watcher.cli.commands import replay, replay_args
+
+        plain = replay_args(args[1:])
+        if plain is not None:
+            return replay(plain)
     parser = build_parser(_command_of(args))
     ns, extra = parser.parse_known_args(args)
     if extra:  # said by the command's own parser: its usage, not the top level's

@@ -18,6 +18,7 @@ from session_watcher.core.text import clean, fit, one_line
 
 if TYPE_CHECKING:
     import argparse
+    from types import SimpleNamespace
 
     from session_watcher.core.shapes import Config, State
 
@@ -159,7 +160,7 @@ def session_state(target: str | None) -> tuple[State, Config]:
     return state, cfg
 
 
-def _target(ns: argparse.Namespace) -> str | None:
+def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
     """The session a command was given: its SESSION argument, or the older `--session ID` /
     `--transcript PATH` options (one of them at most)."""
     given = [v for v in (getattr(ns, "target", None), getattr(ns, "session", None),
@@ -186,8 +187,32 @@ def status(ns: argparse.Namespace) -> int:
     return 0
 
 
-def replay(ns: argparse.Namespace) -> int:
-    from session_watcher.core.render import status_text
+def replay_args(argv: list[str]) -> SimpleNamespace | None:
+    """The namespace argparse makes of `replay` given at most one SESSION and the options `--json`,
+    `--verbose`, `--trace FILE`, `--cwd DIR`, each written out whole and once (what programs pass);
+    None for anything else, which argparse then reads (and says what is wrong). argparse and what it
+    loads (gettext, locale, shutil and its compressors) cost a replay's start more than the rest of
+    the command line (docs/benchmarks.md)."""
+    from types import SimpleNamespace
+
+    got: dict[str, Any] = {"target": None, "cwd": None, "json": False, "trace": None, "verbose": False}
+    rest = iter(argv)
+    for arg in rest:
+        if arg in ("--json", "--verbose"):
+            got[arg[2:]] = True
+        elif arg in ("--trace", "--cwd") and got[arg[2:]] is None:
+            value = next(rest, "-")
+            if value.startswith("-"):
+                return None
+            got[arg[2:]] = value
+        elif arg.startswith("-") or got["target"] is not None:
+            return None
+        else:
+            got["target"] = arg
+    return SimpleNamespace(**got)
+
+
+def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     from session_watcher.sessions.naming import transcript_of
     from session_watcher.sessions.replay import replay as run_replay
 
@@ -202,6 +227,8 @@ def replay(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
+        from session_watcher.core.render import status_text
+
         print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
     return 0
 

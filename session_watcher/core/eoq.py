@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from session_watcher.core import prices
+from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -259,8 +260,6 @@ def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
 def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
     """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
     compaction, else its window less `compact_reserve`) and its last prompt."""
-    from session_watcher.core.window import context_window
-
     ctx = state["context"]
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
     point = compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg))

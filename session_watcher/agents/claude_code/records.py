@@ -4,9 +4,10 @@ reads (and the report's view of a call, `CallRecord`: the few fields its rows re
 when msgspec's reading could differ from `json.loads`'s (`decode`: None, and the caller reads the
 line its own JSON way), the usage object's reading from its struct, and the
 timestamp reader. The hooks keep their light scanner (`transcript`): these are the other decoder.
-Pure. Not for hooks: msgspec costs an import they need not pay."""
+Pure. Not for hooks: msgspec costs an import they need not pay.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: the structs' annotations are then objects, where as
+strings msgspec would compile each one (a `typing.ForwardRef`) when the decoders are built."""
 
 import sys
 from typing import TYPE_CHECKING, Any
@@ -67,7 +68,7 @@ class Usage(Counts):
 _decode_iteration = msgspec.json.Decoder(IterationCounts).decode
 
 
-def counts_sample(u: Counts) -> Sample:
+def counts_sample(u: Counts) -> "Sample":
     """`core.transcript.usage_sample` of the same object, from its struct (a count out of range,
     negative or past MAX_COUNT, is 0: `core.transcript.count`)."""
     top = MAX_COUNT  # `count`, written out: four times per call line
@@ -84,7 +85,7 @@ def counts_sample(u: Counts) -> Sample:
     return inp, cr, cw, out, cw5, cw1
 
 
-def usage_reading(u: Usage) -> tuple[Sample, Detail | None]:
+def usage_reading(u: Usage) -> "tuple[Sample, Detail | None]":
     """`core.transcript.usage_reading` of the same object, from its struct. Raises
     msgspec.DecodeError where an iteration is not what the struct says (an item that is not an
     object, a count that is not an int): the caller then takes the JSON path, as for any such line."""

@@ -35,6 +35,8 @@ class Codex(Agent):
         return is_rollout_head(head)
 
     def session_id(self, path: str) -> str | None:
+        if "rollout-" not in path:  # most paths: no import
+            return None
         from session_watcher.agents.codex.reader import session_id
 
         return session_id(path)

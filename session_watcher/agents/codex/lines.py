@@ -9,9 +9,10 @@ the Claude Code decoder's lines do (`claude_code.records.decode`): bytes that ar
 of more digits than `int()` takes, whatever msgspec refuses (NaN, a lone surrogate, a `payload` that
 is no object, nesting past its guard). The hooks never bind it: a few lines do not pay msgspec's
 import.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: the structs' annotations are then objects, where as
+strings msgspec would compile each one (a `typing.ForwardRef`) when the decoder is built.
+"""
 
 from typing import Any
 
