@@ -9,7 +9,6 @@ The document equals `warmth.report_of_parts`' (tests/test_report_warm.py)."""
 
 from __future__ import annotations
 
-import json
 import marshal
 import time
 from bisect import bisect_left, insort
@@ -17,6 +16,7 @@ from itertools import accumulate, compress, count
 
 from session_watcher.agents import FALLBACK
 from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.jsontext import dumps
 from session_watcher.reports.stored import EMPTY
 from session_watcher.reports.warmth import (
     CLAUDE_CLASSES,
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from session_watcher.reports.stored import Text
 
     Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
-_SEP = (",", ":")
 
 
 def empty() -> State:
@@ -193,12 +192,12 @@ def session_texts(sid: str, p: Part, lifetime: dict[str, float]) -> tuple[Texts,
     assign_causes(mine, lifetime)
     sentence, cause = largest_sentence(p.entry, mine)
     assert p.text is not None
-    entry = (f"{p.text[0]}{causes_json(cause_counts(mine))}{p.text[1]}{json.dumps(sentence)},"
-             f'"largestGapCause":{json.dumps(cause)}{p.text[2]}')
+    entry = (f"{p.text[0]}{causes_json(cause_counts(mine))}{p.text[1]}{dumps(sentence)},"
+             f'"largestGapCause":{dumps(cause)}{p.text[2]}')
     window = [o for o in mine if o.in_window]
-    colds = ",".join(json.dumps({"sessionId": o.session_id, "callIndex": o.index, "ts": o.ts, "gapSeconds": o.gap,
-                                 "warmth": o.warmth, "ttl": o.ttl_class, "cause": o.cause, "alsoApplies": o.also},
-                                separators=_SEP) for o in window)
+    colds = ",".join(dumps({"sessionId": o.session_id, "callIndex": o.index, "ts": o.ts, "gapSeconds": o.gap,
+                            "warmth": o.warmth, "ttl": o.ttl_class, "cause": o.cause, "alsoApplies": o.also})
+                     for o in window)
     return (entry.encode(), colds.encode(), str(p.scatter).encode()), cause_counts(window)
 
 
@@ -241,7 +240,7 @@ class Doc:
             cw = sum(v[1] for d, v in days.items() if lo <= d < hi)
             return cr / (cr + cw) if cr + cw else None
 
-        self.days = json.dumps([[d, v[0], v[1]] for d, v in sorted(days.items())], separators=_SEP)
+        self.days = dumps([[d, v[0], v[1]] for d, v in sorted(days.items())])
         members: list[tuple[str, Any]] = [
             ("schema", 1), ("since", since),
             ("sessions", (sorted(order, key=sess.__getitem__, reverse=True), 0)),
@@ -265,7 +264,7 @@ class Doc:
             if isinstance(v, tuple):
                 pos = _list(out, pos, v[0], fresh, old, state["spans"], v[1])
             else:
-                text = json.dumps(v, separators=_SEP).encode()
+                text = dumps(v).encode()
                 out.append(text)
                 pos += len(text)
         out.append(b',"days":' + self.days.encode())
