@@ -315,6 +315,36 @@ def test_report_json_for_a_program_loads_no_argparse(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_a_warm_report_with_a_file_changed_imports_no_json(tmp_path: Path) -> None:
+    """A warm `report --json` for a program, one transcript grown since the last run: the changed
+    file read, the document merged and written, all without `json` in the process, nor `re` from the
+    marker search (an editable install's finder imports `re` itself)."""
+    copy_fixtures(tmp_path / "claude")
+    code = ("import sys\nfrom session_watcher.cli import main\n"
+            "rc = main(['report', '--json', '--index', sys.argv[1]])\n"
+            "scan = sys.modules.get('session_watcher.core.markscan')\n"
+            "print('json' in sys.modules, scan is None or hasattr(scan, 're') or scan._non_digit is not None,"
+            " file=sys.stderr)\nsys.exit(rc)\n")
+
+    def run() -> subprocess.CompletedProcess[str]:
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "i.sqlite3")], capture_output=True, text=True,
+                           env=env_for(tmp_path), cwd=tmp_path, timeout=120, check=False)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    run()  # cold: builds the index
+    grown = max((tmp_path / "claude").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    with grown.open("ab") as fh:
+        fh.write(grown.read_bytes().splitlines()[-1] + b"\n")
+    warm = run()
+    assert warm.stderr.split() == ["False", "False"]
+    doc = json.loads(warm.stdout)
+    assert doc["index"]["appended"] == 1
+    assert not doc["index"]["cached"]
+    assert doc["sessions"]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [["-m", "session_watcher"], ["-c", "from session_watcher.cli import run; run()"]])
 def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) -> None:
     """The command line leaves a report through os._exit: every byte of the JSON and of stderr is

@@ -98,3 +98,52 @@ def test_a_folders_name_is_the_same_picked_one_by_one_or_by_a_table(
     state["named"] = {}
     merge._named(state, wheres | {f"gone{k}" for k in range(merge._FEW)}, order)  # past _FEW: the table
     assert state["named"] == few
+
+
+@given(st.permutations(SIDS), st.lists(st.sampled_from(SIDS), unique=True, max_size=6),
+       st.sets(st.sampled_from(SIDS)), st.sets(st.sampled_from(SIDS)), st.lists(st.integers(0, 10_000), max_size=8))
+@example(SIDS, [], set(), set(), [])  # nothing changed: each list one slice
+@example(SIDS, ["s0", "s11"], set(), set(), [])  # the first and the last
+@example(SIDS, ["s3", "s4"], {"s0"}, set(), [40, 41, 90, 200])  # side by side, held in several files
+@example(SIDS, ["s3"], {"s3"}, {"s3"}, [])  # empty before and after: in no list
+def test_a_list_spliced_in_place_is_a_list_written_whole(
+        order: list[str], changed: list[str], empty: set[str], empty_after: set[str], cuts: list[int]) -> None:
+    """`merge._in_place`: the sessions in the order of the last run's, the changed ones neither
+    coming into nor leaving a list (`_list`'s `same`): the same bytes and spans as written whole."""
+    before = texts_of(dict.fromkeys(order, 0), empty)
+    old_doc, spans = whole(order, before)
+    kept = {**before, **texts_of(dict.fromkeys(changed, 1), empty | (empty_after & set(changed)))}
+    fresh = {sid: kept[sid] for sid in changed}
+    want, want_spans = whole(order, kept)
+    out: list[merge.Piece] = [b'{"head":1']
+    pos = len(out[0])
+    for slot in range(3):
+        out.append(b',"l":')
+        pos = merge._list(out, pos + 5, order, fresh, held_in_files(old_doc, cuts), spans, slot, same=True)
+        assert pos == sum(len(piece) for piece in out)
+    assert b"".join(out) == want
+    assert spans == want_spans
+
+
+@given(st.permutations(SIDS), st.lists(st.integers(0, 4), min_size=12, max_size=12),
+       st.dictionaries(st.sampled_from(SIDS), st.integers(0, 5), max_size=4))
+@example(SIDS, list(range(12)), {}, )  # nothing moved: the last ranking itself
+@example(SIDS, list(range(12)), {"s3": 11.5})  # one moves to the top
+@example(SIDS, list(range(12)), {"s11": -1, "s0": 3.5})  # two move
+@example(SIDS, [0] * 12, {"s3": 1})  # ties between the others
+@example(SIDS, list(range(12)), {"s3": 5})  # ties another's: the order breaks it
+def test_a_ranking_placed_again_is_the_ranking_sorted(
+        order: list[str], before: list[float], moved: dict[str, float]) -> None:
+    """`merge._ranked`: the sessions by last activity from the last run's ranking, only the moved
+    ones placed again, equal the stable sort of this run's order, or say it needs one (None)."""
+    sess = dict(zip(order, map(float, before), strict=True))
+    prev = sorted(order, key=sess.__getitem__, reverse=True)
+    sess |= {sid: float(v) for sid, v in moved.items()}
+    got = merge._ranked(prev, sess, moved, len(order))
+    want = sorted(order, key=sess.__getitem__, reverse=True)
+    assert got is None or got == want
+    activities = [sess[sid] for sid in order]
+    if len(set(activities)) == len(activities):  # no tie: placed without the order
+        assert got == want
+    if not moved:
+        assert got is prev

@@ -6,7 +6,6 @@ page, is `reports.session_cli`'s. `json_args` reads the form programs run withou
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from types import SimpleNamespace
@@ -192,7 +191,9 @@ def command(args: Any) -> int:
         from session_watcher.reports.collect import Progress, report_json_pieces
 
         pieces = report_json_pieces(args.projects, args.index, since=args.since, progress=Progress())
-        taken = json.dumps(restarts_taken(), separators=(",", ":"))
+        from session_watcher.reports.jsontext import dumps  # json's text without json's imports
+
+        taken = dumps(restarts_taken())
         out = sys.stdout.buffer  # the pieces as they are: a large history's text is not copied again
         for piece in [*pieces, f',"restartsTaken":{taken}}}\n'.encode()]:
             out.write(piece)
@@ -201,6 +202,8 @@ def command(args: Any) -> int:
     doc = report(args)
     doc["restartsTaken"] = restarts_taken()
     if args.json:
+        import json
+
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html:
         from session_watcher.base.atomic import write_atomic

@@ -11,8 +11,6 @@ few lines, and the search costs an import they need not pay.
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
 if TYPE_CHECKING:
@@ -31,7 +29,7 @@ simd_count: Any = _count
 
 _QUOTE = ord('"')
 _DIGITS = b"0123456789"
-_NON_DIGIT = re.compile(rb"[^0-9]")
+_non_digit: Any = None  # re.compile(rb"[^0-9]").search, made when first asked for (`re` is slow to import)
 
 
 def finder(marker: bytes) -> Find:
@@ -41,6 +39,8 @@ def finder(marker: bytes) -> Find:
         return lambda chunk, start, end: simd(chunk, marker, start, end)
     if len(marker) < 2 or marker[0] != _QUOTE:
         return lambda chunk, start, end: chunk.find(marker, start, end)
+    import re  # only without the extra (a process that needs no `re` imports none)
+
     search = re.compile(re.escape(marker[1:])).search  # `u` of `"usage"` is rarer than `"`
 
     def quoted(chunk: bytes | bytearray, start: int, end: int) -> int:
@@ -121,6 +121,14 @@ def _two_marked_lines(chunk: bytes | bytearray, fa: Find, fb: Find, end: int) ->
         at = a if a < b else b
 
 
+def _non_digit_search() -> Any:
+    global _non_digit  # noqa: PLW0603 (made once, when a line first needs it)
+    import re
+
+    _non_digit = re.compile(rb"[^0-9]").search
+    return _non_digit
+
+
 def long_digit_run(line: bytes | bytearray, n: int) -> bool:
     """True when `line` holds a run of more than `n` digits (a chunk of lines: one of them does): such
     a run covers one of the bytes probed (every n-th), and from a probed digit only the bytes up to
@@ -129,7 +137,7 @@ def long_digit_run(line: bytes | bytearray, n: int) -> bool:
     probe = line[n - 1 :: n]
     if len(probe.translate(None, _DIGITS)) == len(probe):
         return False
-    other = _NON_DIGIT.search
+    other = _non_digit or _non_digit_search()
     for k, ch in enumerate(probe):
         if 48 <= ch <= 57:
             at = n - 1 + k * n

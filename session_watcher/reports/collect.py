@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from collections import Counter
 
 from session_watcher.agents import AGENTS, FALLBACK, claimed
+from session_watcher.core import fastjson
 from session_watcher.reports import walk
 from session_watcher.reports.fmt import apply_now
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
+from session_watcher.reports.jsontext import dumps, dumps_spaced
 from session_watcher.reports.kept import Order, Sources
 from session_watcher.reports.scan import rows_in
 
@@ -345,7 +346,7 @@ def _run(
         "roots": roots,
     }
     if text is not None:  # the open object's pieces, and the index figures
-        return None, [*text, b',"index":' + json.dumps(figures, separators=(",", ":")).encode()], stats
+        return None, [*text, b',"index":' + dumps(figures).encode()], stats
     assert doc is not None
     doc["index"] = figures
     return doc, None, stats
@@ -398,7 +399,7 @@ def _build(
     if kept is not None:
         body, days = kept[0].pieces(), kept[1]
         if since is None and not os.path.exists(cliff_path()):
-            save_cliffs(json.loads(b"".join([*body, b"}"]))["ttl"], now)
+            save_cliffs(fastjson.loads(b"".join([*body, b"}"]))["ttl"], now)
     else:
         made = summarize.document(index, live, warnings, roots)
         body, days = made.body, made.days
@@ -412,7 +413,7 @@ def _build(
         index.store_merged(summarize.params, dump(summarize.state), time.time())
     if as_text:
         return None, [*body, _clock_text(days, now, utc_offset)], stats, cached
-    return apply_now(json.loads(b"".join([*body, b"}"])), now, utc_offset), None, stats, cached
+    return apply_now(fastjson.loads(b"".join([*body, b"}"])), now, utc_offset), None, stats, cached
 
 
 def cliff_path() -> str:
@@ -435,7 +436,7 @@ def save_cliffs(ttl: dict[str, Any], now: float) -> None:
     try:
         ensure_private_dir(os.path.dirname(path))
         # no fsync: derived data, which the next report writes again (a cold run waited on the disk)
-        write_atomic(path, (json.dumps(doc) + "\n").encode("utf-8"), mode=0o600, fsync=False)
+        write_atomic(path, (dumps_spaced(doc) + "\n").encode("utf-8"), mode=0o600, fsync=False)
     except OSError:
         pass  # the guard falls back to the TTL classes
 
@@ -462,7 +463,7 @@ def guard_warnings() -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
     out = []
     for line in data.splitlines():
         try:
-            doc = json.loads(line)
+            doc = _guard_line(line)
         except ValueError:
             continue
         if isinstance(doc, dict):
@@ -470,8 +471,19 @@ def guard_warnings() -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
     return out, (st.st_size, st.st_mtime_ns)
 
 
+def _guard_line(line: bytes) -> Any:
+    """One line of the guard's log as `json.loads` reads it: through the C scanner, and `json`
+    itself (its imports) only for a line that scanner refuses (a byte-order mark, UTF-16, garbage)."""
+    try:
+        return fastjson.loads(line)
+    except ValueError:
+        import json
+
+        return json.loads(line)
+
+
 def _clock_text(days: str, now: float, utc_offset: float) -> bytes:
     """The clock fields as members to add to a cached report's open text (from its `days`)."""
-    clock = apply_now({"days": json.loads(days)}, now, utc_offset)
-    extra = json.dumps({k: clock[k] for k in CLOCK_FIELDS}, separators=(",", ":"))
+    clock = apply_now({"days": fastjson.loads(days)}, now, utc_offset)
+    extra = dumps({k: clock[k] for k in CLOCK_FIELDS})
     return ("," + extra[1:-1]).encode()

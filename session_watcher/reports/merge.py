@@ -9,7 +9,6 @@ The document equals `warmth.report_of_parts`' (tests/test_report_warm.py)."""
 
 from __future__ import annotations
 
-import json
 import marshal
 import time
 from bisect import bisect_left, insort
@@ -17,6 +16,7 @@ from itertools import accumulate, compress, count
 
 from session_watcher.agents import FALLBACK
 from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.jsontext import dumps
 from session_watcher.reports.stored import EMPTY
 from session_watcher.reports.warmth import (
     CLAUDE_CLASSES,
@@ -38,6 +38,7 @@ from session_watcher.reports.warmth import (
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     State = dict[str, Any]  # plain data (marshal): see `empty`
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from session_watcher.reports.stored import Text
 
     Spans = tuple[int, list[str], list[int]]  # a list's first text in the document, its sessions, their texts' lengths
-_SEP = (",", ":")
 
 
 def empty() -> State:
@@ -193,12 +193,12 @@ def session_texts(sid: str, p: Part, lifetime: dict[str, float]) -> tuple[Texts,
     assign_causes(mine, lifetime)
     sentence, cause = largest_sentence(p.entry, mine)
     assert p.text is not None
-    entry = (f"{p.text[0]}{causes_json(cause_counts(mine))}{p.text[1]}{json.dumps(sentence)},"
-             f'"largestGapCause":{json.dumps(cause)}{p.text[2]}')
+    entry = (f"{p.text[0]}{causes_json(cause_counts(mine))}{p.text[1]}{dumps(sentence)},"
+             f'"largestGapCause":{dumps(cause)}{p.text[2]}')
     window = [o for o in mine if o.in_window]
-    colds = ",".join(json.dumps({"sessionId": o.session_id, "callIndex": o.index, "ts": o.ts, "gapSeconds": o.gap,
-                                 "warmth": o.warmth, "ttl": o.ttl_class, "cause": o.cause, "alsoApplies": o.also},
-                                separators=_SEP) for o in window)
+    colds = ",".join(dumps({"sessionId": o.session_id, "callIndex": o.index, "ts": o.ts, "gapSeconds": o.gap,
+                            "warmth": o.warmth, "ttl": o.ttl_class, "cause": o.cause, "alsoApplies": o.also})
+                     for o in window)
     return (entry.encode(), colds.encode(), str(p.scatter).encode()), cause_counts(window)
 
 
@@ -228,10 +228,18 @@ class Doc:
     document): the pieces are written out as they are, a large history's text never joined."""
 
     def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: Text,  # noqa: PLR0913, PLR0917
-                 warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> None:
+                 warnings: list[dict[str, Any]], since: float | None, utc_offset: float,
+                 moved: Iterable[str] = ()) -> None:
         classes, buckets, ttl, documented, lifetime = state.pop("inferred")
         self.ttl = ttl
         sess = state["sess"]
+        # this run's sessions in the order of the last run's (as one text: compared at C speed): then
+        # each list holds the others in the order it held them, the ranking only the `moved` placed again
+        joined = "\0".join(order)  # a session id is a file's name: no NUL in it
+        same = bool(old) and state.get("order") == joined
+        state["order"] = joined
+        was = state["spans"][0]
+        ranked = _ranked(was[1], sess, moved, len(order)) if same and was is not None else None
         causes = dict(zip(CAUSES, state["causes"], strict=True))
         n = sum(state["causes"])
         days = state["days"]
@@ -241,20 +249,21 @@ class Doc:
             cw = sum(v[1] for d, v in days.items() if lo <= d < hi)
             return cr / (cr + cw) if cr + cw else None
 
-        self.days = json.dumps([[d, v[0], v[1]] for d, v in sorted(days.items())], separators=_SEP)
+        self.days = dumps([[d, v[0], v[1]] for d, v in sorted(days.items())])
         members: list[tuple[str, Any]] = [
             ("schema", 1), ("since", since),
-            ("sessions", (sorted(order, key=sess.__getitem__, reverse=True), 0)),
+            ("sessions", (ranked or sorted(order, key=sess.__getitem__, reverse=True), 0,
+                          ranked is not None and was is not None and ranked is was[1])),
             ("coldStarts", n), ("causes", causes),
             ("causeShares", {k: (v / n if n else None) for k, v in causes.items()}),
-            ("coldStartList", (order, 1)),
+            ("coldStartList", (order, 1, same)),
             ("idleGapRule", {cls: {"seconds": lifetime[cls], "from": "inferred" if ttl[cls] is not None else "ttl"}
                              for cls in classes}),
             ("gapBuckets", buckets), ("ttl", ttl), ("guard", summarize_guard(warnings, state["calls"], since)),
             ("documentedTtl", documented),
             ("totals", totals_doc(state["byDay"], state["byWeek"], state["byProject"], state["byAgent"],
                                   state["named"], warmth, utc_offset)),
-            ("scatter", (order, 2)),
+            ("scatter", (order, 2, same)),
         ]
         out: list[Piece] = []
         pos = 0
@@ -263,9 +272,9 @@ class Doc:
             out.append(head)
             pos += len(head)
             if isinstance(v, tuple):
-                pos = _list(out, pos, v[0], fresh, old, state["spans"], v[1])
+                pos = _list(out, pos, v[0], fresh, old, state["spans"], v[1], v[2])
             else:
-                text = json.dumps(v, separators=_SEP).encode()
+                text = dumps(v).encode()
                 out.append(text)
                 pos += len(text)
         out.append(b',"days":' + self.days.encode())
@@ -275,12 +284,16 @@ class Doc:
 
 
 def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts], old: Text,  # noqa: PLR0913, PLR0917
-          spans: list[Spans | None], slot: int) -> int:
+          spans: list[Spans | None], slot: int, same: bool = False) -> int:
     """A JSON array of each session's text `slot` (those not empty), from `fresh` or the `old`
     document, at `pos` of the document; the list's spans kept for the next run. Between two fresh
-    texts the others are, as a rule, in the order they had: such a run is one view of the old text."""
+    texts the others are, as a rule, in the order they had: such a run is one view of the old text.
+    `same`: the sessions of `order` in the list are in the order the last run's list had them."""
     was = spans[slot]
-    if not old or was is None:
+    if (same and was is not None and old and len(fresh) <= _IN_PLACE
+            and all((sid in was[1]) == bool(texts[slot]) for sid, texts in fresh.items())):
+        seq, lengths = was[1], _in_place(out, fresh, old, was, slot)  # none came into or left it
+    elif not old or was is None:
         texts = [fresh[sid][slot] for sid in order]
         seq = [sid for sid, text in zip(order, texts, strict=True) if text]
         lengths = [len(text) for text in texts if text]
@@ -311,6 +324,66 @@ def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts],
         out.append(b"]")
     spans[slot] = (pos + 1, seq, lengths)
     return pos + 2 + sum(lengths) + max(0, len(lengths) - 1)
+
+
+_IN_PLACE = 16  # at most this many changed sessions found by a pass over a list each, not by a table
+
+
+def _in_place(out: list[Piece], fresh: dict[str, Texts], old: Text, was: Spans, slot: int) -> list[int]:
+    """`_list`'s array when it holds the sessions it held, in their order: the old text's stretches
+    between the fresh texts (the same views `_copy` cuts), without a table of the list's places."""
+    first, sids, lens = was
+    lengths = list(lens)
+    out.append(b"[")
+    at, start = 0, first  # the next session's place in the list, and its old text's start
+    for k in [*sorted([sids.index(sid) for sid, texts in fresh.items() if texts[slot]]), len(sids)]:
+        if k > at:
+            if at:
+                out.append(b",")
+            out += old.cut(start, start + sum(lens[at:k]) + k - at - 1)
+        if k < len(sids):
+            text = fresh[sids[k]][slot]
+            if k:
+                out.append(b",")
+            out.append(text)
+            lengths[k] = len(text)
+            start += sum(lens[at:k + 1]) + k + 1 - at
+            at = k + 1
+    out.append(b"]")
+    return lengths
+
+
+def _ranked(prev: list[str], sess: dict[str, float], moved: Iterable[str], n: int) -> list[str] | None:
+    """`sorted(order, key=sess.__getitem__, reverse=True)` of this run's `n` sessions from `prev`,
+    the last run's, when the order is as it was then: only the `moved` sessions (changed or gone)
+    placed again. `prev` itself when each of them stays where it was; None when one is not in
+    `prev` or ties another's last activity (the stable sort then places it by the order)."""
+    if len(prev) != n:  # (a session gone is not in this run's: then placed again, below)
+        return None
+    key = sess.__getitem__
+    moved = list(moved)
+    try:
+        places = [prev.index(sid) for sid in moved]
+    except ValueError:  # a session the last ranking did not hold
+        return None
+    if all(sid in sess and (i == 0 or key(prev[i - 1]) > key(sid)) and (i == n - 1 or key(sid) > key(prev[i + 1]))
+           for sid, i in zip(moved, places, strict=True)):
+        return prev
+    if len(moved) == 1:
+        seq = prev[:]
+        del seq[places[0]]
+    else:
+        out = set(moved)
+        seq = [sid for sid in prev if sid not in out]
+    for sid in moved:
+        if sid not in sess:  # gone
+            continue
+        a = sess[sid]
+        i = bisect_left(seq, -a, key=lambda s: -key(s))  # the first not newer
+        if i < len(seq) and key(seq[i]) == a:
+            return None
+        seq.insert(i, sid)
+    return seq if len(seq) == n else None
 
 
 def _copy(run: list[str], at: dict[str, int], sids: list[str], starts: list[int], lens: list[int],  # noqa: PLR0913, PLR0917
@@ -373,7 +446,7 @@ def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Par
     for sid, p in new.items():
         fresh[sid], counts = session_texts(sid, p, lifetime)
         _causes(state, counts, 1)
-    return Doc(state, order, fresh, old_doc, warnings, since, utc_offset)
+    return Doc(state, order, fresh, old_doc, warnings, since, utc_offset, {*old, *new})
 
 
 def _add(state: State, sid: str, p: Part, utc_offset: float, put: Any = _put) -> str:

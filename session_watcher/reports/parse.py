@@ -25,7 +25,6 @@ rows.
 
 from __future__ import annotations
 
-import json
 import sys
 
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
@@ -67,7 +66,6 @@ _MARKERS = (b'"usage"', b"compact_boundary")
 _FINDERS = tuple(finder(m) for m in _MARKERS)  # core.markscan: stringzilla's, else bytes.find and re
 
 DIR_MARKER = b'"cwd":"'
-_string = json.JSONDecoder()  # raw_decode: the JSON string at the start of a text
 DIR_SEARCH_BYTES = 64 << 10  # Claude Code names the cwd in a transcript's first records (0.3-9 kB in)
 
 
@@ -241,8 +239,8 @@ def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
     if close < 0:  # cut short
         return None
     try:
-        folder, _end = _string.raw_decode(bytes(head[start : close + 1]).decode("utf-8", "replace"))
-    except ValueError:  # not a JSON string
+        folder, _end = _scan(bytes(head[start : close + 1]).decode("utf-8", "replace"), 0)
+    except (ValueError, StopIteration, SystemError):  # not a JSON string (`core.fastjson.loads` says why SystemError)
         return None
     if not isinstance(folder, str) or not folder:
         return None

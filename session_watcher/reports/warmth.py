@@ -30,11 +30,11 @@ Definitions (docs/report-schema.json says the same for each JSON field):
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_right
 
 from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
 from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
+from session_watcher.reports.jsontext import dumps
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 from session_watcher.reports.prices import (
     generation,
@@ -652,13 +652,12 @@ def _gap_buckets_of(returns: list[tuple[float, float, int, str | None, bool]]) -
 def _scatter_text(returns: list[tuple[float, float, int, str | None, bool]], sid: str) -> str:
     """The scatter items' compact JSON text, joined by "," (json.dumps's own text of each dict,
     written directly where the values allow)."""
-    sid_json = json.dumps(sid)
+    sid_json = dumps(sid)
     return ",".join(
         f'{{"gapSeconds":{gap!r},"tokensRecreated":{cw!r},"ttl":{_TTL_JSON[cls]},'
         f'"cold":{_BOOL_JSON[cold]},"sessionId":{sid_json}}}'
         if gap.__class__ is float and gap < _INF and cw.__class__ is int else
-        json.dumps({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold, "sessionId": sid},
-                   separators=(",", ":"))
+        dumps({"gapSeconds": gap, "tokensRecreated": cw, "ttl": cls, "cold": cold, "sessionId": sid})
         for gap, _w, cw, cls, cold in returns)
 
 
@@ -702,9 +701,9 @@ def _session_entry(s: Session, w: Walk, side: float, unpriced: int) -> dict[str,
 
 def _entry_text(entry: dict[str, Any]) -> tuple[str, str, str]:
     """The entry's JSON text before its causes, between them and its sentence, and after."""
-    head = json.dumps({k: entry[k] for k in _BEFORE_CAUSES}, separators=(",", ":"))[:-1] + ',"causes":'
-    mid = "," + json.dumps({k: entry[k] for k in _BEFORE_SENTENCE}, separators=(",", ":"))[1:-1] + ',"sentence":'
-    tail = "," + json.dumps({k: entry[k] for k in _AFTER_SENTENCE}, separators=(",", ":"))[1:]
+    head = dumps({k: entry[k] for k in _BEFORE_CAUSES})[:-1] + ',"causes":'
+    mid = "," + dumps({k: entry[k] for k in _BEFORE_SENTENCE})[1:-1] + ',"sentence":'
+    tail = "," + dumps({k: entry[k] for k in _AFTER_SENTENCE})[1:]
     return head, mid, tail
 
 
@@ -906,7 +905,7 @@ def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float,
     sessions: Any
     if scatter_text:
         sessions = JSONText("[" + ",".join(f"{kept[i].text[0]}{causes_json(counted[i])}{kept[i].text[1]}"  # type: ignore[index]
-                                           f'{json.dumps(said[i][0])},"largestGapCause":{json.dumps(said[i][1])}'
+                                           f'{dumps(said[i][0])},"largestGapCause":{dumps(said[i][1])}'
                                            f"{kept[i].text[2]}"  # type: ignore[index]
                                            for i in order) + "]")
         scatter: Any = JSONText("[" + ",".join(p.scatter for p in kept if p.scatter) + "]")
