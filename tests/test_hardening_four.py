@@ -548,6 +548,22 @@ def test_rule5_taken_notes_beyond_a_small_count_or_age_are_swept_and_still_count
     assert handoffs.taken_ids() == sorted([*ids, "child-9"])
 
 
+def test_rule5_a_session_start_with_nothing_to_take_sweeps_no_taken_note(tmp_path: Path) -> None:
+    """Another project's handoff pending, 30 taken notes: the fresh session's hook takes nothing and
+    rewrites no index (only a write sweeps the taken notes)."""
+    from session_watcher.state import handoffs
+
+    now = time.time()
+    _pending(str(tmp_path / "other"), "parent-o", now - 60)
+    folder = Path(handoffs.folder("taken"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(30):
+        (folder / f"taken-{i:02d}.json").write_text("{}")
+    assert start("child-n", LONG_CWD) is None
+    assert len(list(folder.iterdir())) == 30
+    assert not Path(handoffs.index_file()).exists()
+
+
 def test_rule5_handoff_digest_is_linear_in_the_files_edited() -> None:
     """40,000 edited files, each edited twice: the digest compares paths a number of times linear in
     them (counted by a str that counts its comparisons and stops the test past a linear budget; a

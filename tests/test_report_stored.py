@@ -53,3 +53,12 @@ def test_a_body_held_in_too_many_files_is_written_whole() -> None:
     few, _files = held([10])
     assert few.stretches(few.cut(0, len(DOC)), "new") == ([("f0", 0, 10), ("f1", 1, len(DOC) - 10)], [])
     assert few.stretches([b"abc", *few.cut(5, 20)], "new") == ([("new", 0, 3), ("f0", 5, 5), ("f1", 1, 10)], [b"abc"])
+
+
+def test_a_text_the_database_held_is_written_whole() -> None:
+    """A report the database kept (its folder could not be written) comes back as a text in no file
+    (`Index.cached_report`: one view named ""): a body cut from it is written whole, never as
+    stretches of a file named "" (the next run mapped the folder itself and built again from every part)."""
+    text = Text([("", 0, memoryview(DOC))])
+    body = [*text.cut(0, 100), b"new", *text.cut(200, 300)]
+    assert text.stretches(body, "next") is None

@@ -53,7 +53,10 @@ class Text:
     def stretches(self, body: list[Piece], name: str) -> tuple[list[Stretch], list[Piece]] | None:
         """`body` as stretches of files: those cut from this text where they are, the others one after
         another in a new file `name` (returned, to be written); None when that would be held in too
-        many files or stretches (then it is written whole)."""
+        many files or stretches, or when this text is in no file (a report the database held: its
+        views are named ""), then it is written whole."""
+        if any(not view_name for view_name, _o, _v in self.views):
+            return None
         out: list[Stretch] = []
         new: list[Piece] = []
         at = 0

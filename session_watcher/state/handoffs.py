@@ -185,14 +185,17 @@ def usable(doc: dict[str, Any] | None, project: str, child: str, now: float, max
 
 def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -> dict[str, Any] | None:
     """The project's pending handoff, now taken by session `child`; None when there is none it may
-    take. `max_age_s` is asked only when a handoff is pending (it reads the config)."""
+    take. `max_age_s` is asked only when a handoff is pending (it reads the config). It sweeps the
+    stale pending handoffs, never the taken notes: the next write does (each take needs one), so the
+    index's rewrite stays off the hook the client waits for, and at most TAKEN_KEEP + 1 notes are
+    kept meanwhile."""
     path = pending_file(project)
     if not os.path.exists(path):  # another project's is pending (any_pending): stale ones go
-        sweep(now, max_age_s())
+        sweep(now, max_age_s(), taken_too=False)
         return None
     doc = _read(path)
     if not usable(doc, project, child, now, max_age_s()):
-        sweep(now, max_age_s())  # a stale one (this project's or another's) goes: the fast path again
+        sweep(now, max_age_s(), taken_too=False)  # a stale one (this project's or another's) goes: the fast path again
         return None
     dest = taken_file(child)
     try:
@@ -206,8 +209,6 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
         pass
     doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
     forget(doc)
-    # the taken notes are swept by the next write (each take needs one): the index's rewrite stays
-    # off the hook the client waits for, and at most TAKEN_KEEP + 1 notes are kept meanwhile
     sweep(now, max_age_s(), taken_too=False)
     return doc if usable(doc, project, child, now, max_age_s()) else None
 
