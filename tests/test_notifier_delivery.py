@@ -587,7 +587,7 @@ class TestFallback:
         desktop.start_frozen_server()
         out = hook_dispatch([ALERT_RED], {"channels": ["desktop"]}, desktop.env())
         assert out is None  # the server looked alive: the desktop channel was used
-        assert len(marked_pids(desktop.mark)) == 1  # the detached deliverer, waiting on the server
+        wait_for(lambda: len(marked_pids(desktop.mark)) == 1, 30, "the detached deliverer, waiting on the server")
         wait_for(lambda: not marked_pids(desktop.mark), deliver.DEADLINE + 5, "the deliverer to give up")
         rc = cli.run_deliverer("T", "B", desktop.env())
         assert rc == deliver.TIMED_OUT
