@@ -239,7 +239,7 @@ def test_the_server_collects_cycles(root: Path) -> None:
 
 
 @pytest.mark.slow
-def test_no_fork_from_a_process_with_threads(root: Path) -> None:
+def test_no_fork_from_a_process_with_threads(root: Path, alone: None) -> None:
     """The scan's and pages' children are never forked while another thread runs (a child forked
     then holds whatever locks that thread held); the work is then done in the process, with the
     same result."""
