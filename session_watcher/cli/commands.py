@@ -13,8 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
-from session_watcher.core.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
+from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
+from session_watcher.core.usererrors import NoSession, UserError
 
 if TYPE_CHECKING:
     import argparse
