@@ -173,8 +173,8 @@ def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
 
 def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.guard import cold_cache
-    from session_watcher.core.render import status_text
     from session_watcher.core.status import cold_now, status_document
+    from session_watcher.core.statustext import status_text
 
     state, cfg = session_state(_target(ns))
     now = time.time()
@@ -228,15 +228,15 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        from session_watcher.core.render import status_text
+        from session_watcher.core.statustext import status_text
 
         print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
     return 0
 
 
 def health(ns: argparse.Namespace) -> int:
-    from session_watcher.core.render import health_text
     from session_watcher.core.status import status_document
+    from session_watcher.core.statustext import health_text
 
     state, cfg = session_state(_target(ns))
     doc = status_document(state, cfg)
