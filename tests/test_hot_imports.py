@@ -22,8 +22,9 @@ from tests.statefile import load_state, state_file
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 # beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the package's face, and
-# __future__ (every module's `from __future__ import annotations` loads it once)
-OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher", "__future__",
+# __future__ (every module's `from __future__ import annotations` loads it once); not errno, which only
+# a failure's code imports (a busy lock, a refused file, a write that cannot happen)
+OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "session_watcher", "__future__",
       "session_watcher.hooks", "session_watcher.hooks.finder"}  # and the launchers' import finder
 
 

@@ -90,7 +90,7 @@ def _say(key: str, message: str) -> None:
 
 def load_session(session_id: str | None) -> tuple[State, Config]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from session_watcher.base.paths import WRITE_FAILS
+    from session_watcher.base.paths import write_fails
     from session_watcher.state import shell, store
 
     store.check_folder()  # a link or another user's folder: refused, and said so
@@ -122,7 +122,7 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
     except LockTimeout:
         return _saved(session_id)
     except OSError as exc:
-        if isinstance(exc, NotOurs) or exc.errno not in WRITE_FAILS:
+        if isinstance(exc, NotOurs) or exc.errno not in write_fails():
             raise
         # a read-only disk (or folder): the saved state can still be shown, as it was last saved
         _say("disk", f"{exc.strerror or exc}: showing the state as last saved")
