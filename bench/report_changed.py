@@ -97,7 +97,7 @@ def measure(files: int, rounds: int, pythons: dict[str, Path], tmp: Path, cache:
     for name, python in pythons.items():
         cases[f"report --json, one changed ({name})"] = report(name, python)
         cases[f"report --json, none changed ({name})"] = report(name, python)
-        full = f"report --json, none changed, full pass due ({name})"
+        full = f"report --json, full pass due ({name})"
         cases[full] = report(name, python)
         full_due[full] = tmp / f"index-{files}-{name}.sqlite3"
     got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in cases}
