@@ -135,6 +135,24 @@ def test_rewritten_file_is_read_again(corpus: Path) -> None:
     assert (t["cacheRead"], t["cacheWrite"]) == (400_000, 4_000)
 
 
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(corpus: Path) -> None:
+    """Size and mtime equal to the index's do not make a file unchanged when it is another file (its
+    inode differs): the index reads it again, whole."""
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    old = main.stat()
+    body = b"".join(call_line(f"r{i}", 1000, 10) for i in range(400))
+    tmp = main.with_suffix(".tmp")
+    tmp.write_bytes(body[:old.st_size - 1] + b"\n")
+    os.utime(tmp, ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(tmp, main)
+    now = main.stat()
+    assert (now.st_size, now.st_mtime_ns) == (old.st_size, old.st_mtime_ns)
+    assert now.st_ino != old.st_ino
+    _doc, st = run(corpus)
+    assert (st.reread, st.bytes_read, st.skipped) == (1, old.st_size, st.files - 1)
+
+
 def test_shrunk_file_is_read_again(corpus: Path) -> None:
     run(corpus)
     main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
