@@ -137,7 +137,9 @@ def test_rewritten_file_is_read_again(corpus: Path) -> None:
 
 def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(corpus: Path) -> None:
     """Size and mtime equal to the index's do not make a file unchanged when it is another file (its
-    inode differs): the index reads it again, whole."""
+    inode differs): the index reads it again, whole, and the report counts what it holds now (its
+    facts unchanged, the session's part and the finished report kept by them were taken before),
+    on that run and the next."""
     run(corpus)
     main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
     old = main.stat()
@@ -149,8 +151,14 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(corpus: Path
     now = main.stat()
     assert (now.st_size, now.st_mtime_ns) == (old.st_size, old.st_mtime_ns)
     assert now.st_ino != old.st_ino
-    _doc, st = run(corpus)
+    doc, st = run(corpus)
     assert (st.reread, st.bytes_read, st.skipped) == (1, old.st_size, st.files - 1)
+    fresh, _ = run_report([str(corpus / "projects")], str(corpus / "other.sqlite3"), now=1.8e9)
+    assert totals(fresh)["tool_heavy"]["cacheRead"] == 1000 * body[:old.st_size].count(b"\n")
+    assert totals(doc) == totals(fresh)
+    again, st = run(corpus)
+    assert (st.reread, st.skipped) == (0, st.files)
+    assert totals(again) == totals(fresh)
 
 
 def test_shrunk_file_is_read_again(corpus: Path) -> None:
