@@ -1,11 +1,9 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --survival] [--with KEY=VALUE ...]
-[TRANSCRIPT ...]`` (--compact: one `compact_reserve` for every session instead of the floors; --client:
-Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
-events say; docs/model.md "The horizon and the compaction"; --survival: `compact_survival`, the expected
-saving over an unknown remaining length where the compaction cuts the horizon, eoq.advice_price; --with:
-a config key, its value JSON, set under every setting, to measure a variant; with more than one setting,
-each session's capture and alerts lost under each).
+``python -m bench.advice [--before] [--quick] [--compact | --client] [--with KEY=VALUE ...] [TRANSCRIPT ...]``
+(--compact: one `compact_reserve` for every session instead of the floors; --client: Claude Code's reserve
+by its client's version, before 2.1.22 and from it, as the transcript's autocompact events say; docs/model.md
+"The horizon and the compaction"; --with: a config key, its value JSON, set under every setting, to measure a
+variant; with more than one setting, each session's capture and alerts lost under each).
 
 Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
 (`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
@@ -61,9 +59,6 @@ COMPACT: dict[str, list[Any]] = {"compact_reserve": [0, 20_000, 33_000, 45_000, 
 # the reserve by Claude Code's client version (a Codex thread: the config's fallback), the floors as shipped
 CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
                                 "since": [20_000, 27_000, 33_000, 39_000, 45_000]}
-# a restart whose horizon the automatic compaction cuts priced by its expected saving over the session's unknown
-# remaining length, of mean k x the calls its segment has run (eoq.advice_price); None: the shipped horizon price
-SURVIVAL: dict[str, list[Any]] = {"compact_survival": [None, 0.5, 1.0, 2.0]}
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -217,12 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compact", action="store_true", help="choose compact_reserve, the floors as shipped")
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
-    ap.add_argument("--survival", action="store_true", help="choose compact_survival, the floors as shipped")
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
-    grid = ({} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client
-            else SURVIVAL if ns.survival else GRID)
+    grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client else GRID
     extra = {k: json.loads(v) for k, v in (item.split("=", 1) for item in ns.extra)}
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
@@ -261,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {key} capture {table[key][0][i].capture(s):.2f} lost {table[key][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid and not (ns.compact or ns.client or ns.survival):
+    if chosen is not None and grid and not (ns.compact or ns.client):
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

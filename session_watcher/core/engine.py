@@ -86,7 +86,6 @@ def on_compaction(state: State, from_hook: bool, trigger: str | None = None, bef
     e = state["engine"]
     if trigger == "auto" and before > 0:
         e["compactAt"] = before
-        e["summaryDue"] = True  # the next segment's first real prompt is the summary it left (`compactTo`)
     if from_hook:
         if e["segCalls"] == 0 and e["segment"] > 0:
             return
@@ -287,9 +286,6 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quanti
     if e["floor"] is None:
         # what a restart's first call carries: the whole first prompt, read and written parts alike
         e["floor"] = stock
-        if e.get("summaryDue"):
-            e["compactTo"] = stock
-            e["summaryDue"] = False
         if e["shared"] is None and e["segment"] == 0:  # the session's first real request
             e["shared"] = cr  # the prefix earlier sessions left cached (unknown mid-session: 0)
         e["L"] = cr
@@ -460,7 +456,7 @@ def _bills_and_gate(state: State, cfg: ModelParams, q: Quantities, units: float)
         return alerts  # the lamp's hold on the left arm is no advice: nothing is said there
     if not e["fired"]:
         if (e["dwell"] >= cfg["notify_dwell"] and bill_counted(e, cfg) and e["segCalls"] >= cfg["gate_min_calls"]
-                and worth_saying(e, q := eoq.advice_price(state, cfg, q), model, cfg)):
+                and worth_saying(e, q, model, cfg)):
             e["fired"] = True
             e["sinceAlert"] = 0
             e["gateSaving"] = q["saving"]
@@ -468,9 +464,7 @@ def _bills_and_gate(state: State, cfg: ModelParams, q: Quantities, units: float)
             alerts.append(_alert(state, q, "gate", e["calls"]))
     else:
         e["sinceAlert"] += done
-        interval = reminder_interval(e, q["backstopN"], cfg)
-        if (interval is not None and e["sinceAlert"] >= interval
-                and reminder_due(e, q := eoq.advice_price(state, cfg, q), cfg) and worth_saying(e, q, model, cfg)):
+        if reminder_due(e, q, cfg) and worth_saying(e, q, model, cfg):
             e["sinceAlert"] = 0
             e["reminders"] += 1
             e["tally"]["backstop"] += 1

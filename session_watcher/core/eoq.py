@@ -257,62 +257,13 @@ def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
     return float(said) if isinstance(said, int) and not isinstance(said, bool) and said >= 0 else COMPACT_RESERVE
 
 
-def session_point(state: State, cfg: ModelParams) -> tuple[float | None, int | None]:
-    """(the session's compaction point, its window): `compaction_point` of its own last automatic
-    compaction, else of its window less `compact_reserve`."""
+def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
+    """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
+    compaction, else its window less `compact_reserve`) and its last prompt."""
     ctx = state["context"]
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
-    return compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg)), window
-
-
-def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
-    """`advice_horizon` for the session as it stands: its compaction point (`session_point`) and its
-    last prompt."""
-    return advice_horizon(m, float(state["context"].get("pressure") or 0), session_point(state, cfg)[0],
-                          horizon_growth(state, cfg, g))
-
-
-def horizon_growth(state: State, cfg: ModelParams, g: float) -> float:
-    """The growth the compaction's nearness is judged by: `g`, or (`horizon_growth` "mean") the larger of
-    it and the segment's mean growth of the prompt since its first call (bursts included)."""
-    e = state["engine"]
-    if cfg.get("horizon_growth") != "mean" or e["floor"] is None or e["segCalls"] < 2:
-        return g
-    return max(g, (float(state["context"].get("pressure") or 0) - e["floor"]) / (e["segCalls"] - 1))
-
-
-def advice_price(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
-    """The figures a gate or reminder speaks by: `q`, but where the automatic compaction comes within
-    the optimal cycle (`untilCompaction`) and `compact_survival` is set, its saving is the restart's
-    expected saving over the session's unknown remaining length (`survival.expected_saving`: mean
-    `compact_survival` x the calls the segment has run), both paths compacting at the point to the
-    session's own last summary (`compactTo`), else `compact_summary` of the window. Asked only where
-    the advice would otherwise speak."""
-    k_len = cfg.get("compact_survival")
-    near = q["untilCompaction"] or cfg.get("survival_everywhere")
-    if not is_number(k_len) or not near or q["saving"] is None or q["K"] is None:
-        return q
-    point, window = session_point(state, cfg)
-    e = state["engine"]
-    own, share = e.get("compactTo"), cfg.get("compact_summary", 0.25)
-    summary = float(own) if own else None if window is None or not is_number(share) else share * window
-    base = q["bDefault"] or q["bFull"] or 0
-    if point is None or summary is None:
-        return q
-    from session_watcher.core.survival import expected_saving
-
-    calls = e["calls"] if cfg.get("survival_base") == "session" else e["segCalls"]
-    write = restart_cost(q["cRatio"], summary, q["shared"] or 0) - summary if cfg.get("survival_writes") else 0.0
-    pressure = float(state["context"].get("pressure") or 0)
-    g = horizon_growth(state, cfg, q["g"])
-    if cfg.get("survival_followed"):
-        from session_watcher.core.survival import expected_saving_followed
-
-        saving = expected_saving_followed((pressure, base), g, (point, summary), q["K"], mu=k_len * calls,
-                                          k_summary=restart_cost(q["cRatio"], summary, q["shared"] or 0))
-    else:
-        saving = expected_saving((pressure, base), g, (point, summary), q["K"], mu=k_len * calls, write=write)
-    return q if saving is None else {**q, "saving": saving}
+    point = compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg))
+    return advice_horizon(m, float(ctx.get("pressure") or 0), point, g)
 
 
 def quantities(state: State, cfg: ModelParams) -> Quantities:

@@ -180,8 +180,6 @@ class Engine(TypedDict):
     gateSaving: NotRequired[float | None]  # the gate's priced saving (read units): the cap's reference
     segUnits: NotRequired[float]  # the segment's cache cost so far, in read units (the advice floor's share)
     compactAt: NotRequired[int]  # tokens before the session's last automatic compaction (the advice's horizon)
-    compactTo: NotRequired[int]  # the first real prompt after it: the summary it left
-    summaryDue: NotRequired[bool]  # an automatic compaction whose summary is not seen yet
     cal: Cal
     globs: str | None  # a digest of the (include, exclude) the inclusion was decided with (core.paths.globs_key)
     tally: Tally
