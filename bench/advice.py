@@ -215,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
+    if len(ns.transcripts) == 1:
+        ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client else GRID
     extra = {k: json.loads(v) for k, v in (item.split("=", 1) for item in ns.extra)}
     with tempfile.TemporaryDirectory() as tmp:
