@@ -327,7 +327,9 @@ def test_status_text_speaks_plainly_unless_asked() -> None:
     assert "green: no restart needed yet" in status_text(final)
     saves = f"${int(amber['savingUsd'] * 100 + 0.5) / 100:.2f}"
     assert f"amber: restart; a fresh session now saves about {saves} (" in status_text(amber)
-    assert "alerted; the next reminder once staying has cost" in status_text(amber)
+    back = amber["backstop"]  # N restarts' worth since the last alert, n of them so far (not N more)
+    assert (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the last alert "
+            f"({back['n']} so far)") in " ".join(status_text(amber).split())
     assert "bill cycle" not in status_text(amber)
     assert "none pending (one comes once staying costs 0.1 % or more over a restart at the best moment)" in \
         status_text(final)  # bp_amber 0.001: just past the sweet spot

@@ -25,20 +25,21 @@ if TYPE_CHECKING:
 
 SESSION_HELP = ("a session: its id, the first 6 or more characters of it, or its transcript's path "
                 "(default: the most recently active)")
+SESSION_SENTENCE = "SESSION is " + SESSION_HELP + "."  # the same, closing a command's description
 
 
 def add_parser(sub: Any) -> None:
     """This module's commands in the CLI's parser tree (their lines in `--help`: cli.COMMANDS)."""
     s = sub.add_parser("status", description="Where one session stands: the lamp, the position against the sweet "
                                              "spot, the baseline a restart would carry, the cache. "
-                                             + SESSION_HELP + ".")
+                                             + SESSION_SENTENCE)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
     s.add_argument("--json", action="store_true", help="the full status document")
     s.add_argument("--verbose", action="store_true", help="also the model's internals (x, bp, bill progress, L, B, g)")
     s.set_defaults(func=status)
 
-    s = sub.add_parser("health", description="The context health grade and its five signals. " + SESSION_HELP + ".")
+    s = sub.add_parser("health", description="The context health grade and its five signals. " + SESSION_SENTENCE)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     g = s.add_mutually_exclusive_group()
     g.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
@@ -47,7 +48,7 @@ def add_parser(sub: Any) -> None:
     s.set_defaults(func=health)
 
     s = sub.add_parser("replay", description="Fold a session's transcript from its first line, exactly as the hooks "
-                                             "would, in a scratch state (nothing is saved). " + SESSION_HELP + ".")
+                                             "would, in a scratch state (nothing is saved). " + SESSION_SENTENCE)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
     s.add_argument("--json", action="store_true", help="the final status document")

@@ -139,8 +139,8 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
     if dwell["alerted"]:
         if back["N"] is None:
             return "alerted; no reminder due (the reminder interval is unbounded)"
-        return (f"alerted; the next reminder once staying has cost {back['N']} more restarts' worth "
-                f"({back['n']} so far)")
+        return (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the "
+                f"last alert ({back['n']} so far)")
     if dwell["calls"]:
         return (f"past the sweet spot for {dwell['calls']} calls; the alert comes once staying has cost one "
                 f"restart's worth ({bill_ready(dwell)} so far)")
