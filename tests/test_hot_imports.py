@@ -196,7 +196,7 @@ def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> 
 
 
 # the error kinds a fold may raise or catch (core.errors); UserError and its kinds and ReadOnlyFile
-# (core.usererrors) are only a command's to report: each class is ~0.1 M instructions to create
+# (core.usererrors) are only a command's to report: a hook creates none of them (docs/benchmarks.md: what a class costs)
 HOOK_ERRORS = {"WatcherError", "LockTimeout", "Rejected", "StateRejected", "ShardRejected", "Reset", "ProbeError",
                "JSONError", "StateTooLarge", "NotOurs", "NotAFile", "TooLarge"}
 CLASSES = """
