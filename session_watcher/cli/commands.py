@@ -13,8 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
-from session_watcher.core.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
+from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
+from session_watcher.core.usererrors import NoSession, UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -90,7 +91,7 @@ def _say(key: str, message: str) -> None:
 
 def load_session(session_id: str | None) -> tuple[State, Config]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from session_watcher.base.paths import WRITE_FAILS
+    from session_watcher.base.paths import write_fails
     from session_watcher.state import shell, store
 
     store.check_folder()  # a link or another user's folder: refused, and said so
@@ -122,7 +123,7 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
     except LockTimeout:
         return _saved(session_id)
     except OSError as exc:
-        if isinstance(exc, NotOurs) or exc.errno not in WRITE_FAILS:
+        if isinstance(exc, NotOurs) or exc.errno not in write_fails():
             raise
         # a read-only disk (or folder): the saved state can still be shown, as it was last saved
         _say("disk", f"{exc.strerror or exc}: showing the state as last saved")
@@ -173,8 +174,8 @@ def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
 
 def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.guard import cold_cache
-    from session_watcher.core.render import status_text
     from session_watcher.core.status import cold_now, status_document
+    from session_watcher.core.statustext import status_text
 
     state, cfg = session_state(_target(ns))
     now = time.time()
@@ -228,15 +229,15 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        from session_watcher.core.render import status_text
+        from session_watcher.core.statustext import status_text
 
         print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
     return 0
 
 
 def health(ns: argparse.Namespace) -> int:
-    from session_watcher.core.render import health_text
     from session_watcher.core.status import status_document
+    from session_watcher.core.statustext import health_text
 
     state, cfg = session_state(_target(ns))
     doc = status_document(state, cfg)

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.errors import UserError
+from session_watcher.core.usererrors import UserError
 from session_watcher.sessions.handoff import build, save
 
 if TYPE_CHECKING:

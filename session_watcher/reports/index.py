@@ -92,9 +92,9 @@ def _cannot_write(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         return isinstance(code, int) and code & 0xFF in _SQLITE_WRITE_FAILS
-    from session_watcher.base.paths import WRITE_FAILS
+    from session_watcher.base.paths import write_fails
 
-    return isinstance(exc, OSError) and exc.errno in WRITE_FAILS
+    return isinstance(exc, OSError) and exc.errno in write_fails()
 
 
 class FileRec(NamedTuple):
