@@ -238,7 +238,7 @@ def best_restarts(calls: Sequence[Call], shared: int, autos: Mapping[int, Auto] 
     same figures given the same `autos`, and nothing else (the session page's line where the closed
     loop is not run)."""
     def points(ch: Chain) -> dict[str, list[int]]:
-        return {"actual": [], "alert": [], "hindsight": ch.best()[0]}
+        return {"actual": [], "alert": [], "hindsight": ch.best(single=False)[0]}
 
     return {"policies": _policies(chains(segments(calls, shared), autos), ("actual", "alert", "hindsight"),
                                   points)[0]}

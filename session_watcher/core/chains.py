@@ -34,6 +34,18 @@ if TYPE_CHECKING:
 
     from session_watcher.core.segment import Call, Segment
 
+    # the counterfactual between two calls: what it carries less than the real session (D), the
+    # compaction it skipped (not yet come), the context the next call sends as a fresh conversation's
+    # first, the call that reads the whole context (and that context)
+    Walk = tuple[int, int | None, int | None, tuple[int, int] | None]
+
+
+# Of two restarts whose trails are in one state, one that costs more than the other by more than this
+# share of the real session's cost never catches up: the same costs are added to both, each sum
+# rounded by at most 2^-52 of itself a call, and no trail's sum comes near 2^11 times the real one's
+# in a chain of up to 2^20 calls (what rounding can undo is under 2^-21 of it)
+MARGIN = 2.0 ** -20
+
 
 class Auto(NamedTuple):
     """A real automatic compaction, before the first call of a segment."""
@@ -142,40 +154,49 @@ class Chain:
 
     def trail(self, k: int) -> Iterator[Step]:
         """The counterfactual's calls after a restart after call k (-1: none), to the chain's end."""
-        n, t = len(self.calls), self.prompt
-        d, hold = 0, None  # what it carries less than the real session; the compaction it skipped
-        fresh: int | None = None  # the next call is a fresh conversation's sending this plus its growth
-        cont: tuple[int, int] | None = None  # (call, context): that call reads the whole context
-        if k >= 0:
-            seg, i = self.where[k]
-            bd, d = seg._drop(i)
-            fresh = bd
-        for j in range(k + 1, n):
-            compact = None
-            b = self.boundary.get(j)
-            if b is not None:
-                auto = self.autos[b]
-                pre = auto.pre or t[j - 1]
-                if d <= 0 or pre - d >= auto.point:
-                    d, hold, fresh, cont, compact = 0, None, None, None, "here"
-                else:
-                    r = self.first_real[b]
-                    cont = (r, pre - d)
-                    d, hold, fresh, compact = t[r] - (pre - d), b, None, "skipped"
-            elif (hold is not None and fresh is None and cont is None and real_request(t[j])
-                  and real_request(t[j - 1]) and t[j] - d >= self.autos[hold].point):
-                carry = t[self.first_real[hold]]
-                fresh, d, hold, compact = carry, t[j - 1] - carry, None, "moved"
-            if fresh is not None:
-                usage: tuple[int, int, int, int] | None = self._fresh(j, fresh + t[j] - t[j - 1])
-                fresh = None
-            elif cont is not None and cont[0] == j:
-                usage, cont = (0, cont[1], 0, 0), None
-            elif cont is not None:  # a failed request before the first real one: as it was
-                usage = None
+        walk = self._start(k)
+        for j in range(k + 1, len(self.calls)):
+            step, walk = self._step(j, walk)
+            yield step
+
+    def _start(self, k: int) -> Walk:
+        """Where a restart after call k (-1: none) leaves the counterfactual: nothing carried less
+        than the real session and nothing pending, or the fresh conversation it sends next."""
+        if k < 0:
+            return 0, None, None, None
+        seg, i = self.where[k]
+        bd, d = seg._drop(i)
+        return d, None, bd, None
+
+    def _step(self, j: int, walk: Walk) -> tuple[Step, Walk]:
+        """Call j of the counterfactual in the state `walk` leaves it (`Walk`), and the state after it:
+        the calls after depend on nothing else."""
+        t = self.prompt
+        d, hold, fresh, cont = walk
+        compact = None
+        b = self.boundary.get(j)
+        if b is not None:
+            auto = self.autos[b]
+            pre = auto.pre or t[j - 1]
+            if d <= 0 or pre - d >= auto.point:
+                d, hold, fresh, cont, compact = 0, None, None, None, "here"
             else:
-                usage = self._shifted(j, d)
-            yield Step(j, usage, self._units(j, usage, d), compact)
+                r = self.first_real[b]
+                cont = (r, pre - d)
+                d, hold, fresh, compact = t[r] - (pre - d), b, None, "skipped"
+        elif (hold is not None and fresh is None and cont is None and real_request(t[j])
+              and real_request(t[j - 1]) and t[j] - d >= self.autos[hold].point):
+            carry = t[self.first_real[hold]]
+            fresh, d, hold, compact = carry, t[j - 1] - carry, None, "moved"
+        if fresh is not None:
+            usage: tuple[int, int, int, int] | None = self._fresh(j, fresh + t[j] - t[j - 1])
+        elif cont is not None and cont[0] == j:
+            usage, cont = (0, cont[1], 0, 0), None
+        elif cont is not None:  # a failed request before the first real one: as it was
+            usage = None
+        else:
+            usage = self._shifted(j, d)
+        return Step(j, usage, self._units(j, usage, d), compact), (d, hold, None, cont)
 
     # ------------------------------------------------------------------ schedules
 
@@ -221,50 +242,91 @@ class Chain:
             return [1.0] * len(self.calls)
         return [w for s in self.segs for w in s.weights()]
 
-    def best(self) -> tuple[list[int], int | None]:
-        """(the cheapest schedule of restarts, the cheapest single restart), [] and None when none
-        beats the real session: a dynamic programme over the last restart, O(n^2) (each restart's
-        trail walked once; a restart's effect depends on the compactions it moves, so the one-segment
-        pruning does not hold)."""
+    def best(self, single: bool = True) -> tuple[list[int], int | None]:
+        """(the cheapest schedule of restarts, the cheapest single restart: None without `single`), []
+        and None when none beats the real session: a dynamic programme over the last restart (a restart's effect depends
+        on the compactions it moves, so the one-segment pruning does not hold).
+
+        Every restart's trail is walked at once, call by call. Trails in the same state (`Walk`) cost
+        the same from there on, so the state is priced once for all of them (`_price_all`), and of
+        their restarts only those that may still win are kept (`_staircase`). The states alive at
+        once are about a cycle's restarts (they meet again at each compaction the trails keep or
+        move): O(n * cycle), not O(n^2), with the figures of walking each trail to the end (the
+        same sums, term for term; ties to the earlier restart)."""
         if len(self.segs) == 1:
-            return self.segs[0].best_schedule(), self.segs[0].best_point()
+            return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         w = self.weights()
         actual = [a * wj for a, wj in zip(self.actual, w, strict=True)]
         real = math.fsum(actual)
         prefix = [0.0]
         for a in actual:
             prefix.append(prefix[-1] + a)
-        points = self.points()
-        open_ = set(points)
-        arrive: dict[int, tuple[float, int]] = {}  # restart after j: the cheapest calls 0..j, its last restart
-        back: dict[int, int] = {}
-        end_v, end_from = math.inf, -1
+        open_ = set(self.points())
+        margin = MARGIN * real
+        back: dict[int, int] = {}  # restart -> the restart before it on its cheapest schedule
+        # per state: [restart, the cheapest calls 0..j with it the last] and [restart, it alone], each
+        # in restart order (the trail without a restart, -1, is none alone)
+        alive: dict[Walk, tuple[list[list[float]], list[list[float]]]] = {self._start(-1): ([[-1, 0.0]], [])}
+        for j in range(len(self.calls)):
+            alive = self._price_all(j, alive, w[j], actual[j], margin)
+            if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
+                acc, k = min((runs[-1][1], runs[-1][0]) for runs, _ in alive.values())  # a state's cheapest
+                back[j] = int(k)
+                alive[self._start(j)] = ([[j, acc]], [[j, prefix[j + 1]]] if single else [])
+        end_v, end_from = min((runs[-1][1], runs[-1][0]) for runs, _ in alive.values())
         one_v, one = real, None
-        for k in [-1, *points]:
-            if k >= 0:
-                acc, back[k] = arrive[k]
-            else:
-                acc = 0.0
-            single = prefix[k + 1]
-            for step in self.trail(k):
-                v = step.units * w[step.j]
-                acc += v
-                single += v
-                if step.j in open_:
-                    got = arrive.get(step.j)
-                    if got is None or acc < got[0]:
-                        arrive[step.j] = (acc, k)
-            if acc < end_v:
-                end_v, end_from = acc, k
-            if k >= 0 and single < one_v * (1 - 1e-12):
-                one_v, one = single, k
+        for k, v in sorted(run for _, alone in alive.values() for run in alone):
+            if v < one_v * (1 - 1e-12):
+                one_v, one = v, int(k)
         if end_v >= real * (1 - 1e-12):
             return [], one
         out: list[int] = []
-        while end_from >= 0:
-            out.append(end_from)
-            end_from = back[end_from]
+        k = int(end_from)
+        while k >= 0:
+            out.append(k)
+            k = back[k]
         return out[::-1], one
+
+    def _price_all(self, j: int, alive: dict[Walk, tuple[list[list[float]], list[list[float]]]], wj: float,
+                   actual: float, margin: float) -> dict[Walk, tuple[list[list[float]], list[list[float]]]]:
+        """Call j added to every restart's sums, its cost (times `wj`) priced once per state; the
+        states after it. A call that only carries D fewer (or more) tokens than the real one, as most
+        do, is priced here as `_step` prices it (the same sums, term for term)."""
+        t = self.prompt
+        seg, i = self.where[j]
+        c, p = seg.calls[i], seg.price[i]
+        plain = j not in self.boundary and not seg.rewrite[i] and not c.extra and real_request(t[j])
+        writes = c.cw5m * p.w5m, c.cw1h * p.w1h
+        after: dict[Walk, tuple[list[list[float]], list[list[float]]]] = {}
+        for now, (runs, alone) in alive.items():
+            d, hold, fresh, cont = walk = now
+            if plain and fresh is None and cont is None and (hold is None or t[j] - d < self.autos[hold].point):
+                v = actual if d == 0 else (max(0, c.cr - d) + writes[0] + writes[1]) * wj
+            else:
+                step, walk = self._step(j, now)
+                v = step.units * wj
+            for run in runs:
+                run[1] += v
+            for run in alone:
+                run[1] += v
+            had = after.get(walk)
+            after[walk] = (runs, alone) if had is None else \
+                (_staircase(had[0] + runs, margin), _staircase(had[1] + alone, margin))
+        return after
+
+
+def _staircase(runs: list[list[float]], margin: float) -> list[list[float]]:
+    """Restarts whose trails are in one state (the same costs from here on), in restart order, less
+    those that cost no less than an earlier one (the same sums rounded alike never pass it, and a
+    tie goes to the earlier) and those that cost more than a later one by more than `margin` (MARGIN)."""
+    kept: list[list[float]] = []
+    for run in sorted(runs):
+        if not kept or run[1] < kept[-1][1]:
+            kept.append(run)
+    if not kept:
+        return kept
+    low = kept[-1][1] + margin
+    return [run for run in kept if run[1] <= low]
 
 
 def chains(segs: Sequence[Segment], autos: Mapping[int, Auto] | None) -> list[Chain]:
