@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     # compaction it skipped (not yet come), the context the next call sends as a fresh conversation's
     # first, the call that reads the whole context (and that context)
     Walk = tuple[int, int | None, int | None, tuple[int, int] | None]
+    # a state's restarts: [restart, the cheapest calls 0..j with it the last], and [restart, it alone]
+    Runs = tuple[list[list[float]], list[list[float]]]
 
 
 # Of two restarts whose trails are in one state, one that costs more than the other by more than this
@@ -115,6 +117,7 @@ class Chain:
         self.first_real = [next((j for j in range(self.starts[b + 1], self.starts[b + 1] + len(s.calls))
                                  if real_request(self.prompt[j])), self.starts[b + 1])
                            for b, s in enumerate(self.segs[1:])]
+        self.points_at = [a.point for a in self.autos]
 
     # ------------------------------------------------------------------ pricing one call
 
@@ -266,9 +269,9 @@ class Chain:
         back: dict[int, int] = {}  # restart -> the restart before it on its cheapest schedule
         # per state: [restart, the cheapest calls 0..j with it the last] and [restart, it alone], each
         # in restart order (the trail without a restart, -1, is none alone)
-        alive: dict[Walk, tuple[list[list[float]], list[list[float]]]] = {self._start(-1): ([[-1, 0.0]], [])}
+        alive: dict[Walk, Runs] = {self._start(-1): ([[-1, 0.0]], [])}
         for j in range(len(self.calls)):
-            alive = self._price_all(j, alive, w[j], actual[j], margin)
+            self._price_all(j, alive, w[j], actual[j], margin)
             if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
                 acc, k = min((runs[-1][1], runs[-1][0]) for runs, _ in alive.values())  # a state's cheapest
                 back[j] = int(k)
@@ -287,32 +290,37 @@ class Chain:
             k = back[k]
         return out[::-1], one
 
-    def _price_all(self, j: int, alive: dict[Walk, tuple[list[list[float]], list[list[float]]]], wj: float,
-                   actual: float, margin: float) -> dict[Walk, tuple[list[list[float]], list[list[float]]]]:
-        """Call j added to every restart's sums, its cost (times `wj`) priced once per state; the
-        states after it. A call that only carries D fewer (or more) tokens than the real one, as most
-        do, is priced here as `_step` prices it (the same sums, term for term)."""
+    def _price_all(self, j: int, alive: dict[Walk, Runs], wj: float, actual: float, margin: float) -> None:
+        """Call j added to every restart's sums in `alive`, its cost (times `wj`) priced once per
+        state, each state moved to the one after it. A call that only carries D fewer (or more)
+        tokens than the real one and moves no compaction, as most do, is priced here as `_step`
+        prices it (the same sums, term for term) and leaves the state as it was."""
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
         plain = j not in self.boundary and not seg.rewrite[i] and not c.extra and real_request(t[j])
-        writes = c.cw5m * p.w5m, c.cw1h * p.w1h
-        after: dict[Walk, tuple[list[list[float]], list[list[float]]]] = {}
+        cr, w5m, w1h, tj, points = c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, t[j], self.points_at
+        moving: list[Walk] = []
         for now, (runs, alone) in alive.items():
-            d, hold, fresh, cont = walk = now
-            if plain and fresh is None and cont is None and (hold is None or t[j] - d < self.autos[hold].point):
-                v = actual if d == 0 else (max(0, c.cr - d) + writes[0] + writes[1]) * wj
-            else:
-                step, walk = self._step(j, now)
-                v = step.units * wj
+            d, hold, fresh, cont = now
+            if not plain or fresh is not None or cont is not None or (hold is not None and tj - d >= points[hold]):
+                moving.append(now)
+                continue
+            v = actual if d == 0 else (max(0, cr - d) + w5m + w1h) * wj
             for run in runs:
                 run[1] += v
             for run in alone:
                 run[1] += v
-            had = after.get(walk)
-            after[walk] = (runs, alone) if had is None else \
+        for now, (runs, alone) in [(now, alive.pop(now)) for now in moving]:
+            step, walk = self._step(j, now)
+            v = step.units * wj
+            for run in runs:
+                run[1] += v
+            for run in alone:
+                run[1] += v
+            had = alive.get(walk)
+            alive[walk] = (runs, alone) if had is None else \
                 (_staircase(had[0] + runs, margin), _staircase(had[1] + alone, margin))
-        return after
 
 
 def _staircase(runs: list[list[float]], margin: float) -> list[list[float]]:
