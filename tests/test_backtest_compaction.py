@@ -265,34 +265,42 @@ def _walked(ch: Chain) -> tuple[list[int], int | None]:
     return out[::-1], one
 
 
-def cycles(n: int, growth: list[int], summary: int, point: int, bd: int) -> Chain:
+def cycles(n: int, growth: list[int], summary: int, point: int, bd: int, hour: bool = False, miss: int = 0) -> Chain:
     """`n` segments joined by automatic compactions: each starts from a `summary`-token summary
-    and grows by `growth` (in turn) a call until it passes `point`, where the client compacts."""
+    and grows by `growth` (in turn) a call until it passes `point`, where the client compacts;
+    `hour`: written to the 1-hour cache; `miss`: every so many calls a cache miss (the context
+    written again)."""
     calls: list[bt.Call] = []
     autos: dict[int, Auto] = {}
+
+    def add(seg: int, total: int, cr: int) -> None:
+        cw = total - cr
+        calls.append(bt.Call(len(calls) + 1, seg, total, min(bd, total), cr, 0 if hour else cw, cw if hour else 0,
+                             OPUS))
+
     for seg in range(n):
         ctx, i = summary, 0
         if seg:
             autos[len(calls) + 1] = Auto(calls[-1].total, float(point))
-        calls.append(bt.Call(len(calls) + 1, seg, ctx, ctx, 0, ctx, 0, OPUS))
+        add(seg, ctx, 0)
         while ctx < point:
             g = growth[i % len(growth)]
             i += 1
-            calls.append(bt.Call(len(calls) + 1, seg, ctx + g, min(bd, ctx + g), ctx, g, 0, OPUS))
+            add(seg, ctx + g, 0 if miss and len(calls) % miss == 0 else ctx)
             ctx += g
     return bt.chains(bt.segments(calls, 0), autos)[0]
 
 
 @given(st.integers(2, 4), st.lists(st.integers(2000, 9000), min_size=1, max_size=4), st.integers(5_000, 40_000),
-       st.integers(50_000, 90_000), st.integers(2_000, 60_000))
+       st.integers(50_000, 90_000), st.integers(2_000, 60_000), st.booleans(), st.sampled_from([0, 0, 7, 25]))
 @settings(max_examples=40, deadline=None)
-@example(n=3, growth=[3000], summary=20_000, point=60_000, bd=15_000)
+@example(n=3, growth=[3000], summary=20_000, point=60_000, bd=15_000, hour=False, miss=0)
 def test_the_best_schedule_walks_every_trail_at_once_to_the_same_figures(
-        n: int, growth: list[int], summary: int, point: int, bd: int) -> None:
+        n: int, growth: list[int], summary: int, point: int, bd: int, hour: bool, miss: int) -> None:
     """The chain's programme, its trails walked together and those in one state priced once, gives
     the schedule and the single restart of walking each trail to the end, over several compactions
-    kept, skipped and moved."""
-    ch = cycles(n, growth, summary, point, bd)
+    kept, skipped and moved, cache misses among the calls."""
+    ch = cycles(n, growth, summary, point, bd, hour, miss)
     assert ch.best() == _walked(ch)
     assert ch.best(single=False) == (_walked(ch)[0], None)
 

@@ -25,6 +25,7 @@ by `core.segment.Segment` itself (no compaction to move: the figures of before).
 from __future__ import annotations
 
 import math
+import operator
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.core.eoq import fresh_split, real_request
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
     # compaction it skipped (not yet come), the context the next call sends as a fresh conversation's
     # first, the call that reads the whole context (and that context)
     Walk = tuple[int, int | None, int | None, tuple[int, int] | None]
-    # a state's restarts: [restart, the cheapest calls 0..j with it the last], and [restart, it alone]
-    Runs = tuple[list[list[float]], list[list[float]]]
 
 
 # Of two restarts whose trails are in one state, one that costs more than the other by more than this
@@ -247,15 +246,15 @@ class Chain:
 
     def best(self, single: bool = True) -> tuple[list[int], int | None]:
         """(the cheapest schedule of restarts, the cheapest single restart: None without `single`), []
-        and None when none beats the real session: a dynamic programme over the last restart (a restart's effect depends
-        on the compactions it moves, so the one-segment pruning does not hold).
+        and None when none beats the real session: a dynamic programme over the last restart (a
+        restart's effect depends on the compactions it moves, so the one-segment pruning does not hold).
 
-        Every restart's trail is walked at once, call by call. Trails in the same state (`Walk`) cost
-        the same from there on, so the state is priced once for all of them (`_price_all`), and of
-        their restarts only those that may still win are kept (`_staircase`). The states alive at
+        Every restart's trail is walked at once, call by call (`_price_all`). Trails in the same
+        state (`Walk`) cost the same from there on, so the state is priced once for all of them, and
+        of their restarts only those that may still win are kept (`_staircase`). The states alive at
         once are about a cycle's restarts (they meet again at each compaction the trails keep or
-        move): O(n * cycle), not O(n^2), with the figures of walking each trail to the end (the
-        same sums, term for term; ties to the earlier restart)."""
+        move): O(n * cycle), not O(n^2), with the figures of walking each trail to the end (the same
+        sums, term for term; ties to the earlier restart; MARGIN)."""
         if len(self.segs) == 1:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         w = self.weights()
@@ -265,74 +264,154 @@ class Chain:
         for a in actual:
             prefix.append(prefix[-1] + a)
         open_ = set(self.points())
-        margin = MARGIN * real
         back: dict[int, int] = {}  # restart -> the restart before it on its cheapest schedule
-        # per state: [restart, the cheapest calls 0..j with it the last] and [restart, it alone], each
-        # in restart order (the trail without a restart, -1, is none alone)
-        alive: dict[Walk, Runs] = {self._start(-1): ([[-1, 0.0]], [])}
+        cheapest, alone = _Runs(MARGIN * real), _Runs(MARGIN * real)  # no restart is none alone
+        cheapest.add(self._start(-1), math.inf, 0.0, -1)
+        kinds = (cheapest, alone) if single else (cheapest,)
+        born: list[tuple[float, int] | None] = [None, None]  # a restart after the last call: its sums, it
         for j in range(len(self.calls)):
-            self._price_all(j, alive, w[j], actual[j], margin)
+            self._price_all(j, kinds, w[j], born)
             if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
-                acc, k = min((runs[-1][1], runs[-1][0]) for runs, _ in alive.values())  # a state's cheapest
-                back[j] = int(k)
-                alive[self._start(j)] = ([[j, acc]], [[j, prefix[j + 1]]] if single else [])
-        end_v, end_from = min((runs[-1][1], runs[-1][0]) for runs, _ in alive.values())
+                acc, k = cheapest.least()
+                back[j] = k
+                born = [(acc, j), (prefix[j + 1], j)]
+            else:
+                born = [None, None]
+        end_v, end_from = cheapest.least()
         one_v, one = real, None
-        for k, v in sorted(run for _, alone in alive.values() for run in alone):
+        for k, v in sorted(zip(alone.ks, alone.sums, strict=True)):
             if v < one_v * (1 - 1e-12):
-                one_v, one = v, int(k)
+                one_v, one = v, k
         if end_v >= real * (1 - 1e-12):
             return [], one
         out: list[int] = []
-        k = int(end_from)
+        k = end_from
         while k >= 0:
             out.append(k)
             k = back[k]
         return out[::-1], one
 
-    def _price_all(self, j: int, alive: dict[Walk, Runs], wj: float, actual: float, margin: float) -> None:
-        """Call j added to every restart's sums in `alive`, its cost (times `wj`) priced once per
-        state, each state moved to the one after it. A call that only carries D fewer (or more)
-        tokens than the real one and moves no compaction, as most do, is priced here as `_step`
-        prices it (the same sums, term for term) and leaves the state as it was."""
+    def _price_all(self, j: int, kinds: tuple[_Runs, ...], wj: float, born: list[tuple[float, int] | None]) -> None:
+        """Call j added to every restart's sums (and the restart after call j - 1 `born`: its sums
+        of each kind), its cost (times `wj`) priced once per state, each state moved to the one after
+        it. A call that only carries D fewer (or more) tokens than the real one and moves no
+        compaction, as most do, is priced in one pass over the sums as `_step` prices it (the same
+        terms in the same order) and leaves the state as it was."""
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
         plain = j not in self.boundary and not seg.rewrite[i] and not c.extra and real_request(t[j])
-        cr, w5m, w1h, tj, points = c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, t[j], self.points_at
-        moving: list[Walk] = []
-        for now, (runs, alone) in alive.items():
-            d, hold, fresh, cont = now
-            if not plain or fresh is not None or cont is not None or (hold is not None and tj - d >= points[hold]):
-                moving.append(now)
-                continue
-            v = actual if d == 0 else (max(0, cr - d) + w5m + w1h) * wj
-            for run in runs:
-                run[1] += v
-            for run in alone:
-                run[1] += v
-        for now, (runs, alone) in [(now, alive.pop(now)) for now in moving]:
-            step, walk = self._step(j, now)
-            v = step.units * wj
-            for run in runs:
-                run[1] += v
-            for run in alone:
-                run[1] += v
-            had = alive.get(walk)
-            alive[walk] = (runs, alone) if had is None else \
-                (_staircase(had[0] + runs, margin), _staircase(had[1] + alone, margin))
+        cr, w5m, w1h, tj = c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, t[j]
+        stepped: dict[Walk, tuple[float, Walk, float]] = {}  # a state's cost, the state after, its `due`
+
+        def step(now: Walk) -> tuple[float, Walk, float]:
+            got = stepped.get(now)
+            if got is None:
+                priced, after = self._step(j, now)
+                got = stepped[now] = (priced.units * wj, after, self._due(after))
+            return got
+
+        for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
+            if plain:
+                costs = [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]  # D 0: its actual
+                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.due and min(runs.due) <= tj else []
+            else:
+                costs, due = [0.0] * len(runs.ds), list(range(len(runs.ds)))
+            for n in due:
+                costs[n], after, at = step(runs.walks[n])
+                runs.move(n, after, at)
+            runs.sums = list(map(operator.add, runs.sums, costs))
+            if new is not None:
+                cost, after, at = step(self._start(j - 1))
+                runs.add(after, at, new[0] + cost, new[1])
+            runs.merge()
+
+    def _due(self, walk: Walk) -> float:
+        """The prompt from which the state's next call is more than a call carrying D fewer tokens:
+        a held compaction's point less D; -inf: now (a fresh conversation's call, a whole context read)."""
+        d, hold, fresh, cont = walk
+        if fresh is not None or cont is not None:
+            return -math.inf
+        return math.inf if hold is None else self.points_at[hold] + d
 
 
-def _staircase(runs: list[list[float]], margin: float) -> list[list[float]]:
-    """Restarts whose trails are in one state (the same costs from here on), in restart order, less
-    those that cost no less than an earlier one (the same sums rounded alike never pass it, and a
-    tie goes to the earlier) and those that cost more than a later one by more than `margin` (MARGIN)."""
-    kept: list[list[float]] = []
+class _Runs:
+    """One kind of sum (the cheapest schedule with a restart the last so far, or a restart alone)
+    of the restarts alive, in parallel lists: each one's state (`Walk`), its D and `due`
+    (`Chain._due`), its sum and its restart. Of the restarts in one state only those that may still
+    win are kept (`merge`)."""
+
+    def __init__(self, margin: float) -> None:
+        self.margin = margin
+        self.walks: list[Walk] = []
+        self.ds: list[int] = []
+        self.due: list[float] = []
+        self.sums: list[float] = []
+        self.ks: list[int] = []
+        self.met: list[Walk] = []  # states a restart just moved to that another restart is in
+        self.count: dict[Walk, int] = {}
+
+    def add(self, walk: Walk, due: float, total: float, k: int) -> None:
+        self.walks.append(walk)
+        self.ds.append(walk[0])
+        self.due.append(due)
+        self.sums.append(total)
+        self.ks.append(k)
+        self._enter(walk)
+
+    def _enter(self, walk: Walk) -> None:
+        n = self.count[walk] = self.count.get(walk, 0) + 1
+        if n > 1:
+            self.met.append(walk)
+
+    def move(self, n: int, walk: Walk, due: float) -> None:
+        """Restart n's state moved on to `walk`."""
+        was = self.walks[n]
+        if was != walk:
+            self.count[was] -= 1
+            if not self.count[was]:
+                del self.count[was]
+            self.walks[n], self.ds[n], self.due[n] = walk, walk[0], due
+            self._enter(walk)
+
+    def least(self) -> tuple[float, int]:
+        """The least sum and its restart (ties: the earliest)."""
+        low = min(self.sums)
+        n = self.sums.index(low)
+        if self.sums.count(low) > 1:
+            return low, min(k for v, k in zip(self.sums, self.ks, strict=True) if v == low)
+        return low, self.ks[n]
+
+    def merge(self) -> None:
+        """Of the restarts in each state several just met in, those that may still win (`_staircase`)."""
+        if not self.met:
+            return
+        met = set(self.met)
+        self.met = []
+        groups: dict[Walk, list[int]] = {}
+        for n, walk in enumerate(self.walks):
+            if walk in met:
+                groups.setdefault(walk, []).append(n)
+        drop: set[int] = set()
+        for walk, ns in groups.items():
+            kept = _staircase([(self.ks[n], self.sums[n], n) for n in ns], self.margin)
+            drop.update(set(ns) - {n for _k, _v, n in kept})
+            self.count[walk] = len(kept)
+        keep = [n for n in range(len(self.walks)) if n not in drop]
+        for name in ("walks", "ds", "due", "sums", "ks"):
+            values = getattr(self, name)
+            setattr(self, name, [values[n] for n in keep])
+
+
+def _staircase(runs: list[tuple[int, float, int]], margin: float) -> list[tuple[int, float, int]]:
+    """Restarts whose trails are in one state (the same costs from here on), as (restart, sum, ...),
+    less those that cost no less than an earlier one (the same sums rounded alike never pass it,
+    and a tie goes to the earlier) and those that cost more than a later one by more than `margin`
+    (MARGIN)."""
+    kept: list[tuple[int, float, int]] = []
     for run in sorted(runs):
         if not kept or run[1] < kept[-1][1]:
             kept.append(run)
-    if not kept:
-        return kept
     low = kept[-1][1] + margin
     return [run for run in kept if run[1] <= low]
 
