@@ -312,8 +312,9 @@ class Chain:
             return got
 
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
-            if plain:
-                costs = [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]  # D 0: its actual
+            if plain:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
+                costs = [((cr - d if d < cr else 0) + w5m) * wj for d in runs.ds] if not w1h else \
+                    [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]
                 due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.due and min(runs.due) <= tj else []
             else:
                 costs, due = [0.0] * len(runs.ds), list(range(len(runs.ds)))
@@ -389,18 +390,15 @@ class _Runs:
         met = set(self.met)
         self.met = []
         groups: dict[Walk, list[int]] = {}
-        for n, walk in enumerate(self.walks):
-            if walk in met:
-                groups.setdefault(walk, []).append(n)
-        drop: set[int] = set()
+        for n in [n for n, walk in enumerate(self.walks) if walk in met]:
+            groups.setdefault(self.walks[n], []).append(n)
+        drop: list[int] = []
         for walk, ns in groups.items():
-            kept = _staircase([(self.ks[n], self.sums[n], n) for n in ns], self.margin)
-            drop.update(set(ns) - {n for _k, _v, n in kept})
+            kept = {n for _k, _v, n in _staircase([(self.ks[n], self.sums[n], n) for n in ns], self.margin)}
+            drop += [n for n in ns if n not in kept]
             self.count[walk] = len(kept)
-        keep = [n for n in range(len(self.walks)) if n not in drop]
-        for name in ("walks", "ds", "due", "sums", "ks"):
-            values = getattr(self, name)
-            setattr(self, name, [values[n] for n in keep])
+        for n in sorted(drop, reverse=True):
+            del self.walks[n], self.ds[n], self.due[n], self.sums[n], self.ks[n]
 
 
 def _staircase(runs: list[tuple[int, float, int]], margin: float) -> list[tuple[int, float, int]]:
