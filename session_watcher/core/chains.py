@@ -218,8 +218,8 @@ class Chain:
         if len(self.segs) == 1:
             return self.segs[0].schedule_costs(restarts)
         ends = set(self.points())
-        starts = [-1, *sorted(k for k in set(restarts) if k in ends)]
-        out = [0.0] * len(self.calls)
+        starts = sorted(k for k in set(restarts) if k in ends)
+        out = list(self.actual)  # before the first restart the real calls (no restart keeps every compaction)
         for n, k in enumerate(starts):
             stop = starts[n + 1] if n + 1 < len(starts) else len(self.calls) - 1
             for step in self.trail(k):
@@ -300,8 +300,11 @@ class Chain:
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
-        plain = j not in self.boundary and not seg.rewrite[i] and not c.extra and real_request(t[j])
-        cr, w5m, w1h, tj = c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, t[j]
+        # a call priced alike for every state but those `due`: one that carries D fewer (or more) tokens;
+        # a failed request (no compaction moves before it), as it was
+        plain = j not in self.boundary and not seg.rewrite[i] and not c.extra
+        real = real_request(t[j])
+        cr, w5m, w1h, tj = c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, t[j] if real else -math.inf
         stepped: dict[Walk, tuple[float, Walk, float]] = {}  # a state's cost, the state after, its `due`
 
         def step(now: Walk) -> tuple[float, Walk, float]:
@@ -312,12 +315,16 @@ class Chain:
             return got
 
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
-            if plain:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
-                costs = [((cr - d if d < cr else 0) + w5m) * wj for d in runs.ds] if not w1h else \
-                    [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]
-                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.due and min(runs.due) <= tj else []
-            else:
+            if not plain:
                 costs, due = [0.0] * len(runs.ds), list(range(len(runs.ds)))
+            else:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
+                if not real:
+                    costs = [seg.actual[i] * wj] * len(runs.ds)
+                elif not w1h:
+                    costs = [((cr - d if d < cr else 0) + w5m) * wj for d in runs.ds]
+                else:
+                    costs = [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]
+                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.due and min(runs.due) <= tj else []
             for n in due:
                 costs[n], after, at = step(runs.walks[n])
                 runs.move(n, after, at)
