@@ -26,7 +26,7 @@ reaches it, `core.chains`; a manual one stays where it was). A restart after cal
 Bd and T are the real session's: what the work needs at call k is what its path map knows there,
 whatever restarts came before. So what a call costs depends only on the last restart before it,
 which is what lets `Segment.best_schedule` (`core.segment`) find the best of all schedules in
-O(n^2), and `Chain.best` across the segments automatic compactions join.
+O(n^2), and `Chain.best` across the segments automatic compactions join (O(n x cycle)).
 
 Policies: `actual`; `alert` and `sweetSpot` (closed loop: the restarts come in, see
 core.closedloop); `hindsight` (the best schedule, any number of restarts per segment);
