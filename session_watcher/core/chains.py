@@ -320,14 +320,17 @@ class Chain:
             else:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
                 if not real:
                     costs = [seg.actual[i] * wj] * len(runs.ds)
-                elif not w1h:
-                    costs = [((cr - d if d < cr else 0) + w5m) * wj for d in runs.ds]
+                elif not w1h or not w5m:
+                    write = w5m or w1h
+                    costs = [((cr - d if d < cr else 0) + write) * wj for d in runs.ds]
                 else:
                     costs = [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]
-                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.due and min(runs.due) <= tj else []
+                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.soonest <= tj else []
             for n in due:
                 costs[n], after, at = step(runs.walks[n])
                 runs.move(n, after, at)
+            if due:
+                runs.soonest = min(runs.due)
             runs.sums = list(map(operator.add, runs.sums, costs))
             if new is not None:
                 cost, after, at = step(self._start(j - 1))
@@ -358,6 +361,7 @@ class _Runs:
         self.ks: list[int] = []
         self.met: list[Walk] = []  # states a restart just moved to that another restart is in
         self.count: dict[Walk, int] = {}
+        self.soonest = math.inf  # the least `due`
 
     def add(self, walk: Walk, due: float, total: float, k: int) -> None:
         self.walks.append(walk)
@@ -365,6 +369,7 @@ class _Runs:
         self.due.append(due)
         self.sums.append(total)
         self.ks.append(k)
+        self.soonest = min(self.soonest, due)
         self._enter(walk)
 
     def _enter(self, walk: Walk) -> None:
@@ -406,6 +411,7 @@ class _Runs:
             self.count[walk] = len(kept)
         for n in sorted(drop, reverse=True):
             del self.walks[n], self.ds[n], self.due[n], self.sums[n], self.ks[n]
+        self.soonest = min(self.due, default=math.inf)
 
 
 def _staircase(runs: list[tuple[int, float, int]], margin: float) -> list[tuple[int, float, int]]:
