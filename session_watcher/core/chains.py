@@ -41,13 +41,6 @@ if TYPE_CHECKING:
     Walk = tuple[int, int | None, int | None, tuple[int, int] | None]
 
 
-# Of two restarts whose trails are in one state, one that costs more than the other by more than this
-# share of the real session's cost never catches up: the same costs are added to both, each sum
-# rounded by at most 2^-52 of itself a call, and no trail's sum comes near 2^11 times the real one's
-# in a chain of up to 2^20 calls (what rounding can undo is under 2^-21 of it)
-MARGIN = 2.0 ** -20
-
-
 class Auto(NamedTuple):
     """A real automatic compaction, before the first call of a segment."""
 
@@ -254,7 +247,7 @@ class Chain:
         of their restarts only those that may still win are kept (`_staircase`). The states alive at
         once are about a cycle's restarts (they meet again at each compaction the trails keep or
         move): O(n * cycle), not O(n^2), with the figures of walking each trail to the end (the same
-        sums, term for term; ties to the earlier restart; MARGIN)."""
+        sums, term for term; ties to the earlier restart; `_margin`)."""
         if len(self.segs) == 1:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         w = self.weights()
@@ -265,7 +258,8 @@ class Chain:
             prefix.append(prefix[-1] + a)
         open_ = set(self.points())
         back: dict[int, int] = {}  # restart -> the restart before it on its cheapest schedule
-        cheapest, alone = _Runs(MARGIN * real), _Runs(MARGIN * real)  # no restart is none alone
+        margin = self._margin(w)
+        cheapest, alone = _Runs(margin), _Runs(margin)  # no restart is none alone
         cheapest.add(self._start(-1), math.inf, 0.0, -1)
         kinds = (cheapest, alone) if single else (cheapest,)
         born: list[tuple[float, int] | None] = [None, None]  # a restart after the last call: its sums, it
@@ -336,6 +330,20 @@ class Chain:
                 cost, after, at = step(self._start(j - 1))
                 runs.add(after, at, new[0] + cost, new[1])
             runs.merge()
+
+    def _margin(self, w: Sequence[float]) -> float:
+        """How much more than another in its state a restart may cost and still win (`_staircase`):
+        the same costs are added to both sums, each addition off by at most 2^-53 of the sum, n times,
+        and no sum is more than every call at its dearest (a context of at most twice the chain's
+        largest: a lighter call carries less than the real one, a heavier no more than a compaction's
+        tokens more; every token at the dearest write price, times `w`); besides, a best single
+        restart beats an earlier one only by more than 1e-12 of its cost (`best`)."""
+        top = 2 * max([*self.prompt, *(a.pre for a in self.autos)])
+        dearest = 0.0
+        for j, (seg, i) in enumerate(self.where):
+            p = seg.price[i]
+            dearest += (top * max(1.0, p.w5m, p.w1h) + seg._extra(seg.calls[i], p, -top)) * w[j]
+        return (len(self.calls) * 2.0 ** -51 + 2e-12) * dearest
 
     def _due(self, walk: Walk) -> float:
         """The prompt from which the state's next call is more than a call carrying D fewer tokens:
@@ -418,7 +426,7 @@ def _staircase(runs: list[tuple[int, float, int]], margin: float) -> list[tuple[
     """Restarts whose trails are in one state (the same costs from here on), as (restart, sum, ...),
     less those that cost no less than an earlier one (the same sums rounded alike never pass it,
     and a tie goes to the earlier) and those that cost more than a later one by more than `margin`
-    (MARGIN)."""
+    (`Chain._margin`)."""
     kept: list[tuple[int, float, int]] = []
     for run in sorted(runs):
         if not kept or run[1] < kept[-1][1]:
