@@ -227,3 +227,101 @@ def test_the_closed_loop_folds_a_skipped_compaction_where_the_counterfactual_rea
     chain = bt.chains(bt.segments(seen.calls, seen.shared), seen.autos)[0]
     moved = [(chain.calls[s.j].call, s.compact) for s in chain.trail(chain.local([55])[0]) if s.compact]
     assert moved == [(65, "skipped"), (173, "moved")]
+
+
+def _walked(ch: Chain) -> tuple[list[int], int | None]:
+    """`Chain.best` as it was first written: each restart's trail walked to the chain's end, one
+    after another (O(n^2)); the same sums in the same order."""
+    w = ch.weights()
+    actual = [a * x for a, x in zip(ch.actual, w, strict=True)]
+    real = math.fsum(actual)
+    prefix = [0.0]
+    for a in actual:
+        prefix.append(prefix[-1] + a)
+    points = ch.points()
+    arrive: dict[int, tuple[float, int]] = {}
+    back: dict[int, int] = {}
+    end_v, end_from, one_v, one = math.inf, -1, real, None
+    for k in [-1, *points]:
+        acc, single = (0.0, 0.0) if k < 0 else (arrive[k][0], prefix[k + 1])
+        if k >= 0:
+            back[k] = arrive[k][1]
+        for step in ch.trail(k):
+            v = step.units * w[step.j]
+            acc += v
+            single += v
+            if step.j in points and (step.j not in arrive or acc < arrive[step.j][0]):
+                arrive[step.j] = (acc, k)
+        if acc < end_v:
+            end_v, end_from = acc, k
+        if k >= 0 and single < one_v * (1 - 1e-12):
+            one_v, one = single, k
+    if end_v >= real * (1 - 1e-12):
+        return [], one
+    out = []
+    while end_from >= 0:
+        out.append(end_from)
+        end_from = back[end_from]
+    return out[::-1], one
+
+
+def cycles(n: int, growth: list[int], summary: int, point: int, bd: int, hour: bool = False, miss: int = 0) -> Chain:
+    """`n` segments joined by automatic compactions: each starts from a `summary`-token summary
+    and grows by `growth` (in turn) a call until it passes `point`, where the client compacts;
+    `hour`: written to the 1-hour cache; `miss`: every so many calls a cache miss (the context
+    written again)."""
+    calls: list[bt.Call] = []
+    autos: dict[int, Auto] = {}
+
+    def add(seg: int, total: int, cr: int) -> None:
+        cw = total - cr
+        calls.append(bt.Call(len(calls) + 1, seg, total, min(bd, total), cr, 0 if hour else cw, cw if hour else 0,
+                             OPUS))
+
+    for seg in range(n):
+        ctx, i = summary, 0
+        if seg:
+            autos[len(calls) + 1] = Auto(calls[-1].total, float(point))
+        add(seg, ctx, 0)
+        while ctx < point:
+            g = growth[i % len(growth)]
+            i += 1
+            add(seg, ctx + g, 0 if miss and len(calls) % miss == 0 else ctx)
+            ctx += g
+    return bt.chains(bt.segments(calls, 0), autos)[0]
+
+
+@given(st.integers(2, 4), st.lists(st.integers(2000, 9000), min_size=1, max_size=4), st.integers(5_000, 40_000),
+       st.integers(50_000, 90_000), st.integers(2_000, 60_000), st.booleans(), st.sampled_from([0, 0, 7, 25]))
+@settings(max_examples=40, deadline=None)
+@example(n=3, growth=[3000], summary=20_000, point=60_000, bd=15_000, hour=False, miss=0)
+def test_the_best_schedule_walks_every_trail_at_once_to_the_same_figures(
+        n: int, growth: list[int], summary: int, point: int, bd: int, hour: bool, miss: int) -> None:
+    """The chain's programme, its trails walked together and those in one state priced once, gives
+    the schedule and the single restart of walking each trail to the end, over several compactions
+    kept, skipped and moved, cache misses among the calls."""
+    ch = cycles(n, growth, summary, point, bd, hour, miss)
+    assert ch.best() == _walked(ch)
+    assert ch.best(single=False) == (_walked(ch)[0], None)
+
+
+def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """40 cycles of 60 calls: walking each restart's trail to the end priced about n^2 / 2 calls
+    (2.9 million) one by one; the trails in one state are priced once, and a call that only
+    carries fewer tokens without a pending compaction to move is priced in place."""
+    from session_watcher.core.chains import Chain
+
+    ch = cycles(40, [1000], 20_000, 80_000, 10_000)
+    assert len(ch.calls) == 40 * 61
+    priced = 0
+    one_by_one = Chain._units
+
+    def counted(self: Chain, j: int, usage: tuple[int, int, int, int] | None, drop: int) -> float:
+        nonlocal priced
+        priced += 1
+        return one_by_one(self, j, usage, drop)
+
+    monkeypatch.setattr(Chain, "_units", counted)
+    got = ch.best()
+    assert got[0]  # restarting saves: the trails are real ones
+    assert priced < 100 * len(ch.calls)

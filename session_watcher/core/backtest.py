@@ -26,7 +26,7 @@ reaches it, `core.chains`; a manual one stays where it was). A restart after cal
 Bd and T are the real session's: what the work needs at call k is what its path map knows there,
 whatever restarts came before. So what a call costs depends only on the last restart before it,
 which is what lets `Segment.best_schedule` (`core.segment`) find the best of all schedules in
-O(n^2), and `Chain.best` across the segments automatic compactions join.
+O(n^2), and `Chain.best` across the segments automatic compactions join (O(n x cycle)).
 
 Policies: `actual`; `alert` and `sweetSpot` (closed loop: the restarts come in, see
 core.closedloop); `hindsight` (the best schedule, any number of restarts per segment);
@@ -238,7 +238,7 @@ def best_restarts(calls: Sequence[Call], shared: int, autos: Mapping[int, Auto] 
     same figures given the same `autos`, and nothing else (the session page's line where the closed
     loop is not run)."""
     def points(ch: Chain) -> dict[str, list[int]]:
-        return {"actual": [], "alert": [], "hindsight": ch.best()[0]}
+        return {"actual": [], "alert": [], "hindsight": ch.best(single=False)[0]}
 
     return {"policies": _policies(chains(segments(calls, shared), autos), ("actual", "alert", "hindsight"),
                                   points)[0]}

@@ -25,6 +25,7 @@ by `core.segment.Segment` itself (no compaction to move: the figures of before).
 from __future__ import annotations
 
 import math
+import operator
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.core.eoq import fresh_split, real_request
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     from session_watcher.core.segment import Call, Segment
+
+    # the counterfactual between two calls: what it carries less than the real session (D), the
+    # compaction it skipped (not yet come), the context the next call sends as a fresh conversation's
+    # first, the call that reads the whole context (and that context)
+    Walk = tuple[int, int | None, int | None, tuple[int, int] | None]
 
 
 class Auto(NamedTuple):
@@ -103,6 +109,7 @@ class Chain:
         self.first_real = [next((j for j in range(self.starts[b + 1], self.starts[b + 1] + len(s.calls))
                                  if real_request(self.prompt[j])), self.starts[b + 1])
                            for b, s in enumerate(self.segs[1:])]
+        self.points_at = [a.point for a in self.autos]
 
     # ------------------------------------------------------------------ pricing one call
 
@@ -142,40 +149,49 @@ class Chain:
 
     def trail(self, k: int) -> Iterator[Step]:
         """The counterfactual's calls after a restart after call k (-1: none), to the chain's end."""
-        n, t = len(self.calls), self.prompt
-        d, hold = 0, None  # what it carries less than the real session; the compaction it skipped
-        fresh: int | None = None  # the next call is a fresh conversation's sending this plus its growth
-        cont: tuple[int, int] | None = None  # (call, context): that call reads the whole context
-        if k >= 0:
-            seg, i = self.where[k]
-            bd, d = seg._drop(i)
-            fresh = bd
-        for j in range(k + 1, n):
-            compact = None
-            b = self.boundary.get(j)
-            if b is not None:
-                auto = self.autos[b]
-                pre = auto.pre or t[j - 1]
-                if d <= 0 or pre - d >= auto.point:
-                    d, hold, fresh, cont, compact = 0, None, None, None, "here"
-                else:
-                    r = self.first_real[b]
-                    cont = (r, pre - d)
-                    d, hold, fresh, compact = t[r] - (pre - d), b, None, "skipped"
-            elif (hold is not None and fresh is None and cont is None and real_request(t[j])
-                  and real_request(t[j - 1]) and t[j] - d >= self.autos[hold].point):
-                carry = t[self.first_real[hold]]
-                fresh, d, hold, compact = carry, t[j - 1] - carry, None, "moved"
-            if fresh is not None:
-                usage: tuple[int, int, int, int] | None = self._fresh(j, fresh + t[j] - t[j - 1])
-                fresh = None
-            elif cont is not None and cont[0] == j:
-                usage, cont = (0, cont[1], 0, 0), None
-            elif cont is not None:  # a failed request before the first real one: as it was
-                usage = None
+        walk = self._start(k)
+        for j in range(k + 1, len(self.calls)):
+            step, walk = self._step(j, walk)
+            yield step
+
+    def _start(self, k: int) -> Walk:
+        """Where a restart after call k (-1: none) leaves the counterfactual: nothing carried less
+        than the real session and nothing pending, or the fresh conversation it sends next."""
+        if k < 0:
+            return 0, None, None, None
+        seg, i = self.where[k]
+        bd, d = seg._drop(i)
+        return d, None, bd, None
+
+    def _step(self, j: int, walk: Walk) -> tuple[Step, Walk]:
+        """Call j of the counterfactual in the state `walk` leaves it (`Walk`), and the state after it:
+        the calls after depend on nothing else."""
+        t = self.prompt
+        d, hold, fresh, cont = walk
+        compact = None
+        b = self.boundary.get(j)
+        if b is not None:
+            auto = self.autos[b]
+            pre = auto.pre or t[j - 1]
+            if d <= 0 or pre - d >= auto.point:
+                d, hold, fresh, cont, compact = 0, None, None, None, "here"
             else:
-                usage = self._shifted(j, d)
-            yield Step(j, usage, self._units(j, usage, d), compact)
+                r = self.first_real[b]
+                cont = (r, pre - d)
+                d, hold, fresh, compact = t[r] - (pre - d), b, None, "skipped"
+        elif (hold is not None and fresh is None and cont is None and real_request(t[j])
+              and real_request(t[j - 1]) and t[j] - d >= self.autos[hold].point):
+            carry = t[self.first_real[hold]]
+            fresh, d, hold, compact = carry, t[j - 1] - carry, None, "moved"
+        if fresh is not None:
+            usage: tuple[int, int, int, int] | None = self._fresh(j, fresh + t[j] - t[j - 1])
+        elif cont is not None and cont[0] == j:
+            usage, cont = (0, cont[1], 0, 0), None
+        elif cont is not None:  # a failed request before the first real one: as it was
+            usage = None
+        else:
+            usage = self._shifted(j, d)
+        return Step(j, usage, self._units(j, usage, d), compact), (d, hold, None, cont)
 
     # ------------------------------------------------------------------ schedules
 
@@ -195,8 +211,8 @@ class Chain:
         if len(self.segs) == 1:
             return self.segs[0].schedule_costs(restarts)
         ends = set(self.points())
-        starts = [-1, *sorted(k for k in set(restarts) if k in ends)]
-        out = [0.0] * len(self.calls)
+        starts = sorted(k for k in set(restarts) if k in ends)
+        out = list(self.actual)  # before the first restart the real calls (no restart keeps every compaction)
         for n, k in enumerate(starts):
             stop = starts[n + 1] if n + 1 < len(starts) else len(self.calls) - 1
             for step in self.trail(k):
@@ -221,50 +237,202 @@ class Chain:
             return [1.0] * len(self.calls)
         return [w for s in self.segs for w in s.weights()]
 
-    def best(self) -> tuple[list[int], int | None]:
-        """(the cheapest schedule of restarts, the cheapest single restart), [] and None when none
-        beats the real session: a dynamic programme over the last restart, O(n^2) (each restart's
-        trail walked once; a restart's effect depends on the compactions it moves, so the one-segment
-        pruning does not hold)."""
+    def best(self, single: bool = True) -> tuple[list[int], int | None]:
+        """(the cheapest schedule of restarts, the cheapest single restart: None without `single`), []
+        and None when none beats the real session: a dynamic programme over the last restart (a
+        restart's effect depends on the compactions it moves, so the one-segment pruning does not hold).
+
+        Every restart's trail is walked at once, call by call (`_price_all`). Trails in the same
+        state (`Walk`) cost the same from there on, so the state is priced once for all of them, and
+        of their restarts only those that may still win are kept (`_staircase`). The states alive at
+        once are about a cycle's restarts (they meet again at each compaction the trails keep or
+        move): O(n * cycle), not O(n^2), with the figures of walking each trail to the end (the same
+        sums, term for term; ties to the earlier restart; `_margin`)."""
         if len(self.segs) == 1:
-            return self.segs[0].best_schedule(), self.segs[0].best_point()
+            return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         w = self.weights()
         actual = [a * wj for a, wj in zip(self.actual, w, strict=True)]
         real = math.fsum(actual)
         prefix = [0.0]
         for a in actual:
             prefix.append(prefix[-1] + a)
-        points = self.points()
-        open_ = set(points)
-        arrive: dict[int, tuple[float, int]] = {}  # restart after j: the cheapest calls 0..j, its last restart
-        back: dict[int, int] = {}
-        end_v, end_from = math.inf, -1
-        one_v, one = real, None
-        for k in [-1, *points]:
-            if k >= 0:
-                acc, back[k] = arrive[k]
+        open_ = set(self.points())
+        back: dict[int, int] = {}  # restart -> the restart before it on its cheapest schedule
+        margin = self._margin(w)
+        cheapest, alone = _Runs(margin), _Runs(margin)  # no restart is none alone
+        cheapest.add(self._start(-1), math.inf, 0.0, -1)
+        kinds = (cheapest, alone) if single else (cheapest,)
+        born: list[tuple[float, int] | None] = [None, None]  # a restart after the last call: its sums, it
+        for j in range(len(self.calls)):
+            self._price_all(j, kinds, w[j], born)
+            if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
+                acc, k = cheapest.least()
+                back[j] = k
+                born = [(acc, j), (prefix[j + 1], j)]
             else:
-                acc = 0.0
-            single = prefix[k + 1]
-            for step in self.trail(k):
-                v = step.units * w[step.j]
-                acc += v
-                single += v
-                if step.j in open_:
-                    got = arrive.get(step.j)
-                    if got is None or acc < got[0]:
-                        arrive[step.j] = (acc, k)
-            if acc < end_v:
-                end_v, end_from = acc, k
-            if k >= 0 and single < one_v * (1 - 1e-12):
-                one_v, one = single, k
+                born = [None, None]
+        end_v, end_from = cheapest.least()
+        one_v, one = real, None
+        for k, v in sorted(zip(alone.ks, alone.sums, strict=True)):
+            if v < one_v * (1 - 1e-12):
+                one_v, one = v, k
         if end_v >= real * (1 - 1e-12):
             return [], one
         out: list[int] = []
-        while end_from >= 0:
-            out.append(end_from)
-            end_from = back[end_from]
+        k = end_from
+        while k >= 0:
+            out.append(k)
+            k = back[k]
         return out[::-1], one
+
+    def _price_all(self, j: int, kinds: tuple[_Runs, ...], wj: float, born: list[tuple[float, int] | None]) -> None:
+        """Call j added to every restart's sums (and the restart after call j - 1 `born`: its sums
+        of each kind), its cost (times `wj`) priced once per state, each state moved to the one after
+        it. A call that only carries D fewer (or more) tokens than the real one and moves no
+        compaction, as most do, is priced in one pass over the sums as `_step` prices it (the same
+        terms in the same order) and leaves the state as it was."""
+        t = self.prompt
+        seg, i = self.where[j]
+        c, p = seg.calls[i], seg.price[i]
+        # a call priced alike for every state but those `due`: one that carries D fewer (or more) tokens;
+        # a failed request (no compaction moves before it), as it was
+        plain = j not in self.boundary and not seg.rewrite[i] and not c.extra
+        real = real_request(t[j])
+        cr, w5m, w1h, tj = c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, t[j] if real else -math.inf
+        stepped: dict[Walk, tuple[float, Walk, float]] = {}  # a state's cost, the state after, its `due`
+
+        def step(now: Walk) -> tuple[float, Walk, float]:
+            got = stepped.get(now)
+            if got is None:
+                priced, after = self._step(j, now)
+                got = stepped[now] = (priced.units * wj, after, self._due(after))
+            return got
+
+        for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
+            if not plain:
+                costs, due = [0.0] * len(runs.ds), list(range(len(runs.ds)))
+            else:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
+                if not real:
+                    costs = [seg.actual[i] * wj] * len(runs.ds)
+                elif not w1h or not w5m:
+                    write = w5m or w1h
+                    costs = [((cr - d if d < cr else 0) + write) * wj for d in runs.ds]
+                else:
+                    costs = [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]
+                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.soonest <= tj else []
+            for n in due:
+                costs[n], after, at = step(runs.walks[n])
+                runs.move(n, after, at)
+            if due:
+                runs.soonest = min(runs.due)
+            runs.sums = list(map(operator.add, runs.sums, costs))
+            if new is not None:
+                cost, after, at = step(self._start(j - 1))
+                runs.add(after, at, new[0] + cost, new[1])
+            runs.merge()
+
+    def _margin(self, w: Sequence[float]) -> float:
+        """How much more than another in its state a restart may cost and still win (`_staircase`):
+        the same costs are added to both sums, each addition off by at most 2^-53 of the sum, n times,
+        and no sum is more than every call at its dearest (a context of at most twice the chain's
+        largest: a lighter call carries less than the real one, a heavier no more than a compaction's
+        tokens more; every token at the dearest write price, times `w`); besides, a best single
+        restart beats an earlier one only by more than 1e-12 of its cost (`best`)."""
+        top = 2 * max([*self.prompt, *(a.pre for a in self.autos)])
+        dearest = 0.0
+        for j, (seg, i) in enumerate(self.where):
+            p = seg.price[i]
+            dearest += (top * max(1.0, p.w5m, p.w1h) + seg._extra(seg.calls[i], p, -top)) * w[j]
+        return (len(self.calls) * 2.0 ** -51 + 2e-12) * dearest
+
+    def _due(self, walk: Walk) -> float:
+        """The prompt from which the state's next call is more than a call carrying D fewer tokens:
+        a held compaction's point less D; -inf: now (a fresh conversation's call, a whole context read)."""
+        d, hold, fresh, cont = walk
+        if fresh is not None or cont is not None:
+            return -math.inf
+        return math.inf if hold is None else self.points_at[hold] + d
+
+
+class _Runs:
+    """One kind of sum (the cheapest schedule with a restart the last so far, or a restart alone)
+    of the restarts alive, in parallel lists: each one's state (`Walk`), its D and `due`
+    (`Chain._due`), its sum and its restart. Of the restarts in one state only those that may still
+    win are kept (`merge`)."""
+
+    def __init__(self, margin: float) -> None:
+        self.margin = margin
+        self.walks: list[Walk] = []
+        self.ds: list[int] = []
+        self.due: list[float] = []
+        self.sums: list[float] = []
+        self.ks: list[int] = []
+        self.met: list[Walk] = []  # states a restart just moved to that another restart is in
+        self.count: dict[Walk, int] = {}
+        self.soonest = math.inf  # the least `due`
+
+    def add(self, walk: Walk, due: float, total: float, k: int) -> None:
+        self.walks.append(walk)
+        self.ds.append(walk[0])
+        self.due.append(due)
+        self.sums.append(total)
+        self.ks.append(k)
+        self.soonest = min(self.soonest, due)
+        self._enter(walk)
+
+    def _enter(self, walk: Walk) -> None:
+        n = self.count[walk] = self.count.get(walk, 0) + 1
+        if n > 1:
+            self.met.append(walk)
+
+    def move(self, n: int, walk: Walk, due: float) -> None:
+        """Restart n's state moved on to `walk`."""
+        was = self.walks[n]
+        if was != walk:
+            self.count[was] -= 1
+            if not self.count[was]:
+                del self.count[was]
+            self.walks[n], self.ds[n], self.due[n] = walk, walk[0], due
+            self._enter(walk)
+
+    def least(self) -> tuple[float, int]:
+        """The least sum and its restart (ties: the earliest)."""
+        low = min(self.sums)
+        n = self.sums.index(low)
+        if self.sums.count(low) > 1:
+            return low, min(k for v, k in zip(self.sums, self.ks, strict=True) if v == low)
+        return low, self.ks[n]
+
+    def merge(self) -> None:
+        """Of the restarts in each state several just met in, those that may still win (`_staircase`)."""
+        if not self.met:
+            return
+        met = set(self.met)
+        self.met = []
+        groups: dict[Walk, list[int]] = {}
+        for n in [n for n, walk in enumerate(self.walks) if walk in met]:
+            groups.setdefault(self.walks[n], []).append(n)
+        drop: list[int] = []
+        for walk, ns in groups.items():
+            kept = {n for _k, _v, n in _staircase([(self.ks[n], self.sums[n], n) for n in ns], self.margin)}
+            drop += [n for n in ns if n not in kept]
+            self.count[walk] = len(kept)
+        for n in sorted(drop, reverse=True):
+            del self.walks[n], self.ds[n], self.due[n], self.sums[n], self.ks[n]
+        self.soonest = min(self.due, default=math.inf)
+
+
+def _staircase(runs: list[tuple[int, float, int]], margin: float) -> list[tuple[int, float, int]]:
+    """Restarts whose trails are in one state (the same costs from here on), as (restart, sum, ...),
+    less those that cost no less than an earlier one (the same sums rounded alike never pass it,
+    and a tie goes to the earlier) and those that cost more than a later one by more than `margin`
+    (`Chain._margin`)."""
+    kept: list[tuple[int, float, int]] = []
+    for run in sorted(runs):
+        if not kept or run[1] < kept[-1][1]:
+            kept.append(run)
+    low = kept[-1][1] + margin
+    return [run for run in kept if run[1] <= low]
 
 
 def chains(segs: Sequence[Segment], autos: Mapping[int, Auto] | None) -> list[Chain]:
