@@ -100,6 +100,12 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
     """The fold: from a scratch state (`cwd`: the folder, and whether to look for it when None)."""
     from session_watcher.state import session
 
+    two = None
+    if reader is None:  # a large file parsed on two cores where one is idle: the child starts first
+        from session_watcher.agents import agent_for_head
+        from session_watcher.state.ahead import ahead
+
+        reader = two = ahead(path, agent_for_head)
     state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
     subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
     session.canon_memo = {}
@@ -108,6 +114,8 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
                                              reader=reader)
     finally:
         session.canon_memo = None
+        if two is not None:
+            two.close()
     return state, cfg
 
 

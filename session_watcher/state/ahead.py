@@ -1,0 +1,248 @@
+"""A finished transcript parsed on two cores while it is folded (`replay`'s read of a large file).
+
+The fold is sequential, the parse of a chunk is not (`Agent.read` of a whole chunk: pure, bytes in,
+events out). Before anything is parsed, the file's chunks are found as `state.reader.read_new` cuts
+them (its cursors, by the cheap reading that looks only for each chunk's last newline), and a
+forked child (`pool.fork`) parses them in order, taking each chunk's number from a queue pipe; the
+fold takes each chunk's events from it. When the next chunk to fold is not ready, this process
+takes the next number from the queue and parses that chunk itself meanwhile (or the very chunk it
+waits for, when no one has taken it yet), so both processes stay busy whichever is slower. The
+events are the same whoever parses a chunk; anything unexpected (a read that is not the next
+planned one, a child that ended) and the chunk is read and parsed here, as without a child.
+
+Only where it can pay (`worth_forking`): a file of at least MIN_BYTES, read by an agent whose lines
+stand alone, with a second core idle by the load (the average and the processes running now);
+never from a process running threads (`pool.fork`). Not for hooks: they fold a few new lines.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+from session_watcher.state import pool
+from session_watcher.state.reader import CHUNK, HEAD_BYTES, read_new
+
+TYPE_CHECKING = False  # typing is slow to import
+if TYPE_CHECKING:
+    from typing import IO, Any, NamedTuple
+
+    from session_watcher.agents.seam import Agent
+    from session_watcher.core.shapes import Event
+else:
+    from session_watcher.core.named import NamedTuple
+
+
+class Planned(NamedTuple):
+    """One read of the plan."""
+
+    before: dict[str, Any] | None  # the cursor the read starts from
+    start: int  # the chunk's first byte
+    size: int  # the bytes read_new reads (its lines end at the last newline in them)
+    after: dict[str, Any]  # the cursor it leaves
+
+MIN_BYTES = 3 * CHUNK  # below this the fork and the events' copy cost more than the second core gives
+_TOKEN = 4  # bytes of one chunk number in the queue
+_NOTE = 20  # one result's announcement: chunk number (4 bytes), place (8) and length (8) in the child's file
+
+
+def worth_forking(size: int, load: tuple[float, int] | None = None, cores: int | None = None) -> bool:
+    """A transcript of `size` bytes is parsed on two cores: it is large enough, and a core stands idle.
+    `load` (`machine_load()`): the last minute's load average, which must leave half a core (a busy
+    machine in a lull is still busy), and the processes running at this instant, this one among
+    them, which must leave a core free: a child without a core of its own only adds the copy of its
+    events to the same work."""
+    cores = pool.cores() if cores is None else cores
+    if size < MIN_BYTES or cores < 2:
+        return False
+    average, running = machine_load() if load is None else load
+    return average <= cores - 0.5 and running <= cores - 1
+
+
+def machine_load() -> tuple[float, int]:
+    """(the last minute's load average, the processes running now) from /proc/loadavg; where there
+    is none, a load that forks nothing."""
+    try:
+        with open("/proc/loadavg", "rb") as fh:
+            fields = fh.read().split()
+        return float(fields[0]), int(fields[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return float("inf"), 1 << 30
+
+
+def plan(path: str, fd: int, most: int = pool.QUEUE_BATCHES) -> list[Planned] | None:
+    """The chunks `read_new(path, cursor, whole=True)` reads from the file's start, read after read,
+    with the cursors, up to the first read that is not a plain chunk of lines (an over-long line
+    skipped, the end) or `most` of them; None for fewer than two (the fold reads on from there)."""
+    out: list[Planned] = []
+    before: dict[str, Any] | None = None
+    while len(out) < most:
+        lines, after, skipped = read_new(path, before, split=False, fd=fd)
+        if skipped or "skip" in after or not lines:
+            break
+        start = int((before or {}).get("offset", 0))
+        out.append(Planned(before, start, min(CHUNK, os.fstat(fd).st_size - start), after))
+        before = after
+    return out if len(out) > 1 else None
+
+
+class Ahead:
+    """`state.session.ChunkReader` of one whole fold of `path` from its start: `read` hands on the
+    next planned chunk (its first bytes stand for its lines: the events are `parsed`), else reads as
+    `read_new` does (`parsed` None: the caller parses). `close` (or the context's exit) stops the child."""
+
+    def __init__(self, path: str, agent: Agent, chunks: list[Planned], fd: int) -> None:
+        self.path, self.agent, self.chunks, self.fd = path, agent, chunks, fd
+        self.head = os.pread(fd, HEAD_BYTES, 0)  # the agent is named from a file's first line
+        self.next = 0  # the next planned chunk to hand on
+        self.parsed: tuple[list[Event], int] | None = None
+        self.mine: dict[int, tuple[list[Event], int]] = {}  # parsed here ahead of their turn
+        self.theirs: dict[int, tuple[int, int]] = {}  # announced by the child: place, length
+        self.taken = 0  # chunks whose events came from the child (for tests and benchmarks)
+        self.pid = 0
+        self.sink: IO[bytes] | None = None
+        self.ready = -1
+        qr, qw = os.pipe()
+        try:
+            os.write(qw, b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(chunks))))
+        finally:
+            os.close(qw)  # the queue is complete: an empty read means every chunk is taken
+        self.queue = qr
+        child = pool.fork("session-watcher-parse")
+        if child is None:  # no fork here: this process takes the whole queue
+            return
+        pid, sink, end = child
+        if pid == 0:  # the child: never returns
+            self._child(sink.fileno(), end)
+        self.pid, self.sink, self.ready = pid, sink, end
+
+    def __enter__(self) -> Ahead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the child (its work is no longer wanted, or all of it is in) and close the pipes."""
+        if self.pid:
+            pool.stop(self.pid)
+            self.pid = 0
+        for fd in (self.ready, self.queue, self.fd):
+            if fd >= 0:
+                os.close(fd)
+        self.ready = self.queue = self.fd = -1
+        if self.sink is not None:
+            self.sink.close()
+            self.sink = None
+        self.chunks = []
+
+    def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
+        k = self.next
+        if k < len(self.chunks) and path == self.path and before == self.chunks[k].before:
+            self.parsed = self._events(k)
+            self.next += 1
+            return [self.head], self.chunks[k].after, 0
+        self.close()  # off the plan (the fold started again, or went past it): read as without a child
+        self.parsed = None
+        return read_new(path, before, whole=True)
+
+    def took(self, events: list[Event]) -> None:
+        self.parsed = None
+
+    def _parse(self, k: int) -> tuple[list[Event], int]:
+        c = self.chunks[k]
+        return self.agent.read(None, {}, [os.pread(self.fd, c.size, c.start)], True)
+
+    def _events(self, k: int) -> tuple[list[Event], int]:
+        """Chunk k's events: the child's when it parsed them, else parsed here; while the child is
+        still at it, the next chunk no one took is parsed here meanwhile."""
+        while True:
+            got = self.mine.pop(k, None)
+            if got is not None:
+                return got
+            self._heard(wait=False)
+            if k in self.theirs:
+                return self._theirs(k)
+            token = os.read(self.queue, _TOKEN) if self.queue >= 0 else b""
+            if len(token) == _TOKEN:
+                j = int.from_bytes(token, "little")
+                self.mine[j] = self._parse(j)
+                continue
+            if not self._heard(wait=True):  # every chunk taken, k not here: the child's, or it ended
+                return self._parse(k)
+
+    def _heard(self, wait: bool) -> bool:
+        """Read the child's announcements that are there (`wait`: at least one, unless it ended);
+        False when none came."""
+        if self.ready < 0:
+            return False
+        os.set_blocking(self.ready, wait)
+        try:
+            data = os.read(self.ready, _NOTE * 64)
+        except BlockingIOError:
+            return False
+        while wait and data and len(data) % _NOTE:  # an announcement is one write: the rest follows
+            data += os.read(self.ready, _NOTE - len(data) % _NOTE)
+        if not data:  # the child ended: what it did not announce is done here
+            os.close(self.ready)
+            self.ready = -1
+            return False
+        for at in range(0, len(data) - _NOTE + 1, _NOTE):
+            k = int.from_bytes(data[at : at + 4], "little")
+            self.theirs[k] = (int.from_bytes(data[at + 4 : at + 12], "little"),
+                              int.from_bytes(data[at + 12 : at + 20], "little"))
+        return True
+
+    def _theirs(self, k: int) -> tuple[list[Event], int]:
+        assert self.sink is not None
+        place, size = self.theirs.pop(k)
+        self.taken += 1
+        events, bad = marshal.loads(os.pread(self.sink.fileno(), size, place))  # noqa: S302 - our own child wrote it
+        return events, bad
+
+    def _child(self, sink: int, told: int) -> None:
+        """The child's whole life: chunks from the queue until it is empty, each one's events
+        appended to `sink` and announced on `told`; out without any of the parent's cleanup."""
+        code = 1
+        try:
+            at = 0
+            while True:
+                token = os.read(self.queue, _TOKEN)
+                if len(token) < _TOKEN:
+                    break
+                k = int.from_bytes(token, "little")
+                data = marshal.dumps(self._parse(k))
+                view = memoryview(data)
+                while view:
+                    view = view[os.pwrite(sink, view, at + len(data) - len(view)):]
+                os.write(told, k.to_bytes(4, "little") + at.to_bytes(8, "little") + len(data).to_bytes(8, "little"))
+                at += len(data)
+            code = 0
+        finally:
+            os._exit(code)
+
+
+def ahead(path: str, agent_of: Any) -> Ahead | None:
+    """An `Ahead` for a whole fold of the transcript at `path`, or None where two cores would not pay
+    (`worth_forking`) or the file is not plain chunks of an agent whose lines stand alone.
+    `agent_of(head)`: the agent whose log opens with these bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    keep = False
+    try:
+        if not worth_forking(os.fstat(fd).st_size):
+            return None
+        agent = agent_of(os.pread(fd, HEAD_BYTES, 0))
+        if agent.stateful or agent.open_end:
+            return None
+        chunks = plan(path, fd)
+        if chunks is None:
+            return None
+        got = Ahead(path, agent, chunks, fd)
+        keep = True
+        return got
+    finally:
+        if not keep:
+            os.close(fd)

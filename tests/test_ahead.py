@@ -1,0 +1,200 @@
+"""`replay`'s two-core parse (state.ahead): the same state, trace and bad-line count as the
+one-process fold, with the child's chunks really used and this process parsing while it waits; a
+child that is gone changes nothing; only where a core is idle and the file is large."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.agents import agent_for_head
+from session_watcher.base import config
+from session_watcher.core import engine
+from session_watcher.core.status import status_document
+from session_watcher.state import ahead as ahead_mod
+from session_watcher.state import session
+from session_watcher.state.ahead import Ahead, plan, worth_forking
+from session_watcher.state.reader import CHUNK, read_new
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+ROLLOUT = Path(__file__).parent / "fixtures" / "codex" / "rollout-019f1f6f-311c-7543-b0f9-f126da3c5434.jsonl"
+CFG = config.merge()
+
+
+def big_session(path: Path, chunks: float = 4.5) -> None:
+    """Real sessions' lines, copied with distinct message, request and tool ids to `chunks` chunks,
+    with a broken line early on and a line longer than a chunk near the end."""
+    src = [p.read_bytes() for p in sorted(FIXTURES.glob("*.jsonl")) if p.stat().st_size > 1_000_000]
+    out: list[bytes] = []
+    size, k = 0, 0
+    while size < chunks * CHUNK:
+        for data in src:
+            copy = data.replace(b'"msg_', b'"msg_%d' % k).replace(b'"req_', b'"req_%d' % k)
+            copy = copy.replace(b"toolu_", b"toolu_%d" % k)
+            out.append(copy)
+            size += len(copy)
+            k += 1
+            if k == 2:
+                out.append(b'{"type":"assistant","message":{"usage":\n')  # broken
+            if size > (chunks - 1) * CHUNK and size - len(copy) <= (chunks - 1) * CHUNK:  # skipped, usage kept
+                out.append(b'{"type":"progress","data":"' + b"x" * (CHUNK + 10) + b'"}\n')
+    path.write_bytes(b"".join(out))
+
+
+def fold(path: Path, reader: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    state = engine.new_state(path.stem)
+    trace: list[dict[str, Any]] = []
+    state, _, done = session.sync(state, str(path), CFG, float("inf"), trace=trace, whole=True, reader=reader)
+    assert done
+    return status_document(state, CFG), trace, state["bad"]
+
+
+def two_cores(path: Path) -> Ahead:
+    fd = os.open(path, os.O_RDONLY)
+    chunks = plan(str(path), fd)
+    assert chunks is not None
+    return Ahead(str(path), agent_for_head(b"{}"), chunks, fd)
+
+
+@pytest.mark.slow
+def test_two_processes_fold_to_the_same_document(tmp_path: Path, alone: None) -> None:
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    with two_cores(path) as reader:
+        assert reader.pid  # a second process is parsing
+        planned = len(reader.chunks)
+        two = fold(path, reader)
+        taken = reader.taken
+    assert planned >= 3  # up to the over-long line; the fold reads on from there alone
+    assert taken >= 1  # the child's events were used, not parsed again here
+    assert two == one
+    doc, trace, bad = one
+    assert bad == 2  # the broken line and the over-long one
+    assert len(trace) == doc["calls"] > 1000
+
+
+@pytest.mark.slow
+def test_this_process_parses_what_the_child_has_not_reached(tmp_path: Path, alone: None) -> None:
+    """A child that does not get on (stopped here) leaves the chunks it took to itself, and this
+    process parses every other one meanwhile; once the child goes on, its chunk comes back."""
+    path = tmp_path / "big.jsonl"
+    big_session(path, 5.5)
+    one = fold(path)
+    with two_cores(path) as reader:
+        os.kill(reader.pid, signal.SIGSTOP)
+        os.waitpid(reader.pid, os.WUNTRACED)  # stopped, whatever it took before
+        last = len(reader.chunks) - 1
+        got = reader._events(last)
+        assert len(reader.mine) >= last - 1  # every chunk but the last and the child's, parsed here
+        reader.mine[last] = got
+        os.kill(reader.pid, signal.SIGCONT)
+        two = fold(path, reader)
+    assert last >= 3
+    assert two == one
+
+
+@pytest.mark.slow
+def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None) -> None:
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    with two_cores(path) as reader:
+        os.kill(reader.pid, signal.SIGKILL)
+        os.waitpid(reader.pid, 0)
+        reader.pid = 0
+        two = fold(path, reader)
+        assert reader.taken == 0
+    assert two == one
+
+
+@pytest.mark.slow
+def test_a_fold_that_fails_leaves_no_child(tmp_path: Path, alone: None) -> None:
+    """The fold raising (the user's ^C mid-replay, say) stops the child: killed, waited for."""
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    reader = two_cores(path)
+    pid = reader.pid
+    assert pid
+
+    def fold_interrupted() -> None:
+        with reader:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fold_interrupted()
+    with pytest.raises(ChildProcessError):  # neither running nor a zombie
+        os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.slow
+def test_replay_forks_where_a_core_is_idle_and_not_for_a_rollout(tmp_path: Path, alone: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """replay of a large Claude Code transcript goes through the child (the same document and trace
+    as one process); a Codex rollout, read by its own stateful decoder, gets none."""
+    from session_watcher.sessions import replay as rp
+
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    alone_doc = rp.replay(str(path))
+    plain = rp.fold(str(ROLLOUT))[0]["engine"]["calls"]
+    made: list[Ahead | None] = []
+    real = ahead_mod.ahead
+
+    def counted(*args: Any) -> Ahead | None:
+        got = real(*args)
+        made.append(got)
+        return got
+
+    monkeypatch.setattr(ahead_mod, "worth_forking", lambda size: size > 0)
+    monkeypatch.setattr(ahead_mod, "ahead", counted)
+    assert rp.replay(str(path)) == alone_doc
+    assert made[0] is not None
+    assert made[0].taken >= 1
+    assert rp.fold(str(ROLLOUT))[0]["engine"]["calls"] == plain > 50
+    assert made[1] is None
+
+
+def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
+    """The plan's cursors and chunks are read_new(whole=True)'s, read after read, up to an over-long
+    line (the fold reads on from there)."""
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = plan(str(path), fd)
+    finally:
+        os.close(fd)
+    assert chunks is not None
+    before: dict[str, Any] | None = None
+    for c in chunks:
+        lines, after, skipped = read_new(str(path), before, whole=True)
+        assert (c.before, c.after, skipped) == (before, after, 0)
+        with path.open("rb") as fh:
+            fh.seek(c.start)
+            assert fh.read(c.size) == lines[0]
+        before = after
+    assert read_new(str(path), before, whole=True)[2] == 1  # the over-long line is where the plan stopped
+    short = FIXTURES / "short.jsonl"
+    fd = os.open(short, os.O_RDONLY)
+    try:
+        assert plan(str(short), fd) is None  # one chunk: nothing to share
+    finally:
+        os.close(fd)
+
+
+def test_two_cores_only_where_one_is_idle_and_the_file_large() -> None:
+    big = ahead_mod.MIN_BYTES
+    assert worth_forking(big, (0.4, 1), 2)
+    assert not worth_forking(big - 1, (0.4, 1), 2)  # small: the fork costs more than it gives
+    assert not worth_forking(big, (0.4, 1), 1)  # one core
+    assert not worth_forking(big, (0.4, 2), 2)  # another process running now
+    assert not worth_forking(big, (1.6, 1), 2)  # a busy minute, caught in a lull
+    assert worth_forking(big, (3.0, 3), 4)
+    average, running = ahead_mod.machine_load()
+    assert average >= 0
+    assert running >= 1  # this process runs
