@@ -98,22 +98,24 @@ def fold_read(path: str, cwd: str | None, trace: list[dict[str, Any]], reader: C
 def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents: bool,
           trace: list[dict[str, Any]] | None, reader: ChunkReader | None) -> tuple[State, Config]:
     """The fold: from a scratch state (`cwd`: the folder, and whether to look for it when None)."""
-    from session_watcher.state import session
-
     two = None
     if reader is None:  # a large file parsed on two cores where one is idle: the child starts first
         from session_watcher.agents import agent_for_head
         from session_watcher.state.ahead import ahead
 
         reader = two = ahead(path, agent_for_head)
-    state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
-    subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
-    session.canon_memo = {}
     try:
-        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
-                                             reader=reader)
+        from session_watcher.state import session
+
+        state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
+        subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
+        session.canon_memo = {}
+        try:
+            state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
+                                                 reader=reader)
+        finally:
+            session.canon_memo = None
     finally:
-        session.canon_memo = None
         if two is not None:
             two.close()
     return state, cfg
