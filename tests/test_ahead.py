@@ -189,12 +189,16 @@ def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
 
 def test_two_cores_only_where_one_is_idle_and_the_file_large() -> None:
     big = ahead_mod.MIN_BYTES
-    assert worth_forking(big, (0.4, 1), 2)
-    assert not worth_forking(big - 1, (0.4, 1), 2)  # small: the fork costs more than it gives
-    assert not worth_forking(big, (0.4, 1), 1)  # one core
-    assert not worth_forking(big, (0.4, 2), 2)  # another process running now
-    assert not worth_forking(big, (1.6, 1), 2)  # a busy minute, caught in a lull
-    assert worth_forking(big, (3.0, 3), 4)
-    average, running = ahead_mod.machine_load()
+    assert worth_forking(big, (3.0, 0.4, 1), 2)
+    assert not worth_forking(big - 1, (3.0, 0.4, 1), 2)  # small: the fork costs more than it gives
+    assert not worth_forking(big, (3.0, 0.4, 1), 1)  # one core
+    assert not worth_forking(big, (3.0, 0.4, 2), 2)  # another process running now
+    assert not worth_forking(big, (60.0, 0.4, 1), 2)  # processes waited for a core of late
+    assert worth_forking(big, (3.0, 1.8, 1), 2)  # a minute's average of this replay's own runs: the pressure decides
+    assert worth_forking(big, (None, 1.4, 1), 2)  # no pressure kept: the average decides
+    assert not worth_forking(big, (None, 1.6, 1), 2)
+    assert worth_forking(big, (10.0, 3.0, 3), 4)
+    pressure, average, running = ahead_mod.machine_load()
+    assert pressure is None or 0 <= pressure <= 100
     assert average >= 0
     assert running >= 1  # this process runs

@@ -11,7 +11,7 @@ events are the same whoever parses a chunk; anything unexpected (a read that is 
 planned one, a child that ended) and the chunk is read and parsed here, as without a child.
 
 Only where it can pay (`worth_forking`): a file of at least MIN_BYTES, read by an agent whose lines
-stand alone, with a second core idle by the load (the average and the processes running now);
+stand alone, with a second core idle (no other process running now, little CPU pressure of late);
 never from a process running threads (`pool.fork`). Not for hooks: they fold a few new lines.
 """
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
     from session_watcher.agents.seam import Agent
     from session_watcher.core.shapes import Event
+
+    Load = tuple[float | None, float, int]  # (CPU pressure %, load average, processes running now)
 else:
     from session_watcher.core.named import NamedTuple
 
@@ -42,32 +44,42 @@ class Planned(NamedTuple):
     after: dict[str, Any]  # the cursor it leaves
 
 MIN_BYTES = 3 * CHUNK  # below this the fork and the events' copy cost more than the second core gives
+PRESSURE_MAX = 20.0  # % of the last 10 s in which some process waited for a core: above it, none is idle
 _TOKEN = 4  # bytes of one chunk number in the queue
 _NOTE = 20  # one result's announcement: chunk number (4 bytes), place (8) and length (8) in the child's file
 
 
-def worth_forking(size: int, load: tuple[float, int] | None = None, cores: int | None = None) -> bool:
-    """A transcript of `size` bytes is parsed on two cores: it is large enough, and a core stands idle.
-    `load` (`machine_load()`): the last minute's load average, which must leave half a core (a busy
-    machine in a lull is still busy), and the processes running at this instant, this one among
-    them, which must leave a core free: a child without a core of its own only adds the copy of its
-    events to the same work."""
+def worth_forking(size: int, load: Load | None = None, cores: int | None = None) -> bool:
+    """A transcript of `size` bytes is parsed on two cores: it is large enough, and a core stands idle
+    (`machine_load()`, or `load`): no other process runs at this instant, and over the last seconds
+    few processes waited for a core (the CPU pressure, under PRESSURE_MAX %; where the system keeps
+    none, the last minute's load average leaves half a core). A child without a core of its own only
+    adds the copy of its events to the same work."""
     cores = pool.cores() if cores is None else cores
     if size < MIN_BYTES or cores < 2:
         return False
-    average, running = machine_load() if load is None else load
-    return average <= cores - 0.5 and running <= cores - 1
+    pressure, average, running = machine_load() if load is None else load
+    if running > cores - 1:
+        return False
+    return pressure < PRESSURE_MAX if pressure is not None else average <= cores - 0.5
 
 
-def machine_load() -> tuple[float, int]:
-    """(the last minute's load average, the processes running now) from /proc/loadavg; where there
-    is none, a load that forks nothing."""
+def machine_load() -> Load:
+    """(the CPU pressure over the last 10 s, %: the share of the time some process waited for a core,
+    None where the system keeps none; the last minute's load average; the processes running now,
+    this one among them), from /proc; where there is no /proc/loadavg, a load that forks nothing."""
     try:
         with open("/proc/loadavg", "rb") as fh:
             fields = fh.read().split()
-        return float(fields[0]), int(fields[3].split(b"/")[0])
+        average, running = float(fields[0]), int(fields[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
-        return float("inf"), 1 << 30
+        return None, float("inf"), 1 << 30
+    try:
+        with open("/proc/pressure/cpu", "rb") as fh:
+            some = fh.readline().split()  # some avg10=.. avg60=.. avg300=.. total=..
+        return float(some[1].removeprefix(b"avg10=")), average, running
+    except (OSError, ValueError, IndexError):
+        return None, average, running
 
 
 def plan(path: str, fd: int, most: int = pool.QUEUE_BATCHES) -> list[Planned] | None:
