@@ -79,21 +79,35 @@ def test_two_processes_fold_to_the_same_document(tmp_path: Path, alone: None) ->
 
 
 @pytest.mark.slow
-def test_this_process_parses_what_the_child_has_not_reached(tmp_path: Path, alone: None) -> None:
-    """A child that does not get on (stopped here) leaves the chunks it took to itself, and this
-    process parses every other one meanwhile; once the child goes on, its chunk comes back."""
+def test_this_process_parses_what_the_child_has_not_reached(tmp_path: Path, alone: None,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child that does not get on (held here before it parses) keeps only the chunk it took, and
+    this process parses every other one meanwhile; once the child goes on, its chunk comes back."""
     path = tmp_path / "big.jsonl"
     big_session(path, 5.5)
     one = fold(path)
-    with two_cores(path) as reader:
-        os.kill(reader.pid, signal.SIGSTOP)
-        os.waitpid(reader.pid, os.WUNTRACED)  # stopped, whatever it took before
-        last = len(reader.chunks) - 1
-        got = reader._events(last)
-        assert len(reader.mine) >= last - 1  # every chunk but the last and the child's, parsed here
-        reader.mine[last] = got
-        os.kill(reader.pid, signal.SIGCONT)
-        two = fold(path, reader)
+    parent = os.getpid()
+    held, let_go = os.pipe()
+    real = Ahead._parse
+
+    def gated(self: Ahead, k: int) -> tuple[list[Any], int]:
+        if os.getpid() != parent:
+            os.read(held, 1)  # the child waits to be let go
+        return real(self, k)
+
+    monkeypatch.setattr(Ahead, "_parse", gated)
+    try:
+        with two_cores(path) as reader:
+            last = len(reader.chunks) - 1
+            got = reader._events(last)
+            assert len(reader.mine) >= last - 1  # every chunk but the last and the child's, parsed here
+            reader.mine[last] = got
+            os.write(let_go, b"x" * len(reader.chunks))
+            two = fold(path, reader)
+            assert reader.taken <= 1
+    finally:
+        os.close(held)
+        os.close(let_go)
     assert last >= 3
     assert two == one
 

@@ -7,6 +7,8 @@ forked child (`pool.fork`) parses them in order, taking each chunk's number from
 fold takes each chunk's events from it. When the next chunk to fold is not ready, this process
 takes the next number from the queue and parses that chunk itself meanwhile (or the very chunk it
 waits for, when no one has taken it yet), so both processes stay busy whichever is slower. The
+child hands its events over through a pipe, so it gets no further ahead than the pipe holds (a
+chunk's events, about a tenth of its bytes): memory stays bounded however long the file. The
 events are the same whoever parses a chunk; anything unexpected (a read that is not the next
 planned one, a child that ended) and the chunk is read and parsed here, as without a child.
 
@@ -25,7 +27,7 @@ from session_watcher.state.reader import CHUNK, HEAD_BYTES, read_new
 
 TYPE_CHECKING = False  # typing is slow to import
 if TYPE_CHECKING:
-    from typing import IO, Any, NamedTuple
+    from typing import Any, NamedTuple
 
     from session_watcher.agents.seam import Agent
     from session_watcher.core.shapes import Event
@@ -46,7 +48,8 @@ class Planned(NamedTuple):
 MIN_BYTES = 3 * CHUNK  # below this the fork and the events' copy cost more than the second core gives
 PRESSURE_MAX = 20.0  # % of the last 10 s in which some process waited for a core: above it, none is idle
 _TOKEN = 4  # bytes of one chunk number in the queue
-_NOTE = 20  # one result's announcement: chunk number (4 bytes), place (8) and length (8) in the child's file
+_HEAD = 12  # a result's header in the pipe: its chunk number (4 bytes) and its length (8)
+PIPE_BYTES = 1 << 20  # the pipe's size asked for: Linux's default most for a user
 
 
 def worth_forking(size: int, load: Load | None = None, cores: int | None = None) -> bool:
@@ -109,11 +112,10 @@ class Ahead:
         self.next = 0  # the next planned chunk to hand on
         self.parsed: tuple[list[Event], int] | None = None
         self.mine: dict[int, tuple[list[Event], int]] = {}  # parsed here ahead of their turn
-        self.theirs: dict[int, tuple[int, int]] = {}  # announced by the child: place, length
+        self.theirs: dict[int, bytes] = {}  # the child's, encoded, read ahead of their turn
         self.taken = 0  # chunks whose events came from the child (for tests and benchmarks)
         self.pid = 0
-        self.sink: IO[bytes] | None = None
-        self.ready = -1
+        self.pipe = -1
         qr, qw = os.pipe()
         try:
             os.write(qw, b"".join(k.to_bytes(_TOKEN, "little") for k in range(len(chunks))))
@@ -124,9 +126,10 @@ class Ahead:
         if child is None:  # no fork here: this process takes the whole queue
             return
         pid, sink, end = child
+        sink.close()  # the results come through the pipe: the child gets no further ahead than it holds
         if pid == 0:  # the child: never returns
-            self._child(sink.fileno(), end)
-        self.pid, self.sink, self.ready = pid, sink, end
+            self._child(end)
+        self.pid, self.pipe = pid, end
 
     def __enter__(self) -> Ahead:
         return self
@@ -139,13 +142,10 @@ class Ahead:
         if self.pid:
             pool.stop(self.pid)
             self.pid = 0
-        for fd in (self.ready, self.queue, self.fd):
+        for fd in (self.pipe, self.queue, self.fd):
             if fd >= 0:
                 os.close(fd)
-        self.ready = self.queue = self.fd = -1
-        if self.sink is not None:
-            self.sink.close()
-            self.sink = None
+        self.pipe = self.queue = self.fd = -1
         self.chunks = []
 
     def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]:
@@ -172,66 +172,81 @@ class Ahead:
             got = self.mine.pop(k, None)
             if got is not None:
                 return got
-            self._heard(wait=False)
-            if k in self.theirs:
-                return self._theirs(k)
+            data = self.theirs.pop(k, None)
+            if data is not None:
+                self.taken += 1
+                events, bad = marshal.loads(data)  # noqa: S302 - our own child wrote it
+                return events, bad
+            if self._heard(wait=False):
+                continue
             token = os.read(self.queue, _TOKEN) if self.queue >= 0 else b""
             if len(token) == _TOKEN:
                 j = int.from_bytes(token, "little")
                 self.mine[j] = self._parse(j)
-                continue
-            if not self._heard(wait=True):  # every chunk taken, k not here: the child's, or it ended
+            elif not self._heard(wait=True):  # every chunk taken, k not in: the child ended
                 return self._parse(k)
 
     def _heard(self, wait: bool) -> bool:
-        """Read the child's announcements that are there (`wait`: at least one, unless it ended);
-        False when none came."""
-        if self.ready < 0:
+        """Read one result of the child's when one is there (`wait`: until one comes); False when
+        none came (the child ended: what it did not hand over is done here)."""
+        if self.pipe < 0:
             return False
-        os.set_blocking(self.ready, wait)
+        os.set_blocking(self.pipe, wait)
         try:
-            data = os.read(self.ready, _NOTE * 64)
+            head = os.read(self.pipe, _HEAD)
         except BlockingIOError:
             return False
-        while wait and data and len(data) % _NOTE:  # an announcement is one write: the rest follows
-            data += os.read(self.ready, _NOTE - len(data) % _NOTE)
-        if not data:  # the child ended: what it did not announce is done here
-            os.close(self.ready)
-            self.ready = -1
+        os.set_blocking(self.pipe, True)
+        head += _read(self.pipe, _HEAD - len(head)) if head else b""
+        size = int.from_bytes(head[4:], "little")
+        data = _read(self.pipe, size) if len(head) == _HEAD else b""
+        if len(data) < size or not head:
+            os.close(self.pipe)
+            self.pipe = -1
             return False
-        for at in range(0, len(data) - _NOTE + 1, _NOTE):
-            k = int.from_bytes(data[at : at + 4], "little")
-            self.theirs[k] = (int.from_bytes(data[at + 4 : at + 12], "little"),
-                              int.from_bytes(data[at + 12 : at + 20], "little"))
+        self.theirs[int.from_bytes(head[:4], "little")] = data
         return True
 
-    def _theirs(self, k: int) -> tuple[list[Event], int]:
-        assert self.sink is not None
-        place, size = self.theirs.pop(k)
-        self.taken += 1
-        events, bad = marshal.loads(os.pread(self.sink.fileno(), size, place))  # noqa: S302 - our own child wrote it
-        return events, bad
-
-    def _child(self, sink: int, told: int) -> None:
-        """The child's whole life: chunks from the queue until it is empty, each one's events
-        appended to `sink` and announced on `told`; out without any of the parent's cleanup."""
+    def _child(self, out: int) -> None:
+        """The child's whole life: chunks from the queue until it is empty, each one's events written
+        to `out` after its header; out without any of the parent's cleanup."""
         code = 1
         try:
-            at = 0
+            _widen(out)
             while True:
                 token = os.read(self.queue, _TOKEN)
                 if len(token) < _TOKEN:
                     break
-                k = int.from_bytes(token, "little")
-                data = marshal.dumps(self._parse(k))
-                view = memoryview(data)
+                data = marshal.dumps(self._parse(int.from_bytes(token, "little")))
+                view = memoryview(token + len(data).to_bytes(8, "little") + data)
                 while view:
-                    view = view[os.pwrite(sink, view, at + len(data) - len(view)):]
-                os.write(told, k.to_bytes(4, "little") + at.to_bytes(8, "little") + len(data).to_bytes(8, "little"))
-                at += len(data)
+                    view = view[os.write(out, view):]
             code = 0
         finally:
             os._exit(code)
+
+
+def _read(fd: int, size: int) -> bytes:
+    """`size` bytes from the pipe `fd`, fewer only where its writer ended."""
+    parts = []
+    while size > 0:
+        got = os.read(fd, min(size, 1 << 20))
+        if not got:
+            break
+        parts.append(got)
+        size -= len(got)
+    return b"".join(parts)
+
+
+def _widen(fd: int) -> None:
+    """The pipe `fd` made to hold a whole chunk's events where the system allows (the child writes
+    one while this process folds the last), else as it is."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
 
 
 def ahead(path: str, agent_of: Any) -> Ahead | None:
