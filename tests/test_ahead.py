@@ -164,7 +164,8 @@ def test_replay_forks_where_a_core_is_idle_and_not_for_a_rollout(tmp_path: Path,
         made.append(got)
         return got
 
-    monkeypatch.setattr(ahead_mod, "worth_forking", lambda size: size > 0)
+    monkeypatch.setattr(ahead_mod, "worth_forking", lambda: True)
+    monkeypatch.setattr(rp, "TWO_CORES_BYTES", 0)  # the rollout is small: asked all the same
     monkeypatch.setattr(ahead_mod, "ahead", counted)
     assert rp.replay(str(path)) == alone_doc
     assert made[0] is not None
@@ -201,18 +202,35 @@ def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
         os.close(fd)
 
 
-def test_two_cores_only_where_one_is_idle_and_the_file_large() -> None:
-    big = ahead_mod.MIN_BYTES
-    assert worth_forking(big, (3.0, 0.4, 1), 2)
-    assert not worth_forking(big - 1, (3.0, 0.4, 1), 2)  # small: the fork costs more than it gives
-    assert not worth_forking(big, (3.0, 0.4, 1), 1)  # one core
-    assert not worth_forking(big, (3.0, 0.4, 2), 2)  # another process running now
-    assert not worth_forking(big, (60.0, 0.4, 1), 2)  # processes waited for a core of late
-    assert worth_forking(big, (3.0, 1.8, 1), 2)  # a minute's average of this replay's own runs: the pressure decides
-    assert worth_forking(big, (None, 1.4, 1), 2)  # no pressure kept: the average decides
-    assert not worth_forking(big, (None, 1.6, 1), 2)
-    assert worth_forking(big, (10.0, 3.0, 3), 4)
+def test_two_cores_only_where_one_is_idle() -> None:
+    assert worth_forking((3.0, 0.4, 1), 2)
+    assert not worth_forking((3.0, 0.4, 1), 1)  # one core
+    assert not worth_forking((3.0, 0.4, 2), 2)  # another process running now
+    assert not worth_forking((60.0, 0.4, 1), 2)  # processes waited for a core of late
+    assert worth_forking((3.0, 1.8, 1), 2)  # a minute's average of this replay's own runs: the pressure decides
+    assert worth_forking((None, 1.4, 1), 2)  # no pressure kept: the average decides
+    assert not worth_forking((None, 1.6, 1), 2)
+    assert worth_forking((10.0, 3.0, 3), 4)
     pressure, average, running = ahead_mod.machine_load()
     assert pressure is None or 0 <= pressure <= 100
     assert average >= 0
     assert running >= 1  # this process runs
+
+
+def test_a_small_transcript_is_read_without_the_two_core_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                ) -> None:
+    """Below TWO_CORES_BYTES replay neither imports state.ahead nor asks it (its import is a cost a
+    short replay's start would pay for nothing)."""
+    from session_watcher.sessions import replay as rp
+
+    asked: list[str] = []
+    monkeypatch.setattr(ahead_mod, "ahead", lambda path, _agent_of: asked.append(path))
+    small = FIXTURES / "short.jsonl"
+    assert small.stat().st_size < rp.TWO_CORES_BYTES
+    rp.fold(str(small))
+    assert asked == []
+    big = tmp_path / "big.jsonl"
+    filler = b'{"type":"progress","data":"' + b"x" * (1 << 20) + b'"}\n'
+    big.write_bytes(small.read_bytes() + filler * (rp.TWO_CORES_BYTES // len(filler) + 1))
+    assert rp.fold(str(big))[0]["engine"] == rp.fold(str(small))[0]["engine"]
+    assert asked == [str(big)]

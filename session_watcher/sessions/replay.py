@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
+# a transcript this large is parsed on two cores where one is idle (state.ahead: three 8 MiB chunks;
+# below it the fork and the copy of the events cost more than the second core gives)
+TWO_CORES_BYTES = 24 << 20
 
 
 def transcript_cwd(path: str, fd: int | None = None) -> str | None:
@@ -99,7 +102,7 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
           trace: list[dict[str, Any]] | None, reader: ChunkReader | None) -> tuple[State, Config]:
     """The fold: from a scratch state (`cwd`: the folder, and whether to look for it when None)."""
     two = None
-    if reader is None:  # a large file parsed on two cores where one is idle: the child starts first
+    if reader is None and _size(path) >= TWO_CORES_BYTES:  # parsed on two cores where one is idle: first
         from session_watcher.agents import agent_for_head
         from session_watcher.state.ahead import ahead
 
@@ -119,6 +122,13 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
         if two is not None:
             two.close()
     return state, cfg
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # the fold's own read says what is wrong
+        return 0
 
 
 def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, find_cwd: bool = True,

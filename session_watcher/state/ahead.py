@@ -12,9 +12,10 @@ chunk's events, about a tenth of its bytes): memory stays bounded however long t
 events are the same whoever parses a chunk; anything unexpected (a read that is not the next
 planned one, a child that ended) and the chunk is read and parsed here, as without a child.
 
-Only where it can pay (`worth_forking`): a file of at least MIN_BYTES, read by an agent whose lines
-stand alone, with a second core idle (no other process running now, little CPU pressure of late);
-never from a process running threads (`pool.fork`). Not for hooks: they fold a few new lines.
+Only where it can pay: a large file (`sessions.replay.TWO_CORES_BYTES`), read by an agent whose
+lines stand alone, with a second core idle (`worth_forking`: no other process running now, little
+CPU pressure of late); never from a process running threads (`pool.fork`). Not for hooks: they
+fold a few new lines.
 """
 
 from __future__ import annotations
@@ -27,39 +28,36 @@ from session_watcher.state.reader import CHUNK, HEAD_BYTES, read_new
 
 TYPE_CHECKING = False  # typing is slow to import
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
+    from typing import Any
 
     from session_watcher.agents.seam import Agent
     from session_watcher.core.shapes import Event
 
     Load = tuple[float | None, float, int]  # (CPU pressure %, load average, processes running now)
-else:
-    from session_watcher.core.named import NamedTuple
 
-
-class Planned(NamedTuple):
-    """One read of the plan."""
-
-    before: dict[str, Any] | None  # the cursor the read starts from
-    start: int  # the chunk's first byte
-    size: int  # the bytes read_new reads (its lines end at the last newline in them)
-    after: dict[str, Any]  # the cursor it leaves
-
-MIN_BYTES = 3 * CHUNK  # below this the fork and the events' copy cost more than the second core gives
 PRESSURE_MAX = 20.0  # % of the last 10 s in which some process waited for a core: above it, none is idle
 _TOKEN = 4  # bytes of one chunk number in the queue
 _HEAD = 12  # a result's header in the pipe: its chunk number (4 bytes) and its length (8)
 PIPE_BYTES = 1 << 20  # the pipe's size asked for: Linux's default most for a user
 
 
-def worth_forking(size: int, load: Load | None = None, cores: int | None = None) -> bool:
-    """A transcript of `size` bytes is parsed on two cores: it is large enough, and a core stands idle
-    (`machine_load()`, or `load`): no other process runs at this instant, and over the last seconds
-    few processes waited for a core (the CPU pressure, under PRESSURE_MAX %; where the system keeps
-    none, the last minute's load average leaves half a core). A child without a core of its own only
-    adds the copy of its events to the same work."""
+class Planned:
+    """One read of the plan: the cursor it starts from, the chunk's first byte, the bytes read_new
+    reads (its lines end at the last newline in them), the cursor it leaves."""
+
+    __slots__ = ("after", "before", "size", "start")
+
+    def __init__(self, before: dict[str, Any] | None, start: int, size: int, after: dict[str, Any]) -> None:
+        self.before, self.start, self.size, self.after = before, start, size, after
+
+
+def worth_forking(load: Load | None = None, cores: int | None = None) -> bool:
+    """A second core stands idle (`machine_load()`, or `load`): no other process runs at this
+    instant, and over the last seconds few processes waited for a core (the CPU pressure, under
+    PRESSURE_MAX %; where the system keeps none, the last minute's load average leaves half a core).
+    A child without a core of its own only adds the copy of its events to the same work."""
     cores = pool.cores() if cores is None else cores
-    if size < MIN_BYTES or cores < 2:
+    if cores < 2:
         return False
     pressure, average, running = machine_load() if load is None else load
     if running > cores - 1:
@@ -250,8 +248,9 @@ def _widen(fd: int) -> None:
 
 
 def ahead(path: str, agent_of: Any) -> Ahead | None:
-    """An `Ahead` for a whole fold of the transcript at `path`, or None where two cores would not pay
-    (`worth_forking`) or the file is not plain chunks of an agent whose lines stand alone.
+    """An `Ahead` for a whole fold of the transcript at `path` (a large one: the caller's to judge),
+    or None where no second core is idle (`worth_forking`) or the file is not plain chunks of an agent
+    whose lines stand alone.
     `agent_of(head)`: the agent whose log opens with these bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -259,7 +258,7 @@ def ahead(path: str, agent_of: Any) -> Ahead | None:
         return None
     keep = False
     try:
-        if not worth_forking(os.fstat(fd).st_size):
+        if not worth_forking():
             return None
         agent = agent_of(os.pread(fd, HEAD_BYTES, 0))
         if agent.stateful or agent.open_end:
