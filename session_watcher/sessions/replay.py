@@ -75,9 +75,9 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: Config | None = No
            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(final status document, one trace row per main-chain API call; empty without `with_trace`).
     `trace`: the list the rows are appended to (the session page's keeps only its story rows)."""
-    from session_watcher.core.status import status_document
-
     state, cfg, trace = fold(transcript_path, cwd, cfg, subagents, with_trace, trace)
+    from session_watcher.core.status import status_document  # after the fold's start: a child may parse meanwhile
+
     return status_document(state, cfg), trace
 
 
