@@ -12,9 +12,9 @@ if TYPE_CHECKING:
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
-# a transcript this large is parsed on two cores where one is idle (state.ahead: three 8 MiB chunks;
-# below it the fork and the copy of the events cost more than the second core gives)
-TWO_CORES_BYTES = 24 << 20
+# a transcript this large is parsed on two cores where one is idle (state.ahead: two 8 MiB chunks;
+# below it the fork and the copy of the events cost about what the second core gives)
+TWO_CORES_BYTES = 16 << 20
 
 
 def transcript_cwd(path: str, fd: int | None = None) -> str | None:
