@@ -127,6 +127,27 @@ def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None) -> No
 
 
 @pytest.mark.slow
+def test_a_result_cut_short_is_parsed_here(tmp_path: Path, alone: None) -> None:
+    """A child that ended in the middle of writing a result (its header or its events cut short):
+    the chunk is parsed here, nothing half-read is decoded."""
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    for cut in (b"\x00" * 4, b"\x00" * 5, b"\x00" * 4 + (100).to_bytes(8, "little") + b"\x80" * 10):
+        with two_cores(path) as reader:
+            os.kill(reader.pid, signal.SIGKILL)
+            os.waitpid(reader.pid, 0)
+            reader.pid = 0
+            os.close(reader.pipe)
+            reader.pipe, w = os.pipe()
+            os.write(w, cut)  # chunk 0's header, then the child is gone
+            os.close(w)
+            os.read(reader.queue, 4)  # chunk 0 was the child's
+            assert fold(path, reader) == one
+            assert reader.taken == 0
+
+
+@pytest.mark.slow
 def test_a_fold_that_fails_leaves_no_child(tmp_path: Path, alone: None) -> None:
     """The fold raising (the user's ^C mid-replay, say) stops the child: killed, waited for."""
     path = tmp_path / "big.jsonl"

@@ -198,7 +198,7 @@ class Ahead:
         head += _read(self.pipe, _HEAD - len(head)) if head else b""
         size = int.from_bytes(head[4:], "little")
         data = _read(self.pipe, size) if len(head) == _HEAD else b""
-        if len(data) < size or not head:
+        if len(head) < _HEAD or len(data) < size:  # the child ended, at most part of a result written
             os.close(self.pipe)
             self.pipe = -1
             return False
