@@ -12,10 +12,10 @@ chunk's events, about a tenth of its bytes): memory stays bounded however long t
 events are the same whoever parses a chunk; anything unexpected (a read that is not the next
 planned one, a child that ended) and the chunk is read and parsed here, as without a child.
 
-Only where it can pay: a large file (`sessions.replay.TWO_CORES_BYTES`), read by an agent whose
-lines stand alone, with a second core idle (`worth_forking`: no other process running now, little
-CPU pressure of late); never from a process running threads (`pool.fork`). Not for hooks: they
-fold a few new lines.
+Only where it can pay: a large file (`sessions.replay.TWO_CORES_BYTES`) of the fallback agent
+(Claude Code: its lines stand alone), with a second core idle (`worth_forking`: no other process
+running now, little CPU pressure of late); never from a process running threads (`pool.fork`).
+Not for hooks: they fold a few new lines.
 """
 
 from __future__ import annotations
@@ -249,8 +249,8 @@ def _widen(fd: int) -> None:
 
 def ahead(path: str, agent_of: Any) -> Ahead | None:
     """An `Ahead` for a whole fold of the transcript at `path` (a large one: the caller's to judge),
-    or None where no second core is idle (`worth_forking`) or the file is not plain chunks of an agent
-    whose lines stand alone.
+    or None where no second core is idle (`worth_forking`) or the file is not plain chunks of the
+    fallback agent's (Claude Code's: lines that stand alone, cursors without an agent's mark).
     `agent_of(head)`: the agent whose log opens with these bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -261,8 +261,8 @@ def ahead(path: str, agent_of: Any) -> Ahead | None:
         if not worth_forking():
             return None
         agent = agent_of(os.pread(fd, HEAD_BYTES, 0))
-        if agent.stateful or agent.open_end:
-            return None
+        if not agent.fallback or agent.stateful or agent.open_end:  # the fallback's cursors carry no mark of
+            return None  # its own (`state.session.read_events`): the plan's are the fold's
         chunks = plan(path, fd)
         if chunks is None:
             return None
