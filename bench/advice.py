@@ -1,8 +1,9 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client] [TRANSCRIPT ...]`` (--compact: one
-`compact_reserve` for every session instead of the floors; --client: Claude Code's reserve by its client's
-version, before 2.1.22 and from it, as the transcript's autocompact events say; docs/model.md "The
-horizon and the compaction").
+``python -m bench.advice [--before] [--quick] [--compact | --client] [--with KEY=VALUE ...] [TRANSCRIPT ...]``
+(--compact: one `compact_reserve` for every session instead of the floors; --client: Claude Code's reserve
+by its client's version, before 2.1.22 and from it, as the transcript's autocompact events say; docs/model.md
+"The horizon and the compaction"; --with: a config key, its value JSON, set under every setting, to measure a
+variant; with more than one setting, each session's capture and alerts lost under each).
 
 Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
 (`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import math
 import statistics
 import sys
@@ -210,8 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compact", action="store_true", help="choose compact_reserve, the floors as shipped")
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
+    ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
+                    help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
+    if len(ns.transcripts) == 1:
+        ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client else GRID
+    extra = {k: json.loads(v) for k, v in (item.split("=", 1) for item in ns.extra)}
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
             paths = ns.transcripts
@@ -224,12 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     out = ["| setting | " + HEAD[0][12:], HEAD[1]]
     table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]] = {}
     for key in itertools.product(*grid.values()):
-        setting = dict(zip(names, key, strict=True))
+        setting = {**extra, **dict(zip(names, key, strict=True))}
         scores = [cal.score(s, client_setting(s, setting)) for s in sessions]
         seen = [shown(s, config.merge(s.cfg, client_setting(s, setting))) for s in sessions]
         table[key] = (scores, seen)
     for key, (scores, seen) in table.items():
         out.append(f"| {key} " + summary(sessions, scores, seen))
+    if len(table) > 1:  # each session's capture (alerts lost) under each setting: where a setting moves
+        out += ["", "| session | " + " | ".join(str(k) for k in table) + " |", "|---" * (len(table) + 1) + "|"]
+        out += [f"| {s.name} | " + " | ".join(f"{sc[i].capture(s):.2f} ({sh[i].lost})" for sc, sh in table.values())
+                + " |" for i, s in enumerate(sessions)]
     everyone = list(range(len(sessions)))
     chosen = choose(sessions, table, everyone, grid)
     out += ["", f"In sample: {chosen}", "", "Leave one session out:", ""]

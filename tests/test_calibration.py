@@ -8,6 +8,7 @@ chosen (leave-one-session-out); this test holds what it documented.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,21 @@ def test_the_constraints_on_every_session(docs: list[dict[str, Any]]) -> None:
 def test_every_session_is_a_calibration_session(docs: list[dict[str, Any]]) -> None:
     assert len(docs) == 15
     assert all(Path(d["transcript"]).name.startswith(d["sessionId"]) for d in docs)
+
+
+def test_the_readme_says_these_figures(docs: list[dict[str, Any]]) -> None:
+    """The README's "What it saves" quotes the backtest on these sessions: the share of the cache cost
+    the advice and the best schedule save, the dollars, and the capture (total, median, lowest)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    said = " ".join(readme[readme.index("**What it saves.**"):].split("`session-watcher backtest`")[0].split())
+    total = bt.totals(docs)
+    pol = total["policies"]
+    advice, best = pol["alert"], pol["hindsight"]
+    cost = pol["actual"]["usd"]
+    assert f"**{advice['savingPct']:.1f} %** of the cache cost of {len(docs)} real long sessions" in said
+    assert f"(${advice['savingUsd']:.0f} of ${cost:.0f})" in said
+    assert f"hindsight saves {best['savingPct']:.1f} %" in said
+    assert re.search(
+        rf"captures \*\*{total['capture']:.2f}\*\* of the best schedule's dollars \(median session "
+        rf"{total['captureMedian']:.2f}, lowest {total['captureMin']:.2f}, none costs more", said)
+    assert total["costMore"] == 0

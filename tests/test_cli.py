@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -303,3 +304,17 @@ def test_a_misspelt_option_gets_the_commands_own_usage() -> None:
     assert err.rstrip().endswith("session-watcher status: error: unrecognized arguments: --sesion")
     nested = sw("config", "show", "--bogus").stderr.decode()
     assert nested.startswith("usage: session-watcher config show")
+
+
+
+def test_every_command_description_reads_as_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    """No sentence of a command's `--help` text starts in lower case (the session's naming rule used
+    to be glued after a full stop as "... with it. a session: its id")."""
+    from session_watcher import cli
+
+    for name in cli.COMMANDS:
+        with pytest.raises(SystemExit):
+            cli.build_parser(name).parse_args([name, "--help"])
+        text = capsys.readouterr().out
+        description = " ".join(text.split("\n\n")[1].split())  # after the usage lines
+        assert not re.search(r"[.!?] [a-z]", description), (name, description)

@@ -170,3 +170,21 @@ def test_a_reserve_that_is_not_a_count_is_the_fallback(said: object) -> None:
     state["context"]["compactReserve"] = 20_000
     assert eoq.compact_reserve(state["context"], config.merge({})) == 20_000
     assert eoq.compact_reserve(state["context"], config.merge({"compact_reserve": 0})) == 0
+
+
+def test_the_advice_tool_measures_a_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m bench.advice --with KEY=VALUE` folds every setting with that key set (a reserve of
+    60k: the first segment's gates fall past its point and are not sent, as the --compact grid's 60k
+    row says), and a grid of several settings prints each session's capture and alerts lost under
+    each."""
+    files = [str(two_segments().save(tmp_path / "a.jsonl")), str(two_segments(160_000).save(tmp_path / "b.jsonl"))]
+
+    def head(argv: list[str]) -> str:
+        advice.main([*argv, *files])
+        return capsys.readouterr().out.splitlines()[2]
+
+    assert "| 0 of 4 |" in head(["--before"])
+    assert "| 0 of 2 |" in head(["--before", "--with", "compact_reserve=60000"])
+    advice.main(["--compact", *files])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("| a |", "| b |"))]
+    assert rows == ["| a |" + " 0.52 (0) |" * 5, "| b |" + " 0.58 (0) |" * 5]

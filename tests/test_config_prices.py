@@ -15,7 +15,7 @@ import pytest
 
 from session_watcher.base import config, paths
 from session_watcher.core import prices
-from session_watcher.core.errors import ConfigError
+from session_watcher.core.usererrors import ConfigError
 from session_watcher.sessions import backtest as shell
 from tests.codex_lines import FIXTURES
 from tests.oracle import sw

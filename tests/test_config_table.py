@@ -12,7 +12,7 @@ import pytest
 
 from session_watcher.base import config
 from session_watcher.base.config import KEYS, Key
-from session_watcher.core.errors import ConfigError
+from session_watcher.core.usererrors import ConfigError
 from tools import config_table as tool
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
-"""One exception base (core.errors) and the CLI's one handler: which failure gives which exit code
-and which line."""
+"""One exception base (core.errors; the kinds only a command reports in core.usererrors) and the
+CLI's one handler: which failure gives which exit code and which line."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 import session_watcher
 from session_watcher import cli
-from session_watcher.core import errors
+from session_watcher.core import errors, usererrors
 from session_watcher.core import errors as core_errors
 
 
@@ -35,8 +35,9 @@ def test_every_exception_of_the_package_has_the_one_base() -> None:
     found = package_exceptions()
     assert len(found) >= 14  # the walk reaches them (the check can fail)
     assert [name for name, cls in found.items() if not issubclass(cls, errors.WatcherError)] == []
-    # the hierarchy lives in one module, the pure core's
-    assert {cls.__module__ for cls in found.values()} == {"session_watcher.core.errors"}
+    # the hierarchy lives in the pure core: what a hook may meet, and what only a command reports
+    assert {cls.__module__ for cls in found.values()} == {"session_watcher.core.errors",
+                                                          "session_watcher.core.usererrors"}
 
 
 def test_the_stdlib_bases_callers_rely_on_are_kept() -> None:
@@ -53,15 +54,19 @@ def test_the_stdlib_bases_callers_rely_on_are_kept() -> None:
     assert lock.LockTimeout is errors.LockTimeout
     assert {store.StateRejected, pathstore.ShardRejected} <= set(errors.Rejected.__subclasses__())
     assert reader.Reset is core_errors.Reset
-    assert issubclass(errors.NoSession, errors.UserError)
-    assert issubclass(errors.ConfigError, errors.UserError)
-    assert issubclass(errors.NoTarget, errors.UserError)
-    assert not issubclass(errors.LockTimeout, errors.UserError)  # a busy lock is handled, never shown as such
+    assert issubclass(usererrors.NoSession, usererrors.UserError)
+    assert issubclass(usererrors.ConfigError, usererrors.UserError)
+    assert issubclass(usererrors.NoTarget, usererrors.UserError)
+    assert issubclass(usererrors.UserError, errors.WatcherError)
+    assert issubclass(usererrors.ReadOnlyFile, errors.WatcherError)
+    assert not issubclass(errors.LockTimeout, usererrors.UserError)  # a busy lock is handled, never shown as such
 
 
 def test_the_core_module_imports_nothing() -> None:
     source = Path(core_errors.__file__).read_text()
     assert "import " not in source.split('"""', 2)[2]  # after the docstring: classes only (the hook loads it)
+    imports = [line for line in Path(usererrors.__file__).read_text().splitlines() if "import " in line]
+    assert imports == ["from __future__ import annotations", "from session_watcher.core.errors import WatcherError"]
 
 
 def raises(exc: BaseException) -> int:
@@ -69,15 +74,15 @@ def raises(exc: BaseException) -> int:
 
 
 def test_a_user_error_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.handle(lambda: raises(errors.NoSession("no session 'abc'\nsecond line")), "t") == 1
+    assert cli.handle(lambda: raises(usererrors.NoSession("no session 'abc'\nsecond line")), "t") == 1
     err = capsys.readouterr().err
     assert err == "session-watcher: no session 'abc'\\x0asecond line\n"  # the newline escaped (core.text.one_line)
-    assert cli.handle(lambda: raises(errors.ConfigError("/c.toml: key 'x': expected a number")), "t") == 1
+    assert cli.handle(lambda: raises(usererrors.ConfigError("/c.toml: key 'x': expected a number")), "t") == 1
     assert capsys.readouterr().err == "session-watcher: /c.toml: key 'x': expected a number\n"
 
 
 def test_a_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.handle(lambda: raises(errors.UsageError("--pages goes with --html OUT.html")), "t") == 2
+    assert cli.handle(lambda: raises(usererrors.UsageError("--pages goes with --html OUT.html")), "t") == 2
     assert capsys.readouterr().err == "session-watcher: --pages goes with --html OUT.html\n"
 
 

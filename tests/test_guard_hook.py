@@ -15,7 +15,8 @@ import filelock
 import pytest
 
 from bench import synth
-from session_watcher.hooks.run import PROMPT_LOCK_TIMEOUT, _prompt_lock_timeout, _unshown, _warm_and_nothing_queued
+from session_watcher.hooks.prompt import lock_wait, warm_and_nothing_queued
+from session_watcher.hooks.run import EVENTS, PROMPT_LOCK_TIMEOUT, _unshown
 from tests.oracle import TRANSCRIPTS, hook, payload, statusline, sw
 from tests.statefile import load_state, state_file
 
@@ -228,14 +229,14 @@ def test_how_long_a_prompt_waits_for_the_lock(tmp_path: Path) -> None:
     """Warm and current: no wait, nothing to do. Warm and behind: fold only if the lock is free.
     Cold, or no state yet: the guard's line is the point, so a neighbour's fold is waited out."""
     t = session(tmp_path, FIVE_MIN, 1)
-    warm = _warm_and_nothing_queued("g1")
+    warm = warm_and_nothing_queued("g1")
     assert warm is not None
-    assert _prompt_lock_timeout(warm, str(t)) is None
+    assert lock_wait(warm, str(t), PROMPT_LOCK_TIMEOUT) is None
     append_cold_call(t)
-    assert _prompt_lock_timeout(warm, str(t)) == 0.0
+    assert lock_wait(warm, str(t), PROMPT_LOCK_TIMEOUT) == 0.0
     t2 = session(tmp_path, FIVE_MIN, 20, "g2")  # its last call 20 minutes ago: cold
-    assert _warm_and_nothing_queued("g2") is None
-    assert _prompt_lock_timeout(None, str(t2)) == PROMPT_LOCK_TIMEOUT > 0.25
+    assert warm_and_nothing_queued("g2") is None
+    assert lock_wait(None, str(t2), EVENTS["UserPromptSubmit"]["lock"]) == PROMPT_LOCK_TIMEOUT > 0.25
 
 
 def test_the_lock_free_read_is_the_stores_read_only_one(tmp_path: Path) -> None:
@@ -245,24 +246,24 @@ def test_the_lock_free_read_is_the_stores_read_only_one(tmp_path: Path) -> None:
     locked run that follows quarantines it."""
     session(tmp_path, FIVE_MIN, 1)
     main = state_file("g1")
-    assert _warm_and_nothing_queued("g1") is not None
+    assert warm_and_nothing_queued("g1") is not None
     warm = main.read_bytes()
     elsewhere = tmp_path / "planted.json"
     elsewhere.write_bytes(warm)
     main.unlink()
     main.symlink_to(elsewhere)
-    assert _warm_and_nothing_queued("g1") is None
+    assert warm_and_nothing_queued("g1") is None
     assert main.is_symlink()
     main.unlink()
     newer = json.loads(warm)
     newer["schema"] += 1  # a newer program's
     main.write_text(json.dumps(newer))
-    assert _warm_and_nothing_queued("g1") is None
+    assert warm_and_nothing_queued("g1") is None
     assert json.loads(main.read_bytes())["schema"] == newer["schema"]
     from session_watcher.state import store
 
     main.write_bytes(warm[:-1] + b" " * (store.MAX_STATE_BYTES + 1 - len(warm)) + b"}")
-    assert _warm_and_nothing_queued("g1") is None
+    assert warm_and_nothing_queued("g1") is None
     assert main.stat().st_size > store.MAX_STATE_BYTES
 
 

@@ -22,8 +22,9 @@ from tests.statefile import load_state, state_file
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 # beyond the bare interpreter (`python -I -S -c pass`): os and what it brings, the package's face, and
-# __future__ (every module's `from __future__ import annotations` loads it once)
-OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "errno", "session_watcher", "__future__",
+# __future__ (every module's `from __future__ import annotations` loads it once); not errno, which only
+# a failure's code imports (a busy lock, a refused file, a write that cannot happen)
+OS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc", "session_watcher", "__future__",
       "session_watcher.hooks", "session_watcher.hooks.finder"}  # and the launchers' import finder
 
 
@@ -192,6 +193,39 @@ def test_a_hook_that_folds_imports_the_fold_and_nothing_more(tmp_path: Path) -> 
                                         "session_watcher.core.eoq", "math", "session_watcher.core.window"}
     assert got >= FOLD
     assert got <= allowed, got - allowed
+
+
+# the error kinds a fold may raise or catch (core.errors); UserError and its kinds and ReadOnlyFile
+# (core.usererrors) are only a command's to report: a hook creates none of them (docs/benchmarks.md: what a class costs)
+HOOK_ERRORS = {"WatcherError", "LockTimeout", "Rejected", "StateRejected", "ShardRejected", "Reset", "ProbeError",
+               "JSONError", "StateTooLarge", "NotOurs", "NotAFile", "TooLarge"}
+CLASSES = """
+import sys
+for name in sys.argv[1:]:
+    __import__(name)
+from session_watcher.core.errors import WatcherError
+seen, todo = set(), [WatcherError]
+while todo:
+    cls = todo.pop()
+    seen.add(cls.__name__)
+    todo += cls.__subclasses__()
+print(" ".join(sorted(seen)))
+"""
+
+
+def test_a_fold_creates_the_error_kinds_a_hook_meets_and_no_other(tmp_path: Path) -> None:
+    """The modules a Stop fold imports define the error kinds a hook may meet, not the ones only a
+    command reports; the prompt's own steps (`hooks.prompt`) are loaded by the prompt's hook alone."""
+    t, _p = folded_session(tmp_path)
+    shutil.copy(TRANSCRIPTS / "tool_heavy.jsonl", t)
+    _, folded = imports(launcher("hook", "Stop"), json.dumps(payload("s", t)).encode())
+    assert "session_watcher.hooks.prompt" not in folded
+    ours = sorted(n for n in folded if n.startswith("session_watcher"))
+    out = subprocess.run([sys.executable, "-I", "-c", CLASSES, *ours], capture_output=True, check=True, timeout=60)
+    assert set(out.stdout.decode().split()) == HOOK_ERRORS
+    _, prompted = imports(launcher("hook", "UserPromptSubmit"),
+                          json.dumps(payload("s", t, "UserPromptSubmit", prompt="go on")).encode())
+    assert "session_watcher.hooks.prompt" in prompted
 
 
 def test_a_codex_hook_that_folds_imports_the_fold_and_the_rollout_decoder_only(tmp_path: Path) -> None:

@@ -266,3 +266,13 @@ def test_trace_rows_keep_the_api_names(tmp_path: Path) -> None:
             assert key in row
         for alert in row["alerts"]:
             assert alert["kind"] in ("gate", "backstop", "guard")
+
+
+def test_the_migrations_live_apart_from_the_store() -> None:
+    """A state of this schema (every hook's and status line's) is loaded without the migrations'
+    code: they are `state.migrate`'s, which `store.load` imports for an older schema only."""
+    from session_watcher.state import migrate, store
+
+    assert callable(migrate.migrate)
+    assert not hasattr(store, "migrate")
+    assert not hasattr(store, "_migrate_3")

@@ -14,8 +14,9 @@ from bench.synth import Transcript
 from session_watcher.base import config
 from session_watcher.core import engine, eoq, guard
 from session_watcher.core.numbers import dollars, over_calls
-from session_watcher.core.render import lamp_words, status_text
+from session_watcher.core.render import lamp_words
 from session_watcher.core.status import cold_now, status_document
+from session_watcher.core.statustext import status_text
 from session_watcher.notifier import message
 from session_watcher.reports import session_page_data as spd
 from session_watcher.reports.session_page import page_parts

@@ -296,7 +296,7 @@ def test_statusline_first_fold_agrees_with_replay() -> None:
 
 
 def test_status_text_names_the_restart_price_when_a_prefix_is_shared() -> None:
-    from session_watcher.core.render import status_text
+    from session_watcher.core.statustext import status_text
 
     d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
 
@@ -311,7 +311,7 @@ def test_status_text_names_the_restart_price_when_a_prefix_is_shared() -> None:
 def test_status_text_speaks_plainly_unless_asked() -> None:
     """`status` without --verbose: what the lamp means and what a restart saves, what a restart
     would carry; no model internals (rent, cEff, bill progress, x, bp) and no config keys."""
-    from session_watcher.core.render import status_text
+    from session_watcher.core.statustext import status_text
 
     final, trace = replay(str(FIXTURES / f"{LONG}.jsonl"))
     amber = next(r for r in trace if r["lamp"] == "amber" and r["dwell"]["alerted"])
@@ -327,7 +327,9 @@ def test_status_text_speaks_plainly_unless_asked() -> None:
     assert "green: no restart needed yet" in status_text(final)
     saves = f"${int(amber['savingUsd'] * 100 + 0.5) / 100:.2f}"
     assert f"amber: restart; a fresh session now saves about {saves} (" in status_text(amber)
-    assert "alerted; the next reminder once staying has cost" in status_text(amber)
+    back = amber["backstop"]  # N restarts' worth since the last alert, n of them so far (not N more)
+    assert (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the last alert "
+            f"({back['n']} so far)") in " ".join(status_text(amber).split())
     assert "bill cycle" not in status_text(amber)
     assert "none pending (one comes once staying costs 0.1 % or more over a restart at the best moment)" in \
         status_text(final)  # bp_amber 0.001: just past the sweet spot
@@ -366,3 +368,14 @@ def test_a_cold_return_is_advised_only_past_the_edge() -> None:
     beyond = status_document(state, cfg, cold=True, now=past)
     assert (in_band["coldReturn"], beyond["coldReturn"]) == (False, True)
     assert in_band["savingUsd"] == beyond["savingUsd"]  # the same cold price either way
+
+
+def test_the_status_line_module_holds_the_line_and_not_the_status_commands_words() -> None:
+    """`session-watcher status`'s lines are core.statustext's: the status line (core.render, drawn at
+    every refresh) does not load their code."""
+    from session_watcher.core import render, statustext
+
+    words = {"status_text", "plan_lines", "health_text", "health_value"}
+    assert words <= set(vars(statustext))
+    assert not words & set(vars(render))
+    assert statustext.lamp_words is render.lamp_words  # the lamp's words: one function, for the page too

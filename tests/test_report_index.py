@@ -135,6 +135,32 @@ def test_rewritten_file_is_read_again(corpus: Path) -> None:
     assert (t["cacheRead"], t["cacheWrite"]) == (400_000, 4_000)
 
 
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(corpus: Path) -> None:
+    """Size and mtime equal to the index's do not make a file unchanged when it is another file (its
+    inode differs): the index reads it again, whole, and the report counts what it holds now (its
+    facts unchanged, the session's part and the finished report kept by them were taken before),
+    on that run and the next."""
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    old = main.stat()
+    body = b"".join(call_line(f"r{i}", 1000, 10) for i in range(400))
+    tmp = main.with_suffix(".tmp")
+    tmp.write_bytes(body[:old.st_size - 1] + b"\n")
+    os.utime(tmp, ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(tmp, main)
+    now = main.stat()
+    assert (now.st_size, now.st_mtime_ns) == (old.st_size, old.st_mtime_ns)
+    assert now.st_ino != old.st_ino
+    doc, st = run(corpus)
+    assert (st.reread, st.bytes_read, st.skipped) == (1, old.st_size, st.files - 1)
+    fresh, _ = run_report([str(corpus / "projects")], str(corpus / "other.sqlite3"), now=1.8e9)
+    assert totals(fresh)["tool_heavy"]["cacheRead"] == 1000 * body[:old.st_size].count(b"\n")
+    assert totals(doc) == totals(fresh)
+    again, st = run(corpus)
+    assert (st.reread, st.skipped) == (0, st.files)
+    assert totals(again) == totals(fresh)
+
+
 def test_shrunk_file_is_read_again(corpus: Path) -> None:
     run(corpus)
     main = corpus / "projects" / "proj" / "tool_heavy.jsonl"

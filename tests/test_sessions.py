@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from session_watcher.core.errors import NoSession, UserError
+from session_watcher.core.usererrors import NoSession, UserError
 from session_watcher.sessions import naming as sessions
 from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
 

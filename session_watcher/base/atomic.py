@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 
-from session_watcher.core.errors import ReadOnlyFile
-
 TYPE_CHECKING = False  # typing is slow to import; hooks write their state through here
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -95,6 +93,8 @@ def user_file(path: str, new_mode: int = 0o600, follow: bool = True) -> tuple[st
         raise paths.not_a_file(path, st.st_mode)
     root = getattr(os, "geteuid", lambda: -1)() == 0  # root may write anything: the bits decide
     if not st.st_mode & 0o222 or (not root and not os.access(target, os.W_OK)):
+        from session_watcher.core.usererrors import ReadOnlyFile
+
         raise ReadOnlyFile(13, "read-only: not changed (make it writable first)", path)
     return target, stat.S_IMODE(st.st_mode)
 

@@ -26,7 +26,8 @@ import time
 from session_watcher.base import paths
 from session_watcher.base.config_cache import HANDOFF_STALE_MIN, cached, stamp, use_prices
 from session_watcher.base.paths import config_files as config_files  # noqa: PLC0414 (the CLI's name for it)
-from session_watcher.core.errors import ConfigError, TooLarge
+from session_watcher.core.errors import TooLarge
+from session_watcher.core.usererrors import ConfigError
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ read a terminal; it is opened without blocking, checked with `fstat` and refused
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import sys
@@ -23,9 +22,15 @@ from session_watcher.core.errors import NotAFile, NotOurs, TooLarge
 
 APP = "session-watcher"
 
-# what a write that cannot happen says: a read-only disk or folder, a full disk, a quota; a reader
-# then shows what was last saved instead of failing (the status line, `status`)
-WRITE_FAILS = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT)
+
+
+def write_fails() -> tuple[int, ...]:
+    """What a write that cannot happen says: a read-only disk or folder, a full disk, a quota; a
+    reader then shows what was last saved instead of failing (the status line, `status`). `errno`
+    is imported here, on a failure, not by every run."""
+    import errno
+
+    return errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT
 
 
 def _xdg(var: str, default: str) -> str:
@@ -250,6 +255,8 @@ def not_a_file(path: str, mode: int) -> NotAFile:
         if test(mode):
             kind, words = short, long
             break
+    import errno  # a refusal's: not imported by every run
+
     exc = NotAFile(errno.EINVAL, f"not a regular file ({words})" if kind != "not-a-file" else words, path)
     exc.kind = kind
     return exc
@@ -270,6 +277,8 @@ def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, 
     try:
         fd = os.open(path, flags | extra, mode)
     except OSError as exc:
+        import errno
+
         # ELOOP: a link (O_NOFOLLOW); ENXIO: a socket, or a FIFO opened for writing with no reader;
         # EISDIR: a folder opened for writing. Say what is there instead
         if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EMLINK, errno.EOPNOTSUPP):
@@ -296,7 +305,7 @@ def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
     fd, st = _open_checked(path, os.O_RDONLY, 0, follow)
     try:
         if st.st_size > limit:
-            raise TooLarge(errno.EFBIG, f"over {limit:,} bytes", path)
+            raise _too_large(path, limit)
         chunks = []
         got = 0
         want = min(st.st_size + 1, limit + 1)  # one read for a file that does not grow meanwhile
@@ -305,13 +314,19 @@ def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
             chunks.append(chunk)
             got += len(chunk)
             if got > limit:
-                raise TooLarge(errno.EFBIG, f"over {limit:,} bytes", path)
+                raise _too_large(path, limit)
             if len(chunk) < want:  # a short read of a regular file: its end
                 break
             want = min(1 << 20, limit + 1 - got)
     finally:
         os.close(fd)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _too_large(path: str, limit: int) -> TooLarge:
+    import errno
+
+    return TooLarge(errno.EFBIG, f"over {limit:,} bytes", path)
 
 
 def claude_config_dirs() -> list[str]:

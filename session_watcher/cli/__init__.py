@@ -9,7 +9,7 @@ Every other command goes through one parser tree, each command's module adding i
 error_handler does):
 
     0    done
-    1    a user error (`errors.UserError`, or an OSError naming a file): one line on stderr
+    1    a user error (`usererrors.UserError`, or an OSError naming a file): one line on stderr
     2    a command line that cannot work: argparse's usage and message, or a `UsageError`'s one line
     3    an unexpected error: one line naming it and the log file that holds its traceback
     130  interrupted (^C)
@@ -112,7 +112,7 @@ def _text_streams() -> None:
 def handle(work: Callable[[], int], where: str) -> int:
     """`work()`'s exit code, or the one its failure maps to (see the module's docstring); `where`
     labels an unexpected error's traceback in the log."""
-    from session_watcher.core.errors import UsageError, UserError
+    from session_watcher.core.usererrors import UsageError, UserError
 
     try:
         rc = work()

@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import backtest as bt
-from session_watcher.core.errors import UserError
 from session_watcher.core.numbers import dollars, tokens
+from session_watcher.core.usererrors import UserError
 from session_watcher.sessions.backtest import all_transcripts, resolve, run_one
 
 if TYPE_CHECKING:

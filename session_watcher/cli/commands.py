@@ -13,8 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
-from session_watcher.core.errors import LockTimeout, NoSession, NotOurs, Rejected, StateTooLarge, UserError
+from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
+from session_watcher.core.usererrors import NoSession, UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -24,20 +25,21 @@ if TYPE_CHECKING:
 
 SESSION_HELP = ("a session: its id, the first 6 or more characters of it, or its transcript's path "
                 "(default: the most recently active)")
+SESSION_SENTENCE = "SESSION is " + SESSION_HELP + "."  # the same, closing a command's description
 
 
 def add_parser(sub: Any) -> None:
     """This module's commands in the CLI's parser tree (their lines in `--help`: cli.COMMANDS)."""
     s = sub.add_parser("status", description="Where one session stands: the lamp, the position against the sweet "
                                              "spot, the baseline a restart would carry, the cache. "
-                                             + SESSION_HELP + ".")
+                                             + SESSION_SENTENCE)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
     s.add_argument("--json", action="store_true", help="the full status document")
     s.add_argument("--verbose", action="store_true", help="also the model's internals (x, bp, bill progress, L, B, g)")
     s.set_defaults(func=status)
 
-    s = sub.add_parser("health", description="The context health grade and its five signals. " + SESSION_HELP + ".")
+    s = sub.add_parser("health", description="The context health grade and its five signals. " + SESSION_SENTENCE)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     g = s.add_mutually_exclusive_group()
     g.add_argument("--session", metavar="ID", help="the same as SESSION (kept for scripts)")
@@ -46,7 +48,7 @@ def add_parser(sub: Any) -> None:
     s.set_defaults(func=health)
 
     s = sub.add_parser("replay", description="Fold a session's transcript from its first line, exactly as the hooks "
-                                             "would, in a scratch state (nothing is saved). " + SESSION_HELP + ".")
+                                             "would, in a scratch state (nothing is saved). " + SESSION_SENTENCE)
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
     s.add_argument("--json", action="store_true", help="the final status document")
@@ -89,7 +91,7 @@ def _say(key: str, message: str) -> None:
 
 def load_session(session_id: str | None) -> tuple[State, Config]:
     """A session's state brought up to date with its transcript, and the effective config."""
-    from session_watcher.base.paths import WRITE_FAILS
+    from session_watcher.base.paths import write_fails
     from session_watcher.state import shell, store
 
     store.check_folder()  # a link or another user's folder: refused, and said so
@@ -121,7 +123,7 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
     except LockTimeout:
         return _saved(session_id)
     except OSError as exc:
-        if isinstance(exc, NotOurs) or exc.errno not in WRITE_FAILS:
+        if isinstance(exc, NotOurs) or exc.errno not in write_fails():
             raise
         # a read-only disk (or folder): the saved state can still be shown, as it was last saved
         _say("disk", f"{exc.strerror or exc}: showing the state as last saved")
@@ -172,8 +174,8 @@ def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
 
 def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.guard import cold_cache
-    from session_watcher.core.render import status_text
     from session_watcher.core.status import cold_now, status_document
+    from session_watcher.core.statustext import status_text
 
     state, cfg = session_state(_target(ns))
     now = time.time()
@@ -227,15 +229,15 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        from session_watcher.core.render import status_text
+        from session_watcher.core.statustext import status_text
 
         print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
     return 0
 
 
 def health(ns: argparse.Namespace) -> int:
-    from session_watcher.core.render import health_text
     from session_watcher.core.status import status_document
+    from session_watcher.core.statustext import health_text
 
     state, cfg = session_state(_target(ns))
     doc = status_document(state, cfg)

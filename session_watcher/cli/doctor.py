@@ -10,8 +10,9 @@ import sys
 import time
 
 from session_watcher.base import paths, route
-from session_watcher.core.errors import ConfigError, StateRejected
+from session_watcher.core.errors import StateRejected
 from session_watcher.core.numbers import duration
+from session_watcher.core.usererrors import ConfigError
 
 
 def _folder(path: str, want: int = 0o700) -> str:

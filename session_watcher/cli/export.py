@@ -98,7 +98,7 @@ def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.base import config
     from session_watcher.cli.report import since_epoch
-    from session_watcher.core.errors import UserError
+    from session_watcher.core.usererrors import UserError
     from session_watcher.otlp import exporter, payload, settings
 
     try:

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.errors import UserError
+from session_watcher.core.usererrors import UserError
 from session_watcher.sessions.handoff import build, save
 
 if TYPE_CHECKING:
@@ -32,8 +32,8 @@ def add_parser(sub: Any) -> None:
 
     s = sub.add_parser("handoff", description="Write the handoff of a session (what the work is, the files a restart "
                                               "carries, its price) for the next fresh session of its project: /clear, "
-                                              "or a new session there, starts with it. " + SESSION_HELP + "; inside "
-                                              "Claude Code, the session it runs in.")
+                                              "or a new session there, starts with it. SESSION is " + SESSION_HELP
+                                              + "; inside Claude Code, the session it runs in.")
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION")
     s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd, "

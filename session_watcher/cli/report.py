@@ -10,9 +10,9 @@ import os
 import sys
 from types import SimpleNamespace
 
-from session_watcher.core.errors import UsageError, UserError
 from session_watcher.core.text import clean as clean_text
 from session_watcher.core.text import one_line, utf8
+from session_watcher.core.usererrors import UsageError, UserError
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.errors import UserError
 from session_watcher.core.text import one_line
+from session_watcher.core.usererrors import UserError
 
 if TYPE_CHECKING:
     import argparse

@@ -19,38 +19,23 @@
     ├── TooLarge                  a file over the size its reader takes (paths.read_file; an OSError)
     └── ReadOnlyFile              the user's file is read-only: never rewritten (a PermissionError)
 
+Two modules hold them, by who meets them: this one the base and the kinds a hook or the status line
+may raise or catch (it imports nothing: the hooks load it on every run), `core.usererrors` the ones
+only a command reports to its user (UserError and its kinds, ReadOnlyFile), which a hook's process
+never creates unless it reaches the code that raises one (a config file that cannot be used, an OTLP
+export with nowhere to go).
+
 The stdlib bases stay where callers rely on them: a ConfigError or JSONError is caught as the
 ValueError a parse raises, NotOurs, NotAFile, TooLarge and ReadOnlyFile as the OSError an open or a
 read raises (the CLI prints an OSError as its file and its reason, exit 1). The hierarchy lives in the
 core because the core raises JSONError and imports nothing of the project but itself; the modules
-that raise each kind import it from here under its old name (`state.lock.LockTimeout`,
-`config.ConfigError`, ...), and `session_watcher.core.errors` is the CLI's view of the same classes.
-No imports: the hook imports this module on every run.
+that raise each kind import it from here (or `core.usererrors`) under its old name
+(`state.lock.LockTimeout`, `config.ConfigError`, ...).
 """
 
 
 class WatcherError(Exception):
     """Raised by session-watcher on purpose; anything else that reaches the CLI is a bug."""
-
-
-class UserError(WatcherError):
-    """Something the user can fix (a missing session, a bad argument, an unusable file): one line, exit 1."""
-
-
-class UsageError(UserError):
-    """A command line that cannot work (options that do not go together): exit 2, as argparse's refusals."""
-
-
-class NoSession(UserError):
-    """No session matches the request (no state, no transcript, an unknown id or prefix)."""
-
-
-class ConfigError(UserError, ValueError):
-    """A config file that cannot be used: names the file, the key and what was expected."""
-
-
-class NoTarget(UserError):
-    """OTLP export is on but there is nowhere it can go (the message says why, for the log and `doctor`)."""
 
 
 class LockTimeout(WatcherError):
@@ -99,7 +84,3 @@ class NotAFile(WatcherError, OSError):
 
 class TooLarge(WatcherError, OSError):
     """A file over the size its reader takes: not read (`paths.read_file`)."""
-
-
-class ReadOnlyFile(WatcherError, PermissionError):
-    """The user's file is read-only (no write permission bit): left as it is, never rewritten."""

@@ -7,7 +7,8 @@ the next alert waits for n/N (only in deep water); the client's cache countdown;
 and 7-day use; the health grade and the context occupancy. Before the first API call it says only
 that. `--verbose` adds the model's position (x against the sweet spot) and the bill premium. Parts are
 dropped from the right end of the priority list until the line fits the terminal's columns, and the
-advice is shortened first.
+advice is shortened first. The lamp in words (`lamp_words`) is here too; `session-watcher status`'s
+other lines are `core.statustext`'s (the status line never draws them).
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ def next_alert(doc: Mapping[str, Any]) -> str | None:
         n = seen["bills"] if isinstance(seen, dict) and isinstance(seen.get("bills"), int) else back.get("n", 0)
         return f"bill {n}/{n_back if n_back is not None else '∞'}"
     if dwell.get("calls"):
-        return f"bill {_bill_ready(dwell)}/1"
+        return f"bill {bill_ready(dwell)}/1"
     return None
 
 
-def _bill_ready(dwell: Mapping[str, Any]) -> int:
+def bill_ready(dwell: Mapping[str, Any]) -> int:
     """1 when the gate has the bill cycle it waits for (one in the dwell, or just before it with
     bill_lookback: `billCounted`), else 0."""
     ready = dwell.get("billCounted")
@@ -192,24 +193,6 @@ def cache_text(cache: Mapping[str, Any]) -> str:
     return f"{text} (miss: {', '.join(miss)})" if miss else text
 
 
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.1f}%"
-
-
-def _c_eff(doc: Mapping[str, Any]) -> str:
-    """' (cEff 6.3: the restart reads 18k shared)' when a shared prefix makes restarts cheaper."""
-    from session_watcher.core.numbers import tokens
-
-    c_eff, shared = doc.get("cEff"), doc.get("shared")
-    if c_eff is None or not shared or c_eff >= doc["cRatio"]:
-        return ""
-    return f" (cEff {c_eff:.1f}: a restart reads {tokens(shared)} shared)"
-
-
-def _num(v: float | None, nd: int = 2) -> str:
-    return "-" if v is None else f"{v:.{nd}f}"
-
-
 def lamp_words(doc: Mapping[str, Any]) -> str:
     """The lamp and what it means for the user, with the saving of a restart in amber and red, and at
     a cold return (`coldReturn`) whatever the lamp."""
@@ -233,146 +216,3 @@ def lamp_words(doc: Mapping[str, Any]) -> str:
     if doc.get("bDefault") is None:
         return "white: no API call yet"
     return "white: the context is not yet larger than what a restart would carry"
-
-
-def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
-    """A subscriber's plan: each window's use and reset, and how the estimate was made."""
-    from session_watcher.core.numbers import dollars, duration
-
-    if not plan:
-        return []
-    names = {"fiveHour": "5-hour", "sevenDay": "7-day"}
-    uses, notes = [], []
-    for key, name in names.items():
-        w = plan.get(key)
-        if not w:
-            continue
-        reset = w.get("resetsAt")
-        when = f", resets in {duration(reset - now)}" if isinstance(reset, int | float) and now is not None else ""
-        uses.append(f"{name} window {w['usedPercent']:g} % used{when}")
-        est = w.get("estimate")
-        if est:
-            span = f" over {duration(est['until'] - est['since'])}" if est.get("since") and est.get("until") else ""
-            notes.append(f"  estimate ({name}): your use moved {est['points']:g} points while this session's "
-                         f"API-priced cost grew {dollars(est['usd'])}{span}, so about {est['percentPerUsd']:.2f} "
-                         "points a dollar (other work on the plan in that time makes it high)")
-        else:
-            notes.append(f"  estimate ({name}): not yet (it needs the use to move {plan.get('minPoints', 2):g} "
-                         "points while this session works)")
-    seen = plan.get("seenAt")
-    ago = f" (as the status line saw it {duration(now - seen)} ago)" if isinstance(seen, int | float) and now else ""
-    return [f"plan     {', '.join(uses)}{ago}", *notes]
-
-
-def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None) -> str:
-    """The human form of the status document (`session-watcher status`); `verbose` adds the
-    model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
-    the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
-    each (`core.text.one_line`): none can start a line of its own."""
-    from session_watcher.core.numbers import tokens
-    from session_watcher.core.text import one_line  # the CLI's; the status line does not import it
-
-    tu, su = doc["tokenUsage"], doc["subagentUsage"]
-    cp = doc["contextPressure"]
-    h = doc.get("health") or {}
-    occ = "-"
-    if cp.get("pressureTokens") is not None and cp.get("contextWindow"):
-        occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {tokens(cp['contextWindow'])}"
-    called = doc["calls"] > 0
-    lines = [
-        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
-        f"lamp     {lamp_words(doc)}",
-        f"alerts   {_alert_words(doc)}",
-    ]
-    carry = _carry_words(doc)
-    if carry:
-        lines.append(f"restart  {carry}")
-    grade = f"{h.get('grade', '-')} ({h.get('score', '-')})" if called else "- (no call yet)"
-    lines.append(f"context  {occ}   health {grade}   compactions {doc['compactions']}")
-    lines.append(
-        f"usage    input {tokens(tu['uncachedInput'])}  output {tokens(tu['output'])}  "
-        f"cache read {tokens(tu['cacheRead'])}  cache write {tokens(tu['cacheWrite'])}  "
-        f"({tu['calls']} calls; subagents {su['calls']} calls, {tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
-    lines.extend(plan_lines(doc.get("plan"), now))
-    if verbose:
-        lines.append(
-            f"model    x {_num(doc['x']) if doc['L'] else '- (no cache read yet)'} / sweet spot "
-            f"{_num(doc['xSweet'])}   bp {_pct(doc['br'])}   bill progress {doc['billProgress']:.2f} "
-            f"({doc['bills']} this segment)   segment {doc['segment']}")
-        lines.append(
-            f"tokens   L {tokens(doc['L'])}   B {tokens(doc['B'])}   bDefault {tokens(doc['bDefault'])}   "
-            f"g {tokens(doc['g'])}/call   cRatio {doc['cRatio']:g}{_c_eff(doc)}   rent {_num(doc['burnRate'])}")
-    files = [b for b in doc["buckets"] if b["type"] == "file"]
-    if files:
-        shown = files[:top]
-        folder = _common_folder([b["path"] for b in shown])
-        lines.append(f"carried  {len(files)} files, largest first" + (f", under {one_line(folder)}" if folder else ""))
-        for b in shown:
-            why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
-            path = b["path"][len(folder.rstrip("/")) + 1:] if folder else b["path"]
-            lines.append(f"  {tokens(b['tokens']):>6}  {one_line(path)}{why}")
-    return "\n".join(lines)
-
-
-def _common_folder(paths: list[str]) -> str | None:
-    """The folder every one of `paths` (absolute, '/'-separated) lies under, said once above the list
-    so each line holds the rest; None for none but the root (or paths of another form)."""
-    import posixpath
-
-    try:
-        folder = posixpath.commonpath([posixpath.dirname(p) for p in paths])
-    except ValueError:  # relative and absolute mixed, or no path
-        return None
-    return folder if folder.startswith("/") and folder != "/" else None
-
-
-def _carry_words(doc: Mapping[str, Any]) -> str | None:
-    """What a fresh session would carry and what the context holds now."""
-    from session_watcher.core.numbers import tokens
-
-    b, big_l = doc.get("bDefault"), doc.get("L")
-    if b is None:
-        return None
-    floor = doc.get("floor") or 0
-    return (f"a fresh session would carry {tokens(b)} tokens ({tokens(floor)} at the start, "
-            f"{tokens(max(0, b - floor))} of files); the context now holds {tokens(big_l or 0)}")
-
-
-def _alert_words(doc: Mapping[str, Any]) -> str:
-    dwell, back = doc["dwell"], doc["backstop"]
-    if dwell["alerted"]:
-        if back["N"] is None:
-            return "alerted; no reminder due (the reminder interval is unbounded)"
-        return (f"alerted; the next reminder once staying has cost {back['N']} more restarts' worth "
-                f"({back['n']} so far)")
-    if dwell["calls"]:
-        return (f"past the sweet spot for {dwell['calls']} calls; the alert comes once staying has cost one "
-                f"restart's worth ({_bill_ready(dwell)} so far)")
-    amber = (doc.get("lampAt") or {}).get("amber")
-    over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
-    return f"none pending (one comes once staying costs {over} over a restart at the best moment)"
-
-
-def health_value(h: Mapping[str, Any], name: str) -> str:
-    """The figure behind a signal's grade: `45.2 % full`, `1`, `0.68 of reads`, ..."""
-    def num(key: str, fmt: str) -> str | None:
-        v = h.get(key)
-        return None if not isinstance(v, int | float) else fmt.format(v)
-
-    shown = {
-        "Context Fill": num("fillPercent", "{:.1f} % full"),
-        "Compactions": num("compactionCount", "{:d}"),
-        "Re-reads": num("rereadRatio", "{:.2f} of reads"),
-        "Error Rate": num("errorAcceleration", "{:.2f}x the first half's"),
-        "Tool Efficiency": num("toolEfficiency", "{:.2f}x the first half's"),
-    }.get(name)
-    return shown or "-"
-
-
-def health_text(h: Mapping[str, Any], width: int = 20) -> str:
-    rows = [f"Context health: {h['grade']} (score {h['score']}/100)"]
-    for s in h["signals"]:
-        filled = round(width * s["value"] / 100)
-        rows.append(f"  {s['name']:<16} {'█' * filled}{'░' * (width - filled)} {s['grade']}  "
-                    f"{health_value(h, s['name']):<24} weight {s['weight'] * 100:.0f}%")
-    return "\n".join(rows)

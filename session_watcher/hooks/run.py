@@ -11,8 +11,10 @@ The transcript is the only source of the state: a hook is a signal to fold what 
 client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
 last call) cannot change what the state becomes. What differs from event to event is one table,
 EVENTS (an event's row: its `Plan`), read by one flow (`hooks.entry.main` -> `run` -> `_locked` ->
-`_deliver_and_save`). Every event but UserPromptSubmit, SessionEnd and the SessionStart inject is
-registered `"async": true` (the agent does not wait) and prints nothing, because an async hook's
+`_deliver_and_save`); UserPromptSubmit's own steps (the look before the lock, the cold-cache
+guard) are `hooks.prompt`'s, loaded by that event alone. Every event but UserPromptSubmit,
+SessionEnd and the SessionStart inject is registered `"async": true` (the agent does not wait) and
+prints nothing, because an async hook's
 output goes to the model; its alerts go to the desktop, and what must be printed (the `message` and
 `terminal` channels) is queued in the state (`outbox`) for UserPromptSubmit, whose output reaches
 the user only. The async Stop hook first waits, bounded, for the turn's last API call to be
@@ -168,7 +170,9 @@ def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
         wait_turn_end(transcript, start + stop_wait(os.environ.get("SESSION_WATCHER_STOP_WAIT")))
         start = time.monotonic()
     if plan["peek"]:
-        wait = _prompt_lock_timeout(_warm_and_nothing_queued(session_id), transcript)
+        from session_watcher.hooks.prompt import lock_wait, warm_and_nothing_queued
+
+        wait = lock_wait(warm_and_nothing_queued(session_id), transcript, lock_timeout)
         if wait is None:
             return None
         lock_timeout = wait
@@ -227,7 +231,9 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         apply(state, payload)
     marked = False
     if plan["guard"] and caught_up:
-        said, marked = _prompt_guard(state, cfg, payload)
+        from session_watcher.hooks.prompt import guard_prompt
+
+        said, marked = guard_prompt(state, cfg, payload)
     for alert in state["alerts"]:  # fired during a status-line fold, which cannot deliver them
         if alert.pop("pending", False):
             alerts.append(alert)
@@ -278,7 +284,9 @@ def _route(state: State, plan: Plan, said: dict[str, Any] | None, out: dict[str,
     queued = [q for q in queued if isinstance(q, dict)] if isinstance(queued, list) else []
     if plan["prints"]:
         if said is not None and said.get("decision") == "block":  # held: the cache is cold
-            queued = [_no_restart_line(q) for q in queued]
+            from session_watcher.hooks.prompt import no_restart_line
+
+            queued = [no_restart_line(q) for q in queued]
         return _merge([said, *queued, out]), bool(queued)
     if out:
         queued = [*queued, out][-OUTBOX_MAX:]
@@ -318,18 +326,6 @@ def _release_termination(held: Any) -> None:
         _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
 
 
-def _no_restart_line(out: dict[str, Any]) -> dict[str, Any]:
-    """A queued alert shown beside a held prompt, without its restart line: at a cold cache the
-    handoff typed in the agent would send the cold conversation; the hold's reason says the way."""
-    from session_watcher.base.route import RESTART_LINE
-
-    text = out.get("systemMessage")
-    if not isinstance(text, str) or RESTART_LINE not in text:
-        return out
-    kept = "\n".join(line for line in text.split("\n") if not line.startswith(RESTART_LINE))
-    return {**out, "systemMessage": kept}
-
-
 def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     """One stdout object from several: messages one after another, other keys from the first."""
     merged: dict[str, Any] = {}
@@ -346,20 +342,6 @@ def _merge(outs: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     return merged or None
 
 
-def _current(doc: State, transcript: str | None) -> bool:
-    """The saved state's cursor is at the transcript's end: nothing to fold."""
-    cursor = doc.get("cursor")
-    if not transcript:
-        return True
-    if not isinstance(cursor, dict) or cursor.get("path") != transcript:
-        return False
-    try:
-        st = os.stat(transcript)
-    except OSError:
-        return False
-    return bool(st.st_ino == cursor.get("ino") and st.st_size == cursor.get("offset"))
-
-
 def stop_wait(raw: str | None) -> float:
     """How long the Stop hook waits for the turn's last line: STOP_WAIT, or `raw` (the environment's
     SESSION_WATCHER_STOP_WAIT) in seconds from 0 to STOP_WAIT_MAX, anything else ignored. A harness
@@ -369,157 +351,6 @@ def stop_wait(raw: str | None) -> float:
     except ValueError:
         return STOP_WAIT
     return wait if 0 <= wait <= STOP_WAIT_MAX else STOP_WAIT
-
-
-def _prompt_lock_timeout(saved: State | None, transcript: str | None) -> float | None:
-    """How long a prompt's hook waits for the session lock; None: nothing to do. The prompt waits for
-    this hook. A warm saved state at the transcript's end is read, not folded or locked; one behind
-    it is folded only if no other hook holds the lock (that one folds, and the cache is warm anyway).
-    Otherwise the cache may be cold and the guard's line is the point: wait out a neighbour's fold."""
-    if saved is None:
-        return PROMPT_LOCK_TIMEOUT
-    return None if _current(saved, transcript) else 0.0
-
-
-def _warm_and_nothing_queued(session_id: str) -> State | None:
-    """Lock-free, before a prompt: the saved state when it shows a warm cache (or the guard is off)
-    and holds nothing queued for the user, else None. A state behind its transcript only makes the
-    last call look older, so warm there is warm for sure; anything else (cold, unknown, unreadable)
-    takes the locked path. Read as every reader reads a state (state.store: no symlink, bounded,
-    this schema and shape), without the lock and without moving anything: a file that cannot be
-    used is the locked path's to quarantine."""
-    from session_watcher.core.errors import StateRejected
-    from session_watcher.state import store
-
-    try:
-        doc = store.load(store.session_file(session_id), session_id, readonly=True)
-    except (StateRejected, OSError):
-        return None
-    if doc is None or doc.get("outbox"):
-        return None
-    if any(isinstance(a, dict) and a.get("pending") for a in doc["alerts"]):
-        return None
-    from session_watcher.core import guard
-    from session_watcher.state.shell import load_config
-
-    try:
-        cfg, _ = load_config(doc)
-        if cfg.get("guard") == "off":
-            return doc
-        got = guard.cold_cache(doc, cfg, time.time())
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-    return doc if got is not None and got["cold"] is False else None
-
-
-def _prompt_guard(state: State, cfg: Config, payload: dict[str, Any],
-                  ) -> tuple[dict[str, Any] | None, bool]:
-    """The cold-cache guard on a prompt (core.guard): (the hook's output or None, state changed).
-
-    Shown to the user only. `ask` (the default; `block` is its old name): past guard_x, and past the
-    edge where the cache is cold for sure, the prompt is held back once with the priced choices
-    (`decision: block`: nothing is sent, and the prompt goes back into the input box) and the
-    handoff for a fresh session is prepared (pending for this project: `/clear` starts with it); a
-    prompt sent within ASK_WINDOW of that goes ahead, and the handoff is dropped (so is it on
-    /compact: the user goes on here), but for one that ends in /clear: the held prompt was left in
-    the input line, and Enter would send it cold. Otherwise, and in `warn` mode, a `systemMessage`; short of the
-    edge, "may have expired". Slash commands pass untouched (/compact, /clear, the handoff).
-    """
-    mode = cfg.get("guard", "ask")
-    prompt = payload.get("prompt")
-    if mode == "off":
-        return None, False
-    if isinstance(prompt, str) and prompt.lstrip().startswith("/"):
-        return None, prompt.lstrip().startswith("/compact") and _drop_handoff(state)
-    from session_watcher.core import eoq, guard
-
-    now = time.time()
-    cold = guard.cold_cache(state, cfg, now)
-    if cold is None or not cold["cold"]:
-        return None, False
-    q = eoq.quantities(state, cfg)
-    advice = guard.advice(state, q, cold, cfg, now)
-    if advice is None:
-        return None, False
-    e = state["engine"]
-    mark = state.setdefault("guard", {})
-    gap = [e["lastTs"], e["calls"] + 1]  # the gap and the call that will end it
-    first = changed = mark.get("shown") != gap  # first: the first prompt of this gap (logged once)
-    mark["shown"] = gap
-    if first:
-        mark.pop("carry", None)  # the handoff of an earlier gap's hold: the session went on since
-    out: dict[str, Any] | None
-    if mode == "ask" and advice["restartFirst"] and advice["sure"]:  # "block", its old name, is read as "ask"
-        asked = mark.get("blocked")
-        if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
-                and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
-            return _asked_again(state, prompt)
-        mark["blocked"] = [*gap, now]
-        changed = True
-        if _prepare_handoff(state, cfg, now):  # priced from now on at what its note carries
-            advice = guard.advice(state, q, cold, cfg, now) or advice
-        from session_watcher.agents import FALLBACK, agent_named
-
-        agent = agent_named(state["context"].get("agent")) or FALLBACK  # how its user clears a held prompt
-        out = {"decision": "block", "reason": guard.compose({**advice, "clear": agent.clear_words}, ask=True)}
-    else:
-        out = {"systemMessage": guard.compose(advice)}
-    if first:
-        _log_warning({"ts": now, "sessionId": state["sessionId"], "mode": mode,
-                      "afterTs": gap[0], "call": gap[1], "asked": "decision" in out, **advice})
-    return out, changed
-
-
-
-
-def _asked_again(state: State, prompt: object) -> tuple[dict[str, Any] | None, bool]:
-    """A prompt within the minute after the hold: it goes ahead (None), and the session goes on, so
-    the guard's handoff is dropped; but one ending in /clear is the held prompt left in the input
-    line with /clear typed after it, which Enter would send cold: held again. (output, state changed)"""
-    from session_watcher.core import guard
-
-    if isinstance(prompt, str) and prompt.rstrip().endswith("/clear"):
-        return {"decision": "block", "reason": guard.NOT_CLEARED}, False
-    return None, _drop_handoff(state)
-
-
-def _prepare_handoff(state: State, cfg: Config, now: float) -> bool:
-    """The handoff of a held cold return, saved pending for the project (the `handoff` command's
-    work, without a request to the model), and recorded in the state's guard marks (`carry`: its
-    price, for the gap and segment it was made in, until it goes stale), which is how the status
-    line, `status` and the guard price a restart while it is pending (`eoq.prepared`). False when it
-    cannot be made here."""
-    from session_watcher.core.errors import WatcherError
-
-    max_age = float(cfg.get("handoff_stale_min") or 180) * 60
-    try:
-        from session_watcher.sessions import handoff
-        from session_watcher.state import handoffs
-
-        doc = handoff.build(state, cfg, now)
-        if not doc["project"]:
-            return False
-        handoff.save(doc, handoffs.GUARD, max_age)
-    except (WatcherError, OSError) as exc:
-        log_once("guard-handoff", f"cannot prepare the handoff of a cold return: {exc}")
-        return False
-    e = state["engine"]
-    state.setdefault("guard", {})["carry"] = {
-        "K": doc["K"], "carryTokens": doc["carryTokens"], "carryUsd": doc["carryUsd"], "createdAt": now,
-        "until": now + max_age, "lastTs": e["lastTs"], "segment": e["segment"]}
-    return True
-
-
-def _drop_handoff(state: State) -> bool:
-    """The session goes on: the handoff the guard prepared for a fresh one is no longer wanted, nor
-    its record in the state (True: there was one, the state changed)."""
-    had = (state.get("guard") or {}).pop("carry", None) is not None
-    project = state["context"].get("project")
-    if isinstance(project, str) and project:
-        from session_watcher.state import handoffs
-
-        handoffs.drop(project, state["sessionId"], handoffs.GUARD)
-    return had
 
 
 def _news(state: State, alerts: list[Alert]) -> list[Alert]:
@@ -543,18 +374,3 @@ def _unshown(state: State, alerts: list[Alert]) -> list[Alert]:
         else:
             kept.append(alert)
     return kept
-
-
-def _log_warning(record: dict[str, Any]) -> None:
-    """One line per cold prompt warned, for the warmth report (append-only, 0600)."""
-    from session_watcher.base import paths
-    from session_watcher.core.fastjson import dumps
-
-    try:
-        fd = paths.open_file(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, follow=False)
-        try:
-            os.write(fd, (dumps(record) + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
-    except OSError as exc:  # the warning itself still reaches the user
-        log_once("guard-log", f"cannot log the cold-cache warning: {exc}")

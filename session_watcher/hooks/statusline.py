@@ -294,7 +294,7 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
     subscriber's plan use, and before any hook ran where the session runs: `where` is the payload's
     transcript, cwd and project folder), fold new lines, save. None when the lock is busy or cannot
     be had (a read-only disk)."""
-    from session_watcher.base.paths import WRITE_FAILS
+    from session_watcher.base.paths import write_fails
     from session_watcher.core.errors import LockTimeout, NotOurs, StateTooLarge
     from session_watcher.state import session, shell
 
@@ -314,7 +314,7 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
             try:
                 opened.save()
             except (OSError, StateTooLarge) as exc:  # a full disk: the line still shows the state
-                if isinstance(exc, NotOurs) or (isinstance(exc, OSError) and exc.errno not in WRITE_FAILS):
+                if isinstance(exc, NotOurs) or (isinstance(exc, OSError) and exc.errno not in write_fails()):
                     raise
                 shell.log_once("save", f"cannot save the session state: {exc}")
                 return opened.state, cfg
@@ -324,7 +324,7 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
     except LockTimeout:
         return None
     except OSError as exc:  # no lock to be had (a read-only or full disk): the state as saved
-        if isinstance(exc, NotOurs) or exc.errno not in WRITE_FAILS:
+        if isinstance(exc, NotOurs) or exc.errno not in write_fails():
             raise
         return None
 

@@ -270,7 +270,7 @@ def ready(env: Mapping[str, str]) -> tuple[OtlpConfig, Config, Target] | None:
     otherwise (export off; or nowhere to go: said once, and the heartbeat set NO_TARGET_PAUSE ahead so
     hooks leave it alone that long)."""
     from session_watcher.base.logs import log_once
-    from session_watcher.core.errors import NoTarget
+    from session_watcher.core.usererrors import NoTarget
     from session_watcher.otlp.settings import resolve
 
     got = settings_now(env)
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def doctor_line(env: Mapping[str, str] = os.environ) -> str:
     """`doctor`'s line: whether export is on, where it goes and from which setting, how it went."""
-    from session_watcher.core.errors import NoTarget
+    from session_watcher.core.usererrors import NoTarget
     from session_watcher.otlp.settings import resolve
 
     got = settings_now(env)

@@ -22,7 +22,7 @@ import os
 import sys
 from urllib.parse import unquote
 
-from session_watcher.core.errors import NoTarget
+from session_watcher.core.usererrors import NoTarget
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

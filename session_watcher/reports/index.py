@@ -92,9 +92,9 @@ def _cannot_write(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
         return isinstance(code, int) and code & 0xFF in _SQLITE_WRITE_FAILS
-    from session_watcher.base.paths import WRITE_FAILS
+    from session_watcher.base.paths import write_fails
 
-    return isinstance(exc, OSError) and exc.errno in WRITE_FAILS
+    return isinstance(exc, OSError) and exc.errno in write_fails()
 
 
 class FileRec(NamedTuple):
@@ -189,6 +189,7 @@ class Index:
         self.rebuilt = False
         self.workers: int | None = None  # processes for reading files (None: one per usable core)
         self._fresh: dict[int, Scanned] = {}  # files read whole this run, by file id
+        self._renumbered = False  # a file read again this run took a new id (`_store`)
         self.facts: dict[int, tuple[int, int, int]] = {}  # each live file's (size, mtime_ns, offset), by id
         self.steady: frozenset[str] = frozenset()  # files listed by an unchanged folder (`reports.walk`)
         self._full_at: int | None = None  # this run stats every file: when (kept as the last full pass)
@@ -457,7 +458,7 @@ class Index:
             changed = dict(kept.changed)
             for src, _st, _rec in read or ():
                 changed[self._positions[src.path]] = self.facts[live[src.path]]
-            if read is not None and len(changed) <= _KEPT_CHANGES:
+            if read is not None and len(changed) <= _KEPT_CHANGES and not self._renumbered:
                 if read:
                     conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed))))
                 self._files_key = (kept.digest, changed)
@@ -609,6 +610,7 @@ class Index:
         appended to, how many read again from the start)."""
         appended = reread = 0
         self._fresh = {}
+        self._renumbered = False
         chunks: list[tuple[int, int, bytes]] = []
         updates: list[tuple[object, ...]] = []  # files known before: their new facts, by id
         read: list[tuple[Source, Job, Scanned, FileRec | None]] = []
@@ -623,11 +625,18 @@ class Index:
                 continue
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
+            if rec is not None and not job.start:
+                conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
+                if (got.seen, got.mtime_ns, got.offset) == (rec.size, rec.mtime_ns, rec.offset):
+                    # another file with the facts of the one before (replaced, its size and mtime
+                    # kept): a new id, so nothing kept by the facts (a part, a report) is taken for it
+                    fid = conn.execute("SELECT max(id) + 1 FROM files").fetchone()[0]
+                    conn.execute("UPDATE files SET id = ? WHERE id = ?", (fid, rec.id))
+                    rec = rec._replace(id=fid)  # noqa: PLW2901
+                    self._renumbered = True
             if rec is None:
                 new.append((*facts, _db(src.path)))
             else:
-                if not job.start:
-                    conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
                 updates.append((*facts, rec.id))
             read.append((src, job, got, rec))
         # one statement each for every new file and every known one (not one at a time: a

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.core import handoff as core
 from session_watcher.core.eoq import quantities
-from session_watcher.core.errors import UserError
+from session_watcher.core.usererrors import UserError
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Config, State

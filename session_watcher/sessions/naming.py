@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from session_watcher.core.errors import NoSession, UserError
+from session_watcher.core.usererrors import NoSession, UserError
 
 MIN_PREFIX = 6  # a shorter prefix names too many sessions to be a name (a uuid's first 6: 16.7M values)
 SNIFF_BYTES = 1 << 20  # how much of a file `check_transcript` reads to tell a transcript

@@ -56,7 +56,7 @@ def _replayed(session_id: str, overrides: dict[str, Any] | None, taken: dict[str
     """(transcript, parent, calls) of a session, replaying it when it is not among `taken` yet."""
     if session_id in taken:
         return taken[session_id]
-    from session_watcher.core.errors import UserError
+    from session_watcher.core.usererrors import UserError
     from session_watcher.sessions.naming import transcript_of
     from session_watcher.sessions.replay import config_for, replay
 

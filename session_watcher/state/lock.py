@@ -9,7 +9,6 @@ other and the CLI, which uses filelock throughout. Where `fcntl` is missing (Win
 
 from __future__ import annotations
 
-import errno
 import os
 
 from session_watcher.base.paths import open_file
@@ -25,7 +24,6 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 POLL_INTERVAL = 0.005
-BUSY = (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK)  # what flock says when another holds the lock
 
 
 class SessionLock:
@@ -51,7 +49,10 @@ class SessionLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
                 os.close(fd)
-                if exc.errno not in BUSY:  # e.g. ENOLCK: not contention, and waiting would not help
+                import errno  # the lock was busy (or worse): not imported by a run that gets it
+
+                # what flock says when another holds the lock; else (ENOLCK, ...) waiting would not help
+                if exc.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
                     raise
             else:
                 self._fd = fd

@@ -16,7 +16,7 @@ from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, 
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
-    from typing import Any, TypeGuard
+    from typing import TypeGuard
 
     from session_watcher.core.shapes import State
     from session_watcher.state.pathstore import PathShards
@@ -32,53 +32,6 @@ def session_file(session_id: str) -> str:
 def valid_session_id(value: object) -> TypeGuard[str]:
     return (isinstance(value, str) and 0 < len(value) <= 128 and value[0] != "."
             and all(c.isascii() and (c.isalnum() or c in "-_.") for c in value))
-
-
-def migrate(doc: dict[str, Any], session_id: str) -> State | None:
-    """An older schema's state brought to this one, or None when it cannot be.
-
-    1 -> 2 (model v2): every figure is counted differently, and the transcript is the durable log,
-    so the state starts again from it (cursor at 0), keeping what only the hooks and the status
-    line knew (the context window, the model id, the project, the cached config).
-    2 -> 3 (the same figures, stored smaller) was migrated in place until schema 4.
-    2, 3 -> 4: the session's tally (`engine.new_tally`) counts from the session's first call, which an
-    older state has passed: the state starts again from the transcript (cursor at 0), keeping what
-    only the hooks and the status line knew, as a rebuild does."""
-    from session_watcher.core.fresh import new_state
-
-    if doc.get("schema") in (2, 3) and doc.get("sessionId") == session_id:
-        return _migrate_3(doc, session_id)
-    if doc.get("schema") != 1 or doc.get("sessionId") != session_id or not isinstance(doc.get("context"), dict):
-        return None
-    fresh = new_state(session_id)
-    old = doc["context"]
-    fresh["context"].update({"window": old.get("window"), "modelId": old.get("modelId"),
-                             "modelName": old.get("modelName"), "project": old.get("project"), "cwd": old.get("cwd")})
-    rev = doc.get("rev")
-    fresh["rev"] = rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
-    return fresh
-
-
-def _migrate_3(doc: dict[str, Any], session_id: str) -> State | None:
-    """A fresh state that keeps the schema-3 state's context, config cache, path-map revision and
-    the marks only the hooks wrote (when the user was last notified, queued output, the guard's)."""
-    from session_watcher.core.fresh import new_state
-
-    if not isinstance(doc.get("context"), dict):
-        return None
-    fresh = new_state(session_id)
-    old = doc["context"]
-    fresh["context"].update({"window": old.get("window"), "modelId": old.get("modelId"),
-                             "modelName": old.get("modelName"), "project": old.get("project"), "cwd": old.get("cwd"),
-                             "promptCache": old.get("promptCache"), "resume": old.get("resume")})
-    if isinstance(doc.get("config"), dict):
-        fresh["config"] = doc["config"]
-    rev = doc.get("rev")
-    fresh["rev"] = rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
-    for key in ("notified", "outbox", "guard"):
-        if isinstance(doc.get(key), dict | list):
-            fresh[key] = doc[key]
-    return fresh
 
 
 def _shape_ok(doc: object, session_id: str) -> bool:
@@ -129,6 +82,8 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
     if isinstance(doc, dict) and isinstance(doc.get("schema"), int) and doc["schema"] > SCHEMA:
         raise StateRejected(quarantine(path, f"schema{doc['schema']}"))
     if isinstance(doc, dict) and isinstance(doc.get("schema"), int) and doc["schema"] < SCHEMA:
+        from session_watcher.state.migrate import migrate  # an older version's state: once a session
+
         migrated = migrate(doc, session_id)
         if migrated is not None:
             doc = migrated

@@ -1,0 +1,32 @@
+"""The errors only a command reports to its user (core.errors draws the whole hierarchy): what the
+user can act on, `UserError` and its kinds (the CLI prints one line and exits 1, or 2 for a
+UsageError), and a read-only user file. Apart from `core.errors`, which every hook run loads, so a
+hook's process creates these classes only when it reaches the code that raises one."""
+
+from __future__ import annotations
+
+from session_watcher.core.errors import WatcherError
+
+
+class UserError(WatcherError):
+    """Something the user can fix (a missing session, a bad argument, an unusable file): one line, exit 1."""
+
+
+class UsageError(UserError):
+    """A command line that cannot work (options that do not go together): exit 2, as argparse's refusals."""
+
+
+class NoSession(UserError):
+    """No session matches the request (no state, no transcript, an unknown id or prefix)."""
+
+
+class ConfigError(UserError, ValueError):
+    """A config file that cannot be used: names the file, the key and what was expected."""
+
+
+class NoTarget(UserError):
+    """OTLP export is on but there is nowhere it can go (the message says why, for the log and `doctor`)."""
+
+
+class ReadOnlyFile(WatcherError, PermissionError):
+    """The user's file is read-only (no write permission bit): left as it is, never rewritten."""
