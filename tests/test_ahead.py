@@ -148,6 +148,28 @@ def test_a_result_cut_short_is_parsed_here(tmp_path: Path, alone: None) -> None:
 
 
 @pytest.mark.slow
+def test_no_child_from_a_process_running_a_thread(tmp_path: Path, alone: None) -> None:
+    """With another thread running (the live page's server, say) nothing forks: this process takes
+    every chunk from the queue itself, with the same result."""
+    import threading
+
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, daemon=True)
+    other.start()
+    try:
+        with two_cores(path) as reader:
+            assert reader.pid == 0
+            assert fold(path, reader) == one
+            assert reader.taken == 0
+    finally:
+        release.set()
+        other.join()
+
+
+@pytest.mark.slow
 def test_a_fold_that_fails_leaves_no_child(tmp_path: Path, alone: None) -> None:
     """The fold raising (the user's ^C mid-replay, say) stops the child: killed, waited for."""
     path = tmp_path / "big.jsonl"
