@@ -205,8 +205,7 @@ PATCHES: dict[str, tuple[str, tuple[str, str], str]] = {
     "ProcessPoolExecutor (scan)": (FOR_STDLIB, POOL, STDLIB + RUN),
     "one process (pages)": ("the pages' forked pool", POOL, ONE_PROCESS + RUN),
     "ProcessPoolExecutor (pages)": (FOR_STDLIB, POOL, STDLIB + RUN),
-    "one process (replay)": ("replay's second parsing process", ("state/prefetch.py", "pool.fork("),
-                             ONE_PROCESS + RUN),
+    "one process (replay)": ("replay's two-core parse", ("state/ahead.py", "pool.fork("), ONE_PROCESS + RUN),
 }
 
 

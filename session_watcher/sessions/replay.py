@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
+# a transcript this large is parsed on two cores where one is idle (state.ahead: two 8 MiB chunks;
+# below it the fork and the copy of the events cost about what the second core gives)
+TWO_CORES_BYTES = 16 << 20
 
 
 def transcript_cwd(path: str, fd: int | None = None) -> str | None:
@@ -72,9 +75,9 @@ def replay(transcript_path: str, cwd: str | None = None, cfg: Config | None = No
            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(final status document, one trace row per main-chain API call; empty without `with_trace`).
     `trace`: the list the rows are appended to (the session page's keeps only its story rows)."""
-    from session_watcher.core.status import status_document
-
     state, cfg, trace = fold(transcript_path, cwd, cfg, subagents, with_trace, trace)
+    from session_watcher.core.status import status_document  # after the fold's start: a child may parse meanwhile
+
     return status_document(state, cfg), trace
 
 
@@ -98,17 +101,34 @@ def fold_read(path: str, cwd: str | None, trace: list[dict[str, Any]], reader: C
 def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents: bool,
           trace: list[dict[str, Any]] | None, reader: ChunkReader | None) -> tuple[State, Config]:
     """The fold: from a scratch state (`cwd`: the folder, and whether to look for it when None)."""
-    from session_watcher.state import session
+    two = None
+    if reader is None and _size(path) >= TWO_CORES_BYTES:  # parsed on two cores where one is idle: first
+        from session_watcher.agents import agent_for_head
+        from session_watcher.state.ahead import ahead
 
-    state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
-    subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
-    session.canon_memo = {}
+        reader = two = ahead(path, agent_for_head)
     try:
-        state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
-                                             reader=reader)
+        from session_watcher.state import session
+
+        state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
+        subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
+        session.canon_memo = {}
+        try:
+            state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
+                                                 reader=reader)
+        finally:
+            session.canon_memo = None
     finally:
-        session.canon_memo = None
+        if two is not None:
+            two.close()
     return state, cfg
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # the fold's own read says what is wrong
+        return 0
 
 
 def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, find_cwd: bool = True,

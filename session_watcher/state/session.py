@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
     class ChunkReader(Protocol):
         """A whole fold's reader of its main transcript in place of `read_new` (the session page's one
-        read): `read` as `read_new(path, before, whole=True)`, and `took` told each chunk's events."""
+        read, replay's two-core parse): `read` as `read_new(path, before, whole=True)`, and `took` told
+        each chunk's events. A reader with a `parsed` attribute that is not None after a read hands
+        on that chunk's (events, bad lines) itself (`state.ahead.Ahead`)."""
 
         def read(self, path: str, before: dict[str, Any] | None) -> tuple[list[bytes], dict[str, Any], int]: ...
 
@@ -188,7 +190,11 @@ def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: fl
         agent = agent_reading(before, lines)
         if not sub:
             state["context"]["agent"] = agent.name  # the agent whose log the state follows
-        lines, cursor, events, bad = read_events(path, before, cursor, lines, whole or reader is not None, agent)
+        parsed = getattr(reader, "parsed", None)  # a reader that parsed the chunk it read (state.ahead)
+        if parsed is None:
+            lines, cursor, events, bad = read_events(path, before, cursor, lines, whole or reader is not None, agent)
+        else:
+            events, bad = parsed
         if reader is not None:
             reader.took(events)
         state["bad"] += skipped

@@ -1,0 +1,279 @@
+"""`replay`'s two-core parse (state.ahead): the same state, trace and bad-line count as the
+one-process fold, with the child's chunks really used and this process parsing while it waits; a
+child that is gone changes nothing; only where a core is idle and the file is large."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.agents import agent_for_head
+from session_watcher.base import config
+from session_watcher.core import engine
+from session_watcher.core.status import status_document
+from session_watcher.state import ahead as ahead_mod
+from session_watcher.state import session
+from session_watcher.state.ahead import Ahead, plan, worth_forking
+from session_watcher.state.reader import CHUNK, read_new
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+ROLLOUT = Path(__file__).parent / "fixtures" / "codex" / "rollout-019f1f6f-311c-7543-b0f9-f126da3c5434.jsonl"
+CFG = config.merge()
+
+
+def big_session(path: Path, chunks: float = 4.5) -> None:
+    """Real sessions' lines, copied with distinct message, request and tool ids to `chunks` chunks,
+    with a broken line early on and a line longer than a chunk near the end."""
+    src = [p.read_bytes() for p in sorted(FIXTURES.glob("*.jsonl")) if p.stat().st_size > 1_000_000]
+    out: list[bytes] = []
+    size, k = 0, 0
+    while size < chunks * CHUNK:
+        for data in src:
+            copy = data.replace(b'"msg_', b'"msg_%d' % k).replace(b'"req_', b'"req_%d' % k)
+            copy = copy.replace(b"toolu_", b"toolu_%d" % k)
+            out.append(copy)
+            size += len(copy)
+            k += 1
+            if k == 2:
+                out.append(b'{"type":"assistant","message":{"usage":\n')  # broken
+            if size > (chunks - 1) * CHUNK and size - len(copy) <= (chunks - 1) * CHUNK:  # skipped, usage kept
+                out.append(b'{"type":"progress","data":"' + b"x" * (CHUNK + 10) + b'"}\n')
+    path.write_bytes(b"".join(out))
+
+
+def fold(path: Path, reader: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    state = engine.new_state(path.stem)
+    trace: list[dict[str, Any]] = []
+    state, _, done = session.sync(state, str(path), CFG, float("inf"), trace=trace, whole=True, reader=reader)
+    assert done
+    return status_document(state, CFG), trace, state["bad"]
+
+
+def two_cores(path: Path) -> Ahead:
+    fd = os.open(path, os.O_RDONLY)
+    chunks = plan(str(path), fd)
+    assert chunks is not None
+    return Ahead(str(path), agent_for_head(b"{}"), chunks, fd)
+
+
+@pytest.mark.slow
+def test_two_processes_fold_to_the_same_document(tmp_path: Path, alone: None) -> None:
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    with two_cores(path) as reader:
+        assert reader.pid  # a second process is parsing
+        planned = len(reader.chunks)
+        two = fold(path, reader)
+        taken = reader.taken
+    assert planned >= 3  # up to the over-long line; the fold reads on from there alone
+    assert taken >= 1  # the child's events were used, not parsed again here
+    assert two == one
+    doc, trace, bad = one
+    assert bad == 2  # the broken line and the over-long one
+    assert len(trace) == doc["calls"] > 1000
+
+
+@pytest.mark.slow
+def test_this_process_parses_what_the_child_has_not_reached(tmp_path: Path, alone: None,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child that does not get on (held here before it parses) keeps only the chunk it took, and
+    this process parses every other one meanwhile; once the child goes on, its chunk comes back."""
+    path = tmp_path / "big.jsonl"
+    big_session(path, 5.5)
+    one = fold(path)
+    parent = os.getpid()
+    held, let_go = os.pipe()
+    real = Ahead._parse
+
+    def gated(self: Ahead, k: int) -> tuple[list[Any], int]:
+        if os.getpid() != parent:
+            os.read(held, 1)  # the child waits to be let go
+        return real(self, k)
+
+    monkeypatch.setattr(Ahead, "_parse", gated)
+    try:
+        with two_cores(path) as reader:
+            last = len(reader.chunks) - 1
+            got = reader._events(last)
+            assert len(reader.mine) >= last - 1  # every chunk but the last and the child's, parsed here
+            reader.mine[last] = got
+            os.write(let_go, b"x" * len(reader.chunks))
+            two = fold(path, reader)
+            assert reader.taken <= 1
+    finally:
+        os.close(held)
+        os.close(let_go)
+    assert last >= 3
+    assert two == one
+
+
+@pytest.mark.slow
+def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None) -> None:
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    with two_cores(path) as reader:
+        os.kill(reader.pid, signal.SIGKILL)
+        os.waitpid(reader.pid, 0)
+        reader.pid = 0
+        two = fold(path, reader)
+        assert reader.taken == 0
+    assert two == one
+
+
+@pytest.mark.slow
+def test_a_result_cut_short_is_parsed_here(tmp_path: Path, alone: None) -> None:
+    """A child that ended in the middle of writing a result (its header or its events cut short):
+    the chunk is parsed here, nothing half-read is decoded."""
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    for cut in (b"\x00" * 4, b"\x00" * 5, b"\x00" * 4 + (100).to_bytes(8, "little") + b"\x80" * 10):
+        with two_cores(path) as reader:
+            os.kill(reader.pid, signal.SIGKILL)
+            os.waitpid(reader.pid, 0)
+            reader.pid = 0
+            os.close(reader.pipe)
+            reader.pipe, w = os.pipe()
+            os.write(w, cut)  # chunk 0's header, then the child is gone
+            os.close(w)
+            os.read(reader.queue, 4)  # chunk 0 was the child's
+            assert fold(path, reader) == one
+            assert reader.taken == 0
+
+
+@pytest.mark.slow
+def test_no_child_from_a_process_running_a_thread(tmp_path: Path, alone: None) -> None:
+    """With another thread running (the live page's server, say) nothing forks: this process takes
+    every chunk from the queue itself, with the same result."""
+    import threading
+
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    one = fold(path)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, daemon=True)
+    other.start()
+    try:
+        with two_cores(path) as reader:
+            assert reader.pid == 0
+            assert fold(path, reader) == one
+            assert reader.taken == 0
+    finally:
+        release.set()
+        other.join()
+
+
+@pytest.mark.slow
+def test_a_fold_that_fails_leaves_no_child(tmp_path: Path, alone: None) -> None:
+    """The fold raising (the user's ^C mid-replay, say) stops the child: killed, waited for."""
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    reader = two_cores(path)
+    pid = reader.pid
+    assert pid
+
+    def fold_interrupted() -> None:
+        with reader:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fold_interrupted()
+    with pytest.raises(ChildProcessError):  # neither running nor a zombie
+        os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.slow
+def test_replay_forks_where_a_core_is_idle_and_not_for_a_rollout(tmp_path: Path, alone: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """replay of a large Claude Code transcript goes through the child (the same document and trace
+    as one process); a Codex rollout, read by its own stateful decoder, gets none."""
+    from session_watcher.sessions import replay as rp
+
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    alone_doc = rp.replay(str(path))
+    plain = rp.fold(str(ROLLOUT))[0]["engine"]["calls"]
+    made: list[Ahead | None] = []
+    real = ahead_mod.ahead
+
+    def counted(*args: Any) -> Ahead | None:
+        got = real(*args)
+        made.append(got)
+        return got
+
+    monkeypatch.setattr(ahead_mod, "worth_forking", lambda: True)
+    monkeypatch.setattr(rp, "TWO_CORES_BYTES", 0)  # the rollout is small: asked all the same
+    monkeypatch.setattr(ahead_mod, "ahead", counted)
+    assert rp.replay(str(path)) == alone_doc
+    assert made[0] is not None
+    assert made[0].taken >= 1
+    assert rp.fold(str(ROLLOUT))[0]["engine"]["calls"] == plain > 50
+    assert made[1] is None
+
+
+def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
+    """The plan's cursors and chunks are read_new(whole=True)'s, read after read, up to an over-long
+    line (the fold reads on from there)."""
+    path = tmp_path / "big.jsonl"
+    big_session(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = plan(str(path), fd)
+    finally:
+        os.close(fd)
+    assert chunks is not None
+    before: dict[str, Any] | None = None
+    for c in chunks:
+        lines, after, skipped = read_new(str(path), before, whole=True)
+        assert (c.before, c.after, skipped) == (before, after, 0)
+        with path.open("rb") as fh:
+            fh.seek(c.start)
+            assert fh.read(c.size) == lines[0]
+        before = after
+    assert read_new(str(path), before, whole=True)[2] == 1  # the over-long line is where the plan stopped
+    short = FIXTURES / "short.jsonl"
+    fd = os.open(short, os.O_RDONLY)
+    try:
+        assert plan(str(short), fd) is None  # one chunk: nothing to share
+    finally:
+        os.close(fd)
+
+
+def test_two_cores_only_where_one_is_idle() -> None:
+    assert worth_forking((3.0, 0.4, 1), 2)
+    assert not worth_forking((3.0, 0.4, 1), 1)  # one core
+    assert not worth_forking((3.0, 0.4, 2), 2)  # another process running now
+    assert not worth_forking((60.0, 0.4, 1), 2)  # processes waited for a core of late
+    assert worth_forking((3.0, 1.8, 1), 2)  # a minute's average of this replay's own runs: the pressure decides
+    assert worth_forking((None, 1.4, 1), 2)  # no pressure kept: the average decides
+    assert not worth_forking((None, 1.6, 1), 2)
+    assert worth_forking((10.0, 3.0, 3), 4)
+    pressure, average, running = ahead_mod.machine_load()
+    assert pressure is None or 0 <= pressure <= 100
+    assert average >= 0
+    assert running >= 1  # this process runs
+
+
+def test_a_small_transcript_is_read_without_the_two_core_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                ) -> None:
+    """Below TWO_CORES_BYTES replay neither imports state.ahead nor asks it (its import is a cost a
+    short replay's start would pay for nothing)."""
+    from session_watcher.sessions import replay as rp
+
+    asked: list[str] = []
+    monkeypatch.setattr(ahead_mod, "ahead", lambda path, _agent_of: asked.append(path))
+    small = FIXTURES / "short.jsonl"
+    assert small.stat().st_size < rp.TWO_CORES_BYTES
+    rp.fold(str(small))
+    assert asked == []
+    big = tmp_path / "big.jsonl"
+    filler = b'{"type":"progress","data":"' + b"x" * (1 << 20) + b'"}\n'
+    big.write_bytes(small.read_bytes() + filler * (rp.TWO_CORES_BYTES // len(filler) + 1))
+    assert rp.fold(str(big))[0]["engine"] == rp.fold(str(small))[0]["engine"]
+    assert asked == [str(big)]
