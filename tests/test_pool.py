@@ -174,3 +174,29 @@ def test_batches_take_the_heaviest_first_and_cover_every_group() -> None:
     grouped = pool.batches(weights, 4)  # more groups than batches: neighbours in that order share one
     assert grouped == [[1, 3], [5, 2], [4, 0]]
     assert sorted(i for b in grouped for i in b) == list(range(len(weights)))
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"cpu.max": b"150000 100000\n"}, 1),  # v2: 1.5 cores of quota: one whole
+    ({"cpu.max": b"400000 100000\n"}, 4),
+    ({"cpu.max": b"50000 100000\n"}, 0),  # half a core: cores() still says 1
+    ({"cpu.max": b"max 100000\n"}, None),  # v2 without a quota
+    ({"cpu/cpu.cfs_quota_us": b"200000\n", "cpu/cpu.cfs_period_us": b"100000\n"}, 2),  # v1
+    ({"cpu/cpu.cfs_quota_us": b"-1\n", "cpu/cpu.cfs_period_us": b"100000\n"}, None),  # v1 without one
+    ({"cpu.max": b"garbage"}, None),
+    ({}, None),
+])
+def test_the_cpu_quota_of_a_control_group(tmp_path: Path, files: dict[str, bytes], expected: int | None) -> None:
+    for name, data in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    assert pool.quota_cores(str(tmp_path)) == expected
+
+
+def test_cores_are_no_more_than_the_quota_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container given a fraction of the machine's cores forks no more readers than its quota
+    pays for (at least one)."""
+    monkeypatch.setattr(pool, "quota_cores", lambda root="/sys/fs/cgroup": 0)
+    assert pool.cores() == 1
+    monkeypatch.setattr(pool, "quota_cores", lambda root="/sys/fs/cgroup": 1000)
+    assert pool.cores() == len(os.sched_getaffinity(0))

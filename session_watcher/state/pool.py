@@ -38,11 +38,31 @@ _HEAD = 12  # a result's header in a child's file: its batch number (4 bytes) an
 
 
 def cores() -> int:
-    """The cores this process may run on."""
+    """The cores this process may run on: those it may be scheduled on, no more than its control
+    group's CPU quota allows (a container given 1.5 of 8 cores: 1)."""
     try:
-        return len(os.sched_getaffinity(0))
+        n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+        n = os.cpu_count() or 1
+    quota = quota_cores()
+    return n if quota is None else max(1, min(n, quota))
+
+
+def quota_cores(root: str = "/sys/fs/cgroup") -> int | None:
+    """Whole cores of the CPU quota of the control group at `root` (v2's `cpu.max`, else v1's
+    `cpu/cpu.cfs_quota_us` over its period); None where none is set or none can be read."""
+    for name, period_name in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        try:
+            with open(os.path.join(root, name), "rb") as fh:
+                fields = fh.read().split()
+            if period_name is not None:
+                with open(os.path.join(root, period_name), "rb") as fh:
+                    fields += fh.read().split()
+            quota, period = int(fields[0]), int(fields[1])
+        except (OSError, ValueError, IndexError):  # no such file, "max", not a number
+            continue
+        return int(quota // period) if quota > 0 and period > 0 else None
+    return None
 
 
 def batches(weights: list[int], most: int = QUEUE_BATCHES) -> list[list[int]]:
