@@ -626,14 +626,7 @@ class Index:
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
             if rec is not None and not job.start:
-                conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
-                if (got.seen, got.mtime_ns, got.offset) == (rec.size, rec.mtime_ns, rec.offset):
-                    # another file with the facts of the one before (replaced, its size and mtime
-                    # kept): a new id, so nothing kept by the facts (a part, a report) is taken for it
-                    fid = conn.execute("SELECT max(id) + 1 FROM files").fetchone()[0]
-                    conn.execute("UPDATE files SET id = ? WHERE id = ?", (fid, rec.id))
-                    rec = rec._replace(id=fid)  # noqa: PLW2901
-                    self._renumbered = True
+                rec = self._read_whole(conn, src.path, rec, got)  # noqa: PLW2901
             if rec is None:
                 new.append((*facts, _db(src.path)))
             else:
@@ -658,6 +651,24 @@ class Index:
         conn.executemany("UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?", updates)
         conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
         return appended, reread
+
+    def _read_whole(self, conn: sqlite3.Connection, path: str, rec: FileRec, got: Scanned) -> FileRec | None:
+        """The row of a known file read again whole, its chunks gone (None: no row, the file is new).
+        Asked by path, in this run's transaction: a report run beside this one may have renumbered
+        or dropped the row since this one loaded `rec`, and rows written under that id would be left
+        to the next file given it. A file with the facts it had (replaced, its size and mtime kept)
+        takes a new id, so nothing kept by the facts (a part, a report) is taken for it."""
+        conn.execute("DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE path = ?)", (_db(path),))
+        row = conn.execute("SELECT id, size, mtime_ns, offset FROM files WHERE path = ?", (_db(path),)).fetchone()
+        if row is None:
+            return None
+        seen = (got.seen, got.mtime_ns, got.offset)
+        if seen not in {(rec.size, rec.mtime_ns, rec.offset), tuple(row[1:])}:
+            return rec._replace(id=row[0])
+        fid = conn.execute("SELECT max(id) + 1 FROM files").fetchone()[0]
+        conn.execute("UPDATE files SET id = ? WHERE id = ?", (fid, row[0]))
+        self._renumbered = True
+        return rec._replace(id=fid)
 
     def fingerprint(self, extra: str) -> str:
         """A key for the finished report: every live file's path, id, size, mtime and offset (`refresh`'s
