@@ -196,6 +196,29 @@ def test_a_replaced_file_renumbered_by_a_report_run_beside_this_one(corpus: Path
     assert totals(warm) == totals(cold)
 
 
+def test_a_file_put_back_after_a_run_without_it_takes_an_id_never_given(corpus: Path) -> None:
+    """A file moved away for one run (its row dropped), then put back with other content of the size
+    and mtime it had: a new file to the index, under an id no file had (SQLite gives the highest id
+    dropped again), so the finished report kept by the file's id and facts does not stand for it."""
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    old = main.stat()
+    os.replace(main, corpus / "away.jsonl")
+    _, st = run(corpus)
+    assert st.dropped == 1
+    body = b"".join(call_line(f"r{i}", 1000, 10) for i in range(400))
+    main.write_bytes(body[:old.st_size - 1] + b"\n")
+    os.utime(main, ns=(old.st_atime_ns, old.st_mtime_ns))
+    doc, st = run(corpus)
+    assert (st.reread, st.dropped) == (1, 0)
+    cold, _ = run_report([str(corpus / "projects")], str(corpus / "cold.sqlite3"), now=1.8e9)
+    assert totals(cold)["tool_heavy"]["cacheRead"] == 1000 * body[:old.st_size].count(b"\n")
+    assert totals(doc) == totals(cold)
+    again, st = run(corpus)
+    assert (st.reread, st.skipped) == (0, st.files)
+    assert totals(again) == totals(cold)
+
+
 def test_shrunk_file_is_read_again(corpus: Path) -> None:
     run(corpus)
     main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
