@@ -94,3 +94,11 @@ def test_the_readme_says_these_figures(docs: list[dict[str, Any]]) -> None:
         rf"captures \*\*{total['capture']:.2f}\*\* of the best schedule's dollars \(median session "
         rf"{total['captureMedian']:.2f}, lowest {total['captureMin']:.2f}, none costs more", said)
     assert total["costMore"] == 0
+    # left out of the tuning: docs/model.md's leave-one-session-out figures (bench.calibrate), not these
+    model = " ".join((Path(__file__).resolve().parent.parent / "docs" / "model.md").read_text(encoding="utf-8").split())
+    loo = re.findall(r"leave-one-session-out \(`python -m bench\.calibrate`.*?left out \*\*([\d.]+) / ([\d.]+) / "
+                     r"([\d.]+), none negative\*\*", model)
+    assert len(loo) == 1
+    capture, median, lowest = loo[0]
+    assert (f"scored on each session left out of the tuning (the defaults chosen again on the other "
+            f"{len(docs) - 1}), **{capture}** (median {median}, lowest {lowest}, none negative)") in said

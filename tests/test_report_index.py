@@ -161,6 +161,64 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(corpus: Path
     assert totals(again) == totals(fresh)
 
 
+def test_a_replaced_file_renumbered_by_a_report_run_beside_this_one(corpus: Path) -> None:
+    """Two report runs read the same replaced file (same size and mtime, another inode): the one that
+    stores second finds the row renumbered by the other since it loaded it. Its rows go to the file's
+    row as it is now, not under an id no file has, which the next new file would be given with them
+    (that file's session then counted the replaced file's calls, on any report that read its rows)."""
+    roots, db = [str(corpus / "projects")], str(corpus / "cache" / "index.sqlite3")
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    old = main.stat()
+    body = b"".join(call_line(f"r{i}", 1000, 10) for i in range(400))
+    tmp = main.with_suffix(".tmp")
+    tmp.write_bytes(body[:old.st_size - 1] + b"\n")
+    os.utime(tmp, ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(tmp, main)
+    beside: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:  # called between this run's look at the index and its writes
+        if done and not beside:
+            beside.append((done, total))
+            run(corpus)
+
+    run_report(roots, db, now=1.8e9, progress=progress)
+    assert beside
+    assert beside[0][0] < beside[0][1]  # the other run went between this one's read and its store
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        orphans = "SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)"
+        assert conn.execute(orphans).fetchone() == (0,)
+    (corpus / "projects" / "proj" / "new.jsonl").write_bytes(b"".join(call_line(f"n{i}", 7, 1) for i in range(3)))
+    run(corpus)
+    warm, _ = run_report(roots, db, now=1.8e9, since=1.0)  # another report's sums: every session's rows read
+    cold, _ = run_report(roots, str(corpus / "cold.sqlite3"), now=1.8e9, since=1.0)
+    assert totals(cold)["new"]["cacheRead"] == 21
+    assert totals(warm) == totals(cold)
+
+
+def test_a_file_put_back_after_a_run_without_it_takes_an_id_never_given(corpus: Path) -> None:
+    """A file moved away for one run (its row dropped), then put back with other content of the size
+    and mtime it had: a new file to the index, under an id no file had (SQLite gives the highest id
+    dropped again), so the finished report kept by the file's id and facts does not stand for it."""
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    old = main.stat()
+    os.replace(main, corpus / "away.jsonl")
+    _, st = run(corpus)
+    assert st.dropped == 1
+    body = b"".join(call_line(f"r{i}", 1000, 10) for i in range(400))
+    main.write_bytes(body[:old.st_size - 1] + b"\n")
+    os.utime(main, ns=(old.st_atime_ns, old.st_mtime_ns))
+    doc, st = run(corpus)
+    assert (st.reread, st.dropped) == (1, 0)
+    cold, _ = run_report([str(corpus / "projects")], str(corpus / "cold.sqlite3"), now=1.8e9)
+    assert totals(cold)["tool_heavy"]["cacheRead"] == 1000 * body[:old.st_size].count(b"\n")
+    assert totals(doc) == totals(cold)
+    again, st = run(corpus)
+    assert (st.reread, st.skipped) == (0, st.files)
+    assert totals(again) == totals(cold)
+
+
 def test_shrunk_file_is_read_again(corpus: Path) -> None:
     run(corpus)
     main = corpus / "projects" / "proj" / "tool_heavy.jsonl"

@@ -1,7 +1,8 @@
 """The errors only a command reports to its user (core.errors draws the whole hierarchy): what the
 user can act on, `UserError` and its kinds (the CLI prints one line and exits 1, or 2 for a
 UsageError), and a read-only user file. Apart from `core.errors`, which every hook run loads, so a
-hook's process creates these classes only when it reaches the code that raises one."""
+hook's process creates these classes only when it reads the config files again (`base.config`: a
+session's first run, a config file changed) or reaches other code that raises one."""
 
 from __future__ import annotations
 

@@ -615,6 +615,7 @@ class Index:
         updates: list[tuple[object, ...]] = []  # files known before: their new facts, by id
         read: list[tuple[Source, Job, Scanned, FileRec | None]] = []
         new: list[tuple[object, ...]] = []  # files not known before: their facts and path
+        new_paths: list[str] = []
         for (src, st, rec), job, got in zip(todo, jobs, scanned, strict=True):
             if got is None:  # unreadable (permissions, vanished mid-read): left out this time
                 if rec is not None:
@@ -626,24 +627,19 @@ class Index:
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)
             if rec is not None and not job.start:
-                conn.execute("DELETE FROM chunks WHERE file_id = ?", (rec.id,))
-                if (got.seen, got.mtime_ns, got.offset) == (rec.size, rec.mtime_ns, rec.offset):
-                    # another file with the facts of the one before (replaced, its size and mtime
-                    # kept): a new id, so nothing kept by the facts (a part, a report) is taken for it
-                    fid = conn.execute("SELECT max(id) + 1 FROM files").fetchone()[0]
-                    conn.execute("UPDATE files SET id = ? WHERE id = ?", (fid, rec.id))
-                    rec = rec._replace(id=fid)  # noqa: PLW2901
-                    self._renumbered = True
+                rec = self._read_whole(conn, src.path, rec, got)  # noqa: PLW2901
             if rec is None:
                 new.append((*facts, _db(src.path)))
+                new_paths.append(src.path)
             else:
                 updates.append((*facts, rec.id))
             read.append((src, job, got, rec))
         # one statement each for every new file and every known one (not one at a time: a
-        # cold run over thousands of files paid for each); the new ids are then asked by path
-        conn.executemany("INSERT INTO files (dev, ino, size, mtime_ns, offset, head, path) VALUES (?,?,?,?,?,?,?)",
-                         new)
-        ids = {} if not new else {_fs(p): i for p, i in conn.execute("SELECT path, id FROM files")}
+        # cold run over thousands of files paid for each)
+        first = self._new_ids(conn, len(new)) if new else 0
+        conn.executemany("INSERT INTO files (id, dev, ino, size, mtime_ns, offset, head, path)"
+                         " VALUES (?,?,?,?,?,?,?,?)", [(first + k, *row) for k, row in enumerate(new)])
+        ids = {path: first + k for k, path in enumerate(new_paths)}
         for src, job, got, rec in read:
             file_id = rec.id if rec is not None else int(ids[src.path])
             if got.blob != NO_ROWS:
@@ -658,6 +654,36 @@ class Index:
         conn.executemany("UPDATE files SET dev=?, ino=?, size=?, mtime_ns=?, offset=?, head=? WHERE id=?", updates)
         conn.executemany("INSERT INTO chunks VALUES (?,?,?)", chunks)
         return appended, reread
+
+    def _read_whole(self, conn: sqlite3.Connection, path: str, rec: FileRec, got: Scanned) -> FileRec | None:
+        """The row of a known file read again whole, its chunks gone (None: no row, the file is new).
+        Asked by path, in this run's transaction: a report run beside this one may have renumbered
+        or dropped the row since this one loaded `rec`, and rows written under that id would be left
+        to the next file given it. A file with the facts it had (replaced, its size and mtime kept)
+        takes a new id, so nothing kept by the facts (a part, a report) is taken for it."""
+        conn.execute("DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE path = ?)", (_db(path),))
+        row = conn.execute("SELECT id, size, mtime_ns, offset FROM files WHERE path = ?", (_db(path),)).fetchone()
+        if row is None:
+            return None
+        seen = (got.seen, got.mtime_ns, got.offset)
+        if seen not in {(rec.size, rec.mtime_ns, rec.offset), tuple(row[1:])}:
+            return rec._replace(id=row[0])
+        fid = self._new_ids(conn, 1)
+        conn.execute("UPDATE files SET id = ? WHERE id = ?", (fid, row[0]))
+        self._renumbered = True
+        return rec._replace(id=fid)
+
+    @staticmethod
+    def _new_ids(conn: sqlite3.Connection, n: int) -> int:
+        """The first of `n` file ids never given before (kept in `meta` as `lastId`), where SQLite
+        hands a dropped file's id to the next one: a file removed, a report run, then put back with
+        other content of the size and mtime it had would have come back under its old id, with its
+        old facts, and the report kept by them stood for it."""
+        row = conn.execute("SELECT max(coalesce((SELECT value FROM meta WHERE key = 'lastId'), 0),"
+                           " coalesce((SELECT max(id) FROM files), 0))").fetchone()
+        first = int(row[0]) + 1
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('lastId', ?)", (first + n - 1,))
+        return first
 
     def fingerprint(self, extra: str) -> str:
         """A key for the finished report: every live file's path, id, size, mtime and offset (`refresh`'s
