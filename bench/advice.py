@@ -218,7 +218,17 @@ def main(argv: list[str] | None = None) -> int:
     if len(ns.transcripts) == 1:
         ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client else GRID
-    extra = {k: json.loads(v) for k, v in (item.split("=", 1) for item in ns.extra)}
+    extra: dict[str, Any] = {}
+    for item in ns.extra:
+        key, eq, value = item.partition("=")
+        if not eq:
+            ap.error(f"--with {item}: KEY=VALUE")
+        try:
+            extra[key] = json.loads(value)
+        except json.JSONDecodeError:
+            ap.error(f"--with {item}: the value is not JSON (a string is quoted: KEY='\"text\"')")
+        if key in grid:
+            ap.error(f"--with {key}: a key the grid chooses")
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
             paths = ns.transcripts

@@ -4,7 +4,7 @@ The state is plain JSON (dicts, lists, numbers) so it saves and loads with `fast
 TypedDicts and tuple aliases describe it. Import this module only under `if TYPE_CHECKING:` (it
 imports `typing`, which the hook cannot afford); at run time nothing here exists.
 
-A change to the on-disk shape bumps `engine.SCHEMA` and adds a step to `state.migrate.migrate`.
+A change to the on-disk shape bumps `fresh.SCHEMA` and adds a step to `state.migrate.migrate`.
 (No `from __future__ import annotations` here: TypedDict needs the annotations evaluated to tell
 required keys from `NotRequired` ones, which tests/test_shapes.py checks against the constructors.)
 """
