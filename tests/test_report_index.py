@@ -312,3 +312,33 @@ def test_progress_bar_only_on_a_terminal_after_a_moment(corpus: Path) -> None:
     idx.close()
     assert seen[0] == (0, 4)
     assert seen[-1] == (4, 4)
+
+
+def test_an_index_another_run_holds_is_left_to_it(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that finds the index held by another past the busy timeout (a long cold build, a run
+    stopped with ^Z mid-write) reports from a copy in memory and leaves the file as it is: it was
+    thrown away under the other run before (SQLite's BUSY taken for a damaged database)."""
+    from session_watcher.reports import index as index_mod
+
+    db = corpus / "cache" / "index.sqlite3"
+    run(corpus)
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    with main.open("ab") as f:
+        f.write(call_line("msg_held", 5_000, 100))
+    monkeypatch.setattr(index_mod, "BUSY_TIMEOUT", 0.05)
+    inode = db.stat().st_ino
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another run's write under way: readers may read, no one writes
+    try:
+        files_before = holder.execute("SELECT count(*) FROM files").fetchone()[0]
+        doc, _st = run(corpus)
+        assert db.stat().st_ino == inode  # the same file: not removed and made again
+        assert holder.execute("SELECT count(*) FROM files").fetchone()[0] == files_before
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    fresh, _ = run_report([str(corpus / "projects")], str(corpus / "other.sqlite3"), now=1.8e9)
+    assert totals(doc) == totals(fresh)
+    again, st = run(corpus)  # the file again, as the last run that could write it left it
+    assert totals(again) == totals(fresh)
+    assert (st.appended, st.reread) == (1, 0)

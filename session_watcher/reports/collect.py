@@ -328,8 +328,8 @@ def _run(
         try:  # the folders whose mtimes moved listed again, the others as the index kept them
             sources = _sources(plan, index)
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
-        except sqlite3.DatabaseError:
-            index.discard()
+        except sqlite3.DatabaseError as exc:
+            index.recover(exc)
             sources = _sources(plan, None)
             doc, text, stats, cached = _build(index, sources, roots, now, since, utc_offset, progress, as_text)
     finally:

@@ -85,6 +85,8 @@ def _fs(value: bytes | str) -> str:
 
 # SQLite's primary result codes for a database that cannot be written (sqlite3.h)
 _SQLITE_WRITE_FAILS = (3, 8, 10, 13, 14)  # PERM, READONLY, IOERR, FULL, CANTOPEN
+_SQLITE_HELD = (5, 6)  # BUSY, LOCKED: another run held the database past the timeout
+BUSY_TIMEOUT = 10.0  # seconds a run waits for another's write to the index to end
 
 
 def _cannot_write(exc: BaseException) -> bool:
@@ -95,6 +97,12 @@ def _cannot_write(exc: BaseException) -> bool:
     from session_watcher.base.paths import write_fails
 
     return isinstance(exc, OSError) and exc.errno in write_fails()
+
+
+def _held(exc: BaseException) -> bool:
+    """Whether `exc` says another process holds the database (then this run's index is in memory)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and isinstance(code, int) and code & 0xFF in _SQLITE_HELD
 
 
 class FileRec(NamedTuple):
@@ -253,7 +261,7 @@ class Index:
             ensure_private_dir(folder)  # ours: a real folder of this user, never a planted link
         elif folder:
             os.makedirs(folder, mode=0o700, exist_ok=True)
-        conn = sqlite3.connect(self.db_path, timeout=10)
+        conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT)
         try:
             self._prepare(conn)
         except sqlite3.DatabaseError:
@@ -320,6 +328,17 @@ class Index:
         self.bytes_read = 0
         self.head_bytes_read = 0
 
+    def recover(self, exc: sqlite3.DatabaseError) -> None:
+        """After `exc`: where the file cannot be written now (a read-only or full disk, another run
+        holding it past BUSY_TIMEOUT) this run's index goes on in memory and the file stays as it
+        is, for the runs after; otherwise (a damaged file) it is thrown away and rebuilt."""
+        if not self.in_memory and (_cannot_write(exc) or _held(exc)):
+            self.close()
+            self.in_memory = True
+            self.bytes_read = self.head_bytes_read = 0
+        else:
+            self.discard()
+
     def refresh(
         self,
         sources: Sequence[Source],
@@ -333,17 +352,13 @@ class Index:
         session id that were read this run, as (source, job, result) in source order; what it
         returns (plain data) is in `finished` by session id afterwards.
 
-        A database that cannot be read (corrupt, not a database) is thrown away and rebuilt.
+        A database that cannot be read (corrupt, not a database) is thrown away and rebuilt; one that
+        cannot be written now (`recover`) is left as it is, this run's index in memory.
         """
         try:
             return self._refresh(sources, list(roots), progress, finish)
         except sqlite3.DatabaseError as exc:
-            if not self.in_memory and _cannot_write(exc):  # the disk filled or went read-only
-                self.close()
-                self.in_memory = True
-                self.bytes_read = self.head_bytes_read = 0
-            else:
-                self.discard()
+            self.recover(exc)
             return self._refresh(sources, list(roots), progress, finish)
 
     def _refresh(
