@@ -218,7 +218,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="session-watcher",
-        description="When does a long Claude Code session cost more than restarting it? Measured live.",
+        description="When does a long Claude Code or Codex session cost more than restarting it? Measured live.",
         epilog="A session is named the same way everywhere: nothing (the most recently active), its id, the first "
                "6 or more characters of its id, or its transcript's path. `COMMAND --help` for each command.",
     )

@@ -32,7 +32,7 @@ def add_parser(sub: Any) -> None:
                    help="the collector's OTLP/HTTP endpoint (default: the configured one; docs/otlp.md)")
     s.add_argument("--since", metavar="DATE", help="only sessions active from this date on (YYYY-MM-DD)")
     s.add_argument("--projects", metavar="DIR", nargs="+", action="extend",
-                   help="these folders instead of every Claude Code projects folder")
+                   help="these folders of Claude Code projects instead of every agent's own folders")
     s.add_argument("--dry-run", action="store_true", help="print the metrics request as OTLP/JSON, send nothing")
     s.set_defaults(func=command)
 

@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "report",
         description="Cache warmth, idle-gap cost, the inferred cache-TTL cliff and cold-start causes "
-        "across every Claude Code session on this machine.",
+        "across every Claude Code and Codex session on this machine.",
         epilog="One session's page: `session-watcher report session [SESSION] --html OUT.html` (or --serve for a "
         "live view); `report session --help` for more.",
     )
@@ -57,7 +57,7 @@ def add_parser(sub: Any) -> None:
         metavar="DIR",
         nargs="+",
         action="extend",
-        help="scan these folders instead of every Claude Code projects folder",
+        help="scan these folders of Claude Code projects instead of every agent's own folders",
     )
     p.add_argument("--since", metavar="DATE", type=parse_since, help="only calls from this date on")
     out = p.add_mutually_exclusive_group()
