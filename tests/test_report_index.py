@@ -342,3 +342,37 @@ def test_an_index_another_run_holds_is_left_to_it(corpus: Path, monkeypatch: pyt
     again, st = run(corpus)  # the file again, as the last run that could write it left it
     assert totals(again) == totals(fresh)
     assert (st.appended, st.reread) == (1, 0)
+
+
+def test_an_index_another_run_holds_exclusive_is_not_copied_past_the_wait(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run held off past the busy timeout by another's exclusive lock (a run stopped mid-commit)
+    builds its report in an empty index in memory: the copy of the file waited for the lock to go
+    before (sqlite3's backup tries a busy step again without end), a report that never came."""
+    import threading
+
+    from session_watcher.reports import index as index_mod
+
+    db = corpus / "cache" / "index.sqlite3"
+    run(corpus)
+    monkeypatch.setattr(index_mod, "BUSY_TIMEOUT", 0.05)
+    inode = db.stat().st_ino
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")  # no other connection may read it now
+    # only so that the code before could end at all: the lock let go long after any run here
+    valve = threading.Timer(120, holder.execute, ("ROLLBACK",))
+    valve.start()
+    try:
+        doc, st = run(corpus)
+    finally:
+        valve.cancel()
+        with contextlib.suppress(sqlite3.Error):
+            holder.execute("ROLLBACK")
+        holder.close()
+    assert (st.reread, st.skipped) == (4, 0)  # every file read into the index in memory
+    assert db.stat().st_ino == inode
+    fresh, _ = run_report([str(corpus / "projects")], str(corpus / "other.sqlite3"), now=1.8e9)
+    assert totals(doc) == totals(fresh)
+    _again, st = run(corpus)  # the file as it was: nothing to read
+    assert (st.reread, st.skipped) == (0, 4)
