@@ -856,7 +856,10 @@ class Index:
     def _forget_docs(self, kept: set[str], kind: str = "") -> None:
         """The files of reports' texts (`kind` ""), or of merged sums (`_MERGED`), that no kept row
         holds removed (a run beside this one may have kept others: their reader finds one missing and
-        builds again)."""
+        builds again). An index in memory removes none: what its rows hold is not what the file's do
+        (a run holding the file keeps files this one's copy never named)."""
+        if self.in_memory:
+            return
         folder = self._docs()
         try:
             names = os.listdir(folder)
