@@ -134,15 +134,16 @@ def client_setting(s: cal.Session, setting: dict[str, Any]) -> dict[str, Any]:
     event of its transcript), none for a session without one (the fallback)."""
     if "before" not in setting:
         return setting
+    rest = {k: v for k, v in setting.items() if k not in CLIENT}  # --with's keys, under every setting
     era = None
     for ev in s.loaded.events:
         if ev[0] == "autocompact":
             era = ev[2]
     if era is None:
-        return {}
+        return rest
     from session_watcher.agents.claude_code.transcript import RESERVE_SINCE
 
-    return {"compact_reserve": setting["since"] if era == RESERVE_SINCE else setting["before"]}
+    return {**rest, "compact_reserve": setting["since"] if era == RESERVE_SINCE else setting["before"]}
 
 
 def spaced(sc: cal.Score) -> bool:
@@ -227,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             extra[key] = json.loads(value)
         except json.JSONDecodeError:
             ap.error(f"--with {item}: the value is not JSON (a string is quoted: KEY='\"text\"')")
-        if key in grid:
+        if key in grid or (ns.client and key == "compact_reserve"):
             ap.error(f"--with {key}: a key the grid chooses")
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:
-            setting = {**base, "remind_backoff": backoff, "remind_cap": cap}
+            setting = {**extra, **base, "remind_backoff": backoff, "remind_cap": cap}
             seen = [shown(s, config.merge(s.cfg, setting)) for s in sessions]
             out.append(f"| backoff {backoff:g}, cap {cap} " + summary(sessions, table[chosen][0], seen))
     print("\n".join(out))

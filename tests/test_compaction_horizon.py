@@ -188,3 +188,26 @@ def test_the_advice_tool_measures_a_variant(tmp_path: Path, capsys: pytest.Captu
     advice.main(["--compact", *files])
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("| a |", "| b |"))]
     assert rows == ["| a |" + " 0.52 (0) |" * 5, "| b |" + " 0.58 (0) |" * 5]
+
+
+def test_the_advice_tool_sets_a_variant_under_every_setting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--with` is set under each setting of --client's grid (the reserve by client version; the
+    variant was left out of it) and under the back-off rows of --quick's (a reserve of 60k: 0 of 2
+    gates sent, as the grid's rows say, not the 0 of 4 of the reserve as shipped); a key that grid
+    chooses, a value without KEY= and one that is not JSON are refused."""
+    files = [str(two_segments().save(tmp_path / "a.jsonl")), str(two_segments(160_000).save(tmp_path / "b.jsonl"))]
+    advice.main(["--client", "--with", "advice_min_usd=1000", *files])  # a floor no restart saves
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines() if line.startswith("| (")]
+    assert len(rows) == 15
+    assert {r[2].strip() for r in rows} == {"0.000"}  # no advice given: no dollar captured
+    advice.main(["--quick", "--with", "compact_reserve=60000", *files])
+    out = capsys.readouterr().out.splitlines()
+    backoff = [line for line in out if line.startswith("| backoff")]
+    assert len(backoff) == len(advice.BACKOFF)
+    assert all("| 0 of 2 |" in line for line in backoff)
+    for bad in (["--client", "--with", "compact_reserve=60000"], ["--compact", "--with", "compact_reserve=1"],
+                ["--before", "--with", "compact_reserve"], ["--before", "--with", "compact_reserve=6O"]):
+        with pytest.raises(SystemExit) as exc:
+            advice.main([*bad, *files])
+        assert exc.value.code == 2
+        assert "--with compact_reserve" in capsys.readouterr().err

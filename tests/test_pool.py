@@ -190,7 +190,43 @@ def test_the_cpu_quota_of_a_control_group(tmp_path: Path, files: dict[str, bytes
     for name, data in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(data)
-    assert pool.quota_cores(str(tmp_path)) == expected
+    assert pool.quota_cores(str(tmp_path), str(tmp_path / "no-such-file")) == expected
+
+
+@pytest.mark.parametrize(("own", "files", "expected"), [
+    # a host's v2 hierarchy: no quota at its root, one on the process's own group in a slice
+    ("0::/user.slice/job.scope\n", {"user.slice/cpu.max": b"max 100000\n",
+                                    "user.slice/job.scope/cpu.max": b"200000 100000\n"}, 2),
+    # ... a smaller one on a group above it
+    ("0::/user.slice/job.scope\n", {"user.slice/cpu.max": b"100000 100000\n",
+                                    "user.slice/job.scope/cpu.max": b"300000 100000\n"}, 1),
+    # a container in its own namespace: its group is the root it sees
+    ("0::/\n", {"cpu.max": b"300000 100000\n"}, 3),
+    # a v2 container in a group of its own below its root (an init moved aside)
+    ("0::/init\n", {"cpu.max": b"300000 100000\n", "init/cpu.max": b"max 100000\n"}, 3),
+    # v1 with cpu and cpuacct in one hierarchy of that name, and no `cpu` link to it
+    ("4:cpu,cpuacct:/\n", {"cpu,cpuacct/cpu.cfs_quota_us": b"300000\n",
+                           "cpu,cpuacct/cpu.cfs_period_us": b"100000\n"}, 3),
+    # v1 on a host: the quota on a service's group
+    ("4:cpu,cpuacct:/system.slice/x.service\n2:memory:/system.slice/x.service\n",
+     {"cpu,cpuacct/cpu.cfs_quota_us": b"-1\n", "cpu,cpuacct/cpu.cfs_period_us": b"100000\n",
+      "cpu,cpuacct/system.slice/x.service/cpu.cfs_quota_us": b"200000\n",
+      "cpu,cpuacct/system.slice/x.service/cpu.cfs_period_us": b"100000\n"}, 2),
+    # a v1 container: its group named as the host sees it, its own folder at the root it sees
+    ("4:cpu,cpuacct:/docker/0123abcd\n", {"cpu/cpu.cfs_quota_us": b"150000\n",
+                                          "cpu/cpu.cfs_period_us": b"100000\n"}, 1),
+])
+def test_the_cpu_quota_of_this_process_s_own_group(
+    tmp_path: Path, own: str, files: dict[str, bytes], expected: int,
+) -> None:
+    """The quota of the group /proc/self/cgroup names, and of those above it, where it is not at
+    the hierarchy's root (a host's slices; v1's joined `cpu,cpuacct` folder): none was read before."""
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cgroup").write_text(own)
+    for name, data in files.items():
+        (tmp_path / "fs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "fs" / name).write_bytes(data)
+    assert pool.quota_cores(str(tmp_path / "fs"), own=str(tmp_path / "proc" / "cgroup")) == expected
 
 
 def test_cores_are_no_more_than_the_quota_allows(monkeypatch: pytest.MonkeyPatch) -> None:

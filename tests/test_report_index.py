@@ -327,12 +327,14 @@ def test_an_index_another_run_holds_is_left_to_it(corpus: Path, monkeypatch: pyt
         f.write(call_line("msg_held", 5_000, 100))
     monkeypatch.setattr(index_mod, "BUSY_TIMEOUT", 0.05)
     inode = db.stat().st_ino
+    beside = sorted(os.listdir(corpus / "cache" / "index-reports"))  # the texts the file's rows name
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another run's write under way: readers may read, no one writes
     try:
         files_before = holder.execute("SELECT count(*) FROM files").fetchone()[0]
         doc, _st = run(corpus)
         assert db.stat().st_ino == inode  # the same file: not removed and made again
+        assert sorted(os.listdir(corpus / "cache" / "index-reports")) == beside  # nor what it names
         assert holder.execute("SELECT count(*) FROM files").fetchone()[0] == files_before
     finally:
         holder.execute("ROLLBACK")
@@ -342,3 +344,40 @@ def test_an_index_another_run_holds_is_left_to_it(corpus: Path, monkeypatch: pyt
     again, st = run(corpus)  # the file again, as the last run that could write it left it
     assert totals(again) == totals(fresh)
     assert (st.appended, st.reread) == (1, 0)
+
+
+def test_an_index_another_run_holds_exclusive_is_not_copied_past_the_wait(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run held off past the busy timeout by another's exclusive lock (a run stopped mid-commit)
+    builds its report in an empty index in memory: the copy of the file waited for the lock to go
+    before (sqlite3's backup tries a busy step again without end), a report that never came."""
+    import threading
+
+    from session_watcher.reports import index as index_mod
+
+    db = corpus / "cache" / "index.sqlite3"
+    run(corpus)
+    monkeypatch.setattr(index_mod, "BUSY_TIMEOUT", 0.05)
+    inode = db.stat().st_ino
+    beside = sorted(os.listdir(corpus / "cache" / "index-reports"))
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")  # no other connection may read it now
+    # only so that the code before could end at all: the lock let go long after any run here
+    valve = threading.Timer(120, holder.execute, ("ROLLBACK",))
+    valve.start()
+    try:
+        doc, st = run(corpus)
+    finally:
+        valve.cancel()
+        with contextlib.suppress(sqlite3.Error):
+            holder.execute("ROLLBACK")
+        holder.close()
+    assert (st.reread, st.skipped) == (4, 0)  # every file read into the index in memory
+    assert db.stat().st_ino == inode
+    assert sorted(os.listdir(corpus / "cache" / "index-reports")) == beside  # an empty index's rows name none
+    fresh, _ = run_report([str(corpus / "projects")], str(corpus / "other.sqlite3"), now=1.8e9)
+    assert totals(doc) == totals(fresh)
+    again, st = run(corpus)  # the file as it was: nothing to read, its report as kept
+    assert (st.reread, st.skipped) == (0, 4)
+    assert again["index"]["cached"] is True

@@ -1,14 +1,15 @@
 """`session-watcher export --otlp [URL] [--since DATE] [--projects DIR ...] [--dry-run]`: history.
 
-Finds the sessions as `report` does (every main transcript under the Claude Code projects folders,
-or under `--projects`), replays each with the hooks' own fold (`replay`), and sends each session's
-figures once: its gauges and cumulative counters as of its last call (the points' time), the
-counters starting at its first call, exactly what the live exporter sends for it, so a session seen
-live and then backfilled keeps one series. Running it twice sends the same points again: no
-cumulative value changes. The advice events (every alert the replay fired) go out once: their keys
-join the live exporter's progress file, so neither a second run nor the live exporter sends them
-again. URL left out: the configured endpoint (`[otlp]`, then the OTEL_* variables, then Claude
-Code's settings), as for the live export, whatever `[otlp] enabled` says: running it is the opt-in.
+Finds the sessions as `report` does (every main transcript in every agent's own folders, or in the
+folders of Claude Code projects `--projects` names), replays each with the hooks' own fold
+(`replay`), and sends each session's figures once: its gauges and cumulative counters as of its last
+call (the points' time), the counters starting at its first call, exactly what the live exporter
+sends for it, so a session seen live and then backfilled keeps one series. Running it twice sends
+the same points again: no cumulative value changes. The advice events (every alert the replay fired)
+go out once: their keys join the live exporter's progress file, so neither a second run nor the live
+exporter sends them again. URL left out: the configured endpoint (`[otlp]`, then the OTEL_*
+variables, then Claude Code's settings), as for the live export, whatever `[otlp] enabled` says:
+running it is the opt-in.
 """
 
 from __future__ import annotations

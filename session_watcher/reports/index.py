@@ -87,6 +87,7 @@ def _fs(value: bytes | str) -> str:
 _SQLITE_WRITE_FAILS = (3, 8, 10, 13, 14)  # PERM, READONLY, IOERR, FULL, CANTOPEN
 _SQLITE_HELD = (5, 6)  # BUSY, LOCKED: another run held the database past the timeout
 BUSY_TIMEOUT = 10.0  # seconds a run waits for another's write to the index to end
+COPY_WAIT = 1.0  # ... and, at most, for the copy in memory of one another run holds (`Index._memory`)
 
 
 def _cannot_write(exc: BaseException) -> bool:
@@ -103,6 +104,13 @@ def _held(exc: BaseException) -> bool:
     """Whether `exc` says another process holds the database (then this run's index is in memory)."""
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(exc, sqlite3.Error) and isinstance(code, int) and code & 0xFF in _SQLITE_HELD
+
+
+def _copy_step(status: int, _remaining: int, _total: int) -> None:
+    """A backup's step (`Index._memory`): one another run's lock kept from the file is the end of
+    the copy (sqlite3's backup would try it again until that run let go: forever, for one stopped)."""
+    if status & 0xFF in _SQLITE_HELD:
+        raise sqlite3.OperationalError("the index is held by another run")
 
 
 class FileRec(NamedTuple):
@@ -240,9 +248,10 @@ class Index:
             if not self._memory_fresh and os.path.isfile(self.db_path):  # the last run's, read only
                 from urllib.parse import quote
 
-                src = sqlite3.connect(f"file:{quote(self.db_path)}?mode=ro", uri=True)
-                try:
-                    src.backup(conn)
+                src = sqlite3.connect(f"file:{quote(self.db_path)}?mode=ro", uri=True,
+                                      timeout=min(COPY_WAIT, BUSY_TIMEOUT))
+                try:  # held past that by another run: an empty index (nothing half copied: one step)
+                    src.backup(conn, progress=_copy_step)
                 finally:
                     src.close()
         try:
@@ -847,7 +856,10 @@ class Index:
     def _forget_docs(self, kept: set[str], kind: str = "") -> None:
         """The files of reports' texts (`kind` ""), or of merged sums (`_MERGED`), that no kept row
         holds removed (a run beside this one may have kept others: their reader finds one missing and
-        builds again)."""
+        builds again). An index in memory removes none: what its rows hold is not what the file's do
+        (a run holding the file keeps files this one's copy never named)."""
+        if self.in_memory:
+            return
         folder = self._docs()
         try:
             names = os.listdir(folder)

@@ -48,21 +48,57 @@ def cores() -> int:
     return n if quota is None else max(1, min(n, quota))
 
 
-def quota_cores(root: str = "/sys/fs/cgroup") -> int | None:
-    """Whole cores of the CPU quota of the control group at `root` (v2's `cpu.max`, else v1's
-    `cpu/cpu.cfs_quota_us` over its period); None where none is set or none can be read."""
-    for name, period_name in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
-        try:
-            with open(os.path.join(root, name), "rb") as fh:
-                fields = fh.read().split()
-            if period_name is not None:
-                with open(os.path.join(root, period_name), "rb") as fh:
-                    fields += fh.read().split()
-            quota, period = int(fields[0]), int(fields[1])
-        except (OSError, ValueError, IndexError):  # no such file, "max", not a number
-            continue
-        return int(quota // period) if quota > 0 and period > 0 else None
-    return None
+def quota_cores(root: str = "/sys/fs/cgroup", own: str = "/proc/self/cgroup") -> int | None:
+    """Whole cores of the smallest CPU quota set on this process's control group or one above it,
+    in the hierarchy mounted at `root` (v2's `cpu.max`; v1's `cpu.cfs_quota_us` over its period, in
+    `cpu/`, or `cpu,cpuacct/` where that is its name); None where none is set or none can be read.
+    The group as `own` (/proc/self/cgroup) names it: a host's, nested in slices; a container that
+    sees only its own group at `root` finds no folder by that name, and reads `root`'s."""
+    v2, v1 = _own_groups(own)
+    found = [_quota(os.path.join(d, "cpu.max")) for d in _up(root, v2)]
+    for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):
+        found += [_quota(os.path.join(d, "cpu.cfs_quota_us"), os.path.join(d, "cpu.cfs_period_us"))
+                  for d in _up(os.path.join(root, name), v1)]
+    quotas = [q for q in found if q is not None]
+    return min(quotas) if quotas else None
+
+
+def _own_groups(own: str) -> tuple[str, str]:
+    """This process's control group in the v2 hierarchy and in v1's `cpu` one ("/": the root)."""
+    v2 = v1 = "/"
+    try:
+        with open(own, "rb") as fh:
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return v2, v1
+    for line in lines:  # "0::/path" (v2), "4:cpu,cpuacct:/path" (v1)
+        _n, _sep, rest = line.partition(":")
+        controllers, _sep, path = rest.partition(":")
+        if line.startswith("0::"):
+            v2 = path
+        elif "cpu" in controllers.split(","):
+            v1 = path
+    return v2, v1
+
+
+def _up(base: str, group: str) -> list[str]:
+    """The folders of `group` under `base` and of every group above it, `base` last."""
+    names = [p for p in group.split("/") if p not in ("", ".", "..")]
+    return [os.path.join(base, *names[:k]) for k in range(len(names), -1, -1)]
+
+
+def _quota(path: str, period_path: str | None = None) -> int | None:
+    """Whole cores of the quota in `path` (v2: "QUOTA PERIOD"; v1: QUOTA, its period in `period_path`)."""
+    try:
+        with open(path, "rb") as fh:
+            fields = fh.read().split()
+        if period_path is not None:
+            with open(period_path, "rb") as fh:
+                fields += fh.read().split()
+        quota, period = int(fields[0]), int(fields[1])
+    except (OSError, ValueError, IndexError):  # no such file, "max", not a number
+        return None
+    return int(quota // period) if quota > 0 and period > 0 else None
 
 
 def batches(weights: list[int], most: int = QUEUE_BATCHES) -> list[list[int]]:
