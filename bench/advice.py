@@ -205,6 +205,25 @@ HEAD = ["| setting | dollar capture | median | lowest | negative | alerts lost |
         "|---|---|---|---|---|---|---|---|---|---|"]
 
 
+def variant(ap: argparse.ArgumentParser, items: list[str], chosen: set[str]) -> dict[str, Any]:
+    """The config keys `--with` sets under every setting (each KEY=VALUE, a JSON value), or a usage
+    error: a value without KEY=, an unknown or a table's key, a value not JSON, a key the grid chooses."""
+    extra: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            ap.error(f"--with {item}: KEY=VALUE")
+        if "." in key or key not in config.known_keys():  # a table's key would be set beside its table
+            ap.error(f"--with {key}: not a top-level config key (session-watcher config)")
+        try:
+            extra[key] = json.loads(value)
+        except json.JSONDecodeError:
+            ap.error(f"--with {item}: the value is not JSON (a string is quoted: KEY='\"text\"')")
+        if key in chosen:
+            ap.error(f"--with {key}: a key the grid chooses")
+    return extra
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("transcripts", nargs="*", type=Path)
@@ -219,17 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(ns.transcripts) == 1:
         ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = {} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client else GRID
-    extra: dict[str, Any] = {}
-    for item in ns.extra:
-        key, eq, value = item.partition("=")
-        if not eq:
-            ap.error(f"--with {item}: KEY=VALUE")
-        try:
-            extra[key] = json.loads(value)
-        except json.JSONDecodeError:
-            ap.error(f"--with {item}: the value is not JSON (a string is quoted: KEY='\"text\"')")
-        if key in grid or (ns.client and key == "compact_reserve"):
-            ap.error(f"--with {key}: a key the grid chooses")
+    extra = variant(ap, ns.extra, {*grid, *(["compact_reserve"] if ns.client else [])})
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
             paths = ns.transcripts

@@ -211,3 +211,10 @@ def test_the_advice_tool_sets_a_variant_under_every_setting(tmp_path: Path, caps
             advice.main([*bad, *files])
         assert exc.value.code == 2
         assert "--with compact_reserve" in capsys.readouterr().err
+    for bad, said in ((["--before", "--with", "=5"], "--with : not a top-level config key"),
+                      (["--before", "--with", "compact_reserv=5"], "--with compact_reserv: not a top-level"),
+                      (["--before", "--with", "notify.remind_min=5"], "--with notify.remind_min: not a top-level")):
+        with pytest.raises(SystemExit) as exc:
+            advice.main([*bad, *files])
+        assert exc.value.code == 2
+        assert said in capsys.readouterr().err
