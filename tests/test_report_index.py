@@ -38,6 +38,17 @@ def totals(doc: dict[str, Any]) -> dict[str, dict[str, int]]:
     return {s["sessionId"]: s["tokens"] for s in doc["sessions"]}
 
 
+def counts_as_a_cold_build(corpus: Path, doc: dict[str, Any], cache_read: int) -> None:
+    """`doc` (a warm run's) and the next warm run's totals are a cold build's, whose tool_heavy
+    session holds `cache_read` tokens; the next run reads nothing."""
+    cold, _ = run_report([str(corpus / "projects")], str(corpus / "cold.sqlite3"), now=1.8e9)
+    assert totals(cold)["tool_heavy"]["cacheRead"] == cache_read
+    assert totals(doc) == totals(cold)
+    again, st = run(corpus)
+    assert (st.reread, st.skipped) == (0, st.files)
+    assert totals(again) == totals(cold)
+
+
 def call_line(mid: str, cr: int, cw: int, ts: str = "2026-02-12T16:00:00.000Z") -> bytes:
     rec = {
         "type": "assistant",
@@ -153,12 +164,7 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_read_again(corpus: Path
     assert now.st_ino != old.st_ino
     doc, st = run(corpus)
     assert (st.reread, st.bytes_read, st.skipped) == (1, old.st_size, st.files - 1)
-    fresh, _ = run_report([str(corpus / "projects")], str(corpus / "other.sqlite3"), now=1.8e9)
-    assert totals(fresh)["tool_heavy"]["cacheRead"] == 1000 * body[:old.st_size].count(b"\n")
-    assert totals(doc) == totals(fresh)
-    again, st = run(corpus)
-    assert (st.reread, st.skipped) == (0, st.files)
-    assert totals(again) == totals(fresh)
+    counts_as_a_cold_build(corpus, doc, 1000 * body[:old.st_size].count(b"\n"))
 
 
 def test_a_replaced_file_renumbered_by_a_report_run_beside_this_one(corpus: Path) -> None:
@@ -211,12 +217,7 @@ def test_a_file_put_back_after_a_run_without_it_takes_an_id_never_given(corpus: 
     os.utime(main, ns=(old.st_atime_ns, old.st_mtime_ns))
     doc, st = run(corpus)
     assert (st.reread, st.dropped) == (1, 0)
-    cold, _ = run_report([str(corpus / "projects")], str(corpus / "cold.sqlite3"), now=1.8e9)
-    assert totals(cold)["tool_heavy"]["cacheRead"] == 1000 * body[:old.st_size].count(b"\n")
-    assert totals(doc) == totals(cold)
-    again, st = run(corpus)
-    assert (st.reread, st.skipped) == (0, st.files)
-    assert totals(again) == totals(cold)
+    counts_as_a_cold_build(corpus, doc, 1000 * body[:old.st_size].count(b"\n"))
 
 
 def test_shrunk_file_is_read_again(corpus: Path) -> None:
