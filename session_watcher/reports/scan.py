@@ -89,7 +89,7 @@ def scan_file(job: Job, buf: bytearray | None = None, plain: bool = False) -> Sc
     try:
         pos = seen = job.start
         head = job.head
-        # one buffer, read into again and again (a new object per read cost a page fault for every
+        # one buffer, read into again and again (a new large object per read cost a page fault for every
         # 4 kB of it), grown only for a line longer than it. `kept` bytes at its front are a line
         # not complete yet.
         if buf is None:
