@@ -257,7 +257,7 @@ def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monk
     path.write_bytes(lines[:before_long - 30] + b"{}" + b" " * 27 + b"\n" + long + lines * 2)
     read: list[int] = []
     pread = os.pread
-    monkeypatch.setattr(reader_mod.os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
     fd = os.open(path, os.O_RDONLY)
     try:
         chunks = plan(str(path), fd)
