@@ -535,9 +535,9 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
     priced: list[Quantities | None] | None = getattr(call_hook, "priced", None)
     for ev in events:
         if ev[0] == "call":
-            _, key, _ts, _model, side, inp, cr, cw, out, cw5, cw1, detail = ev
-            side = side or sidechain_file
-            is_new = meter.add_sample(m, "sub" if side else "main", key, (inp, cr, cw, out, cw5, cw1))
+            key, detail = ev[1], ev[11]
+            side = ev[4] or sidechain_file
+            is_new = meter.add_sample(m, "sub" if side else "main", key, ev[5:11])  # in, cr, cw, out, cw5m, cw1h
             if detail is not None:
                 for n, (other, sample) in enumerate(detail[1]):
                     if other is not None:  # another model's iteration: its tokens under that model
@@ -549,14 +549,14 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
                     call_hook(state, fired, _call_usage(ev))
         elif sidechain_file:
             continue
+        elif ev[0] == "autocompact":  # before every call that names the client's version
+            state["context"]["compactReserve"] = ev[2]
         elif ev[0] == "use":
             on_tool_use(state, ev[2], ev[3], ev[4])
         elif ev[0] == "result":
             on_tool_result(state, ev, paths, globs=globs)
         elif ev[0] == "compact":
             on_compaction(state, False, ev[2], ev[3])
-        elif ev[0] == "autocompact":
-            state["context"]["compactReserve"] = ev[2]
         elif ev[0] == "parent" and not state.get("parentSession"):
             state["parentSession"] = ev[2]  # the session this one was handed off from (core.handoff)
     return alerts
