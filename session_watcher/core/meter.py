@@ -49,13 +49,13 @@ def _bucket(meter: Meter, stream: str) -> Bucket:
 
 def add_sample(meter: Meter, stream: Stream | str, key: str, sample: Sample) -> bool:
     """Fold one usage sample into `stream` ("main", "sub", or OTHER + a model); True when it is a new call."""
-    bucket = _bucket(meter, stream)
     recent = meter["recent"]
     row = (stream, *sample)
     prev = recent.pop(key, None)  # re-inserted below: the newest stays last
     if prev == row:  # a later line repeating its call's usage, as most do: the buckets stay as they are
         recent[key] = row
         return False
+    bucket = _bucket(meter, stream)
     if prev is not None:
         old_stream, inp, cr, cw, out, cw5, cw1 = prev
         old_bucket = _bucket(meter, old_stream)
