@@ -25,7 +25,6 @@ by `core.segment.Segment` itself (no compaction to move: the figures of before).
 from __future__ import annotations
 
 import math
-import operator
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.core.eoq import fresh_split, real_request
@@ -309,23 +308,28 @@ class Chain:
             return got
 
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
-            if not plain:
-                costs, due = [0.0] * len(runs.ds), list(range(len(runs.ds)))
+            sums = runs.sums
+            if not plain:  # every state stepped (`was`: its sum before, in `due`'s order)
+                due, was = list(range(len(sums))), sums
             else:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
+                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.soonest <= tj else []
+                was, ds = [sums[n] for n in due], runs.ds
                 if not real:
-                    costs = [seg.actual[i] * wj] * len(runs.ds)
+                    a = seg.actual[i] * wj
+                    runs.sums = [v + a for v in sums]
                 elif not w1h or not w5m:
                     write = w5m or w1h
-                    costs = [((cr - d if d < cr else 0) + write) * wj for d in runs.ds]
+                    runs.sums = [v + ((cr - d if d < cr else 0) + write) * wj for v, d in zip(sums, ds, strict=True)]
                 else:
-                    costs = [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]
-                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.soonest <= tj else []
-            for n in due:
-                costs[n], after, at = step(runs.walks[n])
+                    runs.sums = [v + ((cr - d if d < cr else 0) + w5m + w1h) * wj
+                                 for v, d in zip(sums, ds, strict=True)]
+                sums = runs.sums
+            for n, before in zip(due, was, strict=True):
+                cost, after, at = step(runs.walks[n])
+                sums[n] = before + cost
                 runs.move(n, after, at)
             if due:
                 runs.soonest = min(runs.due)
-            runs.sums = list(map(operator.add, runs.sums, costs))
             if new is not None:
                 cost, after, at = step(self._start(j - 1))
                 runs.add(after, at, new[0] + cost, new[1])
@@ -396,12 +400,10 @@ class _Runs:
             self._enter(walk)
 
     def least(self) -> tuple[float, int]:
-        """The least sum and its restart (ties: the earliest)."""
+        """The least sum and its restart (ties: the earliest, the first in the lists: restarts are
+        added in their order)."""
         low = min(self.sums)
-        n = self.sums.index(low)
-        if self.sums.count(low) > 1:
-            return low, min(k for v, k in zip(self.sums, self.ks, strict=True) if v == low)
-        return low, self.ks[n]
+        return low, self.ks[self.sums.index(low)]
 
     def merge(self) -> None:
         """Of the restarts in each state several just met in, those that may still win (`_staircase`)."""
