@@ -165,6 +165,11 @@ class Chain:
     def _step(self, j: int, walk: Walk) -> tuple[Step, Walk]:
         """Call j of the counterfactual in the state `walk` leaves it (`Walk`), and the state after it:
         the calls after depend on nothing else."""
+        usage, compact, after = self._call(j, walk)
+        return Step(j, usage, self._units(j, usage, after[0]), compact), after
+
+    def _call(self, j: int, walk: Walk) -> tuple[tuple[int, int, int, int] | None, str | None, Walk]:
+        """`_step`'s call j as (its usage, `Step.compact`, the state after it)."""
         t = self.prompt
         d, hold, fresh, cont = walk
         compact = None
@@ -190,7 +195,7 @@ class Chain:
             usage = None
         else:
             usage = self._shifted(j, d)
-        return Step(j, usage, self._units(j, usage, d), compact), (d, hold, None, cont)
+        return usage, compact, (d, hold, None, cont)
 
     # ------------------------------------------------------------------ schedules
 
@@ -303,8 +308,8 @@ class Chain:
         def step(now: Walk) -> tuple[float, Walk, float]:
             got = stepped.get(now)
             if got is None:
-                priced, after = self._step(j, now)
-                got = stepped[now] = (priced.units * wj, after, self._due(after))
+                usage, _compact, after = self._call(j, now)
+                got = stepped[now] = (self._units(j, usage, after[0]) * wj, after, self._due(after))
             return got
 
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
@@ -411,8 +416,9 @@ class _Runs:
             return
         met = set(self.met)
         self.met = []
+        ds = {walk[0] for walk in met}  # an int looked up first: most states differ in D
         groups: dict[Walk, list[int]] = {}
-        for n in [n for n, walk in enumerate(self.walks) if walk in met]:
+        for n in [n for n, d in enumerate(self.ds) if d in ds and self.walks[n] in met]:
             groups.setdefault(self.walks[n], []).append(n)
         drop: list[int] = []
         for walk, ns in groups.items():
