@@ -14,7 +14,9 @@ real session (a user who never restarts) is folded with it for what that user is
   after call k promises `savingUsd` over `cycle` calls; restarting after k, those calls of the real
   session (to the end of its chain at most: the segments its automatic compactions join, core.chains)
   would have cost more than they did (a cold return: the same, from before its call);
-* reminders per segment after the gate (the most in one segment, and segments over 3);
+* reminders per segment after the gate (the most in one segment, and segments over 3), and of the
+  segments over 3 those where a reminder past the 3rd came before the saving had grown past twice
+  the gate's (issue 37's allowance: more than 3 only once the session has grown so);
 * interruptions per hour of work (gate, reminders and cold returns per hour, the gaps between calls
   counted up to 15 minutes each), and lamp changes per call within segments.
 
@@ -63,6 +65,7 @@ BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backo
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
 IDLE_CAP = 900.0  # seconds: a longer gap between calls counts as this much work
+CAP = 3  # reminders in a segment after its gate, past which issue 37 wants the saving doubled
 
 
 @dataclass
@@ -77,6 +80,7 @@ class Shown:
     over_cap: int  # segments with more than 3
     hours: float
     lamp: float  # lamp changes per call within segments
+    unearned: int = 0  # of those, segments with a reminder past the 3rd before the saving doubled the gate's
 
 
 def _hours(rows: list[dict[str, Any]]) -> float:
@@ -109,14 +113,21 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
     lost = 0
     promised = realized = 0.0
     per_seg: dict[int, int] = {}
+    gate: dict[int, float] = {}  # the gate's promised saving (read units), by segment
+    unearned: set[int] = set()
     for j, a in fired:
         seg, i = where[j]
         # every alert promises `savingUsd` over `cycle` calls (eoq.restart_saving); a cold return's
         # advice was to restart before its call
         k = i - 1 if a["kind"] == "guard" else i
         horizon = math.ceil(a["cycle"]) if a.get("cycle") else len(seg.calls)
+        n = calls[j].segment
+        if a["kind"] == "gate":
+            gate[n] = a.get("saving") or 0.0
         if a["kind"] == "backstop":
-            per_seg[calls[j].segment] = per_seg.get(calls[j].segment, 0) + 1
+            per_seg[n] = per_seg.get(n, 0) + 1
+            if per_seg[n] > CAP and (n not in gate or (a.get("saving") or 0.0) < 2 * gate[n]):
+                unearned.add(n)
         if k < 0 or k not in seg.points():  # no restart at a segment's last call
             continue
         got = _realized(seg, k, horizon)
@@ -125,8 +136,8 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
         realized += got
         lost += promise > 0 and got < 0
     return Shown(len(fired), lost, promised, realized, max(per_seg.values(), default=0),
-                 sum(1 for n in per_seg.values() if n > 3), _hours([{"ts": r["ts"]} for r in s.seen.rows]),
-                 bt.stability(calls)["lampChangesPerCall"] or 0.0)
+                 sum(1 for n in per_seg.values() if n > CAP), _hours([{"ts": r["ts"]} for r in s.seen.rows]),
+                 bt.stability(calls)["lampChangesPerCall"] or 0.0, len(unearned))
 
 
 def client_setting(s: cal.Session, setting: dict[str, Any]) -> dict[str, Any]:
@@ -196,13 +207,14 @@ def summary(sessions: list[cal.Session], scores: list[cal.Score], seen: list[Sho
             f"{sum(sh.alerts for sh in seen)} | {max(sh.reminders_max for sh in seen)} "
             f"({sum(sh.over_cap for sh in seen)}) | "
             f"{statistics.median(spacings) if spacings else float('nan'):.0f} (min {min(spacings, default=0):.0f}) | "
-            f"{max(sh.lamp for sh in seen):.4f} | {sum(sh.alerts for sh in seen) / hours:.2f} |")
+            f"{max(sh.lamp for sh in seen):.4f} | {sum(sh.alerts for sh in seen) / hours:.2f} | "
+            f"{sum(sh.unearned for sh in seen)} |")
 
 
 HEAD = ["| setting | dollar capture | median | lowest | negative | alerts lost | "
         "reminders/segment max (over 3) | restart spacing median (lowest session) | "
-        "lamp changes/call, worst | interruptions/hour |",
-        "|---|---|---|---|---|---|---|---|---|---|"]
+        "lamp changes/call, worst | interruptions/hour | over 3 before the saving doubled the gate's |",
+        "|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def variant(ap: argparse.ArgumentParser, items: list[str], chosen: set[str]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Shared test isolation: no test reads or writes the real home, state or Claude Code settings.
 
-Before any test (and before module-scoped fixtures) HOME, SESSION_WATCHER_HOME, CLAUDE_CONFIG_DIR and
+Before any test (and before module-scoped fixtures) HOME, SESSION_WATCHER_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and
 the XDG folders point into a session temp dir; each test then gets fresh ones of its own, without the
 machine's OTEL_* variables and with Claude Code's managed settings file in its temp home. Subprocesses
 inherit them through os.environ. XDG_CACHE_HOME keeps its real value (or the real ~/.cache) so tools'
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, settings
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-ISOLATED = ("HOME", "SESSION_WATCHER_HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
+ISOLATED = ("HOME", "SESSION_WATCHER_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
             "XDG_DATA_HOME")
 
 
@@ -32,6 +32,7 @@ def _isolated_env(root: Path) -> dict[str, str]:
         "HOME": home,
         "SESSION_WATCHER_HOME": root / "sw-home",
         "CLAUDE_CONFIG_DIR": home / ".claude",
+        "CODEX_HOME": home / ".codex",
         "XDG_CONFIG_HOME": home / ".config",
         "XDG_STATE_HOME": home / ".local" / "state",
         "XDG_DATA_HOME": home / ".local" / "share",

@@ -16,6 +16,7 @@ from session_watcher.base import config
 from session_watcher.core import engine
 from session_watcher.core.status import status_document
 from session_watcher.state import ahead as ahead_mod
+from session_watcher.state import reader as reader_mod
 from session_watcher.state import session
 from session_watcher.state.ahead import Ahead, plan, worth_forking
 from session_watcher.state.reader import CHUNK, read_new
@@ -243,6 +244,32 @@ def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
         assert plan(str(short), fd) is None  # one chunk: nothing to share
     finally:
         os.close(fd)
+
+
+def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk that ends inside a line longer than the plan's probe (but shorter than a chunk): the
+    last newline is found by reading back a block at a time, never by reading the whole chunk, and
+    the cursors are still those of whole reads."""
+    path = tmp_path / "long.jsonl"
+    lines = b"".join(b'{"type":"user","n":%9d}\n' % k for k in range(CHUNK // 30))  # 30 bytes each
+    before_long = CHUNK - 2 * reader_mod.SALVAGE_BYTES  # the first chunk ends in the long line's middle
+    long = b'{"type":"progress","data":"' + b"x" * (3 * reader_mod.SALVAGE_BYTES) + b'"}\n'
+    path.write_bytes(lines[:before_long - 30] + b"{}" + b" " * 27 + b"\n" + long + lines * 2)
+    read: list[int] = []
+    pread = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = plan(str(path), fd)
+    finally:
+        os.close(fd)
+    assert chunks is not None
+    assert max(read) <= reader_mod.SALVAGE_BYTES  # no chunk read whole
+    assert chunks[0].size - (chunks[1].start - chunks[0].start) > reader_mod.SALVAGE_BYTES  # the cut: far back
+    before: dict[str, Any] | None = None
+    for c in chunks:
+        assert read_new(str(path), before, whole=True)[1] == c.after
+        before = c.after
 
 
 def test_two_cores_only_where_one_is_idle() -> None:

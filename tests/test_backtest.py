@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import shutil
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -545,7 +546,10 @@ def test_command_errors(machine: Path, tmp_path: Path) -> None:
 def test_command_on_an_empty_machine_says_so() -> None:
     proc = sw("backtest")
     assert proc.returncode == 0
-    assert b"no session with an API call found" in proc.stdout
+    out = proc.stdout.decode()
+    assert out.startswith("no Claude Code or Codex session with an API call found; looked in ")
+    assert f"{os.environ['CLAUDE_CONFIG_DIR']}/projects" in out  # where it looked: both agents' folders
+    assert f"{os.environ['CODEX_HOME']}/sessions" in out
     doc = json.loads(sw("backtest", "--json").stdout)
     assert doc["sessions"] == []
     assert doc["total"]["captureMedian"] is None

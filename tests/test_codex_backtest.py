@@ -5,12 +5,14 @@ the same files is what the doc quotes beside them."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
 
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
+from session_watcher.core import closedloop
 from session_watcher.sessions import backtest as shell
 from tests.codex_lines import FIXTURES
 
@@ -45,3 +47,28 @@ def test_the_targets_hold(docs: list[dict[str, Any]]) -> None:
     assert total["captureMin"] >= 0.30
     assert total["costMore"] == 0
     assert total["alertInFlatSegment"] == 0
+
+
+RANK = {"white": 0, "green": 1, "amber": 2, "red": 3}
+
+
+def test_a_red_lamp_holds_where_the_prompt_shrinks(docs: list[dict[str, Any]]) -> None:
+    """019e7da4's prompt falls from 75.7k to 45.8k at its call 44 with no compaction (the thread's
+    running total drops), one call after its lamp turned red, and grows back. Past the sweet spot the
+    lamp stays red: it went amber there and red again at call 57 (5 lamp changes, 0.047 a call; an
+    unseen thread, 019eecb9, did the same after an interrupted turn). On none of the ten threads does
+    a lamp go down within a segment: each change is white to green, green to amber, amber to red."""
+    d = next(d for d in docs if d["sessionId"].startswith("019e7da4"))
+    assert (d["stability"]["lampChanges"], d["stability"]["lampChangesPerCall"]) == (3, 0.028)
+    for path in sorted(FIXTURES.glob("rollout-*.jsonl")):
+        loaded = shell.load(str(path))
+        calls = closedloop.observe(loaded.fresh(), loaded.events, config.merge(), loaded.paths).calls
+        falls = [(a.lamp, b.lamp) for a, b in itertools.pairwise(calls)
+                 if a.segment == b.segment and RANK[b.lamp] < RANK[a.lamp]]
+        assert falls == [], path.name
+        if path.name.startswith("rollout-019e7da4"):
+            assert [c.lamp for c in calls[42:57]] == ["red"] * 15  # calls 43-57
+            shrunk = calls[43]  # call 44: past the sweet spot still, the premium far under bp_red
+            assert shrunk.x is not None
+            assert shrunk.x_sweet is not None
+            assert shrunk.x > shrunk.x_sweet

@@ -186,8 +186,14 @@ def test_the_advice_tool_measures_a_variant(tmp_path: Path, capsys: pytest.Captu
     assert "| 0 of 4 |" in head(["--before"])
     assert "| 0 of 2 |" in head(["--before", "--with", "compact_reserve=60000"])
     advice.main(["--compact", *files])
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("| a |", "| b |"))]
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if line.startswith(("| a |", "| b |"))]
     assert rows == ["| a |" + " 0.52 (0) |" * 5, "| b |" + " 0.58 (0) |" * 5]
+    settings = {line.split(" |")[0]: line for line in out if line.startswith("| (")}
+    assert list(settings) == [f"| ({r},)" for r in advice.COMPACT["compact_reserve"]]  # each setting folded
+    assert [("| 0 of 2 |" in line) for line in settings.values()] == [False] * 4 + [True]  # as --with's 60k
+    assert "In sample: (60000,)" in out  # equal capture: the fewest alerts, then interruptions
+    assert "a: (60000,) capture 0.52 lost 0" in out
 
 
 def test_the_advice_tool_sets_a_variant_under_every_setting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

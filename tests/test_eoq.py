@@ -184,9 +184,9 @@ def test_lamp(x: float | None, xs: float | None, bp: float | None, want: str) ->
     (0.09, "amber", "amber"),  # amber is entered only at 0.10 ...
     (0.001, "amber", "amber"),  # ... and holds while the session is past its sweet spot, whatever bp
     (0.09, "green", "green"),
-    (0.21, "red", "red"),  # red holds down to 0.20
-    (0.199, "red", "amber"),
-    (0.0, "red", "amber"),
+    (0.21, "red", "red"),  # red, too, holds while the session is past its sweet spot, whatever bp
+    (0.199, "red", "red"),
+    (0.0, "red", "red"),
     (0.24, "amber", "amber"),
 ])
 def test_lamp_hysteresis(bp: float, prev: str, want: str) -> None:

@@ -80,7 +80,7 @@ def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict
         lamp = "white" if was == "white" else "green"
     elif x < 1 + dhat or bp is None:  # a lit lamp holds down to 0.8 of the way to the sweet spot
         lamp = "amber" if lit and x - 1 >= 0.8 * dhat else "green"
-    elif bp >= red or (was == "red" and bp >= 0.8 * red):
+    elif bp >= red or was == "red":  # red, like amber, holds for as long as x is past the sweet spot
         lamp = "red"
     elif bp >= amber or lit:  # amber holds for as long as x is past the sweet spot
         lamp = "amber"

@@ -153,8 +153,9 @@ def test_l_is_continuous_across_cache_misses(replayed: dict[str, Any]) -> None:
 
 def expected_lamp(x: float | None, xs: float | None, bp: float | None, prev: str | None,
                   amber: float = 0.001, red: float = 0.25) -> str:
-    """SPEC's lamp, written out again: thresholds bp_amber / bp_red (the defaults: 0.001 / 0.25); red is
-    left only 20 % below bp_red, amber only when x falls back below 1 + 0.8 (xSweet - 1)."""
+    """SPEC's lamp, written out again: thresholds bp_amber / bp_red (the defaults: 0.001 / 0.25); a lit
+    lamp keeps its colour on the right arm, and is left (to green) only when x falls back below
+    1 + 0.8 (xSweet - 1)."""
     if x is None or xs is None:
         return "white"
     lit = prev in ("amber", "red")
@@ -162,7 +163,7 @@ def expected_lamp(x: float | None, xs: float | None, bp: float | None, prev: str
         return "white" if prev in (None, "white") else "green"
     if x < xs or bp is None:
         return "amber" if lit and x - 1 >= 0.8 * (xs - 1) else "green"
-    if bp >= red or (prev == "red" and bp >= 0.8 * red):
+    if bp >= red or prev == "red":
         return "red"
     if bp >= amber or lit:
         return "amber"

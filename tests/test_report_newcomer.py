@@ -23,7 +23,7 @@ def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.decode()
     claude = os.environ["CLAUDE_CONFIG_DIR"]
-    assert out.startswith("no Claude Code sessions found; searched:\n")
+    assert out.startswith("no Claude Code or Codex sessions found; searched:\n")
     assert f"\n  {claude}/projects\n" in out
     assert "--projects DIR" in out
     empty = tmp_path / "nowhere"
@@ -33,7 +33,7 @@ def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
     assert claude not in out
     html = tmp_path / "empty.html"
     assert sw("report", "--projects", str(empty), "--html", str(html)).returncode == 0
-    assert f'<p id="empty">No Claude Code sessions found; searched: {empty}.</p>' in html.read_text()
+    assert f'<p id="empty">No Claude Code or Codex sessions found; searched: {empty}.</p>' in html.read_text()
     doc = json.loads(sw("report", "--projects", str(empty), "--json").stdout)
     assert doc["index"]["roots"] == [str(empty)]
     assert doc["sessions"] == []

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from session_watcher import agents
 from session_watcher.core.usererrors import NoSession, UserError
 from session_watcher.sessions import naming as sessions
 from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
@@ -82,8 +83,11 @@ def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:
         sessions.find(str(tmp_path / "nope.jsonl"))
     with pytest.raises(UserError, match="a folder"):
         sessions.find(str(tmp_path) + "/")
-    with pytest.raises(NoSession, match="no session yet"):
+    with pytest.raises(NoSession, match="no session yet") as nothing:
         sessions.find(None)  # nothing anywhere
+    said = str(nothing.value)
+    assert "Claude Code transcript or Codex rollout in " in said
+    assert all(root in said for root in agents.sources()[0])  # where it looked: every agent's folders
 
 
 def test_every_command_answers_for_sessions_the_hooks_never_saw(projects: Path, tmp_path: Path) -> None:

@@ -170,7 +170,10 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
     elif not doc["sessions"]:
-        print("no session with an API call found (looked in the Claude projects folders)")
+        from session_watcher.agents import sources
+
+        looked = ", ".join(sources()[0]) or "no folder"
+        print(f"no Claude Code or Codex session with an API call found; looked in {looked}")
     else:
         from session_watcher.base.terminal import columns
 

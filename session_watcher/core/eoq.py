@@ -33,7 +33,7 @@ MF_MAX = math.sqrt(2) - 1  # the movable fraction's maximum (shared = 0), at dha
 CRATIO_5M = 1.25 / 0.10  # 12.5: 5-minute cache write / cache read, on most models
 CRATIO_1H = 2.0 / 0.10  # 20: 1-hour cache write / cache read, on most models
 BILL_EPS = 1e-9  # bill progress this close to a whole bill is that bill (float sums of rent rates)
-HYSTERESIS = 0.8  # red is left below 0.8 x bp_red; amber on the left arm below 0.8 x the sweet spot's d
+HYSTERESIS = 0.8  # a lit lamp on the left arm goes out below 0.8 x the sweet spot's dhat
 
 # Growth smoother (docs/model.md, "Choosing the growth estimate": chosen by backtest on real sessions)
 HOLT_ALPHA = 0.05  # level: ~20 calls of memory once warm
@@ -163,10 +163,12 @@ def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float,
          prev: str | None = None) -> Lamp:
     """white before a valid baseline or at x <= 1; green on the left arm; on the right arm amber from
     bp = `amber` (config `bp_amber`, the one definition of where amber starts) and red from `red`.
-    Hysteresis: a lit amber holds for as long as the session is past its sweet spot, and down to
-    x - 1 = 0.8 (xSweet - 1) on the left arm (xSweet moves with g, x dips when a read joins B): only
-    a restart, a compaction or a real fall of x puts it out. Red holds down to 0.8 x red. A lit lamp
-    does not go back to white when x dips to 1 (a file read joins B a call or two before it reaches L)."""
+    Hysteresis: a lit lamp keeps its colour for as long as the session is past its sweet spot, amber
+    and red alike (a prompt that shrinks without a compaction, as a Codex thread's after an
+    interrupted turn, took red back to amber and, a dozen calls later, to red again); on the left arm
+    it is amber down to x - 1 = 0.8 (xSweet - 1) (xSweet moves with g, x dips when a read joins B):
+    only a restart, a compaction or a real fall of x puts it out. A lit lamp does not go back to white
+    when x dips to 1 (a file read joins B a call or two before it reaches L)."""
     if x is None or x_sweet is None:
         return "white"
     lit = prev in ("amber", "red")
@@ -174,7 +176,7 @@ def lamp(x: float | None, x_sweet: float | None, bp: float | None, amber: float,
         return "white" if prev in (None, "white") else "green"
     if x < x_sweet or bp is None:
         return "amber" if lit and x - 1 >= HYSTERESIS * (x_sweet - 1) else "green"
-    if bp >= red or (prev == "red" and bp >= HYSTERESIS * red):
+    if bp >= red or prev == "red":
         return "red"
     if bp >= amber or lit:
         return "amber"

@@ -269,7 +269,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     h.append(f'<p class="summary" id="summary">{escape(day_sentence(doc))}.</p>')
     if not sessions:
         roots = (doc.get("index") or {}).get("roots") or []
-        h.append(f'<p id="empty">No Claude Code sessions found; searched: '
+        h.append(f'<p id="empty">No Claude Code or Codex sessions found; searched: '
                  f'{escape(", ".join(roots) or "no folder")}.</p></main></body></html>')
         return _unbroken("\n".join(h))
     h.append(

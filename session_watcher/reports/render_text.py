@@ -125,9 +125,9 @@ def nothing_found(doc: dict[str, Any]) -> str:
         import time
 
         day = time.strftime("%Y-%m-%d %H:%M", time.localtime(doc["since"]))
-        return f"no Claude Code session has calls since {day}; searched:{where}\n"
-    return (f"no Claude Code sessions found; searched:{where}\n"
-            "(start a session in Claude Code, or point the report elsewhere with --projects DIR)\n")
+        return f"no Claude Code or Codex session has calls since {day}; searched:{where}\n"
+    return (f"no Claude Code or Codex sessions found; searched:{where}\n"
+            "(start a session in Claude Code or Codex, or point the report elsewhere with --projects DIR)\n")
 
 
 def span(s: dict[str, Any]) -> str:

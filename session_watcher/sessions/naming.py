@@ -161,8 +161,9 @@ def _latest(known: _Known) -> Found:
     for sid, (_path, mtime) in known.transcripts.items():
         activity[sid] = mtime  # the transcript says when the session last moved; a state, when it was read
     if not activity:
-        raise NoSession("no session yet: no transcript in the Claude Code projects folders and none recorded by "
-                        "the hooks (start a session in Claude Code; see `session-watcher doctor`)")
+        looked = ", ".join(known.roots) or "no folder"
+        raise NoSession(f"no session yet: no Claude Code transcript or Codex rollout in {looked}, and none recorded by "
+                        "the hooks (start a session in Claude Code or Codex; see `session-watcher doctor`)")
     newest = max(activity, key=lambda sid: (activity[sid], sid))
     return _by_id(newest, known)
 

@@ -142,11 +142,10 @@ class _Open:
         if size <= offset:
             return [], self.moved(offset), 0
         want = min(max_bytes, size - offset)
-        if not split and not whole and want > SALVAGE_BYTES:  # the last newline: most likely in the chunk's tail
-            probe = os.pread(fd, SALVAGE_BYTES, offset + want - SALVAGE_BYTES)
-            nl = probe.rfind(b"\n")
-            if nl >= 0 and len(probe) == SALVAGE_BYTES:
-                return [probe], self.moved(offset + want - SALVAGE_BYTES + nl + 1), 0
+        if not split and not whole:  # the last newline, looked for from the chunk's end back a block at a time
+            got = self._last_newline(offset + want)
+            if got is not None:
+                return [got[0]], self.moved(got[1]), 0
         if whole and buf is not None and want == len(buf) and os.preadv(fd, [buf], offset) == want:
             # the buffer as the chunk: its readers (bulkparse.parse_chunk, the page's) take either
             chunk: bytes = buf  # type: ignore[assignment]
@@ -160,6 +159,21 @@ class _Open:
         if used or len(chunk) < max_bytes:
             return lines, self.moved(offset + used), 0
         self.skip = offset + len(chunk)
+        return None
+
+    def _last_newline(self, end: int) -> tuple[bytes, int] | None:
+        """(the block holding the last newline before `end`, the offset just past that newline),
+        reading back from `end` SALVAGE_BYTES at a time (a long line there is passed over without
+        reading the chunk); None where there is none after the offset, or the file shrank meanwhile."""
+        while end > self.offset:
+            start = max(self.offset, end - SALVAGE_BYTES)
+            block = os.pread(self.fd, end - start, start)
+            nl = block.rfind(b"\n")
+            if len(block) < end - start:
+                return None
+            if nl >= 0:
+                return block, start + nl + 1
+            end = start
         return None
 
     def skip_long_line(self, max_bytes: int) -> tuple[list[bytes], dict[str, Any], int]:
