@@ -30,7 +30,10 @@ else:
 _new = tuple.__new__
 
 HEAD_BYTES = 4096
-READ_BLOCK = 8 << 20
+# bytes a read asks for: a buffer this size stays in a core's own cache (L2), where the kernel's copy
+# lands and the marker search reads it again; one of 8 MB went out to memory and back (docs/benchmarks.md).
+# At least parse.DIR_SEARCH_BYTES: the working folder is looked for in a file's first read
+READ_BLOCK = 256 << 10
 FORK_FROM = 32 << 20  # bytes to read before a second process pays for its fork
 
 
@@ -86,8 +89,9 @@ def scan_file(job: Job, buf: bytearray | None = None, plain: bool = False) -> Sc
     try:
         pos = seen = job.start
         head = job.head
-        # one buffer, read into again and again: a new 8 MB object per read cost a page fault for
-        # every 4 kB of it. `kept` bytes at its front are a line not complete yet.
+        # one buffer, read into again and again (a new large object per read cost a page fault for every
+        # 4 kB of it), grown only for a line longer than it. `kept` bytes at its front are a line
+        # not complete yet.
         if buf is None:
             buf = bytearray(min(READ_BLOCK, max(job.size - job.start, 0) + 4096))
         kept = 0

@@ -1,0 +1,78 @@
+"""The cold scan's read buffer: a cache-sized one (`scan.READ_BLOCK`) whatever the file's size, grown
+only for a line longer than it, and the same rows, offsets and hashes whatever size it has: lines
+longer than the buffer, lines cut at every read's end, a torn last line left for the next run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from session_watcher.reports import scan
+from session_watcher.reports.parse import DIR_SEARCH_BYTES
+from session_watcher.reports.scan import Job, Scanned, scan_file
+
+FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+LONG = 768 << 10  # a line longer than the buffer
+
+
+def transcript(tmp: Path, torn: bool = True) -> Path:
+    """A real transcript, then one call line and one tool result each longer than the buffer, then
+    the transcript again, and (`torn`) half of a last line, its newline not written yet."""
+    lines = FIXTURE.read_bytes().splitlines(keepends=True)
+    call = next(json.loads(line) for line in lines if b'"usage"' in line and b'"assistant"' in line)
+    call["message"]["id"] = "msg_long"
+    call["message"]["content"] = [{"type": "text", "text": "a" * LONG}]
+    result = {"type": "user", "message": {"role": "user", "content": "b" * (LONG // 2 + 17)}}
+    body = b"".join(lines) + json.dumps(call).encode() + b"\n" + json.dumps(result).encode() + b"\n"
+    body += b"".join(lines[:-1])
+    if torn:
+        body += lines[-1][: len(lines[-1]) // 2]
+    path = tmp / "t.jsonl"
+    path.write_bytes(body)
+    return path
+
+
+def facts(got: Scanned) -> tuple[object, ...]:
+    return (got.rows, got.blob, got.offset, got.seen, got.head, got.bytes_read)
+
+
+def test_a_large_transcript_is_read_through_a_cache_sized_buffer(tmp_path: Path) -> None:
+    path = transcript(tmp_path, torn=False)
+    size = path.stat().st_size
+    assert size > 4 << 20
+    lines = [line for line in path.read_bytes().splitlines() if line]
+    longest = max(len(line) for line in lines)
+    buf = [bytearray(0)]
+    got = scan._scan_or_none(Job(str(path), 0, None, size), buf, False)
+    assert got is not None
+    # not the file's size: a buffer of READ_BLOCK, doubled only until the longest line fits
+    room = len(buf[0])
+    assert room < 2 * longest
+    assert room < size // 4
+    whole = scan_file(Job(str(path), 0, None, size), bytearray(size + 4096))
+    assert facts(got) == facts(whole)
+    assert any(r.key is not None and r.key.startswith("msg_long") for r in got.rows or [])
+
+
+@pytest.mark.parametrize("torn", [True, False])
+def test_the_same_rows_whatever_the_buffer(tmp_path: Path, torn: bool) -> None:
+    path = transcript(tmp_path, torn)
+    size = path.stat().st_size
+    job = Job(str(path), 0, None, size)
+    whole = scan_file(job, bytearray(size + 4096))
+    assert whole.offset == (size - len(path.read_bytes().rsplit(b"\n", 1)[1]) if torn else size)
+    assert whole.seen == size
+    # the working folder is looked for in the first read: a buffer never smaller than its search
+    assert scan.READ_BLOCK >= DIR_SEARCH_BYTES
+    for room in (DIR_SEARCH_BYTES, DIR_SEARCH_BYTES + 4099, scan.READ_BLOCK, 3 * scan.READ_BLOCK + 1):
+        assert facts(scan_file(job, bytearray(room))) == facts(whole), room
+    assert facts(scan_file(job)) == facts(whole)
+    # read on from where the last run stopped: the rows after that offset, as a whole read gives them
+    later = whole.rows and whole.rows[len(whole.rows) // 2]
+    assert later
+    start = later.offset
+    rest = scan_file(Job(str(path), start, whole.head, size))
+    assert rest.rows == [r for r in whole.rows or [] if r.offset >= start]
+    assert (rest.offset, rest.seen) == (whole.offset, whole.seen)
