@@ -76,3 +76,30 @@ def test_the_same_rows_whatever_the_buffer(tmp_path: Path, torn: bool) -> None:
     rest = scan_file(Job(str(path), start, whole.head, size))
     assert rest.rows == [r for r in whole.rows or [] if r.offset >= start]
     assert (rest.offset, rest.seen) == (whole.offset, whole.seen)
+
+
+def _report(tmp: Path, name: str) -> dict[str, object]:
+    from session_watcher.reports.collect import run_report
+
+    doc, _stats = run_report([str(tmp / "projects")], str(tmp / f"{name}.sqlite3"), now=2e9)
+    return {k: v for k, v in doc.items() if k != "index"}  # the index's own figures: its bytes, its time
+
+
+def test_a_report_over_a_line_longer_than_the_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold report over a transcript with a call line of 768 kB (longer than READ_BLOCK, shorter
+    than MAX_LINE_BYTES): the same document as one whose scan reads the whole file at once, and the
+    long call counted as the same call with a short text is."""
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    session = folder / FIXTURE.name
+    transcript(folder, torn=False).rename(session)
+    assert session.stat().st_size > 4 * scan.READ_BLOCK
+    small = _report(tmp_path, "small")
+    monkeypatch.setattr(scan, "READ_BLOCK", 64 << 20)
+    assert _report(tmp_path, "whole") == small
+    monkeypatch.undo()
+    session.write_bytes(session.read_bytes().replace(b"a" * LONG, b"a"))  # the long call, its text short
+    short = _report(tmp_path, "short")
+    (got,), (want,) = small["sessions"], short["sessions"]  # type: ignore[misc]
+    assert (got["apiCalls"], got["tokens"]) == (want["apiCalls"], want["tokens"])
+    assert want["apiCalls"] > 100
