@@ -103,3 +103,27 @@ def test_a_report_over_a_line_longer_than_the_buffer(tmp_path: Path, monkeypatch
     (got,), (want,) = small["sessions"], short["sessions"]  # type: ignore[misc]
     assert (got["apiCalls"], got["tokens"]) == (want["apiCalls"], want["tokens"])
     assert want["apiCalls"] > 100
+
+
+@pytest.mark.parametrize("torn", [True, False])
+def test_the_lines_after_one_the_scan_passes_over(tmp_path: Path, torn: bool) -> None:
+    """A line longer than twice MAX_LINE_BYTES (`scan._past_line` reads past it, keeping none of
+    it) with the rest of the file in the read that found its end: the rows after it are those of
+    the file without it (a read that found the end after it parsed nothing of what it held: 9 rows
+    of 301, the offset just past the long line, and the index then kept that as read)."""
+    from session_watcher.reports.parse import MAX_LINE_BYTES
+
+    lines = FIXTURE.read_bytes().splitlines(keepends=True)
+    before, after = b"".join(lines[:40]), b"".join(lines[40:])
+    if torn:
+        after = after[:-5]
+    long = b'{"type":"progress","data":"' + b"x" * (2 * MAX_LINE_BYTES + 7) + b'"}\n'
+    path, plain = tmp_path / "long.jsonl", tmp_path / "plain.jsonl"
+    path.write_bytes(before + long + after)
+    plain.write_bytes(before + after)
+    got = scan_file(Job(str(path), 0, None, path.stat().st_size))
+    want = scan_file(Job(str(plain), 0, None, plain.stat().st_size))
+    shifted = [r._replace(offset=r.offset - len(long)) if r.offset > len(before) else r for r in got.rows or []]
+    assert shifted == want.rows
+    assert len(want.rows or []) > 100
+    assert (got.offset - len(long), got.seen - len(long)) == (want.offset, want.seen)
