@@ -126,3 +126,32 @@ def test_the_page_looks_between_replay_s_records_only_where_a_marker_is(
     own.feed(tr.read_bytes().splitlines())
     assert model["rows"] == own.rows()
     assert (model["turns"], model["compactions"]) == (own.turns, own.compactions)
+
+
+def test_the_page_s_marker_places_start_again_in_each_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of 128 kB read into the page's one buffer, again and again: each marker's next place
+    (`PageRead._next`) is looked for afresh in each chunk, and the rows are the builder's of every
+    line."""
+    from bench.generate import write_transcript
+    from session_watcher.state import reader
+
+    tr = tmp_path / "p" / "cd613e30-d8f1-4adf-a1b7-584a2265b1f5.jsonl"
+    write_transcript(tr, 2 << 20, seed=5)
+    rest = (reader.read_new.__defaults__ or ())[1:]  # max_bytes first
+    monkeypatch.setattr(reader.read_new, "__defaults__", (128 << 10, *rest))
+    monkeypatch.setattr(reader, "CHUNK", 128 << 10)  # the page's buffer: a chunk's size
+    reused: list[bool] = []
+    buffer = session_page_data.PageRead._buffer
+
+    def counted(self: session_page_data.PageRead, before: dict[str, Any] | None) -> bytearray | None:
+        got = buffer(self, before)
+        reused.append(got is not None)
+        return got
+
+    monkeypatch.setattr(session_page_data.PageRead, "_buffer", counted)
+    model = session_page_data.load_model(str(tr), now=1.8e9)
+    assert sum(reused) > 10
+    own = session_page_data.PageBuilder()
+    own.feed(tr.read_bytes().splitlines())
+    assert model["rows"] == own.rows()
+    assert (model["turns"], model["compactions"]) == (own.turns, own.compactions)

@@ -90,6 +90,16 @@ def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:
     assert all(root in said for root in agents.sources()[0])  # where it looked: every agent's folders
 
 
+def test_a_recorded_session_without_its_log_names_both_agents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session the hooks recorded whose state names no log on disk (a Codex thread's as well as a
+    Claude Code session's): the commands that read it say that neither agent's folders hold it."""
+    monkeypatch.setattr(sessions, "find", lambda _target: sessions.Found("019d7739-95cb", None, True))
+    with pytest.raises(NoSession, match="no transcript on disk") as gone:
+        sessions.transcript_of("019d7739")
+    assert "Claude Code" in str(gone.value)
+    assert "Codex" in str(gone.value)
+
+
 def test_every_command_answers_for_sessions_the_hooks_never_saw(projects: Path, tmp_path: Path) -> None:
     short = "abcdef01-2222"  # tool_heavy.jsonl, by a short id
     doc = json.loads(sw("status", short, "--json").stdout)

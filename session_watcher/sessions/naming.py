@@ -199,7 +199,7 @@ def transcript_of(target: str | None) -> Found:
     found = find(target)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id} has no transcript on disk (its state names none, and none is "
-                        "in the Claude Code projects folders)")
+                        "in the Claude Code projects or Codex sessions folders)")
     if not os.path.isfile(found.transcript):
         raise NoSession(f"session {found.session_id}: its transcript {found.transcript} is gone")
     return found
