@@ -74,7 +74,7 @@ def test_ambiguous_short_and_unknown_names_say_why(projects: Path) -> None:
 def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:
     junk = tmp_path / "junk.jsonl"
     junk.write_bytes(b"hello\nnot json at all\n")
-    with pytest.raises(UserError, match="not a Claude Code transcript"):
+    with pytest.raises(UserError, match="not a Claude Code transcript or Codex rollout"):
         sessions.find(str(junk))
     (tmp_path / "empty.jsonl").write_bytes(b"")
     with pytest.raises(UserError, match="empty"):
@@ -142,7 +142,7 @@ def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
                  ("replay", str(junk)), ("health", "--transcript", str(junk)), ("backtest", str(junk))):
         proc = sw(*args)
         assert proc.returncode == 1, args
-        assert "not a Claude Code transcript" in proc.stderr.decode(), args
+        assert "not a Claude Code transcript or Codex rollout" in proc.stderr.decode(), args
         assert proc.stderr.decode().count("\n") == 1, args
     assert not (tmp_path / "j.html").exists()
     nope = sw("report", "session", "/nope.jsonl", "--html", str(tmp_path / "n.html"))

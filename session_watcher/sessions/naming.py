@@ -132,7 +132,7 @@ def check_transcript(path: str) -> str:
             return os.path.abspath(path)
     if len(lines) == 1 and head.lstrip().startswith(b"{"):  # one line longer than the read: give it its chance
         return os.path.abspath(path)
-    raise UserError(f"{path}: not a Claude Code transcript (no JSON record in its first lines)")
+    raise UserError(f"{path}: not a Claude Code transcript or Codex rollout (no JSON record in its first lines)")
 
 
 def _by_path(path: str) -> Found:
