@@ -68,8 +68,7 @@ def sayable(s: cal.Session) -> tuple[list[bool], int | None]:
     state = s.loaded.fresh()
 
     def hook(st: State, alerts: list[Alert], _usage: object) -> None:
-        q = quantities(st, s.cfg)
-        ok.append(q["saving"] is not None and engine.worth_saying(st["engine"], q, st["context"]["model"], s.cfg))
+        ok.append(engine.worth_saying(st, quantities(st, s.cfg), s.cfg))
         if ok[:-1] and any(a["kind"] == "guard" for a in alerts):
             ok[-2] = True  # the advice was to restart before this call
 

@@ -1,7 +1,8 @@
 """Shared test isolation: no test reads or writes the real home, state or Claude Code settings.
 
-Before any test (and before module-scoped fixtures) HOME, SESSION_WATCHER_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and
-the XDG folders point into a session temp dir; each test then gets fresh ones of its own, without the
+Before any test (and before module-scoped fixtures) HOME, SESSION_WATCHER_HOME, CLAUDE_CONFIG_DIR and
+the XDG folders point into a session temp dir, and CODEX_HOME is unset (Codex's folders are then the
+temp home's, absent until a test makes them); each test then gets fresh ones of its own, without the
 machine's OTEL_* variables and with Claude Code's managed settings file in its temp home. Subprocesses
 inherit them through os.environ. XDG_CACHE_HOME keeps its real value (or the real ~/.cache) so tools'
 download caches (the e2e client, pip) still work; session-watcher never writes there while
@@ -32,7 +33,6 @@ def _isolated_env(root: Path) -> dict[str, str]:
         "HOME": home,
         "SESSION_WATCHER_HOME": root / "sw-home",
         "CLAUDE_CONFIG_DIR": home / ".claude",
-        "CODEX_HOME": home / ".codex",
         "XDG_CONFIG_HOME": home / ".config",
         "XDG_STATE_HOME": home / ".local" / "state",
         "XDG_DATA_HOME": home / ".local" / "share",
@@ -46,6 +46,7 @@ def _isolate_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     saved = {k: os.environ.get(k) for k in (*ISOLATED, "XDG_CACHE_HOME")}
     os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
     os.environ.update(_isolated_env(tmp_path_factory.mktemp("isolated-session")))
+    os.environ.pop("CODEX_HOME", None)  # Codex's folders: the temp home's ~/.codex, absent until a test makes it
     yield
     for key, value in saved.items():
         if value is None:
@@ -67,6 +68,7 @@ def _launchers(tmp_path_factory: pytest.TempPathFactory) -> None:
 def _isolate_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in _isolated_env(tmp_path_factory.mktemp("isolated")).items():
         monkeypatch.setenv(key, value)
+    monkeypatch.delenv("CODEX_HOME", raising=False)  # set, it would say Codex is installed here
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)  # a client running the suite sets it
     monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)  # the route a message names (route.py)
     # the OpenTelemetry export reads Claude Code's telemetry settings: none of the machine's own

@@ -549,7 +549,7 @@ def test_command_on_an_empty_machine_says_so() -> None:
     out = proc.stdout.decode()
     assert out.startswith("no Claude Code or Codex session with an API call found; looked in ")
     assert f"{os.environ['CLAUDE_CONFIG_DIR']}/projects" in out  # where it looked: both agents' folders
-    assert f"{os.environ['CODEX_HOME']}/sessions" in out
+    assert f"{os.environ['HOME']}/.codex/sessions" in out
     doc = json.loads(sw("backtest", "--json").stdout)
     assert doc["sessions"] == []
     assert doc["total"]["captureMedian"] is None

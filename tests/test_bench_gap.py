@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import calibrate as cal
-from bench.gap import best_within
+from bench.gap import best_within, sayable
 from session_watcher.core import backtest as bt
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "transcripts" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
@@ -43,3 +43,19 @@ def test_exact_against_every_subset(session: cal.Session) -> None:
         assert set(restarts) <= allowed
         assert saving == pytest.approx(brute, abs=1e-9)
         assert saving == pytest.approx(cal.usd(seg, []) - cal.usd(seg, restarts), abs=1e-9)
+
+
+def test_sayable_holds_every_call_the_advice_spoke_after(session: cal.Session) -> None:
+    """`sayable` marks the calls after which the real session's priced saving clears the advice floor
+    (`engine.worth_saying`): every gate the real fold gave is after one (the gate speaks only there),
+    and so is the call before every cold return it advised on; the floor keeps others out; the
+    window is replay's."""
+    ok, window = sayable(session)
+    calls = session.seen.calls
+    assert len(ok) == len(calls)
+    gates = [i for i, c in enumerate(calls) if c.gate]
+    assert gates
+    assert all(ok[i] for i in gates)
+    assert all(ok[i - 1] for i, c in enumerate(calls) if c.guard and i)
+    assert 0 < sum(ok) < len(ok)
+    assert window == 200_000

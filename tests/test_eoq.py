@@ -193,6 +193,28 @@ def test_lamp_hysteresis(bp: float, prev: str, want: str) -> None:
     assert eoq.lamp(2.5, 2.0, bp, 0.10, 0.25, prev=prev) == want
 
 
+def test_the_e2e_oracle_holds_the_lamp_as_eoq_does() -> None:
+    """tests/e2e/spec_model (the e2e scripts' oracle, written apart from the plugin) lights the lamp
+    as `eoq.lamp` does, call for call: a session walked well into red, then a prompt that shrinks
+    with no compaction (a Codex thread's after an interrupted turn) to bp far under bp_red but past
+    the sweet spot still, where red holds."""
+    from tests.e2e.spec_model import BP_AMBER, BP_RED, Model
+
+    m = Model()
+    rows = [m.call(10, 20_000, 0)]
+    rows += [m.call(10, 20_000 + 3_000 * k, 100) for k in range(1, 61)]
+    rows.append(m.call(10, 34_000, 0))  # L 200k -> 34k: x 10.0 -> 1.7 (xSweet 1.54), bp 1.16 -> 0.006
+    shrunk = rows[-1]
+    assert shrunk.bp is not None
+    assert shrunk.x > shrunk.x_sweet
+    assert shrunk.bp < 0.8 * BP_RED
+    assert [r.lamp for r in rows[-2:]] == ["red", "red"]
+    prev = None
+    for r in rows:
+        assert r.lamp == eoq.lamp(r.x, r.x_sweet, r.bp, BP_AMBER, BP_RED, prev=prev), r
+        prev = r.lamp
+
+
 @pytest.mark.parametrize(("x", "prev", "want"), [
     (1.9, "amber", "amber"),  # back on the left arm (xSweet 2.0) but x - 1 >= 0.8 (xSweet - 1)
     (1.8, "amber", "amber"),

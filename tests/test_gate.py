@@ -469,6 +469,30 @@ def test_the_shipped_gate_speaks_at_the_sweet_spot(tmp_path: Any) -> None:
         ("call", 1, 20_000 + 1000 * i, 1000, "5m") for i in range(1, 130)], CFG)
 
 
+@pytest.mark.parametrize("cfg", [CFG, CFG_V2], ids=["shipped", "v2"])
+def test_the_horizon_is_priced_only_where_the_saving_is_weighed(tmp_path: Any, monkeypatch: Any,
+                                                                cfg: Any) -> None:
+    """The fold prices a call by `eoq.figures` and fills in the advice's horizon (the window, the
+    compaction point) only where the gate or a reminder weighs the saving: a few of the calls, with
+    the same alerts, trace and status as a fold that prices every call's horizon."""
+    from session_watcher.core import eoq
+    from session_watcher.sessions.replay import replay
+
+    path = str(overstaying(tmp_path, calls=200, compact_at=90))
+    horizons: list[float] = []
+    real_horizon = eoq.session_horizon
+    monkeypatch.setattr(eoq, "session_horizon", lambda *a: horizons.append(a[2]) or real_horizon(*a))
+    lazy, _ = replay(path, cwd=str(tmp_path), cfg=cfg, with_trace=False)
+    assert 0 < len(horizons) < lazy["calls"] / 4  # 8 (7 with v2) of 200 calls; every call before
+    _, lazy_trace = replay(path, cwd=str(tmp_path), cfg=cfg)
+    monkeypatch.setattr(eoq, "session_horizon", real_horizon)
+    real_figures = eoq.figures
+    monkeypatch.setattr(eoq, "figures", lambda st, c: eoq.with_horizon(st, c, real_figures(st, c)))
+    eager, eager_trace = replay(path, cwd=str(tmp_path), cfg=cfg)
+    assert (lazy, lazy_trace) == (eager, eager_trace)
+    assert sum(len(row["alerts"]) for row in eager_trace) >= 4  # gates and reminders in both segments
+
+
 def test_a_new_episode_after_compaction_fires_again(tmp_path: Any) -> None:
     from session_watcher.sessions.replay import replay
 

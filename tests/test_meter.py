@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 from hypothesis import given, settings
@@ -33,6 +34,25 @@ def test_streams_are_separate_and_a_call_moves_with_its_last_sample() -> None:
     assert m["sub"] == dict.fromkeys((*FIELDS, "calls"), 0)
     assert m["main"]["calls"] == 2
     assert m["main"]["output"] == 7
+
+
+def test_a_repeated_sample_changes_no_bucket_and_stays_newest() -> None:
+    """A later line repeating its call's usage exactly (most do) counts nothing again, moves the call
+    to the newest end of the window, and in another stream still moves the call; a state read back
+    from JSON (its samples as lists) folds the repeat alike."""
+    m = new_meter()
+    add_sample(m, "main", "a", (3, 100, 10, 5, 10, 0))
+    add_sample(m, "main", "b", (1, 2, 3, 4, 0, 3))
+    before = dict(m["main"])
+    saved = json.loads(json.dumps(m))
+    assert add_sample(m, "main", "a", (3, 100, 10, 5, 10, 0)) is False
+    assert m["main"] == before
+    assert list(m["recent"]) == ["b", "a"]  # type: ignore[arg-type]
+    assert add_sample(saved, "main", "a", (3, 100, 10, 5, 10, 0)) is False
+    assert saved["main"] == before
+    assert list(saved["recent"]) == ["b", "a"]
+    add_sample(m, "sub", "a", (3, 100, 10, 5, 10, 0))
+    assert (m["main"]["calls"], m["main"]["output"], m["sub"]["calls"], m["sub"]["output"]) == (1, 4, 1, 5)
 
 
 def test_window_is_bounded() -> None:

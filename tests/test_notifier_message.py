@@ -139,11 +139,6 @@ class TestCompose:
         assert message.pick([GATE, BACKSTOP]) is BACKSTOP
         assert message.pick([BACKSTOP, GATE]) is BACKSTOP
 
-    def test_urgency_follows_lamp(self) -> None:
-        """Amber is normal, red critical."""
-        assert message.urgency(GATE) == "normal"
-        assert message.urgency(BACKSTOP) == "critical"
-
 
 class TestEscaping:
     def test_markup_escape(self) -> None:

@@ -9,6 +9,8 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from bench.synth import Transcript
 from session_watcher.base import config
@@ -57,6 +59,34 @@ def test_add_lines_counts_only_new_lines() -> None:
     # new: lines 3-9 and 12, one char each
     assert pathmap.add_lines(gap, 1, "a\nb\nx\ny\nz\nq\nr\ns\nt\nc\nd\ne\n") == 8 * (1 + 8)
     assert gap["ranges"] == [[1, 13]]
+
+
+def counted_by_line(reads: list[tuple[int, str]]) -> list[int]:
+    """What each Read adds, line by line: every line not read before, with its number prefix and newline."""
+    seen: set[int] = set()
+    out = []
+    for start, content in reads:
+        lines = content.split("\n")
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()
+        fresh = [(start + k, line) for k, line in enumerate(lines) if start + k not in seen]
+        seen.update(n for n, _ in fresh)
+        out.append(sum(len(line) + pathmap.LINE_PREFIX_CHARS + 1 for _, line in fresh))
+    return out
+
+
+LINE = st.text(alphabet="ab\u00e9", max_size=4)
+READ = st.tuples(st.integers(1, 30), st.lists(LINE, max_size=8), st.booleans())
+
+
+@given(st.lists(READ, max_size=12))
+@example([(1, ["", ""], False), (2, ["x"], True), (1, [], True)])
+def test_add_lines_counts_each_line_once(raw: list[tuple[int, list[str], bool]]) -> None:
+    """Reads that meet counted lines (split and counted line by line) and reads that do not (counted
+    whole) add what a line-by-line count says: empty texts, trailing newlines, touching ranges."""
+    reads = [(start, "\n".join(lines) + ("\n" if end and lines else "")) for start, lines, end in raw]
+    entry = pathmap.new_entry(None)
+    assert [pathmap.add_lines(entry, start, text) for start, text in reads] == counted_by_line(reads)
 
 
 def test_total_is_floored_at_zero() -> None:

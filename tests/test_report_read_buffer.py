@@ -76,3 +76,54 @@ def test_the_same_rows_whatever_the_buffer(tmp_path: Path, torn: bool) -> None:
     rest = scan_file(Job(str(path), start, whole.head, size))
     assert rest.rows == [r for r in whole.rows or [] if r.offset >= start]
     assert (rest.offset, rest.seen) == (whole.offset, whole.seen)
+
+
+def _report(tmp: Path, name: str) -> dict[str, object]:
+    from session_watcher.reports.collect import run_report
+
+    doc, _stats = run_report([str(tmp / "projects")], str(tmp / f"{name}.sqlite3"), now=2e9)
+    return {k: v for k, v in doc.items() if k != "index"}  # the index's own figures: its bytes, its time
+
+
+def test_a_report_over_a_line_longer_than_the_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold report over a transcript with a call line of 768 kB (longer than READ_BLOCK, shorter
+    than MAX_LINE_BYTES): the same document as one whose scan reads the whole file at once, and the
+    long call counted as the same call with a short text is."""
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    session = folder / FIXTURE.name
+    transcript(folder, torn=False).rename(session)
+    assert session.stat().st_size > 4 * scan.READ_BLOCK
+    small = _report(tmp_path, "small")
+    monkeypatch.setattr(scan, "READ_BLOCK", 64 << 20)
+    assert _report(tmp_path, "whole") == small
+    monkeypatch.undo()
+    session.write_bytes(session.read_bytes().replace(b"a" * LONG, b"a"))  # the long call, its text short
+    short = _report(tmp_path, "short")
+    (got,), (want,) = small["sessions"], short["sessions"]  # type: ignore[misc]
+    assert (got["apiCalls"], got["tokens"]) == (want["apiCalls"], want["tokens"])
+    assert want["apiCalls"] > 100
+
+
+@pytest.mark.parametrize("torn", [True, False])
+def test_the_lines_after_one_the_scan_passes_over(tmp_path: Path, torn: bool) -> None:
+    """A line longer than twice MAX_LINE_BYTES (`scan._past_line` reads past it, keeping none of
+    it) with the rest of the file in the read that found its end: the rows after it are those of
+    the file without it (a read that found the end after it parsed nothing of what it held: 9 rows
+    of 301, the offset just past the long line, and the index then kept that as read)."""
+    from session_watcher.reports.parse import MAX_LINE_BYTES
+
+    lines = FIXTURE.read_bytes().splitlines(keepends=True)
+    before, after = b"".join(lines[:40]), b"".join(lines[40:])
+    if torn:
+        after = after[:-5]
+    long = b'{"type":"progress","data":"' + b"x" * (2 * MAX_LINE_BYTES + 7) + b'"}\n'
+    path, plain = tmp_path / "long.jsonl", tmp_path / "plain.jsonl"
+    path.write_bytes(before + long + after)
+    plain.write_bytes(before + after)
+    got = scan_file(Job(str(path), 0, None, path.stat().st_size))
+    want = scan_file(Job(str(plain), 0, None, plain.stat().st_size))
+    shifted = [r._replace(offset=r.offset - len(long)) if r.offset > len(before) else r for r in got.rows or []]
+    assert shifted == want.rows
+    assert len(want.rows or []) > 100
+    assert (got.offset - len(long), got.seen - len(long)) == (want.offset, want.seen)

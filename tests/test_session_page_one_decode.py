@@ -92,3 +92,66 @@ def test_rows_written_by_the_block_read_as_row_by_row() -> None:
     got = "".join(session_page.model_json(model))
     assert got == json.dumps(clean_data(model), separators=(",", ":"), allow_nan=False)
     assert json.loads(got)["rows"][len(ODD) * 3 + 4]["label"] == "bell\\x07"
+
+
+def test_the_page_looks_between_replay_s_records_only_where_a_marker_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between two records replay's parse decodes, the page looks for the lines it decodes itself
+    only where one of its markers is (each marker's next place in the chunk kept): the stretches of
+    a generated session's hook and bash progress lines, most of them, cost no search (before: a
+    search for each marker in every stretch), and the page's rows are the builder's of every line."""
+    from bench.generate import write_transcript
+    from session_watcher.core.markscan import marked_lines
+
+    tr = tmp_path / "p" / "cd613e30-d8f1-4adf-a1b7-584a2265b1f5.jsonl"
+    write_transcript(tr, 2 << 20, seed=5)
+    counts = {"stretches": 0, "searches": 0, "decoded": 0}
+    between, lines, decode = session_page_data.PageRead._between, marked_lines, session_page_data.decode_record
+
+    def counted(name: str, real: Any) -> Any:
+        def call(*args: Any) -> Any:
+            counts[name] += 1
+            return real(*args)
+        return call
+
+    monkeypatch.setattr(session_page_data.PageRead, "_between", counted("stretches", between))
+    monkeypatch.setattr(session_page_data, "marked_lines", counted("searches", lines))
+    monkeypatch.setattr(session_page_data, "decode_record", counted("decoded", decode))
+    model = session_page_data.load_model(str(tr), now=1.8e9)
+    assert counts["stretches"] > 100
+    assert 0 < counts["searches"] <= counts["decoded"]  # a search finds a line to decode
+    assert counts["searches"] * 4 < counts["stretches"], counts
+    monkeypatch.undo()
+    own = session_page_data.PageBuilder()
+    own.feed(tr.read_bytes().splitlines())
+    assert model["rows"] == own.rows()
+    assert (model["turns"], model["compactions"]) == (own.turns, own.compactions)
+
+
+def test_the_page_s_marker_places_start_again_in_each_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of 128 kB read into the page's one buffer, again and again: each marker's next place
+    (`PageRead._next`) is looked for afresh in each chunk, and the rows are the builder's of every
+    line."""
+    from bench.generate import write_transcript
+    from session_watcher.state import reader
+
+    tr = tmp_path / "p" / "cd613e30-d8f1-4adf-a1b7-584a2265b1f5.jsonl"
+    write_transcript(tr, 2 << 20, seed=5)
+    rest = (reader.read_new.__defaults__ or ())[1:]  # max_bytes first
+    monkeypatch.setattr(reader.read_new, "__defaults__", (128 << 10, *rest))
+    monkeypatch.setattr(reader, "CHUNK", 128 << 10)  # the page's buffer: a chunk's size
+    reused: list[bool] = []
+    buffer = session_page_data.PageRead._buffer
+
+    def counted(self: session_page_data.PageRead, before: dict[str, Any] | None) -> bytearray | None:
+        got = buffer(self, before)
+        reused.append(got is not None)
+        return got
+
+    monkeypatch.setattr(session_page_data.PageRead, "_buffer", counted)
+    model = session_page_data.load_model(str(tr), now=1.8e9)
+    assert sum(reused) > 10
+    own = session_page_data.PageBuilder()
+    own.feed(tr.read_bytes().splitlines())
+    assert model["rows"] == own.rows()
+    assert (model["turns"], model["compactions"]) == (own.turns, own.compactions)

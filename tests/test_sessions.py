@@ -74,7 +74,7 @@ def test_ambiguous_short_and_unknown_names_say_why(projects: Path) -> None:
 def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:
     junk = tmp_path / "junk.jsonl"
     junk.write_bytes(b"hello\nnot json at all\n")
-    with pytest.raises(UserError, match="not a Claude Code transcript"):
+    with pytest.raises(UserError, match="not a Claude Code transcript or Codex rollout"):
         sessions.find(str(junk))
     (tmp_path / "empty.jsonl").write_bytes(b"")
     with pytest.raises(UserError, match="empty"):
@@ -88,6 +88,16 @@ def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:
     said = str(nothing.value)
     assert "Claude Code transcript or Codex rollout in " in said
     assert all(root in said for root in agents.sources()[0])  # where it looked: every agent's folders
+
+
+def test_a_recorded_session_without_its_log_names_both_agents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session the hooks recorded whose state names no log on disk (a Codex thread's as well as a
+    Claude Code session's): the commands that read it say that neither agent's folders hold it."""
+    monkeypatch.setattr(sessions, "find", lambda _target: sessions.Found("019d7739-95cb", None, True))
+    with pytest.raises(NoSession, match="no transcript on disk") as gone:
+        sessions.transcript_of("019d7739")
+    assert "Claude Code" in str(gone.value)
+    assert "Codex" in str(gone.value)
 
 
 def test_every_command_answers_for_sessions_the_hooks_never_saw(projects: Path, tmp_path: Path) -> None:
@@ -132,7 +142,7 @@ def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
                  ("replay", str(junk)), ("health", "--transcript", str(junk)), ("backtest", str(junk))):
         proc = sw(*args)
         assert proc.returncode == 1, args
-        assert "not a Claude Code transcript" in proc.stderr.decode(), args
+        assert "not a Claude Code transcript or Codex rollout" in proc.stderr.decode(), args
         assert proc.stderr.decode().count("\n") == 1, args
     assert not (tmp_path / "j.html").exists()
     nope = sw("report", "session", "/nope.jsonl", "--html", str(tmp_path / "n.html"))

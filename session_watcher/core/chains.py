@@ -25,7 +25,6 @@ by `core.segment.Segment` itself (no compaction to move: the figures of before).
 from __future__ import annotations
 
 import math
-import operator
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.core.eoq import fresh_split, real_request
@@ -166,6 +165,11 @@ class Chain:
     def _step(self, j: int, walk: Walk) -> tuple[Step, Walk]:
         """Call j of the counterfactual in the state `walk` leaves it (`Walk`), and the state after it:
         the calls after depend on nothing else."""
+        usage, compact, after = self._call(j, walk)
+        return Step(j, usage, self._units(j, usage, after[0]), compact), after
+
+    def _call(self, j: int, walk: Walk) -> tuple[tuple[int, int, int, int] | None, str | None, Walk]:
+        """`_step`'s call j as (its usage, `Step.compact`, the state after it)."""
         t = self.prompt
         d, hold, fresh, cont = walk
         compact = None
@@ -191,7 +195,7 @@ class Chain:
             usage = None
         else:
             usage = self._shifted(j, d)
-        return Step(j, usage, self._units(j, usage, d), compact), (d, hold, None, cont)
+        return usage, compact, (d, hold, None, cont)
 
     # ------------------------------------------------------------------ schedules
 
@@ -304,28 +308,33 @@ class Chain:
         def step(now: Walk) -> tuple[float, Walk, float]:
             got = stepped.get(now)
             if got is None:
-                priced, after = self._step(j, now)
-                got = stepped[now] = (priced.units * wj, after, self._due(after))
+                usage, _compact, after = self._call(j, now)
+                got = stepped[now] = (self._units(j, usage, after[0]) * wj, after, self._due(after))
             return got
 
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
-            if not plain:
-                costs, due = [0.0] * len(runs.ds), list(range(len(runs.ds)))
+            sums = runs.sums
+            if not plain:  # every state stepped (`was`: its sum before, in `due`'s order)
+                due, was = list(range(len(sums))), sums
             else:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
+                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.soonest <= tj else []
+                was, ds = [sums[n] for n in due], runs.ds
                 if not real:
-                    costs = [seg.actual[i] * wj] * len(runs.ds)
+                    a = seg.actual[i] * wj
+                    runs.sums = [v + a for v in sums]
                 elif not w1h or not w5m:
                     write = w5m or w1h
-                    costs = [((cr - d if d < cr else 0) + write) * wj for d in runs.ds]
+                    runs.sums = [v + ((cr - d if d < cr else 0) + write) * wj for v, d in zip(sums, ds, strict=True)]
                 else:
-                    costs = [((cr - d if d < cr else 0) + w5m + w1h) * wj for d in runs.ds]
-                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.soonest <= tj else []
-            for n in due:
-                costs[n], after, at = step(runs.walks[n])
+                    runs.sums = [v + ((cr - d if d < cr else 0) + w5m + w1h) * wj
+                                 for v, d in zip(sums, ds, strict=True)]
+                sums = runs.sums
+            for n, before in zip(due, was, strict=True):
+                cost, after, at = step(runs.walks[n])
+                sums[n] = before + cost
                 runs.move(n, after, at)
             if due:
                 runs.soonest = min(runs.due)
-            runs.sums = list(map(operator.add, runs.sums, costs))
             if new is not None:
                 cost, after, at = step(self._start(j - 1))
                 runs.add(after, at, new[0] + cost, new[1])
@@ -396,12 +405,10 @@ class _Runs:
             self._enter(walk)
 
     def least(self) -> tuple[float, int]:
-        """The least sum and its restart (ties: the earliest)."""
+        """The least sum and its restart (ties: the earliest, the first in the lists: restarts are
+        added in their order)."""
         low = min(self.sums)
-        n = self.sums.index(low)
-        if self.sums.count(low) > 1:
-            return low, min(k for v, k in zip(self.sums, self.ks, strict=True) if v == low)
-        return low, self.ks[n]
+        return low, self.ks[self.sums.index(low)]
 
     def merge(self) -> None:
         """Of the restarts in each state several just met in, those that may still win (`_staircase`)."""
@@ -409,8 +416,9 @@ class _Runs:
             return
         met = set(self.met)
         self.met = []
+        ds = {walk[0] for walk in met}  # an int looked up first: most states differ in D
         groups: dict[Walk, list[int]] = {}
-        for n in [n for n, walk in enumerate(self.walks) if walk in met]:
+        for n in [n for n, d in enumerate(self.ds) if d in ds and self.walks[n] in met]:
             groups.setdefault(self.walks[n], []).append(n)
         drop: list[int] = []
         for walk, ns in groups.items():

@@ -300,9 +300,9 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quanti
         e["residual"] = residual
         e["level"], e["trend"] = eoq.holt(e["level"], e["trend"], float(residual), e["gN"])
         e["gN"] += 1
-    q = quantities(state, cfg)
+    q = eoq.figures(state, cfg)  # the horizon only where the gate asks (`_bills_and_gate`)
     if priced is not None:
-        priced.append(q)
+        priced.append(eoq.with_horizon(state, cfg, q))
     return alerts + _bills_and_gate(state, cfg, q, _units(model, cr, written))
 
 
@@ -403,25 +403,26 @@ def _units(model: str | None, cr: int, written: tuple[int, int, int]) -> float:
     return cr + cw5m * prices.c_ratio(model, "5m") + cw1h * prices.c_ratio(model, "1h")
 
 
-def worth_saying(e: Engine, q: Quantities, model: str | None, cfg: ModelParams) -> bool:
+def worth_saying(state: State, q: Quantities, cfg: ModelParams) -> bool:
     """An advice's priced saving over its horizon (`saving`, one optimal cycle) is worth a person's
     attention: at least `advice_min_usd` dollars (a model with no price: not judged so) and at least
     `advice_min_share` of what the segment's cache cost so far. Below it the lamp may be amber, but
-    nothing is sent."""
-    saving = q["saving"]
+    nothing is sent. `q`: the call's figures (`eoq.figures`), the horizon filled in here."""
+    saving = eoq.with_horizon(state, cfg, q)["saving"]
     if saving is None or saving <= 0:
         return False
-    usd = prices.read_usd(model, saving)
+    usd = prices.read_usd(state["context"]["model"], saving)
     if usd is not None and usd < cfg["advice_min_usd"]:
         return False
-    return saving >= cfg["advice_min_share"] * e.get("segUnits", 0.0)
+    return saving >= cfg["advice_min_share"] * state["engine"].get("segUnits", 0.0)
 
 
-def reminder_due(e: Engine, q: Quantities, cfg: ModelParams) -> bool:
+def reminder_due(state: State, q: Quantities, cfg: ModelParams) -> bool:
     """A reminder after the gate: `remind_backoff` ** (reminders so far) times the backstop interval
     of bill cycles in deep water since the last advice (each ignored reminder widens the next gap);
     past `remind_cap` reminders in the segment, only when the saving has doubled again (twice the
-    gate's after the cap, four times after the next, ...)."""
+    gate's after the cap, four times after the next, ...). `q` as `worth_saying`'s."""
+    e = state["engine"]
     interval = reminder_interval(e, q["backstopN"], cfg)
     if interval is None or e["sinceAlert"] < interval:
         return False
@@ -429,10 +430,13 @@ def reminder_due(e: Engine, q: Quantities, cfg: ModelParams) -> bool:
     if over <= 0:
         return True
     at_gate = e.get("gateSaving")
-    return at_gate is not None and q["saving"] is not None and q["saving"] >= at_gate * 2 ** over
+    saving = eoq.with_horizon(state, cfg, q)["saving"]
+    return at_gate is not None and saving is not None and saving >= at_gate * 2 ** over
 
 
 def _bills_and_gate(state: State, cfg: ModelParams, q: Quantities, units: float) -> list[Alert]:
+    """The call's bills, dwell, gate and reminders, by `q`: its figures (`eoq.figures`; the horizon
+    filled in only where the gate or a reminder weighs the saving)."""
     e = state["engine"]
     rent = q["burnRate"] or 0.0
     e["billProgress"], done = eoq.bill_step(e["billProgress"], e["rent"], rent)
@@ -451,12 +455,11 @@ def _bills_and_gate(state: State, cfg: ModelParams, q: Quantities, units: float)
         return alerts
     e["dwell"] += 1
     e["dwellBills"] += done
-    model = state["context"]["model"]
     if q["x"] is None or q["xSweet"] is None or q["x"] < q["xSweet"]:
         return alerts  # the lamp's hold on the left arm is no advice: nothing is said there
     if not e["fired"]:
         if (e["dwell"] >= cfg["notify_dwell"] and bill_counted(e, cfg) and e["segCalls"] >= cfg["gate_min_calls"]
-                and worth_saying(e, q, model, cfg)):
+                and worth_saying(state, q, cfg)):
             e["fired"] = True
             e["sinceAlert"] = 0
             e["gateSaving"] = q["saving"]
@@ -464,7 +467,7 @@ def _bills_and_gate(state: State, cfg: ModelParams, q: Quantities, units: float)
             alerts.append(_alert(state, q, "gate", e["calls"]))
     else:
         e["sinceAlert"] += done
-        if reminder_due(e, q, cfg) and worth_saying(e, q, model, cfg):
+        if reminder_due(state, q, cfg) and worth_saying(state, q, cfg):
             e["sinceAlert"] = 0
             e["reminders"] += 1
             e["tally"]["backstop"] += 1
@@ -532,9 +535,9 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
     priced: list[Quantities | None] | None = getattr(call_hook, "priced", None)
     for ev in events:
         if ev[0] == "call":
-            _, key, _ts, _model, side, inp, cr, cw, out, cw5, cw1, detail = ev
-            side = side or sidechain_file
-            is_new = meter.add_sample(m, "sub" if side else "main", key, (inp, cr, cw, out, cw5, cw1))
+            key, detail = ev[1], ev[11]
+            side = ev[4] or sidechain_file
+            is_new = meter.add_sample(m, "sub" if side else "main", key, ev[5:11])  # in, cr, cw, out, cw5m, cw1h
             if detail is not None:
                 for n, (other, sample) in enumerate(detail[1]):
                     if other is not None:  # another model's iteration: its tokens under that model
@@ -546,14 +549,14 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
                     call_hook(state, fired, _call_usage(ev))
         elif sidechain_file:
             continue
+        elif ev[0] == "autocompact":  # before every call that names the client's version
+            state["context"]["compactReserve"] = ev[2]
         elif ev[0] == "use":
             on_tool_use(state, ev[2], ev[3], ev[4])
         elif ev[0] == "result":
             on_tool_result(state, ev, paths, globs=globs)
         elif ev[0] == "compact":
             on_compaction(state, False, ev[2], ev[3])
-        elif ev[0] == "autocompact":
-            state["context"]["compactReserve"] = ev[2]
         elif ev[0] == "parent" and not state.get("parentSession"):
             state["parentSession"] = ev[2]  # the session this one was handed off from (core.handoff)
     return alerts

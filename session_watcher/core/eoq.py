@@ -270,24 +270,25 @@ def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float
 
 def quantities(state: State, cfg: ModelParams) -> Quantities:
     """Every figure of the cost model for the state as it stands (None where not valid yet)."""
+    return with_horizon(state, cfg, figures(state, cfg))
+
+
+def figures(state: State, cfg: ModelParams) -> Quantities:
+    """`quantities` but the advice's horizon (`horizon`, `saving`: None, `untilCompaction`: False
+    until `with_horizon`): what the fold's lamp and bills read on every call; the horizon only when
+    the gate or a reminder weighs the saving (`core.engine.worth_saying`)."""
     e = state["engine"]
     floor = e["floor"]
     cr = session_c_ratio(state, cfg)
     g = growth(e["level"], e["trend"])
     shared = e["shared"] or 0
-    q: Quantities = {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": shared, "g": g,
-                         "bFull": None, "bDefault": None, "x": None, "dhat": None, "xSweet": None, "mf": None,
-                         "br": None, "burnRate": None, "wallP": None, "lamp": "white", "backstopN": None,
-                         "saving": None, "horizon": None, "untilCompaction": False}
     if floor is None:
-        return q
+        return _unpriced(e, cr, g, None)
     b_full = floor + e["bFull"]
     b_default = floor + e["bIncl"]
-    q["bFull"], q["bDefault"] = b_full, b_default
     base = b_default if b_default > 0 else b_full
     if base <= 0:
-        q["x"] = 1.0
-        return q
+        return _unpriced(e, cr, g, (b_full, b_default))
     big_l = e["L"] or 0
     x = big_l / base
     k = restart_cost(cr, base, shared)
@@ -295,19 +296,40 @@ def quantities(state: State, cfg: ModelParams) -> Quantities:
     dh = dhat(ce, g, base)
     mf = movable_fraction(dh, cr * g / base)
     bp = bill_premium(x, dh, mf)
-    q.update({
-        "x": x, "cEff": ce, "K": k, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
+    return {
+        "L": e["L"], "cRatio": cr, "cEff": ce, "K": k, "shared": shared, "g": g, "bFull": b_full,
+        "bDefault": b_default, "x": x, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
         # past a long-context step every rate of a call doubles: the rent is what the call costs
         "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce),
         "wallP": 1 + ce,
         "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], prev=e["lamp"]),
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
-    })
-    # over the optimal cycle, or up to the automatic compaction when it comes first (`advice_horizon`)
-    m = dh * base / g
-    q["horizon"] = h = session_horizon(state, cfg, m, g)
+        "saving": None, "horizon": None, "untilCompaction": False,
+    }
+
+
+def _unpriced(e: Engine, cr: float, g: float, b: tuple[int, int] | None) -> Quantities:
+    """The figures of a state with no valid baseline yet: no floor (`b` None), or a baseline of 0
+    tokens (`b`: the full and default ones; x is 1)."""
+    b_full, b_default = (None, None) if b is None else b
+    return {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": e["shared"] or 0, "g": g,
+            "bFull": b_full, "bDefault": b_default, "x": None if b is None else 1.0, "dhat": None,
+            "xSweet": None, "mf": None, "br": None, "burnRate": None, "wallP": None, "lamp": "white",
+            "backstopN": None, "saving": None, "horizon": None, "untilCompaction": False}
+
+
+def with_horizon(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
+    """`q` (`figures` of the state as it stands) with the advice's horizon and what a restart saves
+    over it, filled in place: over the optimal cycle, or up to the automatic compaction when it
+    comes first (`advice_horizon`)."""
+    dh, b_default, b_full = q["dhat"], q["bDefault"], q["bFull"]
+    if dh is None or b_default is None or b_full is None or q["horizon"] is not None:
+        return q
+    base = b_default if b_default > 0 else b_full
+    m = dh * base / q["g"]
+    q["horizon"] = h = session_horizon(state, cfg, m, q["g"])
     q["untilCompaction"] = h < m
-    q["saving"] = cycle_saving(big_l, base, h, k)
+    q["saving"] = cycle_saving(q["L"] or 0, base, h, q["K"] or 0.0)
     return q
 
 

@@ -49,10 +49,13 @@ def _bucket(meter: Meter, stream: str) -> Bucket:
 
 def add_sample(meter: Meter, stream: Stream | str, key: str, sample: Sample) -> bool:
     """Fold one usage sample into `stream` ("main", "sub", or OTHER + a model); True when it is a new call."""
-    bucket = _bucket(meter, stream)
     recent = meter["recent"]
-    prev = recent.get(key)
-    is_new = prev is None
+    row = (stream, *sample)
+    prev = recent.pop(key, None)  # re-inserted below: the newest stays last
+    if prev == row:  # a later line repeating its call's usage, as most do: the buckets stay as they are
+        recent[key] = row
+        return False
+    bucket = _bucket(meter, stream)
     if prev is not None:
         old_stream, inp, cr, cw, out, cw5, cw1 = prev
         old_bucket = _bucket(meter, old_stream)
@@ -63,7 +66,6 @@ def add_sample(meter: Meter, stream: Stream | str, key: str, sample: Sample) -> 
         old_bucket["cacheWrite5m"] -= cw5
         old_bucket["cacheWrite1h"] -= cw1
         old_bucket["calls"] -= 1
-        del recent[key]  # re-inserted below: the newest stays last
     inp, cr, cw, out, cw5, cw1 = sample
     bucket["uncachedInput"] += inp
     bucket["cacheRead"] += cr
@@ -72,7 +74,7 @@ def add_sample(meter: Meter, stream: Stream | str, key: str, sample: Sample) -> 
     bucket["cacheWrite5m"] += cw5
     bucket["cacheWrite1h"] += cw1
     bucket["calls"] += 1
-    recent[key] = (stream, *sample)
+    recent[key] = row
     while len(recent) > RECENT_MAX:
         del recent[next(iter(recent))]
-    return is_new
+    return prev is None

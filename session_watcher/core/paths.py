@@ -45,24 +45,37 @@ def add_lines(entry: PathEntry, start: int, content: str) -> int:
     """Count the lines of a Read result not counted before; returns the characters added.
 
     The ranges are sorted and disjoint: the ones a Read meets are found by bisection, so a file
-    read 20,000 times a line at a time costs O(log n) a Read, not O(n)."""
-    lines = content.split("\n")
-    if lines and lines[-1] == "" and len(lines) > 1:
-        lines.pop()  # a trailing newline ends the last line; it is not another line
-    end = start + len(lines)
+    read 20,000 times a line at a time costs O(log n) a Read, not O(n). Only a Read that meets
+    counted lines splits its text; another's lines are counted whole."""
+    breaks = content.count("\n")
+    trailing = content.endswith("\n")  # a trailing newline ends the last line; it is not another line
+    end = start + breaks + (not trailing)
     ranges = entry["ranges"]
     i, j = _touching(ranges, start, end)
+    if all(a >= end or b <= start for a, b in ranges[i:j]):  # none of its lines counted before
+        added = len(content) - breaks + (end - start) * (LINE_PREFIX_CHARS + 1)
+    else:
+        lines = content.split("\n")
+        if trailing:
+            lines.pop()
+        added = _uncounted(ranges[i:j], lines, start)
+    _place(ranges, i, j, start, end)
+    if len(ranges) > MAX_RANGES:
+        entry["ranges"] = _coarsen(ranges, MAX_RANGES // 2)
+    return added
+
+
+def _uncounted(met: list[list[int]], lines: list[str], start: int) -> int:
+    """What the Read's `lines` (from line `start`) outside the counted ranges it meets cost."""
+    end = start + len(lines)
     added = 0
     pos = start
-    for a, b in ranges[i:j]:
+    for a, b in met:
         if a > pos:
             added += _chars(lines, pos - start, min(a, end) - start)
         pos = max(pos, b)
     if end > pos:
         added += _chars(lines, pos - start, end - start)
-    _place(ranges, i, j, start, end)
-    if len(ranges) > MAX_RANGES:
-        entry["ranges"] = _coarsen(ranges, MAX_RANGES // 2)
     return added
 
 

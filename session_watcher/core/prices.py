@@ -50,6 +50,7 @@ FIELDS = ("input", "cache_read", "cache_write", "cache_write_1h")  # a price row
 
 Entry = tuple[float, float, float, float]  # base input USD/MTok; read, 5-minute write, 1-hour write x base
 _SEEN: dict[str, Entry | None] = {}  # model id -> entry: a report asks once per call
+_RATIOS: dict[tuple[str | None, bool], float] = {}  # (model id, 1-hour class) -> cRatio: the fold asks thrice a call
 _USER: dict[str, dict[str, float]] = {}  # the user's rows (`use`), by lower-case model id or prefix
 _GENERATION = [0]  # how many times the user's rows changed: a cache of prices elsewhere keys on it
 
@@ -61,6 +62,7 @@ def use(rows: dict[str, dict[str, float]]) -> None:
         _USER.clear()
         _USER.update(new)
         _SEEN.clear()
+        _RATIOS.clear()
         _GENERATION[0] += 1
 
 
@@ -161,7 +163,13 @@ def write_1h_multiplier(model: str | None) -> float:
 
 def c_ratio(model: str | None, ttl: str | None) -> float:
     """Cache write price / cache read price for the TTL class ("1h" or else 5 minutes)."""
-    return (write_1h_multiplier(model) if ttl == "1h" else write_multiplier(model)) / read_multiplier(model)
+    key = (model, ttl == "1h")
+    got = _RATIOS.get(key)
+    if got is None:
+        got = (write_1h_multiplier(model) if key[1] else write_multiplier(model)) / read_multiplier(model)
+        if len(_RATIOS) < 1024:
+            _RATIOS[key] = got
+    return got
 
 
 def read_usd(model: str | None, tokens: float) -> float | None:

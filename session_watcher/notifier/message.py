@@ -180,11 +180,6 @@ def pick(alerts: Sequence[Mapping[str, object]]) -> Mapping[str, object]:
     return max(alerts, key=key)
 
 
-def urgency(alert: Mapping[str, object]) -> str:
-    """'critical' for a red lamp, else 'normal'."""
-    return "critical" if alert.get("lamp") == "red" else "normal"
-
-
 def markup_escape(text: str) -> str:
     """Escape &, < and > for the freedesktop notification body markup."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

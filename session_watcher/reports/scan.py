@@ -96,18 +96,20 @@ def scan_file(job: Job, buf: bytearray | None = None, plain: bool = False) -> Sc
             buf = bytearray(min(READ_BLOCK, max(job.size - job.start, 0) + 4096))
         kept = 0
         rows: list[Row] = []
+        fresh = False  # `kept` bytes after a passed-over line, not parsed yet
         while True:
             if kept == len(buf) and kept > MAX_LINE_BYTES:  # a line the parser skips: none of it is kept
                 after_line, kept, seen = _past_line(fd, buf, seen)
                 if after_line < 0:  # the file ends inside it: it waits, as a torn line does
                     break
-                pos = after_line
+                pos, fresh = after_line, kept > 0
             elif kept == len(buf):  # one line longer than the buffer
                 buf.extend(bytes(len(buf)))
             with memoryview(buf) as room:
                 got_bytes = os.preadv(fd, [room[kept:]], seen)
-            if not got_bytes:
+            if not got_bytes and not fresh:
                 break
+            fresh = False
             seen += got_bytes
             filled = kept + got_bytes
             if head is None:

@@ -729,6 +729,7 @@ class PageRead:
         self.head: list[bytes] | None = []  # the first lines, for `add_marks`
         self._chunk = b""  # the chunk read last, fed to the builder up to `_at`, its next line's offset
         self._at = self._end = 0  # `_end`: just past the chunk's last newline
+        self._next = [0] * len(_RECORD_FINDERS)  # `_between`'s: each marker's next place in the chunk
         self._head_done = False
         self._buf: bytearray | None = None  # `_buffer`'s
 
@@ -805,6 +806,7 @@ class PageRead:
         `_upto`), the lines between them (which it passes over) by the builder's own decoding."""
         self._chunk = chunk
         self._at, self._end = 0, chunk.rfind(b"\n") + 1
+        self._next = [-1] * len(_RECORD_FINDERS)  # not yet looked for
         bulkparse.tap = self._upto
 
     def _upto(self, start: int, decoded: Record | None = None) -> None:
@@ -826,8 +828,16 @@ class PageRead:
 
     def _between(self, at: int, end: int) -> int:
         """Feed the lines of chunk[at:end] (whole lines: `end` just past a newline) that can hold a
-        record the builder reads, each decoded here; `end` back."""
-        chunk = self._chunk
+        record the builder reads, each decoded here; `end` back. Each marker's next place in the
+        chunk is kept (`_next`), looked for again only once passed: most stretches between the
+        records replay decodes hold none, and are passed over without a search."""
+        chunk, nxt = self._chunk, self._next
+        for i, find in enumerate(_RECORD_FINDERS):
+            if nxt[i] < at:
+                got = find(chunk, at, self._end)
+                nxt[i] = self._end if got < 0 else got
+        if min(nxt) >= end:
+            return end
         take = self.builder.take
         for first, stop, _which in marked_lines(chunk, _RECORD_FINDERS, end, at):
             rec = decode_record(chunk[first:stop])

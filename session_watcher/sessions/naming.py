@@ -132,7 +132,7 @@ def check_transcript(path: str) -> str:
             return os.path.abspath(path)
     if len(lines) == 1 and head.lstrip().startswith(b"{"):  # one line longer than the read: give it its chance
         return os.path.abspath(path)
-    raise UserError(f"{path}: not a Claude Code transcript (no JSON record in its first lines)")
+    raise UserError(f"{path}: not a Claude Code transcript or Codex rollout (no JSON record in its first lines)")
 
 
 def _by_path(path: str) -> Found:
@@ -199,7 +199,7 @@ def transcript_of(target: str | None) -> Found:
     found = find(target)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id} has no transcript on disk (its state names none, and none is "
-                        "in the Claude Code projects folders)")
+                        "in the Claude Code projects or Codex sessions folders)")
     if not os.path.isfile(found.transcript):
         raise NoSession(f"session {found.session_id}: its transcript {found.transcript} is gone")
     return found

@@ -112,7 +112,7 @@ class Model:
             lamp = "white" if was == "white" else "green"
         elif x < x_sweet or bp is None:  # a lit lamp holds a fifth of the way back from the sweet spot
             lamp = "amber" if lit and x - 1 >= 0.8 * dhat else "green"
-        elif bp >= BP_RED or (was == "red" and bp >= 0.8 * BP_RED):
+        elif bp >= BP_RED or was == "red":  # red, as amber, holds while past the sweet spot
             lamp = "red"
         elif bp >= BP_AMBER or lit:  # amber holds while past the sweet spot
             lamp = "amber"
