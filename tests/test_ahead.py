@@ -114,16 +114,32 @@ def test_this_process_parses_what_the_child_has_not_reached(tmp_path: Path, alon
 
 
 @pytest.mark.slow
-def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None) -> None:
+def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child killed before it handed on any chunk (held before its first parse, so that however
+    fast it runs, none is in): every chunk is parsed here, the document the same."""
     path = tmp_path / "big.jsonl"
     big_session(path)
     one = fold(path)
-    with two_cores(path) as reader:
-        os.kill(reader.pid, signal.SIGKILL)
-        os.waitpid(reader.pid, 0)
-        reader.pid = 0
-        two = fold(path, reader)
-        assert reader.taken == 0
+    parent = os.getpid()
+    held, never = os.pipe()
+    real = Ahead._parse
+
+    def gated(self: Ahead, k: int) -> tuple[list[Any], int]:
+        if os.getpid() != parent:
+            os.read(held, 1)  # nothing is ever written: the child waits here until it is killed
+        return real(self, k)
+
+    monkeypatch.setattr(Ahead, "_parse", gated)
+    try:
+        with two_cores(path) as reader:
+            os.kill(reader.pid, signal.SIGKILL)
+            os.waitpid(reader.pid, 0)
+            reader.pid = 0
+            two = fold(path, reader)
+            assert reader.taken == 0
+    finally:
+        os.close(held)
+        os.close(never)
     assert two == one
 
 
