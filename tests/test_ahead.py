@@ -19,7 +19,7 @@ from session_watcher.state import ahead as ahead_mod
 from session_watcher.state import reader as reader_mod
 from session_watcher.state import session
 from session_watcher.state.ahead import Ahead, plan, worth_forking
-from session_watcher.state.reader import CHUNK, read_new
+from session_watcher.state.reader import CHUNK, WHOLE_READ, read_new
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 ROLLOUT = Path(__file__).parent / "fixtures" / "codex" / "rollout-019f1f6f-311c-7543-b0f9-f126da3c5434.jsonl"
@@ -114,16 +114,32 @@ def test_this_process_parses_what_the_child_has_not_reached(tmp_path: Path, alon
 
 
 @pytest.mark.slow
-def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None) -> None:
+def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child killed before it handed on any chunk (held before its first parse, so that however
+    fast it runs, none is in): every chunk is parsed here, the document the same."""
     path = tmp_path / "big.jsonl"
     big_session(path)
     one = fold(path)
-    with two_cores(path) as reader:
-        os.kill(reader.pid, signal.SIGKILL)
-        os.waitpid(reader.pid, 0)
-        reader.pid = 0
-        two = fold(path, reader)
-        assert reader.taken == 0
+    parent = os.getpid()
+    held, never = os.pipe()
+    real = Ahead._parse
+
+    def gated(self: Ahead, k: int) -> tuple[list[Any], int]:
+        if os.getpid() != parent:
+            os.read(held, 1)  # nothing is ever written: the child waits here until it is killed
+        return real(self, k)
+
+    monkeypatch.setattr(Ahead, "_parse", gated)
+    try:
+        with two_cores(path) as reader:
+            os.kill(reader.pid, signal.SIGKILL)
+            os.waitpid(reader.pid, 0)
+            reader.pid = 0
+            two = fold(path, reader)
+            assert reader.taken == 0
+    finally:
+        os.close(held)
+        os.close(never)
     assert two == one
 
 
@@ -235,7 +251,7 @@ def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
         assert (c.before, c.after, skipped) == (before, after, 0)
         with path.open("rb") as fh:
             fh.seek(c.start)
-            assert fh.read(c.size) == lines[0]
+            assert fh.read(c.size) == lines[0][:lines[0].rfind(b"\n") + 1]  # the chunk's complete lines
         before = after
     assert read_new(str(path), before, whole=True)[2] == 1  # the over-long line is where the plan stopped
     short = FIXTURES / "short.jsonl"
@@ -251,8 +267,8 @@ def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monk
     last newline is found by reading back a block at a time, never by reading the whole chunk, and
     the cursors are still those of whole reads."""
     path = tmp_path / "long.jsonl"
-    lines = b"".join(b'{"type":"user","n":%9d}\n' % k for k in range(CHUNK // 30))  # 30 bytes each
-    before_long = CHUNK - 2 * reader_mod.SALVAGE_BYTES  # the first chunk ends in the long line's middle
+    lines = b"".join(b'{"type":"user","n":%9d}\n' % k for k in range(WHOLE_READ // 30))  # 30 bytes each
+    before_long = WHOLE_READ - 2 * reader_mod.SALVAGE_BYTES  # the first chunk ends in the long line's middle
     long = b'{"type":"progress","data":"' + b"x" * (3 * reader_mod.SALVAGE_BYTES) + b'"}\n'
     path.write_bytes(lines[:before_long - 30] + b"{}" + b" " * 27 + b"\n" + long + lines * 2)
     read: list[int] = []
@@ -265,11 +281,75 @@ def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monk
         os.close(fd)
     assert chunks is not None
     assert max(read) <= reader_mod.SALVAGE_BYTES  # no chunk read whole
-    assert chunks[0].size - (chunks[1].start - chunks[0].start) > reader_mod.SALVAGE_BYTES  # the cut: far back
+    assert WHOLE_READ - chunks[1].start > reader_mod.SALVAGE_BYTES  # the cut: far back
     before: dict[str, Any] | None = None
     for c in chunks:
         assert read_new(str(path), before, whole=True)[1] == c.after
         before = c.after
+
+
+def copies(path: Path, size: int) -> None:
+    """Real sessions' lines, copied with distinct message, request and tool ids to `size` bytes."""
+    src = [p.read_bytes() for p in sorted(FIXTURES.glob("*.jsonl")) if p.stat().st_size > 1_000_000]
+    out: list[bytes] = []
+    k = 0
+    while sum(map(len, out)) < size:
+        copy = src[k % len(src)].replace(b'"msg_', b'"msg_%d' % k).replace(b'"req_', b'"req_%d' % k)
+        out.append(copy.replace(b"toolu_", b"toolu_%d" % k))
+        k += 1
+    path.write_bytes(b"".join(out))
+
+
+def test_the_plan_covers_a_file_of_more_reads_than_the_queue_holds(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk of the plan is a whole fold's read (cache-sized, smaller than a hook's most); a file
+    of more of them than the queue holds (`most`) is cut in `most` larger chunks, to its end, and
+    folds to the same document, trace and bad lines as without the plan."""
+    path = tmp_path / "s.jsonl"
+    copies(path, 6 * WHOLE_READ)
+    size = path.stat().st_size
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        small = plan(str(path), fd)
+        large = plan(str(path), fd, most=3)
+    finally:
+        os.close(fd)
+    assert small is not None
+    assert large is not None
+    assert WHOLE_READ < CHUNK
+    assert len(small) >= 6
+    assert max(c.size for c in small) <= WHOLE_READ
+    assert len(large) == 3
+    assert max(c.size for c in large) < size // 2
+    for chunks in (small, large):
+        assert [c.start for c in chunks[1:]] == [c.start + c.size for c in chunks[:-1]]
+        assert chunks[-1].after["offset"] == chunks[-1].start + chunks[-1].size == size  # the whole file
+    monkeypatch.setattr(ahead_mod.pool, "fork", lambda _name: None)  # no child: this process parses each
+    fd = os.open(path, os.O_RDONLY)
+    with Ahead(str(path), agent_for_head(b"{}"), large, fd) as reader:
+        two = fold(path, reader)
+    assert two == fold(path)
+    assert two[0]["calls"] > 100
+
+
+def test_a_line_longer_than_the_plans_unit_stays_in_the_plan(tmp_path: Path) -> None:
+    """A line longer than a whole fold's read but within a hook's most is a chunk's line (the fold
+    keeps it, as it did with whole reads of a hook's most), not where the plan stops."""
+    path = tmp_path / "l.jsonl"
+    copies(path, 2 * WHOLE_READ)
+    data = path.read_bytes()
+    at = data.index(b"\n", WHOLE_READ // 2) + 1
+    long = b'{"type":"progress","data":"' + b"x" * (2 * WHOLE_READ) + b'"}\n'
+    path.write_bytes(data[:at] + long + data[at:])
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = plan(str(path), fd)
+    finally:
+        os.close(fd)
+    assert chunks is not None
+    assert chunks[-1].after["offset"] == path.stat().st_size
+    assert any(c.start <= at and at + len(long) <= c.start + c.size for c in chunks)
+    assert fold(path)[2] == 0  # nothing skipped
 
 
 def test_two_cores_only_where_one_is_idle() -> None:

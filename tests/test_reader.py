@@ -58,6 +58,47 @@ def test_small_chunks_read_everything_once(tmp_path: Path) -> None:
     assert got == want
 
 
+def test_a_whole_fold_reads_less_than_a_hooks_most(tmp_path: Path) -> None:
+    """A whole fold (`whole=True`) reads WHOLE_READ bytes at a time, a buffer the core's cache holds;
+    a hook's read still takes up to CHUNK."""
+    from session_watcher.state.reader import CHUNK, WHOLE_READ
+
+    p = tmp_path / "w.jsonl"
+    line = b'{"type":"user","pad":"' + b"x" * 70 + b'"}\n'
+    p.write_bytes(line * (3 * WHOLE_READ // len(line)))
+    size = p.stat().st_size
+    assert WHOLE_READ < size < CHUNK
+    chunk, cur, _ = read_new(str(p), None, whole=True)
+    assert WHOLE_READ - len(line) < cur["offset"] <= WHOLE_READ
+    assert chunk[0][:cur["offset"]] == line * (cur["offset"] // len(line))
+    lines, cur, _ = read_new(str(p), None)
+    assert (len(lines), cur["offset"]) == (size // len(line), size)
+
+
+def test_a_whole_fold_keeps_a_line_longer_than_its_read(tmp_path: Path) -> None:
+    """A line longer than a whole fold's read but within `max_bytes` is read whole, not skipped:
+    what is skipped stays a line over `max_bytes`, whatever a whole fold reads at a time."""
+    from session_watcher.state.reader import WHOLE_READ
+
+    p = tmp_path / "k.jsonl"
+    long = b'{"n":"' + b"x" * (2 * WHOLE_READ) + b'"}'
+    p.write_bytes(b"a\n" + long + b"\nb\n")
+    got: list[bytes] = []
+    cur = None
+    for _ in range(10):
+        chunk, cur, skipped = read_new(str(p), cur, whole=True)
+        assert skipped == 0
+        if not chunk:
+            break
+        got += chunk[0][:chunk[0].rfind(b"\n")].split(b"\n")
+    assert got == [b"a", long, b"b"]
+    cur, skips = None, 0
+    for _ in range(10):  # with a most of one whole read, the line is skipped
+        chunk, cur, skipped = read_new(str(p), cur, max_bytes=WHOLE_READ, whole=True)
+        skips += skipped
+    assert skips == 1
+
+
 def test_line_longer_than_a_chunk_is_skipped(tmp_path: Path) -> None:
     p = tmp_path / "l.jsonl"
     p.write_bytes(b"first\n" + b"y" * 5000 + b"\nlast\n")

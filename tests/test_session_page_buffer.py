@@ -1,6 +1,6 @@
-"""The session page reads the chunks of a long transcript into one buffer: a new 8 MB object a read
-cost a page fault for every 4 kB of it. The reader's lines and cursors are the ones it gives
-without the buffer, and the page's model is the one it was."""
+"""The session page reads the chunks of a long transcript into one buffer (a whole fold's read,
+`reader.WHOLE_READ`): a new object a read cost a page fault for every 4 kB of it. The reader's
+lines and cursors are the ones it gives without the buffer, and the page's model is the one it was."""
 
 from __future__ import annotations
 
@@ -57,23 +57,22 @@ def test_the_pages_chunks_after_the_first_share_one_buffer(monkeypatch: pytest.M
     """A transcript of many chunks (here 128 kB ones): each whole chunk after the first is read into
     the same buffer, and the model is the one read chunk by chunk into new bytes."""
     small = 128 << 10
-    rest = (reader.read_new.__defaults__ or ())[1:]  # max_bytes first
-    monkeypatch.setattr(reader.read_new, "__defaults__", (small, *rest))
+    monkeypatch.setattr(reader, "WHOLE_READ", small)  # a whole fold's read, the buffer's size
     monkeypatch.setattr(spd, "PAGE_BACKTEST_MAX", 1 << 30)
     tr = tmp_path / "projects" / "p" / S258.name
     tr.parent.mkdir(parents=True)
     tr.write_bytes(b"".join(S258.read_bytes().splitlines(keepends=True)[:400]))
     assert tr.stat().st_size > 3 * small
-    want = spd.load_model(str(tr), now=NOW)  # the chunk size CHUNK names: no buffer of the reads' size
-    monkeypatch.setattr(reader, "CHUNK", small)
-    buffers: list[int] = []
     real = os.preadv
+    monkeypatch.delattr(os, "preadv")  # no buffer: new bytes each read
+    want = spd.load_model(str(tr), now=NOW)
+    buffers: list[int] = []
 
     def preadv(fd: int, bufs: list[Any], at: int) -> int:
         buffers.extend(id(b) for b in bufs)
         return real(fd, bufs, at)
 
-    monkeypatch.setattr(os, "preadv", preadv)
+    monkeypatch.setattr(os, "preadv", preadv, raising=False)
     got = spd.load_model(str(tr), now=NOW)
     assert len(buffers) >= 2
     assert len(set(buffers)) == 1
@@ -90,7 +89,7 @@ def test_only_a_claude_code_transcripts_later_chunks_take_the_buffer() -> None:
         assert read._buffer({"offset": 0}) is None
         first = read._buffer({"offset": 4096})
         assert isinstance(first, bytearray)
-        assert len(first) == reader.CHUNK
+        assert len(first) == reader.WHOLE_READ
         assert read._buffer({"offset": 8192}) is first
         assert read._buffer({"offset": 4096, CODEX.name: True}) is None
     assert read._buf is None  # given back with the read

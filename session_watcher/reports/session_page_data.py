@@ -792,13 +792,13 @@ class PageRead:
         it); None for the first chunk (read before the fold asks for it), another agent's log, and
         where the platform has no `os.preadv`."""
         from session_watcher.agents import agent_reading
-        from session_watcher.state.reader import CHUNK
+        from session_watcher.state.reader import WHOLE_READ
 
         if not before or not before.get("offset") or not agent_reading(before, []).fallback \
                 or not hasattr(os, "preadv"):
             return None
         if self._buf is None:
-            self._buf = bytearray(CHUNK)
+            self._buf = bytearray(WHOLE_READ)
         return self._buf
 
     def _begin(self, chunk: bytes) -> None:

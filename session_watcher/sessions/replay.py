@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
-# a transcript this large is parsed on two cores where one is idle (state.ahead: two 8 MiB chunks;
-# below it the fork and the copy of the events cost about what the second core gives)
+# a transcript this large is parsed on two cores where one is idle (state.ahead); below it the fork
+# and the copy of the events cost about what the second core gives (docs/benchmarks.md)
 TWO_CORES_BYTES = 16 << 20
 
 

@@ -1,8 +1,9 @@
 """A finished transcript parsed on two cores while it is folded (`replay`'s read of a large file).
 
 The fold is sequential, the parse of a chunk is not (`Agent.read` of a whole chunk: pure, bytes in,
-events out). Before anything is parsed, the file's chunks are found as `state.reader.read_new` cuts
-them (its cursors, by the cheap reading that looks only for each chunk's last newline), and a
+events out). Before anything is parsed, the file is cut in chunks of complete lines (`plan`: a whole
+fold's read each, fewer and larger ones in a file too long for the queue; `state.reader.read_new`'s
+cursors, by the cheap reading that looks only for each chunk's last newline), and a
 forked child (`pool.fork`) parses them in order, taking each chunk's number from a queue pipe; the
 fold takes each chunk's events from it. When the next chunk to fold is not ready, this process
 takes the next number from the queue and parses that chunk itself meanwhile (or the very chunk it
@@ -24,7 +25,7 @@ import marshal
 import os
 
 from session_watcher.state import pool
-from session_watcher.state.reader import CHUNK, HEAD_BYTES, read_new
+from session_watcher.state.reader import CHUNK, HEAD_BYTES, WHOLE_READ, read_new
 
 TYPE_CHECKING = False  # typing is slow to import
 if TYPE_CHECKING:
@@ -42,8 +43,8 @@ PIPE_BYTES = 1 << 20  # the pipe's size asked for: Linux's default most for a us
 
 
 class Planned:
-    """One read of the plan: the cursor it starts from, the chunk's first byte, the bytes read_new
-    reads (its lines end at the last newline in them), the cursor it leaves."""
+    """One chunk of the plan: the cursor it starts from, its first byte, the bytes of its lines, the
+    cursor it leaves."""
 
     __slots__ = ("after", "before", "size", "start")
 
@@ -84,17 +85,24 @@ def machine_load() -> Load:
 
 
 def plan(path: str, fd: int, most: int = pool.QUEUE_BATCHES) -> list[Planned] | None:
-    """The chunks `read_new(path, cursor, whole=True)` reads from the file's start, read after read,
-    with the cursors, up to the first read that is not a plain chunk of lines (an over-long line
-    skipped, the end) or `most` of them; None for fewer than two (the fold reads on from there)."""
+    """The file cut in chunks of complete lines from its start, read after read, with the cursors, up
+    to the first read that is not a plain chunk of lines (an over-long line skipped, the end) or
+    `most` of them; None for fewer than two (the fold reads on from there). A chunk is a whole fold's
+    read (WHOLE_READ), or where the rest would not fit in the chunks left, its share of the rest (up
+    to a hook's most: the plan covers a file of `most` of those); a line longer than that is read as
+    the fold reads it (`read_new`'s most, which decides what is skipped)."""
     out: list[Planned] = []
     before: dict[str, Any] | None = None
+    size = os.fstat(fd).st_size
     while len(out) < most:
-        lines, after, skipped = read_new(path, before, split=False, fd=fd)
+        start = int((before or {}).get("offset", 0))
+        unit = min(CHUNK, max(WHOLE_READ, -(-(size - start) // (most - len(out)))))
+        lines, after, skipped = read_new(path, before, max_bytes=unit, split=False, fd=fd)
+        if skipped or "skip" in after:  # a line longer than the unit: read as the fold reads it
+            lines, after, skipped = read_new(path, before, split=False, fd=fd)
         if skipped or "skip" in after or not lines:
             break
-        start = int((before or {}).get("offset", 0))
-        out.append(Planned(before, start, min(CHUNK, os.fstat(fd).st_size - start), after))
+        out.append(Planned(before, start, int(after["offset"]) - start, after))
         before = after
     return out if len(out) > 1 else None
 

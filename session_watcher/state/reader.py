@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 
 CHUNK = 8 << 20
+# what a whole fold (`read_new(whole=True)`: replay, the session page, the backtest) reads at a time:
+# a buffer the core's cache holds is still cached when the parse reads it (docs/benchmarks.md); a
+# line longer than this is read again with up to `max_bytes`, so what is skipped stays the same
+WHOLE_READ = 1 << 20
 # lines one read hands on at most: the fold's deadline is looked at between reads, and 8 MiB of
 # tiny lines (8M of them, seconds to parse) would otherwise be one step far past any budget
 MAX_LINES = 1 << 17
@@ -141,7 +145,9 @@ class _Open:
         fd, offset, size = self.fd, self.offset, self.st.st_size
         if size <= offset:
             return [], self.moved(offset), 0
-        want = min(max_bytes, size - offset)
+        most = want = min(max_bytes, size - offset)
+        if whole:
+            want = min(want, WHOLE_READ)
         if not split and not whole:  # the last newline, looked for from the chunk's end back a block at a time
             got = self._last_newline(offset + want)
             if got is not None:
@@ -151,6 +157,8 @@ class _Open:
             chunk: bytes = buf  # type: ignore[assignment]
         else:
             chunk = os.pread(fd, want, offset)
+        if want < most and b"\n" not in chunk:  # a line longer than a whole fold's read: up to a chunk
+            chunk = os.pread(fd, most, offset)
         if split:
             lines, used = split_lines(chunk, MAX_LINES)
         else:
