@@ -82,10 +82,13 @@ def main(argv: list[str]) -> int:
                 else:
                     got = warmth.infer_ttl(gaps, table, cls)
                     edge = None if got is None else got["inferredSeconds"]
-                kind = "none" if edge is None else "right" if edge in RIGHT[cls] else "wrong"
-                tally[kind] += 1
-                if kind == "wrong":
-                    wrong_at[edge] = wrong_at.get(edge, 0) + 1  # type: ignore[index]
+                if edge is None:
+                    tally["none"] += 1
+                elif edge in RIGHT[cls]:
+                    tally["right"] += 1
+                else:
+                    tally["wrong"] += 1
+                    wrong_at[edge] = wrong_at.get(edge, 0) + 1
             all_gaps = _merged([sessions[s][cls] for s in ids])
             whole = (old_rule(warmth.gap_buckets(all_gaps, cls)) if name == "old" else
                      (warmth.infer_ttl(all_gaps, warmth.gap_buckets(all_gaps, cls), cls) or {}).get("inferredSeconds"))
