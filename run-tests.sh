@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command (CI runs exactly this, through .ci/run):
-#   ./run-tests.sh           everything: ruff, mypy --strict, the whole pytest suite under coverage, in
-#                            TEST_WORKERS parallel workers (4; fails below the floor in pyproject.toml's
-#                            [tool.coverage.report])
+#   ./run-tests.sh           everything: ruff, mypy --strict (the package, bench/ and tools/: pyproject.toml's
+#                            [tool.mypy] files), the whole pytest suite under coverage, in TEST_WORKERS
+#                            parallel workers (4; fails below the floor in pyproject.toml's [tool.coverage.report])
 #   ./run-tests.sh --quick   ruff, mypy and the quick tier: every test that starts no process (tests/conftest.py)
 #   under CI=true the whole run first runs the quick tier and the hook tests on one core beside a busy loop
 #   ./run-tests.sh ARGS      ruff, mypy, then pytest ARGS, e.g. tests/test_engine.py or -m "not e2e"

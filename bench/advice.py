@@ -48,6 +48,7 @@ from session_watcher.core import closedloop, engine
 
 if TYPE_CHECKING:
     from session_watcher.core.chains import Chain
+    from session_watcher.core.shapes import Alert, CallUsage, Config, State
 
 GRID: dict[str, list[Any]] = {
     "advice_min_usd": [0.0, 0.01, 0.02, 0.05, 0.10, 0.20],
@@ -83,8 +84,10 @@ class Shown:
     unearned: int = 0  # of those, segments with a reminder past the 3rd before the saving doubled the gate's
 
 
-def _hours(rows: list[dict[str, Any]]) -> float:
-    ts = [r["ts"] for r in rows if isinstance(r.get("ts"), int | float)]
+def _hours(stamps: list[object]) -> float:
+    """Hours of work between calls made at `stamps` (a gap counts IDLE_CAP at most; a call without a
+    time is left out)."""
+    ts = [t for t in stamps if isinstance(t, int | float)]
     return sum(min(b - a, IDLE_CAP) for a, b in itertools.pairwise(ts) if b > a) / 3600
 
 
@@ -97,14 +100,14 @@ def _realized(seg: Chain, k: int, horizon: int) -> float:
     return sum((seg.actual[j] - after[j]) * w[j] for j in range(k + 1, end))
 
 
-def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
-    fired: list[tuple[int, dict[str, Any]]] = []
+def shown(s: cal.Session, cfg: Config) -> Shown:
+    fired: list[tuple[int, Alert]] = []
     calls: list[bt.Call] = []
     state = s.loaded.fresh()
 
-    def hook(st: Any, alerts: list[Any], usage: Any) -> None:
+    def hook(st: State, alerts: list[Alert], usage: CallUsage) -> None:
         calls.append(closedloop._call(st, cfg, alerts, usage))
-        fired.extend((len(calls) - 1, dict(a)) for a in alerts)
+        fired.extend((len(calls) - 1, a.copy()) for a in alerts)
 
     engine.fold(state, s.loaded.events, cfg, s.loaded.paths, call_hook=hook)
     where: list[tuple[Chain, int]] = []
@@ -120,7 +123,8 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
         # every alert promises `savingUsd` over `cycle` calls (eoq.restart_saving); a cold return's
         # advice was to restart before its call
         k = i - 1 if a["kind"] == "guard" else i
-        horizon = math.ceil(a["cycle"]) if a.get("cycle") else len(seg.calls)
+        cycle = a.get("cycle")
+        horizon = math.ceil(cycle) if cycle else len(seg.calls)
         n = calls[j].segment
         if a["kind"] == "gate":
             gate[n] = a.get("saving") or 0.0
@@ -131,12 +135,13 @@ def shown(s: cal.Session, cfg: dict[str, Any]) -> Shown:
         if k < 0 or k not in seg.points():  # no restart at a segment's last call
             continue
         got = _realized(seg, k, horizon)
-        promise = a.get("savingUsd") if a.get("savingUsd") is not None else a.get("saving") or 0.0
+        usd = a.get("savingUsd")
+        promise = usd if usd is not None else a.get("saving") or 0.0
         promised += promise
         realized += got
         lost += promise > 0 and got < 0
     return Shown(len(fired), lost, promised, realized, max(per_seg.values(), default=0),
-                 sum(1 for n in per_seg.values() if n > CAP), _hours([{"ts": r["ts"]} for r in s.seen.rows]),
+                 sum(1 for n in per_seg.values() if n > CAP), _hours([r["ts"] for r in s.seen.rows]),
                  bt.stability(calls)["lampChangesPerCall"] or 0.0, len(unearned))
 
 
@@ -279,13 +284,13 @@ def main(argv: list[str] | None = None) -> int:
     left_scores: list[cal.Score] = []
     left_seen: list[Shown] = []
     for i, s in enumerate(sessions):
-        key = choose(sessions, table, [j for j in everyone if j != i], grid)
-        if key is None:
+        left = choose(sessions, table, [j for j in everyone if j != i], grid)
+        if left is None:
             out.append(f"{s.name}: none feasible")
             continue
-        left_scores.append(table[key][0][i])
-        left_seen.append(table[key][1][i])
-        out.append(f"{s.name}: {key} capture {table[key][0][i].capture(s):.2f} lost {table[key][1][i].lost}")
+        left_scores.append(table[left][0][i])
+        left_seen.append(table[left][1][i])
+        out.append(f"{s.name}: {left} capture {table[left][0][i].capture(s):.2f} lost {table[left][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
     if chosen is not None and grid and not (ns.compact or ns.client):

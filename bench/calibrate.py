@@ -44,6 +44,7 @@ from session_watcher.sessions import backtest as shell
 
 if TYPE_CHECKING:
     from session_watcher.core.chains import Chain
+    from session_watcher.core.shapes import Config
 
 GRID: dict[str, list[Any]] = {
     "bp_amber": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.10],
@@ -69,7 +70,7 @@ class Session:
 
     name: str
     loaded: shell.Loaded
-    cfg: dict[str, Any]
+    cfg: Config
     seen: closedloop.Observed
     segs: list[Chain]  # the real segments, joined by their automatic compactions (core.chains)
     actual: float  # dollars

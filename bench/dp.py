@@ -16,8 +16,14 @@ import math
 import random
 import statistics
 import time
+from typing import TYPE_CHECKING, TypeVar
 
 from session_watcher.core import backtest as bt
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+T = TypeVar("T")
 
 MODEL = "claude-opus-4-6"
 
@@ -60,11 +66,12 @@ def plain_dp(seg: bt.Segment) -> float:
     return best[n - 1]
 
 
-def timed(fn: object, repeat: int) -> tuple[float, object]:
-    times, got = [], None
+def timed(fn: Callable[[], T], repeat: int) -> tuple[float, T | None]:
+    times: list[float] = []
+    got: T | None = None
     for _ in range(repeat):
         t0 = time.perf_counter()
-        got = fn()  # type: ignore[operator]
+        got = fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), got
 

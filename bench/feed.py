@@ -14,6 +14,10 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import ModelParams, State
 
 
 def _offset(state_file: str) -> int:
@@ -50,7 +54,7 @@ def _bulk(state_file: str, items: list[dict[str, object]]) -> int:
     return len(items)
 
 
-def _apply_read(state: dict[str, object], cfg: dict[str, object], payload: dict[str, object]) -> None:
+def _apply_read(state: State, cfg: ModelParams, payload: dict[str, object]) -> None:
     """A Read payload as a tool result in the path map (the hooks fold results from the transcript
     only; the bench builds a big path map faster this way)."""
     from session_watcher.agents.claude_code.transcript import read_payload, use_info
@@ -60,10 +64,11 @@ def _apply_read(state: dict[str, object], cfg: dict[str, object], payload: dict[
     name, tool_id = str(payload["tool_name"]), str(payload["tool_use_id"])
     info = use_info(name, payload.get("tool_input"))
     file = read_payload(payload.get("tool_response"))
-    raws = {p for p in ((info or {}).get("path"), (file or {}).get("path")) if isinstance(p, str)}
+    raws = {p for p in (info and info.get("path"), file and file["path"]) if isinstance(p, str)}
     canon, reasons = session.resolve(state, raws)
     engine.apply_globs(state, cfg)
-    engine.on_tool_result(state, ("result", None, tool_id, False, file), (canon, reasons), use=(name, info))
+    engine.on_tool_result(state, ("result", None, tool_id, False, file), (canon, reasons), use=(name, info),
+                          globs=(cfg["include"], cfg["exclude"]))
 
 
 def main(argv: list[str]) -> int:

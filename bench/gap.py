@@ -53,6 +53,7 @@ def best_within(seg: bt.Segment | Chain, allowed: set[int]) -> tuple[float, list
     for k in sorted(sums):
         if k >= 0:
             best[k] = min((best[p][0] + run(p, p, k), p) for p in best if p < k)
+    last: int | None
     total, last = min((v + run(p, p, n - 1), p) for p, (v, _) in best.items())
     out: list[int] = []
     while last is not None and last >= 0:

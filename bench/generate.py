@@ -22,10 +22,13 @@ import string
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bench import profile as profile_mod
 from bench import synth
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 GENERATOR_VERSION = 2
 _ALNUM = string.ascii_letters + string.digits
@@ -191,7 +194,7 @@ class SessionWriter:
         rec["timestamp"] = self.stamp()
         return rec
 
-    def sized(self, target: int, build: Any, copies: float = 1.0) -> dict[str, Any]:
+    def sized(self, target: int, build: Callable[[str], dict[str, Any]], copies: float = 1.0) -> dict[str, Any]:
         """Build a record whose JSON line is about ``target`` bytes: ``build(filler) -> record``."""
         skeleton = build("")
         base = len(json.dumps(skeleton, ensure_ascii=False, separators=(",", ":")))

@@ -940,11 +940,11 @@ def targets(b: Bench) -> list[dict[str, Any]]:
     for kind in ("post-known", "post-new", "stop", "prompt"):
         for lab in (s.small_label, s.big_label):
             r = rows.get(f"hook-{kind}@{lab}")
-            add(f"hook {kind} [{lab}] median / python -I -c pass", r and r["xPythonI"], 1.5, "<=")
+            add(f"hook {kind} [{lab}] median / python -I -c pass", r["xPythonI"] if r else None, 1.5, "<=")
         a, c = rows.get(f"hook-{kind}@{s.big_label}"), rows.get(f"hook-{kind}@{s.small_label}")
         add(
             f"hook {kind}: {s.big_label} / {s.small_label} median",
-            a and c and a["medianMs"] / c["medianMs"],
+            a["medianMs"] / c["medianMs"] if a and c else None,
             1.1,
             "<=",
         )
@@ -952,17 +952,17 @@ def targets(b: Bench) -> list[dict[str, Any]]:
     for kind, limit in (("otlp-on", 1.05), ("otlp-down", 1.05), ("otlp-spawn", 1.10)):
         r = rows.get(f"hook-{kind}@{s.small_label}")
         add(f"hook PostToolUse {kind} [{s.small_label}] median / export off",
-            r and off and r["medianMs"] / off["medianMs"],
+            r["medianMs"] / off["medianMs"] if r and off else None,
             limit, "<=")
     for lab in (s.small_label, s.big_label):
         r = rows.get(f"statusline@{lab}")
-        add(f"statusline [{lab}] median / python -I -c pass", r and r["xPythonI"], 1.3, "<=")
+        add(f"statusline [{lab}] median / python -I -c pass", r["xPythonI"] if r else None, 1.3, "<=")
     r = rows.get("report-warm")
-    add("report warm: times faster than cold", r and r["xFasterThanCold"], 20, ">=")
+    add("report warm: times faster than cold", r["xFasterThanCold"] if r else None, 20, ">=")
     cold, cc = rows.get("report-cold"), rows.get("ccusage")
-    add("report cold / ccusage wall", cold and cc and cold["seconds"] / cc["seconds"], 1.0, "<=")
+    add("report cold / ccusage wall", cold["seconds"] / cc["seconds"] if cold and cc else None, 1.0, "<=")
     r = rows.get("replay")
-    add(f"replay MB/s [{s.big_label}]", r and r["mbPerS"], 100, ">=", "MB/s")
+    add(f"replay MB/s [{s.big_label}]", r["mbPerS"] if r else None, 100, ">=", "MB/s")
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from grafana_foundation_sdk.builders import bargauge, common, dashboard, prometheus, stat, table, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
@@ -229,10 +230,11 @@ def render() -> str:
     return JSONEncoder(sort_keys=True, indent=2).encode(build().build()) + "\n"
 
 
-def expressions(doc: dict[str, object]) -> list[str]:
-    """Every PromQL expression of a dashboard document: its panels' targets and its variables' queries."""
+def expressions(doc: dict[str, Any]) -> list[str]:
+    """Every PromQL expression of a dashboard document (parsed JSON): its panels' targets and its variables'
+    queries."""
     out = []
-    for panel in doc.get("panels") or []:  # type: ignore[attr-defined]
+    for panel in doc.get("panels") or []:
         for target in panel.get("targets") or []:
             out.append(target["expr"])
     return out

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from session_watcher.core import guard  # noqa: E402
-from session_watcher.core.eoq import TTL_SECONDS  # noqa: E402
+from session_watcher.core.eoq import TTL_SECONDS, cache_lifetime  # noqa: E402
 from session_watcher.reports import warmth  # noqa: E402
 
 MIN_GAP = 60.0  # seconds: a shorter pause is no return
@@ -113,8 +113,9 @@ def cliffs(rs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def decide(r: dict[str, Any], cliff: dict[str, Any], guard_x: float, before: bool) -> str:
     """hold, warn or none: what the guard does at this return."""
+    v: str | None
     if before:
-        life = guard.cache_lifetime(r["ttl"], cliff) or TTL_SECONDS[r["ttl"]]
+        life = cache_lifetime(r["ttl"], cliff) or TTL_SECONDS[r["ttl"]]
         v = "cold" if r["gap"] > life else "warm"
     else:
         v = guard.verdict(r["gap"], r["ttl"], cliff)
@@ -143,7 +144,7 @@ def table(all_returns: dict[str, list[dict[str, Any]]], before: bool, guard_x: f
                 skipped += 1
                 continue
             d = decide(r, cliff, guard_x, before)
-            edge = guard.edge(guard.cache_lifetime(r["ttl"], cliff) or TTL_SECONDS[r["ttl"]])
+            edge = guard.edge(cache_lifetime(r["ttl"], cliff) or TTL_SECONDS[r["ttl"]])
             held += d == "hold"
             held_warm += d == "hold" and not r["cold"]
             if r["gap"] > edge and r["cold"]:

@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
@@ -41,7 +42,9 @@ def build(work: Path) -> tuple[Path, Path]:
     return session, report
 
 
-VIEWS = (("light", 1400, ""), ("dark", 1400, "-dark"), ("light", 390, "-phone"))  # scheme, width, suffix
+# scheme, width, suffix
+VIEWS: tuple[tuple[Literal["light", "dark"], int, str], ...] = (("light", 1400, ""), ("dark", 1400, "-dark"),
+                                                               ("light", 390, "-phone"))
 
 
 def shoot(pages: dict[str, Path], out: Path, height: int = 900) -> list[Path]:

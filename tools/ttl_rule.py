@@ -28,6 +28,17 @@ from session_watcher.reports.collect import run_report  # noqa: E402
 RIGHT = {"5m": {240, 300, 360}, "1h": {3000, 3600, 4200}}
 
 
+def judged(edge: float | None, cls: str) -> str:
+    """none (not enough data), right (within one bucket of the class's documented TTL) or wrong; an
+    OpenAI class has no documented TTL to be right about (a floor, `prices_openai.CLASSES`): its edge
+    is only claimed."""
+    if edge is None:
+        return "none"
+    if cls not in RIGHT:
+        return "claimed"
+    return "right" if edge in RIGHT[cls] else "wrong"
+
+
 def old_rule(buckets: list[dict[str, Any]]) -> float | None:
     """The rule before: pooled cold share above minus below >= 0.5, 5 calls below, 3 above."""
     best = None
@@ -82,16 +93,17 @@ def main(argv: list[str]) -> int:
                 else:
                     got = warmth.infer_ttl(gaps, table, cls)
                     edge = None if got is None else got["inferredSeconds"]
-                kind = "none" if edge is None else "right" if edge in RIGHT[cls] else "wrong"
-                tally[kind] += 1
-                if kind == "wrong":
-                    wrong_at[edge] = wrong_at.get(edge, 0) + 1  # type: ignore[index]
+                kind = judged(edge, cls)
+                tally[kind] = tally.get(kind, 0) + 1
+                if edge is not None and kind != "right":
+                    wrong_at[edge] = wrong_at.get(edge, 0) + 1
             all_gaps = _merged([sessions[s][cls] for s in ids])
             whole = (old_rule(warmth.gap_buckets(all_gaps, cls)) if name == "old" else
                      (warmth.infer_ttl(all_gaps, warmth.gap_buckets(all_gaps, cls), cls) or {}).get("inferredSeconds"))
             shares = ", ".join(f"{k} {v / len(subsets):.1%}" for k, v in tally.items())
             where = ", ".join(f"{e / 60:g} min x{n}" for e, n in sorted(wrong_at.items()))
-            print(f"{name} rule, {cls}: {shares}; all sessions together: {whole}" + (f"; wrong at {where}" if where
+            said = "wrong" if cls in RIGHT else "claimed"
+            print(f"{name} rule, {cls}: {shares}; all sessions together: {whole}" + (f"; {said} at {where}" if where
                                                                                       else ""))
     return 0
 

@@ -5,7 +5,16 @@ Each is used where vulture does not look: by the standard library calling a prot
 the tests that hold a public piece of the package to its rule.
 """
 # ruff: noqa: B018
-_ = object
+
+
+class _Names:
+    """Any attribute, so that each line below reads one name (vulture counts a read as a use)."""
+
+    def __getattr__(self, name: str) -> object:
+        return name
+
+
+_ = _Names()
 
 _.do_GET  # reports/live_view.py: http.server calls it
 _.log_message  # reports/live_view.py: http.server calls it
