@@ -178,3 +178,18 @@ def test_report_text_at_80_columns_with_a_long_project_path(tmp_path: Path) -> N
     assert any("258c7280" in line for line in lines)
     for line in lines:
         assert len(line) <= 80, line
+
+
+def test_report_by_project_fits_60_columns() -> None:
+    """The by-project table's names are cut to what the width leaves (a 24-character name made it
+    63 columns wide at COLUMNS=60); where there is room they stay as long as before."""
+    from session_watcher.reports.render_text import totals_rows
+
+    name = "test-explain-checkpoint-boundaries"
+    doc = {"totals": {"days": [], "weeks": [], "projects": [
+        {"project": name, "sessions": 3, "calls": 1060, "cacheUsd": 159.8, "lastActivity": None}]}}
+    narrow = totals_rows(doc, 60)
+    assert max(len(line) for line in narrow) <= 60
+    assert narrow[-1].startswith("test-explain-checkpo…  ")  # 21 = 60 - the other columns (39)
+    wide = totals_rows(doc, 100)
+    assert wide[-1].startswith("test-explain-checkpoint…  ")  # 24 characters, as before
