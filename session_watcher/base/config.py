@@ -562,16 +562,22 @@ def _read_text(file: str) -> str:
         raise ValueError("too large") from None
 
 
-def show_toml(files: list[str], effective: Mapping[str, Any]) -> str:
+def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -> str:
     """The effective config as TOML (what `config show` prints): the files it came from, in the order
-    they count, as comments; a key with no value (derived at run time) as a comment too."""
+    they count, as comments; a key with no value (derived at run time) as a comment too; the comments
+    wrapped within `width` columns (a path is never cut)."""
     import tomlkit
 
+    from session_watcher.core.text import wrap
+
+    def comment(text: str) -> None:
+        for line in wrap(text, width - 2):
+            doc.add(tomlkit.comment(line))
+
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("session-watcher config: the defaults, then each file below that exists, the later "
-                            "winning"))
+    comment("session-watcher config: the defaults, then each file below that exists, the later winning")
     for f in files:
-        doc.add(tomlkit.comment(f"  {f}{'' if os.path.exists(f) else '  (not present)'}"))
+        comment(f"  {f}{'' if os.path.exists(f) else '  (not present)'}")
     unset = []
     tables = []
     for key, value in effective.items():
@@ -592,7 +598,7 @@ def show_toml(files: list[str], effective: Mapping[str, Any]) -> str:
         doc.add(key, table)
     if unset:
         doc.add(tomlkit.nl())
-        doc.add(tomlkit.comment(f"not set (worked out at run time): {', '.join(unset)}"))
+        comment(f"not set (worked out at run time): {', '.join(unset)}")
     return tomlkit.dumps(doc)
 
 

@@ -265,7 +265,7 @@ def config_show(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        sys.stdout.write(clean(config.show_toml(doc["files"], effective)))
+        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns())))
     for err in errors:
         print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
               file=sys.stderr)
