@@ -379,3 +379,22 @@ def test_the_status_line_module_holds_the_line_and_not_the_status_commands_words
     assert words <= set(vars(statustext))
     assert not words & set(vars(render))
     assert statustext.lamp_words is render.lamp_words  # the lamp's words: one function, for the page too
+
+
+def test_health_text_names_the_session_and_says_why_a_signal_has_no_figure() -> None:
+    """`health`'s text: which session it grades (the default is the most recently active one), a B
+    with no figure says there was no edit in the first half (it read `-`), and the figures' column is
+    as wide as its widest figure (within 80 columns with the longest)."""
+    from session_watcher.core import health
+    from session_watcher.core.statustext import health_text
+
+    h = health.new_health()
+    health.on_call(h, 27_000)
+    for name in ("Read", "Read", "Bash", "Edit"):  # the first half without an edit
+        health.on_tool(h, name, reread=False, is_error=False)
+    text = health_text(health.grade(h, 200_000), session="tool_heavy")
+    lines = text.split("\n")
+    assert lines[0] == "Context health: A (score 98/100)  session tool_heavy"
+    assert lines[5].startswith("  Tool Efficiency  ████████████████░░░░ B  no edit in the 1st half  weight 10%")
+    assert lines[4].split("A  ")[1].startswith("-  ")
+    assert max(len(line) for line in lines) == 78  # 2 + 16 + 1 + 20 + 1 + 1 + 2 + 23 + 2 + 10

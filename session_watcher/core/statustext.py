@@ -162,13 +162,32 @@ def health_value(h: Mapping[str, Any], name: str) -> str:
         "Error Rate": num("errorAcceleration", "{:.2f}x the first half's"),
         "Tool Efficiency": num("toolEfficiency", "{:.2f}x the first half's"),
     }.get(name)
-    return shown or "-"
+    return shown or _no_figure(h, name)
 
 
-def health_text(h: Mapping[str, Any], width: int = 20) -> str:
-    rows = [f"Context health: {h['grade']} (score {h['score']}/100)"]
-    for s in h["signals"]:
+def _no_figure(h: Mapping[str, Any], name: str) -> str:
+    """Why a signal has no figure, where its grade is not A (`core.health`'s scores without a ratio:
+    errors only in the second half, no edit in the first); else `-` (nothing to judge, or no errors)."""
+    from session_watcher.core import health
+
+    value = next((s["value"] for s in h.get("signals") or [] if s.get("name") == name), None)
+    if name == "Error Rate" and value == health.ERROR_CLEAN_TO_ERRORS:
+        return "errors in the 2nd half only"
+    if name == "Tool Efficiency" and value == health.EFFICIENCY_NO_WRITES:
+        return "no edit in the 1st half"
+    return "-"
+
+
+def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None) -> str:
+    """`health`'s text: the grade (of `session`, where named) and each signal's bar, grade, figure."""
+    from session_watcher.core.text import one_line
+
+    of = f"  session {one_line(session)}" if session else ""
+    rows = [f"Context health: {h['grade']} (score {h['score']}/100){of}"]
+    figures = [health_value(h, s["name"]) for s in h["signals"]]
+    room = max(map(len, figures), default=0)
+    for s, figure in zip(h["signals"], figures, strict=True):
         filled = round(width * s["value"] / 100)
         rows.append(f"  {s['name']:<16} {'█' * filled}{'░' * (width - filled)} {s['grade']}  "
-                    f"{health_value(h, s['name']):<24} weight {s['weight'] * 100:.0f}%")
+                    f"{figure:<{room}}  weight {s['weight'] * 100:.0f}%")
     return "\n".join(rows)
