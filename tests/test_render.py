@@ -398,3 +398,21 @@ def test_health_text_names_the_session_and_says_why_a_signal_has_no_figure() -> 
     assert lines[5].startswith("  Tool Efficiency  ████████████████░░░░ B  no edit in the 1st half  weight 10%")
     assert lines[4].split("A  ")[1].startswith("-  ")
     assert max(len(line) for line in lines) == 78  # 2 + 16 + 1 + 20 + 1 + 1 + 2 + 23 + 2 + 10
+
+
+def test_status_text_counts_the_carried_files_it_lists() -> None:
+    """`carried` says how many of the files it lists ("1 files" read for one; "37 files, largest
+    first" listed 8)."""
+    from session_watcher.core.statustext import status_text
+
+    d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
+    files = [b for b in d["buckets"] if b["type"] == "file"]
+    assert len(files) == 3
+
+    def carried(doc: dict[str, Any], top: int = 8) -> str:
+        return next(line for line in status_text(doc, top=top).splitlines() if line.startswith("carried"))
+
+    assert carried(d, top=2).startswith("carried  3 files, the 2 largest")
+    assert carried(d).startswith("carried  3 files, largest first")
+    one = [b for b in d["buckets"] if b["type"] != "file"] + files[:1]
+    assert carried({**d, "buckets": one}).startswith("carried  1 file, largest first")

@@ -102,7 +102,9 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     if files:
         shown = files[:top]
         folder = _common_folder([b["path"] for b in shown])
-        lines.append(f"carried  {len(files)} files, largest first" + (f", under {one_line(folder)}" if folder else ""))
+        which = "largest first" if len(shown) == len(files) else f"the {len(shown)} largest"
+        lines.append(f"carried  {len(files)} file{'s' if len(files) != 1 else ''}, {which}"
+                     + (f", under {one_line(folder)}" if folder else ""))
         for b in shown:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
             path = b["path"][len(folder.rstrip("/")) + 1:] if folder else b["path"]
