@@ -508,7 +508,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     else:
         doc[key] = value
     layer = validate(file, doc.unwrap(), project)
-    _together(file, merge(*([_user_layer()] if project else []), layer), layer)  # as `load_layers` will
+    together(file, layer, over_user=project)  # as `load_layers` will
     folder = os.path.dirname(file) or "."
     if not project:
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
@@ -516,6 +516,12 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
     write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
     return written, moved
+
+
+def together(file: str, layer: Mapping[str, Any], over_user: bool) -> None:
+    """`layer`'s keys (of `file`) over the defaults (`over_user`: and over the user's own file) keep
+    the merged values' rule; ConfigError naming the key the layer sets where they do not."""
+    _together(file, merge(*([_user_layer()] if over_user else []), layer), layer)
 
 
 def _user_layer() -> dict[str, Any]:
