@@ -115,6 +115,12 @@ def command(ns: argparse.Namespace) -> int:
     paths.ensure_private_dir(exporter.folder())
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
+    if not paths_:  # said, not "exported 0 sessions" (nothing sent) or, with --dry-run, nothing at all
+        from session_watcher.agents import sources
+
+        looked = ", ".join(sources(ns.projects)[0]) or "no folder"
+        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; looked in {looked}")
+        return 0
     sent = points = events = 0
     taken: dict[str, Any] = {}
     by_id: dict[str, tuple[dict[str, Any], float]] = {}
