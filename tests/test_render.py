@@ -416,3 +416,18 @@ def test_status_text_counts_the_carried_files_it_lists() -> None:
     assert carried(d).startswith("carried  3 files, largest first")
     one = [b for b in d["buckets"] if b["type"] != "file"] + files[:1]
     assert carried({**d, "buckets": one}).startswith("carried  1 file, largest first")
+
+
+def test_replay_text_prices_the_restart_as_of_the_last_call() -> None:
+    """`replay`'s lamp line is the session's last call's, not now's (the same session read "now saves
+    about $0.37" in `replay` and "now saves about $0.65" in `status`, the cache cold by then)."""
+    from session_watcher.core.statustext import status_text
+
+    final, trace = replay(str(FIXTURES / f"{LONG}.jsonl"))
+    amber = next(r for r in trace if r["lamp"] == "amber" and r["dwell"]["alerted"])
+    then = status_text(amber, last_call=True).splitlines()[1]
+    assert then.startswith("lamp     amber: restart; a fresh session saves, as of its last call, about $")
+    assert status_text(amber).splitlines()[1].startswith("lamp     amber: restart; a fresh session now saves about $")
+    green = next(r for r in trace if r["lamp"] == "green")
+    assert status_text(green, last_call=True) == status_text(green)  # green: no price to date
+    assert "as of its last call" in status_text(final, last_call=True)

@@ -231,7 +231,7 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     else:
         from session_watcher.core.statustext import status_text
 
-        print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True)), columns()))
     return 0
 
 

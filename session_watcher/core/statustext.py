@@ -60,7 +60,8 @@ def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
     return [f"plan     {', '.join(uses)}{ago}", *notes]
 
 
-def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None) -> str:
+def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None,
+                last_call: bool = False) -> str:
     """The human form of the status document (`session-watcher status`); `verbose` adds the
     model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
     the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
@@ -77,7 +78,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     called = doc["calls"] > 0
     lines = [
         f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
-        f"lamp     {lamp_words(doc)}",
+        f"lamp     {_when(lamp_words(doc), last_call)}",
         f"alerts   {_alert_words(doc)}",
     ]
     carry = _carry_words(doc)
@@ -149,6 +150,12 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
     return f"none pending (one comes once staying costs {over} over a restart at the best moment)"
+
+
+def _when(words: str, last_call: bool) -> str:
+    """The lamp's words for a document of the session's last call (`replay`'s), not of now (`status`
+    prices a restart with the cache as it is at the clock's time, `replay` as it was then)."""
+    return words.replace(" now saves ", " saves, as of its last call, ") if last_call else words
 
 
 def health_value(h: Mapping[str, Any], name: str) -> str:
