@@ -196,3 +196,16 @@ def test_report_by_project_fits_60_columns() -> None:
     assert narrow[-1].startswith("test-explain-checkpo…  ")  # 21 = 60 - the other columns (39)
     wide = totals_rows(doc, 100)
     assert wide[-1].startswith("test-explain-checkpoint…  ")  # 24 characters, as before
+
+
+def test_report_by_day_says_its_rows_are_days_with_calls() -> None:
+    """15 days with calls over a month: the 14 shown are the last days that had any, said so ("the
+    last 14" read as the last 14 calendar days)."""
+    from session_watcher.reports.render_text import totals_rows
+
+    days = [{"date": f"2026-07-{2 * d + 1:02d}", "sessions": 1, "calls": 3, "cacheUsd": 0.5, "warmth": 0.9}
+            for d in range(15)]
+    lines = totals_rows({"totals": {"days": days, "weeks": [], "projects": []}}, 80)
+    assert lines[1] == "by day (the last 14 with calls; all in --json)"
+    assert lines[4].startswith("2026-07-29 ")
+    assert lines[-1].startswith("2026-07-03 ")

@@ -252,7 +252,7 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
         body = [[r[key], str(r["sessions"]), f"{r['calls']:,}", dollars(r["cacheUsd"]), pct(r["warmth"]).replace(
             "undefined", "-")] for r in reversed(shown)]
         out.append("")
-        more = f" (the last {limit}; all in --json)" if len(rows) > limit else ""
+        more = f" (the last {limit} with calls; all in --json)" if len(rows) > limit else ""
         out.extend(wrap(f"{title}{more}", width))
         out.extend(table([label, "sessions", "calls", "cache $", "warm"], body, {1, 2, 3, 4}))
     projects = t["projects"]
