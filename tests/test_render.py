@@ -431,3 +431,18 @@ def test_replay_text_prices_the_restart_as_of_the_last_call() -> None:
     green = next(r for r in trace if r["lamp"] == "green")
     assert status_text(green, last_call=True) == status_text(green)  # green: no price to date
     assert "as of its last call" in status_text(final, last_call=True)
+
+
+def test_health_text_of_a_codex_thread_says_its_tool_signals_are_not_read() -> None:
+    """A rollout's tool calls are not read: its three tool signals say so (they read `-`, as if
+    graded on nothing wrong), a Claude Code session's the same `-` as before."""
+    from session_watcher.core import health
+    from session_watcher.core.statustext import health_text
+
+    h = health.new_health()
+    health.on_call(h, 75_000)
+    graded = health.grade(h, 258_400)
+    codex = health_text(graded, agent="codex").split("\n")
+    assert [line.split("  ")[-2].strip() for line in codex[3:]] == ["not read from a rollout"] * 3
+    assert "29.0 % full" in codex[1]
+    assert "not read" not in health_text(graded, agent="claude-code")

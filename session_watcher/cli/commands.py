@@ -244,7 +244,8 @@ def health(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc["health"])
     else:
-        print(fit(clean(health_text(doc["health"], session=str(doc["sessionId"]))), columns()))
+        print(fit(clean(health_text(doc["health"], session=str(doc["sessionId"]), agent=doc.get("agent"))),
+                  columns()))
     return 0
 
 
