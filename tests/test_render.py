@@ -416,6 +416,9 @@ def test_status_text_counts_the_carried_files_it_lists() -> None:
     assert carried(d).startswith("carried  3 files, largest first")
     one = [b for b in d["buckets"] if b["type"] != "file"] + files[:1]
     assert carried({**d, "buckets": one}).startswith("carried  1 file, largest first")
+    single = {**d, "tokenUsage": {**d["tokenUsage"], "calls": 1}, "subagentUsage": {**d["subagentUsage"], "calls": 1}}
+    usage = " ".join(line for line in status_text(single).splitlines() if line.startswith(("usage", " ")))
+    assert "(1 call; subagents 1 call, " in usage  # read "(1 calls; subagents 1 calls"
 
 
 def test_replay_text_prices_the_restart_as_of_the_last_call() -> None:

@@ -89,7 +89,8 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     lines.append(
         f"usage    input {tokens(tu['uncachedInput'])}  output {tokens(tu['output'])}  "
         f"cache read {tokens(tu['cacheRead'])}  cache write {tokens(tu['cacheWrite'])}  "
-        f"({tu['calls']} calls; subagents {su['calls']} calls, {tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
+        f"({_n(tu['calls'], 'call')}; subagents {_n(su['calls'], 'call')}, "
+        f"{tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
     lines.extend(plan_lines(doc.get("plan"), now))
     if verbose:
         lines.append(
@@ -104,7 +105,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         shown = files[:top]
         folder = _common_folder([b["path"] for b in shown])
         which = "largest first" if len(shown) == len(files) else f"the {len(shown)} largest"
-        lines.append(f"carried  {len(files)} file{'s' if len(files) != 1 else ''}, {which}"
+        lines.append(f"carried  {_n(len(files), 'file')}, {which}"
                      + (f", under {one_line(folder)}" if folder else ""))
         for b in shown:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
@@ -137,6 +138,11 @@ def _carry_words(doc: Mapping[str, Any]) -> str | None:
             f"{tokens(max(0, b - floor))} of files); the context now holds {tokens(big_l or 0)}")
 
 
+def _n(count: int, noun: str) -> str:
+    """`1 call`, `12 calls`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _alert_words(doc: Mapping[str, Any]) -> str:
     dwell, back = doc["dwell"], doc["backstop"]
     if dwell["alerted"]:
@@ -145,7 +151,7 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
         return (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the "
                 f"last alert ({back['n']} so far)")
     if dwell["calls"]:
-        return (f"past the sweet spot for {dwell['calls']} calls; the alert comes once staying has cost one "
+        return (f"past the sweet spot for {_n(dwell['calls'], 'call')}; the alert comes once staying has cost one "
                 f"restart's worth ({bill_ready(dwell)} so far)")
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
