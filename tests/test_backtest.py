@@ -620,7 +620,8 @@ def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
     assert doc["config"] == {"bp_amber": 0.2, "notify_dwell": 5}
     assert doc["sessions"][0]["policies"] == expected["policies"]
     for bad, why in (("bp_amber", "expected KEY=VALUE"), ("nope=1", "unknown key 'nope'"),
-                     ("notify_dwell=0", "expected a whole number from 1 to 1000")):
+                     ("notify_dwell=0", "expected a whole number from 1 to 1000"),
+                     ("bp_amber=5", "key 'bp_amber': the effective bp_red (0.25) would be below bp_amber (5)")):
         proc = sw("backtest", "--set", bad, FIXTURE)
         assert proc.returncode == 1
         assert why in proc.stderr.decode()

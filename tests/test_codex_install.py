@@ -99,6 +99,15 @@ def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
     assert "hooks not installed" in _doctor(env)
     assert _run(env, "add", str(bin_dir)).returncode == 0
     assert "installed, not trusted yet" in _doctor(env)
+    # trusted as the install's app-server route writes it (Codex's config.toml), before any thread ran:
+    # doctor said "not trusted yet" right after the install said "trusted through codex app-server"
+    entries = "".join(f'[hooks.state."{home / "hooks.json"}:{event}:0:0"]\ntrusted_hash = "sha256:00"\n'
+                      for event in ("post_tool_use", "post_model_request", "stop", "user_prompt_submit",
+                                    "session_start"))
+    (home / "config.toml").write_text(entries)
+    assert f"installed and trusted in {home / 'config.toml'}; none has fired yet" in _doctor(env)
+    (home / "config.toml").write_text("\n".join(entries.splitlines()[:2]) + "\n")
+    assert "installed, not trusted yet" in _doctor(env)  # one entry of five: not trusted
     doc: dict[str, Any] = json.loads((home / "hooks.json").read_text())
     rollout = tmp_path / f"rollout-2026-07-01T20-47-00-{THREAD}.jsonl"
     shutil.copy(FIXTURES / f"rollout-{THREAD}.jsonl", rollout)

@@ -40,19 +40,22 @@ def _widths(*args: str, columns: str | None) -> int:
 
 
 def _one_path(line: str) -> bool:
+    if line.startswith("#   "):  # a TOML comment of `config show`: the path after its marker
+        line = line[4:]
     return len(line.split()) == 1 and "/" in line and not line.startswith(" ")
 
 
 @pytest.mark.slow
 def test_every_text_command_within_columns() -> None:
-    """status (130 columns at COLUMNS=100 before), replay, health, backtest, notify --test: within
+    """status (130 columns at COLUMNS=100 before), replay, health, backtest, notify --test, config
+    show (its 91-column header comment before): within
     COLUMNS, and within 80 when it is unset and stdout is no terminal; status's continuation lines
     under its values."""
     from tests.oracle import TRANSCRIPTS
 
     t = str(TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
     for args in (("status", t), ("status", t, "--verbose"), ("replay", t), ("health", t), ("backtest", t),
-                 ("notify", "--test", "--channel", "message")):
+                 ("notify", "--test", "--channel", "message"), ("config", "show")):
         assert _widths(*args, columns="100") <= 100, args
         assert _widths(*args, columns=None) <= 80, args
         assert _widths(*args, columns="60") <= 60, args
@@ -178,3 +181,31 @@ def test_report_text_at_80_columns_with_a_long_project_path(tmp_path: Path) -> N
     assert any("258c7280" in line for line in lines)
     for line in lines:
         assert len(line) <= 80, line
+
+
+def test_report_by_project_fits_60_columns() -> None:
+    """The by-project table's names are cut to what the width leaves (a 24-character name made it
+    63 columns wide at COLUMNS=60); where there is room they stay as long as before."""
+    from session_watcher.reports.render_text import totals_rows
+
+    name = "test-explain-checkpoint-boundaries"
+    doc = {"totals": {"days": [], "weeks": [], "projects": [
+        {"project": name, "sessions": 3, "calls": 1060, "cacheUsd": 159.8, "lastActivity": None}]}}
+    narrow = totals_rows(doc, 60)
+    assert max(len(line) for line in narrow) <= 60
+    assert narrow[-1].startswith("test-explain-checkpo…  ")  # 21 = 60 - the other columns (39)
+    wide = totals_rows(doc, 100)
+    assert wide[-1].startswith("test-explain-checkpoint…  ")  # 24 characters, as before
+
+
+def test_report_by_day_says_its_rows_are_days_with_calls() -> None:
+    """15 days with calls over a month: the 14 shown are the last days that had any, said so ("the
+    last 14" read as the last 14 calendar days)."""
+    from session_watcher.reports.render_text import totals_rows
+
+    days = [{"date": f"2026-07-{2 * d + 1:02d}", "sessions": 1, "calls": 3, "cacheUsd": 0.5, "warmth": 0.9}
+            for d in range(15)]
+    lines = totals_rows({"totals": {"days": days, "weeks": [], "projects": []}}, 80)
+    assert lines[1] == "by day (the last 14 with calls; all in --json)"
+    assert lines[4].startswith("2026-07-29 ")
+    assert lines[-1].startswith("2026-07-03 ")

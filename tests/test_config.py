@@ -76,6 +76,8 @@ def test_config_set_creates_the_file() -> None:
     ("include", "3", "list of glob"),
     ("notify.channels", '["pigeon"]', "list drawn from"),
     ("no_such_key", "1", "unknown key"),
+    ("remind_min", "20", "did you mean 'notify.remind_min'?"),  # `config show` prints it under [notify]
+    ("bp_amber", "5", "bp_red (0.25) would be below bp_amber (5)"),  # the default bp_red: refused, not left out
 ])
 def test_config_set_wrong_value_is_one_line_naming_file_and_key(key: str, value: str, expected: str) -> None:
     f = user_file()
@@ -98,6 +100,7 @@ def test_config_set_wrong_value_is_one_line_naming_file_and_key(key: str, value:
     ("[notify]\nfallback = \"pager\"\n", "notify.fallback"),
     ("notify = 3\n", "notify"),
     ("bp_amber = 0.3\nbp_red = 0.2\n", "bp_red"),
+    ("bp_amber = 5\n", "bp_amber"),  # above the default bp_red: the key the file sets is named
 ])
 def test_bad_user_file_is_reported_with_file_and_key(text: str, key: str) -> None:
     f = user_file()

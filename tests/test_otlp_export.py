@@ -251,3 +251,24 @@ def test_export_prices_the_restarts_taken_as_backtest_does(tmp_path: Path) -> No
     assert point.attributes["session.parent.id"] == PARENT.stem
     assert point.attributes["kind"] == "handoff"
     assert [(p.attributes["session.id"], p.value) for p in restarts] == [("child-1", 1)]
+
+
+def test_export_with_no_collector_says_what_to_do(tmp_path: Path) -> None:
+    """Nothing listening on the URL: one line that says how to get a collector or where to point."""
+    proc = sw("export", "--otlp", f"http://127.0.0.1:{closed_port()}", "--projects", str(TRANSCRIPTS))
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1
+    assert "0 sessions were sent before it; no collector answers there" in err
+    assert "docs/otel-collector.yaml" in err
+    assert "--dry-run" in err
+
+
+def test_export_with_no_session_says_so(tmp_path: Path) -> None:
+    """Nothing to send: one line saying where it looked (it said "exported 0 sessions ... to URL", and
+    `--dry-run` printed nothing at all)."""
+    url = f"http://127.0.0.1:{closed_port()}"
+    for extra in ((), ("--dry-run",)):
+        proc = sw("export", "--otlp", url, "--projects", str(tmp_path), *extra)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.decode() == f"no session to export; looked in {tmp_path}\n"

@@ -29,6 +29,7 @@ __all__ = ["browser"]  # the fixture, shared with test_session_page_browser
 WIDTHS = (1400, 390)
 SCHEMES = ("light", "dark")
 SESSIONS = ("258c7280-ae70-4798-800f-63464d01a85d", "ae4a77f8-aedd-4bc1-888f-c94edc91af04", "short")
+CODEX = "019f1f6f-311c-7543-b0f9-f126da3c5434"  # a rollout of tests/fixtures/codex
 
 # Every visible text box on the page: SVG <text> elements and the lines of every HTML text node. A
 # box is clipped when it leaves the page (or its SVG) sideways; two boxes overlap when they share
@@ -114,6 +115,10 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         path = root / f"session-{name[:8]}.html"
         path.write_text(render_html(load_model(str(FIXTURES / f"{name}.jsonl"))), encoding="utf-8")
         out[f"session-{name[:8]}"] = path
+    rollout = FIXTURES.parent / "codex" / f"rollout-{CODEX}.jsonl"  # a Codex thread's page: calls without tools
+    path = root / f"session-{CODEX[:8]}.html"
+    path.write_text(render_html(load_model(str(rollout))), encoding="utf-8")
+    out[f"session-{CODEX[:8]}"] = path
     report = root / "report.html"
     proc = sw("report", "--projects", str(FIXTURES), "--html", str(report), "--pages", "--index", str(root / "i.db"))
     assert proc.returncode == 0, proc.stderr
@@ -138,7 +143,8 @@ def layout(page: Any) -> dict[str, Any]:
     return dict(page.evaluate(LAYOUT_JS))
 
 
-@pytest.mark.parametrize("name", ["session-258c7280", "session-ae4a77f8", "session-short", "report"])
+@pytest.mark.parametrize("name", ["session-258c7280", "session-ae4a77f8", "session-short", "session-019f1f6f",
+                                  "report"])
 def test_no_text_clipped_or_overlapping(view: tuple[Any, int, str, list[str]], pages: dict[str, Path],
                                         name: str) -> None:
     page, width, scheme, errors = view

@@ -379,3 +379,73 @@ def test_the_status_line_module_holds_the_line_and_not_the_status_commands_words
     assert words <= set(vars(statustext))
     assert not words & set(vars(render))
     assert statustext.lamp_words is render.lamp_words  # the lamp's words: one function, for the page too
+
+
+def test_health_text_names_the_session_and_says_why_a_signal_has_no_figure() -> None:
+    """`health`'s text: which session it grades (the default is the most recently active one), a B
+    with no figure says there was no edit in the first half (it read `-`), and the figures' column is
+    as wide as its widest figure (within 80 columns with the longest)."""
+    from session_watcher.core import health
+    from session_watcher.core.statustext import health_text
+
+    h = health.new_health()
+    health.on_call(h, 27_000)
+    for name in ("Read", "Read", "Bash", "Edit"):  # the first half without an edit
+        health.on_tool(h, name, reread=False, is_error=False)
+    text = health_text(health.grade(h, 200_000), session="tool_heavy")
+    lines = text.split("\n")
+    assert lines[0] == "Context health: A (score 98/100)  session tool_heavy"
+    assert lines[5].startswith("  Tool Efficiency  ████████████████░░░░ B  no edit in the 1st half  weight 10%")
+    assert lines[4].split("A  ")[1].startswith("-  ")
+    assert max(len(line) for line in lines) == 78  # 2 + 16 + 1 + 20 + 1 + 1 + 2 + 23 + 2 + 10
+
+
+def test_status_text_counts_the_carried_files_it_lists() -> None:
+    """`carried` says how many of the files it lists ("1 files" read for one; "37 files, largest
+    first" listed 8)."""
+    from session_watcher.core.statustext import status_text
+
+    d = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
+    files = [b for b in d["buckets"] if b["type"] == "file"]
+    assert len(files) == 3
+
+    def carried(doc: dict[str, Any], top: int = 8) -> str:
+        return next(line for line in status_text(doc, top=top).splitlines() if line.startswith("carried"))
+
+    assert carried(d, top=2).startswith("carried  3 files, the 2 largest")
+    assert carried(d).startswith("carried  3 files, largest first")
+    one = [b for b in d["buckets"] if b["type"] != "file"] + files[:1]
+    assert carried({**d, "buckets": one}).startswith("carried  1 file, largest first")
+    single = {**d, "tokenUsage": {**d["tokenUsage"], "calls": 1}, "subagentUsage": {**d["subagentUsage"], "calls": 1}}
+    usage = " ".join(line for line in status_text(single).splitlines() if line.startswith(("usage", " ")))
+    assert "(1 call; subagents 1 call, " in usage  # read "(1 calls; subagents 1 calls"
+
+
+def test_replay_text_prices_the_restart_as_of_the_last_call() -> None:
+    """`replay`'s lamp line is the session's last call's, not now's (the same session read "now saves
+    about $0.37" in `replay` and "now saves about $0.65" in `status`, the cache cold by then)."""
+    from session_watcher.core.statustext import status_text
+
+    final, trace = replay(str(FIXTURES / f"{LONG}.jsonl"))
+    amber = next(r for r in trace if r["lamp"] == "amber" and r["dwell"]["alerted"])
+    then = status_text(amber, last_call=True).splitlines()[1]
+    assert then.startswith("lamp     amber: restart; a fresh session saves, as of its last call, about $")
+    assert status_text(amber).splitlines()[1].startswith("lamp     amber: restart; a fresh session now saves about $")
+    green = next(r for r in trace if r["lamp"] == "green")
+    assert status_text(green, last_call=True) == status_text(green)  # green: no price to date
+    assert "as of its last call" in status_text(final, last_call=True)
+
+
+def test_health_text_of_a_codex_thread_says_its_tool_signals_are_not_read() -> None:
+    """A rollout's tool calls are not read: its three tool signals say so (they read `-`, as if
+    graded on nothing wrong), a Claude Code session's the same `-` as before."""
+    from session_watcher.core import health
+    from session_watcher.core.statustext import health_text
+
+    h = health.new_health()
+    health.on_call(h, 75_000)
+    graded = health.grade(h, 258_400)
+    codex = health_text(graded, agent="codex").split("\n")
+    assert [line.split("  ")[-2].strip() for line in codex[3:]] == ["not read from a rollout"] * 3
+    assert "29.0 % full" in codex[1]
+    assert "not read" not in health_text(graded, agent="claude-code")

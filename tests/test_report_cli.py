@@ -491,3 +491,22 @@ def test_text_html_json_and_backtest_show_the_same_sessions_and_figures(fixtures
     week = html["weeks"][0]
     assert week[1:4] == [str(len(by_id)), f"{sum(s['calls'] for s in by_id.values()):,}",
                          f"${sum(s['cacheUsd'] for s in by_id.values()):,.2f}"]
+
+
+@pytest.mark.slow
+def test_pages_include_a_codex_thread(tmp_path: Path) -> None:
+    """`--pages` writes a Codex thread's page too, linked from its row (it wrote only Claude Code
+    sessions' pages: 18 of 28 on a machine with ten Codex threads), with a row per call."""
+    thread = "019f1f6f-311c-7543-b0f9-f126da3c5434"
+    proj = tmp_path / "projects" / "-home-u-p"
+    proj.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "codex" / f"rollout-{thread}.jsonl",
+                proj / f"rollout-2026-07-01T20-46-51-{thread}.jsonl")
+    shutil.copy(ROOT / "tests" / "fixtures" / "transcripts" / "short.jsonl", proj / "short.jsonl")
+    out = tmp_path / "r.html"
+    proc = report(tmp_path, "--projects", str(tmp_path / "projects"), "--html", str(out), "--pages")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"wrote {out} and 2 session pages beside it\n"
+    page = tmp_path / "r-sessions" / f"{thread}.html"
+    assert f'href="r-sessions/{thread}.html"' in out.read_text()
+    assert page.read_text().count('"kind":"call"') == 101  # the thread's calls (`replay`: 101)

@@ -61,6 +61,10 @@ def test_idle_compactions_are_restarts_and_other_compactions_are_not() -> None:
     assert (found["kind"], found["afterCall"], found["firstCall"], found["calls"]) == ("idleCompaction", 2, 3, 2)
     assert found["parentCold"] is False  # 55 minutes on a 1-hour cache
     assert found["savingUsd"] > 0
+    # said in a user's words, not the model's ("s idle compaction after call 2")
+    from session_watcher.sessions.restarts import render_lines
+
+    assert render_lines([found])[0].startswith("restart taken: s compacted after a break, after call 2: carry ")
 
 
 def _child(tmp_path: Path, parent_id: str, carry: int, usd: float) -> Path:

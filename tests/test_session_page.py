@@ -359,3 +359,23 @@ def test_a_long_prompt_is_cut_between_words_and_marked() -> None:
     assert words.startswith(shown[:-1] + " ")  # whole words: the next character was a space
     assert prompt_text(Record(), "short prompt") == "short prompt"
     assert prompt_text(Record(), "x" * 500) == "x" * (PROMPT_CHARS - 1) + "…"
+
+
+@pytest.mark.slow
+def test_serve_says_which_session_and_when_it_stops() -> None:
+    """`--serve`'s first line: the URL, the session it shows and that it stops by itself (it said
+    only "(Ctrl-C to stop)" while `--idle-minutes` would end it unannounced)."""
+    from tests.oracle import SW
+
+    path = REAL[0]
+    with subprocess.Popen([str(SW), "report", "session", str(path), "--serve", "--idle-minutes", "7"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                          env={**os.environ, "COLUMNS": "1000"}) as proc:
+        try:
+            assert proc.stdout is not None
+            first = proc.stdout.readline()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+    assert re.fullmatch(rf"serving http://127\.0\.0\.1:\d+/\?token=\S+ \(session {path.stem}; Ctrl-C to stop, "
+                        r"or it stops after 7 minutes with no page open\)\n", first), first

@@ -225,3 +225,25 @@ def test_a_handoff_note_among_the_first_lines_marks_the_restart_in(monkeypatch: 
     counted = Opens(monkeypatch, tr)
     assert spd.load_model(str(tr), now=NOW) == want
     assert counted.opens == 1
+
+
+CODEX = [p for p in ALL if p.parent.name == "codex"]
+
+
+@pytest.mark.parametrize("path", CODEX, ids=lambda p: p.name[8:20])
+def test_a_rollout_page_draws_its_calls_and_grades_as_status_does(path: Path) -> None:
+    """A Codex rollout's page: a row per call of the replay, its compactions, the session's id and
+    the health `status` gives (the page read none of a rollout's lines: no row, `Session session`,
+    health A 100 where `status` said 89)."""
+    from session_watcher.sessions.replay import replay
+
+    final = replay(str(path))[0]
+    for model in (spd.load_model(str(path), now=NOW), spd.load_model(str(path), with_story=False),
+                  three_reads(str(path))):
+        calls = [r for r in model["rows"] if r["kind"] == "call"]
+        assert len(calls) == final["calls"]
+        assert model["sessionId"] == final["sessionId"]
+        assert len(model["compactions"]) == final["health"]["compactionCount"]
+        assert model["t1"] > model["t0"]
+        if model["storyAvailable"]:  # the window the replay knows (without it, guessed from the model)
+            assert model["health"] == final["health"]

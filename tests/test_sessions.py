@@ -67,8 +67,9 @@ def test_ambiguous_short_and_unknown_names_say_why(projects: Path) -> None:
     assert "abcdef01-2222" in str(exc.value)
     with pytest.raises(NoSession, match="at least 6 characters"):
         sessions.find("9f3c2")
-    with pytest.raises(NoSession, match=r"no session 'ffffffff'.*transcripts in"):
+    with pytest.raises(NoSession, match=r"no session 'ffffffff'.*transcripts in") as none:
         sessions.find("ffffffff")
+    assert str(none.value).endswith("; `session-watcher report` lists every session with its id")  # what to do
 
 
 def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:

@@ -266,7 +266,9 @@ def expected(k: Key) -> str:
 def _check(file: str, key: str, value: object) -> object:
     k = SPECS.get(key)
     if k is None:
-        raise ConfigError(f"{file}: unknown key '{_short(key)}' (known: {', '.join(known_keys())})")
+        near = [n for n in known_keys() if n.endswith("." + key)]  # `remind_min` for `notify.remind_min`
+        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
+        raise ConfigError(f"{file}: unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})")
     out = _settle(k, value)
     if out is BAD and k.kind == "prices":
         raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}")
@@ -304,11 +306,13 @@ def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[s
     return out
 
 
-def _together(file: str, cfg: Config) -> None:
-    """The merged values' own rule: a file that breaks it together with the file before it."""
+def _together(file: str, cfg: Config, layer: Mapping[str, Any]) -> None:
+    """The merged values' own rule: a file (its keys `layer`) that breaks it together with the
+    defaults and the file before it; the key blamed is the one the file sets."""
     if cfg["bp_red"] < cfg["bp_amber"]:
-        raise ConfigError(f"{file}: key 'bp_red': with the other config file the effective bp_red "
-                          f"({cfg['bp_red']:g}) would be below bp_amber ({cfg['bp_amber']:g})")
+        key = "bp_amber" if "bp_amber" in layer and "bp_red" not in layer else "bp_red"
+        raise ConfigError(f"{file}: key '{key}': the effective bp_red ({cfg['bp_red']:g}) would be below "
+                          f"bp_amber ({cfg['bp_amber']:g}); bp_red must be at least bp_amber")
 
 
 def _read_toml(file: str) -> dict[str, Any]:
@@ -368,7 +372,7 @@ def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
             layer = validate(file, doc, project=i > 0)
             if i > 0 and project_dir and layer.get("include"):
                 layer["include"] = anchored(project_dir, layer["include"])
-            _together(file, merge(*layers, layer))
+            _together(file, merge(*layers, layer), layer)
         except ConfigError as exc:
             errors.append(str(exc))
             continue
@@ -503,7 +507,8 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         doc[table][sub] = value
     else:
         doc[key] = value
-    validate(file, doc.unwrap(), project)
+    layer = validate(file, doc.unwrap(), project)
+    together(file, layer, over_user=project)  # as `load_layers` will
     folder = os.path.dirname(file) or "."
     if not project:
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
@@ -511,6 +516,21 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
     write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
     return written, moved
+
+
+def together(file: str, layer: Mapping[str, Any], over_user: bool) -> None:
+    """`layer`'s keys (of `file`) over the defaults (`over_user`: and over the user's own file) keep
+    the merged values' rule; ConfigError naming the key the layer sets where they do not."""
+    _together(file, merge(*([_user_layer()] if over_user else []), layer), layer)
+
+
+def _user_layer() -> dict[str, Any]:
+    """The user's own file's keys, or none where it cannot be used (`load_layers` says why)."""
+    file = paths.user_config_file()
+    try:
+        return validate(file, _read_toml(file))
+    except ConfigError:
+        return {}
 
 
 def key_path(key: str) -> list[str]:
@@ -548,16 +568,22 @@ def _read_text(file: str) -> str:
         raise ValueError("too large") from None
 
 
-def show_toml(files: list[str], effective: Mapping[str, Any]) -> str:
+def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -> str:
     """The effective config as TOML (what `config show` prints): the files it came from, in the order
-    they count, as comments; a key with no value (derived at run time) as a comment too."""
+    they count, as comments; a key with no value (derived at run time) as a comment too; the comments
+    wrapped within `width` columns (a path is never cut)."""
     import tomlkit
 
+    from session_watcher.core.text import wrap
+
+    def comment(text: str) -> None:
+        for line in wrap(text, width - 2):
+            doc.add(tomlkit.comment(line))
+
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("session-watcher config: the defaults, then each file below that exists, the later "
-                            "winning"))
+    comment("session-watcher config: the defaults, then each file below that exists, the later winning")
     for f in files:
-        doc.add(tomlkit.comment(f"  {f}{'' if os.path.exists(f) else '  (not present)'}"))
+        comment(f"  {f}{'' if os.path.exists(f) else '  (not present)'}")
     unset = []
     tables = []
     for key, value in effective.items():
@@ -578,7 +604,7 @@ def show_toml(files: list[str], effective: Mapping[str, Any]) -> str:
         doc.add(key, table)
     if unset:
         doc.add(tomlkit.nl())
-        doc.add(tomlkit.comment(f"not set (worked out at run time): {', '.join(unset)}"))
+        comment(f"not set (worked out at run time): {', '.join(unset)}")
     return tomlkit.dumps(doc)
 
 

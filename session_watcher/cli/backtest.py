@@ -35,7 +35,9 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         if not eq or not key.strip():
             raise UserError(f"--set {item!r}: expected KEY=VALUE")
         doc[key.strip()] = config.parse_cli_value(raw.strip())
-    return config.validate("--set", doc)
+    layer = config.validate("--set", doc)
+    config.together("--set", layer, over_user=True)  # bp_amber=5 under bp_red 0.25: refused, as `config set` does
+    return layer
 
 
 def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str, Any]:

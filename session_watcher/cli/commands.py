@@ -231,7 +231,7 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     else:
         from session_watcher.core.statustext import status_text
 
-        print(fit(clean(status_text(doc, verbose=ns.verbose)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True)), columns()))
     return 0
 
 
@@ -244,7 +244,8 @@ def health(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc["health"])
     else:
-        print(fit(clean(health_text(doc["health"])), columns()))
+        print(fit(clean(health_text(doc["health"], session=str(doc["sessionId"]), agent=doc.get("agent"))),
+                  columns()))
     return 0
 
 
@@ -265,7 +266,7 @@ def config_show(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        sys.stdout.write(clean(config.show_toml(doc["files"], effective)))
+        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns())))
     for err in errors:
         print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
               file=sys.stderr)

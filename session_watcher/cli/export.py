@@ -115,6 +115,12 @@ def command(ns: argparse.Namespace) -> int:
     paths.ensure_private_dir(exporter.folder())
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
+    if not paths_:  # said, not "exported 0 sessions" (nothing sent) or, with --dry-run, nothing at all
+        from session_watcher.agents import sources
+
+        looked = ", ".join(sources(ns.projects)[0]) or "no folder"
+        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; looked in {looked}")
+        return 0
     sent = points = events = 0
     taken: dict[str, Any] = {}
     by_id: dict[str, tuple[dict[str, Any], float]] = {}
@@ -156,7 +162,7 @@ def command(ns: argparse.Namespace) -> int:
         ok, outcome = exporter.send(target, metrics, logs)
         if not ok:
             raise UserError(f"the collector at {target.urls['metrics']} did not take the figures ({outcome.why}); "
-                            f"{sent} sessions were sent before it")
+                            f"{sent} sessions were sent before it{_what_to_do(outcome.status)}")
         exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
         sent += len(docs)
         events += len(records)
@@ -165,7 +171,16 @@ def command(ns: argparse.Namespace) -> int:
         ok, outcome = exporter.send(target, saved, {})
         if not ok:
             raise UserError(f"the collector at {target.urls['metrics']} did not take the restarts' figures "
-                            f"({outcome.why})")
+                            f"({outcome.why}){_what_to_do(outcome.status)}")
     if not ns.dry_run:
         print(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}")
     return 0
+
+
+def _what_to_do(status: int | None) -> str:
+    """What a user does about a collector that did not take a request: none answered (no HTTP
+    status), or one refused it."""
+    if status is None:
+        return ("; no collector answers there: start one (docs/otel-collector.yaml) or name its URL "
+                "(`export --otlp URL`); `--dry-run` prints what would be sent")
+    return "; its log says why; `--dry-run` prints what was sent"

@@ -158,10 +158,31 @@ def doctor_lines() -> list[str]:
     if not keys <= _registered(path):
         return [f"codex      {path}: session-watcher's hooks are gone from it (./install.sh adds them again)"]
     fired = _fired()
-    if fired is None:
-        return [f"codex      {path}: installed, not trusted yet (no Codex hook has fired: "
-                "trust them in Codex's /hooks)"]
-    return [f"codex      {path}: hooks firing (last thread {fired})"]
+    if fired is not None:
+        return [f"codex      {path}: hooks firing (last thread {fired})"]
+    config = os.path.join(os.path.dirname(path), "config.toml")
+    if _trusted(config, path) >= len(keys):  # trusted (the install's app-server route), not run yet
+        return [f"codex      {path}: installed and trusted in {config}; none has fired yet (start a Codex "
+                "thread; if they still do not fire, trust them again in Codex's /hooks)"]
+    return [f"codex      {path}: installed, not trusted yet (no Codex hook has fired: "
+            "trust them in Codex's /hooks)"]
+
+
+def _trusted(config: str, hooks_file: str) -> int:
+    """How many hooks of `hooks_file` Codex's config.toml holds a trust entry for (`hooks.state`,
+    keyed `<hooks file>:<event>:<group>:<hook>`); 0 where it cannot be read."""
+    import tomllib
+
+    try:
+        with open(config, "rb") as fh:
+            doc = tomllib.load(fh)
+    except (OSError, ValueError):
+        return 0
+    hooks = doc.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    mine = os.path.normpath(os.path.abspath(hooks_file)) + ":"
+    return sum(1 for key, entry in (state or {}).items()
+               if key.startswith(mine) and isinstance(entry, dict) and entry.get("trusted_hash"))
 
 
 def _registered(path: str) -> set[str | None]:

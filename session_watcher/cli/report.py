@@ -93,7 +93,7 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
 
 def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) -> dict[str, str]:
     """Each reported session's page in `<OUT stem>-sessions/`; {session id: address relative to OUT}."""
-    from session_watcher.agents import FALLBACK
+    from session_watcher.agents import sources
     from session_watcher.base.paths import ensure_private_dir
     from session_watcher.reports.session_page import write_html
     from session_watcher.reports.session_page_data import page_memory
@@ -102,8 +102,8 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
     folder_name = os.path.splitext(os.path.basename(out))[0] + "-sessions"
     folder = os.path.join(os.path.dirname(os.path.abspath(out)), folder_name)
     ensure_private_dir(folder)
-    # the page reads a transcript with the report's decoder (reports.session_page_data): the fallback's logs
-    found = [s for s in FALLBACK.sources(roots or FALLBACK.roots()) if not s.sub]
+    # every agent's main logs: the page reads a rollout with its agent's decoder (reports.session_page_data)
+    found = [s for s in sources(roots)[1] if not s.sub]
     mains = {s.session: s.path for s in found} | {(s.project, s.session): s.path for s in found}
     pages: dict[str, str] = {}
     jobs: list[tuple[str, str]] = []

@@ -57,7 +57,8 @@ def command(args: argparse.Namespace) -> int:
         view = LiveView(transcript, port=args.port, idle_stop=max(0.0, args.idle_minutes) * 60)
     except OSError as exc:
         raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-    print(f"serving {view.url} (Ctrl-C to stop)", flush=True)
+    idle = f", or it stops after {args.idle_minutes:g} minutes with no page open" if args.idle_minutes > 0 else ""
+    print(one_line(f"serving {view.url} (session {found.session_id}; Ctrl-C to stop{idle})"), flush=True)
     try:
         view.serve_forever()
     except KeyboardInterrupt:  # the way to stop it: not an interruption

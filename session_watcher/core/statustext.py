@@ -60,7 +60,8 @@ def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
     return [f"plan     {', '.join(uses)}{ago}", *notes]
 
 
-def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None) -> str:
+def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None,
+                last_call: bool = False) -> str:
     """The human form of the status document (`session-watcher status`); `verbose` adds the
     model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
     the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
@@ -77,7 +78,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     called = doc["calls"] > 0
     lines = [
         f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
-        f"lamp     {lamp_words(doc)}",
+        f"lamp     {_when(lamp_words(doc), last_call)}",
         f"alerts   {_alert_words(doc)}",
     ]
     carry = _carry_words(doc)
@@ -88,7 +89,8 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     lines.append(
         f"usage    input {tokens(tu['uncachedInput'])}  output {tokens(tu['output'])}  "
         f"cache read {tokens(tu['cacheRead'])}  cache write {tokens(tu['cacheWrite'])}  "
-        f"({tu['calls']} calls; subagents {su['calls']} calls, {tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
+        f"({_n(tu['calls'], 'call')}; subagents {_n(su['calls'], 'call')}, "
+        f"{tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
     lines.extend(plan_lines(doc.get("plan"), now))
     if verbose:
         lines.append(
@@ -102,7 +104,9 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     if files:
         shown = files[:top]
         folder = _common_folder([b["path"] for b in shown])
-        lines.append(f"carried  {len(files)} files, largest first" + (f", under {one_line(folder)}" if folder else ""))
+        which = "largest first" if len(shown) == len(files) else f"the {len(shown)} largest"
+        lines.append(f"carried  {_n(len(files), 'file')}, {which}"
+                     + (f", under {one_line(folder)}" if folder else ""))
         for b in shown:
             why = "" if b["included"] else f"  [{b['defaultDiscardReason'] or 'excluded'}]"
             path = b["path"][len(folder.rstrip("/")) + 1:] if folder else b["path"]
@@ -134,6 +138,11 @@ def _carry_words(doc: Mapping[str, Any]) -> str | None:
             f"{tokens(max(0, b - floor))} of files); the context now holds {tokens(big_l or 0)}")
 
 
+def _n(count: int, noun: str) -> str:
+    """`1 call`, `12 calls`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _alert_words(doc: Mapping[str, Any]) -> str:
     dwell, back = doc["dwell"], doc["backstop"]
     if dwell["alerted"]:
@@ -142,14 +151,20 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
         return (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the "
                 f"last alert ({back['n']} so far)")
     if dwell["calls"]:
-        return (f"past the sweet spot for {dwell['calls']} calls; the alert comes once staying has cost one "
+        return (f"past the sweet spot for {_n(dwell['calls'], 'call')}; the alert comes once staying has cost one "
                 f"restart's worth ({bill_ready(dwell)} so far)")
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
     return f"none pending (one comes once staying costs {over} over a restart at the best moment)"
 
 
-def health_value(h: Mapping[str, Any], name: str) -> str:
+def _when(words: str, last_call: bool) -> str:
+    """The lamp's words for a document of the session's last call (`replay`'s), not of now (`status`
+    prices a restart with the cache as it is at the clock's time, `replay` as it was then)."""
+    return words.replace(" now saves ", " saves, as of its last call, ") if last_call else words
+
+
+def health_value(h: Mapping[str, Any], name: str, agent: str | None = None) -> str:
     """The figure behind a signal's grade: `45.2 % full`, `1`, `0.68 of reads`, ..."""
     def num(key: str, fmt: str) -> str | None:
         v = h.get(key)
@@ -162,13 +177,40 @@ def health_value(h: Mapping[str, Any], name: str) -> str:
         "Error Rate": num("errorAcceleration", "{:.2f}x the first half's"),
         "Tool Efficiency": num("toolEfficiency", "{:.2f}x the first half's"),
     }.get(name)
-    return shown or "-"
+    return shown or _no_figure(h, name, agent)
 
 
-def health_text(h: Mapping[str, Any], width: int = 20) -> str:
-    rows = [f"Context health: {h['grade']} (score {h['score']}/100)"]
-    for s in h["signals"]:
+TOOL_SIGNALS = ("Re-reads", "Error Rate", "Tool Efficiency")  # from tool calls: a rollout's are not read
+
+
+def _no_figure(h: Mapping[str, Any], name: str, agent: str | None = None) -> str:
+    """Why a signal has no figure: a Codex thread's tool signals are not read from its rollout; a
+    grade below A without a ratio (`core.health`'s: errors only in the second half, no edit in the
+    first); else `-` (nothing to judge, or no errors)."""
+    from session_watcher.core import health
+
+    if agent == "codex" and name in TOOL_SIGNALS:
+        return "not read from a rollout"
+    value = next((s["value"] for s in h.get("signals") or [] if s.get("name") == name), None)
+    if name == "Error Rate" and value == health.ERROR_CLEAN_TO_ERRORS:
+        return "errors in the 2nd half only"
+    if name == "Tool Efficiency" and value == health.EFFICIENCY_NO_WRITES:
+        return "no edit in the 1st half"
+    return "-"
+
+
+def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None,
+                agent: str | None = None) -> str:
+    """`health`'s text: the grade (of `session`, where named) and each signal's bar, grade, figure
+    (`agent`: the one whose log the session is, `status --json`'s)."""
+    from session_watcher.core.text import one_line
+
+    of = f"  session {one_line(session)}" if session else ""
+    rows = [f"Context health: {h['grade']} (score {h['score']}/100){of}"]
+    figures = [health_value(h, s["name"], agent) for s in h["signals"]]
+    room = max(map(len, figures), default=0)
+    for s, figure in zip(h["signals"], figures, strict=True):
         filled = round(width * s["value"] / 100)
         rows.append(f"  {s['name']:<16} {'█' * filled}{'░' * (width - filled)} {s['grade']}  "
-                    f"{health_value(h, s['name']):<24} weight {s['weight'] * 100:.0f}%")
+                    f"{figure:<{room}}  weight {s['weight'] * 100:.0f}%")
     return "\n".join(rows)

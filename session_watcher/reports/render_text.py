@@ -252,14 +252,20 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
         body = [[r[key], str(r["sessions"]), f"{r['calls']:,}", dollars(r["cacheUsd"]), pct(r["warmth"]).replace(
             "undefined", "-")] for r in reversed(shown)]
         out.append("")
-        more = f" (the last {limit}; all in --json)" if len(rows) > limit else ""
+        more = f" (the last {limit} with calls; all in --json)" if len(rows) > limit else ""
         out.extend(wrap(f"{title}{more}", width))
         out.extend(table([label, "sessions", "calls", "cache $", "warm"], body, {1, 2, 3, 4}))
     projects = t["projects"]
     if projects:
         names = project_names(projects)
-        body = [[short(names[i], PROJECT_WIDTH + 10), str(p["sessions"]), f"{p['calls']:,}", dollars(p["cacheUsd"]),
+        body = [[names[i], str(p["sessions"]), f"{p['calls']:,}", dollars(p["cacheUsd"]),
                  started(p.get("lastActivity"))[:10]] for i, p in enumerate(projects[:MAX_PROJECTS])]
+        # the name gets what the width leaves the other columns (and their two-space gaps)
+        rest = sum(max(len(h), *(len(r[i]) for r in body)) + 2
+                   for i, h in enumerate(["sessions", "calls", "cache $", "last active"], 1))
+        room = max(PROJECT_WIDTH // 2, min(PROJECT_WIDTH + 10, width - rest))
+        for row in body:
+            row[0] = short(row[0], room)
         out.append("")
         more = (f" (the {MAX_PROJECTS} costliest of {len(projects)}; all in --json)"
                 if len(projects) > MAX_PROJECTS else "")

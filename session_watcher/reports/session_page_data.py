@@ -371,6 +371,28 @@ class PageBuilder:
                 cwd = rec.cwd if isinstance(rec.cwd, str) else None
                 self._uses(content, key, cwd, ts)
 
+    def take_events(self, events: list[Event], path: str) -> None:
+        """Another agent's log at `path` (a Codex rollout, whose lines `take` does not read): the
+        calls and compactions its decoder found, as a transcript's records would give them (a call's
+        start is unknown there: drawn at its end); the session's id as its path names it."""
+        if not self.sid:
+            from session_watcher.agents import session_id
+
+            self.sid = session_id(path)
+        for ev in events:
+            ts = ev[2] if ev[0] == "call" else ev[1]
+            if not isinstance(ts, float | int) or (ev[0] == "call" and ev[4]):  # a subagent's call: totals only
+                continue
+            ts = float(ts)
+            self.t_first = ts if self.t_first is None else min(self.t_first, ts)
+            self.t_last = ts if self.t_last is None else max(self.t_last, ts)
+            if ev[0] == "call":
+                self._sample(str(ev[1]), ((ev[5], ev[6], ev[7], ev[8], 0, 0), None), ev[3], ts)
+            elif ev[0] == "compact":
+                self.compactions.append({"ts": ts, "trigger": ev[2], "preTokens": ev[3]})
+                self.event_ts.append(ts)
+                self.event_args.append(None)
+
     def _results(self, content: list[Block], ts: float) -> None:
         for block in content:
             if block.type != "tool_result":
@@ -501,7 +523,7 @@ class PageBuilder:
             t1 = max(t1, tool[T_START])
         final, bar = self._health(window, t0, t1)
         return {
-            "sessionId": self.sid,
+            "sessionId": self.sid or (final_status or {}).get("sessionId"),
             "t0": t0,
             "t1": t1,
             "window": window,
@@ -681,7 +703,11 @@ class TranscriptFeed:
                 while True:
                     before = self.cursor
                     lines, self.cursor, skipped = read_new(self.path, before)
-                    if lines:
+                    lines, self.cursor, events = other_agents(self.path, before, self.cursor, lines, False)
+                    if events is not None:  # another agent's log: what its decoder found
+                        self.builder.take_events(events, self.path)
+                        moved = moved or bool(lines)
+                    elif lines:
                         self.builder.feed(lines)
                         moved = True
                     if not lines and not skipped and (before or {}).get("skip") == self.cursor.get("skip"):
@@ -691,6 +717,22 @@ class TranscriptFeed:
                 self.cursor = None
                 moved = True
         return moved
+
+
+def other_agents(path: str, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes],
+                 whole: bool) -> tuple[list[bytes], dict[str, Any], list[Event] | None]:
+    """A read of another agent's log (a Codex rollout) decoded by its agent, as the fold decodes it
+    (its decoder's state kept in the cursor): (lines, cursor, events); events None for a Claude Code
+    transcript, whose records the builder reads itself."""
+    from session_watcher.agents import agent_reading
+
+    agent = agent_reading(before, lines)
+    if agent.fallback:
+        return lines, cursor, None
+    from session_watcher.state.session import read_events
+
+    lines, cursor, events, _bad = read_events(path, before, cursor, lines, whole, agent)
+    return lines, cursor, events
 
 
 PAGE_BACKTEST_MAX = 64 << 20  # a larger transcript's page prices the best schedule only
@@ -732,6 +774,7 @@ class PageRead:
         self._next = [0] * len(_RECORD_FINDERS)  # `_between`'s: each marker's next place in the chunk
         self._head_done = False
         self._buf: bytearray | None = None  # `_buffer`'s
+        self.foreign = False  # the chunk read last is another agent's log (`read`)
 
     def _start(self, lines: list[bytes], cursor: dict[str, Any], skipped: int, size: int) -> str | None:
         """The session's folder as `transcript_cwd` finds it: from the first chunk where it decides
@@ -782,6 +825,9 @@ class PageRead:
             self.events = []
             self.head, self._head_done = [], False
         lines = got[0]
+        from session_watcher.agents import agent_reading
+
+        self.foreign = not agent_reading(before, lines).fallback  # another agent's log: `took` feeds the builder
         self._note_lines(*got)
         self._begin(lines[0] if lines else b"")
         return got
@@ -850,6 +896,8 @@ class PageRead:
         rest of the chunk fed to the builder."""
         if self.keep:
             self.events += events
+        if self.foreign:
+            self.builder.take_events(events, self.path)
         self._feed()
 
     def _feed(self) -> None:
@@ -868,6 +916,9 @@ class PageRead:
             try:
                 while True:
                     lines, after, skipped = self.read(self.path, cursor)
+                    lines, after, events = other_agents(self.path, cursor, after, lines, True)
+                    if events is not None:
+                        self.builder.take_events(events, self.path)
                     self._feed()
                     if not lines and not skipped and (cursor or {}).get("skip") == after.get("skip"):
                         return

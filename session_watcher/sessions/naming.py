@@ -153,7 +153,9 @@ def _where(known: _Known) -> str:
     from session_watcher.base import paths
 
     looked = ", ".join(known.roots) or "no projects folder"
-    return f"looked in {len(known.states)} recorded sessions ({paths.sessions_dir()}) and the transcripts in {looked}"
+    n = len(known.states)
+    return (f"looked in {n} recorded session{'s' if n != 1 else ''} ({paths.sessions_dir()}) "
+            f"and the transcripts in {looked}")
 
 
 def _latest(known: _Known) -> Found:
@@ -190,7 +192,8 @@ def find(target: str | None) -> Found:
     if os.path.isfile(target):  # a transcript in the current folder, named without its .jsonl
         return _by_path(target)
     short = f" (a short id needs at least {MIN_PREFIX} characters)" if len(target) < MIN_PREFIX else ""
-    raise NoSession(f"no session {target!r}{short}; {_where(known)}")
+    raise NoSession(f"no session {target!r}{short}; {_where(known)}; `session-watcher report` lists every "
+                    "session with its id")
 
 
 def transcript_of(target: str | None) -> Found:

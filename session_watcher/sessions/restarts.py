@@ -110,7 +110,7 @@ def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
     saved = 0.0
     for r in found:
         who = clean(f"{r['parent'][:8]} -> {r['child'][:8]}" if r["kind"] == "handoff"
-                    else f"{r['parent'][:8]} idle compaction after call {r.get('afterCall')}", keep="")
+                    else f"{r['parent'][:8]} compacted after a break, after call {r.get('afterCall')}", keep="")
         if r.get("parentFound") is False:
             lines.append(f"restart taken: {who}: the parent's transcript was not found")
             continue
