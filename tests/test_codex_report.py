@@ -108,3 +108,23 @@ def test_with_projects_named_only_those_are_read(tmp_path: Path) -> None:
     assert sw("report", "--projects", str(only), "--html", str(page)).returncode == 0
     assert 'id="agents"' not in page.read_text()
     assert "<th>agent</th>" not in page.read_text()
+
+
+def test_every_fixture_threads_calls_and_tokens_are_replays() -> None:
+    """Each of the ten fixture rollouts counts in the report as `replay` counts it; three end in a
+    `token_count` line without its newline (019d7739, 019dc0d3, 019e260b): the report read one call
+    fewer than replay until it took such a last line as the hooks do (`state.reader.whole_record`)."""
+    doc = _report("--projects", str(FIXTURES))
+    by_id = {s["sessionId"]: s for s in doc["sessions"]}
+    rollouts = sorted(FIXTURES.glob("rollout-*.jsonl"))
+    assert len(by_id) == len(rollouts) == 10
+    unterminated = [p for p in rollouts if not p.read_bytes().endswith(b"\n")]
+    assert len(unterminated) >= 3
+    for path in rollouts:
+        got = sw("replay", "--json", str(path))
+        assert got.returncode == 0, got.stderr
+        replayed = json.loads(got.stdout)
+        mine = by_id[replayed["sessionId"]]
+        t, r = mine["tokens"], replayed["tokenUsage"]
+        assert (mine["calls"], t["cacheRead"], t["cacheWrite"], t["output"]) == (
+            replayed["calls"], r["cacheRead"], r["cacheWrite"], r["output"]), path.name

@@ -126,6 +126,13 @@ def scan_file(job: Job, buf: bytearray | None = None, plain: bool = False) -> Sc
             kept = filled - used
             if kept:
                 buf[:kept] = buf[used:filled]
+        if kept and parse is not parse_chunk:  # a rollout's last line without its newline: as the hooks read it
+            from session_watcher.state.reader import whole_record
+
+            tail = bytes(buf[:kept])
+            if kept <= MAX_LINE_BYTES and whole_record(tail):
+                rows += parse(tail + b"\n", pos, None)[0]
+                pos += kept
         after = os.fstat(fd)
     finally:
         os.close(fd)

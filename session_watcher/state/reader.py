@@ -235,8 +235,6 @@ def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) ->
 def last_whole_line(path: str, cursor: dict[str, Any]) -> tuple[list[bytes], dict[str, Any]] | None:
     """The file's last line when it has no newline but is a whole JSON record holding a `payload` (a
     finished Codex rollout copied without its last newline), with the cursor past it."""
-    from session_watcher.core import fastjson
-
     offset = int(cursor.get("offset", 0))
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -247,14 +245,20 @@ def last_whole_line(path: str, cursor: dict[str, Any]) -> tuple[list[bytes], dic
         if not 0 < size - offset <= MAX_LINE_BYTES:
             return None
         tail = os.pread(fd, size - offset, offset)
-        if b"\n" in tail or not tail.rstrip().endswith(b"}"):
-            return None
-        try:
-            rec = fastjson.loads(tail)
-        except ValueError:
-            return None
-        if not isinstance(rec, dict) or "payload" not in rec:
-            return None
-        return [tail], _Open(path, fd, cursor).moved(size)
+        return ([tail], _Open(path, fd, cursor).moved(size)) if whole_record(tail) else None
     finally:
         os.close(fd)
+
+
+def whole_record(tail: bytes) -> bool:
+    """`tail`, a file's last bytes after its last newline, is a whole JSON record holding a `payload`
+    (a finished Codex rollout's last line, copied without its newline): taken, where a torn line waits."""
+    from session_watcher.core import fastjson
+
+    if b"\n" in tail or not tail.rstrip().endswith(b"}"):
+        return False
+    try:
+        rec = fastjson.loads(tail)
+    except ValueError:
+        return False
+    return isinstance(rec, dict) and "payload" in rec
