@@ -144,6 +144,21 @@ def test_project_file_wins_key_by_key(tmp_path: Path) -> None:
     assert eff["notify"] == {"channels": ["desktop"], "fallback": "message", "remind_min": 10}
 
 
+def test_project_set_over_a_user_file_left_out_is_checked_as_load_sees_it(tmp_path: Path) -> None:
+    """A user file left out whole (its bp_amber 0.5 over the default bp_red 0.25) does not count under
+    a project's `config set`, as it does not count when the files are loaded: bp_red 0.3 in the
+    project is taken (before: refused as "below bp_amber (0.5)", a value no run would use)."""
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("bp_amber = 0.5\n")
+    proj = tmp_path / "proj"
+    proj_file = str(proj / ".claude" / "session-watcher.toml")
+    config.set_value(proj_file, "bp_red", "0.3", project=True)
+    cfg, errors = config.load_layers(str(proj))
+    assert (cfg["bp_amber"], cfg["bp_red"]) == (config.DEFAULTS["bp_amber"], 0.3)
+    assert len(errors) == 1 and str(f) in errors[0] and "key 'bp_amber'" in errors[0]
+
+
 def test_hooks_with_a_bad_config_use_defaults_and_log_once(tmp_path: Path) -> None:
     f = user_file()
     f.parent.mkdir(parents=True)
