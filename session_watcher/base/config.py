@@ -525,12 +525,15 @@ def together(file: str, layer: Mapping[str, Any], over_user: bool) -> None:
 
 
 def _user_layer() -> dict[str, Any]:
-    """The user's own file's keys, or none where it cannot be used (`load_layers` says why)."""
+    """The user's own file's keys, or none where it cannot be used (`load_layers` says why): not
+    valid, or breaking the merged values' rule over the defaults (`load_layers` leaves it out whole)."""
     file = paths.user_config_file()
     try:
-        return validate(file, _read_toml(file))
+        layer = validate(file, _read_toml(file))
+        _together(file, merge(layer), layer)
     except ConfigError:
         return {}
+    return layer
 
 
 def key_path(key: str) -> list[str]:
