@@ -159,6 +159,16 @@ def test_project_set_over_a_user_file_left_out_is_checked_as_load_sees_it(tmp_pa
     assert len(errors) == 1 and str(f) in errors[0] and "key 'bp_amber'" in errors[0]
 
 
+def test_config_show_never_cuts_a_path_with_spaces(tmp_path: Path) -> None:
+    """`config show`'s file list keeps each path whole on its line, spaces and all, however narrow
+    the width (before: wrapped at its spaces, the rest of the path read as another file)."""
+    proj = tmp_path / "My Long Project Folder Name" / "with some spaces in it"
+    files = [str(user_file()), str(proj / ".claude" / "session-watcher.toml")]
+    shown = config.show_toml(files, config.merge(), 60).splitlines()
+    for f in files:
+        assert any(line.startswith(f"#   {f}") for line in shown), (f, shown[:6])
+
+
 def test_hooks_with_a_bad_config_use_defaults_and_log_once(tmp_path: Path) -> None:
     f = user_file()
     f.parent.mkdir(parents=True)
