@@ -581,12 +581,12 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
 
     def comment(text: str) -> None:
         for line in wrap(text, width - 2):
-            doc.add(tomlkit.comment(line))
+            doc.add(tomlkit.comment(line.replace("\0", " ")))
 
     doc = tomlkit.document()
     comment("session-watcher config: the defaults, then each file below that exists, the later winning")
-    for f in files:
-        comment(f"  {f}{'' if os.path.exists(f) else '  (not present)'}")
+    for f in files:  # a path one word for `wrap`: its spaces held as NULs (no path holds one) till written
+        comment(f"  {f.replace(' ', chr(0))}{'' if os.path.exists(f) else '  (not present)'}")
     unset = []
     tables = []
     for key, value in effective.items():
