@@ -130,6 +130,28 @@ def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
     assert "hooks are gone" in _doctor(env)
 
 
+def test_doctor_reads_a_malformed_or_odd_codex_config_as_not_trusted(tmp_path: Path) -> None:
+    """Codex's config.toml is read for trust entries before any hook fired: `hooks.state` of the wrong
+    type, a FIFO there or a file too large to be a config say "not trusted yet", never a traceback
+    or a block (before: `state = 5` was a traceback and no codex line; a FIFO held doctor for good)."""
+    home = tmp_path / "codex"
+    home.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    shutil.copy(launchers() / "session-watcher-hook", bin_dir / "session-watcher-hook")
+    env = _env(tmp_path, home)
+    assert _run(env, "add", str(bin_dir)).returncode == 0
+    config = home / "config.toml"
+    for text in ("[hooks]\nstate = 5\n", "[hooks]\nstate = [1, 2]\n", "hooks = 'x'\n",
+                 "a = " + "[" * 5000 + "]" * 5000 + "\n", "# " + "x" * (2 << 20) + "\n"):
+        config.write_text(text)
+        assert "installed, not trusted yet" in _doctor(env), text[:40]
+    config.unlink()
+    os.mkfifo(config)
+    assert "installed, not trusted yet" in _doctor(env)
+
+
 def _doctor(env: dict[str, str]) -> str:
     got = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env={**env, "COLUMNS": "1000"},
                          capture_output=True,

@@ -144,6 +144,32 @@ def test_project_file_wins_key_by_key(tmp_path: Path) -> None:
     assert eff["notify"] == {"channels": ["desktop"], "fallback": "message", "remind_min": 10}
 
 
+def test_project_set_over_a_user_file_left_out_is_checked_as_load_sees_it(tmp_path: Path) -> None:
+    """A user file left out whole (its bp_amber 0.5 over the default bp_red 0.25) does not count under
+    a project's `config set`, as it does not count when the files are loaded: bp_red 0.3 in the
+    project is taken (before: refused as "below bp_amber (0.5)", a value no run would use)."""
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text("bp_amber = 0.5\n")
+    proj = tmp_path / "proj"
+    proj_file = str(proj / ".claude" / "session-watcher.toml")
+    config.set_value(proj_file, "bp_red", "0.3", project=True)
+    cfg, errors = config.load_layers(str(proj))
+    assert (cfg["bp_amber"], cfg["bp_red"]) == (config.DEFAULTS["bp_amber"], 0.3)
+    assert len(errors) == 1
+    assert errors[0].startswith(f"{f}: key 'bp_amber': ")
+
+
+def test_config_show_never_cuts_a_path_with_spaces(tmp_path: Path) -> None:
+    """`config show`'s file list keeps each path whole on its line, spaces and all, however narrow
+    the width (before: wrapped at its spaces, the rest of the path read as another file)."""
+    proj = tmp_path / "My Long Project Folder Name" / "with some spaces in it"
+    files = [str(user_file()), str(proj / ".claude" / "session-watcher.toml")]
+    shown = config.show_toml(files, config.merge(), 60).splitlines()
+    for f in files:
+        assert any(line.startswith(f"#   {f}") for line in shown), (f, shown[:6])
+
+
 def test_hooks_with_a_bad_config_use_defaults_and_log_once(tmp_path: Path) -> None:
     f = user_file()
     f.parent.mkdir(parents=True)

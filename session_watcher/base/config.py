@@ -525,12 +525,15 @@ def together(file: str, layer: Mapping[str, Any], over_user: bool) -> None:
 
 
 def _user_layer() -> dict[str, Any]:
-    """The user's own file's keys, or none where it cannot be used (`load_layers` says why)."""
+    """The user's own file's keys, or none where it cannot be used (`load_layers` says why): not
+    valid, or breaking the merged values' rule over the defaults (`load_layers` leaves it out whole)."""
     file = paths.user_config_file()
     try:
-        return validate(file, _read_toml(file))
+        layer = validate(file, _read_toml(file))
+        _together(file, merge(layer), layer)
     except ConfigError:
         return {}
+    return layer
 
 
 def key_path(key: str) -> list[str]:
@@ -578,12 +581,12 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
 
     def comment(text: str) -> None:
         for line in wrap(text, width - 2):
-            doc.add(tomlkit.comment(line))
+            doc.add(tomlkit.comment(line.replace("\0", " ")))
 
     doc = tomlkit.document()
     comment("session-watcher config: the defaults, then each file below that exists, the later winning")
-    for f in files:
-        comment(f"  {f}{'' if os.path.exists(f) else '  (not present)'}")
+    for f in files:  # a path one word for `wrap`: its spaces held as NULs (no path holds one) till written
+        comment(f"  {f.replace(' ', chr(0))}{'' if os.path.exists(f) else '  (not present)'}")
     unset = []
     tables = []
     for key, value in effective.items():

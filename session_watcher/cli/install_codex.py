@@ -170,18 +170,22 @@ def doctor_lines() -> list[str]:
 
 def _trusted(config: str, hooks_file: str) -> int:
     """How many hooks of `hooks_file` Codex's config.toml holds a trust entry for (`hooks.state`,
-    keyed `<hooks file>:<event>:<group>:<hook>`); 0 where it cannot be read."""
+    keyed `<hooks file>:<event>:<group>:<hook>`); 0 where it cannot be read (a FIFO there, a file
+    over `config.MAX_FILE_BYTES`, not TOML, nested too deep) or `hooks.state` is no table."""
     import tomllib
 
+    from session_watcher.base.config import MAX_FILE_BYTES
+
     try:
-        with open(config, "rb") as fh:
-            doc = tomllib.load(fh)
-    except (OSError, ValueError):
+        doc = tomllib.loads(paths.read_file(config, MAX_FILE_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError, MemoryError):
         return 0
     hooks = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(state, dict):
+        return 0
     mine = os.path.normpath(os.path.abspath(hooks_file)) + ":"
-    return sum(1 for key, entry in (state or {}).items()
+    return sum(1 for key, entry in state.items()
                if key.startswith(mine) and isinstance(entry, dict) and entry.get("trusted_hash"))
 
 
