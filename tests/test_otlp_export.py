@@ -266,9 +266,11 @@ def test_export_with_no_collector_says_what_to_do(tmp_path: Path) -> None:
 
 def test_export_with_no_session_says_so(tmp_path: Path) -> None:
     """Nothing to send: one line saying where it looked (it said "exported 0 sessions ... to URL", and
-    `--dry-run` printed nothing at all)."""
+    `--dry-run` printed nothing at all); with `--dry-run` on standard error, its standard output being
+    the OTLP/JSON a pipe reads."""
     url = f"http://127.0.0.1:{closed_port()}"
-    for extra in ((), ("--dry-run",)):
-        proc = sw("export", "--otlp", url, "--projects", str(tmp_path), *extra)
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.decode() == f"no session to export; looked in {tmp_path}\n"
+    said = f"no session to export; looked in {tmp_path}\n"
+    proc = sw("export", "--otlp", url, "--projects", str(tmp_path))
+    assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, said, "")
+    proc = sw("export", "--otlp", url, "--projects", str(tmp_path), "--dry-run")
+    assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, "", said)

@@ -119,7 +119,9 @@ def command(ns: argparse.Namespace) -> int:
         from session_watcher.agents import sources
 
         looked = ", ".join(sources(ns.projects)[0]) or "no folder"
-        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; looked in {looked}")
+        # --dry-run's standard output is OTLP/JSON for a pipe: the sentence goes beside it
+        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; looked in {looked}",
+              file=sys.stderr if ns.dry_run else sys.stdout)
         return 0
     sent = points = events = 0
     taken: dict[str, Any] = {}
