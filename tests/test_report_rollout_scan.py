@@ -17,6 +17,7 @@ from session_watcher.agents.codex import rollout
 from session_watcher.core import markscan
 from session_watcher.reports import parse_events, scan
 from session_watcher.reports.parse import MAX_LINE_BYTES, Row
+from session_watcher.state.reader import whole_record
 from tests.codex_lines import FIXTURES, Thread, meta, turn
 
 if TYPE_CHECKING:
@@ -25,14 +26,17 @@ if TYPE_CHECKING:
 ROLLOUTS = sorted(FIXTURES.glob("rollout-*.jsonl"))
 
 
-def each_line(data: bytes) -> list[Row]:
-    """The rows of every line handed to the agent's reader one at a time, with its offset."""
+def each_line(data: bytes, last: bool = False) -> list[Row]:
+    """The rows of every line handed to the agent's reader one at a time, with its offset; `last`:
+    a last line without its newline too where it is a whole record, as the hooks' reader takes it
+    (`state.reader.last_whole_line`)."""
     cursor: dict[str, Any] = {}
     rows: list[Row] = []
     at = 0
     for line in data.splitlines(keepends=True):
         body = line.rstrip(b"\n")
-        if line.endswith(b"\n") and len(body) <= MAX_LINE_BYTES:
+        whole = line.endswith(b"\n") or (last and whole_record(line))
+        if whole and len(body) <= MAX_LINE_BYTES:
             for ev in codex.AGENT.read(cursor, cursor, [body], False)[0]:
                 row = parse_events._row(ev, at)
                 if row is not None:
@@ -57,9 +61,14 @@ def test_a_rollouts_rows_are_those_of_each_line(path: Path, search: bool) -> Non
     assert used == data.rfind(b"\n") + 1
     assert rows == each_line(data)
     assert sum(r.kind == "c" for r in rows) > 10
-    # through the report's own read, in one pass, as a cold report reads it
+    # through the report's own read, in one pass, as a cold report reads it: a last line without its
+    # newline taken as the hooks take it (019d7739, 019dc0d3 and 019e260b end in a call so)
     got = scan.scan_file(scan.Job(str(path), 0, None, os.path.getsize(path), True))
-    assert [r for r in got.rows or [] if r.kind != "d"] == rows
+    whole = each_line(data, last=True)
+    assert [r for r in got.rows or [] if r.kind != "d"] == whole
+    assert whole[:len(rows)] == rows
+    ends_in_a_call = path.name[8:16] in {"019d7739", "019dc0d3", "019e260b"}
+    assert [r.kind for r in whole[len(rows):]] == (["c"] if ends_in_a_call else [])
 
 
 def test_only_the_lines_with_a_marker_reach_the_decoder(monkeypatch: pytest.MonkeyPatch) -> None:

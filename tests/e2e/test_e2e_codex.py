@@ -109,7 +109,7 @@ def test_trusted_by_the_install_the_hooks_fold_live_and_equal_replay(codex_bin: 
         hooks = json.loads((Path(env["CODEX_HOME"]) / "hooks.json").read_text())["hooks"]
         assert all(str(Path(env["SESSION_WATCHER_HOME"])) in h["command"]
                    for groups in hooks.values() for g in groups for h in g["hooks"])  # install.sh's own venv
-        assert "installed, not trusted yet" in _doctor(env)
+        assert "installed and trusted" in _doctor(env)  # as install.sh just said
         thread = _exec(codex_bin, env, project, "say hi")
         for n in (2, 3):
             assert _exec(codex_bin, env, project, f"again {n}", resume=True) == thread
