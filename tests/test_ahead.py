@@ -18,7 +18,7 @@ from session_watcher.core.status import status_document
 from session_watcher.state import ahead as ahead_mod
 from session_watcher.state import reader as reader_mod
 from session_watcher.state import session
-from session_watcher.state.ahead import Ahead, plan, worth_forking
+from session_watcher.state.ahead import Ahead, Planned, plan, worth_forking
 from session_watcher.state.reader import CHUNK, WHOLE_READ, read_new
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -52,6 +52,15 @@ def fold(path: Path, reader: Any = None) -> tuple[dict[str, Any], list[dict[str,
     state, _, done = session.sync(state, str(path), CFG, float("inf"), trace=trace, whole=True, reader=reader)
     assert done
     return status_document(state, CFG), trace, state["bad"]
+
+
+def planned(path: Path, most: int | None = None) -> list[Planned] | None:
+    """`plan` of `path` through an open of its own (`most`: the queue's size, default the pool's)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return plan(str(path), fd) if most is None else plan(str(path), fd, most=most)
+    finally:
+        os.close(fd)
 
 
 def two_cores(path: Path) -> Ahead:
@@ -239,11 +248,7 @@ def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
     line (the fold reads on from there)."""
     path = tmp_path / "big.jsonl"
     big_session(path)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = plan(str(path), fd)
-    finally:
-        os.close(fd)
+    chunks = planned(path)
     assert chunks is not None
     before: dict[str, Any] | None = None
     for c in chunks:
@@ -255,11 +260,7 @@ def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
         before = after
     assert read_new(str(path), before, whole=True)[2] == 1  # the over-long line is where the plan stopped
     short = FIXTURES / "short.jsonl"
-    fd = os.open(short, os.O_RDONLY)
-    try:
-        assert plan(str(short), fd) is None  # one chunk: nothing to share
-    finally:
-        os.close(fd)
+    assert planned(short) is None  # one chunk: nothing to share
 
 
 def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -274,11 +275,7 @@ def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monk
     read: list[int] = []
     pread = os.pread
     monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = plan(str(path), fd)
-    finally:
-        os.close(fd)
+    chunks = planned(path)
     assert chunks is not None
     assert max(read) <= reader_mod.SALVAGE_BYTES  # no chunk read whole
     assert WHOLE_READ - chunks[1].start > reader_mod.SALVAGE_BYTES  # the cut: far back
@@ -308,12 +305,7 @@ def test_the_plan_covers_a_file_of_more_reads_than_the_queue_holds(tmp_path: Pat
     path = tmp_path / "s.jsonl"
     copies(path, 6 * WHOLE_READ)
     size = path.stat().st_size
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        small = plan(str(path), fd)
-        large = plan(str(path), fd, most=3)
-    finally:
-        os.close(fd)
+    small, large = planned(path), planned(path, most=3)
     assert small is not None
     assert large is not None
     assert WHOLE_READ < CHUNK
@@ -341,11 +333,7 @@ def test_a_line_longer_than_the_plans_unit_stays_in_the_plan(tmp_path: Path) -> 
     at = data.index(b"\n", WHOLE_READ // 2) + 1
     long = b'{"type":"progress","data":"' + b"x" * (2 * WHOLE_READ) + b'"}\n'
     path.write_bytes(data[:at] + long + data[at:])
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = plan(str(path), fd)
-    finally:
-        os.close(fd)
+    chunks = planned(path)
     assert chunks is not None
     assert chunks[-1].after["offset"] == path.stat().st_size
     assert any(c.start <= at and at + len(long) <= c.start + c.size for c in chunks)

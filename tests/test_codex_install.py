@@ -88,14 +88,19 @@ def test_merged_idempotent_and_reversible(tmp_path: Path) -> None:
     assert _run(env, "remove").returncode == 0  # twice: nothing more
 
 
-def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
+def _a_machine(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """(a Codex home, a folder with the hook's launcher and a python, the environment naming them)."""
     home = tmp_path / "codex"
     home.mkdir()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python").symlink_to(sys.executable)
     shutil.copy(launchers() / "session-watcher-hook", bin_dir / "session-watcher-hook")
-    env = _env(tmp_path, home)
+    return home, bin_dir, _env(tmp_path, home)
+
+
+def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
+    home, bin_dir, env = _a_machine(tmp_path)
     assert "hooks not installed" in _doctor(env)
     assert _run(env, "add", str(bin_dir)).returncode == 0
     assert "installed, not trusted yet" in _doctor(env)
@@ -134,13 +139,7 @@ def test_doctor_reads_a_malformed_or_odd_codex_config_as_not_trusted(tmp_path: P
     """Codex's config.toml is read for trust entries before any hook fired: `hooks.state` of the wrong
     type, a FIFO there or a file too large to be a config say "not trusted yet", never a traceback
     or a block (before: `state = 5` was a traceback and no codex line; a FIFO held doctor for good)."""
-    home = tmp_path / "codex"
-    home.mkdir()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
-    shutil.copy(launchers() / "session-watcher-hook", bin_dir / "session-watcher-hook")
-    env = _env(tmp_path, home)
+    home, bin_dir, env = _a_machine(tmp_path)
     assert _run(env, "add", str(bin_dir)).returncode == 0
     config = home / "config.toml"
     for text in ("[hooks]\nstate = 5\n", "[hooks]\nstate = [1, 2]\n", "hooks = 'x'\n",
