@@ -56,6 +56,22 @@ def test_a_large_transcript_is_read_through_a_cache_sized_buffer(tmp_path: Path)
     assert any(r.key is not None and r.key.startswith("msg_long") for r in got.rows or [])
 
 
+def test_a_long_line_grows_the_buffer_for_its_own_file_only(tmp_path: Path) -> None:
+    """The buffer a process keeps goes back to READ_BLOCK for the next file: a long line in one
+    transcript does not leave every later read at its size."""
+    long_one = transcript(tmp_path, torn=False)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(FIXTURE.read_bytes() * 4)
+    buf = [bytearray(0)]
+    assert scan._scan_or_none(Job(str(long_one), 0, None, long_one.stat().st_size), buf, False) is not None
+    assert len(buf[0]) > scan.READ_BLOCK
+    got = scan._scan_or_none(Job(str(plain), 0, None, plain.stat().st_size), buf, False)
+    assert len(buf[0]) == scan.READ_BLOCK
+    alone = scan_file(Job(str(plain), 0, None, plain.stat().st_size))
+    assert got is not None
+    assert facts(got) == facts(alone)
+
+
 @pytest.mark.parametrize("torn", [True, False])
 def test_the_same_rows_whatever_the_buffer(tmp_path: Path, torn: bool) -> None:
     path = transcript(tmp_path, torn)

@@ -220,7 +220,7 @@ def scan_all(
     for part in parts:
         taken.append(taken[-1] + sum(weights[g] for g in part))
     here = os.getpid()
-    buf = [bytearray(0)]  # one read buffer a process, grown to the largest file it reads
+    buf = [bytearray(0)]  # one read buffer a process, at most READ_BLOCK but for a file's long line
 
     def batch(number: int) -> Batch:
         out: list[tuple[int, Scanned | None]] = []
@@ -259,7 +259,7 @@ def _scan_or_none(job: Job, buf: list[bytearray], plain: bool) -> Scanned | None
     """`scan_file` through this process's buffer (grown when the file needs it), or None when the
     file cannot be read (permissions, vanished mid-read): left out this time."""
     need = min(READ_BLOCK, max(job.size - job.start, 0) + 4096)
-    if len(buf[0]) < need:
+    if not need <= len(buf[0]) <= READ_BLOCK:  # too small, or grown by the last file's long line
         buf[0] = bytearray(need)
     try:
         return scan_file(job, buf[0], plain)
