@@ -37,7 +37,7 @@ def test_every_fixture_rollout_reads_alike(monkeypatch: pytest.MonkeyPatch, path
     taken: list[bytes] = []
     record = lines.record
 
-    def counting(text: bytes, digits: int) -> dict[str, Any] | None:
+    def counting(text: bytes, digits: int) -> tuple[object, object, Any] | None:
         got = record(text, digits)
         if got is not None:
             taken.append(text)

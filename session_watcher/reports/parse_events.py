@@ -21,7 +21,6 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any
 
     from session_watcher.core.shapes import Event
 
@@ -37,7 +36,7 @@ def events_parser(head: bytes | bytearray) -> Parser | None:
     agent = agent_for_head(bytes(head[:HEAD_BYTES]))
     if not agent.stateful:
         return None
-    cursor: dict[str, Any] = {}  # the decoder's state, as a hook's cursor holds it
+    take = agent.line_reader({})  # one decoder, its state carried from line to line
     finders = tuple(finder(m) for m in agent.line_markers())
 
     def parse(chunk: bytes | bytearray, base: int = 0, size: int | None = None) -> tuple[list[Row], int]:
@@ -45,10 +44,11 @@ def events_parser(head: bytes | bytearray) -> Parser | None:
         rows: list[Row] = []
         # the lines its decoder takes: those with one of its markers, found over the whole chunk
         spans = marked_lines(chunk, finders, end + 1) if finders else _lines(chunk, end + 1)
-        for start, stop, _which in spans:
+        for start, stop, which in spans:
             if stop - start > MAX_LINE_BYTES:
                 continue
-            for ev in agent.read(cursor, cursor, [bytes(chunk[start:stop])], False)[0]:
+            ev = take(bytes(chunk[start:stop]), which)
+            if ev:  # None: no event; False: a bad line
                 row = _row(ev, base + start)
                 if row is not None:
                     rows.append(row)

@@ -48,9 +48,9 @@ _fields = msgspec.structs.asdict
 NOT_JSON = (msgspec.DecodeError, RecursionError)
 
 
-def record(line: bytes, int_digits: int) -> dict[str, Any] | None:
-    """The line as `rollout.record_events` reads it (its `type`, `timestamp` and `payload`, the
-    payload's keys the handlers read), or None where only the JSON reading can say. `int_digits`:
+def record(line: bytes, int_digits: int) -> tuple[object, object, Any] | None:
+    """The line as `rollout.line_reader` reads it: its `type`, `timestamp` and `payload` (the payload's
+    keys the handlers read, as a dict), or None where only the JSON reading can say. `int_digits`:
     sys.get_int_max_str_digits(), 0 for no limit."""
     if not line.isascii():
         try:
@@ -63,7 +63,7 @@ def record(line: bytes, int_digits: int) -> dict[str, Any] | None:
     if got is None:
         return None
     p = got.payload
-    return {"type": got.type, "timestamp": got.timestamp, "payload": None if p is None else _fields(p)}
+    return got.type, got.timestamp, None if p is None else _fields(p)
 
 
 def _decoded(line: bytes) -> Line | None:

@@ -28,7 +28,7 @@ from session_watcher.core.caps import model_name, short_id
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, Literal
 
     from session_watcher.core.shapes import Event
 
@@ -40,6 +40,7 @@ USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens",
 MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
            b'"thread_settings_applied"', HANDOFF)
 DEFAULT_TIERS = ("default", "auto", "standard", "")
+HANDOFF_ONLY = 1 << MARKERS.index(HANDOFF)  # a line's marker bits (`line_reader`) where it holds only that one
 
 
 def new_decoder() -> dict[str, Any]:
@@ -203,15 +204,6 @@ HANDLERS: dict[object, Callable[[dict[str, Any], dict[str, Any], object], Event 
 }
 
 
-def record_events(rec: dict[str, Any], d: dict[str, Any]) -> Event | None:
-    """The event one parsed rollout line holds (at most one), the decoder state updated."""
-    handler = HANDLERS.get(rec.get("type"))
-    p = rec.get("payload")
-    if handler is None or not isinstance(p, dict):
-        return None
-    return handler(d, p, rec.get("timestamp"))
-
-
 def _parent(p: dict[str, Any], ts: object) -> Event | None:
     """The parent session named by a handoff note the SessionStart hook injected, if `p` holds one."""
     from session_watcher.core.notehead import MARKER, parent_of  # only for such a line: rare
@@ -226,7 +218,7 @@ def _parent(p: dict[str, Any], ts: object) -> Event | None:
     return None
 
 
-_SCHEMA: list[Callable[[bytes, int], dict[str, Any] | None]] = []  # `lines.record` once bound
+_SCHEMA: list[Callable[[bytes, int], tuple[object, object, Any] | None]] = []  # `lines.record` once bound
 
 
 def bind_schema() -> None:
@@ -242,35 +234,49 @@ def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int
     """Events of complete rollout lines and how many were bad (not JSON, too long); `d` is updated."""
     events: list[Event] = []
     bad = 0
-    schema = _SCHEMA[0] if _SCHEMA else None
-    int_digits = sys.get_int_max_str_digits() if schema is not None else 0
+    take = line_reader(d)
     for line in lines:
         if not line:
             continue
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
-        for m in MARKERS:
-            if m in line:
-                break
-        else:
-            continue
-        # a handoff note (a message's text) goes the JSON way, as in the Claude Code decoder
-        rec = schema(line, int_digits) if schema is not None and m is not HANDOFF else None
-        if rec is not None:
-            ev = record_events(rec, d)
-            if ev is not None:
-                events.append(ev)
-            continue
-        try:
-            rec = fastjson.loads(line)
-        except ValueError:
+        ev = take(line, 0)
+        if ev is False:
             bad += 1
-            continue
-        if not isinstance(rec, dict):
-            bad += 1
-            continue
-        ev = record_events(rec, d)
-        if ev is not None:
+        elif ev is not None:
             events.append(ev)
     return events, bad
+
+
+def line_reader(d: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[False] | None]:
+    """`take(line, which)`: the event of one rollout line (in order) or None, False where the line is
+    bad (not JSON, not an object); `d` is updated. `which`: bit i set where the line holds MARKERS[i]
+    (`core.markscan.marked_lines`' bits: the report's search found them), 0 where not looked for yet
+    (a line without any is passed over). A line whose only marker is the handoff note's (a message's
+    text) goes the JSON way, as in the Claude Code decoder."""
+    schema = _SCHEMA[0] if _SCHEMA else None
+    int_digits = sys.get_int_max_str_digits() if schema is not None else 0
+    handlers = HANDLERS
+
+    def take(line: bytes, which: int) -> Event | Literal[False] | None:
+        if not which:
+            which = sum(1 << i for i, m in enumerate(MARKERS) if m in line)
+            if not which:
+                return None  # messages, tool output: most lines, no JSON read
+        got = schema(line, int_digits) if schema is not None and which != HANDOFF_ONLY else None
+        if got is None:
+            try:
+                rec = fastjson.loads(line)
+            except ValueError:
+                return False
+            if not isinstance(rec, dict):
+                return False
+            got = rec.get("type"), rec.get("timestamp"), rec.get("payload")
+        handler = handlers.get(got[0])
+        p = got[2]
+        if handler is None or not isinstance(p, dict):
+            return None
+        return handler(d, p, got[1])
+
+    return take
