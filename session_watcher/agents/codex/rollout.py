@@ -40,7 +40,9 @@ USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens",
 MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
            b'"thread_settings_applied"', HANDOFF)
 DEFAULT_TIERS = ("default", "auto", "standard", "")
-HANDOFF_ONLY = 1 << MARKERS.index(HANDOFF)  # a line's marker bits (`line_reader`) where it holds only that one
+# a line's marker bits (`line_reader`) where it holds only that marker
+HANDOFF_ONLY = 1 << MARKERS.index(HANDOFF)
+COUNT_ONLY = 1 << MARKERS.index(b'"token_count"')
 
 
 def new_decoder() -> dict[str, Any]:
@@ -83,7 +85,8 @@ def is_rollout_head(line: bytes) -> bool:
     return head.startswith(b'{"timestamp"') and b'"type":"session_meta"' in head
 
 
-def _count(v: object) -> int:
+def count(v: object) -> int:
+    """A count as read: a positive int up to MAX_COUNT, else 0."""
     return v if v.__class__ is int and 0 < v <= MAX_COUNT else 0
 
 
@@ -93,8 +96,8 @@ def usage_of(usage: object) -> tuple[int, int, int, int] | None:
     if not isinstance(usage, dict):
         return None
     write = usage.get("cache_write_input_tokens")
-    return (_count(usage.get("input_tokens")), _count(usage.get("cached_input_tokens")),
-            _count(write) if write is not None else -1, _count(usage.get("output_tokens")))
+    return (count(usage.get("input_tokens")), count(usage.get("cached_input_tokens")),
+            count(write) if write is not None else -1, count(usage.get("output_tokens")))
 
 
 def sample(usage: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
@@ -133,11 +136,16 @@ def _token_count(d: dict[str, Any], info: object, ts: object) -> Event | None:
     """A `token_count` snapshot: a call where its running total changed, else nothing."""
     if not isinstance(info, dict):
         return None  # the first snapshot of older versions: `info: null`, before any call
-    total = _total_key(info.get("total_token_usage"))
+    return snapshot(d, _total_key(info.get("total_token_usage")), usage_of(info.get("last_token_usage")), ts)
+
+
+def snapshot(d: dict[str, Any], total: list[int] | None, usage: tuple[int, int, int, int] | None, ts: object,
+             ) -> Event | None:
+    """A `token_count` snapshot read (its running total as `_total_key` reads it, its last call's
+    usage as `usage_of` does): a call where the total changed, else nothing."""
     if total is None or total == d["total"]:
         return None  # a repeated snapshot (turn start, resume, after a compaction)
     d["total"] = total
-    usage = usage_of(info.get("last_token_usage"))
     if usage is None or d["records"]:
         return None  # `token_usage_record` lines carry the calls of this rollout
     d["calls"] += 1
@@ -218,16 +226,16 @@ def _parent(p: dict[str, Any], ts: object) -> Event | None:
     return None
 
 
-_SCHEMA: list[Callable[[bytes, int], tuple[object, object, Any] | None]] = []  # `lines.record` once bound
+_SCHEMA: list[Any] = []  # `lines.record` and `lines.counts` once bound
 
 
 def bind_schema() -> None:
     """Read marked lines through msgspec (`agents.codex.lines`) from now on: for the readers of
     whole rollouts (replay, the report), never a hook (its few lines would pay for the import)."""
     if not _SCHEMA:
-        from session_watcher.agents.codex.lines import record
+        from session_watcher.agents.codex.lines import counts, record
 
-        _SCHEMA.append(record)
+        _SCHEMA.extend((record, counts))
 
 
 def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int]:
@@ -255,7 +263,7 @@ def line_reader(d: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[Fal
     (`core.markscan.marked_lines`' bits: the report's search found them), 0 where not looked for yet
     (a line without any is passed over). A line whose only marker is the handoff note's (a message's
     text) goes the JSON way, as in the Claude Code decoder."""
-    schema = _SCHEMA[0] if _SCHEMA else None
+    schema, counts = _SCHEMA if _SCHEMA else (None, None)
     int_digits = sys.get_int_max_str_digits() if schema is not None else 0
     handlers = HANDLERS
 
@@ -264,6 +272,10 @@ def line_reader(d: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[Fal
             which = sum(1 << i for i, m in enumerate(MARKERS) if m in line)
             if not which:
                 return None  # messages, tool output: most lines, no JSON read
+        if which == COUNT_ONLY and counts is not None:  # most marked lines: read straight into a snapshot
+            snap = counts(line, int_digits)
+            if snap is not None:
+                return snapshot(d, snap[1], snap[2], snap[0])
         got = schema(line, int_digits) if schema is not None and which != HANDOFF_ONLY else None
         if got is None:
             try:
