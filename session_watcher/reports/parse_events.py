@@ -1,13 +1,14 @@
 """An agent's own decoder -> the report's rows (`parse.Row`), for a log whose lines do not stand alone.
 
 Such a log (a Codex rollout: a call's model is the latest `turn_context`, a `token_count` counts only
-where the running total changed) is read from its first byte with one decoder (its agent's `read`,
-the one the hooks use, its state in a cursor) carried from chunk to chunk; the index reads it again
-from its start when it grows. Only the lines holding one of its markers (`Agent.line_markers`: the
-lines its decoder takes anything from) reach it, found over the whole chunk by `core.markscan` (the
-Claude Code parser's search): most lines, messages and tool output, are never cut out of the chunk
-nor looked at one by one. Its calls are rows of kind "c" (a subagent thread's are side rows), its
-compactions rows of kind "k"; its working folder row is `parse.head_dir`'s, as for a transcript.
+where the running total changed) is read from its first byte with one decoder (its agent's
+`line_reader`: the hooks' decoder, a line at a time, its state in a cursor) carried from chunk to
+chunk; the index reads it again from its start when it grows. Only the lines holding one of its
+markers (`Agent.line_markers`: the lines its decoder takes anything from) reach it, found over the
+whole chunk by `core.markscan` (the Claude Code parser's search), each with the markers it holds:
+most lines, messages and tool output, are never cut out of the chunk nor looked at one by one.
+Its calls are rows of kind "c" (a subagent thread's are side rows), its compactions rows of kind
+"k"; its working folder row is `parse.head_dir`'s, as for a transcript.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 `session_meta` line carries the instructions, a `compacted` one the compacted history: tens of kB
 of text the decoder never looks at). Bound (`rollout.bind_schema`), a line is read instead into the
 keys the decoder takes, the rest passed over unbuilt, and handed to it as the same dicts the JSON
-reading gives for those keys. Where the two readings could differ the line goes the JSON way, as
+reading gives for those keys (`record`); a `token_count` line, most of them, straight into the
+counts its snapshot takes (`counts`), no dict built. Where the two readings could differ the line goes the JSON way, as
 the Claude Code decoder's lines do (`claude_code.records.decode`): bytes that are not UTF-8, a run
 of more digits than `int()` takes, whatever msgspec refuses (NaN, a lone surrogate, a `payload` that
 is no object, nesting past its guard). The hooks never bind it: a few lines do not pay msgspec's
