@@ -5,6 +5,8 @@ line, on the fixtures and on lines where the two readings could part."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -192,3 +194,24 @@ def test_the_reports_readers_bind_it_through_the_registry(monkeypatch: pytest.Mo
     parse.bind_schema()
     bound = rollout._SCHEMA
     assert bound == [lines.record, lines.counts]
+
+
+@pytest.mark.slow
+def test_a_rollouts_schema_loads_msgspec_without_typing_extensions() -> None:
+    """Replay of a rollout binds `lines` first (no Claude Code schema before it): msgspec still comes
+    without typing_extensions (and inspect, ast), the real module importable afterwards."""
+    code = (
+        "import sys\n"
+        "from session_watcher.agents.codex import reader, rollout\n"
+        "got = reader.decode(None, {}, [sys.stdin.buffer.read()], True)\n"
+        "assert rollout._SCHEMA, 'bound'\n"
+        "assert 'typing_extensions' not in sys.modules and 'inspect' not in sys.modules, sorted(sys.modules)\n"
+        "import typing_extensions\n"
+        "assert typing_extensions.__file__\n"
+        "print(got[0][0][6])\n"
+    )
+    total = usage(1000, 200, 50)
+    text = "\n".join([meta(0), turn(0.1, "gpt-5.5"), line(0.2, "event_msg", {"type": "token_count", "info": {
+        "total_token_usage": total, "last_token_usage": total}})]) + "\n"
+    out = subprocess.run([sys.executable, "-c", code], input=text.encode(), capture_output=True, check=True)
+    assert out.stdout.decode().strip() == "200"  # the call's cache read

@@ -18,9 +18,8 @@ strings msgspec would compile each one (a `typing.ForwardRef`) when the decoder 
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import msgspec
-
-from session_watcher.agents.codex.rollout import count
+from session_watcher.agents.schema import msgspec
+from session_watcher.core.caps import count
 from session_watcher.core.markscan import long_digit_run
 
 T = TypeVar("T")

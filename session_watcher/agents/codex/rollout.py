@@ -23,7 +23,7 @@ import sys
 
 from session_watcher.agents.seam import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
-from session_watcher.core.caps import model_name, short_id
+from session_watcher.core.caps import count, model_name, short_id
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
@@ -83,11 +83,6 @@ def is_rollout_head(line: bytes) -> bool:
     """True when `line` (a file's first line, or its first bytes) opens a Codex rollout."""
     head = line[:512]
     return head.startswith(b'{"timestamp"') and b'"type":"session_meta"' in head
-
-
-def count(v: object) -> int:
-    """A count as read: a positive int up to MAX_COUNT, else 0."""
-    return v if v.__class__ is int and 0 < v <= MAX_COUNT else 0
 
 
 def usage_of(usage: object) -> tuple[int, int, int, int] | None:
