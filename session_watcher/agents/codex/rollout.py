@@ -40,9 +40,9 @@ USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens",
 MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
            b'"thread_settings_applied"', HANDOFF)
 DEFAULT_TIERS = ("default", "auto", "standard", "")
-# a line's marker bits (`line_reader`) where it holds only that marker
+# a line's marker bits (`line_reader`): where it holds the handoff note's only; where it holds `token_count`
 HANDOFF_ONLY = 1 << MARKERS.index(HANDOFF)
-COUNT_ONLY = 1 << MARKERS.index(b'"token_count"')
+COUNT = 1 << MARKERS.index(b'"token_count"')
 
 
 def new_decoder() -> dict[str, Any]:
@@ -244,7 +244,10 @@ def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
-        ev = take(line, 0)
+        which = first_marker(line)
+        if not which:
+            continue
+        ev = take(line, which)
         if ev is False:
             bad += 1
         elif ev is not None:
@@ -252,22 +255,32 @@ def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int
     return events, bad
 
 
+def first_marker(line: bytes) -> int:
+    """1 << i for the first of MARKERS that `line` holds (MARKERS[i]), 0 for none."""
+    for i, m in enumerate(MARKERS):
+        if m in line:
+            return 1 << i
+    return 0
+
+
 def line_reader(d: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[False] | None]:
     """`take(line, which)`: the event of one rollout line (in order) or None, False where the line is
     bad (not JSON, not an object); `d` is updated. `which`: bit i set where the line holds MARKERS[i]
-    (`core.markscan.marked_lines`' bits: the report's search found them), 0 where not looked for yet
-    (a line without any is passed over). A line whose only marker is the handoff note's (a message's
-    text) goes the JSON way, as in the Claude Code decoder."""
+    (every marker it holds: `core.markscan.marked_lines`' bits, the report's search; or at least the
+    first: `first_marker`), 0 where not looked for yet (a line without any is passed over). A line
+    whose only marker is the handoff note's (a message's text) goes the JSON way, as in the Claude
+    Code decoder; one with the `token_count` marker is first read as a snapshot (`lines.counts`,
+    which hands any other line back)."""
     schema, counts = _SCHEMA if _SCHEMA else (None, None)
     int_digits = sys.get_int_max_str_digits() if schema is not None else 0
     handlers = HANDLERS
 
     def take(line: bytes, which: int) -> Event | Literal[False] | None:
         if not which:
-            which = sum(1 << i for i, m in enumerate(MARKERS) if m in line)
+            which = first_marker(line)
             if not which:
                 return None  # messages, tool output: most lines, no JSON read
-        if which == COUNT_ONLY and counts is not None:  # most marked lines: read straight into a snapshot
+        if which & COUNT and counts is not None:  # most marked lines: read straight into a snapshot
             snap = counts(line, int_digits)
             if snap is not None:
                 return snapshot(d, snap[1], snap[2], snap[0])
