@@ -75,13 +75,18 @@ def test_only_the_lines_with_a_marker_reach_the_decoder(monkeypatch: pytest.Monk
     path = ROLLOUTS[0]
     data = path.read_bytes()
     handed: list[bytes] = []
-    read = codex.Codex.read
+    line_reader = codex.Codex.line_reader
 
-    def counting(self: codex.Codex, before: Any, cursor: Any, lines: list[bytes], whole: bool) -> Any:
-        handed.extend(lines)
-        return read(self, before, cursor, lines, whole)
+    def counting(self: codex.Codex, cursor: Any) -> Any:
+        take = line_reader(self, cursor)
 
-    monkeypatch.setattr(codex.Codex, "read", counting)
+        def counted(line: bytes, which: int) -> Any:
+            handed.append(line)
+            return take(line, which)
+
+        return counted
+
+    monkeypatch.setattr(codex.Codex, "line_reader", counting)
     parse = parse_events.events_parser(data[:512])
     assert parse is not None
     parse(data, 0, len(data))
@@ -95,14 +100,19 @@ def test_an_agent_without_markers_is_handed_every_line(monkeypatch: pytest.Monke
     """`Agent.line_markers` () (the seam's default): every complete line reaches its decoder."""
     data = ROLLOUTS[1].read_bytes()
     handed: list[bytes] = []
-    read = codex.Codex.read
+    line_reader = codex.Codex.line_reader
 
-    def counting(self: codex.Codex, before: Any, cursor: Any, lines: list[bytes], whole: bool) -> Any:
-        handed.extend(lines)
-        return read(self, before, cursor, lines, whole)
+    def counting(self: codex.Codex, cursor: Any) -> Any:
+        take = line_reader(self, cursor)
+
+        def counted(line: bytes, which: int) -> Any:
+            handed.append(line)
+            return take(line, which)
+
+        return counted
 
     monkeypatch.setattr(codex.Codex, "line_markers", lambda _self: ())
-    monkeypatch.setattr(codex.Codex, "read", counting)
+    monkeypatch.setattr(codex.Codex, "line_reader", counting)
     parse = parse_events.events_parser(data[:512])
     assert parse is not None
     rows, _used = parse(data, 0, len(data))

@@ -14,7 +14,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, Literal
 
     from session_watcher.agents.source import Source
     from session_watcher.core.handoff import Digest
@@ -116,6 +116,12 @@ class Agent:
         """Byte strings of which every line its decoder takes an event or a state from holds one (the
         report searches them over whole chunks and hands it only those lines); () for every line."""
         return ()
+
+    def line_reader(self, cursor: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[False] | None]:
+        """`take(line, which)` for a stateful agent: the event of one line holding its markers (bit i of
+        `which` set where the line holds `line_markers()[i]`), None for none, False for a bad line; its
+        decoder's state in `cursor`. The report's marked lines, one at a time and in order."""
+        raise NotImplementedError
 
     def bind_schema(self) -> None:
         """Read whole logs from now on the way a large read pays for (msgspec imported: the report's

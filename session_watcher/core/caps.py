@@ -19,6 +19,11 @@ MAX_COUNT = 10**9
 MAX_ID_CHARS = 256  # a message, request or tool id (or a tool or model name) longer than this: bad
 
 
+def count(v: object) -> int:
+    """A count as a parser keeps it: an int in 1..MAX_COUNT, else 0 (another type, a bad value)."""
+    return v if v.__class__ is int and 0 < v <= MAX_COUNT else 0
+
+
 def short_id(v: object) -> TypeGuard[str]:
     """A message, request or tool id (or a name) the state may keep: a string of MAX_ID_CHARS at most
     (the meter keeps message ids; 2 MB ones made the state too large to load)."""

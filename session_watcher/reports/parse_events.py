@@ -1,13 +1,14 @@
 """An agent's own decoder -> the report's rows (`parse.Row`), for a log whose lines do not stand alone.
 
 Such a log (a Codex rollout: a call's model is the latest `turn_context`, a `token_count` counts only
-where the running total changed) is read from its first byte with one decoder (its agent's `read`,
-the one the hooks use, its state in a cursor) carried from chunk to chunk; the index reads it again
-from its start when it grows. Only the lines holding one of its markers (`Agent.line_markers`: the
-lines its decoder takes anything from) reach it, found over the whole chunk by `core.markscan` (the
-Claude Code parser's search): most lines, messages and tool output, are never cut out of the chunk
-nor looked at one by one. Its calls are rows of kind "c" (a subagent thread's are side rows), its
-compactions rows of kind "k"; its working folder row is `parse.head_dir`'s, as for a transcript.
+where the running total changed) is read from its first byte with one decoder (its agent's
+`line_reader`: the hooks' decoder, a line at a time, its state in a cursor) carried from chunk to
+chunk; the index reads it again from its start when it grows. Only the lines holding one of its
+markers (`Agent.line_markers`: the lines its decoder takes anything from) reach it, found over the
+whole chunk by `core.markscan` (the Claude Code parser's search), each with the markers it holds:
+most lines, messages and tool output, are never cut out of the chunk nor looked at one by one.
+Its calls are rows of kind "c" (a subagent thread's are side rows), its compactions rows of kind
+"k"; its working folder row is `parse.head_dir`'s, as for a transcript.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any
 
     from session_watcher.core.shapes import Event
 
@@ -37,7 +37,7 @@ def events_parser(head: bytes | bytearray) -> Parser | None:
     agent = agent_for_head(bytes(head[:HEAD_BYTES]))
     if not agent.stateful:
         return None
-    cursor: dict[str, Any] = {}  # the decoder's state, as a hook's cursor holds it
+    take = agent.line_reader({})  # one decoder, its state carried from line to line
     finders = tuple(finder(m) for m in agent.line_markers())
 
     def parse(chunk: bytes | bytearray, base: int = 0, size: int | None = None) -> tuple[list[Row], int]:
@@ -45,10 +45,11 @@ def events_parser(head: bytes | bytearray) -> Parser | None:
         rows: list[Row] = []
         # the lines its decoder takes: those with one of its markers, found over the whole chunk
         spans = marked_lines(chunk, finders, end + 1) if finders else _lines(chunk, end + 1)
-        for start, stop, _which in spans:
+        for start, stop, which in spans:
             if stop - start > MAX_LINE_BYTES:
                 continue
-            for ev in agent.read(cursor, cursor, [bytes(chunk[start:stop])], False)[0]:
+            ev = take(bytes(chunk[start:stop]), which)
+            if ev:  # None: no event; False: a bad line
                 row = _row(ev, base + start)
                 if row is not None:
                     rows.append(row)

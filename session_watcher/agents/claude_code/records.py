@@ -9,7 +9,6 @@ Pure. Not for hooks: msgspec costs an import they need not pay.
 No `from __future__ import annotations` here: the structs' annotations are then objects, where as
 strings msgspec would compile each one (a `typing.ForwardRef`) when the decoders are built."""
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.agents.claude_code.transcript import (
@@ -18,22 +17,12 @@ from session_watcher.agents.claude_code.transcript import (
     iteration_detail,
     split_writes,
 )
+from session_watcher.agents.schema import msgspec as msgspec  # noqa: PLC0414 - the parsers take it from here
 from session_watcher.core.caps import MAX_COUNT, model_name
 from session_watcher.core.markscan import long_digit_run as long_digit_run  # noqa: PLC0414 (tests read it here)
 
 if TYPE_CHECKING:
     from session_watcher.core.shapes import Detail, Iteration, Sample
-
-# msgspec imports typing_extensions (and with it inspect and ast) only to recognize that
-# module's TypedDict, which no struct here uses; without it, it takes `typing`'s
-_HIDE = "typing_extensions" not in sys.modules
-if _HIDE:
-    sys.modules["typing_extensions"] = None  # type: ignore[assignment]
-try:
-    import msgspec as msgspec  # noqa: PLC0414 - re-exported: the parsers take it from here, imported this way
-finally:
-    if _HIDE and sys.modules.get("typing_extensions", 0) is None:
-        del sys.modules["typing_extensions"]  # a later import finds the real module
 
 
 # --- the usage object: each count an int, as `transcript.usage_sample` reads it (another type:

@@ -8,7 +8,7 @@ from session_watcher.agents.seam import Agent
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, Literal
 
     from session_watcher.agents.source import Source
     from session_watcher.core.handoff import Digest
@@ -53,11 +53,18 @@ class Codex(Agent):
 
     def read(self, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
              ) -> tuple[list[Event], int]:
-        if not _DECODE:  # the report hands it one line at a time: the import statement once
+        if not _DECODE:
             from session_watcher.agents.codex.reader import decode
 
             _DECODE.append(decode)
         return _DECODE[0](before, cursor, lines, whole)
+
+    def line_reader(self, cursor: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[False] | None]:
+        from session_watcher.agents.codex.reader import CURSOR_KEY
+        from session_watcher.agents.codex.rollout import line_reader, new_decoder
+
+        d = cursor[CURSOR_KEY] = cursor.get(CURSOR_KEY) or new_decoder()
+        return line_reader(d)
 
     def line_markers(self) -> tuple[bytes, ...]:
         from session_watcher.agents.codex.rollout import MARKERS

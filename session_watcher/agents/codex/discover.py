@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from session_watcher.agents.codex.reader import CURSOR_KEY, session_id
 
+TYPE_CHECKING = False  # typing (with re) is several ms of a report's start: annotations only
 if TYPE_CHECKING:
     from session_watcher.agents.source import Source
 

@@ -23,12 +23,12 @@ import sys
 
 from session_watcher.agents.seam import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
-from session_watcher.core.caps import model_name, short_id
+from session_watcher.core.caps import count, model_name, short_id
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, Literal
 
     from session_watcher.core.shapes import Event
 
@@ -40,6 +40,9 @@ USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens",
 MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
            b'"thread_settings_applied"', HANDOFF)
 DEFAULT_TIERS = ("default", "auto", "standard", "")
+# a line's marker bits (`line_reader`): where it holds the handoff note's only; where it holds `token_count`
+HANDOFF_ONLY = 1 << MARKERS.index(HANDOFF)
+COUNT = 1 << MARKERS.index(b'"token_count"')
 
 
 def new_decoder() -> dict[str, Any]:
@@ -82,18 +85,14 @@ def is_rollout_head(line: bytes) -> bool:
     return head.startswith(b'{"timestamp"') and b'"type":"session_meta"' in head
 
 
-def _count(v: object) -> int:
-    return v if v.__class__ is int and 0 < v <= MAX_COUNT else 0
-
-
 def usage_of(usage: object) -> tuple[int, int, int, int] | None:
     """(input, cached, cache write (-1 where the object has none), output) of a Codex usage object;
     None when it is not one."""
     if not isinstance(usage, dict):
         return None
     write = usage.get("cache_write_input_tokens")
-    return (_count(usage.get("input_tokens")), _count(usage.get("cached_input_tokens")),
-            _count(write) if write is not None else -1, _count(usage.get("output_tokens")))
+    return (count(usage.get("input_tokens")), count(usage.get("cached_input_tokens")),
+            count(write) if write is not None else -1, count(usage.get("output_tokens")))
 
 
 def sample(usage: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
@@ -132,11 +131,16 @@ def _token_count(d: dict[str, Any], info: object, ts: object) -> Event | None:
     """A `token_count` snapshot: a call where its running total changed, else nothing."""
     if not isinstance(info, dict):
         return None  # the first snapshot of older versions: `info: null`, before any call
-    total = _total_key(info.get("total_token_usage"))
+    return snapshot(d, _total_key(info.get("total_token_usage")), usage_of(info.get("last_token_usage")), ts)
+
+
+def snapshot(d: dict[str, Any], total: list[int] | None, usage: tuple[int, int, int, int] | None, ts: object,
+             ) -> Event | None:
+    """A `token_count` snapshot read (its running total as `_total_key` reads it, its last call's
+    usage as `usage_of` does): a call where the total changed, else nothing."""
     if total is None or total == d["total"]:
         return None  # a repeated snapshot (turn start, resume, after a compaction)
     d["total"] = total
-    usage = usage_of(info.get("last_token_usage"))
     if usage is None or d["records"]:
         return None  # `token_usage_record` lines carry the calls of this rollout
     d["calls"] += 1
@@ -203,15 +207,6 @@ HANDLERS: dict[object, Callable[[dict[str, Any], dict[str, Any], object], Event 
 }
 
 
-def record_events(rec: dict[str, Any], d: dict[str, Any]) -> Event | None:
-    """The event one parsed rollout line holds (at most one), the decoder state updated."""
-    handler = HANDLERS.get(rec.get("type"))
-    p = rec.get("payload")
-    if handler is None or not isinstance(p, dict):
-        return None
-    return handler(d, p, rec.get("timestamp"))
-
-
 def _parent(p: dict[str, Any], ts: object) -> Event | None:
     """The parent session named by a handoff note the SessionStart hook injected, if `p` holds one."""
     from session_watcher.core.notehead import MARKER, parent_of  # only for such a line: rare
@@ -226,51 +221,82 @@ def _parent(p: dict[str, Any], ts: object) -> Event | None:
     return None
 
 
-_SCHEMA: list[Callable[[bytes, int], dict[str, Any] | None]] = []  # `lines.record` once bound
+_SCHEMA: list[Any] = []  # `lines.record` and `lines.counts` once bound
 
 
 def bind_schema() -> None:
     """Read marked lines through msgspec (`agents.codex.lines`) from now on: for the readers of
     whole rollouts (replay, the report), never a hook (its few lines would pay for the import)."""
     if not _SCHEMA:
-        from session_watcher.agents.codex.lines import record
+        from session_watcher.agents.codex.lines import counts, record
 
-        _SCHEMA.append(record)
+        _SCHEMA.extend((record, counts))
 
 
 def parse_lines(lines: list[bytes], d: dict[str, Any]) -> tuple[list[Event], int]:
     """Events of complete rollout lines and how many were bad (not JSON, too long); `d` is updated."""
     events: list[Event] = []
     bad = 0
-    schema = _SCHEMA[0] if _SCHEMA else None
-    int_digits = sys.get_int_max_str_digits() if schema is not None else 0
+    take = line_reader(d)
     for line in lines:
         if not line:
             continue
         if len(line) > MAX_LINE_BYTES:
             bad += 1
             continue
-        for m in MARKERS:
-            if m in line:
-                break
-        else:
+        which = first_marker(line)
+        if not which:
             continue
-        # a handoff note (a message's text) goes the JSON way, as in the Claude Code decoder
-        rec = schema(line, int_digits) if schema is not None and m is not HANDOFF else None
-        if rec is not None:
-            ev = record_events(rec, d)
-            if ev is not None:
-                events.append(ev)
-            continue
-        try:
-            rec = fastjson.loads(line)
-        except ValueError:
+        ev = take(line, which)
+        if ev is False:
             bad += 1
-            continue
-        if not isinstance(rec, dict):
-            bad += 1
-            continue
-        ev = record_events(rec, d)
-        if ev is not None:
+        elif ev is not None:
             events.append(ev)
     return events, bad
+
+
+def first_marker(line: bytes) -> int:
+    """1 << i for the first of MARKERS that `line` holds (MARKERS[i]), 0 for none."""
+    for i, m in enumerate(MARKERS):
+        if m in line:
+            return 1 << i
+    return 0
+
+
+def line_reader(d: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[False] | None]:
+    """`take(line, which)`: the event of one rollout line (in order) or None, False where the line is
+    bad (not JSON, not an object); `d` is updated. `which`: bit i set where the line holds MARKERS[i]
+    (every marker it holds: `core.markscan.marked_lines`' bits, the report's search; or at least the
+    first: `first_marker`), 0 where not looked for yet (a line without any is passed over). A line
+    whose only marker is the handoff note's (a message's text) goes the JSON way, as in the Claude
+    Code decoder; one with the `token_count` marker is first read as a snapshot (`lines.counts`,
+    which hands any other line back)."""
+    schema, counts = _SCHEMA if _SCHEMA else (None, None)
+    int_digits = sys.get_int_max_str_digits() if schema is not None else 0
+    handlers = HANDLERS
+
+    def take(line: bytes, which: int) -> Event | Literal[False] | None:
+        if not which:
+            which = first_marker(line)
+            if not which:
+                return None  # messages, tool output: most lines, no JSON read
+        if which & COUNT and counts is not None:  # most marked lines: read straight into a snapshot
+            snap = counts(line, int_digits)
+            if snap is not None:
+                return snapshot(d, snap[1], snap[2], snap[0])
+        got = schema(line, int_digits) if schema is not None and which != HANDOFF_ONLY else None
+        if got is None:
+            try:
+                rec = fastjson.loads(line)
+            except ValueError:
+                return False
+            if not isinstance(rec, dict):
+                return False
+            got = rec.get("type"), rec.get("timestamp"), rec.get("payload")
+        handler = handlers.get(got[0])
+        p = got[2]
+        if handler is None or not isinstance(p, dict):
+            return None
+        return handler(d, p, got[1])
+
+    return take
