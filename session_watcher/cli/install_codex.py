@@ -82,9 +82,15 @@ def add(bin_dir: str) -> int:
     claude._write(path, doc, before)
     paths.ensure_private_dir(paths.data_dir())
     # the trust entries an earlier install wrote stay ours (a re-run finds them trusted already)
-    earlier = prev.get("trusted") if prev.get("hooksFile") == path else None
+    same = prev.get("hooksFile") == path
+    earlier = prev.get("trusted") if same else None
     trusted: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
-    record = {"hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted}
+    # the files the install made (none was there): --uninstall deletes them when nothing else is in them
+    config = os.path.join(home, "config.toml")
+    record = {"hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted,
+              "created": before is None or (same and prev.get("created") is True),
+              "configCreated": not os.path.lexists(config) or (same and prev.get("configCreated") is True),
+              "earlier": claude.earlier(prev, keys)}
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     from session_watcher.cli.codex_trust import trust
 
@@ -110,18 +116,23 @@ def remove() -> int:
     if before is not None:
         doc = claude._load(path)
         claude._check_shape(path, doc)
-        claude._drop_hooks(doc, {k for k in rec.get("hooks") or [] if isinstance(k, str)})
-        claude._write(path, doc, before)
-        print(f"codex: removed session-watcher from {path}")
+        keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
+        was = keys | {k for k in rec.get("earlier") or [] if isinstance(k, str)}  # a backup may hold those too
+        if claude.restore(path, before, claude._strip(doc, keys), rec.get("created") is True,
+                          lambda d: claude._strip(d, was)):
+            print(f"codex: removed {path} (the install created it; nothing else was in it)")
+        else:
+            print(f"codex: removed session-watcher from {path}")
     written = rec.get("trusted")
     if isinstance(written, dict):
         from session_watcher.cli.codex_trust import untrust
 
         gone = untrust(os.path.dirname(path), {k: v for k, v in written.items()
-                                               if isinstance(k, str) and isinstance(v, str)})
-        if gone:
-            print(f"codex: removed the {gone} trust entries the install wrote from "
-                  f"{os.path.join(os.path.dirname(path), 'config.toml')}")
+                                               if isinstance(k, str) and isinstance(v, str)},
+                       created=rec.get("configCreated") is True)
+        config = os.path.join(os.path.dirname(path), "config.toml")
+        if gone and os.path.lexists(config):  # else untrust said it removed the file
+            print(f"codex: removed the {gone} trust entries the install wrote from {config}")
     try:
         os.unlink(record_file())
     except FileNotFoundError:
