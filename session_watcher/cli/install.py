@@ -253,8 +253,8 @@ def add(bin_dir: str) -> int:
     status_cmd = statusline_command(bin_dir)
     current = doc.get("statusLine")
     # an earlier install's status line (another venv path) is ours to replace, not the user's to keep
-    mine = (status_cmd, prev.get("statusLine"))
-    if current is None or (isinstance(current, dict) and current.get("command") in mine):
+    lines = (status_cmd, prev.get("statusLine"))
+    if current is None or (isinstance(current, dict) and current.get("command") in lines):
         doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0,
                              "refreshInterval": STATUS_REFRESH}
         added["statusLine"] = status_cmd
