@@ -159,30 +159,55 @@ def _fired(limit: int = 64) -> str | None:
 
 def doctor_lines() -> list[str]:
     """What `doctor` says of Codex: not here, here without the hooks, installed but not trusted yet
-    (no Codex hook has fired: Codex skips an untrusted hook and says nothing), or firing."""
+    (no Codex hook has fired: Codex skips an untrusted hook and says nothing), or firing. Trust is
+    read for our hooks only (`_ours_trusted`), never from the user's own entries."""
     home = codex_home()
     rec = claude._load(record_file()) if os.path.exists(record_file()) else {}
     path = rec.get("hooksFile")
     if not isinstance(path, str):
         return [] if home is None else [f"codex      {home}: hooks not installed (./install.sh adds them)"]
     keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
-    if not keys <= _registered(path):
+    doc = _hooks_doc(path)
+    if not keys <= _registered(doc):
         return [f"codex      {path}: session-watcher's hooks are gone from it (./install.sh adds them again)"]
     fired = _fired()
     if fired is not None:
         return [f"codex      {path}: hooks firing (last thread {fired})"]
     config = os.path.join(os.path.dirname(path), "config.toml")
-    if _trusted(config, path) >= len(keys):  # trusted (the install's app-server route), not run yet
+    written = rec["trusted"] if isinstance(rec.get("trusted"), dict) else {}
+    ours = _trust_keys(path, doc, keys)
+    known, other = _ours_trusted(config, ours, written)
+    if known == len(ours):  # trusted (the install's app-server route), not run yet
         return [f"codex      {path}: installed and trusted in {config}; none has fired yet (start a Codex "
                 "thread; if they still do not fire, trust them again in Codex's /hooks)"]
-    return [f"codex      {path}: installed, not trusted yet (no Codex hook has fired: "
-            "trust them in Codex's /hooks)"]
+    if known + other == len(ours):
+        return [f"codex      {path}: installed; {config} holds a trust entry for each of its {len(ours)} hooks, "
+                f"{other} not written by the install (from /hooks, or left by another hook in that place: "
+                "not checked); none has fired yet (start a Codex thread; if they do not fire, trust them "
+                "again in Codex's /hooks)"]
+    return [f"codex      {path}: installed, not trusted yet ({len(ours) - known - other} of its {len(ours)} hooks "
+            f"without a trust entry in {config}; no Codex hook has fired: trust them in Codex's /hooks)"]
 
 
-def _trusted(config: str, hooks_file: str) -> int:
-    """How many hooks of `hooks_file` Codex's config.toml holds a trust entry for (`hooks.state`,
-    keyed `<hooks file>:<event>:<group>:<hook>`); 0 where it cannot be read (a FIFO there, a file
-    over `config.MAX_FILE_BYTES`, not TOML, nested too deep) or `hooks.state` is no table."""
+def _trust_keys(hooks_file: str, doc: dict[str, Any], keys: set[str]) -> list[str]:
+    """The keys Codex files our hooks' trust under, `<hooks file>:<event in snake case>:<group>:<hook>`
+    (docs/install.md), from where our hooks (`keys`) sit in the hooks.json `doc`."""
+    import re
+
+    mine = os.path.normpath(os.path.abspath(hooks_file))
+    hooks = doc.get("hooks")
+    return [f"{mine}:{re.sub(r'(?<!^)(?=[A-Z])', '_', event).lower()}:{g}:{h}"
+            for event, groups in (hooks.items() if isinstance(hooks, dict) else ()) if isinstance(groups, list)
+            for g, group in enumerate(groups) if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            for h, hook in enumerate(group["hooks"]) if claude.hook_key(hook) in keys]
+
+
+def _ours_trusted(config: str, ours: list[str], written: dict[str, Any]) -> tuple[int, int]:
+    """Of our hooks' trust keys (`ours`), how many Codex's config.toml holds a trust entry for with the
+    hash the install wrote (`written`, {key: hash}), and how many with another hash (trusted in
+    /hooks, or an entry left by a hook once in that place: Codex's hash is not ours to compute);
+    (0, 0) where it cannot be read (a FIFO there, a file over `config.MAX_FILE_BYTES`, not TOML,
+    nested too deep) or `hooks.state` is no table."""
     import tomllib
 
     from session_watcher.base.config import MAX_FILE_BYTES
@@ -190,24 +215,30 @@ def _trusted(config: str, hooks_file: str) -> int:
     try:
         doc = tomllib.loads(paths.read_file(config, MAX_FILE_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError, MemoryError):
-        return 0
+        return 0, 0
     hooks = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     if not isinstance(state, dict):
-        return 0
-    mine = os.path.normpath(os.path.abspath(hooks_file)) + ":"
-    return sum(1 for key, entry in state.items()
-               if key.startswith(mine) and isinstance(entry, dict) and entry.get("trusted_hash"))
+        return 0, 0
+    hashes = [(key, entry["trusted_hash"]) for key in ours
+              if isinstance(entry := state.get(key), dict) and entry.get("trusted_hash")]
+    known = sum(1 for key, digest in hashes if written.get(key) == digest)
+    return known, len(hashes) - known
 
 
-def _registered(path: str) -> set[str | None]:
-    """The keys of the hooks in a hooks.json (none when it cannot be read)."""
+def _hooks_doc(path: str) -> dict[str, Any]:
+    """A hooks.json's object ({} when it cannot be read)."""
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (OSError, ValueError):
-        return set()
-    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _registered(doc: dict[str, Any]) -> set[str | None]:
+    """The keys of the hooks in a hooks.json's object."""
+    hooks = doc.get("hooks")
     return {claude.hook_key(h) for groups in (hooks or {}).values() if isinstance(groups, list)
             for g in groups if isinstance(g, dict) for h in g.get("hooks") or []} if isinstance(hooks, dict) else set()
 
