@@ -48,3 +48,29 @@ def test_anything_else_is_refused_with_the_forms(text: str) -> None:
 
 def test_span_units() -> None:
     assert [span_seconds(s) for s in ("1m", "1h", "1d", "1w", "10d", "x")] == [60, 3600, 86400, 604800, 864000, None]
+
+
+def west(dt: datetime) -> float:
+    """A local zone five hours west of UTC (east of it for year 1), read as the report's does
+    (astimezone: a datetime in UTC, which year 10000 or year 0 cannot be)."""
+    return dt.replace(tzinfo=timezone(timedelta(hours=5 if dt.year == 1 else -5))).astimezone(UTC).timestamp()
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("99999999999999999999w", "is before 1970"),  # `report` stopped on an OverflowError (exit 3)
+    ("9" * 5000 + "d", "is before 1970"),  # past int()'s 4,300 digits: its own message, not the forms
+    ("3000000w", "is before 1970"),  # it printed 'no session has calls since -55468-...'
+    ("1969-12-31T23:59Z", "is before 1970"),
+    ("9999-12-31T23:59", "is out of range"),  # 10000-01-01 in UTC: an OverflowError (exit 3)
+    ("0001-01-01", "is out of range"),  # year 0 in UTC: an OverflowError (exit 3)
+])
+def test_a_time_out_of_range_is_refused_with_the_forms(text: str, said: str) -> None:
+    with pytest.raises(ValueError, match=said) as got:
+        since_epoch(text, NOW, west)
+    assert FORMS in str(got.value)
+
+
+def test_the_edges_that_are_in_range() -> None:
+    assert since_epoch("1970-01-01T00:00Z", NOW, west) == 0.0
+    assert since_epoch("9999-12-31T18:59", NOW, west) == at(9999, 12, 31, 23, 59, tz=UTC)
+    assert since_epoch(f"{int(NOW) // 604800}w", NOW, west) >= 0

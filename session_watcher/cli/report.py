@@ -141,7 +141,7 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
 
 
 def json_args(argv: list[str]) -> SimpleNamespace | None:
-    """The namespace argparse makes of `--json` with `--projects DIR...`, `--since DATE`, `--index
+    """The namespace argparse makes of `--json` with `--projects DIR...`, `--since WHEN`, `--index
     FILE`, each written out whole (what programs pass); None for anything else, which argparse then
     reads (and says what is wrong). argparse and what it loads (gettext, locale, shutil) are a large
     share of a warm report's start-up (docs/benchmarks.md)."""
