@@ -374,6 +374,23 @@ def test_uninstall_keeps_a_created_file_the_user_wrote_into(tmp_path: Path) -> N
     assert f"backup: removed {cfg / 'settings.json.bak-session-watcher-20250101000000'}" in said
 
 
+def test_a_status_line_of_the_users_without_a_command_is_kept(tmp_path: Path) -> None:
+    """The user's statusLine with no "command" (an earlier install's line is replaced, recorded as a
+    string): kept, first install or re-install (it was replaced: the earlier line's record, None,
+    matched its missing command)."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    mine = {"type": "command", "padding": 2}
+    write_settings(tmp_path / "cfg" / "settings.json", {"statusLine": mine, "theme": "dark"})
+    for venv in ("/opt/sw/bin", "/opt/sw2/bin"):
+        add = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", venv],
+                             env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert add.returncode == 0, add.stderr
+        assert "you already have one" in add.stdout
+        assert json.loads((tmp_path / "cfg" / "settings.json").read_text())["statusLine"] == mine
+
+
 def test_reinstall_replaces_the_shell_form_hooks_of_an_older_install(tmp_path: Path) -> None:
     """An install from before the exec form recorded shell command strings: they are taken out, not
     left to run beside the new hooks; the user's own hooks stay."""

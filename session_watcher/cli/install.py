@@ -252,8 +252,9 @@ def add(bin_dir: str) -> int:
         added["hooks"].append(key)
     status_cmd = statusline_command(bin_dir)
     current = doc.get("statusLine")
-    # an earlier install's status line (another venv path) is ours to replace, not the user's to keep
-    lines = (status_cmd, prev.get("statusLine"))
+    # an earlier install's status line (another venv path) is ours to replace, not the user's to keep;
+    # a line of the user's without a command (no earlier line recorded: None) is theirs
+    lines = {status_cmd, *([prev["statusLine"]] if isinstance(prev.get("statusLine"), str) else [])}
     if current is None or (isinstance(current, dict) and current.get("command") in lines):
         doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0,
                              "refreshInterval": STATUS_REFRESH}
