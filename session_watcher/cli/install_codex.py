@@ -48,6 +48,16 @@ def record_file() -> str:
     return os.path.join(paths.data_dir(), "installed-codex.json")
 
 
+def trust_file(hooks_file: str) -> str:
+    """`hooks_file` as Codex names it in its hooks' trust keys (and `hooks/list`'s `sourcePath`): an
+    absolute path whose folder is resolved where it is `$CODEX_HOME` (Codex canonicalizes that
+    variable, links and all; `~/.codex` it takes as it is)."""
+    folder = os.path.dirname(os.path.abspath(hooks_file))
+    if os.environ.get("CODEX_HOME"):
+        folder = os.path.realpath(folder)
+    return os.path.join(os.path.normpath(folder), os.path.basename(hooks_file))
+
+
 def entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
     """(event, handler) of each hook: the hook launcher with the event's name and `codex`, async
     unless Codex must wait for what it prints."""
@@ -94,7 +104,7 @@ def add(bin_dir: str) -> int:
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     from session_watcher.cli.codex_trust import trust
 
-    got = trust(home, os.path.normpath(os.path.abspath(path)), {h["command"] for _, h in wanted})
+    got = trust(home, trust_file(path), {h["command"] for _, h in wanted})
     if got is None:
         print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
               "open /hooks in Codex and trust session-watcher's")
@@ -194,7 +204,7 @@ def _trust_keys(hooks_file: str, doc: dict[str, Any], keys: set[str]) -> list[st
     (docs/install.md), from where our hooks (`keys`) sit in the hooks.json `doc`."""
     import re
 
-    mine = os.path.normpath(os.path.abspath(hooks_file))
+    mine = trust_file(hooks_file)
     hooks = doc.get("hooks")
     return [f"{mine}:{re.sub(r'(?<!^)(?=[A-Z])', '_', event).lower()}:{g}:{h}"
             for event, groups in (hooks.items() if isinstance(hooks, dict) else ()) if isinstance(groups, list)
