@@ -165,6 +165,32 @@ def test_doctor_counts_only_our_hooks_trust_not_the_users(tmp_path: Path) -> Non
     assert f"installed and trusted in {config}; none has fired yet" in _doctor(env)
 
 
+def test_doctor_reads_no_trust_from_hashes_written_for_an_earlier_installs_hooks(tmp_path: Path) -> None:
+    """Ours trusted as the install records it, then a re-install from another venv path where Codex
+    could not be asked (the install says "open /hooks"): the recorded hashes were written for the
+    earlier commands, which Codex hashes otherwise, so doctor no longer says "installed and trusted"
+    (it did: the keys and hashes were unchanged); a re-run from the same path changes nothing."""
+    home, bin_dir, env = _a_machine(tmp_path)
+    assert _run(env, "add", str(bin_dir)).returncode == 0
+    keys = [f"{home / 'hooks.json'}:{e}:0:0"
+            for e in ("post_tool_use", "post_model_request", "stop", "user_prompt_submit", "session_start")]
+    config = home / "config.toml"
+    config.write_text("".join(f'[hooks.state."{k}"]\ntrusted_hash = "sha256:a{n}"\n' for n, k in enumerate(keys)))
+    record = Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
+    trusted = {k: f"sha256:a{n}" for n, k in enumerate(keys)}
+    record.write_text(json.dumps({**json.loads(record.read_text()), "trusted": trusted}))  # the install's route
+    said = f"installed and trusted in {config}; none has fired yet"
+    assert said in _doctor(env)
+    assert _run(env, "add", str(bin_dir)).returncode == 0  # the same venv again: the same hooks, still trusted
+    assert said in _doctor(env)
+    moved = _run(env, "add", str(tmp_path / "elsewhere" / "bin"))
+    assert "open /hooks in Codex" in moved.stdout
+    got = _doctor(env)
+    assert said not in got
+    assert f"installed; {config} holds a trust entry for each of its 5 hooks, 5 not written by the install" in got
+    assert json.loads(record.read_text())["trusted"] == trusted  # still ours to take out at --uninstall
+
+
 def test_doctor_reads_a_malformed_or_odd_codex_config_as_not_trusted(tmp_path: Path) -> None:
     """Codex's config.toml is read for trust entries before any hook fired: `hooks.state` of the wrong
     type, a FIFO there or a file too large to be a config say "not trusted yet", never a traceback

@@ -97,10 +97,13 @@ def add(bin_dir: str) -> int:
     trusted: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
     # the files the install made (none was there): --uninstall deletes them when nothing else is in them
     config = os.path.join(home, "config.toml")
-    record = {"hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted,
-              "created": before is None or (same and prev.get("created") is True),
-              "configCreated": not os.path.lexists(config) or (same and prev.get("configCreated") is True),
-              "earlier": claude.earlier(prev, keys)}
+    record: dict[str, Any] = {
+        "hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted,
+        "created": before is None or (same and prev.get("created") is True),
+        "configCreated": not os.path.lexists(config) or (same and prev.get("configCreated") is True),
+        "earlier": claude.earlier(prev, keys)}
+    if trusted:
+        record["trustedFor"] = _trusted_for(prev, keys, wanted)
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     from session_watcher.cli.codex_trust import trust
 
@@ -109,12 +112,22 @@ def add(bin_dir: str) -> int:
         print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
               "open /hooks in Codex and trust session-watcher's")
         return 0
-    if got[0]:  # what --uninstall takes out of Codex's config.toml again
-        record["trusted"] = {**trusted, **got[0]}
-        write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    # what --uninstall takes out of Codex's config.toml again, and the hooks it now trusts
+    record["trusted"], record["trustedFor"] = {**trusted, **got[0]}, [h for _, h in wanted]
+    write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     print(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
           f"({len(got[0])} now, {got[1]} already)")
     return 0
+
+
+def _trusted_for(prev: dict[str, Any], keys: set[str | None], wanted: list[tuple[str, dict[str, Any]]]) -> Any:
+    """The hooks the recorded trust hashes were written for, as the earlier install of this hooks.json
+    (`prev`) left them (one from before they were recorded: these, where its commands are these);
+    doctor reads the hashes as trust of ours only while ours are still those hooks."""
+    if "trustedFor" in prev:
+        return prev["trustedFor"]
+    same = sorted(k for k in prev.get("hooks") or [] if isinstance(k, str)) == sorted(k for k in keys if k)
+    return [h for _, h in wanted] if same else []
 
 
 def remove() -> int:
@@ -186,6 +199,8 @@ def doctor_lines() -> list[str]:
     config = os.path.join(os.path.dirname(path), "config.toml")
     written = rec["trusted"] if isinstance(rec.get("trusted"), dict) else {}
     ours = _trust_keys(path, doc, keys)
+    if "trustedFor" in rec and _sorted(rec["trustedFor"]) != _sorted(_ours(doc, keys)):
+        written = {}  # hashes written for other hooks (another venv path's): not the trust of these
     known, other = _ours_trusted(config, ours, written)
     if known == len(ours):  # trusted (the install's app-server route), not run yet
         return [f"codex      {path}: installed and trusted in {config}; none has fired yet (start a Codex "
@@ -197,6 +212,18 @@ def doctor_lines() -> list[str]:
                 "again in Codex's /hooks)"]
     return [f"codex      {path}: installed, not trusted yet ({len(ours) - known - other} of its {len(ours)} hooks "
             f"without a trust entry in {config}; no Codex hook has fired: trust them in Codex's /hooks)"]
+
+
+def _ours(doc: dict[str, Any], keys: set[str]) -> list[Any]:
+    """Our hooks (`keys`) as they stand in the hooks.json `doc`."""
+    hooks = doc.get("hooks")
+    return [h for groups in (hooks.values() if isinstance(hooks, dict) else ()) if isinstance(groups, list)
+            for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if claude.hook_key(h) in keys]
+
+
+def _sorted(hooks: Any) -> list[str]:
+    return sorted(json.dumps(h, sort_keys=True) for h in hooks) if isinstance(hooks, list) else []
 
 
 def _trust_keys(hooks_file: str, doc: dict[str, Any], keys: set[str]) -> list[str]:
