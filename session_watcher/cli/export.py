@@ -105,7 +105,7 @@ def command(ns: argparse.Namespace) -> int:
     from session_watcher.otlp import exporter, payload, settings
 
     try:
-        since = since_epoch(ns.since) if ns.since else None
+        since = since_epoch(ns.since) if ns.since is not None else None  # "" is refused, as report does
     except ValueError as exc:
         raise UserError(f"--since {exc}") from None
     cfg, _ = config.load_layers(None)
