@@ -10,7 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,8 +20,6 @@ from tests.oracle import launchers
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
-if TYPE_CHECKING:
-    from pathlib import Path
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -106,13 +105,20 @@ def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
     assert "installed, not trusted yet" in _doctor(env)
     # trusted as the install's app-server route writes it (Codex's config.toml), before any thread ran:
     # doctor said "not trusted yet" right after the install said "trusted through codex app-server"
-    entries = "".join(f'[hooks.state."{home / "hooks.json"}:{event}:0:0"]\ntrusted_hash = "sha256:00"\n'
-                      for event in ("post_tool_use", "post_model_request", "stop", "user_prompt_submit",
-                                    "session_start"))
+    keys = [f"{home / 'hooks.json'}:{event}:0:0" for event in ("post_tool_use", "post_model_request", "stop",
+                                                                 "user_prompt_submit", "session_start")]
+    entries = "".join(f'[hooks.state."{key}"]\ntrusted_hash = "sha256:00"\n' for key in keys)
     (home / "config.toml").write_text(entries)
+    # trust given by hand (/hooks): entries under our hooks' keys, with hashes the install did not write
+    assert (f"installed; {home / 'config.toml'} holds a trust entry for each of its 5 hooks, 5 not written by "
+            "the install") in _doctor(env)
+    record = Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
+    rec = json.loads(record.read_text())
+    record.write_text(json.dumps({**rec, "trusted": dict.fromkeys(keys, "sha256:00")}))  # the install's route
     assert f"installed and trusted in {home / 'config.toml'}; none has fired yet" in _doctor(env)
     (home / "config.toml").write_text("\n".join(entries.splitlines()[:2]) + "\n")
-    assert "installed, not trusted yet" in _doctor(env)  # one entry of five: not trusted
+    assert (f"installed, not trusted yet (4 of its 5 hooks without a trust entry in {home / 'config.toml'}"
+            in _doctor(env))  # one entry of five: not trusted
     doc: dict[str, Any] = json.loads((home / "hooks.json").read_text())
     rollout = tmp_path / f"rollout-2026-07-01T20-47-00-{THREAD}.jsonl"
     shutil.copy(FIXTURES / f"rollout-{THREAD}.jsonl", rollout)
@@ -133,6 +139,56 @@ def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
     assert f"hooks firing (last thread {THREAD})" in _doctor(env)
     (home / "hooks.json").write_text("{}")
     assert "hooks are gone" in _doctor(env)
+
+
+def test_doctor_counts_only_our_hooks_trust_not_the_users(tmp_path: Path) -> None:
+    """The user's own five hooks in Codex's hooks.json, trusted in config.toml, and ours (installed
+    after them, untrusted): doctor says ours are not trusted (it said "installed and trusted": it
+    counted every trusted entry of the file); ours trusted as the install records it: trusted."""
+    home, bin_dir, env = _a_machine(tmp_path)
+    events = ("PostToolUse", "PostModelRequest", "Stop", "UserPromptSubmit", "SessionStart")
+    snake = ("post_tool_use", "post_model_request", "stop", "user_prompt_submit", "session_start")
+    (home / "hooks.json").write_text(json.dumps({"hooks": {e: [{"hooks": [USER_HOOK]}] for e in events}}))
+    theirs = "".join(f'[hooks.state."{home / "hooks.json"}:{e}:0:0"]\ntrusted_hash = "sha256:{n}"\n'
+                     for n, e in enumerate(snake))
+    config = home / "config.toml"
+    config.write_text(f'model = "gpt-5.5"\n{theirs}')
+    assert _run(env, "add", str(bin_dir)).returncode == 0
+    said = _doctor(env)
+    assert f"installed, not trusted yet (5 of its 5 hooks without a trust entry in {config}; no Codex hook " \
+           "has fired: trust them in Codex's /hooks)" in said
+    assert "trusted in" not in said
+    ours = [f"{home / 'hooks.json'}:{e}:1:0" for e in snake]  # each ours, the second group of its event
+    config.write_text(config.read_text() + "".join(f'[hooks.state."{k}"]\ntrusted_hash = "sha256:ab"\n' for k in ours))
+    record = Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "trusted": dict.fromkeys(ours, "sha256:ab")}))
+    assert f"installed and trusted in {config}; none has fired yet" in _doctor(env)
+
+
+def test_doctor_reads_no_trust_from_hashes_written_for_an_earlier_installs_hooks(tmp_path: Path) -> None:
+    """Ours trusted as the install records it, then a re-install from another venv path where Codex
+    could not be asked (the install says "open /hooks"): the recorded hashes were written for the
+    earlier commands, which Codex hashes otherwise, so doctor no longer says "installed and trusted"
+    (it did: the keys and hashes were unchanged); a re-run from the same path changes nothing."""
+    home, bin_dir, env = _a_machine(tmp_path)
+    assert _run(env, "add", str(bin_dir)).returncode == 0
+    keys = [f"{home / 'hooks.json'}:{e}:0:0"
+            for e in ("post_tool_use", "post_model_request", "stop", "user_prompt_submit", "session_start")]
+    config = home / "config.toml"
+    config.write_text("".join(f'[hooks.state."{k}"]\ntrusted_hash = "sha256:a{n}"\n' for n, k in enumerate(keys)))
+    record = Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
+    trusted = {k: f"sha256:a{n}" for n, k in enumerate(keys)}
+    record.write_text(json.dumps({**json.loads(record.read_text()), "trusted": trusted}))  # the install's route
+    said = f"installed and trusted in {config}; none has fired yet"
+    assert said in _doctor(env)
+    assert _run(env, "add", str(bin_dir)).returncode == 0  # the same venv again: the same hooks, still trusted
+    assert said in _doctor(env)
+    moved = _run(env, "add", str(tmp_path / "elsewhere" / "bin"))
+    assert "open /hooks in Codex" in moved.stdout
+    got = _doctor(env)
+    assert said not in got
+    assert f"installed; {config} holds a trust entry for each of its 5 hooks, 5 not written by the install" in got
+    assert json.loads(record.read_text())["trusted"] == trusted  # still ours to take out at --uninstall
 
 
 def test_doctor_reads_a_malformed_or_odd_codex_config_as_not_trusted(tmp_path: Path) -> None:

@@ -74,3 +74,17 @@ def test_nothing_written_where_nothing_is_ours(tmp_path: Path) -> None:
     assert untrust(str(tmp_path), MINE) == 0
     assert config.read_text() == "not = [toml"
     assert _backups(tmp_path) == []
+
+
+def test_a_config_the_install_created_goes_when_only_ours_was_in_it(tmp_path: Path) -> None:
+    """Codex's app-server made config.toml for our trust (there was none): it goes again with our
+    entries, and no backup is written (it held nothing of the user's); one the user has since written
+    into stays, a backup first."""
+    config = tmp_path / "config.toml"
+    config.write_text('[hooks.state]\n\n[hooks.state."/h/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:aa"\n')
+    assert untrust(str(tmp_path), MINE, created=True) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    config.write_text('model = "gpt-5.5"\n\n[hooks.state."/h/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:aa"\n')
+    assert untrust(str(tmp_path), MINE, created=True) == 1
+    assert config.read_text().strip() == 'model = "gpt-5.5"'
+    assert len(_backups(tmp_path)) == 1

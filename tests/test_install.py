@@ -311,10 +311,84 @@ def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
     assert add.returncode == 0, add.stderr
     doc = json.loads((tmp_path / "fresh" / "settings.json").read_text())
     assert set(doc) == {"hooks", "statusLine"}
+    again = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", "/opt/sw2/bin"],
+                           env=env, capture_output=True, text=True, timeout=60, check=False)  # a re-install
+    assert again.returncode == 0, again.stderr
+    assert "you already have one" not in again.stdout  # the earlier install's status line is ours, replaced
     rm = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
                         text=True, timeout=60, check=False)
     assert rm.returncode == 0, rm.stderr
-    assert json.loads((tmp_path / "fresh" / "settings.json").read_text()) == {}
+    # the file the install made goes, and the backups that held only our entries with it
+    assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == []
+    settings = tmp_path / "fresh" / "settings.json"
+    assert f"settings: removed {settings} (the install created it; nothing else was in it)" in rm.stdout
+
+
+def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> None:
+    """install.sh on a machine with neither settings.json nor Codex's hooks.json (Codex there: ~/.codex),
+    then --uninstall: both files are gone again, and no backup is left (each held only our entries);
+    Codex's own folder stays."""
+    b = Box(tmp_path)
+    codex = b.home / ".codex"
+    codex.mkdir()
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}  # no app-server: no config.toml
+    run = ["sh", str(REPO / "install.sh")]
+    got = subprocess.run([*run, "--no-demo"], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert b.settings().is_file()
+    assert (codex / "hooks.json").is_file()
+    gone = subprocess.run([*run, "--uninstall"], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert sorted(p.name for p in b.claude.iterdir()) == []
+    assert sorted(p.name for p in codex.iterdir()) == []
+    assert codex.is_dir()
+    assert f"settings: removed {b.settings()} (the install created it; nothing else was in it)" in gone.stdout
+    assert f"codex: removed {codex / 'hooks.json'} (the install created it; nothing else was in it)" in gone.stdout
+
+
+def test_uninstall_keeps_a_created_file_the_user_wrote_into(tmp_path: Path) -> None:
+    """A settings.json the install made, where the user has since put a key of theirs: it stays, with
+    their key and without ours; a backup holding settings of theirs is kept and named, one holding
+    only ours goes."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    cfg = tmp_path / "cfg"
+
+    def run(*step: str) -> str:
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *step], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    run("add", "/opt/sw/bin")
+    installed = json.loads((cfg / "settings.json").read_text())
+    only_ours = write_settings(cfg / "settings.json.bak-session-watcher-20250101000000", installed)
+    write_settings(cfg / "settings.json", {**installed, "theme": "dark"})
+    said = run("remove")
+    assert json.loads((cfg / "settings.json").read_text()) == {"theme": "dark"}
+    backups = sorted(cfg.glob("settings.json.bak-session-watcher-*"))
+    assert [json.loads(p.read_text()) for p in backups] == [{**installed, "theme": "dark"}]
+    assert f"backup: kept {backups[0]} (it holds settings of yours)" in said
+    assert only_ours not in [p.read_text() for p in backups]
+    assert f"backup: removed {cfg / 'settings.json.bak-session-watcher-20250101000000'}" in said
+
+
+def test_a_status_line_of_the_users_without_a_command_is_kept(tmp_path: Path) -> None:
+    """The user's statusLine with no "command" (an earlier install's line is replaced, recorded as a
+    string): kept, first install or re-install (it was replaced: the earlier line's record, None,
+    matched its missing command)."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    mine = {"type": "command", "padding": 2}
+    write_settings(tmp_path / "cfg" / "settings.json", {"statusLine": mine, "theme": "dark"})
+    for venv in ("/opt/sw/bin", "/opt/sw2/bin"):
+        add = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", venv],
+                             env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert add.returncode == 0, add.stderr
+        assert "you already have one" in add.stdout
+        assert json.loads((tmp_path / "cfg" / "settings.json").read_text())["statusLine"] == mine
 
 
 def test_reinstall_replaces_the_shell_form_hooks_of_an_older_install(tmp_path: Path) -> None:

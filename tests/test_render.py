@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from session_watcher.core.numbers import tokens
 from session_watcher.core.render import advice, render
 from session_watcher.sessions.replay import replay
 from tests.oracle import launcher
@@ -333,6 +334,30 @@ def test_status_text_speaks_plainly_unless_asked() -> None:
     assert "bill cycle" not in status_text(amber)
     assert "none pending (one comes once staying costs 0.1 % or more over a restart at the best moment)" in \
         status_text(final)  # bp_amber 0.001: just past the sweet spot
+
+
+def test_status_text_never_says_a_restart_carries_more_than_the_context_holds() -> None:
+    """The `short` fixture (one call: 12k read, 14k written, a 25k prompt that is also the floor):
+    `status` said a restart "would carry 25k ...; the context now holds 12k" (L, the cache read).
+    The context holds the last call's prompt (the `context` line's 13 % of 200k); a carry as large
+    says a restart would not make it smaller. A longer session keeps the carry against what it holds."""
+    from session_watcher.core.statustext import status_text
+
+    short = replay(str(FIXTURES / "short.jsonl"))[0]
+    assert (short["bDefault"], short["floor"], short["contextPressure"]["pressureTokens"]) == (25353, 25353, 25353)
+    said = [line for line in status_text(short).splitlines() if line.startswith("restart")]
+    assert said == ["restart  a restart would not make the context smaller (it holds 25k; a fresh session "
+                    "would start with 25k)"]
+    grown = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
+    said = [line for line in status_text(grown).splitlines() if line.startswith("restart")]
+    held = grown["contextPressure"]["pressureTokens"]
+    assert held > grown["bDefault"] > grown["floor"]
+    assert said == [f"restart  a fresh session would carry {tokens(grown['bDefault'])} tokens "
+                    f"({tokens(grown['floor'])} at the start, {tokens(grown['bDefault'] - grown['floor'])} of files); "
+                    f"the context now holds {tokens(held)}"]
+    # files a fresh session would read again, with a carry at or above what the context holds
+    doc = {**short, "bDefault": 30_000, "floor": 26_000}
+    assert "it holds 25k; a fresh session would start with 26k and read 4k of files again)" in status_text(doc)
 
 
 def test_a_cold_return_says_restart_whatever_the_lamp() -> None:

@@ -171,7 +171,48 @@ def test_since_and_bad_date(cliff_dir: Path) -> None:
     assert json.loads(r.stdout)["sessions"] == []
     bad = report(cliff_dir, "--since", "yesterday-ish")
     assert bad.returncode == 2
-    assert "not a date" in bad.stderr
+    assert "'yesterday-ish' is not a date, a date-time or a span (use YYYY-MM-DD" in bad.stderr
+
+
+@pytest.mark.slow
+def test_since_a_local_date_time_a_zoned_one_and_a_span(tmp_path: Path) -> None:
+    """--since 2026-03-02T12:30 is local time (here UTC+2, 10:30 UTC), with Z it is UTC; 12h and 2d
+    count back from now; anything else is refused naming the forms (report and export alike)."""
+    import time
+
+    proj = tmp_path / "claude" / "projects" / "-home-u-p"
+    Transcript("nine").call(T0, *WARM).write(proj)  # 09:00 UTC
+    Transcript("eleven").call(T0 + 7200, *WARM).write(proj)  # 11:00 UTC
+    Transcript("recent").call(time.time() - 3 * 3600, *WARM).write(proj)
+    Transcript("yesterday").call(time.time() - 30 * 3600, *WARM).write(proj)
+
+    def ids(since: str) -> list[str]:
+        got = subprocess.run([sys.executable, "-m", "session_watcher", "report", "--json", "--projects",
+                              str(tmp_path / "claude" / "projects"), "--since", since], capture_output=True, text=True,
+                             env={**env_for(tmp_path), "TZ": "Etc/GMT-2"}, cwd=tmp_path, timeout=120, check=False)
+        assert got.returncode == 0, got.stderr
+        return sorted(s["sessionId"] for s in json.loads(got.stdout)["sessions"])
+
+    assert ids("2026-03-02T12:30") == ["eleven", "recent", "yesterday"]
+    assert ids("2026-03-02T10:30:00Z") == ["eleven", "recent", "yesterday"]
+    assert ids("2026-03-02T12:30Z") == ["recent", "yesterday"]
+    assert ids("12h") == ["recent"]
+    assert ids("2d") == ["recent", "yesterday"]
+    forms = "(use YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] (local time unless it ends in a zone: Z, +02:00), " \
+            "or a span back from now: 30m, 12h, 7d, 2w (minutes, hours, days, weeks))"
+    bad = report(tmp_path, "--since", "last week", columns=1000)
+    assert bad.returncode == 2
+    assert f"argument --since: 'last week' is not a date, a date-time or a span {forms}" in bad.stderr
+    export = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run", "--since", "3y"],
+                            capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
+                            timeout=120, check=False)
+    assert export.returncode == 1
+    assert f"--since '3y' is not a date, a date-time or a span {forms}" in export.stderr
+    empty = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run", "--since", ""],
+                           capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
+                           timeout=120, check=False)  # it exported every session, where report refuses ""
+    assert (empty.returncode, empty.stdout) == (1, "")
+    assert f"--since '' is not a date, a date-time or a span {forms}" in empty.stderr
 
 
 @pytest.mark.slow
@@ -361,7 +402,7 @@ def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) ->
     bad = subprocess.run([sys.executable, *how, "report", "--json", "--since", "nope"], capture_output=True,
                          text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert bad.returncode == 2
-    assert "not a date: 'nope'" in bad.stderr
+    assert "'nope' is not a date, a date-time or a span (use YYYY-MM-DD" in bad.stderr
 
 
 @pytest.mark.slow

@@ -220,6 +220,29 @@ def test_a_file_put_back_after_a_run_without_it_takes_an_id_never_given(corpus: 
     counts_as_a_cold_build(corpus, doc, 1000 * body[:old.st_size].count(b"\n"))
 
 
+def test_an_index_without_last_id_is_built_again(corpus: Path) -> None:
+    """An index of this schema made before its files' highest id was kept (`meta` without `lastId`):
+    a file dropped by a run and put back with other content of its size and mtime took its old id
+    again, and the finished report kept by that id and those facts stood for it (the old figures, on
+    every run after). Such an index is built again at open, as one of another version is."""
+    run(corpus)
+    db = corpus / "cache" / "index.sqlite3"
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("DELETE FROM meta WHERE key = 'lastId'")  # the index as the code before lastId left it
+    main = corpus / "projects" / "proj" / "tool_heavy.jsonl"
+    old = main.stat()
+    os.replace(main, corpus / "away.jsonl")
+    _, st = run(corpus)
+    assert st.reread == st.files  # built again: every file read
+    body = b"".join(call_line(f"r{i}", 1000, 10) for i in range(400))
+    main.write_bytes(body[:old.st_size - 1] + b"\n")
+    os.utime(main, ns=(old.st_atime_ns, old.st_mtime_ns))
+    doc, st = run(corpus)
+    counts_as_a_cold_build(corpus, doc, 1000 * body[:old.st_size].count(b"\n"))
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'lastId'").fetchone() is not None
+
+
 def test_shrunk_file_is_read_again(corpus: Path) -> None:
     run(corpus)
     main = corpus / "projects" / "proj" / "tool_heavy.jsonl"

@@ -130,11 +130,13 @@ def trust(home: str, hooks_file: str, commands: set[str]) -> tuple[dict[str, str
         rpc.close()
 
 
-def untrust(home: str, written: dict[str, str]) -> int:
+def untrust(home: str, written: dict[str, str], created: bool = False) -> int:
     """Take out of `$home/config.toml` the trust entries the install wrote (`written`, {key: hash}):
     each `hooks.state.<key>` whose trusted_hash is still the one written (a hash since changed is
     someone else's), the table when nothing else is left in it; the user's entries and the file's
-    layout kept (tomlkit), a backup first. The number taken out (0: the file left as it is)."""
+    layout kept (tomlkit), a backup first. A file the install's trust made (`created`: there was
+    none) and that holds nothing else is deleted instead, with no backup (it held only ours). The
+    number taken out (0: the file left as it is)."""
     import tomlkit
 
     from session_watcher.cli import install as claude
@@ -167,7 +169,12 @@ def untrust(home: str, written: dict[str, str]) -> int:
         del hooks["state"]  # type: ignore[union-attr]  # a dict, checked above
     if not hooks:
         del doc["hooks"]
-    _write_toml(path, before, tomlkit.dumps(doc))
+    text = tomlkit.dumps(doc)
+    if created and not text.strip() and not os.path.islink(path):
+        os.unlink(path)
+        print(f"codex: removed {path} (the install's trust created it; nothing else was in it)")
+    else:
+        _write_toml(path, before, text)
     return gone
 
 

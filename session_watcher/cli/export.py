@@ -1,4 +1,4 @@
-"""`session-watcher export --otlp [URL] [--since DATE] [--projects DIR ...] [--dry-run]`: history.
+"""`session-watcher export --otlp [URL] [--since WHEN] [--projects DIR ...] [--dry-run]`: history.
 
 Finds the sessions as `report` does (every main transcript in every agent's own folders, or in the
 folders of Claude Code projects `--projects` names), replays each with the hooks' own fold
@@ -31,7 +31,9 @@ def add_parser(sub: Any) -> None:
     s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector (docs/otlp.md).")
     s.add_argument("--otlp", nargs="?", const="", metavar="URL", required=True,
                    help="the collector's OTLP/HTTP endpoint (default: the configured one; docs/otlp.md)")
-    s.add_argument("--since", metavar="DATE", help="only sessions active from this date on (YYYY-MM-DD)")
+    s.add_argument("--since", metavar="WHEN",
+                   help="only sessions active from then on: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), "
+                   "or 7d, 12h, 2w, 30m back")
     s.add_argument("--projects", metavar="DIR", nargs="+", action="extend",
                    help="these folders of Claude Code projects instead of every agent's own folders")
     s.add_argument("--dry-run", action="store_true", help="print the metrics request as OTLP/JSON, send nothing")
@@ -103,9 +105,9 @@ def command(ns: argparse.Namespace) -> int:
     from session_watcher.otlp import exporter, payload, settings
 
     try:
-        since = since_epoch(ns.since) if ns.since else None
-    except ValueError:
-        raise UserError(f"--since {ns.since!r}: not a date (use YYYY-MM-DD)") from None
+        since = since_epoch(ns.since) if ns.since is not None else None  # "" is refused, as report does
+    except ValueError as exc:
+        raise UserError(f"--since {exc}") from None
     cfg, _ = config.load_layers(None)
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one line, exit 1)

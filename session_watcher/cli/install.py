@@ -3,8 +3,9 @@
 `python -m session_watcher.cli.install add BIN_DIR` / `remove`: idempotent; every other key and hook of the
 user's is kept; a backup is written before any change (and none when nothing changes); an existing
 statusLine is never overwritten. What was added is recorded in `<data dir>/installed.json`, so removal
-takes out exactly that. `link COMMAND`: the command in ~/.local/bin
-(install.sh --uninstall removes it).
+takes out exactly that; a settings.json the install created goes again when nothing else is in it, and
+so do our backups that hold only our entries (`restore`; one holding anything of the user's stays).
+`link COMMAND`: the command in ~/.local/bin (install.sh --uninstall removes it).
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import os
 import shlex
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.base import paths
 from session_watcher.base.atomic import user_file, write_atomic, write_user_file
 from session_watcher.hooks.run import EVENTS as PLANS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # What is registered comes from the hook's own table (hooks.run.EVENTS): each event, and beside
 # SessionStart its `inject`. Synchronous: UserPromptSubmit (its output is shown to the user: the
@@ -233,7 +237,10 @@ def add(bin_dir: str) -> int:
     # an earlier install's hooks (another form, another venv path) are replaced, not doubled
     _drop_hooks(doc, {k for k in prev.get("hooks") or [] if isinstance(k, str) and k not in wanted})
     hooks = doc.setdefault("hooks", {})
-    added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None}
+    # a file the install made (none was there) goes again at --uninstall when nothing else is in it
+    created = before is None or (prev.get("created") is True and prev.get("settings") == path)
+    added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None, "created": created,
+                             "earlier": earlier(prev, wanted | {statusline_command(bin_dir)})}
     for event, entry in entries:
         key = hook_key(entry)
         groups = hooks.setdefault(event, [])
@@ -245,7 +252,10 @@ def add(bin_dir: str) -> int:
         added["hooks"].append(key)
     status_cmd = statusline_command(bin_dir)
     current = doc.get("statusLine")
-    if current is None or (isinstance(current, dict) and current.get("command") == status_cmd):
+    # an earlier install's status line (another venv path) is ours to replace, not the user's to keep;
+    # a line of the user's without a command (no earlier line recorded: None) is theirs
+    lines = {status_cmd, *([prev["statusLine"]] if isinstance(prev.get("statusLine"), str) else [])}
+    if current is None or (isinstance(current, dict) and current.get("command") in lines):
         doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0,
                              "refreshInterval": STATUS_REFRESH}
         added["statusLine"] = status_cmd
@@ -253,13 +263,64 @@ def add(bin_dir: str) -> int:
         print("statusLine: you already have one; it was left as it is. To show both (yours above), set "
               f"statusLine.command to:\n  {both(status_cmd, current)}")
     _write(path, doc, before)
-    if prev.get("statusLine") and not added["statusLine"]:
-        added["statusLine"] = None
     paths.ensure_private_dir(paths.data_dir())
     write_atomic(record_file(), (json.dumps(added, indent=2) + "\n").encode("utf-8"))
     print(f"settings: {path} (hooks: {', '.join(EVENTS)}; statusLine: "
           f"{'session-watcher' if added['statusLine'] else 'yours, kept'})")
     return 0
+
+
+def earlier(prev: dict[str, Any], now: set[str | None]) -> list[str]:
+    """The hook keys and status-line commands of earlier installs (`prev`, the record they left) that
+    this one does not write again (`now`): no longer in the file, but what our backups of it may hold."""
+    was = [*(prev.get("earlier") or []), *(prev.get("hooks") or []), prev.get("statusLine")]
+    return sorted({k for k in was if isinstance(k, str) and k not in now})
+
+
+def _strip(doc: dict[str, Any], keys: set[str], status: set[str] | None = None) -> dict[str, Any]:
+    """`doc` with the hooks whose keys are in `keys` and a statusLine running a command of `status`
+    taken out."""
+    _drop_hooks(doc, keys)
+    sl = doc.get("statusLine")
+    if isinstance(sl, dict) and sl.get("command") in (status or set()):
+        del doc["statusLine"]
+    return doc
+
+
+def _tidy_backups(path: str, strip: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Our backups of `path` that hold nothing but our entries (`strip` leaves `{}`) are deleted;
+    any other (settings of the user's, or text that is not a JSON object) is kept, and named."""
+    import glob
+
+    kept = []
+    for backup in sorted(glob.glob(glob.escape(path) + ".bak-session-watcher-*")):
+        try:
+            text = _read_text(backup)
+            doc = json.loads(text) if text is not None else None
+        except (SystemExit, ValueError, RecursionError):
+            doc = None
+        if isinstance(doc, dict) and not strip(doc) and not os.path.islink(backup):
+            os.unlink(backup)
+            print(f"backup: removed {backup} (it held only session-watcher's entries)")
+        else:
+            kept.append(backup)
+    for backup in kept:
+        print(f"backup: kept {backup} (it holds settings of yours)")
+
+
+def restore(path: str, before: str, doc: dict[str, Any], created: bool,
+            strip: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
+    """`path` brought back to what it was before the install: `doc` (its content with ours taken
+    out) written, or, where the install created the file and `doc` is empty, the file deleted (a
+    link there is the user's: kept); then our backups of it tidied (_tidy_backups). Whether the
+    file was deleted."""
+    gone = created and not doc and not os.path.islink(path)
+    if gone:
+        os.unlink(path)
+    else:  # what is left is what the install's backup holds: the file back as it was, no second backup
+        _write(path, doc, before, backup=not _backed_up(path, doc))
+    _tidy_backups(path, strip)
+    return gone
 
 
 def remove() -> int:
@@ -271,17 +332,19 @@ def remove() -> int:
         return 0
     doc = _load(path)
     _check_shape(path, doc)
-    _drop_hooks(doc, {k for k in rec.get("hooks") or [] if isinstance(k, str)})
-    sl = doc.get("statusLine")
-    if rec.get("statusLine") and isinstance(sl, dict) and sl.get("command") == rec["statusLine"]:
-        del doc["statusLine"]
-    # what is left is what the install's backup holds: the file back as it was, no second backup
-    _write(path, doc, before, backup=not _backed_up(path, doc))
+    keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
+    status = {rec["statusLine"]} if isinstance(rec.get("statusLine"), str) else set()
+    # a backup may hold an earlier install's entries (another venv path): ours too
+    was = {k for k in rec.get("earlier") or [] if isinstance(k, str)} | keys | status
+    if restore(path, before, _strip(doc, keys, status), rec.get("created") is True,
+               lambda d: _strip(d, was, was)):
+        print(f"settings: removed {path} (the install created it; nothing else was in it)")
+    else:
+        print(f"settings: removed session-watcher from {path}")
     try:
         os.unlink(record_file())
     except FileNotFoundError:
         pass
-    print(f"settings: removed session-watcher from {path}")
     return 0
 
 

@@ -48,6 +48,16 @@ def record_file() -> str:
     return os.path.join(paths.data_dir(), "installed-codex.json")
 
 
+def trust_file(hooks_file: str) -> str:
+    """`hooks_file` as Codex names it in its hooks' trust keys (and `hooks/list`'s `sourcePath`): an
+    absolute path whose folder is resolved where it is `$CODEX_HOME` (Codex canonicalizes that
+    variable, links and all; `~/.codex` it takes as it is)."""
+    folder = os.path.dirname(os.path.abspath(hooks_file))
+    if os.environ.get("CODEX_HOME"):
+        folder = os.path.realpath(folder)
+    return os.path.join(os.path.normpath(folder), os.path.basename(hooks_file))
+
+
 def entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
     """(event, handler) of each hook: the hook launcher with the event's name and `codex`, async
     unless Codex must wait for what it prints."""
@@ -82,23 +92,42 @@ def add(bin_dir: str) -> int:
     claude._write(path, doc, before)
     paths.ensure_private_dir(paths.data_dir())
     # the trust entries an earlier install wrote stay ours (a re-run finds them trusted already)
-    earlier = prev.get("trusted") if prev.get("hooksFile") == path else None
+    same = prev.get("hooksFile") == path
+    earlier = prev.get("trusted") if same else None
     trusted: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
-    record = {"hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted}
+    # the files the install made (none was there): --uninstall deletes them when nothing else is in them
+    config = os.path.join(home, "config.toml")
+    record: dict[str, Any] = {
+        "hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted,
+        "created": before is None or (same and prev.get("created") is True),
+        "configCreated": not os.path.lexists(config) or (same and prev.get("configCreated") is True),
+        "earlier": claude.earlier(prev, keys)}
+    if trusted:
+        record["trustedFor"] = _trusted_for(prev, keys, wanted)
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     from session_watcher.cli.codex_trust import trust
 
-    got = trust(home, os.path.normpath(os.path.abspath(path)), {h["command"] for _, h in wanted})
+    got = trust(home, trust_file(path), {h["command"] for _, h in wanted})
     if got is None:
         print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
               "open /hooks in Codex and trust session-watcher's")
         return 0
-    if got[0]:  # what --uninstall takes out of Codex's config.toml again
-        record["trusted"] = {**trusted, **got[0]}
-        write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    # what --uninstall takes out of Codex's config.toml again, and the hooks it now trusts
+    record["trusted"], record["trustedFor"] = {**trusted, **got[0]}, [h for _, h in wanted]
+    write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     print(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
           f"({len(got[0])} now, {got[1]} already)")
     return 0
+
+
+def _trusted_for(prev: dict[str, Any], keys: set[str | None], wanted: list[tuple[str, dict[str, Any]]]) -> Any:
+    """The hooks the recorded trust hashes were written for, as the earlier install of this hooks.json
+    (`prev`) left them (one from before they were recorded: these, where its commands are these);
+    doctor reads the hashes as trust of ours only while ours are still those hooks."""
+    if "trustedFor" in prev:
+        return prev["trustedFor"]
+    same = sorted(k for k in prev.get("hooks") or [] if isinstance(k, str)) == sorted(k for k in keys if k)
+    return [h for _, h in wanted] if same else []
 
 
 def remove() -> int:
@@ -110,18 +139,23 @@ def remove() -> int:
     if before is not None:
         doc = claude._load(path)
         claude._check_shape(path, doc)
-        claude._drop_hooks(doc, {k for k in rec.get("hooks") or [] if isinstance(k, str)})
-        claude._write(path, doc, before)
-        print(f"codex: removed session-watcher from {path}")
+        keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
+        was = keys | {k for k in rec.get("earlier") or [] if isinstance(k, str)}  # a backup may hold those too
+        if claude.restore(path, before, claude._strip(doc, keys), rec.get("created") is True,
+                          lambda d: claude._strip(d, was)):
+            print(f"codex: removed {path} (the install created it; nothing else was in it)")
+        else:
+            print(f"codex: removed session-watcher from {path}")
     written = rec.get("trusted")
     if isinstance(written, dict):
         from session_watcher.cli.codex_trust import untrust
 
         gone = untrust(os.path.dirname(path), {k: v for k, v in written.items()
-                                               if isinstance(k, str) and isinstance(v, str)})
-        if gone:
-            print(f"codex: removed the {gone} trust entries the install wrote from "
-                  f"{os.path.join(os.path.dirname(path), 'config.toml')}")
+                                               if isinstance(k, str) and isinstance(v, str)},
+                       created=rec.get("configCreated") is True)
+        config = os.path.join(os.path.dirname(path), "config.toml")
+        if gone and os.path.lexists(config):  # else untrust said it removed the file
+            print(f"codex: removed the {gone} trust entries the install wrote from {config}")
     try:
         os.unlink(record_file())
     except FileNotFoundError:
@@ -148,30 +182,69 @@ def _fired(limit: int = 64) -> str | None:
 
 def doctor_lines() -> list[str]:
     """What `doctor` says of Codex: not here, here without the hooks, installed but not trusted yet
-    (no Codex hook has fired: Codex skips an untrusted hook and says nothing), or firing."""
+    (no Codex hook has fired: Codex skips an untrusted hook and says nothing), or firing. Trust is
+    read for our hooks only (`_ours_trusted`), never from the user's own entries."""
     home = codex_home()
     rec = claude._load(record_file()) if os.path.exists(record_file()) else {}
     path = rec.get("hooksFile")
     if not isinstance(path, str):
         return [] if home is None else [f"codex      {home}: hooks not installed (./install.sh adds them)"]
     keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
-    if not keys <= _registered(path):
+    doc = _hooks_doc(path)
+    if not keys <= _registered(doc):
         return [f"codex      {path}: session-watcher's hooks are gone from it (./install.sh adds them again)"]
     fired = _fired()
     if fired is not None:
         return [f"codex      {path}: hooks firing (last thread {fired})"]
     config = os.path.join(os.path.dirname(path), "config.toml")
-    if _trusted(config, path) >= len(keys):  # trusted (the install's app-server route), not run yet
+    written = rec["trusted"] if isinstance(rec.get("trusted"), dict) else {}
+    ours = _trust_keys(path, doc, keys)
+    if "trustedFor" in rec and _sorted(rec["trustedFor"]) != _sorted(_ours(doc, keys)):
+        written = {}  # hashes written for other hooks (another venv path's): not the trust of these
+    known, other = _ours_trusted(config, ours, written)
+    if known == len(ours):  # trusted (the install's app-server route), not run yet
         return [f"codex      {path}: installed and trusted in {config}; none has fired yet (start a Codex "
                 "thread; if they still do not fire, trust them again in Codex's /hooks)"]
-    return [f"codex      {path}: installed, not trusted yet (no Codex hook has fired: "
-            "trust them in Codex's /hooks)"]
+    if known + other == len(ours):
+        return [f"codex      {path}: installed; {config} holds a trust entry for each of its {len(ours)} hooks, "
+                f"{other} not written by the install (from /hooks, or left by another hook in that place: "
+                "not checked); none has fired yet (start a Codex thread; if they do not fire, trust them "
+                "again in Codex's /hooks)"]
+    return [f"codex      {path}: installed, not trusted yet ({len(ours) - known - other} of its {len(ours)} hooks "
+            f"without a trust entry in {config}; no Codex hook has fired: trust them in Codex's /hooks)"]
 
 
-def _trusted(config: str, hooks_file: str) -> int:
-    """How many hooks of `hooks_file` Codex's config.toml holds a trust entry for (`hooks.state`,
-    keyed `<hooks file>:<event>:<group>:<hook>`); 0 where it cannot be read (a FIFO there, a file
-    over `config.MAX_FILE_BYTES`, not TOML, nested too deep) or `hooks.state` is no table."""
+def _ours(doc: dict[str, Any], keys: set[str]) -> list[Any]:
+    """Our hooks (`keys`) as they stand in the hooks.json `doc`."""
+    hooks = doc.get("hooks")
+    return [h for groups in (hooks.values() if isinstance(hooks, dict) else ()) if isinstance(groups, list)
+            for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if claude.hook_key(h) in keys]
+
+
+def _sorted(hooks: Any) -> list[str]:
+    return sorted(json.dumps(h, sort_keys=True) for h in hooks) if isinstance(hooks, list) else []
+
+
+def _trust_keys(hooks_file: str, doc: dict[str, Any], keys: set[str]) -> list[str]:
+    """The keys Codex files our hooks' trust under, `<hooks file>:<event in snake case>:<group>:<hook>`
+    (docs/install.md), from where our hooks (`keys`) sit in the hooks.json `doc`."""
+    import re
+
+    mine = trust_file(hooks_file)
+    hooks = doc.get("hooks")
+    return [f"{mine}:{re.sub(r'(?<!^)(?=[A-Z])', '_', event).lower()}:{g}:{h}"
+            for event, groups in (hooks.items() if isinstance(hooks, dict) else ()) if isinstance(groups, list)
+            for g, group in enumerate(groups) if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            for h, hook in enumerate(group["hooks"]) if claude.hook_key(hook) in keys]
+
+
+def _ours_trusted(config: str, ours: list[str], written: dict[str, Any]) -> tuple[int, int]:
+    """Of our hooks' trust keys (`ours`), how many Codex's config.toml holds a trust entry for with the
+    hash the install wrote (`written`, {key: hash}), and how many with another hash (trusted in
+    /hooks, or an entry left by a hook once in that place: Codex's hash is not ours to compute);
+    (0, 0) where it cannot be read (a FIFO there, a file over `config.MAX_FILE_BYTES`, not TOML,
+    nested too deep) or `hooks.state` is no table."""
     import tomllib
 
     from session_watcher.base.config import MAX_FILE_BYTES
@@ -179,24 +252,30 @@ def _trusted(config: str, hooks_file: str) -> int:
     try:
         doc = tomllib.loads(paths.read_file(config, MAX_FILE_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError, MemoryError):
-        return 0
+        return 0, 0
     hooks = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     if not isinstance(state, dict):
-        return 0
-    mine = os.path.normpath(os.path.abspath(hooks_file)) + ":"
-    return sum(1 for key, entry in state.items()
-               if key.startswith(mine) and isinstance(entry, dict) and entry.get("trusted_hash"))
+        return 0, 0
+    hashes = [(key, entry["trusted_hash"]) for key in ours
+              if isinstance(entry := state.get(key), dict) and entry.get("trusted_hash")]
+    known = sum(1 for key, digest in hashes if written.get(key) == digest)
+    return known, len(hashes) - known
 
 
-def _registered(path: str) -> set[str | None]:
-    """The keys of the hooks in a hooks.json (none when it cannot be read)."""
+def _hooks_doc(path: str) -> dict[str, Any]:
+    """A hooks.json's object ({} when it cannot be read)."""
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (OSError, ValueError):
-        return set()
-    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _registered(doc: dict[str, Any]) -> set[str | None]:
+    """The keys of the hooks in a hooks.json's object."""
+    hooks = doc.get("hooks")
     return {claude.hook_key(h) for groups in (hooks or {}).values() if isinstance(groups, list)
             for g in groups if isinstance(g, dict) for h in g.get("hooks") or []} if isinstance(hooks, dict) else set()
 

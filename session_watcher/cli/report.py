@@ -1,4 +1,4 @@
-"""`session-watcher report [--projects DIR ...] [--since DATE] [--json | --html OUT.html [--pages]]`.
+"""`session-watcher report [--projects DIR ...] [--since WHEN] [--json | --html OUT.html [--pages]]`.
 
 Its arguments join the CLI's parser tree (`add_parser`); `report session ...`, the single-session
 page, is `reports.session_cli`'s. `json_args` reads the form programs run without argparse.
@@ -22,13 +22,13 @@ if TYPE_CHECKING:
 
 
 def since_epoch(text: str) -> float:
-    """'2026-02-12' (local midnight) or an ISO date-time -> epoch seconds. Raises ValueError."""
-    from datetime import datetime
+    """`--since TEXT` as epoch seconds (core.when: a date, a date-time, local unless zoned, or a span
+    back from now). Raises ValueError naming the accepted forms."""
+    import time
 
-    dt = datetime.fromisoformat(text)
-    if dt.tzinfo is None:
-        dt = dt.astimezone()  # naive: the local zone
-    return dt.timestamp()
+    from session_watcher.core.when import since_epoch as parse
+
+    return parse(text, time.time(), lambda dt: dt.astimezone().timestamp())  # naive: the local zone
 
 
 def parse_since(text: str) -> float:
@@ -38,7 +38,7 @@ def parse_since(text: str) -> float:
     try:
         return since_epoch(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a date: {text!r} (use YYYY-MM-DD)") from exc
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def add_parser(sub: Any) -> None:
@@ -59,7 +59,8 @@ def add_parser(sub: Any) -> None:
         action="extend",
         help="scan these folders of Claude Code projects instead of every agent's own folders",
     )
-    p.add_argument("--since", metavar="DATE", type=parse_since, help="only calls from this date on")
+    p.add_argument("--since", metavar="WHEN", type=parse_since,
+                   help="only calls from then on: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or 7d, 12h, 2w, 30m back")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the report as JSON (docs/report-schema.json)")
     out.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
@@ -140,7 +141,7 @@ def write_session_pages(doc: dict[str, Any], out: str, roots: list[str] | None) 
 
 
 def json_args(argv: list[str]) -> SimpleNamespace | None:
-    """The namespace argparse makes of `--json` with `--projects DIR...`, `--since DATE`, `--index
+    """The namespace argparse makes of `--json` with `--projects DIR...`, `--since WHEN`, `--index
     FILE`, each written out whole (what programs pass); None for anything else, which argparse then
     reads (and says what is wrong). argparse and what it loads (gettext, locale, shutil) are a large
     share of a warm report's start-up (docs/benchmarks.md)."""

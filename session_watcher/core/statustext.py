@@ -127,15 +127,24 @@ def _common_folder(paths: list[str]) -> str | None:
 
 
 def _carry_words(doc: Mapping[str, Any]) -> str | None:
-    """What a fresh session would carry and what the context holds now."""
+    """What a fresh session would carry and what the context holds now: the last call's prompt, as
+    the `context` line shows it (L, what it re-read from the cache, leaves out what it wrote). A
+    restart cannot carry more than the context holds: where the carry is as large, the line says a
+    restart would not make it smaller."""
     from session_watcher.core.numbers import tokens
 
-    b, big_l = doc.get("bDefault"), doc.get("L")
+    b = doc.get("bDefault")
     if b is None:
         return None
+    held = (doc.get("contextPressure") or {}).get("pressureTokens")
+    held = held if isinstance(held, int | float) else doc.get("L") or 0
     floor = doc.get("floor") or 0
+    files = f" and read {tokens(b - floor)} of files again" if b > floor else ""
+    if b >= held:
+        return (f"a restart would not make the context smaller (it holds {tokens(held)}; a fresh session "
+                f"would start with {tokens(floor)}{files})")
     return (f"a fresh session would carry {tokens(b)} tokens ({tokens(floor)} at the start, "
-            f"{tokens(max(0, b - floor))} of files); the context now holds {tokens(big_l or 0)}")
+            f"{tokens(max(0, b - floor))} of files); the context now holds {tokens(held)}")
 
 
 def _n(count: int, noun: str) -> str:

@@ -66,6 +66,16 @@ SCHEMA_VERSION = 12  # 1: files + rows; 2: + reports (finished documents by corp
 DB_NAME = "warmth-index.sqlite3"
 
 
+def _gives_new_ids(conn: sqlite3.Connection) -> bool:
+    """Whether an index of this schema knows the highest file id it gave (`meta`'s `lastId`), or
+    gave none yet; False for one made before it was kept, or without its tables (damaged)."""
+    try:
+        return (conn.execute("SELECT 1 FROM meta WHERE key = 'lastId'").fetchone() is not None
+                or conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None)
+    except sqlite3.OperationalError:
+        return False
+
+
 def _whole(src: Source) -> bool:
     """True when the source's agent decodes its lines with a state carried from line to line: the
     file is read from its start every time."""
@@ -283,9 +293,12 @@ class Index:
     @staticmethod
     def _prepare(conn: sqlite3.Connection) -> None:
         """This schema's tables (an index of another version is emptied first); one of this schema,
-        which this code made with its tables, is used as it is (a damaged one is rebuilt)."""
+        which this code made with its tables, is used as it is (a damaged one is rebuilt). One of this
+        schema with files but no `lastId` (made before the highest id given was kept, `_new_ids`) is
+        emptied too: the ids it gave and dropped are not known, and one given again would let what
+        is kept by it stand for another file."""
         conn.execute("PRAGMA synchronous=OFF")  # a cache: a lost write is rebuilt next run
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION and _gives_new_ids(conn):
             return
         conn.execute("DROP TABLE IF EXISTS merged")
         conn.execute("DROP TABLE IF EXISTS parts")

@@ -381,3 +381,23 @@ def test_in_the_tui_past_the_sweet_spot_the_desktop_notification_arrives(codex_b
     finally:
         tmux.run("kill-server")
         desktop.close()
+
+
+def test_trusted_through_a_linked_codex_home_with_the_users_hooks_first(codex_bin: Path, tmp_path: Path) -> None:
+    """`$CODEX_HOME` a link to the real folder (Codex files trust under the resolved path), and the
+    user's own hooks before ours in Stop (a prompt hook Codex skips still takes an index): the install
+    trusts ours through the app-server and doctor, computing the keys as Codex does, says trusted.
+    Through the link the install said "open /hooks" (no hook of `hooks/list` came from the path it
+    looked for) and doctor "5 of its 5 hooks without a trust entry"."""
+    env, _project, bin_dir = _world(tmp_path, 9)  # no model call: the port is never dialled
+    real = Path(env["CODEX_HOME"])
+    link = tmp_path / "codex-link"
+    link.symlink_to(real)
+    mine = [{"type": "command", "command": "echo one"}, {"type": "prompt", "prompt": "x"},
+            {"type": "command", "command": "echo two"}]
+    (real / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": mine}, {"matcher": "x", "hooks": []}]}}))
+    env = {**env, "CODEX_HOME": str(link), "SESSION_WATCHER_CODEX": str(codex_bin)}
+    assert "trusted through codex app-server (5 now, 0 already)" in _install(env, bin_dir)
+    said = _doctor(env)
+    assert f"installed and trusted in {link / 'config.toml'}; none has fired yet" in said, said
+    assert f'"{real / "hooks.json"}:stop:2:0"' in (real / "config.toml").read_text()  # ours: Stop's third group
