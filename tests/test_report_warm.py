@@ -365,3 +365,23 @@ def test_a_window_whose_parts_were_dropped_is_built_again_not_summed_twice(proje
     again = windowed(projects, index, None)
     assert again["coldStarts"] == cold["coldStarts"]
     assert again == cold
+
+
+def test_the_counts_of_windows_no_longer_kept_go_with_their_parts(projects: Path, tmp_path: Path) -> None:
+    """A span's window is new each minute: each window's count of changed parts (`parts_made`) goes
+    when its parts are no longer kept, so an index read with a new `--since` every minute stays its
+    size; the windows still kept keep theirs, and a report after equals a cold one."""
+    import sqlite3
+
+    from session_watcher.reports.index import KEEP_REPORTS
+
+    index = tmp_path / "i.sqlite3"
+    sinces = [1.7e9 + 60 * k for k in range(KEEP_REPORTS + 2)]
+    for since in sinces:
+        windowed(projects, index, since)
+    with sqlite3.connect(index) as conn:
+        counts = [k for (k,) in conn.execute("SELECT key FROM meta WHERE key > 'parts' AND key < ?", ("parts\1",))]
+        windows = {p for (p,) in conn.execute("SELECT DISTINCT params FROM parts")}
+    assert len(windows) == KEEP_REPORTS
+    assert sorted(counts) == sorted(f"parts\0{p}" for p in windows)
+    assert windowed(projects, index, sinces[-1]) == windowed(projects, tmp_path / "cold.sqlite3", sinces[-1])

@@ -1050,6 +1050,12 @@ class Index:
                                  " ORDER BY MAX(at) DESC LIMIT ?)", (KEEP_REPORTS,))
                     # a window's sums go with its parts: they hold nothing the parts no longer say
                     conn.execute("DELETE FROM merged WHERE params NOT IN (SELECT DISTINCT params FROM parts)")
+                    # and its count (a span's window is new each minute: counts were kept for ever); one
+                    # made again starts over, and its first change drops any sums a run beside it keeps
+                    live = {f"parts\0{p}" for (p,) in conn.execute("SELECT DISTINCT params FROM parts")}
+                    counts = conn.execute("SELECT key FROM meta WHERE key > 'parts' AND key < ?", ("parts\1",))
+                    gone_counts = [(k,) for (k,) in counts.fetchall() if k not in live]
+                    conn.executemany("DELETE FROM meta WHERE key = ?", gone_counts)
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
