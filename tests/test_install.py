@@ -324,6 +324,26 @@ def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
     assert f"settings: removed {settings} (the install created it; nothing else was in it)" in rm.stdout
 
 
+def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Path) -> None:
+    """The user deleted settings.json after the install: uninstall says there is nothing to remove
+    there, and its record of the install goes too (a later install reads none of it)."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    add = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", "/opt/sw/bin"],
+                         env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert add.returncode == 0, add.stderr
+    record = tmp_path / "sw" / "data" / "installed.json"
+    assert record.is_file()
+    settings = tmp_path / "cfg" / "settings.json"
+    settings.unlink()
+    rm = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
+                        text=True, timeout=60, check=False)
+    assert rm.returncode == 0, rm.stderr
+    assert f"settings: {settings} absent; nothing to remove" in rm.stdout
+    assert not record.exists()
+
+
 def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> None:
     """install.sh on a machine with neither settings.json nor Codex's hooks.json (Codex there: ~/.codex),
     then --uninstall: both files are gone again, and no backup is left (each held only our entries);

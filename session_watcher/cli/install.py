@@ -329,6 +329,7 @@ def remove() -> int:
     before = _read_text(path)
     if before is None:
         print(f"settings: {path} absent; nothing to remove")
+        _forget_install()
         return 0
     doc = _load(path)
     _check_shape(path, doc)
@@ -341,11 +342,16 @@ def remove() -> int:
         print(f"settings: removed {path} (the install created it; nothing else was in it)")
     else:
         print(f"settings: removed session-watcher from {path}")
+    _forget_install()
+    return 0
+
+
+def _forget_install() -> None:
+    """The install's record goes with what it recorded: a later install starts from nothing of it."""
     try:
         os.unlink(record_file())
     except FileNotFoundError:
         pass
-    return 0
 
 
 def bin_home() -> str:
