@@ -196,7 +196,7 @@ def on_tool_result(state: State, result: ResultEvent, paths: Resolved, use: tupl
     canon, reasons = paths
     path = canon.get(raw, raw) if isinstance(raw, str) else None
     reread = False
-    if name == "Read" and path:
+    if name in health.READS and path:  # a shell read counts here only: not in the path map below
         reread = path in state["readPaths"]
         state["readPaths"].setdefault(path, 1)
     health.on_tool(state["health"], name, reread, is_error)

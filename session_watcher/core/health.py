@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 DEFAULT_WINDOW = 200_000
 PRODUCTIVE = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+# Claude Code's Read tool, and a Codex shell command that only prints one file (agents.codex.rollout)
+READS = ("Read", "ShellRead")
 MIN_CALLS = 4  # fewer tool calls than this: too few to judge (error and efficiency signals)
 
 # (name, weight in percent) in the seed's order
@@ -77,7 +79,7 @@ def on_call(h: Health, prompt_tokens: int) -> None:
 
 def on_tool(h: Health, name: str, reread: bool, is_error: bool) -> None:
     """A tool result. `reread`: a Read of a canonical path already read before in this session."""
-    if name == "Read":
+    if name in READS:
         h["reads"] = h.get("reads", 0) + 1
         if reread:
             h["rereads"] = h.get("rereads", 0) + 1

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from session_watcher.core.shapes import Event
+    from session_watcher.core.shapes import Event, UseInfo
 
 MAX_COUNT = 10**9  # a count above this is a bad value, read as 0 (core.transcript's rule)
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens",
@@ -38,7 +38,7 @@ USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens",
 # the line types a decoder looks at; every other line (messages, tool output: most bytes) is passed
 # over by a substring test before any JSON parsing
 MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
-           b'"thread_settings_applied"', HANDOFF)
+           b'"thread_settings_applied"', b'_call"', b'_call_output"', HANDOFF)
 DEFAULT_TIERS = ("default", "auto", "standard", "")
 
 
@@ -183,9 +183,256 @@ def _compacted(d: dict[str, Any], _p: dict[str, Any], ts: object) -> Event:
 
 
 def _response_item(d: dict[str, Any], p: dict[str, Any], ts: object) -> Event | None:
-    if d["sub"] or p.get("type") != "message" or p.get("role") == "assistant":
+    kind = p.get("type")
+    if d["sub"]:
+        return None  # a subagent thread's tools are its own, as its calls are
+    if kind in USES:
+        return _use(p, ts)
+    if kind in RESULTS:
+        return _result(p, ts)
+    if kind != "message" or p.get("role") == "assistant":
         return None
     return _parent(p, ts)
+
+
+# ----------------------------------------------------------------------------- tool calls
+# A tool call is a ("use", ts, call id, name, info) event and its output a ("result", ts, call id,
+# failed, None) event, as a Claude Code transcript gives them, so health's shared fold reads both.
+USES = ("function_call", "custom_tool_call", "local_shell_call")
+RESULTS = ("function_call_output", "custom_tool_call_output")
+EDIT = "Edit"  # core.health.PRODUCTIVE: an applied patch (no path: the path map is not fed by Codex)
+SHELL_READ = "ShellRead"  # core.health.READS: a command whose sole purpose is printing one file
+SHELLS = ("exec_command", "shell", "container.exec", "shell_command")  # their `cmd` / `command` runs in a shell
+# the first words of an output that says the call failed (a code-mode cell's, a patch refused, a
+# command that could not start, a process gone, the user's interruption)
+FAILURES = ("Script failed", "Script terminated", "apply_patch verification failed", "exec_command failed",
+            "write_stdin failed", "aborted by user")
+UNQUOTED = frozenset("&;<>()$`\n*?[]{}#!\\")  # outside quotes: more than one plain command, or an expansion
+FILTERS = ("sed", "head", "tail")  # a pipe's later stages that only cut the printed lines
+
+
+def _use(p: dict[str, Any], ts: object) -> Event | None:
+    tool_id, kind = p.get("call_id"), p.get("type")
+    if not (tool_id and short_id(tool_id)):
+        return None
+    if kind == "local_shell_call":
+        action = p.get("action")
+        action = action if isinstance(action, dict) else {}
+        name, cmd, cwd = "local_shell", _script(action.get("command")), action.get("working_directory")
+    else:
+        given = p.get("name")
+        if not (given and short_id(given)):
+            return None
+        name = given
+        cmd, cwd = _command(name, p.get("arguments") if kind == "function_call" else p.get("input"))
+        if cmd == "" or (cmd is None and name == "apply_patch"):  # "": a code-mode cell that applies one
+            return ("use", epoch(ts), tool_id, EDIT, None)
+    path = _read_path(cmd, cwd) if isinstance(cmd, str) else None
+    if path is not None:
+        info: UseInfo = {"path": path}
+        return ("use", epoch(ts), tool_id, SHELL_READ, info)
+    return ("use", epoch(ts), tool_id, name, None)
+
+
+def _command(name: str, args: object) -> tuple[str | None, object]:
+    """(the shell command a tool call runs, its folder): a shell tool's JSON arguments, a code-mode
+    cell (`exec`) that runs one `tools.exec_command`; "" for a cell that applies a patch; None."""
+    if not isinstance(args, str):
+        return None, None
+    if name == "exec":
+        return _cell_command(args)
+    if name not in SHELLS:
+        return None, None
+    try:
+        doc = fastjson.loads(args)
+    except ValueError:
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    cmd = doc.get("cmd") if "cmd" in doc else _script(doc.get("command"))
+    return (cmd if isinstance(cmd, str) else None), doc.get("workdir")
+
+
+def _cell_command(code: str) -> tuple[str | None, object]:
+    """A code-mode cell's (JavaScript) command and folder when it calls one tool, `exec_command`;
+    "" when it applies a patch."""
+    if "tools.apply_patch(" in code:
+        return "", None
+    at = code.find("tools.exec_command(")
+    if at < 0 or code.count("tools.") != 1:
+        return None, None
+    return _js_string(code, "cmd", at), _js_string(code, "workdir", at)
+
+
+def _script(argv: object) -> str | None:
+    """The command line of an argv: `bash -lc SCRIPT`'s script, else its words joined (unquoted
+    words only: one with a space or a quote is no plain read)."""
+    if not (isinstance(argv, list) and argv and all(isinstance(w, str) for w in argv)):
+        return None
+    if len(argv) == 3 and argv[0].rsplit("/", 1)[-1] in ("bash", "zsh", "sh") and argv[1] in ("-lc", "-c"):
+        return str(argv[2])
+    if any(not w or " " in w or "'" in w or '"' in w for w in argv):
+        return None
+    return " ".join(argv)
+
+
+def _js_string(code: str, key: str, start: int) -> str | None:
+    """The string literal given to `key` in a cell's first `tools.exec_command({...})` (`key:"..."`
+    or `"key": "..."`), read as JSON reads it; None when it is not one."""
+    at = start
+    while True:
+        at = code.find(key, at)
+        if at < 0:
+            return None
+        i = at + len(key)
+        if code[at - 1:at] == '"' and code[i:i + 1] == '"':
+            i += 1
+        while code[i:i + 1] == " ":
+            i += 1
+        if code[i:i + 1] != ":":
+            at = i
+            continue
+        i += 1
+        while code[i:i + 1] in (" ", "\n"):
+            i += 1
+        if code[i:i + 1] != '"':
+            return None
+        end = i + 1
+        while end < len(code) and code[end] != '"':
+            end += 2 if code[end] == "\\" else 1
+        try:
+            got = fastjson.loads(code[i:end + 1])
+        except ValueError:
+            return None
+        return got if isinstance(got, str) else None
+
+
+def _stages(cmd: str) -> list[list[str]] | None:
+    """A command line's words, stage by stage of its pipe; None where it is more than a pipe of plain
+    commands (`&&`, `;`, a redirection, an expansion, a glob, an unclosed quote)."""
+    stages: list[list[str]] = [[]]
+    word: list[str] = []
+    has = False
+    i, n = 0, len(cmd)
+    while i < n:
+        c = cmd[i]
+        if c in " \t|":
+            if has:
+                stages[-1].append("".join(word))
+            word, has = [], False
+            if c == "|":
+                if cmd[i + 1:i + 2] == "|" or not stages[-1]:
+                    return None
+                stages.append([])
+        elif c == "'":
+            end = cmd.find("'", i + 1)
+            if end < 0:
+                return None
+            word.append(cmd[i + 1:end])
+            has, i = True, end
+        elif c == '"':
+            end = cmd.find('"', i + 1)
+            if end < 0 or any(ch in cmd[i + 1:end] for ch in '$`\\'):
+                return None
+            word.append(cmd[i + 1:end])
+            has, i = True, end
+        elif c in UNQUOTED:
+            return None
+        else:
+            word.append(c)
+            has = True
+        i += 1
+    if has:
+        stages[-1].append("".join(word))
+    return stages if stages[-1] else None
+
+
+def _lines_arg(words: list[str]) -> list[str] | None:
+    """`head` / `tail`'s words after its name, its line count taken off (`-n N`, `-nN`, `-N`, `-n +N`)."""
+    rest = words[1:]
+    if rest[:1] == ["-n"] and len(rest) > 1 and rest[1].lstrip("+").isdigit():
+        return rest[2:]
+    if rest[:1] and rest[0].startswith("-") and rest[0].lstrip("-n+").isdigit():
+        return rest[1:]
+    return rest
+
+
+def _printed(words: list[str]) -> list[str] | None:
+    """The operands of a command that only prints lines (`cat`, `sed -n 'a,bp'`, `head`, `tail`,
+    `nl -ba`), None for any other command."""
+    name = words[0]
+    if name == "cat":
+        return words[1:]
+    if name in ("head", "tail"):
+        return _lines_arg(words)
+    if name == "nl":
+        return words[2:] if words[1:2] == ["-ba"] else words[1:]
+    if name == "sed" and words[1:2] == ["-n"] and len(words) > 2:
+        script = words[2]
+        lines = script[:-1].split(",")
+        if script.endswith("p") and 1 <= len(lines) <= 2 and all(x.isdigit() or x == "$" for x in lines):
+            return words[3:]
+    return None
+
+
+def _read_path(cmd: str, cwd: object) -> str | None:
+    """The file a shell command does nothing but print (its first stage prints exactly one file, a
+    later stage only cuts lines), absolute against the call's folder; else None."""
+    stages = _stages(cmd.strip())
+    if not stages:
+        return None
+    operands = _printed(stages[0])
+    if not operands or len(operands) != 1 or operands[0].startswith("-"):
+        return None
+    for later in stages[1:]:
+        if later[0] not in FILTERS or _printed(later) != []:
+            return None
+    path = operands[0]
+    if path[:1] not in ("/", "~") and isinstance(cwd, str) and cwd[:1] == "/":  # `~`: the shell's (canonical's)
+        path = cwd.rstrip("/") + "/" + path
+    return path
+
+
+def _result(p: dict[str, Any], ts: object) -> Event | None:
+    tool_id = p.get("call_id")
+    if not (tool_id and short_id(tool_id)):
+        return None
+    return ("result", epoch(ts), tool_id, _failed(p.get("output")), None)
+
+
+def _failed(out: object) -> bool:
+    """Whether a tool's output says the call failed: its first words (FAILURES), a non-zero exit
+    code in its header (`Process exited with code N`, `Exit code: N`) or in a printed result
+    (`"exit_code":N`: an output's metadata, a cell's `JSON.stringify(r)`)."""
+    if isinstance(out, list):  # a code-mode cell's content parts: its status, then what it printed
+        texts = [t for part in out if isinstance(part, dict) and isinstance(t := part.get("text"), str)]
+        head, body = (texts[0] if texts else ""), "".join(texts[1:2])
+    elif isinstance(out, str):
+        head = body = out
+    else:
+        return False
+    if head.startswith(FAILURES):
+        return True
+    end = head.find("\nOutput:")
+    header = head[:end] if end >= 0 else head[:200]
+    code = _number_after(header, "Process exited with code ")
+    if code is None and header.startswith("Exit code: "):
+        code = _number_after(header, "Exit code: ")
+    if code is None and body[:1] == "{":
+        code = _number_after(body, '"exit_code":')
+    return bool(code)
+
+
+def _number_after(text: str, label: str) -> int | None:
+    """The integer right after the first `label` in `text`, None when there is none."""
+    at = text.find(label)
+    if at < 0:
+        return None
+    at += len(label)
+    end = at + (text[at:at + 1] == "-")
+    while text[end:end + 1].isdigit():
+        end += 1
+    return int(text[at:end]) if end > at and text[at:end] != "-" else None
 
 
 def _meta(d: dict[str, Any], p: dict[str, Any], _ts: object) -> None:
