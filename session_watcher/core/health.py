@@ -77,12 +77,18 @@ def on_call(h: Health, prompt_tokens: int) -> None:
     h["prompt"] = int(prompt_tokens)
 
 
+def on_read(h: Health, reread: bool) -> None:
+    """A file read. `reread`: its canonical path was read before in this session."""
+    h["reads"] = h.get("reads", 0) + 1
+    if reread:
+        h["rereads"] = h.get("rereads", 0) + 1
+
+
 def on_tool(h: Health, name: str, reread: bool, is_error: bool) -> None:
-    """A tool result. `reread`: a Read of a canonical path already read before in this session."""
+    """A tool result. `reread`: a read (READS) of a canonical path already read before in this
+    session (a shell command's other files read: `on_read`)."""
     if name in READS:
-        h["reads"] = h.get("reads", 0) + 1
-        if reread:
-            h["rereads"] = h.get("rereads", 0) + 1
+        on_read(h, reread)
     productive = name in PRODUCTIVE
     ch = ("E" if productive else "e") if is_error else ("p" if productive else ".")
     head, tail = h["head"], h["tail"]

@@ -308,6 +308,8 @@ class PageBuilder:
         self.event_ts = array("d")
         self.event_args: list[int | list[Any] | None] = []
         self.first_read: dict[str, float] = {}
+        self.more_paths: dict[str, list[str]] = {}  # tool id -> the other files a shell command printed
+        self.more_again: dict[str, list[bool]] = {}  # tool id -> whether each was read before
         self.canon_of: dict[tuple[str, str], str] = {}  # `_summary`'s
         self.last_send: float | None = None
         self.t_first: float | None = None
@@ -403,6 +405,9 @@ class PageBuilder:
         path = os.path.normpath(os.path.expanduser(raw)) if isinstance(raw, str) and raw else None
         tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or name, path, ts, None, None, False, False,
                                   None, None, len(self.turns)]  # its call: logged after it, not known here
+        more = info.get("more") if info else None
+        if more:  # a shell command that printed several files
+            self.more_paths[tid] = [os.path.normpath(os.path.expanduser(p)) for p in more]
         if self.track:
             self.touched[id(tool)] = tool
 
@@ -424,6 +429,9 @@ class PageBuilder:
                     tool[T_FIRST_READ] = self.first_read[path]
                 else:
                     self.first_read[path] = tool[T_START]
+                for other in self.more_paths.get(tid, ()):
+                    self.more_again.setdefault(tid, []).append(other in self.first_read)
+                    self.first_read.setdefault(other, tool[T_START])
             self.event_ts.append(ts)
             self.event_args.append(tool)
             if self.track:
@@ -577,6 +585,8 @@ class PageBuilder:
                 health.on_compaction(h)
             else:
                 health.on_tool(h, arg[T_NAME], arg[T_REREAD], arg[T_ERROR])
+                for again in self.more_again.get(arg[1], ()):  # its other files read (the fold's order)
+                    health.on_read(h, again)
         final = health.grade(h, window)
         grades += [final] * (len(times) - len(grades))
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]

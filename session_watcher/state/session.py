@@ -78,12 +78,18 @@ def _paths_of(events: Iterable[Event], state: State) -> set[str]:
     raws: set[str] = set()
     pending = state["tools"]["pending"]
     for ev in events:
-        if ev[0] in ("result", "use") and ev[4] is not None:
+        if ev[0] == "use" and ev[4] is not None:
+            raws.add(ev[4]["path"])
+            raws.update(ev[4].get("more") or ())  # a shell command's other files read
+        elif ev[0] == "result" and ev[4] is not None:
             raws.add(ev[4]["path"])
         if ev[0] == "result" and ev[2] in pending:
             info = pending[ev[2]][1]
             if isinstance(info, dict) and isinstance(info.get("path"), str):
                 raws.add(info["path"])
+                more = info.get("more")
+                if isinstance(more, list):
+                    raws.update(p for p in more if isinstance(p, str))
     return raws
 
 

@@ -207,8 +207,10 @@ SHELLS = ("exec_command", "shell", "container.exec", "shell_command")  # their `
 # command that could not start, a process gone, the user's interruption)
 FAILURES = ("Script failed", "Script terminated", "apply_patch verification failed", "exec_command failed",
             "write_stdin failed", "aborted by user")
-UNQUOTED = frozenset("&;<>()$`\n*?[]{}#!\\")  # outside quotes: more than one plain command, or an expansion
+SEPARATORS = frozenset(" \t|&;\n")  # outside quotes: between words, stages, commands
+UNQUOTED = frozenset("<>()$`*?[]{}#!\\")  # outside quotes: more than plain commands (a redirection, an expansion)
 FILTERS = ("sed", "head", "tail")  # a pipe's later stages that only cut the printed lines
+MAX_READS = 64  # files one call's reads name at most (the pending use keeps them in the state)
 
 
 def _use(p: dict[str, Any], ts: object) -> Event | None:
@@ -227,9 +229,11 @@ def _use(p: dict[str, Any], ts: object) -> Event | None:
         cmd, cwd = _command(name, p.get("arguments") if kind == "function_call" else p.get("input"))
         if cmd == "" or (cmd is None and name == "apply_patch"):  # "": a code-mode cell that applies one
             return ("use", epoch(ts), tool_id, EDIT, None)
-    path = _read_path(cmd, cwd) if isinstance(cmd, str) else None
-    if path is not None:
-        info: UseInfo = {"path": path}
+    paths = _read_paths(cmd, cwd) if isinstance(cmd, str) else []
+    if paths:
+        info: UseInfo = {"path": paths[0]}
+        if len(paths) > 1:
+            info["more"] = paths[1:MAX_READS]
         return ("use", epoch(ts), tool_id, SHELL_READ, info)
     return ("use", epoch(ts), tool_id, name, None)
 
@@ -307,35 +311,36 @@ def _js_string(code: str, key: str, start: int) -> str | None:
         return got if isinstance(got, str) else None
 
 
-def _stages(cmd: str) -> list[list[str]] | None:
-    """A command line's words, stage by stage of its pipe; None where it is more than a pipe of plain
-    commands (`&&`, `;`, a redirection, an expansion, a glob, an unclosed quote)."""
-    stages: list[list[str]] = [[]]
+def _commands(cmd: str) -> list[list[list[str]]] | None:
+    """A command line's commands (split at `&&`, `||`, `;`, a newline), each its pipe's stages of
+    words; None where it is more than plain commands (a redirection, an expansion, a glob, a
+    background `&`, an unclosed quote)."""
+    commands: list[list[list[str]]] = [[[]]]
     word: list[str] = []
     has = False
     i, n = 0, len(cmd)
     while i < n:
         c = cmd[i]
-        if c in " \t|":
+        if c in SEPARATORS:
             if has:
-                stages[-1].append("".join(word))
+                commands[-1][-1].append("".join(word))
             word, has = [], False
-            if c == "|":
-                if cmd[i + 1:i + 2] == "|" or not stages[-1]:
+            two = cmd[i:i + 2]
+            if c == "&" and two != "&&":
+                return None
+            if c == "|" and two != "||":  # a pipe: the next stage
+                if not commands[-1][-1]:
                     return None
-                stages.append([])
-        elif c == "'":
-            end = cmd.find("'", i + 1)
-            if end < 0:
+                commands[-1].append([])
+            elif c not in " \t":  # the next command
+                i += two in ("&&", "||")
+                commands.append([[]])
+        elif c in "'\"":
+            got = _quoted(cmd, i)
+            if got is None:
                 return None
-            word.append(cmd[i + 1:end])
-            has, i = True, end
-        elif c == '"':
-            end = cmd.find('"', i + 1)
-            if end < 0 or any(ch in cmd[i + 1:end] for ch in '$`\\'):
-                return None
-            word.append(cmd[i + 1:end])
-            has, i = True, end
+            word.append(got[0])
+            has, i = True, got[1]
         elif c in UNQUOTED:
             return None
         else:
@@ -343,8 +348,19 @@ def _stages(cmd: str) -> list[list[str]] | None:
             has = True
         i += 1
     if has:
-        stages[-1].append("".join(word))
-    return stages if stages[-1] else None
+        commands[-1][-1].append("".join(word))
+    if any(not stage for command in commands for stage in command[1:]):
+        return None  # a pipe into nothing
+    return [command for command in commands if command[0]]
+
+
+def _quoted(cmd: str, at: int) -> tuple[str, int] | None:
+    """The text between the quote at `at` and its closing one, and where that one is; None for an
+    unclosed quote or double quotes holding an expansion or an escape."""
+    end = cmd.find(cmd[at], at + 1)
+    if end < 0 or (cmd[at] == '"' and any(ch in cmd[at + 1:end] for ch in "$`\\")):
+        return None
+    return cmd[at + 1:end], end
 
 
 def _lines_arg(words: list[str]) -> list[str] | None:
@@ -375,22 +391,22 @@ def _printed(words: list[str]) -> list[str] | None:
     return None
 
 
-def _read_path(cmd: str, cwd: object) -> str | None:
-    """The file a shell command does nothing but print (its first stage prints exactly one file, a
-    later stage only cuts lines), absolute against the call's folder; else None."""
-    stages = _stages(cmd.strip())
-    if not stages:
-        return None
-    operands = _printed(stages[0])
-    if not operands or len(operands) != 1 or operands[0].startswith("-"):
-        return None
-    for later in stages[1:]:
-        if later[0] not in FILTERS or _printed(later) != []:
-            return None
-    path = operands[0]
-    if path[:1] not in ("/", "~") and isinstance(cwd, str) and cwd[:1] == "/":  # `~`: the shell's (canonical's)
-        path = cwd.rstrip("/") + "/" + path
-    return path
+def _read_paths(cmd: str, cwd: object) -> list[str]:
+    """The files a shell command line prints, one for each of its commands that does nothing but
+    print one file (its first stage prints it, a later stage only cuts lines), absolute against the
+    call's folder; none where the line is more than plain commands."""
+    paths: list[str] = []
+    for stages in _commands(cmd) or ():
+        operands = _printed(stages[0])
+        if not operands or len(operands) != 1 or operands[0].startswith("-"):
+            continue
+        if any(later[0] not in FILTERS or _printed(later) != [] for later in stages[1:]):
+            continue
+        path = operands[0]
+        if path[:1] not in ("/", "~") and isinstance(cwd, str) and cwd[:1] == "/":  # `~`: the shell's (canonical's)
+            path = cwd.rstrip("/") + "/" + path
+        paths.append(path)
+    return paths
 
 
 def _result(p: dict[str, Any], ts: object) -> Event | None:
