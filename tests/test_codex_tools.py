@@ -1,0 +1,189 @@
+"""A Codex rollout's tool calls feed health as a Claude Code transcript's tool uses do
+(`agents.codex.rollout`): uses and results from real rollout lines, the files a shell command only
+prints, the failures an output says; the same by both readings (JSON, msgspec), live and replayed,
+and no figure of the model moves (the path map is never fed from them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_watcher.agents.codex import rollout
+from session_watcher.agents.seam import split_lines
+from session_watcher.sessions.replay import fold
+from tests.codex_lines import FIXTURES
+
+ROLLOUTS = sorted(FIXTURES.glob("rollout-*.jsonl"))
+GIT_SYNC = FIXTURES / "rollout-019d7739-95cb-79e3-9de4-3cbe15400b87.jsonl"  # 0.118: exec_command, apply_patch
+MISE = FIXTURES / "rollout-019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba.jsonl"  # 0.144.5: code-mode cells (`exec`)
+
+# per fixture, measured: (reads, re-reads, tool calls, failed, edits) as the fold counts them
+COUNTS = {
+    "019d7739": (89, 64, 277, 22, 53), "019dc0d3": (115, 91, 541, 15, 49), "019ddaf2": (20, 6, 100, 6, 17),
+    "019e260b": (46, 18, 268, 22, 62), "019e7da4": (33, 14, 179, 6, 23), "019ed893": (24, 7, 441, 15, 0),
+    "019f1f6f": (66, 34, 185, 10, 21), "019f5cfd": (57, 33, 391, 0, 27), "019f6bcb": (26, 18, 231, 8, 9),
+    "019f8c04": (11, 6, 77, 2, 7),
+}
+
+
+def payload_of(path: Path, call_id: str, kind: str) -> dict[str, Any]:
+    """The payload of the rollout's line of type `kind` for `call_id` (a real line, as written)."""
+    for raw in path.read_bytes().splitlines():
+        if call_id.encode() in raw:
+            p = json.loads(raw)["payload"]
+            if p.get("type") == kind:
+                return dict(p)
+    raise AssertionError(call_id)
+
+
+def health_counts(state: dict[str, Any]) -> tuple[int, int, int, int, int]:
+    h = state["health"]
+    tail = h["tail"]
+    return (h["reads"], h["rereads"], h["head"][0] + len(tail), h["head"][1] + sum(map(tail.count, "eE")),
+            h["head"][2] + sum(map(tail.count, "pE")))
+
+
+class TestRealLines:
+    """Lines copied by their call ids from real rollouts become the events a transcript gives."""
+
+    def test_a_sed_read_through_exec_command_is_a_read_of_its_absolute_path(self) -> None:
+        p = payload_of(GIT_SYNC, "call_", "function_call")  # the first: git status, no read
+        assert rollout._use(p, None) == ("use", None, p["call_id"], "exec_command", None)
+        read = next(json.loads(raw)["payload"] for raw in GIT_SYNC.read_bytes().splitlines()
+                    if b"sed -n '1,260p' internal/syncer/entire_local_smoke_test.go" in raw
+                    and b'"function_call"' in raw)
+        ev = rollout._use(read, "2026-04-10T11:50:00.000Z")
+        assert ev is not None and ev[3] == "ShellRead"
+        assert ev[4] == {"path": "/Users/soph/Work/entire/devenv/git-sync/internal/syncer/entire_local_smoke_test.go"}
+
+    def test_an_apply_patch_is_an_edit_and_its_metadata_says_it_worked(self) -> None:
+        use = payload_of(GIT_SYNC, "call_5NeVRUba7MNEpLRkzPyjJ1yR", "custom_tool_call")
+        out = payload_of(GIT_SYNC, "call_5NeVRUba7MNEpLRkzPyjJ1yR", "custom_tool_call_output")
+        assert rollout._use(use, None) == ("use", None, "call_5NeVRUba7MNEpLRkzPyjJ1yR", "Edit", None)
+        assert rollout._result(out, None) == ("result", None, "call_5NeVRUba7MNEpLRkzPyjJ1yR", False, None)
+
+    def test_an_exit_code_of_1_in_the_header_is_a_failure(self) -> None:
+        out = payload_of(GIT_SYNC, "call_RVGghU6wr7prnXnHIbJeUvIQ", "function_call_output")
+        assert "Process exited with code 1" in out["output"]
+        assert rollout._result(out, None) == ("result", None, "call_RVGghU6wr7prnXnHIbJeUvIQ", True, None)
+
+    @pytest.mark.parametrize(("call_id", "failed"), [
+        ("call_CPnBGFLG9oePXk7zPhpw5C3e", True),  # a cell that printed JSON.stringify(r): "exit_code":1
+        ("call_2zV4zMFXqlBNEGHSw45XKBUX", True),  # ... 101
+        ("call_3lwlChSbBVK7STFDgXvHqxQh", True),  # "Script failed": a patch refused inside the cell
+    ])
+    def test_a_code_mode_cells_output(self, call_id: str, failed: bool) -> None:
+        out = payload_of(MISE, call_id, "custom_tool_call_output")
+        assert rollout._result(out, None) == ("result", None, call_id, failed, None)
+
+    def test_a_code_mode_cell_that_runs_one_read(self) -> None:
+        cell = next(json.loads(raw)["payload"] for raw in MISE.read_bytes().splitlines()
+                    if b'"custom_tool_call"' in raw and b"tools.exec_command" in raw and b"sed -n" in raw)
+        ev = rollout._use(cell, None)
+        assert ev is not None and ev[3] == "ShellRead" and ev[4] is not None and ev[4]["path"].startswith("/")
+
+
+@pytest.mark.parametrize(("cmd", "paths"), [
+    ("cat a.py", ["/w/a.py"]),
+    ("sed -n '1,200p' src/x.rs", ["/w/src/x.rs"]),
+    ("nl -ba src/x.rs | sed -n '17,165p'", ["/w/src/x.rs"]),
+    ("head -n 40 /etc/hosts", ["/etc/hosts"]),
+    ("tail -50 log.txt", ["/w/log.txt"]),
+    ("sed -n '1,80p' a.json && printf '\\n--\\n' && sed -n '1,80p' b.json", ["/w/a.json", "/w/b.json"]),
+    ("sed -n '100,215p' src/env.rs\nrg -n foo src\nsed -n '1,40p' src/env.rs", ["/w/src/env.rs", "/w/src/env.rs"]),
+    ("cat ~/.config/x.json", ["~/.config/x.json"]),
+    ("cat a.py > b.py", []),  # a redirection: it writes
+    ("cat src/*.py", []),  # a glob: how many files is the shell's
+    ("cat a.py b.py", []),  # two files in one command: not one file printed
+    ("sed -i 's/a/b/' a.py", []),
+    ("sed -n '1,20p' a.py | grep x", []),  # a search, not a print of the file
+    ("cat $HOME/a.py", []),
+    ("rg -n foo a.py", []),
+    ("git show HEAD:a.py", []),
+    ("sed -n '1,20p' a.py &", []),
+    ("cat 'a file.py'", ["/w/a file.py"]),
+])
+def test_the_read_rule(cmd: str, paths: list[str]) -> None:
+    """What a shell command reads: each of its commands that does nothing but print one file."""
+    assert rollout._read_paths(cmd, "/w") == paths
+
+
+@pytest.mark.parametrize("output", [
+    "Command: /bin/zsh -lc 'x'\nChunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\n"
+    "Process exited with code 2\n",  # the command's own output is not its header
+    '{"output":"Exit code: 1","metadata":{"exit_code":0,"duration_seconds":0.0}}',
+    "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess.",
+    [{"type": "input_text", "text": "Script completed\nWall time 0.1 seconds\nOutput:\n"},
+     {"type": "input_text", "text": "exit_code: 1 (printed by the command)"}],
+])
+def test_outputs_that_did_not_fail(output: object) -> None:
+    assert rollout._failed(output) is False
+
+
+@pytest.mark.parametrize("output", [
+    "Command: /bin/zsh -lc 'x'\nChunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 127\nOutput:\n",
+    '{"output":"x","metadata":{"exit_code":1,"duration_seconds":0.0}}',
+    "Exit code: 1\nWall time: 0.1 seconds\nOutput:\nerror",
+    "apply_patch verification failed: Failed to find expected lines in /a.rs",
+    "write_stdin failed: stdin is closed for this session",
+    "aborted by user after 3.2s",
+    [{"type": "input_text", "text": "Script failed\nWall time 0.0 seconds\nOutput:\n"}],
+])
+def test_outputs_that_failed(output: object) -> None:
+    assert rollout._failed(output) is True
+
+
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.name[8:16])
+def test_every_fixtures_tool_counts_and_no_model_figure_from_them(path: Path) -> None:
+    """The fold of each fixture: its reads, re-reads, tool calls, failures and edits as measured
+    (docs/model.md's table); the path map stays empty, so B is the floor's as before."""
+    state = fold(str(path))[0]
+    assert health_counts(state) == COUNTS[path.name[8:16]]
+    assert state["paths"] == {}
+    assert (state["engine"]["bFull"], state["engine"]["bIncl"], state["engine"]["ledger"]) == (0, 0, [])
+
+
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.name[8:16])
+def test_both_readings_give_the_same_tool_events(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """JSON and msgspec (a whole rollout's read) decode every tool line alike: a use per call line,
+    a result per output line."""
+    rows = split_lines(path.read_bytes())[0]
+    got = []
+    for bound in (False, True):
+        monkeypatch.setattr(rollout, "_SCHEMA", [])
+        if bound:
+            rollout.bind_schema()
+        got.append(rollout.parse_lines(rows, rollout.new_decoder()))
+    assert got[0] == got[1]
+    kinds = [json.loads(r)["payload"].get("type") for r in rows if b'"response_item"' in r]
+    events = got[1][0]
+    assert sum(ev[0] == "use" for ev in events) == sum(k in rollout.USES for k in kinds)
+    assert sum(ev[0] == "result" for ev in events) == sum(k in rollout.RESULTS for k in kinds)
+
+
+def test_live_folding_in_pieces_gives_replays_health(tmp_path: Path) -> None:
+    """Folded as the hooks fold a growing rollout (a tool call's use and its result often in two
+    runs), health and the files read end where one replay ends."""
+    from session_watcher.base import config
+    from session_watcher.core import engine
+    from session_watcher.state import session
+
+    sid = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"
+    src = MISE.read_bytes().splitlines(keepends=True)
+    path = tmp_path / MISE.name
+    path.write_bytes(b"")
+    cfg = config.merge()
+    state = engine.new_state(sid)
+    for at in range(0, len(src), 7):
+        with path.open("ab") as fh:
+            fh.write(b"".join(src[at:at + 7]))
+        state, _alerts, done = session.sync(state, str(path), cfg, float("inf"))
+        assert done
+    whole = fold(str(path))[0]
+    assert health_counts(state) == COUNTS["019f6bcb"]
+    assert state["health"] == whole["health"]
+    assert state["readPaths"] == whole["readPaths"]
+    assert state["engine"] == whole["engine"]
