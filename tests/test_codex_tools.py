@@ -6,8 +6,7 @@ and no figure of the model moves (the path map is never fed from them)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -15,6 +14,9 @@ from session_watcher.agents.codex import rollout
 from session_watcher.agents.seam import split_lines
 from session_watcher.sessions.replay import fold
 from tests.codex_lines import FIXTURES
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ROLLOUTS = sorted(FIXTURES.glob("rollout-*.jsonl"))
 GIT_SYNC = FIXTURES / "rollout-019d7739-95cb-79e3-9de4-3cbe15400b87.jsonl"  # 0.118: exec_command, apply_patch
@@ -56,7 +58,8 @@ class TestRealLines:
                     if b"sed -n '1,260p' internal/syncer/entire_local_smoke_test.go" in raw
                     and b'"function_call"' in raw)
         ev = rollout._use(read, "2026-04-10T11:50:00.000Z")
-        assert ev is not None and ev[3] == "ShellRead"
+        assert ev is not None
+        assert ev[3] == "ShellRead"
         assert ev[4] == {"path": "/Users/soph/Work/entire/devenv/git-sync/internal/syncer/entire_local_smoke_test.go"}
 
     def test_an_apply_patch_is_an_edit_and_its_metadata_says_it_worked(self) -> None:
@@ -83,7 +86,10 @@ class TestRealLines:
         cell = next(json.loads(raw)["payload"] for raw in MISE.read_bytes().splitlines()
                     if b'"custom_tool_call"' in raw and b"tools.exec_command" in raw and b"sed -n" in raw)
         ev = rollout._use(cell, None)
-        assert ev is not None and ev[3] == "ShellRead" and ev[4] is not None and ev[4]["path"].startswith("/")
+        assert ev is not None
+        assert ev[3] == "ShellRead"
+        assert ev[4] is not None
+        assert ev[4]["path"].startswith("/Users/jdx/")
 
 
 @pytest.mark.parametrize(("cmd", "paths"), [

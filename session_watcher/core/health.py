@@ -10,7 +10,8 @@ Counters (schema of `state["health"]`, plain JSON):
 * `prompt` - prompt tokens (input + cache read + cache write) of the newest main-chain API call, or
   None before the first call;
 * `compactions` - compaction boundaries seen;
-* `reads`, `rereads` - Read calls, and those whose canonical path was read before in the session;
+* `reads`, `rereads` - file reads (READS: a Read call, each file a Codex shell read prints), and
+  those whose canonical path was read before in the session;
 * `head`, `tail` - the session's tool calls in result order, split at the half point: `head` is
   [calls, errors, productive] of the first half (`n // 2` calls of `n`), `tail` the second half, one
   character per call: `.` plain, `p` productive, `e` error, `E` productive and error. The

@@ -15,6 +15,11 @@ where `total_token_usage` changed (snapshots repeat; deduplicating on `last` wou
 calls). A `compacted` line is ("compact", ts, "auto", the last call's input). A non-default
 `service_tier` is carried in the model name, `gpt-5.6-sol[priority]` (core.prices_openai reads it;
 its tokens are the model's). A subagent thread's calls are sidechain calls: totals only.
+
+Tool calls (health's, never the path map's): a `function_call` / `custom_tool_call` /
+`local_shell_call` is ("use", ts, call id, name, info), its `*_output` ("result", ts, call id, failed,
+None); a shell command that only prints files is a `ShellRead` of them, an applied patch an `Edit`
+(docs/model.md "Codex CLI" has the rules and what they measured).
 """
 
 from __future__ import annotations
