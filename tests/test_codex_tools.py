@@ -193,3 +193,32 @@ def test_live_folding_in_pieces_gives_replays_health(tmp_path: Path) -> None:
     assert state["health"] == whole["health"]
     assert state["readPaths"] == whole["readPaths"]
     assert state["engine"] == whole["engine"]
+
+
+@pytest.mark.slow  # starts processes: the hook, as Codex runs it
+def test_the_hooks_fold_of_a_growing_rollout_is_replays_health(tmp_path: Path) -> None:
+    """PostToolUse / PostModelRequest as Codex runs them (`hook EVENT codex`, through the launcher)
+    after each piece Codex appends: the saved state's health and files read are the replay's."""
+    from tests.oracle import hook
+    from tests.statefile import load_state
+
+    small = FIXTURES / "rollout-019f8c04-f40a-75a1-80a3-75c564780b42.jsonl"
+    sid = "019f8c04-f40a-75a1-80a3-75c564780b42"
+    src = small.read_bytes().splitlines(keepends=True)
+    path = tmp_path / f"rollout-2026-07-20T10-00-00-{sid}.jsonl"
+    path.write_bytes(b"")
+    doc = {"session_id": sid, "transcript_path": str(path), "cwd": str(tmp_path), "model": "gpt-5.6-sol"}
+    for n, at in enumerate(range(0, len(src), 150)):
+        with path.open("ab") as fh:
+            fh.write(b"".join(src[at:at + 150]))
+        event = ("PostToolUse", "PostModelRequest")[n % 2]
+        assert hook(event, {**doc, "hook_event_name": event}, args=("codex",)).returncode == 0
+    for _ in range(20):  # a run stops at its budget: the next goes on from its cursor
+        state = load_state(sid)
+        if state["cursor"]["offset"] == path.stat().st_size:
+            break
+        assert hook("Stop", {**doc, "hook_event_name": "Stop"}, args=("codex",)).returncode == 0
+    whole = fold(str(path))[0]
+    assert health_counts(state) == COUNTS["019f8c04"]
+    assert state["health"] == whole["health"]
+    assert state["readPaths"] == whole["readPaths"]
