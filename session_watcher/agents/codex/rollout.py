@@ -40,10 +40,14 @@ if TYPE_CHECKING:
 MAX_COUNT = 10**9  # a count above this is a bad value, read as 0 (core.transcript's rule)
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens",
               "reasoning_output_tokens")
-# the line types a decoder looks at; every other line (messages, tool output: most bytes) is passed
-# over by a substring test before any JSON parsing
-MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
-           b'"thread_settings_applied"', b'_call"', b'_call_output"', HANDOFF)
+# the line types the report's rows (calls, compactions) come from, or the decoder's state: the report
+# hands its decoder only these (`Codex.line_markers`)
+ROW_MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
+               b'"thread_settings_applied"', HANDOFF)
+# the line types a decoder looks at: those and the tool calls and outputs (health's, which keep no
+# decoder state); every other line (messages, reasoning) is passed over by a substring test before
+# any JSON parsing
+MARKERS = (*ROW_MARKERS[:-1], b'_call"', b'_call_output"', HANDOFF)
 DEFAULT_TIERS = ("default", "auto", "standard", "")
 
 
