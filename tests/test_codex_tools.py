@@ -222,3 +222,29 @@ def test_the_hooks_fold_of_a_growing_rollout_is_replays_health(tmp_path: Path) -
     assert health_counts(state) == COUNTS["019f8c04"]
     assert state["health"] == whole["health"]
     assert state["readPaths"] == whole["readPaths"]
+
+
+def test_a_state_folded_before_tool_calls_were_read_starts_again_once(tmp_path: Path) -> None:
+    """A live state whose cursor holds a decoder that passed tool calls over (no `tools` key) counted
+    none of them: its next fold starts again from the rollout, and ends where a replay ends."""
+    from session_watcher.base import config
+    from session_watcher.core import engine, health
+    from session_watcher.state import session
+
+    sid = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"
+    src = MISE.read_bytes().splitlines(keepends=True)
+    path = tmp_path / MISE.name
+    path.write_bytes(b"".join(src[:300]))
+    cfg = config.merge()
+    state, _alerts, _done = session.sync(engine.new_state(sid), str(path), cfg, float("inf"))
+    del state["cursor"]["codex"]["tools"]  # as the decoder before left it, its health without a tool call
+    state["health"] = health.new_health()
+    with path.open("ab") as fh:
+        fh.write(b"".join(src[300:]))
+    state, _alerts, done = session.sync(state, str(path), cfg, float("inf"))
+    assert done
+    assert health_counts(state) == COUNTS["019f6bcb"]
+    assert state["health"] == fold(str(path))[0]["health"]
+    assert state["cursor"]["codex"]["tools"] is True
+    state, _alerts, _done = session.sync(state, str(path), cfg, float("inf"))  # once: now current
+    assert health_counts(state) == COUNTS["019f6bcb"]

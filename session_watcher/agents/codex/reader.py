@@ -5,7 +5,9 @@ opens one, or the cursor holds the decoder) to `decode`, the decoder's state kep
 cursor (under CURSOR_KEY), so a hook run goes on where the last one stopped and a cursor reset
 starts both again. A finished rollout may end
 without a newline (Codex's own files end with one; copies of them sometimes do not): the reader's
-`state.reader.last_whole_line` takes a last line that parses as a whole record.
+`state.reader.last_whole_line` takes a last line that parses as a whole record. A cursor whose
+decoder state predates the tool calls' reading (no `tools` key) resets the session's state once: its
+fold counted none of the calls before, and the rollout has them all.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ def decode(before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[by
     state from the cursor before the read, kept in the cursor after it; `whole`: one chunk of
     complete lines (replay's read)."""
     d = (before or {}).get(CURSOR_KEY) or rollout.new_decoder()
+    if isinstance(d, dict) and "tools" not in d and before:  # a fold of a decoder that passed tool calls over:
+        from session_watcher.core.errors import Reset  # the state starts again from the rollout (once)
+
+        raise Reset(str(before.get("path")))
     cursor[CURSOR_KEY] = d
     if whole and lines:  # replay's read of a whole rollout: its marked lines through msgspec
         from session_watcher.agents.seam import split_lines

@@ -54,7 +54,7 @@ DEFAULT_TIERS = ("default", "auto", "standard", "")
 def new_decoder() -> dict[str, Any]:
     """The state a rollout's decoding starts from (and the reader's cursor keeps)."""
     return {"model": None, "tier": None, "total": None, "sub": False, "calls": 0, "last": None,
-            "lastIn": 0, "records": False, "id": None}
+            "lastIn": 0, "records": False, "id": None, "tools": True}  # tools: its fold counted the tool calls
 
 
 _MINUTES: dict[str, int | None] = {}  # 'YYYY-MM-DDTHH:MM' -> the epoch second it starts at, or None
