@@ -9,6 +9,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from session_watcher.agents.codex import rollout
 from session_watcher.agents.seam import split_lines
@@ -248,3 +250,29 @@ def test_a_state_folded_before_tool_calls_were_read_starts_again_once(tmp_path: 
     assert state["cursor"]["codex"]["tools"] is True
     state, _alerts, _done = session.sync(state, str(path), cfg, float("inf"))  # once: now current
     assert health_counts(state) == COUNTS["019f6bcb"]
+
+
+def test_an_exit_code_too_long_for_int_is_read_as_a_failure_not_an_exception() -> None:
+    assert rollout._failed('{"output":"","metadata":{"exit_code":' + "1" * 5000 + "}}") is True
+    assert rollout._failed('{"output":"","metadata":{"exit_code":' + "0" * 5000 + "}}") is False
+
+
+@given(st.text(alphabet=st.sampled_from(list("cat sed-n'1,2p\" |&;\n\\$~/ab*.hlx")), max_size=60))
+def test_the_read_rule_takes_any_text(cmd: str) -> None:
+    """Whatever a command line holds, its reads are paths (never an exception), each made absolute
+    against the call's folder unless it names the home."""
+    got = rollout._read_paths(cmd, "/w")
+    assert all(p.startswith(("/", "~")) for p in got)
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=12),
+       st.sampled_from([*rollout.USES, *rollout.RESULTS]),
+       st.sampled_from(["exec", "exec_command", "shell", "apply_patch", "x"]))
+def test_any_tool_line_decodes_without_an_exception(value: Any, kind: str, name: str) -> None:
+    """A tool line's fields of any JSON shape: at most one event, never an exception."""
+    for key in ("arguments", "input", "output", "action", "call_id"):
+        p = {"type": kind, "call_id": "c1", "name": name, key: value}
+        ev = rollout.record_events({"type": "response_item", "timestamp": None, "payload": p}, rollout.new_decoder())
+        assert ev is None or ev[0] in ("use", "result")

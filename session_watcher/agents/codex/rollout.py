@@ -219,6 +219,7 @@ FAILURES = ("Script failed", "Script terminated", "apply_patch verification fail
 SEPARATORS = frozenset(" \t|&;\n")  # outside quotes: between words, stages, commands
 UNQUOTED = frozenset("<>()$`*?[]{}#!\\")  # outside quotes: more than plain commands (a redirection, an expansion)
 FILTERS = ("sed", "head", "tail")  # a pipe's later stages that only cut the printed lines
+CODE_DIGITS = 12  # an exit code's digits read at most (a run past int()'s limit would raise)
 MAX_READS = 64  # files one call's reads name at most (the pending use keeps them in the state)
 
 
@@ -455,7 +456,7 @@ def _number_after(text: str, label: str) -> int | None:
         return None
     at += len(label)
     end = at + (text[at:at + 1] == "-")
-    while text[end:end + 1].isdigit():
+    while text[end:end + 1].isdigit() and end - at < CODE_DIGITS:
         end += 1
     return int(text[at:end]) if end > at and text[at:end] != "-" else None
 
