@@ -276,3 +276,43 @@ def test_any_tool_line_decodes_without_an_exception(value: Any, kind: str, name:
         p = {"type": kind, "call_id": "c1", "name": name, key: value}
         ev = rollout.record_events({"type": "response_item", "timestamp": None, "payload": p}, rollout.new_decoder())
         assert ev is None or ev[0] in ("use", "result")
+
+
+@pytest.mark.parametrize("cmd", ["cat '/tmp/a\x00b'", "cat /tmp/\ud800x", "cat /" + "a/" * 3000 + "x"],
+                         ids=["nul", "lone-surrogate", "long"])
+def test_a_path_no_file_can_be_named_by_is_no_read(tmp_path: Path, cmd: str) -> None:
+    """A command that prints a path no file has (a NUL byte, a lone surrogate, past PATH_MAX) reads
+    nothing: the fold resolves every path read (`os.path.realpath` raises on the first two, and a
+    session whose fold raises at one line never moves past it), as a Read's is checked
+    (`core.caps.clean_path`). The call itself still counts."""
+    from session_watcher.base import config
+    from session_watcher.core import engine
+    from session_watcher.state import session
+
+    assert rollout._read_paths(cmd, "/w") == []
+    head = (FIXTURES / "rollout-019f8c04-f40a-75a1-80a3-75c564780b42.jsonl").read_bytes().splitlines(keepends=True)[:30]
+    use = {"type": "function_call", "name": "exec_command", "call_id": "call_x",
+           "arguments": json.dumps({"cmd": cmd, "workdir": "/w"})}
+    out = {"type": "function_call_output", "call_id": "call_x", "output": "Process exited with code 0\nOutput:\n"}
+    path = tmp_path / "rollout-2026-07-20T10-00-00-019f8c04-f40a-75a1-80a3-75c564780b42.jsonl"
+    path.write_bytes(b"".join(head) + b"".join(
+        json.dumps({"timestamp": "2026-07-20T10:00:00.000Z", "type": "response_item", "payload": p}).encode() + b"\n"
+        for p in (use, out)))
+    state, _alerts, done = session.sync(engine.new_state("019f8c04-f40a-75a1-80a3-75c564780b42"), str(path),
+                                        config.merge(), float("inf"))
+    assert done
+    assert state["cursor"]["offset"] == path.stat().st_size
+    assert (state["health"]["reads"], "call_x" in state["tools"]["done"]) == (0, True)
+
+
+def test_a_command_line_too_long_for_a_plain_read_is_none() -> None:
+    """Past MAX_COMMAND characters a command line or a code-mode cell is no read (the longest real
+    read is a few hundred): the rule's scan goes a character at a time and stops before it."""
+    chained = "cat a.py && " * 2000 + "cat b.py"
+    assert len(chained) > rollout.MAX_COMMAND
+    assert rollout._read_paths(chained, "/w") == []
+    assert rollout._read_paths("cat a.py && cat b.py", "/w") == ["/w/a.py", "/w/b.py"]
+    cell = 'tools.exec_command({cmd: "cat ' + "a" * rollout.MAX_COMMAND + '"})'
+    assert rollout._cell_command(cell) == (None, None)
+    assert rollout._cell_command('tools.exec_command({cmd: "cat a.py"})') == ("cat a.py", None)
+    assert rollout._cell_command("tools.apply_patch(" + "x" * rollout.MAX_COMMAND + ")") == ("", None)

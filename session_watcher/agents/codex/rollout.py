@@ -28,7 +28,7 @@ import sys
 
 from session_watcher.agents.seam import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
-from session_watcher.core.caps import model_name, short_id
+from session_watcher.core.caps import clean_path, model_name, short_id
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
@@ -221,6 +221,9 @@ UNQUOTED = frozenset("<>()$`*?[]{}#!\\")  # outside quotes: more than plain comm
 FILTERS = ("sed", "head", "tail")  # a pipe's later stages that only cut the printed lines
 CODE_DIGITS = 12  # an exit code's digits read at most (a run past int()'s limit would raise)
 MAX_READS = 64  # files one call's reads name at most (the pending use keeps them in the state)
+# a longer command line or code-mode cell is no plain print of files (the fixtures' and the unseen
+# rollouts' longest read: 451 characters, in a cell 614): the rule's scan, a loop per character, stops here
+MAX_COMMAND = 1 << 14
 
 
 def _use(p: dict[str, Any], ts: object) -> Event | None:
@@ -272,6 +275,8 @@ def _cell_command(code: str) -> tuple[str | None, object]:
     "" when it applies a patch."""
     if "tools.apply_patch(" in code:
         return "", None
+    if len(code) > MAX_COMMAND:
+        return None, None
     at = code.find("tools.exec_command(")
     if at < 0 or code.count("tools.") != 1:
         return None, None
@@ -404,8 +409,12 @@ def _printed(words: list[str]) -> list[str] | None:
 def _read_paths(cmd: str, cwd: object) -> list[str]:
     """The files a shell command line prints, one for each of its commands that does nothing but
     print one file (its first stage prints it, a later stage only cuts lines), absolute against the
-    call's folder; none where the line is more than plain commands."""
+    call's folder; none where the line is more than plain commands. A path no file can be named by
+    (a NUL byte, a lone surrogate, too long: `core.caps.clean_path`) is none: the shell resolves the
+    others (`os.path.realpath` raises on the first two and costs the square of a path's length)."""
     paths: list[str] = []
+    if len(cmd) > MAX_COMMAND:
+        return paths
     for stages in _commands(cmd) or ():
         operands = _printed(stages[0])
         if not operands or len(operands) != 1 or operands[0].startswith("-"):
@@ -415,7 +424,8 @@ def _read_paths(cmd: str, cwd: object) -> list[str]:
         path = operands[0]
         if path[:1] not in ("/", "~") and isinstance(cwd, str) and cwd[:1] == "/":  # `~`: the shell's (canonical's)
             path = cwd.rstrip("/") + "/" + path
-        paths.append(path)
+        if clean_path(path):
+            paths.append(path)
     return paths
 
 
