@@ -226,30 +226,111 @@ def test_the_hooks_fold_of_a_growing_rollout_is_replays_health(tmp_path: Path) -
     assert state["readPaths"] == whole["readPaths"]
 
 
-def test_a_state_folded_before_tool_calls_were_read_starts_again_once(tmp_path: Path) -> None:
+def as_read_before(lines: list[bytes]) -> list[bytes]:
+    """The rollout as the decoder before the tool calls' reading saw it: each tool line blanked (the
+    same length, no marker: passed over unparsed), every other line as it is."""
+    def blank(line: bytes) -> bytes:
+        p = json.loads(line).get("payload") if line.strip() else None
+        tool = isinstance(p, dict) and p.get("type") in (*rollout.USES, *rollout.RESULTS)
+        return b" " * (len(line) - 1) + b"\n" if tool else line
+    return [blank(line) for line in lines]
+
+
+def cut_at(lines: list[bytes], n: int) -> int:
+    """The first cut at or after line `n` whose last line is no tool line (the cursor keeps a CRC of
+    the bytes before its offset: those stay as they were)."""
+    while as_read_before(lines[n - 1:n]) != lines[n - 1:n] or len(lines[n - 1]) < 4096:
+        n += 1
+    return n
+
+
+def test_a_state_folded_before_tool_calls_were_read_gets_them_once_and_keeps_the_rest(tmp_path: Path) -> None:
     """A live state whose cursor holds a decoder that passed tool calls over (no `tools` key) counted
-    none of them: its next fold starts again from the rollout, and ends where a replay ends."""
+    none of them: its next read folds those of the lines read before, once, and nothing else of the
+    state moves (its alerts, the guard's marks and prepared handoff, the lamp); health then ends
+    where a replay ends, with or without new lines in that read."""
+    import copy
+
     from session_watcher.base import config
-    from session_watcher.core import engine, health
+    from session_watcher.core import engine
     from session_watcher.state import session
 
     sid = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"
     src = MISE.read_bytes().splitlines(keepends=True)
     path = tmp_path / MISE.name
-    path.write_bytes(b"".join(src[:300]))
+    cut = cut_at(src, 300)
+    path.write_bytes(b"".join(as_read_before(src[:cut])))
     cfg = config.merge()
     state, _alerts, _done = session.sync(engine.new_state(sid), str(path), cfg, float("inf"))
-    del state["cursor"]["codex"]["tools"]  # as the decoder before left it, its health without a tool call
-    state["health"] = health.new_health()
+    del state["cursor"]["codex"]["tools"]  # as the decoder before left it
+    assert (state["health"]["reads"], state["readPaths"], state["tools"]["done"]) == (0, {}, {})
+    assert state["alerts"]
+    state["guard"] = {"shown": [1.0, 9], "blocked": [1.0, 9, 2.0], "carry": {"K": 1.0, "lastTs": 1.0, "segment": 0}}
+    state["notified"] = {"at": 2.0, "segment": 0, "episode": 3, "shown": 1}
+    state["alerts"][0]["shownBy"] = "prompt"
+    before = copy.deepcopy(state)
+    with path.open("r+b") as fh:  # the same bytes Codex wrote: the tool lines as they are
+        fh.write(b"".join(src[:cut]))
+    state, alerts, done = session.sync(state, str(path), cfg, float("inf"))  # no new line
+    assert (done, alerts) == (True, [])
+    assert state["cursor"]["codex"]["tools"] is True
+    assert state["health"] == fold(str(path))[0]["health"]
+    assert state["health"]["reads"] > 0
+    for key in ("alerts", "guard", "notified", "engine", "meter", "paths", "context"):
+        assert state[key] == before[key], key
     with path.open("ab") as fh:
-        fh.write(b"".join(src[300:]))
+        fh.write(b"".join(src[cut:]))
     state, _alerts, done = session.sync(state, str(path), cfg, float("inf"))
     assert done
     assert health_counts(state) == COUNTS["019f6bcb"]
     assert state["health"] == fold(str(path))[0]["health"]
-    assert state["cursor"]["codex"]["tools"] is True
     state, _alerts, _done = session.sync(state, str(path), cfg, float("inf"))  # once: now current
     assert health_counts(state) == COUNTS["019f6bcb"]
+
+
+@pytest.mark.slow  # starts processes: the hooks, as Codex runs them
+def test_an_upgrade_mid_session_neither_repeats_nor_loses_what_the_user_saw(tmp_path: Path) -> None:
+    """Hooks of the decoder before folded a rollout to past its gate, and the prompt after it was held
+    (cold cache: `decision: block`, a handoff prepared); after the upgrade the user sends it again
+    within the minute, as the hold said: it goes ahead (not held a second time), the gate is not
+    fired again, and health has the tool calls read before."""
+    from tests.oracle import hook
+    from tests.statefile import load_state, state_file
+
+    sid = "019f8c04-f40a-75a1-80a3-75c564780b42"
+    src = (FIXTURES / f"rollout-{sid}.jsonl").read_bytes().splitlines(keepends=True)
+    src = src[:cut_at(src, 160)]
+    path = tmp_path / f"rollout-2026-07-20T10-00-00-{sid}.jsonl"
+    doc = {"session_id": sid, "transcript_path": str(path), "cwd": str(tmp_path), "model": "gpt-5.6-sol"}
+    path.write_bytes(b"")
+    old = as_read_before(src)
+    for at in range(0, len(old), 40):
+        with path.open("ab") as fh:
+            fh.write(b"".join(old[at:at + 40]))
+        assert hook("PostModelRequest", {**doc, "hook_event_name": "PostModelRequest"}, args=("codex",)).returncode == 0
+    for _ in range(20):
+        if load_state(sid)["cursor"]["offset"] == path.stat().st_size:
+            break
+        assert hook("Stop", {**doc, "hook_event_name": "Stop"}, args=("codex",)).returncode == 0
+    ask = {**doc, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+    held = hook("UserPromptSubmit", ask, args=("codex",))
+    assert json.loads(held.stdout)["decision"] == "block"
+    saved = json.loads(state_file(sid).read_bytes())
+    assert "gate" in [a["kind"] for a in saved["alerts"]]
+    assert saved["guard"]["carry"]
+    del saved["cursor"]["codex"]["tools"]  # as the decoder before left it
+    state_file(sid).write_text(json.dumps(saved))
+    with path.open("r+b") as fh:
+        fh.write(b"".join(src))
+    again = hook("UserPromptSubmit", ask, args=("codex",))
+    assert again.returncode == 0
+    assert b"decision" not in again.stdout  # sent again within the minute: it goes ahead
+    state = load_state(sid)
+    assert state["alerts"] == saved["alerts"]
+    assert state["notified"] == saved["notified"]  # the gate neither shown nor held back again
+    assert state["guard"]["blocked"] == saved["guard"]["blocked"]
+    assert state["health"] == fold(str(path))[0]["health"]
+    assert state["health"]["reads"] > 0
 
 
 def test_an_exit_code_too_long_for_int_is_read_as_a_failure_not_an_exception() -> None:

@@ -204,7 +204,7 @@ def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: fl
         if reader is not None:
             reader.took(events)
         state["bad"] += skipped
-        if lines:
+        if lines or events:  # events without lines: a decoder's of lines read before (agents.codex.reader)
             state["bad"] += bad
             alerts += fold_events(state, events, cfg, sidechain_file=sub, trace=trace, shards=shards)
         if sub:
