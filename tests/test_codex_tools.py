@@ -113,6 +113,14 @@ class TestRealLines:
     ("git show HEAD:a.py", []),
     ("sed -n '1,20p' a.py &", []),
     ("cat 'a file.py'", ["/w/a file.py"]),
+    ("cat ../x.py", ["/w/../x.py"]),  # `..`: the shell's canonical path resolves it
+    ("cd src && cat main.rs", ["/w/src/main.rs"]),  # the folder a `cd` went to
+    ("cd /etc; cat hosts && cd .. && cat /w/a.py && cat b.py", ["/etc/hosts", "/w/a.py", "/etc/../b.py"]),
+    ("cd - && cat a.py && cat /abs.py", ["/abs.py"]),  # a `cd` this cannot follow: no relative read after it
+    ("cd && cat a.py", []),
+    ("cd x | cat a.py", []),  # a `cd` in a pipe moves only its own stage (and this is no plain read)
+    ("cat -n a.py", []),  # an option: not the file alone
+    ("sed -n '1,20p;40,60p' a.py", []),  # two ranges: more than `a,bp`
 ])
 def test_the_read_rule(cmd: str, paths: list[str]) -> None:
     """What a shell command reads: each of its commands that does nothing but print one file."""

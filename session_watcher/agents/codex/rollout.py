@@ -409,24 +409,44 @@ def _printed(words: list[str]) -> list[str] | None:
 def _read_paths(cmd: str, cwd: object) -> list[str]:
     """The files a shell command line prints, one for each of its commands that does nothing but
     print one file (its first stage prints it, a later stage only cuts lines), absolute against the
-    call's folder; none where the line is more than plain commands. A path no file can be named by
+    call's folder, or the one a `cd` before it went to (after a `cd` this cannot follow, a relative
+    path is none); none where the line is more than plain commands. A path no file can be named by
     (a NUL byte, a lone surrogate, too long: `core.caps.clean_path`) is none: the shell resolves the
     others (`os.path.realpath` raises on the first two and costs the square of a path's length)."""
     paths: list[str] = []
     if len(cmd) > MAX_COMMAND:
         return paths
+    here = cwd if isinstance(cwd, str) and cwd[:1] == "/" else None
+    lost = False  # a `cd` went where this cannot follow
     for stages in _commands(cmd) or ():
+        if stages[0][0] in ("cd", "pushd", "popd") and len(stages) == 1:  # in a pipe it moves only its own stage
+            here = _cd(here, stages[0])
+            lost = lost or here is None
+            continue
         operands = _printed(stages[0])
         if not operands or len(operands) != 1 or operands[0].startswith("-"):
             continue
         if any(later[0] not in FILTERS or _printed(later) != [] for later in stages[1:]):
             continue
         path = operands[0]
-        if path[:1] not in ("/", "~") and isinstance(cwd, str) and cwd[:1] == "/":  # `~`: the shell's (canonical's)
-            path = cwd.rstrip("/") + "/" + path
+        if path[:1] not in ("/", "~"):  # `~`: the shell's (canonical's)
+            if lost:
+                continue
+            if here is not None:
+                path = here.rstrip("/") + "/" + path
         if clean_path(path):
             paths.append(path)
     return paths
+
+
+def _cd(here: str | None, words: list[str]) -> str | None:
+    """The folder `cd DIR` goes to from `here` (None: the call's folder is not said, the session's;
+    then a relative one stays relative to it); None where this cannot say (`cd` home, `cd -`, an
+    option, `pushd` / `popd`)."""
+    if words[0] != "cd" or len(words) != 2 or words[1][:1] in ("-", "~", ""):
+        return None
+    to = words[1]
+    return to if to[:1] == "/" or here is None else here.rstrip("/") + "/" + to
 
 
 def _result(p: dict[str, Any], ts: object) -> Event | None:
