@@ -405,3 +405,24 @@ def test_a_command_line_too_long_for_a_plain_read_is_none() -> None:
     assert rollout._cell_command(cell) == (None, None)
     assert rollout._cell_command('tools.exec_command({cmd: "cat a.py"})') == ("cat a.py", None)
     assert rollout._cell_command("tools.apply_patch(" + "x" * rollout.MAX_COMMAND + ")") == ("", None)
+
+
+def test_a_shell_reads_paths_are_resolved_but_never_classified(tmp_path: Path) -> None:
+    """A shell read's files are canonical paths for health's re-reads, but the path map never takes
+    them: no discard reason is asked (a `git check-ignore` per hook run that reads a new file, and
+    the state's reasons growing, for nothing), while a Read's path still gets its reason."""
+    from session_watcher.base import config
+    from session_watcher.core import engine
+    from session_watcher.state import session
+
+    state = engine.new_state("s")
+    state["context"].update(cwd=str(tmp_path))
+    params = config.model_params(config.merge())
+    session.fold_events(state, [("use", None, "c1", "ShellRead", {"path": "a.py", "more": ["b.py"]}),
+                                ("use", None, "c2", "ShellRead", {"path": str(tmp_path / "a.py")})], params)
+    session.fold_events(state, [("result", None, "c1", False, None), ("result", None, "c2", False, None),
+                                ("use", None, "c3", "Read", {"path": "c.py"}), ("result", None, "c3", False, None)],
+                        params)
+    assert (state["health"]["reads"], state["health"]["rereads"]) == (4, 1)
+    assert set(state["readPaths"]) == {str(tmp_path / n) for n in ("a.py", "b.py", "c.py")}
+    assert set(state["reasons"]) == {str(tmp_path / "c.py")}

@@ -41,8 +41,10 @@ if TYPE_CHECKING:
 
 DEFAULT_WINDOW = 200_000
 PRODUCTIVE = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-# Claude Code's Read tool, and a Codex shell command that only prints one file (agents.codex.rollout)
-READS = ("Read", "ShellRead")
+# a Codex shell command that only prints files (agents.codex.rollout): a read for health alone, its
+# paths never in the path map (state.session asks no discard reason for them)
+SHELL_READ = "ShellRead"
+READS = ("Read", SHELL_READ)  # and Claude Code's Read tool
 MIN_CALLS = 4  # fewer tool calls than this: too few to judge (error and efficiency signals)
 
 # (name, weight in percent) in the seed's order

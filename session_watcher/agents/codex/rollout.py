@@ -29,6 +29,7 @@ import sys
 from session_watcher.agents.seam import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
 from session_watcher.core.caps import clean_path, model_name, short_id
+from session_watcher.core.health import SHELL_READ  # a command whose sole purpose is printing files
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
@@ -210,7 +211,6 @@ def _response_item(d: dict[str, Any], p: dict[str, Any], ts: object) -> Event | 
 USES = ("function_call", "custom_tool_call", "local_shell_call")
 RESULTS = ("function_call_output", "custom_tool_call_output")
 EDIT = "Edit"  # core.health.PRODUCTIVE: an applied patch (no path: the path map is not fed by Codex)
-SHELL_READ = "ShellRead"  # core.health.READS: a command whose sole purpose is printing one file
 SHELLS = ("exec_command", "shell", "container.exec", "shell_command")  # their `cmd` / `command` runs in a shell
 # the first words of an output that says the call failed (a code-mode cell's, a patch refused, a
 # command that could not start, a process gone, the user's interruption)
