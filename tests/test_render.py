@@ -461,16 +461,14 @@ def test_replay_text_prices_the_restart_as_of_the_last_call() -> None:
     assert "as of its last call" in status_text(final, last_call=True)
 
 
-def test_health_text_of_a_codex_thread_says_its_tool_signals_are_not_read() -> None:
-    """A rollout's tool calls are not read: its three tool signals say so (they read `-`, as if
-    graded on nothing wrong), a Claude Code session's the same `-` as before."""
-    from session_watcher.core import health
+def test_health_text_of_a_codex_thread_shows_its_tool_signals() -> None:
+    """A rollout's tool calls are read: a Codex thread's three tool signals have figures (its shell
+    reads re-read 64 of 89 times, its errors and edits compared half to half), not `-` beside an A."""
     from session_watcher.core.statustext import health_text
+    from tests.codex_lines import FIXTURES
 
-    h = health.new_health()
-    health.on_call(h, 75_000)
-    graded = health.grade(h, 258_400)
-    codex = health_text(graded, agent="codex").split("\n")
-    assert [line.split("  ")[-2].strip() for line in codex[3:]] == ["not read from a rollout"] * 3
-    assert "29.0 % full" in codex[1]
-    assert "not read" not in health_text(graded, agent="claude-code")
+    final, _trace = replay(str(FIXTURES / "rollout-019d7739-95cb-79e3-9de4-3cbe15400b87.jsonl"))
+    rows = health_text(final["health"]).split("\n")
+    figures = ["0.72 of reads", "0.57x the first half's", "0.70x the first half's"]
+    assert [figure in row for row, figure in zip(rows[3:], figures, strict=True)] == [True] * 3
+    assert rows[0].startswith("Context health: B (score 79/100)")

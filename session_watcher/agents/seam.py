@@ -113,8 +113,9 @@ class Agent:
         raise NotImplementedError
 
     def line_markers(self) -> tuple[bytes, ...]:
-        """Byte strings of which every line its decoder takes an event or a state from holds one (the
-        report searches them over whole chunks and hands it only those lines); () for every line."""
+        """Byte strings of which every line its decoder takes a call, a compaction or a state from
+        holds one (the report searches them over whole chunks and hands it only those lines; its rows
+        are calls and compactions); () for every line."""
         return ()
 
     def line_reader(self, cursor: dict[str, Any]) -> Callable[[bytes, int], Event | Literal[False] | None]:

@@ -244,8 +244,7 @@ def health(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc["health"])
     else:
-        print(fit(clean(health_text(doc["health"], session=str(doc["sessionId"]), agent=doc.get("agent"))),
-                  columns()))
+        print(fit(clean(health_text(doc["health"], session=str(doc["sessionId"]))), columns()))
     return 0
 
 

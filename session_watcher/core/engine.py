@@ -195,16 +195,26 @@ def on_tool_result(state: State, result: ResultEvent, paths: Resolved, use: tupl
     raw = (file["path"] if file is not None else None) or (info.get("path") if info else None)
     canon, reasons = paths
     path = canon.get(raw, raw) if isinstance(raw, str) else None
-    reread = False
-    if name == "Read" and path:
-        reread = path in state["readPaths"]
-        state["readPaths"].setdefault(path, 1)
+    reread = _reads(state, path, info, canon) if name in health.READS and path else False
     health.on_tool(state["health"], name, reread, is_error)
     if path and not is_error and name in ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit"):
         entry = _path_entry(state, path, reasons.get(path), globs)
         cpt = pathmap.chars_per_token(state["engine"]["cal"])
         chars = _read(entry, file, cpt) if name == "Read" else _edit(entry, info, cpt)
         _file_op(state, path, entry, chars)
+
+
+def _reads(state: State, path: str, info: UseInfo | None, canon: Mapping[str, str]) -> bool:
+    """A read's paths joined to those read before: whether its own was (a shell command's other
+    files, `info["more"]`, go to health here: they never enter the path map)."""
+    seen = state["readPaths"]
+    reread = path in seen
+    seen.setdefault(path, 1)
+    for raw in (info.get("more") or ()) if info else ():
+        other = canon.get(raw, raw)
+        health.on_read(state["health"], other in seen)
+        seen.setdefault(other, 1)
+    return reread
 
 
 def on_tool_use(state: State, tool_id: str, name: str, info: UseInfo | None) -> None:

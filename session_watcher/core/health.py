@@ -10,7 +10,8 @@ Counters (schema of `state["health"]`, plain JSON):
 * `prompt` - prompt tokens (input + cache read + cache write) of the newest main-chain API call, or
   None before the first call;
 * `compactions` - compaction boundaries seen;
-* `reads`, `rereads` - Read calls, and those whose canonical path was read before in the session;
+* `reads`, `rereads` - file reads (READS: a Read call, each file a Codex shell read prints), and
+  those whose canonical path was read before in the session;
 * `head`, `tail` - the session's tool calls in result order, split at the half point: `head` is
   [calls, errors, productive] of the first half (`n // 2` calls of `n`), `tail` the second half, one
   character per call: `.` plain, `p` productive, `e` error, `E` productive and error. The
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
 
 DEFAULT_WINDOW = 200_000
 PRODUCTIVE = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+# a Codex shell command that only prints files (agents.codex.rollout): a read for health alone, its
+# paths never in the path map (state.session asks no discard reason for them)
+SHELL_READ = "ShellRead"
+READS = ("Read", SHELL_READ)  # and Claude Code's Read tool
 MIN_CALLS = 4  # fewer tool calls than this: too few to judge (error and efficiency signals)
 
 # (name, weight in percent) in the seed's order
@@ -75,12 +80,18 @@ def on_call(h: Health, prompt_tokens: int) -> None:
     h["prompt"] = int(prompt_tokens)
 
 
+def on_read(h: Health, reread: bool) -> None:
+    """A file read. `reread`: its canonical path was read before in this session."""
+    h["reads"] = h.get("reads", 0) + 1
+    if reread:
+        h["rereads"] = h.get("rereads", 0) + 1
+
+
 def on_tool(h: Health, name: str, reread: bool, is_error: bool) -> None:
-    """A tool result. `reread`: a Read of a canonical path already read before in this session."""
-    if name == "Read":
-        h["reads"] = h.get("reads", 0) + 1
-        if reread:
-            h["rereads"] = h.get("rereads", 0) + 1
+    """A tool result. `reread`: a read (READS) of a canonical path already read before in this
+    session (a shell command's other files read: `on_read`)."""
+    if name in READS:
+        on_read(h, reread)
     productive = name in PRODUCTIVE
     ch = ("E" if productive else "e") if is_error else ("p" if productive else ".")
     head, tail = h["head"], h["tail"]

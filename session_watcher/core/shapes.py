@@ -46,6 +46,7 @@ class UseInfo(TypedDict, total=False):
     """A file tool's input as the fold keeps it: the path and the sizes of what it wrote."""
 
     path: str
+    more: list[str]  # a shell command's other files printed (agents.codex.rollout): health's reads only
     new: int  # characters written
     old: int  # characters replaced
     write: bool  # Write: the file's whole new content

@@ -173,7 +173,7 @@ def _when(words: str, last_call: bool) -> str:
     return words.replace(" now saves ", " saves, as of its last call, ") if last_call else words
 
 
-def health_value(h: Mapping[str, Any], name: str, agent: str | None = None) -> str:
+def health_value(h: Mapping[str, Any], name: str) -> str:
     """The figure behind a signal's grade: `45.2 % full`, `1`, `0.68 of reads`, ..."""
     def num(key: str, fmt: str) -> str | None:
         v = h.get(key)
@@ -186,20 +186,14 @@ def health_value(h: Mapping[str, Any], name: str, agent: str | None = None) -> s
         "Error Rate": num("errorAcceleration", "{:.2f}x the first half's"),
         "Tool Efficiency": num("toolEfficiency", "{:.2f}x the first half's"),
     }.get(name)
-    return shown or _no_figure(h, name, agent)
+    return shown or _no_figure(h, name)
 
 
-TOOL_SIGNALS = ("Re-reads", "Error Rate", "Tool Efficiency")  # from tool calls: a rollout's are not read
-
-
-def _no_figure(h: Mapping[str, Any], name: str, agent: str | None = None) -> str:
-    """Why a signal has no figure: a Codex thread's tool signals are not read from its rollout; a
-    grade below A without a ratio (`core.health`'s: errors only in the second half, no edit in the
-    first); else `-` (nothing to judge, or no errors)."""
+def _no_figure(h: Mapping[str, Any], name: str) -> str:
+    """Why a signal has no figure, where its grade is not A (`core.health`'s scores without a ratio:
+    errors only in the second half, no edit in the first); else `-` (nothing to judge, or no errors)."""
     from session_watcher.core import health
 
-    if agent == "codex" and name in TOOL_SIGNALS:
-        return "not read from a rollout"
     value = next((s["value"] for s in h.get("signals") or [] if s.get("name") == name), None)
     if name == "Error Rate" and value == health.ERROR_CLEAN_TO_ERRORS:
         return "errors in the 2nd half only"
@@ -208,15 +202,13 @@ def _no_figure(h: Mapping[str, Any], name: str, agent: str | None = None) -> str
     return "-"
 
 
-def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None,
-                agent: str | None = None) -> str:
-    """`health`'s text: the grade (of `session`, where named) and each signal's bar, grade, figure
-    (`agent`: the one whose log the session is, `status --json`'s)."""
+def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None) -> str:
+    """`health`'s text: the grade (of `session`, where named) and each signal's bar, grade, figure."""
     from session_watcher.core.text import one_line
 
     of = f"  session {one_line(session)}" if session else ""
     rows = [f"Context health: {h['grade']} (score {h['score']}/100){of}"]
-    figures = [health_value(h, s["name"], agent) for s in h["signals"]]
+    figures = [health_value(h, s["name"]) for s in h["signals"]]
     room = max(map(len, figures), default=0)
     for s, figure in zip(h["signals"], figures, strict=True):
         filled = round(width * s["value"] / 100)

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.chains import Auto
-    from session_watcher.core.shapes import Config, Detail, Event, Sample, State
+    from session_watcher.core.shapes import Config, Detail, Event, Sample, State, UseInfo
 
     Row = int | list[Any]  # a call's number, a tool's values (PageBuilder)
 
@@ -308,6 +308,8 @@ class PageBuilder:
         self.event_ts = array("d")
         self.event_args: list[int | list[Any] | None] = []
         self.first_read: dict[str, float] = {}
+        self.more_paths: dict[str, list[str]] = {}  # tool id -> the other files a shell command printed
+        self.more_again: dict[str, list[bool]] = {}  # tool id -> whether each was read before
         self.canon_of: dict[tuple[str, str], str] = {}  # `_summary`'s
         self.last_send: float | None = None
         self.t_first: float | None = None
@@ -392,23 +394,44 @@ class PageBuilder:
                 self.compactions.append({"ts": ts, "trigger": ev[2], "preTokens": ev[3]})
                 self.event_ts.append(ts)
                 self.event_args.append(None)
+            elif ev[0] == "use" and ev[2] not in self.tools:
+                self._event_use(ev[2], ev[3], ev[4], ts)
+            elif ev[0] == "result":
+                self._end(ev[2], bool(ev[3]), ts)
+
+    def _event_use(self, tid: str, name: str, info: UseInfo | None, ts: float) -> None:
+        """A tool call a decoder found (the fold's event): labelled by the file it reads, else its name."""
+        raw = info.get("path") if info else None
+        path = os.path.normpath(os.path.expanduser(raw)) if isinstance(raw, str) and raw else None
+        tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or name, path, ts, None, None, False, False,
+                                  None, None, len(self.turns)]  # its call: logged after it, not known here
+        more = info.get("more") if info else None
+        if more:  # a shell command that printed several files
+            self.more_paths[tid] = [os.path.normpath(os.path.expanduser(p)) for p in more]
+        if self.track:
+            self.touched[id(tool)] = tool
 
     def _results(self, content: list[Block], ts: float) -> None:
         for block in content:
-            if block.type != "tool_result":
-                continue
-            tool = self.tools.get(str(block.tool_use_id))
-            if tool is None or tool[T_END] is not None:
-                continue
+            if block.type == "tool_result":
+                self._end(str(block.tool_use_id), bool(block.is_error), ts)
+
+    def _end(self, tid: str, is_error: bool, ts: float) -> None:
+        """A tool call's result: its end, whether it failed, whether it read a file read before."""
+        tool = self.tools.get(tid)
+        if tool is not None and tool[T_END] is None:
             tool[T_END] = max(ts, tool[T_START])
-            tool[T_ERROR] = bool(block.is_error)
+            tool[T_ERROR] = is_error
             path = tool[T_PATH]
-            if tool[T_NAME] == "Read" and path:
+            if tool[T_NAME] in health.READS and path:
                 if path in self.first_read:
                     tool[T_REREAD] = True
                     tool[T_FIRST_READ] = self.first_read[path]
                 else:
                     self.first_read[path] = tool[T_START]
+                for other in self.more_paths.get(tid, ()):
+                    self.more_again.setdefault(tid, []).append(other in self.first_read)
+                    self.first_read.setdefault(other, tool[T_START])
             self.event_ts.append(ts)
             self.event_args.append(tool)
             if self.track:
@@ -562,6 +585,8 @@ class PageBuilder:
                 health.on_compaction(h)
             else:
                 health.on_tool(h, arg[T_NAME], arg[T_REREAD], arg[T_ERROR])
+                for again in self.more_again.get(arg[1], ()):  # its other files read (the fold's order)
+                    health.on_read(h, again)
         final = health.grade(h, window)
         grades += [final] * (len(times) - len(grades))
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]

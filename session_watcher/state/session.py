@@ -12,7 +12,7 @@ import os
 import time
 
 from session_watcher.agents import FALLBACK, agent_reading
-from session_watcher.core import engine
+from session_watcher.core import engine, health
 from session_watcher.core import paths as pathmap
 from session_watcher.core.errors import Reset
 from session_watcher.state.reader import read_new
@@ -73,40 +73,52 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
     return {p.decode("utf-8", "surrogateescape") for p in got[1].split(b"\0") if p}
 
 
-def _paths_of(events: Iterable[Event], state: State) -> set[str]:
-    """Raw file paths the events name, including those of tool uses seen in an earlier batch."""
+def _paths_of(events: Iterable[Event], state: State) -> tuple[set[str], set[str]]:
+    """Raw file paths the events name, including those of tool uses seen in an earlier batch; and
+    those named only by shell reads (health's: no discard reason is asked for them)."""
     raws: set[str] = set()
+    shell: set[str] = set()
     pending = state["tools"]["pending"]
     for ev in events:
-        if ev[0] in ("result", "use") and ev[4] is not None:
+        if ev[0] == "use" and ev[4] is not None:
+            into = shell if ev[3] == health.SHELL_READ else raws
+            into.add(ev[4]["path"])
+            into.update(ev[4].get("more") or ())  # a shell command's other files read
+        elif ev[0] == "result" and ev[4] is not None:
             raws.add(ev[4]["path"])
         if ev[0] == "result" and ev[2] in pending:
-            info = pending[ev[2]][1]
+            name, info = pending[ev[2]]
             if isinstance(info, dict) and isinstance(info.get("path"), str):
-                raws.add(info["path"])
-    return raws
+                into = shell if name == health.SHELL_READ else raws
+                into.add(info["path"])
+                more = info.get("more")
+                if isinstance(more, list):
+                    into.update(p for p in more if isinstance(p, str))
+    return raws, shell - raws
 
 
 def resolve(state: State, raws: set[str], shards: PathShards | None = None,
-            also: Iterable[str] = ()) -> tuple[dict[str, str], dict[str, str | None]]:
-    """Canonical forms of `raws`, and the discard reason of each (cached in the state). With
-    `shards`, the path-map shards of these paths (and of the canonical paths `also`) are loaded."""
+            also: Iterable[str] = (), unreasoned: set[str] | frozenset[str] = frozenset(),
+            ) -> tuple[dict[str, str], dict[str, str | None]]:
+    """Canonical forms of `raws` and `unreasoned`, and the discard reason of each of `raws` (cached
+    in the state; `unreasoned`: paths only a shell read names, which the path map never takes: no
+    git call for them). With `shards`, the path-map shards of these paths (and of the canonical
+    paths `also`) are loaded."""
     cwd = state["context"].get("cwd")
     root = state["context"].get("project")
     memo = canon_memo
-    if memo is None:
-        canon = {raw: canonical(raw, cwd) for raw in raws}
-    else:
-        canon = {}
-        for raw in raws:
-            got = memo.get((raw, cwd))
-            if got is None:
-                got = memo[raw, cwd] = canonical(raw, cwd)
-            canon[raw] = got
+    canon: dict[str, str] = {}
+    for raw in raws | unreasoned:
+        got = memo.get((raw, cwd)) if memo is not None else None
+        if got is None:
+            got = canonical(raw, cwd)
+            if memo is not None:
+                memo[raw, cwd] = got
+        canon[raw] = got
     if shards is not None:
         shards.ensure(state, [*canon.values(), *also])
     known: dict[str, str | None] = state.setdefault("reasons", {})
-    fresh = sorted({c for c in canon.values() if c not in known})
+    fresh = sorted({canon[raw] for raw in raws if canon[raw] not in known})
     if fresh:
         inside = [c for c in fresh if root and pathmap.relative(c, root) is not None]
         ignored = git_ignored(root, inside) if root and inside else set()
@@ -134,7 +146,8 @@ def fold_events(state: State, events: list[Event], cfg: ModelParams,
         reasons: dict[str, str | None] = {}
     else:
         also = _load_needed(state, cfg, shards)
-        canon, reasons = resolve(state, _paths_of(events, state), shards, also)
+        raws, shell = _paths_of(events, state)
+        canon, reasons = resolve(state, raws, shards, also, shell)
     hook = None
     folded: Iterable[Event] = events
     if trace is not None:
@@ -198,7 +211,7 @@ def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: fl
         if reader is not None:
             reader.took(events)
         state["bad"] += skipped
-        if lines:
+        if lines or events:  # events without lines: a decoder's of lines read before (agents.codex.reader)
             state["bad"] += bad
             alerts += fold_events(state, events, cfg, sidechain_file=sub, trace=trace, shards=shards)
         if sub:

@@ -67,9 +67,9 @@ class Codex(Agent):
         return line_reader(d)
 
     def line_markers(self) -> tuple[bytes, ...]:
-        from session_watcher.agents.codex.rollout import MARKERS
+        from session_watcher.agents.codex.rollout import ROW_MARKERS  # the report's: no tool lines
 
-        return MARKERS
+        return ROW_MARKERS
 
     def bind_schema(self) -> None:
         from session_watcher.agents.codex.rollout import bind_schema

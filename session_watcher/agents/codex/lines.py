@@ -39,6 +39,12 @@ class Payload(msgspec.Struct):
     source: Any = None
     role: Any = None
     content: Any = None
+    call_id: Any = None  # a tool call's (`_use`, `_result`)
+    name: Any = None
+    arguments: Any = None
+    input: Any = None
+    action: Any = None
+    output: Any = None
 
 
 class Line(msgspec.Struct):

@@ -5,7 +5,9 @@ opens one, or the cursor holds the decoder) to `decode`, the decoder's state kep
 cursor (under CURSOR_KEY), so a hook run goes on where the last one stopped and a cursor reset
 starts both again. A finished rollout may end
 without a newline (Codex's own files end with one; copies of them sometimes do not): the reader's
-`state.reader.last_whole_line` takes a last line that parses as a whole record.
+`state.reader.last_whole_line` takes a last line that parses as a whole record. A cursor whose
+decoder state predates the tool calls' reading (no `tools` key) counted none of them: its next read
+hands the fold the tool calls of the lines it had read first (`passed_over`), once.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
 CURSOR_KEY = "codex"  # the agent's name (agents.codex.NAME): the registry finds a rollout's cursor by it
 ID_CHARS = 36  # a thread id: a UUID
+PASSED_CHUNK = 8 << 20  # bytes read at a time by `passed_over`
 
 
 def decode(before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
@@ -30,6 +33,10 @@ def decode(before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[by
     state from the cursor before the read, kept in the cursor after it; `whole`: one chunk of
     complete lines (replay's read)."""
     d = (before or {}).get(CURSOR_KEY) or rollout.new_decoder()
+    past: list[Event] = []
+    if isinstance(d, dict) and "tools" not in d and before:  # a fold of a decoder that passed tool calls over
+        past = passed_over(before)
+        d["tools"] = True
     cursor[CURSOR_KEY] = d
     if whole and lines:  # replay's read of a whole rollout: its marked lines through msgspec
         from session_watcher.agents.seam import split_lines
@@ -37,8 +44,37 @@ def decode(before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[by
         rollout.bind_schema()
         lines = split_lines(lines[0])[0]
     if not lines:
-        return [], 0
-    return rollout.parse_lines(lines, d)
+        return past, 0
+    events, bad = rollout.parse_lines(lines, d)
+    return (past + events if past else events), bad
+
+
+def passed_over(before: dict[str, Any]) -> list[Event]:
+    """The tool calls and outputs of the lines a decoder that passed them over read (the cursor
+    `before`'s, up to its offset), in order: folded ahead of the new lines, they give health what a
+    fold from the start gives it, and nothing else of the state moves (its alerts, the guard's
+    marks, a prepared handoff stay as the user saw them). Read once, a chunk at a time."""
+    path, end = before.get("path"), before.get("offset")
+    if not isinstance(path, str) or type(end) is not int:
+        return []
+    d = rollout.new_decoder()
+    got: list[Event] = []
+    rest = b""
+    try:
+        with open(path, "rb") as fh:
+            while end > 0:
+                chunk = fh.read(min(PASSED_CHUNK, end))
+                if not chunk:
+                    break
+                end -= len(chunk)
+                data = rest + chunk
+                cut = data.rfind(b"\n") + 1 if end else len(data)  # the cursor's offset ends a line
+                rest = data[cut:]
+                events = rollout.parse_lines(data[:cut].split(b"\n"), d)[0]
+                got += [ev for ev in events if ev[0] in ("use", "result")]
+    except OSError:
+        return []
+    return got
 
 
 def session_id(path: str) -> str | None:

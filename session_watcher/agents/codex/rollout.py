@@ -15,6 +15,11 @@ where `total_token_usage` changed (snapshots repeat; deduplicating on `last` wou
 calls). A `compacted` line is ("compact", ts, "auto", the last call's input). A non-default
 `service_tier` is carried in the model name, `gpt-5.6-sol[priority]` (core.prices_openai reads it;
 its tokens are the model's). A subagent thread's calls are sidechain calls: totals only.
+
+Tool calls (health's, never the path map's): a `function_call` / `custom_tool_call` /
+`local_shell_call` is ("use", ts, call id, name, info), its `*_output` ("result", ts, call id, failed,
+None); a shell command that only prints files is a `ShellRead` of them, an applied patch an `Edit`
+(docs/model.md "Codex CLI" has the rules and what they measured).
 """
 
 from __future__ import annotations
@@ -23,24 +28,30 @@ import sys
 
 from session_watcher.agents.seam import HANDOFF, MAX_LINE_BYTES, iso_to_epoch
 from session_watcher.core import fastjson
-from session_watcher.core.caps import count, model_name, short_id
+from session_watcher.core.caps import clean_path, count, model_name, short_id
+from session_watcher.core.health import SHELL_READ  # a command whose sole purpose is printing files
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Literal
 
-    from session_watcher.core.shapes import Event
+    from session_watcher.core.shapes import Event, UseInfo
 
 MAX_COUNT = 10**9  # a count above this is a bad value, read as 0 (core.transcript's rule)
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens",
               "reasoning_output_tokens")
-# the line types a decoder looks at; every other line (messages, tool output: most bytes) is passed
-# over by a substring test before any JSON parsing
-MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
-           b'"thread_settings_applied"', HANDOFF)
+# the line types the report's rows (calls, compactions) come from, or the decoder's state: the report
+# hands its decoder only these (`Codex.line_markers`)
+ROW_MARKERS = (b'"session_meta"', b'"turn_context"', b'"token_count"', b'"token_usage_record"', b'"compacted"',
+               b'"thread_settings_applied"', HANDOFF)
+# the line types a decoder looks at: those and the tool calls and outputs (health's, which keep no
+# decoder state); every other line (messages, reasoning) is passed over by a substring test before
+# any JSON parsing. ROW_MARKERS first, in their order: a marker's bit is the same in both searches
+MARKERS = (*ROW_MARKERS, b'_call"', b'_call_output"')
 DEFAULT_TIERS = ("default", "auto", "standard", "")
-# a line's marker bits (`line_reader`): where it holds the handoff note's only; where it holds `token_count`
+# a line's marker bits (`line_reader`, from either search): where it holds the handoff note's only;
+# where it holds `token_count`
 HANDOFF_ONLY = 1 << MARKERS.index(HANDOFF)
 COUNT = 1 << MARKERS.index(b'"token_count"')
 
@@ -48,7 +59,7 @@ COUNT = 1 << MARKERS.index(b'"token_count"')
 def new_decoder() -> dict[str, Any]:
     """The state a rollout's decoding starts from (and the reader's cursor keeps)."""
     return {"model": None, "tier": None, "total": None, "sub": False, "calls": 0, "last": None,
-            "lastIn": 0, "records": False, "id": None}
+            "lastIn": 0, "records": False, "id": None, "tools": True}  # tools: its fold counted the tool calls
 
 
 _MINUTES: dict[str, int | None] = {}  # 'YYYY-MM-DDTHH:MM' -> the epoch second it starts at, or None
@@ -187,9 +198,302 @@ def _compacted(d: dict[str, Any], _p: dict[str, Any], ts: object) -> Event:
 
 
 def _response_item(d: dict[str, Any], p: dict[str, Any], ts: object) -> Event | None:
-    if d["sub"] or p.get("type") != "message" or p.get("role") == "assistant":
+    kind = p.get("type")
+    if d["sub"]:
+        return None  # a subagent thread's tools are its own, as its calls are
+    if kind in USES:
+        return _use(p, ts)
+    if kind in RESULTS:
+        return _result(p, ts)
+    if kind != "message" or p.get("role") == "assistant":
         return None
     return _parent(p, ts)
+
+
+# ----------------------------------------------------------------------------- tool calls
+# A tool call is a ("use", ts, call id, name, info) event and its output a ("result", ts, call id,
+# failed, None) event, as a Claude Code transcript gives them, so health's shared fold reads both.
+USES = ("function_call", "custom_tool_call", "local_shell_call")
+RESULTS = ("function_call_output", "custom_tool_call_output")
+EDIT = "Edit"  # core.health.PRODUCTIVE: an applied patch (no path: the path map is not fed by Codex)
+SHELLS = ("exec_command", "shell", "container.exec", "shell_command")  # their `cmd` / `command` runs in a shell
+# the first words of an output that says the call failed (a code-mode cell's, a patch refused, a
+# command that could not start, a process gone, the user's interruption)
+FAILURES = ("Script failed", "Script terminated", "apply_patch verification failed", "exec_command failed",
+            "write_stdin failed", "aborted by user")
+SEPARATORS = frozenset(" \t|&;\n")  # outside quotes: between words, stages, commands
+UNQUOTED = frozenset("<>()$`*?[]{}#!\\")  # outside quotes: more than plain commands (a redirection, an expansion)
+FILTERS = ("sed", "head", "tail")  # a pipe's later stages that only cut the printed lines
+CODE_DIGITS = 12  # an exit code's digits read at most (a run past int()'s limit would raise)
+MAX_READS = 64  # files one call's reads name at most (the pending use keeps them in the state)
+# a longer command line or code-mode cell is no plain print of files (the fixtures' and the unseen
+# rollouts' longest read: 451 characters, in a cell 614): the rule's scan, a loop per character, stops here
+MAX_COMMAND = 1 << 14
+
+
+def _use(p: dict[str, Any], ts: object) -> Event | None:
+    tool_id, kind = p.get("call_id"), p.get("type")
+    if not (tool_id and short_id(tool_id)):
+        return None
+    if kind == "local_shell_call":
+        action = p.get("action")
+        action = action if isinstance(action, dict) else {}
+        name, cmd, cwd = "local_shell", _script(action.get("command")), action.get("working_directory")
+    else:
+        given = p.get("name")
+        if not (given and short_id(given)):
+            return None
+        name = given
+        cmd, cwd = _command(name, p.get("arguments") if kind == "function_call" else p.get("input"))
+        if cmd == "" or (cmd is None and name == "apply_patch"):  # "": a code-mode cell that applies one
+            return ("use", epoch(ts), tool_id, EDIT, None)
+    paths = _read_paths(cmd, cwd) if isinstance(cmd, str) else []
+    if paths:
+        info: UseInfo = {"path": paths[0]}
+        if len(paths) > 1:
+            info["more"] = paths[1:MAX_READS]
+        return ("use", epoch(ts), tool_id, SHELL_READ, info)
+    return ("use", epoch(ts), tool_id, name, None)
+
+
+def _command(name: str, args: object) -> tuple[str | None, object]:
+    """(the shell command a tool call runs, its folder): a shell tool's JSON arguments, a code-mode
+    cell (`exec`) that runs one `tools.exec_command`; "" for a cell that applies a patch; None."""
+    if not isinstance(args, str):
+        return None, None
+    if name == "exec":
+        return _cell_command(args)
+    if name not in SHELLS:
+        return None, None
+    try:
+        doc = fastjson.loads(args)
+    except ValueError:
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    cmd = doc.get("cmd") if "cmd" in doc else _script(doc.get("command"))
+    return (cmd if isinstance(cmd, str) else None), doc.get("workdir")
+
+
+def _cell_command(code: str) -> tuple[str | None, object]:
+    """A code-mode cell's (JavaScript) command and folder when it calls one tool, `exec_command`;
+    "" when it applies a patch."""
+    if "tools.apply_patch(" in code:
+        return "", None
+    if len(code) > MAX_COMMAND:
+        return None, None
+    at = code.find("tools.exec_command(")
+    if at < 0 or code.count("tools.") != 1:
+        return None, None
+    return _js_string(code, "cmd", at), _js_string(code, "workdir", at)
+
+
+def _script(argv: object) -> str | None:
+    """The command line of an argv: `bash -lc SCRIPT`'s script, else its words joined (unquoted
+    words only: one with a space or a quote is no plain read)."""
+    if not (isinstance(argv, list) and argv and all(isinstance(w, str) for w in argv)):
+        return None
+    if len(argv) == 3 and argv[0].rsplit("/", 1)[-1] in ("bash", "zsh", "sh") and argv[1] in ("-lc", "-c"):
+        return str(argv[2])
+    if any(not w or " " in w or "'" in w or '"' in w for w in argv):
+        return None
+    return " ".join(argv)
+
+
+def _js_string(code: str, key: str, start: int) -> str | None:
+    """The string literal given to `key` in a cell's first `tools.exec_command({...})` (`key:"..."`
+    or `"key": "..."`), read as JSON reads it; None when it is not one."""
+    at = start
+    while True:
+        at = code.find(key, at)
+        if at < 0:
+            return None
+        i = at + len(key)
+        if code[at - 1:at] == '"' and code[i:i + 1] == '"':
+            i += 1
+        while code[i:i + 1] == " ":
+            i += 1
+        if code[i:i + 1] != ":":
+            at = i
+            continue
+        i += 1
+        while code[i:i + 1] in (" ", "\n"):
+            i += 1
+        if code[i:i + 1] != '"':
+            return None
+        end = i + 1
+        while end < len(code) and code[end] != '"':
+            end += 2 if code[end] == "\\" else 1
+        try:
+            got = fastjson.loads(code[i:end + 1])
+        except ValueError:
+            return None
+        return got if isinstance(got, str) else None
+
+
+def _commands(cmd: str) -> list[list[list[str]]] | None:
+    """A command line's commands (split at `&&`, `||`, `;`, a newline), each its pipe's stages of
+    words; None where it is more than plain commands (a redirection, an expansion, a glob, a
+    background `&`, an unclosed quote)."""
+    commands: list[list[list[str]]] = [[[]]]
+    word: list[str] = []
+    has = False
+    i, n = 0, len(cmd)
+    while i < n:
+        c = cmd[i]
+        if c in SEPARATORS:
+            if has:
+                commands[-1][-1].append("".join(word))
+            word, has = [], False
+            two = cmd[i:i + 2]
+            if c == "&" and two != "&&":
+                return None
+            if c == "|" and two != "||":  # a pipe: the next stage
+                if not commands[-1][-1]:
+                    return None
+                commands[-1].append([])
+            elif c not in " \t":  # the next command
+                i += two in ("&&", "||")
+                commands.append([[]])
+        elif c in "'\"":
+            got = _quoted(cmd, i)
+            if got is None:
+                return None
+            word.append(got[0])
+            has, i = True, got[1]
+        elif c in UNQUOTED:
+            return None
+        else:
+            word.append(c)
+            has = True
+        i += 1
+    if has:
+        commands[-1][-1].append("".join(word))
+    if any(not stage for command in commands for stage in command[1:]):
+        return None  # a pipe into nothing
+    return [command for command in commands if command[0]]
+
+
+def _quoted(cmd: str, at: int) -> tuple[str, int] | None:
+    """The text between the quote at `at` and its closing one, and where that one is; None for an
+    unclosed quote or double quotes holding an expansion or an escape."""
+    end = cmd.find(cmd[at], at + 1)
+    if end < 0 or (cmd[at] == '"' and any(ch in cmd[at + 1:end] for ch in "$`\\")):
+        return None
+    return cmd[at + 1:end], end
+
+
+def _lines_arg(words: list[str]) -> list[str] | None:
+    """`head` / `tail`'s words after its name, its line count taken off (`-n N`, `-nN`, `-N`, `-n +N`)."""
+    rest = words[1:]
+    if rest[:1] == ["-n"] and len(rest) > 1 and rest[1].lstrip("+").isdigit():
+        return rest[2:]
+    if rest[:1] and rest[0].startswith("-") and rest[0].lstrip("-n+").isdigit():
+        return rest[1:]
+    return rest
+
+
+def _printed(words: list[str]) -> list[str] | None:
+    """The operands of a command that only prints lines (`cat`, `sed -n 'a,bp'`, `head`, `tail`,
+    `nl -ba`), None for any other command."""
+    name = words[0]
+    if name == "cat":
+        return words[1:]
+    if name in ("head", "tail"):
+        return _lines_arg(words)
+    if name == "nl":
+        return words[2:] if words[1:2] == ["-ba"] else words[1:]
+    if name == "sed" and words[1:2] == ["-n"] and len(words) > 2:
+        script = words[2]
+        lines = script[:-1].split(",")
+        if script.endswith("p") and 1 <= len(lines) <= 2 and all(x.isdigit() or x == "$" for x in lines):
+            return words[3:]
+    return None
+
+
+def _read_paths(cmd: str, cwd: object) -> list[str]:
+    """The files a shell command line prints, one for each of its commands that does nothing but
+    print one file (its first stage prints it, a later stage only cuts lines), absolute against the
+    call's folder, or the one a `cd` before it went to (after a `cd` this cannot follow, a relative
+    path is none); none where the line is more than plain commands. A path no file can be named by
+    (a NUL byte, a lone surrogate, too long: `core.caps.clean_path`) is none: the shell resolves the
+    others (`os.path.realpath` raises on the first two and costs the square of a path's length)."""
+    paths: list[str] = []
+    if len(cmd) > MAX_COMMAND:
+        return paths
+    here = cwd if isinstance(cwd, str) and cwd[:1] == "/" else None
+    lost = False  # a `cd` went where this cannot follow
+    for stages in _commands(cmd) or ():
+        if stages[0][0] in ("cd", "pushd", "popd") and len(stages) == 1:  # in a pipe it moves only its own stage
+            here = _cd(here, stages[0])
+            lost = lost or here is None
+            continue
+        operands = _printed(stages[0])
+        if not operands or len(operands) != 1 or operands[0].startswith("-"):
+            continue
+        if any(later[0] not in FILTERS or _printed(later) != [] for later in stages[1:]):
+            continue
+        path = operands[0]
+        if path[:1] not in ("/", "~"):  # `~`: the shell's (canonical's)
+            if lost:
+                continue
+            if here is not None:
+                path = here.rstrip("/") + "/" + path
+        if clean_path(path):
+            paths.append(path)
+    return paths
+
+
+def _cd(here: str | None, words: list[str]) -> str | None:
+    """The folder `cd DIR` goes to from `here` (None: the call's folder is not said, the session's;
+    then a relative one stays relative to it); None where this cannot say (`cd` home, `cd -`, an
+    option, `pushd` / `popd`)."""
+    if words[0] != "cd" or len(words) != 2 or words[1][:1] in ("-", "~", ""):
+        return None
+    to = words[1]
+    return to if to[:1] == "/" or here is None else here.rstrip("/") + "/" + to
+
+
+def _result(p: dict[str, Any], ts: object) -> Event | None:
+    tool_id = p.get("call_id")
+    if not (tool_id and short_id(tool_id)):
+        return None
+    return ("result", epoch(ts), tool_id, _failed(p.get("output")), None)
+
+
+def _failed(out: object) -> bool:
+    """Whether a tool's output says the call failed: its first words (FAILURES), a non-zero exit
+    code in its header (`Process exited with code N`, `Exit code: N`) or in a printed result
+    (`"exit_code":N`: an output's metadata, a cell's `JSON.stringify(r)`)."""
+    if isinstance(out, list):  # a code-mode cell's content parts: its status, then what it printed
+        texts = [t for part in out if isinstance(part, dict) and isinstance(t := part.get("text"), str)]
+        head, body = (texts[0] if texts else ""), "".join(texts[1:2])
+    elif isinstance(out, str):
+        head = body = out
+    else:
+        return False
+    if head.startswith(FAILURES):
+        return True
+    end = head.find("\nOutput:")
+    header = head[:end] if end >= 0 else head[:200]
+    code = _number_after(header, "Process exited with code ")
+    if code is None and header.startswith("Exit code: "):
+        code = _number_after(header, "Exit code: ")
+    if code is None and body[:1] == "{":
+        code = _number_after(body, '"exit_code":')
+    return bool(code)
+
+
+def _number_after(text: str, label: str) -> int | None:
+    """The integer right after the first `label` in `text`, None when there is none."""
+    at = text.find(label)
+    if at < 0:
+        return None
+    at += len(label)
+    end = at + (text[at:at + 1] == "-")
+    while text[end:end + 1].isdigit() and end - at < CODE_DIGITS:
+        end += 1
+    return int(text[at:end]) if end > at and text[at:end] != "-" else None
 
 
 def _meta(d: dict[str, Any], p: dict[str, Any], _ts: object) -> None:
