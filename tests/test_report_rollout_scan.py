@@ -158,3 +158,12 @@ def test_a_rollouts_timestamp_reads_as_the_hooks_read_it(year: int, mo: str, d: 
     text = f"{year:04d}-{mo}-{d}{sep}{h}:{mi}:{s}{dot}{frac}{zone}"
     got = [rollout.epoch(text), rollout.epoch(text)]  # the second from the minute remembered
     assert got == [iso_to_epoch(text)] * 2
+
+
+def test_a_markers_bit_is_the_same_in_the_reports_search_and_the_decoders() -> None:
+    """The report searches a rollout for ROW_MARKERS, a decoder's own reading tests MARKERS; `line_reader`
+    reads the bits of either (the handoff note's alone, `token_count`'s), so ROW_MARKERS come first in
+    MARKERS, in their order."""
+    assert rollout.MARKERS[: len(rollout.ROW_MARKERS)] == rollout.ROW_MARKERS
+    assert 1 << rollout.ROW_MARKERS.index(rollout.HANDOFF) == rollout.HANDOFF_ONLY
+    assert 1 << rollout.ROW_MARKERS.index(b'"token_count"') == rollout.COUNT
