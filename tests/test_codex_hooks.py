@@ -17,6 +17,7 @@ import pytest
 from session_watcher.agents.codex.hooks import OUTPUT_KEYS
 from tests.codex_lines import FIXTURES
 from tests.oracle import hook, sw
+from tests.statefile import load_state
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,6 +63,22 @@ def codex(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     return dict(doc)
 
 
+def folded(rollout: Path, project: Path) -> Path:
+    """`rollout` after Codex's folding hook (PostModelRequest) has read all of it: a run folds for a
+    bounded time and leaves the rest to the next, so how many runs that takes depends on the
+    machine; what they add up to does not. The prompt's hook then finds nothing left to fold."""
+    fold = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "kind": "sampling",
+            "request_id": "r1", "attempt_number": 1, "thread_id": THREAD, "status": "ok", "response_id": "resp_1",
+            "token_usage": {"input_tokens": 1}}
+    data = rollout.read_bytes()
+    for _ in range(50):
+        assert codex("PostModelRequest", fold) is None
+        offset = (load_state(THREAD).get("cursor") or {}).get("offset")
+        if offset is not None and b"\n" not in data[offset:]:
+            return rollout
+    raise AssertionError(f"{rollout}: not read to its end after 50 folding runs")
+
+
 def prompt(rollout: Path, project: Path, text: str = "go on") -> dict[str, Any] | None:
     return codex("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project),
                                       "turn_id": "t1", "prompt": text})
@@ -86,7 +103,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_a_cold_prompt_is_held_once_and_clear_takes_the_handoff_with_the_work(tmp_path: Path, project: Path) -> None:
-    rollout = shifted(tmp_path, THREAD, 180)
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
     held = prompt(rollout, project)
     assert held is not None
     assert held["decision"] == "block"
@@ -114,7 +131,7 @@ def test_a_cold_prompt_is_held_once_and_clear_takes_the_handoff_with_the_work(tm
 
 
 def test_sent_again_within_a_minute_the_prompt_goes_and_the_handoff_is_dropped(tmp_path: Path, project: Path) -> None:
-    rollout = shifted(tmp_path, THREAD, 180)
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
     assert prompt(rollout, project) is not None
     assert len(pending(project)) == 1
     assert prompt(rollout, project) is None
@@ -122,7 +139,7 @@ def test_sent_again_within_a_minute_the_prompt_goes_and_the_handoff_is_dropped(t
 
 
 def test_a_compaction_drops_the_handoff_the_guard_prepared(tmp_path: Path, project: Path) -> None:
-    rollout = shifted(tmp_path, THREAD, 180)
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
     assert prompt(rollout, project) is not None
     assert start(project, "compact", "019fa000-0000-7000-8000-0000000000c3") is None  # another thread's: kept
     assert len(pending(project)) == 1
@@ -135,12 +152,7 @@ def test_an_alert_reaches_the_next_prompt_as_a_system_message(tmp_path: Path, pr
     (past the sweet spot, warm cache) is queued and shown by the next prompt's hook, which holds
     nothing back; the channel Codex cannot carry is left out."""
     assert sw("config", "set", "notify.channels", '["terminal"]').returncode == 0
-    rollout = shifted(tmp_path, THREAD, 1)
-    fold = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "kind": "sampling",
-            "request_id": "r1", "attempt_number": 1, "thread_id": THREAD, "status": "ok", "response_id": "resp_1",
-            "token_usage": {"input_tokens": 1}}
-    for _ in range(6):  # a fold has a time budget: a loaded machine may take more than one run
-        assert codex("PostModelRequest", fold) is None
+    rollout = folded(shifted(tmp_path, THREAD, 1), project)
     got = prompt(rollout, project)
     assert got is not None
     assert set(got) == {"systemMessage"}, got
