@@ -10,6 +10,7 @@ import json
 import os
 import pty
 import shutil
+import signal
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -105,7 +106,7 @@ def test_forked_children_give_the_document_of_one_process(machine: list[Path], t
 
 def test_what_a_child_sends_back_prices_the_restarts_taken(machine: list[Path]) -> None:
     """The marshal round trip of a batch: the same documents, the calls `Call`s again, the same restarts."""
-    out = [(i, shell.run_noted(str(p))) for i, p in enumerate(machine)]
+    out: list[tuple[int, shell.Done | None]] = [(i, shell.run_noted(str(p))) for i, p in enumerate(machine)]
     back = shell._decode(shell._encode(out))
     assert json.dumps(back) == json.dumps(out)
     calls = [c for _i, got in back if got for _sid, (_path, _parent, cs) in got[1] for c in cs]
@@ -163,11 +164,53 @@ def test_a_named_session_that_cannot_be_read_fails_the_command_as_alone(machine:
 
 def test_progress_on_a_terminal_rises_to_the_whole(machine: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """Drawn by this process alone, on a terminal: counts that only rise, to all the sessions, then cleared."""
+    forking(monkeypatch)
+    counts, seen = _progress(monkeypatch)
+    assert counts
+    assert counts == sorted(counts)
+    assert counts[-1] == len(machine)
+    assert seen.endswith(b"\r")  # the bar wiped at the end
+
+
+def test_progress_stays_cleared_when_a_child_dies(machine: list[Path], tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child killed on its first session: this process does that batch again after its own last
+    one, and the bar, whole and cleared by then, is not drawn again lower; the document the same."""
+    alone(monkeypatch)
+    one = json.dumps(command.run([]))
+    forking(monkeypatch)
+    started = tmp_path / "child-started"
+    parent = os.getpid()
+    real = shell.run_one
+
+    def dies(transcript: str, overrides: dict[str, Any] | None = None, taken: dict[str, Any] | None = None,
+             ) -> dict[str, Any]:
+        if os.getpid() != parent:
+            started.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        end = time.monotonic() + WAIT
+        while not started.exists():  # the child has taken its batch (one of the first two)
+            if time.monotonic() > end:
+                raise AssertionError("no child took a session")
+            time.sleep(0.005)
+        return real(transcript, overrides, taken)
+
+    monkeypatch.setattr(shell, "run_one", dies)
+    counts, seen = _progress(monkeypatch)
+    assert counts == sorted(counts)  # not drawn again lower once it was whole and cleared
+    assert counts[-1] == len(machine)
+    assert seen.endswith(b"\r")
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert json.dumps(command.run([])) == one
+
+
+def _progress(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], bytes]:
+    """Run the command over every session with stderr a terminal: the counts its progress bar drew,
+    and all it wrote there."""
     leader, follower = pty.openpty()
     term = io.TextIOWrapper(io.FileIO(follower, "w"), write_through=True)
     monkeypatch.setattr(Progress, "DELAY", 0.0)
     monkeypatch.setattr(sys, "stderr", term)
-    forking(monkeypatch)
     try:
         command.run([])
         os.set_blocking(leader, False)
@@ -184,8 +227,4 @@ def test_progress_on_a_terminal_rises_to_the_whole(machine: list[Path], monkeypa
         term.close()
         os.close(leader)
     frames = [f for f in seen.decode().split("\r") if f.startswith("scanning transcripts")]
-    counts = [int(f.rsplit(" ", 1)[1].split("/")[0]) for f in frames]
-    assert counts
-    assert counts == sorted(counts)
-    assert frames[-1].endswith(f" {len(machine)}/{len(machine)}")
-    assert seen.endswith(b"\r")  # the bar wiped at the end
+    return [int(f.rsplit(" ", 1)[1].split("/")[0]) for f in frames], seen

@@ -131,7 +131,7 @@ def run_all(paths: list[str], overrides: dict[str, Any] | None = None,
     and this process, the largest transcripts first) where there is enough to read to pay for a fork
     (`workers`); the results in the order of `paths`. None where the run raised: the caller runs it
     again, in its place, where its error surfaces as it would have without a child. `tick(n)`: the
-    first n batches' transcripts are taken (called in this process only)."""
+    first n batches' transcripts are taken (called in this process only, n rising)."""
     from session_watcher.state import pool
 
     sizes = [_size(p) for p in paths]
@@ -140,11 +140,13 @@ def run_all(paths: list[str], overrides: dict[str, Any] | None = None,
     for part in parts:
         taken.append(taken[-1] + len(part))
     here = os.getpid()
+    shown = [0]  # the most told: a batch a child did not finish comes again after later ones
 
     def batch(k: int) -> list[tuple[int, Done | None]]:
         out = [(i, _attempt(paths[i], overrides)) for i in parts[k]]
-        if tick is not None and os.getpid() == here:
-            tick(taken[k + 1])
+        if tick is not None and os.getpid() == here and taken[k + 1] > shown[0]:
+            shown[0] = taken[k + 1]
+            tick(shown[0])
         return out
 
     n = workers(sizes)
