@@ -45,6 +45,7 @@ from bench import calibrate as cal
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop, engine
+from session_watcher.core.eoq import quantities
 
 if TYPE_CHECKING:
     from session_watcher.core.chains import Chain
@@ -106,7 +107,7 @@ def shown(s: cal.Session, cfg: Config) -> Shown:
     state = s.loaded.fresh()
 
     def hook(st: State, alerts: list[Alert], usage: CallUsage) -> None:
-        calls.append(closedloop._call(st, cfg, alerts, usage))
+        calls.append(closedloop._call(st, quantities(st, cfg), alerts, usage))
         fired.extend((len(calls) - 1, a.copy()) for a in alerts)
 
     engine.fold(state, s.loaded.events, cfg, s.loaded.paths, call_hook=hook)

@@ -3,7 +3,8 @@ around `core.backtest`.
 
 Finds the transcripts (every session on the machine as `report` finds them, or the sessions named
 as every command names one: `sessions.find`), replays each with the hooks' own fold, hands the trace to
-the pure backtest and prints one line per session and a total (or the JSON document). `--set` replays
+the pure backtest and prints one line per session and a total (or the JSON document). The sessions
+are spread over the usable cores (`sessions.backtest.run_all`), their results taken in order. `--set` replays
 with a config key changed, to see what a different default would have done.
 """
 
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from session_watcher.core import backtest as bt
 from session_watcher.core.numbers import dollars, tokens
 from session_watcher.core.usererrors import UserError
-from session_watcher.sessions.backtest import all_transcripts, resolve, run_one
+from session_watcher.sessions.backtest import all_transcripts, resolve, run_all, run_noted
 
 if TYPE_CHECKING:
     import argparse
@@ -47,20 +48,24 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
     from session_watcher.reports.collect import Progress
 
     progress = Progress()  # on a terminal, once the run has taken a moment
+    results = run_all(paths, overrides, lambda n: progress(n, len(paths)))  # on every usable core
+    progress(len(paths), len(paths))
     sessions = []
     taken: dict[str, Any] = {}
-    for n, path in enumerate(paths):
-        progress(n, len(paths))
-        try:
-            doc = run_one(path, overrides, taken)
-        except OSError as exc:
-            if explicit:
-                raise
-            print(f"session-watcher backtest: skipped {clean(path)}: {exc.strerror or exc}", file=sys.stderr)
-            continue
+    for path, got in zip(paths, results, strict=True):
+        done = got
+        if done is None:  # its run raised: again here, in its place, to raise or be skipped as it would alone
+            try:
+                done = run_noted(path, overrides)
+            except OSError as exc:
+                if explicit:
+                    raise
+                print(f"session-watcher backtest: skipped {clean(path)}: {exc.strerror or exc}", file=sys.stderr)
+                continue
+        doc, noted = done
+        taken.update(noted)  # in the order of `paths`, as one process alone notes them
         if doc["calls"] or explicit:
             sessions.append(doc)
-    progress(len(paths), len(paths))
     from session_watcher.sessions.restarts import restarts_taken
 
     found = restarts_taken(taken, overrides)

@@ -30,16 +30,29 @@ from session_watcher.core.status import client_point
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
-    from session_watcher.core.engine import Resolved
-    from session_watcher.core.shapes import Alert, CallEvent, CallUsage, Event, ModelParams, State
+    from session_watcher.core.engine import CallHook, Resolved
+    from session_watcher.core.shapes import Alert, CallEvent, CallUsage, Event, ModelParams, Quantities, State
 
 POLICIES = ("alert", "sweetSpot")
 ADVICE = ("gate", "backstop")  # the alerts after whose call the `alert` policy restarts (a cold return: before)
 
 
-def _call(state: State, cfg: ModelParams, fired: list[Alert], usage: CallUsage) -> Call:
-    """The backtest's view of the call just folded: what its trace row says (call_from_trace)."""
-    q = quantities(state, cfg)
+class _Priced:
+    """A `fold` call hook given the quantities each call was priced by (`engine.on_call`'s `priced`):
+    `seen(state, cfg)` is the last call's, not computed again."""
+
+    def __init__(self, cfg: ModelParams) -> None:
+        self.cfg = cfg
+        self.priced: list[Quantities | None] = []
+
+    def seen(self, state: State) -> Quantities:
+        q = self.priced.pop() if self.priced else None
+        return quantities(state, self.cfg) if q is None else q  # None: a call not priced
+
+
+def _call(state: State, q: Quantities, fired: list[Alert], usage: CallUsage) -> Call:
+    """The backtest's view of the call just folded (`q`: its quantities): what its trace row says
+    (call_from_trace)."""
     e = state["engine"]
     return call_from_trace({"call": e["calls"], "segment": e["segment"], "bDefault": q["bDefault"], "x": q["x"],
                             "xSweet": q["xSweet"], "g": q["g"], "lamp": q["lamp"], "alerts": fired, "usage": usage,
@@ -63,12 +76,15 @@ def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Reso
     rows: list[dict[str, Any]] = []
     watch = AutoWatch()
 
-    def hook(st: State, fired: list[Alert], usage: CallUsage) -> None:
-        c = _call(st, cfg, fired, usage)
-        watch.call(c, client_point(st, cfg))
-        calls.append(c)
-        e = st["engine"]
-        rows.append({"call": e["calls"], "segment": e["segment"], "ts": usage["ts"], "usage": usage})
+    class Hook(_Priced):
+        def __call__(self, st: State, fired: list[Alert], usage: CallUsage) -> None:
+            c = _call(st, self.seen(st), fired, usage)
+            watch.call(c, client_point(st, cfg))
+            calls.append(c)
+            e = st["engine"]
+            rows.append({"call": e["calls"], "segment": e["segment"], "ts": usage["ts"], "usage": usage})
+
+    hook = Hook(cfg)
 
     def watched() -> Iterator[Event]:
         for ev in events:
@@ -127,11 +143,16 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[
     said: list[Alert] = []
     sweet = [False]
 
-    def hook(st: State, fired: list[Alert], _usage: CallUsage) -> None:
+    def said_hook(st: State, fired: list[Alert], _usage: CallUsage) -> None:
         said.extend(fired)
-        if policy == "sweetSpot":
-            q = quantities(st, cfg)
+
+    class SweetHook(_Priced):
+        def __call__(self, st: State, fired: list[Alert], _usage: CallUsage) -> None:
+            said.extend(fired)
+            q = self.seen(st)
             sweet[0] = q["x"] is not None and q["xSweet"] is not None and q["x"] >= q["xSweet"]
+
+    hook: CallHook = SweetHook(cfg) if policy == "sweetSpot" else said_hook
 
     def flush(first: Iterable[Event] = ()) -> None:
         """Fold the compactions `first` (they came before the events batched since), then the batch."""

@@ -1,8 +1,10 @@
 """One session's backtest run: find its transcript, parse it once, fold it with the hooks' own fold, and
-hand the trace to the pure closed-loop backtest (`core.backtest`, `core.closedloop`)."""
+hand the trace to the pure closed-loop backtest (`core.backtest`, `core.closedloop`). Many sessions:
+`run_all`, on every usable core."""
 
 from __future__ import annotations
 
+import marshal
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -10,8 +12,16 @@ from session_watcher.base.config import DEFAULTS, model_params
 from session_watcher.core import backtest as bt
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from session_watcher.core.engine import Resolved
     from session_watcher.core.shapes import Config, Event, State
+
+# transcript bytes before a second process pays for its fork: a session's backtest costs far more a
+# byte than the report's scan of it (docs/benchmarks.md, "backtest over many sessions")
+FORK_FROM = 4 << 20
+# one session's result: its document, and what it added to `taken` (`run_one`) as (session id, entry)
+Done = tuple[dict[str, Any], list[tuple[str, Any]]]
 
 
 def all_transcripts() -> list[str]:
@@ -107,3 +117,93 @@ def run_one(transcript: str, overrides: dict[str, Any] | None = None,
     """Parse one transcript and backtest it (with config overrides, if any). `taken` collects what
     pricing the restarts taken needs (core.restarts): each session's calls and its parent."""
     return session_doc(load(transcript), config_for(transcript, overrides or {}), taken)
+
+
+def run_noted(transcript: str, overrides: dict[str, Any] | None = None) -> Done:
+    """`run_one`, and what it noted for pricing the restarts taken, as `Done`."""
+    taken: dict[str, Any] = {}
+    return run_one(transcript, overrides, taken), list(taken.items())
+
+
+def run_all(paths: list[str], overrides: dict[str, Any] | None = None,
+            tick: Callable[[int], None] | None = None) -> list[Done | None]:
+    """`run_noted` of every transcript, on every usable core (`state.pool.map_batches`: forked children
+    and this process, the largest transcripts first) where there is enough to read to pay for a fork
+    (`workers`); the results in the order of `paths`. None where the run raised: the caller runs it
+    again, in its place, where its error surfaces as it would have without a child. `tick(n)`: the
+    first n batches' transcripts are taken (called in this process only, n rising)."""
+    from session_watcher.state import pool
+
+    sizes = [_size(p) for p in paths]
+    parts = pool.batches(sizes)
+    taken = [0]  # transcripts in the batches before each batch number
+    for part in parts:
+        taken.append(taken[-1] + len(part))
+    here = os.getpid()
+    shown = [0]  # the most told: a batch a child did not finish comes again after later ones
+
+    def batch(k: int) -> list[tuple[int, Done | None]]:
+        out = [(i, _attempt(paths[i], overrides)) for i in parts[k]]
+        if tick is not None and os.getpid() == here and taken[k + 1] > shown[0]:
+            shown[0] = taken[k + 1]
+            tick(shown[0])
+        return out
+
+    n = workers(sizes)
+    if n > 1:
+        _imported()
+    got: list[Done | None] = [None] * len(paths)
+    for out in pool.map_batches(batch, len(parts), n, encode=_encode, decode=_decode,
+                                name="session-watcher-backtest"):
+        for i, done in out:
+            got[i] = done
+    return got
+
+
+def workers(sizes: list[int]) -> int:
+    """How many processes `run_all` runs transcripts of these sizes on: one per usable core, but a
+    second one only past FORK_FROM bytes (more than one forks)."""
+    from session_watcher.state import pool
+
+    return max(1, min(pool.cores(), len(sizes), sum(sizes) // FORK_FROM + 1))
+
+
+def _imported() -> None:
+    """What every run imports, imported here before the children fork (each would import it again)."""
+    from session_watcher.agents import AGENTS
+    from session_watcher.core import closedloop  # noqa: F401
+    from session_watcher.sessions import replay, restarts  # noqa: F401
+    from session_watcher.state import reader, session, shell, store  # noqa: F401
+
+    for agent in AGENTS:
+        agent.read(None, {}, [b""], True)  # a whole read of nothing: its parser's modules
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # its run fails, and says why
+        return 0
+
+
+def _attempt(path: str, overrides: dict[str, Any] | None) -> Done | None:
+    try:
+        return run_noted(path, overrides)
+    except Exception:  # run again in its place by the caller, where it raises as it would have
+        return None
+
+
+def _encode(out: list[tuple[int, Done | None]]) -> bytes:
+    """A batch's results as a child sends them: marshal data, each call of `taken` a plain tuple."""
+    return marshal.dumps([(i, None if got is None else (got[0], [(sid, (path, parent, [tuple(c) for c in calls]))
+                                                               for sid, (path, parent, calls) in got[1]]))
+                          for i, got in out])
+
+
+def _decode(data: bytes) -> list[tuple[int, Done | None]]:
+    """What `_encode` made, its calls `core.backtest.Call`s again."""
+    call = bt.Call._make
+    sent = marshal.loads(data)  # noqa: S302 - written by our own child
+    return [(i, None if got is None else (got[0], [(sid, (path, parent, [call(c) for c in calls]))
+                                                   for sid, (path, parent, calls) in got[1]]))
+            for i, got in sent]
