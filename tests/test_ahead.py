@@ -63,6 +63,20 @@ def planned(path: Path, most: int | None = None) -> list[Planned] | None:
         os.close(fd)
 
 
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """big_session's 4.5 chunks, written once a module: the tests only read it."""
+    path = tmp_path_factory.mktemp("ahead") / "big.jsonl"
+    big_session(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def big_one(big: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """The one-process fold of `big`, once a module (compared, never changed)."""
+    return fold(big)
+
+
 def two_cores(path: Path) -> Ahead:
     fd = os.open(path, os.O_RDONLY)
     chunks = plan(str(path), fd)
@@ -71,10 +85,8 @@ def two_cores(path: Path) -> Ahead:
 
 
 @pytest.mark.slow
-def test_two_processes_fold_to_the_same_document(tmp_path: Path, alone: None) -> None:
-    path = tmp_path / "big.jsonl"
-    big_session(path)
-    one = fold(path)
+def test_two_processes_fold_to_the_same_document(big: Path, big_one: Any, alone: None) -> None:
+    path, one = big, big_one
     with two_cores(path) as reader:
         assert reader.pid  # a second process is parsing
         planned = len(reader.chunks)
@@ -123,12 +135,11 @@ def test_this_process_parses_what_the_child_has_not_reached(tmp_path: Path, alon
 
 
 @pytest.mark.slow
-def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_child_that_is_gone_changes_nothing(big: Path, big_one: Any, alone: None,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A child killed before it handed on any chunk (held before its first parse, so that however
     fast it runs, none is in): every chunk is parsed here, the document the same."""
-    path = tmp_path / "big.jsonl"
-    big_session(path)
-    one = fold(path)
+    path, one = big, big_one
     parent = os.getpid()
     held, never = os.pipe()
     real = Ahead._parse
@@ -153,12 +164,10 @@ def test_a_child_that_is_gone_changes_nothing(tmp_path: Path, alone: None, monke
 
 
 @pytest.mark.slow
-def test_a_result_cut_short_is_parsed_here(tmp_path: Path, alone: None) -> None:
+def test_a_result_cut_short_is_parsed_here(big: Path, big_one: Any, alone: None) -> None:
     """A child that ended in the middle of writing a result (its header or its events cut short):
     the chunk is parsed here, nothing half-read is decoded."""
-    path = tmp_path / "big.jsonl"
-    big_session(path)
-    one = fold(path)
+    path, one = big, big_one
     for cut in (b"\x00" * 4, b"\x00" * 5, b"\x00" * 4 + (100).to_bytes(8, "little") + b"\x80" * 10):
         with two_cores(path) as reader:
             os.kill(reader.pid, signal.SIGKILL)
@@ -174,14 +183,12 @@ def test_a_result_cut_short_is_parsed_here(tmp_path: Path, alone: None) -> None:
 
 
 @pytest.mark.slow
-def test_no_child_from_a_process_running_a_thread(tmp_path: Path, alone: None) -> None:
+def test_no_child_from_a_process_running_a_thread(big: Path, big_one: Any, alone: None) -> None:
     """With another thread running (the live page's server, say) nothing forks: this process takes
     every chunk from the queue itself, with the same result."""
     import threading
 
-    path = tmp_path / "big.jsonl"
-    big_session(path)
-    one = fold(path)
+    path, one = big, big_one
     release = threading.Event()
     other = threading.Thread(target=release.wait, daemon=True)
     other.start()
@@ -196,11 +203,9 @@ def test_no_child_from_a_process_running_a_thread(tmp_path: Path, alone: None) -
 
 
 @pytest.mark.slow
-def test_a_fold_that_fails_leaves_no_child(tmp_path: Path, alone: None) -> None:
+def test_a_fold_that_fails_leaves_no_child(big: Path, alone: None) -> None:
     """The fold raising (the user's ^C mid-replay, say) stops the child: killed, waited for."""
-    path = tmp_path / "big.jsonl"
-    big_session(path)
-    reader = two_cores(path)
+    reader = two_cores(big)
     pid = reader.pid
     assert pid
 
@@ -215,14 +220,13 @@ def test_a_fold_that_fails_leaves_no_child(tmp_path: Path, alone: None) -> None:
 
 
 @pytest.mark.slow
-def test_replay_forks_where_a_core_is_idle_and_not_for_a_rollout(tmp_path: Path, alone: None,
+def test_replay_forks_where_a_core_is_idle_and_not_for_a_rollout(big: Path, alone: None,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """replay of a large Claude Code transcript goes through the child (the same document and trace
     as one process); a Codex rollout, read by its own stateful decoder, gets none."""
     from session_watcher.sessions import replay as rp
 
-    path = tmp_path / "big.jsonl"
-    big_session(path)
+    path = big
     alone_doc = rp.replay(str(path))
     plain = rp.fold(str(ROLLOUT))[0]["engine"]["calls"]
     made: list[Ahead | None] = []
@@ -243,11 +247,10 @@ def test_replay_forks_where_a_core_is_idle_and_not_for_a_rollout(tmp_path: Path,
     assert made[1] is None
 
 
-def test_the_plan_walks_as_whole_reads_do(tmp_path: Path) -> None:
+def test_the_plan_walks_as_whole_reads_do(big: Path) -> None:
     """The plan's cursors and chunks are read_new(whole=True)'s, read after read, up to an over-long
     line (the fold reads on from there)."""
-    path = tmp_path / "big.jsonl"
-    big_session(path)
+    path = big
     chunks = planned(path)
     assert chunks is not None
     before: dict[str, Any] | None = None

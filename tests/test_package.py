@@ -16,6 +16,7 @@ What must hold:
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import json
 import os
@@ -24,8 +25,12 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = "session_watcher"
@@ -382,6 +387,7 @@ def test_a_clone_without_links_builds_and_its_sdist_has_no_tests(tmp_path: Path)
     assert "session_watcher/data/icon.png" in wheel
 
 
+@functools.cache
 def other_interpreters() -> list[str]:
     """The newest CPython 3.11+ that pyenv has here other than the one running the tests (every
     one with `SW_RUN_SLOW=1`: each is a whole install)."""
@@ -408,20 +414,50 @@ def replay(python: list[str], env: dict[str, str], cwd: Path) -> dict[str, objec
     return doc
 
 
+STALE = f"build/lib/{PACKAGE}/zz_deleted_since.py"  # setuptools' scratch of an earlier install, gitignored
+
+
+@pytest.fixture(scope="module")
+def venv_only(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """`install.sh --venv-only --data ROOT/data` of a source copy whose build/ holds a module deleted
+    since (STALE), with `python` (PYTHON; "" for install.sh's own choice) and ROOT's home, once per
+    interpreter a module: the tests only read the venv (the hook run writes to ROOT/sw alone)."""
+    done: dict[str, Path] = {}
+
+    def install(python: str) -> Path:
+        if python not in done:
+            root = tmp_path_factory.mktemp("venv-only")
+            (root / "home").mkdir()
+            src = source_copy(root / "src")
+            (src / STALE).parent.mkdir(parents=True)
+            (src / STALE).write_text("X = 1\n")
+            proc = subprocess.run(["sh", str(src / "install.sh"), "--venv-only", "--data", str(root / "data")],
+                                  env=venv_only_env(root, python), capture_output=True, text=True, timeout=900,
+                                  check=False)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            done[python] = root
+        return done[python]
+
+    return install
+
+
+def venv_only_env(root: Path, python: str) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(root / "home"), "SESSION_WATCHER_HOME": str(root / "sw"),
+           "CLAUDE_CONFIG_DIR": str(root / "claude"), "XDG_BIN_HOME": str(root / "bin")}
+    env.pop("VIRTUAL_ENV", None)
+    if python:
+        env["PYTHON"] = python
+    return env
+
+
 @pytest.mark.parametrize("python", other_interpreters() or [pytest.param("", marks=pytest.mark.skip(
     reason="no other CPython 3.11+ under ~/.pyenv on this machine"))])
 @pytest.mark.slow
-def test_other_interpreter_installs_and_works_the_same(python: str, tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {**os.environ, "HOME": str(home), "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "PYTHON": python,
-           "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"), "XDG_BIN_HOME": str(tmp_path / "bin")}
-    env.pop("VIRTUAL_ENV", None)
-    src = source_copy(tmp_path / "src")
-    data = tmp_path / "data"
-    proc = subprocess.run(["sh", str(src / "install.sh"), "--venv-only", "--data", str(data)], env=env,
-                          capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_other_interpreter_installs_and_works_the_same(python: str, tmp_path: Path,
+                                                       venv_only: Callable[[str], Path]) -> None:
+    root = venv_only(python)
+    env = venv_only_env(root, python)
+    data = root / "data"
     venv_python = data / "venv" / "bin" / "python"
     version = subprocess.run([str(venv_python), "-c", "import sys; print(sys.version_info[:2])"],
                              capture_output=True, text=True, check=True).stdout.strip()
@@ -439,24 +475,18 @@ def test_other_interpreter_installs_and_works_the_same(python: str, tmp_path: Pa
                            "PostToolUse"], input=b'{"session_id": "abc", "transcript_path": ', env=env,
                           capture_output=True, timeout=60, check=False)
     assert (hook.returncode, hook.stdout, hook.stderr) == (0, b"", b"")
-    written = [p for p in (tmp_path / "sw").rglob("*") if p.is_file()] if (tmp_path / "sw").exists() else []
+    written = [p for p in (root / "sw").rglob("*") if p.is_file()] if (root / "sw").exists() else []
     assert [p for p in written if b"Traceback" in p.read_bytes() or b"Error" in p.read_bytes()] == []
 
 
 @pytest.mark.slow
-def test_a_module_deleted_from_the_checkout_is_not_installed_again(tmp_path: Path) -> None:
+def test_a_module_deleted_from_the_checkout_is_not_installed_again(venv_only: Callable[[str], Path]) -> None:
     """install.sh builds from a clean copy: a checkout's build/ (setuptools' scratch of an earlier
-    install, gitignored) keeps modules deleted since, and a re-install put them back in the venv."""
-    src = source_copy(tmp_path / "src")
-    stale = src / "build" / "lib" / PACKAGE / "zz_deleted_since.py"
-    stale.parent.mkdir(parents=True)
-    stale.write_text("X = 1\n")
-    data = tmp_path / "data"
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
-    proc = subprocess.run(["sh", str(src / "install.sh"), "--venv-only", "--data", str(data)], env=env,
-                          capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    site = next((data / "venv").glob("lib/python3.*/site-packages"))
+    install, gitignored) keeps modules deleted since, and a re-install put them back in the venv.
+    The venv is the other interpreter's test's where there is one (one install for both)."""
+    root = venv_only((other_interpreters() or [""])[-1])
+    assert (root / "src" / STALE).is_file()
+    site = next((root / "data" / "venv").glob("lib/python3.*/site-packages"))
     installed = {p.name for p in (site / PACKAGE).glob("*.py")}
     assert "__main__.py" in installed
     assert "zz_deleted_since.py" not in installed
