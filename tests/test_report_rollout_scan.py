@@ -71,9 +71,8 @@ def test_a_rollouts_rows_are_those_of_each_line(path: Path, search: bool) -> Non
     assert [r.kind for r in whole[len(rows):]] == (["c"] if ends_in_a_call else [])
 
 
-def test_only_the_lines_with_a_marker_reach_the_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
-    path = ROLLOUTS[0]
-    data = path.read_bytes()
+def lines_handed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The lines the report's parse hands Codex's line reader from now on, in order."""
     handed: list[bytes] = []
     line_reader = codex.Codex.line_reader
 
@@ -87,6 +86,13 @@ def test_only_the_lines_with_a_marker_reach_the_decoder(monkeypatch: pytest.Monk
         return counted
 
     monkeypatch.setattr(codex.Codex, "line_reader", counting)
+    return handed
+
+
+def test_only_the_lines_with_a_marker_reach_the_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = ROLLOUTS[0]
+    data = path.read_bytes()
+    handed = lines_handed(monkeypatch)
     parse = parse_events.events_parser(data[:512])
     assert parse is not None
     parse(data, 0, len(data))
@@ -99,20 +105,8 @@ def test_only_the_lines_with_a_marker_reach_the_decoder(monkeypatch: pytest.Monk
 def test_an_agent_without_markers_is_handed_every_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """`Agent.line_markers` () (the seam's default): every complete line reaches its decoder."""
     data = ROLLOUTS[1].read_bytes()
-    handed: list[bytes] = []
-    line_reader = codex.Codex.line_reader
-
-    def counting(self: codex.Codex, cursor: Any) -> Any:
-        take = line_reader(self, cursor)
-
-        def counted(line: bytes, which: int) -> Any:
-            handed.append(line)
-            return take(line, which)
-
-        return counted
-
     monkeypatch.setattr(codex.Codex, "line_markers", lambda _self: ())
-    monkeypatch.setattr(codex.Codex, "line_reader", counting)
+    handed = lines_handed(monkeypatch)
     parse = parse_events.events_parser(data[:512])
     assert parse is not None
     rows, _used = parse(data, 0, len(data))
