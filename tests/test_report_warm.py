@@ -388,7 +388,7 @@ def test_the_counts_of_windows_no_longer_kept_go_with_their_parts(projects: Path
 
 
 def test_a_window_dropped_and_made_again_beside_a_run_is_not_taken_for_the_one_it_read(
-        projects: Path, tmp_path: Path) -> None:
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run of a window reads its sums (made at count 1); beside it, other windows' first runs drop
     the window's parts, sums and count, and a run of the window makes it again (its count 1 again)
     from files changed since: the first run's count of the parts then matches the one it read, yet
@@ -418,11 +418,9 @@ def test_a_window_dropped_and_made_again_beside_a_run_is_not_taken_for_the_one_i
             windowed(projects, index, None)  # the window made again
         return real(self, live)
 
-    Index.rows = rows_then_other_runs  # type: ignore[method-assign]
-    try:
-        windowed(projects, index, None)
-    finally:
-        Index.rows = real  # type: ignore[method-assign]
+    monkeypatch.setattr(Index, "rows", rows_then_other_runs)
+    windowed(projects, index, None)
+    monkeypatch.setattr(Index, "rows", real)
     assert beside == [1]
     with (projects / "-home-b" / "subagent.jsonl").open("ab") as fh:  # a run after them, with a change
         fh.write(call_line("msg_after", 11_000, 20_000, ts="2026-02-16T10:00:00.000Z"))
@@ -430,7 +428,8 @@ def test_a_window_dropped_and_made_again_beside_a_run_is_not_taken_for_the_one_i
     assert after == windowed(projects, tmp_path / "cold.sqlite3", None)
 
 
-def test_a_window_dropped_beside_a_run_of_it_leaves_that_run_every_session(projects: Path, tmp_path: Path) -> None:
+def test_a_window_dropped_beside_a_run_of_it_leaves_that_run_every_session(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another window's first run drops this window's parts while a run of it is between reading its
     sums and keeping its parts: that run's report still holds every session (not only those it
     folded), and the next run equals a cold build."""
@@ -456,11 +455,9 @@ def test_a_window_dropped_beside_a_run_of_it_leaves_that_run_every_session(proje
             windowed(projects, index, 1.7e9)
         return real(self, live)
 
-    Index.rows = rows_then_another_window  # type: ignore[method-assign]
-    try:
-        during = windowed(projects, index, None)
-    finally:
-        Index.rows = real  # type: ignore[method-assign]
+    monkeypatch.setattr(Index, "rows", rows_then_another_window)
+    during = windowed(projects, index, None)
+    monkeypatch.setattr(Index, "rows", real)
     assert beside == [1]
     assert during == windowed(projects, tmp_path / "cold1.sqlite3", None)
     with (projects / "-home-b" / "subagent.jsonl").open("ab") as fh:
