@@ -385,3 +385,81 @@ def test_the_counts_of_windows_no_longer_kept_go_with_their_parts(projects: Path
     assert len(windows) == KEEP_REPORTS
     assert sorted(counts) == sorted(f"parts\0{p}" for p in windows)
     assert windowed(projects, index, sinces[-1]) == windowed(projects, tmp_path / "cold.sqlite3", sinces[-1])
+
+
+def test_a_window_dropped_and_made_again_beside_a_run_is_not_taken_for_the_one_it_read(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of a window reads its sums (made at count 1); beside it, other windows' first runs drop
+    the window's parts, sums and count, and a run of the window makes it again (its count 1 again)
+    from files changed since: the first run's count of the parts then matches the one it read, yet
+    its sums are of the old parts. It builds from every part, and the next run equals a cold build."""
+    from session_watcher.base.paths import guard_log_file
+    from session_watcher.reports.index import KEEP_REPORTS
+
+    index = tmp_path / "i.sqlite3"
+    windowed(projects, index, None)
+    for n in range(KEEP_REPORTS - 1):  # newer windows, one short of dropping the first's parts
+        windowed(projects, index, 1.6e9 + n * 86_400)
+    log = Path(guard_log_file())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("{}\n")  # the first window's report made again (newer than those windows'), no part
+    windowed(projects, index, None)
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_outer", 12_000, 30_000, ts="2026-02-14T09:30:00.000Z"))
+    real = Index.rows
+    beside: list[int] = []
+
+    def rows_then_other_runs(self: Index, live: dict[str, int]) -> Any:
+        if not beside:
+            beside.append(1)
+            windowed(projects, index, 1.7e9)  # one more: the first window's parts, sums and count dropped
+            with (projects / "-home-a" / "tool_heavy.jsonl").open("ab") as fh:
+                fh.write(call_line("msg_beside", 9_000, 40_000, ts="2026-02-15T10:00:00.000Z"))
+            windowed(projects, index, None)  # the window made again
+        return real(self, live)
+
+    monkeypatch.setattr(Index, "rows", rows_then_other_runs)
+    windowed(projects, index, None)
+    monkeypatch.setattr(Index, "rows", real)
+    assert beside == [1]
+    with (projects / "-home-b" / "subagent.jsonl").open("ab") as fh:  # a run after them, with a change
+        fh.write(call_line("msg_after", 11_000, 20_000, ts="2026-02-16T10:00:00.000Z"))
+    after = windowed(projects, index, None)
+    assert after == windowed(projects, tmp_path / "cold.sqlite3", None)
+
+
+def test_a_window_dropped_beside_a_run_of_it_leaves_that_run_every_session(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another window's first run drops this window's parts while a run of it is between reading its
+    sums and keeping its parts: that run's report still holds every session (not only those it
+    folded), and the next run equals a cold build."""
+    from session_watcher.base.paths import guard_log_file
+    from session_watcher.reports.index import KEEP_REPORTS
+
+    index = tmp_path / "i.sqlite3"
+    windowed(projects, index, None)
+    for n in range(KEEP_REPORTS - 1):
+        windowed(projects, index, 1.6e9 + n * 86_400)
+    log = Path(guard_log_file())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("{}\n")
+    windowed(projects, index, None)
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_outer", 12_000, 30_000, ts="2026-02-14T09:30:00.000Z"))
+    real = Index.rows
+    beside: list[int] = []
+
+    def rows_then_another_window(self: Index, live: dict[str, int]) -> Any:
+        if not beside:
+            beside.append(1)
+            windowed(projects, index, 1.7e9)
+        return real(self, live)
+
+    monkeypatch.setattr(Index, "rows", rows_then_another_window)
+    during = windowed(projects, index, None)
+    monkeypatch.setattr(Index, "rows", real)
+    assert beside == [1]
+    assert during == windowed(projects, tmp_path / "cold1.sqlite3", None)
+    with (projects / "-home-b" / "subagent.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_after", 11_000, 20_000, ts="2026-02-16T10:00:00.000Z"))
+    assert windowed(projects, index, None) == windowed(projects, tmp_path / "cold2.sqlite3", None)

@@ -29,7 +29,7 @@ else:  # the same module without its package's adapters for datetime (and dateti
     import _sqlite3 as sqlite3
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
     from session_watcher.agents.seam import Agent
@@ -118,13 +118,7 @@ class _Summarize:
         last = index.cached_report(state["key"]) if state else None
         self.last = None if last is None else last[0]  # the text this one's is cut from
         old = index.cached_parts(params, [*keys, *gone]) if last else {}
-        done = index.finished
-        folds = [k for k in keys if done.get(k) is None]
-        rows = index.rows({src.path: live[src.path] for k in folds for src in order[k]})
-        new: dict[str, object] = {}
-        for k in keys:
-            value = done.get(k)
-            new[k] = self._fold(k, [(src, rows[src.path]) for src in order[k]]) if value is None else value
+        new = self._parts(index, live, order, keys)
         was = index.store_parts(params, [(k, key, marshal.dumps(new[k])) for k, key in keys.items()],  # type: ignore[arg-type]
                                 gone, time.time(), first)
         doc = None
@@ -140,7 +134,15 @@ class _Summarize:
             made = was + bool(keys or gone)  # this run's change of the parts
         if doc is None:  # every part: as kept (read after their count), this run's as made here
             made = index.parts_made(params)
-            values: dict[str, object] = {k: marshal.loads(v) for k, v in index.cached_parts(params).items()  # noqa: S302
+            kept_parts = index.cached_parts(params)
+            lost = [k for k in order if k not in new and k not in kept_parts]
+            if lost:  # dropped beside this run (another window's first run): made here and kept again
+                lost_keys = self._keys(index, live, order, lost, {})
+                new.update(lost_parts := self._parts(index, live, order, lost_keys))
+                index.store_parts(params, [(k, key, marshal.dumps(lost_parts[k])) for k, key in lost_keys.items()],  # type: ignore[arg-type]
+                                  [], time.time())
+                made, kept_parts = index.parts_made(params), index.cached_parts(params)
+            values: dict[str, object] = {k: marshal.loads(v) for k, v in kept_parts.items()  # noqa: S302
                                          if k not in new}  # this run's as made here, not loaded again beside them
             values.update(new)
             parts = {k: p for k, v in values.items() if k in order and (p := _part(v)) is not None}
@@ -162,10 +164,9 @@ class _Summarize:
         changed them between), over the same roots and guarded sessions, and this run dropped no
         file, only the sessions whose files this run read can differ: only theirs are compared;
         else every one."""
-        facts, agents, guarded, fallback = index.facts, self.agents, self.guarded, FALLBACK.name
         touched = index.touched
         if (state is not None and touched is not None and state.get("files") == index.files_made[0]
-                and state.get("roots") == roots and set(state.get("guarded", ())) == guarded
+                and state.get("roots") == roots and set(state.get("guarded", ())) == self.guarded
                 and order.keys() >= state.get("sess", {}).keys()):  # and no session gone
             maybe: Any = touched.intersection(order)
             kept_keys = index.part_keys(params, maybe)
@@ -174,8 +175,15 @@ class _Summarize:
             maybe = order
             kept_keys = index.part_keys(params)
             gone, first = [k for k in kept_keys if k not in order], not kept_keys
+        return self._keys(index, live, order, maybe, kept_keys), gone, first
+
+    def _keys(self, index: Index, live: dict[str, int], order: dict[str, list[Source]], sessions: Iterable[str],
+              kept_keys: dict[str, str]) -> dict[str, str]:
+        """The keys of those of `sessions` whose key is not the one in `kept_keys`. A session's key
+        says its files' facts."""
+        facts, agents, guarded, fallback = index.facts, self.agents, self.guarded, FALLBACK.name
         keys: dict[str, str] = {}
-        for k in maybe:  # once per session of the history: its one file written inline
+        for k in sessions:  # once per session of the history: its one file written inline
             srcs = order[k]
             if len(srcs) == 1:
                 fid = live[(src := srcs[0]).path]
@@ -185,7 +193,19 @@ class _Summarize:
                     f"{live[src.path]}:{src.sub:d}:{facts[live[src.path]]}" for src in srcs)
             if kept_keys.get(k) != key:
                 keys[k] = key
-        return keys, gone, first
+        return keys
+
+    def _parts(self, index: Index, live: dict[str, int], order: dict[str, list[Source]],
+               keys: Iterable[str]) -> dict[str, object]:
+        """The parts of the sessions `keys`: as their reading process finished them, or folded here."""
+        done = index.finished
+        folds = [k for k in keys if done.get(k) is None]
+        rows = index.rows({src.path: live[src.path] for k in folds for src in order[k]})
+        new: dict[str, object] = {}
+        for k in keys:
+            value = done.get(k)
+            new[k] = self._fold(k, [(src, rows[src.path]) for src in order[k]]) if value is None else value
+        return new
 
     def _fold(self, session: str, files: list[tuple[Source, list[Row]]]) -> tuple[object, ...]:
         """One session's part from its files' rows, as `__call__` gives it."""

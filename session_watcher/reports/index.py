@@ -205,6 +205,20 @@ def _hash(data: bytes) -> Any:
         return sha1(data)
 
 
+def _drop_counts(conn: sqlite3.Connection) -> None:
+    """The counts of changed parts (`Index.parts_made`) of the windows whose parts are no longer kept
+    dropped (a span's window is new each minute: counts were kept for ever), the highest of them kept
+    as `parts`, past which a count made again starts: a run beside this one that read the old count
+    (its sums made from the dropped parts) never finds it again (it builds from every part)."""
+    live = {f"parts\0{p}" for (p,) in conn.execute("SELECT DISTINCT params FROM parts")}
+    counts = conn.execute("SELECT key, value FROM meta WHERE key > 'parts' AND key < ?", ("parts\1",))
+    gone = [(k, v) for k, v in counts.fetchall() if k not in live]
+    if gone:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('parts', (SELECT MAX(COALESCE(MAX(value), 0), ?) FROM meta"
+                     " WHERE key = 'parts'))", (max(v for _k, v in gone) + 1,))
+        conn.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k, _v in gone])
+
+
 class Index:
     """The SQLite index at `db_path`. `bytes_read` counts transcript bytes read for parsing."""
 
@@ -1038,7 +1052,10 @@ class Index:
         try:
             with conn:
                 if changed or gone:  # counted up in the transaction's first writes: two runs never count one
-                    conn.execute("INSERT OR IGNORE INTO meta VALUES (?, 0)", (f"parts\0{params}",))
+                    # a count made again starts past every count dropped (`_drop_counts`): never one a run
+                    # beside this read from the window's parts as they were before they were dropped
+                    conn.execute("INSERT OR IGNORE INTO meta VALUES (?, (SELECT COALESCE(MAX(value), 0) FROM meta"
+                                 " WHERE key = 'parts'))", (f"parts\0{params}",))
                     conn.execute("UPDATE meta SET value = value + 1 WHERE key = ?", (f"parts\0{params}",))
                     conn.execute("DELETE FROM merged WHERE params = ?", (params,))
                 made = self.parts_made(params) - (1 if changed or gone else 0)
@@ -1050,12 +1067,7 @@ class Index:
                                  " ORDER BY MAX(at) DESC LIMIT ?)", (KEEP_REPORTS,))
                     # a window's sums go with its parts: they hold nothing the parts no longer say
                     conn.execute("DELETE FROM merged WHERE params NOT IN (SELECT DISTINCT params FROM parts)")
-                    # and its count (a span's window is new each minute: counts were kept for ever); one
-                    # made again starts over, and its first change drops any sums a run beside it keeps
-                    live = {f"parts\0{p}" for (p,) in conn.execute("SELECT DISTINCT params FROM parts")}
-                    counts = conn.execute("SELECT key FROM meta WHERE key > 'parts' AND key < ?", ("parts\1",))
-                    gone_counts = [(k,) for (k,) in counts.fetchall() if k not in live]
-                    conn.executemany("DELETE FROM meta WHERE key = ?", gone_counts)
+                    _drop_counts(conn)
         except sqlite3.DatabaseError as exc:
             if not _cannot_write(exc):
                 raise
