@@ -7,7 +7,7 @@ a saving their own call then lost."""
 from __future__ import annotations
 
 import gzip
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,7 +21,7 @@ from tests.calibration import CALIBRATION
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from session_watcher.core.shapes import ModelParams, State
+    from session_watcher.core.shapes import State
 
 CFG = config.merge()
 
@@ -100,14 +100,13 @@ def test_an_openai_models_cache_is_judged_by_its_own_lifetime() -> None:
     state = engine.new_state("c")
     state["engine"]["lastTs"], state["engine"]["ttl"] = 1_000.0, "5m"
     state["context"]["model"] = "gpt-5.6-sol"
-    no_cliff = cast("ModelParams", {"cliff": None})  # the key the cache's lifetime reads: none inferred
-    got = guard.cold_cache(state, no_cliff, 1_000.0 + 660)
+    got = guard.cold_cache(state, {"cliff": None}, 1_000.0 + 660)  # type: ignore[typeddict-item]  # no cliff
     assert got is not None
     assert (got["lifetimeSeconds"], got["cold"], got["sure"]) == (1_800.0, False, False)
     assert guard.verdict(660.0, "5m", None, "gpt-5.6-sol") == "warm"
     assert guard.verdict(660.0, "5m", None) == "cold"  # a Claude model's 5-minute cache
-    assert eoq.cache_cold(state, no_cliff, 1_000.0 + 660) is False
-    assert eoq.cache_cold(state, no_cliff, 1_000.0 + 1_801) is True
+    assert eoq.cache_cold(state, {"cliff": None}, 1_000.0 + 660) is False  # type: ignore[typeddict-item]
+    assert eoq.cache_cold(state, {"cliff": None}, 1_000.0 + 1_801) is True  # type: ignore[typeddict-item]
 
 
 @pytest.mark.parametrize(("session_id", "call"), [
