@@ -174,13 +174,14 @@ class Session:
         from its transcript."""
         transcript = transcript if usable_path(transcript) else None
         subagents = [sub for sub in subagents if usable_path(sub)]
+        before = list(self.state["alerts"])  # what was dealt with before this run's fold (`rebuild`)
         try:
             return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
         except ShardRejected as exc:
             from session_watcher.state.session import rebuild
 
             self.say("shard", f"{exc}; rebuilding the session from the transcript")
-            self.state, self.fresh = rebuild(self.state), True
+            self.state, self.fresh = rebuild(self.state, before), True
             return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
 
     def _sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],

@@ -1,0 +1,377 @@
+"""A transcript that changes under the hooks' cursor (rewritten in place, shrunk, replaced) starts the
+session's state again from it (`state.session.rebuild`). What the user already saw stays seen: an
+alert delivered before is not delivered again when the fold from the start fires it again, the
+cold-cache guard's marks (the cold return the prompt hook told of, the prompt held, the handoff it
+prepared) stay, and an alert fired after the rewrite is still delivered. Real hook processes on real
+files; the fold's figures are those of a fold of the rewritten file from scratch."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from bench.synth import Transcript
+from session_watcher.base import config
+from session_watcher.core import engine
+from session_watcher.state import session, store
+from tests.oracle import hook, payload
+from tests.statefile import load_state, state_file
+from tests.test_guard_hook import FIVE_MIN, append_cold_call, pending_handoffs, prompt, said
+from tests.test_guard_hook import session as folded_session
+
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Iterator
+
+CFG = config.merge()
+
+
+def _config(text: str) -> None:
+    cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(text)
+
+
+def _overstaying(tmp_path: Path, sid: str, calls: int = 300) -> list[bytes]:
+    """A session whose context grows 1,000 tokens a call: a gate, then reminders (remind_min 0)."""
+    t = Transcript(session_id=sid, cwd=str(tmp_path))
+    t.call(20_000, 0)
+    cr = 20_000
+    for _ in range(1, calls):
+        t.user()
+        cr += 1000
+        t.call(cr, 1000)
+    return [line + b"\n" for line in t.lines()]
+
+
+def _calls(lines: list[bytes], transcript: Path, first: int = 3) -> Iterator[int]:
+    """Append the transcript call by call from its length now (its first `first` calls at once);
+    yields the calls written."""
+    written = len(transcript.read_bytes().splitlines()) if transcript.exists() else 0
+    for calls in range(first, (len(lines) + 1) // 2 + 1):
+        upto = 1 + 2 * (calls - 1)
+        if upto <= written:
+            continue
+        with transcript.open("ab") as fh:
+            fh.writelines(lines[written:upto])
+        written = upto
+        yield calls
+
+
+def _fold(sid: str, transcript: Path) -> None:
+    """Folding hooks until the state has read the whole transcript (a run folds for a bounded time)."""
+    for _ in range(50):
+        assert hook("PostToolUse", payload(sid, transcript, "PostToolUse")).returncode == 0
+        if (load_state(sid).get("cursor") or {}).get("offset") == transcript.stat().st_size:
+            return
+    raise AssertionError(f"{sid}: not folded to its end after 50 runs")
+
+
+def _rewrite_in_place(transcript: Path) -> None:
+    """The same file (same inode), its last line written again with one more key: the cursor's hash
+    of the bytes before its offset no longer fits, so the next hook folds the file from the start."""
+    ino = transcript.stat().st_ino
+    lines = transcript.read_bytes().splitlines(keepends=True)
+    lines[-1] = lines[-1].rstrip(b"\n")[:-1] + b',"rewritten":true}\n'
+    with transcript.open("r+b") as fh:
+        fh.write(b"".join(lines))
+        fh.truncate()
+    assert transcript.stat().st_ino == ino
+
+
+def _mark_unrebuilt(sid: str) -> None:
+    """A mark a rebuild drops (the count of skipped lines, which the fold counts again): that the
+    next hook started the state again, and did not only read on."""
+    path = state_file(sid)
+    doc = json.loads(path.read_bytes())
+    doc["bad"] = 99
+    path.write_text(json.dumps(doc))
+
+
+def _shown(proc: subprocess.CompletedProcess[bytes]) -> list[str]:
+    """What a prompt's hook showed the user: the `systemMessage`'s lines that start an alert."""
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    if not proc.stdout:
+        return []
+    text = json.loads(proc.stdout).get("systemMessage") or ""
+    return [line for line in text.splitlines() if line.startswith("session-watcher: ")]
+
+
+def _user_prompt(sid: str, transcript: Path) -> subprocess.CompletedProcess[bytes]:
+    return hook("UserPromptSubmit", payload(sid, transcript, "UserPromptSubmit", prompt="go on", prompt_id="p"))
+
+
+def _fold_alone(tmp_path: Path, transcript: Path) -> dict[str, Any]:
+    """The state a fold of `transcript` from scratch leaves, for a session id of its own."""
+    alone = tmp_path / "alone.jsonl"
+    alone.write_bytes(transcript.read_bytes())
+    _fold("alone", alone)
+    return load_state("alone")
+
+
+def _figures(state: dict[str, Any]) -> dict[str, Any]:
+    """The fold's figures: the meter, the engine and the alerts it recorded (but who they were for and
+    whether a shell left them pending)."""
+    alerts = [{k: v for k, v in a.items() if k not in ("sessionId", "pending", "shownBy")} for a in state["alerts"]]
+    return {"meter": state["meter"], "engine": state["engine"], "alerts": alerts, "health": state["health"]}
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_an_alert_delivered_before_a_rewrite_is_not_delivered_again(tmp_path: Path) -> None:
+    """The gate is shown; the transcript is rewritten in place; the fold from the start fires the gate
+    again, and it is not shown again (before the fix: it was, the gate being among the last five
+    calls'); the reminder that fires after the rewrite is shown."""
+    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 0\n')
+    t = tmp_path / "seen.jsonl"
+    lines = _overstaying(tmp_path, "seen")
+    for _ in _calls(lines, t):
+        _fold("seen", t)
+        if load_state("seen")["alerts"]:
+            break
+    [gate] = load_state("seen")["alerts"]
+    assert gate["kind"] == "gate"
+    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
+    assert _shown(_user_prompt("seen", t)) == [told]
+    assert _shown(_user_prompt("seen", t)) == []  # shown once
+
+    _mark_unrebuilt("seen")
+    _rewrite_in_place(t)
+    _fold("seen", t)
+    state = load_state("seen")
+    assert state["bad"] == 0  # started again from the transcript
+    assert [(a["kind"], a["call"]) for a in state["alerts"]] == [("gate", gate["call"])]  # fired again ...
+    assert "outbox" not in state
+    assert _shown(_user_prompt("seen", t)) == []  # ... and not shown again
+    assert _figures(state) == _figures(_fold_alone(tmp_path, t))  # the fold's figures: as from scratch
+
+    for _ in _calls(lines, t, first=gate["call"] + 1):
+        _fold("seen", t)
+        if len(load_state("seen")["alerts"]) > 1:
+            break
+    fired = load_state("seen")["alerts"][1]
+    assert fired["kind"] == "backstop"
+    shown = _shown(_user_prompt("seen", t))
+    assert len(shown) == 1
+    assert shown[0].startswith("session-watcher: Reminder 1: this session still costs more")
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_the_guards_marks_and_its_handoff_stay_across_a_rewrite(tmp_path: Path) -> None:
+    """A prompt held for a cold cache (the gap marked shown, the prompt blocked, the handoff prepared
+    and recorded); the transcript is rewritten in place and folded from the start: the marks stay, so
+    the prompt sent again within the minute goes ahead (before the fix: held a second time), and the
+    cold return the prompt hook told of is not notified again when its call is folded."""
+    _config('[notify]\nchannels = ["message"]\n')
+    t = folded_session(tmp_path, FIVE_MIN, 20)
+    held = said(prompt("g1", t))
+    assert held is not None
+    assert held["decision"] == "block"
+    marks = load_state("g1")["guard"]
+    assert set(marks) == {"shown", "blocked", "carry"}
+    assert len(pending_handoffs()) == 1
+
+    _mark_unrebuilt("g1")
+    _rewrite_in_place(t)
+    assert hook("Stop", payload("g1", t)).returncode == 0
+    state = load_state("g1")
+    assert state["bad"] == 0  # started again from the transcript
+    assert state["cursor"]["offset"] == t.stat().st_size
+    assert state["guard"] == marks  # the gap told of, the prompt held, the handoff's record
+    assert said(prompt("g1", t)) is None  # the user chose: it goes ahead, once held
+    assert pending_handoffs() == []  # going on drops the handoff
+    assert "carry" not in load_state("g1")["guard"]
+
+    append_cold_call(t)  # the prompt's call, on the cold cache
+    assert said(hook("Stop", payload("g1", t))) is None
+    state = load_state("g1")
+    guards = [a for a in state["alerts"] if a["kind"] == "guard"]
+    assert [a["call"] for a in guards] == [state["engine"]["calls"]]
+    assert guards[0].get("shownBy") == "prompt"  # told at the prompt: not queued again
+    assert "outbox" not in state
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_codex_a_rewritten_rollout_does_not_bring_its_alert_back(tmp_path: Path) -> None:
+    """Codex alike: the alert a folding hook fired reaches the next prompt; the rollout is rewritten
+    in place and folded from the start (the decoder's state in the cursor starts again too); the
+    alert is not shown again."""
+    from tests.test_codex_hooks import THREAD, folded, shifted
+    from tests.test_codex_hooks import prompt as codex_prompt
+
+    _config("[notify]\nremind_min = 0\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    rollout = folded(shifted(tmp_path, THREAD, 1), project)
+    got = codex_prompt(rollout, project)
+    assert got is not None
+    assert "costs more than a fresh start" in got["systemMessage"]
+    assert codex_prompt(rollout, project) is None  # shown once
+    before = load_state(THREAD)
+
+    _mark_unrebuilt(THREAD)
+    _rewrite_in_place(rollout)
+    folded(rollout, project)
+    state = load_state(THREAD)
+    assert state["bad"] == 0  # started again from the rollout
+    assert [(a["kind"], a["call"]) for a in state["alerts"]] == [(a["kind"], a["call"]) for a in before["alerts"]]
+    assert codex_prompt(rollout, project) is None  # not shown again
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_a_damaged_path_map_does_not_bring_an_alert_back(tmp_path: Path) -> None:
+    """The other way a state starts again from its transcript: a path-map shard that cannot be read
+    (state.shell). The gate shown before is not shown again; the fold reads on past it."""
+    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 0\n')
+    t = Transcript(session_id="map", cwd=str(tmp_path))
+    tr = tmp_path / "map.jsonl"
+    files = [str(tmp_path / f"m{i}.py") for i in range(6)]
+    cr = 20_000
+    for n in range(300):
+        t.read(files[n % 6], "x = 1\n", cr=cr, cw=1000 if n else 0)
+        cr += 1000
+        t.save(tr)
+        _fold("map", tr)
+        if load_state("map")["alerts"]:
+            break
+    [gate] = load_state("map")["alerts"]
+    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
+    assert _shown(_user_prompt("map", tr)) == [told]
+
+    shards = sorted(state_file("map").with_suffix(".paths").glob("*.json"))
+    assert shards
+    for f in shards:
+        f.write_bytes(b"{garbage")
+    t.read(files[0], "x = 1\n", cr=cr, cw=1000)  # a file read before: its shard is loaded
+    t.save(tr)
+    _fold("map", tr)
+    state = load_state("map")
+    assert (state["alerts"][0]["kind"], state["alerts"][0]["call"]) == ("gate", gate["call"])  # fired again ...
+    assert [a["kind"] for a in state["alerts"]] == ["gate"]  # nothing new fired
+    assert "outbox" not in state
+    assert _shown(_user_prompt("map", tr)) == []  # ... and not shown again (as a reminder, either)
+    log = "".join(p.read_text() for p in (Path(os.environ["SESSION_WATCHER_HOME"]) / "log").glob("*.log*"))
+    assert "rebuilding the session from the transcript" in log
+
+
+# ----------------------------------------------------------------------------- the fold, in process
+
+def _write(path: Path, lines: list[bytes], calls: int) -> None:
+    """The transcript's first `calls` calls (`_overstaying`'s lines: a call, then a user line)."""
+    path.write_bytes(b"".join(lines[: 1 + 2 * (calls - 1)]))
+
+
+def _gate_call(tmp_path: Path, lines: list[bytes]) -> int:
+    """The call the overstaying session's gate fires on, and the one its first reminder fires on."""
+    probe = tmp_path / "probe.jsonl"
+    _write(probe, lines, len(lines) // 2)
+    _, alerts, _ = session.sync(engine.new_state("probe"), str(probe), CFG, float("inf"))
+    assert [a["kind"] for a in alerts[:2]] == ["gate", "backstop"]
+    return int(alerts[0]["call"])
+
+
+def test_a_fold_started_again_returns_only_what_was_not_dealt_with(tmp_path: Path) -> None:
+    """Rewritten in place with new calls after it: the fold from the start returns the reminder the
+    new calls fire, not the gate the state had dealt with, and records both, as a fold from scratch
+    does; the mark of the gate stays with the state (`seen`). A gate a status line left pending was
+    not delivered: it is returned again."""
+    lines = _overstaying(tmp_path, "s")
+    gate_call = _gate_call(tmp_path, lines)
+    t = tmp_path / "s.jsonl"
+    for pending in (False, True):
+        _write(t, lines, gate_call)
+        state, alerts, done = session.sync(engine.new_state("s"), str(t), CFG, float("inf"))
+        assert ([a["kind"] for a in alerts], done) == (["gate"], True)
+        if pending:
+            alerts[0]["pending"] = True
+        _rewrite_in_place(t)
+        with t.open("ab") as fh:
+            fh.writelines(lines[1 + 2 * (gate_call - 1):])
+        state, alerts, done = session.sync(state, str(t), CFG, float("inf"))
+        assert (state["cursor"] or {})["offset"] == t.stat().st_size
+        alone, fresh_alerts, _ = session.sync(engine.new_state("s"), str(t), CFG, float("inf"))
+        assert state["alerts"] == alone["alerts"]
+        assert (state["meter"], state["engine"]) == (alone["meter"], alone["engine"])
+        assert fresh_alerts[0]["kind"] == "gate"
+        assert alerts == (fresh_alerts if pending else fresh_alerts[1:])
+        assert state.get("seen", []) == ([] if pending else [["gate", gate_call, fresh_alerts[0]["ts"]]])
+
+
+def test_an_alert_fired_in_the_run_that_found_the_change_is_still_returned(tmp_path: Path) -> None:
+    """The run folds the main transcript's new lines (the gate fires), then finds a subagent's file
+    shrunk: the state starts again, and the gate, fired but not yet delivered, is returned."""
+    lines = _overstaying(tmp_path, "r")
+    gate_call = _gate_call(tmp_path, lines)
+    t, sub = tmp_path / "r.jsonl", tmp_path / "agent-x.jsonl"
+    side = Transcript(session_id="r", cwd=str(tmp_path))
+    for i in range(4):
+        side.call(5_000 + 100 * i, 100, sidechain=True)
+    sub.write_bytes(b"".join(line + b"\n" for line in side.lines()))
+    _write(t, lines, gate_call - 1)
+    state, alerts, _ = session.sync(engine.new_state("r"), str(t), CFG, float("inf"), [str(sub)])
+    assert alerts == []
+    _write(t, lines, gate_call)
+    sub.write_bytes(sub.read_bytes()[: len(sub.read_bytes()) // 2])  # shrunk under its cursor
+    state, alerts, _ = session.sync(state, str(t), CFG, float("inf"), [str(sub)])
+    assert [(a["kind"], a["call"]) for a in alerts] == [("gate", gate_call)]
+    assert "seen" not in state
+
+
+def test_what_a_rebuild_keeps(tmp_path: Path) -> None:
+    """The guard's marks and its handoff's record, what the user was last notified and the queued
+    output; the marks of the alerts dealt with (before this run, not pending), the newest SEEN_MAX,
+    with those of an earlier rebuild; a mark of another time is another alert."""
+    state: Any = engine.new_state("k")
+    state["guard"] = {"shown": [1.0, 7], "blocked": [1.0, 7, 2.0], "carry": {"K": 1}}
+    state["notified"] = {"at": 3.0, "segment": 0}
+    state["outbox"] = [{"systemMessage": "x"}]
+    old = [{"kind": "backstop", "call": n, "ts": float(n)} for n in range(60)]
+    state["alerts"] = [*old[-20:], {"kind": "gate", "call": 99, "ts": 9.0, "pending": True}]
+    state["seen"] = [["gate", 1, 1.0]]
+    fresh = session.rebuild(state)
+    assert (fresh["guard"], fresh["notified"], fresh["outbox"]) == (state["guard"], state["notified"], state["outbox"])
+    assert fresh["seen"] == [["gate", 1, 1.0], *(["backstop", n, float(n)] for n in range(40, 60))]
+    assert fresh["alerts"] == []
+    assert fresh["cursor"] is None
+    fresh = session.rebuild(state, before=[])  # all of them this run's
+    assert fresh["seen"] == [["gate", 1, 1.0]]
+    state["seen"] = [["x", n, None] for n in range(100)]
+    assert len(session.rebuild(state)["seen"]) == session.SEEN_MAX
+    again: Any = {"kind": "gate", "call": 1, "ts": 1.0}
+    other: Any = {"kind": "gate", "call": 1, "ts": 5.0}  # the same call number, made again after a rewind
+    fresh["seen"] = [["gate", 1, 1.0]]
+    assert session.unseen(fresh, [again, other]) == [other]
+    damaged: Any = {**fresh, "seen": "damaged"}  # a state file's key of the wrong type: nothing kept back
+    assert session.unseen(damaged, [again]) == [again]
+
+
+def test_an_upgrade_that_starts_again_keeps_the_alerts_dealt_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  ) -> None:
+    """A schema-3 state starts again from its transcript (state.migrate), as a rebuild does: its
+    guard's marks and the marks of its alerts dealt with are kept, so the fold from the start does
+    not return its gate again."""
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    lines = _overstaying(tmp_path, "up")
+    gate_call = _gate_call(tmp_path, lines)
+    t = tmp_path / "up.jsonl"
+    _write(t, lines, gate_call)
+    state, alerts, _ = session.sync(engine.new_state("up"), str(t), CFG, float("inf"))
+    assert [a["kind"] for a in alerts] == ["gate"]
+    old = json.loads(json.dumps(state))
+    old["schema"] = 3
+    del old["engine"]["tally"]
+    old["guard"] = {"shown": [1.0, 3]}
+    path = store.session_file("up")
+    Path(path).parent.mkdir(parents=True)
+    Path(path).write_text(json.dumps(old))
+    migrated = store.load(path, "up")
+    assert migrated is not None
+    assert migrated["cursor"] is None
+    assert migrated["guard"] == {"shown": [1.0, 3]}
+    assert migrated["seen"] == [session.alert_mark(alerts[0])]
+    migrated, again, _ = session.sync(migrated, str(t), CFG, float("inf"))
+    assert [a["kind"] for a in migrated["alerts"]] == ["gate"]
+    assert again == []
