@@ -234,7 +234,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         from session_watcher.hooks.prompt import guard_prompt
 
         said, marked = guard_prompt(state, cfg, payload)
-    for alert in state["alerts"]:  # fired during a status-line fold, which cannot deliver them
+    for alert in state["alerts"]:  # fired by a status line's or the CLI's fold, which cannot deliver them
         if alert.pop("pending", False):
             alerts.append(alert)
             marked = True

@@ -165,24 +165,30 @@ class Session:
             self.say("config", f"{error}; using defaults")
         return cfg
 
-    def sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: Iterable[str] = (),
-             *, trace: list[dict[str, Any]] | None = None, whole_map: bool = False,
+    def sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: Iterable[str] = (),  # noqa: PLR0913
+             *, trace: list[dict[str, Any]] | None = None, whole_map: bool = False, pending: bool = False,
              ) -> tuple[list[Alert], bool]:
         """Fold the transcripts' new lines until `deadline`: (alerts, caught up). A transcript that
         cannot be read is left for a later run (said, unless it is only not written yet). A damaged
         path map (found when a shard is loaded; `whole_map` loads them all) starts the session again
-        from its transcript."""
+        from its transcript. `pending`: the caller cannot deliver alerts (the status line, the CLI):
+        those the fold fired are marked so in the state, and the next hook delivers them if they are
+        still news (`hooks.run`), as it does those an async hook could not print."""
         transcript = transcript if usable_path(transcript) else None
         subagents = [sub for sub in subagents if usable_path(sub)]
         before = list(self.state["alerts"])  # what was dealt with before this run's fold (`rebuild`)
         try:
-            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+            alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
         except ShardRejected as exc:
             from session_watcher.state.session import rebuild
 
             self.say("shard", f"{exc}; rebuilding the session from the transcript")
             self.state, self.fresh = rebuild(self.state, before), True
-            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+            alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+        if pending:
+            for alert in alerts:  # the state's own alert objects: the mark is saved with it
+                alert["pending"] = True
+        return alerts, caught_up
 
     def _sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],
               *, trace: list[dict[str, Any]] | None, whole_map: bool) -> tuple[list[Alert], bool]:
