@@ -257,6 +257,38 @@ def test_a_damaged_path_map_does_not_bring_an_alert_back(tmp_path: Path) -> None
     assert "rebuilding the session from the transcript" in log
 
 
+def _shard_files(sid: str) -> tuple[set[str], set[str]]:
+    """(the files in the session's path-map folder, those its state names)."""
+    state = json.loads(state_file(sid).read_bytes())
+    named = {f"{int(n):02d}-{rev}.json" for n, rev in state["shards"].items()}
+    return set(os.listdir(state_file(sid).with_suffix(".paths"))), named
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_a_state_started_again_sweeps_the_path_map_files_of_the_one_before(tmp_path: Path) -> None:
+    """The transcript rewritten under the cursor: the hook starts the state again from it, and its save
+    deletes the path-map shard files the state before named, as a fresh state's does (before: they
+    stayed until the revision reached a multiple of 64)."""
+    t = Transcript(session_id="sweep", cwd=str(tmp_path))
+    tr = tmp_path / "sweep.jsonl"
+    for n in range(8):
+        t.read(str(tmp_path / f"m{n}.py"), "x = 1\n", cr=20_000 + 1000 * n, cw=1000)
+    t.save(tr)
+    _fold("sweep", tr)
+    old, named = _shard_files("sweep")
+    assert old == named
+    assert old
+
+    _mark_unrebuilt("sweep")
+    _rewrite_in_place(tr)
+    _fold("sweep", tr)
+    assert load_state("sweep")["bad"] == 0  # started again from the transcript
+    files, named = _shard_files("sweep")
+    assert named
+    assert files == named
+    assert not files & old
+
+
 # ----------------------------------------------------------------------------- the fold, in process
 
 def _write(path: Path, lines: list[bytes], calls: int) -> None:
@@ -375,3 +407,37 @@ def test_an_upgrade_that_starts_again_keeps_the_alerts_dealt_with(tmp_path: Path
     migrated, again, _ = session.sync(migrated, str(t), CFG, float("inf"))
     assert [a["kind"] for a in migrated["alerts"]] == ["gate"]
     assert again == []
+
+
+def test_an_upgraded_state_sweeps_the_path_map_files_of_the_one_before(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema-3 state starts again from its transcript (state.migrate) naming no shard: its first
+    save deletes the shard files the schema-3 state named (before: left until the revision reached a
+    multiple of 64)."""
+    from session_watcher.state import shell
+
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    t = Transcript(session_id="upmap", cwd=str(tmp_path))
+    for n in range(8):
+        t.read(str(tmp_path / f"m{n}.py"), "x = 1\n", cr=20_000 + 1000 * n, cw=1000)
+    tr = t.save(tmp_path / "upmap.jsonl")
+
+    def fold() -> None:
+        with shell.open_session("upmap", 1.0) as opened:
+            opened.sync(str(tr), CFG, float("inf"))
+            opened.save()
+
+    fold()
+    old, named = _shard_files("upmap")
+    assert old == named
+    assert old
+    doc = json.loads(state_file("upmap").read_bytes())  # as an older version saved it
+    doc["schema"] = 3
+    del doc["engine"]["tally"]
+    state_file("upmap").write_text(json.dumps(doc))
+    fold()
+    files, named = _shard_files("upmap")
+    assert load_state("upmap")["cursor"]["offset"] == tr.stat().st_size
+    assert named
+    assert files == named
+    assert not files & old

@@ -9,8 +9,9 @@
 One input rule (`usable_path`: what JSON can carry but a file name cannot is no path), one project
 root rule (`project_root`), one lock (each caller gives its own timeout; `LockTimeout` when busy),
 one answer to damage: a state file that cannot be used is quarantined and a path-map shard that
-cannot be read makes the session start again from its transcript, the durable log; either way the
-state is `fresh` and its save sweeps the shard files it no longer names. What went wrong is told to
+cannot be read makes the session start again from its transcript, the durable log (so does a
+transcript changed under its cursor: `state.session.sync`); either way the state names no shard
+file yet, and its save sweeps those of the state before it (`store.save`). What went wrong is told to
 `say(key, message)`: the log (once per message) for the hook and the status line, stderr for the CLI.
 Hot path: imported by every hook run, so stdlib `os` and the state modules every run needs; the
 fold (`state.session`) only when there is a transcript to read.
@@ -213,5 +214,6 @@ class Session:
         return alerts, caught_up
 
     def save(self) -> None:
-        """Write the state and its changed shards; a fresh state also sweeps unreferenced shard files."""
-        store.save(self.path, self.state, self.shards, sweep=self.fresh)
+        """Write the state and its changed shards; a fresh or rebuilt state also sweeps the shard files
+        it does not name (`store.save`)."""
+        store.save(self.path, self.state, self.shards)
