@@ -441,3 +441,54 @@ def test_an_upgraded_state_sweeps_the_path_map_files_of_the_one_before(tmp_path:
     assert named
     assert files == named
     assert not files & old
+
+
+def test_an_alert_fired_before_a_damaged_shard_is_found_in_the_same_run_is_still_returned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell's rebuild (state.shell: a path-map shard that cannot be read) in a run that fired the
+    gate before it came to the shard (a later chunk of the transcript reads the file again): the gate
+    was not dealt with, and the fold from the start returns it."""
+    from session_watcher.state import reader, shell
+
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    t = Transcript(session_id="late", cwd=str(tmp_path))
+    read = str(tmp_path / "a.py")
+    t.read(read, "x = 1\n", cr=20_000, cw=1000)
+    cr = 20_000
+    for _ in range(1, 300):
+        t.user()
+        cr += 1000
+        t.call(cr, 1000)
+    lines = [line + b"\n" for line in t.lines()]
+    probe = tmp_path / "probe.jsonl"
+    probe.write_bytes(b"".join(lines))
+    _, alerts, _ = session.sync(engine.new_state("probe"), str(probe), CFG, float("inf"))
+    gate = alerts[0]
+    assert gate["kind"] == "gate"
+    tr = tmp_path / "late.jsonl"
+    upto = 2 + 2 * (gate["call"] - 2)  # the read's call and result, then a user line and a call each
+    tr.write_bytes(b"".join(lines[:upto]))
+
+    def fold() -> list[Any]:
+        with shell.open_session("late", 1.0) as opened:
+            got, done = opened.sync(str(tr), CFG, float("inf"))
+            assert done
+            opened.save()
+            return got
+
+    assert fold() == []
+    shards = sorted(state_file("late").with_suffix(".paths").glob("*.json"))
+    assert shards
+    for f in shards:
+        f.write_bytes(b"{garbage")
+    more = Transcript(session_id="late", cwd=str(tmp_path))
+    for _ in range(reader.CHUNK // 1_000_000 + 1):  # past the chunk a read hands on
+        more.user("x" * 1_000_000)
+    more.read(read, "x = 1\n", cr=cr, cw=1000)
+    with tr.open("ab") as fh:
+        fh.writelines(lines[upto:upto + 2])  # the gate's call
+        fh.writelines(line + b"\n" for line in more.lines())
+    got = fold()
+    assert [(a["kind"], a["call"]) for a in got] == [("gate", gate["call"])]
+    log = "".join(p.read_text() for p in (tmp_path / "home" / "log").glob("*.log*"))
+    assert "rebuilding the session from the transcript" in log
