@@ -160,6 +160,50 @@ def test_an_alert_delivered_before_a_rewrite_is_not_delivered_again(tmp_path: Pa
 
 
 @pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_a_reminder_held_back_by_the_quiet_period_comes_once_after_a_rewrite(tmp_path: Path) -> None:
+    """The gate is shown; the reminder after it comes within notify.remind_min and is held back
+    (`notified.held`); the transcript is rewritten in place and folded from the start: the reminder
+    fired again is not shown, nor held again, and once the quiet period is over the next fold
+    delivers the held one, once, titled as the first reminder the user sees."""
+    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 1440\n')  # a day
+    t = tmp_path / "held.jsonl"
+    lines = _overstaying(tmp_path, "held")
+    for _ in _calls(lines, t):
+        _fold("held", t)
+        if load_state("held")["alerts"]:
+            break
+    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
+    assert _shown(_user_prompt("held", t)) == [told]
+    for _ in _calls(lines, t):
+        _fold("held", t)
+        if len(load_state("held")["alerts"]) > 1:
+            break
+    gate, reminder = load_state("held")["alerts"]
+    assert reminder["kind"] == "backstop"
+    assert load_state("held")["notified"]["held"]["call"] == reminder["call"]
+    assert _shown(_user_prompt("held", t)) == []  # held back
+
+    _mark_unrebuilt("held")
+    _rewrite_in_place(t)
+    _fold("held", t)
+    state = load_state("held")
+    assert state["bad"] == 0  # started again from the transcript
+    assert [(a["kind"], a["call"]) for a in state["alerts"]] == [("gate", gate["call"]), ("backstop", reminder["call"])]
+    assert state["notified"]["held"]["call"] == reminder["call"]
+    assert "outbox" not in state
+    assert _shown(_user_prompt("held", t)) == []
+
+    doc = json.loads(state_file("held").read_bytes())
+    doc["notified"]["at"] -= 2 * 86400  # the quiet period is over
+    state_file("held").write_text(json.dumps(doc))
+    _fold("held", t)  # a folding hook delivers what was held back (queued: it is async)
+    shown = _shown(_user_prompt("held", t))
+    assert len(shown) == 1
+    assert shown[0].startswith("session-watcher: Reminder 1: this session still costs more")
+    assert _shown(_user_prompt("held", t)) == []
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 def test_the_guards_marks_and_its_handoff_stay_across_a_rewrite(tmp_path: Path) -> None:
     """A prompt held for a cold cache (the gap marked shown, the prompt blocked, the handoff prepared
     and recorded); the transcript is rewritten in place and folded from the start: the marks stay, so

@@ -249,7 +249,8 @@ def rebuild(state: State, before: list[Alert] | None = None) -> State:
     and in `seen` the marks of the alerts already dealt with (delivered, held back or let pass as
     history), so that the fold from the start, which fires them again, does not deliver them again.
     `before`: the state's alerts before this run's fold (by default its own; one this run fired and
-    did not deliver yet is no alert dealt with); one a status line left pending is not dealt with."""
+    did not deliver yet is no alert dealt with); one left pending for the next hook (by a status
+    line, the CLI, a hook behind its transcript) is not dealt with either."""
     fresh = engine.new_state(state["sessionId"])
     old = state["context"]
     fresh["context"].update({
