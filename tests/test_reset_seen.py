@@ -204,6 +204,44 @@ def test_a_reminder_held_back_by_the_quiet_period_comes_once_after_a_rewrite(tmp
 
 
 @pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+@pytest.mark.parametrize("rebuilt_by", ["hook", "status line"])
+def test_a_gate_a_status_line_left_pending_comes_once_after_a_rewrite(tmp_path: Path, rebuilt_by: str) -> None:
+    """The status line folds the gate and leaves it pending for the next hook; the transcript is
+    rewritten in place before any hook ran, and the state is started again (by that hook, or by the
+    status line again): the gate was never delivered, so the fold from the start hands it on, and the
+    next prompt shows it, once."""
+    from tests.oracle import statusline
+
+    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 0\n')
+    lines = _overstaying(tmp_path, "sl")
+    gate_call = _gate_call(tmp_path, lines)
+    t = tmp_path / "sl.jsonl"
+    _write(t, lines, gate_call - 1)
+    _fold("sl", t)
+    _write(t, lines, gate_call)
+    line = {"session_id": "sl", "transcript_path": str(t), "cwd": str(tmp_path)}
+    assert statusline(line).returncode == 0
+    state = load_state("sl")
+    assert state["cursor"]["offset"] == t.stat().st_size
+    assert [(a["kind"], a.get("pending")) for a in state["alerts"]] == [("gate", True)]
+
+    _mark_unrebuilt("sl")
+    _rewrite_in_place(t)
+    if rebuilt_by == "status line":
+        assert statusline(line).returncode == 0
+        state = load_state("sl")
+        assert state["bad"] == 0  # started again from the transcript
+        assert [(a["kind"], a.get("pending")) for a in state["alerts"]] == [("gate", True)]
+    _fold("sl", t)
+    state = load_state("sl")
+    assert state["bad"] == 0
+    assert [(a["kind"], a.get("pending")) for a in state["alerts"]] == [("gate", None)]
+    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
+    assert _shown(_user_prompt("sl", t)) == [told]
+    assert _shown(_user_prompt("sl", t)) == []
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 def test_the_guards_marks_and_its_handoff_stay_across_a_rewrite(tmp_path: Path) -> None:
     """A prompt held for a cold cache (the gap marked shown, the prompt blocked, the handoff prepared
     and recorded); the transcript is rewritten in place and folded from the start: the marks stay, so
