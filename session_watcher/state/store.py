@@ -50,7 +50,8 @@ def _shape_ok(doc: object, session_id: str) -> bool:
             and all(isinstance(doc["meter"].get(k), dict) for k in ("main", "sub", "recent"))
             and isinstance(doc["tools"].get("done"), dict) and isinstance(doc["tools"].get("pending"), dict)
             and isinstance(h.get("tail"), str) and isinstance(head, list) and len(head) == 3
-            and all(type(n) is int for n in head))
+            and all(type(n) is int for n in head)
+            and all(isinstance(a, dict) for a in doc["alerts"]))  # each read as an object (hooks.run)
 
 
 def quarantine(path: str, why: str) -> str:
