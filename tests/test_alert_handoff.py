@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle import hook, payload, statusline
+from tests.oracle import hook, payload, statusline, sw
 from tests.statefile import load_state
 from tests.test_gate import overstaying
 
@@ -55,3 +55,33 @@ def test_status_line_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path) -> N
     again = hook("UserPromptSubmit", payload(session, transcript, "UserPromptSubmit", prompt="more"))
     assert again.returncode == 0
     assert again.stdout == b"", "delivered once, never twice"
+
+
+@pytest.mark.parametrize("command", ["status", "health"])
+def test_a_cli_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path, command: str) -> None:
+    """`status` (and `health`, `handoff`: the CLI's one way to a session) folds what the hooks had not
+    and saves it; it cannot show a systemMessage either, so the gate it fired is left for the next
+    hook, which shows it once (before: folded, saved, and never shown)."""
+    _message_config()
+    whole = overstaying(tmp_path, calls=27).read_bytes()  # its gate (call 25) is news at its end
+    transcript = overstaying(tmp_path, calls=20)  # the same session, 20 calls in: no gate yet
+    assert whole.startswith(transcript.read_bytes())
+    session = "overstay"
+    for _ in range(50):  # a run folds for a bounded time
+        assert hook("PostToolUse", payload(session, transcript, "PostToolUse")).returncode == 0
+        if load_state(session)["cursor"]["offset"] == transcript.stat().st_size:
+            break
+    assert load_state(session)["alerts"] == []
+    transcript.write_bytes(whole)  # the hooks fell behind: `status` folds the rest
+
+    ran = sw(command, session)
+    assert (ran.returncode, ran.stderr) == (0, b""), ran.stderr
+    fired = load_state(session)["alerts"]
+    assert [a["kind"] for a in fired] == ["gate"]
+    assert all(a.get("pending") for a in fired)
+
+    shown = hook("UserPromptSubmit", payload(session, transcript, "UserPromptSubmit", prompt="go on"))
+    assert shown.returncode == 0
+    assert json.loads(shown.stdout)["systemMessage"].startswith("session-watcher: This session now costs more")
+    again = hook("UserPromptSubmit", payload(session, transcript, "UserPromptSubmit", prompt="more"))
+    assert (again.returncode, again.stdout) == (0, b""), "delivered once, never twice"

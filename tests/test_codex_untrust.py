@@ -11,6 +11,8 @@ from session_watcher.cli.codex_trust import untrust
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
+
 MINE = {"/h/hooks.json:stop:0:0": "sha256:aa", "/h/hooks.json:post_tool_use:0:0": "sha256:bb",
         "/h/hooks.json:session_start:0:0": "sha256:cc"}
 USERS = '''# my Codex settings
@@ -39,10 +41,14 @@ def _backups(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if ".bak-session-watcher-" in p.name)
 
 
-def test_only_what_the_install_wrote_goes(tmp_path: Path) -> None:
+def test_only_what_the_install_wrote_goes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "config.toml"
     config.write_text(AFTER_INSTALL)
     assert untrust(str(tmp_path), MINE) == 2
+    [backup] = _backups(tmp_path)
+    assert capsys.readouterr().out.splitlines() == [  # what became of each file, once
+        f"codex: removed the 2 trust entries the install wrote from {config}",
+        f"backup: made {backup} (the file as it was; it holds settings of yours)"]
     text = config.read_text()
     assert "sha256:aa" not in text  # ours: the whole table
     assert "sha256:bb" not in text
@@ -88,3 +94,16 @@ def test_a_config_the_install_created_goes_when_only_ours_was_in_it(tmp_path: Pa
     assert untrust(str(tmp_path), MINE, created=True) == 1
     assert config.read_text().strip() == 'model = "gpt-5.5"'
     assert len(_backups(tmp_path)) == 1
+
+
+def test_a_config_that_held_only_ours_is_left_empty_without_a_backup(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A config.toml there before the install (empty, then), holding only our entries: emptied again,
+    and no backup of it written (it would hold nothing of the user's)."""
+    config = tmp_path / "config.toml"
+    config.write_text('[hooks.state."/h/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:aa"\n')
+    assert untrust(str(tmp_path), MINE) == 1
+    assert config.read_text().strip() == ""
+    assert _backups(tmp_path) == []
+    assert capsys.readouterr().out.splitlines() == [
+        f"codex: removed the 1 trust entries the install wrote from {config}"]

@@ -389,9 +389,88 @@ def test_uninstall_keeps_a_created_file_the_user_wrote_into(tmp_path: Path) -> N
     assert json.loads((cfg / "settings.json").read_text()) == {"theme": "dark"}
     backups = sorted(cfg.glob("settings.json.bak-session-watcher-*"))
     assert [json.loads(p.read_text()) for p in backups] == [{**installed, "theme": "dark"}]
-    assert f"backup: kept {backups[0]} (it holds settings of yours)" in said
+    assert f"backup: made {backups[0]} (the file as it was; it holds settings of yours)" in said
     assert only_ours not in [p.read_text() for p in backups]
     assert f"backup: removed {cfg / 'settings.json.bak-session-watcher-20250101000000'}" in said
+    named_once(said, [*backups, cfg / "settings.json.bak-session-watcher-20250101000000"])
+
+
+def named_once(said: str, files: list[Path]) -> None:
+    """The uninstall's output says one thing of each file: one line names it."""
+    for file in files:
+        assert len([line for line in said.splitlines() if str(file) in line.split()]) == 1, (file, said)
+
+
+def test_uninstall_writes_no_backup_it_would_remove(tmp_path: Path) -> None:
+    """settings.json held an empty hooks table and nothing else: the install backs it up, the removal
+    brings it back to `{}`. No backup of the file holding only our entries is written on the way (it
+    was written, said, then removed and said again); the install's, which held nothing of the user's
+    either, goes, named once."""
+    import sys
+
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "SESSION_WATCHER_HOME": str(tmp_path / "sw")}
+    cfg = tmp_path / "cfg"
+    write_settings(cfg / "settings.json", {"hooks": {}})
+    said = ""
+    for step in (["add", "/opt/sw/bin"], ["remove"]):
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *step], env=env, capture_output=True,
+                             text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        if step == ["add", "/opt/sw/bin"]:
+            [backup] = sorted(cfg.glob("settings.json.bak-session-watcher-*"))
+        said = got.stdout
+    assert json.loads((cfg / "settings.json").read_text()) == {}
+    assert sorted(p.name for p in cfg.iterdir()) == ["settings.json"]
+    assert said.splitlines() == [f"settings: removed session-watcher from {cfg / 'settings.json'}",
+                                 f"backup: removed {backup} (it held only session-watcher's entries)"]
+
+
+def test_uninstall_where_the_files_went_still_removes_our_backups(tmp_path: Path) -> None:
+    """install.sh --uninstall after the user deleted settings.json and Codex's hooks.json: each is said
+    to be absent, and our backups of them go as when the file is there, those holding only our
+    entries removed, one holding the user's kept, each named once. (The venv: a stand-in that runs
+    this interpreter; install.sh removes it.)"""
+    import sys
+
+    b = Box(tmp_path)
+    codex = b.home / ".codex"
+    codex.mkdir()
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+
+    def step(module: str, *args: str) -> None:
+        got = subprocess.run([sys.executable, "-m", f"session_watcher.cli.{module}", *args], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+
+    for module in ("install", "install_codex"):  # made by the install, then moved to another venv
+        step(module, "add", "/opt/sw/bin")
+        step(module, "add", "/opt/sw2/bin")
+    hooks = codex / "hooks.json"
+    ours_only = [*sorted(b.claude.glob("settings.json.bak-*")), *sorted(codex.glob("hooks.json.bak-*"))]
+    assert len(ours_only) == 2
+    users = codex / "hooks.json.bak-session-watcher-20250101000000"  # an older install's, of the user's file
+    users.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}))
+    b.settings().unlink()
+    hooks.unlink()
+    venv_bin = b.sw_home / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (venv_bin / "python").chmod(0o755)
+
+    gone = b.install("--uninstall")
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert sorted(p.name for p in b.claude.iterdir()) == []
+    assert sorted(p.name for p in codex.iterdir()) == [users.name]
+    said = gone.stdout
+    assert f"settings: {b.settings()} absent; nothing to remove" in said
+    assert f"codex: {hooks} absent; nothing to remove" in said
+    for backup in ours_only:
+        assert f"backup: removed {backup} (it held only session-watcher's entries)" in said
+    assert f"backup: kept {users} (it holds settings of yours)" in said
+    named_once(said, [*ours_only, users])
+    assert not (b.sw_home / "data" / "venv").exists()
+    assert not (b.sw_home / "data" / "installed.json").exists()
+    assert not (b.sw_home / "data" / "installed-codex.json").exists()
 
 
 def test_a_status_line_of_the_users_without_a_command_is_kept(tmp_path: Path) -> None:

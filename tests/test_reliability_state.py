@@ -65,6 +65,7 @@ CORRUPT: dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda good: b"",
     "list": lambda good: b"[1, 2, 3]",
     "wrong-shape": lambda good: json.dumps({**json.loads(good), "meter": [1, 2]}).encode(),
+    "alert-not-object": lambda good: json.dumps({**json.loads(good), "alerts": [1]}).encode(),
     "missing-key": lambda good: json.dumps({k: v for k, v in json.loads(good).items() if k != "engine"}).encode(),
     "other-session": lambda good: json.dumps({**json.loads(good), "sessionId": "someone-else"}).encode(),
     "newer-schema": lambda good: json.dumps({**json.loads(good), "schema": 99}).encode(),

@@ -134,9 +134,10 @@ def untrust(home: str, written: dict[str, str], created: bool = False) -> int:
     """Take out of `$home/config.toml` the trust entries the install wrote (`written`, {key: hash}):
     each `hooks.state.<key>` whose trusted_hash is still the one written (a hash since changed is
     someone else's), the table when nothing else is left in it; the user's entries and the file's
-    layout kept (tomlkit), a backup first. A file the install's trust made (`created`: there was
-    none) and that holds nothing else is deleted instead, with no backup (it held only ours). The
-    number taken out (0: the file left as it is)."""
+    layout kept (tomlkit), a backup first (none when nothing else is left: it would hold only ours).
+    A file the install's trust made (`created`: there was none) and that holds nothing else is
+    deleted instead. Says what became of the file, then of its backup; returns the number taken out
+    (0: the file left as it is)."""
     import tomlkit
 
     from session_watcher.cli import install as claude
@@ -173,20 +174,27 @@ def untrust(home: str, written: dict[str, str], created: bool = False) -> int:
     if created and not text.strip() and not os.path.islink(path):
         os.unlink(path)
         print(f"codex: removed {path} (the install's trust created it; nothing else was in it)")
-    else:
-        _write_toml(path, before, text)
+        return gone
+    made = _write_toml(path, before, text)
+    print(f"codex: removed the {gone} trust entries the install wrote from {path}")
+    if made is not None:  # said as install.tidy_backups says the backups of the other two files
+        print(f"backup: made {made} (the file as it was; it holds settings of yours)")
     return gone
 
 
-def _write_toml(path: str, before: str, text: str) -> None:
-    """`path` rewritten with `text` (through a link, with its own mode), `before` backed up first."""
+def _write_toml(path: str, before: str, text: str) -> str | None:
+    """`path` rewritten with `text` (through a link, with its own mode), `before` backed up first,
+    unless `text` is empty (the file held nothing but ours: a backup would hold nothing of the
+    user's). The backup written, if any."""
     from session_watcher.base.atomic import write_atomic, write_user_file
     from session_watcher.cli import install as claude
 
-    name = claude._backup_name(path)
-    write_atomic(name, before.encode("utf-8"))
-    print(f"backup: {name}")
+    name = None
+    if text.strip():
+        name = claude._backup_name(path)
+        write_atomic(name, before.encode("utf-8"))
     write_user_file(path, text.encode("utf-8"))
+    return name
 
 
 def _version() -> str:

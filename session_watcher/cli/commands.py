@@ -110,8 +110,9 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
         with shell.open_session(session_id, LOCK_TIMEOUT, _say) as opened:
             cfg = opened.config()
             cursor = opened.state.get("cursor") or {}
+            # alerts it fires are left for the next hook to deliver, as the status line leaves them
             opened.sync(cursor.get("path"), cfg, time.monotonic() + SYNC_BUDGET, list(opened.state["subCursors"]),
-                        whole_map=True)
+                        whole_map=True, pending=True)
             try:
                 opened.save()
             except (OSError, StateTooLarge) as exc:

@@ -121,25 +121,29 @@ def _backup_name(path: str) -> str:
     return name
 
 
-def _write(path: str, doc: dict[str, Any], before: str | None, backup: bool = True) -> None:
+def _write(path: str, doc: dict[str, Any], before: str | None, backup: bool = True, say: bool = True) -> str | None:
     """settings.json rewritten: through a link to its target, with its own mode; a read-only one is
     refused with a message before anything (the backup included) is written. No backup when one of
-    ours holds the file as it is, or (`backup` False) the change loses nothing a backup does not hold."""
+    ours holds the file as it is, or (`backup` False) the change loses nothing a backup does not hold.
+    The backup written, if any (named on stdout, unless `say` is False: the caller names it)."""
     if _unchanged(doc, before):
-        return
+        return None
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     try:
         target, _mode = user_file(path)
     except OSError as exc:
         raise SystemExit(f"{path}: {exc.strerror}; nothing was changed") from None
     os.makedirs(os.path.dirname(target), exist_ok=True)
+    name = None
     if before is not None and backup and not _backed_up(path, json.loads(before)):  # a backup of it yet: no other
         name = _backup_name(path)
         write_atomic(name, before.encode("utf-8"))
-        print(f"backup: {name}")
+        if say:
+            print(f"backup: {name}")
     written = write_user_file(path, text.encode("utf-8"))
     if written != path and os.path.islink(path):
         print(f"settings: {path} is a link: written through to {written}")
+    return name
 
 
 def _read_text(path: str) -> str | None:
@@ -287,13 +291,16 @@ def _strip(doc: dict[str, Any], keys: set[str], status: set[str] | None = None) 
     return doc
 
 
-def _tidy_backups(path: str, strip: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+def tidy_backups(path: str, strip: Callable[[dict[str, Any]], dict[str, Any]], made: str | None = None) -> None:
     """Our backups of `path` that hold nothing but our entries (`strip` leaves `{}`) are deleted;
-    any other (settings of the user's, or text that is not a JSON object) is kept, and named."""
+    any other (settings of the user's, or text that is not a JSON object) is kept. One line per
+    backup says which: removed, kept, or `made` (the one this removal wrote)."""
     import glob
 
     kept = []
     for backup in sorted(glob.glob(glob.escape(path) + ".bak-session-watcher-*")):
+        if backup == made:
+            continue
         try:
             text = _read_text(backup)
             doc = json.loads(text) if text is not None else None
@@ -306,42 +313,50 @@ def _tidy_backups(path: str, strip: Callable[[dict[str, Any]], dict[str, Any]]) 
             kept.append(backup)
     for backup in kept:
         print(f"backup: kept {backup} (it holds settings of yours)")
+    if made is not None:
+        print(f"backup: made {made} (the file as it was; it holds settings of yours)")
 
 
 def restore(path: str, before: str, doc: dict[str, Any], created: bool,
-            strip: Callable[[dict[str, Any]], dict[str, Any]]) -> bool:
+            strip: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[bool, str | None]:
     """`path` brought back to what it was before the install: `doc` (its content with ours taken
     out) written, or, where the install created the file and `doc` is empty, the file deleted (a
-    link there is the user's: kept); then our backups of it tidied (_tidy_backups). Whether the
-    file was deleted."""
+    link there is the user's: kept). (Whether the file was deleted, the backup written of it.) A
+    backup is written first unless one of ours holds `doc` already or the file holds nothing but our
+    entries (`strip` leaves `{}`: the backup would hold nothing of the user's). The caller says what
+    became of the file, then `tidy_backups` of the backups."""
     gone = created and not doc and not os.path.islink(path)
     if gone:
         os.unlink(path)
-    else:  # what is left is what the install's backup holds: the file back as it was, no second backup
-        _write(path, doc, before, backup=not _backed_up(path, doc))
-    _tidy_backups(path, strip)
-    return gone
+        return True, None
+    only_ours = not strip(json.loads(before))
+    return False, _write(path, doc, before, backup=not only_ours and not _backed_up(path, doc), say=False)
 
 
 def remove() -> int:
     rec = _load(record_file()) if os.path.exists(record_file()) else {}
     path = rec.get("settings") or settings_file()
     before = _read_text(path)
-    if before is None:
-        print(f"settings: {path} absent; nothing to remove")
-        _forget_install()
-        return 0
-    doc = _load(path)
-    _check_shape(path, doc)
     keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
     status = {rec["statusLine"]} if isinstance(rec.get("statusLine"), str) else set()
     # a backup may hold an earlier install's entries (another venv path): ours too
     was = {k for k in rec.get("earlier") or [] if isinstance(k, str)} | keys | status
-    if restore(path, before, _strip(doc, keys, status), rec.get("created") is True,
-               lambda d: _strip(d, was, was)):
-        print(f"settings: removed {path} (the install created it; nothing else was in it)")
+
+    def strip(d: dict[str, Any]) -> dict[str, Any]:
+        return _strip(d, was, was)
+
+    made = None
+    if before is None:
+        print(f"settings: {path} absent; nothing to remove")
     else:
-        print(f"settings: removed session-watcher from {path}")
+        doc = _load(path)
+        _check_shape(path, doc)
+        gone, made = restore(path, before, _strip(doc, keys, status), rec.get("created") is True, strip)
+        if gone:
+            print(f"settings: removed {path} (the install created it; nothing else was in it)")
+        else:
+            print(f"settings: removed session-watcher from {path}")
+    tidy_backups(path, strip, made)  # the file gone or not, our backups of it go with the install
     _forget_install()
     return 0
 

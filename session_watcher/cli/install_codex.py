@@ -136,26 +136,30 @@ def remove() -> int:
     if not isinstance(path, str):
         return 0  # never installed for Codex
     before = claude._read_text(path)
-    if before is not None:
+    keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
+    was = keys | {k for k in rec.get("earlier") or [] if isinstance(k, str)}  # a backup may hold those too
+
+    def strip(d: dict[str, Any]) -> dict[str, Any]:
+        return claude._strip(d, was)
+
+    made = None
+    if before is None:
+        print(f"codex: {path} absent; nothing to remove")
+    else:
         doc = claude._load(path)
         claude._check_shape(path, doc)
-        keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
-        was = keys | {k for k in rec.get("earlier") or [] if isinstance(k, str)}  # a backup may hold those too
-        if claude.restore(path, before, claude._strip(doc, keys), rec.get("created") is True,
-                          lambda d: claude._strip(d, was)):
+        gone, made = claude.restore(path, before, claude._strip(doc, keys), rec.get("created") is True, strip)
+        if gone:
             print(f"codex: removed {path} (the install created it; nothing else was in it)")
         else:
             print(f"codex: removed session-watcher from {path}")
+    claude.tidy_backups(path, strip, made)  # the file gone or not, our backups of it go with the install
     written = rec.get("trusted")
     if isinstance(written, dict):
         from session_watcher.cli.codex_trust import untrust
 
-        gone = untrust(os.path.dirname(path), {k: v for k, v in written.items()
-                                               if isinstance(k, str) and isinstance(v, str)},
-                       created=rec.get("configCreated") is True)
-        config = os.path.join(os.path.dirname(path), "config.toml")
-        if gone and os.path.lexists(config):  # else untrust said it removed the file
-            print(f"codex: removed the {gone} trust entries the install wrote from {config}")
+        untrust(os.path.dirname(path), {k: v for k, v in written.items() if isinstance(k, str) and isinstance(v, str)},
+                created=rec.get("configCreated") is True)  # says what became of config.toml
     try:
         os.unlink(record_file())
     except FileNotFoundError:

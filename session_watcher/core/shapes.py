@@ -376,6 +376,8 @@ class State(TypedDict):
     guard: NotRequired[GuardMarks]
     notified: NotRequired[dict[str, Any]]  # when the user was last notified (notifier.throttle)
     outbox: NotRequired[list[dict[str, Any]]]  # hook output an async hook left for the next synchronous one
+    # after a rebuild (state.session.rebuild): [kind, call, ts] of the alerts dealt with before it
+    seen: NotRequired[list[list[Any]]]
     parentSession: NotRequired[str]  # the session whose handoff note this one started with (core.handoff)
 
 

@@ -234,7 +234,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         from session_watcher.hooks.prompt import guard_prompt
 
         said, marked = guard_prompt(state, cfg, payload)
-    for alert in state["alerts"]:  # fired during a status-line fold, which cannot deliver them
+    for alert in state["alerts"]:  # fired by a status line's or the CLI's fold, which cannot deliver them
         if alert.pop("pending", False):
             alerts.append(alert)
             marked = True
@@ -355,8 +355,9 @@ def stop_wait(raw: str | None) -> float:
 
 def _news(state: State, alerts: list[Alert]) -> list[Alert]:
     """The alerts about where the session is now. A hook that folds a backlog (the first runs on a
-    long session after install, a rebuild from the transcript) fires the session's past alerts
-    again; they stay in the state for `status` and the page, but are not delivered as news."""
+    long session after install, a state quarantined and folded again from the transcript) fires the
+    session's past alerts; they stay in the state for `status` and the page, but are not delivered
+    as news. (A rebuild's fold returns none it had dealt with: `state.session.unseen`.)"""
     now = state["engine"]["calls"]
     return [a for a in alerts if not isinstance(a.get("call"), int) or a["call"] > now - NEWS_CALLS]
 

@@ -308,9 +308,8 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
             opened.place(cwd, stated_project, env)
             cfg = opened.config()
             trace: list[dict[str, Any]] | None = [] if env.get("SESSION_WATCHER_TRACE") else None
-            alerts, _caught_up = opened.sync(transcript, cfg, start + FOLD_BUDGET, trace=trace)
-            for alert in alerts:  # the status line cannot deliver: the next hook will
-                alert["pending"] = True
+            # the status line cannot deliver the alerts the fold fires: the next hook will
+            opened.sync(transcript, cfg, start + FOLD_BUDGET, trace=trace, pending=True)
             try:
                 opened.save()
             except (OSError, StateTooLarge) as exc:  # a full disk: the line still shows the state

@@ -39,7 +39,8 @@ def migrate(doc: dict[str, Any], session_id: str) -> State | None:
 
 def _migrate_3(doc: dict[str, Any], session_id: str) -> State | None:
     """A fresh state that keeps the schema-3 state's context, config cache, path-map revision and
-    the marks only the hooks wrote (when the user was last notified, queued output, the guard's)."""
+    the marks only the hooks wrote (when the user was last notified, queued output, the guard's, the
+    alerts dealt with: `state.session.rebuild`'s)."""
     from session_watcher.core.fresh import new_state
 
     if not isinstance(doc.get("context"), dict):
@@ -56,4 +57,8 @@ def _migrate_3(doc: dict[str, Any], session_id: str) -> State | None:
     for key in ("notified", "outbox", "guard"):
         if isinstance(doc.get(key), dict | list):
             fresh[key] = doc[key]
+    if isinstance(doc.get("alerts"), list):  # fired again by the fold from the start: no news
+        from session_watcher.state.session import keep_seen
+
+        keep_seen(fresh, doc.get("seen"), doc["alerts"])
     return fresh

@@ -233,8 +233,24 @@ def subagent_files(transcript: str, session_id: str) -> list[str]:
         return []
 
 
-def rebuild(state: State) -> State:
-    """A fresh state for the same session that keeps what only hooks and the status line knew."""
+SEEN_MAX = 2 * engine.ALERTS_MAX  # alert marks a rebuilt state keeps (`seen`), the newest
+
+
+def alert_mark(alert: Alert) -> list[Any]:
+    """What identifies an alert across folds of one transcript: its kind, its call and the call's
+    time (a call made again after a rewind is another call at the same number)."""
+    return [alert.get("kind"), alert.get("call"), alert.get("ts")]
+
+
+def rebuild(state: State, before: list[Alert] | None = None) -> State:
+    """A fresh state for the same session that keeps what only hooks and the status line knew: the
+    context, the config, the path map's revision, when the user was last notified, queued output, the
+    guard's marks (the cold return the prompt hook told of, the prompt held, the handoff it prepared),
+    and in `seen` the marks of the alerts already dealt with (delivered, held back or let pass as
+    history), so that the fold from the start, which fires them again, does not deliver them again.
+    `before`: the state's alerts before this run's fold (by default its own; one this run fired and
+    did not deliver yet is no alert dealt with); one left pending for the next hook (by a status
+    line, the CLI, a hook behind its transcript) is not dealt with either."""
     fresh = engine.new_state(state["sessionId"])
     old = state["context"]
     fresh["context"].update({
@@ -248,7 +264,33 @@ def rebuild(state: State) -> State:
         fresh["notified"] = state["notified"]
     if state.get("outbox"):
         fresh["outbox"] = state["outbox"]
+    if isinstance(state.get("guard"), dict):
+        fresh["guard"] = state["guard"]
+    keep_seen(fresh, state.get("seen"), state["alerts"] if before is None else before)
     return fresh
+
+
+def keep_seen(fresh: State, seen: object, alerts: Iterable[object]) -> None:
+    """Keep in `fresh` (`seen`) the marks `seen` held and those of `alerts` dealt with (any but one
+    left pending for the next hook to deliver), the newest SEEN_MAX: a state started again from its
+    transcript (a rebuild, an upgrade's migration) fires them again, as no news."""
+    marks = [m for m in seen if isinstance(m, list)] if isinstance(seen, list) else []
+    for alert in alerts:
+        if isinstance(alert, dict) and not alert.get("pending"):
+            mark = alert_mark(alert)  # type: ignore[arg-type]  # a dict of an older schema's alert
+            if mark not in marks:
+                marks.append(mark)
+    if marks:
+        fresh["seen"] = marks[-SEEN_MAX:]
+
+
+def unseen(state: State, alerts: list[Alert]) -> list[Alert]:
+    """The alerts a rebuilt state's fold fired that were not dealt with before it (`rebuild`): those
+    fired again stay in the state, for `status` and the page, but are no news."""
+    seen = state.get("seen")
+    if not alerts or not isinstance(seen, list) or not seen:
+        return alerts
+    return [a for a in alerts if alert_mark(a) not in seen]
 
 
 def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
@@ -260,7 +302,8 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
     whose log it follows. `params`: `cfg`'s model parameters, when kept with it.
 
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
-    shrunk, replaced) starts the whole state again from the transcripts: nothing double-counts.
+    shrunk, replaced) starts the whole state again from the transcripts (`rebuild`): nothing
+    double-counts, and the alerts the fold fires again are not returned again (`unseen`).
     """
     if params is None:  # not kept with the config (the hooks' is: state.shell)
         from session_watcher.base.config import model_params
@@ -270,6 +313,7 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
         state["context"]["agent"] = agent_of(state)
     alerts: list[Alert] = []
     caught_up = True
+    before = list(state["alerts"])  # what a rebuild keeps as dealt with: not what this run fires
     for attempt in range(2):
         try:
             if transcript:
@@ -293,12 +337,12 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
             if attempt:
                 raise
             known_subs = list(state["subCursors"])
-            state = rebuild(state)
+            state = rebuild(state, before)
             subagents = sorted({*subagents, *known_subs})
             if trace is not None:
                 trace.clear()
             alerts = []
-    return state, alerts, caught_up
+    return state, unseen(state, alerts), caught_up
 
 
 def agent_of(state: State) -> str:

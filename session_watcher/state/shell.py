@@ -9,8 +9,9 @@
 One input rule (`usable_path`: what JSON can carry but a file name cannot is no path), one project
 root rule (`project_root`), one lock (each caller gives its own timeout; `LockTimeout` when busy),
 one answer to damage: a state file that cannot be used is quarantined and a path-map shard that
-cannot be read makes the session start again from its transcript, the durable log; either way the
-state is `fresh` and its save sweeps the shard files it no longer names. What went wrong is told to
+cannot be read makes the session start again from its transcript, the durable log (so does a
+transcript changed under its cursor: `state.session.sync`); either way the state names no shard
+file yet, and its save sweeps those of the state before it (`store.save`). What went wrong is told to
 `say(key, message)`: the log (once per message) for the hook and the status line, stderr for the CLI.
 Hot path: imported by every hook run, so stdlib `os` and the state modules every run needs; the
 fold (`state.session`) only when there is a transcript to read.
@@ -165,23 +166,30 @@ class Session:
             self.say("config", f"{error}; using defaults")
         return cfg
 
-    def sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: Iterable[str] = (),
-             *, trace: list[dict[str, Any]] | None = None, whole_map: bool = False,
+    def sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: Iterable[str] = (),  # noqa: PLR0913
+             *, trace: list[dict[str, Any]] | None = None, whole_map: bool = False, pending: bool = False,
              ) -> tuple[list[Alert], bool]:
         """Fold the transcripts' new lines until `deadline`: (alerts, caught up). A transcript that
         cannot be read is left for a later run (said, unless it is only not written yet). A damaged
         path map (found when a shard is loaded; `whole_map` loads them all) starts the session again
-        from its transcript."""
+        from its transcript. `pending`: the caller cannot deliver alerts (the status line, the CLI):
+        those the fold fired are marked so in the state, and the next hook delivers them if they are
+        still news (`hooks.run`), as it does those an async hook could not print."""
         transcript = transcript if usable_path(transcript) else None
         subagents = [sub for sub in subagents if usable_path(sub)]
+        before = list(self.state["alerts"])  # what was dealt with before this run's fold (`rebuild`)
         try:
-            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+            alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
         except ShardRejected as exc:
             from session_watcher.state.session import rebuild
 
             self.say("shard", f"{exc}; rebuilding the session from the transcript")
-            self.state, self.fresh = rebuild(self.state), True
-            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+            self.state, self.fresh = rebuild(self.state, before), True
+            alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+        if pending:
+            for alert in alerts:  # the state's own alert objects: the mark is saved with it
+                alert["pending"] = True
+        return alerts, caught_up
 
     def _sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],
               *, trace: list[dict[str, Any]] | None, whole_map: bool) -> tuple[list[Alert], bool]:
@@ -206,5 +214,6 @@ class Session:
         return alerts, caught_up
 
     def save(self) -> None:
-        """Write the state and its changed shards; a fresh state also sweeps unreferenced shard files."""
-        store.save(self.path, self.state, self.shards, sweep=self.fresh)
+        """Write the state and its changed shards; a fresh or rebuilt state also sweeps the shard files
+        it does not name (`store.save`)."""
+        store.save(self.path, self.state, self.shards)

@@ -50,7 +50,8 @@ def _shape_ok(doc: object, session_id: str) -> bool:
             and all(isinstance(doc["meter"].get(k), dict) for k in ("main", "sub", "recent"))
             and isinstance(doc["tools"].get("done"), dict) and isinstance(doc["tools"].get("pending"), dict)
             and isinstance(h.get("tail"), str) and isinstance(head, list) and len(head) == 3
-            and all(type(n) is int for n in head))
+            and all(type(n) is int for n in head)
+            and all(isinstance(a, dict) for a in doc["alerts"]))  # each read as an object (hooks.run)
 
 
 def quarantine(path: str, why: str) -> str:
@@ -92,11 +93,14 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
     return doc  # type: ignore[no-any-return]
 
 
-def save(path: str, state: State, shards: PathShards | None = None, sweep: bool = False) -> None:
+def save(path: str, state: State, shards: PathShards | None = None) -> None:
     """Write the state (and, with `shards`, the changed path-map shards first). Callers hold the lock.
-    With `sweep` (a fresh or rebuilt state), unreferenced shard files are deleted after the write."""
+    A state that named no shard file before this write (a new one, or one started again from its
+    transcript: quarantined, rebuilt, upgraded) then deletes the shard files it does not name, those
+    of the state before it; so does every 64th revision (what a killed writer left)."""
     from session_watcher.base.atomic import write_atomic
 
+    named = bool(state["shards"])
     if shards is not None:
         main, superseded = shards.save(state)  # refuses a shard over its limit before writing any
     else:
@@ -114,7 +118,7 @@ def save(path: str, state: State, shards: PathShards | None = None, sweep: bool 
             os.unlink(old)
         except OSError:
             pass
-    if shards is not None and (sweep or not state["shards"] or state["rev"] % 64 == 0):
+    if shards is not None and (not named or not state["shards"] or state["rev"] % 64 == 0):
         shards.sweep(state)
 
 
