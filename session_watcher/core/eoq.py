@@ -259,13 +259,32 @@ def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
     return float(said) if isinstance(said, int) and not isinstance(said, bool) and said >= 0 else COMPACT_RESERVE
 
 
-def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
-    """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
-    compaction, else its window less `compact_reserve`) and its last prompt."""
+def session_point(state: State, cfg: ModelParams) -> tuple[float | None, int | None]:
+    """The session's compaction point (its own last automatic compaction, else its window less
+    `compact_reserve`) and its window, as `compaction_point` and `context_window` take them."""
     ctx = state["context"]
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
-    point = compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg))
-    return advice_horizon(m, float(ctx.get("pressure") or 0), point, g)
+    return compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg)), window
+
+
+def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
+    """`advice_horizon` for the session as it stands: its compaction point and its last prompt."""
+    point, _window = session_point(state, cfg)
+    return advice_horizon(m, float(state["context"].get("pressure") or 0), point, g)
+
+
+def regime_ratio(b: float, k: float, g: float, point: float, summary: float, c_ratio: float,  # noqa: PLR0913, PLR0917
+                 shared: float) -> float | None:
+    """The mean read per call of a session that restarts to `b` every optimal cycle (b + sqrt(2 K g):
+    the mean growth above b plus K spread over the cycle) over that of one left to compact on its own
+    at `point` down to `summary` (the saw-tooth's mean, (summary + point) / 2, plus the compaction's
+    write of the summary spread over its (point - summary) / g calls). Over 1: in the long run
+    restarting reads more than letting the agent compact; None where it is not defined."""
+    if g <= 0 or point <= summary or summary <= 0:
+        return None
+    restarting = b + math.sqrt(2 * k * g)
+    compacting = (summary + point) / 2 + restart_cost(c_ratio, summary, shared) * g / (point - summary)
+    return restarting / compacting
 
 
 def quantities(state: State, cfg: ModelParams) -> Quantities:
