@@ -108,15 +108,9 @@ KEYS = (
         "this many tokens, until the session has shown where (a gate or reminder prices a restart only up "
         "to it); unset: by the client (Claude Code from 2.1.22: 33000, before: 45000), else 45000",
         low=0, high=500_000, project=True),
-    Key("compact_regime", "number", None, "(measured) no gate or reminder where restarting every cycle "
-        "reads more than this times what letting the agent compact reads", low=0.0, high=100.0, project=True),
-    Key("compact_payback", "number", None, "(measured) no gate or reminder while the automatic compaction is "
-        "within this many times the calls a restart needs to pay back its carry", low=0.0, high=100.0,
-        project=True),
-    Key("compact_release", "flag", False, "(measured) compact_payback's hold by the segment's burst ends "
-        "once the compaction it foresaw did not come", project=True),
-    Key("compact_summary", "number", None, "(measured) the summary an automatic compaction leaves, as a "
-        "share of the window, until the session shows one", low=0.0, high=1.0, project=True),
+    Key("compact_payback", "number", 1.5, "no gate or reminder while the automatic compaction is nearer "
+        "than this many times the calls a restart needs to pay back its carry (0: no such hold)", low=0.0,
+        high=100.0, project=True),
     Key("notify.channels", "list", ["desktop"], "how alerts reach you: desktop, terminal (an OSC 777/9 "
         "escape, works over SSH), message (shown by Claude Code, never sent to the model)", choices=CHANNELS),
     Key("notify.fallback", "choice", "message", "used when no listed channel can reach you",

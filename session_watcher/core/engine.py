@@ -8,8 +8,6 @@ and classifies them (git, project root) before calling.
 
 from __future__ import annotations
 
-import math
-
 from session_watcher.core import eoq, health, meter, prices
 from session_watcher.core import paths as pathmap
 from session_watcher.core.eoq import bill_counted, cache_edge, cache_lifetime, quantities, reminder_interval
@@ -89,7 +87,6 @@ def on_compaction(state: State, from_hook: bool, trigger: str | None = None, bef
     e = state["engine"]
     if trigger == "auto" and before > 0:
         e["compactAt"] = before
-        e["summaryDue"] = True  # the next segment's first real request is what it left
     if from_hook:
         if e["segCalls"] == 0 and e["segment"] > 0:
             return
@@ -300,8 +297,6 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quanti
     if e["floor"] is None:
         # what a restart's first call carries: the whole first prompt, read and written parts alike
         e["floor"] = stock
-        if e.pop("summaryDue", False):
-            e["compactSummary"] = stock
         if e["shared"] is None and e["segment"] == 0:  # the session's first real request
             e["shared"] = cr  # the prefix earlier sessions left cached (unknown mid-session: 0)
         e["L"] = cr
@@ -432,54 +427,31 @@ def worth_saying(state: State, q: Quantities, cfg: ModelParams) -> bool:
         return False
     if saving < cfg["advice_min_share"] * state["engine"].get("segUnits", 0.0):
         return False
-    return regime_holds(state, q, cfg) and payback_holds(state, q, cfg)
+    return payback_holds(state, q, cfg)
 
 
-def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:  # noqa: PLR0911
-    """Unless `compact_payback` is set: the automatic compaction is not within `compact_payback` times
-    the calls a restart needs to pay back its carry, K / (L - B), the calls to it counted at the larger
-    of g and the segment's mean growth since its first prompt (bursts included)."""
-    c = cfg.get("compact_payback")
-    if c is None:
+def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:
+    """The automatic compaction is not within `compact_payback` times the calls a restart needs to pay
+    back its carry, K / (L - B) (`eoq.compaction_hold`). Where only the segment's burst puts it that
+    near, the advice is held for as many calls as the burst said it was away (`burstUntil`), and
+    speaks after if the compaction has not come (a new segment starts the hold again)."""
+    e, ctx = state["engine"], state["context"]
+    base = q["bDefault"] or q["bFull"] or 0
+    big_l, k = q["L"] or 0, q["K"]
+    if k is None or big_l <= base or e["floor"] is None:
         return True
     point, _window = eoq.session_point(state, cfg)
-    base = q["bDefault"] or q["bFull"] or 0
-    e, ctx = state["engine"], state["context"]
-    big_l, pressure = q["L"] or 0, float(ctx.get("pressure") or 0)
-    if point is None or q["K"] is None or big_l <= base or e["floor"] is None:
-        return True
+    pressure = float(ctx.get("pressure") or 0)
     mean = (pressure - e["floor"]) / max(1, e["segCalls"] - 1)
-    rate = max(q["g"], mean)
-    if rate <= 0:
+    hold = eoq.compaction_hold(point, pressure, q["g"], mean, cfg["compact_payback"] * k / (big_l - base))
+    if hold is None:
         return True
-    need = c * q["K"] / (big_l - base)
-    if (point - pressure) / rate >= need:
-        return True
-    if not cfg.get("compact_release") or q["g"] <= 0 or (point - pressure) / q["g"] < need:
-        return False
-    # withheld by the segment's burst alone: for as many calls as it said the compaction was away
     until = e.get("burstUntil")
-    if until is None:
-        e["burstUntil"] = e["segCalls"] + math.ceil((point - pressure) / rate)
+    if hold == 0 or until is None:
+        if hold and until is None:
+            e["burstUntil"] = e["segCalls"] + hold
         return False
     return e["segCalls"] >= until
-
-
-def regime_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:
-    """Unless `compact_regime` is set: restarting every optimal cycle reads, in the long run, no more
-    than `compact_regime` times what letting the agent compact at its point reads (`eoq.regime_ratio`;
-    the summary: the session's own last one, else `compact_summary` of the window)."""
-    lam = cfg.get("compact_regime")
-    if lam is None:
-        return True
-    point, window = eoq.session_point(state, cfg)
-    base = q["bDefault"] or q["bFull"] or 0
-    if point is None or q["K"] is None or base <= 0:
-        return True
-    e = state["engine"]
-    summary = e.get("compactSummary") or (float(cfg.get("compact_summary") or 0.25) * window if window else 0)
-    ratio = eoq.regime_ratio(base, q["K"], q["g"], point, summary, q["cRatio"], q["shared"])
-    return ratio is None or ratio <= lam
 
 
 def reminder_due(state: State, q: Quantities, cfg: ModelParams) -> bool:

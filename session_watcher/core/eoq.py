@@ -273,18 +273,22 @@ def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float
     return advice_horizon(m, float(state["context"].get("pressure") or 0), point, g)
 
 
-def regime_ratio(b: float, k: float, g: float, point: float, summary: float, c_ratio: float,  # noqa: PLR0913, PLR0917
-                 shared: float) -> float | None:
-    """The mean read per call of a session that restarts to `b` every optimal cycle (b + sqrt(2 K g):
-    the mean growth above b plus K spread over the cycle) over that of one left to compact on its own
-    at `point` down to `summary` (the saw-tooth's mean, (summary + point) / 2, plus the compaction's
-    write of the summary spread over its (point - summary) / g calls). Over 1: in the long run
-    restarting reads more than letting the agent compact; None where it is not defined."""
-    if g <= 0 or point <= summary or summary <= 0:
+def compaction_hold(point: float | None, pressure: float, g: float, mean: float, need: float) -> int | None:
+    """Whether the automatic compaction's nearness holds a restart's advice back (docs/model.md, "The
+    compaction within a restart's payback"): None when, from the prompt `pressure`, the compaction
+    `point` is at least `need` calls away at the larger of the growth `g` and the segment's mean
+    growth since its first prompt `mean` (bursts included), or no point is known: the advice may
+    speak; 0 when it is nearer at g itself: held; else held by the segment's burst alone, and the
+    calls (at least 1) that burst says the compaction is away: a hold that ends if it has not come."""
+    if point is None or need <= 0:
         return None
-    restarting = b + math.sqrt(2 * k * g)
-    compacting = (summary + point) / 2 + restart_cost(c_ratio, summary, shared) * g / (point - summary)
-    return restarting / compacting
+    away = point - pressure
+    rate = max(g, mean)
+    if rate <= 0 or away >= need * rate:
+        return None
+    if g <= 0 or away < need * g:
+        return 0
+    return max(1, math.ceil(away / rate))
 
 
 def quantities(state: State, cfg: ModelParams) -> Quantities:

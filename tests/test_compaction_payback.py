@@ -1,0 +1,132 @@
+"""No advice while the automatic compaction is nearer than `compact_payback` restart paybacks (docs/model.md,
+"The compaction within a restart's payback"): `eoq.compaction_hold` on the figures of real gates, the fold
+on a real calibration session (the hooks as replay), and the hold by a segment's burst, which ends when the
+compaction it foresaw does not come."""
+
+from __future__ import annotations
+
+import gzip
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from bench import calibrate as cal
+from bench.synth import Transcript, growing
+from session_watcher.base import config
+from session_watcher.core import engine, eoq
+from session_watcher.sessions.replay import replay
+from tests.calibration import CALIBRATION
+from tests.live_driver import Live, synthetic_schedule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CFG = config.merge()
+OFF = config.merge({"compact_payback": 0})
+SID = "d29c2adb-9a9e-45ac-b435-bce63d920d59"  # 120 calls; a reminder at call 119, 147.5k, 20k before 167k
+
+
+def need(k: float, gain: float, c: float = 1.5) -> float:
+    return c * k / gain
+
+
+def test_the_hold_on_the_figures_of_real_gates() -> None:
+    """As the fold had them. 8209f1c2's gate at call 52 (unseen, Opus 4.6; the compaction at 167k came at
+    call 84): at g, 450 a call, the compaction is 91 calls away, past 1.5 paybacks (38 calls); at the
+    segment's mean growth since its first prompt, 1.8k a call, 23: held by the burst, for 23 calls.
+    a318ad73's gate at 37 (unseen, Opus 4.5, the point 155k; its compaction came 85 calls later): held
+    for 19 calls, the hold then ending. A compaction near at g itself: held outright (0); none known,
+    or no payback asked: the advice may speak."""
+    k, gain = 1_234_649, 125_812 - 77_416
+    assert eoq.compaction_hold(167_000, 126_265, 450.3, (126_265 - 34_118) / 51, need(k, gain)) == 23
+    assert eoq.compaction_hold(167_000, 126_265, 450.3, 450.3, need(k, gain)) is None
+    assert eoq.compaction_hold(155_000, 110_869, 1018.7, (110_869 - 26_834) / 36,
+                               need(826_812, 110_859 - 66_145)) == 19
+    assert eoq.compaction_hold(167_000, 126_265, 1_200, 1_200, need(k, gain)) == 0  # 34 calls < 38
+    assert eoq.compaction_hold(None, 126_265, 450.3, 1_806.8, need(k, gain)) is None
+    assert eoq.compaction_hold(167_000, 126_265, 450.3, 1_806.8, 0.0) is None
+
+
+def _alerts(path: Path, cfg: Any) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    s = cal.prepare(path)
+    state = s.loaded.fresh()
+    got: list[tuple[str, int]] = []
+    engine.fold(state, s.loaded.events, config.merge(s.cfg, cfg), s.loaded.paths,
+                call_hook=lambda _st, alerts, _u: got.extend((a["kind"], a["call"]) for a in alerts))
+    return got, dict(state["engine"])
+
+
+def _unpacked(into: Path) -> Path:
+    into.mkdir(parents=True, exist_ok=True)
+    path = into / f"{SID}.jsonl"
+    path.write_bytes(gzip.decompress((CALIBRATION / f"{SID}.jsonl.gz").read_bytes()))
+    return path
+
+
+def test_a_reminder_the_compaction_would_make_moot_is_not_sent(tmp_path: Path) -> None:
+    """d29c2adb (a real calibration session, Opus 4.5 on a 200k window): its reminder at call 119 promised
+    $1.17 over 49 calls; the session ended at 120, and the counterfactual shows it lost. The segment's
+    mean growth puts the compaction 27 calls away, under 1.5 paybacks (27.6): held (by the burst, to its
+    146th call). Without the hold it is sent. The closed loop's restarts do not move (a user who follows the
+    gate never sees a reminder)."""
+    path = _unpacked(tmp_path)
+    on, state = _alerts(path, {})
+    off, _ = _alerts(path, {"compact_payback": 0})
+    assert ("backstop", 119) in off
+    assert ("backstop", 119) not in on
+    assert [a for a in off if a != ("backstop", 119)] == on
+    assert state["burstUntil"] == 146
+    s = cal.prepare(path)
+    assert cal.score(s, {}).restarts == cal.score(s, {"compact_payback": 0}).restarts == [39]
+
+
+@pytest.mark.slow
+def test_the_hooks_hold_it_as_replay_does(tmp_path: Path) -> None:
+    """Live equals replay on that session: the hooks, run as the client runs them, send no reminder at
+    call 119 either, and fold the same figures call for call."""
+    path = _unpacked(tmp_path / "src")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    live = Live(tmp_path, path, SID, cwd)
+    live.run(synthetic_schedule(live.data, SID))
+    _doc, trace = replay(str(live.transcript), cwd=str(cwd))
+    rows = live.rows()
+    assert [r["call"] for r in rows] == [r["call"] for r in trace]
+    for got, want in zip(rows, trace, strict=True):
+        assert {k: got[k] for k in ("segment", "L", "x", "g", "lamp", "saving")} == \
+            {k: want[k] for k in ("segment", "L", "x", "g", "lamp", "saving")}, want["call"]
+        assert [a["kind"] for a in got["alerts"]] == [a["kind"] for a in want["alerts"]], want["call"]
+    assert not any(a["kind"] == "backstop" for r in rows if r["call"] == 119 for a in r["alerts"])
+
+
+def _burst_then_flat() -> Transcript:
+    """A 50k first prompt, 25 calls growing 300 tokens each, four file reads of 25k, then 150 calls
+    growing 100 each: the segment's mean growth says the compaction (167k, Opus 4.6's window less the
+    reserve) is near, its growth g that it is far, and it never comes."""
+    t = Transcript()
+    t.call(0, 49_999)
+    cr = growing(t, 50_000, 300, 25)
+    for _ in range(4):
+        cr += 25_000
+        t.call(cr - 25_000, 25_000)
+    growing(t, cr, 100, 150)
+    return t
+
+
+def _gates(t: Transcript, cfg: Any) -> list[tuple[int, int | None]]:
+    state = engine.new_state("t")
+    got: list[tuple[int, int | None]] = []
+
+    def hook(st: Any, alerts: list[Any], _usage: Any) -> None:
+        e = st["engine"]
+        got.extend((e["segCalls"], e.get("burstUntil")) for a in alerts if a["kind"] == "gate")
+
+    engine.fold(state, t.events(), cfg, call_hook=hook)
+    return got
+
+
+def test_a_burst_holds_the_gate_only_as_long_as_it_said() -> None:
+    """The gate that speaks at the segment's 34th call without the hold is held by the burst; the burst
+    said the compaction was 3 calls away, it did not come, and the gate speaks at the 37th."""
+    assert _gates(_burst_then_flat(), OFF) == [(34, None)]
+    assert _gates(_burst_then_flat(), CFG) == [(37, 37)]
