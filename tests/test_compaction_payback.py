@@ -16,7 +16,8 @@ from session_watcher.base import config
 from session_watcher.core import engine, eoq
 from session_watcher.sessions.replay import replay
 from tests.calibration import CALIBRATION
-from tests.live_driver import Live, synthetic_schedule
+from tests.live_driver import Live, Step, line_offsets, synthetic_schedule
+from tests.statefile import load_state
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,17 +100,17 @@ def test_the_hooks_hold_it_as_replay_does(tmp_path: Path) -> None:
     assert not any(a["kind"] == "backstop" for r in rows if r["call"] == 119 for a in r["alerts"])
 
 
-def _burst_then_flat() -> Transcript:
-    """A 50k first prompt, 25 calls growing 300 tokens each, four file reads of 25k, then 150 calls
+def _burst_then_flat(flat: int = 150, session_id: str = "synth") -> Transcript:
+    """A 50k first prompt, 25 calls growing 300 tokens each, four file reads of 25k, then `flat` calls
     growing 100 each: the segment's mean growth says the compaction (167k, Opus 4.6's window less the
     reserve) is near, its growth g that it is far, and it never comes."""
-    t = Transcript()
+    t = Transcript(session_id=session_id)
     t.call(0, 49_999)
     cr = growing(t, 50_000, 300, 25)
     for _ in range(4):
         cr += 25_000
         t.call(cr - 25_000, 25_000)
-    growing(t, cr, 100, 150)
+    growing(t, cr, 100, flat)
     return t
 
 
@@ -130,3 +131,35 @@ def test_a_burst_holds_the_gate_only_as_long_as_it_said() -> None:
     said the compaction was 3 calls away, it did not come, and the gate speaks at the 37th."""
     assert _gates(_burst_then_flat(), OFF) == [(34, None)]
     assert _gates(_burst_then_flat(), CFG) == [(37, 37)]
+
+
+def _hook_per_call(live: Live, session_id: str) -> list[Step]:
+    """A hook run after each line of the transcript (each one call): every call folded by a process of
+    its own, the state saved and loaded between."""
+    ends = line_offsets(live.data)[1:]
+    return [(end, "hook", "PostToolUse", {"session_id": session_id, "tool_name": "Bash", "tool_input": {},
+                                          "tool_use_id": f"toolu_{n:06d}"}) for n, end in enumerate(ends)]
+
+
+def _live(tmp_path: Path, session_id: str, flat: int) -> Live:
+    src = tmp_path / "src" / f"{session_id}.jsonl"
+    src.parent.mkdir()
+    _burst_then_flat(flat, session_id).save(src)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    return Live(tmp_path, src, session_id, cwd)
+
+
+@pytest.mark.slow
+def test_the_hooks_end_a_burst_hold_where_replay_does(tmp_path: Path) -> None:
+    """The hold by a burst outlives the process that began it: with a hook process per call (the state
+    saved between), the gate held at the segment's 34th call speaks at its 37th, as in replay."""
+    sid = "burst-live"
+    live = _live(tmp_path, sid, 10)
+    live.run(_hook_per_call(live, sid))
+    _doc, trace = replay(str(live.transcript), cwd=str(live.cwd))
+    rows = live.rows()
+    assert [r["call"] for r in rows] == [r["call"] for r in trace] == list(range(1, 41))
+    gates = [r["call"] for r in rows for a in r["alerts"] if a["kind"] == "gate"]
+    assert gates == [r["call"] for r in trace for a in r["alerts"] if a["kind"] == "gate"] == [37]
+    assert load_state(sid)["engine"]["burstUntil"] == 37
