@@ -163,3 +163,36 @@ def test_the_hooks_end_a_burst_hold_where_replay_does(tmp_path: Path) -> None:
     gates = [r["call"] for r in rows for a in r["alerts"] if a["kind"] == "gate"]
     assert gates == [r["call"] for r in trace for a in r["alerts"] if a["kind"] == "gate"] == [37]
     assert load_state(sid)["engine"]["burstUntil"] == 37
+
+
+def _fold_on(damaged: object, missing: bool = False) -> tuple[list[int], dict[str, Any]]:
+    """The burst transcript folded to its 35th call (the gate held to the 37th), `burstUntil` then
+    set to `damaged` (or taken out: a state an older version saved), the rest folded: the calls of
+    the gates given after, and the engine at the end."""
+    events = list(_burst_then_flat(10).events())
+    cut = [i for i, ev in enumerate(events) if ev[0] == "call"][34] + 1
+    state = engine.new_state("t")
+    engine.fold(state, events[:cut], CFG)
+    assert state["engine"]["burstUntil"] == 37
+    if missing:
+        del state["engine"]["burstUntil"]
+    else:
+        state["engine"]["burstUntil"] = damaged  # type: ignore[typeddict-item]  # what a damaged file holds
+    got: list[int] = []
+    engine.fold(state, events[cut:], CFG, call_hook=lambda st, alerts, _u: got.extend(
+        st["engine"]["segCalls"] for a in alerts if a["kind"] == "gate"))
+    assert state["engine"]["segCalls"] == 40
+    return got, dict(state["engine"])
+
+
+@pytest.mark.parametrize("damaged", ["37", [37], {"at": 37}, True, None, float("inf"), float("nan")])
+def test_a_damaged_hold_in_a_saved_state_does_not_stop_the_fold(damaged: object) -> None:
+    """A saved state whose `burstUntil` is not a number of calls (a damaged file; NaN or an infinity
+    read back from JSON; null) folds on as one without the key (an older version's): the hold begins
+    again at the next held call. A number the code would not write still ends the hold where it says."""
+    got, e = _fold_on(damaged)
+    want, e_want = _fold_on(None, missing=True)
+    assert (got, e["burstUntil"]) == (want, e_want["burstUntil"])
+    assert want == [e_want["burstUntil"]]
+    assert _fold_on(37.0)[0] == [37]
+    assert _fold_on(-1)[0] == [36]

@@ -434,7 +434,8 @@ def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:
     """The automatic compaction is not within `compact_payback` times the calls a restart needs to pay
     back its carry, K / (L - B) (`eoq.compaction_hold`). Where only the segment's burst puts it that
     near, the advice is held for as many calls as the burst said it was away (`burstUntil`), and
-    speaks after if the compaction has not come (a new segment starts the hold again)."""
+    speaks after if the compaction has not come (a new segment starts the hold again). A saved
+    `burstUntil` that is not a finite number (a damaged state file) counts as no hold begun."""
     e, ctx = state["engine"], state["context"]
     base = q["bDefault"] or q["bFull"] or 0
     big_l, k = q["L"] or 0, q["K"]
@@ -447,6 +448,8 @@ def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:
     if hold is None:
         return True
     until = e.get("burstUntil")
+    if not eoq.is_number(until):  # none begun (an older version's state), or a damaged file's: begun now
+        until = None
     if hold == 0 or until is None:
         if hold and until is None:
             e["burstUntil"] = e["segCalls"] + hold
