@@ -48,6 +48,18 @@ def test_the_hold_on_the_figures_of_real_gates() -> None:
     assert eoq.compaction_hold(167_000, 126_265, 450.3, 1_806.8, 0.0) is None
 
 
+@pytest.mark.parametrize("g", [0.0, -450.3])
+def test_a_growth_that_never_reaches_the_compaction_holds_by_the_burst_alone(g: float) -> None:
+    """g of 0 or less (the fold's is at least G_MIN; the function takes any): at g the compaction never
+    comes, so only the segment's mean growth holds the advice, and for as many calls as it says; no
+    growth at all, no hold; a prompt at the point or past it, held outright."""
+    k, gain = 1_234_649, 125_812 - 77_416
+    assert eoq.compaction_hold(167_000, 126_265, g, (126_265 - 34_118) / 51, need(k, gain)) == 23
+    assert eoq.compaction_hold(167_000, 126_265, g, g, need(k, gain)) is None
+    assert eoq.compaction_hold(167_000, 167_000, g, 1_806.8, need(k, gain)) == 0
+    assert eoq.compaction_hold(167_000, 170_000, 450.3, 1_806.8, need(k, gain)) == 0
+
+
 def _alerts(path: Path, cfg: Any) -> tuple[list[tuple[str, int]], dict[str, Any]]:
     s = cal.prepare(path)
     state = s.loaded.fresh()

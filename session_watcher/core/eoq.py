@@ -278,15 +278,18 @@ def compaction_hold(point: float | None, pressure: float, g: float, mean: float,
     compaction within a restart's payback"): None when, from the prompt `pressure`, the compaction
     `point` is at least `need` calls away at the larger of the growth `g` and the segment's mean
     growth since its first prompt `mean` (bursts included), or no point is known: the advice may
-    speak; 0 when it is nearer at g itself: held; else held by the segment's burst alone, and the
-    calls (at least 1) that burst says the compaction is away: a hold that ends if it has not come."""
+    speak; 0 when it is nearer at g itself, or `pressure` is at the point or past it: held; else held
+    by the segment's burst alone (a g of 0 or less never reaches the point), and the calls (at least
+    1) that burst says the compaction is away: a hold that ends if it has not come."""
     if point is None or need <= 0:
         return None
     away = point - pressure
+    if away <= 0:
+        return 0
     rate = max(g, mean)
     if rate <= 0 or away >= need * rate:
         return None
-    if g <= 0 or away < need * g:
+    if g > 0 and away < need * g:
         return 0
     return max(1, math.ceil(away / rate))
 
