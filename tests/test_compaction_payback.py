@@ -145,6 +145,22 @@ def test_a_burst_holds_the_gate_only_as_long_as_it_said() -> None:
     assert _gates(_burst_then_flat(), CFG) == [(37, 37)]
 
 
+def test_a_new_segment_begins_the_hold_again() -> None:
+    """A compaction ends the segment and its hold: the next segment's burst (the gate at its 48th call
+    without the hold) holds its gate for as long as that burst says, to its 51st call, not to the
+    first segment's 37th."""
+    t = _burst_then_flat(10)
+    t.compact("manual")
+    t.call(0, 49_999)
+    cr = growing(t, 50_000, 300, 40)
+    for _ in range(4):
+        cr += 25_000
+        t.call(cr - 25_000, 25_000)
+    growing(t, cr, 100, 20)
+    assert _gates(t, OFF) == [(34, None), (48, None)]
+    assert _gates(t, CFG) == [(37, 37), (51, 51)]
+
+
 def _hook_per_call(live: Live, session_id: str) -> list[Step]:
     """A hook run after each line of the transcript (each one call): every call folded by a process of
     its own, the state saved and loaded between."""
