@@ -224,3 +224,25 @@ def test_a_damaged_hold_in_a_saved_state_does_not_stop_the_fold(damaged: object)
     assert want == [e_want["burstUntil"]]
     assert _fold_on(37.0)[0] == [37]
     assert _fold_on(-1)[0] == [36]
+
+
+def test_no_gain_from_a_restart_or_no_price_holds_nothing() -> None:
+    """The burst transcript at its 34th call (folded with the rule off: no hold begun), asked with the
+    rule on: held, the hold begun to the 37th. With L at B or under it (a restart gains nothing a call:
+    no payback to count, no division) or with no K (no baseline yet), nothing is held and nothing
+    begun."""
+    events = list(_burst_then_flat(10).events())
+    cut = [i for i, ev in enumerate(events) if ev[0] == "call"][33] + 1
+    state = engine.new_state("t")
+    engine.fold(state, events[:cut], OFF)
+    q = eoq.figures(state, CFG)
+    base = q["bDefault"] or q["bFull"]
+    assert base is not None
+    assert q["L"] is not None
+    assert q["L"] > base
+    for at_most in (base, base - 1):
+        assert engine.payback_holds(state, {**q, "L": at_most}, CFG)
+    assert engine.payback_holds(state, {**q, "K": None}, CFG)
+    assert "burstUntil" not in state["engine"]
+    assert not engine.payback_holds(state, q, CFG)
+    assert state["engine"]["burstUntil"] == 37
