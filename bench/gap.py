@@ -20,7 +20,7 @@ import itertools
 import statistics
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from bench import calibrate as cal
 from session_watcher.core import backtest as bt
@@ -69,7 +69,10 @@ def sayable(s: cal.Session) -> tuple[list[bool], int | None]:
     state = s.loaded.fresh()
 
     def hook(st: State, alerts: list[Alert], _usage: object) -> None:
-        ok.append(engine.worth_saying(st, quantities(st, s.cfg), s.cfg))
+        # asked on a copy of the engine: the hold by a burst (`engine.payback_holds`) starts its count
+        # where the fold's own gate asks, not here
+        seen = cast("State", {**st, "engine": dict(st["engine"])})
+        ok.append(engine.worth_saying(seen, quantities(seen, s.cfg), s.cfg))
         if ok[:-1] and any(a["kind"] == "guard" for a in alerts):
             ok[-2] = True  # the advice was to restart before this call
 

@@ -108,6 +108,9 @@ KEYS = (
         "this many tokens, until the session has shown where (a gate or reminder prices a restart only up "
         "to it); unset: by the client (Claude Code from 2.1.22: 33000, before: 45000), else 45000",
         low=0, high=500_000, project=True),
+    Key("compact_payback", "number", 1.5, "no gate or reminder while the automatic compaction is nearer "
+        "than this many times the calls a restart needs to pay back its carry (0: no such hold)", low=0.0,
+        high=100.0, project=True),
     Key("notify.channels", "list", ["desktop"], "how alerts reach you: desktop, terminal (an OSC 777/9 "
         "escape, works over SSH), message (shown by Claude Code, never sent to the model)", choices=CHANNELS),
     Key("notify.fallback", "choice", "message", "used when no listed channel can reach you",

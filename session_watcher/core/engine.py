@@ -70,6 +70,7 @@ def new_segment(state: State) -> None:
     e["dwell"] = e["dwellBills"] = e["sinceAlert"] = e["reminders"] = 0
     e["fired"] = False
     e["gateSaving"] = None
+    e.pop("burstUntil", None)
     e["segUnits"] = 0.0
     e["lamp"] = None
     state["paths"] = {}
@@ -424,7 +425,36 @@ def worth_saying(state: State, q: Quantities, cfg: ModelParams) -> bool:
     usd = prices.read_usd(state["context"]["model"], saving)
     if usd is not None and usd < cfg["advice_min_usd"]:
         return False
-    return saving >= cfg["advice_min_share"] * state["engine"].get("segUnits", 0.0)
+    if saving < cfg["advice_min_share"] * state["engine"].get("segUnits", 0.0):
+        return False
+    return payback_holds(state, q, cfg)
+
+
+def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:
+    """The automatic compaction is not within `compact_payback` times the calls a restart needs to pay
+    back its carry, K / (L - B) (`eoq.compaction_hold`). Where only the segment's burst puts it that
+    near, the advice is held for as many calls as the burst said it was away (`burstUntil`), and
+    speaks after if the compaction has not come (a new segment starts the hold again). A saved
+    `burstUntil` that is not a finite number (a damaged state file) counts as no hold begun."""
+    e, ctx = state["engine"], state["context"]
+    base = q["bDefault"] or q["bFull"] or 0
+    big_l, k = q["L"] or 0, q["K"]
+    if k is None or big_l <= base or e["floor"] is None:
+        return True
+    point, _window = eoq.session_point(state, cfg)
+    pressure = float(ctx.get("pressure") or 0)
+    mean = (pressure - e["floor"]) / max(1, e["segCalls"] - 1)
+    hold = eoq.compaction_hold(point, pressure, q["g"], mean, cfg["compact_payback"] * k / (big_l - base))
+    if hold is None:
+        return True
+    until = e.get("burstUntil")
+    if not eoq.is_number(until):  # none begun (an older version's state), or a damaged file's: begun now
+        until = None
+    if hold == 0 or until is None:
+        if hold and until is None:
+            e["burstUntil"] = e["segCalls"] + hold
+        return False
+    return e["segCalls"] >= until
 
 
 def reminder_due(state: State, q: Quantities, cfg: ModelParams) -> bool:

@@ -259,13 +259,39 @@ def compact_reserve(ctx: Context, cfg: ModelParams) -> float:
     return float(said) if isinstance(said, int) and not isinstance(said, bool) and said >= 0 else COMPACT_RESERVE
 
 
-def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
-    """`advice_horizon` for the session as it stands: its compaction point (its own last automatic
-    compaction, else its window less `compact_reserve`) and its last prompt."""
+def session_point(state: State, cfg: ModelParams) -> tuple[float | None, int | None]:
+    """The session's compaction point (its own last automatic compaction, else its window less
+    `compact_reserve`) and its window, as `compaction_point` and `context_window` take them."""
     ctx = state["context"]
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
-    point = compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg))
-    return advice_horizon(m, float(ctx.get("pressure") or 0), point, g)
+    return compaction_point(state["engine"].get("compactAt"), window, compact_reserve(ctx, cfg)), window
+
+
+def session_horizon(state: State, cfg: ModelParams, m: float, g: float) -> float:
+    """`advice_horizon` for the session as it stands: its compaction point and its last prompt."""
+    point, _window = session_point(state, cfg)
+    return advice_horizon(m, float(state["context"].get("pressure") or 0), point, g)
+
+
+def compaction_hold(point: float | None, pressure: float, g: float, mean: float, need: float) -> int | None:
+    """Whether the automatic compaction's nearness holds a restart's advice back (docs/model.md, "The
+    compaction within a restart's payback"): None when, from the prompt `pressure`, the compaction
+    `point` is at least `need` calls away at the larger of the growth `g` and the segment's mean
+    growth since its first prompt `mean` (bursts included), or no point is known: the advice may
+    speak; 0 when it is nearer at g itself, or `pressure` is at the point or past it: held; else held
+    by the segment's burst alone (a g of 0 or less never reaches the point), and the calls (at least
+    1) that burst says the compaction is away: a hold that ends if it has not come."""
+    if point is None or need <= 0:
+        return None
+    away = point - pressure
+    if away <= 0:
+        return 0
+    rate = max(g, mean)
+    if rate <= 0 or away >= need * rate:
+        return None
+    if g > 0 and away < need * g:
+        return 0
+    return max(1, math.ceil(away / rate))
 
 
 def quantities(state: State, cfg: ModelParams) -> Quantities:

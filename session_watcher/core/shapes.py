@@ -181,6 +181,7 @@ class Engine(TypedDict):
     gateSaving: NotRequired[float | None]  # the gate's priced saving (read units): the cap's reference
     segUnits: NotRequired[float]  # the segment's cache cost so far, in read units (the advice floor's share)
     compactAt: NotRequired[int]  # tokens before the session's last automatic compaction (the advice's horizon)
+    burstUntil: NotRequired[int]  # segCalls until which the segment's burst alone holds the advice back
     cal: Cal
     globs: str | None  # a digest of the (include, exclude) the inclusion was decided with (core.paths.globs_key)
     tally: Tally
@@ -327,6 +328,7 @@ class ModelParams(TypedDict):
     advice_min_usd: float  # no gate or reminder whose saving over its horizon is under this many dollars
     advice_min_share: float  # ... or under this share of the segment's cache cost so far
     compact_reserve: int | None  # the window less this is where the agent compacts, until the session shows it
+    compact_payback: float  # no advice while the automatic compaction is within this many restart paybacks
     cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
 
 
