@@ -34,6 +34,11 @@ if [ -z "$data" ]; then
 fi
 venv="$data/venv"
 bin="$venv/bin/session-watcher"
+# a line of this script's, said as the package says its own (wrapped at spaces within the terminal's
+# width, a path whole); as it is where the venv cannot say it
+say() {
+    [ -x "$venv/bin/python" ] && "$venv/bin/python" -I -m session_watcher.cli.install say "$1" || printf '%s\n' "$1"
+}
 
 if [ "$mode" = uninstall ]; then
     state=""
@@ -42,16 +47,17 @@ if [ "$mode" = uninstall ]; then
         "$venv/bin/python" -m session_watcher.cli.install_codex remove  # Codex's hooks.json, when added
         state=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.state_dir())' 2>/dev/null)
     fi
-    rm -rf "$venv"
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
-    if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && echo "removed $link"; fi
+    if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && say "removed $link"; fi
     # the session states are said to stay only when there are some
+    said="removed $venv"
     if [ -n "$state" ] && [ -n "$(ls -A "$state" 2>/dev/null)" ]; then
-        echo "removed $venv; session states stay in $state (delete them yourself if you wish)"
-    else
-        echo "removed $venv"
+        said="$said; session states stay in $state (delete them yourself if you wish)"
     fi
+    said=$(say "$said")  # wrapped while the venv that wraps it is there; said once it is gone
+    rm -rf "$venv"
+    printf '%s\n' "$said"
     exit 0
 fi
 
@@ -80,7 +86,7 @@ trap 'rm -rf "$src"' EXIT
 # Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
 # run as `python -I -S`, the hot modules from one file of their compiled code
 "$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
-echo "installed: $bin"
+say "installed: $bin"
 [ "$mode" = venv ] && exit 0
 
 "$venv/bin/python" -m session_watcher.cli.install add "$venv/bin"
@@ -99,5 +105,5 @@ if ls "$projects"/*/*.jsonl >/dev/null 2>&1; then
     echo "== your sessions (session-watcher report):"
     "$bin" report | head -n 60
 else
-    echo "== no Claude Code sessions in $projects yet: start one, and watch the status line."
+    say "== no Claude Code sessions in $projects yet: start one, and watch the status line."
 fi

@@ -35,6 +35,7 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def _env(tmp_path: Path, codex_home: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "CODEX_HOME"}
     env["SESSION_WATCHER_CODEX"] = str(tmp_path / "no-codex")  # no app-server to trust through (tests/e2e has one)
+    env["COLUMNS"] = "1000"  # what the install says, unwrapped: read by its words
     if codex_home is not None:
         env["CODEX_HOME"] = str(codex_home)
     return env

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from session_watcher.cli.codex_trust import untrust
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 MINE = {"/h/hooks.json:stop:0:0": "sha256:aa", "/h/hooks.json:post_tool_use:0:0": "sha256:bb",
         "/h/hooks.json:session_start:0:0": "sha256:cc"}
@@ -35,6 +35,11 @@ trusted_hash = "sha256:changed"
 [analytics]
 enabled = false
 '''
+
+
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # what it says unwrapped, read line by line
 
 
 def _backups(folder: Path) -> list[Path]:

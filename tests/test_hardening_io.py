@@ -560,7 +560,7 @@ def test_class4_the_page_templates_markers_in_a_session_id_stay_text(root: Path)
 
 
 def _install(root: Path, claude: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = {"CLAUDE_CONFIG_DIR": str(claude)}
+    env = {"CLAUDE_CONFIG_DIR": str(claude), "COLUMNS": "1000"}  # what it says unwrapped, read by its words
     return run([sys.executable, "-m", "session_watcher.cli.install", *args], root, b"", **env)
 
 

@@ -455,3 +455,40 @@ def test_fold_keeps_the_tail_in_place_over_many_tool_results() -> None:
     assert (h["head"], h["tail"]) == (want["head"], want["tail"])
     assert isinstance(h["tail"], str)
     assert len(h["tail"]) == 2000
+
+
+def test_no_number_says_why_from_the_block_alone() -> None:
+    """Every null figure has its reason, read from the `grade` block alone (what --json, the text
+    and the page have), equal to the reason counted from the calls themselves, for every sequence
+    of up to 7 tool calls, with a call and file reads or without: `health` showed a bare `-`
+    for "fewer than 4 tool calls" and for "no errors" alike."""
+    from itertools import product
+
+    def truth(codes: str, name: str, called: bool, reads: int) -> str | None:
+        first, second = codes[:len(codes) // 2], codes[len(codes) // 2:]
+        if name == "Context Fill":
+            return None if called else "no call yet"
+        if name == "Re-reads":
+            return None if reads else "no file read yet"
+        if name == "Compactions":
+            return None
+        if len(codes) < health.MIN_CALLS:
+            return "under 4 tool calls"
+        errors = [sum(c in "eE" for c in half) for half in (first, second)]
+        if name == "Error Rate":
+            return None if errors[0] else ("no errors in 1st half" if errors[1] else "no errors")
+        return None if any(c in "pE" for c in first) else "no edit in 1st half"
+
+    seen = set()
+    for n in range(8):
+        for codes in map("".join, product(".peE", repeat=n)):
+            for called, reads in ((True, 2), (False, 0)):
+                h = calls_h(codes, prompt=50_000 if called else None, reads=reads, rereads=1 if reads else 0)
+                block = health.grade(h, 200_000)
+                for name, _ in health.SIGNALS:
+                    why = health.no_number(block, name)
+                    assert why == truth(codes, name, called, reads), (codes, name, called)
+                    seen.add(why)
+    assert seen == {None, "no call yet", "no file read yet", "under 4 tool calls", "no errors", "no errors in 1st half",
+                    "no edit in 1st half"}
+    assert health.no_number({"errorAcceleration": None}, "Error Rate") is None  # no signals: no reason read

@@ -33,11 +33,23 @@ USER_SETTINGS: dict[str, Any] = {
 }
 
 
-class Box:
-    """One temp world: HOME, SESSION_WATCHER_HOME, a Claude config dir."""
+# What the install says, read by the words: its lines unwrapped (test_every_line_install_and_uninstall_
+# print_fits_80_columns reads the layout, at the width of a terminal-less run)
+WIDE = "1000"
 
-    def __init__(self, root: Path) -> None:
+
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", WIDE)
+
+
+class Box:
+    """One temp world: HOME, SESSION_WATCHER_HOME, a Claude config dir; COLUMNS `columns` (None:
+    unset)."""
+
+    def __init__(self, root: Path, columns: str | None = WIDE) -> None:
         self.root = root
+        self.columns = columns
         self.home = root / "home"
         self.sw_home = root / "sw"
         self.claude = root / "claude"
@@ -53,6 +65,7 @@ class Box:
             "CLAUDE_CONFIG_DIR": str(claude or self.claude),
             "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(self.home / ".cache")),
             "LANG": "C.UTF-8",
+            **({"COLUMNS": self.columns} if self.columns else {}),
         }
 
     def install(self, *args: str, claude: Path | None = None,
@@ -168,7 +181,7 @@ def test_install_says_whether_local_bin_is_on_path(box: dict[str, Any]) -> None:
 def _link(home: Path, target: str, path: str = "/usr/bin:/bin") -> subprocess.CompletedProcess[str]:
     import sys
 
-    env = {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
+    env = {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8", "COLUMNS": WIDE}
     return subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "link", target], env=env,
                           capture_output=True, text=True, timeout=60, check=False, cwd=REPO)
 
@@ -514,3 +527,54 @@ def test_reinstall_replaces_the_shell_form_hooks_of_an_older_install(tmp_path: P
     assert rm.returncode == 0, rm.stderr
     doc = json.loads((tmp_path / "cfg" / "settings.json").read_text())
     assert doc["hooks"] == {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}
+
+
+def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) -> None:
+    """A new user's ./install.sh (the demo too) and --uninstall, with a status line of their own,
+    Codex's hooks.json and session states, run without a terminal (80 columns): every line is within
+    80 columns but a path longer than the room, alone on its line (whole, to be copied), and the
+    status-line command to copy, whole on a line of its own; the lines say what they said (they read
+    120-230 columns: `settings: ...`, `codex: ...`, `command: ...`, `removed ...`)."""
+    from session_watcher.cli.install import both, statusline_command
+    from session_watcher.cli.install_codex import EVENTS as CODEX_EVENTS
+
+    b = Box(tmp_path, columns=None)
+    write_settings(b.settings(), {"statusLine": {"type": "command", "command": "~/bin/my-line"}, "model": "opus"})
+    codex = b.home / ".codex"
+    write_settings(codex / "hooks.json", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo"}]}]}})
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}  # no app-server: trust by hand
+    assert "COLUMNS" not in env
+    run = ["sh", str(REPO / "install.sh")]
+    got = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    state = b.sw_home / "state"
+    state.mkdir(exist_ok=True)
+    (state / "a-session.json").write_text("{}")
+    gone = subprocess.run([*run, "--uninstall"], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    lines = (got.stdout + gone.stdout).splitlines()
+    command = both(statusline_command(str(b.bin.parent)), {"command": "~/bin/my-line"})
+    long = [line for line in lines if len(line) > 80 and line.strip() != command]
+    assert all(" " not in line.strip() for line in long), long  # a path alone
+    assert long  # this world's paths are longer than the room: the rule above was tried
+    assert f"    {command}" in lines  # the command to copy: whole, set apart
+    backups = sorted(str(p) for p in [*b.claude.glob("*.bak-*"), *codex.glob("*.bak-*")])
+    assert len(backups) == 2
+    for path in (str(b.bin), str(b.settings()), str(codex / "hooks.json"), *backups, str(b.sw_home / "data" / "venv")):
+        assert any(path in line for line in lines), path  # never cut
+    said = " ".join((got.stdout + gone.stdout).split())  # the words, the lines joined
+    for words in (
+            f"installed: {b.bin}",
+            "statusLine: you already have one; it was left as it is. To show both (yours above), set "
+            "statusLine.command to:",
+            f"settings: {b.settings()} (hooks: {', '.join(EVENTS)}; statusLine: yours, kept)",
+            f"codex: {codex / 'hooks.json'} (hooks: {', '.join(CODEX_EVENTS)}); Codex runs a hook once you trust "
+            "it: open /hooks in Codex and trust session-watcher's",
+            f"command: {b.link} {b.link.parent} is not on your PATH: add this line to ~/.profile (or your "
+            "shell's startup file), then open a new terminal:",
+            f"== no Claude Code sessions in {b.claude / 'projects'} yet: start one, and watch the status line.",
+            f"settings: removed session-watcher from {b.settings()}",
+            f"codex: removed session-watcher from {codex / 'hooks.json'}",
+            f"removed {b.sw_home / 'data' / 'venv'}; session states stay in {state} (delete them yourself if "
+            "you wish)"):
+        assert words in said, words

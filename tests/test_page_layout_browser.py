@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,7 +23,6 @@ from tests.test_session_page_browser import OUT, browser, open_all
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 __all__ = ["browser"]  # the fixture, shared with test_session_page_browser
 
@@ -465,6 +465,31 @@ def test_the_health_breakdown_shows_the_values_behind_the_grades(browser: Any, l
         page.wait_for_function("() => getComputedStyle(document.getElementById('breakdown')).maxHeight === '220px'")
         got = layout(page)
         assert (got["clipped"], got["overlaps"], got["small"]) == ([], [], [])
+    finally:
+        page.context.close()
+
+
+def test_the_health_breakdown_says_why_a_signal_has_no_number(browser: Any, tmp_path: Path) -> None:
+    """A session of few tool calls: a signal without a number shows `-`, and its tip says why in
+    `health`'s words (it said "no error rate to compare yet" for too few calls and no errors alike)."""
+    from session_watcher.core import health
+
+    sample = Path(health.__file__).parent.parent / "data" / "sample-session.jsonl"
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(sample.read_text().splitlines(keepends=True)[:6]))
+    html = tmp_path / "s.html"
+    html.write_text(render_html(load_model(str(short))), encoding="utf-8")
+    page = opened(browser, html, 390)
+    try:
+        page.click("#grade-badge")
+        page.locator("#breakdown").wait_for(state="visible")
+        rows = page.evaluate("() => [...document.querySelectorAll('#breakdown .bd-value')].map(v => "
+                             "[v.textContent, v.dataset.tip])")
+        assert [shown for shown, _ in rows] == ["14.1\u00a0%", "0", "-", "-", "-"]
+        assert rows[2][1].startswith("Re-reads: no file read yet (sub-score 100/100")
+        assert rows[3][1].startswith("Error Rate: under 4 tool calls (sub-score 100/100")
+        assert rows[4][1].startswith("Tool Efficiency: under 4 tool calls (")
+        assert page.errors == []
     finally:
         page.context.close()
 

@@ -409,8 +409,9 @@ def test_the_status_line_module_holds_the_line_and_not_the_status_commands_words
 
 def test_health_text_names_the_session_and_says_why_a_signal_has_no_figure() -> None:
     """`health`'s text: which session it grades (the default is the most recently active one), a B
-    with no figure says there was no edit in the first half (it read `-`), and the figures' column is
-    as wide as its widest figure (within 80 columns with the longest)."""
+    with no figure says there was no edit in the first half (it read `-`), an A with none that there
+    was no error, and the figures' column is as wide as its widest figure (within 80 columns with
+    the longest)."""
     from session_watcher.core import health
     from session_watcher.core.statustext import health_text
 
@@ -421,9 +422,36 @@ def test_health_text_names_the_session_and_says_why_a_signal_has_no_figure() -> 
     text = health_text(health.grade(h, 200_000), session="tool_heavy")
     lines = text.split("\n")
     assert lines[0] == "Context health: A (score 98/100)  session tool_heavy"
-    assert lines[5].startswith("  Tool Efficiency  ████████████████░░░░ B  no edit in the 1st half  weight 10%")
-    assert lines[4].split("A  ")[1].startswith("-  ")
+    assert lines[5].startswith("  Tool Efficiency  ████████████████░░░░ B  - (no edit in 1st half)  weight 10%")
+    assert lines[4].split("A  ")[1].startswith("- (no errors)  ")
     assert max(len(line) for line in lines) == 78  # 2 + 16 + 1 + 20 + 1 + 1 + 2 + 23 + 2 + 10
+
+
+def test_health_text_says_why_a_signal_has_no_number() -> None:
+    """A signal without a number says why (core.health.no_number), not a bare `-`: "too few calls"
+    and "no errors" read alike before. Every reason keeps the rows within 80 columns (the one of
+    errors in the second half only read 82)."""
+    from session_watcher.core import health
+    from session_watcher.core.statustext import health_text
+
+    def rows(tools: list[tuple[str, bool]], called: bool = True) -> dict[str, str]:
+        h = health.new_health()
+        if called:
+            health.on_call(h, 27_000)
+        for name, failed in tools:
+            health.on_tool(h, name, reread=False, is_error=failed)
+        text = health_text(health.grade(h, 200_000))
+        assert max(len(line) for line in text.split("\n")) <= 80, text
+        return {line[2:19].strip(): line[43:].rsplit("  weight", 1)[0].strip() for line in text.split("\n")[1:]}
+
+    few = rows([("Read", False), ("Bash", False)], called=False)
+    assert few == {"Context Fill": "- (no call yet)", "Compactions": "0", "Re-reads": "0.00 of reads",
+                   "Error Rate": "- (under 4 tool calls)", "Tool Efficiency": "- (under 4 tool calls)"}
+    late = rows([("Edit", False), ("Bash", False), ("Bash", True), ("Edit", True)])
+    assert late["Error Rate"] == "- (no errors in 1st half)"
+    assert late["Tool Efficiency"] == "1.00x the first half's"
+    assert rows([("Bash", False)] * 4)["Error Rate"] == "- (no errors)"
+    assert rows([("Bash", False)] * 4 + [("Edit", False)] * 2)["Re-reads"] == "- (no file read yet)"
 
 
 def test_status_text_counts_the_carried_files_it_lists() -> None:

@@ -112,6 +112,22 @@ def test_big_fixtures_have_rereads_and_compactions() -> None:
         assert len(want["rereads"]) >= 10
 
 
+def test_the_page_says_why_a_signal_has_no_number(tmp_path: Path) -> None:
+    """A session of few tool calls: the page's health says why each signal without a number has
+    none, in `health`'s words (core.health.no_number); the page drew `-` and "no error rate to
+    compare yet" for too few calls and for no errors alike."""
+    from session_watcher.core import health
+
+    sample = Path(health.__file__).parent.parent / "data" / "sample-session.jsonl"
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(sample.read_text().splitlines(keepends=True)[:6]))
+    h = load_model(str(short), with_story=False)["health"]
+    assert h["why"] == {"Re-reads": "no file read yet", "Error Rate": "under 4 tool calls",
+                        "Tool Efficiency": "under 4 tool calls"}
+    full = load_model(str(sample), with_story=False)["health"]
+    assert full["why"] == {"Error Rate": "no errors", "Tool Efficiency": "no edit in 1st half"}
+
+
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:8])
 def test_health_bar(path: Path) -> None:
     """21 samples at each 5 % of the session's time, from a healthy start to the final grade."""
@@ -135,7 +151,7 @@ def test_final_health_equals_reference() -> None:
     ]
     prompts = [r["prompt"] for r in model["rows"] if r["kind"] == "call"]
     ref = grade_from_records(prompts, 1, tool_calls, 200_000)
-    assert model["health"] == ref
+    assert model["health"] == {**ref, "why": {}}  # every signal has its number
     assert (ref["grade"], ref["score"]) == ("C", 69)
 
 

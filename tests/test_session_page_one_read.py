@@ -246,4 +246,4 @@ def test_a_rollout_page_draws_its_calls_and_grades_as_status_does(path: Path) ->
         assert len(model["compactions"]) == final["health"]["compactionCount"]
         assert model["t1"] > model["t0"]
         if model["storyAvailable"]:  # the window the replay knows (without it, guessed from the model)
-            assert model["health"] == final["health"]
+            assert model["health"] == {**final["health"], "why": spd.health_why(final["health"])}

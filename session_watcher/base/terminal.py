@@ -6,12 +6,13 @@ import os
 import sys
 
 
-def columns() -> int:
-    """COLUMNS, else stdout's terminal, else 80."""
+def columns(fd: int | None = None) -> int:
+    """COLUMNS, else stdout's terminal (file descriptor `fd`'s, where given), else 80."""
     from session_watcher.core.text import columns as width
 
     try:
-        terminal: int | None = os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else None
+        fd = sys.stdout.fileno() if fd is None else fd
+        terminal: int | None = os.get_terminal_size(fd).columns if os.isatty(fd) else None
     except (OSError, ValueError):
         terminal = None
     return width(os.environ.get("COLUMNS"), terminal)

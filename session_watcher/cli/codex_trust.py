@@ -149,7 +149,7 @@ def untrust(home: str, written: dict[str, str], created: bool = False) -> int:
     try:
         doc = tomlkit.parse(before)
     except (tomlkit.exceptions.ParseError, ValueError, RecursionError):
-        print(f"codex: {path} is not TOML Codex can read; its session-watcher trust entries are left in it")
+        claude.say(f"codex: {path} is not TOML Codex can read; its session-watcher trust entries are left in it")
         return 0
     hooks = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
@@ -173,12 +173,12 @@ def untrust(home: str, written: dict[str, str], created: bool = False) -> int:
     text = tomlkit.dumps(doc)
     if created and not text.strip() and not os.path.islink(path):
         os.unlink(path)
-        print(f"codex: removed {path} (the install's trust created it; nothing else was in it)")
+        claude.say(f"codex: removed {path} (the install's trust created it; nothing else was in it)")
         return gone
     made = _write_toml(path, before, text)
-    print(f"codex: removed the {gone} trust entries the install wrote from {path}")
+    claude.say(f"codex: removed the {gone} trust entries the install wrote from {path}")
     if made is not None:  # said as install.tidy_backups says the backups of the other two files
-        print(f"backup: made {made} (the file as it was; it holds settings of yours)")
+        claude.say(f"backup: made {made} (the file as it was; it holds settings of yours)")
     return gone
 
 

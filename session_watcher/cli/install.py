@@ -5,11 +5,14 @@ user's is kept; a backup is written before any change (and none when nothing cha
 statusLine is never overwritten. What was added is recorded in `<data dir>/installed.json`, so removal
 takes out exactly that; a settings.json the install created goes again when nothing else is in it, and
 so do our backups that hold only our entries (`restore`; one holding anything of the user's stays).
-`link COMMAND`: the command in ~/.local/bin (install.sh --uninstall removes it).
+`link COMMAND`: the command in ~/.local/bin (install.sh --uninstall removes it). `say TEXT`: install.sh's
+own lines. Every line is said as the rest of the CLI says its text (`say`): wrapped at its spaces within
+the terminal's columns, a path kept whole; a command to copy stays on one line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -22,7 +25,7 @@ from session_watcher.base.atomic import user_file, write_atomic, write_user_file
 from session_watcher.hooks.run import EVENTS as PLANS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 # What is registered comes from the hook's own table (hooks.run.EVENTS): each event, and beside
 # SessionStart its `inject`. Synchronous: UserPromptSubmit (its output is shown to the user: the
@@ -33,6 +36,15 @@ EVENTS = tuple(dict.fromkeys(name.split()[0] for name in PLANS))
 SYNC_EVENTS = tuple(name for name, plan in PLANS.items() if plan["sync"] and " " not in name)
 HOOK_TIMEOUT = 10
 STATUS_REFRESH = 15  # seconds: the prompt-cache countdown moves while the session is idle
+
+
+def say(*lines: str) -> None:
+    """`lines` as the CLI prints its text (core.text.fit): each wrapped at its spaces within the
+    terminal's columns, a path never cut (one longer than the room on a line of its own)."""
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import fit
+
+    print(fit("\n".join(lines), columns()))
 
 
 def settings_file() -> str:
@@ -121,11 +133,11 @@ def _backup_name(path: str) -> str:
     return name
 
 
-def _write(path: str, doc: dict[str, Any], before: str | None, backup: bool = True, say: bool = True) -> str | None:
+def _write(path: str, doc: dict[str, Any], before: str | None, backup: bool = True, named: bool = True) -> str | None:
     """settings.json rewritten: through a link to its target, with its own mode; a read-only one is
     refused with a message before anything (the backup included) is written. No backup when one of
     ours holds the file as it is, or (`backup` False) the change loses nothing a backup does not hold.
-    The backup written, if any (named on stdout, unless `say` is False: the caller names it)."""
+    The backup written, if any (named on stdout, unless `named` is False: the caller names it)."""
     if _unchanged(doc, before):
         return None
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -138,11 +150,11 @@ def _write(path: str, doc: dict[str, Any], before: str | None, backup: bool = Tr
     if before is not None and backup and not _backed_up(path, json.loads(before)):  # a backup of it yet: no other
         name = _backup_name(path)
         write_atomic(name, before.encode("utf-8"))
-        if say:
-            print(f"backup: {name}")
+        if named:
+            say(f"backup: {name}")
     written = write_user_file(path, text.encode("utf-8"))
     if written != path and os.path.islink(path):
-        print(f"settings: {path} is a link: written through to {written}")
+        say(f"settings: {path} is a link: written through to {written}")
     return name
 
 
@@ -264,13 +276,14 @@ def add(bin_dir: str) -> int:
                              "refreshInterval": STATUS_REFRESH}
         added["statusLine"] = status_cmd
     else:
-        print("statusLine: you already have one; it was left as it is. To show both (yours above), set "
-              f"statusLine.command to:\n  {both(status_cmd, current)}")
+        say("statusLine: you already have one; it was left as it is. To show both (yours above), set "
+            "statusLine.command to:")
+        print(f"\n    {both(status_cmd, current)}\n")  # whole, to be copied
     _write(path, doc, before)
     paths.ensure_private_dir(paths.data_dir())
     write_atomic(record_file(), (json.dumps(added, indent=2) + "\n").encode("utf-8"))
-    print(f"settings: {path} (hooks: {', '.join(EVENTS)}; statusLine: "
-          f"{'session-watcher' if added['statusLine'] else 'yours, kept'})")
+    say(f"settings: {path} (hooks: {', '.join(EVENTS)}; statusLine: "
+        f"{'session-watcher' if added['statusLine'] else 'yours, kept'})")
     return 0
 
 
@@ -308,13 +321,13 @@ def tidy_backups(path: str, strip: Callable[[dict[str, Any]], dict[str, Any]], m
             doc = None
         if isinstance(doc, dict) and not strip(doc) and not os.path.islink(backup):
             os.unlink(backup)
-            print(f"backup: removed {backup} (it held only session-watcher's entries)")
+            say(f"backup: removed {backup} (it held only session-watcher's entries)")
         else:
             kept.append(backup)
     for backup in kept:
-        print(f"backup: kept {backup} (it holds settings of yours)")
+        say(f"backup: kept {backup} (it holds settings of yours)")
     if made is not None:
-        print(f"backup: made {made} (the file as it was; it holds settings of yours)")
+        say(f"backup: made {made} (the file as it was; it holds settings of yours)")
 
 
 def restore(path: str, before: str, doc: dict[str, Any], created: bool,
@@ -330,7 +343,7 @@ def restore(path: str, before: str, doc: dict[str, Any], created: bool,
         os.unlink(path)
         return True, None
     only_ours = not strip(json.loads(before))
-    return False, _write(path, doc, before, backup=not only_ours and not _backed_up(path, doc), say=False)
+    return False, _write(path, doc, before, backup=not only_ours and not _backed_up(path, doc), named=False)
 
 
 def remove() -> int:
@@ -347,15 +360,15 @@ def remove() -> int:
 
     made = None
     if before is None:
-        print(f"settings: {path} absent; nothing to remove")
+        say(f"settings: {path} absent; nothing to remove")
     else:
         doc = _load(path)
         _check_shape(path, doc)
         gone, made = restore(path, before, _strip(doc, keys, status), rec.get("created") is True, strip)
         if gone:
-            print(f"settings: removed {path} (the install created it; nothing else was in it)")
+            say(f"settings: removed {path} (the install created it; nothing else was in it)")
         else:
-            print(f"settings: removed session-watcher from {path}")
+            say(f"settings: removed session-watcher from {path}")
     tidy_backups(path, strip, made)  # the file gone or not, our backups of it go with the install
     _forget_install()
     return 0
@@ -394,10 +407,10 @@ def link(target: str) -> int:
     current = _readlink(path)
     ours = current is not None and current.endswith(os.path.join("session-watcher", "venv", "bin", "session-watcher"))
     if os.path.lexists(path) and current is None:
-        print(f"command: {path} exists and is not a link of ours; left as it is (the command is {target})")
+        say(f"command: {path} exists and is not a link of ours; left as it is (the command is {target})")
         return 0
     if current not in (None, target) and not ours:
-        print(f"command: {path} points to {current}; left as it is (the command is {target})")
+        say(f"command: {path} points to {current}; left as it is (the command is {target})")
         return 0
     if current != target:
         os.makedirs(folder, exist_ok=True)
@@ -405,25 +418,58 @@ def link(target: str) -> int:
         os.symlink(target, tmp)
         os.replace(tmp, path)
     if on_path(folder):
-        print(f"command: session-watcher ({path}; {folder} is on your PATH)")
+        say(f"command: session-watcher ({path}; {folder} is on your PATH)")
     else:
+        from session_watcher.base.terminal import columns
+        from session_watcher.core.text import wrap
+
         home = os.path.expanduser("~")
         shown = "$HOME" + folder[len(home):] if folder.startswith(home + os.sep) else folder
-        print(f"command: {path}\n  {folder} is not on your PATH: add this line to ~/.profile\n"
-              f"  (or your shell's startup file), then open a new terminal:\n\n    export PATH=\"{shown}:$PATH\"")
+        say(f"command: {path}")
+        print("\n".join(wrap(f"  {folder} is not on your PATH: add this line to ~/.profile (or your shell's "
+                             "startup file), then open a new terminal:", columns())))
+        print(f"\n    export PATH=\"{shown}:$PATH\"")  # whole, to be copied
     return 0
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["add"] and len(argv) == 2:
-        return add(argv[1])
-    if argv[:1] == ["remove"]:
-        return remove()
-    if argv[:1] == ["link"] and len(argv) == 2:
-        return link(argv[1])
-    print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | link COMMAND",
+    with said_whole():
+        if argv[:1] == ["add"] and len(argv) == 2:
+            return add(argv[1])
+        if argv[:1] == ["remove"]:
+            return remove()
+        if argv[:1] == ["link"] and len(argv) == 2:
+            return link(argv[1])
+        if argv[:1] == ["say"] and len(argv) == 2:
+            _say_for_install_sh(argv[1])
+            return 0
+    print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | link COMMAND | say TEXT",
           file=sys.stderr)
     return 2
+
+
+def _say_for_install_sh(text: str) -> None:
+    """install.sh's own line, as `say` says it; within the terminal's width also where install.sh
+    captures it (to print once the venv that says it is gone): then stdout is a pipe, stderr the terminal."""
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import fit
+
+    print(fit(text, columns(None if sys.stdout.isatty() else 2)))
+
+
+@contextlib.contextmanager
+def said_whole() -> Iterator[None]:
+    """A message that stops the install (SystemExit with text: what is wrong with which file) wrapped
+    as `say` wraps every other line."""
+    try:
+        yield
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):
+            raise
+        from session_watcher.base.terminal import columns
+        from session_watcher.core.text import fit
+
+        raise SystemExit(fit(exc.code, columns(2))) from None
 
 
 if __name__ == "__main__":

@@ -109,14 +109,14 @@ def add(bin_dir: str) -> int:
 
     got = trust(home, trust_file(path), {h["command"] for _, h in wanted})
     if got is None:
-        print(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
-              "open /hooks in Codex and trust session-watcher's")
+        claude.say(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
+                   "open /hooks in Codex and trust session-watcher's")
         return 0
     # what --uninstall takes out of Codex's config.toml again, and the hooks it now trusts
     record["trusted"], record["trustedFor"] = {**trusted, **got[0]}, [h for _, h in wanted]
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
-    print(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
-          f"({len(got[0])} now, {got[1]} already)")
+    claude.say(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
+               f"({len(got[0])} now, {got[1]} already)")
     return 0
 
 
@@ -144,15 +144,15 @@ def remove() -> int:
 
     made = None
     if before is None:
-        print(f"codex: {path} absent; nothing to remove")
+        claude.say(f"codex: {path} absent; nothing to remove")
     else:
         doc = claude._load(path)
         claude._check_shape(path, doc)
         gone, made = claude.restore(path, before, claude._strip(doc, keys), rec.get("created") is True, strip)
         if gone:
-            print(f"codex: removed {path} (the install created it; nothing else was in it)")
+            claude.say(f"codex: removed {path} (the install created it; nothing else was in it)")
         else:
-            print(f"codex: removed session-watcher from {path}")
+            claude.say(f"codex: removed session-watcher from {path}")
     claude.tidy_backups(path, strip, made)  # the file gone or not, our backups of it go with the install
     written = rec.get("trusted")
     if isinstance(written, dict):
@@ -285,10 +285,11 @@ def _registered(doc: dict[str, Any]) -> set[str | None]:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["add"] and len(argv) == 2:
-        return add(argv[1])
-    if argv[:1] == ["remove"]:
-        return remove()
+    with claude.said_whole():
+        if argv[:1] == ["add"] and len(argv) == 2:
+            return add(argv[1])
+        if argv[:1] == ["remove"]:
+            return remove()
     print("usage: python -m session_watcher.cli.install_codex add BIN_DIR | remove", file=sys.stderr)
     return 2
 

@@ -28,13 +28,15 @@ Choices the seed leaves open (also in docs):
   `rereadRatio` is re-reads / reads; `errorAcceleration` is the second half's error rate over the
   first half's; `toolEfficiency` is the second half's productive share over the first half's. Each
   is null where the seed's algorithm has no number (no call yet, fewer than 4 tool calls, a zero
-  first-half rate), never NaN or infinity.
+  first-half rate), never NaN or infinity. `no_number` says which of these it is, from the block
+  alone (what `--json`, the text and the page all have).
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from session_watcher.core.shapes import Health
@@ -243,3 +245,26 @@ def grade(h: Health, window: int | None) -> dict[str, Any]:
         ],
     }
 
+
+
+def no_number(block: Mapping[str, Any], name: str) -> str | None:
+    """Why signal `name` of a `grade` block has no figure (its field null), in a few words; None where
+    it has one. Read from the block alone: the tool-call signals are null below MIN_CALLS calls (then
+    Tool Efficiency's score is 100) or where the first half's rate is zero (then its score is
+    EFFICIENCY_NO_WRITES, and Error Rate's 100 with no error at all, ERROR_CLEAN_TO_ERRORS with
+    errors in the second half only)."""
+    def score(signal: str) -> object:
+        return next((s.get("value") for s in block.get("signals") or () if s.get("name") == signal), None)
+
+    field = {"Context Fill": "fillPercent", "Re-reads": "rereadRatio", "Error Rate": "errorAcceleration",
+             "Tool Efficiency": "toolEfficiency"}.get(name)
+    efficiency = score("Tool Efficiency")
+    if field is None or block.get(field) is not None or efficiency is None:  # a figure, or no block to read
+        return None
+    if name in ("Context Fill", "Re-reads"):
+        return "no call yet" if name == "Context Fill" else "no file read yet"
+    if block.get("toolEfficiency") is None and efficiency == 100:
+        return f"under {MIN_CALLS} tool calls"
+    if name == "Error Rate":
+        return "no errors in 1st half" if score(name) == ERROR_CLEAN_TO_ERRORS else "no errors"
+    return "no edit in 1st half"

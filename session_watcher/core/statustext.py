@@ -174,7 +174,10 @@ def _when(words: str, last_call: bool) -> str:
 
 
 def health_value(h: Mapping[str, Any], name: str) -> str:
-    """The figure behind a signal's grade: `45.2 % full`, `1`, `0.68 of reads`, ..."""
+    """The figure behind a signal's grade: `45.2 % full`, `1`, `0.68 of reads`, ...; where there is
+    none, `-` and why (`core.health.no_number`): `- (under 4 tool calls)`, `- (no errors)`, ..."""
+    from session_watcher.core.health import no_number
+
     def num(key: str, fmt: str) -> str | None:
         v = h.get(key)
         return None if not isinstance(v, int | float) else fmt.format(v)
@@ -186,20 +189,8 @@ def health_value(h: Mapping[str, Any], name: str) -> str:
         "Error Rate": num("errorAcceleration", "{:.2f}x the first half's"),
         "Tool Efficiency": num("toolEfficiency", "{:.2f}x the first half's"),
     }.get(name)
-    return shown or _no_figure(h, name)
-
-
-def _no_figure(h: Mapping[str, Any], name: str) -> str:
-    """Why a signal has no figure, where its grade is not A (`core.health`'s scores without a ratio:
-    errors only in the second half, no edit in the first); else `-` (nothing to judge, or no errors)."""
-    from session_watcher.core import health
-
-    value = next((s["value"] for s in h.get("signals") or [] if s.get("name") == name), None)
-    if name == "Error Rate" and value == health.ERROR_CLEAN_TO_ERRORS:
-        return "errors in the 2nd half only"
-    if name == "Tool Efficiency" and value == health.EFFICIENCY_NO_WRITES:
-        return "no edit in the 1st half"
-    return "-"
+    why = no_number(h, name)
+    return shown or (f"- ({why})" if why else "-")
 
 
 def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None) -> str:

@@ -556,7 +556,7 @@ class PageBuilder:
             "rows": Packed(self.ordered(), self.row_dict, self.rows_json) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
-            "health": final,
+            "health": {**final, "why": health_why(final)},
             "healthBar": bar,
             "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
             "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest,
@@ -590,6 +590,12 @@ class PageBuilder:
         final = health.grade(h, window)
         grades += [final] * (len(times) - len(grades))
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]
+
+
+def health_why(block: dict[str, Any]) -> dict[str, str]:
+    """Why each signal of the grade `block` without a number has none, in the words `health` says
+    (core.health.no_number): the page's `health.why`, shown where its figure would be."""
+    return {name: why for name, _ in health.SIGNALS if (why := health.no_number(block, name))}
 
 
 # --- the watcher's story: the replay's trace, kept as the page draws it ----------------------------

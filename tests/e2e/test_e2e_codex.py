@@ -58,8 +58,9 @@ def _world(tmp_path: Path, port: int) -> tuple[dict[str, str], Path, Path]:
 
 
 def _install(env: dict[str, str], bin_dir: Path) -> str:
-    got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "add", str(bin_dir)], env=env,
-                         capture_output=True, text=True, timeout=120, check=False)
+    got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "add", str(bin_dir)],
+                         env={**env, "COLUMNS": "1000"}, capture_output=True, text=True, timeout=120,
+                         check=False)  # what it says unwrapped
     assert got.returncode == 0, got.stderr
     return got.stdout
 
@@ -67,8 +68,8 @@ def _install(env: dict[str, str], bin_dir: Path) -> str:
 def _install_sh(env: dict[str, str]) -> str:
     """./install.sh as a user runs it (its own venv under SESSION_WATCHER_HOME; no demo)."""
     repo = Path(__file__).resolve().parents[2]
-    got = subprocess.run(["sh", str(repo / "install.sh"), "--no-demo"], env=env, capture_output=True, text=True,
-                         timeout=600, check=False)
+    got = subprocess.run(["sh", str(repo / "install.sh"), "--no-demo"], env={**env, "COLUMNS": "1000"},
+                         capture_output=True, text=True, timeout=600, check=False)  # what it says unwrapped
     assert got.returncode == 0, got.stdout[-3000:] + got.stderr[-3000:]
     return got.stdout
 
@@ -293,8 +294,9 @@ def test_uninstall_takes_out_exactly_the_trust_entries_the_install_wrote(codex_b
     trusted = config.read_bytes()
 
     def remove() -> str:
-        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "remove"], env=env,
-                             capture_output=True, text=True, timeout=120, check=False)
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "remove"],
+                             env={**env, "COLUMNS": "1000"}, capture_output=True, text=True, timeout=120,
+                             check=False)  # what it says unwrapped
         assert got.returncode == 0, got.stderr
         return got.stdout
 

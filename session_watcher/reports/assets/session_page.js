@@ -59,23 +59,25 @@ function toolColour(r) {
   if (r.name === 'Task' || r.name === 'Agent') return C.task;
   return C.other;
 }
-// the figure behind a signal's grade, and what it is (core.health's fields)
+// the figure behind a signal's grade, and what it is (core.health's fields); without one, `-` and
+// why, in `health`'s words (core.health.no_number, the model's health.why)
 function healthValue(h, name) {
   const has = v => v !== null && v !== undefined && isFinite(v);
+  const none = ['-', (h.why || {})[name] || 'nothing to judge yet'];
   switch (name) {
     case 'Context Fill': return has(h.fillPercent) ? [num(h.fillPercent, 1) + '\u00a0%', num(h.fillPercent, 1) +
-      ' % of the context window in use'] : ['-', 'no call yet'];
+      ' % of the context window in use'] : none;
     case 'Compactions': return [String(h.compactionCount), h.compactionCount + ' compaction(s) in the session'];
     case 'Re-reads': return has(h.rereadRatio) ? [num(h.rereadRatio, 2), num(h.rereadRatio, 2) +
-      ' of the file reads read a file again'] : ['-', 'no file read yet'];
+      ' of the file reads read a file again'] : none;
     case 'Error Rate': return has(h.errorAcceleration) ? [num(h.errorAcceleration, 2) + 'x',
       'the second half of the tool calls fails ' + num(h.errorAcceleration, 2) + 'x as often as the first']
-      : ['-', 'no error rate to compare yet'];
+      : none;
     case 'Tool Efficiency': return has(h.toolEfficiency) ? [num(h.toolEfficiency, 2) + 'x',
       'the second half of the tool calls writes ' + num(h.toolEfficiency, 2) + 'x as often as the first']
-      : ['-', 'no writes to compare yet'];
+      : none;
   }
-  return ['-', ''];
+  return none;
 }
 function healthTip(h) { return 'Context Health: ' + h.grade + ' (score: ' + h.score + '/100)'; }
 
