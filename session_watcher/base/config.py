@@ -612,7 +612,21 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
 
 
 def show_value(value: Any) -> str:
-    """One value as `config show` writes it (TOML)."""
+    """One value as TOML on one line, as `config set` echoes it: a table inline
+    (`{input = 4.0, cache_read = 0.4}`), never as a block of `key = value` lines."""
     import tomlkit
 
-    return str(tomlkit.item(value).as_string())
+    def inline(v: Any) -> Any:
+        if isinstance(v, dict):
+            table = tomlkit.inline_table()
+            for k, x in v.items():
+                table[k] = inline(x)
+            return table
+        if isinstance(v, list):
+            array = tomlkit.array()
+            for x in v:
+                array.append(inline(x))
+            return array
+        return tomlkit.item(v)
+
+    return str(inline(value).as_string())
