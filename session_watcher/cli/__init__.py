@@ -26,6 +26,7 @@ TYPE_CHECKING = False  # typing is slow to import; `hook` and `statusline` start
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
+    from typing import Any
 
 # Every command, in `--help`'s order: the module that adds it to the parser tree (`add_parser(sub)`:
 # its arguments, and the `func` that runs it) and its line in `--help`. Only the module of the command
@@ -208,15 +209,38 @@ def _command_of(args: list[str]) -> str | None:
     return None
 
 
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """ArgumentParser whose help is wrapped at spaces only, as every other text of the CLI: argparse's
+    own wrapping also breaks after a hyphen (`YYYY-` at a line's end, `MM-DD` on the next) and cuts a
+    word longer than the line. Subcommands' parsers are of the same class (`add_subparsers` makes
+    them of its parser's), so the whole tree wraps the one way."""
+    import argparse
+    import textwrap
+
+    class Formatter(argparse.HelpFormatter):
+        def _split_lines(self, text: str, width: int) -> list[str]:
+            return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                                 break_on_hyphens=False, break_long_words=False)
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
+    return Parser
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser tree: `command`'s part of it (what its module adds), or, for None (`--help`,
     `--version`, an unknown command), every command's line and no module."""
-    import argparse
     import importlib
 
     from session_watcher import __version__
 
-    p = argparse.ArgumentParser(
+    p = _parser_class()(
         prog="session-watcher",
         description="When does a long Claude Code or Codex session cost more than restarting it? Measured live.",
         epilog="A session is named the same way everywhere: nothing (the most recently active), its id, the first "
