@@ -77,7 +77,8 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {tokens(cp['contextWindow'])}"
     called = doc["calls"] > 0
     lines = [
-        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
+        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}"
+        f"{_last_call_ago(doc, now)}",
         f"lamp     {_when(lamp_words(doc), last_call)}",
         f"alerts   {_alert_words(doc)}",
     ]
@@ -112,6 +113,19 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
             path = b["path"][len(folder.rstrip("/")) + 1:] if folder else b["path"]
             lines.append(f"  {tokens(b['tokens']):>6}  {one_line(path)}{why}")
     return "\n".join(lines)
+
+
+def _last_call_ago(doc: Mapping[str, Any], now: float | None) -> str:
+    """', the last 3 months ago' for `status` (priced at the clock's time): how long ago the session's
+    last call was, so a session left weeks ago is not read as the one running now; '' without a clock
+    (`replay`) or a call."""
+    from session_watcher.core.eoq import is_number
+    from session_watcher.core.numbers import duration
+
+    last = (doc.get("coldCache") or {}).get("lastCallTs")
+    if now is None or not is_number(last) or not doc["calls"]:
+        return ""
+    return f", the last {duration(now - last)} ago"
 
 
 def _common_folder(paths: list[str]) -> str | None:
