@@ -279,3 +279,29 @@ def test_show_is_toml_and_set_echoes_what_show_says() -> None:
     proc = sw("config", "set", "notify.remind_min", "15")
     assert proc.stdout.decode().startswith(f"notify.remind_min = 15  (in {user_file()})")
     assert tomllib.loads(sw("config", "show").stdout.decode())["notify"]["remind_min"] == 15
+
+
+def test_config_show_is_a_config_file_and_says_the_cliff_as_a_comment() -> None:
+    """What `config show` prints can be saved as the config file as it is: the cache lifetimes `report`
+    inferred (cliff.json, which the loader adds) are said in a comment, not as a `[cliff]` table that
+    the file would refuse as an unknown key."""
+    from session_watcher.base import paths
+
+    cliff = Path(paths.cliff_file())
+    cliff.parent.mkdir(parents=True, exist_ok=True)
+    cliff.write_text(json.dumps({"5m": 360, "1h": None, "evidence": {"5m": [25, 3, 7, 7]}}))
+    try:
+        shown = sw("config", "show", env={**os.environ, "COLUMNS": "1000"})
+        assert shown.returncode == 0, shown.stderr
+        text = shown.stdout.decode()
+        assert "cliff" not in "".join(line for line in text.splitlines() if not line.startswith("#"))
+        assert "the 5m cache after 6 min" in text
+        assert json.loads(sw("config", "show", "--json").stdout)["effective"]["cliff"]["5m"] == 360
+        user_file().parent.mkdir(parents=True, exist_ok=True)
+        user_file().write_bytes(shown.stdout)
+        again = sw("config", "show")
+        assert again.returncode == 0, again.stderr
+        assert again.stderr == b""
+    finally:
+        cliff.unlink()
+        user_file().unlink(missing_ok=True)

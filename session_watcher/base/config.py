@@ -590,6 +590,8 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
     unset = []
     tables = []
     for key, value in effective.items():
+        if key == "cliff":  # read from report's cliff.json, not a key of the files: said below, as a comment
+            continue
         if value is None:
             unset.append(key)
         elif isinstance(value, dict):
@@ -608,6 +610,17 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
     if unset:
         doc.add(tomlkit.nl())
         comment(f"not set (worked out at run time): {', '.join(unset)}")
+    cliff = effective.get("cliff")
+    if isinstance(cliff, dict):
+        from session_watcher.core.numbers import duration
+
+        found = [f"the {cls} cache after {duration(v).replace(' ', chr(0))}" for cls, v in cliff.items()
+                 if cls != "evidence" and isinstance(v, int | float)]
+        doc.add(tomlkit.nl())
+        comment("not a setting: where your cache expires, as `session-watcher report` inferred it from your "
+                "own sessions for the cold-cache guard: "
+                + (", ".join(found) if found else "not inferred yet (too few returns)") + "; kept in")
+        comment(f"  {paths.cliff_file().replace(' ', chr(0))}")  # a path on a line of its own, as the files
     return tomlkit.dumps(doc)
 
 
