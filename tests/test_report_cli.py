@@ -547,7 +547,7 @@ def test_pages_include_a_codex_thread(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     proc = report(tmp_path, "--projects", str(tmp_path / "projects"), "--html", str(out), "--pages")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"wrote {out} and 2 session pages beside it\n"
+    assert proc.stdout == f"wrote {out} and 2 session pages in {tmp_path / 'r-sessions'}/\n"
     page = tmp_path / "r-sessions" / f"{thread}.html"
     assert f'href="r-sessions/{thread}.html"' in out.read_text()
     assert page.read_text().count('"kind":"call"') == 101  # the thread's calls (`replay`: 101)

@@ -59,7 +59,8 @@ def test_report_html_pages_link_each_row_to_its_session_page(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     page = out.read_text()
     ids = sorted(p.stem for p in TRANSCRIPTS.glob("*.jsonl"))
-    assert proc.stdout.decode().strip() == f"wrote {out} and {len(ids)} session pages beside it"
+    pages = out.parent / "report-sessions"
+    assert proc.stdout.decode().strip() == f"wrote {out} and {len(ids)} session pages in {pages}/"
     # the cell shows the short id every command takes; its title holds the whole id
     links = re.findall(r'<td class="sid"[^>]*title="([^"]+)"><a href="([^"]+)">([^<]+)</a>', page)
     assert sorted(sid for sid, _, _ in links) == ids
