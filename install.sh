@@ -37,12 +37,21 @@ bin="$venv/bin/session-watcher"
 
 if [ "$mode" = uninstall ]; then
     state=""
+    cache=""
     if [ -x "$venv/bin/python" ]; then
         "$venv/bin/python" -m session_watcher.cli.install remove
         "$venv/bin/python" -m session_watcher.cli.install_codex remove  # Codex's hooks.json, when added
         state=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.state_dir())' 2>/dev/null)
+        cache=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.cache_dir())' 2>/dev/null)
     fi
     rm -rf "$venv"
+    rm -f "$data/pip.log"
+    rmdir "$data" 2>/dev/null || true  # the data folder, when nothing else is left in it
+    # the report's index (made again by the next report): only the folder the package names as ours
+    case "$cache" in
+        */session-watcher|"$swhome"/cache)
+            if [ -d "$cache" ]; then rm -rf "$cache" && echo "removed $cache (the report's index)"; fi ;;
+    esac
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && echo "removed $link"; fi
@@ -59,7 +68,13 @@ fi
 py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
 fresh=0
-if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fresh=1; fi
+# pip is silent for its whole run (its output goes to pip.log): say what is happening first
+if [ ! -x "$venv/bin/python" ]; then
+    echo "installing into $venv (pip; up to a minute or two on a first install)..."
+    "$py" -m venv "$venv"; fresh=1
+else
+    echo "updating $venv (pip)..."
+fi
 # pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
 # checkout installed them again): build from a clean copy of what the sdist holds instead
 src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
@@ -97,7 +112,12 @@ projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
 projects="${projects%%,*}/projects"
 if ls "$projects"/*/*.jsonl >/dev/null 2>&1; then
     echo "== your sessions (session-watcher report):"
-    "$bin" report | head -n 60
+    # the report's first screens; a cut one says where the rest is
+    "$bin" report >"$data/report.txt" 2>&1 || true
+    head -n 60 "$data/report.txt"
+    shown=$(wc -l <"$data/report.txt")
+    [ "$shown" -gt 60 ] && echo "... (the first 60 lines of $shown: the whole report with \`session-watcher report\`)"
+    rm -f "$data/report.txt"
 else
     echo "== no Claude Code sessions in $projects yet: start one, and watch the status line."
 fi

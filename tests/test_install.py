@@ -355,13 +355,21 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     run = ["sh", str(REPO / "install.sh")]
     got = subprocess.run([*run, "--no-demo"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stdout.startswith(f"installing into {b.sw_home / 'data' / 'venv'} (pip;")  # before pip's silence
     assert b.settings().is_file()
     assert (codex / "hooks.json").is_file()
+    report = subprocess.run([str(b.bin), "report", "--json"], env=env, capture_output=True, timeout=120, check=False)
+    assert report.returncode == 0, report.stderr
+    assert (b.sw_home / "cache").is_dir()  # the report's index
     gone = subprocess.run([*run, "--uninstall"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert sorted(p.name for p in b.claude.iterdir()) == []
     assert sorted(p.name for p in codex.iterdir()) == []
     assert codex.is_dir()
+    # nothing of the install is left behind but the session states: not its pip.log, not the index
+    assert not (b.sw_home / "data").exists()
+    assert not (b.sw_home / "cache").exists()
+    assert f"removed {b.sw_home / 'cache'} (the report's index)" in gone.stdout
     assert f"settings: removed {b.settings()} (the install created it; nothing else was in it)" in gone.stdout
     assert f"codex: removed {codex / 'hooks.json'} (the install created it; nothing else was in it)" in gone.stdout
 
