@@ -318,3 +318,32 @@ def test_every_command_description_reads_as_sentences(capsys: pytest.CaptureFixt
         text = capsys.readouterr().out
         description = " ".join(text.split("\n\n")[1].split())  # after the usage lines
         assert not re.search(r"[.!?] [a-z]", description), (name, description)
+
+
+def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
+    """`statusline --help` printed a status line ("○ session-watcher: no session"), `hook --help`
+    nothing; run at a terminal (stdin a tty: a person, not the agent, which pipes its JSON in) both
+    waited for input with no word. Now `--help` says what each is for, and a terminal's stdin gets
+    the same on stderr, exit 2, at once. The agent's runs (a pipe) are as before."""
+    import pty
+    import subprocess
+
+    from tests.oracle import SW
+
+    for command in ("statusline", "hook"):
+        asked = sw(command, "--help")
+        assert asked.returncode == 0, asked.stderr
+        assert asked.stdout.decode().startswith(f"usage: session-watcher {command}"), asked.stdout
+        assert "session-watcher status" in asked.stdout.decode()
+        primary, secondary = pty.openpty()
+        try:
+            got = subprocess.run([str(SW), command, *(["Stop"] if command == "hook" else [])], stdin=secondary,
+                                 capture_output=True, timeout=60, check=False)
+        finally:
+            os.close(primary)
+            os.close(secondary)
+        assert (got.returncode, got.stdout) == (2, b""), got
+        assert got.stderr.decode().startswith(f"usage: session-watcher {command}"), got.stderr
+    piped = sw("statusline", stdin=b"{}")
+    assert (piped.returncode, piped.stdout) == (0, "○ session-watcher: no session\n".encode())
+    assert sw("hook", "Stop", stdin=b"{}").returncode == 0

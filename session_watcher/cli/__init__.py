@@ -53,8 +53,27 @@ HOT = {  # dispatched before the parser; listed in `--help` only
 INTERNAL = 3  # the exit code of an unexpected error
 
 
+HOT_HELP = {  # what `hook --help` / `statusline --help` say, and a person who runs either at a terminal
+    "hook": "usage: session-watcher hook EVENT [AGENT]\n\nRun by Claude Code (and Codex) as a hook, the hook's "
+            "JSON on stdin (install.sh registers them: docs/install.md); as a hook it prints only what the agent "
+            "reads, and exits 0 whatever happens. Where a session stands: `session-watcher status`.",
+    "statusline": "usage: session-watcher statusline [--verbose] [--with 'YOUR COMMAND']\n\nRun by Claude Code as "
+                  "its status line command, the status line's JSON on stdin; it prints one line "
+                  "(docs/statusline.md). Where a session stands: `session-watcher status`.",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in HOT and (args[1:2] in (["-h"], ["--help"]) or _stdin_is_a_terminal()):
+        # a person, not the agent (which pipes its JSON in): what the command is for, rather than a
+        # wait for input that never comes (or a status line printed as the answer to --help)
+        from session_watcher.core.text import wrap
+
+        asked = args[1:2] in (["-h"], ["--help"])
+        said = "\n\n".join("\n".join(wrap(part, 80, 0)) for part in HOT_HELP[args[0]].split("\n\n"))
+        print(said, file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     if args and args[0] == "hook":
         from session_watcher.hooks.entry import main as hook_main
 
@@ -64,6 +83,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return statusline_main()
     return _handled(args)
+
+
+def _stdin_is_a_terminal() -> bool:
+    import os
+
+    try:
+        return os.isatty(0)
+    except OSError:  # pragma: no cover - no descriptor 0 at all
+        return False
 
 
 def run() -> None:
