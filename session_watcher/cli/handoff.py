@@ -82,9 +82,26 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
         worth = (f"; restarting now saves about {dollars(saving)}{' ' + over if over else ''}"
                  if saving > 0
                  else "; staying is still cheaper than restarting")
-    return (f"session-watcher: handoff saved. /clear (or a new session in this project within {stale}) "
+    return (f"session-watcher: handoff saved. /clear (or a new session in {_which_project(doc['project'])} "
+            f"within {stale}) "
             f"starts with it, carrying ~{tokens(doc['carryTokens'])} tokens{price}{worth}. "
             "`session-watcher handoff --drop` takes it back.")
+
+
+def _which_project(project: str) -> str:
+    """'this project' where the command runs in the handoff's project (inside Claude Code, or a
+    terminal there); else the project named: the session picked by default, the most recently active
+    on the machine, may be of another project than the folder the user is in."""
+    from session_watcher.core.text import one_line
+
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:  # the folder is gone
+        here = ""
+    there = os.path.realpath(project)
+    if here == there or here.startswith(there.rstrip(os.sep) + os.sep):
+        return "this project"
+    return f"its project, {one_line(project)},"
 
 
 def waiting(ns: argparse.Namespace) -> int:
