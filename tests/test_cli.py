@@ -194,7 +194,10 @@ def test_replay_text_and_doctor_run() -> None:
 
 
 def test_unknown_command_and_help() -> None:
-    assert sw("frobnicate").returncode != 0
+    assert sw("frobnicate").returncode == 2
+    bare = sw()  # no command: the help, and 2 as every command line that cannot work (it was 1, a user error's)
+    assert bare.returncode == 2
+    assert bare.stdout.decode().startswith("usage: session-watcher")
     help_ = sw("--help")
     assert help_.returncode == 0
     for cmd in ("status", "replay", "config", "doctor", "hook", "statusline"):

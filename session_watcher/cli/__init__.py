@@ -209,9 +209,9 @@ def _dispatch(args: list[str]) -> int:
     if extra:  # said by the command's own parser: its usage, not the top level's
         _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     func: Callable[[argparse.Namespace], int] | None = getattr(ns, "func", None)
-    if func is None:
+    if func is None:  # no command: what there is, and the exit of a command line that cannot work
         parser.print_help()
-        return 1
+        return 2
     return int(func(ns))
 
 
