@@ -260,6 +260,7 @@ def test_export_with_no_collector_says_what_to_do(tmp_path: Path) -> None:
     err = proc.stderr.decode()
     assert err.count("\n") == 1
     assert "0 sessions were sent before it; no collector answers there" in err
+    assert "did not take the figures (Connection refused); " in err  # the system's words, no class or errno
     assert "docs/otel-collector.yaml" in err
     assert "--dry-run" in err
 

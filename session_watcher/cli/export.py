@@ -165,8 +165,9 @@ def command(ns: argparse.Namespace) -> int:
             continue
         ok, outcome = exporter.send(target, metrics, logs)
         if not ok:
-            raise UserError(f"the collector at {target.urls['metrics']} did not take the figures ({outcome.why}); "
-                            f"{sent} sessions were sent before it{_what_to_do(outcome.status)}")
+            raise UserError(f"the collector at {target.urls['metrics']} did not take the figures "
+                            f"({_plain(outcome.why)}); {sent} sessions were sent before it"
+                            f"{_what_to_do(outcome.status)}")
         exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
         sent += len(docs)
         events += len(records)
@@ -175,10 +176,19 @@ def command(ns: argparse.Namespace) -> int:
         ok, outcome = exporter.send(target, saved, {})
         if not ok:
             raise UserError(f"the collector at {target.urls['metrics']} did not take the restarts' figures "
-                            f"({outcome.why}){_what_to_do(outcome.status)}")
+                            f"({_plain(outcome.why)}){_what_to_do(outcome.status)}")
     if not ns.dry_run:
         print(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}")
     return 0
+
+
+def _plain(why: str) -> str:
+    """The reason in the system's words, without the exception's class and errno the log keeps
+    ("ConnectionRefusedError: [Errno 111] Connection refused" -> "Connection refused")."""
+    import re
+
+    m = re.match(r"[A-Za-z_.]*(?:Error|error|Exception): (?:\[Errno -?\d+\] )?(.+)", why)
+    return m.group(1) if m else why
 
 
 def _what_to_do(status: int | None) -> str:
