@@ -140,6 +140,18 @@ def test_the_page_shows_the_restart_saving_status_shows(after: float) -> None:
     assert '<p id="restart-now" hidden></p>' in "".join(page_parts(model))
 
 
+def test_the_page_says_how_long_after_the_last_call_its_now_is() -> None:
+    """A page drawn months after its session ended said "now (17:37:01): red: restart; a fresh session
+    now saves about $18.47 ... over the next ~60 calls", as of a session running now: an hour or more
+    after the last call, its line says how long after."""
+    state, _cfg = folded(S258)
+    last = state["engine"]["lastTs"]
+    assert spd.load_model(str(S258), now=last + 30)["restartNow"]["since"] is None
+    later = spd.load_model(str(S258), now=last + 10 * 86_400)
+    assert later["restartNow"]["since"] == "10 days after its last call"
+    assert "r.since" in "".join(page_parts(later))  # the page's script writes it into the line
+
+
 # ----------------------------------------------------------------------------- handoff --json
 
 
