@@ -55,6 +55,11 @@ if [ "$mode" = uninstall ]; then
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && echo "removed $link"; fi
+    # the cache lifetimes a report inferred (cliff.json), alone in the state folder, are no session
+    # state: made again by the next report, they go with the folder
+    if [ -n "$state" ] && [ "$(ls -A "$state" 2>/dev/null)" = cliff.json ]; then
+        rm -f "$state/cliff.json" && rmdir "$state" 2>/dev/null || true
+    fi
     # the session states are said to stay only when there are some
     if [ -n "$state" ] && [ -n "$(ls -A "$state" 2>/dev/null)" ]; then
         echo "removed $venv; session states stay in $state (delete them yourself if you wish)"
