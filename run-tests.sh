@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (CI runs exactly this, through .ci/run):
-#   ./run-tests.sh           everything: ruff, mypy --strict (the package, bench/ and tools/: pyproject.toml's
+#   ./run-tests.sh           everything: ruff, mypy --strict (the package, bench/, tools/ and tests/: pyproject.toml's
 #                            [tool.mypy] files), the whole pytest suite under coverage, in TEST_WORKERS
 #                            parallel workers (4; fails below the floor in pyproject.toml's [tool.coverage.report])
 #   ./run-tests.sh --quick   ruff, mypy and the quick tier: every test that starts no process (tests/conftest.py)

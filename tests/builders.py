@@ -13,7 +13,7 @@ from session_watcher.reports.warmth import _guard_call, guard_ids, report_of_par
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from session_watcher.agents.claude_code.discover import Source
+    from session_watcher.agents.source import Source
     from session_watcher.reports.parse import Row
     from session_watcher.reports.warmth import Session
 

@@ -9,9 +9,12 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.synth import MODEL, Call, SynthSession, content_of
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Alert
 
 __all__ = ["MODEL", "Call", "SynthSession", "content_of"]  # the writer, for the tests that import this module
 
@@ -115,7 +118,7 @@ def reads_of(state: dict[str, Any]) -> dict[str, int]:
     return {p: e["reads"] for p, e in state["paths"].items()}
 
 
-def oracle(session: SynthSession, transcript: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def oracle(session: SynthSession, transcript: Path) -> tuple[dict[str, Any], list[Alert]]:
     """(state, every alert) of one uninterrupted fold of the whole transcript, as a hook folds it."""
     import time
 

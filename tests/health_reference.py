@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 PRODUCTIVE = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 
 
-def _grade(score: float) -> str:
+def _grade(score: float | Fraction) -> str:
     return "A" if score >= 85 else "B" if score >= 70 else "C" if score >= 55 else "D" if score >= 40 else "F"
 
 

@@ -89,7 +89,7 @@ class _Turns:
         if kind == "system" and rec.get("subtype") == "compact_boundary":
             self.steps.append((off, "hook", "SessionStart", {**self.base, "source": "compact"}))
             return
-        msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        msg = rec["message"] if isinstance(rec.get("message"), dict) else {}
         content = msg.get("content")
         if kind == "user":
             prompt = not (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"

@@ -4,7 +4,7 @@ written by bench/synth.py."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -12,10 +12,13 @@ from bench.synth import Transcript
 from session_watcher.base import config
 from session_watcher.core import engine, eoq, status
 
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Cliff, Config, ModelParams, State
+
 CFG = config.merge()
 
 
-def run(t: Transcript, cfg: Any = CFG) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run(t: Transcript, cfg: ModelParams = CFG) -> tuple[State, list[dict[str, Any]]]:
     state = engine.new_state("t")
     trace: list[dict[str, Any]] = []
     engine.fold(state, t.events(), cfg, call_hook=status.tracer(trace, cfg))
@@ -155,17 +158,23 @@ def test_one_restart_saving_for_the_status_line_the_alert_and_status() -> None:
     q = eoq.quantities(state, CFG)
     warm = eoq.restart_saving(state, q)
     assert (alert["saving"], alert["savingUsd"]) == warm
+    assert warm[0] is not None
+    assert warm[1] is not None
     assert (gate["saving"], gate["savingUsd"]) == (round(warm[0], 1), round(warm[1], 6))
     cold = eoq.restart_saving(state, q, cold=True)
+    assert cold[0] is not None
+    assert cold[1] is not None
     big_l = state["context"]["pressure"]
     assert big_l == 39_001  # 1 input, 38,000 read, 1,000 written
     assert cold[0] == pytest.approx(warm[0] + 12.5 * (big_l - 10_000) + 10_000 - big_l)
     doc = status.status_document(state, CFG, cold=True)
     assert doc["savingUsd"] == round(cold[1], 6)
     last = state["engine"]["lastTs"]
+    assert last is not None
     assert not eoq.cache_cold(state, CFG, last + 300)  # the 5-minute class, to the second
     assert eoq.cache_cold(state, CFG, last + 301)
-    assert not eoq.cache_cold(state, {**CFG, "cliff": {"5m": 600}}, last + 301)  # the user's own cliff
+    own_cliff: Config = {**CFG, "cliff": cast("Cliff", {"5m": 600})}  # the class it is read for
+    assert not eoq.cache_cold(state, own_cliff, last + 301)  # the user's own cliff
 
 
 @pytest.mark.slow

@@ -16,8 +16,8 @@ from session_watcher.base import config
 from session_watcher.core import engine
 from session_watcher.core.status import status_document
 from session_watcher.state import ahead as ahead_mod
+from session_watcher.state import pool, session
 from session_watcher.state import reader as reader_mod
-from session_watcher.state import session
 from session_watcher.state.ahead import Ahead, Planned, plan, worth_forking
 from session_watcher.state.reader import CHUNK, WHOLE_READ, read_new
 
@@ -277,7 +277,12 @@ def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monk
     path.write_bytes(lines[:before_long - 30] + b"{}" + b" " * 27 + b"\n" + long + lines * 2)
     read: list[int] = []
     pread = os.pread
-    monkeypatch.setattr(os, "pread", lambda fd, n, at: read.append(n) or pread(fd, n, at))
+
+    def counted(fd: int, n: int, at: int) -> bytes:
+        read.append(n)
+        return pread(fd, n, at)
+
+    monkeypatch.setattr(os, "pread", counted)
     chunks = planned(path)
     assert chunks is not None
     assert max(read) <= reader_mod.SALVAGE_BYTES  # no chunk read whole
@@ -319,7 +324,7 @@ def test_the_plan_covers_a_file_of_more_reads_than_the_queue_holds(tmp_path: Pat
     for chunks in (small, large):
         assert [c.start for c in chunks[1:]] == [c.start + c.size for c in chunks[:-1]]
         assert chunks[-1].after["offset"] == chunks[-1].start + chunks[-1].size == size  # the whole file
-    monkeypatch.setattr(ahead_mod.pool, "fork", lambda _name: None)  # no child: this process parses each
+    monkeypatch.setattr(pool, "fork", lambda _name: None)  # no child: this process parses each
     fd = os.open(path, os.O_RDONLY)
     with Ahead(str(path), agent_for_head(b"{}"), large, fd) as reader:
         two = fold(path, reader)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from session_watcher.core.chains import Chain
+    from session_watcher.core.engine import Resolved
+    from session_watcher.core.shapes import Event, ModelParams, State
 
 OPUS = "claude-opus-4-6"
 W5 = 12.5  # a 5-minute write in read units
@@ -86,7 +88,7 @@ class TestARealShapedSession:
         assert step.usage == (0, 168_483 - shed, 0, 0)
 
 
-def _inputs(path: Path) -> tuple[object, ...]:
+def _inputs(path: Path) -> tuple[State, list[Event], ModelParams, Resolved]:
     loaded = shell.load(str(path))
     return loaded.fresh(), loaded.events, model_params(shell.config_for(str(path), {})), loaded.paths
 

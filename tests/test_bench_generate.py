@@ -66,7 +66,8 @@ class TestTranscript:
         def progress(d: dict[str, object]) -> float:
             shares = d["kindShare"]
             assert isinstance(shares, dict)
-            return sum(v for k, v in shares.items() if k.startswith("progress:"))
+            total: float = sum(v for k, v in shares.items() if k.startswith("progress:"))
+            return total
 
         assert progress(gen) == pytest.approx(progress(real), abs=0.06)
 

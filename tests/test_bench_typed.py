@@ -1,7 +1,7 @@
-"""mypy --strict checks the measuring tools (bench/) and the doc generators (tools/) as it checks the
-package: every folder of the repository's Python code but the tests is in pyproject.toml's [tool.mypy]
-files, which `./run-tests.sh` and pre-commit check; a change to the package that leaves a bench's call
-behind then fails there, not at the bench's next run."""
+"""mypy --strict checks the measuring tools (bench/), the doc generators (tools/) and the tests as it
+checks the package: every folder of the repository's Python code is in pyproject.toml's [tool.mypy]
+files, which `./run-tests.sh` and pre-commit check; a change to the package that leaves a bench's or a
+test's call behind then fails there, not at the bench's next run."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def code_folders(root: Path) -> set[str]:
-    """The top-level folders of `root` that hold Python code, but the tests and what .gitignore lists."""
+    """The top-level folders of `root` that hold Python code, but what .gitignore lists."""
     ignored = {line.strip().strip("/") for line in (root / ".gitignore").read_text().splitlines()
                if line.strip().endswith("/")}
     return {d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")
-            and d.name not in ignored | {"tests"} and not d.name.endswith(".egg-info") and any(d.rglob("*.py"))}
+            and d.name not in ignored and not d.name.endswith(".egg-info") and any(d.rglob("*.py"))}
 
 
 def mypy_files(root: Path) -> set[str]:
@@ -25,7 +25,7 @@ def mypy_files(root: Path) -> set[str]:
 
 
 def test_mypy_checks_every_code_folder() -> None:
-    assert {"session_watcher", "bench", "tools"} <= code_folders(REPO)
+    assert {"session_watcher", "bench", "tools", "tests"} <= code_folders(REPO)
     assert code_folders(REPO) <= mypy_files(REPO)
 
 
@@ -37,5 +37,5 @@ def test_the_check_finds_a_folder_mypy_leaves_out(tmp_path: Path) -> None:
         (tmp_path / folder / "sub" / "m.py").write_text("")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "x.md").write_text("")
-    assert code_folders(tmp_path) == {"pkg", "scripts"}
-    assert code_folders(tmp_path) - mypy_files(tmp_path) == {"scripts"}
+    assert code_folders(tmp_path) == {"pkg", "scripts", "tests"}
+    assert code_folders(tmp_path) - mypy_files(tmp_path) == {"scripts", "tests"}

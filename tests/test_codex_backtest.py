@@ -49,7 +49,7 @@ def test_the_targets_hold(docs: list[dict[str, Any]]) -> None:
     assert total["alertInFlatSegment"] == 0
 
 
-RANK = {"white": 0, "green": 1, "amber": 2, "red": 3}
+RANK: dict[str | None, int] = {"white": 0, "green": 1, "amber": 2, "red": 3}  # by a call's lamp
 
 
 def test_a_red_lamp_holds_where_the_prompt_shrinks(docs: list[dict[str, Any]]) -> None:

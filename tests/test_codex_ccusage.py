@@ -75,6 +75,7 @@ def ours_by_model(path: Path) -> dict[str, dict[str, int]]:
     last = {e[1]: e for e in events if e[0] == "call"}
     out: dict[str, dict[str, int]] = {}
     for e in last.values():
+        assert e[3] is not None  # every call names its model
         m = out.setdefault(e[3].split("[")[0], {"input": 0, "cacheRead": 0, "output": 0, "calls": 0})
         m["input"] += e[5] + e[7]
         m["cacheRead"] += e[6]

@@ -50,6 +50,7 @@ def test_the_rent_steps_up_past_272k(tmp_path: Path, model: str, last: int, fact
     assert (big_l > 272_000) == (last > 272_000)
     assert doc["burnRate"] == pytest.approx(rent_rate(big_l * factor, base, c_eff), rel=1e-5)
     if factor > 1:
+        assert isinstance(doc["burnRate"], int | float)
         assert doc["burnRate"] > 1.5 * rent_rate(big_l, base, c_eff)
 
 

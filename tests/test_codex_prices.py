@@ -41,7 +41,9 @@ def test_a_tier_scales_every_dollar_and_not_c_ratio() -> None:
     assert prices.input_price("gpt-5.6-sol[flex]") == pytest.approx(2.0)
     assert prices.input_price("gpt-6.2-sol[ultrafast]") == pytest.approx(6.0)
     assert prices.input_price("gpt-6.2-sol[some-new-tier]") == pytest.approx(2.0)
-    assert prices.read_usd("gpt-5.6-sol[priority]", 1e6) == pytest.approx(2 * prices.read_usd("gpt-5.6-sol", 1e6))
+    standard = prices.read_usd("gpt-5.6-sol", 1e6)
+    assert standard is not None
+    assert prices.read_usd("gpt-5.6-sol[priority]", 1e6) == pytest.approx(2 * standard)
 
 
 def test_the_long_context_step_doubles_every_rate_of_a_call_past_272k() -> None:

@@ -18,7 +18,10 @@ from session_watcher.sessions.replay import fold
 from tests.codex_lines import FIXTURES
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
+
+    from session_watcher.core.shapes import UseEvent, UseInfo
 
 ROLLOUTS = sorted(FIXTURES.glob("rollout-*.jsonl"))
 GIT_SYNC = FIXTURES / "rollout-019d7739-95cb-79e3-9de4-3cbe15400b87.jsonl"  # 0.118: exec_command, apply_patch
@@ -43,7 +46,7 @@ def payload_of(path: Path, call_id: str, kind: str) -> dict[str, Any]:
     raise AssertionError(call_id)
 
 
-def health_counts(state: dict[str, Any]) -> tuple[int, int, int, int, int]:
+def health_counts(state: Mapping[str, Any]) -> tuple[int, int, int, int, int]:
     h = state["health"]
     tail = h["tail"]
     return (h["reads"], h["rereads"], h["head"][0] + len(tail), h["head"][1] + sum(map(tail.count, "eE")),
@@ -61,6 +64,7 @@ class TestRealLines:
                     and b'"function_call"' in raw)
         ev = rollout._use(read, "2026-04-10T11:50:00.000Z")
         assert ev is not None
+        assert ev[0] == "use"
         assert ev[3] == "ShellRead"
         assert ev[4] == {"path": "/Users/soph/Work/entire/devenv/git-sync/internal/syncer/entire_local_smoke_test.go"}
 
@@ -89,6 +93,7 @@ class TestRealLines:
                     if b'"custom_tool_call"' in raw and b"tools.exec_command" in raw and b"sed -n" in raw)
         ev = rollout._use(cell, None)
         assert ev is not None
+        assert ev[0] == "use"
         assert ev[3] == "ShellRead"
         assert ev[4] is not None
         assert ev[4]["path"].startswith("/Users/jdx/")
@@ -270,6 +275,7 @@ def test_a_state_folded_before_tool_calls_were_read_gets_them_once_and_keeps_the
     path.write_bytes(b"".join(as_read_before(src[:cut])))
     cfg = config.merge()
     state, _alerts, _done = session.sync(engine.new_state(sid), str(path), cfg, float("inf"))
+    assert state["cursor"] is not None
     del state["cursor"]["codex"]["tools"]  # as the decoder before left it
     assert (state["health"]["reads"], state["readPaths"], state["tools"]["done"]) == (0, {}, {})
     assert state["alerts"]
@@ -281,6 +287,7 @@ def test_a_state_folded_before_tool_calls_were_read_gets_them_once_and_keeps_the
         fh.write(b"".join(src[:cut]))
     state, alerts, done = session.sync(state, str(path), cfg, float("inf"))  # no new line
     assert (done, alerts) == (True, [])
+    assert state["cursor"] is not None
     assert state["cursor"]["codex"]["tools"] is True
     assert state["health"] == fold(str(path))[0]["health"]
     assert state["health"]["reads"] > 0
@@ -391,6 +398,7 @@ def test_a_path_no_file_can_be_named_by_is_no_read(tmp_path: Path, cmd: str) -> 
     state, _alerts, done = session.sync(engine.new_state("019f8c04-f40a-75a1-80a3-75c564780b42"), str(path),
                                         config.merge(), float("inf"))
     assert done
+    assert state["cursor"] is not None
     assert state["cursor"]["offset"] == path.stat().st_size
     assert (state["health"]["reads"], "call_x" in state["tools"]["done"]) == (0, True)
 
@@ -408,6 +416,11 @@ def test_a_command_line_too_long_for_a_plain_read_is_none() -> None:
     assert rollout._cell_command("tools.apply_patch(" + "x" * rollout.MAX_COMMAND + ")") == ("", None)
 
 
+def use(tool_id: str, name: str, info: UseInfo) -> UseEvent:
+    """A tool use as a transcript's parser gives it, with no time."""
+    return ("use", None, tool_id, name, info)
+
+
 def test_a_shell_reads_paths_are_resolved_but_never_classified(tmp_path: Path) -> None:
     """A shell read's files are canonical paths for health's re-reads, but the path map never takes
     them: no discard reason is asked (a `git check-ignore` per hook run that reads a new file, and
@@ -417,12 +430,12 @@ def test_a_shell_reads_paths_are_resolved_but_never_classified(tmp_path: Path) -
     from session_watcher.state import session
 
     state = engine.new_state("s")
-    state["context"].update(cwd=str(tmp_path))
+    state["context"].update({"cwd": str(tmp_path)})
     params = config.model_params(config.merge())
-    session.fold_events(state, [("use", None, "c1", "ShellRead", {"path": "a.py", "more": ["b.py"]}),
-                                ("use", None, "c2", "ShellRead", {"path": str(tmp_path / "a.py")})], params)
+    session.fold_events(state, [use("c1", "ShellRead", {"path": "a.py", "more": ["b.py"]}),
+                                use("c2", "ShellRead", {"path": str(tmp_path / "a.py")})], params)
     session.fold_events(state, [("result", None, "c1", False, None), ("result", None, "c2", False, None),
-                                ("use", None, "c3", "Read", {"path": "c.py"}), ("result", None, "c3", False, None)],
+                                use("c3", "Read", {"path": "c.py"}), ("result", None, "c3", False, None)],
                         params)
     assert (state["health"]["reads"], state["health"]["rereads"]) == (4, 1)
     assert set(state["readPaths"]) == {str(tmp_path / n) for n in ("a.py", "b.py", "c.py")}

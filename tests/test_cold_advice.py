@@ -21,6 +21,8 @@ from tests.calibration import CALIBRATION
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from session_watcher.core.shapes import State
+
 CFG = config.merge()
 
 
@@ -42,7 +44,7 @@ def session(gap: float, warm: bool = False) -> Transcript:
     return t
 
 
-def fold(t: Transcript) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def fold(t: Transcript) -> tuple[State, list[dict[str, Any]]]:
     state = engine.new_state("t")
     trace: list[dict[str, Any]] = []
     engine.fold(state, t.events(), CFG, call_hook=status.tracer(trace, CFG))
@@ -54,7 +56,7 @@ def guards(trace: list[dict[str, Any]]) -> list[int]:
 
 
 def test_the_edge_is_the_lifetime_and_a_margin() -> None:
-    assert eoq.EDGE_MARGIN == guard.EDGE_MARGIN == 180.0
+    assert eoq.EDGE_MARGIN == 180.0  # the guard's own, imported: its `sure` and `edge` add the same
     assert guard.edge(300.0) == eoq.cache_edge(300.0) == 480.0
 
 
@@ -98,13 +100,13 @@ def test_an_openai_models_cache_is_judged_by_its_own_lifetime() -> None:
     state = engine.new_state("c")
     state["engine"]["lastTs"], state["engine"]["ttl"] = 1_000.0, "5m"
     state["context"]["model"] = "gpt-5.6-sol"
-    got = guard.cold_cache(state, {"cliff": None}, 1_000.0 + 660)
+    got = guard.cold_cache(state, {"cliff": None}, 1_000.0 + 660)  # type: ignore[typeddict-item]  # no cliff
     assert got is not None
     assert (got["lifetimeSeconds"], got["cold"], got["sure"]) == (1_800.0, False, False)
     assert guard.verdict(660.0, "5m", None, "gpt-5.6-sol") == "warm"
     assert guard.verdict(660.0, "5m", None) == "cold"  # a Claude model's 5-minute cache
-    assert eoq.cache_cold(state, {"cliff": None}, 1_000.0 + 660) is False  # type: ignore[arg-type]
-    assert eoq.cache_cold(state, {"cliff": None}, 1_000.0 + 1_801) is True  # type: ignore[arg-type]
+    assert eoq.cache_cold(state, {"cliff": None}, 1_000.0 + 660) is False  # type: ignore[typeddict-item]
+    assert eoq.cache_cold(state, {"cliff": None}, 1_000.0 + 1_801) is True  # type: ignore[typeddict-item]
 
 
 @pytest.mark.parametrize(("session_id", "call"), [

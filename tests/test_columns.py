@@ -154,7 +154,7 @@ def test_report_wraps_a_long_path_whole() -> None:
     from session_watcher.core.text import wrap
     from session_watcher.reports import render_text
 
-    assert render_text.wrap is wrap
+    assert vars(render_text)["wrap"] is wrap  # the name it imported (not one it exports) is the rule's own
     assert wrap(f"restart taken in {LONG_CWD}: carry written 12k ($0.05)", 80) == [
         "restart taken in", LONG_CWD + ":", "  carry written 12k ($0.05)"]
     assert wrap("", 80) == [""]

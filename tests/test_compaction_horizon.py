@@ -16,6 +16,8 @@ from session_watcher.core import engine, eoq
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from session_watcher.core.shapes import ModelParams
+
 POINT = 167_500  # where Claude Code 2.1.x compacts a 200k-window Opus 4.6 session (real sessions: 167-168k)
 
 
@@ -40,12 +42,15 @@ def two_segments(pre: int = POINT) -> Transcript:
     return t
 
 
-def fold(t: Transcript, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+def fold(t: Transcript, cfg: ModelParams) -> list[dict[str, Any]]:
     """The advice (gates and reminders) with the session's segment, prompt and growth when it came."""
     out: list[dict[str, Any]] = []
 
     def hook(st: Any, alerts: list[Any], _usage: Any) -> None:
+        if not alerts:
+            return
         q = eoq.quantities(st, cfg)
+        assert q["dhat"] is not None  # no advice without a growth estimate
         out.extend({**a, "segment": st["engine"]["segment"], "prompt": st["context"]["pressure"], "g": q["g"],
                     "m": q["dhat"] * (q["bDefault"] or 0) / q["g"]} for a in alerts)
 

@@ -228,7 +228,9 @@ def test_a_cached_config_another_key_table_kept_is_read_again() -> None:
     stamp = cache["stamp"]
     assert isinstance(stamp, list)
     assert stamp[-1][0] == config_cache.KEY_TABLE
-    stale = {**cache["values"]}  # type: ignore[dict-item]
+    values = cache["values"]
+    assert isinstance(values, dict)
+    stale = {**values}
     del stale["otlp"]
     stale["notify_dwell"] = 9  # what the older version had cached, under its own key table's stamp
     cache["values"] = stale

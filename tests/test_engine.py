@@ -6,7 +6,7 @@ Sessions are built with bench/synth.py (the one transcript writer) and go throug
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -18,11 +18,14 @@ from session_watcher.core import engine, eoq, status
 from session_watcher.core.status import status_document
 from tests.test_eoq import simulate
 
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import ModelParams, State
+
 CFG = config.merge()
 
 
-def run(t: Transcript, cfg: dict[str, Any] | None = None, reasons: dict[str, str | None] | None = None,
-        state: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run(t: Transcript, cfg: ModelParams | None = None, reasons: dict[str, str | None] | None = None,
+        state: State | None = None) -> tuple[State, list[dict[str, Any]]]:
     state = state if state is not None else engine.new_state("t")
     trace: list[dict[str, Any]] = []
     engine.fold(state, t.events(), cfg or CFG, ({}, reasons or {}), call_hook=status.tracer(trace, cfg or CFG))

@@ -45,15 +45,16 @@ def test_the_stdlib_bases_callers_rely_on_are_kept() -> None:
     from session_watcher.core import fastjson
     from session_watcher.state import lock, pathstore, reader, store
 
-    assert issubclass(config.ConfigError, ValueError)  # a parse error, caught as one
-    assert issubclass(fastjson.JSONError, ValueError)
-    assert issubclass(paths.NotOurs, OSError)  # raised where a folder's open would raise
-    refused = paths.NotOurs(errno.EPERM, "refusing to use this folder: it is a symbolic link", "/x")
+    # each as the module that raises it names it (an imported name, not one it exports: its namespace)
+    assert issubclass(vars(config)["ConfigError"], ValueError)  # a parse error, caught as one
+    assert issubclass(vars(fastjson)["JSONError"], ValueError)
+    assert issubclass(vars(paths)["NotOurs"], OSError)  # raised where a folder's open would raise
+    refused = vars(paths)["NotOurs"](errno.EPERM, "refusing to use this folder: it is a symbolic link", "/x")
     assert (refused.errno, refused.filename) == (errno.EPERM, "/x")
     # the old names are the same classes
-    assert lock.LockTimeout is errors.LockTimeout
-    assert {store.StateRejected, pathstore.ShardRejected} <= set(errors.Rejected.__subclasses__())
-    assert reader.Reset is core_errors.Reset
+    assert vars(lock)["LockTimeout"] is errors.LockTimeout
+    assert {vars(store)["StateRejected"], vars(pathstore)["ShardRejected"]} <= set(errors.Rejected.__subclasses__())
+    assert vars(reader)["Reset"] is core_errors.Reset
     assert issubclass(usererrors.NoSession, usererrors.UserError)
     assert issubclass(usererrors.ConfigError, usererrors.UserError)
     assert issubclass(usererrors.NoTarget, usererrors.UserError)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from session_watcher.core import fastjson
+from session_watcher.core.errors import JSONError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,7 +42,7 @@ GOOD = [b'{"a":[1,2.5,"x\\u00e9",null,true,false,{"b":{}}]}', b"  [ ]  ", b'"\\u
 
 @pytest.mark.parametrize("raw", BROKEN)
 def test_broken_is_jsonerror(raw: bytes) -> None:
-    with pytest.raises(fastjson.JSONError):
+    with pytest.raises(JSONError):
         fastjson.loads(raw)
 
 

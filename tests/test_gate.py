@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -22,6 +22,11 @@ from bench.synth import MODEL, Transcript
 from session_watcher.base import config
 from session_watcher.core import engine, prices, status
 from tests.test_replay_invariants import expected_lamp
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from session_watcher.core.shapes import Alert, ModelParams
 
 CFG = config.merge()
 
@@ -58,7 +63,7 @@ def _grow(seg: dict[str, Any], est: dict[str, Any], n: int, inp: int, cr: int, c
     seg["L"] = new_l
 
 
-def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: dict[str, Any]
+def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: Mapping[str, Any]
           ) -> tuple[str, float, int | None, float]:
     """(lamp, rent of this call, N_back, saving over the optimal cycle in read units) from the EOQ
     figures at the segment's floor B."""
@@ -110,16 +115,16 @@ def _bills(seg: dict[str, Any], rent: float) -> int:
     return completed
 
 
-def _worth(seg: dict[str, Any], saving: float, cfg: dict[str, Any]) -> bool:
+def _worth(seg: dict[str, Any], saving: float, cfg: Mapping[str, Any]) -> bool:
     """The advice floor: a saving of at least advice_min_usd dollars (the synthetic model's read price)
     and at least advice_min_share of the segment's cache cost so far."""
-    if saving <= 0 or prices.read_usd(MODEL, saving) < cfg["advice_min_usd"]:  # type: ignore[operator]
+    if saving <= 0 or prices.read_usd(MODEL, saving) < cfg["advice_min_usd"]:
         return False
-    return saving >= cfg["advice_min_share"] * seg["units"]
+    return bool(saving >= cfg["advice_min_share"] * seg["units"])
 
 
 def _alert(seg: dict[str, Any], completed: int, n_back: int | None, saving: float, right: bool,
-           cfg: dict[str, Any]) -> str | None:
+           cfg: Mapping[str, Any]) -> str | None:
     """In deep water: the gate once (per segment) when the dwell, a counted bill, the segment's
     calls and the floor allow; then reminders after N_back, 2 N_back, 4 N_back ... bill cycles in deep
     water, at most remind_cap unless the saving doubled again since the gate (twice, then 4 times)."""
@@ -151,7 +156,7 @@ def _alert(seg: dict[str, Any], completed: int, n_back: int | None, saving: floa
     return "backstop"
 
 
-def reference(seq: list[tuple[Any, ...]], cfg: dict[str, Any]) -> list[tuple[int, str]]:
+def reference(seq: list[tuple[Any, ...]], cfg: Mapping[str, Any]) -> list[tuple[int, str]]:
     """(call number, "gate" | "backstop") for each alert the SPEC says fires.
 
     `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
@@ -206,8 +211,8 @@ def to_transcript(seq: list[tuple[Any, ...]]) -> Transcript:
     return t
 
 
-def run_engine(seq: list[tuple[Any, ...]], cfg: dict[str, Any],
-               trace: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def run_engine(seq: list[tuple[Any, ...]], cfg: ModelParams,
+               trace: list[dict[str, Any]] | None = None) -> list[Alert]:
     """The engine's overstay alerts (the synthetic calls come seconds apart: no cold return)."""
     state = engine.new_state("gate")
     hook = None if trace is None else status.tracer(trace, cfg)
@@ -322,6 +327,8 @@ def test_gate_never_on_the_left_arm_and_once_per_segment(ops: list[tuple[int, in
         assert row["xSweet"] is not None
         assert row["x"] >= row["xSweet"]
         assert row["lamp"] in ("amber", "red")
+        assert a["x"] is not None
+        assert a["xSweet"] is not None
         assert a["x"] >= a["xSweet"]
     calls = [a["call"] for a in alerts]
     assert len(calls) == len(set(calls))  # never twice for the same call
@@ -365,7 +372,7 @@ def overstaying(tmp_path: Any, g: int = 1000, calls: int = 130, compact_at: int 
     return t.save(tmp_path / "overstay.jsonl")
 
 
-def expected_from_trace(trace: list[dict[str, Any]], cfg: dict[str, Any]) -> list[tuple[int, str]]:
+def expected_from_trace(trace: list[dict[str, Any]], cfg: Mapping[str, Any]) -> list[tuple[int, str]]:
     """The alerts the SPEC's three conditions call for, read off each call's published figures."""
     out: list[tuple[int, str]] = []
     dwell = dwell_bills = since = reminders = seg_calls = 0
@@ -481,7 +488,12 @@ def test_the_horizon_is_priced_only_where_the_saving_is_weighed(tmp_path: Any, m
     path = str(overstaying(tmp_path, calls=200, compact_at=90))
     horizons: list[float] = []
     real_horizon = eoq.session_horizon
-    monkeypatch.setattr(eoq, "session_horizon", lambda *a: horizons.append(a[2]) or real_horizon(*a))
+
+    def counted(*a: Any) -> float:
+        horizons.append(a[2])
+        return real_horizon(*a)
+
+    monkeypatch.setattr(eoq, "session_horizon", counted)
     lazy, _ = replay(path, cwd=str(tmp_path), cfg=cfg, with_trace=False)
     assert 0 < len(horizons) < lazy["calls"] / 4  # 8 (7 with v2) of 200 calls; every call before
     _, lazy_trace = replay(path, cwd=str(tmp_path), cfg=cfg)

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from session_watcher.agents import claude_code
 from session_watcher.core import engine, eoq, guard
+from session_watcher.core.numbers import duration
 
-CFG: dict[str, Any] = {"cliff": {"5m": None, "1h": None}}
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Context, ModelParams, State
 
 
-def state(last: float | None = 1000.0, ttl: str | None = "5m", **ctx: Any) -> dict[str, Any]:
+def params(**keys: Any) -> ModelParams:
+    """The model's parameters the guard reads (a fold's config carries them all)."""
+    return cast("ModelParams", keys)
+
+
+CFG = params(cliff={"5m": None, "1h": None})
+
+
+def state(last: float | None = 1000.0, ttl: str | None = "5m", **ctx: Any) -> State:
     s = engine.new_state("g")
     s["engine"]["lastTs"], s["engine"]["ttl"] = last, ttl
     s["context"]["model"] = "claude-opus-4-6"
-    s["context"].update(ctx)
+    s["context"].update(cast("Context", ctx))
     return s
 
 
@@ -60,17 +70,17 @@ def test_cannot_tell_without_a_call_or_a_cache_class() -> None:
 
 
 def test_the_inferred_cliff_replaces_the_ttl() -> None:
-    cfg = {"cliff": {"5m": 420.0, "1h": None}}
+    cfg = params(cliff={"5m": 420.0, "1h": None})
     got = guard.cold_cache(state(), cfg, 1360.0)
     assert got is not None
     assert (got["source"], got["lifetimeSeconds"], got["cold"]) == ("cliff", 420.0, False)
     assert guard.cold_cache(state(), cfg, 1421.0)["cold"] is True  # type: ignore[index]
     # the returns the report's inference rests on travel with it (cliff.json's "evidence") into the words
-    cfg = {"cliff": {"5m": 420.0, "1h": None, "evidence": {"5m": [13, 1, 7, 7]}}}
+    cfg = params(cliff={"5m": 420.0, "1h": None, "evidence": {"5m": [13, 1, 7, 7]}})
     got = guard.cold_cache(state(), cfg, 1800.0)  # past the edge, 420 + 180 s
     assert got is not None
     assert got["evidence"] == [13, 1, 7, 7]
-    words = guard.compose(guard.advice(state(), {"L": 90_000, "bDefault": 30_000, "x": 3.0}, got, {}) or {})
+    words = guard.compose(guard.advice(state(), {"L": 90_000, "bDefault": 30_000, "x": 3.0}, got, params()) or {})
     assert "goes cold after ~7 min: 7 of your 7 returns past that were cold" in words
 
 
@@ -121,7 +131,7 @@ def figures(big_l: int, b: int, ttl: str = "5m", model: str = "claude-opus-4-6",
     cold = guard.cold_cache(s, CFG, 1000.0 + idle_min * 60)
     assert cold is not None
     got = guard.advice(s, {"L": big_l, "bDefault": b, "x": big_l / b, **q}, cold,
-                       {} if guard_x is None else {"guard_x": guard_x})
+                       params() if guard_x is None else params(guard_x=guard_x))
     assert got is not None
     return got
 
@@ -159,10 +169,10 @@ def test_guard_x_comes_from_the_config() -> None:
     cold = guard.cold_cache(s, CFG, 3000.0)
     assert cold is not None
     q = {"L": 60_000, "bDefault": 40_000, "x": 1.5}
-    assert guard.advice(s, q, cold, {})["restartFirst"] is True  # type: ignore[index]  # default 1.0
-    assert guard.advice(s, q, cold, {"guard_x": 1.4})["restartFirst"] is True  # type: ignore[index]
-    assert guard.advice(s, q, cold, {"guard_x": 1.6})["restartFirst"] is False  # type: ignore[index]
-    assert guard.advice(s, q, cold, {"guard_x": 2.0})["restartFirst"] is False  # type: ignore[index]
+    assert guard.advice(s, q, cold, params())["restartFirst"] is True  # type: ignore[index]  # default 1.0
+    assert guard.advice(s, q, cold, params(guard_x=1.4))["restartFirst"] is True  # type: ignore[index]
+    assert guard.advice(s, q, cold, params(guard_x=1.6))["restartFirst"] is False  # type: ignore[index]
+    assert guard.advice(s, q, cold, params(guard_x=2.0))["restartFirst"] is False  # type: ignore[index]
 
 
 def test_one_hour_writes_at_twice_the_base_price() -> None:
@@ -196,10 +206,10 @@ def test_no_restart_advice_when_a_fresh_session_carries_as_much() -> None:
 
 def test_what_compact_carried_last_time_is_said_after_a_compaction() -> None:
     s = state()
-    s["engine"].update(compactions=1, segment=1, floor=23_000)
+    s["engine"].update({"compactions": 1, "segment": 1, "floor": 23_000})
     cold = guard.cold_cache(s, CFG, 3000.0)
     assert cold is not None
-    a = guard.advice(s, {"L": 90_000, "bDefault": 30_000, "x": 3.0}, cold, {})
+    a = guard.advice(s, {"L": 90_000, "bDefault": 30_000, "x": 3.0}, cold, params())
     assert a is not None
     assert a["compactTokens"] == 23_000
     assert guard.compose(a, ask=True).endswith(  # no handoff prepared: no fresh session offered
@@ -215,7 +225,7 @@ def model_q(big_l: int, b: int, g: float = 1_000.0, shared: int = 0, c_ratio: fl
             "dhat": dh, "horizon": m, "saving": eoq.cycle_saving(big_l, b, m, k)}
 
 
-def prepared_for(s: dict[str, Any], tokens: int, k: float, usd: float, until: float = 1e12) -> None:
+def prepared_for(s: State, tokens: int, k: float, usd: float, until: float = 1e12) -> None:
     """The guard's record of the handoff it prepared for `s`'s fresh start (hooks.run)."""
     s["guard"] = {"carry": {"K": k, "carryTokens": tokens, "carryUsd": usd, "createdAt": 2000.0, "until": until,
                             "lastTs": s["engine"]["lastTs"], "segment": s["engine"]["segment"]}}
@@ -232,7 +242,7 @@ def test_the_ask_names_the_three_choices_with_dollars_and_nothing_that_reaches_t
     assert cold is not None
     q = model_q(180_000, 41_000)
     prepared_for(s, 43_000, 43_000 * 12.5, 0.26875)  # bDefault and a 2k note
-    a = guard.advice(s, q, cold, {}, now)
+    a = guard.advice(s, q, cold, params(), now)
     assert a is not None
     assert (a["freshTokens"], a["freshUsd"], a["handoff"]) == (43_000, 0.26875, True)
     # m (L - B) - K at the handoff's K, plus the re-write the restart spares: cRatio L - L
@@ -267,7 +277,7 @@ def test_a_handoff_prices_the_restart_only_while_it_is_pending() -> None:
     assert ready[0] == pytest.approx(model[0] - 2_000 * 12.5)  # type: ignore[operator]
     assert eoq.restart_saving(s, q, cold=True) == model  # no clock
     assert eoq.restart_saving(s, q, cold=True, now=now + 1) == model  # stale
-    a = guard.advice(s, q, cold, {}, now + 1)
+    a = guard.advice(s, q, cold, params(), now + 1)
     assert a is not None
     assert (a["handoff"], a["freshTokens"], a["savingUsd"]) == (False, 41_000, model[1])
     for key, other in (("lastTs", 999.0), ("segment", 1)):  # a call since, a compaction since
@@ -280,15 +290,15 @@ def test_the_rewrite_is_the_last_calls_whole_context() -> None:
     """The last call read 475k and wrote 9k: the next prompt re-writes all 484k, not the 475k read."""
     s = state()
     s["engine"]["segCalls"] = 5
-    s["context"].update(model="claude-opus-4-6", pressure=484_000)
+    s["context"].update({"model": "claude-opus-4-6", "pressure": 484_000})
     cold = guard.cold_cache(s, CFG, 3000.0)
     assert cold is not None
-    a = guard.advice(s, {"L": 475_000, "bDefault": 71_000, "x": 475 / 71}, cold, {})
+    a = guard.advice(s, {"L": 475_000, "bDefault": 71_000, "x": 475 / 71}, cold, params())
     assert a is not None
     assert a["tokens"] == 484_000
     assert a["usd"] == pytest.approx(484_000 * 5e-6 * 1.25)
     s["engine"]["segCalls"] = 0  # a segment with no call yet: the pressure is an older segment's
-    a = guard.advice(s, {"L": 475_000, "bDefault": 71_000, "x": 475 / 71}, cold, {})
+    a = guard.advice(s, {"L": 475_000, "bDefault": 71_000, "x": 475 / 71}, cold, params())
     assert a is not None
     assert a["tokens"] == 475_000
 
@@ -309,8 +319,8 @@ def test_no_advice_without_an_l() -> None:
     s = state()
     cold = guard.cold_cache(s, CFG, 3000.0)
     assert cold is not None
-    assert guard.advice(s, {"L": None, "bDefault": None, "x": None}, cold, {}) is None
-    assert guard.advice(s, {"L": 0, "bDefault": 10, "x": 0.0}, cold, {}) is None
+    assert guard.advice(s, {"L": None, "bDefault": None, "x": None}, cold, params()) is None
+    assert guard.advice(s, {"L": 0, "bDefault": 10, "x": 0.0}, cold, params()) is None
 
 
 @pytest.mark.parametrize(("seconds", "text"), [
@@ -318,7 +328,7 @@ def test_no_advice_without_an_l() -> None:
     (7200, "2 h"), (200_000, "2 days"),
 ])
 def test_duration(seconds: float, text: str) -> None:
-    assert guard.duration(seconds) == text
+    assert duration(seconds) == text
 
 
 @pytest.mark.parametrize(("usd", "text"), [
@@ -363,7 +373,7 @@ def test_between_the_lifetime_and_the_edge_the_line_says_may_have_expired() -> N
     cold = guard.cold_cache(s, CFG, 1000.0 + 7 * 60)
     assert cold is not None
     assert (cold["cold"], cold["sure"]) == (True, False)
-    a = guard.advice(s, {"L": 180_000, "bDefault": 41_000, "x": 180 / 41}, cold, {})
+    a = guard.advice(s, {"L": 180_000, "bDefault": 41_000, "x": 180 / 41}, cold, params())
     assert a is not None
     assert a["sure"] is False
     assert guard.compose(a) == guard.compose(a, ask=True) == (

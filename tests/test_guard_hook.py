@@ -9,7 +9,7 @@ import re
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import filelock
 import pytest
@@ -24,6 +24,8 @@ pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick 
 
 if TYPE_CHECKING:
     import subprocess
+
+    from session_watcher.core.shapes import Alert, Config, State
 
 FIVE_MIN = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # 5m writes, L 76,178, opus-4-6
 ONE_HOUR = TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # 1h writes, L 77,272, opus-4-6
@@ -401,13 +403,13 @@ def test_the_inferred_cliff_file_sets_the_lifetime(tmp_path: Path) -> None:
 def test_the_engines_guard_alert_is_not_delivered_twice() -> None:
     """Once the prompt hook showed the cold return before call 158, the `guard` alert the fold
     records on call 158 stays in the state (marked) but is not sent again; others still go out."""
-    state = {"guard": {"shown": [1000.0, 158]}}
-    guard_alert = {"kind": "guard", "call": 158}
-    gate = {"kind": "gate", "call": 158}
-    later = {"kind": "guard", "call": 170}
+    state = cast("State", {"guard": {"shown": [1000.0, 158]}})  # the keys _unshown reads, here and below
+    guard_alert = cast("Alert", {"kind": "guard", "call": 158})
+    gate = cast("Alert", {"kind": "gate", "call": 158})
+    later = cast("Alert", {"kind": "guard", "call": 170})
     assert _unshown(state, [guard_alert, gate, later]) == [gate, later]
     assert guard_alert["shownBy"] == "prompt"
-    assert _unshown({}, [guard_alert]) == [guard_alert]
+    assert _unshown(cast("State", {}), [guard_alert]) == [guard_alert]
 
 
 def append_cold_call(t: Path) -> None:
@@ -630,7 +632,7 @@ def test_the_held_prompt_left_before_clear_is_held_again(tmp_path: Path) -> None
 
 # ----------------------------------------------------------------------------- one price (issue 37)
 
-def _cfg(state: dict[str, Any]) -> Any:
+def _cfg(state: dict[str, Any]) -> Config:
     from session_watcher.base import config
 
     return config.load_cached(state["config"], state["context"]["project"])[0]
@@ -660,13 +662,17 @@ def test_the_held_prompt_the_status_line_and_status_quote_one_saving(tmp_path: P
     state = load_state("g1")
     [doc] = pending_handoffs()
     assert state["guard"]["carry"]["K"] == doc["K"]  # the record of what the prepared note carries
-    q = eoq.quantities(state, _cfg(state))
+    q = eoq.quantities(cast("State", state), _cfg(state))
     now = time.time()
     units, usd = eoq.restart_saving(state, q, cold=True, now=now)
     model = eoq.restart_saving(state, q, cold=True)  # no clock: the model's K
+    assert units is not None
+    assert model[0] is not None
+    assert q["K"] is not None
     assert units == pytest.approx(model[0] + q["K"] - doc["K"])
     assert units != model[0]
     assert quoted.group(1) == dollars(usd)
+    assert q["horizon"] is not None
     assert quoted.group(2) == f"~{round(q['horizon'] / 5) * 5}"
     assert f"restart saves {dollars(usd)} " in _status_line("g1", t)
     status = json.loads(sw("status", "--session", "g1", "--json").stdout)
@@ -695,7 +701,7 @@ def test_the_prepared_handoffs_price_goes_when_it_is_taken_or_dropped(tmp_path: 
         assert pending_handoffs() == []
         state = load_state(sid)
         assert "carry" not in state["guard"], how
-        q = eoq.quantities(state, _cfg(state))
+        q = eoq.quantities(cast("State", state), _cfg(state))
         assert eoq.restart_saving(state, q, cold=True, now=time.time()) == eoq.restart_saving(state, q, cold=True)
 
 

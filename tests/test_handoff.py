@@ -28,11 +28,11 @@ def folded(transcript: Path = LONG, sid: str = LONG_ID, cwd: str = LONG_CWD) -> 
                          "hook_event_name": "Stop"}).returncode == 0
 
 
-def run_json(*args: str) -> dict[str, Any]:
+def run_json(*args: str) -> Any:
+    """The command's JSON document: an object, or a list (`handoff --show`)."""
     proc = sw(*args, "--json")
     assert proc.returncode == 0, proc.stderr
-    doc: dict[str, Any] = json.loads(proc.stdout)
-    return doc
+    return json.loads(proc.stdout)
 
 
 def start(sid: str, cwd: str, source: str = "clear") -> dict[str, Any] | None:

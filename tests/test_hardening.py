@@ -615,9 +615,11 @@ def test_attack8_huge_newline_free_transcript_costs_one_bounded_read(root: Path,
     assert not done
     looks = 5  # the clock passes 0.45 s on its fifth look
     assert got[0] <= looks * 2 * reader.CHUNK + looks * 4 * reader.TAIL_BYTES
+    assert state["cursor"] is not None
     first = state["cursor"]["skip"]
     assert reader.CHUNK < first <= looks * 2 * reader.CHUNK
     state, _, done = sessmod.sync(state, str(big), config.merge(), deadline=Clock.now + 0.45)
+    assert state["cursor"] is not None
     assert state["cursor"]["skip"] > first  # the next run goes on from there, never from the start
     assert state["cursor"]["offset"] == 0
 
@@ -783,12 +785,13 @@ def test_lock_error_that_is_not_contention_is_not_taken_for_it(tmp_path: Path,
     for; EWOULDBLOCK is contention."""
     import errno
 
+    from session_watcher.core.errors import LockTimeout
     from session_watcher.state import lock
 
     def flock(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(lock.fcntl, "flock", flock)
+    monkeypatch.setattr("session_watcher.state.lock.fcntl.flock", flock)
     with pytest.raises(OSError, match="No locks available"), lock.SessionLock(str(tmp_path / "a.lock"), 0):
         pass
     held = lock.SessionLock(str(tmp_path / "b.lock"), 0)
@@ -798,7 +801,7 @@ def test_lock_error_that_is_not_contention_is_not_taken_for_it(tmp_path: Path,
     fd = os.open(tmp_path / "b.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        with pytest.raises(lock.LockTimeout), held:
+        with pytest.raises(LockTimeout), held:
             pass
     finally:
         os.close(fd)

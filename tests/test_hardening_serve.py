@@ -298,6 +298,7 @@ def test_live_page_folds_only_appended_bytes_and_equals_a_fresh_page(root: Path)
 
     first = source.current()
     assert page(first) == fresh(first)
+    assert source._feed.cursor is not None
     builder, offset = source._feed.builder, source._feed.cursor["offset"]
     assert offset == tr.stat().st_size
     with tr.open("ab") as fh:

@@ -7,26 +7,30 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from session_watcher.core import health
 from tests.health_reference import from_codes, grade_from_records
 
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Health
+
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = sorted(p for p in FIXTURES.glob("*.jsonl"))
 
 
-def calls_h(codes: str, **extra: Any) -> dict[str, Any]:
+def calls_h(codes: str, **extra: Any) -> Health:
     """Counters with the given tool-call code string (. p e E)."""
     h = from_codes(health.new_health(), codes)
-    h.update(extra)
+    h.update(cast("Health", extra))
     return h
 
 
 def signal(result: dict[str, Any], name: str) -> dict[str, Any]:
-    (s,) = [s for s in result["signals"] if s["name"] == name]
+    signals: list[dict[str, Any]] = result["signals"]
+    (s,) = [s for s in signals if s["name"] == name]
     return s
 
 
@@ -48,12 +52,12 @@ class TestFill:
     )
     def test_cutoffs_200k(self, prompt: int, score: int) -> None:
         """Fill cut-offs at 50/65/80/90 % of a 200k window (strictly below each)."""
-        r = health.grade(dict(health.new_health(), prompt=prompt), None)
+        r = health.grade({**health.new_health(), "prompt": prompt}, None)
         assert signal(r, "Context Fill")["value"] == score
 
     def test_real_window_is_used(self) -> None:
         """A 1M window: 300k tokens is 30 % full (A), not 150 %."""
-        h = dict(health.new_health(), prompt=300_000)
+        h: Health = {**health.new_health(), "prompt": 300_000}
         r = health.grade(h, 1_000_000)
         assert signal(r, "Context Fill")["value"] == 100
         assert r["fillPercent"] == 30.0
@@ -252,7 +256,7 @@ def test_grade_boundaries() -> None:
 
 def test_from_records_hand_built() -> None:
     """The reference computation on a literal session."""
-    calls = [
+    calls: list[dict[str, Any]] = [
         {"toolName": "Read", "filePath": "/p/a.py", "isError": False},
         {"toolName": "Edit", "filePath": None, "isError": False},
         {"toolName": "Read", "filePath": "/p/a.py", "isError": False},
@@ -287,7 +291,7 @@ def walk(path: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     prompts: dict[str, int] = {}
     compactions = 0
     tool_calls: list[dict[str, Any]] = []
-    uses: dict[str, tuple[str, str | None]] = {}
+    uses: dict[object, tuple[str, str | None]] = {}  # by the JSON's tool_use id
     seen_reads: set[str] = set()
     out = []
     for line in path.read_text().splitlines():

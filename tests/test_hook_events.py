@@ -4,10 +4,14 @@ installer register has its row, registered as the row says, and an async hook ne
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from session_watcher.cli import install
 from session_watcher.hooks.run import EVENTS, FOLD
 from tests.oracle import REPO
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 def plugin_hooks() -> dict[str, bool]:
@@ -45,7 +49,8 @@ def test_an_async_hook_never_prints() -> None:
 
 def test_the_rows_that_differ_from_a_plain_fold() -> None:
     """What is special about each event, as architecture.md's table tells it."""
-    special = {name: {k for k, v in plan.items() if v != FOLD[k]} for name, plan in EVENTS.items()}
+    fold: Mapping[str, object] = FOLD  # looked up by each row's keys
+    special = {name: {k for k, v in plan.items() if v != fold[k]} for name, plan in EVENTS.items()}
     assert special == {
         "PostToolUse": set(),
         "PostToolUseFailure": set(),

@@ -152,7 +152,7 @@ def test_the_backtest_prices_each_iteration_and_sheds_both_reads() -> None:
         return {"call": n, "segment": 0, "bDefault": 20_000, "usage": usage}
 
     plain = [row(1, 0), row(2, 50_000), row(3, 60_000), row(4, 70_000)]
-    extra = [[None, 65_000, 0, 0], ["claude-fable-5", 4000, 100, 0]]
+    extra: list[list[Any]] = [[None, 65_000, 0, 0], ["claude-fable-5", 4000, 100, 0]]
     iterated = [*plain[:3], row(4, 70_000, extra)]
     seg_plain = bt.Segment(bt.calls_from_trace(plain), shared=0)
     seg_iter = bt.Segment(bt.calls_from_trace(iterated), shared=0)

@@ -50,8 +50,8 @@ def check(live: Live, source: Path, cwd: Path) -> None:
         assert g["alerts"] == w["alerts"], got["call"]
     state = load_state(live.session_id)
     assert state["engine"]["calls"] == doc["calls"]
-    for low, got, high in live.stop_folded:
-        assert low <= got <= high
+    for low, folded, high in live.stop_folded:
+        assert low <= folded <= high
 
 
 @pytest.mark.parametrize("name", ["short", "tool_heavy", "subagent"])

@@ -9,7 +9,7 @@ import json
 import math
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,12 +18,15 @@ from session_watcher.base import config
 from session_watcher.core import engine, eoq, prices, status
 from session_watcher.state import store
 
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Health, ModelParams, State
+
 CFG = config.merge()
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = [p for p in sorted(FIXTURES.glob("*.jsonl")) if p.stat().st_size > 1_000_000]
 
 
-def run(t: Transcript, cfg: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run(t: Transcript, cfg: ModelParams | None = None) -> tuple[State, list[dict[str, Any]]]:
     state = engine.new_state("v2")
     trace: list[dict[str, Any]] = []
     engine.fold(state, t.events(), cfg or CFG, call_hook=status.tracer(trace, cfg or CFG))
@@ -172,7 +175,7 @@ def test_a_v1_state_file_is_migrated_not_quarantined(tmp_path: Path, monkeypatch
     Path(path).parent.mkdir(parents=True)
     old = engine.new_state("mig")
     old["schema"] = 1
-    old["cursor"] = [123, 456]
+    old["cursor"] = [123, 456]  # type: ignore[typeddict-item]  # a v1 cursor, on purpose
     old["context"]["window"] = 1_000_000
     old["context"]["project"] = "/p"
     Path(path).write_text(json.dumps(old))
@@ -205,7 +208,7 @@ def test_an_older_state_file_starts_again_from_the_transcript(tmp_path: Path, mo
     codes: list[str] = []
     on_tool = health.on_tool
 
-    def recording(h: dict[str, Any], name: str, reread: bool, is_error: bool) -> None:
+    def recording(h: Health, name: str, reread: bool, is_error: bool) -> None:
         productive = name in health.PRODUCTIVE
         codes.append(("E" if productive else "e") if is_error else ("p" if productive else "."))
         on_tool(h, name, reread, is_error)

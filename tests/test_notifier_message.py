@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from session_watcher import notifier
 from session_watcher.core.numbers import calls
 from session_watcher.notifier import busprobe, message
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import NotifyConfig
+
+
+def notify(**keys: Any) -> NotifyConfig:
+    """A [notify] table with only these keys (dispatch takes the defaults for the others)."""
+    return cast("NotifyConfig", keys)
+
 
 GATE = {
     "kind": "gate",
@@ -148,7 +158,7 @@ class TestEscaping:
     def test_terminal_sequence_cannot_be_broken_out_of(self) -> None:
         """Session text with ESC, BEL and C1 controls yields exactly one OSC sequence."""
         alert = {**GATE, "project": "/p/x\x1b]0;pwned\x07y;z", "model": "m\x9b31m\nnext"}
-        out = notifier.dispatch([alert], {"channels": ["terminal"]}, env={})
+        out = notifier.dispatch([alert], notify(channels=["terminal"]), env={})
         assert out is not None
         assert set(out) == {"terminalSequence"}
         seq = out["terminalSequence"]
@@ -162,14 +172,14 @@ class TestEscaping:
 
     def test_osc9_for_iterm(self) -> None:
         """iTerm2 gets OSC 9, which it shows as a notification."""
-        out = notifier.dispatch([GATE], {"channels": ["terminal"]}, env={"TERM_PROGRAM": "iTerm.app"})
+        out = notifier.dispatch([GATE], notify(channels=["terminal"]), env={"TERM_PROGRAM": "iTerm.app"})
         assert out is not None
         assert out["terminalSequence"].startswith("\x1b]9;This session now costs more than a fresh start")
 
     def test_system_message_is_plain_text(self) -> None:
         """The systemMessage keeps its line breaks and drops escape sequences."""
         alert = {**GATE, "model": "\x1b[31mred\x1b[0m"}
-        out = notifier.dispatch([alert], {"channels": ["message"]}, env={})
+        out = notifier.dispatch([alert], notify(channels=["message"]), env={})
         assert out == {
             "systemMessage": "session-watcher: This session now costs more than a fresh start (shop)\n"
             "Restarting now saves $0.31 over the next ~10 calls (at this session's pace: 1.1M fewer tokens read, "
@@ -185,21 +195,21 @@ class TestEscaping:
 class TestChannels:
     def test_no_alerts_no_output(self) -> None:
         """Without alerts nothing is sent and the hook prints nothing."""
-        assert notifier.dispatch([], {"channels": ["message"]}, env={}) is None
+        assert notifier.dispatch([], notify(channels=["message"]), env={}) is None
 
     def test_defaults_fall_back_to_message(self, tmp_path: object) -> None:
         """Default config, no bus: the systemMessage carries the alert."""
-        out = notifier.dispatch([GATE], {}, env={"XDG_RUNTIME_DIR": str(tmp_path)})
+        out = notifier.dispatch([GATE], notify(), env={"XDG_RUNTIME_DIR": str(tmp_path)})
         assert out is not None
         assert list(out) == ["systemMessage"]
 
     def test_fallback_terminal_and_none(self, tmp_path: object) -> None:
         """The fallback channel is the configured one; 'none' sends nothing."""
         env = {"XDG_RUNTIME_DIR": str(tmp_path)}
-        out = notifier.dispatch([GATE], {"channels": ["desktop"], "fallback": "terminal"}, env=env)
+        out = notifier.dispatch([GATE], notify(channels=["desktop"], fallback="terminal"), env=env)
         assert out is not None
         assert list(out) == ["terminalSequence"]
-        assert notifier.dispatch([GATE], {"channels": ["desktop"], "fallback": "none"}, env=env) is None
+        assert notifier.dispatch([GATE], notify(channels=["desktop"], fallback="none"), env=env) is None
 
     def test_ssh_without_bus_variable_ignores_user_bus(self, tmp_path: object) -> None:
         """Over SSH the user bus socket is not used: the desktop there is not the user's screen."""
@@ -268,7 +278,7 @@ def test_dispatch_imports_nothing_heavy(tmp_path: object) -> None:
 @pytest.mark.parametrize("bad", [{"channels": "desktop"}, {"fallback": "pager"}, {"channels": ["fax"]}])
 def test_odd_config_never_raises(bad: dict[str, object], tmp_path: object) -> None:
     """A malformed notify table falls back to defaults instead of failing the hook."""
-    out = notifier.dispatch([GATE], bad, env={"XDG_RUNTIME_DIR": str(tmp_path)})
+    out = notifier.dispatch([GATE], bad, env={"XDG_RUNTIME_DIR": str(tmp_path)})  # type: ignore[arg-type]  # malformed, on purpose
     assert out is None or set(out) <= {"systemMessage", "terminalSequence"}
     if bad == {"fallback": "pager"}:
         assert out is not None

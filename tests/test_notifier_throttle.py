@@ -7,13 +7,14 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from bench.synth import Transcript
 from session_watcher.base import config
 from session_watcher.core import engine
+from session_watcher.core.usererrors import ConfigError
 from session_watcher.notifier import throttle
 from tests.oracle import hook, payload, statusline
 from tests.statefile import load_state, state_file
@@ -21,15 +22,18 @@ from tests.statefile import load_state, state_file
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from session_watcher.core.shapes import Alert, NotifyConfig, State
+
 T0 = 1_800_000_000.0
-CFG: dict[str, Any] = {"channels": ["desktop"], "fallback": "message", "remind_min": 10}
+CFG: NotifyConfig = {"channels": ["desktop"], "fallback": "message", "remind_min": 10}
 
 
-def alert(kind: str, call: int) -> dict[str, Any]:
-    return {"kind": kind, "call": call, "sessionId": "s", "reminder": 1 if kind == "backstop" else 0}
+def alert(kind: str, call: int) -> Alert:
+    """An alert with the keys the throttle reads (the fold's carry more)."""
+    return cast("Alert", {"kind": kind, "call": call, "sessionId": "s", "reminder": 1 if kind == "backstop" else 0})
 
 
-def fresh(segment: int = 0) -> dict[str, Any]:
+def fresh(segment: int = 0) -> State:
     state = engine.new_state("s")
     state["engine"]["segment"] = segment
     return state
@@ -71,18 +75,20 @@ class TestAdmit:
 
     def test_zero_disables_the_limit(self) -> None:
         state = fresh()
-        cfg = {**CFG, "remind_min": 0}
+        cfg: NotifyConfig = {**CFG, "remind_min": 0}
         for i in range(5):
             assert throttle.admit(state, [alert("backstop", 50 + i)], cfg, T0 + i) == [
                 {**alert("backstop", 50 + i), "shown": i}]
 
     def test_other_limits_and_defaults(self) -> None:
         state = fresh()
-        throttle.admit(state, [alert("gate", 1)], {"remind_min": 2.5}, T0)
-        assert throttle.admit(state, [alert("backstop", 2)], {"remind_min": 2.5}, T0 + 149) == []
-        assert throttle.admit(state, [alert("backstop", 3)], {"remind_min": 2.5}, T0 + 150) != []
-        assert throttle.remind_seconds(None) == throttle.remind_seconds({}) == 600
-        assert throttle.remind_seconds({"remind_min": "soon"}) == 600  # a bad value (the config rejects it)
+        only_min = cast("NotifyConfig", {"remind_min": 2.5})  # the other keys left out
+        throttle.admit(state, [alert("gate", 1)], only_min, T0)
+        assert throttle.admit(state, [alert("backstop", 2)], only_min, T0 + 149) == []
+        assert throttle.admit(state, [alert("backstop", 3)], only_min, T0 + 150) != []
+        assert throttle.remind_seconds(None) == throttle.remind_seconds(cast("NotifyConfig", {})) == 600
+        # a bad value (the config rejects it)
+        assert throttle.remind_seconds({"remind_min": "soon"}) == 600  # type: ignore[arg-type]
         assert config.DEFAULTS["notify"]["remind_min"] == throttle.REMIND_MIN
 
     def test_clock_set_back_does_not_silence(self) -> None:
@@ -99,25 +105,25 @@ class TestAdmit:
 
         state = fresh()
         e = state["engine"]
-        e.update(calls=40, dwell=3, billsTotal=7)  # in deep water since call 38
+        e.update({"calls": 40, "dwell": 3, "billsTotal": 7})  # in deep water since call 38
         gate = alert("gate", 40)
         assert throttle.admit(state, [gate], CFG, T0)[0]["shown"] == 0
         assert "shown" not in gate  # a delivered copy carries it; the state's alert stays the fold's
         assert state["notified"] == {"at": T0, "segment": 0, "episode": 38, "shown": 1, "bills": 7}
-        e.update(calls=52, dwell=15, billsTotal=10)
+        e.update({"calls": 52, "dwell": 15, "billsTotal": 10})
         assert throttle.admit(state, [alert("backstop", 52)], CFG, T0 + 60) == []  # held back
         assert notice(state) == {"shown": 1, "bills": 3}  # not reset: 3 bills since the gate was shown
-        e.update(calls=53, dwell=16)
+        e.update({"calls": 53, "dwell": 16})
         assert throttle.admit(state, [alert("guard", 53)], CFG, T0 + 120) == [alert("guard", 53)]
         assert (state["notified"]["shown"], state["notified"]["bills"]) == (1, 7)
-        e.update(calls=70, dwell=33, billsTotal=14)
+        e.update({"calls": 70, "dwell": 33, "billsTotal": 14})
         got = throttle.admit(state, [alert("backstop", 69), alert("backstop", 70)], CFG, T0 + 900)
         assert [a["shown"] for a in got] == [1, 1]  # one notification shows them: "Reminder 1"
         assert notice(state) == {"shown": 2, "bills": 0}
-        e.update(calls=90, dwell=2)  # left deep water and came back: a new episode
+        e.update({"calls": 90, "dwell": 2})  # left deep water and came back: a new episode
         assert notice(state) is None
         assert throttle.admit(state, [alert("gate", 90)], CFG, T0 + 2000)[0]["shown"] == 0
-        e.update(dwell=0)
+        e.update({"dwell": 0})
         assert notice(state) is None
 
     def test_a_reminder_held_back_comes_when_the_quiet_ends(self) -> None:
@@ -126,7 +132,7 @@ class TestAdmit:
         supersedes it; one that no longer holds is dropped."""
         state = fresh()
         e = state["engine"]
-        e.update(calls=40, dwell=3, billsTotal=7, lamp="amber")
+        e.update({"calls": 40, "dwell": 3, "billsTotal": 7, "lamp": "amber"})
         throttle.admit(state, [alert("gate", 40)], CFG, T0)
         assert throttle.release(state, CFG, T0 + 700) == []  # nothing held
         assert throttle.admit(state, [alert("backstop", 45)], CFG, T0 + 60) == []
@@ -138,10 +144,10 @@ class TestAdmit:
         assert "held" not in state["notified"]
         assert state["notified"]["at"] == T0 + 600
         throttle.admit(state, [alert("backstop", 60)], CFG, T0 + 660)  # held again ...
-        e.update(dwell=0, lamp="green")  # ... and the session left deep water
+        e.update({"dwell": 0, "lamp": "green"})  # ... and the session left deep water
         assert throttle.release(state, CFG, T0 + 1300) == []
         assert "held" not in state["notified"]
-        e.update(dwell=4, lamp="amber")
+        e.update({"dwell": 4, "lamp": "amber"})
         throttle.admit(state, [alert("backstop", 70)], CFG, T0 + 1300)  # shown: nothing was held
         throttle.admit(state, [alert("backstop", 71)], CFG, T0 + 1310)  # held ...
         throttle.admit(state, [alert("backstop", 80)], CFG, T0 + 1900)  # ... superseded by one shown
@@ -160,7 +166,7 @@ class TestConfig:
 
     @pytest.mark.parametrize("value", [-1, "10", True, float("nan")])
     def test_rejected(self, value: object) -> None:
-        with pytest.raises(config.ConfigError,
+        with pytest.raises(ConfigError,
                            match=r"key 'notify.remind_min': expected a number of minutes from 0 to 10080"):
             config.validate("f.toml", {"notify": {"remind_min": value}})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -24,7 +24,7 @@ from session_watcher.sessions import handoff
 from session_watcher.sessions.replay import fold
 
 if TYPE_CHECKING:
-    from session_watcher.core.shapes import Alert
+    from session_watcher.core.shapes import Alert, Config, State
 
 FIXTURES = Path(__file__).parent / "fixtures"
 S258 = FIXTURES / "transcripts" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"  # ends amber, 2025
@@ -44,9 +44,16 @@ def near_compaction(calls: int = 56) -> Transcript:
     return t
 
 
-def folded(path: Path) -> tuple[Any, Any]:
+def folded(path: Path) -> tuple[State, Config]:
     state, cfg, _ = fold(str(path), with_trace=False)
     return state, cfg
+
+
+def last_call(state: State) -> float:
+    """When the folded session's last call was."""
+    ts = state["engine"]["lastTs"]
+    assert ts is not None
+    return ts
 
 
 # ----------------------------------------------------------------------------- the words
@@ -65,13 +72,16 @@ def test_a_horizon_cut_by_the_compaction_is_said_by_the_guard_status_and_the_ale
     path = near_compaction().save(tmp_path / "s.jsonl")
     state, cfg = folded(path)
     q = eoq.quantities(state, cfg)
+    assert q["dhat"] is not None
+    assert q["bDefault"] is not None
+    assert q["horizon"] is not None
     m = q["dhat"] * q["bDefault"] / q["g"]
     assert q["untilCompaction"]
     assert 1 <= q["horizon"] < m
     words = over_calls(q["horizon"], True)
     assert words.endswith(", until the automatic compaction")
 
-    now = state["engine"]["lastTs"] + 3600  # back after an hour: cold for sure
+    now = last_call(state) + 3600  # back after an hour: cold for sure
     doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
     assert doc["untilCompaction"] is True
     assert doc["horizon"] == pytest.approx(q["horizon"], abs=1e-3)
@@ -79,7 +89,9 @@ def test_a_horizon_cut_by_the_compaction_is_said_by_the_guard_status_and_the_ale
     assert words in lamp_words(doc)
     assert words in status_text(doc).replace("\n", " ")
 
-    a = guard.advice(state, q, guard.cold_cache(state, cfg, now), cfg, now)
+    cold = guard.cold_cache(state, cfg, now)
+    assert cold is not None
+    a = guard.advice(state, q, cold, cfg, now)
     assert a is not None
     assert a["untilCompaction"] is True
     assert f"Or a fresh session, {dollars(doc['savingUsd'])} less {words}:" in guard.compose({**a, "handoff": True},
@@ -126,7 +138,7 @@ def test_the_page_shows_the_restart_saving_status_shows(after: float) -> None:
     """The page's line is `status`'s at the same time (the same document, cold-aware, and the same
     words): warm 30 s after the last call, cold two hours after; not the fold's warm model-K figure."""
     state, cfg = folded(S258)
-    now = state["engine"]["lastTs"] + after
+    now = last_call(state) + after
     want = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
     model = spd.load_model(str(S258), now=now)
     shown = model["restartNow"]
@@ -161,7 +173,7 @@ def test_handoff_json_saving_is_the_restart_saving_at_the_notes_k() -> None:
     line, and the guard) quote exactly that figure."""
     state, cfg = folded(S258)
     for after in (30.0, 7200.0):
-        now = state["engine"]["lastTs"] + after
+        now = last_call(state) + after
         doc = handoff.build(state, cfg, now)
         q = eoq.quantities(state, cfg)
         cold = cold_now(state, cfg, now)
@@ -177,7 +189,7 @@ def test_handoff_json_saving_is_the_restart_saving_at_the_notes_k() -> None:
         assert shown == pytest.approx(doc["savingUsd"], abs=1e-6)
         del state["guard"]
     # the warm figure is the one the note's K changes: the model's K less the note's extra write
-    warm = handoff.build(state, cfg, state["engine"]["lastTs"] + 30)
+    warm = handoff.build(state, cfg, last_call(state) + 30)
     model_k = status_document(state, cfg)
     assert warm["savingUsd"] < model_k["savingUsd"]
 
@@ -206,7 +218,7 @@ def test_the_page_prices_a_handoff_the_guard_prepared_as_status_does() -> None:
     from session_watcher.state import store
 
     state, cfg = folded(S258)
-    now = state["engine"]["lastTs"] + 7200
+    now = last_call(state) + 7200
     doc = handoff.build(state, cfg, now)
     e = state["engine"]
     carry = {"K": doc["K"], "carryTokens": doc["carryTokens"], "carryUsd": doc["carryUsd"], "createdAt": now,

@@ -68,7 +68,7 @@ def fold_to_the_end(transcript: Path, event: str = "Stop") -> float:
 
 
 def latest(points: list[Point]) -> dict[tuple[str, tuple[tuple[str, Any], ...]], Point]:
-    out = {}
+    out: dict[tuple[str, tuple[tuple[str, Any], ...]], Point] = {}
     for p in points:
         key = (p.name, tuple(sorted((k, v) for k, v in p.attributes.items() if k in ("state", "kind", "type", "ttl"))))
         if key not in out or p.time >= out[key].time:

@@ -14,6 +14,7 @@ import pytest
 
 from session_watcher.base import config, paths
 from session_watcher.cli import export as backfill
+from session_watcher.core.usererrors import NoTarget
 from session_watcher.otlp import exporter, settings, trigger, wire
 from tests.oracle import FIXTURES, TRANSCRIPTS, hook, payload
 from tests.otlp_receiver import Receiver, closed_port, exporters, stop_exporters
@@ -143,8 +144,8 @@ def test_export_called_directly_sends_the_sessions(tmp_path: Path, capsys: pytes
     assert backfill.command(ns) == 0  # a dry run prints the request instead of sending it
     doc = json.loads(capsys.readouterr().out)
     assert {m["name"] for m in doc["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]} >= {"session_watcher.calls"}
-    with pytest.raises(settings.NoTarget):
-        settings.resolve({"endpoint": "", "protocol": "grpc"}, {})
+    with pytest.raises(NoTarget):
+        settings.resolve({"endpoint": "", "protocol": "grpc"}, {})  # type: ignore[typeddict-item]  # grpc, on purpose
 
 
 def test_identity_waits_out_a_claude_json_being_rewritten(tmp_path: Path) -> None:

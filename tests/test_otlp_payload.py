@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from google.protobuf import json_format
@@ -15,12 +15,15 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
 from session_watcher.base import config
+from session_watcher.core.usererrors import ConfigError, NoTarget
 from session_watcher.otlp import exporter, payload, settings, wire
 from session_watcher.sessions.replay import replay
 from tests.oracle import FIXTURES
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from session_watcher.core.shapes import OtlpConfig
 
 COLD = FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"
 CFG = config.merge()
@@ -120,6 +123,11 @@ def test_both_encodings_are_the_same_official_message(replayed: tuple[dict[str, 
     assert {r.body.string_value for r in got} == {"session_watcher.advice"}
 
 
+def otlp_keys(**keys: bool) -> OtlpConfig:
+    """The [otlp] keys the payload reads (`project`, `events`); a loaded config has them all."""
+    return cast("OtlpConfig", keys)
+
+
 def test_no_path_leaves_the_machine_unless_the_project_is_opted_in(tmp_path: Path,
                                                                    replayed: tuple[dict[str, Any], list[Any]]) -> None:
     """The alerts carry the project's path and the status document the files': none of it is sent.
@@ -131,7 +139,8 @@ def test_no_path_leaves_the_machine_unless_the_project_is_opted_in(tmp_path: Pat
     target = settings.Target({"metrics": "http://127.0.0.1:9/v1/metrics", "logs": "http://127.0.0.1:9/v1/logs"},
                              "http/json", {}, 1.0, ({"service.name": "session-watcher"}, {"user.id": "u"}))
     for opted in (False, True):
-        metrics, logs, _ = exporter.build(target, {"project": opted, "events": True}, [(doc, alerts)], {}, None, NOW)
+        otlp = otlp_keys(project=opted, events=True)
+        metrics, logs, _ = exporter.build(target, otlp, [(doc, alerts)], {}, None, NOW)
         text = json.dumps(metrics) + json.dumps(logs)
         assert "/home/someone" not in text
         assert "/work/" not in text
@@ -139,7 +148,7 @@ def test_no_path_leaves_the_machine_unless_the_project_is_opted_in(tmp_path: Pat
     full_doc, _ = replay(str(COLD), cfg=CFG)
     paths = [b["path"] for b in full_doc["buckets"] if b.get("path")]
     assert paths  # the session read files: their paths are in the document, not on the wire
-    metrics, logs, _ = exporter.build(target, {"project": False}, [(full_doc, alerts)], {}, None, NOW)
+    metrics, logs, _ = exporter.build(target, otlp_keys(project=False), [(full_doc, alerts)], {}, None, NOW)
     assert not any(p in json.dumps(metrics) + json.dumps(logs) for p in paths)
 
 
@@ -148,13 +157,13 @@ def test_no_path_leaves_the_machine_unless_the_project_is_opted_in(tmp_path: Pat
     ("interval", 1e9), ("headers", {"a": "x\r\ny"}), ("enabled", "yes"), ("resource_attributes", ["team.id"]),
 ])
 def test_a_bad_otlp_value_is_refused_naming_the_key(key: str, value: Any) -> None:
-    with pytest.raises(config.ConfigError, match=f"otlp.{key}"):
+    with pytest.raises(ConfigError, match=f"otlp.{key}"):
         config.validate("c.toml", {"otlp": {key: value}})
 
 
 def test_otlp_is_the_users_own_a_project_file_cannot_set_it(tmp_path: Path) -> None:
     """A repository could otherwise send the user's figures wherever it likes."""
-    with pytest.raises(config.ConfigError, match="may only be set in your own config"):
+    with pytest.raises(ConfigError, match="may only be set in your own config"):
         config.validate("p.toml", {"otlp": {"endpoint": "http://elsewhere:4318"}}, project=True)
     cfg = config.merge(config.validate("c.toml", {"otlp": {"enabled": True, "interval": 30}}))
     assert cfg["otlp"]["enabled"] is True
@@ -184,7 +193,7 @@ def test_claude_codes_settings_say_where_in_its_own_order(tmp_path: Path, monkey
                                         "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20tok"},
                               {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://managed:4318/"}),
            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://process:4318", "HOME": str(tmp_path)}
-    otlp = dict(config.DEFAULTS["otlp"])
+    otlp = config.DEFAULTS["otlp"].copy()
     t = settings.resolve(otlp, env, version="9")
     assert t.urls == {"metrics": "http://managed:4318/v1/metrics", "logs": "http://managed:4318/v1/logs"}
     assert t.protocol == "http/json"
@@ -209,20 +218,20 @@ def test_claude_codes_settings_say_where_in_its_own_order(tmp_path: Path, monkey
 def test_a_signals_own_endpoint_is_used_as_it_is_and_grpc_is_refused(tmp_path: Path) -> None:
     env = {**_settings_files(tmp_path, {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c:4318/custom/metrics",
                                         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, None), "HOME": str(tmp_path)}
-    t = settings.resolve(dict(config.DEFAULTS["otlp"]), env)
+    t = settings.resolve(config.DEFAULTS["otlp"].copy(), env)
     assert t.urls == {"metrics": "http://c:4318/custom/metrics", "logs": "http://c:4318/v1/logs"}
     env2 = {**_settings_files(tmp_path, {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
                                          "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317"}, None), "HOME": str(tmp_path)}
-    with pytest.raises(settings.NoTarget, match="grpc"):
-        settings.resolve(dict(config.DEFAULTS["otlp"]), env2)
+    with pytest.raises(NoTarget, match="grpc"):
+        settings.resolve(config.DEFAULTS["otlp"].copy(), env2)
 
 
 def test_auto_without_an_endpoint_in_the_settings_has_nowhere_to_go(tmp_path: Path) -> None:
     """Claude Code's telemetry on, its endpoint only in its own environment (which hooks never see):
     the exporter says so instead of guessing; `enabled = true` goes to the OTLP default."""
     env = {**_settings_files(tmp_path, {}, None), "HOME": str(tmp_path), "CLAUDE_CODE_ENABLE_TELEMETRY": "1"}
-    with pytest.raises(settings.NoTarget, match="set \\[otlp\\] endpoint"):
-        settings.resolve(dict(config.DEFAULTS["otlp"]), env)
+    with pytest.raises(NoTarget, match="set \\[otlp\\] endpoint"):
+        settings.resolve(config.DEFAULTS["otlp"].copy(), env)
     t = settings.resolve({**config.DEFAULTS["otlp"], "enabled": True}, env)
     assert t.urls["metrics"] == "http://localhost:4318/v1/metrics"
     assert t.source == "default"

@@ -483,7 +483,9 @@ def test_bp_is_drawn_past_the_sweet_spot_only(browser: Any, long_pages: dict[str
     try:
         d = page.locator(".bp-line").get_attribute("d")
         assert len(re.findall(r"[ML]", d)) == len(right)
-        first_x = float(re.match(r"M([\d.]+)", d).group(1))
+        first = re.match(r"M([\d.]+)", d)
+        assert first is not None
+        first_x = float(first.group(1))
         starts = page.evaluate("() => Object.fromEntries([...document.querySelectorAll('.story-hover')]"
                                ".map(r => [r.getAttribute('data-call'), Number(r.getAttribute('x'))]))")
         assert first_x == pytest.approx(starts[str(right[0]["call"])], abs=0.1)

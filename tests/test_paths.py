@@ -22,6 +22,8 @@ from session_watcher.state import session
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from session_watcher.core.shapes import State
+
 REAL_GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(REAL_GIT is None, reason="git is installed by .ci/setup.d/15-git.sh")
 
@@ -155,7 +157,7 @@ def calls(log: Path) -> list[str]:
     return [line for line in log.read_text().splitlines() if line]
 
 
-def new_state(repo: Path, cwd: Path | None = None) -> dict[str, Any]:
+def new_state(repo: Path, cwd: Path | None = None) -> State:
     state = engine.new_state("paths")
     state["context"]["cwd"] = str(cwd or repo)
     state["context"]["project"] = os.path.realpath(repo)

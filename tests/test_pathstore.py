@@ -4,27 +4,30 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from bench.synth import Transcript
 from session_watcher.core import engine
+from session_watcher.core.errors import ShardRejected
 from session_watcher.state import store
-from session_watcher.state.pathstore import SHARDS, PathShards, ShardRejected, shard_of
+from session_watcher.state.pathstore import SHARDS, PathShards, shard_of
 from tests.oracle import hook, oracle, payload
 from tests.statefile import load_state, read_state, sessions_dir
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from session_watcher.core.shapes import PathEntry, State
 
-def _state_with_paths(n: int) -> dict[str, Any]:
+
+def _state_with_paths(n: int) -> State:
     state = engine.new_state("s")
     state["engine"]["floor"] = 1000
     for i in range(n):
         path = f"/proj/src/f{i:04d}.py"
-        entry = {"lines": i, "ranges": [[1, i + 1]], "overhead": 40, "pendingEdit": 0, "calibration": 0,
+        entry: PathEntry = {"lines": i, "ranges": [[1, i + 1]], "overhead": 40, "pendingEdit": 0, "calibration": 0,
                  "tokens": i + 40, "reason": None, "include": True, "reads": 1, "edited": False}
         state["paths"][path] = entry
         state["reasons"][path] = None
@@ -32,7 +35,7 @@ def _state_with_paths(n: int) -> dict[str, Any]:
     return state
 
 
-def _save(tmp_path: Path, state: dict[str, Any]) -> Path:
+def _save(tmp_path: Path, state: State) -> Path:
     main = tmp_path / "s.json"
     shards = PathShards(str(main))
     shards.ensure_all(state)

@@ -147,7 +147,7 @@ def test_no_fork_with_threads_or_when_none_is_allowed(tmp_path: Path, monkeypatc
     def no_fork() -> int:
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(pool.os, "fork", no_fork)
+    monkeypatch.setattr("session_watcher.state.pool.os.fork", no_fork)
     assert pool.map_batches(work, 5, 3) == [0, -1, -2, -3, -4]
 
 

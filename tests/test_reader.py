@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from session_watcher.state.reader import Reset, read_new
+from session_watcher.core.errors import Reset
+from session_watcher.state.reader import read_new
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,7 +152,7 @@ def test_lines_of_skips_an_over_long_line_without_holding_it(tmp_path: Path) -> 
     """The line reader for readers that do not fold (the handoff's digest, a child's note): complete
     lines in order, one longer than the bound skipped across reads, the unfinished last one left
     out, a FIFO refused at once."""
-    from session_watcher.base.paths import NotAFile
+    from session_watcher.core.errors import NotAFile
     from session_watcher.state.reader import lines_of
 
     p = tmp_path / "t.jsonl"

@@ -23,6 +23,8 @@ from tests.live_driver import Live, synthetic_schedule
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from session_watcher.core.shapes import State
+
 CFG = config.merge()
 SID = "1e0816ef-6f89-4f05-b331-dab09bb14485"  # a real session with a compaction at line 310
 FIRST_REAL = 3 + 16_496 + 35_166  # the prompt of its first call after the compaction
@@ -106,7 +108,7 @@ def test_the_hooks_fold_failed_requests_as_replay_does(tmp_path: Path) -> None:
     assert next(r for r in rows if r["segment"] == 1 and r["floor"] is not None)["floor"] == FIRST_REAL
 
 
-def _run(t: Transcript) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _run(t: Transcript) -> tuple[State, list[dict[str, Any]]]:
     state = engine.new_state("t")
     trace: list[dict[str, Any]] = []
     engine.fold(state, t.events(), CFG, call_hook=status.tracer(trace, CFG))

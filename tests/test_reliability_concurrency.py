@@ -152,7 +152,7 @@ def test_64_hooks_at_once_while_the_transcript_grows(root: Path) -> None:
         doc = hook_stdout_ok(prompt.stdout)
         res = check_against_oracle(root, s, tr)
         want = fs.message_texts(res["alerts"])
-        held = bool(doc) and doc.get("decision") == "block"  # a cold return: shown without the restart line
+        held = bool(doc and doc.get("decision") == "block")  # a cold return: shown without the restart line
         for text in want:
             shown = "\n".join(ln for ln in text.split("\n") if not (held and ln.startswith(RESTART_LINE)))
             texts[text] = doc.get("systemMessage", "").count(shown) if doc else 0

@@ -92,7 +92,7 @@ def forked_run(event: str, raw: bytes, kill_at: int | None = None) -> tuple[int,
 
         for name, fn in real.items():
             setattr(os, name, wrap(fn))
-        session.fold_events = wrap(real_fold)  # type: ignore[assignment]
+        session.fold_events = wrap(real_fold)
         code = 0
         try:
             run(event, raw)

@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +24,9 @@ from hypothesis import strategies as st
 
 from tests import fuzz_synth as fs
 from tests.statefile import load_state
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 SLOW = os.environ.get("SW_RUN_SLOW") == "1"
 STDIN_CASES = 3000 if SLOW else 300
@@ -65,7 +68,7 @@ def check_audit() -> None:
 
 
 @pytest.fixture
-def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     fs.isolate(tmp_path, monkeypatch, '[notify]\nchannels = ["message", "terminal", "desktop"]\n')
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
     EVENTS.clear()

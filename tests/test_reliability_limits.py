@@ -96,8 +96,8 @@ def test_a_lock_held_forever(root: Path) -> None:
     lock = str(state_file(s.session_id, fs.sw_home(root))) + ".lock"
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, lock], stdout=subprocess.PIPE, env=env_of(root),
                               cwd=str(fs.REPO))
+    assert holder.stdout is not None  # a pipe: closed in the end below
     try:
-        assert holder.stdout is not None
         assert holder.stdout.readline() == b"held\n"
         times = []
         for _ in range(3):

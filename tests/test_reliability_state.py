@@ -11,12 +11,15 @@ import shutil
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -56,7 +59,7 @@ def exact(root: Path, s: fs.SynthSession, upto: int | None = None) -> dict[str, 
 
 # ----------------------------------------------------------------------------- corrupt state
 
-CORRUPT = {
+CORRUPT: dict[str, Callable[[bytes], bytes]] = {
     "truncated": lambda good: good[: len(good) // 2],
     "garbage": lambda good: bytes(range(256)) * 7,
     "empty": lambda good: b"",

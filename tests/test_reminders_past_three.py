@@ -4,7 +4,7 @@ agrees with the fold's own alerts, finds the rule kept as shipped and broken whe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench import advice
 from bench import calibrate as cal
@@ -12,12 +12,15 @@ from session_watcher.base import config
 from session_watcher.core import engine
 from tests.codex_lines import FIXTURES
 
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import ModelParams
+
 THREAD = FIXTURES / "rollout-019d7739-95cb-79e3-9de4-3cbe15400b87.jsonl"
 # a reminder every tenth of the backstop interval, none backed off, no cap
 LOOSE = {"remind_backoff": 1, "remind_cap": 1000, "backstop_base": 0.1}
 
 
-def early(s: cal.Session, cfg: dict[str, Any]) -> tuple[int, int]:
+def early(s: cal.Session, cfg: ModelParams) -> tuple[int, int]:
     """(segments with more than 3 reminders, those with one past the 3rd under twice the gate's saving),
     from the alerts the fold fires, by the engine's segment."""
     gate: dict[int, float] = {}

@@ -385,6 +385,7 @@ def test_a_cold_return_is_advised_only_past_the_edge() -> None:
     life = eoq.cache_lifetime(state["engine"]["ttl"], cfg.get("cliff"), state["context"].get("model"))
     assert life is not None
     last = state["engine"]["lastTs"]
+    assert last is not None
     maybe = last + life + eoq.EDGE_MARGIN / 2
     past = last + eoq.cache_edge(life) + 1
     assert eoq.cache_cold(state, cfg, maybe)
@@ -403,7 +404,7 @@ def test_the_status_line_module_holds_the_line_and_not_the_status_commands_words
     words = {"status_text", "plan_lines", "health_text", "health_value"}
     assert words <= set(vars(statustext))
     assert not words & set(vars(render))
-    assert statustext.lamp_words is render.lamp_words  # the lamp's words: one function, for the page too
+    assert vars(statustext)["lamp_words"] is render.lamp_words  # the lamp's words: one function, for the page too
 
 
 def test_health_text_names_the_session_and_says_why_a_signal_has_no_figure() -> None:

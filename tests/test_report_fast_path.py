@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,10 +18,14 @@ from session_watcher.agents.claude_code import records
 from session_watcher.agents.claude_code.discover import discover
 from session_watcher.reports import scan
 from session_watcher.reports.collect import run_report
-from session_watcher.reports.parse import KIND_DIR, Row
+from session_watcher.reports.kinds import KIND_DIR
+from session_watcher.reports.parse import Row
 from session_watcher.state import pool
 from tests.builders import build_report, build_sessions
 from tests.test_decoders import reference_chunk, tricky_lines, usage_call
+
+if TYPE_CHECKING:
+    from session_watcher.reports.warmth import Session
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Claude Code transcripts: a rollout among them is a Codex thread (`agents.claimed`), read by its own decoder
@@ -139,7 +144,15 @@ def test_report_equal_when_some_sessions_come_from_the_index(tmp_path: Path, mon
     sources = discover([str(projects)])
     rows = {s.path: reference_file(Path(s.path).read_bytes()) for s in sources}
     sessions = build_sessions(sources, rows)
-    named = [s for s in sessions if len(s.calls) > 2 and s.calls[2].ts - s.calls[1].ts > 1 and s.calls[2].cw][:2]
+
+    def pause(s: Session) -> float:
+        """Seconds between the session's second and third calls."""
+        before, after = s.calls[1].ts, s.calls[2].ts
+        assert before is not None
+        assert after is not None
+        return after - before
+
+    named = [s for s in sessions if len(s.calls) > 2 and pause(s) > 1 and s.calls[2].cw][:2]
     assert len(named) == 2
     warnings = [{"sessionId": s.session_id, "ts": s.calls[2].ts, "afterTs": s.calls[1].ts, "usd": 0.5} for s in named]
     warnings.append({"sessionId": "not-in-this-report", "ts": 1.7e9, "afterTs": 1.7e9 - 900, "usd": 0.25})

@@ -318,18 +318,24 @@ class FakeTerminal:
         pass
 
 
+def shown(progress: Progress) -> str:
+    """What `progress` wrote to its FakeTerminal."""
+    assert isinstance(progress.stream, FakeTerminal)
+    return progress.stream.text
+
+
 def test_progress_bar_only_on_a_terminal_after_a_moment(corpus: Path) -> None:
     quick = Progress(FakeTerminal(True))
     quick(1, 10)
-    assert quick.stream.text == ""  # not before the delay
+    assert shown(quick) == ""  # not before the delay
     slow = Progress(FakeTerminal(True))
     slow.DELAY = 0.0
     slow(5, 10)
-    assert "5/10" in slow.stream.text
+    assert "5/10" in shown(slow)
     pipe = Progress(FakeTerminal(False))
     pipe.DELAY = 0.0
     pipe(5, 10)
-    assert pipe.stream.text == ""
+    assert shown(pipe) == ""
     idx = Index(str(corpus / "db.sqlite3"))
     seen: list[tuple[int, int]] = []
     idx.refresh(discover([str(corpus / "projects")]), [str(corpus / "projects")], lambda d, t: seen.append((d, t)))

@@ -223,7 +223,8 @@ def test_the_kept_facts_asked_one_by_one_or_all_at_once() -> None:
 
 
 def test_a_sessions_sources_asked_one_by_one_or_all_at_once() -> None:
-    rows = [(f"/p/{k % 7}/{k}.jsonl", f"s{k % 40}", str(k % 7), bool(k % 3), None) for k in range(200)]
+    rows: list[tuple[str, str, str, bool, str | None]] = [
+        (f"/p/{k % 7}/{k}.jsonl", f"s{k % 40}", str(k % 7), bool(k % 3), None) for k in range(200)]
     srcs = sources_of(rows)
     want: dict[str, list[Source]] = {}
     for s in srcs:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,7 +95,7 @@ def test_the_same_rows_whatever_the_buffer(tmp_path: Path, torn: bool) -> None:
     assert (rest.offset, rest.seen) == (whole.offset, whole.seen)
 
 
-def _report(tmp: Path, name: str) -> dict[str, object]:
+def _report(tmp: Path, name: str) -> dict[str, Any]:
     from session_watcher.reports.collect import run_report
 
     doc, _stats = run_report([str(tmp / "projects")], str(tmp / f"{name}.sqlite3"), now=2e9)
@@ -116,7 +117,7 @@ def test_a_report_over_a_line_longer_than_the_buffer(tmp_path: Path, monkeypatch
     monkeypatch.undo()
     session.write_bytes(session.read_bytes().replace(b"a" * LONG, b"a"))  # the long call, its text short
     short = _report(tmp_path, "short")
-    (got,), (want,) = small["sessions"], short["sessions"]  # type: ignore[misc]
+    (got,), (want,) = small["sessions"], short["sessions"]
     assert (got["apiCalls"], got["tokens"]) == (want["apiCalls"], want["tokens"])
     assert want["apiCalls"] > 100
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from session_watcher.agents import codex
 from session_watcher.agents.claude_code.transcript import iso_to_epoch
 from session_watcher.agents.codex import rollout
+from session_watcher.agents.seam import HANDOFF
 from session_watcher.core import markscan
 from session_watcher.reports import parse_events, scan
 from session_watcher.reports.parse import MAX_LINE_BYTES, Row
@@ -159,5 +160,5 @@ def test_a_markers_bit_is_the_same_in_the_reports_search_and_the_decoders() -> N
     reads the bits of either (the handoff note's alone, `token_count`'s), so ROW_MARKERS come first in
     MARKERS, in their order."""
     assert rollout.MARKERS[: len(rollout.ROW_MARKERS)] == rollout.ROW_MARKERS
-    assert 1 << rollout.ROW_MARKERS.index(rollout.HANDOFF) == rollout.HANDOFF_ONLY
+    assert 1 << rollout.ROW_MARKERS.index(HANDOFF) == rollout.HANDOFF_ONLY
     assert 1 << rollout.ROW_MARKERS.index(b'"token_count"') == rollout.COUNT

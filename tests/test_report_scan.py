@@ -8,6 +8,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
@@ -16,6 +17,9 @@ from session_watcher.reports import scan
 from session_watcher.reports.index import Index
 from session_watcher.reports.scan import Job, Scan, Scanned, rows_in, scan_all
 from tests.test_pool import assert_all_reaped, children_of_this_process
+
+if TYPE_CHECKING:
+    from session_watcher.agents.source import Source
 
 pytestmark = pytest.mark.usefixtures("alone")  # no fork while another thread runs
 
@@ -106,9 +110,10 @@ def test_each_group_is_read_and_finished_by_one_process(tmp_path: Path) -> None:
         scan = scan_all(jobs, workers, None, groups, finish)
         assert key(scan) == key(scan_all(jobs, 1))
         assert sorted(scan.finished) == list(range(len(groups)))
-        for g, (_pid, counts) in scan.finished.items():
-            assert counts == [None if scan.results[i] is None else len(rows_in(scan.results[i])) for i in groups[g]]
-        pids = {value[0] for value in scan.finished.values()}
+        finished = cast("dict[int, tuple[int, list[int | None]]]", scan.finished)  # what `finish` returned
+        for g, (_pid, counts) in finished.items():
+            assert counts == [None if (r := scan.results[i]) is None else len(rows_in(r)) for i in groups[g]]
+        pids = {value[0] for value in finished.values()}
         if workers == 1:
             assert pids == {os.getpid()}
 
@@ -125,7 +130,7 @@ def test_no_fork_allowed_and_few_batches(tmp_path: Path, monkeypatch: pytest.Mon
     def no_fork() -> int:
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(scan.os, "fork", no_fork)
+    monkeypatch.setattr("session_watcher.reports.scan.os.fork", no_fork)
     assert key(scan_all(jobs, 3)) == one
 
 
@@ -169,7 +174,7 @@ def test_no_child_holds_the_index_database(tmp_path: Path) -> None:
     index.refresh([], [str(tmp_path / "projects")])  # the database exists (and was open) before the scan
     index.workers = 3
 
-    def finish(items: list[tuple[object, Job, Scanned | None]]) -> object:
+    def finish(items: list[tuple[Source, Job, Scanned | None]]) -> object:
         held = []
         for fd in os.listdir("/proc/self/fd"):
             try:
@@ -181,7 +186,7 @@ def test_no_child_holds_the_index_database(tmp_path: Path) -> None:
     sources = discover([str(tmp_path / "projects")])
     assert len(sources) > 10
     stats, live = index.refresh(sources, [str(tmp_path / "projects")], finish=finish)
-    seen = list(index.finished.values())
+    seen = list(cast("dict[str, tuple[int, list[str]]]", index.finished).values())  # what `finish` returned
     assert {pid for pid, _held in seen} - {os.getpid()}  # some sessions were read by a child
     assert all(held == [] for _pid, held in seen)
     assert stats.files == len(sources) == len(live)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from session_watcher import cli
 from session_watcher.base import paths, route
@@ -13,6 +13,8 @@ from session_watcher.notifier import dispatch, message
 
 if TYPE_CHECKING:
     import pytest
+
+    from session_watcher.core.shapes import NotifyConfig
 
 ALERT = {"kind": "gate", "lamp": "amber", "bDefault": 45000, "model": "claude-opus-4-6", "sessionId": "s1"}
 INSTALL = ("`session-watcher handoff` in another terminal, then /clear here (in Claude Code, "
@@ -82,8 +84,9 @@ class TestRoute:
 class TestMessages:
     def test_alert_names_the_hooks_route(self) -> None:
         """The alert a hook composes names its own route's path, never the other's."""
-        plugin = dispatch([ALERT], {"channels": ["message"]}, env={"CLAUDE_PLUGIN_ROOT": "/p"})
-        install = dispatch([ALERT], {"channels": ["message"]}, env={})
+        message_only = cast("NotifyConfig", {"channels": ["message"]})  # the defaults for the rest
+        plugin = dispatch([ALERT], message_only, env={"CLAUDE_PLUGIN_ROOT": "/p"})
+        install = dispatch([ALERT], message_only, env={})
         assert plugin
         assert install
         assert f"To restart with a handoff: {PLUGIN}." in plugin["systemMessage"].splitlines()

@@ -295,7 +295,7 @@ def test_diff_sends_only_what_changed() -> None:
 
 
 def read_events(resp: http.client.HTTPResponse, n: int) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     while len(out) < n:
         line = resp.fp.readline()
         if not line:

@@ -276,6 +276,7 @@ def test_live_view_moves(page: Page, tmp_path: Path) -> None:
     )
     try:
         assert proc.stdout is not None
+        assert proc.stderr is not None
         first = proc.stdout.readline()
         assert first.startswith("serving http://127.0.0.1:"), first + (proc.stderr.read() if proc.poll() else "")
         url = first.split()[1]

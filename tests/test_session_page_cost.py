@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from session_watcher.core import backtest, status
-from session_watcher.core.eoq import real_request
+from session_watcher.core.eoq import quantities, real_request
 from session_watcher.core.text import clean_data
 from session_watcher.reports import session_page, session_page_data
 from session_watcher.sessions.replay import fold
@@ -28,7 +28,7 @@ def test_story_rows_take_the_quantities_the_engine_priced_each_call_by(monkeypat
     """A story row prices no call again (before: `story_document` priced each call a second time),
     and its rows are the ones pricing it again gives."""
     priced: list[int] = []
-    real = status.quantities
+    real = quantities  # the name status imported
 
     def counted(state: Any, cfg: Any) -> Any:
         priced.append(1)

@@ -9,7 +9,7 @@ import tracemalloc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.agents.claude_code import bulkparse
+from session_watcher.agents.claude_code import bulkparse, records
 from session_watcher.core.text import clean_data
 from session_watcher.reports import session_page, session_page_data
 
@@ -25,7 +25,7 @@ def test_no_line_is_decoded_twice_for_the_page(monkeypatch: pytest.MonkeyPatch) 
     decode each: the page takes the records replay decoded (before: every line with usage or a tool
     block was decoded by both)."""
     seen: dict[bytes, int] = {}
-    real = bulkparse.decode
+    real = records.decode  # the name bulkparse imported
 
     def counted(line: bytes | bytearray, int_digits: int) -> Any:
         seen[bytes(line)] = seen.get(bytes(line), 0) + 1

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzz_synth as fs
-
+from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
@@ -23,7 +20,7 @@ CALLERS = ("hook", "statusline", "cli")
 REBUILT = "not a path-map shard; rebuilding the session from the transcript"
 
 
-def _run(root: Path, argv: list[str], stdin: bytes = b"", cwd: Path | None = None,
+def _run(root: Path, argv: list[str], stdin: bytes = b"", cwd: Path | str | None = None,
          **env: str) -> subprocess.CompletedProcess[bytes]:
     proc = subprocess.run(argv, input=stdin, capture_output=True, env=fs.env_for(root, **env), cwd=cwd,
                           timeout=120, check=False)
@@ -159,9 +156,9 @@ def _project_of(root: Path, caller: str, cwd: Path, stated: Path | None, **env: 
     sid = "proj-" + caller
     if caller == "cli":
         if stated is not None:
-            out = _run(home, fs.cli_argv("config", "show", "--json", "--project", str(stated)), cwd=cwd, **env)
+            out = _run(home, fs.cli_argv("config", "show", "--json", "--project", str(stated)), b"", cwd, **env)
         else:
-            out = _run(home, fs.cli_argv("config", "show", "--json"), cwd=cwd, **env)
+            out = _run(home, fs.cli_argv("config", "show", "--json"), b"", cwd, **env)
         project_file = Path(json.loads(out.stdout)["files"][1])
         return str(project_file.parent.parent)
     p: dict[str, Any] = {"session_id": sid, "cwd": str(cwd), "transcript_path": str(root / "none.jsonl")}

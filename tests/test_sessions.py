@@ -139,6 +139,7 @@ def test_a_recorded_session_is_read_from_its_state_and_a_copy_is_not(projects: P
 def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
     junk = tmp_path / "junk.txt"
     junk.write_text("just some notes\n")
+    args: tuple[str, ...]  # each loop's command lines
     for args in (("report", "session", str(junk), "--html", str(tmp_path / "j.html")), ("status", str(junk)),
                  ("replay", str(junk)), ("health", "--transcript", str(junk)), ("backtest", str(junk))):
         proc = sw(*args)

@@ -56,7 +56,7 @@ def test_a_real_session_folds_into_the_declared_shapes() -> None:
     ledgers: list[Any] = []
     state = engine.new_state("s")
 
-    def seen(st: Any, fired: list[Any], usage: dict[str, Any]) -> None:
+    def seen(st: Any, fired: list[Any], usage: shapes.CallUsage) -> None:
         assert set(usage) == set(shapes.CallUsage.__required_keys__)  # `iter`: only with iterations
         ledgers.extend(st["engine"]["ledger"])
 
@@ -93,7 +93,8 @@ def test_a_state_through_its_file_folds_on_like_the_one_in_memory(tmp_path: Path
     loaded = store.load(path, "s")
     assert loaded is not None
     open_kept = [*kept["engine"]["ledger"], *kept["tools"]["pending"].values()]
-    open_loaded = [*loaded["engine"]["ledger"], *loaded["tools"]["pending"].values()]
+    # typed as the tuples they were; read back from the file they are what JSON gives
+    open_loaded: list[object] = [*loaded["engine"]["ledger"], *loaded["tools"]["pending"].values()]
     assert all(isinstance(t, tuple) for t in open_kept)
     assert open_loaded == [list(t) for t in open_kept]  # the same entries, as JSON lists
     assert half < len(evs) - 100

@@ -79,17 +79,19 @@ def test_record_events_assistant() -> None:
     # a sidechain record: a call marked as such, its tools ignored
     evs = list(record_events(assistant("m4", side=True, content=[tool])))
     assert [e[0] for e in evs] == ["call"]
+    assert evs[0][0] == "call"  # (the checker's: a call event has a sidechain flag)
     assert evs[0][4] is True
 
 
 def test_record_events_results_and_compaction() -> None:
-    rec = {"type": "user", "timestamp": "2026-01-01T00:00:02Z",
-           "message": {"content": [{"type": "tool_result", "tool_use_id": "tu1", "is_error": True}]},
-           "toolUseResult": {"file": {"filePath": "/p/a.py", "content": "x\n", "startLine": 3}}}
+    rec: dict[str, object] = {
+        "type": "user", "timestamp": "2026-01-01T00:00:02Z",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "tu1", "is_error": True}]},
+        "toolUseResult": {"file": {"filePath": "/p/a.py", "content": "x\n", "startLine": 3}}}
     assert list(record_events(rec)) == [("result", 1767225602.0, "tu1", True,
                                           {"path": "/p/a.py", "start": 3, "content": "x\n"})]
-    boundary = {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto",
-                                                                                     "preTokens": 155000}}
+    boundary: dict[str, object] = {"type": "system", "subtype": "compact_boundary",
+                                   "compactMetadata": {"trigger": "auto", "preTokens": 155000}}
     assert list(record_events(boundary)) == [("compact", None, "auto", 155000)]
     assert read_payload({"file": {"filePath": 3, "content": "x"}}) is None
     assert read_payload("text") is None

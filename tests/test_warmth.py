@@ -11,6 +11,7 @@ from bench import synth
 from session_watcher.reports.collect import run_report
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()  # a Monday
@@ -69,7 +70,7 @@ WARM = (20_000, 200)  # cache read, cache write of a warm call
 COLD = (1_000, 30_000)
 
 
-def cliff_session(name: str, ttl: str, warm_gaps: list[float], cold_gaps: list[float]) -> Transcript:
+def cliff_session(name: str, ttl: str, warm_gaps: Sequence[float], cold_gaps: Sequence[float]) -> Transcript:
     """A session whose calls after each warm gap read the cache and after each cold gap re-create it."""
     tr = Transcript(name)
     t = T0

@@ -17,8 +17,9 @@ def local(dt: datetime) -> float:
     return dt.replace(tzinfo=PLUS2).timestamp()
 
 
-def at(*parts: int, tz: timezone = PLUS2) -> float:
-    return datetime(*parts, tzinfo=tz).timestamp()  # type: ignore[misc]
+def at(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0, *,
+       tz: timezone = PLUS2) -> float:
+    return datetime(year, month, day, hour, minute, second, tzinfo=tz).timestamp()
 
 
 @pytest.mark.parametrize(("text", "want"), [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -90,7 +90,7 @@ def test_a_real_d_drive_session_reads_the_same_from_anywhere(tmp_path: Path) -> 
     spelling: the same files, the same baseline, the same first advice; its D:\\ files are inside the
     project and shown as the Windows paths they are; the C:\\Users file is outside."""
     transcript = unpack(POSH, tmp_path / "t")
-    runs = []
+    runs: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     for where, extra in ((tmp_path, ()), (tmp_path / "t", ()), (tmp_path, ("--cwd", "d:/oh-my-posh/"))):
         trace = tmp_path / f"trace-{len(runs)}.jsonl"
         proc = sw("replay", str(transcript), "--json", "--trace", str(trace), *extra, cwd=where)

@@ -70,7 +70,7 @@ class Mock:
         item = {"type": "message", "id": mid, "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": self.text, "annotations": []}]}
         started = {**item, "status": "in_progress", "content": []}
-        events = [
+        events: list[tuple[str, dict[str, Any]]] = [
             ("response.created", {"response": {"id": rid, "object": "response", "status": "in_progress",
                                                "output": []}}),
             ("response.output_item.added", {"output_index": 0, "item": started}),

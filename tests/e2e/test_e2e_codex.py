@@ -304,8 +304,8 @@ def test_uninstall_takes_out_exactly_the_trust_entries_the_install_wrote(codex_b
     assert "removed the 5 trust entries the install wrote" in said  # ...and its entries still go
     assert tomllib.loads(config.read_text()) == tomllib.loads(original)
     assert "# my own hook, trusted by me" in config.read_text()
-    backups = sorted(p for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-"))
-    assert [b.read_bytes() for b in backups] == [trusted]
+    backup_files = sorted(p for p in config.parent.iterdir() if p.name.startswith("config.toml.bak-"))
+    assert [b.read_bytes() for b in backup_files] == [trusted]
     after = config.read_bytes()
     assert remove() == ""
     assert config.read_bytes() == after

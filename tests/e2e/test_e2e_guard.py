@@ -14,7 +14,7 @@ import pytest
 from . import plugin
 from .conftest import FIGURES
 from .harness import Tmux, run_print, transcript_records
-from .mock_api import MockAPI, Turn, Usage, bash, read, say
+from .mock_api import LoggedRequest, MockAPI, Turn, Usage, bash, read, say
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -119,9 +119,9 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
             # the cache cold, the restart at the prepared handoff's K) says the same dollars; a line
             # drawn before the hold priced the restart at the model's K, so wait for the redraw
             saves = f"restart saves {less.group(1)}"
-            shown = tmux.wait_for(lambda s: re.search(re.escape(saves) + r"( |$)", s, re.M) is not None, 60,
-                                  f"the status line saying '{saves}'")
-            assert re.search(r"● \w+: " + re.escape(saves), shown), shown
+            redrawn = tmux.wait_for(lambda s: re.search(re.escape(saves) + r"( |$)", s, re.M) is not None, 60,
+                                    f"the status line saying '{saves}'")
+            assert re.search(r"● \w+: " + re.escape(saves), redrawn), redrawn
             FIGURES["one price at a cold return"] = (f"the held prompt's reason and the status line drawn then both "
                                                      f"say a restart saves {less.group(1)}")
             messages = [q for q in api.requests if q.path.startswith("/v1/messages")]
@@ -226,7 +226,7 @@ def test_a_held_cold_return_then_clear_alone_writes_what_the_guard_priced(claude
     assert abs(written / doc["carryTokens"] - 1) <= 0.10
 
 
-def _sid(q: Any) -> str | None:
+def _sid(q: LoggedRequest) -> str | None:
     return q.headers.get("X-Claude-Code-Session-Id") or q.headers.get("x-claude-code-session-id")
 
 
