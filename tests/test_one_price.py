@@ -157,7 +157,7 @@ def test_the_page_says_how_long_after_the_last_call_its_now_is() -> None:
     now saves about $18.47 ... over the next ~60 calls", as of a session running now: an hour or more
     after the last call, its line says how long after."""
     state, _cfg = folded(S258)
-    last = state["engine"]["lastTs"]
+    last = last_call(state)
     assert spd.load_model(str(S258), now=last + 30)["restartNow"]["since"] is None
     later = spd.load_model(str(S258), now=last + 10 * 86_400)
     assert later["restartNow"]["since"] == "10 days after its last call"

@@ -474,7 +474,9 @@ def test_status_text_says_how_long_ago_the_last_call_was() -> None:
 
     state, cfg, _trace = fold(str(FIXTURES / f"{LONG}.jsonl"), with_trace=False)
     final = status_document(state, cfg)
-    now = state["engine"]["lastTs"] + 9 * 86_400 + 600
+    last = state["engine"]["lastTs"]
+    assert last is not None
+    now = last + 9 * 86_400 + 600
     shown = {**final, "coldCache": cold_cache(state, cfg, now)}  # what `status` adds (cli.commands.status)
     first = " ".join(status_text(shown, now=now).split("\n")[0].split())
     assert first.endswith(f"calls {final['calls']}, the last 9 days ago"), first
