@@ -478,9 +478,19 @@ def test_status_text_says_how_long_ago_the_last_call_was() -> None:
     assert last is not None
     now = last + 9 * 86_400 + 600
     shown = {**final, "coldCache": cold_cache(state, cfg, now)}  # what `status` adds (cli.commands.status)
-    first = " ".join(status_text(shown, now=now).split("\n")[0].split())
-    assert first.endswith(f"calls {final['calls']}, the last 9 days ago"), first
-    assert status_text(shown).split("\n")[0].endswith(f"calls {final['calls']}")  # no clock: no age
+
+    def first(doc: dict[str, Any], at: float | None, ts: float | None = last) -> str:
+        return " ".join(status_text(doc, now=at, last_ts=ts).split("\n")[0].split())
+
+    assert first(shown, now).endswith(f"calls {final['calls']}, the last 9 days ago"), first(shown, now)
+    # a session whose cache the guard cannot time (no cache write seen: no `coldCache`) says it too
+    assert first({**final, "coldCache": None}, now).endswith(", the last 9 days ago")
+    assert first(shown, last).endswith(f"calls {final['calls']}, the last just now")  # not "0 s ago"
+    assert first(shown, last - 0.5).endswith(", the last just now")
+    # a last call dated ahead of this clock (a clock set back): said so, not "0 s ago"
+    assert first(shown, last - 7200).endswith(", the last dated 2 h ahead of this machine's clock")
+    assert first(shown, None).endswith(f"calls {final['calls']}")  # no clock: no age
+    assert first(shown, now, None).endswith(f"calls {final['calls']}")  # no timestamp: no age
     assert status_text(shown, last_call=True).split("\n")[0].endswith(f"calls {final['calls']}")
 
 

@@ -185,7 +185,8 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"])),
+                  columns()))
     return 0
 
 
