@@ -164,6 +164,20 @@ def test_the_page_says_how_long_after_the_last_call_its_now_is() -> None:
     assert "r.since" in "".join(page_parts(later))  # the page's script writes it into the line
 
 
+def test_a_page_of_a_session_without_timestamps_says_no_age(tmp_path: Path) -> None:
+    """A transcript whose lines carry no time: the page has no last call to count from (its `t1` is
+    0.0 then), so its line says no age (it said "20793 days after its last call", counted from 1970)."""
+    import json
+
+    bare = tmp_path / S258.name
+    lines = [json.loads(line) for line in S258.read_text().splitlines() if line.strip()]
+    bare.write_text("".join(json.dumps({k: v for k, v in d.items() if k != "timestamp"}) + "\n" for d in lines))
+    model = spd.load_model(str(bare), now=1.8e9)
+    assert model["t1"] == 0.0  # no time to count from
+    assert model["restartNow"] is not None  # yet priced
+    assert model["restartNow"]["since"] is None
+
+
 # ----------------------------------------------------------------------------- handoff --json
 
 

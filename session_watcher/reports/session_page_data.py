@@ -563,7 +563,7 @@ class PageBuilder:
                                          trace.autos.autos if trace else None),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
-            "restartNow": restart_now(final_status, t1) if trace is not None else None,
+            "restartNow": restart_now(final_status, self.t_last) if trace is not None else None,  # no time: no age
             "storyError": None,
         }
 
