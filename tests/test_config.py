@@ -307,3 +307,16 @@ def test_config_show_is_a_config_file_and_says_the_cliff_as_a_comment() -> None:
     finally:
         cliff.unlink()
         user_file().unlink(missing_ok=True)
+
+
+def test_config_show_without_a_report_yet_says_none_was_run() -> None:
+    """Before any `report` (no cliff.json), the comment says the lifetimes are inferred by one, and
+    names no file it would be kept in: it said "not inferred yet (too few returns); kept in
+    .../cliff.json", a reason and a file neither of which was there."""
+    from session_watcher.base import config, paths
+
+    assert not os.path.exists(paths.cliff_file())
+    text = " ".join(config.show_toml([], config.load_layers(None)[0], width=1000).split())
+    assert "too few returns" not in text
+    assert "cliff.json" not in text
+    assert "not inferred yet: `session-watcher report` infers it from your own sessions" in text

@@ -617,10 +617,13 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
         found = [f"the {cls} cache after {duration(v).replace(' ', chr(0))}" for cls, v in cliff.items()
                  if cls != "evidence" and isinstance(v, int | float)]
         doc.add(tomlkit.nl())
-        comment("not a setting: where your cache expires, as `session-watcher report` inferred it from your "
-                "own sessions for the cold-cache guard: "
-                + (", ".join(found) if found else "not inferred yet (too few returns)") + "; kept in")
-        comment(f"  {paths.cliff_file().replace(' ', chr(0))}")  # a path on a line of its own, as the files
+        head = "not a setting: where your cache expires, for the cold-cache guard: "
+        if not os.path.exists(paths.cliff_file()):  # no report has run: no file, no reason to give
+            comment(head + "not inferred yet: `session-watcher report` infers it from your own sessions")
+        else:
+            comment(head + "as `session-watcher report` inferred it from your own sessions, "
+                    + (", ".join(found) if found else "not yet (too few returns)") + "; kept in")
+            comment(f"  {paths.cliff_file().replace(' ', chr(0))}")  # a path on a line of its own, as the files
     return tomlkit.dumps(doc)
 
 
