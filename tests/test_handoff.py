@@ -83,10 +83,17 @@ def test_handoff_says_this_project_only_inside_it(tmp_path: Path, monkeypatch: p
 
     (tmp_path / "proj" / "src").mkdir(parents=True)
     (tmp_path / "other").mkdir()
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.chdir(tmp_path / "proj")
     assert _which_project(str(tmp_path / "proj")) == "this project"
+    # a subfolder is a project of its own to Claude Code: a new session started there does not
+    # receive the handoff (the SessionStart hook takes the one of its start folder exactly)
     monkeypatch.chdir(tmp_path / "proj" / "src")
+    assert _which_project(str(tmp_path / "proj")) == f"its project, {tmp_path / 'proj'},"
+    # inside Claude Code (the project its start folder, whatever folder a command runs in): this one
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "proj"))
     assert _which_project(str(tmp_path / "proj")) == "this project"
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
     monkeypatch.chdir(tmp_path / "other")
     assert _which_project(str(tmp_path / "proj")) == f"its project, {tmp_path / 'proj'},"
     monkeypatch.chdir(tmp_path / "proj")

@@ -89,17 +89,19 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
 
 
 def _which_project(project: str) -> str:
-    """'this project' where the command runs in the handoff's project (inside Claude Code, or a
-    terminal there); else the project named: the session picked by default, the most recently active
-    on the machine, may be of another project than the folder the user is in."""
+    """'this project' where the command runs in the handoff's project, as the SessionStart hook that
+    takes it tells one (`shell.project_root`: Claude Code's CLAUDE_PROJECT_DIR, else the folder it
+    runs in; a subfolder is a project of its own, whose new session does not receive it); else the
+    project named: the session picked by default, the most recently active on the machine, may be of
+    another project than the folder the user is in."""
     from session_watcher.core.text import one_line
+    from session_watcher.state.shell import project_root
 
     try:
-        here = os.path.realpath(os.getcwd())
+        here = project_root(None, os.getcwd())
     except OSError:  # the folder is gone
-        here = ""
-    there = os.path.realpath(project)
-    if here == there or here.startswith(there.rstrip(os.sep) + os.sep):
+        here = None
+    if here is not None and here == os.path.realpath(project):
         return "this project"
     return f"its project, {one_line(project)},"
 
