@@ -47,17 +47,25 @@ if [ "$mode" = uninstall ]; then
     rm -rf "$venv"
     rm -f "$data/pip.log"
     rmdir "$data" 2>/dev/null || true  # the data folder, when nothing else is left in it
-    # the report's index (made again by the next report): only the folder the package names as ours
-    case "$cache" in
-        */session-watcher|"$swhome"/cache)
-            if [ -d "$cache" ]; then rm -rf "$cache" && echo "removed $cache (the report's index)"; fi ;;
-    esac
+    # the report's index (made again by the next report): its files, by their names (reports/index.py),
+    # from the folder the package names, never through a link (the report writes through none); the
+    # folder goes when nothing else is left in it (SESSION_WATCHER_HOME=~ makes it ~/cache, a user's)
+    if [ -n "$cache" ] && [ -d "$cache" ] && [ ! -L "$cache" ]; then
+        index=""
+        for f in "$cache"/warmth-index*; do
+            if [ -e "$f" ] || [ -L "$f" ]; then rm -rf "$f"; index=1; fi
+        done
+        if [ -n "$index" ]; then
+            if rmdir "$cache" 2>/dev/null; then echo "removed $cache (the report's index)"
+            else echo "removed the report's index from $cache (the rest of that folder is not ours: kept)"; fi
+        fi
+    fi
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && echo "removed $link"; fi
     # the cache lifetimes a report inferred (cliff.json), alone in the state folder, are no session
     # state: made again by the next report, they go with the folder
-    if [ -n "$state" ] && [ "$(ls -A "$state" 2>/dev/null)" = cliff.json ]; then
+    if [ -n "$state" ] && [ ! -L "$state" ] && [ "$(ls -A "$state" 2>/dev/null)" = cliff.json ]; then
         rm -f "$state/cliff.json" && rmdir "$state" 2>/dev/null || true
     fi
     # the session states are said to stay only when there are some
