@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -350,3 +351,29 @@ def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
     piped = sw("statusline", stdin=b"{}")
     assert (piped.returncode, piped.stdout) == (0, "○ session-watcher: no session\n".encode())
     assert sw("hook", "Stop", stdin=b"{}").returncode == 0
+
+
+@pytest.mark.parametrize("stdin", ["/dev/null", "a file", "closed"])
+def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path: Path, stdin: str) -> None:
+    """Only a terminal on stdin makes `hook` / `statusline` say what they are (exit 2): stdin at
+    /dev/null, a file, or closed, as an agent might leave it, the hook exits 0 saying nothing and the
+    status line prints its one line and exits 0, both the command and the launchers Claude Code runs.
+    The status line with stdin closed used to end in a traceback (exit 1)."""
+    import subprocess
+
+    from tests.oracle import SW, launcher
+
+    payload = tmp_path / "payload.json"
+    payload.write_text("{}")
+    where = {"/dev/null": "</dev/null", "a file": f"<{shlex.quote(str(payload))}", "closed": "<&-"}[stdin]
+    for kind, argv in (("statusline", [str(SW), "statusline"]), ("statusline", launcher("statusline")),
+                       ("hook", [str(SW), "hook", "Stop"]), ("hook", launcher("hook", "Stop"))):
+        got = subprocess.run(["/bin/sh", "-c", f"exec {shlex.join(argv)} {where}"], capture_output=True, timeout=60,
+                             check=False)
+        assert got.returncode == 0, (argv, got)
+        assert got.stderr == b"", (argv, got)
+        if kind == "hook":
+            assert got.stdout == b"", (argv, got)
+        else:
+            assert got.stdout.decode().count("\n") == 1, (argv, got)
+            assert got.stdout.decode().startswith("○ session-watcher"), (argv, got)
