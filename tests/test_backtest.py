@@ -623,5 +623,6 @@ def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
                      ("notify_dwell=0", "expected a whole number from 1 to 1000"),
                      ("bp_amber=5", "key 'bp_amber': the effective bp_red (0.25) would be below bp_amber (5)")):
         proc = sw("backtest", "--set", bad, FIXTURE)
-        assert proc.returncode == 1
+        assert proc.returncode == 2  # a command line that cannot work (README's exit codes), as argparse's
+        assert proc.stderr.decode().count("\n") == 1  # its one line
         assert why in proc.stderr.decode()

@@ -206,7 +206,8 @@ def test_unknown_command_and_help() -> None:
 
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
-    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1."""
+    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1 (2 for
+    a command line that cannot work: export's --since)."""
     from session_watcher.base import paths
 
     cfg = Path(paths.user_config_file())
@@ -217,7 +218,7 @@ def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
                  ("report", "--projects", str(tmp_path / "nope")), ("export", "--otlp", "--since", "nope")):
         proc = sw(*args)
         err = proc.stderr.decode()
-        assert proc.returncode == 1, (args, err)
+        assert proc.returncode == (2 if "--since" in args else 1), (args, err)
         assert err.count("\n") == 1, (args, err)
         assert err.startswith("session-watcher: "), (args, err)
     assert "key 'bp_amber': expected a number" in sw("notify", "--test").stderr.decode()
@@ -377,3 +378,33 @@ def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path:
         else:
             assert got.stdout.decode().count("\n") == 1, (argv, got)
             assert got.stdout.decode().startswith("○ session-watcher"), (argv, got)
+
+
+def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
+    """README: 2 for a command line that cannot work, one line on stderr (argparse's usage and error,
+    or a UsageError's line). A value of an option that the command, not argparse, refused exited 1
+    (backtest --set, export --since and --otlp URL, two sessions named at once) or 3 (report session
+    --port 99999: the bind's OverflowError)."""
+    transcript = str(TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    for args, why in (
+        (("backtest", "--set", "nosuch=1", transcript), "unknown key 'nosuch'"),
+        (("backtest", "--set", "bp_amber", transcript), "expected KEY=VALUE"),
+        (("backtest", "--set", "bp_amber=abc", transcript), "key 'bp_amber'"),
+        (("export", "--otlp", "--since", "garbage", "--dry-run"), "--since 'garbage' is not a date"),
+        (("export", "--otlp", "ftp://127.0.0.1:4318", "--dry-run"), "--otlp: the OTLP endpoint 'ftp://"),
+        (("export", "--otlp", "http://127.0.0.1:port", "--dry-run"), "is not a usable URL"),
+        (("status", "--session", "abcdef", transcript), "name one session, not 2"),
+        (("health", "--session", "abcdef", transcript), "name one session, not 2"),
+        (("report", "--since", "garbage"), "argument --since"),  # argparse's, as before
+        (("report", "session", transcript, "--serve", "--port", "99999"), "99999 is not a port"),
+        (("report", "session", transcript, "--serve", "--port", "-1"), "-1 is not a port"),
+    ):
+        got = sw(*args)
+        err = got.stderr.decode()
+        assert got.returncode == 2, (args, got.returncode, err)
+        assert why in err, (args, err)
+        assert "Traceback" not in err
+        assert got.stdout == b"", (args, got.stdout)
+    # a configured endpoint that cannot be used is the config's, not the command line's: 1, as before
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://127.0.0.1:4318"}
+    assert sw("export", "--otlp", "--dry-run", env=env).returncode == 1

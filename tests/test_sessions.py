@@ -156,7 +156,7 @@ def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
         assert proc.returncode == 1, args
         assert "/nonexistent: no such folder" in proc.stderr.decode()
     two = sw("status", "abcdef01-11", "--session", NEWEST)
-    assert two.returncode == 1
+    assert two.returncode == 2  # options that do not go together: a command line that cannot work
     assert "name one session" in two.stderr.decode()
 
 

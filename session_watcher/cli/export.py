@@ -100,14 +100,10 @@ def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]
 
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.base import config
-    from session_watcher.cli.report import since_epoch
     from session_watcher.core.usererrors import UserError
     from session_watcher.otlp import exporter, payload, settings
 
-    try:
-        since = since_epoch(ns.since) if ns.since is not None else None  # "" is refused, as report does
-    except ValueError as exc:
-        raise UserError(f"--since {exc}") from None
+    since = _checked(ns)
     cfg, _ = config.load_layers(None)
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one line, exit 1)
@@ -180,6 +176,26 @@ def command(ns: argparse.Namespace) -> int:
     if not ns.dry_run:
         print(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}")
     return 0
+
+
+def _checked(ns: argparse.Namespace) -> float | None:
+    """`--since` as epoch seconds, after checking it and a `--otlp URL`: either one that cannot be used
+    is a command line that cannot work (UsageError: exit 2, as report's --since); a configured URL
+    that cannot be one is the config's (settings.resolve: exit 1)."""
+    from session_watcher.cli.report import since_epoch
+    from session_watcher.core.usererrors import NoTarget, UsageError
+    from session_watcher.otlp import settings
+
+    try:
+        since = since_epoch(ns.since) if ns.since is not None else None  # "" is refused, as report does
+    except ValueError as exc:
+        raise UsageError(f"--since {exc}") from None
+    if ns.otlp:
+        try:
+            settings.check_url(ns.otlp, "--otlp")
+        except NoTarget as exc:
+            raise UsageError(str(exc)) from None
+    return since
 
 
 def _plain(why: str) -> str:
