@@ -182,10 +182,11 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
     elif not doc["sessions"]:
-        from session_watcher.agents import sources
+        from session_watcher.agents import NO_FOLDER, folders_there, sources
 
-        looked = ", ".join(sources()[0]) or "no folder"
-        print(f"no Claude Code or Codex session with an API call found; looked in {looked}")
+        there = folders_there(sources()[0])
+        print("no Claude Code or Codex session with an API call found; "
+              + (f"looked in {', '.join(there)}" if there else NO_FOLDER))
     else:
         from session_watcher.base.terminal import columns
 

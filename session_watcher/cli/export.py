@@ -114,11 +114,12 @@ def command(ns: argparse.Namespace) -> int:
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
     if not paths_:  # said, not "exported 0 sessions" (nothing sent) or, with --dry-run, nothing at all
-        from session_watcher.agents import sources
+        from session_watcher.agents import NO_FOLDER, folders_there, sources
 
-        looked = ", ".join(sources(ns.projects)[0]) or "no folder"
+        there = folders_there(sources(ns.projects)[0])
+        looked = f"looked in {', '.join(there)}" if there else NO_FOLDER
         # --dry-run's standard output is OTLP/JSON for a pipe: the sentence goes beside it
-        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; looked in {looked}",
+        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}",
               file=sys.stderr if ns.dry_run else sys.stdout)
         return 0
     sent = points = events = 0
