@@ -204,8 +204,10 @@ def _plain(why: str) -> str:
     ("ConnectionRefusedError: [Errno 111] Connection refused" -> "Connection refused")."""
     import re
 
-    m = re.match(r"[A-Za-z_.]*(?:Error|error|Exception): (?:\[Errno -?\d+\] )?(.+)", why)
-    return m.group(1) if m else why
+    m = re.fullmatch(r"([A-Za-z_][\w.]*):(?: (?:\[Errno -?\d+\] )?(.*))?", why, re.DOTALL)
+    if not m:  # "HTTP 503 Service Unavailable", "no answer within ...": said as they are
+        return why
+    return m.group(2) or m.group(1)  # an exception with no words (TimeoutError()): its class
 
 
 def _what_to_do(status: int | None) -> str:
