@@ -125,8 +125,9 @@ projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
 projects="${projects%%,*}/projects"
 if ls "$projects"/*/*.jsonl >/dev/null 2>&1; then
     echo "== your sessions (session-watcher report):"
-    # the report's first screens; a cut one says where the rest is
-    "$bin" report >"$data/report.txt" 2>&1 || true
+    # the report's first screens; a cut one says where the rest is. Its standard error stays the
+    # terminal's: the progress bar of a first scan (a year of sessions takes a while), and any warning
+    "$bin" report >"$data/report.txt" || true
     head -n 60 "$data/report.txt"
     shown=$(wc -l <"$data/report.txt")
     [ "$shown" -gt 60 ] && echo "... (the first 60 lines of $shown: the whole report with \`session-watcher report\`)"
