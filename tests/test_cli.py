@@ -349,6 +349,12 @@ def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
             os.close(secondary)
         assert (got.returncode, got.stdout) == (2, b""), got
         assert got.stderr.decode().startswith(f"usage: session-watcher {command}"), got.stderr
+    for command in ("statusline", "hook"):  # within COLUMNS, as every command's text (README); 80 unset
+        for width, widest in ((40, 40), (120, 120), (None, 80)):
+            env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+            said = sw(command, "--help", env=env if width is None else {**env, "COLUMNS": str(width)}).stdout
+            longest = max(map(len, said.decode().splitlines()))
+            assert widest - 12 < longest <= widest, (width, said.decode())
     piped = sw("statusline", stdin=b"{}")
     assert (piped.returncode, piped.stdout) == (0, "○ session-watcher: no session\n".encode())
     assert sw("hook", "Stop", stdin=b"{}").returncode == 0

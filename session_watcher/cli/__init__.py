@@ -68,10 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in HOT and (args[1:2] in (["-h"], ["--help"]) or _stdin_is_a_terminal()):
         # a person, not the agent (which pipes its JSON in): what the command is for, rather than a
         # wait for input that never comes (or a status line printed as the answer to --help)
+        from session_watcher.base.terminal import columns
         from session_watcher.core.text import wrap
 
         asked = args[1:2] in (["-h"], ["--help"])
-        said = "\n\n".join("\n".join(wrap(part, 80, 0)) for part in HOT_HELP[args[0]].split("\n\n"))
+        width = columns()  # within COLUMNS, as every command's text
+        said = "\n\n".join("\n".join(wrap(part, width, 0)) for part in HOT_HELP[args[0]].split("\n\n"))
         print(said, file=sys.stdout if asked else sys.stderr)
         return 0 if asked else 2
     if args and args[0] == "hook":
