@@ -42,14 +42,34 @@ say() {
 
 if [ "$mode" = uninstall ]; then
     state=""
+    cache=""
     if [ -x "$venv/bin/python" ]; then
         "$venv/bin/python" -m session_watcher.cli.install remove
         "$venv/bin/python" -m session_watcher.cli.install_codex remove  # Codex's hooks.json, when added
         state=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.state_dir())' 2>/dev/null)
+        cache=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.cache_dir())' 2>/dev/null)
+    fi
+    # the report's index (made again by the next report): its files, by their names (reports/index.py),
+    # from the folder the package names, never through a link (the report writes through none); the
+    # folder goes when nothing else is left in it (SESSION_WATCHER_HOME=~ makes it ~/cache, a user's)
+    if [ -n "$cache" ] && [ -d "$cache" ] && [ ! -L "$cache" ]; then
+        index=""
+        for f in "$cache"/warmth-index*; do
+            if [ -e "$f" ] || [ -L "$f" ]; then rm -rf "$f"; index=1; fi
+        done
+        if [ -n "$index" ]; then
+            if rmdir "$cache" 2>/dev/null; then say "removed $cache (the report's index)"
+            else say "removed the report's index from $cache (the rest of that folder is not ours: kept)"; fi
+        fi
     fi
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && say "removed $link"; fi
+    # the cache lifetimes a report inferred (cliff.json), alone in the state folder, are no session
+    # state: made again by the next report, they go with the folder
+    if [ -n "$state" ] && [ ! -L "$state" ] && [ "$(ls -A "$state" 2>/dev/null)" = cliff.json ]; then
+        rm -f "$state/cliff.json" && rmdir "$state" 2>/dev/null || true
+    fi
     # the session states are said to stay only when there are some
     said="removed $venv"
     if [ -n "$state" ] && [ -n "$(ls -A "$state" 2>/dev/null)" ]; then
@@ -57,6 +77,8 @@ if [ "$mode" = uninstall ]; then
     fi
     said=$(say "$said")  # wrapped while the venv that wraps it is there; said once it is gone
     rm -rf "$venv"
+    rm -f "$data/pip.log"
+    rmdir "$data" 2>/dev/null || true  # the data folder, when nothing else is left in it
     printf '%s\n' "$said"
     exit 0
 fi
@@ -65,7 +87,13 @@ fi
 py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
 fresh=0
-if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fresh=1; fi
+# pip is silent for its whole run (its output goes to pip.log): say what is happening first
+if [ ! -x "$venv/bin/python" ]; then
+    echo "installing into $venv (pip; up to a minute or two on a first install)..."
+    "$py" -m venv "$venv"; fresh=1
+else
+    echo "updating $venv (pip)..."
+fi
 # pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
 # checkout installed them again): build from a clean copy of what the sdist holds instead
 src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
@@ -103,7 +131,13 @@ projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
 projects="${projects%%,*}/projects"
 if ls "$projects"/*/*.jsonl >/dev/null 2>&1; then
     echo "== your sessions (session-watcher report):"
-    "$bin" report | head -n 60
+    # the report's first screens; a cut one says where the rest is. Its standard error stays the
+    # terminal's: the progress bar of a first scan (a year of sessions takes a while), and any warning
+    "$bin" report >"$data/report.txt" || true
+    head -n 60 "$data/report.txt"
+    shown=$(wc -l <"$data/report.txt")
+    [ "$shown" -gt 60 ] && echo "... (the first 60 lines of $shown: the whole report with \`session-watcher report\`)"
+    rm -f "$data/report.txt"
 else
     say "== no Claude Code sessions in $projects yet: start one, and watch the status line."
 fi

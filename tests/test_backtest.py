@@ -543,13 +543,21 @@ def test_command_errors(machine: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_command_on_an_empty_machine_says_so() -> None:
-    proc = sw("backtest")
+def test_command_on_an_empty_machine_says_so(tmp_path: Path) -> None:
+    fresh = tmp_path / "home"
+    env = {**os.environ, "HOME": str(fresh), "CLAUDE_CONFIG_DIR": str(fresh / ".claude"),
+           "XDG_CONFIG_HOME": str(fresh / ".config")}
+    proc = sw("backtest", env=env)
     assert proc.returncode == 0
-    out = proc.stdout.decode()
+    assert proc.stdout.decode() == ("no Claude Code or Codex session with an API call found; no folder of Claude "
+                                    "Code's or Codex's sessions exists yet\n")  # not four folders that are not there
+    (fresh / ".claude" / "projects").mkdir(parents=True)
+    (fresh / ".codex" / "sessions").mkdir(parents=True)
+    out = sw("backtest", env=env).stdout.decode()
     assert out.startswith("no Claude Code or Codex session with an API call found; looked in ")
-    assert f"{os.environ['CLAUDE_CONFIG_DIR']}/projects" in out  # where it looked: both agents' folders
-    assert f"{os.environ['HOME']}/.codex/sessions" in out
+    assert f"{fresh}/.claude/projects" in out  # where it looked: both agents' folders, those that are there
+    assert f"{fresh}/.codex/sessions" in out
+    assert "archived_sessions" not in out
     doc = json.loads(sw("backtest", "--json").stdout)
     assert doc["sessions"] == []
     assert doc["total"]["captureMedian"] is None
@@ -623,5 +631,6 @@ def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
                      ("notify_dwell=0", "expected a whole number from 1 to 1000"),
                      ("bp_amber=5", "key 'bp_amber': the effective bp_red (0.25) would be below bp_amber (5)")):
         proc = sw("backtest", "--set", bad, FIXTURE)
-        assert proc.returncode == 1
+        assert proc.returncode == 2  # a command line that cannot work (README's exit codes), as argparse's
+        assert proc.stderr.decode().count("\n") == 1  # its one line
         assert why in proc.stderr.decode()

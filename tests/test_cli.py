@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -194,7 +195,10 @@ def test_replay_text_and_doctor_run() -> None:
 
 
 def test_unknown_command_and_help() -> None:
-    assert sw("frobnicate").returncode != 0
+    assert sw("frobnicate").returncode == 2
+    bare = sw()  # no command: the help, and 2 as every command line that cannot work (it was 1, a user error's)
+    assert bare.returncode == 2
+    assert bare.stdout.decode().startswith("usage: session-watcher")
     help_ = sw("--help")
     assert help_.returncode == 0
     for cmd in ("status", "replay", "config", "doctor", "hook", "statusline"):
@@ -202,7 +206,8 @@ def test_unknown_command_and_help() -> None:
 
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
-    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1."""
+    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1 (2 for
+    a command line that cannot work: export's --since)."""
     from session_watcher.base import paths
 
     cfg = Path(paths.user_config_file())
@@ -213,7 +218,7 @@ def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
                  ("report", "--projects", str(tmp_path / "nope")), ("export", "--otlp", "--since", "nope")):
         proc = sw(*args)
         err = proc.stderr.decode()
-        assert proc.returncode == 1, (args, err)
+        assert proc.returncode == (2 if "--since" in args else 1), (args, err)
         assert err.count("\n") == 1, (args, err)
         assert err.startswith("session-watcher: "), (args, err)
     assert "key 'bp_amber': expected a number" in sw("notify", "--test").stderr.decode()
@@ -318,3 +323,94 @@ def test_every_command_description_reads_as_sentences(capsys: pytest.CaptureFixt
         text = capsys.readouterr().out
         description = " ".join(text.split("\n\n")[1].split())  # after the usage lines
         assert not re.search(r"[.!?] [a-z]", description), (name, description)
+
+
+def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
+    """`statusline --help` printed a status line ("○ session-watcher: no session"), `hook --help`
+    nothing; run at a terminal (stdin a tty: a person, not the agent, which pipes its JSON in) both
+    waited for input with no word. Now `--help` says what each is for, and a terminal's stdin gets
+    the same on stderr, exit 2, at once. The agent's runs (a pipe) are as before."""
+    import pty
+    import subprocess
+
+    from tests.oracle import SW
+
+    for command in ("statusline", "hook"):
+        asked = sw(command, "--help")
+        assert asked.returncode == 0, asked.stderr
+        assert asked.stdout.decode().startswith(f"usage: session-watcher {command}"), asked.stdout
+        assert "session-watcher status" in asked.stdout.decode()
+        primary, secondary = pty.openpty()
+        try:
+            got = subprocess.run([str(SW), command, *(["Stop"] if command == "hook" else [])], stdin=secondary,
+                                 capture_output=True, timeout=60, check=False)
+        finally:
+            os.close(primary)
+            os.close(secondary)
+        assert (got.returncode, got.stdout) == (2, b""), got
+        assert got.stderr.decode().startswith(f"usage: session-watcher {command}"), got.stderr
+    for command in ("statusline", "hook"):  # within COLUMNS, as every command's text (README); 80 unset
+        for width, widest in ((40, 40), (120, 120), (None, 80)):
+            env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+            said = sw(command, "--help", env=env if width is None else {**env, "COLUMNS": str(width)}).stdout
+            longest = max(map(len, said.decode().splitlines()))
+            assert widest - 12 < longest <= widest, (width, said.decode())
+    piped = sw("statusline", stdin=b"{}")
+    assert (piped.returncode, piped.stdout) == (0, "○ session-watcher: no session\n".encode())
+    assert sw("hook", "Stop", stdin=b"{}").returncode == 0
+
+
+@pytest.mark.parametrize("stdin", ["/dev/null", "a file", "closed"])
+def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path: Path, stdin: str) -> None:
+    """Only a terminal on stdin makes `hook` / `statusline` say what they are (exit 2): stdin at
+    /dev/null, a file, or closed, as an agent might leave it, the hook exits 0 saying nothing and the
+    status line prints its one line and exits 0, both the command and the launchers Claude Code runs.
+    The status line with stdin closed used to end in a traceback (exit 1)."""
+    import subprocess
+
+    from tests.oracle import SW, launcher
+
+    payload = tmp_path / "payload.json"
+    payload.write_text("{}")
+    where = {"/dev/null": "</dev/null", "a file": f"<{shlex.quote(str(payload))}", "closed": "<&-"}[stdin]
+    for kind, argv in (("statusline", [str(SW), "statusline"]), ("statusline", launcher("statusline")),
+                       ("hook", [str(SW), "hook", "Stop"]), ("hook", launcher("hook", "Stop"))):
+        got = subprocess.run(["/bin/sh", "-c", f"exec {shlex.join(argv)} {where}"], capture_output=True, timeout=60,
+                             check=False)
+        assert got.returncode == 0, (argv, got)
+        assert got.stderr == b"", (argv, got)
+        if kind == "hook":
+            assert got.stdout == b"", (argv, got)
+        else:
+            assert got.stdout.decode().count("\n") == 1, (argv, got)
+            assert got.stdout.decode().startswith("○ session-watcher"), (argv, got)
+
+
+def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
+    """README: 2 for a command line that cannot work, one line on stderr (argparse's usage and error,
+    or a UsageError's line). A value of an option that the command, not argparse, refused exited 1
+    (backtest --set, export --since and --otlp URL, two sessions named at once) or 3 (report session
+    --port 99999: the bind's OverflowError)."""
+    transcript = str(TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    for args, why in (
+        (("backtest", "--set", "nosuch=1", transcript), "unknown key 'nosuch'"),
+        (("backtest", "--set", "bp_amber", transcript), "expected KEY=VALUE"),
+        (("backtest", "--set", "bp_amber=abc", transcript), "key 'bp_amber'"),
+        (("export", "--otlp", "--since", "garbage", "--dry-run"), "--since 'garbage' is not a date"),
+        (("export", "--otlp", "ftp://127.0.0.1:4318", "--dry-run"), "--otlp: the OTLP endpoint 'ftp://"),
+        (("export", "--otlp", "http://127.0.0.1:port", "--dry-run"), "is not a usable URL"),
+        (("status", "--session", "abcdef", transcript), "name one session, not 2"),
+        (("health", "--session", "abcdef", transcript), "name one session, not 2"),
+        (("report", "--since", "garbage"), "argument --since"),  # argparse's, as before
+        (("report", "session", transcript, "--serve", "--port", "99999"), "99999 is not a port"),
+        (("report", "session", transcript, "--serve", "--port", "-1"), "-1 is not a port"),
+    ):
+        got = sw(*args)
+        err = got.stderr.decode()
+        assert got.returncode == 2, (args, got.returncode, err)
+        assert why in err, (args, err)
+        assert "Traceback" not in err
+        assert got.stdout == b"", (args, got.stdout)
+    # a configured endpoint that cannot be used is the config's, not the command line's: 1, as before
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://127.0.0.1:4318"}
+    assert sw("export", "--otlp", "--dry-run", env=env).returncode == 1

@@ -209,3 +209,28 @@ def test_report_by_day_says_its_rows_are_days_with_calls() -> None:
     assert lines[1] == "by day (the last 14 with calls; all in --json)"
     assert lines[4].startswith("2026-07-29 ")
     assert lines[-1].startswith("2026-07-03 ")
+
+
+@pytest.mark.parametrize("width", ["80", "61"])
+def test_help_is_wrapped_at_spaces_only(width: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command's `--help` wraps at spaces, as the rest of the CLI's text: argparse's own
+    wrapping broke `export --help`'s `YYYY-MM-DDTHH:MM` after `YYYY-` and `report --help`'s
+    `OUT-sessions/` after `OUT-`, a word cut in two at the line's end."""
+    import argparse
+    import re
+
+    from session_watcher.cli import COMMANDS, build_parser
+
+    monkeypatch.setenv("COLUMNS", width)
+
+    def helps(parser: argparse.ArgumentParser) -> list[str]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return [parser.format_help()] + [h for s in subs for p in s.choices.values() for h in helps(p)]
+
+    texts = [h for name in (None, *COMMANDS) for h in helps(build_parser(name))]
+    assert len(texts) > len(COMMANDS)  # report session, config's subcommands
+    for text in texts:
+        assert not [line for line in text.splitlines() if re.search(r"\w-$", line)], text
+    said = {name: " ".join(" ".join(helps(build_parser(name))).split()) for name in ("export", "report")}
+    assert "YYYY-MM-DDTHH:MM" in said["export"]
+    assert "OUT-sessions/" in said["report"]

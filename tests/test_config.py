@@ -281,3 +281,42 @@ def test_show_is_toml_and_set_echoes_what_show_says() -> None:
     proc = sw("config", "set", "notify.remind_min", "15")
     assert proc.stdout.decode().startswith(f"notify.remind_min = 15  (in {user_file()})")
     assert tomllib.loads(sw("config", "show").stdout.decode())["notify"]["remind_min"] == 15
+
+
+def test_config_show_is_a_config_file_and_says_the_cliff_as_a_comment() -> None:
+    """What `config show` prints can be saved as the config file as it is: the cache lifetimes `report`
+    inferred (cliff.json, which the loader adds) are said in a comment, not as a `[cliff]` table that
+    the file would refuse as an unknown key."""
+    from session_watcher.base import paths
+
+    cliff = Path(paths.cliff_file())
+    cliff.parent.mkdir(parents=True, exist_ok=True)
+    cliff.write_text(json.dumps({"5m": 360, "1h": None, "evidence": {"5m": [25, 3, 7, 7]}}))
+    try:
+        shown = sw("config", "show", env={**os.environ, "COLUMNS": "1000"})
+        assert shown.returncode == 0, shown.stderr
+        text = shown.stdout.decode()
+        assert "cliff" not in "".join(line for line in text.splitlines() if not line.startswith("#"))
+        assert "the 5m cache after 6 min" in text
+        assert json.loads(sw("config", "show", "--json").stdout)["effective"]["cliff"]["5m"] == 360
+        user_file().parent.mkdir(parents=True, exist_ok=True)
+        user_file().write_bytes(shown.stdout)
+        again = sw("config", "show")
+        assert again.returncode == 0, again.stderr
+        assert again.stderr == b""
+    finally:
+        cliff.unlink()
+        user_file().unlink(missing_ok=True)
+
+
+def test_config_show_without_a_report_yet_says_none_was_run() -> None:
+    """Before any `report` (no cliff.json), the comment says the lifetimes are inferred by one, and
+    names no file it would be kept in: it said "not inferred yet (too few returns); kept in
+    .../cliff.json", a reason and a file neither of which was there."""
+    from session_watcher.base import config, paths
+
+    assert not os.path.exists(paths.cliff_file())
+    text = " ".join(config.show_toml([], config.load_layers(None)[0], width=1000).split())
+    assert "too few returns" not in text
+    assert "cliff.json" not in text
+    assert "not inferred yet: `session-watcher report` infers it from your own sessions" in text

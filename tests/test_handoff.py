@@ -75,6 +75,31 @@ def test_handoff_carries_exactly_what_bdefault_counts_on_a_real_long_session() -
         assert os.path.relpath(path, LONG_CWD) in doc["note"]
 
 
+def test_handoff_says_this_project_only_inside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`handoff` with no session takes the most recently active one on the machine, which may be of
+    another project than the folder it runs in: there its words name the project ("/clear (or a new
+    session in this project ...)" read as the folder the user was in)."""
+    from session_watcher.cli.handoff import _which_project
+
+    (tmp_path / "proj" / "src").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.chdir(tmp_path / "proj")
+    assert _which_project(str(tmp_path / "proj")) == "this project"
+    # a subfolder is a project of its own to Claude Code: a new session started there does not
+    # receive the handoff (the SessionStart hook takes the one of its start folder exactly)
+    monkeypatch.chdir(tmp_path / "proj" / "src")
+    assert _which_project(str(tmp_path / "proj")) == f"its project, {tmp_path / 'proj'},"
+    # inside Claude Code (the project its start folder, whatever folder a command runs in): this one
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "proj"))
+    assert _which_project(str(tmp_path / "proj")) == "this project"
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    monkeypatch.chdir(tmp_path / "other")
+    assert _which_project(str(tmp_path / "proj")) == f"its project, {tmp_path / 'proj'},"
+    monkeypatch.chdir(tmp_path / "proj")
+    assert _which_project(str(tmp_path / "pro")) == "its project, " + str(tmp_path / "pro") + ","  # a prefix only
+
+
 def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     folded()
     proc = sw("handoff", "--session", LONG_ID)
@@ -88,7 +113,9 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     assert "\n".join(lines[:start]).rstrip() == saved_note.rstrip()  # the note exactly as the model reads it
     assert max(len(ln) for ln in lines[start:]) <= 80  # the words around it: piped, 80 columns
     last = " ".join(ln.strip() for ln in lines[start:])
-    assert last.startswith("session-watcher: handoff saved. /clear (or a new session in this project within 3 h)")
+    # run outside the session's project (the tests' folder): the project is named, not "this project"
+    assert last.startswith(f"session-watcher: handoff saved. /clear (or a new session in its project, {LONG_CWD}, "
+                           "within 3 h)"), last
     assert last.endswith("`session-watcher handoff --drop` takes it back.")
     assert "carrying ~" in last
     assert "($" in last

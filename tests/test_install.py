@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -368,13 +369,25 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     run = ["sh", str(REPO / "install.sh")]
     got = subprocess.run([*run, "--no-demo"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stdout.startswith(f"installing into {b.sw_home / 'data' / 'venv'} (pip;")  # before pip's silence
     assert b.settings().is_file()
     assert (codex / "hooks.json").is_file()
+    report = subprocess.run([str(b.bin), "report", "--json"], env=env, capture_output=True, timeout=120, check=False)
+    assert report.returncode == 0, report.stderr
+    assert (b.sw_home / "cache").is_dir()  # the report's index
+    assert sorted(p.name for p in (b.sw_home / "state").iterdir()) == ["cliff.json"]  # what it inferred
     gone = subprocess.run([*run, "--uninstall"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert sorted(p.name for p in b.claude.iterdir()) == []
     assert sorted(p.name for p in codex.iterdir()) == []
     assert codex.is_dir()
+    # nothing of the install is left behind but the session states: not its pip.log, not the index
+    assert not (b.sw_home / "data").exists()
+    assert not (b.sw_home / "cache").exists()
+    assert f"removed {b.sw_home / 'cache'} (the report's index)" in gone.stdout
+    # no session ran: no "session states stay" for a state folder that held only the report's cliff.json
+    assert not (b.sw_home / "state").exists()
+    assert "session states" not in gone.stdout
     assert f"settings: removed {b.settings()} (the install created it; nothing else was in it)" in gone.stdout
     assert f"codex: removed {codex / 'hooks.json'} (the install created it; nothing else was in it)" in gone.stdout
 
@@ -578,3 +591,61 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
             f"removed {b.sw_home / 'data' / 'venv'}; session states stay in {state} (delete them yourself if "
             "you wish)"):
         assert words in said, words
+
+
+def _installed_stand_in(b: Box) -> None:
+    """A venv where install.sh puts it whose python is this one (the package importable): what
+    --uninstall runs, without a pip install."""
+    python = b.sw_home / "data" / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+
+
+def _index(folder: Path) -> None:
+    """The files a report keeps in its cache folder (reports/index.py), by their names."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "warmth-index.sqlite3").write_bytes(b"index")
+    (folder / "warmth-index-sources").write_bytes(b"sources")
+    (folder / "warmth-index-reports").mkdir()
+    (folder / "warmth-index-reports" / "merged-1.2").write_bytes(b"merged")
+
+
+def test_uninstall_takes_the_index_but_nothing_of_the_users_beside_it(tmp_path: Path) -> None:
+    """The cache folder the package names is not always one only we use (SESSION_WATCHER_HOME=~ makes
+    it ~/cache): --uninstall takes the report's index out of it by its files' names, keeps whatever
+    else is there (and the folder with it), and goes through no link (the report never writes
+    through one); the data folder holding a file of the user's stays, with that file."""
+    b = Box(tmp_path)
+    _installed_stand_in(b)
+    cache = b.sw_home / "cache"
+    _index(cache)
+    (cache / "notes.txt").write_text("mine")
+    (b.sw_home / "data" / "pip.log").write_text("pip")
+    (b.sw_home / "data" / "keep.txt").write_text("mine")
+    proc = b.install("--uninstall")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in cache.iterdir()) == ["notes.txt"]
+    assert (cache / "notes.txt").read_text() == "mine"
+    assert f"removed the report's index from {cache} (the rest of that folder is not ours: kept)" in proc.stdout
+    assert sorted(p.name for p in (b.sw_home / "data").iterdir()) == ["keep.txt"]
+
+    # the cache folder a link to another folder: neither the link nor what it points at is touched
+    b = Box(tmp_path / "linked")
+    _installed_stand_in(b)
+    elsewhere = tmp_path / "elsewhere"
+    _index(elsewhere)
+    (b.sw_home / "cache").symlink_to(elsewhere)
+    proc = b.install("--uninstall")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (b.sw_home / "cache").is_symlink()
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["warmth-index-reports", "warmth-index-sources",
+                                                            "warmth-index.sqlite3"]
+    assert "report's index" not in proc.stdout
+
+    # an empty folder of that name the report did not fill is not ours to remove
+    b = Box(tmp_path / "empty")
+    _installed_stand_in(b)
+    (b.sw_home / "cache").mkdir()
+    assert b.install("--uninstall").returncode == 0
+    assert (b.sw_home / "cache").is_dir()

@@ -152,6 +152,32 @@ def test_the_page_shows_the_restart_saving_status_shows(after: float) -> None:
     assert '<p id="restart-now" hidden></p>' in "".join(page_parts(model))
 
 
+def test_the_page_says_how_long_after_the_last_call_its_now_is() -> None:
+    """A page drawn months after its session ended said "now (17:37:01): red: restart; a fresh session
+    now saves about $18.47 ... over the next ~60 calls", as of a session running now: an hour or more
+    after the last call, its line says how long after."""
+    state, _cfg = folded(S258)
+    last = last_call(state)
+    assert spd.load_model(str(S258), now=last + 30)["restartNow"]["since"] is None
+    later = spd.load_model(str(S258), now=last + 10 * 86_400)
+    assert later["restartNow"]["since"] == "10 days after its last call"
+    assert "r.since" in "".join(page_parts(later))  # the page's script writes it into the line
+
+
+def test_a_page_of_a_session_without_timestamps_says_no_age(tmp_path: Path) -> None:
+    """A transcript whose lines carry no time: the page has no last call to count from (its `t1` is
+    0.0 then), so its line says no age (it said "20793 days after its last call", counted from 1970)."""
+    import json
+
+    bare = tmp_path / S258.name
+    lines = [json.loads(line) for line in S258.read_text().splitlines() if line.strip()]
+    bare.write_text("".join(json.dumps({k: v for k, v in d.items() if k != "timestamp"}) + "\n" for d in lines))
+    model = spd.load_model(str(bare), now=1.8e9)
+    assert model["t1"] == 0.0  # no time to count from
+    assert model["restartNow"] is not None  # yet priced
+    assert model["restartNow"]["since"] is None
+
+
 # ----------------------------------------------------------------------------- handoff --json
 
 

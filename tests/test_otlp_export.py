@@ -260,6 +260,7 @@ def test_export_with_no_collector_says_what_to_do(tmp_path: Path) -> None:
     err = proc.stderr.decode()
     assert err.count("\n") == 1
     assert "0 sessions were sent before it; no collector answers there" in err
+    assert "did not take the figures (Connection refused); " in err  # the system's words, no class or errno
     assert "docs/otel-collector.yaml" in err
     assert "--dry-run" in err
 
@@ -274,3 +275,22 @@ def test_export_with_no_session_says_so(tmp_path: Path) -> None:
     assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, said, "")
     proc = sw("export", "--otlp", url, "--projects", str(tmp_path), "--dry-run")
     assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, "", said)
+
+
+def test_the_reason_a_collector_did_not_take_the_figures_reads_plainly() -> None:
+    """`export`'s line keeps the system's words of a failed POST (otlp.wire's `why`: "{class}: {str}"),
+    without the exception's class and errno, whatever the class is called (http.client's
+    RemoteDisconnected kept its name), and the class alone where there are no words."""
+    import http.client
+    import socket
+
+    from session_watcher.cli.export import _plain
+
+    for exc, said in ((ConnectionRefusedError(111, "Connection refused"), "Connection refused"),
+                      (socket.gaierror(-2, "Name or service not known"), "Name or service not known"),
+                      (http.client.RemoteDisconnected("Remote end closed connection without response"),
+                       "Remote end closed connection without response"),
+                      (TimeoutError(), "TimeoutError")):
+        assert _plain(f"{type(exc).__name__}: {exc}") == said
+    for why in ("HTTP 503 Service Unavailable", "no answer within the 5 s deadline"):
+        assert _plain(why) == why

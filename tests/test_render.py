@@ -490,6 +490,38 @@ def test_replay_text_prices_the_restart_as_of_the_last_call() -> None:
     assert "as of its last call" in status_text(final, last_call=True)
 
 
+def test_status_text_says_how_long_ago_the_last_call_was() -> None:
+    """`status` names, by default, the most recently active session, which on a laptop may be one left
+    months ago: its first line says when its last call was (it read the same as a session running now,
+    "restart; a fresh session now saves about $1.52 ... over the next ~60 calls"). `replay` (no clock)
+    does not."""
+    from session_watcher.core.guard import cold_cache
+    from session_watcher.core.status import status_document
+    from session_watcher.core.statustext import status_text
+    from session_watcher.sessions.replay import fold
+
+    state, cfg, _trace = fold(str(FIXTURES / f"{LONG}.jsonl"), with_trace=False)
+    final = status_document(state, cfg)
+    last = state["engine"]["lastTs"]
+    assert last is not None
+    now = last + 9 * 86_400 + 600
+    shown = {**final, "coldCache": cold_cache(state, cfg, now)}  # what `status` adds (cli.commands.status)
+
+    def first(doc: dict[str, Any], at: float | None, ts: float | None = last) -> str:
+        return " ".join(status_text(doc, now=at, last_ts=ts).split("\n")[0].split())
+
+    assert first(shown, now).endswith(f"calls {final['calls']}, the last 9 days ago"), first(shown, now)
+    # a session whose cache the guard cannot time (no cache write seen: no `coldCache`) says it too
+    assert first({**final, "coldCache": None}, now).endswith(", the last 9 days ago")
+    assert first(shown, last).endswith(f"calls {final['calls']}, the last just now")  # not "0 s ago"
+    assert first(shown, last - 0.5).endswith(", the last just now")
+    # a last call dated ahead of this clock (a clock set back): said so, not "0 s ago"
+    assert first(shown, last - 7200).endswith(", the last dated 2 h ahead of this machine's clock")
+    assert first(shown, None).endswith(f"calls {final['calls']}")  # no clock: no age
+    assert first(shown, now, None).endswith(f"calls {final['calls']}")  # no timestamp: no age
+    assert status_text(shown, last_call=True).split("\n")[0].endswith(f"calls {final['calls']}")
+
+
 def test_health_text_of_a_codex_thread_shows_its_tool_signals() -> None:
     """A rollout's tool calls are read: a Codex thread's three tool signals have figures (its shell
     reads re-read 64 of 89 times, its errors and edits compared half to half), not `-` beside an A."""

@@ -206,12 +206,12 @@ def test_since_a_local_date_time_a_zoned_one_and_a_span(tmp_path: Path) -> None:
     export = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run", "--since", "3y"],
                             capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
                             timeout=120, check=False)
-    assert export.returncode == 1
+    assert export.returncode == 2  # a command line that cannot work, as report's
     assert f"--since '3y' is not a date, a date-time or a span {forms}" in export.stderr
     empty = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run", "--since", ""],
                            capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
                            timeout=120, check=False)  # it exported every session, where report refuses ""
-    assert (empty.returncode, empty.stdout) == (1, "")
+    assert (empty.returncode, empty.stdout) == (2, "")
     assert f"--since '' is not a date, a date-time or a span {forms}" in empty.stderr
 
 
@@ -547,7 +547,7 @@ def test_pages_include_a_codex_thread(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     proc = report(tmp_path, "--projects", str(tmp_path / "projects"), "--html", str(out), "--pages")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"wrote {out} and 2 session pages beside it\n"
+    assert proc.stdout == f"wrote {out} and 2 session pages in {tmp_path / 'r-sessions'}/\n"
     page = tmp_path / "r-sessions" / f"{thread}.html"
     assert f'href="r-sessions/{thread}.html"' in out.read_text()
     assert page.read_text().count('"kind":"call"') == 101  # the thread's calls (`replay`: 101)

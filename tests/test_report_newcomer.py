@@ -19,18 +19,32 @@ if TYPE_CHECKING:
 
 
 def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
-    proc = sw("report")
+    """It names the folders that are there, only those (it listed the four folders both agents may
+    use, on a new user's machine none of them there), or says that none is."""
+    fresh = tmp_path / "home"
+    claude = fresh / ".claude"
+    env = {**os.environ, "HOME": str(fresh), "CLAUDE_CONFIG_DIR": str(claude),
+           "XDG_CONFIG_HOME": str(fresh / ".config")}
+    proc = sw("report", env=env)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.decode()
-    claude = os.environ["CLAUDE_CONFIG_DIR"]
-    assert out.startswith("no Claude Code or Codex sessions found; searched:\n")
-    assert f"\n  {claude}/projects\n" in out
+    assert out.startswith("no Claude Code or Codex sessions found: no folder of Claude Code's or Codex's sessions "
+                          "exists yet\n"), out
+    assert str(fresh) not in out
     assert "--projects DIR" in out
+    html = tmp_path / "none.html"
+    assert sw("report", "--html", str(html), env=env).returncode == 0
+    assert ('<p id="empty">No Claude Code or Codex sessions found: no folder of Claude Code&#x27;s or Codex&#x27;s '
+            "sessions exists yet.</p>") in html.read_text()
+    (claude / "projects").mkdir(parents=True)
+    out = sw("report", env=env).stdout.decode()
+    assert out.startswith(f"no Claude Code or Codex sessions found; searched:\n  {claude}/projects\n"), out
+    assert ".codex" not in out  # not there: not named
     empty = tmp_path / "nowhere"
     empty.mkdir()
-    out = sw("report", "--projects", str(empty)).stdout.decode()
+    out = sw("report", "--projects", str(empty), env=env).stdout.decode()
     assert f"searched:\n  {empty}\n" in out
-    assert claude not in out
+    assert str(claude) not in out
     html = tmp_path / "empty.html"
     assert sw("report", "--projects", str(empty), "--html", str(html)).returncode == 0
     assert f'<p id="empty">No Claude Code or Codex sessions found; searched: {empty}.</p>' in html.read_text()
@@ -59,7 +73,8 @@ def test_report_html_pages_link_each_row_to_its_session_page(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     page = out.read_text()
     ids = sorted(p.stem for p in TRANSCRIPTS.glob("*.jsonl"))
-    assert proc.stdout.decode().strip() == f"wrote {out} and {len(ids)} session pages beside it"
+    pages = out.parent / "report-sessions"
+    assert proc.stdout.decode().strip() == f"wrote {out} and {len(ids)} session pages in {pages}/"
     # the cell shows the short id every command takes; its title holds the whole id
     links = re.findall(r'<td class="sid"[^>]*title="([^"]+)"><a href="([^"]+)">([^<]+)</a>', page)
     assert sorted(sid for sid, _, _ in links) == ids

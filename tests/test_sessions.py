@@ -72,7 +72,7 @@ def test_ambiguous_short_and_unknown_names_say_why(projects: Path) -> None:
     assert str(none.value).endswith("; `session-watcher report` lists every session with its id")  # what to do
 
 
-def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:
+def test_paths_that_are_not_transcripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     junk = tmp_path / "junk.jsonl"
     junk.write_bytes(b"hello\nnot json at all\n")
     with pytest.raises(UserError, match="not a Claude Code transcript or Codex rollout"):
@@ -84,11 +84,21 @@ def test_paths_that_are_not_transcripts(tmp_path: Path) -> None:
         sessions.find(str(tmp_path / "nope.jsonl"))
     with pytest.raises(UserError, match="a folder"):
         sessions.find(str(tmp_path) + "/")
+    fresh = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(fresh))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(fresh / ".claude"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(fresh / ".config"))
     with pytest.raises(NoSession, match="no session yet") as nothing:
-        sessions.find(None)  # nothing anywhere
+        sessions.find(None)  # nothing anywhere, no folder either: none named
+    assert str(nothing.value).startswith("no session yet: no folder of Claude Code's or Codex's sessions exists yet, "
+                                         "and none recorded by the hooks")
+    (fresh / ".claude" / "projects").mkdir(parents=True)
+    with pytest.raises(NoSession, match="no session yet") as nothing:
+        sessions.find(None)
     said = str(nothing.value)
-    assert "Claude Code transcript or Codex rollout in " in said
-    assert all(root in said for root in agents.sources()[0])  # where it looked: every agent's folders
+    assert f"Claude Code transcript or Codex rollout in {fresh / '.claude' / 'projects'}, and none" in said
+    assert all(root in said for root in agents.folders_there(agents.sources()[0]))  # where it looked: those there
+    assert ".codex" not in said
 
 
 def test_a_recorded_session_without_its_log_names_both_agents(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +166,7 @@ def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
         assert proc.returncode == 1, args
         assert "/nonexistent: no such folder" in proc.stderr.decode()
     two = sw("status", "abcdef01-11", "--session", NEWEST)
-    assert two.returncode == 1
+    assert two.returncode == 2  # options that do not go together: a command line that cannot work
     assert "name one session" in two.stderr.decode()
 
 

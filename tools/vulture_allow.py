@@ -20,6 +20,8 @@ _.do_GET  # reports/live_view.py: http.server calls it
 _.log_message  # reports/live_view.py: http.server calls it
 _.handle_error  # reports/live_view.py: socketserver calls it
 _.readinto  # reports/live_view.py: io's buffered reader calls it
+_._split_lines  # cli/__init__.py: argparse's HelpFormatter calls it (help wrapped at spaces only)
+_._fill_text  # cli/__init__.py: argparse's HelpFormatter calls it (help wrapped at spaces only)
 _.find_spec  # hooks/finder.py: the import system calls it (a finder on sys.meta_path)
 _.create_module  # hooks/finder.py: the import system calls it (a loader)
 _.exec_module  # hooks/finder.py: the import system calls it (a loader)

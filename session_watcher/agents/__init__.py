@@ -78,6 +78,18 @@ def claimed(src: Source) -> Source:
     return src
 
 
+# what a message of where a search looked says when none of the agents' folders is there
+NO_FOLDER = "no folder of Claude Code's or Codex's sessions exists yet"
+
+
+def folders_there(folders: list[str]) -> list[str]:
+    """Those of `folders` that exist: what a message of where a search looked names (one that is not
+    there held nothing to find; a new user's machine has none of the four), NO_FOLDER for none."""
+    import os
+
+    return [f for f in folders if os.path.isdir(f)]
+
+
 def sources(roots: list[str] | None = None) -> tuple[list[str], list[Source]]:
     """(the folders looked in, every log found there): with `roots` (folders the user named), the
     fallback agent's logs under them; without, every agent's logs in its own folders."""

@@ -593,6 +593,8 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
     unset = []
     tables = []
     for key, value in effective.items():
+        if key == "cliff":  # read from report's cliff.json, not a key of the files: said below, as a comment
+            continue
         if value is None:
             unset.append(key)
         elif isinstance(value, dict):
@@ -611,11 +613,39 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
     if unset:
         doc.add(tomlkit.nl())
         comment(f"not set (worked out at run time): {', '.join(unset)}")
+    cliff = effective.get("cliff")
+    if isinstance(cliff, dict):
+        from session_watcher.core.numbers import duration
+
+        found = [f"the {cls} cache after {duration(v).replace(' ', chr(0))}" for cls, v in cliff.items()
+                 if cls != "evidence" and isinstance(v, int | float)]
+        doc.add(tomlkit.nl())
+        head = "not a setting: where your cache expires, for the cold-cache guard: "
+        if not os.path.exists(paths.cliff_file()):  # no report has run: no file, no reason to give
+            comment(head + "not inferred yet: `session-watcher report` infers it from your own sessions")
+        else:
+            comment(head + "as `session-watcher report` inferred it from your own sessions, "
+                    + (", ".join(found) if found else "not yet (too few returns)") + "; kept in")
+            comment(f"  {paths.cliff_file().replace(' ', chr(0))}")  # a path on a line of its own, as the files
     return tomlkit.dumps(doc)
 
 
 def show_value(value: Any) -> str:
-    """One value as `config show` writes it (TOML)."""
+    """One value as TOML on one line, as `config set` echoes it: a table inline
+    (`{input = 4.0, cache_read = 0.4}`), never as a block of `key = value` lines."""
     import tomlkit
 
-    return str(tomlkit.item(value).as_string())
+    def inline(v: Any) -> Any:
+        if isinstance(v, dict):
+            table = tomlkit.inline_table()
+            for k, x in v.items():
+                table[k] = inline(x)
+            return table
+        if isinstance(v, list):
+            array = tomlkit.array()
+            for x in v:
+                array.append(inline(x))
+            return array
+        return tomlkit.item(v)
+
+    return str(inline(value).as_string())

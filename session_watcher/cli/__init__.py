@@ -26,6 +26,7 @@ TYPE_CHECKING = False  # typing is slow to import; `hook` and `statusline` start
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
+    from typing import Any
 
 # Every command, in `--help`'s order: the module that adds it to the parser tree (`add_parser(sub)`:
 # its arguments, and the `func` that runs it) and its line in `--help`. Only the module of the command
@@ -52,8 +53,29 @@ HOT = {  # dispatched before the parser; listed in `--help` only
 INTERNAL = 3  # the exit code of an unexpected error
 
 
+HOT_HELP = {  # what `hook --help` / `statusline --help` say, and a person who runs either at a terminal
+    "hook": "usage: session-watcher hook EVENT [AGENT]\n\nRun by Claude Code (and Codex) as a hook, the hook's "
+            "JSON on stdin (install.sh registers them: docs/install.md); as a hook it prints only what the agent "
+            "reads, and exits 0 whatever happens. Where a session stands: `session-watcher status`.",
+    "statusline": "usage: session-watcher statusline [--verbose] [--with 'YOUR COMMAND']\n\nRun by Claude Code as "
+                  "its status line command, the status line's JSON on stdin; it prints one line "
+                  "(docs/statusline.md). Where a session stands: `session-watcher status`.",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in HOT and (args[1:2] in (["-h"], ["--help"]) or _stdin_is_a_terminal()):
+        # a person, not the agent (which pipes its JSON in): what the command is for, rather than a
+        # wait for input that never comes (or a status line printed as the answer to --help)
+        from session_watcher.base.terminal import columns
+        from session_watcher.core.text import wrap
+
+        asked = args[1:2] in (["-h"], ["--help"])
+        width = columns()  # within COLUMNS, as every command's text
+        said = "\n\n".join("\n".join(wrap(part, width, 0)) for part in HOT_HELP[args[0]].split("\n\n"))
+        print(said, file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     if args and args[0] == "hook":
         from session_watcher.hooks.entry import main as hook_main
 
@@ -63,6 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return statusline_main()
     return _handled(args)
+
+
+def _stdin_is_a_terminal() -> bool:
+    import os
+
+    try:
+        return os.isatty(0)
+    except OSError:  # pragma: no cover - no descriptor 0 at all
+        return False
 
 
 def run() -> None:
@@ -180,9 +211,9 @@ def _dispatch(args: list[str]) -> int:
     if extra:  # said by the command's own parser: its usage, not the top level's
         _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     func: Callable[[argparse.Namespace], int] | None = getattr(ns, "func", None)
-    if func is None:
+    if func is None:  # no command: what there is, and the exit of a command line that cannot work
         parser.print_help()
-        return 1
+        return 2
     return int(func(ns))
 
 
@@ -208,15 +239,38 @@ def _command_of(args: list[str]) -> str | None:
     return None
 
 
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """ArgumentParser whose help is wrapped at spaces only, as every other text of the CLI: argparse's
+    own wrapping also breaks after a hyphen (`YYYY-` at a line's end, `MM-DD` on the next) and cuts a
+    word longer than the line. Subcommands' parsers are of the same class (`add_subparsers` makes
+    them of its parser's), so the whole tree wraps the one way."""
+    import argparse
+    import textwrap
+
+    class Formatter(argparse.HelpFormatter):
+        def _split_lines(self, text: str, width: int) -> list[str]:
+            return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                                 break_on_hyphens=False, break_long_words=False)
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
+    return Parser
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser tree: `command`'s part of it (what its module adds), or, for None (`--help`,
     `--version`, an unknown command), every command's line and no module."""
-    import argparse
     import importlib
 
     from session_watcher import __version__
 
-    p = argparse.ArgumentParser(
+    p = _parser_class()(
         prog="session-watcher",
         description="When does a long Claude Code or Codex session cost more than restarting it? Measured live.",
         epilog="A session is named the same way everywhere: nothing (the most recently active), its id, the first "

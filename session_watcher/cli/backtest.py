@@ -27,17 +27,22 @@ VERSION = 2  # of the JSON document (docs/backtest.md): 2, the closed loop and t
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """`--set KEY=VALUE` (a TOML value, as `config set` takes it), checked like a config file."""
+    """`--set KEY=VALUE` (a TOML value, as `config set` takes it), checked like a config file; one
+    that cannot be used is a command line that cannot work (UsageError: exit 2)."""
     from session_watcher.base import config
+    from session_watcher.core.usererrors import UsageError
 
     doc: dict[str, Any] = {}
     for item in items:
         key, eq, raw = item.partition("=")
         if not eq or not key.strip():
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
         doc[key.strip()] = config.parse_cli_value(raw.strip())
-    layer = config.validate("--set", doc)
-    config.together("--set", layer, over_user=True)  # bp_amber=5 under bp_red 0.25: refused, as `config set` does
+    try:
+        layer = config.validate("--set", doc)
+        config.together("--set", layer, over_user=True)  # bp_amber=5 under bp_red 0.25: refused, as `config set` does
+    except UserError as exc:  # ConfigError: an unknown key, a value out of range
+        raise UsageError(str(exc)) from None
     return layer
 
 
@@ -177,10 +182,11 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
     elif not doc["sessions"]:
-        from session_watcher.agents import sources
+        from session_watcher.agents import NO_FOLDER, folders_there, sources
 
-        looked = ", ".join(sources()[0]) or "no folder"
-        print(f"no Claude Code or Codex session with an API call found; looked in {looked}")
+        there = folders_there(sources()[0])
+        print("no Claude Code or Codex session with an API call found; "
+              + (f"looked in {', '.join(there)}" if there else NO_FOLDER))
     else:
         from session_watcher.base.terminal import columns
 

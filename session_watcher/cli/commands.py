@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from session_watcher.base.terminal import columns
 from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
-from session_watcher.core.usererrors import NoSession, UserError
+from session_watcher.core.usererrors import NoSession, UsageError, UserError
 
 if TYPE_CHECKING:
     import argparse
@@ -169,7 +169,7 @@ def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
     given = [v for v in (getattr(ns, "target", None), getattr(ns, "session", None),
                          getattr(ns, "transcript", None)) if v]
     if len(given) > 1:
-        raise UserError(f"name one session, not {len(given)}: {', '.join(map(repr, given))}")
+        raise UsageError(f"name one session, not {len(given)}: {', '.join(map(repr, given))}")
     return given[0] if given else None
 
 
@@ -186,7 +186,8 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"])),
+                  columns()))
     return 0
 
 

@@ -100,14 +100,10 @@ def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]
 
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.base import config
-    from session_watcher.cli.report import since_epoch
     from session_watcher.core.usererrors import UserError
     from session_watcher.otlp import exporter, payload, settings
 
-    try:
-        since = since_epoch(ns.since) if ns.since is not None else None  # "" is refused, as report does
-    except ValueError as exc:
-        raise UserError(f"--since {exc}") from None
+    since = _checked(ns)
     cfg, _ = config.load_layers(None)
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one line, exit 1)
@@ -118,11 +114,12 @@ def command(ns: argparse.Namespace) -> int:
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
     if not paths_:  # said, not "exported 0 sessions" (nothing sent) or, with --dry-run, nothing at all
-        from session_watcher.agents import sources
+        from session_watcher.agents import NO_FOLDER, folders_there, sources
 
-        looked = ", ".join(sources(ns.projects)[0]) or "no folder"
+        there = folders_there(sources(ns.projects)[0])
+        looked = f"looked in {', '.join(there)}" if there else NO_FOLDER
         # --dry-run's standard output is OTLP/JSON for a pipe: the sentence goes beside it
-        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; looked in {looked}",
+        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}",
               file=sys.stderr if ns.dry_run else sys.stdout)
         return 0
     sent = points = events = 0
@@ -165,8 +162,9 @@ def command(ns: argparse.Namespace) -> int:
             continue
         ok, outcome = exporter.send(target, metrics, logs)
         if not ok:
-            raise UserError(f"the collector at {target.urls['metrics']} did not take the figures ({outcome.why}); "
-                            f"{sent} sessions were sent before it{_what_to_do(outcome.status)}")
+            raise UserError(f"the collector at {target.urls['metrics']} did not take the figures "
+                            f"({_plain(outcome.why)}); {sent} sessions were sent before it"
+                            f"{_what_to_do(outcome.status)}")
         exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
         sent += len(docs)
         events += len(records)
@@ -175,10 +173,41 @@ def command(ns: argparse.Namespace) -> int:
         ok, outcome = exporter.send(target, saved, {})
         if not ok:
             raise UserError(f"the collector at {target.urls['metrics']} did not take the restarts' figures "
-                            f"({outcome.why}){_what_to_do(outcome.status)}")
+                            f"({_plain(outcome.why)}){_what_to_do(outcome.status)}")
     if not ns.dry_run:
         print(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}")
     return 0
+
+
+def _checked(ns: argparse.Namespace) -> float | None:
+    """`--since` as epoch seconds, after checking it and a `--otlp URL`: either one that cannot be used
+    is a command line that cannot work (UsageError: exit 2, as report's --since); a configured URL
+    that cannot be one is the config's (settings.resolve: exit 1)."""
+    from session_watcher.cli.report import since_epoch
+    from session_watcher.core.usererrors import NoTarget, UsageError
+    from session_watcher.otlp import settings
+
+    try:
+        since = since_epoch(ns.since) if ns.since is not None else None  # "" is refused, as report does
+    except ValueError as exc:
+        raise UsageError(f"--since {exc}") from None
+    if ns.otlp:
+        try:
+            settings.check_url(ns.otlp, "--otlp")
+        except NoTarget as exc:
+            raise UsageError(str(exc)) from None
+    return since
+
+
+def _plain(why: str) -> str:
+    """The reason in the system's words, without the exception's class and errno the log keeps
+    ("ConnectionRefusedError: [Errno 111] Connection refused" -> "Connection refused")."""
+    import re
+
+    m = re.fullmatch(r"([A-Za-z_][\w.]*):(?: (?:\[Errno -?\d+\] )?(.*))?", why, re.DOTALL)
+    if not m:  # "HTTP 503 Service Unavailable", "no answer within ...": said as they are
+        return why
+    return m.group(2) or m.group(1)  # an exception with no words (TimeoutError()): its class
 
 
 def _what_to_do(status: int | None) -> str:

@@ -82,9 +82,28 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
         worth = (f"; restarting now saves about {dollars(saving)}{' ' + over if over else ''}"
                  if saving > 0
                  else "; staying is still cheaper than restarting")
-    return (f"session-watcher: handoff saved. /clear (or a new session in this project within {stale}) "
+    return (f"session-watcher: handoff saved. /clear (or a new session in {_which_project(doc['project'])} "
+            f"within {stale}) "
             f"starts with it, carrying ~{tokens(doc['carryTokens'])} tokens{price}{worth}. "
             "`session-watcher handoff --drop` takes it back.")
+
+
+def _which_project(project: str) -> str:
+    """'this project' where the command runs in the handoff's project, as the SessionStart hook that
+    takes it tells one (`shell.project_root`: Claude Code's CLAUDE_PROJECT_DIR, else the folder it
+    runs in; a subfolder is a project of its own, whose new session does not receive it); else the
+    project named: the session picked by default, the most recently active on the machine, may be of
+    another project than the folder the user is in."""
+    from session_watcher.core.text import one_line
+    from session_watcher.state.shell import project_root
+
+    try:
+        here = project_root(None, os.getcwd())
+    except OSError:  # the folder is gone
+        here = None
+    if here is not None and here == os.path.realpath(project):
+        return "this project"
+    return f"its project, {one_line(project)},"
 
 
 def waiting(ns: argparse.Namespace) -> int:

@@ -215,7 +215,9 @@ def command(args: Any) -> int:
             write_atomic(args.html, utf8(render(doc, pages)), mode=0o600, fsync=False)
         except OSError as exc:
             raise UserError(f"cannot write {args.html}: {exc.strerror or exc}") from None
-        print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages beside it" if pages else "")))
+        # the pages' folder as the user named the report (relative stays relative): `<OUT stem>-sessions/`
+        folder = os.path.join(os.path.dirname(args.html), next(iter(pages.values())).split("/")[0]) if pages else ""
+        print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages in {folder}/" if pages else "")))
     else:
         from session_watcher.base.terminal import columns
         from session_watcher.core.text import wrap

@@ -29,10 +29,24 @@ def add_parser(sub: Any) -> None:
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML file (mode 0600)")
     mode.add_argument("--serve", action="store_true", help="serve the page live on 127.0.0.1")
-    p.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
+    p.add_argument("--port", type=_port, default=0, help="port for --serve (default: any free port)")
     p.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES, metavar="M",
                    help=f"--serve stops after M minutes with no page open (default {IDLE_MINUTES:g}; 0: never)")
     p.set_defaults(func=command)
+
+
+def _port(text: str) -> int:
+    """`--port N`, a TCP port (0: any free one); anything else argparse refuses (exit 2): 99999 made
+    an internal error of the bind (exit 3)."""
+    import argparse
+
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535; 0: any free one)")
+    return port
 
 
 def command(args: argparse.Namespace) -> int:

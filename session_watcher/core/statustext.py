@@ -61,8 +61,9 @@ def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
 
 
 def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None,
-                last_call: bool = False) -> str:
-    """The human form of the status document (`session-watcher status`); `verbose` adds the
+                last_call: bool = False, last_ts: float | None = None) -> str:
+    """The human form of the status document (`session-watcher status`), `last_ts` the time of the
+    session's last call (said, with `now`, as how long ago it was); `verbose` adds the
     model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
     the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
     each (`core.text.one_line`): none can start a line of its own."""
@@ -77,7 +78,8 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {tokens(cp['contextWindow'])}"
     called = doc["calls"] > 0
     lines = [
-        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}",
+        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}"
+        f"{_last_call_ago(doc['calls'], last_ts, now)}",
         f"lamp     {_when(lamp_words(doc), last_call)}",
         f"alerts   {_alert_words(doc)}",
     ]
@@ -112,6 +114,22 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
             path = b["path"][len(folder.rstrip("/")) + 1:] if folder else b["path"]
             lines.append(f"  {tokens(b['tokens']):>6}  {one_line(path)}{why}")
     return "\n".join(lines)
+
+
+def _last_call_ago(calls: int, last: float | None, now: float | None) -> str:
+    """', the last 3 months ago' for `status` (priced at the clock's time): how long ago the session's
+    last call was, so a session left weeks ago is not read as the one running now; '' without a clock
+    (`replay`), a call or its time. Under a second is 'just now' (not '0 s ago'); a last call dated
+    over a minute ahead of the clock (a clock set back, a log from another machine) is said as that."""
+    from session_watcher.core.eoq import is_number
+    from session_watcher.core.numbers import duration
+
+    if now is None or not is_number(last) or not calls:
+        return ""
+    ago = now - last
+    if ago < -60:
+        return f", the last dated {duration(-ago)} ahead of this machine's clock"
+    return ", the last just now" if ago < 1 else f", the last {duration(ago)} ago"
 
 
 def _common_folder(paths: list[str]) -> str | None:

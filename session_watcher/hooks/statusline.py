@@ -48,7 +48,10 @@ def theirs(raw: bytes, args: list[str]) -> str:
 
 
 def main() -> int:
-    raw = sys.stdin.buffer.read(1 << 20)
+    try:
+        raw = sys.stdin.buffer.read(1 << 20)
+    except (AttributeError, OSError, ValueError):  # no stdin (closed: sys.stdin is None), or unreadable
+        raw = b""
     above = theirs(raw, sys.argv[1:])
     try:
         line = above + run(raw, os.environ, "--verbose" in sys.argv[1:])

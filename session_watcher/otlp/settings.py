@@ -142,7 +142,7 @@ def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None,
     return urls, "environment" if named else "default", names
 
 
-def _check_url(url: str, name: str) -> None:
+def check_url(url: str, name: str) -> None:
     """A URL the HTTP client can use, else NoTarget naming the setting: http(s), a host, a port that
     is a number, no control character or space."""
     from urllib.parse import urlsplit
@@ -197,7 +197,7 @@ def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | No
         raise NoTarget("Claude Code's telemetry is on but names no OTLP endpoint in its settings.json env block "
                        "(an endpoint in the client's own environment does not reach hooks): set [otlp] endpoint")
     for signal, u in urls.items():
-        _check_url(u, names[signal])
+        check_url(u, names[signal])
     protocol = (otlp.get("protocol") or vars_.get("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
                 or vars_.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
     if protocol not in PROTOCOLS:

@@ -268,9 +268,11 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     ]
     h.append(f'<p class="summary" id="summary">{escape(day_sentence(doc))}.</p>')
     if not sessions:
-        roots = (doc.get("index") or {}).get("roots") or []
-        h.append(f'<p id="empty">No Claude Code or Codex sessions found; searched: '
-                 f'{escape(", ".join(roots) or "no folder")}.</p></main></body></html>')
+        from session_watcher.agents import NO_FOLDER, folders_there
+
+        roots = folders_there((doc.get("index") or {}).get("roots") or [])  # a folder not there held nothing
+        where = f"; searched: {', '.join(roots)}" if roots else f": {NO_FOLDER}"
+        h.append(f'<p id="empty">No Claude Code or Codex sessions found{escape(where)}.</p></main></body></html>')
         return _unbroken("\n".join(h))
     h.append(
         '<p class="legend"><span><i class="sw sw-warm"></i>read from cache</span>'

@@ -119,14 +119,16 @@ def day_sentence(doc: dict[str, Any]) -> str:
 
 def nothing_found(doc: dict[str, Any]) -> str:
     """An empty report says where it looked."""
-    roots = doc.get("index", {}).get("roots") or []
-    where = "".join(f"\n  {one_line(r)}" for r in roots) or " (no folder)"
+    from session_watcher.agents import NO_FOLDER, folders_there
+
+    roots = folders_there(doc.get("index", {}).get("roots") or [])  # a folder not there held nothing
+    where = f"; searched:{''.join(f'{chr(10)}  {one_line(r)}' for r in roots)}" if roots else f": {NO_FOLDER}"
     if doc.get("since") is not None:
         import time
 
         day = time.strftime("%Y-%m-%d %H:%M", time.localtime(doc["since"]))
-        return f"no Claude Code or Codex session has calls since {day}; searched:{where}\n"
-    return (f"no Claude Code or Codex sessions found; searched:{where}\n"
+        return f"no Claude Code or Codex session has calls since {day}{where}\n"
+    return (f"no Claude Code or Codex sessions found{where}\n"
             "(start a session in Claude Code or Codex, or point the report elsewhere with --projects DIR)\n")
 
 

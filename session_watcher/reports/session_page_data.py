@@ -563,7 +563,7 @@ class PageBuilder:
                                          trace.autos.autos if trace else None),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
-            "restartNow": restart_now(final_status) if trace is not None else None,
+            "restartNow": restart_now(final_status, self.t_last) if trace is not None else None,  # no time: no age
             "storyError": None,
         }
 
@@ -1012,15 +1012,20 @@ def now_document(state: State, cfg: Config, now: float | None = None) -> dict[st
     return doc
 
 
-def restart_now(final: dict[str, Any] | None) -> dict[str, Any] | None:
+def restart_now(final: dict[str, Any] | None, last: float | None = None) -> dict[str, Any] | None:
     """The page's line of what a restart saves now (`now_document`'s): `status`'s words for the lamp
-    and the saving (`core.render.lamp_words`), its figures and when it was priced."""
+    and the saving (`core.render.lamp_words`), its figures and when it was priced; `since`, an hour
+    or more after the session's `last` record, how long after it ('124 days after its last call'), so
+    a session left long ago does not read as one running now."""
     if not final or not final.get("lamp"):
         return None
     from session_watcher.core.render import lamp_words
 
     keep = ("lamp", "saving", "savingUsd", "horizon", "untilCompaction", "coldReturn", "asOf")
-    return {"text": lamp_words(final), **{k: final.get(k) for k in keep}}
+    at = final.get("asOf")
+    idle = at - last if isinstance(at, int | float) and isinstance(last, int | float) else None
+    since = f"{duration(idle)} after its last call" if idle is not None and idle >= 3600 else None
+    return {"text": lamp_words(final), **{k: final.get(k) for k in keep}, "since": since}
 
 
 def story_of(path: str, read: PageRead | None = None,

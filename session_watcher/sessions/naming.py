@@ -150,12 +150,16 @@ def _by_path(path: str) -> Found:
 
 
 def _where(known: _Known) -> str:
+    """Where a search looked: the folders that are there (agents.folders_there)."""
+    from session_watcher.agents import NO_FOLDER, folders_there
     from session_watcher.base import paths
 
-    looked = ", ".join(known.roots) or "no projects folder"
+    there = folders_there(known.roots)
     n = len(known.states)
-    return (f"looked in {n} recorded session{'s' if n != 1 else ''} ({paths.sessions_dir()}) "
-            f"and the transcripts in {looked}")
+    recorded = (f"{n} recorded session{'s' if n != 1 else ''} ({paths.sessions_dir()})"
+                if n or os.path.isdir(paths.sessions_dir()) else "the recorded sessions (none yet)")
+    return f"looked in {recorded} and " + (f"the transcripts in {', '.join(there)}" if there
+                                           else f"the transcripts ({NO_FOLDER})")
 
 
 def _latest(known: _Known) -> Found:
@@ -163,9 +167,12 @@ def _latest(known: _Known) -> Found:
     for sid, (_path, mtime) in known.transcripts.items():
         activity[sid] = mtime  # the transcript says when the session last moved; a state, when it was read
     if not activity:
-        looked = ", ".join(known.roots) or "no folder"
-        raise NoSession(f"no session yet: no Claude Code transcript or Codex rollout in {looked}, and none recorded by "
-                        "the hooks (start a session in Claude Code or Codex; see `session-watcher doctor`)")
+        from session_watcher.agents import NO_FOLDER, folders_there
+
+        there = folders_there(known.roots)
+        looked = f"no Claude Code transcript or Codex rollout in {', '.join(there)}" if there else NO_FOLDER
+        raise NoSession(f"no session yet: {looked}, and none recorded by the hooks (start a session in Claude Code "
+                        "or Codex; see `session-watcher doctor`)")
     newest = max(activity, key=lambda sid: (activity[sid], sid))
     return _by_id(newest, known)
 

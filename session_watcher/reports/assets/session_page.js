@@ -131,7 +131,7 @@ function renderToolbar() {
 function renderNow() {
   const p = document.getElementById('restart-now'), r = M.restartNow;
   p.hidden = !r;
-  if (r) p.textContent = 'now (' + fmtTime(r.asOf) + '): ' + r.text;
+  if (r) p.textContent = 'now (' + fmtTime(r.asOf) + (r.since ? ', ' + r.since : '') + '): ' + r.text;
 }
 function setBreakdown(open) {
   const p = document.getElementById('breakdown');
