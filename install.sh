@@ -89,10 +89,10 @@ mkdir -p "$data" && chmod 700 "$data"
 fresh=0
 # pip is silent for its whole run (its output goes to pip.log): say what is happening first
 if [ ! -x "$venv/bin/python" ]; then
-    echo "installing into $venv (pip; up to a minute or two on a first install)..."
+    printf 'installing (pip; up to a minute or two on a first install) into\n  %s\n' "$venv"
     "$py" -m venv "$venv"; fresh=1
 else
-    echo "updating $venv (pip)..."
+    printf 'updating (pip)\n  %s\n' "$venv"
 fi
 # pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
 # checkout installed them again): build from a clean copy of what the sdist holds instead
