@@ -404,6 +404,9 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
         (("report", "--since", "garbage"), "argument --since"),  # argparse's, as before
         (("report", "session", transcript, "--serve", "--port", "99999"), "99999 is not a port"),
         (("report", "session", transcript, "--serve", "--port", "-1"), "-1 is not a port"),
+        # a negative count was read as 0 (never stop)
+        (("report", "session", transcript, "--serve", "--idle-minutes", "-5"), "-5 is not a number of minutes"),
+        (("report", "session", transcript, "--serve", "--idle-minutes", "nan"), "nan is not a number of minutes"),
     ):
         got = sw(*args)
         err = got.stderr.decode()

@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
     mode.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML file (mode 0600)")
     mode.add_argument("--serve", action="store_true", help="serve the page live on 127.0.0.1")
     p.add_argument("--port", type=_port, default=0, help="port for --serve (default: any free port)")
-    p.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES, metavar="M",
+    p.add_argument("--idle-minutes", type=_minutes, default=IDLE_MINUTES, metavar="M",
                    help=f"--serve stops after M minutes with no page open (default {IDLE_MINUTES:g}; 0: never)")
     p.set_defaults(func=command)
 
@@ -47,6 +47,21 @@ def _port(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535; 0: any free one)")
     return port
+
+
+def _minutes(text: str) -> float:
+    """`--idle-minutes M`, minutes from 0 (never stop) on; anything else argparse refuses (exit 2): a
+    negative count read as 0 made a page that never stops of a typo."""
+    import argparse
+    import math
+
+    try:
+        minutes = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    if not (math.isfinite(minutes) and minutes >= 0):
+        raise argparse.ArgumentTypeError(f"{text} is not a number of minutes (0 or more; 0: never stop)")
+    return minutes
 
 
 def command(args: argparse.Namespace) -> int:
@@ -68,7 +83,7 @@ def command(args: argparse.Namespace) -> int:
     from session_watcher.reports.live_view import LiveView
 
     try:
-        view = LiveView(transcript, port=args.port, idle_stop=max(0.0, args.idle_minutes) * 60)
+        view = LiveView(transcript, port=args.port, idle_stop=args.idle_minutes * 60)
     except OSError as exc:
         raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
     idle = f", or it stops after {args.idle_minutes:g} minutes with no page open" if args.idle_minutes > 0 else ""
