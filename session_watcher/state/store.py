@@ -16,7 +16,7 @@ from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, 
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
-    from typing import TypeGuard
+    from typing import Any, TypeGuard
 
     from session_watcher.core.shapes import State
     from session_watcher.state.pathstore import PathShards
@@ -52,6 +52,154 @@ def _shape_ok(doc: object, session_id: str) -> bool:
             and isinstance(h.get("tail"), str) and isinstance(head, list) and len(head) == 3
             and all(type(n) is int for n in head)
             and all(isinstance(a, dict) for a in doc["alerts"]))  # each read as an object (hooks.run)
+
+
+# What the fold, the hooks and the status line read of a saved state, and as what: a value of another
+# type (a string or null where a number is, NaN, a list where an object is; a damaged or hand-edited
+# file) made every later run raise inside the fold, so the state was never saved again. `damage` names
+# each such value; `load` quarantines the file and the session starts again from its transcript,
+# keeping what a rebuild keeps of the parts that are sound. `type(v) is` tests only: a bool is no number
+# here, as none is ever written where one is. The large maps (the path map, `readPaths`, the tool ids
+# done) are checked as objects only: the shards they are kept in have their own check (state.pathstore).
+
+
+def _count(v: object) -> bool:
+    return type(v) is int and v >= 0
+
+
+def _int(v: object) -> bool:
+    return type(v) is int
+
+
+def _num(v: object) -> bool:  # finite: NaN and the infinities read back from a file are no figure
+    return type(v) is int or (type(v) is float and v - v == 0.0)
+
+
+def _str(v: object) -> bool:
+    return type(v) is str
+
+
+def _bool(v: object) -> bool:
+    return type(v) is bool
+
+
+def _dict(v: object) -> bool:
+    return type(v) is dict
+
+
+def _list(v: object) -> bool:
+    return type(v) is list
+
+
+def _count_n(v: object) -> bool:
+    return v is None or (type(v) is int and v >= 0)
+
+
+def _int_n(v: object) -> bool:
+    return v is None or type(v) is int
+
+
+def _num_n(v: object) -> bool:
+    return v is None or _num(v)
+
+
+def _str_n(v: object) -> bool:
+    return v is None or type(v) is str
+
+
+def _dict_n(v: object) -> bool:
+    return v is None or type(v) is dict
+
+
+def _lamp(v: object) -> bool:
+    return v is None or v in ("white", "green", "amber", "red")
+
+
+def _ledger(v: object) -> bool:  # [path, open tokens, calls seen, chars behind, original tokens] each
+    return type(v) is list and all(
+        type(x) is list and len(x) == 5 and type(x[0]) is str and all(type(n) is int for n in x[1:])
+        for x in v)
+
+
+def _cursor(v: object) -> bool:  # state.reader's: read by offset and skip (the rest is compared only)
+    return v is None or (type(v) is dict and _count(v.get("offset", 0)) and _int_n(v.get("skip")))
+
+
+def _bucket(v: object) -> bool:
+    return type(v) is dict and all(_count(v.get(k)) for k in _BUCKET)
+
+
+_BUCKET = ("uncachedInput", "output", "cacheRead", "cacheWrite", "cacheWrite5m", "cacheWrite1h", "calls")
+# (key, check, required): the engine's figures (core.engine), then its tally and calibration
+_ENGINE = (
+    ("segment", _count), ("segCalls", _count), ("calls", _count), ("compactions", _count),
+    ("expectBoundary", _bool), ("floor", _int_n), ("L", _int_n), ("lastTs", _num_n), ("ttl", _str_n),
+    ("shared", _int_n), ("lamp", _lamp), ("gN", _count), ("bFull", _int), ("bIncl", _int),
+    ("ledger", _ledger), ("residual", _int_n), ("level", _num_n), ("trend", _num), ("rent", _num),
+    ("billProgress", _num), ("bills", _count), ("billsTotal", _count), ("dwell", _count),
+    ("dwellBills", _count), ("fired", _bool), ("sinceAlert", _count), ("reminders", _count),
+    ("globs", _str_n), ("cal", _dict), ("tally", _dict),
+)
+_ENGINE_OPTIONAL = (("lastBill", _count), ("gateSaving", _num_n), ("segUnits", _num), ("compactAt", _count))
+_TALLY = (("firstTs", _num_n), ("gate", _count), ("backstop", _count), ("guard", _count), ("cold", _count),
+          ("coldTokens", _count), ("coldUsd", _num), ("coldUnpriced", _count), ("warmRead", _count),
+          ("warmWrite", _count))
+_HEALTH = (("prompt", _int_n), ("compactions", _count), ("reads", _count), ("rereads", _count))
+_CONTEXT = (("model", _str_n), ("window", _count_n), ("pressure", _count_n), ("project", _str_n), ("cwd", _str_n))
+_CONTEXT_OPTIONAL = (("peak", _count), ("modelId", _str_n), ("modelName", _str_n), ("promptCache", _dict_n),
+                     ("resume", _dict_n), ("plan", _dict_n), ("agent", _str), ("compactReserve", _count))
+# the parts a rebuild keeps (state.session.rebuild), when present
+_KEPT = (("guard", _dict), ("notified", _dict), ("outbox", _list), ("seen", _list), ("parentSession", _str))
+
+
+def damage(doc: dict[str, Any]) -> list[str]:
+    """The values of a state of the right shape (`_shape_ok`) that cannot be read as what they are:
+    "engine.calls", "context.window", "guard", ... (none: the state is sound)."""
+    bad: list[str] = []
+    e = doc["engine"]
+    bad.extend(f"engine.{k}" for k, ok in _ENGINE if not ok(e[k]))
+    bad.extend(f"engine.{k}" for k, ok in _ENGINE_OPTIONAL if k in e and not ok(e[k]))
+    tally, cal = e["tally"], e["cal"]
+    if type(tally) is dict:
+        bad.extend(f"engine.tally.{k}" for k, ok in _TALLY if not ok(tally[k]))
+    if type(cal) is dict and not (_num(cal.get("chars")) and _num(cal.get("tokens"))):
+        bad.append("engine.cal")
+    m = doc["meter"]
+    bad.extend(f"meter.{k}" for k in ("main", "sub") if not _bucket(m[k]))
+    other = m.get("other")
+    if other is not None and not (type(other) is dict and all(_bucket(b) for b in other.values())):
+        bad.append("meter.other")
+    if not all(type(r) is list and len(r) == 7 and type(r[0]) is str and all(_int(n) for n in r[1:])
+               for r in m["recent"].values()):  # meter.RECENT_MAX of them at most
+        bad.append("meter.recent")
+    h = doc["health"]
+    bad.extend(f"health.{k}" for k, ok in _HEALTH if not ok(h.get(k)))
+    ctx = doc["context"]
+    bad.extend(f"context.{k}" for k, ok in _CONTEXT if k not in ctx or not ok(ctx[k]))
+    bad.extend(f"context.{k}" for k, ok in _CONTEXT_OPTIONAL if k in ctx and not ok(ctx[k]))
+    if not _cursor(doc["cursor"]):
+        bad.append("cursor")
+    if not all(_cursor(c) for c in doc["subCursors"].values()):
+        bad.append("subCursors")
+    if not all(type(p) is list and len(p) == 2 and type(p[0]) is str and _dict_n(p[1])
+               for p in doc["tools"]["pending"].values()):  # the tool uses waiting for their result
+        bad.append("tools.pending")
+    bad.extend(k for k, ok in _KEPT if k in doc and not ok(doc[k]))
+    guard = doc.get("guard")
+    if type(guard) is dict and not (all(type(guard.get(k, [])) is list for k in ("shown", "blocked"))
+                                    and type(guard.get("carry", {})) is dict):
+        bad.append("guard")
+    return bad
+
+
+def sound_parts(doc: dict[str, Any], bad: list[str]) -> State:
+    """`doc` without the kept parts (`state.session.rebuild`'s) that `bad` names: what a rebuild
+    may keep of a damaged state."""
+    kept: dict[str, Any] = {**doc, "context": {k: v for k, v in doc["context"].items() if f"context.{k}" not in bad}}
+    for key in bad:
+        if "." not in key:
+            kept.pop(key, None)
+    return kept  # type: ignore[return-value]
 
 
 def quarantine(path: str, why: str) -> str:
@@ -90,6 +238,11 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
             doc = migrated
     if not _shape_ok(doc, session_id):
         raise StateRejected(quarantine(path, "shape"))
+    bad = damage(doc)
+    if bad:  # a value the fold cannot read: started again from the transcript, keeping what is sound
+        rejected = StateRejected(quarantine(path, "value-" + bad[0]))
+        rejected.kept = sound_parts(doc, bad)
+        raise rejected
     return doc  # type: ignore[no-any-return]
 
 
