@@ -134,6 +134,10 @@ OTHER: list[tuple[tuple[str, ...], object]] = [
     (("context", "peak"), "x"), (("cursor",), 5), (("cursor", "offset"), "x"), (("cursor", "offset"), -1),
     (("tools", "pending"), {"t": 5}), (("guard",), "x"), (("guard",), {"shown": 5}), (("notified",), [1]),
     (("seen",), {"a": 1}), (("engine", "ledger"), [[1, 2]]),
+    # the config the state keeps: only dropped (its files read again), the state not started again
+    (("config", "params", "include"), None), (("config", "params", "bp_amber"), "x"),
+    (("config", "values", "bp_amber"), None), (("config", "values", "notify"), [1]),
+    (("config", "params", "cliff"), {"5m": "x"}), (("config", "params"), {}),
 ]
 
 
@@ -159,7 +163,10 @@ def test_a_damaged_value_starts_the_state_again_and_it_catches_up(
     where, bad = case
     root = setup.copy(tmp_path / "s")
     sf = state_file(SID, fs.sw_home(root))
-    bad_file = damaged(json.loads(sf.read_bytes()), where, bad)
+    doc = json.loads(sf.read_bytes())
+    old, new = str(fs.sw_home(setup.snap)), str(fs.sw_home(root))
+    doc["config"]["stamp"] = [[f.replace(old, new), *rest] for f, *rest in doc["config"]["stamp"]]  # copied
+    bad_file = damaged(doc, where, bad)
     sf.write_bytes(bad_file)
     out = setup.finish(root)
     assert out == setup.clean_out  # the same news: nothing delivered again, nothing lost
@@ -173,6 +180,7 @@ def test_a_damaged_value_starts_the_state_again_and_it_catches_up(
     quarantine = fs.sw_home(root) / "state" / "quarantine"
     kept = [p.read_bytes() for p in quarantine.iterdir()] if quarantine.exists() else []
     assert kept in ([], [bad_file])  # a value the fold reads is quarantined (one it never reads may pass)
+    assert kept == [] or where[0] != "config"
 
 
 def test_the_states_the_hooks_saved_are_sound(setup: Setup) -> None:
@@ -198,3 +206,15 @@ def test_the_states_of_every_calibration_session_are_sound(tmp_path: Path) -> No
         assert damage(loaded) == [], path.name
         optional |= set(OPTIONAL) & set(loaded["engine"])
     assert optional == set(OPTIONAL)
+
+
+def test_the_config_check_knows_every_model_parameter() -> None:
+    """Every key a project's file may set (the model's parameters) is checked, and the defaults pass."""
+    from session_watcher.base import config
+    from session_watcher.state import store
+
+    assert [k for k, _ in store._PARAMS] == list(config.PROJECT_KEYS)
+    cfg = config.merge({"cRatio": 12.5, "compact_reserve": 33000})
+    assert store._config({"values": cfg, "params": config.model_params(cfg)})
+    assert store._config({"values": config.merge(), "params": config.model_params(config.merge())})
+    assert not store._config({"values": config.merge(), "params": {}})

@@ -148,6 +148,16 @@ _HEALTH = (("prompt", _int_n), ("compactions", _count), ("reads", _count), ("rer
 _CONTEXT = (("model", _str_n), ("window", _count_n), ("pressure", _count_n), ("project", _str_n), ("cwd", _str_n))
 _CONTEXT_OPTIONAL = (("peak", _count), ("modelId", _str_n), ("modelName", _str_n), ("promptCache", _dict_n),
                      ("resume", _dict_n), ("plan", _dict_n), ("agent", _str), ("compactReserve", _count))
+# the config a state keeps (`config`, base.config_cache): trusted while its files' stamps hold, so checked
+# here as the fold and the status line read it, the model's parameters (base.config.KEYS' kinds: "number"
+# a float or null where the default is, "whole" an int) and the user's own keys. One that fails (damaged,
+# or an older version's without a newer key) is only dropped: the files are read again, nothing rebuilt
+_PARAMS = (("include", _list), ("exclude", _list), ("cRatio", _num_n), ("bp_amber", _num), ("bp_red", _num),
+           ("notify_dwell", _count), ("bill_lookback", _count), ("backstop_base", _num), ("guard_x", _num),
+           ("gate_min_calls", _count), ("remind_backoff", _num), ("remind_cap", _count),
+           ("advice_min_usd", _num), ("advice_min_share", _num), ("compact_reserve", _count_n),
+           ("compact_payback", _num))
+_VALUES = (("notify", _dict), ("guard", _str), ("handoff_stale_min", _num), ("prices", _dict), ("otlp", _dict))
 # the parts a rebuild keeps (state.session.rebuild), when present
 _KEPT = (("guard", _dict), ("notified", _dict), ("outbox", _list), ("seen", _list), ("parentSession", _str))
 
@@ -190,6 +200,19 @@ def damage(doc: dict[str, Any]) -> list[str]:
                                     and type(guard.get("carry", {})) is dict):
         bad.append("guard")
     return bad
+
+
+def _config(cache: dict[str, Any]) -> bool:
+    values, params = cache.get("values"), cache.get("params")
+    if type(values) is not dict or type(params) is not dict:
+        return "values" not in cache and "params" not in cache  # none read yet: read at the next run
+    return (all(k in values and k in params and ok(values[k]) and ok(params[k]) for k, ok in _PARAMS)
+            and all(k in values and ok(values[k]) for k, ok in _VALUES)
+            and _cliff(values.get("cliff", {})) and _cliff(params.get("cliff", {})))
+
+
+def _cliff(v: object) -> bool:  # base.config.load_cliff's: seconds or null by cache class, and "evidence"
+    return type(v) is dict and all(_num_n(x) for k, x in v.items() if k != "evidence")
 
 
 def sound_parts(doc: dict[str, Any], bad: list[str]) -> State:
@@ -238,6 +261,8 @@ def load(path: str, session_id: str, readonly: bool = False) -> State | None:
             doc = migrated
     if not _shape_ok(doc, session_id):
         raise StateRejected(quarantine(path, "shape"))
+    if doc["config"] and not _config(doc["config"]):  # a cache: its files are read again (base.config)
+        doc["config"] = {}
     bad = damage(doc)
     if bad:  # a value the fold cannot read: started again from the transcript, keeping what is sound
         rejected = StateRejected(quarantine(path, "value-" + bad[0]))
