@@ -213,7 +213,7 @@ def test_the_config_check_knows_every_model_parameter() -> None:
     from session_watcher.base import config
     from session_watcher.state import store
 
-    assert [k for k, _ in store._PARAMS] == list(config.PROJECT_KEYS)
+    assert list(store._PARAMS) == list(config.PROJECT_KEYS)
     cfg = config.merge({"cRatio": 12.5, "compact_reserve": 33000})
     assert store._config({"values": cfg, "params": config.model_params(cfg)})
     assert store._config({"values": config.merge(), "params": config.model_params(config.merge())})

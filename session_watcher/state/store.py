@@ -61,158 +61,116 @@ def _shape_ok(doc: object, session_id: str) -> bool:
 # keeping what a rebuild keeps of the parts that are sound. `type(v) is` tests only: a bool is no number
 # here, as none is ever written where one is. The large maps (the path map, `readPaths`, the tool ids
 # done) are checked as objects only: the shards they are kept in have their own check (state.pathstore).
-
-
-def _count(v: object) -> bool:
-    return type(v) is int and v >= 0
-
-
-def _int(v: object) -> bool:
-    return type(v) is int
-
-
-def _num(v: object) -> bool:  # finite: NaN and the infinities read back from a file are no figure
-    return type(v) is int or (type(v) is float and v - v == 0.0)
-
-
-def _str(v: object) -> bool:
-    return type(v) is str
-
-
-def _bool(v: object) -> bool:
-    return type(v) is bool
-
-
-def _dict(v: object) -> bool:
-    return type(v) is dict
-
-
-def _list(v: object) -> bool:
-    return type(v) is list
-
-
-def _count_n(v: object) -> bool:
-    return v is None or (type(v) is int and v >= 0)
-
-
-def _int_n(v: object) -> bool:
-    return v is None or type(v) is int
-
-
-def _num_n(v: object) -> bool:
-    return v is None or _num(v)
-
-
-def _str_n(v: object) -> bool:
-    return v is None or type(v) is str
-
-
-def _dict_n(v: object) -> bool:
-    return v is None or type(v) is dict
-
-
-def _lamp(v: object) -> bool:
-    return v is None or v in ("white", "green", "amber", "red")
-
-
-def _ledger(v: object) -> bool:  # [path, open tokens, calls seen, chars behind, original tokens] each
-    return type(v) is list and all(
-        type(x) is list and len(x) == 5 and type(x[0]) is str and all(type(n) is int for n in x[1:])
-        for x in v)
-
-
-def _cursor(v: object) -> bool:  # state.reader's: read by offset and skip (the rest is compared only)
-    return v is None or (type(v) is dict and _count(v.get("offset", 0)) and _int_n(v.get("skip")))
-
-
-def _bucket(v: object) -> bool:
-    return type(v) is dict and all(_count(v.get(k)) for k in _BUCKET)
-
-
-_BUCKET = ("uncachedInput", "output", "cacheRead", "cacheWrite", "cacheWrite5m", "cacheWrite1h", "calls")
-# (key, check, required): the engine's figures (core.engine), then its tally and calibration
-_ENGINE = (
-    ("segment", _count), ("segCalls", _count), ("calls", _count), ("compactions", _count),
-    ("expectBoundary", _bool), ("floor", _int_n), ("L", _int_n), ("lastTs", _num_n), ("ttl", _str_n),
-    ("shared", _int_n), ("lamp", _lamp), ("gN", _count), ("bFull", _int), ("bIncl", _int),
-    ("ledger", _ledger), ("residual", _int_n), ("level", _num_n), ("trend", _num), ("rent", _num),
-    ("billProgress", _num), ("bills", _count), ("billsTotal", _count), ("dwell", _count),
-    ("dwellBills", _count), ("fired", _bool), ("sinceAlert", _count), ("reminders", _count),
-    ("globs", _str_n), ("cal", _dict), ("tally", _dict),
-)
-_ENGINE_OPTIONAL = (("lastBill", _count), ("gateSaving", _num_n), ("segUnits", _num), ("compactAt", _count))
-_TALLY = (("firstTs", _num_n), ("gate", _count), ("backstop", _count), ("guard", _count), ("cold", _count),
-          ("coldTokens", _count), ("coldUsd", _num), ("coldUnpriced", _count), ("warmRead", _count),
-          ("warmWrite", _count))
-_HEALTH = (("prompt", _int_n), ("compactions", _count), ("reads", _count), ("rereads", _count))
-_CONTEXT = (("model", _str_n), ("window", _count_n), ("pressure", _count_n), ("project", _str_n), ("cwd", _str_n))
-_CONTEXT_OPTIONAL = (("peak", _count), ("modelId", _str_n), ("modelName", _str_n), ("promptCache", _dict_n),
-                     ("resume", _dict_n), ("plan", _dict_n), ("agent", _str), ("compactReserve", _count))
+# Kinds: "c" a count (an int, 0 or more), "i" an int, "n" a finite number (NaN and the infinities read
+# back from a file are no figure), "s" a string, "b" a bool, "d" an object, "l" a list; "?": or null.
+_KINDS = {"s": str, "b": bool, "d": dict, "l": list}
+_ENGINE = {
+    "segment": "c", "segCalls": "c", "calls": "c", "compactions": "c", "expectBoundary": "b", "floor": "i?",
+    "L": "i?", "lastTs": "n?", "ttl": "s?", "shared": "i?", "gN": "c", "bFull": "i", "bIncl": "i", "ledger": "l",
+    "residual": "i?", "level": "n?", "trend": "n", "rent": "n", "billProgress": "n", "bills": "c",
+    "billsTotal": "c", "dwell": "c", "dwellBills": "c", "fired": "b", "sinceAlert": "c", "reminders": "c",
+    "globs": "s?", "cal": "d", "tally": "d",
+}
+# those an older version's state may lack (core.shapes.Engine's NotRequired)
+_ENGINE_OPTIONAL = {"lastBill": "c", "gateSaving": "n?", "segUnits": "n", "compactAt": "c"}
+_TALLY = {"firstTs": "n?", "gate": "c", "backstop": "c", "guard": "c", "cold": "c", "coldTokens": "c",
+          "coldUsd": "n", "coldUnpriced": "c", "warmRead": "c", "warmWrite": "c"}
+_BUCKET = dict.fromkeys(("uncachedInput", "output", "cacheRead", "cacheWrite", "cacheWrite5m", "cacheWrite1h",
+                         "calls"), "c")
+_HEALTH = {"prompt": "i?", "compactions": "c", "reads": "c", "rereads": "c"}
+_CONTEXT = {"model": "s?", "window": "c?", "pressure": "c?", "project": "s?", "cwd": "s?"}
+_CONTEXT_OPTIONAL = {"peak": "c", "modelId": "s?", "modelName": "s?", "promptCache": "d?", "resume": "d?",
+                     "plan": "d?", "agent": "s", "compactReserve": "c"}
+# the parts a rebuild keeps (state.session.rebuild), when present
+_KEPT = {"guard": "d", "notified": "d", "outbox": "l", "seen": "l", "parentSession": "s"}
 # the config a state keeps (`config`, base.config_cache): trusted while its files' stamps hold, so checked
 # here as the fold and the status line read it, the model's parameters (base.config.KEYS' kinds: "number"
 # a float or null where the default is, "whole" an int) and the user's own keys. One that fails (damaged,
 # or an older version's without a newer key) is only dropped: the files are read again, nothing rebuilt
-_PARAMS = (("include", _list), ("exclude", _list), ("cRatio", _num_n), ("bp_amber", _num), ("bp_red", _num),
-           ("notify_dwell", _count), ("bill_lookback", _count), ("backstop_base", _num), ("guard_x", _num),
-           ("gate_min_calls", _count), ("remind_backoff", _num), ("remind_cap", _count),
-           ("advice_min_usd", _num), ("advice_min_share", _num), ("compact_reserve", _count_n),
-           ("compact_payback", _num))
-_VALUES = (("notify", _dict), ("guard", _str), ("handoff_stale_min", _num), ("prices", _dict), ("otlp", _dict))
-# the parts a rebuild keeps (state.session.rebuild), when present
-_KEPT = (("guard", _dict), ("notified", _dict), ("outbox", _list), ("seen", _list), ("parentSession", _str))
+_PARAMS = {"include": "l", "exclude": "l", "cRatio": "n?", "bp_amber": "n", "bp_red": "n", "notify_dwell": "c",
+           "bill_lookback": "c", "backstop_base": "n", "guard_x": "n", "gate_min_calls": "c",
+           "remind_backoff": "n", "remind_cap": "c", "advice_min_usd": "n", "advice_min_share": "n",
+           "compact_reserve": "c?", "compact_payback": "n"}
+_VALUES = {**_PARAMS, "notify": "d", "guard": "s", "handoff_stale_min": "n", "prices": "d", "otlp": "d"}
+
+
+def _ok(v: object, kind: str) -> bool:
+    t = type(v)
+    if t is int:
+        return kind[0] == "i" or kind[0] == "n" or (kind[0] == "c" and v >= 0)  # type: ignore[operator]
+    if t is float:
+        return kind[0] == "n" and v - v == 0.0  # type: ignore[operator]
+    if v is None:
+        return kind[-1] == "?"
+    return _KINDS.get(kind[0]) is t
+
+
+def _bad(part: dict[str, Any], kinds: dict[str, str], name: str, bad: list[str], optional: bool = False) -> None:
+    """Add to `bad` the keys of `part` (`name`.key) not of their kind; a key it lacks too unless `optional`."""
+    for k, kind in kinds.items():
+        if k in part:
+            if not _ok(part[k], kind):
+                bad.append(name + k)
+        elif not optional:
+            bad.append(name + k)
 
 
 def damage(doc: dict[str, Any]) -> list[str]:
     """The values of a state of the right shape (`_shape_ok`) that cannot be read as what they are:
     "engine.calls", "context.window", "guard", ... (none: the state is sound)."""
     bad: list[str] = []
-    e = doc["engine"]
-    bad.extend(f"engine.{k}" for k, ok in _ENGINE if not ok(e[k]))
-    bad.extend(f"engine.{k}" for k, ok in _ENGINE_OPTIONAL if k in e and not ok(e[k]))
-    tally, cal = e["tally"], e["cal"]
-    if type(tally) is dict:
-        bad.extend(f"engine.tally.{k}" for k, ok in _TALLY if not ok(tally[k]))
-    if type(cal) is dict and not (_num(cal.get("chars")) and _num(cal.get("tokens"))):
+    e, m, ctx, guard = doc["engine"], doc["meter"], doc["context"], doc.get("guard")
+    _bad(e, _ENGINE, "engine.", bad)
+    _bad(e, _ENGINE_OPTIONAL, "engine.", bad, optional=True)
+    if type(e["tally"]) is dict:
+        _bad(e["tally"], _TALLY, "engine.tally.", bad)
+    cal = e["cal"]
+    if type(cal) is dict and not (_ok(cal.get("chars"), "n") and _ok(cal.get("tokens"), "n")):
         bad.append("engine.cal")
-    m = doc["meter"]
-    bad.extend(f"meter.{k}" for k in ("main", "sub") if not _bucket(m[k]))
+    if e["lamp"] not in (None, "white", "green", "amber", "red"):
+        bad.append("engine.lamp")
+    if type(e["ledger"]) is list and not all(  # [path, open tokens, calls seen, chars behind, original tokens]
+            type(x) is list and len(x) == 5 and type(x[0]) is str and all(type(n) is int for n in x[1:])
+            for x in e["ledger"]):
+        bad.append("engine.ledger")
+    for stream in ("main", "sub"):
+        _bad(m[stream], _BUCKET, f"meter.{stream}.", bad)
     other = m.get("other")
-    if other is not None and not (type(other) is dict and all(_bucket(b) for b in other.values())):
+    if other is not None and not (type(other) is dict and all(
+            type(b) is dict and not [k for k, kind in _BUCKET.items() if not _ok(b.get(k), kind)]
+            for b in other.values())):
         bad.append("meter.other")
-    if not all(type(r) is list and len(r) == 7 and type(r[0]) is str and all(_int(n) for n in r[1:])
+    if not all(type(r) is list and len(r) == 7 and type(r[0]) is str and all(type(n) is int for n in r[1:])
                for r in m["recent"].values()):  # meter.RECENT_MAX of them at most
         bad.append("meter.recent")
-    h = doc["health"]
-    bad.extend(f"health.{k}" for k, ok in _HEALTH if not ok(h.get(k)))
-    ctx = doc["context"]
-    bad.extend(f"context.{k}" for k, ok in _CONTEXT if k not in ctx or not ok(ctx[k]))
-    bad.extend(f"context.{k}" for k, ok in _CONTEXT_OPTIONAL if k in ctx and not ok(ctx[k]))
-    if not _cursor(doc["cursor"]):
+    _bad(doc["health"], _HEALTH, "health.", bad)
+    _bad(ctx, _CONTEXT, "context.", bad)
+    _bad(ctx, _CONTEXT_OPTIONAL, "context.", bad, optional=True)
+    if not all(_cursor(c) for c in (doc["cursor"], *doc["subCursors"].values())):
         bad.append("cursor")
-    if not all(_cursor(c) for c in doc["subCursors"].values()):
-        bad.append("subCursors")
-    if not all(type(p) is list and len(p) == 2 and type(p[0]) is str and _dict_n(p[1])
+    if not all(type(p) is list and len(p) == 2 and type(p[0]) is str and (p[1] is None or type(p[1]) is dict)
                for p in doc["tools"]["pending"].values()):  # the tool uses waiting for their result
         bad.append("tools.pending")
-    bad.extend(k for k, ok in _KEPT if k in doc and not ok(doc[k]))
-    guard = doc.get("guard")
-    if type(guard) is dict and not (all(type(guard.get(k, [])) is list for k in ("shown", "blocked"))
+    _bad(doc, _KEPT, "", bad, optional=True)
+    if type(guard) is dict and not (type(guard.get("shown", [])) is list and type(guard.get("blocked", [])) is list
                                     and type(guard.get("carry", {})) is dict):
         bad.append("guard")
     return bad
+
+
+def _cursor(v: object) -> bool:  # state.reader's: read by offset and skip (the rest is compared only)
+    return v is None or (type(v) is dict and _ok(v.get("offset", 0), "c") and _ok(v.get("skip"), "i?"))
 
 
 def _config(cache: dict[str, Any]) -> bool:
     values, params = cache.get("values"), cache.get("params")
     if type(values) is not dict or type(params) is not dict:
         return "values" not in cache and "params" not in cache  # none read yet: read at the next run
-    return (all(k in values and k in params and ok(values[k]) and ok(params[k]) for k, ok in _PARAMS)
-            and all(k in values and ok(values[k]) for k, ok in _VALUES)
-            and _cliff(values.get("cliff", {})) and _cliff(params.get("cliff", {})))
-
-
-def _cliff(v: object) -> bool:  # base.config.load_cliff's: seconds or null by cache class, and "evidence"
-    return type(v) is dict and all(_num_n(x) for k, x in v.items() if k != "evidence")
+    bad: list[str] = []
+    _bad(values, _VALUES, "", bad)
+    _bad(params, _PARAMS, "", bad)
+    return not bad and all(type(c) is dict and all(_ok(x, "n?") for k, x in c.items() if k != "evidence")
+                           for c in (values.get("cliff", {}), params.get("cliff", {})))  # base.config.load_cliff's
 
 
 def sound_parts(doc: dict[str, Any], bad: list[str]) -> State:
