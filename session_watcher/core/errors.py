@@ -47,7 +47,10 @@ class Rejected(WatcherError):
 
 
 class StateRejected(Rejected):
-    """The state file exists but cannot be used; it has been quarantined."""
+    """The state file exists but cannot be used; it has been quarantined. `kept`: a state of the right
+    shape whose values are not all readable (state.store.damage): its sound parts, for a rebuild to keep."""
+
+    kept: object = None
 
 
 class ShardRejected(Rejected):

@@ -129,6 +129,7 @@ class Session:
     def __enter__(self) -> Session:
         paths.ensure_private_dir(os.path.dirname(self.path))
         self._lock.__enter__()
+        rebuilt = False
         try:
             try:
                 state = store.load(self.path, self.id)
@@ -136,10 +137,14 @@ class Session:
                 self.say("state", f"the state file was unusable and quarantined to {exc}; "
                                   "rebuilding from the transcript")
                 state = None
+                if exc.kept is not None:  # its sound parts: the context, the marks of what was dealt with
+                    from session_watcher.state.session import rebuild
+
+                    state, rebuilt = rebuild(exc.kept), True  # type: ignore[arg-type]  # a State but its damage
         except BaseException:
             self._lock.__exit__(None, None, None)
             raise
-        self.fresh = state is None
+        self.fresh = state is None or rebuilt
         if state is None:
             from session_watcher.core.fresh import new_state  # loaded with the store's check of a saved one
 
