@@ -194,7 +194,7 @@ def _rewind(session: str, seconds: float) -> None:
     path.write_text(json.dumps(doc))
 
 
-def _overstaying(tmp_path: Path, session: str, calls: int = 300) -> list[bytes]:
+def overstaying(tmp_path: Path, session: str, calls: int = 300) -> list[bytes]:
     """A session whose context grows 1,000 tokens a call: it overstays, and keeps overstaying."""
     t = Transcript(session_id=session, cwd=str(tmp_path))
     t.call(20_000, 0)
@@ -244,7 +244,7 @@ def test_hook_holds_reminders_back_and_the_status_keeps_counting(tmp_path: Path)
     fired: list[tuple[int, list[str]]] = []
     held_lines: list[tuple[str, int, int]] = []  # (status line, bills since the gate was shown, interval)
     rewound_at = 0
-    for calls in _steps(_overstaying(tmp_path, "nag"), transcript, first=3):
+    for calls in _steps(overstaying(tmp_path, "nag"), transcript, first=3):
         before = len(load_state("nag")["alerts"]) if state_file("nag").exists() else 0
         queued = _queued("nag")
         proc = hook("Stop", payload("nag", transcript))
@@ -287,7 +287,7 @@ def test_hook_with_no_limit_shows_every_reminder(tmp_path: Path) -> None:
     _message_config(remind_min=0)
     transcript = tmp_path / "free.jsonl"
     shown = fired = 0
-    for _ in _steps(_overstaying(tmp_path, "free"), transcript):
+    for _ in _steps(overstaying(tmp_path, "free"), transcript):
         before = len(load_state("free")["alerts"]) if state_file("free").exists() else 0
         queued = _queued("free")
         hook("Stop", payload("free", transcript))

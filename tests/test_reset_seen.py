@@ -22,6 +22,7 @@ from tests.oracle import hook, payload
 from tests.statefile import load_state, state_file
 from tests.test_guard_hook import FIVE_MIN, append_cold_call, pending_handoffs, prompt, said
 from tests.test_guard_hook import session as folded_session
+from tests.test_notifier_throttle import overstaying
 
 if TYPE_CHECKING:
     import subprocess
@@ -34,18 +35,6 @@ def _config(text: str) -> None:
     cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text(text)
-
-
-def _overstaying(tmp_path: Path, sid: str, calls: int = 300) -> list[bytes]:
-    """A session whose context grows 1,000 tokens a call: a gate, then reminders (remind_min 0)."""
-    t = Transcript(session_id=sid, cwd=str(tmp_path))
-    t.call(20_000, 0)
-    cr = 20_000
-    for _ in range(1, calls):
-        t.user()
-        cr += 1000
-        t.call(cr, 1000)
-    return [line + b"\n" for line in t.lines()]
 
 
 def _calls(lines: list[bytes], transcript: Path, first: int = 3) -> Iterator[int]:
@@ -127,7 +116,7 @@ def test_an_alert_delivered_before_a_rewrite_is_not_delivered_again(tmp_path: Pa
     calls'); the reminder that fires after the rewrite is shown."""
     _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 0\n')
     t = tmp_path / "seen.jsonl"
-    lines = _overstaying(tmp_path, "seen")
+    lines = overstaying(tmp_path, "seen")
     for _ in _calls(lines, t):
         _fold("seen", t)
         if load_state("seen")["alerts"]:
@@ -167,7 +156,7 @@ def test_a_reminder_held_back_by_the_quiet_period_comes_once_after_a_rewrite(tmp
     delivers the held one, once, titled as the first reminder the user sees."""
     _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 1440\n')  # a day
     t = tmp_path / "held.jsonl"
-    lines = _overstaying(tmp_path, "held")
+    lines = overstaying(tmp_path, "held")
     for _ in _calls(lines, t):
         _fold("held", t)
         if load_state("held")["alerts"]:
@@ -213,7 +202,7 @@ def test_a_gate_a_status_line_left_pending_comes_once_after_a_rewrite(tmp_path: 
     from tests.oracle import statusline
 
     _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 0\n')
-    lines = _overstaying(tmp_path, "sl")
+    lines = overstaying(tmp_path, "sl")
     gate_call = _gate_call(tmp_path, lines)
     t = tmp_path / "sl.jsonl"
     _write(t, lines, gate_call - 1)
@@ -374,7 +363,7 @@ def test_a_state_started_again_sweeps_the_path_map_files_of_the_one_before(tmp_p
 # ----------------------------------------------------------------------------- the fold, in process
 
 def _write(path: Path, lines: list[bytes], calls: int) -> None:
-    """The transcript's first `calls` calls (`_overstaying`'s lines: a call, then a user line)."""
+    """The transcript's first `calls` calls (`overstaying`'s lines: a call, then a user line)."""
     path.write_bytes(b"".join(lines[: 1 + 2 * (calls - 1)]))
 
 
@@ -392,7 +381,7 @@ def test_a_fold_started_again_returns_only_what_was_not_dealt_with(tmp_path: Pat
     new calls fire, not the gate the state had dealt with, and records both, as a fold from scratch
     does; the mark of the gate stays with the state (`seen`). A gate a status line left pending was
     not delivered: it is returned again."""
-    lines = _overstaying(tmp_path, "s")
+    lines = overstaying(tmp_path, "s")
     gate_call = _gate_call(tmp_path, lines)
     t = tmp_path / "s.jsonl"
     for pending in (False, True):
@@ -417,7 +406,7 @@ def test_a_fold_started_again_returns_only_what_was_not_dealt_with(tmp_path: Pat
 def test_an_alert_fired_in_the_run_that_found_the_change_is_still_returned(tmp_path: Path) -> None:
     """The run folds the main transcript's new lines (the gate fires), then finds a subagent's file
     shrunk: the state starts again, and the gate, fired but not yet delivered, is returned."""
-    lines = _overstaying(tmp_path, "r")
+    lines = overstaying(tmp_path, "r")
     gate_call = _gate_call(tmp_path, lines)
     t, sub = tmp_path / "r.jsonl", tmp_path / "agent-x.jsonl"
     side = Transcript(session_id="r", cwd=str(tmp_path))
@@ -468,7 +457,7 @@ def test_an_upgrade_that_starts_again_keeps_the_alerts_dealt_with(tmp_path: Path
     guard's marks and the marks of its alerts dealt with are kept, so the fold from the start does
     not return its gate again."""
     monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
-    lines = _overstaying(tmp_path, "up")
+    lines = overstaying(tmp_path, "up")
     gate_call = _gate_call(tmp_path, lines)
     t = tmp_path / "up.jsonl"
     _write(t, lines, gate_call)
