@@ -54,7 +54,7 @@ def test_the_rows_that_differ_from_a_plain_fold() -> None:
     assert special == {
         "PostToolUse": set(),
         "PostToolUseFailure": set(),
-        "Stop": {"turnEnd", "lock", "subagents"},
+        "Stop": {"turnEnd", "lock", "subagents", "tidy"},
         "SubagentStop": {"subagents"},
         "SessionStart": {"subagents", "apply"},
         "SessionStart inject": {"sync", "run", "lock", "prints"},

@@ -75,6 +75,10 @@ def sessions_dir() -> str:
     return os.path.join(_dirs()["state"], "sessions")
 
 
+def tidy_marker() -> str:
+    return os.path.join(_dirs()["state"], ".tidied")  # state.tidy's: when the last sweep was
+
+
 def quarantine_dir() -> str:
     return os.path.join(_dirs()["state"], "quarantine")
 

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         saveAlways: bool  # False: the state is written only when the run changed it
         flush: bool  # the session is over: the OTLP exporter sends its figures now
         message: bool  # alerts also as a `systemMessage` for the next prompt (Codex: no status line)
+        tidy: bool  # after the fold, at most once a day: sweep the states of transcripts gone (state.tidy)
 
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
@@ -65,6 +66,7 @@ STOP_LOCK_TIMEOUT = 0.6  # the turn's last call must be folded: wait longer for 
 SESSION_END_LOCK_TIMEOUT = 0.9
 FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for the next run
 OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
+TIDY_EVERY = 86400.0  # state.tidy's: its sweep is due once a day
 NEWS_CALLS = 5  # an alert fired further back than this many calls is history (a first fold, a rebuild)
 
 
@@ -105,14 +107,14 @@ def _session_end(state: State, payload: dict[str, Any]) -> None:
 # An event not listed (PreToolUse, PreCompact, ...: not registered, but a user may) is folded as FOLD.
 FOLD: Plan = {"sync": False, "run": "fold", "lock": LOCK_TIMEOUT, "turnEnd": False, "peek": False,
               "budgetAtLock": False, "subagents": False, "apply": None, "guard": False, "prints": False,
-              "saveAlways": True, "flush": False, "message": False}
+              "saveAlways": True, "flush": False, "message": False, "tidy": False}
 # Every hook the plugin (its hooks.json) and install.py register, `hook EVENT [inject]` -> its plan
 # (install.py registers exactly these; tests/test_hook_events.py holds hooks.json to them).
 EVENTS: dict[str, Plan] = {
     "PostToolUse": FOLD,
     "PostToolUseFailure": FOLD,
     # the turn's last call must be in the fold: wait for its line, then for a busy neighbour
-    "Stop": {**FOLD, "turnEnd": True, "lock": STOP_LOCK_TIMEOUT, "subagents": True},
+    "Stop": {**FOLD, "turnEnd": True, "lock": STOP_LOCK_TIMEOUT, "subagents": True, "tidy": True},
     # a subagent's own file, and a compaction agent's (listed in the session's subagents folder)
     "SubagentStop": {**FOLD, "subagents": True},
     "SessionStart": {**FOLD, "subagents": True, "apply": _session_start},
@@ -176,15 +178,36 @@ def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
         if wait is None:
             return None
         lock_timeout = wait
+    out = None
     try:
         with shell.open_session(session_id, lock_timeout, log_once) as opened:
             if plan["budgetAtLock"]:
                 start = time.monotonic()
-            return _locked(opened, plan, payload, transcript, cwd, start)
+            out = _locked(opened, plan, payload, transcript, cwd, start)
     except LockTimeout:
         if lock_timeout:
             log_once("lock", f"session lock busy over {lock_timeout} s: new lines left for the next run")
-        return None
+    if plan["tidy"]:
+        _tidy()
+    return out
+
+
+def _tidy() -> None:
+    """The once-a-day sweep of states whose transcript is gone (`state.tidy`, imported only when
+    due: its marker's `stat` is all a run pays otherwise)."""
+    from session_watcher.base import paths
+
+    try:
+        if time.time() - os.stat(paths.tidy_marker()).st_mtime < TIDY_EVERY:
+            return
+    except OSError:
+        pass
+    from session_watcher.state import tidy
+
+    try:
+        tidy.maybe_tidy()
+    except Exception as exc:  # a sessions folder not ours (paths refuses it), ...: said once, never raised
+        log_once("tidy", f"sweeping old states: {exc}")
 
 
 def log_once(key: str, message: str) -> None:
