@@ -318,21 +318,19 @@ def figures(state: State, cfg: ModelParams) -> Quantities:
     big_l = e["L"] or 0
     x = big_l / base
     k = restart_cost(cr, base, shared)
-    n0 = cfg.get("evict_prior")
-    f = 1.0 if not n0 else 1.0 + e.get("evictions", 0) / (e.get("evictSeen", 0) + float(n0)) * (cr - 1)
     ce = k / base
-    dh = dhat(ce / f, g, base)
+    dh = dhat(ce, g, base)
     mf = movable_fraction(dh, cr * g / base)
     bp = bill_premium(x, dh, mf)
     return {
         "L": e["L"], "cRatio": cr, "cEff": ce, "K": k, "shared": shared, "g": g, "bFull": b_full,
         "bDefault": b_default, "x": x, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
         # past a long-context step every rate of a call doubles: the rent is what the call costs
-        "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce / f),
+        "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce),
         "wallP": 1 + ce,
         "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], prev=e["lamp"]),
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
-        "saving": None, "horizon": None, "untilCompaction": False, "evict": f,
+        "saving": None, "horizon": None, "untilCompaction": False,
     }
 
 
@@ -357,7 +355,7 @@ def with_horizon(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
     m = dh * base / q["g"]
     q["horizon"] = h = session_horizon(state, cfg, m, q["g"])
     q["untilCompaction"] = h < m
-    q["saving"] = cycle_saving(q["L"] or 0, base, h, (q["K"] or 0.0) / q.get("evict", 1.0)) * q.get("evict", 1.0)
+    q["saving"] = cycle_saving(q["L"] or 0, base, h, q["K"] or 0.0)
     return q
 
 
