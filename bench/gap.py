@@ -26,7 +26,7 @@ from bench import calibrate as cal
 from session_watcher.core import backtest as bt
 from session_watcher.core import engine
 from session_watcher.core.chains import Chain
-from session_watcher.core.eoq import quantities
+from session_watcher.core.eoq import cache_edge, cache_lifetime, quantities
 from session_watcher.core.window import context_window
 
 if TYPE_CHECKING:
@@ -81,6 +81,21 @@ def sayable(s: cal.Session) -> tuple[list[bool], int | None]:
     return ok, context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
 
 
+def unforeseen(s: cal.Session, ch: Chain) -> dict[int, tuple[float, float]]:
+    """Restart points of the chain `ch` (indices) whose next call re-wrote the context after an idle gap
+    short of the cache's edge: index -> (the gap, the lifetime), seconds."""
+    out: dict[int, tuple[float, float]] = {}
+    for j in range(1, len(ch.where)):
+        (seg, i), (pseg, pi) = ch.where[j], ch.where[j - 1]
+        c, prev = seg.calls[i], pseg.calls[pi]
+        if seg.rewrite[i] <= 0 or c.ts is None or prev.ts is None:
+            continue
+        life = cache_lifetime(pseg.ttl[pi], s.cfg.get("cliff"), prev.model)
+        if life is not None and c.ts - prev.ts <= cache_edge(life):
+            out[j - 1] = (c.ts - prev.ts, life)
+    return out
+
+
 def _capture(saving: float, best: float) -> float:
     return saving / best if best > 1e-12 else 1.0  # no restart to find: silence is right
 
@@ -89,10 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("transcripts", nargs="+", type=Path)
     ap.add_argument("--window", type=int, help="only sessions of this window (as replay knows it)")
+    ap.add_argument("--misses", action="store_true", help="the best schedule without restarts timed by a miss "
+                    "nothing announced (an eviction), then none in the band either")
     ns = ap.parse_args(argv)
-    rows: list[tuple[float, float, float]] = []  # (advice, best, best within the floor), dollars
+    rows: list[tuple[float, ...]] = []  # (advice, best, best within the floor[, no eviction, nor band]), dollars
+    extra = " without evictions | nor the band | misses the best times (gap / lifetime) |" if ns.misses else ""
     out = ["| session | window | segment: best restarts / advice's (what each adds) | best | within the floor | "
-           "advice | capture | capture within the floor |", "|---|---|---|---|---|---|---|---|"]
+           "advice | capture | capture within the floor |" + extra,
+           "|---|---|---|---|---|---|---|---|" + ("---|---|---|" if ns.misses else "")]
     for path in ns.transcripts:
         s = cal.prepare(path)
         ok, window = sayable(s)
@@ -100,7 +119,17 @@ def main(argv: list[str] | None = None) -> int:
             continue
         sc = cal.score(s, {})
         floor_best, parts, at = 0.0, [], 0
+        no_evict = no_band = 0.0
+        timed: list[str] = []
         for seg in s.segs:
+            if ns.misses:
+                miss = unforeseen(s, seg)
+                points = set(seg.points())
+                no_evict += best_within(seg, {k for k in points if not (k in miss and miss[k][0] <= miss[k][1])})[0]
+                no_band += best_within(seg, points - set(miss))[0]
+                best_k = set(seg.best()[0])
+                timed += [f"{seg.calls[k + 1].call} ({gap:.0f} s / {life / 60:.0f} min)"
+                          for k, (gap, life) in sorted(miss.items()) if k in best_k]
             n, first = len(seg.calls), seg.calls[0].call
             got, _within = best_within(seg, {k for k in range(n) if ok[at + k]})
             floor_best += got
@@ -111,12 +140,18 @@ def main(argv: list[str] | None = None) -> int:
             best = [str(first + k) for k in seg.best()[0]]
             if best or adds:
                 parts.append(f"{first}-{seg.calls[-1].call}: {', '.join(best) or '-'} / {', '.join(adds) or '-'}")
-        rows.append((sc.saving, s.best, floor_best))
+        rows.append((sc.saving, s.best, floor_best, no_evict, no_band))
+        more = (f" ${no_evict:.2f} ({_capture(sc.saving, no_evict):.3f}) | ${no_band:.2f} "
+                f"({_capture(sc.saving, no_band):.3f}) | {', '.join(timed) or '-'} |") if ns.misses else ""
         out.append(f"| {s.name} | {window} | {'; '.join(parts) or '-'} | ${s.best:.2f} | ${floor_best:.2f} | "
-                   f"${sc.saving:.2f} | {sc.capture(s):.3f} | {_capture(sc.saving, floor_best):.3f} |")
+                   f"${sc.saving:.2f} | {sc.capture(s):.3f} | {_capture(sc.saving, floor_best):.3f} |" + more)
     if rows:
         out.append("")
-        for label, col in (("the best schedule", 1), ("the best schedule within the floor", 2)):
+        refs = [("the best schedule", 1), ("the best schedule within the floor", 2)]
+        if ns.misses:
+            refs += [("the best schedule without evictions", 3),
+                     ("the best schedule without evictions nor the band", 4)]
+        for label, col in refs:
             caps = [_capture(r[0], r[col]) for r in rows]
             out.append(f"Against {label}: dollar capture {sum(r[0] for r in rows) / sum(r[col] for r in rows):.3f}, "
                        f"median {statistics.median(caps):.3f}, lowest {min(caps):.3f} ({len(rows)} sessions)")
