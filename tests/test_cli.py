@@ -407,6 +407,11 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
         # a negative count was read as 0 (never stop)
         (("report", "session", transcript, "--serve", "--idle-minutes", "-5"), "-5 is not a number of minutes"),
         (("report", "session", transcript, "--serve", "--idle-minutes", "nan"), "nan is not a number of minutes"),
+        # `config set` of an unknown key or a value the key does not take exited 1
+        (("config", "set", "nosuch", "1"), "unknown key 'nosuch'"),
+        (("config", "set", "bp_amber", "abc"), "key 'bp_amber'"),
+        (("config", "set", "bp_amber", "5"), "bp_red must be at least bp_amber"),
+        (("config", "set", "--project", str(tmp_path), "guard", "off"), "may only be set in your own config"),
     ):
         got = sw(*args)
         err = got.stderr.decode()
