@@ -364,8 +364,9 @@ def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
 def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path: Path, stdin: str) -> None:
     """Only a terminal on stdin makes `hook` / `statusline` say what they are (exit 2): stdin at
     /dev/null, a file, or closed, as an agent might leave it, the hook exits 0 saying nothing and the
-    status line prints its one line and exits 0, both the command and the launchers Claude Code runs.
-    The status line with stdin closed used to end in a traceback (exit 1)."""
+    status line prints its one line and exits 0, both the command and the launchers Claude Code runs,
+    and nothing is logged: no payload is no error. The status line with stdin closed used to end in a
+    traceback (exit 1); the hook logged one at every run (`sys.stdin` is None)."""
     import subprocess
 
     from tests.oracle import SW, launcher
@@ -384,6 +385,8 @@ def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path:
         else:
             assert got.stdout.decode().count("\n") == 1, (argv, got)
             assert got.stdout.decode().startswith("○ session-watcher"), (argv, got)
+        log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+        assert not log.exists() or log.read_text() == "", (argv, log.read_text())
 
 
 def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
