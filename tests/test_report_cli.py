@@ -582,4 +582,5 @@ def test_html_to_standard_output(fixtures_dir: Path, tmp_path: Path) -> None:
     assert not (cwd / "-").exists()
     written = tmp_path / "page.html"
     assert report(cwd, "session", str(transcript), "--html", str(written)).returncode == 0
-    assert len(written.read_text()) == len(one.stdout)  # the same page (its clock's figures aside)
+    digits = re.compile(r"\d")  # the same page, but the figures priced at the clock's time
+    assert digits.sub("", written.read_text()) == digits.sub("", one.stdout)
