@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from session_watcher.sessions.replay import replay
+from session_watcher.state import reader
 from tests.oracle import hook, payload
 from tests.statefile import load_state, state_file
 from tests.test_notifier_throttle import overstaying
@@ -99,3 +100,53 @@ def test_after_a_rewind_the_new_calls_are_traced(tmp_path: Path) -> None:
     t.transcript.write_bytes(_upto(t.lines, 25))
     t.fold()
     assert t.calls() == list(range(1, 21)) + list(range(11, 26))
+
+
+
+def _budgeted(t: Traced) -> int:
+    """Hooks, in this process, each folding one read (a few lines: MAX_LINES) before its budget is
+    over, until one has read the transcript to its end; how many ran."""
+    from session_watcher.hooks.run import run
+
+    for n in range(1, 200):
+        run("PostToolUse", json.dumps(payload(SID, t.transcript, "PostToolUse")).encode())
+        if (load_state(SID).get("cursor") or {}).get("offset") == t.transcript.stat().st_size:
+            return n
+    raise AssertionError("not folded to its end after 200 runs")
+
+
+def test_a_rebuild_over_several_runs_traces_no_call_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long transcript's fold from the start takes several hook runs (each stops at its budget, as
+    a session of a few MB does). Its first run left out the rows of the calls the saved state had
+    folded; the runs after it, their state's count of calls below the saved one, traced the rest of
+    them again (10,324 of 20,000 calls twice). A rewind re-folded over several runs: the calls made
+    after it are new calls, traced."""
+    from session_watcher.hooks import run
+
+    t = Traced(tmp_path)
+    monkeypatch.setenv("SESSION_WATCHER_TRACE", str(t.trace))
+    monkeypatch.setattr(run, "FOLD_BUDGET", -1.0)  # over once a read is folded
+    monkeypatch.setattr(reader, "MAX_LINES", 6)  # a read hands on 6 lines (3 calls)
+    t.transcript.write_bytes(_upto(t.lines, 30))
+    assert _budgeted(t) > 3
+    assert t.calls() == list(range(1, 31))
+
+    _rewrite_in_place(t.transcript)  # the cursor's hash no longer fits: the state starts again
+    assert _budgeted(t) > 3
+    assert load_state(SID)["engine"]["calls"] == 30
+    assert t.calls() == list(range(1, 31))  # before: 1..30, then 4..30 again
+
+    doc = json.loads(state_file(SID).read_bytes())
+    doc["cursor"] = None  # a damaged state (state.store.damage): quarantined, started again
+    state_file(SID).write_text(json.dumps(doc))
+    assert _budgeted(t) > 3
+    assert t.calls() == list(range(1, 31))
+    assert "traced" not in load_state(SID)
+
+    t.transcript.write_bytes(_upto(t.lines, 20))  # rewound: its calls 21 on are gone
+    assert _budgeted(t) > 3
+    assert load_state(SID)["engine"]["calls"] == 20
+    assert "traced" not in load_state(SID)  # the mark of the fold from the start: dropped at the end
+    t.transcript.write_bytes(_upto(t.lines, 25))  # new calls at the numbers the discarded ones had
+    assert _budgeted(t) > 1
+    assert t.calls() == list(range(1, 31)) + list(range(21, 26))

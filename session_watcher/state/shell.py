@@ -112,6 +112,21 @@ def _calls(state: object) -> int:
     return calls if type(calls) is int and calls > 0 else 0
 
 
+def _traced(state: object) -> int:
+    """The calls whose trace rows were written, as far as a state says: those it folded, or, while
+    a fold from the start is under way (`traced`), the number the state it started again from had."""
+    mark = state.get("traced") if isinstance(state, dict) else None
+    return max(_calls(state), mark if type(mark) is int else 0)
+
+
+def _at_end(transcript: str, cursor: dict[str, Any] | None) -> bool:
+    """Whether `cursor` has read `transcript` to its end (as it is now)."""
+    try:
+        return cursor is not None and cursor.get("offset") == os.stat(transcript).st_size
+    except OSError:
+        return True
+
+
 class Session:
     """Entering takes the lock (`LockTimeout` after `timeout` seconds; 0: only if free at once) and
     loads the state: `s.state`, a new one when there is none or it was quarantined (`s.fresh`).
@@ -156,7 +171,7 @@ class Session:
         self.fresh = state is None or rebuilt
         # the calls the saved state had folded, each traced then (`sync`'s trace): those of the state
         # loaded, or of the damaged one its sound parts were kept from, where they still say
-        self.traced = _calls(kept if rebuilt else state)
+        self.traced = _traced(kept if rebuilt else state)
         if state is None:
             from session_watcher.core.fresh import new_state  # loaded with the store's check of a saved one
 
@@ -207,6 +222,11 @@ class Session:
             alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
         if trace:  # a fold from the start (a rebuild) traces every call again: each call is traced once
             trace[:] = [row for row in trace if row["call"] > self.traced]
+        if trace is not None and not caught_up and self.traced > _calls(self.state) and transcript \
+                and not _at_end(transcript, self.state["cursor"]):
+            self.state["traced"] = self.traced  # a fold from the start that the next runs go on with
+        elif trace is not None:  # caught up, or at the end of the transcript: new lines are new calls
+            self.state.pop("traced", None)
         self.traced = max(self.traced, _calls(self.state))
         if pending:
             for alert in alerts:  # the state's own alert objects: the mark is saved with it
