@@ -389,6 +389,32 @@ def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path:
         assert not log.exists() or log.read_text() == "", (argv, log.read_text())
 
 
+def test_a_closed_standard_output_is_one_line_exit_1(tmp_path: Path) -> None:
+    """A command started with standard output closed (`>&-`) says so in one line, exit 1, and logs
+    nothing: `sys.stdout` is None then, and every command that prints (the handler's flush too)
+    ended in an AttributeError, exit 3, a traceback logged; `report --html -` among them. The page
+    that cannot be written to a full standard output names it, not a file `-`."""
+    import subprocess
+
+    from tests.oracle import SW
+
+    transcript = str(TRANSCRIPTS / "short.jsonl")
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    for args, to in ((("config", "show"), ">&-"), (("replay", transcript), ">&-"),
+                     (("report", "--projects", str(tmp_path), "--html", "-"), ">&-"),
+                     (("report", "session", transcript, "--html", "-"), ">&-"),
+                     (("report", "session", transcript, "--html", "-"), ">/dev/full")):
+        got = subprocess.run(["/bin/sh", "-c", f"exec {shlex.join([str(SW), *args])} {to}"], capture_output=True,
+                             timeout=120, check=False)
+        err = got.stderr.decode()
+        assert (got.returncode, err.count("\n")) == (1, 1), (args, got)
+        if to == ">&-":
+            assert err.endswith("standard output is closed\n"), (args, err)
+        else:
+            assert "cannot write to standard output: No space left on device" in err, err
+        assert not log.exists() or "Traceback" not in log.read_text(), (args, log.read_text())
+
+
 def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
     """README: 2 for a command line that cannot work, one line on stderr (argparse's usage and error,
     or a UsageError's line). A value of an option that the command, not argparse, refused exited 1

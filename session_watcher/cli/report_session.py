@@ -82,7 +82,8 @@ def command(args: argparse.Namespace) -> int:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise UserError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+            where = "to standard output" if to_stdout else args.html
+            raise UserError(f"cannot write {where}: {exc.strerror or exc}") from None
         if to_stdout:
             return 0
         h, sid = model["health"], model.get("sessionId") or found.session_id
