@@ -162,6 +162,28 @@ class TestAdmit:
         assert throttle.release(state, CFG, T0 + 2600) == []
         assert "held" not in state["notified"]
 
+    def test_a_held_reminder_pushed_out_of_the_alerts_list_still_comes(self) -> None:
+        """The state keeps its last ALERTS_MAX alerts. Cold returns after a reminder held back (each
+        delivered, as they always are) push it out of that list: it is still the session's latest
+        reminder, not a call a rewind discarded, and comes once the quiet is over (it was dropped)."""
+        state = fresh()
+        state["engine"].update({"calls": 40, "dwell": 3, "billsTotal": 7, "lamp": "amber"})
+
+        def fired(kind: str, call: int, at: float) -> Alert:  # the fold's record of it, with its call's time
+            state["alerts"].append({**alert(kind, call), "ts": at})
+            del state["alerts"][: -engine.ALERTS_MAX]
+            return {**alert(kind, call), "ts": at}
+
+        throttle.admit(state, [fired("gate", 40, T0)], CFG, T0)
+        assert throttle.admit(state, [fired("backstop", 45, T0 + 60)], CFG, T0 + 60) == []
+        held = state["notified"]["held"]
+        for n in range(engine.ALERTS_MAX):  # a cold return every 6 minutes: each comes
+            at = T0 + 420 + 360 * n
+            assert throttle.admit(state, [fired("guard", 46 + n, at)], CFG, at) != []
+        assert held not in state["alerts"]
+        assert state["notified"]["held"] == held
+        assert throttle.release(state, CFG, at + 600) == [{**held, "shown": 1}]
+
     def test_nothing_to_deliver_changes_nothing(self) -> None:
         state = fresh()
         assert throttle.admit(state, [], CFG, T0) == []
