@@ -527,6 +527,10 @@ def test_attack3_broken_config_file_falls_back_and_the_cli_repairs_it(root: Path
     assert shown.returncode == 1
     assert json.loads(shown.stdout)["effective"]["bp_amber"] == config.DEFAULTS["bp_amber"]  # the defaults, shown
     assert "internal error" not in shown.stderr
+    refused = cli(root, "config", "set", "bp_amber", "0.5")  # above the default bp_red: not set
+    assert refused.returncode == 2, refused.stderr
+    assert user_config(root).read_bytes() == data  # left where it is (it was moved aside, nothing written)
+    assert not list(user_config(root).parent.glob("config.toml.broken-*"))
     fixed = cli(root, "config", "set", "bp_amber", "0.12")
     assert fixed.returncode == 0, fixed.stderr
     assert "moved to" in fixed.stderr

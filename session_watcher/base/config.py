@@ -501,11 +501,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         doc = tomlkit.document()
     except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
         moved = f"{file}.broken-{int(time.time())}"  # kept for the user to look at, never lost
-        if target != file:  # a link: its target keeps its place, a copy of the bytes goes aside
-            write_atomic(moved, paths.read_file(target, MAX_FILE_BYTES << 6), fsync=False)
-        else:
-            os.replace(file, moved)
-        doc = tomlkit.document()
+        doc = tomlkit.document()  # moved aside below, once the value given is known to be set
     if key == "prices" and "prices" in doc and isinstance(doc["prices"], dict):
         for model, row in value.items():  # one model's row set, the others kept
             doc["prices"][model] = {**doc["prices"].get(model, {}), **row}
@@ -523,6 +519,11 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         if _usable(file, before, project):  # the file was sound: the value given breaks it (exit 2)
             raise UsageError(str(exc)) from None
         raise  # a fault of the file's own (a key set by hand): the file's, named (exit 1)
+    if moved is not None:  # a value refused (above) leaves the file where it is
+        if target != file:  # a link: its target keeps its place, a copy of the bytes goes aside
+            write_atomic(moved, paths.read_file(target, MAX_FILE_BYTES << 6), fsync=False)
+        else:
+            os.replace(file, moved)
     folder = os.path.dirname(file) or "."
     if not project:
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
