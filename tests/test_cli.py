@@ -364,8 +364,9 @@ def test_hook_and_statusline_say_what_they_are_to_a_person() -> None:
 def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path: Path, stdin: str) -> None:
     """Only a terminal on stdin makes `hook` / `statusline` say what they are (exit 2): stdin at
     /dev/null, a file, or closed, as an agent might leave it, the hook exits 0 saying nothing and the
-    status line prints its one line and exits 0, both the command and the launchers Claude Code runs.
-    The status line with stdin closed used to end in a traceback (exit 1)."""
+    status line prints its one line and exits 0, both the command and the launchers Claude Code runs,
+    and nothing is logged: no payload is no error. The status line with stdin closed used to end in a
+    traceback (exit 1); the hook logged one at every run (`sys.stdin` is None)."""
     import subprocess
 
     from tests.oracle import SW, launcher
@@ -384,6 +385,34 @@ def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path:
         else:
             assert got.stdout.decode().count("\n") == 1, (argv, got)
             assert got.stdout.decode().startswith("○ session-watcher"), (argv, got)
+        log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+        assert not log.exists() or log.read_text() == "", (argv, log.read_text())
+
+
+def test_a_closed_standard_output_is_one_line_exit_1(tmp_path: Path) -> None:
+    """A command started with standard output closed (`>&-`) says so in one line, exit 1, and logs
+    nothing: `sys.stdout` is None then, and every command that prints (the handler's flush too)
+    ended in an AttributeError, exit 3, a traceback logged; `report --html -` among them. The page
+    that cannot be written to a full standard output names it, not a file `-`."""
+    import subprocess
+
+    from tests.oracle import SW
+
+    transcript = str(TRANSCRIPTS / "short.jsonl")
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    for args, to in ((("config", "show"), ">&-"), (("replay", transcript), ">&-"),
+                     (("report", "--projects", str(tmp_path), "--html", "-"), ">&-"),
+                     (("report", "session", transcript, "--html", "-"), ">&-"),
+                     (("report", "session", transcript, "--html", "-"), ">/dev/full")):
+        got = subprocess.run(["/bin/sh", "-c", f"exec {shlex.join([str(SW), *args])} {to}"], capture_output=True,
+                             timeout=120, check=False)
+        err = got.stderr.decode()
+        assert (got.returncode, err.count("\n")) == (1, 1), (args, got)
+        if to == ">&-":
+            assert err.endswith("standard output is closed\n"), (args, err)
+        else:
+            assert "cannot write to standard output: No space left on device" in err, err
+        assert not log.exists() or "Traceback" not in log.read_text(), (args, log.read_text())
 
 
 def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
@@ -407,6 +436,11 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
         # a negative count was read as 0 (never stop)
         (("report", "session", transcript, "--serve", "--idle-minutes", "-5"), "-5 is not a number of minutes"),
         (("report", "session", transcript, "--serve", "--idle-minutes", "nan"), "nan is not a number of minutes"),
+        # `config set` of an unknown key or a value the key does not take exited 1
+        (("config", "set", "nosuch", "1"), "unknown key 'nosuch'"),
+        (("config", "set", "bp_amber", "abc"), "key 'bp_amber'"),
+        (("config", "set", "bp_amber", "5"), "bp_red must be at least bp_amber"),
+        (("config", "set", "--project", str(tmp_path), "guard", "off"), "may only be set in your own config"),
     ):
         got = sw(*args)
         err = got.stderr.decode()

@@ -80,11 +80,13 @@ def test_config_set_creates_the_file() -> None:
     ("bp_amber", "5", "bp_red (0.25) would be below bp_amber (5)"),  # the default bp_red: refused, not left out
 ])
 def test_config_set_wrong_value_is_one_line_naming_file_and_key(key: str, value: str, expected: str) -> None:
+    """A key or value the command line gave that cannot be set: exit 2, as every command's bad
+    command line (it was 1, as a fault of the file's own still is: below)."""
     f = user_file()
     f.parent.mkdir(parents=True)
     f.write_text("# mine\nbp_amber = 0.15\n")
     proc = sw("config", "set", key, value)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert proc.stdout == b""
     err = proc.stderr.decode()
     assert err.count("\n") == 1
@@ -92,6 +94,25 @@ def test_config_set_wrong_value_is_one_line_naming_file_and_key(key: str, value:
     assert key in err
     assert expected in err
     assert f.read_text() == "# mine\nbp_amber = 0.15\n"  # untouched
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("nosuch = 1\n", "nosuch"),
+    ("bp_amber = 0.3\nbp_red = 0.2\n", "bp_red"),
+])
+def test_config_set_over_a_file_at_fault_is_the_files_error(text: str, key: str) -> None:
+    """A good key and value over a file whose own keys break a rule (set by hand): the file's
+    fault, named, exit 1 (not the command line's 2); the file is left as it is."""
+    f = user_file()
+    f.parent.mkdir(parents=True)
+    f.write_text(text)
+    proc = sw("config", "set", "notify_dwell", "3")
+    assert proc.returncode == 1, proc.stderr
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1
+    assert str(f) in err
+    assert f"'{key}'" in err
+    assert f.read_text() == text
 
 
 @pytest.mark.parametrize(("text", "key"), [

@@ -121,7 +121,7 @@ def test_config_set_writes_a_row_and_refuses_a_bad_value() -> None:
     assert shown == {"gpt-5.6-sol": {"input": 6.0, "cache_read": 0.8}}
     before = Path(paths.user_config_file()).read_bytes()
     got = sw("config", "set", "prices.gpt-5.6-sol.cache_write", "-2")
-    assert got.returncode == 1
+    assert got.returncode == 2
     assert b'[prices."gpt-5.6-sol"] cache_write: expected USD per million tokens' in got.stderr
     assert Path(paths.user_config_file()).read_bytes() == before
     os.unlink(paths.user_config_file())

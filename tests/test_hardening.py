@@ -491,7 +491,7 @@ def test_attack3_config_values_that_killed_every_hook(root: Path, text: str, key
     the file by hand, the hooks leave the file out (one log line) and keep saving exact state."""
     value = text.split("= ", 1)[1].strip()
     got = cli(root, "config", "set", key, value)
-    assert got.returncode == 1
+    assert got.returncode == 2  # the command line's value (exit 2, as every command's)
     assert f"key '{key}'" in got.stderr
     assert "from " in got.stderr  # the allowed range
     user_config(root).write_text(text)
@@ -527,6 +527,10 @@ def test_attack3_broken_config_file_falls_back_and_the_cli_repairs_it(root: Path
     assert shown.returncode == 1
     assert json.loads(shown.stdout)["effective"]["bp_amber"] == config.DEFAULTS["bp_amber"]  # the defaults, shown
     assert "internal error" not in shown.stderr
+    refused = cli(root, "config", "set", "bp_amber", "0.5")  # above the default bp_red: not set
+    assert refused.returncode == 2, refused.stderr
+    assert user_config(root).read_bytes() == data  # left where it is (it was moved aside, nothing written)
+    assert not list(user_config(root).parent.glob("config.toml.broken-*"))
     fixed = cli(root, "config", "set", "bp_amber", "0.12")
     assert fixed.returncode == 0, fixed.stderr
     assert "moved to" in fixed.stderr
@@ -567,7 +571,7 @@ def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path) -> 
     assert state["config"]["values"]["bp_amber"] == 0.2  # the project's own key still applies
     assert "'guard', 'notify' may only be set in your own config" in log_text(root)
     got = cli(root, "config", "set", "--project", str(proj), "notify.channels", "[]")
-    assert got.returncode == 1
+    assert got.returncode == 2
     assert "may only be set in your own config" in got.stderr
     pf.unlink()
     got = cli(root, "config", "set", "--project", str(proj), "exclude", '["docs/*"]')  # the project's own

@@ -133,25 +133,56 @@ class TestAdmit:
         state = fresh()
         e = state["engine"]
         e.update({"calls": 40, "dwell": 3, "billsTotal": 7, "lamp": "amber"})
-        throttle.admit(state, [alert("gate", 40)], CFG, T0)
+
+        def fired(kind: str, call: int) -> Alert:  # recorded by the fold (the state's alerts), then admitted
+            state["alerts"].append(alert(kind, call))
+            return alert(kind, call)
+
+        throttle.admit(state, [fired("gate", 40)], CFG, T0)
         assert throttle.release(state, CFG, T0 + 700) == []  # nothing held
-        assert throttle.admit(state, [alert("backstop", 45)], CFG, T0 + 60) == []
-        assert throttle.admit(state, [alert("backstop", 52)], CFG, T0 + 120) == []
+        assert throttle.admit(state, [fired("backstop", 45)], CFG, T0 + 60) == []
+        assert throttle.admit(state, [fired("backstop", 52)], CFG, T0 + 120) == []
         assert state["notified"]["held"] == alert("backstop", 52)
         assert throttle.release(state, CFG, T0 + 599) == []  # still quiet: kept
         assert "held" in state["notified"]
         assert throttle.release(state, CFG, T0 + 600) == [{**alert("backstop", 52), "shown": 1}]
         assert "held" not in state["notified"]
         assert state["notified"]["at"] == T0 + 600
-        throttle.admit(state, [alert("backstop", 60)], CFG, T0 + 660)  # held again ...
+        throttle.admit(state, [fired("backstop", 60)], CFG, T0 + 660)  # held again ...
         e.update({"dwell": 0, "lamp": "green"})  # ... and the session left deep water
         assert throttle.release(state, CFG, T0 + 1300) == []
         assert "held" not in state["notified"]
         e.update({"dwell": 4, "lamp": "amber"})
-        throttle.admit(state, [alert("backstop", 70)], CFG, T0 + 1300)  # shown: nothing was held
-        throttle.admit(state, [alert("backstop", 71)], CFG, T0 + 1310)  # held ...
-        throttle.admit(state, [alert("backstop", 80)], CFG, T0 + 1900)  # ... superseded by one shown
+        throttle.admit(state, [fired("backstop", 70)], CFG, T0 + 1300)  # shown: nothing was held
+        throttle.admit(state, [fired("backstop", 71)], CFG, T0 + 1310)  # held ...
+        throttle.admit(state, [fired("backstop", 80)], CFG, T0 + 1900)  # ... superseded by one shown
         assert "held" not in state["notified"]
+        throttle.admit(state, [fired("backstop", 85)], CFG, T0 + 1960)  # held ...
+        state["alerts"].pop()  # ... and its call rewound away (the state started again without it)
+        assert throttle.release(state, CFG, T0 + 2600) == []
+        assert "held" not in state["notified"]
+
+    def test_a_held_reminder_pushed_out_of_the_alerts_list_still_comes(self) -> None:
+        """The state keeps its last ALERTS_MAX alerts. Cold returns after a reminder held back (each
+        delivered, as they always are) push it out of that list: it is still the session's latest
+        reminder, not a call a rewind discarded, and comes once the quiet is over (it was dropped)."""
+        state = fresh()
+        state["engine"].update({"calls": 40, "dwell": 3, "billsTotal": 7, "lamp": "amber"})
+
+        def fired(kind: str, call: int, at: float) -> Alert:  # the fold's record of it, with its call's time
+            state["alerts"].append({**alert(kind, call), "ts": at})
+            del state["alerts"][: -engine.ALERTS_MAX]
+            return {**alert(kind, call), "ts": at}
+
+        throttle.admit(state, [fired("gate", 40, T0)], CFG, T0)
+        assert throttle.admit(state, [fired("backstop", 45, T0 + 60)], CFG, T0 + 60) == []
+        held = state["notified"]["held"]
+        for n in range(engine.ALERTS_MAX):  # a cold return every 6 minutes: each comes
+            at = T0 + 420 + 360 * n
+            assert throttle.admit(state, [fired("guard", 46 + n, at)], CFG, at) != []
+        assert held not in state["alerts"]
+        assert state["notified"]["held"] == held
+        assert throttle.release(state, CFG, at + 600) == [{**held, "shown": 1}]
 
     def test_nothing_to_deliver_changes_nothing(self) -> None:
         state = fresh()

@@ -551,3 +551,36 @@ def test_pages_include_a_codex_thread(tmp_path: Path) -> None:
     page = tmp_path / "r-sessions" / f"{thread}.html"
     assert f'href="r-sessions/{thread}.html"' in out.read_text()
     assert page.read_text().count('"kind":"call"') == 101  # the thread's calls (`replay`: 101)
+
+
+@pytest.mark.slow
+def test_html_to_standard_output(fixtures_dir: Path, tmp_path: Path) -> None:
+    """`--html -` is the page on standard output, and nothing else: the report's, and one session's
+    (both wrote a file named `-` in the working folder). `--pages` with it, a folder of pages with
+    nowhere to go, is a command line that cannot work: exit 2, one line, nothing written."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    projects = str(fixtures_dir / "claude" / "projects")
+    page = report(cwd, "--projects", projects, "--html", "-")
+    assert (page.returncode, page.stderr) == (0, ""), page.stderr
+    assert page.stdout.lower().startswith("<!doctype html>"), page.stdout[:200]
+    assert page.stdout.rstrip().endswith("</html>"), page.stdout[-200:]
+    assert "cache warmth" in page.stdout
+    assert not (cwd / "-").exists()
+    assert not (cwd / "--sessions").exists()
+    refused = report(cwd, "--projects", projects, "--html", "-", "--pages")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.count("\n") == 1
+    assert "--pages" in refused.stderr
+    assert not (cwd / "-").exists()
+    assert not (cwd / "--sessions").exists()
+    transcript = next((fixtures_dir / "claude" / "projects").rglob("*.jsonl"))
+    one = report(cwd, "session", str(transcript), "--html", "-")
+    assert (one.returncode, one.stderr) == (0, ""), one.stderr
+    assert one.stdout.lower().startswith("<!doctype html>"), one.stdout[:200]
+    assert one.stdout.rstrip().endswith("</html>"), one.stdout[-200:]
+    assert not (cwd / "-").exists()
+    written = tmp_path / "page.html"
+    assert report(cwd, "session", str(transcript), "--html", str(written)).returncode == 0
+    digits = re.compile(r"\d")  # the same page, but the figures priced at the clock's time
+    assert digits.sub("", written.read_text()) == digits.sub("", one.stdout)

@@ -193,6 +193,47 @@ def test_a_reminder_held_back_by_the_quiet_period_comes_once_after_a_rewrite(tmp
 
 
 @pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_a_reminder_held_back_is_not_released_once_a_rewind_discarded_its_call(tmp_path: Path) -> None:
+    """As above, but the transcript shrinks to before the held reminder's call (a rewind: its lines
+    are gone), the session still in deep water: the fold from the start no longer fires it, and once
+    the quiet period is over it is not delivered (before the fix: it was, as "Reminder 1", quoting a
+    call the transcript no longer has). The gate's mark and the rest of `notified` stay."""
+    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 1440\n')  # a day
+    t = tmp_path / "rew.jsonl"
+    lines = overstaying(tmp_path, "rew")
+    for _ in _calls(lines, t):
+        _fold("rew", t)
+        if load_state("rew")["alerts"]:
+            break
+    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
+    assert _shown(_user_prompt("rew", t)) == [told]
+    for _ in _calls(lines, t):
+        _fold("rew", t)
+        if len(load_state("rew")["alerts"]) > 1:
+            break
+    gate, reminder = load_state("rew")["alerts"]
+    assert load_state("rew")["notified"]["held"]["call"] == reminder["call"]
+    assert gate["call"] < reminder["call"] - 1
+
+    _mark_unrebuilt("rew")
+    _write(t, lines, reminder["call"] - 1)  # shrunk under the cursor: the reminder's call is gone
+    _fold("rew", t)
+    state = load_state("rew")
+    assert state["bad"] == 0  # started again from the transcript
+    assert [(a["kind"], a["call"]) for a in state["alerts"]] == [("gate", gate["call"])]
+    assert state["engine"]["dwell"] > 0  # still in deep water: only the lost call keeps it back
+    assert state["engine"]["lamp"] in ("amber", "red")
+    assert _shown(_user_prompt("rew", t)) == []
+
+    doc = json.loads(state_file("rew").read_bytes())
+    doc["notified"]["at"] -= 2 * 86400  # the quiet period is over
+    state_file("rew").write_text(json.dumps(doc))
+    _fold("rew", t)
+    assert _shown(_user_prompt("rew", t)) == []
+    assert "held" not in load_state("rew")["notified"]
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 @pytest.mark.parametrize("rebuilt_by", ["hook", "status line"])
 def test_a_gate_a_status_line_left_pending_comes_once_after_a_rewrite(tmp_path: Path, rebuilt_by: str) -> None:
     """The status line folds the gate and leaves it pending for the next hook; the transcript is

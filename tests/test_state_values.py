@@ -132,6 +132,7 @@ OTHER: list[tuple[tuple[str, ...], object]] = [
     (("health", "reads"), NAN), (("health", "prompt"), "x"),
     (("context", "window"), "200k"), (("context", "model"), [1]), (("context", "cwd"), 5),
     (("context", "peak"), "x"), (("cursor",), 5), (("cursor", "offset"), "x"), (("cursor", "offset"), -1),
+    (("cursor",), None),  # calls folded, and the transcript unread: they were read again, counted twice
     (("tools", "pending"), {"t": 5}), (("guard",), "x"), (("guard",), {"shown": 5}), (("notified",), [1]),
     (("seen",), {"a": 1}), (("engine", "ledger"), [[1, 2]]),
     # the config the state keeps: only dropped (its files read again), the state not started again

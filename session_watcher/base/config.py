@@ -473,13 +473,18 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     moved to: the file is started afresh, so the CLI can always repair what it reads."""
     import tomlkit
 
-    written = value = parse_cli_value(raw)
-    key, value = _price_key(file, key, value)
-    if key != "prices":  # a price row is checked merged with the file's (below)
-        _check(file, key, value)
-    if project and key not in PROJECT_KEYS:
-        raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
-                          f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
+    from session_watcher.core.usererrors import UsageError
+
+    try:
+        written = value = parse_cli_value(raw)
+        key, value = _price_key(file, key, value)
+        if key != "prices":  # a price row is checked merged with the file's (below)
+            _check(file, key, value)
+        if project and key not in PROJECT_KEYS:
+            raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
+                              f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
+    except ConfigError as exc:  # the key or the value given: a command line that cannot work (exit 2)
+        raise UsageError(str(exc)) from None
     from session_watcher.base.atomic import user_file, write_atomic, write_user_file
 
     # the user's own file is written through its link (a dotfiles repository keeps it); a project's
@@ -487,19 +492,16 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     follow = not project
     target, _mode = user_file(file, follow=follow)  # read-only, a FIFO, a device: refused, said so
     moved = None
+    before: dict[str, Any] = {}  # the file as it was: its own faults are not the command line's
     try:
         text = _read_text(target)
         doc = tomlkit.parse(text)
-        doc.unwrap()
+        before = doc.unwrap()
     except FileNotFoundError:
         doc = tomlkit.document()
     except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
         moved = f"{file}.broken-{int(time.time())}"  # kept for the user to look at, never lost
-        if target != file:  # a link: its target keeps its place, a copy of the bytes goes aside
-            write_atomic(moved, paths.read_file(target, MAX_FILE_BYTES << 6), fsync=False)
-        else:
-            os.replace(file, moved)
-        doc = tomlkit.document()
+        doc = tomlkit.document()  # moved aside below, once the value given is known to be set
     if key == "prices" and "prices" in doc and isinstance(doc["prices"], dict):
         for model, row in value.items():  # one model's row set, the others kept
             doc["prices"][model] = {**doc["prices"].get(model, {}), **row}
@@ -510,8 +512,18 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         doc[table][sub] = value
     else:
         doc[key] = value
-    layer = validate(file, doc.unwrap(), project)
-    together(file, layer, over_user=project)  # as `load_layers` will
+    try:
+        layer = validate(file, doc.unwrap(), project)
+        together(file, layer, over_user=project)  # as `load_layers` will
+    except ConfigError as exc:
+        if _usable(file, before, project):  # the file was sound: the value given breaks it (exit 2)
+            raise UsageError(str(exc)) from None
+        raise  # a fault of the file's own (a key set by hand): the file's, named (exit 1)
+    if moved is not None:  # a value refused (above) leaves the file where it is
+        if target != file:  # a link: its target keeps its place, a copy of the bytes goes aside
+            write_atomic(moved, paths.read_file(target, MAX_FILE_BYTES << 6), fsync=False)
+        else:
+            os.replace(file, moved)
     folder = os.path.dirname(file) or "."
     if not project:
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
@@ -519,6 +531,15 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
     write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
     return written, moved
+
+
+def _usable(file: str, doc: Mapping[str, Any], project: bool) -> bool:
+    """Whether `doc` (`file`'s values) passes the checks `load_layers` makes of it."""
+    try:
+        together(file, validate(file, doc, project), over_user=project)
+    except ConfigError:
+        return False
+    return True
 
 
 def together(file: str, layer: Mapping[str, Any], over_user: bool) -> None:

@@ -14,7 +14,8 @@ error_handler does):
     3    an unexpected error: one line naming it and the log file that holds its traceback
     130  interrupted (^C)
 
-A reader that goes away (`session-watcher status | head -1`) ends the command quietly, exit 0.
+A reader that goes away (`session-watcher status | head -1`) ends the command quietly, exit 0; a
+standard output closed from the start (`>&-`) is said in one line, exit 1.
 """
 
 from __future__ import annotations
@@ -124,7 +125,32 @@ def run() -> None:
 def _handled(args: list[str]) -> int:
     """Run the command `args` name under the one error handler."""
     _text_streams()
+    if sys.stdout is None:  # started with standard output closed (`>&-`)
+        sys.stdout = _closed_stdout()
     return handle(lambda: _dispatch(args), f"cli {args[0] if args else ''}")
+
+
+def _closed_stdout() -> Any:
+    """A stand-in for a closed standard output (Python leaves `sys.stdout` None, and a command's
+    first write, or the handler's flush, ended in an AttributeError: exit 3, a traceback logged): its
+    writes fail as a closed descriptor's do, so the command ends with one line, exit 1."""
+    import errno
+    import io
+
+    def closed(*_args: object) -> Any:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    class Closed(io.TextIOBase):
+        write = fileno = closed  # text or, through `buffer`, bytes
+
+        @property
+        def buffer(self) -> Closed:
+            return self
+
+        def flush(self) -> None:  # nothing was written: nothing to flush
+            pass
+
+    return Closed()
 
 
 def _text_streams() -> None:

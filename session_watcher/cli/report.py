@@ -63,9 +63,11 @@ def add_parser(sub: Any) -> None:
                    help="only calls from then on: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or 7d, 12h, 2w, 30m back")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the report as JSON (docs/report-schema.json)")
-    out.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
+    out.add_argument("--html", metavar="OUT.html",
+                     help="write a self-contained HTML page (`-`: to standard output)")
     p.add_argument("--pages", action="store_true",
-                   help="with --html: also write each session's page into OUT-sessions/ beside it, linked from its row")
+                   help="with --html OUT.html (a file, not -): also write each session's page into OUT-sessions/ "
+                        "beside it, linked from its row")
     p.add_argument("--index", metavar="FILE", help=argparse.SUPPRESS)  # tests and benchmarks
     p.set_defaults(func=command)
     from session_watcher.cli.report_session import add_parser as add_page
@@ -184,6 +186,8 @@ def command(args: Any) -> int:
     """`report`: its namespace from the CLI's parser, or from `json_args`."""
     if args.pages and not args.html:
         raise UsageError("--pages goes with --html OUT.html")
+    if args.pages and args.html == "-":  # a folder of pages has no standard output to go to
+        raise UsageError("--pages writes a folder of pages beside the report: --html names a file for it, not -")
     missing = [d for d in args.projects or () if not os.path.isdir(os.path.expanduser(d))]
     if missing:  # a folder that is not there is a typo, not an empty history
         raise UserError(f"--projects {missing[0]}: no such folder")
@@ -206,6 +210,10 @@ def command(args: Any) -> int:
         import json
 
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
+    elif args.html == "-":  # the one page on standard output, nothing else
+        from session_watcher.reports.render_html import render
+
+        sys.stdout.buffer.write(utf8(render(doc, None)))
     elif args.html:
         from session_watcher.base.atomic import write_atomic
         from session_watcher.reports.render_html import render

@@ -1,12 +1,14 @@
-"""`session-watcher report session [SESSION] --html OUT.html | --serve [--port N] [--idle-minutes M]`.
+"""`session-watcher report session [SESSION] --html OUT.html|- | --serve [--port N] [--idle-minutes M]`.
 
-One session's page: a self-contained HTML file (`reports.session_page`), or the same page served
-live on 127.0.0.1 (`reports.live_view`) and pushed new rows and health as the transcript grows.
+One session's page: a self-contained HTML file (`reports.session_page`; `--html -`: on standard
+output), or the same page served live on 127.0.0.1 (`reports.live_view`) and pushed new rows and
+health as the transcript grows.
 Its arguments join the CLI's parser tree under `report` (`add_parser`).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.text import one_line
@@ -27,7 +29,8 @@ def add_parser(sub: Any) -> None:
                    help="a session: its id, the first 6 or more characters of it, or its transcript's path "
                         "(default: the most recently active)")
     mode = p.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML file (mode 0600)")
+    mode.add_argument("--html", metavar="OUT.html",
+                      help="write a self-contained HTML file (mode 0600); `-`: the page to standard output")
     mode.add_argument("--serve", action="store_true", help="serve the page live on 127.0.0.1")
     p.add_argument("--port", type=_port, default=0, help="port for --serve (default: any free port)")
     p.add_argument("--idle-minutes", type=_minutes, default=IDLE_MINUTES, metavar="M",
@@ -73,10 +76,16 @@ def command(args: argparse.Namespace) -> int:
     if args.html:
         from session_watcher.reports.session_page import write_html
 
+        to_stdout = args.html == "-"  # `--html -`: the page alone on standard output, as a file is written
         try:
-            model = write_html(transcript, args.html)
+            model = write_html(transcript, args.html, stream=sys.stdout.buffer if to_stdout else None)
+        except BrokenPipeError:
+            raise
         except OSError as exc:
-            raise UserError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+            where = "to standard output" if to_stdout else args.html
+            raise UserError(f"cannot write {where}: {exc.strerror or exc}") from None
+        if to_stdout:
+            return 0
         h, sid = model["health"], model.get("sessionId") or found.session_id
         print(one_line(f"{args.html}: session {sid}, health {h['grade']} ({h['score']}/100)"))
         return 0

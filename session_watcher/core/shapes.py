@@ -381,6 +381,8 @@ class State(TypedDict):
     # after a rebuild (state.session.rebuild): [kind, call, ts] of the alerts dealt with before it
     seen: NotRequired[list[list[Any]]]
     parentSession: NotRequired[str]  # the session whose handoff note this one started with (core.handoff)
+    # SESSION_WATCHER_TRACE only: while a fold from the start takes several runs, the calls already traced
+    traced: NotRequired[int]
 
 
 class Quantities(TypedDict):

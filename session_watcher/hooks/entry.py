@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
         from session_watcher.agents import agent_named
 
         agent = agent_named(argv[1])
+    if sys.stdin is None:  # stdin closed (`<&-`): no payload, nothing to fold and nothing to log
+        return 0
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN)
         # `SessionStart inject` has a row of its own; an agent's one SessionStart hook is that row

@@ -16,8 +16,10 @@ The rule, so that a person is not nagged:
   context;
 * remind_min = 0 turns the limit off;
 * a gate or reminder held back is kept (`notified.held`, the latest one) and sent by the first hook
-  run after the quiet period ends, if it still holds: the same segment, still in deep water, and
-  nothing newer was shown meanwhile (`release`).
+  run after the quiet period ends, if it still holds: the same segment, still in deep water, nothing
+  newer was shown meanwhile, and the state's alerts still hold it (a transcript rewound to before
+  its call, the state started again, does not; one only older than all the state keeps, cold returns
+  having pushed it out of the list, still holds) (`release`).
 
 A notification that comes starts the clock again, whatever its kind.
 
@@ -100,8 +102,9 @@ def admit(
 
 def release(state: State, notify_cfg: NotifyConfig | None, now: float) -> list[Alert]:
     """The gate or reminder held back by the quiet period, once it is over and if it still holds (the
-    same segment, the session still in deep water); delivered as `admit` delivers. [] otherwise; a
-    held alert that no longer holds is dropped."""
+    same segment, the session still in deep water, and the fold still has it: a transcript rewound to
+    before its call no longer does); delivered as `admit` delivers. [] otherwise; a held alert that
+    no longer holds is dropped."""
     note = state.get("notified")
     if not isinstance(note, dict) or not isinstance(note.get("held"), dict) or quiet(state, notify_cfg, now):
         return []
@@ -109,4 +112,19 @@ def release(state: State, notify_cfg: NotifyConfig | None, now: float) -> list[A
     e = state["engine"]
     if note.get("segment") != e["segment"] or not e["dwell"] or e["lamp"] not in ("amber", "red"):
         return []
+    mark = (held.get("kind"), held.get("call"), held.get("ts"))  # state.session.alert_mark's
+    alerts = state["alerts"]
+    if not any((a.get("kind"), a.get("call"), a.get("ts")) == mark for a in alerts) and not _left_out(held, alerts):
+        return []  # its call's lines were discarded (a rewind): the state started again without it
     return admit(state, [held], notify_cfg, now)
+
+
+def _left_out(held: Alert, alerts: list[Alert]) -> bool:
+    """Whether `held` is older than every alert of a full list (the fold keeps the last
+    ALERTS_MAX; cold returns, delivered as they always are, push a held one out): the list's
+    oldest left out, not a call a rewind discarded."""
+    from session_watcher.core.engine import ALERTS_MAX
+
+    ts = held.get("ts")
+    return (len(alerts) >= ALERTS_MAX and type(ts) in (int, float)
+            and all(type(a.get("ts")) in (int, float) and a["ts"] > ts for a in alerts))  # type: ignore[operator]

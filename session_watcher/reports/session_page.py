@@ -16,6 +16,7 @@ from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import BinaryIO
 
 
 def model_json(model: dict[str, Any], rows_text: list[str] | None = None) -> Iterator[str]:
@@ -116,10 +117,17 @@ def _backtest_html(model: dict[str, Any]) -> str:
     return f'<p id="backtest">{html.escape(one_line(str(bt["sentence"])))}</p>'
 
 
-def write_html(transcript: str, out: str, now: float | None = None) -> dict[str, Any]:
-    """The page of `transcript` at `out`, its restart saving priced at `now` (default the clock's)."""
+def write_html(transcript: str, out: str, now: float | None = None, stream: BinaryIO | None = None,
+               ) -> dict[str, Any]:
+    """The page of `transcript` at `out` (or, given a `stream`, written to it: `--html -`), its restart
+    saving priced at `now` (default the clock's)."""
     _steady_malloc()
     model = load_model(transcript, now=now, packed=True)
+    if stream is not None:
+        for chunk in _encoded(page_parts(model)):
+            stream.write(chunk)
+        stream.flush()
+        return model
     from session_watcher.base.atomic import write_atomic
 
     # user-only (the page shows commands, URLs and prompts); a unique temp file, never a planted one

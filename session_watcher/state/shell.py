@@ -105,6 +105,28 @@ def open_session(session_id: str, timeout: float, say: Say = log_once) -> Sessio
     return Session(session_id, timeout, say)
 
 
+def _calls(state: object) -> int:
+    """The calls a state (or a damaged state's sound parts) says it folded: 0 where it cannot say."""
+    engine = state.get("engine") if isinstance(state, dict) else None
+    calls = engine.get("calls") if isinstance(engine, dict) else None
+    return calls if type(calls) is int and calls > 0 else 0
+
+
+def _traced(state: object) -> int:
+    """The calls whose trace rows were written, as far as a state says: those it folded, or, while
+    a fold from the start is under way (`traced`), the number the state it started again from had."""
+    mark = state.get("traced") if isinstance(state, dict) else None
+    return max(_calls(state), mark if type(mark) is int else 0)
+
+
+def _at_end(transcript: str, cursor: dict[str, Any] | None) -> bool:
+    """Whether `cursor` has read `transcript` to its end (as it is now)."""
+    try:
+        return cursor is not None and cursor.get("offset") == os.stat(transcript).st_size
+    except OSError:
+        return True
+
+
 class Session:
     """Entering takes the lock (`LockTimeout` after `timeout` seconds; 0: only if free at once) and
     loads the state: `s.state`, a new one when there is none or it was quarantined (`s.fresh`).
@@ -130,10 +152,12 @@ class Session:
         paths.ensure_private_dir(os.path.dirname(self.path))
         self._lock.__enter__()
         rebuilt = False
+        kept: object = None
         try:
             try:
                 state = store.load(self.path, self.id)
             except StateRejected as exc:
+                kept = exc.kept
                 self.say("state", f"the state file was unusable and quarantined to {exc}; "
                                   "rebuilding from the transcript")
                 state = None
@@ -145,6 +169,9 @@ class Session:
             self._lock.__exit__(None, None, None)
             raise
         self.fresh = state is None or rebuilt
+        # the calls the saved state had folded, each traced then (`sync`'s trace): those of the state
+        # loaded, or of the damaged one its sound parts were kept from, where they still say
+        self.traced = _traced(kept if rebuilt else state)
         if state is None:
             from session_watcher.core.fresh import new_state  # loaded with the store's check of a saved one
 
@@ -190,7 +217,17 @@ class Session:
 
             self.say("shard", f"{exc}; rebuilding the session from the transcript")
             self.state, self.fresh = rebuild(self.state, before), True
+            if trace is not None:  # the rows of the fold given up: the fold from the start makes them again
+                trace.clear()
             alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+        if trace:  # a fold from the start (a rebuild) traces every call again: each call is traced once
+            trace[:] = [row for row in trace if row["call"] > self.traced]
+        if trace is not None and not caught_up and self.traced > _calls(self.state) and transcript \
+                and not _at_end(transcript, self.state["cursor"]):
+            self.state["traced"] = self.traced  # a fold from the start that the next runs go on with
+        elif trace is not None:  # caught up, or at the end of the transcript: new lines are new calls
+            self.state.pop("traced", None)
+        self.traced = max(self.traced, _calls(self.state))
         if pending:
             for alert in alerts:  # the state's own alert objects: the mark is saved with it
                 alert["pending"] = True

@@ -146,8 +146,9 @@ def damage(doc: dict[str, Any]) -> list[str]:
     _bad(doc["health"], _HEALTH, "health.", bad)
     _bad(ctx, _CONTEXT, "context.", bad)
     _bad(ctx, _CONTEXT_OPTIONAL, "context.", bad, optional=True)
-    if not all(_cursor(c) for c in (doc["cursor"], *doc["subCursors"].values())):
-        bad.append("cursor")
+    if not all(_cursor(c) for c in (doc["cursor"], *doc["subCursors"].values())) or (
+            doc["cursor"] is None and any(type(n) is int and n > 0 for n in (e.get("calls"), m["main"].get("calls")))):
+        bad.append("cursor")  # null with calls folded: the transcript would be read, and counted, again
     if not all(type(p) is list and len(p) == 2 and type(p[0]) is str and (p[1] is None or type(p[1]) is dict)
                for p in doc["tools"]["pending"].values()):  # the tool uses waiting for their result
         bad.append("tools.pending")
