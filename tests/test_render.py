@@ -370,6 +370,9 @@ def test_a_cold_return_says_restart_whatever_the_lamp() -> None:
     assert render(doc, 80, color=False) == "● green: restart saves $0.39"
     assert render({**doc, "coldReturn": False}, 80, color=False) == "● green"
     assert lamp_words(doc).startswith("green, but the cache is cold: restart; a fresh session now saves about $0.39")
+    # amber or red on a cold cache: the saving spares the re-write too, and the words say why it is large
+    assert lamp_words({**doc, "lamp": "red"}).startswith("red, and the cache is cold: restart; a fresh session now")
+    assert lamp_words({**doc, "lamp": "amber", "coldReturn": False}).startswith("amber: restart; a fresh session")
 
 
 def test_a_cold_return_is_advised_only_past_the_edge() -> None:

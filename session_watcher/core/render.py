@@ -208,7 +208,10 @@ def lamp_words(doc: Mapping[str, Any]) -> str:
         five = ((doc.get("plan") or {}).get("fiveHour") or {}).get("restartSaves")
         plan = f", about {quota(five)[1:]} of your plan's 5-hour window (an estimate, below)" \
             if isinstance(five, int | float) else ""
-        head = lamp if lamp in ("amber", "red") else f"{lamp}, but the cache is cold"
+        if lamp not in ("amber", "red"):
+            head = f"{lamp}, but the cache is cold"
+        else:  # the saving spares the cold re-write too: say why it is larger than the lamp's own
+            head = f"{lamp}, and the cache is cold" if doc.get("coldReturn") else lamp
         over = over_calls(doc.get("horizon"), doc.get("untilCompaction"))  # the alerts' and the guard's words
         return f"{head}: restart; a fresh session now saves about {price}{' ' + over if over else ''}{plan}"
     if lamp == "green":
