@@ -67,6 +67,20 @@ CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
 # no advice while the compaction is within this many times a restart's payback (0: no such hold), the floors
 # as shipped
 PAYBACK: dict[str, list[Any]] = {"compact_payback": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]}
+# the eviction hazard's prior, in calls (0: off): the restart's lighter reads weigh 1 + rate (cRatio - 1), the
+# rate the session's cache misses before the lifetime over its calls plus this many
+EVICT: dict[str, list[Any]] = {"evict_prior": [0, 25, 50, 100, 200, 400]}
+PRIORS = [0, 25, 50, 100, 200, 400]
+EVICT_GRIDS: dict[str, dict[str, list[Any]]] = {
+    "prior": EVICT,
+    "min": {"evict_min": [1, 2, 3], "evict_prior": PRIORS},
+    "beta": {"evict_a": [-0.75, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0], "evict_prior": PRIORS},
+    "minbeta": {"evict_min": [1, 2, 3], "evict_a": [-0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], "evict_prior": PRIORS},
+    "perclass": {"evict_class": [False, True], "evict_prior": PRIORS},
+    "min1h": {"evict_min": [1, 2, 3], "evict_min_1h": [1, 2, 3, 4], "evict_prior": PRIORS},
+    "class": {"evict_prior": PRIORS, "evict_prior_1h": PRIORS},
+    "classmin": {"evict_min": [1, 2], "evict_prior": PRIORS, "evict_prior_1h": PRIORS},
+}
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -255,13 +269,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
     ap.add_argument("--payback", action="store_true", help="choose compact_payback, the floors as shipped")
+    ap.add_argument("--evict", choices=list(EVICT_GRIDS), help="choose the eviction hazard's parameters, the "
+                    "floors as shipped")
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
     if len(ns.transcripts) == 1:
         ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = ({} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client
-            else PAYBACK if ns.payback else GRID)
+            else PAYBACK if ns.payback else EVICT_GRIDS[ns.evict] if ns.evict else GRID)
     extra = variant(ap, ns.extra, {*grid, *(["compact_reserve"] if ns.client else [])})
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
@@ -300,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {left} capture {table[left][0][i].capture(s):.2f} lost {table[left][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback):
+    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback or ns.evict):
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

@@ -318,20 +318,44 @@ def figures(state: State, cfg: ModelParams) -> Quantities:
     big_l = e["L"] or 0
     x = big_l / base
     k = restart_cost(cr, base, shared)
+    f = evict_factor(state, cfg, cr)
     ce = k / base
-    dh = dhat(ce, g, base)
+    dh = dhat(ce / f, g, base)
     mf = movable_fraction(dh, cr * g / base)
     bp = bill_premium(x, dh, mf)
     return {
         "L": e["L"], "cRatio": cr, "cEff": ce, "K": k, "shared": shared, "g": g, "bFull": b_full,
         "bDefault": b_default, "x": x, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
         # past a long-context step every rate of a call doubles: the rent is what the call costs
-        "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce),
+        "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce / f),
         "wallP": 1 + ce,
         "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], prev=e["lamp"]),
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
-        "saving": None, "horizon": None, "untilCompaction": False,
+        "saving": None, "horizon": None, "untilCompaction": False, "evict": f,
     }
+
+
+def evict_factor(state: State, cfg: ModelParams, cr: float) -> float:
+    """1 + rate (cRatio - 1): the session's eviction hazard (measured variants)."""
+    b = cfg.get("evict_prior")
+    e = state["engine"]
+    model = state["context"].get("model")
+    b1h = cfg.get("evict_prior_1h")
+    least = cfg.get("evict_min", 1)
+    if e["ttl"] == "1h" and not str(model or "").startswith("gpt-"):
+        b = b if b1h is None else b1h
+        least = cfg.get("evict_min_1h", least)
+    if not b:
+        return 1.0
+    by = e.get("evictBy") or {}
+    if cfg.get("evict_class"):
+        m, n = by.get(cache_class(e["ttl"], model) or "none", [0, 0])
+    else:
+        m, n = sum(v[0] for v in by.values()), sum(v[1] for v in by.values())
+    if m < least:
+        return 1.0
+    rate = max(0.0, m + float(cfg.get("evict_a", 0.0))) / (n + float(b))
+    return 1.0 + rate * (cr - 1)
 
 
 def _unpriced(e: Engine, cr: float, g: float, b: tuple[int, int] | None) -> Quantities:
@@ -355,7 +379,7 @@ def with_horizon(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
     m = dh * base / q["g"]
     q["horizon"] = h = session_horizon(state, cfg, m, q["g"])
     q["untilCompaction"] = h < m
-    q["saving"] = cycle_saving(q["L"] or 0, base, h, q["K"] or 0.0)
+    q["saving"] = cycle_saving(q["L"] or 0, base, h, (q["K"] or 0.0) / q.get("evict", 1.0)) * q.get("evict", 1.0)
     return q
 
 
