@@ -1,5 +1,5 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--with KEY=VALUE ...]
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback | --evict GRID] [--with KEY=VALUE ...]
 [TRANSCRIPT ...]`` (--compact: one `compact_reserve` for every session instead of the floors; --client:
 Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
 events say; docs/model.md "The horizon and the compaction"; --payback: `compact_payback`, "The compaction
@@ -67,19 +67,13 @@ CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
 # no advice while the compaction is within this many times a restart's payback (0: no such hold), the floors
 # as shipped
 PAYBACK: dict[str, list[Any]] = {"compact_payback": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]}
-# the eviction hazard's prior, in calls (0: off): the restart's lighter reads weigh 1 + rate (cRatio - 1), the
-# rate the session's cache misses before the lifetime over its calls plus this many
-EVICT: dict[str, list[Any]] = {"evict_prior": [0, 25, 50, 100, 200, 400]}
-PRIORS = [0, 25, 50, 100, 200, 400]
+# the eviction hazard (core.eoq.evict_factor): the restart's lighter reads weigh 1 + rate (cRatio - 1), the rate
+# the session's evictions (misses before the cache's lifetime) over its calls plus evict_prior (0: off); on a
+# 1-hour cache only from evict_min_1h evictions on. The variants measured and dropped (a minimum elsewhere,
+# a Beta-style additive prior, counts and priors per cache class): commit 0c80b29, docs/model.md
 EVICT_GRIDS: dict[str, dict[str, list[Any]]] = {
-    "prior": EVICT,
-    "min": {"evict_min": [1, 2, 3], "evict_prior": PRIORS},
-    "beta": {"evict_a": [-0.75, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0], "evict_prior": PRIORS},
-    "minbeta": {"evict_min": [1, 2, 3], "evict_a": [-0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], "evict_prior": PRIORS},
-    "perclass": {"evict_class": [False, True], "evict_prior": PRIORS},
-    "min1h": {"evict_min": [1, 2, 3], "evict_min_1h": [1, 2, 3, 4], "evict_prior": PRIORS},
-    "class": {"evict_prior": PRIORS, "evict_prior_1h": PRIORS},
-    "classmin": {"evict_min": [1, 2], "evict_prior": PRIORS, "evict_prior_1h": PRIORS},
+    "prior": {"evict_prior": [0, 25, 50, 100, 200, 400], "evict_min_1h": [1]},
+    "min1h": {"evict_min_1h": [1, 2, 3, 4, 6, 8, 1000], "evict_prior": [0, 25, 50, 100, 200, 400]},
 }
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}

@@ -336,26 +336,20 @@ def figures(state: State, cfg: ModelParams) -> Quantities:
 
 
 def evict_factor(state: State, cfg: ModelParams, cr: float) -> float:
-    """1 + rate (cRatio - 1): the session's eviction hazard (measured variants)."""
-    b = cfg.get("evict_prior")
-    e = state["engine"]
-    model = state["context"].get("model")
-    b1h = cfg.get("evict_prior_1h")
-    least = cfg.get("evict_min", 1)
-    if e["ttl"] == "1h" and not str(model or "").startswith("gpt-"):
-        b = b if b1h is None else b1h
-        least = cfg.get("evict_min_1h", least)
-    if not b:
+    """What a token a restart sheds is worth against reading it, in reads: 1 + rate (cRatio - 1), the
+    session's eviction hazard. An eviction (a miss before the cache's lifetime, which nothing
+    announces) re-writes the context at cRatio: the lighter a restart leaves it, the less each one
+    costs. The rate: the session's evictions over its calls plus `evict_prior`; none before the
+    session has shown one (on Claude's 1-hour cache, `evict_min_1h`: cRatio 20 weighs one eviction
+    most). 1: no hazard (`evict_prior` 0, or too few evictions)."""
+    prior = cfg["evict_prior"]
+    seen = state["engine"].get("evictions")
+    if not prior or not seen or not seen[0]:
         return 1.0
-    by = e.get("evictBy") or {}
-    if cfg.get("evict_class"):
-        m, n = by.get(cache_class(e["ttl"], model) or "none", [0, 0])
-    else:
-        m, n = sum(v[0] for v in by.values()), sum(v[1] for v in by.values())
-    if m < least:
+    e, model = state["engine"], state["context"].get("model")
+    if e["ttl"] == "1h" and (not model or model[:4].lower() != "gpt-") and seen[0] < cfg["evict_min_1h"]:
         return 1.0
-    rate = max(0.0, m + float(cfg.get("evict_a", 0.0))) / (n + float(b))
-    return 1.0 + rate * (cr - 1)
+    return 1.0 + seen[0] / (seen[1] + prior) * (cr - 1)
 
 
 def _unpriced(e: Engine, cr: float, g: float, b: tuple[int, int] | None) -> Quantities:
@@ -365,7 +359,7 @@ def _unpriced(e: Engine, cr: float, g: float, b: tuple[int, int] | None) -> Quan
     return {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": e["shared"] or 0, "g": g,
             "bFull": b_full, "bDefault": b_default, "x": None if b is None else 1.0, "dhat": None,
             "xSweet": None, "mf": None, "br": None, "burnRate": None, "wallP": None, "lamp": "white",
-            "backstopN": None, "saving": None, "horizon": None, "untilCompaction": False}
+            "backstopN": None, "saving": None, "horizon": None, "untilCompaction": False, "evict": 1.0}
 
 
 def with_horizon(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
@@ -379,7 +373,8 @@ def with_horizon(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
     m = dh * base / q["g"]
     q["horizon"] = h = session_horizon(state, cfg, m, q["g"])
     q["untilCompaction"] = h < m
-    q["saving"] = cycle_saving(q["L"] or 0, base, h, (q["K"] or 0.0) / q.get("evict", 1.0)) * q.get("evict", 1.0)
+    f = q["evict"]  # the saving in reads: the carry paid once, the lighter reads weighed by the hazard
+    q["saving"] = cycle_saving(q["L"] or 0, base, h, (q["K"] or 0.0) / f) * f
     return q
 
 
