@@ -1,5 +1,5 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback | --evict GRID] [--with KEY=VALUE ...]
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--with KEY=VALUE ...]
 [TRANSCRIPT ...]`` (--compact: one `compact_reserve` for every session instead of the floors; --client:
 Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
 events say; docs/model.md "The horizon and the compaction"; --payback: `compact_payback`, "The compaction
@@ -67,14 +67,6 @@ CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
 # no advice while the compaction is within this many times a restart's payback (0: no such hold), the floors
 # as shipped
 PAYBACK: dict[str, list[Any]] = {"compact_payback": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]}
-# the eviction hazard (core.eoq.evict_factor): the restart's lighter reads weigh 1 + rate (cRatio - 1), the rate
-# the session's evictions (misses before the cache's lifetime) over its calls plus evict_prior (0: off); on a
-# 1-hour cache only from evict_min_1h evictions on. The variants measured and dropped (a minimum elsewhere,
-# a Beta-style additive prior, counts and priors per cache class): commit 0c80b29, docs/model.md
-EVICT_GRIDS: dict[str, dict[str, list[Any]]] = {
-    "prior": {"evict_prior": [0, 25, 50, 100, 200, 400], "evict_min_1h": [1]},
-    "min1h": {"evict_min_1h": [1, 2, 3, 4, 6, 8, 1000], "evict_prior": [0, 25, 50, 100, 200, 400]},
-}
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -263,15 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
     ap.add_argument("--payback", action="store_true", help="choose compact_payback, the floors as shipped")
-    ap.add_argument("--evict", choices=list(EVICT_GRIDS), help="choose the eviction hazard's parameters, the "
-                    "floors as shipped")
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
     if len(ns.transcripts) == 1:
         ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = ({} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client
-            else PAYBACK if ns.payback else EVICT_GRIDS[ns.evict] if ns.evict else GRID)
+            else PAYBACK if ns.payback else GRID)
     extra = variant(ap, ns.extra, {*grid, *(["compact_reserve"] if ns.client else [])})
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
@@ -310,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {left} capture {table[left][0][i].capture(s):.2f} lost {table[left][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback or ns.evict):
+    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback):
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

@@ -18,12 +18,11 @@ from tests.codex_lines import FIXTURES
 
 # docs/model.md, "The backtest on the ten Codex fixtures": capture and restarts per thread, under the
 # counterfactual of "The compactions in the counterfactual" (019ed893 0.92, 019f5cfd 22 restarts and
-# 019f6bcb 0.95 before it) and the eviction hazard (019dc0d3 0.97 and 12 restarts, 019e7da4 0.89 and 4,
-# 019ed893 0.90 and 12, 019f1f6f 6 restarts, 019f6bcb 0.96 before it)
+# 019f6bcb 0.95 before it)
 CAPTURE = {
-    "019d7739": (0.96, 18), "019dc0d3": (0.98, 13), "019ddaf2": (0.92, 5), "019e260b": (0.98, 11),
-    "019e7da4": (0.91, 5), "019ed893": (0.92, 13), "019f1f6f": (0.87, 7), "019f5cfd": (0.95, 23),
-    "019f6bcb": (0.95, 12), "019f8c04": (0.95, 3),
+    "019d7739": (0.96, 18), "019dc0d3": (0.97, 12), "019ddaf2": (0.92, 5), "019e260b": (0.98, 11),
+    "019e7da4": (0.89, 4), "019ed893": (0.90, 12), "019f1f6f": (0.87, 6), "019f5cfd": (0.95, 23),
+    "019f6bcb": (0.96, 12), "019f8c04": (0.95, 3),
 }
 
 
