@@ -14,21 +14,17 @@ from session_watcher.base import paths
 from session_watcher.hooks import run as hook_run
 from session_watcher.state import tidy
 from session_watcher.state.lock import SessionLock
-from tests.oracle import hook, payload
+from tests.oracle import TRANSCRIPTS, hook, payload
 from tests.statefile import state_file
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
-FIXTURE = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "corpus"
 DAY = 86400.0
 QUIET = {"SESSION_WATCHER_STOP_WAIT": "0"}
 
 
 def _fixture() -> Path:
-    found = sorted(FIXTURE.glob("*.jsonl"), key=lambda p: p.stat().st_size)
-    if not found:
-        pytest.skip("no fixture transcripts")
-    return found[0]
+    return TRANSCRIPTS / "tool_heavy.jsonl"  # a real session's, in the repository: the test always runs
 
 
 def _session(tmp_path: Path, sid: str) -> Path:
