@@ -147,3 +147,32 @@ def test_the_hooks_copy_of_the_interval_is_the_sweeps() -> None:
     assert hook_run.TIDY_EVERY == tidy.TIDY_EVERY
     assert hook_run.EVENTS["Stop"]["tidy"]
     assert not hook_run.FOLD["tidy"]
+
+
+def test_a_run_that_opened_the_lock_file_before_the_sweep_removed_it_takes_the_lock_at_the_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep unlinks a swept session's lock file while holding it. A run of that session that
+    had opened the file just before (its `flock` not yet made) would then hold a lock on a file no
+    one else opens, beside the next run's new one: two runs in the session at once."""
+    from session_watcher.core.errors import LockTimeout
+    from session_watcher.state import lock as lock_module
+
+    _session(tmp_path, "tidy-race").unlink()
+    _age_session("tidy-race", 60)
+    lock_path = f"{state_file('tidy-race')}.lock"
+    real_open = paths.open_file
+    swept: list[str] = []
+
+    def open_then_sweep(path: str, *args: int, **kw: bool) -> int:
+        fd = real_open(path, *args, **kw)
+        if not swept:  # between this run's open and its flock, the sweep
+            swept.append("")
+            swept.extend(tidy.sweep(time.time())[0])
+        return fd
+
+    monkeypatch.setattr(lock_module, "open_file", open_then_sweep)
+    with SessionLock(lock_path, 0):
+        assert swept == ["", "tidy-race"]
+        assert os.path.exists(lock_path)
+        with pytest.raises(LockTimeout), SessionLock(lock_path, 0):
+            pass  # the next run finds the lock held
