@@ -176,3 +176,74 @@ def test_a_run_that_opened_the_lock_file_before_the_sweep_removed_it_takes_the_l
         assert os.path.exists(lock_path)
         with pytest.raises(LockTimeout), SessionLock(lock_path, 0):
             pass  # the next run finds the lock held
+
+
+def test_only_the_packages_own_names_are_swept(tmp_path: Path) -> None:
+    """A file or folder of someone else's in the sessions folder (a note, a backup of states, a
+    shard folder's foreign file), however old, stays: only a session's own pieces go."""
+    _session(tmp_path, "tidy-own").unlink()
+    _age_session("tidy-own", 60)
+    folder = Path(paths.sessions_dir())
+    note = folder / "notes.txt"
+    note.write_text("mine")
+    backup = folder / "backup"
+    backup.mkdir()
+    (backup / "tidy-x.json").write_text("{}")
+    named = folder / "my states.json"  # no session id: not a state of ours
+    named.write_text("{}")
+    odd = folder / "tidy-odd.paths"  # a shard folder whose state is gone, with a file not a shard's
+    odd.mkdir()
+    (odd / "07-3.json").write_text("{}")
+    (odd / "keep.json").write_text("{}")
+    for p in (note, backup, named, odd):
+        _age(p, 60)
+
+    swept, finished = tidy.sweep(time.time())
+
+    assert swept == ["tidy-own"]
+    assert finished
+    assert _pieces("tidy-own") == []
+    assert note.read_text() == "mine"
+    assert (backup / "tidy-x.json").exists()
+    assert named.exists()
+    assert sorted(p.name for p in odd.iterdir()) == ["keep.json"]
+
+
+def test_a_state_written_again_after_the_sweep_looked_at_it_stays(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep reads an old state without its lock; a hook of the session may write it before the
+    sweep takes the lock (its transcript back in place: a Codex thread unarchived). Looked at again
+    under the lock, it is no longer old and stays."""
+    transcript = _session(tmp_path, "tidy-back")
+    moved = tmp_path / "archived.jsonl"
+    transcript.rename(moved)
+    _age_session("tidy-back", 60)
+    looked = tidy._transcript_gone
+
+    def then_a_hook_writes(state_path: str) -> bool:
+        gone = looked(state_path)
+        moved.rename(transcript)  # back, and a hook of the session folds it meanwhile
+        assert hook("Stop", payload("tidy-back", transcript), env={**os.environ, **QUIET}).returncode == 0
+        return gone
+
+    monkeypatch.setattr(tidy, "_transcript_gone", then_a_hook_writes)
+    swept, _ = tidy.sweep(time.time() + 60)
+    assert swept == []
+    assert state_file("tidy-back").exists()
+    assert Path(f"{state_file('tidy-back')}.lock").exists()
+
+
+def test_a_transcript_that_cannot_be_looked_at_now_is_not_gone(tmp_path: Path) -> None:
+    """Only "no such file" says a transcript is gone: one on a path that fails otherwise (here a link
+    loop; a network disk's ESTALE, a folder not searchable) keeps its state."""
+    transcript = _session(tmp_path, "tidy-loop")
+    _session(tmp_path, "tidy-gone2").unlink()
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    state = state_file("tidy-loop")
+    state.write_text(state.read_text().replace(str(transcript), str(loop / "t.jsonl")))
+    _age_session("tidy-loop", 60)
+    _age_session("tidy-gone2", 60)
+    swept, _ = tidy.sweep(time.time())
+    assert swept == ["tidy-gone2"]
+    assert state.exists()

@@ -6,9 +6,16 @@ A state is a cache of its transcript (a rebuild folds it again from there), kept
 own (Claude Code after 30 days by default); their states would stay for good, and every pass of the
 OTLP exporter lists them. A Stop hook, at most once a day (`due`: one `stat` of a marker), sweeps
 the states not written for ORPHAN_DAYS whose transcript no longer exists, and any piece of one whose
-state file is gone (left that old), at most SWEEP_MAX a run so no hook holds on to a long first
-sweep (the next run goes on). A state is removed under its session lock, taken without waiting:
-one a hook is using stays.
+state file is gone (left that old), at most SWEEP_MAX sessions a run so no hook holds on to a long
+first sweep (the next run goes on). Only the package's own names go (a valid session id with one of
+those suffixes, shard files by their names): anything else there stays. A session's pieces are
+removed under its lock, taken without waiting (one a hook is using stays), and only if its state
+is still as old (or still absent) as the listing said: a hook may have written it meanwhile. A
+transcript is gone only when looking it up says "no such file"; a disk that is absent altogether
+(a removable one, a network share not mounted) looks so too: such a state, untouched 30 days, is
+swept, and folded again from its transcript if the session goes on (a Codex thread archived and
+then resumed is the same case), losing only what a rebuild keeps (the guard's marks, the alerts
+already told).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import os
 import time
 
 from session_watcher.base import paths
+from session_watcher.core import fastjson
+from session_watcher.state.store import MAX_STATE_BYTES, valid_session_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,23 +78,39 @@ def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX) -
         entries = list(_entries(folder))
     except FileNotFoundError:
         return [], True
-    states = {name[:-5] for name, _, is_dir in entries if name.endswith(".json") and not is_dir}
+    sessions: dict[str, dict[str, float]] = {}  # id -> its pieces here (suffix -> mtime)
+    for name, mtime, is_dir in entries:
+        got = _ours(name, is_dir)
+        if got is not None:
+            sessions.setdefault(got[0], {})[got[1]] = mtime
     swept: list[str] = []
     looked = 0
-    for name, mtime, is_dir in entries:
-        if mtime >= cutoff:
-            continue
+    for sid, pieces in sessions.items():
+        old = [suffix for suffix, mtime in pieces.items() if mtime < cutoff]
+        if not old or (".json" in pieces and ".json" not in old):
+            continue  # nothing old, or a state written lately: its pieces are in use
         if looked >= most:
             return swept, False
-        path = os.path.join(folder, name)
-        if name.endswith(".json") and not is_dir:
-            looked += 1
-            if _transcript_gone(path) and _remove_state(path):
-                swept.append(name[:-5])
-        elif _owner(name) not in states:  # a piece whose state is gone: a shard folder, a notify id, a lock
-            looked += 1
-            _remove_piece(path, is_dir)
+        looked += 1
+        base = os.path.join(folder, sid)
+        if ".json" in old:
+            if _transcript_gone(base + ".json") and _remove(base, cutoff, list(pieces)):
+                swept.append(sid)
+        else:  # pieces whose state is gone: a shard folder, a notify id, a lock, a temp file
+            _remove(base, cutoff, old, lone=True)
     return swept, True
+
+
+# what a session leaves in the sessions folder beside its state `<id>.json` (the longest first)
+_PIECES = ((".json.lock", False), (".json.tmp", False), (".json", False), (".notify", False), (".paths", True))
+
+
+def _ours(name: str, is_dir: bool) -> tuple[str, str] | None:
+    """(session id, piece) of a name the package writes there; None for any other (not ours to remove)."""
+    for suffix, folder in _PIECES:
+        if name.endswith(suffix) and is_dir == folder and valid_session_id(name[: -len(suffix)]):
+            return name[: -len(suffix)], suffix
+    return None
 
 
 def _entries(folder: str) -> Iterator[tuple[str, float, bool]]:
@@ -101,44 +126,55 @@ def _entries(folder: str) -> Iterator[tuple[str, float, bool]]:
         os.close(fd)
 
 
-def _owner(name: str) -> str:
-    for suffix in (".json.lock", ".paths", ".notify"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def _transcript_gone(state_path: str) -> bool:
-    """Whether the state's transcript (its cursor's path) no longer exists; a state that cannot be
-    read or names none counts as gone (nothing could rebuild it)."""
-    from session_watcher.core import fastjson
-    from session_watcher.state.store import MAX_STATE_BYTES
-
+    """Whether the state's transcript (its cursor's path) no longer exists; a state that names none,
+    or is no JSON, counts as gone (nothing could rebuild it). One that cannot be read now (EACCES,
+    EIO), or a transcript that cannot be looked at now (a network disk's ESTALE, a folder not
+    searchable), is not gone: only "no such file" says so."""
     try:
         doc = fastjson.loads(paths.read_file(state_path, MAX_STATE_BYTES, follow=False))
-    except (OSError, ValueError):
+    except ValueError:
         return True
+    except OSError:
+        return False
     cursor = doc.get("cursor") if isinstance(doc, dict) else None
     transcript = cursor.get("path") if isinstance(cursor, dict) else None
-    if not isinstance(transcript, str) or not transcript:
+    if not isinstance(transcript, str) or not transcript or "\0" in transcript:
         return True
-    return not os.path.lexists(transcript)
+    try:
+        os.lstat(transcript)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
 
 
-def _remove_state(state_path: str) -> bool:
-    """Remove a state and its pieces under its lock, taken without waiting (busy: it stays)."""
+def _remove(base: str, cutoff: float, pieces: list[str], lone: bool = False) -> bool:
+    """Remove `pieces` of the session at `base` under its lock, taken without waiting (busy: they
+    stay), if its state is still as old as the sweep saw it (`lone`: still absent): a hook that
+    wrote it since (its transcript back where it was) keeps it. The lock file last, while held: a
+    run that opened it before sees it unlinked and opens the path again (state.lock)."""
     from session_watcher.core.errors import LockTimeout
     from session_watcher.state.lock import SessionLock
 
-    base = state_path[: -len(".json")]
+    state, lock = base + ".json", base + ".json.lock"
+    had_lock = os.path.lexists(lock)
     try:
-        with SessionLock(state_path + ".lock", 0):
-            _remove_piece(state_path, False)
-            _remove_piece(base + ".paths", True)
-            _remove_piece(base + ".notify", False)
-            # the lock file last, while held: a hook of this session (its transcript is gone, so
-            # none is coming) would make a new one
-            _remove_piece(state_path + ".lock", False)
+        with SessionLock(lock, 0):
+            try:
+                still = os.lstat(state).st_mtime < cutoff and not lone
+            except FileNotFoundError:
+                still = lone
+            if not still:
+                if not had_lock:
+                    _remove_piece(lock, False)  # made by this lock alone
+                return False
+            for suffix in sorted(pieces, key=lambda s: s != ".json"):  # the state first
+                if suffix != ".json.lock":
+                    _remove_piece(base + suffix, suffix == ".paths")
+            if ".json.lock" in pieces or not had_lock:
+                _remove_piece(lock, False)
     except (LockTimeout, OSError):
         return False
     return True
@@ -153,8 +189,15 @@ def _remove_piece(path: str, is_dir: bool) -> None:
             return
         with os.scandir(path) as it:
             for de in it:
-                if de.name.endswith((".json", ".json.tmp")) and de.is_file(follow_symlinks=False):
+                if _shard_name(de.name) and de.is_file(follow_symlinks=False):
                     os.unlink(de.path)
         os.rmdir(path)
     except OSError:
         pass
+
+
+def _shard_name(name: str) -> bool:
+    """A path-map shard's name, `<n>-<rev>.json` (state.pathstore), or its temp file's."""
+    stem = name[: -len(".tmp")] if name.endswith(".tmp") else name
+    n, _, rev = stem[: -len(".json")].partition("-")
+    return stem.endswith(".json") and n.isdigit() and rev.isdigit() and n.isascii() and rev.isascii()
