@@ -247,3 +247,32 @@ def test_a_transcript_that_cannot_be_looked_at_now_is_not_gone(tmp_path: Path) -
     swept, _ = tidy.sweep(time.time())
     assert swept == ["tidy-gone2"]
     assert state.exists()
+
+
+def test_where_the_marker_cannot_be_written_no_stop_sweeps(tmp_path: Path) -> None:
+    """A marker that cannot be written (here a folder in its place; a read-only state folder alike)
+    would leave every sweep due: each Stop hook would read up to SWEEP_MAX old states again. The
+    sweep is marked first, and not made when the mark cannot be."""
+    _session(tmp_path, "tidy-unmarked").unlink()
+    _age_session("tidy-unmarked", 60)
+    marker = Path(paths.tidy_marker())
+    marker.unlink(missing_ok=True)
+    marker.mkdir()
+    _age(marker, 2)
+    assert tidy.due(time.time())
+    assert tidy.maybe_tidy() == []
+    assert state_file("tidy-unmarked").exists()
+
+
+def test_a_marker_from_the_future_does_not_hold_the_sweep_off(tmp_path: Path) -> None:
+    """A clock set back after a sweep leaves the marker's time ahead: the sweep is due, not put off
+    until the clock catches up (a clock a year ahead once: a year without sweeps)."""
+    live = _session(tmp_path, "tidy-now")
+    _session(tmp_path, "tidy-later").unlink()
+    _age_session("tidy-later", 60)
+    marker = Path(paths.tidy_marker())
+    _age(marker, -300)
+    assert tidy.due(time.time())
+    assert hook("Stop", payload("tidy-now", live), env={**os.environ, **QUIET}).returncode == 0
+    assert _pieces("tidy-later") == []
+    assert 0 <= time.time() - marker.stat().st_mtime < DAY

@@ -42,32 +42,39 @@ def _marker() -> str:
 
 
 def due(now: float) -> bool:
-    """Whether a sweep is due: the one cost a hook pays when it is not (a `stat`)."""
+    """Whether a sweep is due: the one cost a hook pays when it is not (a `stat`). A marker from
+    the future (a clock set back since) is no reason to wait: due."""
     try:
-        return now - os.stat(_marker()).st_mtime >= TIDY_EVERY
+        return not 0 <= now - os.stat(_marker()).st_mtime < TIDY_EVERY
     except OSError:
         return os.path.isdir(paths.sessions_dir())  # never swept: only once there are states
 
 
 def maybe_tidy(now: float | None = None) -> list[str]:
-    """Sweep if due (marking it done first, so hooks running together do not all sweep); the ids
-    swept. Raises nothing a hook would have to catch but what `paths` refuses (a folder not ours)."""
+    """Sweep if due, marking it done first: hooks running together do not all sweep, a sweep cut
+    off (the hook's timeout) is not begun again by every Stop, and where the marker cannot be written
+    (a read-only state folder, something else in its place) there is no sweep at all, not one at
+    every Stop. The ids swept. Raises nothing a hook would have to catch but what `paths` refuses
+    (a folder not ours)."""
     now = time.time() if now is None else now
-    if not due(now):
+    if not due(now) or not _mark(now):
         return []
     swept, finished = sweep(now, most=SWEEP_MAX)
-    _mark(now if finished else now - TIDY_EVERY + AGAIN_SOON)
+    if not finished:
+        _mark(now - TIDY_EVERY + AGAIN_SOON)
     return swept
 
 
-def _mark(when: float) -> None:
+def _mark(when: float) -> bool:
+    """Set the marker's time; False when it cannot be written."""
     path = _marker()
     try:
         fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT, 0o600, follow=False)
         os.close(fd)
         os.utime(path, (when, when))
     except OSError:
-        pass  # a read-only state folder: nothing was swept there either
+        return False
+    return True
 
 
 def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX) -> tuple[list[str], bool]:
