@@ -113,17 +113,17 @@ def test_a_state_in_use_stays_and_a_long_sweep_goes_on_later(tmp_path: Path) -> 
         _age_session(f"tidy-{n}", 60)
     now = time.time()
     with SessionLock(f"{state_file('tidy-1')}.lock", 0):
-        swept, finished = tidy.sweep(now)  # the lock is held here: tidy-1's state is in use
+        swept, rest = tidy.sweep(now)  # the lock is held here: tidy-1's state is in use
     assert sorted(swept) == ["tidy-0", "tidy-2"]
-    assert finished
+    assert rest is None
     assert state_file("tidy-1").exists()
 
     _age_session("tidy-1", 60)
     _session(tmp_path, "tidy-3").unlink()
     _age_session("tidy-3", 60)
-    swept, finished = tidy.sweep(now, most=1)
+    swept, rest = tidy.sweep(now, most=1)
     assert len(swept) == 1
-    assert not finished
+    assert rest is not None
     Path(paths.tidy_marker()).unlink(missing_ok=True)
     assert len(tidy.maybe_tidy(now)) == 1  # the one left
     assert tidy.maybe_tidy(now) == []  # marked: not due again today
@@ -198,10 +198,10 @@ def test_only_the_packages_own_names_are_swept(tmp_path: Path) -> None:
     for p in (note, backup, named, odd):
         _age(p, 60)
 
-    swept, finished = tidy.sweep(time.time())
+    swept, rest = tidy.sweep(time.time())
 
     assert swept == ["tidy-own"]
-    assert finished
+    assert rest is None
     assert _pieces("tidy-own") == []
     assert note.read_text() == "mine"
     assert (backup / "tidy-x.json").exists()
@@ -276,3 +276,36 @@ def test_a_marker_from_the_future_does_not_hold_the_sweep_off(tmp_path: Path) ->
     assert hook("Stop", payload("tidy-now", live), env={**os.environ, **QUIET}).returncode == 0
     assert _pieces("tidy-later") == []
     assert 0 <= time.time() - marker.stat().st_mtime < DAY
+
+
+@pytest.mark.parametrize("limit", ["SWEEP_MAX", "SWEEP_BYTES"])
+def test_a_sweep_cut_short_goes_on_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    limit: str) -> None:
+    """Old states whose transcript is still there (a client keeping transcripts longer) are read and
+    kept. A sweep cut short by the number of sessions or the bytes read goes on after the last it
+    looked at, not from the start again: else the first ones were read at every run (hourly, as it
+    never finished) and an orphan past them never swept."""
+    for n in range(5):
+        _session(tmp_path, f"tidy-k{n}")
+        _age_session(f"tidy-k{n}", 60)
+    _session(tmp_path, "tidy-z-gone").unlink()
+    _age_session("tidy-z-gone", 60)
+    monkeypatch.setattr(tidy, limit, 1)
+    read: list[str] = []
+    looked = tidy._transcript_gone
+
+    def counted(state_path: str) -> bool:
+        read.append(Path(state_path).stem)
+        return looked(state_path)
+
+    monkeypatch.setattr(tidy, "_transcript_gone", counted)
+    Path(paths.tidy_marker()).unlink(missing_ok=True)
+    now = time.time()
+    swept: list[str] = []
+    for run in range(8):  # hourly
+        swept += tidy.maybe_tidy(now + run * tidy.AGAIN_SOON)
+        assert len(read) == min(run + 1, 6)  # one state read a run
+    assert swept == ["tidy-z-gone"]
+    assert sorted(read) == [*(f"tidy-k{n}" for n in range(5)), "tidy-z-gone"]  # each once, one a run
+    assert not tidy.due(now + 8 * tidy.AGAIN_SOON)  # done: due again tomorrow
+    assert Path(paths.tidy_marker()).read_bytes() == b""

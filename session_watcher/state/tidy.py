@@ -34,7 +34,11 @@ if TYPE_CHECKING:
 TIDY_EVERY = 86400.0  # seconds between sweeps (hooks.run has its own copy: it does not import this)
 AGAIN_SOON = 3600.0  # a sweep cut short by SWEEP_MAX goes on this much later
 ORPHAN_DAYS = 30  # a state untouched this long whose transcript is gone is swept
-SWEEP_MAX = 200  # old state files read (for their transcript's path) or removed in one run
+SWEEP_MAX = 200  # sessions whose old state is read (for its transcript's path) or pieces removed, a run
+# bytes of old states read a run (beyond the first): a long session's state is about 18 kB (200 of them,
+# 28 ms of CPU), but one may have up to MAX_STATE_BYTES (64 MB, a second or so to parse), and a Stop
+# hook's timeout is 10 s
+SWEEP_BYTES = 16 << 20
 
 
 def _marker() -> str:
@@ -59,53 +63,80 @@ def maybe_tidy(now: float | None = None) -> list[str]:
     now = time.time() if now is None else now
     if not due(now) or not _mark(now):
         return []
-    swept, finished = sweep(now, most=SWEEP_MAX)
-    if not finished:
-        _mark(now - TIDY_EVERY + AGAIN_SOON)
+    swept, rest = sweep(now, most=SWEEP_MAX, after=_resume())
+    _mark(now if rest is None else now - TIDY_EVERY + AGAIN_SOON, rest or "")
     return swept
 
 
-def _mark(when: float) -> bool:
-    """Set the marker's time; False when it cannot be written."""
+def _mark(when: float, after: str | None = None) -> bool:
+    """Set the marker's time (and, given `after`, its text: the session a sweep cut short got to);
+    False when it cannot be written."""
     path = _marker()
     try:
-        fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT, 0o600, follow=False)
-        os.close(fd)
+        fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT | (0 if after is None else os.O_TRUNC), 0o600,
+                             follow=False)
+        try:
+            if after:
+                os.write(fd, after.encode("ascii"))
+        finally:
+            os.close(fd)
         os.utime(path, (when, when))
     except OSError:
         return False
     return True
 
 
-def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX) -> tuple[list[str], bool]:
-    """(the session ids whose state was swept, whether every old piece was looked at)."""
+def _resume() -> str:
+    """Where the last sweep, cut short, stopped: the session id in the marker ("" from the start)."""
+    try:
+        text = paths.read_file(_marker(), 256, follow=False).decode("ascii")
+    except (OSError, ValueError):
+        return ""
+    return text if valid_session_id(text) else ""
+
+
+def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX, after: str = "",
+          ) -> tuple[list[str], str | None]:
+    """(the session ids whose state was swept, None when every session after `after` (in the ids'
+    order) was looked at, else the last one that was: the next run goes on after it, so old states
+    that stay (their transcript is there) are not read again and again while those past them wait)."""
     cutoff = now - orphan_days * 86400
     folder = paths.sessions_dir()
     try:
         entries = list(_entries(folder))
     except FileNotFoundError:
-        return [], True
+        return [], None
     sessions: dict[str, dict[str, float]] = {}  # id -> its pieces here (suffix -> mtime)
-    for name, mtime, is_dir in entries:
+    sizes: dict[str, int] = {}  # id -> its state's size
+    for name, mtime, is_dir, size in entries:
         got = _ours(name, is_dir)
         if got is not None:
             sessions.setdefault(got[0], {})[got[1]] = mtime
+            if got[1] == ".json":
+                sizes[got[0]] = size
     swept: list[str] = []
-    looked = 0
-    for sid, pieces in sessions.items():
+    looked = read = 0
+    last = after
+    for sid in sorted(sessions):
+        pieces = sessions[sid]
         old = [suffix for suffix, mtime in pieces.items() if mtime < cutoff]
-        if not old or (".json" in pieces and ".json" not in old):
-            continue  # nothing old, or a state written lately: its pieces are in use
+        if sid <= after or not old or (".json" in pieces and ".json" not in old):
+            continue  # looked at by the run before, nothing old, or a state written lately (in use)
         if looked >= most:
-            return swept, False
+            return swept, last
+        if ".json" in old:
+            read += sizes[sid]
+            if read > SWEEP_BYTES and read > sizes[sid]:  # the rest in an hour
+                return swept, last
         looked += 1
+        last = sid
         base = os.path.join(folder, sid)
         if ".json" in old:
             if _transcript_gone(base + ".json") and _remove(base, cutoff, list(pieces)):
                 swept.append(sid)
         else:  # pieces whose state is gone: a shard folder, a notify id, a lock, a temp file
             _remove(base, cutoff, old, lone=True)
-    return swept, True
+    return swept, None
 
 
 # what a session leaves in the sessions folder beside its state `<id>.json` (the longest first)
@@ -120,15 +151,15 @@ def _ours(name: str, is_dir: bool) -> tuple[str, str] | None:
     return None
 
 
-def _entries(folder: str) -> Iterator[tuple[str, float, bool]]:
-    """(name, mtime, is a folder) of each entry; links and the like are not ours to judge."""
+def _entries(folder: str) -> Iterator[tuple[str, float, bool, int]]:
+    """(name, mtime, is a folder, size) of each entry; links and the like are not ours to judge."""
     fd = paths.open_private_dir(folder)
     try:
         with os.scandir(fd) as it:
             for de in it:
                 st = de.stat(follow_symlinks=False)
                 if de.is_dir(follow_symlinks=False) or de.is_file(follow_symlinks=False):
-                    yield de.name, st.st_mtime, de.is_dir(follow_symlinks=False)
+                    yield de.name, st.st_mtime, de.is_dir(follow_symlinks=False), st.st_size
     finally:
         os.close(fd)
 
