@@ -87,7 +87,8 @@ class SessionLock:
         tb: TracebackType | None,
     ) -> None:
         if self._fd is not None:
-            # closing the descriptor drops the flock; the empty lock file stays, by design
+            # closing the descriptor drops the flock; the empty lock file stays, by design (state.tidy
+            # removes a swept session's, holding it: see `_fast`)
             os.close(self._fd)
             self._fd = None
         if self._filelock is not None:
