@@ -4,6 +4,7 @@ Real hook processes on real files; the lock is the real one."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -309,3 +310,20 @@ def test_a_sweep_cut_short_goes_on_where_it_stopped(tmp_path: Path, monkeypatch:
     assert sorted(read) == [*(f"tidy-k{n}" for n in range(5)), "tidy-z-gone"]  # each once, one a run
     assert not tidy.due(now + 8 * tidy.AGAIN_SOON)  # done: due again tomorrow
     assert Path(paths.tidy_marker()).read_bytes() == b""
+
+
+def test_a_transcript_named_from_the_sessions_folder_is_looked_for_there(tmp_path: Path) -> None:
+    """A hook given a relative transcript path reads it from the session's folder (its cwd); the
+    sweep runs in another session's hook, elsewhere, and must look for it there too, not find it
+    "gone" from its own folder."""
+    transcript = _session(tmp_path, "tidy-rel")
+    state = state_file("tidy-rel")
+    doc = json.loads(state.read_text())
+    assert doc["context"]["cwd"] == str(tmp_path)
+    doc["cursor"]["path"] = transcript.name
+    state.write_text(json.dumps(doc))
+    _age_session("tidy-rel", 60)
+    assert tidy.sweep(time.time())[0] == []
+    assert state.exists()
+    transcript.unlink()
+    assert tidy.sweep(time.time())[0] == ["tidy-rel"]

@@ -175,17 +175,30 @@ def _transcript_gone(state_path: str) -> bool:
         return True
     except OSError:
         return False
-    cursor = doc.get("cursor") if isinstance(doc, dict) else None
-    transcript = cursor.get("path") if isinstance(cursor, dict) else None
-    if not isinstance(transcript, str) or not transcript or "\0" in transcript:
+    transcript = _transcript(doc)
+    if transcript is None:
         return True
+    if not transcript:
+        return False  # where it is cannot be told: kept
     try:
         os.lstat(transcript)
-    except (FileNotFoundError, NotADirectoryError):
-        return True
-    except OSError:
-        return False
+    except OSError as exc:
+        return isinstance(exc, FileNotFoundError | NotADirectoryError)
     return False
+
+
+def _transcript(doc: object) -> str | None:
+    """The state's transcript path (None: it names none; "": one whose place cannot be told). A
+    relative one, as the hook was given it, is from the session's folder (its cwd), not this one."""
+    cursor = doc.get("cursor") if isinstance(doc, dict) else None
+    path = cursor.get("path") if isinstance(cursor, dict) else None
+    if not isinstance(path, str) or not path or "\0" in path:
+        return None
+    if os.path.isabs(path):
+        return path
+    context = doc.get("context") if isinstance(doc, dict) else None
+    cwd = context.get("cwd") if isinstance(context, dict) else None
+    return os.path.join(cwd, path) if isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd else ""
 
 
 def _remove(base: str, cutoff: float, pieces: list[str], lone: bool = False) -> bool:
