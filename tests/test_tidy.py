@@ -327,3 +327,25 @@ def test_a_transcript_named_from_the_sessions_folder_is_looked_for_there(tmp_pat
     assert state.exists()
     transcript.unlink()
     assert tidy.sweep(time.time())[0] == ["tidy-rel"]
+
+
+def test_what_was_written_lately_is_neither_read_nor_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only what is ORPHAN_DAYS old is looked at: a recent state is not read (its transcript gone or
+    not), and a recent piece without a state (a new session's lock, taken before its first state is
+    written) stays."""
+    _session(tmp_path, "tidy-fresh").unlink()  # its transcript gone, but written today
+    folder = Path(paths.sessions_dir())
+    lock = folder / "tidy-new.json.lock"
+    lock.write_text("")
+    read: list[str] = []
+    looked = tidy._transcript_gone
+
+    def counted(state_path: str) -> bool:
+        read.append(state_path)
+        return looked(state_path)
+
+    monkeypatch.setattr(tidy, "_transcript_gone", counted)
+    assert tidy.sweep(time.time()) == ([], None)
+    assert read == []
+    assert state_file("tidy-fresh").exists()
+    assert lock.exists()
