@@ -286,3 +286,19 @@ def test_within_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     # a path longer than the room is never cut: on a line of its own, past 60 only when it is longer
     assert all(len(ln) <= 60 or (len(ln.split()) == 1 and "/" in ln) for ln in narrow), narrow
     assert len(narrow) > len(lines)
+
+
+def test_a_state_gone_after_the_listing_is_no_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state listed, then removed before doctor looks at its mode (the daily sweep, state.tidy, or
+    a hook's quarantine): doctor goes on; it ended in a FileNotFoundError."""
+    from session_watcher.cli import doctor as doctor_module
+    from session_watcher.state import store
+
+    t = tmp_path / "s1.jsonl"
+    t.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes())
+    hook("Stop", payload("s1", t, "Stop", cwd=str(tmp_path)))
+    listed = store.list_sessions()
+    monkeypatch.setattr(store, "list_sessions", lambda: [*listed, (0.0, "swept-since")])
+    lines, _ok = doctor_module.report()
+    assert [ln[:13] for ln in lines if ln.startswith("sessions ")] == ["sessions   2;"]
+    assert not [ln for ln in lines if ln.startswith("perms ")]

@@ -215,6 +215,15 @@ def _settings_lines(plugin_on: bool = False) -> list[str]:
     return out
 
 
+def _mode(path: str) -> int:
+    """A state file's mode; 0 for one gone since it was listed (a hook quarantined it, the daily
+    sweep removed it: state.tidy)."""
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return 0
+
+
 def _held_locks(folder: str) -> list[str]:
     try:
         import fcntl
@@ -314,7 +323,7 @@ def report() -> tuple[list[str], bool]:
         lines.append("sessions   none yet: hooks have not fired (start a Claude Code session)")
     if sessions:
         lines.append(_cold_cache_line(sessions[0][1]))
-    wide = [sid for _, sid in sessions if os.stat(store.session_file(sid)).st_mode & 0o077]
+    wide = [sid for _, sid in sessions if _mode(store.session_file(sid)) & 0o077]
     if wide:
         ok = False
         lines.append(f"perms      {len(wide)} state files readable by others")

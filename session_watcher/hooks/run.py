@@ -198,8 +198,8 @@ def _tidy() -> None:
     from session_watcher.base import paths
 
     try:
-        if time.time() - os.stat(paths.tidy_marker()).st_mtime < TIDY_EVERY:
-            return
+        if 0 <= time.time() - os.stat(paths.tidy_marker()).st_mtime < TIDY_EVERY:
+            return  # swept within the day (a marker from the future is due: a clock set back)
     except OSError:
         pass
     from session_watcher.state import tidy

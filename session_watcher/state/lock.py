@@ -36,7 +36,26 @@ class SessionLock:
         self._filelock: object | None = None
 
     def __enter__(self) -> SessionLock:
-        if fcntl is not None:
+        if fcntl is not None and self._fast():
+            return self
+        if fcntl is not None and self.timeout <= 0:
+            raise LockTimeout(self.path)
+        import filelock
+
+        lock = filelock.FileLock(self.path, timeout=self.timeout, poll_interval=POLL_INTERVAL, mode=0o600)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise LockTimeout(self.path) from None
+        self._filelock = lock
+        return self
+
+    def _fast(self) -> bool:
+        """One `flock` without waiting: True when held. A lock file unlinked by its holder (state.tidy
+        removes a swept session's, holding it) after this run opened it is not the lock any more: a
+        run that opens the path now makes a new file, so the lock is taken again on that (filelock's
+        own check, `st_nlink`)."""
+        for _ in range(3):
             try:
                 fd = open_file(self.path, os.O_RDWR | os.O_CREAT, 0o600, follow=False)
             except NotAFile:
@@ -54,20 +73,12 @@ class SessionLock:
                 # what flock says when another holds the lock; else (ENOLCK, ...) waiting would not help
                 if exc.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
                     raise
-            else:
+                return False
+            if os.fstat(fd).st_nlink:
                 self._fd = fd
-                return self
-            if self.timeout <= 0:
-                raise LockTimeout(self.path)
-        import filelock
-
-        lock = filelock.FileLock(self.path, timeout=self.timeout, poll_interval=POLL_INTERVAL, mode=0o600)
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise LockTimeout(self.path) from None
-        self._filelock = lock
-        return self
+                return True
+            os.close(fd)  # unlinked meanwhile: open the path again
+        return False
 
     def __exit__(
         self,
@@ -76,7 +87,8 @@ class SessionLock:
         tb: TracebackType | None,
     ) -> None:
         if self._fd is not None:
-            # closing the descriptor drops the flock; the empty lock file stays, by design
+            # closing the descriptor drops the flock; the empty lock file stays, by design (state.tidy
+            # removes a swept session's, holding it: see `_fast`)
             os.close(self._fd)
             self._fd = None
         if self._filelock is not None:

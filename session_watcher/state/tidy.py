@@ -6,9 +6,16 @@ A state is a cache of its transcript (a rebuild folds it again from there), kept
 own (Claude Code after 30 days by default); their states would stay for good, and every pass of the
 OTLP exporter lists them. A Stop hook, at most once a day (`due`: one `stat` of a marker), sweeps
 the states not written for ORPHAN_DAYS whose transcript no longer exists, and any piece of one whose
-state file is gone (left that old), at most SWEEP_MAX a run so no hook holds on to a long first
-sweep (the next run goes on). A state is removed under its session lock, taken without waiting:
-one a hook is using stays.
+state file is gone (left that old), at most SWEEP_MAX sessions a run so no hook holds on to a long
+first sweep (the next run goes on). Only the package's own names go (a valid session id with one of
+those suffixes, shard files by their names): anything else there stays. A session's pieces are
+removed under its lock, taken without waiting (one a hook is using stays), and only if its state
+is still as old (or still absent) as the listing said: a hook may have written it meanwhile. A
+transcript is gone only when looking it up says "no such file"; a disk that is absent altogether
+(a removable one, a network share not mounted) looks so too: such a state, untouched 30 days, is
+swept, and folded again from its transcript if the session goes on (a Codex thread archived and
+then resumed is the same case), losing only what a rebuild keeps (the guard's marks, the alerts
+already told).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import os
 import time
 
 from session_watcher.base import paths
+from session_watcher.core import fastjson
+from session_watcher.state.store import MAX_STATE_BYTES, valid_session_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +34,11 @@ if TYPE_CHECKING:
 TIDY_EVERY = 86400.0  # seconds between sweeps (hooks.run has its own copy: it does not import this)
 AGAIN_SOON = 3600.0  # a sweep cut short by SWEEP_MAX goes on this much later
 ORPHAN_DAYS = 30  # a state untouched this long whose transcript is gone is swept
-SWEEP_MAX = 200  # old state files read (for their transcript's path) or removed in one run
+SWEEP_MAX = 200  # sessions whose old state is read (for its transcript's path) or pieces removed, a run
+# bytes of old states read a run (beyond the first): a long session's state is about 18 kB (200 of them,
+# 28 ms of CPU), but one may have up to MAX_STATE_BYTES (64 MB, a second or so to parse), and a Stop
+# hook's timeout is 10 s
+SWEEP_BYTES = 16 << 20
 
 
 def _marker() -> str:
@@ -33,112 +46,186 @@ def _marker() -> str:
 
 
 def due(now: float) -> bool:
-    """Whether a sweep is due: the one cost a hook pays when it is not (a `stat`)."""
+    """Whether a sweep is due: the one cost a hook pays when it is not (a `stat`). A marker from
+    the future (a clock set back since) is no reason to wait: due."""
     try:
-        return now - os.stat(_marker()).st_mtime >= TIDY_EVERY
+        return not 0 <= now - os.stat(_marker()).st_mtime < TIDY_EVERY
     except OSError:
         return os.path.isdir(paths.sessions_dir())  # never swept: only once there are states
 
 
 def maybe_tidy(now: float | None = None) -> list[str]:
-    """Sweep if due (marking it done first, so hooks running together do not all sweep); the ids
-    swept. Raises nothing a hook would have to catch but what `paths` refuses (a folder not ours)."""
+    """Sweep if due, marking it done first: hooks running together do not all sweep, a sweep cut
+    off (the hook's timeout) is not begun again by every Stop, and where the marker cannot be written
+    (a read-only state folder, something else in its place) there is no sweep at all, not one at
+    every Stop. The ids swept. Raises nothing a hook would have to catch but what `paths` refuses
+    (a folder not ours)."""
     now = time.time() if now is None else now
-    if not due(now):
+    if not due(now) or not _mark(now):
         return []
-    swept, finished = sweep(now, most=SWEEP_MAX)
-    _mark(now if finished else now - TIDY_EVERY + AGAIN_SOON)
+    swept, rest = sweep(now, most=SWEEP_MAX, after=_resume())
+    _mark(now if rest is None else now - TIDY_EVERY + AGAIN_SOON, rest or "")
     return swept
 
 
-def _mark(when: float) -> None:
+def _mark(when: float, after: str | None = None) -> bool:
+    """Set the marker's time (and, given `after`, its text: the session a sweep cut short got to);
+    False when it cannot be written."""
     path = _marker()
     try:
-        fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT, 0o600, follow=False)
-        os.close(fd)
+        fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT | (0 if after is None else os.O_TRUNC), 0o600,
+                             follow=False)
+        try:
+            if after:
+                os.write(fd, after.encode("ascii"))
+        finally:
+            os.close(fd)
         os.utime(path, (when, when))
     except OSError:
-        pass  # a read-only state folder: nothing was swept there either
+        return False
+    return True
 
 
-def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX) -> tuple[list[str], bool]:
-    """(the session ids whose state was swept, whether every old piece was looked at)."""
+def _resume() -> str:
+    """Where the last sweep, cut short, stopped: the session id in the marker ("" from the start)."""
+    try:
+        text = paths.read_file(_marker(), 256, follow=False).decode("ascii")
+    except (OSError, ValueError):
+        return ""
+    return text if valid_session_id(text) else ""
+
+
+def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX, after: str = "",
+          ) -> tuple[list[str], str | None]:
+    """(the session ids whose state was swept, None when every session after `after` (in the ids'
+    order) was looked at, else the last one that was: the next run goes on after it, so old states
+    that stay (their transcript is there) are not read again and again while those past them wait)."""
     cutoff = now - orphan_days * 86400
     folder = paths.sessions_dir()
     try:
         entries = list(_entries(folder))
     except FileNotFoundError:
-        return [], True
-    states = {name[:-5] for name, _, is_dir in entries if name.endswith(".json") and not is_dir}
+        return [], None
+    sessions: dict[str, dict[str, float]] = {}  # id -> its pieces here (suffix -> mtime)
+    sizes: dict[str, int] = {}  # id -> its state's size
+    for name, mtime, is_dir, size in entries:
+        got = _ours(name, is_dir)
+        if got is not None:
+            sessions.setdefault(got[0], {})[got[1]] = mtime
+            if got[1] == ".json":
+                sizes[got[0]] = size
     swept: list[str] = []
-    looked = 0
-    for name, mtime, is_dir in entries:
-        if mtime >= cutoff:
-            continue
+    looked = read = 0
+    last = after
+    for sid in sorted(sessions):
+        pieces = sessions[sid]
+        old = [suffix for suffix, mtime in pieces.items() if mtime < cutoff]
+        if sid <= after or not old or (".json" in pieces and ".json" not in old):
+            continue  # looked at by the run before, nothing old, or a state written lately (in use)
         if looked >= most:
-            return swept, False
-        path = os.path.join(folder, name)
-        if name.endswith(".json") and not is_dir:
-            looked += 1
-            if _transcript_gone(path) and _remove_state(path):
-                swept.append(name[:-5])
-        elif _owner(name) not in states:  # a piece whose state is gone: a shard folder, a notify id, a lock
-            looked += 1
-            _remove_piece(path, is_dir)
-    return swept, True
+            return swept, last
+        if ".json" in old:
+            read += sizes[sid]
+            if read > SWEEP_BYTES and read > sizes[sid]:  # the rest in an hour
+                return swept, last
+        looked += 1
+        last = sid
+        base = os.path.join(folder, sid)
+        if ".json" in old:
+            if _transcript_gone(base + ".json") and _remove(base, cutoff, list(pieces)):
+                swept.append(sid)
+        else:  # pieces whose state is gone: a shard folder, a notify id, a lock, a temp file
+            _remove(base, cutoff, old, lone=True)
+    return swept, None
 
 
-def _entries(folder: str) -> Iterator[tuple[str, float, bool]]:
-    """(name, mtime, is a folder) of each entry; links and the like are not ours to judge."""
+# what a session leaves in the sessions folder beside its state `<id>.json` (the longest first)
+_PIECES = ((".json.lock", False), (".json.tmp", False), (".json", False), (".notify", False), (".paths", True))
+
+
+def _ours(name: str, is_dir: bool) -> tuple[str, str] | None:
+    """(session id, piece) of a name the package writes there; None for any other (not ours to remove)."""
+    for suffix, folder in _PIECES:
+        if name.endswith(suffix) and is_dir == folder and valid_session_id(name[: -len(suffix)]):
+            return name[: -len(suffix)], suffix
+    return None
+
+
+def _entries(folder: str) -> Iterator[tuple[str, float, bool, int]]:
+    """(name, mtime, is a folder, size) of each entry; links and the like are not ours to judge."""
     fd = paths.open_private_dir(folder)
     try:
         with os.scandir(fd) as it:
             for de in it:
                 st = de.stat(follow_symlinks=False)
                 if de.is_dir(follow_symlinks=False) or de.is_file(follow_symlinks=False):
-                    yield de.name, st.st_mtime, de.is_dir(follow_symlinks=False)
+                    yield de.name, st.st_mtime, de.is_dir(follow_symlinks=False), st.st_size
     finally:
         os.close(fd)
 
 
-def _owner(name: str) -> str:
-    for suffix in (".json.lock", ".paths", ".notify"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def _transcript_gone(state_path: str) -> bool:
-    """Whether the state's transcript (its cursor's path) no longer exists; a state that cannot be
-    read or names none counts as gone (nothing could rebuild it)."""
-    from session_watcher.core import fastjson
-    from session_watcher.state.store import MAX_STATE_BYTES
-
+    """Whether the state's transcript (its cursor's path) no longer exists; a state that names none,
+    or is no JSON, counts as gone (nothing could rebuild it). One that cannot be read now (EACCES,
+    EIO), or a transcript that cannot be looked at now (a network disk's ESTALE, a folder not
+    searchable), is not gone: only "no such file" says so."""
     try:
         doc = fastjson.loads(paths.read_file(state_path, MAX_STATE_BYTES, follow=False))
-    except (OSError, ValueError):
+    except ValueError:
         return True
+    except OSError:
+        return False
+    transcript = _transcript(doc)
+    if transcript is None:
+        return True
+    if not transcript:
+        return False  # where it is cannot be told: kept
+    try:
+        os.lstat(transcript)
+    except OSError as exc:
+        return isinstance(exc, FileNotFoundError | NotADirectoryError)
+    return False
+
+
+def _transcript(doc: object) -> str | None:
+    """The state's transcript path (None: it names none; "": one whose place cannot be told). A
+    relative one, as the hook was given it, is from the session's folder (its cwd), not this one."""
     cursor = doc.get("cursor") if isinstance(doc, dict) else None
-    transcript = cursor.get("path") if isinstance(cursor, dict) else None
-    if not isinstance(transcript, str) or not transcript:
-        return True
-    return not os.path.lexists(transcript)
+    path = cursor.get("path") if isinstance(cursor, dict) else None
+    if not isinstance(path, str) or not path or "\0" in path:
+        return None
+    if os.path.isabs(path):
+        return path
+    context = doc.get("context") if isinstance(doc, dict) else None
+    cwd = context.get("cwd") if isinstance(context, dict) else None
+    return os.path.join(cwd, path) if isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd else ""
 
 
-def _remove_state(state_path: str) -> bool:
-    """Remove a state and its pieces under its lock, taken without waiting (busy: it stays)."""
+def _remove(base: str, cutoff: float, pieces: list[str], lone: bool = False) -> bool:
+    """Remove `pieces` of the session at `base` under its lock, taken without waiting (busy: they
+    stay), if its state is still as old as the sweep saw it (`lone`: still absent): a hook that
+    wrote it since (its transcript back where it was) keeps it. The lock file last, while held: a
+    run that opened it before sees it unlinked and opens the path again (state.lock)."""
     from session_watcher.core.errors import LockTimeout
     from session_watcher.state.lock import SessionLock
 
-    base = state_path[: -len(".json")]
+    state, lock = base + ".json", base + ".json.lock"
+    had_lock = os.path.lexists(lock)
     try:
-        with SessionLock(state_path + ".lock", 0):
-            _remove_piece(state_path, False)
-            _remove_piece(base + ".paths", True)
-            _remove_piece(base + ".notify", False)
-            # the lock file last, while held: a hook of this session (its transcript is gone, so
-            # none is coming) would make a new one
-            _remove_piece(state_path + ".lock", False)
+        with SessionLock(lock, 0):
+            try:
+                still = os.lstat(state).st_mtime < cutoff and not lone
+            except FileNotFoundError:
+                still = lone
+            if not still:
+                if not had_lock:
+                    _remove_piece(lock, False)  # made by this lock alone
+                return False
+            for suffix in sorted(pieces, key=lambda s: s != ".json"):  # the state first
+                if suffix != ".json.lock":
+                    _remove_piece(base + suffix, suffix == ".paths")
+            if ".json.lock" in pieces or not had_lock:
+                _remove_piece(lock, False)
     except (LockTimeout, OSError):
         return False
     return True
@@ -153,8 +240,15 @@ def _remove_piece(path: str, is_dir: bool) -> None:
             return
         with os.scandir(path) as it:
             for de in it:
-                if de.name.endswith((".json", ".json.tmp")) and de.is_file(follow_symlinks=False):
+                if _shard_name(de.name) and de.is_file(follow_symlinks=False):
                     os.unlink(de.path)
         os.rmdir(path)
     except OSError:
         pass
+
+
+def _shard_name(name: str) -> bool:
+    """A path-map shard's name, `<n>-<rev>.json` (state.pathstore), or its temp file's."""
+    stem = name[: -len(".tmp")] if name.endswith(".tmp") else name
+    n, _, rev = stem[: -len(".json")].partition("-")
+    return stem.endswith(".json") and n.isdigit() and rev.isdigit() and n.isascii() and rev.isascii()
