@@ -65,10 +65,15 @@ if [ "$mode" = uninstall ]; then
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && say "removed $link"; fi
-    # the cache lifetimes a report inferred (cliff.json), alone in the state folder, are no session
-    # state: made again by the next report, they go with the folder
-    if [ -n "$state" ] && [ ! -L "$state" ] && [ "$(ls -A "$state" 2>/dev/null)" = cliff.json ]; then
-        rm -f "$state/cliff.json" && rmdir "$state" 2>/dev/null || true
+    # the cache lifetimes a report inferred (cliff.json), the daily sweep's marker (.tidied) and a
+    # sessions folder the sweep emptied are no session state: made again when needed, with nothing
+    # else in the state folder they go with it
+    if [ -n "$state" ] && [ -d "$state" ] && [ ! -L "$state" ]; then
+        [ -L "$state/sessions" ] || rmdir "$state/sessions" 2>/dev/null || true
+        case " $(ls -A "$state" 2>/dev/null | tr '\n' ' ')" in
+            " "|" cliff.json "|" .tidied "|" .tidied cliff.json ")
+                rm -f "$state/cliff.json" "$state/.tidied" && rmdir "$state" 2>/dev/null || true ;;
+        esac
     fi
     # the session states are said to stay only when there are some
     said="removed $venv"
