@@ -184,6 +184,18 @@ def agents_of(sessions: list[dict[str, Any]]) -> set[str]:
     return {s.get("agent") or FALLBACK.name for s in sessions}
 
 
+CLAUDE_CLASSES = ("5m", "1h")  # Claude Code's two cache classes, in the document whichever agents it holds
+
+
+def cliff_classes(doc: dict[str, Any]) -> list[str]:
+    """The cache classes the cliff shows: Claude Code's two where a session is Claude Code's (or one of
+    them has calls or a lifetime), a Codex class where a thread has calls of it (the document holds it
+    only then); a report of Codex threads alone is not shown two Claude classes with no calls."""
+    claude = FALLBACK.name in agents_of(doc["sessions"])
+    used = {b["ttl"] for b in doc["gapBuckets"] if b["n"]}
+    return [c for c in doc["ttl"] if claude or c not in CLAUDE_CLASSES or c in used or doc["ttl"][c] is not None]
+
+
 def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str]:
     rows = []
     ids = short_ids([s["sessionId"] for s in sessions])
@@ -308,7 +320,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     out.extend(totals_rows(doc, width))
     out.append("")
     out.extend(para("the cache-TTL cliff (gap before a call -> how often it ran cold)"))
-    for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
+    for cls in cliff_classes(doc):
         brows = [
             [b["label"], str(b["n"]), pct(b["medianWarmth"]), pct(b["coldShare"])]
             for b in doc["gapBuckets"]
@@ -327,7 +339,8 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         crow = [[CAUSE_WORDS[k], str(doc["causes"][k]), pct(doc["causeShares"][k])] for k in CAUSES]
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
         rule = doc.get("idleGapRule") or {}
-        limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items())
+        shown = cliff_classes(doc)
+        limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items() if cls in shown)
         if limits:
             out.extend(para(f"idle gap: a break at least as long as the cache lives ({limits}: the same lifetime "
                                "the cold-cache guard uses)"))
