@@ -117,19 +117,22 @@ def day_sentence(doc: dict[str, Any]) -> str:
     return f"{first}; {second}"
 
 
-def nothing_found(doc: dict[str, Any]) -> str:
-    """An empty report says where it looked."""
+def nothing_found(doc: dict[str, Any], width: int = WIDTH) -> str:
+    """An empty report says where it looked, within `width` (a folder on a line of its own)."""
     from session_watcher.agents import NO_FOLDER, folders_there
 
     roots = folders_there(doc.get("index", {}).get("roots") or [])  # a folder not there held nothing
-    where = f"; searched:{''.join(f'{chr(10)}  {one_line(r)}' for r in roots)}" if roots else f": {NO_FOLDER}"
+    where = [*(f"  {one_line(r)}" for r in roots)]
     if doc.get("since") is not None:
         import time
 
         day = time.strftime("%Y-%m-%d %H:%M", time.localtime(doc["since"]))
-        return f"no Claude Code or Codex session has calls since {day}{where}\n"
-    return (f"no Claude Code or Codex sessions found{where}\n"
-            "(start a session in Claude Code or Codex, or point the report elsewhere with --projects DIR)\n")
+        head = f"no Claude Code or Codex session has calls since {day}"
+        lines = wrap(f"{head}; searched:" if roots else f"{head}: {NO_FOLDER}", width)
+        return "\n".join([*lines, *where]) + "\n"
+    lines = wrap("no Claude Code or Codex sessions found" + ("; searched:" if roots else f": {NO_FOLDER}"), width)
+    tail = wrap("(start a session in Claude Code or Codex, or point the report elsewhere with --projects DIR)", width)
+    return "\n".join([*lines, *where, *tail]) + "\n"
 
 
 def span(s: dict[str, Any]) -> str:
@@ -296,7 +299,7 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
 
 def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     if not doc["sessions"]:
-        return nothing_found(doc)
+        return nothing_found(doc, width)
 
     def para(text: str) -> list[str]:  # a sentence at spaces only: a path or a long word is never cut
         return wrap(text, width)
