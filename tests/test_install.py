@@ -586,7 +586,9 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
             "it: open /hooks in Codex and trust session-watcher's",
             f"command: {b.link} {b.link.parent} is not on your PATH: add this line to ~/.profile (or your "
             "shell's startup file), then open a new terminal:",
-            f"== no Claude Code sessions in {b.claude / 'projects'} yet: start one, and watch the status line.",
+            f"== no Claude Code sessions in {b.claude / 'projects'} and no Codex threads in "
+            f"{codex / 'sessions'} yet: start one. Claude Code shows the status line; Codex has none: its alerts "
+            "come to the desktop and with your next prompt (`session-watcher status` any time).",
             f"settings: removed session-watcher from {b.settings()}",
             f"codex: removed session-watcher from {codex / 'hooks.json'}",
             f"removed {b.sw_home / 'data' / 'venv'}; session states stay in {state} (delete them yourself if "
@@ -650,3 +652,24 @@ def test_uninstall_takes_the_index_but_nothing_of_the_users_beside_it(tmp_path: 
     (b.sw_home / "cache").mkdir()
     assert b.install("--uninstall").returncode == 0
     assert (b.sw_home / "cache").is_dir()
+
+
+def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
+    """A new user of Codex alone (no Claude Code folder; a thread of theirs in ~/.codex/sessions):
+    the install's closing screen is the report of their sessions, the thread in it, not "no Claude
+    Code sessions ... watch the status line" (Codex has no status line, and the thread was there)."""
+    from tests.codex_lines import FIXTURES
+
+    b = Box(tmp_path)
+    thread = "019f1f6f-311c-7543-b0f9-f126da3c5434"
+    day = b.home / ".codex" / "sessions" / "2026" / "07" / "01"
+    day.mkdir(parents=True)
+    shutil.copy(FIXTURES / f"rollout-{thread}.jsonl", day / f"rollout-2026-07-01T00-00-00-{thread}.jsonl")
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
+    report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
+    assert thread[:8] in report
+    assert "status line" not in got.stdout
