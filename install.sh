@@ -3,7 +3,7 @@
 #   ./install.sh              private venv + hooks and status line in Claude Code's settings (Codex: hooks.json), a demo
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
-# Honours CLAUDE_CONFIG_DIR (default ~/.claude), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
+# Honours CLAUDE_CONFIG_DIR (default ~/.claude), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
 # The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
