@@ -172,7 +172,10 @@ def test_doctor_reads_no_trust_from_hashes_written_for_an_earlier_installs_hooks
     earlier commands, which Codex hashes otherwise, so doctor no longer says "installed and trusted"
     (it did: the keys and hashes were unchanged); a re-run from the same path changes nothing."""
     home, bin_dir, env = _a_machine(tmp_path)
+    assert "(start a Claude Code session)" in _doctor(env, "sessions ")  # Codex's hooks not installed yet
     assert _run(env, "add", str(bin_dir)).returncode == 0
+    assert "sessions   none yet: hooks have not fired (start a Claude Code session or a Codex thread)" in \
+        _doctor(env, "sessions ")  # a Codex user is not told to start Claude Code
     keys = [f"{home / 'hooks.json'}:{e}:0:0"
             for e in ("post_tool_use", "post_model_request", "stop", "user_prompt_submit", "session_start")]
     config = home / "config.toml"
@@ -208,8 +211,8 @@ def test_doctor_reads_a_malformed_or_odd_codex_config_as_not_trusted(tmp_path: P
     assert "installed, not trusted yet" in _doctor(env)
 
 
-def _doctor(env: dict[str, str]) -> str:
+def _doctor(env: dict[str, str], field: str = "codex ") -> str:
     got = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env={**env, "COLUMNS": "1000"},
                          capture_output=True,
                          text=True, timeout=60, check=False)
-    return "\n".join(line for line in got.stdout.splitlines() if line.startswith("codex "))
+    return "\n".join(line for line in got.stdout.splitlines() if line.startswith(field))

@@ -311,7 +311,10 @@ def report() -> tuple[list[str], bool]:
         age = time.time() - sessions[0][0]
         lines.append(f"sessions   {len(sessions)}; last hook wrote {duration(age)} ago ({sessions[0][1]})")
     elif listed:
-        lines.append("sessions   none yet: hooks have not fired (start a Claude Code session)")
+        from session_watcher.cli.install_codex import record_file
+
+        start = "a Claude Code session or a Codex thread" if os.path.exists(record_file()) else "a Claude Code session"
+        lines.append(f"sessions   none yet: hooks have not fired (start {start})")
     if sessions:
         lines.append(_cold_cache_line(sessions[0][1]))
     wide = [sid for _, sid in sessions if os.stat(store.session_file(sid)).st_mode & 0o077]
