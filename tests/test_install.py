@@ -332,10 +332,27 @@ def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
     rm = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
                         text=True, timeout=60, check=False)
     assert rm.returncode == 0, rm.stderr
-    # the file the install made goes, and the backups that held only our entries with it
-    assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == []
+    # the file the install made goes, and the backups that held only our entries with it, and the
+    # folder it made for them (a machine without Claude Code: it was left behind, empty)
+    assert not (tmp_path / "fresh").exists()
     settings = tmp_path / "fresh" / "settings.json"
     assert f"settings: removed {settings} (the install created it; nothing else was in it)" in rm.stdout
+    assert f"settings: removed {tmp_path / 'fresh'} (the install created it; it is empty now)" in rm.stdout
+    # a folder that was there (empty) before the install is the user's: it stays, empty; so does one
+    # the install made and something else wrote into since
+    for before in ("there", "written into"):
+        (tmp_path / "fresh").mkdir(exist_ok=before == "written into")
+        for args in (["add", "/opt/sw/bin"], ["remove"]):
+            if before == "written into" and args == ["remove"]:
+                (tmp_path / "fresh" / "projects").mkdir()
+            got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *args], env=env,
+                                 capture_output=True, text=True, timeout=60, check=False)
+            assert got.returncode == 0, got.stderr
+            if before == "there" and args == ["remove"]:
+                assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == []
+                (tmp_path / "fresh").rmdir()
+        assert f"{tmp_path / 'fresh'} (the install" not in got.stdout.replace(str(settings), "")
+    assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == ["projects"]
 
 
 def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Path) -> None:
@@ -379,7 +396,8 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     assert sorted(p.name for p in (b.sw_home / "state").iterdir()) == ["cliff.json"]  # what it inferred
     gone = subprocess.run([*run, "--uninstall"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert gone.returncode == 0, gone.stdout + gone.stderr
-    assert sorted(p.name for p in b.claude.iterdir()) == []
+    assert not b.claude.exists()  # the folder the install made for settings.json, empty again: gone with it
+    assert f"settings: removed {b.claude} (the install created it; it is empty now)" in gone.stdout
     assert sorted(p.name for p in codex.iterdir()) == []
     assert codex.is_dir()
     # nothing of the install is left behind but the session states: not its pip.log, not the index
@@ -486,7 +504,7 @@ def test_uninstall_where_the_files_went_still_removes_our_backups(tmp_path: Path
 
     gone = b.install("--uninstall")
     assert gone.returncode == 0, gone.stdout + gone.stderr
-    assert sorted(p.name for p in b.claude.iterdir()) == []
+    assert not b.claude.exists()  # the install made it; our backups gone, nothing is left in it
     assert sorted(p.name for p in codex.iterdir()) == [users.name]
     said = gone.stdout
     assert f"settings: {b.settings()} absent; nothing to remove" in said
