@@ -203,6 +203,8 @@ def test_unknown_command_and_help() -> None:
     assert help_.returncode == 0
     for cmd in ("status", "replay", "config", "doctor", "hook", "statusline"):
         assert cmd in help_.stdout.decode()
+    said = " ".join(help_.stdout.decode().split())
+    assert "hook run as a Claude Code or Codex hook: `hook EVENT [AGENT]`" in said  # as `hook --help` says
 
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:

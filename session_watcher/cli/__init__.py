@@ -47,7 +47,7 @@ COMMANDS = {
     "notify": ("session_watcher.cli.notify", "send a sample alert through each channel (`notify --test`)"),
 }
 HOT = {  # dispatched before the parser; listed in `--help` only
-    "hook": "run as a Claude Code hook: `hook EVENT`, the hook JSON on stdin",
+    "hook": "run as a Claude Code or Codex hook: `hook EVENT [AGENT]`, the hook JSON on stdin",
     "statusline": "run as Claude Code's status line command",
 }
 INTERNAL = 3  # the exit code of an unexpected error
