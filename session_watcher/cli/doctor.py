@@ -265,7 +265,11 @@ def _cold_cache_line(session_id: str) -> str:
     life = got["lifetimeSeconds"]
     lasts = f", lasts {duration(life)}" if life else ""
     state_word = "cold" if got["cold"] else "warm"
-    return (f"{head}: {state_word} by {got['source']} ({got['ttl']} cache{lasts}), "
+    from session_watcher.core.eoq import cache_class
+
+    # the class whose lifetime counts: a Codex thread's (codex-30m), not the usage's "5m" it is stored as
+    named = cache_class(got["ttl"], state["context"].get("model")) or got["ttl"]
+    return (f"{head}: {state_word} by {got['source']} ({named} cache{lasts}), "
             f"last call {duration(got['idleSeconds'] or 0)} ago")
 
 
