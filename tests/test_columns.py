@@ -234,3 +234,20 @@ def test_help_is_wrapped_at_spaces_only(width: str, monkeypatch: pytest.MonkeyPa
     said = {name: " ".join(" ".join(helps(build_parser(name))).split()) for name in ("export", "report")}
     assert "YYYY-MM-DDTHH:MM" in said["export"]
     assert "OUT-sessions/" in said["report"]
+
+
+def test_wrap_keeps_a_number_with_its_unit() -> None:
+    """A break never falls between a number and its unit, nor inside a duration: `handoff --show`
+    said "written 4 min 30" at the end of a line and "s ago" on the next."""
+    from session_watcher.core.text import fit, wrap
+
+    said = "waiting: the handoff for /tmp/hcu/u/proj from session 01a247d5, written 4 min 30 s ago"
+    assert wrap(said, 80) == ["waiting: the handoff for /tmp/hcu/u/proj from session 01a247d5, written",
+                              "  4 min 30 s ago"]
+    assert wrap("the cache lasts 30 min and 40 % of it is read", 20) == [
+        "the cache lasts", "  30 min and 40 % of", "  it is read"]
+    assert wrap("last call 6 h 3 min ago", 14) == ["last call", "  6 h 3 min", "  ago"]
+    assert fit("guard      cold by ttl (codex-30m cache, lasts 30 min), last call 6 h 3 min ago", 60) == (
+        "guard      cold by ttl (codex-30m cache, lasts 30 min), last\n"
+        "           call 6 h 3 min ago")
+    assert wrap("version 2 s3 and v2 s", 12) == ["version 2 s3", "  and v2 s"]  # no number: no unit

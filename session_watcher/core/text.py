@@ -143,11 +143,27 @@ def wrap(text: str, width: int, indent: int = 2) -> list[str]:
     return _wrap_words(line, width, indent) if line.strip() else [""]
 
 
+UNITS = frozenset(("s", "ms", "min", "h", "%", "day", "days"))  # never a line of their own after their number
+
+
+def _number_last(word: str) -> bool:
+    """`word` is a number ("30", "1.5"), or a duration that ends in one ("7 min 30")."""
+    last = word.rsplit(" ", 1)[-1]
+    return bool(last) and last[0].isdigit() and all(c.isdigit() or c in ".," for c in last)
+
+
 def _wrap_words(line: str, width: int, indent: int) -> list[str]:
     """`line` wrapped at its spaces within `width` (words after the first line at `indent`); the
     line's own leading spaces and its label's run of spaces kept as they are."""
     lead = len(line) - len(line.lstrip(" "))
-    words = line[lead:].split(" ")
+    words: list[str] = []
+    for word in line[lead:].split(" "):  # a number keeps its unit: "4 min 30 s", never "30" / "s ago"
+        if word in UNITS and words and _number_last(words[-1]):
+            words[-1] += " " + word
+            if len(words) > 1 and words[-2].endswith((" h", " min")) and word in ("min", "s"):
+                words[-2:] = [" ".join(words[-2:])]  # one duration: "6 h 3 min", "7 min 30 s"
+        else:
+            words.append(word)
     rows: list[str] = []
     cur = " " * lead + words[0]
     for word in words[1:]:
