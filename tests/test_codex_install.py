@@ -218,3 +218,21 @@ def _doctor(env: dict[str, str], field: str = "codex ") -> str:
                          capture_output=True,
                          text=True, timeout=60, check=False)
     return "\n".join(line for line in got.stdout.splitlines() if line.startswith(field))
+
+
+def test_codex_installed_but_never_run_is_named(tmp_path: Path) -> None:
+    """A `codex` executable on the machine but no ~/.codex yet (Codex makes it on its first run): the
+    install adds nothing and says what to do (it said nothing, and a new Codex user had no hooks)."""
+    env = _env(tmp_path, None)
+    exe = tmp_path / "bin" / "codex"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    env["SESSION_WATCHER_CODEX"] = str(exe)
+    got = _run(env, "add", "/opt/sw/bin")
+    assert got.returncode == 0, got.stderr
+    folder = Path(env["HOME"]) / ".codex"
+    assert got.stdout == (f"codex: {exe} is installed, but {folder} is not there yet (Codex makes it when it first "
+                          "runs): run codex once, then ./install.sh again to add its hooks\n")
+    assert not folder.exists()
+    assert not (Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json").exists()
