@@ -84,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from session_watcher.hooks.statusline import main as statusline_main
 
         return statusline_main()
+    if args[:1] in (["install"], ["uninstall"]):  # no such command: where the one that does it is
+        run = "./install.sh --uninstall" if args[0] == "uninstall" else "./install.sh"
+        print(f"session-watcher: {args[0]} is not a command: {run} in session-watcher's folder does it, for Claude "
+              "Code and Codex (docs/install.md); `session-watcher doctor` says what is installed where",
+              file=sys.stderr)
+        return 2
     return _handled(args)
 
 
