@@ -5,6 +5,7 @@ cold-start causes use it; the class's floor (30 / 10 min) holds until there is s
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -172,3 +173,26 @@ def test_a_codex_cliff_is_drawn_on_the_report_page_and_claude_s_classes_left_out
     assert "1h writes" not in out
     assert "(40 min for codex-10m writes: the same lifetime" in " ".join(out.split())
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_every_inferred_lifetime_s_label_stays_on_the_scatter() -> None:
+    """A machine with Claude Code sessions and Codex threads can have three or four classes with an
+    inferred lifetime: each label keeps a row of its own above the frame, the whole of its text
+    inside the picture (the third was cut at the top, the fourth drawn above it, out of sight), and
+    the frame keeps its size."""
+    from session_watcher.reports.render_html import scatter_svg
+
+    ev = {"below": {"n": 5}, "above": {"n": 6}}
+    for classes in (("5m", "1h"), ("5m", "1h", "codex-10m"), ("5m", "1h", "codex-10m", "codex-30m")):
+        lives = {"5m": 300, "1h": 3600, "codex-10m": 600, "codex-30m": 1800}
+        doc = {"scatter": [], "ttl": {c: {"inferredSeconds": lives[c], "evidence": ev} for c in classes}}
+        for narrow, font in ((False, 11), (True, 12)):
+            svg = scatter_svg(doc, narrow)
+            ys = sorted(float(y) for y in re.findall(r'class="inferred-label" x="[^"]+" y="([^"]+)"', svg))
+            assert len(ys) == len(classes)
+            assert ys[0] >= font, (classes, narrow, ys)  # a baseline a line's height down: all of it shown
+            assert all(b - a >= font for a, b in itertools.pairwise(ys))  # no two on one row
+            frame = re.search(r'class="frame" x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)"', svg)
+            assert frame is not None
+            assert float(frame[2]) == (224 if narrow else 296)  # the plot's own height, whatever the labels
+            assert max(ys) < float(frame[1])  # every label above the frame

@@ -52,6 +52,7 @@ NARROW = {"w": 360, "h": 300, "ml": 54, "mr": 12, "mt": 40, "mb": 36}
 WIDE = {"w": W, "h": H, "ml": ML, "mr": MR, "mt": MT, "mb": MB}
 TICKS = ((1, "1 s"), (10, "10 s"), (60, "1 min"), (300, "5 min"), (600, "10 min"), (3600, "1 h"),
          (4 * 3600, "4 h"), (86400, "1 day"))
+LABEL_ROW = 14  # px between the inferred-boundary labels' baselines, stacked up from the frame's top
 NARROW_TICKS = (1, 60, 300, 3600, 86400)  # 10 min and 4 h would run into their neighbours
 
 
@@ -84,6 +85,9 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
     """The gap-versus-tokens scatter; `narrow`: the phone's copy (id `scatter-narrow`)."""
     g = NARROW if narrow else WIDE
     w, h, ml, mr, mt, mb = g["w"], g["h"], g["ml"], g["mr"], g["mt"], g["mb"]
+    inferred = sorted((cls, tt) for cls, tt in doc["ttl"].items() if tt is not None)
+    more = LABEL_ROW * max(0, len(inferred) - 2)  # the top margin holds two label rows; a third class's adds one
+    h, mt = h + more, mt + more
     pts = doc["scatter"]
     max_gap = max([p["gapSeconds"] for p in pts] + [7200.0])
     max_tok = max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5])
@@ -121,7 +125,6 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
             f"<title>{escape(tip)} ({p['ttl']} writes)</title></circle>"
         )
-    inferred = sorted((cls, tt) for cls, tt in doc["ttl"].items() if tt is not None)
     for k, (cls, tt) in enumerate(inferred):  # one label row each, from the frame's top up
         xs = x(tt["inferredSeconds"])
         ev = tt["evidence"]
@@ -133,7 +136,7 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
         label = f"{cls} TTL ≈ {when}" if narrow else \
             f"inferred {cls}-write TTL ≈ {when} (n={ev['below']['n']} below, {ev['above']['n']} above)"
         parts.append(
-            f'<text class="inferred-label" x="{xs:.1f}" y="{mt - 8 - 14 * k}" '
+            f'<text class="inferred-label" x="{xs:.1f}" y="{mt - 8 - LABEL_ROW * k}" '
             f'text-anchor="{"end" if xs > w / 2 else "start"}">{label}</text>'
         )
     parts.append("</svg>")
