@@ -559,6 +559,10 @@ def test_command_on_an_empty_machine_says_so(tmp_path: Path) -> None:
     assert f"{fresh}/.claude/projects" in out  # where it looked: both agents' folders, those that are there
     assert f"{fresh}/.codex/sessions" in out
     assert "archived_sessions" not in out
+    spaced = fresh / "My Claude settings"  # a folder with a space in its name: never broken at it
+    (spaced / "projects").mkdir(parents=True)
+    lines = sw("backtest", env={**env, "CLAUDE_CONFIG_DIR": str(spaced), "COLUMNS": "40"}).stdout.decode().splitlines()
+    assert f"{spaced}/projects" in [line.strip().rstrip(",") for line in lines], lines
     doc = json.loads(sw("backtest", "--json").stdout)
     assert doc["sessions"] == []
     assert doc["total"]["captureMedian"] is None

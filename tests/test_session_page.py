@@ -413,3 +413,8 @@ def test_cli_says_what_it_wrote_within_the_width(tmp_path: Path) -> None:
     assert all(len(x) <= 80 or x.strip().rstrip(":") == str(out) for x in lines), r.stdout  # a path alone
     said = " ".join(r.stdout.split())
     assert said.startswith(f"{out}: session {thread}, health "), r.stdout
+    spaced = tmp_path / "the pages of my Codex threads, kept here" / "the page of a thread.html"
+    spaced.parent.mkdir()
+    r = run_cli(str(CODEX / f"rollout-{thread}.jsonl"), "--html", str(spaced), env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"{spaced}:"), r.stdout  # a path with spaces: whole, never broken at one

@@ -189,7 +189,7 @@ def command(ns: argparse.Namespace) -> int:
         there = folders_there(sources()[0])
         said = "no Claude Code or Codex session with an API call found; " + (
             f"looked in {', '.join(there)}" if there else NO_FOLDER)
-        print("\n".join(wrap(said, columns())))
+        print("\n".join(wrap(said, columns(), keep=there)))  # a folder whole, its spaces too
     else:
         from session_watcher.base.terminal import columns
 

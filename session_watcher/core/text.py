@@ -18,6 +18,11 @@ line of its own. `utf8` is the one way text leaves as bytes (pages, the status l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format characters, surrogates, line/paragraph separators
 
 
@@ -135,12 +140,16 @@ def fit(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-def wrap(text: str, width: int, indent: int = 2) -> list[str]:
+def wrap(text: str, width: int, indent: int = 2, keep: Iterable[str] = ()) -> list[str]:
     """One paragraph (its newlines and tabs read as spaces) in lines of at most `width` columns, the
     later ones indented by `indent`: `fit`'s rule, a word never cut (one longer than the room gets a
-    line of its own)."""
+    line of its own). Each of `keep` in it (a path, which may hold a space) is one word: never
+    broken at its spaces, to be copied whole."""
     line = "".join(" " if c in "\t\n\r\v\f" else c for c in text).rstrip()
-    return _wrap_words(line, width, indent) if line.strip() else [""]
+    for whole in keep:  # its spaces held as NULs (no path holds one) until the lines are made
+        line = line.replace(whole, whole.replace(" ", "\0"))
+    rows = _wrap_words(line, width, indent) if line.strip() else [""]
+    return [row.replace("\0", " ") for row in rows] if keep else rows
 
 
 UNITS = frozenset(("s", "ms", "min", "h", "%", "day", "days"))  # never a line of their own after their number
