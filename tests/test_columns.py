@@ -251,3 +251,9 @@ def test_wrap_keeps_a_number_with_its_unit() -> None:
         "guard      cold by ttl (codex-30m cache, lasts 30 min), last\n"
         "           call 6 h 3 min ago")
     assert wrap("version 2 s3 and v2 s", 12) == ["version 2 s3", "  and v2 s"]  # no number: no unit
+    # a duration wider than the width itself is broken at its spaces after all, each line within it
+    # (it was one line of 15 in 10): a word is the only thing that goes past the width
+    assert wrap("gap 1 h 00 min 10 s", 10) == ["gap", "1 h 00 min", "  10 s"]
+    assert wrap("gap 1 h 00 min 10 s", 8) == ["gap 1 h", "  00 min", "  10 s"]
+    assert all(len(row) <= width for width in range(7, 30)  # "between", 7, the longest word
+               for row in wrap("the edge lies between a 1 h 00 min 10 s gap and 40 %", width))

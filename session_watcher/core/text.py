@@ -167,12 +167,13 @@ def _wrap_words(line: str, width: int, indent: int) -> list[str]:
     lead = len(line) - len(line.lstrip(" "))
     words: list[str] = []
     for word in line[lead:].split(" "):  # a number keeps its unit: "4 min 30 s", never "30" / "s ago"
-        if word in UNITS and words and _number_last(words[-1]):
+        if word in UNITS and words and _number_last(words[-1]) and len(words[-1]) + 1 + len(word) <= width:
             words[-1] += " " + word
-            if len(words) > 1 and words[-2].endswith((" h", " min")) and word in ("min", "s"):
+            if (len(words) > 1 and words[-2].endswith((" h", " min")) and word in ("min", "s")
+                    and len(words[-2]) + 1 + len(words[-1]) <= width):
                 words[-2:] = [" ".join(words[-2:])]  # one duration: "6 h 3 min", "7 min 30 s"
         else:
-            words.append(word)
+            words.append(word)  # (where the whole would be wider than `width`: at its spaces, as before)
     rows: list[str] = []
     cur = " " * lead + words[0]
     for word in words[1:]:
