@@ -255,5 +255,13 @@ def test_wrap_keeps_a_number_with_its_unit() -> None:
     # (it was one line of 15 in 10): a word is the only thing that goes past the width
     assert wrap("gap 1 h 00 min 10 s", 10) == ["gap", "1 h 00 min", "  10 s"]
     assert wrap("gap 1 h 00 min 10 s", 8) == ["gap 1 h", "  00 min", "  10 s"]
+    # a unit that ends a clause ("min),", "s.") or a number after a bracket or a sign ("(5", "-3")
+    # keeps them together too: the report's idle-gap line broke "(5" / "min for 5m writes" at 56 columns
+    gap = "idle gap: a break at least as long as the cache lives (5 min for 5m writes, 60 min for 1h writes)"
+    assert wrap(gap, 56)[0] == "idle gap: a break at least as long as the cache lives"
+    assert wrap("guard cold (codex-30m cache, lasts 30 min), last call 4 min 30 s.", 40) == [
+        "guard cold (codex-30m cache, lasts", "  30 min), last call 4 min 30 s."]
+    assert wrap("it would have cost $1.20 more (-3 %), best 4 min 30 s.", 30) == [
+        "it would have cost $1.20 more", "  (-3 %), best 4 min 30 s."]
     assert all(len(row) <= width for width in range(7, 30)  # "between", 7, the longest word
                for row in wrap("the edge lies between a 1 h 00 min 10 s gap and 40 %", width))

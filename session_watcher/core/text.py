@@ -156,9 +156,15 @@ UNITS = frozenset(("s", "ms", "min", "h", "%", "day", "days"))  # never a line o
 
 
 def _number_last(word: str) -> bool:
-    """`word` is a number ("30", "1.5"), or a duration that ends in one ("7 min 30")."""
-    last = word.rsplit(" ", 1)[-1]
+    """`word` is a number ("30", "1.5", "(40", "-3"), or a duration that ends in one ("7 min 30")."""
+    last = word.rsplit(" ", 1)[-1].lstrip("([{~≈<>+-\u2212")
     return bool(last) and last[0].isdigit() and all(c.isdigit() or c in ".," for c in last)
+
+
+def _unit(word: str) -> str | None:
+    """`word`'s unit ("min" of "min),"), None where it is not one: a unit may end a clause."""
+    bare = word.rstrip(",.;:!?)]}")
+    return bare if bare in UNITS else None
 
 
 def _wrap_words(line: str, width: int, indent: int) -> list[str]:
@@ -167,9 +173,10 @@ def _wrap_words(line: str, width: int, indent: int) -> list[str]:
     lead = len(line) - len(line.lstrip(" "))
     words: list[str] = []
     for word in line[lead:].split(" "):  # a number keeps its unit: "4 min 30 s", never "30" / "s ago"
-        if word in UNITS and words and _number_last(words[-1]) and len(words[-1]) + 1 + len(word) <= width:
+        unit = _unit(word)
+        if unit and words and _number_last(words[-1]) and len(words[-1]) + 1 + len(word) <= width:
             words[-1] += " " + word
-            if (len(words) > 1 and words[-2].endswith((" h", " min")) and word in ("min", "s")
+            if (len(words) > 1 and words[-2].endswith((" h", " min")) and unit in ("min", "s")
                     and len(words[-2]) + 1 + len(words[-1]) <= width):
                 words[-2:] = [" ".join(words[-2:])]  # one duration: "6 h 3 min", "7 min 30 s"
         else:
