@@ -18,11 +18,6 @@ line of its own. `utf8` is the one way text leaves as bytes (pages, the status l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
 HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format characters, surrogates, line/paragraph separators
 
 
@@ -140,7 +135,7 @@ def fit(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-def wrap(text: str, width: int, indent: int = 2, keep: Iterable[str] = ()) -> list[str]:
+def wrap(text: str, width: int, indent: int = 2, keep: list[str] | tuple[str, ...] = ()) -> list[str]:
     """One paragraph (its newlines and tabs read as spaces) in lines of at most `width` columns, the
     later ones indented by `indent`: `fit`'s rule, a word never cut (one longer than the room gets a
     line of its own). Each of `keep` in it (a path, which may hold a space) is one word: never
