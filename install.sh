@@ -1,9 +1,9 @@
 #!/usr/bin/env sh
 # session-watcher installer.
-#   ./install.sh              private venv + hooks and status line in Claude Code's settings, then a demo
+#   ./install.sh              private venv + hooks and status line in Claude Code's settings (Codex: hooks.json), a demo
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
-# Honours CLAUDE_CONFIG_DIR (default ~/.claude), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
+# Honours CLAUDE_CONFIG_DIR (default ~/.claude), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
 # The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -134,7 +134,15 @@ sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(o
 echo
 projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
 projects="${projects%%,*}/projects"
-if ls "$projects"/*/*.jsonl >/dev/null 2>&1; then
+# Codex's threads too, where Codex is (install_codex.codex_home): its rollouts, live or archived
+codex="${CODEX_HOME:-$HOME/.codex}"
+threads=""
+if [ -n "${CODEX_HOME:-}" ] || [ -d "$HOME/.codex" ]; then
+    threads="$codex/sessions"
+    { ls "$codex"/sessions/*/*/*/rollout-*.jsonl || ls "$codex"/archived_sessions/rollout-*.jsonl ||
+      ls "$codex"/archived_sessions/*/*/*/rollout-*.jsonl; } >/dev/null 2>&1 && threads=found
+fi
+if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then
     echo "== your sessions (session-watcher report):"
     # the report's first screens; a cut one says where the rest is. Its standard error stays the
     # terminal's: the progress bar of a first scan (a year of sessions takes a while), and any warning
@@ -143,6 +151,8 @@ if ls "$projects"/*/*.jsonl >/dev/null 2>&1; then
     shown=$(wc -l <"$data/report.txt")
     [ "$shown" -gt 60 ] && echo "... (the first 60 lines of $shown: the whole report with \`session-watcher report\`)"
     rm -f "$data/report.txt"
+elif [ -n "$threads" ]; then
+    say "== no Claude Code sessions in $projects and no Codex threads in $threads yet: start one. Claude Code shows the status line; Codex has none: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)."
 else
     say "== no Claude Code sessions in $projects yet: start one, and watch the status line."
 fi

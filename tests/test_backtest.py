@@ -549,15 +549,20 @@ def test_command_on_an_empty_machine_says_so(tmp_path: Path) -> None:
            "XDG_CONFIG_HOME": str(fresh / ".config")}
     proc = sw("backtest", env=env)
     assert proc.returncode == 0
-    assert proc.stdout.decode() == ("no Claude Code or Codex session with an API call found; no folder of Claude "
-                                    "Code's or Codex's sessions exists yet\n")  # not four folders that are not there
+    out = proc.stdout.decode()
+    assert out == ("no Claude Code or Codex session with an API call found; no folder of Claude\n"
+                   "  Code's or Codex's sessions exists yet\n")  # not four folders that are not there; within 80
     (fresh / ".claude" / "projects").mkdir(parents=True)
     (fresh / ".codex" / "sessions").mkdir(parents=True)
-    out = sw("backtest", env=env).stdout.decode()
+    out = " ".join(sw("backtest", env=env).stdout.decode().split())
     assert out.startswith("no Claude Code or Codex session with an API call found; looked in ")
     assert f"{fresh}/.claude/projects" in out  # where it looked: both agents' folders, those that are there
     assert f"{fresh}/.codex/sessions" in out
     assert "archived_sessions" not in out
+    spaced = fresh / "My Claude settings"  # a folder with a space in its name: never broken at it
+    (spaced / "projects").mkdir(parents=True)
+    lines = sw("backtest", env={**env, "CLAUDE_CONFIG_DIR": str(spaced), "COLUMNS": "40"}).stdout.decode().splitlines()
+    assert f"{spaced}/projects" in [line.strip().rstrip(",") for line in lines], lines
     doc = json.loads(sw("backtest", "--json").stdout)
     assert doc["sessions"] == []
     assert doc["total"]["captureMedian"] is None

@@ -203,6 +203,15 @@ def test_unknown_command_and_help() -> None:
     assert help_.returncode == 0
     for cmd in ("status", "replay", "config", "doctor", "hook", "statusline"):
         assert cmd in help_.stdout.decode()
+    for verb, runs in (("install", "./install.sh in"), ("uninstall", "./install.sh --uninstall in")):
+        got = sw(verb, "--agent", "codex")  # what a new user may try first: told where the installer is
+        assert got.returncode == 2
+        assert got.stdout == b""
+        err = got.stderr.decode()
+        assert err.count("\n") == 1, err
+        assert f"session-watcher: {verb} is not a command: {runs} session-watcher's folder does it" in err
+    said = " ".join(help_.stdout.decode().split())
+    assert "hook run as a Claude Code or Codex hook: `hook EVENT [AGENT]`" in said  # as `hook --help` says
 
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:

@@ -5,8 +5,10 @@ cold-start causes use it; the class's floor (30 / 10 min) holds until there is s
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -139,3 +141,58 @@ def test_on_the_fixture_rollouts_each_class_keeps_its_floor(clean_home: None) ->
     assert blamed
     assert all(c["gapSeconds"] >= {"codex-30m": 1800, "codex-10m": 600}[c["ttl"]] for c in blamed)
     assert (doc["causes"]["idleGap"], doc["causes"]["unexplained"]) == (14, 23)  # 17 / 20 by Claude's 5 min
+
+
+@pytest.mark.slow
+def test_a_codex_cliff_is_drawn_on_the_report_page_and_claude_s_classes_left_out(tmp_path: Path,
+                                                                                  clean_home: None) -> None:
+    """A Codex user's report, once their returns say where the cache expires: the page draws the
+    inferred lifetime as a dashed line in the class's colour, its label inside the frame, and a
+    legend naming the class (the page stopped on a KeyError, exit 3, and its legend named only
+    Claude's two classes); the text and the page leave out Claude Code's classes, which no session
+    here has ("5m writes: no calls")."""
+    _place(_returns_thread(tmp_path))
+    page = tmp_path / "report.html"
+    got = sw("report", "--html", str(page))
+    assert got.returncode == 0, got.stderr
+    html = page.read_text()
+    assert 'class="inferred-ttl"' in html
+    assert 'stroke="var(--task)" stroke-dasharray' in html
+    assert "inferred codex-10m-write TTL" in html
+    labels = [float(y) for y in re.findall(r'class="inferred-label" x="[^"]+" y="([^"]+)"', html)]
+    assert labels
+    assert min(labels) > 0
+    assert '<i class="sw sw-codex-10m"></i>after Codex 10-minute writes' in html
+    for claude in ("5-minute", "1-hour", "5m writes", "1h writes"):
+        assert claude not in html
+    text = sw("report", env={**os.environ, "COLUMNS": "80"})
+    assert text.returncode == 0, text.stderr
+    out = text.stdout.decode()
+    assert "codex-10m writes: inferred from your sessions" in out
+    assert "5m writes" not in out
+    assert "1h writes" not in out
+    assert "(40 min for codex-10m writes: the same lifetime" in " ".join(out.split())
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_every_inferred_lifetime_s_label_stays_on_the_scatter() -> None:
+    """A machine with Claude Code sessions and Codex threads can have three or four classes with an
+    inferred lifetime: each label keeps a row of its own above the frame, the whole of its text
+    inside the picture (the third was cut at the top, the fourth drawn above it, out of sight), and
+    the frame keeps its size."""
+    from session_watcher.reports.render_html import scatter_svg
+
+    ev = {"below": {"n": 5}, "above": {"n": 6}}
+    for classes in (("5m", "1h"), ("5m", "1h", "codex-10m"), ("5m", "1h", "codex-10m", "codex-30m")):
+        lives = {"5m": 300, "1h": 3600, "codex-10m": 600, "codex-30m": 1800}
+        doc = {"scatter": [], "ttl": {c: {"inferredSeconds": lives[c], "evidence": ev} for c in classes}}
+        for narrow, font in ((False, 11), (True, 12)):
+            svg = scatter_svg(doc, narrow)
+            ys = sorted(float(y) for y in re.findall(r'class="inferred-label" x="[^"]+" y="([^"]+)"', svg))
+            assert len(ys) == len(classes)
+            assert ys[0] >= font, (classes, narrow, ys)  # a baseline a line's height down: all of it shown
+            assert all(b - a >= font for a, b in itertools.pairwise(ys))  # no two on one row
+            frame = re.search(r'class="frame" x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)"', svg)
+            assert frame is not None
+            assert float(frame[2]) == (224 if narrow else 296)  # the plot's own height, whatever the labels
+            assert max(ys) < float(frame[1])  # every label above the frame

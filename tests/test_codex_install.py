@@ -138,6 +138,8 @@ def test_a_registered_hook_folds_the_rollout_silently(tmp_path: Path) -> None:
     assert doc["sessionId"] == THREAD
     assert doc["tokenUsage"]["calls"] == 101
     assert f"hooks firing (last thread {THREAD})" in _doctor(env)
+    # the guard's line names the thread's own cache class (gpt-5.5's), not the "5m" its usage is stored as
+    assert "newest session: cold by ttl (codex-10m cache, lasts 10 min), last call " in _doctor(env, "guard ")
     (home / "hooks.json").write_text("{}")
     assert "hooks are gone" in _doctor(env)
 
@@ -172,7 +174,10 @@ def test_doctor_reads_no_trust_from_hashes_written_for_an_earlier_installs_hooks
     earlier commands, which Codex hashes otherwise, so doctor no longer says "installed and trusted"
     (it did: the keys and hashes were unchanged); a re-run from the same path changes nothing."""
     home, bin_dir, env = _a_machine(tmp_path)
+    assert "(start a Claude Code session)" in _doctor(env, "sessions ")  # Codex's hooks not installed yet
     assert _run(env, "add", str(bin_dir)).returncode == 0
+    assert "sessions   none yet: hooks have not fired (start a Claude Code session or a Codex thread)" in \
+        _doctor(env, "sessions ")  # a Codex user is not told to start Claude Code
     keys = [f"{home / 'hooks.json'}:{e}:0:0"
             for e in ("post_tool_use", "post_model_request", "stop", "user_prompt_submit", "session_start")]
     config = home / "config.toml"
@@ -208,8 +213,26 @@ def test_doctor_reads_a_malformed_or_odd_codex_config_as_not_trusted(tmp_path: P
     assert "installed, not trusted yet" in _doctor(env)
 
 
-def _doctor(env: dict[str, str]) -> str:
+def _doctor(env: dict[str, str], field: str = "codex ") -> str:
     got = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env={**env, "COLUMNS": "1000"},
                          capture_output=True,
                          text=True, timeout=60, check=False)
-    return "\n".join(line for line in got.stdout.splitlines() if line.startswith("codex "))
+    return "\n".join(line for line in got.stdout.splitlines() if line.startswith(field))
+
+
+def test_codex_installed_but_never_run_is_named(tmp_path: Path) -> None:
+    """A `codex` executable on the machine but no ~/.codex yet (Codex makes it on its first run): the
+    install adds nothing and says what to do (it said nothing, and a new Codex user had no hooks)."""
+    env = _env(tmp_path, None)
+    exe = tmp_path / "bin" / "codex"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    env["SESSION_WATCHER_CODEX"] = str(exe)
+    got = _run(env, "add", "/opt/sw/bin")
+    assert got.returncode == 0, got.stderr
+    folder = Path(env["HOME"]) / ".codex"
+    assert got.stdout == (f"codex: {exe} is installed, but {folder} is not there yet (Codex makes it when it first "
+                          "runs): run codex once, then ./install.sh again to add its hooks\n")
+    assert not folder.exists()
+    assert not (Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json").exists()

@@ -234,3 +234,34 @@ def test_help_is_wrapped_at_spaces_only(width: str, monkeypatch: pytest.MonkeyPa
     said = {name: " ".join(" ".join(helps(build_parser(name))).split()) for name in ("export", "report")}
     assert "YYYY-MM-DDTHH:MM" in said["export"]
     assert "OUT-sessions/" in said["report"]
+
+
+def test_wrap_keeps_a_number_with_its_unit() -> None:
+    """A break never falls between a number and its unit, nor inside a duration: `handoff --show`
+    said "written 4 min 30" at the end of a line and "s ago" on the next."""
+    from session_watcher.core.text import fit, wrap
+
+    said = "waiting: the handoff for /tmp/hcu/u/proj from session 01a247d5, written 4 min 30 s ago"
+    assert wrap(said, 80) == ["waiting: the handoff for /tmp/hcu/u/proj from session 01a247d5, written",
+                              "  4 min 30 s ago"]
+    assert wrap("the cache lasts 30 min and 40 % of it is read", 20) == [
+        "the cache lasts", "  30 min and 40 % of", "  it is read"]
+    assert wrap("last call 6 h 3 min ago", 14) == ["last call", "  6 h 3 min", "  ago"]
+    assert fit("guard      cold by ttl (codex-30m cache, lasts 30 min), last call 6 h 3 min ago", 60) == (
+        "guard      cold by ttl (codex-30m cache, lasts 30 min), last\n"
+        "           call 6 h 3 min ago")
+    assert wrap("version 2 s3 and v2 s", 12) == ["version 2 s3", "  and v2 s"]  # no number: no unit
+    # a duration wider than the width itself is broken at its spaces after all, each line within it
+    # (it was one line of 15 in 10): a word is the only thing that goes past the width
+    assert wrap("gap 1 h 00 min 10 s", 10) == ["gap", "1 h 00 min", "  10 s"]
+    assert wrap("gap 1 h 00 min 10 s", 8) == ["gap 1 h", "  00 min", "  10 s"]
+    # a unit that ends a clause ("min),", "s.") or a number after a bracket or a sign ("(5", "-3")
+    # keeps them together too: the report's idle-gap line broke "(5" / "min for 5m writes" at 56 columns
+    gap = "idle gap: a break at least as long as the cache lives (5 min for 5m writes, 60 min for 1h writes)"
+    assert wrap(gap, 56)[0] == "idle gap: a break at least as long as the cache lives"
+    assert wrap("guard cold (codex-30m cache, lasts 30 min), last call 4 min 30 s.", 40) == [
+        "guard cold (codex-30m cache, lasts", "  30 min), last call 4 min 30 s."]
+    assert wrap("it would have cost $1.20 more (-3 %), best 4 min 30 s.", 30) == [
+        "it would have cost $1.20 more", "  (-3 %), best 4 min 30 s."]
+    assert all(len(row) <= width for width in range(7, 30)  # "between", 7, the longest word
+               for row in wrap("the edge lies between a 1 h 00 min 10 s gap and 40 %", width))

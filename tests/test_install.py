@@ -332,10 +332,27 @@ def test_uninstall_when_there_was_no_settings_file(tmp_path: Path) -> None:
     rm = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "remove"], env=env, capture_output=True,
                         text=True, timeout=60, check=False)
     assert rm.returncode == 0, rm.stderr
-    # the file the install made goes, and the backups that held only our entries with it
-    assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == []
+    # the file the install made goes, and the backups that held only our entries with it, and the
+    # folder it made for them (a machine without Claude Code: it was left behind, empty)
+    assert not (tmp_path / "fresh").exists()
     settings = tmp_path / "fresh" / "settings.json"
     assert f"settings: removed {settings} (the install created it; nothing else was in it)" in rm.stdout
+    assert f"settings: removed {tmp_path / 'fresh'} (the install created it; it is empty now)" in rm.stdout
+    # a folder that was there (empty) before the install is the user's: it stays, empty; so does one
+    # the install made and something else wrote into since
+    for before in ("there", "written into"):
+        (tmp_path / "fresh").mkdir(exist_ok=before == "written into")
+        for args in (["add", "/opt/sw/bin"], ["remove"]):
+            if before == "written into" and args == ["remove"]:
+                (tmp_path / "fresh" / "projects").mkdir()
+            got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *args], env=env,
+                                 capture_output=True, text=True, timeout=60, check=False)
+            assert got.returncode == 0, got.stderr
+            if before == "there" and args == ["remove"]:
+                assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == []
+                (tmp_path / "fresh").rmdir()
+        assert f"{tmp_path / 'fresh'} (the install" not in got.stdout.replace(str(settings), "")
+    assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == ["projects"]
 
 
 def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Path) -> None:
@@ -381,7 +398,8 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     (b.sw_home / "state" / ".tidied").write_text("")
     gone = subprocess.run([*run, "--uninstall"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert gone.returncode == 0, gone.stdout + gone.stderr
-    assert sorted(p.name for p in b.claude.iterdir()) == []
+    assert not b.claude.exists()  # the folder the install made for settings.json, empty again: gone with it
+    assert f"settings: removed {b.claude} (the install created it; it is empty now)" in gone.stdout
     assert sorted(p.name for p in codex.iterdir()) == []
     assert codex.is_dir()
     # nothing of the install is left behind but the session states: not its pip.log, not the index
@@ -489,7 +507,7 @@ def test_uninstall_where_the_files_went_still_removes_our_backups(tmp_path: Path
 
     gone = b.install("--uninstall")
     assert gone.returncode == 0, gone.stdout + gone.stderr
-    assert sorted(p.name for p in b.claude.iterdir()) == []
+    assert not b.claude.exists()  # the install made it; our backups gone, nothing is left in it
     assert sorted(p.name for p in codex.iterdir()) == [users.name]
     said = gone.stdout
     assert f"settings: {b.settings()} absent; nothing to remove" in said
@@ -589,7 +607,9 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
             "it: open /hooks in Codex and trust session-watcher's",
             f"command: {b.link} {b.link.parent} is not on your PATH: add this line to ~/.profile (or your "
             "shell's startup file), then open a new terminal:",
-            f"== no Claude Code sessions in {b.claude / 'projects'} yet: start one, and watch the status line.",
+            f"== no Claude Code sessions in {b.claude / 'projects'} and no Codex threads in "
+            f"{codex / 'sessions'} yet: start one. Claude Code shows the status line; Codex has none: its alerts "
+            "come to the desktop and with your next prompt (`session-watcher status` any time).",
             f"settings: removed session-watcher from {b.settings()}",
             f"codex: removed session-watcher from {codex / 'hooks.json'}",
             f"removed {b.sw_home / 'data' / 'venv'}; session states stay in {state} (delete them yourself if "
@@ -653,3 +673,24 @@ def test_uninstall_takes_the_index_but_nothing_of_the_users_beside_it(tmp_path: 
     (b.sw_home / "cache").mkdir()
     assert b.install("--uninstall").returncode == 0
     assert (b.sw_home / "cache").is_dir()
+
+
+def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
+    """A new user of Codex alone (no Claude Code folder; a thread of theirs in ~/.codex/sessions):
+    the install's closing screen is the report of their sessions, the thread in it, not "no Claude
+    Code sessions ... watch the status line" (Codex has no status line, and the thread was there)."""
+    from tests.codex_lines import FIXTURES
+
+    b = Box(tmp_path)
+    thread = "019f1f6f-311c-7543-b0f9-f126da3c5434"
+    day = b.home / ".codex" / "sessions" / "2026" / "07" / "01"
+    day.mkdir(parents=True)
+    shutil.copy(FIXTURES / f"rollout-{thread}.jsonl", day / f"rollout-2026-07-01T00-00-00-{thread}.jsonl")
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
+    report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
+    assert thread[:8] in report
+    assert "status line" not in got.stdout

@@ -574,7 +574,7 @@ class TestFallback:
         assert sw_cli.main(["notify", "--test"]) == 0
         out = capsys.readouterr().out.splitlines()
         assert out[0] == "desktop: not reachable (no notification server on the session bus)"
-        assert out[1] == "message: ok, inside Claude Code the hook shows:"
+        assert out[1] == "message: ok, inside Claude Code or Codex the hook shows:"
         assert out[-1] == "alerts reach you through: message (the fallback)"
         assert sw_cli.main(["notify", "--test", "--channel", "desktop"]) == 1
         assert sw_cli.main(["notify", "--test", "--channel", "message"]) == 0

@@ -28,8 +28,9 @@ def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
     proc = sw("report", env=env)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.decode()
-    assert out.startswith("no Claude Code or Codex sessions found: no folder of Claude Code's or Codex's sessions "
-                          "exists yet\n"), out
+    assert " ".join(out.split()).startswith("no Claude Code or Codex sessions found: no folder of Claude Code's or "
+                                            "Codex's sessions exists yet ("), out
+    assert max(map(len, out.splitlines())) <= 80, out  # within the width, as every command's text (it was 95)
     assert str(fresh) not in out
     assert "--projects DIR" in out
     html = tmp_path / "none.html"
@@ -39,6 +40,10 @@ def test_empty_report_names_the_folders_it_searched(tmp_path: Path) -> None:
     (claude / "projects").mkdir(parents=True)
     out = sw("report", env=env).stdout.decode()
     assert out.startswith(f"no Claude Code or Codex sessions found; searched:\n  {claude}/projects\n"), out
+    assert max(len(x) for x in out.splitlines() if str(claude) not in x) <= 80, out  # a path: a line of its own
+    out = sw("report", "--since", "1d", env=env).stdout.decode()
+    assert out.startswith("no Claude Code or Codex session has calls since "), out
+    assert out.endswith(f"; searched:\n  {claude}/projects\n"), out
     assert ".codex" not in out  # not there: not named
     empty = tmp_path / "nowhere"
     empty.mkdir()

@@ -257,7 +257,7 @@ def test_cli_session_id_lookup(tmp_path: Path) -> None:
     env = dict(os.environ, CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
     r = run_cli(sid, "--html", str(tmp_path / "p.html"), env=env)
     assert r.returncode == 0, r.stderr
-    assert f"session {sid}" in r.stdout
+    assert f"session {sid}" in " ".join(r.stdout.split())
     r = run_cli("no-such-session", "--html", str(tmp_path / "q.html"), env=env)
     assert r.returncode == 1
     assert r.stderr.strip().count("\n") == 0
@@ -395,3 +395,26 @@ def test_serve_says_which_session_and_when_it_stops() -> None:
             proc.wait(timeout=60)
     assert re.fullmatch(rf"serving http://127\.0\.0\.1:\d+/\?token=\S+ \(session {path.stem}; Ctrl-C to stop, "
                         r"or it stops after 7 minutes with no page open\)\n", first), first
+
+
+@pytest.mark.slow
+def test_cli_says_what_it_wrote_within_the_width(tmp_path: Path) -> None:
+    """`report session THREAD --html OUT` off a terminal (80 columns): the line naming the file, the
+    session and its grade keeps within 80, the path and the id whole (it was one 81-column line for
+    a Codex thread's page in a short temp folder)."""
+    from tests.codex_lines import FIXTURES as CODEX
+
+    thread = "019f1f6f-311c-7543-b0f9-f126da3c5434"
+    out = tmp_path / "a-page-of-the-codex-thread.html"
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    r = run_cli(str(CODEX / f"rollout-{thread}.jsonl"), "--html", str(out), env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert all(len(x) <= 80 or x.strip().rstrip(":") == str(out) for x in lines), r.stdout  # a path alone
+    said = " ".join(r.stdout.split())
+    assert said.startswith(f"{out}: session {thread}, health "), r.stdout
+    spaced = tmp_path / "the pages of my Codex threads, kept here" / "the page of a thread.html"
+    spaced.parent.mkdir()
+    r = run_cli(str(CODEX / f"rollout-{thread}.jsonl"), "--html", str(spaced), env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"{spaced}:"), r.stdout  # a path with spaces: whole, never broken at one

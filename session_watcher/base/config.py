@@ -112,7 +112,7 @@ KEYS = (
         "than this many times the calls a restart needs to pay back its carry (0: no such hold)", low=0.0,
         high=100.0, project=True),
     Key("notify.channels", "list", ["desktop"], "how alerts reach you: desktop, terminal (an OSC 777/9 "
-        "escape, works over SSH), message (shown by Claude Code, never sent to the model)", choices=CHANNELS),
+        "escape, works over SSH), message (shown by Claude Code or Codex, never sent to the model)", choices=CHANNELS),
     Key("notify.fallback", "choice", "message", "used when no listed channel can reach you",
         choices=(*CHANNELS, "none")),
     Key("notify.remind_min", "minutes", 10, "minutes between a session's alerts (gates, reminders; advice "

@@ -48,7 +48,7 @@ COMMANDS = {
     "notify": ("session_watcher.cli.notify", "send a sample alert through each channel (`notify --test`)"),
 }
 HOT = {  # dispatched before the parser; listed in `--help` only
-    "hook": "run as a Claude Code hook: `hook EVENT`, the hook JSON on stdin",
+    "hook": "run as a Claude Code or Codex hook: `hook EVENT [AGENT]`, the hook JSON on stdin",
     "statusline": "run as Claude Code's status line command",
 }
 INTERNAL = 3  # the exit code of an unexpected error
@@ -85,6 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from session_watcher.hooks.statusline import main as statusline_main
 
         return statusline_main()
+    if args[:1] in (["install"], ["uninstall"]):  # no such command: where the one that does it is
+        run = "./install.sh --uninstall" if args[0] == "uninstall" else "./install.sh"
+        print(f"session-watcher: {args[0]} is not a command: {run} in session-watcher's folder does it, for Claude "
+              "Code and Codex (docs/install.md); `session-watcher doctor` says what is installed where",
+              file=sys.stderr)
+        return 2
     return _handled(args)
 
 

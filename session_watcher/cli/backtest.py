@@ -183,10 +183,13 @@ def command(ns: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
     elif not doc["sessions"]:
         from session_watcher.agents import NO_FOLDER, folders_there, sources
+        from session_watcher.base.terminal import columns
+        from session_watcher.core.text import wrap
 
         there = folders_there(sources()[0])
-        print("no Claude Code or Codex session with an API call found; "
-              + (f"looked in {', '.join(there)}" if there else NO_FOLDER))
+        said = "no Claude Code or Codex session with an API call found; " + (
+            f"looked in {', '.join(there)}" if there else NO_FOLDER)
+        print("\n".join(wrap(said, columns(), keep=there)))  # a folder whole, its spaces too
     else:
         from session_watcher.base.terminal import columns
 

@@ -274,7 +274,11 @@ def _cold_cache_line(session_id: str) -> str:
     life = got["lifetimeSeconds"]
     lasts = f", lasts {duration(life)}" if life else ""
     state_word = "cold" if got["cold"] else "warm"
-    return (f"{head}: {state_word} by {got['source']} ({got['ttl']} cache{lasts}), "
+    from session_watcher.core.eoq import cache_class
+
+    # the class whose lifetime counts: a Codex thread's (codex-30m), not the usage's "5m" it is stored as
+    named = cache_class(got["ttl"], state["context"].get("model")) or got["ttl"]
+    return (f"{head}: {state_word} by {got['source']} ({named} cache{lasts}), "
             f"last call {duration(got['idleSeconds'] or 0)} ago")
 
 
@@ -320,7 +324,10 @@ def report() -> tuple[list[str], bool]:
         age = time.time() - sessions[0][0]
         lines.append(f"sessions   {len(sessions)}; last hook wrote {duration(age)} ago ({sessions[0][1]})")
     elif listed:
-        lines.append("sessions   none yet: hooks have not fired (start a Claude Code session)")
+        from session_watcher.cli.install_codex import record_file
+
+        start = "a Claude Code session or a Codex thread" if os.path.exists(record_file()) else "a Claude Code session"
+        lines.append(f"sessions   none yet: hooks have not fired (start {start})")
     if sessions:
         lines.append(_cold_cache_line(sessions[0][1]))
     wide = [sid for _, sid in sessions if _mode(store.session_file(sid)) & 0o077]

@@ -255,8 +255,11 @@ def add(bin_dir: str) -> int:
     hooks = doc.setdefault("hooks", {})
     # a file the install made (none was there) goes again at --uninstall when nothing else is in it
     created = before is None or (prev.get("created") is True and prev.get("settings") == path)
+    # and its folder (a machine without Claude Code has no ~/.claude): it goes too when it is left empty
+    folder = not os.path.lexists(os.path.dirname(path)) or (
+        prev.get("createdFolder") is True and prev.get("settings") == path)
     added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None, "created": created,
-                             "earlier": earlier(prev, wanted | {statusline_command(bin_dir)})}
+                             "createdFolder": folder, "earlier": earlier(prev, wanted | {statusline_command(bin_dir)})}
     for event, entry in entries:
         key = hook_key(entry)
         groups = hooks.setdefault(event, [])
@@ -370,8 +373,19 @@ def remove() -> int:
         else:
             say(f"settings: removed session-watcher from {path}")
     tidy_backups(path, strip, made)  # the file gone or not, our backups of it go with the install
+    if rec.get("createdFolder") is True and rec.get("created") is True and _rmdir(os.path.dirname(path)):
+        say(f"settings: removed {os.path.dirname(path)} (the install created it; it is empty now)")
     _forget_install()
     return 0
+
+
+def _rmdir(folder: str) -> bool:
+    """`folder` removed when it is an empty folder (never a link, never one holding anything)."""
+    try:
+        os.rmdir(folder) if not os.path.islink(folder) else None
+    except OSError:
+        return False
+    return not os.path.lexists(folder)
 
 
 def _forget_install() -> None:

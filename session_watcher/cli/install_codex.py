@@ -70,6 +70,13 @@ def entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
 def add(bin_dir: str) -> int:
     home = codex_home()
     if home is None:
+        from session_watcher.cli.codex_trust import codex_executable
+
+        exe = codex_executable()  # Codex installed, never run: its folder is made on its first run
+        if exe is not None:
+            folder = os.path.join(os.path.expanduser("~"), ".codex")
+            claude.say(f"codex: {exe} is installed, but {folder} is not there yet (Codex makes it when it first "
+                       "runs): run codex once, then ./install.sh again to add its hooks")
         return 0
     path = os.path.join(home, "hooks.json")
     before = claude._read_text(path)

@@ -104,9 +104,9 @@ def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
             os.close(fd)
         out.write("terminal: escape sequence written; whether it shows depends on your terminal\n")
         return True
-    # message: shown by Claude Code when a hook returns it; nothing to send from here
+    # message: shown by Claude Code or Codex when a hook returns it; nothing to send from here
     text = system_message(title, body).replace("\n", "\n    ")
-    out.write(f"message: ok, inside Claude Code the hook shows:\n    {text}\n")
+    out.write(f"message: ok, inside Claude Code or Codex the hook shows:\n    {text}\n")
     return True
 
 

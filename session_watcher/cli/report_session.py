@@ -87,7 +87,11 @@ def command(args: argparse.Namespace) -> int:
         if to_stdout:
             return 0
         h, sid = model["health"], model.get("sessionId") or found.session_id
-        print(one_line(f"{args.html}: session {sid}, health {h['grade']} ({h['score']}/100)"))
+        from session_watcher.base.terminal import columns
+        from session_watcher.core.text import wrap
+
+        said = one_line(f"{args.html}: session {sid}, health {h['grade']} ({h['score']}/100)")
+        print("\n".join(wrap(said, columns(), keep=[one_line(args.html)])))  # the path and the id each whole
         return 0
     from session_watcher.reports.live_view import LiveView
 

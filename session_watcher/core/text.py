@@ -135,19 +135,47 @@ def fit(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-def wrap(text: str, width: int, indent: int = 2) -> list[str]:
+def wrap(text: str, width: int, indent: int = 2, keep: list[str] | tuple[str, ...] = ()) -> list[str]:
     """One paragraph (its newlines and tabs read as spaces) in lines of at most `width` columns, the
     later ones indented by `indent`: `fit`'s rule, a word never cut (one longer than the room gets a
-    line of its own)."""
+    line of its own). Each of `keep` in it (a path, which may hold a space) is one word: never
+    broken at its spaces, to be copied whole."""
     line = "".join(" " if c in "\t\n\r\v\f" else c for c in text).rstrip()
-    return _wrap_words(line, width, indent) if line.strip() else [""]
+    for whole in keep:  # its spaces held as NULs (no path holds one) until the lines are made
+        line = line.replace(whole, whole.replace(" ", "\0"))
+    rows = _wrap_words(line, width, indent) if line.strip() else [""]
+    return [row.replace("\0", " ") for row in rows] if keep else rows
+
+
+UNITS = frozenset(("s", "ms", "min", "h", "%", "day", "days"))  # never a line of their own after their number
+
+
+def _number_last(word: str) -> bool:
+    """`word` is a number ("30", "1.5", "(40", "-3"), or a duration that ends in one ("7 min 30")."""
+    last = word.rsplit(" ", 1)[-1].lstrip("([{~≈<>+-\u2212")
+    return bool(last) and last[0].isdigit() and all(c.isdigit() or c in ".," for c in last)
+
+
+def _unit(word: str) -> str | None:
+    """`word`'s unit ("min" of "min),"), None where it is not one: a unit may end a clause."""
+    bare = word.rstrip(",.;:!?)]}")
+    return bare if bare in UNITS else None
 
 
 def _wrap_words(line: str, width: int, indent: int) -> list[str]:
     """`line` wrapped at its spaces within `width` (words after the first line at `indent`); the
     line's own leading spaces and its label's run of spaces kept as they are."""
     lead = len(line) - len(line.lstrip(" "))
-    words = line[lead:].split(" ")
+    words: list[str] = []
+    for word in line[lead:].split(" "):  # a number keeps its unit: "4 min 30 s", never "30" / "s ago"
+        unit = _unit(word)
+        if unit and words and _number_last(words[-1]) and len(words[-1]) + 1 + len(word) <= width:
+            words[-1] += " " + word
+            if (len(words) > 1 and words[-2].endswith((" h", " min")) and unit in ("min", "s")
+                    and len(words[-2]) + 1 + len(words[-1]) <= width):
+                words[-2:] = [" ".join(words[-2:])]  # one duration: "6 h 3 min", "7 min 30 s"
+        else:
+            words.append(word)  # (where the whole would be wider than `width`: at its spaces, as before)
     rows: list[str] = []
     cur = " " * lead + words[0]
     for word in words[1:]:

@@ -18,6 +18,7 @@ from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 from session_watcher.reports.render_text import (
     agents_of,
     break_cell,
+    cliff_classes,
     day_sentence,
     guard_sentence,
     model_cell,
@@ -51,6 +52,7 @@ NARROW = {"w": 360, "h": 300, "ml": 54, "mr": 12, "mt": 40, "mb": 36}
 WIDE = {"w": W, "h": H, "ml": ML, "mr": MR, "mt": MT, "mb": MB}
 TICKS = ((1, "1 s"), (10, "10 s"), (60, "1 min"), (300, "5 min"), (600, "10 min"), (3600, "1 h"),
          (4 * 3600, "4 h"), (86400, "1 day"))
+LABEL_ROW = 14  # px between the inferred-boundary labels' baselines, stacked up from the frame's top
 NARROW_TICKS = (1, 60, 300, 3600, 86400)  # 10 min and 4 h would run into their neighbours
 
 
@@ -63,10 +65,29 @@ def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
     return f
 
 
+# each cache class's colour in the scatter and its legend (a Codex thread's classes: core.eoq.cache_class)
+CLASS_COLOURS = {"5m": "var(--cat2)", "1h": "var(--warm)", "codex-30m": "var(--read)", "codex-10m": "var(--task)"}
+CLASS_WORDS = {"5m": "after 5-minute writes", "1h": "after 1-hour writes", "codex-30m": "after Codex 30-minute writes",
+               "codex-10m": "after Codex 10-minute writes"}
+
+
+def cliff_legend(doc: dict[str, Any]) -> str:
+    """The scatter's legend: a swatch for each class the cliff shows (`cliff_classes`), in its colour."""
+    spans = "".join(
+        f'<span><i class="sw sw-{cls if cls in CLASS_COLOURS else "other"}"></i>'
+        f"{escape(CLASS_WORDS.get(cls, f'after {cls} writes'))}</span>"
+        for cls in cliff_classes(doc)
+    )
+    return f'<p class="legend">{spans}<span class="muted">hollow: warm, filled: cold</span></p>'
+
+
 def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
     """The gap-versus-tokens scatter; `narrow`: the phone's copy (id `scatter-narrow`)."""
     g = NARROW if narrow else WIDE
     w, h, ml, mr, mt, mb = g["w"], g["h"], g["ml"], g["mr"], g["mt"], g["mb"]
+    inferred = sorted((cls, tt) for cls, tt in doc["ttl"].items() if tt is not None)
+    more = LABEL_ROW * max(0, len(inferred) - 2)  # the top margin holds two label rows; a third class's adds one
+    h, mt = h + more, mt + more
     pts = doc["scatter"]
     max_gap = max([p["gapSeconds"] for p in pts] + [7200.0])
     max_tok = max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5])
@@ -94,7 +115,7 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
         f'transform="rotate(-90 {12 if narrow else 14} {(mt + h - mb) / 2})" '
         f'text-anchor="middle">{"tokens (log)" if narrow else "tokens re-created (log)"}</text>'
     )
-    colour = {"5m": "var(--cat2)", "1h": "var(--warm)"}
+    colour = CLASS_COLOURS
     for p in pts:
         c = colour.get(p["ttl"] or "5m", "var(--dim)")
         fill = c if p["cold"] else "none"
@@ -104,20 +125,18 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
             f"<title>{escape(tip)} ({p['ttl']} writes)</title></circle>"
         )
-    for k, (cls, tt) in enumerate(sorted(doc["ttl"].items())):
-        if tt is None:
-            continue
+    for k, (cls, tt) in enumerate(inferred):  # one label row each, from the frame's top up
         xs = x(tt["inferredSeconds"])
         ev = tt["evidence"]
         parts.append(
             f'<line class="inferred-ttl" x1="{xs:.1f}" y1="{mt}" x2="{xs:.1f}" y2="{h - mb}" '
-            f'stroke="{colour[cls]}" stroke-dasharray="5 4"/>'
+            f'stroke="{colour.get(cls, "var(--dim)")}" stroke-dasharray="5 4"/>'
         )
         when = escape(duration(tt["inferredSeconds"]))
         label = f"{cls} TTL ≈ {when}" if narrow else \
             f"inferred {cls}-write TTL ≈ {when} (n={ev['below']['n']} below, {ev['above']['n']} above)"
         parts.append(
-            f'<text class="inferred-label" x="{xs:.1f}" y="{mt - 8 - 14 * k}" '
+            f'<text class="inferred-label" x="{xs:.1f}" y="{mt - 8 - LABEL_ROW * k}" '
             f'text-anchor="{"end" if xs > w / 2 else "start"}">{label}</text>'
         )
     parts.append("</svg>")
@@ -233,7 +252,7 @@ def _cliff(doc: dict[str, Any]) -> list[str]:
     sentence and gap buckets."""
     h = ['<div class="cliff"><div class="plot">', scatter_svg(doc), scatter_svg(doc, narrow=True),
          '</div><div class="buckets-col">']
-    for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
+    for cls in cliff_classes(doc):
         h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
         rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]
         if not rows:
@@ -291,11 +310,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         "where your own calls say the cache expires: an inference from this data, not a documented "
         "figure.</p>"
     )
-    h.append(
-        '<p class="legend"><span><i class="sw sw-5m"></i>after 5-minute '
-        'writes</span><span><i class="sw sw-1h"></i>after 1-hour writes</span>'
-        '<span class="muted">hollow: warm, filled: cold</span></p>'
-    )
+    h.append(cliff_legend(doc))
     h.extend(_cliff(doc))
     h.append(
         f'<div class="views"><section><h2>Cold starts: {doc["coldStarts"]}</h2>'

@@ -117,19 +117,22 @@ def day_sentence(doc: dict[str, Any]) -> str:
     return f"{first}; {second}"
 
 
-def nothing_found(doc: dict[str, Any]) -> str:
-    """An empty report says where it looked."""
+def nothing_found(doc: dict[str, Any], width: int = WIDTH) -> str:
+    """An empty report says where it looked, within `width` (a folder on a line of its own)."""
     from session_watcher.agents import NO_FOLDER, folders_there
 
     roots = folders_there(doc.get("index", {}).get("roots") or [])  # a folder not there held nothing
-    where = f"; searched:{''.join(f'{chr(10)}  {one_line(r)}' for r in roots)}" if roots else f": {NO_FOLDER}"
+    where = [*(f"  {one_line(r)}" for r in roots)]
     if doc.get("since") is not None:
         import time
 
         day = time.strftime("%Y-%m-%d %H:%M", time.localtime(doc["since"]))
-        return f"no Claude Code or Codex session has calls since {day}{where}\n"
-    return (f"no Claude Code or Codex sessions found{where}\n"
-            "(start a session in Claude Code or Codex, or point the report elsewhere with --projects DIR)\n")
+        head = f"no Claude Code or Codex session has calls since {day}"
+        lines = wrap(f"{head}; searched:" if roots else f"{head}: {NO_FOLDER}", width)
+        return "\n".join([*lines, *where]) + "\n"
+    lines = wrap("no Claude Code or Codex sessions found" + ("; searched:" if roots else f": {NO_FOLDER}"), width)
+    tail = wrap("(start a session in Claude Code or Codex, or point the report elsewhere with --projects DIR)", width)
+    return "\n".join([*lines, *where, *tail]) + "\n"
 
 
 def span(s: dict[str, Any]) -> str:
@@ -182,6 +185,18 @@ AGENT = "agent"  # a column of its own when the report holds more than one agent
 
 def agents_of(sessions: list[dict[str, Any]]) -> set[str]:
     return {s.get("agent") or FALLBACK.name for s in sessions}
+
+
+CLAUDE_CLASSES = ("5m", "1h")  # Claude Code's two cache classes, in the document whichever agents it holds
+
+
+def cliff_classes(doc: dict[str, Any]) -> list[str]:
+    """The cache classes the cliff shows: Claude Code's two where a session is Claude Code's (or one of
+    them has calls or a lifetime), a Codex class where a thread has calls of it (the document holds it
+    only then); a report of Codex threads alone is not shown two Claude classes with no calls."""
+    claude = FALLBACK.name in agents_of(doc["sessions"])
+    used = {b["ttl"] for b in doc["gapBuckets"] if b["n"]}
+    return [c for c in doc["ttl"] if claude or c not in CLAUDE_CLASSES or c in used or doc["ttl"][c] is not None]
 
 
 def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str]:
@@ -284,7 +299,7 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
 
 def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     if not doc["sessions"]:
-        return nothing_found(doc)
+        return nothing_found(doc, width)
 
     def para(text: str) -> list[str]:  # a sentence at spaces only: a path or a long word is never cut
         return wrap(text, width)
@@ -308,7 +323,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     out.extend(totals_rows(doc, width))
     out.append("")
     out.extend(para("the cache-TTL cliff (gap before a call -> how often it ran cold)"))
-    for cls in doc["ttl"]:  # Claude Code's two classes, and a Codex class where a thread has calls
+    for cls in cliff_classes(doc):
         brows = [
             [b["label"], str(b["n"]), pct(b["medianWarmth"]), pct(b["coldShare"])]
             for b in doc["gapBuckets"]
@@ -327,7 +342,8 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         crow = [[CAUSE_WORDS[k], str(doc["causes"][k]), pct(doc["causeShares"][k])] for k in CAUSES]
         out.extend(table(["cause", "n", "share"], crow, {1, 2}))
         rule = doc.get("idleGapRule") or {}
-        limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items())
+        shown = cliff_classes(doc)
+        limits = ", ".join(f"{duration(r['seconds'])} for {cls} writes" for cls, r in rule.items() if cls in shown)
         if limits:
             out.extend(para(f"idle gap: a break at least as long as the cache lives ({limits}: the same lifetime "
                                "the cold-cache guard uses)"))
