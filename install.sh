@@ -153,6 +153,10 @@ if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then
     rm -f "$data/report.txt"
 elif [ -n "$threads" ]; then
     say "== no Claude Code sessions in $projects and no Codex threads in $threads yet: start one. Claude Code shows the status line; Codex has none: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)."
+elif { [ -n "${SESSION_WATCHER_CODEX:-}" ] && [ -x "$SESSION_WATCHER_CODEX" ]; } ||
+     { [ -z "${SESSION_WATCHER_CODEX:-}" ] && command -v codex >/dev/null 2>&1; }; then
+    # Codex installed and never run (its folder not made yet): the line above said to run it once
+    say "== no Claude Code sessions in $projects yet: start one and watch the status line, or run codex once, then ./install.sh again to add its hooks."
 else
     say "== no Claude Code sessions in $projects yet: start one, and watch the status line."
 fi

@@ -675,6 +675,28 @@ def test_uninstall_takes_the_index_but_nothing_of_the_users_beside_it(tmp_path: 
     assert (b.sw_home / "cache").is_dir()
 
 
+def test_a_codex_never_run_is_named_on_the_closing_screen(tmp_path: Path) -> None:
+    """Codex installed and never run (no ~/.codex), no Claude Code session: the closing screen names
+    both ways on, not only "watch the status line" (Codex has none, and its hooks wait for its folder)."""
+    b = Box(tmp_path)
+    exe = tmp_path / "bin" / "codex"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(exe)}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    last = " ".join(got.stdout.split("== no Claude Code sessions", 1)[1].split())
+    assert "start one and watch the status line, or run codex once, then ./install.sh again" in last
+    # without that codex, the line it had
+    env["SESSION_WATCHER_CODEX"] = str(tmp_path / "no-codex")
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "run codex once" not in got.stdout.split("== no Claude Code sessions", 1)[1]
+
+
 def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
     """A new user of Codex alone (no Claude Code folder; a thread of theirs in ~/.codex/sessions):
     the install's closing screen is the report of their sessions, the thread in it, not "no Claude
