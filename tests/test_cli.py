@@ -210,6 +210,7 @@ def test_unknown_command_and_help() -> None:
         err = got.stderr.decode()
         assert err.count("\n") == 1, err
         assert f"session-watcher: {verb} is not a command: {runs} session-watcher's folder does it" in err
+        assert f"or `claude plugin {verb} session-watcher@session-watcher` for the Claude Code plugin" in err
     said = " ".join(help_.stdout.decode().split())
     assert "hook run as a Claude Code or Codex hook: `hook EVENT [AGENT]`" in said  # as `hook --help` says
 

@@ -87,9 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return statusline_main()
     if args[:1] in (["install"], ["uninstall"]):  # no such command: where the one that does it is
         run = "./install.sh --uninstall" if args[0] == "uninstall" else "./install.sh"
+        plugin = f"claude plugin {args[0]} session-watcher@session-watcher"  # the plugin route's own
         print(f"session-watcher: {args[0]} is not a command: {run} in session-watcher's folder does it, for Claude "
-              "Code and Codex (docs/install.md); `session-watcher doctor` says what is installed where",
-              file=sys.stderr)
+              f"Code and Codex, or `{plugin}` for the Claude Code plugin (docs/install.md); `session-watcher "
+              "doctor` says what is installed where", file=sys.stderr)
         return 2
     return _handled(args)
 
