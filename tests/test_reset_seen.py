@@ -148,29 +148,36 @@ def test_an_alert_delivered_before_a_rewrite_is_not_delivered_again(tmp_path: Pa
     assert shown[0].startswith("session-watcher: Reminder 1: this session still costs more")
 
 
+def _held_reminder(tmp_path: Path, sid: str) -> tuple[Path, list[bytes], dict[str, Any], dict[str, Any]]:
+    """A session folded by hooks past its gate (shown) and its first reminder, which came within
+    notify.remind_min (a day) and is held back: (transcript, its lines, the gate, the reminder)."""
+    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 1440\n')  # a day
+    t = tmp_path / f"{sid}.jsonl"
+    lines = overstaying(tmp_path, sid)
+    for _ in _calls(lines, t):
+        _fold(sid, t)
+        if load_state(sid)["alerts"]:
+            break
+    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
+    assert _shown(_user_prompt(sid, t)) == [told]
+    for _ in _calls(lines, t):
+        _fold(sid, t)
+        if len(load_state(sid)["alerts"]) > 1:
+            break
+    gate, reminder = load_state(sid)["alerts"]
+    assert reminder["kind"] == "backstop"
+    assert load_state(sid)["notified"]["held"]["call"] == reminder["call"]
+    assert _shown(_user_prompt(sid, t)) == []  # held back
+    return t, lines, gate, reminder
+
+
 @pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 def test_a_reminder_held_back_by_the_quiet_period_comes_once_after_a_rewrite(tmp_path: Path) -> None:
     """The gate is shown; the reminder after it comes within notify.remind_min and is held back
     (`notified.held`); the transcript is rewritten in place and folded from the start: the reminder
     fired again is not shown, nor held again, and once the quiet period is over the next fold
     delivers the held one, once, titled as the first reminder the user sees."""
-    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 1440\n')  # a day
-    t = tmp_path / "held.jsonl"
-    lines = overstaying(tmp_path, "held")
-    for _ in _calls(lines, t):
-        _fold("held", t)
-        if load_state("held")["alerts"]:
-            break
-    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
-    assert _shown(_user_prompt("held", t)) == [told]
-    for _ in _calls(lines, t):
-        _fold("held", t)
-        if len(load_state("held")["alerts"]) > 1:
-            break
-    gate, reminder = load_state("held")["alerts"]
-    assert reminder["kind"] == "backstop"
-    assert load_state("held")["notified"]["held"]["call"] == reminder["call"]
-    assert _shown(_user_prompt("held", t)) == []  # held back
+    t, _, gate, reminder = _held_reminder(tmp_path, "held")
 
     _mark_unrebuilt("held")
     _rewrite_in_place(t)
@@ -198,21 +205,7 @@ def test_a_reminder_held_back_is_not_released_once_a_rewind_discarded_its_call(t
     are gone), the session still in deep water: the fold from the start no longer fires it, and once
     the quiet period is over it is not delivered (before the fix: it was, as "Reminder 1", quoting a
     call the transcript no longer has). The gate's mark and the rest of `notified` stay."""
-    _config('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\nremind_min = 1440\n')  # a day
-    t = tmp_path / "rew.jsonl"
-    lines = overstaying(tmp_path, "rew")
-    for _ in _calls(lines, t):
-        _fold("rew", t)
-        if load_state("rew")["alerts"]:
-            break
-    told = f"session-watcher: This session now costs more than a fresh start ({tmp_path.name})"
-    assert _shown(_user_prompt("rew", t)) == [told]
-    for _ in _calls(lines, t):
-        _fold("rew", t)
-        if len(load_state("rew")["alerts"]) > 1:
-            break
-    gate, reminder = load_state("rew")["alerts"]
-    assert load_state("rew")["notified"]["held"]["call"] == reminder["call"]
+    t, lines, gate, reminder = _held_reminder(tmp_path, "rew")
     assert gate["call"] < reminder["call"] - 1
 
     _mark_unrebuilt("rew")
