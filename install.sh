@@ -71,7 +71,7 @@ if [ "$mode" = uninstall ]; then
     if [ -n "$state" ] && [ -d "$state" ] && [ ! -L "$state" ]; then
         [ -L "$state/sessions" ] || rmdir "$state/sessions" 2>/dev/null || true
         case " $(ls -A "$state" 2>/dev/null | tr '\n' ' ')" in
-            " "|" cliff.json "|" .tidied "|" .tidied cliff.json ")
+            " "|" cliff.json "|" .tidied "|" .tidied cliff.json "|" cliff.json .tidied ")  # either sort order
                 rm -f "$state/cliff.json" "$state/.tidied" && rmdir "$state" 2>/dev/null || true ;;
         esac
     fi
