@@ -13,7 +13,7 @@ from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, tokens
-from session_watcher.core.text import clean
+from session_watcher.core.text import clean, keep_units
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 from session_watcher.reports.render_text import (
     agents_of,
@@ -333,9 +333,18 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     return _unbroken("\n".join(h))
 
 
-UNIT = re.compile(r"(\d) (%|min\b|s\b|h\b|ms\b|tokens\b|days?\b)")
+SHOWN = re.compile(r'(<style>.*?</style>)|>([^<]+)<|( title=")([^"]*)"', re.S)
 
 
 def _unbroken(page: str) -> str:
-    """A number stays with its unit: `100 %`, `5.6 min` never break across two lines (a no-break space)."""
-    return UNIT.sub("\\1\u00a0\\2", page)
+    """A number stays with its unit, a duration whole: `100 %`, `5.6 min`, `4 min 30 s` never break
+    across two lines (`core.text.keep_units`: a no-break space), in the text the page shows (its
+    elements' text and tooltips) alone; the CSS, links and data attributes as they are."""
+    def held(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(1)
+        if m.group(2) is not None:
+            return f">{keep_units(m.group(2))}<"
+        return f'{m.group(3)}{keep_units(m.group(4))}"'
+
+    return SHOWN.sub(held, page)
