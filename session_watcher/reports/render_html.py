@@ -71,13 +71,20 @@ CLASS_WORDS = {"5m": "after 5-minute writes", "1h": "after 1-hour writes", "code
                "codex-10m": "after Codex 10-minute writes"}
 
 
+NO_CLASS = "var(--dim)"  # a point with no cache class (core.eoq.cache_class None): neutral, a legend entry of its own
+NO_CLASS_WORDS = "no cache class"
+
+
 def cliff_legend(doc: dict[str, Any]) -> str:
-    """The scatter's legend: a swatch for each class the cliff shows (`cliff_classes`), in its colour."""
+    """The scatter's legend: a swatch for each class the cliff shows (`cliff_classes`), in its colour,
+    and the neutral one of the points with no class, where there are any."""
     spans = "".join(
         f'<span><i class="sw sw-{cls if cls in CLASS_COLOURS else "other"}"></i>'
         f"{escape(CLASS_WORDS.get(cls, f'after {cls} writes'))}</span>"
         for cls in cliff_classes(doc)
     )
+    if any(p["ttl"] is None for p in doc["scatter"]):
+        spans += f'<span><i class="sw sw-none"></i>{NO_CLASS_WORDS}</span>'
     return f'<p class="legend">{spans}<span class="muted">hollow: warm, filled: cold</span></p>'
 
 
@@ -117,13 +124,14 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
     )
     colour = CLASS_COLOURS
     for p in pts:
-        c = colour.get(p["ttl"] or "5m", "var(--dim)")
+        c = NO_CLASS if p["ttl"] is None else colour.get(p["ttl"], "var(--dim)")
         fill = c if p["cold"] else "none"
         cx, cy = x(max(p["gapSeconds"], 1.0)), y(max(p["tokensRecreated"], 1))
         tip = f"{duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
+        cls = f"{p['ttl']} writes" if p["ttl"] else NO_CLASS_WORDS
         parts.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
-            f"<title>{escape(tip)} ({p['ttl']} writes)</title></circle>"
+            f"<title>{escape(tip)} ({cls})</title></circle>"
         )
     for k, (cls, tt) in enumerate(inferred):  # one label row each, from the frame's top up
         xs = x(tt["inferredSeconds"])
