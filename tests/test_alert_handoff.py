@@ -85,3 +85,32 @@ def test_a_cli_fold_hands_its_alerts_to_the_next_hook(tmp_path: Path, command: s
     assert json.loads(shown.stdout)["systemMessage"].startswith("session-watcher: This session now costs more")
     again = hook("UserPromptSubmit", payload(session, transcript, "UserPromptSubmit", prompt="more"))
     assert (again.returncode, again.stdout) == (0, b""), "delivered once, never twice"
+
+
+def test_a_hook_with_standard_output_closed_exits_0_and_logs_nothing(tmp_path: Path) -> None:
+    """A hook started with standard output closed (`>&-`, the caller's choice) folds as ever, exits 0,
+    says nothing and logs nothing, even on a run that has something to print: `sys.stdout` is None
+    then, and the UserPromptSubmit that delivers a queued alert logged an AttributeError traceback."""
+    import shlex
+    import subprocess
+
+    from tests.oracle import SW, launcher
+
+    _message_config()
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    for n, argv in enumerate((launcher("hook", "UserPromptSubmit"), [str(SW), "hook", "UserPromptSubmit"])):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        transcript = overstaying(folder, calls=27)  # its gate (call 25) is news at its end
+        session = f"closed-{n}"
+        line = statusline({"session_id": session, "transcript_path": str(transcript), "cwd": str(folder),
+                           "model": {"id": "claude-opus-4-6", "display_name": "Opus 4.6"}})
+        assert line.returncode == 0
+        assert hook("Stop", payload(session, transcript)).returncode == 0
+        assert load_state(session)["outbox"], "a message is queued: the prompt's run has output"
+        prompt = json.dumps(payload(session, transcript, "UserPromptSubmit", prompt="go on")).encode()
+        got = subprocess.run(["/bin/sh", "-c", f"exec {shlex.join(argv)} >&-"], input=prompt, capture_output=True,
+                             timeout=60, check=False)
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b""), (argv, got)
+        assert not load_state(session).get("outbox"), "the run folded and took its message, as ever"
+        assert not log.exists() or log.read_text() == "", (argv, log.read_text())

@@ -399,6 +399,22 @@ def test_hook_and_statusline_are_unchanged_on_any_stdin_but_a_terminal(tmp_path:
         assert not log.exists() or log.read_text() == "", (argv, log.read_text())
 
 
+def test_the_status_line_with_standard_output_closed_exits_0_and_logs_nothing() -> None:
+    """The status line started with standard output closed (`>&-`) folds as ever and exits 0 with
+    nothing said or logged, as the hook does; it ended in an AttributeError traceback on stderr,
+    exit 1 (`sys.stdout` is None)."""
+    import subprocess
+
+    from tests.oracle import SW, launcher
+
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    for argv in ([str(SW), "statusline"], launcher("statusline")):
+        got = subprocess.run(["/bin/sh", "-c", f"exec {shlex.join(argv)} >&-"], input=b"{}", capture_output=True,
+                             timeout=60, check=False)
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b""), (argv, got)
+        assert not log.exists() or log.read_text() == "", (argv, log.read_text())
+
+
 def test_a_closed_standard_output_is_one_line_exit_1(tmp_path: Path) -> None:
     """A command started with standard output closed (`>&-`) says so in one line, exit 1, and logs
     nothing: `sys.stdout` is None then, and every command that prints (the handler's flush too)

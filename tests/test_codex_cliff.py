@@ -196,3 +196,25 @@ def test_every_inferred_lifetime_s_label_stays_on_the_scatter() -> None:
             assert frame is not None
             assert float(frame[2]) == (224 if narrow else 296)  # the plot's own height, whatever the labels
             assert max(ys) < float(frame[1])  # every label above the frame
+
+
+def test_a_point_with_no_cache_class_is_neutral_with_a_legend_entry_of_its_own() -> None:
+    """A return with no cache class (`eoq.cache_class` None) was drawn in the 5m class's colour, which
+    a Codex-only report's legend does not name: it is neutral now, and named in the legend ("no cache
+    class") where the scatter has one, and only then."""
+    from session_watcher.reports.render_html import CLASS_COLOURS, cliff_legend, scatter_svg
+
+    point = {"gapSeconds": 900.0, "tokensRecreated": 50_000, "cold": True, "sessionId": "t"}
+    for ttls in ((None, "codex-10m"), ("codex-10m",)):
+        doc = {"sessions": [{"agent": "codex"}], "gapBuckets": [{"ttl": "codex-10m", "n": 1}],
+               "ttl": {"5m": None, "1h": None, "codex-10m": None},
+               "scatter": [{**point, "ttl": t} for t in ttls]}
+        legend = cliff_legend(doc)
+        assert "after 5-minute writes" not in legend
+        assert ("no cache class" in legend) == (None in ttls), legend
+        strokes = re.findall(r'<circle [^>]*stroke="([^"]+)"', scatter_svg(doc))
+        assert strokes[-1] == CLASS_COLOURS["codex-10m"]
+        if None in ttls:
+            assert strokes[0] not in CLASS_COLOURS.values(), strokes
+            assert '<i class="sw sw-none"></i>no cache class' in legend
+            assert "(no cache class)</title>" in scatter_svg(doc)

@@ -340,8 +340,11 @@ def numbers_transcript(path: Path) -> None:
 
 def test_the_page_writes_tokens_and_spans_as_core_numbers_does(page: Page, tmp_path: Path) -> None:
     """Each call's token label, its span in the tip, the context and the duration of the header read
-    as core.numbers prints them, on the table of values the package's formatter is held to."""
+    as core.numbers prints them, on the table of values the package's formatter is held to; the
+    header's duration with no-break spaces ("4 h 37 min" could break between a number and its unit)."""
     from session_watcher.core.numbers import duration, tokens
+
+    nb = "\u00a0"
 
     transcript = tmp_path / "5e55a0e0-0000-4000-8000-000000000001.jsonl"
     numbers_transcript(transcript)
@@ -355,5 +358,6 @@ def test_the_page_writes_tokens_and_spans_as_core_numbers_does(page: Page, tmp_p
     assert spans == [want for _, want in DURATIONS_TABLE]
     stats = page.page.inner_text("#stats")
     assert f"context {tokens(TOKENS_TABLE[-1][0])} / {tokens(model['window'])}" in stats
-    assert f"duration {duration(model['t1'] - model['t0'])}" in stats
+    # the duration one quantity, never cut across two lines: its spaces no-break ones
+    assert f"duration {duration(model['t1'] - model['t0']).replace(' ', nb)}" in stats
     assert page.errors == []

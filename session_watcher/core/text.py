@@ -162,12 +162,12 @@ def _unit(word: str) -> str | None:
     return bare if bare in UNITS else None
 
 
-def _wrap_words(line: str, width: int, indent: int) -> list[str]:
-    """`line` wrapped at its spaces within `width` (words after the first line at `indent`); the
-    line's own leading spaces and its label's run of spaces kept as they are."""
-    lead = len(line) - len(line.lstrip(" "))
+def _held(split: list[str], width: float) -> list[str]:
+    """The words of `split` (a text cut at each space) with a number and its unit one word ("30 min"),
+    and a whole duration too ("4 min 30 s", "6 h 3 min"), where it fits within `width` (where the
+    whole would be wider: at its spaces, as before)."""
     words: list[str] = []
-    for word in line[lead:].split(" "):  # a number keeps its unit: "4 min 30 s", never "30" / "s ago"
+    for word in split:  # a number keeps its unit: "4 min 30 s", never "30" / "s ago"
         unit = _unit(word)
         if unit and words and _number_last(words[-1]) and len(words[-1]) + 1 + len(word) <= width:
             words[-1] += " " + word
@@ -175,7 +175,24 @@ def _wrap_words(line: str, width: int, indent: int) -> list[str]:
                     and len(words[-2]) + 1 + len(words[-1]) <= width):
                 words[-2:] = [" ".join(words[-2:])]  # one duration: "6 h 3 min", "7 min 30 s"
         else:
-            words.append(word)  # (where the whole would be wider than `width`: at its spaces, as before)
+            words.append(word)
+    return words
+
+
+def keep_units(text: str) -> str:
+    """`text` with the space between a number and its unit, and within a whole duration, a
+    no-break space (U+00A0): where a page's text wraps it is `wrap`'s rule, "30 min" or
+    "4 min 30 s" never cut, the rest of the text as it was."""
+    if " " not in text:
+        return text
+    return " ".join(word.replace(" ", "\u00a0") for word in _held(text.split(" "), float("inf")))
+
+
+def _wrap_words(line: str, width: int, indent: int) -> list[str]:
+    """`line` wrapped at its spaces within `width` (words after the first line at `indent`); the
+    line's own leading spaces and its label's run of spaces kept as they are."""
+    lead = len(line) - len(line.lstrip(" "))
+    words = _held(line[lead:].split(" "), width)
     rows: list[str] = []
     cur = " " * lead + words[0]
     for word in words[1:]:

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             out = run(event, raw, message=agent is not None and not agent.status_line)
         if out and agent is not None:
             out = agent.hook_output(event, out)  # what its hook may print
-        if out:
+        if out and sys.stdout is not None:  # stdout closed (`>&-`): the caller's choice, nothing to report
             from session_watcher.core.fastjson import dumps
 
             sys.stdout.write(dumps(out) + "\n")

@@ -62,6 +62,8 @@ def main() -> int:
         line = "○ session-watcher: error (see `session-watcher doctor`)"
     # UTF-8 whatever the locale, a lone surrogate as its escape (core.text.utf8's rule, inline: the
     # status line does not import core.text)
+    if sys.stdout is None:  # stdout closed (`>&-`): the caller's choice, nothing to show it on
+        return 0
     sys.stdout.buffer.write((line + "\n").encode("utf-8", "backslashreplace"))
     sys.stdout.flush()
     return 0

@@ -13,7 +13,7 @@ from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, tokens
-from session_watcher.core.text import clean
+from session_watcher.core.text import clean, keep_units
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 from session_watcher.reports.render_text import (
     agents_of,
@@ -71,13 +71,20 @@ CLASS_WORDS = {"5m": "after 5-minute writes", "1h": "after 1-hour writes", "code
                "codex-10m": "after Codex 10-minute writes"}
 
 
+NO_CLASS = "var(--dim)"  # a point with no cache class (core.eoq.cache_class None): neutral, a legend entry of its own
+NO_CLASS_WORDS = "no cache class"
+
+
 def cliff_legend(doc: dict[str, Any]) -> str:
-    """The scatter's legend: a swatch for each class the cliff shows (`cliff_classes`), in its colour."""
+    """The scatter's legend: a swatch for each class the cliff shows (`cliff_classes`), in its colour,
+    and the neutral one of the points with no class, where there are any."""
     spans = "".join(
         f'<span><i class="sw sw-{cls if cls in CLASS_COLOURS else "other"}"></i>'
         f"{escape(CLASS_WORDS.get(cls, f'after {cls} writes'))}</span>"
         for cls in cliff_classes(doc)
     )
+    if any(p["ttl"] is None for p in doc["scatter"]):
+        spans += f'<span><i class="sw sw-none"></i>{NO_CLASS_WORDS}</span>'
     return f'<p class="legend">{spans}<span class="muted">hollow: warm, filled: cold</span></p>'
 
 
@@ -117,13 +124,14 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
     )
     colour = CLASS_COLOURS
     for p in pts:
-        c = colour.get(p["ttl"] or "5m", "var(--dim)")
+        c = NO_CLASS if p["ttl"] is None else colour.get(p["ttl"], "var(--dim)")
         fill = c if p["cold"] else "none"
         cx, cy = x(max(p["gapSeconds"], 1.0)), y(max(p["tokensRecreated"], 1))
         tip = f"{duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
+        cls = f"{p['ttl']} writes" if p["ttl"] else NO_CLASS_WORDS
         parts.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
-            f"<title>{escape(tip)} ({p['ttl']} writes)</title></circle>"
+            f"<title>{escape(tip)} ({cls})</title></circle>"
         )
     for k, (cls, tt) in enumerate(inferred):  # one label row each, from the frame's top up
         xs = x(tt["inferredSeconds"])
@@ -333,9 +341,18 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     return _unbroken("\n".join(h))
 
 
-UNIT = re.compile(r"(\d) (%|min\b|s\b|h\b|ms\b|tokens\b|days?\b)")
+SHOWN = re.compile(r'(<style>.*?</style>)|>([^<]+)<|( title=")([^"]*)"', re.S)
 
 
 def _unbroken(page: str) -> str:
-    """A number stays with its unit: `100 %`, `5.6 min` never break across two lines (a no-break space)."""
-    return UNIT.sub("\\1\u00a0\\2", page)
+    """A number stays with its unit, a duration whole: `100 %`, `5.6 min`, `4 min 30 s` never break
+    across two lines (`core.text.keep_units`: a no-break space), in the text the page shows (its
+    elements' text and tooltips) alone; the CSS, links and data attributes as they are."""
+    def held(m: re.Match[str]) -> str:
+        if m.group(1):
+            return m.group(1)
+        if m.group(2) is not None:
+            return f">{keep_units(m.group(2))}<"
+        return f'{m.group(3)}{keep_units(m.group(4))}"'
+
+    return SHOWN.sub(held, page)

@@ -10,7 +10,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.text import clean_data, one_line, utf8
+from session_watcher.core.text import clean_data, keep_units, one_line, utf8
 from session_watcher.reports.session_page_data import Packed, load_model
 from session_watcher.reports.session_page_template import CSS, JS, PAGE, THEME
 
@@ -110,11 +110,12 @@ def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] |
 
 
 def _backtest_html(model: dict[str, Any]) -> str:
-    """The backtest's line (core.backtest.sentence), or nothing without the watcher's trace."""
+    """The backtest's line (core.backtest.sentence), a number kept with its unit (`keep_units`), or
+    nothing without the watcher's trace."""
     bt = model.get("backtest")
     if not isinstance(bt, dict) or not bt.get("sentence"):
         return ""
-    return f'<p id="backtest">{html.escape(one_line(str(bt["sentence"])))}</p>'
+    return f'<p id="backtest">{html.escape(keep_units(one_line(str(bt["sentence"]))))}</p>'
 
 
 def write_html(transcript: str, out: str, now: float | None = None, stream: BinaryIO | None = None,

@@ -107,7 +107,7 @@ function renderToolbar() {
   // every figure in words comes written from core.numbers (promptText, windowText, durationText, ...)
   add('context', (lastCall ? lastCall.promptText : '-') + ' / ' + M.windowText,
       exact(last) + ' of ' + exact(M.window) + ' tokens (' + num(h.fillPercent, 1) + ' %)');
-  add('duration', M.durationText);
+  add('duration', M.durationText.replace(/ /g, '\u00a0'));  // core.numbers' words: one quantity, never cut
   const inner = document.querySelector('#breakdown .inner');
   inner.querySelectorAll('.bd-row').forEach(e => e.remove());
   for (const s of h.signals) {
