@@ -591,9 +591,9 @@ def test_page_line_says_what_the_advice_would_have_saved(machine: Path, tmp_path
     assert proc.returncode == 0, proc.stderr
     n, n_best = len(alert["restartsAfter"]), len(best["restartsAfter"])
     line = (f'<p id="backtest">Following the advice (restarting {n} time{"s" if n != 1 else ""}) would have '
-            f'saved ${alert["savingUsd"]:,.2f} ({alert["savingPct"]:.0f} %); the best restarts, '
-            f'${best["savingUsd"]:,.2f} ({best["savingPct"]:.0f} %) with {n_best} restart'
-            f'{"s" if n_best != 1 else ""}.</p>')
+            f'saved ${alert["savingUsd"]:,.2f} ({alert["savingPct"]:.0f}\u00a0%); the best restarts, '
+            f'${best["savingUsd"]:,.2f} ({best["savingPct"]:.0f}\u00a0%) with {n_best} restart'
+            f'{"s" if n_best != 1 else ""}.</p>')  # a number keeps its unit (core.text.keep_units)
     assert line in out.read_text(encoding="utf-8")
 
 
