@@ -1,5 +1,5 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback | --evict GRID | --joint]
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback | --evict GRID | --joint GRID]
 [--with KEY=VALUE ...] [--check DIR ...] [--jobs N] [TRANSCRIPT ...]`` (--compact: one `compact_reserve` for
 every session instead of the floors; --client: Claude Code's reserve by its client's version, before 2.1.22
 and from it, as the transcript's autocompact events say; docs/model.md "The horizon and the compaction";
@@ -81,16 +81,22 @@ EVICT_GRIDS: dict[str, dict[str, list[Any]]] = {
     "prior": {"evict_prior": [0, 25, 50, 100, 200, 400], "evict_min_1h": [1]},
     "min1h": {"evict_min_1h": [1, 2, 3, 4, 6, 8, 1000], "evict_prior": [0, 25, 50, 100, 200, 400]},
 }
-# the eviction hazard and the gate's parameters in one grid (--joint): the gate's axes where the 1,400-setting
-# calibration's folds disagree, with the hazard on or under it, and their neighbours (bp_amber 0.02 and up,
-# dwell 3 and 5, guard_x 1.1 and up never chosen in a fold; bill_lookback 30 and the whole segment give the
-# same restarts on every session: as shipped); evict_prior 0 is no hazard (evict_min_1h then moves nothing)
-JOINT: dict[str, list[Any]] = {
-    "evict_prior": [0, 50, 200], "evict_min_1h": [1, 3],
-    "bp_amber": [0.001, 0.002, 0.005, 0.01], "notify_dwell": [1, 2], "guard_x": [1.0, 1.05],
+# the eviction hazard and the gate's parameters in one grid (--joint small, the one docs/model.md's table
+# reads): the gate's axes where the 1,400-setting calibration's folds disagree, with the hazard on or under
+# it, and their neighbours (bp_amber 0.02 and up, dwell 3 and 5, guard_x 1.1 and up never chosen in a fold;
+# bill_lookback 30 and the whole segment give the same restarts on every session: as shipped); evict_prior 0
+# is no hazard (evict_min_1h then moves nothing)
+HAZARD: dict[str, list[Any]] = {"evict_prior": [0, 50, 200], "evict_min_1h": [1, 3]}
+JOINT: dict[str, dict[str, list[Any]]] = {
+    "small": {**HAZARD, "bp_amber": [0.001, 0.002, 0.005, 0.01], "notify_dwell": [1, 2], "guard_x": [1.0, 1.05]},
+    # one step further along each axis the small grid chooses
+    "wide": {**HAZARD, "bp_amber": [0.001, 0.002, 0.005, 0.01, 0.02], "notify_dwell": [1, 2, 3],
+             "guard_x": [1.0, 1.02, 1.05, 1.1]},
+    # bench.calibrate's 1,400 settings under each hazard
+    "full": {**HAZARD, **cal.GRID},
 }
 # the rows --joint prints: each a sub-grid of JOINT (an axis not named keeps all its values)
-SHIPPED_GATE: dict[str, list[Any]] = {"bp_amber": [0.001], "notify_dwell": [1], "guard_x": [1.0]}
+SHIPPED_GATE: dict[str, list[Any]] = {"bp_amber": [0.001], "notify_dwell": [1], "bill_lookback": [30], "guard_x": [1.0]}
 JOINT_ROWS: list[tuple[str, dict[str, list[Any]]]] = [
     ("main (no hazard, the gate as shipped)", {"evict_prior": [0], "evict_min_1h": [3], **SHIPPED_GATE}),
     ("the gate chosen, no hazard", {"evict_prior": [0], "evict_min_1h": [3]}),
@@ -365,13 +371,14 @@ def joint(sessions: list[cal.Session], table: dict[tuple[Any, ...], tuple[list[c
         scores = [table[k][0][i] for i, k in enumerate(left)]
         seen = [table[k][1][i] for i, k in enumerate(left)]
         f = cal.figures(sessions, scores)
-        folds = ", ".join(f"{_short(k, names)} in {n}" for k, n in
-                          sorted(((k, left.count(k)) for k in set(left)), key=lambda t: -t[1]))
+        shorts = [_short(k, names) for k in left]  # evict_min_1h under no hazard: one choice
+        folds = ", ".join(f"{k} in {shorts.count(k)}" for k in sorted(set(shorts), key=lambda k: -shorts.count(k)))
         out.append(f"| {label} | {folds} | {f['dollar']:.3f} / {f['median']:.3f} / {f['lowest']:.3f} | "
                    f"{sum(1 for sc in scores if sc.saving < 0)} | {sum(x.lost for x in seen)} of "
                    f"{sum(x.alerts for x in seen)} | {_short(chosen, names)} |")
-        per.append(f"{label}: " + ", ".join(f"{s.name} {scores[i].capture(s):.2f}"
-                                            f"{'*' if left[i] != chosen else ''}" for i, s in enumerate(sessions)))
+        mine = _short(chosen, names)
+        per.append(f"{label}: " + ", ".join(f"{s.name} {scores[i].capture(s):.2f}{'*' if shorts[i] != mine else ''}"
+                                            for i, s in enumerate(sessions)))
     out += ["", "Left out, each session (* a fold's choice other than the row's in-sample one):", "", *per]
     if not check or not picks:
         return out
@@ -413,8 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--payback", action="store_true", help="choose compact_payback, the floors as shipped")
     ap.add_argument("--evict", choices=list(EVICT_GRIDS), help="choose the eviction hazard's parameters, the "
                     "floors as shipped")
-    ap.add_argument("--joint", action="store_true", help="choose the eviction hazard and the gate's parameters "
-                    "together, the floors as shipped")
+    ap.add_argument("--joint", choices=list(JOINT), help="choose the eviction hazard and the gate's parameters "
+                    "together in this grid, the floors as shipped")
     ap.add_argument("--check", action="append", default=[], type=Path, metavar="DIR",
                     help="with --joint: each row's choice followed on the transcripts of DIR (chooses nothing)")
     ap.add_argument("--jobs", type=int, default=1, help="settings measured in this many processes")
@@ -424,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(ns.transcripts) == 1:
         ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = ({} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client
-            else PAYBACK if ns.payback else EVICT_GRIDS[ns.evict] if ns.evict else JOINT if ns.joint else GRID)
+            else PAYBACK if ns.payback else EVICT_GRIDS[ns.evict] if ns.evict else JOINT[ns.joint] if ns.joint
+            else GRID)
     extra = variant(ap, ns.extra, {*grid, *(["compact_reserve"] if ns.client else [])})
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
