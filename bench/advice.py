@@ -1,14 +1,10 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback | --evict GRID | --joint GRID]
-[--with KEY=VALUE ...] [--check DIR ...] [--jobs N] [TRANSCRIPT ...]`` (--compact: one `compact_reserve` for
-every session instead of the floors; --client: Claude Code's reserve by its client's version, before 2.1.22
-and from it, as the transcript's autocompact events say; docs/model.md "The horizon and the compaction";
---payback: `compact_payback`, "The compaction within a restart's payback"; --with: a config key, its value
-JSON, set under every setting, to measure a variant; with more than one setting, each session's capture and
-alerts lost under each; --joint: the eviction hazard and the gate's parameters chosen together in one grid,
-and the rows of docs/model.md's "The eviction hazard and the gate, chosen together" (every sub-grid's folds
-and left-out figures); --check DIR: each row's choice on all the sessions followed on the transcripts of DIR,
-which choose nothing; --jobs: settings measured in that many processes).
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--with KEY=VALUE ...]
+[TRANSCRIPT ...]`` (--compact: one `compact_reserve` for every session instead of the floors; --client:
+Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
+events say; docs/model.md "The horizon and the compaction"; --payback: `compact_payback`, "The compaction
+within a restart's payback"; --with: a config key, its value JSON, set under every setting, to measure a
+variant; with more than one setting, each session's capture and alerts lost under each).
 
 Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
 (`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
@@ -27,9 +23,7 @@ real session (a user who never restarts) is folded with it for what that user is
 
 A setting is chosen on the other sessions (feasible on each: following the advice saves >= 0, the
 median spacing of its restarts >= MIN_SPACING calls, no advice in a flat segment, no alert lost;
-then the largest slack to the targets 0.90 / 0.85 / 0.50) and scored on the one left out (--joint, which
-chooses the gate too: bench.calibrate's bounds, restarts a median 15 calls apart and the lamp at most 0.05
-changes per call within segments; at 20 no gate setting spaces the Codex fixtures' restarts). The
+then the largest slack to the targets 0.90 / 0.85 / 0.50) and scored on the one left out. The
 back-off and the cap change nothing in closed loop (a user who follows the gate never sees a
 reminder): they are compared on the real sessions' reminders and interruptions alone. Prints the
 tables docs/model.md quotes. Nothing here asserts anything.
@@ -73,37 +67,6 @@ CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
 # no advice while the compaction is within this many times a restart's payback (0: no such hold), the floors
 # as shipped
 PAYBACK: dict[str, list[Any]] = {"compact_payback": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]}
-# the eviction hazard (core.eoq.evict_factor): the restart's lighter reads weigh 1 + rate (cRatio - 1), the rate
-# the session's evictions (misses before the cache's lifetime) over its calls plus evict_prior (0: off); on a
-# 1-hour cache only from evict_min_1h evictions on. The variants measured and dropped (a minimum elsewhere,
-# a Beta-style additive prior, counts and priors per cache class): commit 0c80b29, docs/model.md
-EVICT_GRIDS: dict[str, dict[str, list[Any]]] = {
-    "prior": {"evict_prior": [0, 25, 50, 100, 200, 400], "evict_min_1h": [1]},
-    "min1h": {"evict_min_1h": [1, 2, 3, 4, 6, 8, 1000], "evict_prior": [0, 25, 50, 100, 200, 400]},
-}
-# the eviction hazard and the gate's parameters in one grid (--joint small, the one docs/model.md's table
-# reads): the gate's axes where the 1,400-setting calibration's folds disagree, with the hazard on or under
-# it, and their neighbours (bp_amber 0.02 and up, dwell 3 and 5, guard_x 1.1 and up never chosen in a fold;
-# bill_lookback 30 and the whole segment give the same restarts on every session: as shipped); evict_prior 0
-# is no hazard (evict_min_1h then moves nothing)
-HAZARD: dict[str, list[Any]] = {"evict_prior": [0, 50, 200], "evict_min_1h": [1, 3]}
-JOINT: dict[str, dict[str, list[Any]]] = {
-    "small": {**HAZARD, "bp_amber": [0.001, 0.002, 0.005, 0.01], "notify_dwell": [1, 2], "guard_x": [1.0, 1.05]},
-    # one step further along each axis the small grid chooses
-    "wide": {**HAZARD, "bp_amber": [0.001, 0.002, 0.005, 0.01, 0.02], "notify_dwell": [1, 2, 3],
-             "guard_x": [1.0, 1.02, 1.05, 1.1]},
-    # bench.calibrate's 1,400 settings under each hazard
-    "full": {**HAZARD, **cal.GRID},
-}
-# the rows --joint prints: each a sub-grid of JOINT (an axis not named keeps all its values)
-SHIPPED_GATE: dict[str, list[Any]] = {"bp_amber": [0.001], "notify_dwell": [1], "bill_lookback": [30], "guard_x": [1.0]}
-JOINT_ROWS: list[tuple[str, dict[str, list[Any]]]] = [
-    ("main (no hazard, the gate as shipped)", {"evict_prior": [0], "evict_min_1h": [3], **SHIPPED_GATE}),
-    ("the gate chosen, no hazard", {"evict_prior": [0], "evict_min_1h": [3]}),
-    ("the hazard chosen, the gate as shipped", dict(SHIPPED_GATE)),
-    ("the hazard on, the gate chosen (prior 50, min 3)", {"evict_prior": [50], "evict_min_1h": [3]}),
-    ("both chosen together (the joint grid)", {}),
-]
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -204,16 +167,16 @@ def client_setting(s: cal.Session, setting: dict[str, Any]) -> dict[str, Any]:
     return {**rest, "compact_reserve": setting["since"] if era == RESERVE_SINCE else setting["before"]}
 
 
-def spaced(sc: cal.Score, bound: int = MIN_SPACING) -> bool:
+def spaced(sc: cal.Score) -> bool:
     sp = sc.spacing()
-    return sp is None or sp >= bound
+    return sp is None or sp >= MIN_SPACING
 
 
-def feasible(scores: list[cal.Score], unspaced: frozenset[int] = frozenset(), bound: int = MIN_SPACING) -> bool:
+def feasible(scores: list[cal.Score], unspaced: frozenset[int] = frozenset()) -> bool:
     """Following the advice saves >= 0, none in a flat segment, restarts MIN_SPACING apart (but on the
     sessions in `unspaced`, which no setting of the grid spaces so: a bound no candidate meets ranks none)."""
     for i, sc in enumerate(scores):
-        if sc.saving < 0 or sc.flat_advice or (i not in unspaced and not spaced(sc, bound)):
+        if sc.saving < 0 or sc.flat_advice or (i not in unspaced and not spaced(sc)):
             return False
     return True
 
@@ -224,19 +187,17 @@ def slack(f: dict[str, float]) -> float:
 
 
 def choose(sessions: list[cal.Session], table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]],
-           keep: list[int], grid: dict[str, list[Any]], bound: int = MIN_SPACING) -> tuple[Any, ...] | None:
+           keep: list[int], grid: dict[str, list[Any]]) -> tuple[Any, ...] | None:
     """The largest slack of the setting's worst neighbour on the grid; among equals the fewest alerts
     lost, then the fewest interruptions, then the higher floors (the later in the grid): the most
-    conservative advice that costs nothing. A grid that chooses bp_amber also keeps the lamp at most
-    cal.MAX_LAMP changes per call within segments on every session (bench.calibrate's constraint); `bound`:
-    the median spacing of a session's restarts (--joint: the gate's own, cal.MIN_SPACING)."""
+    conservative advice that costs nothing."""
     sub = [sessions[i] for i in keep]
     raw = {key: slack(cal.figures(sub, [scores[i] for i in keep])) for key, (scores, _seen) in table.items()}
-    unspaced = frozenset(n for n, i in enumerate(keep) if not any(spaced(sc[i], bound) for sc, _ in table.values()))
+    unspaced = frozenset(n for n, i in enumerate(keep) if not any(spaced(sc[i]) for sc, _ in table.values()))
     best: tuple[tuple[float, ...], tuple[Any, ...]] | None = None
     for n, (key, (scores, seen)) in enumerate(table.items()):
         sc, sh = [scores[i] for i in keep], [seen[i] for i in keep]
-        if not feasible(sc, unspaced, bound) or ("bp_amber" in grid and any(x.lamp > cal.MAX_LAMP for x in sh)):
+        if not feasible(sc, unspaced):
             continue
         hours = sum(x.hours for x in sh)
         # a plateau, not a lone peak
@@ -285,130 +246,6 @@ def variant(ap: argparse.ArgumentParser, items: list[str], chosen: set[str]) -> 
     return extra
 
 
-_WORK: list[tuple[list[cal.Session], list[str], dict[str, Any]]] = []  # what a forked worker measures
-
-
-def _one(key: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]]:
-    sessions, names, extra = _WORK[0]
-    setting = {**extra, **dict(zip(names, key, strict=True))}
-    scores = [cal.score(s, client_setting(s, setting)) for s in sessions]
-    seen = [shown(s, config.merge(s.cfg, client_setting(s, setting))) for s in sessions]
-    return key, (scores, seen)
-
-
-def _canonical(key: tuple[Any, ...], names: list[str]) -> tuple[Any, ...]:
-    """The key whose measure stands for `key`'s: with evict_prior 0 (no hazard) evict_min_1h moves nothing."""
-    if "evict_prior" in names and "evict_min_1h" in names and not key[names.index("evict_prior")]:
-        at = names.index("evict_min_1h")
-        return (*key[:at], 1, *key[at + 1:])
-    return key
-
-
-def measure(sessions: list[cal.Session], grid: dict[str, list[Any]], extra: dict[str, Any],
-            jobs: int = 1) -> dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]]:
-    """Every setting of the grid followed in closed loop and shown to a user who never restarts, on each
-    session; in `jobs` forked processes (the sessions parsed once, before the fork)."""
-    names = list(grid)
-    keys = list(itertools.product(*grid.values()))
-    distinct = list(dict.fromkeys(_canonical(k, names) for k in keys))
-    _WORK[:] = [(sessions, names, extra)]
-    if jobs > 1:
-        import multiprocessing
-
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            done = dict(pool.imap_unordered(_one, distinct))
-    else:
-        done = dict(map(_one, distinct))
-    return {k: done[_canonical(k, names)] for k in keys}
-
-
-def _sub(table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]], grid: dict[str, list[Any]],
-         only: dict[str, list[Any]]) -> tuple[dict[str, list[Any]], dict[tuple[Any, ...], tuple[list[cal.Score],
-                                                                                                list[Shown]]]]:
-    sub = {k: only.get(k, v) for k, v in grid.items()}
-    return sub, {key: table[key] for key in itertools.product(*sub.values())}
-
-
-def _short(key: tuple[Any, ...], names: list[str]) -> str:
-    d = dict(zip(names, key, strict=True))
-    hazard = ("off" if not d.get("evict_prior") else f"prior {d['evict_prior']:g}, min 1h {d['evict_min_1h']}")
-    gate = ", ".join(f"{k} {d[k]:g}" for k in names if not k.startswith("evict_"))
-    return f"{hazard}; {gate}"
-
-
-def _check(path: Path, settings: list[dict[str, Any]]) -> tuple[str, float, list[float]]:
-    s = cal.prepare(path)
-    return s.name, s.best, [cal.score(s, setting).saving for setting in settings]
-
-
-def _check_one(job: tuple[Path, list[dict[str, Any]]]) -> tuple[str, float, list[float]]:
-    return _check(*job)
-
-
-def joint(sessions: list[cal.Session], table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]],
-          grid: dict[str, list[Any]], extra: dict[str, Any], check: list[Path], jobs: int) -> list[str]:
-    """The rows of docs/model.md's joint table: per sub-grid, the folds' choices and the left-out figures,
-    the choice on all the sessions, and that choice followed on each folder of `check`."""
-    names = list(grid)
-    everyone = list(range(len(sessions)))
-    out = ["| row | folds chose | left out: capture / median / lowest | negative | alerts lost | in sample |",
-           "|---|---|---|---|---|---|"]
-    picks: list[tuple[Any, ...]] = []
-    per: list[str] = []
-    for label, only in JOINT_ROWS:
-        sub, subtable = _sub(table, grid, only)
-        left: list[tuple[Any, ...]] = []
-        for i in everyone:
-            k = choose(sessions, subtable, [j for j in everyone if j != i], sub, cal.MIN_SPACING)
-            if k is None:
-                break
-            left.append(k)
-        chosen = choose(sessions, subtable, everyone, sub, cal.MIN_SPACING)
-        if len(left) < len(sessions) or chosen is None:
-            out.append(f"| {label} | none feasible | | | | |")
-            continue
-        picks.append(chosen)
-        scores = [table[k][0][i] for i, k in enumerate(left)]
-        seen = [table[k][1][i] for i, k in enumerate(left)]
-        f = cal.figures(sessions, scores)
-        shorts = [_short(k, names) for k in left]  # evict_min_1h under no hazard: one choice
-        folds = ", ".join(f"{k} in {shorts.count(k)}" for k in sorted(set(shorts), key=lambda k: -shorts.count(k)))
-        out.append(f"| {label} | {folds} | {f['dollar']:.3f} / {f['median']:.3f} / {f['lowest']:.3f} | "
-                   f"{sum(1 for sc in scores if sc.saving < 0)} | {sum(x.lost for x in seen)} of "
-                   f"{sum(x.alerts for x in seen)} | {_short(chosen, names)} |")
-        mine = _short(chosen, names)
-        per.append(f"{label}: " + ", ".join(f"{s.name} {scores[i].capture(s):.2f}{'*' if shorts[i] != mine else ''}"
-                                            for i, s in enumerate(sessions)))
-    out += ["", "Left out, each session (* a fold's choice other than the row's in-sample one):", "", *per]
-    if not check or not picks:
-        return out
-    settings = [{**extra, **dict(zip(names, k, strict=True))} for k in dict.fromkeys(picks)]
-    labels = [_short(k, names) for k in dict.fromkeys(picks)]
-    out += ["", "The in-sample choices followed on each folder (dollar capture / median / lowest, negative):", "",
-            "| folder | " + " | ".join(labels) + " |", "|---" * (len(labels) + 1) + "|"]
-    detail: list[str] = []
-    for folder in check:
-        jobs_in = [(p, settings) for p in sorted(folder.glob("*.jsonl"))]
-        if jobs > 1:
-            import multiprocessing
-
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                rows = pool.map(_check_one, jobs_in)
-        else:
-            rows = [_check_one(j) for j in jobs_in]
-        cells = []
-        for n in range(len(settings)):
-            best = sum(b for _name, b, _sv in rows)
-            caps = [sv[n] / b if b > 0 else 1.0 for _name, b, sv in rows]
-            dollar = sum(sv[n] for _name, _b, sv in rows) / best if best > 0 else 1.0
-            cells.append(f"{dollar:.3f} / {statistics.median(caps):.3f} / {min(caps):.3f}, "
-                         f"{sum(1 for _name, _b, sv in rows if sv[n] < 0)}")
-        out.append(f"| {folder} ({len(rows)}) | " + " | ".join(cells) + " |")
-        detail += [f"{folder}: {name} " + " / ".join(f"{sv[n] / b if b > 0 else 1.0:.2f}" for n in range(len(settings)))
-                   for name, b, sv in rows]
-    return [*out, "", "Each session of each folder, capture under each choice in the order above:", "", *detail]
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("transcripts", nargs="*", type=Path)
@@ -418,21 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
     ap.add_argument("--payback", action="store_true", help="choose compact_payback, the floors as shipped")
-    ap.add_argument("--evict", choices=list(EVICT_GRIDS), help="choose the eviction hazard's parameters, the "
-                    "floors as shipped")
-    ap.add_argument("--joint", choices=list(JOINT), help="choose the eviction hazard and the gate's parameters "
-                    "together in this grid, the floors as shipped")
-    ap.add_argument("--check", action="append", default=[], type=Path, metavar="DIR",
-                    help="with --joint: each row's choice followed on the transcripts of DIR (chooses nothing)")
-    ap.add_argument("--jobs", type=int, default=1, help="settings measured in this many processes")
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
     if len(ns.transcripts) == 1:
         ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = ({} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client
-            else PAYBACK if ns.payback else EVICT_GRIDS[ns.evict] if ns.evict else JOINT[ns.joint] if ns.joint
-            else GRID)
+            else PAYBACK if ns.payback else GRID)
     extra = variant(ap, ns.extra, {*grid, *(["compact_reserve"] if ns.client else [])})
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
@@ -444,9 +273,12 @@ def main(argv: list[str] | None = None) -> int:
         sessions = [cal.prepare(p) for p in paths]
     names = list(grid)
     out = ["| setting | " + HEAD[0][12:], HEAD[1]]
-    table = measure(sessions, grid, extra, ns.jobs)
-    if ns.joint:
-        print("\n".join(joint(sessions, table, grid, extra, ns.check, ns.jobs)), flush=True)
+    table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]] = {}
+    for key in itertools.product(*grid.values()):
+        setting = {**extra, **dict(zip(names, key, strict=True))}
+        scores = [cal.score(s, client_setting(s, setting)) for s in sessions]
+        seen = [shown(s, config.merge(s.cfg, client_setting(s, setting))) for s in sessions]
+        table[key] = (scores, seen)
     for key, (scores, seen) in table.items():
         out.append(f"| {key} " + summary(sessions, scores, seen))
     if len(table) > 1:  # each session's capture (alerts lost) under each setting: where a setting moves
@@ -468,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {left} capture {table[left][0][i].capture(s):.2f} lost {table[left][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback or ns.evict or ns.joint):
+    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback):
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

@@ -49,9 +49,6 @@ def _grow(seg: dict[str, Any], est: dict[str, Any], n: int, inp: int, cr: int, c
         return
     prev = seg["L"]
     new_l = cr + cw if cr < prev - max(1000, 0.02 * prev) else cr
-    # the session's evictions: the synthetic calls come seconds apart, so every miss is one
-    est["evictions"] += new_l != cr
-    est["evict_calls"] += 1
     before = seg["floor"] if seg["calls"] == 2 else prev
     residual = float(max(0, new_l - before))
     level, seen = est["level"], est["seen"]
@@ -66,11 +63,10 @@ def _grow(seg: dict[str, Any], est: dict[str, Any], n: int, inp: int, cr: int, c
     seg["L"] = new_l
 
 
-def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: Mapping[str, Any],
-          f: float = 1.0) -> tuple[str, float, int | None, float]:
+def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: Mapping[str, Any]
+          ) -> tuple[str, float, int | None, float]:
     """(lamp, rent of this call, N_back, saving over the optimal cycle in read units) from the EOQ
-    figures at the segment's floor B; `f`, 1 + the eviction hazard x (c - 1), weighs the lighter
-    reads a restart brings against its price."""
+    figures at the segment's floor B."""
     b = seg["floor"]
     if b <= 0:
         return "white", 0.0, None, 0.0
@@ -78,11 +74,11 @@ def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: Mapp
     x = seg["L"] / b
     s = min(shared or 0, b)
     c_eff = (c * (b - s) + s) / b
-    dhat = math.sqrt(2 * c_eff / f * g / b)
+    dhat = math.sqrt(2 * c_eff * g / b)
     mf = dhat / (1 + dhat + c * g / b)
     r = (x - 1) / dhat
     bp = mf * (r + 1 / r) / 2 - mf if r > 0 else None
-    rent = max(0, seg["L"] - b) / (c_eff / f * b)
+    rent = max(0, seg["L"] - b) / (c_eff * b)
     was = seg["lamp"]
     lit = was in ("amber", "red")
     if x <= 1:
@@ -101,7 +97,7 @@ def _lamp(seg: dict[str, Any], c: float, g: float, shared: int | None, cfg: Mapp
     reserve = 33_000 if cfg["compact_reserve"] is None else cfg["compact_reserve"]
     point = (1_000_000 if seg["peak"] > 200_000 else 200_000) - reserve
     horizon = min(dhat * b / g, max(0.0, (point - seg["prompt"]) / g))
-    saving = f * horizon * (seg["L"] - b) - c_eff * b
+    saving = horizon * (seg["L"] - b) - c_eff * b
     seg["x"], seg["x_sweet"] = x, 1 + dhat
     return lamp, rent, math.ceil(cfg["backstop_base"] * 0.4142 / mf) if mf > 0 else None, saving
 
@@ -166,8 +162,7 @@ def reference(seq: list[tuple[Any, ...]], cfg: Mapping[str, Any]) -> list[tuple[
     `seq` items: ("call", inp, cr, cw, ttl) or ("compact",).
     """
     out: list[tuple[int, str]] = []
-    est: dict[str, Any] = {"level": None, "seen": 0, "shared": None, "compacted": False, "peak": 0,
-                           "evictions": 0, "evict_calls": 0}  # across segments
+    est: dict[str, Any] = {"level": None, "seen": 0, "shared": None, "compacted": False, "peak": 0}  # across segments
     ttl = None
     n = 0
     seg = _fresh_segment()
@@ -190,10 +185,7 @@ def reference(seq: list[tuple[Any, ...]], cfg: Mapping[str, Any]) -> list[tuple[
         est["peak"] = max(est["peak"], seg["prompt"])
         seg["peak"] = est["peak"]
         g = 100.0 if est["level"] is None else max(100.0, est["level"])
-        ev = est["evictions"]
-        counted = cfg["evict_prior"] and ev and (ttl != "1h" or ev >= cfg["evict_min_1h"])
-        f = 1 + ev / (est["evict_calls"] + cfg["evict_prior"]) * (c - 1) if counted else 1.0
-        lamp, rent, n_back, saving = _lamp(seg, c, g, est["shared"], cfg, f)
+        lamp, rent, n_back, saving = _lamp(seg, c, g, est["shared"], cfg)
         seg["lamp"] = lamp
         completed = _bills(seg, rent)
         if lamp not in ("amber", "red"):

@@ -30,9 +30,8 @@ def test_the_constructors_write_exactly_the_declared_keys() -> None:
     assert set(state) == set(shapes.State.__required_keys__)
     # lastBill: set by a segment's first bill; gateSaving and segUnits: by its start (older states lack them);
     # compactAt: by the session's first automatic compaction; burstUntil: by a segment's burst holding its advice
-    # evictions: from a segment's second call
     assert set(engine.new_engine()) == keys(shapes.Engine) - {"lastBill", "gateSaving", "segUnits", "compactAt",
-                                                               "burstUntil", "evictions"}
+                                                               "burstUntil"}
     assert set(health.new_health()) == keys(shapes.Health)
     assert set(meter.new_meter()) == set(shapes.Meter.__required_keys__)  # `other`: when first needed
     assert set(meter.new_bucket()) == keys(shapes.Bucket)

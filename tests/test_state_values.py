@@ -34,7 +34,7 @@ CUT = 970  # lines: the state saved at its 116th call, the 119th's reminder to c
 CONFIG = '[notify]\nchannels = ["message"]\nfallback = "none"\n\nremind_cap = 0\n'
 NAN = float("nan")
 # engine values a clean fold at the cut may not hold yet (core.shapes.Engine's NotRequired ones)
-OPTIONAL = {"lastBill": 3, "gateSaving": 1000.0, "segUnits": 10.0, "compactAt": 150_000, "evictions": [1, 40]}
+OPTIONAL = {"lastBill": 3, "gateSaving": 1000.0, "segUnits": 10.0, "compactAt": 150_000}
 
 
 class Setup:

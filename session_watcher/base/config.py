@@ -111,11 +111,6 @@ KEYS = (
     Key("compact_payback", "number", 1.5, "no gate or reminder while the automatic compaction is nearer "
         "than this many times the calls a restart needs to pay back its carry (0: no such hold)", low=0.0,
         high=100.0, project=True),
-    Key("evict_prior", "number", 0.0, "a restart's saving counts the session's cache evictions (misses "
-        "before the cache's lifetime): their rate is the evictions over the calls plus this many (0: not "
-        "counted)", low=0.0, high=100_000.0, project=True),
-    Key("evict_min_1h", "whole", 3, "on a 1-hour cache, evictions the session shows before they count",
-        low=1, high=1000, project=True),
     Key("notify.channels", "list", ["desktop"], "how alerts reach you: desktop, terminal (an OSC 777/9 "
         "escape, works over SSH), message (shown by Claude Code or Codex, never sent to the model)", choices=CHANNELS),
     Key("notify.fallback", "choice", "message", "used when no listed channel can reach you",

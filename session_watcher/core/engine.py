@@ -279,9 +279,6 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quanti
             priced.append(None)
         return []
     alerts = _cold_return(state, cfg, ts, model, written, cr)
-    # the gap since the last call and the cache's lifetime it was written with: a miss within it is an eviction
-    gap = None if ts is None or e["lastTs"] is None else ts - e["lastTs"]
-    life = cache_lifetime(e["ttl"], cfg.get("cliff"), model)
     _tally_call(e, ts, cr, cw)
     e["calls"] += 1
     e["segCalls"] += 1
@@ -308,9 +305,6 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quanti
         prev = e["L"] or 0
         # a miss, partial ones included: the read fell short of the last context by more than noise
         big_l = cr + cw if _missed(prev, cr) else cr
-        evicted = big_l != cr and gap is not None and life is not None and gap <= life
-        seen = e.get("evictions") or [0, 0]
-        e["evictions"] = [seen[0] + evicted, seen[1] + 1]
         ref = e["floor"] if e["segCalls"] == 2 else prev  # reaching the floor is not growth
         residual = _settle(state, big_l - ref)
         e["L"] = big_l
@@ -450,8 +444,7 @@ def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:
     point, _window = eoq.session_point(state, cfg)
     pressure = float(ctx.get("pressure") or 0)
     mean = (pressure - e["floor"]) / max(1, e["segCalls"] - 1)
-    hold = eoq.compaction_hold(point, pressure, q["g"], mean,
-                               cfg["compact_payback"] * k / (q["evict"] * (big_l - base)))
+    hold = eoq.compaction_hold(point, pressure, q["g"], mean, cfg["compact_payback"] * k / (big_l - base))
     if hold is None:
         return True
     until = e.get("burstUntil")

@@ -318,38 +318,20 @@ def figures(state: State, cfg: ModelParams) -> Quantities:
     big_l = e["L"] or 0
     x = big_l / base
     k = restart_cost(cr, base, shared)
-    f = evict_factor(state, cfg, cr)
     ce = k / base
-    dh = dhat(ce / f, g, base)
+    dh = dhat(ce, g, base)
     mf = movable_fraction(dh, cr * g / base)
     bp = bill_premium(x, dh, mf)
     return {
         "L": e["L"], "cRatio": cr, "cEff": ce, "K": k, "shared": shared, "g": g, "bFull": b_full,
         "bDefault": b_default, "x": x, "dhat": dh, "xSweet": 1 + dh, "mf": mf, "br": bp,
         # past a long-context step every rate of a call doubles: the rent is what the call costs
-        "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce / f),
+        "burnRate": rent_rate(big_l * prices.call_factor(state["context"].get("model"), big_l), base, ce),
         "wallP": 1 + ce,
         "lamp": lamp(x, 1 + dh, bp, cfg["bp_amber"], cfg["bp_red"], prev=e["lamp"]),
         "backstopN": backstop_interval(mf, cfg["backstop_base"]),
-        "saving": None, "horizon": None, "untilCompaction": False, "evict": f,
+        "saving": None, "horizon": None, "untilCompaction": False,
     }
-
-
-def evict_factor(state: State, cfg: ModelParams, cr: float) -> float:
-    """What a token a restart sheds is worth against reading it, in reads: 1 + rate (cRatio - 1), the
-    session's eviction hazard. An eviction (a miss before the cache's lifetime, which nothing
-    announces) re-writes the context at cRatio: the lighter a restart leaves it, the less each one
-    costs. The rate: the session's evictions over its calls plus `evict_prior`; none before the
-    session has shown one (on Claude's 1-hour cache, `evict_min_1h`: cRatio 20 weighs one eviction
-    most). 1: no hazard (`evict_prior` 0, or too few evictions)."""
-    prior = cfg["evict_prior"]
-    seen = state["engine"].get("evictions")
-    if not prior or not seen or not seen[0]:
-        return 1.0
-    e, model = state["engine"], state["context"].get("model")
-    if e["ttl"] == "1h" and (not model or model[:4].lower() != "gpt-") and seen[0] < cfg["evict_min_1h"]:
-        return 1.0
-    return 1.0 + seen[0] / (seen[1] + prior) * (cr - 1)
 
 
 def _unpriced(e: Engine, cr: float, g: float, b: tuple[int, int] | None) -> Quantities:
@@ -359,7 +341,7 @@ def _unpriced(e: Engine, cr: float, g: float, b: tuple[int, int] | None) -> Quan
     return {"L": e["L"], "cRatio": cr, "cEff": None, "K": None, "shared": e["shared"] or 0, "g": g,
             "bFull": b_full, "bDefault": b_default, "x": None if b is None else 1.0, "dhat": None,
             "xSweet": None, "mf": None, "br": None, "burnRate": None, "wallP": None, "lamp": "white",
-            "backstopN": None, "saving": None, "horizon": None, "untilCompaction": False, "evict": 1.0}
+            "backstopN": None, "saving": None, "horizon": None, "untilCompaction": False}
 
 
 def with_horizon(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
@@ -373,8 +355,7 @@ def with_horizon(state: State, cfg: ModelParams, q: Quantities) -> Quantities:
     m = dh * base / q["g"]
     q["horizon"] = h = session_horizon(state, cfg, m, q["g"])
     q["untilCompaction"] = h < m
-    f = q["evict"]  # the saving in reads: the carry paid once, the lighter reads weighed by the hazard
-    q["saving"] = cycle_saving(q["L"] or 0, base, h, (q["K"] or 0.0) / f) * f
+    q["saving"] = cycle_saving(q["L"] or 0, base, h, q["K"] or 0.0)
     return q
 
 

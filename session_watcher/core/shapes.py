@@ -182,7 +182,6 @@ class Engine(TypedDict):
     segUnits: NotRequired[float]  # the segment's cache cost so far, in read units (the advice floor's share)
     compactAt: NotRequired[int]  # tokens before the session's last automatic compaction (the advice's horizon)
     burstUntil: NotRequired[int]  # segCalls until which the segment's burst alone holds the advice back
-    evictions: NotRequired[list[int]]  # [misses before the cache's lifetime, calls after a segment's first]
     cal: Cal
     globs: str | None  # a digest of the (include, exclude) the inclusion was decided with (core.paths.globs_key)
     tally: Tally
@@ -330,8 +329,6 @@ class ModelParams(TypedDict):
     advice_min_share: float  # ... or under this share of the segment's cache cost so far
     compact_reserve: int | None  # the window less this is where the agent compacts, until the session shows it
     compact_payback: float  # no advice while the automatic compaction is within this many restart paybacks
-    evict_prior: float  # calls added to the eviction hazard's count (0: no hazard)
-    evict_min_1h: int  # evictions a 1-hour cache shows before its hazard counts
     cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
 
 
@@ -411,4 +408,3 @@ class Quantities(TypedDict):
     saving: float | None
     horizon: float | None  # the calls `saving` is counted over: the optimal cycle, or up to the compaction
     untilCompaction: bool  # the horizon stops at the session's automatic compaction (it comes first)
-    evict: float  # 1 + the session's eviction hazard x (cRatio - 1): what a shed token's read is worth

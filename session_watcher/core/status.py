@@ -136,7 +136,6 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
         "mf": _round(q["mf"]),
         "cRatio": q["cRatio"],
         "cEff": _round(q["cEff"]),
-        "evict": _round(q["evict"]),  # 1 + the session's eviction hazard x (cRatio - 1): dhat, the rent, the saving
         "shared": e["shared"],
         "restartCost": _round(q["K"], 1),
         "saving": _round(saving, 1),

@@ -72,7 +72,7 @@ _ENGINE = {
     "globs": "s?", "cal": "d", "tally": "d",
 }
 # those an older version's state may lack (core.shapes.Engine's NotRequired)
-_ENGINE_OPTIONAL = {"lastBill": "c", "gateSaving": "n?", "segUnits": "n", "compactAt": "c", "evictions": "l"}
+_ENGINE_OPTIONAL = {"lastBill": "c", "gateSaving": "n?", "segUnits": "n", "compactAt": "c"}
 _TALLY = {"firstTs": "n?", "gate": "c", "backstop": "c", "guard": "c", "cold": "c", "coldTokens": "c",
           "coldUsd": "n", "coldUnpriced": "c", "warmRead": "c", "warmWrite": "c"}
 _BUCKET = dict.fromkeys(("uncachedInput", "output", "cacheRead", "cacheWrite", "cacheWrite5m", "cacheWrite1h",
@@ -90,8 +90,7 @@ _KEPT = {"guard": "d", "notified": "d", "outbox": "l", "seen": "l", "parentSessi
 _PARAMS = {"include": "l", "exclude": "l", "cRatio": "n?", "bp_amber": "n", "bp_red": "n", "notify_dwell": "c",
            "bill_lookback": "c", "backstop_base": "n", "guard_x": "n", "gate_min_calls": "c",
            "remind_backoff": "n", "remind_cap": "c", "advice_min_usd": "n", "advice_min_share": "n",
-           "compact_reserve": "c?", "compact_payback": "n",
-           "evict_prior": "n", "evict_min_1h": "c"}
+           "compact_reserve": "c?", "compact_payback": "n"}
 _VALUES = {**_PARAMS, "notify": "d", "guard": "s", "handoff_stale_min": "n", "prices": "d", "otlp": "d"}
 
 
@@ -128,10 +127,6 @@ def damage(doc: dict[str, Any]) -> list[str]:
     cal = e["cal"]
     if type(cal) is dict and not (_ok(cal.get("chars"), "n") and _ok(cal.get("tokens"), "n")):
         bad.append("engine.cal")
-    ev = e.get("evictions")
-    if ev is not None and not (type(ev) is list and len(ev) == 2 and all(type(n) is int and n >= 0 for n in ev)
-                               and ev[0] <= ev[1]):
-        bad.append("engine.evictions")
     if e["lamp"] not in (None, "white", "green", "amber", "red"):
         bad.append("engine.lamp")
     if type(e["ledger"]) is list and not all(  # [path, open tokens, calls seen, chars behind, original tokens]
