@@ -22,8 +22,9 @@ real session (a user who never restarts) is folded with it for what that user is
   counted up to 15 minutes each), and lamp changes per call within segments.
 
 A setting is chosen on the other sessions (feasible on each: following the advice saves >= 0, the
-median spacing of its restarts >= MIN_SPACING calls, no advice in a flat segment, no alert lost;
-then the largest slack to the targets 0.90 / 0.85 / 0.50) and scored on the one left out. The
+median spacing of its restarts >= MIN_SPACING calls, no advice in a flat segment; then the largest
+slack to the targets 0.90 / 0.85 / 0.50, among equals the fewest alerts lost) and scored on the one
+left out. The
 back-off and the cap change nothing in closed loop (a user who follows the gate never sees a
 reminder): they are compared on the real sessions' reminders and interruptions alone. Prints the
 tables docs/model.md quotes. Nothing here asserts anything.
