@@ -88,8 +88,13 @@ def test_our_metrics_and_claude_codes_arrive_with_the_same_session_id(claude_bin
     theirs = [p for p in points if p.name == "claude_code.token.usage" and p.attributes.get("session.id") == sid]
     assert {p.resource["service.name"] for p in theirs} == {"claude-code"}
     assert {p.resource["service.name"] for p in ours} == {"session-watcher"}
-    # the join: the same session, the same user, the same team attribute, on both sides
-    assert {p.attributes["user.id"] for p in ours} == {p.attributes["user.id"] for p in theirs}
+    # the join: the same session, the same user, the same team attribute, on both sides. The user id
+    # is the client's, written into .claude.json during its first start: a pass sent before that (a
+    # loaded machine) carries none, so the join is read where a backend reads it, the latest points
+    uid = json.loads((world.config / ".claude.json").read_text())["userID"]
+    assert {p.attributes.get("user.id") for p in _latest(ours).values()} == {uid}
+    assert {p.attributes.get("user.id") for p in _latest(theirs).values()} == {uid}
+    assert {p.attributes["user.id"] for p in ours + theirs if "user.id" in p.attributes} == {uid}
     assert {p.attributes["team.id"] for p in ours} == {p.attributes["team.id"] for p in theirs} == {"platform"}
     got = _latest(ours)
     assert {got[("session_watcher.x", ())].attributes["model"]} == {p.attributes["model"] for p in theirs}
