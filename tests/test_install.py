@@ -259,8 +259,15 @@ def test_existing_statusline_is_kept(box: dict[str, Any]) -> None:
 
 
 def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
-    """Runs last of the install.sh tests: it removes the venv."""
+    """Runs last of the install.sh tests: it removes the venv. What stays is named: the session
+    states, and the config `config set` wrote (it was left unsaid: a user who wanted everything gone
+    did not know of it)."""
     b: Box = box["box"]
+    config = b.sw_home / "config" / "config.toml"
+    got = subprocess.run([str(b.bin), "config", "set", "notify.remind_min", "5"], env=b.env(), capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert (got.returncode, got.stderr) == (0, ""), got.stdout
+    assert config.is_file()
     proc = b.install("--uninstall")
     assert proc.returncode == 0, proc.stderr
     assert b.settings().read_text() == box["original"]
@@ -274,8 +281,11 @@ def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     assert [p.read_text() for p in backups] == [box["original"]]
     state = b.sw_home / "state"
     said = proc.stdout.strip().splitlines()[-1]
+    kept = f"your config stays in {config} (delete them yourself if you wish)"
     if state.is_dir() and any(state.iterdir()):  # the hook tests above ran sessions here
-        assert said.endswith(f"session states stay in {state} (delete them yourself if you wish)"), said
+        kept = f"session states stay in {state}; {kept}"
+    assert said.endswith(f"; {kept}"), said
+    assert config.is_file()
     # uninstalling again changes nothing
     assert b.install("--uninstall").returncode == 0
     assert b.settings().read_text() == box["original"]
