@@ -477,3 +477,15 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
     # a configured endpoint that cannot be used is the config's, not the command line's: 1, as before
     env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://127.0.0.1:4318"}
     assert sw("export", "--otlp", "--dry-run", env=env).returncode == 1
+
+
+def test_notify_test_reads_as_a_real_gate_alert() -> None:
+    """`notify --test` shows what a gate alert says now: the saving in dollars over its horizon, and
+    how (the tokens not read at this session's pace); its sample had no horizon and read as an older
+    alert's ("Restarting now saves about 612k tokens ($0.31) of cache reads.")."""
+    proc = sw("notify", "--test", "--channel", "message", env={**os.environ, "COLUMNS": "1000"})
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert "session-watcher: Test: This session now costs more than a fresh start\n" in out
+    assert ("Restarting now saves $0.31 over the next ~6 calls (at this session's pace: 648k fewer tokens read, "
+            "less the restart's own cost).") in out
