@@ -489,3 +489,40 @@ def test_notify_test_reads_as_a_real_gate_alert() -> None:
     assert "session-watcher: Test: This session now costs more than a fresh start\n" in out
     assert ("Restarting now saves $0.31 over the next ~6 calls (at this session's pace: 648k fewer tokens read, "
             "less the restart's own cost).") in out
+
+
+def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Path) -> None:
+    """`config set` had no way back: a user who tried a value could not return to the default but by
+    editing the file. `config unset KEY` takes it out (comments kept, a table left empty gone) and
+    says what `show` then has; a key the file does not set changes nothing; an unknown key, or a
+    removal that breaks the rule between two keys, is a command line that cannot work (exit 2, the
+    file as it was)."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("# mine\nguard = \"warn\"\nbp_red = 0.5\nbp_amber = 0.3\n\n[notify]\nremind_min = 5  # quiet\n")
+    got = sw("config", "unset", "notify.remind_min", env=wide)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout.decode() == f"notify.remind_min = 10  (removed from {cfg})\n"
+    assert cfg.read_text() == "# mine\nguard = \"warn\"\nbp_red = 0.5\nbp_amber = 0.3\n\n"
+    got = sw("config", "unset", "notify.remind_min", env=wide)
+    assert got.stdout.decode() == f"notify.remind_min = 10  ({cfg} did not set it: unchanged)\n"
+    before = cfg.read_text()
+    for args, why in ((("bp_red",), "bp_red must be at least bp_amber"), (("remind_min",), "did you mean"),
+                      (("nosuch",), "unknown key 'nosuch'")):
+        got = sw("config", "unset", *args)
+        assert got.returncode == 2, (args, got.stderr)
+        assert why in got.stderr.decode()
+        assert got.stdout == b""
+        assert cfg.read_text() == before
+    assert sw("config", "unset", "bp_amber").returncode == 0
+    got = sw("config", "unset", "bp_red", env=wide)
+    assert got.stdout.decode() == f"bp_red = 0.25  (removed from {cfg})\n"
+    assert sw("config", "set", "cRatio", "20").returncode == 0
+    got = sw("config", "unset", "cRatio", env=wide)
+    assert got.stdout.decode() == f"cRatio not set (worked out at run time)  (removed from {cfg})\n"
+    assert cfg.read_text() == "# mine\nguard = \"warn\"\n\n"
+    shown = sw("config", "show", "--json")
+    assert json.loads(shown.stdout)["effective"]["guard"] == "warn"

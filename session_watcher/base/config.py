@@ -533,6 +533,56 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     return written, moved
 
 
+def unset_value(file: str, key: str, project: bool = False) -> bool:
+    """Take `key` (dotted for tables, `prices.MODEL` for one model's row) out of `file`, keeping its
+    comments and layout, so the default (or the layer below) counts again; a table left empty goes.
+    False when the file does not set it (nothing written). An unknown key, or a removal that breaks
+    the merged values' rule (bp_red above bp_amber), is the command line's (UsageError, exit 2); a
+    file that cannot be read as TOML is named (ConfigError, exit 1): `config set` moves it aside."""
+    import tomlkit
+
+    from session_watcher.core.usererrors import UsageError
+
+    names = key_path(key) if key.startswith("prices.") else key.split(".")
+    if not key.startswith("prices.") and key not in known_keys():
+        near = [n for n in known_keys() if n.endswith("." + key)]
+        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
+        raise UsageError(f"unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})")
+    from session_watcher.base.atomic import user_file, write_user_file
+
+    follow = not project
+    target, _mode = user_file(file, follow=follow)
+    try:
+        doc = tomlkit.parse(_read_text(target))
+    except FileNotFoundError:
+        return False
+    except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
+        raise ConfigError(f"{file}: could not be read as TOML (`config set` moves it aside and starts "
+                          "it afresh)") from None
+    tables: list[Any] = [doc]
+    for name in names[:-1]:
+        inner = tables[-1].get(name)
+        if not isinstance(inner, dict):
+            return False
+        tables.append(inner)
+    if names[-1] not in tables[-1]:
+        return False
+    before = doc.unwrap()
+    del tables[-1][names[-1]]
+    for name, table in zip(reversed(names[:-1]), reversed(tables[:-1]), strict=True):
+        if not table[name]:  # a table left empty goes with its last key
+            del table[name]
+    try:
+        layer = validate(file, doc.unwrap(), project)
+        together(file, layer, over_user=project)
+    except ConfigError as exc:
+        if _usable(file, before, project):  # sound before: the removal breaks it (exit 2)
+            raise UsageError(str(exc)) from None
+        raise
+    write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
+    return True
+
+
 def _usable(file: str, doc: Mapping[str, Any], project: bool) -> bool:
     """Whether `doc` (`file`'s values) passes the checks `load_layers` makes of it."""
     try:
