@@ -256,6 +256,36 @@ def test_the_plugins_command_runs_doctor_before_its_venv_exists(tmp_path: Path) 
     assert "bin/session-watcher doctor" in other.stderr
 
 
+def test_the_plugins_command_finds_its_venv_from_a_terminal(tmp_path: Path) -> None:
+    """Run from a terminal (Claude Code sets CLAUDE_PLUGIN_DATA for hooks only), the plugin's command
+    in the plugin cache, <config>/plugins/cache/<marketplace>/<plugin>/<version>, runs the venv its
+    hooks built in <config>/plugins/data/<plugin>-<marketplace>: it looked in install.sh's folder and
+    said "not installed yet" while doctor said the plugin's venv was ready."""
+    import shutil
+    import subprocess
+
+    from tests.oracle import REPO
+
+    plugins = tmp_path / "claude" / "plugins"
+    root = plugins / "cache" / "my.market" / "session-watcher" / "0.1.0"
+    shutil.copytree(REPO / "session_watcher", root, ignore=shutil.ignore_patterns("__pycache__"))
+    venv_bin = plugins / "data" / "session-watcher-my-market" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "session-watcher").write_text('#!/bin/sh\necho "the venv: $*"\n')
+    (venv_bin / "session-watcher").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_DATA"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")  # install.sh's folder: nothing there
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "status", "--json"], capture_output=True,
+                          text=True, env=env, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "the venv: status --json\n", "")
+    # CLAUDE_PLUGIN_DATA (the plugin's slash command passes it) still names the folder
+    elsewhere = tmp_path / "elsewhere"
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "status"], capture_output=True, text=True,
+                          env={**env, "CLAUDE_PLUGIN_DATA": str(elsewhere)}, timeout=60, check=False)
+    assert proc.returncode == 1
+    assert f"not installed yet in {elsewhere} " in proc.stderr
+
+
 def test_doctor_reads_a_bad_state_without_quarantining_it(tmp_path: Path) -> None:
     """doctor holds no session lock, so it only reports a state it cannot use: the file stays where
     it is (a hook holding the lock may be writing it), for the next hook run to quarantine."""
