@@ -203,10 +203,27 @@ def find(target: str | None) -> Found:
                     "session with its id")
 
 
+def _latest_with_transcript(newest: Found) -> Found:
+    """The most recently active session whose transcript is on disk; `newest` where none is."""
+    known = _known()
+    activity: dict[str, float] = dict(known.states)
+    for sid, (_path, mtime) in known.transcripts.items():
+        activity[sid] = mtime
+    for sid in sorted(activity, key=lambda i: (activity[i], i), reverse=True):
+        found = _by_id(sid, known)
+        if found.transcript is not None and os.path.isfile(found.transcript):
+            return found
+    return newest
+
+
 def transcript_of(target: str | None) -> Found:
     """`find`, for the commands that read the transcript itself (`replay`, `backtest`, `report
     session`): NoSession when the session has none on disk."""
     found = find(target)
+    if not target and (found.transcript is None or not os.path.isfile(found.transcript)):
+        # the most recently active has no transcript (Claude Code opened and left before a prompt, its
+        # SessionStart hook recorded it): the latest that has one is the session meant
+        found = _latest_with_transcript(found)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id} has no transcript on disk (its state names none, and none is "
                         "in the Claude Code projects or Codex sessions folders)")
