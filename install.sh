@@ -136,10 +136,12 @@ say "installed: $bin"
 [ "$mode" = nodemo ] && exit 0
 
 echo
-echo "== the status a bundled sample session ends with (session-watcher replay):"
-sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", "sample-session.jsonl"))')
-"$bin" replay "$sample"
-echo
+if [ "$fresh" = 1 ]; then  # an update (the venv was there) has seen it: only the user's sessions then
+    echo "== the status a bundled sample session ends with (session-watcher replay):"
+    sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", "sample-session.jsonl"))')
+    "$bin" replay "$sample"
+    echo
+fi
 projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
 projects="${projects%%,*}/projects"
 # Codex's threads too, where Codex is (install_codex.codex_home): its rollouts, live or archived

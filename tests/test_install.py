@@ -592,6 +592,13 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
     run = ["sh", str(REPO / "install.sh")]
     got = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
+    assert "== the status a bundled sample session ends with (session-watcher replay):" in got.stdout
+    # an update (install.sh again over the venv) shows the sample no more: the user has seen it
+    again = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.startswith("updating (pip)\n")
+    assert "sample" not in again.stdout
+    assert "== no Claude Code sessions in" in again.stdout
     state = b.sw_home / "state"
     state.mkdir(exist_ok=True)
     (state / "a-session.json").write_text("{}")
