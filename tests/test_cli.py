@@ -526,3 +526,25 @@ def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Pat
     assert cfg.read_text() == "# mine\nguard = \"warn\"\n\n"
     shown = sw("config", "show", "--json")
     assert json.loads(shown.stdout)["effective"]["guard"] == "warn"
+
+
+def test_config_unset_finds_a_price_row_whatever_the_case_of_its_model_id() -> None:
+    """The config reads a model's id in lower case, so `[prices."My-Model"]` prices my-model and
+    `config show` lists it; `config unset prices.My-Model` (or `prices.my-model`) said the file did
+    not set it and left it there. Every row of that id goes, in whatever case it was written; the
+    other rows stay."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[prices."My-Model"]\ninput = 1.0\ncache_read = 0.2\n\n[prices.other]\ninput = 2.0\n')
+    got = sw("config", "unset", "prices.my-model.cache_read", env=wide)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout.decode().endswith(f"(removed from {cfg})\n"), got.stdout
+    assert cfg.read_text() == '[prices."My-Model"]\ninput = 1.0\n\n[prices.other]\ninput = 2.0\n'
+    got = sw("config", "unset", "prices.My-Model", env=wide)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout.decode() == f"prices.My-Model not set (the built-in prices count)  (removed from {cfg})\n"
+    assert cfg.read_text() == "[prices.other]\ninput = 2.0\n"
+    assert "my-model" not in json.loads(sw("config", "show", "--json").stdout)["effective"].get("prices", {})

@@ -559,19 +559,9 @@ def unset_value(file: str, key: str, project: bool = False) -> bool:
     except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
         raise ConfigError(f"{file}: could not be read as TOML (`config set` moves it aside and starts "
                           "it afresh)") from None
-    tables: list[Any] = [doc]
-    for name in names[:-1]:
-        inner = tables[-1].get(name)
-        if not isinstance(inner, dict):
-            return False
-        tables.append(inner)
-    if names[-1] not in tables[-1]:
-        return False
     before = doc.unwrap()
-    del tables[-1][names[-1]]
-    for name, table in zip(reversed(names[:-1]), reversed(tables[:-1]), strict=True):
-        if not table[name]:  # a table left empty goes with its last key
-            del table[name]
+    if not _remove(doc, names, fold=1 if names[0] == "prices" else -1):
+        return False
     try:
         layer = validate(file, doc.unwrap(), project)
         together(file, layer, over_user=project)
@@ -581,6 +571,24 @@ def unset_value(file: str, key: str, project: bool = False) -> bool:
         raise
     write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
     return True
+
+
+def _remove(table: Any, names: list[str], fold: int = -1) -> bool:
+    """Take `names` (a path of keys) out of `table`, a table left empty going with its last key;
+    False when it is not there. The key at depth `fold` is matched in any case (a model's row under
+    `prices`: the config reads its id in lower case, `[prices."My-Model"]` prices my-model), so
+    every row of that id goes."""
+    head, rest = names[0], names[1:]
+    keys = [k for k in table if str(k).lower() == head] if fold == 0 else [head] if head in table else []
+    gone = False
+    for k in keys:
+        inner = table[k]
+        if rest and not (isinstance(inner, dict) and _remove(inner, rest, fold - 1)):
+            continue
+        if not rest or not inner:  # the key itself, or a table it left empty
+            del table[k]
+        gone = True
+    return gone
 
 
 def _usable(file: str, doc: Mapping[str, Any], project: bool) -> bool:
