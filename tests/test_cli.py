@@ -548,3 +548,22 @@ def test_config_unset_finds_a_price_row_whatever_the_case_of_its_model_id() -> N
     assert got.stdout.decode() == f"prices.My-Model not set (the built-in prices count)  (removed from {cfg})\n"
     assert cfg.read_text() == "[prices.other]\ninput = 2.0\n"
     assert "my-model" not in json.loads(sw("config", "show", "--json").stdout)["effective"].get("prices", {})
+
+
+def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_path: Path) -> None:
+    """What `config set` and `config unset` say ("notify.remind_min = 10  (removed from
+    ~/.config/session-watcher/config.toml)", 83 columns on a new user's machine) wraps at spaces
+    within COLUMNS as every command's text, the file's path whole (a folder with a space in it too)."""
+    project = tmp_path / "a project with spaces"
+    project.mkdir()
+    target = project / ".claude" / "session-watcher.toml"
+    env = {**os.environ, "COLUMNS": "40"}
+    for args, said in ((("set", "gate_min_calls", "12"), f"gate_min_calls = 12  (in {target})"),
+                       (("unset", "gate_min_calls"), f"gate_min_calls = 10  (removed from {target})")):
+        got = sw("config", *args, "--project", str(project), env=env)
+        assert (got.returncode, got.stderr) == (0, b""), args
+        lines = got.stdout.decode().splitlines()
+        assert len(lines) > 1, lines
+        assert all(len(line) <= 40 or line == f"{target})" for line in lines), lines
+        assert f"{target})" in lines, lines  # the path whole, on a line of its own
+        assert " ".join(line.strip() for line in lines) == said

@@ -301,7 +301,7 @@ def config_set(ns: argparse.Namespace) -> int:
         shown = shown.get(part) if isinstance(shown, dict) else None
     said = config.show_value(shown if shown is not None else value)
     note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
-    print(one_line(f"{ns.key} = {said}  (in {target}{note})"))
+    _said(f"{ns.key} = {said}  (in {target}{note})", target)
     return 0
 
 
@@ -318,8 +318,16 @@ def config_unset(ns: argparse.Namespace) -> int:
     unset = "the built-in prices count" if ns.key.startswith("prices.") else "worked out at run time"
     said = f"not set ({unset})" if shown is None else f"= {config.show_value(shown)}"
     where = f"removed from {target}" if removed else f"{target} did not set it: unchanged"
-    print(one_line(f"{ns.key} {said}  ({where})"))
+    _said(f"{ns.key} {said}  ({where})", target)
     return 0
+
+
+def _said(line: str, target: str) -> None:
+    """What `config set` or `unset` did, wrapped at spaces within the terminal's width as every
+    command's text, the file's path whole (to be copied)."""
+    from session_watcher.core.text import wrap
+
+    print("\n".join(wrap(one_line(line), columns(), keep=[one_line(target)])))
 
 
 def doctor(ns: argparse.Namespace) -> int:
