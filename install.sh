@@ -87,7 +87,9 @@ if [ "$mode" = uninstall ]; then
     if [ -n "$config" ] && [ -f "$config" ]; then
         kept="${kept:+$kept; }your config stays in $config"
     fi
-    [ -z "$kept" ] || said="$said; $kept (delete them yourself if you wish)"
+    them=them
+    [ "$kept" != "your config stays in $config" ] || them=it  # the one file
+    [ -z "$kept" ] || said="$said; $kept (delete $them yourself if you wish)"
     said=$(say "$said")  # wrapped while the venv that wraps it is there; said once it is gone
     rm -rf "$venv"
     rm -f "$data/pip.log"

@@ -281,9 +281,9 @@ def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     assert [p.read_text() for p in backups] == [box["original"]]
     state = b.sw_home / "state"
     said = proc.stdout.strip().splitlines()[-1]
-    kept = f"your config stays in {config} (delete them yourself if you wish)"
+    kept = f"your config stays in {config} (delete it yourself if you wish)"
     if state.is_dir() and any(state.iterdir()):  # the hook tests above ran sessions here
-        kept = f"session states stay in {state}; {kept}"
+        kept = f"session states stay in {state}; your config stays in {config} (delete them yourself if you wish)"
     assert said.endswith(f"; {kept}"), said
     assert config.is_file()
     # uninstalling again changes nothing
@@ -733,3 +733,24 @@ def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
     report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
     assert thread[:8] in report
     assert "status line" not in got.stdout
+
+
+def test_uninstall_names_the_config_it_leaves_as_one_file(tmp_path: Path) -> None:
+    """No session state, only the config `config set` wrote: the last line names it as the one file it
+    is ("your config stays in FILE (delete it yourself if you wish)"), not as "them". (The venv: a
+    stand-in that runs this interpreter; install.sh removes it.)"""
+    import sys
+
+    b = Box(tmp_path)
+    config = b.sw_home / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("guard = \"warn\"\n")
+    venv_bin = b.sw_home / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (venv_bin / "python").chmod(0o755)
+    gone = b.install("--uninstall")
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    said = " ".join(gone.stdout.split())  # the words, the lines joined
+    assert said.endswith(f"; your config stays in {config} (delete it yourself if you wish)"), said
+    assert config.is_file()
