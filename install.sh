@@ -43,11 +43,13 @@ say() {
 if [ "$mode" = uninstall ]; then
     state=""
     cache=""
+    config=""
     if [ -x "$venv/bin/python" ]; then
         "$venv/bin/python" -m session_watcher.cli.install remove
         "$venv/bin/python" -m session_watcher.cli.install_codex remove  # Codex's hooks.json, when added
         state=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.state_dir())' 2>/dev/null)
         cache=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.cache_dir())' 2>/dev/null)
+        config=$("$venv/bin/python" -I -c 'from session_watcher.base import paths; print(paths.user_config_file())' 2>/dev/null)
     fi
     # the report's index (made again by the next report): its files, by their names (reports/index.py),
     # from the folder the package names, never through a link (the report writes through none); the
@@ -75,11 +77,19 @@ if [ "$mode" = uninstall ]; then
                 rm -f "$state/cliff.json" "$state/.tidied" && rmdir "$state" 2>/dev/null || true ;;
         esac
     fi
-    # the session states are said to stay only when there are some
+    # what stays is said only when it is there: the session states, your config (`config set` wrote
+    # it, or you did: the next install reads it again)
     said="removed $venv"
+    kept=""
     if [ -n "$state" ] && [ -n "$(ls -A "$state" 2>/dev/null)" ]; then
-        said="$said; session states stay in $state (delete them yourself if you wish)"
+        kept="session states stay in $state"
     fi
+    if [ -n "$config" ] && [ -f "$config" ]; then
+        kept="${kept:+$kept; }your config stays in $config"
+    fi
+    them=them
+    [ "$kept" != "your config stays in $config" ] || them=it  # the one file
+    [ -z "$kept" ] || said="$said; $kept (delete $them yourself if you wish)"
     said=$(say "$said")  # wrapped while the venv that wraps it is there; said once it is gone
     rm -rf "$venv"
     rm -f "$data/pip.log"
@@ -128,10 +138,12 @@ say "installed: $bin"
 [ "$mode" = nodemo ] && exit 0
 
 echo
-echo "== the status a bundled sample session ends with (session-watcher replay):"
-sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", "sample-session.jsonl"))')
-"$bin" replay "$sample"
-echo
+if [ "$fresh" = 1 ]; then  # an update (the venv was there) has seen it: only the user's sessions then
+    echo "== the status a bundled sample session ends with (session-watcher replay):"
+    sample=$("$venv/bin/python" -c 'import session_watcher, os; print(os.path.join(os.path.dirname(session_watcher.__file__), "data", "sample-session.jsonl"))')
+    "$bin" replay "$sample"
+    echo
+fi
 projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
 projects="${projects%%,*}/projects"
 # Codex's threads too, where Codex is (install_codex.codex_home): its rollouts, live or archived

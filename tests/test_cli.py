@@ -477,3 +477,93 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
     # a configured endpoint that cannot be used is the config's, not the command line's: 1, as before
     env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://127.0.0.1:4318"}
     assert sw("export", "--otlp", "--dry-run", env=env).returncode == 1
+
+
+def test_notify_test_reads_as_a_real_gate_alert() -> None:
+    """`notify --test` shows what a gate alert says now: the saving in dollars over its horizon, and
+    how (the tokens not read at this session's pace); its sample had no horizon and read as an older
+    alert's ("Restarting now saves about 612k tokens ($0.31) of cache reads.")."""
+    proc = sw("notify", "--test", "--channel", "message", env={**os.environ, "COLUMNS": "1000"})
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert "session-watcher: Test: This session now costs more than a fresh start\n" in out
+    assert ("Restarting now saves $0.31 over the next ~6 calls (at this session's pace: 648k fewer tokens read, "
+            "less the restart's own cost).") in out
+
+
+def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Path) -> None:
+    """`config set` had no way back: a user who tried a value could not return to the default but by
+    editing the file. `config unset KEY` takes it out (comments kept, a table left empty gone) and
+    says what `show` then has; a key the file does not set changes nothing; an unknown key, or a
+    removal that breaks the rule between two keys, is a command line that cannot work (exit 2, the
+    file as it was)."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("# mine\nguard = \"warn\"\nbp_red = 0.5\nbp_amber = 0.3\n\n[notify]\nremind_min = 5  # quiet\n")
+    got = sw("config", "unset", "notify.remind_min", env=wide)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout.decode() == f"notify.remind_min = 10  (removed from {cfg})\n"
+    assert cfg.read_text() == "# mine\nguard = \"warn\"\nbp_red = 0.5\nbp_amber = 0.3\n\n"
+    got = sw("config", "unset", "notify.remind_min", env=wide)
+    assert got.stdout.decode() == f"notify.remind_min = 10  ({cfg} did not set it: unchanged)\n"
+    before = cfg.read_text()
+    for args, why in ((("bp_red",), "bp_red must be at least bp_amber"), (("remind_min",), "did you mean"),
+                      (("nosuch",), "unknown key 'nosuch'")):
+        got = sw("config", "unset", *args)
+        assert got.returncode == 2, (args, got.stderr)
+        assert why in got.stderr.decode()
+        assert got.stdout == b""
+        assert cfg.read_text() == before
+    assert sw("config", "unset", "bp_amber").returncode == 0
+    got = sw("config", "unset", "bp_red", env=wide)
+    assert got.stdout.decode() == f"bp_red = 0.25  (removed from {cfg})\n"
+    assert sw("config", "set", "cRatio", "20").returncode == 0
+    got = sw("config", "unset", "cRatio", env=wide)
+    assert got.stdout.decode() == f"cRatio not set (worked out at run time)  (removed from {cfg})\n"
+    assert cfg.read_text() == "# mine\nguard = \"warn\"\n\n"
+    shown = sw("config", "show", "--json")
+    assert json.loads(shown.stdout)["effective"]["guard"] == "warn"
+
+
+def test_config_unset_finds_a_price_row_whatever_the_case_of_its_model_id() -> None:
+    """The config reads a model's id in lower case, so `[prices."My-Model"]` prices my-model and
+    `config show` lists it; `config unset prices.My-Model` (or `prices.my-model`) said the file did
+    not set it and left it there. Every row of that id goes, in whatever case it was written; the
+    other rows stay."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[prices."My-Model"]\ninput = 1.0\ncache_read = 0.2\n\n[prices.other]\ninput = 2.0\n')
+    got = sw("config", "unset", "prices.my-model.cache_read", env=wide)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout.decode().endswith(f"(removed from {cfg})\n"), got.stdout
+    assert cfg.read_text() == '[prices."My-Model"]\ninput = 1.0\n\n[prices.other]\ninput = 2.0\n'
+    got = sw("config", "unset", "prices.My-Model", env=wide)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout.decode() == f"prices.My-Model not set (the built-in prices count)  (removed from {cfg})\n"
+    assert cfg.read_text() == "[prices.other]\ninput = 2.0\n"
+    assert "my-model" not in json.loads(sw("config", "show", "--json").stdout)["effective"].get("prices", {})
+
+
+def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_path: Path) -> None:
+    """What `config set` and `config unset` say ("notify.remind_min = 10  (removed from
+    ~/.config/session-watcher/config.toml)", 83 columns on a new user's machine) wraps at spaces
+    within COLUMNS as every command's text, the file's path whole (a folder with a space in it too)."""
+    project = tmp_path / "a project with spaces"
+    project.mkdir()
+    target = project / ".claude" / "session-watcher.toml"
+    env = {**os.environ, "COLUMNS": "40"}
+    for args, said in ((("set", "gate_min_calls", "12"), f"gate_min_calls = 12  (in {target})"),
+                       (("unset", "gate_min_calls"), f"gate_min_calls = 10  (removed from {target})")):
+        got = sw("config", *args, "--project", str(project), env=env)
+        assert (got.returncode, got.stderr) == (0, b""), args
+        lines = got.stdout.decode().splitlines()
+        assert len(lines) > 1, lines
+        assert all(len(line) <= 40 or line == f"{target})" for line in lines), lines
+        assert f"{target})" in lines, lines  # the path whole, on a line of its own
+        assert " ".join(line.strip() for line in lines) == said

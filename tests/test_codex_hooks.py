@@ -117,7 +117,9 @@ def test_a_cold_prompt_is_held_once_and_clear_takes_the_handoff_with_the_work(tm
     assert start(project, "resume", THREAD) is None  # the old conversation is back: no note
     got = start(project, "clear")
     assert got is not None
-    assert set(got) == {"hookSpecificOutput"}
+    assert set(got) == {"hookSpecificOutput", "systemMessage"}  # the note, and the user's word that it came
+    assert got["systemMessage"].startswith(
+        f"session-watcher: this session starts with the handoff of session {THREAD[:8]}")
     assert got["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     note = got["hookSpecificOutput"]["additionalContext"]
     assert note.startswith(f"[session-watcher handoff from session {THREAD}")

@@ -288,7 +288,8 @@ def test_the_model_parameters_are_kept_with_the_config() -> None:
 def test_show_is_toml_and_set_echoes_what_show_says() -> None:
     """`config show` prints TOML a person can paste into the file (`--json` for programs); `config
     set` echoes the value as `show` then has it: `guard block` is read as `ask`, and said so."""
-    proc = sw("config", "set", "guard", "block")
+    wide = {**os.environ, "COLUMNS": "1000"}  # the echo on one line (it wraps within COLUMNS)
+    proc = sw("config", "set", "guard", "block", env=wide)
     assert proc.returncode == 0, proc.stderr
     said = proc.stdout.decode()
     assert said.startswith(f'guard = "ask"  (in {user_file()}; you wrote "block", read as this)')
@@ -299,7 +300,7 @@ def test_show_is_toml_and_set_echoes_what_show_says() -> None:
     assert doc["notify"]["remind_min"] == 10
     assert f"#   {user_file()}" in shown.stdout.decode()
     assert json.loads(sw("config", "show", "--json").stdout)["effective"]["guard"] == "ask"
-    proc = sw("config", "set", "notify.remind_min", "15")
+    proc = sw("config", "set", "notify.remind_min", "15", env=wide)
     assert proc.stdout.decode().startswith(f"notify.remind_min = 15  (in {user_file()})")
     assert tomllib.loads(sw("config", "show").stdout.decode())["notify"]["remind_min"] == 15
 

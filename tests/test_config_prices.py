@@ -131,13 +131,14 @@ def test_config_set_writes_a_row_and_refuses_a_bad_value() -> None:
 def test_config_set_of_a_row_echoes_it_on_one_line() -> None:
     """The row form the docs give: its echo is the table inline, as TOML (it was the table's block,
     its newlines escaped: `prices.gpt-5.5 = input = 4.0\\x0acache_read = 0.4\\x0a`)."""
+    wide = {**os.environ, "COLUMNS": "1000"}  # no line of it wrapped for the width (it keeps within COLUMNS)
     try:
-        got = sw("config", "set", "prices.gpt-5.5", "{input = 4.0, cache_read = 0.4}")
+        got = sw("config", "set", "prices.gpt-5.5", "{input = 4.0, cache_read = 0.4}", env=wide)
         assert got.returncode == 0, got.stderr
         said = got.stdout.decode().splitlines()
         assert len(said) == 1
         assert said[0].startswith("prices.gpt-5.5 = {input = 4.0, cache_read = 0.4}  (in "), said
-        got = sw("config", "set", "notify.channels", '["terminal", "message"]')
+        got = sw("config", "set", "notify.channels", '["terminal", "message"]', env=wide)
         assert got.stdout.decode().startswith('notify.channels = ["terminal", "message"]  (in '), got.stdout
     finally:
         os.unlink(paths.user_config_file())

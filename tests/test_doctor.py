@@ -256,6 +256,36 @@ def test_the_plugins_command_runs_doctor_before_its_venv_exists(tmp_path: Path) 
     assert "bin/session-watcher doctor" in other.stderr
 
 
+def test_the_plugins_command_finds_its_venv_from_a_terminal(tmp_path: Path) -> None:
+    """Run from a terminal (Claude Code sets CLAUDE_PLUGIN_DATA for hooks only), the plugin's command
+    in the plugin cache, <config>/plugins/cache/<marketplace>/<plugin>/<version>, runs the venv its
+    hooks built in <config>/plugins/data/<plugin>-<marketplace>: it looked in install.sh's folder and
+    said "not installed yet" while doctor said the plugin's venv was ready."""
+    import shutil
+    import subprocess
+
+    from tests.oracle import REPO
+
+    plugins = tmp_path / "claude" / "plugins"
+    root = plugins / "cache" / "my.market" / "session-watcher" / "0.1.0"
+    shutil.copytree(REPO / "session_watcher", root, ignore=shutil.ignore_patterns("__pycache__"))
+    venv_bin = plugins / "data" / "session-watcher-my-market" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "session-watcher").write_text('#!/bin/sh\necho "the venv: $*"\n')
+    (venv_bin / "session-watcher").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_DATA"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")  # install.sh's folder: nothing there
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "status", "--json"], capture_output=True,
+                          text=True, env=env, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "the venv: status --json\n", "")
+    # CLAUDE_PLUGIN_DATA (the plugin's slash command passes it) still names the folder
+    elsewhere = tmp_path / "elsewhere"
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "status"], capture_output=True, text=True,
+                          env={**env, "CLAUDE_PLUGIN_DATA": str(elsewhere)}, timeout=60, check=False)
+    assert proc.returncode == 1
+    assert f"not installed yet in {elsewhere} " in proc.stderr
+
+
 def test_doctor_reads_a_bad_state_without_quarantining_it(tmp_path: Path) -> None:
     """doctor holds no session lock, so it only reports a state it cannot use: the file stays where
     it is (a hook holding the lock may be writing it), for the next hook run to quarantine."""
@@ -302,3 +332,35 @@ def test_a_state_gone_after_the_listing_is_no_fault(tmp_path: Path, monkeypatch:
     lines, _ok = doctor_module.report()
     assert [ln[:13] for ln in lines if ln.startswith("sessions ")] == ["sessions   2;"]
     assert not [ln for ln in lines if ln.startswith("perms ")]
+
+
+def test_the_plugins_command_finds_its_venv_under_a_plugin_cache_dir_of_the_users_choice(tmp_path: Path) -> None:
+    """CLAUDE_CODE_PLUGIN_CACHE_DIR moves Claude Code's plugins folder (2.1.332: its `cache` and its
+    `data` both under it, siblings as in <config>/plugins): the command run from a terminal finds the
+    venv there too, in the `data` folder beside the cache it sits in (Claude Code makes it for the
+    hooks); it looked only under a folder named `plugins` and said "not installed yet" of
+    install.sh's folder."""
+    import shutil
+    import subprocess
+
+    from tests.oracle import REPO
+
+    plugins = tmp_path / "my cc plugins"
+    root = plugins / "cache" / "market" / "session-watcher" / "0.2.0"
+    shutil.copytree(REPO / "session_watcher", root, ignore=shutil.ignore_patterns("__pycache__"))
+    venv_bin = plugins / "data" / "session-watcher-market" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "session-watcher").write_text('#!/bin/sh\necho "the venv: $*"\n')
+    (venv_bin / "session-watcher").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_DATA"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")  # install.sh's folder: nothing there
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "status"], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "the venv: status\n", "")
+    # a cache of some other layout, with no data folder beside it: not taken for the plugin's
+    other = tmp_path / "cache" / "a" / "b" / "c"
+    shutil.copytree(REPO / "session_watcher" / "bin", other / "bin")
+    proc = subprocess.run(["sh", str(other / "bin" / "session-watcher"), "status"], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert proc.returncode == 1
+    assert f"not installed yet in {tmp_path / 'xdg-data' / 'session-watcher'} " in proc.stderr

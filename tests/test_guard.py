@@ -213,7 +213,7 @@ def test_what_compact_carried_last_time_is_said_after_a_compaction() -> None:
     assert a is not None
     assert a["compactTokens"] == 23_000
     assert guard.compose(a, ask=True).endswith(  # no handoff prepared: no fresh session offered
-        "Or /compact: reads the same 90k cold once ($0.56), then carries its summary (~23k last time).")
+        "Or /compact: reads all 90k of the context cold once ($0.56), then carries its summary (~23k last time).")
 
 
 def model_q(big_l: int, b: int, g: float = 1_000.0, shared: int = 0, c_ratio: float = 12.5) -> dict[str, Any]:
@@ -255,7 +255,7 @@ def test_the_ask_names_the_three_choices_with_dollars_and_nothing_that_reaches_t
     assert text == (
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired). Nothing was sent. "
         "Continue: send this prompt again within a minute, re-writing 180k tokens ($1.13). Or /compact: reads "
-        "the same 180k cold once ($1.13), then its summary. Or a fresh session, $2.99 less over the next ~30 "
+        "all 180k of the context cold once ($1.13), then its summary. Or a fresh session, $2.99 less over the next ~30 "
         "calls: a handoff is ready; clear the input line (Ctrl+U), then /clear, and the new session starts with "
         "it: it writes ~43k tokens ($0.27).")
     assert "session-watcher:handoff" not in text

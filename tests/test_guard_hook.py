@@ -150,7 +150,8 @@ def test_five_minute_session_twenty_minutes_ago_gets_tokens_and_dollars(tmp_path
     # still reads: 58,508 re-written at the 5-minute write price of Opus 4.6 ($6.25/MTok), the prefix
     # read at $0.50: $0.37
     assert "Continue: send this prompt again within a minute, re-writing 59k tokens ($0.37)." in text
-    assert "Or /compact: reads the same 76k cold once ($0.37)" in text
+    # the whole context, which /compact reads (it said "reads the same 76k" right after "re-writing 59k")
+    assert "Or /compact: reads all 76k of the context cold once ($0.37)" in text
     # the fresh session: /clear alone, the handoff prepared; nothing named sends the cold conversation
     pending = pending_handoffs()
     assert len(pending) == 1

@@ -117,3 +117,18 @@ def test_scatter_text_is_the_scatter_list_as_json() -> None:
         assert as_list is not None
         assert len(as_list.scatter) == 3
         assert "[" + as_text.scatter + "]" == json.dumps(as_list.scatter, separators=(",", ":"))
+
+
+@pytest.mark.slow
+def test_report_says_none_went_ahead_without_a_zero_re_write(tmp_path: Path) -> None:
+    """Every prompt the guard warned about was held and never sent: "none went ahead", where the report
+    said "0 went ahead and re-wrote 0 tokens ($0.00)"."""
+    proj = tmp_path / "claude" / "projects" / "-home-u-p"
+    Transcript("left").call(T0, *WARM).call(T0 + 30, *WARM).write(proj)
+    log = sw_home(tmp_path) / "state" / "guard-warnings.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(json.dumps(warning("left", T0 + 2000, T0 + 30, usd=0.31, mode="block")) + "\n")
+    text = " ".join(line.strip() for line in report(tmp_path).stdout.splitlines())
+    assert ("cold-cache guard: 1 cold prompt warned about (1 blocked once); none went ahead; 1 not sent in their "
+            "session (their re-write: ~$0.31)") in text
+    assert "0 went ahead" not in text

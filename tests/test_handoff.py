@@ -141,7 +141,11 @@ def test_a_fresh_session_of_the_project_receives_the_note_once() -> None:
     assert start("child-1", LONG_CWD, source="resume") is None  # a resumed conversation has its history
     assert start("child-1", LONG_CWD, source="compact") is None
     got = start("child-1", LONG_CWD)
-    assert got == {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+    assert got is not None
+    assert got["hookSpecificOutput"] == {"hookEventName": "SessionStart", "additionalContext": note}
+    # and the user is told it came (after /clear the screen said nothing): shown, never to the model
+    assert re.fullmatch(rf"session-watcher: this session starts with the handoff of session {LONG_ID[:8]} "
+                        r"\(~\d+(\.\d)?k tokens\)\.", got["systemMessage"]), got["systemMessage"]
     assert start("child-2", LONG_CWD) is None  # once
     assert start("child-1", LONG_CWD) is None
     taken = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "taken" / "child-1.json"

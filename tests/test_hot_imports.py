@@ -49,7 +49,8 @@ START = with_packages({"session_watcher.hooks", "session_watcher.hooks.entry", "
 # stale limit (no config file: its default, without the key table), the note cleaned and its parent read
 # from its first line (core.notehead, not the note's composer)
 GIVE = {"session_watcher.core.caps", "session_watcher.state.store", "session_watcher.state.shell", "zlib",
-        "session_watcher.base.config_cache", "session_watcher.core.text", "session_watcher.core.notehead"}
+        "session_watcher.base.config_cache", "session_watcher.core.text", "session_watcher.core.notehead",
+        "session_watcher.core.numbers"}  # the note's size in the user's word that it came (no import of its own)
 # what the fold adds: the engine, the lock, the path map's shards, the reader and the writer, and the
 # transcript's parser with the agents' registry (agents/__init__.py: each agent a class of a few attributes)
 FOLD = {"session_watcher.core.engine", "session_watcher.core.paths", "session_watcher.state.lock", "fcntl",

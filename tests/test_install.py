@@ -259,8 +259,15 @@ def test_existing_statusline_is_kept(box: dict[str, Any]) -> None:
 
 
 def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
-    """Runs last of the install.sh tests: it removes the venv."""
+    """Runs last of the install.sh tests: it removes the venv. What stays is named: the session
+    states, and the config `config set` wrote (it was left unsaid: a user who wanted everything gone
+    did not know of it)."""
     b: Box = box["box"]
+    config = b.sw_home / "config" / "config.toml"
+    got = subprocess.run([str(b.bin), "config", "set", "notify.remind_min", "5"], env=b.env(), capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert (got.returncode, got.stderr) == (0, ""), got.stdout
+    assert config.is_file()
     proc = b.install("--uninstall")
     assert proc.returncode == 0, proc.stderr
     assert b.settings().read_text() == box["original"]
@@ -274,8 +281,11 @@ def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     assert [p.read_text() for p in backups] == [box["original"]]
     state = b.sw_home / "state"
     said = proc.stdout.strip().splitlines()[-1]
+    kept = f"your config stays in {config} (delete it yourself if you wish)"
     if state.is_dir() and any(state.iterdir()):  # the hook tests above ran sessions here
-        assert said.endswith(f"session states stay in {state} (delete them yourself if you wish)"), said
+        kept = f"session states stay in {state}; your config stays in {config} (delete them yourself if you wish)"
+    assert said.endswith(f"; {kept}"), said
+    assert config.is_file()
     # uninstalling again changes nothing
     assert b.install("--uninstall").returncode == 0
     assert b.settings().read_text() == box["original"]
@@ -582,6 +592,13 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
     run = ["sh", str(REPO / "install.sh")]
     got = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
+    assert "== the status a bundled sample session ends with (session-watcher replay):" in got.stdout
+    # an update (install.sh again over the venv) shows the sample no more: the user has seen it
+    again = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.startswith("updating (pip)\n")
+    assert "sample" not in again.stdout
+    assert "== no Claude Code sessions in" in again.stdout
     state = b.sw_home / "state"
     state.mkdir(exist_ok=True)
     (state / "a-session.json").write_text("{}")
@@ -716,3 +733,24 @@ def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
     report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
     assert thread[:8] in report
     assert "status line" not in got.stdout
+
+
+def test_uninstall_names_the_config_it_leaves_as_one_file(tmp_path: Path) -> None:
+    """No session state, only the config `config set` wrote: the last line names it as the one file it
+    is ("your config stays in FILE (delete it yourself if you wish)"), not as "them". (The venv: a
+    stand-in that runs this interpreter; install.sh removes it.)"""
+    import sys
+
+    b = Box(tmp_path)
+    config = b.sw_home / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("guard = \"warn\"\n")
+    venv_bin = b.sw_home / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (venv_bin / "python").chmod(0o755)
+    gone = b.install("--uninstall")
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    said = " ".join(gone.stdout.split())  # the words, the lines joined
+    assert said.endswith(f"; your config stays in {config} (delete it yourself if you wish)"), said
+    assert config.is_file()

@@ -271,9 +271,10 @@ def test_export_with_no_session_says_so(tmp_path: Path) -> None:
     the OTLP/JSON a pipe reads."""
     url = f"http://127.0.0.1:{closed_port()}"
     said = f"no session to export; looked in {tmp_path}\n"
-    proc = sw("export", "--otlp", url, "--projects", str(tmp_path))
+    wide = {**os.environ, "COLUMNS": "400"}  # on one line (test_export_says_what_it_did_within_the_terminals_width)
+    proc = sw("export", "--otlp", url, "--projects", str(tmp_path), env=wide)
     assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, said, "")
-    proc = sw("export", "--otlp", url, "--projects", str(tmp_path), "--dry-run")
+    proc = sw("export", "--otlp", url, "--projects", str(tmp_path), "--dry-run", env=wide)
     assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, "", said)
 
 
@@ -294,3 +295,23 @@ def test_the_reason_a_collector_did_not_take_the_figures_reads_plainly() -> None
         assert _plain(f"{type(exc).__name__}: {exc}") == said
     for why in ("HTTP 503 Service Unavailable", "no answer within the 5 s deadline"):
         assert _plain(why) == why
+
+
+def test_export_says_what_it_did_within_the_terminals_width(tmp_path: Path) -> None:
+    """The closing line ("exported N sessions (...) to URL", 90 columns on a new user's machine) and
+    the empty machine's ("looked in FOLDER", a folder with a space) wrap at spaces within COLUMNS as
+    every command's text, the URL and the folder each whole (one wider than the width on a line of its own)."""
+    env = {**os.environ, "COLUMNS": "60"}
+    with Receiver() as r:
+        proc = sw("export", "--otlp", r.url, "--projects", str(TRANSCRIPTS), env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) > 1, lines
+    assert all(len(line) <= 60 for line in lines), lines
+    assert lines[-1] == f"  {r.url}/v1/metrics"
+    assert " ".join(lines).startswith("exported 6 sessions (")
+    empty = tmp_path / "a folder with spaces and a long name to go past the width"
+    empty.mkdir()
+    url = f"http://127.0.0.1:{closed_port()}"
+    proc = sw("export", "--otlp", url, "--projects", str(empty), env=env)
+    assert (proc.returncode, proc.stdout.decode()) == (0, f"no session to export; looked in\n{empty}\n")

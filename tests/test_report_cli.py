@@ -584,3 +584,16 @@ def test_html_to_standard_output(fixtures_dir: Path, tmp_path: Path) -> None:
     assert report(cwd, "session", str(transcript), "--html", str(written)).returncode == 0
     digits = re.compile(r"\d")  # the same page, but the figures priced at the clock's time
     assert digits.sub("", written.read_text()) == digits.sub("", one.stdout)
+
+
+@pytest.mark.slow
+def test_html_with_no_cold_start_has_no_table_of_causes(tmp_path: Path) -> None:
+    """Sessions that never ran cold (a resumed one's first call read from the cache): the page says
+    "Cold starts: 0", as the text report does, with no table of shares of nothing ("undefined" each)."""
+    proj = tmp_path / "claude" / "projects" / "-home-u-p"
+    Transcript("allwarm").call(T0, *WARM).call(T0 + 9, *WARM).call(T0 + 20, *WARM).write(proj)
+    _, page = html_page(tmp_path)
+    assert "<h2>Cold starts: 0</h2>" in page
+    assert "undefined" not in page
+    assert 'id="causes"' not in page
+    assert report(tmp_path, "--projects", str(proj.parent)).stdout.count("cold starts: 0") == 1

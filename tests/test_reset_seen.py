@@ -597,3 +597,28 @@ def test_an_alert_fired_before_a_damaged_shard_is_found_in_the_same_run_is_still
     assert [(a["kind"], a["call"]) for a in got] == [("gate", gate["call"])]
     log = "".join(p.read_text() for p in (tmp_path / "home" / "log").glob("*.log*"))
     assert "rebuilding the session from the transcript" in log
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_status_and_the_status_line_count_the_same_bill_cycles_since_the_alert_shown(tmp_path: Path) -> None:
+    """A reminder held back by notify.remind_min: the status line's `bill n/N` goes on counting from
+    the gate the user saw; `status` said "(n so far)" from the held reminder the user never saw, a
+    count of its own (a new user's terminal showed "bill 9/10" beside "(4 so far)")."""
+    import re
+
+    from tests.oracle import statusline, sw
+
+    t, lines, _, _ = _held_reminder(tmp_path, "count")
+    for calls in _calls(lines, t):
+        _fold("count", t)
+        if calls % 3 == 0:
+            break
+    proc = statusline({"session_id": "count", "transcript_path": str(t), "cwd": str(tmp_path)},
+                      env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    line = re.search(r"\bbill (\d+)/(\d+)\b", proc.stdout.decode())
+    assert line is not None, proc.stdout
+    text = " ".join(sw("status", "count", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
+    assert (f"the next reminder once staying has cost {line[2]} restarts' worth since the last alert "
+            f"({line[1]} so far)") in text, (line[0], text)
+    state = load_state("count")
+    assert int(line[1]) == state["engine"]["billsTotal"] - state["notified"]["bills"] > 0

@@ -220,3 +220,26 @@ def test_every_option_has_help() -> None:
     for opt in ("--html", "--serve", "--port", "--idle-minutes"):
         assert opt in session_help
     assert "report session" in sw("report", "--help").stdout.decode()
+
+
+def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_one(projects: Path,
+                                                                                  tmp_path: Path) -> None:
+    """Claude Code opened and left before a prompt: its SessionStart hook recorded a session with no
+    transcript, now the most recently active. `status` names it (no call yet); `replay` and `report
+    session`, named no session, take the latest that has a transcript: they said "session ... has no
+    transcript on disk", of a session the user never used."""
+    empty = "0e0e0e0e-4444-4444-8444-444444444444"
+    assert hook("SessionStart", payload(empty, tmp_path / "never-written.jsonl", "SessionStart",
+                                         source="startup")).returncode == 0
+    assert json.loads(sw("status", "--json").stdout)["sessionId"] == empty
+    replayed = sw("replay", "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout)["sessionId"] == NEWEST
+    page = tmp_path / "page.html"
+    made = sw("report", "session", "--html", str(page), env={**os.environ, "COLUMNS": "1000"})
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.decode().startswith(f"{page}: session ")
+    assert page.is_file()
+    gone = sw("replay", empty)  # named: still said
+    assert gone.returncode == 1
+    assert b"has no transcript on disk" in gone.stderr

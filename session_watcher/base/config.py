@@ -533,6 +533,64 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     return written, moved
 
 
+def unset_value(file: str, key: str, project: bool = False) -> bool:
+    """Take `key` (dotted for tables, `prices.MODEL` for one model's row) out of `file`, keeping its
+    comments and layout, so the default (or the layer below) counts again; a table left empty goes.
+    False when the file does not set it (nothing written). An unknown key, or a removal that breaks
+    the merged values' rule (bp_red above bp_amber), is the command line's (UsageError, exit 2); a
+    file that cannot be read as TOML is named (ConfigError, exit 1): `config set` moves it aside."""
+    import tomlkit
+
+    from session_watcher.core.usererrors import UsageError
+
+    names = key_path(key) if key.startswith("prices.") else key.split(".")
+    if not key.startswith("prices.") and key not in known_keys():
+        near = [n for n in known_keys() if n.endswith("." + key)]
+        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
+        raise UsageError(f"unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})")
+    from session_watcher.base.atomic import user_file, write_user_file
+
+    follow = not project
+    target, _mode = user_file(file, follow=follow)
+    try:
+        doc = tomlkit.parse(_read_text(target))
+    except FileNotFoundError:
+        return False
+    except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
+        raise ConfigError(f"{file}: could not be read as TOML (`config set` moves it aside and starts "
+                          "it afresh)") from None
+    before = doc.unwrap()
+    if not _remove(doc, names, fold=1 if names[0] == "prices" else -1):
+        return False
+    try:
+        layer = validate(file, doc.unwrap(), project)
+        together(file, layer, over_user=project)
+    except ConfigError as exc:
+        if _usable(file, before, project):  # sound before: the removal breaks it (exit 2)
+            raise UsageError(str(exc)) from None
+        raise
+    write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
+    return True
+
+
+def _remove(table: Any, names: list[str], fold: int = -1) -> bool:
+    """Take `names` (a path of keys) out of `table`, a table left empty going with its last key;
+    False when it is not there. The key at depth `fold` is matched in any case (a model's row under
+    `prices`: the config reads its id in lower case, `[prices."My-Model"]` prices my-model), so
+    every row of that id goes."""
+    head, rest = names[0], names[1:]
+    keys = [k for k in table if str(k).lower() == head] if fold == 0 else [head] if head in table else []
+    gone = False
+    for k in keys:
+        inner = table[k]
+        if rest and not (isinstance(inner, dict) and _remove(inner, rest, fold - 1)):
+            continue
+        if not rest or not inner:  # the key itself, or a table it left empty
+            del table[k]
+        gone = True
+    return gone
+
+
 def _usable(file: str, doc: Mapping[str, Any], project: bool) -> bool:
     """Whether `doc` (`file`'s values) passes the checks `load_layers` makes of it."""
     try:

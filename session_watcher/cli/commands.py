@@ -71,6 +71,10 @@ def add_parser(sub: Any) -> None:
     c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
     c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
     c.set_defaults(func=config_set)
+    c = csub.add_parser("unset", help="take KEY out of the file, keeping comments: its default counts again")
+    c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
+    c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
+    c.set_defaults(func=config_unset)
     s.set_defaults(func=config_show, project=None, json=False)
 
     s = sub.add_parser("doctor", description="What is installed where, whether hooks fire, permissions.")
@@ -297,8 +301,33 @@ def config_set(ns: argparse.Namespace) -> int:
         shown = shown.get(part) if isinstance(shown, dict) else None
     said = config.show_value(shown if shown is not None else value)
     note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
-    print(one_line(f"{ns.key} = {said}  (in {target}{note})"))
+    _said(f"{ns.key} = {said}  (in {target}{note})", target)
     return 0
+
+
+def config_unset(ns: argparse.Namespace) -> int:
+    from session_watcher.base import config, paths
+
+    target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
+    removed = config.unset_value(target, ns.key, project=bool(ns.project))
+    # what `config show` then says: the default, or what another layer sets
+    effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
+    shown: Any = effective
+    for part in config.key_path(ns.key):
+        shown = shown.get(part) if isinstance(shown, dict) else None
+    unset = "the built-in prices count" if ns.key.startswith("prices.") else "worked out at run time"
+    said = f"not set ({unset})" if shown is None else f"= {config.show_value(shown)}"
+    where = f"removed from {target}" if removed else f"{target} did not set it: unchanged"
+    _said(f"{ns.key} {said}  ({where})", target)
+    return 0
+
+
+def _said(line: str, target: str) -> None:
+    """What `config set` or `unset` did, wrapped at spaces within the terminal's width as every
+    command's text, the file's path whole (to be copied)."""
+    from session_watcher.core.text import wrap
+
+    print("\n".join(wrap(one_line(line), columns(), keep=[one_line(target)])))
 
 
 def doctor(ns: argparse.Namespace) -> int:

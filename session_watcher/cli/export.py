@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+    from typing import TextIO
 
     from session_watcher.core.shapes import OtlpConfig
 
@@ -119,8 +120,8 @@ def command(ns: argparse.Namespace) -> int:
         there = folders_there(sources(ns.projects)[0])
         looked = f"looked in {', '.join(there)}" if there else NO_FOLDER
         # --dry-run's standard output is OTLP/JSON for a pipe: the sentence goes beside it
-        print(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}",
-              file=sys.stderr if ns.dry_run else sys.stdout)
+        _say(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}", there,
+             sys.stderr if ns.dry_run else sys.stdout)
         return 0
     sent = points = events = 0
     taken: dict[str, Any] = {}
@@ -175,8 +176,18 @@ def command(ns: argparse.Namespace) -> int:
             raise UserError(f"the collector at {target.urls['metrics']} did not take the restarts' figures "
                             f"({_plain(outcome.why)}){_what_to_do(outcome.status)}")
     if not ns.dry_run:
-        print(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}")
+        _say(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}",
+             [target.urls["metrics"]], sys.stdout)
     return 0
+
+
+def _say(line: str, keep: list[str], out: TextIO) -> None:
+    """`line` wrapped at its spaces within the terminal's width (the folders and the URL in it each
+    whole, to be copied), as every command's text."""
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import wrap
+
+    print("\n".join(wrap(line, columns(), keep=keep)), file=out)
 
 
 def _checked(ns: argparse.Namespace) -> float | None:

@@ -34,6 +34,7 @@ SAMPLE_ALERT: dict[str, Any] = {
     "files": 27000,
     "saving": 612000.0,
     "savingUsd": 0.31,
+    "cycle": 6.0,  # the horizon a gate's saving is over: the test reads as a real alert does
 }
 CHILD_TIMEOUT = deliver.DEADLINE + 3
 TEST_TAG = "notify-test"

@@ -228,7 +228,7 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     if not ask:
         return f"{head}: this prompt re-writes {rewrite} tokens{usd}; a fresh session would {verb} {fresh_text}."
     out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {rewrite} "
-           f"tokens{usd}. Or /compact: reads the same {whole} cold once{usd}{then}.")
+           f"tokens{usd}. Or /compact: reads all {whole} of the context cold once{usd}{then}.")
     if a.get("handoff"):
         # how the user clears a held prompt is the agent's (`clear`, set by the hook from the registry:
         # one puts the prompt back in the input line, another does not)

@@ -36,14 +36,21 @@ def next_alert(doc: Mapping[str, Any]) -> str | None:
     out of deep water no alert is pending (None)."""
     dwell = doc.get("dwell") or {}
     if dwell.get("alerted"):
-        back = doc.get("backstop") or {}
-        n_back = back.get("N")
-        seen = doc.get("notice")
-        n = seen["bills"] if isinstance(seen, dict) and isinstance(seen.get("bills"), int) else back.get("n", 0)
-        return f"bill {n}/{n_back if n_back is not None else '∞'}"
+        n_back = (doc.get("backstop") or {}).get("N")
+        return f"bill {bills_since_alert(doc)}/{n_back if n_back is not None else '∞'}"
     if dwell.get("calls"):
         return f"bill {bill_ready(dwell)}/1"
     return None
+
+
+def bills_since_alert(doc: Mapping[str, Any]) -> int:
+    """The bill cycles since the last alert the user was shown (`notice`: a reminder held back by
+    notify.remind_min does not reset the count), else since the engine's last: the status line's
+    `bill n/N` and `status`'s "(n so far)" alike."""
+    seen = doc.get("notice")
+    if isinstance(seen, dict) and isinstance(seen.get("bills"), int):
+        return int(seen["bills"])
+    return int((doc.get("backstop") or {}).get("n", 0))
 
 
 def bill_ready(dwell: Mapping[str, Any]) -> int:

@@ -5,7 +5,7 @@ client runs on every refresh and which draws one line only.
 
 from __future__ import annotations
 
-from session_watcher.core.render import bill_ready, lamp_words
+from session_watcher.core.render import bill_ready, bills_since_alert, lamp_words
 
 TYPE_CHECKING = False  # typing is slow to import
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
         if back["N"] is None:
             return "alerted; no reminder due (the reminder interval is unbounded)"
         return (f"alerted; the next reminder once staying has cost {back['N']} restarts' worth since the "
-                f"last alert ({back['n']} so far)")
+                f"last alert ({bills_since_alert(doc)} so far)")
     if dwell["calls"]:
         return (f"past the sweet spot for {_n(dwell['calls'], 'call')}; the alert comes once staying has cost one "
                 f"restart's worth ({bill_ready(dwell)} so far)")

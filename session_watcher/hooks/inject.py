@@ -58,9 +58,23 @@ def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
 
     doc = handoffs.take(project, session_id, time.time(), lambda: stale_s(project))
     note = None if doc is None else _note(str(doc["note"]))
-    if note is None:
+    if doc is None or note is None:
         return None
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+    # the user's word that it came (the client shows a systemMessage, never to the model): after
+    # /clear the screen said nothing, and the note went in unseen
+    return {"systemMessage": _taken_words(doc),
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+
+
+def _taken_words(doc: dict[str, Any]) -> str:
+    """`session-watcher: this session starts with the handoff of session e0957dd7 (~50k tokens).`"""
+    from session_watcher.core.numbers import tokens
+    from session_watcher.core.text import one_line
+
+    parent, carry = doc.get("parentSession"), doc.get("carryTokens")
+    of = f" of session {one_line(parent)[:8]}" if isinstance(parent, str) and parent else ""
+    size = f" (~{tokens(carry)} tokens)" if isinstance(carry, int | float) and carry > 0 else ""
+    return f"session-watcher: this session starts with the handoff{of}{size}."
 
 
 def stale_s(project: str) -> float:

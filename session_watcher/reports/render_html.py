@@ -320,17 +320,17 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     )
     h.append(cliff_legend(doc))
     h.extend(_cliff(doc))
-    h.append(
-        f'<div class="views"><section><h2>Cold starts: {doc["coldStarts"]}</h2>'
-        '<table id="causes"><thead><tr><th>cause</th>'
-        '<th class="n">n</th><th class="n">share</th></tr></thead><tbody>'
-    )
-    for k in CAUSES:
-        h.append(
-            f'<tr><td>{CAUSE_WORDS[k]}</td><td class="n">{doc["causes"][k]}</td>'
-            f'<td class="n">{pct(doc["causeShares"][k])}</td></tr>'
-        )
-    h.append('</tbody></table></section><section class="notes">')
+    h.append(f'<div class="views"><section><h2>Cold starts: {doc["coldStarts"]}</h2>')
+    if doc["coldStarts"]:  # none: no table of causes (each share would be 0 of 0), as the text report
+        h.append('<table id="causes"><thead><tr><th>cause</th>'
+                 '<th class="n">n</th><th class="n">share</th></tr></thead><tbody>')
+        for k in CAUSES:
+            h.append(
+                f'<tr><td>{CAUSE_WORDS[k]}</td><td class="n">{doc["causes"][k]}</td>'
+                f'<td class="n">{pct(doc["causeShares"][k])}</td></tr>'
+            )
+        h.append("</tbody></table>")
+    h.append('</section><section class="notes">')
     if doc["causes"]["unexplained"]:
         h.append(
             '<p class="muted">Unexplained: the transcript shows no idle gap, model switch or compaction '

@@ -101,8 +101,11 @@ def guard_sentence(g: dict[str, Any] | None) -> str:
     text = f"cold-cache guard: {n} cold prompt{'s' if n != 1 else ''} warned about"
     if g["blocked"]:
         text += f" ({g['blocked']} blocked once)"
-    text += (f"; {g['wentAhead']} went ahead and re-wrote {tokens(g['wentAheadTokens'])} tokens "
-             f"({dollars(g['wentAheadUsd'])})")
+    if g["wentAhead"]:
+        text += (f"; {g['wentAhead']} went ahead and re-wrote {tokens(g['wentAheadTokens'])} tokens "
+                 f"({dollars(g['wentAheadUsd'])})")
+    else:  # not "0 went ahead and re-wrote 0 tokens ($0.00)"
+        text += "; none went ahead"
     if g["notSent"]:
         text += f"; {g['notSent']} not sent in their session (their re-write: ~{dollars(g['notSentEstimatedUsd'])})"
     return text

@@ -162,19 +162,24 @@ def _where(known: _Known) -> str:
                                            else f"the transcripts ({NO_FOLDER})")
 
 
-def _latest(known: _Known) -> Found:
+def _by_activity(known: _Known) -> list[str]:
+    """The sessions' ids, the most recently active first."""
     activity: dict[str, float] = dict(known.states)
     for sid, (_path, mtime) in known.transcripts.items():
         activity[sid] = mtime  # the transcript says when the session last moved; a state, when it was read
-    if not activity:
+    return sorted(activity, key=lambda sid: (activity[sid], sid), reverse=True)
+
+
+def _latest(known: _Known) -> Found:
+    ranked = _by_activity(known)
+    if not ranked:
         from session_watcher.agents import NO_FOLDER, folders_there
 
         there = folders_there(known.roots)
         looked = f"no Claude Code transcript or Codex rollout in {', '.join(there)}" if there else NO_FOLDER
         raise NoSession(f"no session yet: {looked}, and none recorded by the hooks (start a session in Claude Code "
                         "or Codex; see `session-watcher doctor`)")
-    newest = max(activity, key=lambda sid: (activity[sid], sid))
-    return _by_id(newest, known)
+    return _by_id(ranked[0], known)
 
 
 def find(target: str | None) -> Found:
@@ -203,10 +208,22 @@ def find(target: str | None) -> Found:
                     "session with its id")
 
 
+def _on_disk(found: Found) -> bool:
+    return found.transcript is not None and os.path.isfile(found.transcript)
+
+
 def transcript_of(target: str | None) -> Found:
     """`find`, for the commands that read the transcript itself (`replay`, `backtest`, `report
     session`): NoSession when the session has none on disk."""
-    found = find(target)
+    if target:
+        found = find(target)
+    else:
+        # the most recently active may have no transcript (Claude Code opened and left before a prompt,
+        # its SessionStart hook recorded it): the latest that has one is the session meant
+        known = _known()
+        found = _latest(known)
+        if not _on_disk(found):
+            found = next((f for f in (_by_id(sid, known) for sid in _by_activity(known)) if _on_disk(f)), found)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id} has no transcript on disk (its state names none, and none is "
                         "in the Claude Code projects or Codex sessions folders)")

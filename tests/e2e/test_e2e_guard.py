@@ -107,7 +107,7 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
             assert "blocked by hook" in text
             assert "session-watcher: cold cache (last call 20 min ago" in text
             assert re.search(r"Continue: send this prompt again within a minute, re-writing 91k tokens \(\$\d", text)
-            assert re.search(r"Or /compact: reads the same 91k cold once \(\$\d", text)
+            assert re.search(r"Or /compact: reads all 91k of the context cold once \(\$\d", text)
             less = re.search(r"Or a fresh session, (\$[\d.]+) less over the next ~\d+ calls(?:, until the automatic "
                              r"compaction)?: a handoff is ready; "
                              r"clear the input line \(Ctrl\+U\), then /clear, and the new session starts with it: "

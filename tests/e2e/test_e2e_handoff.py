@@ -67,6 +67,8 @@ def test_handoff_then_clear_starts_the_child_with_the_note(claude_bin: Path, tmp
             command_body = json.dumps(api.requests[-1].body)
             tmux.type("/clear")
             tmux.wait_for(lambda s: "Handoff saved." not in s, 30, "the cleared screen")
+            # the user is told the fresh session took the note (the hook's systemMessage)
+            tmux.wait_for(lambda s: "this session starts with the handoff of session" in s, 30, "the word it came")
             tmux.type("carry on")
             tmux.wait_for(lambda s: "Carrying on." in s, 90, "the child's first reply")
         finally:
@@ -84,6 +86,7 @@ def test_handoff_then_clear_starts_the_child_with_the_note(claude_bin: Path, tmp
     child_first = json.dumps(next(q.body for q in mains if _sid(q) == child))
     assert f"SessionStart hook additional context: {MARKER}{parent}" in child_first
     assert "engine.py" in child_first  # the file the work had in context, with its lines
+    assert "starts with the handoff of session" not in child_first  # the user's word, never the model's
     assert f"{MARKER}{parent}" not in json.dumps(next(q.body for q in mains if _sid(q) == parent))
 
     child_status = _run(binary, world, "status", "--session", child)
