@@ -361,3 +361,21 @@ def test_the_page_writes_tokens_and_spans_as_core_numbers_does(page: Page, tmp_p
     # the duration one quantity, never cut across two lines: its spaces no-break ones
     assert f"duration {duration(model['t1'] - model['t0']).replace(' ', nb)}" in stats
     assert page.errors == []
+
+
+def test_the_now_line_holds_its_numbers_with_their_units(page: Page, tmp_path: Path) -> None:
+    """The line of what a restart saves now, which the page's script builds from the model's words:
+    "297 days after its last call" could break between "297" and "days" (the rest of the page keeps
+    a number with its unit, `core.text.keep_units`); the words come with their no-break spaces."""
+    nb = "\u00a0"
+    t1 = load_model(str(S258), with_story=False)["t1"]
+    model = load_model(str(S258), now=t1 + 297 * 86_400)
+    out = tmp_path / "later.html"
+    out.write_text(render_html(model), encoding="utf-8")
+    page.page.goto(out.as_uri())
+    line = page.page.locator("#restart-now")
+    line.wait_for()
+    shown = line.text_content() or ""
+    assert f", 297{nb}days after its last call): " in shown, shown
+    assert " days" not in shown, shown
+    assert page.errors == []
