@@ -207,7 +207,10 @@ class _Open:
 
 def line_end(path: str, mark: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """A cursor at the end of the file's last complete line as it is now, or `mark` (such a cursor)
-    where it still describes the file (read on, not rewritten since); None when it cannot be read."""
+    where it still describes the file (read on, not rewritten since); None when it cannot be read.
+    A mark without a whole offset (a damaged state's) is no mark."""
+    if mark is not None and not (type(mark.get("offset")) is int and mark["offset"] >= 0):
+        mark = None
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
