@@ -69,3 +69,34 @@ def test_a_save_and_an_append_in_one_tick_read_the_state_once(tmp_path: Path) ->
         assert len(_opens) == 1
     finally:
         _watch.clear()
+
+
+def test_a_state_saved_between_the_look_and_the_lock_is_read_again(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state the look read is taken under the lock only while it is still the file there: one a
+    hook saved in between (a new file, put in place by a rename as every save is) is read again, and
+    the status line folds from it, not over it."""
+    from session_watcher.hooks.run import run
+    from session_watcher.state import store
+
+    lines = overstaying(tmp_path, SID, calls=12)
+    transcript = tmp_path / f"{SID}.jsonl"
+    transcript.write_bytes(b"".join(lines[:11]))
+    run("Stop", json.dumps(payload(SID, transcript)).encode())
+    refresh = statusline._refresh
+
+    def a_hook_saves_first(*args: object) -> object:
+        doc = store.load(str(state_file(SID)), SID)
+        assert doc is not None
+        doc["context"]["project"] = "/saved/in/between"
+        store.save(str(state_file(SID)), doc)
+        return refresh(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(statusline, "_refresh", a_hook_saves_first)
+    with transcript.open("ab") as fh:
+        fh.writelines(lines[11:])
+    _same_tick(transcript)
+    _line(transcript)
+    state = load_state(SID)
+    assert state["engine"]["calls"] == 12
+    assert state["context"]["project"] == "/saved/in/between"  # the status line's save kept it
