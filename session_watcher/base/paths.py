@@ -303,13 +303,10 @@ def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, 
     return fd, st
 
 
-def read_file(path: str, limit: int, *, follow: bool = True, hold: list[int] | None = None) -> bytes:
+def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
     """The whole of a regular file of at most `limit` bytes (`open_file`'s rules; `TooLarge` past
-    the limit, checked before reading and while reading, so a growing file is cut short too).
-    `hold`: the file read is left open, its descriptor appended there for the caller to close (the
-    file it was, to be told from one put in its place since: `same_file`)."""
+    the limit, checked before reading and while reading, so a growing file is cut short too)."""
     fd, st = _open_checked(path, os.O_RDONLY, 0, follow)
-    read = False
     try:
         if st.st_size > limit:
             raise _too_large(path, limit)
@@ -325,24 +322,9 @@ def read_file(path: str, limit: int, *, follow: bool = True, hold: list[int] | N
             if len(chunk) < want:  # a short read of a regular file: its end
                 break
             want = min(1 << 20, limit + 1 - got)
-        read = True
     finally:
-        if read and hold is not None:
-            hold.append(fd)
-        else:
-            os.close(fd)
+        os.close(fd)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def same_file(path: str, fd: int) -> bool:
-    """Whether `path` (not followed) is still the file open as `fd` (held open since it was read, so
-    its inode cannot be another's), unchanged: its size and times as they were."""
-    try:
-        now, then = os.stat(path, follow_symlinks=False), os.fstat(fd)
-    except OSError:
-        return False
-    return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == \
-        (then.st_dev, then.st_ino, then.st_size, then.st_mtime_ns, then.st_ctime_ns)
 
 
 def _too_large(path: str, limit: int) -> TooLarge:

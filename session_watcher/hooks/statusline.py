@@ -190,14 +190,8 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
     workspace = payload.get("workspace")
     stated = workspace.get("project_dir") if isinstance(workspace, dict) else None
     sample = (limits, _payload_cost(payload), now) if limits else None
-    held: list[int] = []  # the state file `_as_saved` read, open until the locked open has looked
-    try:
-        quiet, read = _as_saved(session_id, transcript, (cwd, stated), seen, sample, held)
-        got = quiet or _refresh(session_id, (transcript, cwd, stated), seen, env, sample,
-                                (read, held[0]) if read is not None and held else None)
-    finally:
-        for fd in held:
-            os.close(fd)
+    quiet = _as_saved(session_id, transcript, (cwd, stated), seen, sample)
+    got = quiet or _refresh(session_id, (transcript, cwd, stated), seen, env, sample)
     if got is None:  # the lock is busy (a hook folds), or the disk is read-only: the state as saved
         from session_watcher.core.errors import StateRejected
 
@@ -227,29 +221,26 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
 
 
 def _as_saved(session_id: str, transcript: str | None, where: tuple[str | None, object], seen: ContextSeen,
-              sample: PlanSample | None, held: list[int]) -> tuple[tuple[State, Config] | None, State | None]:
+              sample: PlanSample | None) -> tuple[State, Config] | None:
     """The state as saved and its config when this run has nothing to fold and nothing to record
     (the usual refresh: a hook folded the new lines already), read without the lock and without the
-    fold's modules (the engine's fold, the reader, the lock, the writer): (that, None); when it has,
-    (None, the state where it was read: the transcript no newer than the state, as when a save and
-    an append land in one clock tick), the file read left open in `held` so that the locked open
-    takes it while it is still the file there, and does not read it again."""
+    fold's modules (the engine's fold, the reader, the lock, the writer); None when it has."""
     from session_watcher.core.errors import StateRejected
     from session_watcher.state import store
 
     path = store.session_file(session_id)
     try:
         if transcript is not None and os.stat(transcript).st_mtime_ns > os.stat(path).st_mtime_ns:
-            return None, None  # written to since the state was saved: lines to fold (two stats, no load)
-        state = store.load(path, session_id, readonly=True, hold=held)
+            return None  # written to since the state was saved: lines to fold (two stats, no load)
+        state = store.load(path, session_id, readonly=True)
     except (StateRejected, OSError, ValueError):
-        return None, None
+        return None
     if state is None or not _nothing_new(state, transcript, where, seen, sample):
-        return None, state
+        return None
     from session_watcher.state.shell import load_config
 
     cfg, _ = load_config(state)
-    return (state, cfg), None
+    return state, cfg
 
 
 def _nothing_new(state: State, transcript: str | None, where: tuple[str | None, object], seen: ContextSeen,
@@ -303,11 +294,11 @@ def _observe_plan(ctx: Any, limits: Limits, cost: float | None, now: float) -> N
 
 
 def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen: ContextSeen, env: Any,
-             sample: PlanSample | None, read: tuple[State, int] | None = None) -> tuple[State, Config] | None:
+             sample: PlanSample | None) -> tuple[State, Config] | None:
     """With the lock free at once: record what the status line was told (the window, the model, a
     subscriber's plan use, and before any hook ran where the session runs: `where` is the payload's
     transcript, cwd and project folder), fold new lines, save. None when the lock is busy or cannot
-    be had (a read-only disk). `read`: the state as `_as_saved` read it and the file, held open."""
+    be had (a read-only disk)."""
     from session_watcher.base.paths import write_fails
     from session_watcher.core.errors import LockTimeout, NotOurs, StateTooLarge
     from session_watcher.state import session, shell
@@ -315,7 +306,7 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
     transcript, cwd, stated_project = where
     start = time.monotonic()
     try:
-        with shell.open_session(session_id, 0, read=read) as opened:
+        with shell.open_session(session_id, 0) as opened:
             opened.state["context"].update(seen)
             if sample:  # one more sample of the plan's use
                 _observe_plan(opened.state["context"], *sample)

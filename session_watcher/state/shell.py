@@ -100,12 +100,9 @@ def saved(session_id: str, whole_map: bool = False) -> State | None:
     return load(store.session_file(session_id), session_id, readonly=True)
 
 
-def open_session(session_id: str, timeout: float, say: Say = log_once, read: tuple[State, int] | None = None,
-                 ) -> Session:
-    """A session's state under its lock: `with open_session(session_id, timeout, say) as s`. `read`:
-    the state as a caller read it without the lock and the file it read, held open (`store.load`'s
-    `hold`): taken as loaded while that is still the file there, not read again."""
-    return Session(session_id, timeout, say, read)
+def open_session(session_id: str, timeout: float, say: Say = log_once) -> Session:
+    """A session's state under its lock: `with open_session(session_id, timeout, say) as s`."""
+    return Session(session_id, timeout, say)
 
 
 def _calls(state: object) -> int:
@@ -139,12 +136,10 @@ class Session:
 
     state: State  # set on entering
 
-    def __init__(self, session_id: str, timeout: float, say: Say = log_once, read: tuple[State, int] | None = None,
-                 ) -> None:
+    def __init__(self, session_id: str, timeout: float, say: Say = log_once) -> None:
         if not store.valid_session_id(session_id):
             raise ValueError(f"not a session id: {session_id!r}")
         self.id = session_id
-        self._read = read
         self.path = store.session_file(session_id)
         self.say = say
         self.fresh = False
@@ -162,8 +157,7 @@ class Session:
         kept: object = None
         try:
             try:
-                state: State | None = self._read[0] if self._read is not None and paths.same_file(
-                    self.path, self._read[1]) else store.load(self.path, self.id)  # read once: as read without the lock
+                state = store.load(self.path, self.id)
             except StateRejected as exc:
                 kept = exc.kept
                 self.say("state", f"the state file was unusable and quarantined to {exc}; "

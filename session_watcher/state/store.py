@@ -189,14 +189,14 @@ def quarantine(path: str, why: str) -> str:
     return paths.move_aside(path, why)
 
 
-def load(path: str, session_id: str, readonly: bool = False, hold: list[int] | None = None) -> State | None:
+def load(path: str, session_id: str, readonly: bool = False) -> State | None:
     """The state, or None when there is none yet. Raises StateRejected after quarantining a bad one
-    (`readonly`: without moving it). `hold`: the file read left open there (`paths.read_file`)."""
+    (`readonly`: without moving it)."""
     def quarantine(path: str, why: str) -> str:
         return f"{path} ({why}; left in place)" if readonly else paths.move_aside(path, why)
 
     try:
-        data = paths.read_file(path, MAX_STATE_BYTES, follow=False, hold=hold)
+        data = paths.read_file(path, MAX_STATE_BYTES, follow=False)
     except FileNotFoundError:
         return None
     except NotAFile as exc:  # a symlink, FIFO, socket or device planted where the state belongs
