@@ -12,7 +12,8 @@ on its own copy of the session; every hook run folds the one API call appended i
 Without `--statusline` the rows also hold the other commands a client waits for (`more_cases`): the
 status line after the hook folded the round's call and the status line that folds it itself, the
 synchronous SessionStart hook with no handoff pending and with one.
-`--statusline` times the status-line launcher instead (and `--also` launchers as status lines), with
+`--statusline` times the status-line launcher instead (and the `--also` installs' status-line launchers:
+`bin/session-watcher-statusline` beside the `bin/session-watcher-hook` given, or given itself), with
 a subscriber's payload (`rate_limits`, the client's cost growing each round) when `--rate-limits`.
 
 `--split` adds where the timed command's CPU goes, each part a whole process of the same interpreter:
@@ -65,7 +66,8 @@ def parser() -> argparse.ArgumentParser:
                     help="use bench.run's big session of this size (e.g. 1GB) instead of the 1 MB one")
     ap.add_argument("--out", type=Path, default=bench_run.ROOT / "bench" / "out")
     ap.add_argument("--also", type=Path, action="append", default=[],
-                    help="another hook launcher (e.g. a copy of an earlier install's) timed in the same rounds")
+                    help="another install's hook launcher (e.g. an earlier install's bin/session-watcher-hook) "
+                         "timed in the same rounds; with --statusline, its status-line launcher beside it")
     ap.add_argument("--statusline", action="store_true", help="time the status line instead of the hook")
     ap.add_argument("--rate-limits", action="store_true", help="with --statusline: a subscriber's payload")
     ap.add_argument("--otlp", action="store_true", help="the OpenTelemetry export's cases too")
@@ -109,7 +111,8 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
         sink, variants = bench_run.otlp_variants(b, sess)
         for rid, variant, _kind, argv_, prepare in variants:
             cases[rid.split("@")[0].removeprefix("hook-")] = (argv_, post, b.env(variant.home), prepare)
-    for i, other in enumerate(args.also, 1):  # rows named by position, the paths printed below
+    for i, given in enumerate(args.also, 1):  # rows named by position, the paths printed below
+        other = also_launcher(given, kind)
         own = tmp / f"home-also-{i}"  # its own copy of the session: both fold the same lines
         shutil.copytree(sess.home, own, symlinks=True)
         cases[f"{short}, --also #{i}"] = ([str(python), "-I", "-S", str(other), *event], stdin, b.env(own), None)
@@ -121,6 +124,24 @@ def cases_of(args: argparse.Namespace, b: bench_run.Bench, sess: bench_run.Sessi
             got = more_cases(b, sess, cwd, tmp / f"also-{i}", line, other_launcher, own)
             cases.update({f"{name}, --also #{i}": case for name, case in got.items()})
     return cases, sink
+
+
+def also_launcher(given: Path, kind: str) -> Path:
+    """The `--also` install's launcher of `kind` ("hook", or "statusline" with `--statusline`): the one
+    given, or its sibling of that kind where the one given is that install's other launcher (a hook
+    launcher run as a status line gets no event: it timed a hook with nothing to do). SystemExit
+    naming what is missing otherwise."""
+    want = f"session-watcher-{kind}"
+    if given.name == want:
+        return given
+    sibling = given.with_name(want)
+    if given.name in ("session-watcher-hook", "session-watcher-statusline"):
+        if sibling.exists():
+            return sibling
+        raise SystemExit(f"--also {given}: the bench times {want} here, and there is none beside it ({sibling})")
+    raise SystemExit(f"--also {given}: not a {want} launcher (an install's bin/{want}); "
+                     f"the bench runs it as one, with {'the status line' if kind == 'statusline' else 'a hook'}'s "
+                     "input")
 
 
 IMPORTS = """\
@@ -263,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, (walls, cpus) in got.items():
             w, c = statistics.median(walls), statistics.median(cpus)
             print(f"{name:40s} {w:8.1f} {w / base_w:5.2f} {c:8.1f} {c / base_c:5.2f}")
-        for i, other in enumerate(args.also, 1):
-            print(f"--also #{i}: {other}")
+        for i, given in enumerate(args.also, 1):
+            other = also_launcher(given, "statusline" if args.statusline else "hook")
+            print(f"--also #{i}: {other}" + (f" (the install of --also {given})" if other != given else ""))
     return 0
 
 

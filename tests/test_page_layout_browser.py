@@ -441,7 +441,7 @@ def test_the_header_counts_what_the_cli_counts(browser: Any, long_pages: dict[st
         assert stats["compactions"] == str(doc["compactions"])
         tip = page.locator("#stats b[data-tip*='tokens']").get_attribute("data-tip")
         cp = doc["contextPressure"]
-        assert tip.startswith(f"{cp['pressureTokens']:,} of {cp['contextWindow']:,} tokens")
+        assert tip.startswith(f"{cp['pressureTokens']:,} of {cp['contextWindow']:,}\u00a0tokens")
     finally:
         page.context.close()
     if name == "08940314":
@@ -665,7 +665,7 @@ def test_every_mark_is_labelled_and_in_the_legend(browser: Any, marked_page: Pat
         assert len(got["marks"]["cold-mark"]) == len(got["marks"]["hold-mark"]) == 1
         assert len(got["marks"]["restart-mark"]) == 1
         assert got["marks"]["cold-mark"][0].startswith("cold return after 21 min: the cache had expired; "
-                                                       "the call re-wrote 84,000 tokens at call #")
+                                                       "the call re-wrote 84,000\u00a0tokens at call #")
         assert got["marks"]["hold-mark"][0].startswith("the guard held the prompt back: nothing was sent")
         assert got["marks"]["restart-mark"][0].startswith("restart taken: session 0c5f2a91 started with this")
         assert all(not t.startswith("reminder 0") for t in got["marks"]["backstop-mark"])

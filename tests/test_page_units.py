@@ -38,3 +38,16 @@ def test_the_report_page_holds_units_in_its_text_alone() -> None:
 def test_the_session_page_backtest_line_holds_its_units() -> None:
     line = _backtest_html({"backtest": {"sentence": "would have saved $2.52 (23 %) over 4 min 30 s"}})
     assert line == f'<p id="backtest">would have saved $2.52 (23{NB}%) over 4{NB}min{NB}30{NB}s</p>'
+
+
+def test_a_token_count_keeps_its_word() -> None:
+    """"N tokens" stays whole where a page shows it (the report page's tooltips held it before its own
+    unit pattern gave way to `keep_units`, whose units had no "tokens"), the count as `core.numbers`
+    writes it too ("2.4M tokens"); in a terminal's lines as well (`wrap`: one rule)."""
+    said = "re-wrote 12,345 tokens, about $0.72 (2.4M tokens at the cache-read price), 1 token, 10k tokens."
+    assert keep_units(said) == (f"re-wrote 12,345{NB}tokens, about $0.72 (2.4M{NB}tokens at the cache-read "
+                                f"price), 1{NB}token, 10k{NB}tokens.")
+    assert keep_units("tokens re-created, M tokens, v2 tokens") == "tokens re-created, M tokens, v2 tokens"
+    assert wrap("it re-wrote 12,345 tokens", 22, 0) == ["it re-wrote", "12,345 tokens"]
+    tip = "<title>21 min gap, 84,000 tokens re-created (5m)</title>"
+    assert _unbroken(tip) == f"<title>21{NB}min gap, 84,000{NB}tokens re-created (5m)</title>"

@@ -150,3 +150,70 @@ def test_a_rebuild_over_several_runs_traces_no_call_twice(tmp_path: Path, monkey
     t.transcript.write_bytes(_upto(t.lines, 25))  # new calls at the numbers the discarded ones had
     assert _budgeted(t) > 1
     assert t.calls() == list(range(1, 31)) + list(range(21, 26))
+
+
+def test_calls_written_while_a_rebuild_folds_are_traced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The transcript rewound to 20 calls of 30, its fold from the start taking several runs; the
+    session goes on meanwhile: calls 21-25, at the numbers the discarded ones had, are written before
+    the fold has caught up. They were left out (numbered at or below the 30 calls the saved state had
+    traced, and the mark held until the fold reached the transcript's end): they are new calls, in bytes
+    written after the fold started again, and are traced once, as replay makes them."""
+    from session_watcher.hooks import run
+
+    t = Traced(tmp_path)
+    monkeypatch.setenv("SESSION_WATCHER_TRACE", str(t.trace))
+    monkeypatch.setattr(run, "FOLD_BUDGET", -1.0)  # over once a read is folded
+    monkeypatch.setattr(reader, "MAX_LINES", 6)  # a read hands on 6 lines (3 calls)
+    t.transcript.write_bytes(_upto(t.lines, 30))
+    _budgeted(t)
+    assert t.calls() == list(range(1, 31))
+
+    t.transcript.write_bytes(_upto(t.lines, 20))  # rewound: the state starts again from the start
+    for _ in range(2):
+        run.run("PostToolUse", json.dumps(payload(SID, t.transcript, "PostToolUse")).encode())
+    assert load_state(SID)["engine"]["calls"] < 20  # the fold from the start is under way
+    assert t.calls() == list(range(1, 31))
+    with t.transcript.open("ab") as fh:  # the session goes on before the fold has caught up
+        fh.write(_upto(t.lines, 25)[len(_upto(t.lines, 20)):])
+    _budgeted(t)
+    assert load_state(SID)["engine"]["calls"] == 25
+    assert t.calls() == list(range(1, 31)) + list(range(21, 26))  # before: 1..30 only
+    assert "traced" not in load_state(SID)
+    _doc, want = replay(str(t.transcript))
+    assert [{k: r[k] for k in KEYS} for r in t.rows()[30:]] == [{k: r[k] for k in KEYS} for r in want[20:]]
+
+    with t.transcript.open("ab") as fh:  # and on: each new call once
+        fh.write(_upto(t.lines, 27)[len(_upto(t.lines, 25)):])
+    _budgeted(t)
+    assert t.calls() == list(range(1, 31)) + list(range(21, 28))
+
+
+def test_a_damaged_line_end_mark_is_read_as_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fold from the start under way keeps `tracedTo`, a cursor at the transcript's line end then.
+    One without a whole offset (a state edited or damaged: the store does not look inside it) made
+    every traced hook run fail on it (KeyError) and the fold never went on; it is read as no mark,
+    the line end as the file is now."""
+    from session_watcher.hooks import run
+
+    t = Traced(tmp_path)
+    monkeypatch.setenv("SESSION_WATCHER_TRACE", str(t.trace))
+    monkeypatch.setattr(run, "FOLD_BUDGET", -1.0)  # over once a read is folded
+    monkeypatch.setattr(reader, "MAX_LINES", 6)  # a read hands on 6 lines (3 calls)
+    t.transcript.write_bytes(_upto(t.lines, 30))
+    _budgeted(t)
+    t.transcript.write_bytes(_upto(t.lines, 20))  # rewound: the fold from the start takes several runs
+    run.run("PostToolUse", json.dumps(payload(SID, t.transcript, "PostToolUse")).encode())
+    doc = json.loads(state_file(SID).read_bytes())
+    assert doc["traced"] == 30
+    for bad in (None, -1, 1.5, "9"):
+        doc["tracedTo"].pop("offset", None)
+        if bad is not None:
+            doc["tracedTo"]["offset"] = bad
+        got = reader.line_end(str(t.transcript), doc["tracedTo"])
+        assert got is not None
+        assert got["offset"] == len(_upto(t.lines, 20))
+    del doc["tracedTo"]["offset"]
+    state_file(SID).write_text(json.dumps(doc))
+    _budgeted(t)
+    assert load_state(SID)["engine"]["calls"] == 20
+    assert t.calls() == list(range(1, 31))

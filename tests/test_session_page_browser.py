@@ -253,7 +253,7 @@ def test_numbers_short_with_exact_on_hover(page: Page, tmp_path: Path) -> None:
     prompt = last_prompt(S258)
     ctx = page.page.locator("#stats b[data-tip*='tokens']")
     assert ctx.inner_text() == f"{round(prompt / 1000)}k / 200k"
-    assert ctx.get_attribute("data-tip") == f"{prompt:,} of 200,000 tokens ({prompt / 2000:.1f} %)"
+    assert ctx.get_attribute("data-tip") == f"{prompt:,} of 200,000\u00a0tokens ({prompt / 2000:.1f}\u00a0%)"
     assert page.tip_after_hover("#stats b[data-tip*='tokens']") == ctx.get_attribute("data-tip")
     assert page.page.evaluate("() => getComputedStyle(document.body).fontVariantNumeric") == "tabular-nums"
 
@@ -360,4 +360,34 @@ def test_the_page_writes_tokens_and_spans_as_core_numbers_does(page: Page, tmp_p
     assert f"context {tokens(TOKENS_TABLE[-1][0])} / {tokens(model['window'])}" in stats
     # the duration one quantity, never cut across two lines: its spaces no-break ones
     assert f"duration {duration(model['t1'] - model['t0']).replace(' ', nb)}" in stats
+    assert page.errors == []
+
+
+def test_the_now_line_holds_its_numbers_with_their_units(page: Page, tmp_path: Path) -> None:
+    """The line of what a restart saves now, which the page's script builds from the model's words:
+    "297 days after its last call" could break between "297" and "days" (the rest of the page keeps
+    a number with its unit, `core.text.keep_units`); the words come with their no-break spaces."""
+    nb = "\u00a0"
+    t1 = load_model(str(S258), with_story=False)["t1"]
+    model = load_model(str(S258), now=t1 + 297 * 86_400)
+    out = tmp_path / "later.html"
+    out.write_text(render_html(model), encoding="utf-8")
+    page.page.goto(out.as_uri())
+    line = page.page.locator("#restart-now")
+    line.wait_for()
+    shown = line.text_content() or ""
+    assert f", 297{nb}days after its last call): " in shown, shown
+    assert " days" not in shown, shown
+    assert page.errors == []
+
+
+def test_tooltips_hold_a_token_count_with_its_word(page: Page, tmp_path: Path) -> None:
+    """The page's tooltips ("prompt 12,345 tokens (input ...", "L 84,000 tokens", "the call re-wrote
+    ...") wrap in their box: a count keeps its "tokens", and a share its "%", by a no-break space."""
+    import re
+
+    open_file(page, S258, tmp_path)
+    tips = page.page.eval_on_selector_all("[data-tip]", "es => es.map(e => e.dataset.tip)")
+    assert sum("\u00a0tokens" in tip for tip in tips) > 100, len(tips)
+    assert [tip for tip in tips if re.search(r"\d (tokens|prompt tokens|%)", tip)] == []
     assert page.errors == []

@@ -221,8 +221,8 @@ def test_a_state_written_again_after_the_sweep_looked_at_it_stays(tmp_path: Path
     _age_session("tidy-back", 60)
     looked = tidy._transcript_gone
 
-    def then_a_hook_writes(state_path: str) -> bool:
-        gone = looked(state_path)
+    def then_a_hook_writes(state_path: str, *found: list[str]) -> bool:
+        gone = looked(state_path, *found)
         moved.rename(transcript)  # back, and a hook of the session folds it meanwhile
         assert hook("Stop", payload("tidy-back", transcript), env={**os.environ, **QUIET}).returncode == 0
         return gone
@@ -295,9 +295,9 @@ def test_a_sweep_cut_short_goes_on_where_it_stopped(tmp_path: Path, monkeypatch:
     read: list[str] = []
     looked = tidy._transcript_gone
 
-    def counted(state_path: str) -> bool:
+    def counted(state_path: str, *found: list[str]) -> bool:
         read.append(Path(state_path).stem)
-        return looked(state_path)
+        return looked(state_path, *found)
 
     monkeypatch.setattr(tidy, "_transcript_gone", counted)
     Path(paths.tidy_marker()).unlink(missing_ok=True)
@@ -309,7 +309,9 @@ def test_a_sweep_cut_short_goes_on_where_it_stopped(tmp_path: Path, monkeypatch:
     assert swept == ["tidy-z-gone"]
     assert sorted(read) == [*(f"tidy-k{n}" for n in range(5)), "tidy-z-gone"]  # each once, one a run
     assert not tidy.due(now + 8 * tidy.AGAIN_SOON)  # done: due again tomorrow
-    assert Path(paths.tidy_marker()).read_bytes() == b""
+    after, kept = tidy._resume()  # round: from the start tomorrow, the kept states read once
+    assert after == ""
+    assert sorted(kept) == [f"tidy-k{n}" for n in range(5)]
 
 
 def test_a_transcript_named_from_the_sessions_folder_is_looked_for_there(tmp_path: Path) -> None:
@@ -340,12 +342,59 @@ def test_what_was_written_lately_is_neither_read_nor_removed(tmp_path: Path, mon
     read: list[str] = []
     looked = tidy._transcript_gone
 
-    def counted(state_path: str) -> bool:
+    def counted(state_path: str, *found: list[str]) -> bool:
         read.append(state_path)
-        return looked(state_path)
+        return looked(state_path, *found)
 
     monkeypatch.setattr(tidy, "_transcript_gone", counted)
     assert tidy.sweep(time.time()) == ([], None)
     assert read == []
     assert state_file("tidy-fresh").exists()
     assert lock.exists()
+
+
+def test_a_kept_state_is_read_once_not_every_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An old state whose transcript is still there (a client keeping transcripts longer) was read
+    at every daily sweep for its transcript's path (up to SWEEP_BYTES an hour until round). The sweep
+    remembers, in its marker, each kept state it read (its mtime, size and transcript): the next days
+    it only looks the transcript up, and reads a state again only once it changed. A transcript gone
+    since is still found, and its state swept; the marker stays within MARKER_MAX."""
+    transcripts = {}
+    for n in range(4):
+        transcripts[n] = _session(tmp_path, f"tidy-m{n}")
+        _age_session(f"tidy-m{n}", 60)
+    read: list[str] = []
+    looked = tidy._transcript_gone
+
+    def counted(state_path: str, *rest: list[str]) -> bool:
+        read.append(Path(state_path).stem)
+        return looked(state_path, *rest)
+
+    monkeypatch.setattr(tidy, "_transcript_gone", counted)
+    Path(paths.tidy_marker()).unlink(missing_ok=True)
+    now = time.time()
+    assert tidy.maybe_tidy(now) == []
+    assert sorted(read) == [f"tidy-m{n}" for n in range(4)]
+    read.clear()
+    assert tidy.maybe_tidy(now + DAY) == []  # the next day: nothing read again
+    assert read == []
+    transcripts[1].unlink()  # a transcript gone since: found without reading its state
+    assert tidy.maybe_tidy(now + 2 * DAY) == ["tidy-m1"]
+    assert read == []
+    assert _pieces("tidy-m1") == []
+    state = state_file("tidy-m2")  # a state changed (written, then left): read again
+    state.write_bytes(state.read_bytes() + b" ")
+    _age_session("tidy-m2", 60)
+    assert tidy.maybe_tidy(now + 3 * DAY) == []
+    assert read == ["tidy-m2"]
+    read.clear()
+    assert tidy.maybe_tidy(now + 4 * DAY) == []
+    assert read == []
+    monkeypatch.setattr(tidy, "MARKER_MAX", 300)  # room for one or two states' entries: the rest read daily
+    tidy.maybe_tidy(now + 5 * DAY)
+    held = len(tidy._resume()[1])
+    assert 0 < held < 3
+    assert Path(paths.tidy_marker()).stat().st_size <= 300
+    read.clear()
+    tidy.maybe_tidy(now + 6 * DAY)
+    assert len(read) == 3 - held

@@ -100,7 +100,13 @@ def command(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
     idle = f", or it stops after {args.idle_minutes:g} minutes with no page open" if args.idle_minutes > 0 else ""
-    print(one_line(f"serving {view.url} (session {found.session_id}; Ctrl-C to stop{idle})"), flush=True)
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import wrap
+
+    # the URL alone on the first line, where it is read from (a user's copy, a test); then the rest
+    said = one_line(f"session {found.session_id}; Ctrl-C to stop{idle}")
+    rest = wrap(said, columns() - 2, indent=0, keep=[one_line(found.session_id)])
+    print("\n".join([f"serving {view.url}", *("  " + line for line in rest)]), flush=True)
     try:
         view.serve_forever()
     except KeyboardInterrupt:  # the way to stop it: not an interruption

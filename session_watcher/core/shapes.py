@@ -382,7 +382,10 @@ class State(TypedDict):
     seen: NotRequired[list[list[Any]]]
     parentSession: NotRequired[str]  # the session whose handoff note this one started with (core.handoff)
     # SESSION_WATCHER_TRACE only: while a fold from the start takes several runs, the calls already traced
+    # and a cursor at the transcript's line end when it started again (state.reader.line_end): past it,
+    # every call is new
     traced: NotRequired[int]
+    tracedTo: NotRequired[dict[str, Any]]
 
 
 class Quantities(TypedDict):

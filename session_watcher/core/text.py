@@ -147,12 +147,17 @@ def wrap(text: str, width: int, indent: int = 2, keep: list[str] | tuple[str, ..
     return [row.replace("\0", " ") for row in rows] if keep else rows
 
 
-UNITS = frozenset(("s", "ms", "min", "h", "%", "day", "days"))  # never a line of their own after their number
+# never a line of their own after their number
+UNITS = frozenset(("s", "ms", "min", "h", "%", "day", "days", "token", "tokens"))
+COUNTED = frozenset(("token", "tokens"))  # after a count as core.numbers.tokens writes one too: "10k", "2.4M"
 
 
-def _number_last(word: str) -> bool:
-    """`word` is a number ("30", "1.5", "(40", "-3"), or a duration that ends in one ("7 min 30")."""
+def _number_last(word: str, scaled: bool = False) -> bool:
+    """`word` is a number ("30", "1.5", "(40", "-3"), or a duration that ends in one ("7 min 30");
+    `scaled`: a count with its magnitude ("10k", "2.4M", "1.2B") is one too."""
     last = word.rsplit(" ", 1)[-1].lstrip("([{~≈<>+-\u2212")
+    if scaled and last[-1:] in ("k", "M", "B"):
+        last = last[:-1]
     return bool(last) and last[0].isdigit() and all(c.isdigit() or c in ".," for c in last)
 
 
@@ -169,7 +174,7 @@ def _held(split: list[str], width: float) -> list[str]:
     words: list[str] = []
     for word in split:  # a number keeps its unit: "4 min 30 s", never "30" / "s ago"
         unit = _unit(word)
-        if unit and words and _number_last(words[-1]) and len(words[-1]) + 1 + len(word) <= width:
+        if unit and words and _number_last(words[-1], unit in COUNTED) and len(words[-1]) + 1 + len(word) <= width:
             words[-1] += " " + word
             if (len(words) > 1 and words[-2].endswith((" h", " min")) and unit in ("min", "s")
                     and len(words[-2]) + 1 + len(words[-1]) <= width):

@@ -1016,16 +1016,19 @@ def restart_now(final: dict[str, Any] | None, last: float | None = None) -> dict
     """The page's line of what a restart saves now (`now_document`'s): `status`'s words for the lamp
     and the saving (`core.render.lamp_words`), its figures and when it was priced; `since`, an hour
     or more after the session's `last` record, how long after it ('124 days after its last call'), so
-    a session left long ago does not read as one running now."""
+    a session left long ago does not read as one running now. Both sentences as the page shows them:
+    a number held with its unit by a no-break space ("297 days": `core.text.keep_units`), which the
+    page's script only puts together."""
     if not final or not final.get("lamp"):
         return None
     from session_watcher.core.render import lamp_words
+    from session_watcher.core.text import keep_units
 
     keep = ("lamp", "saving", "savingUsd", "horizon", "untilCompaction", "coldReturn", "asOf")
     at = final.get("asOf")
     idle = at - last if isinstance(at, int | float) and isinstance(last, int | float) else None
-    since = f"{duration(idle)} after its last call" if idle is not None and idle >= 3600 else None
-    return {"text": lamp_words(final), **{k: final.get(k) for k in keep}, "since": since}
+    since = keep_units(f"{duration(idle)} after its last call") if idle is not None and idle >= 3600 else None
+    return {"text": keep_units(lamp_words(final)), **{k: final.get(k) for k in keep}, "since": since}
 
 
 def story_of(path: str, read: PageRead | None = None,

@@ -75,7 +75,7 @@ def _salvage(fd: int, start: int, end: int) -> bytes | None:
 
 def read_new(  # noqa: PLR0913, PLR0917  # a read's options, each some caller's
     path: str, cursor: dict[str, Any] | None, max_bytes: int = CHUNK, split: bool = True, whole: bool = False,
-    fd: int | None = None, buf: bytearray | None = None,
+    fd: int | None = None, buf: bytearray | None = None, end: int | None = None,
 ) -> tuple[list[bytes], dict[str, Any], int]:
     """(complete new lines, the advanced cursor, lines skipped as too long to keep).
 
@@ -87,7 +87,8 @@ def read_new(  # noqa: PLR0913, PLR0917  # a read's options, each some caller's
     `fd`: `path` already open (the caller's, left open): a whole file read through one open. `buf`
     (with `whole`, `max_bytes` long): a whole chunk is read into it and handed on as the one item,
     valid until the next read (the same memory read into again: a new chunk a read costs a page
-    fault for every 4 kB of it).
+    fault for every 4 kB of it). `end`: read as if the file ended there (a line end: `line_end`), the
+    cursor checked against the file as it is.
     """
     own = fd is None
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
@@ -95,7 +96,7 @@ def read_new(  # noqa: PLR0913, PLR0917  # a read's options, each some caller's
     try:
         f = _Open(path, fd, cursor)
         if f.skip is None:
-            got = f.lines(max_bytes, split and not whole, whole, buf)
+            got = f.lines(max_bytes, split and not whole, whole, buf, end)
             if got is not None:
                 return got
         lines, moved, skipped = f.skip_long_line(max_bytes)
@@ -139,10 +140,12 @@ class _Open:
         return out
 
     def lines(self, max_bytes: int, split: bool, whole: bool = False, buf: bytearray | None = None,
-              ) -> tuple[list[bytes], dict[str, Any], int] | None:
-        """The complete lines after the offset (at most `max_bytes`); None when one line is longer
-        than that (`skip` is then past the chunk read, where the skip goes on)."""
+              end: int | None = None) -> tuple[list[bytes], dict[str, Any], int] | None:
+        """The complete lines after the offset (at most `max_bytes`; none past `end`); None when one
+        line is longer than that (`skip` is then past the chunk read, where the skip goes on)."""
         fd, offset, size = self.fd, self.offset, self.st.st_size
+        if end is not None:
+            size = min(size, end)
         if size <= offset:
             return [], self.moved(offset), 0
         most = want = min(max_bytes, size - offset)
@@ -200,6 +203,32 @@ class _Open:
                 return [kept] if kept else [], self.moved(skip + nl + 1), 1
             skip += len(block)
         return [], self.moved(self.offset, skip), 0
+
+
+def line_end(path: str, mark: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A cursor at the end of the file's last complete line as it is now, or `mark` (such a cursor)
+    where it still describes the file (read on, not rewritten since); None when it cannot be read.
+    A mark without a whole offset (a damaged state's) is no mark."""
+    if mark is not None and not (type(mark.get("offset")) is int and mark["offset"] >= 0):
+        mark = None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if mark is not None:
+            try:
+                _Open(path, fd, mark)
+                return mark
+            except (Reset, TypeError, ValueError):  # rewritten, or a mark that is no cursor
+                pass
+        f = _Open(path, fd, None)
+        got = f._last_newline(f.st.st_size)
+        return f.moved(0 if got is None else got[1])
+    except OSError:  # not a file that can be read back (a FIFO)
+        return None
+    finally:
+        os.close(fd)
 
 
 def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) -> Iterator[bytes]:

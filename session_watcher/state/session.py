@@ -193,13 +193,16 @@ def read_events(path: str, before: dict[str, Any] | None, cursor: dict[str, Any]
 
 def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: float,
               trace: list[dict[str, Any]] | None = None, shards: PathShards | None = None,
-              whole: bool = False, reader: ChunkReader | None = None) -> tuple[list[Alert], bool]:
+              whole: bool = False, reader: ChunkReader | None = None, end: int | None = None,
+              ) -> tuple[list[Alert], bool]:
     """Fold the new lines of one transcript. Returns (alerts, caught up). Raises Reset. `whole`:
-    read it a chunk at a time (replay's), not line by line (a hook's); `reader`: read so, by it."""
+    read it a chunk at a time (replay's), not line by line (a hook's); `reader`: read so, by it;
+    `end`: no line past it (a line end, `reader.line_end`: caught up there)."""
     alerts: list[Alert] = []
     while True:
         before = state["subCursors"].get(path) if sub else state["cursor"]
-        lines, cursor, skipped = read_new(path, before, whole=whole) if reader is None else reader.read(path, before)
+        lines, cursor, skipped = read_new(path, before, whole=whole, end=end) if reader is None \
+            else reader.read(path, before)
         agent = agent_reading(before, lines)
         if not sub:
             state["context"]["agent"] = agent.name  # the agent whose log the state follows
@@ -296,10 +299,11 @@ def unseen(state: State, alerts: list[Alert]) -> list[Alert]:
 def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
          subagents: Iterable[str] = (), trace: list[dict[str, Any]] | None = None,
          shards: PathShards | None = None, whole: bool = False, reader: ChunkReader | None = None,
-         params: ModelParams | None = None) -> tuple[State, list[Alert], bool]:
+         params: ModelParams | None = None, end: int | None = None) -> tuple[State, list[Alert], bool]:
     """Fold what is new in the main transcript and the given subagent transcripts (`whole`: the
     main transcript a chunk at a time, see `sync_file`); the state's context names the agent
-    whose log it follows. `params`: `cfg`'s model parameters, when kept with it.
+    whose log it follows. `params`: `cfg`'s model parameters, when kept with it; `end`: the main
+    transcript read as if it ended there (`sync_file`).
 
     Returns (state, alerts, caught up). A transcript that changed under its cursor (rewritten,
     shrunk, replaced) starts the whole state again from the transcripts (`rebuild`): nothing
@@ -317,7 +321,7 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
     for attempt in range(2):
         try:
             if transcript:
-                got, done = sync_file(state, transcript, params, False, deadline, trace, shards, whole, reader)
+                got, done = sync_file(state, transcript, params, False, deadline, trace, shards, whole, reader, end)
                 alerts += got
                 caught_up = caught_up and done
             for sub in subagents:

@@ -112,19 +112,21 @@ def _calls(state: object) -> int:
     return calls if type(calls) is int and calls > 0 else 0
 
 
-def _traced(state: object) -> int:
+TRACE_STEPS = 8  # steps of a traced fold in one run, each up to the transcript's line end as it begins
+
+
+def _traced(state: object) -> tuple[int, dict[str, Any] | None]:
     """The calls whose trace rows were written, as far as a state says: those it folded, or, while
-    a fold from the start is under way (`traced`), the number the state it started again from had."""
-    mark = state.get("traced") if isinstance(state, dict) else None
-    return max(_calls(state), mark if type(mark) is int else 0)
-
-
-def _at_end(transcript: str, cursor: dict[str, Any] | None) -> bool:
-    """Whether `cursor` has read `transcript` to its end (as it is now)."""
-    try:
-        return cursor is not None and cursor.get("offset") == os.stat(transcript).st_size
-    except OSError:
-        return True
+    a fold from the start is under way (`traced`), the number the state it started again from had;
+    and then the cursor at the line end of the transcript when it started again (`tracedTo`): the
+    calls past it are new."""
+    if not isinstance(state, dict):
+        return 0, None
+    mark, end = state.get("traced"), state.get("tracedTo")
+    calls = _calls(state)
+    if type(mark) is not int or mark <= calls:
+        return calls, None
+    return mark, end if isinstance(end, dict) else None
 
 
 class Session:
@@ -171,7 +173,7 @@ class Session:
         self.fresh = state is None or rebuilt
         # the calls the saved state had folded, each traced then (`sync`'s trace): those of the state
         # loaded, or of the damaged one its sound parts were kept from, where they still say
-        self.traced = _traced(kept if rebuilt else state)
+        self.traced, self.traced_to = _traced(kept if rebuilt else state)
         if state is None:
             from session_watcher.core.fresh import new_state  # loaded with the store's check of a saved one
 
@@ -209,9 +211,25 @@ class Session:
         still news (`hooks.run`), as it does those an async hook could not print."""
         transcript = transcript if usable_path(transcript) else None
         subagents = [sub for sub in subagents if usable_path(sub)]
+        if trace is not None and transcript:
+            alerts, caught_up = self._traced_fold(transcript, cfg, deadline, subagents, trace, whole_map)
+        else:
+            alerts, caught_up = self._fold(transcript, cfg, deadline, subagents, trace, whole_map)
+        if pending:
+            for alert in alerts:  # the state's own alert objects: the mark is saved with it
+                alert["pending"] = True
+        return alerts, caught_up
+
+    def _fold(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],  # noqa: PLR0913
+              trace: list[dict[str, Any]] | None, whole_map: bool, *, end: int | None = None,
+              again: bool = False) -> tuple[list[Alert], bool]:
+        """`sync`'s fold (`end`: of the main transcript, no line past it; `again`: a later step of one
+        run's fold, with the shards the steps before it loaded and changed), started again from the
+        transcript when a path-map shard turns out damaged."""
         before = list(self.state["alerts"])  # what was dealt with before this run's fold (`rebuild`)
         try:
-            alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
+            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map, end=end,
+                              shards=not again)
         except ShardRejected as exc:
             from session_watcher.state.session import rebuild
 
@@ -219,25 +237,72 @@ class Session:
             self.state, self.fresh = rebuild(self.state, before), True
             if trace is not None:  # the rows of the fold given up: the fold from the start makes them again
                 trace.clear()
-            alerts, caught_up = self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map)
-        if trace:  # a fold from the start (a rebuild) traces every call again: each call is traced once
-            trace[:] = [row for row in trace if row["call"] > self.traced]
-        if trace is not None and not caught_up and self.traced > _calls(self.state) and transcript \
-                and not _at_end(transcript, self.state["cursor"]):
-            self.state["traced"] = self.traced  # a fold from the start that the next runs go on with
-        elif trace is not None:  # caught up, or at the end of the transcript: new lines are new calls
+            return self._sync(transcript, cfg, deadline, subagents, trace=trace, whole_map=whole_map, end=end,
+                              shards=True)
+
+    def _traced_fold(self, transcript: str, cfg: Config, deadline: float, subagents: list[str],
+                     trace: list[dict[str, Any]], whole_map: bool) -> tuple[list[Alert], bool]:
+        """`sync` with a trace, each call's row appended once. A fold from the start (a rebuild) makes
+        the rows of the calls the saved state had traced again (`self.traced` of them): those are left
+        out, but only those in the transcript's lines as they were when it started again (`tracedTo`,
+        a cursor at the last line end then): a call written after that is a new call, even at a number
+        a discarded one had (after a rewind). So the fold goes in steps, each up to the line end of the
+        transcript as the step begins (or `tracedTo`, while it still describes it); once a step reaches
+        it, every call from there on is new. A fold from the start that takes several runs (a long
+        transcript's) keeps the count and the line end in the state until it gets there."""
+        import time
+
+        from session_watcher.state.reader import line_end
+
+        traced, mark = self.traced, self.traced_to
+        alerts: list[Alert] = []
+        caught_up = False
+        for step in range(TRACE_STEPS):
+            end = line_end(transcript, mark)
+            rows: list[dict[str, Any]] = []
+            got, caught_up = self._fold(transcript, cfg, deadline, subagents, rows, whole_map,
+                                        end=None if end is None else end["offset"], again=step > 0)
+            alerts += got
+            trace += [row for row in rows if row["call"] > traced]
+            calls = _calls(self.state)
+            cursor = self.state["cursor"]
+            at = cursor.get("offset") if isinstance(cursor, dict) else None
+            if end is None or type(at) is not int:  # not read (not written yet): the marks stay
+                traced = max(traced, calls)
+                break
+            if at < end["offset"]:
+                traced = max(traced, calls)
+                if not caught_up:  # the budget is over: the next run goes on up to the same line end
+                    mark = end if traced > calls else None
+                    break
+                mark = None  # caught up short of it: not a line end of the file now (rewritten): a new one
+                continue
+            traced, mark = calls, None  # at the line end: every call from here on is a new one
+            if not caught_up:
+                break
+            now = line_end(transcript)
+            if now is None or now["offset"] <= at:
+                break
+            if time.monotonic() > deadline:  # lines written meanwhile: the next run folds them
+                caught_up = False
+                break
+        else:
+            caught_up = False  # written to faster than folded: the next run goes on
+        if mark is not None and traced > _calls(self.state):
+            self.state["traced"], self.state["tracedTo"] = traced, mark
+        else:
             self.state.pop("traced", None)
-        self.traced = max(self.traced, _calls(self.state))
-        if pending:
-            for alert in alerts:  # the state's own alert objects: the mark is saved with it
-                alert["pending"] = True
+            self.state.pop("tracedTo", None)
+        self.traced, self.traced_to = traced, mark
         return alerts, caught_up
 
-    def _sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],
-              *, trace: list[dict[str, Any]] | None, whole_map: bool) -> tuple[list[Alert], bool]:
-        from session_watcher.state.pathstore import PathShards
+    def _sync(self, transcript: str | None, cfg: Config, deadline: float, subagents: list[str],  # noqa: PLR0913
+              *, trace: list[dict[str, Any]] | None, whole_map: bool, end: int | None, shards: bool,
+              ) -> tuple[list[Alert], bool]:
+        if shards:  # the path map's shards as saved (else those this run's fold loaded and changed so far)
+            from session_watcher.state.pathstore import PathShards
 
-        self.shards = PathShards(self.path)
+            self.shards = PathShards(self.path)
         if whole_map:
             self.shards.ensure_all(self.state)
         if not transcript:
@@ -248,7 +313,7 @@ class Session:
         try:
             self.state, alerts, caught_up = session.sync(self.state, transcript, cfg, deadline, subagents,
                                                          trace=trace, shards=self.shards,
-                                                         params=kept_params(self.state["config"], cfg))
+                                                         params=kept_params(self.state["config"], cfg), end=end)
         except OSError as exc:  # not written yet, or unreadable (a folder in its place): a later run
             if not isinstance(exc, FileNotFoundError):
                 self.say("transcript", f"cannot read the transcript: {exc}")

@@ -16,6 +16,11 @@ transcript is gone only when looking it up says "no such file"; a disk that is a
 swept, and folded again from its transcript if the session goes on (a Codex thread archived and
 then resumed is the same case), losing only what a rebuild keeps (the guard's marks, the alerts
 already told).
+
+An old state whose transcript is still there (a client keeping transcripts longer than ORPHAN_DAYS)
+is read once: the marker remembers it (`kept`: its mtime, size and transcript path, within
+MARKER_MAX bytes), and the next sweeps only look the transcript up, reading the state again only
+once it changed (a kept state past what the marker holds is read each day, as before).
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ SWEEP_MAX = 200  # sessions whose old state is read (for its transcript's path) 
 # 28 ms of CPU), but one may have up to MAX_STATE_BYTES (64 MB, a second or so to parse), and a Stop
 # hook's timeout is 10 s
 SWEEP_BYTES = 16 << 20
+# bytes the marker may hold: where a cut-short sweep stopped, and the kept states already read (about
+# 150 bytes each: some 7,000 of them)
+MARKER_MAX = 1 << 20
+
+Kept = dict[str, list[object]]  # session id -> [its state's mtime, its size, its transcript's path]
 
 
 def _marker() -> str:
@@ -63,21 +73,22 @@ def maybe_tidy(now: float | None = None) -> list[str]:
     now = time.time() if now is None else now
     if not due(now) or not _mark(now):
         return []
-    swept, rest = sweep(now, most=SWEEP_MAX, after=_resume())
-    _mark(now if rest is None else now - TIDY_EVERY + AGAIN_SOON, rest or "")
+    after, kept = _resume()
+    swept, rest = sweep(now, most=SWEEP_MAX, after=after, kept=kept)
+    _mark(now if rest is None else now - TIDY_EVERY + AGAIN_SOON, _marker_text(rest or "", kept))
     return swept
 
 
-def _mark(when: float, after: str | None = None) -> bool:
-    """Set the marker's time (and, given `after`, its text: the session a sweep cut short got to);
-    False when it cannot be written."""
+def _mark(when: float, text: bytes | None = None) -> bool:
+    """Set the marker's time (and, given `text`, what it holds: `_marker_text`); False when it
+    cannot be written."""
     path = _marker()
     try:
-        fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT | (0 if after is None else os.O_TRUNC), 0o600,
+        fd = paths.open_file(path, os.O_WRONLY | os.O_CREAT | (0 if text is None else os.O_TRUNC), 0o600,
                              follow=False)
         try:
-            if after:
-                os.write(fd, after.encode("ascii"))
+            if text:
+                os.write(fd, text)
         finally:
             os.close(fd)
         os.utime(path, (when, when))
@@ -86,34 +97,68 @@ def _mark(when: float, after: str | None = None) -> bool:
     return True
 
 
-def _resume() -> str:
-    """Where the last sweep, cut short, stopped: the session id in the marker ("" from the start)."""
+def _marker_text(after: str, kept: Kept) -> bytes:
+    """The marker's text: the session a sweep cut short got to ("" none) alone, or with the kept
+    states already read, a JSON object; the kept ones in the ids' order, as many as MARKER_MAX holds."""
+    if not kept:
+        return after.encode("ascii")
+    head = '{"after":' + fastjson.dumps(after) + ',"kept":{'
+    parts: list[str] = []
+    size = len(head.encode()) + 2
+    for sid in sorted(kept):
+        part = fastjson.dumps(sid) + ":" + fastjson.dumps(kept[sid])
+        cost = len(part.encode()) + (1 if parts else 0)
+        if size + cost > MARKER_MAX:
+            break
+        parts.append(part)
+        size += cost
+    return (head + ",".join(parts) + "}}").encode()
+
+
+def _resume() -> tuple[str, Kept]:
+    """What the marker says: where the last sweep, cut short, stopped (the session id; "" from the
+    start), and the kept states already read (`Kept`, each entry as it was written, or left out)."""
     try:
-        text = paths.read_file(_marker(), 256, follow=False).decode("ascii")
-    except (OSError, ValueError):
-        return ""
-    return text if valid_session_id(text) else ""
+        data = paths.read_file(_marker(), MARKER_MAX + 4096, follow=False)
+    except OSError:
+        return "", {}
+    if not data.startswith(b"{"):
+        text = data.decode("ascii", "replace")
+        return (text if valid_session_id(text) else ""), {}
+    try:
+        doc = fastjson.loads(data)
+    except ValueError:  # torn (a hook killed while it wrote): read the states again
+        return "", {}
+    after = doc.get("after") if isinstance(doc, dict) else None
+    got = doc.get("kept") if isinstance(doc, dict) else None
+    kept = {sid: e for sid, e in got.items() if valid_session_id(sid) and _entry(e)} if isinstance(got, dict) else {}
+    return (after if isinstance(after, str) and valid_session_id(after) else ""), kept
+
+
+def _entry(e: object) -> bool:
+    """A kept state's entry: [mtime, size, transcript path]."""
+    return (isinstance(e, list) and len(e) == 3 and isinstance(e[0], int | float) and type(e[1]) is int
+            and isinstance(e[2], str) and bool(e[2]) and "\0" not in e[2])
 
 
 def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX, after: str = "",
-          ) -> tuple[list[str], str | None]:
+          kept: Kept | None = None) -> tuple[list[str], str | None]:
     """(the session ids whose state was swept, None when every session after `after` (in the ids'
     order) was looked at, else the last one that was: the next run goes on after it, so old states
-    that stay (their transcript is there) are not read again and again while those past them wait)."""
+    that stay (their transcript is there) are not read again and again while those past them wait).
+    `kept`: the old states already read and kept (`Kept`): one unchanged since is not read again, its
+    transcript only looked up; updated in place (those read and kept now in, those swept or changed
+    out)."""
     cutoff = now - orphan_days * 86400
     folder = paths.sessions_dir()
+    known: Kept = {} if kept is None else kept
     try:
-        entries = list(_entries(folder))
+        sessions, sizes = _listing(folder)
     except FileNotFoundError:
+        known.clear()
         return [], None
-    sessions: dict[str, dict[str, float]] = {}  # id -> its pieces here (suffix -> mtime)
-    sizes: dict[str, int] = {}  # id -> its state's size
-    for name, mtime, is_dir, size in entries:
-        got = _ours(name, is_dir)
-        if got is not None:
-            sessions.setdefault(got[0], {})[got[1]] = mtime
-            if got[1] == ".json":
-                sizes[got[0]] = size
+    for sid in [sid for sid, e in known.items() if sid not in sizes or e[:2] != [sessions[sid][".json"], sizes[sid]]]:
+        del known[sid]  # its state gone, or changed since it was read
     swept: list[str] = []
     looked = read = 0
     last = after
@@ -122,6 +167,16 @@ def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX, a
         old = [suffix for suffix, mtime in pieces.items() if mtime < cutoff]
         if sid <= after or not old or (".json" in pieces and ".json" not in old):
             continue  # looked at by the run before, nothing old, or a state written lately (in use)
+        base = os.path.join(folder, sid)
+        if sid in known:  # read before and kept, unchanged since: its transcript looked up only
+            last = sid
+            if not _gone(str(known[sid][2])):
+                continue
+            del known[sid]
+            looked += 1
+            if _remove(base, cutoff, list(pieces)):
+                swept.append(sid)
+            continue
         if looked >= most:
             return swept, last
         if ".json" in old:
@@ -130,13 +185,30 @@ def sweep(now: float, orphan_days: float = ORPHAN_DAYS, most: int = SWEEP_MAX, a
                 return swept, last
         looked += 1
         last = sid
-        base = os.path.join(folder, sid)
         if ".json" in old:
-            if _transcript_gone(base + ".json") and _remove(base, cutoff, list(pieces)):
-                swept.append(sid)
+            found: list[str] = []
+            if _transcript_gone(base + ".json", found):
+                if _remove(base, cutoff, list(pieces)):
+                    swept.append(sid)
+            elif found:  # kept: the next sweeps look its transcript up without reading it
+                known[sid] = [pieces[".json"], sizes[sid], found[0]]
         else:  # pieces whose state is gone: a shard folder, a notify id, a lock, a temp file
             _remove(base, cutoff, old, lone=True)
     return swept, None
+
+
+def _listing(folder: str) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """The sessions with pieces in `folder`: id -> its pieces (suffix -> mtime), and id -> its
+    state's size."""
+    sessions: dict[str, dict[str, float]] = {}
+    sizes: dict[str, int] = {}
+    for name, mtime, is_dir, size in _entries(folder):
+        got = _ours(name, is_dir)
+        if got is not None:
+            sessions.setdefault(got[0], {})[got[1]] = mtime
+            if got[1] == ".json":
+                sizes[got[0]] = size
+    return sessions, sizes
 
 
 # what a session leaves in the sessions folder beside its state `<id>.json` (the longest first)
@@ -164,11 +236,12 @@ def _entries(folder: str) -> Iterator[tuple[str, float, bool, int]]:
         os.close(fd)
 
 
-def _transcript_gone(state_path: str) -> bool:
+def _transcript_gone(state_path: str, found: list[str] | None = None) -> bool:
     """Whether the state's transcript (its cursor's path) no longer exists; a state that names none,
     or is no JSON, counts as gone (nothing could rebuild it). One that cannot be read now (EACCES,
     EIO), or a transcript that cannot be looked at now (a network disk's ESTALE, a folder not
-    searchable), is not gone: only "no such file" says so."""
+    searchable), is not gone: only "no such file" says so. `found`: the transcript's path appended
+    where it is there."""
     try:
         doc = fastjson.loads(paths.read_file(state_path, MAX_STATE_BYTES, follow=False))
     except ValueError:
@@ -180,6 +253,15 @@ def _transcript_gone(state_path: str) -> bool:
         return True
     if not transcript:
         return False  # where it is cannot be told: kept
+    if _gone(transcript):
+        return True
+    if found is not None:
+        found.append(transcript)
+    return False
+
+
+def _gone(transcript: str) -> bool:
+    """Whether looking `transcript` up says "no such file" (anything else: it may be there)."""
     try:
         os.lstat(transcript)
     except OSError as exc:

@@ -66,7 +66,7 @@ function healthValue(h, name) {
   const none = ['-', (h.why || {})[name] || 'nothing to judge yet'];
   switch (name) {
     case 'Context Fill': return has(h.fillPercent) ? [num(h.fillPercent, 1) + '\u00a0%', num(h.fillPercent, 1) +
-      ' % of the context window in use'] : none;
+      '\u00a0% of the context window in use'] : none;
     case 'Compactions': return [String(h.compactionCount), h.compactionCount + ' compaction(s) in the session'];
     case 'Re-reads': return has(h.rereadRatio) ? [num(h.rereadRatio, 2), num(h.rereadRatio, 2) +
       ' of the file reads read a file again'] : none;
@@ -106,7 +106,7 @@ function renderToolbar() {
   add('compactions', String(M.compactions.length));
   // every figure in words comes written from core.numbers (promptText, windowText, durationText, ...)
   add('context', (lastCall ? lastCall.promptText : '-') + ' / ' + M.windowText,
-      exact(last) + ' of ' + exact(M.window) + ' tokens (' + num(h.fillPercent, 1) + ' %)');
+      exact(last) + ' of ' + exact(M.window) + '\u00a0tokens (' + num(h.fillPercent, 1) + '\u00a0%)');
   add('duration', M.durationText.replace(/ /g, '\u00a0'));  // core.numbers' words: one quantity, never cut
   const inner = document.querySelector('#breakdown .inner');
   inner.querySelectorAll('.bd-row').forEach(e => e.remove());
@@ -200,7 +200,7 @@ function renderHead(g) {
        'x = L / B (context over baseline); xSweet = the cheapest point to restart');
   text(svg, 6, BP_Y + 10, 'bp', 'lbl', 'bill premium: how much more a cycle ending here costs than the optimal one;' +
        ' drawn past the sweet spot only (before it the lamp stays green whatever bp says)');
-  text(svg, 6, HB_Y + 5, 'health', 'lbl', 'context health score at each 5 % of the session');
+  text(svg, 6, HB_Y + 5, 'health', 'lbl', 'context health score at each 5\u00a0% of the session');
   el('rect', {x: lw, y: X_Y, width: g.w, height: X_H, fill: C.plot, 'class': 'plot'}, svg);
   el('rect', {x: lw, y: BP_Y, width: g.w, height: BP_H, fill: C.plot, 'class': 'plot'}, svg);
   if (!M.storyAvailable || !story.length) {
@@ -267,7 +267,7 @@ function renderHead(g) {
     for (const r of story) if (rightArm(r) && r.br > bmax) {
       const cx = X(r.ts);
       el('path', {d: 'M' + (cx - 3) + ' ' + (BP_Y + 5) + 'l3 -5 3 5z', fill: C.bp, 'class': 'bp-off',
-        'data-tip': 'bp ' + Math.round(r.br * 100) + ' % at call #' + r.call + ' (above the scale)'}, svg);
+        'data-tip': 'bp ' + Math.round(r.br * 100) + '\u00a0% at call #' + r.call + ' (above the scale)'}, svg);
     }
     // bill cycles and the gate
     const placed = [];
@@ -313,7 +313,7 @@ function renderHead(g) {
         'data-tip': 'call #' + r.call + ' at ' + fmtTime(r.ts) + '\nx ' + (r.L ? num(r.x, 2) : '- (no cache read yet)') +
           '   xSweet ' + num(r.xSweet, 2) + '\nbp ' + (rightArm(r) ? num(r.br, 3) : '- (before the sweet spot)') +
           '   lamp ' + r.lamp +
-          '\nL ' + exact(r.L) + ' tokens' +
+          '\nL ' + exact(r.L) + '\u00a0tokens' +
           '\nbill progress ' + num(r.billProgress, 2) + '   bills ' + r.bills +
           (r.billDone > 0 ? '\na bill cycle completed' : '') +
           (r.alerts || []).map(a => '\n' + alertMark(a, false).tip).join('')}, svg);
@@ -356,7 +356,7 @@ function alertMark(a, narrow) {
     const gap = a.gapText ? ' after ' + a.gapText : '';
     return {cls: 'cold-mark', c: C.cold, w: 1.5, dash: '4 3', label: 'cold return', short: 'cold',
             tip: 'cold return' + gap + ': the cache had expired' +
-                 (a.rewrite ? '; the call re-wrote ' + exact(a.rewrite) + ' tokens' : '')};
+                 (a.rewrite ? '; the call re-wrote ' + exact(a.rewrite) + '\u00a0tokens' : '')};
   }
   const n = a.reminder > 0 ? a.reminder : '';
   return {cls: 'backstop-mark', c: C.amber, w: 1, dash: null, label: 'reminder' + (n ? ' ' + n : ''),
@@ -458,7 +458,7 @@ function renderBody(g) {
     el('line', {x1: cx, x2: cx, y1: TOP - 2, y2: H, 'class': 'compaction-line', stroke: C.error,
       'stroke-opacity': .4, 'stroke-width': 2, 'stroke-dasharray': '4 3'}, back);
     const tip = 'compaction (' + (c.trigger || '?') + ') at ' + fmtTime(c.ts) +
-      (c.preTokens ? ', ' + exact(c.preTokens) + ' tokens before' : '');
+      (c.preTokens ? ', ' + exact(c.preTokens) + '\u00a0tokens before' : '');
     const fits = cx + 3 + textWidth('compaction', 9) <= g.full;
     rowLabel(back, placed, fits ? cx + 3 : cx - 3 - textWidth('compaction', 9), 9, 'compaction',
              'compaction-label', tip, 9, g.full);
@@ -477,9 +477,9 @@ function renderBody(g) {
       label = fitLabel('#' + r.n, model !== prevModel ? model : '', maxChars);
       prevModel = model;
       tip = 'API call #' + r.n + ' · ' + (r.model || '?') + '\n' + fmtTime(r.start) + ' → ' + fmtTime(end) +
-        ' (' + r.durText + ')\nprompt ' + exact(r.prompt) + ' tokens (input ' + exact(r.input) +
+        ' (' + r.durText + ')\nprompt ' + exact(r.prompt) + '\u00a0tokens (input ' + exact(r.input) +
         ', cache read ' + exact(r.cacheRead) + ', cache write ' + exact(r.cacheWrite) + ')\noutput ' +
-        exact(r.output) + ' tokens';
+        exact(r.output) + '\u00a0tokens';
     } else {
       colour = toolColour(r); cls = 'bar bar-tool tool-' + r.name + (r.isError ? ' bar-error' : '');
       label = '  ' + fitLabel(r.name, r.label || '', maxChars - 2);
@@ -493,7 +493,7 @@ function renderBody(g) {
       'data-tip': tip, 'fill-opacity': r.end === null ? .5 : 1}, front);
     if (r.kind === 'call') {
       const tok = r.promptText, after = x0 + bw + 4 + textWidth(tok, 9) <= g.full;
-      text(front, after ? x0 + bw + 4 : x0 - 4, ry + 9, tok, 'small', exact(r.prompt) + ' prompt tokens',
+      text(front, after ? x0 + bw + 4 : x0 - 4, ry + 9, tok, 'small', exact(r.prompt) + '\u00a0prompt tokens',
            after ? null : 'end');
     } else if (r.reread) {
       rereadIcon(front, x0 + bw + 2, ry + 1, 'Re-read: file was already read at ' + fmtTime(r.firstReadAt));

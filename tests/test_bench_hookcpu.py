@@ -1,0 +1,56 @@
+"""bench.hookcpu's `--also`: another install's launcher timed in the same rounds, as the kind of
+command the bench times. `--statusline --also OTHER/bin/session-watcher-hook` ran the hook launcher
+with the status line's input and no event (it timed a hook that had nothing to do); it times that
+install's status line, and says so, or names what is missing."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+import pytest
+
+from bench import hookcpu
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.slow  # the hook-mode cases prepare a pending handoff in a process
+
+
+def _cases(tmp_path: Path, *argv: str) -> dict[str, hookcpu.Case]:
+    home = tmp_path / "home"
+    home.mkdir(parents=True)
+    tmp = tmp_path / "run"  # a fresh one per bench run, as its temp folder is
+    tmp.mkdir()
+    b = SimpleNamespace(env=lambda h, **kw: {"SESSION_WATCHER_HOME": str(h)},
+                        launcher=lambda kind: ["python", "-I", "-S", f"session-watcher-{kind}"])
+    sess = SimpleNamespace(transcript=tmp_path / "t.jsonl", sid="s", home=home)
+    cases, _ = hookcpu.cases_of(hookcpu.parser().parse_args(list(argv)), b, sess, tmp_path,  # type: ignore[arg-type]
+                                [tmp_path / "f"], tmp)
+    return cases
+
+
+def test_a_status_line_bench_times_the_other_installs_status_line(tmp_path: Path) -> None:
+    other = tmp_path / "other" / "bin"
+    other.mkdir(parents=True)
+    for kind in ("hook", "statusline"):  # an install's launchers (what they hold is not read here)
+        (other / f"session-watcher-{kind}").write_text("")
+    cases = _cases(tmp_path, "--statusline", "--also", str(other / "session-watcher-hook"))
+    argv = cases["status line, --also #1"][0]
+    assert argv[-1] == str(other / "session-watcher-statusline")  # was the hook launcher, with no event
+    cases = _cases(tmp_path / "2", "--also", str(other / "session-watcher-statusline"))
+    assert cases["hook PostToolUse, --also #1"][0][-2:] == [str(other / "session-watcher-hook"), "PostToolUse"]
+    assert "status line (the hook folded the call), --also #1" in cases
+
+
+def test_a_launcher_of_the_other_kind_alone_is_refused_by_name(tmp_path: Path) -> None:
+    other = tmp_path / "other" / "bin"
+    other.mkdir(parents=True)
+    for kind in ("hook", "statusline"):  # an install's launchers (what they hold is not read here)
+        (other / f"session-watcher-{kind}").write_text("")
+    (other / "session-watcher-statusline").unlink()
+    with pytest.raises(SystemExit, match="session-watcher-statusline"):
+        _cases(tmp_path, "--statusline", "--also", str(other / "session-watcher-hook"))
+    with pytest.raises(SystemExit, match="not a session-watcher-hook"):
+        _cases(tmp_path / "2", "--also", str(tmp_path / "something-else"))
