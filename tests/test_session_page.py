@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -384,12 +385,15 @@ def _serve_lines(path: Path, columns: int) -> list[str]:
     with subprocess.Popen([str(SW), "report", "session", str(path), "--serve", "--idle-minutes", "7"],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                           env={**os.environ, "COLUMNS": str(columns)}) as proc:
+        watchdog = threading.Timer(120, proc.kill)  # bounds a hang only: other words end the read at EOF
+        watchdog.start()
         try:
             assert proc.stdout is not None
             lines = [proc.stdout.readline()]
             while lines[-1] and "no page open" not in lines[-1]:
                 lines.append(proc.stdout.readline())
         finally:
+            watchdog.cancel()
             proc.terminate()
             proc.wait(timeout=60)
     return lines
