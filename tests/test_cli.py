@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle import TRANSCRIPTS, hook, oracle, payload, run, statusline, sw
+from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, run, statusline, sw
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -209,7 +209,8 @@ def test_unknown_command_and_help() -> None:
         assert got.stdout == b""
         err = got.stderr.decode()
         assert err.count("\n") == 1, err
-        assert f"session-watcher: {verb} is not a command: {runs} session-watcher's folder does it" in err
+        # named: this venv is pip's editable install of the repository (direct_url.json records it)
+        assert f"session-watcher: {verb} is not a command: {runs} session-watcher's folder ({REPO}) does it" in err
         assert f"or `claude plugin {verb} session-watcher@session-watcher` for the Claude Code plugin" in err
     said = " ".join(help_.stdout.decode().split())
     assert "hook run as a Claude Code or Codex hook: `hook EVENT [AGENT]`" in said  # as `hook --help` says
@@ -526,3 +527,15 @@ def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Pat
     assert cfg.read_text() == "# mine\nguard = \"warn\"\n\n"
     shown = sw("config", "show", "--json")
     assert json.loads(shown.stdout)["effective"]["guard"] == "warn"
+
+
+def test_uninstall_names_the_folder_only_when_pip_recorded_one(tmp_path: Path) -> None:
+    """Without a distribution of session-watcher to ask (the package on PYTHONPATH alone, no
+    site-packages: no direct_url.json), `uninstall` keeps the words that name no folder."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-S", "-m", "session_watcher", "uninstall"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2
+    assert "./install.sh --uninstall in session-watcher's folder does it, for Claude Code" in proc.stderr
