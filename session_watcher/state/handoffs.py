@@ -280,8 +280,14 @@ def _made_a_call(transcript: object) -> bool:
 def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool:
     """The handoff session `child` took and never sent, pending again for its project (True), unless
     a newer one is pending there, it is stale (`max_age_s(project)`), or the transcript shows a call;
-    the lent note goes either way. Hard-linked into place: a newer pending handoff is never replaced."""
-    lent = lent_file(child)
+    the lent note goes either way. Hard-linked into place: a newer pending handoff is never replaced.
+    The lent note is claimed first (renamed aside: atomic), so of two processes giving the same one
+    back (a SessionEnd, the next starts' `reclaim`) one does: never pending twice, taken twice."""
+    lent = f"{lent_file(child)}.{os.getpid()}.giving"
+    try:
+        os.rename(lent_file(child), lent)
+    except OSError:
+        return False  # sent, or another process gives it back
     info = _read(lent)
     if info is None:
         _unlink(lent)

@@ -1,0 +1,61 @@
+"""The give-back of a lent handoff (state.handoffs.give_back) under the races and sessions around it:
+two processes giving the same one back while a third session takes it; a handoff the guard prepared
+whose session went on since. Real files in the test's state folder; the other process's steps are
+run at the exact point of the interleaving (inside os.link), so the order is fixed, not timed."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+
+from session_watcher.core.handoff import header
+from session_watcher.state import handoffs
+
+PROJECT = "/work/proj-lent"
+STALE = 180 * 60.0
+
+
+def _max_age(_project: str) -> float:
+    return STALE
+
+
+def _pending(parent: str = "parent-1", by: str | None = None, created: float | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {"project": PROJECT, "parentSession": parent,
+                           "createdAt": time.time() if created is None else created,
+                           "note": header(parent, "2026-12-05 23:00 UTC", 1000, 0.01) + "\nthe work so far"}
+    if by is not None:
+        doc["by"] = by
+    handoffs.write_pending(doc)
+    return doc
+
+
+def _take(child: str) -> dict[str, Any] | None:
+    return handoffs.take(PROJECT, child, time.time(), lambda: STALE, None, None)
+
+
+def test_two_give_backs_of_one_handoff_with_a_take_between_leave_it_with_one_session(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gives back (link into pending); before A removes its taken copy, session D takes the pending
+    one, and B (another start's reclaim of the same lent note) gives it back too: pending again, so
+    a third session would take it. Only one of A and B may give it back."""
+    _pending()
+    assert _take("child-1") is not None
+    real_link = os.link
+    ran: list[bool] = []
+
+    def link(src: str, dst: str) -> None:
+        real_link(src, dst)
+        if not ran:  # the other processes, between A's link and the rest of A's give-back
+            ran.append(True)
+            assert _take("child-d") is not None
+            handoffs.give_back("child-1", time.time(), _max_age)
+
+    monkeypatch.setattr(os, "link", link)
+    handoffs.give_back("child-1", time.time(), _max_age)
+    monkeypatch.setattr(os, "link", real_link)
+    assert ran
+    assert handoffs.pending(PROJECT) == []  # child-d has it; nothing left for another to take
+    assert _take("child-e") is None
