@@ -59,3 +59,38 @@ def test_two_give_backs_of_one_handoff_with_a_take_between_leave_it_with_one_ses
     assert ran
     assert handoffs.pending(PROJECT) == []  # child-d has it; nothing left for another to take
     assert _take("child-e") is None
+
+
+def _parent_state(session_id: str, last_ts: float) -> None:
+    from session_watcher.base import paths
+    from session_watcher.core.fresh import new_state
+    from session_watcher.state import store
+
+    state = new_state(session_id)
+    state["engine"]["lastTs"] = last_ts
+    path = store.session_file(session_id)
+    paths.ensure_private_dir(os.path.dirname(path))
+    store.save(path, state)
+
+
+def test_a_guard_handoff_is_not_given_back_once_its_session_went_on() -> None:
+    """The guard's handoff is dropped when the user goes on in the session it was made for (issue
+    37); taken meanwhile by a session that never sent it, it must not come back pending for the
+    next /clear in the project: that session made a call since."""
+    created = time.time() - 60
+    _parent_state("parent-on", created - 30)
+    _pending("parent-on", handoffs.GUARD, created)
+    assert _take("child-g1") is not None
+    _parent_state("parent-on", created + 20)  # the user went on there: a call after the hold
+    assert handoffs.give_back("child-g1", time.time(), _max_age) is False
+    assert handoffs.pending(PROJECT) == []
+
+
+def test_a_guard_handoff_whose_session_did_not_go_on_is_given_back() -> None:
+    created = time.time() - 60
+    _parent_state("parent-held", created - 30)
+    _pending("parent-held", handoffs.GUARD, created)
+    assert _take("child-g2") is not None
+    assert handoffs.give_back("child-g2", time.time(), _max_age) is True
+    [(_, doc)] = handoffs.pending(PROJECT)
+    assert doc["parentSession"] == "parent-held"

@@ -17,7 +17,8 @@ removed by the child's first prompt hook (`sent`: the note goes out with that re
 that ends with it still lent (SessionEnd: `give_back`), or whose client is gone without a SessionEnd
 (the next session start anywhere: `reclaim`, POSIX only), made no request that carried the note; its
 transcript is checked for a call too (a prompt hook that failed), and the handoff goes back pending
-for its project, unless a newer one is pending there or it is stale by the usual rule.
+for its project, unless a newer one is pending there, it is stale by the usual rule, or it is the
+guard's and its session went on since (`_went_on`).
 
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
@@ -277,6 +278,26 @@ def _made_a_call(transcript: object) -> bool:
     return b'"usage"' in data or b'"token_count"' in data
 
 
+def _went_on(doc: dict[str, Any] | None) -> bool:
+    """Whether the session a guard's handoff (`by` GUARD) was prepared for has made a call since: the
+    user went on there, so it is dropped (as the prompt hook drops it while pending), not given back.
+    Its state's last call, read as is (no lock); unreadable: not known to have gone on."""
+    if doc is None or doc.get("by") != GUARD:
+        return False
+    from session_watcher.core.errors import WatcherError
+    from session_watcher.state import store
+
+    parent, created = doc.get("parentSession"), doc.get("createdAt")
+    if not store.valid_session_id(parent) or not isinstance(created, int | float):
+        return False
+    try:
+        state = store.load(store.session_file(parent), parent, readonly=True)
+    except (WatcherError, OSError, ValueError):
+        return False
+    last = state["engine"].get("lastTs") if state is not None else None
+    return isinstance(last, int | float) and not isinstance(last, bool) and last > created
+
+
 def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool:
     """The handoff session `child` took and never sent, pending again for its project (True), unless
     a newer one is pending there, it is stale (`max_age_s(project)`), or the transcript shows a call;
@@ -296,7 +317,7 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
     doc = _read(dest)
     project = doc.get("project") if doc is not None else None
     ok = (isinstance(project, str) and not _made_a_call(info.get("transcript"))
-          and usable(doc, project, "", now, max_age_s(project)))
+          and usable(doc, project, "", now, max_age_s(project)) and not _went_on(doc))
     back = False
     if ok and isinstance(project, str) and doc is not None:
         path = pending_file(project)
