@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -118,16 +119,42 @@ def test_a_newer_handoff_pending_stays_and_a_stale_one_is_not_given_back() -> No
     assert path.exists()
 
 
-def _start_from_a_client_gone(sid: str) -> dict[str, Any]:
-    """The SessionStart hook of a session whose client (the hook's parent) has exited since: a shell
-    that runs the hook and then another command (so it does not become the hook), and ends."""
+# a client that runs the hook and exits: a Python process (not a shell, which is taken for a go-between)
+GONE_CLIENT = [sys.executable, "-c", "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"]
+
+
+def _in_shell(argv: list[str]) -> list[str]:
+    """A shell that runs the hook and then another command (so it does not become the hook), and ends."""
+    return ["sh", "-c", " ".join(f"'{a}'" for a in argv) + "; status=$?; exit $status"]
+
+
+def _start_from(sid: str, wrap: list[str]) -> dict[str, Any] | None:
     raw = json.dumps({"session_id": sid, "transcript_path": f"/nonexistent/{sid}.jsonl", "cwd": LONG_CWD,
                       "hook_event_name": "SessionStart", "source": "startup"}).encode()
-    cmd = " ".join(f"'{a}'" for a in launcher("hook", "SessionStart", "inject")) + "; status=$?; exit $status"
-    proc = subprocess.run(["sh", "-c", cmd], input=raw, capture_output=True, timeout=60, check=False)
+    argv = launcher("hook", "SessionStart", "inject")
+    proc = subprocess.run([*wrap, *argv] if wrap else _in_shell(argv), input=raw, capture_output=True,
+                          timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
-    out: dict[str, Any] = json.loads(proc.stdout)
+    return json.loads(proc.stdout) if proc.stdout else None
+
+
+def _start_from_a_client_gone(sid: str) -> dict[str, Any]:
+    """The SessionStart hook of a session whose client (the hook's parent) has exited since."""
+    out = _start_from(sid, GONE_CLIENT)
+    assert out is not None
     return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a go-between shell is seen through /proc")
+def test_a_shell_between_the_client_and_the_hook_is_not_taken_for_the_client() -> None:
+    """A client that runs its hook command through a shell which does not exec it (fish, an old
+    dash, a wrapper): the hook's parent is that shell, gone as soon as the hook is; the client (here
+    the test) still runs, so the next start must not give its handoff back to be taken twice."""
+    note = written()
+    got = _start_from("shelled-1", [])
+    assert got is not None and got["hookSpecificOutput"]["additionalContext"] == note
+    assert start("shelled-2", LONG_CWD) is None
+    assert (_handoffs() / "lent" / "shelled-1.json").exists()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a client's exit is asked of POSIX alone")
@@ -167,7 +194,7 @@ def test_codex_which_has_no_session_end_gets_it_back_at_the_next_start(tmp_path:
                           "hook_event_name": "SessionStart", "model": "gpt-5.6-sol"}).encode()
         argv = launcher("hook", "SessionStart", "codex")
         if gone:
-            argv = ["sh", "-c", " ".join(f"'{a}'" for a in argv) + "; status=$?; exit $status"]
+            argv = [*GONE_CLIENT, *argv]
         proc = subprocess.run(argv, input=raw, capture_output=True, timeout=60, check=False)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout

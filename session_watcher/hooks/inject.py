@@ -62,9 +62,9 @@ def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
     now = time.time()
     if lent:
         handoffs.reclaim(now, stale_s)
-    # lent to this session until its first prompt; the client (this hook's parent) tells whether
-    # the session is still open, should it end without its SessionEnd hook
-    doc = handoffs.take(project, session_id, now, lambda: stale_s(project), transcript, os.getppid())
+    # lent to this session until its first prompt; the client (this hook's parent, past a shell it
+    # ran the hook through) tells whether the session is still open, should it end without SessionEnd
+    doc = handoffs.take(project, session_id, now, lambda: stale_s(project), transcript, handoffs.client())
     note = None if doc is None else _note(str(doc["note"]))
     if doc is None or note is None:
         return None

@@ -359,6 +359,30 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
             _unlink(path)
 
 
+# a process the client runs its hook command through, which waits for the hook and ends with it
+SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "tcsh", "csh"})
+
+
+def client() -> int:
+    """The client this hook runs for: its parent, or, where /proc tells, the first ancestor that is
+    not a shell (a client that runs the hook command through a shell that does not exec it: fish,
+    an older dash, a wrapper; that shell is gone with the hook, its client is not). Four steps at most."""
+    pid = os.getppid()
+    for _ in range(4):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read(4096)
+        except OSError:
+            return pid  # no /proc (macOS, Windows): the parent
+        comm, _, rest = stat.rpartition(b")")
+        name = comm.partition(b"(")[2].decode("utf-8", "replace")
+        fields = rest.split()
+        if name not in SHELLS or len(fields) < 2 or not fields[1].isdigit() or int(fields[1]) <= 1:
+            return pid
+        pid = int(fields[1])
+    return pid
+
+
 def _running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
