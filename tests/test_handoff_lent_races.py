@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from session_watcher.core.handoff import header
 from session_watcher.state import handoffs
+
+if TYPE_CHECKING:
+    import pytest
 
 PROJECT = "/work/proj-lent"
 STALE = 180 * 60.0

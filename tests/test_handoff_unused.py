@@ -152,7 +152,8 @@ def test_a_shell_between_the_client_and_the_hook_is_not_taken_for_the_client() -
     the test) still runs, so the next start must not give its handoff back to be taken twice."""
     note = written()
     got = _start_from("shelled-1", [])
-    assert got is not None and got["hookSpecificOutput"]["additionalContext"] == note
+    assert got is not None
+    assert got["hookSpecificOutput"]["additionalContext"] == note
     assert start("shelled-2", LONG_CWD) is None
     assert (_handoffs() / "lent" / "shelled-1.json").exists()
 
