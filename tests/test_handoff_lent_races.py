@@ -5,15 +5,15 @@ run at the exact point of the interleaving (inside os.link), so the order is fix
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pytest
 
 from session_watcher.core.handoff import header
 from session_watcher.state import handoffs
-
-if TYPE_CHECKING:
-    import pytest
 
 PROJECT = "/work/proj-lent"
 STALE = 180 * 60.0
@@ -95,3 +95,27 @@ def test_a_guard_handoff_whose_session_did_not_go_on_is_given_back() -> None:
     assert handoffs.give_back("child-g2", time.time(), _max_age) is True
     [(_, doc)] = handoffs.pending(PROJECT)
     assert doc["parentSession"] == "parent-held"
+
+
+def _lent_to(child: str, client: int, started: str | None) -> None:
+    path = handoffs.lent_file(child)
+    with open(path, encoding="utf-8") as fh:
+        doc = json.loads(fh.read())
+    assert doc["client"] == client
+    doc["clientStart"] = started
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's start is read from /proc")
+def test_a_client_pid_taken_by_another_process_is_a_client_gone() -> None:
+    """The client exited and its pid went to another process (here this test's own, started at
+    another time): still lent, the handoff is given back at the next start, not kept until stale."""
+    _pending()
+    assert handoffs.take(PROJECT, "child-r1", time.time(), lambda: STALE, None, os.getpid()) is not None
+    handoffs.reclaim(time.time(), _max_age)
+    assert handoffs.pending(PROJECT) == []  # this process runs, started when the note says: kept
+    _lent_to("child-r1", os.getpid(), "1")  # the client the note names started at boot, and is gone
+    handoffs.reclaim(time.time(), _max_age)
+    [(_, doc)] = handoffs.pending(PROJECT)
+    assert doc["parentSession"] == "parent-1"

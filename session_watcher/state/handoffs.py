@@ -249,7 +249,8 @@ def _lend(child: str, transcript: str | None, client: int | None) -> None:
         paths.ensure_private_dir(os.path.dirname(path))
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            os.write(fd, dumps({"version": VERSION, "transcript": transcript, "client": client}).encode("utf-8"))
+            os.write(fd, dumps({"version": VERSION, "transcript": transcript, "client": client,
+                                "clientStart": None if client is None else started(client)}).encode("utf-8"))
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -350,7 +351,7 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
         info = _read(path)
         client = info.get("client") if info is not None else None
         if info is None or (isinstance(client, int) and not isinstance(client, bool) and client > 1
-                            and not _running(client)):
+                            and not _running(client, info.get("clientStart"))):
             give_back(child, now, max_age_s)
             continue
         doc = _read(taken_file(child))  # still lent: kept while it could still be given back
@@ -383,7 +384,22 @@ def client() -> int:
     return pid
 
 
-def _running(pid: int) -> bool:
+def started(pid: int) -> str | None:
+    """When process `pid` started (Linux: /proc's start time, in clock ticks since boot), which tells
+    the client from another process given its pid once it exited; None where /proc does not tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read(4096)
+    except OSError:
+        return None
+    fields = stat.rpartition(b")")[2].split()
+    return fields[19].decode("ascii", "replace") if len(fields) > 19 else None
+
+
+def _running(pid: int, start: object = None) -> bool:
+    """Whether the client `pid` still runs: the same process, when its start time was noted."""
+    if isinstance(start, str) and start != (started(pid) or start):
+        return False  # the pid is another process's now
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
