@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from session_watcher.core.handoff import header
 from session_watcher.state import handoffs
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PROJECT = "/work/proj-lent"
 STALE = 180 * 60.0
@@ -119,3 +122,39 @@ def test_a_client_pid_taken_by_another_process_is_a_client_gone() -> None:
     handoffs.reclaim(time.time(), _max_age)
     [(_, doc)] = handoffs.pending(PROJECT)
     assert doc["parentSession"] == "parent-1"
+
+
+def test_going_on_drops_a_guard_handoff_lent_as_well_as_one_pending() -> None:
+    """The prompt hook drops the guard's handoff when the user goes on in its session (issue 37):
+    taken meanwhile by a session that has not sent it yet, it is not given back when that one ends,
+    though the call that goes on is not folded yet (no state says so)."""
+    _pending("parent-go", handoffs.GUARD)
+    assert _take("child-go") is not None
+    handoffs.drop(PROJECT, "parent-go", handoffs.GUARD)  # the prompt that goes on
+    assert not os.path.exists(handoffs.lent_file("child-go"))
+    assert handoffs.give_back("child-go", time.time(), _max_age) is False
+    assert handoffs.pending(PROJECT) == []
+
+
+def test_going_on_leaves_another_sessions_lent_handoff() -> None:
+    _pending("parent-other")  # the handoff command's, of another session
+    assert _take("child-other") is not None
+    handoffs.drop(PROJECT, "parent-go2", handoffs.GUARD)
+    assert os.path.exists(handoffs.lent_file("child-other"))
+    assert handoffs.give_back("child-other", time.time(), _max_age) is True
+
+
+def test_codex_compaction_drops_its_guard_handoff_lent(tmp_path: Path) -> None:
+    """Codex's /compact reaches no prompt hook: its SessionStart (`compact`) drops the guard's
+    handoff; taken and not sent by then, it must not come back either."""
+    from session_watcher.hooks import inject
+
+    project = str(tmp_path.resolve())
+    handoffs.write_pending({"project": project, "parentSession": "parent-cx", "createdAt": time.time(),
+                            "by": handoffs.GUARD,
+                            "note": header("parent-cx", "2026-12-05 23:00 UTC", 1000, 0.01) + "\nthe work"})
+    assert handoffs.take(project, "child-cx", time.time(), lambda: STALE, None, None) is not None
+    raw = json.dumps({"session_id": "parent-cx", "transcript_path": None, "cwd": project, "source": "compact",
+                      "hook_event_name": "SessionStart"}).encode()
+    assert inject.run(raw, drop_on_compact=True) is None
+    assert handoffs.give_back("child-cx", time.time(), _max_age) is False

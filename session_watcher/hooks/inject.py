@@ -102,7 +102,7 @@ def stale_s(project: str) -> float:
 def _drop_guard_handoff(payload: dict[str, Any]) -> None:
     from session_watcher.state import handoffs
 
-    if not handoffs.any_pending():
+    if not handoffs.any_pending() and not handoffs.any_lent():  # lent: taken, not sent, not to come back
         return
     from session_watcher.state import shell
 

@@ -416,7 +416,9 @@ def taken(session_id: str) -> dict[str, Any] | None:
 
 def drop(project: str, parent: str, by: str) -> bool:
     """Remove the project's pending handoff when session `parent` wrote it by way of `by` (the guard's,
-    once the session goes on instead); True when one was removed."""
+    once the session goes on instead); True when one was removed. One of them taken by a session
+    that has not sent it yet is no longer lent (`give_back` would make it pending again)."""
+    _keep_lent(parent, by)
     path = pending_file(project)
     if not os.path.exists(path):
         return False
@@ -428,6 +430,15 @@ def drop(project: str, parent: str, by: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _keep_lent(parent: str, by: str) -> None:
+    """The lent notes of the handoffs session `parent` wrote by way of `by` go: taken, they stay with
+    the session that took them, never given back (most often no lent folder: one failed scandir)."""
+    for _, path in _files("lent"):
+        doc = _read(taken_file(os.path.basename(path)[:-len(".json")]))
+        if doc is not None and doc.get("parentSession") == parent and doc.get("by") == by:
+            _unlink(path)
 
 
 def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
