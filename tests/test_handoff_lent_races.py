@@ -158,3 +158,15 @@ def test_codex_compaction_drops_its_guard_handoff_lent(tmp_path: Path) -> None:
                       "hook_event_name": "SessionStart"}).encode()
     assert inject.run(raw, drop_on_compact=True) is None
     assert handoffs.give_back("child-cx", time.time(), _max_age) is False
+
+
+def test_a_folder_or_link_named_like_a_lent_note_keeps_the_start_on_its_fast_path() -> None:
+    """Only a regular file is a lent note: anything else there (never ours; reclaim skips it and
+    never removes it) would send every session start down the slow path for good."""
+    folder = handoffs.folder("lent")
+    os.makedirs(os.path.join(folder, "child-dir.json"))
+    os.symlink("/nonexistent", os.path.join(folder, "child-link.json"))
+    assert handoffs.any_lent() is False
+    _pending()
+    assert _take("child-f") is not None
+    assert handoffs.any_lent() is True

@@ -231,10 +231,11 @@ def lent_file(session_id: str) -> str:
 
 
 def any_lent() -> bool:
-    """Whether a handoff taken is not sent yet (one directory read, most often of no directory)."""
+    """Whether a handoff taken is not sent yet (one directory read, most often of no directory): a
+    regular file (the entry's type, no stat), never a folder or link there, which `reclaim` skips."""
     try:
         with os.scandir(folder("lent")) as it:
-            return any(e.name.endswith(".json") for e in it)
+            return any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
     except OSError:
         return False
 
