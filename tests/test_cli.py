@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle import TRANSCRIPTS, hook, oracle, payload, run, statusline, sw
+from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, run, statusline, sw
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -209,7 +209,8 @@ def test_unknown_command_and_help() -> None:
         assert got.stdout == b""
         err = got.stderr.decode()
         assert err.count("\n") == 1, err
-        assert f"session-watcher: {verb} is not a command: {runs} session-watcher's folder does it" in err
+        # named: this venv is pip's editable install of the repository (direct_url.json records it)
+        assert f"session-watcher: {verb} is not a command: {runs} session-watcher's folder ({REPO}) does it" in err
         assert f"or `claude plugin {verb} session-watcher@session-watcher` for the Claude Code plugin" in err
     said = " ".join(help_.stdout.decode().split())
     assert "hook run as a Claude Code or Codex hook: `hook EVENT [AGENT]`" in said  # as `hook --help` says
@@ -567,3 +568,63 @@ def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_p
         assert all(len(line) <= 40 or line == f"{target})" for line in lines), lines
         assert f"{target})" in lines, lines  # the path whole, on a line of its own
         assert " ".join(line.strip() for line in lines) == said
+
+
+def test_config_get_says_a_keys_value_and_where_it_comes_from(tmp_path: Path) -> None:
+    """`config get KEY` ended in argparse's "invalid choice". It prints the effective value and the
+    layer it comes from: the default, your config, the project's (which wins key by key); `--json`
+    the same for programs; an unknown key is a command line that cannot work (exit 2), as for
+    `config unset`; a file left out is named, as `config show` does (exit 1)."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    before = cfg.read_text() if cfg.exists() else None
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".git").mkdir()
+    mine = project / ".claude" / "session-watcher.toml"
+    try:
+        cfg.write_text('bp_amber = 0.05\n\n[notify]\nremind_min = 5\n')
+        mine.write_text('bp_amber = 0.2\n')
+
+        def get(*args: str) -> str:
+            got = sw("config", "get", *args, "--project", str(project), env=wide)
+            assert (got.returncode, got.stderr) == (0, b""), got.stderr
+            return got.stdout.decode()
+
+        assert get("bp_red") == "bp_red = 0.25  (the default)\n"
+        assert get("cRatio") == "cRatio not set (worked out at run time)  (the default)\n"
+        assert get("notify.remind_min") == f"notify.remind_min = 5  (your config, {cfg})\n"
+        assert get("bp_amber") == f"bp_amber = 0.2  (the project's config, {mine})\n"
+        assert json.loads(get("bp_amber", "--json")) == {"key": "bp_amber", "value": 0.2, "source": "project",
+                                                         "file": str(mine)}
+        assert json.loads(get("notify.remind_min", "--json"))["source"] == "user"
+        for args, why in ((("remind_min",), "did you mean 'notify.remind_min'"), (("nosuch",), "unknown key")):
+            got = sw("config", "get", *args)
+            assert got.returncode == 2, (args, got.stderr)
+            assert why in got.stderr.decode()
+            assert got.stdout == b""
+        mine.write_text("bp_amber = [\n")  # not TOML: left out, named, the answer without it
+        got = sw("config", "get", "bp_amber", "--project", str(project), env=wide)
+        assert got.returncode == 1
+        assert got.stdout.decode() == f"bp_amber = 0.05  (your config, {cfg})\n"
+        assert str(mine) in got.stderr.decode()
+    finally:
+        if before is None:
+            cfg.unlink()
+        else:
+            cfg.write_text(before)
+
+
+def test_uninstall_names_the_folder_only_when_pip_recorded_one(tmp_path: Path) -> None:
+    """Without a distribution of session-watcher to ask (the package on PYTHONPATH alone, no
+    site-packages: no direct_url.json), `uninstall` keeps the words that name no folder."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-S", "-m", "session_watcher", "uninstall"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2
+    assert "./install.sh --uninstall in session-watcher's folder does it, for Claude Code" in proc.stderr

@@ -58,8 +58,8 @@ def test_the_rows_that_differ_from_a_plain_fold() -> None:
         "SubagentStop": {"subagents"},
         "SessionStart": {"subagents", "apply"},
         "SessionStart inject": {"sync", "run", "lock", "prints"},
-        "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "prints", "saveAlways"},
-        "SessionEnd": {"sync", "lock", "subagents", "flush", "apply"},
+        "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "prints", "saveAlways", "lent"},
+        "SessionEnd": {"sync", "lock", "subagents", "flush", "apply", "lent"},
     }
 
 

@@ -211,3 +211,37 @@ def test_a_failed_build_recovers_by_itself_backing_off(tmp_path: Path) -> None:
     assert not (data / ".failed").exists()
     _hook(root, data)
     assert len(_lines(data / "hook-runs")) == 1  # the venv serves
+
+
+# an interpreter for the real hooks/venv.sh: it answers find_python's question with its own path and
+# makes a venv whose python does nothing (no pip, no network); anything else is not asked of it
+FAKE_PYTHON = """#!/bin/sh
+case $1 in
+-c) echo "$0" ;;
+-m) mkdir -p "$3/bin"; printf '#!/bin/sh\\ncat >/dev/null\\n' > "$3/bin/python"; chmod +x "$3/bin/python" ;;
+esac
+"""
+
+
+@pytest.mark.parametrize(("manifest", "said"), [(True, " (version 0.1.0)"), (False, "")])
+def test_the_venv_builders_log_line_says_the_version_cleanly(tmp_path: Path, manifest: bool, said: str) -> None:
+    """The real hooks/venv.sh, given run.sh's stamp (the folder, then the manifest's version line as it
+    is, `  "version": "0.1.0",`), ends its log with `ready (version 0.1.0)`, not the raw stamp; a stamp
+    without a version line (no manifest) says `ready`."""
+    root = tmp_path / "plug in"
+    shutil.copytree(PLUGIN / "hooks", root / "hooks")
+    (root / "data").mkdir()
+    python = tmp_path / "python3"
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    data = tmp_path / "data"
+    stamp = f'{root}   "version": "0.1.0",' if manifest else str(root)
+    proc = subprocess.run(["sh", str(root / "hooks" / "venv.sh"), str(root), str(data), stamp],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHON": str(python)})
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("venv.sh: "), last
+    assert last.endswith(f" ready{said}"), last
+    built = [p.read_text() for p in data.glob("venv-*/.plugin-version")]
+    assert built == [stamp + "\n"]  # the stamp itself is kept whole (run.sh compares it)

@@ -428,7 +428,7 @@ def test_html_has_the_texts_sessions_views_and_restarts(fixtures_dir: Path, tmp_
     for ident in ("days", "weeks", "projects"):
         assert f'<table id="{ident}" class="totals">' in page
     assert '<td class="n">374</td><td class="n">$13.99</td>' in page  # the 12th, as the text's day row
-    assert 'id="h-restarts">Restarts taken</h2>' in page
+    assert 'id="h-restarts">Restarts taken with a handoff</h2>' in page
     assert 'id="cliff"' in page
 
 

@@ -114,7 +114,7 @@ def test_backtest_lists_the_restart_taken_with_its_priced_and_written_carry(tmp_
     assert alone["restartsTaken"][0]["savingUsd"] == pytest.approx(taken["savingUsd"])
     text = sw("backtest", str(PARENT), str(child)).stdout.decode()
     assert f"restart taken: {PARENT.stem[:8]} -> child-1: carry priced 40k ($0.20), written 40k" in text
-    assert "restarts taken: 1, saving $" in text
+    assert "restarts taken with a handoff: 1, saving $" in text  # handoffs alone: said so
 
 
 @pytest.mark.slow
@@ -130,3 +130,59 @@ def test_report_lists_the_handoffs_received_on_this_machine(tmp_path: Path) -> N
     (taken / "child-1.json").write_text(json.dumps({"version": 1, "parentSession": PARENT.stem}))
     text = sw("report").stdout.decode()
     assert f"restart taken: {PARENT.stem[:8]} -> child-1: carry priced 40k ($0.20), written 40k" in text
+
+
+def _child_compacted_after_a_break(tmp_path: Path) -> Path:
+    """`_child`'s session on a 1-hour cache, then 55 minutes idle and the client's compaction: a
+    restart with a handoff and a compaction after a break in one child."""
+    base = _child(tmp_path, PARENT.stem, 40_000, 0.2)
+    lines = [json.loads(line) for line in base.read_text().splitlines()]
+    for rec in lines:
+        usage = (rec.get("message") or {}).get("usage")
+        if usage:
+            usage["cache_creation"] = {"ephemeral_5m_input_tokens": 0,
+                                       "ephemeral_1h_input_tokens": usage["cache_creation_input_tokens"]}
+    lines.append({"type": "system", "subtype": "compact_boundary", "isSidechain": False,
+                  "content": "Conversation compacted", "timestamp": "2026-12-01T11:00:30.000Z",
+                  "compactMetadata": {"trigger": "auto", "preTokens": 42_000}})
+    for i, (cr, cw) in enumerate([(3_000, 9_000), (12_000, 600)]):
+        lines.append({"type": "assistant", "isSidechain": False, "timestamp": f"2026-12-01T11:01:{10 + i:02d}.000Z",
+                      "requestId": f"req_c{i}", "message": {
+                          "id": f"msg_c{i}", "model": "claude-opus-4-6", "role": "assistant",
+                          "content": [{"type": "text", "text": "ok"}],
+                          "usage": {"input_tokens": 2, "cache_read_input_tokens": cr, "cache_creation_input_tokens": cw,
+                                    "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": cw},
+                                    "output_tokens": 5}}})
+    base.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return base
+
+
+@pytest.mark.slow
+def test_report_and_backtest_never_give_one_name_two_numbers(tmp_path: Path) -> None:
+    """`report` said "restarts taken: 1" where `backtest`, on the same sessions, said 3: `report`
+    lists the handoffs received here (and priced the compactions after a break of those sessions
+    alone), `backtest` every session's restarts, handoffs and compactions after a break. `report`'s
+    total is of the handoffs, and says so; `backtest`'s is of both, with each kind's part, the
+    handoffs' the same as `report`'s."""
+    import re
+
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-USER-proj"
+    projects.mkdir(parents=True)
+    shutil.copy(PARENT, projects / PARENT.name)
+    child = projects / "child-1.jsonl"
+    shutil.copy(_child_compacted_after_a_break(tmp_path), child)
+    taken = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "taken"
+    taken.mkdir(parents=True)
+    (taken / "child-1.json").write_text(json.dumps({"version": 1, "parentSession": PARENT.stem}))
+    wide = {**os.environ, "COLUMNS": "1000"}
+    back = sw("backtest", str(PARENT), str(child), env=wide).stdout.decode()
+    assert "compacted after a break, after call 3" in back
+    m = re.search(r"restarts taken: 2, saving \$([0-9.]+) in all: 1 with a handoff \(\$([0-9.]+)\), "
+                  r"1 compaction after a break \(\$([0-9.]+)\)", back)
+    assert m is not None, back
+    report = sw("report", env=wide).stdout.decode()
+    assert "compacted after a break" not in report
+    assert f"restarts taken with a handoff: 1, saving ${m.group(2)} in all" in report
+    assert "restarts taken:" not in report
+    doc = json.loads(sw("report", "--json").stdout)
+    assert [r["kind"] for r in doc["restartsTaken"]] == ["handoff"]

@@ -361,7 +361,14 @@ def _settled(values: dict[str, Any]) -> Config:
 
 def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
     """The effective config from the files that can be used, and an error for each that cannot."""
+    cfg, _, errors = load_sources(project_dir)
+    return cfg, errors
+
+
+def load_sources(project_dir: str | None) -> tuple[Config, list[tuple[str, dict[str, Any]]], list[str]]:
+    """`load_layers`, with the files that count and the keys each sets (the later winning)."""
     layers: list[dict[str, Any]] = []
+    used: list[tuple[str, dict[str, Any]]] = []
     errors: list[str] = []
     for i, file in enumerate(config_files(project_dir)):
         try:
@@ -380,10 +387,44 @@ def load_layers(project_dir: str | None) -> tuple[Config, list[str]]:
             errors.append(str(exc))
             continue
         layers.append(layer)
+        used.append((file, layer))
     cfg = merge(*layers)
     cfg["cliff"] = load_cliff()
     use_prices(cfg)
-    return cfg, errors
+    return cfg, used, errors
+
+
+def get_value(project_dir: str | None, key: str) -> tuple[Any, str | None, list[str]]:
+    """`key`'s effective value (None: not set, worked out at run time), the file it comes from (None:
+    the default, or the built-in prices) and the errors of the files left out (`config get`). An
+    unknown key is the command line's (UsageError, exit 2), as for `config unset`."""
+    _known(key)
+    cfg, used, errors = load_sources(project_dir)
+    names = key_path(key)
+    value: Any = cfg
+    for name in names:
+        value = value.get(name) if isinstance(value, dict) else None
+    source = None
+    for file, layer in used:  # the later file wins
+        found: Any = layer
+        for name in names:
+            found = found.get(name, _MISSING) if isinstance(found, dict) else _MISSING
+        if found is not _MISSING:
+            source = file
+    return value, source, errors
+
+
+_MISSING = object()
+
+
+def _known(key: str) -> None:
+    """UsageError for a key no file may set (`prices.MODEL[.FIELD]` aside: any model id)."""
+    from session_watcher.core.usererrors import UsageError
+
+    if not key.startswith("prices.") and key not in known_keys():
+        near = [n for n in known_keys() if n.endswith("." + key)]
+        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
+        raise UsageError(f"unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})")
 
 
 def anchored(project_dir: str, globs: list[str]) -> list[str]:
@@ -544,10 +585,7 @@ def unset_value(file: str, key: str, project: bool = False) -> bool:
     from session_watcher.core.usererrors import UsageError
 
     names = key_path(key) if key.startswith("prices.") else key.split(".")
-    if not key.startswith("prices.") and key not in known_keys():
-        near = [n for n in known_keys() if n.endswith("." + key)]
-        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
-        raise UsageError(f"unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})")
+    _known(key)
     from session_watcher.base.atomic import user_file, write_user_file
 
     follow = not project

@@ -88,11 +88,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] in (["install"], ["uninstall"]):  # no such command: where the one that does it is
         run = "./install.sh --uninstall" if args[0] == "uninstall" else "./install.sh"
         plugin = f"claude plugin {args[0]} session-watcher@session-watcher"  # the plugin route's own
-        print(f"session-watcher: {args[0]} is not a command: {run} in session-watcher's folder does it, for Claude "
+        where = _source_folder()
+        folder = f"session-watcher's folder ({where})" if where else "session-watcher's folder"
+        print(f"session-watcher: {args[0]} is not a command: {run} in {folder} does it, for Claude "
               f"Code and Codex, or `{plugin}` for the Claude Code plugin (docs/install.md); `session-watcher "
               "doctor` says what is installed where", file=sys.stderr)
         return 2
     return _handled(args)
+
+
+def _source_folder() -> str | None:
+    """The folder this package was installed from, when pip installed it from a local folder holding
+    install.sh (install.sh's own route: pip records the folder in the dist-info's direct_url.json);
+    None otherwise (a plugin's venv, an install from an index, a folder moved since)."""
+    import json
+    import os
+    from importlib import metadata
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        doc = json.loads(metadata.distribution("session-watcher").read_text("direct_url.json") or "null")
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    url = doc.get("url") if isinstance(doc, dict) else None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    folder = unquote(urlsplit(url).path)
+    return folder if os.path.isfile(os.path.join(folder, "install.sh")) else None
 
 
 def _stdin_is_a_terminal() -> bool:

@@ -66,6 +66,11 @@ def add_parser(sub: Any) -> None:
     c = csub.add_parser("path", help="the config files")
     c.add_argument("--project", metavar="DIR", help=project_help)
     c.set_defaults(func=config_path)
+    c = csub.add_parser("get", help="KEY's effective value and where it comes from (default, user or project config)")
+    c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
+    c.add_argument("--project", metavar="DIR", help=project_help)
+    c.add_argument("--json", action="store_true", help="{key, value, source, file} for programs")
+    c.set_defaults(func=config_get)
     c = csub.add_parser("set", help="set KEY to VALUE (a TOML value), keeping comments")
     c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
     c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
@@ -284,6 +289,25 @@ def config_path(ns: argparse.Namespace) -> int:
     for f in config.config_files(_project(ns)):
         print(one_line(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
     return 0
+
+
+def config_get(ns: argparse.Namespace) -> int:
+    from session_watcher.base import config, paths
+
+    project = _project(ns)
+    value, file, errors = config.get_value(project, ns.key)
+    source = "default" if file is None else "user" if file == paths.user_config_file() else "project"
+    if ns.json:
+        _emit({"key": ns.key, "value": value, "source": source, "file": file})
+    else:
+        unset = "the built-in prices count" if ns.key.startswith("prices.") else "worked out at run time"
+        said = f"not set ({unset})" if value is None else f"= {config.show_value(value)}"
+        where = {"default": "the default", "user": f"your config, {file}", "project": f"the project's config, {file}"}
+        print(one_line(f"{ns.key} {said}  ({where[source]})"))
+    for err in errors:  # as `config show`: a file left out is named, and the answer is without it
+        print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
+              file=sys.stderr)
+    return 1 if errors else 0
 
 
 def config_set(ns: argparse.Namespace) -> int:

@@ -157,12 +157,12 @@ def _carry_words(doc: Mapping[str, Any]) -> str | None:
     held = (doc.get("contextPressure") or {}).get("pressureTokens")
     held = held if isinstance(held, int | float) else doc.get("L") or 0
     floor = doc.get("floor") or 0
-    files = f" and read {tokens(b - floor)} of files again" if b > floor else ""
+    # the carry's two parts in the alerts' words (notifier.message: `50k system + 12k files`)
+    parts = f"{tokens(floor)} system + {tokens(max(0, b - floor))} files"
     if b >= held:
         return (f"a restart would not make the context smaller (it holds {tokens(held)}; a fresh session "
-                f"would start with {tokens(floor)}{files})")
-    return (f"a fresh session would carry {tokens(b)} tokens ({tokens(floor)} at the start, "
-            f"{tokens(max(0, b - floor))} of files); the context now holds {tokens(held)}")
+                f"would carry {tokens(b)}: {parts})")
+    return f"a fresh session would carry {tokens(b)} tokens ({parts}); the context now holds {tokens(held)}"
 
 
 def _n(count: int, noun: str) -> str:

@@ -9,8 +9,10 @@ child's own transcript links it to its parent (the fold reads it back: `parentSe
 goes out cleaned (`core.text.clean`) and bounded in UTF-16 code units, the client's unit.
 
 The client waits for this hook at every session start, so it does no fold and takes no lock: with
-no handoff pending anywhere it reads one directory and imports nothing of the state; the config is
-read only when there is one to take, and parsed only when a config file exists.
+no handoff pending or lent anywhere it reads two directories and imports nothing of the state; the
+config is read only when there is one to take, and parsed only when a config file exists. A handoff
+lent to a session whose client has exited before it sent a request is given back first
+(state.handoffs.reclaim), so this session may take it.
 """
 
 from __future__ import annotations
@@ -47,16 +49,22 @@ def run(raw: bytes, drop_on_compact: bool = False) -> dict[str, Any] | None:
 def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
     from session_watcher.state import handoffs
 
-    if not handoffs.any_pending():  # every start but the one after a handoff: no more imports
+    lent = handoffs.any_lent()  # a handoff taken, not sent yet: given back if its session is gone
+    if not handoffs.any_pending() and not lent:  # every start but the one after a handoff: no more imports
         return None
     from session_watcher.state import shell
 
-    session_id, _, cwd = shell.payload_inputs(payload)
+    session_id, transcript, cwd = shell.payload_inputs(payload)
     project = shell.project_root(None, cwd)
     if session_id is None or project is None:
         return None
 
-    doc = handoffs.take(project, session_id, time.time(), lambda: stale_s(project))
+    now = time.time()
+    if lent:
+        handoffs.reclaim(now, stale_s)
+    # lent to this session until its first prompt; the client (this hook's parent, past a shell it
+    # ran the hook through) tells whether the session is still open, should it end without SessionEnd
+    doc = handoffs.take(project, session_id, now, lambda: stale_s(project), transcript, handoffs.client())
     note = None if doc is None else _note(str(doc["note"]))
     if doc is None or note is None:
         return None
@@ -94,7 +102,7 @@ def stale_s(project: str) -> float:
 def _drop_guard_handoff(payload: dict[str, Any]) -> None:
     from session_watcher.state import handoffs
 
-    if not handoffs.any_pending():
+    if not handoffs.any_pending() and not handoffs.any_lent():  # lent: taken, not sent, not to come back
         return
     from session_watcher.state import shell
 

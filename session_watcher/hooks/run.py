@@ -52,6 +52,9 @@ if TYPE_CHECKING:
         flush: bool  # the session is over: the OTLP exporter sends its figures now
         message: bool  # alerts also as a `systemMessage` for the next prompt (Codex: no status line)
         tidy: bool  # after the fold, at most once a day: sweep the states of transcripts gone (state.tidy)
+        # a handoff this session took (state.handoffs' lent note): "sent" with its first request (the
+        # prompt), given back pending when the session "end"s without having sent it
+        lent: Literal["", "sent", "end"]
 
 
 LOCK_TIMEOUT = 0.25  # seconds to wait for another hook of the same session
@@ -107,7 +110,7 @@ def _session_end(state: State, payload: dict[str, Any]) -> None:
 # An event not listed (PreToolUse, PreCompact, ...: not registered, but a user may) is folded as FOLD.
 FOLD: Plan = {"sync": False, "run": "fold", "lock": LOCK_TIMEOUT, "turnEnd": False, "peek": False,
               "budgetAtLock": False, "subagents": False, "apply": None, "guard": False, "prints": False,
-              "saveAlways": True, "flush": False, "message": False, "tidy": False}
+              "saveAlways": True, "flush": False, "message": False, "tidy": False, "lent": ""}
 # Every hook the plugin (its hooks.json) and install.py register, `hook EVENT [inject]` -> its plan
 # (install.py registers exactly these; tests/test_hook_events.py holds hooks.json to them).
 EVENTS: dict[str, Plan] = {
@@ -125,12 +128,12 @@ EVENTS: dict[str, Plan] = {
     # the prompt waits for the guard's line, which is shown to the user with what async hooks queued;
     # a prompt on a current state writes nothing
     "UserPromptSubmit": {**FOLD, "sync": True, "lock": PROMPT_LOCK_TIMEOUT, "peek": True, "budgetAtLock": True,
-                         "guard": True, "prints": True, "saveAlways": False},
+                         "guard": True, "prints": True, "saveAlways": False, "lent": "sent"},
     # print mode kills async hooks at exit, and waits for this one: it folds what is left. Its output
     # is queued like an async hook's (nothing of the session follows to show it). No wait for the
     # turn's end: by then the line is written (print mode's Stop saw it 30 of 30 times)
     "SessionEnd": {**FOLD, "sync": True, "lock": SESSION_END_LOCK_TIMEOUT, "subagents": True, "flush": True,
-                   "apply": _session_end},
+                   "apply": _session_end, "lent": "end"},
 }
 
 
@@ -163,6 +166,9 @@ def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
     if message:
         plan = {**plan, "message": True}
 
+    if plan["lent"]:
+        _lent(plan["lent"], session_id)
+
     from session_watcher.core.errors import LockTimeout
 
     lock_timeout = plan["lock"]
@@ -190,6 +196,20 @@ def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
     if plan["tidy"]:
         _tidy()
     return out
+
+
+def _lent(step: str, session_id: str) -> None:
+    """A handoff this session took and has not sent (state.handoffs): its first prompt sends it; a
+    session that ends without having sent it gives it back, pending for its project again (before
+    the fold: a stat when none is lent, and SessionEnd's budget is tight)."""
+    from session_watcher.state import handoffs
+
+    if step == "sent":
+        handoffs.sent(session_id)
+    elif os.path.lexists(handoffs.lent_file(session_id)):
+        from session_watcher.hooks.inject import stale_s
+
+        handoffs.give_back(session_id, time.time(), stale_s)
 
 
 def _tidy() -> None:

@@ -48,7 +48,13 @@ print(old)
 PY
 )
 trap - EXIT
-echo "venv.sh: $new ready ($stamp)"
+# the stamp is `ROOT   "version": "0.1.0",` (run.sh's: the folder, then the manifest's version line);
+# the log says the version alone, or nothing when the manifest named none
+version=""
+case $stamp in *'"version"'*)
+    version=${stamp##*'"version"'}; version=${version#*'"'}; version=${version%%'"'*} ;;
+esac
+echo "venv.sh: $new ready${version:+ (version $version)}"
 if [ -n "$old" ] && [ "$old" != "$new" ] && [ -d "$old" ]; then
     sleep "${SESSION_WATCHER_OLD_VENV_GRACE:-20}"  # hooks started from the old venv finish within their 10 s timeout
     rm -rf "$old"

@@ -244,11 +244,11 @@ def _totals(doc: dict[str, Any]) -> list[str]:
 
 
 def _restarts(taken: list[dict[str, Any]]) -> list[str]:
-    """The restarts taken on this machine, as the text lists them."""
+    """The restarts taken with a handoff on this machine, as the text lists them."""
     from session_watcher.sessions.restarts import render_lines
 
     lines = render_lines(taken)
-    h = ['<h2 id="h-restarts">Restarts taken</h2>']
+    h = ['<h2 id="h-restarts">Restarts taken with a handoff</h2>']
     if not lines:
         return [*h, '<p class="muted" id="restarts">None yet: a restart with a handoff shows here, with what it '
                 'saved.</p>']

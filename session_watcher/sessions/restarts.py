@@ -108,7 +108,9 @@ def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
 
     lines = []
     saved = 0.0
+    kinds: dict[bool, list[float]] = {True: [], False: []}  # handoff or not: (the savings of) each
     for r in found:
+        kinds[r["kind"] == "handoff"].append(r.get("savingUsd") or 0.0)
         who = clean(f"{r['parent'][:8]} -> {r['child'][:8]}" if r["kind"] == "handoff"
                     else f"{r['parent'][:8]} compacted after a break, after call {r.get('afterCall')}", keep="")
         if r.get("parentFound") is False:
@@ -120,17 +122,31 @@ def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
                      f"({dollars(r['carryUsd'])}); saved {dollars(r['savingUsd'])} against continuing "
                      f"over {r['calls']} call{'s' if r['calls'] != 1 else ''}")
         saved += r.get("savingUsd") or 0.0
-    if lines:
-        lines.append(f"restarts taken: {len(lines)}, saving {dollars(saved)} in all")
+    if not lines:
+        return lines
+    # the total says what it counts: `report` lists the handoffs alone (one word for one number: a
+    # total of handoffs alone is never called "restarts taken", which in `backtest` adds compactions)
+    handoffs, compactions = kinds[True], kinds[False]
+    if not compactions:
+        lines.append(f"restarts taken with a handoff: {len(handoffs)}, saving {dollars(saved)} in all")
+        return lines
+    parts = [f"{len(handoffs)} with a handoff ({dollars(sum(handoffs))})"] if handoffs else []
+    parts.append(f"{len(compactions)} compaction{'s' if len(compactions) != 1 else ''} after a break "
+                 f"({dollars(sum(compactions))})")
+    lines.append(f"restarts taken: {len(lines)}, saving {dollars(saved)} in all: {', '.join(parts)}")
     return lines
 
 
 def from_machine() -> dict[str, Any]:
-    """The restarts taken on this machine (`report`): each handoff a session received here
-    (`state/handoffs`' taken records), both sides replayed, and their idle compactions."""
+    """The restarts taken with a handoff on this machine (`report`): each handoff a session received
+    here (`state/handoffs`' taken records), both sides replayed. Not the compactions after a break:
+    `report` does not replay every session, and those of the sessions a handoff joins alone would be
+    a count of nothing in particular (`backtest`, which replays them all, lists them)."""
+    from session_watcher.core import restarts as core
     from session_watcher.state import handoffs
 
     taken: dict[str, Any] = {}
     for child in handoffs.taken_ids():  # the notes kept, and the ids of those swept
         _replayed(child, None, taken)
-    return restarts_taken(taken)
+    found = [r for r in restarts_taken(taken)["restartsTaken"] if r["kind"] == "handoff"]
+    return {"restartsTaken": found, "restartsTotal": core.totals(found)}

@@ -11,6 +11,15 @@ others are removed, their child session ids kept in `handoffs/taken.ids` (one a 
 INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`). Files 0600
 in 0700 folders, like every file of ours.
 
+A handoff taken is lent until its session sends it: `handoffs/lent/<child session id>.json` (the
+child's transcript, and the process that ran its hook: the client) is written with the take and
+removed by the child's first prompt hook (`sent`: the note goes out with that request). A session
+that ends with it still lent (SessionEnd: `give_back`), or whose client is gone without a SessionEnd
+(the next session start anywhere: `reclaim`, POSIX only), made no request that carried the note; its
+transcript is checked for a call too (a prompt hook that failed), and the handoff goes back pending
+for its project, unless a newer one is pending there, it is stale by the usual rule, or it is the
+guard's and its session went on since (`_went_on`).
+
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
 `build` and `save` make one (the `handoff` command, and the cold-cache guard when it holds a
@@ -183,7 +192,8 @@ def usable(doc: dict[str, Any] | None, project: str, child: str, now: float, max
     return 0 <= now - created <= max_age_s
 
 
-def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -> dict[str, Any] | None:
+def take(project: str, child: str, now: float, max_age_s: Callable[[], float], transcript: str | None = None,
+         client: int | None = None) -> dict[str, Any] | None:
     """The project's pending handoff, now taken by session `child`; None when there is none it may
     take. `max_age_s` is asked only when a handoff is pending (it reads the config). It sweeps the
     stale pending handoffs, never the taken notes: the next write does (each take needs one), so the
@@ -210,7 +220,194 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float]) -
     doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
     forget(doc)
     sweep(now, max_age_s(), taken_too=False)
-    return doc if usable(doc, project, child, now, max_age_s()) else None
+    if not usable(doc, project, child, now, max_age_s()):
+        return None
+    _lend(child, transcript, client)
+    return doc
+
+
+def lent_file(session_id: str) -> str:
+    return os.path.join(folder("lent"), session_id + ".json")
+
+
+def any_lent() -> bool:
+    """Whether a handoff taken is not sent yet (one directory read, most often of no directory): a
+    regular file (the entry's type, no stat), never a folder or link there, which `reclaim` skips."""
+    try:
+        with os.scandir(folder("lent")) as it:
+            return any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
+    except OSError:
+        return False
+
+
+def _lend(child: str, transcript: str | None, client: int | None) -> None:
+    """Note the handoff `child` took as lent (written whole, then renamed: never read half made)."""
+    from session_watcher.core.fastjson import dumps
+
+    path = lent_file(child)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        paths.ensure_private_dir(os.path.dirname(path))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            os.write(fd, dumps({"version": VERSION, "transcript": transcript, "client": client,
+                                "clientStart": None if client is None else started(client)}).encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        _unlink(tmp)  # not noted: the handoff stays taken, as before lending was noted
+
+
+def sent(session_id: str) -> None:
+    """Session `session_id` sends its first request: a handoff it took goes out with it (the prompt hook)."""
+    _unlink(lent_file(session_id))
+
+
+MAX_SCAN = 4 << 20  # bytes of a transcript read for a call; a longer one has made calls
+
+
+def _made_a_call(transcript: object) -> bool:
+    """Whether a transcript (Claude Code's, or a Codex rollout) records an API call: a usage line."""
+    if not isinstance(transcript, str) or not transcript:
+        return False
+    try:
+        data = paths.read_file(transcript, MAX_SCAN, follow=False)
+    except FileNotFoundError:
+        return False  # never written: no request was made
+    except OSError:
+        return True  # too long, or not a file to read: not known to be unused, so it stays taken
+    return b'"usage"' in data or b'"token_count"' in data
+
+
+def _went_on(doc: dict[str, Any] | None) -> bool:
+    """Whether the session a guard's handoff (`by` GUARD) was prepared for has made a call since: the
+    user went on there, so it is dropped (as the prompt hook drops it while pending), not given back.
+    Its state's last call, read as is (no lock); unreadable: not known to have gone on."""
+    if doc is None or doc.get("by") != GUARD:
+        return False
+    from session_watcher.core.errors import WatcherError
+    from session_watcher.state import store
+
+    parent, created = doc.get("parentSession"), doc.get("createdAt")
+    if not store.valid_session_id(parent) or not isinstance(created, int | float):
+        return False
+    try:
+        state = store.load(store.session_file(parent), parent, readonly=True)
+    except (WatcherError, OSError, ValueError):
+        return False
+    last = state["engine"].get("lastTs") if state is not None else None
+    return isinstance(last, int | float) and not isinstance(last, bool) and last > created
+
+
+def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool:
+    """The handoff session `child` took and never sent, pending again for its project (True), unless
+    a newer one is pending there, it is stale (`max_age_s(project)`), or the transcript shows a call;
+    the lent note goes either way. Hard-linked into place: a newer pending handoff is never replaced.
+    The lent note is claimed first (renamed aside: atomic), so of two processes giving the same one
+    back (a SessionEnd, the next starts' `reclaim`) one does: never pending twice, taken twice."""
+    lent = f"{lent_file(child)}.{os.getpid()}.giving"
+    try:
+        os.rename(lent_file(child), lent)
+    except OSError:
+        return False  # sent, or another process gives it back
+    info = _read(lent)
+    if info is None:
+        _unlink(lent)
+        return False
+    dest = taken_file(child)
+    doc = _read(dest)
+    project = doc.get("project") if doc is not None else None
+    ok = (isinstance(project, str) and not _made_a_call(info.get("transcript"))
+          and usable(doc, project, "", now, max_age_s(project)) and not _went_on(doc))
+    back = False
+    if ok and isinstance(project, str) and doc is not None:
+        path = pending_file(project)
+        try:
+            paths.ensure_private_dir(os.path.dirname(path))
+            os.link(dest, path)  # FileExistsError: a newer handoff is pending, and stays
+            back = True
+        except OSError:
+            pass
+        if back:
+            _unlink(dest)
+            created = float(doc["createdAt"])
+            try:
+                os.utime(path, (created, created))  # pending since it was written: the sweep's age
+            except OSError:
+                pass
+    _unlink(lent)
+    return back
+
+
+def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
+    """Give back (`give_back`) each handoff lent to a session whose client has exited: it ended
+    without its SessionEnd hook (a closed terminal, a SessionEnd past its budget) or has none
+    (Codex). A client still running keeps it: its next prompt may send it. POSIX only (Windows: the
+    SessionEnd hook alone)."""
+    if os.name != "posix":
+        return
+    for _, path in _files("lent"):
+        child = os.path.basename(path)[:-len(".json")]
+        info = _read(path)
+        client = info.get("client") if info is not None else None
+        if info is None or (isinstance(client, int) and not isinstance(client, bool) and client > 1
+                            and not _running(client, info.get("clientStart"))):
+            give_back(child, now, max_age_s)
+            continue
+        doc = _read(taken_file(child))  # still lent: kept while it could still be given back
+        project = doc.get("project") if doc is not None else None
+        if not isinstance(project, str) or not usable(doc, project, "", now, max_age_s(project)):
+            _unlink(path)
+
+
+# a process the client runs its hook command through, which waits for the hook and ends with it
+SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "tcsh", "csh"})
+
+
+def client() -> int:
+    """The client this hook runs for: its parent, or, where /proc tells, the first ancestor that is
+    not a shell (a client that runs the hook command through a shell that does not exec it: fish,
+    an older dash, a wrapper; that shell is gone with the hook, its client is not). Four steps at most."""
+    pid = os.getppid()
+    for _ in range(4):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read(4096)
+        except OSError:
+            return pid  # no /proc (macOS, Windows): the parent
+        comm, _, rest = stat.rpartition(b")")
+        name = comm.partition(b"(")[2].decode("utf-8", "replace")
+        fields = rest.split()
+        if name not in SHELLS or len(fields) < 2 or not fields[1].isdigit() or int(fields[1]) <= 1:
+            return pid
+        pid = int(fields[1])
+    return pid
+
+
+def started(pid: int) -> str | None:
+    """When process `pid` started (Linux: /proc's start time, in clock ticks since boot), which tells
+    the client from another process given its pid once it exited; None where /proc does not tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read(4096)
+    except OSError:
+        return None
+    fields = stat.rpartition(b")")[2].split()
+    return fields[19].decode("ascii", "replace") if len(fields) > 19 else None
+
+
+def _running(pid: int, start: object = None) -> bool:
+    """Whether the client `pid` still runs: the same process, when its start time was noted."""
+    if isinstance(start, str) and start != (started(pid) or start):
+        return False  # the pid is another process's now
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process, or not ours to ask: taken to be running
+    return True
 
 
 def taken(session_id: str) -> dict[str, Any] | None:
@@ -220,7 +417,9 @@ def taken(session_id: str) -> dict[str, Any] | None:
 
 def drop(project: str, parent: str, by: str) -> bool:
     """Remove the project's pending handoff when session `parent` wrote it by way of `by` (the guard's,
-    once the session goes on instead); True when one was removed."""
+    once the session goes on instead); True when one was removed. One of them taken by a session
+    that has not sent it yet is no longer lent (`give_back` would make it pending again)."""
+    _keep_lent(parent, by)
     path = pending_file(project)
     if not os.path.exists(path):
         return False
@@ -232,6 +431,15 @@ def drop(project: str, parent: str, by: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _keep_lent(parent: str, by: str) -> None:
+    """The lent notes of the handoffs session `parent` wrote by way of `by` go: taken, they stay with
+    the session that took them, never given back (most often no lent folder: one failed scandir)."""
+    for _, path in _files("lent"):
+        doc = _read(taken_file(os.path.basename(path)[:-len(".json")]))
+        if doc is not None and doc.get("parentSession") == parent and doc.get("by") == by:
+            _unlink(path)
 
 
 def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:

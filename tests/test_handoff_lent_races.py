@@ -1,0 +1,172 @@
+"""The give-back of a lent handoff (state.handoffs.give_back) under the races and sessions around it:
+two processes giving the same one back while a third session takes it; a handoff the guard prepared
+whose session went on since. Real files in the test's state folder; the other process's steps are
+run at the exact point of the interleaving (inside os.link), so the order is fixed, not timed."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from session_watcher.core.handoff import header
+from session_watcher.state import handoffs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PROJECT = "/work/proj-lent"
+STALE = 180 * 60.0
+
+
+def _max_age(_project: str) -> float:
+    return STALE
+
+
+def _pending(parent: str = "parent-1", by: str | None = None, created: float | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {"project": PROJECT, "parentSession": parent,
+                           "createdAt": time.time() if created is None else created,
+                           "note": header(parent, "2026-12-05 23:00 UTC", 1000, 0.01) + "\nthe work so far"}
+    if by is not None:
+        doc["by"] = by
+    handoffs.write_pending(doc)
+    return doc
+
+
+def _take(child: str) -> dict[str, Any] | None:
+    return handoffs.take(PROJECT, child, time.time(), lambda: STALE, None, None)
+
+
+def test_two_give_backs_of_one_handoff_with_a_take_between_leave_it_with_one_session(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gives back (link into pending); before A removes its taken copy, session D takes the pending
+    one, and B (another start's reclaim of the same lent note) gives it back too: pending again, so
+    a third session would take it. Only one of A and B may give it back."""
+    _pending()
+    assert _take("child-1") is not None
+    real_link = os.link
+    ran: list[bool] = []
+
+    def link(src: str, dst: str) -> None:
+        real_link(src, dst)
+        if not ran:  # the other processes, between A's link and the rest of A's give-back
+            ran.append(True)
+            assert _take("child-d") is not None
+            handoffs.give_back("child-1", time.time(), _max_age)
+
+    monkeypatch.setattr(os, "link", link)
+    handoffs.give_back("child-1", time.time(), _max_age)
+    monkeypatch.setattr(os, "link", real_link)
+    assert ran
+    assert handoffs.pending(PROJECT) == []  # child-d has it; nothing left for another to take
+    assert _take("child-e") is None
+
+
+def _parent_state(session_id: str, last_ts: float) -> None:
+    from session_watcher.base import paths
+    from session_watcher.core.fresh import new_state
+    from session_watcher.state import store
+
+    state = new_state(session_id)
+    state["engine"]["lastTs"] = last_ts
+    path = store.session_file(session_id)
+    paths.ensure_private_dir(os.path.dirname(path))
+    store.save(path, state)
+
+
+def test_a_guard_handoff_is_not_given_back_once_its_session_went_on() -> None:
+    """The guard's handoff is dropped when the user goes on in the session it was made for (issue
+    37); taken meanwhile by a session that never sent it, it must not come back pending for the
+    next /clear in the project: that session made a call since."""
+    created = time.time() - 60
+    _parent_state("parent-on", created - 30)
+    _pending("parent-on", handoffs.GUARD, created)
+    assert _take("child-g1") is not None
+    _parent_state("parent-on", created + 20)  # the user went on there: a call after the hold
+    assert handoffs.give_back("child-g1", time.time(), _max_age) is False
+    assert handoffs.pending(PROJECT) == []
+
+
+def test_a_guard_handoff_whose_session_did_not_go_on_is_given_back() -> None:
+    created = time.time() - 60
+    _parent_state("parent-held", created - 30)
+    _pending("parent-held", handoffs.GUARD, created)
+    assert _take("child-g2") is not None
+    assert handoffs.give_back("child-g2", time.time(), _max_age) is True
+    [(_, doc)] = handoffs.pending(PROJECT)
+    assert doc["parentSession"] == "parent-held"
+
+
+def _lent_to(child: str, client: int, started: str | None) -> None:
+    path = handoffs.lent_file(child)
+    with open(path, encoding="utf-8") as fh:
+        doc = json.loads(fh.read())
+    assert doc["client"] == client
+    doc["clientStart"] = started
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's start is read from /proc")
+def test_a_client_pid_taken_by_another_process_is_a_client_gone() -> None:
+    """The client exited and its pid went to another process (here this test's own, started at
+    another time): still lent, the handoff is given back at the next start, not kept until stale."""
+    _pending()
+    assert handoffs.take(PROJECT, "child-r1", time.time(), lambda: STALE, None, os.getpid()) is not None
+    handoffs.reclaim(time.time(), _max_age)
+    assert handoffs.pending(PROJECT) == []  # this process runs, started when the note says: kept
+    _lent_to("child-r1", os.getpid(), "1")  # the client the note names started at boot, and is gone
+    handoffs.reclaim(time.time(), _max_age)
+    [(_, doc)] = handoffs.pending(PROJECT)
+    assert doc["parentSession"] == "parent-1"
+
+
+def test_going_on_drops_a_guard_handoff_lent_as_well_as_one_pending() -> None:
+    """The prompt hook drops the guard's handoff when the user goes on in its session (issue 37):
+    taken meanwhile by a session that has not sent it yet, it is not given back when that one ends,
+    though the call that goes on is not folded yet (no state says so)."""
+    _pending("parent-go", handoffs.GUARD)
+    assert _take("child-go") is not None
+    handoffs.drop(PROJECT, "parent-go", handoffs.GUARD)  # the prompt that goes on
+    assert not os.path.exists(handoffs.lent_file("child-go"))
+    assert handoffs.give_back("child-go", time.time(), _max_age) is False
+    assert handoffs.pending(PROJECT) == []
+
+
+def test_going_on_leaves_another_sessions_lent_handoff() -> None:
+    _pending("parent-other")  # the handoff command's, of another session
+    assert _take("child-other") is not None
+    handoffs.drop(PROJECT, "parent-go2", handoffs.GUARD)
+    assert os.path.exists(handoffs.lent_file("child-other"))
+    assert handoffs.give_back("child-other", time.time(), _max_age) is True
+
+
+def test_codex_compaction_drops_its_guard_handoff_lent(tmp_path: Path) -> None:
+    """Codex's /compact reaches no prompt hook: its SessionStart (`compact`) drops the guard's
+    handoff; taken and not sent by then, it must not come back either."""
+    from session_watcher.hooks import inject
+
+    project = str(tmp_path.resolve())
+    handoffs.write_pending({"project": project, "parentSession": "parent-cx", "createdAt": time.time(),
+                            "by": handoffs.GUARD,
+                            "note": header("parent-cx", "2026-12-05 23:00 UTC", 1000, 0.01) + "\nthe work"})
+    assert handoffs.take(project, "child-cx", time.time(), lambda: STALE, None, None) is not None
+    raw = json.dumps({"session_id": "parent-cx", "transcript_path": None, "cwd": project, "source": "compact",
+                      "hook_event_name": "SessionStart"}).encode()
+    assert inject.run(raw, drop_on_compact=True) is None
+    assert handoffs.give_back("child-cx", time.time(), _max_age) is False
+
+
+def test_a_folder_or_link_named_like_a_lent_note_keeps_the_start_on_its_fast_path() -> None:
+    """Only a regular file is a lent note: anything else there (never ours; reclaim skips it and
+    never removes it) would send every session start down the slow path for good."""
+    folder = handoffs.folder("lent")
+    os.makedirs(os.path.join(folder, "child-dir.json"))
+    os.symlink("/nonexistent", os.path.join(folder, "child-link.json"))
+    assert handoffs.any_lent() is False
+    _pending()
+    assert _take("child-f") is not None
+    assert handoffs.any_lent() is True
