@@ -422,9 +422,13 @@ def _known(key: str) -> None:
     from session_watcher.core.usererrors import UsageError
 
     if not key.startswith("prices.") and key not in known_keys():
-        near = [n for n in known_keys() if n.endswith("." + key)]
+        import difflib
+
+        # the command line's own fault: the key it may have meant, not the file, nor a list of 31
+        near = [n for n in known_keys() if n.endswith("." + key)] \
+            or difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
         hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
-        raise UsageError(f"unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})")
+        raise UsageError(f"unknown key '{_short(key)}' ({hint}`config show` lists every key)")
 
 
 def anchored(project_dir: str, globs: list[str]) -> list[str]:
@@ -517,6 +521,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     from session_watcher.core.usererrors import UsageError
 
     try:
+        _known(key)
         written = value = parse_cli_value(raw)
         key, value = _price_key(file, key, value)
         if key != "prices":  # a price row is checked merged with the file's (below)
