@@ -108,6 +108,19 @@ def test_ready_plugin_venv_and_marketplace_folder(tmp_path: Path) -> None:
     assert len(set(labels(lines))) == len(lines)  # two data folders, still one line
 
 
+def test_a_plugin_venv_under_the_clients_plugin_cache_dir(tmp_path: Path) -> None:
+    """CLAUDE_CODE_PLUGIN_CACHE_DIR moves Claude Code's plugins folder (its cache and its data folders)
+    out of <config>/plugins: doctor looked only there and said nothing of the plugin route's venv."""
+    moved = tmp_path / "elsewhere"
+    ready = moved / "data" / "session-watcher-session-watcher"
+    (ready / "venv" / "bin").mkdir(parents=True)
+    (ready / "venv" / "bin" / "session-watcher-hook").write_text("")
+    _, lines = doctor()
+    assert not [ln for ln in lines if ln.startswith("plugin ")]
+    _, lines = doctor({**os.environ, "CLAUDE_CODE_PLUGIN_CACHE_DIR": str(moved)})
+    assert [ln for ln in lines if ln.startswith("plugin ")] == [f"plugin     {ready}: ready"]
+
+
 def test_command_line_says_whether_the_link_is_on_path(tmp_path: Path) -> None:
     home = Path(os.environ["HOME"])
     (home / ".local" / "bin").mkdir(parents=True)

@@ -80,8 +80,12 @@ def _plugin_lines(now: float) -> list[str]:
     import glob
 
     folders = [os.environ["CLAUDE_PLUGIN_DATA"]] if os.environ.get("CLAUDE_PLUGIN_DATA") else []
-    for cfg_dir in paths.claude_config_dirs():
-        folders += sorted(glob.glob(os.path.join(glob.escape(cfg_dir), "plugins", "data", "session-watcher-*")))
+    # Claude Code's plugins folder: <config>/plugins, or CLAUDE_CODE_PLUGIN_CACHE_DIR where that is set
+    plugin_dirs = [os.path.join(cfg_dir, "plugins") for cfg_dir in paths.claude_config_dirs()]
+    if os.environ.get("CLAUDE_CODE_PLUGIN_CACHE_DIR", "").strip():
+        plugin_dirs.insert(0, os.path.expanduser(os.environ["CLAUDE_CODE_PLUGIN_CACHE_DIR"].strip()))
+    for plugins in plugin_dirs:
+        folders += sorted(glob.glob(os.path.join(glob.escape(plugins), "data", "session-watcher-*")))
     out = []
     for folder in dict.fromkeys(folders):
         out.append(f"{folder}: {_venv_state(folder, now)}")
