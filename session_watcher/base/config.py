@@ -421,6 +421,8 @@ def _known(key: str) -> None:
     """UsageError for a key no file may set (`prices.MODEL[.FIELD]` aside: any model id)."""
     from session_watcher.core.usererrors import UsageError
 
+    if key.startswith("prices.") and not key[len("prices."):].strip('"'):
+        raise UsageError("key 'prices.': expected a model id after 'prices.'")
     if not key.startswith("prices.") and key not in known_keys():
         import difflib
 
@@ -589,8 +591,8 @@ def unset_value(file: str, key: str, project: bool = False) -> bool:
 
     from session_watcher.core.usererrors import UsageError
 
-    names = key_path(key) if key.startswith("prices.") else key.split(".")
     _known(key)
+    names = key_path(key) if key.startswith("prices.") else key.split(".")
     from session_watcher.base.atomic import user_file, write_user_file
 
     follow = not project
