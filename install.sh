@@ -36,8 +36,8 @@ venv="$data/venv"
 bin="$venv/bin/session-watcher"
 # a line of this script's, said as the package says its own (wrapped at spaces within the terminal's
 # width, a path whole); as it is where the venv cannot say it
-say() {
-    [ -x "$venv/bin/python" ] && "$venv/bin/python" -I -m session_watcher.cli.install say "$1" || printf '%s\n' "$1"
+say() {  # say TEXT [PATH...]: the paths in TEXT kept whole where it wraps, though one holds a space
+    [ -x "$venv/bin/python" ] && "$venv/bin/python" -I -m session_watcher.cli.install say "$@" || printf '%s\n' "$1"
 }
 
 if [ "$mode" = uninstall ]; then
@@ -60,13 +60,13 @@ if [ "$mode" = uninstall ]; then
             if [ -e "$f" ] || [ -L "$f" ]; then rm -rf "$f"; index=1; fi
         done
         if [ -n "$index" ]; then
-            if rmdir "$cache" 2>/dev/null; then say "removed $cache (the report's index)"
-            else say "removed the report's index from $cache (the rest of that folder is not ours: kept)"; fi
+            if rmdir "$cache" 2>/dev/null; then say "removed $cache (the report's index)" "$cache"
+            else say "removed the report's index from $cache (the rest of that folder is not ours: kept)" "$cache"; fi
         fi
     fi
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
-    if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && say "removed $link"; fi
+    if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && say "removed $link" "$link"; fi
     # the cache lifetimes a report inferred (cliff.json), the daily sweep's marker (.tidied) and a
     # sessions folder the sweep emptied are no session state: made again when needed, with nothing
     # else in the state folder they go with it
@@ -90,7 +90,7 @@ if [ "$mode" = uninstall ]; then
     them=them
     [ "$kept" != "your config stays in $config" ] || them=it  # the one file
     [ -z "$kept" ] || said="$said; $kept (delete $them yourself if you wish)"
-    said=$(say "$said")  # wrapped while the venv that wraps it is there; said once it is gone
+    said=$(say "$said" "$venv" "$state" "$config")  # wrapped while the venv that wraps it is there; said once it is gone
     rm -rf "$venv"
     rm -f "$data/pip.log"
     rmdir "$data" 2>/dev/null || true  # the data folder, when nothing else is left in it
@@ -129,7 +129,7 @@ trap 'rm -rf "$src"' EXIT
 # Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
 # run as `python -I -S`, the hot modules from one file of their compiled code
 "$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
-say "installed: $bin"
+say "installed: $bin" "$bin"
 [ "$mode" = venv ] && exit 0
 
 "$venv/bin/python" -m session_watcher.cli.install add "$venv/bin"
@@ -164,11 +164,11 @@ if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then
     [ "$shown" -gt 60 ] && echo "... (the first 60 lines of $shown: the whole report with \`session-watcher report\`)"
     rm -f "$data/report.txt"
 elif [ -n "$threads" ]; then
-    say "== no Claude Code sessions in $projects and no Codex threads in $threads yet: start one. Claude Code shows the status line; Codex has none: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)."
+    say "== no Claude Code sessions in $projects and no Codex threads in $threads yet: start one. Claude Code shows the status line; Codex has none: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)." "$projects" "$threads"
 elif { [ -n "${SESSION_WATCHER_CODEX:-}" ] && [ -x "$SESSION_WATCHER_CODEX" ]; } ||
      { [ -z "${SESSION_WATCHER_CODEX:-}" ] && command -v codex >/dev/null 2>&1; }; then
     # Codex installed and never run (its folder not made yet): the line above said to run it once
-    say "== no Claude Code sessions in $projects yet: start one and watch the status line, or run codex once, then ./install.sh again to add its hooks."
+    say "== no Claude Code sessions in $projects yet: start one and watch the status line, or run codex once, then ./install.sh again to add its hooks." "$projects"
 else
-    say "== no Claude Code sessions in $projects yet: start one, and watch the status line."
+    say "== no Claude Code sessions in $projects yet: start one, and watch the status line." "$projects"
 fi

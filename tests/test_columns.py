@@ -265,3 +265,28 @@ def test_wrap_keeps_a_number_with_its_unit() -> None:
         "it would have cost $1.20 more", "  (-3 %), best 4 min 30 s."]
     assert all(len(row) <= width for width in range(7, 30)  # "between", 7, the longest word
                for row in wrap("the edge lies between a 1 h 00 min 10 s gap and 40 %", width))
+
+
+def test_fit_keeps_a_path_with_a_space_whole() -> None:
+    """install.sh's lines name folders that may hold a space ("My Config"): `fit`'s `keep` holds each
+    one as one word, so it is never cut at its space; a path without a space and the rest as before."""
+    from session_watcher.core.text import fit
+
+    path = "/home/u/My Config/session-watcher/config.toml"
+    text = f"your config stays in {path} (delete it yourself if you wish)"
+    assert path not in fit(text, 30).split("\n")  # cut at its space without keep
+    lines = fit(text, 30, [path, "", "/no/space"]).split("\n")
+    assert lines == ["your config stays in", path, "  (delete it yourself if you", "  wish)"]
+
+
+@pytest.mark.slow  # starts a process
+def test_install_sh_says_a_path_with_a_space_whole(tmp_path: Path) -> None:
+    """`python -m session_watcher.cli.install say TEXT PATH...`, as install.sh says its lines."""
+    import os
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "a folder" / "venv")
+    got = subprocess.run([sys.executable, "-I", "-m", "session_watcher.cli.install", "say", f"removed {path}", path],
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "20"}, check=True)
+    assert got.stdout.split("\n")[:2] == ["removed", path]

@@ -454,21 +454,22 @@ def main(argv: list[str]) -> int:
             return remove()
         if argv[:1] == ["link"] and len(argv) == 2:
             return link(argv[1])
-        if argv[:1] == ["say"] and len(argv) == 2:
-            _say_for_install_sh(argv[1])
+        if argv[:1] == ["say"] and len(argv) >= 2:
+            _say_for_install_sh(argv[1], argv[2:])
             return 0
-    print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | link COMMAND | say TEXT",
+    print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | link COMMAND | say TEXT [PATH...]",
           file=sys.stderr)
     return 2
 
 
-def _say_for_install_sh(text: str) -> None:
-    """install.sh's own line, as `say` says it; within the terminal's width also where install.sh
-    captures it (to print once the venv that says it is gone): then stdout is a pipe, stderr the terminal."""
+def _say_for_install_sh(text: str, keep: list[str]) -> None:
+    """install.sh's own line, as `say` says it, each of `keep` (the paths in it) whole though it
+    holds a space; within the terminal's width also where install.sh captures it (to print once the
+    venv that says it is gone): then stdout is a pipe, stderr the terminal."""
     from session_watcher.base.terminal import columns
     from session_watcher.core.text import fit
 
-    print(fit(text, columns(None if sys.stdout.isatty() else 2)))
+    print(fit(text, columns(None if sys.stdout.isatty() else 2), keep))
 
 
 @contextlib.contextmanager

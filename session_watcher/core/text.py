@@ -116,14 +116,18 @@ def columns(env_columns: str | None, terminal: int | None) -> int:
     return max(MIN_COLUMNS, n)
 
 
-def fit(text: str, width: int) -> str:
+def fit(text: str, width: int, keep: list[str] | tuple[str, ...] = ()) -> str:
     """Each line of `text` within `width` columns: a longer one wrapped at its spaces, its
     continuation lines indented to where its value starts (after a label and two spaces, as `status`
     prints them), else by two. A word is never cut (a path stays whole, to be copied): one longer
     than the room at the indent gets a line of its own, from the first column, and only a word
-    longer than `width` itself goes past it."""
+    longer than `width` itself goes past it. Each of `keep` (a path, which may hold a space) is one
+    word, as in `wrap`."""
     import re
 
+    for whole in keep:  # its spaces held as NULs (no path holds one) until the lines are made
+        if " " in whole:
+            text = text.replace(whole, whole.replace(" ", "\0"))
     out = []
     for line in text.split("\n"):
         if len(line) <= width:
@@ -132,7 +136,8 @@ def fit(text: str, width: int) -> str:
         m = re.match(r"\s*\S+(?: \S+)*?\s{2,}", line)
         indent = len(m.group(0)) if m and len(m.group(0)) <= width // 2 else len(line) - len(line.lstrip()) + 2
         out.extend(_wrap_words(line, width, indent))
-    return "\n".join(out)
+    joined = "\n".join(out)
+    return joined.replace("\0", " ") if keep else joined
 
 
 def wrap(text: str, width: int, indent: int = 2, keep: list[str] | tuple[str, ...] = ()) -> list[str]:
