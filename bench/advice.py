@@ -1,11 +1,10 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback | --age] [--with KEY=VALUE
-...] [TRANSCRIPT ...]`` (--compact: one `compact_reserve` for every session instead of the floors; --client:
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--with KEY=VALUE ...]
+[TRANSCRIPT ...]`` (--compact: one `compact_reserve` for every session instead of the floors; --client:
 Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
 events say; docs/model.md "The horizon and the compaction"; --payback: `compact_payback`, "The compaction
-within a restart's payback"; --age: `advice_age`, "The restart's payback against the segment's age";
---with: a config key, its value JSON, set under every setting, to measure a variant; with more than one
-setting, each session's capture and alerts lost under each).
+within a restart's payback"; --with: a config key, its value JSON, set under every setting, to measure a
+variant; with more than one setting, each session's capture and alerts lost under each).
 
 Over the calibration sessions (default: the 15 of tests/calibration.py) each setting of the floors
 (`advice_min_usd`, `advice_min_share`, `gate_min_calls`) is followed in closed loop
@@ -69,9 +68,6 @@ CLIENT: dict[str, list[Any]] = {"before": [33_000, 45_000, 60_000],
 # no advice while the compaction is within this many times a restart's payback (0: no such hold), the floors
 # as shipped
 PAYBACK: dict[str, list[Any]] = {"compact_payback": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0]}
-# no advice whose restart's payback in calls exceeds this many times the calls its segment has run, in order
-# of strictness (0, the last: no such bound), the floors as shipped
-AGE: dict[str, list[Any]] = {"advice_age": [0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.8, 1.0, 0.0]}
 BACKOFF = [(1.0, 1000), (1.5, 3), (2.0, 3), (2.0, 5), (3.0, 3)]  # (remind_backoff, remind_cap)
 TARGETS = {"dollar": 0.90, "median": 0.85, "lowest": 0.50}
 MIN_SPACING = 20
@@ -260,14 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
     ap.add_argument("--payback", action="store_true", help="choose compact_payback, the floors as shipped")
-    ap.add_argument("--age", action="store_true", help="choose advice_age, the floors as shipped")
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
     if len(ns.transcripts) == 1:
         ap.error("two transcripts or more: each is scored by a choice made on the others (leave one out)")
     grid = ({} if ns.before else QUICK if ns.quick else COMPACT if ns.compact else CLIENT if ns.client
-            else PAYBACK if ns.payback else AGE if ns.age else GRID)
+            else PAYBACK if ns.payback else GRID)
     extra = variant(ap, ns.extra, {*grid, *(["compact_reserve"] if ns.client else [])})
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
@@ -306,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"{s.name}: {left} capture {table[left][0][i].capture(s):.2f} lost {table[left][1][i].lost}")
     if len(left_scores) == len(sessions):
         out += ["", *HEAD, "| left out " + summary(sessions, left_scores, left_seen)]
-    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback or ns.age):
+    if chosen is not None and grid and not (ns.compact or ns.client or ns.payback):
         base = dict(zip(names, chosen, strict=True))
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:

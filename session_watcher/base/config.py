@@ -111,9 +111,6 @@ KEYS = (
     Key("compact_payback", "number", 1.5, "no gate or reminder while the automatic compaction is nearer "
         "than this many times the calls a restart needs to pay back its carry (0: no such hold)", low=0.0,
         high=100.0, project=True),
-    Key("advice_age", "number", 0.0, "no gate or reminder whose restart needs more calls to pay back its "
-        "carry than this many times the calls its segment has run (0: no such bound)", low=0.0, high=100.0,
-        project=True),
     Key("notify.channels", "list", ["desktop"], "how alerts reach you: desktop, terminal (an OSC 777/9 "
         "escape, works over SSH), message (shown by Claude Code or Codex, never sent to the model)", choices=CHANNELS),
     Key("notify.fallback", "choice", "message", "used when no listed channel can reach you",

@@ -427,20 +427,7 @@ def worth_saying(state: State, q: Quantities, cfg: ModelParams) -> bool:
         return False
     if saving < cfg["advice_min_share"] * state["engine"].get("segUnits", 0.0):
         return False
-    return young_enough(state, q, cfg) and payback_holds(state, q, cfg)
-
-
-def young_enough(state: State, q: Quantities, cfg: ModelParams) -> bool:
-    """A restart's payback, K / (L - B) calls, is at most `advice_age` times the calls the segment has
-    run (0: no such bound): a segment is expected to run on about as long again as it has run, and
-    advice whose carry takes longer than that to pay back waits until the segment has run long enough
-    (docs/model.md, "The restart's payback against the segment's age")."""
-    bound = cfg.get("advice_age") or 0.0
-    base = q["bDefault"] or q["bFull"] or 0
-    big_l, k = q["L"] or 0, q["K"]
-    if bound <= 0 or k is None or big_l <= base:
-        return True
-    return k / (big_l - base) <= bound * state["engine"]["segCalls"]
+    return payback_holds(state, q, cfg)
 
 
 def payback_holds(state: State, q: Quantities, cfg: ModelParams) -> bool:

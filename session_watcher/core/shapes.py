@@ -329,7 +329,6 @@ class ModelParams(TypedDict):
     advice_min_share: float  # ... or under this share of the segment's cache cost so far
     compact_reserve: int | None  # the window less this is where the agent compacts, until the session shows it
     compact_payback: float  # no advice while the automatic compaction is within this many restart paybacks
-    advice_age: float  # no advice whose payback in calls exceeds this many times the segment's calls (0: off)
     cliff: NotRequired[Cliff]  # read from `<state dir>/cliff.json` by the loader; none in `merge()` alone
 
 

@@ -90,8 +90,7 @@ _KEPT = {"guard": "d", "notified": "d", "outbox": "l", "seen": "l", "parentSessi
 _PARAMS = {"include": "l", "exclude": "l", "cRatio": "n?", "bp_amber": "n", "bp_red": "n", "notify_dwell": "c",
            "bill_lookback": "c", "backstop_base": "n", "guard_x": "n", "gate_min_calls": "c",
            "remind_backoff": "n", "remind_cap": "c", "advice_min_usd": "n", "advice_min_share": "n",
-           "compact_reserve": "c?", "compact_payback": "n",
-           "advice_age": "n"}
+           "compact_reserve": "c?", "compact_payback": "n"}
 _VALUES = {**_PARAMS, "notify": "d", "guard": "s", "handoff_stale_min": "n", "prices": "d", "otlp": "d"}
 
 
