@@ -315,11 +315,12 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     more = len(doc["sessions"]) - MAX_SESSIONS
     out.extend(para("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json "
                                                 "and --html)" if more > 0 else "")))
-    out.extend(session_rows(sessions, width))
+    rows = session_rows(sessions, width)
+    out.extend(rows)
     said = subagent_sentence(doc)
     if said:
         out.extend(para(said))
-    if any(break_cell(s).endswith("cold*") for s in sessions):
+    if any(ln.endswith(" cold*") for ln in rows):  # the mark shown: not where the width left its column out
         out.extend(para("cold*: the call after the break ran cold, but not from the break, which the cache "
                         "outlives (see the causes below)"))
     if any(s.get("unpricedCalls") for s in sessions):
