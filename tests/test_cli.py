@@ -184,6 +184,31 @@ def test_status_folds_lines_written_since_the_last_hook(tmp_path: Path) -> None:
     assert doc["tokenUsage"]["calls"] > oracle(first)["main"]["calls"]
 
 
+def test_status_leaves_the_state_as_the_hooks_wrote_it_when_nothing_is_new(tmp_path: Path) -> None:
+    """`doctor` says when a hook last wrote a state (is it firing?): a `status` that read nothing new
+    saved the state all the same, and doctor then said "last hook wrote 0 s ago". Lines written since
+    the last hook are still folded and saved."""
+    from session_watcher.base import paths
+
+    t = tmp_path / "s.jsonl"
+    data = (TRANSCRIPTS / "subagent.jsonl").read_bytes()
+    t.write_bytes(data[: len(data) // 3].rsplit(b"\n", 1)[0] + b"\n")
+    assert hook("Stop", payload("quiet", t)).returncode == 0
+    state = Path(paths.sessions_dir()) / "quiet.json"
+    hour_ago = state.stat().st_mtime - 3600
+    os.utime(state, (hour_ago, hour_ago))
+    before = state.read_bytes()
+    assert sw("status", "quiet").returncode == 0
+    assert (state.read_bytes(), state.stat().st_mtime) == (before, hour_ago)
+    said = sw("doctor", env={**os.environ, "COLUMNS": "200"}).stdout.decode()
+    assert re.search(r"last hook wrote 6[01] min ago \(quiet\)", said), said
+    t.write_bytes(data)  # the session went on; no hook ran since
+    doc = json.loads(sw("status", "quiet", "--json").stdout)
+    assert doc["tokenUsage"] == oracle(data)["main"]
+    assert state.stat().st_mtime > hour_ago
+    assert json.loads(state.read_bytes())["cursor"]["offset"] == len(data)
+
+
 def test_replay_text_and_doctor_run() -> None:
     proc = sw("replay", str(TRANSCRIPTS / "short.jsonl"))
     assert proc.returncode == 0

@@ -245,6 +245,9 @@ def test_export_prices_the_restarts_taken_as_backtest_does(tmp_path: Path) -> No
         assert proc.returncode == 0, proc.stderr
         realized = r.points("session_watcher.restart.realized_saving")
         restarts = r.points("session_watcher.restarts")
+        every = r.points()
+    # what it says it sent is what the collector got, the restarts' own request too (it said 2 fewer)
+    assert f"({len(every)} data points, " in proc.stdout.decode()
     [point] = realized
     assert point.value == want[0]["savingUsd"] > 0
     assert point.attributes["session.id"] == "child-1"

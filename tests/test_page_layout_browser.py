@@ -745,3 +745,37 @@ def test_report_tables_use_the_width(browser: Any, pages: dict[str, Path], width
         assert got["sessions"]["right"] <= width
         assert 0 < got["views"] <= width
         assert 0 < got["cliff"] <= width
+
+
+def test_both_agents_views_do_not_run_into_each_other(view: tuple[Any, int, str, list[str]], tmp_path: Path) -> None:
+    """With Claude Code and Codex sessions the report has a fourth view, by agent: at 1400 px four grid
+    columns of 300 px cut the project view narrower than its dates, and its "last active" ran under
+    the agent view's names. Each view is as wide as its table needs; one that does not fit starts a row."""
+    import os
+
+    from tests.codex_lines import FIXTURES as ROLLOUTS
+    from tests.test_codex_report import THREADS
+    from tests.test_report_fixtures import copy_fixtures
+
+    home = Path(os.environ["HOME"])
+    folder = home / ".codex" / "sessions" / "2026" / "07" / "01"
+    folder.mkdir(parents=True)
+    for thread in THREADS:  # in projects named in one word each, as a user's often are
+        text = (ROLLOUTS / f"rollout-{thread}.jsonl").read_text()
+        text = text.replace("/Users/jdx/src/fnox", "/Users/jdx/src/entirecontextualizer").replace(
+            "/7d59/mise", "/7d59/sessionwatcherlabs")
+        (folder / f"rollout-2026-07-01T00-00-00-{thread}.jsonl").write_text(text)
+    claude = copy_fixtures(tmp_path / "claude")
+    out = tmp_path / "report.html"
+    proc = sw("report", "--html", str(out), env={**os.environ, "CLAUDE_CONFIG_DIR": str(claude)})
+    assert proc.returncode == 0, proc.stderr
+    assert 'id="agents"' in out.read_text()
+    page, width, scheme, errors = view
+    page.goto(out.as_uri())
+    page.wait_for_load_state("load")
+    got = layout(page)
+    page.screenshot(path=str(OUT / f"layout-two-agents-{width}-{scheme}.png"), full_page=True)
+    assert errors == []
+    assert got["scrollWidth"] <= got["width"], "the page scrolls sideways"
+    assert got["clipped"] == []
+    assert got["overlaps"] == []

@@ -99,7 +99,10 @@ def _say(key: str, message: str) -> None:
 
 
 def load_session(session_id: str | None) -> tuple[State, Config]:
-    """A session's state brought up to date with its transcript, and the effective config."""
+    """A session's state brought up to date with its transcript (saved only when that read something),
+    and the effective config."""
+    import copy
+
     from session_watcher.base.paths import write_fails
     from session_watcher.state import shell, store
 
@@ -119,9 +122,14 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
         with shell.open_session(session_id, LOCK_TIMEOUT, _say) as opened:
             cfg = opened.config()
             cursor = opened.state.get("cursor") or {}
+            read_to = copy.deepcopy((opened.state.get("cursor"), opened.state.get("subCursors")))
             # alerts it fires are left for the next hook to deliver, as the status line leaves them
-            opened.sync(cursor.get("path"), cfg, time.monotonic() + SYNC_BUDGET, list(opened.state["subCursors"]),
-                        whole_map=True, pending=True)
+            fired, _ = opened.sync(cursor.get("path"), cfg, time.monotonic() + SYNC_BUDGET,
+                                   list(opened.state["subCursors"]), whole_map=True, pending=True)
+            if not (fired or opened.fresh or read_to != (opened.state.get("cursor"), opened.state.get("subCursors"))):
+                # nothing new was read: the state stays as the hooks last wrote it (its time is what
+                # `doctor` says of the hooks: "last hook wrote 0 s ago" after a `status`)
+                return opened.state, cfg
             try:
                 opened.save()
             except (OSError, StateTooLarge) as exc:

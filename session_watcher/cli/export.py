@@ -79,9 +79,10 @@ def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dic
 
 
 def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]], target: Any,
-             otlp: OtlpConfig) -> dict[str, Any] | None:
+             otlp: OtlpConfig) -> tuple[dict[str, Any], int] | None:
     """The realized savings of the restarts taken among these sessions (metric session_watcher.restarts,
-    as `backtest` prices them; a parent outside them is looked up), as one metrics request."""
+    as `backtest` prices them; a parent outside them is looked up), as one metrics request, and its
+    data points' count."""
     from session_watcher.otlp import exporter, payload
     from session_watcher.sessions.restarts import restarts_taken
 
@@ -96,7 +97,8 @@ def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]
         payload.add_restart(batch, r, payload.session_attributes(doc, target.common, project), last)
     if not batch.points:
         return None
-    return batch.request(target.resource, str(target.resource.get("service.version") or ""))
+    return (batch.request(target.resource, str(target.resource.get("service.version") or "")),
+            sum(len(p) for p in batch.points.values()))
 
 
 def command(ns: argparse.Namespace) -> int:
@@ -170,11 +172,12 @@ def command(ns: argparse.Namespace) -> int:
         sent += len(docs)
         events += len(records)
     saved = restarts(taken, by_id, target, otlp)
-    if saved is not None and not ns.dry_run:
-        ok, outcome = exporter.send(target, saved, {})
+    if saved is not None and not ns.dry_run:  # its points are counted in what is said sent
+        ok, outcome = exporter.send(target, saved[0], {})
         if not ok:
             raise UserError(f"the collector at {target.urls['metrics']} did not take the restarts' figures "
                             f"({_plain(outcome.why)}){_what_to_do(outcome.status)}")
+        points += saved[1]
     if not ns.dry_run:
         _say(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}",
              [target.urls["metrics"]], sys.stdout)

@@ -17,7 +17,8 @@ PROJECT_WIDTH, MODEL_WIDTH = 14, 11
 
 
 def pct(x: float | None) -> str:
-    return "undefined" if x is None else f"{100 * x:.0f} %"
+    """A share as a whole percent; none (a one-call session's or day's warmth) as "-", on the page as in the text."""
+    return "-" if x is None else f"{100 * x:.0f} %"
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
@@ -216,7 +217,7 @@ def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str
             model_cell(s),
             f"{s['calls']:,}",
             dollars(s.get("cacheUsd")),
-            pct(s["warmth"]).replace("undefined", "-"),
+            pct(s["warmth"]),
             str(s["coldStarts"]),
             break_cell(s),
         ])
@@ -269,8 +270,8 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
         shown = rows[-limit:]
         if not shown:
             continue
-        body = [[r[key], str(r["sessions"]), f"{r['calls']:,}", dollars(r["cacheUsd"]), pct(r["warmth"]).replace(
-            "undefined", "-")] for r in reversed(shown)]
+        body = [[r[key], str(r["sessions"]), f"{r['calls']:,}", dollars(r["cacheUsd"]), pct(r["warmth"])]
+                for r in reversed(shown)]
         out.append("")
         more = f" (the last {limit} with calls; all in --json)" if len(rows) > limit else ""
         out.extend(wrap(f"{title}{more}", width))
@@ -314,11 +315,12 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     more = len(doc["sessions"]) - MAX_SESSIONS
     out.extend(para("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json "
                                                 "and --html)" if more > 0 else "")))
-    out.extend(session_rows(sessions, width))
+    rows = session_rows(sessions, width)
+    out.extend(rows)
     said = subagent_sentence(doc)
     if said:
         out.extend(para(said))
-    if any(break_cell(s).endswith("cold*") for s in sessions):
+    if any(ln.endswith(" cold*") for ln in rows):  # the mark shown: not where the width left its column out
         out.extend(para("cold*: the call after the break ran cold, but not from the break, which the cache "
                         "outlives (see the causes below)"))
     if any(s.get("unpricedCalls") for s in sessions):
