@@ -391,3 +391,32 @@ def test_tooltips_hold_a_token_count_with_its_word(page: Page, tmp_path: Path) -
     assert sum("\u00a0tokens" in tip for tip in tips) > 100, len(tips)
     assert [tip for tip in tips if re.search(r"\d (tokens|prompt tokens|%)", tip)] == []
     assert page.errors == []
+
+
+def test_a_codex_threads_tools_coloured_by_what_they_do(page: Page, tmp_path: Path) -> None:
+    """A Codex thread's tools are drawn in the legend's colours as Claude Code's are: its shell
+    commands (exec_command, code-mode cells, write_stdin) as shell, a file it reads through the shell
+    (ShellRead) as Read, a patch (Edit) as Write / Edit; the legend names no one agent's tools."""
+    rollout = sorted((REPO / "tests" / "fixtures" / "codex").glob("rollout-*.jsonl"))[0]
+    model = open_file(page, rollout, tmp_path)
+    names = Counter(r["name"] for r in model["rows"] if r.get("kind") == "tool" and not r.get("isError"))
+    assert names["exec_command"], names
+    assert names["ShellRead"], names
+    fills = page.page.eval_on_selector_all(
+        ".bar-tool:not(.bar-error)", "es => es.map(e => [e.getAttribute('class'), e.getAttribute('fill')])")
+    theme = page.page.evaluate(
+        "() => { const cs = getComputedStyle(document.documentElement);"
+        " return Object.fromEntries(['bash', 'read', 'write', 'other']"
+        ".map(k => [k, cs.getPropertyValue('--' + k).trim()])); }")
+    by_tool: dict[str, set[str]] = {}
+    for cls, fill in fills:
+        by_tool.setdefault(cls.split("tool-", 1)[1], set()).add(fill)
+    want = {"exec_command": "bash", "exec": "bash", "write_stdin": "bash", "ShellRead": "read", "Edit": "write"}
+    for name, kind in want.items():
+        if name in by_tool:
+            assert by_tool[name] == {theme[kind]}, (name, by_tool[name], theme)
+    legend = page.page.locator("#legend").inner_text()
+    assert "shell" in legend, legend
+    assert "Task" not in legend, legend
+    assert "Bash" not in legend, legend
+    assert page.errors == []

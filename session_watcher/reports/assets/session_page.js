@@ -51,11 +51,15 @@ function scoreColour(score) {
   return rgb(STOPS[STOPS.length - 1][1]);
 }
 function rgb(c) { return '#' + c.map(v => pad(Math.round(v).toString(16))).join(''); }
+// a tool's colour by what it does, either agent's name for it (Codex: a shell command that reads a file
+// is ShellRead, a patch Edit; its shell tools and code-mode cells run commands)
+const SHELL_TOOLS = ['Bash', 'PowerShell', 'exec_command', 'exec', 'shell', 'shell_command', 'container.exec',
+                     'write_stdin'];
 function toolColour(r) {
   if (r.isError) return C.error;
   if (['Write', 'Edit', 'MultiEdit', 'NotebookEdit'].includes(r.name)) return C.write;
-  if (r.name === 'Read') return C.read;
-  if (r.name === 'Bash') return C.bash;
+  if (r.name === 'Read' || r.name === 'ShellRead') return C.read;
+  if (SHELL_TOOLS.includes(r.name)) return C.bash;
   if (r.name === 'Task' || r.name === 'Agent') return C.task;
   return C.other;
 }
