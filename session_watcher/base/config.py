@@ -98,8 +98,8 @@ KEYS = (
         project=True),
     Key("remind_backoff", "number", 2.0, "each ignored reminder multiplies the next one's interval by this "
         "(1: no back-off)", low=1.0, high=100.0, project=True),
-    Key("remind_cap", "whole", 3, "reminders in a segment; past them, one more only each time the saving "
-        "doubles again", low=0, high=1000, project=True),
+    Key("remind_cap", "whole", 3, "reminders in a segment; past them, one more only once the saving reaches "
+        "twice the gate's, then four times, eight times, ...", low=0, high=1000, project=True),
     Key("advice_min_usd", "number", 0.01, "no gate or reminder whose saving over its cycle is under this many "
         "dollars", low=0.0, high=1000.0, project=True),
     Key("advice_min_share", "number", 0.05, "no gate or reminder whose saving is under this share of the "
