@@ -52,6 +52,29 @@ def test_a_restart_onto_a_warm_parent_saves_only_the_reads() -> None:
     assert got["savingUsd"] == pytest.approx(2 * 70_000 * 0.5e-6)
 
 
+def test_a_handoff_across_vendors_is_listed_not_priced() -> None:
+    """A Codex thread's note taken by a Claude Code session: the parent's 100k are OpenAI's tokens,
+    not the child's measure, and continuing the thread is not the child's calls carrying more; the
+    restart is counted, its saving None (was priced as if the thread were Claude's). Within one
+    vendor a change of model is still priced."""
+    gpt = call(10, 0.0, 99_000, 1_000)._replace(model="gpt-5.5")
+    child = [call(1, 60.0, 10_000, 20_000), call(2, 70.0, 30_000, 1_000)]
+    got = rs.handoff("thread", [gpt], "child", child, (None, None))
+    assert got is not None
+    assert (got["savingUsd"], got["continueUsd"], got.get("acrossVendors")) == (None, None, True)
+    assert got["carryUsd"] == pytest.approx(10_000 * 0.5e-6 + 20_000 * 6.25e-6)  # what the child paid stays
+    assert rs.totals([got]) == {"restarts": 1, "pricedRestarts": 0, "savingUsd": 0}
+    sonnet = call(10, 0.0, 99_000, 1_000)._replace(model="claude-sonnet-4-5")
+    same = rs.handoff("parent", [sonnet], "child", child, (None, None))
+    assert same is not None
+    assert same["savingUsd"] == pytest.approx(2 * 70_000 * 0.5e-6)
+    assert "acrossVendors" not in same
+    from session_watcher.sessions.restarts import render_lines
+
+    line = render_lines([got])[0]
+    assert line.endswith("not priced: the parent ran on another vendor's model"), line
+
+
 def test_idle_compactions_are_restarts_and_other_compactions_are_not() -> None:
     calls = [call(1, 0.0, 0, 250_000, one_hour=True), call(2, 10.0, 250_000, 2_000, one_hour=True),
              call(3, 10.0 + 55 * 60, 3_000, 12_000, seg=1, one_hour=True),  # compacted while idle

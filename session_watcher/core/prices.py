@@ -127,6 +127,14 @@ def _tables(model: str) -> Entry | None:
     return None if row is None else (row[0], row[1], WRITE_5M, WRITE_1H)
 
 
+def vendor(model: str | None) -> str | None:
+    """Whose model this is by the built-in tables ("openai", "anthropic"), None for one they do not
+    know: two vendors' token counts (their own tokenizers) and caches are not one measure."""
+    if not model or _tables(model) is None:
+        return None
+    return "openai" if model.lower().startswith("gpt-") else "anthropic"
+
+
 def in_tables(model: str) -> bool:
     """The built-in tables price `model` (whatever the user's rows say)."""
     return _tables(model) is not None

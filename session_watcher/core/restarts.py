@@ -16,7 +16,9 @@ calls both sides really made (`core.backtest.Call`s from `replay`'s trace rows):
   everything it carries but what the child found cached; else it reads the D tokens more. Later
   calls read D more. Writes of new content are the child's own either way.
 
-saving = continue - actual, in dollars at each call's model price (None for a model with no price).
+saving = continue - actual, in dollars at each call's model price (None for a model with no price,
+and for a handoff from one vendor's model to another's: a Codex thread's note taken by a Claude Code
+session; the parent's tokens are not the child's measure, so the restart is listed, not priced).
 A compaction's own summary request is a subagent's call and is not in either side.
 """
 
@@ -114,7 +116,12 @@ def handoff(parent_id: str, parent: Sequence[Call], child_id: str, child: Sequen
     if not parent:
         return None
     doc = price(parent[-1], _segments(child)[0] if child else [], priced, cliff)
-    return None if doc is None else {"kind": "handoff", "parent": parent_id, "child": child_id, **doc}
+    if doc is None:
+        return None
+    theirs, ours = prices.vendor(parent[-1].model), prices.vendor(child[0].model)
+    if theirs and ours and theirs != ours:  # across vendors: counted, not priced
+        doc.update(continueUsd=None, savingUsd=None, acrossVendors=True)
+    return {"kind": "handoff", "parent": parent_id, "child": child_id, **doc}
 
 
 def idle_compactions(session_id: str, calls: Sequence[Call], cliff: Mapping[str, Any] | None = None,

@@ -118,9 +118,11 @@ def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
             continue
         priced = (f"priced {tokens(r['pricedCarryTokens'])} ({dollars(r['pricedCarryUsd'])}), "
                   if r.get("pricedCarryTokens") else "")
+        saving = (f"saved {dollars(r['savingUsd'])} against continuing over {r['calls']} "
+                  f"call{'s' if r['calls'] != 1 else ''}" if not r.get("acrossVendors")
+                  else "not priced: the parent ran on another vendor's model")
         lines.append(f"restart taken: {who}: carry {priced}written {tokens(r['carryTokens'])} "
-                     f"({dollars(r['carryUsd'])}); saved {dollars(r['savingUsd'])} against continuing "
-                     f"over {r['calls']} call{'s' if r['calls'] != 1 else ''}")
+                     f"({dollars(r['carryUsd'])}); {saving}")
         saved += r.get("savingUsd") or 0.0
     if not lines:
         return lines
