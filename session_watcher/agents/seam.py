@@ -136,6 +136,10 @@ class Agent:
         """What a parsed record of its log, fed in order, adds to the handoff note's Digest."""
         raise NotImplementedError
 
+    def clear_how(self) -> str:
+        """How its user starts the fresh session a held prompt's handoff waits for, where the hook runs."""
+        return self.clear_words
+
     def hook_output(self, _event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
         """What its hook may print of a run's output for `event` (None: nothing)."""
         return out

@@ -179,8 +179,8 @@ def _age(rollout: Path, hours: float) -> None:
 
 def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bin: Path, tmp_path: Path) -> None:
     """A thread whose last call was 3 h ago (its rollout aged, its state rebuilt from it): Codex
-    takes the prompt hook's block, 0 requests reach the mock, and the same prompt sent again within
-    the minute goes."""
+    takes the prompt hook's block, 0 requests reach the mock, exec's stderr says why, and the same
+    prompt sent again within the minute goes."""
     with Mock(base=150_000, grow=6_000) as mock:
         env, project, bin_dir = _world(tmp_path, mock.port)
         _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
@@ -200,9 +200,73 @@ def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bi
         again = len(mock.bodies)
     assert got.returncode == 0, got.stderr[-3000:]
     assert held == sent  # held: nothing reached the model
+    # exec shows no hook's output (only "hook: UserPromptSubmit Blocked"): the reason is on its stderr,
+    # with the way to a fresh thread that exec has, and nothing of it on stdout, its events' place
+    assert "session-watcher: cold cache" in got.stderr
+    assert "Nothing was sent" in got.stderr
+    assert "run `codex exec` without `resume` in this project" in got.stderr
+    assert "session-watcher" not in got.stdout
     assert [w["parentSession"] for w in waiting] == [thread]  # the guard prepared the handoff /clear takes
     assert again == sent + 1  # sent again within the minute: it goes
     assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # and the handoff is dropped
+
+
+def _exec_on_terminal(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool) -> str:
+    """`codex exec` as a person runs it in a terminal (a pty, left in its line mode): what it showed."""
+    import pty
+    import select
+
+    args = [str(codex), "exec", "--skip-git-repo-check", *(["resume", "--last"] if resume else []), prompt]
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(args, env={**env, "TERM": "dumb", "NO_COLOR": "1"}, cwd=project,
+                                stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        os.close(slave)
+        slave = -1
+        shown = b""
+        while True:  # read as it writes (a full pty would stop it), until no writer is left
+            ready, _, _ = select.select([master], [], [], 300)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert proc.wait(timeout=300) == 0, shown.decode(errors="replace")[-3000:]
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        os.close(master)
+    return shown.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_under_exec_the_alerts_queued_for_the_next_prompt_are_shown_on_its_terminal(codex_bin: Path,
+                                                                                   tmp_path: Path) -> None:
+    """`codex exec` in a terminal, turn after turn on one thread growing 30K tokens a call, alerts to
+    the `message` channel only: once past the sweet spot, a later prompt's hook has an alert for the
+    user (the TUI shows it as the hook's systemMessage; exec shows no hook output) and exec's
+    terminal shows it; no request carries it (nothing of it is the model's)."""
+    with Mock(base=10_000, grow=30_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
+                           ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
+            assert sw("config", "set", key, value, env=env).returncode == 0
+        screens = [_exec_on_terminal(codex_bin, env, project, "step 0", resume=False)]
+        for n in range(1, 12):
+            if "costs more than a fresh start" in screens[-1]:
+                break
+            screens.append(_exec_on_terminal(codex_bin, env, project, f"step {n}", resume=True))
+        bodies = json.dumps(mock.bodies)
+    shown = screens[-1]
+    assert "costs more than a fresh start" in shown, screens[-1][-3000:]
+    # said by the prompt's hook, while it ran
+    assert "costs more than a fresh start" in shown.split("hook: UserPromptSubmit Completed")[0]
+    assert "costs more than a fresh start" not in bodies
+    assert "session-watcher:" not in bodies
 
 
 class _Tmux:

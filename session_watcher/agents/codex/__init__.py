@@ -89,7 +89,17 @@ class Codex(Agent):
     def hook_output(self, event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
         from session_watcher.agents.codex.hooks import output
 
-        return output(event, out)
+        out = output(event, out)
+        if not out:
+            return out
+        from session_watcher.agents.codex.execout import show  # `codex exec` shows no hook's output
+
+        return show(out)
+
+    def clear_how(self) -> str:
+        from session_watcher.agents.codex.execout import EXEC_CLEAR, under_exec
+
+        return EXEC_CLEAR if under_exec() else self.clear_words
 
 
 AGENT = Codex()
