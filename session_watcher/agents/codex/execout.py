@@ -3,7 +3,7 @@
 Codex 0.171.0's `exec` (its plain and its `--json` output alike) shows none of a hook's output: not
 a `systemMessage`, not a block's `reason`, not the hook's stderr, not a `stopReason`; only
 `hook: UserPromptSubmit Blocked` (or `Completed`, `Stopped`, `Failed`) on its stderr, while the TUI
-shows the messages and reasons (docs/architecture.md, "Codex exec"). So a prompt held by the guard
+shows the messages and reasons (docs/install.md, Codex CLI). So a prompt held by the guard
 ended with no word of why, and the alerts queued for the next prompt were never seen. A hook runs
 in a session of its own, with no controlling terminal and its stdout and stderr read by Codex; the
 one place the exec user reads is the stderr of the `codex` process that runs the hook, where exec
