@@ -205,6 +205,7 @@ def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bi
     assert "session-watcher: cold cache" in got.stderr
     assert "Nothing was sent" in got.stderr
     assert "run `codex exec` without `resume` in this project" in got.stderr
+    assert "/compact" not in got.stderr  # exec sends `/compact` to the model as a prompt: not offered
     assert "session-watcher" not in got.stdout
     assert [w["parentSession"] for w in waiting] == [thread]  # the guard prepared the handoff /clear takes
     assert again == sent + 1  # sent again within the minute: it goes

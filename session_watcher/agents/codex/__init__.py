@@ -96,10 +96,12 @@ class Codex(Agent):
 
         return show(out)
 
-    def clear_how(self) -> str:
+    def held_words(self) -> dict[str, Any]:
         from session_watcher.agents.codex.execout import EXEC_CLEAR, under_exec
 
-        return EXEC_CLEAR if under_exec() else self.clear_words
+        if under_exec():  # a new thread is a new `codex exec`; `/compact` there is a prompt like any
+            return {"clear": EXEC_CLEAR, "compact": False}
+        return super().held_words()
 
 
 AGENT = Codex()
