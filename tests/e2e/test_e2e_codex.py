@@ -74,12 +74,15 @@ def _install_sh(env: dict[str, str]) -> str:
     return got.stdout
 
 
-def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool = False) -> str:
+def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool = False,
+          said: list[str] | None = None) -> str:
     args = [str(codex), "exec", "--skip-git-repo-check", "--json"]
     args += ["resume", "--last", prompt] if resume else [prompt]
     got = subprocess.run(args, env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=300, check=False)
     assert got.returncode == 0, got.stderr[-3000:]
+    if said is not None:
+        said.append(got.stderr)
     started = [json.loads(x) for x in got.stdout.splitlines() if x.startswith('{"type":"thread.started"')]
     return str(started[0]["thread_id"])
 
@@ -153,9 +156,12 @@ def test_handoff_reaches_the_next_threads_first_request_and_names_its_parent(cod
         note = json.loads(handed.stdout)["note"]
         assert "> rename the parser module" in note
         assert "> Renamed the parser module and fixed its tests." in note
-        child = _exec(codex_bin, env, project, "go on")
+        said: list[str] = []
+        child = _exec(codex_bin, env, project, "go on", said=said)
         first = json.dumps(mock.bodies[-1])
     assert child != parent
+    # the SessionStart hook's message, which exec shows no more than the prompt's, is on its stderr
+    assert f"session-watcher: this session starts with the handoff of session {parent[:8]}" in said[0]
     assert f"[session-watcher handoff from session {parent}" in first
     assert json.dumps("> rename the parser module")[1:-1] in first
     status = sw("status", "--json", child, env=env)
