@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from session_watcher.base import config, config_cache, paths
-from tests.oracle import sw
+from tests.oracle import SW, sw
 from tests.statefile import load_state
 from tests.test_codex_hooks import THREAD, folded, prompt, shifted
 
@@ -111,6 +112,9 @@ def test_the_cli_names_the_codex_folders_file(tmp_path: Path) -> None:
     assert f"# not read: {f}" in text
     said = sw("config", "path", "--project", str(proj), env=WIDE).stdout.decode()
     assert f"{f}  (not read: the project's file is {claude})" in said
+    doctor = subprocess.run([str(SW), "doctor"], cwd=proj, env=WIDE, capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert f"config     {f} is not read: a project has one file, {claude} counts" in doctor.stdout
     got = sw("config", "unset", "--project", str(proj), "bp_amber", env=WIDE)
     assert f"removed from {claude}" in got.stdout.decode()
 
