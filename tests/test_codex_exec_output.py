@@ -37,6 +37,13 @@ HELD = {"decision": "block", "reason": "session-watcher: cold cache. Nothing was
     (["codex", "resume", "exec"], False),  # a session named exec, resumed in the TUI
     (["codex", "app-server", "--listen", "x"], False),  # the TUI's daemon
     (["codex", "--", "exec"], False),
+    # an option's value is never the subcommand (`codex --help` of 0.171.0: these are the TUI)
+    (["codex", "-m", "exec", "hi"], False),
+    (["codex", "-C", "e"], False),
+    (["codex", "--profile", "exec", "resume", "--last"], False),
+    (["codex", "-i", "a.png", "exec"], False),  # `-i` takes every word up to the next option
+    (["codex", "-i", "a.png", "b.png", "-m", "m", "exec", "hi"], True),
+    (["codex", "--model=exec", "e", "hi"], True),
 ])
 def test_exec_is_the_first_subcommand_on_codexs_command_line(argv: list[str], exec_: bool) -> None:
     assert execout.is_exec(argv) is exec_

@@ -35,6 +35,15 @@ SUBCOMMANDS = frozenset({
     "agents", "mcp-server", "responses-api-proxy", "stdio-to-uds",
 })
 EXEC = frozenset({"exec", "e"})
+# Codex 0.171.0's options before a subcommand that take a value as the next word (`codex --help`):
+# that word is the value, never the subcommand (`codex -m exec` is the TUI on a model named exec);
+# `-i`'s values are every word up to the next option (`codex -i a.png exec` attaches an image `exec`)
+VALUED = frozenset({
+    "-c", "--config", "--enable", "--disable", "--remote", "--remote-auth-token-env", "-m", "--model",
+    "--local-provider", "-p", "--profile", "-s", "--sandbox", "-C", "--cd", "--add-dir", "-a",
+    "--ask-for-approval",
+})
+IMAGES = frozenset({"-i", "--image"})
 # how an exec user starts the fresh thread a held prompt's handoff waits for (the guard's reason)
 EXEC_CLEAR = "run `codex exec` without `resume` in this project"
 O_APPEND_FLAG = 0o2000  # O_APPEND as /proc/PID/fdinfo's octal `flags:` writes it (Linux)
@@ -43,9 +52,14 @@ PROC = "/proc"
 
 def is_exec(argv: list[str]) -> bool:
     """`codex exec` (or `e`): the first subcommand on the command line `argv` (its program first)."""
+    value = images = False  # the word is an option's value; an image, as any up to the next option
     for word in argv[1:]:
         if word == "--":
             return False
+        if value or (images and not word.startswith("-")):
+            value = False
+            continue
+        value, images = word in VALUED, word in IMAGES
         if word in SUBCOMMANDS:
             return word in EXEC
     return False
