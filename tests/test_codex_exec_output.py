@@ -140,3 +140,28 @@ def test_a_terminal_in_line_mode_gets_the_texts_a_raw_one_nothing(tmp_path: Path
     shown, out = _on_terminal(tmp_path, raw=True)
     assert shown == b""
     assert out == HELD
+
+
+@pytest.mark.slow
+def test_under_exec_json_a_stderr_that_is_its_stdout_is_left_alone(tmp_path: Path) -> None:
+    """`codex exec --json ... 2>&1 | program`: one stream of events a program reads line by line,
+    nothing of ours in it; without `--json` the same stream is a person's, and gets the texts."""
+    env = {**os.environ, "SHOW": SHOW, "HOOK_OUT": json.dumps(HELD)}
+    got = subprocess.run(_fake_codex(tmp_path, "exec", "--json", "go on"), env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, check=True)
+    assert [json.loads(x) for x in got.stdout.splitlines()] == [HELD]
+    got = subprocess.run(_fake_codex(tmp_path, "exec", "go on"), env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, check=True)
+    assert got.stdout.splitlines()[:2] == [HELD["reason"], HELD["systemMessage"]]
+
+
+@pytest.mark.slow
+def test_off_linux_nothing_is_looked_for_and_the_json_is_whole(tmp_path: Path) -> None:
+    """No /proc to tell exec by (macOS, Windows, where os has no O_CLOEXEC nor O_NOCTTY): the
+    output is printed as it was, nothing written, nothing raised."""
+    elsewhere = "import os, sys\nsys.platform = 'win32'\ndel os.O_CLOEXEC, os.O_NOCTTY\n" + SHOW
+    got = subprocess.run(_fake_codex(tmp_path, "exec", "go on"),
+                         env={**os.environ, "SHOW": elsewhere, "HOOK_OUT": json.dumps(HELD)},
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    assert (got.returncode, got.stderr) == (0, "")
+    assert json.loads(got.stdout) == HELD

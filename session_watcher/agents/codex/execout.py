@@ -7,19 +7,23 @@ shows the messages and reasons (docs/install.md, Codex CLI). So a prompt held by
 ended with no word of why, and the alerts queued for the next prompt were never seen. A hook runs
 in a session of its own, with no controlling terminal and its stdout and stderr read by Codex; the
 one place the exec user reads is the stderr of the `codex` process that runs the hook, where exec
-writes its own lines (`--json` keeps stdout for its events, so stderr stays the person's).
+writes its own lines (`--json` keeps stdout for its events, so stderr stays the person's; not where
+stderr is stdout too, `2>&1`: that stream is a program's, left alone).
 
 `show` finds that process (the nearest ancestor named `codex`, the one that ran the hook, past a
 `sh -c`), checks that it is `exec` (its command line's subcommand: never the TUI, whose screen a
 write would tear, nor its background daemon), and writes the texts there when that stderr is a
 terminal in its ordinary line mode, a pipe, or a file opened for appending (a file written at an
-offset would overwrite our lines, or ours its). Linux only (`/proc`); elsewhere, and whenever any
-step fails, nothing is written and the JSON output stays as it was. Nothing here reaches the model.
+offset would overwrite our lines, or ours its). Linux only (`/proc`); elsewhere (checked first:
+Windows' `os` has no O_NOCTTY), and whenever any step fails, nothing is written and the JSON output
+stays as it was. Nothing here reaches the thread's model (a `codex exec` that another agent runs as
+a tool has its stderr read by that agent, these lines with Codex's own: the command's output).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on a hook's path (rarely: only with text to show)
 if TYPE_CHECKING:
@@ -90,9 +94,11 @@ def codex_pid(start: int) -> int | None:
     return None
 
 
-def exec_pid() -> int | None:
-    """The pid of the `codex exec` that runs this hook; None for any other Codex (the TUI, its
-    daemon), for no Codex, and where /proc cannot tell."""
+def _exec() -> tuple[int, list[str]] | None:
+    """The pid and command line of the `codex exec` that runs this hook; None for any other Codex
+    (the TUI, its daemon), for no Codex, and where /proc cannot tell (a platform other than Linux)."""
+    if not sys.platform.startswith("linux"):  # no /proc there (nor, on Windows, O_NOCTTY)
+        return None
     try:
         pid = codex_pid(os.getppid())
         if pid is None:
@@ -100,7 +106,13 @@ def exec_pid() -> int | None:
         argv = [w.decode("utf-8", "replace") for w in _read(f"{PROC}/{pid}/cmdline").split(b"\0")]
     except (OSError, ValueError, IndexError):
         return None
-    return pid if is_exec(argv) else None
+    return (pid, argv) if is_exec(argv) else None
+
+
+def exec_pid() -> int | None:
+    """The pid of the `codex exec` that runs this hook (`_exec`), or None."""
+    found = _exec()
+    return found[0] if found else None
 
 
 def under_exec() -> bool:
@@ -109,12 +121,14 @@ def under_exec() -> bool:
 
 def exec_stderr() -> int | None:
     """A descriptor open on the stderr of the `codex exec` that runs this hook, when it is a place a
-    line can be added to without harm; else None."""
+    line can be added to without harm; else None. Under `--json`, a stderr that is its stdout too
+    (`2>&1` into a pipe or a file: one stream of events a program reads) is left alone."""
     import stat
 
-    pid = exec_pid()
-    if pid is None:
+    found = _exec()
+    if found is None:
         return None
+    pid, argv = found
     try:
         flags = 0
         for line in _read(f"{PROC}/{pid}/fdinfo/2", 4096).splitlines():
@@ -125,14 +139,26 @@ def exec_stderr() -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISFIFO(mode) or (stat.S_ISREG(mode) and flags & O_APPEND_FLAG) or (
-                stat.S_ISCHR(mode) and _line_mode(fd)):
+        st = os.fstat(fd)
+        mode = st.st_mode
+        addable = stat.S_ISFIFO(mode) or (stat.S_ISREG(mode) and flags & O_APPEND_FLAG) or (
+            stat.S_ISCHR(mode) and _line_mode(fd))
+        events = not stat.S_ISCHR(mode) and "--json" in argv and _same(st, f"{PROC}/{pid}/fd/1")
+        if addable and not events:
             return fd
     except OSError:
         pass
     os.close(fd)
     return None
+
+
+def _same(st: os.stat_result, path: str) -> bool:
+    """`path` is the file `st` is of (or cannot be told apart from it)."""
+    try:
+        other = os.stat(path)
+    except OSError:
+        return True
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
 
 
 def _line_mode(fd: int) -> bool:
