@@ -165,3 +165,31 @@ def test_off_linux_nothing_is_looked_for_and_the_json_is_whole(tmp_path: Path) -
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
     assert (got.returncode, got.stderr) == (0, "")
     assert json.loads(got.stdout) == HELD
+
+
+@pytest.mark.slow
+def test_a_full_pipe_or_one_nobody_reads_neither_blocks_nor_breaks_the_hook(tmp_path: Path) -> None:
+    """exec's stderr a pipe whose reader is gone (open says ENXIO: no SIGPIPE, no wait) or whose
+    reader has stopped reading, the pipe full (the write says EAGAIN): nothing written, the output
+    as it was, the hook done at once (a blocking open or write would hang it till the timeout)."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        assert _run(_fake_codex(tmp_path, "exec", "hi"), w) == HELD
+    finally:
+        os.close(w)
+    r, w = os.pipe()
+    try:
+        os.set_blocking(w, False)
+        filled = 0
+        try:
+            while True:
+                filled += os.write(w, b"x" * 4096)
+        except BlockingIOError:
+            pass
+        os.set_blocking(w, True)
+        assert _run(_fake_codex(tmp_path, "exec", "hi"), w) == HELD
+        assert len(os.read(r, 1 << 20)) <= filled  # nothing of ours behind what was there
+    finally:
+        os.close(r)
+        os.close(w)
