@@ -164,6 +164,20 @@ def test_below_guard_x_the_line_leads_with_what_the_prompt_rewrites() -> None:
     assert guard.compose(a, ask=True) == guard.compose(a)
 
 
+def test_a_held_prompts_reason_offers_compact_unless_the_agent_has_none() -> None:
+    """`codex exec` sends `/compact` to the model as a prompt (cold): its hold offers no /compact, and
+    names its own way to a fresh thread; the rest of the reason is the same."""
+    a = {**figures(180_000, 41_000), "handoff": True}
+    held = guard.compose(a, ask=True)
+    assert "Or /compact: reads all 180k of the context cold once ($1.13)" in held
+    assert "a handoff is ready; /clear, and the new session starts with it" in held
+    exec_held = guard.compose({**a, "clear": "run `codex exec` without `resume`", "compact": False}, ask=True)
+    assert "/compact" not in exec_held
+    assert "a handoff is ready; run `codex exec` without `resume`, and the new session starts with it" in exec_held
+    assert exec_held == held.replace(" Or /compact: reads all 180k of the context cold once ($1.13), then its summary.",
+                                     "").replace("; /clear,", "; run `codex exec` without `resume`,")
+
+
 def test_guard_x_comes_from_the_config() -> None:
     s = state()
     cold = guard.cold_cache(s, CFG, 3000.0)

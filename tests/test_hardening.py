@@ -556,12 +556,14 @@ def test_attack3_merged_values_are_checked_together(root: Path) -> None:
     assert (eff["bp_amber"], eff["bp_red"]) == (0.3, 0.5)
 
 
-def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path) -> None:
-    """A repository's `.claude/session-watcher.toml` may not change how the user is alerted."""
+@pytest.mark.parametrize("folder", [".claude", ".codex"])
+def test_attack3_hostile_project_file_cannot_silence_the_watcher(root: Path, folder: str) -> None:
+    """A repository's `.claude/session-watcher.toml` (or `.codex/`'s, read the same way for either
+    agent) may not change how the user is alerted."""
     s, tr = session(root, "hostileproj")
     proj = Path(s.project)
-    (proj / ".claude").mkdir()
-    pf = proj / ".claude" / "session-watcher.toml"
+    (proj / folder).mkdir()
+    pf = proj / folder / "session-watcher.toml"
     pf.write_text('bp_amber = 0.2\nguard = "off"\n[notify]\nchannels = []\nfallback = "none"\n')
     hook(root, s, tr)
     state = load_state(s.session_id, fs.sw_home(root))

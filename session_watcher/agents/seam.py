@@ -136,6 +136,11 @@ class Agent:
         """What a parsed record of its log, fed in order, adds to the handoff note's Digest."""
         raise NotImplementedError
 
+    def held_words(self) -> dict[str, Any]:
+        """What the reason of a held prompt offers its user where the hook runs (`core.guard.compose`'s
+        `clear`: how the fresh session the handoff waits for is started; `compact`: /compact is one)."""
+        return {"clear": self.clear_words, "compact": True}
+
     def hook_output(self, _event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
         """What its hook may print of a run's output for `event` (None: nothing)."""
         return out

@@ -1,7 +1,8 @@
 """The TOML config: defaults, validation, the hot-path cache, and `config set`.
 
-Two files, the project's wins key by key: the user's `config.toml` in the config dir, and
-`.claude/session-watcher.toml` in the project. Hooks read them with stdlib `tomllib`, and only when a
+Two files, the project's wins key by key: the user's `config.toml` in the config dir, and the
+project's `.claude/session-watcher.toml` or `.codex/session-watcher.toml` (`paths.project_config_file`:
+the one there, for both agents; both there: `.claude/`'s). Hooks read them with stdlib `tomllib`, and only when a
 file's stamp (mtime, size) changed since the copy cached in the session state; `config set` edits
 with tomlkit so the user's comments survive.
 
@@ -576,7 +577,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
     if not project:
         paths.ensure_private_dir(folder)  # 0700 like every folder of ours (doctor checks it)
     else:
-        os.makedirs(folder, exist_ok=True)  # the project's .claude/, whose mode is the project's
+        os.makedirs(folder, exist_ok=True)  # the project's .claude/ or .codex/, whose mode is the project's
     write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
     return written, moved
 
@@ -698,10 +699,12 @@ def _read_text(file: str) -> str:
         raise ValueError("too large") from None
 
 
-def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -> str:
+def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80, unread: list[str] | None = None,
+              ) -> str:
     """The effective config as TOML (what `config show` prints): the files it came from, in the order
-    they count, as comments; a key with no value (derived at run time) as a comment too; the comments
-    wrapped within `width` columns (a path is never cut)."""
+    they count, as comments (and a project's file that is there but not read, `unread`); a key with
+    no value (derived at run time) as a comment too; the comments wrapped within `width` columns (a
+    path is never cut)."""
     import tomlkit
 
     from session_watcher.core.text import wrap
@@ -714,6 +717,8 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80) -
     comment("session-watcher config: the defaults, then each file below that exists, the later winning")
     for f in files:  # a path one word for `wrap`: its spaces held as NULs (no path holds one) till written
         comment(f"  {f.replace(' ', chr(0))}{'' if os.path.exists(f) else '  (not present)'}")
+    for f in unread or ():
+        comment(f"not read: {f.replace(' ', chr(0))} (a project has one file: the one above counts)")
     unset = []
     tables = []
     for key, value in effective.items():

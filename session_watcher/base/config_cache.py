@@ -27,7 +27,7 @@ HANDOFF_STALE_MIN = 180  # `handoff_stale_min`'s default (KEYS takes it from her
 def stamp(project_dir: str | None) -> list[Any]:
     """[path, mtime in ns, size] of each file the config is made from (None, None: no such file)."""
     out: list[Any] = []
-    for f in (*paths.config_files(project_dir), paths.cliff_file(), KEY_TABLE):
+    for f in (*paths.config_places(project_dir), paths.cliff_file(), KEY_TABLE):
         try:
             st = os.stat(f)
             out.append([f, st.st_mtime_ns, st.st_size])

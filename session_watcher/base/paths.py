@@ -106,16 +106,49 @@ def user_config_file() -> str:
     return os.path.join(_dirs()["config"], "config.toml")
 
 
+# the project's file, in the folder of either agent it is used with: one file, read for both agents
+PROJECT_CONFIG_DIRS = (".claude", ".codex")
+PROJECT_CONFIG_NAME = "session-watcher.toml"
+
+
+def project_config_places(project_dir: str) -> list[str]:
+    """Where a project's config file may be, in the order one is taken."""
+    return [os.path.join(project_dir, d, PROJECT_CONFIG_NAME) for d in PROJECT_CONFIG_DIRS]
+
+
 def project_config_file(project_dir: str) -> str:
-    return os.path.join(project_dir, ".claude", "session-watcher.toml")
+    """The project's config file: `.claude/session-watcher.toml` or `.codex/session-watcher.toml`,
+    whichever is there, for a session of either agent (both there: `.claude/`'s, the other is not
+    read: `project_config_unread` names it). Neither there: where `config set --project` makes it,
+    in `.codex/` for a project that has a `.codex` folder and no `.claude` one, else in `.claude/`."""
+    places = project_config_places(project_dir)
+    for place in places:
+        if os.path.lexists(place):
+            return place
+    has = [os.path.isdir(os.path.dirname(p)) for p in places]
+    return places[1] if has[1] and not has[0] else places[0]
+
+
+def project_config_unread(project_dir: str | None) -> list[str]:
+    """A project's config files there but not read (one file per project counts)."""
+    if not project_dir:
+        return []
+    read = project_config_file(project_dir)
+    return [p for p in project_config_places(project_dir) if p != read and os.path.lexists(p)]
 
 
 def config_files(project_dir: str | None) -> list[str]:
-    """The config's files, lowest layer first: yours, then the project's."""
+    """The config's files, lowest layer first: yours, then the project's (the one read)."""
     files = [user_config_file()]
     if project_dir:
         files.append(project_config_file(project_dir))
     return files
+
+
+def config_places(project_dir: str | None) -> list[str]:
+    """Every place a config file read for `project_dir` may be (yours, the project's in each agent's
+    folder): a file made or removed in any of them can change the config."""
+    return [user_config_file(), *(project_config_places(project_dir) if project_dir else ())]
 
 
 def data_dir() -> str:

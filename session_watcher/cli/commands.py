@@ -58,10 +58,12 @@ def add_parser(sub: Any) -> None:
 
     s = sub.add_parser("config", description="Show or edit the config.")
     project_help = "the project whose config counts (default: $CLAUDE_PROJECT_DIR, else the current folder)"
+    project_file_help = ("edit the project DIR's file instead: DIR/.claude/session-watcher.toml or "
+                         "DIR/.codex/session-watcher.toml, the one there (`config path` names it)")
     csub = s.add_subparsers(metavar="ACTION")
     c = csub.add_parser("show", help="the effective config and where it came from, as TOML")
     c.add_argument("--project", metavar="DIR", help=project_help)
-    c.add_argument("--json", action="store_true", help="{files, effective, errors} for programs")
+    c.add_argument("--json", action="store_true", help="{files, effective, errors, unread} for programs")
     c.set_defaults(func=config_show)
     c = csub.add_parser("path", help="the config files")
     c.add_argument("--project", metavar="DIR", help=project_help)
@@ -74,11 +76,11 @@ def add_parser(sub: Any) -> None:
     c = csub.add_parser("set", help="set KEY to VALUE (a TOML value), keeping comments")
     c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
     c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
-    c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
+    c.add_argument("--project", metavar="DIR", help=project_file_help)
     c.set_defaults(func=config_set)
     c = csub.add_parser("unset", help="take KEY out of the file, keeping comments: its default counts again")
     c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
-    c.add_argument("--project", metavar="DIR", help="edit DIR/.claude/session-watcher.toml instead")
+    c.add_argument("--project", metavar="DIR", help=project_file_help)
     c.set_defaults(func=config_unset)
     s.set_defaults(func=config_show, project=None, json=False)
 
@@ -274,17 +276,20 @@ def _project(ns: argparse.Namespace) -> str | None:
 
 
 def config_show(ns: argparse.Namespace) -> int:
-    from session_watcher.base import config
+    from session_watcher.base import config, paths
 
     project = _project(ns)
     effective, errors = config.load_layers(project)
     doc: dict[str, Any] = {"files": config.config_files(project), "effective": effective}
     if errors:  # the files that can be used still count; each bad one is named, left out
         doc["errors"] = errors
+    unread = paths.project_config_unread(project)
+    if unread:  # a project's second file: one is read, the other named so that nobody edits it in vain
+        doc["unread"] = unread
     if ns.json:
         _emit(doc)
     else:
-        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns())))
+        sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns(), unread)))
     for err in errors:
         print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
               file=sys.stderr)
@@ -292,10 +297,14 @@ def config_show(ns: argparse.Namespace) -> int:
 
 
 def config_path(ns: argparse.Namespace) -> int:
-    from session_watcher.base import config
+    from session_watcher.base import config, paths
 
-    for f in config.config_files(_project(ns)):
+    project = _project(ns)
+    files = config.config_files(project)
+    for f in files:
         print(one_line(f"{f}{'' if os.path.exists(f) else '  (not present)'}"))
+    for f in paths.project_config_unread(project):
+        print(one_line(f"{f}  (not read: the project's file is {files[-1]})"))
     return 0
 
 

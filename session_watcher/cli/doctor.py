@@ -303,6 +303,8 @@ def report() -> tuple[list[str], bool]:
         config.load(os.getcwd())
         used = ", ".join(f for f in cfg_files if os.path.exists(f)) or "the defaults"
         lines.append(f"config     ok, {used}; folder {_folder(paths.config_dir())}")
+        for f in paths.project_config_unread(os.getcwd()):
+            lines.append(f"config     {f} is not read: a project has one file, {cfg_files[-1]} counts")
     except ConfigError as exc:
         ok = False
         lines.append(f"config     ERROR {exc}")

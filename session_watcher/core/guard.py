@@ -197,7 +197,8 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     back, naming the choices with their prices. Short of the edge (`sure` false) it only says the
     cache may have expired; below guard_x (no `restartFirst`) it only says what the prompt re-writes.
     A held prompt names nothing that sends the cold conversation to the model for a fresh session:
-    the handoff is prepared (`handoff`), so `/clear` alone starts it, once the input line is empty."""
+    the handoff is prepared (`handoff`), so `/clear` alone starts it, once the input line is empty
+    (`clear`: the agent's words for that); `compact` False: no /compact offered (`codex exec`)."""
     idle = a.get("idleSeconds")
     ago = f"last call {duration(idle)} ago" if is_number(idle) else "the last call is old"
     rewrite, usd = tokens(a["rewriteTokens"]), _priced(a.get("usd"))
@@ -228,7 +229,9 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     if not ask:
         return f"{head}: this prompt re-writes {rewrite} tokens{usd}; a fresh session would {verb} {fresh_text}."
     out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {rewrite} "
-           f"tokens{usd}. Or /compact: reads all {whole} of the context cold once{usd}{then}.")
+           f"tokens{usd}.")
+    if a.get("compact", True):  # `codex exec` has no /compact: it sends the words to the model, cold
+        out += f" Or /compact: reads all {whole} of the context cold once{usd}{then}."
     if a.get("handoff"):
         # how the user clears a held prompt is the agent's (`clear`, set by the hook from the registry:
         # one puts the prompt back in the input line, another does not)

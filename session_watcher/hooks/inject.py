@@ -87,11 +87,11 @@ def _taken_words(doc: dict[str, Any]) -> str:
 
 def stale_s(project: str) -> float:
     """Seconds a pending handoff waits for a fresh session of the project (`handoff_stale_min`): the
-    default while neither config file exists (no key table imported), else what the files say."""
+    default while no config file is there (no key table imported), else what the files say."""
     from session_watcher.base import paths
     from session_watcher.base.config_cache import HANDOFF_STALE_MIN
 
-    if not any(os.path.lexists(f) for f in paths.config_files(project)):
+    if not any(os.path.lexists(f) for f in paths.config_places(project)):
         return HANDOFF_STALE_MIN * 60.0
     from session_watcher.base import config
 

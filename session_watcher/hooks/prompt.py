@@ -120,7 +120,7 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
         from session_watcher.agents import FALLBACK, agent_named
 
         agent = agent_named(state["context"].get("agent")) or FALLBACK  # how its user clears a held prompt
-        out = {"decision": "block", "reason": guard.compose({**advice, "clear": agent.clear_words}, ask=True)}
+        out = {"decision": "block", "reason": guard.compose({**advice, **agent.held_words()}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
     if first:

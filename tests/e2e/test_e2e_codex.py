@@ -74,12 +74,15 @@ def _install_sh(env: dict[str, str]) -> str:
     return got.stdout
 
 
-def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool = False) -> str:
+def _exec(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool = False,
+          said: list[str] | None = None) -> str:
     args = [str(codex), "exec", "--skip-git-repo-check", "--json"]
     args += ["resume", "--last", prompt] if resume else [prompt]
     got = subprocess.run(args, env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=300, check=False)
     assert got.returncode == 0, got.stderr[-3000:]
+    if said is not None:
+        said.append(got.stderr)
     started = [json.loads(x) for x in got.stdout.splitlines() if x.startswith('{"type":"thread.started"')]
     return str(started[0]["thread_id"])
 
@@ -153,9 +156,12 @@ def test_handoff_reaches_the_next_threads_first_request_and_names_its_parent(cod
         note = json.loads(handed.stdout)["note"]
         assert "> rename the parser module" in note
         assert "> Renamed the parser module and fixed its tests." in note
-        child = _exec(codex_bin, env, project, "go on")
+        said: list[str] = []
+        child = _exec(codex_bin, env, project, "go on", said=said)
         first = json.dumps(mock.bodies[-1])
     assert child != parent
+    # the SessionStart hook's message, which exec shows no more than the prompt's, is on its stderr
+    assert f"session-watcher: this session starts with the handoff of session {parent[:8]}" in said[0]
     assert f"[session-watcher handoff from session {parent}" in first
     assert json.dumps("> rename the parser module")[1:-1] in first
     status = sw("status", "--json", child, env=env)
@@ -179,8 +185,8 @@ def _age(rollout: Path, hours: float) -> None:
 
 def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bin: Path, tmp_path: Path) -> None:
     """A thread whose last call was 3 h ago (its rollout aged, its state rebuilt from it): Codex
-    takes the prompt hook's block, 0 requests reach the mock, and the same prompt sent again within
-    the minute goes."""
+    takes the prompt hook's block, 0 requests reach the mock, exec's stderr says why, and the same
+    prompt sent again within the minute goes."""
     with Mock(base=150_000, grow=6_000) as mock:
         env, project, bin_dir = _world(tmp_path, mock.port)
         _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
@@ -200,9 +206,74 @@ def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bi
         again = len(mock.bodies)
     assert got.returncode == 0, got.stderr[-3000:]
     assert held == sent  # held: nothing reached the model
+    # exec shows no hook's output (only "hook: UserPromptSubmit Blocked"): the reason is on its stderr,
+    # with the way to a fresh thread that exec has, and nothing of it on stdout, its events' place
+    assert "session-watcher: cold cache" in got.stderr
+    assert "Nothing was sent" in got.stderr
+    assert "run `codex exec` without `resume` in this project" in got.stderr
+    assert "/compact" not in got.stderr  # exec sends `/compact` to the model as a prompt: not offered
+    assert "session-watcher" not in got.stdout
     assert [w["parentSession"] for w in waiting] == [thread]  # the guard prepared the handoff /clear takes
     assert again == sent + 1  # sent again within the minute: it goes
     assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # and the handoff is dropped
+
+
+def _exec_on_terminal(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool) -> str:
+    """`codex exec` as a person runs it in a terminal (a pty, left in its line mode): what it showed."""
+    import pty
+    import select
+
+    args = [str(codex), "exec", "--skip-git-repo-check", *(["resume", "--last"] if resume else []), prompt]
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(args, env={**env, "TERM": "dumb", "NO_COLOR": "1"}, cwd=project,
+                                stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        os.close(slave)
+        slave = -1
+        shown = b""
+        while True:  # read as it writes (a full pty would stop it), until no writer is left
+            ready, _, _ = select.select([master], [], [], 300)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert proc.wait(timeout=300) == 0, shown.decode(errors="replace")[-3000:]
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        os.close(master)
+    return shown.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_under_exec_the_alerts_queued_for_the_next_prompt_are_shown_on_its_terminal(codex_bin: Path,
+                                                                                   tmp_path: Path) -> None:
+    """`codex exec` in a terminal, turn after turn on one thread growing 30K tokens a call, alerts to
+    the `message` channel only: once past the sweet spot, a later prompt's hook has an alert for the
+    user (the TUI shows it as the hook's systemMessage; exec shows no hook output) and exec's
+    terminal shows it; no request carries it (nothing of it is the model's)."""
+    with Mock(base=10_000, grow=30_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        for key, value in (("gate_min_calls", "3"), ("advice_min_usd", "0"), ("advice_min_share", "0"),
+                           ("notify.channels", '["message"]'), ("notify.fallback", '"none"')):
+            assert sw("config", "set", key, value, env=env).returncode == 0
+        screens = [_exec_on_terminal(codex_bin, env, project, "step 0", resume=False)]
+        for n in range(1, 12):
+            if "costs more than a fresh start" in screens[-1]:
+                break
+            screens.append(_exec_on_terminal(codex_bin, env, project, f"step {n}", resume=True))
+        bodies = json.dumps(mock.bodies)
+    shown = screens[-1]
+    assert "costs more than a fresh start" in shown, screens[-1][-3000:]
+    # said by the prompt's hook, while it ran
+    assert "costs more than a fresh start" in shown.split("hook: UserPromptSubmit Completed")[0]
+    assert "costs more than a fresh start" not in bodies
+    assert "session-watcher:" not in bodies
 
 
 class _Tmux:

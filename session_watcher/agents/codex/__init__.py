@@ -89,7 +89,19 @@ class Codex(Agent):
     def hook_output(self, event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
         from session_watcher.agents.codex.hooks import output
 
-        return output(event, out)
+        out = output(event, out)
+        if not out:
+            return out
+        from session_watcher.agents.codex.execout import show  # `codex exec` shows no hook's output
+
+        return show(out)
+
+    def held_words(self) -> dict[str, Any]:
+        from session_watcher.agents.codex.execout import EXEC_CLEAR, under_exec
+
+        if under_exec():  # a new thread is a new `codex exec`; `/compact` there is a prompt like any
+            return {"clear": EXEC_CLEAR, "compact": False}
+        return super().held_words()
 
 
 AGENT = Codex()

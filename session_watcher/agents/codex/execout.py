@@ -1,0 +1,205 @@
+"""What a `codex exec` user sees of a synchronous hook: its text written to exec's own stderr.
+
+Codex 0.171.0's `exec` (its plain and its `--json` output alike) shows none of a hook's output: not
+a `systemMessage`, not a block's `reason`, not the hook's stderr, not a `stopReason`; only
+`hook: UserPromptSubmit Blocked` (or `Completed`, `Stopped`, `Failed`) on its stderr, while the TUI
+shows the messages and reasons (docs/install.md, Codex CLI). So a prompt held by the guard
+ended with no word of why, and the alerts queued for the next prompt were never seen. A hook runs
+in a session of its own, with no controlling terminal and its stdout and stderr read by Codex; the
+one place the exec user reads is the stderr of the `codex` process that runs the hook, where exec
+writes its own lines (`--json` keeps stdout for its events, so stderr stays the person's; not where
+stderr is stdout too, `2>&1`: that stream is a program's, left alone).
+
+`show` finds that process (the nearest ancestor named `codex`, the one that ran the hook, past a
+`sh -c`), checks that it is `exec` (its command line's subcommand: never the TUI, whose screen a
+write would tear, nor its background daemon), and writes the texts there when that stderr is a
+terminal in its ordinary line mode, a pipe, or a file opened for appending (a file written at an
+offset would overwrite our lines, or ours its). Linux only (`/proc`); elsewhere (checked first:
+Windows' `os` has no O_NOCTTY), and whenever any step fails, nothing is written and the JSON output
+stays as it was. Nothing here reaches the thread's model (a `codex exec` that another agent runs as
+a tool has its stderr read by that agent, these lines with Codex's own: the command's output).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing is slow to import; this module is on a hook's path (rarely: only with text to show)
+if TYPE_CHECKING:
+    from typing import Any
+
+ANCESTORS = 4  # the hook, its launcher's shell, ...: how far up `codex` is looked for
+# Codex 0.171.0's subcommands (`codex --help`) and their aliases: the first of these on its command
+# line is the one it runs; none is the TUI
+SUBCOMMANDS = frozenset({
+    "exec", "e", "review", "login", "logout", "mcp", "plugin", "app-server", "remote-control", "completion",
+    "update", "doctor", "sandbox", "debug", "apply", "a", "resume", "queue", "archive", "delete",
+    "migrate-rollouts", "migrate-nfs-db", "unarchive", "fork", "cloud", "exec-server", "features", "help",
+    "agents", "mcp-server", "responses-api-proxy", "stdio-to-uds",
+})
+EXEC = frozenset({"exec", "e"})
+# Codex 0.171.0's options before a subcommand that take a value as the next word (`codex --help`):
+# that word is the value, never the subcommand (`codex -m exec` is the TUI on a model named exec);
+# `-i`'s values are every word up to the next option (`codex -i a.png exec` attaches an image `exec`)
+VALUED = frozenset({
+    "-c", "--config", "--enable", "--disable", "--remote", "--remote-auth-token-env", "-m", "--model",
+    "--local-provider", "-p", "--profile", "-s", "--sandbox", "-C", "--cd", "--add-dir", "-a",
+    "--ask-for-approval",
+})
+IMAGES = frozenset({"-i", "--image"})
+# how an exec user starts the fresh thread a held prompt's handoff waits for (the guard's reason)
+EXEC_CLEAR = "run `codex exec` without `resume` in this project"
+O_APPEND_FLAG = 0o2000  # O_APPEND as /proc/PID/fdinfo's octal `flags:` writes it (Linux)
+PROC = "/proc"
+
+
+def is_exec(argv: list[str]) -> bool:
+    """`codex exec` (or `e`): the first subcommand on the command line `argv` (its program first)."""
+    value = images = False  # the word is an option's value; an image, as any up to the next option
+    for word in argv[1:]:
+        if word == "--":
+            return False
+        if value or (images and not word.startswith("-")):
+            value = False
+            continue
+        value, images = word in VALUED, word in IMAGES
+        if word in SUBCOMMANDS:
+            return word in EXEC
+    return False
+
+
+def _read(path: str, limit: int = 1 << 16) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _parent(pid: int) -> int:
+    stat = _read(f"{PROC}/{pid}/stat", 4096)
+    return int(stat[stat.rindex(b")") + 2:].split()[1])  # after `(comm)`: state, then the parent's pid
+
+
+def codex_pid(start: int) -> int | None:
+    """The nearest process named `codex` from `start` up (the hook's parent first), or None."""
+    pid = start
+    for _ in range(ANCESTORS):
+        if pid <= 1:
+            return None
+        if _read(f"{PROC}/{pid}/comm", 256).strip() == b"codex":
+            return pid
+        pid = _parent(pid)
+    return None
+
+
+def _exec() -> tuple[int, list[str]] | None:
+    """The pid and command line of the `codex exec` that runs this hook; None for any other Codex
+    (the TUI, its daemon), for no Codex, and where /proc cannot tell (a platform other than Linux)."""
+    if not sys.platform.startswith("linux"):  # no /proc there (nor, on Windows, O_NOCTTY)
+        return None
+    try:
+        pid = codex_pid(os.getppid())
+        if pid is None:
+            return None
+        argv = [w.decode("utf-8", "replace") for w in _read(f"{PROC}/{pid}/cmdline").split(b"\0")]
+    except (OSError, ValueError, IndexError):
+        return None
+    return (pid, argv) if is_exec(argv) else None
+
+
+def exec_pid() -> int | None:
+    """The pid of the `codex exec` that runs this hook (`_exec`), or None."""
+    found = _exec()
+    return found[0] if found else None
+
+
+def under_exec() -> bool:
+    return exec_pid() is not None
+
+
+def exec_stderr() -> int | None:
+    """A descriptor open on the stderr of the `codex exec` that runs this hook, when it is a place a
+    line can be added to without harm; else None. Under `--json`, a stderr that is its stdout too
+    (`2>&1` into a pipe or a file: one stream of events a program reads) is left alone."""
+    import stat
+
+    found = _exec()
+    if found is None:
+        return None
+    pid, argv = found
+    try:
+        flags = 0
+        for line in _read(f"{PROC}/{pid}/fdinfo/2", 4096).splitlines():
+            if line.startswith(b"flags:"):
+                flags = int(line.split()[1], 8)
+        # O_NOCTTY: the hook leads a session of its own, and a terminal it opened would become its own
+        fd = os.open(f"{PROC}/{pid}/fd/2", os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        st = os.fstat(fd)
+        mode = st.st_mode
+        addable = stat.S_ISFIFO(mode) or (stat.S_ISREG(mode) and flags & O_APPEND_FLAG) or (
+            stat.S_ISCHR(mode) and _line_mode(fd))
+        events = not stat.S_ISCHR(mode) and "--json" in argv and _same(st, f"{PROC}/{pid}/fd/1")
+        if addable and not events:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _same(st: os.stat_result, path: str) -> bool:
+    """`path` is the file `st` is of (or cannot be told apart from it)."""
+    try:
+        other = os.stat(path)
+    except OSError:
+        return True
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _line_mode(fd: int) -> bool:
+    """A terminal in its ordinary (canonical, echoing) mode: not one a full-screen program holds raw."""
+    if not os.isatty(fd):
+        return False
+    import termios
+
+    lflag = termios.tcgetattr(fd)[3]
+    return bool(lflag & termios.ICANON and lflag & termios.ECHO)
+
+
+def texts(out: dict[str, Any]) -> list[str]:
+    """What the TUI would show of a hook's output: a block's reason, then the message."""
+    said = []
+    if out.get("decision") == "block" and isinstance(out.get("reason"), str):
+        said.append(out["reason"])
+    if isinstance(out.get("systemMessage"), str):
+        said.append(out["systemMessage"])
+    return [t for t in said if t.strip()]
+
+
+def show(out: dict[str, Any]) -> dict[str, Any]:
+    """Under `codex exec`, write what a hook's output says to the user on exec's stderr; the output
+    to print, its `systemMessage` taken out once written (a later Codex that shows it would show it
+    twice). The block and its reason stay: the reason is what holds the prompt."""
+    said = texts(out)
+    if not said:
+        return out
+    fd = exec_stderr()
+    if fd is None:
+        return out
+    from session_watcher.core.text import clean
+
+    data = ("\n".join(clean(t) for t in said) + "\n").encode("utf-8", "replace")
+    try:
+        written = os.write(fd, data)
+    except OSError:
+        written = 0
+    finally:
+        os.close(fd)
+    if written != len(data):
+        return out
+    return {k: v for k, v in out.items() if k != "systemMessage"}

@@ -1,0 +1,138 @@
+"""A project's config file in either agent's folder (base.paths.project_config_file): a Codex user
+has no `.claude/`, so `.codex/session-watcher.toml` is read too, one file per project for both
+agents (`.claude/`'s when both are there, the other named as not read), with the same distrust as
+ever: a repository's file sets only the project keys, within the project. `config set/get
+--project`, `config path`, `config show` and `doctor` name the file really read."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from session_watcher.base import config, config_cache, paths
+from tests.oracle import SW, sw
+from tests.statefile import load_state
+from tests.test_codex_hooks import THREAD, folded, prompt, shifted
+
+HOSTILE = ('bp_amber = 0.2\nguard = "off"\nhandoff_stale_min = 1\ninclude = ["*"]\n'
+           '[notify]\nchannels = []\nfallback = "none"\n[otlp]\nenabled = true\nendpoint = "http://127.0.0.1:1"\n'
+           '[prices."gpt-6.2-sol"]\ninput = 0.001\n')
+
+
+WIDE = {**os.environ, "COLUMNS": "1000"}  # the CLI's lines unwrapped
+
+
+def _file(project: Path, folder: str, text: str) -> Path:
+    (project / folder).mkdir(parents=True, exist_ok=True)
+    f = project / folder / "session-watcher.toml"
+    f.write_text(text)
+    return f
+
+
+def test_the_file_read_is_the_one_there_claudes_first(tmp_path: Path) -> None:
+    claude, codex = (str(tmp_path / d / "session-watcher.toml") for d in (".claude", ".codex"))
+    assert paths.project_config_file(str(tmp_path)) == claude  # nothing there: made in .claude/
+    (tmp_path / ".codex").mkdir()
+    assert paths.project_config_file(str(tmp_path)) == codex  # a Codex project: made in .codex/
+    (tmp_path / ".claude").mkdir()
+    assert paths.project_config_file(str(tmp_path)) == claude  # both folders: .claude/
+    _file(tmp_path, ".codex", "bp_amber = 0.2\n")
+    assert paths.project_config_file(str(tmp_path)) == codex  # the one there, whatever the folders
+    assert paths.project_config_unread(str(tmp_path)) == []
+    _file(tmp_path, ".claude", "bp_amber = 0.1\n")
+    assert paths.project_config_file(str(tmp_path)) == claude
+    assert paths.project_config_unread(str(tmp_path)) == [codex]
+    assert config.load(str(tmp_path))["bp_amber"] == 0.1  # one file counts, not both
+
+
+def test_a_codex_folders_file_is_distrusted_as_claudes_was(tmp_path: Path) -> None:
+    """Only the project keys, each checked; the user's own keys refused and named; `include` kept
+    inside the project."""
+    f = _file(tmp_path, ".codex", HOSTILE)
+    cfg, errors = config.load_layers(str(tmp_path))
+    assert cfg["bp_amber"] == 0.2  # a project key applies
+    assert cfg["guard"] == config.DEFAULTS["guard"]
+    assert cfg["handoff_stale_min"] == config.DEFAULTS["handoff_stale_min"]
+    assert cfg["notify"] == config.DEFAULTS["notify"]
+    assert cfg["otlp"] == config.DEFAULTS["otlp"]
+    assert cfg["prices"] == {}
+    assert cfg["include"] == [f"{os.path.realpath(tmp_path)}/*"]  # anchored: never ~/.aws/credentials
+    assert len(errors) == 1
+    assert errors[0].startswith(f"{f}: ")
+    for key in ("guard", "handoff_stale_min", "notify", "otlp", "prices"):
+        assert f"'{key}'" in errors[0]
+    assert set(config.PROJECT_KEYS) == {k.name for k in config.KEYS if k.project}
+    assert not {"guard", "handoff_stale_min", "notify", "otlp", "prices"} & set(config.PROJECT_KEYS)
+
+
+def test_a_file_made_in_the_codex_folder_is_read_at_the_next_hook(tmp_path: Path) -> None:
+    """The cached config's stamp covers both places: a file made where none was is read again."""
+    (tmp_path / ".codex").mkdir()
+    before = config_cache.stamp(str(tmp_path))
+    _file(tmp_path, ".codex", "bp_amber = 0.2\n")
+    assert config_cache.stamp(str(tmp_path)) != before
+    _file(tmp_path, ".claude", "bp_amber = 0.3\n")  # the other place: it now wins, so it is stamped too
+    assert config_cache.stamp(str(tmp_path)) != before
+
+
+def test_config_show_names_a_file_not_read(tmp_path: Path) -> None:
+    files = [str(tmp_path / "user.toml"), str(tmp_path / ".claude" / "session-watcher.toml")]
+    unread = str(tmp_path / ".codex" / "session-watcher.toml")
+    shown = config.show_toml(files, config.merge(), 200, [unread])
+    assert f"# not read: {unread} (a project has one file: the one above counts)" in shown.splitlines()
+
+
+@pytest.mark.slow
+def test_the_cli_names_the_codex_folders_file(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    (proj / ".codex").mkdir(parents=True)  # a Codex user's project: no .claude/
+    f = proj / ".codex" / "session-watcher.toml"
+    got = sw("config", "set", "--project", str(proj), "bp_amber", "0.2", env=WIDE)
+    assert got.returncode == 0, got.stderr
+    assert f"(in {f})" in got.stdout.decode()
+    assert f.read_text() == "bp_amber = 0.2\n"
+    assert not (proj / ".claude").exists()
+    got = sw("config", "get", "--json", "--project", str(proj), "bp_amber", env=WIDE)
+    assert json.loads(got.stdout) == {"key": "bp_amber", "value": 0.2, "source": "project", "file": str(f)}
+    got = sw("config", "set", "--project", str(proj), "guard", '"off"', env=WIDE)
+    assert got.returncode == 2
+    assert f"{f}: key 'guard' may only be set in your own config" in got.stderr.decode()
+    shown = json.loads(sw("config", "show", "--json", "--project", str(proj), env=WIDE).stdout)
+    assert shown["files"][-1] == str(f)
+    assert "unread" not in shown
+    assert str(f) in sw("config", "path", "--project", str(proj), env=WIDE).stdout.decode()
+    claude = _file(proj, ".claude", "bp_amber = 0.1\n")  # a second file: .claude/'s is read
+    shown = json.loads(sw("config", "show", "--json", "--project", str(proj), env=WIDE).stdout)
+    assert (shown["files"][-1], shown["unread"], shown["effective"]["bp_amber"]) == (str(claude), [str(f)], 0.1)
+    text = sw("config", "show", "--project", str(proj), env=WIDE).stdout.decode()
+    assert f"# not read: {f}" in text
+    said = sw("config", "path", "--project", str(proj), env=WIDE).stdout.decode()
+    assert f"{f}  (not read: the project's file is {claude})" in said
+    doctor = subprocess.run([str(SW), "doctor"], cwd=proj, env=WIDE, capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert f"config     {f} is not read: a project has one file, {claude} counts" in doctor.stdout
+    got = sw("config", "unset", "--project", str(proj), "bp_amber", env=WIDE)
+    assert f"removed from {claude}" in got.stdout.decode()
+
+
+@pytest.mark.slow
+def test_a_codex_threads_hooks_read_the_codex_folders_file(tmp_path: Path) -> None:
+    """A Codex thread run in a project whose `.codex/session-watcher.toml` sets guard_x out of reach
+    and the guard off: the project key applies (the cold prompt is not held, only told what it
+    re-writes), the user's key does not (the guard still speaks), and the log names the refusal."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    f = _file(project, ".codex", 'guard_x = 1000\nguard = "off"\n')
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
+    got = prompt(rollout, project)
+    assert got is not None
+    assert "decision" not in got  # below guard_x: not held
+    assert "this prompt re-writes" in got["systemMessage"]
+    values = load_state(THREAD)["config"]["values"]
+    assert (values["guard_x"], values["guard"]) == (1000, "ask")
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    assert f"{f}: 'guard' may only be set in your own config" in log.read_text()
