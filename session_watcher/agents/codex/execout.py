@@ -50,7 +50,7 @@ VALUED = frozenset({
 IMAGES = frozenset({"-i", "--image"})
 # how an exec user starts the fresh thread a held prompt's handoff waits for (the guard's reason)
 EXEC_CLEAR = "run `codex exec` without `resume` in this project"
-O_APPEND_FLAG = 0o2000  # O_APPEND as /proc/PID/fdinfo's octal `flags:` writes it (Linux)
+O_APPEND_FLAG = os.O_APPEND  # /proc/PID/fdinfo's octal `flags:` are the kernel's own (this architecture's values)
 PROC = "/proc"
 
 
