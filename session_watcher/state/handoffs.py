@@ -60,13 +60,25 @@ def project_key(project: str) -> str:
     return f"{safe}-{zlib.crc32(project.encode('utf-8', 'surrogatepass')):08x}"
 
 
+def ours(kind: str) -> bool:
+    """Whether `handoffs/<kind>` is a folder of ours (`paths.open_private_dir`): a link there, or
+    another user's folder, is never read, swept or written through (a note planted there would reach
+    the model's context; a sweep would remove someone's files). Asked once something is found there."""
+    try:
+        os.close(paths.open_private_dir(folder(kind)))
+    except OSError:
+        return False
+    return True
+
+
 def any_pending() -> bool:
     """Whether any project has a handoff waiting (one directory read: the common start has none)."""
     try:
         with os.scandir(folder("pending")) as it:
-            return any(e.name.endswith(".json") for e in it)
+            found = any(e.name.endswith(".json") for e in it)
     except OSError:
         return False
+    return found and ours("pending")
 
 
 def pending_file(project: str) -> str:
@@ -95,8 +107,10 @@ def write_pending(doc: dict[str, Any], max_age_s: float | None = None) -> str:
 
 
 def _files(kind: str) -> list[tuple[float, str]]:
-    """(mtime, path) of the regular `.json` files of a folder (never a link's target)."""
+    """(mtime, path) of the regular `.json` files of a folder of ours (`ours`; never a link's target)."""
     out: list[tuple[float, str]] = []
+    if not ours(kind):
+        return out
     try:
         with os.scandir(folder(kind)) as it:
             for e in it:
@@ -200,6 +214,8 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
     index's rewrite stays off the hook the client waits for, and at most TAKEN_KEEP + 1 notes are
     kept meanwhile."""
     path = pending_file(project)
+    if not ours("pending"):
+        return None
     if not os.path.exists(path):  # another project's is pending (any_pending): stale ones go
         sweep(now, max_age_s(), taken_too=False)
         return None
@@ -235,9 +251,10 @@ def any_lent() -> bool:
     regular file (the entry's type, no stat), never a folder or link there, which `reclaim` skips."""
     try:
         with os.scandir(folder("lent")) as it:
-            return any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
+            found = any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
     except OSError:
         return False
+    return found and ours("lent")
 
 
 def _lend(child: str, transcript: str | None, client: int | None) -> None:
@@ -307,6 +324,8 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
     The lent note is claimed first (renamed aside: atomic), so of two processes giving the same one
     back (a SessionEnd, the next starts' `reclaim`) one does: never pending twice, taken twice."""
     lent = f"{lent_file(child)}.{os.getpid()}.giving"
+    if not ours("lent"):
+        return False
     try:
         os.rename(lent_file(child), lent)
     except OSError:
