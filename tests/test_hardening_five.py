@@ -252,3 +252,27 @@ def test_a_trace_variable_naming_a_fifo_never_holds_the_hook_nor_the_status_line
     assert proc.stdout.strip()
     assert load_state("traced", fs.sw_home(tmp_path))["meter"]["main"] == s.token_usage()
     assert "SESSION_WATCHER_TRACE" in (fs.sw_home(tmp_path) / "log" / "session-watcher.log").read_text()
+
+
+@pytest.mark.parametrize("marker", [("failed", "9" * 5000), ("failed", "\u00b2"), ("pid", "9" * 30), ("pid", "-1")])
+def test_doctor_reads_a_plugin_data_folders_hostile_markers_without_failing(tmp_path: Path,
+                                                                           marker: tuple[str, str]) -> None:
+    """The plugin route's `.failed` (the build's failures in a row) and `.installing/pid`, in a data
+    folder `CLAUDE_PLUGIN_DATA` or `CLAUDE_CODE_PLUGIN_CACHE_DIR` names: a count of 5,000 digits or a
+    superscript digit (int() refuses both though str.isdigit() takes them), a pid past a C int
+    (os.kill overflows) were internal errors (exit 3). Doctor reads them as hooks/run.sh does."""
+    from tests.oracle import sw
+
+    data = tmp_path / "data"
+    data.mkdir()
+    kind, text = marker
+    if kind == "failed":
+        (data / ".failed").write_text(f"some stamp\n{text}\n")
+    else:
+        (data / ".installing").mkdir()
+        (data / ".installing" / "pid").write_text(text + "\n")
+    proc = sw("doctor", env={**os.environ, "CLAUDE_PLUGIN_DATA": str(data), "COLUMNS": "1000"})
+    assert proc.returncode in (0, 1), proc.stderr
+    out = proc.stdout.decode()
+    assert f"{data}: install" in out
+    assert ("FAILED (once;" in out) if kind == "failed" else ("installing (started" in out)
