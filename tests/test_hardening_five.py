@@ -276,3 +276,20 @@ def test_doctor_reads_a_plugin_data_folders_hostile_markers_without_failing(tmp_
     out = proc.stdout.decode()
     assert f"{data}: install" in out
     assert ("FAILED (once;" in out) if kind == "failed" else ("installing (started" in out)
+
+
+@pytest.mark.parametrize("client", [2**64, -5, 0, True, 1.5, "123", None])
+def test_a_lent_note_with_a_hostile_client_never_stops_the_next_handoff(client: object) -> None:
+    """A lent note whose client is no pid a process can have (past a C int: os.kill overflows; zero,
+    negative: a process group; not an integer): the next start in another project still takes that
+    project's handoff; the odd note is kept while its handoff could still be given back (its client
+    unknown: never taken for gone) or goes as before."""
+    handoffs.write_pending(_doc())
+    assert start("child-odd", PROJECT_CWD) is not None
+    Path(handoffs.lent_file("child-odd")).write_text(json.dumps({"version": 1, "client": client,
+                                                                  "clientStart": "1"}))
+    other = "/work/proj-five-other"
+    handoffs.write_pending(_doc(parent="parent-other", project=other))
+    got = start("child-next", other)
+    assert got is not None
+    assert core.parent_of(got["hookSpecificOutput"]["additionalContext"]) == "parent-other"

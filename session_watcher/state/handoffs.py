@@ -370,7 +370,7 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
         child = os.path.basename(path)[:-len(".json")]
         info = _read(path)
         client = info.get("client") if info is not None else None
-        if info is None or (isinstance(client, int) and not isinstance(client, bool) and client > 1
+        if info is None or (isinstance(client, int) and not isinstance(client, bool) and 1 < client < PID_END
                             and not _running(client, info.get("clientStart"))):
             give_back(child, now, max_age_s)
             continue
@@ -379,6 +379,8 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
         if not isinstance(project, str) or not usable(doc, project, "", now, max_age_s(project)):
             _unlink(path)
 
+
+PID_END = 1 << 31  # a pid is a C int: past it no process (os.kill would overflow), its client unknown
 
 # a process the client runs its hook command through, which waits for the hook and ends with it
 SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "tcsh", "csh"})
