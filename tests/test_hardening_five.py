@@ -293,3 +293,20 @@ def test_a_lent_note_with_a_hostile_client_never_stops_the_next_handoff(client: 
     got = start("child-next", other)
     assert got is not None
     assert core.parent_of(got["hookSpecificOutput"]["additionalContext"]) == "parent-other"
+
+
+@pytest.mark.parametrize("created", ["10" + "0" * 400, "1e400", "NaN", "-1e400"])
+def test_a_pending_handoff_written_at_an_absurd_time_is_not_taken_and_stops_nothing(created: str) -> None:
+    """A pending handoff whose `createdAt` no float holds (an integer of 400 digits: `now - created`
+    overflowed, and the start failed) or is no time at all: not taken, and another project's
+    handoff is still given (its start sweeps past it)."""
+    Path(handoffs.folder("pending")).mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_doc()).replace('"createdAt": ', '"createdAt": ' + created + ', "was": ')
+    Path(handoffs.pending_file(PROJECT_CWD)).write_text(text)
+    from session_watcher.base.paths import log_file
+
+    assert start("child-absurd", PROJECT_CWD) is None
+    assert not Path(log_file()).exists() or "Error" not in Path(log_file()).read_text()  # no failure logged
+    other = "/work/proj-five-other"
+    handoffs.write_pending(_doc(parent="parent-other", project=other))
+    assert start("child-next", other) is not None

@@ -203,7 +203,7 @@ def usable(doc: dict[str, Any] | None, project: str, child: str, now: float, max
     created, note = doc.get("createdAt"), doc.get("note")
     if not isinstance(created, int | float) or isinstance(created, bool) or not isinstance(note, str) or not note:
         return False
-    return 0 <= now - created <= max_age_s
+    return 0 <= now - created <= max_age_s if -1e12 < created < 1e12 else False  # 10**400: no float
 
 
 def take(project: str, child: str, now: float, max_age_s: Callable[[], float], transcript: str | None = None,
