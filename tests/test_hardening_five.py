@@ -310,3 +310,23 @@ def test_a_pending_handoff_written_at_an_absurd_time_is_not_taken_and_stops_noth
     other = "/work/proj-five-other"
     handoffs.write_pending(_doc(parent="parent-other", project=other))
     assert start("child-next", other) is not None
+
+
+@pytest.mark.parametrize("action", ["--show", "--drop"])
+def test_handoff_show_and_drop_refuse_a_linked_pending_folder(tmp_path: Path, action: str) -> None:
+    """`handoff --drop` through a linked pending folder removed what was there that read as a note of
+    ours; `--show` printed it as waiting. Both say the folder is not theirs (exit 1), and touch nothing."""
+    from tests.oracle import sw
+
+    pending = Path(handoffs.folder("pending"))
+    pending.parent.mkdir(parents=True, exist_ok=True)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    planted = victim / Path(handoffs.pending_file(PROJECT_CWD)).name
+    planted.write_text(json.dumps(_doc()))
+    pending.symlink_to(victim)
+    proc = sw("handoff", action)
+    assert proc.returncode == 1, proc.stdout
+    assert b"symbolic link" in proc.stderr
+    assert b"the work so far" not in proc.stdout
+    assert planted.exists()

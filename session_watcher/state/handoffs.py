@@ -464,7 +464,13 @@ def _keep_lent(parent: str, by: str) -> None:
 
 
 def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
-    """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None."""
+    """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None.
+    Raises `paths.NotOurs` when the folder is a link or another user's (`handoff --show`, `--drop`
+    say so rather than show or remove what is there)."""
+    try:
+        os.close(paths.open_private_dir(folder("pending")))
+    except FileNotFoundError:
+        return []
     if project is not None:
         path = pending_file(project)
         doc = _read(path)
