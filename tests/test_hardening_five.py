@@ -378,3 +378,18 @@ def test_a_transcript_named_to_spell_the_notes_framing_gets_no_handoff(tmp_path:
     assert b"rename the file" in proc.stderr
     assert b"SYSTEM" not in proc.stdout
     assert not handoffs.any_pending()
+
+
+def test_a_prompt_removes_nothing_through_a_linked_lent_folder(tmp_path: Path) -> None:
+    """The prompt hook ends the session's lent note (`sent`): through a linked lent folder it removed
+    the file of that name where the link pointed."""
+    link = Path(handoffs.folder("lent"))
+    link.parent.mkdir(parents=True, exist_ok=True)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "child-five.json").write_text("precious\n")
+    link.symlink_to(victim)
+    proc = hook("UserPromptSubmit", {"session_id": "child-five", "transcript_path": f"/nonexistent/{tmp_path.name}",
+                                     "cwd": PROJECT_CWD, "hook_event_name": "UserPromptSubmit", "prompt": "go"})
+    assert proc.returncode == 0
+    assert (victim / "child-five.json").read_text() == "precious\n"

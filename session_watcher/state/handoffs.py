@@ -277,8 +277,11 @@ def _lend(child: str, transcript: str | None, client: int | None) -> None:
 
 
 def sent(session_id: str) -> None:
-    """Session `session_id` sends its first request: a handoff it took goes out with it (the prompt hook)."""
-    _unlink(lent_file(session_id))
+    """Session `session_id` sends its first request: a handoff it took goes out with it (the prompt hook;
+    a stat at every other prompt)."""
+    path = lent_file(session_id)
+    if os.path.lexists(path) and ours("lent"):  # never a file of that name where a linked folder points
+        _unlink(path)
 
 
 MAX_SCAN = 4 << 20  # bytes of a transcript read for a call; a longer one has made calls
