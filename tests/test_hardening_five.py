@@ -393,3 +393,17 @@ def test_a_prompt_removes_nothing_through_a_linked_lent_folder(tmp_path: Path) -
                                      "cwd": PROJECT_CWD, "hook_event_name": "UserPromptSubmit", "prompt": "go"})
     assert proc.returncode == 0
     assert (victim / "child-five.json").read_text() == "precious\n"
+
+
+def test_dropping_a_guards_handoff_removes_nothing_through_a_linked_pending_folder(tmp_path: Path) -> None:
+    """The guard's handoff dropped once its session goes on (`drop`): through a linked pending folder
+    it removed a file there that read as that handoff."""
+    pending = Path(handoffs.folder("pending"))
+    pending.parent.mkdir(parents=True, exist_ok=True)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    planted = victim / Path(handoffs.pending_file(PROJECT_CWD)).name
+    planted.write_text(json.dumps({**_doc(), "by": handoffs.GUARD}))
+    pending.symlink_to(victim)
+    assert handoffs.drop(PROJECT_CWD, "parent-five", handoffs.GUARD) is False
+    assert planted.exists()

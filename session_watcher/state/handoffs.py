@@ -445,7 +445,7 @@ def drop(project: str, parent: str, by: str) -> bool:
     that has not sent it yet is no longer lent (`give_back` would make it pending again)."""
     _keep_lent(parent, by)
     path = pending_file(project)
-    if not os.path.exists(path):
+    if not os.path.exists(path) or not ours("pending"):
         return False
     doc = _read(path)
     if doc is None or doc.get("parentSession") != parent or doc.get("by") != by:
