@@ -470,3 +470,77 @@ def test_a_transcripts_and_payloads_escapes_never_reach_the_terminal(tmp_path: P
         text = (proc.stdout + proc.stderr).decode()
         assert not any(c in text for c in "\x1b\x07\x9b\u202e"), args
     assert "\\x1b]2;owned\\x07" in text  # the handoff's note shows the folder's name escaped
+
+
+# ----------------------------------------------------------------------------- hostile JSON and paths
+
+
+def _garbage(base: dict[str, Any]) -> list[bytes]:
+    """Lines no client writes: nesting past the parser's stack, NaN, 1e400 and a 5,000-digit integer
+    as token counts, a negative count, invalid UTF-8, and valid JSON of every wrong shape."""
+    usage = json.dumps(base["message"]["usage"])
+
+    def with_usage(text: str) -> bytes:
+        return json.dumps({**base, "uuid": "g1"}).replace(usage, text).encode()
+
+    u = base["message"]["usage"]
+    return [b'{"type":"assistant","message":{"usage":' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+            b'{"type":"assistant","message":' + b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"}",
+            with_usage(json.dumps({**u, "input_tokens": "X"}).replace('"X"', "NaN")),
+            with_usage(json.dumps({**u, "cache_read_input_tokens": "X"}).replace('"X"', "1e400")),
+            with_usage(json.dumps({**u, "cache_read_input_tokens": "X"}).replace('"X"', "9" * 5000)),
+            with_usage(json.dumps({**u, "cache_read_input_tokens": -5})),
+            with_usage(usage).replace(b'"assistant"', b'"assistant","x":"\xff\xfe\xc3"', 1),
+            b'{"type":"assistant","message":[1,2],"requestId":{"a":1},"uuid":[],"timestamp":5}',
+            b'{"type":"assistant","message":{"usage":"lots","content":7,"model":{"x":1}},"timestamp":"no"}']
+
+
+def test_hostile_json_in_a_transcript_is_skipped_live_and_in_replay_alike(tmp_path: Path) -> None:
+    """Each hostile line appended between real calls: every hook exits 0 at once with nothing on
+    stderr, nothing is logged as a failure, and the live state's figures are replay's."""
+    import subprocess
+
+    from tests import fuzz_synth as fs
+
+    s, tr = fs.write_session(tmp_path, "garbage", 3, 5, reads=1, folder=tmp_path)
+    base = json.loads(tr.read_text().splitlines()[0])
+    env = fs.env_for(tmp_path)
+    payload = json.dumps(s.hook_payload(str(tr), "Stop")).encode()
+    for line in _garbage(base):
+        with tr.open("ab") as fh:
+            fh.write(line + b"\n")
+            fh.write(s.lines_of(s.next_call(reads=1)))
+        proc = subprocess.run(fs.hook_argv("Stop"), input=payload, capture_output=True, env=env, timeout=60,
+                              check=False)
+        assert (proc.returncode, proc.stderr) == (0, b"")
+    live = json.loads(subprocess.run(fs.cli_argv("status", "--session", "garbage", "--json"), env=env,
+                                     capture_output=True, timeout=120, check=True).stdout)
+    again = json.loads(subprocess.run(fs.cli_argv("replay", str(tr), "--json"), env=env, capture_output=True,
+                                      timeout=120, check=True).stdout)
+    assert live["calls"] >= 3 + len(_garbage(base))
+    assert {k: live[k] for k in ("calls", "L", "B", "bDefault", "x")} == \
+        {k: again[k] for k in ("calls", "L", "B", "bDefault", "x")}
+    log = fs.sw_home(tmp_path) / "log" / "session-watcher.log"
+    assert not log.exists() or "Error" not in log.read_text()
+
+
+@pytest.mark.parametrize("event", ["Stop", "UserPromptSubmit", "SessionEnd", "PostToolUse"])
+def test_a_transcript_path_that_is_a_fifo_a_device_or_a_folder_never_holds_a_hook(tmp_path: Path, event: str) -> None:
+    """The payload's transcript_path naming a FIFO no one writes, /dev/zero, or a folder: each hook,
+    and the status line, exits 0 (a read of the FIFO or of /dev/zero would never end)."""
+    import subprocess
+
+    from tests import fuzz_synth as fs
+
+    fifo = tmp_path / "t.jsonl"
+    os.mkfifo(fifo)
+    env = fs.env_for(tmp_path)
+    for path in (str(fifo), "/dev/zero", str(tmp_path)):
+        payload = json.dumps({"session_id": "odd-path", "transcript_path": path, "cwd": str(tmp_path),
+                              "hook_event_name": event, "prompt": "go", "reason": "other"}).encode()
+        proc = subprocess.run(fs.hook_argv(event), input=payload, capture_output=True, env=env, timeout=60,
+                              check=False)
+        assert proc.returncode == 0
+        proc = subprocess.run(fs.statusline_argv(), input=payload, capture_output=True, env=env, timeout=60,
+                              check=False)
+        assert proc.returncode == 0
