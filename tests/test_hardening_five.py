@@ -544,3 +544,42 @@ def test_a_transcript_path_that_is_a_fifo_a_device_or_a_folder_never_holds_a_hoo
         proc = subprocess.run(fs.statusline_argv(), input=payload, capture_output=True, env=env, timeout=60,
                               check=False)
         assert proc.returncode == 0
+
+
+# ----------------------------------------------------------------------------- a repository's config
+
+
+def test_a_projects_config_sets_no_user_key_and_a_linked_one_is_never_edited(tmp_path: Path) -> None:
+    """A repository's `.claude/session-watcher.toml` naming where figures go (OTLP endpoint and headers),
+    prices, notification channels, the guard, the handoff's wait, each spelled as a table, a dotted
+    key and a quoted one: all refused and named, the model's key beside them applies. The same file as
+    a link to a TOML file of the user's: `config set` and `unset` refuse it, the file unchanged."""
+    import subprocess
+
+    from tests.oracle import SW, sw
+
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    conf = proj / ".claude" / "session-watcher.toml"
+    conf.write_text('bp_red = 0.5\n"otlp.endpoint" = "http://example.com:4318"\nguard = "off"\n'
+                    "handoff_stale_min = 10000\nnotify.channels = [\"terminal\"]\n"
+                    '[otlp]\nheaders = { Authorization = "Bearer x" }\n[prices."claude-opus-4-6"]\ninput = 0.01\n')
+    env = {**os.environ, "COLUMNS": "1000"}
+    for key, want in (("otlp.endpoint", '""'), ("otlp.headers", "{}"), ("guard", '"ask"'), ("handoff_stale_min", "180"),
+                      ("notify.channels", '["desktop"]'), ("bp_red", "0.5")):
+        proc = subprocess.run([str(SW), "config", "get", key], env=env, cwd=proj, capture_output=True, timeout=60,
+                              check=False)
+        assert proc.stdout.decode().startswith(f"{key} = {want}"), proc.stdout
+    assert b"may only be set in your own config" in proc.stderr
+    for name in ("otlp", "prices", "guard", "handoff_stale_min", "notify"):
+        assert f"'{name}" in proc.stderr.decode()
+    mine = tmp_path / "credentials.toml"
+    mine.write_text('[registry]\ntoken = "secret"\n')
+    conf.unlink()
+    conf.symlink_to(mine)
+    for args in (("set", "--project", str(proj), "bp_red", "0.3"), ("unset", "--project", str(proj), "bp_red")):
+        proc = sw("config", *args, env=env)
+        assert proc.returncode == 1
+        assert b"symbolic link" in proc.stderr
+    assert mine.read_text() == '[registry]\ntoken = "secret"\n'
+    assert conf.is_symlink()
