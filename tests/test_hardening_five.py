@@ -631,3 +631,21 @@ def test_codex_trust_is_asked_for_our_hooks_alone(tmp_path: Path, monkeypatch: p
     assert got == ({"ours": "h-ours"}, 0)
     edits = [json.loads(line) for line in (tmp_path / "codex.edits").read_text().splitlines()]
     assert [e["edits"][0]["value"] for e in edits] == [{"ours": {"trusted_hash": "h-ours"}}]
+
+
+def test_a_pending_note_that_is_a_link_to_a_users_file_is_never_taken_written_nor_removed(tmp_path: Path) -> None:
+    """The project's pending handoff a link to a file of the user's: a start does not take it (nor touch
+    the file's time), `handoff --drop` and the guard's drop leave it, and the next write replaces the
+    link, never writing through it."""
+    from tests.oracle import sw
+
+    victim = _victim(tmp_path)
+    Path(handoffs.folder("pending")).mkdir(parents=True)
+    link = Path(handoffs.pending_file(PROJECT_CWD))
+    link.symlink_to(victim)
+    assert start("child-link", PROJECT_CWD) is None
+    assert sw("handoff", "--drop").returncode == 0
+    assert handoffs.drop(PROJECT_CWD, "parent-five", handoffs.GUARD) is False
+    handoffs.write_pending(_doc())
+    _intact(victim)
+    assert not link.is_symlink()
