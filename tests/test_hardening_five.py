@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from session_watcher.core import handoff as core
+from session_watcher.core.errors import NotOurs
 from session_watcher.state import handoffs
 from tests.oracle import hook
 from tests.test_handoff import start
@@ -673,3 +674,25 @@ def test_a_projects_claude_settings_never_say_where_figures_go(tmp_path: Path, m
     t = settings.resolve(config.DEFAULTS["otlp"].copy(), env)
     assert t.urls["metrics"] == "http://127.0.0.1:4318/v1/metrics"
     assert "Authorization" not in t.headers
+
+
+def test_a_handoffs_folder_that_is_a_link_gives_nothing_and_deletes_nothing(tmp_path: Path) -> None:
+    """`handoffs` itself a link to a folder someone else can write, its `pending` a real folder: the
+    start took the note planted there into the model's context (`ours` asked of `pending` alone, whose
+    last step was no link), and the sweeps removed old `.json` files of its `taken`. Refused: through
+    such a folder `pending` could be ours when asked and someone's link when read."""
+    link = Path(handoffs.folder("pending")).parent
+    link.parent.mkdir(parents=True, exist_ok=True)
+    victim = tmp_path / "shared"
+    (victim / "pending").mkdir(parents=True)
+    (victim / "taken").mkdir()
+    (victim / "pending" / Path(handoffs.pending_file(PROJECT_CWD)).name).write_text(json.dumps(_doc()))
+    files = _old_files(victim / "taken")
+    link.symlink_to(victim)
+    assert start("child-five", PROJECT_CWD) is None
+    assert not (victim / "taken" / "child-five.json").exists()
+    assert [p.name for p in (victim / "pending").iterdir()] == [Path(handoffs.pending_file(PROJECT_CWD)).name]
+    handoffs.sweep(time.time(), 0.0)
+    assert {p.name: p.read_text() for p in (victim / "taken").iterdir()} == files
+    with pytest.raises(NotOurs):
+        handoffs.pending(None)

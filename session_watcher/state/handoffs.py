@@ -63,8 +63,11 @@ def project_key(project: str) -> str:
 def ours(kind: str) -> bool:
     """Whether `handoffs/<kind>` is a folder of ours (`paths.open_private_dir`): a link there, or
     another user's folder, is never read, swept or written through (a note planted there would reach
-    the model's context; a sweep would remove someone's files). Asked once something is found there."""
+    the model's context; a sweep would remove someone's files). Asked once something is found there.
+    `handoffs` itself too: through a link there (or a folder others may write) `<kind>` could be a
+    real folder of ours when asked and someone's link when read; ours, it is 0700 and stays ours."""
     try:
+        os.close(paths.open_private_dir(os.path.dirname(folder(kind))))
         os.close(paths.open_private_dir(folder(kind)))
     except OSError:
         return False
@@ -471,7 +474,8 @@ def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
     Raises `paths.NotOurs` when the folder is a link or another user's (`handoff --show`, `--drop`
     say so rather than show or remove what is there)."""
     try:
-        os.close(paths.open_private_dir(folder("pending")))
+        for path in (os.path.dirname(folder("pending")), folder("pending")):  # as `ours` asks
+            os.close(paths.open_private_dir(path))
     except FileNotFoundError:
         return []
     if project is not None:
