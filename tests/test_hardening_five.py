@@ -696,3 +696,24 @@ def test_a_handoffs_folder_that_is_a_link_gives_nothing_and_deletes_nothing(tmp_
     assert {p.name: p.read_text() for p in (victim / "taken").iterdir()} == files
     with pytest.raises(NotOurs):
         handoffs.pending(None)
+
+
+def test_a_temp_file_a_killed_write_left_is_swept_once_old(tmp_path: Path) -> None:
+    """A write killed between its temp file and the rename (`write_pending`'s, `_lend`'s) left a
+    `.tmp` in pending or lent that nothing removed. The next write's sweep removes the old ones; a
+    young one (a write under way) and what is not a temp file stay."""
+    pending, lent = Path(handoffs.folder("pending")), Path(handoffs.folder("lent"))
+    for d in (pending, lent):
+        d.mkdir(parents=True, exist_ok=True)
+        os.chmod(d.parent, 0o700)
+    old = [pending / "proj-0a.json.123-abcd.tmp", lent / "child.json.456.tmp"]
+    young = pending / "proj-0b.json.789-ef01.tmp"
+    other = lent / "child.json.456.giving"
+    for p in (*old, young, other):
+        p.write_text("{")
+    for p in (*old, other):
+        os.utime(p, (time.time() - 2 * 3600,) * 2)  # past TMP_MAX_AGE
+    handoffs.write_pending(_doc(project=str(tmp_path / "another")))
+    assert not any(p.exists() for p in old)
+    assert young.exists()
+    assert other.exists()

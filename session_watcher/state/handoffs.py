@@ -8,8 +8,9 @@ injected twice. Swept by the next write and the next take (`sweep`): a pending h
 the config's `handoff_stale_min` is removed (never injected, it would only keep the hook off its
 fast path), and of the taken notes the newest TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the
 others are removed, their child session ids kept in `handoffs/taken.ids` (one a line, the newest
-INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`). Files 0600
-in 0700 folders, like every file of ours.
+INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`); a temp file
+of pending or lent older than TMP_MAX_AGE (a write killed midway) goes too. Files 0600 in 0700
+folders, like every file of ours.
 
 A handoff taken is lent until its session sends it: `handoffs/lent/<child session id>.json` (the
 child's transcript, and the process that ran its hook: the client) is written with the take and
@@ -44,6 +45,7 @@ MAX_BYTES = 1 << 20  # a handoff file is a few kB; anything larger is not ours
 TAKEN_KEEP = 20  # taken notes kept whole (the latest restarts' notes, to look at)
 TAKEN_MAX_AGE = 7 * 86400.0  # seconds a taken note is kept at most
 INDEX_MAX = 20_000  # child session ids kept of the swept taken notes
+TMP_MAX_AGE = 3600.0  # seconds after which a temp file of a write is one a killed process left
 
 
 GUARD = "guard"  # `by` of a handoff the cold-cache guard prepared (the `handoff` command's has none)
@@ -109,15 +111,16 @@ def write_pending(doc: dict[str, Any], max_age_s: float | None = None) -> str:
     return path
 
 
-def _files(kind: str) -> list[tuple[float, str]]:
-    """(mtime, path) of the regular `.json` files of a folder of ours (`ours`; never a link's target)."""
+def _files(kind: str, suffix: str = ".json") -> list[tuple[float, str]]:
+    """(mtime, path) of the regular `.json` (`suffix`) files of a folder of ours (`ours`; never a
+    link's target)."""
     out: list[tuple[float, str]] = []
     if not ours(kind):
         return out
     try:
         with os.scandir(folder(kind)) as it:
             for e in it:
-                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
+                if e.name.endswith(suffix) and e.is_file(follow_symlinks=False):
                     out.append((e.stat(follow_symlinks=False).st_mtime, e.path))
     except OSError:
         pass
@@ -131,6 +134,10 @@ def sweep(now: float, max_age_s: float | None, keep: str = "", taken_too: bool =
     if max_age_s is not None:
         for mtime, path in _files("pending"):
             if path != keep and now - mtime > max_age_s:
+                _unlink(path)
+    for kind in ("pending", "lent"):  # a temp file a killed write left (write_pending's, _lend's)
+        for mtime, path in _files(kind, ".tmp"):
+            if now - mtime > TMP_MAX_AGE:
                 _unlink(path)
     if not taken_too:
         return
