@@ -637,18 +637,25 @@ def test_codex_trust_is_asked_for_our_hooks_alone(tmp_path: Path, monkeypatch: p
 def test_a_pending_note_that_is_a_link_to_a_users_file_is_never_taken_written_nor_removed(tmp_path: Path) -> None:
     """The project's pending handoff a link to a file of the user's: a start does not take it (nor touch
     the file's time), `handoff --drop` and the guard's drop leave it, and the next write replaces the
-    link, never writing through it."""
+    link, never writing through it. The file reads as this project's handoff, the guard's (a copy the
+    user kept): read through the link, it would be taken, its time set, and dropped."""
     from tests.oracle import sw
 
-    victim = _victim(tmp_path)
+    victim = tmp_path / "kept-note.json"
+    text = json.dumps({**_doc(), "by": handoffs.GUARD})
+    victim.write_text(text)
+    os.utime(victim, (1_000_000, 1_000_000))
     Path(handoffs.folder("pending")).mkdir(parents=True)
     link = Path(handoffs.pending_file(PROJECT_CWD))
     link.symlink_to(victim)
     assert start("child-link", PROJECT_CWD) is None
+    assert link.is_symlink()
     assert sw("handoff", "--drop").returncode == 0
     assert handoffs.drop(PROJECT_CWD, "parent-five", handoffs.GUARD) is False
+    assert link.is_symlink()
     handoffs.write_pending(_doc())
-    _intact(victim)
+    assert victim.read_text() == text
+    assert victim.stat().st_mtime == 1_000_000
     assert not link.is_symlink()
 
 
