@@ -114,15 +114,21 @@ def test_a_handoff_folder_that_is_a_link_deletes_nothing_where_it_points(tmp_pat
     assert {p.name: p.read_text() for p in victim.iterdir()} == files
 
 
-def test_session_end_gives_back_nothing_through_a_linked_lent_folder(tmp_path: Path) -> None:
-    """SessionEnd of a session whose lent note's name is in a linked folder: the give-back claimed it
-    by renaming it there, and removed it as a note it could not read."""
+def _linked_lent(tmp_path: Path) -> Path:
+    """`handoffs/lent` a link to a folder holding a file of the session's lent note's name."""
     link = Path(handoffs.folder("lent"))
     link.parent.mkdir(parents=True, exist_ok=True)
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "child-five.json").write_text("precious\n")
     link.symlink_to(victim)
+    return victim
+
+
+def test_session_end_gives_back_nothing_through_a_linked_lent_folder(tmp_path: Path) -> None:
+    """SessionEnd of a session whose lent note's name is in a linked folder: the give-back claimed it
+    by renaming it there, and removed it as a note it could not read."""
+    victim = _linked_lent(tmp_path)
     _end("child-five")
     assert [p.name for p in victim.iterdir()] == ["child-five.json"]
     assert (victim / "child-five.json").read_text() == "precious\n"
@@ -384,12 +390,7 @@ def test_a_transcript_named_to_spell_the_notes_framing_gets_no_handoff(tmp_path:
 def test_a_prompt_removes_nothing_through_a_linked_lent_folder(tmp_path: Path) -> None:
     """The prompt hook ends the session's lent note (`sent`): through a linked lent folder it removed
     the file of that name where the link pointed."""
-    link = Path(handoffs.folder("lent"))
-    link.parent.mkdir(parents=True, exist_ok=True)
-    victim = tmp_path / "victim"
-    victim.mkdir()
-    (victim / "child-five.json").write_text("precious\n")
-    link.symlink_to(victim)
+    victim = _linked_lent(tmp_path)
     proc = hook("UserPromptSubmit", {"session_id": "child-five", "transcript_path": f"/nonexistent/{tmp_path.name}",
                                      "cwd": PROJECT_CWD, "hook_event_name": "UserPromptSubmit", "prompt": "go"})
     assert proc.returncode == 0
