@@ -43,15 +43,18 @@ def _end(sid: str) -> None:
     assert proc.stderr == b""
 
 
-def _victim(tmp_path: Path) -> Path:
+VICTIM = '{"version": 1, "note": "precious"}\n'
+
+
+def _victim(tmp_path: Path, text: str = VICTIM) -> Path:
     victim = tmp_path / "victim.txt"
-    victim.write_text('{"version": 1, "note": "precious"}\n')
+    victim.write_text(text)
     os.utime(victim, (1_000_000, 1_000_000))
     return victim
 
 
-def _intact(victim: Path) -> None:
-    assert victim.read_text() == '{"version": 1, "note": "precious"}\n'
+def _intact(victim: Path, text: str = VICTIM) -> None:
+    assert victim.read_text() == text
     assert victim.stat().st_mtime == 1_000_000
 
 
@@ -139,8 +142,10 @@ def test_a_lent_or_taken_note_that_is_a_link_to_a_users_file_is_never_written_no
         tmp_path: Path, which: str) -> None:
     """The lent note, or the taken note it names, a symbolic link to a file of the user's: SessionEnd
     and a later start (its client gone) give it back; neither writes through the link, touches the
-    file's time, removes it, or makes it a pending handoff."""
-    victim = _victim(tmp_path)
+    file's time, removes it, or makes it a pending handoff. The file reads as this project's handoff
+    (a copy the user kept): read through the link, it would be given back, linked into pending."""
+    text = json.dumps(_doc())
+    victim = _victim(tmp_path, text)
     handoffs.write_pending(_doc())
     assert start("child-five", PROJECT_CWD) is not None  # taken and lent (the client: this test's hook's parent)
     path = Path(handoffs.lent_file("child-five") if which == "lent" else handoffs.taken_file("child-five"))
@@ -150,7 +155,7 @@ def test_a_lent_or_taken_note_that_is_a_link_to_a_users_file_is_never_written_no
         Path(handoffs.lent_file("child-five")).write_text(json.dumps({"version": 1, "client": 2**22 + 7}))
     _end("child-five")
     assert start("child-six", PROJECT_CWD) is None
-    _intact(victim)
+    _intact(victim, text)
     assert not Path(handoffs.pending_file(PROJECT_CWD)).exists()
 
 
