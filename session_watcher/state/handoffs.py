@@ -8,9 +8,9 @@ injected twice. Swept by the next write and the next take (`sweep`): a pending h
 the config's `handoff_stale_min` is removed (never injected, it would only keep the hook off its
 fast path), and of the taken notes the newest TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the
 others are removed, their child session ids kept in `handoffs/taken.ids` (one a line, the newest
-INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`); a temp file
-of pending or lent older than TMP_MAX_AGE (a write killed midway) goes too. Files 0600 in 0700
-folders, like every file of ours.
+INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`); the
+write's sweep also removes a temp file of pending or lent older than TMP_MAX_AGE (a write killed
+midway). Files 0600 in 0700 folders, like every file of ours.
 
 A handoff taken is lent until its session sends it: `handoffs/lent/<child session id>.json` (the
 child's transcript, and the process that ran its hook: the client) is written with the take and
@@ -130,17 +130,17 @@ def _files(kind: str, suffix: str = ".json") -> list[tuple[float, str]]:
 def sweep(now: float, max_age_s: float | None, keep: str = "", taken_too: bool = True) -> None:
     """Remove the pending handoffs older than `max_age_s` (None: leave them) but `keep`, and (with
     `taken_too`) the taken notes but the newest TAKEN_KEEP younger than TAKEN_MAX_AGE (their ids go
-    to the index)."""
+    to the index) and the temp files older than TMP_MAX_AGE."""
     if max_age_s is not None:
         for mtime, path in _files("pending"):
             if path != keep and now - mtime > max_age_s:
                 _unlink(path)
+    if not taken_too:  # the start's: nothing more on the hook the client waits for
+        return
     for kind in ("pending", "lent"):  # a temp file a killed write left (write_pending's, _lend's)
         for mtime, path in _files(kind, ".tmp"):
             if now - mtime > TMP_MAX_AGE:
                 _unlink(path)
-    if not taken_too:
-        return
     taken_notes = sorted(_files("taken"), reverse=True)  # the newest first
     old = [path for i, (mtime, path) in enumerate(taken_notes) if i >= TAKEN_KEEP or now - mtime > TAKEN_MAX_AGE]
     if old and _remember([os.path.basename(p)[:-len(".json")] for p in old]):
