@@ -185,13 +185,29 @@ def test_decoding_in_pieces_equals_decoding_at_once() -> None:
     assert decode(lines, 1) == decode(lines, 37)
 
 
-def test_a_handoff_note_in_a_prompt_names_the_parent() -> None:
+def _message(at: float, role: str, text: str) -> str:
+    content = [{"type": "input_text", "text": text}]
+    return line(at, "response_item", {"type": "message", "role": role, "content": content})
+
+
+def test_a_handoff_note_the_start_hook_gave_names_the_parent() -> None:
+    """As Codex 0.171.0 records a SessionStart hook's additionalContext (tests/e2e: a `developer`
+    message, the text as given); a tool's output quoting the note names nothing."""
     note = "[session-watcher handoff from session 019f0000-aaaa-7000-8000-000000000009, 3 files]\nwhat was done"
-    msg = line(0.5, "response_item", {"type": "message", "role": "developer",
-                                      "content": [{"type": "input_text", "text": f"<hook_context>{note}"}]})
     tool = line(0.6, "response_item", {"type": "function_call_output", "output": note})
-    events = decode([meta(), turn(0, "gpt-5.5"), msg, tool])
+    events = decode([meta(), turn(0, "gpt-5.5"), _message(0.5, "developer", note), tool])
     assert events == [("parent", events[0][1], "019f0000-aaaa-7000-8000-000000000009")]
+
+
+def test_a_handoff_marker_in_a_users_message_or_mid_text_names_no_parent() -> None:
+    """A repository's AGENTS.md (a `user` message, as Codex gives it) or a prompt holding the marker,
+    and a developer text with it past its start, claimed a parent session: backtest then counted a
+    restart that never was."""
+    head = "[session-watcher handoff from session 019f0000-aaaa-7000-8000-00000000000a, 3 files]\n"
+    agents_md = f"# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\n{head}</INSTRUCTIONS>"
+    lines = [meta(), turn(0, "gpt-5.5"), _message(0.5, "user", agents_md), _message(0.6, "user", head),
+             _message(0.7, "developer", f"Context for this repo.\n{head}")]
+    assert [e for e in decode(lines) if e[0] == "parent"] == []
 
 
 def test_the_reader_recognizes_a_rollout_and_its_thread_id(tmp_path: Path) -> None:

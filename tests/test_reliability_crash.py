@@ -272,12 +272,22 @@ def _drain(fd: int, proc: subprocess.Popen[bytes], timeout: float = 120) -> byte
 
 def test_the_clients_sigterm_waits_for_the_save_and_the_trace(root: Path) -> None:
     """Print mode SIGTERMs the async hooks at exit (SIGKILL ~1.5 s later): a hook caught after its save
-    still writes the trace rows of what it saved, then dies of the held SIGTERM. The trace is a FIFO,
-    so the hook is stopped inside that window until the test, after the SIGTERM, opens it."""
+    still writes the trace rows of what it saved, then dies of the held SIGTERM. The trace is a FIFO
+    the test reads, kept full, so the hook's write of the rows is stopped inside that window until
+    the test, after the SIGTERM, reads it (the hook never waits for a reader to come: the test's is
+    there from the start)."""
     calls = 6
     s, tr = fs.write_session(root, "term-window", calls, seed=13)
     fifo = root / "trace.fifo"
     os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    filler = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    for size in (4096, 1):  # the pipe full of blank lines, to its last byte: the next write waits
+        try:
+            while True:
+                os.write(filler, b"\n" * size)
+        except BlockingIOError:
+            pass
     env = fs.env_for(root, SESSION_WATCHER_TRACE=str(fifo))
     p = subprocess.Popen(fs.hook_argv("PostToolUse"), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, env=env)
@@ -291,11 +301,11 @@ def test_the_clients_sigterm_waits_for_the_save_and_the_trace(root: Path) -> Non
         assert time.monotonic() < deadline, "the hook never saved"
         time.sleep(0.01)
     p.send_signal(signal.SIGTERM)
-    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        rows = [json.loads(line) for line in _drain(fd, p).decode().splitlines()]
+        rows = [json.loads(line) for line in _drain(fd, p).decode().splitlines() if line]
     finally:
         os.close(fd)
+        os.close(filler)
     assert p.returncode == -signal.SIGTERM  # held, not lost: it ended the process after the trace
     folded = load_state(s.session_id, fs.sw_home(root))["engine"]["calls"]  # all 6 unless the budget ran out
     assert 1 <= folded <= calls

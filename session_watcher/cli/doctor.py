@@ -30,10 +30,13 @@ STALE_INSTALL_SECONDS = 600  # hooks/run.sh starts an install again once its mar
 
 
 def _install_pid(marker: str) -> int | None:
+    """The installing shell's pid the marker holds; None for anything but a process id (0, a
+    negative one: a process group; past a C int: no process, and os.kill would overflow)."""
     try:
-        return int(paths.read_file(os.path.join(marker, "pid"), 64).strip())
+        pid = int(paths.read_file(os.path.join(marker, "pid"), 64).strip())
     except (OSError, ValueError):
         return None
+    return pid if 0 < pid < 1 << 31 else None
 
 
 def _alive(pid: int) -> bool:
@@ -153,7 +156,8 @@ def _failed(folder: str, now: float) -> str | None:
         at = os.stat(marker).st_mtime
     except OSError:
         return None
-    failures = int(lines[1]) if len(lines) > 1 and lines[1].isdigit() else 1
+    count = lines[1] if len(lines) > 1 else ""  # hooks/run.sh's rule: ASCII digits, else 1 (never int()'s
+    failures = int(count) if count.isascii() and count.isdigit() and len(count) <= 9 else 1  # other digits)
     due = at + retry_wait_min(failures) * 60
     when = ("the next hook run tries again" if due <= now else
             f"the first hook run after {time.strftime('%H:%M', time.localtime(due))} tries again")

@@ -49,6 +49,14 @@ def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
     """The handoff document of a session state (brought up to date by the caller)."""
     from session_watcher.core.status import cold_now
 
+    sid = state["sessionId"]
+    if core.parent_of(core.header(sid, "", 0, None)) != sid:  # the id the note's first line names, read back
+        from session_watcher.core.text import one_line
+
+        # a transcript named by its path takes its file's name: a newline there would spell a line of
+        # the note's own framing, and a note its hook cannot read back is never given
+        raise UserError(f"session '{one_line(sid)}': a handoff names its session by an id of letters, digits, "
+                        "'-', '_' and '.' only (a transcript's id is its file's name): rename the file")
     q = quantities(state, cfg)
     cold = cold_now(state, cfg, now)  # priced as `status` and the status line price a restart now
     if not q.get("bDefault"):

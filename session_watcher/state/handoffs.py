@@ -8,8 +8,9 @@ injected twice. Swept by the next write and the next take (`sweep`): a pending h
 the config's `handoff_stale_min` is removed (never injected, it would only keep the hook off its
 fast path), and of the taken notes the newest TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the
 others are removed, their child session ids kept in `handoffs/taken.ids` (one a line, the newest
-INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`). Files 0600
-in 0700 folders, like every file of ours.
+INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`); the
+write's sweep also removes a temp file of pending or lent older than TMP_MAX_AGE (a write killed
+midway). Files 0600 in 0700 folders, like every file of ours.
 
 A handoff taken is lent until its session sends it: `handoffs/lent/<child session id>.json` (the
 child's transcript, and the process that ran its hook: the client) is written with the take and
@@ -44,6 +45,7 @@ MAX_BYTES = 1 << 20  # a handoff file is a few kB; anything larger is not ours
 TAKEN_KEEP = 20  # taken notes kept whole (the latest restarts' notes, to look at)
 TAKEN_MAX_AGE = 7 * 86400.0  # seconds a taken note is kept at most
 INDEX_MAX = 20_000  # child session ids kept of the swept taken notes
+TMP_MAX_AGE = 3600.0  # seconds after which a temp file of a write is one a killed process left
 
 
 GUARD = "guard"  # `by` of a handoff the cold-cache guard prepared (the `handoff` command's has none)
@@ -60,13 +62,28 @@ def project_key(project: str) -> str:
     return f"{safe}-{zlib.crc32(project.encode('utf-8', 'surrogatepass')):08x}"
 
 
+def ours(kind: str) -> bool:
+    """Whether `handoffs/<kind>` is a folder of ours (`paths.open_private_dir`): a link there, or
+    another user's folder, is never read, swept or written through (a note planted there would reach
+    the model's context; a sweep would remove someone's files). Asked once something is found there.
+    `handoffs` itself too: through a link there (or a folder others may write) `<kind>` could be a
+    real folder of ours when asked and someone's link when read; ours, it is 0700 and stays ours."""
+    try:
+        os.close(paths.open_private_dir(os.path.dirname(folder(kind))))
+        os.close(paths.open_private_dir(folder(kind)))
+    except OSError:
+        return False
+    return True
+
+
 def any_pending() -> bool:
     """Whether any project has a handoff waiting (one directory read: the common start has none)."""
     try:
         with os.scandir(folder("pending")) as it:
-            return any(e.name.endswith(".json") for e in it)
+            found = any(e.name.endswith(".json") for e in it)
     except OSError:
         return False
+    return found and ours("pending")
 
 
 def pending_file(project: str) -> str:
@@ -94,13 +111,16 @@ def write_pending(doc: dict[str, Any], max_age_s: float | None = None) -> str:
     return path
 
 
-def _files(kind: str) -> list[tuple[float, str]]:
-    """(mtime, path) of the regular `.json` files of a folder (never a link's target)."""
+def _files(kind: str, suffix: str = ".json") -> list[tuple[float, str]]:
+    """(mtime, path) of the regular `.json` (`suffix`) files of a folder of ours (`ours`; never a
+    link's target)."""
     out: list[tuple[float, str]] = []
+    if not ours(kind):
+        return out
     try:
         with os.scandir(folder(kind)) as it:
             for e in it:
-                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
+                if e.name.endswith(suffix) and e.is_file(follow_symlinks=False):
                     out.append((e.stat(follow_symlinks=False).st_mtime, e.path))
     except OSError:
         pass
@@ -110,13 +130,17 @@ def _files(kind: str) -> list[tuple[float, str]]:
 def sweep(now: float, max_age_s: float | None, keep: str = "", taken_too: bool = True) -> None:
     """Remove the pending handoffs older than `max_age_s` (None: leave them) but `keep`, and (with
     `taken_too`) the taken notes but the newest TAKEN_KEEP younger than TAKEN_MAX_AGE (their ids go
-    to the index)."""
+    to the index) and the temp files older than TMP_MAX_AGE."""
     if max_age_s is not None:
         for mtime, path in _files("pending"):
             if path != keep and now - mtime > max_age_s:
                 _unlink(path)
-    if not taken_too:
+    if not taken_too:  # the start's: nothing more on the hook the client waits for
         return
+    for kind in ("pending", "lent"):  # a temp file a killed write left (write_pending's, _lend's)
+        for mtime, path in _files(kind, ".tmp"):
+            if now - mtime > TMP_MAX_AGE:
+                _unlink(path)
     taken_notes = sorted(_files("taken"), reverse=True)  # the newest first
     old = [path for i, (mtime, path) in enumerate(taken_notes) if i >= TAKEN_KEEP or now - mtime > TAKEN_MAX_AGE]
     if old and _remember([os.path.basename(p)[:-len(".json")] for p in old]):
@@ -189,7 +213,7 @@ def usable(doc: dict[str, Any] | None, project: str, child: str, now: float, max
     created, note = doc.get("createdAt"), doc.get("note")
     if not isinstance(created, int | float) or isinstance(created, bool) or not isinstance(note, str) or not note:
         return False
-    return 0 <= now - created <= max_age_s
+    return 0 <= now - created <= max_age_s if -1e12 < created < 1e12 else False  # 10**400: no float
 
 
 def take(project: str, child: str, now: float, max_age_s: Callable[[], float], transcript: str | None = None,
@@ -200,6 +224,8 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
     index's rewrite stays off the hook the client waits for, and at most TAKEN_KEEP + 1 notes are
     kept meanwhile."""
     path = pending_file(project)
+    if not ours("pending"):
+        return None
     if not os.path.exists(path):  # another project's is pending (any_pending): stale ones go
         sweep(now, max_age_s(), taken_too=False)
         return None
@@ -235,9 +261,10 @@ def any_lent() -> bool:
     regular file (the entry's type, no stat), never a folder or link there, which `reclaim` skips."""
     try:
         with os.scandir(folder("lent")) as it:
-            return any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
+            found = any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
     except OSError:
         return False
+    return found and ours("lent")
 
 
 def _lend(child: str, transcript: str | None, client: int | None) -> None:
@@ -260,8 +287,11 @@ def _lend(child: str, transcript: str | None, client: int | None) -> None:
 
 
 def sent(session_id: str) -> None:
-    """Session `session_id` sends its first request: a handoff it took goes out with it (the prompt hook)."""
-    _unlink(lent_file(session_id))
+    """Session `session_id` sends its first request: a handoff it took goes out with it (the prompt hook;
+    a stat at every other prompt)."""
+    path = lent_file(session_id)
+    if os.path.lexists(path) and ours("lent"):  # never a file of that name where a linked folder points
+        _unlink(path)
 
 
 MAX_SCAN = 4 << 20  # bytes of a transcript read for a call; a longer one has made calls
@@ -307,6 +337,8 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
     The lent note is claimed first (renamed aside: atomic), so of two processes giving the same one
     back (a SessionEnd, the next starts' `reclaim`) one does: never pending twice, taken twice."""
     lent = f"{lent_file(child)}.{os.getpid()}.giving"
+    if not ours("lent"):
+        return False
     try:
         os.rename(lent_file(child), lent)
     except OSError:
@@ -351,7 +383,7 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
         child = os.path.basename(path)[:-len(".json")]
         info = _read(path)
         client = info.get("client") if info is not None else None
-        if info is None or (isinstance(client, int) and not isinstance(client, bool) and client > 1
+        if info is None or (isinstance(client, int) and not isinstance(client, bool) and 1 < client < PID_END
                             and not _running(client, info.get("clientStart"))):
             give_back(child, now, max_age_s)
             continue
@@ -360,6 +392,8 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
         if not isinstance(project, str) or not usable(doc, project, "", now, max_age_s(project)):
             _unlink(path)
 
+
+PID_END = 1 << 31  # a pid is a C int: past it no process (os.kill would overflow), its client unknown
 
 # a process the client runs its hook command through, which waits for the hook and ends with it
 SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "tcsh", "csh"})
@@ -421,7 +455,7 @@ def drop(project: str, parent: str, by: str) -> bool:
     that has not sent it yet is no longer lent (`give_back` would make it pending again)."""
     _keep_lent(parent, by)
     path = pending_file(project)
-    if not os.path.exists(path):
+    if not os.path.exists(path) or not ours("pending"):
         return False
     doc = _read(path)
     if doc is None or doc.get("parentSession") != parent or doc.get("by") != by:
@@ -443,7 +477,14 @@ def _keep_lent(parent: str, by: str) -> None:
 
 
 def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
-    """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None."""
+    """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None.
+    Raises `paths.NotOurs` when the folder is a link or another user's (`handoff --show`, `--drop`
+    say so rather than show or remove what is there)."""
+    try:
+        for path in (os.path.dirname(folder("pending")), folder("pending")):  # as `ours` asks
+            os.close(paths.open_private_dir(path))
+    except FileNotFoundError:
+        return []
     if project is not None:
         path = pending_file(project)
         doc = _read(path)

@@ -360,8 +360,27 @@ def agent_of(state: State) -> str:
 
 def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
     """Append trace rows as JSON lines (`SESSION_WATCHER_TRACE`: the rows a live fold made, to be
-    compared with `replay --trace`)."""
+    compared with `replay --trace`) to a regular file, or to a FIFO that a reader has open: the open
+    never waits for one to come (a FIFO nobody reads held the hook, and the session's lock with it,
+    for good), and anything else there is refused. Logged once, never raised."""
+    import stat
+
     from session_watcher.core.fastjson import dumps
 
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write("".join(dumps(row) + "\n" for row in rows))
+    data = "".join(dumps(row) + "\n" for row in rows).encode("utf-8")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)  # ENXIO: a FIFO with no reader
+        try:
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                raise OSError(f"{path}: neither a file nor a FIFO")
+            os.set_blocking(fd, True)  # a reader there: it reads at its pace
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        from session_watcher.base.logs import log_once
+
+        log_once("trace", f"SESSION_WATCHER_TRACE: {exc}")

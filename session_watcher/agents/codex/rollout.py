@@ -512,14 +512,18 @@ HANDLERS: dict[object, Callable[[dict[str, Any], dict[str, Any], object], Event 
 
 
 def _parent(p: dict[str, Any], ts: object) -> Event | None:
-    """The parent session named by a handoff note the SessionStart hook injected, if `p` holds one."""
-    from session_watcher.core.notehead import MARKER, parent_of  # only for such a line: rare
+    """The parent session named by a handoff note the SessionStart hook injected, if `p` holds one.
+    Codex (0.171.0, tests/e2e) records a hook's additionalContext as a `developer` message whose
+    text is the context as given: the note's first line opens it. Anywhere else (a user message: a
+    prompt, a repository's AGENTS.md; the middle of a text) the marker names no parent."""
+    if p.get("role") != "developer":
+        return None
+    from session_watcher.core.notehead import parent_of  # only for such a line: rare
 
     content = p.get("content")
     for part in content if isinstance(content, list) else ():
         text = part.get("text") if isinstance(part, dict) else None
-        at = text.find(MARKER) if isinstance(text, str) else -1
-        found = parent_of(text[at:]) if isinstance(text, str) and at >= 0 else None
+        found = parent_of(text) if isinstance(text, str) else None
         if found:
             return ("parent", epoch(ts), found)
     return None
