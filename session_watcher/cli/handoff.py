@@ -71,6 +71,7 @@ def command(ns: argparse.Namespace) -> int:
 
 def usage_line(doc: dict[str, Any], cfg: Config) -> str:
     """How to use the handoff just saved, and its price, in one line."""
+    from session_watcher.base.route import cli_command
     from session_watcher.core.numbers import dollars, duration, over_calls, tokens
 
     stale = duration(cfg.get("handoff_stale_min", 180) * 60)
@@ -85,7 +86,7 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
     return (f"session-watcher: handoff saved. /clear (or a new session in {_which_project(doc['project'])} "
             f"within {stale}) "
             f"starts with it, carrying ~{tokens(doc['carryTokens'])} tokens{price}{worth}. "
-            "`session-watcher handoff --drop` takes it back.")
+            f"`{cli_command()} handoff --drop` takes it back.")
 
 
 def _which_project(project: str) -> str:
