@@ -433,9 +433,12 @@ def test_the_plugins_command_names_itself_in_what_it_suggests(tmp_path: Path) ->
     status = run("status")
     assert status.returncode == 1
     assert f"see `{mine} doctor`)" in status.stderr
-    unknown = run("config", "set", "remind_minn", "5")
-    assert unknown.returncode == 2
-    assert f"`{mine} config show` lists every key" in unknown.stderr
+    bad = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text("bp_amber = [")
+    shown_bad = run("config", "show")
+    assert shown_bad.returncode == 1
+    assert f"`{mine} config set` can fix it" in shown_bad.stderr
 
 
 def test_a_plugin_venv_under_cowork_plugins(tmp_path: Path) -> None:

@@ -430,7 +430,8 @@ def _known(key: str) -> None:
         near = [n for n in known_keys() if n.endswith("." + key)] \
             or difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
         hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
-        raise UsageError(f"unknown key '{_short(key)}' ({hint}`{_command()} config show` lists every key)")
+        # `config show`: the subcommand of the command just run, whichever route's it is (kept short)
+        raise UsageError(f"unknown key '{_short(key)}' ({hint}`config show` lists every key)")
 
 
 def _command() -> str:
