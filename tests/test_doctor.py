@@ -479,3 +479,18 @@ def test_the_plugins_command_from_a_seed_dir_finds_its_venv_in_the_plugins_folde
                           text=True, env=env, timeout=60, check=False)
     assert proc.returncode == 1
     assert f"not installed yet in {config / 'cowork_plugins' / 'data' / 'session-watcher-m'} " in proc.stderr
+
+
+def test_a_plugin_record_with_a_nul_in_its_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """installed_plugins.json (of <config>/plugins, cowork_plugins or a seed folder) read as it comes:
+    an installPath with a NUL made doctor's comparison with CLAUDE_PLUGIN_ROOT raise (exit 3)."""
+    import json
+
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    for folder in ("plugins", "cowork_plugins"):
+        (config / folder).mkdir(parents=True, exist_ok=True)
+        (config / folder / "installed_plugins.json").write_text(json.dumps(
+            {"plugins": {"session-watcher@m": [{"installPath": "/a\0b", "version": "1"}]}}))
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(config / "p"))
+    code, _ = doctor()
+    assert code in (0, 1)

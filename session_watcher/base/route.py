@@ -17,9 +17,13 @@ from __future__ import annotations
 import os
 
 COMMAND = "session-watcher"  # install.sh's command, linked into ~/.local/bin
-# the plugin's bin/session-watcher sets it to its own path for the process it starts: on the plugin
-# route nothing is on PATH, and the command a person just ran is one they can run again
+# the plugin's bin/session-watcher (and hooks/run.sh, for a hook) sets it to that file's path for the
+# process it starts: on the plugin route nothing is on PATH, and the command a person just ran is one
+# they can run again. With it PLUGIN_PID, the process it was set for (the scripts exec it: the same
+# pid): an environment a project's settings give (`env` in .claude/settings.json reaches hooks, the
+# status line and the agent's commands) cannot name a command of its own for our messages to suggest
 PLUGIN_BIN = "SESSION_WATCHER_PLUGIN_BIN"
+PLUGIN_PID = "SESSION_WATCHER_PLUGIN_PID"
 PLUGIN_COMMAND = "/session-watcher:handoff"  # the plugin's command (commands/handoff.md)
 TERMINAL_COMMAND = f"{COMMAND} handoff"  # the install.sh route's command on PATH
 BASH_COMMAND = f"! {TERMINAL_COMMAND}"  # the same from Claude Code's bash mode: one request to the model
@@ -77,20 +81,19 @@ def cli_command(env: Mapping[str, str] | None = None, hook: bool = False) -> str
     """The command that runs session-watcher, as a person types it, for the route of this process:
     every suggestion of a command (doctor, status, the config's errors, the alerts) names it.
     install.sh's route: `session-watcher`, on PATH. The plugin route puts nothing on PATH: its own
-    `bin/session-watcher`, by its path (`~/` for the home folder), the one that started this process
-    (PLUGIN_BIN), else the running plugin's (CLAUDE_PLUGIN_ROOT: a hook, a plugin command), else, run
-    from a terminal by another way (`python -m session_watcher`), the installed plugin's when the
-    plugin is the route (`current`). `hook`: a hook's own route only (`of_hook`: no file is read)."""
+    `bin/session-watcher`, by its path (`~/` for the home folder): the one that started this process,
+    or, for a plugin's hook, the plugin whose hooks/run.sh started it (PLUGIN_BIN, for this process
+    only: PLUGIN_PID); else, run from a terminal by another way (`python -m session_watcher`), the
+    installed plugin's when the plugin is the route (`current`), as Claude Code's own records name it.
+    A path only an environment names (CLAUDE_PLUGIN_ROOT, PLUGIN_BIN for another process) is never
+    suggested: a project's settings can set those. `hook`: no file is read (a hook, the status line)."""
     env = os.environ if env is None else env
     own = env.get(PLUGIN_BIN, "")
-    if os.path.isabs(own):
+    if os.path.isabs(own) and env.get(PLUGIN_PID) == str(os.getpid()):
         return shown(own)
-    root = env.get("CLAUDE_PLUGIN_ROOT", "")
-    if root:
-        return shown(os.path.join(root, "bin", COMMAND))
     if not hook and current(env) == "plugin":
-        for _, folder, on in plugin_installs():
-            if on:
+        for label, folder, on in plugin_installs():
+            if on and label != PLUGIN_DIR:  # a record of Claude Code's, not CLAUDE_PLUGIN_ROOT's
                 return shown(os.path.join(folder, "bin", COMMAND))
     return COMMAND
 
@@ -146,6 +149,9 @@ def _seed_dirs(env: Mapping[str, str]) -> list[str]:
     return [os.path.expanduser(d) for d in env.get("CLAUDE_CODE_PLUGIN_SEED_DIR", "").split(os.pathsep) if d.strip()]
 
 
+PLUGIN_DIR = "--plugin-dir"  # plugin_installs' name for the folder CLAUDE_PLUGIN_ROOT names, no record of it
+
+
 def plugin_installs() -> list[tuple[str, str, bool]]:
     """The plugin as Claude Code has it installed: (id and version, its folder, enabled), from the
     installed_plugins.json of each plugins folder (`plugin_roots`, and the seed folders) and the
@@ -171,12 +177,14 @@ def plugin_installs() -> list[tuple[str, str, bool]]:
                 continue
             on = isinstance(enabled, dict) and enabled.get(pid) is True
             for e in entries:
-                if isinstance(e, dict) and isinstance(e.get("installPath"), str) and e["installPath"] not in seen:
-                    seen.add(e["installPath"])
-                    out.append((f"{pid} {e.get('version') or ''}".strip(), e["installPath"], on))
+                path = e.get("installPath") if isinstance(e, dict) else None
+                # a folder by its absolute path (no NUL, which no path holds: realpath would raise)
+                if isinstance(path, str) and os.path.isabs(path) and "\0" not in path and path not in seen:
+                    seen.add(path)
+                    out.append((f"{pid} {e.get('version') or ''}".strip(), path, on))
     root = os.environ.get("CLAUDE_PLUGIN_ROOT")
     if root and not any(os.path.realpath(r) == os.path.realpath(root) for _, r, _ in out):
-        out.append(("--plugin-dir", root, True))
+        out.append((PLUGIN_DIR, root, True))
     return out
 
 

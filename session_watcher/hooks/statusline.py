@@ -48,10 +48,12 @@ def theirs(raw: bytes, args: list[str]) -> str:
 
 
 def _command() -> str:
-    """The command a status line's message names: the route's (base.route; imported on those messages only)."""
+    """The command a status line's message names: the route's (base.route; imported on those messages
+    only). No file is read (`hook`): the status line is install.sh's, and its environment a project's
+    settings may add to."""
     from session_watcher.base.route import cli_command
 
-    return cli_command()
+    return cli_command(hook=True)
 
 
 def main() -> int:
