@@ -494,3 +494,20 @@ def test_a_plugin_record_with_a_nul_in_its_path(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(config / "p"))
     code, _ = doctor()
     assert code in (0, 1)
+
+
+def test_the_plugins_command_with_a_space_in_its_path_is_never_wrapped(tmp_path: Path) -> None:
+    """The plugin's command by its path, quoted where it holds a space: doctor wrapped its lines at
+    spaces, the quoted path's too, so that what was copied from the two lines was no command."""
+    import subprocess
+
+    plugins = tmp_path / "my plugins"
+    root = _plugin_copy(plugins)
+    _venv_of_this_checkout(plugins / "data" / "session-watcher-market")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_DATA"}
+    env["COLUMNS"] = "60"
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "doctor"], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    mine = f"'{root / 'bin' / 'session-watcher'}'"
+    assert proc.stdout.count(mine) >= 2, proc.stdout  # the command's line and the otlp line's suggestion

@@ -361,8 +361,10 @@ def _said(line: str, target: str) -> None:
 
 
 def doctor(ns: argparse.Namespace) -> int:
+    from session_watcher.base.route import cli_command
     from session_watcher.cli.doctor import report
 
     lines, ok = report()
-    print(fit("\n".join(one_line(line) for line in lines), columns()))
+    # the command it suggests kept whole, quoted path and all, to be copied (the plugin's, by its path)
+    print(fit("\n".join(one_line(line) for line in lines), columns(), keep=[cli_command()]))
     return 0 if ok else 1
