@@ -60,12 +60,14 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
+    from session_watcher.base.route import cli_command
     from session_watcher.base.terminal import columns
     from session_watcher.core.text import fit
 
     print(clean(doc["note"]))  # exactly what the model reads (a no-op clean on a note of ours): never wrapped
     print()
-    print(fit(clean(usage_line(doc, cfg)), columns()))
+    # the command it names kept whole (the plugin's by its path, quoted where it holds a space)
+    print(fit(clean(usage_line(doc, cfg)), columns(), keep=[cli_command()]))
     return 0
 
 
