@@ -377,3 +377,137 @@ def test_the_plugins_command_finds_its_venv_under_a_plugin_cache_dir_of_the_user
                           env=env, timeout=60, check=False)
     assert proc.returncode == 1
     assert f"not installed yet in {tmp_path / 'xdg-data' / 'session-watcher'} " in proc.stderr
+
+
+def _plugin_copy(plugins: Path, market: str = "market") -> Path:
+    """The plugin as Claude Code copies it: <plugins>/cache/<marketplace>/session-watcher/<version>."""
+    import shutil
+
+    from tests.oracle import REPO
+
+    root = plugins / "cache" / market / "session-watcher" / "0.1.0"
+    shutil.copytree(REPO / "session_watcher", root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _venv_of_this_checkout(data: Path) -> None:
+    """A plugin venv whose command runs this checkout's package (the dev venv's Python)."""
+    import sys
+
+    venv_bin = data / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "session-watcher").write_text(f'#!/bin/sh\nexec {sys.executable} -m session_watcher "$@"\n')
+    (venv_bin / "session-watcher").chmod(0o755)
+    (venv_bin / "session-watcher-hook").write_text("")
+
+
+def test_the_plugins_command_names_itself_in_what_it_suggests(tmp_path: Path) -> None:
+    """The plugin route puts no `session-watcher` on PATH: doctor said "not linked ... (./install.sh
+    links it)" and told the plugin user to run `session-watcher config set ...`; status and config's
+    errors named `session-watcher` too. Every command they suggest is the plugin's own, by its path."""
+    import re
+    import subprocess
+
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    root = _plugin_copy(config / "plugins")
+    _venv_of_this_checkout(config / "plugins" / "data" / "session-watcher-market")
+    command = str(root / "bin" / "session-watcher")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_DATA"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["sh", command, *args], capture_output=True, text=True, env=env, timeout=60,
+                              check=False)
+
+    from session_watcher.base.route import shown
+
+    mine = shown(command)
+    doctor = run("doctor")
+    assert doctor.returncode == 0, doctor.stderr
+    lines = doctor.stdout.splitlines()
+    assert [ln for ln in lines if ln.startswith("command ")] == \
+        [f"command    {mine} (the plugin's; not on your PATH: run it by this path)"]
+    suggested = re.findall(r"`([^`]*)`", doctor.stdout)
+    assert any(s.endswith(" config set otlp.enabled true") for s in suggested), suggested
+    for text in suggested:  # each a command of the plugin's, never the bare one it does not have
+        assert not text.startswith("session-watcher"), text
+    status = run("status")
+    assert status.returncode == 1
+    assert f"see `{mine} doctor`)" in status.stderr
+    bad = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text("bp_amber = [")
+    shown_bad = run("config", "show")
+    assert shown_bad.returncode == 1
+    assert f"`{mine} config set` can fix it" in shown_bad.stderr
+
+
+def test_a_plugin_venv_under_cowork_plugins(tmp_path: Path) -> None:
+    """Claude Code's cowork mode (CLAUDE_CODE_USE_COWORK_PLUGINS, `claude plugin --cowork`, the desktop
+    app's setting; 2.1.332) keeps the plugins, their copies and data folders in <config>/cowork_plugins:
+    doctor did not look there."""
+    ready = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "cowork_plugins" / "data" / "session-watcher-session-watcher"
+    (ready / "venv" / "bin").mkdir(parents=True)
+    (ready / "venv" / "bin" / "session-watcher-hook").write_text("")
+    _, lines = doctor()
+    assert [ln for ln in lines if ln.startswith("plugin ")] == [f"plugin     {ready}: ready"]
+
+
+def test_the_plugins_command_from_a_seed_dir_finds_its_venv_in_the_plugins_folder(tmp_path: Path) -> None:
+    """A copy in a CLAUDE_CODE_PLUGIN_SEED_DIR (<seed>/cache/<marketplace>/<plugin>/<version>, read
+    only) has its data folder in Claude Code's plugins folder, not beside it in the seed (2.1.332:
+    every plugin's CLAUDE_PLUGIN_DATA is <plugins folder>/data/<id>): run from a terminal, the command
+    looked only beside it, then in install.sh's folder. The same for a copy in cowork_plugins."""
+    import subprocess
+
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_DATA"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")  # install.sh's folder: nothing there
+    seed_root = _plugin_copy(tmp_path / "seed", "m")
+    cowork_root = _plugin_copy(config / "cowork_plugins", "m")
+    for root, data in ((seed_root, config / "plugins" / "data" / "session-watcher-m"),
+                       (cowork_root, config / "cowork_plugins" / "data" / "session-watcher-m")):
+        venv_bin = data / "venv" / "bin"
+        venv_bin.mkdir(parents=True)
+        (venv_bin / "session-watcher").write_text(f'#!/bin/sh\necho "{data.parent.parent.name}: $*"\n')
+        (venv_bin / "session-watcher").chmod(0o755)
+        proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "status"], capture_output=True,
+                              text=True, env=env, timeout=60, check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{data.parent.parent.name}: status\n", ""), root
+        (venv_bin / "session-watcher").unlink()
+    # no venv yet: a cowork copy says where its hooks will build it
+    proc = subprocess.run(["sh", str(cowork_root / "bin" / "session-watcher"), "status"], capture_output=True,
+                          text=True, env=env, timeout=60, check=False)
+    assert proc.returncode == 1
+    assert f"not installed yet in {config / 'cowork_plugins' / 'data' / 'session-watcher-m'} " in proc.stderr
+
+
+def test_a_plugin_record_with_a_nul_in_its_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """installed_plugins.json (of <config>/plugins, cowork_plugins or a seed folder) read as it comes:
+    an installPath with a NUL made doctor's comparison with CLAUDE_PLUGIN_ROOT raise (exit 3)."""
+    import json
+
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    for folder in ("plugins", "cowork_plugins"):
+        (config / folder).mkdir(parents=True, exist_ok=True)
+        (config / folder / "installed_plugins.json").write_text(json.dumps(
+            {"plugins": {"session-watcher@m": [{"installPath": "/a\0b", "version": "1"}]}}))
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(config / "p"))
+    code, _ = doctor()
+    assert code in (0, 1)
+
+
+def test_the_plugins_command_with_a_space_in_its_path_is_never_wrapped(tmp_path: Path) -> None:
+    """The plugin's command by its path, quoted where it holds a space: doctor wrapped its lines at
+    spaces, the quoted path's too, so that what was copied from the two lines was no command."""
+    import subprocess
+
+    plugins = tmp_path / "my plugins"
+    root = _plugin_copy(plugins)
+    _venv_of_this_checkout(plugins / "data" / "session-watcher-market")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_DATA"}
+    env["COLUMNS"] = "60"
+    proc = subprocess.run(["sh", str(root / "bin" / "session-watcher"), "doctor"], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    mine = f"'{root / 'bin' / 'session-watcher'}'"
+    assert proc.stdout.count(mine) >= 2, proc.stdout  # the command's line and the otlp line's suggestion

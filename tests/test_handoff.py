@@ -303,6 +303,23 @@ def test_a_session_is_named_as_everywhere_and_one_never_recorded_is_folded_on_de
     assert run_json("handoff", LONG_ID[:8])["files"] == by_path["files"]  # a 6+ character prefix
 
 
+def test_the_plugins_command_in_the_handoffs_line_is_never_wrapped() -> None:
+    """Started by the plugin's bin/session-watcher, the line names that file, quoted where its path
+    holds a space; wrapped at its spaces, the quoted path was cut in two lines."""
+    from tests.oracle import SW, run
+
+    folded()
+    mine = f"/my plugins/{'cache' * 12}/session-watcher/0.1.0/bin/session-watcher"  # longer than a line
+    env = {**os.environ, "SESSION_WATCHER_PLUGIN_BIN": mine, "COLUMNS": "60"}
+    # as bin/session-watcher starts it: the variable for the process it execs (its pid)
+    proc = run(["sh", "-c", 'SESSION_WATCHER_PLUGIN_PID=$$ exec "$0" "$@"', str(SW), "handoff", "--session",
+                LONG_ID], env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().rstrip().splitlines()
+    assert any(f"`'{mine}'" in ln for ln in lines), lines[-6:]  # the path on one line, whole
+    assert " ".join(ln.strip() for ln in lines[-4:]).endswith(f"`'{mine}' handoff --drop` takes it back.")
+
+
 def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     """`--show` prints the waiting note without writing one; `--drop` removes it, and the next fresh
     session of the project then starts without it."""

@@ -245,3 +245,18 @@ def test_the_venv_builders_log_line_says_the_version_cleanly(tmp_path: Path, man
     assert last.endswith(f" ready{said}"), last
     built = [p.read_text() for p in data.glob("venv-*/.plugin-version")]
     assert built == [stamp + "\n"]  # the stamp itself is kept whole (run.sh compares it)
+
+
+def test_a_hook_is_told_its_plugins_command_for_itself(tmp_path: Path) -> None:
+    """A cold-cache alert names the plugin's bin/session-watcher (nothing of the plugin's is on PATH):
+    run.sh says which, by the path it was run by, for the process it execs (its pid), so that an
+    environment a project's settings set (CLAUDE_PLUGIN_ROOT, SESSION_WATCHER_PLUGIN_BIN) names none."""
+    root, data = _plugin(tmp_path), tmp_path / "data"
+    _hook(root, data)
+    _built(data)
+    seen = data / "seen"
+    python = data / "venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\necho "$SESSION_WATCHER_PLUGIN_BIN $SESSION_WATCHER_PLUGIN_PID $$" > "{seen}"\n')
+    _hook(root, data, SESSION_WATCHER_PLUGIN_BIN="/elsewhere/bin/x", SESSION_WATCHER_PLUGIN_PID="1")
+    path, pid, own = seen.read_text().split()
+    assert (path, pid) == (f"{root}/bin/session-watcher", own)

@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+import pytest
+
 from session_watcher import cli
 from session_watcher.base import paths, route
 from session_watcher.notifier import dispatch, message
 
 if TYPE_CHECKING:
-    import pytest
-
     from session_watcher.core.shapes import NotifyConfig
 
 ALERT = {"kind": "gate", "lamp": "amber", "bDefault": 45000, "model": "claude-opus-4-6", "sessionId": "s1"}
@@ -110,3 +110,117 @@ class TestMessages:
         os.unlink(os.path.join(paths.data_dir(), "installed.json"))
         assert cli.main(["notify", "--test", "--channel", "message"]) == 0
         assert f"{PLUGIN}." in capsys.readouterr().out
+
+
+GUARD = {"kind": "guard", "lamp": "amber", "bDefault": 45000, "gap": 900, "rewrite": 120000, "sessionId": "s1"}
+
+
+class TestCommand:
+    """The command every suggestion names: the plugin route puts nothing on PATH, so a plugin user
+    is told the plugin's own `bin/session-watcher`, by its path; `session-watcher` was named to them."""
+
+    def test_the_routes_command(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        home = Path(os.environ["HOME"])
+        assert route.cli_command({}) == "session-watcher"
+        # started by the plugin's bin/session-watcher (or a hook by its hooks/run.sh): that file, for
+        # this process (its pid), `~/` for the home folder
+        own = str(home / ".claude/plugins/cache/m/session-watcher/0.1.0/bin/session-watcher")
+        pid = {route.PLUGIN_PID: str(os.getpid())}
+        assert route.cli_command({route.PLUGIN_BIN: own, **pid}) == \
+            "~/.claude/plugins/cache/m/session-watcher/0.1.0/bin/session-watcher"
+        assert route.cli_command({route.PLUGIN_BIN: "/my plugins/bin/session-watcher", **pid}, hook=True) == \
+            "'/my plugins/bin/session-watcher'"
+        # a terminal's `python -m session_watcher` with the plugin installed: the installed plugin's
+        _plugin_installed(home)
+        assert route.cli_command({}) == "~/.claude/plugins/cache/sw/bin/session-watcher"
+        assert route.cli_command({}, hook=True) == "session-watcher"  # a hook of install.sh's reads no file
+        _install_record()
+        assert route.cli_command({}) == "session-watcher"
+
+    def test_a_cold_return_names_the_plugins_command(self) -> None:
+        """The cold-cache alert's restart is a handoff written in a terminal: for the plugin's hook it
+        named `session-watcher handoff`, which a plugin user does not have."""
+        message_only = cast("NotifyConfig", {"channels": ["message"]})
+        hook = {"CLAUDE_PLUGIN_ROOT": "/opt/p", route.PLUGIN_BIN: "/opt/p/bin/session-watcher",
+                route.PLUGIN_PID: str(os.getpid())}  # as the plugin's hooks/run.sh starts a hook
+        plugin = dispatch([GUARD], message_only, env=hook)
+        install = dispatch([GUARD], message_only, env={})
+        assert plugin
+        assert install
+        assert ("To restart with a handoff: `/opt/p/bin/session-watcher handoff` in a terminal (nothing goes to "
+                "the model), then /clear.") in plugin["systemMessage"].splitlines()
+        assert f"To restart with a handoff: {route.COLD_RESTART}." in install["systemMessage"].splitlines()
+
+    def test_cowork_plugins_are_the_plugins_too(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Claude Code's cowork mode (CLAUDE_CODE_USE_COWORK_PLUGINS; 2.1.332) keeps its plugins in
+        <config>/cowork_plugins, enabled in cowork_settings.json: the plugin installed there was not
+        seen, so a terminal's command took install.sh's route."""
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        cfg = Path(os.environ["HOME"]) / ".claude"
+        (cfg / "cowork_plugins").mkdir(parents=True)
+        copy = cfg / "cowork_plugins" / "cache" / "session-watcher" / "session-watcher" / "0.1.0"
+        (cfg / "cowork_plugins" / "installed_plugins.json").write_text(json.dumps(
+            {"version": 2, "plugins": {"session-watcher@session-watcher": [
+                {"scope": "user", "installPath": str(copy), "version": "0.1.0"}]}}))
+        assert route.plugin_installs() == [("session-watcher@session-watcher 0.1.0", str(copy), False)]
+        on = {"enabledPlugins": {"session-watcher@session-watcher": True}}
+        (cfg / "cowork_settings.json").write_text(json.dumps(on))
+        assert route.plugin_installs() == [("session-watcher@session-watcher 0.1.0", str(copy), True)]
+        assert route.current({}) == "plugin"
+        assert route.cli_command({}) == \
+            "~/.claude/cowork_plugins/cache/session-watcher/session-watcher/0.1.0/bin/session-watcher"
+
+    def test_a_seed_dirs_plugin(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """CLAUDE_CODE_PLUGIN_SEED_DIR: plugins installed in read-only folders (each its own
+        installed_plugins.json, enabled in settings.json)."""
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        seed = tmp_path / "seed"
+        copy = seed / "cache" / "m" / "session-watcher" / "0.1.0"
+        seed.mkdir()
+        (seed / "installed_plugins.json").write_text(json.dumps(
+            {"version": 2, "plugins": {"session-watcher@m": [{"installPath": str(copy), "version": "0.1.0"}]}}))
+        cfg = Path(os.environ["HOME"]) / ".claude"
+        cfg.mkdir()
+        (cfg / "settings.json").write_text(json.dumps({"enabledPlugins": {"session-watcher@m": True}}))
+        assert route.plugin_installs() == []
+        monkeypatch.setenv("CLAUDE_CODE_PLUGIN_SEED_DIR", f"{tmp_path / 'other'}{os.pathsep}{seed}")
+        assert route.plugin_installs() == [("session-watcher@m 0.1.0", str(copy), True)]
+        assert route.plugin_roots({})[:2] == [str(cfg / "plugins"), str(cfg / "cowork_plugins")]
+
+
+class TestNoCommandFromAProject:
+    """A project's .claude/settings.json may set any environment variable (`env`), which reaches the
+    hooks, the status line and the agent's commands; the command a message tells the user to run in a
+    terminal was taken from CLAUDE_PLUGIN_ROOT or SESSION_WATCHER_PLUGIN_BIN as the environment gave them."""
+
+    HOSTILE = "/work/repo/.x/bin/session-watcher"
+
+    @pytest.mark.parametrize("env", [
+        {"CLAUDE_PLUGIN_ROOT": "/work/repo/.x"},
+        {route.PLUGIN_BIN: HOSTILE},
+        {route.PLUGIN_BIN: HOSTILE, route.PLUGIN_PID: "1"},  # another process's
+    ], ids=["plugin-root", "plugin-bin", "plugin-bin-other-pid"])
+    def test_an_environments_path_is_never_suggested(self, env: dict[str, str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        message_only = cast("NotifyConfig", {"channels": ["message"]})
+        out = dispatch([GUARD], message_only, env=env)
+        assert out
+        assert f"To restart with a handoff: {route.COLD_RESTART}." in out["systemMessage"].splitlines()
+        assert route.cli_command(env, hook=True) == "session-watcher"
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        assert route.cli_command() == "session-watcher"  # from a terminal: no install of the plugin recorded
+
+    def test_a_records_garbage_path_is_never_suggested(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """installed_plugins.json is Claude Code's, but read as it comes: a relative path or a NUL (which
+        made doctor's realpath raise: exit 3) is no folder of the plugin's."""
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        cfg = Path(os.environ["HOME"]) / ".claude"
+        (cfg / "plugins").mkdir(parents=True)
+        (cfg / "plugins" / "installed_plugins.json").write_text(json.dumps(
+            {"plugins": {"session-watcher@m": [{"installPath": "rel/sw"}, {"installPath": "/a\0b"}, {}, 5]}}))
+        (cfg / "settings.json").write_text(json.dumps({"enabledPlugins": {"session-watcher@m": True}}))
+        monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", "/opt/p")
+        assert route.plugin_installs() == [(route.PLUGIN_DIR, "/opt/p", True)]
+        assert route.cli_command({}) == "session-watcher"

@@ -431,7 +431,15 @@ def _known(key: str) -> None:
         near = [n for n in known_keys() if n.endswith("." + key)] \
             or difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
         hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
+        # `config show`: the subcommand of the command just run, whichever route's it is (kept short)
         raise UsageError(f"unknown key '{_short(key)}' ({hint}`config show` lists every key)")
+
+
+def _command() -> str:
+    """The command a config message names (base.route: the plugin's by its path on the plugin route)."""
+    from session_watcher.base.route import cli_command
+
+    return cli_command()
 
 
 def anchored(project_dir: str, globs: list[str]) -> list[str]:
@@ -603,8 +611,8 @@ def unset_value(file: str, key: str, project: bool = False) -> bool:
     except FileNotFoundError:
         return False
     except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
-        raise ConfigError(f"{file}: could not be read as TOML (`config set` moves it aside and starts "
-                          "it afresh)") from None
+        raise ConfigError(f"{file}: could not be read as TOML (`{_command()} config set` moves it aside and "
+                          "starts it afresh)") from None
     before = doc.unwrap()
     if not _remove(doc, names, fold=1 if names[0] == "prices" else -1):
         return False
@@ -750,10 +758,11 @@ def show_toml(files: list[str], effective: Mapping[str, Any], width: int = 80, u
                  if cls != "evidence" and isinstance(v, int | float)]
         doc.add(tomlkit.nl())
         head = "not a setting: where your cache expires, for the cold-cache guard: "
+        report = f"`{_command().replace(' ', chr(0))} report`"  # the route's command, kept whole
         if not os.path.exists(paths.cliff_file()):  # no report has run: no file, no reason to give
-            comment(head + "not inferred yet: `session-watcher report` infers it from your own sessions")
+            comment(head + f"not inferred yet: {report} infers it from your own sessions")
         else:
-            comment(head + "as `session-watcher report` inferred it from your own sessions, "
+            comment(head + f"as {report} inferred it from your own sessions, "
                     + (", ".join(found) if found else "not yet (too few returns)") + "; kept in")
             comment(f"  {paths.cliff_file().replace(' ', chr(0))}")  # a path on a line of its own, as the files
     return tomlkit.dumps(doc)

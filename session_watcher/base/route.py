@@ -16,8 +16,16 @@ from __future__ import annotations
 
 import os
 
+COMMAND = "session-watcher"  # install.sh's command, linked into ~/.local/bin
+# the plugin's bin/session-watcher (and hooks/run.sh, for a hook) sets it to that file's path for the
+# process it starts: on the plugin route nothing is on PATH, and the command a person just ran is one
+# they can run again. With it PLUGIN_PID, the process it was set for (the scripts exec it: the same
+# pid): an environment a project's settings give (`env` in .claude/settings.json reaches hooks, the
+# status line and the agent's commands) cannot name a command of its own for our messages to suggest
+PLUGIN_BIN = "SESSION_WATCHER_PLUGIN_BIN"
+PLUGIN_PID = "SESSION_WATCHER_PLUGIN_PID"
 PLUGIN_COMMAND = "/session-watcher:handoff"  # the plugin's command (commands/handoff.md)
-TERMINAL_COMMAND = "session-watcher handoff"  # the install.sh route's command on PATH
+TERMINAL_COMMAND = f"{COMMAND} handoff"  # the install.sh route's command on PATH
 BASH_COMMAND = f"! {TERMINAL_COMMAND}"  # the same from Claude Code's bash mode: one request to the model
 
 TYPE_CHECKING = False  # the hook imports this module
@@ -43,7 +51,12 @@ def restart_path(route: Route) -> str:
 
 # a cold cache: a handoff written from inside the agent (the slash command is a prompt to the model,
 # bash mode's output goes to the model) would send the whole cold conversation first
-COLD_RESTART = f"`{TERMINAL_COMMAND}` in a terminal (nothing goes to the model), then /clear"
+def cold_restart(command: str) -> str:
+    """The restart of a cold return, with the route's command (`cli_command`'s)."""
+    return f"`{command} handoff` in a terminal (nothing goes to the model), then /clear"
+
+
+COLD_RESTART = cold_restart(COMMAND)  # install.sh's
 RESTART_LINE = "To restart with a handoff: "  # how every alert's restart line starts
 
 
@@ -64,6 +77,40 @@ def current(env: Mapping[str, str] | None = None) -> Route:
     return "plugin" if _plugin_installed() else "install"
 
 
+def cli_command(env: Mapping[str, str] | None = None, hook: bool = False) -> str:
+    """The command that runs session-watcher, as a person types it, for the route of this process:
+    every suggestion of a command (doctor, status, the config's errors, the alerts) names it.
+    install.sh's route: `session-watcher`, on PATH. The plugin route puts nothing on PATH: its own
+    `bin/session-watcher`, by its path (`~/` for the home folder): the one that started this process,
+    or, for a plugin's hook, the plugin whose hooks/run.sh started it (PLUGIN_BIN, for this process
+    only: PLUGIN_PID); else, run from a terminal by another way (`python -m session_watcher`), the
+    installed plugin's when the plugin is the route (`current`), as Claude Code's own records name it.
+    A path only an environment names (CLAUDE_PLUGIN_ROOT, PLUGIN_BIN for another process) is never
+    suggested: a project's settings can set those. `hook`: no file is read (a hook, the status line)."""
+    env = os.environ if env is None else env
+    own = env.get(PLUGIN_BIN, "")
+    if os.path.isabs(own) and env.get(PLUGIN_PID) == str(os.getpid()):
+        return shown(own)
+    if not hook and current(env) == "plugin":
+        for label, folder, on in plugin_installs():
+            if on and label != PLUGIN_DIR:  # a record of Claude Code's, not CLAUDE_PLUGIN_ROOT's
+                return shown(os.path.join(folder, "bin", COMMAND))
+    return COMMAND
+
+
+def shown(path: str) -> str:
+    """A command's path as a person types it into a shell: `~/...` under the home folder when nothing
+    in it needs quoting, else the path quoted."""
+    import shlex
+
+    home = os.path.expanduser("~").rstrip("/")
+    if home and path.startswith(home + "/"):
+        rest = path[len(home) + 1:]
+        if shlex.quote(rest) == rest:
+            return f"~/{rest}"
+    return shlex.quote(path)
+
+
 def _install_hooks() -> bool:
     import json
 
@@ -80,26 +127,64 @@ def _plugin_installed() -> bool:
     return any(on for _, _, on in plugin_installs())
 
 
+def plugin_roots(env: Mapping[str, str] | None = None) -> list[str]:
+    """Claude Code's plugins folders, where a plugin's data folder is (`<root>/data/<plugin>-<marketplace>`,
+    the hooks' CLAUDE_PLUGIN_DATA) and its installed_plugins.json. 2.1.332 keeps one at a time:
+    CLAUDE_CODE_PLUGIN_CACHE_DIR where that is set, else `<config>/cowork_plugins` in cowork mode
+    (CLAUDE_CODE_USE_COWORK_PLUGINS, `claude plugin --cowork`, or the desktop app's setting, which a
+    terminal cannot see: so it is always looked in), else `<config>/plugins`. A plugin installed from
+    a CLAUDE_CODE_PLUGIN_SEED_DIR (read only) has its copy there and its data folder in that one."""
+    from session_watcher.base import paths
+
+    env = os.environ if env is None else env
+    roots = [os.path.join(cfg, name) for cfg in paths.claude_config_dirs() for name in ("plugins", "cowork_plugins")]
+    moved = env.get("CLAUDE_CODE_PLUGIN_CACHE_DIR", "").strip()
+    if moved:
+        roots.insert(0, os.path.expanduser(moved))
+    return list(dict.fromkeys(roots))
+
+
+def _seed_dirs(env: Mapping[str, str]) -> list[str]:
+    """CLAUDE_CODE_PLUGIN_SEED_DIR: read-only plugins folders (as many as the path separator divides)."""
+    return [os.path.expanduser(d) for d in env.get("CLAUDE_CODE_PLUGIN_SEED_DIR", "").split(os.pathsep) if d.strip()]
+
+
+PLUGIN_DIR = "--plugin-dir"  # plugin_installs' name for the folder CLAUDE_PLUGIN_ROOT names, no record of it
+
+
 def plugin_installs() -> list[tuple[str, str, bool]]:
     """The plugin as Claude Code has it installed: (id and version, its folder, enabled), from the
-    config folder's plugins/installed_plugins.json and settings.json's enabledPlugins; and the
-    folder a `--plugin-dir` session runs it from (CLAUDE_PLUGIN_ROOT, set for the plugin's commands)."""
+    installed_plugins.json of each plugins folder (`plugin_roots`, and the seed folders) and the
+    enabledPlugins of the settings file that goes with it (cowork_settings.json for cowork_plugins,
+    else settings.json); and the folder a `--plugin-dir` session runs it from (CLAUDE_PLUGIN_ROOT, set
+    for the plugin's commands)."""
     from session_watcher.base import paths
 
     out: list[tuple[str, str, bool]] = []
+    records: list[tuple[str, str]] = []  # (a plugins folder, the settings file of its enabledPlugins)
     for cfg_dir in paths.claude_config_dirs()[:1]:
-        enabled = (_json(os.path.join(cfg_dir, "settings.json")) or {}).get("enabledPlugins")
-        installed = (_json(os.path.join(cfg_dir, "plugins", "installed_plugins.json")) or {}).get("plugins")
+        settings = os.path.join(cfg_dir, "settings.json")
+        moved = os.environ.get("CLAUDE_CODE_PLUGIN_CACHE_DIR", "").strip()
+        records.append((os.path.expanduser(moved) if moved else os.path.join(cfg_dir, "plugins"), settings))
+        records.append((os.path.join(cfg_dir, "cowork_plugins"), os.path.join(cfg_dir, "cowork_settings.json")))
+        records += [(seed, settings) for seed in _seed_dirs(os.environ)]
+    seen: set[str] = set()
+    for folder, settings in records:
+        enabled = (_json(settings) or {}).get("enabledPlugins")
+        installed = (_json(os.path.join(folder, "installed_plugins.json")) or {}).get("plugins")
         for pid, entries in (installed.items() if isinstance(installed, dict) else []):
             if not (isinstance(pid, str) and pid.split("@")[0] == "session-watcher" and isinstance(entries, list)):
                 continue
             on = isinstance(enabled, dict) and enabled.get(pid) is True
             for e in entries:
-                if isinstance(e, dict) and isinstance(e.get("installPath"), str):
-                    out.append((f"{pid} {e.get('version') or ''}".strip(), e["installPath"], on))
+                path = e.get("installPath") if isinstance(e, dict) else None
+                # a folder by its absolute path (no NUL, which no path holds: realpath would raise)
+                if isinstance(path, str) and os.path.isabs(path) and "\0" not in path and path not in seen:
+                    seen.add(path)
+                    out.append((f"{pid} {e.get('version') or ''}".strip(), path, on))
     root = os.environ.get("CLAUDE_PLUGIN_ROOT")
     if root and not any(os.path.realpath(r) == os.path.realpath(root) for _, r, _ in out):
-        out.append(("--plugin-dir", root, True))
+        out.append((PLUGIN_DIR, root, True))
     return out
 
 

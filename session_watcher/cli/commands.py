@@ -112,8 +112,10 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
     if session_id is None:
         found = store.list_sessions()
         if not found:
+            from session_watcher.base import route
+
             raise NoSession("no session recorded yet: the hooks write one on the first tool call "
-                            "(see `session-watcher doctor`)")
+                            f"(see `{route.cli_command()} doctor`)")
         session_id = found[0][1]
     if not store.valid_session_id(session_id):
         raise UserError(f"not a session id: {session_id!r}")
@@ -290,8 +292,10 @@ def config_show(ns: argparse.Namespace) -> int:
         _emit(doc)
     else:
         sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns(), unread)))
+    from session_watcher.base import route
+
     for err in errors:
-        print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
+        print(one_line(f"session-watcher: {err} (left out; `{route.cli_command()} config set` can fix it)"),
               file=sys.stderr)
     return 1 if errors else 0
 
@@ -321,8 +325,10 @@ def config_get(ns: argparse.Namespace) -> int:
         said = f"not set ({unset})" if value is None else f"= {config.show_value(value)}"
         where = {"default": "the default", "user": f"your config, {file}", "project": f"the project's config, {file}"}
         print(one_line(f"{ns.key} {said}  ({where[source]})"))
+    from session_watcher.base import route
+
     for err in errors:  # as `config show`: a file left out is named, and the answer is without it
-        print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
+        print(one_line(f"session-watcher: {err} (left out; `{route.cli_command()} config set` can fix it)"),
               file=sys.stderr)
     return 1 if errors else 0
 
@@ -372,8 +378,10 @@ def _said(line: str, target: str) -> None:
 
 
 def doctor(ns: argparse.Namespace) -> int:
+    from session_watcher.base.route import cli_command
     from session_watcher.cli.doctor import report
 
     lines, ok = report()
-    print(fit("\n".join(one_line(line) for line in lines), columns()))
+    # the command it suggests kept whole, quoted path and all, to be copied (the plugin's, by its path)
+    print(fit("\n".join(one_line(line) for line in lines), columns(), keep=[cli_command()]))
     return 0 if ok else 1

@@ -83,11 +83,7 @@ def _plugin_lines(now: float) -> list[str]:
     import glob
 
     folders = [os.environ["CLAUDE_PLUGIN_DATA"]] if os.environ.get("CLAUDE_PLUGIN_DATA") else []
-    # Claude Code's plugins folder: <config>/plugins, or CLAUDE_CODE_PLUGIN_CACHE_DIR where that is set
-    plugin_dirs = [os.path.join(cfg_dir, "plugins") for cfg_dir in paths.claude_config_dirs()]
-    if os.environ.get("CLAUDE_CODE_PLUGIN_CACHE_DIR", "").strip():
-        plugin_dirs.insert(0, os.path.expanduser(os.environ["CLAUDE_CODE_PLUGIN_CACHE_DIR"].strip()))
-    for plugins in plugin_dirs:
+    for plugins in route.plugin_roots():
         folders += sorted(glob.glob(os.path.join(glob.escape(plugins), "data", "session-watcher-*")))
     out = []
     for folder in dict.fromkeys(folders):
@@ -189,6 +185,9 @@ def _command_line() -> str:
 
     link = os.path.join(bin_home(), "session-watcher")
     if not os.path.lexists(link):
+        command = route.cli_command()
+        if command != route.COMMAND:  # the plugin route: its own command, which nothing puts on PATH
+            return f"command    {command} (the plugin's; not on your PATH: run it by this path)"
         return f"command    not linked in {bin_home()} (./install.sh links it)"
     where = "on your PATH" if on_path(bin_home()) else "NOT on your PATH"
     broken = "" if os.path.exists(link) else " (a broken link: run ./install.sh again)"

@@ -60,17 +60,20 @@ def command(ns: argparse.Namespace) -> int:
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 0
+    from session_watcher.base.route import cli_command
     from session_watcher.base.terminal import columns
     from session_watcher.core.text import fit
 
     print(clean(doc["note"]))  # exactly what the model reads (a no-op clean on a note of ours): never wrapped
     print()
-    print(fit(clean(usage_line(doc, cfg)), columns()))
+    # the command it names kept whole (the plugin's by its path, quoted where it holds a space)
+    print(fit(clean(usage_line(doc, cfg)), columns(), keep=[cli_command()]))
     return 0
 
 
 def usage_line(doc: dict[str, Any], cfg: Config) -> str:
     """How to use the handoff just saved, and its price, in one line."""
+    from session_watcher.base.route import cli_command
     from session_watcher.core.numbers import dollars, duration, over_calls, tokens
 
     stale = duration(cfg.get("handoff_stale_min", 180) * 60)
@@ -85,7 +88,7 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
     return (f"session-watcher: handoff saved. /clear (or a new session in {_which_project(doc['project'])} "
             f"within {stale}) "
             f"starts with it, carrying ~{tokens(doc['carryTokens'])} tokens{price}{worth}. "
-            "`session-watcher handoff --drop` takes it back.")
+            f"`{cli_command()} handoff --drop` takes it back.")
 
 
 def _which_project(project: str) -> str:

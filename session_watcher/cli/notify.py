@@ -192,7 +192,9 @@ def doctor_lines(env: dict[str, str] | None = None) -> list[str]:
             lines.append(f"D-Bus      session bus {status.address}; no notification server running")
     ok, _ = desktop_reachable(env)
     if ok:
-        lines.append("desktop    alerts show here (see one: `session-watcher notify --test`)")
+        from session_watcher.base.route import cli_command
+
+        lines.append(f"desktop    alerts show here (see one: `{cli_command(env)} notify --test`)")
     else:
         lines.append(f"desktop    unreachable; alerts go to the fallback channel: {fallback}")
     return lines

@@ -45,11 +45,13 @@ def add_parser(sub: Any) -> None:
     """`report` (and its `session` subcommand, `reports.session_cli`) in the CLI's parser tree."""
     import argparse
 
+    from session_watcher.base.route import cli_command
+
     p = sub.add_parser(
         "report",
         description="Cache warmth, idle-gap cost, the inferred cache-TTL cliff and cold-start causes "
         "across every Claude Code and Codex session on this machine.",
-        epilog="One session's page: `session-watcher report session [SESSION] --html OUT.html` (or --serve for a "
+        epilog=f"One session's page: `{cli_command()} report session [SESSION] --html OUT.html` (or --serve for a "
         "live view); `report session --help` for more.",
     )
     p.add_argument(

@@ -63,6 +63,13 @@ build() {
 
 if [ -f "$venv/bin/session-watcher-hook" ]; then
     [ "$built" = "$stamp" ] || build
+    # the plugin's command, which a cold-cache alert names: the bin/session-watcher beside this file,
+    # by the path Claude Code ran this by (not an environment's), for this process only (base/route.py)
+    case $0 in
+        /*/hooks/run.sh)
+            SESSION_WATCHER_PLUGIN_BIN="${0%/hooks/run.sh}/bin/session-watcher" SESSION_WATCHER_PLUGIN_PID=$$
+            export SESSION_WATCHER_PLUGIN_BIN SESSION_WATCHER_PLUGIN_PID ;;
+    esac
     exec "$venv/bin/python" -I -S "$venv/bin/session-watcher-hook" "$@"
 fi
 build

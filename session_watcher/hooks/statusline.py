@@ -47,6 +47,15 @@ def theirs(raw: bytes, args: list[str]) -> str:
     return text + "\n" if text else ""
 
 
+def _command() -> str:
+    """The command a status line's message names: the route's (base.route; imported on those messages
+    only). No file is read (`hook`): the status line is install.sh's, and its environment a project's
+    settings may add to."""
+    from session_watcher.base.route import cli_command
+
+    return cli_command(hook=True)
+
+
 def main() -> int:
     try:
         raw = sys.stdin.buffer.read(1 << 20)
@@ -59,7 +68,7 @@ def main() -> int:
         from session_watcher.base.logs import log_exception
 
         log_exception("statusline", exc)
-        line = "○ session-watcher: error (see `session-watcher doctor`)"
+        line = f"○ session-watcher: error (see `{_command()} doctor`)"
     # UTF-8 whatever the locale, a lone surrogate as its escape (core.text.utf8's rule, inline: the
     # status line does not import core.text)
     if sys.stdout is None:  # stdout closed (`>&-`): the caller's choice, nothing to show it on
@@ -186,7 +195,7 @@ def run(raw: bytes, env: Any, verbose: bool = False) -> str:
         if not store.check_folder():
             return "○ session-watcher: waiting for the first hook"
     except OSError:  # a link or another user's folder in place of ours: never used
-        return "○ session-watcher: state folder refused (see `session-watcher doctor`)"
+        return f"○ session-watcher: state folder refused (see `{_command()} doctor`)"
     workspace = payload.get("workspace")
     stated = workspace.get("project_dir") if isinstance(workspace, dict) else None
     sample = (limits, _payload_cost(payload), now) if limits else None

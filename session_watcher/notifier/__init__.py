@@ -175,7 +175,7 @@ def dispatch(
     alert = message.pick(alerts)
     from session_watcher.base import route
 
-    title, body = message.compose(alert, route.restart_path(route.of_hook(env)))
+    title, body = message.compose(alert, route.restart_path(route.of_hook(env)), route.cli_command(env, hook=True))
     if "desktop" in channels:
         ok, address = desktop_reachable(env)
         if ok:

@@ -78,10 +78,12 @@ def long_context(alert: Mapping[str, object]) -> str | None:
     return f"Restart before {step} tokens: past it every call costs double (now {tokens(big_l)})."
 
 
-def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[str, str]:
+def compose(alert: Mapping[str, object], restart: str | None = None, command: str | None = None,
+            ) -> tuple[str, str]:
     """(title, body) in plain text for one alert: plain words first, then numbers to act on (what
     a fresh session would carry and what restarting now saves), never the model's jargon; `restart`
-    is the route's restart path (route.restart_path), by default the running hook's."""
+    is the route's restart path (route.restart_path), by default the running hook's; `command` the
+    route's command (route.cli_command), which a cold return's restart runs in a terminal."""
     project = project_name(alert.get("project"))
     where = f" ({project})" if project else ""
     kind = alert.get("kind")
@@ -111,13 +113,14 @@ def compose(alert: Mapping[str, object], restart: str | None = None) -> tuple[st
         step = long_context(alert)
         if step:
             lines.append(step)
+    import os
+
     from session_watcher.base import route
 
-    if kind == "guard":  # the cache is cold: nothing typed in the agent may restart it
-        restart = route.COLD_RESTART
+    if kind == "guard":  # the cache is cold: nothing typed in the agent may restart it; the command run
+        # in a terminal is the route's (the plugin's by its path: the plugin puts nothing on PATH)
+        restart = route.cold_restart(command or route.cli_command(os.environ, hook=True))
     elif restart is None:
-        import os
-
         restart = route.restart_path(route.of_hook(os.environ))
     lines.append(f"{route.RESTART_LINE}{restart}.")
     model = _short(alert.get("model"))

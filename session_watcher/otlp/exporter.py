@@ -382,8 +382,10 @@ def doctor_line(env: Mapping[str, str] = os.environ) -> str:
 
     got = settings_now(env)
     if got is None:
+        from session_watcher.base.route import cli_command
+
         return ("otlp       off (on by itself where Claude Code's own telemetry is on; to send always: "
-                "`session-watcher config set otlp.enabled true`; docs/otlp.md)")
+                f"`{cli_command(env)} config set otlp.enabled true`; docs/otlp.md)")
     try:
         target = resolve(got[1], env, version=version())
     except NoTarget as exc:

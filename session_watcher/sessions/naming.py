@@ -176,9 +176,11 @@ def _latest(known: _Known) -> Found:
         from session_watcher.agents import NO_FOLDER, folders_there
 
         there = folders_there(known.roots)
+        from session_watcher.base.route import cli_command
+
         looked = f"no Claude Code transcript or Codex rollout in {', '.join(there)}" if there else NO_FOLDER
         raise NoSession(f"no session yet: {looked}, and none recorded by the hooks (start a session in Claude Code "
-                        "or Codex; see `session-watcher doctor`)")
+                        f"or Codex; see `{cli_command()} doctor`)")
     return _by_id(ranked[0], known)
 
 
@@ -203,8 +205,10 @@ def find(target: str | None) -> Found:
                             "give more of it")
     if os.path.isfile(target):  # a transcript in the current folder, named without its .jsonl
         return _by_path(target)
+    from session_watcher.base.route import cli_command
+
     short = f" (a short id needs at least {MIN_PREFIX} characters)" if len(target) < MIN_PREFIX else ""
-    raise NoSession(f"no session {target!r}{short}; {_where(known)}; `session-watcher report` lists every "
+    raise NoSession(f"no session {target!r}{short}; {_where(known)}; `{cli_command()} report` lists every "
                     "session with its id")
 
 
