@@ -112,6 +112,12 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     saved_note = json.loads(next(pending_dir.iterdir()).read_text())["note"]
     assert "\n".join(lines[:start]).rstrip() == saved_note.rstrip()  # the note exactly as the model reads it
     assert max(len(ln) for ln in lines[start:]) <= 80  # the words around it: piped, 80 columns
+    # the plugin's /session-watcher:handoff asks the model for this last paragraph (it wraps: "its last
+    # line only" gave the line's tail)
+    assert lines[start - 1] == ""
+    assert "" not in lines[start:]
+    command = (Path(core.__file__).parent.parent / "commands" / "handoff.md").read_text()
+    assert "Reply with its last paragraph only" in command
     last = " ".join(ln.strip() for ln in lines[start:])
     # run outside the session's project (the tests' folder): the project is named, not "this project"
     assert last.startswith(f"session-watcher: handoff saved. /clear (or a new session in its project, {LONG_CWD}, "
