@@ -198,8 +198,7 @@ def test_since_a_local_date_time_a_zoned_one_and_a_span(tmp_path: Path) -> None:
     assert ids("2026-03-02T12:30Z") == ["recent", "yesterday"]
     assert ids("12h") == ["recent"]
     assert ids("2d") == ["recent", "yesterday"]
-    forms = "(use YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] (local time unless it ends in a zone: Z, +02:00), " \
-            "or a span back from now: 30m, 12h, 7d, 2w (minutes, hours, days, weeks))"
+    forms = "(use YYYY-MM-DD, YYYY-MM-DDTHH:MM (local unless it ends in Z or +02:00), or a span back: 30m, 12h, 7d, 2w)"
     bad = report(tmp_path, "--since", "last week", columns=1000)
     assert bad.returncode == 2
     assert f"argument --since: 'last week' is not a date, a date-time or a span {forms}" in bad.stderr
@@ -402,7 +401,7 @@ def test_report_leaves_through_a_flushed_exit(tmp_path: Path, how: list[str]) ->
     bad = subprocess.run([sys.executable, *how, "report", "--json", "--since", "nope"], capture_output=True,
                          text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert bad.returncode == 2
-    assert "'nope' is not a date, a date-time or a span (use YYYY-MM-DD" in bad.stderr
+    assert "'nope' is not a date, a date-time or a span (use YYYY-MM-DD" in " ".join(bad.stderr.split())
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.cli import say
 from session_watcher.core import backtest as bt
 from session_watcher.core.numbers import dollars, tokens
 from session_watcher.core.usererrors import UserError
@@ -42,7 +43,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         layer = config.validate("--set", doc)
         config.together("--set", layer, over_user=True)  # bp_amber=5 under bp_red 0.25: refused, as `config set` does
     except UserError as exc:  # ConfigError: an unknown key, a value out of range
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc), keep=exc.keep) from None
     return layer
 
 
@@ -65,7 +66,7 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
             except OSError as exc:
                 if explicit:
                     raise
-                print(f"session-watcher backtest: skipped {clean(path)}: {exc.strerror or exc}", file=sys.stderr)
+                say(f"skipped {path}: {exc.strerror or exc}", keep=[path], prog="session-watcher backtest")
                 continue
         doc, noted = done
         taken.update(noted)  # in the order of `paths`, as one process alone notes them

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
+from session_watcher.cli import say
 from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
 from session_watcher.core.usererrors import NoSession, UsageError, UserError
@@ -95,7 +96,7 @@ SYNC_BUDGET = 30.0  # seconds of folding: the whole transcript, when the hooks f
 
 
 def _say(key: str, message: str) -> None:
-    print(f"session-watcher: {one_line(message)}", file=sys.stderr)
+    say(message)
 
 
 def load_session(session_id: str | None) -> tuple[State, Config]:
@@ -114,7 +115,8 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
         raise UserError(f"not a session id: {session_id!r}")
     path = store.session_file(session_id)
     if not os.path.exists(path):
-        raise NoSession(f"no state for session {session_id} (in {os.path.dirname(path)})")
+        raise NoSession(f"no state for session {session_id} (in {os.path.dirname(path)})",
+                        keep=[os.path.dirname(path)])
     try:
         with shell.open_session(session_id, LOCK_TIMEOUT, _say) as opened:
             cfg = opened.config()
@@ -278,8 +280,7 @@ def config_show(ns: argparse.Namespace) -> int:
     else:
         sys.stdout.write(clean(config.show_toml(doc["files"], effective, columns())))
     for err in errors:
-        print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
-              file=sys.stderr)
+        say(f"{err} (left out; `session-watcher config set` can fix it)", keep=doc["files"])
     return 1 if errors else 0
 
 
@@ -305,8 +306,7 @@ def config_get(ns: argparse.Namespace) -> int:
         where = {"default": "the default", "user": f"your config, {file}", "project": f"the project's config, {file}"}
         print(one_line(f"{ns.key} {said}  ({where[source]})"))
     for err in errors:  # as `config show`: a file left out is named, and the answer is without it
-        print(one_line(f"session-watcher: {err} (left out; `session-watcher config set` can fix it)"),
-              file=sys.stderr)
+        say(f"{err} (left out; `session-watcher config set` can fix it)", keep=config.config_files(project))
     return 1 if errors else 0
 
 
@@ -316,8 +316,7 @@ def config_set(ns: argparse.Namespace) -> int:
     target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
     if moved:
-        print(one_line(f"session-watcher: {target} could not be read as TOML: moved to {moved}, started afresh"),
-              file=sys.stderr)
+        say(f"{target} could not be read as TOML: moved to {moved}, started afresh", keep=[target, moved])
     # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
     effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
     shown: Any = effective
