@@ -230,7 +230,7 @@ def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
         err = proc.stderr.decode()
         assert proc.returncode == (2 if "--since" in args else 1), (args, err)
         assert one_message(err).startswith("session-watcher: "), (args, err)
-    assert "key 'bp_amber': expected a number" in sw("notify", "--test").stderr.decode()
+    assert "key 'bp_amber': expected a number" in one_message(sw("notify", "--test").stderr.decode())
 
 
 def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
