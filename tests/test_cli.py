@@ -515,7 +515,7 @@ def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Pat
                       (("nosuch",), "unknown key 'nosuch'")):
         got = sw("config", "unset", *args)
         assert got.returncode == 2, (args, got.stderr)
-        assert why in got.stderr.decode()
+        assert why in one_message(got.stderr.decode())
         assert got.stdout == b""
         assert cfg.read_text() == before
     assert sw("config", "unset", "bp_amber").returncode == 0
@@ -546,9 +546,31 @@ def test_config_unset_finds_a_price_row_whatever_the_case_of_its_model_id() -> N
     assert cfg.read_text() == '[prices."My-Model"]\ninput = 1.0\n\n[prices.other]\ninput = 2.0\n'
     got = sw("config", "unset", "prices.My-Model", env=wide)
     assert (got.returncode, got.stderr) == (0, b"")
-    assert got.stdout.decode() == f"prices.My-Model not set (the built-in prices count)  (removed from {cfg})\n"
+    assert got.stdout.decode() == (f"prices.My-Model not set (my-model has no price: the built-in tables do not "
+                                   f"know it)  (removed from {cfg})\n")
     assert cfg.read_text() == "[prices.other]\ninput = 2.0\n"
     assert "my-model" not in json.loads(sw("config", "show", "--json").stdout)["effective"].get("prices", {})
+
+
+def test_config_unset_of_a_price_says_what_prices_the_calls_instead() -> None:
+    """`config unset prices.MODEL.FIELD` said "(the built-in prices count)", where a cache field left
+    out is the built-in ratio applied to the row's own input price (core.prices): said so, with the
+    dollars it makes; `input` or the whole row left out, the table's price."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[prices."claude-opus-5"]\ninput = 6.0\ncache_read = 1.0\n')
+    said = sw("config", "unset", "prices.claude-opus-5.cache_read", env=wide).stdout.decode()
+    assert said.startswith("prices.claude-opus-5.cache_read not set (the built-in ratio, 0.1 x the input price "
+                           "$6/MTok: $0.6/MTok)  (removed from "), said
+    said = sw("config", "get", "prices.claude-opus-5.cache_write_1h", env=wide).stdout.decode()
+    assert "not set (the built-in ratio, 2 x the input price $6/MTok: $12/MTok)" in said, said
+    said = sw("config", "unset", "prices.claude-opus-5.input", env=wide).stdout.decode()
+    assert "prices.claude-opus-5.input not set (the built-in input price, input $5/MTok)" in said, said
+    said = sw("config", "get", "prices.claude-opus-5", env=wide).stdout.decode()
+    assert said.startswith("prices.claude-opus-5 not set (the built-in price, input $5/MTok)"), said
 
 
 def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_path: Path) -> None:

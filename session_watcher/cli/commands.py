@@ -301,10 +301,10 @@ def config_get(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit({"key": ns.key, "value": value, "source": source, "file": file})
     else:
-        unset = "the built-in prices count" if ns.key.startswith("prices.") else "worked out at run time"
-        said = f"not set ({unset})" if value is None else f"= {config.show_value(value)}"
+        said = f"not set ({_unset(ns.key, config.load_layers(project)[0])})" if value is None \
+            else f"= {config.show_value(value)}"
         where = {"default": "the default", "user": f"your config, {file}", "project": f"the project's config, {file}"}
-        print(one_line(f"{ns.key} {said}  ({where[source]})"))
+        _said(f"{ns.key} {said}  ({where[source]})", file or "")
     for err in errors:  # as `config show`: a file left out is named, and the answer is without it
         say(f"{err} (left out; `session-watcher config set` can fix it)", keep=config.config_files(project))
     return 1 if errors else 0
@@ -338,11 +338,37 @@ def config_unset(ns: argparse.Namespace) -> int:
     shown: Any = effective
     for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None
-    unset = "the built-in prices count" if ns.key.startswith("prices.") else "worked out at run time"
-    said = f"not set ({unset})" if shown is None else f"= {config.show_value(shown)}"
+    said = f"not set ({_unset(ns.key, effective)})" if shown is None else f"= {config.show_value(shown)}"
     where = f"removed from {target}" if removed else f"{target} did not set it: unchanged"
     _said(f"{ns.key} {said}  ({where})", target)
     return 0
+
+
+def _unset(key: str, effective: Config) -> str:
+    """What a key that is not set comes to. A price (core.prices' rule): a row or its `input` left
+    out, the built-in table's; a cache field left out, the built-in ratio of that field to the input
+    price, applied to the row's input (its own, else the table's): said with the dollars it makes."""
+    if not key.startswith("prices."):
+        return "worked out at run time"
+    from session_watcher.base import config
+    from session_watcher.base.config_cache import use_prices
+    from session_watcher.core import prices
+
+    def usd_per_mtok(usd: float) -> str:  # as the config writes a price: USD per million tokens
+        return f"${round(usd, 6):g}/MTok"
+
+    _, model, *field = config.key_path(key)
+    use_prices(effective)  # the prices as they are now: the row without what was unset
+    base = prices.input_price(model)
+    if base is None:
+        return f"{model} has no price: the built-in tables do not know it"
+    if not field or field[0] == "input":
+        what = "price" if not field else "input price"
+        return f"the built-in {what}, input {usd_per_mtok(base)}" if prices.in_tables(model) \
+            else f"the built-in {what}"
+    ratio = {"cache_read": prices.read_multiplier, "cache_write": prices.write_multiplier,
+             "cache_write_1h": prices.write_1h_multiplier}[field[0]](model)
+    return f"the built-in ratio, {ratio:g} x the input price {usd_per_mtok(base)}: {usd_per_mtok(base * ratio)}"
 
 
 def _said(line: str, target: str) -> None:
@@ -350,7 +376,7 @@ def _said(line: str, target: str) -> None:
     command's text, the file's path whole (to be copied)."""
     from session_watcher.core.text import wrap
 
-    print("\n".join(wrap(one_line(line), columns(), keep=[one_line(target)])))
+    print("\n".join(wrap(one_line(line), columns(), keep=[one_line(target)] if target else [])))
 
 
 def doctor(ns: argparse.Namespace) -> int:
