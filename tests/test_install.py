@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -593,10 +594,20 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
     got = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
     assert "== the status a bundled sample session ends with (session-watcher replay):" in got.stdout
-    # an update (install.sh again over the venv) shows the sample no more: the user has seen it
+    # the build installed, as the venv records it: the version, and the checkout's commit
+    from session_watcher import __version__
+
+    git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                         timeout=60, check=False)  # a checkout without git's folder: the version alone
+    build = (b.sw_home / "data" / "venv" / ".install-build").read_text().strip()
+    said = rf" \({git.stdout.strip()}(, changed)?\)" if git.returncode == 0 else ""
+    assert re.fullmatch(rf"{re.escape(__version__)}{said}", build), build
+    assert got.stdout.startswith(f"installing {build} with pip (a minute or two) into\n"), got.stdout
+    # an update (install.sh again over the venv) says from which build to which ("updating (pip)"
+    # said neither), and shows the sample no more: the user has seen it
     again = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert again.stdout.startswith("updating (pip)\n")
+    assert again.stdout.startswith(f"updating {build} -> {build} with pip\n"), again.stdout
     assert "sample" not in again.stdout
     assert "== no Claude Code sessions in" in again.stdout
     state = b.sw_home / "state"
