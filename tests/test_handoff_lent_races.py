@@ -170,3 +170,35 @@ def test_a_folder_or_link_named_like_a_lent_note_keeps_the_start_on_its_fast_pat
     _pending()
     assert _take("child-f") is not None
     assert handoffs.any_lent() is True
+
+
+GONE = (1 << 31) - 2  # a pid past any pid_max: no process has it
+
+
+def test_a_killed_give_backs_claim_is_given_back_at_the_next_start() -> None:
+    """A give-back killed between its claim (the lent note renamed to `<child>.json.<pid>.giving`)
+    and its end left the claim in handoffs/lent for good, and the handoff taken, never pending
+    again. The next start's reclaim (any_lent sees the claim) puts it back as the lent note and gives
+    it back as usual; a claim whose process still runs is that give-back's own: left alone."""
+    _pending()
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-1")
+    os.rename(lent, f"{lent}.{GONE}.giving")  # the claim of a give-back killed before its end
+    assert handoffs.pending(PROJECT) == []
+    assert handoffs.any_lent()  # the start takes the slower path that reclaims
+    handoffs.reclaim(time.time(), _max_age)
+    assert os.listdir(os.path.dirname(lent)) == []  # no claim, no lent note left
+    assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == ["parent-1"]
+    assert _take("child-2") is not None
+
+    # a give-back under way (its process runs: this test's parent stands in for it) keeps its claim
+    assert handoffs.take(PROJECT, "child-3", time.time(), lambda: STALE, None, GONE) is None  # child-2 has it
+    _pending("parent-2")
+    assert handoffs.take(PROJECT, "child-3", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-3")
+    claim = f"{lent}.{os.getppid()}.giving"
+    os.rename(lent, claim)
+    handoffs.reclaim(time.time(), _max_age)
+    left = sorted(os.listdir(os.path.dirname(lent)))
+    assert left == ["child-2.json", os.path.basename(claim)]  # child-2's client unknown: lent still
+    assert handoffs.pending(PROJECT) == []  # still with the give-back that claimed it

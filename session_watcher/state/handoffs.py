@@ -18,7 +18,10 @@ that ends with it still lent (SessionEnd: `give_back`), or whose client is gone 
 (the next session start anywhere: `reclaim`, POSIX only), made no request that carried the note; its
 transcript is checked for a call too (a prompt hook that failed), and the handoff goes back pending
 for its project, unless a newer one is pending there, it is stale by the usual rule, or it is the
-guard's and its session went on since (`_went_on`).
+guard's and its session went on since (`_went_on`). A give-back first claims the lent note by
+renaming it to `<child id>.json.<pid>.giving`; one killed before its end leaves that claim behind,
+and the next start's `reclaim` puts it back as the lent note (`_unclaim`) when its process is gone,
+then gives it back as any other: never one a running give-back holds.
 
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
@@ -226,6 +229,10 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
     return doc
 
 
+GIVING = ".giving"  # a lent note claimed by a give-back: `<child id>.json.<pid>.giving`
+GIVING_MAX_S = 600.0  # a claim older than this is no give-back's (one takes milliseconds): its pid may be another's
+
+
 def lent_file(session_id: str) -> str:
     return os.path.join(folder("lent"), session_id + ".json")
 
@@ -235,7 +242,7 @@ def any_lent() -> bool:
     regular file (the entry's type, no stat), never a folder or link there, which `reclaim` skips."""
     try:
         with os.scandir(folder("lent")) as it:
-            return any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
+            return any(e.name.endswith((".json", GIVING)) and e.is_file(follow_symlinks=False) for e in it)
     except OSError:
         return False
 
@@ -347,6 +354,7 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
     SessionEnd hook alone)."""
     if os.name != "posix":
         return
+    _unclaim(now)
     for _, path in _files("lent"):
         child = os.path.basename(path)[:-len(".json")]
         info = _read(path)
@@ -359,6 +367,36 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
         project = doc.get("project") if doc is not None else None
         if not isinstance(project, str) or not usable(doc, project, "", now, max_age_s(project)):
             _unlink(path)
+
+
+def _unclaim(now: float) -> None:
+    """Each claim a give-back left behind (`<child id>.json.<pid>.giving`: killed between its claim
+    and its end, the handoff stayed taken for good) back as the lent note, for `reclaim` to give back
+    as usual: only where the process that claimed it is gone, or the claim is older than GIVING_MAX_S
+    (its pid another process's since; the rename that claimed it set its ctime). A claim a running
+    give-back holds is its own: left alone. Where the lent note is there again (another start put
+    it back first), the claim just goes."""
+    try:
+        with os.scandir(folder("lent")) as it:
+            claims = [e for e in it if e.name.endswith(GIVING) and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return
+    for e in claims:
+        note, _, pid = e.name[:-len(GIVING)].rpartition(".")
+        if not note.endswith(".json") or not pid.isdigit():
+            continue  # not a claim of ours
+        try:
+            age = now - e.stat(follow_symlinks=False).st_ctime
+        except OSError:
+            continue  # gone: its give-back ended
+        n = int(pid)
+        if age < GIVING_MAX_S and n != os.getpid() and 1 < n < 1 << 31 and _running(n):
+            continue  # a give-back under way
+        try:
+            os.link(e.path, os.path.join(folder("lent"), note))  # never over a lent note there
+        except OSError:
+            pass
+        _unlink(e.path)
 
 
 # a process the client runs its hook command through, which waits for the hook and ends with it
