@@ -20,7 +20,7 @@ from session_watcher.core import closedloop
 from session_watcher.sessions import backtest as shell
 from session_watcher.sessions.replay import replay
 from tests.calibration import ADVISOR_SESSION, unpack
-from tests.oracle import TRANSCRIPTS, sw
+from tests.oracle import TRANSCRIPTS, one_message, sw
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -534,12 +534,11 @@ def test_command_errors(machine: Path, tmp_path: Path) -> None:
     proc = sw("backtest", "0000-no-such-session")
     assert proc.returncode == 1
     assert proc.stdout == b""
-    err = proc.stderr.decode()
-    assert err.count("\n") == 1
+    err = one_message(proc.stderr.decode())
     assert "no session '0000-no-such-session'" in err
     proc = sw("backtest", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 1
-    assert "missing.jsonl: no such file" in proc.stderr.decode()
+    assert "missing.jsonl: no such file" in one_message(proc.stderr.decode())
 
 
 @pytest.mark.slow
@@ -637,8 +636,7 @@ def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
                      ("bp_amber=5", "key 'bp_amber': the effective bp_red (0.25) would be below bp_amber (5)")):
         proc = sw("backtest", "--set", bad, FIXTURE)
         assert proc.returncode == 2  # a command line that cannot work (README's exit codes), as argparse's
-        assert proc.stderr.decode().count("\n") == 1  # its one line
-        assert why in proc.stderr.decode()
+        assert why in one_message(proc.stderr.decode())  # its one message
 
 
 @pytest.mark.slow
