@@ -163,7 +163,7 @@ def _handled(args: list[str]) -> int:
 def _closed_stdout() -> Any:
     """A stand-in for a closed standard output (Python leaves `sys.stdout` None, and a command's
     first write, or the handler's flush, ended in an AttributeError: exit 3, a traceback logged): its
-    writes fail as a closed descriptor's do, so the command ends with one line, exit 1."""
+    writes fail as a closed descriptor's do, so the command ends with one message, exit 1."""
     import errno
     import io
 
