@@ -690,6 +690,7 @@ def test_every_error_message_keeps_within_columns_its_paths_and_ids_whole() -> N
             (("status", "--bogus"), 2, ["--bogus"]),
             (("config", "show", "--bogus"), 2, ["--bogus"]),
             (("install",), 2, ["./install.sh"]),
+            (("nosuchcmd",), 2, ["'nosuchcmd'", "`session-watcher --help`"]),  # not the 12 commands' names
             (("config", "get", "bp_red"), 1, [str(bad_config)]),  # a file that cannot be used: named whole
         ]
         for args, rc, whole in cases:

@@ -324,7 +324,13 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         def error(self, message: str) -> NoReturn:
             """What is wrong first (`session-watcher status: error: ...`, wrapped within COLUMNS as
             every message of the CLI), then the command's usage (argparse's, within COLUMNS too); exit 2.
-            argparse puts the usage first and the error on one line however long."""
+            argparse puts the usage first and the error on one line however long. An unknown command
+            is said without the list of every one (`--help` has them, each with its line)."""
+            import re
+
+            unknown = re.fullmatch(r"argument COMMAND: invalid choice: (.*?) \(choose from .*\)", message, re.S)
+            if unknown:
+                message = f"{unknown.group(1)} is not a command (`{self.prog} --help` lists them)"
             say(message, prog=f"{self.prog}: error")
             try:
                 self.print_usage(sys.stderr)
