@@ -8,7 +8,7 @@ Every other command goes through one parser tree, each command's module adding i
 `handle`, which gives every command the same exit codes and messages (as pre-commit's
 error_handler does). A message is one on stderr, its first line `session-watcher: ...` (argparse's
 `session-watcher COMMAND: error: ...`), wrapped at spaces within COLUMNS as every command's text
-(`say`: a path or an id never cut):
+(`messages.say`: a path or an id never cut):
 
     0    done
     1    a user error (`usererrors.UserError`, or an OSError naming a file): its message
@@ -92,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         plugin = f"claude plugin {args[0]} session-watcher@session-watcher"  # the plugin route's own
         where = _source_folder()
         folder = f"session-watcher's folder ({where})" if where else "session-watcher's folder"
+        from session_watcher.cli.messages import say
+
         say(f"{args[0]} is not a command: {run} in {folder} does it, for Claude Code and Codex, or "
             f"`{plugin}` for the Claude Code plugin (docs/install.md)", keep=[where or ""])
         return 2
@@ -199,6 +201,7 @@ def _text_streams() -> None:
 def handle(work: Callable[[], int], where: str) -> int:
     """`work()`'s exit code, or the one its failure maps to (see the module's docstring); `where`
     labels an unexpected error's traceback in the log."""
+    from session_watcher.cli.messages import say
     from session_watcher.core.usererrors import UsageError, UserError
 
     try:
@@ -230,21 +233,6 @@ def handle(work: Callable[[], int], where: str) -> int:
         log_exception(where, exc)
         say(f"internal error ({type(exc).__name__}: {exc}); details in {log_file()}", keep=[log_file()])
         return INTERNAL
-
-
-def say(message: str, keep: Sequence[str] = (), prog: str = "session-watcher") -> None:
-    """One message on stderr, `prog: message`, whatever it holds (a newline, an escape, a lone
-    surrogate: one field's escapes), wrapped at spaces within COLUMNS (stderr's terminal, else 80) as
-    every command's text, its later lines indented by two; each of `keep` (a path, which may hold a
-    space) is never broken, and no word is cut (a path or an id stays whole, to be copied)."""
-    from session_watcher.base.terminal import columns
-    from session_watcher.core.text import one_line, wrap
-
-    lines = wrap(one_line(f"{prog}: {message}"), columns(2), keep=[one_line(k) for k in keep if k])
-    try:
-        print("\n".join(lines), file=sys.stderr, flush=True)
-    except OSError:  # stderr gone too: the exit code says it
-        pass
 
 
 def _dispatch(args: list[str]) -> int:
@@ -327,6 +315,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             argparse puts the usage first and the error on one line however long. An unknown command
             is said without the list of every one (`--help` has them, each with its line)."""
             import re
+
+            from session_watcher.cli.messages import say
 
             unknown = re.fullmatch(r"argument COMMAND: invalid choice: (.*?) \(choose from .*\)", message, re.S)
             if unknown:

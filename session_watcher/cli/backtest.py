@@ -14,7 +14,6 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.cli import say
 from session_watcher.core import backtest as bt
 from session_watcher.core.numbers import dollars, tokens
 from session_watcher.core.usererrors import UserError
@@ -69,6 +68,8 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None,
             except OSError as exc:
                 if explicit:
                     raise
+                from session_watcher.cli.messages import say
+
                 say(f"skipped {path}: {exc.strerror or exc}", keep=[path], prog="session-watcher backtest")
                 continue
         doc, noted = done

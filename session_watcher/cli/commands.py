@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
-from session_watcher.cli import say
+from session_watcher.cli.messages import say
 from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
 from session_watcher.core.usererrors import NoSession, UsageError, UserError
