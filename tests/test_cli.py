@@ -709,3 +709,24 @@ def test_every_error_message_keeps_within_columns_its_paths_and_ids_whole() -> N
                 assert lines[-1].lstrip().startswith(("usage:", "[")), err
         said = sw("status", "nosuch", env={**env, "COLUMNS": "1000"}).stderr.decode()
         assert said.count("\n") == 1, said  # one line where it fits
+
+
+def test_a_mistyped_command_is_named_and_the_usage_keeps_the_messages_width() -> None:
+    """An unknown command is said without argparse's list of all 12 names; the name a typo was
+    meant for is said instead, as that list showed it (`statu`: status). The usage after the message
+    keeps the CLI's width too: COLUMNS=5 is read as 40 columns as everywhere (argparse's own read it
+    as 3, one word a line); garbage in COLUMNS as 80."""
+    env = {**os.environ, "COLUMNS": "5"}
+    got = sw("statu", env=env)
+    err = got.stderr.decode()
+    assert got.returncode == 2, err
+    said = " ".join(err.split())
+    assert "'statu' is not a command (did you mean 'status'? `session-watcher --help` lists them)" in said, err
+    assert "report" not in said  # not every command's name
+    assert "did you mean" not in " ".join(sw("xyzzy", env=env).stderr.decode().split())
+    for columns, width in (("5", 40), ("garbage", 80), ("-3", 80)):
+        got = sw("status", "--bogus", env={**os.environ, "COLUMNS": columns})
+        lines = got.stderr.decode().splitlines()
+        assert got.returncode == 2, lines
+        assert max(map(len, lines)) <= width, lines
+        assert "[-h] [--session ID]" in got.stderr.decode(), lines  # argparse's own: a word a line at "5"

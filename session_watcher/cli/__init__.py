@@ -297,6 +297,14 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     import textwrap
 
     class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
+            # the CLI's width (base.terminal.columns: never under 40, COLUMNS garbage ignored), less
+            # argparse's margin of 2: argparse's own read COLUMNS=5 as 3 columns, a word a line
+            from session_watcher.base.terminal import columns
+
+            kwargs.setdefault("width", columns() - 2)
+            super().__init__(prog, *args, **kwargs)
+
         def _split_lines(self, text: str, width: int) -> list[str]:
             return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
 
@@ -313,14 +321,21 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             """What is wrong first (`session-watcher status: error: ...`, wrapped within COLUMNS as
             every message of the CLI), then the command's usage (argparse's, within COLUMNS too); exit 2.
             argparse puts the usage first and the error on one line however long. An unknown command
-            is said without the list of every one (`--help` has them, each with its line)."""
+            is said without the list of every one (`--help` has them, each with its line), with the one
+            a typo was meant for where one is near."""
             import re
 
             from session_watcher.cli.messages import say
 
-            unknown = re.fullmatch(r"argument COMMAND: invalid choice: (.*?) \(choose from .*\)", message, re.S)
-            if unknown:
-                message = f"{unknown.group(1)} is not a command (`{self.prog} --help` lists them)"
+            unknown = re.fullmatch(r"argument COMMAND: invalid choice: (.*?) \(choose from (.*)\)", message, re.S)
+            if unknown:  # the 12 names left out, the one a typo was meant for said (as argparse's list showed it)
+                import difflib
+
+                given = unknown.group(1).strip("'")
+                names = [n.strip(" '") for n in unknown.group(2).split(",")]
+                near = difflib.get_close_matches(given, names, n=1)
+                meant = f"did you mean '{near[0]}'? " if near else ""
+                message = f"{unknown.group(1)} is not a command ({meant}`{self.prog} --help` lists them)"
             say(message, prog=f"{self.prog}: error")
             try:
                 self.print_usage(sys.stderr)
