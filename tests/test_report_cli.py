@@ -199,7 +199,9 @@ def test_since_a_local_date_time_a_zoned_one_and_a_span(tmp_path: Path) -> None:
     assert ids("2026-03-02T12:30Z") == ["recent", "yesterday"]
     assert ids("12h") == ["recent"]
     assert ids("2d") == ["recent", "yesterday"]
-    forms = "(use YYYY-MM-DD, YYYY-MM-DDTHH:MM (local unless it ends in Z or +02:00), or a span back: 30m, 12h, 7d, 2w)"
+    # seconds optional, and m minutes (not months): said
+    forms = ("(use YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] (local unless it ends in Z or +02:00), or a span back: "
+             "30m (minutes), 12h, 7d, 2w)")
     bad = report(tmp_path, "--since", "last week", columns=1000)
     assert bad.returncode == 2
     assert f"argument --since: 'last week' is not a date, a date-time or a span {forms}" in bad.stderr
