@@ -104,10 +104,13 @@ mkdir -p "$data" && chmod 700 "$data"
 # the build this checkout installs: its version, and its commit where this folder is a git checkout
 # of its own (", changed" where the files installed differ from that commit); the venv keeps it in
 # .install-build, so an update says from which build to which
+# (git names its top folder with the links resolved: a checkout reached through a link is one too)
+shipped="pyproject.toml README.md LICENSE MANIFEST.in config.example.toml session_watcher"  # what pip builds from
 build=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$here/session_watcher/__init__.py")
-if [ "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null)" = "$here" ] &&
+if [ "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$here" && pwd -P)" ] &&
    commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null); then
-    [ -z "$(git -C "$here" status --porcelain -- pyproject.toml session_watcher 2>/dev/null)" ] ||
+    # shellcheck disable=SC2086  # $shipped: the names, split
+    [ -z "$(git -C "$here" status --porcelain -- $shipped 2>/dev/null)" ] ||
         commit="$commit, changed"
     build="$build ($commit)"
 fi
@@ -128,8 +131,8 @@ fi
 # checkout installed them again): build from a clean copy of what the sdist holds instead
 src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
 trap 'rm -rf "$src"' EXIT
-(cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' pyproject.toml README.md LICENSE MANIFEST.in \
-    config.example.toml session_watcher) | (cd "$src" && tar xf -)
+# shellcheck disable=SC2086  # $shipped: the names, split
+(cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' $shipped) | (cd "$src" && tar xf -)
 # the dependencies with the fast extra (stringzilla, where pip can install it: the marker search
 # falls back to bytes.find and re without it), then this checkout's code even when the version
 # number did not change (a venv made just now already has it: one build, not two)
