@@ -202,3 +202,35 @@ def test_a_killed_give_backs_claim_is_given_back_at_the_next_start() -> None:
     left = sorted(os.listdir(os.path.dirname(lent)))
     assert left == ["child-2.json", os.path.basename(claim)]  # child-2's client unknown: lent still
     assert handoffs.pending(PROJECT) == []  # still with the give-back that claimed it
+
+
+def test_a_give_back_killed_after_its_link_into_pending_is_not_given_back_again() -> None:
+    """A give-back killed after it linked the taken note into pending, before it removed the taken
+    note: the handoff is pending (or, a start later, another session's), the taken note one more
+    link to it. The next start's reclaim puts the claim back and gave it back again: pending a
+    second time, so two sessions took the one handoff. The taken note's second link says it went
+    back already: the claim and the note go, the handoff stays with the session that has it."""
+    _pending()
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-1")
+    os.rename(lent, f"{lent}.{GONE}.giving")  # claimed,
+    os.link(handoffs.taken_file("child-1"), handoffs.pending_file(PROJECT))  # linked back, then killed
+    assert _take("child-d") is not None  # the next session took it
+    handoffs.reclaim(time.time(), _max_age)
+    assert handoffs.pending(PROJECT) == []
+    assert _take("child-e") is None  # never a second session
+    assert sorted(os.listdir(os.path.dirname(lent))) == ["child-d.json"]  # no claim, no lent note of child-1
+    assert not os.path.exists(handoffs.taken_file("child-1"))
+    assert handoffs.taken("child-d") is not None
+
+    # killed at the same point with the handoff still pending: it stays pending, once
+    _pending("parent-2")
+    assert handoffs.take(PROJECT, "child-2", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-2")
+    os.rename(lent, f"{lent}.{GONE}.giving")
+    os.link(handoffs.taken_file("child-2"), handoffs.pending_file(PROJECT))
+    handoffs.reclaim(time.time(), _max_age)
+    assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == ["parent-2"]
+    assert not os.path.exists(handoffs.taken_file("child-2"))
+    assert _take("child-f") is not None
+    assert _take("child-g") is None

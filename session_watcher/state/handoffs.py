@@ -21,7 +21,8 @@ for its project, unless a newer one is pending there, it is stale by the usual r
 guard's and its session went on since (`_went_on`). A give-back first claims the lent note by
 renaming it to `<child id>.json.<pid>.giving`; one killed before its end leaves that claim behind,
 and the next start's `reclaim` puts it back as the lent note (`_unclaim`) when its process is gone,
-then gives it back as any other: never one a running give-back holds.
+then gives it back as any other: never one a running give-back holds, nor one it linked into
+pending before it was killed (the taken note has a second link: pending, or the session's that took it).
 
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
@@ -323,6 +324,14 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
         _unlink(lent)
         return False
     dest = taken_file(child)
+    try:
+        linked = os.stat(dest, follow_symlinks=False).st_nlink > 1
+    except OSError:
+        linked = False
+    if linked:  # given back already: a give-back killed after its link into pending (`_unclaim` put its
+        _unlink(dest)  # claim back), pending since or taken by another session (a rename keeps the link)
+        _unlink(lent)
+        return False
     doc = _read(dest)
     project = doc.get("project") if doc is not None else None
     ok = (isinstance(project, str) and not _made_a_call(info.get("transcript"))
