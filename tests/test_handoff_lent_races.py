@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -234,3 +236,33 @@ def test_a_give_back_killed_after_its_link_into_pending_is_not_given_back_again(
     assert not os.path.exists(handoffs.taken_file("child-2"))
     assert _take("child-f") is not None
     assert _take("child-g") is None
+
+
+RECLAIM = """
+import os, sys, time
+from session_watcher.state import handoffs
+while not os.path.exists(sys.argv[1]):  # both started: they go at once
+    time.sleep(0.001)
+handoffs.reclaim(time.time(), lambda _project: 3600.0)
+"""
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_two_starts_at_once_put_a_killed_give_backs_claim_back_and_give_it_back_once(tmp_path: Path) -> None:
+    """Two session starts at once (real processes), each reclaiming the claim a killed give-back
+    left: the handoff is pending once, then one session takes it; no claim or lent note left."""
+    for n in range(4):
+        _pending(f"parent-{n}")
+        child = f"child-{n}"
+        assert handoffs.take(PROJECT, child, time.time(), lambda: STALE, None, GONE) is not None
+        lent = handoffs.lent_file(child)
+        os.rename(lent, f"{lent}.{GONE}.giving")
+        go = tmp_path / f"go-{n}"
+        starts = [subprocess.Popen([sys.executable, "-c", RECLAIM, str(go)]) for _ in range(2)]
+        go.touch()
+        assert [p.wait(timeout=120) for p in starts] == [0, 0]
+        assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == [f"parent-{n}"]
+        assert os.listdir(os.path.dirname(lent)) == []
+        assert _take(f"taker-{n}") is not None
+        assert _take(f"other-{n}") is None
+        os.unlink(handoffs.lent_file(f"taker-{n}"))  # sent
