@@ -101,20 +101,38 @@ fi
 . "$here/session_watcher/hooks/python.sh"  # find_python
 py=$(find_python) || { echo "install.sh: Python >= 3.11 is needed (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 mkdir -p "$data" && chmod 700 "$data"
+# the build this checkout installs: its version, and its commit where this folder is a git checkout
+# of its own (", changed" where the files installed differ from that commit); the venv keeps it in
+# .install-build, so an update says from which build to which
+# (git names its top folder with the links resolved: a checkout reached through a link is one too)
+shipped="pyproject.toml README.md LICENSE MANIFEST.in config.example.toml session_watcher"  # what pip builds from
+build=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$here/session_watcher/__init__.py")
+if [ "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$here" && pwd -P)" ] &&
+   commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null); then
+    # shellcheck disable=SC2086  # $shipped: the names, split
+    [ -z "$(git -C "$here" status --porcelain -- $shipped 2>/dev/null)" ] ||
+        commit="$commit, changed"
+    build="$build ($commit)"
+fi
 fresh=0
 # pip is silent for its whole run (its output goes to pip.log): say what is happening first
 if [ ! -x "$venv/bin/python" ]; then
-    printf 'installing (pip; up to a minute or two on a first install) into\n  %s\n' "$venv"
+    printf 'installing %s with pip (a minute or two) into\n  %s\n' "$build" "$venv"
     "$py" -m venv "$venv"; fresh=1
 else
-    printf 'updating (pip)\n  %s\n' "$venv"
+    # the build it holds: as the last install.sh recorded it, else (one from before the record, or
+    # one whose record is gone) the version the venv's package says
+    was=$(head -n 1 "$venv/.install-build" 2>/dev/null) ||
+        was=$("$venv/bin/python" -I -c 'import session_watcher; print(session_watcher.__version__)' 2>/dev/null) ||
+        was="an unknown version"
+    printf 'updating %s -> %s with pip\n  %s\n' "$was" "$build" "$venv"
 fi
 # pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
 # checkout installed them again): build from a clean copy of what the sdist holds instead
 src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
 trap 'rm -rf "$src"' EXIT
-(cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' pyproject.toml README.md LICENSE MANIFEST.in \
-    config.example.toml session_watcher) | (cd "$src" && tar xf -)
+# shellcheck disable=SC2086  # $shipped: the names, split
+(cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' $shipped) | (cd "$src" && tar xf -)
 # the dependencies with the fast extra (stringzilla, where pip can install it: the marker search
 # falls back to bytes.find and re without it), then this checkout's code even when the version
 # number did not change (a venv made just now already has it: one build, not two)
@@ -124,6 +142,7 @@ trap 'rm -rf "$src"' EXIT
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$src"; }; } \
     >"$data/pip.log" 2>&1 \
     || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
+printf '%s\n' "$build" >"$venv/.install-build"
 # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
 "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
 # Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,

@@ -148,3 +148,16 @@ def statusline(payload: dict[str, Any] | bytes, *args: str, timeout: float = 60,
 def payload(session_id: str, transcript: Path | str, event: str = "Stop", **extra: Any) -> dict[str, Any]:
     return {"session_id": session_id, "transcript_path": str(transcript), "cwd": str(Path(transcript).parent),
             "hook_event_name": event, **extra}
+
+
+def one_message(stderr: str) -> str:
+    """The CLI's one message on stderr (README), as one line: its first line starts `session-watcher`,
+    each later one is its continuation (wrapped within COLUMNS, indented by two, or a path too long
+    for that on a line of its own); their words joined by single spaces again. Fails where stderr
+    holds anything else (two messages, a traceback)."""
+    lines = stderr.splitlines()
+    assert lines, stderr
+    assert lines[0].startswith("session-watcher"), stderr
+    assert stderr.endswith("\n"), stderr
+    assert all(line.startswith("  ") or (line and " " not in line) for line in lines[1:]), stderr
+    return " ".join(line.strip() for line in lines)

@@ -20,7 +20,7 @@ from session_watcher.core import closedloop
 from session_watcher.sessions import backtest as shell
 from session_watcher.sessions.replay import replay
 from tests.calibration import ADVISOR_SESSION, unpack
-from tests.oracle import TRANSCRIPTS, sw
+from tests.oracle import TRANSCRIPTS, one_message, sw
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -534,12 +534,11 @@ def test_command_errors(machine: Path, tmp_path: Path) -> None:
     proc = sw("backtest", "0000-no-such-session")
     assert proc.returncode == 1
     assert proc.stdout == b""
-    err = proc.stderr.decode()
-    assert err.count("\n") == 1
+    err = one_message(proc.stderr.decode())
     assert "no session '0000-no-such-session'" in err
     proc = sw("backtest", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 1
-    assert "missing.jsonl: no such file" in proc.stderr.decode()
+    assert "missing.jsonl: no such file" in one_message(proc.stderr.decode())
 
 
 @pytest.mark.slow
@@ -637,5 +636,26 @@ def test_set_replays_with_a_config_key_changed(machine: Path) -> None:
                      ("bp_amber=5", "key 'bp_amber': the effective bp_red (0.25) would be below bp_amber (5)")):
         proc = sw("backtest", "--set", bad, FIXTURE)
         assert proc.returncode == 2  # a command line that cannot work (README's exit codes), as argparse's
-        assert proc.stderr.decode().count("\n") == 1  # its one line
-        assert why in proc.stderr.decode()
+        assert why in one_message(proc.stderr.decode())  # its one message
+
+
+@pytest.mark.slow
+def test_text_lists_the_sessions_newest_first_as_report_does(tmp_path: Path) -> None:
+    """`backtest` listed every session in the order its folders were found, `report` newest first:
+    the text now follows report's order (its last call's time); `--json` keeps the order found
+    (programs and bench.backtest_many compare it byte for byte), and sessions named stay as named."""
+    from tests.fuzz_synth import env_for
+
+    env = {**env_for(tmp_path), "COLUMNS": "100"}
+    for name in ("short", "subagent", "tool_heavy"):  # folder order: oldest first
+        project = tmp_path / "claude" / "projects" / f"p-{name}"
+        project.mkdir(parents=True)
+        shutil.copyfile(TRANSCRIPTS / f"{name}.jsonl", project / f"{name}.jsonl")
+    newest = [s["sessionId"] for s in json.loads(sw("report", "--json", env=env).stdout)["sessions"]]
+    found = [s["sessionId"] for s in json.loads(sw("backtest", "--json", env=env).stdout)["sessions"]]
+    assert sorted(newest) == sorted(found)
+    assert found != newest  # the case this is about: folder order is not time order
+    lines = sw("backtest", env=env).stdout.decode().splitlines()[2:2 + len(newest)]
+    assert [line.split()[0] for line in lines] == [sid[:8] for sid in newest], lines
+    named = sw("backtest", *found, env=env).stdout.decode().splitlines()[2:2 + len(found)]
+    assert [line.split()[0] for line in named] == [sid[:8] for sid in found], named

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, run, statusline, sw
+from tests.oracle import REPO, TRANSCRIPTS, hook, one_message, oracle, payload, run, statusline, sw
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -141,21 +141,21 @@ def test_replay_missing_file_is_one_line_exit_1(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert proc.stdout == b""
     err = proc.stderr.decode()
-    assert err.count("\n") == 1
+    err = one_message(err)
     assert "nope.jsonl" in err
 
 
 def test_status_without_sessions_is_one_line_exit_1() -> None:
     proc = sw("status")
     assert proc.returncode == 1
-    assert proc.stderr.decode().count("\n") == 1
+    assert one_message(proc.stderr.decode())
 
 
 @pytest.mark.parametrize("bad_id", ["../etc", "x" * 200])
 def test_status_bad_session_id(bad_id: str) -> None:
     proc = sw("status", "--session", bad_id)
     assert proc.returncode == 1
-    assert proc.stderr.decode().count("\n") == 1
+    assert one_message(proc.stderr.decode())
     assert "Traceback" not in proc.stderr.decode()
 
 
@@ -232,8 +232,7 @@ def test_unknown_command_and_help() -> None:
         got = sw(verb, "--agent", "codex")  # what a new user may try first: told where the installer is
         assert got.returncode == 2
         assert got.stdout == b""
-        err = got.stderr.decode()
-        assert err.count("\n") == 1, err
+        err = one_message(got.stderr.decode())  # wrapped within COLUMNS, the folder whole
         # named: this venv is pip's editable install of the repository (direct_url.json records it)
         assert f"session-watcher: {verb} is not a command: {runs} session-watcher's folder ({REPO}) does it" in err
         assert f"or `claude plugin {verb} session-watcher@session-watcher` for the Claude Code plugin" in err
@@ -255,9 +254,8 @@ def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
         proc = sw(*args)
         err = proc.stderr.decode()
         assert proc.returncode == (2 if "--since" in args else 1), (args, err)
-        assert err.count("\n") == 1, (args, err)
-        assert err.startswith("session-watcher: "), (args, err)
-    assert "key 'bp_amber': expected a number" in sw("notify", "--test").stderr.decode()
+        assert one_message(err).startswith("session-watcher: "), (args, err)
+    assert "key 'bp_amber': expected a number" in one_message(sw("notify", "--test").stderr.decode())
 
 
 def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
@@ -337,14 +335,16 @@ def test_a_trace_to_a_missing_folder_names_the_file_asked_for() -> None:
 
 
 def test_a_misspelt_option_gets_the_commands_own_usage() -> None:
-    """`status --sesion 6878`: status's usage and its error, not the top level's."""
+    """`status --sesion 6878`: status's error, then its usage, not the top level's (what is wrong
+    first, as every message of the CLI: argparse put it last, on a line however long)."""
     proc = sw("status", "--sesion", "6878")
     assert proc.returncode == 2
     err = proc.stderr.decode()
-    assert err.startswith("usage: session-watcher status [-h]")
-    assert err.rstrip().endswith("session-watcher status: error: unrecognized arguments: --sesion")
+    assert err.startswith("session-watcher status: error: unrecognized arguments: --sesion\n")
+    assert "\nusage: session-watcher status [-h]" in err
     nested = sw("config", "show", "--bogus").stderr.decode()
-    assert nested.startswith("usage: session-watcher config show")
+    assert nested.startswith("session-watcher config show: error: unrecognized arguments: --bogus\n")
+    assert "\nusage: session-watcher config show" in nested
 
 
 
@@ -497,7 +497,7 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
         got = sw(*args)
         err = got.stderr.decode()
         assert got.returncode == 2, (args, got.returncode, err)
-        assert why in err, (args, err)
+        assert why in " ".join(err.split()), (args, err)  # wrapped within COLUMNS
         assert "Traceback" not in err
         assert got.stdout == b"", (args, got.stdout)
     # a configured endpoint that cannot be used is the config's, not the command line's: 1, as before
@@ -540,7 +540,7 @@ def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Pat
                       (("nosuch",), "unknown key 'nosuch'")):
         got = sw("config", "unset", *args)
         assert got.returncode == 2, (args, got.stderr)
-        assert why in got.stderr.decode()
+        assert why in one_message(got.stderr.decode())
         assert got.stdout == b""
         assert cfg.read_text() == before
     assert sw("config", "unset", "bp_amber").returncode == 0
@@ -571,9 +571,31 @@ def test_config_unset_finds_a_price_row_whatever_the_case_of_its_model_id() -> N
     assert cfg.read_text() == '[prices."My-Model"]\ninput = 1.0\n\n[prices.other]\ninput = 2.0\n'
     got = sw("config", "unset", "prices.My-Model", env=wide)
     assert (got.returncode, got.stderr) == (0, b"")
-    assert got.stdout.decode() == f"prices.My-Model not set (the built-in prices count)  (removed from {cfg})\n"
+    assert got.stdout.decode() == (f"prices.My-Model not set (my-model has no price: the built-in tables do not "
+                                   f"know it)  (removed from {cfg})\n")
     assert cfg.read_text() == "[prices.other]\ninput = 2.0\n"
     assert "my-model" not in json.loads(sw("config", "show", "--json").stdout)["effective"].get("prices", {})
+
+
+def test_config_unset_of_a_price_says_what_prices_the_calls_instead() -> None:
+    """`config unset prices.MODEL.FIELD` said "(the built-in prices count)", where a cache field left
+    out is the built-in ratio applied to the row's own input price (core.prices): said so, with the
+    dollars it makes; `input` or the whole row left out, the table's price."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[prices."claude-opus-5"]\ninput = 6.0\ncache_read = 1.0\n')
+    said = sw("config", "unset", "prices.claude-opus-5.cache_read", env=wide).stdout.decode()
+    assert said.startswith("prices.claude-opus-5.cache_read not set (the built-in ratio, 0.1 x the input price "
+                           "$6/MTok: $0.6/MTok)  (removed from "), said
+    said = sw("config", "get", "prices.claude-opus-5.cache_write_1h", env=wide).stdout.decode()
+    assert "not set (the built-in ratio, 2 x the input price $6/MTok: $12/MTok)" in said, said
+    said = sw("config", "unset", "prices.claude-opus-5.input", env=wide).stdout.decode()
+    assert "prices.claude-opus-5.input not set (the built-in input price, input $5/MTok)" in said, said
+    said = sw("config", "get", "prices.claude-opus-5", env=wide).stdout.decode()
+    assert said.startswith("prices.claude-opus-5 not set (the built-in price, input $5/MTok)"), said
 
 
 def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_path: Path) -> None:
@@ -652,4 +674,84 @@ def test_uninstall_names_the_folder_only_when_pip_recorded_one(tmp_path: Path) -
                           capture_output=True, text=True, timeout=60, check=False,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2
-    assert "./install.sh --uninstall in session-watcher's folder does it, for Claude Code" in proc.stderr
+    assert "./install.sh --uninstall in session-watcher's folder does it, for Claude Code" in one_message(proc.stderr)
+
+
+def test_every_error_message_keeps_within_columns_its_paths_and_ids_whole() -> None:
+    """README: every command's text keeps within COLUMNS, a path never cut; an error is one message
+    on stderr, its first line `session-watcher...:`. `status nosuch` said 218 columns on one line,
+    `report --since yesterday` argparse's 259; a path with a space (a folder named `My Home`) is
+    one word where the message wraps."""
+    import tempfile
+
+    from tests.fuzz_synth import env_for, sw_home
+
+    with tempfile.TemporaryDirectory(prefix="sw e") as short:  # short: a path may fill a line, never pass it
+        root = Path(short) / "My Home"
+        env = {**env_for(root), "COLUMNS": "80", "CODEX_HOME": str(root / "codex")}
+        projects = root / "claude" / "projects"
+        projects.mkdir(parents=True)
+        transcript = str(root / "t.jsonl")
+        shutil.copyfile(TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", transcript)
+        junk = root / "not a transcript.jsonl"
+        junk.write_bytes(b"hello\n")
+        missing = str(root / "no such folder" / "out.html")
+        bad_config = sw_home(root) / "config" / "config.toml"
+        cases: list[tuple[tuple[str, ...], int, list[str]]] = [
+            (("status", "nosuch"), 1, ["'nosuch'", str(projects)]),
+            (("health", "abcdef0123"), 1, ["'abcdef0123'", str(projects)]),
+            (("report", "--since", "yesterday"), 2, ["'yesterday'"]),
+            (("export", "--otlp", "--since", "last week", "--dry-run"), 2, ["'last week'"]),
+            (("config", "get", "nosuch.key"), 2, ["'nosuch.key'"]),
+            (("config", "set", "bp_amber", "5"), 2, ["bp_amber"]),
+            (("status", str(junk)), 1, [str(junk)]),
+            (("replay", str(root / "gone.jsonl")), 1, [str(root / "gone.jsonl")]),
+            (("report", "session", transcript, "--html", missing), 1, [missing]),
+            (("report", "--html", missing), 1, [missing]),
+            (("report", "--projects", str(root / "no such folder")), 1, [str(root / "no such folder")]),
+            (("status", "--session", "abcdef", transcript), 2, ["'abcdef'"]),
+            (("backtest", "--set", "nosuch=1", transcript), 2, ["'nosuch'"]),
+            (("export", "--otlp", "ftp://127.0.0.1:4318", "--dry-run"), 2, ["'ftp://127.0.0.1:4318'"]),
+            (("status", "--bogus"), 2, ["--bogus"]),
+            (("config", "show", "--bogus"), 2, ["--bogus"]),
+            (("install",), 2, ["./install.sh"]),
+            (("nosuchcmd",), 2, ["'nosuchcmd'", "`session-watcher --help`"]),  # not the 12 commands' names
+            (("config", "get", "bp_red"), 1, [str(bad_config)]),  # a file that cannot be used: named whole
+        ]
+        for args, rc, whole in cases:
+            if args == ("config", "get", "bp_red"):
+                bad_config.parent.mkdir(parents=True, exist_ok=True)
+                bad_config.write_text("bp_red = [\n")
+            got = sw(*args, env=env)
+            err = got.stderr.decode()
+            lines = err.splitlines()
+            assert got.returncode == rc, (args, err)
+            assert re.match(r"session-watcher( \w+)*: ", lines[0]), (args, err)
+            assert max(map(len, lines)) <= 80, (args, err)
+            for word in whole:  # each on one line: to be copied
+                assert any(word in line for line in lines), (args, word, err)
+            if rc == 2 and args[-1] == "--bogus":  # argparse's: what is wrong first, then the command's usage
+                assert lines[-1].lstrip().startswith(("usage:", "[")), err
+        said = sw("status", "nosuch", env={**env, "COLUMNS": "1000"}).stderr.decode()
+        assert said.count("\n") == 1, said  # one line where it fits
+
+
+def test_a_mistyped_command_is_named_and_the_usage_keeps_the_messages_width() -> None:
+    """An unknown command is said without argparse's list of all 12 names; the name a typo was
+    meant for is said instead, as that list showed it (`statu`: status). The usage after the message
+    keeps the CLI's width too: COLUMNS=5 is read as 40 columns as everywhere (argparse's own read it
+    as 3, one word a line); garbage in COLUMNS as 80."""
+    env = {**os.environ, "COLUMNS": "5"}
+    got = sw("statu", env=env)
+    err = got.stderr.decode()
+    assert got.returncode == 2, err
+    said = " ".join(err.split())
+    assert "'statu' is not a command (did you mean 'status'? `session-watcher --help` lists them)" in said, err
+    assert "report" not in said  # not every command's name
+    assert "did you mean" not in " ".join(sw("xyzzy", env=env).stderr.decode().split())
+    for columns, width in (("5", 40), ("garbage", 80), ("-3", 80)):
+        got = sw("status", "--bogus", env={**os.environ, "COLUMNS": columns})
+        lines = got.stderr.decode().splitlines()
+        assert got.returncode == 2, lines
+        assert max(map(len, lines)) <= width, lines
+        assert "[-h] [--session ID]" in got.stderr.decode(), lines  # argparse's own: a word a line at "5"

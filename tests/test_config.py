@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from session_watcher.base import config, config_cache
-from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
+from tests.oracle import REPO, TRANSCRIPTS, hook, one_message, oracle, payload, sw
 from tests.statefile import load_state
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
@@ -90,7 +90,7 @@ def test_config_set_wrong_value_is_one_line_naming_file_and_key(key: str, value:
     assert proc.returncode == 2
     assert proc.stdout == b""
     err = proc.stderr.decode()
-    assert err.count("\n") == 1
+    err = one_message(err)
     # a value is checked against the file's own settings (bp_red), so the file is named; an unknown
     # key is the command line's alone: named with the key it may have meant, short of the width
     unknown = expected.startswith(("unknown key", "did you mean"))
@@ -114,7 +114,7 @@ def test_config_set_over_a_file_at_fault_is_the_files_error(text: str, key: str)
     proc = sw("config", "set", "notify_dwell", "3")
     assert proc.returncode == 1, proc.stderr
     err = proc.stderr.decode()
-    assert err.count("\n") == 1
+    err = one_message(err)
     assert str(f) in err
     assert f"'{key}'" in err
     assert f.read_text() == text
@@ -135,7 +135,7 @@ def test_bad_user_file_is_reported_with_file_and_key(text: str, key: str) -> Non
     proc = sw("config", "show")
     assert proc.returncode == 1
     err = proc.stderr.decode()
-    assert err.count("\n") == 1
+    err = one_message(err)
     assert str(f) in err
     assert f"'{key}'" in err
 

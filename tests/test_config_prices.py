@@ -18,7 +18,7 @@ from session_watcher.core import prices
 from session_watcher.core.usererrors import ConfigError
 from session_watcher.sessions import backtest as shell
 from tests.codex_lines import FIXTURES
-from tests.oracle import sw
+from tests.oracle import one_message, sw
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -122,7 +122,7 @@ def test_config_set_writes_a_row_and_refuses_a_bad_value() -> None:
     before = Path(paths.user_config_file()).read_bytes()
     got = sw("config", "set", "prices.gpt-5.6-sol.cache_write", "-2")
     assert got.returncode == 2
-    assert b'[prices."gpt-5.6-sol"] cache_write: expected USD per million tokens' in got.stderr
+    assert '[prices."gpt-5.6-sol"] cache_write: expected USD per million tokens' in one_message(got.stderr.decode())
     assert Path(paths.user_config_file()).read_bytes() == before
     os.unlink(paths.user_config_file())
 

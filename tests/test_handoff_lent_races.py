@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -170,3 +172,97 @@ def test_a_folder_or_link_named_like_a_lent_note_keeps_the_start_on_its_fast_pat
     _pending()
     assert _take("child-f") is not None
     assert handoffs.any_lent() is True
+
+
+GONE = (1 << 31) - 2  # a pid past any pid_max: no process has it
+
+
+def test_a_killed_give_backs_claim_is_given_back_at_the_next_start() -> None:
+    """A give-back killed between its claim (the lent note renamed to `<child>.json.<pid>.giving`)
+    and its end left the claim in handoffs/lent for good, and the handoff taken, never pending
+    again. The next start's reclaim (any_lent sees the claim) puts it back as the lent note and gives
+    it back as usual; a claim whose process still runs is that give-back's own: left alone."""
+    _pending()
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-1")
+    os.rename(lent, f"{lent}.{GONE}.giving")  # the claim of a give-back killed before its end
+    assert handoffs.pending(PROJECT) == []
+    assert handoffs.any_lent()  # the start takes the slower path that reclaims
+    handoffs.reclaim(time.time(), _max_age)
+    assert os.listdir(os.path.dirname(lent)) == []  # no claim, no lent note left
+    assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == ["parent-1"]
+    assert _take("child-2") is not None
+
+    # a give-back under way (its process runs: this test's parent stands in for it) keeps its claim
+    assert handoffs.take(PROJECT, "child-3", time.time(), lambda: STALE, None, GONE) is None  # child-2 has it
+    _pending("parent-2")
+    assert handoffs.take(PROJECT, "child-3", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-3")
+    claim = f"{lent}.{os.getppid()}.giving"
+    os.rename(lent, claim)
+    handoffs.reclaim(time.time(), _max_age)
+    left = sorted(os.listdir(os.path.dirname(lent)))
+    assert left == ["child-2.json", os.path.basename(claim)]  # child-2's client unknown: lent still
+    assert handoffs.pending(PROJECT) == []  # still with the give-back that claimed it
+
+
+def test_a_give_back_killed_after_its_link_into_pending_is_not_given_back_again() -> None:
+    """A give-back killed after it linked the taken note into pending, before it removed the taken
+    note: the handoff is pending (or, a start later, another session's), the taken note one more
+    link to it. The next start's reclaim puts the claim back and gave it back again: pending a
+    second time, so two sessions took the one handoff. The taken note's second link says it went
+    back already: the claim and the note go, the handoff stays with the session that has it."""
+    _pending()
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-1")
+    os.rename(lent, f"{lent}.{GONE}.giving")  # claimed,
+    os.link(handoffs.taken_file("child-1"), handoffs.pending_file(PROJECT))  # linked back, then killed
+    assert _take("child-d") is not None  # the next session took it
+    handoffs.reclaim(time.time(), _max_age)
+    assert handoffs.pending(PROJECT) == []
+    assert _take("child-e") is None  # never a second session
+    assert sorted(os.listdir(os.path.dirname(lent))) == ["child-d.json"]  # no claim, no lent note of child-1
+    assert not os.path.exists(handoffs.taken_file("child-1"))
+    assert handoffs.taken("child-d") is not None
+
+    # killed at the same point with the handoff still pending: it stays pending, once
+    _pending("parent-2")
+    assert handoffs.take(PROJECT, "child-2", time.time(), lambda: STALE, None, GONE) is not None
+    lent = handoffs.lent_file("child-2")
+    os.rename(lent, f"{lent}.{GONE}.giving")
+    os.link(handoffs.taken_file("child-2"), handoffs.pending_file(PROJECT))
+    handoffs.reclaim(time.time(), _max_age)
+    assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == ["parent-2"]
+    assert not os.path.exists(handoffs.taken_file("child-2"))
+    assert _take("child-f") is not None
+    assert _take("child-g") is None
+
+
+RECLAIM = """
+import os, sys, time
+from session_watcher.state import handoffs
+while not os.path.exists(sys.argv[1]):  # both started: they go at once
+    time.sleep(0.001)
+handoffs.reclaim(time.time(), lambda _project: 3600.0)
+"""
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_two_starts_at_once_put_a_killed_give_backs_claim_back_and_give_it_back_once(tmp_path: Path) -> None:
+    """Two session starts at once (real processes), each reclaiming the claim a killed give-back
+    left: the handoff is pending once, then one session takes it; no claim or lent note left."""
+    for n in range(4):
+        _pending(f"parent-{n}")
+        child = f"child-{n}"
+        assert handoffs.take(PROJECT, child, time.time(), lambda: STALE, None, GONE) is not None
+        lent = handoffs.lent_file(child)
+        os.rename(lent, f"{lent}.{GONE}.giving")
+        go = tmp_path / f"go-{n}"
+        starts = [subprocess.Popen([sys.executable, "-c", RECLAIM, str(go)]) for _ in range(2)]
+        go.touch()
+        assert [p.wait(timeout=120) for p in starts] == [0, 0]
+        assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == [f"parent-{n}"]
+        assert os.listdir(os.path.dirname(lent)) == []
+        assert _take(f"taker-{n}") is not None
+        assert _take(f"other-{n}") is None
+        os.unlink(handoffs.lent_file(f"taker-{n}"))  # sent

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -396,7 +397,7 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     run = ["sh", str(REPO / "install.sh")]
     got = subprocess.run([*run, "--no-demo"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
-    assert got.stdout.startswith("installing (pip;")  # before pip's silence
+    assert got.stdout.startswith("installing 0.")  # before pip's silence: the build it installs
     assert got.stdout.splitlines()[1] == f"  {b.sw_home / 'data' / 'venv'}"
     assert b.settings().is_file()
     assert (codex / "hooks.json").is_file()
@@ -593,10 +594,20 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
     got = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
     assert "== the status a bundled sample session ends with (session-watcher replay):" in got.stdout
-    # an update (install.sh again over the venv) shows the sample no more: the user has seen it
+    # the build installed, as the venv records it: the version, and the checkout's commit
+    from session_watcher import __version__
+
+    git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                         timeout=60, check=False)  # a checkout without git's folder: the version alone
+    build = (b.sw_home / "data" / "venv" / ".install-build").read_text().strip()
+    said = rf" \({git.stdout.strip()}(, changed)?\)" if git.returncode == 0 else ""
+    assert re.fullmatch(rf"{re.escape(__version__)}{said}", build), build
+    assert got.stdout.startswith(f"installing {build} with pip (a minute or two) into\n"), got.stdout
+    # an update (install.sh again over the venv) says from which build to which ("updating (pip)"
+    # said neither), and shows the sample no more: the user has seen it
     again = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert again.stdout.startswith("updating (pip)\n")
+    assert again.stdout.startswith(f"updating {build} -> {build} with pip\n"), again.stdout
     assert "sample" not in again.stdout
     assert "== no Claude Code sessions in" in again.stdout
     state = b.sw_home / "state"
@@ -754,3 +765,44 @@ def test_uninstall_names_the_config_it_leaves_as_one_file(tmp_path: Path) -> Non
     said = " ".join(gone.stdout.split())  # the words, the lines joined
     assert said.endswith(f"; your config stays in {config} (delete it yourself if you wish)"), said
     assert config.is_file()
+
+
+def test_the_build_an_install_names_from_a_clone_a_linked_path_and_a_changed_checkout(tmp_path: Path) -> None:
+    """install.sh names the build it installs (and records it in the venv's .install-build): the
+    version and the checkout's commit, ', changed' where a file pip builds from differs from it. A
+    fresh clone (the README's first command), one with core.symlinks=false, and one reached through
+    a link (git names its top folder with the link resolved: the commit was lost there) all name
+    the commit; a changed README (pip builds the package's metadata from it) is a change too. A
+    Python that passes find_python but fails at `-m venv` stops the run after that first line."""
+    from session_watcher import __version__
+
+    if subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, timeout=60,
+                      check=False).returncode:
+        pytest.skip("not a git checkout")
+    fake = tmp_path / "bin" / "python3"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\ncase "$1" in -c) echo "{fake}" ;; *) exit 1 ;; esac\n')
+    fake.chmod(0o755)
+
+    def first_line(checkout: Path) -> str:
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "PYTHON": str(fake)}
+        env.pop("SESSION_WATCHER_HOME", None)
+        got = subprocess.run(["sh", str(checkout / "install.sh"), "--venv-only", "--data", str(tmp_path / "data")],
+                             env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert got.returncode != 0, got.stdout + got.stderr  # the fake's venv failed
+        return got.stdout.splitlines()[0]
+
+    for name, options in (("clone", []), ("nolinks", ["-c", "core.symlinks=false"])):
+        clone = tmp_path / name
+        subprocess.run(["git", "clone", "-q", *options, str(REPO), str(clone)], capture_output=True, timeout=120,
+                       check=True)
+        head = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=60, check=True).stdout.strip()
+        shutil.copyfile(REPO / "install.sh", clone / "install.sh")  # this checkout's, committed or not
+        assert first_line(clone) == f"installing {__version__} ({head}) with pip (a minute or two) into"
+    link = tmp_path / "link"
+    link.symlink_to(clone)
+    assert first_line(link) == f"installing {__version__} ({head}) with pip (a minute or two) into"
+    with (clone / "README.md").open("a") as readme:
+        readme.write("\na line of the user's\n")
+    assert first_line(clone) == f"installing {__version__} ({head}, changed) with pip (a minute or two) into"

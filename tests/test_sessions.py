@@ -15,7 +15,7 @@ import pytest
 from session_watcher import agents
 from session_watcher.core.usererrors import NoSession, UserError
 from session_watcher.sessions import naming as sessions
-from tests.oracle import REPO, TRANSCRIPTS, hook, oracle, payload, sw
+from tests.oracle import REPO, TRANSCRIPTS, hook, one_message, oracle, payload, sw
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -155,7 +155,7 @@ def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
         proc = sw(*args)
         assert proc.returncode == 1, args
         assert "not a Claude Code transcript or Codex rollout" in proc.stderr.decode(), args
-        assert proc.stderr.decode().count("\n") == 1, args
+        assert one_message(proc.stderr.decode()), args
     assert not (tmp_path / "j.html").exists()
     nope = sw("report", "session", "/nope.jsonl", "--html", str(tmp_path / "n.html"))
     assert nope.returncode == 1
@@ -242,4 +242,4 @@ def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_on
     assert page.is_file()
     gone = sw("replay", empty)  # named: still said
     assert gone.returncode == 1
-    assert b"has no transcript on disk" in gone.stderr
+    assert "has no transcript on disk" in one_message(gone.stderr.decode())

@@ -272,12 +272,13 @@ def _check(file: str, key: str, value: object) -> object:
     if k is None:
         near = [n for n in known_keys() if n.endswith("." + key)]  # `remind_min` for `notify.remind_min`
         hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
-        raise ConfigError(f"{file}: unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})")
+        raise ConfigError(f"{file}: unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})", keep=[file])
     out = _settle(k, value)
     if out is BAD and k.kind == "prices":
-        raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}")
+        raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}", keep=[file])
     if out is BAD:
-        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_short(repr(value))}")
+        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_short(repr(value))}",
+                          keep=[file])
     return out
 
 
@@ -298,15 +299,16 @@ def validate(file: str, doc: Mapping[str, Any], project: bool = False) -> dict[s
     for key, value in doc.items():
         if project and key not in PROJECT_KEYS and (key in TABLES or key in known_keys()):
             raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
-                              f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
+                              f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}",
+                              keep=[file, paths.user_config_file()])
         if key in TABLES:
             if not isinstance(value, dict):
-                raise ConfigError(f"{file}: key '{key}': expected a table, got {_short(repr(value))}")
+                raise ConfigError(f"{file}: key '{key}': expected a table, got {_short(repr(value))}", keep=[file])
             out[key] = {k: _check(file, f"{key}.{k}", v) for k, v in value.items()}
         else:
             out[key] = _check(file, key, value)
     if "bp_amber" in out and "bp_red" in out and out["bp_red"] < out["bp_amber"]:
-        raise ConfigError(f"{file}: key 'bp_red': expected a value >= bp_amber ({out['bp_amber']})")
+        raise ConfigError(f"{file}: key 'bp_red': expected a value >= bp_amber ({out['bp_amber']})", keep=[file])
     return out
 
 
@@ -316,7 +318,7 @@ def _together(file: str, cfg: Config, layer: Mapping[str, Any]) -> None:
     if cfg["bp_red"] < cfg["bp_amber"]:
         key = "bp_amber" if "bp_amber" in layer and "bp_red" not in layer else "bp_red"
         raise ConfigError(f"{file}: key '{key}': the effective bp_red ({cfg['bp_red']:g}) would be below "
-                          f"bp_amber ({cfg['bp_amber']:g}); bp_red must be at least bp_amber")
+                          f"bp_amber ({cfg['bp_amber']:g}); bp_red must be at least bp_amber", keep=[file])
 
 
 def _read_toml(file: str) -> dict[str, Any]:
@@ -325,21 +327,21 @@ def _read_toml(file: str) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except TooLarge:
-        raise ConfigError(f"{file}: not a config file (over {MAX_FILE_BYTES >> 20} MiB)") from None
+        raise ConfigError(f"{file}: not a config file (over {MAX_FILE_BYTES >> 20} MiB)", keep=[file]) from None
     except OSError as exc:
-        raise ConfigError(f"{file}: cannot be read: {exc.strerror}") from None
+        raise ConfigError(f"{file}: cannot be read: {exc.strerror}", keep=[file]) from None
     import tomllib  # only for a file that exists: tomllib brings re, typing, datetime and enum
 
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise ConfigError(f"{file}: not valid TOML: not UTF-8 text") from None
+        raise ConfigError(f"{file}: not valid TOML: not UTF-8 text", keep=[file]) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{file}: not valid TOML: {exc}", keep=[file]) from None
     except ValueError as exc:  # the parser's own: an integer of more digits than int() takes, and the like
-        raise ConfigError(f"{file}: not valid TOML: {_short(str(exc))}") from None
+        raise ConfigError(f"{file}: not valid TOML: {_short(str(exc))}", keep=[file]) from None
     except (RecursionError, MemoryError):
-        raise ConfigError(f"{file}: not valid TOML: nested too deep") from None
+        raise ConfigError(f"{file}: not valid TOML: nested too deep", keep=[file]) from None
 
 
 def merge(*layers: Mapping[str, Any]) -> Config:
@@ -462,7 +464,7 @@ def load(project_dir: str | None) -> Config:
     """The effective config; raises ConfigError naming the bad file and key."""
     cfg, errors = load_layers(project_dir)
     if errors:
-        raise ConfigError(errors[0])
+        raise ConfigError(errors[0], keep=config_files(project_dir))
     return cfg
 
 
@@ -539,9 +541,10 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
             _check(file, key, value)
         if project and key not in PROJECT_KEYS:
             raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
-                              f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}")
+                              f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}",
+                              keep=[file, paths.user_config_file()])
     except ConfigError as exc:  # the key or the value given: a command line that cannot work (exit 2)
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc), keep=exc.keep) from None
     from session_watcher.base.atomic import user_file, write_atomic, write_user_file
 
     # the user's own file is written through its link (a dotfiles repository keeps it); a project's
@@ -574,7 +577,7 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         together(file, layer, over_user=project)  # as `load_layers` will
     except ConfigError as exc:
         if _usable(file, before, project):  # the file was sound: the value given breaks it (exit 2)
-            raise UsageError(str(exc)) from None
+            raise UsageError(str(exc), keep=exc.keep) from None
         raise  # a fault of the file's own (a key set by hand): the file's, named (exit 1)
     if moved is not None:  # a value refused (above) leaves the file where it is
         if target != file:  # a link: its target keeps its place, a copy of the bytes goes aside
@@ -612,7 +615,7 @@ def unset_value(file: str, key: str, project: bool = False) -> bool:
         return False
     except (tomlkit.exceptions.ParseError, UnicodeDecodeError, RecursionError, ValueError):
         raise ConfigError(f"{file}: could not be read as TOML (`{_command()} config set` moves it aside and "
-                          "starts it afresh)") from None
+                          "starts it afresh)", keep=[file]) from None
     before = doc.unwrap()
     if not _remove(doc, names, fold=1 if names[0] == "prices" else -1):
         return False
@@ -621,7 +624,7 @@ def unset_value(file: str, key: str, project: bool = False) -> bool:
         together(file, layer, over_user=project)
     except ConfigError as exc:
         if _usable(file, before, project):  # sound before: the removal breaks it (exit 2)
-            raise UsageError(str(exc)) from None
+            raise UsageError(str(exc), keep=exc.keep) from None
         raise
     write_user_file(file, tomlkit.dumps(doc).encode("utf-8"), follow=follow)
     return True
@@ -696,7 +699,7 @@ def _price_key(file: str, key: str, value: Any) -> tuple[str, Any]:
         model = key[len("prices."):]
     model = model.strip('"')
     if not model:
-        raise ConfigError(f"{file}: key 'prices.': expected a model id after 'prices.'")
+        raise ConfigError(f"{file}: key 'prices.': expected a model id after 'prices.'", keep=[file])
     return "prices", {model: value}
 
 

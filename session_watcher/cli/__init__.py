@@ -5,17 +5,19 @@
 argparse or anything else is imported; they deal with their own failures (a hook always exits 0).
 Every other command goes through one parser tree, each command's module adding its own subcommand
 (`add_parser(sub)`, see COMMANDS; a run builds the part of the command it runs), and one handler,
-`handle`, which gives every command the same exit codes and one-line messages (as pre-commit's
-error_handler does):
+`handle`, which gives every command the same exit codes and messages (as pre-commit's
+error_handler does). A message is one on stderr, its first line `session-watcher: ...` (argparse's
+`session-watcher COMMAND: error: ...`), wrapped at spaces within COLUMNS as every command's text
+(`messages.say`: a path or an id never cut):
 
     0    done
-    1    a user error (`usererrors.UserError`, or an OSError naming a file): one line on stderr
-    2    a command line that cannot work: argparse's usage and message, or a `UsageError`'s one line
-    3    an unexpected error: one line naming it and the log file that holds its traceback
+    1    a user error (`usererrors.UserError`, or an OSError naming a file): its message
+    2    a command line that cannot work: argparse's message then the command's usage, or a `UsageError`'s
+    3    an unexpected error: a message naming it and the log file that holds its traceback
     130  interrupted (^C)
 
 A reader that goes away (`session-watcher status | head -1`) ends the command quietly, exit 0; a
-standard output closed from the start (`>&-`) is said in one line, exit 1.
+standard output closed from the start (`>&-`) is said in one message, exit 1.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ TYPE_CHECKING = False  # typing is slow to import; `hook` and `statusline` start
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
 # Every command, in `--help`'s order: the module that adds it to the parser tree (`add_parser(sub)`:
 # its arguments, and the `func` that runs it) and its line in `--help`. Only the module of the command
@@ -90,9 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         plugin = f"claude plugin {args[0]} session-watcher@session-watcher"  # the plugin route's own
         where = _source_folder()
         folder = f"session-watcher's folder ({where})" if where else "session-watcher's folder"
-        print(f"session-watcher: {args[0]} is not a command: {run} in {folder} does it, for Claude "
-              f"Code and Codex, or `{plugin}` for the Claude Code plugin (docs/install.md); `session-watcher "
-              "doctor` says what is installed where", file=sys.stderr)
+        from session_watcher.cli.messages import say
+
+        say(f"{args[0]} is not a command: {run} in {folder} does it, for Claude Code and Codex, or "
+            f"`{plugin}` for the Claude Code plugin (docs/install.md)", keep=[where or ""])
         return 2
     return _handled(args)
 
@@ -162,7 +165,7 @@ def _handled(args: list[str]) -> int:
 def _closed_stdout() -> Any:
     """A stand-in for a closed standard output (Python leaves `sys.stdout` None, and a command's
     first write, or the handler's flush, ended in an AttributeError: exit 3, a traceback logged): its
-    writes fail as a closed descriptor's do, so the command ends with one line, exit 1."""
+    writes fail as a closed descriptor's do, so the command ends with one message, exit 1."""
     import errno
     import io
 
@@ -198,6 +201,7 @@ def _text_streams() -> None:
 def handle(work: Callable[[], int], where: str) -> int:
     """`work()`'s exit code, or the one its failure maps to (see the module's docstring); `where`
     labels an unexpected error's traceback in the log."""
+    from session_watcher.cli.messages import say
     from session_watcher.core.usererrors import UsageError, UserError
 
     try:
@@ -213,32 +217,22 @@ def handle(work: Callable[[], int], where: str) -> int:
             pass
         return 0
     except KeyboardInterrupt:
-        _say("interrupted")
+        say("interrupted")
         return 130
     except UserError as exc:
-        _say(str(exc))
+        say(str(exc), keep=exc.keep)
         return 2 if isinstance(exc, UsageError) else 1
     except OSError as exc:  # the user's files and folders: a missing one, a permission, a full disk
         named = f"{exc.filename}: " if exc.filename else ""
-        _say(f"{named}{exc.strerror or exc}")
+        say(f"{named}{exc.strerror or exc}", keep=[str(exc.filename or "")])
         return 1
     except Exception as exc:
         from session_watcher.base.logs import log_exception
         from session_watcher.base.paths import log_file
 
         log_exception(where, exc)
-        _say(f"internal error ({type(exc).__name__}: {exc}); details in {log_file()}")
+        say(f"internal error ({type(exc).__name__}: {exc}); details in {log_file()}", keep=[log_file()])
         return INTERNAL
-
-
-def _say(message: str) -> None:
-    """One line on stderr, whatever the message holds (a newline, an escape, a lone surrogate)."""
-    from session_watcher.core.text import one_line
-
-    try:
-        print(one_line(f"session-watcher: {message}"), file=sys.stderr, flush=True)
-    except OSError:  # stderr gone too: the exit code says it
-        pass
 
 
 def _dispatch(args: list[str]) -> int:
@@ -303,6 +297,14 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     import textwrap
 
     class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
+            # the CLI's width (base.terminal.columns: never under 40, COLUMNS garbage ignored), less
+            # argparse's margin of 2: argparse's own read COLUMNS=5 as 3 columns, a word a line
+            from session_watcher.base.terminal import columns
+
+            kwargs.setdefault("width", columns() - 2)
+            super().__init__(prog, *args, **kwargs)
+
         def _split_lines(self, text: str, width: int) -> list[str]:
             return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
 
@@ -314,6 +316,32 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("formatter_class", Formatter)
             super().__init__(*args, **kwargs)
+
+        def error(self, message: str) -> NoReturn:
+            """What is wrong first (`session-watcher status: error: ...`, wrapped within COLUMNS as
+            every message of the CLI), then the command's usage (argparse's, within COLUMNS too); exit 2.
+            argparse puts the usage first and the error on one line however long. An unknown command
+            is said without the list of every one (`--help` has them, each with its line), with the one
+            a typo was meant for where one is near."""
+            import re
+
+            from session_watcher.cli.messages import say
+
+            unknown = re.fullmatch(r"argument COMMAND: invalid choice: (.*?) \(choose from (.*)\)", message, re.S)
+            if unknown:  # the 12 names left out, the one a typo was meant for said (as argparse's list showed it)
+                import difflib
+
+                given = unknown.group(1).strip("'")
+                names = [n.strip(" '") for n in unknown.group(2).split(",")]
+                near = difflib.get_close_matches(given, names, n=1)
+                meant = f"did you mean '{near[0]}'? " if near else ""
+                message = f"{unknown.group(1)} is not a command ({meant}`{self.prog} --help` lists them)"
+            say(message, prog=f"{self.prog}: error")
+            try:
+                self.print_usage(sys.stderr)
+            except OSError:  # stderr gone: the exit code says it
+                pass
+            sys.exit(2)
 
     return Parser
 

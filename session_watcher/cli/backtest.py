@@ -42,12 +42,15 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         layer = config.validate("--set", doc)
         config.together("--set", layer, over_user=True)  # bp_amber=5 under bp_red 0.25: refused, as `config set` does
     except UserError as exc:  # ConfigError: an unknown key, a value out of range
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc), keep=exc.keep) from None
     return layer
 
 
-def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The backtest document for the given sessions (none: every session on the machine)."""
+def run(targets: list[str], overrides: dict[str, Any] | None = None,
+        last: dict[str, float] | None = None) -> dict[str, Any]:
+    """The backtest document for the given sessions (none: every session on the machine), in the
+    order they were named or found. `last`, where given, gets each session's last API call's time
+    (epoch seconds) by its id: what the text orders the sessions by."""
     explicit = bool(targets)
     paths = [resolve(t) for t in targets] if explicit else all_transcripts()
     from session_watcher.reports.collect import Progress
@@ -65,7 +68,9 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
             except OSError as exc:
                 if explicit:
                     raise
-                print(f"session-watcher backtest: skipped {clean(path)}: {exc.strerror or exc}", file=sys.stderr)
+                from session_watcher.cli.messages import say
+
+                say(f"skipped {path}: {exc.strerror or exc}", keep=[path], prog="session-watcher backtest")
                 continue
         doc, noted = done
         taken.update(noted)  # in the order of `paths`, as one process alone notes them
@@ -73,6 +78,9 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None) -> dict[str
             sessions.append(doc)
     from session_watcher.sessions.restarts import restarts_taken
 
+    if last is not None:
+        for sid, (_transcript, _parent, calls) in taken.items():
+            last[str(sid)] = max((c.ts for c in calls if c.ts is not None), default=0.0)
     found = restarts_taken(taken, overrides)
     return {"version": VERSION, "config": overrides or {}, "sessions": sessions, "total": bt.totals(sessions),
             **found}
@@ -177,8 +185,16 @@ def add_parser(sub: Any) -> None:
     s.set_defaults(func=command)
 
 
+def newest_first(doc: dict[str, Any], last: dict[str, float]) -> dict[str, Any]:
+    """`doc` with its sessions newest first, by their last API call (`last`), as `report` lists them;
+    a tie (or no time) in the order found."""
+    order = sorted(range(len(doc["sessions"])), key=lambda i: -last.get(str(doc["sessions"][i]["sessionId"]), 0.0))
+    return {**doc, "sessions": [doc["sessions"][i] for i in order]}
+
+
 def command(ns: argparse.Namespace) -> int:
-    doc = run(list(ns.targets), parse_overrides(ns.set))
+    last: dict[str, float] = {}
+    doc = run(list(ns.targets), parse_overrides(ns.set), last)
     if ns.json:
         sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
     elif not doc["sessions"]:
@@ -193,5 +209,7 @@ def command(ns: argparse.Namespace) -> int:
     else:
         from session_watcher.base.terminal import columns
 
-        sys.stdout.write(render_text(doc, columns()))
+        # every session on the machine: newest first, as `report` lists them (the JSON keeps the order
+        # found, which programs and bench.backtest_many compare byte for byte); sessions named: as named
+        sys.stdout.write(render_text(doc if ns.targets else newest_first(doc, last), columns()))
     return 0

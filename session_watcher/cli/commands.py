@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from session_watcher.base.terminal import columns
+from session_watcher.cli.messages import say
 from session_watcher.core.errors import LockTimeout, NotOurs, Rejected, StateTooLarge
 from session_watcher.core.text import clean, fit, one_line
 from session_watcher.core.usererrors import NoSession, UsageError, UserError
@@ -97,7 +98,7 @@ SYNC_BUDGET = 30.0  # seconds of folding: the whole transcript, when the hooks f
 
 
 def _say(key: str, message: str) -> None:
-    print(f"session-watcher: {one_line(message)}", file=sys.stderr)
+    say(message)
 
 
 def load_session(session_id: str | None) -> tuple[State, Config]:
@@ -121,7 +122,8 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
         raise UserError(f"not a session id: {session_id!r}")
     path = store.session_file(session_id)
     if not os.path.exists(path):
-        raise NoSession(f"no state for session {session_id} (in {os.path.dirname(path)})")
+        raise NoSession(f"no state for session {session_id} (in {os.path.dirname(path)})",
+                        keep=[os.path.dirname(path)])
     try:
         with shell.open_session(session_id, LOCK_TIMEOUT, _say) as opened:
             cfg = opened.config()
@@ -295,8 +297,7 @@ def config_show(ns: argparse.Namespace) -> int:
     from session_watcher.base import route
 
     for err in errors:
-        print(one_line(f"session-watcher: {err} (left out; `{route.cli_command()} config set` can fix it)"),
-              file=sys.stderr)
+        say(f"{err} (left out; `{route.cli_command()} config set` can fix it)", keep=doc["files"])
     return 1 if errors else 0
 
 
@@ -321,15 +322,14 @@ def config_get(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit({"key": ns.key, "value": value, "source": source, "file": file})
     else:
-        unset = "the built-in prices count" if ns.key.startswith("prices.") else "worked out at run time"
-        said = f"not set ({unset})" if value is None else f"= {config.show_value(value)}"
+        said = f"not set ({_unset(ns.key, config.load_layers(project)[0])})" if value is None \
+            else f"= {config.show_value(value)}"
         where = {"default": "the default", "user": f"your config, {file}", "project": f"the project's config, {file}"}
-        print(one_line(f"{ns.key} {said}  ({where[source]})"))
+        _said(f"{ns.key} {said}  ({where[source]})", file or "")
     from session_watcher.base import route
 
     for err in errors:  # as `config show`: a file left out is named, and the answer is without it
-        print(one_line(f"session-watcher: {err} (left out; `{route.cli_command()} config set` can fix it)"),
-              file=sys.stderr)
+        say(f"{err} (left out; `{route.cli_command()} config set` can fix it)", keep=config.config_files(project))
     return 1 if errors else 0
 
 
@@ -339,8 +339,7 @@ def config_set(ns: argparse.Namespace) -> int:
     target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
     if moved:
-        print(one_line(f"session-watcher: {target} could not be read as TOML: moved to {moved}, started afresh"),
-              file=sys.stderr)
+        say(f"{target} could not be read as TOML: moved to {moved}, started afresh", keep=[target, moved])
     # what `config show` then says: the value as the config reads it (`block` is read as `ask`)
     effective, _errors = config.load_layers(os.path.abspath(ns.project) if ns.project else _project(ns))
     shown: Any = effective
@@ -362,11 +361,37 @@ def config_unset(ns: argparse.Namespace) -> int:
     shown: Any = effective
     for part in config.key_path(ns.key):
         shown = shown.get(part) if isinstance(shown, dict) else None
-    unset = "the built-in prices count" if ns.key.startswith("prices.") else "worked out at run time"
-    said = f"not set ({unset})" if shown is None else f"= {config.show_value(shown)}"
+    said = f"not set ({_unset(ns.key, effective)})" if shown is None else f"= {config.show_value(shown)}"
     where = f"removed from {target}" if removed else f"{target} did not set it: unchanged"
     _said(f"{ns.key} {said}  ({where})", target)
     return 0
+
+
+def _unset(key: str, effective: Config) -> str:
+    """What a key that is not set comes to. A price (core.prices' rule): a row or its `input` left
+    out, the built-in table's; a cache field left out, the built-in ratio of that field to the input
+    price, applied to the row's input (its own, else the table's): said with the dollars it makes."""
+    if not key.startswith("prices."):
+        return "worked out at run time"
+    from session_watcher.base import config
+    from session_watcher.base.config_cache import use_prices
+    from session_watcher.core import prices
+
+    def usd_per_mtok(usd: float) -> str:  # as the config writes a price: USD per million tokens
+        return f"${round(usd, 6):g}/MTok"
+
+    _, model, *field = config.key_path(key)
+    use_prices(effective)  # the prices as they are now: the row without what was unset
+    base = prices.input_price(model)
+    if base is None:
+        return f"{model} has no price: the built-in tables do not know it"
+    if not field or field[0] == "input":
+        what = "price" if not field else "input price"
+        return f"the built-in {what}, input {usd_per_mtok(base)}" if prices.in_tables(model) \
+            else f"the built-in {what}"
+    ratio = {"cache_read": prices.read_multiplier, "cache_write": prices.write_multiplier,
+             "cache_write_1h": prices.write_1h_multiplier}[field[0]](model)
+    return f"the built-in ratio, {ratio:g} x the input price {usd_per_mtok(base)}: {usd_per_mtok(base * ratio)}"
 
 
 def _said(line: str, target: str) -> None:
@@ -374,7 +399,7 @@ def _said(line: str, target: str) -> None:
     command's text, the file's path whole (to be copied)."""
     from session_watcher.core.text import wrap
 
-    print("\n".join(wrap(one_line(line), columns(), keep=[one_line(target)])))
+    print("\n".join(wrap(one_line(line), columns(), keep=[one_line(target)] if target else [])))
 
 
 def doctor(ns: argparse.Namespace) -> int:

@@ -109,7 +109,7 @@ def command(ns: argparse.Namespace) -> int:
     since = _checked(ns)
     cfg, _ = config.load_layers(None)
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
-    # nowhere to go: NoTarget, a UserError (one line, exit 1)
+    # nowhere to go: NoTarget, a UserError (one message, exit 1)
     target = settings.resolve(otlp, os.environ, url=ns.otlp or None, version=exporter.version())
     from session_watcher.base import paths
 

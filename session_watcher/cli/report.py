@@ -192,7 +192,7 @@ def command(args: Any) -> int:
         raise UsageError("--pages writes a folder of pages beside the report: --html names a file for it, not -")
     missing = [d for d in args.projects or () if not os.path.isdir(os.path.expanduser(d))]
     if missing:  # a folder that is not there is a typo, not an empty history
-        raise UserError(f"--projects {missing[0]}: no such folder")
+        raise UserError(f"--projects {missing[0]}: no such folder", keep=[missing[0]])
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
         from session_watcher.reports.collect import Progress, report_json_pieces
@@ -224,7 +224,7 @@ def command(args: Any) -> int:
             pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
             write_atomic(args.html, utf8(render(doc, pages)), mode=0o600, fsync=False)
         except OSError as exc:
-            raise UserError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+            raise UserError(f"cannot write {args.html}: {exc.strerror or exc}", keep=[args.html]) from None
         # the pages' folder as the user named the report (relative stays relative): `<OUT stem>-sessions/`
         folder = os.path.join(os.path.dirname(args.html), next(iter(pages.values())).split("/")[0]) if pages else ""
         print(one_line(f"wrote {args.html}" + (f" and {len(pages)} session pages in {folder}/" if pages else "")))

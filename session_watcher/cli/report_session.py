@@ -83,7 +83,7 @@ def command(args: argparse.Namespace) -> int:
             raise
         except OSError as exc:
             where = "to standard output" if to_stdout else args.html
-            raise UserError(f"cannot write {where}: {exc.strerror or exc}") from None
+            raise UserError(f"cannot write {where}: {exc.strerror or exc}", keep=[where]) from None
         if to_stdout:
             return 0
         h, sid = model["health"], model.get("sessionId") or found.session_id

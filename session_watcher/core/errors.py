@@ -1,8 +1,8 @@
 """Every error session-watcher raises on purpose: one base, a few named kinds.
 
     WatcherError                  anything raised on purpose; what else reaches the CLI is a bug (exit 3)
-    ├── UserError                 the user can act on it: the CLI prints it as one line and exits 1
-    │   ├── UsageError            options that do not go together: one line, exit 2 (as argparse's own)
+    ├── UserError                 the user can act on it: the CLI prints it as one message and exits 1
+    │   ├── UsageError            options that do not go together: one message, exit 2 (as argparse's own)
     │   ├── NoSession             no session matches what was named (sessions.find)
     │   ├── ConfigError           a config file that cannot be used (a ValueError too)
     │   └── NoTarget              OTLP export is on but has nowhere to go (otlp.settings)

@@ -1,8 +1,9 @@
 """The errors only a command reports to its user (core.errors draws the whole hierarchy): what the
-user can act on, `UserError` and its kinds (the CLI prints one line and exits 1, or 2 for a
-UsageError), and a read-only user file. Apart from `core.errors`, which every hook run loads, so a
-hook's process creates these classes only when it reads the config files again (`base.config`: a
-session's first run, a config file changed) or reaches other code that raises one."""
+user can act on, `UserError` and its kinds (the CLI prints one message, wrapped within COLUMNS,
+and exits 1, or 2 for a UsageError), and a read-only user file. Apart from `core.errors`, which
+every hook run loads, so a hook's process creates these classes only when it reads the config
+files again (`base.config`: a session's first run, a config file changed) or reaches other code
+that raises one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from session_watcher.core.errors import WatcherError
 
 
 class UserError(WatcherError):
-    """Something the user can fix (a missing session, a bad argument, an unusable file): one line, exit 1."""
+    """Something the user can fix (a missing session, a bad argument, an unusable file): one message,
+    exit 1. `keep`: the paths in it, each kept whole where the CLI wraps the message (one may hold a
+    space)."""
+
+    def __init__(self, message: str = "", *, keep: tuple[str, ...] | list[str] = ()) -> None:
+        super().__init__(message)
+        self.keep = tuple(str(k) for k in keep)
 
 
 class UsageError(UserError):

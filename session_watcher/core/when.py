@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-FORMS = ("YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] (local time unless it ends in a zone: Z, +02:00), "
-         "or a span back from now: 30m, 12h, 7d, 2w (minutes, hours, days, weeks)")
+# "30m" said as minutes: a reader may take m for months
+FORMS = ("YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] (local unless it ends in Z or +02:00), or a span back: "
+         "30m (minutes), 12h, 7d, 2w")
 UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 

@@ -101,13 +101,13 @@ def check_transcript(path: str) -> str:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
+        raise UserError(f"{path}: no such file", keep=[path]) from None
     except OSError as exc:
-        raise UserError(f"{path}: {exc.strerror or exc}") from None
+        raise UserError(f"{path}: {exc.strerror or exc}", keep=[path]) from None
     if stat.S_ISDIR(st.st_mode):
-        raise UserError(f"{path}: a folder, not a transcript file")
+        raise UserError(f"{path}: a folder, not a transcript file", keep=[path])
     if not stat.S_ISREG(st.st_mode):
-        raise UserError(f"{path}: not a regular file")
+        raise UserError(f"{path}: not a regular file", keep=[path])
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:
@@ -115,9 +115,9 @@ def check_transcript(path: str) -> str:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise UserError(f"{path}: {exc.strerror or exc}") from None
+        raise UserError(f"{path}: {exc.strerror or exc}", keep=[path]) from None
     if not head.strip():
-        raise UserError(f"{path}: empty, not a transcript (yet)")
+        raise UserError(f"{path}: empty, not a transcript (yet)", keep=[path])
     lines = head.split(b"\n")
     if len(head) == SNIFF_BYTES and len(lines) > 1:
         lines.pop()  # cut by the read
@@ -132,7 +132,8 @@ def check_transcript(path: str) -> str:
             return os.path.abspath(path)
     if len(lines) == 1 and head.lstrip().startswith(b"{"):  # one line longer than the read: give it its chance
         return os.path.abspath(path)
-    raise UserError(f"{path}: not a Claude Code transcript or Codex rollout (no JSON record in its first lines)")
+    raise UserError(f"{path}: not a Claude Code transcript or Codex rollout (no JSON record in its first lines)",
+                    keep=[path])
 
 
 def _by_path(path: str) -> Found:
@@ -156,10 +157,14 @@ def _where(known: _Known) -> str:
 
     there = folders_there(known.roots)
     n = len(known.states)
-    recorded = (f"{n} recorded session{'s' if n != 1 else ''} ({paths.sessions_dir()})"
-                if n or os.path.isdir(paths.sessions_dir()) else "the recorded sessions (none yet)")
-    return f"looked in {recorded} and " + (f"the transcripts in {', '.join(there)}" if there
-                                           else f"the transcripts ({NO_FOLDER})")
+    if not n and not there:  # nothing anywhere: no folder worth naming, no listing worth running
+        return f"there is none yet ({NO_FOLDER}, and the hooks recorded none)"
+    recorded = (f"{n} recorded session{'s' if n != 1 else ''} ({paths.sessions_dir()})" if n
+                else "the recorded sessions (none yet)")
+    transcripts = f"the transcripts in {', '.join(there)}" if there else f"the transcripts ({NO_FOLDER})"
+    from session_watcher.base.route import cli_command
+
+    return f"looked in {recorded} and {transcripts}; `{cli_command()} report` lists every session with its id"
 
 
 def _by_activity(known: _Known) -> list[str]:
@@ -179,8 +184,8 @@ def _latest(known: _Known) -> Found:
         from session_watcher.base.route import cli_command
 
         looked = f"no Claude Code transcript or Codex rollout in {', '.join(there)}" if there else NO_FOLDER
-        raise NoSession(f"no session yet: {looked}, and none recorded by the hooks (start a session in Claude Code "
-                        f"or Codex; see `{cli_command()} doctor`)")
+        raise NoSession(f"no session yet: {looked}, and none recorded by the hooks (`{cli_command()} doctor` "
+                        "checks them)", keep=[*there, cli_command()])
     return _by_id(ranked[0], known)
 
 
@@ -205,11 +210,12 @@ def find(target: str | None) -> Found:
                             "give more of it")
     if os.path.isfile(target):  # a transcript in the current folder, named without its .jsonl
         return _by_path(target)
-    from session_watcher.base.route import cli_command
-
     short = f" (a short id needs at least {MIN_PREFIX} characters)" if len(target) < MIN_PREFIX else ""
-    raise NoSession(f"no session {target!r}{short}; {_where(known)}; `{cli_command()} report` lists every "
-                    "session with its id")
+    from session_watcher.agents import folders_there
+    from session_watcher.base import paths
+
+    raise NoSession(f"no session {target!r}{short}; {_where(known)}",
+                    keep=[paths.sessions_dir(), *folders_there(known.roots)])
 
 
 def _on_disk(found: Found) -> bool:
@@ -230,7 +236,8 @@ def transcript_of(target: str | None) -> Found:
             found = next((f for f in (_by_id(sid, known) for sid in _by_activity(known)) if _on_disk(f)), found)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id} has no transcript on disk (its state names none, and none is "
-                        "in the Claude Code projects or Codex sessions folders)")
+                        "in Claude Code's or Codex's sessions folders)")
     if not os.path.isfile(found.transcript):
-        raise NoSession(f"session {found.session_id}: its transcript {found.transcript} is gone")
+        raise NoSession(f"session {found.session_id}: its transcript {found.transcript} is gone",
+                        keep=[found.transcript])
     return found

@@ -19,7 +19,11 @@ that ends with it still lent (SessionEnd: `give_back`), or whose client is gone 
 (the next session start anywhere: `reclaim`, POSIX only), made no request that carried the note; its
 transcript is checked for a call too (a prompt hook that failed), and the handoff goes back pending
 for its project, unless a newer one is pending there, it is stale by the usual rule, or it is the
-guard's and its session went on since (`_went_on`).
+guard's and its session went on since (`_went_on`). A give-back first claims the lent note by
+renaming it to `<child id>.json.<pid>.giving`; one killed before its end leaves that claim behind,
+and the next start's `reclaim` puts it back as the lent note (`_unclaim`) when its process is gone,
+then gives it back as any other: never one a running give-back holds, nor one it linked into
+pending before it was killed (the taken note has a second link: pending, or the session's that took it).
 
 Hot path (the SessionStart hook): stdlib `os` and `zlib` (built in), fastjson; nothing else
 (`any_pending` first: with nothing pending anywhere, the hook reads one directory and exits).
@@ -252,6 +256,10 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
     return doc
 
 
+GIVING = ".giving"  # a lent note claimed by a give-back: `<child id>.json.<pid>.giving`
+GIVING_MAX_S = 600.0  # a claim older than this is no give-back's (one takes milliseconds): its pid may be another's
+
+
 def lent_file(session_id: str) -> str:
     return os.path.join(folder("lent"), session_id + ".json")
 
@@ -261,7 +269,7 @@ def any_lent() -> bool:
     regular file (the entry's type, no stat), never a folder or link there, which `reclaim` skips."""
     try:
         with os.scandir(folder("lent")) as it:
-            found = any(e.name.endswith(".json") and e.is_file(follow_symlinks=False) for e in it)
+            found = any(e.name.endswith((".json", GIVING)) and e.is_file(follow_symlinks=False) for e in it)
     except OSError:
         return False
     return found and ours("lent")
@@ -348,6 +356,14 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
         _unlink(lent)
         return False
     dest = taken_file(child)
+    try:
+        linked = os.stat(dest, follow_symlinks=False).st_nlink > 1
+    except OSError:
+        linked = False
+    if linked:  # given back already: a give-back killed after its link into pending (`_unclaim` put its
+        _unlink(dest)  # claim back), pending since or taken by another session (a rename keeps the link)
+        _unlink(lent)
+        return False
     doc = _read(dest)
     project = doc.get("project") if doc is not None else None
     ok = (isinstance(project, str) and not _made_a_call(info.get("transcript"))
@@ -379,6 +395,7 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
     SessionEnd hook alone)."""
     if os.name != "posix":
         return
+    _unclaim(now)
     for _, path in _files("lent"):
         child = os.path.basename(path)[:-len(".json")]
         info = _read(path)
@@ -394,6 +411,39 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
 
 
 PID_END = 1 << 31  # a pid is a C int: past it no process (os.kill would overflow), its client unknown
+
+
+def _unclaim(now: float) -> None:
+    """Each claim a give-back left behind (`<child id>.json.<pid>.giving`: killed between its claim
+    and its end, the handoff stayed taken for good) back as the lent note, for `reclaim` to give back
+    as usual: only where the process that claimed it is gone, or the claim is older than GIVING_MAX_S
+    (its pid another process's since; the rename that claimed it set its ctime). A claim a running
+    give-back holds is its own: left alone. Where the lent note is there again (another start put
+    it back first), the claim just goes."""
+    try:
+        with os.scandir(folder("lent")) as it:
+            claims = [e for e in it if e.name.endswith(GIVING) and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return
+    if claims and not ours("lent"):  # never linked into a folder that is not ours
+        return
+    for e in claims:
+        note, _, pid = e.name[:-len(GIVING)].rpartition(".")
+        if not note.endswith(".json") or not pid.isdigit():
+            continue  # not a claim of ours
+        try:
+            age = now - e.stat(follow_symlinks=False).st_ctime
+        except OSError:
+            continue  # gone: its give-back ended
+        n = int(pid)
+        if age < GIVING_MAX_S and n != os.getpid() and 1 < n < PID_END and _running(n):
+            continue  # a give-back under way
+        try:
+            os.link(e.path, os.path.join(folder("lent"), note))  # never over a lent note there
+        except OSError:
+            pass
+        _unlink(e.path)
+
 
 # a process the client runs its hook command through, which waits for the hook and ends with it
 SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "tcsh", "csh"})

@@ -1,0 +1,26 @@
+"""The CLI's messages on stderr: one per error or note, within COLUMNS (`say`). Apart from the
+package's front door (`session_watcher.cli`), so the command modules it dispatches to use it too
+without an import cycle."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def say(message: str, keep: Sequence[str] = (), prog: str = "session-watcher") -> None:
+    """One message on stderr, `prog: message`, whatever it holds (a newline, an escape, a lone
+    surrogate: one field's escapes), wrapped at spaces within COLUMNS (stderr's terminal, else 80) as
+    every command's text, its later lines indented by two; each of `keep` (a path, which may hold a
+    space) is never broken, and no word is cut (a path or an id stays whole, to be copied)."""
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import one_line, wrap
+
+    lines = wrap(one_line(f"{prog}: {message}"), columns(2), keep=[one_line(k) for k in keep if k])
+    try:
+        print("\n".join(lines), file=sys.stderr, flush=True)
+    except OSError:  # stderr gone too: the exit code says it
+        pass
