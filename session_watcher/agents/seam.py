@@ -13,7 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, Literal
 
     from session_watcher.agents.source import Source
@@ -134,6 +134,11 @@ class Agent:
 
     def digest(self, d: Digest) -> Callable[[Mapping[str, Any]], None]:
         """What a parsed record of its log, fed in order, adds to the handoff note's Digest."""
+        raise NotImplementedError
+
+    def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
+        """The main-chain calls of a whole log (its lines, in order) that open an agent turn: the first
+        call after the agent stopped and the user sent a prompt, by their call events' keys."""
         raise NotImplementedError
 
     def hook_output(self, _event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:

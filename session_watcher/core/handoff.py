@@ -90,6 +90,17 @@ def _prompt_text(content: object) -> str | None:
     return text
 
 
+def typed(rec: Mapping[str, Any], content: object) -> str | None:
+    """The words of a Claude Code user record (`content`: its message's) when it is a prompt the
+    user typed, else None: no tool result, no client's meta text or compaction summary, no prompt
+    the client or another agent sent, no slash command's or bash mode's echo (NOT_PROMPTS)."""
+    origin = rec.get("origin")
+    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("promptSource") not in TYPED or (
+            isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
+        return None
+    return _prompt_text(content)
+
+
 class Digest:
     """What a session was doing, fed its transcript records in order (`add`)."""
 
@@ -131,11 +142,7 @@ class Digest:
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._result(str(block.get("tool_use_id")), rec.get("toolUseResult"))
-        origin = rec.get("origin")
-        if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("promptSource") not in TYPED or (
-                isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
-            return
-        text = _prompt_text(content)
+        text = typed(rec, content)
         if text is not None:
             self.prompt(text)
 

@@ -35,7 +35,7 @@ from session_watcher.core.caps import MAX_COUNT, MAX_ID_CHARS, clean_path, model
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from session_watcher.core.shapes import Detail, Event, Iteration, ReadFile, Sample, UseInfo
 
@@ -315,3 +315,36 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
         else:
             bad += 1
     return events, bad
+
+
+def turn_starts(lines: Iterable[bytes]) -> set[str]:
+    """The main-chain API calls (their keys, as their call events name them) that answer a prompt the
+    user typed (`core.handoff.typed`): each starts an agent turn, the agent having stopped and waited
+    for the user before it. A call that answers a tool result, a task notification, a slash command's
+    or bash mode's output, or a client's note starts none; a call's later lines are the same call."""
+    from session_watcher.core.handoff import typed
+
+    starts: set[str] = set()
+    seen: set[str] = set()
+    asked = False  # a typed prompt since the last call
+    for line in lines:
+        if (b'"user"' not in line and USAGE not in line) or len(line) > MAX_LINE_BYTES:
+            continue
+        try:
+            rec = fastjson.loads(line)
+        except ValueError:
+            continue
+        msg = rec.get("message") if isinstance(rec, dict) and rec.get("isSidechain") is not True else None
+        if not isinstance(msg, dict):
+            continue
+        if rec.get("type") == "user":
+            asked = asked or typed(rec, msg.get("content")) is not None
+        elif (rec.get("type") == "assistant" and USAGE in line and isinstance(msg.get("usage"), dict)
+              and model_name(msg.get("model")) != "<synthetic>"):
+            key = call_key(msg.get("id"), rec.get("requestId"))
+            if key is not None and key not in seen:
+                seen.add(key)
+                if asked:
+                    starts.add(key)
+                asked = False
+    return starts
