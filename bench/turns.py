@@ -28,25 +28,58 @@ Prints one table row a figure; nothing here asserts anything.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import statistics
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from bench import advice
 from bench import calibrate as cal
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
-from session_watcher.core import closedloop, engine
+from session_watcher.core import closedloop, engine, eoq
 from session_watcher.core.eoq import quantities
 from session_watcher.sessions import backtest as shell
 
 if TYPE_CHECKING:
     from session_watcher.core.chains import Chain
     from session_watcher.core.shapes import Alert, CallUsage, State
+
+
+def stopped(path: Path, turns: frozenset[str]) -> frozenset[str]:
+    """`turns` and, in a Claude Code transcript, every call after a main-chain call that issued no tool
+    (the agent ended its turn: what started it again may be no prompt the user typed, a background
+    task's notification, a slash command): the widest reading of where the agent waited."""
+    from session_watcher.agents.claude_code.transcript import call_key
+    from session_watcher.core import fastjson
+
+    if path.read_bytes()[:200].find(b'"session_meta"') >= 0:  # a Codex rollout: its turns
+        return turns
+    tools: dict[str, bool] = {}
+    order: list[str] = []
+    for line in path.read_bytes().splitlines():
+        if b'"assistant"' not in line:
+            continue
+        try:
+            rec = fastjson.loads(line)
+        except ValueError:
+            continue
+        msg = rec.get("message") if isinstance(rec, dict) and rec.get("isSidechain") is not True else None
+        if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict) or msg.get("model") == "<synthetic>":
+            continue
+        key = call_key(msg.get("id"), rec.get("requestId"))
+        if key is None:
+            continue
+        if key not in tools:
+            order.append(key)
+            tools[key] = False
+        content = msg.get("content")
+        tools[key] = tools[key] or (isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_use" for b in content))
+    return turns | frozenset(b for a, b in itertools.pairwise(order) if not tools[a])
 
 
 def opens(s: cal.Session, turns: frozenset[str]) -> list[bool]:
@@ -99,6 +132,12 @@ class Alerts:
     ratios_now: list[float] = field(default_factory=list)  # realized / promised, per alert acted on
     ratios_turn: list[float] = field(default_factory=list)
     ratios_turn_from_end: list[float] = field(default_factory=list)
+    # priced at the turn's end (what the alert would say if sent there: the state after the turn's last
+    # call), against a restart there over its own horizon
+    promised_at_end: float = 0.0
+    realized_at_end: float = 0.0
+    lost_at_end: int = 0
+    ratios_at_end: list[float] = field(default_factory=list)
     advice: int = 0  # gates and reminders
     mid_turn: int = 0  # of those, after a call that did not end its turn
     waits: list[int] = field(default_factory=list)  # calls the turn ran on after a mid-turn one (it ended)
@@ -121,9 +160,15 @@ def alerts(s: cal.Session, starts: list[bool], out: Alerts) -> None:
     calls: list[bt.Call] = []
     state = s.loaded.fresh()
 
+    priced: list[tuple[float | None, int | None]] = []  # per call: a restart's saving then, its horizon
+
     def hook(st: State, got: list[Alert], usage: CallUsage) -> None:
-        calls.append(closedloop._call(st, quantities(st, cfg), got, usage))
+        q = eoq.with_horizon(st, cfg, quantities(st, cfg))
+        calls.append(closedloop._call(st, q, got, usage))
         fired.extend((len(calls) - 1, a.copy()) for a in got)
+        saving, usd = eoq.restart_saving(st, q)
+        h = q["horizon"]
+        priced.append((usd if usd is not None else saving, None if h is None else math.ceil(h)))
 
     engine.fold(state, s.loaded.events, cfg, s.loaded.paths, call_hook=hook)
     where: list[tuple[Chain, int]] = []
@@ -151,9 +196,9 @@ def alerts(s: cal.Session, starts: list[bool], out: Alerts) -> None:
                 else:
                     out.waits.append(m - 1 - j)
             # the turn's end within the segment (a real compaction first: no restart)
-            at = None if m is None else i + (m - j) - 1
-            if at is not None and (at + 1 >= len(seg.calls) or calls[j].segment != calls[m].segment):
-                at = None
+            at = None
+            if m is not None and i + m - j < len(seg.calls) and calls[j].segment == calls[m].segment:
+                at = i + (m - j) - 1
         if k < 0 or k not in seg.points():  # no restart at a segment's last call (bench.advice's rule)
             continue
         out.promised += promise
@@ -175,6 +220,13 @@ def alerts(s: cal.Session, starts: list[bool], out: Alerts) -> None:
         if promise > 0:
             out.ratios_turn.append(turn / promise)
             out.ratios_turn_from_end.append(end / promise)
+        there, h_end = priced[j + at - k] if a["kind"] != "guard" else (promise, horizon)
+        if there is not None and there > 0:
+            got = realized(seg, at, at + 1, h_end or len(seg.calls))
+            out.promised_at_end += there
+            out.realized_at_end += got
+            out.lost_at_end += got < 0
+            out.ratios_at_end.append(got / there)
 
 
 @dataclass
@@ -191,9 +243,11 @@ class Row:
     loop_unended: int  # its turn ran to the session's end
 
 
-def session(path: Path, shown: Alerts) -> Row:
+def session(path: Path, shown: Alerts, wide: bool = False) -> Row:
     s = cal.prepare(path)
     turns = shell.turns(str(path))
+    if wide:
+        turns = stopped(path, turns)
     starts = opens(s, turns)
     params = config.model_params(s.cfg)
     alert = closedloop.follow(s.loaded.fresh(), s.seen, params, "alert")
@@ -241,9 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("transcripts", nargs="+", type=Path)
     ap.add_argument("--json", type=Path, help="write each session's figures here")
+    ap.add_argument("--stopped", action="store_true", help="a Claude Code turn's end also where a call "
+                    "issued no tool (`stopped`), not only before a prompt the user typed")
     ns = ap.parse_args(argv)
     shown = Alerts()
-    rows = [session(p, shown) for p in ns.transcripts]
+    rows = [session(p, shown, ns.stopped) for p in ns.transcripts]
     out = ["| session | best | best at prompts | alert: capture (restarts) | at prompt: capture (restarts) | "
            "alert's restarts mid-turn |", "|---|---|---|---|---|---|"]
     for r in rows:
@@ -273,8 +329,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{shown.lost_turn_from_end} (from the turn's end); never actionable {shown.never}",
             f"realized / promised (sums): after the call {shown.realized_now / shown.promised:.3f}; at the turn's "
             f"end (the alerts a user could act on), from k {shown.realized_turn / shown.promised_turn:.3f}, from "
-            f"the end {shown.realized_turn_from_end / shown.promised_turn:.3f}; medians {statistics.median(shown.ratios_now):.3f}, "
-            f"{statistics.median(shown.ratios_turn):.3f}, {statistics.median(shown.ratios_turn_from_end):.3f}"]
+            f"the end {shown.realized_turn_from_end / shown.promised_turn:.3f}; medians "
+            f"{statistics.median(shown.ratios_now):.3f}, {statistics.median(shown.ratios_turn):.3f}, "
+            f"{statistics.median(shown.ratios_turn_from_end):.3f}",
+            f"priced at the turn's end (the state after its last call), a restart there over its own horizon: "
+            f"realized / promised {shown.realized_at_end / shown.promised_at_end:.3f} (sums), median "
+            f"{statistics.median(shown.ratios_at_end):.3f}; lost {shown.lost_at_end} of {len(shown.ratios_at_end)}"]
     print("\n".join(out))
     if ns.json:
         ns.json.write_text(json.dumps({"rows": [asdict(r) for r in rows], "alerts": asdict(shown)}))

@@ -126,6 +126,15 @@ def _event(ev: CallEvent, step: Step) -> CallEvent:
     return _with_usage(ev, inp, (cr, w5m, w1h))
 
 
+def _due(policy: str, due: bool, said: list[Alert], sweet: bool) -> bool:
+    """Whether the user following `policy` is to restart after the call just folded (`said`: the
+    alerts it fired; `due`: whether they were before it, and did not)."""
+    if policy == "sweetSpot":
+        return sweet
+    # alertAtPrompt: advice not yet acted on waits for the turn's end
+    return (due and policy == "alertAtPrompt") or any(a.get("kind") in ADVICE for a in said)
+
+
 def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
            turns: Container[str] = frozenset()) -> list[int]:
     """The restarts (call numbers, 1-based) of a user who follows `policy` from the start of the
@@ -208,9 +217,6 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
         redone[key] = cf = _event(ev, step)
         said.clear()
         engine.fold(state, [cf], cfg, paths, call_hook=hook)
-        if policy == "sweetSpot":
-            due = sweet[0]
-        else:  # alertAtPrompt: advice not yet acted on waits for the turn's end
-            due = (due and policy == "alertAtPrompt") or any(a.get("kind") in ADVICE for a in said)
+        due = _due(policy, due, said, sweet[0])
     flush(compacts)
     return restarts

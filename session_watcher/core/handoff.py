@@ -90,12 +90,13 @@ def _prompt_text(content: object) -> str | None:
     return text
 
 
-def typed(rec: Mapping[str, Any], content: object) -> str | None:
+def typed(rec: Mapping[str, Any], content: object, sources: tuple[str | None, ...] = TYPED) -> str | None:
     """The words of a Claude Code user record (`content`: its message's) when it is a prompt the
     user typed, else None: no tool result, no client's meta text or compaction summary, no prompt
-    the client or another agent sent, no slash command's or bash mode's echo (NOT_PROMPTS)."""
+    the client or another agent sent, no slash command's or bash mode's echo (NOT_PROMPTS).
+    `sources`: the record's promptSource values that count as the user's."""
     origin = rec.get("origin")
-    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("promptSource") not in TYPED or (
+    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("promptSource") not in sources or (
             isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
         return None
     return _prompt_text(content)

@@ -319,10 +319,13 @@ def parse_lines(lines: list[bytes]) -> tuple[list[Event], int]:
 
 def turn_starts(lines: Iterable[bytes]) -> set[str]:
     """The main-chain API calls (their keys, as their call events name them) that answer a prompt the
-    user typed (`core.handoff.typed`): each starts an agent turn, the agent having stopped and waited
-    for the user before it. A call that answers a tool result, a task notification, a slash command's
-    or bash mode's output, or a client's note starts none; a call's later lines are the same call."""
-    from session_watcher.core.handoff import typed
+    user typed (`core.handoff.typed`; one typed while the agent worked, which the client sends when its
+    turn ends, too: `queued`): each starts an agent turn, the agent having stopped and waited for the
+    user before it. A call that answers a tool result, a task notification, a slash command's or bash
+    mode's output, or a client's note starts none; a call's later lines are the same call."""
+    from session_watcher.core.handoff import TYPED, typed
+
+    sources = (*TYPED, "queued")
 
     starts: set[str] = set()
     seen: set[str] = set()
@@ -338,7 +341,7 @@ def turn_starts(lines: Iterable[bytes]) -> set[str]:
         if not isinstance(msg, dict):
             continue
         if rec.get("type") == "user":
-            asked = asked or typed(rec, msg.get("content")) is not None
+            asked = asked or typed(rec, msg.get("content"), sources) is not None
         elif (rec.get("type") == "assistant" and USAGE in line and isinstance(msg.get("usage"), dict)
               and model_name(msg.get("model")) != "<synthetic>"):
             key = call_key(msg.get("id"), rec.get("requestId"))
