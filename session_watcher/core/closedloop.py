@@ -13,7 +13,10 @@ it does not reach is held back, the engine's segment runs on with the heavier ca
 folded where the counterfactual reaches it); a manual one stays where it was.
 
 `observe` folds the real session (the `Call`s the backtest prices); `follow` folds the
-counterfactual one for a policy and returns where it restarted. Neither reads a file: the shell
+counterfactual one for a policy and returns where it restarted. The advice is followed right after
+the call it came on (`alert`, the backtest's), or where a person can act on it, before the first call
+after it that opens an agent turn (`alertAtPrompt`: the calls that do, by key, from the shell; docs/model.md
+"The advice acted on at the turn's end"). Neither reads a file: the shell
 parses the transcript (the parser replay uses), resolves its paths, and passes a fresh state.
 """
 
