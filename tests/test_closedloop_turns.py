@@ -69,6 +69,34 @@ def test_a_claude_code_turn_opens_at_a_prompt_the_user_typed(tmp_path: Path) -> 
     assert shell.turns(str(path)) == frozenset(expected)
 
 
+def test_a_slash_command_or_bash_mode_command_the_user_entered_opens_a_turn(tmp_path: Path) -> None:
+    """da81b1d5 (Claude Code 2.1): the agent stopped, the user entered `/lore-commit` (a custom command:
+    its echo, then its text as a meta record) before call 84 and bash mode commands (`! git tag v0.16.0`,
+    which this client sends the model) before calls 112, 115-117, 119, 120 and 134: each call answers
+    the user at the prompt, as the calls after a typed prompt (1, 8, 39, 91, 121, 136) do."""
+    path = unpack("da81b1d5-eb50-45b5-b9c2-a57df460d77b", tmp_path)
+    keys = call_keys(shell.load(str(path)).events)
+    turns = shell.turns(str(path))
+    assert [n + 1 for n, key in enumerate(keys) if key in turns] == [1, 8, 39, 84, 91, 112, 115, 116, 117, 119,
+                                                                    120, 121, 134, 136]
+    before: list[str] = []  # the user records since the last call, their first words
+    entered: list[int] = []
+    seen: set[str] = set()
+    for line in path.read_bytes().splitlines():
+        rec = json.loads(line)
+        msg = rec.get("message") or {}
+        if rec.get("isSidechain") or not isinstance(msg, dict):
+            continue
+        if rec.get("type") == "user" and isinstance(msg.get("content"), str):
+            before.append(msg["content"][:14])
+        elif rec.get("type") == "assistant" and "usage" in msg and f"{msg['id']}:{rec['requestId']}" not in seen:
+            seen.add(f"{msg['id']}:{rec['requestId']}")
+            if before and before[0].startswith(("<command-messa", "<bash-input>")):
+                entered.append(len(seen))
+            before = []
+    assert entered == [84, 112, 115, 116, 117, 119, 120, 134]
+
+
 def test_a_codex_turn_opens_after_task_started_not_at_a_message_sent_mid_turn() -> None:
     """019ed893: 15 turns and 17 user messages, two of them typed while the agent worked (steering):
     the first call after each turn's start opens it, the first after a steering message does not."""
@@ -133,9 +161,10 @@ def test_with_a_prompt_before_every_call_it_is_the_shipped_loop(path: Path) -> N
 
 def test_which_prompt_opens_a_claude_code_turn(tmp_path: Path) -> None:
     """Each input that reaches the model, as the client writes it: a prompt typed (and one typed while
-    the agent worked, sent as its turn ended: `queued`) opens a turn; a tool result, a skill's text the
-    client adds mid-turn, a background task's notification, an interruption's note do not; a call's
-    second line is the same call; a subagent's call is none."""
+    the agent worked, sent as its turn ended: `queued`), a slash command or a bash mode command entered
+    opens a turn; a tool result, a skill's text the client adds mid-turn, a background task's
+    notification, an interruption's note, a command the client ran itself do not; a call's second line
+    is the same call; a subagent's call is none."""
     from bench import synth
 
     sid = "5d5c3b1e-0000-4000-8000-000000000001"
@@ -172,8 +201,21 @@ def test_which_prompt_opens_a_claude_code_turn(tmp_path: Path) -> None:
     after_interrupt = call()
     user([{"type": "text", "text": "stop, use the other file"}], promptSource="sdk")
     after_sdk = call()
+    # a custom command entered: its echo, then its text as a meta record (the client sends both)
+    user("<command-message>review</command-message>\n<command-name>/review</command-name>")
+    user([{"type": "text", "text": "Review the diff on this branch"}], isMeta=True)
+    after_command = call()
+    # a command the client runs itself (its output follows), then a notification: no prompt
+    user("<command-name>/model</command-name>\n<command-message>model</command-message>")
+    user("<local-command-stdout>Set model to opus</local-command-stdout>")
+    user("<task-notification>\n<task-id>b2</task-id>\n</task-notification>", promptSource="system")
+    after_local = call()
+    user("<bash-input>git status</bash-input>")  # bash mode, which the client sends the model
+    user("<bash-stdout>clean</bash-stdout><bash-stderr></bash-stderr>")
+    after_bash = call()
     path = tmp_path / f"{sid}.jsonl"
     path.write_bytes(b"".join(lines))
     keys = call_keys(shell.load(str(path)).events)
-    assert keys == [first, after_result, after_notification, after_queued, after_interrupt, after_sdk]
-    assert shell.turns(str(path)) == {first, after_queued, after_sdk}
+    assert keys == [first, after_result, after_notification, after_queued, after_interrupt, after_sdk, after_command,
+                    after_local, after_bash]
+    assert shell.turns(str(path)) == {first, after_queued, after_sdk, after_command, after_bash}
