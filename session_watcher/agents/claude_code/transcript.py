@@ -324,11 +324,13 @@ ENTERED = ("<command-message>", "<command-name>", "<bash-input>")
 LOCAL = "<local-command-std"  # a command the client ran itself: no request follows from it
 
 
-def _entered(rec: dict[str, Any], content: object, sources: tuple[str | None, ...]) -> str | None:
+def _entered(rec: dict[str, Any], content: object) -> str | None:
     """Whether a user record is the echo of a slash command or a bash mode command the user entered
     ("entered"), a local command's output ("local"), or neither (None)."""
+    from session_watcher.core.handoff import TYPED
+
     origin = rec.get("origin")
-    if rec.get("isMeta") or rec.get("promptSource") not in sources or (
+    if rec.get("isMeta") or rec.get("promptSource") not in TYPED or (
             isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
         return None
     first = content if isinstance(content, str) else ""
@@ -341,15 +343,13 @@ def _entered(rec: dict[str, Any], content: object, sources: tuple[str | None, ..
 
 def turn_starts(lines: Iterable[bytes]) -> set[str]:
     """The main-chain API calls (their keys, as their call events name them) that answer what the user
-    entered at the prompt: a prompt the user typed (`core.handoff.typed`; one typed while the agent
-    worked, which the client sends when its turn ends, too: `queued`), a slash command or a bash mode
-    command the client sends the model (its echo, ENTERED; a command the client ran itself, its output
-    LOCAL, asks nothing): each starts an agent turn, the agent having stopped and waited for the user
+    entered at the prompt: a prompt the user typed (`core.handoff.typed`, the handoff note's rule; one
+    typed while the agent worked, which the client sends when its turn ends, too), a slash command or a
+    bash mode command the client sends the model (its echo, ENTERED; a command the client ran itself,
+    its output LOCAL, asks nothing): each starts an agent turn, the agent having stopped and waited for the user
     before it. A call that answers a tool result, a task notification, another session's message or a
     client's note starts none; a call's later lines are the same call."""
-    from session_watcher.core.handoff import TYPED, typed
-
-    sources = (*TYPED, "queued")
+    from session_watcher.core.handoff import typed
 
     starts: set[str] = set()
     seen: set[str] = set()
@@ -367,8 +367,8 @@ def turn_starts(lines: Iterable[bytes]) -> set[str]:
             continue
         if rec.get("type") == "user":
             content = msg.get("content")
-            asked = asked or typed(rec, content, sources) is not None
-            echo = _entered(rec, content, sources)
+            asked = asked or typed(rec, content) is not None
+            echo = _entered(rec, content)
             if echo is not None:
                 command = echo == "entered"
         elif (rec.get("type") == "assistant" and USAGE in line and isinstance(msg.get("usage"), dict)
