@@ -62,7 +62,7 @@ class ClaudeCode(Agent):
         return d.add  # its records go to the Digest as they are
 
     def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
-        from session_watcher.agents.claude_code.transcript import turn_starts
+        from session_watcher.agents.claude_code.turns import turn_starts
 
         return turn_starts(lines)
 

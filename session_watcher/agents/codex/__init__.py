@@ -87,7 +87,7 @@ class Codex(Agent):
         return Feed(d).add
 
     def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
-        from session_watcher.agents.codex.rollout import turn_starts
+        from session_watcher.agents.codex.turns import turn_starts
 
         return turn_starts(lines)
 
