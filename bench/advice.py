@@ -1,6 +1,8 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--with KEY=VALUE ...]
-[TRANSCRIPT ...]`` (--compact: one `compact_reserve` for every session instead of the floors; --client:
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--at-prompt]
+[--with KEY=VALUE ...] [TRANSCRIPT ...]`` (--at-prompt: the closed loop acts on the advice at the agent's
+turn's end, core.closedloop's `alertAtPrompt`, docs/model.md "The advice acted on at the turn's end";
+--compact: one `compact_reserve` for every session instead of the floors; --client:
 Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
 events say; docs/model.md "The horizon and the compaction"; --payback: `compact_payback`, "The compaction
 within a restart's payback"; --with: a config key, its value JSON, set under every setting, to measure a
@@ -256,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client", action="store_true", help="choose the reserve by client version, the floors "
                     "as shipped")
     ap.add_argument("--payback", action="store_true", help="choose compact_payback, the floors as shipped")
+    ap.add_argument("--at-prompt", action="store_true", help="the closed loop acted on at the agent's turn's "
+                    "end (closedloop's alertAtPrompt) instead of right after the call")
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
@@ -273,11 +277,12 @@ def main(argv: list[str] | None = None) -> int:
             paths = all_sessions(Path(tmp))
         sessions = [cal.prepare(p) for p in paths]
     names = list(grid)
+    policy = "alertAtPrompt" if ns.at_prompt else "alert"
     out = ["| setting | " + HEAD[0][12:], HEAD[1]]
     table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]] = {}
     for key in itertools.product(*grid.values()):
         setting = {**extra, **dict(zip(names, key, strict=True))}
-        scores = [cal.score(s, client_setting(s, setting)) for s in sessions]
+        scores = [cal.score(s, client_setting(s, setting), policy) for s in sessions]
         seen = [shown(s, config.merge(s.cfg, client_setting(s, setting))) for s in sessions]
         table[key] = (scores, seen)
     for key, (scores, seen) in table.items():

@@ -1,5 +1,6 @@
 """The gate's and the cold return's defaults, chosen by the closed-loop backtest, leave-one-session-out:
-``python -m bench.calibrate [--quick] [--json OUT] [TRANSCRIPT ...]``.
+``python -m bench.calibrate [--quick] [--at-prompt] [--json OUT] [TRANSCRIPT ...]`` (--at-prompt: the
+closed loop acts on the advice at the agent's turn's end, core.closedloop's `alertAtPrompt`).
 
 Over the calibration sessions (default: the 15 of tests/calibration.py, SPEC v3 "Backtest"): every
 candidate setting of the gate (bp_amber, notify_dwell, bill_lookback) and of the cold return
@@ -81,6 +82,7 @@ class Session:
     sweet_restarts: int
     lamp: dict[float, float] = field(default_factory=dict)  # bp_amber -> lamp changes per call in segments
     xsweet_p95: float | None = None
+    turns: frozenset[str] = frozenset()  # the calls that open an agent turn (`alertAtPrompt`'s), by key
 
 
 def prepare(path: Path) -> Session:
@@ -103,7 +105,8 @@ def prepare(path: Path) -> Session:
 
     name = (codex_id(str(path)) or path.name.removesuffix(".jsonl"))[:8]
     return Session(name, loaded, cfg, seen, segs, actual, best, flat, one,
-                   actual - price(segs, sweet), len(sweet), xsweet_p95=stab["xSweetMoveP95"])
+                   actual - price(segs, sweet), len(sweet), xsweet_p95=stab["xSweetMoveP95"],
+                   turns=shell.turns(str(path)))
 
 
 def usd(seg: bt.Segment | Chain, restarts: list[int]) -> float:
@@ -132,9 +135,11 @@ class Score:
         return statistics.median(gaps) if gaps else None
 
 
-def score(s: Session, setting: dict[str, Any]) -> Score:
+def score(s: Session, setting: dict[str, Any], policy: str = "alert") -> Score:
+    """The setting followed in closed loop (`policy`: "alert", or "alertAtPrompt", acted on at the
+    agent's turn's end)."""
     cfg = config.merge(s.cfg, setting)
-    restarts = closedloop.follow(s.loaded.fresh(), s.seen, cfg, "alert")
+    restarts = closedloop.follow(s.loaded.fresh(), s.seen, cfg, policy, s.turns)
     flat = sum(1 for r in restarts if any(a <= r <= b for a, b in s.flat))
     return Score(s.actual - price(s.segs, restarts), restarts, flat)
 
@@ -241,7 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("transcripts", nargs="*", type=Path)
     ap.add_argument("--quick", action="store_true", help="a small grid (a smoke run)")
     ap.add_argument("--json", type=Path, help="write every candidate's per-session figures here")
+    ap.add_argument("--at-prompt", action="store_true", help="the closed loop acted on at the agent's turn's "
+                    "end (closedloop's alertAtPrompt)")
     ns = ap.parse_args(argv)
+    policy = "alertAtPrompt" if ns.at_prompt else "alert"
     grid = QUICK if ns.quick else GRID
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:
@@ -256,9 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         names = list(grid)
         keys = list(itertools.product(*grid.values()))
         t0 = time.perf_counter()
-        table = {key: [score(s, dict(zip(names, key, strict=True))) for s in sessions] for key in keys}
+        table = {key: [score(s, dict(zip(names, key, strict=True)), policy) for s in sessions] for key in keys}
         before_key = tuple(BEFORE[n] for n in names)
-        table_before = [score(s, BEFORE) for s in sessions] if before_key not in table else table[before_key]
+        table_before = [score(s, BEFORE, policy) for s in sessions] if before_key not in table else table[before_key]
         t_sweep = time.perf_counter() - t0
     out = [f"Calibration: {len(sessions)} sessions parsed in {t_prep:.1f} s; {len(keys)} settings x "
            f"{len(sessions)} sessions folded in closed loop in {t_sweep:.1f} s.", ""]

@@ -266,6 +266,29 @@ def test_the_digest_keeps_the_prompts_the_task_list_the_edits_and_the_last_words
     assert "The user's latest request there, as typed (of 2; quoted):\n> now the test" in note
 
 
+def test_a_prompt_typed_while_the_agent_worked_is_the_users_latest_request() -> None:
+    """Claude Code 2.1.178-2.1.210 (the shapes of two real sessions): a prompt the user typed while the
+    agent worked is queued (queue-operation records) and sent as the turn ends, its record's promptSource
+    "queued", with or without an origin; a task notification goes through the same queue as the
+    client's ("system"). The queued prompt is the user's, and the latest; the notification is not."""
+    stamp = {"isSidechain": False, "userType": "external", "entrypoint": "cli", "permissionMode": "bypassPermissions"}
+    d = core.Digest()
+    for rec in [
+        _rec("user", "Add a fast tier", promptSource="typed", origin={"kind": "human"}, **stamp),
+        {"type": "queue-operation", "operation": "enqueue", "content": "<task-notification>\n<task-id>b1</task-id>"},
+        {"type": "queue-operation", "operation": "dequeue"},
+        _rec("user", "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>",
+             promptSource="system", origin={"kind": "task-notification"}, **stamp),
+        {"type": "queue-operation", "operation": "enqueue", "content": "What\u2019s the ETA?"},
+        {"type": "queue-operation", "operation": "dequeue"},
+        _rec("user", "What\u2019s the ETA?", promptSource="queued", **stamp),
+    ]:
+        d.add(rec)
+    assert (d.first, d.latest, d.prompts) == ("Add a fast tier", "What\u2019s the ETA?", 2)
+    d.add(_rec("user", "Yes", promptSource="queued", origin={"kind": "human"}, **stamp))
+    assert (d.latest, d.prompts) == ("Yes", 3)
+
+
 def test_a_plan_newer_than_the_task_list_is_what_the_note_shows() -> None:
     d = core.Digest()
     d.add(_use("TodoWrite", {"todos": [{"content": "old step", "status": "pending"}]}))

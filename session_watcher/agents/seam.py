@@ -13,7 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, Literal
 
     from session_watcher.agents.source import Source
@@ -140,6 +140,11 @@ class Agent:
         """What the reason of a held prompt offers its user where the hook runs (`core.guard.compose`'s
         `clear`: how the fresh session the handoff waits for is started; `compact`: /compact is one)."""
         return {"clear": self.clear_words, "compact": True}
+
+    def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
+        """The main-chain calls of a whole log (its lines, in order) that open an agent turn: the first
+        call after the agent stopped and the user sent a prompt, by their call events' keys."""
+        raise NotImplementedError
 
     def hook_output(self, _event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
         """What its hook may print of a run's output for `event` (None: nothing)."""

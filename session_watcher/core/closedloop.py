@@ -13,7 +13,10 @@ it does not reach is held back, the engine's segment runs on with the heavier ca
 folded where the counterfactual reaches it); a manual one stays where it was.
 
 `observe` folds the real session (the `Call`s the backtest prices); `follow` folds the
-counterfactual one for a policy and returns where it restarted. Neither reads a file: the shell
+counterfactual one for a policy and returns where it restarted. The advice is followed right after
+the call it came on (`alert`, the backtest's), or where a person can act on it, before the first call
+after it that opens an agent turn (`alertAtPrompt`: the calls that do, by key, from the shell; docs/model.md
+"The advice acted on at the turn's end"). Neither reads a file: the shell
 parses the transcript (the parser replay uses), resolves its paths, and passes a fresh state.
 """
 
@@ -28,12 +31,12 @@ from session_watcher.core.eoq import quantities
 from session_watcher.core.status import client_point
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Container, Iterable, Iterator, Sequence
 
     from session_watcher.core.engine import CallHook, Resolved
     from session_watcher.core.shapes import Alert, CallEvent, CallUsage, Event, ModelParams, Quantities, State
 
-POLICIES = ("alert", "sweetSpot")
+POLICIES = ("alert", "sweetSpot", "alertAtPrompt")
 ADVICE = ("gate", "backstop")  # the alerts after whose call the `alert` policy restarts (a cold return: before)
 
 
@@ -126,12 +129,26 @@ def _event(ev: CallEvent, step: Step) -> CallEvent:
     return _with_usage(ev, inp, (cr, w5m, w1h))
 
 
-def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[int]:
+def _due(policy: str, due: bool, said: list[Alert], sweet: bool) -> bool:
+    """Whether the user following `policy` is to restart after the call just folded (`said`: the
+    alerts it fired; `due`: whether they were before it, and did not)."""
+    if policy == "sweetSpot":
+        return sweet
+    # alertAtPrompt: advice not yet acted on waits for the turn's end
+    return (due and policy == "alertAtPrompt") or any(a.get("kind") in ADVICE for a in said)
+
+
+def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
+           turns: Container[str] = frozenset()) -> list[int]:
     """The restarts (call numbers, 1-based) of a user who follows `policy` from the start of the
     session in `state` (fresh, as `observe` had it): "alert" restarts after every gate or reminder
     and before every cold return the watcher would show them; "sweetSpot" restarts whenever x reaches
-    xSweet. `seen`: the real session as `observe` saw it (the restarts' carry and the usage the
-    counterfactual calls get come from its calls)."""
+    xSweet; "alertAtPrompt" follows the same advice where a person can act on it, when the agent has
+    stopped and waits for a prompt: a gate or reminder after call k restarts before the first call
+    after k that opens a turn (its key in `turns`: it answers the user's next prompt), none where the
+    segment ends first; a cold return restarts before its call where that call opens a turn. `seen`:
+    the real session as `observe` saw it (the restarts' carry and the usage the counterfactual calls
+    get come from its calls)."""
     calls, paths = seen.calls, seen.paths
     plan = _Plan(calls, seen.shared, seen.autos)
     restarts: list[int] = []
@@ -187,9 +204,11 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[
             due = False  # no restart at a compaction
         else:  # the calls' own events first, then the advice after the last call
             flush()
-            if due or (policy == "alert" and engine.cold_return_due(state, cfg, ev[2]) is not None):
+            can = policy != "alertAtPrompt" or key in turns  # the user is at the prompt before call j
+            cold = policy != "sweetSpot" and can and engine.cold_return_due(state, cfg, ev[2]) is not None
+            if (due and can) or cold:
                 restarts.append(calls[j - 1].call)
-                trail, held = plan.trail(j, True), []
+                trail, held, due = plan.trail(j, True), [], False
                 engine.new_segment(state)  # a fresh session: the growth estimate keeps what it learned
         step = next(trail)
         if step.compact == "skipped":
@@ -201,6 +220,6 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str) -> list[
         redone[key] = cf = _event(ev, step)
         said.clear()
         engine.fold(state, [cf], cfg, paths, call_hook=hook)
-        due = any(a.get("kind") in ADVICE for a in said) if policy == "alert" else sweet[0]
+        due = _due(policy, due, said, sweet[0])
     flush(compacts)
     return restarts

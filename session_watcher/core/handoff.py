@@ -63,7 +63,9 @@ NOT_PROMPTS = ("<command-name>", "<command-message>", "<command-args>", "<local-
                "<system-reminder>", "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>",
                "<teammate-message", "<agent-message", "Another Claude session sent a message",
                "Caveat: ", "[Request interrupted")
-TYPED = (None, "typed", "sdk")  # a user record's promptSource when the user wrote it ("system": the client)
+# a user record's promptSource when the user wrote it ("queued": typed while the agent worked, sent as its
+# turn ended; "system": the client's own, a task notification)
+TYPED = (None, "typed", "sdk", "queued")
 
 
 def _short(text: str, limit: int) -> str:
@@ -88,6 +90,18 @@ def _prompt_text(content: object) -> str | None:
     if not text or text.startswith(NOT_PROMPTS):
         return None
     return text
+
+
+def typed(rec: Mapping[str, Any], content: object) -> str | None:
+    """The words of a Claude Code user record (`content`: its message's) when it is a prompt the
+    user typed (its promptSource one of TYPED), else None: no tool result, no client's meta text or
+    compaction summary, no prompt the client or another agent sent, no slash command's or bash
+    mode's echo (NOT_PROMPTS)."""
+    origin = rec.get("origin")
+    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("promptSource") not in TYPED or (
+            isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
+        return None
+    return _prompt_text(content)
 
 
 class Digest:
@@ -131,11 +145,7 @@ class Digest:
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._result(str(block.get("tool_use_id")), rec.get("toolUseResult"))
-        origin = rec.get("origin")
-        if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("promptSource") not in TYPED or (
-                isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
-            return
-        text = _prompt_text(content)
+        text = typed(rec, content)
         if text is not None:
             self.prompt(text)
 

@@ -94,6 +94,16 @@ def loaded(path: str, cwd: str | None, events: list[Event]) -> Loaded:
     return Loaded(path, cwd, events, session.resolve(scratch_state(path, cwd, DEFAULTS, find_cwd=False)[0], raws))
 
 
+def turns(path: str) -> frozenset[str]:
+    """The calls of the log at `path` that open an agent turn, by their call events' keys: its agent's
+    `turn_starts` (the first call answering a prompt the user sent after the agent stopped)."""
+    from session_watcher.agents import agent_for_head
+
+    with open(path, "rb") as fh:
+        lines = fh.read().split(b"\n")
+    return frozenset(agent_for_head(lines[0]).turn_starts(lines))
+
+
 def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None) -> dict[str, Any]:
     """The backtest of one loaded session under `cfg`: the real fold, then each closed-loop policy's.
     `taken`: see `run_one`."""

@@ -10,7 +10,7 @@ from session_watcher.agents.seam import Agent
 
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
     from session_watcher.agents.source import Source
@@ -60,6 +60,11 @@ class ClaudeCode(Agent):
 
     def digest(self, d: Digest) -> Callable[[Mapping[str, Any]], None]:
         return d.add  # its records go to the Digest as they are
+
+    def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
+        from session_watcher.agents.claude_code.turns import turn_starts
+
+        return turn_starts(lines)
 
 
 AGENT = ClaudeCode()

@@ -7,7 +7,7 @@ from session_watcher.agents.seam import Agent
 
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, Literal
 
     from session_watcher.agents.source import Source
@@ -85,6 +85,11 @@ class Codex(Agent):
         from session_watcher.agents.codex.digest import Feed
 
         return Feed(d).add
+
+    def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
+        from session_watcher.agents.codex.turns import turn_starts
+
+        return turn_starts(lines)
 
     def hook_output(self, event: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
         from session_watcher.agents.codex.hooks import output

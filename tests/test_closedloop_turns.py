@@ -1,0 +1,221 @@
+"""The closed loop acted on where a person can act (`core.closedloop`'s `alertAtPrompt`): a restart the
+advice asks for after call k takes effect before the first call after k that opens an agent turn (it
+answers a prompt the user typed; a Codex turn's first call), none where the segment ends first. On real
+transcripts: the agents' turn starts (`sessions.backtest.turns`), and fa812bfe, whose gate at call 25 comes
+in a turn that ends at call 44 and whose second turn (calls 45-157, "continue until all are done") runs
+to the session's end."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from session_watcher.base import config
+from session_watcher.core import closedloop
+from session_watcher.sessions import backtest as shell
+from tests.calibration import unpack
+from tests.oracle import FIXTURES, TRANSCRIPTS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from session_watcher.core.shapes import Event
+
+FA812BFE = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+CODEX_STEERED = FIXTURES / "codex" / "rollout-019ed893-d2a6-7c30-a8b8-5a8a49cfa23e.jsonl"  # 2 mid-turn messages
+
+
+def call_keys(events: list[Event]) -> list[str]:
+    """The main-chain calls' keys in the order the fold counts them (a call's later lines: the same)."""
+    seen: dict[str, None] = {}
+    for ev in events:
+        if ev[0] == "call" and not ev[4]:
+            seen.setdefault(ev[1])
+    return list(seen)
+
+
+def follow(path: Path, policy: str, turns: frozenset[str] | None = None) -> list[int]:
+    loaded = shell.load(str(path))
+    cfg = config.model_params(config.merge())  # the defaults: no user's config
+    seen = closedloop.observe(loaded.fresh(), loaded.events, cfg, loaded.paths)
+    return closedloop.follow(loaded.fresh(), seen, cfg, policy, shell.turns(str(path)) if turns is None else turns)
+
+
+def test_a_claude_code_turn_opens_at_a_prompt_the_user_typed(tmp_path: Path) -> None:
+    """3535d4da: 6 prompts typed, and background tasks' notifications that started the agent again
+    without the user (promptSource "system"): only the first call after a typed prompt opens a turn."""
+    path = unpack("3535d4da-9e32-4c85-a203-63a84eabcd32", tmp_path)
+    expected: list[str] = []
+    notified: list[str] = []
+    after: list[str] | None = None
+    keys: set[str] = set()
+    for line in path.read_bytes().splitlines():
+        rec = json.loads(line)
+        if rec.get("isSidechain"):
+            continue
+        msg = rec.get("message") or {}
+        if rec.get("type") == "user" and rec.get("promptSource") in ("typed", "system"):
+            after = expected if rec["promptSource"] == "typed" else notified
+        elif rec.get("type") == "assistant" and "usage" in msg and msg.get("model") != "<synthetic>":
+            key = f"{msg['id']}:{rec['requestId']}"
+            if key not in keys and after is not None:
+                after.append(key)
+            keys.add(key)
+            after = None
+    assert len(expected) == 6
+    assert len(notified) >= 5
+    assert shell.turns(str(path)) == frozenset(expected)
+
+
+def test_a_slash_command_or_bash_mode_command_the_user_entered_opens_a_turn(tmp_path: Path) -> None:
+    """da81b1d5 (Claude Code 2.1): the agent stopped, the user entered `/lore-commit` (a custom command:
+    its echo, then its text as a meta record) before call 84 and bash mode commands (`! git tag v0.16.0`,
+    which this client sends the model) before calls 112, 115-117, 119, 120 and 134: each call answers
+    the user at the prompt, as the calls after a typed prompt (1, 8, 39, 91, 121, 136) do."""
+    path = unpack("da81b1d5-eb50-45b5-b9c2-a57df460d77b", tmp_path)
+    keys = call_keys(shell.load(str(path)).events)
+    turns = shell.turns(str(path))
+    assert [n + 1 for n, key in enumerate(keys) if key in turns] == [1, 8, 39, 84, 91, 112, 115, 116, 117, 119,
+                                                                    120, 121, 134, 136]
+    before: list[str] = []  # the user records since the last call, their first words
+    entered: list[int] = []
+    seen: set[str] = set()
+    for line in path.read_bytes().splitlines():
+        rec = json.loads(line)
+        msg = rec.get("message") or {}
+        if rec.get("isSidechain") or not isinstance(msg, dict):
+            continue
+        if rec.get("type") == "user" and isinstance(msg.get("content"), str):
+            before.append(msg["content"][:14])
+        elif rec.get("type") == "assistant" and "usage" in msg and f"{msg['id']}:{rec['requestId']}" not in seen:
+            seen.add(f"{msg['id']}:{rec['requestId']}")
+            if before and before[0].startswith(("<command-messa", "<bash-input>")):
+                entered.append(len(seen))
+            before = []
+    assert entered == [84, 112, 115, 116, 117, 119, 120, 134]
+
+
+def test_a_codex_turn_opens_after_task_started_not_at_a_message_sent_mid_turn() -> None:
+    """019ed893: 15 turns and 17 user messages, two of them typed while the agent worked (steering):
+    the first call after each turn's start opens it, the first after a steering message does not."""
+    loaded = shell.load(str(CODEX_STEERED))
+    calls = [(ev[2], ev[1]) for ev in loaded.events if ev[0] == "call" and not ev[4]]
+    turns = shell.turns(str(CODEX_STEERED))
+    started = steered = 0
+    began = False
+    from session_watcher.agents.seam import iso_to_epoch
+
+    for line in CODEX_STEERED.read_bytes().splitlines():
+        rec = json.loads(line)
+        kind = (rec.get("payload") or {}).get("type") if rec["type"] == "event_msg" else None
+        if kind not in ("task_started", "user_message"):
+            continue
+        ts = iso_to_epoch(rec["timestamp"])
+        assert ts is not None
+        first = next(key for t, key in calls if t is not None and t >= ts)
+        if kind == "task_started":
+            started += 1
+            assert first in turns
+        elif not began:  # a message in the middle of a turn
+            steered += 1
+            assert first not in turns
+        began = kind == "task_started"
+    assert (started, steered) == (15, 2)
+    assert len(turns) == 15
+
+
+def test_an_alert_mid_turn_restarts_at_the_next_prompt_and_a_last_turn_never_restarts() -> None:
+    """fa812bfe, the defaults: the shipped loop restarts after calls 25 and 67, both in the middle of
+    a turn; acted on at the turn's end, the gate at 25 restarts after 44 (call 45 answers the next
+    prompt) and the advice after that, in a turn that runs to the session's end, never."""
+    loaded = shell.load(str(FA812BFE))
+    keys = call_keys(loaded.events)
+    turns = shell.turns(str(FA812BFE))
+    assert [n + 1 for n, key in enumerate(keys) if key in turns] == [1, 45]
+    assert follow(FA812BFE, "alert") == [25, 67]
+    assert follow(FA812BFE, "alertAtPrompt") == [44]
+    # a prompt the user had typed before call 100: the advice pending since call 45 is taken there
+    assert follow(FA812BFE, "alertAtPrompt", turns | {keys[99]}) == [44, 99]
+    # one before call 127, the first after the automatic compaction at 126: the segment ended first
+    assert follow(FA812BFE, "alertAtPrompt", turns | {keys[126]}) == [44]
+
+
+@pytest.mark.parametrize("path", [FA812BFE, TRANSCRIPTS / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+                                  FIXTURES / "codex" / "rollout-019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba.jsonl"],
+                         ids=lambda p: p.name[:16])
+def test_with_a_prompt_before_every_call_it_is_the_shipped_loop(path: Path) -> None:
+    """Where every call opens a turn the turn-bounded loop is the shipped one, and the shipped one reads
+    no turns; with the log's own turns every restart comes before a call that opens one."""
+    keys = call_keys(shell.load(str(path)).events)
+    shipped = follow(path, "alert")
+    assert shipped
+    assert follow(path, "alertAtPrompt", frozenset(keys)) == shipped
+    assert follow(path, "alert", frozenset()) == shipped
+    turns = shell.turns(str(path))
+    bounded = follow(path, "alertAtPrompt", turns)
+    assert bounded != shipped
+    assert all(keys[r] in turns for r in bounded)  # call r + 1 (index r) answers a prompt
+
+
+def test_which_prompt_opens_a_claude_code_turn(tmp_path: Path) -> None:
+    """Each input that reaches the model, as the client writes it: a prompt typed (and one typed while
+    the agent worked, sent as its turn ended: `queued`), a slash command or a bash mode command entered
+    opens a turn; a tool result, a skill's text the client adds mid-turn, a background task's
+    notification, an interruption's note, a command the client ran itself do not; a call's second line
+    is the same call; a subagent's call is none."""
+    from bench import synth
+
+    sid = "5d5c3b1e-0000-4000-8000-000000000001"
+    lines: list[bytes] = []
+    n = [0]
+
+    def user(content: object, **extra: object) -> None:
+        rec = synth.header("user", sid, "/w")
+        rec["message"] = {"role": "user", "content": content}
+        rec.update(extra)
+        lines.append(synth.line(rec))
+
+    def call(*tools: str, side: bool = False) -> str:
+        n[0] += 1
+        mid, rid = f"msg_{n[0]:04d}", f"req_{n[0]:04d}"
+        msg = synth.assistant_message(mid, synth.usage(20_000 + 100 * n[0], 100))
+        content = [synth.tool_use(t, "Read", {"file_path": "/w/a"}) for t in tools] or [{"type": "text", "text": "ok"}]
+        for block in content:  # a line per content block, as the client writes them
+            lines.append(synth.line(synth.assistant(synth.header("assistant", sid, "/w", sidechain=side), msg,
+                                                    [block], rid)))
+        return f"{mid}:{rid}"
+
+    user("Fix the parser", promptSource="typed")
+    first = call("toolu_a", "toolu_b")  # two lines, one call
+    lines.append(synth.line(synth.tool_result(synth.header("user", sid, "/w"), "toolu_a", "x")))
+    user([{"type": "text", "text": "Base directory for this skill: /w/.claude/skills/x"}], isMeta=True)
+    after_result = call()
+    user("<task-notification>\n<task-id>b1</task-id>\n</task-notification>", promptSource="system")
+    after_notification = call()
+    user([{"type": "text", "text": "and the tests too"}], promptSource="queued")
+    after_queued = call("toolu_c")
+    call(side=True)
+    user([{"type": "text", "text": "[Request interrupted by user for tool use]"}])
+    after_interrupt = call()
+    user([{"type": "text", "text": "stop, use the other file"}], promptSource="sdk")
+    after_sdk = call()
+    # a custom command entered: its echo, then its text as a meta record (the client sends both)
+    user("<command-message>review</command-message>\n<command-name>/review</command-name>")
+    user([{"type": "text", "text": "Review the diff on this branch"}], isMeta=True)
+    after_command = call()
+    # a command the client runs itself (its output follows), then a notification: no prompt
+    user("<command-name>/model</command-name>\n<command-message>model</command-message>")
+    user("<local-command-stdout>Set model to opus</local-command-stdout>")
+    user("<task-notification>\n<task-id>b2</task-id>\n</task-notification>", promptSource="system")
+    after_local = call()
+    user("<bash-input>git status</bash-input>")  # bash mode, which the client sends the model
+    user("<bash-stdout>clean</bash-stdout><bash-stderr></bash-stderr>")
+    after_bash = call()
+    path = tmp_path / f"{sid}.jsonl"
+    path.write_bytes(b"".join(lines))
+    keys = call_keys(shell.load(str(path)).events)
+    assert keys == [first, after_result, after_notification, after_queued, after_interrupt, after_sdk, after_command,
+                    after_local, after_bash]
+    assert shell.turns(str(path)) == {first, after_queued, after_sdk, after_command, after_bash}
