@@ -41,8 +41,8 @@ def run(argv: list[str], root: Path, stdin: bytes = b"", cwd: Path | str | None 
 
 
 def stop(root: Path, payload: dict[str, Any], silent: bool = False, **env: str) -> subprocess.CompletedProcess[bytes]:
-    """Stop hooks until one has read the transcript to its last line (a run folds for FOLD_BUDGET and
-    leaves the rest, and its alerts, to the next: on a busy machine one run may not get there); the
+    """Stop hooks until one has read the transcript to its last line and delivered (a run folds for
+    FOLD_BUDGET and leaves the rest, and its alerts, to the next: on a busy machine one may not get there); the
     last run's process. Every run exits 0 (and, `silent`, prints nothing on either stream)."""
     data = Path(payload["transcript_path"]).read_bytes()
     end = data.rfind(b"\n") + 1
@@ -53,9 +53,10 @@ def stop(root: Path, payload: dict[str, Any], silent: bool = False, **env: str) 
         main = state_file(payload["session_id"], fs.sw_home(root))
         if not main.exists():
             return proc  # nothing saved where the tests look (a home given otherwise): the test says what
-        cursor = load_state(payload["session_id"], fs.sw_home(root)).get("cursor") or {}
-        if cursor.get("offset", 0) >= end:
-            return proc
+        state = load_state(payload["session_id"], fs.sw_home(root))
+        cursor = state.get("cursor") or {}
+        if cursor.get("offset", 0) >= end and not any(a.get("pending") for a in state.get("alerts") or []):
+            return proc  # a run caught up: none of the fold's alerts waits for the next to deliver
     raise AssertionError("the Stop hooks never caught up with the transcript")
 
 

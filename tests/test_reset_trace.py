@@ -217,3 +217,26 @@ def test_a_damaged_line_end_mark_is_read_as_none(tmp_path: Path, monkeypatch: py
     _budgeted(t)
     assert load_state(SID)["engine"]["calls"] == 20
     assert t.calls() == list(range(1, 31))
+
+
+def test_the_run_that_folds_the_last_line_delivers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each run's budget over once a read is folded (a busy machine, a long backlog): the run whose
+    read takes the transcript's last line has caught up, and delivers the alerts still news (queued
+    here: an async hook's message waits for the next prompt). Before: it counted as behind, every
+    alert stayed pending, and only a later run (the next tool call's) delivered them."""
+    from session_watcher.hooks import run
+
+    t = Traced(tmp_path)
+    monkeypatch.delenv("SESSION_WATCHER_TRACE", raising=False)
+    monkeypatch.setattr(run, "FOLD_BUDGET", -1.0)  # over once a read is folded
+    monkeypatch.setattr(reader, "MAX_LINES", 6)  # a read hands on 6 lines (3 calls)
+    t.transcript.write_bytes(_upto(t.lines, 32))  # its third alert at call 30: news at the end
+    assert _budgeted(t) > 3
+    state = load_state(SID)
+    alerts = state["alerts"]
+    assert [a["kind"] for a in alerts][:1] == ["gate"]
+    assert not any(a.get("pending") for a in alerts)
+    last = alerts[-1]["call"]
+    assert last > state["engine"]["calls"] - run.NEWS_CALLS  # news when the fold got there
+    assert len(state["outbox"]) == 1
+    assert "session-watcher" in state["outbox"][0]["systemMessage"]

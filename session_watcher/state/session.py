@@ -223,8 +223,18 @@ def sync_file(state: State, path: str, cfg: ModelParams, sub: bool, deadline: fl
             state["cursor"] = cursor
         if not lines and not skipped and (before or {}).get("skip") == cursor.get("skip"):
             return alerts, True  # nothing new (a skip that reached the end of the file waits too)
-        if time.monotonic() > deadline:
-            return alerts, False
+        if time.monotonic() > deadline:  # out of time: caught up if this read took the file's last line
+            return alerts, _at_end(path, cursor, end)
+
+
+def _at_end(path: str, cursor: dict[str, Any], end: int | None) -> bool:
+    """Whether `cursor` is at the end of the file as it is now (or at `end`): the run that folded the
+    last line delivers its alerts, not the next one."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return False
+    return "skip" not in cursor and cursor.get("offset", -1) >= (size if end is None else min(size, end))
 
 
 def subagent_files(transcript: str, session_id: str) -> list[str]:
