@@ -1,7 +1,10 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--at-prompt]
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--at-prompt | --at-stop]
 [--with KEY=VALUE ...] [TRANSCRIPT ...]`` (--at-prompt: the closed loop acts on the advice at the agent's
 turn's end, core.closedloop's `alertAtPrompt`, docs/model.md "The advice acted on at the turn's end";
+--at-stop: the gates and reminders are sent at the agent's stop, priced there, if they still hold there,
+and acted on at the next prompt, `alertAtStop`, in closed loop and in what is sent (`deliveries`; alerts
+lost priced at delivery), "The advice sent at the turn's end";
 --compact: one `compact_reserve` for every session instead of the floors; --client:
 Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
 events say; docs/model.md "The horizon and the compaction"; --payback: `compact_payback`, "The compaction

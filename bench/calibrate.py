@@ -1,6 +1,8 @@
 """The gate's and the cold return's defaults, chosen by the closed-loop backtest, leave-one-session-out:
-``python -m bench.calibrate [--quick] [--at-prompt] [--json OUT] [TRANSCRIPT ...]`` (--at-prompt: the
-closed loop acts on the advice at the agent's turn's end, core.closedloop's `alertAtPrompt`).
+``python -m bench.calibrate [--quick] [--at-prompt | --at-stop] [--json OUT] [TRANSCRIPT ...]`` (--at-prompt:
+the closed loop acts on the advice at the agent's turn's end, core.closedloop's `alertAtPrompt`; --at-stop:
+the advice is sent at the agent's stop if it still holds there and acted on at the next prompt,
+`alertAtStop`, docs/model.md "The advice sent at the turn's end").
 
 Over the calibration sessions (default: the 15 of tests/calibration.py, SPEC v3 "Backtest"): every
 candidate setting of the gate (bp_amber, notify_dwell, bill_lookback) and of the cold return
