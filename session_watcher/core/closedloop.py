@@ -16,7 +16,9 @@ folded where the counterfactual reaches it); a manual one stays where it was.
 counterfactual one for a policy and returns where it restarted. The advice is followed right after
 the call it came on (`alert`, the backtest's), or where a person can act on it, before the first call
 after it that opens an agent turn (`alertAtPrompt`: the calls that do, by key, from the shell; docs/model.md
-"The advice acted on at the turn's end"). Neither reads a file: the shell
+"The advice acted on at the turn's end"), or sent at the agent's next stop only if it still holds there
+(`holds`) and acted on at the next prompt (`alertAtStop`, measured, not the hooks' delivery: "The advice
+sent at the turn's end"). None reads a file: the shell
 parses the transcript (the parser replay uses), resolves its paths, and passes a fresh state.
 """
 
