@@ -264,3 +264,39 @@ def test_advice_holds_from_its_gate_while_the_lamp_is_lit_and_not_past_a_compact
     held = [n for n, _k, h in rows if h]
     assert held == [*range(25, 109), *range(149, 158)]
     assert {n for n, _k, _h in rows} == set(range(1, 158))
+
+
+def test_what_a_user_who_never_restarts_is_sent_at_the_agents_stops() -> None:
+    """bench.advice's `deliveries` on fa812bfe (the defaults): the gate at call 25 is sent at the
+    agent's first stop after it (after call 43), re-priced there, the restart one call later before
+    the prompt at 45; the reminder at 53 and the new segment's gate at 149 fall in the turn that runs
+    to the session's end and go as one alert, the gate, at its last call (157), with nothing to act on.
+    Nothing is sent mid-turn; the cold returns are as they were."""
+    from bench import advice
+    from bench import calibrate as cal
+    from session_watcher.core import backtest as bt
+    from session_watcher.core.eoq import quantities
+
+    s = cal.prepare(FA812BFE)
+    cfg = config.merge(s.cfg, {})
+    fired: list[tuple[int, Alert]] = []
+    calls: list[bt.Call] = []
+    there: list[tuple[float, float | None, int | None] | None] = []
+
+    def hook(st: State, alerts: list[Alert], usage: CallUsage) -> None:
+        q = quantities(st, cfg)
+        calls.append(closedloop._call(st, q, alerts, usage))
+        fired.extend((len(calls) - 1, a.copy()) for a in alerts)
+        there.append(advice._priced(st, cfg, q) if closedloop.holds(st, cfg) else None)
+
+    engine.fold(s.loaded.fresh(), s.loaded.events, cfg, s.loaded.paths, call_hook=hook)
+    assert [(a["kind"], calls[j].call) for j, a in fired if a["kind"] != "guard"] == [
+        ("gate", 25), ("backstop", 53), ("gate", 149)]
+    sent = [(a["kind"], calls[j].call, wait) for j, a, wait in advice.deliveries(s, calls, fired, there)
+            if a["kind"] != "guard"]
+    assert sent == [("gate", 43, 1), ("gate", 157, len(calls))]
+    by_call = {calls[j].call: a for j, a, _w in advice.deliveries(s, calls, fired, there)}
+    priced = there[42]
+    assert priced is not None
+    assert by_call[43]["savingUsd"] == priced[1]  # the figures after call 43, not the gate's at 25
+    assert by_call[43]["savingUsd"] != next(a for _j, a in fired if a["kind"] == "gate")["savingUsd"]
