@@ -6,13 +6,16 @@ from __future__ import annotations
 import calendar
 import json
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from bench.synth import Transcript
 from session_watcher.reports.collect import run_report_json
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 @pytest.fixture
