@@ -45,8 +45,10 @@ def test_days_and_weeks_follow_daylight_saving(tmp_path: Path, berlin: None) -> 
     _session(proj, "winter", _utc("2026-01-09T22:30"))  # 23:30 on the 9th in Berlin (+1 h)
     _session(proj, "summer", _utc("2026-07-09T22:30"))  # 00:30 on the 10th in Berlin (+2 h)
     _session(proj, "spring", _utc("2026-03-29T22:10"))  # 00:10 on Monday the 30th, after the change
-    for now in (_utc("2026-12-06T04:00"), _utc("2026-08-01T04:00")):  # run in winter, and in summer
-        doc = json.loads(run_report_json([str(tmp_path / "projects")], str(tmp_path / f"{now}.db"), now=now))
+    db = str(tmp_path / "index.db")
+    for k, now in enumerate((_utc("2026-12-06T04:00"), _utc("2027-04-01T04:00"))):  # in winter, then summer
+        doc = json.loads(run_report_json([str(tmp_path / "projects")], db, now=now))
+        assert doc["index"]["cached"] is bool(k), "a change of season keeps the cache (it rebuilt it cold)"
         days = [d["date"] for d in doc["totals"]["days"]]
         assert days == ["2026-01-09", "2026-03-30", "2026-07-10"], days
         weeks = [w["week"] for w in doc["totals"]["weeks"]]
