@@ -54,8 +54,9 @@ class _Summarize:
     the index's rows."""
 
     def __init__(self, sources: Sequence[Source], since: float | None, utc_offset: float | None,
-                 guarded: frozenset[str]) -> None:
+                 guarded: frozenset[str], zone: str) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
+        self.zone = zone  # `zone_key`'s
         self.members: dict[str, int]  # each session's files
         if isinstance(sources, Sources):  # the last run's, as columns
             self.agents, self.members = sources.by_agent(), sources.counts()
@@ -106,7 +107,7 @@ class _Summarize:
             for src in self.sources:
                 if src.path in live:
                     order.setdefault(src.session, []).append(src)
-        params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{zone_key(self.utc_offset)}\0{user_rows()!r}"
+        params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.zone}\0{user_rows()!r}"
         made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
         blob = index.merged(params)
         state: dict[str, Any] | None = merge.load(blob) if blob else None
@@ -406,11 +407,12 @@ def _build(
     from session_watcher.reports.warmth import guard_ids
 
     warnings, log_stamp = guard_warnings()
-    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
+    zone = zone_key(utc_offset)  # before any session is summarized: a zone changed since the last run clears its memos
+    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings), zone)
     stats, live = index.refresh(sources, roots, progress, summarize)
     from session_watcher.core.prices import user_rows  # a report priced otherwise is another report
 
-    key = index.fingerprint(f"{REPORT_VERSION}\0{since!r}\0{zone_key(utc_offset)}\0{log_stamp!r}\0{user_rows()!r}")
+    key = index.fingerprint(f"{REPORT_VERSION}\0{since!r}\0{zone}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
     cached = kept is not None
     body: list[bytes | memoryview]

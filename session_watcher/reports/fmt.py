@@ -4,6 +4,7 @@ heavy imports."""
 
 from __future__ import annotations
 
+import os
 import time
 
 from session_watcher.core.numbers import dollars, duration, tokens
@@ -63,7 +64,11 @@ def _local_offset(ts: float) -> int:
     hour = int(ts // 3600)
     off = _OFFSETS.get(hour)
     if off is None:
-        off = _OFFSETS[hour] = time.localtime(hour * 3600).tm_gmtoff
+        t = hour * 3600
+        off = time.localtime(t).tm_gmtoff
+        if time.localtime(t + 3599).tm_gmtoff != off:  # the clocks change within this UTC hour (a zone
+            return time.localtime(ts).tm_gmtoff  # half an hour off UTC: Iran's went back at 19:30 UTC)
+        _OFFSETS[hour] = off
     return off
 
 
@@ -103,12 +108,30 @@ def week_of(day: int, utc_offset: float | None) -> int:
     return days_later(day, -wday, utc_offset)
 
 
+def _zone_file() -> str:
+    """A digest of the file the C library reads the local zone's rules from (TZ's, or /etc/localtime),
+    "-" where there is none (a POSIX rule in TZ, which says them itself; Windows)."""
+    import zlib
+
+    tz = os.environ.get("TZ")
+    name = "/etc/localtime" if tz is None else tz.removeprefix(":")
+    path = name if os.path.isabs(name) else os.path.join(os.environ.get("TZDIR") or "/usr/share/zoneinfo", name)
+    try:
+        with open(path, "rb") as f:
+            return f"{zlib.crc32(f.read(1 << 20)):08x}"
+    except (OSError, ValueError):
+        return "-"
+
+
 def zone_key(utc_offset: float | None) -> str:
-    """What the report's cache keys its days by: the fixed offset, or the local zone's rules as the
-    process sees them (so a change of season keeps the cache, a change of zone does not)."""
+    """What the report's cache keys its days by: the fixed offset, or the local zone as the process
+    sees it: TZ, its rules' file and the names and offsets (so a change of season keeps the cache, a
+    change of zone does not, nor one of its rules: Cairo and Athens are both EET and EEST, +2 and +3,
+    but change their clocks on other days). Called before any day is booked (the memos are the zone's)."""
     if utc_offset is not None:
         return repr(utc_offset)
-    zone = f"local {time.tzname!r} {time.timezone} {time.altzone} {time.daylight}"
+    zone = (f"local {os.environ.get('TZ')!r} {_zone_file()} "
+            f"{time.tzname!r} {time.timezone} {time.altzone} {time.daylight}")
     global _ZONE  # noqa: PLW0603  (the memos are the zone's: a process whose TZ changed starts them again)
     if zone != _ZONE:
         _OFFSETS.clear()
