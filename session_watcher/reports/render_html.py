@@ -133,9 +133,9 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
     for (cx, cy, ttl, cold), same in spots.items():
         c = NO_CLASS if ttl is None else colour.get(ttl, "var(--dim)")
         fill = c if cold else "none"
-        gaps = sorted({p["gapSeconds"] for p in same})
+        lo, hi = duration(min(p["gapSeconds"] for p in same)), duration(max(p["gapSeconds"] for p in same))
         toks = sorted({p["tokensRecreated"] for p in same})
-        gap = duration(gaps[0]) if len(gaps) == 1 else f"{duration(gaps[0])} to {duration(gaps[-1])}"
+        gap = lo if lo == hi else f"{lo} to {hi}"  # (10.2 s and 10.201 s both read "10 s")
         tok = f"{toks[0]:,}" if len(toks) == 1 else f"{toks[0]:,} to {toks[-1]:,}"
         tip = (f"{len(same):,} returns: " if len(same) > 1 else "") + f"{gap} gap, {tok} tokens re-created"
         cls = f"{ttl} writes" if ttl else NO_CLASS_WORDS
@@ -205,7 +205,8 @@ def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str
         if not part:
             continue
         if part is rest:
-            h.append(f'<details id="sessions-more"><summary>the {len(rest):,} sessions before these</summary>')
+            said = "the session" if len(rest) == 1 else f"the {len(rest):,} sessions"
+            h.append(f'<details id="sessions-more"><summary>{said} before these</summary>')
         h.append(f'<table id="{ident}" class="sessions"><thead><tr>{head}</tr></thead><tbody>')
         h.extend(_session_row(s, ids, pages, mixed) for s in part)
         h.append("</tbody></table>")
