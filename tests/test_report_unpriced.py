@@ -38,3 +38,12 @@ def test_the_totals_say_they_leave_unpriced_calls_out(tmp_path: Path) -> None:
     page = render_html.render(doc)
     assert 'id="unpriced"' in page
     assert "claude-3-5-sonnet-20241022" in page
+
+
+def test_one_unpriced_call_in_the_singular(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    _session(proj, "mixed", T0, "claude-opus-4-6", "claude-2.1")
+    doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400, utc_offset=0.0)
+    text = " ".join(render_text.render(doc, 200).split())
+    assert "1 call in 1 session has no price (claude-2.1)" in text, text
