@@ -47,3 +47,22 @@ def test_one_unpriced_call_in_the_singular(tmp_path: Path) -> None:
     doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400, utc_offset=0.0)
     text = " ".join(render_text.render(doc, 200).split())
     assert "1 call in 1 session has no price (claude-2.1)" in text, text
+
+
+def test_a_sub_agents_unpriced_model_is_not_an_unknown_one(tmp_path: Path) -> None:
+    """A sub-agent's calls of a model without a price: its session's models (the main conversation's)
+    do not name it, and the sentence said 'model unknown'."""
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    t = Transcript(session_id="main", cwd="/proj", model="claude-opus-4-6")
+    t.user("go", at=T0)
+    t.call(cr=20_000, cw=2_000)
+    t.call(cr=1_000, cw=100, sidechain=True, model="claude-2.1")
+    t.call(cr=22_000, cw=500)
+    t.save(proj / "main.jsonl")
+    doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400, utc_offset=0.0)
+    assert doc["sessions"][0]["unpricedCalls"] == 1
+    said = render_text.unpriced_sentence(doc)
+    assert said is not None
+    assert "model unknown" not in said
+    assert "1 call in 1 session has no price (a sub-agent's or an unnamed model)" in said, said

@@ -253,8 +253,11 @@ def unpriced_sentence(doc: dict[str, Any]) -> str | None:
     n = sum(s["unpricedCalls"] for s in hit)
     models = sorted({m for s in hit for m in s.get("models") or [] if input_price(m) is None})
     named = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+    # a session's `models` are its main conversation's: a sub-agent's model (or a call naming none) is not there
+    if any(all(input_price(m) is not None for m in s.get("models") or []) for s in hit):
+        named += (" and " if named else "") + "a sub-agent's or an unnamed model"
     calls = f"{n:,} call{'s' if n != 1 else ''} in {len(hit):,} session{'s' if len(hit) != 1 else ''}"
-    return (f"{calls} {'has' if n == 1 else 'have'} no price ({named or 'model unknown'}): every cache $ "
+    return (f"{calls} {'has' if n == 1 else 'have'} no price ({named}): every cache $ "
             f"here counts them as $0 (`session-watcher config set prices.MODEL.input USD` prices one)")
 
 
