@@ -74,6 +74,24 @@ def settle(session_id: str) -> None:
     raise AssertionError(f"{session_id}: not settled after 50 Stop hooks")
 
 
+def stop_until_read(session_id: str, transcript: Path, subs: list[Path]) -> int:
+    """Stop hooks until the state has read the transcript and each subagent file to its last line
+    (a run's budget holds across files: on a busy machine one run may leave files for the next);
+    how many ran. Each run reads something new, so a run that changes nothing fails."""
+    ends = {str(p): p.read_bytes().rfind(b"\n") + 1 for p in [transcript, *subs]}
+    before = None
+    for n in range(1, 51):
+        ok(hook("Stop", payload(session_id, transcript)))
+        state = load_state(session_id)
+        cursors = {**state["subCursors"], str(transcript): state["cursor"]}
+        offsets = {path: (cursors.get(path) or {}).get("offset") for path in ends}
+        if offsets == ends:
+            return n
+        assert offsets != before, "a Stop hook read nothing new"
+        before = offsets
+    raise AssertionError(f"{session_id}: the Stop hooks never read every file to its end")
+
+
 def assert_matches(session_id: str, data: bytes | Path) -> None:
     settle(session_id)
     expect = oracle(data)
@@ -190,11 +208,37 @@ def test_subagent_transcripts_fold_at_stop(tmp_path: Path) -> None:
     subs = sorted((tmp_path / sid / "subagents").glob("*.jsonl"))
     ok(hook("PostToolUse", payload(sid, t, "PostToolUse")))
     assert meter(sid)["sub"] == oracle(t)["sub"]  # a tool hook does not scan for subagents
-    ok(hook("Stop", payload(sid, t)))
+    assert not load_state(sid)["subCursors"]
+    stop_until_read(sid, t, subs)
     expect = oracle(t, subs)
     assert meter(sid)["sub"] == expect["sub"]
     assert meter(sid)["sub"]["calls"] > 0
     assert meter(sid)["main"] == expect["main"]
+
+
+def test_a_run_past_its_budget_still_reads_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Stop whose budget is spent before it has read a new line (a busy machine: the lock, the
+    state's load) still reads a subagent file, so each run gets on with them. Before, once the main
+    transcript had nothing new, such a run opened none: on a machine that busy, the subagents' calls
+    were never counted and the run never caught up."""
+    from session_watcher.hooks import run
+
+    monkeypatch.setattr(run, "FOLD_BUDGET", -1.0)  # over before the fold starts
+    monkeypatch.setenv("SESSION_WATCHER_STOP_WAIT", "0")
+    sid = "258c7280-ae70-4798-800f-63464d01a85d"
+    shutil.copytree(TRANSCRIPTS / sid, tmp_path / sid)
+    t = tmp_path / f"{sid}.jsonl"
+    shutil.copy(TRANSCRIPTS / f"{sid}.jsonl", t)
+    subs = sorted((tmp_path / sid / "subagents").glob("*.jsonl"))
+    assert subs
+    raw = json.dumps(payload(sid, t)).encode()
+    run.run("PostToolUse", raw)  # the main transcript, read to its end: nothing new for the Stops
+    assert meter(sid)["main"] == oracle(t)["main"]
+    for _ in subs:
+        run.run("Stop", raw)
+    assert sorted(load_state(sid)["subCursors"]) == [str(p) for p in subs]
+    assert meter(sid)["sub"] == oracle(t, subs)["sub"]
+    assert meter(sid)["sub"]["calls"] > 0
 
 
 # ----------------------------------------------------------------------------- concurrency
