@@ -20,7 +20,7 @@ import filelock
 import pytest
 
 from session_watcher.core.engine import DONE_MAX, SCHEMA
-from tests.oracle import TRANSCRIPTS, complete_lines, hook, launcher, oracle, payload
+from tests.oracle import TRANSCRIPTS, complete_lines, hook, launcher, oracle, payload, stop_until_read
 from tests.statefile import load_state, state_file
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
@@ -72,24 +72,6 @@ def settle(session_id: str) -> None:
         before = now
         hook("Stop", payload(session_id, path))
     raise AssertionError(f"{session_id}: not settled after 50 Stop hooks")
-
-
-def stop_until_read(session_id: str, transcript: Path, subs: list[Path]) -> int:
-    """Stop hooks until the state has read the transcript and each subagent file to its last line
-    (a run's budget holds across files: on a busy machine one run may leave files for the next);
-    how many ran. Each run reads something new, so a run that changes nothing fails."""
-    ends = {str(p): p.read_bytes().rfind(b"\n") + 1 for p in [transcript, *subs]}
-    before = None
-    for n in range(1, 51):
-        ok(hook("Stop", payload(session_id, transcript)))
-        state = load_state(session_id)
-        cursors = {**state["subCursors"], str(transcript): state["cursor"]}
-        offsets = {path: (cursors.get(path) or {}).get("offset") for path in ends}
-        if offsets == ends:
-            return n
-        assert offsets != before, "a Stop hook read nothing new"
-        before = offsets
-    raise AssertionError(f"{session_id}: the Stop hooks never read every file to its end")
 
 
 def assert_matches(session_id: str, data: bytes | Path) -> None:
