@@ -169,7 +169,10 @@ class Live:
         self.sub_dir = self.project / session_id / "subagents"
         self.cwd = cwd
         self.trace = root / "trace.jsonl"
-        self.env = {**os.environ, "SESSION_WATCHER_TRACE": str(self.trace), "CLAUDE_PROJECT_DIR": str(cwd)}
+        # the Stop hook's wait for the turn's last line at its longest (it ends once the line is there):
+        # the test writes that line 0.05 s after starting the hook, which a busy machine may stall
+        self.env = {**os.environ, "SESSION_WATCHER_TRACE": str(self.trace), "CLAUDE_PROJECT_DIR": str(cwd),
+                    "SESSION_WATCHER_STOP_WAIT": "5"}
         self.written = 0
         self.outputs: list[tuple[str, dict[str, Any]]] = []
         # after each Stop: (calls up to the turn's end, calls in the state, calls in the file written)
