@@ -160,6 +160,7 @@ class Record(msgspec.Struct):
     isCompactSummary: Any = None
     requestId: Any = None
     sessionId: Any = None
+    requestSessionId: Any = None  # on a fork's copy of its parent's call: the session that made it
     cwd: Any = None
     subtype: Any = None
     compactMetadata: Any = None
@@ -188,6 +189,8 @@ class CallRecord(msgspec.Struct):
     timestamp: Any = None
     isSidechain: Any = None
     requestId: Any = None
+    sessionId: Any = None
+    requestSessionId: Any = None  # a fork's copy of its parent's call names the session that made it
     message: CallMessage | None = None
 
 
