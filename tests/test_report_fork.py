@@ -193,3 +193,30 @@ def test_the_fixtures_without_a_fork_report_as_before(tmp_path: Path) -> None:
     """No fixture but `fork/` holds a fork (no two sessions share a call: checked over
     ../shared/fixtures too): their report is the one main made before this rule."""
     assert fixtures_digest(tmp_path) == FIXTURES_DIGEST
+
+
+CODEX_FORK = ROOT / "tests" / "fixtures" / "codex-fork"
+
+
+def test_a_codex_fork_copies_no_call_and_is_counted_once(tmp_path: Path) -> None:
+    """The real Codex 0.171.0 (`codex exec fork ID PROMPT` against the loopback Responses mock,
+    tests/fixtures/codex-fork): the fork's rollout names its parent (`session_meta.forked_from_id`)
+    and holds only its own call (no item of the parent copied: its first call reads the parent's
+    context from the cache), so each response is counted once without a rule of its own."""
+    rollouts = sorted(CODEX_FORK.rglob("rollout-*.jsonl"))
+    metas = [json.loads(p.read_text().splitlines()[0])["payload"] for p in rollouts]
+    parent, child = metas[0]["id"], metas[1]["id"]
+    assert (metas[0].get("forked_from_id"), metas[1]["forked_from_id"]) == (None, parent)
+    responses = [[json.loads(line)["payload"]["response_id"] for line in p.read_text().splitlines()
+                  if '"token_usage_record"' in line] for p in rollouts]
+    assert responses == [["resp_0001", "resp_0002", "resp_0004"], ["resp_0003"]]
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(home), "PYTHONPATH": str(ROOT), "TZ": "UTC",
+           "CLAUDE_CONFIG_DIR": str(home / "no-claude"), "CODEX_HOME": str(CODEX_FORK)}
+    r = subprocess.run([sys.executable, "-m", "session_watcher", "report", "--json"], capture_output=True,
+                       text=True, env=env, timeout=300, check=True)
+    rows = _sessions(json.loads(r.stdout))
+    assert (rows[parent]["apiCalls"], rows[child]["apiCalls"]) == (3, 1)
+    assert "inheritedCalls" not in rows[child]
+    assert (rows[parent]["tokens"]["total"], rows[child]["tokens"]["total"]) == (39_320, 13_640)  # ccusage codex's

@@ -5,7 +5,7 @@ once, in the session that made it (tests/test_report_fork.py holds the same on t
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +13,9 @@ from tests.test_report_fork import each_call_once, report_json
 
 from .harness import World, run_print
 from .mock_api import MockAPI, Usage, bash, say
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.e2e
 
