@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,6 +120,22 @@ def test_a_fork_counts_each_call_once_in_every_total(tmp_path: Path) -> None:
         assert sum(v["calls"] for v in totals[view]) == 6, view
         assert sum(v["cacheUsd"] for v in totals[view]) == pytest.approx(usd), view
     assert rows[CHILD]["firstActivity"] > rows[PARENT]["firstActivity"]  # its own first call, not the parent's
+
+
+def test_the_text_and_the_page_say_the_fork_counts_its_own_calls(tmp_path: Path) -> None:
+    """The text's session table: the fork's own call and dollars; a sentence names it and its parent."""
+    cfg = _config(tmp_path)
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT), "TZ": "UTC",
+           "COLUMNS": "200"}
+    run = [sys.executable, "-m", "session_watcher", "report", "--projects", str(cfg / "projects")]
+    text = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300, check=True).stdout
+    assert re.search(r"^703fbb53 .* 1 +\$0\.01 ", text, re.M), text
+    assert re.search(r"^59f3783b .* 5 +\$0\.12 ", text, re.M), text
+    said = " ".join(text.split())
+    assert "forked sessions (703fbb53 of 59f3783b) count their own calls: the 4 they copy" in said
+    page = tmp_path / "report.html"
+    subprocess.run([*run, "--html", str(page)], capture_output=True, env=env, timeout=300, check=True)
+    assert '<p class="muted" id="forks">forked sessions (703fbb53 of 59f3783b)' in page.read_text()
 
 
 def test_a_fork_agrees_with_ccusage_session_by_session(tmp_path: Path) -> None:

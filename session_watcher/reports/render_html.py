@@ -20,6 +20,7 @@ from session_watcher.reports.render_text import (
     break_cell,
     cliff_classes,
     day_sentence,
+    fork_sentence,
     guard_sentence,
     model_cell,
     pct,
@@ -309,6 +310,9 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     said = subagent_sentence(doc)
     if said:
         h.append(f'<p class="muted" id="subagents">{escape(said)}.</p>')
+    said = fork_sentence(doc)
+    if said:
+        h.append(f'<p class="muted" id="forks">{escape(said)}.</p>')
     h.extend(_totals(doc))
     h.extend(_restarts(doc.get("restartsTaken") or []))
     h.append('<h2 id="cliff">The cache-TTL cliff</h2>')
