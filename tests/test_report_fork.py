@@ -138,6 +138,45 @@ def test_the_text_and_the_page_say_the_fork_counts_its_own_calls(tmp_path: Path)
     assert '<p class="muted" id="forks">forked sessions (703fbb53 of 59f3783b)' in page.read_text()
 
 
+def _branch(source: Path, dest: Path, sid: str, marks: str = "both") -> None:
+    """`dest`, a branch of `source` as the client's `/branch` writes one (2.1.332's code, read: each
+    record copied with `sessionId` the new id, `forkedFrom` {the source's id, the record's uuid} and,
+    on an assistant record, `requestSessionId`: its own, else its `forkedFrom`'s, else its
+    `sessionId`). `marks`: "both", or "forkedFrom" only (a copy without `requestSessionId`)."""
+    out = []
+    for line in source.read_text().splitlines():
+        rec = json.loads(line)
+        if "uuid" not in rec:
+            continue
+        if rec.get("type") == "assistant":
+            maker = rec.get("requestSessionId") or (rec.get("forkedFrom") or {}).get("sessionId") or rec["sessionId"]
+            rec["requestSessionId"] = maker
+        rec["forkedFrom"] = {"sessionId": rec["sessionId"], "messageUuid": rec["uuid"]}
+        rec["sessionId"] = sid
+        if marks == "forkedFrom":
+            rec.pop("requestSessionId", None)
+        out.append(json.dumps(rec, separators=(",", ":")))
+    dest.write_text("\n".join(out) + "\n")
+
+
+def test_a_branch_of_the_fork_and_an_unmarked_copy_count_each_call_once(tmp_path: Path) -> None:
+    """A branch of the fork copies the parent's 4 calls and the fork's own one, each naming the
+    session that made it; a copy marked only by `forkedFrom` (no `requestSessionId`: the client's
+    fallback) is a copy too. Every call once: 6 over the four files, the branches without a call of
+    their own without a row."""
+    cfg = _config(tmp_path)
+    proj = cfg / "projects" / "-home-dev-proj"
+    _branch(proj / f"{CHILD}.jsonl", proj / "b1000000-0000-4000-8000-000000000001.jsonl",
+            "b1000000-0000-4000-8000-000000000001")
+    _branch(proj / f"{PARENT}.jsonl", proj / "b2000000-0000-4000-8000-000000000002.jsonl",
+            "b2000000-0000-4000-8000-000000000002", marks="forkedFrom")
+    doc = report_json(tmp_path / "home", cfg / "projects")
+    rows = _sessions(doc)
+    assert sorted(rows) == [PARENT, CHILD]
+    assert sum(v["calls"] for v in doc["totals"]["days"]) == 6
+    assert (rows[PARENT]["apiCalls"], rows[CHILD]["apiCalls"]) == (5, 1)
+
+
 def test_a_fork_agrees_with_ccusage_session_by_session(tmp_path: Path) -> None:
     found = find_or_install_ccusage()
     if found is None:

@@ -116,13 +116,16 @@ def other_rows(row: Row, detail: Detail) -> list[Row]:
             for n, (other, (inp, cr, cw, out, cw5, cw1)) in enumerate(detail[1]) if other is not None]
 
 
-def made_by(request_session: object, session: object) -> str | None:
-    """The session that made a call whose line names `request_session` (its `requestSessionId`) in
-    a file of session `session` (its `sessionId`), when that is another session: the line is a fork's
-    copy of its parent's call (Claude Code 2.1.332 writes the field on those copies only). None: this
-    session's own call."""
-    if request_session.__class__ is str and request_session and request_session != session:
-        return request_session
+def made_by(request_session: object, forked_from: object, session: object) -> str | None:
+    """The session that made a call whose line, in a file of session `session` (its `sessionId`),
+    names another: a fork's or a branch's copy of its parent's call. The client's own rule for it
+    (2.1.332): the line's `requestSessionId`, else its `forkedFrom.sessionId` (a branch's copy),
+    else its `sessionId`. None: this session's own call."""
+    maker = request_session
+    if maker.__class__ is not str and forked_from.__class__ is dict:
+        maker = forked_from.get("sessionId")
+    if maker.__class__ is str and maker and maker != session:
+        return maker
     return None
 
 
@@ -142,7 +145,7 @@ def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
             return None
         (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
         ts, side = iso_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
-        maker = made_by(rec.get("requestSessionId"), rec.get("sessionId"))
+        maker = made_by(rec.get("requestSessionId"), rec.get("forkedFrom"), rec.get("sessionId"))
         if maker is not None:
             return _new(Row, (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1))
         row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
@@ -198,7 +201,7 @@ def _iterated_row(rec: CallRecord, usage: Usage, line: bytes | bytearray, offset
         obj = load_line(line)
         return record_row(obj, offset) if isinstance(obj, dict) else None  # usage marked: the caller checked
     ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
-    maker = made_by(rec.requestSessionId, rec.sessionId)
+    maker = made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)
     if maker is not None:  # a fork's copy: the session that made it in `model`, no iterations
         return _new(Row, (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1))
     model = model_name(rec.message.model) if rec.message is not None else None
@@ -229,7 +232,8 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked
             inp, cr, cw, out, cw5, cw1 = counts_sample(usage)  # usage_sample's reading, from the struct
             ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
             kind = KIND_CALL
-            if rec.requestSessionId is not None and (maker := made_by(rec.requestSessionId, rec.sessionId)):
+            if (rec.requestSessionId is not None or rec.forkedFrom is not None) and (
+                    maker := made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)):
                 kind, model = KIND_INHERITED, maker  # a fork's copy: the session that made it in `model`
             return _new(Row, (offset, kind, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         if kind != "system":  # a compaction mark (rare) takes the plain path
