@@ -475,7 +475,8 @@ def test_the_report_view_is_the_schema_narrowed() -> None:
 
     view, whole = fields(records.CallRecord), fields(records.Record)
     msg_view, msg_whole = fields(records.CallMessage), fields(records.Message)
-    assert set(view) == {"type", "timestamp", "isSidechain", "requestId", "message"}
+    assert set(view) == {"type", "timestamp", "isSidechain", "requestId", "sessionId", "requestSessionId",
+                         "forkedFrom", "message"}
     assert {k: v for k, v in view.items() if k != "message"} == {k: whole[k] for k in view if k != "message"}
     assert view["message"][0] == whole["message"][0] == "message"
     assert set(msg_view) == {"mid", "model", "usage"}

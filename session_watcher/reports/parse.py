@@ -35,7 +35,7 @@ from session_watcher.agents.claude_code.transcript import (  # the hooks' counti
 from session_watcher.core import fastjson, markscan
 from session_watcher.core.caps import model_name
 from session_watcher.core.markscan import finder, marked_lines
-from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
+from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_INHERITED, KIND_OTHER
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
@@ -75,7 +75,8 @@ _new = tuple.__new__  # a Row straight from a tuple, without the Python-level __
 class Row(NamedTuple):
     """One sample of an API call (kind "c"), one of its iterations run by another model (kind "o", as
     an advisor's: counted in the totals under that model, not a call of the chain) or one compaction
-    mark (kind "k") at byte `offset`."""
+    mark (kind "k") at byte `offset`; a fork's copy of a call its parent made is kind "i", the
+    session that made it in `model` (`kinds.KIND_INHERITED`)."""
 
     offset: int
     kind: str
@@ -115,6 +116,19 @@ def other_rows(row: Row, detail: Detail) -> list[Row]:
             for n, (other, (inp, cr, cw, out, cw5, cw1)) in enumerate(detail[1]) if other is not None]
 
 
+def made_by(request_session: object, forked_from: object, session: object) -> str | None:
+    """The session that made a call whose line, in a file of session `session` (its `sessionId`),
+    names another: a fork's or a branch's copy of its parent's call. The client's own rule for it
+    (2.1.332): the line's `requestSessionId`, else its `forkedFrom.sessionId` (a branch's copy),
+    else its `sessionId`. None: this session's own call."""
+    maker = request_session
+    if maker.__class__ is not str and forked_from.__class__ is dict:
+        maker = forked_from.get("sessionId")
+    if maker.__class__ is str and maker and maker != session:
+        return maker
+    return None
+
+
 def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
                compact_marked: bool = True) -> Row | list[Row] | None:
     """The row one parsed record gives, if any (a list: the call and its other models' iterations).
@@ -131,6 +145,9 @@ def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
             return None
         (inp, cr, cw, out, cw5, cw1), detail = usage_reading(usage)
         ts, side = iso_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
+        maker = made_by(rec.get("requestSessionId"), rec.get("forkedFrom"), rec.get("sessionId"))
+        if maker is not None:
+            return _new(Row, (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1))
         row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         return row if detail is None else [row, *other_rows(row, detail)]
     if kind == "system" and rec.get("subtype") == "compact_boundary" and compact_marked:
@@ -184,9 +201,12 @@ def _iterated_row(rec: CallRecord, usage: Usage, line: bytes | bytearray, offset
         obj = load_line(line)
         return record_row(obj, offset) if isinstance(obj, dict) else None  # usage marked: the caller checked
     ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
+    maker = made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)
+    if maker is not None:  # a fork's copy: the session that made it in `model`, no iterations
+        return _new(Row, (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1))
     model = model_name(rec.message.model) if rec.message is not None else None
     row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
-    return row if detail is None else [row, *other_rows(row, detail)]
+    return [row, *other_rows(row, detail)] if detail is not None else row
 
 
 def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked: bool,
@@ -211,7 +231,11 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked
                 return _iterated_row(rec, usage, line, offset, key)
             inp, cr, cw, out, cw5, cw1 = counts_sample(usage)  # usage_sample's reading, from the struct
             ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
-            return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+            kind = KIND_CALL
+            if (rec.requestSessionId is not None or rec.forkedFrom is not None) and (
+                    maker := made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)):
+                kind, model = KIND_INHERITED, maker  # a fork's copy: the session that made it in `model`
+            return _new(Row, (offset, kind, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
         if kind != "system":  # a compaction mark (rare) takes the plain path
             return None
     obj = load_line(line)

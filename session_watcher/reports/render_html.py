@@ -20,6 +20,7 @@ from session_watcher.reports.render_text import (
     break_cell,
     cliff_classes,
     day_sentence,
+    fork_sentence,
     guard_sentence,
     model_cell,
     pct,
@@ -336,6 +337,9 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     said = subagent_sentence(doc)
     if said:
         h.append(f'<p class="muted" id="subagents">{escape(said)}.</p>')
+    said = fork_sentence(doc)
+    if said:
+        h.append(f'<p class="muted" id="forks">{escape(said)}.</p>')
     said = unpriced_sentence(doc)
     if said:
         h.append(f'<p class="muted" id="unpriced">{escape(said)}.</p>')

@@ -242,6 +242,18 @@ def subagent_sentence(doc: dict[str, Any]) -> str | None:
             f"conversation, the one a restart replaces; sub-agents apart: {n:,} calls, {dollars(spent)} (in --json)")
 
 
+def fork_sentence(doc: dict[str, Any]) -> str | None:
+    """Said when a session is a fork: its row counts its own calls, the ones it copies are its parent's."""
+    forks = [s for s in doc["sessions"] if s.get("inheritedCalls")]
+    if not forks:
+        return None
+    n = sum(s["inheritedCalls"] for s in forks)
+    named = ", ".join(f"{s['sessionId'][:8]} of {str(s.get('forkedFrom'))[:8]}" for s in forks[:3])
+    more = f" and {len(forks) - 3:,} more" if len(forks) > 3 else ""
+    return (f"forked sessions ({named}{more}) count their own calls: the {n:,} they copy from the session "
+            "they were forked from are counted there, once")
+
+
 def unpriced_sentence(doc: dict[str, Any]) -> str | None:
     """Said wherever a total leaves calls out: every session's calls of a model without a price (the
     whole history's, not only the sessions shown), counted as $0 in each total."""
@@ -337,6 +349,9 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     rows = session_rows(sessions, width)
     out.extend(rows)
     said = subagent_sentence(doc)
+    if said:
+        out.extend(para(said))
+    said = fork_sentence(doc)
     if said:
         out.extend(para(said))
     if any(ln.endswith(" cold*") for ln in rows):  # the mark shown: not where the width left its column out

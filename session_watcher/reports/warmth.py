@@ -6,6 +6,9 @@ Definitions (docs/report-schema.json says the same for each JSON field):
   sidechain records count toward token totals only.
 * One API call per key (message id + request id). Its usage is the last sample seen (main file
   first, then subagent files); its time and place in the chain are those of its first line.
+* A forked session's copies of its parent's calls (`kinds.KIND_INHERITED`: the line names the session
+  that made the call) are counted in the session that made them, never in the fork: the fork's row
+  holds its own calls, and says how many it inherited and from which session.
 * Per call n of the main chain: warmth = cache read / (cache read + cache write) (undefined when
   both are 0); cold start = warmth < 50 %; gap = t(n) - t(n-1) (a backward step counts as 0).
 * TTL class of a gap: the kind of the last cache write before it (1-hour when the write holds
@@ -36,7 +39,7 @@ from session_watcher.agents import FALLBACK  # the agent of a session whose file
 from session_watcher.reports.fmt import CAUSES, apply_now, day_date, days_later, gap_sentence, local_day, project_name
 from session_watcher.reports.fmt import week_of as monday
 from session_watcher.reports.jsontext import dumps
-from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
+from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_INHERITED, KIND_OTHER
 from session_watcher.reports.prices import (
     generation,
     input_price,
@@ -113,7 +116,8 @@ class Call:
 class Session:
     """A session: its main-chain calls in order, and token totals over main and subagent files."""
 
-    __slots__ = ("api_calls", "calls", "costs", "cwd", "last_ts", "project", "session_id", "totals", "unpriced")
+    __slots__ = ("api_calls", "calls", "costs", "cwd", "inherited", "last_ts", "project", "session_id", "totals",
+                 "unpriced")
 
     def __init__(self, session_id: str, project: str, calls: list[Call], totals: dict[str, Any],  # noqa: PLR0913, PLR0917 - one field each
                  api_calls: int, last_ts: float | None, cwd: str | None = None,
@@ -124,6 +128,7 @@ class Session:
         # (time, cache cost in USD, 1 for a call, 0 for an iteration); the main chain's come from `calls`
         self.costs = costs or []
         self.unpriced = unpriced  # of them, of a model without a price (their cost counts as 0)
+        self.inherited: dict[str, str] = {}  # a fork's copies of calls another session made: key -> that session
 
 
 _PRICES: dict[str | None, tuple[float, float, float] | None] = {}
@@ -174,10 +179,15 @@ class Obs:
 def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: Iterable[list[Row]]) -> Session:
     """Fold a session's raw rows (main file, then each subagent file, in file order)."""
     usage: dict[str, Row] = {}
-    chain, last_ts, cwd = _fold_main(main_rows, usage)
+    inherited: dict[str, str] = {}
+    chain, last_ts, cwd = _fold_main(main_rows, usage, inherited)
     for rows in sub_rows:
         for r in rows:
             ts, key = r[2], r[3]
+            if r[1] == KIND_INHERITED:
+                if key is not None and r[4] is not None:
+                    inherited[key] = r[4]
+                continue
             if ts is not None and (last_ts is None or ts > last_ts):
                 last_ts = ts
             if (r[1] == KIND_CALL or r[1] == KIND_OTHER) and key is not None:
@@ -190,12 +200,17 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
         for o in others.values():
             o["total"] = o["input"] + o["output"] + o["cacheRead"] + o["cacheWrite"]
         totals["otherModels"] = dict(sorted(others.items()))
-    return Session(session_id, project, list(chain.values()), totals, api_calls, last_ts, cwd, costs, unpriced)
+    s = Session(session_id, project, list(chain.values()), totals, api_calls, last_ts, cwd, costs, unpriced)
+    if inherited:  # (a call made here and copied here again is this session's own)
+        s.inherited = {k: v for k, v in inherited.items() if k not in usage}
+    return s
 
 
-def _fold_main(main_rows: list[Row], usage: dict[str, Row]) -> tuple[dict[str, Call], float | None, str | None]:
-    """The main file's rows: every call's last sample into `usage`; (the main chain's calls by key,
-    in order, the latest time, the first working folder)."""
+def _fold_main(main_rows: list[Row], usage: dict[str, Row],
+               inherited: dict[str, str]) -> tuple[dict[str, Call], float | None, str | None]:
+    """The main file's rows: every call's last sample into `usage`, a fork's copies of another
+    session's calls into `inherited` (key -> that session); (the main chain's calls by key, in order,
+    the latest time, the first working folder)."""
     chain: dict[str, Call] = {}
     compact_pending = False
     last_ts: float | None = None
@@ -203,6 +218,10 @@ def _fold_main(main_rows: list[Row], usage: dict[str, Row]) -> tuple[dict[str, C
     # rows unpacked, not read by name: a NamedTuple's fields are properties, slow in a loop this long
     for r in main_rows:
         _offset, kind, ts, key, model, side, inp, out, cr, cw, cw5m, cw1h = r
+        if kind == KIND_INHERITED:  # counted where it was made; its time is the parent's
+            if key is not None and model is not None:
+                inherited[key] = model
+            continue
         if ts is not None and (last_ts is None or ts > last_ts):
             last_ts = ts
         if kind == KIND_COMPACT:
@@ -476,6 +495,7 @@ _BEFORE_CAUSES = ("sessionId", "project", "calls", "apiCalls", "warmth", "coldSt
 _BEFORE_SENTENCE = ("largestGap",)
 _AFTER_SENTENCE = ("tokens", "models", "lastActivity", "firstActivity", "cwd", "model", "projectName", "cacheUsd",
                    "unpricedCalls", "subagentCalls", "subagentUsd", "agent")
+_FORK_KEYS = ("inheritedCalls", "forkedFrom")  # only on a forked session's entry (`_fork_fields`)
 _BOOL_JSON = {True: "true", False: "false"}
 _INF = float("inf")
 
@@ -699,14 +719,22 @@ def _session_entry(s: Session, w: Walk, side: float, unpriced: int) -> dict[str,
         "unpricedCalls": unpriced,
         "subagentCalls": s.api_calls - len(s.calls),
         "subagentUsd": side,
+        **(_fork_fields(s.inherited) if s.inherited else {}),
     }
+
+
+def _fork_fields(inherited: dict[str, str]) -> dict[str, Any]:
+    """A fork's entry's own keys: how many of its parent's calls it holds (counted there, not here)
+    and the session that made them (the one that made most, the first in name order on a tie)."""
+    makers = sorted(inherited.values())
+    return {"inheritedCalls": len(inherited), "forkedFrom": max(makers, key=makers.count)}
 
 
 def _entry_text(entry: dict[str, Any]) -> tuple[str, str, str]:
     """The entry's JSON text before its causes, between them and its sentence, and after."""
     head = dumps({k: entry[k] for k in _BEFORE_CAUSES})[:-1] + ',"causes":'
     mid = "," + dumps({k: entry[k] for k in _BEFORE_SENTENCE})[1:-1] + ',"sentence":'
-    tail = "," + dumps({k: entry[k] for k in _AFTER_SENTENCE})[1:]
+    tail = "," + dumps({k: entry[k] for k in (*_AFTER_SENTENCE, *_FORK_KEYS) if k in entry})[1:]
     return head, mid, tail
 
 

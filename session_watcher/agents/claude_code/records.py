@@ -160,6 +160,8 @@ class Record(msgspec.Struct):
     isCompactSummary: Any = None
     requestId: Any = None
     sessionId: Any = None
+    requestSessionId: Any = None  # on a fork's copy of its parent's call: the session that made it
+    forkedFrom: Any = None  # on a branch's copies: {sessionId, messageUuid} of the record copied
     cwd: Any = None
     subtype: Any = None
     compactMetadata: Any = None
@@ -188,6 +190,9 @@ class CallRecord(msgspec.Struct):
     timestamp: Any = None
     isSidechain: Any = None
     requestId: Any = None
+    sessionId: Any = None
+    requestSessionId: Any = None  # a fork's copy of its parent's call names the session that made it
+    forkedFrom: Any = None  # a branch's copy: {sessionId, messageUuid} of the record it copies
     message: CallMessage | None = None
 
 
