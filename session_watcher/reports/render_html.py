@@ -71,7 +71,7 @@ CLASS_WORDS = {"5m": "after 5-minute writes", "1h": "after 1-hour writes", "code
                "codex-10m": "after Codex 10-minute writes"}
 
 
-NO_CLASS = "var(--dim)"  # a point with no cache class (core.eoq.cache_class None): neutral, a legend entry of its own
+# a point with no cache class (core.eoq.cache_class None): neutral (report_page.css `.p-none`), a legend entry
 NO_CLASS_WORDS = "no cache class"
 
 
@@ -88,16 +88,26 @@ def cliff_legend(doc: dict[str, Any]) -> str:
     return f'<p class="legend">{spans}<span class="muted">hollow: warm, filled: cold</span></p>'
 
 
-def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
-    """The gap-versus-tokens scatter; `narrow`: the phone's copy (id `scatter-narrow`)."""
+def _frame(doc: dict[str, Any], narrow: bool) -> tuple[int, int, int, int, int, int]:
+    """A copy's width, height and margins (left, right, top, bottom): the top margin holds two rows
+    of inferred-boundary labels, a third class's adds one."""
     g = NARROW if narrow else WIDE
-    w, h, ml, mr, mt, mb = g["w"], g["h"], g["ml"], g["mr"], g["mt"], g["mb"]
+    more = LABEL_ROW * max(0, sum(1 for tt in doc["ttl"].values() if tt is not None) - 2)
+    return g["w"], g["h"] + more, g["ml"], g["mr"], g["mt"] + more, g["mb"]
+
+
+def _ranges(pts: list[dict[str, Any]]) -> tuple[float, float]:
+    """The axes' tops: the longest gap (2 h at least) and 1.5 x the most tokens (100k at least)."""
+    return (max([p["gapSeconds"] for p in pts] + [7200.0]),
+            max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5]))
+
+
+def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
+    """The gap-versus-tokens scatter's frame, axes and inferred boundaries; `narrow`: the phone's copy
+    (id `scatter-narrow`). Its points are drawn once for both copies (`scatter_points`)."""
+    w, h, ml, mr, mt, mb = _frame(doc, narrow)
     inferred = sorted((cls, tt) for cls, tt in doc["ttl"].items() if tt is not None)
-    more = LABEL_ROW * max(0, len(inferred) - 2)  # the top margin holds two label rows; a third class's adds one
-    h, mt = h + more, mt + more
-    pts = doc["scatter"]
-    max_gap = max([p["gapSeconds"] for p in pts] + [7200.0])
-    max_tok = max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5])
+    max_gap, max_tok = _ranges(doc["scatter"])
     x = _log_scale(1.0, max_gap, ml, w - mr)
     y = _log_scale(1.0, max_tok, h - mb, mt)
     parts = [
@@ -123,16 +133,6 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
         f'text-anchor="middle">{"tokens (log)" if narrow else "tokens re-created (log)"}</text>'
     )
     colour = CLASS_COLOURS
-    for p in pts:
-        c = NO_CLASS if p["ttl"] is None else colour.get(p["ttl"], "var(--dim)")
-        fill = c if p["cold"] else "none"
-        cx, cy = x(max(p["gapSeconds"], 1.0)), y(max(p["tokensRecreated"], 1))
-        tip = f"{duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
-        cls = f"{p['ttl']} writes" if p["ttl"] else NO_CLASS_WORDS
-        parts.append(
-            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
-            f"<title>{escape(tip)} ({cls})</title></circle>"
-        )
     for k, (cls, tt) in enumerate(inferred):  # one label row each, from the frame's top up
         xs = x(tt["inferredSeconds"])
         ev = tt["evidence"]
@@ -148,6 +148,37 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
             f'text-anchor="{"end" if xs > w / 2 else "start"}">{label}</text>'
         )
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def _box(doc: dict[str, Any], narrow: bool) -> str:
+    """Where a copy's frame sits in its picture, in shares of the picture (CSS custom properties)."""
+    w, h, ml, mr, mt, mb = _frame(doc, narrow)
+    k = "n" if narrow else "w"
+    return (f"--{k}l:{100 * ml / w:.3f}%;--{k}t:{100 * mt / h:.3f}%;"
+            f"--{k}w:{100 * (w - ml - mr) / w:.3f}%;--{k}h:{100 * (h - mt - mb) / h:.3f}%")
+
+
+def scatter_points(doc: dict[str, Any]) -> str:
+    """The scatter's points, written once for the wide copy and the phone's: a layer laid over the frame
+    of whichever copy shows (its place in each: `_box`), each point placed in shares of the frame (both
+    copies' axes span the same ranges on the same log scales), a dot of fixed size (hollow: warm, filled:
+    cold) in its class's colour, its figures on hover."""
+    pts = doc["scatter"]
+    max_gap, max_tok = _ranges(pts)
+    x = _log_scale(1.0, max_gap, 0.0, 100.0)
+    y = _log_scale(1.0, max_tok, 100.0, 0.0)
+    parts = [f'<div class="points" style="{_box(doc, False)};{_box(doc, True)}">']
+    for p in pts:
+        cls = p["ttl"] if p["ttl"] in CLASS_COLOURS else ("none" if p["ttl"] is None else "other")
+        tip = f"{duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
+        writes = f"{p['ttl']} writes" if p["ttl"] else NO_CLASS_WORDS
+        parts.append(
+            f'<i class="p-{cls}{" cold" if p["cold"] else ""}" '
+            f'style="left:{x(max(p["gapSeconds"], 1.0)):.2f}%;top:{y(max(p["tokensRecreated"], 1)):.2f}%" '
+            f'title="{escape(tip)} ({escape(writes)})"></i>'
+        )
+    parts.append("</div>")
     return "".join(parts)
 
 
@@ -258,8 +289,8 @@ def _restarts(taken: list[dict[str, Any]]) -> list[str]:
 def _cliff(doc: dict[str, Any]) -> list[str]:
     """The scatter (the wide copy and the phone's) and, beside it where there is room, each TTL class's
     sentence and gap buckets."""
-    h = ['<div class="cliff"><div class="plot">', scatter_svg(doc), scatter_svg(doc, narrow=True),
-         '</div><div class="buckets-col">']
+    h = ['<div class="cliff"><div class="plot"><div class="scatter-box">', scatter_svg(doc),
+         scatter_svg(doc, narrow=True), scatter_points(doc), '</div></div><div class="buckets-col">']
     for cls in cliff_classes(doc):
         h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
         rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]
