@@ -219,3 +219,58 @@ def test_which_prompt_opens_a_claude_code_turn(tmp_path: Path) -> None:
     assert keys == [first, after_result, after_notification, after_queued, after_interrupt, after_sdk, after_command,
                     after_local, after_bash]
     assert shell.turns(str(path)) == {first, after_queued, after_sdk, after_command, after_bash}
+
+
+TUI = (FIXTURES / "real-client-2.1.332" / "tui" / "projects" / "-home-dev-proj"
+       / "dd9059ad-412c-4f8e-9b7c-1d2a928f30ed.jsonl")
+
+
+@pytest.mark.parametrize("shape", ["string", "one block", "two blocks"])
+def test_a_prompt_typed_after_a_system_reminder_in_its_text_opens_a_turn(shape: str) -> None:
+    """The real client (2.1.332, `tui`) writes a typed prompt's own words alone and sends the model its
+    system reminders as blocks of their own (the transcript's api-request-blob records): a user line
+    whose text begins with such a reminder, the typed words after it, was no prompt (`core.handoff.typed`
+    left out every text that began with `<system-reminder>`), so its call opened no turn and the handoff
+    note's latest request was an older one. Each typed prompt of the real transcript led by the real
+    reminder, in one string, in one text block or as a block before the words: the same turns and the
+    same latest request as the transcript as written; a reminder alone, or before a notification, is
+    still no prompt."""
+    from session_watcher.agents.claude_code.turns import turn_starts
+    from session_watcher.core.handoff import Digest, typed
+
+    lines = TUI.read_bytes().splitlines(keepends=True)
+    records = [json.loads(line) for line in lines]
+    reminder = next(r["message"]["content"][0]["text"] for r in records if r.get("type") == "api-request-blob"
+                    and isinstance(r["message"]["content"], list) and r["message"]["content"]
+                    and r["message"]["content"][0]["text"].startswith("<system-reminder>\nAttribution"))
+    assert reminder.rstrip().endswith("</system-reminder>")
+    led: list[bytes] = []
+    prompts = 0
+    for rec, line in zip(records, lines, strict=True):
+        words = rec.get("message", {}).get("content") if rec.get("type") == "user" else None
+        if rec.get("promptSource") == "typed" and isinstance(words, str):
+            prompts += 1
+            rec["message"]["content"] = {"string": reminder + words,
+                                         "one block": [{"type": "text", "text": reminder + words}],
+                                         "two blocks": [{"type": "text", "text": reminder},
+                                                        {"type": "text", "text": words}]}[shape]
+            led.append((json.dumps(rec) + "\n").encode())
+        else:
+            led.append(line)
+    assert prompts == 6
+
+    def digest(lines: list[bytes]) -> tuple[str | None, str | None, int]:
+        d = Digest()
+        for line in lines:
+            d.add(json.loads(line))
+        return d.first, d.latest, d.prompts
+
+    assert len(turn_starts(lines)) == 6
+    assert turn_starts(led) == turn_starts(lines)
+    assert digest(led) == digest(lines) == ("read the file", "hello after continue", 6)
+    from session_watcher.agents.claude_code.turns import _entered
+
+    assert _entered({}, reminder + "<command-message>review</command-message>") == "entered"  # a command's echo too
+    for content in (reminder, reminder + "<task-notification>\n<task-id>b1</task-id>\n</task-notification>",
+                    "<system-reminder>\nleft open", [{"type": "text", "text": reminder}]):
+        assert typed({"promptSource": "typed"}, content) is None, content
