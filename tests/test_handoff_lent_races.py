@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -266,3 +267,51 @@ def test_two_starts_at_once_put_a_killed_give_backs_claim_back_and_give_it_back_
         assert _take(f"taker-{n}") is not None
         assert _take(f"other-{n}") is None
         os.unlink(handoffs.lent_file(f"taker-{n}"))  # sent
+
+
+STOPPED = """
+import os, signal, sys, time
+from session_watcher.state import handoffs
+real = getattr(os, sys.argv[1])
+
+def stop(*args, **kw):  # the step, then a SIGSTOP of this process: the test steps in, then continues it
+    setattr(os, sys.argv[1], real)
+    done = real(*args, **kw)
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return done
+
+setattr(os, sys.argv[1], stop)
+print(handoffs.give_back("child-1", time.time(), lambda _project: float(sys.argv[2])))
+"""
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+@pytest.mark.parametrize("step", ["rename", "link"])
+def test_a_give_back_stopped_past_its_claims_age_loses_nothing(step: str) -> None:
+    """A give-back (a real process) SIGSTOPped for over GIVING_MAX_S, right after its claim (`rename`)
+    or right after its link into pending (`link`): the next start's reclaim takes the claim for one a
+    dead give-back left (its age says so), puts it back and gives it back; a session takes it, a newer
+    handoff is written for the project. Continued, the stopped give-back ends at once (nothing waits
+    on it, no lock held) and changes nothing: the newer handoff stays pending, as written (its age:
+    the link's `utime` set it to the first handoff's creation, two hours back, where the stale rule
+    would sweep it sooner), the first stays with the session that took it; no claim or lent note left."""
+    _pending(created=time.time() - 7200)
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    p = subprocess.Popen([sys.executable, "-c", STOPPED, step, str(STALE)], stdout=subprocess.PIPE, text=True)
+    try:
+        _, status = os.waitpid(p.pid, os.WUNTRACED)  # returns once it stopped itself: no clock
+        assert os.WIFSTOPPED(status), status
+        assert os.listdir(os.path.dirname(handoffs.lent_file("child-1"))) == [f"child-1.json.{p.pid}.giving"]
+        handoffs.reclaim(time.time() + handoffs.GIVING_MAX_S + 1, _max_age)  # a start, over 10 minutes on
+        assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == ["parent-1"]
+        assert _take("child-d") is not None
+        newer = _pending("parent-2")
+        written = os.stat(handoffs.pending_file(PROJECT)).st_mtime
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    out, _ = p.communicate(timeout=120)
+    assert (p.returncode, out) == (0, f"{step == 'link'}\n")  # it had linked, or found its claim gone
+    assert [doc["createdAt"] for _, doc in handoffs.pending(PROJECT)] == [newer["createdAt"]]
+    assert os.stat(handoffs.pending_file(PROJECT)).st_mtime == written
+    assert handoffs.taken("child-d")["parentSession"] == "parent-1"  # type: ignore[index]
+    assert sorted(os.listdir(os.path.dirname(handoffs.lent_file("child-1")))) == ["child-d.json"]

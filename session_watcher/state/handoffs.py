@@ -378,12 +378,14 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
         except OSError:
             pass
         if back:
-            _unlink(dest)
             created = float(doc["createdAt"])
-            try:
-                os.utime(path, (created, created))  # pending since it was written: the sweep's age
+            try:  # pending since it was written: the sweep's age. Set through the taken note, one inode with
+                # the pending link while it is there: after a stop of over GIVING_MAX_S (SIGSTOP) another
+                # start gave the claim back, and the pending file may be a newer handoff whose age this set
+                os.utime(dest, (created, created), follow_symlinks=False)
             except OSError:
                 pass
+            _unlink(dest)
     _unlink(lent)
     return back
 
