@@ -640,6 +640,27 @@ def test_config_get_and_unset_of_a_price_key_are_strict_and_say_what_applies_onc
     assert got.stdout.decode() == "prices.claude-opus-4-6.input not set (your input price for claude-opus, $7/MTok)\n"
 
 
+def test_an_unset_input_says_whose_price_applies_by_the_row_that_prices_the_model() -> None:
+    """core.prices takes the longest row of yours whose id is the model's or a prefix of it; where that
+    row has no `input`, the tables' input price applies, not a shorter row's. `config unset` of the
+    longer row's input said "your input price for claude-opus, $5/MTok": $5 is the built-in price,
+    claude-opus's row says $7. A model only the shorter row prices still names it."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[prices.claude-opus]\ninput = 7.0\n\n[prices."claude-opus-4-6"]\ninput = 6.0\ncache_read = 0.5\n')
+    got = sw("config", "unset", "prices.claude-opus-4-6.input", env=wide)
+    assert got.stdout.decode() == f"prices.claude-opus-4-6.input not set (the built-in input price, $5/MTok)  " \
+                                  f"(removed from {cfg})\n", got
+    got = sw("config", "get", "prices.claude-opus-4-6.input", env=wide)
+    assert got.stdout.decode() == "prices.claude-opus-4-6.input not set (the built-in input price, $5/MTok)  " \
+                                  "(the default)\n", got
+    got = sw("config", "get", "prices.claude-opus-4-7", env=wide)
+    assert got.stdout.decode() == "prices.claude-opus-4-7 not set (your prices for claude-opus, input $7/MTok)\n", got
+
+
 def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_path: Path) -> None:
     """What `config set` and `config unset` say ("notify.remind_min = 10  (removed from
     ~/.config/session-watcher/config.toml)", 83 columns on a new user's machine) wraps at spaces

@@ -326,7 +326,7 @@ def config_get(ns: argparse.Namespace) -> int:
             else f"= {config.show_value(value)}"
         where = {"default": "the default", "user": f"your config, {file}", "project": f"the project's config, {file}"}
         # a price that another row of yours sets (a shorter id's) says so itself: not "the default" too
-        _said(f"{ns.key} {said}" + ("" if " (your " in said else f"  ({where[source]})"), file or "")
+        _said(f"{ns.key} {said}" + ("" if value is None and " (your " in said else f"  ({where[source]})"), file or "")
     from session_watcher.base import route
 
     for err in errors:  # as `config show`: a file left out is named, and the answer is without it
@@ -387,9 +387,10 @@ def _unset(key: str, effective: Config) -> str:
     if base is None:
         return f"{model} has no price: the built-in tables do not know it"
     if not field or field[0] == "input":  # the input price that now applies, and whose, said once
-        rows = effective.get("prices") or {}
-        mine = max((n for n in rows if "input" in rows[n] and (model == n or model.startswith((n + "-", n + ".")))),
-                   key=len, default=None)  # core.prices' rule: a shorter id's row prices the longer id
+        # the row core.prices takes (the longest id that is the model's or a prefix of it): its input, or,
+        # where it has none, the tables' (a shorter row's input is not the one that applies then)
+        row = prices.user_row_name(model)
+        mine = row if row is not None and "input" in (effective.get("prices") or {}).get(row, {}) else None
         whose = f"your prices for {mine}" if mine is not None else "the built-in prices"
         if field:
             return f"{whose.replace('prices', 'input price')}, {usd_per_mtok(base)}"
