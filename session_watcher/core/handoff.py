@@ -79,14 +79,18 @@ REMINDER, REMINDER_END = "<system-reminder>", "</system-reminder>"
 
 def after_reminders(text: str) -> str:
     """`text` without the system reminders that lead it (the client's notes sent before what the user
-    typed, in the same text: a typed prompt after one was not counted); "" for one left open."""
+    typed, in the same text: a typed prompt after one was not counted); "" for one left open. A
+    reminder's body is data (a file's text, a tool's output) and may spell the closing tag itself:
+    what counts is after the last closing tag, and nothing where the text opens more reminders than it
+    closes up to there (the first closing tag ended the reminder, and the file's lines after it in the
+    reminder were the user's latest request)."""
     text = text.lstrip()
-    while text.startswith(REMINDER):
-        end = text.find(REMINDER_END)
-        if end < 0:
-            return ""
-        text = text[end + len(REMINDER_END):].lstrip()
-    return text
+    if not text.startswith(REMINDER):
+        return text
+    end = text.rfind(REMINDER_END) + len(REMINDER_END)
+    if end < len(REMINDER_END) or text.count(REMINDER, 0, end) > text.count(REMINDER_END, 0, end):
+        return ""
+    return text[end:].lstrip()
 
 
 def _prompt_text(content: object) -> str | None:
