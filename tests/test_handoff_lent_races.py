@@ -315,3 +315,36 @@ def test_a_give_back_stopped_past_its_claims_age_loses_nothing(step: str) -> Non
     assert os.stat(handoffs.pending_file(PROJECT)).st_mtime == written
     assert handoffs.taken("child-d")["parentSession"] == "parent-1"  # type: ignore[index]
     assert sorted(os.listdir(os.path.dirname(handoffs.lent_file("child-1")))) == ["child-d.json"]
+
+
+@pytest.mark.slow  # starts a process (tests/conftest.py: the quick tier)
+def test_a_give_back_stopped_after_its_link_leaves_the_age_of_the_note_a_session_took_alone() -> None:
+    """A give-back (a real process) SIGSTOPped right after its link into pending, and a session takes
+    the note meanwhile (the take renames the pending link: one inode with the give-back's taken copy,
+    its age set to the take's time, which the sweep of taken notes keeps the newest by). Continued, the
+    give-back set the age through its copy, after the link: the other session's taken note read two
+    hours old. It is set before the link now; a give-back that finds a newer handoff pending leaves
+    its own taken note's age as it was."""
+    _pending(created=time.time() - 7200)
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    p = subprocess.Popen([sys.executable, "-c", STOPPED, "link", str(STALE)], stdout=subprocess.PIPE, text=True)
+    try:
+        _, status = os.waitpid(p.pid, os.WUNTRACED)  # returns once it stopped itself: no clock
+        assert os.WIFSTOPPED(status), status
+        assert _take("child-d") is not None
+        took = os.stat(handoffs.taken_file("child-d")).st_mtime
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    out, _ = p.communicate(timeout=120)
+    assert (p.returncode, out) == (0, "True\n")
+    assert os.stat(handoffs.taken_file("child-d")).st_mtime == took
+    assert handoffs.taken("child-d")["parentSession"] == "parent-1"  # type: ignore[index]
+    assert not os.path.exists(handoffs.taken_file("child-1"))
+
+    _pending("parent-2", created=time.time() - 3600)  # a newer handoff pending: the give-back keeps its note
+    assert handoffs.take(PROJECT, "child-2", time.time(), lambda: STALE, None, GONE) is not None
+    took = float(int(time.time()) - 60)
+    os.utime(handoffs.taken_file("child-2"), (took, took))
+    _pending("parent-3")
+    assert handoffs.give_back("child-2", time.time(), _max_age) is False
+    assert os.stat(handoffs.taken_file("child-2")).st_mtime == took

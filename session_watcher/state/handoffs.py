@@ -371,6 +371,15 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
     back = False
     if ok and isinstance(project, str) and doc is not None:
         path = pending_file(project)
+        created = float(doc["createdAt"])
+        try:  # pending since it was written: the sweep's age, set before the link, while the inode is this
+            # claim's alone. Once linked it may be another's: after a stop (SIGSTOP) a session took it (its
+            # taken note, whose age the take set), or, past GIVING_MAX_S, another start gave the claim back
+            # and the pending file is a newer handoff
+            was: os.stat_result | None = os.stat(dest, follow_symlinks=False)
+            os.utime(dest, (created, created), follow_symlinks=False)
+        except OSError:
+            was = None
         try:
             paths.ensure_private_dir(os.path.dirname(path))
             os.link(dest, path)  # FileExistsError: a newer handoff is pending, and stays
@@ -378,14 +387,12 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
         except OSError:
             pass
         if back:
-            created = float(doc["createdAt"])
-            try:  # pending since it was written: the sweep's age. Set through the taken note, one inode with
-                # the pending link while it is there: after a stop of over GIVING_MAX_S (SIGSTOP) another
-                # start gave the claim back, and the pending file may be a newer handoff whose age this set
-                os.utime(dest, (created, created), follow_symlinks=False)
+            _unlink(dest)
+        elif was is not None:  # still this session's taken note: its own age again
+            try:
+                os.utime(dest, ns=(was.st_atime_ns, was.st_mtime_ns), follow_symlinks=False)
             except OSError:
                 pass
-            _unlink(dest)
     _unlink(lent)
     return back
 
