@@ -153,3 +153,29 @@ def test_a_gap_under_a_second_is_no_break(tmp_path: Path, capsys: pytest.Capture
     assert cold.startswith("no break: each call came within a second of the one before; the call after the")
     assert cold.endswith("cold from a compaction")
     assert "(0 s)" not in cold
+
+
+@pytest.mark.slow
+def test_the_points_print_filled_and_stay_one_image_to_assistive_technology(
+        browser: Any, report: tuple[Path, dict[str, Any]]) -> None:
+    """A cold point's fill is a CSS background, which print leaves out by default (Chromium's print
+    colour adjustment `economy`): every point printed hollow, as if warm; it is kept (`exact`). The
+    points' tooltips, thousands of `title`s outside the picture's SVG (one image, named), were each a
+    node of the accessibility tree (2,546 over the fixtures): hidden from it, as the SVG's marks are."""
+    page_file, doc = report
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, timezone_id="UTC")
+    try:
+        page = ctx.new_page()
+        page.goto(page_file.as_uri())
+        page.wait_for_load_state("load")
+        tree = ctx.new_cdp_session(page).send("Accessibility.getFullAXTree")
+        said = [n for n in tree["nodes"] if not n.get("ignored") and " tokens re-created (" in
+                str(n.get("description", {}).get("value", "")) + str(n.get("name", {}).get("value", ""))]
+        page.emulate_media(media="print")
+        adjust = page.evaluate("() => [...document.querySelectorAll('.points i.cold')].map(i => "
+                               "getComputedStyle(i).printColorAdjust)")
+    finally:
+        ctx.close()
+    assert sum(p["cold"] for p in doc["scatter"]) == len(adjust) > 0
+    assert set(adjust) == {"exact"}
+    assert said == [], said[:2]

@@ -168,7 +168,9 @@ def scatter_points(doc: dict[str, Any]) -> str:
     max_gap, max_tok = _ranges(pts)
     x = _log_scale(1.0, max_gap, 0.0, 100.0)
     y = _log_scale(1.0, max_tok, 100.0, 0.0)
-    parts = [f'<div class="points" style="{_box(doc, False)};{_box(doc, True)}">']
+    # hidden from assistive technology, as the picture's own marks are (the picture is one image, named):
+    # a point each, thousands of them, read out one by one
+    parts = [f'<div class="points" aria-hidden="true" style="{_box(doc, False)};{_box(doc, True)}">']
     for p in pts:
         cls = p["ttl"] if p["ttl"] in CLASS_COLOURS else ("none" if p["ttl"] is None else "other")
         tip = f"{duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
