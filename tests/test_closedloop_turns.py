@@ -305,3 +305,19 @@ def test_a_system_reminders_body_that_spells_its_closing_tag_is_no_typed_prompt(
     lines = [json.dumps({"type": "user", "message": {"role": "user", "content": body}}).encode(),
              json.dumps(call).encode()]
     assert turn_starts(lines) == set()
+
+
+def test_a_commands_echo_after_a_reminder_block_of_its_own_is_entered() -> None:
+    """A typed prompt after a system reminder counts whether the reminder leads its text or is a text
+    block of its own (`core.handoff.typed`); a slash command's echo after a reminder counted only in the
+    first shape: with the reminder a block before it, the command the user entered opened no turn."""
+    from session_watcher.agents.claude_code.turns import _entered
+
+    reminder = "<system-reminder>\nToday's date is 2026-12-06.\n</system-reminder>"
+    echo = "<command-message>review</command-message>\n<command-name>/review</command-name>"
+    for content in (reminder + echo, [{"type": "text", "text": reminder + echo}],
+                    [{"type": "text", "text": reminder}, {"type": "text", "text": echo}]):
+        assert _entered({"promptSource": "typed"}, content) == "entered", content
+    out = "<local-command-stdout>done</local-command-stdout>"
+    assert _entered({}, [{"type": "text", "text": reminder}, {"type": "text", "text": out}]) == "local"
+    assert _entered({}, [{"type": "text", "text": reminder}]) is None
