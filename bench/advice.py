@@ -1,7 +1,10 @@
 """What a person sees of the advice, and the advice's floors, chosen leave-one-session-out:
-``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--at-prompt]
+``python -m bench.advice [--before] [--quick] [--compact | --client | --payback] [--at-prompt | --at-stop]
 [--with KEY=VALUE ...] [TRANSCRIPT ...]`` (--at-prompt: the closed loop acts on the advice at the agent's
 turn's end, core.closedloop's `alertAtPrompt`, docs/model.md "The advice acted on at the turn's end";
+--at-stop: the gates and reminders are sent at the agent's stop, priced there, if they still hold there,
+and acted on at the next prompt, `alertAtStop`, in closed loop and in what is sent (`deliveries`; alerts
+lost priced at delivery), "The advice sent at the turn's end";
 --compact: one `compact_reserve` for every session instead of the floors; --client:
 Claude Code's reserve by its client's version, before 2.1.22 and from it, as the transcript's autocompact
 events say; docs/model.md "The horizon and the compaction"; --payback: `compact_payback`, "The compaction
@@ -48,12 +51,12 @@ from typing import TYPE_CHECKING, Any
 from bench import calibrate as cal
 from session_watcher.base import config
 from session_watcher.core import backtest as bt
-from session_watcher.core import closedloop, engine
+from session_watcher.core import closedloop, engine, eoq
 from session_watcher.core.eoq import quantities
 
 if TYPE_CHECKING:
     from session_watcher.core.chains import Chain
-    from session_watcher.core.shapes import Alert, CallUsage, Config, State
+    from session_watcher.core.shapes import Alert, CallUsage, Config, Quantities, State
 
 GRID: dict[str, list[Any]] = {
     "advice_min_usd": [0.0, 0.01, 0.02, 0.05, 0.10, 0.20],
@@ -108,29 +111,36 @@ def _realized(seg: Chain, k: int, horizon: int) -> float:
     return sum((seg.actual[j] - after[j]) * w[j] for j in range(k + 1, end))
 
 
-def shown(s: cal.Session, cfg: Config) -> Shown:
+def shown(s: cal.Session, cfg: Config, at_stop: bool = False) -> Shown:
+    """What a user who never restarts is shown (`at_stop`: the gates and reminders sent at the agent's
+    first stop after their call, priced there, only if they still hold there: `deliveries`)."""
     fired: list[tuple[int, Alert]] = []
     calls: list[bt.Call] = []
     state = s.loaded.fresh()
+    there: list[tuple[float, float | None, int | None] | None] = []  # per call, at_stop: the advice priced
 
     def hook(st: State, alerts: list[Alert], usage: CallUsage) -> None:
-        calls.append(closedloop._call(st, quantities(st, cfg), alerts, usage))
+        q = quantities(st, cfg)
+        calls.append(closedloop._call(st, q, alerts, usage))
         fired.extend((len(calls) - 1, a.copy()) for a in alerts)
+        if at_stop:
+            there.append(_priced(st, cfg, q) if closedloop.holds(st, cfg) else None)
 
     engine.fold(state, s.loaded.events, cfg, s.loaded.paths, call_hook=hook)
     where: list[tuple[Chain, int]] = []
     for seg in bt.chains(bt.segments(calls, s.seen.shared), s.seen.autos):
         where.extend((seg, i) for i in range(len(seg.calls)))
+    sent = deliveries(s, calls, fired, there) if at_stop else [(j, a, 0) for j, a in fired]
     lost = 0
     promised = realized = 0.0
     per_seg: dict[int, int] = {}
     gate: dict[int, float] = {}  # the gate's promised saving (read units), by segment
     unearned: set[int] = set()
-    for j, a in fired:
+    for j, a, wait in sent:
         seg, i = where[j]
         # every alert promises `savingUsd` over `cycle` calls (eoq.restart_saving); a cold return's
-        # advice was to restart before its call
-        k = i - 1 if a["kind"] == "guard" else i
+        # advice was to restart before its call; one sent at a stop, before the next prompt's call
+        k = i - 1 if a["kind"] == "guard" else i + wait
         cycle = a.get("cycle")
         horizon = math.ceil(cycle) if cycle else len(seg.calls)
         n = calls[j].segment
@@ -140,7 +150,7 @@ def shown(s: cal.Session, cfg: Config) -> Shown:
             per_seg[n] = per_seg.get(n, 0) + 1
             if per_seg[n] > CAP and (n not in gate or (a.get("saving") or 0.0) < 2 * gate[n]):
                 unearned.add(n)
-        if k < 0 or k not in seg.points():  # no restart at a segment's last call
+        if k < 0 or k >= len(seg.calls) or k not in seg.points():  # no restart at a segment's last call
             continue
         got = _realized(seg, k, horizon)
         usd = a.get("savingUsd")
@@ -148,9 +158,53 @@ def shown(s: cal.Session, cfg: Config) -> Shown:
         promised += promise
         realized += got
         lost += promise > 0 and got < 0
-    return Shown(len(fired), lost, promised, realized, max(per_seg.values(), default=0),
+    return Shown(len(sent), lost, promised, realized, max(per_seg.values(), default=0),
                  sum(1 for n in per_seg.values() if n > CAP), _hours([r["ts"] for r in s.seen.rows]),
                  bt.stability(calls)["lampChangesPerCall"] or 0.0, len(unearned))
+
+
+def _priced(st: State, cfg: Config, q: Quantities) -> tuple[float, float | None, int | None]:
+    """A restart's saving on the state after a call (read units, dollars) and its horizon (calls)."""
+    q = eoq.with_horizon(st, cfg, q)
+    saving, usd = eoq.restart_saving(st, q)
+    h = q["horizon"]
+    return saving or 0.0, usd, None if h is None else math.ceil(h)
+
+
+def deliveries(s: cal.Session, calls: list[bt.Call], fired: list[tuple[int, Alert]],
+               there: list[tuple[float, float | None, int | None] | None]) -> list[tuple[int, Alert, int]]:
+    """The alerts sent at the agent's stops (closedloop's `alertAtStop`): each gate or reminder after
+    call index j waits for the first stop after it (call m - 1, whose next call m has its key in
+    `s.stops`; the session's last call when none comes) and is sent there, as one alert with the figures
+    after that call (`there`: None where the advice no longer holds), unless a compaction came in
+    between (the segment's own advice is gone). Returned at the stop's index with the wait: the calls
+    from there to the last call before the next prompt (where the user restarts), more than the session
+    has when no prompt comes in the segment (a stop on its or the session's last call: sent, nothing to
+    act on). Cold returns as they were (wait 0)."""
+    from bench.turns import opens
+
+    stops, turns = opens(s, s.stops), opens(s, s.turns)
+    out: list[tuple[int, Alert, int]] = []
+    pending: dict[int, Alert] = {}  # by the stop's call index: the advice waiting there
+    for j, a in fired:
+        if a["kind"] not in closedloop.ADVICE:
+            out.append((j, a, 0))
+            continue
+        at = next((m - 1 for m in range(j + 1, len(calls)) if stops[m]), len(calls) - 1)
+        if calls[at].segment != calls[j].segment:
+            continue  # a compaction within the turn: superseded
+        if at not in pending or a["kind"] == "gate":
+            pending[at] = a
+    for at, a in sorted(pending.items()):
+        priced = there[at]
+        if priced is None:
+            continue
+        saving, usd, h = priced
+        r = next((r for r in range(at + 1, len(calls)) if turns[r]), None)
+        same = r is not None and all(calls[x].segment == calls[at].segment for x in range(at, r + 1))
+        wait = r - 1 - at if r is not None and same else len(calls)
+        out.append((at, {**a, "saving": saving, "savingUsd": usd, "cycle": h}, wait))
+    return sorted(out, key=lambda t: t[0])
 
 
 def client_setting(s: cal.Session, setting: dict[str, Any]) -> dict[str, Any]:
@@ -260,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--payback", action="store_true", help="choose compact_payback, the floors as shipped")
     ap.add_argument("--at-prompt", action="store_true", help="the closed loop acted on at the agent's turn's "
                     "end (closedloop's alertAtPrompt) instead of right after the call")
+    ap.add_argument("--at-stop", action="store_true", help="the gates and reminders sent at the agent's stop "
+                    "if they still hold there, priced there, acted on at the next prompt (closedloop's "
+                    "alertAtStop)")
     ap.add_argument("--with", dest="extra", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key (a JSON value) set under every setting: a variant measured")
     ns = ap.parse_args(argv)
@@ -277,13 +334,13 @@ def main(argv: list[str] | None = None) -> int:
             paths = all_sessions(Path(tmp))
         sessions = [cal.prepare(p) for p in paths]
     names = list(grid)
-    policy = "alertAtPrompt" if ns.at_prompt else "alert"
+    policy = "alertAtStop" if ns.at_stop else "alertAtPrompt" if ns.at_prompt else "alert"
     out = ["| setting | " + HEAD[0][12:], HEAD[1]]
     table: dict[tuple[Any, ...], tuple[list[cal.Score], list[Shown]]] = {}
     for key in itertools.product(*grid.values()):
         setting = {**extra, **dict(zip(names, key, strict=True))}
         scores = [cal.score(s, client_setting(s, setting), policy) for s in sessions]
-        seen = [shown(s, config.merge(s.cfg, client_setting(s, setting))) for s in sessions]
+        seen = [shown(s, config.merge(s.cfg, client_setting(s, setting)), ns.at_stop) for s in sessions]
         table[key] = (scores, seen)
     for key, (scores, seen) in table.items():
         out.append(f"| {key} " + summary(sessions, scores, seen))
@@ -311,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         out += ["", "Back-off and cap at the chosen floors (real sessions, nobody restarts):", "", *HEAD]
         for backoff, cap in BACKOFF:
             setting = {**extra, **base, "remind_backoff": backoff, "remind_cap": cap}
-            seen = [shown(s, config.merge(s.cfg, setting)) for s in sessions]
+            seen = [shown(s, config.merge(s.cfg, setting), ns.at_stop) for s in sessions]
             out.append(f"| backoff {backoff:g}, cap {cap} " + summary(sessions, table[chosen][0], seen))
     print("\n".join(out))
     return 0

@@ -1,6 +1,8 @@
 """The gate's and the cold return's defaults, chosen by the closed-loop backtest, leave-one-session-out:
-``python -m bench.calibrate [--quick] [--at-prompt] [--json OUT] [TRANSCRIPT ...]`` (--at-prompt: the
-closed loop acts on the advice at the agent's turn's end, core.closedloop's `alertAtPrompt`).
+``python -m bench.calibrate [--quick] [--at-prompt | --at-stop] [--json OUT] [TRANSCRIPT ...]`` (--at-prompt:
+the closed loop acts on the advice at the agent's turn's end, core.closedloop's `alertAtPrompt`; --at-stop:
+the advice is sent at the agent's stop if it still holds there and acted on at the next prompt,
+`alertAtStop`, docs/model.md "The advice sent at the turn's end").
 
 Over the calibration sessions (default: the 15 of tests/calibration.py, SPEC v3 "Backtest"): every
 candidate setting of the gate (bp_amber, notify_dwell, bill_lookback) and of the cold return
@@ -83,6 +85,7 @@ class Session:
     lamp: dict[float, float] = field(default_factory=dict)  # bp_amber -> lamp changes per call in segments
     xsweet_p95: float | None = None
     turns: frozenset[str] = frozenset()  # the calls that open an agent turn (`alertAtPrompt`'s), by key
+    stops: frozenset[str] = frozenset()  # the calls after the agent stopped (`alertAtStop`'s Stop hook), by key
 
 
 def prepare(path: Path) -> Session:
@@ -101,12 +104,14 @@ def prepare(path: Path) -> Session:
             flat.append((s.calls[0].call, s.calls[-1].call))
     sweet = closedloop.follow(loaded.fresh(), seen, cfg, "sweetSpot")
     stab = bt.stability(seen.calls)
+    from bench.turns import stopped
     from session_watcher.agents.codex.reader import session_id as codex_id  # a Codex rollout: its thread id
 
     name = (codex_id(str(path)) or path.name.removesuffix(".jsonl"))[:8]
+    turns = shell.turns(str(path))
     return Session(name, loaded, cfg, seen, segs, actual, best, flat, one,
                    actual - price(segs, sweet), len(sweet), xsweet_p95=stab["xSweetMoveP95"],
-                   turns=shell.turns(str(path)))
+                   turns=turns, stops=stopped(path, turns))
 
 
 def usd(seg: bt.Segment | Chain, restarts: list[int]) -> float:
@@ -137,9 +142,9 @@ class Score:
 
 def score(s: Session, setting: dict[str, Any], policy: str = "alert") -> Score:
     """The setting followed in closed loop (`policy`: "alert", or "alertAtPrompt", acted on at the
-    agent's turn's end)."""
+    agent's turn's end, or "alertAtStop", sent at the agent's stop if it still holds there)."""
     cfg = config.merge(s.cfg, setting)
-    restarts = closedloop.follow(s.loaded.fresh(), s.seen, cfg, policy, s.turns)
+    restarts = closedloop.follow(s.loaded.fresh(), s.seen, cfg, policy, s.turns, s.stops)
     flat = sum(1 for r in restarts if any(a <= r <= b for a, b in s.flat))
     return Score(s.actual - price(s.segs, restarts), restarts, flat)
 
@@ -248,8 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write every candidate's per-session figures here")
     ap.add_argument("--at-prompt", action="store_true", help="the closed loop acted on at the agent's turn's "
                     "end (closedloop's alertAtPrompt)")
+    ap.add_argument("--at-stop", action="store_true", help="the advice sent at the agent's stop if it still "
+                    "holds there, acted on at the next prompt (closedloop's alertAtStop)")
     ns = ap.parse_args(argv)
-    policy = "alertAtPrompt" if ns.at_prompt else "alert"
+    policy = "alertAtStop" if ns.at_stop else "alertAtPrompt" if ns.at_prompt else "alert"
     grid = QUICK if ns.quick else GRID
     with tempfile.TemporaryDirectory() as tmp:
         if ns.transcripts:

@@ -138,6 +138,26 @@ def hook(event: str, payload: dict[str, Any] | bytes, timeout: float = 30,
     return run(launcher("hook", event, *args), stdin=raw, timeout=timeout, env=env)
 
 
+def stop_until_read(session_id: str, transcript: Path, subagents: list[Path] | tuple[Path, ...] = (),
+                    env: dict[str, str] | None = None, home: Path | None = None) -> int:
+    """Stop hooks until one has read the transcript and each subagent file to its last line and left
+    no alert pending (a run folds for FOLD_BUDGET, across files too, and leaves the rest, and its
+    alerts, to the next: on a busy machine one run may not get there); how many ran. Each exits 0
+    and prints nothing. `home`: the state's SESSION_WATCHER_HOME, if not this process's."""
+    from tests.statefile import load_state
+
+    ends = {str(p): p.read_bytes().rfind(b"\n") + 1 for p in [transcript, *subagents]}
+    for n in range(1, 51):
+        proc = hook("Stop", payload(session_id, transcript), env=env)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+        state = load_state(session_id, home)
+        cursors = {**state["subCursors"], str(transcript): state["cursor"]}
+        if {path: (cursors.get(path) or {}).get("offset") for path in ends} == ends \
+                and not any(a.get("pending") for a in state["alerts"]):
+            return n
+    raise AssertionError(f"{session_id}: the Stop hooks never read every file to its end")
+
+
 def statusline(payload: dict[str, Any] | bytes, *args: str, timeout: float = 60,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """One status-line run as Claude Code starts it, through install.sh's launcher."""

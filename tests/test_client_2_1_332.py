@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from session_watcher.sessions.replay import replay
-from tests.oracle import FIXTURES, hook, oracle, payload
+from tests.oracle import FIXTURES, oracle, stop_until_read
 from tests.statefile import load_state
 
 if TYPE_CHECKING:
@@ -63,8 +63,7 @@ def test_a_hook_folds_the_same(transcript: Path, tmp_path: Path) -> None:
     shutil.copy(transcript, t)
     if (transcript.parent / sid).is_dir():
         shutil.copytree(transcript.parent / sid, tmp_path / sid)
-    proc = hook("Stop", payload(sid, t))
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    stop_until_read(sid, t, _subagents(t))  # one run may leave files for the next (a busy machine)
     state = load_state(sid)
     want = oracle(t, _subagents(t))
     assert state["bad"] == 0

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from session_watcher.base import config
-from session_watcher.core import closedloop
+from session_watcher.core import closedloop, engine
 from session_watcher.sessions import backtest as shell
 from tests.calibration import unpack
 from tests.oracle import FIXTURES, TRANSCRIPTS
@@ -21,7 +21,7 @@ from tests.oracle import FIXTURES, TRANSCRIPTS
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from session_watcher.core.shapes import Event
+    from session_watcher.core.shapes import Alert, CallUsage, Event, State
 
 FA812BFE = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 CODEX_STEERED = FIXTURES / "codex" / "rollout-019ed893-d2a6-7c30-a8b8-5a8a49cfa23e.jsonl"  # 2 mid-turn messages
@@ -321,3 +321,84 @@ def test_a_commands_echo_after_a_reminder_block_of_its_own_is_entered() -> None:
     out = "<local-command-stdout>done</local-command-stdout>"
     assert _entered({}, [{"type": "text", "text": reminder}, {"type": "text", "text": out}]) == "local"
     assert _entered({}, [{"type": "text", "text": reminder}]) is None
+
+
+def test_advice_sent_at_the_agents_stop_is_acted_on_at_the_next_prompt() -> None:
+    """`alertAtStop` (docs/model.md "The advice sent at the turn's end"): the gate at call 25 waits for
+    the agent's first stop after it and, still holding there, is acted on at the next prompt (after 44);
+    an agent that never stops sends nothing, so nothing is acted on; a stop after every call sends the
+    gate at its own call and the restart still waits for the prompt."""
+    loaded = shell.load(str(FA812BFE))
+    keys = call_keys(loaded.events)
+    turns = shell.turns(str(FA812BFE))
+    cfg = config.model_params(config.merge())
+    seen = closedloop.observe(loaded.fresh(), loaded.events, cfg, loaded.paths)
+
+    def at_stop(stops: frozenset[str] | None) -> list[int]:
+        return closedloop.follow(loaded.fresh(), seen, cfg, "alertAtStop", turns, stops)
+
+    assert at_stop(None) == [44] == follow(FA812BFE, "alertAtPrompt")
+    assert at_stop(frozenset()) == []
+    assert at_stop(frozenset(keys)) == [44]
+
+
+def test_advice_holds_from_its_gate_while_the_lamp_is_lit_and_not_past_a_compaction() -> None:
+    """`closedloop.holds` on fa812bfe's real fold: not before the segment's gate (call 25), from it on
+    while the lamp stays amber and the saving is worth saying, no longer from call 109 (the lamp still
+    amber: the automatic compaction at 126 is within the restart's payback), not in the new segment
+    until its gate (149); judged on a copy, it changes nothing of the fold (the same alerts)."""
+    loaded = shell.load(str(FA812BFE))
+    cfg = config.model_params(config.merge())
+    rows: list[tuple[int, list[str], bool]] = []
+    bare: list[list[str]] = []
+
+    def hook(st: State, alerts: list[Alert], _usage: CallUsage) -> None:
+        rows.append((st["engine"]["calls"], [a["kind"] for a in alerts], closedloop.holds(st, cfg)))
+
+    def plain(_st: State, alerts: list[Alert], _usage: CallUsage) -> None:
+        bare.append([a["kind"] for a in alerts])
+
+    engine.fold(loaded.fresh(), loaded.events, cfg, loaded.paths, call_hook=hook)
+    engine.fold(loaded.fresh(), loaded.events, cfg, loaded.paths, call_hook=plain)
+    assert [r[1] for r in rows] == bare
+    gates = [n for n, kinds, _h in rows if "gate" in kinds]
+    assert gates == [25, 149]
+    held = [n for n, _k, h in rows if h]
+    assert held == [*range(25, 109), *range(149, 158)]
+    assert {n for n, _k, _h in rows} == set(range(1, 158))
+
+
+def test_what_a_user_who_never_restarts_is_sent_at_the_agents_stops() -> None:
+    """bench.advice's `deliveries` on fa812bfe (the defaults): the gate at call 25 is sent at the
+    agent's first stop after it (after call 43), re-priced there, the restart one call later before
+    the prompt at 45; the reminder at 53 and the new segment's gate at 149 fall in the turn that runs
+    to the session's end and go as one alert, the gate, at its last call (157), with nothing to act on.
+    Nothing is sent mid-turn; the cold returns are as they were."""
+    from bench import advice
+    from bench import calibrate as cal
+    from session_watcher.core import backtest as bt
+    from session_watcher.core.eoq import quantities
+
+    s = cal.prepare(FA812BFE)
+    cfg = config.merge(s.cfg, {})
+    fired: list[tuple[int, Alert]] = []
+    calls: list[bt.Call] = []
+    there: list[tuple[float, float | None, int | None] | None] = []
+
+    def hook(st: State, alerts: list[Alert], usage: CallUsage) -> None:
+        q = quantities(st, cfg)
+        calls.append(closedloop._call(st, q, alerts, usage))
+        fired.extend((len(calls) - 1, a.copy()) for a in alerts)
+        there.append(advice._priced(st, cfg, q) if closedloop.holds(st, cfg) else None)
+
+    engine.fold(s.loaded.fresh(), s.loaded.events, cfg, s.loaded.paths, call_hook=hook)
+    assert [(a["kind"], calls[j].call) for j, a in fired if a["kind"] != "guard"] == [
+        ("gate", 25), ("backstop", 53), ("gate", 149)]
+    sent = [(a["kind"], calls[j].call, wait) for j, a, wait in advice.deliveries(s, calls, fired, there)
+            if a["kind"] != "guard"]
+    assert sent == [("gate", 43, 1), ("gate", 157, len(calls))]
+    by_call = {calls[j].call: a for j, a, _w in advice.deliveries(s, calls, fired, there)}
+    priced = there[42]
+    assert priced is not None
+    assert by_call[43]["savingUsd"] == priced[1]  # the figures after call 43, not the gate's at 25
+    assert by_call[43]["savingUsd"] != next(a for _j, a in fired if a["kind"] == "gate")["savingUsd"]

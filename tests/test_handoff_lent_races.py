@@ -178,6 +178,7 @@ def test_a_folder_or_link_named_like_a_lent_note_keeps_the_start_on_its_fast_pat
 GONE = (1 << 31) - 2  # a pid past any pid_max: no process has it
 
 
+@pytest.mark.slow  # starts a process (the give-back under way)
 def test_a_killed_give_backs_claim_is_given_back_at_the_next_start() -> None:
     """A give-back killed between its claim (the lent note renamed to `<child>.json.<pid>.giving`)
     and its end left the claim in handoffs/lent for good, and the handoff taken, never pending
@@ -194,14 +195,20 @@ def test_a_killed_give_backs_claim_is_given_back_at_the_next_start() -> None:
     assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == ["parent-1"]
     assert _take("child-2") is not None
 
-    # a give-back under way (its process runs: this test's parent stands in for it) keeps its claim
+    # a give-back under way (its process runs: a child of this test stands in for it; not the test's
+    # parent, which is pid 1 where the runner's own parent has exited) keeps its claim
     assert handoffs.take(PROJECT, "child-3", time.time(), lambda: STALE, None, GONE) is None  # child-2 has it
     _pending("parent-2")
     assert handoffs.take(PROJECT, "child-3", time.time(), lambda: STALE, None, GONE) is not None
     lent = handoffs.lent_file("child-3")
-    claim = f"{lent}.{os.getppid()}.giving"
-    os.rename(lent, claim)
-    handoffs.reclaim(time.time(), _max_age)
+    giver = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        claim = f"{lent}.{giver.pid}.giving"
+        os.rename(lent, claim)
+        handoffs.reclaim(time.time(), _max_age)
+    finally:
+        giver.kill()
+        giver.wait()
     left = sorted(os.listdir(os.path.dirname(lent)))
     assert left == ["child-2.json", os.path.basename(claim)]  # child-2's client unknown: lent still
     assert handoffs.pending(PROJECT) == []  # still with the give-back that claimed it

@@ -20,7 +20,7 @@ import filelock
 import pytest
 
 from session_watcher.core.engine import DONE_MAX, SCHEMA
-from tests.oracle import TRANSCRIPTS, complete_lines, hook, launcher, oracle, payload
+from tests.oracle import TRANSCRIPTS, complete_lines, hook, launcher, oracle, payload, stop_until_read
 from tests.statefile import load_state, state_file
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
@@ -29,7 +29,8 @@ SMALL = TRANSCRIPTS / "subagent.jsonl"  # 96 lines, 12 calls
 BIG = TRANSCRIPTS / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # 157 calls, 197 tool results
 OTHER = TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 
-HANG_BOUND = 5.0  # only catches hangs; speed is measured in bench/, not asserted here
+# a hang is caught by the run's own timeout (oracle.hook); how long a run takes is measured in bench/, not
+# asserted here: on a busy machine a hook process takes seconds
 
 
 def quiet_ok(proc: subprocess.CompletedProcess[bytes]) -> None:
@@ -190,11 +191,37 @@ def test_subagent_transcripts_fold_at_stop(tmp_path: Path) -> None:
     subs = sorted((tmp_path / sid / "subagents").glob("*.jsonl"))
     ok(hook("PostToolUse", payload(sid, t, "PostToolUse")))
     assert meter(sid)["sub"] == oracle(t)["sub"]  # a tool hook does not scan for subagents
-    ok(hook("Stop", payload(sid, t)))
+    assert not load_state(sid)["subCursors"]
+    stop_until_read(sid, t, subs)
     expect = oracle(t, subs)
     assert meter(sid)["sub"] == expect["sub"]
     assert meter(sid)["sub"]["calls"] > 0
     assert meter(sid)["main"] == expect["main"]
+
+
+def test_a_run_past_its_budget_still_reads_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Stop whose budget is spent before it has read a new line (a busy machine: the lock, the
+    state's load) still reads a subagent file, so each run gets on with them. Before, once the main
+    transcript had nothing new, such a run opened none: on a machine that busy, the subagents' calls
+    were never counted and the run never caught up."""
+    from session_watcher.hooks import run
+
+    monkeypatch.setattr(run, "FOLD_BUDGET", -1.0)  # over before the fold starts
+    monkeypatch.setenv("SESSION_WATCHER_STOP_WAIT", "0")
+    sid = "258c7280-ae70-4798-800f-63464d01a85d"
+    shutil.copytree(TRANSCRIPTS / sid, tmp_path / sid)
+    t = tmp_path / f"{sid}.jsonl"
+    shutil.copy(TRANSCRIPTS / f"{sid}.jsonl", t)
+    subs = sorted((tmp_path / sid / "subagents").glob("*.jsonl"))
+    assert subs
+    raw = json.dumps(payload(sid, t)).encode()
+    run.run("PostToolUse", raw)  # the main transcript, read to its end: nothing new for the Stops
+    assert meter(sid)["main"] == oracle(t)["main"]
+    for _ in subs:
+        run.run("Stop", raw)
+    assert sorted(load_state(sid)["subCursors"]) == [str(p) for p in subs]
+    assert meter(sid)["sub"] == oracle(t, subs)["sub"]
+    assert meter(sid)["sub"]["calls"] > 0
 
 
 # ----------------------------------------------------------------------------- concurrency
@@ -337,9 +364,7 @@ GARBAGE: list[tuple[str, bytes]] = [
 @pytest.mark.parametrize(("name", "raw"), GARBAGE, ids=[g[0] for g in GARBAGE])
 @pytest.mark.parametrize("event", ["PostToolUse", "Stop", "SessionStart", "Bogus"])
 def test_garbage_on_stdin(name: str, raw: bytes, event: str, tmp_path: Path) -> None:
-    start = time.monotonic()
     proc = hook(event, raw)
-    assert time.monotonic() - start < HANG_BOUND
     quiet_ok(proc)
     assert "Traceback" not in log_text()
     sw_home = Path(os.environ["SESSION_WATCHER_HOME"])
@@ -351,9 +376,7 @@ def test_garbage_on_stdin(name: str, raw: bytes, event: str, tmp_path: Path) -> 
 def test_missing_transcript(tmp_path: Path) -> None:
     for event in ("PostToolUse", "Stop", "SubagentStop", "SessionStart", "PreCompact"):
         p = payload("gone", tmp_path / "nope.jsonl", event, agent_transcript_path=str(tmp_path / "nope2.jsonl"))
-        start = time.monotonic()
         proc = hook(event, p)
-        assert time.monotonic() - start < HANG_BOUND
         quiet_ok(proc)
     assert meter("gone")["main"]["calls"] == 0
     # once the transcript appears, the next run folds it all
@@ -369,11 +392,10 @@ def test_held_lock_leaves_at_once_and_the_next_run_catches_up(tmp_path: Path) ->
     sfile.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = filelock.FileLock(str(sfile) + ".lock")
     with lock.acquire(timeout=1):
-        start = time.monotonic()
         proc = hook("PostToolUse", payload("held", t, "PostToolUse"))
-        assert time.monotonic() - start < HANG_BOUND
         quiet_ok(proc)
         assert not sfile.exists()  # it gave up rather than write without the lock
+        assert "session lock busy over" in log_text()  # gave up at its bound: said so
         quiet_ok(hook("Stop", payload("held", t)))
         assert not sfile.exists()
     ok(hook("Stop", payload("held", t)))
@@ -389,9 +411,7 @@ def test_corrupt_state_is_quarantined_and_rebuilt(content: bytes, tmp_path: Path
     ok(hook("Stop", payload("bad", t)))
     sfile = state_file("bad")
     sfile.write_bytes(content)
-    start = time.monotonic()
     proc = hook("Stop", payload("bad", t))
-    assert time.monotonic() - start < HANG_BOUND
     quiet_ok(proc)
     assert_matches("bad", SMALL)
     qdir = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "quarantine"
@@ -434,9 +454,7 @@ def test_bad_transcript_lines_are_skipped_not_fatal(tmp_path: Path) -> None:
            b'{"type":"brand-new-record","usage":{"input_tokens":5}}']
     t = tmp_path / "badl.jsonl"
     t.write_bytes(b"".join(line + b"\n" for line in lines[:40] + bad + lines[40:]))
-    start = time.monotonic()
     proc = hook("Stop", payload("badl", t))
-    assert time.monotonic() - start < HANG_BOUND
     quiet_ok(proc)
     assert_matches("badl", SMALL)
     assert load_state("badl")["bad"] == 5

@@ -779,3 +779,45 @@ def test_both_agents_views_do_not_run_into_each_other(view: tuple[Any, int, str,
     assert got["scrollWidth"] <= got["width"], "the page scrolls sideways"
     assert got["clipped"] == []
     assert got["overlaps"] == []
+
+
+def test_the_folded_sessions_open_from_the_keyboard(browser: Any, tmp_path: Path) -> None:
+    """Past the newest 100 the sessions fold: their rows take no room until the summary is opened,
+    from the keyboard too (Tab to it, Enter), and then read as the open ones do (cards on a phone)."""
+    from bench.synth import T0, Transcript
+    from session_watcher.reports import render_html as report_page
+    from session_watcher.reports.collect import run_report
+
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    for k in range(103):
+        t = Transcript(session_id=f"s{k:03d}", cwd="/proj")
+        t.user("go", at=T0 + 3600 * k)
+        t.call(cr=20_000, cw=1_000)
+        t.call(cr=21_000, cw=500)
+        t.save(proj / f"s{k:03d}.jsonl")
+    doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400 * 30, utc_offset=0.0)
+    path = tmp_path / "report.html"
+    path.write_text(report_page.render(doc), encoding="utf-8")
+    ctx = browser.new_context(viewport={"width": 390, "height": 900}, timezone_id="UTC")
+    try:
+        page = ctx.new_page()
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        assert page.locator("#sessions tbody tr").count() == 100
+        rows = page.locator("#sessions-rest tbody tr")
+        assert rows.count() == 3
+        assert not rows.first.is_visible()
+        summary = page.locator("#sessions-more > summary")
+        assert summary.inner_text() == "the 3 sessions before these"
+        for _ in range(200):  # Tab until the summary has the focus (any link before it comes first)
+            page.keyboard.press("Tab")
+            if page.evaluate("() => document.activeElement.matches('#sessions-more > summary')"):
+                break
+        else:
+            pytest.fail("the summary never took the focus")
+        page.keyboard.press("Enter")
+        assert rows.first.is_visible()
+        assert page.evaluate("() => getComputedStyle(document.querySelector('#sessions-rest tr')).display") == "grid"
+    finally:
+        ctx.close()

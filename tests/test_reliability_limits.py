@@ -41,9 +41,8 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
-# catches a hook that hangs (the subprocess timeout is 60 s); not a speed claim: on a loaded machine a
-# Stop that waits its bounds (STOP_WAIT + STOP_LOCK_TIMEOUT, 1.8 s) takes longer. Speed is in bench/.
-HANG_GUARD = 10.0
+# a hook that hangs is caught by the subprocess timeout (60 s); how long a run took is printed, never
+# asserted: on a loaded machine a hook process takes seconds whatever its bounds. Speed is in bench/.
 
 
 def env_of(root: Path) -> dict[str, str]:
@@ -106,10 +105,10 @@ def test_a_lock_held_forever(root: Path) -> None:
             assert proc.stdout == b""
             assert proc.stderr == b""
             times.append(took)
-        assert max(times) < HANG_GUARD  # the figure is printed below
         left_for_later = len(s.calls) - 1
         assert load_state(s.session_id, fs.sw_home(root))["meter"]["main"]["calls"] == left_for_later
         assert len(re.findall(r"lock", log_text(root))) == 1, log_text(root)  # logged once, not per run
+        assert "session lock busy over 0.6 s" in log_text(root)  # each gave up at its bound, not later
         _code, out = doctor(root)
         assert f"locks      1 held now: {s.session_id}.json.lock" in out, out
         from session_watcher.hooks.run import run
@@ -164,7 +163,6 @@ def test_read_only_state_dir(root: Path, how: str) -> None:
             assert proc.stdout == b""
             assert proc.stderr == b""
             times.append(took)
-        assert max(times) < HANG_GUARD
         entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]
         assert len(entries) == 1, log_text(root)  # once, not per run
         code, out = doctor(root)
@@ -201,11 +199,10 @@ def test_full_disk(root: Path) -> None:
         filler = sessions / "filler"
         fs.fill_up(filler)
         for _ in range(3):
-            proc, took = hook(root, s, tr)
+            proc, _ = hook(root, s, tr)
             assert proc.returncode == 0
             assert proc.stdout == b""
             assert proc.stderr == b""
-            assert took < HANG_GUARD
             assert load_state(s.session_id, fs.sw_home(root)) == before  # the old state, whole
         assert not (sessions / f"{s.session_id}.json.tmp").exists()  # the failed write cleaned up
         entries = [ln for ln in log_text(root).splitlines() if " pid " in ln]

@@ -16,7 +16,9 @@ folded where the counterfactual reaches it); a manual one stays where it was.
 counterfactual one for a policy and returns where it restarted. The advice is followed right after
 the call it came on (`alert`, the backtest's), or where a person can act on it, before the first call
 after it that opens an agent turn (`alertAtPrompt`: the calls that do, by key, from the shell; docs/model.md
-"The advice acted on at the turn's end"). Neither reads a file: the shell
+"The advice acted on at the turn's end"), or sent at the agent's next stop only if it still holds there
+(`holds`) and acted on at the next prompt (`alertAtStop`, measured, not the hooks' delivery: "The advice
+sent at the turn's end"). None reads a file: the shell
 parses the transcript (the parser replay uses), resolves its paths, and passes a fresh state.
 """
 
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from session_watcher.core.engine import CallHook, Resolved
     from session_watcher.core.shapes import Alert, CallEvent, CallUsage, Event, ModelParams, Quantities, State
 
-POLICIES = ("alert", "sweetSpot", "alertAtPrompt")
+POLICIES = ("alert", "sweetSpot", "alertAtPrompt", "alertAtStop")
 ADVICE = ("gate", "backstop")  # the alerts after whose call the `alert` policy restarts (a cold return: before)
 
 
@@ -134,19 +136,50 @@ def _due(policy: str, due: bool, said: list[Alert], sweet: bool) -> bool:
     alerts it fired; `due`: whether they were before it, and did not)."""
     if policy == "sweetSpot":
         return sweet
-    # alertAtPrompt: advice not yet acted on waits for the turn's end
-    return (due and policy == "alertAtPrompt") or any(a.get("kind") in ADVICE for a in said)
+    # alertAtPrompt, alertAtStop: advice not yet acted on (or not yet sent) waits for the turn's end
+    return (due and policy in ("alertAtPrompt", "alertAtStop")) or any(a.get("kind") in ADVICE for a in said)
+
+
+def holds(state: State, cfg: ModelParams) -> bool:
+    """Whether advice the fold gave earlier in the segment still holds on the state after its last
+    call: the lamp still past the gate (amber or red, on the right arm) and the saving over its horizon
+    above the floors (`engine.worth_saying`, judged on a copy: its compaction hold may begin a burst's
+    wait, which this changes nothing of). A turn-end delivery sends the advice only then."""
+    e = state["engine"]
+    if not e["fired"]:
+        return False
+    q = quantities(state, cfg)
+    if q["lamp"] not in ("amber", "red") or q["x"] is None or q["xSweet"] is None or q["x"] < q["xSweet"]:
+        return False
+    return engine.worth_saying({**state, "engine": {**e}}, q, cfg)
+
+
+def _sent(policy: str, waiting: tuple[bool, bool], stopped: bool, state: State,
+          cfg: ModelParams) -> tuple[bool, bool, bool]:
+    """Before call j, the advice the user acts on at a prompt there, and what waits: (act, due, told).
+    `waiting`: advice given and not yet sent, advice sent (alertAtStop); `stopped`: the agent stopped
+    after call j - 1, where alertAtStop's Stop hook sends what waits if it still holds (`holds`)."""
+    due, told = waiting
+    if policy != "alertAtStop":
+        return due, due, told
+    if due and stopped:
+        told, due = told or holds(state, cfg), False
+    return told, due, told
 
 
 def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
-           turns: Container[str] = frozenset()) -> list[int]:
+           turns: Container[str] = frozenset(), stops: Container[str] | None = None) -> list[int]:
     """The restarts (call numbers, 1-based) of a user who follows `policy` from the start of the
     session in `state` (fresh, as `observe` had it): "alert" restarts after every gate or reminder
     and before every cold return the watcher would show them; "sweetSpot" restarts whenever x reaches
     xSweet; "alertAtPrompt" follows the same advice where a person can act on it, when the agent has
     stopped and waits for a prompt: a gate or reminder after call k restarts before the first call
     after k that opens a turn (its key in `turns`: it answers the user's next prompt), none where the
-    segment ends first; a cold return restarts before its call where that call opens a turn. `seen`:
+    segment ends first; a cold return restarts before its call where that call opens a turn;
+    "alertAtStop" sends that advice at the first stop of the agent after it (before a call whose key is
+    in `stops`, `turns` when None: the Stop hook), only if it still holds there (`holds`; none where the
+    segment ends first), and restarts before the first call at or after that stop that opens a turn.
+    `seen`:
     the real session as `observe` saw it (the restarts' carry and the usage the counterfactual calls
     get come from its calls)."""
     calls, paths = seen.calls, seen.paths
@@ -182,6 +215,8 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
     j = -1  # the last main-chain call folded, an index into `calls`
     trail: Iterator[Step] = iter(())
     due = False  # the advice after call j was to restart
+    told = False  # alertAtStop: the advice was sent at a stop, the restart waits for the next prompt
+    stop_at = turns if stops is None else stops
     for ev in seen.events:
         if ev[0] == "compact":
             flush()
@@ -199,16 +234,17 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
         if j >= len(calls):  # not a call `observe` saw: cannot be (the same events, the same meter)
             break
         if j == 0 or plan.where[j][0] is not plan.where[j - 1][0]:  # a new chain: the real session again
-            trail, due, held = plan.trail(j, False), False, []
+            trail, due, told, held = plan.trail(j, False), False, False, []
         elif calls[j - 1].segment != calls[j].segment:
-            due = False  # no restart at a compaction
+            due = told = False  # no restart at a compaction
         else:  # the calls' own events first, then the advice after the last call
             flush()
-            can = policy != "alertAtPrompt" or key in turns  # the user is at the prompt before call j
+            can = policy not in ("alertAtPrompt", "alertAtStop") or key in turns  # the user is at the prompt
+            act, due, told = _sent(policy, (due, told), key in stop_at, state, cfg)
             cold = policy != "sweetSpot" and can and engine.cold_return_due(state, cfg, ev[2]) is not None
-            if (due and can) or cold:
+            if (act and can) or cold:
                 restarts.append(calls[j - 1].call)
-                trail, held, due = plan.trail(j, True), [], False
+                trail, held, due, told = plan.trail(j, True), [], False, False
                 engine.new_segment(state)  # a fresh session: the growth estimate keeps what it learned
         step = next(trail)
         if step.compact == "skipped":

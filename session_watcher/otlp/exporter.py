@@ -375,8 +375,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def doctor_line(env: Mapping[str, str] = os.environ) -> str:
-    """`doctor`'s line: whether export is on, where it goes and from which setting, how it went."""
+def doctor_line(env: Mapping[str, str] = os.environ, now: float | None = None) -> str:
+    """`doctor`'s line: whether export is on, where it goes and from which setting, how it went (at
+    `now`, the clock's by default)."""
     from session_watcher.core.usererrors import NoTarget
     from session_watcher.otlp.settings import resolve
 
@@ -391,6 +392,7 @@ def doctor_line(env: Mapping[str, str] = os.environ) -> str:
     except NoTarget as exc:
         return f"otlp       on but nowhere to go: {exc}"
     progress = load_progress()
-    state = "backing off after a failure" if float(progress.get("downUntil") or 0) > time.time() else "ok"
+    now = time.time() if now is None else now
+    state = "backing off after a failure" if float(progress.get("downUntil") or 0) > now else "ok"
     return (f"otlp       on: {target.urls['metrics']} ({target.protocol}, from {target.source}); "
             f"{len(progress['sessions'])} sessions sent; {state}")

@@ -10,7 +10,7 @@ from collections import Counter
 from session_watcher.agents import AGENTS, FALLBACK, claimed
 from session_watcher.core import fastjson
 from session_watcher.reports import walk
-from session_watcher.reports.fmt import apply_now
+from session_watcher.reports.fmt import apply_now, zone_key
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
 from session_watcher.reports.jsontext import dumps, dumps_spaced
 from session_watcher.reports.kept import Order, Sources
@@ -54,9 +54,10 @@ class _Summarize:
     index's `finish`); the others (some files unchanged since the last run, or grown) here, from
     the index's rows."""
 
-    def __init__(self, sources: Sequence[Source], since: float | None, utc_offset: float,
-                 guarded: frozenset[str]) -> None:
+    def __init__(self, sources: Sequence[Source], since: float | None, utc_offset: float | None,
+                 guarded: frozenset[str], zone: str) -> None:
         self.sources, self.since, self.utc_offset, self.guarded = sources, since, utc_offset, guarded
+        self.zone = zone  # `zone_key`'s
         self.members: dict[str, int]  # each session's files
         if isinstance(sources, Sources):  # the last run's, as columns
             self.agents, self.members = sources.by_agent(), sources.counts()
@@ -107,7 +108,7 @@ class _Summarize:
             for src in self.sources:
                 if src.path in live:
                     order.setdefault(src.session, []).append(src)
-        params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.utc_offset!r}\0{user_rows()!r}"
+        params = self.params = f"{REPORT_VERSION}\0{self.since!r}\0{self.zone}\0{user_rows()!r}"
         made = index.parts_made(params)  # before the keys: a change beside this run after it shows in `was`
         blob = index.merged(params)
         state: dict[str, Any] | None = merge.load(blob) if blob else None
@@ -342,8 +343,6 @@ def _run(
     plan = [(a, [os.path.abspath(os.path.expanduser(r)) for r in folders]) for a, folders in plan]
     roots = [r for _a, folders in plan for r in folders]
     now = time.time() if now is None else now
-    if utc_offset is None:
-        utc_offset = float(time.localtime(now).tm_gmtoff)
     index = Index(db_path or default_db_path())
     try:
         try:  # the folders whose mtimes moved listed again, the others as the index kept them
@@ -401,7 +400,7 @@ def _build(
     roots: list[str],
     now: float,
     since: float | None,
-    utc_offset: float,
+    utc_offset: float | None,
     progress: Callable[[int, int], None] | None,
     as_text: bool = False,
 ) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats, bool]:
@@ -409,11 +408,12 @@ def _build(
     from session_watcher.reports.warmth import guard_ids
 
     warnings, log_stamp = guard_warnings()
-    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings))
+    zone = zone_key(utc_offset)  # before any session is summarized: a zone changed since the last run clears its memos
+    summarize = _Summarize(sources, since, utc_offset, guard_ids(warnings), zone)
     stats, live = index.refresh(sources, roots, progress, summarize)
     from session_watcher.core.prices import user_rows  # a report priced otherwise is another report
 
-    key = index.fingerprint(f"{REPORT_VERSION}\0{since!r}\0{utc_offset!r}\0{log_stamp!r}\0{user_rows()!r}")
+    key = index.fingerprint(f"{REPORT_VERSION}\0{since!r}\0{zone}\0{log_stamp!r}\0{user_rows()!r}")
     kept = index.cached_report(key)
     cached = kept is not None
     body: list[bytes | memoryview]
@@ -503,7 +503,7 @@ def _guard_line(line: bytes) -> Any:
         return json.loads(line)
 
 
-def _clock_text(days: str, now: float, utc_offset: float) -> bytes:
+def _clock_text(days: str, now: float, utc_offset: float | None) -> bytes:
     """The clock fields as members to add to a cached report's open text (from its `days`)."""
     clock = apply_now({"days": fastjson.loads(days)}, now, utc_offset)
     extra = dumps({k: clock[k] for k in CLOCK_FIELDS})

@@ -4,6 +4,9 @@ heavy imports."""
 
 from __future__ import annotations
 
+import os
+import time
+
 from session_watcher.core.numbers import dollars, duration, tokens
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
@@ -62,16 +65,107 @@ def project_name(cwd: str | None, folder: str) -> str:
     return folder
 
 
-def day_start(now: float, utc_offset: float) -> float:
-    """Local midnight of `now` (epoch seconds), for a local zone `utc_offset` seconds east of UTC."""
+# `utc_offset` below: a fixed zone, seconds east of UTC, or None: the machine's local zone, whose offset
+# changes with daylight saving (Europe/Berlin is +1 h in winter, +2 h in summer): a day is then the
+# user's calendar day whatever the season, not the day of the offset in force when the report runs.
+_OFFSETS: dict[int, int] = {}  # hour since the epoch -> the local zone's offset then
+_MIDNIGHTS: dict[int, int] = {}  # local calendar day (days since 1970-01-01 there) -> its midnight, epoch
+_ZONE = ""  # the zone the two memos are of (zone_key, which each report run calls first, checks it)
+
+
+def _local_offset(ts: float) -> int:
+    hour = int(ts // 3600)
+    off = _OFFSETS.get(hour)
+    if off is None:
+        t = hour * 3600
+        off = time.localtime(t).tm_gmtoff
+        if time.localtime(t + 3599).tm_gmtoff != off:  # the clocks change within this UTC hour (a zone
+            return time.localtime(ts).tm_gmtoff  # half an hour off UTC: Iran's went back at 19:30 UTC)
+        _OFFSETS[hour] = off
+    return off
+
+
+def _local_midnight(n: int) -> int:
+    """The epoch of local midnight starting calendar day `n` (days since 1970-01-01, local)."""
+    t = _MIDNIGHTS.get(n)
+    if t is None:
+        y, m, d = time.gmtime(n * 86400)[:3]
+        t = _MIDNIGHTS[n] = int(time.mktime((y, m, d, 0, 0, 0, 0, 0, -1)))
+    return t
+
+
+def local_day(ts: float, utc_offset: float | None) -> int:
+    """The day holding `ts`: the epoch of its local midnight (`utc_offset`: a fixed zone, or None)."""
+    if utc_offset is not None:
+        local = ts + utc_offset
+        return int(local - (local % 86400) - utc_offset)
+    return _local_midnight(int((ts + _local_offset(ts)) // 86400))
+
+
+def days_later(day: int, n: int, utc_offset: float | None) -> int:
+    """The day `n` days after `day` (both local midnights; a daylight-saving change between them is
+    an hour more or less than n * 86400 seconds)."""
+    if utc_offset is not None:
+        return day + n * 86400
+    return _local_midnight(int((day + _local_offset(day)) // 86400) + n)
+
+
+def day_date(day: int, utc_offset: float | None) -> str:
+    """`day` (a local midnight) as YYYY-MM-DD."""
+    return time.strftime("%Y-%m-%d", time.gmtime(day + (_local_offset(day) if utc_offset is None else utc_offset)))
+
+
+def week_of(day: int, utc_offset: float | None) -> int:
+    """The Monday starting `day`'s week (a local midnight)."""
+    wday = time.gmtime(day + (_local_offset(day) if utc_offset is None else utc_offset)).tm_wday
+    return days_later(day, -wday, utc_offset)
+
+
+def _zone_file() -> str:
+    """A digest of the file the C library reads the local zone's rules from (TZ's, or /etc/localtime),
+    "-" where there is none (a POSIX rule in TZ, which says them itself; Windows)."""
+    import zlib
+
+    tz = os.environ.get("TZ")
+    name = "/etc/localtime" if tz is None else tz.removeprefix(":")
+    path = name if os.path.isabs(name) else os.path.join(os.environ.get("TZDIR") or "/usr/share/zoneinfo", name)
+    try:
+        with open(path, "rb") as f:
+            return f"{zlib.crc32(f.read(1 << 20)):08x}"
+    except (OSError, ValueError):
+        return "-"
+
+
+def zone_key(utc_offset: float | None) -> str:
+    """What the report's cache keys its days by: the fixed offset, or the local zone as the process
+    sees it: TZ, its rules' file and the names and offsets (so a change of season keeps the cache, a
+    change of zone does not, nor one of its rules: Cairo and Athens are both EET and EEST, +2 and +3,
+    but change their clocks on other days). Called before any day is booked (the memos are the zone's)."""
+    if utc_offset is not None:
+        return repr(utc_offset)
+    zone = (f"local {os.environ.get('TZ')!r} {_zone_file()} "
+            f"{time.tzname!r} {time.timezone} {time.altzone} {time.daylight}")
+    global _ZONE  # noqa: PLW0603  (the memos are the zone's: a process whose TZ changed starts them again)
+    if zone != _ZONE:
+        _OFFSETS.clear()
+        _MIDNIGHTS.clear()
+        _ZONE = zone
+    return zone
+
+
+def day_start(now: float, utc_offset: float | None) -> float:
+    """Local midnight of `now` (epoch seconds), for a local zone `utc_offset` seconds east of UTC
+    (None: the machine's own zone)."""
+    if utc_offset is None:
+        return float(local_day(now, None))
     local = now + utc_offset
     return local - (local % 86400) - utc_offset
 
 
-def apply_now(doc: dict[str, Any], now: float, utc_offset: float) -> dict[str, Any]:
+def apply_now(doc: dict[str, Any], now: float, utc_offset: float | None) -> dict[str, Any]:
     """Fill the clock-dependent fields from the per-day sums: today, and today plus the 6 days before."""
     today0 = day_start(now, utc_offset)
-    week0 = today0 - 6 * 86400
+    week0 = today0 - 6 * 86400 if utc_offset is not None else float(days_later(int(today0), -6, None))
 
     def share(lo: float) -> float | None:
         cr = sum(d[1] for d in doc["days"] if lo <= d[0] <= today0)

@@ -10,12 +10,11 @@ The document equals `warmth.report_of_parts`' (tests/test_report_warm.py)."""
 from __future__ import annotations
 
 import marshal
-import time
 from bisect import bisect_left, insort
 from itertools import accumulate, compress, count
 
 from session_watcher.agents import FALLBACK
-from session_watcher.reports.fmt import CAUSES
+from session_watcher.reports.fmt import CAUSES, week_of
 from session_watcher.reports.jsontext import dumps
 from session_watcher.reports.stored import EMPTY
 from session_watcher.reports.warmth import (
@@ -124,7 +123,7 @@ def _gaps(state: State, p: Part, sign: int, put: Any = _put) -> None:
             del days[day]
 
 
-def _totals(state: State, sid: str, p: Part, sign: int, utc_offset: float) -> str:
+def _totals(state: State, sid: str, p: Part, sign: int, utc_offset: float | None) -> str:
     """`p`'s share of the totals added (`sign` 1) or taken out (-1), as `warmth.totals` adds it; its project."""
     e = p.entry
     where = e["cwd"] or e["project"]
@@ -137,7 +136,7 @@ def _totals(state: State, sid: str, p: Part, sign: int, utc_offset: float) -> st
         _sum(state["byDay"], day, sign, figures)
         _sum(state["byProject"], where, 0, figures)  # (taken out: gone with its count, or still counted)
         _sum(state["byAgent"], agent, 0, figures)
-        week = day - time.gmtime(day + utc_offset).tm_wday * 86400
+        week = week_of(day, utc_offset)
         w = weeks.setdefault(week, [0, 0, 0, 0])
         for i in range(4):
             w[i] += figures[i]
@@ -228,7 +227,7 @@ class Doc:
     document): the pieces are written out as they are, a large history's text never joined."""
 
     def __init__(self, state: State, order: list[str], fresh: dict[str, Texts], old: Text,  # noqa: PLR0913, PLR0917
-                 warnings: list[dict[str, Any]], since: float | None, utc_offset: float,
+                 warnings: list[dict[str, Any]], since: float | None, utc_offset: float | None,
                  moved: Iterable[str] = ()) -> None:
         classes, buckets, ttl, documented, lifetime = state.pop("inferred")
         self.ttl = ttl
@@ -404,7 +403,7 @@ def _copy(run: list[str], at: dict[str, int], sids: list[str], starts: list[int]
 
 
 def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any]], since: float | None,
-          utc_offset: float) -> tuple[State, Doc]:
+          utc_offset: float | None) -> tuple[State, Doc]:
     """The state and document from every kept session's part (`order`: the sessions, in order)."""
     state = empty()
     wheres = {_add(state, sid, parts[sid], utc_offset, _append) for sid in order}
@@ -424,7 +423,7 @@ def build(parts: dict[str, Part], order: list[str], warnings: list[dict[str, Any
 
 
 def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Part], order: list[str],  # noqa: PLR0913, PLR0917
-           warnings: list[dict[str, Any]], since: float | None, utc_offset: float) -> Doc | None:
+           warnings: list[dict[str, Any]], since: float | None, utc_offset: float | None) -> Doc | None:
     """`state` with the `old` parts of the changed sessions taken out and their `new` ones put in, and
     the document; None when that moves a cache lifetime (then `build`)."""
     wheres = set()
@@ -449,7 +448,7 @@ def update(state: State, old_doc: Text, old: dict[str, Part], new: dict[str, Par
     return Doc(state, order, fresh, old_doc, warnings, since, utc_offset, {*old, *new})
 
 
-def _add(state: State, sid: str, p: Part, utc_offset: float, put: Any = _put) -> str:
+def _add(state: State, sid: str, p: Part, utc_offset: float | None, put: Any = _put) -> str:
     _gaps(state, p, 1, put)
     state["sess"][sid] = float(p.entry["lastActivity"] or 0.0)
     return _totals(state, sid, p, 1, utc_offset)

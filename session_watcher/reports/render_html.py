@@ -29,6 +29,7 @@ from session_watcher.reports.render_text import (
     started,
     subagent_sentence,
     ttl_sentence,
+    unpriced_sentence,
 )
 
 
@@ -163,23 +164,30 @@ def scatter_points(doc: dict[str, Any]) -> str:
     """The scatter's points, written once for the wide copy and the phone's: a layer laid over the frame
     of whichever copy shows (its place in each: `_box`), each point placed in shares of the frame (both
     copies' axes span the same ranges on the same log scales), a dot of fixed size (hollow: warm, filled:
-    cold) in its class's colour, its figures on hover."""
+    cold) in its class's colour, its figures on hover. One dot per drawn position, class and warmth: a
+    year's returns (68,919 points, most of them under a minute and warm) were as many circles, twice (the
+    phone's copy), 22 MB of the page."""
     pts = doc["scatter"]
     max_gap, max_tok = _ranges(pts)
     x = _log_scale(1.0, max_gap, 0.0, 100.0)
     y = _log_scale(1.0, max_tok, 100.0, 0.0)
+    spots: dict[tuple[str, str, str | None, bool], list[dict[str, Any]]] = {}
+    for p in pts:  # a hundredth of a per cent of the frame: a tenth of a unit of the wide copy's, as drawn
+        spot = (f"{x(max(p['gapSeconds'], 1.0)):.2f}", f"{y(max(p['tokensRecreated'], 1)):.2f}", p["ttl"], p["cold"])
+        spots.setdefault(spot, []).append(p)
     # hidden from assistive technology, as the picture's own marks are (the picture is one image, named):
     # a point each, thousands of them, read out one by one
     parts = [f'<div class="points" aria-hidden="true" style="{_box(doc, False)};{_box(doc, True)}">']
-    for p in pts:
-        cls = p["ttl"] if p["ttl"] in CLASS_COLOURS else ("none" if p["ttl"] is None else "other")
-        tip = f"{duration(p['gapSeconds'])} gap, {p['tokensRecreated']:,} tokens re-created"
-        writes = f"{p['ttl']} writes" if p["ttl"] else NO_CLASS_WORDS
-        parts.append(
-            f'<i class="p-{cls}{" cold" if p["cold"] else ""}" '
-            f'style="left:{x(max(p["gapSeconds"], 1.0)):.2f}%;top:{y(max(p["tokensRecreated"], 1)):.2f}%" '
-            f'title="{escape(tip)} ({escape(writes)})"></i>'
-        )
+    for (left, top, ttl, cold), same in spots.items():
+        cls = ttl if ttl in CLASS_COLOURS else ("none" if ttl is None else "other")
+        lo, hi = duration(min(p["gapSeconds"] for p in same)), duration(max(p["gapSeconds"] for p in same))
+        toks = sorted({p["tokensRecreated"] for p in same})
+        gap = lo if lo == hi else f"{lo} to {hi}"  # (10.2 s and 10.201 s both read "10 s")
+        tok = f"{toks[0]:,}" if len(toks) == 1 else f"{toks[0]:,} to {toks[-1]:,}"
+        tip = (f"{len(same):,} returns: " if len(same) > 1 else "") + f"{gap} gap, {tok} tokens re-created"
+        writes = f"{ttl} writes" if ttl else NO_CLASS_WORDS
+        parts.append(f'<i class="p-{cls}{" cold" if cold else ""}" style="left:{left}%;top:{top}%" '
+                     f'title="{escape(tip)} ({escape(writes)})"></i>')
     parts.append("</div>")
     return "".join(parts)
 
@@ -211,31 +219,48 @@ def _head(columns: tuple[tuple[str, str], ...]) -> str:
     return "".join(f'<th class="{c}">{escape(n)}</th>' if c else f"<th>{escape(n)}</th>" for n, c in columns)
 
 
+PAGE_SESSIONS = 100  # the newest sessions the page opens with; the others fold under their count
+
+
 def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str]:
     """The sessions, as the text report has them (every one, newest first): a short id linked to its
-    page, started, span, project, model, calls, cache $, warmth, cold starts, the longest break."""
+    page, started, span, project, model, calls, cache $, warmth, cold starts, the longest break. Past
+    the newest PAGE_SESSIONS they fold (`details`): a year of sessions was a table some 60,000 px
+    tall above the day, week and project views."""
     ids = short_ids([s["sessionId"] for s in sessions])
     mixed = len(agents_of(sessions)) > 1  # an agent column, as in the text, when two agents are there
     head = _head((SESSION_COLUMNS[0], ("agent", ""), *SESSION_COLUMNS[1:]) if mixed else SESSION_COLUMNS)
-    h = [f'<h2 id="h-sessions">Sessions</h2><table id="sessions"><thead><tr>{head}</tr></thead>'
-         "<tbody>"]
-    for s in sessions:
-        sid = s["sessionId"]
-        href = pages.get(sid)
-        short = escape(ids[sid])
-        cell = f'<a href="{escape(href)}">{short}</a>' if href else f"<span>{short}</span>"
-        agent = f'<td data-label="agent">{escape(s.get("agent") or FALLBACK.name)}</td>' if mixed else ""
-        cells = (started(s.get("firstActivity")), span(s),
-                 s.get("projectName") or s["project"], model_cell(s), f"{s['calls']:,}", dollars(s.get("cacheUsd")))
-        h.append(f'<tr><td class="sid" data-label="id" title="{escape(sid)}">{cell}</td>{agent}'
-                 + "".join(f'<td{NUMERIC if k >= 4 else ""} data-label="{SESSION_COLUMNS[k + 1][0]}">'
-                           f"{escape(v)}</td>" for k, v in enumerate(cells))
-                 + f'<td class="w" data-label="warmth">{warmth_bar(s["warmth"])}</td>'
-                 f'<td class="n" data-label="cold">{s["coldStarts"]}</td>'
-                 f'<td data-label="longest break" title="{escape(s.get("sentence") or "")}">'
-                 f"{escape(break_cell(s))}</td></tr>")
-    h.append("</tbody></table>")
+    h = ['<h2 id="h-sessions">Sessions</h2>']
+    shown, rest = sessions[:PAGE_SESSIONS], sessions[PAGE_SESSIONS:]
+    for part, ident in ((shown, "sessions"), (rest, "sessions-rest")):
+        if not part:
+            continue
+        if part is rest:
+            said = "the session" if len(rest) == 1 else f"the {len(rest):,} sessions"
+            h.append(f'<details id="sessions-more"><summary>{said} before these</summary>')
+        h.append(f'<table id="{ident}" class="sessions"><thead><tr>{head}</tr></thead><tbody>')
+        h.extend(_session_row(s, ids, pages, mixed) for s in part)
+        h.append("</tbody></table>")
+    if rest:
+        h.append("</details>")
     return h
+
+
+def _session_row(s: dict[str, Any], ids: dict[str, str], pages: dict[str, str], mixed: bool) -> str:
+    sid = s["sessionId"]
+    href = pages.get(sid)
+    short = escape(ids[sid])
+    cell = f'<a href="{escape(href)}">{short}</a>' if href else f"<span>{short}</span>"
+    agent = f'<td data-label="agent">{escape(s.get("agent") or FALLBACK.name)}</td>' if mixed else ""
+    cells = (started(s.get("firstActivity")), span(s),
+             s.get("projectName") or s["project"], model_cell(s), f"{s['calls']:,}", dollars(s.get("cacheUsd")))
+    return (f'<tr><td class="sid" data-label="id" title="{escape(sid)}">{cell}</td>{agent}'
+            + "".join(f'<td{NUMERIC if k >= 4 else ""} data-label="{SESSION_COLUMNS[k + 1][0]}">'
+                      f"{escape(v)}</td>" for k, v in enumerate(cells))
+            + f'<td class="w" data-label="warmth">{warmth_bar(s["warmth"])}</td>'
+            f'<td class="n" data-label="cold">{s["coldStarts"]}</td>'
+            f'<td data-label="longest break" title="{escape(s.get("sentence") or "")}">'
+            f"{escape(break_cell(s))}</td></tr>")
 
 
 def _totals(doc: dict[str, Any]) -> list[str]:
@@ -342,6 +367,9 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     said = subagent_sentence(doc)
     if said:
         h.append(f'<p class="muted" id="subagents">{escape(said)}.</p>')
+    said = unpriced_sentence(doc)
+    if said:
+        h.append(f'<p class="muted" id="unpriced">{escape(said)}.</p>')
     h.extend(_totals(doc))
     h.extend(_restarts(doc.get("restartsTaken") or []))
     h.append('<h2 id="cliff">The cache-TTL cliff</h2>')

@@ -243,6 +243,25 @@ def subagent_sentence(doc: dict[str, Any]) -> str | None:
             f"conversation, the one a restart replaces; sub-agents apart: {n:,} calls, {dollars(spent)} (in --json)")
 
 
+def unpriced_sentence(doc: dict[str, Any]) -> str | None:
+    """Said wherever a total leaves calls out: every session's calls of a model without a price (the
+    whole history's, not only the sessions shown), counted as $0 in each total."""
+    from session_watcher.core.prices import input_price
+
+    hit = [s for s in doc["sessions"] if s.get("unpricedCalls")]
+    if not hit:
+        return None
+    n = sum(s["unpricedCalls"] for s in hit)
+    models = sorted({m for s in hit for m in s.get("models") or [] if input_price(m) is None})
+    named = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+    # a session's `models` are its main conversation's: a sub-agent's model (or a call naming none) is not there
+    if any(all(input_price(m) is not None for m in s.get("models") or []) for s in hit):
+        named += (" and " if named else "") + "a sub-agent's or an unnamed model"
+    calls = f"{n:,} call{'s' if n != 1 else ''} in {len(hit):,} session{'s' if len(hit) != 1 else ''}"
+    return (f"{calls} {'has' if n == 1 else 'have'} no price ({named}): every cache $ "
+            f"here counts them as $0 (`session-watcher config set prices.MODEL.input USD` prices one)")
+
+
 def project_names(projects: list[dict[str, Any]]) -> list[str]:
     """Each project's name; two folders of one name are told apart by the folder above each."""
     count: dict[str, int] = {}
@@ -324,8 +343,11 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     if any(ln.endswith(" cold*") for ln in rows):  # the mark shown: not where the width left its column out
         out.extend(para("cold*: the call after the break ran cold, but not from the break, which the cache "
                         "outlives (see the causes below)"))
-    if any(s.get("unpricedCalls") for s in sessions):
-        out.extend(para("?: a model with no price in the table; its calls count as $0 in the totals"))
+    if any(s.get("unpricedCalls") and s.get("cacheUsd") is None for s in sessions):
+        out.extend(para("?: a model with no price in the table"))
+    said = unpriced_sentence(doc)
+    if said:
+        out.extend(para(said))
     out.extend(totals_rows(doc, width))
     out.append("")
     out.extend(para("the cache-TTL cliff (gap before a call -> how often it ran cold)"))

@@ -33,7 +33,8 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
-from session_watcher.reports.fmt import CAUSES, apply_now, gap_sentence, project_name
+from session_watcher.reports.fmt import CAUSES, apply_now, day_date, days_later, gap_sentence, local_day, project_name
+from session_watcher.reports.fmt import week_of as monday
 from session_watcher.reports.jsontext import dumps
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_OTHER
 from session_watcher.reports.prices import (
@@ -506,7 +507,7 @@ def main_model(calls: list[Call], models: list[str]) -> str | None:
     return max(models, key=lambda m: counts[m])  # max keeps the first of equals
 
 
-def session_part(s: Session, since: float | None, utc_offset: float, scatter_text: bool,
+def session_part(s: Session, since: float | None, utc_offset: float | None, scatter_text: bool,
                  guarded: frozenset[str] = frozenset(), agent: str = FALLBACK.name) -> Part | None:
     """What the report takes from one session (None when it ends before `since`): one pass over its
     main chain (`_walk`), the gap buckets and scatter of its returns, the spend of its other calls,
@@ -542,7 +543,7 @@ class Walk(NamedTuple):
     returns: list[tuple[float, float, int, str | None, bool]]  # in the window: (gap, warmth, write, TTL class, cold)
 
 
-def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
+def _walk(calls: list[Call], since: float | None, offset: float | None) -> Walk:
     """One pass over the main chain, inline (it runs once per call of the whole history): per call,
     its gap, warmth, cold start, TTL class (the last write's kind before the gap), cache cost and
     local day."""
@@ -577,8 +578,11 @@ def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
         unpriced += price is None
         spent += usd
         if ts is not None:
-            local = ts + offset  # day_start(ts, offset), inline: the same float
-            day = int(local - (local % 86400) - offset)
+            if offset is None:  # the local zone, its daylight-saving changes too
+                day = local_day(ts, None)
+            else:
+                local = ts + offset  # day_start(ts, offset), inline: the same float
+                day = int(local - (local % 86400) - offset)
             if seen:
                 sp = spend.get(day)
                 if sp is None:
@@ -609,7 +613,7 @@ def _walk(calls: list[Call], since: float | None, offset: float) -> Walk:
     return Walk(days, spend, spent, unpriced, pair_cr, pair_cw, largest, colds, returns)
 
 
-def _side_spend(costs: list[tuple[float | None, float, int]], since: float | None, offset: float,
+def _side_spend(costs: list[tuple[float | None, float, int]], since: float | None, offset: float | None,
                 spend: dict[int, list[Any]]) -> float:
     """The calls outside the main chain (sub-agents) and other models' iterations (n 0), into
     `spend`'s side figures by local day (those in the window); their whole cache cost. The main
@@ -619,8 +623,7 @@ def _side_spend(costs: list[tuple[float | None, float, int]], since: float | Non
         side += usd
         if ts is None or (since is not None and ts < since):
             continue
-        local = ts + offset
-        sp = spend.get(day := int(local - (local % 86400) - offset))
+        sp = spend.get(day := local_day(ts, offset))
         if sp is None:
             spend[day] = [0, 0.0, n, usd]
         else:
@@ -779,13 +782,12 @@ def inexact(n: int) -> float:
     return n / (1 << _EXACT_BITS)
 
 
-def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
+def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float | None) -> dict[str, list[dict[str, Any]]]:
     """Sessions, API calls and cache cost by local day, by week (from Monday), by project (the
     last folder of the sessions' working folder; one project per folder) and by agent (claude-code,
     codex), calls in the window only. The USD sums exact (`exact`): the same float whatever order
     the sessions come in.
     A day's and a week's warmth are their cache reads over reads and writes (calls 2..n, as `days`)."""
-    import time
 
     by_day: dict[int, list[Any]] = {}
     by_week: dict[int, list[Any]] = {}
@@ -810,7 +812,7 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
             _add(by_agent, agent, 0, figures)
             week = week_of.get(day)
             if week is None:  # once a day, not once a session and day
-                week = week_of[day] = day - time.gmtime(day + utc_offset).tm_wday * 86400
+                week = week_of[day] = monday(day, utc_offset)
             _add(weeks, week, 0, figures)
         for week, (_s, *figures_w) in weeks.items():
             _add(by_week, week, 1, tuple(figures_w))
@@ -825,19 +827,19 @@ def totals(kept: list[Part], days: dict[int, list[int]], utc_offset: float) -> d
 
 def totals_doc(by_day: dict[int, list[Any]], by_week: dict[int, list[Any]], by_project: dict[str, list[Any]],  # noqa: PLR0913, PLR0917
                by_agent: dict[str, list[Any]], named: dict[str, tuple[str, str | None, float | None]],
-               warmth: Callable[[int, int], float | None], utc_offset: float) -> dict[str, list[dict[str, Any]]]:
+               warmth: Callable[[int, int], float | None], utc_offset: float | None) -> dict[str, list[dict[str, Any]]]:
     """The totals from their sums per key ([sessions, calls, USD as `exact`, sub-agent calls, their USD])."""
-    import time
 
     def date(day: int) -> str:
-        return time.strftime("%Y-%m-%d", time.gmtime(day + utc_offset))
+        return day_date(day, utc_offset)
 
     return {
         "days": [{"date": date(d), "sessions": v[0], "calls": v[1], "cacheUsd": inexact(v[2]),
                   "warmth": warmth(d, d + 1), "subagentCalls": v[3], "subagentUsd": inexact(v[4])}
                  for d, v in sorted(by_day.items())],
         "weeks": [{"week": date(w), "sessions": v[0], "calls": v[1], "cacheUsd": inexact(v[2]),
-                   "warmth": warmth(w, w + 7 * 86400), "subagentCalls": v[3], "subagentUsd": inexact(v[4])}
+                   "warmth": warmth(w, days_later(w, 7, utc_offset)), "subagentCalls": v[3],
+                   "subagentUsd": inexact(v[4])}
                   for w, v in sorted(by_week.items())],
         "projects": [{"project": named[k][0], "cwd": named[k][1], "sessions": v[0], "calls": v[1],
                       "cacheUsd": inexact(v[2]), "lastActivity": named[k][2], "subagentCalls": v[3],
@@ -848,7 +850,7 @@ def totals_doc(by_day: dict[int, list[Any]], by_week: dict[int, list[Any]], by_p
     }
 
 
-def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float, since: float | None,
+def report_of_parts(parts: Iterable[Part | None], now: float, utc_offset: float | None, since: float | None,
                     warnings: Iterable[dict[str, Any]], *, scatter_text: bool) -> dict[str, Any]:
     """The document from each session's `Part` (None: a session left out), in session order; the
     parts' scatter and entry are text too (then the document's scatter and sessions are `JSONText`)

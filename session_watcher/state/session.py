@@ -330,6 +330,7 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
     before = list(state["alerts"])  # what a rebuild keeps as dealt with: not what this run fires
     for attempt in range(2):
         try:
+            cursors = (state["cursor"], dict(state["subCursors"]))  # what this run has read: none yet
             if transcript:
                 got, done = sync_file(state, transcript, params, False, deadline, trace, shards, whole, reader, end)
                 alerts += got
@@ -337,7 +338,9 @@ def sync(state: State, transcript: str | None, cfg: Config, deadline: float,
             for sub in subagents:
                 if sub == transcript:
                     continue
-                if time.monotonic() > deadline:  # the budget holds across files too: the rest waits
+                # the budget holds across files too: the rest waits, once this run has read something
+                # (a run whose budget was spent before any new line still reads one: each run gets on)
+                if time.monotonic() > deadline and cursors != (state["cursor"], state["subCursors"]):
                     caught_up = False
                     break
                 try:

@@ -1,0 +1,77 @@
+"""The report page after a year of sessions stays a page: the newest sessions open, the rest fold
+under their count, and the scatter draws one dot per spot however many returns fall on it (its points
+layer, written once for the wide copy and the phone's: `render_html.scatter_points`)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from bench.synth import T0, Transcript
+from session_watcher.reports import render_html
+from session_watcher.reports.collect import run_report
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_a_year_of_sessions_folds_and_its_returns_share_dots(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    n = 120  # the page opens with the newest 100
+    for k in range(n):
+        t = Transcript(session_id=f"s{k:03d}", cwd="/proj")
+        t.user("go", at=T0 + 3600 * k)
+        for _ in range(3):  # the same step and the same growth: every return at one spot
+            t.call(cr=20_000, cw=1_000)
+        t.save(proj / f"s{k:03d}.jsonl")
+    doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400 * 30, utc_offset=0.0)
+    assert len(doc["scatter"]) == 2 * n
+    page = render_html.render(doc)
+    assert "<circle" not in page
+    points = page.split('<div class="points"')[1].split("</div>")[0]
+    assert points.count("<i ") == 1, points.count("<i ")
+    assert f"{2 * n:,} returns: 10\u00a0s gap" in points
+    first = page.split('<table id="sessions" class="sessions">')[1].split("</table>")[0]
+    assert first.count("<tr>") == 1 + 100  # the head and the newest
+    folded = page.split('<details id="sessions-more">')[1].split("</details>")[0]
+    assert "the 20 sessions before these" in folded
+    assert folded.count("<tr>") == 1 + 20
+    assert re.search(r'title="s000"', folded), "the oldest session is under the fold"
+
+
+def _sessions(folder: Path, steps: list[float]) -> None:
+    for k, step in enumerate(steps):
+        t = Transcript(session_id=f"s{k:03d}", cwd="/proj", step=step)
+        t.user("go", at=T0 + 3600 * k)
+        for _ in range(2):
+            t.call(cr=20_000, cw=1_000)
+        t.save(folder / f"s{k:03d}.jsonl")
+
+
+def test_the_fold_at_100_and_101_sessions(tmp_path: Path) -> None:
+    """100 sessions: one table, no fold; 101: the one before them folded, and said in the singular."""
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    _sessions(proj, [10.0] * 101)
+    doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400 * 30, utc_offset=0.0)
+    page = render_html.render({**doc, "sessions": doc["sessions"][:100]})
+    assert "<details" not in page
+    assert page.count('class="sessions"') == 1
+    page = render_html.render(doc)
+    folded = page.split('<details id="sessions-more">')[1].split("</details>")[0]
+    assert "<summary>the session before these</summary>" in folded, folded[:200]
+    assert folded.count("<tr>") == 1 + 1
+    assert 'title="s000"' in folded
+
+
+def test_a_shared_dot_names_a_range_only_where_it_reads_as_one(tmp_path: Path) -> None:
+    """Two returns 10.2 s and 10.201 s after their calls share a spot: both read "10 s", so the title
+    says 10 s, not "10 s to 10 s"."""
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    _sessions(proj, [10.2, 10.201])
+    doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400 * 30, utc_offset=0.0)
+    points = render_html.render(doc).split('<div class="points"')[1].split("</div>")[0]
+    assert points.count("<i ") == 1
+    assert "2 returns: 10\u00a0s gap" in points, re.findall(r'title="[^"]*returns[^"]*"', points)
