@@ -311,7 +311,7 @@ def test_a_trace_fifo_whose_reader_stalls_never_holds_the_hook(root: Path) -> No
     assert blank.strip(b"\n") == b""
     assert load_state(s.session_id, fs.sw_home(root))["engine"]["calls"] == calls
     log = "".join(f.read_text() for f in fs.sw_home(root).rglob("session-watcher.log"))
-    assert "trace rows not written: the FIFO's reader took nothing for 5 s" in log, log
+    assert "trace rows not written: the FIFO's reader made no room in it for 5 s" in log, log
 
 
 def test_the_clients_sigterm_waits_for_the_save_and_the_trace(root: Path) -> None:

@@ -371,7 +371,8 @@ def agent_of(state: State) -> str:
 
 # ----------------------------------------------------------------------------- live trace
 
-FIFO_STALL_S = 5.0  # a FIFO's reader that takes no byte for this long has stalled: the rows left are not written
+FIFO_STALL_S = 5.0  # a FIFO whose reader makes no room in it for this long has stalled: the rows left are not written
+# (a pipe makes room a page, 4 KiB, at a time: a reader that takes less than that has made none)
 PIPE_BUF = 4096  # POSIX's least PIPE_BUF (Linux's): a non-blocking write of at most this much is whole or nothing
 
 
@@ -380,7 +381,7 @@ def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
     compared with `replay --trace`) to a regular file, or to a FIFO that a reader has open: the open
     never waits for one to come (a FIFO nobody reads held the hook, and the session's lock with it,
     for good), and anything else there is refused. A FIFO is written at its reader's pace, but a reader
-    that takes nothing for FIFO_STALL_S seconds has stalled: the rows it has not taken are left out,
+    that makes no room in it for FIFO_STALL_S seconds has stalled: the rows it has not taken are left out,
     their count logged (a reader that stopped reading held the hook and the session's lock for good
     once the pipe was full), whole rows only (`_to_fifo`). Logged once, never raised."""
     import stat
@@ -397,7 +398,7 @@ def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
                 left = _to_fifo(fd, lines)
                 if left:
                     raise OSError(f"{path}: {left} of {len(lines)} trace rows not written: the FIFO's reader "
-                                  f"took nothing for {FIFO_STALL_S:g} s")
+                                  f"made no room in it for {FIFO_STALL_S:g} s")
                 return
             if not stat.S_ISREG(mode):
                 raise OSError(f"{path}: neither a file nor a FIFO")
@@ -415,9 +416,9 @@ def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
 
 def _to_fifo(fd: int, lines: list[bytes]) -> int:
     """Write `lines` to the FIFO `fd` (non-blocking) at its reader's pace; how many were not written,
-    its reader having taken nothing for FIFO_STALL_S seconds. Lines go in runs of at most PIPE_BUF
-    bytes, which a pipe takes whole or not at all: a stalled reader never gets half a row (a row longer
-    than PIPE_BUF alone may be cut, if the reader stalls inside it)."""
+    its reader having made no room for FIFO_STALL_S seconds (taken nothing, or less than a page). Lines
+    go in runs of at most PIPE_BUF bytes, which a pipe takes whole or not at all: a stalled reader never
+    gets half a row (a row longer than PIPE_BUF alone may be cut, if the reader stalls inside it)."""
     import select
     import time
 
