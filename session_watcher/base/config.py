@@ -468,7 +468,7 @@ def _price_parts(key: str) -> tuple[str, str | None]:
             model, field = rest, None
         model = model.strip('"')
     if not model:
-        raise UsageError("key 'prices.': expected a model id after 'prices.'")
+        raise UsageError(f"key '{_short(key)}': expected a model id after 'prices.'")  # `prices.""` named as typed
     return model, field
 
 
