@@ -170,6 +170,11 @@ def test_a_gap_under_a_second_is_no_break(tmp_path: Path, capsys: pytest.Capture
     assert cold.startswith("no break: each call came within a second of the one before; the call after the")
     assert cold.endswith("cold from a compaction")
     assert "(0 s)" not in cold
+    # the table's cell, as the sentence: no break, warm or cold (it read "0s cold*", "0s $0.01")
+    for cause in ("compaction", "idleGap", "unexplained"):
+        assert break_cell({**s, "largestGap": {**s["largestGap"], "cold": True, "usd": 0.01},
+                           "largestGapCause": cause}) == "-", cause
+    assert break_cell({**s, "largestGap": {**s["largestGap"], "seconds": 1.0}}) == "1s warm"
 
 
 @pytest.mark.slow

@@ -167,13 +167,14 @@ def model_cell(s: dict[str, Any]) -> str:
 
 def break_cell(s: dict[str, Any]) -> str:
     """The longest break: what it cost when it went cold ("8h18 $0.65"), or that it stayed warm; none
-    ("-") where every call came within a second of the one before (it read "0s warm")."""
+    ("-") where every call came within a second of the one before (it read "0s warm", and a cold call
+    after such a gap "0s cold*", a break the sentence says there was not)."""
     gap = s.get("largestGap")
-    if gap is None or s["calls"] < 2:
+    if gap is None or s["calls"] < 2 or gap["seconds"] < NO_BREAK:
         return "-"
     dur = duration_cell(gap["seconds"])
     if not gap["cold"]:
-        return "-" if gap["seconds"] < NO_BREAK else f"{dur} warm"
+        return f"{dur} warm"
     if s.get("largestGapCause") == "idleGap":
         return f"{dur} {dollars(gap['usd'])}" if gap["usd"] is not None else f"{dur} {tokens(gap['tokensRecreated'])}"
     return f"{dur} cold*"
