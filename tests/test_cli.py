@@ -593,9 +593,72 @@ def test_config_unset_of_a_price_says_what_prices_the_calls_instead() -> None:
     said = sw("config", "get", "prices.claude-opus-5.cache_write_1h", env=wide).stdout.decode()
     assert "not set (the built-in ratio, 2 x the input price $6/MTok: $12/MTok)" in said, said
     said = sw("config", "unset", "prices.claude-opus-5.input", env=wide).stdout.decode()
-    assert "prices.claude-opus-5.input not set (the built-in input price, input $5/MTok)" in said, said
+    assert "prices.claude-opus-5.input not set (the built-in input price, $5/MTok)  (removed" in said, said
     said = sw("config", "get", "prices.claude-opus-5", env=wide).stdout.decode()
-    assert said.startswith("prices.claude-opus-5 not set (the built-in price, input $5/MTok)"), said
+    assert said.startswith("prices.claude-opus-5 not set (the built-in prices, input $5/MTok)"), said
+
+
+def test_config_get_and_unset_of_a_price_key_are_strict_and_say_what_applies_once() -> None:
+    """`config get prices.claude-opus-4-6.output` read `claude-opus-4-6.output` as a model id, which
+    the tables priced as claude-opus-4's ("not set (the built-in price, input $15/MTok)", exit 0), and
+    so did `.outputt` and `.input.extra`; `config unset prices.M.input` said "the built-in input
+    price, input $5/MTok". A last part that is no price field is refused (exit 2, nothing written),
+    a model id with a dot and a digit (gpt-5.5) or in quotes still is one; what now applies is said
+    once, and whose it is: a shorter id's row of yours prices the longer id."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[prices."claude-opus-4-6"]\ninput = 6.0\n')
+    fields = "input, cache_read, cache_write, cache_write_1h"
+    for verb in ("get", "unset", "set"):
+        for key, field in (("prices.claude-opus-4-6.output", "'output'"),
+                           ("prices.claude-opus-4-6.outputt", "'outputt'"),
+                           ("prices.claude-opus-4-6.input.extra", "'extra'"), ('prices."gpt-5.5".output', "'output'")):
+            got = sw("config", verb, key, *(["1"] if verb == "set" else []), env=wide)
+            assert (got.returncode, got.stdout) == (2, b""), (verb, key, got)
+            assert f"key '{key}': unknown field {field} (a price row's fields are {fields}" in one_message(
+                got.stderr.decode()), got.stderr
+        assert cfg.read_text() == '[prices."claude-opus-4-6"]\ninput = 6.0\n'
+    for key, said in (("prices.gpt-5.5", "not set (the built-in prices, input $5/MTok)  (the default)"),
+                      ('prices."gpt-5.5".input', "not set (the built-in input price, $5/MTok)  (the default)"),
+                      ("prices.gpt-5.6-sol.cache_read", "not set (the built-in ratio, 0.1 x the input price $4/MTok: "
+                                                        "$0.4/MTok)  (the default)"),
+                      ("prices.claude-opus-4-6.input", f"= 6.0  (your config, {cfg})")):
+        got = sw("config", "get", key, env=wide)
+        assert (got.returncode, got.stdout.decode()) == (0, f"{key} {said}\n"), got
+    got = sw("config", "unset", "prices.claude-opus-4-6.input", env=wide)
+    assert got.stdout.decode() == f"prices.claude-opus-4-6.input not set (the built-in input price, $5/MTok)  " \
+                                  f"(removed from {cfg})\n"
+    assert got.stdout.decode().count("input") == 2  # the key's and the price's: said once
+    cfg.write_text('[prices.claude-opus]\ninput = 7.0\n\n[prices."claude-opus-4-6"]\ninput = 6.0\n')
+    got = sw("config", "unset", "prices.claude-opus-4-6", env=wide)
+    assert got.stdout.decode() == f"prices.claude-opus-4-6 not set (your prices for claude-opus, input $7/MTok)  " \
+                                  f"(removed from {cfg})\n"
+    got = sw("config", "get", "prices.claude-opus-4-6.input", env=wide)
+    assert got.stdout.decode() == "prices.claude-opus-4-6.input not set (your input price for claude-opus, $7/MTok)\n"
+
+
+def test_an_unset_input_says_whose_price_applies_by_the_row_that_prices_the_model() -> None:
+    """core.prices takes the longest row of yours whose id is the model's or a prefix of it; where that
+    row has no `input`, the tables' input price applies, not a shorter row's. `config unset` of the
+    longer row's input said "your input price for claude-opus, $5/MTok": $5 is the built-in price,
+    claude-opus's row says $7. A model only the shorter row prices still names it."""
+    from session_watcher.base import paths
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[prices.claude-opus]\ninput = 7.0\n\n[prices."claude-opus-4-6"]\ninput = 6.0\ncache_read = 0.5\n')
+    got = sw("config", "unset", "prices.claude-opus-4-6.input", env=wide)
+    assert got.stdout.decode() == f"prices.claude-opus-4-6.input not set (the built-in input price, $5/MTok)  " \
+                                  f"(removed from {cfg})\n", got
+    got = sw("config", "get", "prices.claude-opus-4-6.input", env=wide)
+    assert got.stdout.decode() == "prices.claude-opus-4-6.input not set (the built-in input price, $5/MTok)  " \
+                                  "(the default)\n", got
+    got = sw("config", "get", "prices.claude-opus-4-7", env=wide)
+    assert got.stdout.decode() == "prices.claude-opus-4-7 not set (your prices for claude-opus, input $7/MTok)\n", got
 
 
 def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_path: Path) -> None:

@@ -202,7 +202,8 @@ def test_a_point_with_no_cache_class_is_neutral_with_a_legend_entry_of_its_own()
     """A return with no cache class (`eoq.cache_class` None) was drawn in the 5m class's colour, which
     a Codex-only report's legend does not name: it is neutral now, and named in the legend ("no cache
     class") where the scatter has one, and only then."""
-    from session_watcher.reports.render_html import CLASS_COLOURS, cliff_legend, scatter_svg
+    from session_watcher.reports.render_html import CLASS_COLOURS, cliff_legend, scatter_points
+    from session_watcher.reports.session_page_template import asset
 
     point = {"gapSeconds": 900.0, "tokensRecreated": 50_000, "cold": True, "sessionId": "t"}
     for ttls in ((None, "codex-10m"), ("codex-10m",)):
@@ -212,9 +213,14 @@ def test_a_point_with_no_cache_class_is_neutral_with_a_legend_entry_of_its_own()
         legend = cliff_legend(doc)
         assert "after 5-minute writes" not in legend
         assert ("no cache class" in legend) == (None in ttls), legend
-        strokes = re.findall(r'<circle [^>]*stroke="([^"]+)"', scatter_svg(doc))
-        assert strokes[-1] == CLASS_COLOURS["codex-10m"]
+        css = asset("report_page.css")
+        for cls, colour in CLASS_COLOURS.items():  # each point's class in its colour, as the legend's swatch
+            assert f".p-{cls} {{ color: {colour}; }}" in css
+        assert ".p-other, .p-none { color: var(--dim); }" in css
+        drawn = re.findall(r'<i class="p-([^" ]+)', scatter_points(doc))
+        assert drawn[-1] == "codex-10m"
+        assert "codex-10m" in CLASS_COLOURS
         if None in ttls:
-            assert strokes[0] not in CLASS_COLOURS.values(), strokes
+            assert drawn[0] == "none", drawn
             assert '<i class="sw sw-none"></i>no cache class' in legend
-            assert "(no cache class)</title>" in scatter_svg(doc)
+            assert "(no cache class)\"></i>" in scatter_points(doc)

@@ -349,14 +349,16 @@ def test_config_show_without_a_report_yet_says_none_was_run() -> None:
     assert "not inferred yet: `session-watcher report` infers it from your own sessions" in text
 
 
-@pytest.mark.parametrize("verb", [("set", "prices.", "1"), ("unset", "prices."), ("get", "prices.")])
+@pytest.mark.parametrize("verb", [("set", "prices.", "1"), ("unset", "prices."), ("get", "prices."),
+                                  ("get", 'prices.""'), ("set", 'prices."".input', "1")])
 def test_a_price_key_without_a_model_is_the_command_lines_fault(verb: tuple[str, ...]) -> None:
     """`config unset prices.` exited 1 naming an empty file (": key 'prices.': ..."), `set` named the
-    config file: a key with no model id is the command line's, exit 2, no file named, nothing written."""
+    config file: a key with no model id is the command line's, exit 2, no file named, nothing written;
+    the key named as typed (`prices.""` was named 'prices.')."""
     f = user_file()
     f.parent.mkdir(parents=True)
     f.write_text("# mine\n")
     proc = sw("config", *verb)
     assert (proc.returncode, proc.stdout) == (2, b"")
-    assert proc.stderr.decode() == "session-watcher: key 'prices.': expected a model id after 'prices.'\n"
+    assert proc.stderr.decode() == f"session-watcher: key '{verb[1]}': expected a model id after 'prices.'\n"
     assert f.read_text() == "# mine\n"

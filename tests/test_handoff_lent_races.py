@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -273,3 +274,84 @@ def test_two_starts_at_once_put_a_killed_give_backs_claim_back_and_give_it_back_
         assert _take(f"taker-{n}") is not None
         assert _take(f"other-{n}") is None
         os.unlink(handoffs.lent_file(f"taker-{n}"))  # sent
+
+
+STOPPED = """
+import os, signal, sys, time
+from session_watcher.state import handoffs
+real = getattr(os, sys.argv[1])
+
+def stop(*args, **kw):  # the step, then a SIGSTOP of this process: the test steps in, then continues it
+    setattr(os, sys.argv[1], real)
+    done = real(*args, **kw)
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return done
+
+setattr(os, sys.argv[1], stop)
+print(handoffs.give_back("child-1", time.time(), lambda _project: float(sys.argv[2])))
+"""
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+@pytest.mark.parametrize("step", ["rename", "link"])
+def test_a_give_back_stopped_past_its_claims_age_loses_nothing(step: str) -> None:
+    """A give-back (a real process) SIGSTOPped for over GIVING_MAX_S, right after its claim (`rename`)
+    or right after its link into pending (`link`): the next start's reclaim takes the claim for one a
+    dead give-back left (its age says so), puts it back and gives it back; a session takes it, a newer
+    handoff is written for the project. Continued, the stopped give-back ends at once (nothing waits
+    on it, no lock held) and changes nothing: the newer handoff stays pending, as written (its age:
+    the link's `utime` set it to the first handoff's creation, two hours back, where the stale rule
+    would sweep it sooner), the first stays with the session that took it; no claim or lent note left."""
+    _pending(created=time.time() - 7200)
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    p = subprocess.Popen([sys.executable, "-c", STOPPED, step, str(STALE)], stdout=subprocess.PIPE, text=True)
+    try:
+        _, status = os.waitpid(p.pid, os.WUNTRACED)  # returns once it stopped itself: no clock
+        assert os.WIFSTOPPED(status), status
+        assert os.listdir(os.path.dirname(handoffs.lent_file("child-1"))) == [f"child-1.json.{p.pid}.giving"]
+        handoffs.reclaim(time.time() + handoffs.GIVING_MAX_S + 1, _max_age)  # a start, over 10 minutes on
+        assert [doc["parentSession"] for _, doc in handoffs.pending(PROJECT)] == ["parent-1"]
+        assert _take("child-d") is not None
+        newer = _pending("parent-2")
+        written = os.stat(handoffs.pending_file(PROJECT)).st_mtime
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    out, _ = p.communicate(timeout=120)
+    assert (p.returncode, out) == (0, f"{step == 'link'}\n")  # it had linked, or found its claim gone
+    assert [doc["createdAt"] for _, doc in handoffs.pending(PROJECT)] == [newer["createdAt"]]
+    assert os.stat(handoffs.pending_file(PROJECT)).st_mtime == written
+    assert handoffs.taken("child-d")["parentSession"] == "parent-1"  # type: ignore[index]
+    assert sorted(os.listdir(os.path.dirname(handoffs.lent_file("child-1")))) == ["child-d.json"]
+
+
+@pytest.mark.slow  # starts a process (tests/conftest.py: the quick tier)
+def test_a_give_back_stopped_after_its_link_leaves_the_age_of_the_note_a_session_took_alone() -> None:
+    """A give-back (a real process) SIGSTOPped right after its link into pending, and a session takes
+    the note meanwhile (the take renames the pending link: one inode with the give-back's taken copy,
+    its age set to the take's time, which the sweep of taken notes keeps the newest by). Continued, the
+    give-back set the age through its copy, after the link: the other session's taken note read two
+    hours old. It is set before the link now; a give-back that finds a newer handoff pending leaves
+    its own taken note's age as it was."""
+    _pending(created=time.time() - 7200)
+    assert handoffs.take(PROJECT, "child-1", time.time(), lambda: STALE, None, GONE) is not None
+    p = subprocess.Popen([sys.executable, "-c", STOPPED, "link", str(STALE)], stdout=subprocess.PIPE, text=True)
+    try:
+        _, status = os.waitpid(p.pid, os.WUNTRACED)  # returns once it stopped itself: no clock
+        assert os.WIFSTOPPED(status), status
+        assert _take("child-d") is not None
+        took = os.stat(handoffs.taken_file("child-d")).st_mtime
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    out, _ = p.communicate(timeout=120)
+    assert (p.returncode, out) == (0, "True\n")
+    assert os.stat(handoffs.taken_file("child-d")).st_mtime == took
+    assert handoffs.taken("child-d")["parentSession"] == "parent-1"  # type: ignore[index]
+    assert not os.path.exists(handoffs.taken_file("child-1"))
+
+    _pending("parent-2", created=time.time() - 3600)  # a newer handoff pending: the give-back keeps its note
+    assert handoffs.take(PROJECT, "child-2", time.time(), lambda: STALE, None, GONE) is not None
+    took = float(int(time.time()) - 60)
+    os.utime(handoffs.taken_file("child-2"), (took, took))
+    _pending("parent-3")
+    assert handoffs.give_back("child-2", time.time(), _max_age) is False
+    assert os.stat(handoffs.taken_file("child-2")).st_mtime == took

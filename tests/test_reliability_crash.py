@@ -270,6 +270,50 @@ def _drain(fd: int, proc: subprocess.Popen[bytes], timeout: float = 120) -> byte
     raise AssertionError("the hook did not exit")
 
 
+def test_a_trace_fifo_whose_reader_stalls_never_holds_the_hook(root: Path) -> None:
+    """A trace FIFO whose reader has it open and reads nothing (the pipe full): the hook wrote at the
+    reader's pace, so it waited for good, holding the session's lock, and every later hook of the
+    session skipped its update. It gives up once the reader has taken nothing for FIFO_STALL_S: the
+    hook exits 0, its state saved with every call; the rows not written are counted in the log, and
+    the reader, reading again, gets no part of a row; the next hook runs as usual."""
+    from session_watcher.state.session import FIFO_STALL_S
+
+    calls = 6
+    s, tr = fs.write_session(root, "stalled-reader", calls, seed=17)
+    fifo = root / "trace.fifo"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the reader: open, and it reads nothing
+    filler = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    for size in (4096, 1):  # the pipe full of blank lines, to its last byte
+        try:
+            while True:
+                os.write(filler, b"\n" * size)
+        except BlockingIOError:
+            pass
+    env = fs.env_for(root, SESSION_WATCHER_TRACE=str(fifo))
+    try:
+        for event, bash_id in (("PostToolUse", "toolu_s1"), ("Stop", "toolu_s2")):
+            p = subprocess.run(fs.hook_argv(event), input=json.dumps(s.hook_payload(str(tr), event, bash_id=bash_id))
+                               .encode(), capture_output=True, env=env, timeout=120 + 2 * FIFO_STALL_S, check=False)
+            assert p.returncode == 0, p.stderr
+        blank = b""
+        while True:  # the reader reads again: the filler's blank lines, and no part of a row
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            blank += chunk
+    finally:
+        os.close(fd)
+        os.close(filler)
+    assert blank.strip(b"\n") == b""
+    assert load_state(s.session_id, fs.sw_home(root))["engine"]["calls"] == calls
+    log = "".join(f.read_text() for f in fs.sw_home(root).rglob("session-watcher.log"))
+    assert "trace rows not written: the FIFO's reader made no room in it for 5 s" in log, log
+
+
 def test_the_clients_sigterm_waits_for_the_save_and_the_trace(root: Path) -> None:
     """Print mode SIGTERMs the async hooks at exit (SIGKILL ~1.5 s later): a hook caught after its save
     still writes the trace rows of what it saved, then dies of the held SIGTERM. The trace is a FIFO

@@ -298,8 +298,10 @@ def test_html_renders_in_a_real_browser(cliff_dir: Path) -> None:
     )
     dom = dom.replace("&nbsp;", " ").replace("\u00a0", " ")  # a number keeps its unit on its line
     assert '<svg id="scatter"' in dom
-    wide, narrow = dom.split('<svg id="scatter-narrow"')  # the phone's copy of the same points follows
-    assert wide.count("<circle") == narrow.count("<circle") == len(doc["scatter"]) == 13 + 13 + 2
+    wide, narrow = dom.split('<svg id="scatter-narrow"')  # the phone's copy follows, then the points of both
+    assert dom.count('<div class="points"') == 1
+    assert narrow.count(" tokens re-created (") == len(doc["scatter"]) == 13 + 13 + 2
+    assert " tokens re-created (" not in wide
     assert "inferred 1h-write TTL ≈ 60 min (n=5 below, 5 above)" in wide
     assert "1h TTL ≈ 60 min" in narrow
     assert "of today ran warm" in dom or "no calls today" in dom

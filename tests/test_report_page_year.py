@@ -1,5 +1,6 @@
 """The report page after a year of sessions stays a page: the newest sessions open, the rest fold
-under their count, and the scatter draws one circle per spot however many returns fall on it."""
+under their count, and the scatter draws one dot per spot however many returns fall on it (its points
+layer, written once for the wide copy and the phone's: `render_html.scatter_points`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def test_a_year_of_sessions_folds_and_its_returns_share_circles(tmp_path: Path) -> None:
+def test_a_year_of_sessions_folds_and_its_returns_share_dots(tmp_path: Path) -> None:
     proj = tmp_path / "projects" / "-proj"
     proj.mkdir(parents=True)
     n = 120  # the page opens with the newest 100
@@ -27,9 +28,10 @@ def test_a_year_of_sessions_folds_and_its_returns_share_circles(tmp_path: Path) 
     doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400 * 30, utc_offset=0.0)
     assert len(doc["scatter"]) == 2 * n
     page = render_html.render(doc)
-    wide, narrow = page.split('<svg id="scatter-narrow"')
-    assert wide.count("<circle") == narrow.count("<circle") == 1, wide.count("<circle")
-    assert f"{2 * n:,} returns: 10\u00a0s gap" in wide
+    assert "<circle" not in page
+    points = page.split('<div class="points"')[1].split("</div>")[0]
+    assert points.count("<i ") == 1, points.count("<i ")
+    assert f"{2 * n:,} returns: 10\u00a0s gap" in points
     first = page.split('<table id="sessions" class="sessions">')[1].split("</table>")[0]
     assert first.count("<tr>") == 1 + 100  # the head and the newest
     folded = page.split('<details id="sessions-more">')[1].split("</details>")[0]
@@ -63,13 +65,13 @@ def test_the_fold_at_100_and_101_sessions(tmp_path: Path) -> None:
     assert 'title="s000"' in folded
 
 
-def test_a_shared_circle_names_a_range_only_where_it_reads_as_one(tmp_path: Path) -> None:
+def test_a_shared_dot_names_a_range_only_where_it_reads_as_one(tmp_path: Path) -> None:
     """Two returns 10.2 s and 10.201 s after their calls share a spot: both read "10 s", so the title
     says 10 s, not "10 s to 10 s"."""
     proj = tmp_path / "projects" / "-proj"
     proj.mkdir(parents=True)
     _sessions(proj, [10.2, 10.201])
     doc, _ = run_report([str(tmp_path / "projects")], str(tmp_path / "i.db"), now=T0 + 86400 * 30, utc_offset=0.0)
-    wide = render_html.render(doc).split('<svg id="scatter-narrow"')[0]
-    assert wide.count("<circle") == 1
-    assert "2 returns: 10\u00a0s gap" in wide, re.findall(r"<title>[^<]*returns[^<]*</title>", wide)
+    points = render_html.render(doc).split('<div class="points"')[1].split("</div>")[0]
+    assert points.count("<i ") == 1
+    assert "2 returns: 10\u00a0s gap" in points, re.findall(r'title="[^"]*returns[^"]*"', points)

@@ -424,9 +424,10 @@ def _known(key: str) -> None:
     """UsageError for a key no file may set (`prices.MODEL[.FIELD]` aside: any model id)."""
     from session_watcher.core.usererrors import UsageError
 
-    if key.startswith("prices.") and not key[len("prices."):].strip('"'):
-        raise UsageError("key 'prices.': expected a model id after 'prices.'")
-    if not key.startswith("prices.") and key not in known_keys():
+    if key.startswith("prices."):
+        _price_parts(key)
+        return
+    if key not in known_keys():
         import difflib
 
         # the command line's own fault: the key it may have meant, not the file, nor a list of 31
@@ -435,6 +436,40 @@ def _known(key: str) -> None:
         hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
         # `config show`: the subcommand of the command just run, whichever route's it is (kept short)
         raise UsageError(f"unknown key '{_short(key)}' ({hint}`config show` lists every key)")
+
+
+def _price_parts(key: str) -> tuple[str, str | None]:
+    """`prices.MODEL` or `prices.MODEL.FIELD` taken apart, strictly: a model id may hold dots where a
+    digit follows (`gpt-5.5`, `claude-3.5-sonnet`) or be quoted (`prices."my.model".input`); a last
+    part that starts with a letter and is no price field is a field misspelt or unknown (UsageError,
+    exit 2: `prices.claude-opus-4-6.output` was read as a model id that the tables priced as
+    claude-opus-4's, and `config get` printed that)."""
+    from session_watcher.core.prices import FIELDS
+    from session_watcher.core.usererrors import UsageError
+
+    rest = key[len("prices."):]
+
+    def unknown(field: str, quoted: bool) -> UsageError:
+        what = f"unknown field {_short(repr(field), 40)}" if field else "a field expected after the dot"
+        more = "" if quoted else '; a model id with such a dot goes in quotes: prices."MODEL"'
+        return UsageError(f"key '{_short(key)}': {what} (a price row's fields are {', '.join(FIELDS)}{more})")
+
+    if rest.startswith('"') and rest.count('"') >= 2:
+        model, tail = rest[1:].split('"', 1)
+        field: str | None = tail[1:] if tail.startswith(".") else tail
+        if tail and field not in FIELDS:
+            raise unknown(field or "", quoted=True)
+        field = field or None
+    else:
+        model, dot, field = rest.rpartition(".")
+        if not (dot and field in FIELDS):
+            if dot and not field[:1].isdigit():  # `.output`, `.input.extra`, a trailing dot
+                raise unknown(field, quoted=False)
+            model, field = rest, None
+        model = model.strip('"')
+    if not model:
+        raise UsageError(f"key '{_short(key)}': expected a model id after 'prices.'")  # `prices.""` named as typed
+    return model, field
 
 
 def _command() -> str:

@@ -325,7 +325,8 @@ def config_get(ns: argparse.Namespace) -> int:
         said = f"not set ({_unset(ns.key, config.load_layers(project)[0])})" if value is None \
             else f"= {config.show_value(value)}"
         where = {"default": "the default", "user": f"your config, {file}", "project": f"the project's config, {file}"}
-        _said(f"{ns.key} {said}  ({where[source]})", file or "")
+        # a price that another row of yours sets (a shorter id's) says so itself: not "the default" too
+        _said(f"{ns.key} {said}" + ("" if value is None and " (your " in said else f"  ({where[source]})"), file or "")
     from session_watcher.base import route
 
     for err in errors:  # as `config show`: a file left out is named, and the answer is without it
@@ -385,10 +386,15 @@ def _unset(key: str, effective: Config) -> str:
     base = prices.input_price(model)
     if base is None:
         return f"{model} has no price: the built-in tables do not know it"
-    if not field or field[0] == "input":
-        what = "price" if not field else "input price"
-        return f"the built-in {what}, input {usd_per_mtok(base)}" if prices.in_tables(model) \
-            else f"the built-in {what}"
+    if not field or field[0] == "input":  # the input price that now applies, and whose, said once
+        # the row core.prices takes (the longest id that is the model's or a prefix of it): its input, or,
+        # where it has none, the tables' (a shorter row's input is not the one that applies then)
+        row = prices.user_row_name(model)
+        mine = row if row is not None and "input" in (effective.get("prices") or {}).get(row, {}) else None
+        whose = f"your prices for {mine}" if mine is not None else "the built-in prices"
+        if field:
+            return f"{whose.replace('prices', 'input price')}, {usd_per_mtok(base)}"
+        return f"{whose}, input {usd_per_mtok(base)}"
     ratio = {"cache_read": prices.read_multiplier, "cache_write": prices.write_multiplier,
              "cache_write_1h": prices.write_1h_multiplier}[field[0]](model)
     return f"the built-in ratio, {ratio:g} x the input price {usd_per_mtok(base)}: {usd_per_mtok(base * ratio)}"

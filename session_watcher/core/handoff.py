@@ -74,16 +74,36 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit // 2 or utf16_len(text) <= limit else cut_utf16(text, limit - 1).rstrip() + "…"
 
 
+REMINDER, REMINDER_END = "<system-reminder>", "</system-reminder>"
+
+
+def after_reminders(text: str) -> str:
+    """`text` without the system reminders that lead it (the client's notes sent before what the user
+    typed, in the same text: a typed prompt after one was not counted); "" for one left open. A
+    reminder's body is data (a file's text, a tool's output) and may spell the closing tag itself:
+    what counts is after the last closing tag, and nothing where the text opens more reminders than it
+    closes up to there (the first closing tag ended the reminder, and the file's lines after it in the
+    reminder were the user's latest request)."""
+    text = text.lstrip()
+    if not text.startswith(REMINDER):
+        return text
+    end = text.rfind(REMINDER_END) + len(REMINDER_END)
+    if end < len(REMINDER_END) or text.count(REMINDER, 0, end) > text.count(REMINDER_END, 0, end):
+        return ""
+    return text[end:].lstrip()
+
+
 def _prompt_text(content: object) -> str | None:
-    """A user record's own words: a string, or the text parts of a list (images and tool results aside)."""
+    """A user record's own words: a string, or the text parts of a list (images and tool results aside),
+    each without the system reminders that lead it."""
     if isinstance(content, str):
-        text = content
+        text = after_reminders(content)
     elif isinstance(content, list):
         if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
             return None
-        text = "\n".join(b["text"] for b in content  # each part the user's own: hook output and notes aside
-                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-                         and not b["text"].lstrip().startswith(NOT_PROMPTS))
+        parts = (after_reminders(b["text"]) for b in content
+                 if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        text = "\n".join(t for t in parts if t and not t.startswith(NOT_PROMPTS))  # hook output and notes aside
     else:
         return None
     text = text.strip()

@@ -79,8 +79,15 @@ def generation() -> int:
 def _user_row(m: str) -> dict[str, float] | None:
     """The user's row for the lower-case id `m` (without a tier): the longest name that is `m` or
     starts it before a '-' or '.'."""
+    name = user_row_name(m)
+    return None if name is None else _USER[name]
+
+
+def user_row_name(m: str) -> str | None:
+    """The name of the user's row that prices the lower-case id `m` (without a tier), if one does: the
+    longest that is `m` or starts it before a '-' or '.' (its fields left out keep the tables' own)."""
     names = [n for n in _USER if m == n or m.startswith((n + "-", n + "."))]
-    return _USER[max(names, key=len)] if names else None
+    return max(names, key=len) if names else None
 
 
 def _overridden(m: str, found: Entry | None) -> Entry | None:

@@ -18,10 +18,11 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 7  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 8  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
 # 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 # 7: a fork's copies of its parent's calls counted in the parent only (`kinds.KIND_INHERITED`)
+# 8: a longest gap under a second is no break (`fmt.gap_sentence`: it read "longest break (0 s) stayed warm")
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:

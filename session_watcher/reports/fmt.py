@@ -19,6 +19,7 @@ CAUSE_WORDS = {"firstCall": "first call", "idleGap": "idle gap", "modelSwitch": 
                "compaction": "compaction", "unexplained": "unexplained"}
 
 
+NO_BREAK = 1.0  # a longest gap under a second is no break (it read "your longest break (0 s) stayed warm")
 _NOT_THE_BREAK = {"modelSwitch": "a model switch", "compaction": "a compaction"}
 
 
@@ -30,6 +31,8 @@ def gap_sentence(gap: dict[str, Any] | None, cause: str | None = "idleGap") -> s
         return "no break to price (a one-call session)"
     usd = f" ({dollars(gap['usd'])})" if gap["usd"] is not None else ""
     dur = duration(gap["seconds"])
+    if gap["seconds"] < NO_BREAK:
+        return _no_break(gap, usd, cause)
     if gap["cold"] and cause == "idleGap":
         return f"your {dur} break cost {tokens(gap['tokensRecreated'])} tokens of re-reading{usd}"
     if gap["cold"]:
@@ -40,6 +43,16 @@ def gap_sentence(gap: dict[str, Any] | None, cause: str | None = "idleGap") -> s
     # warm: the cache outlived the break; what the next call wrote is its own new context, not a re-read
     return (f"your longest break ({dur}) stayed warm: the next call read the cache; "
             f"it wrote {tokens(gap['tokensRecreated'])} new tokens{usd}")
+
+
+def _no_break(gap: dict[str, Any], usd: str, cause: str | None) -> str:
+    """No break at all (the longest gap under a second): said so, and a cold call after it not blamed
+    on a break."""
+    head = "no break: each call came within a second of the one before"
+    if not gap["cold"]:
+        return head
+    why = f"cold from {_NOT_THE_BREAK[cause]}" if cause in _NOT_THE_BREAK else "not a break's doing"
+    return f"{head}; the call after the longest gap re-wrote {tokens(gap['tokensRecreated'])} tokens{usd}, {why}"
 
 
 def project_name(cwd: str | None, folder: str) -> str:

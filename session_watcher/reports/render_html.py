@@ -73,7 +73,7 @@ CLASS_WORDS = {"5m": "after 5-minute writes", "1h": "after 1-hour writes", "code
                "codex-10m": "after Codex 10-minute writes"}
 
 
-NO_CLASS = "var(--dim)"  # a point with no cache class (core.eoq.cache_class None): neutral, a legend entry of its own
+# a point with no cache class (core.eoq.cache_class None): neutral (report_page.css `.p-none`), a legend entry
 NO_CLASS_WORDS = "no cache class"
 
 
@@ -90,16 +90,26 @@ def cliff_legend(doc: dict[str, Any]) -> str:
     return f'<p class="legend">{spans}<span class="muted">hollow: warm, filled: cold</span></p>'
 
 
-def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
-    """The gap-versus-tokens scatter; `narrow`: the phone's copy (id `scatter-narrow`)."""
+def _frame(doc: dict[str, Any], narrow: bool) -> tuple[int, int, int, int, int, int]:
+    """A copy's width, height and margins (left, right, top, bottom): the top margin holds two rows
+    of inferred-boundary labels, a third class's adds one."""
     g = NARROW if narrow else WIDE
-    w, h, ml, mr, mt, mb = g["w"], g["h"], g["ml"], g["mr"], g["mt"], g["mb"]
+    more = LABEL_ROW * max(0, sum(1 for tt in doc["ttl"].values() if tt is not None) - 2)
+    return g["w"], g["h"] + more, g["ml"], g["mr"], g["mt"] + more, g["mb"]
+
+
+def _ranges(pts: list[dict[str, Any]]) -> tuple[float, float]:
+    """The axes' tops: the longest gap (2 h at least) and 1.5 x the most tokens (100k at least)."""
+    return (max([p["gapSeconds"] for p in pts] + [7200.0]),
+            max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5]))
+
+
+def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
+    """The gap-versus-tokens scatter's frame, axes and inferred boundaries; `narrow`: the phone's copy
+    (id `scatter-narrow`). Its points are drawn once for both copies (`scatter_points`)."""
+    w, h, ml, mr, mt, mb = _frame(doc, narrow)
     inferred = sorted((cls, tt) for cls, tt in doc["ttl"].items() if tt is not None)
-    more = LABEL_ROW * max(0, len(inferred) - 2)  # the top margin holds two label rows; a third class's adds one
-    h, mt = h + more, mt + more
-    pts = doc["scatter"]
-    max_gap = max([p["gapSeconds"] for p in pts] + [7200.0])
-    max_tok = max([p["tokensRecreated"] * 1.5 for p in pts] + [1e5])
+    max_gap, max_tok = _ranges(doc["scatter"])
     x = _log_scale(1.0, max_gap, ml, w - mr)
     y = _log_scale(1.0, max_tok, h - mb, mt)
     parts = [
@@ -125,25 +135,6 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
         f'text-anchor="middle">{"tokens (log)" if narrow else "tokens re-created (log)"}</text>'
     )
     colour = CLASS_COLOURS
-    # one circle per drawn position, class and warmth: a year's returns (68,919 points, most of them
-    # under a minute and warm) were as many circles, twice (the phone's copy), 22 MB of the page
-    spots: dict[tuple[str, str, str | None, bool], list[dict[str, Any]]] = {}
-    for p in pts:
-        spot = (f"{x(max(p['gapSeconds'], 1.0)):.1f}", f"{y(max(p['tokensRecreated'], 1)):.1f}", p["ttl"], p["cold"])
-        spots.setdefault(spot, []).append(p)
-    for (cx, cy, ttl, cold), same in spots.items():
-        c = NO_CLASS if ttl is None else colour.get(ttl, "var(--dim)")
-        fill = c if cold else "none"
-        lo, hi = duration(min(p["gapSeconds"] for p in same)), duration(max(p["gapSeconds"] for p in same))
-        toks = sorted({p["tokensRecreated"] for p in same})
-        gap = lo if lo == hi else f"{lo} to {hi}"  # (10.2 s and 10.201 s both read "10 s")
-        tok = f"{toks[0]:,}" if len(toks) == 1 else f"{toks[0]:,} to {toks[-1]:,}"
-        tip = (f"{len(same):,} returns: " if len(same) > 1 else "") + f"{gap} gap, {tok} tokens re-created"
-        cls = f"{ttl} writes" if ttl else NO_CLASS_WORDS
-        parts.append(
-            f'<circle cx="{cx}" cy="{cy}" r="3" stroke="{c}" fill="{fill}" fill-opacity="0.7">'
-            f"<title>{escape(tip)} ({cls})</title></circle>"
-        )
     for k, (cls, tt) in enumerate(inferred):  # one label row each, from the frame's top up
         xs = x(tt["inferredSeconds"])
         ev = tt["evidence"]
@@ -159,6 +150,46 @@ def scatter_svg(doc: dict[str, Any], narrow: bool = False) -> str:
             f'text-anchor="{"end" if xs > w / 2 else "start"}">{label}</text>'
         )
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def _box(doc: dict[str, Any], narrow: bool) -> str:
+    """Where a copy's frame sits in its picture, in shares of the picture (CSS custom properties)."""
+    w, h, ml, mr, mt, mb = _frame(doc, narrow)
+    k = "n" if narrow else "w"
+    return (f"--{k}l:{100 * ml / w:.3f}%;--{k}t:{100 * mt / h:.3f}%;"
+            f"--{k}w:{100 * (w - ml - mr) / w:.3f}%;--{k}h:{100 * (h - mt - mb) / h:.3f}%")
+
+
+def scatter_points(doc: dict[str, Any]) -> str:
+    """The scatter's points, written once for the wide copy and the phone's: a layer laid over the frame
+    of whichever copy shows (its place in each: `_box`), each point placed in shares of the frame (both
+    copies' axes span the same ranges on the same log scales), a dot of fixed size (hollow: warm, filled:
+    cold) in its class's colour, its figures on hover. One dot per drawn position, class and warmth: a
+    year's returns (68,919 points, most of them under a minute and warm) were as many circles, twice (the
+    phone's copy), 22 MB of the page."""
+    pts = doc["scatter"]
+    max_gap, max_tok = _ranges(pts)
+    x = _log_scale(1.0, max_gap, 0.0, 100.0)
+    y = _log_scale(1.0, max_tok, 100.0, 0.0)
+    spots: dict[tuple[str, str, str | None, bool], list[dict[str, Any]]] = {}
+    for p in pts:  # a hundredth of a per cent of the frame: a tenth of a unit of the wide copy's, as drawn
+        spot = (f"{x(max(p['gapSeconds'], 1.0)):.2f}", f"{y(max(p['tokensRecreated'], 1)):.2f}", p["ttl"], p["cold"])
+        spots.setdefault(spot, []).append(p)
+    # hidden from assistive technology, as the picture's own marks are (the picture is one image, named):
+    # a point each, thousands of them, read out one by one
+    parts = [f'<div class="points" aria-hidden="true" style="{_box(doc, False)};{_box(doc, True)}">']
+    for (left, top, ttl, cold), same in spots.items():
+        cls = ttl if ttl in CLASS_COLOURS else ("none" if ttl is None else "other")
+        lo, hi = duration(min(p["gapSeconds"] for p in same)), duration(max(p["gapSeconds"] for p in same))
+        toks = sorted({p["tokensRecreated"] for p in same})
+        gap = lo if lo == hi else f"{lo} to {hi}"  # (10.2 s and 10.201 s both read "10 s")
+        tok = f"{toks[0]:,}" if len(toks) == 1 else f"{toks[0]:,} to {toks[-1]:,}"
+        tip = (f"{len(same):,} returns: " if len(same) > 1 else "") + f"{gap} gap, {tok} tokens re-created"
+        writes = f"{ttl} writes" if ttl else NO_CLASS_WORDS
+        parts.append(f'<i class="p-{cls}{" cold" if cold else ""}" style="left:{left}%;top:{top}%" '
+                     f'title="{escape(tip)} ({escape(writes)})"></i>')
+    parts.append("</div>")
     return "".join(parts)
 
 
@@ -286,8 +317,8 @@ def _restarts(taken: list[dict[str, Any]]) -> list[str]:
 def _cliff(doc: dict[str, Any]) -> list[str]:
     """The scatter (the wide copy and the phone's) and, beside it where there is room, each TTL class's
     sentence and gap buckets."""
-    h = ['<div class="cliff"><div class="plot">', scatter_svg(doc), scatter_svg(doc, narrow=True),
-         '</div><div class="buckets-col">']
+    h = ['<div class="cliff"><div class="plot"><div class="scatter-box">', scatter_svg(doc),
+         scatter_svg(doc, narrow=True), scatter_points(doc), '</div></div><div class="buckets-col">']
     for cls in cliff_classes(doc):
         h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
         rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]

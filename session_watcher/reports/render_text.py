@@ -8,7 +8,7 @@ from typing import Any
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
 from session_watcher.core.text import one_line, wrap
-from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
+from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES, NO_BREAK
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
 MAX_DAYS, MAX_WEEKS, MAX_PROJECTS = 14, 8, 10  # the latest days and weeks with calls, the costliest projects
@@ -166,9 +166,11 @@ def model_cell(s: dict[str, Any]) -> str:
 
 
 def break_cell(s: dict[str, Any]) -> str:
-    """The longest break: what it cost when it went cold ("8h18 $0.65"), or that it stayed warm."""
+    """The longest break: what it cost when it went cold ("8h18 $0.65"), or that it stayed warm; none
+    ("-") where every call came within a second of the one before (it read "0s warm", and a cold call
+    after such a gap "0s cold*", a break the sentence says there was not)."""
     gap = s.get("largestGap")
-    if gap is None or s["calls"] < 2:
+    if gap is None or s["calls"] < 2 or gap["seconds"] < NO_BREAK:
         return "-"
     dur = duration_cell(gap["seconds"])
     if not gap["cold"]:

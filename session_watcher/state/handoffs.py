@@ -371,6 +371,15 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
     back = False
     if ok and isinstance(project, str) and doc is not None:
         path = pending_file(project)
+        created = float(doc["createdAt"])
+        try:  # pending since it was written: the sweep's age, set before the link, while the inode is this
+            # claim's alone. Once linked it may be another's: after a stop (SIGSTOP) a session took it (its
+            # taken note, whose age the take set), or, past GIVING_MAX_S, another start gave the claim back
+            # and the pending file is a newer handoff
+            was: os.stat_result | None = os.stat(dest, follow_symlinks=False)
+            os.utime(dest, (created, created), follow_symlinks=False)
+        except OSError:
+            was = None
         try:
             paths.ensure_private_dir(os.path.dirname(path))
             os.link(dest, path)  # FileExistsError: a newer handoff is pending, and stays
@@ -379,9 +388,9 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
             pass
         if back:
             _unlink(dest)
-            created = float(doc["createdAt"])
+        elif was is not None:  # still this session's taken note: its own age again
             try:
-                os.utime(path, (created, created))  # pending since it was written: the sweep's age
+                os.utime(dest, ns=(was.st_atime_ns, was.st_mtime_ns), follow_symlinks=False)
             except OSError:
                 pass
     _unlink(lent)

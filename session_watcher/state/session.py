@@ -371,24 +371,39 @@ def agent_of(state: State) -> str:
 
 # ----------------------------------------------------------------------------- live trace
 
+FIFO_STALL_S = 5.0  # a FIFO whose reader makes no room in it for this long has stalled: the rows left are not written
+# (a pipe makes room a page, 4 KiB, at a time: a reader that takes less than that has made none)
+PIPE_BUF = 4096  # POSIX's least PIPE_BUF (Linux's): a non-blocking write of at most this much is whole or nothing
+
+
 def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
     """Append trace rows as JSON lines (`SESSION_WATCHER_TRACE`: the rows a live fold made, to be
     compared with `replay --trace`) to a regular file, or to a FIFO that a reader has open: the open
     never waits for one to come (a FIFO nobody reads held the hook, and the session's lock with it,
-    for good), and anything else there is refused. Logged once, never raised."""
+    for good), and anything else there is refused. A FIFO is written at its reader's pace, but a reader
+    that makes no room in it for FIFO_STALL_S seconds has stalled: the rows it has not taken are left out,
+    their count logged (a reader that stopped reading held the hook and the session's lock for good
+    once the pipe was full), whole rows only (`_to_fifo`). Logged once, never raised."""
     import stat
 
     from session_watcher.core.fastjson import dumps
 
-    data = "".join(dumps(row) + "\n" for row in rows).encode("utf-8")
+    lines = [(dumps(row) + "\n").encode("utf-8") for row in rows]
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)  # ENXIO: a FIFO with no reader
         try:
             mode = os.fstat(fd).st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            if stat.S_ISFIFO(mode):
+                left = _to_fifo(fd, lines)
+                if left:
+                    raise OSError(f"{path}: {left} of {len(lines)} trace rows not written: the FIFO's reader "
+                                  f"made no room in it for {FIFO_STALL_S:g} s")
+                return
+            if not stat.S_ISREG(mode):
                 raise OSError(f"{path}: neither a file nor a FIFO")
-            os.set_blocking(fd, True)  # a reader there: it reads at its pace
+            os.set_blocking(fd, True)
+            data = b"".join(lines)
             while data:
                 data = data[os.write(fd, data):]
         finally:
@@ -397,3 +412,34 @@ def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
         from session_watcher.base.logs import log_once
 
         log_once("trace", f"SESSION_WATCHER_TRACE: {exc}")
+
+
+def _to_fifo(fd: int, lines: list[bytes]) -> int:
+    """Write `lines` to the FIFO `fd` (non-blocking) at its reader's pace; how many were not written,
+    its reader having made no room for FIFO_STALL_S seconds (taken nothing, or less than a page). Lines
+    go in runs of at most PIPE_BUF bytes, which a pipe takes whole or not at all: a stalled reader never
+    gets half a row (a row longer than PIPE_BUF alone may be cut, if the reader stalls inside it)."""
+    import select
+    import time
+
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    last = time.monotonic()  # when the reader last took a byte
+    k = 0
+    while k < len(lines):
+        run, j = lines[k], k + 1
+        while j < len(lines) and len(run) + len(lines[j]) <= PIPE_BUF:
+            run, j = run + lines[j], j + 1
+        view = memoryview(run)
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+                last = time.monotonic()
+                continue
+            except BlockingIOError:
+                pass
+            wait = FIFO_STALL_S - (time.monotonic() - last)
+            if wait <= 0 or not poller.poll(wait * 1000):
+                return len(lines) - k  # the run begun (a long row's first part) counted as not written
+        k = j
+    return 0

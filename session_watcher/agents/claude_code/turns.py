@@ -7,7 +7,7 @@ from __future__ import annotations
 from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES, USAGE, call_key
 from session_watcher.core import fastjson
 from session_watcher.core.caps import model_name
-from session_watcher.core.handoff import TYPED, typed
+from session_watcher.core.handoff import TYPED, after_reminders, typed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,11 +27,12 @@ def _entered(rec: dict[str, Any], content: object) -> str | None:
     if rec.get("isMeta") or rec.get("promptSource") not in TYPED or (
             isinstance(origin, dict) and origin.get("kind") not in (None, "human")):
         return None
-    first = content if isinstance(content, str) else ""
+    # the first words after the system reminders the client put before the command's echo, in its text
+    # or as text blocks of their own
+    first = after_reminders(content) if isinstance(content, str) else ""
     if isinstance(content, list) and not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-        first = next((b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
-                      and isinstance(b.get("text"), str)), "")
-    first = first.lstrip()
+        first = next((t for t in (after_reminders(b["text"]) for b in content if isinstance(b, dict)
+                                  and b.get("type") == "text" and isinstance(b.get("text"), str)) if t), "")
     return "entered" if first.startswith(ENTERED) else "local" if first.startswith(LOCAL) else None
 
 
