@@ -82,14 +82,19 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
     prompt sent within ASK_WINDOW of that goes ahead, and the handoff is dropped (so is it on
     /compact: the user goes on here), but for one that ends in /clear: the held prompt was left in
     the input line, and Enter would send it cold. Otherwise, and in `warn` mode, a `systemMessage`; short of the
-    edge, "may have expired". Slash commands pass untouched (/compact, /clear, the handoff).
+    edge, "may have expired". Slash commands pass untouched (/compact, /clear, the handoff), but where
+    the agent has none (`codex exec` sends `/compact` to the model as a prompt: `held_words`' compact).
     """
     mode = cfg.get("guard", "ask")
     prompt = payload.get("prompt")
     if mode == "off":
         return None, False
-    if isinstance(prompt, str) and prompt.lstrip().startswith("/"):
+    from session_watcher.agents import FALLBACK, agent_named
+
+    agent = agent_named(state["context"].get("agent")) or FALLBACK
+    if isinstance(prompt, str) and prompt.lstrip().startswith("/") and agent.held_words()["compact"]:
         return None, prompt.lstrip().startswith("/compact") and _drop_handoff(state)
+    # else (`codex exec`) a slash command is a prompt like any: `/compact` goes to the model, cold
     from session_watcher.core import eoq, guard
 
     now = time.time()
@@ -117,9 +122,6 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
         changed = True
         if _prepare_handoff(state, cfg, now):  # priced from now on at what its note carries
             advice = guard.advice(state, q, cold, cfg, now) or advice
-        from session_watcher.agents import FALLBACK, agent_named
-
-        agent = agent_named(state["context"].get("agent")) or FALLBACK  # how its user clears a held prompt
         out = {"decision": "block", "reason": guard.compose({**advice, **agent.held_words()}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
