@@ -128,6 +128,7 @@ def command(ns: argparse.Namespace) -> int:
     sent = points = events = 0
     taken: dict[str, Any] = {}
     by_id: dict[str, tuple[dict[str, Any], float]] = {}
+    lives: set[str] = set()  # the cache classes whose lifetime went
     for k in range(0, len(paths_), BATCH):
         docs: list[tuple[dict[str, Any], list[Any], float]] = []
         for path in paths_[k:k + BATCH]:
@@ -152,8 +153,11 @@ def command(ns: argparse.Namespace) -> int:
                     records.append(rec)
                     keys.setdefault(doc["sessionId"], []).append(key)
                     known.add(key)
-        if k == 0:
-            payload.add_lifetimes(batch, cfg.get("cliff"), target.common, now)
+        # each class once, in the first batch holding a session of it (Claude Code's in the first)
+        classes = [c for c in payload.lifetime_classes([d for d, _, _ in docs], cfg.get("cliff")) if c not in lives]
+        if classes:
+            payload.add_lifetimes(batch, cfg.get("cliff"), target.common, now, classes)
+            lives.update(classes)
         version = str(target.resource.get("service.version") or "")
         metrics = batch.request(target.resource, version)
         logs = payload.logs_request(records, target.resource, version)
