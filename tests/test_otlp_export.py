@@ -334,6 +334,7 @@ def test_export_of_a_codex_thread_carries_its_cache_lifetime(tmp_path: Path) -> 
     with Receiver() as r:
         proc = sw("export", "--otlp", r.url, "--projects", str(folder))
         assert proc.returncode == 0, proc.stderr
-        lives = {p.attributes["ttl"]: (p.value, p.attributes["source"]) for p in r.points("session_watcher.cache.lifetime")}
+        lives = {p.attributes["ttl"]: (p.value, p.attributes["source"])
+                 for p in r.points("session_watcher.cache.lifetime")}
     cls = cache_class(replay(str(rollout), with_trace=False)[0]["model"])
     assert lives == {"5m": (300.0, "ttl"), "1h": (3600.0, "ttl"), cls: (CLASSES[cls], "ttl")}
