@@ -161,7 +161,11 @@ def test_handoff_reaches_the_next_threads_first_request_and_names_its_parent(cod
         first = json.dumps(mock.bodies[-1])
     assert child != parent
     # the SessionStart hook's message, which exec shows no more than the prompt's, is on its stderr
-    assert f"session-watcher: this session starts with the handoff of session {parent[:8]}" in said[0]
+    # the parent named as short as tells it from the child: UUIDv7 ids of one minute share 8 characters
+    from session_watcher.core.text import short_ids
+
+    shown = short_ids([parent, child])[parent]
+    assert f"session-watcher: this session starts with the handoff of session {shown} (" in said[0]
     assert f"[session-watcher handoff from session {parent}" in first
     assert json.dumps("> rename the parser module")[1:-1] in first
     status = sw("status", "--json", child, env=env)
