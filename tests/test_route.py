@@ -131,6 +131,22 @@ class TestMessages:
         assert f"{PLUGIN}." in capsys.readouterr().out
 
 
+    def test_notify_test_speaks_codex_to_a_codex_user(self, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+        """The latest session a Codex thread: `notify --test`'s sample ends with Codex's restart (the
+        command in another terminal, then /clear), not Claude Code's bash mode."""
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        _install_record()
+        rollout = next((Path(__file__).parent / "fixtures" / "codex").glob("rollout-*.jsonl"))
+        day = Path(os.environ["HOME"]) / ".codex" / "sessions" / "2026" / "12" / "01"
+        day.mkdir(parents=True)
+        (day / rollout.name).write_bytes(rollout.read_bytes())
+        assert cli.main(["notify", "--test", "--channel", "message"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here." in out
+        assert "Claude Code, `!" not in out
+
+
 GUARD = {"kind": "guard", "lamp": "amber", "bDefault": 45000, "gap": 900, "rewrite": 120000, "sessionId": "s1"}
 
 
