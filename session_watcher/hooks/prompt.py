@@ -13,6 +13,7 @@ TYPE_CHECKING = False  # typing is slow to import; this module is on a hook's pa
 if TYPE_CHECKING:
     from typing import Any
 
+    from session_watcher.agents.seam import Agent
     from session_watcher.core.shapes import Config, State
 
 
@@ -117,7 +118,7 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
         asked = mark.get("blocked")
         if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
                 and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
-            return _asked_again(state, prompt)
+            return _asked_again(state, prompt, agent)
         mark["blocked"] = [*gap, now]
         changed = True
         if _prepare_handoff(state, cfg, now):  # priced from now on at what its note carries
@@ -131,14 +132,21 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
     return out, changed
 
 
-def _asked_again(state: State, prompt: object) -> tuple[dict[str, Any] | None, bool]:
+def _asked_again(state: State, prompt: object, agent: Agent) -> tuple[dict[str, Any] | None, bool]:
     """A prompt within the minute after the hold: it goes ahead (None), and the session goes on, so
     the guard's handoff is dropped; but one ending in /clear is the held prompt left in the input
-    line with /clear typed after it, which Enter would send cold: held again. (output, state changed)"""
+    line with /clear typed after it, which Enter would send cold: held again. Where the agent has no
+    slash commands (`codex exec`: no input line either), a typed `/clear` is the user reaching for
+    one, which would go to the model cold: held again, with the agent's way to the handoff.
+    (output, state changed)"""
     from session_watcher.core import guard
 
     if isinstance(prompt, str) and prompt.rstrip().endswith("/clear"):
-        return {"decision": "block", "reason": guard.NOT_CLEARED}, False
+        words = agent.held_words()
+        if words["compact"]:  # slash commands: the input line held the prompt, /clear typed after it
+            return {"decision": "block", "reason": guard.NOT_CLEARED}, False
+        if prompt.strip() == "/clear":
+            return {"decision": "block", "reason": guard.no_clear(words["clear"])}, False
     return None, _drop_handoff(state)
 
 
