@@ -257,3 +257,19 @@ def test_the_lifetime_classes_of_codex_threads_join_claude_codes() -> None:
              if k[0] == "session_watcher.cache.lifetime"}
     assert lives == {"5m": (300.0, "ttl"), "codex-10m": (2400.0, "inferred"), "codex-30m": (FLOOR_NEW, "ttl")}
     assert FLOOR_OLD == 600.0
+
+
+def test_a_lifetime_class_is_one_the_guard_prices_a_cache_by() -> None:
+    """The classes follow the guard's rule (core.eoq.cache_class): a Codex thread with no model yet
+    (no call: no cache) or on a model that is not OpenAI's `gpt-` line is priced at Claude Code's
+    TTL classes, and adds no OpenAI class; the export sent codex-10m for them, a lifetime no
+    session's cache had."""
+    from session_watcher.core import eoq
+
+    for model in (None, "", "o3", "llama3.1"):
+        doc = {"agent": "codex", "model": model}
+        assert eoq.cache_class("5m", model) == "5m"
+        assert payload.lifetime_classes([doc], None) == ["5m", "1h"], model
+    assert payload.lifetime_classes([{"agent": "codex", "model": "gpt-5.3-codex"}], None) == ["5m", "1h", "codex-10m"]
+    assert payload.lifetime_classes([{"agent": "claude-code", "model": "GPT-6.2-sol"}], None) == \
+        ["5m", "1h", "codex-30m"]

@@ -204,12 +204,13 @@ TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 def lifetime_classes(docs: Iterable[Mapping[str, Any]], cliff: Mapping[str, Any] | None) -> list[str]:
     """The cache classes whose lifetime an export carries: Claude Code's TTL classes always, then the
-    class of each OpenAI model among the sessions' (a Codex thread's cache, core.prices_openai), and
-    any OpenAI class the user's cliff has."""
-    from session_watcher.core.prices_openai import CLASSES, cache_class
+    class of each OpenAI model among the sessions' (a Codex thread's cache, core.prices_openai), by
+    the guard's own rule (core.eoq.cache_class: a model of OpenAI's `gpt-` line; a thread with no
+    model yet, or another, is priced at Claude Code's), and any OpenAI class the user's cliff has."""
+    from session_watcher.core.eoq import cache_class
+    from session_watcher.core.prices_openai import CLASSES
 
-    found = {cache_class(d.get("model")) for d in docs
-             if d.get("agent") == "codex" or str(d.get("model") or "")[:4].lower() == "gpt-"}
+    found = {cache_class("5m", m) for m in (d.get("model") for d in docs) if isinstance(m, str)}
     found |= {c for c in (cliff or {}) if c in CLASSES}
     return [*TTL_SECONDS, *sorted(c for c in found if c in CLASSES)]
 
