@@ -160,3 +160,67 @@ def test_an_alert_reaches_the_next_prompt_as_a_system_message(tmp_path: Path, pr
     assert set(got) == {"systemMessage"}, got
     assert "costs more than a fresh start" in got["systemMessage"]
     assert prompt(rollout, project) is None  # shown once
+
+
+def _under(tmp_path: Path, subcommand: str, event: str, payload: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """One Codex hook run by a process named `codex` whose command line is `codex SUBCOMMAND ...` (a
+    shell script, as agents.codex.execout finds the Codex that runs a hook): (the hook's JSON output,
+    what went to that process's stderr: under exec, the texts a person reads there)."""
+    import subprocess
+
+    from tests.oracle import launcher
+
+    script = tmp_path / "codex"
+    script.write_text('#!/bin/sh\nshift\n"$@"\nstatus=$?\nexit $status\n')  # not exec'd: it stays the parent
+    script.chmod(0o755)
+    raw = json.dumps({"hook_event_name": event, "model": "gpt-5.6-sol", "permission_mode": "default", **payload})
+    got = subprocess.run([str(script), subcommand, *launcher("hook", event, "codex")], input=raw.encode(),
+                         capture_output=True, timeout=60, check=False)
+    assert got.returncode == 0, got.stderr
+    out = got.stdout.decode()
+    return (json.loads(out) if out else None), got.stderr.decode()
+
+
+def test_under_exec_a_typed_clear_sent_again_is_told_exec_has_none(tmp_path: Path, project: Path) -> None:
+    """Under `codex exec` a typed `/compact` or `/clear` is a prompt to the model: on a cold thread
+    the guard holds it. Sent again within the minute, `/clear` was held with Claude Code's words
+    ("the input line still held your prompt before /clear. Clear it first (Ctrl+U)"): exec has no
+    input line and no /clear; it says so, and names exec's way to the handoff, still ready."""
+    from session_watcher.agents.codex.execout import EXEC_CLEAR
+
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
+    ask = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "turn_id": "t1"}
+    held, shown = _under(tmp_path, "exec", "UserPromptSubmit", {**ask, "prompt": "/clear"})
+    assert held is not None
+    assert held["decision"] == "block"
+    assert EXEC_CLEAR in shown  # the reason, on exec's stderr
+    assert "Or /compact" not in shown
+    again, shown = _under(tmp_path, "exec", "UserPromptSubmit", {**ask, "prompt": " /clear\n"})
+    assert again is not None
+    assert again["decision"] == "block"
+    assert "Ctrl+U" not in shown
+    assert "input line" not in shown
+    assert "no /clear" in shown
+    assert "Run `codex exec` without `resume` in this project: the handoff is still ready." in shown
+    assert len(pending(project)) == 1
+    assert _under(tmp_path, "exec", "UserPromptSubmit", {**ask, "prompt": "go on"})[0] is None  # sent again: goes
+    assert pending(project) == []
+
+
+def test_in_the_tui_slash_commands_pass_and_a_warm_compact_under_exec_goes(tmp_path: Path, project: Path) -> None:
+    """The TUI's own slash commands pass the guard untouched, cold or not (a `codex` that is not
+    exec); under exec a `/compact` on a warm thread goes, as any prompt there does."""
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
+    ask = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "turn_id": "t1"}
+    for typed in ("/compact", " /compact now", "/clear"):  # the alert the fold queued may come along: no hold
+        out, shown = _under(tmp_path, "resume", "UserPromptSubmit", {**ask, "prompt": typed})
+        assert "decision" not in (out or {})
+        assert "cold cache" not in json.dumps(out)
+        assert shown == ""  # the TUI's terminal is never written to
+    assert pending(project) == []
+    warm = folded(shifted(tmp_path, THREAD, 1), project)
+    out, shown = _under(tmp_path, "exec", "UserPromptSubmit",
+                        {**ask, "transcript_path": str(warm), "prompt": "/compact"})
+    assert "decision" not in (out or {})
+    assert "cold cache" not in shown
+    assert pending(project) == []

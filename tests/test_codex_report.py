@@ -128,3 +128,16 @@ def test_every_fixture_threads_calls_and_tokens_are_replays() -> None:
         t, r = mine["tokens"], replayed["tokenUsage"]
         assert (mine["calls"], t["cacheRead"], t["cacheWrite"], t["output"]) == (
             replayed["calls"], r["cacheRead"], r["cacheWrite"], r["output"]), path.name
+
+
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_projects_help_names_codex_rollouts_too(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--projects` takes a folder of Codex rollouts as well (agents.claimed); its help said "folders
+    of Claude Code projects" to a Codex user."""
+    from session_watcher import cli
+
+    with pytest.raises(SystemExit) as done:
+        cli.main([command, "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(Claude Code projects, Codex rollouts)" in text

@@ -319,3 +319,23 @@ def test_export_says_what_it_did_within_the_terminals_width(tmp_path: Path) -> N
     url = f"http://127.0.0.1:{closed_port()}"
     proc = sw("export", "--otlp", url, "--projects", str(empty), env=env)
     assert (proc.returncode, proc.stdout.decode()) == (0, f"no session to export; looked in\n{empty}\n")
+
+
+def test_export_of_a_codex_thread_carries_its_cache_lifetime(tmp_path: Path) -> None:
+    """A Codex thread exported: the lifetime of its cache's class (an OpenAI class, the floor until
+    the user's returns show a cliff) goes beside Claude Code's classes; the export sent only 5m and 1h,
+    the guard's lifetime for none of a Codex user's threads."""
+    from session_watcher.core.prices_openai import CLASSES, cache_class
+    from session_watcher.sessions.replay import replay
+
+    rollout = FIXTURES / "codex" / "rollout-019e7da4-83bc-7dc1-93d3-a435cb5c9100.jsonl"
+    folder = tmp_path / "threads"
+    folder.mkdir()
+    (folder / rollout.name).write_bytes(rollout.read_bytes())
+    with Receiver() as r:
+        proc = sw("export", "--otlp", r.url, "--projects", str(folder))
+        assert proc.returncode == 0, proc.stderr
+        lives = {p.attributes["ttl"]: (p.value, p.attributes["source"])
+                 for p in r.points("session_watcher.cache.lifetime")}
+    cls = cache_class(replay(str(rollout), with_trace=False)[0]["model"])
+    assert lives == {"5m": (300.0, "ttl"), "1h": (3600.0, "ttl"), cls: (CLASSES[cls], "ttl")}

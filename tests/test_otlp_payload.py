@@ -236,3 +236,40 @@ def test_auto_without_an_endpoint_in_the_settings_has_nowhere_to_go(tmp_path: Pa
     assert t.urls["metrics"] == "http://localhost:4318/v1/metrics"
     assert t.source == "default"
     assert os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") is None
+
+
+def test_the_lifetime_classes_of_codex_threads_join_claude_codes() -> None:
+    """Claude Code's TTL classes always (as before); a Codex thread's cache class where the export
+    holds one (by its model: codex-30m from gpt-5.6, which charges for a write; codex-10m before),
+    and an OpenAI class the user's cliff inferred; each class's lifetime its cliff, else its floor."""
+    from session_watcher.core.prices_openai import FLOOR_NEW, FLOOR_OLD
+
+    claude = {"agent": "claude-code", "model": "claude-opus-4-6"}
+    assert payload.lifetime_classes([claude], None) == ["5m", "1h"]
+    assert payload.lifetime_classes([claude, {"agent": "codex", "model": "gpt-5.6-sol"}], None) == \
+        ["5m", "1h", "codex-30m"]
+    assert payload.lifetime_classes([{"agent": "codex", "model": "gpt-5.5"}], {"codex-30m": 2000.0}) == \
+        ["5m", "1h", "codex-10m", "codex-30m"]
+    batch = payload.Batch()
+    payload.add_lifetimes(batch, {"codex-10m": 2400.0}, {"user.id": "u1"}, NOW, ["5m", "codex-10m", "codex-30m"])
+    got = _values(batch.request({"service.name": "session-watcher"}, "0.1.0"))
+    lives = {k[1][0][1]: (v["value"], v["attrs"]["source"]) for k, v in got.items()
+             if k[0] == "session_watcher.cache.lifetime"}
+    assert lives == {"5m": (300.0, "ttl"), "codex-10m": (2400.0, "inferred"), "codex-30m": (FLOOR_NEW, "ttl")}
+    assert FLOOR_OLD == 600.0
+
+
+def test_a_lifetime_class_is_one_the_guard_prices_a_cache_by() -> None:
+    """The classes follow the guard's rule (core.eoq.cache_class): a Codex thread with no model yet
+    (no call: no cache) or on a model that is not OpenAI's `gpt-` line is priced at Claude Code's
+    TTL classes, and adds no OpenAI class; the export sent codex-10m for them, a lifetime no
+    session's cache had."""
+    from session_watcher.core import eoq
+
+    for model in (None, "", "o3", "llama3.1"):
+        doc = {"agent": "codex", "model": model}
+        assert eoq.cache_class("5m", model) == "5m"
+        assert payload.lifetime_classes([doc], None) == ["5m", "1h"], model
+    assert payload.lifetime_classes([{"agent": "codex", "model": "gpt-5.3-codex"}], None) == ["5m", "1h", "codex-10m"]
+    assert payload.lifetime_classes([{"agent": "claude-code", "model": "GPT-6.2-sol"}], None) == \
+        ["5m", "1h", "codex-30m"]

@@ -209,3 +209,16 @@ def test_report_and_backtest_never_give_one_name_two_numbers(tmp_path: Path) -> 
     assert "restarts taken:" not in report
     doc = json.loads(sw("report", "--json").stdout)
     assert [r["kind"] for r in doc["restartsTaken"]] == ["handoff"]
+
+
+def test_two_codex_threads_of_one_minute_are_told_apart() -> None:
+    """A Codex thread's id is a UUIDv7 (its first 8 characters the minute it started): a `/clear` soon
+    after the start gives the child the parent's first 8, and the line read "restart taken: 01a24980
+    -> 01a24980"; the ids are as long as tells them apart, as `report`'s and `backtest`'s tables."""
+    from session_watcher.sessions.restarts import render_lines
+
+    parent, child = "01a24980-c3f1-70aa-9d5e-1c2b3a4d5e6f", "01a24980-fb32-71d3-a4b7-22d307a66f65"
+    got = rs.handoff(parent, [call(10, 0.0, 99_000, 1_000)], child,
+                     [call(1, 60.0, 10_000, 20_000), call(2, 70.0, 30_000, 1_000)], (None, None))
+    assert got is not None
+    assert render_lines([got])[0].startswith("restart taken: 01a24980-c -> 01a24980-f: carry ")

@@ -93,6 +93,25 @@ class TestMessages:
         assert f"To restart with a handoff: {INSTALL}." in install["systemMessage"].splitlines()
         assert "/session-watcher:handoff" not in install["systemMessage"]
 
+    def test_a_codex_threads_alert_names_codexs_way(self) -> None:
+        """A Codex thread's alert (the hook's state names its agent) ends with Codex's restart: the
+        command in a terminal, then Codex's /clear; it said "(in Claude Code, `! session-watcher
+        handoff` also works ...)", a client and a bash mode the Codex user does not have. Outside
+        `codex exec` (this test's process), the TUI's words; Claude Code's alert as it was."""
+        message_only = cast("NotifyConfig", {"channels": ["message"]})
+        for alert, want in ((ALERT, "`session-watcher handoff` in another terminal, then /clear here"),
+                            (GUARD, f"{route.COLD_RESTART} here")):
+            codex = dispatch([alert], message_only, env={}, agent="codex")
+            claude = dispatch([alert], message_only, env={}, agent="claude-code")
+            assert codex
+            assert claude
+            assert f"To restart with a handoff: {want}." in codex["systemMessage"].splitlines()
+            assert "Claude Code" not in codex["systemMessage"]
+            assert "!" not in codex["systemMessage"]
+            assert claude == dispatch([alert], message_only, env={})
+        assert f"To restart with a handoff: {INSTALL}." in \
+            (dispatch([ALERT], message_only, env={}, agent="claude-code") or {})["systemMessage"].splitlines()
+
     def test_compose_takes_the_path(self) -> None:
         _, body = message.compose(ALERT, PLUGIN)
         assert f"To restart with a handoff: {PLUGIN}." in body.splitlines()
@@ -110,6 +129,22 @@ class TestMessages:
         os.unlink(os.path.join(paths.data_dir(), "installed.json"))
         assert cli.main(["notify", "--test", "--channel", "message"]) == 0
         assert f"{PLUGIN}." in capsys.readouterr().out
+
+
+    def test_notify_test_speaks_codex_to_a_codex_user(self, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+        """The latest session a Codex thread: `notify --test`'s sample ends with Codex's restart (the
+        command in another terminal, then /clear), not Claude Code's bash mode."""
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        _install_record()
+        rollout = next((Path(__file__).parent / "fixtures" / "codex").glob("rollout-*.jsonl"))
+        day = Path(os.environ["HOME"]) / ".codex" / "sessions" / "2026" / "12" / "01"
+        day.mkdir(parents=True)
+        (day / rollout.name).write_bytes(rollout.read_bytes())
+        assert cli.main(["notify", "--test", "--channel", "message"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "To restart with a handoff: `session-watcher handoff` in another terminal, then /clear here." in out
+        assert "Claude Code, `!" not in out
 
 
 GUARD = {"kind": "guard", "lamp": "amber", "bDefault": 45000, "gap": 900, "rewrite": 120000, "sessionId": "s1"}

@@ -141,6 +141,12 @@ class Agent:
         `clear`: how the fresh session the handoff waits for is started; `compact`: /compact is one)."""
         return {"clear": self.clear_words, "compact": True}
 
+    def fresh_start(self) -> str | None:
+        """How its user starts the fresh session a handoff waits for, where the hook runs, in the words
+        an alert's restart line ends with (`base.route.restart_path`'s `then`); None: the install
+        route's own words (Claude Code's: its plugin's slash command, or the command then `/clear`)."""
+        return None
+
     def turn_starts(self, lines: Iterable[bytes]) -> set[str]:
         """The main-chain calls of a whole log (its lines, in order) that open an agent turn: the first
         call after the agent stopped and the user sent a prompt, by their call events' keys."""

@@ -41,8 +41,13 @@ def handoff_command(route: Route) -> str:
     return PLUGIN_COMMAND if route == "plugin" else BASH_COMMAND
 
 
-def restart_path(route: Route) -> str:
-    """The whole restart, as a person types it on this route."""
+def restart_path(route: Route, then: str | None = None) -> str:
+    """The whole restart, as a person types it on this route. `then`: how an agent other than Claude
+    Code starts the fresh session (Codex: `/clear` in its TUI, a new `codex exec` under exec); its
+    hooks come by install.sh's route alone, and the command in a terminal is its one way to write
+    the handoff."""
+    if then is not None:
+        return f"`{TERMINAL_COMMAND}` in another terminal, then {then}"
     if route == "plugin":
         return f"{PLUGIN_COMMAND}, then /clear"
     return (f"`{TERMINAL_COMMAND}` in another terminal, then /clear here (in Claude Code, `{BASH_COMMAND}` "
@@ -51,9 +56,10 @@ def restart_path(route: Route) -> str:
 
 # a cold cache: a handoff written from inside the agent (the slash command is a prompt to the model,
 # bash mode's output goes to the model) would send the whole cold conversation first
-def cold_restart(command: str) -> str:
-    """The restart of a cold return, with the route's command (`cli_command`'s)."""
-    return f"`{command} handoff` in a terminal (nothing goes to the model), then /clear"
+def cold_restart(command: str, then: str = "/clear") -> str:
+    """The restart of a cold return, with the route's command (`cli_command`'s); `then`: how the
+    agent starts the fresh session (restart_path's)."""
+    return f"`{command} handoff` in a terminal (nothing goes to the model), then {then}"
 
 
 COLD_RESTART = cold_restart(COMMAND)  # install.sh's

@@ -129,8 +129,8 @@ HEAD = ["session", "calls", "cache cost", "best restarts save", "advice saves", 
 def render_text(doc: dict[str, Any], width: int = 100) -> str:
     """One line per session (its short id, as `report` shows it and every command takes it) and a total,
     within `width` columns (the sweet spot's and the restarts' columns left out when narrower)."""
-    from session_watcher.core.text import fit
-    from session_watcher.reports.render_text import fit_table, short_ids
+    from session_watcher.core.text import fit, short_ids
+    from session_watcher.reports.render_text import fit_table
 
     ids = short_ids([str(s["sessionId"]) for s in doc["sessions"]])
     rows = []

@@ -1,7 +1,7 @@
 """`session-watcher export --otlp [URL] [--since WHEN] [--projects DIR ...] [--dry-run]`: history.
 
 Finds the sessions as `report` does (every main transcript in every agent's own folders, or in the
-folders of Claude Code projects `--projects` names), replays each with the hooks' own fold
+folders `--projects` names: Claude Code projects, Codex rollouts), replays each with the hooks' own fold
 (`replay`), and sends each session's figures once: its gauges and cumulative counters as of its last
 call (the points' time), the counters starting at its first call, exactly what the live exporter
 sends for it, so a session seen live and then backfilled keeps one series. Running it twice sends
@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
                    help="only sessions active from then on: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), "
                    "or 7d, 12h, 2w, 30m back")
     s.add_argument("--projects", metavar="DIR", nargs="+", action="extend",
-                   help="these folders of Claude Code projects instead of every agent's own folders")
+                   help="these folders (Claude Code projects, Codex rollouts) instead of every agent's own folders")
     s.add_argument("--dry-run", action="store_true", help="print the metrics request as OTLP/JSON, send nothing")
     s.set_defaults(func=command)
 
@@ -128,6 +128,7 @@ def command(ns: argparse.Namespace) -> int:
     sent = points = events = 0
     taken: dict[str, Any] = {}
     by_id: dict[str, tuple[dict[str, Any], float]] = {}
+    lives: set[str] = set()  # the cache classes whose lifetime went
     for k in range(0, len(paths_), BATCH):
         docs: list[tuple[dict[str, Any], list[Any], float]] = []
         for path in paths_[k:k + BATCH]:
@@ -152,8 +153,11 @@ def command(ns: argparse.Namespace) -> int:
                     records.append(rec)
                     keys.setdefault(doc["sessionId"], []).append(key)
                     known.add(key)
-        if k == 0:
-            payload.add_lifetimes(batch, cfg.get("cliff"), target.common, now)
+        # each class once, in the first batch holding a session of it (Claude Code's in the first)
+        classes = [c for c in payload.lifetime_classes([d for d, _, _ in docs], cfg.get("cliff")) if c not in lives]
+        if classes:
+            payload.add_lifetimes(batch, cfg.get("cliff"), target.common, now, classes)
+            lives.update(classes)
         version = str(target.resource.get("service.version") or "")
         metrics = batch.request(target.resource, version)
         logs = payload.logs_request(records, target.resource, version)

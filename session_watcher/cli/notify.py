@@ -76,10 +76,30 @@ def _test_slot() -> tuple[str, str | None]:
     return TEST_TAG, os.path.join(paths.state_dir(), f"{TEST_TAG}.notify")
 
 
+def _latest_agent() -> str | None:
+    """The agent of the most recently active session (`sessions.find`'s default), None for none: the
+    sample alert is worded as that session's hooks word theirs (a Codex user's restart is Codex's)."""
+    from session_watcher.agents import agent_for_head
+    from session_watcher.core.errors import WatcherError
+    from session_watcher.sessions.naming import find
+
+    try:
+        found = find(None)
+        if found.transcript is None:
+            return None
+        with open(found.transcript, "rb") as fh:
+            return agent_for_head(fh.read(4096)).name
+    except (WatcherError, OSError):
+        return None
+
+
 def try_channel(channel: str, out: Any, env: dict[str, str]) -> bool:
+    from session_watcher.agents import agent_named
     from session_watcher.base import route
 
-    title, body = compose(SAMPLE_ALERT, route.restart_path(route.current(env)))
+    agent = agent_named(_latest_agent())
+    then = agent.fresh_start() if agent is not None else None
+    title, body = compose(SAMPLE_ALERT, route.restart_path(route.current(env), then), then=then)
     title = "Test: " + title
     if channel == "desktop":
         ok, address = desktop_reachable(env)

@@ -59,7 +59,7 @@ def add_parser(sub: Any) -> None:
         metavar="DIR",
         nargs="+",
         action="extend",
-        help="scan these folders of Claude Code projects instead of every agent's own folders",
+        help="scan these folders (Claude Code projects, Codex rollouts) instead of every agent's own folders",
     )
     p.add_argument("--since", metavar="WHEN", type=parse_since,
                    help="only calls from then on: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or 7d, 12h, 2w, 30m back")

@@ -43,6 +43,13 @@ NOT_CLEARED = ("session-watcher: nothing was sent: the input line still held you
                "first (Ctrl+U), then /clear: the handoff is still ready.")
 
 
+def no_clear(clear: str) -> str:
+    """Held again where the agent has no /clear (`codex exec` sends it to the model as a prompt, cold):
+    `clear`, its own way to the fresh session (`Agent.held_words`')."""
+    return (f"session-watcher: nothing was sent: there is no /clear here (it would go to the model as a prompt, "
+            f"cold). {clear[:1].upper()}{clear[1:]}: the handoff is still ready.")
+
+
 def _prompt_cache(pc: object, last: float) -> Mapping[str, Any] | None:
     """The status line's `prompt_cache` when it describes the last call (or a later one)."""
     if not isinstance(pc, dict) or pc.get("caching_observed") is False:

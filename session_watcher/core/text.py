@@ -215,3 +215,13 @@ def _wrap_words(line: str, width: int, indent: int) -> list[str]:
         cur = " " * (indent if indent + len(word) <= width else 0) + word
     rows.append(cur.rstrip())
     return rows
+
+
+def short_ids(ids: list[str]) -> dict[str, str]:
+    """Each session id's first 8 characters, more where two of them share those (every command takes
+    a prefix of 6 or more). A Codex thread's id is a UUIDv7, whose first 8 characters are the time it
+    started to the minute: two threads of one minute (a `/clear` soon after the start) share them."""
+    n = 8
+    while n < max((len(i) for i in ids), default=0) and len({i[:n] for i in ids}) < len(set(ids)):
+        n += 1
+    return {i: i[:n] for i in ids}

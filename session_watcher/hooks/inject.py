@@ -70,17 +70,20 @@ def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
         return None
     # the user's word that it came (the client shows a systemMessage, never to the model): after
     # /clear the screen said nothing, and the note went in unseen
-    return {"systemMessage": _taken_words(doc),
+    return {"systemMessage": _taken_words(doc, session_id),
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
 
 
-def _taken_words(doc: dict[str, Any]) -> str:
-    """`session-watcher: this session starts with the handoff of session e0957dd7 (~50k tokens).`"""
+def _taken_words(doc: dict[str, Any], session_id: str) -> str:
+    """`session-watcher: this session starts with the handoff of session e0957dd7 (~50k tokens).`: the
+    parent's id as short as tells it from this one's (a Codex thread /clear starts within the minute
+    shares its first 8 characters)."""
     from session_watcher.core.numbers import tokens
-    from session_watcher.core.text import one_line
+    from session_watcher.core.text import one_line, short_ids
 
     parent, carry = doc.get("parentSession"), doc.get("carryTokens")
-    of = f" of session {one_line(parent)[:8]}" if isinstance(parent, str) and parent else ""
+    of = (f" of session {short_ids([one_line(parent), session_id])[one_line(parent)]}"
+          if isinstance(parent, str) and parent else "")
     size = f" (~{tokens(carry)} tokens)" if isinstance(carry, int | float) and carry > 0 else ""
     return f"session-watcher: this session starts with the handoff{of}{size}."
 

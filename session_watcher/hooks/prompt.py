@@ -13,6 +13,7 @@ TYPE_CHECKING = False  # typing is slow to import; this module is on a hook's pa
 if TYPE_CHECKING:
     from typing import Any
 
+    from session_watcher.agents.seam import Agent
     from session_watcher.core.shapes import Config, State
 
 
@@ -82,14 +83,19 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
     prompt sent within ASK_WINDOW of that goes ahead, and the handoff is dropped (so is it on
     /compact: the user goes on here), but for one that ends in /clear: the held prompt was left in
     the input line, and Enter would send it cold. Otherwise, and in `warn` mode, a `systemMessage`; short of the
-    edge, "may have expired". Slash commands pass untouched (/compact, /clear, the handoff).
+    edge, "may have expired". Slash commands pass untouched (/compact, /clear, the handoff), but where
+    the agent has none (`codex exec` sends `/compact` to the model as a prompt: `held_words`' compact).
     """
     mode = cfg.get("guard", "ask")
     prompt = payload.get("prompt")
     if mode == "off":
         return None, False
-    if isinstance(prompt, str) and prompt.lstrip().startswith("/"):
+    from session_watcher.agents import FALLBACK, agent_named
+
+    agent = agent_named(state["context"].get("agent")) or FALLBACK
+    if isinstance(prompt, str) and prompt.lstrip().startswith("/") and agent.held_words()["compact"]:
         return None, prompt.lstrip().startswith("/compact") and _drop_handoff(state)
+    # else (`codex exec`) a slash command is a prompt like any: `/compact` goes to the model, cold
     from session_watcher.core import eoq, guard
 
     now = time.time()
@@ -112,14 +118,11 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
         asked = mark.get("blocked")
         if (isinstance(asked, list) and asked[:2] == gap and len(asked) > 2 and isinstance(asked[-1], int | float)
                 and 0 <= now - asked[-1] <= guard.ASK_WINDOW):
-            return _asked_again(state, prompt)
+            return _asked_again(state, prompt, agent)
         mark["blocked"] = [*gap, now]
         changed = True
         if _prepare_handoff(state, cfg, now):  # priced from now on at what its note carries
             advice = guard.advice(state, q, cold, cfg, now) or advice
-        from session_watcher.agents import FALLBACK, agent_named
-
-        agent = agent_named(state["context"].get("agent")) or FALLBACK  # how its user clears a held prompt
         out = {"decision": "block", "reason": guard.compose({**advice, **agent.held_words()}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
@@ -129,14 +132,21 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
     return out, changed
 
 
-def _asked_again(state: State, prompt: object) -> tuple[dict[str, Any] | None, bool]:
+def _asked_again(state: State, prompt: object, agent: Agent) -> tuple[dict[str, Any] | None, bool]:
     """A prompt within the minute after the hold: it goes ahead (None), and the session goes on, so
     the guard's handoff is dropped; but one ending in /clear is the held prompt left in the input
-    line with /clear typed after it, which Enter would send cold: held again. (output, state changed)"""
+    line with /clear typed after it, which Enter would send cold: held again. Where the agent has no
+    slash commands (`codex exec`: no input line either), a typed `/clear` is the user reaching for
+    one, which would go to the model cold: held again, with the agent's way to the handoff.
+    (output, state changed)"""
     from session_watcher.core import guard
 
     if isinstance(prompt, str) and prompt.rstrip().endswith("/clear"):
-        return {"decision": "block", "reason": guard.NOT_CLEARED}, False
+        words = agent.held_words()
+        if words["compact"]:  # slash commands: the input line held the prompt, /clear typed after it
+            return {"decision": "block", "reason": guard.NOT_CLEARED}, False
+        if prompt.strip() == "/clear":
+            return {"decision": "block", "reason": guard.no_clear(words["clear"])}, False
     return None, _drop_handoff(state)
 
 

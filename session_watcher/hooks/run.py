@@ -307,7 +307,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         notify = cfg["notify"]
         if plan["message"] and "message" not in notify["channels"]:
             notify = {**notify, "channels": [*notify["channels"], "message"]}
-        out = notifier.dispatch(alerts, notify)
+        out = notifier.dispatch(alerts, notify, agent=state["context"].get("agent"))
     out, queued = _route(state, plan, said, out)
     marked = marked or queued
     if plan["saveAlways"] or opened.fresh or marked or moved:

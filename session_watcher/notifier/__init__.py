@@ -164,8 +164,10 @@ def dispatch(
     alerts: Sequence[Mapping[str, object]],
     notify_cfg: NotifyConfig | None,
     env: Mapping[str, str] | None = None,
+    agent: str | None = None,
 ) -> dict[str, str] | None:
-    """Deliver the alerts through the configured channels; the hook's stdout object, or None."""
+    """Deliver the alerts through the configured channels; the hook's stdout object, or None.
+    `agent`: the name of the session's agent, whose way to a fresh session the restart line names."""
     if not alerts:
         return None
     from session_watcher.notifier import message
@@ -173,9 +175,13 @@ def dispatch(
     env = os.environ if env is None else env
     channels, fallback = _settings(notify_cfg)
     alert = message.pick(alerts)
+    from session_watcher.agents import agent_named
     from session_watcher.base import route
 
-    title, body = message.compose(alert, route.restart_path(route.of_hook(env)), route.cli_command(env, hook=True))
+    known = agent_named(agent)
+    then = known.fresh_start() if known is not None else None
+    title, body = message.compose(alert, route.restart_path(route.of_hook(env), then),
+                                  route.cli_command(env, hook=True), then)
     if "desktop" in channels:
         ok, address = desktop_reachable(env)
         if ok:

@@ -195,7 +195,7 @@ def build(target: Target, otlp: OtlpConfig, docs: list[tuple[dict[str, Any], lis
             if rec is not None:
                 records.append(rec)
                 keys.setdefault(doc["sessionId"], []).append(key)
-    payload.add_lifetimes(batch, cliff, target.common, now)
+    payload.add_lifetimes(batch, cliff, target.common, now, payload.lifetime_classes([d for d, _ in docs], cliff))
     version = str(target.resource.get("service.version") or "")
     return batch.request(target.resource, version), payload.logs_request(records, target.resource, version), keys
 

@@ -202,10 +202,27 @@ def add_restart(batch: Batch, restart: Mapping[str, Any], attrs: Attrs, at: floa
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 
-def add_lifetimes(batch: Batch, cliff: Mapping[str, Any] | None, attrs: Attrs, at: float) -> None:
-    """The cache lifetime per TTL class: the cliff `report` inferred from the user's own gaps, else
-    the class's TTL (core.eoq.cache_lifetime's rule)."""
-    for ttl, default in TTL_SECONDS.items():
+def lifetime_classes(docs: Iterable[Mapping[str, Any]], cliff: Mapping[str, Any] | None) -> list[str]:
+    """The cache classes whose lifetime an export carries: Claude Code's TTL classes always, then the
+    class of each OpenAI model among the sessions' (a Codex thread's cache, core.prices_openai), by
+    the guard's own rule (core.eoq.cache_class: a model of OpenAI's `gpt-` line; a thread with no
+    model yet, or another, is priced at Claude Code's), and any OpenAI class the user's cliff has."""
+    from session_watcher.core.eoq import cache_class
+    from session_watcher.core.prices_openai import CLASSES
+
+    found = {cache_class("5m", m) for m in (d.get("model") for d in docs) if isinstance(m, str)}
+    found |= {c for c in (cliff or {}) if c in CLASSES}
+    return [*TTL_SECONDS, *sorted(c for c in found if c in CLASSES)]
+
+
+def add_lifetimes(batch: Batch, cliff: Mapping[str, Any] | None, attrs: Attrs, at: float,
+                  classes: Iterable[str] = tuple(TTL_SECONDS)) -> None:
+    """The cache lifetime per class (`lifetime_classes`): the cliff `report` inferred from the user's
+    own gaps, else the class's TTL, an OpenAI class's floor (core.eoq.cache_lifetime's rule)."""
+    from session_watcher.core.prices_openai import CLASSES
+
+    for ttl in classes:
+        default = TTL_SECONDS.get(ttl) or CLASSES[ttl]
         known = (cliff or {}).get(ttl)
         inferred = isinstance(known, int | float) and _number(known) and known > 0
         batch.add(LIFETIME, float(known) if inferred and known is not None else default,

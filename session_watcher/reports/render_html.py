@@ -13,7 +13,7 @@ from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, tokens
-from session_watcher.core.text import clean, keep_units
+from session_watcher.core.text import clean, keep_units, short_ids
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 from session_watcher.reports.render_text import (
     agents_of,
@@ -25,7 +25,6 @@ from session_watcher.reports.render_text import (
     model_cell,
     pct,
     project_names,
-    short_ids,
     span,
     started,
     subagent_sentence,

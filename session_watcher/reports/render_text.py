@@ -7,7 +7,7 @@ from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, duration_cell, exact_duration, tokens
-from session_watcher.core.text import one_line, wrap
+from session_watcher.core.text import one_line, short_ids, wrap
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES, NO_BREAK
 
 MAX_SESSIONS = 25  # the most recently active; --json and --html list them all
@@ -51,15 +51,6 @@ def fit_table(headers: list[str], rows: list[list[str]], right: set[int], width:
         if max(len(ln) for ln in lines) <= width:
             break
     return lines, left_out
-
-
-def short_ids(ids: list[str]) -> dict[str, str]:
-    """Each session id's first 8 characters, more where two of them share those (every command takes
-    a prefix of 6 or more)."""
-    n = 8
-    while n < max((len(i) for i in ids), default=0) and len({i[:n] for i in ids}) < len(set(ids)):
-        n += 1
-    return {i: i[:n] for i in ids}
 
 
 def _side(side: dict[str, Any], lo: float, hi: float) -> str:

@@ -104,15 +104,17 @@ def restarts_taken(taken: dict[str, Any], overrides: dict[str, Any] | None = Non
 def render_lines(found: Iterable[dict[str, Any]]) -> list[str]:
     """One line per restart taken, then their total; nothing when there was none."""
     from session_watcher.core.numbers import dollars, tokens
-    from session_watcher.core.text import clean
+    from session_watcher.core.text import clean, short_ids
 
+    found = list(found)
+    ids = short_ids([str(r[k]) for r in found for k in ("parent", "child")])  # two Codex threads of a minute apart
     lines = []
     saved = 0.0
     kinds: dict[bool, list[float]] = {True: [], False: []}  # handoff or not: (the savings of) each
     for r in found:
         kinds[r["kind"] == "handoff"].append(r.get("savingUsd") or 0.0)
-        who = clean(f"{r['parent'][:8]} -> {r['child'][:8]}" if r["kind"] == "handoff"
-                    else f"{r['parent'][:8]} compacted after a break, after call {r.get('afterCall')}", keep="")
+        who = clean(f"{ids[r['parent']]} -> {ids[r['child']]}" if r["kind"] == "handoff"
+                    else f"{ids[r['parent']]} compacted after a break, after call {r.get('afterCall')}", keep="")
         if r.get("parentFound") is False:
             lines.append(f"restart taken: {who}: the parent's transcript was not found")
             continue

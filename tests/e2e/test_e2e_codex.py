@@ -161,7 +161,11 @@ def test_handoff_reaches_the_next_threads_first_request_and_names_its_parent(cod
         first = json.dumps(mock.bodies[-1])
     assert child != parent
     # the SessionStart hook's message, which exec shows no more than the prompt's, is on its stderr
-    assert f"session-watcher: this session starts with the handoff of session {parent[:8]}" in said[0]
+    # the parent named as short as tells it from the child: UUIDv7 ids of one minute share 8 characters
+    from session_watcher.core.text import short_ids
+
+    shown = short_ids([parent, child])[parent]
+    assert f"session-watcher: this session starts with the handoff of session {shown} (" in said[0]
     assert f"[session-watcher handoff from session {parent}" in first
     assert json.dumps("> rename the parser module")[1:-1] in first
     status = sw("status", "--json", child, env=env)
@@ -218,6 +222,32 @@ def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bi
     assert json.loads(sw("handoff", "--show", "--json", env=env).stdout) == []  # and the handoff is dropped
 
 
+@pytest.mark.slow
+def test_under_exec_a_typed_compact_on_a_cold_thread_is_held_too(codex_bin: Path, tmp_path: Path) -> None:
+    """`codex exec resume --last /compact` on a thread whose cache expired: exec has no slash
+    commands, it sends `/compact` to the model as a prompt (the whole cold thread re-written), so the
+    guard holds it as any prompt (0 requests, the reason on exec's stderr). The guard let every
+    prompt starting with `/` through (the TUI's /compact reaches no prompt hook), and the mock
+    logged one request with the whole thread written cold."""
+    with Mock(base=150_000, grow=6_000) as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
+        thread = _exec(codex_bin, env, project, "start")
+        for n in range(4):
+            _exec(codex_bin, env, project, f"turn {n}", resume=True)
+        sent = len(mock.bodies)
+        _age(Path(load_state(thread)["cursor"]["path"]), 3)
+        state_file(thread).unlink()  # rebuilt from the aged rollout by the next hook
+        got = subprocess.run([str(codex_bin), "exec", "--skip-git-repo-check", "resume", "--last", "/compact"],
+                             env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=300, check=False)
+        held = len(mock.bodies)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert held == sent, json.dumps(mock.bodies[-1])[-2000:]  # nothing reached the model
+    assert "session-watcher: cold cache" in got.stderr
+    assert "run `codex exec` without `resume` in this project" in got.stderr
+
+
 def _exec_on_terminal(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool) -> str:
     """`codex exec` as a person runs it in a terminal (a pty, left in its line mode): what it showed."""
     import pty
@@ -272,6 +302,12 @@ def test_under_exec_the_alerts_queued_for_the_next_prompt_are_shown_on_its_termi
     assert "costs more than a fresh start" in shown, screens[-1][-3000:]
     # said by the prompt's hook, while it ran
     assert "costs more than a fresh start" in shown.split("hook: UserPromptSubmit Completed")[0]
+    # its restart is exec's: the command in a terminal, then a new `codex exec` (no `/clear` there),
+    # never Claude Code's bash mode ("(in Claude Code, `! session-watcher handoff` also works ...)")
+    assert ("To restart with a handoff: `session-watcher handoff` in another terminal, then run `codex exec` "
+            "without `resume` in this project.") in shown
+    assert "Claude Code" not in shown
+    assert "/clear" not in shown
     assert "costs more than a fresh start" not in bodies
     assert "session-watcher:" not in bodies
 
@@ -447,7 +483,8 @@ def test_in_the_tui_past_the_sweet_spot_the_desktop_notification_arrives(codex_b
             got = desktop.notifications()[0]
             assert got["app"] == "session-watcher"
             assert "costs more than a fresh start" in got["summary"]
-            assert "session-watcher handoff" in got["body"]
+            assert "session-watcher handoff` in another terminal, then /clear here." in got["body"]
+            assert "Claude Code" not in got["body"]
             tmux.type_line("and now")
             screen = tmux.wait_for("costs more than a fresh start", 120)
             assert "session-watcher" in screen

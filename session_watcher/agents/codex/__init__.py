@@ -101,6 +101,11 @@ class Codex(Agent):
 
         return show(out)
 
+    def fresh_start(self) -> str | None:
+        from session_watcher.agents.codex.execout import EXEC_CLEAR, under_exec
+
+        return EXEC_CLEAR if under_exec() else "/clear here"  # Codex's /clear starts a new thread
+
     def held_words(self) -> dict[str, Any]:
         from session_watcher.agents.codex.execout import EXEC_CLEAR, under_exec
 
