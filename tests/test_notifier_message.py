@@ -283,3 +283,36 @@ def test_odd_config_never_raises(bad: dict[str, object], tmp_path: object) -> No
     if bad == {"fallback": "pager"}:
         assert out is not None
         assert "systemMessage" in out
+
+
+def test_a_bus_too_slow_to_answer_lets_the_deliverer_try_and_uses_the_fallback(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session bus that takes the connection but does not answer within the hook's probe deadline
+    (a loaded machine): busy, not absent. The deliverer is started (its own deadline is longer) and
+    the fallback carries the alert too. Before: taken as no notification server, the deliverer never
+    started, so with `fallback = "none"` the alert reached no one."""
+    import socket
+    import threading
+
+    path = str(tmp_path / "bus")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True).start()  # never answers
+    started: list[bytes] = []
+    monkeypatch.setattr(notifier, "spawn_detached", lambda data, env: started.append(data) or 4242)
+    env = {"DBUS_SESSION_BUS_ADDRESS": f"unix:path={path}"}
+    try:
+        status = busprobe.probe(env, timeout=0.05)
+        assert (status.reachable, status.owned, status.error) == (False, False, busprobe.TOO_SLOW)
+        out = notifier.dispatch([GATE], notify(channels=["desktop"], fallback="message"), env)
+        assert len(started) == 1
+        assert out is not None
+        assert "session-watcher" in out["systemMessage"]
+        assert notifier.dispatch([GATE], notify(channels=["desktop"], fallback="none"), env) is None
+        assert len(started) == 2  # the desktop channel tried, with no fallback to carry it
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()

@@ -87,17 +87,25 @@ def _settings(notify_cfg: NotifyConfig | None) -> tuple[list[str], str]:
 
 def desktop_reachable(env: Mapping[str, str]) -> tuple[bool, str | None]:
     """(can a desktop notification reach the user, the bus address to hand to the child)."""
+    ok, address, _slow = _desktop(env)
+    return ok, address
+
+
+def _desktop(env: Mapping[str, str]) -> tuple[bool, str | None, bool]:
+    """`desktop_reachable`, and whether the bus was too slow to tell within PROBE_TIMEOUT (a loaded
+    machine): then the deliverer tries, with its own deadline, and the caller uses the fallback too."""
     if sys.platform == "darwin":
-        return (not env.get("SSH_CONNECTION") and bool(getattr(sys, "_framework", ""))), None
+        return (not env.get("SSH_CONNECTION") and bool(getattr(sys, "_framework", ""))), None, False
     if sys.platform == "win32":
-        return not env.get("SSH_CONNECTION"), None
+        return not env.get("SSH_CONNECTION"), None, False
     from session_watcher.notifier import busprobe
 
     try:
         status = busprobe.probe(env, timeout=PROBE_TIMEOUT)
     except Exception:  # whatever the bus or its address does, the alert takes the fallback
-        return False, None
-    return status.usable(env), status.address
+        return False, None, False
+    slow = status.error == busprobe.TOO_SLOW
+    return status.usable(env) or slow, status.address, slow
 
 
 def payload(title: str, body: str, tag: str | None = None, slot: str | None = None) -> bytes:
@@ -183,7 +191,7 @@ def dispatch(
     title, body = message.compose(alert, route.restart_path(route.of_hook(env), then),
                                   route.cli_command(env, hook=True), then)
     if "desktop" in channels:
-        ok, address = desktop_reachable(env)
+        ok, address, slow = _desktop(env)
         if ok:
             child_env = dict(env)
             if address and not child_env.get("DBUS_SESSION_BUS_ADDRESS"):
@@ -191,7 +199,7 @@ def dispatch(
             session = alert.get("sessionId")
             tag = session if isinstance(session, str) else None
             ok = spawn_detached(payload(title, body, tag, slot_file(session)), child_env) is not None
-        if not ok and fallback not in ("none", "desktop") and fallback not in channels:
+        if (not ok or slow) and fallback not in ("none", "desktop") and fallback not in channels:
             channels.append(fallback)
     out: dict[str, str] = {}
     if "terminal" in channels:

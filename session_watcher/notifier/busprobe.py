@@ -161,6 +161,11 @@ def read_string_array(body: bytes, little: bool) -> list[str]:
     return out
 
 
+# the bus took the connection but did not answer within the probe's deadline: busy (a loaded machine),
+# not absent (`BusStatus.error`; the hook then lets the deliverer try, and uses the fallback too)
+TOO_SLOW = "the bus did not answer in time"
+
+
 class Connection:
     """A blocking connection with one deadline for everything done on it."""
 
@@ -207,7 +212,7 @@ class Connection:
     def _left(self) -> float:
         left = self._deadline - self._clock()
         if left <= 0:
-            raise ProbeError("the bus did not answer in time")
+            raise ProbeError(TOO_SLOW)
         return left
 
     def _send(self, data: bytes) -> None:
@@ -218,6 +223,8 @@ class Connection:
         self._sock.settimeout(self._left())
         try:
             chunk = self._sock.recv(65536)
+        except TimeoutError:
+            raise ProbeError(TOO_SLOW) from None
         except OSError as exc:
             raise ProbeError(f"bus read failed: {exc}") from None
         if not chunk:
