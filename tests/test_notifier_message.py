@@ -301,7 +301,12 @@ def test_a_bus_too_slow_to_answer_lets_the_deliverer_try_and_uses_the_fallback(
     held: list[socket.socket] = []
     threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True).start()  # never answers
     started: list[bytes] = []
-    monkeypatch.setattr(notifier, "spawn_detached", lambda data, env: started.append(data) or 4242)
+
+    def spawn(data: bytes, _env: Any) -> int:
+        started.append(data)
+        return 4242
+
+    monkeypatch.setattr(notifier, "spawn_detached", spawn)
     env = {"DBUS_SESSION_BUS_ADDRESS": f"unix:path={path}"}
     try:
         status = busprobe.probe(env, timeout=0.05)
