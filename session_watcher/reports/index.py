@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from itertools import compress
+from bisect import bisect_left, bisect_right
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
-from session_watcher.reports.kept import KeptFacts, Sources, decode, encode
+from session_watcher.reports.kept import KeptFacts, KeptLive, Sources, by_mtime, decode, encode
 from session_watcher.reports.scan import (
     HEAD_BYTES,
     NO_ROWS,
@@ -155,6 +155,7 @@ class Kept(NamedTuple):
     mtimes: array[int]
     offsets: array[int]
     changed: dict[int, tuple[int, int, int]]
+    by_mtime: tuple[array[int], array[int]]  # the places by their mtimes as kept, and those mtimes (`kept.by_mtime`)
 
 
 class IndexStats(NamedTuple):
@@ -410,7 +411,8 @@ class Index:
         quiet_before = self.quiet_before()
         whole = self._whole(sources, roots)
         if whole is not None and isinstance(sources, Sources):  # the last run's: only the files it would `stat`
-            known, check = self._checks(sources, whole, live, quiet_before)
+            live = KeptLive(sources, whole.ids)  # each path's id looked up when asked
+            known, check = self._checks(sources, whole, quiet_before)
         else:
             rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
             known = dict(zip([r[4].decode("utf-8", "surrogateescape") for r in rows], rows, strict=True))
@@ -456,12 +458,13 @@ class Index:
             if base is not None and delta is not None:
                 try:
                     rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
-                except (ValueError, EOFError, TypeError):  # a damaged file: listed again, and written
-                    return None
+                    cols, in_time = decode(rec[5]), by_mtime(rec[5])
+                except (ValueError, EOFError, TypeError):  # a damaged file (or an older one's columns):
+                    return None  # listed again, and written
                 finally:
                     base.release()
                 if digest == rec[4] and files == got.get("files", 0) and rec[3] == got.get("folders", 0):
-                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *decode(rec[5]), changed)
+                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *cols, changed, in_time)
         kept = self._kept
         if not isinstance(kept, Kept) or kept.walk_roots != walk_roots:
             return None
@@ -477,23 +480,27 @@ class Index:
             return None
         return kept
 
-    def _checks(self, sources: Sources, kept: Kept, live: dict[str, int], quiet_before: int,
+    def _checks(self, sources: Sources, kept: Kept, quiet_before: int,
                 ) -> tuple[dict[str, Known], list[tuple[Source, Known | None]]]:
-        """`live` and the facts from the kept record, and the files to `stat` as `_unsure` picks them:
-        those the index saw change since `quiet_before` (every one on a full pass) and those not the
-        walk's (listed again each run by their agent)."""
+        """The facts from the kept record (the ids: `KeptLive`), and the files to `stat` as `_unsure`
+        picks them: those the index saw change since `quiet_before` (every one on a full pass) and
+        those not the walk's (listed again each run by their agent)."""
         ids, sizes, mtimes, offsets = kept.ids, kept.sizes, kept.mtimes, kept.offsets
         for k, (size, mtime, offset) in kept.changed.items():
             sizes[k], mtimes[k], offsets[k] = size, mtime, offset
-        live.update(zip(sources.paths, ids, strict=True))
         self.facts = KeptFacts(ids, sizes, mtimes, offsets)
-        n = kept.walk_n  # `not 0 < mtime < quiet_before` at C speed, and every one past the walk's
-        at = sorted({*compress(range(n), map(quiet_before.__le__, mtimes)),
-                     *compress(range(n), map((0).__ge__, mtimes)), *range(n, len(sources))})
-        paths = sources.paths
-        self._positions = {paths[k]: k for k in at}
-        known: dict[str, Known] = {paths[k]: (ids[k], sizes[k], mtimes[k], offsets[k], b"") for k in at}
-        return known, [(sources[k], known[paths[k]]) for k in at]
+        n = kept.walk_n  # `not 0 < mtime < quiet_before`, and every one past the walk's: by bisection of
+        # the places by their mtimes as kept, those changed since by their mtimes now
+        order, in_time = kept.by_mtime
+        picked = {*order[:bisect_right(in_time, 0)], *order[bisect_left(in_time, quiet_before):]}
+        picked.difference_update(kept.changed)
+        picked.update(k for k in kept.changed if not 0 < mtimes[k] < quiet_before)
+        at = sorted({k for k in picked if k < n} | set(range(n, len(sources))))
+        checked = [sources[k] for k in at]
+        self._positions = {src[0]: k for src, k in zip(checked, at, strict=True)}
+        known: dict[str, Known] = {src[0]: (ids[k], sizes[k], mtimes[k], offsets[k], b"")
+                                   for src, k in zip(checked, at, strict=True)}
+        return known, [(src, known[src[0]]) for src in checked]
 
     def _keep_sources(self, conn: sqlite3.Connection, sources: Sequence[Source], roots: list[str],  # noqa: PLR0913, PLR0917
                       live: dict[str, int], kept: Kept | None, read: list[ToRead] | None, files: int,
@@ -515,6 +522,8 @@ class Index:
                     conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed))))
                 self._files_key = (kept.digest, changed)
                 return
+        if isinstance(live, KeptLive):  # walked whole below (the digest's marshal takes a plain table)
+            live = live.whole()
         digest = self._digest(live)
         self._files_key = (digest, {})
         if walk is None or (read is None and kept is not None) or len(live) != len(sources) or -1 in live.values():
