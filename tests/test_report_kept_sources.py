@@ -17,7 +17,7 @@ import pytest
 from session_watcher.agents.source import Source
 from session_watcher.reports import index as index_module
 from session_watcher.reports.collect import run_report_json
-from session_watcher.reports.kept import KeptFacts, Order, Sources, decode, encode
+from session_watcher.reports.kept import KeptFacts, KeptLive, Order, Sources, by_mtime, decode, encode
 from tests.test_report_index import call_line
 from tests.test_report_warm import AE, FA, FIXTURES, NEW, age, copy_session
 
@@ -251,3 +251,86 @@ def test_the_fixtures_sessions_folded_once_more_show_the_same(tmp_path: Path) ->
     doc = json.loads(run_report_json([str(root)], str(index), now=1.8e9, utc_offset=3600.0))
     assert {s["sessionId"] for s in doc["sessions"]} == {FA, AE}
     assert figures(doc) == cold([root], tmp_path, "copied")
+
+
+def test_a_kept_path_is_found_whole_in_the_kept_text() -> None:
+    """`Sources.find` and `path` over the kept text: a path inside another (a prefix, a suffix, a
+    middle) is not it; each one found at its own place, without a list of every path made."""
+    rows: list[tuple[str, str, str, bool, str | None]] = [
+        ("/p/a/s1.jsonl.bak", "s0", "a", False, None), ("/x/p/a/s1.jsonl", "s1", "a", False, None),
+        ("/p/a/s1.jsonl", "s2", "a", False, None), ("/p/a/s1", "s3", "a", True, None),
+        ("p/a/s1.jsonl", "s4", "a", False, None)]
+    srcs = sources_of(rows)
+    got, *_ = decode(encode(srcs, range(5), [(0, 0, 0)] * 5))
+    for k, src in enumerate(srcs):
+        assert got.find(src.path) == k
+        assert got.path(k) == src.path
+        assert got[k] == src
+    assert got.path(-1) == srcs[-1].path
+    assert got.find("/p/a/s") is None
+    assert got.find("a/s1.jsonl") is None
+    assert got.find("") is None
+    assert got._paths is None
+    assert got.paths == [s.path for s in srcs]
+    assert got.find("/p/a/s1.jsonl") == 2  # the list's once made
+    with pytest.raises(IndexError):
+        got.path(5)
+
+
+def test_the_kept_ids_by_path_as_a_table_would_hold_them() -> None:
+    """`KeptLive` (a warm run's `live` over the kept record) answers as the whole table would: set,
+    taken out, set again, asked for, counted, walked in the sources' order."""
+    rows: list[tuple[str, str, str, bool, str | None]] = [(f"/p/{k}.jsonl", f"s{k}", "a", False, None)
+                                                          for k in range(6)]
+    srcs = sources_of(rows)
+    got, ids, *_ = decode(encode(srcs, [10 + k for k in range(6)], [(0, 0, 0)] * 6))
+    live = KeptLive(got, ids)
+    want = {s.path: 10 + k for k, s in enumerate(srcs)}
+    assert len(live) == 6
+    assert live["/p/3.jsonl"] == 13
+    assert "/p/4.jsonl" in live
+    assert "/p/9.jsonl" not in live
+    assert live.get("/p/9.jsonl", -5) == -5
+    with pytest.raises(KeyError):
+        live["/p/9.jsonl"]
+    live["/p/2.jsonl"] = 99  # read again: a new id
+    want["/p/2.jsonl"] = 99
+    assert live.pop("/p/4.jsonl") == 14  # could not be stat'ed
+    del want["/p/4.jsonl"]
+    assert live.pop("/p/4.jsonl", None) is None
+    assert "/p/4.jsonl" not in live
+    assert len(live) == 5
+    live["/p/5.jsonl"] = 15
+    assert live.whole() == want
+    assert list(live.whole()) == list(want)  # the sources' order
+    assert list(live.items()) == list(want.items())
+    assert len(live) == 5
+    live["/p/4.jsonl"] = 40  # set again, after the whole table was made
+    assert live["/p/4.jsonl"] == 40
+    assert len(live) == 6
+
+
+@pytest.mark.parametrize("quiet_before", [-1, 0, 5, 50, 1_000])
+def test_the_files_to_stat_found_by_bisection_are_the_rule(tmp_path: Path, quiet_before: int) -> None:
+    """The kept files a warm run `stat`s, picked by bisection of the places by mtime (`kept.by_mtime`),
+    are those `not 0 < mtime < quiet_before` now (the facts changed since the record by their new
+    mtimes), and every one past the walk's."""
+    import random
+
+    rand = random.Random(quiet_before)
+    n = 300
+    rows: list[tuple[str, str, str, bool, str | None]] = [(f"/p/{k}.jsonl", f"s{k % 50}", "a", False, None)
+                                                          for k in range(n)]
+    facts = [(k, rand.choice([-3, 0, rand.randrange(1, 2_000)]), k) for k in range(n)]
+    cols = encode(sources_of(rows), range(n), facts)
+    srcs, ids, sizes, mtimes, offsets = decode(cols)
+    changed = {k: (1, rand.choice([0, 3, 60, 4_000]), 1) for k in rand.sample(range(n), 40)}
+    kept = index_module.Kept([], [], 250, 0, b"", srcs, ids, sizes, mtimes, offsets, changed, by_mtime(cols))
+    index = index_module.Index(str(tmp_path / "i.sqlite3"))
+    try:
+        _known, check = index._checks(srcs, kept, quiet_before)
+    finally:
+        index.close()
+    now = {k: changed[k][1] if k in changed else facts[k][1] for k in range(n)}
+    want = [k for k in range(n) if k >= 250 or not 0 < now[k] < quiet_before]
+    assert [src.path for src, _known_one in check] == [f"/p/{k}.jsonl" for k in want]

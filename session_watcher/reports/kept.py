@@ -114,8 +114,9 @@ class KeptLive(_Live):
     """Each kept source's file id by its path (`Index.refresh`'s `live` when the sources are the kept
     record's): the paths this run set or took out held in the table, every other one found in the
     record's paths when asked (a warm run asks for a few), so a large history's paths are neither
-    split nor hashed into a table of thousands. Every path set must be one of the sources. Walked
-    whole (`values`, `items`, iteration), it becomes the whole table first (`whole`)."""
+    split nor hashed into a table of thousands. Every path set must be one of the sources (it is
+    counted as one). Walked whole (`values`, `items`, iteration), it becomes the whole table first
+    (`whole`)."""
 
     def __init__(self, sources: Sources, ids: array[int]) -> None:
         super().__init__()
@@ -158,8 +159,7 @@ class KeptLive(_Live):
         return dict.__len__(self) if self._whole else len(self._sources) - len(self._gone)
 
     def __setitem__(self, path: str, fid: int) -> None:
-        if not self._whole and self._sources.find(path) is None:  # not a source: the whole table first
-            self.whole()
+        # (one of the sources: `refresh` sets only theirs; not searched for, as a full pass sets every one)
         self._gone.discard(path)
         dict.__setitem__(self, path, fid)
 
