@@ -178,13 +178,6 @@ def _named(state: State, wheres: set[str], order: list[str]) -> None:
             continue
         name: tuple[str, str | None, float | None] = ("", None, None)
         names, undated, sess = state["names"][where], state["undated"], state["sess"]
-        if len(names) == 1:  # one name: the last session's is it, whatever the order; the activity the
-            # newest dated one's (the fold below keeps the largest; an undated one after a negative
-            # time would make it None: such a folder goes the ordered way)
-            dated = [sess[sid] for sid in mine if sid not in undated]
-            if not dated or min(dated) >= 0:
-                state["named"][where] = (names[0][0], names[0][1], max(dated) if dated else None)
-                continue
         for sid in sorted(mine, key=at.__getitem__) if at is not None else filter(mine.__contains__, order):
             project, cwd = names[mine[sid]]
             activity = None if sid in undated else sess[sid]
@@ -296,10 +289,9 @@ def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts],
     texts the others are, as a rule, in the order they had: such a run is one view of the old text.
     `same`: the sessions of `order` in the list are in the order the last run's list had them."""
     was = spans[slot]
-    places = _places(was[1], fresh, slot) if same and was is not None and old and len(fresh) <= _IN_PLACE else None
-    if places is not None:  # none came into or left it
-        assert was is not None
-        seq, lengths = was[1], _in_place(out, fresh, old, was, slot, places)
+    if (same and was is not None and old and len(fresh) <= _IN_PLACE
+            and all((sid in was[1]) == bool(texts[slot]) for sid, texts in fresh.items())):
+        seq, lengths = was[1], _in_place(out, fresh, old, was, slot)  # none came into or left it
     elif not old or was is None:
         texts = [fresh[sid][slot] for sid in order]
         seq = [sid for sid, text in zip(order, texts, strict=True) if text]
@@ -336,33 +328,14 @@ def _list(out: list[Piece], pos: int, order: list[str], fresh: dict[str, Texts],
 _IN_PLACE = 16  # at most this many changed sessions found by a pass over a list each, not by a table
 
 
-def _places(sids: list[str], fresh: dict[str, Texts], slot: int) -> list[int] | None:
-    """The places in the last run's list (`sids`) of the `fresh` sessions with a text `slot`, in
-    order, each found by one pass over the list; None when one of them came into it or left it."""
-    places = []
-    for sid, texts in fresh.items():
-        try:
-            k = sids.index(sid)
-        except ValueError:
-            if texts[slot]:  # came into the list
-                return None
-            continue
-        if not texts[slot]:  # left it
-            return None
-        places.append(k)
-    return sorted(places)
-
-
-def _in_place(out: list[Piece], fresh: dict[str, Texts], old: Text, was: Spans, slot: int,
-              places: list[int]) -> list[int]:
-    """`_list`'s array when it holds the sessions it held, in their order (the fresh ones at
-    `places`): the old text's stretches between the fresh texts (the same views `_copy` cuts),
-    without a table of the list's places."""
+def _in_place(out: list[Piece], fresh: dict[str, Texts], old: Text, was: Spans, slot: int) -> list[int]:
+    """`_list`'s array when it holds the sessions it held, in their order: the old text's stretches
+    between the fresh texts (the same views `_copy` cuts), without a table of the list's places."""
     first, sids, lens = was
     lengths = list(lens)
     out.append(b"[")
     at, start = 0, first  # the next session's place in the list, and its old text's start
-    for k in [*places, len(sids)]:
+    for k in [*sorted([sids.index(sid) for sid, texts in fresh.items() if texts[slot]]), len(sids)]:
         if k > at:
             if at:
                 out.append(b",")
