@@ -17,7 +17,7 @@ import pytest
 from session_watcher.agents.source import Source
 from session_watcher.reports import index as index_module
 from session_watcher.reports.collect import run_report_json
-from session_watcher.reports.kept import KeptFacts, KeptLive, Order, Sources, by_mtime, decode, encode
+from session_watcher.reports.kept import KeptFacts, KeptLive, Order, Sources, decode, encode
 from tests.test_report_index import call_line
 from tests.test_report_warm import AE, FA, FIXTURES, NEW, age, copy_session
 
@@ -308,29 +308,3 @@ def test_the_kept_ids_by_path_as_a_table_would_hold_them() -> None:
     live["/p/4.jsonl"] = 40  # set again, after the whole table was made
     assert live["/p/4.jsonl"] == 40
     assert len(live) == 6
-
-
-@pytest.mark.parametrize("quiet_before", [-1, 0, 5, 50, 1_000])
-def test_the_files_to_stat_found_by_bisection_are_the_rule(tmp_path: Path, quiet_before: int) -> None:
-    """The kept files a warm run `stat`s, picked by bisection of the places by mtime (`kept.by_mtime`),
-    are those `not 0 < mtime < quiet_before` now (the facts changed since the record by their new
-    mtimes), and every one past the walk's."""
-    import random
-
-    rand = random.Random(quiet_before)
-    n = 300
-    rows: list[tuple[str, str, str, bool, str | None]] = [(f"/p/{k}.jsonl", f"s{k % 50}", "a", False, None)
-                                                          for k in range(n)]
-    facts = [(k, rand.choice([-3, 0, rand.randrange(1, 2_000)]), k) for k in range(n)]
-    cols = encode(sources_of(rows), range(n), facts)
-    srcs, ids, sizes, mtimes, offsets = decode(cols)
-    changed = {k: (1, rand.choice([0, 3, 60, 4_000]), 1) for k in rand.sample(range(n), 40)}
-    kept = index_module.Kept([], [], 250, 0, b"", srcs, ids, sizes, mtimes, offsets, changed, by_mtime(cols))
-    index = index_module.Index(str(tmp_path / "i.sqlite3"))
-    try:
-        _known, check = index._checks(srcs, kept, quiet_before)
-    finally:
-        index.close()
-    now = {k: changed[k][1] if k in changed else facts[k][1] for k in range(n)}
-    want = [k for k in range(n) if k >= 250 or not 0 < now[k] < quiet_before]
-    assert [src.path for src, _known_one in check] == [f"/p/{k}.jsonl" for k in want]

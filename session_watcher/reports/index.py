@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from bisect import bisect_left, bisect_right
+from itertools import compress
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
-from session_watcher.reports.kept import KeptFacts, KeptLive, Sources, by_mtime, decode, encode
+from session_watcher.reports.kept import KeptFacts, KeptLive, Sources, decode, encode
 from session_watcher.reports.scan import (
     HEAD_BYTES,
     NO_ROWS,
@@ -155,7 +155,6 @@ class Kept(NamedTuple):
     mtimes: array[int]
     offsets: array[int]
     changed: dict[int, tuple[int, int, int]]
-    by_mtime: tuple[array[int], array[int]]  # the places by their mtimes as kept, and those mtimes (`kept.by_mtime`)
 
 
 class IndexStats(NamedTuple):
@@ -458,13 +457,13 @@ class Index:
             if base is not None and delta is not None:
                 try:
                     rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
-                    cols, in_time = decode(rec[5]), by_mtime(rec[5])
+                    cols = decode(rec[5])
                 except (ValueError, EOFError, TypeError):  # a damaged file (or an older one's columns):
                     return None  # listed again, and written
                 finally:
                     base.release()
                 if digest == rec[4] and files == got.get("files", 0) and rec[3] == got.get("folders", 0):
-                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *cols, changed, in_time)
+                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *cols, changed)
         kept = self._kept
         if not isinstance(kept, Kept) or kept.walk_roots != walk_roots:
             return None
@@ -489,13 +488,9 @@ class Index:
         for k, (size, mtime, offset) in kept.changed.items():
             sizes[k], mtimes[k], offsets[k] = size, mtime, offset
         self.facts = KeptFacts(ids, sizes, mtimes, offsets)
-        n = kept.walk_n  # `not 0 < mtime < quiet_before`, and every one past the walk's: by bisection of
-        # the places by their mtimes as kept, those changed since by their mtimes now
-        order, in_time = kept.by_mtime
-        picked = {*order[:bisect_right(in_time, 0)], *order[bisect_left(in_time, quiet_before):]}
-        picked.difference_update(kept.changed)
-        picked.update(k for k in kept.changed if not 0 < mtimes[k] < quiet_before)
-        at = sorted({k for k in picked if k < n} | set(range(n, len(sources))))
+        n = kept.walk_n  # `not 0 < mtime < quiet_before` at C speed, and every one past the walk's
+        at = sorted({*compress(range(n), map(quiet_before.__le__, mtimes)),
+                     *compress(range(n), map((0).__ge__, mtimes)), *range(n, len(sources))})
         checked = [sources[k] for k in at]
         self._positions = {src[0]: k for src, k in zip(checked, at, strict=True)}
         known: dict[str, Known] = {src[0]: (ids[k], sizes[k], mtimes[k], offsets[k], b"")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 Facts = tuple[int, int, int]  # a file's size, mtime (ns) and the offset read up to
-Columns = tuple[str, str, str, bytes, list[str | None], bytes, bytes, bytes, bytes, bytes, bytes]
+Columns = tuple[str, str, str, bytes, list[str | None], bytes, bytes, bytes, bytes]
 _SEP = "\0"  # in no path, session id or folder name
 _new = tuple.__new__
 
@@ -34,19 +34,16 @@ def encode(sources: Sequence[Source], ids: Iterable[int], facts: list[Facts]) ->
         flat.extend(f)
     paths = [s[0] for s in sources]
     starts = array("q", accumulate([len(p) + 1 for p in paths[:-1]], initial=0) if paths else ())
-    mtimes = [f[1] for f in facts]
-    by_mtime = sorted(range(len(mtimes)), key=mtimes.__getitem__)  # (`by_mtime`)
     return (_SEP.join(paths), _SEP.join([s[1] for s in sources]),
             _SEP.join([s[2] for s in sources]), bytes([s[3] for s in sources]), agents,
-            bytes([at[s[4]] for s in sources]), array("q", ids).tobytes(), flat.tobytes(), starts.tobytes(),
-            array("q", by_mtime).tobytes(), array("q", [mtimes[k] for k in by_mtime]).tobytes())
+            bytes([at[s[4]] for s in sources]), array("q", ids).tobytes(), flat.tobytes(), starts.tobytes())
 
 
 def decode(cols: Columns) -> tuple[Sources, array[int], array[int], array[int], array[int]]:
     """(the sources, their file ids, sizes, mtimes, offsets) of `encode`'s columns (ValueError: not
     such columns). The paths stay one text with each one's start, split only when every one is
     asked for (`Sources.paths`)."""
-    paths, sessions, projects, subs, agents, which, ids, flat, at, _order, _mtimes = cols
+    paths, sessions, projects, subs, agents, which, ids, flat, at = cols
     split = (lambda text: text.split(_SEP)) if paths else (lambda _text: [])
     facts = array("q")
     facts.frombytes(flat)
@@ -58,18 +55,6 @@ def decode(cols: Columns) -> tuple[Sources, array[int], array[int], array[int], 
     if not len(starts) == len(out.sessions) == len(got) == len(facts) // 3:
         raise ValueError("kept columns of unequal lengths")
     return out, got, facts[0::3], facts[1::3], facts[2::3]
-
-
-def by_mtime(cols: Columns) -> tuple[array[int], array[int]]:
-    """The places of `encode`'s sources in the order of their mtimes as kept, and those mtimes
-    (sorted): the files changed since a time are a stretch of it, found by bisection (a pass over
-    every file's mtime was a tenth of a warm report's work at 10,000 files)."""
-    order, mtimes = array("q"), array("q")
-    order.frombytes(cols[9])
-    mtimes.frombytes(cols[10])
-    if len(order) != len(mtimes):
-        raise ValueError("kept columns of unequal lengths")
-    return order, mtimes
 
 
 if TYPE_CHECKING:
