@@ -133,7 +133,7 @@ def test_a_line_past_the_cap_and_a_marker_inside_text_read_as_the_hooks_read_the
     rows, used = parse(data, 0, len(data))
     assert used == data.rfind(b"\n") + 1
     assert rows == each_line(data)
-    assert [r[6] + r[8] + r[9] for r in rows]  # input, cache read, cache write == [1000, 2000, 3000]
+    assert [r[6] + r[8] + r[9] for r in rows] == [1000, 2000, 3000]  # input, cache read, cache write
 
 
 _PART = st.one_of(st.integers(0, 99).map(lambda n: f"{n:02d}"), st.sampled_from([" 5", "+5", "5 ", "٣5", "-1", "x"]))
