@@ -172,7 +172,13 @@ def rows_of(blob: bytes) -> list[Row]:
     """The rows `Scanned.blob` holds. Raises ValueError (EOFError, TypeError) on damaged data."""
     # marshal: our own rows, from our own 0600 cache or our own child process
     rows: list[Row] = marshal.loads(blob)  # noqa: S302
+    # data that reads back but is no rows (len raises TypeError on an int): damaged too
+    if rows.__class__ is not list or not set(map(len, rows)) <= _ROW_LEN:
+        raise TypeError("not a list of rows")
     return rows
+
+
+_ROW_LEN = {12}  # a row's fields (`parse.ROW_FIELDS`)
 
 
 # at most this many batches (one batch number a pipe token: 4 kB, see state.pool)
