@@ -621,6 +621,11 @@ def test_config_get_and_unset_of_a_price_key_are_strict_and_say_what_applies_onc
             assert f"key '{key}': unknown field {field} (a price row's fields are {fields}" in one_message(
                 got.stderr.decode()), got.stderr
         assert cfg.read_text() == '[prices."claude-opus-4-6"]\ninput = 6.0\n'
+        for key in ('prices."a', 'prices."a.input', 'prices.a"', 'prices.a".input', 'prices."gpt-5.5'):
+            got = sw("config", verb, key, *(["1"] if verb == "set" else []), env=wide)  # read as model `a` before
+            assert (got.returncode, got.stdout) == (2, b""), (verb, key, got)
+            assert f"key '{key}': a quote without its pair" in one_message(got.stderr.decode()), got.stderr
+        assert cfg.read_text() == '[prices."claude-opus-4-6"]\ninput = 6.0\n'
     for key, said in (("prices.gpt-5.5", "not set (the built-in prices, input $5/MTok)  (the default)"),
                       ('prices."gpt-5.5".input', "not set (the built-in input price, $5/MTok)  (the default)"),
                       ("prices.gpt-5.6-sol.cache_read", "not set (the built-in ratio, 0.1 x the input price $4/MTok: "

@@ -19,12 +19,12 @@ from session_watcher.agents.claude_code.discover import discover
 from session_watcher.reports import scan
 from session_watcher.reports.collect import run_report
 from session_watcher.reports.kinds import KIND_DIR
-from session_watcher.reports.parse import Row
 from session_watcher.state import pool
 from tests.builders import build_report, build_sessions
 from tests.test_decoders import reference_chunk, tricky_lines, usage_call
 
 if TYPE_CHECKING:
+    from session_watcher.reports.parse import Row
     from session_watcher.reports.warmth import Session
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -43,7 +43,7 @@ def reference_dir(data: bytes) -> list[Row]:
         except ValueError:
             rec = None
         if isinstance(rec, dict) and isinstance(rec.get("cwd"), str) and rec["cwd"]:
-            return [Row(pos, KIND_DIR, None, rec["cwd"], None, False, 0, 0, 0, 0, 0, 0)]
+            return [(pos, KIND_DIR, None, rec["cwd"], None, False, 0, 0, 0, 0, 0, 0)]
         pos = nl + 1
     return []
 
@@ -109,7 +109,7 @@ def test_msgspec_loads_without_typing_extensions_and_leaves_it_importable() -> N
         "assert 'typing_extensions' not in sys.modules and 'inspect' not in sys.modules, sorted(sys.modules)\n"
         "import typing_extensions\n"
         "assert typing_extensions.__file__\n"
-        "print(parse.parse_chunk(sys.stdin.buffer.read())[0][0].cr)\n"
+        "print(parse.parse_chunk(sys.stdin.buffer.read())[0][0][8])\n"  # the first row's cache read
     )
     line = usage_call("x", {"input_tokens": 1, "cache_read_input_tokens": 1234}) + "\n"
     out = subprocess.run([sys.executable, "-c", code], input=line.encode(), capture_output=True, check=True)

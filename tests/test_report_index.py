@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
 import shutil
 import sqlite3
@@ -13,8 +14,10 @@ from typing import Any
 import pytest
 
 from session_watcher.agents.claude_code.discover import discover
+from session_watcher.reports import scan
 from session_watcher.reports.collect import Progress, run_report
 from session_watcher.reports.index import Index
+from session_watcher.reports.parse import ROW_FIELDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
@@ -411,3 +414,44 @@ def test_an_index_another_run_holds_exclusive_is_not_copied_past_the_wait(
     again, st = run(corpus)  # the file as it was: nothing to read, its report as kept
     assert (st.reread, st.skipped) == (0, 4)
     assert again["index"]["cached"] is True
+
+
+def _chunks_rewritten(corpus: Path, rewrite: Any) -> int:
+    """Every stored chunk of rows replaced by `rewrite(its blob)`; how many there were."""
+    with contextlib.closing(sqlite3.connect(corpus / "cache" / "index.sqlite3")) as conn:
+        got = conn.execute("SELECT rowid, data FROM chunks").fetchall()
+        for rowid, data in got:
+            conn.execute("UPDATE chunks SET data = ? WHERE rowid = ?", (rewrite(data), rowid))
+        conn.commit()
+    return len(got)
+
+
+@pytest.mark.parametrize("stored", [[1, 2], [(1, 2)], [("x",) * 12, 5]])
+def test_stored_rows_that_are_no_rows_rebuild_the_index(corpus: Path, stored: list[object]) -> None:
+    """A chunk whose marshal data reads back but holds no rows (ints, a short tuple): the index is
+    taken as damaged and built again, the report a cold build's, not an internal error."""
+    assert {len(ROW_FIELDS)} == scan._ROW_LEN  # what a row read back is checked against
+    first, _ = run(corpus)
+    assert _chunks_rewritten(corpus, lambda _data: marshal.dumps(stored, 2)) >= 4
+    main = corpus / "projects" / "proj" / f"{AE}.jsonl"
+    with main.open("ab") as f:  # the file's stored rows are asked for again
+        f.write(call_line("msg_more", 50_000, 700))
+    doc, _ = run(corpus)
+    assert doc["index"]["rebuilt"] is True
+    assert totals(doc)[AE]["cacheRead"] == totals(first)[AE]["cacheRead"] + 50_000
+    counts_as_a_cold_build(corpus, doc, totals(first)["tool_heavy"]["cacheRead"])
+
+
+def test_rows_stored_by_the_previous_version_are_read(corpus: Path) -> None:
+    """An index whose rows were written the previous way (marshal's default version, with its
+    back-references): read as they are (no rebuild), the report a cold build's."""
+    first, _ = run(corpus)
+    assert _chunks_rewritten(corpus, lambda data: marshal.dumps([tuple(r) for r in marshal.loads(data)])) >= 4
+    main = corpus / "projects" / "proj" / f"{AE}.jsonl"
+    with main.open("ab") as f:
+        f.write(call_line("msg_more", 50_000, 700))
+    doc, st = run(corpus)
+    assert doc["index"]["rebuilt"] is False
+    assert st.appended == 1
+    assert totals(doc)[AE]["cacheRead"] == totals(first)[AE]["cacheRead"] + 50_000
+    counts_as_a_cold_build(corpus, doc, totals(first)["tool_heavy"]["cacheRead"])

@@ -112,3 +112,34 @@ def test_two_zones_alike_in_name_and_offsets_keep_apart(tmp_path: Path, restore_
         _zone(restore_zone, tz)
         doc = json.loads(run_report_json([str(tmp_path / "projects")], db, now=_utc("2026-12-06T04:00")))
         assert [d["date"] for d in doc["totals"]["days"]] == [day], tz
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "Asia/Kolkata", "America/St_Johns", "Australia/Lord_Howe",
+                                  "America/Sao_Paulo", "UTC"])
+def test_an_hours_day_is_each_of_its_moments_day(monkeypatch: pytest.MonkeyPatch, zone: str) -> None:
+    """`fmt.hour_day` (what a session's walk books its calls by, one lookup per hour) is `local_day`
+    of every moment of the hour, or None; across the year's clock changes, in zones whose offset is
+    not whole hours (Kolkata +5:30, St John's -3:30, Lord Howe's half-hour daylight saving), and for
+    fixed offsets."""
+    from session_watcher.reports import fmt
+
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        fmt.zone_key(None)  # the memos are the zone's
+        start = int(_utc("2026-01-01T00:00")) // 3600
+        whole = 0
+        for hour in range(start, start + 366 * 24, 5):  # every fifth hour of a year: each hour of the day
+            for offset in (None, 3600.0, -5 * 3600, 19800.0):
+                day = fmt.hour_day(hour, offset)
+                moments = [hour * 3600 + s for s in (0, 0.001, 1799.5, 3599, 3599.999)]
+                if day is None:
+                    assert (offset is not None and offset % 3600) or offset is None
+                    continue
+                whole += 1
+                assert [fmt.local_day(ts, offset) for ts in moments] == [day] * len(moments), (hour, offset)
+        assert whole > 366 * 24 // 5 * 2  # the whole hours' offsets, and a zone's, answered
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+        fmt.zone_key(None)

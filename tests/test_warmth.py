@@ -334,3 +334,29 @@ def test_malformed_lines_are_skipped(home: Path) -> None:
     s = by_id(report(home / "projects"))["n"]
     assert s["calls"] == 2
     assert s["tokens"]["cacheRead"] == 40_000
+
+
+def test_an_entrys_text_cut_from_one_encoding_is_the_three_texts() -> None:
+    """`_entry_text` cuts an entry's JSON at its two nulls (causes, sentence) where its keys are the
+    usual ones in order: the same three texts as encoding the three parts apart, whatever its strings
+    hold (a project named like the cut), and a fork's entry (its keys after `agent`)."""
+    from session_watcher.reports import warmth
+    from session_watcher.reports.jsontext import dumps
+
+    def apart(entry: dict[str, object]) -> tuple[str, str, str]:
+        head = dumps({k: entry[k] for k in warmth._BEFORE_CAUSES})[:-1] + ',"causes":'
+        mid = "," + dumps({k: entry[k] for k in warmth._BEFORE_SENTENCE})[1:-1] + ',"sentence":'
+        keys = (*warmth._AFTER_SENTENCE, *warmth._FORK_KEYS)
+        return head, mid, "," + dumps({k: entry[k] for k in keys if k in entry})[1:]
+
+    tricky = 'p,"causes":null,"largestGap":{},"sentence":null,"tokens":\\"'
+    base: dict[str, object] = {
+        "sessionId": tricky, "project": tricky, "calls": 3, "apiCalls": 4, "warmth": 0.5, "coldStarts": 1,
+        "causes": None, "largestGap": {"seconds": 1.5, "tokensRecreated": 9, "usd": 0.1, "cold": True, "callIndex": 2},
+        "sentence": None, "tokens": {"input": 1, "total": 1}, "models": ["m"], "lastActivity": 2.0,
+        "firstActivity": 1.0, "cwd": tricky, "model": "m", "projectName": tricky, "cacheUsd": 0.25,
+        "unpricedCalls": 0, "subagentCalls": 1, "subagentUsd": 0.0, "agent": "claude-code"}
+    fork = {k: v for k, v in base.items() if k != "agent"} | {"inheritedCalls": 2, "forkedFrom": "x", "agent": "a"}
+    for entry in (base, {**base, "largestGap": None}, fork):
+        assert warmth._entry_text(entry) == apart(entry)
+    assert tuple(base) == warmth._ENTRY_KEYS  # the usual entry takes the one encoding

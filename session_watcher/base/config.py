@@ -460,13 +460,15 @@ def _price_parts(key: str) -> tuple[str, str | None]:
         if tail and field not in FIELDS:
             raise unknown(field or "", quoted=True)
         field = field or None
+    elif '"' in rest:  # `prices."a`: a quote without its pair was read as model `a`
+        raise UsageError(f"key '{_short(key)}': a quote without its pair (a model id goes in quotes whole: "
+                         'prices."MODEL" or prices."MODEL".FIELD)')
     else:
         model, dot, field = rest.rpartition(".")
         if not (dot and field in FIELDS):
             if dot and not field[:1].isdigit():  # `.output`, `.input.extra`, a trailing dot
                 raise unknown(field, quoted=False)
             model, field = rest, None
-        model = model.strip('"')
     if not model:
         raise UsageError(f"key '{_short(key)}': expected a model id after 'prices.'")  # `prices.""` named as typed
     return model, field

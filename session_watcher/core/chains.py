@@ -302,7 +302,9 @@ class Chain:
         # a failed request (no compaction moves before it), as it was
         plain = j not in self.boundary and not seg.rewrite[i] and not c.extra
         real = real_request(t[j])
-        cr, w5m, w1h, tj = c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, t[j] if real else -math.inf
+        # a float's D and cache read (ints under 2**53: exact, so `cr - d` and the rest are the same floats
+        # the ints give), each term float by float (an int's and a float's sum takes a slower path)
+        cr, w5m, w1h, tj = float(c.cr), c.cw5m * p.w5m, c.cw1h * p.w1h, float(t[j]) if real else -math.inf
         stepped: dict[Walk, tuple[float, Walk, float]] = {}  # a state's cost, the state after, its `due`
 
         def step(now: Walk) -> tuple[float, Walk, float]:
@@ -324,9 +326,9 @@ class Chain:
                     runs.sums = [v + a for v in sums]
                 elif not w1h or not w5m:
                     write = w5m or w1h
-                    runs.sums = [v + ((cr - d if d < cr else 0) + write) * wj for v, d in zip(sums, ds, strict=True)]
+                    runs.sums = [v + ((cr - d if d < cr else 0.0) + write) * wj for v, d in zip(sums, ds, strict=True)]
                 else:
-                    runs.sums = [v + ((cr - d if d < cr else 0) + w5m + w1h) * wj
+                    runs.sums = [v + ((cr - d if d < cr else 0.0) + w5m + w1h) * wj
                                  for v, d in zip(sums, ds, strict=True)]
                 sums = runs.sums
             for n, before in zip(due, was, strict=True):
@@ -372,7 +374,7 @@ class _Runs:
     def __init__(self, margin: float) -> None:
         self.margin = margin
         self.walks: list[Walk] = []
-        self.ds: list[int] = []
+        self.ds: list[float] = []  # each state's D as a float (`Chain._price_all`)
         self.due: list[float] = []
         self.sums: list[float] = []
         self.ks: list[int] = []
@@ -382,7 +384,7 @@ class _Runs:
 
     def add(self, walk: Walk, due: float, total: float, k: int) -> None:
         self.walks.append(walk)
-        self.ds.append(walk[0])
+        self.ds.append(float(walk[0]))
         self.due.append(due)
         self.sums.append(total)
         self.ks.append(k)
@@ -401,7 +403,7 @@ class _Runs:
             self.count[was] -= 1
             if not self.count[was]:
                 del self.count[was]
-            self.walks[n], self.ds[n], self.due[n] = walk, walk[0], due
+            self.walks[n], self.ds[n], self.due[n] = walk, float(walk[0]), due
             self._enter(walk)
 
     def least(self) -> tuple[float, int]:
@@ -416,7 +418,7 @@ class _Runs:
             return
         met = set(self.met)
         self.met = []
-        ds = {walk[0] for walk in met}  # an int looked up first: most states differ in D
+        ds = {float(walk[0]) for walk in met}  # D looked up first (as `ds` holds it): most states differ in D
         groups: dict[Walk, list[int]] = {}
         for n in [n for n, d in enumerate(self.ds) if d in ds and self.walks[n] in met]:
             groups.setdefault(self.walks[n], []).append(n)

@@ -102,6 +102,20 @@ def local_day(ts: float, utc_offset: float | None) -> int:
     return _local_midnight(int((ts + _local_offset(ts)) // 86400))
 
 
+def hour_day(hour: int, utc_offset: float | None) -> int | None:
+    """`local_day(ts, utc_offset)` for every `ts` of UTC hour `hour` (hours since the epoch), or None
+    where that hour holds more than one day: an offset that is not whole hours (a midnight may fall
+    inside the hour), or the local zone's changing within it. A whole hours' offset keeps `ts` plus
+    the offset inside one hour of the local clock, so inside one local day."""
+    t = hour * 3600
+    if utc_offset is not None:
+        return None if utc_offset % 3600 else local_day(t, utc_offset)
+    off = _local_offset(t)
+    if _OFFSETS.get(hour) != off or off % 3600:
+        return None
+    return _local_midnight((t + off) // 86400)
+
+
 def days_later(day: int, n: int, utc_offset: float | None) -> int:
     """The day `n` days after `day` (both local midnights; a daylight-saving change between them is
     an hour more or less than n * 86400 seconds)."""

@@ -99,8 +99,11 @@ def _gaps(state: State, p: Part, sign: int, put: Any = _put) -> None:
             b = into.get(k)
             if b is None:
                 b = into[k] = [[], 0, [], []]
-            for w in warmths:
-                put(b[0], w, sign)
+            if put is _append:  # the cold build's: sorted once at the end
+                b[0] += warmths
+            else:
+                for w in warmths:
+                    put(b[0], w, sign)
             b[1] += sign * cold
             put(b[2], lo, sign)
             put(b[3], hi, sign)

@@ -41,12 +41,9 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import NamedTuple
 
     from session_watcher.agents.claude_code.records import CallRecord, Usage
     from session_watcher.core.shapes import Detail, Sample
-else:
-    from session_watcher.core.named import NamedTuple
 
 # the schema's decoder and readings (`records`: msgspec), bound by `_schema` when a read is large
 # enough to pay for msgspec's import (PLAIN_BELOW); until then a line is read the JSON way only
@@ -69,27 +66,18 @@ DIR_MARKER = b'"cwd":"'
 DIR_SEARCH_BYTES = 64 << 10  # Claude Code names the cwd in a transcript's first records (0.3-9 kB in)
 
 
-_new = tuple.__new__  # a Row straight from a tuple, without the Python-level __new__ NamedTuple adds
-
-
-class Row(NamedTuple):
-    """One sample of an API call (kind "c"), one of its iterations run by another model (kind "o", as
-    an advisor's: counted in the totals under that model, not a call of the chain) or one compaction
-    mark (kind "k") at byte `offset`; a fork's copy of a call its parent made is kind "i", the
-    session that made it in `model` (`kinds.KIND_INHERITED`)."""
-
-    offset: int
-    kind: str
-    ts: float | None
-    key: str | None
-    model: str | None
-    side: bool
-    inp: int
-    out: int
-    cr: int
-    cw: int
-    cw5m: int
-    cw1h: int
+# A row: one sample of an API call (kind "c"), one of its iterations run by another model (kind "o",
+# as an advisor's: counted in the totals under that model, not a call of the chain) or one
+# compaction mark (kind "k") at byte `offset`; a fork's copy of a call its parent made is kind "i",
+# the session that made it in `model` (`kinds.KIND_INHERITED`). Its fields, in order:
+ROW_FIELDS = ("offset", "kind", "ts", "key", "model", "side", "inp", "out", "cr", "cw", "cw5m", "cw1h")
+# A plain tuple, not a named one: the index keeps each file's rows as marshal data, which takes a
+# tuple as it is and a named tuple only copied into one (a copy of every row of a cold report, and
+# each element then counted twice by marshal's references); read back, they are tuples again.
+if TYPE_CHECKING:
+    Row = tuple[int, str, float | None, str | None, str | None, bool, int, int, int, int, int, int]
+else:
+    Row = tuple
 
 
 def load_line(line: bytes | bytearray) -> object:
@@ -112,7 +100,7 @@ def load_line(line: bytes | bytearray) -> object:
 def other_rows(row: Row, detail: Detail) -> list[Row]:
     """The rows of a call's iterations run by other models (`core.transcript.iteration_detail`)."""
     offset, _kind, ts, key, _model, side = row[:6]
-    return [_new(Row, (offset, KIND_OTHER, ts, f"{key}#{n}", other, side, inp, out, cr, cw, cw5, cw1))
+    return [(offset, KIND_OTHER, ts, f"{key}#{n}", other, side, inp, out, cr, cw, cw5, cw1)
             for n, (other, (inp, cr, cw, out, cw5, cw1)) in enumerate(detail[1]) if other is not None]
 
 
@@ -147,12 +135,12 @@ def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,
         ts, side = iso_to_epoch(rec.get("timestamp")), rec.get("isSidechain") is True
         maker = made_by(rec.get("requestSessionId"), rec.get("forkedFrom"), rec.get("sessionId"))
         if maker is not None:
-            return _new(Row, (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1))
-        row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+            return (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1)
+        row = (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1)
         return row if detail is None else [row, *other_rows(row, detail)]
     if kind == "system" and rec.get("subtype") == "compact_boundary" and compact_marked:
         ts = iso_to_epoch(rec.get("timestamp"))
-        return _new(Row, (offset, KIND_COMPACT, ts, None, None, rec.get("isSidechain") is True, 0, 0, 0, 0, 0, 0))
+        return (offset, KIND_COMPACT, ts, None, None, rec.get("isSidechain") is True, 0, 0, 0, 0, 0, 0)
     return None
 
 
@@ -203,9 +191,9 @@ def _iterated_row(rec: CallRecord, usage: Usage, line: bytes | bytearray, offset
     ts, side = stamp_to_epoch(rec.timestamp), rec.isSidechain is True
     maker = made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)
     if maker is not None:  # a fork's copy: the session that made it in `model`, no iterations
-        return _new(Row, (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1))
+        return (offset, KIND_INHERITED, ts, key, maker, side, inp, out, cr, cw, cw5, cw1)
     model = model_name(rec.message.model) if rec.message is not None else None
-    row = _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+    row = (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1)
     return [row, *other_rows(row, detail)] if detail is not None else row
 
 
@@ -235,7 +223,7 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked
             if (rec.requestSessionId is not None or rec.forkedFrom is not None) and (
                     maker := made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)):
                 kind, model = KIND_INHERITED, maker  # a fork's copy: the session that made it in `model`
-            return _new(Row, (offset, kind, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+            return (offset, kind, ts, key, model, side, inp, out, cr, cw, cw5, cw1)
         if kind != "system":  # a compaction mark (rare) takes the plain path
             return None
     obj = load_line(line)
@@ -269,7 +257,7 @@ def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
     if not isinstance(folder, str) or not folder:
         return None
     nl = head.rfind(b"\n", 0, at)
-    return _new(Row, (nl + 1, KIND_DIR, None, folder, None, False, 0, 0, 0, 0, 0, 0))
+    return (nl + 1, KIND_DIR, None, folder, None, False, 0, 0, 0, 0, 0, 0)
 
 
 def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from session_watcher.agents import agent_for_head
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT
-from session_watcher.reports.parse import MAX_LINE_BYTES, Row
+from session_watcher.reports.parse import MAX_LINE_BYTES
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from session_watcher.core.shapes import Event
+    from session_watcher.reports.parse import Row
 
     Parser = Callable[[bytes | bytearray, int, int | None], tuple[list[Row], int]]
 
-_new = tuple.__new__
 HEAD_BYTES = 512  # what the registry needs of a file's start to tell its agent
 
 
@@ -70,7 +70,7 @@ def _lines(chunk: bytes | bytearray, end: int) -> Iterator[tuple[int, int, int]]
 def _row(ev: Event, offset: int) -> Row | None:
     if ev[0] == "call":  # ("call", key, ts, model, sidechain, uncached, cr, cw, out, cw5m, cw1h, _)
         _c, key, ts, model, side, inp, cr, cw, out, cw5, cw1, _x = ev
-        return _new(Row, (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1))
+        return (offset, KIND_CALL, ts, key, model, side, inp, out, cr, cw, cw5, cw1)
     if ev[0] == "compact":
-        return _new(Row, (offset, KIND_COMPACT, ev[1], None, None, False, 0, 0, 0, 0, 0, 0))
+        return (offset, KIND_COMPACT, ev[1], None, None, False, 0, 0, 0, 0, 0, 0)
     return None

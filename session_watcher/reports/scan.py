@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 else:
     from session_watcher.core.named import NamedTuple
 
-_new = tuple.__new__
 
 HEAD_BYTES = 4096
 # bytes a read asks for: a buffer this size stays in a core's own cache (L2), where the kernel's copy
@@ -138,7 +137,9 @@ def scan_file(job: Job, buf: bytearray | None = None, plain: bool = False) -> Sc
         os.close(fd)
     if head is None:
         head = head_hash(b"")
-    blob = marshal.dumps([tuple(r) for r in rows])
+    # the rows as they are (plain tuples: `parse.Row`); version 2 writes no back-references, which
+    # would follow the values' reference counts (the stamp memo's last value): the same rows, the same bytes
+    blob = marshal.dumps(rows, 2)
     return Scanned(rows, blob, pos, seen, head, after.st_mtime_ns if after.st_size == seen else 0, seen - job.start)
 
 
@@ -159,7 +160,7 @@ def _past_line(fd: int, buf: bytearray, seen: int) -> tuple[int, int, int]:
             return seen - rest, rest, seen
 
 
-NO_ROWS = marshal.dumps([])  # the blob of a file without rows
+NO_ROWS = marshal.dumps([], 2)  # the blob of a file without rows
 
 
 def rows_in(s: Scanned) -> list[Row]:
@@ -169,10 +170,15 @@ def rows_in(s: Scanned) -> list[Row]:
 
 def rows_of(blob: bytes) -> list[Row]:
     """The rows `Scanned.blob` holds. Raises ValueError (EOFError, TypeError) on damaged data."""
-    from session_watcher.reports.parse import Row
-
     # marshal: our own rows, from our own 0600 cache or our own child process
-    return [_new(Row, r) for r in marshal.loads(blob)]  # noqa: S302
+    rows: list[Row] = marshal.loads(blob)  # noqa: S302
+    # data that reads back but is no rows (len raises TypeError on an int): damaged too
+    if rows.__class__ is not list or not set(map(len, rows)) <= _ROW_LEN:
+        raise TypeError("not a list of rows")
+    return rows
+
+
+_ROW_LEN = {12}  # a row's fields (`parse.ROW_FIELDS`)
 
 
 # at most this many batches (one batch number a pipe token: 4 kB, see state.pool)

@@ -36,7 +36,16 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from session_watcher.agents import FALLBACK  # the agent of a session whose files name none
-from session_watcher.reports.fmt import CAUSES, apply_now, day_date, days_later, gap_sentence, local_day, project_name
+from session_watcher.reports.fmt import (
+    CAUSES,
+    apply_now,
+    day_date,
+    days_later,
+    gap_sentence,
+    hour_day,
+    local_day,
+    project_name,
+)
 from session_watcher.reports.fmt import week_of as monday
 from session_watcher.reports.jsontext import dumps
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_INHERITED, KIND_OTHER
@@ -581,6 +590,8 @@ def _walk(calls: list[Call], since: float | None, offset: float | None) -> Walk:
     price_model: object = spend  # no model yet (a sentinel no model is)
     price: tuple[float, float, float] | None = None
     short = "5m"
+    # the local day of every call in the UTC hour [hour_lo, hour_lo + 3600) (`fmt.hour_day`; None: asked per call)
+    hour_lo, hour_of = -_INF, None
     for i, c in enumerate(calls):
         ts, model, cr, cw = c.ts, c.model, c.cr, c.cw
         gap = None
@@ -589,7 +600,7 @@ def _walk(calls: list[Call], since: float | None, offset: float | None) -> Walk:
             gap = step if step > 0.0 else 0.0  # max(0.0, step), without the call
         w = cr / (cr + cw) if cr + cw else None
         cold = w is not None and w < COLD_BELOW
-        if model is not price_model:  # a session keeps one model for long stretches
+        if model != price_model:  # a session keeps one model for long stretches (each call's name its own str)
             price_model, price, short = model, call_prices(model), short_class(model)
         write_class = "1h" if c.cw1h > 0 else short if cw > 0 else None
         cls = last_class or write_class
@@ -598,11 +609,10 @@ def _walk(calls: list[Call], since: float | None, offset: float | None) -> Walk:
         unpriced += price is None
         spent += usd
         if ts is not None:
-            if offset is None:  # the local zone, its daylight-saving changes too
-                day = local_day(ts, None)
-            else:
-                local = ts + offset  # day_start(ts, offset), inline: the same float
-                day = int(local - (local % 86400) - offset)
+            if not hour_lo <= ts < hour_lo + 3600:  # a session's calls come hours at a time
+                hour = int(ts // 3600)
+                hour_lo, hour_of = hour * 3600, hour_day(hour, offset)
+            day = hour_of if hour_of is not None else local_day(ts, offset)
             if seen:
                 sp = spend.get(day)
                 if sp is None:
@@ -730,8 +740,22 @@ def _fork_fields(inherited: dict[str, str]) -> dict[str, Any]:
     return {"inheritedCalls": len(inherited), "forkedFrom": max(makers, key=makers.count)}
 
 
+_ENTRY_KEYS = (*_BEFORE_CAUSES, "causes", *_BEFORE_SENTENCE, "sentence", *_AFTER_SENTENCE)
+_CAUSES_AT = ',"causes":null,"largestGap":'
+_SENTENCE_AT = ',"sentence":null,"tokens":'
+
+
 def _entry_text(entry: dict[str, Any]) -> tuple[str, str, str]:
-    """The entry's JSON text before its causes, between them and its sentence, and after."""
+    """The entry's JSON text before its causes, between them and its sentence, and after: where its
+    keys are those, in that order (a fork's come after `agent` in the text, not in the entry), one
+    text cut at the two nulls (a `,"` is never inside a JSON string: its quotes are escaped), else
+    three."""
+    if entry["causes"] is None and entry["sentence"] is None and tuple(entry) == _ENTRY_KEYS:
+        text = dumps(entry)
+        at = text.find(_CAUSES_AT)
+        to = text.find(_SENTENCE_AT, at)
+        if at > 0 and to > 0:
+            return (text[:at] + ',"causes":', text[at + 14:to] + ',"sentence":', "," + text[to + 17:])
     head = dumps({k: entry[k] for k in _BEFORE_CAUSES})[:-1] + ',"causes":'
     mid = "," + dumps({k: entry[k] for k in _BEFORE_SENTENCE})[1:-1] + ',"sentence":'
     tail = "," + dumps({k: entry[k] for k in (*_AFTER_SENTENCE, *_FORK_KEYS) if k in entry})[1:]
