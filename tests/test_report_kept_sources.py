@@ -308,3 +308,32 @@ def test_the_kept_ids_by_path_as_a_table_would_hold_them() -> None:
     live["/p/4.jsonl"] = 40  # set again, after the whole table was made
     assert live["/p/4.jsonl"] == 40
     assert len(live) == 6
+
+
+def test_the_kept_ids_asked_for_every_path_are_one_table_not_a_search_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that keys every session (a new `--since`, zone or guarded set) asks `KeptLive` for every
+    path: past `_ASKED` searches it makes the whole table once (a search per path is a pass over the
+    kept text each: 2.5 s of CPU, not 0.7, at 10,000 files), and answers as the table would."""
+    n = 200
+    rows: list[tuple[str, str, str, bool, str | None]] = [(f"/p/{k}.jsonl", f"s{k}", "a", False, None)
+                                                          for k in range(n)]
+    srcs = sources_of(rows)
+    got, ids, *_ = decode(encode(srcs, [10 + k for k in range(n)], [(0, 0, 0)] * n))
+    searched: list[str] = []
+    find = Sources.find
+
+    def counted(self: Sources, path: str) -> int | None:
+        searched.append(path)
+        return find(self, path)
+
+    monkeypatch.setattr(Sources, "find", counted)
+    live = KeptLive(got, ids)
+    live["/p/7.jsonl"] = 700  # read again this run
+    assert live.pop("/p/9.jsonl") == 19  # could not be stat'ed
+    answers = [(live.get(s.path), s.path in live) for s in srcs]
+    assert answers == [(None, False) if k == 9 else (700 if k == 7 else 10 + k, True) for k in range(n)]
+    assert len(searched) <= KeptLive._ASKED + 1
+    assert live["/p/150.jsonl"] == 160
+    assert "/p/none.jsonl" not in live
+    assert len(live) == n - 1
+    assert live.whole() == {s.path: 700 if k == 7 else 10 + k for k, s in enumerate(srcs) if k != 9}

@@ -99,15 +99,19 @@ class KeptLive(_Live):
     """Each kept source's file id by its path (`Index.refresh`'s `live` when the sources are the kept
     record's): the paths this run set or took out held in the table, every other one found in the
     record's paths when asked (a warm run asks for a few), so a large history's paths are neither
-    split nor hashed into a table of thousands. Every path set must be one of the sources (it is
-    counted as one). Walked whole (`values`, `items`, iteration), it becomes the whole table first
-    (`whole`)."""
+    split nor hashed into a table of thousands; past `_ASKED` searched for (a run that keys every
+    session: a new `--since`, zone or guarded set), the whole table at once. Every path set must be
+    one of the sources (it is counted as one). Walked whole (`values`, `items`, iteration), it
+    becomes the whole table first (`whole`)."""
+
+    _ASKED = 16  # paths searched for; past it, the whole table (a search is a pass over the text)
 
     def __init__(self, sources: Sources, ids: array[int]) -> None:
         super().__init__()
         self._sources, self._ids = sources, ids
         self._gone: set[str] = set()  # taken out (not set again since)
         self._whole = False
+        self._asked = 0
 
     def whole(self) -> dict[str, int]:
         """Every source's path and id as a plain table, in the sources' order (a path set since
@@ -125,6 +129,11 @@ class KeptLive(_Live):
     def _kept(self, path: object) -> int | None:
         if self._whole or not isinstance(path, str) or path in self._gone:
             return None
+        self._asked += 1
+        if self._asked > self._ASKED:  # a run that asks for every one (all sessions' keys): one table
+            self.whole()
+            got: int | None = dict.get(self, path)
+            return got
         k = self._sources.find(path)
         return None if k is None else self._ids[k]
 
