@@ -337,3 +337,47 @@ def test_the_kept_ids_asked_for_every_path_are_one_table_not_a_search_each(monke
     assert "/p/none.jsonl" not in live
     assert len(live) == n - 1
     assert live.whole() == {s.path: 700 if k == 7 else 10 + k for k, s in enumerate(srcs) if k != 9}
+
+
+def _schema13_reader_before(base: bytes, delta: bytes) -> str:
+    """What `kept_sources` of schema 13 before the paths' starts did with the kept record (another
+    install sharing the index, or the version a user goes back to): its entry read in its guard,
+    the columns (eight) outside it."""
+    import marshal
+
+    try:
+        rec, (_digest, _files, _changed) = marshal.loads(base), marshal.loads(delta)
+    except (ValueError, EOFError, TypeError):
+        return "listed again"
+    _paths, _sessions, _projects, _subs, _agents, _which, _ids, _flat = rec[5]
+    return "taken"
+
+
+def test_the_kept_record_of_either_form_is_listed_again_by_the_other(quiet: Path, tmp_path: Path) -> None:
+    """The record's columns gained the paths' starts without a new schema: the code before reads
+    this form's entry as damage (it ended with an internal error on the nine columns), and this
+    code lists again over a record of the form before (eight columns, its 3-tuple entry), its
+    figures a cold build's, and keeps its own form."""
+    import marshal
+    import sqlite3
+
+    index = tmp_path / "i.sqlite3"
+    for _ in range(2):
+        run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0)
+    record = tmp_path / "i-sources"
+    with sqlite3.connect(index) as conn:
+        (delta,) = conn.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
+    assert _schema13_reader_before(record.read_bytes(), delta) == "listed again"
+    rec = marshal.loads(record.read_bytes())
+    digest, files, changed, *_ = marshal.loads(delta)
+    record.write_bytes(marshal.dumps((*rec[:5], rec[5][:8])))  # as the code before wrote it
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'sources'", (marshal.dumps((digest, files, changed)),))
+    assert _schema13_reader_before(record.read_bytes(), marshal.dumps((digest, files, changed))) == "taken"
+    grow(quiet / "-home-a" / f"{AE}.jsonl", "msg_after_the_old_form")
+    doc = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert figures(doc) == cold([quiet], tmp_path, "old-form")
+    with sqlite3.connect(index) as conn:
+        (delta,) = conn.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
+    assert _schema13_reader_before(record.read_bytes(), delta) == "listed again"
+    assert len(marshal.loads(record.read_bytes())[5]) == 9

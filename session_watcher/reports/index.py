@@ -191,6 +191,11 @@ FULL_EVERY_NS = 600 * 10**9
 # the files read since the kept sources were written whole (`Index.kept_sources`) kept beside them, up
 # to this many; past it they are written whole again
 _KEPT_CHANGES = 256
+# the kept record's form, in its entry in `meta` (digest, files, changes, form): the record's columns
+# changed (2: the paths' starts) without a new schema (the first run lists again, nothing read again);
+# the code before read a 3-tuple entry and then the columns outside its guard, so it ended with an
+# internal error on this form's columns: a 4-tuple is damage to it (listed again), and a 3-tuple to this
+_KEPT_FORM = 2
 _new = tuple.__new__
 _MERGED = "merged-"  # the names of the merged sums' files among the reports' texts (`store_merged`)
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
@@ -456,13 +461,14 @@ class Index:
             base = None if delta is None else self._mapped(self._sources_file())
             if base is not None and delta is not None:
                 try:
-                    rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
-                    cols = decode(rec[5])
+                    rec, (digest, files, changed, form) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
+                    cols = decode(rec[5]) if form == _KEPT_FORM else None
                 except (ValueError, EOFError, TypeError):  # a damaged file (or an older one's columns):
                     return None  # listed again, and written
                 finally:
                     base.release()
-                if digest == rec[4] and files == got.get("files", 0) and rec[3] == got.get("folders", 0):
+                if (cols is not None and digest == rec[4] and files == got.get("files", 0)
+                        and rec[3] == got.get("folders", 0)):
                     self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *cols, changed)
         kept = self._kept
         if not isinstance(kept, Kept) or kept.walk_roots != walk_roots:
@@ -514,7 +520,7 @@ class Index:
                 changed[self._positions[src.path]] = self.facts[live[src.path]]
             if read is not None and len(changed) <= _KEPT_CHANGES and not self._renumbered:
                 if read:
-                    conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed))))
+                    conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed, _KEPT_FORM))))
                 self._files_key = (kept.digest, changed)
                 return
         if isinstance(live, KeptLive):  # walked whole below (the digest's marshal takes a plain table)
@@ -532,7 +538,7 @@ class Index:
         if self.in_memory or not self._write_whole(self._sources_file(), [record]):
             conn.execute("DELETE FROM meta WHERE key = 'sources'")
             return
-        conn.execute(put, ("sources", marshal.dumps((digest, files, {}))))
+        conn.execute(put, ("sources", marshal.dumps((digest, files, {}, _KEPT_FORM))))
 
     def quiet_before(self) -> int:
         """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,
