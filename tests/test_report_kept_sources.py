@@ -381,3 +381,25 @@ def test_the_kept_record_of_either_form_is_listed_again_by_the_other(quiet: Path
         (delta,) = conn.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
     assert _schema13_reader_before(record.read_bytes(), delta) == "listed again"
     assert len(marshal.loads(record.read_bytes())[5]) == 9
+
+
+def test_kept_paths_whose_starts_do_not_fit_the_text_are_damage_not_an_error() -> None:
+    """A record (a file of the cache) whose paths' text was cut short, or whose last start is past
+    it, is no record (ValueError: `kept_sources` lists again); a start that is another path's
+    answers no path there (not an index past the ids)."""
+    rows: list[tuple[str, str, str, bool, str | None]] = [(f"/p/{k}.jsonl", f"s{k}", "a", False, None)
+                                                          for k in range(4)]
+    srcs = sources_of(rows)
+    cols = encode(srcs, range(4), [(0, 0, 0)] * 4)
+    text, starts = cols[0], array("q", cols[8])
+    for bad in [(text[:-12], cols[8]), (text, array("q", [*starts[:-1], len(text) + 5]).tobytes()),
+                (text, array("q", [3, *starts[1:]]).tobytes()), (text, array("q", [*starts[:-1], 2]).tobytes())]:
+        with pytest.raises(ValueError, match="kept"):
+            decode((bad[0], *cols[1:8], bad[1]))
+    got, ids, *_ = decode((text, *cols[1:8], array("q", [*starts[:-1], starts[-2]]).tobytes()))
+    assert got.find(srcs[3].path) is None  # its start is the one before's
+    live = KeptLive(got, ids)
+    assert srcs[3].path not in live
+    with pytest.raises(KeyError):
+        live[srcs[3].path]
+    assert live[srcs[1].path] == 1

@@ -54,6 +54,9 @@ def decode(cols: Columns) -> tuple[Sources, array[int], array[int], array[int], 
     out = Sources((paths, starts), split(sessions), split(projects), subs, agents, which)
     if not len(starts) == len(out.sessions) == len(got) == len(facts) // 3:
         raise ValueError("kept columns of unequal lengths")
+    if starts and not (starts[0] == 0 and (len(starts) == 1 or 0 < starts[-1] < len(paths))
+                       and (len(starts) == 1 or paths[starts[-1] - 1] == _SEP)):
+        raise ValueError("kept paths cut short")  # (the text not the one the starts were made over)
     return out, got, facts[0::3], facts[1::3], facts[2::3]
 
 
@@ -231,11 +234,15 @@ class Sources(Sequence[Source]):
             except ValueError:
                 return None
         text, starts = self._text
+        if not path:  # (no path is empty: "" is found everywhere)
+            return None
         at = text.find(path)
         while at >= 0:
             end = at + len(path)
             if (at == 0 or text[at - 1] == _SEP) and (end == len(text) or text[end] == _SEP):
-                return bisect_left(starts, at)  # a path starts there: one of the starts
+                k = bisect_left(starts, at)  # a path starts there: one of the starts
+                if k < len(starts) and starts[k] == at:  # (not so only in a damaged record)
+                    return k
             at = text.find(path, at + 1)
         return None
 
