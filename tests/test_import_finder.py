@@ -114,3 +114,24 @@ def test_the_launchers_import_the_package_through_it(tmp_path: Path) -> None:
     imported = [line for line in proc.stderr.decode().splitlines() if line.startswith("import 'session_watcher.")]
     assert any("session_watcher.state.handoffs" in line for line in imported)  # and more came through the finder
     assert sys.modules["session_watcher.hooks.finder"] is finder
+
+
+def test_a_package_found_by_it_gives_its_files_as_the_ordinary_loader(root: Path) -> None:
+    """`importlib.resources.files` of a package the finder found is its folder, `joinpath` of several
+    names included (the report page reads `joinpath("assets", name)`; it failed through the finder)."""
+    from importlib import resources
+
+    compiled(root / "pkg" / "__init__.py", "")
+    (root / "pkg" / "assets").mkdir()
+    (root / "pkg" / "assets" / "x.css").write_text("a{}")
+    spec = finder.find_spec("session_watcher.pkg")
+    assert spec is not None
+    assert spec.loader is finder
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["session_watcher.pkg"] = module
+    try:
+        spec.loader.exec_module(module)
+        assert resources.files("session_watcher.pkg").joinpath("assets", "x.css").read_text() == "a{}"
+        assert Path(str(resources.files("session_watcher.pkg"))) == root / "pkg"
+    finally:
+        del sys.modules["session_watcher.pkg"]

@@ -600,3 +600,38 @@ def test_html_with_no_cold_start_has_no_table_of_causes(tmp_path: Path) -> None:
     assert "undefined" not in page
     assert 'id="causes"' not in page
     assert report(tmp_path, "--projects", str(proj.parent)).stdout.count("cold starts: 0") == 1
+
+
+@pytest.mark.slow  # one process: the handoff modules not imported
+@pytest.mark.parametrize("kept", ["none", "folder", "index"])
+def test_the_restarts_taken_read_wherever_a_handoff_was_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: str) -> None:
+    """`restarts_taken` reads the handoffs taken here (and prices them) when their folder or their
+    index is there, each alone; with neither, none, and no handoff module's import."""
+    import session_watcher.sessions.restarts as restarts_module
+    from session_watcher.cli.report import restarts_taken
+    from session_watcher.state import handoffs
+
+    monkeypatch.setenv("SESSION_WATCHER_HOME", str(tmp_path / "home"))
+    asked: list[bool] = []
+
+    def from_machine() -> dict[str, Any]:
+        asked.append(True)
+        return {"restartsTaken": [{"kind": "handoff"}]}
+
+    monkeypatch.setattr(restarts_module, "from_machine", from_machine)
+    sid = "0a1b2c3d-0000-4000-8000-000000000001"
+    os.makedirs(os.path.dirname(handoffs.folder("taken")), mode=0o700)
+    if kept == "folder":
+        os.makedirs(handoffs.folder("taken"), mode=0o700)
+        Path(handoffs.taken_file(sid)).write_text("{}")
+    elif kept == "index":
+        Path(handoffs.index_file()).write_text(sid + "\n")
+    got = restarts_taken()
+    assert got == ([] if kept == "none" else [{"kind": "handoff"}])
+    assert asked == ([] if kept == "none" else [True])
+    probe = ("import sys; from session_watcher.cli.report import restarts_taken; "
+             "print(restarts_taken(), 'session_watcher.state.handoffs' in sys.modules)")
+    out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True, timeout=60,
+                         env={**env_for(tmp_path), "SESSION_WATCHER_HOME": str(tmp_path / "other")}, cwd=ROOT)
+    assert out.stdout.split() == ["[]", "False"]

@@ -25,6 +25,7 @@ _._fill_text  # cli/__init__.py: argparse's HelpFormatter calls it (help wrapped
 _.find_spec  # hooks/finder.py: the import system calls it (a finder on sys.meta_path)
 _.create_module  # hooks/finder.py: the import system calls it (a loader)
 _.exec_module  # hooks/finder.py: the import system calls it (a loader)
+_.get_resource_reader  # hooks/finder.py: importlib.resources calls it (a loader of packages)
 _.label_name  # otlp/promnames.py: the collector's label rule (tests/test_dashboard.py)
 _.metric_name  # otlp/promnames.py: the collector's metric rule (tools/dashboard.py builds the dashboard by it)
 _.handoff_command  # base/route.py: the route's one handoff command (tests/test_route.py)

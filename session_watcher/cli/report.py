@@ -79,6 +79,11 @@ def add_parser(sub: Any) -> None:
 
 def restarts_taken() -> list[dict[str, Any]]:
     """The restarts taken on this machine (the handoffs received here, priced), for every view."""
+    from session_watcher.base.paths import state_dir
+
+    kept = os.path.join(state_dir(), "handoffs")
+    if not (os.path.lexists(os.path.join(kept, "taken")) or os.path.lexists(os.path.join(kept, "taken.ids"))):
+        return []  # no handoff ever taken here (`state.handoffs`' folder and index): nothing to read
     from session_watcher.state.handoffs import taken_ids
 
     if not taken_ids():  # none taken here: nothing to replay or price (and no pricing's imports)

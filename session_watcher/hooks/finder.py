@@ -96,6 +96,18 @@ def exec_module(module: ModuleType) -> None:
     exec(loads(memoryview(data)[16:]), module.__dict__)  # noqa: S102,S302  # the package's own compiled code
 
 
+def get_resource_reader(name: str) -> Any:
+    """A package's files for `importlib.resources.files`, as the ordinary loader gives them (its
+    folder: `importlib.readers.FileReader`); without it `files` gave a stand-in whose `joinpath`
+    takes one name (the report page's `joinpath("assets", name)` failed)."""
+    from importlib.readers import FileReader  # only when a resource is asked for
+    from types import SimpleNamespace
+
+    spec: Any = sys.modules[name].__spec__
+    located: Any = SimpleNamespace(path=spec.origin)  # what FileReader reads of a loader: the source's path
+    return FileReader(located)
+
+
 def install() -> None:
     """First on `sys.meta_path`, for the package imported from where it is (once)."""
     me = sys.modules[__name__]

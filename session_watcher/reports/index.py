@@ -16,7 +16,7 @@ from itertools import compress
 
 from session_watcher.agents import agent_named
 from session_watcher.agents.source import Source
-from session_watcher.reports.kept import KeptFacts, Sources, decode, encode
+from session_watcher.reports.kept import KeptFacts, KeptLive, Sources, decode, encode
 from session_watcher.reports.scan import (
     HEAD_BYTES,
     NO_ROWS,
@@ -191,6 +191,11 @@ FULL_EVERY_NS = 600 * 10**9
 # the files read since the kept sources were written whole (`Index.kept_sources`) kept beside them, up
 # to this many; past it they are written whole again
 _KEPT_CHANGES = 256
+# the kept record's form, in its entry in `meta` (digest, files, changes, form): the record's columns
+# changed (2: the paths' starts) without a new schema (the first run lists again, nothing read again);
+# the code before read a 3-tuple entry and then the columns outside its guard, so it ended with an
+# internal error on this form's columns: a 4-tuple is damage to it (listed again), and a 3-tuple to this
+_KEPT_FORM = 2
 _new = tuple.__new__
 _MERGED = "merged-"  # the names of the merged sums' files among the reports' texts (`store_merged`)
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
@@ -410,7 +415,8 @@ class Index:
         quiet_before = self.quiet_before()
         whole = self._whole(sources, roots)
         if whole is not None and isinstance(sources, Sources):  # the last run's: only the files it would `stat`
-            known, check = self._checks(sources, whole, live, quiet_before)
+            live = KeptLive(sources, whole.ids)  # each path's id looked up when asked
+            known, check = self._checks(sources, whole, quiet_before)
         else:
             rows = conn.execute("SELECT id, size, mtime_ns, offset, path FROM files").fetchall()
             known = dict(zip([r[4].decode("utf-8", "surrogateescape") for r in rows], rows, strict=True))
@@ -455,13 +461,15 @@ class Index:
             base = None if delta is None else self._mapped(self._sources_file())
             if base is not None and delta is not None:
                 try:
-                    rec, (digest, files, changed) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
-                except (ValueError, EOFError, TypeError):  # a damaged file: listed again, and written
-                    return None
+                    rec, (digest, files, changed, form) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
+                    cols = decode(rec[5]) if form == _KEPT_FORM else None
+                except (ValueError, EOFError, TypeError):  # a damaged file (or an older one's columns):
+                    return None  # listed again, and written
                 finally:
                     base.release()
-                if digest == rec[4] and files == got.get("files", 0) and rec[3] == got.get("folders", 0):
-                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *decode(rec[5]), changed)
+                if (cols is not None and digest == rec[4] and files == got.get("files", 0)
+                        and rec[3] == got.get("folders", 0)):
+                    self._kept = Kept(rec[0], rec[1], rec[2], rec[3], rec[4], *cols, changed)
         kept = self._kept
         if not isinstance(kept, Kept) or kept.walk_roots != walk_roots:
             return None
@@ -477,23 +485,23 @@ class Index:
             return None
         return kept
 
-    def _checks(self, sources: Sources, kept: Kept, live: dict[str, int], quiet_before: int,
+    def _checks(self, sources: Sources, kept: Kept, quiet_before: int,
                 ) -> tuple[dict[str, Known], list[tuple[Source, Known | None]]]:
-        """`live` and the facts from the kept record, and the files to `stat` as `_unsure` picks them:
-        those the index saw change since `quiet_before` (every one on a full pass) and those not the
-        walk's (listed again each run by their agent)."""
+        """The facts from the kept record (the ids: `KeptLive`), and the files to `stat` as `_unsure`
+        picks them: those the index saw change since `quiet_before` (every one on a full pass) and
+        those not the walk's (listed again each run by their agent)."""
         ids, sizes, mtimes, offsets = kept.ids, kept.sizes, kept.mtimes, kept.offsets
         for k, (size, mtime, offset) in kept.changed.items():
             sizes[k], mtimes[k], offsets[k] = size, mtime, offset
-        live.update(zip(sources.paths, ids, strict=True))
         self.facts = KeptFacts(ids, sizes, mtimes, offsets)
         n = kept.walk_n  # `not 0 < mtime < quiet_before` at C speed, and every one past the walk's
         at = sorted({*compress(range(n), map(quiet_before.__le__, mtimes)),
                      *compress(range(n), map((0).__ge__, mtimes)), *range(n, len(sources))})
-        paths = sources.paths
-        self._positions = {paths[k]: k for k in at}
-        known: dict[str, Known] = {paths[k]: (ids[k], sizes[k], mtimes[k], offsets[k], b"") for k in at}
-        return known, [(sources[k], known[paths[k]]) for k in at]
+        checked = [sources[k] for k in at]
+        self._positions = {src[0]: k for src, k in zip(checked, at, strict=True)}
+        known: dict[str, Known] = {src[0]: (ids[k], sizes[k], mtimes[k], offsets[k], b"")
+                                   for src, k in zip(checked, at, strict=True)}
+        return known, [(src, known[src[0]]) for src in checked]
 
     def _keep_sources(self, conn: sqlite3.Connection, sources: Sequence[Source], roots: list[str],  # noqa: PLR0913, PLR0917
                       live: dict[str, int], kept: Kept | None, read: list[ToRead] | None, files: int,
@@ -512,9 +520,11 @@ class Index:
                 changed[self._positions[src.path]] = self.facts[live[src.path]]
             if read is not None and len(changed) <= _KEPT_CHANGES and not self._renumbered:
                 if read:
-                    conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed))))
+                    conn.execute(put, ("sources", marshal.dumps((kept.digest, files, changed, _KEPT_FORM))))
                 self._files_key = (kept.digest, changed)
                 return
+        if isinstance(live, KeptLive):  # walked whole below (the digest's marshal takes a plain table)
+            live = live.whole()
         digest = self._digest(live)
         self._files_key = (digest, {})
         if walk is None or (read is None and kept is not None) or len(live) != len(sources) or -1 in live.values():
@@ -528,7 +538,7 @@ class Index:
         if self.in_memory or not self._write_whole(self._sources_file(), [record]):
             conn.execute("DELETE FROM meta WHERE key = 'sources'")
             return
-        conn.execute(put, ("sources", marshal.dumps((digest, files, {}))))
+        conn.execute(put, ("sources", marshal.dumps((digest, files, {}, _KEPT_FORM))))
 
     def quiet_before(self) -> int:
         """The mtime (ns) before which a known file of an unchanged folder is taken as the index has it,

@@ -7,8 +7,9 @@ looks at (those it `stat`s, the sessions it folds)."""
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import accumulate, repeat
 
 from session_watcher.agents.source import Source
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 Facts = tuple[int, int, int]  # a file's size, mtime (ns) and the offset read up to
-Columns = tuple[str, str, str, bytes, list[str | None], bytes, bytes, bytes]
+Columns = tuple[str, str, str, bytes, list[str | None], bytes, bytes, bytes, bytes]
 _SEP = "\0"  # in no path, session id or folder name
 _new = tuple.__new__
 
@@ -31,21 +32,32 @@ def encode(sources: Sequence[Source], ids: Iterable[int], facts: list[Facts]) ->
     flat = array("q")
     for f in facts:
         flat.extend(f)
-    return (_SEP.join([s[0] for s in sources]), _SEP.join([s[1] for s in sources]),
+    paths = [s[0] for s in sources]
+    starts = array("q", accumulate([len(p) + 1 for p in paths[:-1]], initial=0) if paths else ())
+    return (_SEP.join(paths), _SEP.join([s[1] for s in sources]),
             _SEP.join([s[2] for s in sources]), bytes([s[3] for s in sources]), agents,
-            bytes([at[s[4]] for s in sources]), array("q", ids).tobytes(), flat.tobytes())
+            bytes([at[s[4]] for s in sources]), array("q", ids).tobytes(), flat.tobytes(), starts.tobytes())
 
 
 def decode(cols: Columns) -> tuple[Sources, array[int], array[int], array[int], array[int]]:
-    """(the sources, their file ids, sizes, mtimes, offsets) of `encode`'s columns."""
-    paths, sessions, projects, subs, agents, which, ids, flat = cols
+    """(the sources, their file ids, sizes, mtimes, offsets) of `encode`'s columns (ValueError: not
+    such columns). The paths stay one text with each one's start, split only when every one is
+    asked for (`Sources.paths`)."""
+    paths, sessions, projects, subs, agents, which, ids, flat, at = cols
     split = (lambda text: text.split(_SEP)) if paths else (lambda _text: [])
     facts = array("q")
     facts.frombytes(flat)
     got = array("q")
     got.frombytes(ids)
-    return (Sources(split(paths), split(sessions), split(projects), subs, agents, which), got,
-            facts[0::3], facts[1::3], facts[2::3])
+    starts = array("q")
+    starts.frombytes(at)
+    out = Sources((paths, starts), split(sessions), split(projects), subs, agents, which)
+    if not len(starts) == len(out.sessions) == len(got) == len(facts) // 3:
+        raise ValueError("kept columns of unequal lengths")
+    if starts and not (starts[0] == 0 and (len(starts) == 1 or 0 < starts[-1] < len(paths))
+                       and (len(starts) == 1 or paths[starts[-1] - 1] == _SEP)):
+        raise ValueError("kept paths cut short")  # (the text not the one the starts were made over)
+    return out, got, facts[0::3], facts[1::3], facts[2::3]
 
 
 if TYPE_CHECKING:
@@ -80,22 +92,167 @@ class KeptFacts(_Facts):
         return got
 
 
+if TYPE_CHECKING:
+    _Live = dict[str, int]
+else:
+    _Live = dict
+
+
+class KeptLive(_Live):
+    """Each kept source's file id by its path (`Index.refresh`'s `live` when the sources are the kept
+    record's): the paths this run set or took out held in the table, every other one found in the
+    record's paths when asked (a warm run asks for a few), so a large history's paths are neither
+    split nor hashed into a table of thousands; past `_ASKED` searched for (a run that keys every
+    session: a new `--since`, zone or guarded set), the whole table at once. Every path set must be
+    one of the sources (it is counted as one). Walked whole (`values`, `items`, iteration), it
+    becomes the whole table first (`whole`)."""
+
+    _ASKED = 16  # paths searched for; past it, the whole table (a search is a pass over the text)
+
+    def __init__(self, sources: Sources, ids: array[int]) -> None:
+        super().__init__()
+        self._sources, self._ids = sources, ids
+        self._gone: set[str] = set()  # taken out (not set again since)
+        self._whole = False
+        self._asked = 0
+
+    def whole(self) -> dict[str, int]:
+        """Every source's path and id as a plain table, in the sources' order (a path set since
+        where it was, with its new id; those taken out left out)."""
+        if not self._whole:
+            over = dict(dict.items(self))
+            dict.clear(self)
+            dict.update(self, zip(self._sources.paths, self._ids, strict=True))
+            dict.update(self, over)
+            for path in self._gone:
+                dict.pop(self, path, None)
+            self._whole = True
+        return dict(dict.items(self))
+
+    def _kept(self, path: object) -> int | None:
+        if self._whole or not isinstance(path, str) or path in self._gone:
+            return None
+        self._asked += 1
+        if self._asked > self._ASKED:  # a run that asks for every one (all sessions' keys): one table
+            self.whole()
+            got: int | None = dict.get(self, path)
+            return got
+        k = self._sources.find(path)
+        return None if k is None else self._ids[k]
+
+    def __missing__(self, path: str) -> int:
+        fid = self._kept(path)
+        if fid is None:
+            raise KeyError(path)
+        return fid
+
+    def __contains__(self, path: object) -> bool:
+        return dict.__contains__(self, path) or self._kept(path) is not None
+
+    def get(self, path: str, default: Any = None) -> Any:
+        return self[path] if path in self else default  # noqa: SIM401 (self.get is this)
+
+    def __len__(self) -> int:
+        return dict.__len__(self) if self._whole else len(self._sources) - len(self._gone)
+
+    def __setitem__(self, path: str, fid: int) -> None:
+        # (one of the sources: `refresh` sets only theirs; not searched for, as a full pass sets every one)
+        self._gone.discard(path)
+        dict.__setitem__(self, path, fid)
+
+    def pop(self, path: str, *default: Any) -> Any:
+        if path not in self:
+            if default:
+                return default[0]
+            raise KeyError(path)
+        fid = self[path]
+        dict.pop(self, path, None)
+        if not self._whole:
+            self._gone.add(path)
+        return fid
+
+    def __delitem__(self, path: str) -> None:
+        self.pop(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.whole())
+
+    def keys(self) -> Any:
+        return self.whole().keys()
+
+    def values(self) -> Any:
+        return self.whole().values()
+
+    def items(self) -> Any:
+        return self.whole().items()
+
+    def __eq__(self, other: object) -> bool:
+        return self.whole() == other
+
+    __hash__ = None  # (a dict's)
+
+    def __repr__(self) -> str:
+        return repr(self.whole())
+
+
 class Sources(Sequence[Source]):
     """Sources as columns: each one's path, session and project, whether it is a sub-agent's file,
     its agent (by its place in `agents`); a `Source` made only when one is asked for."""
 
-    def __init__(self, paths: list[str], sessions: list[str], projects: list[str], subs: bytes,
-                 agents: list[str | None], which: bytes) -> None:
-        self.paths, self.sessions, self.projects, self.subs = paths, sessions, projects, subs
+    def __init__(self, paths: list[str] | tuple[str, array[int]], sessions: list[str], projects: list[str],
+                 subs: bytes, agents: list[str | None], which: bytes) -> None:
+        # the paths as a list, or (kept) as one text and each one's start in it
+        self._paths: list[str] | None = paths if isinstance(paths, list) else None
+        self._text: tuple[str, array[int]] | None = None if isinstance(paths, list) else paths
+        self.sessions, self.projects, self.subs = sessions, projects, subs
         self.agents, self.which = agents, which
 
+    @property
+    def paths(self) -> list[str]:
+        """Every one's path (the kept text split once, when first asked for)."""
+        if self._paths is None:
+            assert self._text is not None
+            text = self._text[0]
+            self._paths = text.split(_SEP) if text else []
+        return self._paths
+
+    def path(self, k: int) -> str:
+        """The `k`-th one's path (cut from the kept text: no list of every path made)."""
+        if self._paths is not None or self._text is None:
+            return self.paths[k]
+        text, starts = self._text
+        k = range(len(starts))[k]  # (a negative place as a list takes it; IndexError past the end)
+        path: str = text[starts[k]:starts[k + 1] - 1 if k + 1 < len(starts) else len(text)]
+        return path
+
+    def find(self, path: str) -> int | None:
+        """The place of the first source of `path`, None when none is (the kept text searched at C
+        speed: no table of every path made for a few asked)."""
+        if self._text is None:
+            try:
+                return self.paths.index(path)
+            except ValueError:
+                return None
+        text, starts = self._text
+        if not path:  # (no path is empty: "" is found everywhere)
+            return None
+        at = text.find(path)
+        while at >= 0:
+            end = at + len(path)
+            if (at == 0 or text[at - 1] == _SEP) and (end == len(text) or text[end] == _SEP):
+                k = bisect_left(starts, at)  # a path starts there: one of the starts
+                if k < len(starts) and starts[k] == at:  # (not so only in a damaged record)
+                    return k
+            at = text.find(path, at + 1)
+        return None
+
     def __len__(self) -> int:
-        return len(self.paths)
+        return len(self.sessions)
 
     def __getitem__(self, k: int | slice) -> Any:
         if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(len(self.paths)))]
-        return _new(Source, (self.paths[k], self.sessions[k], self.projects[k], bool(self.subs[k]),
+            return [self[i] for i in range(*k.indices(len(self.sessions)))]
+        return _new(Source, (self.path(k), self.sessions[k], self.projects[k], bool(self.subs[k]),
                              self.agents[self.which[k]]))
 
     def __iter__(self) -> Iterator[Source]:
@@ -104,6 +261,8 @@ class Sources(Sequence[Source]):
 
     def head(self, n: int) -> Sources:
         """The first `n`."""
+        if n == len(self):
+            return self
         return Sources(self.paths[:n], self.sessions[:n], self.projects[:n], self.subs[:n], self.agents,
                        self.which[:n])
 
