@@ -403,3 +403,28 @@ def test_kept_paths_whose_starts_do_not_fit_the_text_are_damage_not_an_error() -
     with pytest.raises(KeyError):
         live[srcs[3].path]
     assert live[srcs[1].path] == 1
+
+
+def test_a_kept_record_damaged_inside_is_listed_again_not_an_error(quiet: Path, tmp_path: Path) -> None:
+    """Damage inside the kept record's file that its own checks cannot see (a start moved within the
+    text: the paths cut there are none, one holding the separator) is caught by the record's check
+    (`_seal`): the run lists again and shows a cold build's figures. Before, every report ended with
+    an internal error (`stat`: embedded null byte) until a folder changed."""
+    import marshal
+
+    index = tmp_path / "i.sqlite3"
+    for _ in range(2):
+        run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0)
+    record = tmp_path / "i-sources"
+    data = record.read_bytes()
+    rec = marshal.loads(data)
+    starts = array("q", rec[5][8])
+    assert len(starts) > 2
+    starts[1] -= 1  # still within the text, after the first: no check of `decode` sees it
+    damaged = marshal.dumps((*rec[:5], (*rec[5][:8], starts.tobytes())))
+    assert len(damaged) == len(data) - 4
+    record.write_bytes(damaged + data[-4:])  # the file's own check left as it was
+    grow(quiet / "-home-a" / f"{AE}.jsonl", "msg_after_the_damage")
+    doc = json.loads(run_report_json([str(quiet)], str(index), now=1.8e9, utc_offset=3600.0))
+    assert figures(doc) == cold([quiet], tmp_path, "damaged")
+    assert marshal.loads(record.read_bytes())[5][8] != starts.tobytes()  # written again whole

@@ -196,6 +196,24 @@ _KEPT_CHANGES = 256
 # the code before read a 3-tuple entry and then the columns outside its guard, so it ended with an
 # internal error on this form's columns: a 4-tuple is damage to it (listed again), and a 3-tuple to this
 _KEPT_FORM = 2
+
+
+def _seal(record: bytes | memoryview) -> bytes:
+    """The kept record's check, written after it: its CRC-32 (4 bytes). Its paths are one text cut at
+    the starts kept beside it; a start moved by damage inside the file cut paths that are none (one
+    with a NUL ended every report with an internal error until a folder changed)."""
+    import zlib
+
+    return zlib.crc32(record).to_bytes(4, "big")
+
+
+def _sealed(data: memoryview) -> Any:
+    """The record of a kept file whose check holds (ValueError otherwise: damage, listed again)."""
+    import marshal
+
+    if len(data) < 4 or _seal(data[:-4]) != data[-4:]:
+        raise ValueError("the kept record's check does not hold")
+    return marshal.loads(data[:-4])  # noqa: S302 (the project's own cache file)
 _new = tuple.__new__
 _MERGED = "merged-"  # the names of the merged sums' files among the reports' texts (`store_merged`)
 _IN_MAX = 900  # file ids bound in one `IN (...)` (SQLite before 3.32 took at most 999 variables)
@@ -461,7 +479,7 @@ class Index:
             base = None if delta is None else self._mapped(self._sources_file())
             if base is not None and delta is not None:
                 try:
-                    rec, (digest, files, changed, form) = marshal.loads(base), marshal.loads(delta)  # noqa: S302
+                    rec, (digest, files, changed, form) = _sealed(base), marshal.loads(delta)  # noqa: S302
                     cols = decode(rec[5]) if form == _KEPT_FORM else None
                 except (ValueError, EOFError, TypeError):  # a damaged file (or an older one's columns):
                     return None  # listed again, and written
@@ -535,7 +553,7 @@ class Index:
         # the record in a file of its own (mapped, not read through the database's pages), its
         # digest and the counts it holds for in the database
         record = marshal.dumps((roots, walk[0], walk[1], row[0] if row else 0, digest, cols))
-        if self.in_memory or not self._write_whole(self._sources_file(), [record]):
+        if self.in_memory or not self._write_whole(self._sources_file(), [record, _seal(record)]):
             conn.execute("DELETE FROM meta WHERE key = 'sources'")
             return
         conn.execute(put, ("sources", marshal.dumps((digest, files, {}, _KEPT_FORM))))
