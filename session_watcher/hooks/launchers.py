@@ -11,10 +11,10 @@ and a flush that fails (the reader went away) changes nothing (docs/benchmarks.m
 The package's modules are found by their names (`hooks.finder`: each from its own `.pyc`, as the
 ordinary loader would take it, without the generic search). The cyclic collector's first generation
 is collected every 10,000 new containers instead of every 700 (`GC_THRESHOLD`): a fold adds some
-5,000 that live to its end (its modules' functions, classes and constants, the state), so the five
-first-generation and one second-generation passes a fold made, which freed nothing, are not made;
-a status line that folds a call costs 5-8 % less CPU, and cyclic garbage stays bounded in a long
-catch-up (docs/architecture.md, the trick audit). A bundle of the modules' compiled code paid
+4,000-4,500 that live to its end (its modules' functions, classes and constants, the state), so the
+five first-generation passes a fold made (and the status line's one second-generation pass), which
+freed nothing, are not made; the status line that folds a call costs 5-8 % less CPU, and cyclic
+garbage stays bounded in a long catch-up (docs/architecture.md, the trick audit). A bundle of the modules' compiled code paid
 under the 5 % a trick must pay (docs/benchmarks.md).
 
 `session-watcher`, the command, is written too when the venv has none (the plugin route puts the
