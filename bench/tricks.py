@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from bench import run as bench_run
 from bench import versus
+from session_watcher.hooks.launchers import GC_THRESHOLD
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -122,7 +123,8 @@ def launcher_variants(launcher: Path, tmp: Path, unmeasured: list[str]) -> dict[
     text = launcher.read_text()
     cuts = {
         "no os._exit": ("os._exit", "import os\nos._exit(rc)\n", "raise SystemExit(rc)\n"),
-        "gc on": ("gc off", "gc.disable()\n", ""),
+        "gc at 700": (f"the collector's first generation at {GC_THRESHOLD:,}",
+                      f"gc.set_threshold({GC_THRESHOLD})\n", ""),
         "ordinary imports": ("the import finder", "from session_watcher.hooks.finder import install\ninstall()\n", ""),
     }
     out: dict[str, tuple[str, Path]] = {}

@@ -135,3 +135,18 @@ def test_a_package_found_by_it_gives_its_files_as_the_ordinary_loader(root: Path
         assert Path(str(resources.files("session_watcher.pkg"))) == root / "pkg"
     finally:
         del sys.modules["session_watcher.pkg"]
+
+
+@pytest.mark.slow  # starts a process
+def test_the_launchers_raise_the_collectors_first_threshold_before_the_package_loads() -> None:
+    """The launcher's own lines up to its entry point's import, run as the launcher runs
+    (`python -I -S`), leave the collector's first generation at GC_THRESHOLD, not CPython's 700
+    (docs/architecture.md, the trick audit), and the collector on."""
+    from session_watcher.hooks.launchers import GC_THRESHOLD
+
+    path = Path(launcher("hook")[-1])
+    head = path.read_text().split("\nfrom session_watcher.hooks.entry")[0]
+    probe = head + "\nimport gc\nprint(gc.get_threshold()[0], gc.isenabled())\n"
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, timeout=60, check=True)
+    assert out.stdout.decode().split() == [str(GC_THRESHOLD), "True"]
+    assert GC_THRESHOLD != 700  # the probe can tell the two apart
