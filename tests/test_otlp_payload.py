@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -21,8 +22,6 @@ from session_watcher.sessions.replay import replay
 from tests.oracle import FIXTURES
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from session_watcher.core.shapes import OtlpConfig
 
 COLD = FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"
@@ -273,3 +272,50 @@ def test_a_lifetime_class_is_one_the_guard_prices_a_cache_by() -> None:
     assert payload.lifetime_classes([{"agent": "codex", "model": "gpt-5.3-codex"}], None) == ["5m", "1h", "codex-10m"]
     assert payload.lifetime_classes([{"agent": "claude-code", "model": "GPT-6.2-sol"}], None) == \
         ["5m", "1h", "codex-30m"]
+
+
+def _codex_home(tmp: Path, otel: str) -> str:
+    """A Codex home whose config.toml holds `otel` (TOML) after a model setting, as a user's does."""
+    home = tmp / "codex-home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text('model = "gpt-5.2-codex"\n\n' + otel)
+    return str(home)
+
+
+def test_codexs_otel_exporter_says_where_after_claude_codes_settings(tmp_path: Path) -> None:
+    """Codex's `[otel]` OTLP/HTTP exporter (its `metrics_exporter`, else `exporter`, else
+    `trace_exporter`) is the endpoint where Claude Code's settings name none: its protocol and headers
+    with it, "auto" no longer nowhere to go; Claude Code's endpoint, [otlp] and a URL win over it, and
+    its headers never go to another collector; a gRPC exporter, or a config that is no TOML, is none."""
+    auto = config.DEFAULTS["otlp"].copy()
+    codex = _codex_home(tmp_path, '[otel]\nenvironment = "dev"\n'
+                                  '[otel.exporter."otlp-http"]\nendpoint = "http://127.0.0.1:4318/v1/logs"\n'
+                                  'protocol = "json"\n[otel.exporter."otlp-http".headers]\n"x-otlp-api-key" = "k1"\n')
+    env = {**_settings_files(tmp_path, {}, None), "CODEX_HOME": codex, "CLAUDE_CODE_ENABLE_TELEMETRY": "1"}
+    t = settings.resolve(auto, env)
+    assert t.urls == {"metrics": "http://127.0.0.1:4318/v1/metrics", "logs": "http://127.0.0.1:4318/v1/logs"}
+    assert (t.protocol, t.headers, t.source) == ("http/json", {"x-otlp-api-key": "k1"}, "codex config")
+    t = settings.resolve({**auto, "protocol": "http/protobuf", "headers": {"x-otlp-api-key": "k2"}}, env)
+    assert (t.protocol, t.headers) == ("http/protobuf", {"x-otlp-api-key": "k2"})  # [otlp] over Codex's
+    for given in ({"endpoint": "http://mine:4318"}, {}):
+        t = settings.resolve({**auto, **given}, env, url=None if given else "http://arg:4318")
+        assert t.headers == {} and "127.0.0.1" not in t.urls["metrics"]  # Codex's headers stay with its collector
+    (tmp_path / "other").mkdir()
+    claude = {**_settings_files(tmp_path / "other", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://claude:4318"}, None),
+              "CODEX_HOME": codex}
+    t = settings.resolve(auto, claude)
+    assert (t.urls["metrics"], t.source, t.headers) == ("http://claude:4318/v1/metrics", "environment", {})
+    # the metrics exporter first; a gRPC one is no OTLP/HTTP endpoint: the next one is taken
+    both = _codex_home(tmp_path, '[otel]\nexporter = { otlp-http = { endpoint = "http://logs:4318/v1/logs" } }\n'
+                                 'metrics_exporter = { otlp-http = { endpoint = "https://m.example:443/v1/metrics", '
+                                 'protocol = "binary" } }\n'
+                                 'trace_exporter = { otlp-grpc = { endpoint = "http://t:4317" } }\n')
+    t = settings.resolve(auto, {**env, "CODEX_HOME": both})
+    assert (t.urls["logs"], t.protocol) == ("https://m.example:443/v1/logs", "http/protobuf")
+    Path(both, "config.toml").write_text('[otel]\nexporter = { otlp-grpc = { endpoint = "http://g:4317" } }\n'
+                                         'trace_exporter = { otlp-http = { endpoint = "http://t:4318/v1/traces" } }\n')
+    assert settings.resolve(auto, {**env, "CODEX_HOME": both}).urls["metrics"] == "http://t:4318/v1/metrics"
+    for text in ('[otel]\nexporter = { otlp-grpc = { endpoint = "http://g:4317" } }\n', "[otel\nexporter = 1"):
+        Path(both, "config.toml").write_text(text)
+        with pytest.raises(NoTarget, match="nor does Codex's"):
+            settings.resolve(auto, {**env, "CODEX_HOME": both})
