@@ -191,3 +191,111 @@ def test_identity_waits_for_the_user_id_of_a_first_start(tmp_path: Path, monkeyp
     state.write_text(json.dumps({"oauthAccount": {"organizationUuid": "org-1"}}))  # never gets one: what it holds
     assert settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {}) == {"organization.id": "org-1"}
     assert len(waits) == settings.IDENTITY_TRIES - 1  # a bounded wait
+
+
+def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object, ...]]:
+    """`export --otlp` over `projects`: the data points the receiver got (the lifetimes' time, the
+    export's now, left out), in order; `replays` gets the transcripts replayed."""
+    ns = argparse.Namespace(otlp=r.url, since=None, projects=[str(projects)], dry_run=False)
+    replays.clear()
+    r.requests.clear()
+    assert backfill.command(ns) == 0
+    return [(p.name, sorted(p.attributes.items()), p.value, p.start,
+             None if p.name == "session_watcher.cache.lifetime" else p.time) for p in r.points()]
+
+
+def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run again with nothing changed, `export --otlp` replays no session and sends the very same
+    request; one transcript changed (its mtime), that one is replayed; a handoff's parent changed, it
+    and its child are (the restart priced again). The same request each time: every figure is a
+    replay's. The cliff `report` inferred changed (every fold's cache lifetime), every session is,
+    and sends what an export that keeps nothing sends."""
+    import shutil
+
+    from session_watcher.otlp.backfill import cache_file as backfill_cache
+    from session_watcher.sessions import replay
+    from tests.test_restarts import PARENT, _child
+
+    projects = tmp_path / "projects"
+    folder = projects / "-home-USER-proj"
+    folder.mkdir(parents=True)
+    for src in (SHORT, FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"):
+        (folder / src.name).write_bytes(src.read_bytes())
+    shutil.copy(PARENT, folder / PARENT.name)
+    child = _child(folder, PARENT.stem, 40_000, 0.2)
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        first = _sent(projects, r, replays)
+        assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
+        assert "session_watcher.restart.realized_saving" in {p[0] for p in first}
+        assert _sent(projects, r, replays) == first
+        assert replays == []
+        st = (folder / SHORT.name).stat()
+        os.utime(folder / SHORT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+        assert _sent(projects, r, replays) == first
+        assert replays == [SHORT.name]
+        st = (folder / PARENT.name).stat()
+        os.utime(folder / PARENT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+        assert _sent(projects, r, replays) == first
+        assert sorted(replays) == sorted([PARENT.name, child.name])  # the parent's change, and the restart's pricing
+        Path(paths.cliff_file()).parent.mkdir(parents=True, exist_ok=True)
+        Path(paths.cliff_file()).write_text('{"5m": 240}')  # every fold's cache lifetime: all again
+        then = _sent(projects, r, replays)
+        assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
+        os.unlink(backfill_cache())
+        assert _sent(projects, r, replays) == then  # what an export that keeps nothing sends
+        assert len(replays) == len(list(folder.glob("*.jsonl")))
+
+
+def test_export_shows_its_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr a terminal: a bar counting the sessions up to all of them, cleared at the end; not a
+    terminal: nothing (the OTLP/JSON of --dry-run on stdout either way)."""
+    import io
+    import pty
+    import sys
+
+    from session_watcher.reports.collect import Progress
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    for src in sorted(TRANSCRIPTS.glob("*.jsonl")):
+        (folder / src.name).write_bytes(src.read_bytes())
+    ns = argparse.Namespace(otlp="http://127.0.0.1:9", since=None, projects=[str(folder)], dry_run=True)
+    monkeypatch.setattr(Progress, "DELAY", 0.0)
+    leader, follower = pty.openpty()
+    term = io.TextIOWrapper(io.FileIO(follower, "w"), write_through=True)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setattr(sys, "stderr", term)
+    try:
+        assert backfill.command(ns) == 0
+        os.set_blocking(leader, False)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        term.close()
+        os.close(leader)
+    frames = [f for f in seen.decode().split("\r") if f.startswith("replaying sessions")]
+    counts = [int(f.rsplit(" ", 1)[1].split("/")[0]) for f in frames]
+    n = len(list(folder.glob("*.jsonl")))
+    assert counts == sorted(counts)
+    assert counts[-1] == n
+    assert f"{n}/{n}" in frames[-1]
+    assert seen.endswith(b"\r")
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert backfill.command(ns) == 0
+    assert quiet.getvalue() == ""

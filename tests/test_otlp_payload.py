@@ -299,7 +299,8 @@ def test_codexs_otel_exporter_says_where_after_claude_codes_settings(tmp_path: P
     assert (t.protocol, t.headers) == ("http/protobuf", {"x-otlp-api-key": "k2"})  # [otlp] over Codex's
     for given in ({"endpoint": "http://mine:4318"}, {}):
         t = settings.resolve({**auto, **given}, env, url=None if given else "http://arg:4318")
-        assert t.headers == {} and "127.0.0.1" not in t.urls["metrics"]  # Codex's headers stay with its collector
+        assert t.headers == {}  # Codex's headers stay with its collector
+        assert "127.0.0.1" not in t.urls["metrics"]
     (tmp_path / "other").mkdir()
     claude = {**_settings_files(tmp_path / "other", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://claude:4318"}, None),
               "CODEX_HOME": codex}

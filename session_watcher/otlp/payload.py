@@ -141,6 +141,12 @@ class Batch:
         }]} if metrics else {"resourceMetrics": []}
 
 
+# what of a status document the figures below read (`session_attributes`, `add_session`,
+# `lifetime_classes`): all `export --otlp` keeps of a replay between runs (otlp.backfill)
+DOC_KEYS = ("sessionId", "agent", "model", "parentSession", "lamp", "x", "xSweet", "L", "bDefault", "savingUsd",
+            "warmth", "firstTs", "advice", "coldReturns", "calls", "warmthTokens")
+
+
 def session_attributes(doc: Mapping[str, Any], common: Attrs, project: str | None) -> dict[str, Any]:
     """A session's point attributes: Claude Code's (`session.id`, `model`, and `common`: `user.id`
     and the user's resource attributes, which Claude Code repeats on every point), the `agent`
