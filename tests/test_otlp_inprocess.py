@@ -195,13 +195,14 @@ def test_identity_waits_for_the_user_id_of_a_first_start(tmp_path: Path, monkeyp
 
 def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object, ...]]:
     """`export --otlp` over `projects`: the data points the receiver got (the lifetimes' time, the
-    export's now, left out), in order; `replays` gets the transcripts replayed."""
+    export's now, left out), sorted (the sessions go oldest first: a touched one moves); `replays`
+    gets the transcripts replayed."""
     ns = argparse.Namespace(otlp=r.url, since=None, projects=[str(projects)], dry_run=False)
     replays.clear()
     r.requests.clear()
     assert backfill.command(ns) == 0
-    return [(p.name, sorted(p.attributes.items()), p.value, p.start,
-             None if p.name == "session_watcher.cache.lifetime" else p.time) for p in r.points()]
+    return sorted((p.name, sorted(p.attributes.items()), p.value, p.start,
+                   None if p.name == "session_watcher.cache.lifetime" else p.time) for p in r.points())
 
 
 def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
