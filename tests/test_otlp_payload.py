@@ -320,3 +320,16 @@ def test_codexs_otel_exporter_says_where_after_claude_codes_settings(tmp_path: P
         Path(both, "config.toml").write_text(text)
         with pytest.raises(NoTarget, match="nor does Codex's"):
             settings.resolve(auto, {**env, "CODEX_HOME": both})
+
+
+def test_a_forks_copied_calls_count_in_its_parent_only() -> None:
+    """A fork's status document says how many of its calls are its parent's copies (the first ones,
+    to `inheritedTo`): its calls counter leaves them out, and so do its advice events (the alerts its
+    fold fired again on them were the parent's); another session's are as they were."""
+    doc = {"sessionId": "f", "firstTs": 10.0, "calls": 5, "inheritedCalls": 4, "inheritedTo": 4}
+    batch = payload.Batch()
+    payload.add_session(batch, doc, {"session.id": "f"}, 20.0)
+    assert [p["asInt"] for p in batch.points["session_watcher.calls"]] == ["1"]
+    alerts = [{"kind": "gate", "call": 3}, {"kind": "gate", "call": 4}, {"kind": "backstop", "call": 5}]
+    assert payload.own_alerts(doc, alerts) == [alerts[2]]
+    assert payload.own_alerts({"calls": 5}, alerts) == alerts

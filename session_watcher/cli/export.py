@@ -235,7 +235,7 @@ def _send_batch(ns: argparse.Namespace, where: tuple[Any, OtlpConfig, Any], prog
         attrs = payload.session_attributes(doc, target.common, project)
         payload.add_session(batch, doc, attrs, last)
         known = set((done.get(doc["sessionId"]) or {}).get("events") or [])
-        for alert in alerts if otlp.get("events", True) else []:
+        for alert in payload.own_alerts(doc, alerts) if otlp.get("events", True) else []:
             key = payload.alert_key(alert)
             rec = None if key in known else payload.advice_record(alert, attrs, now)
             if rec is not None:
