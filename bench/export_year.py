@@ -1,5 +1,5 @@
 """`export --otlp` over a year of history, against an earlier build, interleaved:
-``python -m bench.export_year HOME [--old ROOT] [--rounds 3]``.
+``python -m bench.export_year HOME --old ROOT [--new ROOT] [--rounds 3]``.
 
 HOME is a year made by `python -m bench.year OUT` (OUT/home). Each round, in turn: the earlier
 build's export (`--old ROOT`: its package root, on PYTHONPATH; every run replays every session) on
@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("home", type=Path)
     ap.add_argument("--old", type=Path, required=True, help="the earlier build's package root")
+    ap.add_argument("--new", type=Path, default=ROOT, help="this build's package root (default: this checkout)")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args(argv)
     rows: dict[str, list[tuple[float, float]]] = {"earlier build": [], "cold": [], "warm": [], "one changed": []}
@@ -59,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     with Receiver() as r, tempfile.TemporaryDirectory(prefix="sw-export-year-") as tmp:
         for n in range(a.rounds):
             mine = Path(tmp, f"new{n}")
-            for name, root, state in (("earlier build", a.old, Path(tmp, f"old{n}")), ("cold", ROOT, mine),
-                                      ("warm", ROOT, mine), ("one changed", ROOT, mine)):
+            for name, root, state in (("earlier build", a.old, Path(tmp, f"old{n}")), ("cold", a.new, mine),
+                                      ("warm", a.new, mine), ("one changed", a.new, mine)):
                 if name == "one changed":
                     st = changed.stat()
                     os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
