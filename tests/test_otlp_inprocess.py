@@ -300,3 +300,37 @@ def test_export_shows_its_progress_on_a_terminal_only(tmp_path: Path, monkeypatc
     monkeypatch.setattr(sys, "stderr", quiet)
     assert backfill.command(ns) == 0
     assert quiet.getvalue() == ""
+
+
+def test_a_projects_config_changed_its_sessions_are_replayed_again(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session whose folder is there folds with its project's config: that config changed (its
+    `.claude/session-watcher.toml`), the next export replays the session; nothing changed, it does not."""
+    from session_watcher.sessions import replay
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    cwd = b'"cwd":' + json.dumps(str(proj)).encode()
+    text = SHORT.read_bytes().replace(b'"cwd":"/home/marco/projects/spotter"', cwd)
+    (folder / "inproj.jsonl").write_bytes(text)
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        _sent(folder, r, replays)
+        assert replays == ["inproj.jsonl"]
+        _sent(folder, r, replays)
+        assert replays == []
+        (proj / ".claude").mkdir()
+        (proj / ".claude" / "session-watcher.toml").write_text("gate_min_calls = 3\n")
+        _sent(folder, r, replays)
+        assert replays == ["inproj.jsonl"]
+        _sent(folder, r, replays)
+        assert replays == []
