@@ -297,8 +297,8 @@ def test_codexs_otel_exporter_says_where_after_claude_codes_settings(tmp_path: P
     assert (t.protocol, t.headers, t.source) == ("http/json", {"x-otlp-api-key": "k1"}, "codex config")
     t = settings.resolve({**auto, "protocol": "http/protobuf", "headers": {"x-otlp-api-key": "k2"}}, env)
     assert (t.protocol, t.headers) == ("http/protobuf", {"x-otlp-api-key": "k2"})  # [otlp] over Codex's
-    for given in ({"endpoint": "http://mine:4318"}, {}):
-        t = settings.resolve({**auto, **given}, env, url=None if given else "http://arg:4318")
+    for endpoint in ("http://mine:4318", ""):
+        t = settings.resolve({**auto, "endpoint": endpoint}, env, url=None if endpoint else "http://arg:4318")
         assert t.headers == {}  # Codex's headers stay with its collector
         assert "127.0.0.1" not in t.urls["metrics"]
     (tmp_path / "other").mkdir()
@@ -333,3 +333,34 @@ def test_a_forks_copied_calls_count_in_its_parent_only() -> None:
     alerts = [{"kind": "gate", "call": 3}, {"kind": "gate", "call": 4}, {"kind": "backstop", "call": 5}]
     assert payload.own_alerts(doc, alerts) == [alerts[2]]
     assert payload.own_alerts({"calls": 5}, alerts) == alerts
+
+
+def test_the_metrics_message_built_directly_is_the_one_parsedict_makes() -> None:
+    """`protomsg` builds the request of every session of the fixtures (their replays, with the
+    lifetimes, a restart's saving, user attributes of each kind) as the very bytes `json_format.ParseDict`
+    makes of the document; a document of a shape it does not know goes ParseDict's way in `wire`."""
+    import copy
+    import glob
+
+    from session_watcher.otlp import protomsg
+
+    batch = payload.Batch()
+    common = {"user.id": "u", "team.size": 3, "ratio": 0.5, "on": True}
+    for path in sorted(glob.glob(str(FIXTURES / "**" / "*.jsonl"), recursive=True)):
+        if "subagents" in path:
+            continue
+        doc, _ = replay(path, with_trace=False)
+        payload.add_session(batch, doc, payload.session_attributes(doc, common, "proj"), NOW)
+    payload.add_lifetimes(batch, None, common, NOW, ["5m", "1h", "codex-30m"])
+    payload.add_restart(batch, {"kind": "handoff", "savingUsd": 0.0, "parent": "p", "firstCall": 2}, common, NOW)
+    req = batch.request({"service.name": "session-watcher", "os.type": "linux"}, "0.1.0")
+    assert len(batch.points) >= len(payload.CATALOGUE) - 1  # all but the restarts (no handoff among them)
+    want = json_format.ParseDict(req, ExportMetricsServiceRequest()).SerializeToString(deterministic=True)
+    assert protomsg.metrics_request(req).SerializeToString(deterministic=True) == want
+    assert wire.encode(req, "http/protobuf", "metrics")[0] == want
+    odd = copy.deepcopy(req)
+    odd["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["gauge"]["dataPoints"][0]["flags"] = 1
+    with pytest.raises(ValueError, match=r"session_watcher\.lamp"):
+        protomsg.metrics_request(odd)
+    assert ExportMetricsServiceRequest.FromString(wire.encode(odd, "http/protobuf", "metrics")[0]) == \
+        json_format.ParseDict(odd, ExportMetricsServiceRequest())
