@@ -87,3 +87,41 @@ def test_the_live_exporter_counts_a_forks_copied_calls_in_the_parent_only(tmp_pa
         calls = r.points("session_watcher.calls")
     assert [(p.attributes["session.id"], p.value) for p in calls] == [(CHILD, 1)]
     assert calls[0].start == int(nanos(_own_first_call(CHILD)))
+
+
+def _forked(tmp_path: Path, parent: Path, child: str) -> Path:
+    """The fork of `parent` as the client writes it: every line copied under the fork's
+    `sessionId`, each call naming the parent in `requestSessionId`."""
+    out = tmp_path / f"{child}.jsonl"
+    lines = []
+    for line in parent.read_text().splitlines():
+        rec = json.loads(line)
+        was = rec.get("sessionId")
+        rec["sessionId"] = child
+        if rec.get("type") == "assistant":
+            rec["requestSessionId"] = was
+        lines.append(json.dumps(rec))
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_a_forks_first_hook_tells_no_advice_its_parent_was_given(tmp_path: Path) -> None:
+    """The parent's gate fired on its last calls (news at its end: the hook tells it). A fork of it
+    holds copies of those calls; its first hook folds them and fires the gate again, which stays in
+    the state (`status`, the page) but is the parent's advice, already told: no message for it."""
+    from tests.test_gate import overstaying
+
+    cfg = Path(paths.user_config_file())
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('guard = "off"\n[notify]\nchannels = ["message"]\nfallback = "none"\n')
+    parent = overstaying(tmp_path, calls=27)  # its gate (call 25) is news at its end
+    told = hook("UserPromptSubmit", payload("overstay", parent, "UserPromptSubmit", prompt="go on"))
+    assert told.returncode == 0
+    assert json.loads(told.stdout)["systemMessage"].startswith("session-watcher: ")
+    fork = _forked(tmp_path, parent, "forked")
+    run = hook("UserPromptSubmit", payload("forked", fork, "UserPromptSubmit", prompt="go on"))
+    assert (run.returncode, run.stdout) == (0, b"")
+    proc = sw("status", "--session", "forked", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["calls"], doc["inheritedCalls"]) == (27, 27)
