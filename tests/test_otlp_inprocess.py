@@ -334,3 +334,71 @@ def test_a_projects_config_changed_its_sessions_are_replayed_again(tmp_path: Pat
         assert replays == ["inproj.jsonl"]
         _sent(folder, r, replays)
         assert replays == []
+
+
+def test_a_transcript_rewritten_to_its_old_size_and_mtime_is_replayed(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transcript whose bytes change but whose size and mtime are set back as they were (a copy
+    with `cp -p`, a restore, `touch -d`): its inode's change time moved, so the next export replays
+    it and sends the new figures."""
+    import re
+
+    from session_watcher.sessions import replay
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    t = folder / SHORT.name
+    t.write_bytes(SHORT.read_bytes())
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        st = t.stat()
+        text = t.read_text()
+        *_, last = re.finditer(r'"cache_read_input_tokens":([1-9])', text)
+        digit = "2" if last.group(1) != "2" else "3"
+        t.write_text(text[:last.start(1)] + digit + text[last.end(1):])
+        os.utime(t, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert (t.stat().st_size, t.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+        then = _sent(folder, r, replays)
+        assert replays == [SHORT.name]
+        assert then != first
+
+
+@pytest.mark.parametrize("bad", [{"folder": [1]}, {"folder": {}}, {"config": 7}, {"doc": "x"}, {"doc": {}},
+                                 {"last": "x"}, {"last": None}, {"alerts": 5}, {"alerts": ["a"]},
+                                 {"idle": "ab"}, {"idle": [{"child": 1}]}, {"idle": [{"child": "c", "firstCall": "x"}]},
+                                 {"handoff": {"parent": "p", "sig": None, "doc": "x"}}, None, [], "entry"])
+def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      bad: object) -> None:
+    """backfill.json edited by hand, or by another build, with its key and a transcript's signature
+    as they are but an entry's fields of other types: that transcript is replayed, and the export
+    sends what it sent, never stops on them."""
+    from session_watcher.otlp.backfill import cache_file
+    from session_watcher.sessions import replay
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    (folder / SHORT.name).write_bytes(SHORT.read_bytes())
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        doc = json.loads(Path(cache_file()).read_text())
+        [(path, entry)] = doc["sessions"].items()
+        doc["sessions"][path] = {**entry, **bad} if isinstance(bad, dict) else bad
+        Path(cache_file()).write_text(json.dumps(doc))
+        assert _sent(folder, r, replays) == first
+        assert replays == [SHORT.name]

@@ -4,11 +4,12 @@ only when it changed.
 Per transcript, `<state dir>/otlp/backfill.json` keeps what the export reads of its replay: the
 status document's figures (`payload.DOC_KEYS`), the alerts it fired, its last call's time, the idle
 compactions it took, and for a handoff's fresh session the restart priced against its parent. An
-entry holds while its transcript and its subagent files have the same size and mtime (nanoseconds),
-the config its project's fold reads is the same, and so is its parent's transcript for a handoff;
-the whole file holds while the package (its version and its files' mtimes), the cliff `report`
-inferred and this file's schema are the same. Anything else is replayed again, as the first run did:
-the figures sent are the same, only not computed twice.
+entry holds while its transcript and its subagent files have the same size, mtime, inode change
+time (nanoseconds) and inode, the config its project's fold reads is the same, and so is its
+parent's transcript for a handoff; the whole file holds while the package (its version and its
+files' mtimes), the cliff `report` inferred and this file's schema are the same. Anything else is
+replayed again, as the first run did: the figures sent are the same, only not computed twice. An
+entry of other types than these (`sound`) is none.
 
 Bounded: an entry per transcript exported, those whose file went are dropped on the next write; a
 file that cannot be read or is of another version is replaced. Written once per run, atomically.
@@ -16,11 +17,12 @@ file that cannot be read or is of another version is replaced. Written once per 
 
 from __future__ import annotations
 
+import math
 import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
     from session_watcher.core.shapes import Config
 
@@ -35,11 +37,13 @@ def cache_file() -> str:
 
 
 def _stamp(path: str) -> list[int] | None:
+    """The file's size, mtime, inode change time (nanoseconds) and inode: a rewrite whose size and
+    mtime are set back as they were (`cp -p`, a restore, `touch -d`) still moves its change time."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def signature(path: str) -> list[Any] | None:
@@ -74,6 +78,29 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
 
+def _restart(doc: Any) -> bool:
+    """A restart document as core.restarts makes it, as far as the export reads it."""
+    return (isinstance(doc, dict) and isinstance(doc.get("child"), str)
+            and (doc.get("firstCall") is None or type(doc.get("firstCall")) is int))
+
+
+def sound(entry: Any) -> TypeGuard[dict[str, Any]]:
+    """An entry of the shapes `replayed` writes, as far as the export reads them: one of other types
+    (the file edited by hand or by another build under the same key) is no entry, replayed again."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("folder"), str | None) \
+            or not isinstance(entry.get("config"), str):
+        return False
+    handoff = entry.get("handoff")
+    if handoff is not None and not (isinstance(handoff, dict) and _restart(handoff.get("doc"))):
+        return False
+    doc, last, alerts, idle = entry.get("doc"), entry.get("last"), entry.get("alerts"), entry.get("idle")
+    if doc is None:
+        return True
+    return (isinstance(doc, dict) and isinstance(doc.get("sessionId"), str) and type(last) is float
+            and math.isfinite(last) and isinstance(alerts, list) and all(isinstance(a, dict) for a in alerts)
+            and isinstance(idle, list) and all(_restart(r) for r in idle))
+
+
 class Cache:
     """The entries of the last run (`old`) and those of this one (`new`), by transcript path."""
 
@@ -105,7 +132,7 @@ class Cache:
     def get(self, path: str, sig: list[Any] | None) -> dict[str, Any] | None:
         """The entry of `path` when it still holds (same signature, same config), else None."""
         entry = self.old.get(path)
-        if not isinstance(entry, dict) or sig is None or entry.get("sig") != sig:
+        if not sound(entry) or sig is None or entry.get("sig") != sig:
             return None
         if entry.get("config") != self.config(entry.get("folder"))[1]:
             return None
