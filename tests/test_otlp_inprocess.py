@@ -402,3 +402,32 @@ def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch
         Path(cache_file()).write_text(json.dumps(doc))
         assert _sent(folder, r, replays) == first
         assert replays == [SHORT.name]
+
+
+def test_two_exports_at_once_keep_each_others_entries(tmp_path: Path) -> None:
+    """Two exports run at once over two folders (each read the file before the other wrote it): the
+    file keeps what both replayed, so neither's sessions are replayed again; one holding the file's
+    lock is waited for, never written over mid-write."""
+    from session_watcher.otlp.backfill import Cache, cache_file, replayed
+    from session_watcher.state.lock import SessionLock
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for t in (a, b):
+        t.write_bytes(SHORT.read_bytes())
+    cliff = config.load_cliff()
+    one, two = Cache(cliff), Cache(cliff)
+    replayed(one, str(a), cliff)
+    replayed(two, str(b), cliff)
+    one.save()
+    two.save()
+    assert set(json.loads(Path(cache_file()).read_text())["sessions"]) == {str(a), str(b)}
+    later = Cache(cliff)
+    assert replayed(later, str(a), cliff)[1] is None  # kept: not replayed
+    assert replayed(later, str(b), cliff)[1] is None
+    before = Path(cache_file()).read_bytes()
+    with SessionLock(cache_file() + ".lock", 1.0):
+        os.utime(a, ns=(0, 0))
+        third = Cache(cliff)
+        replayed(third, str(a), cliff)
+        third.save(wait=0.2)  # the other export writes: this one leaves the file to it
+        assert Path(cache_file()).read_bytes() == before

@@ -12,7 +12,8 @@ replayed again, as the first run did: the figures sent are the same, only not co
 entry of other types than these (`sound`) is none.
 
 Bounded: an entry per transcript exported, those whose file went are dropped on the next write; a
-file that cannot be read or is of another version is replaced. Written once per run, atomically.
+file that cannot be read or is of another version is replaced. Written once per run, atomically,
+under its lock, keeping what another export wrote meanwhile.
 """
 
 from __future__ import annotations
@@ -105,19 +106,24 @@ class Cache:
     """The entries of the last run (`old`) and those of this one (`new`), by transcript path."""
 
     def __init__(self, cliff: Any) -> None:
-        from session_watcher.base.paths import read_file
-        from session_watcher.core import fastjson
-
         self.key = [SCHEMA, *_code_stamp(), _digest(cliff)]
         self.configs: dict[str | None, tuple[Config, str]] = {}  # project -> (its config, digest)
         self.new: dict[str, dict[str, Any]] = {}
         self.replays = 0
+        self.old = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        """The entries the file holds under this run's key (none: no file, another key, not JSON,
+        not a regular file of at most MAX_BYTES)."""
+        from session_watcher.base.paths import read_file
+        from session_watcher.core import fastjson
+
         try:
             doc = fastjson.loads(read_file(cache_file(), MAX_BYTES, follow=False))
         except (OSError, ValueError):
-            doc = None
+            return {}
         ok = isinstance(doc, dict) and doc.get("key") == self.key and isinstance(doc.get("sessions"), dict)
-        self.old: dict[str, Any] = doc["sessions"] if ok and isinstance(doc, dict) else {}
+        return doc["sessions"] if ok and isinstance(doc, dict) else {}
 
     def config(self, project: str | None) -> tuple[Config, str]:
         """The config a replay of a session in `project` folds with (`replay.project_config`), and its digest."""
@@ -138,20 +144,25 @@ class Cache:
             return None
         return entry
 
-    def save(self) -> None:
-        """This run's entries, and the last run's whose transcript is still there."""
+    def save(self, wait: float = 2.0) -> None:
+        """This run's entries, and those the file holds now (another export's, run meanwhile, too)
+        whose transcript is still there, under the file's lock (its temp file's name is the lock
+        holder's: two exports at once never write into one)."""
         import json
 
         from session_watcher.base import paths
         from session_watcher.base.atomic import write_atomic
+        from session_watcher.core.errors import LockTimeout
+        from session_watcher.state.lock import SessionLock
 
-        keep = {p: e for p, e in self.old.items() if p not in self.new and os.path.exists(p)}
-        doc = {"key": self.key, "sessions": {**keep, **self.new}}
         try:
             paths.ensure_private_dir(os.path.dirname(cache_file()))
-            write_atomic(cache_file(), json.dumps(doc, separators=(",", ":")).encode(), fsync=False,
-                         tmp=cache_file() + ".tmp")
-        except OSError:
+            with SessionLock(cache_file() + ".lock", wait):
+                keep = {p: e for p, e in self._read().items() if p not in self.new and os.path.exists(p)}
+                doc = {"key": self.key, "sessions": {**keep, **self.new}}
+                write_atomic(cache_file(), json.dumps(doc, separators=(",", ":")).encode(), fsync=False,
+                             tmp=cache_file() + ".tmp")
+        except (LockTimeout, OSError):
             pass  # the next run replays again: the same figures
 
 
