@@ -364,3 +364,26 @@ def test_the_metrics_message_built_directly_is_the_one_parsedict_makes() -> None
         protomsg.metrics_request(odd)
     assert ExportMetricsServiceRequest.FromString(wire.encode(odd, "http/protobuf", "metrics")[0]) == \
         json_format.ParseDict(odd, ExportMetricsServiceRequest())
+
+
+def test_claude_codes_otel_headers_and_endpoints_stay_off_codexs_collector(tmp_path: Path) -> None:
+    """Codex's collector is used where Claude Code's settings name no endpoint: the OTEL_* headers
+    those settings hold (for Claude Code's collector, the default one) never go to it, only Codex's
+    own and [otlp]'s; and a logs endpoint Claude Code's settings name is one named: the logs go
+    there, not to Codex's collector."""
+    auto = config.DEFAULTS["otlp"].copy()
+    codex = _codex_home(tmp_path, '[otel]\nexporter = { otlp-http = { endpoint = "https://codex.example/v1/logs", '
+                                  'headers = { "x-codex" = "c1" } } }\n')
+    env = {**_settings_files(tmp_path, {"OTEL_EXPORTER_OTLP_HEADERS": "x-claude=secret",
+                                        "OTEL_EXPORTER_OTLP_METRICS_HEADERS": "x-claude-m=s2"}, None),
+           "CODEX_HOME": codex, "CLAUDE_CODE_ENABLE_TELEMETRY": "1"}
+    t = settings.resolve(auto, env)
+    assert (t.urls["metrics"], t.source) == ("https://codex.example/v1/metrics", "codex config")
+    assert t.headers == {"x-codex": "c1"}
+    assert settings.resolve({**auto, "headers": {"x-mine": "m"}}, env).headers == {"x-codex": "c1", "x-mine": "m"}
+    (tmp_path / "logs").mkdir()
+    logs = {**_settings_files(tmp_path / "logs", {"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://127.0.0.1:4318/v1/logs"},
+                              None), "CODEX_HOME": codex}
+    t = settings.resolve({**auto, "enabled": True}, logs)
+    assert t.urls["logs"] == "http://127.0.0.1:4318/v1/logs"
+    assert "codex.example" not in t.urls["metrics"]

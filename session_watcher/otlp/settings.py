@@ -176,7 +176,8 @@ def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None, code
             urls[signal] = own  # a signal's own endpoint is used as it is
             names[signal] = f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT"
     named = generic or vars_.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
-    if not named and codex is not None:  # Codex's collector: its one endpoint names a signal's path
+    if not named and codex is not None and "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT" not in names.values():
+        # Codex's collector: its one endpoint names a signal's path
         name = f"[otel] in {CODEX_CONFIG}"
         return _signal_urls(codex["endpoint"]), "codex config", {"metrics": name, "logs": name}
     return urls, "environment" if named else "default", names
@@ -215,12 +216,13 @@ def _header_problem(key: str, value: str) -> str | None:
 
 def _headers(otlp: OtlpConfig, vars_: Mapping[str, str], codex: Mapping[str, Any] | None) -> dict[str, str]:
     """The request headers, later sources winning (`codex`: the headers of Codex's exporter, when
-    the endpoint is its); NoTarget naming the setting of one that cannot be sent."""
+    the endpoint is its: then the OTEL_* headers, for Claude Code's collector, stay off it); NoTarget
+    naming the setting of one that cannot be sent."""
     out: dict[str, str] = {}
+    env = (("OTEL_EXPORTER_OTLP_HEADERS", pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", ""))),
+           ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", ""))))
     for name, given in ((f"[otel] in {CODEX_CONFIG}", dict((codex or {}).get("headers") or {})),
-                        ("OTEL_EXPORTER_OTLP_HEADERS", pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", ""))),
-                        ("OTEL_EXPORTER_OTLP_METRICS_HEADERS",
-                         pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", ""))),
+                        *(env if codex is None else ()),
                         ("[otlp] headers", dict(otlp.get("headers") or {}))):
         for key, value in given.items():
             problem = _header_problem(str(key), str(value))
