@@ -100,7 +100,7 @@ def _forked(tmp_path: Path, parent: Path, child: str) -> Path:
         rec["sessionId"] = child
         if rec.get("type") == "assistant":
             rec["requestSessionId"] = was
-        lines.append(json.dumps(rec))
+        lines.append(json.dumps(rec, separators=(",", ":")))  # the client's own spacing
     out.write_text("\n".join(lines) + "\n")
     return out
 
