@@ -402,6 +402,9 @@ def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch
         Path(cache_file()).write_text(json.dumps(doc))
         assert _sent(folder, r, replays) == first
         assert replays == [SHORT.name]
+    from session_watcher.otlp.backfill import sound
+
+    assert sound({**entry, "handoff": {"parent": "p", "sig": None, "doc": None}})  # no restart to price: kept
 
 
 def test_two_exports_at_once_keep_each_others_entries(tmp_path: Path) -> None:

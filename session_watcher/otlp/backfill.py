@@ -92,7 +92,8 @@ def sound(entry: Any) -> TypeGuard[dict[str, Any]]:
             or not isinstance(entry.get("config"), str):
         return False
     handoff = entry.get("handoff")
-    if handoff is not None and not (isinstance(handoff, dict) and _restart(handoff.get("doc"))):
+    if handoff is not None and not (isinstance(handoff, dict)
+                                    and (handoff.get("doc") is None or _restart(handoff.get("doc")))):
         return False
     doc, last, alerts, idle = entry.get("doc"), entry.get("last"), entry.get("alerts"), entry.get("idle")
     if doc is None:
