@@ -112,3 +112,31 @@ def test_a_cold_return_and_its_gate_in_the_2_1_197_order(tmp_path: Path) -> None
     assert (77, "guard") in kinds  # after the pause
     assert any(k == "gate" and c < 77 for c, k in kinds)  # the gate before it, at the sweet spot
     assert any(k in ("gate", "backstop") and c > 77 for c, k in kinds), kinds
+
+
+
+@pytest.mark.parametrize(("name", "copied"), [("tool_heavy", 20), ("subagent", 60)])
+def test_a_forks_copies_and_own_calls_hook_by_hook(name: str, copied: int, tmp_path: Path) -> None:
+    """A fork (its file opens with copies of its parent's calls, each naming the parent in
+    `requestSessionId`) folded hook by hook, the copies arriving turn by turn, runs ending
+    mid-copies: the live rows are replay's, alerts included, and so is its tally (copies left out)."""
+    import json
+
+    lines = []
+    for n, line in enumerate((TRANSCRIPTS / f"{name}.jsonl").read_text().splitlines()):
+        rec = json.loads(line)
+        if n < copied and rec.get("type") == "assistant":
+            rec["requestSessionId"] = "the-parent"
+        lines.append(json.dumps(rec, separators=(",", ":")))  # the client's own spacing
+    source = tmp_path / f"{name}.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    live = Live(tmp_path, source, name, cwd)
+    live.run(synthetic_schedule(live.data, name))
+    check(live, source, cwd)
+    doc, _ = replay(str(live.transcript), cwd=str(cwd))
+    tally = load_state(name)["engine"]["tally"]
+    assert 0 < doc["inheritedCalls"] == tally["inherited"] < doc["calls"]
+    assert doc["warmthTokens"] == {"read": tally["warmRead"], "write": tally["warmWrite"]}
+    assert doc["firstTs"] == tally["firstTs"]

@@ -339,3 +339,28 @@ def test_export_of_a_codex_thread_carries_its_cache_lifetime(tmp_path: Path) -> 
                  for p in r.points("session_watcher.cache.lifetime")}
     cls = cache_class(replay(str(rollout), with_trace=False)[0]["model"])
     assert lives == {"5m": (300.0, "ttl"), "1h": (3600.0, "ttl"), cls: (CLASSES[cls], "ttl")}
+
+
+def test_export_goes_where_codexs_otel_config_says(tmp_path: Path) -> None:
+    """No URL, no [otlp] endpoint, no Claude Code setting: a Codex user's `[otel]` exporter in
+    `$CODEX_HOME/config.toml` (a logs endpoint, OTLP/JSON, a header) is where the figures go, both
+    signals at that collector, with its header."""
+    rollout = FIXTURES / "codex" / "rollout-019e7da4-83bc-7dc1-93d3-a435cb5c9100.jsonl"
+    folder = tmp_path / "threads"
+    folder.mkdir()
+    (folder / rollout.name).write_bytes(rollout.read_bytes())
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    with Receiver() as r:
+        (codex / "config.toml").write_text(
+            'model = "gpt-5.2-codex"\n[otel]\nlog_user_prompt = false\n'
+            f'exporter = {{ otlp-http = {{ endpoint = "{r.url}/v1/logs", protocol = "json", '
+            'headers = { "x-otlp-api-key" = "k1" } } }\n')
+        env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+        proc = sw("export", "--otlp", "--projects", str(folder), env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert f"to {r.url}/v1/metrics" in proc.stdout.decode()
+        assert {q.path for q in r.requests} >= {"/v1/metrics"}
+        assert {q.content_type for q in r.requests} == {"application/json"}
+        assert {q.headers.get("x-otlp-api-key") for q in r.requests} == {"k1"}
+        assert r.points("session_watcher.calls")

@@ -191,3 +191,246 @@ def test_identity_waits_for_the_user_id_of_a_first_start(tmp_path: Path, monkeyp
     state.write_text(json.dumps({"oauthAccount": {"organizationUuid": "org-1"}}))  # never gets one: what it holds
     assert settings.identity({"CLAUDE_CONFIG_DIR": str(tmp_path)}, {}) == {"organization.id": "org-1"}
     assert len(waits) == settings.IDENTITY_TRIES - 1  # a bounded wait
+
+
+def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object, ...]]:
+    """`export --otlp` over `projects`: the data points the receiver got (the lifetimes' time, the
+    export's now, left out), sorted (the sessions go oldest first: a touched one moves); `replays`
+    gets the transcripts replayed."""
+    ns = argparse.Namespace(otlp=r.url, since=None, projects=[str(projects)], dry_run=False)
+    replays.clear()
+    r.requests.clear()
+    assert backfill.command(ns) == 0
+    return sorted((p.name, sorted(p.attributes.items()), p.value, p.start,
+                   None if p.name == "session_watcher.cache.lifetime" else p.time) for p in r.points())
+
+
+def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run again with nothing changed, `export --otlp` replays no session and sends the very same
+    request; one transcript changed (its mtime), that one is replayed; a handoff's parent changed, it
+    and its child are (the restart priced again). The same request each time: every figure is a
+    replay's. The cliff `report` inferred changed (every fold's cache lifetime), every session is,
+    and sends what an export that keeps nothing sends."""
+    import shutil
+
+    from session_watcher.otlp.backfill import cache_file as backfill_cache
+    from session_watcher.sessions import replay
+    from tests.test_restarts import PARENT, _child
+
+    projects = tmp_path / "projects"
+    folder = projects / "-home-USER-proj"
+    folder.mkdir(parents=True)
+    for src in (SHORT, FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"):
+        (folder / src.name).write_bytes(src.read_bytes())
+    shutil.copy(PARENT, folder / PARENT.name)
+    child = _child(folder, PARENT.stem, 40_000, 0.2)
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        first = _sent(projects, r, replays)
+        assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
+        assert "session_watcher.restart.realized_saving" in {p[0] for p in first}
+        assert _sent(projects, r, replays) == first
+        assert replays == []
+        st = (folder / SHORT.name).stat()
+        os.utime(folder / SHORT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+        assert _sent(projects, r, replays) == first
+        assert replays == [SHORT.name]
+        st = (folder / PARENT.name).stat()
+        os.utime(folder / PARENT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+        assert _sent(projects, r, replays) == first
+        assert sorted(replays) == sorted([PARENT.name, child.name])  # the parent's change, and the restart's pricing
+        Path(paths.cliff_file()).parent.mkdir(parents=True, exist_ok=True)
+        Path(paths.cliff_file()).write_text('{"5m": 240}')  # every fold's cache lifetime: all again
+        then = _sent(projects, r, replays)
+        assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
+        os.unlink(backfill_cache())
+        assert _sent(projects, r, replays) == then  # what an export that keeps nothing sends
+        assert len(replays) == len(list(folder.glob("*.jsonl")))
+
+
+def test_export_shows_its_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr a terminal: a bar counting the sessions up to all of them, cleared at the end; not a
+    terminal: nothing (the OTLP/JSON of --dry-run on stdout either way)."""
+    import io
+    import pty
+    import sys
+
+    from session_watcher.reports.collect import Progress
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    for src in sorted(TRANSCRIPTS.glob("*.jsonl")):
+        (folder / src.name).write_bytes(src.read_bytes())
+    ns = argparse.Namespace(otlp="http://127.0.0.1:9", since=None, projects=[str(folder)], dry_run=True)
+    monkeypatch.setattr(Progress, "DELAY", 0.0)
+    leader, follower = pty.openpty()
+    term = io.TextIOWrapper(io.FileIO(follower, "w"), write_through=True)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setattr(sys, "stderr", term)
+    try:
+        assert backfill.command(ns) == 0
+        os.set_blocking(leader, False)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        term.close()
+        os.close(leader)
+    frames = [f for f in seen.decode().split("\r") if f.startswith("replaying sessions")]
+    counts = [int(f.rsplit(" ", 1)[1].split("/")[0]) for f in frames]
+    n = len(list(folder.glob("*.jsonl")))
+    assert counts == sorted(counts)
+    assert counts[-1] == n
+    assert f"{n}/{n}" in frames[-1]
+    assert seen.endswith(b"\r")
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert backfill.command(ns) == 0
+    assert quiet.getvalue() == ""
+
+
+def test_a_projects_config_changed_its_sessions_are_replayed_again(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session whose folder is there folds with its project's config: that config changed (its
+    `.claude/session-watcher.toml`), the next export replays the session; nothing changed, it does not."""
+    from session_watcher.sessions import replay
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    cwd = b'"cwd":' + json.dumps(str(proj)).encode()
+    text = SHORT.read_bytes().replace(b'"cwd":"/home/marco/projects/spotter"', cwd)
+    (folder / "inproj.jsonl").write_bytes(text)
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        _sent(folder, r, replays)
+        assert replays == ["inproj.jsonl"]
+        _sent(folder, r, replays)
+        assert replays == []
+        (proj / ".claude").mkdir()
+        (proj / ".claude" / "session-watcher.toml").write_text("gate_min_calls = 3\n")
+        _sent(folder, r, replays)
+        assert replays == ["inproj.jsonl"]
+        _sent(folder, r, replays)
+        assert replays == []
+
+
+def test_a_transcript_rewritten_to_its_old_size_and_mtime_is_replayed(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transcript whose bytes change but whose size and mtime are set back as they were (a copy
+    with `cp -p`, a restore, `touch -d`): its inode's change time moved, so the next export replays
+    it and sends the new figures."""
+    import re
+
+    from session_watcher.sessions import replay
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    t = folder / SHORT.name
+    t.write_bytes(SHORT.read_bytes())
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        st = t.stat()
+        text = t.read_text()
+        *_, last = re.finditer(r'"cache_read_input_tokens":([1-9])', text)
+        digit = "2" if last.group(1) != "2" else "3"
+        t.write_text(text[:last.start(1)] + digit + text[last.end(1):])
+        os.utime(t, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert (t.stat().st_size, t.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+        then = _sent(folder, r, replays)
+        assert replays == [SHORT.name]
+        assert then != first
+
+
+@pytest.mark.parametrize("bad", [{"folder": [1]}, {"folder": {}}, {"config": 7}, {"doc": "x"}, {"doc": {}},
+                                 {"last": "x"}, {"last": None}, {"alerts": 5}, {"alerts": ["a"]},
+                                 {"idle": "ab"}, {"idle": [{"child": 1}]}, {"idle": [{"child": "c", "firstCall": "x"}]},
+                                 {"handoff": {"parent": "p", "sig": None, "doc": "x"}}, None, [], "entry"])
+def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      bad: object) -> None:
+    """backfill.json edited by hand, or by another build, with its key and a transcript's signature
+    as they are but an entry's fields of other types: that transcript is replayed, and the export
+    sends what it sent, never stops on them."""
+    from session_watcher.otlp.backfill import cache_file
+    from session_watcher.sessions import replay
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    (folder / SHORT.name).write_bytes(SHORT.read_bytes())
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        doc = json.loads(Path(cache_file()).read_text())
+        [(path, entry)] = doc["sessions"].items()
+        doc["sessions"][path] = {**entry, **bad} if isinstance(bad, dict) else bad
+        Path(cache_file()).write_text(json.dumps(doc))
+        assert _sent(folder, r, replays) == first
+        assert replays == [SHORT.name]
+    from session_watcher.otlp.backfill import sound
+
+    assert sound({**entry, "handoff": {"parent": "p", "sig": None, "doc": None}})  # no restart to price: kept
+
+
+def test_two_exports_at_once_keep_each_others_entries(tmp_path: Path) -> None:
+    """Two exports run at once over two folders (each read the file before the other wrote it): the
+    file keeps what both replayed, so neither's sessions are replayed again; one holding the file's
+    lock is waited for, never written over mid-write."""
+    from session_watcher.otlp.backfill import Cache, cache_file, replayed
+    from session_watcher.state.lock import SessionLock
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for t in (a, b):
+        t.write_bytes(SHORT.read_bytes())
+    cliff = config.load_cliff()
+    one, two = Cache(cliff), Cache(cliff)
+    replayed(one, str(a), cliff)
+    replayed(two, str(b), cliff)
+    one.save()
+    two.save()
+    assert set(json.loads(Path(cache_file()).read_text())["sessions"]) == {str(a), str(b)}
+    later = Cache(cliff)
+    assert replayed(later, str(a), cliff)[1] is None  # kept: not replayed
+    assert replayed(later, str(b), cliff)[1] is None
+    before = Path(cache_file()).read_bytes()
+    with SessionLock(cache_file() + ".lock", 1.0):
+        os.utime(a, ns=(0, 0))
+        third = Cache(cliff)
+        replayed(third, str(a), cliff)
+        third.save(wait=0.2)  # the other export writes: this one leaves the file to it
+        assert Path(cache_file()).read_bytes() == before

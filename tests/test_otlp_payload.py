@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -21,8 +22,6 @@ from session_watcher.sessions.replay import replay
 from tests.oracle import FIXTURES
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from session_watcher.core.shapes import OtlpConfig
 
 COLD = FIXTURES / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"
@@ -273,3 +272,118 @@ def test_a_lifetime_class_is_one_the_guard_prices_a_cache_by() -> None:
     assert payload.lifetime_classes([{"agent": "codex", "model": "gpt-5.3-codex"}], None) == ["5m", "1h", "codex-10m"]
     assert payload.lifetime_classes([{"agent": "claude-code", "model": "GPT-6.2-sol"}], None) == \
         ["5m", "1h", "codex-30m"]
+
+
+def _codex_home(tmp: Path, otel: str) -> str:
+    """A Codex home whose config.toml holds `otel` (TOML) after a model setting, as a user's does."""
+    home = tmp / "codex-home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text('model = "gpt-5.2-codex"\n\n' + otel)
+    return str(home)
+
+
+def test_codexs_otel_exporter_says_where_after_claude_codes_settings(tmp_path: Path) -> None:
+    """Codex's `[otel]` OTLP/HTTP exporter (its `metrics_exporter`, else `exporter`, else
+    `trace_exporter`) is the endpoint where Claude Code's settings name none: its protocol and headers
+    with it, "auto" no longer nowhere to go; Claude Code's endpoint, [otlp] and a URL win over it, and
+    its headers never go to another collector; a gRPC exporter, or a config that is no TOML, is none."""
+    auto = config.DEFAULTS["otlp"].copy()
+    codex = _codex_home(tmp_path, '[otel]\nenvironment = "dev"\n'
+                                  '[otel.exporter."otlp-http"]\nendpoint = "http://127.0.0.1:4318/v1/logs"\n'
+                                  'protocol = "json"\n[otel.exporter."otlp-http".headers]\n"x-otlp-api-key" = "k1"\n')
+    env = {**_settings_files(tmp_path, {}, None), "CODEX_HOME": codex, "CLAUDE_CODE_ENABLE_TELEMETRY": "1"}
+    t = settings.resolve(auto, env)
+    assert t.urls == {"metrics": "http://127.0.0.1:4318/v1/metrics", "logs": "http://127.0.0.1:4318/v1/logs"}
+    assert (t.protocol, t.headers, t.source) == ("http/json", {"x-otlp-api-key": "k1"}, "codex config")
+    t = settings.resolve({**auto, "protocol": "http/protobuf", "headers": {"x-otlp-api-key": "k2"}}, env)
+    assert (t.protocol, t.headers) == ("http/protobuf", {"x-otlp-api-key": "k2"})  # [otlp] over Codex's
+    for endpoint in ("http://mine:4318", ""):
+        t = settings.resolve({**auto, "endpoint": endpoint}, env, url=None if endpoint else "http://arg:4318")
+        assert t.headers == {}  # Codex's headers stay with its collector
+        assert "127.0.0.1" not in t.urls["metrics"]
+    (tmp_path / "other").mkdir()
+    claude = {**_settings_files(tmp_path / "other", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://claude:4318"}, None),
+              "CODEX_HOME": codex}
+    t = settings.resolve(auto, claude)
+    assert (t.urls["metrics"], t.source, t.headers) == ("http://claude:4318/v1/metrics", "environment", {})
+    # the metrics exporter first; a gRPC one is no OTLP/HTTP endpoint: the next one is taken
+    both = _codex_home(tmp_path, '[otel]\nexporter = { otlp-http = { endpoint = "http://logs:4318/v1/logs" } }\n'
+                                 'metrics_exporter = { otlp-http = { endpoint = "https://m.example:443/v1/metrics", '
+                                 'protocol = "binary" } }\n'
+                                 'trace_exporter = { otlp-grpc = { endpoint = "http://t:4317" } }\n')
+    t = settings.resolve(auto, {**env, "CODEX_HOME": both})
+    assert (t.urls["logs"], t.protocol) == ("https://m.example:443/v1/logs", "http/protobuf")
+    Path(both, "config.toml").write_text('[otel]\nexporter = { otlp-grpc = { endpoint = "http://g:4317" } }\n'
+                                         'trace_exporter = { otlp-http = { endpoint = "http://t:4318/v1/traces" } }\n')
+    assert settings.resolve(auto, {**env, "CODEX_HOME": both}).urls["metrics"] == "http://t:4318/v1/metrics"
+    for text in ('[otel]\nexporter = { otlp-grpc = { endpoint = "http://g:4317" } }\n', "[otel\nexporter = 1"):
+        Path(both, "config.toml").write_text(text)
+        with pytest.raises(NoTarget, match="nor does Codex's"):
+            settings.resolve(auto, {**env, "CODEX_HOME": both})
+
+
+def test_a_forks_copied_calls_count_in_its_parent_only() -> None:
+    """A fork's status document says how many of its calls are its parent's copies (the first ones,
+    to `inheritedTo`): its calls counter leaves them out, and so do its advice events (the alerts its
+    fold fired again on them were the parent's); another session's are as they were."""
+    doc = {"sessionId": "f", "firstTs": 10.0, "calls": 5, "inheritedCalls": 4, "inheritedTo": 4}
+    batch = payload.Batch()
+    payload.add_session(batch, doc, {"session.id": "f"}, 20.0)
+    assert [p["asInt"] for p in batch.points["session_watcher.calls"]] == ["1"]
+    alerts = [{"kind": "gate", "call": 3}, {"kind": "gate", "call": 4}, {"kind": "backstop", "call": 5}]
+    assert payload.own_alerts(doc, alerts) == [alerts[2]]
+    assert payload.own_alerts({"calls": 5}, alerts) == alerts
+
+
+def test_the_metrics_message_built_directly_is_the_one_parsedict_makes() -> None:
+    """`protomsg` builds the request of every session of the fixtures (their replays, with the
+    lifetimes, a restart's saving, user attributes of each kind) as the very bytes `json_format.ParseDict`
+    makes of the document; a document of a shape it does not know goes ParseDict's way in `wire`."""
+    import copy
+    import glob
+
+    from session_watcher.otlp import protomsg
+
+    batch = payload.Batch()
+    common = {"user.id": "u", "team.size": 3, "ratio": 0.5, "on": True}
+    for path in sorted(glob.glob(str(FIXTURES / "**" / "*.jsonl"), recursive=True)):
+        if "subagents" in path:
+            continue
+        doc, _ = replay(path, with_trace=False)
+        payload.add_session(batch, doc, payload.session_attributes(doc, common, "proj"), NOW)
+    payload.add_lifetimes(batch, None, common, NOW, ["5m", "1h", "codex-30m"])
+    payload.add_restart(batch, {"kind": "handoff", "savingUsd": 0.0, "parent": "p", "firstCall": 2}, common, NOW)
+    req = batch.request({"service.name": "session-watcher", "os.type": "linux"}, "0.1.0")
+    assert len(batch.points) >= len(payload.CATALOGUE) - 1  # all but the restarts (no handoff among them)
+    want = json_format.ParseDict(req, ExportMetricsServiceRequest()).SerializeToString(deterministic=True)
+    assert protomsg.metrics_request(req).SerializeToString(deterministic=True) == want
+    assert wire.encode(req, "http/protobuf", "metrics")[0] == want
+    odd = copy.deepcopy(req)
+    odd["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["gauge"]["dataPoints"][0]["flags"] = 1
+    with pytest.raises(ValueError, match=r"session_watcher\.lamp"):
+        protomsg.metrics_request(odd)
+    assert ExportMetricsServiceRequest.FromString(wire.encode(odd, "http/protobuf", "metrics")[0]) == \
+        json_format.ParseDict(odd, ExportMetricsServiceRequest())
+
+
+def test_claude_codes_otel_headers_and_endpoints_stay_off_codexs_collector(tmp_path: Path) -> None:
+    """Codex's collector is used where Claude Code's settings name no endpoint: the OTEL_* headers
+    those settings hold (for Claude Code's collector, the default one) never go to it, only Codex's
+    own and [otlp]'s; and a logs endpoint Claude Code's settings name is one named: the logs go
+    there, not to Codex's collector."""
+    auto = config.DEFAULTS["otlp"].copy()
+    codex = _codex_home(tmp_path, '[otel]\nexporter = { otlp-http = { endpoint = "https://codex.example/v1/logs", '
+                                  'headers = { "x-codex" = "c1" } } }\n')
+    env = {**_settings_files(tmp_path, {"OTEL_EXPORTER_OTLP_HEADERS": "x-claude=secret",
+                                        "OTEL_EXPORTER_OTLP_METRICS_HEADERS": "x-claude-m=s2"}, None),
+           "CODEX_HOME": codex, "CLAUDE_CODE_ENABLE_TELEMETRY": "1"}
+    t = settings.resolve(auto, env)
+    assert (t.urls["metrics"], t.source) == ("https://codex.example/v1/metrics", "codex config")
+    assert t.headers == {"x-codex": "c1"}
+    assert settings.resolve({**auto, "headers": {"x-mine": "m"}}, env).headers == {"x-codex": "c1", "x-mine": "m"}
+    (tmp_path / "logs").mkdir()
+    logs = {**_settings_files(tmp_path / "logs", {"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://127.0.0.1:4318/v1/logs"},
+                              None), "CODEX_HOME": codex}
+    t = settings.resolve({**auto, "enabled": True}, logs)
+    assert t.urls["logs"] == "http://127.0.0.1:4318/v1/logs"
+    assert "codex.example" not in t.urls["metrics"]

@@ -9,7 +9,9 @@ the same points again: no cumulative value changes. The advice events (every ale
 go out once: their keys join the live exporter's progress file, so neither a second run nor the live
 exporter sends them again. URL left out: the configured endpoint (`[otlp]`, then the OTEL_*
 variables, then Claude Code's settings), as for the live export, whatever `[otlp] enabled` says:
-running it is the opt-in.
+running it is the opt-in. A transcript is replayed only when it changed since the last run
+(`otlp.backfill` keeps what a replay gave: a run from cron replays what is new); on a terminal a
+progress bar on stderr.
 """
 
 from __future__ import annotations
@@ -59,52 +61,96 @@ def sessions(roots: list[str] | None, since: float | None) -> list[str]:
     return [p for _, p in sorted(found.values())]
 
 
-def replayed(path: str, since: float | None, taken: dict[str, Any]) -> tuple[dict[str, Any], list[Any], float] | None:
-    """(status document, every alert fired, the last call's time) of a finished transcript; None
-    for one without a call (or none since `since`). `taken` collects what pricing the restarts taken
-    needs, as `backtest` collects it (session id -> transcript, parent, calls)."""
-    from session_watcher.core.backtest import calls_from_trace
-    from session_watcher.sessions.replay import replay, transcript_cwd
-
-    doc, trace = replay(path)
-    if not trace or not isinstance(trace[-1].get("ts"), int | float):
-        return None
-    last = float(trace[-1]["ts"])
-    if since is not None and last < since:
-        return None
-    taken[str(doc["sessionId"])] = (path, doc.get("parentSession"), calls_from_trace(trace))
-    doc["project"] = transcript_cwd(path)  # named (by its folder's name) only when the user opted in
-    alerts = [a for row in trace for a in row.get("alerts") or []]
-    return doc, alerts, last
-
-
-def restarts(taken: dict[str, Any], docs: dict[str, tuple[dict[str, Any], float]], target: Any,
+def restarts(entries: dict[str, tuple[str, dict[str, Any]]], cache: Any, fresh: dict[str, Any], target: Any,
              otlp: OtlpConfig) -> tuple[dict[str, Any], int] | None:
-    """The realized savings of the restarts taken among these sessions (metric session_watcher.restarts,
-    as `backtest` prices them; a parent outside them is looked up), as one metrics request, and its
-    data points' count."""
+    """The realized savings of the restarts taken among these sessions (session id -> (transcript,
+    backfill entry); metric session_watcher.restarts, as `backtest` prices them: `sessions.restarts`'
+    rule; a parent outside them is looked up), as one metrics request, and its data points' count.
+    `fresh`: the calls of the sessions replayed in this run, by session id."""
     from session_watcher.otlp import exporter, payload
-    from session_watcher.sessions.restarts import restarts_taken
 
-    found = restarts_taken(dict(taken))["restartsTaken"]
+    found: list[dict[str, Any]] = []
+    for sid, (path, entry) in entries.items():
+        found += entry["idle"]
+        parent = entry["doc"].get("parentSession")
+        if parent:
+            got = _handoff((sid, path, entry), str(parent), entries, cache, fresh)
+            if got is not None:
+                found.append(got)
+    found.sort(key=lambda r: (r["child"], r.get("firstCall") or 0))
     batch = payload.Batch()
     for r in found:
-        got = docs.get(str(r.get("child")))
-        if got is None or r.get("parentFound") is False:
+        have = entries.get(str(r.get("child")))
+        if have is None or r.get("parentFound") is False:
             continue
-        doc, last = got
+        doc = have[1]["doc"]
         project = exporter.project_name(doc.get("project"), bool(otlp.get("project")))
-        payload.add_restart(batch, r, payload.session_attributes(doc, target.common, project), last)
+        payload.add_restart(batch, r, payload.session_attributes(doc, target.common, project), have[1]["last"])
     if not batch.points:
         return None
     return (batch.request(target.resource, str(target.resource.get("service.version") or "")),
             sum(len(p) for p in batch.points.values()))
 
 
+def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[str, tuple[str, dict[str, Any]]],
+             cache: Any, fresh: dict[str, Any]) -> dict[str, Any] | None:
+    """The handoff restart into `child` (session id, transcript, backfill entry) from `parent`
+    (core.restarts' document; `parentFound` False: the parent's transcript is nowhere), kept in the
+    child's entry while neither transcript nor config changed."""
+    from session_watcher.base import config
+    from session_watcher.core import restarts as core
+    from session_watcher.core.handoff import priced
+    from session_watcher.core.usererrors import UserError
+    from session_watcher.otlp.backfill import signature
+    from session_watcher.sessions.naming import transcript_of
+    from session_watcher.sessions.replay import project_of, transcript_cwd
+    from session_watcher.sessions.restarts import note_of
+
+    sid, path, entry = child
+    ppath: str | None = entries[parent][0] if parent in entries else None
+    if ppath is None:
+        try:
+            ppath = transcript_of(parent).transcript
+        except (UserError, OSError):
+            ppath = None
+    psig = None
+    if ppath is not None:
+        psig = [signature(ppath), cache.config(project_of(transcript_cwd(ppath)))[1]]
+    kept = entry.get("handoff")
+    if sid not in fresh and isinstance(kept, dict) and kept.get("parent") == parent and kept.get("sig") == psig:
+        return kept.get("doc")
+    doc: dict[str, Any] | None = {"kind": "handoff", "parent": parent, "child": sid, "parentFound": False}
+    pcalls = _calls(parent, ppath, cache, fresh) if ppath is not None else None
+    if pcalls is not None:
+        note = note_of(path)
+        doc = core.handoff(parent, pcalls, sid, _calls(sid, path, cache, fresh) or [],
+                           priced(note) if note else (None, None), config.load_cliff())
+    entry["handoff"] = {"parent": parent, "sig": psig, "doc": doc}
+    return doc
+
+
+def _calls(sid: str, path: str, cache: Any, fresh: dict[str, Any]) -> list[Any] | None:
+    """A session's calls as core.restarts reads them: this run's replay's, else a replay now (None:
+    it cannot be replayed)."""
+    if sid in fresh:
+        return fresh[sid]  # type: ignore[no-any-return]
+    from session_watcher.core.backtest import calls_from_trace
+    from session_watcher.core.usererrors import UserError
+    from session_watcher.sessions.replay import project_of, replay, transcript_cwd
+
+    try:
+        cwd = transcript_cwd(path)
+        _doc, trace = replay(path, cwd=cwd, cfg=cache.config(project_of(cwd))[0])
+    except (UserError, OSError):
+        return None
+    fresh[sid] = calls_from_trace(trace)
+    return fresh[sid]  # type: ignore[no-any-return]
+
+
 def command(ns: argparse.Namespace) -> int:
     from session_watcher.base import config
     from session_watcher.core.usererrors import UserError
-    from session_watcher.otlp import exporter, payload, settings
+    from session_watcher.otlp import exporter, settings
 
     since = _checked(ns)
     cfg, _ = config.load_layers(None)
@@ -125,57 +171,35 @@ def command(ns: argparse.Namespace) -> int:
         _say(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}", there,
              sys.stderr if ns.dry_run else sys.stdout)
         return 0
-    sent = points = events = 0
-    taken: dict[str, Any] = {}
-    by_id: dict[str, tuple[dict[str, Any], float]] = {}
-    lives: set[str] = set()  # the cache classes whose lifetime went
-    for k in range(0, len(paths_), BATCH):
-        docs: list[tuple[dict[str, Any], list[Any], float]] = []
-        for path in paths_[k:k + BATCH]:
-            got = replayed(path, since, taken)
-            if got is not None:
-                docs.append(got)
-                by_id[str(got[0]["sessionId"])] = (got[0], got[2])
-        batch = payload.Batch()
-        records: list[dict[str, Any]] = []
-        keys: dict[str, list[str]] = {}
-        done = progress["sessions"]
-        now = time.time()
-        for doc, alerts, last in docs:
-            project = exporter.project_name(doc.get("project"), bool(otlp.get("project")))
-            attrs = payload.session_attributes(doc, target.common, project)
-            payload.add_session(batch, doc, attrs, last)
-            known = set((done.get(doc["sessionId"]) or {}).get("events") or [])
-            for alert in alerts if otlp.get("events", True) else []:
-                key = payload.alert_key(alert)
-                rec = None if key in known else payload.advice_record(alert, attrs, now)
-                if rec is not None:
-                    records.append(rec)
-                    keys.setdefault(doc["sessionId"], []).append(key)
-                    known.add(key)
-        # each class once, in the first batch holding a session of it (Claude Code's in the first)
-        classes = [c for c in payload.lifetime_classes([d for d, _, _ in docs], cfg.get("cliff")) if c not in lives]
-        if classes:
-            payload.add_lifetimes(batch, cfg.get("cliff"), target.common, now, classes)
-            lives.update(classes)
-        version = str(target.resource.get("service.version") or "")
-        metrics = batch.request(target.resource, version)
-        logs = payload.logs_request(records, target.resource, version)
-        points += sum(len(p) for p in batch.points.values())
-        if ns.dry_run:
-            import json
+    from session_watcher.otlp.backfill import Cache, replayed
+    from session_watcher.reports.collect import Progress
 
-            sys.stdout.write(json.dumps(metrics, indent=1) + "\n")
-            continue
-        ok, outcome = exporter.send(target, metrics, logs)
-        if not ok:
-            raise UserError(f"the collector at {target.urls['metrics']} did not take the figures "
-                            f"({_plain(outcome.why)}); {sent} sessions were sent before it"
-                            f"{_what_to_do(outcome.status)}")
-        exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
-        sent += len(docs)
-        events += len(records)
-    saved = restarts(taken, by_id, target, otlp)
+    sent = points = events = 0
+    cliff = config.load_cliff()  # what the restarts are priced with (sessions.restarts')
+    cache = Cache(cliff)
+    fresh: dict[str, Any] = {}  # session id -> its calls, for the sessions replayed in this run
+    entries: dict[str, tuple[str, dict[str, Any]]] = {}  # session id -> (transcript, backfill entry)
+    lives: set[str] = set()  # the cache classes whose lifetime went
+    bar = Progress(label="replaying sessions")  # stderr, on a terminal, once it takes a moment
+    try:
+        for k in range(0, len(paths_), BATCH):
+            docs: list[tuple[dict[str, Any], list[Any], float]] = []
+            for n, path in enumerate(paths_[k:k + BATCH], k + 1):
+                entry, calls = replayed(cache, path, cliff)
+                bar(n, len(paths_))
+                if entry["doc"] is None or (since is not None and entry["last"] < since):
+                    continue
+                sid = str(entry["doc"]["sessionId"])
+                if calls is not None:
+                    fresh[sid] = calls
+                entries[sid] = (path, entry)
+                docs.append((entry["doc"], entry["alerts"], entry["last"]))
+            sent_now, points_now, events_now = _send_batch(ns, (cfg, otlp, target), progress, docs, lives, sent)
+            sent, points, events = sent + sent_now, points + points_now, events + events_now
+        saved = restarts(entries, cache, fresh, target, otlp)
+    finally:
+        bar(len(paths_), len(paths_))
+        cache.save()  # what was replayed is kept, even when the collector refused a batch
     if saved is not None and not ns.dry_run:  # its points are counted in what is said sent
         ok, outcome = exporter.send(target, saved[0], {})
         if not ok:
@@ -186,6 +210,57 @@ def command(ns: argparse.Namespace) -> int:
         _say(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}",
              [target.urls["metrics"]], sys.stdout)
     return 0
+
+
+def _send_batch(ns: argparse.Namespace, where: tuple[Any, OtlpConfig, Any], progress: dict[str, Any],
+                docs: list[tuple[dict[str, Any], list[Any], float]], lives: set[str], sent: int,
+                ) -> tuple[int, int, int]:
+    """One request of sessions' figures (printed as OTLP/JSON with --dry-run), their advice events
+    not sent yet, and the lifetime of each cache class not sent yet in this run; (sessions sent,
+    data points, events). `where`: (the config, its [otlp] table, the target); `sent`: the sessions
+    sent before it."""
+    import json
+
+    from session_watcher.core.usererrors import UserError
+    from session_watcher.otlp import exporter, payload
+
+    cfg, otlp, target = where
+    batch = payload.Batch()
+    records: list[dict[str, Any]] = []
+    keys: dict[str, list[str]] = {}
+    done = progress["sessions"]
+    now = time.time()
+    for doc, alerts, last in docs:
+        project = exporter.project_name(doc.get("project"), bool(otlp.get("project")))
+        attrs = payload.session_attributes(doc, target.common, project)
+        payload.add_session(batch, doc, attrs, last)
+        known = set((done.get(doc["sessionId"]) or {}).get("events") or [])
+        for alert in payload.own_alerts(doc, alerts) if otlp.get("events", True) else []:
+            key = payload.alert_key(alert)
+            rec = None if key in known else payload.advice_record(alert, attrs, now)
+            if rec is not None:
+                records.append(rec)
+                keys.setdefault(doc["sessionId"], []).append(key)
+                known.add(key)
+    # each class once, in the first batch holding a session of it (Claude Code's in the first)
+    classes = [c for c in payload.lifetime_classes([d for d, _, _ in docs], cfg.get("cliff")) if c not in lives]
+    if classes:
+        payload.add_lifetimes(batch, cfg.get("cliff"), target.common, now, classes)
+        lives.update(classes)
+    version = str(target.resource.get("service.version") or "")
+    metrics = batch.request(target.resource, version)
+    logs = payload.logs_request(records, target.resource, version)
+    points = sum(len(p) for p in batch.points.values())
+    if ns.dry_run:
+        sys.stdout.write(json.dumps(metrics, indent=1) + "\n")
+        return 0, points, 0
+    ok, outcome = exporter.send(target, metrics, logs)
+    if not ok:
+        raise UserError(f"the collector at {target.urls['metrics']} did not take the figures "
+                        f"({_plain(outcome.why)}); {sent} sessions were sent before it"
+                        f"{_what_to_do(outcome.status)}")
+    exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
+    return len(docs), points, len(records)
 
 
 def _say(line: str, keep: list[str], out: TextIO) -> None:

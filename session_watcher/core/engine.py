@@ -261,10 +261,25 @@ def _settle(state: State, d_l: int) -> int:
 
 
 def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quantities | None] | None = None,
-            ) -> list[Alert]:
+            inherited: bool = False) -> list[Alert]:
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate.
     `priced`: the quantities the call was priced by are appended to it (None: a call not priced),
-    the state's own after the call (`lamp` holds what they said): a trace reads them, not again."""
+    the state's own after the call (`lamp` holds what they said): a trace reads them, not again.
+    `inherited`: a fork's copy of a call its parent made (the context is the fork's all the same),
+    left out of the tally, which counts what this session did: counted once, in the parent's."""
+    if not inherited:
+        return _on_call(state, cfg, call, priced)
+    t = state["engine"]["tally"]
+    kept = t.copy()
+    alerts = _on_call(state, cfg, call, priced)
+    t.update(kept)
+    t["inherited"] = kept.get("inherited", 0) + 1
+    t["inheritedTo"] = state["engine"]["calls"]
+    return alerts
+
+
+def _on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quantities | None] | None,
+             ) -> list[Alert]:
     _, _, ts, model, _, inp, cr, cw, _, cw5m, cw1h, detail = call
     written = (cw, cw5m, cw1h)
     if detail is not None:  # the call's context: its last `message` iteration (SPEC, "Inputs")
@@ -323,7 +338,7 @@ def _tally_call(e: Engine, ts: float | None, cr: int, cw: int) -> None:
     t = e["tally"]
     if t["firstTs"] is None and ts is not None:
         t["firstTs"] = ts
-    if e["calls"]:
+    if e["calls"] > t.get("inherited", 0):  # a fork's first own call is its first
         t["warmRead"] += cr
         t["warmWrite"] += cw
 
@@ -573,6 +588,7 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
     alerts: list[Alert] = []
     m = state["meter"]
     priced: list[Quantities | None] | None = getattr(call_hook, "priced", None)
+    inherited = False  # the next call is a fork's copy of its parent's (an "inherited" event before it)
     for ev in events:
         if ev[0] == "call":
             key, detail = ev[1], ev[11]
@@ -582,11 +598,14 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
                 for n, (other, sample) in enumerate(detail[1]):
                     if other is not None:  # another model's iteration: its tokens under that model
                         meter.add_sample(m, meter.OTHER + other, f"{key}#{n}", sample)
+            copied, inherited = inherited, False
             if is_new and not side:
-                fired = on_call(state, cfg, ev, priced)
+                fired = on_call(state, cfg, ev, priced, copied)
                 alerts.extend(fired)
                 if call_hook is not None:
                     call_hook(state, fired, _call_usage(ev))
+        elif ev[0] == "inherited":
+            inherited = True
         elif sidechain_file:
             continue
         elif ev[0] == "autocompact":  # before every call that names the client's version

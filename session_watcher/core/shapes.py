@@ -31,7 +31,9 @@ CompactEvent = tuple[Literal["compact"], float | None, str | None, int]
 ParentEvent = tuple[Literal["parent"], float | None, str]
 # ("autocompact", ts, reserve): the agent's client compacts on its own at its window less `reserve`
 AutocompactEvent = tuple[Literal["autocompact"], float | None, int]
-Event = CallEvent | UseEvent | ResultEvent | CompactEvent | ParentEvent | AutocompactEvent
+# ("inherited", ts, the session that made it): the next call is a fork's copy of another session's
+InheritedEvent = tuple[Literal["inherited"], float | None, str]
+Event = CallEvent | UseEvent | ResultEvent | CompactEvent | ParentEvent | AutocompactEvent | InheritedEvent
 
 # (input, cache read, cache write, output, 5-minute writes, 1-hour writes) of one usage object
 Sample = tuple[int, int, int, int, int, int]
@@ -145,6 +147,8 @@ class Tally(TypedDict):
     coldUnpriced: int
     warmRead: int
     warmWrite: int
+    inherited: NotRequired[int]  # a fork's copies of its parent's calls: folded, counted in the parent only
+    inheritedTo: NotRequired[int]  # the number of the last of them (their alerts are the parent's)
 
 
 class Engine(TypedDict):

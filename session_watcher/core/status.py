@@ -51,10 +51,11 @@ def buckets(state: State) -> list[dict[str, Any]]:
 def tally_document(state: State) -> dict[str, Any]:
     """What the session did so far (the engine's tally): the advice given by kind, the cold returns
     and what they re-wrote, the warmth of calls 2..n (None before a second call with cache use) and
-    the cache reads and writes it is made of, and when the first call was."""
+    the cache reads and writes it is made of, and when the first call was; for a fork, how many of
+    its calls are its parent's, copied (`inheritedCalls`, the first ones, to call `inheritedTo`)."""
     t = state["engine"]["tally"]
     read, write = t["warmRead"], t["warmWrite"]
-    return {
+    doc: dict[str, Any] = {
         "firstTs": t["firstTs"],
         "warmth": _round(read / (read + write)) if read + write else None,
         "warmthTokens": {"read": read, "write": write},
@@ -62,6 +63,9 @@ def tally_document(state: State) -> dict[str, Any]:
         "coldReturns": {"n": t["cold"], "tokens": t["coldTokens"], "usd": _round(t["coldUsd"]),
                         "unpriced": t["coldUnpriced"]},
     }
+    if t.get("inherited"):  # a fork's copies of its parent's calls: in `calls`, not in the tally; the last one's number
+        doc.update(inheritedCalls=t.get("inherited", 0), inheritedTo=t.get("inheritedTo", 0))
+    return doc
 
 
 def window_of(state: State) -> int | None:

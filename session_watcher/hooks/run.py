@@ -400,9 +400,12 @@ def _news(state: State, alerts: list[Alert]) -> list[Alert]:
     """The alerts about where the session is now. A hook that folds a backlog (the first runs on a
     long session after install, a state quarantined and folded again from the transcript) fires the
     session's past alerts; they stay in the state for `status` and the page, but are not delivered
-    as news. (A rebuild's fold returns none it had dealt with: `state.session.unseen`.)"""
-    now = state["engine"]["calls"]
-    return [a for a in alerts if not isinstance(a.get("call"), int) or a["call"] > now - NEWS_CALLS]
+    as news. (A rebuild's fold returns none it had dealt with: `state.session.unseen`.) Nor are the
+    alerts of a fork's copies of its parent's calls (up to the tally's `inheritedTo`): the parent's
+    advice, told in the parent."""
+    e = state["engine"]
+    since = max(e["calls"] - NEWS_CALLS, e["tally"].get("inheritedTo", 0))
+    return [a for a in alerts if not isinstance(a.get("call"), int) or a["call"] > since]
 
 
 def _unshown(state: State, alerts: list[Alert]) -> list[Alert]:

@@ -189,7 +189,7 @@ def build(target: Target, otlp: OtlpConfig, docs: list[tuple[dict[str, Any], lis
         if not otlp.get("events", True):
             continue
         done = set((sent_events.get(doc["sessionId"]) or {}).get("events") or [])
-        for alert in alerts:
+        for alert in payload.own_alerts(doc, alerts):
             key = payload.alert_key(alert)
             rec = None if key in done else payload.advice_record(alert, attrs, now)
             if rec is not None:

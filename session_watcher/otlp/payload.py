@@ -141,6 +141,12 @@ class Batch:
         }]} if metrics else {"resourceMetrics": []}
 
 
+# what of a status document the figures below read (`session_attributes`, `add_session`,
+# `lifetime_classes`): all `export --otlp` keeps of a replay between runs (otlp.backfill)
+DOC_KEYS = ("sessionId", "agent", "model", "parentSession", "lamp", "x", "xSweet", "L", "bDefault", "savingUsd",
+            "warmth", "firstTs", "advice", "coldReturns", "calls", "warmthTokens", "inheritedCalls", "inheritedTo")
+
+
 def session_attributes(doc: Mapping[str, Any], common: Attrs, project: str | None) -> dict[str, Any]:
     """A session's point attributes: Claude Code's (`session.id`, `model`, and `common`: `user.id`
     and the user's resource attributes, which Claude Code repeats on every point), the `agent`
@@ -182,7 +188,10 @@ def add_session(batch: Batch, doc: Mapping[str, Any], attrs: Attrs, at: float) -
     batch.add(COLD, cold.get("n"), attrs, at, start)
     batch.add(COLD_TOKENS, cold.get("tokens"), attrs, at, start)
     batch.add(COLD_COST, cold.get("usd"), attrs, at, start)
-    batch.add(CALLS, doc.get("calls"), attrs, at, start)
+    calls = doc.get("calls")
+    if _number(calls) and _number(doc.get("inheritedCalls")):  # a fork's copies: counted in the parent's
+        calls = calls - doc["inheritedCalls"]
+    batch.add(CALLS, calls, attrs, at, start)
     warm = doc.get("warmthTokens") or {}
     for kind in ("read", "write"):
         batch.add(CACHE, warm.get(kind), {**attrs, "type": kind}, at, start)
@@ -227,6 +236,15 @@ def add_lifetimes(batch: Batch, cliff: Mapping[str, Any] | None, attrs: Attrs, a
         inferred = isinstance(known, int | float) and _number(known) and known > 0
         batch.add(LIFETIME, float(known) if inferred and known is not None else default,
                   {**attrs, "ttl": ttl, "source": "inferred" if inferred else "ttl"}, at)
+
+
+def own_alerts(doc: Mapping[str, Any], alerts: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The alerts of a session's own calls: a fork's fold fires again the advice its parent was given
+    on the calls it copied (up to call `inheritedTo`), the parent's events, sent with the parent's."""
+    upto = doc.get("inheritedTo")
+    if not _number(upto):
+        return list(alerts)
+    return [a for a in alerts if not (isinstance(a.get("call"), int) and a["call"] <= upto)]
 
 
 def alert_key(alert: Mapping[str, Any]) -> str:

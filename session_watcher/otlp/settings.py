@@ -1,5 +1,7 @@
 """Where the figures go, and as whom: the exporter's settings, from the `[otlp]` config, the standard
-`OTEL_*` variables and the `env` blocks of Claude Code's managed and user settings.json.
+`OTEL_*` variables and the `env` blocks of Claude Code's managed and user settings.json, then the
+OTLP/HTTP exporter of Codex's `[otel]` table (`$CODEX_HOME/config.toml`) where none of those names an
+endpoint.
 
 Claude Code strips `OTEL_*` from the environment of the hooks it runs (measured with 2.1.332: none of
 them reached a hook, neither from the client's own environment nor from a settings `env` block,
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import OtlpConfig
 
 DEFAULT_ENDPOINT = "http://localhost:4318"  # the OTLP/HTTP default
+CODEX_CONFIG = "$CODEX_HOME/config.toml"  # as a setting's name in a message
 PROTOCOLS = ("http/protobuf", "http/json")
 MAX_SETTINGS_BYTES = 16 << 20
 # our own resource attributes: the user's OTEL_RESOURCE_ATTRIBUTES name Claude Code's service, not ours
@@ -83,6 +86,39 @@ def _json_file(path: str) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
+def codex_config_file(env: Mapping[str, str]) -> str:
+    """Codex's user config: `$CODEX_HOME/config.toml` (default `~/.codex`)."""
+    return os.path.join(env.get("CODEX_HOME") or os.path.expanduser("~/.codex"), "config.toml")
+
+
+CODEX_PROTOCOLS = {"binary": "http/protobuf", "json": "http/json"}  # its otlp-http `protocol`
+
+
+def codex_exporter(env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The OTLP/HTTP exporter Codex's `[otel]` table names, if any: `metrics_exporter`, else `exporter`
+    (its log events), else `trace_exporter`, each `{ otlp-http = { endpoint, protocol, headers } }`
+    (an `otlp-grpc` one, `none` or `statsig` is no place for OTLP/HTTP). {"endpoint", "protocol"
+    (ours, or None), "headers"}; None for no such exporter, or a file that is not TOML."""
+    import tomllib
+
+    from session_watcher.base.paths import read_file
+
+    try:
+        doc = tomllib.loads(read_file(codex_config_file(env), MAX_SETTINGS_BYTES).decode("utf-8"))
+    except (OSError, ValueError):  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
+        return None
+    otel = doc.get("otel")
+    for key in ("metrics_exporter", "exporter", "trace_exporter"):
+        kind = otel.get(key) if isinstance(otel, dict) else None
+        http = kind.get("otlp-http") if isinstance(kind, dict) else None
+        endpoint = http.get("endpoint") if isinstance(http, dict) else None
+        if isinstance(http, dict) and isinstance(endpoint, str) and endpoint.strip():
+            headers = http.get("headers")
+            return {"endpoint": endpoint.strip(), "protocol": CODEX_PROTOCOLS.get(str(http.get("protocol"))),
+                    "headers": {str(k): str(v) for k, v in headers.items()} if isinstance(headers, dict) else {}}
+    return None
+
+
 def settings_env(env: Mapping[str, str]) -> dict[str, str]:
     """The variables Claude Code would see: the process environment, overlaid by the user's
     settings `env` block, overlaid by the managed one."""
@@ -107,7 +143,7 @@ def pairs(text: str) -> dict[str, str]:
 def _signal_urls(base: str) -> dict[str, str]:
     """The two OTLP/HTTP paths under an endpoint that names the collector (the generic variable's rule)."""
     base = base.rstrip("/")
-    for suffix in ("/v1/metrics", "/v1/logs"):
+    for suffix in ("/v1/metrics", "/v1/logs", "/v1/traces"):
         base = base.removesuffix(suffix)
     return {"metrics": base + "/v1/metrics", "logs": base + "/v1/logs"}
 
@@ -123,9 +159,10 @@ class Target:
         self.resource, self.common = who  # the resource's attributes, and those on every point
 
 
-def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None,
+def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None, codex: Mapping[str, Any] | None,
                ) -> tuple[dict[str, str], str, dict[str, str]]:
-    """(the URL per signal, where they came from, the setting that named each URL)."""
+    """(the URL per signal, where they came from, the setting that named each URL). `codex`: the
+    exporter Codex's config names (`codex_exporter`), used where nothing before it names one."""
     explicit = url or otlp.get("endpoint") or ""
     if explicit:
         name = "--otlp" if url else "[otlp] endpoint"
@@ -139,6 +176,10 @@ def _endpoints(otlp: OtlpConfig, vars_: Mapping[str, str], url: str | None,
             urls[signal] = own  # a signal's own endpoint is used as it is
             names[signal] = f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT"
     named = generic or vars_.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
+    if not named and codex is not None and "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT" not in names.values():
+        # Codex's collector: its one endpoint names a signal's path
+        name = f"[otel] in {CODEX_CONFIG}"
+        return _signal_urls(codex["endpoint"]), "codex config", {"metrics": name, "logs": name}
     return urls, "environment" if named else "default", names
 
 
@@ -173,12 +214,15 @@ def _header_problem(key: str, value: str) -> str | None:
     return None
 
 
-def _headers(otlp: OtlpConfig, vars_: Mapping[str, str]) -> dict[str, str]:
-    """The request headers, later sources winning; NoTarget naming the setting of one that cannot be sent."""
+def _headers(otlp: OtlpConfig, vars_: Mapping[str, str], codex: Mapping[str, Any] | None) -> dict[str, str]:
+    """The request headers, later sources winning (`codex`: the headers of Codex's exporter, when
+    the endpoint is its: then the OTEL_* headers, for Claude Code's collector, stay off it); NoTarget
+    naming the setting of one that cannot be sent."""
     out: dict[str, str] = {}
-    for name, given in (("OTEL_EXPORTER_OTLP_HEADERS", pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", ""))),
-                        ("OTEL_EXPORTER_OTLP_METRICS_HEADERS",
-                         pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", ""))),
+    env = (("OTEL_EXPORTER_OTLP_HEADERS", pairs(vars_.get("OTEL_EXPORTER_OTLP_HEADERS", ""))),
+           ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", pairs(vars_.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS", ""))))
+    for name, given in ((f"[otel] in {CODEX_CONFIG}", dict((codex or {}).get("headers") or {})),
+                        *(env if codex is None else ()),
                         ("[otlp] headers", dict(otlp.get("headers") or {}))):
         for key, value in given.items():
             problem = _header_problem(str(key), str(value))
@@ -192,18 +236,23 @@ def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | No
             version: str = "") -> Target:
     """The export's settings; raises NoTarget when export is on but cannot work as configured."""
     vars_ = settings_env(env)
-    urls, source, names = _endpoints(otlp, vars_, url)
+    codex = codex_exporter(env) if not (url or otlp.get("endpoint")) else None
+    urls, source, names = _endpoints(otlp, vars_, url, codex)
+    if source != "codex config":
+        codex = None
     if source == "default" and otlp.get("enabled") == "auto":
         raise NoTarget("Claude Code's telemetry is on but names no OTLP endpoint in its settings.json env block "
-                       "(an endpoint in the client's own environment does not reach hooks): set [otlp] endpoint")
+                       "(an endpoint in the client's own environment does not reach hooks), nor does Codex's [otel] "
+                       "an OTLP/HTTP exporter: set [otlp] endpoint")
     for signal, u in urls.items():
         check_url(u, names[signal])
-    protocol = (otlp.get("protocol") or vars_.get("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
-                or vars_.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
+    protocol = (otlp.get("protocol") or (codex or {}).get("protocol")
+                or vars_.get("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") or vars_.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+                or "http/protobuf").strip()
     if protocol not in PROTOCOLS:
         raise NoTarget(f"OTLP protocol {protocol!r} is not supported (only OTLP/HTTP: {', '.join(PROTOCOLS)}); "
                        "set [otlp] endpoint to the collector's OTLP/HTTP address (port 4318) and [otlp] protocol")
-    headers = _headers(otlp, vars_)
+    headers = _headers(otlp, vars_, codex)
     given: dict[str, str | int | float | bool] = {
         k: v for k, v in pairs(vars_.get("OTEL_RESOURCE_ATTRIBUTES", "")).items() if k not in OWN}
     given.update(otlp.get("resource_attributes") or {})

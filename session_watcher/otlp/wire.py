@@ -1,9 +1,10 @@
 """OTLP/HTTP on the wire: a request document (`payload`) encoded as the collector expects, and one POST.
 
-`http/json` is the document as it is (the OTLP/JSON mapping); `http/protobuf` parses the same
-document into the official `opentelemetry-proto` message (`google.protobuf.json_format`) and
-serializes it, so no protobuf encoding is written by hand and both encodings carry the same
-figures. Imported only by the detached exporter and the `export` command, never by a hook.
+`http/json` is the document as it is (the OTLP/JSON mapping); `http/protobuf` makes the same
+document into the official `opentelemetry-proto` message and serializes it (a metrics request
+through the message classes' constructors, `protomsg`; anything else, and a document `protomsg` does
+not know, through `google.protobuf.json_format`), so no protobuf encoding is written by hand and both
+encodings carry the same figures. Imported only by the detached exporter and the `export` command, never by a hook.
 
 `post` answers with what the caller needs to decide: sent, or failed and whether to retry (the
 collector is down, slow or overloaded: 429, 502, 503, 504, or a Retry-After) or not (anything else:
@@ -35,6 +36,12 @@ def encode(doc: Mapping[str, Any], protocol: str, signal: str) -> tuple[bytes, s
     if signal == "metrics":
         from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
+        from session_watcher.otlp.protomsg import metrics_request
+
+        try:  # the same message ParseDict makes, built by the classes' constructors (protomsg)
+            return metrics_request(doc).SerializeToString(), "application/x-protobuf"
+        except (KeyError, ValueError, TypeError):
+            pass
         msg: Any = ExportMetricsServiceRequest()
     else:
         from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest

@@ -255,8 +255,9 @@ class Progress:
 
     DELAY = 0.5
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: Any = None, label: str = "scanning transcripts") -> None:
         self.stream = stream if stream is not None else sys.stderr
+        self.label = label
         self.start = time.monotonic()
         self.shown = False
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -269,7 +270,7 @@ class Progress:
         self.shown = True
         width = 30
         fill = width * done // total
-        self.stream.write(f"\rscanning transcripts [{'#' * fill}{'.' * (width - fill)}] {done}/{total}")
+        self.stream.write(f"\r{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total}")
         if done >= total:
             self.stream.write("\r" + " " * (width + 40) + "\r")
         self.stream.flush()

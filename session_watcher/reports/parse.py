@@ -30,6 +30,7 @@ import sys
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
     call_key,
     iso_to_epoch,
+    made_by,
     usage_reading,
 )
 from session_watcher.core import fastjson, markscan
@@ -102,19 +103,6 @@ def other_rows(row: Row, detail: Detail) -> list[Row]:
     offset, _kind, ts, key, _model, side = row[:6]
     return [(offset, KIND_OTHER, ts, f"{key}#{n}", other, side, inp, out, cr, cw, cw5, cw1)
             for n, (other, (inp, cr, cw, out, cw5, cw1)) in enumerate(detail[1]) if other is not None]
-
-
-def made_by(request_session: object, forked_from: object, session: object) -> str | None:
-    """The session that made a call whose line, in a file of session `session` (its `sessionId`),
-    names another: a fork's or a branch's copy of its parent's call. The client's own rule for it
-    (2.1.332): the line's `requestSessionId`, else its `forkedFrom.sessionId` (a branch's copy),
-    else its `sessionId`. None: this session's own call."""
-    maker = request_session
-    if maker.__class__ is not str and forked_from.__class__ is dict:
-        maker = forked_from.get("sessionId")
-    if maker.__class__ is str and maker and maker != session:
-        return maker
-    return None
 
 
 def record_row(rec: dict[str, object], offset: int, usage_marked: bool = True,

@@ -137,7 +137,6 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, 
     config its fold uses: where a replay starts (the live page keeps folding it as the file grows).
     `find_cwd=False`: `cwd` is already `transcript_cwd`'s answer, None included (no read)."""
     from session_watcher.agents import session_id as session_of
-    from session_watcher.base import config
     from session_watcher.core import engine
     from session_watcher.core.caps import clean_path
     from session_watcher.state.shell import real_folder
@@ -149,8 +148,24 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, 
     state["context"]["cwd"] = cwd
     state["context"]["project"] = real_folder(cwd) if cwd else None  # a Windows folder stays one
     if cfg is None:
-        cfg = config.load(state["context"]["project"]) if cwd and os.path.isdir(cwd) else config.merge()
+        cfg = project_config(project_of(cwd))
     return state, cfg
+
+
+def project_of(cwd: str | None) -> str | None:
+    """The project folder whose config a fold in `cwd` (`transcript_cwd`'s answer) reads: None for
+    none, or one that is not there (the user's config alone)."""
+    from session_watcher.core.caps import clean_path
+    from session_watcher.state.shell import real_folder
+
+    return real_folder(cwd) if cwd and clean_path(cwd) and os.path.isdir(cwd) else None
+
+
+def project_config(project: str | None) -> Config:
+    """The config a fold reads for a session of `project` (`project_of`)."""
+    from session_watcher.base import config
+
+    return config.load(project) if project is not None else config.merge()
 
 
 def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:

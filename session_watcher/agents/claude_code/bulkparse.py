@@ -30,6 +30,7 @@ from session_watcher.agents.claude_code.transcript import (
     USAGE,
     call_key,
     compact_reserve,
+    made_by,
     read_payload,
     record_events,
     use_info,
@@ -89,6 +90,9 @@ def _assistant_events(rec: Record, events: list[Event], usage_marked: bool) -> b
         reserve = compact_reserve(rec.version)
         if reserve is not None:
             events.append(("autocompact", ts, reserve))
+        maker = made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)
+        if maker is not None:
+            events.append(("inherited", ts, maker))
         events.append(("call", key, ts, model, side, *sample, detail))
     content = msg.content
     if isinstance(content, list) and not side:

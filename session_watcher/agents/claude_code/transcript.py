@@ -20,6 +20,9 @@ Events (tuples, first item the kind):
   session, injected by our SessionStart hook (an attachment line holding the note's first line).
 * ("autocompact", ts, reserve) - before a call whose line names the client's `version`: the client
   compacts the context on its own at its window less `reserve` tokens (`compact_reserve`).
+* ("inherited", ts, session_id) - before a call another session made, copied into this file by a
+  fork (`claude --resume ID --fork-session`, `/branch`; `made_by`): the fold counts it in that
+  session's tally, not this one's.
 
 Their types, for the checker: `core.shapes.Event`.
 """
@@ -208,6 +211,19 @@ def split_writes(cw: int, cw5: int, cw1: int) -> tuple[int, int]:
     return cw, cw5
 
 
+def made_by(request_session: object, forked_from: object, session: object) -> str | None:
+    """The session that made a call whose line, in a file of session `session` (its `sessionId`),
+    names another: a fork's or a branch's copy of its parent's call. The client's own rule for it
+    (2.1.332): the line's `requestSessionId`, else its `forkedFrom.sessionId` (a branch's copy),
+    else its `sessionId`. None: this session's own call."""
+    maker = request_session
+    if maker.__class__ is not str and forked_from.__class__ is dict:
+        maker = forked_from.get("sessionId")
+    if maker.__class__ is str and maker and maker != session:
+        return maker
+    return None
+
+
 def record_events(rec: dict[str, object], line: bytes | None = None) -> Iterator[Event]:
     """The events one parsed record holds. `line`: the line it was parsed from. Every parser finds
     an API call by the `"usage"` marker and a compaction by `compact_boundary` as written in the
@@ -254,6 +270,9 @@ def _assistant_events(rec: dict[str, object], msg: dict[str, object], line: byte
             if reserve is not None:
                 yield ("autocompact", ts, reserve)
             sample, detail = usage_reading(usage)
+            maker = made_by(rec.get("requestSessionId"), rec.get("forkedFrom"), rec.get("sessionId"))
+            if maker is not None:
+                yield ("inherited", ts, maker)
             yield ("call", key, ts, model, side, *sample, detail)
     content = msg.get("content")
     if isinstance(content, list) and not side:
