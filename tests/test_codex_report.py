@@ -141,3 +141,16 @@ def test_projects_help_names_codex_rollouts_too(command: str, capsys: pytest.Cap
     assert done.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "(Claude Code projects, Codex rollouts)" in text
+
+
+def test_a_codex_threads_project_is_its_working_folders_as_claude_codes_is() -> None:
+    """A Codex thread's `project` is the project folder of its working folder, the name Claude Code
+    gives that folder's sessions (`-Users-jdx-src-fnox` for /Users/jdx/src/fnox), so one folder's
+    sessions of both agents have one `project`; it was `codex`, the agent's name, for every thread."""
+    home = Path(os.environ["HOME"])
+    _machine(home)
+    by_id = {s["sessionId"]: s for s in _report()["sessions"]}
+    thread = by_id[THREADS[0]]
+    assert (thread["cwd"], thread["projectName"]) == ("/Users/jdx/src/fnox", "fnox")
+    assert thread["project"] == "-Users-jdx-src-fnox"
+    assert by_id[CLAUDE]["project"] == "-proj"  # Claude Code's: the folder it is in, as ever

@@ -18,11 +18,12 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 8  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 9  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
 # 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 # 7: a fork's copies of its parent's calls counted in the parent only (`kinds.KIND_INHERITED`)
 # 8: a longest gap under a second is no break (`fmt.gap_sentence`: it read "longest break (0 s) stayed warm")
+# 9: a Codex session's `project` the project folder of its working folder, as Claude Code's (it was "codex")
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
@@ -239,9 +240,20 @@ def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
     from session_watcher.reports.warmth import fold_session
 
     mains = sorted(((src, got) for src, got in files if not src.sub), key=lambda f: _start(f[1]))
-    project = mains[-1][0].project if mains else files[0][0].project
+    src = mains[-1][0] if mains else files[0][0]
     main = mains[0][1] if len(mains) == 1 else [r for _src, got in mains for r in got]
-    return fold_session(session, project, main, [got for src, got in files if src.sub])
+    s = fold_session(session, src.project, main, [got for src, got in files if src.sub])
+    if src.agent is not None and src.project == src.agent and s.cwd:
+        # an agent whose logs are kept by date, not by project (Codex's rollouts: their Source's
+        # project is the agent's name): the project folder of its working folder, as Claude Code names it
+        s.project = project_folder(s.cwd)
+    return s
+
+
+def project_folder(cwd: str) -> str:
+    """The folder Claude Code keeps a working folder's sessions in, under its `projects/`: every
+    character but an ASCII letter or digit a `-` (`/work/my app` is `-work-my-app`, `D:\\x` `D--x`)."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
 
 
 def _start(rows: list[Row]) -> tuple[bool, float]:
