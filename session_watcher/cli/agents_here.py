@@ -1,0 +1,80 @@
+"""Which agents this machine has, and which one a project is used with: what install.sh installs for
+(cli.install, cli.install_codex) and where `config set --project` makes a project's file when the
+project has neither agent's folder (cli.commands).
+
+Claude Code is here when one of its config folders is (`$CLAUDE_CONFIG_DIR`, else `~/.claude` or
+`~/.config/claude`: it makes one when it first runs) or a `claude` executable is on PATH
+(`$SESSION_WATCHER_CLAUDE` names another; a path that is not an executable: none). Codex is here when
+its folder is (`$CODEX_HOME` set, or `~/.codex`) or a `codex` executable is found (cli.codex_trust).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+CLAUDE_ENV = "SESSION_WATCHER_CLAUDE"  # the claude executable to look for instead of the one on PATH
+
+
+def claude_executable() -> str | None:
+    chosen = os.environ.get(CLAUDE_ENV)
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return shutil.which("claude")
+
+
+def claude_here() -> bool:
+    from session_watcher.base import paths
+
+    return any(os.path.isdir(d) for d in paths.claude_config_dirs()) or claude_executable() is not None
+
+
+def codex_here() -> bool:
+    from session_watcher.cli.codex_trust import codex_executable
+    from session_watcher.cli.install_codex import codex_home
+
+    return codex_home() is not None or codex_executable() is not None
+
+
+def codex_only() -> bool:
+    """Codex is here and Claude Code is not: install.sh installs for Codex alone."""
+    return codex_here() and not claude_here()
+
+
+LATEST = 256  # the newest recorded sessions looked through for a project's latest
+
+
+def latest_agent(project_dir: str) -> str | None:
+    """The agent of the latest recorded session (of the newest LATEST) that ran in `project_dir`
+    (its project root or its working folder): "claude-code", "codex"; None when none did."""
+    from session_watcher.core.errors import StateRejected
+    from session_watcher.state import store
+
+    want = os.path.realpath(project_dir)
+    try:
+        found = store.list_sessions()[:LATEST]
+    except OSError:
+        return None
+    for _mtime, sid in found:
+        try:
+            state = store.load(store.session_file(sid), sid, readonly=True)
+        except (StateRejected, OSError, ValueError):
+            continue
+        ctx = state.get("context") if isinstance(state, dict) else None
+        if not isinstance(ctx, dict):
+            continue
+        if any(isinstance(p, str) and os.path.realpath(p) == want for p in (ctx.get("project"), ctx.get("cwd"))):
+            agent = ctx.get("agent")
+            return agent if isinstance(agent, str) else "claude-code"  # a state from before agents were named
+    return None
+
+
+def installed_for_codex_only() -> bool:
+    """install.sh installed for Codex and not for Claude Code (their install records), or, with
+    neither record, Codex alone is here."""
+    from session_watcher.cli import install, install_codex
+
+    claude, codex = os.path.exists(install.record_file()), os.path.exists(install_codex.record_file())
+    if claude or codex:
+        return codex and not claude
+    return codex_only()
