@@ -193,3 +193,27 @@ def test_a_full_pipe_or_one_nobody_reads_neither_blocks_nor_breaks_the_hook(tmp_
     finally:
         os.close(r)
         os.close(w)
+
+
+UNDER = ("import sys\nfrom session_watcher.agents.codex import execout\n"
+         "execout.PROC = sys.argv[1] + '/no-proc'\n{platform}"  # no /proc to read, as on macOS
+         "print(execout.under_exec(), execout.under_exec())")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["", "sys.platform = 'darwin'\n"])
+def test_without_proc_exec_is_told_by_ps(tmp_path: Path, platform: str) -> None:
+    """Where /proc cannot be read (macOS), whether the hook runs under `codex exec` is asked of `ps`:
+    the nearest process named `codex` and its command line; it said "not exec" for every Codex,
+    and a held `codex exec` prompt named the TUI's /compact and /clear, which exec sends to the model."""
+    script = tmp_path / "codex"
+    script.write_text("#!/bin/sh\n"
+                      f'"{sys.executable}" -c "$UNDER" "$HOOK_OUT"\n'
+                      "status=$?\nexit $status\n")  # not the shell's last command: it stays the parent
+    script.chmod(0o755)
+    env = {**os.environ, "UNDER": UNDER.format(platform=platform), "HOOK_OUT": str(tmp_path)}
+    for args, said in ((["exec", "--json", "go on"], "True True"), (["resume", "--last"], "False False"),
+                       (["-m", "exec"], "False False")):
+        got = subprocess.run([str(script), *args], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, timeout=60, check=False)
+        assert (got.returncode, got.stdout.strip(), got.stderr) == (0, said, ""), (args, got.stderr)
