@@ -207,6 +207,23 @@ def test_under_exec_a_typed_clear_sent_again_is_told_exec_has_none(tmp_path: Pat
     assert pending(project) == []
 
 
+def test_under_exec_a_typed_compact_is_held_as_words_to_the_model(tmp_path: Path, project: Path) -> None:
+    """Under `codex exec` a typed `/compact` on a cold thread is held, and the reason says it is no
+    command there (the word goes to the model, re-writing the thread, compacting nothing) and where
+    a compaction is: the TUI's. A held prompt of other words is held as before."""
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
+    ask = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "turn_id": "t1"}
+    held, shown = _under(tmp_path, "exec", "UserPromptSubmit", {**ask, "prompt": "/compact"})
+    assert held is not None
+    assert held["decision"] == "block"
+    said = " ".join(shown.split())
+    assert "Nothing was sent. /compact is no command in `codex exec`: it sends the word to the model as a prompt, " \
+           "which re-writes" in said, said
+    assert "compacts nothing (sent again within a minute, it goes as that prompt). To compact, resume the thread " \
+           "in Codex's terminal UI (`codex resume`) and type /compact there: it reads all" in said
+    assert "Continue: send this prompt again" not in said
+
+
 def test_in_the_tui_slash_commands_pass_and_a_warm_compact_under_exec_goes(tmp_path: Path, project: Path) -> None:
     """The TUI's own slash commands pass the guard untouched, cold or not (a `codex` that is not
     exec); under exec a `/compact` on a warm thread goes, as any prompt there does."""

@@ -123,7 +123,10 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
         changed = True
         if _prepare_handoff(state, cfg, now):  # priced from now on at what its note carries
             advice = guard.advice(state, q, cold, cfg, now) or advice
-        out = {"decision": "block", "reason": guard.compose({**advice, **agent.held_words()}, ask=True)}
+        words = agent.held_words()
+        # a `/compact` typed where the agent has no slash commands (`codex exec`): words to the model
+        typed = not words["compact"] and isinstance(prompt, str) and prompt.lstrip().startswith("/compact")
+        out = {"decision": "block", "reason": guard.compose({**advice, **words, "typedCompact": typed}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
     if first:
