@@ -206,12 +206,13 @@ def test_without_proc_exec_is_told_by_ps(tmp_path: Path, platform: str) -> None:
     """Where /proc cannot be read (macOS), whether the hook runs under `codex exec` is asked of `ps`:
     the nearest process named `codex` and its command line; it said "not exec" for every Codex,
     and a held `codex exec` prompt named the TUI's /compact and /clear, which exec sends to the model."""
-    script = tmp_path / "codex"
+    script = tmp_path / ("x" * 100) / "codex"  # a long path: ps cuts a line at 80 columns unless told not to
+    script.parent.mkdir()
     script.write_text("#!/bin/sh\n"
                       f'"{sys.executable}" -c "$UNDER" "$HOOK_OUT"\n'
                       "status=$?\nexit $status\n")  # not the shell's last command: it stays the parent
     script.chmod(0o755)
-    env = {**os.environ, "UNDER": UNDER.format(platform=platform), "HOOK_OUT": str(tmp_path)}
+    env = {**os.environ, "UNDER": UNDER.format(platform=platform), "HOOK_OUT": str(tmp_path), "COLUMNS": "80"}
     for args, said in ((["exec", "--json", "go on"], "True True"), (["resume", "--last"], "False False"),
                        (["-m", "exec"], "False False")):
         got = subprocess.run([str(script), *args], env=env, stdin=subprocess.DEVNULL, capture_output=True,

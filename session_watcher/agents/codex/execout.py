@@ -114,7 +114,7 @@ def _exec() -> tuple[int, list[str]] | None:
     return (pid, argv) if is_exec(argv) else None
 
 
-PS_TIMEOUT = 1.0  # seconds for all of `_exec_by_ps`' runs of ps together: a hook must never hang on it
+PS_TIMEOUT = 3.0  # seconds for all of `_exec_by_ps`' runs of ps (procps' took 87 ms a run on a busy 2-core box)
 _BY_PS: list[tuple[int, list[str]] | None] = []  # its answer, once per process
 
 
@@ -126,7 +126,9 @@ def _ps(pid: int, fields: tuple[str, ...], deadline: float) -> str:
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError
-    args = ["ps", *(w for f in fields for w in ("-o", f"{f}=")), "-p", str(pid)]
+    # -ww: the whole line (ps cuts it to the terminal's width, or 80 columns, otherwise: the subcommand
+    # after a long path to codex was cut off)
+    args = ["ps", "-ww", *(w for f in fields for w in ("-o", f"{f}=")), "-p", str(pid)]
     got = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          timeout=left, check=False)
     return got.stdout.decode("utf-8", "replace").strip()
