@@ -14,6 +14,38 @@ import os
 import shutil
 
 CLAUDE_ENV = "SESSION_WATCHER_CLAUDE"  # the claude executable to look for instead of the one on PATH
+CODEX_ENV = "SESSION_WATCHER_CODEX"  # the codex executable to use instead of the one on PATH (cli.codex_trust)
+# (this module imports nothing of the install's: cli.install and cli.install_codex ask it)
+
+
+def claude_record() -> str:
+    """Where install.sh records what it added to Claude Code's settings (cli.install)."""
+    from session_watcher.base import paths
+
+    return os.path.join(paths.data_dir(), "installed.json")
+
+
+def codex_record() -> str:
+    """Where install.sh records what it added to Codex's hooks.json (cli.install_codex)."""
+    from session_watcher.base import paths
+
+    return os.path.join(paths.data_dir(), "installed-codex.json")
+
+
+def codex_home() -> str | None:
+    """`$CODEX_HOME`, else `~/.codex` when it exists; None: Codex's folder is not here."""
+    home = os.environ.get("CODEX_HOME")
+    if home:
+        return home
+    default = os.path.join(os.path.expanduser("~"), ".codex")
+    return default if os.path.isdir(default) else None
+
+
+def codex_executable() -> str | None:
+    chosen = os.environ.get(CODEX_ENV)
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return shutil.which("codex")
 
 
 def claude_executable() -> str | None:
@@ -30,9 +62,6 @@ def claude_here() -> bool:
 
 
 def codex_here() -> bool:
-    from session_watcher.cli.codex_trust import codex_executable
-    from session_watcher.cli.install_codex import codex_home
-
     return codex_home() is not None or codex_executable() is not None
 
 
@@ -72,9 +101,7 @@ def latest_agent(project_dir: str) -> str | None:
 def installed_for_codex_only() -> bool:
     """install.sh installed for Codex and not for Claude Code (their install records), or, with
     neither record, Codex alone is here."""
-    from session_watcher.cli import install, install_codex
-
-    claude, codex = os.path.exists(install.record_file()), os.path.exists(install_codex.record_file())
+    claude, codex = os.path.exists(claude_record()), os.path.exists(codex_record())
     if claude or codex:
         return codex and not claude
     return codex_only()

@@ -54,7 +54,9 @@ def settings_file() -> str:
 
 
 def record_file() -> str:
-    return os.path.join(paths.data_dir(), "installed.json")
+    from session_watcher.cli.agents_here import claude_record
+
+    return claude_record()
 
 
 SETTINGS_MAX = 16 << 20  # a settings.json larger than this is not Claude Code's
