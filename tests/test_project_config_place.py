@@ -154,7 +154,7 @@ def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp
     assert f.read_text() == "bp_amber = 0.2\n"
     assert not (proj / ".claude").exists()
     said = " ".join(got.stdout.decode().split())
-    assert said == f"bp_amber = 0.2 (in {f}; a new folder: the latest session in this project is Codex's)"
+    assert said == f"bp_amber = 0.2 (a new folder: the latest session in this project is Codex's; in {f})"
     assert sw("config", "get", "--json", "--project", str(proj), "bp_amber", env=wide).stdout.decode().count(str(f))
 
     none = {**wide, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no")}
@@ -162,7 +162,7 @@ def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp
     other.mkdir()
     got = sw("config", "set", "--project", str(other), "bp_amber", "0.2", env=none)  # no session, no agent known
     assert " ".join(got.stdout.decode().split()).endswith(
-        f"(in {other / '.claude' / 'session-watcher.toml'}; a new folder: no session ran here yet)")
+        f"(a new folder: no session ran here yet; in {other / '.claude' / 'session-watcher.toml'})")
     record = Path(os.environ["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text('{"hooksFile": "/x/hooks.json"}\n')  # install.sh installed for Codex alone
@@ -170,6 +170,6 @@ def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp
     third.mkdir()
     got = sw("config", "set", "--project", str(third), "bp_amber", "0.2", env=none)
     assert " ".join(got.stdout.decode().split()).endswith(
-        f"(in {third / '.codex' / 'session-watcher.toml'}; a new folder: no session ran here yet, and Codex is "
-        "the agent installed)")
+        "(a new folder: no session ran here yet, and Codex is the agent installed; in "
+        f"{third / '.codex' / 'session-watcher.toml'})")
     assert not (third / ".claude").exists()

@@ -373,8 +373,8 @@ def config_set(ns: argparse.Namespace) -> int:
         shown = shown.get(part) if isinstance(shown, dict) else None
     said = config.show_value(shown if shown is not None else value)
     note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
-    note += f"; {why}" if why else ""
-    _said(f"{ns.key} = {said}  (in {target}{note})", target)
+    where = f"{why}{note}; in {target}" if why else f"in {target}{note}"  # the path last: `)` after it
+    _said(f"{ns.key} = {said}  ({where})", target)
     return 0
 
 
