@@ -173,3 +173,30 @@ def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp
         "(a new folder: no session ran here yet, and Codex is the agent installed; in "
         f"{third / '.codex' / 'session-watcher.toml'})")
     assert not (third / ".claude").exists()
+
+
+@pytest.mark.slow
+def test_a_recorded_state_with_a_hostile_folder_is_passed_over(tmp_path: Path) -> None:
+    """A recorded state whose working folder holds a NUL (a state is data: anything may be in it):
+    `config set --project` passes over it to the next, where it stopped with a ValueError
+    (os.path.realpath's "embedded null byte")."""
+    from session_watcher.cli.agents_here import latest_agent
+    from session_watcher.state import store
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folded(shifted(tmp_path, THREAD, 1), proj)  # a Codex thread ran in it
+    [(_mtime, sid)] = store.list_sessions()[:1]
+    f = Path(store.session_file(sid))
+    doc = json.loads(f.read_text())
+    hostile = {**doc, "sessionId": sid[:-1] + ("0" if sid[-1] != "0" else "1")}
+    hostile["context"] = {**doc["context"], "cwd": "/a\u0000b", "project": "/c\u0000d"}
+    twin = Path(store.session_file(hostile["sessionId"]))
+    twin.write_text(json.dumps(hostile))
+    os.utime(twin, (f.stat().st_mtime + 10, f.stat().st_mtime + 10))  # the newest
+    assert store.list_sessions()[0][1] == hostile["sessionId"]
+    assert store.load(str(twin), hostile["sessionId"], readonly=True) is not None  # a state read as sound
+    assert latest_agent(str(proj)) == "codex"
+    got = sw("config", "set", "--project", str(proj), "bp_amber", "0.2", env={**os.environ, "COLUMNS": "1000"})
+    assert got.returncode == 0, got.stderr
+    assert (proj / ".codex" / "session-watcher.toml").is_file()

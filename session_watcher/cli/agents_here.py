@@ -87,12 +87,13 @@ def latest_agent(project_dir: str) -> str | None:
     for _mtime, sid in found:
         try:
             state = store.load(store.session_file(sid), sid, readonly=True)
+            ctx = state.get("context") if isinstance(state, dict) else None
+            # a folder is the state's data: one a path cannot be (a NUL in it) is passed over
+            here = isinstance(ctx, dict) and any(isinstance(p, str) and os.path.realpath(p) == want
+                                                 for p in (ctx.get("project"), ctx.get("cwd")))
         except (StateRejected, OSError, ValueError):
             continue
-        ctx = state.get("context") if isinstance(state, dict) else None
-        if not isinstance(ctx, dict):
-            continue
-        if any(isinstance(p, str) and os.path.realpath(p) == want for p in (ctx.get("project"), ctx.get("cwd"))):
+        if here and isinstance(ctx, dict):
             agent = ctx.get("agent")
             return agent if isinstance(agent, str) else "claude-code"  # a state from before agents were named
     return None
