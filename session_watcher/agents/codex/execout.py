@@ -116,19 +116,26 @@ def _exec() -> tuple[int, list[str]] | None:
 
 PS_TIMEOUT = 3.0  # seconds for all of `_exec_by_ps`' runs of ps (procps' took 87 ms a run on a busy 2-core box)
 _BY_PS: list[tuple[int, list[str]] | None] = []  # its answer, once per process
+# the system's ps, by its path: never a `ps` the user's PATH names first (a hook runs with that PATH,
+# and a relative entry, `.` or `node_modules/.bin`, is the project's own files); none there: no answer
+PS = ("/bin/ps", "/usr/bin/ps")
 
 
 def _ps(pid: int, fields: tuple[str, ...], deadline: float) -> str:
-    """`ps -o FIELD= ... -p PID`'s line, no header (POSIX ps: Linux's procps, macOS, the BSDs)."""
+    """`ps -o FIELD= ... -p PID`'s line, no header (POSIX ps: Linux's procps, macOS, the BSDs), from
+    the system's ps (`PS`)."""
     import subprocess
     import time
 
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError
+    ps = next((p for p in PS if os.access(p, os.X_OK)), None)
+    if ps is None:
+        raise FileNotFoundError(PS[0])
     # -ww: the whole line (ps cuts it to the terminal's width, or 80 columns, otherwise: the subcommand
     # after a long path to codex was cut off)
-    args = ["ps", "-ww", *(w for f in fields for w in ("-o", f"{f}=")), "-p", str(pid)]
+    args = [ps, "-ww", *(w for f in fields for w in ("-o", f"{f}=")), "-p", str(pid)]
     got = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          timeout=left, check=False)
     return got.stdout.decode("utf-8", "replace").strip()
@@ -183,6 +190,8 @@ def exec_stderr() -> int | None:
     (`2>&1` into a pipe or a file: one stream of events a program reads) is left alone."""
     import stat
 
+    if not os.path.isdir(f"{PROC}/{os.getpid()}"):  # written through /proc only: no `ps` asked for nothing
+        return None
     found = _exec()
     if found is None:
         return None
