@@ -250,10 +250,31 @@ def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
     return s
 
 
+PROJECT_FOLDER_MAX = 200  # Claude Code's longest project folder name before its hash is added
+
+
 def project_folder(cwd: str) -> str:
     """The folder Claude Code keeps a working folder's sessions in, under its `projects/`: every
-    character but an ASCII letter or digit a `-` (`/work/my app` is `-work-my-app`, `D:\\x` `D--x`)."""
-    return "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
+    UTF-16 unit but an ASCII letter or digit a `-` (`/work/my app` is `-work-my-app`, `D:\\x` `D--x`,
+    a character past U+FFFF `--`: JavaScript's `replace(/[^a-zA-Z0-9]/g, "-")`); one longer than 200
+    is its first 200 and `-` the base-36 hash Claude Code adds (a 32-bit `h * 31 + unit` over the
+    folder's UTF-16 units, its absolute value: the CLI's bundle, 2.1.154)."""
+    units = cwd.encode("utf-16-le", "surrogatepass")
+    codes = [int.from_bytes(units[i:i + 2], "little") for i in range(0, len(units), 2)]
+    name = "".join(chr(u) if u < 128 and chr(u).isalnum() else "-" for u in codes)
+    if len(name) <= PROJECT_FOLDER_MAX:
+        return name
+    h = 0
+    for u in codes:
+        h = (h * 31 + u) & 0xFFFFFFFF
+    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
+    digits = ""
+    while True:
+        h, d = divmod(h, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[d] + digits
+        if not h:
+            break
+    return f"{name[:PROJECT_FOLDER_MAX]}-{digits}"
 
 
 def _start(rows: list[Row]) -> tuple[bool, float]:
