@@ -162,7 +162,7 @@ def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp
     other.mkdir()
     got = sw("config", "set", "--project", str(other), "bp_amber", "0.2", env=none)  # no session, no agent known
     assert " ".join(got.stdout.decode().split()).endswith(
-        f"(a new folder: no session ran here yet; in {other / '.claude' / 'session-watcher.toml'})")
+        f"(a new folder: no recent session ran here; in {other / '.claude' / 'session-watcher.toml'})")
     record = Path(os.environ["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text('{"hooksFile": "/x/hooks.json"}\n')  # install.sh installed for Codex alone
@@ -170,7 +170,7 @@ def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp
     third.mkdir()
     got = sw("config", "set", "--project", str(third), "bp_amber", "0.2", env=none)
     assert " ".join(got.stdout.decode().split()).endswith(
-        "(a new folder: no session ran here yet, and Codex is the agent installed; in "
+        "(a new folder: no recent session ran here, and Codex is the agent installed; in "
         f"{third / '.codex' / 'session-watcher.toml'})")
     assert not (third / ".claude").exists()
 

@@ -351,8 +351,8 @@ def project_target(project_dir: str) -> tuple[str, str]:
         who = "Codex's" if agent == "codex" else "Claude Code's"
         return places[agent == "codex"], f"a new folder: the latest session in this project is {who}"
     if installed_for_codex_only():
-        return places[1], "a new folder: no session ran here yet, and Codex is the agent installed"
-    return places[0], "a new folder: no session ran here yet"
+        return places[1], "a new folder: no recent session ran here, and Codex is the agent installed"
+    return places[0], "a new folder: no recent session ran here"
 
 
 def config_set(ns: argparse.Namespace) -> int:
