@@ -1,6 +1,7 @@
 #!/usr/bin/env sh
 # session-watcher installer.
 #   ./install.sh              private venv + hooks and status line in Claude Code's settings (Codex: hooks.json), a demo
+#                             (for the agents here: Codex alone, no ~/.claude and no claude on PATH: Codex's only)
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
 # Honours CLAUDE_CONFIG_DIR (default ~/.claude), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
@@ -173,6 +174,9 @@ if [ -n "${CODEX_HOME:-}" ] || [ -d "$HOME/.codex" ]; then
     { ls "$codex"/sessions/*/*/*/rollout-*.jsonl || ls "$codex"/archived_sessions/rollout-*.jsonl ||
       ls "$codex"/archived_sessions/*/*/*/rollout-*.jsonl; } >/dev/null 2>&1 && threads=found
 fi
+# what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add)
+claude=0
+"$venv/bin/python" -m session_watcher.cli.install installed && claude=1
 if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then
     echo "== your sessions (session-watcher report):"
     # the report's first screens; a cut one says where the rest is. Its standard error stays the
@@ -182,12 +186,18 @@ if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then
     shown=$(wc -l <"$data/report.txt")
     [ "$shown" -gt 60 ] && echo "... (the first 60 lines of $shown: the whole report with \`session-watcher report\`)"
     rm -f "$data/report.txt"
+elif [ -n "$threads" ] && [ "$claude" = 0 ]; then
+    say "== no Codex threads in $threads yet: start one. Codex has no status line: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)." "$threads"
 elif [ -n "$threads" ]; then
     say "== no Claude Code sessions in $projects and no Codex threads in $threads yet: start one. Claude Code shows the status line; Codex has none: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)." "$projects" "$threads"
 elif { [ -n "${SESSION_WATCHER_CODEX:-}" ] && [ -x "$SESSION_WATCHER_CODEX" ]; } ||
      { [ -z "${SESSION_WATCHER_CODEX:-}" ] && command -v codex >/dev/null 2>&1; }; then
     # Codex installed and never run (its folder not made yet): the line above said to run it once
-    say "== no Claude Code sessions in $projects yet: start one and watch the status line, or run codex once, then ./install.sh again to add its hooks." "$projects"
+    if [ "$claude" = 0 ]; then
+        say "== run codex once (it makes $codex), then ./install.sh again to add its hooks." "$codex"
+    else
+        say "== no Claude Code sessions in $projects yet: start one and watch the status line, or run codex once, then ./install.sh again to add its hooks." "$projects"
+    fi
 else
     say "== no Claude Code sessions in $projects yet: start one, and watch the status line." "$projects"
 fi

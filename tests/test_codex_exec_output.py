@@ -193,3 +193,72 @@ def test_a_full_pipe_or_one_nobody_reads_neither_blocks_nor_breaks_the_hook(tmp_
     finally:
         os.close(r)
         os.close(w)
+
+
+UNDER = ("import sys\nfrom session_watcher.agents.codex import execout\n"
+         "execout.PROC = sys.argv[1] + '/no-proc'\n{platform}"  # no /proc to read, as on macOS
+         "print(execout.under_exec(), execout.under_exec())")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["", "sys.platform = 'darwin'\n"])
+def test_without_proc_exec_is_told_by_ps(tmp_path: Path, platform: str) -> None:
+    """Where /proc cannot be read (macOS), whether the hook runs under `codex exec` is asked of `ps`:
+    the nearest process named `codex` and its command line; it said "not exec" for every Codex,
+    and a held `codex exec` prompt named the TUI's /compact and /clear, which exec sends to the model."""
+    script = tmp_path / ("x" * 100) / "codex"  # a long path: ps cuts a line at 80 columns unless told not to
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n"
+                      f'"{sys.executable}" -c "$UNDER" "$HOOK_OUT"\n'
+                      "status=$?\nexit $status\n")  # not the shell's last command: it stays the parent
+    script.chmod(0o755)
+    env = {**os.environ, "UNDER": UNDER.format(platform=platform), "HOOK_OUT": str(tmp_path), "COLUMNS": "80"}
+    for args, said in ((["exec", "--json", "go on"], "True True"), (["resume", "--last"], "False False"),
+                       (["-m", "exec"], "False False")):
+        got = subprocess.run([str(script), *args], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, timeout=60, check=False)
+        assert (got.returncode, got.stdout.strip(), got.stderr) == (0, said, ""), (args, got.stderr)
+
+
+@pytest.mark.slow
+def test_without_proc_a_ps_first_on_the_path_is_never_run(tmp_path: Path) -> None:
+    """The hook runs with the user's PATH, whose first `ps` may be the project's own file (a relative
+    entry, `.` or `node_modules/.bin`): the system's ps answers (`execout.PS`), that one never runs.
+    It was run, on every slash prompt of a Codex thread and every hook with a message to show."""
+    script = tmp_path / "bin" / "codex"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n"
+                      f'"{sys.executable}" -c "$UNDER" "$HOOK_OUT"\n'
+                      "status=$?\nexit $status\n")
+    script.chmod(0o755)
+    planted = tmp_path / "project-bin" / "ps"
+    planted.parent.mkdir()
+    ran = tmp_path / "planted-ps-ran"
+    planted.write_text(f"#!/bin/sh\ntouch '{ran}'\necho 1 codex\n")
+    planted.chmod(0o755)
+    env = {**os.environ, "UNDER": UNDER.format(platform=""), "HOOK_OUT": str(tmp_path),
+           "PATH": f"{planted.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    got = subprocess.run([str(script), "exec", "go on"], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert (got.returncode, got.stdout.strip(), got.stderr) == (0, "True True", "")
+    assert not ran.exists()
+
+
+def test_without_proc_a_message_to_show_asks_ps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where there is no /proc (macOS) nothing can be written to exec's stderr (it is opened through
+    /proc), so a hook's message to show asks `ps` nothing: it ran ps up to five times for a write
+    that could not be made (a guard's warning, an alert)."""
+    asked: list[int] = []
+
+    def ps(pid: int, fields: tuple[str, ...], deadline: float) -> str:
+        asked.append(pid)
+        raise FileNotFoundError("ps")
+
+    monkeypatch.setattr(execout, "PROC", str(tmp_path / "no-proc"))
+    monkeypatch.setattr(execout, "_ps", ps)
+    monkeypatch.setattr(execout, "_BY_PS", [])
+    out = {"systemMessage": "session-watcher: cold cache"}
+    assert execout.show(out) == out
+    assert asked == []
+    assert execout.under_exec() is False  # the guard's words do ask it
+    assert asked == [os.getppid()]

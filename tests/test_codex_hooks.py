@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -21,6 +21,8 @@ from tests.statefile import load_state
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from session_watcher.core.shapes import State
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
@@ -207,6 +209,23 @@ def test_under_exec_a_typed_clear_sent_again_is_told_exec_has_none(tmp_path: Pat
     assert pending(project) == []
 
 
+def test_under_exec_a_typed_compact_is_held_as_words_to_the_model(tmp_path: Path, project: Path) -> None:
+    """Under `codex exec` a typed `/compact` on a cold thread is held, and the reason says it is no
+    command there (the word goes to the model, re-writing the thread, compacting nothing) and where
+    a compaction is: the TUI's. A held prompt of other words is held as before."""
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
+    ask = {"session_id": THREAD, "transcript_path": str(rollout), "cwd": str(project), "turn_id": "t1"}
+    held, shown = _under(tmp_path, "exec", "UserPromptSubmit", {**ask, "prompt": "/compact"})
+    assert held is not None
+    assert held["decision"] == "block"
+    said = " ".join(shown.split())
+    assert "Nothing was sent. /compact is no command in `codex exec`: it sends the word to the model as a prompt, " \
+           "which re-writes" in said, said
+    assert "compacts nothing (sent again within a minute, it goes as that prompt). To compact, resume the thread " \
+           "in Codex's terminal UI (`codex resume`) and type /compact there: it reads all" in said
+    assert "Continue: send this prompt again" not in said
+
+
 def test_in_the_tui_slash_commands_pass_and_a_warm_compact_under_exec_goes(tmp_path: Path, project: Path) -> None:
     """The TUI's own slash commands pass the guard untouched, cold or not (a `codex` that is not
     exec); under exec a `/compact` on a warm thread goes, as any prompt there does."""
@@ -224,3 +243,32 @@ def test_in_the_tui_slash_commands_pass_and_a_warm_compact_under_exec_goes(tmp_p
     assert "decision" not in (out or {})
     assert "cold cache" not in shown
     assert pending(project) == []
+
+
+@pytest.mark.parametrize(("minutes_ago", "text", "asked"), [
+    (1, "/review the diff", 0),  # warm: the prompt goes whichever Codex runs it
+    (1, "/compact", 1),  # the TUI's would drop the guard's handoff
+    (180, "/review the diff", 1),  # cold: held under exec, passed in the TUI
+])
+def test_whether_codex_runs_as_exec_is_asked_only_where_it_changes_something(
+        tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, minutes_ago: int, text: str,
+        asked: int) -> None:
+    """A slash prompt on a Codex thread: whether the hook runs under `codex exec` (its process tree;
+    a `ps` of up to five runs where there is no /proc, macOS) is asked only where the answer changes
+    what the guard does; it was asked of every slash prompt, a warm one too."""
+    from session_watcher.agents.codex import execout
+    from session_watcher.base import config
+    from session_watcher.hooks.prompt import guard_prompt
+
+    folded(shifted(tmp_path, THREAD, minutes_ago), project)
+    calls: list[bool] = []
+
+    def under_exec() -> bool:
+        calls.append(True)
+        return False
+
+    monkeypatch.setattr(execout, "under_exec", under_exec)
+    state = cast("State", load_state(THREAD))
+    out, _changed = guard_prompt(state, config.load(str(project)), {"prompt": text})
+    assert out is None  # a slash command in the TUI passes, cold or warm
+    assert len(calls) == asked

@@ -176,8 +176,8 @@ def test_doctor_reads_no_trust_from_hashes_written_for_an_earlier_installs_hooks
     home, bin_dir, env = _a_machine(tmp_path)
     assert "(start a Claude Code session)" in _doctor(env, "sessions ")  # Codex's hooks not installed yet
     assert _run(env, "add", str(bin_dir)).returncode == 0
-    assert "sessions   none yet: hooks have not fired (start a Claude Code session or a Codex thread)" in \
-        _doctor(env, "sessions ")  # a Codex user is not told to start Claude Code
+    assert "sessions   none yet: hooks have not fired (start a Codex thread)" in \
+        _doctor(env, "sessions ")  # a Codex user is not told to start Claude Code (installed for Codex alone)
     keys = [f"{home / 'hooks.json'}:{e}:0:0"
             for e in ("post_tool_use", "post_model_request", "stop", "user_prompt_submit", "session_start")]
     config = home / "config.toml"
@@ -236,3 +236,20 @@ def test_codex_installed_but_never_run_is_named(tmp_path: Path) -> None:
                           "runs): run codex once, then ./install.sh again to add its hooks\n")
     assert not folder.exists()
     assert not (Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json").exists()
+
+
+def test_doctor_on_a_codex_only_install_names_codex_alone(tmp_path: Path) -> None:
+    """install.sh on a machine with Codex alone writes nothing of Claude Code's (cli.agents_here):
+    doctor then says why Claude Code's settings are absent, and names a Codex thread to start; it
+    said "install with ./install.sh", which writes them no more there, and "a Claude Code session"."""
+    _home, bin_dir, env = _a_machine(tmp_path)
+    env = {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "no-claude-dir"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no")}
+    assert _run(env, "add", str(bin_dir)).returncode == 0  # Codex's record; no Claude Code record
+    settings = tmp_path / "no-claude-dir" / "settings.json"
+    assert _doctor(env, "settings ") == (f"settings   {settings}: absent (install.sh installed for Codex alone: "
+                                         "Claude Code was not on this machine; ./install.sh again once it is)")
+    assert _doctor(env, "sessions ") == "sessions   none yet: hooks have not fired (start a Codex thread)"
+    claude = Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed.json"
+    claude.write_text("{}\n")  # installed for Claude Code too (its record)
+    assert "install with ./install.sh" in _doctor(env, "settings ")
+    assert "(start a Claude Code session or a Codex thread)" in _doctor(env, "sessions ")

@@ -141,3 +141,36 @@ def test_projects_help_names_codex_rollouts_too(command: str, capsys: pytest.Cap
     assert done.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "(Claude Code projects, Codex rollouts)" in text
+
+
+def test_a_codex_threads_project_is_its_working_folders_as_claude_codes_is() -> None:
+    """A Codex thread's `project` is the project folder of its working folder, the name Claude Code
+    gives that folder's sessions (`-Users-jdx-src-fnox` for /Users/jdx/src/fnox), so one folder's
+    sessions of both agents have one `project`; it was `codex`, the agent's name, for every thread."""
+    home = Path(os.environ["HOME"])
+    _machine(home)
+    by_id = {s["sessionId"]: s for s in _report()["sessions"]}
+    thread = by_id[THREADS[0]]
+    assert (thread["cwd"], thread["projectName"]) == ("/Users/jdx/src/fnox", "fnox")
+    assert thread["project"] == "-Users-jdx-src-fnox"
+    assert by_id[CLAUDE]["project"] == "-proj"  # Claude Code's: the folder it is in, as ever
+
+
+@pytest.mark.parametrize(("cwd", "folder"), [
+    ("/work/my app", "-work-my-app"),
+    ("D:\\x", "D--x"),
+    # past U+FFFF a character is two UTF-16 units, two dashes (JavaScript's replace); é is one
+    ("/w/a\U0001f600b \u00e9", "-w-a--b--"),
+    # over 200: the first 200 and Claude Code's base-36 hash of the whole folder (a negative one too)
+    ("/Users/jdx/" + "deep-folder/" * 20 + "fn\u00f8x \U0001f600",
+     "-Users-jdx" + "-deep-folder" * 15 + "-deep-fold-bun8dw"),
+    ("/" + "z" * 230, "-" + "z" * 199 + "-xzspxt"),
+])
+def test_a_working_folder_is_named_as_claude_code_names_its_project_folder(cwd: str, folder: str) -> None:
+    """The names Claude Code's own function gives these folders (its bundle's, run under Node:
+    `replace(/[^a-zA-Z0-9]/g, "-")`, past 200 the first 200 and `-` a base-36 hash): a Codex thread in
+    one of them is named as Claude Code's sessions there are. An emoji was one dash, and a long
+    folder had no hash and all its characters."""
+    from session_watcher.reports.collect import project_folder
+
+    assert project_folder(cwd) == folder

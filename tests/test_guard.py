@@ -418,3 +418,21 @@ def test_a_horizon_of_no_call_names_no_calls() -> None:
     assert "Or a fresh session, $0.60 less: a handoff is ready" in text, text
     assert "over the next" not in text
     assert "over the next ~30 calls" in guard.compose({**a, "cycle": 30.0}, ask=True)
+
+
+def test_a_compact_typed_into_codex_exec_is_held_as_words_to_the_model() -> None:
+    """`/compact` typed into `codex exec` (0.171.0: the word sent to the model in an ordinary request,
+    the whole thread re-written cold, nothing compacted): the hold says exactly that, and where a
+    real compaction is (the TUI's /compact, priced); it said "send this prompt again", as if the
+    prompt were a command that would compact."""
+    a = {**figures(180_000, 41_000), "handoff": True}
+    words = {"clear": "run `codex exec` without `resume` in this project", "compact": False}
+    held = guard.compose({**a, **words, "typedCompact": True}, ask=True)
+    assert held == (
+        "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired). Nothing was sent. "
+        "/compact is no command in `codex exec`: it sends the word to the model as a prompt, which re-writes 180k "
+        "tokens ($1.13) and compacts nothing (sent again within a minute, it goes as that prompt). To compact, "
+        "resume the thread in Codex's terminal UI (`codex resume`) and type /compact there: it reads all 180k of "
+        "the context cold once ($1.13), then its summary. Or a fresh session: a handoff is ready; run `codex exec` "
+        "without `resume` in this project, and the new session starts with it: it writes ~41k tokens ($0.26).")
+    assert guard.compose({**a, **words, "typedCompact": False}, ask=True) == guard.compose({**a, **words}, ask=True)

@@ -368,3 +368,17 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     assert " ".join(dropped.stdout.decode().split()).startswith(f"dropped: the handoff for {LONG_CWD}")
     assert sw("handoff", "--show").stdout.decode() == "no handoff waiting\n"
     assert start("child-9", LONG_CWD) is None
+
+
+def test_show_names_the_parent_as_long_as_tells_it_from_another_recorded_session(tmp_path: Path) -> None:
+    """Two sessions whose ids share their first 8 characters (two Codex threads of one minute: the
+    parent and the one `/clear` started): `--show` names the parent by as many characters as tell it
+    apart, as every other command does (`core.text.short_ids`); it said the 8 both share."""
+    twin = LONG_ID[:10] + "0" * (len(LONG_ID) - 10) if LONG_ID[10] != "0" else LONG_ID[:10] + "1" * (len(LONG_ID) - 10)
+    copy = tmp_path / f"{twin}.jsonl"
+    copy.write_text(LONG.read_text().replace(LONG_ID, twin))
+    folded()
+    folded(copy, twin)
+    assert run_json("handoff", "--session", LONG_ID)["sessionId"] == LONG_ID
+    words = " ".join(sw("handoff", "--show").stdout.decode().split())
+    assert f"from session {LONG_ID[:11]}, written " in words, words[:300]

@@ -386,6 +386,15 @@ def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Pa
     assert not record.exists()
 
 
+def _claude_stand_in(tmp_path: Path) -> str:
+    """A `claude` executable (cli.agents_here: Claude Code is here though it never ran)."""
+    exe = tmp_path / "claude-bin" / "claude"
+    exe.parent.mkdir(exist_ok=True)
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    return str(exe)
+
+
 def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> None:
     """install.sh on a machine with neither settings.json nor Codex's hooks.json (Codex there: ~/.codex),
     then --uninstall: both files are gone again, and no backup is left (each held only our entries);
@@ -393,7 +402,8 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     b = Box(tmp_path)
     codex = b.home / ".codex"
     codex.mkdir()
-    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}  # no app-server: no config.toml
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"),  # no app-server: no config.toml
+           "SESSION_WATCHER_CLAUDE": _claude_stand_in(tmp_path)}  # Claude Code installed, never run: no folder
     run = ["sh", str(REPO / "install.sh")]
     got = subprocess.run([*run, "--no-demo"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
@@ -494,7 +504,8 @@ def test_uninstall_where_the_files_went_still_removes_our_backups(tmp_path: Path
     b = Box(tmp_path)
     codex = b.home / ".codex"
     codex.mkdir()
-    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"),
+           "SESSION_WATCHER_CLAUDE": _claude_stand_in(tmp_path)}
 
     def step(module: str, *args: str) -> None:
         got = subprocess.run([sys.executable, "-m", f"session_watcher.cli.{module}", *args], env=env,
@@ -711,7 +722,14 @@ def test_a_codex_never_run_is_named_on_the_closing_screen(tmp_path: Path) -> Non
     exe.parent.mkdir()
     exe.write_text("#!/bin/sh\nexit 0\n")
     exe.chmod(0o755)
-    env = {**b.env(), "SESSION_WATCHER_CODEX": str(exe)}
+    # Codex alone (no claude, no Claude Code folder): only Codex's way on, nothing of a status line
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(exe), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no-claude")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    last = " ".join(got.stdout.rsplit("\n== ", 1)[1].split())
+    assert last == f"run codex once (it makes {b.home / '.codex'}), then ./install.sh again to add its hooks.", last
+    env["SESSION_WATCHER_CLAUDE"] = str(exe)  # a claude too: both ways on
     got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
                          check=False)
     assert got.returncode == 0, got.stdout + got.stderr
@@ -806,3 +824,35 @@ def test_the_build_an_install_names_from_a_clone_a_linked_path_and_a_changed_che
     with (clone / "README.md").open("a") as readme:
         readme.write("\na line of the user's\n")
     assert first_line(clone) == f"installing {__version__} ({head}, changed) with pip (a minute or two) into"
+
+
+def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Path) -> None:
+    """Codex alone (its ~/.codex; no Claude Code folder, no `claude` on PATH): the install registers
+    Codex's hooks and writes no Claude Code settings.json (it made ~/.claude and a settings file
+    there), says so in a line, and its closing screen names Codex's threads only; --uninstall takes
+    Codex's hooks out and says nothing of a Claude Code file it never wrote."""
+    b = Box(tmp_path)
+    codex = b.home / ".codex"
+    codex.mkdir()
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"),
+           "SESSION_WATCHER_CLAUDE": str(tmp_path / "no-claude")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert not b.claude.exists()
+    said = " ".join(got.stdout.split())
+    assert (f"claude code: not on this machine (no {b.claude}, no `claude` on PATH): its settings not written; "
+            "installed for Codex") in said
+    assert f"codex: {codex / 'hooks.json'} (hooks: " in said
+    assert "settings:" not in said
+    assert "statusLine" not in said
+    assert said.endswith(f"== no Codex threads in {codex / 'sessions'} yet: start one. Codex has no status line: its "
+                         "alerts come to the desktop and with your next prompt (`session-watcher status` any time).")
+    assert (codex / "hooks.json").is_file()
+    gone = subprocess.run(["sh", str(REPO / "install.sh"), "--uninstall"], env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert f"codex: removed {codex / 'hooks.json'} (the install created it" in " ".join(gone.stdout.split())
+    assert "settings" not in gone.stdout
+    assert not (codex / "hooks.json").exists()
+    assert not b.claude.exists()

@@ -136,3 +136,67 @@ def test_a_codex_threads_hooks_read_the_codex_folders_file(tmp_path: Path) -> No
     assert (values["guard_x"], values["guard"]) == (1000, "ask")
     log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
     assert f"{f}: 'guard' may only be set in your own config" in log.read_text()
+
+
+@pytest.mark.slow
+def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp_path: Path) -> None:
+    """`config set --project` in a project with neither `.claude/` nor `.codex/`: the folder of the
+    agent whose session ran there last (a Codex thread: `.codex/`), else of the agent installed
+    (Codex alone: `.codex/`), else `.claude/`; it says which and why. It made `.claude/` always, a
+    folder a Codex user's project never had."""
+    wide = {**os.environ, "COLUMNS": "1000"}  # this test's own homes (WIDE is the module's at import)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folded(shifted(tmp_path, THREAD, 1), proj)  # a Codex thread ran in it
+    got = sw("config", "set", "--project", str(proj), "bp_amber", "0.2", env=wide)
+    assert got.returncode == 0, got.stderr
+    f = proj / ".codex" / "session-watcher.toml"
+    assert f.read_text() == "bp_amber = 0.2\n"
+    assert not (proj / ".claude").exists()
+    said = " ".join(got.stdout.decode().split())
+    assert said == f"bp_amber = 0.2 (a new folder: the latest session in this project is Codex's; in {f})"
+    assert sw("config", "get", "--json", "--project", str(proj), "bp_amber", env=wide).stdout.decode().count(str(f))
+
+    none = {**wide, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no")}
+    other = tmp_path / "other"
+    other.mkdir()
+    got = sw("config", "set", "--project", str(other), "bp_amber", "0.2", env=none)  # no session, no agent known
+    assert " ".join(got.stdout.decode().split()).endswith(
+        f"(a new folder: no recent session ran here; in {other / '.claude' / 'session-watcher.toml'})")
+    record = Path(os.environ["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text('{"hooksFile": "/x/hooks.json"}\n')  # install.sh installed for Codex alone
+    third = tmp_path / "third"
+    third.mkdir()
+    got = sw("config", "set", "--project", str(third), "bp_amber", "0.2", env=none)
+    assert " ".join(got.stdout.decode().split()).endswith(
+        "(a new folder: no recent session ran here, and Codex is the agent installed; in "
+        f"{third / '.codex' / 'session-watcher.toml'})")
+    assert not (third / ".claude").exists()
+
+
+@pytest.mark.slow
+def test_a_recorded_state_with_a_hostile_folder_is_passed_over(tmp_path: Path) -> None:
+    """A recorded state whose working folder holds a NUL (a state is data: anything may be in it):
+    `config set --project` passes over it to the next, where it stopped with a ValueError
+    (os.path.realpath's "embedded null byte")."""
+    from session_watcher.cli.agents_here import latest_agent
+    from session_watcher.state import store
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folded(shifted(tmp_path, THREAD, 1), proj)  # a Codex thread ran in it
+    [(_mtime, sid)] = store.list_sessions()[:1]
+    f = Path(store.session_file(sid))
+    doc = json.loads(f.read_text())
+    hostile = {**doc, "sessionId": sid[:-1] + ("0" if sid[-1] != "0" else "1")}
+    hostile["context"] = {**doc["context"], "cwd": "/a\u0000b", "project": "/c\u0000d"}
+    twin = Path(store.session_file(hostile["sessionId"]))
+    twin.write_text(json.dumps(hostile))
+    os.utime(twin, (f.stat().st_mtime + 10, f.stat().st_mtime + 10))  # the newest
+    assert store.list_sessions()[0][1] == hostile["sessionId"]
+    assert store.load(str(twin), hostile["sessionId"], readonly=True) is not None  # a state read as sound
+    assert latest_agent(str(proj)) == "codex"
+    got = sw("config", "set", "--project", str(proj), "bp_amber", "0.2", env={**os.environ, "COLUMNS": "1000"})
+    assert got.returncode == 0, got.stderr
+    assert (proj / ".codex" / "session-watcher.toml").is_file()

@@ -277,3 +277,16 @@ def test_a_codex_fork_copies_no_call_and_is_counted_once(tmp_path: Path) -> None
     assert (rows[parent]["apiCalls"], rows[child]["apiCalls"]) == (3, 1)
     assert "inheritedCalls" not in rows[child]
     assert (rows[parent]["tokens"]["total"], rows[child]["tokens"]["total"]) == (39_320, 13_640)  # ccusage codex's
+
+
+def test_the_fork_sentence_names_codex_threads_of_one_minute_apart() -> None:
+    """A Codex fork made within the minute of its parent: the two thread ids share their first 8
+    characters (a UUIDv7's time), and the sentence named both by those 8 ("019f1f6f of 019f1f6f");
+    it names each by the session table's widened ids (`core.text.short_ids`)."""
+    from session_watcher.reports.render_text import fork_sentence
+
+    parent, child = "019f1f6f-311c-7543-b0f9-f126da3c5434", "019f1f6f-3a2e-7000-8000-000000000001"
+    doc = {"sessions": [{"sessionId": child, "inheritedCalls": 4, "forkedFrom": parent}, {"sessionId": parent}]}
+    said = fork_sentence(doc)
+    assert said is not None
+    assert said.startswith("forked sessions (019f1f6f-3a of 019f1f6f-31) count their own calls"), said

@@ -119,8 +119,10 @@ def project_config_places(project_dir: str) -> list[str]:
 def project_config_file(project_dir: str) -> str:
     """The project's config file: `.claude/session-watcher.toml` or `.codex/session-watcher.toml`,
     whichever is there, for a session of either agent (both there: `.claude/`'s, the other is not
-    read: `project_config_unread` names it). Neither there: where `config set --project` makes it,
-    in `.codex/` for a project that has a `.codex` folder and no `.claude` one, else in `.claude/`."""
+    read: `project_config_unread` names it). Neither there: in `.codex/` for a project that has a
+    `.codex` folder and no `.claude` one, else in `.claude/` (where `config set --project` makes it
+    when one of the folders is there; with neither, it goes by the agent used in the project:
+    cli.commands.project_target)."""
     places = project_config_places(project_dir)
     for place in places:
         if os.path.lexists(place):

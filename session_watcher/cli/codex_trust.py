@@ -14,20 +14,13 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import shutil
 import subprocess
 import time
 from typing import Any
 
+from session_watcher.cli.agents_here import codex_executable  # SESSION_WATCHER_CODEX, else the `codex` on PATH
+
 DEADLINE = 20.0  # seconds for the whole exchange (a first start of the binary reads its 300 MB)
-CODEX_ENV = "SESSION_WATCHER_CODEX"  # the codex executable to use instead of the one on PATH
-
-
-def codex_executable() -> str | None:
-    chosen = os.environ.get(CODEX_ENV)
-    if chosen:
-        return chosen if os.access(chosen, os.X_OK) else None
-    return shutil.which("codex")
 
 
 class _Rpc:

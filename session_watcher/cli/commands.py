@@ -334,10 +334,35 @@ def config_get(ns: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+def project_target(project_dir: str) -> tuple[str, str]:
+    """The project's config file `config set --project` writes (the one read, `paths.project_config_file`),
+    and, where the project has neither `.claude/` nor `.codex/`, why the folder it makes is that
+    one: the agent of the latest session run in the project, else the one agent installed (Codex
+    alone: `.codex/`; else `.claude/`). ("" where a folder was there.)"""
+    from session_watcher.base import paths
+
+    places = paths.project_config_places(project_dir)
+    if any(os.path.lexists(p) or os.path.isdir(os.path.dirname(p)) for p in places):
+        return paths.project_config_file(project_dir), ""
+    from session_watcher.cli.agents_here import installed_for_codex_only, latest_agent
+
+    agent = latest_agent(project_dir)
+    if agent is not None:
+        who = "Codex's" if agent == "codex" else "Claude Code's"
+        return places[agent == "codex"], f"a new folder: the latest session in this project is {who}"
+    if installed_for_codex_only():
+        return places[1], "a new folder: no recent session ran here, and Codex is the agent installed"
+    return places[0], "a new folder: no recent session ran here"
+
+
 def config_set(ns: argparse.Namespace) -> int:
     from session_watcher.base import config, paths
 
-    target = paths.project_config_file(os.path.abspath(ns.project)) if ns.project else paths.user_config_file()
+    why = ""
+    if ns.project:
+        target, why = project_target(os.path.abspath(ns.project))
+    else:
+        target = paths.user_config_file()
     value, moved = config.set_value(target, ns.key, ns.value, project=bool(ns.project))
     if moved:
         say(f"{target} could not be read as TOML: moved to {moved}, started afresh", keep=[target, moved])
@@ -348,7 +373,8 @@ def config_set(ns: argparse.Namespace) -> int:
         shown = shown.get(part) if isinstance(shown, dict) else None
     said = config.show_value(shown if shown is not None else value)
     note = "" if shown is None or shown == value else f"; you wrote {config.show_value(value)}, read as this"
-    _said(f"{ns.key} = {said}  (in {target}{note})", target)
+    where = f"{why}{note}; in {target}" if why else f"in {target}{note}"  # the path last: `)` after it
+    _said(f"{ns.key} = {said}  ({where})", target)
     return 0
 
 

@@ -197,6 +197,14 @@ def _command_line() -> str:
 SETTINGS_MAX = 16 << 20  # Claude Code's settings.json, read by doctor and the installer
 
 
+def _codex_alone() -> bool:
+    """install.sh installed for Codex and not for Claude Code (its records: it does so where Codex
+    is the one agent on the machine, cli.agents_here)."""
+    from session_watcher.cli.agents_here import claude_record, codex_record
+
+    return os.path.exists(codex_record()) and not os.path.exists(claude_record())
+
+
 def _settings_lines(plugin_on: bool = False) -> list[str]:
     out = []
     for cfg_dir in paths.claude_config_dirs()[:1]:
@@ -204,7 +212,11 @@ def _settings_lines(plugin_on: bool = False) -> list[str]:
         try:
             doc = json.loads(paths.read_file(settings, SETTINGS_MAX))
         except FileNotFoundError:
-            out.append(f"settings   {settings}: absent (install with ./install.sh, or use the plugin)")
+            if _codex_alone():  # install.sh writes nothing of Claude Code's where it is not
+                out.append(f"settings   {settings}: absent (install.sh installed for Codex alone: Claude Code "
+                           "was not on this machine; ./install.sh again once it is)")
+            else:
+                out.append(f"settings   {settings}: absent (install with ./install.sh, or use the plugin)")
             continue
         except (OSError, ValueError) as exc:
             out.append(f"settings   {settings}: unreadable ({exc})")
@@ -335,7 +347,9 @@ def report() -> tuple[list[str], bool]:
     elif listed:
         from session_watcher.cli.install_codex import record_file
 
-        start = "a Claude Code session or a Codex thread" if os.path.exists(record_file()) else "a Claude Code session"
+        start = ("a Codex thread" if _codex_alone() else
+                 "a Claude Code session or a Codex thread" if os.path.exists(record_file()) else
+                 "a Claude Code session")
         lines.append(f"sessions   none yet: hooks have not fired (start {start})")
     if sessions:
         lines.append(_cold_cache_line(sessions[0][1]))

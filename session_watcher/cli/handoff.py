@@ -109,6 +109,20 @@ def _which_project(project: str) -> str:
     return f"its project, {one_line(project)},"
 
 
+def _short_parents(parents: list[str], target: str | None) -> dict[str, str]:
+    """Each parent session's id as the rest of the CLI shows one (`core.text.short_ids`): 8
+    characters, more where another recorded session shares them (two Codex threads of one minute:
+    the parent and the thread `/clear` started from it)."""
+    from session_watcher.core.text import short_ids
+    from session_watcher.state import store
+
+    try:
+        known = [sid for _mtime, sid in store.list_sessions()[:4096]]
+    except OSError:
+        known = []
+    return short_ids([*parents, *known, *([target] if target else [])])
+
+
 def waiting(ns: argparse.Namespace) -> int:
     """`--show` / `--drop`: the waiting handoff of the named session's project (or of the session
     it runs in, inside Claude Code), else every project's."""
@@ -126,6 +140,7 @@ def waiting(ns: argparse.Namespace) -> int:
     elif not found:
         print(f"no handoff waiting{f' for {clean(project)}' if project else ''}")
     now = time.time()
+    ids = _short_parents([str(doc.get("parentSession")) for _path, doc in found], target)
     for path, doc in found:
         if ns.drop:
             handoffs.drop_file(path)
@@ -133,7 +148,7 @@ def waiting(ns: argparse.Namespace) -> int:
             continue
         age = now - float(doc.get("createdAt") or now)
         head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for {clean(str(doc.get('project')))} "
-                f"from session {clean(str(doc.get('parentSession')))[:8]}, written {duration(age)} ago")
+                f"from session {clean(ids[str(doc.get('parentSession'))])}, written {duration(age)} ago")
         print(fit(head, columns()))
         if not ns.drop:  # the note as the model will read it: never wrapped
             print(f"\n{clean(str(doc.get('note')))}\n")

@@ -1,6 +1,8 @@
 """Merge session-watcher's hooks and status line into Claude Code's settings.json, and take them out.
 
-`python -m session_watcher.cli.install add BIN_DIR` / `remove`: idempotent; every other key and hook of the
+`python -m session_watcher.cli.install add BIN_DIR` / `remove`: idempotent; nothing written where
+Codex is the one agent here (no Claude Code folder, no `claude` on PATH: cli.agents_here), said in one
+line; every other key and hook of the
 user's is kept; a backup is written before any change (and none when nothing changes); an existing
 statusLine is never overwritten. What was added is recorded in `<data dir>/installed.json`, so removal
 takes out exactly that; a settings.json the install created goes again when nothing else is in it, and
@@ -52,7 +54,9 @@ def settings_file() -> str:
 
 
 def record_file() -> str:
-    return os.path.join(paths.data_dir(), "installed.json")
+    from session_watcher.cli.agents_here import claude_record
+
+    return claude_record()
 
 
 SETTINGS_MAX = 16 << 20  # a settings.json larger than this is not Claude Code's
@@ -243,6 +247,13 @@ def _drop_hooks(doc: dict[str, Any], ours: set[str]) -> None:
 
 
 def add(bin_dir: str) -> int:
+    from session_watcher.cli import agents_here
+
+    if agents_here.codex_only():  # a Codex user's machine: no Claude Code folder, no `claude` to run
+        folders = " or ".join(dict.fromkeys(paths.claude_config_dirs()[:2]))
+        say(f"claude code: not on this machine (no {folders}, no `claude` on PATH): its settings not written; "
+            "installed for Codex (./install.sh again adds Claude Code's once it is here)")
+        return 0
     path = settings_file()
     before = _read_text(path)
     doc = _load(path)
@@ -350,7 +361,9 @@ def restore(path: str, before: str, doc: dict[str, Any], created: bool,
 
 
 def remove() -> int:
-    rec = _load(record_file()) if os.path.exists(record_file()) else {}
+    if not os.path.exists(record_file()):
+        return 0  # never installed for Claude Code (a Codex user's machine): nothing of ours in its settings
+    rec = _load(record_file())
     path = rec.get("settings") or settings_file()
     before = _read_text(path)
     keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
@@ -452,12 +465,15 @@ def main(argv: list[str]) -> int:
             return add(argv[1])
         if argv[:1] == ["remove"]:
             return remove()
+        if argv[:1] == ["installed"]:  # install.sh: whether Claude Code's settings hold our install
+            return 0 if os.path.exists(record_file()) else 1
         if argv[:1] == ["link"] and len(argv) == 2:
             return link(argv[1])
         if argv[:1] == ["say"] and len(argv) >= 2:
             _say_for_install_sh(argv[1], argv[2:])
             return 0
-    print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | link COMMAND | say TEXT [PATH...]",
+    print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | installed | link COMMAND | "
+          "say TEXT [PATH...]",
           file=sys.stderr)
     return 2
 

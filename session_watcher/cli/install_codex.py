@@ -30,22 +30,14 @@ from session_watcher.agents.codex import hooks as codex_hooks
 from session_watcher.base import paths
 from session_watcher.base.atomic import write_atomic
 from session_watcher.cli import install as claude  # the settings merge's own rules (load, shape, backup, write)
+from session_watcher.cli.agents_here import codex_home, codex_record  # `$CODEX_HOME`, else `~/.codex` when it exists
 
 EVENTS = tuple(event for event, _ in codex_hooks.EVENTS)
 TIMEOUT = 10
 
 
-def codex_home() -> str | None:
-    """`$CODEX_HOME`, else `~/.codex` when it exists; None: Codex is not here."""
-    home = os.environ.get("CODEX_HOME")
-    if home:
-        return home
-    default = os.path.join(os.path.expanduser("~"), ".codex")
-    return default if os.path.isdir(default) else None
-
-
 def record_file() -> str:
-    return os.path.join(paths.data_dir(), "installed-codex.json")
+    return codex_record()
 
 
 def trust_file(hooks_file: str) -> str:
@@ -70,7 +62,7 @@ def entries(bin_dir: str) -> list[tuple[str, dict[str, Any]]]:
 def add(bin_dir: str) -> int:
     home = codex_home()
     if home is None:
-        from session_watcher.cli.codex_trust import codex_executable
+        from session_watcher.cli.agents_here import codex_executable
 
         exe = codex_executable()  # Codex installed, never run: its folder is made on its first run
         if exe is not None:

@@ -205,7 +205,9 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     cache may have expired; below guard_x (no `restartFirst`) it only says what the prompt re-writes.
     A held prompt names nothing that sends the cold conversation to the model for a fresh session:
     the handoff is prepared (`handoff`), so `/clear` alone starts it, once the input line is empty
-    (`clear`: the agent's words for that); `compact` False: no /compact offered (`codex exec`)."""
+    (`clear`: the agent's words for that); `compact` False: no /compact offered (`codex exec`), and
+    `typedCompact` (the held prompt is `/compact`, typed there): said to be words to the model, not a
+    command, with the way to a real compaction (the TUI's)."""
     idle = a.get("idleSeconds")
     ago = f"last call {duration(idle)} ago" if is_number(idle) else "the last call is old"
     rewrite, usd = tokens(a["rewriteTokens"]), _priced(a.get("usd"))
@@ -235,8 +237,16 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     whole = tokens(a["tokens"])
     if not ask:
         return f"{head}: this prompt re-writes {rewrite} tokens{usd}; a fresh session would {verb} {fresh_text}."
-    out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {rewrite} "
-           f"tokens{usd}.")
+    if a.get("typedCompact"):
+        # `/compact` typed into `codex exec`: no command there (0.171.0 sends the words to the model in
+        # an ordinary request, the whole thread re-written cold, nothing compacted)
+        out = (f"{head}. Nothing was sent. /compact is no command in `codex exec`: it sends the word to the model "
+               f"as a prompt, which re-writes {rewrite} tokens{usd} and compacts nothing (sent again within a "
+               f"minute, it goes as that prompt). To compact, resume the thread in Codex's terminal UI "
+               f"(`codex resume`) and type /compact there: it reads all {whole} of the context cold once{usd}{then}.")
+    else:
+        out = (f"{head}. Nothing was sent. Continue: send this prompt again within a minute, re-writing {rewrite} "
+               f"tokens{usd}.")
     if a.get("compact", True):  # `codex exec` has no /compact: it sends the words to the model, cold
         out += f" Or /compact: reads all {whole} of the context cold once{usd}{then}."
     if a.get("handoff"):

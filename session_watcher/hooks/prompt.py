@@ -93,14 +93,20 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
     from session_watcher.agents import FALLBACK, agent_named
 
     agent = agent_named(state["context"].get("agent")) or FALLBACK
-    if isinstance(prompt, str) and prompt.lstrip().startswith("/") and agent.held_words()["compact"]:
-        return None, prompt.lstrip().startswith("/compact") and _drop_handoff(state)
-    # else (`codex exec`) a slash command is a prompt like any: `/compact` goes to the model, cold
     from session_watcher.core import eoq, guard
 
     now = time.time()
     cold = guard.cold_cache(state, cfg, now)
-    if cold is None or not cold["cold"]:
+    warm = cold is None or not cold["cold"]
+    slash = isinstance(prompt, str) and prompt.lstrip().startswith("/")
+    compact = slash and isinstance(prompt, str) and prompt.lstrip().startswith("/compact")
+    # whether the agent has slash commands here is asked only where the answer changes something (a
+    # /compact's handoff dropped, a cold prompt held): Codex's answer is its process tree, a `ps`
+    # where there is no /proc (agents.codex.execout)
+    if slash and (compact or not warm) and agent.held_words()["compact"]:
+        return None, compact and _drop_handoff(state)
+    # else (`codex exec`) a slash command is a prompt like any: `/compact` goes to the model, cold
+    if cold is None or warm:
         return None, False
     q = eoq.quantities(state, cfg)
     advice = guard.advice(state, q, cold, cfg, now)
@@ -123,7 +129,10 @@ def guard_prompt(state: State, cfg: Config, payload: dict[str, Any]) -> tuple[di
         changed = True
         if _prepare_handoff(state, cfg, now):  # priced from now on at what its note carries
             advice = guard.advice(state, q, cold, cfg, now) or advice
-        out = {"decision": "block", "reason": guard.compose({**advice, **agent.held_words()}, ask=True)}
+        words = agent.held_words()
+        # a `/compact` typed where the agent has no slash commands (`codex exec`): words to the model
+        typed = not words["compact"] and isinstance(prompt, str) and prompt.lstrip().startswith("/compact")
+        out = {"decision": "block", "reason": guard.compose({**advice, **words, "typedCompact": typed}, ask=True)}
     else:
         out = {"systemMessage": guard.compose(advice)}
     if first:

@@ -18,11 +18,12 @@ from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 8  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 9  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
 # 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 # 7: a fork's copies of its parent's calls counted in the parent only (`kinds.KIND_INHERITED`)
 # 8: a longest gap under a second is no break (`fmt.gap_sentence`: it read "longest break (0 s) stayed warm")
+# 9: a Codex session's `project` the project folder of its working folder, as Claude Code's (it was "codex")
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
@@ -239,9 +240,41 @@ def fold_files(session: str, files: list[tuple[Source, list[Row]]]) -> Session:
     from session_watcher.reports.warmth import fold_session
 
     mains = sorted(((src, got) for src, got in files if not src.sub), key=lambda f: _start(f[1]))
-    project = mains[-1][0].project if mains else files[0][0].project
+    src = mains[-1][0] if mains else files[0][0]
     main = mains[0][1] if len(mains) == 1 else [r for _src, got in mains for r in got]
-    return fold_session(session, project, main, [got for src, got in files if src.sub])
+    s = fold_session(session, src.project, main, [got for src, got in files if src.sub])
+    if src.agent is not None and src.project == src.agent and s.cwd:
+        # an agent whose logs are kept by date, not by project (Codex's rollouts: their Source's
+        # project is the agent's name): the project folder of its working folder, as Claude Code names it
+        s.project = project_folder(s.cwd)
+    return s
+
+
+PROJECT_FOLDER_MAX = 200  # Claude Code's longest project folder name before its hash is added
+
+
+def project_folder(cwd: str) -> str:
+    """The folder Claude Code keeps a working folder's sessions in, under its `projects/`: every
+    UTF-16 unit but an ASCII letter or digit a `-` (`/work/my app` is `-work-my-app`, `D:\\x` `D--x`,
+    a character past U+FFFF `--`: JavaScript's `replace(/[^a-zA-Z0-9]/g, "-")`); one longer than 200
+    is its first 200 and `-` the base-36 hash Claude Code adds (a 32-bit `h * 31 + unit` over the
+    folder's UTF-16 units, its absolute value: the CLI's bundle, 2.1.154)."""
+    units = cwd.encode("utf-16-le", "surrogatepass")
+    codes = [int.from_bytes(units[i:i + 2], "little") for i in range(0, len(units), 2)]
+    name = "".join(chr(u) if u < 128 and chr(u).isalnum() else "-" for u in codes)
+    if len(name) <= PROJECT_FOLDER_MAX:
+        return name
+    h = 0
+    for u in codes:
+        h = (h * 31 + u) & 0xFFFFFFFF
+    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
+    digits = ""
+    while True:
+        h, d = divmod(h, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[d] + digits
+        if not h:
+            break
+    return f"{name[:PROJECT_FOLDER_MAX]}-{digits}"
 
 
 def _start(rows: list[Row]) -> tuple[bool, float]:

@@ -241,7 +241,10 @@ def fork_sentence(doc: dict[str, Any]) -> str | None:
     if not forks:
         return None
     n = sum(s["inheritedCalls"] for s in forks)
-    named = ", ".join(f"{s['sessionId'][:8]} of {str(s.get('forkedFrom'))[:8]}" for s in forks[:3])
+    # each id as long as the session table shows it, one told apart from every other (two Codex
+    # threads of a minute share their first 8 characters: a fork made soon after its parent)
+    ids = short_ids([*(s["sessionId"] for s in doc["sessions"]), *(str(s.get("forkedFrom")) for s in forks)])
+    named = ", ".join(f"{ids[s['sessionId']]} of {ids[str(s.get('forkedFrom'))]}" for s in forks[:3])
     more = f" and {len(forks) - 3:,} more" if len(forks) > 3 else ""
     return (f"forked sessions ({named}{more}) count their own calls: the {n:,} they copy from the session "
             "they were forked from are counted there, once")

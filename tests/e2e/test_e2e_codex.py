@@ -226,9 +226,10 @@ def test_a_cold_prompt_is_held_with_no_request_and_goes_when_sent_again(codex_bi
 def test_under_exec_a_typed_compact_on_a_cold_thread_is_held_too(codex_bin: Path, tmp_path: Path) -> None:
     """`codex exec resume --last /compact` on a thread whose cache expired: exec has no slash
     commands, it sends `/compact` to the model as a prompt (the whole cold thread re-written), so the
-    guard holds it as any prompt (0 requests, the reason on exec's stderr). The guard let every
-    prompt starting with `/` through (the TUI's /compact reaches no prompt hook), and the mock
-    logged one request with the whole thread written cold."""
+    guard holds it as any prompt (0 requests, the reason on exec's stderr), saying it is words to the
+    model there, not a command. The guard let every prompt starting with `/` through (the TUI's
+    /compact reaches no prompt hook), and the mock logged one request with the whole thread written
+    cold. Sent again within the minute it goes: one ordinary request, the word its last input."""
     with Mock(base=150_000, grow=6_000) as mock:
         env, project, bin_dir = _world(tmp_path, mock.port)
         _install({**env, "SESSION_WATCHER_CODEX": str(codex_bin)}, bin_dir)
@@ -242,10 +243,25 @@ def test_under_exec_a_typed_compact_on_a_cold_thread_is_held_too(codex_bin: Path
                              env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                              timeout=300, check=False)
         held = len(mock.bodies)
+        again = subprocess.run([str(codex_bin), "exec", "--skip-git-repo-check", "resume", "--last", "/compact"],
+                               env=env, cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               timeout=300, check=False)
+        went = mock.bodies[held:]
     assert got.returncode == 0, got.stderr[-3000:]
     assert held == sent, json.dumps(mock.bodies[-1])[-2000:]  # nothing reached the model
-    assert "session-watcher: cold cache" in got.stderr
-    assert "run `codex exec` without `resume` in this project" in got.stderr
+    said = " ".join(got.stderr.split())
+    assert "session-watcher: cold cache" in said
+    assert "run `codex exec` without `resume` in this project" in said
+    # worded as what it is there: words to the model, not a command; a compaction is the TUI's
+    assert "/compact is no command in `codex exec`: it sends the word to the model as a prompt" in said, said
+    assert "type /compact there" in said
+    # sent again within the minute it goes, as the hold said: one ordinary request whose last input is
+    # the word, the thread's history before it (nothing compacted: no summary, no compaction call)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert len(went) == 1
+    last = went[0]["input"][-1]
+    assert (last["role"], last["content"][0]["text"]) == ("user", "/compact"), last
+    assert any(item.get("role") == "user" and "turn 3" in json.dumps(item) for item in went[0]["input"])
 
 
 def _exec_on_terminal(codex: Path, env: dict[str, str], project: Path, prompt: str, resume: bool) -> str:

@@ -14,9 +14,11 @@ stderr is stdout too, `2>&1`: that stream is a program's, left alone).
 `sh -c`), checks that it is `exec` (its command line's subcommand: never the TUI, whose screen a
 write would tear, nor its background daemon), and writes the texts there when that stderr is a
 terminal in its ordinary line mode, a pipe, or a file opened for appending (a file written at an
-offset would overwrite our lines, or ours its). Linux only (`/proc`); elsewhere (checked first:
-Windows' `os` has no O_NOCTTY), and whenever any step fails, nothing is written and the JSON output
-stays as it was. Nothing here reaches the thread's model (a `codex exec` that another agent runs as
+offset would overwrite our lines, or ours its). The write needs Linux's `/proc` (exec's stderr
+opened through it); elsewhere, and whenever any step fails, nothing is written and the JSON output
+stays as it was. Whether the hook runs under `exec` (the guard's and the alerts' words for it) is
+told without /proc too: from `ps` on macOS (`_exec_by_ps`); on Windows never (checked first: its
+`os` has no O_NOCTTY). Nothing here reaches the thread's model (a `codex exec` that another agent runs as
 a tool has its stderr read by that agent, these lines with Codex's own: the command's output).
 """
 
@@ -96,9 +98,12 @@ def codex_pid(start: int) -> int | None:
 
 def _exec() -> tuple[int, list[str]] | None:
     """The pid and command line of the `codex exec` that runs this hook; None for any other Codex
-    (the TUI, its daemon), for no Codex, and where /proc cannot tell (a platform other than Linux)."""
-    if not sys.platform.startswith("linux"):  # no /proc there (nor, on Windows, O_NOCTTY)
+    (the TUI, its daemon), for no Codex, and on Windows. Read from /proc where there is one (Linux),
+    else from `ps` (`_exec_by_ps`: macOS, the BSDs)."""
+    if sys.platform == "win32":  # no process tree to read the same way (nor O_NOCTTY)
         return None
+    if not os.path.isdir(f"{PROC}/{os.getpid()}"):
+        return _exec_by_ps()
     try:
         pid = codex_pid(os.getppid())
         if pid is None:
@@ -107,6 +112,66 @@ def _exec() -> tuple[int, list[str]] | None:
     except (OSError, ValueError, IndexError):
         return None
     return (pid, argv) if is_exec(argv) else None
+
+
+PS_TIMEOUT = 3.0  # seconds for all of `_exec_by_ps`' runs of ps (procps' took 87 ms a run on a busy 2-core box)
+_BY_PS: list[tuple[int, list[str]] | None] = []  # its answer, once per process
+# the system's ps, by its path: never a `ps` the user's PATH names first (a hook runs with that PATH,
+# and a relative entry, `.` or `node_modules/.bin`, is the project's own files); none there: no answer
+PS = ("/bin/ps", "/usr/bin/ps")
+
+
+def _ps(pid: int, fields: tuple[str, ...], deadline: float) -> str:
+    """`ps -o FIELD= ... -p PID`'s line, no header (POSIX ps: Linux's procps, macOS, the BSDs), from
+    the system's ps (`PS`)."""
+    import subprocess
+    import time
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    ps = next((p for p in PS if os.access(p, os.X_OK)), None)
+    if ps is None:
+        raise FileNotFoundError(PS[0])
+    # -ww: the whole line (ps cuts it to the terminal's width, or 80 columns, otherwise: the subcommand
+    # after a long path to codex was cut off)
+    args = [ps, "-ww", *(w for f in fields for w in ("-o", f"{f}=")), "-p", str(pid)]
+    got = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         timeout=left, check=False)
+    return got.stdout.decode("utf-8", "replace").strip()
+
+
+def _exec_by_ps() -> tuple[int, list[str]] | None:
+    """`_exec` where there is no /proc (macOS): the nearest ancestor named `codex` and its command
+    line from `ps`, within PS_TIMEOUT. Codex 0.171.0 tells a hook nothing of exec or the TUI (seen
+    with the real CLI: the same payload keys and CODEX_* variables under both; `permission_mode`
+    follows the approval policy, either's; the rollout's `source` is the thread's first runner's,
+    not a resume's), so the process tree is the one sign. The command line is ps's, its words split
+    at spaces: a subcommand is found as on Linux, unless an option's value before it holds a space
+    and a word of Codex's subcommands."""
+    import subprocess
+    import time
+
+    if _BY_PS:
+        return _BY_PS[0]
+    found: tuple[int, list[str]] | None = None
+    deadline = time.monotonic() + PS_TIMEOUT
+    try:
+        pid = os.getppid()
+        for _ in range(ANCESTORS):
+            if pid <= 1:
+                break
+            line = _ps(pid, ("ppid", "comm"), deadline)  # the parent's pid, then the name (macOS: its path)
+            parent, comm = line.split(None, 1)
+            if os.path.basename(comm.strip()) == "codex":
+                argv = _ps(pid, ("command",), deadline).split()
+                found = (pid, argv) if is_exec(argv) else None
+                break
+            pid = int(parent)
+    except (OSError, ValueError, TimeoutError, subprocess.SubprocessError):
+        found = None
+    _BY_PS.append(found)
+    return found
 
 
 def exec_pid() -> int | None:
@@ -125,6 +190,8 @@ def exec_stderr() -> int | None:
     (`2>&1` into a pipe or a file: one stream of events a program reads) is left alone."""
     import stat
 
+    if not os.path.isdir(f"{PROC}/{os.getpid()}"):  # written through /proc only: no `ps` asked for nothing
+        return None
     found = _exec()
     if found is None:
         return None

@@ -1,0 +1,108 @@
+"""Which agents this machine has, and which one a project is used with: what install.sh installs for
+(cli.install, cli.install_codex) and where `config set --project` makes a project's file when the
+project has neither agent's folder (cli.commands).
+
+Claude Code is here when one of its config folders is (`$CLAUDE_CONFIG_DIR`, else `~/.claude` or
+`~/.config/claude`: it makes one when it first runs) or a `claude` executable is on PATH
+(`$SESSION_WATCHER_CLAUDE` names another; a path that is not an executable: none). Codex is here when
+its folder is (`$CODEX_HOME` set, or `~/.codex`) or a `codex` executable is found (cli.codex_trust).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+CLAUDE_ENV = "SESSION_WATCHER_CLAUDE"  # the claude executable to look for instead of the one on PATH
+CODEX_ENV = "SESSION_WATCHER_CODEX"  # the codex executable to use instead of the one on PATH (cli.codex_trust)
+# (this module imports nothing of the install's: cli.install and cli.install_codex ask it)
+
+
+def claude_record() -> str:
+    """Where install.sh records what it added to Claude Code's settings (cli.install)."""
+    from session_watcher.base import paths
+
+    return os.path.join(paths.data_dir(), "installed.json")
+
+
+def codex_record() -> str:
+    """Where install.sh records what it added to Codex's hooks.json (cli.install_codex)."""
+    from session_watcher.base import paths
+
+    return os.path.join(paths.data_dir(), "installed-codex.json")
+
+
+def codex_home() -> str | None:
+    """`$CODEX_HOME`, else `~/.codex` when it exists; None: Codex's folder is not here."""
+    home = os.environ.get("CODEX_HOME")
+    if home:
+        return home
+    default = os.path.join(os.path.expanduser("~"), ".codex")
+    return default if os.path.isdir(default) else None
+
+
+def codex_executable() -> str | None:
+    chosen = os.environ.get(CODEX_ENV)
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return shutil.which("codex")
+
+
+def claude_executable() -> str | None:
+    chosen = os.environ.get(CLAUDE_ENV)
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return shutil.which("claude")
+
+
+def claude_here() -> bool:
+    from session_watcher.base import paths
+
+    return any(os.path.isdir(d) for d in paths.claude_config_dirs()) or claude_executable() is not None
+
+
+def codex_here() -> bool:
+    return codex_home() is not None or codex_executable() is not None
+
+
+def codex_only() -> bool:
+    """Codex is here and Claude Code is not: install.sh installs for Codex alone."""
+    return codex_here() and not claude_here()
+
+
+LATEST = 256  # the newest recorded sessions looked through for a project's latest
+
+
+def latest_agent(project_dir: str) -> str | None:
+    """The agent of the latest recorded session (of the newest LATEST) that ran in `project_dir`
+    (its project root or its working folder): "claude-code", "codex"; None when none did."""
+    from session_watcher.core.errors import StateRejected
+    from session_watcher.state import store
+
+    want = os.path.realpath(project_dir)
+    try:
+        found = store.list_sessions()[:LATEST]
+    except OSError:
+        return None
+    for _mtime, sid in found:
+        try:
+            state = store.load(store.session_file(sid), sid, readonly=True)
+            ctx = state.get("context") if isinstance(state, dict) else None
+            # a folder is the state's data: one a path cannot be (a NUL in it) is passed over
+            here = isinstance(ctx, dict) and any(isinstance(p, str) and os.path.realpath(p) == want
+                                                 for p in (ctx.get("project"), ctx.get("cwd")))
+        except (StateRejected, OSError, ValueError):
+            continue
+        if here and isinstance(ctx, dict):
+            agent = ctx.get("agent")
+            return agent if isinstance(agent, str) else "claude-code"  # a state from before agents were named
+    return None
+
+
+def installed_for_codex_only() -> bool:
+    """install.sh installed for Codex and not for Claude Code (their install records), or, with
+    neither record, Codex alone is here."""
+    claude, codex = os.path.exists(claude_record()), os.path.exists(codex_record())
+    if claude or codex:
+        return codex and not claude
+    return codex_only()
