@@ -219,7 +219,7 @@ def test_under_exec_a_typed_compact_is_held_as_words_to_the_model(tmp_path: Path
     assert held is not None
     assert held["decision"] == "block"
     said = " ".join(shown.split())
-    assert "Nothing was sent. /compact is no command in `codex exec`: it sends the word to the model as a prompt, " \
+    assert "Nothing was sent. `codex exec` has no /compact command: it sends the word to the model as a prompt, " \
            "which re-writes" in said, said
     assert "compacts nothing (sent again within a minute, it goes as that prompt). To compact, resume the thread " \
            "in Codex's terminal UI (`codex resume`) and type /compact there: it reads all" in said

@@ -430,7 +430,7 @@ def test_a_compact_typed_into_codex_exec_is_held_as_words_to_the_model() -> None
     held = guard.compose({**a, **words, "typedCompact": True}, ask=True)
     assert held == (
         "session-watcher: cold cache (last call 23 min ago; the 5-minute cache has expired). Nothing was sent. "
-        "/compact is no command in `codex exec`: it sends the word to the model as a prompt, which re-writes 180k "
+        "`codex exec` has no /compact command: it sends the word to the model as a prompt, which re-writes 180k "
         "tokens ($1.13) and compacts nothing (sent again within a minute, it goes as that prompt). To compact, "
         "resume the thread in Codex's terminal UI (`codex resume`) and type /compact there: it reads all 180k of "
         "the context cold once ($1.13), then its summary. Or a fresh session: a handoff is ready; run `codex exec` "

@@ -240,7 +240,7 @@ def compose(a: Mapping[str, Any], ask: bool = False) -> str:
     if a.get("typedCompact"):
         # `/compact` typed into `codex exec`: no command there (0.171.0 sends the words to the model in
         # an ordinary request, the whole thread re-written cold, nothing compacted)
-        out = (f"{head}. Nothing was sent. /compact is no command in `codex exec`: it sends the word to the model "
+        out = (f"{head}. Nothing was sent. `codex exec` has no /compact command: it sends the word to the model "
                f"as a prompt, which re-writes {rewrite} tokens{usd} and compacts nothing (sent again within a "
                f"minute, it goes as that prompt). To compact, resume the thread in Codex's terminal UI "
                f"(`codex resume`) and type /compact there: it reads all {whole} of the context cold once{usd}{then}.")

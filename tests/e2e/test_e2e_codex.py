@@ -253,7 +253,7 @@ def test_under_exec_a_typed_compact_on_a_cold_thread_is_held_too(codex_bin: Path
     assert "session-watcher: cold cache" in said
     assert "run `codex exec` without `resume` in this project" in said
     # worded as what it is there: words to the model, not a command; a compaction is the TUI's
-    assert "/compact is no command in `codex exec`: it sends the word to the model as a prompt" in said, said
+    assert "`codex exec` has no /compact command: it sends the word to the model as a prompt" in said, said
     assert "type /compact there" in said
     # sent again within the minute it goes, as the hold said: one ordinary request whose last input is
     # the word, the thread's history before it (nothing compacted: no summary, no compaction call)
