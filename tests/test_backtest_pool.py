@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import pty
 import re
 import shutil
 import signal
@@ -20,12 +19,12 @@ import pytest
 
 from session_watcher.cli import backtest as command
 from session_watcher.core import backtest as bt
-from session_watcher.reports.collect import Progress
 from session_watcher.sessions import backtest as shell
 from session_watcher.sessions.restarts import restarts_taken
 from session_watcher.state import pool
 from tests.oracle import FIXTURES
 from tests.test_restarts import PARENT, _child
+from tests.ttys import bar_counts, on_a_terminal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -209,24 +208,5 @@ def test_progress_stays_cleared_when_a_child_dies(machine: list[Path], tmp_path:
 def _progress(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], bytes]:
     """Run the command over every session with stderr a terminal: the counts its progress bar drew,
     and all it wrote there."""
-    leader, follower = pty.openpty()
-    term = io.TextIOWrapper(io.FileIO(follower, "w"), write_through=True)
-    monkeypatch.setattr(Progress, "DELAY", 0.0)
-    monkeypatch.setattr(sys, "stderr", term)
-    try:
-        command.run([])
-        os.set_blocking(leader, False)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        term.close()
-        os.close(leader)
-    frames = [f for f in seen.decode().split("\r") if f.startswith("scanning transcripts")]
-    return [int(f.rsplit(" ", 1)[1].split("/")[0]) for f in frames], seen
+    _got, seen = on_a_terminal(lambda: command.run([]), monkeypatch)
+    return bar_counts(seen, "scanning transcripts")[1], seen

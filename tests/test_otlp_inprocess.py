@@ -193,6 +193,21 @@ def test_identity_waits_for_the_user_id_of_a_first_start(tmp_path: Path, monkeyp
     assert len(waits) == settings.IDENTITY_TRIES - 1  # a bounded wait
 
 
+def _counted_replays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the transcripts `sessions.replay.replay` is asked for from now on, as they come."""
+    from session_watcher.sessions import replay
+
+    replays: list[str] = []
+    real = replay.replay
+
+    def counted(path: str, *args: object, **kw: object) -> object:
+        replays.append(os.path.basename(path))
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay", counted)
+    return replays
+
+
 def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object, ...]]:
     """`export --otlp` over `projects`: the data points the receiver got (the lifetimes' time, the
     export's now, left out), sorted (the sessions go oldest first: a touched one moves); `replays`
@@ -214,7 +229,6 @@ def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: 
     import shutil
 
     from session_watcher.otlp.backfill import cache_file as backfill_cache
-    from session_watcher.sessions import replay
     from tests.test_restarts import PARENT, _child
 
     projects = tmp_path / "projects"
@@ -224,14 +238,7 @@ def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: 
         (folder / src.name).write_bytes(src.read_bytes())
     shutil.copy(PARENT, folder / PARENT.name)
     child = _child(folder, PARENT.stem, 40_000, 0.2)
-    replays: list[str] = []
-    real = replay.replay
-
-    def counted(path: str, *args: object, **kw: object) -> object:
-        replays.append(os.path.basename(path))
-        return real(path, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(replay, "replay", counted)
+    replays = _counted_replays(monkeypatch)
     with Receiver() as r:
         first = _sent(projects, r, replays)
         assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
@@ -259,38 +266,19 @@ def test_export_shows_its_progress_on_a_terminal_only(tmp_path: Path, monkeypatc
     """stderr a terminal: a bar counting the sessions up to all of them, cleared at the end; not a
     terminal: nothing (the OTLP/JSON of --dry-run on stdout either way)."""
     import io
-    import pty
     import sys
 
-    from session_watcher.reports.collect import Progress
+    from tests.ttys import bar_counts, on_a_terminal
 
     folder = tmp_path / "projects" / "-p"
     folder.mkdir(parents=True)
     for src in sorted(TRANSCRIPTS.glob("*.jsonl")):
         (folder / src.name).write_bytes(src.read_bytes())
     ns = argparse.Namespace(otlp="http://127.0.0.1:9", since=None, projects=[str(folder)], dry_run=True)
-    monkeypatch.setattr(Progress, "DELAY", 0.0)
-    leader, follower = pty.openpty()
-    term = io.TextIOWrapper(io.FileIO(follower, "w"), write_through=True)
     monkeypatch.setattr(sys, "stdout", io.StringIO())
-    monkeypatch.setattr(sys, "stderr", term)
-    try:
-        assert backfill.command(ns) == 0
-        os.set_blocking(leader, False)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        term.close()
-        os.close(leader)
-    frames = [f for f in seen.decode().split("\r") if f.startswith("replaying sessions")]
-    counts = [int(f.rsplit(" ", 1)[1].split("/")[0]) for f in frames]
+    code, seen = on_a_terminal(lambda: backfill.command(ns), monkeypatch)
+    assert code == 0
+    frames, counts = bar_counts(seen, "replaying sessions")
     n = len(list(folder.glob("*.jsonl")))
     assert counts == sorted(counts)
     assert counts[-1] == n
@@ -306,7 +294,6 @@ def test_a_projects_config_changed_its_sessions_are_replayed_again(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A session whose folder is there folds with its project's config: that config changed (its
     `.claude/session-watcher.toml`), the next export replays the session; nothing changed, it does not."""
-    from session_watcher.sessions import replay
 
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -315,14 +302,7 @@ def test_a_projects_config_changed_its_sessions_are_replayed_again(tmp_path: Pat
     cwd = b'"cwd":' + json.dumps(str(proj)).encode()
     text = SHORT.read_bytes().replace(b'"cwd":"/home/marco/projects/spotter"', cwd)
     (folder / "inproj.jsonl").write_bytes(text)
-    replays: list[str] = []
-    real = replay.replay
-
-    def counted(path: str, *args: object, **kw: object) -> object:
-        replays.append(os.path.basename(path))
-        return real(path, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(replay, "replay", counted)
+    replays = _counted_replays(monkeypatch)
     with Receiver() as r:
         _sent(folder, r, replays)
         assert replays == ["inproj.jsonl"]
@@ -343,20 +323,12 @@ def test_a_transcript_rewritten_to_its_old_size_and_mtime_is_replayed(tmp_path: 
     it and sends the new figures."""
     import re
 
-    from session_watcher.sessions import replay
 
     folder = tmp_path / "projects" / "-p"
     folder.mkdir(parents=True)
     t = folder / SHORT.name
     t.write_bytes(SHORT.read_bytes())
-    replays: list[str] = []
-    real = replay.replay
-
-    def counted(path: str, *args: object, **kw: object) -> object:
-        replays.append(os.path.basename(path))
-        return real(path, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(replay, "replay", counted)
+    replays = _counted_replays(monkeypatch)
     with Receiver() as r:
         first = _sent(folder, r, replays)
         st = t.stat()
@@ -381,19 +353,11 @@ def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch
     as they are but an entry's fields of other types: that transcript is replayed, and the export
     sends what it sent, never stops on them."""
     from session_watcher.otlp.backfill import cache_file
-    from session_watcher.sessions import replay
 
     folder = tmp_path / "projects" / "-p"
     folder.mkdir(parents=True)
     (folder / SHORT.name).write_bytes(SHORT.read_bytes())
-    replays: list[str] = []
-    real = replay.replay
-
-    def counted(path: str, *args: object, **kw: object) -> object:
-        replays.append(os.path.basename(path))
-        return real(path, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(replay, "replay", counted)
+    replays = _counted_replays(monkeypatch)
     with Receiver() as r:
         first = _sent(folder, r, replays)
         doc = json.loads(Path(cache_file()).read_text())
