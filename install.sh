@@ -65,6 +65,13 @@ if [ "$mode" = uninstall ]; then
             else say "removed the report's index from $cache (the rest of that folder is not ours: kept)" "$cache"; fi
         fi
     fi
+    # the replay cache `export --otlp` keeps (otlp/backfill.py: made again by the next export), by its
+    # files' names, never through a link; the otlp folder goes when nothing else is in it (the live
+    # exporter's record of the advice it sent, progress.json, is no cache: it stays)
+    if [ -n "$state" ] && [ -d "$state/otlp" ] && [ ! -L "$state" ] && [ ! -L "$state/otlp" ]; then
+        rm -f "$state/otlp/backfill.json" "$state/otlp/backfill.json.lock" "$state/otlp/backfill.json.tmp"
+        rmdir "$state/otlp" 2>/dev/null || true
+    fi
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && say "removed $link" "$link"; fi
