@@ -267,6 +267,34 @@ def test_export_with_no_collector_says_what_to_do(tmp_path: Path) -> None:
     assert "did not take the figures (Connection refused); " in err  # the system's words, no class or errno
     assert "docs/otel-collector.yaml" in err
     assert "--dry-run" in err
+    # the URL was the command line's: it is checked, not named again; and said without a source
+    assert "or check the URL; " in err
+    assert "name its URL" not in err
+    assert "/v1/metrics did not take" in err
+
+
+def test_export_to_no_collector_says_which_setting_named_it(tmp_path: Path) -> None:
+    """No URL on the command line: the line says where the one it tried came from, Codex's `[otel]`
+    exporter (a user who set it for Codex alone would not know why export went there), or the
+    default where nothing names one; and how to name another."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    port = closed_port()
+    (codex / "config.toml").write_text(
+        f'[otel]\nexporter = {{ otlp-http = {{ endpoint = "http://127.0.0.1:{port}/v1/logs" }} }}\n')
+    env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+    proc = sw("export", "--otlp", "--projects", str(TRANSCRIPTS), env=env)
+    assert proc.returncode == 1
+    err = one_message(proc.stderr.decode())
+    assert f"the collector at http://127.0.0.1:{port}/v1/metrics (from [otel] in $CODEX_HOME/config.toml) " \
+           "did not take the figures" in err
+    assert "export --otlp URL`)" in err
+    (codex / "config.toml").write_text("")
+    proc = sw("export", "--otlp", "--projects", str(TRANSCRIPTS), env=env)
+    if proc.returncode == 1:  # (a collector on the default port, localhost:4318, would take them)
+        assert "(the default: no setting names a collector) did not take" in one_message(proc.stderr.decode())
+    else:
+        assert proc.returncode == 0, proc.stderr
 
 
 def test_export_with_no_session_says_so(tmp_path: Path) -> None:

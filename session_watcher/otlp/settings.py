@@ -151,7 +151,8 @@ def _signal_urls(base: str) -> dict[str, str]:
 class Target:
     """Everything one export needs: the URLs, the encoding, the headers, the timeout, who we are."""
 
-    source = "default"  # where the endpoint came from: argument, config, environment, default
+    source = "default"  # where the endpoint came from: argument, config, environment, codex config, default
+    named = ""  # the setting that named the metrics URL ("[otlp] endpoint", "[otel] in $CODEX_HOME/config.toml", ...)
 
     def __init__(self, urls: dict[str, str], protocol: str, headers: dict[str, str], timeout: float,
                  who: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -267,7 +268,7 @@ def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | No
     common.update(identity(env, vars_))
     timeout = float(otlp.get("timeout") or 5)
     target = Target(urls, protocol, headers, timeout, (resource, common))
-    target.source = source
+    target.source, target.named = source, names["metrics"]
     return target
 
 
