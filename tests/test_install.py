@@ -889,3 +889,20 @@ def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Pat
     assert "settings" not in gone.stdout
     assert not (codex / "hooks.json").exists()
     assert not b.claude.exists()
+
+
+def test_install_sh_help_names_each_mode_it_takes(tmp_path: Path) -> None:
+    """`./install.sh --help` (its header) names each mode the script's options choose and what it honours
+    (it printed four of its lines: --no-demo and the variables were left out); it installs nothing."""
+    b = Box(tmp_path)
+    got = subprocess.run(["sh", str(REPO / "install.sh"), "--help"], env=b.env(), capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert got.returncode == 0, got.stderr
+    script = (REPO / "install.sh").read_text()
+    modes = re.findall(r"^\s+(--[a-z-]+)\) mode=", script, re.MULTILINE)
+    assert sorted(modes) == ["--no-demo", "--uninstall", "--venv-only"]
+    for mode in modes:
+        assert f"./install.sh {mode} " in got.stdout, mode
+    assert "Honours CLAUDE_CONFIG_DIR" in got.stdout
+    assert "set -eu" not in got.stdout
+    assert not b.sw_home.exists()
