@@ -392,3 +392,30 @@ def test_export_goes_where_codexs_otel_config_says(tmp_path: Path) -> None:
         assert {q.content_type for q in r.requests} == {"application/json"}
         assert {q.headers.get("x-otlp-api-key") for q in r.requests} == {"k1"}
         assert r.points("session_watcher.calls")
+
+
+def test_doctor_says_why_export_is_off_and_where_codex_would_have_it_go(tmp_path: Path) -> None:
+    """doctor's otlp line with export off: under "auto", where Codex's `[otel]` exporter names a
+    collector, that one's metrics URL (a Codex user set it for Codex: export goes there once on); set
+    off in the config, that setting, never "on by itself" (it said so for `enabled = false` too)."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    (codex / "config.toml").write_text(
+        '[otel]\nexporter = { otlp-http = { endpoint = "http://127.0.0.1:4999/v1/logs" } }\n')
+    env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+    env.pop("CLAUDE_CODE_ENABLE_TELEMETRY", None)
+
+    def line() -> str:
+        proc = sw("doctor", env=env)
+        assert proc.returncode == 0, proc.stderr
+        [otlp] = [s for s in proc.stdout.decode().splitlines() if s.startswith("otlp ")]
+        return otlp
+
+    assert "to send always, to Codex's [otel] collector at http://127.0.0.1:4999/v1/metrics: `" in line()
+    (codex / "config.toml").write_text("")
+    assert "Codex" not in line()
+    assert "on by itself where Claude Code's own telemetry is on" in line()
+    assert sw("config", "set", "otlp.enabled", "false", env=env).returncode == 0
+    said = line()
+    assert said.startswith("otlp       off (otlp.enabled = false in your config; `")
+    assert "on by itself" not in said
