@@ -419,3 +419,19 @@ def test_doctor_says_why_export_is_off_and_where_codex_would_have_it_go(tmp_path
     said = line()
     assert said.startswith("otlp       off (otlp.enabled = false in your config; `")
     assert "on by itself" not in said
+
+
+def test_a_codex_config_nested_too_deep_is_no_exporter_of_codexs(tmp_path: Path) -> None:
+    """A `$CODEX_HOME/config.toml` whose value nests deeper than the parser recurses is read as naming no
+    collector, as one that is not TOML: `export --otlp` goes on (it ended with an internal error, exit
+    3), and so does doctor's otlp line."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    (codex / "config.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+    proc = sw("export", "--otlp", "--dry-run", "--projects", str(TRANSCRIPTS), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["resourceMetrics"]
+    proc = sw("doctor", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "\notlp       off (" in proc.stdout.decode()

@@ -105,8 +105,8 @@ def codex_exporter(env: Mapping[str, str]) -> dict[str, Any] | None:
 
     try:
         doc = tomllib.loads(read_file(codex_config_file(env), MAX_SETTINGS_BYTES).decode("utf-8"))
-    except (OSError, ValueError):  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
-        return None
+    except (OSError, ValueError, RecursionError, MemoryError):  # TOMLDecodeError and UnicodeDecodeError are
+        return None  # ValueErrors; a value nested too deep is a RecursionError (it ended export with a traceback)
     otel = doc.get("otel")
     for key in ("metrics_exporter", "exporter", "trace_exporter"):
         kind = otel.get(key) if isinstance(otel, dict) else None
