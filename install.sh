@@ -3,6 +3,7 @@
 #   ./install.sh              private venv + hooks and status line in Claude Code's settings (Codex: hooks.json), a demo
 #                             (for the agents here: Codex alone, no ~/.claude and no claude on PATH: Codex's only)
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
+#   ./install.sh --no-demo    the install without its closing screen (the sample session's status, your report)
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
 # Honours CLAUDE_CONFIG_DIR (default ~/.claude), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
 # The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
@@ -16,7 +17,7 @@ while [ $# -gt 0 ]; do
         --venv-only) mode=venv ;;
         --no-demo) mode=nodemo ;;
         --data) shift; data="$1" ;;
-        -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
         *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -64,6 +65,13 @@ if [ "$mode" = uninstall ]; then
             if rmdir "$cache" 2>/dev/null; then say "removed $cache (the report's index)" "$cache"
             else say "removed the report's index from $cache (the rest of that folder is not ours: kept)" "$cache"; fi
         fi
+    fi
+    # the replay cache `export --otlp` keeps (otlp/backfill.py: made again by the next export), by its
+    # files' names, never through a link; the otlp folder goes when nothing else is in it (the live
+    # exporter's record of the advice it sent, progress.json, is no cache: it stays)
+    if [ -n "$state" ] && [ -d "$state/otlp" ] && [ ! -L "$state" ] && [ ! -L "$state/otlp" ]; then
+        rm -f "$state/otlp/backfill.json" "$state/otlp/backfill.json.lock" "$state/otlp/backfill.json.tmp"
+        rmdir "$state/otlp" 2>/dev/null || true
     fi
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"

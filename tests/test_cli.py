@@ -675,7 +675,8 @@ def test_config_set_and_unset_say_what_they_did_within_the_terminals_width(tmp_p
     target = project / ".claude" / "session-watcher.toml"
     env = {**os.environ, "COLUMNS": "40", "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}  # no agent but ours
     for args, said in ((("set", "gate_min_calls", "12"),
-                        f"gate_min_calls = 12  (a new folder: no recent session ran here; in {target})"),
+                        "gate_min_calls = 12  (a new folder: no recent session ran here, and Claude Code's is "
+                        f"the default; in {target})"),
                        (("unset", "gate_min_calls"), f"gate_min_calls = 10  (removed from {target})")):
         got = sw("config", *args, "--project", str(project), env=env)
         assert (got.returncode, got.stderr) == (0, b""), args

@@ -643,7 +643,7 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
             "statusLine.command to:",
             f"settings: {b.settings()} (hooks: {', '.join(EVENTS)}; statusLine: yours, kept)",
             f"codex: {codex / 'hooks.json'} (hooks: {', '.join(CODEX_EVENTS)}); Codex runs a hook once you trust "
-            "it: open /hooks in Codex and trust session-watcher's",
+            "it: open /hooks in Codex and trust session-watcher's 5 hooks there",
             f"command: {b.link} {b.link.parent} is not on your PATH: add this line to ~/.profile (or your "
             "shell's startup file), then open a new terminal:",
             f"== no Claude Code sessions in {b.claude / 'projects'} and no Codex threads in "
@@ -712,6 +712,39 @@ def test_uninstall_takes_the_index_but_nothing_of_the_users_beside_it(tmp_path: 
     (b.sw_home / "cache").mkdir()
     assert b.install("--uninstall").returncode == 0
     assert (b.sw_home / "cache").is_dir()
+
+
+def test_uninstall_takes_the_exports_replay_cache_and_says_no_session_state_for_it(tmp_path: Path) -> None:
+    """`export --otlp --dry-run` (a real run over a real session) keeps its replay cache in the state
+    folder; --uninstall takes it (made again by the next export), and a state folder that held nothing
+    else goes, no "session states stay" said for it. The live exporter's record of the advice sent
+    beside it is kept, and said."""
+    b = Box(tmp_path)
+    _installed_stand_in(b)
+    projects = tmp_path / "projects" / "-home-u-p"
+    projects.mkdir(parents=True)
+    shutil.copy(TRANSCRIPTS / "short.jsonl", projects / "55604662-cf2a-4331-851a-ec234028f8ca.jsonl")
+    export = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run",
+                             "--projects", str(projects.parent)], env=b.env(), capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert export.returncode == 0, export.stderr
+    otlp = b.sw_home / "state" / "otlp"
+    assert "backfill.json" in {p.name for p in otlp.iterdir()}
+    proc = b.install("--uninstall")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not (b.sw_home / "state").exists()
+    assert "session states" not in proc.stdout
+
+    b = Box(tmp_path / "sent")
+    _installed_stand_in(b)
+    otlp = b.sw_home / "state" / "otlp"
+    otlp.mkdir(parents=True)
+    (otlp / "backfill.json").write_text("{}")
+    (otlp / "progress.json").write_text("{}")
+    proc = b.install("--uninstall")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in otlp.iterdir()) == ["progress.json"]
+    assert f"session states stay in {b.sw_home / 'state'}" in proc.stdout
 
 
 def test_a_codex_never_run_is_named_on_the_closing_screen(tmp_path: Path) -> None:
@@ -856,3 +889,20 @@ def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Pat
     assert "settings" not in gone.stdout
     assert not (codex / "hooks.json").exists()
     assert not b.claude.exists()
+
+
+def test_install_sh_help_names_each_mode_it_takes(tmp_path: Path) -> None:
+    """`./install.sh --help` (its header) names each mode the script's options choose and what it honours
+    (it printed four of its lines: --no-demo and the variables were left out); it installs nothing."""
+    b = Box(tmp_path)
+    got = subprocess.run(["sh", str(REPO / "install.sh"), "--help"], env=b.env(), capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert got.returncode == 0, got.stderr
+    script = (REPO / "install.sh").read_text()
+    modes = re.findall(r"^\s+(--[a-z-]+)\) mode=", script, re.MULTILINE)
+    assert sorted(modes) == ["--no-demo", "--uninstall", "--venv-only"]
+    for mode in modes:
+        assert f"./install.sh {mode} " in got.stdout, mode
+    assert "Honours CLAUDE_CONFIG_DIR" in got.stdout
+    assert "set -eu" not in got.stdout
+    assert not b.sw_home.exists()

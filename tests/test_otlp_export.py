@@ -267,6 +267,34 @@ def test_export_with_no_collector_says_what_to_do(tmp_path: Path) -> None:
     assert "did not take the figures (Connection refused); " in err  # the system's words, no class or errno
     assert "docs/otel-collector.yaml" in err
     assert "--dry-run" in err
+    # the URL was the command line's: it is checked, not named again; and said without a source
+    assert "or check the URL; " in err
+    assert "name its URL" not in err
+    assert "/v1/metrics did not take" in err
+
+
+def test_export_to_no_collector_says_which_setting_named_it(tmp_path: Path) -> None:
+    """No URL on the command line: the line says where the one it tried came from, Codex's `[otel]`
+    exporter (a user who set it for Codex alone would not know why export went there), or the
+    default where nothing names one; and how to name another."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    port = closed_port()
+    (codex / "config.toml").write_text(
+        f'[otel]\nexporter = {{ otlp-http = {{ endpoint = "http://127.0.0.1:{port}/v1/logs" }} }}\n')
+    env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+    proc = sw("export", "--otlp", "--projects", str(TRANSCRIPTS), env=env)
+    assert proc.returncode == 1
+    err = one_message(proc.stderr.decode())
+    assert f"the collector at http://127.0.0.1:{port}/v1/metrics (from [otel] in $CODEX_HOME/config.toml) " \
+           "did not take the figures" in err
+    assert "export --otlp URL`)" in err
+    (codex / "config.toml").write_text("")
+    proc = sw("export", "--otlp", "--projects", str(TRANSCRIPTS), env=env)
+    if proc.returncode == 1:  # (a collector on the default port, localhost:4318, would take them)
+        assert "(the default: no setting names a collector) did not take" in one_message(proc.stderr.decode())
+    else:
+        assert proc.returncode == 0, proc.stderr
 
 
 def test_export_with_no_session_says_so(tmp_path: Path) -> None:
@@ -364,3 +392,46 @@ def test_export_goes_where_codexs_otel_config_says(tmp_path: Path) -> None:
         assert {q.content_type for q in r.requests} == {"application/json"}
         assert {q.headers.get("x-otlp-api-key") for q in r.requests} == {"k1"}
         assert r.points("session_watcher.calls")
+
+
+def test_doctor_says_why_export_is_off_and_where_codex_would_have_it_go(tmp_path: Path) -> None:
+    """doctor's otlp line with export off: under "auto", where Codex's `[otel]` exporter names a
+    collector, that one's metrics URL (a Codex user set it for Codex: export goes there once on); set
+    off in the config, that setting, never "on by itself" (it said so for `enabled = false` too)."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    (codex / "config.toml").write_text(
+        '[otel]\nexporter = { otlp-http = { endpoint = "http://127.0.0.1:4999/v1/logs" } }\n')
+    env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+    env.pop("CLAUDE_CODE_ENABLE_TELEMETRY", None)
+
+    def line() -> str:
+        proc = sw("doctor", env=env)
+        assert proc.returncode == 0, proc.stderr
+        [otlp] = [s for s in proc.stdout.decode().splitlines() if s.startswith("otlp ")]
+        return otlp
+
+    assert "to send always, to Codex's [otel] collector at http://127.0.0.1:4999/v1/metrics: `" in line()
+    (codex / "config.toml").write_text("")
+    assert "Codex" not in line()
+    assert "on by itself where Claude Code's own telemetry is on" in line()
+    assert sw("config", "set", "otlp.enabled", "false", env=env).returncode == 0
+    said = line()
+    assert said.startswith("otlp       off (otlp.enabled = false in your config; `")
+    assert "on by itself" not in said
+
+
+def test_a_codex_config_nested_too_deep_is_no_exporter_of_codexs(tmp_path: Path) -> None:
+    """A `$CODEX_HOME/config.toml` whose value nests deeper than the parser recurses is read as naming no
+    collector, as one that is not TOML: `export --otlp` goes on (it ended with an internal error, exit
+    3), and so does doctor's otlp line."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    (codex / "config.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    env = {**os.environ, "CODEX_HOME": str(codex), "COLUMNS": "400"}
+    proc = sw("export", "--otlp", "--dry-run", "--projects", str(TRANSCRIPTS), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["resourceMetrics"]
+    proc = sw("doctor", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "\notlp       off (" in proc.stdout.decode()

@@ -162,7 +162,8 @@ def test_a_project_with_neither_folder_gets_the_file_of_the_agent_used_there(tmp
     other.mkdir()
     got = sw("config", "set", "--project", str(other), "bp_amber", "0.2", env=none)  # no session, no agent known
     assert " ".join(got.stdout.decode().split()).endswith(
-        f"(a new folder: no recent session ran here; in {other / '.claude' / 'session-watcher.toml'})")
+        "(a new folder: no recent session ran here, and Claude Code's is the default; in "
+        f"{other / '.claude' / 'session-watcher.toml'})")
     record = Path(os.environ["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text('{"hooksFile": "/x/hooks.json"}\n')  # install.sh installed for Codex alone

@@ -129,9 +129,9 @@ KEYS = (
     Key("otlp.enabled", "flag", "auto", "export to an OpenTelemetry collector (docs/otlp.md); auto: when "
         "Claude Code's own telemetry is on", choices=("auto",)),
     Key("otlp.endpoint", "url", "", "the collector's OTLP/HTTP address", unset="from "
-        "OTEL_EXPORTER_OTLP_ENDPOINT or Claude Code's settings"),
+        "OTEL_EXPORTER_OTLP_ENDPOINT or Claude Code's settings, else Codex's [otel] exporter"),
     Key("otlp.protocol", "choice", "", "the OTLP/HTTP encoding", choices=OTLP_PROTOCOLS,
-        unset="from OTEL_EXPORTER_OTLP_PROTOCOL"),
+        unset="from OTEL_EXPORTER_OTLP_PROTOCOL, or Codex's [otel] exporter where its endpoint is used"),
     Key("otlp.headers", "strings", {}, "sent with every request, over OTEL_EXPORTER_OTLP_HEADERS"),
     Key("otlp.interval", "seconds", 60, "seconds between exports while a session is live", low=1, high=3600),
     Key("otlp.timeout", "seconds", 5, "seconds one request may take", low=0.5, high=60),

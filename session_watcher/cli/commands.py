@@ -76,8 +76,9 @@ def add_parser(sub: Any) -> None:
     c.set_defaults(func=config_get)
     c = csub.add_parser("set", help="set KEY to VALUE (a TOML value), keeping comments")
     c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
-    c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true or '\"block\"'")
-    c.add_argument("--project", metavar="DIR", help=project_file_help)
+    c.add_argument("value", help="a TOML value, e.g. 15, 0.2, true, '[\"*.lock\"]', or a word: warn")
+    c.add_argument("--project", metavar="DIR", help=project_file_help + "; with neither, made in the folder of "
+                   "the agent used there (docs/configuration.md)")
     c.set_defaults(func=config_set)
     c = csub.add_parser("unset", help="take KEY out of the file, keeping comments: its default counts again")
     c.add_argument("key", help="a config key (`config show` lists them), e.g. notify.remind_min")
@@ -352,7 +353,7 @@ def project_target(project_dir: str) -> tuple[str, str]:
         return places[agent == "codex"], f"a new folder: the latest session in this project is {who}"
     if installed_for_codex_only():
         return places[1], "a new folder: no recent session ran here, and Codex is the agent installed"
-    return places[0], "a new folder: no recent session ran here"
+    return places[0], "a new folder: no recent session ran here, and Claude Code's is the default"
 
 
 def config_set(ns: argparse.Namespace) -> int:

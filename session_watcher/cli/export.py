@@ -203,8 +203,8 @@ def command(ns: argparse.Namespace) -> int:
     if saved is not None and not ns.dry_run:  # its points are counted in what is said sent
         ok, outcome = exporter.send(target, saved[0], {})
         if not ok:
-            raise UserError(f"the collector at {target.urls['metrics']} did not take the restarts' figures "
-                            f"({_plain(outcome.why)}){_what_to_do(outcome.status)}")
+            raise UserError(f"the collector at {target.urls['metrics']}{_named(target)} did not take the "
+                            f"restarts' figures ({_plain(outcome.why)}){_what_to_do(outcome.status, target)}")
         points += saved[1]
     if not ns.dry_run:
         _say(f"exported {sent} sessions ({points} data points, {events} advice events) to {target.urls['metrics']}",
@@ -256,9 +256,9 @@ def _send_batch(ns: argparse.Namespace, where: tuple[Any, OtlpConfig, Any], prog
         return 0, points, 0
     ok, outcome = exporter.send(target, metrics, logs)
     if not ok:
-        raise UserError(f"the collector at {target.urls['metrics']} did not take the figures "
+        raise UserError(f"the collector at {target.urls['metrics']}{_named(target)} did not take the figures "
                         f"({_plain(outcome.why)}); {sent} sessions were sent before it"
-                        f"{_what_to_do(outcome.status)}")
+                        f"{_what_to_do(outcome.status, target)}")
     exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
     return len(docs), points, len(records)
 
@@ -303,10 +303,25 @@ def _plain(why: str) -> str:
     return m.group(2) or m.group(1)  # an exception with no words (TimeoutError()): its class
 
 
-def _what_to_do(status: int | None) -> str:
+def _named(target: Any) -> str:
+    """Where the collector's URL came from, said after it unless the command line gave it: the setting
+    that named it (Codex's [otel] exporter, `[otlp] endpoint`, an OTEL_* variable), or the default."""
+    if target.source == "argument":
+        return ""
+    if target.source == "default":
+        return " (the default: no setting names a collector)"
+    return f" (from {target.named})" if target.named else ""
+
+
+def _what_to_do(status: int | None, target: Any) -> str:
     """What a user does about a collector that did not take a request: none answered (no HTTP
     status), or one refused it."""
+    if status is None and target.source == "argument":
+        return ("; no collector answers there: start one (docs/otel-collector.yaml) or check the URL; "
+                "`--dry-run` prints what would be sent")
     if status is None:
+        from session_watcher.base.route import cli_command
+
         return ("; no collector answers there: start one (docs/otel-collector.yaml) or name its URL "
-                "(`export --otlp URL`); `--dry-run` prints what would be sent")
+                f"(`{cli_command()} export --otlp URL`); `--dry-run` prints what would be sent")
     return "; its log says why; `--dry-run` prints what was sent"

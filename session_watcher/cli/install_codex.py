@@ -109,7 +109,7 @@ def add(bin_dir: str) -> int:
     got = trust(home, trust_file(path), {h["command"] for _, h in wanted})
     if got is None:
         claude.say(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
-                   "open /hooks in Codex and trust session-watcher's")
+                   f"open /hooks in Codex and trust session-watcher's {len(EVENTS)} hooks there")
         return 0
     # what --uninstall takes out of Codex's config.toml again, and the hooks it now trusts
     record["trusted"], record["trustedFor"] = {**trusted, **got[0]}, [h for _, h in wanted]

@@ -375,6 +375,29 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def _off_line(env: Mapping[str, str]) -> str:
+    """`doctor`'s line with export off: turned off in the config (never on by itself then), or "auto"
+    without Claude Code's telemetry, and then where Codex's `[otel]` exporter would have it go."""
+    from session_watcher.base import config
+    from session_watcher.base.route import cli_command
+    from session_watcher.core.usererrors import NoTarget
+    from session_watcher.otlp.settings import resolve
+
+    command = cli_command(env)
+    otlp = config.load_layers(None)[0]["otlp"]
+    if otlp.get("enabled") is False:
+        return (f"otlp       off (otlp.enabled = false in your config; `{command} config unset otlp.enabled` "
+                "turns it on where Claude Code's own telemetry is on; docs/otlp.md)")
+    try:  # where it would go once on: said where Codex's [otel] exporter names it (a Codex user's, set for Codex)
+        target = resolve({**otlp, "enabled": True}, env, version=version())
+    except NoTarget:
+        target = None
+    where = f", to Codex's [otel] collector at {target.urls['metrics']}" if target and \
+        target.source == "codex config" else ""
+    return ("otlp       off (on by itself where Claude Code's own telemetry is on; to send always"
+            f"{where}: `{command} config set otlp.enabled true`; docs/otlp.md)")
+
+
 def doctor_line(env: Mapping[str, str] = os.environ, now: float | None = None) -> str:
     """`doctor`'s line: whether export is on, where it goes and from which setting, how it went (at
     `now`, the clock's by default)."""
@@ -383,10 +406,7 @@ def doctor_line(env: Mapping[str, str] = os.environ, now: float | None = None) -
 
     got = settings_now(env)
     if got is None:
-        from session_watcher.base.route import cli_command
-
-        return ("otlp       off (on by itself where Claude Code's own telemetry is on; to send always: "
-                f"`{cli_command(env)} config set otlp.enabled true`; docs/otlp.md)")
+        return _off_line(env)
     try:
         target = resolve(got[1], env, version=version())
     except NoTarget as exc:

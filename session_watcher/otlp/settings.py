@@ -105,8 +105,8 @@ def codex_exporter(env: Mapping[str, str]) -> dict[str, Any] | None:
 
     try:
         doc = tomllib.loads(read_file(codex_config_file(env), MAX_SETTINGS_BYTES).decode("utf-8"))
-    except (OSError, ValueError):  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
-        return None
+    except (OSError, ValueError, RecursionError, MemoryError):  # TOMLDecodeError and UnicodeDecodeError are
+        return None  # ValueErrors; a value nested too deep is a RecursionError (it ended export with a traceback)
     otel = doc.get("otel")
     for key in ("metrics_exporter", "exporter", "trace_exporter"):
         kind = otel.get(key) if isinstance(otel, dict) else None
@@ -151,7 +151,8 @@ def _signal_urls(base: str) -> dict[str, str]:
 class Target:
     """Everything one export needs: the URLs, the encoding, the headers, the timeout, who we are."""
 
-    source = "default"  # where the endpoint came from: argument, config, environment, default
+    source = "default"  # where the endpoint came from: argument, config, environment, codex config, default
+    named = ""  # the setting that named the metrics URL ("[otlp] endpoint", "[otel] in $CODEX_HOME/config.toml", ...)
 
     def __init__(self, urls: dict[str, str], protocol: str, headers: dict[str, str], timeout: float,
                  who: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -267,7 +268,7 @@ def resolve(otlp: OtlpConfig, env: Mapping[str, str] = os.environ, url: str | No
     common.update(identity(env, vars_))
     timeout = float(otlp.get("timeout") or 5)
     target = Target(urls, protocol, headers, timeout, (resource, common))
-    target.source = source
+    target.source, target.named = source, names["metrics"]
     return target
 
 
