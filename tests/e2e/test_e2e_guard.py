@@ -26,18 +26,24 @@ pytestmark = pytest.mark.e2e
 IDLE_S = 20 * 60
 
 
-def move_back(transcript: Path, seconds: float, state: Path | None = None) -> None:
-    """Every timestamp of the transcript `seconds` earlier: as if the user had been away that long.
-    The saved `state`'s last call moves with it, as time passing would have left it (a state that
+def move_back(world: World, sid: str, seconds: float) -> None:
+    """Every timestamp of the session's transcript `seconds` earlier: as if the user had been away that
+    long. The saved state's last call moves with it, as time passing would have left it (a state that
     still showed the old time would say warm: the prompt hook trusts a warm saved state), and so does
-    the expiry the status line was told for it (the terminal UI's)."""
-    if state is not None and state.exists():
-        doc = json.loads(state.read_text())
-        doc["engine"]["lastTs"] -= seconds
-        cache = doc["context"].get("promptCache")  # what the status line was told, of the same call
-        if isinstance(cache, dict) and isinstance(cache.get("expires_at"), int | float):
-            cache["expires_at"] -= seconds
-        state.write_text(json.dumps(doc))
+    the expiry the status line was told for it (the terminal UI's). The state is caught up first (no
+    hook still folding saves over the moved one) and again after: the rewritten transcript is not the
+    one the state's cursor read, and its next fold starts over from the whole transcript, which the
+    prompt hook (0.4 s of folding, the guard priced only once caught up) may not finish on a busy
+    machine; time passing rewrites nothing, and the hooks and status-line refreshes of those minutes
+    would have left the state caught up."""
+    transcript, state = world.transcript(sid), plugin.state_file(world, sid)
+    plugin.caught_up(world, sid, transcript)
+    doc = json.loads(state.read_text())
+    doc["engine"]["lastTs"] -= seconds
+    cache = doc["context"].get("promptCache")  # what the status line was told, of the same call
+    if isinstance(cache, dict) and isinstance(cache.get("expires_at"), int | float):
+        cache["expires_at"] -= seconds
+    state.write_text(json.dumps(doc))
     out = []
     for line in transcript.read_text().splitlines():
         doc = json.loads(line)
@@ -46,6 +52,7 @@ def move_back(transcript: Path, seconds: float, state: Path | None = None) -> No
             doc["timestamp"] = datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         out.append(json.dumps(doc))
     transcript.write_text("\n".join(out) + "\n")
+    plugin.caught_up(world, sid, transcript)
 
 
 def input_line(screen: str) -> str:
@@ -67,7 +74,7 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     assert run.returncode == 0, run.stderr[-2000:]
     sid = run.session_id
     transcript = world.transcript(sid)
-    move_back(transcript, IDLE_S, plugin.state_file(world, sid))
+    move_back(world, sid, IDLE_S)
 
     # print mode, guard = "warn": a systemMessage the client shows, in no request body
     user_cfg = world.sw_home / "config" / "config.toml"  # `guard` is the user's, never a project's
@@ -94,7 +101,7 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     # terminal UI, the default guard ("ask"): the prompt is held back with the three choices priced,
     # nothing is sent, the prompt is back in the input box, and sending it again goes ahead (and drops
     # the handoff the hold prepared)
-    move_back(transcript, IDLE_S, plugin.state_file(world, sid))
+    move_back(world, sid, IDLE_S)
     tmux = Tmux(world.root)
     try:
         with MockAPI([say("Back again.", Usage(input_tokens=5, cache_write_5m=92_000, output_tokens=10))]) as api:
@@ -186,7 +193,7 @@ def test_a_held_cold_return_then_clear_alone_writes_what_the_guard_priced(claude
             tmux.wait_for(lambda s: not s.strip(), 60, "the client's exit")
             sid = next(x for x in (_sid(q) for q in api.requests if q.kind == "main") if x)
         tmux.kill()
-        move_back(world.transcript(sid), IDLE_S, plugin.state_file(world, sid))
+        move_back(world, sid, IDLE_S)
         with MockAPI([], fallback=child_sized) as api:
             tmux.start([str(claude_bin), "--resume", sid, "--dangerously-skip-permissions"],
                        world.env(api.base_url), world.project)
