@@ -102,9 +102,9 @@ def caught_up(world: World, session_id: str, transcript: Path, timeout: float = 
     line end: what the hooks and the status line reach on their own, one budget-bound run at a time,
     while the user is away; on a busy machine the last of them may not have got there yet. The
     status document of the caught-up state."""
-    end = transcript.read_bytes().rfind(b"\n") + 1
     deadline = time.monotonic() + timeout
     while True:
+        end = transcript.read_bytes().rfind(b"\n") + 1  # read before the fold: the end it must reach
         doc = status(world, session_id)
         cursor = json.loads(state_file(world, session_id).read_bytes()).get("cursor") or {}
         if (cursor.get("path"), cursor.get("offset")) == (str(transcript), end):

@@ -221,7 +221,8 @@ def test_terminal_ui_status_line_shows_the_lamp_and_compact_starts_a_new_segment
             tmux.type("do the scripted work")
             tmux.wait_for(lambda s: "Finished the scripted work." in s, 90, "the scripted turn's end")
             sid = _session_of(api)
-            doc = plugin.caught_up(installed, sid, installed.transcript(sid))
+            # the client may still be writing the last call's lines when its reply is on screen
+            doc = _wait_status(installed, sid, lambda d: d["calls"] == N_CALLS, 120)
             assert doc["calls"] == N_CALLS
             assert doc["lamp"] == "amber"
             # the saving after the last call, in dollars at Opus 4.6's cache-read price ($5/MTok x
