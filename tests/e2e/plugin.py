@@ -94,3 +94,22 @@ def system_messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for r in records
         if r.get("type") == "attachment" and (r.get("attachment") or {}).get("type") == "hook_system_message"
     ]
+
+
+def caught_up(world: World, session_id: str, transcript: Path, timeout: float = 120) -> dict[str, Any]:
+    """`status --json` (it folds what the hooks left, up to its own budget, and takes the session lock,
+    so a hook still folding has saved first) until the state's cursor stands at the transcript's last
+    line end: what the hooks and the status line reach on their own, one budget-bound run at a time,
+    while the user is away; on a busy machine the last of them may not have got there yet. The
+    status document of the caught-up state."""
+    deadline = time.monotonic() + timeout
+    while True:
+        end = transcript.read_bytes().rfind(b"\n") + 1  # read before the fold: the end it must reach
+        doc = status(world, session_id)
+        cursor = json.loads(state_file(world, session_id).read_bytes()).get("cursor") or {}
+        if (cursor.get("path"), cursor.get("offset")) == (str(transcript), end):
+            return doc
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{session_id}: the state never read {transcript} to its end ({end} bytes); "
+                                 f"its cursor: {cursor}")
+        time.sleep(0.25)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,26 +27,53 @@ pytestmark = pytest.mark.e2e
 IDLE_S = 20 * 60
 
 
-def move_back(transcript: Path, seconds: float, state: Path | None = None) -> None:
-    """Every timestamp of the transcript `seconds` earlier: as if the user had been away that long.
-    The saved `state`'s last call moves with it, as time passing would have left it (a state that
+def move_back(world: World, sid: str, seconds: float) -> float:
+    """Every timestamp of the session's transcript `seconds` earlier: as if the user had been away that
+    long. The saved state's last call moves with it, as time passing would have left it (a state that
     still showed the old time would say warm: the prompt hook trusts a warm saved state), and so does
-    the expiry the status line was told for it (the terminal UI's)."""
-    if state is not None and state.exists():
+    the expiry the status line was told for it (the terminal UI's). The state is caught up first (no
+    hook still folding saves over the moved one) and again after: the rewritten transcript is not the
+    one the state's cursor read, and its next fold starts over from the whole transcript, which the
+    prompt hook (0.4 s of folding, the guard priced only once caught up) may not finish on a busy
+    machine; time passing rewrites nothing, and the hooks and status-line refreshes of those minutes
+    would have left the state caught up. Both files are rewritten under the session's lock (a hook
+    of the client just gone that still runs saves before or after, never over them). The last
+    call's time as the state then says (epoch seconds)."""
+    from session_watcher.state.lock import SessionLock
+
+    transcript, state = world.transcript(sid), plugin.state_file(world, sid)
+    plugin.caught_up(world, sid, transcript)
+    with SessionLock(str(state) + ".lock", 60):
         doc = json.loads(state.read_text())
         doc["engine"]["lastTs"] -= seconds
         cache = doc["context"].get("promptCache")  # what the status line was told, of the same call
         if isinstance(cache, dict) and isinstance(cache.get("expires_at"), int | float):
             cache["expires_at"] -= seconds
         state.write_text(json.dumps(doc))
-    out = []
-    for line in transcript.read_text().splitlines():
-        doc = json.loads(line)
-        if isinstance(doc.get("timestamp"), str):
-            t = datetime.fromisoformat(doc["timestamp"].replace("Z", "+00:00")).timestamp() - seconds
-            doc["timestamp"] = datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        out.append(json.dumps(doc))
-    transcript.write_text("\n".join(out) + "\n")
+        out = []
+        for line in transcript.read_text().splitlines():
+            doc = json.loads(line)
+            if isinstance(doc.get("timestamp"), str):
+                t = datetime.fromisoformat(doc["timestamp"].replace("Z", "+00:00")).timestamp() - seconds
+                doc["timestamp"] = (datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds")
+                                    .replace("+00:00", "Z"))
+            out.append(json.dumps(doc))
+        transcript.write_text("\n".join(out) + "\n")
+    plugin.caught_up(world, sid, transcript)
+    return float(json.loads(state.read_text())["engine"]["lastTs"])
+
+
+def minutes_away(world: World, sid: str, last: float, sent: float, seen: float) -> range:
+    """The idle minutes the guard may say (core.numbers.duration: whole minutes, half up, from 10
+    minutes on) for a prompt sent after `sent` and shown by `seen` (epoch seconds), the last call at
+    `last`: 20 minutes moved back, plus however long the client took to start and the hook to run.
+    Where the client's resume said how long the session had been idle (2.1.332's SessionStart, kept
+    in the state), the guard counts from that instead (core.guard.cold_cache)."""
+    resume = json.loads(plugin.state_file(world, sid).read_text())["context"].get("resume")
+    if isinstance(resume, dict) and resume.get("expired") is True and resume.get("lastTs") == last \
+            and all(isinstance(resume.get(k), int | float) for k in ("seconds", "at")):
+        last = resume["at"] - resume["seconds"]
+    return range(int((sent - last + 30) // 60), int((seen - last + 30) // 60) + 1)
 
 
 def input_line(screen: str) -> str:
@@ -67,7 +95,7 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     assert run.returncode == 0, run.stderr[-2000:]
     sid = run.session_id
     transcript = world.transcript(sid)
-    move_back(transcript, IDLE_S, plugin.state_file(world, sid))
+    last = move_back(world, sid, IDLE_S)
 
     # print mode, guard = "warn": a systemMessage the client shows, in no request body
     user_cfg = world.sw_home / "config" / "config.toml"  # `guard` is the user's, never a project's
@@ -75,7 +103,9 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     user_cfg.write_text('guard = "warn"\n' + before)
     try:
         with MockAPI([say("Back.", Usage(input_tokens=5, cache_write_5m=91_300, output_tokens=10))]) as api:
+            sent = time.time()
             again = run_print(claude_bin, world, api.base_url, "carry on", "--resume", sid)
+            seen = time.time()
             bodies = json.dumps([q.body for q in api.requests if q.path.startswith("/v1/messages")])
     finally:
         user_cfg.write_text(before)
@@ -84,7 +114,9 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     cold = [m for m in shown if "cold cache" in m]
     assert len(cold) == 1, shown
     # 2.1.197 has only the TTL to go by; 2.1.332's resume says prompt_cache_likely_expired itself
-    assert cold[0].startswith("session-watcher: cold cache (last call 20 min ago; ")
+    away = re.match(r"session-watcher: cold cache \(last call (\d+) min ago; ", cold[0])
+    assert away is not None, cold[0]
+    assert int(away.group(1)) in minutes_away(world, sid, last, sent, seen), (cold[0], last, sent, seen)
     assert "the 5-minute cache has expired)" in cold[0] or "Claude Code says the cache has likely expired)" in cold[0]
     # the last call's whole prompt (5 + 90,000 read + 1,000 written) but the 30,000 shared prefix it
     # still reads (the first call's own... none here: the first call read nothing), at the 5-minute price
@@ -94,18 +126,23 @@ def test_a_cold_return_is_shown_to_the_user_before_the_prompt_is_sent(claude_bin
     # terminal UI, the default guard ("ask"): the prompt is held back with the three choices priced,
     # nothing is sent, the prompt is back in the input box, and sending it again goes ahead (and drops
     # the handoff the hold prepared)
-    move_back(transcript, IDLE_S, plugin.state_file(world, sid))
+    last = move_back(world, sid, IDLE_S)
     tmux = Tmux(world.root)
     try:
         with MockAPI([say("Back again.", Usage(input_tokens=5, cache_write_5m=92_000, output_tokens=10))]) as api:
             tmux.start([str(claude_bin), "--resume", sid, "--dangerously-skip-permissions"],
                        world.env(api.base_url), world.project)
             tmux.wait_for(lambda s: "❯" in s, 60, "the prompt")
+            sent = time.time()
             tmux.type("carry on please")
             screen = tmux.wait_for(lambda s: "starts with it" in _joined(s), 30, "the guard's reason")
+            seen = time.time()
             text = _joined(screen)
             assert "blocked by hook" in text
-            assert "session-watcher: cold cache (last call 20 min ago" in text
+            # the last: the history the resumed client shows holds the print-mode return's warning too
+            shown_away = re.findall(r"session-watcher: cold cache \(last call (\d+) min ago", text)
+            assert shown_away, text
+            assert int(shown_away[-1]) in minutes_away(world, sid, last, sent, seen), (text, last, sent, seen)
             assert re.search(r"Continue: send this prompt again within a minute, re-writing 91k tokens \(\$\d", text)
             assert re.search(r"Or /compact: reads all 91k of the context cold once \(\$\d", text)
             less = re.search(r"Or a fresh session, (\$[\d.]+) less over the next ~\d+ calls(?:, until the automatic "
@@ -186,7 +223,7 @@ def test_a_held_cold_return_then_clear_alone_writes_what_the_guard_priced(claude
             tmux.wait_for(lambda s: not s.strip(), 60, "the client's exit")
             sid = next(x for x in (_sid(q) for q in api.requests if q.kind == "main") if x)
         tmux.kill()
-        move_back(world.transcript(sid), IDLE_S, plugin.state_file(world, sid))
+        move_back(world, sid, IDLE_S)
         with MockAPI([], fallback=child_sized) as api:
             tmux.start([str(claude_bin), "--resume", sid, "--dangerously-skip-permissions"],
                        world.env(api.base_url), world.project)
