@@ -243,3 +243,10 @@ def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_on
     gone = sw("replay", empty)  # named: still said
     assert gone.returncode == 1
     assert "has no transcript on disk" in one_message(gone.stderr.decode())
+    # and each says so in README's words (their help said "the most recently active", as status's does)
+    said = " ".join(REPO.joinpath("README.md").read_text().split())
+    assert "for `replay` and `report session`, the most recently active one with a transcript" in said
+    for command in (("replay",), ("report", "session")):
+        helped = " ".join(sw(*command, "--help", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
+        assert "(default: the most recently active one with a transcript)" in helped, command
+    assert "(default: the most recently active)" in " ".join(sw("status", "--help").stdout.decode().split())

@@ -25,9 +25,9 @@ def add_parser(sub: Any) -> None:
         "session", help="one session's page: `report session [SESSION] --html OUT.html` or `--serve`",
         description="One session's page: the waterfall, the health grade and the watcher's own story.",
     )
-    p.add_argument("session", nargs="?", metavar="SESSION",
-                   help="a session: its id, the first 6 or more characters of it, or its transcript's path "
-                        "(default: the most recently active)")
+    from session_watcher.cli.commands import TRANSCRIPT_HELP
+
+    p.add_argument("session", nargs="?", metavar="SESSION", help=TRANSCRIPT_HELP)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--html", metavar="OUT.html",
                       help="write a self-contained HTML file (mode 0600); `-`: the page to standard output")
