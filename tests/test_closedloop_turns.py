@@ -276,6 +276,49 @@ def test_a_prompt_typed_after_a_system_reminder_in_its_text_opens_a_turn(shape: 
         assert typed({"promptSource": "typed"}, content) is None, content
 
 
+@pytest.mark.parametrize("shape", ["string", "one block", "after the words"])
+def test_a_prompt_typed_between_two_system_reminders_is_a_prompt(shape: str, tmp_path: Path) -> None:
+    """A typed prompt with the client's reminders before and after it in its one text (or only after
+    it) was no prompt (`after_reminders` took what follows the last closing tag: nothing), so its call
+    opened no turn, the handoff note counted one request fewer and quoted an older one as the latest;
+    one with a reminder after it only was quoted with the reminder. The real transcript (2.1.332,
+    `tui`), each typed prompt so wrapped and written to a file: the same 6 turns, the same first and
+    latest requests, as written; reminders alone are still none."""
+    from session_watcher.core.handoff import Digest, after_reminders, typed
+
+    lines = TUI.read_bytes().splitlines(keepends=True)
+    records = [json.loads(line) for line in lines]
+    before = next(r["message"]["content"][0]["text"] for r in records if r.get("type") == "api-request-blob"
+                  and isinstance(r["message"]["content"], list) and r["message"]["content"]
+                  and r["message"]["content"][0]["text"].startswith("<system-reminder>\nAttribution"))
+    after = "\n<system-reminder>\nThe TodoWrite tool hasn't been used recently.\n</system-reminder>"
+    wrapped: list[bytes] = []
+    for rec, line in zip(records, lines, strict=True):
+        words = rec.get("message", {}).get("content") if rec.get("type") == "user" else None
+        if rec.get("promptSource") == "typed" and isinstance(words, str):
+            text = words + after if shape == "after the words" else before + words + after
+            rec["message"]["content"] = [{"type": "text", "text": text}] if shape == "one block" else text
+            wrapped.append((json.dumps(rec) + "\n").encode())
+        else:
+            wrapped.append(line)
+    path = tmp_path / TUI.name
+    path.write_bytes(b"".join(wrapped))
+
+    def digest(lines: list[bytes]) -> tuple[str | None, str | None, int]:
+        d = Digest()
+        for line in lines:
+            d.add(json.loads(line))
+        return d.first, d.latest, d.prompts
+
+    assert digest(path.read_bytes().splitlines()) == digest(lines) == ("read the file", "hello after continue", 6)
+    assert shell.turns(str(path)) == shell.turns(str(TUI))
+    assert len(shell.turns(str(path))) == 6
+    for content in (before + after, after, before + "\n" + before + after + after):
+        assert typed({"promptSource": "typed"}, content) is None, content
+    assert after_reminders(before + "<command-message>review</command-message>" + after).startswith(
+        "<command-message>")  # a slash command's echo between them is entered, as after one
+
+
 def test_a_system_reminders_body_that_spells_its_closing_tag_is_no_typed_prompt() -> None:
     """A reminder's body is data: a file's text the client quotes (this repository's own source spells
     `</system-reminder>`), a tool's output. The first closing tag ended the reminder, so the file's

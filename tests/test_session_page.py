@@ -168,6 +168,38 @@ def _call(ts: str, mid: str, model: str = "claude-opus-4-6", tools: tuple[str, .
                 message={"id": mid, "model": model, "usage": usage, "content": content})
 
 
+def test_a_turn_is_the_users_words_not_the_reminders_around_them_nor_a_commands_output() -> None:
+    """A typed prompt between two system reminders showed the first reminder's body as its turn's
+    words, a record of reminders alone was a turn, and a local command's or bash mode's output was a
+    turn of its own (`/exit`, then "Goodbye!"; a compaction's "Compacted" with its escape codes; the
+    shell's output after `! pwd`), as was an interruption: the shapes of the calibration transcripts
+    (03a1382e, 1e0816ef). Now the turns are the user's words and what they entered."""
+    reminder = "<system-reminder>\nThe user opened the file src/app.go in the IDE.\n</system-reminder>"
+    todo = "<system-reminder>\nThe TodoWrite tool hasn't been used recently.\n</system-reminder>"
+    lines = [
+        _rec("user", "00", message={"role": "user", "content": reminder + "\nfix the build please\n" + todo}),
+        _call("01", "m1"),
+        _rec("user", "02", message={"content": [{"type": "text", "text": reminder},
+                                                {"type": "text", "text": "and the tests"},
+                                                {"type": "text", "text": todo}]}),
+        _call("03", "m2"),
+        _rec("user", "04", message={"content": todo}),  # reminders alone
+        _rec("user", "05", message={"content": "<command-name>/exit</command-name>\n<command-message>exit"
+                                               "</command-message>\n<command-args></command-args>"}),
+        _rec("user", "06", message={"content": "<local-command-stdout>Goodbye!</local-command-stdout>"}),
+        _rec("user", "07", message={"content": "<local-command-stdout>\u001b[2mCompacted (ctrl+o to see full "
+                                               "summary)\u001b[22m</local-command-stdout>"}),
+        _rec("user", "08", message={"content": "<bash-input>pwd</bash-input>"}),
+        _rec("user", "09", message={"content": "<bash-stdout>/home/dev/proj</bash-stdout><bash-stderr>"
+                                               "</bash-stderr>"}),
+        _rec("user", "10", message={"content": [{"type": "text", "text": "[Request interrupted by user]"}]}),
+        _call("11", "m3"),
+    ]
+    m = build_model(lines)
+    assert [t["text"] for t in m["turns"]] == ["fix the build please", "and the tests", "/exit", "pwd"]
+    assert [(r["n"], r["turn"]) for r in m["rows"] if r["kind"] == "call"] == [(1, 1), (2, 2), (3, 4)]
+
+
 def test_turns_and_synthetic_records() -> None:
     """Each prompt of the user's starts a turn (tool results, the client's meta text and a
     compaction's summary do not); a `<synthetic>` assistant record is no API call, as the hooks count."""

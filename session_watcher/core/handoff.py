@@ -78,19 +78,46 @@ REMINDER, REMINDER_END = "<system-reminder>", "</system-reminder>"
 
 
 def after_reminders(text: str) -> str:
-    """`text` without the system reminders that lead it (the client's notes sent before what the user
-    typed, in the same text: a typed prompt after one was not counted); "" for one left open. A
-    reminder's body is data (a file's text, a tool's output) and may spell the closing tag itself:
-    what counts is after the last closing tag, and nothing where the text opens more reminders than it
-    closes up to there (the first closing tag ended the reminder, and the file's lines after it in the
-    reminder were the user's latest request)."""
-    text = text.lstrip()
+    """`text` without the system reminders around it (the client's notes sent before and after what
+    the user typed, in the same text: a typed prompt after one was not counted, nor one between two);
+    "" for one left open. A reminder's body is data (a file's text, a tool's output) and may spell the
+    closing tag itself: what counts is after the last closing tag, and nothing where the text opens
+    more reminders than it closes up to there (the first closing tag ended the reminder, and the file's
+    lines after it in the reminder were the user's latest request). A text that ends with reminders
+    (`_between`) counts the words before them instead."""
+    text = text.strip()
+    words = _between(text)
+    if words is not None:
+        return words
     if not text.startswith(REMINDER):
         return text
     end = text.rfind(REMINDER_END) + len(REMINDER_END)
     if end < len(REMINDER_END) or text.count(REMINDER, 0, end) > text.count(REMINDER_END, 0, end):
         return ""
     return text[end:].lstrip()
+
+
+def _between(text: str) -> str | None:
+    """The words of a text that ends with system reminders, between the reminders that lead it (if
+    any) and those that close it, else None. The words start after a closing tag with as many closing
+    tags as opening ones before it (or at the start of a text led by none), run up to the next opening
+    tag, and hold no tag; where a reminder's body spells the tags and several stretches qualify, the
+    last one counts, as after the last closing tag where only reminders lead."""
+    if not text.endswith(REMINDER_END):
+        return None
+    starts = [] if text.startswith(REMINDER) else [0]
+    at = text.find(REMINDER_END)
+    while at >= 0:
+        at += len(REMINDER_END)
+        if text.count(REMINDER, 0, at) <= text.count(REMINDER_END, 0, at):
+            starts.append(at)
+        at = text.find(REMINDER_END, at)
+    for start in reversed(starts):
+        end = text.find(REMINDER, start)
+        words = text[start:end].strip() if end > start else ""
+        if words and REMINDER_END not in words:
+            return words
+    return None
 
 
 def _prompt_text(content: object) -> str | None:
