@@ -423,11 +423,11 @@ def test_a_long_prompt_is_cut_between_words_and_marked() -> None:
     assert prompt_text(Record(), "x" * 500) == "x" * (PROMPT_CHARS - 1) + "…"
 
 
-def _serve_lines(path: Path, columns: int) -> list[str]:
-    """`report session PATH --serve --idle-minutes 7`'s lines up to the one that ends what it says."""
+def _serve_lines(path: Path, columns: int, minutes: str = "7") -> list[str]:
+    """`report session PATH --serve --idle-minutes MINUTES`'s lines up to the one that ends what it says."""
     from tests.oracle import SW
 
-    with subprocess.Popen([str(SW), "report", "session", str(path), "--serve", "--idle-minutes", "7"],
+    with subprocess.Popen([str(SW), "report", "session", str(path), "--serve", "--idle-minutes", minutes],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                           env={**os.environ, "COLUMNS": str(columns)}) as proc:
         watchdog = threading.Timer(120, proc.kill)  # bounds a hang only: other words end the read at EOF
@@ -460,6 +460,8 @@ def test_serve_says_which_session_and_when_it_stops() -> None:
     assert all(len(line.rstrip("\n")) <= 50 and line.startswith("  ") for line in rest), rest
     assert " ".join(" ".join(rest).split()) == (f"session {path.stem}; Ctrl-C to stop, or it stops after 7 "
                                                 "minutes with no page open")
+    first, *rest = _serve_lines(path, 1000, "1")  # one minute, not "1 minutes"
+    assert rest == [f"  session {path.stem}; Ctrl-C to stop, or it stops after 1 minute with no page open\n"]
 
 
 @pytest.mark.slow

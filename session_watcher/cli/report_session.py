@@ -99,7 +99,8 @@ def command(args: argparse.Namespace) -> int:
         view = LiveView(transcript, port=args.port, idle_stop=args.idle_minutes * 60)
     except OSError as exc:
         raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-    idle = f", or it stops after {args.idle_minutes:g} minutes with no page open" if args.idle_minutes > 0 else ""
+    unit = "minute" if args.idle_minutes == 1 else "minutes"
+    idle = f", or it stops after {args.idle_minutes:g} {unit} with no page open" if args.idle_minutes > 0 else ""
     from session_watcher.base.terminal import columns
     from session_watcher.core.text import wrap
 
