@@ -255,7 +255,10 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
         from session_watcher.base.atomic import write_atomic
 
         text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in trace)
-        write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
+        try:
+            write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
+        except OSError as exc:  # said as report's --html says it (a folder there named the temp file beside it)
+            raise UserError(f"cannot write {ns.trace}: {exc.strerror or exc}", keep=[ns.trace]) from None
     if ns.json:
         _emit(doc)
     else:

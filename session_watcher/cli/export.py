@@ -153,6 +153,9 @@ def command(ns: argparse.Namespace) -> int:
     from session_watcher.otlp import exporter, settings
 
     since = _checked(ns)
+    from session_watcher.cli.report import check_projects
+
+    check_projects(ns.projects)  # as report checks them (a file there found no session, silently)
     cfg, _ = config.load_layers(None)
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one message, exit 1)
