@@ -485,3 +485,17 @@ def test_cli_says_what_it_wrote_within_the_width(tmp_path: Path) -> None:
     r = run_cli(str(CODEX / f"rollout-{thread}.jsonl"), "--html", str(spaced), env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"{spaced}:"), r.stdout  # a path with spaces: whole, never broken at one
+
+
+def test_a_codex_tool_row_says_its_name_once() -> None:
+    """A Codex thread's tool rows were labelled with the tool's name, which the page writes before the
+    label: `exec_command exec_command`, `Edit Edit` down the waterfall. A row's label is the file its
+    shell command printed, else nothing (the name alone)."""
+    from tests.codex_lines import FIXTURES as CODEX
+
+    model = load_model(str(CODEX / "rollout-019f1f6f-311c-7543-b0f9-f126da3c5434.jsonl"))
+    tools = [r for r in model["rows"] if r["kind"] == "tool"]
+    assert len(tools) > 20
+    assert [r for r in tools if r["label"] == r["name"]] == []
+    assert all(r["label"] == (r["path"] or "") for r in tools)
+    assert any(r["path"] for r in tools)  # a shell read's file, as before

@@ -414,10 +414,11 @@ class PageBuilder:
                 self._end(ev[2], bool(ev[3]), ts)
 
     def _event_use(self, tid: str, name: str, info: UseInfo | None, ts: float) -> None:
-        """A tool call a decoder found (the fold's event): labelled by the file it reads, else its name."""
+        """A tool call a decoder found (the fold's event): labelled by the file it reads, else
+        nothing: the page writes its name before the label (the name there too read `Edit Edit`)."""
         raw = info.get("path") if info else None
         path = os.path.normpath(os.path.expanduser(raw)) if isinstance(raw, str) and raw else None
-        tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or name, path, ts, None, None, False, False,
+        tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or "", path, ts, None, None, False, False,
                                   None, None, len(self.turns)]  # its call: logged after it, not known here
         more = info.get("more") if info else None
         if more:  # a shell command that printed several files
