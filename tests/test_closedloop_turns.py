@@ -317,6 +317,9 @@ def test_a_prompt_typed_between_two_system_reminders_is_a_prompt(shape: str, tmp
         assert typed({"promptSource": "typed"}, content) is None, content
     assert after_reminders(before + "<command-message>review</command-message>" + after).startswith(
         "<command-message>")  # a slash command's echo between them is entered, as after one
+    assert after_reminders(before + "first\n" + after + "\nsecond" + after) == "second"  # the last stretch, as
+    many = "<system-reminder>" + "x</system-reminder>" * 50_000 + "\nwords" + after  # after the last tag
+    assert after_reminders(many) == "words"  # (every closing tag a candidate: one pass, not one per tag)
 
 
 def test_a_system_reminders_body_that_spells_its_closing_tag_is_no_typed_prompt() -> None:

@@ -102,22 +102,40 @@ def _between(text: str) -> str | None:
     any) and those that close it, else None. The words start after a closing tag with as many closing
     tags as opening ones before it (or at the start of a text led by none), run up to the next opening
     tag, and hold no tag; where a reminder's body spells the tags and several stretches qualify, the
-    last one counts, as after the last closing tag where only reminders lead."""
+    last one counts, as after the last closing tag where only reminders lead. One pass over the tags
+    (a pasted text of many is read in linear time: the guard's hook builds a handoff)."""
     if not text.endswith(REMINDER_END):
         return None
-    starts = [] if text.startswith(REMINDER) else [0]
-    at = text.find(REMINDER_END)
-    while at >= 0:
-        at += len(REMINDER_END)
-        if text.count(REMINDER, 0, at) <= text.count(REMINDER_END, 0, at):
-            starts.append(at)
-        at = text.find(REMINDER_END, at)
-    for start in reversed(starts):
-        end = text.find(REMINDER, start)
-        words = text[start:end].strip() if end > start else ""
-        if words and REMINDER_END not in words:
+    opens, ends = _at(text, REMINDER), _at(text, REMINDER_END)
+    # (start, the next closing tag after it): the start, then after each closing tag that closes them all
+    starts: list[tuple[int, int]] = [] if text.startswith(REMINDER) else [(0, ends[0])]
+    k = 0
+    for n, at in enumerate(ends):
+        while k < len(opens) and opens[k] < at:
+            k += 1
+        if k <= n + 1:  # opened up to here: no more than closed
+            starts.append((at + len(REMINDER_END), ends[n + 1] if n + 1 < len(ends) else len(text)))
+    k = len(opens)
+    for start, next_end in reversed(starts):
+        while k and opens[k - 1] >= start:  # the first opening tag at or after `start`: opens[k]
+            k -= 1
+        end = opens[k] if k < len(opens) else -1
+        if end < 0 or next_end < end:  # no reminder after it, or a closing tag before the next one
+            continue
+        words = text[start:end].strip()
+        if words:
             return words
     return None
+
+
+def _at(text: str, tag: str) -> list[int]:
+    """Where `tag` starts in `text`, in order."""
+    found: list[int] = []
+    at = text.find(tag)
+    while at >= 0:
+        found.append(at)
+        at = text.find(tag, at + len(tag))
+    return found
 
 
 def _prompt_text(content: object) -> str | None:
