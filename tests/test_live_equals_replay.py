@@ -160,7 +160,7 @@ def test_the_real_clients_fork_hook_by_hook(tmp_path: Path) -> None:
     live.run(synthetic_schedule(live.data, sid))
     check(live, source, cwd)
     doc, _ = replay(str(live.transcript), cwd=str(cwd))
-    state = load_state(sid)
+    state: Any = load_state(sid)  # as the state's file holds it
     assert {k: v for k, v in tally_document(state).items() if k.startswith(("inherited", "forked"))} == {
         "inheritedCalls": 4, "inheritedTo": 4, "forkedFrom": parent, "inheritedUsage": doc["inheritedUsage"]}
     wide = {**os.environ, "COLUMNS": "200"}  # a line each, unwrapped
