@@ -191,3 +191,27 @@ def test_a_long_forks_page_prices_its_best_restarts_on_its_own_calls(tmp_path: P
     assert got["policies"]["hindsight"]["restartsAfter"] == want["policies"]["hindsight"]["restartsAfter"]
     assert all(k > 40 for k in got["policies"]["hindsight"]["restartsAfter"])
     assert own_calls(trace.calls, None) is trace.calls
+
+
+def test_a_fork_without_a_call_of_its_own_yet_and_a_state_saved_before_its_copies_tokens_were_kept(
+        tmp_path: Path) -> None:
+    """The fork's file cut before its own call: every call and token is a copy's (its own: none).
+    A state an older version saved, with own calls already and no copies' tokens: `inheritedUsage`
+    null, and the usage shown is the conversation's, never less than nothing."""
+    from session_watcher.core.status import status_document
+    from session_watcher.sessions.replay import fold
+
+    lines = (FORK / f"{CHILD}.jsonl").read_text().splitlines()
+    last_copy = max(i for i, line in enumerate(lines) if '"requestSessionId"' in line)
+    cut = tmp_path / f"{CHILD}.jsonl"
+    cut.write_text("\n".join(lines[:last_copy + 1]) + "\n")
+    doc, _ = replay(str(cut))
+    assert (doc["calls"], doc["inheritedCalls"], own_calls(doc)) == (4, 4, 0)
+    assert doc["inheritedUsage"] == doc["tokenUsage"]
+    assert set(own_usage(doc).values()) == {0}
+    assert "fork     forked from" in status_text(doc)
+    state, cfg, _ = fold(str(FORK / f"{CHILD}.jsonl"))
+    del state["engine"]["tally"]["inheritedUsage"]
+    older = status_document(state, cfg)
+    assert older["inheritedUsage"] is None
+    assert own_usage(older) == older["tokenUsage"]

@@ -272,8 +272,8 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quanti
     from, whose own calls are the last it copied)."""
     t = state["engine"]["tally"]
     if not inherited:
-        if t.get("inherited") and "inheritedUsage" not in t:  # a fork's first own call: the tokens before it
-            t["inheritedUsage"] = _before(state["meter"]["main"], call)  # are its copies' (they come first)
+        if t.get("inherited") and state["engine"]["calls"] == t.get("inheritedTo"):  # a fork's first own call:
+            t["inheritedUsage"] = _before(state["meter"]["main"], call)  # the tokens before it are its copies'
         return _on_call(state, cfg, call, priced)
     kept = t.copy()
     alerts = _on_call(state, cfg, call, priced)

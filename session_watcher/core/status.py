@@ -67,9 +67,18 @@ def tally_document(state: State) -> dict[str, Any]:
     }
     if t.get("inherited"):  # a fork's copies of its parent's calls: in `calls`, not in the tally; the last one's number
         doc.update(inheritedCalls=t.get("inherited", 0), inheritedTo=t.get("inheritedTo", 0),
-                   forkedFrom=t.get("forkedFrom"),  # no own call yet: every token is a copy's
-                   inheritedUsage=dict(t.get("inheritedUsage") or state["meter"]["main"]))
+                   forkedFrom=t.get("forkedFrom"), inheritedUsage=_copies_usage(state))
     return doc
+
+
+def _copies_usage(state: State) -> dict[str, Any] | None:
+    """A fork's copies' tokens: the main stream's before its first own call (`engine.on_call`), all of
+    it before one; None where a state saved before they were kept has own calls already."""
+    t, e = state["engine"]["tally"], state["engine"]
+    got = t.get("inheritedUsage")
+    if got is None and e["calls"] == t.get("inheritedTo"):
+        got = state["meter"]["main"]
+    return None if got is None else dict(got)
 
 
 def own_calls(doc: Mapping[str, Any]) -> int:
