@@ -215,3 +215,7 @@ def test_a_fork_without_a_call_of_its_own_yet_and_a_state_saved_before_its_copie
     older = status_document(state, cfg)
     assert older["inheritedUsage"] is None
     assert own_usage(older) == older["tokenUsage"]
+    said = status_text(older)
+    assert "calls 1" in said.splitlines()[0]
+    assert "(5 calls, 4 of them copies;" in said  # the conversation's tokens, and the line says so
+    assert "(1 call;" in status_text(status_document(fold(str(FORK / f"{CHILD}.jsonl"))[0], cfg))

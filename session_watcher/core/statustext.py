@@ -96,7 +96,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     lines.append(
         f"usage    input {tokens(tu['uncachedInput'])}  output {tokens(tu['output'])}  "
         f"cache read {tokens(tu['cacheRead'])}  cache write {tokens(tu['cacheWrite'])}  "
-        f"({_n(tu['calls'], 'call')}; subagents {_n(su['calls'], 'call')}, "
+        f"({_n(tu['calls'], 'call')}{_copies_in(doc)}; subagents {_n(su['calls'], 'call')}, "
         f"{tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
     lines.extend(plan_lines(doc.get("plan"), now))
     if verbose:
@@ -132,6 +132,13 @@ def fork_words(doc: Mapping[str, Any]) -> str:
     source = f"forked from {one_line(str(parent))}" if parent else "a fork"
     span = "call 1" if upto <= 1 else f"calls 1-{upto}"
     return f"{source}: {_n(n, 'copied call')} not counted here ({span}: counted there, context here)"
+
+
+def _copies_in(doc: Mapping[str, Any]) -> str:
+    """', 4 of them copies' where a fork's usage line holds its copies' tokens: a state saved before
+    they were kept (`inheritedUsage` null) has only the conversation's, which the line then says."""
+    n = doc.get("inheritedCalls")
+    return f", {n:,} of them copies" if n and doc.get("inheritedUsage") is None else ""
 
 
 def _last_call_ago(calls: int, last: float | None, now: float | None) -> str:
