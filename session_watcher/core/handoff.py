@@ -102,7 +102,11 @@ def _between(text: str) -> str | None:
     any) and those that close it, else None. The words start after a closing tag with as many closing
     tags as opening ones before it (or at the start of a text led by none), run up to the next opening
     tag, and hold no tag; where a reminder's body spells the tags and several stretches qualify, the
-    last one counts, as after the last closing tag where only reminders lead. One pass over the tags
+    last one counts, as after the last closing tag where only reminders lead. The tags that bound the
+    words are the client's as it writes them, each at the start of a line (the opening one ending its
+    line too): a reminder's body that spells a closing tag, then words, then an opening tag (a file's
+    source, its lines numbered by the Read tool's reminder) reads as such a stretch, and its words
+    would be the user's latest request in the handoff note, and a turn's start. One pass over the tags
     (a pasted text of many is read in linear time: the guard's hook builds a handoff)."""
     if not text.endswith(REMINDER_END):
         return None
@@ -113,7 +117,7 @@ def _between(text: str) -> str | None:
     for n, at in enumerate(ends):
         while k < len(opens) and opens[k] < at:
             k += 1
-        if k <= n + 1:  # opened up to here: no more than closed
+        if k <= n + 1 and _line_start(text, at):  # opened up to here: no more than closed
             starts.append((at + len(REMINDER_END), ends[n + 1] if n + 1 < len(ends) else len(text)))
     k = len(opens)
     for start, next_end in reversed(starts):
@@ -122,10 +126,17 @@ def _between(text: str) -> str | None:
         end = opens[k] if k < len(opens) else -1
         if end < 0 or next_end < end:  # no reminder after it, or a closing tag before the next one
             continue
+        if not (_line_start(text, end) and text.startswith("\n", end + len(REMINDER))):
+            continue  # an opening tag within a line: a body's text, not the client's
         words = text[start:end].strip()
         if words:
             return words
     return None
+
+
+def _line_start(text: str, at: int) -> bool:
+    """Whether `at` begins a line of `text` (not its first: the words or a reminder come before)."""
+    return at > 0 and text[at - 1] == "\n"
 
 
 def _at(text: str, tag: str) -> list[int]:
