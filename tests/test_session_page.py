@@ -194,10 +194,15 @@ def test_a_turn_is_the_users_words_not_the_reminders_around_them_nor_a_commands_
                                                "</bash-stderr>"}),
         _rec("user", "10", message={"content": [{"type": "text", "text": "[Request interrupted by user]"}]}),
         _call("11", "m3"),
+        # the interruption and the words typed after it in one record: the words (a text block each)
+        _rec("user", "12", message={"content": [{"type": "text", "text": "[Request interrupted by user]"},
+                                                {"type": "text", "text": "use the other branch"}]}),
+        _call("13", "m4"),
     ]
     m = build_model(lines)
-    assert [t["text"] for t in m["turns"]] == ["fix the build please", "and the tests", "/exit", "pwd"]
-    assert [(r["n"], r["turn"]) for r in m["rows"] if r["kind"] == "call"] == [(1, 1), (2, 2), (3, 4)]
+    assert [t["text"] for t in m["turns"]] == ["fix the build please", "and the tests", "/exit", "pwd",
+                                               "use the other branch"]
+    assert [(r["n"], r["turn"]) for r in m["rows"] if r["kind"] == "call"] == [(1, 1), (2, 2), (3, 4), (4, 5)]
 
 
 def test_turns_and_synthetic_records() -> None:
