@@ -387,7 +387,8 @@ def test_a_reminders_body_that_spells_a_closing_then_an_opening_tag_is_no_typed_
                  json.dumps(call).encode()]
         assert turn_starts(lines) == set()
     # the client's own tags around typed words still frame them
-    typed_between = "<system-reminder>\nA note.\n</system-reminder>\nfix the tests\n<system-reminder>\nB\n</system-reminder>"
+    typed_between = ("<system-reminder>\nA note.\n</system-reminder>\nfix the tests\n<system-reminder>\nB\n"
+                     "</system-reminder>")
     assert typed({"promptSource": "typed"}, typed_between) == "fix the tests"
 
 

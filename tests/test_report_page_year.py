@@ -115,7 +115,8 @@ def test_the_scatters_figures_read_without_a_mouse(tmp_path: Path) -> None:
 def test_the_scatters_table_escapes_what_it_says() -> None:
     """The table's cells come from the document (a cache class read from transcripts, or a report's
     JSON given back): markup in them is text, never a tag of the page."""
-    doc = {"scatter": [{"gapSeconds": 5.0, "tokensRecreated": 10, "ttl": '<img src=x onerror="alert(1)">', "cold": True}]}
+    doc = {"scatter": [{"gapSeconds": 5.0, "tokensRecreated": 10, "ttl": '<img src=x onerror="alert(1)">',
+                        "cold": True}]}
     table = render_html.points_table(doc)
     assert "<img" not in table
     assert "<td>&lt;img src=x onerror=&quot;alert(1)&quot;&gt; writes</td><td>cold</td>" in table

@@ -142,9 +142,10 @@ NOT_TURNS = ("<local-command-stdout", "<local-command-stderr", "<local-command-c
 def prompt_text(rec: Record, content: object) -> str | None:
     """The start of the user's prompt when this user record is one (not a tool result, the client's
     own meta text or a compaction's summary, a local command's or bash mode's output: NOT_TURNS, a
-    text block of it so led left out as the handoff note leaves it out), else None; a slash command by its name and arguments. The system reminders the client sends around
-    the words are no part of them (`core.handoff.after_reminders`, the handoff note's rule): a record
-    of reminders alone is no prompt."""
+    text block of it so led left out as the handoff note leaves it out), else None; a slash command by
+    its name and arguments. The system reminders the client sends around the words are no part of
+    them (`core.handoff.after_reminders`, the handoff note's rule): a record of reminders alone is no
+    prompt."""
     if rec.isMeta or rec.isCompactSummary:
         return None
     if isinstance(content, str):
