@@ -59,6 +59,7 @@ from session_watcher.core import health
 from session_watcher.core.backtest import call_from_trace
 from session_watcher.core.chains import AutoWatch
 from session_watcher.core.eoq import real_request
+from session_watcher.core.handoff import after_reminders
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
@@ -131,18 +132,32 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# a user record that answers what was entered, or is the client's note: no turn of its own (a local
+# command's output, `/exit`'s "Goodbye!" or a compaction's "Compacted", bash mode's output, the caveat
+# before a local command, an interruption)
+NOT_TURNS = ("<local-command-stdout", "<local-command-stderr", "<local-command-caveat", "<bash-stdout",
+             "<bash-stderr", "[Request interrupted")
+
+
 def prompt_text(rec: Record, content: object) -> str | None:
     """The start of the user's prompt when this user record is one (not a tool result, the client's
-    own meta text or a compaction's summary), else None; a slash command by its name and arguments."""
+    own meta text or a compaction's summary, a local command's or bash mode's output: NOT_TURNS, a
+    text block of it so led left out as the handoff note leaves it out), else None; a slash command by
+    its name and arguments. The system reminders the client sends around the words are no part of
+    them (`core.handoff.after_reminders`, the handoff note's rule): a record of reminders alone is no
+    prompt."""
     if rec.isMeta or rec.isCompactSummary:
         return None
     if isinstance(content, str):
-        text = content
+        text = after_reminders(content)
     elif isinstance(content, list):
         if any(b.type == "tool_result" for b in content):
             return None
-        text = " ".join(t for b in content if b.type == "text" and (t := _text(b.text)) is not None)
+        text = " ".join(t for b in content if b.type == "text" and (t := _text(b.text)) is not None
+                        and (t := after_reminders(t)) and not t.startswith(NOT_TURNS))  # each block's own
     else:
+        return None
+    if text.startswith(NOT_TURNS):
         return None
     command = COMMAND.search(text[:4096])
     if command:
@@ -400,10 +415,11 @@ class PageBuilder:
                 self._end(ev[2], bool(ev[3]), ts)
 
     def _event_use(self, tid: str, name: str, info: UseInfo | None, ts: float) -> None:
-        """A tool call a decoder found (the fold's event): labelled by the file it reads, else its name."""
+        """A tool call a decoder found (the fold's event): labelled by the file it reads, else
+        nothing: the page writes its name before the label (the name there too read `Edit Edit`)."""
         raw = info.get("path") if info else None
         path = os.path.normpath(os.path.expanduser(raw)) if isinstance(raw, str) and raw else None
-        tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or name, path, ts, None, None, False, False,
+        tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or "", path, ts, None, None, False, False,
                                   None, None, len(self.turns)]  # its call: logged after it, not known here
         more = info.get("more") if info else None
         if more:  # a shell command that printed several files
