@@ -259,3 +259,5 @@ def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_on
         helped = " ".join(sw(*command, "--help", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
         assert "(default: the most recently active one with a transcript)" in helped, command
     assert "(default: the most recently active)" in " ".join(sw("status", "--help").stdout.decode().split())
+    top = " ".join(sw("--help", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
+    assert "for `replay` and `report session` the most recently active one with a transcript" in top
