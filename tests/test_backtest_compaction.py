@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
@@ -233,31 +235,33 @@ def test_the_closed_loop_folds_a_skipped_compaction_where_the_counterfactual_rea
 
 def _walked(ch: Chain) -> tuple[list[int], int | None]:
     """`Chain.best` as it was first written: each restart's trail walked to the chain's end, one
-    after another (O(n^2)); the same sums in the same order."""
-    w = ch.weights()
-    actual = [a * x for a, x in zip(ch.actual, w, strict=True)]
-    real = math.fsum(actual)
-    prefix = [0.0]
-    for a in actual:
-        prefix.append(prefix[-1] + a)
+    after another (O(n^2)), its sums exact (each call's read units times its weight, as fractions:
+    `best`'s sums are exact too, so a tie is a tie whatever the order of additions)."""
+    w = [Fraction(x) for x in ch.weights()]
+    real = math.fsum(a * x for a, x in zip(ch.actual, ch.weights(), strict=True))
+    prefix = [Fraction(0)]
+    for a, x in zip(ch.actual, w, strict=True):
+        prefix.append(prefix[-1] + Fraction(a) * x)
     points = ch.points()
-    arrive: dict[int, tuple[float, int]] = {}
+    arrive: dict[int, tuple[Fraction, int]] = {}
     back: dict[int, int] = {}
-    end_v, end_from, one_v, one = math.inf, -1, real, None
+    end_v: Fraction | None = None
+    end_from, one_v, one = -1, Fraction(real), None
     for k in [-1, *points]:
-        acc, single = (0.0, 0.0) if k < 0 else (arrive[k][0], prefix[k + 1])
+        acc, single = (Fraction(0), Fraction(0)) if k < 0 else (arrive[k][0], prefix[k + 1])
         if k >= 0:
             back[k] = arrive[k][1]
         for step in ch.trail(k):
-            v = step.units * w[step.j]
+            v = Fraction(step.units) * w[step.j]
             acc += v
             single += v
             if step.j in points and (step.j not in arrive or acc < arrive[step.j][0]):
                 arrive[step.j] = (acc, k)
-        if acc < end_v:
+        if end_v is None or acc < end_v:
             end_v, end_from = acc, k
-        if k >= 0 and single < one_v * (1 - 1e-12):
+        if k >= 0 and single < one_v * Fraction(1 - 1e-12):
             one_v, one = single, k
+    assert end_v is not None
     if end_v >= real * (1 - 1e-12):
         return [], one
     out = []
@@ -305,6 +309,53 @@ def test_the_best_schedule_walks_every_trail_at_once_to_the_same_figures(
     ch = cycles(n, growth, summary, point, bd, hour, miss)
     assert ch.best() == _walked(ch)
     assert ch.best(single=False) == (_walked(ch)[0], None)
+
+
+def mixed_chain(rng: random.Random) -> Chain:
+    """A chain of 2-5 segments joined by automatic compactions whose calls differ in every way the
+    programme reads: growth, what a restart carries (so each restart sheds its own D), the model (two
+    weights), the cache class, cache misses, failed requests, an advisor's iteration, a compaction
+    with and without its tokens before."""
+    calls: list[bt.Call] = []
+    autos: dict[int, Auto] = {}
+    point = rng.randrange(40_000, 90_000)
+    for seg in range(rng.randint(2, 5)):
+        if seg:
+            pre = rng.choice([0, calls[-1].total, calls[-1].total + rng.randrange(0, 5_000)])
+            autos[len(calls) + 1] = Auto(pre, float(point_of(point, pre, calls[-1].total)))
+        ctx = rng.randrange(3_000, 30_000)
+        for i in range(rng.randint(2, 14)):
+            model = rng.choice([OPUS, OPUS, "claude-haiku-4-5"])
+            if (i or seg) and rng.random() < 0.1:  # a failed request: no usage (a compaction's next call too)
+                calls.append(bt.Call(len(calls) + 1, seg, 0, None, 0, 0, 0, model))
+                continue
+            grow = rng.randrange(500, 12_000)
+            cr = 0 if i == 0 else ctx if rng.random() > 0.1 else rng.randrange(0, ctx // 2 + 1)
+            cw = ctx + grow - cr
+            hour = rng.random() < 0.2
+            extra = ((None, cr // 2, 0, 100),) if rng.random() < 0.05 else ()
+            calls.append(bt.Call(len(calls) + 1, seg, ctx + grow, rng.randrange(0, ctx + grow + 1), cr,
+                                 0 if hour else cw, cw if hour else 0, model, extra=extra))
+            ctx += grow
+    return bt.chains(bt.segments(calls, rng.choice([0, 2_000])), autos)[0]
+
+
+def test_the_best_schedule_drops_no_restart_that_could_win() -> None:
+    """The programme that keeps one restart a state and looks for the least sum only where another
+    may have passed it gives, over 150 seeded chains of many states each, what walking every
+    restart's trail to the end with exact sums gives: a restart dropped that could have won, or a
+    least sum missed, changes a schedule or a single restart."""
+    rng = random.Random(35)
+    restarted = 0
+    for _ in range(150):
+        ch = mixed_chain(rng)
+        if len(ch.segs) < 2:
+            continue
+        want = _walked(ch)
+        assert ch.best() == want
+        assert ch.best(single=False) == (want[0], None)
+        restarted += len(want[0]) > 1
+    assert restarted > 20  # schedules of several restarts, not just none
 
 
 def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypatch: pytest.MonkeyPatch) -> None:
