@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 from heapq import heappop, heappush
+from itertools import repeat
+from operator import mul, sub
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.core.eoq import fresh_split, real_request
@@ -349,9 +351,12 @@ class Chain:
             add = qj * ((c.cr << fixed.bits) + fixed(c.cw5m * p.w5m) + fixed(c.cw1h * p.w1h))
         else:
             tj, add = -math.inf, qj * fixed(seg.actual[i])
+        moves = tj is not None and tj > 0 and real_request(t[j - 1])  # a held compaction may move now
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
-            out = [(k, total + cost, after, due)
-                   for k, walk, total in runs.take(tj) for cost, after, due in (step(walk),)]
+            taken = runs.take(tj)
+            if moves and len(taken) > 1:
+                taken = self._moved_once(j, taken)
+            out = [(k, total + cost, after, due) for k, walk, total in taken for cost, after, due in (step(walk),)]
             if plain:
                 runs.advance(add, lift, c.cr)
             if new is not None:
@@ -359,6 +364,25 @@ class Chain:
                 out.append((new[1], new[0] + cost, after, due))
             for k, total, after, due in out:
                 runs.put(k, total, after, due)
+
+    def _moved_once(self, j: int, taken: list[tuple[int, Walk, int]]) -> list[tuple[int, Walk, int]]:
+        """Of the restarts whose held compaction moves before real request j (`_call`), the cheapest
+        (the earliest of equal sums) of each held compaction: the others cost as much from here on
+        and meet it in one state (a fresh conversation carrying what the compaction did), so they
+        are dropped before they are priced."""
+        t, points = self.prompt, self.points_at
+        out: list[tuple[int, Walk, int]] = []
+        first: dict[int, int] = {}  # a held compaction -> where its cheapest is in `out`
+        for run in taken:
+            _k, (d, hold, fresh, cont), total = run
+            if hold is None or fresh is not None or cont is not None or t[j] - d < points[hold]:
+                out.append(run)
+            elif hold not in first:
+                first[hold] = len(out)
+                out.append(run)
+            elif (total, run[0]) < (out[first[hold]][2], out[first[hold]][0]):
+                out[first[hold]] = run
+        return out
 
     def _due(self, walk: Walk) -> float:
         """The prompt from which the state's next call is more than a call carrying D fewer tokens:
@@ -489,11 +513,17 @@ class _Lazy:
     def least(self) -> tuple[int, int]:
         """The least sum and its restart (ties: the earliest)."""
         if self.low is None or self.lift >= self.until:
-            lift, base, ds = self.lift, self.base, self.d
-            _v, low = min((b - ds[k] * lift, k) for k, b in base.items())
-            low_base, low_d = base[low], ds[low]
-            self.low = low
-            self.until = min([(b - low_base) // (ds[k] - low_d) for k, b in base.items() if ds[k] > low_d],
+            # base, d and walk hold the restarts in one order (each added and dropped in all three)
+            bases, ds = list(self.base.values()), list(self.d.values())
+            sums = list(map(sub, bases, map(mul, ds, repeat(self.lift))))
+            least = min(sums)
+            keys = list(self.base)
+            n = sums.index(least)
+            if sums.count(least) > 1:
+                n = min((keys[i], i) for i, v in enumerate(sums) if v == least)[1]
+            self.low = keys[n]
+            low_base, low_d = bases[n], ds[n]
+            self.until = min([(b - low_base) // (d - low_d) for b, d in zip(bases, ds, strict=True) if d > low_d],
                              default=math.inf)
         return self.total(self.low), self.low
 
