@@ -266,12 +266,13 @@ class Chain:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         w = self.weights()
         real = math.fsum(a * wj for a, wj in zip(self.actual, w, strict=True))
-        # each weight an integer times one common factor: w[j] = q[j] * common / den, exactly
-        ratios = [x.as_integer_ratio() for x in w]
-        den = max(d for _n, d in ratios)
-        nums = [n * (den // d) for n, d in ratios]
-        common = math.gcd(*nums) or 1
-        q = [n // common for n in nums]
+        # each weight an integer times one common factor: w[j] = q[j] * common / den, exactly (a
+        # session's calls name a model or two: the weights converted once each)
+        ratios = {x: x.as_integer_ratio() for x in set(w)}
+        den = max(d for _n, d in ratios.values())
+        nums = {x: n * (den // d) for x, (n, d) in ratios.items()}
+        common = math.gcd(*nums.values()) or 1
+        q = [nums[x] // common for x in w]
         bits = 0
         while True:  # the pass again with more binary places where a cost had more (never, at Anthropic's prices)
             fixed = _Fixed(bits)
