@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from session_watcher.core.eoq import fresh_split, real_request
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from session_watcher.core.segment import Call, Segment
 
@@ -328,20 +328,12 @@ class Chain:
         it. A call that only carries D fewer (or more) tokens than the real one and moves no
         compaction, as most do, is added to every state at once (`_Lazy.advance`): its cost is the
         call's cache read less D (nothing below 0) plus its writes, exactly what `_call` and
-        `_units` price it at; only the states `due` are stepped one by one; a failed request costs
-        its real cost in every state."""
+        `_units` price it at; only the states `due` are stepped one by one (`_stepper`); a failed
+        request costs its real cost in every state."""
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
-        stepped: dict[Walk, tuple[int, Walk, float]] = {}  # a state's cost, the state after, its `due`
-
-        def step(now: Walk) -> tuple[int, Walk, float]:
-            got = stepped.get(now)
-            if got is None:
-                usage, _compact, after = self._call(j, now)
-                got = stepped[now] = (qj * fixed(self._units(j, usage, after[0])), after, self._due(after))
-            return got
-
+        step = self._stepper(j, qj, fixed)
         plain = j not in self.boundary and not seg.rewrite[i] and not c.extra
         tj: float | None = None  # every state stepped
         add = lift = 0
@@ -365,6 +357,41 @@ class Chain:
                 out.append((new[1], new[0] + cost, after, due))
             for k, total, after, due in out:
                 runs.put(k, total, after, due)
+
+    def _stepper(self, j: int, qj: int, fixed: _Fixed) -> Callable[[Walk], tuple[int, Walk, float]]:
+        """A state's call j, priced once per state: (its cost times `qj`, the state after, its `due`).
+        At an automatic compaction, and at the whole context read after one the state skipped, as
+        `_call` and `_units` price it, in place (where the call has no other iteration: no `_extra`);
+        else by them."""
+        t = self.prompt
+        seg, i = self.where[j]
+        stepped: dict[Walk, tuple[int, Walk, float]] = {}
+        b = self.boundary.get(j)
+        read = None if seg.calls[i].extra else qj << fixed.bits  # a token read, nothing else
+        if b is not None:
+            auto, r = self.autos[b], self.first_real[b]
+            pre, point, held = auto.pre or t[j - 1], auto.point, self.points_at[b]
+            as_was = qj * fixed(seg.actual[i])
+
+        def step(now: Walk) -> tuple[int, Walk, float]:
+            d, hold, fresh, cont = now
+            if read is not None and fresh is None:
+                if b is not None:  # kept here, or skipped: carrying pre - d, read whole at r
+                    if d <= 0 or pre - d >= point:
+                        return as_was, (0, None, None, None), math.inf
+                    d2 = t[r] - (pre - d)
+                    if r == j:
+                        return (pre - d) * read, (d2, b, None, None), held + d2
+                    return as_was, (d2, b, None, (r, pre - d)), 0.0
+                if cont is not None and cont[0] == j:
+                    return cont[1] * read, (d, hold, None, None), math.inf if hold is None else self.points_at[hold] + d
+            got = stepped.get(now)
+            if got is None:
+                usage, _compact, after = self._call(j, now)
+                got = stepped[now] = (qj * fixed(self._units(j, usage, after[0])), after, self._due(after))
+            return got
+
+        return step
 
     def _moved_once(self, j: int, taken: list[tuple[int, Walk, int]]) -> list[tuple[int, Walk, int]]:
         """Of the restarts whose held compaction moves before real request j (`_call`), the cheapest
