@@ -18,12 +18,13 @@ from bench.synth import Transcript
 from session_watcher.base import config
 from session_watcher.base.config import model_params
 from session_watcher.core import backtest as bt
-from session_watcher.core import closedloop
+from session_watcher.core import closedloop, prices
 from session_watcher.core.chains import Auto, point_of
 from session_watcher.sessions import backtest as shell
 from tests.calibration import unpack
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from session_watcher.core.chains import Chain
@@ -234,41 +235,50 @@ def test_the_closed_loop_folds_a_skipped_compaction_where_the_counterfactual_rea
 
 
 def _walked(ch: Chain) -> tuple[list[int], int | None]:
+    return _walked_sums(ch)[0]
+
+
+def _walked_sums(ch: Chain) -> tuple[tuple[list[int], int | None], Fraction, dict[int, Fraction]]:
     """`Chain.best` as it was first written: each restart's trail walked to the chain's end, one
-    after another (O(n^2)), its sums exact (each call's read units times its weight, as fractions:
-    `best`'s sums are exact too, so a tie is a tie whatever the order of additions)."""
+    after another (O(n^2)), its sums exact (the terms of each call's read units times its weight, as
+    fractions: `best`'s sums are exact too, so a tie is a tie whatever the order of additions)."""
     w = [Fraction(x) for x in ch.weights()]
     real = math.fsum(a * x for a, x in zip(ch.actual, ch.weights(), strict=True))
     prefix = [Fraction(0)]
-    for a, x in zip(ch.actual, w, strict=True):
-        prefix.append(prefix[-1] + Fraction(a) * x)
+    for j, x in enumerate(w):
+        prefix.append(prefix[-1] + sum(map(Fraction, ch._terms(j, None, 0))) * x)
     points = ch.points()
     arrive: dict[int, tuple[Fraction, int]] = {}
     back: dict[int, int] = {}
     end_v: Fraction | None = None
     end_from, one_v, one = -1, Fraction(real), None
+    alone: dict[int, Fraction] = {}
     for k in [-1, *points]:
         acc, single = (Fraction(0), Fraction(0)) if k < 0 else (arrive[k][0], prefix[k + 1])
         if k >= 0:
             back[k] = arrive[k][1]
-        for step in ch.trail(k):
-            v = Fraction(step.units) * w[step.j]
+        walk = ch._start(k)
+        for j in range(k + 1, len(ch.calls)):  # `Chain.trail`, each call's terms kept (`Chain._terms`)
+            usage, _compact, walk = ch._call(j, walk)
+            v = sum(map(Fraction, ch._terms(j, usage, walk[0]))) * w[j]
             acc += v
             single += v
-            if step.j in points and (step.j not in arrive or acc < arrive[step.j][0]):
-                arrive[step.j] = (acc, k)
+            if j in points and (j not in arrive or acc < arrive[j][0]):
+                arrive[j] = (acc, k)
         if end_v is None or acc < end_v:
             end_v, end_from = acc, k
+        if k >= 0:
+            alone[k] = single
         if k >= 0 and single < one_v * Fraction(1 - 1e-12):
             one_v, one = single, k
     assert end_v is not None
     if end_v >= real * (1 - 1e-12):
-        return [], one
+        return ([], one), end_v, alone
     out = []
     while end_from >= 0:
         out.append(end_from)
         end_from = back[end_from]
-    return out[::-1], one
+    return (out[::-1], one), end_v, alone
 
 
 def cycles(n: int, growth: list[int], summary: int, point: int, bd: int, hour: bool = False, miss: int = 0) -> Chain:
@@ -356,6 +366,34 @@ def test_the_best_schedule_drops_no_restart_that_could_win() -> None:
         assert ch.best(single=False) == (want[0], None)
         restarted += len(want[0]) > 1
     assert restarted > 20  # schedules of several restarts, not just none
+
+
+@pytest.fixture
+def awkward_prices() -> Iterator[None]:
+    """The user's own prices (the config's `[prices]`), none a short binary fraction: the read price
+    a third or a tenth of input, writes dearer or cheaper than input, one model 1e-7 USD/MTok."""
+    prices.use({"claude-opus-4-6": {"input": 3.0, "cache_read": 0.3, "cache_write": 3.75, "cache_write_1h": 6.1},
+                "claude-haiku-4-5": {"input": 1e-7, "cache_read": 1 / 3, "cache_write": 0.1,
+                                     "cache_write_1h": 7e-3}})
+    yield
+    prices.use({})
+
+
+@pytest.mark.usefixtures("awkward_prices")
+def test_the_best_schedule_s_sums_are_exact_at_any_prices() -> None:
+    """At prices whose write terms are long binary fractions (a call's float units round), the sums
+    `best` compares are still exactly the walked ones, term for term: a call added to every state at
+    once costs what it costs stepped alone; and the schedules are the same."""
+    rng = random.Random(3535)
+    for _ in range(40):
+        ch = mixed_chain(rng)
+        if len(ch.segs) < 2:
+            continue
+        want, end, alone = _walked_sums(ch)
+        (common, scale), (got_end, _k), ones, _back = ch._exact_best(True)
+        assert Fraction(got_end * common, scale) == end
+        assert all(Fraction(v * common, scale) == alone[k] for k, v in ones)
+        assert ch.best() == want
 
 
 def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -119,9 +119,20 @@ class Chain:
         seg, i = self.where[j]
         if usage is None:
             return seg.actual[i]
+        cr, w5m, w1h, extra = self._terms(j, usage, drop)
+        return cr + w5m + w1h + extra
+
+    def _terms(self, j: int, usage: tuple[int, int, int, int] | None, drop: int) -> tuple[int, float, float, float]:
+        """Call j's cost in read units as the terms `_units` adds, in its order (None: the real call's):
+        the tokens read, each class's writes times its price, its other iterations. `best` adds
+        them exactly (their float sum rounds, and a call priced for every state at once cannot
+        round as one priced alone)."""
+        seg, i = self.where[j]
+        c, p = seg.calls[i], seg.price[i]
+        if usage is None:
+            usage, drop = (c.inp, c.cr, c.cw5m, c.cw1h), 0
         _inp, cr, w5m, w1h = usage
-        p = seg.price[i]
-        return cr + w5m * p.w5m + w1h * p.w1h + seg._extra(seg.calls[i], p, drop)
+        return cr, w5m * p.w5m, w1h * p.w1h, seg._extra(c, p, drop)
 
     def _shifted(self, j: int, d: int) -> tuple[int, int, int, int] | None:
         """Call j carrying d fewer tokens (d < 0: more): a lighter call as `Segment` prices it, or a
@@ -255,8 +266,9 @@ class Chain:
         cycle's restarts (they meet again at each compaction the trails keep or move): O(n * cycle)
         states, not O(n^2) calls.
 
-        The sums are exact: each call's cost (its read units, a float, times its weight, a float) as
-        an integer in one fixed point (`_Fixed`; the weights as integers times one common factor),
+        The sums are exact: each call's cost (its read units' terms, floats, `_terms`, times its
+        weight, a float) as an integer in one fixed point (`_Fixed`; the weights as integers times
+        one common factor, `_exact_best`),
         so no order of additions can round them apart: two restarts in one state keep their order, a
         tie is a tie. That lets a call that only carries D fewer tokens than the real one (most calls)
         be added to every state at once (`_Lazy`: a state's sum is its base plus what every state
@@ -264,24 +276,9 @@ class Chain:
         another may have passed it."""
         if len(self.segs) == 1:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
-        w = self.weights()
-        real = math.fsum(a * wj for a, wj in zip(self.actual, w, strict=True))
-        # each weight an integer times one common factor: w[j] = q[j] * common / den, exactly (a
-        # session's calls name a model or two: the weights converted once each)
-        ratios = {x: x.as_integer_ratio() for x in set(w)}
-        den = max(d for _n, d in ratios.values())
-        nums = {x: n * (den // d) for x, (n, d) in ratios.items()}
-        common = math.gcd(*nums.values()) or 1
-        q = [nums[x] // common for x in w]
-        bits = 0
-        while True:  # the pass again with more binary places where a cost had more (never, at Anthropic's prices)
-            fixed = _Fixed(bits)
-            (end_v, end_from), ones, back = self._best(single, q, fixed)
-            if fixed.need <= bits:
-                break
-            bits = fixed.need
+        real = math.fsum(a * wj for a, wj in zip(self.actual, self.weights(), strict=True))
+        (common, scale), (end_v, end_from), ones, back = self._exact_best(single)
         # a sum s is worth s * common / scale; compared with a float's exact fraction
-        scale = den << bits
         one_n, one_d = real.as_integer_ratio()
         below_n, below_d = (1 - 1e-12).as_integer_ratio()
         one = None
@@ -298,6 +295,26 @@ class Chain:
             k = back[k]
         return out[::-1], one
 
+    def _exact_best(self, single: bool
+                    ) -> tuple[tuple[int, int], tuple[int, int], list[tuple[int, int]], dict[int, int]]:
+        """`_best` in integers that hold every sum exactly, and (common, scale): a sum s is worth
+        s * common / scale."""
+        w = self.weights()
+        # each weight an integer times one common factor: w[j] = q[j] * common / den, exactly (a
+        # session's calls name a model or two: the weights converted once each)
+        ratios = {x: x.as_integer_ratio() for x in set(w)}
+        den = max(d for _n, d in ratios.values())
+        nums = {x: n * (den // d) for x, (n, d) in ratios.items()}
+        common = math.gcd(*nums.values()) or 1
+        q = [nums[x] // common for x in w]
+        bits = 0
+        while True:  # the pass again with more binary places where a cost had more (never, at Anthropic's prices)
+            fixed = _Fixed(bits)
+            end, ones, back = self._best(single, q, fixed)
+            if fixed.need <= bits:
+                return (common, den << bits), end, ones, back
+            bits = fixed.need
+
     def _best(self, single: bool, q: Sequence[int], fixed: _Fixed
               ) -> tuple[tuple[int, int], list[tuple[int, int]], dict[int, int]]:
         """(the least sum at the chain's end and its last restart, each restart's sum alone in order,
@@ -311,7 +328,7 @@ class Chain:
         prefix = 0  # the real calls' sum so far
         for j in range(len(self.calls)):
             self._price(j, kinds, q[j], born, fixed)
-            prefix += q[j] * fixed(self.actual[j])
+            prefix += q[j] * fixed.terms(self._terms(j, None, 0))
             if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
                 acc, k = cheapest.least()
                 back[j] = k
@@ -343,7 +360,7 @@ class Chain:
             tj, lift = float(t[j]), qj << fixed.bits
             add = qj * ((c.cr << fixed.bits) + fixed(c.cw5m * p.w5m) + fixed(c.cw1h * p.w1h))
         else:
-            tj, add = -math.inf, qj * fixed(seg.actual[i])
+            tj, add = -math.inf, qj * fixed.terms(self._terms(j, None, 0))
         moves = tj is not None and tj > 0 and real_request(t[j - 1])  # a held compaction may move now
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
             taken = runs.take(tj)
@@ -371,7 +388,7 @@ class Chain:
         if b is not None:
             auto, r = self.autos[b], self.first_real[b]
             pre, point, held = auto.pre or t[j - 1], auto.point, self.points_at[b]
-            as_was = qj * fixed(seg.actual[i])
+            as_was = qj * fixed.terms(self._terms(j, None, 0))
 
         def step(now: Walk) -> tuple[int, Walk, float]:
             d, hold, fresh, cont = now
@@ -388,7 +405,7 @@ class Chain:
             got = stepped.get(now)
             if got is None:
                 usage, _compact, after = self._call(j, now)
-                got = stepped[now] = (qj * fixed(self._units(j, usage, after[0])), after, self._due(after))
+                got = stepped[now] = (qj * fixed.terms(self._terms(j, usage, after[0])), after, self._due(after))
             return got
 
         return step
@@ -445,6 +462,11 @@ class _Fixed:
             self.need = max(self.need, places)
             return 0
         return num << (self.bits - places)
+
+    def terms(self, xs: tuple[int, float, float, float]) -> int:
+        """A call's terms (`Chain._terms`: the tokens read, then floats) summed exactly."""
+        read, w5m, w1h, extra = xs
+        return (read << self.bits) + self(w5m) + self(w1h) + self(extra)
 
 
 class _Lazy:
