@@ -390,10 +390,25 @@ def test_the_best_schedule_s_sums_are_exact_at_any_prices() -> None:
         if len(ch.segs) < 2:
             continue
         want, end, alone = _walked_sums(ch)
-        (common, scale), (got_end, _k), ones, _back = ch._exact_best(True)
+        got = ch._exact_best(True)
+        assert got is not None
+        (common, scale), (got_end, _k), ones, _back = got
         assert Fraction(got_end * common, scale) == end
         assert all(Fraction(v * common, scale) == alone[k] for k, v in ones)
         assert ch.best() == want
+
+
+def test_the_best_schedule_at_prices_whose_costs_overflow_is_none() -> None:
+    """A read price the config takes (more than 0) so far below the writes' that a write's cost in
+    read units is infinite: no schedule beats the real session (its cost infinite too), as the
+    float sums said, and nothing raises."""
+    prices.use({"claude-opus-4-6": {"input": 1e4, "cache_read": 1e-300}})
+    try:
+        ch = mixed_chain(random.Random(7))
+        assert len(ch.segs) > 1
+        assert ch.best() == ([], None)
+    finally:
+        prices.use({})
 
 
 def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -277,7 +277,10 @@ class Chain:
         if len(self.segs) == 1:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         real = math.fsum(a * wj for a, wj in zip(self.actual, self.weights(), strict=True))
-        (common, scale), (end_v, end_from), ones, back = self._exact_best(single)
+        got = self._exact_best(single)
+        if got is None:  # a cost no float holds: none is priced (as the real session's is not)
+            return [], None
+        (common, scale), (end_v, end_from), ones, back = got
         # a sum s is worth s * common / scale; compared with a float's exact fraction
         one_n, one_d = real.as_integer_ratio()
         below_n, below_d = (1 - 1e-12).as_integer_ratio()
@@ -296,9 +299,9 @@ class Chain:
         return out[::-1], one
 
     def _exact_best(self, single: bool
-                    ) -> tuple[tuple[int, int], tuple[int, int], list[tuple[int, int]], dict[int, int]]:
+                    ) -> tuple[tuple[int, int], tuple[int, int], list[tuple[int, int]], dict[int, int]] | None:
         """`_best` in integers that hold every sum exactly, and (common, scale): a sum s is worth
-        s * common / scale."""
+        s * common / scale; None when a cost is infinite."""
         w = self.weights()
         # each weight an integer times one common factor: w[j] = q[j] * common / den, exactly (a
         # session's calls name a model or two: the weights converted once each)
@@ -311,6 +314,8 @@ class Chain:
         while True:  # the pass again with more binary places where a cost had more (never, at Anthropic's prices)
             fixed = _Fixed(bits)
             end, ones, back = self._best(single, q, fixed)
+            if not fixed.finite:
+                return None
             if fixed.need <= bits:
                 return (common, den << bits), end, ones, back
             bits = fixed.need
@@ -443,19 +448,23 @@ class Chain:
 
 class _Fixed:
     """Floats as integers counting 2^-bits, exactly; `need`: the binary places of a float `bits`
-    did not hold (its integer is then wrong: the pass is made again with them)."""
+    did not hold (its integer is then wrong: the pass is made again with them); `finite`: no float
+    was infinite or not a number (a price of the user's so far from another that a cost overflows)."""
 
     def __init__(self, bits: int) -> None:
         self.bits = bits
         self.scale = 2.0 ** bits if bits <= 900 else None
         self.need = bits
+        self.finite = True
 
     def __call__(self, x: float) -> int:
         if self.scale is not None:
             y = x * self.scale  # a power of two: exact
-            n = int(y)
-            if n == y:
-                return n
+            if y.is_integer():
+                return int(y)
+        if not math.isfinite(x):
+            self.finite = False
+            return 0
         num, den = x.as_integer_ratio()
         places = den.bit_length() - 1
         if places > self.bits:
