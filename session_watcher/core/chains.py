@@ -310,8 +310,13 @@ class Chain:
         nums = {x: n * (den // d) for x, (n, d) in ratios.items()}
         common = math.gcd(*nums.values()) or 1
         q = [nums[x] // common for x in w]
-        bits = 0
-        while True:  # the pass again with more binary places where a cost had more (never, at Anthropic's prices)
+        # as many binary places as the real calls' terms have (Anthropic's prices: 0 or 1); a
+        # counterfactual's term with more (fewer tokens at a long fraction's price) makes the pass again
+        probe = _Fixed(0)
+        for j in range(len(self.calls)):
+            probe.terms(self._terms(j, None, 0))
+        bits = probe.need
+        while True:
             fixed = _Fixed(bits)
             end, ones, back = self._best(single, q, fixed)
             if not fixed.finite:
