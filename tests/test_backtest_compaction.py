@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,12 +18,13 @@ from bench.synth import Transcript
 from session_watcher.base import config
 from session_watcher.base.config import model_params
 from session_watcher.core import backtest as bt
-from session_watcher.core import closedloop
+from session_watcher.core import closedloop, prices
 from session_watcher.core.chains import Auto, point_of
 from session_watcher.sessions import backtest as shell
 from tests.calibration import unpack
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from session_watcher.core.chains import Chain
@@ -232,39 +235,50 @@ def test_the_closed_loop_folds_a_skipped_compaction_where_the_counterfactual_rea
 
 
 def _walked(ch: Chain) -> tuple[list[int], int | None]:
+    return _walked_sums(ch)[0]
+
+
+def _walked_sums(ch: Chain) -> tuple[tuple[list[int], int | None], Fraction, dict[int, Fraction]]:
     """`Chain.best` as it was first written: each restart's trail walked to the chain's end, one
-    after another (O(n^2)); the same sums in the same order."""
-    w = ch.weights()
-    actual = [a * x for a, x in zip(ch.actual, w, strict=True)]
-    real = math.fsum(actual)
-    prefix = [0.0]
-    for a in actual:
-        prefix.append(prefix[-1] + a)
+    after another (O(n^2)), its sums exact (the terms of each call's read units times its weight, as
+    fractions: `best`'s sums are exact too, so a tie is a tie whatever the order of additions)."""
+    w = [Fraction(x) for x in ch.weights()]
+    real = math.fsum(a * x for a, x in zip(ch.actual, ch.weights(), strict=True))
+    prefix = [Fraction(0)]
+    for j, x in enumerate(w):
+        prefix.append(prefix[-1] + sum(map(Fraction, ch._terms(j, None, 0))) * x)
     points = ch.points()
-    arrive: dict[int, tuple[float, int]] = {}
+    arrive: dict[int, tuple[Fraction, int]] = {}
     back: dict[int, int] = {}
-    end_v, end_from, one_v, one = math.inf, -1, real, None
+    end_v: Fraction | None = None
+    end_from, one_v, one = -1, Fraction(real), None
+    alone: dict[int, Fraction] = {}
     for k in [-1, *points]:
-        acc, single = (0.0, 0.0) if k < 0 else (arrive[k][0], prefix[k + 1])
+        acc, single = (Fraction(0), Fraction(0)) if k < 0 else (arrive[k][0], prefix[k + 1])
         if k >= 0:
             back[k] = arrive[k][1]
-        for step in ch.trail(k):
-            v = step.units * w[step.j]
+        walk = ch._start(k)
+        for j in range(k + 1, len(ch.calls)):  # `Chain.trail`, each call's terms kept (`Chain._terms`)
+            usage, _compact, walk = ch._call(j, walk)
+            v = sum(map(Fraction, ch._terms(j, usage, walk[0]))) * w[j]
             acc += v
             single += v
-            if step.j in points and (step.j not in arrive or acc < arrive[step.j][0]):
-                arrive[step.j] = (acc, k)
-        if acc < end_v:
+            if j in points and (j not in arrive or acc < arrive[j][0]):
+                arrive[j] = (acc, k)
+        if end_v is None or acc < end_v:
             end_v, end_from = acc, k
-        if k >= 0 and single < one_v * (1 - 1e-12):
+        if k >= 0:
+            alone[k] = single
+        if k >= 0 and single < one_v * Fraction(1 - 1e-12):
             one_v, one = single, k
+    assert end_v is not None
     if end_v >= real * (1 - 1e-12):
-        return [], one
+        return ([], one), end_v, alone
     out = []
     while end_from >= 0:
         out.append(end_from)
         end_from = back[end_from]
-    return out[::-1], one
+    return (out[::-1], one), end_v, alone
 
 
 def cycles(n: int, growth: list[int], summary: int, point: int, bd: int, hour: bool = False, miss: int = 0) -> Chain:
@@ -305,6 +319,96 @@ def test_the_best_schedule_walks_every_trail_at_once_to_the_same_figures(
     ch = cycles(n, growth, summary, point, bd, hour, miss)
     assert ch.best() == _walked(ch)
     assert ch.best(single=False) == (_walked(ch)[0], None)
+
+
+def mixed_chain(rng: random.Random) -> Chain:
+    """A chain of 2-5 segments joined by automatic compactions whose calls differ in every way the
+    programme reads: growth, what a restart carries (so each restart sheds its own D), the model (two
+    weights), the cache class, cache misses, failed requests, an advisor's iteration, a compaction
+    with and without its tokens before."""
+    calls: list[bt.Call] = []
+    autos: dict[int, Auto] = {}
+    point = rng.randrange(40_000, 90_000)
+    for seg in range(rng.randint(2, 5)):
+        if seg:
+            pre = rng.choice([0, calls[-1].total, calls[-1].total + rng.randrange(0, 5_000)])
+            autos[len(calls) + 1] = Auto(pre, float(point_of(point, pre, calls[-1].total)))
+        ctx = rng.randrange(3_000, 30_000)
+        for i in range(rng.randint(2, 14)):
+            model = rng.choice([OPUS, OPUS, "claude-haiku-4-5"])
+            if (i or seg) and rng.random() < 0.1:  # a failed request: no usage (a compaction's next call too)
+                calls.append(bt.Call(len(calls) + 1, seg, 0, None, 0, 0, 0, model))
+                continue
+            grow = rng.randrange(500, 12_000)
+            cr = 0 if i == 0 else ctx if rng.random() > 0.1 else rng.randrange(0, ctx // 2 + 1)
+            cw = ctx + grow - cr
+            hour = rng.random() < 0.2
+            extra = ((None, cr // 2, 0, 100),) if rng.random() < 0.05 else ()
+            calls.append(bt.Call(len(calls) + 1, seg, ctx + grow, rng.randrange(0, ctx + grow + 1), cr,
+                                 0 if hour else cw, cw if hour else 0, model, extra=extra))
+            ctx += grow
+    return bt.chains(bt.segments(calls, rng.choice([0, 2_000])), autos)[0]
+
+
+def test_the_best_schedule_drops_no_restart_that_could_win() -> None:
+    """The programme that keeps one restart a state and looks for the least sum only where another
+    may have passed it gives, over 150 seeded chains of many states each, what walking every
+    restart's trail to the end with exact sums gives: a restart dropped that could have won, or a
+    least sum missed, changes a schedule or a single restart."""
+    rng = random.Random(35)
+    restarted = 0
+    for _ in range(150):
+        ch = mixed_chain(rng)
+        if len(ch.segs) < 2:
+            continue
+        want = _walked(ch)
+        assert ch.best() == want
+        assert ch.best(single=False) == (want[0], None)
+        restarted += len(want[0]) > 1
+    assert restarted > 20  # schedules of several restarts, not just none
+
+
+@pytest.fixture
+def awkward_prices() -> Iterator[None]:
+    """The user's own prices (the config's `[prices]`), none a short binary fraction: the read price
+    a third or a tenth of input, writes dearer or cheaper than input, one model 1e-7 USD/MTok."""
+    prices.use({"claude-opus-4-6": {"input": 3.0, "cache_read": 0.3, "cache_write": 3.75, "cache_write_1h": 6.1},
+                "claude-haiku-4-5": {"input": 1e-7, "cache_read": 1 / 3, "cache_write": 0.1,
+                                     "cache_write_1h": 7e-3}})
+    yield
+    prices.use({})
+
+
+@pytest.mark.usefixtures("awkward_prices")
+def test_the_best_schedule_s_sums_are_exact_at_any_prices() -> None:
+    """At prices whose write terms are long binary fractions (a call's float units round), the sums
+    `best` compares are still exactly the walked ones, term for term: a call added to every state at
+    once costs what it costs stepped alone; and the schedules are the same."""
+    rng = random.Random(3535)
+    for _ in range(40):
+        ch = mixed_chain(rng)
+        if len(ch.segs) < 2:
+            continue
+        want, end, alone = _walked_sums(ch)
+        got = ch._exact_best(True)
+        assert got is not None
+        (common, scale), (got_end, _k), ones, _back = got
+        assert Fraction(got_end * common, scale) == end
+        assert all(Fraction(v * common, scale) == alone[k] for k, v in ones)
+        assert ch.best() == want
+
+
+def test_the_best_schedule_at_prices_whose_costs_overflow_is_none() -> None:
+    """A read price the config takes (more than 0) so far below the writes' that a write's cost in
+    read units is infinite: no schedule beats the real session (its cost infinite too), as the
+    float sums said, and nothing raises."""
+    prices.use({"claude-opus-4-6": {"input": 1e4, "cache_read": 1e-300}})
+    try:
+        ch = mixed_chain(random.Random(7))
+        assert len(ch.segs) > 1
+        assert ch.best() == ([], None)
+    finally:
+        prices.use({})
 
 
 def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,12 +25,15 @@ by `core.segment.Segment` itself (no compaction to move: the figures of before).
 from __future__ import annotations
 
 import math
+from heapq import heappop, heappush
+from itertools import repeat
+from operator import mul, sub
 from typing import TYPE_CHECKING, NamedTuple
 
 from session_watcher.core.eoq import fresh_split, real_request
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from session_watcher.core.segment import Call, Segment
 
@@ -116,9 +119,20 @@ class Chain:
         seg, i = self.where[j]
         if usage is None:
             return seg.actual[i]
+        cr, w5m, w1h, extra = self._terms(j, usage, drop)
+        return cr + w5m + w1h + extra
+
+    def _terms(self, j: int, usage: tuple[int, int, int, int] | None, drop: int) -> tuple[int, float, float, float]:
+        """Call j's cost in read units as the terms `_units` adds, in its order (None: the real call's):
+        the tokens read, each class's writes times its price, its other iterations. `best` adds
+        them exactly (their float sum rounds, and a call priced for every state at once cannot
+        round as one priced alone)."""
+        seg, i = self.where[j]
+        c, p = seg.calls[i], seg.price[i]
+        if usage is None:
+            usage, drop = (c.inp, c.cr, c.cw5m, c.cw1h), 0
         _inp, cr, w5m, w1h = usage
-        p = seg.price[i]
-        return cr + w5m * p.w5m + w1h * p.w1h + seg._extra(seg.calls[i], p, drop)
+        return cr, w5m * p.w5m, w1h * p.w1h, seg._extra(c, p, drop)
 
     def _shifted(self, j: int, d: int) -> tuple[int, int, int, int] | None:
         """Call j carrying d fewer tokens (d < 0: more): a lighter call as `Segment` prices it, or a
@@ -246,41 +260,36 @@ class Chain:
         and None when none beats the real session: a dynamic programme over the last restart (a
         restart's effect depends on the compactions it moves, so the one-segment pruning does not hold).
 
-        Every restart's trail is walked at once, call by call (`_price_all`). Trails in the same
-        state (`Walk`) cost the same from there on, so the state is priced once for all of them, and
-        of their restarts only those that may still win are kept (`_staircase`). The states alive at
-        once are about a cycle's restarts (they meet again at each compaction the trails keep or
-        move): O(n * cycle), not O(n^2), with the figures of walking each trail to the end (the same
-        sums, term for term; ties to the earlier restart; `_margin`)."""
+        Every restart's trail is walked at once, call by call (`_price`). Trails in the same state
+        (`Walk`) cost the same from there on, so the state is priced once for all of them and only the
+        cheapest of their restarts is kept (ties: the earliest). The states alive at once are about a
+        cycle's restarts (they meet again at each compaction the trails keep or move): O(n * cycle)
+        states, not O(n^2) calls.
+
+        The sums are exact: each call's cost (its read units' terms, floats, `_terms`, times its
+        weight, a float) as an integer in one fixed point (`_Fixed`; the weights as integers times
+        one common factor, `_exact_best`),
+        so no order of additions can round them apart: two restarts in one state keep their order, a
+        tie is a tie. That lets a call that only carries D fewer tokens than the real one (most calls)
+        be added to every state at once (`_Lazy`: a state's sum is its base plus what every state
+        was added, less its D times the tokens' price so far), and the least sum found only when
+        another may have passed it."""
         if len(self.segs) == 1:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
-        w = self.weights()
-        actual = [a * wj for a, wj in zip(self.actual, w, strict=True)]
-        real = math.fsum(actual)
-        prefix = [0.0]
-        for a in actual:
-            prefix.append(prefix[-1] + a)
-        open_ = set(self.points())
-        back: dict[int, int] = {}  # restart -> the restart before it on its cheapest schedule
-        margin = self._margin(w)
-        cheapest, alone = _Runs(margin), _Runs(margin)  # no restart is none alone
-        cheapest.add(self._start(-1), math.inf, 0.0, -1)
-        kinds = (cheapest, alone) if single else (cheapest,)
-        born: list[tuple[float, int] | None] = [None, None]  # a restart after the last call: its sums, it
-        for j in range(len(self.calls)):
-            self._price_all(j, kinds, w[j], born)
-            if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
-                acc, k = cheapest.least()
-                back[j] = k
-                born = [(acc, j), (prefix[j + 1], j)]
-            else:
-                born = [None, None]
-        end_v, end_from = cheapest.least()
-        one_v, one = real, None
-        for k, v in sorted(zip(alone.ks, alone.sums, strict=True)):
-            if v < one_v * (1 - 1e-12):
-                one_v, one = v, k
-        if end_v >= real * (1 - 1e-12):
+        real = math.fsum(a * wj for a, wj in zip(self.actual, self.weights(), strict=True))
+        got = self._exact_best(single)
+        if got is None:  # a cost no float holds: none is priced (as the real session's is not)
+            return [], None
+        (common, scale), (end_v, end_from), ones, back = got
+        # a sum s is worth s * common / scale; compared with a float's exact fraction
+        one_n, one_d = real.as_integer_ratio()
+        below_n, below_d = (1 - 1e-12).as_integer_ratio()
+        one = None
+        for k, v in ones:
+            if v * common * one_d * below_d < one_n * below_n * scale:  # v < one's * (1 - 1e-12)
+                one_n, one_d, one = v * common, scale, k
+        top_n, top_d = (real * (1 - 1e-12)).as_integer_ratio()
+        if end_v * common * top_d >= top_n * scale:
             return [], one
         out: list[int] = []
         k = end_from
@@ -289,160 +298,298 @@ class Chain:
             k = back[k]
         return out[::-1], one
 
-    def _price_all(self, j: int, kinds: tuple[_Runs, ...], wj: float, born: list[tuple[float, int] | None]) -> None:
-        """Call j added to every restart's sums (and the restart after call j - 1 `born`: its sums
-        of each kind), its cost (times `wj`) priced once per state, each state moved to the one after
+    def _exact_best(self, single: bool
+                    ) -> tuple[tuple[int, int], tuple[int, int], list[tuple[int, int]], dict[int, int]] | None:
+        """`_best` in integers that hold every sum exactly, and (common, scale): a sum s is worth
+        s * common / scale; None when a cost is infinite."""
+        w = self.weights()
+        # each weight an integer times one common factor: w[j] = q[j] * common / den, exactly (a
+        # session's calls name a model or two: the weights converted once each)
+        ratios = {x: x.as_integer_ratio() for x in set(w)}
+        den = max(d for _n, d in ratios.values())
+        nums = {x: n * (den // d) for x, (n, d) in ratios.items()}
+        common = math.gcd(*nums.values()) or 1
+        q = [nums[x] // common for x in w]
+        # as many binary places as the real calls' terms have (Anthropic's prices: 0 or 1); a
+        # counterfactual's term with more (fewer tokens at a long fraction's price) makes the pass again
+        probe = _Fixed(0)
+        for j in range(len(self.calls)):
+            probe.terms(self._terms(j, None, 0))
+        bits = probe.need
+        while True:
+            fixed = _Fixed(bits)
+            end, ones, back = self._best(single, q, fixed)
+            if not fixed.finite:
+                return None
+            if fixed.need <= bits:
+                return (common, den << bits), end, ones, back
+            bits = fixed.need
+
+    def _best(self, single: bool, q: Sequence[int], fixed: _Fixed
+              ) -> tuple[tuple[int, int], list[tuple[int, int]], dict[int, int]]:
+        """(the least sum at the chain's end and its last restart, each restart's sum alone in order,
+        the restart before each on its cheapest schedule), `q` the weights as integers."""
+        open_ = set(self.points())
+        back: dict[int, int] = {}  # restart -> the restart before it on its cheapest schedule
+        cheapest, alone = _Lazy(), _Lazy()
+        cheapest.put(-1, 0, self._start(-1), math.inf)  # no restart; it is none alone
+        kinds = (cheapest, alone) if single else (cheapest,)
+        born: list[tuple[int, int] | None] = [None, None]  # a restart after the last call: its sums, it
+        prefix = 0  # the real calls' sum so far
+        for j in range(len(self.calls)):
+            self._price(j, kinds, q[j], born, fixed)
+            prefix += q[j] * fixed.terms(self._terms(j, None, 0))
+            if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
+                acc, k = cheapest.least()
+                back[j] = k
+                born = [(acc, j), (prefix, j)]
+            else:
+                born = [None, None]
+        ones = sorted((k, alone.total(k)) for k in alone.base)
+        return cheapest.least(), ones, back
+
+    def _price(self, j: int, kinds: tuple[_Lazy, ...], qj: int, born: list[tuple[int, int] | None],
+               fixed: _Fixed) -> None:
+        """Call j added to every restart's sums (and the restart after call j - 1 `born`: its sums of
+        each kind), its cost (times `qj`) priced once per state, each state moved to the one after
         it. A call that only carries D fewer (or more) tokens than the real one and moves no
-        compaction, as most do, is priced in one pass over the sums as `_step` prices it (the same
-        terms in the same order) and leaves the state as it was."""
+        compaction, as most do, is added to every state at once (`_Lazy.advance`): its cost is the
+        call's cache read less D (nothing below 0) plus its writes, exactly what `_call` and
+        `_units` price it at; only the states `due` are stepped one by one (`_stepper`); a failed
+        request costs its real cost in every state."""
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
-        # a call priced alike for every state but those `due`: one that carries D fewer (or more) tokens;
-        # a failed request (no compaction moves before it), as it was
+        step = self._stepper(j, qj, fixed)
         plain = j not in self.boundary and not seg.rewrite[i] and not c.extra
-        real = real_request(t[j])
-        # a float's D and cache read (ints under 2**53: exact, so `cr - d` and the rest are the same floats
-        # the ints give), each term float by float (an int's and a float's sum takes a slower path)
-        cr, w5m, w1h, tj = float(c.cr), c.cw5m * p.w5m, c.cw1h * p.w1h, float(t[j]) if real else -math.inf
-        stepped: dict[Walk, tuple[float, Walk, float]] = {}  # a state's cost, the state after, its `due`
+        tj: float | None = None  # every state stepped
+        add = lift = 0
+        if not plain:
+            pass
+        elif real_request(t[j]):  # D tokens fewer: its cache read less D, at one read unit each
+            tj, lift = float(t[j]), qj << fixed.bits
+            add = qj * ((c.cr << fixed.bits) + fixed(c.cw5m * p.w5m) + fixed(c.cw1h * p.w1h))
+        else:
+            tj, add = -math.inf, qj * fixed.terms(self._terms(j, None, 0))
+        moves = tj is not None and tj > 0 and real_request(t[j - 1])  # a held compaction may move now
+        for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
+            taken = runs.take(tj)
+            if moves and len(taken) > 1:
+                taken = self._moved_once(j, taken)
+            out = [(k, total + cost, after, due) for k, walk, total in taken for cost, after, due in (step(walk),)]
+            if plain:
+                runs.advance(add, lift, c.cr)
+            if new is not None:
+                cost, after, due = step(self._start(j - 1))
+                out.append((new[1], new[0] + cost, after, due))
+            for k, total, after, due in out:
+                runs.put(k, total, after, due)
 
-        def step(now: Walk) -> tuple[float, Walk, float]:
+    def _stepper(self, j: int, qj: int, fixed: _Fixed) -> Callable[[Walk], tuple[int, Walk, float]]:
+        """A state's call j, priced once per state: (its cost times `qj`, the state after, its `due`).
+        At an automatic compaction, and at the whole context read after one the state skipped, as
+        `_call` and `_units` price it, in place (where the call has no other iteration: no `_extra`);
+        else by them."""
+        t = self.prompt
+        seg, i = self.where[j]
+        stepped: dict[Walk, tuple[int, Walk, float]] = {}
+        b = self.boundary.get(j)
+        read = None if seg.calls[i].extra else qj << fixed.bits  # a token read, nothing else
+        if b is not None:
+            auto, r = self.autos[b], self.first_real[b]
+            pre, point, held = auto.pre or t[j - 1], auto.point, self.points_at[b]
+            as_was = qj * fixed.terms(self._terms(j, None, 0))
+
+        def step(now: Walk) -> tuple[int, Walk, float]:
+            d, hold, fresh, cont = now
+            if read is not None and fresh is None:
+                if b is not None:  # kept here, or skipped: carrying pre - d, read whole at r
+                    if d <= 0 or pre - d >= point:
+                        return as_was, (0, None, None, None), math.inf
+                    d2 = t[r] - (pre - d)
+                    if r == j:
+                        return (pre - d) * read, (d2, b, None, None), held + d2
+                    return as_was, (d2, b, None, (r, pre - d)), 0.0
+                if cont is not None and cont[0] == j:
+                    return cont[1] * read, (d, hold, None, None), math.inf if hold is None else self.points_at[hold] + d
             got = stepped.get(now)
             if got is None:
                 usage, _compact, after = self._call(j, now)
-                got = stepped[now] = (self._units(j, usage, after[0]) * wj, after, self._due(after))
+                got = stepped[now] = (qj * fixed.terms(self._terms(j, usage, after[0])), after, self._due(after))
             return got
 
-        for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
-            sums = runs.sums
-            if not plain:  # every state stepped (`was`: its sum before, in `due`'s order)
-                due, was = list(range(len(sums))), sums
-            else:  # D 0: its actual; a write term 0.0 adds nothing (most calls write to one cache)
-                due = [n for n, at in enumerate(runs.due) if at <= tj] if runs.soonest <= tj else []
-                was, ds = [sums[n] for n in due], runs.ds
-                if not real:
-                    a = seg.actual[i] * wj
-                    runs.sums = [v + a for v in sums]
-                elif not w1h or not w5m:
-                    write = w5m or w1h
-                    runs.sums = [v + ((cr - d if d < cr else 0.0) + write) * wj for v, d in zip(sums, ds, strict=True)]
-                else:
-                    runs.sums = [v + ((cr - d if d < cr else 0.0) + w5m + w1h) * wj
-                                 for v, d in zip(sums, ds, strict=True)]
-                sums = runs.sums
-            for n, before in zip(due, was, strict=True):
-                cost, after, at = step(runs.walks[n])
-                sums[n] = before + cost
-                runs.move(n, after, at)
-            if due:
-                runs.soonest = min(runs.due)
-            if new is not None:
-                cost, after, at = step(self._start(j - 1))
-                runs.add(after, at, new[0] + cost, new[1])
-            runs.merge()
+        return step
 
-    def _margin(self, w: Sequence[float]) -> float:
-        """How much more than another in its state a restart may cost and still win (`_staircase`):
-        the same costs are added to both sums, each addition off by at most 2^-53 of the sum, n times,
-        and no sum is more than every call at its dearest (a context of at most twice the chain's
-        largest: a lighter call carries less than the real one, a heavier no more than a compaction's
-        tokens more; every token at the dearest write price, times `w`); besides, a best single
-        restart beats an earlier one only by more than 1e-12 of its cost (`best`)."""
-        top = 2 * max([*self.prompt, *(a.pre for a in self.autos)])
-        dearest = 0.0
-        for j, (seg, i) in enumerate(self.where):
-            p = seg.price[i]
-            dearest += (top * max(1.0, p.w5m, p.w1h) + seg._extra(seg.calls[i], p, -top)) * w[j]
-        return (len(self.calls) * 2.0 ** -51 + 2e-12) * dearest
+    def _moved_once(self, j: int, taken: list[tuple[int, Walk, int]]) -> list[tuple[int, Walk, int]]:
+        """Of the restarts whose held compaction moves before real request j (`_call`), the cheapest
+        (the earliest of equal sums) of each held compaction: the others cost as much from here on
+        and meet it in one state (a fresh conversation carrying what the compaction did), so they
+        are dropped before they are priced."""
+        t, points = self.prompt, self.points_at
+        out: list[tuple[int, Walk, int]] = []
+        first: dict[int, int] = {}  # a held compaction -> where its cheapest is in `out`
+        for run in taken:
+            _k, (d, hold, fresh, cont), total = run
+            if hold is None or fresh is not None or cont is not None or t[j] - d < points[hold]:
+                out.append(run)
+            elif hold not in first:
+                first[hold] = len(out)
+                out.append(run)
+            elif (total, run[0]) < (out[first[hold]][2], out[first[hold]][0]):
+                out[first[hold]] = run
+        return out
 
     def _due(self, walk: Walk) -> float:
         """The prompt from which the state's next call is more than a call carrying D fewer tokens:
-        a held compaction's point less D; -inf: now (a fresh conversation's call, a whole context read)."""
+        a held compaction's point less D; -inf: now (a fresh conversation's call); 0: the next real
+        request (it reads the whole context: the failed requests before it cost what they cost)."""
         d, hold, fresh, cont = walk
-        if fresh is not None or cont is not None:
+        if fresh is not None:
             return -math.inf
+        if cont is not None:
+            return 0.0
         return math.inf if hold is None else self.points_at[hold] + d
 
 
-class _Runs:
+class _Fixed:
+    """Floats as integers counting 2^-bits, exactly; `need`: the binary places of a float `bits`
+    did not hold (its integer is then wrong: the pass is made again with them); `finite`: no float
+    was infinite or not a number (a price of the user's so far from another that a cost overflows)."""
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+        self.scale = 2.0 ** bits if bits <= 900 else None
+        self.need = bits
+        self.finite = True
+
+    def __call__(self, x: float) -> int:
+        if self.scale is not None:
+            y = x * self.scale  # a power of two: exact
+            if y.is_integer():
+                return int(y)
+        if not math.isfinite(x):
+            self.finite = False
+            return 0
+        num, den = x.as_integer_ratio()
+        places = den.bit_length() - 1
+        if places > self.bits:
+            self.need = max(self.need, places)
+            return 0
+        return num << (self.bits - places)
+
+    def terms(self, xs: tuple[int, float, float, float]) -> int:
+        """A call's terms (`Chain._terms`: the tokens read, then floats) summed exactly."""
+        read, w5m, w1h, extra = xs
+        return (read << self.bits) + self(w5m) + self(w1h) + self(extra)
+
+
+class _Lazy:
     """One kind of sum (the cheapest schedule with a restart the last so far, or a restart alone)
-    of the restarts alive, in parallel lists: each one's state (`Walk`), its D and `due`
-    (`Chain._due`), its sum and its restart. Of the restarts in one state only those that may still
-    win are kept (`merge`)."""
+    of the restarts alive, by restart: each one's state (`Walk`), its D, its `due` (`Chain._due`)
+    and its sum, held as `base + add - D * lift`: `add` and `lift` are what the calls priced at
+    once added (`advance`: a call's cost at D = 0, and the price of the D tokens it does not read),
+    so such a call touches no state. One restart a state (the cheapest, the earliest of equal
+    sums); the least sum is looked for again only once `lift` reaches where another restart's sum
+    may have come down to it (`until`: a sum with a larger D falls faster)."""
 
-    def __init__(self, margin: float) -> None:
-        self.margin = margin
-        self.walks: list[Walk] = []
-        self.ds: list[float] = []  # each state's D as a float (`Chain._price_all`)
-        self.due: list[float] = []
-        self.sums: list[float] = []
-        self.ks: list[int] = []
-        self.met: list[Walk] = []  # states a restart just moved to that another restart is in
-        self.count: dict[Walk, int] = {}
-        self.soonest = math.inf  # the least `due`
+    def __init__(self) -> None:
+        self.walk: dict[int, Walk] = {}
+        self.d: dict[int, int] = {}
+        self.base: dict[int, int] = {}
+        self.due: dict[int, float] = {}
+        self.at: dict[Walk, int] = {}  # a state -> the restart in it
+        self.queue: list[tuple[float, int]] = []  # (due, restart), least first; some no longer so
+        self.add = 0
+        self.lift = 0
+        self.top: float = -math.inf  # no D above it
+        self.low: int | None = None  # the restart with the least sum (None: to be found)
+        self.until: float = math.inf  # from this lift another sum may be less than low's
 
-    def add(self, walk: Walk, due: float, total: float, k: int) -> None:
-        self.walks.append(walk)
-        self.ds.append(float(walk[0]))
-        self.due.append(due)
-        self.sums.append(total)
-        self.ks.append(k)
-        self.soonest = min(self.soonest, due)
-        self._enter(walk)
+    def total(self, k: int) -> int:
+        return self.base[k] + self.add - self.d[k] * self.lift
 
-    def _enter(self, walk: Walk) -> None:
-        n = self.count[walk] = self.count.get(walk, 0) + 1
-        if n > 1:
-            self.met.append(walk)
+    def take(self, tj: float | None) -> list[tuple[int, Walk, int]]:
+        """The restarts due at a prompt of `tj` (None: all), as (restart, state, sum), taken out."""
+        if tj is None:
+            ks = list(self.walk)
+            self.queue = []
+        else:
+            ks = []
+            queue, due = self.queue, self.due
+            while queue and queue[0][0] <= tj:
+                at, k = heappop(queue)
+                if due.get(k) == at:
+                    ks.append(k)
+                    del due[k]  # a second entry of the same is passed by
+        out = []
+        for k in ks:
+            walk = self.walk.pop(k)
+            out.append((k, walk, self.base.pop(k) + self.add - self.d.pop(k) * self.lift))
+            self.due.pop(k, None)
+            del self.at[walk]
+            if k == self.low:
+                self.low = None
+        return out
 
-    def move(self, n: int, walk: Walk, due: float) -> None:
-        """Restart n's state moved on to `walk`."""
-        was = self.walks[n]
-        if was != walk:
-            self.count[was] -= 1
-            if not self.count[was]:
-                del self.count[was]
-            self.walks[n], self.ds[n], self.due[n] = walk, float(walk[0]), due
-            self._enter(walk)
+    def advance(self, add: int, lift: int, cr: int) -> None:
+        """Every state's sum plus `add` less its D times `lift`, `cr` the call's cache read: a D above
+        it reads nothing (its base lifted back by what it was taken too much)."""
+        self.add += add
+        self.lift += lift
+        if lift and self.top > cr:
+            for k, d in self.d.items():
+                if d > cr:
+                    self.base[k] += (d - cr) * lift
+                    if k == self.low:
+                        self.low = None
+            self.top = max(self.d.values(), default=-math.inf)
 
-    def least(self) -> tuple[float, int]:
-        """The least sum and its restart (ties: the earliest, the first in the lists: restarts are
-        added in their order)."""
-        low = min(self.sums)
-        return low, self.ks[self.sums.index(low)]
+    def put(self, k: int, total: int, walk: Walk, due: float) -> None:
+        """Restart k in state `walk` with sum `total`, unless the one there is cheaper (or as cheap
+        and earlier); else that one is dropped."""
+        other = self.at.get(walk)
+        if other is not None:
+            was = self.total(other)
+            if was < total or (was == total and other < k):
+                return
+            self._drop(other)
+        d = walk[0]
+        base = total - self.add + d * self.lift
+        self.walk[k], self.d[k], self.base[k], self.due[k], self.at[walk] = walk, d, base, due, k
+        if due != math.inf:
+            heappush(self.queue, (due, k))
+        self.top = max(self.top, d)
+        low = self.low
+        if low is not None:
+            low_base, low_d = self.base[low], self.d[low]
+            gap = base - low_base - (d - low_d) * self.lift  # its sum less the least one's
+            if gap < 0 or (gap == 0 and k < low):
+                self.low = None
+            elif d > low_d:  # less once lift reaches (base - low_base) / (d - low_d)
+                self.until = min(self.until, (base - low_base) // (d - low_d))
 
-    def merge(self) -> None:
-        """Of the restarts in each state several just met in, those that may still win (`_staircase`)."""
-        if not self.met:
-            return
-        met = set(self.met)
-        self.met = []
-        ds = {float(walk[0]) for walk in met}  # D looked up first (as `ds` holds it): most states differ in D
-        groups: dict[Walk, list[int]] = {}
-        for n in [n for n, d in enumerate(self.ds) if d in ds and self.walks[n] in met]:
-            groups.setdefault(self.walks[n], []).append(n)
-        drop: list[int] = []
-        for walk, ns in groups.items():
-            kept = {n for _k, _v, n in _staircase([(self.ks[n], self.sums[n], n) for n in ns], self.margin)}
-            drop += [n for n in ns if n not in kept]
-            self.count[walk] = len(kept)
-        for n in sorted(drop, reverse=True):
-            del self.walks[n], self.ds[n], self.due[n], self.sums[n], self.ks[n]
-        self.soonest = min(self.due, default=math.inf)
+    def _drop(self, k: int) -> None:
+        del self.at[self.walk.pop(k)], self.d[k], self.base[k]
+        self.due.pop(k, None)
+        if k == self.low:
+            self.low = None
 
-
-def _staircase(runs: list[tuple[int, float, int]], margin: float) -> list[tuple[int, float, int]]:
-    """Restarts whose trails are in one state (the same costs from here on), as (restart, sum, ...),
-    less those that cost no less than an earlier one (the same sums rounded alike never pass it,
-    and a tie goes to the earlier) and those that cost more than a later one by more than `margin`
-    (`Chain._margin`)."""
-    kept: list[tuple[int, float, int]] = []
-    for run in sorted(runs):
-        if not kept or run[1] < kept[-1][1]:
-            kept.append(run)
-    low = kept[-1][1] + margin
-    return [run for run in kept if run[1] <= low]
+    def least(self) -> tuple[int, int]:
+        """The least sum and its restart (ties: the earliest)."""
+        if self.low is None or self.lift >= self.until:
+            # base, d and walk hold the restarts in one order (each added and dropped in all three)
+            bases, ds = list(self.base.values()), list(self.d.values())
+            sums = list(map(sub, bases, map(mul, ds, repeat(self.lift))))
+            least = min(sums)
+            keys = list(self.base)
+            n = sums.index(least)
+            if sums.count(least) > 1:
+                n = min((keys[i], i) for i, v in enumerate(sums) if v == least)[1]
+            self.low = keys[n]
+            low_base, low_d = bases[n], ds[n]
+            self.until = min([(b - low_base) // (d - low_d) for b, d in zip(bases, ds, strict=True) if d > low_d],
+                             default=math.inf)
+        return self.total(self.low), self.low
 
 
 def chains(segs: Sequence[Segment], autos: Mapping[int, Auto] | None) -> list[Chain]:
