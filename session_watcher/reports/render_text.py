@@ -196,9 +196,19 @@ def cliff_classes(doc: dict[str, Any]) -> list[str]:
     return [c for c in doc["ttl"] if claude or c not in CLAUDE_CLASSES or c in used or doc["ttl"][c] is not None]
 
 
-def session_rows(sessions: list[dict[str, Any]], width: int = WIDTH) -> list[str]:
+def report_ids(doc: dict[str, Any]) -> dict[str, str]:
+    """Each session id as the report names it, in its table (text and page) and its sentences alike:
+    told apart from every other id the report names (every session's, shown in the table or past its
+    rows, and each one a fork was forked from: `core.text.short_ids`), so a session is shown at one
+    length wherever the report names it (the text's table widened over its rows and the fork sentence
+    over all sessions: a fork's id at 8 characters in the one, 10 in the other)."""
+    forks = [s for s in doc["sessions"] if s.get("inheritedCalls")]
+    return short_ids([*(s["sessionId"] for s in doc["sessions"]), *(str(s.get("forkedFrom")) for s in forks)])
+
+
+def session_rows(sessions: list[dict[str, Any]], ids: dict[str, str], width: int = WIDTH) -> list[str]:
+    """The session table's lines, each session named by its id in `ids` (`report_ids`)."""
     rows = []
-    ids = short_ids([s["sessionId"] for s in sessions])
     mixed = len(agents_of(sessions)) > 1
     for s in sessions:
         rows.append([
@@ -241,9 +251,9 @@ def fork_sentence(doc: dict[str, Any]) -> str | None:
     if not forks:
         return None
     n = sum(s["inheritedCalls"] for s in forks)
-    # each id as long as the session table shows it, one told apart from every other (two Codex
-    # threads of a minute share their first 8 characters: a fork made soon after its parent)
-    ids = short_ids([*(s["sessionId"] for s in doc["sessions"]), *(str(s.get("forkedFrom")) for s in forks)])
+    # each id as the session table shows it (two Codex threads of a minute share their first 8
+    # characters: a fork made soon after its parent)
+    ids = report_ids(doc)
     named = ", ".join(f"{ids[s['sessionId']]} of {ids[str(s.get('forkedFrom'))]}" for s in forks[:3])
     more = f" and {len(forks) - 3:,} more" if len(forks) > 3 else ""
     return (f"forked sessions ({named}{more}) count their own calls: the {n:,} they copy from the session "
@@ -342,7 +352,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
     more = len(doc["sessions"]) - MAX_SESSIONS
     out.extend(para("sessions, newest first" + (f" ({MAX_SESSIONS} of {len(doc['sessions'])}; all of them in --json "
                                                 "and --html)" if more > 0 else "")))
-    rows = session_rows(sessions, width)
+    rows = session_rows(sessions, report_ids(doc), width)
     out.extend(rows)
     said = subagent_sentence(doc)
     if said:
