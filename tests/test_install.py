@@ -391,6 +391,46 @@ def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Pa
     assert not record.exists()
 
 
+def test_on_a_codex_only_machine_an_earlier_installs_record_stays_while_its_file_does(tmp_path: Path) -> None:
+    """An install into a CLAUDE_CONFIG_DIR, then the variable unset (Codex alone now): the install
+    leaves the record while the settings file it names holds our hooks (uninstall takes them out),
+    and once the file is gone forgets it, our backup beside it tidied as uninstall would."""
+    import sys
+
+    cfg, codex = tmp_path / "cfg", tmp_path / "codex"
+    codex.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(cfg), "CODEX_HOME": str(codex),
+           "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no"),
+           "COLUMNS": WIDE}
+
+    def add(bin_dir: str, env: dict[str, str]) -> str:
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", bin_dir], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    add("/opt/a/bin", env)
+    add("/opt/b/bin", env)  # another venv path: the first install's file backed up, only ours in it
+    [backup] = sorted(cfg.glob("settings.json.bak-session-watcher-*"))
+    record = tmp_path / "sw" / "data" / "installed.json"
+    settings = cfg / "settings.json"
+    alone = without_claude_dir(env)
+    said = add("/opt/b/bin", alone)
+    assert said.endswith(f"; an earlier install's hooks stay in {settings} (./install.sh --uninstall takes them "
+                         "out); installed for Codex (./install.sh again adds Claude Code's once it is here)\n"), said
+    assert record.is_file()
+    settings.unlink()
+    said = add("/opt/b/bin", alone)
+    assert said == (f"backup: removed {backup} (it held only session-watcher's entries)\n"
+                    f"claude code: not on this machine (no {tmp_path / 'home' / '.claude'} or "
+                    f"{tmp_path / 'home' / '.config' / 'claude'}, no `claude` on PATH): its settings not written; "
+                    f"the record of an earlier install into {settings} (gone since) forgotten; installed for Codex "
+                    "(./install.sh again adds Claude Code's once it is here)\n"), said
+    assert not record.exists()
+    assert not backup.exists()
+    assert add("/opt/b/bin", alone).startswith("claude code: not on this machine")  # nothing more to forget
+
+
 def _claude_stand_in(tmp_path: Path) -> str:
     """A `claude` executable (cli.agents_here: Claude Code is here though it never ran)."""
     exe = tmp_path / "claude-bin" / "claude"

@@ -255,13 +255,12 @@ def add(bin_dir: str) -> int:
     if agents_here.codex_only():  # a Codex user's machine: no Claude Code folder, no `claude` to run
         folders = " or ".join(dict.fromkeys(paths.claude_config_dirs()[:2]))
         said = f"claude code: not on this machine (no {folders}, no `claude` on PATH): its settings not written"
-        left = agents_here.claude_record_settings() if os.path.exists(record_file()) else None
-        if left is not None and os.path.lexists(left):  # an earlier install's hooks, in a folder still there
+        left = agents_here.claude_record_settings()  # an earlier install's (a record that cannot be read: kept)
+        if left is not None and os.path.lexists(left):  # its hooks, in a folder still there
             said += f"; an earlier install's hooks stay in {left} (./install.sh --uninstall takes them out)"
-        elif os.path.exists(record_file()):  # Claude Code removed since an earlier install, its settings with it
+        elif left is not None:  # Claude Code removed since an earlier install, its settings with it
             _forget_stale(left)
-            said += (f"; the record of an earlier install into {left} (gone since) forgotten" if left else
-                     "; an earlier install's record, which names no settings file, forgotten")
+            said += f"; the record of an earlier install into {left} (gone since) forgotten"
         say(f"{said}; installed for Codex (./install.sh again adds Claude Code's once it is here)")
         return 0
     path = settings_file()
@@ -383,16 +382,12 @@ def _ours(rec: dict[str, Any]) -> tuple[set[str], set[str], Callable[[dict[str, 
     return keys, status, strip
 
 
-def _forget_stale(path: str | None) -> None:
+def _forget_stale(path: str) -> None:
     """An install's record whose settings file (`path`) is gone: the backups of ours still beside
     it tidied, as `remove` does (a folder removed whole took them with it), and the record forgotten,
     so nothing says Claude Code's hooks or status line are installed."""
-    try:
-        rec = _load(record_file())
-    except SystemExit:  # a record that cannot be read: nothing of it to tidy
-        rec = {}
-    if path is not None and os.path.isdir(os.path.dirname(path)):
-        tidy_backups(path, _ours(rec)[2])
+    if os.path.isdir(os.path.dirname(path)):
+        tidy_backups(path, _ours(_load(record_file()))[2])
     _forget_install()
 
 
