@@ -545,7 +545,9 @@ class PageBuilder:
         for tool in self.tools.values():  # an open tool call runs to the end of what is known
             t1 = max(t1, tool[T_START])
         final, bar = self._health(window, t0, t1)
+        fork = fork_of(final_status)
         return {
+            **({"fork": fork} if fork else {}),  # a page of a session that is no fork is what it was
             "sessionId": self.sid or (final_status or {}).get("sessionId"),
             "t0": t0,
             "t1": t1,
@@ -559,7 +561,7 @@ class PageBuilder:
             "health": {**final, "why": health_why(final)},
             "healthBar": bar,
             "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
-            "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest,
+            "backtest": backtest_summary(own_calls(trace.calls, fork) if trace else None, final_status, backtest,
                                          trace.autos.autos if trace else None),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
@@ -682,6 +684,26 @@ class StoryTrace(list[Any]):
         self.autos = AutoWatch()
         self._prev_total = None
         self._prev_bills = 0
+
+
+def fork_of(final: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A fork's page leaves its copies of its parent's calls out of its figures (its calls, the
+    backtest's dollars), as `status` does, and says so: the status document's `inheritedCalls`,
+    `inheritedTo`, `forkedFrom` and `status`'s sentence (`core.statustext.fork_words`); None for a
+    session that is no fork, or without the watcher's replay."""
+    if not final or not final.get("inheritedCalls"):
+        return None
+    from session_watcher.core.statustext import fork_words
+
+    return {"inheritedCalls": final["inheritedCalls"], "inheritedTo": final.get("inheritedTo"),
+            "forkedFrom": final.get("forkedFrom"), "text": fork_words(final)}
+
+
+def own_calls(calls: list[Call], fork: dict[str, Any] | None) -> list[Call]:
+    """The trace's calls the session made itself: a fork's after its copies (`fork_of`), as the
+    backtest prices them (`closedloop.Observed.own`)."""
+    upto = (fork or {}).get("inheritedTo")
+    return [c for c in calls if c.call > upto] if isinstance(upto, int) and upto > 0 else calls
 
 
 def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,
