@@ -345,3 +345,17 @@ def test_a_session_is_named_at_one_length_in_the_table_and_the_fork_sentence(tmp
     assert re.findall(r'<td class="sid" data-label="id" title="[^"]*">(?:<a [^>]*>|<span>)([^<]*)<', html) == [
         "703fbb53-8"]
     assert '<p class="muted" id="forks">forked sessions (703fbb53-8 of 703fbb53-f)' in html
+
+
+def test_backtest_names_a_fork_at_one_length_in_its_table_and_its_fork_sentence(tmp_path: Path) -> None:
+    """`backtest`'s text, as `report`'s: the fork whose parent shares its first 8 characters (the
+    parent's file not there) is named by 10 in its table and in the fork sentence under it (the table
+    widened over its sessions alone: 8 there, 10 in the sentence)."""
+    from session_watcher.cli.backtest import render_text, run
+
+    parent = CHILD[:8] + PARENT[8:]
+    fork = tmp_path / f"{CHILD}.jsonl"
+    fork.write_text((FORK / f"{CHILD}.jsonl").read_text().replace(PARENT, parent))
+    text = render_text(run([str(fork)]), 200)
+    assert re.search(r"^703fbb53-8 +1 ", text, re.M), text
+    assert "forked sessions (703fbb53-8 of 703fbb53-f) count their own calls" in " ".join(text.split()), text
