@@ -18,8 +18,7 @@ line of its own. `utf8` is the one way text leaves as bytes (pages, the status l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing is slow to import; the hooks and the report's warm path import this module
 if TYPE_CHECKING:
     from collections.abc import Collection
 
