@@ -431,6 +431,47 @@ def test_on_a_codex_only_machine_an_earlier_installs_record_stays_while_its_file
     assert add("/opt/b/bin", alone).startswith("claude code: not on this machine")  # nothing more to forget
 
 
+def test_on_a_codex_only_machine_a_record_whose_folder_cannot_be_reached_now_is_kept(tmp_path: Path) -> None:
+    """An install into a CLAUDE_CONFIG_DIR that is a link to a folder elsewhere (another drive), then
+    the variable unset and the link's folder gone from sight (the drive not mounted): the settings
+    file may still hold our hooks, so the install keeps the record (it forgot it: `--uninstall`, the
+    drive back, left the hooks in the file, running a venv it removed), and doctor says why. With the
+    folder back, `--uninstall` takes the hooks out."""
+    drive, cfg, codex = tmp_path / "drive", tmp_path / "cfg", tmp_path / "codex"
+    (drive / "claude").mkdir(parents=True)
+    cfg.symlink_to(drive / "claude")
+    codex.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(cfg), "CODEX_HOME": str(codex),
+           "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no"),
+           "COLUMNS": WIDE}
+
+    def install(env: dict[str, str], *args: str) -> str:
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *args], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    install(env, "add", "/opt/a/bin")
+    settings = cfg / "settings.json"
+    record = tmp_path / "sw" / "data" / "installed.json"
+    assert our_hooks(json.loads(settings.read_text()), "Stop") == ours("/opt/a/bin", "Stop")
+    alone = without_claude_dir(env)
+    (drive / "claude").rename(drive / "away")  # the drive not mounted: the link leads nowhere
+    said = install(alone, "add", "/opt/a/bin")
+    assert said.endswith(f"; the record of an earlier install into {settings} kept, its folder not reachable now "
+                         "(./install.sh --uninstall forgets it); installed for Codex (./install.sh again adds "
+                         "Claude Code's once it is here)\n"), said
+    assert record.is_file()
+    doctor = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env=alone, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert f"install.sh wrote session-watcher's hooks into {settings}, whose folder cannot be reached now" in \
+        " ".join(doctor.stdout.split()), doctor.stdout
+    (drive / "away").rename(drive / "claude")  # mounted again
+    install(env, "remove")
+    assert our_hooks(json.loads(settings.read_text()) if settings.exists() else {}, "Stop") == []
+    assert not record.exists()
+
+
 def _claude_stand_in(tmp_path: Path) -> str:
     """A `claude` executable (cli.agents_here: Claude Code is here though it never ran)."""
     exe = tmp_path / "claude-bin" / "claude"

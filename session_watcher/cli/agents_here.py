@@ -85,6 +85,22 @@ def claude_record_settings() -> str | None:
     return path if isinstance(path, str) and path else None
 
 
+def settings_gone(path: str) -> bool:
+    """The settings file an install's record names is gone for sure (so the record can be forgotten):
+    no such file, in a folder that is there or is not there at all. Not where nothing can be told: a
+    folder that is a link to nowhere (a drive not mounted now, a home moved) or an error other than
+    "no such file" (a folder that cannot be read): there the file may still hold our hooks, which
+    only the record lets `--uninstall` take out."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        folder = os.path.dirname(path)
+        return os.path.isdir(folder) or not os.path.lexists(folder)
+    except OSError:
+        return False
+    return False
+
+
 def claude_installed() -> bool:
     """install.sh installed for Claude Code and what it installed is still there: its record and the
     settings file the record names. A record whose file is gone (Claude Code removed, its folder

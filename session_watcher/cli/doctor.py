@@ -209,13 +209,17 @@ def _left_record(settings: str) -> str | None:
     """What doctor says, `settings` (Claude Code's settings file now) being absent, of install.sh's
     record of the hooks it wrote into a settings file gone since (Claude Code removed, its folder with
     it; or the file deleted): how it goes. None where there is no such record."""
-    from session_watcher.cli.agents_here import claude_here, claude_record, claude_record_settings
+    from session_watcher.cli.agents_here import claude_here, claude_record, claude_record_settings, settings_gone
 
     wrote = claude_record_settings()
     if wrote is None or os.path.lexists(wrote):
         return None
     into = "there" if wrote == settings else f"into {wrote} (gone since)"
     record = claude_record()
+    if not settings_gone(wrote):  # a folder not reachable now: install.sh keeps the record
+        return (f"settings   {settings}: absent; install.sh wrote session-watcher's hooks into {wrote}, whose folder "
+                f"cannot be reached now (a link to nowhere, or not readable): its record is kept ({record}); "
+                "./install.sh --uninstall forgets it")
     if claude_here():
         return (f"settings   {settings}: absent, though install.sh wrote session-watcher's hooks {into} (its "
                 f"record: {record}): ./install.sh again writes them")

@@ -3,7 +3,8 @@
 `python -m session_watcher.cli.install add BIN_DIR` / `remove`: idempotent; nothing written where
 Codex is the one agent here (no `$CLAUDE_CONFIG_DIR` set, no Claude Code folder, no `claude` on PATH:
 cli.agents_here), said in one line, and there the record of an earlier install whose settings file is
-gone since (Claude Code removed) is forgotten, so nothing says its hooks are installed; every other
+gone since (Claude Code removed) is forgotten, so nothing says its hooks are installed (one whose
+folder cannot be reached now is kept: `agents_here.settings_gone`); every other
 key and hook of the user's is kept; a backup is written before any change (and none when nothing
 changes); an existing statusLine is never overwritten. What was added is recorded in
 `<data dir>/installed.json`, so removal takes out exactly that; a settings.json the install created
@@ -258,9 +259,12 @@ def add(bin_dir: str) -> int:
         left = agents_here.claude_record_settings()  # an earlier install's (a record that cannot be read: kept)
         if left is not None and os.path.lexists(left):  # its hooks, in a folder still there
             said += f"; an earlier install's hooks stay in {left} (./install.sh --uninstall takes them out)"
-        elif left is not None:  # Claude Code removed since an earlier install, its settings with it
+        elif left is not None and agents_here.settings_gone(left):  # Claude Code removed, its settings with it
             _forget_stale(left)
             said += f"; the record of an earlier install into {left} (gone since) forgotten"
+        elif left is not None:  # a folder that cannot be reached now (a link to nowhere): its file may be back
+            said += (f"; the record of an earlier install into {left} kept, its folder not reachable now "
+                     "(./install.sh --uninstall forgets it)")
         say(f"{said}; installed for Codex (./install.sh again adds Claude Code's once it is here)")
         return 0
     path = settings_file()
