@@ -1,7 +1,8 @@
 #!/usr/bin/env sh
 # session-watcher installer.
 #   ./install.sh              private venv + hooks and status line in Claude Code's settings (Codex: hooks.json), a demo
-#                             (for the agents here: Codex alone, no ~/.claude and no claude on PATH: Codex's only)
+#                             (for the agents here: Codex alone, no CLAUDE_CONFIG_DIR set, no ~/.claude and no
+#                             claude on PATH: Codex's only)
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
 #   ./install.sh --no-demo    the install without its closing screen (the sample session's status, your report)
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
@@ -17,7 +18,7 @@ while [ $# -gt 0 ]; do
         --venv-only) mode=venv ;;
         --no-demo) mode=nodemo ;;
         --data) shift; data="$1" ;;
-        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
         *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -189,7 +190,8 @@ if [ -n "${CODEX_HOME:-}" ] || [ -d "$HOME/.codex" ]; then
     { ls "$codex"/sessions/*/*/*/rollout-*.jsonl || ls "$codex"/archived_sessions/rollout-*.jsonl ||
       ls "$codex"/archived_sessions/*/*/*/rollout-*.jsonl; } >/dev/null 2>&1 && threads=found
 fi
-# what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add)
+# what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add),
+# read from what is there now (an earlier install's record of a settings file gone since counts for nothing)
 claude=0
 "$venv/bin/python" -m session_watcher.cli.install installed && claude=1
 if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then

@@ -262,3 +262,28 @@ def test_without_proc_a_message_to_show_asks_ps_nothing(tmp_path: Path, monkeypa
     assert asked == []
     assert execout.under_exec() is False  # the guard's words do ask it
     assert asked == [os.getppid()]
+
+
+def test_without_proc_doctor_says_what_an_exec_user_does_not_see(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex's hooks installed where exec's stderr cannot be written (no /proc: macOS): `doctor` says
+    that a held `codex exec` prompt shows only Codex's "Blocked" line and where to look instead; it
+    said nothing, and the limit was written only in the module's docstring. Not where /proc is, nor
+    without Codex's hooks."""
+    from session_watcher.cli import install_codex
+
+    home = tmp_path / "codex"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    monkeypatch.setenv("SESSION_WATCHER_CODEX", str(tmp_path / "no-codex"))  # no app-server to trust through
+    said = "codex      under `codex exec` (not the TUI) the guard's reasons and the alerts are not shown"
+    monkeypatch.setattr(execout, "PROC", str(tmp_path / "no-proc"))
+    assert not any(ln.startswith(said) for ln in install_codex.doctor_lines())  # no hooks of ours yet
+    assert install_codex.add(str(tmp_path / "bin")) == 0
+    [hooks, limit] = install_codex.doctor_lines()
+    assert hooks.startswith(f"codex      {home / 'hooks.json'}: installed")
+    assert limit.startswith(said)
+    assert "a held prompt says only `hook: UserPromptSubmit Blocked`" in limit
+    monkeypatch.setattr(execout, "PROC", "/proc")
+    assert [ln for ln in install_codex.doctor_lines() if ln.startswith(said)] == ([] if os.path.isdir("/proc") else
+                                                                                  [limit])

@@ -243,13 +243,17 @@ def test_doctor_on_a_codex_only_install_names_codex_alone(tmp_path: Path) -> Non
     doctor then says why Claude Code's settings are absent, and names a Codex thread to start; it
     said "install with ./install.sh", which writes them no more there, and "a Claude Code session"."""
     _home, bin_dir, env = _a_machine(tmp_path)
-    env = {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "no-claude-dir"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no")}
+    env = {k: v for k, v in env.items() if k != "CLAUDE_CONFIG_DIR"}  # Claude Code's default folders, not made
+    env["SESSION_WATCHER_CLAUDE"] = str(tmp_path / "no")
     assert _run(env, "add", str(bin_dir)).returncode == 0  # Codex's record; no Claude Code record
-    settings = tmp_path / "no-claude-dir" / "settings.json"
+    settings = Path(env["HOME"]) / ".claude" / "settings.json"
     assert _doctor(env, "settings ") == (f"settings   {settings}: absent (install.sh installed for Codex alone: "
                                          "Claude Code was not on this machine; ./install.sh again once it is)")
     assert _doctor(env, "sessions ") == "sessions   none yet: hooks have not fired (start a Codex thread)"
     claude = Path(env["SESSION_WATCHER_HOME"]) / "data" / "installed.json"
-    claude.write_text("{}\n")  # installed for Claude Code too (its record)
+    other = tmp_path / "other" / "settings.json"  # installed for Claude Code too (its record, and its file)
+    other.parent.mkdir()
+    other.write_text("{}\n")
+    claude.write_text(json.dumps({"settings": str(other)}) + "\n")
     assert "install with ./install.sh" in _doctor(env, "settings ")
     assert "(start a Claude Code session or a Codex thread)" in _doctor(env, "sessions ")

@@ -83,6 +83,11 @@ class Box:
         return (claude or self.claude) / "settings.json"
 
 
+def without_claude_dir(env: dict[str, str]) -> dict[str, str]:
+    """`env` with CLAUDE_CONFIG_DIR unset: Claude Code's folders are its defaults, under HOME."""
+    return {k: v for k, v in env.items() if k != "CLAUDE_CONFIG_DIR"}
+
+
 def write_settings(path: Path, doc: dict[str, Any]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(doc, indent=2) + "\n"
@@ -383,6 +388,87 @@ def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Pa
                         text=True, timeout=60, check=False)
     assert rm.returncode == 0, rm.stderr
     assert f"settings: {settings} absent; nothing to remove" in rm.stdout
+    assert not record.exists()
+
+
+def test_on_a_codex_only_machine_an_earlier_installs_record_stays_while_its_file_does(tmp_path: Path) -> None:
+    """An install into a CLAUDE_CONFIG_DIR, then the variable unset (Codex alone now): the install
+    leaves the record while the settings file it names holds our hooks (uninstall takes them out),
+    and once the file is gone forgets it, our backup beside it tidied as uninstall would."""
+    import sys
+
+    cfg, codex = tmp_path / "cfg", tmp_path / "codex"
+    codex.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(cfg), "CODEX_HOME": str(codex),
+           "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no"),
+           "COLUMNS": WIDE}
+
+    def add(bin_dir: str, env: dict[str, str]) -> str:
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", "add", bin_dir], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    add("/opt/a/bin", env)
+    add("/opt/b/bin", env)  # another venv path: the first install's file backed up, only ours in it
+    [backup] = sorted(cfg.glob("settings.json.bak-session-watcher-*"))
+    record = tmp_path / "sw" / "data" / "installed.json"
+    settings = cfg / "settings.json"
+    alone = without_claude_dir(env)
+    said = add("/opt/b/bin", alone)
+    assert said.endswith(f"; an earlier install's hooks stay in {settings} (./install.sh --uninstall takes them "
+                         "out); installed for Codex (./install.sh again adds Claude Code's once it is here)\n"), said
+    assert record.is_file()
+    settings.unlink()
+    said = add("/opt/b/bin", alone)
+    assert said == (f"backup: removed {backup} (it held only session-watcher's entries)\n"
+                    f"claude code: not on this machine (no {tmp_path / 'home' / '.claude'} or "
+                    f"{tmp_path / 'home' / '.config' / 'claude'}, no `claude` on PATH): its settings not written; "
+                    f"the record of an earlier install into {settings} (gone since) forgotten; installed for Codex "
+                    "(./install.sh again adds Claude Code's once it is here)\n"), said
+    assert not record.exists()
+    assert not backup.exists()
+    assert add("/opt/b/bin", alone).startswith("claude code: not on this machine")  # nothing more to forget
+
+
+def test_on_a_codex_only_machine_a_record_whose_folder_cannot_be_reached_now_is_kept(tmp_path: Path) -> None:
+    """An install into a CLAUDE_CONFIG_DIR that is a link to a folder elsewhere (another drive), then
+    the variable unset and the link's folder gone from sight (the drive not mounted): the settings
+    file may still hold our hooks, so the install keeps the record (it forgot it: `--uninstall`, the
+    drive back, left the hooks in the file, running a venv it removed), and doctor says why. With the
+    folder back, `--uninstall` takes the hooks out."""
+    drive, cfg, codex = tmp_path / "drive", tmp_path / "cfg", tmp_path / "codex"
+    (drive / "claude").mkdir(parents=True)
+    cfg.symlink_to(drive / "claude")
+    codex.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(cfg), "CODEX_HOME": str(codex),
+           "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no"),
+           "COLUMNS": WIDE}
+
+    def install(env: dict[str, str], *args: str) -> str:
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *args], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    install(env, "add", "/opt/a/bin")
+    settings = cfg / "settings.json"
+    record = tmp_path / "sw" / "data" / "installed.json"
+    assert our_hooks(json.loads(settings.read_text()), "Stop") == ours("/opt/a/bin", "Stop")
+    alone = without_claude_dir(env)
+    (drive / "claude").rename(drive / "away")  # the drive not mounted: the link leads nowhere
+    said = install(alone, "add", "/opt/a/bin")
+    assert said.endswith(f"; the record of an earlier install into {settings} kept, its folder not reachable now "
+                         "(./install.sh --uninstall forgets it); installed for Codex (./install.sh again adds "
+                         "Claude Code's once it is here)\n"), said
+    assert record.is_file()
+    doctor = subprocess.run([sys.executable, "-m", "session_watcher", "doctor"], env=alone, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert f"install.sh wrote session-watcher's hooks into {settings}, whose folder cannot be reached now" in \
+        " ".join(doctor.stdout.split()), doctor.stdout
+    (drive / "away").rename(drive / "claude")  # mounted again
+    install(env, "remove")
+    assert our_hooks(json.loads(settings.read_text()) if settings.exists() else {}, "Stop") == []
     assert not record.exists()
 
 
@@ -757,8 +843,10 @@ def test_a_codex_never_run_is_named_on_the_closing_screen(tmp_path: Path) -> Non
     exe.parent.mkdir()
     exe.write_text("#!/bin/sh\nexit 0\n")
     exe.chmod(0o755)
-    # Codex alone (no claude, no Claude Code folder): only Codex's way on, nothing of a status line
-    env = {**b.env(), "SESSION_WATCHER_CODEX": str(exe), "SESSION_WATCHER_CLAUDE": str(tmp_path / "no-claude")}
+    # Codex alone (no claude, no Claude Code folder, no CLAUDE_CONFIG_DIR): only Codex's way on, nothing of
+    # a status line
+    env = {**without_claude_dir(b.env()), "SESSION_WATCHER_CODEX": str(exe),
+           "SESSION_WATCHER_CLAUDE": str(tmp_path / "no-claude")}
     got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
                          check=False)
     assert got.returncode == 0, got.stdout + got.stderr
@@ -789,10 +877,11 @@ def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
     day = b.home / ".codex" / "sessions" / "2026" / "07" / "01"
     day.mkdir(parents=True)
     shutil.copy(FIXTURES / f"rollout-{thread}.jsonl", day / f"rollout-2026-07-01T00-00-00-{thread}.jsonl")
-    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    env = {**without_claude_dir(b.env()), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
     got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
                          check=False)
     assert got.returncode == 0, got.stdout + got.stderr
+    assert "claude code: not on this machine" in got.stdout
     assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
     report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
     assert thread[:8] in report
@@ -869,15 +958,15 @@ def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Pat
     b = Box(tmp_path)
     codex = b.home / ".codex"
     codex.mkdir()
-    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"),
+    env = {**without_claude_dir(b.env()), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"),
            "SESSION_WATCHER_CLAUDE": str(tmp_path / "no-claude")}
     got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
                          check=False)
     assert got.returncode == 0, got.stdout + got.stderr
-    assert not b.claude.exists()
+    assert not (b.home / ".claude").exists()
     said = " ".join(got.stdout.split())
-    assert (f"claude code: not on this machine (no {b.claude}, no `claude` on PATH): its settings not written; "
-            "installed for Codex") in said
+    assert (f"claude code: not on this machine (no {b.home / '.claude'} or {b.home / '.config' / 'claude'}, no "
+            "`claude` on PATH): its settings not written; installed for Codex") in said
     assert f"codex: {codex / 'hooks.json'} (hooks: " in said
     assert "settings:" not in said
     assert "statusLine" not in said
@@ -890,7 +979,85 @@ def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Pat
     assert f"codex: removed {codex / 'hooks.json'} (the install created it" in " ".join(gone.stdout.split())
     assert "settings" not in gone.stdout
     assert not (codex / "hooks.json").exists()
+    assert not (b.home / ".claude").exists()
+
+
+def _sw(env: dict[str, str], b: Box, *args: str) -> str:
+    """The installed command's output, its lines unwrapped into one."""
+    got = subprocess.run([str(b.bin), *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    return " ".join(got.stdout.split())
+
+
+def _doctor(env: dict[str, str], b: Box, field: str) -> str:
+    got = subprocess.run([str(b.bin), "doctor"], env=env, capture_output=True, text=True, timeout=120, check=False)
+    return " ".join(" ".join(ln.split()) for ln in got.stdout.splitlines() if ln.startswith(field))
+
+
+def test_a_claude_config_dir_not_made_yet_is_claude_code_and_a_record_left_after_it_goes_is_forgotten(
+        tmp_path: Path) -> None:
+    """CLAUDE_CONFIG_DIR set to a folder not made yet, Codex's folder there, no `claude` on PATH: the
+    user said they use Claude Code (it makes that folder when it first runs), so the install writes
+    its settings there and the closing screen, doctor and `config set --project` say Claude Code's (it
+    read as a Codex-only machine: nothing written, "not on this machine"). Then Claude Code goes (its
+    folder deleted, the variable unset): doctor names the record left over and how to remove it, and
+    install.sh again forgets it, its closing screen Codex's alone (it still named the status line)."""
+    b = Box(tmp_path)
+    codex = b.home / ".codex"
+    codex.mkdir()
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex"),
+           "SESSION_WATCHER_CLAUDE": str(tmp_path / "no-claude")}
+    record = b.sw_home / "data" / "installed.json"
     assert not b.claude.exists()
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    said = " ".join(got.stdout.split())
+    assert "not on this machine" not in said
+    assert f"settings: {b.settings()} (hooks: " in said
+    assert our_hooks(json.loads(b.settings().read_text()), "Stop") == ours(str(b.bin.parent), "Stop")
+    assert said.endswith(f"== no Claude Code sessions in {b.claude / 'projects'} and no Codex threads in "
+                         f"{codex / 'sessions'} yet: start one. Claude Code shows the status line; Codex has none: "
+                         "its alerts come to the desktop and with your next prompt (`session-watcher status` any "
+                         "time)."), said
+    assert _doctor(env, b, "settings ") == f"settings {b.settings()}: hooks for {', '.join(sorted(EVENTS))}"
+    assert _doctor(env, b, "statusLine ") == "statusLine session-watcher"
+    assert _doctor(env, b, "sessions ") == ("sessions none yet: hooks have not fired (start a Claude Code session "
+                                            "or a Codex thread)")
+    assert "no recent session ran here, and Claude Code's is the default" in _sw(
+        env, b, "config", "set", "--project", str(project), "gate_min_calls", "20")
+    assert (project / ".claude").is_dir()
+    shutil.rmtree(project / ".claude")
+
+    # Claude Code removed: its folder gone, the variable with it; install.sh's record is left
+    shutil.rmtree(b.claude)
+    env = without_claude_dir(env)
+    assert _doctor(env, b, "settings ") == (
+        f"settings {b.home / '.claude' / 'settings.json'}: absent: Claude Code is not on this machine any more, "
+        f"and install.sh's record of the hooks it wrote into {b.settings()} (gone since) is left over: "
+        f"./install.sh again forgets it, or remove it: rm {record}")
+    assert _doctor(env, b, "sessions ") == ("sessions none yet: hooks have not fired (start a Codex thread)")
+    again = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    said = " ".join(again.stdout.split())
+    assert (f"its settings not written; the record of an earlier install into {b.settings()} (gone since) "
+            "forgotten; installed for Codex") in said, said
+    assert said.endswith(f"== no Codex threads in {codex / 'sessions'} yet: start one. Codex has no status line: "
+                         "its alerts come to the desktop and with your next prompt (`session-watcher status` any "
+                         "time)."), said
+    assert "status line;" not in said
+    assert not record.exists()
+    assert not b.claude.exists()
+    assert not (b.home / ".claude").exists()
+    assert _doctor(env, b, "settings ") == (f"settings {b.home / '.claude' / 'settings.json'}: absent (install.sh "
+                                            "installed for Codex alone: Claude Code was not on this machine; "
+                                            "./install.sh again once it is)")
+    assert "no recent session ran here, and Codex is the agent installed" in _sw(
+        env, b, "config", "set", "--project", str(project), "gate_min_calls", "20")
+    assert (project / ".codex").is_dir()
 
 
 def test_install_sh_help_names_each_mode_it_takes(tmp_path: Path) -> None:

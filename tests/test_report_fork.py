@@ -320,3 +320,42 @@ def test_the_fork_sentence_names_codex_threads_of_one_minute_apart() -> None:
     said = fork_sentence(doc)
     assert said is not None
     assert said.startswith("forked sessions (019f1f6f-3a of 019f1f6f-31) count their own calls"), said
+
+
+def test_a_session_is_named_at_one_length_in_the_table_and_the_fork_sentence(tmp_path: Path) -> None:
+    """The real fork, its parent's id made to share its first 8 characters with the fork's (two Codex
+    threads of a minute do; here Claude Code's ids rewritten) and the parent's file not in the report
+    (moved away, or another `--projects`): the text's table named the fork by 8 characters (its rows
+    told apart), the fork sentence by 10 (every id it names told apart), and the page's table by 8.
+    Now every one names it as the sentence does, in the text and on the page."""
+    parent = CHILD[:8] + PARENT[8:]  # 703fbb53-fd38-...: shares "703fbb53" with the fork
+    proj = tmp_path / "claude" / "projects" / "-home-dev-proj"
+    proj.mkdir(parents=True)
+    (proj / f"{CHILD}.jsonl").write_text((FORK / f"{CHILD}.jsonl").read_text().replace(PARENT, parent))
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT), "TZ": "UTC",
+           "COLUMNS": "200"}
+    run = [sys.executable, "-m", "session_watcher", "report", "--projects", str(proj.parent)]
+    text = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300, check=True).stdout
+    assert re.search(r"^703fbb53-8 .* 1 +\$0\.01 ", text, re.M), text
+    said = " ".join(text.split())
+    assert "forked sessions (703fbb53-8 of 703fbb53-f) count their own calls" in said, said
+    page = tmp_path / "report.html"
+    subprocess.run([*run, "--html", str(page)], capture_output=True, env=env, timeout=300, check=True)
+    html = page.read_text()
+    assert re.findall(r'<td class="sid" data-label="id" title="[^"]*">(?:<a [^>]*>|<span>)([^<]*)<', html) == [
+        "703fbb53-8"]
+    assert '<p class="muted" id="forks">forked sessions (703fbb53-8 of 703fbb53-f)' in html
+
+
+def test_backtest_names_a_fork_at_one_length_in_its_table_and_its_fork_sentence(tmp_path: Path) -> None:
+    """`backtest`'s text, as `report`'s: the fork whose parent shares its first 8 characters (the
+    parent's file not there) is named by 10 in its table and in the fork sentence under it (the table
+    widened over its sessions alone: 8 there, 10 in the sentence)."""
+    from session_watcher.cli.backtest import render_text, run
+
+    parent = CHILD[:8] + PARENT[8:]
+    fork = tmp_path / f"{CHILD}.jsonl"
+    fork.write_text((FORK / f"{CHILD}.jsonl").read_text().replace(PARENT, parent))
+    text = render_text(run([str(fork)]), 200)
+    assert re.search(r"^703fbb53-8 +1 ", text, re.M), text
+    assert "forked sessions (703fbb53-8 of 703fbb53-f) count their own calls" in " ".join(text.split()), text

@@ -2,9 +2,11 @@
 (cli.install, cli.install_codex) and where `config set --project` makes a project's file when the
 project has neither agent's folder (cli.commands).
 
-Claude Code is here when one of its config folders is (`$CLAUDE_CONFIG_DIR`, else `~/.claude` or
-`~/.config/claude`: it makes one when it first runs) or a `claude` executable is on PATH
-(`$SESSION_WATCHER_CLAUDE` names another; a path that is not an executable: none). Codex is here when
+Claude Code is here when `$CLAUDE_CONFIG_DIR` is set (a user who names Claude Code's folder uses
+Claude Code, though the folder is not made yet: Claude Code makes it when it first runs, and reads
+the settings the install writes there), when one of its default folders is (`~/.claude` or
+`~/.config/claude`) or when a `claude` executable is on PATH (`$SESSION_WATCHER_CLAUDE` names
+another; a path that is not an executable: none). Codex is here when
 its folder is (`$CODEX_HOME` set, or `~/.codex`) or a `codex` executable is found (cli.codex_trust).
 """
 
@@ -55,10 +57,56 @@ def claude_executable() -> str | None:
     return shutil.which("claude")
 
 
+def claude_config_set() -> bool:
+    """`$CLAUDE_CONFIG_DIR` names a folder (set to nothing or to commas only: not set, as
+    `paths.claude_config_dirs` reads it)."""
+    return any(p.strip() for p in os.environ.get("CLAUDE_CONFIG_DIR", "").split(","))
+
+
 def claude_here() -> bool:
     from session_watcher.base import paths
 
-    return any(os.path.isdir(d) for d in paths.claude_config_dirs()) or claude_executable() is not None
+    return (claude_config_set() or any(os.path.isdir(d) for d in paths.claude_config_dirs())
+            or claude_executable() is not None)
+
+
+def claude_record_settings() -> str | None:
+    """The settings file install.sh's record (`claude_record`) says it wrote Claude Code's hooks
+    into; None without a record (or one that names no file)."""
+    import json
+
+    from session_watcher.base import paths
+
+    try:
+        doc = json.loads(paths.read_file(claude_record(), 1 << 20))
+    except (OSError, ValueError, RecursionError):
+        return None
+    path = doc.get("settings") if isinstance(doc, dict) else None
+    return path if isinstance(path, str) and path else None
+
+
+def settings_gone(path: str) -> bool:
+    """The settings file an install's record names is gone for sure (so the record can be forgotten):
+    no such file, in a folder that is there or is not there at all. Not where nothing can be told: a
+    folder that is a link to nowhere (a drive not mounted now, a home moved) or an error other than
+    "no such file" (a folder that cannot be read): there the file may still hold our hooks, which
+    only the record lets `--uninstall` take out."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        folder = os.path.dirname(path)
+        return os.path.isdir(folder) or not os.path.lexists(folder)
+    except OSError:
+        return False
+    return False
+
+
+def claude_installed() -> bool:
+    """install.sh installed for Claude Code and what it installed is still there: its record and the
+    settings file the record names. A record whose file is gone (Claude Code removed, its folder
+    with it) installs nothing: the next install.sh forgets it (cli.install)."""
+    path = claude_record_settings()
+    return path is not None and os.path.lexists(path)
 
 
 def codex_here() -> bool:
@@ -100,9 +148,10 @@ def latest_agent(project_dir: str) -> str | None:
 
 
 def installed_for_codex_only() -> bool:
-    """install.sh installed for Codex and not for Claude Code (their install records), or, with
-    neither record, Codex alone is here."""
-    claude, codex = os.path.exists(claude_record()), os.path.exists(codex_record())
+    """install.sh installed for Codex and not for Claude Code (their install records; one of Claude
+    Code's whose settings file is gone counts for nothing: `claude_installed`), or, with neither,
+    Codex alone is here."""
+    claude, codex = claude_installed(), os.path.exists(codex_record())
     if claude or codex:
         return codex and not claude
     return codex_only()

@@ -129,15 +129,15 @@ HEAD = ["session", "calls", "cache cost", "best restarts save", "advice saves", 
 def render_text(doc: dict[str, Any], width: int = 100) -> str:
     """One line per session (its short id, as `report` shows it and every command takes it) and a total,
     within `width` columns (the sweet spot's and the restarts' columns left out when narrower)."""
-    from session_watcher.core.text import fit, short_ids
-    from session_watcher.reports.render_text import fit_table, fork_sentence
+    from session_watcher.core.text import fit
+    from session_watcher.reports.render_text import fit_table, fork_sentence, report_id_length
 
-    ids = short_ids([str(s["sessionId"]) for s in doc["sessions"]])
+    cut = report_id_length(doc)  # as `report` cuts them: told apart from each fork's parent too
     rows = []
     for s in doc["sessions"]:
         pol = s["policies"]
         rows.append([
-            clean(ids[str(s["sessionId"])]), f"{s['calls']:,}", _cost(pol["actual"]), _saving(pol["hindsight"]),
+            clean(str(s["sessionId"])[:cut]), f"{s['calls']:,}", _cost(pol["actual"]), _saving(pol["hindsight"]),
             _saving(pol["alert"]), _restarts(pol["alert"], s.get("restartGaps")), _pct(pol["sweetSpot"]),
             _cap(s["capture"]),
         ])
@@ -151,7 +151,7 @@ def render_text(doc: dict[str, Any], width: int = 100) -> str:
     lines, left_out = fit_table(HEAD, rows, {1, 2, 3, 4, 6, 7}, width, ("sweet spot", "restarts"))
     if left_out:
         lines.append(f"({', '.join(left_out)}: left out at this width; all in --json)")
-    forks = fork_sentence(doc)  # as `report` says it: a fork's copies of its parent's calls are the parent's
+    forks = fork_sentence(doc, cut)  # as `report` says it: a fork's copies of its parent's calls are the parent's
     if forks:
         lines.append(forks)
     med, low = tot["captureMedian"], tot["captureMin"]

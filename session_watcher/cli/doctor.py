@@ -200,9 +200,32 @@ SETTINGS_MAX = 16 << 20  # Claude Code's settings.json, read by doctor and the i
 def _codex_alone() -> bool:
     """install.sh installed for Codex and not for Claude Code (its records: it does so where Codex
     is the one agent on the machine, cli.agents_here)."""
-    from session_watcher.cli.agents_here import claude_record, codex_record
+    from session_watcher.cli.agents_here import claude_installed, codex_record
 
-    return os.path.exists(codex_record()) and not os.path.exists(claude_record())
+    return os.path.exists(codex_record()) and not claude_installed()
+
+
+def _left_record(settings: str) -> str | None:
+    """What doctor says, `settings` (Claude Code's settings file now) being absent, of install.sh's
+    record of the hooks it wrote into a settings file gone since (Claude Code removed, its folder with
+    it; or the file deleted): how it goes. None where there is no such record."""
+    from session_watcher.cli.agents_here import claude_here, claude_record, claude_record_settings, settings_gone
+
+    wrote = claude_record_settings()
+    if wrote is None or os.path.lexists(wrote):
+        return None
+    into = "there" if wrote == settings else f"into {wrote} (gone since)"
+    record = claude_record()
+    if not settings_gone(wrote):  # a folder not reachable now: install.sh keeps the record
+        return (f"settings   {settings}: absent; install.sh wrote session-watcher's hooks into {wrote}, whose folder "
+                f"cannot be reached now (a link to nowhere, or not readable): its record is kept ({record}); "
+                "./install.sh --uninstall forgets it")
+    if claude_here():
+        return (f"settings   {settings}: absent, though install.sh wrote session-watcher's hooks {into} (its "
+                f"record: {record}): ./install.sh again writes them")
+    return (f"settings   {settings}: absent: Claude Code is not on this machine any more, and install.sh's record "
+            f"of the hooks it wrote {into} is left over: ./install.sh again forgets it, or remove it: "
+            f"rm {shlex.quote(record)}")
 
 
 def _settings_lines(plugin_on: bool = False) -> list[str]:
@@ -212,7 +235,10 @@ def _settings_lines(plugin_on: bool = False) -> list[str]:
         try:
             doc = json.loads(paths.read_file(settings, SETTINGS_MAX))
         except FileNotFoundError:
-            if _codex_alone():  # install.sh writes nothing of Claude Code's where it is not
+            left = _left_record(settings)
+            if left is not None:
+                out.append(left)
+            elif _codex_alone():  # install.sh writes nothing of Claude Code's where it is not
                 out.append(f"settings   {settings}: absent (install.sh installed for Codex alone: Claude Code "
                            "was not on this machine; ./install.sh again once it is)")
             else:

@@ -1,15 +1,19 @@
 """Merge session-watcher's hooks and status line into Claude Code's settings.json, and take them out.
 
 `python -m session_watcher.cli.install add BIN_DIR` / `remove`: idempotent; nothing written where
-Codex is the one agent here (no Claude Code folder, no `claude` on PATH: cli.agents_here), said in one
-line; every other key and hook of the
-user's is kept; a backup is written before any change (and none when nothing changes); an existing
-statusLine is never overwritten. What was added is recorded in `<data dir>/installed.json`, so removal
-takes out exactly that; a settings.json the install created goes again when nothing else is in it, and
-so do our backups that hold only our entries (`restore`; one holding anything of the user's stays).
-`link COMMAND`: the command in ~/.local/bin (install.sh --uninstall removes it). `say TEXT`: install.sh's
-own lines. Every line is said as the rest of the CLI says its text (`say`): wrapped at its spaces within
-the terminal's columns, a path kept whole; a command to copy stays on one line.
+Codex is the one agent here (no `$CLAUDE_CONFIG_DIR` set, no Claude Code folder, no `claude` on PATH:
+cli.agents_here), said in one line, and there the record of an earlier install whose settings file is
+gone since (Claude Code removed) is forgotten, so nothing says its hooks are installed (one whose
+folder cannot be reached now is kept: `agents_here.settings_gone`); every other
+key and hook of the user's is kept; a backup is written before any change (and none when nothing
+changes); an existing statusLine is never overwritten. What was added is recorded in
+`<data dir>/installed.json`, so removal takes out exactly that; a settings.json the install created
+goes again when nothing else is in it, and so do our backups that hold only our entries (`restore`;
+one holding anything of the user's stays). `installed`: exit 0 where Claude Code's settings hold an
+install (its record, and the file it names: install.sh's closing screen names the status line then).
+`link COMMAND`: the command in ~/.local/bin (install.sh --uninstall removes it). `say TEXT`:
+install.sh's own lines. Every line is said as the rest of the CLI says its text (`say`): wrapped at
+its spaces within the terminal's columns, a path kept whole; a command to copy stays on one line.
 """
 
 from __future__ import annotations
@@ -251,8 +255,17 @@ def add(bin_dir: str) -> int:
 
     if agents_here.codex_only():  # a Codex user's machine: no Claude Code folder, no `claude` to run
         folders = " or ".join(dict.fromkeys(paths.claude_config_dirs()[:2]))
-        say(f"claude code: not on this machine (no {folders}, no `claude` on PATH): its settings not written; "
-            "installed for Codex (./install.sh again adds Claude Code's once it is here)")
+        said = f"claude code: not on this machine (no {folders}, no `claude` on PATH): its settings not written"
+        left = agents_here.claude_record_settings()  # an earlier install's (a record that cannot be read: kept)
+        if left is not None and os.path.lexists(left):  # its hooks, in a folder still there
+            said += f"; an earlier install's hooks stay in {left} (./install.sh --uninstall takes them out)"
+        elif left is not None and agents_here.settings_gone(left):  # Claude Code removed, its settings with it
+            _forget_stale(left)
+            said += f"; the record of an earlier install into {left} (gone since) forgotten"
+        elif left is not None:  # a folder that cannot be reached now (a link to nowhere): its file may be back
+            said += (f"; the record of an earlier install into {left} kept, its folder not reachable now "
+                     "(./install.sh --uninstall forgets it)")
+        say(f"{said}; installed for Codex (./install.sh again adds Claude Code's once it is here)")
         return 0
     path = settings_file()
     before = _read_text(path)
@@ -360,20 +373,35 @@ def restore(path: str, before: str, doc: dict[str, Any], created: bool,
     return False, _write(path, doc, before, backup=not only_ours and not _backed_up(path, doc), named=False)
 
 
+def _ours(rec: dict[str, Any]) -> tuple[set[str], set[str], Callable[[dict[str, Any]], dict[str, Any]]]:
+    """From an install's record: its hook keys, its status-line command, and what strips a backup of
+    every entry of ours (an earlier install's too: another venv path)."""
+    keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
+    status = {rec["statusLine"]} if isinstance(rec.get("statusLine"), str) else set()
+    was = {k for k in rec.get("earlier") or [] if isinstance(k, str)} | keys | status
+
+    def strip(d: dict[str, Any]) -> dict[str, Any]:
+        return _strip(d, was, was)
+
+    return keys, status, strip
+
+
+def _forget_stale(path: str) -> None:
+    """An install's record whose settings file (`path`) is gone: the backups of ours still beside
+    it tidied, as `remove` does (a folder removed whole took them with it), and the record forgotten,
+    so nothing says Claude Code's hooks or status line are installed."""
+    if os.path.isdir(os.path.dirname(path)):
+        tidy_backups(path, _ours(_load(record_file()))[2])
+    _forget_install()
+
+
 def remove() -> int:
     if not os.path.exists(record_file()):
         return 0  # never installed for Claude Code (a Codex user's machine): nothing of ours in its settings
     rec = _load(record_file())
     path = rec.get("settings") or settings_file()
     before = _read_text(path)
-    keys = {k for k in rec.get("hooks") or [] if isinstance(k, str)}
-    status = {rec["statusLine"]} if isinstance(rec.get("statusLine"), str) else set()
-    # a backup may hold an earlier install's entries (another venv path): ours too
-    was = {k for k in rec.get("earlier") or [] if isinstance(k, str)} | keys | status
-
-    def strip(d: dict[str, Any]) -> dict[str, Any]:
-        return _strip(d, was, was)
-
+    keys, status, strip = _ours(rec)
     made = None
     if before is None:
         say(f"settings: {path} absent; nothing to remove")
@@ -466,7 +494,9 @@ def main(argv: list[str]) -> int:
         if argv[:1] == ["remove"]:
             return remove()
         if argv[:1] == ["installed"]:  # install.sh: whether Claude Code's settings hold our install
-            return 0 if os.path.exists(record_file()) else 1
+            from session_watcher.cli.agents_here import claude_installed
+
+            return 0 if claude_installed() else 1
         if argv[:1] == ["link"] and len(argv) == 2:
             return link(argv[1])
         if argv[:1] == ["say"] and len(argv) >= 2:

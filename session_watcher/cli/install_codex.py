@@ -186,9 +186,28 @@ def _fired(limit: int = 64) -> str | None:
 def doctor_lines() -> list[str]:
     """What `doctor` says of Codex: not here, here without the hooks, installed but not trusted yet
     (no Codex hook has fired: Codex skips an untrusted hook and says nothing), or firing. Trust is
-    read for our hooks only (`_ours_trusted`), never from the user's own entries."""
-    home = codex_home()
+    read for our hooks only (`_ours_trusted`), never from the user's own entries. With the hooks
+    installed on a system where exec's stderr cannot be written (no /proc: macOS), a line says what
+    a `codex exec` user does not see there, and where to look instead."""
     rec = claude._load(record_file()) if os.path.exists(record_file()) else {}
+    path = rec.get("hooksFile")
+    lines = _hooks_lines(rec)
+    if isinstance(path, str):
+        from session_watcher.agents.codex.execout import stderr_reachable
+
+        if not stderr_reachable():
+            lines.append("codex      under `codex exec` (not the TUI) the guard's reasons and the alerts are not "
+                         "shown on this system: exec shows no hook's output, and session-watcher writes them to "
+                         "exec's stderr through /proc, which this system has not; a held prompt says only "
+                         "`hook: UserPromptSubmit Blocked` (sent again within a minute, it goes); the alerts go to "
+                         "the desktop's notifications too, and `session-watcher status` says where the thread "
+                         "stands")
+    return lines
+
+
+def _hooks_lines(rec: dict[str, Any]) -> list[str]:
+    """`doctor_lines`' line of the hooks the install's record (`rec`) names: where they stand."""
+    home = codex_home()
     path = rec.get("hooksFile")
     if not isinstance(path, str):
         return [] if home is None else [f"codex      {home}: hooks not installed (./install.sh adds them)"]

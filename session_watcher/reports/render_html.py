@@ -13,7 +13,7 @@ from typing import Any
 
 from session_watcher.agents import FALLBACK  # a document from before sessions named their agent
 from session_watcher.core.numbers import dollars, duration, tokens
-from session_watcher.core.text import clean, keep_units, short_ids
+from session_watcher.core.text import clean, keep_units
 from session_watcher.reports.fmt import CAUSE_WORDS, CAUSES
 from session_watcher.reports.render_text import (
     agents_of,
@@ -25,6 +25,7 @@ from session_watcher.reports.render_text import (
     model_cell,
     pct,
     project_names,
+    report_id_length,
     span,
     started,
     subagent_sentence,
@@ -261,12 +262,12 @@ def _head(columns: tuple[tuple[str, str], ...]) -> str:
 PAGE_SESSIONS = 100  # the newest sessions the page opens with; the others fold under their count
 
 
-def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str]:
+def _sessions(sessions: list[dict[str, Any]], id_length: int, pages: dict[str, str]) -> list[str]:
     """The sessions, as the text report has them (every one, newest first): a short id linked to its
     page, started, span, project, model, calls, cache $, warmth, cold starts, the longest break. Past
     the newest PAGE_SESSIONS they fold (`details`): a year of sessions was a table some 60,000 px
-    tall above the day, week and project views."""
-    ids = short_ids([s["sessionId"] for s in sessions])
+    tall above the day, week and project views. Each id cut to `id_length` (`report_id_length`: as
+    the text and the fork sentence name it)."""
     mixed = len(agents_of(sessions)) > 1  # an agent column, as in the text, when two agents are there
     head = _head((SESSION_COLUMNS[0], ("agent", ""), *SESSION_COLUMNS[1:]) if mixed else SESSION_COLUMNS)
     h = ['<h2 id="h-sessions">Sessions</h2>']
@@ -278,17 +279,17 @@ def _sessions(sessions: list[dict[str, Any]], pages: dict[str, str]) -> list[str
             said = "the session" if len(rest) == 1 else f"the {len(rest):,} sessions"
             h.append(f'<details id="sessions-more"><summary>{said} before these</summary>')
         h.append(f'<table id="{ident}" class="sessions"><thead><tr>{head}</tr></thead><tbody>')
-        h.extend(_session_row(s, ids, pages, mixed) for s in part)
+        h.extend(_session_row(s, id_length, pages, mixed) for s in part)
         h.append("</tbody></table>")
     if rest:
         h.append("</details>")
     return h
 
 
-def _session_row(s: dict[str, Any], ids: dict[str, str], pages: dict[str, str], mixed: bool) -> str:
+def _session_row(s: dict[str, Any], id_length: int, pages: dict[str, str], mixed: bool) -> str:
     sid = s["sessionId"]
     href = pages.get(sid)
-    short = escape(ids[sid])
+    short = escape(sid[:id_length])
     cell = f'<a href="{escape(href)}">{short}</a>' if href else f"<span>{short}</span>"
     agent = f'<td data-label="agent">{escape(s.get("agent") or FALLBACK.name)}</td>' if mixed else ""
     cells = (started(s.get("firstActivity")), span(s),
@@ -403,11 +404,12 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
         '<p class="legend"><span><i class="sw sw-warm"></i>read from cache</span>'
         '<span><i class="sw sw-recreated"></i>re-created (paid again)</span></p>'
     )
-    h.extend(_sessions(sessions, pages))
+    id_length = report_id_length(doc)
+    h.extend(_sessions(sessions, id_length, pages))
     said = subagent_sentence(doc)
     if said:
         h.append(f'<p class="muted" id="subagents">{escape(said)}.</p>')
-    said = fork_sentence(doc)
+    said = fork_sentence(doc, id_length)
     if said:
         h.append(f'<p class="muted" id="forks">{escape(said)}.</p>')
     said = unpriced_sentence(doc)

@@ -16,7 +16,11 @@ write would tear, nor its background daemon), and writes the texts there when th
 terminal in its ordinary line mode, a pipe, or a file opened for appending (a file written at an
 offset would overwrite our lines, or ours its). The write needs Linux's `/proc` (exec's stderr
 opened through it); elsewhere, and whenever any step fails, nothing is written and the JSON output
-stays as it was. Whether the hook runs under `exec` (the guard's and the alerts' words for it) is
+stays as it was. No portable way was found: measured with the real `codex exec`, a hook's own stderr
+is shown in none of its exit forms (0, 1, 2 or a JSON block: only `hook: UserPromptSubmit Blocked`,
+`Failed`, `Completed`), the hook inherits no descriptor but its three pipes, and has no controlling
+terminal; so on macOS a held exec prompt says no more than that (`doctor` says so, and
+docs/install.md). Whether the hook runs under `exec` (the guard's and the alerts' words for it) is
 told without /proc too: from `ps` on macOS (`_exec_by_ps`); on Windows never (checked first: its
 `os` has no O_NOCTTY). Nothing here reaches the thread's model (a `codex exec` that another agent runs as
 a tool has its stderr read by that agent, these lines with Codex's own: the command's output).
@@ -184,13 +188,21 @@ def under_exec() -> bool:
     return exec_pid() is not None
 
 
+def stderr_reachable() -> bool:
+    """Whether a hook can write to exec's stderr on this system: through /proc only (Linux). Codex
+    0.171.0 gives a hook nothing else to reach it by (measured under `codex exec`: the hook's fds 0, 1
+    and 2 are pipes Codex reads, none other is inherited, and it leads a session of its own, with no
+    controlling terminal); `doctor` says so where this is False."""
+    return sys.platform != "win32" and os.path.isdir(f"{PROC}/{os.getpid()}")
+
+
 def exec_stderr() -> int | None:
     """A descriptor open on the stderr of the `codex exec` that runs this hook, when it is a place a
     line can be added to without harm; else None. Under `--json`, a stderr that is its stdout too
     (`2>&1` into a pipe or a file: one stream of events a program reads) is left alone."""
     import stat
 
-    if not os.path.isdir(f"{PROC}/{os.getpid()}"):  # written through /proc only: no `ps` asked for nothing
+    if not stderr_reachable():  # written through /proc only: no `ps` asked for nothing
         return None
     found = _exec()
     if found is None:
