@@ -70,7 +70,6 @@ if sys.platform != "win32":
         pipe,
         posix_spawn,
         pread,
-        preadv,
         read,
         readlink,
         rename,
@@ -86,6 +85,10 @@ if sys.platform != "win32":
         waitstatus_to_exitcode,
         write,
     )
+    try:  # not on every POSIX system: the reader's caller asks first (hasattr(os, "preadv"))
+        from posix import preadv
+    except ImportError:  # pragma: no cover
+        pass
     from posix import open as open  # noqa: PLC0414 - re-exported under os's name: it shadows the builtin here only
 
     def __getattr__(attr: str) -> object:
