@@ -5,7 +5,8 @@ it raises nothing to its entry point (`hooks.entry`, which logs and exits 0), gi
 LOCK_TIMEOUT when another hook holds the session (the lines stay for the next run), stops folding at
 its time budget, and logs what went wrong instead of raising.
 Imports: the core, the session shell (state/shell.py: the lock, load, quarantine, rebuild and save,
-shared with the status line and the CLI), stdlib os; nothing else unless needed.
+shared with the status line and the CLI), the system calls through base/sysos (not `os`); nothing else
+unless needed.
 
 The transcript is the only source of the state: a hook is a signal to fold what is new, so the
 client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
