@@ -2,17 +2,17 @@
 
 `os` is written in Python over the `posix` module built into the interpreter; importing it runs that
 layer and `_collections_abc` (some 30 abstract classes made, for `os.environ`'s mapping type),
-`posixpath`, `genericpath` and `stat`: 1.2 ms of CPU, 0.11x of `python -I -c pass`, on every tool
-result, turn's end and status-line refresh (the launchers run without `site`, which would have
-imported it; docs/benchmarks.md, 2026-12-06). The calls themselves are `posix`'s: `os.stat` *is*
-`posix.stat`. What `os` adds in Python and the hooks' path uses is here, for `str` paths: the path
-helpers copied from CPython 3.11's `posixpath` and `genericpath` (same results: tests/test_sysos.py
-holds them to `os.path` over a table of paths, links and loops) and `environ`, which is `os.environ`
-itself once anything has imported `os` (the CLI, the tests, a rare branch's module), so that a
-change made there is seen here; before that, the environment as the process started with it,
-decoded as `os` decodes it.
+`posixpath`, `genericpath` and `stat`, on every tool result, turn's end and status-line refresh
+(the launchers run without `site`, which would have imported it; docs/benchmarks.md, 2026-12-06).
+The calls themselves are `posix`'s: `os.stat` *is* `posix.stat`. What `os` adds in Python and the
+hooks' path uses is here, for `str` paths: the path helpers copied from CPython 3.11's `posixpath`
+and `genericpath` (same results: tests/test_sysos.py holds them to `os.path` over generated paths,
+links, a broken link and a loop) and `environ`, which is `os.environ` itself once anything has
+imported `os` (the CLI, the tests, a rare branch's module), so that a change made there is seen
+here; before that, the environment as the process started with it, decoded as `os` decodes it.
 
-Elsewhere than POSIX (Windows), every name is `os`'s or `os.path`'s, looked up when first used.
+Elsewhere than POSIX (Windows), every name is `os`'s, `os.path`'s or `stat`'s, looked up when first
+used.
 """
 
 from __future__ import annotations
@@ -288,5 +288,9 @@ else:  # pragma: no cover - Windows: os and os.path themselves
 
     def __getattr__(attr: str) -> object:
         import os
+        import stat
 
-        return getattr(os, attr) if hasattr(os, attr) else getattr(os.path, attr)
+        for module in (os, os.path, stat):
+            if hasattr(module, attr):
+                return getattr(module, attr)
+        raise AttributeError(attr)

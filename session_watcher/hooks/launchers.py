@@ -29,8 +29,8 @@ import sys
 import sysconfig
 
 GC_THRESHOLD = 10_000  # the first generation's collection threshold in a launcher's process (CPython's: 700)
-# `_exit` from the module built into the interpreter: `os` (1.2 ms of CPU to import, base/sysos.py) is
-# loaded by none of the hooks' and the status line's runs
+# `_exit` from the module built into the interpreter: `os` (slow to import: base/sysos.py) is loaded by
+# none of the hooks' and the status line's runs
 EXIT_MODULE = "nt" if sys.platform == "win32" else "posix"
 LAUNCHERS = (("hook", "session_watcher.hooks.entry"), ("statusline", "session_watcher.hooks.statusline"))
 
