@@ -5,16 +5,13 @@ from __future__ import annotations
 import os
 import posixpath
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from session_watcher.base import sysos
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX: elsewhere sysos is os itself")
 
@@ -99,8 +96,9 @@ def test_environ_is_os_environ_once_os_is_loaded(monkeypatch: pytest.MonkeyPatch
 
 def test_environ_without_os_is_the_process_environment_decoded_as_os_decodes_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where nothing has loaded `os` (the launchers): the environment the process started with, its
-    bytes decoded as os.environ decodes them (undecodable bytes kept as surrogates)."""
+    """Where nothing has loaded `os` (the launchers): the process's environment, its bytes decoded as
+    os.environ decodes them (undecodable bytes kept as surrogates), a change made through either seen
+    by the other."""
     monkeypatch.setenv("SESSION_WATCHER_SYSOS_TEST", "caf\udce9")  # a byte that is not UTF-8
     monkeypatch.delitem(sys.modules, "os")
     try:
@@ -108,5 +106,71 @@ def test_environ_without_os_is_the_process_environment_decoded_as_os_decodes_it(
     finally:
         sys.modules["os"] = os
     assert got is not os.environ
-    assert got == dict(os.environ)
+    assert dict(got) == dict(os.environ) == got.copy()  # type: ignore[attr-defined]  # os.environ has it too
+    assert (len(got), sorted(got)) == (len(os.environ), sorted(os.environ))
+    assert sorted(got.items()) == sorted(os.environ.items())
     assert got["SESSION_WATCHER_SYSOS_TEST"] == "caf\udce9"
+    assert "SESSION_WATCHER_SYSOS_TEST" in got
+    assert got.get("SESSION_WATCHER_SYSOS_NONE") is None
+    assert "SESSION_WATCHER_SYSOS_NONE" not in got
+    monkeypatch.setenv("SESSION_WATCHER_SYSOS_TEST", "later")  # through os.environ
+    assert got["SESSION_WATCHER_SYSOS_TEST"] == "later"
+    got["SESSION_WATCHER_SYSOS_TEST"] = "back"  # through the view
+    assert os.environ["SESSION_WATCHER_SYSOS_TEST"] == "back"
+    del got["SESSION_WATCHER_SYSOS_TEST"]
+    assert "SESSION_WATCHER_SYSOS_TEST" not in os.environ
+    with pytest.raises(KeyError):
+        del got["SESSION_WATCHER_SYSOS_TEST"]
+    with pytest.raises(TypeError):
+        got["SESSION_WATCHER_SYSOS_TEST"] = 1  # type: ignore[assignment]
+
+
+# a launcher's process: no `os` when sysos is imported; a rare branch imports it later and changes the
+# environment, a change through sysos too; the children spawn.run, posix_spawn with sysos.environ and
+# subprocess (the C environment, which putenv sets) start see both
+LATE_OS = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from session_watcher.base import sysos
+assert "os" not in sys.modules, "os loaded before sysos"
+assert sysos.environ["SW_SYSOS_START"] == "caf\udce9"
+import os
+os.environ["SW_SYSOS_BY_OS"] = "os"
+sysos.environ["SW_SYSOS_BY_SYSOS"] = "sysos"
+del sysos.environ["SW_SYSOS_START"]
+assert (sysos.environ["SW_SYSOS_BY_OS"], os.environ["SW_SYSOS_BY_SYSOS"]) == ("os", "sysos")
+assert "SW_SYSOS_START" not in os.environ and dict(sysos.environ) == dict(os.environ)
+from session_watcher.state import spawn
+got = spawn.run(["env"], b"", 30)
+assert got is not None and got[0] == 0, got
+children = [got[1]]
+r, w = os.pipe()
+actions = [(sysos.POSIX_SPAWN_DUP2, w, 3)]
+pid = sysos.posix_spawn("/bin/sh", ["sh", "-c", "env >&3"], sysos.environ, file_actions=actions)
+os.close(w)
+sysos.waitpid(pid, 0)
+children.append(os.read(r, 1 << 20))
+import subprocess
+children.append(subprocess.run(["env"], capture_output=True, check=True).stdout)  # the C environment: putenv's
+for out in children:
+    lines = out.split(b"\n")
+    assert b"SW_SYSOS_BY_OS=os" in lines and b"SW_SYSOS_BY_SYSOS=sysos" in lines, out
+    assert not any(line.startswith(b"SW_SYSOS_START=") for line in lines), out
+print("ok")
+"""
+
+
+@pytest.mark.slow  # starts processes
+def test_environ_is_one_environment_when_os_comes_after_sysos(tmp_path: Path) -> None:
+    """A launcher's process (`-I -S`: no `os` at the start) imports sysos, then `os`: a change made
+    through either mapping is in the other, and the children `spawn.run` and `posix_spawn` start have
+    it (a copy taken at sysos's import would have been a second environment)."""
+    import subprocess
+
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env_b = {k.encode(): v.encode() for k, v in env.items()} | {b"SW_SYSOS_START": b"caf\xe9"}
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", LATE_OS, root], env=env_b, capture_output=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    assert proc.stdout.endswith(b"ok\n")

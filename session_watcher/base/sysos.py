@@ -8,8 +8,8 @@ The calls themselves are `posix`'s: `os.stat` *is* `posix.stat`. What `os` adds 
 hooks' path uses is here, for `str` paths: the path helpers copied from CPython 3.11's `posixpath`
 and `genericpath` (same results: tests/test_sysos.py holds them to `os.path` over generated paths,
 links, a broken link and a loop) and `environ`, which is `os.environ` itself once anything has
-imported `os` (the CLI, the tests, a rare branch's module), so that a change made there is seen
-here; before that, the environment as the process started with it, decoded as `os` decodes it.
+imported `os` (the CLI, the tests), else a view of the same `posix.environ` that `os.environ` reads
+and writes (`_Environ`): one environment either way, whichever of the two is imported first.
 
 Elsewhere than POSIX (Windows), every name is `os`'s, `os.path`'s or `stat`'s, looked up when first
 used.
@@ -21,7 +21,7 @@ import sys
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import MutableMapping
+    from collections.abc import Iterator, MutableMapping
 
 __all__ = [  # what the hooks' path takes from here instead of `os` and `os.path`
     "O_APPEND", "O_CLOEXEC", "O_CREAT", "O_EXCL", "O_NOCTTY", "O_NONBLOCK", "O_RDONLY", "O_RDWR", "O_WRONLY",
@@ -89,7 +89,10 @@ if sys.platform != "win32":
         from posix import preadv
     except ImportError:  # pragma: no cover
         pass
+    from posix import environ as _bytes_environ  # what os.environ reads and writes too
     from posix import open as open  # noqa: PLC0414 - re-exported under os's name: it shadows the builtin here only
+    from posix import putenv as _putenv
+    from posix import unsetenv as _unsetenv
 
     def __getattr__(attr: str) -> object:
         """Any other of `posix`'s names, as `os` has them (`getattr(sysos, "O_NOFOLLOW", 0)` as with `os`)."""
@@ -103,15 +106,80 @@ if sys.platform != "win32":
     defpath = "/bin:/usr/bin"
     devnull = "/dev/null"
 
+    class _Environ:
+        """`os.environ` without `os`: the same live view of `posix.environ` (the process's environment
+        as bytes, which `os.environ` reads and writes too), each name and value encoded and decoded as
+        `os` does it (the file system's encoding, undecodable bytes kept as surrogates). So it and an
+        `os.environ` made later in the process never disagree: a change made through either is in
+        `posix.environ`, and `putenv` gives it to the children a fork or a spawn without `env` starts.
+        The mapping's reads, `dict(...)` and `posix_spawn`'s `env`; of the writes, `x[k] = v` and
+        `del x[k]` only (`os.environ`'s other mixins are `_collections_abc`'s: their import is what
+        this module avoids)."""
+
+        __slots__ = ()
+
+        def __getitem__(self, key: str) -> str:
+            return _decode(_bytes_environ[_encode(key)])
+
+        def get(self, key: str, default: str | None = None) -> str | None:
+            try:
+                return self[key]
+            except KeyError:
+                return default
+
+        def __contains__(self, key: object) -> bool:
+            return isinstance(key, str) and _encode(key) in _bytes_environ
+
+        def __iter__(self) -> Iterator[str]:
+            return iter([_decode(k) for k in list(_bytes_environ)])
+
+        def __len__(self) -> int:
+            return len(_bytes_environ)
+
+        def keys(self) -> list[str]:
+            return list(self)
+
+        def values(self) -> list[str]:
+            return [self[k] for k in self]
+
+        def items(self) -> list[tuple[str, str]]:
+            return [(k, self[k]) for k in self]
+
+        def copy(self) -> dict[str, str]:
+            return dict(self.items())
+
+        def __setitem__(self, key: str, value: str) -> None:
+            k, v = _encode(key), _encode(value)
+            _putenv(k, v)
+            _bytes_environ[k] = v
+
+        def __delitem__(self, key: str) -> None:
+            k = _encode(key)
+            _unsetenv(k)
+            try:
+                del _bytes_environ[k]
+            except KeyError:
+                raise KeyError(key) from None
+
+        def __repr__(self) -> str:
+            return f"environ({self.copy()!r})"
+
+    def _encode(value: str) -> bytes:
+        if not isinstance(value, str):
+            raise TypeError(f"str expected, not {type(value).__name__}")
+        return value.encode(sys.getfilesystemencoding(), "surrogateescape")
+
+    def _decode(value: bytes) -> str:
+        return value.decode(sys.getfilesystemencoding(), "surrogateescape")
+
     def _environ() -> MutableMapping[str, str]:
+        """`os.environ` where `os` is loaded already (the CLI, the tests); else the same view of the
+        process's environment (`_Environ`), whatever imports `os` later."""
         loaded = sys.modules.get("os")
         if loaded is not None:
             got: MutableMapping[str, str] = loaded.environ
             return got
-        import posix
-
-        encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
-        return {k.decode(encoding, errors): v.decode(encoding, errors) for k, v in posix.environ.items()}
+        return _Environ()  # type: ignore[return-value]  # the mapping's calls the package makes, not its ABC
 
     environ = _environ()
 
