@@ -59,7 +59,8 @@ def test_the_file_tests_and_realpath_agree_with_os_path(tmp_path: Path) -> None:
     (tmp_path / "loop-b").symlink_to("loop-a")
     (tmp_path / "dir" / "up").symlink_to("..")
     names = ["dir", "dir/file", "to-dir", "to-dir/file", "to-file", "broken", "loop-a", "loop-a/x", "dir/up/to-dir",
-             "dir/up/dir/up/to-file", "missing", "missing/../dir", "to-dir/../to-file", "dir/./file/", "dir//file"]
+             "dir/up/dir/up/to-file", "missing", "missing/../dir", "to-dir/../to-file", "dir/./file/", "dir//file",
+             "to-dir/../to-dir/file", "to-dir/up/to-dir/up/to-dir", "loop-a/../dir", "to-file/", "broken/x"]
     for name in names:
         for path in (str(tmp_path / name), f"{tmp_path}/{name}"):
             got = [sysos.exists(path), sysos.lexists(path), sysos.isfile(path), sysos.isdir(path),
@@ -67,6 +68,53 @@ def test_the_file_tests_and_realpath_agree_with_os_path(tmp_path: Path) -> None:
             assert got == [os.path.exists(path), os.path.lexists(path), os.path.isfile(path), os.path.isdir(path),
                            os.path.islink(path), os.path.realpath(path)], name
     assert sysos.exists("a\0b") is os.path.exists("a\0b") is False  # a NUL in the path: no, not an error
+
+
+# a small tree: folders, files and links (relative, absolute, up, to themselves, dangling, through
+# each other) under four names, then paths through it from the root and from a folder in it
+NAMES = ["a", "b", "c", "d"]
+NODE = st.tuples(st.lists(st.sampled_from(NAMES), min_size=1, max_size=2),
+                 st.sampled_from(["dir", "file", "link", "link"]),
+                 st.sampled_from(["a", "../a", "b/c", "/nowhere", "..", ".", "c/../d", "ROOT/d", "a/", "d//b/", "~",
+                                  "a/b/../../c", "ROOT"]))
+WALK = st.lists(st.sampled_from(["a", "b", "c", "d", "..", ".", "", "x"]), max_size=7)
+
+
+@given(st.lists(NODE, max_size=10), st.lists(st.tuples(WALK, st.sampled_from(["", "/", "//"])), min_size=1, max_size=8),
+       st.sampled_from(["", "a", "b"]))
+def test_realpath_and_the_file_tests_agree_with_os_path_over_generated_trees(
+        nodes: list[tuple[list[str], str, str]], walks: list[tuple[list[str], str]], start: str) -> None:
+    """Links to links, loops, `..` through a link, trailing slashes, relative paths from a working
+    folder in the tree: realpath, abspath and the file tests give os.path's answers."""
+    import tempfile
+
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as root:
+        for names, kind, target in nodes:
+            path = os.path.join(root, *names)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                if kind == "dir":
+                    os.makedirs(path, exist_ok=True)
+                elif kind == "file":
+                    with open(path, "x"):
+                        pass
+                else:
+                    os.symlink(target.replace("ROOT", root), path)
+            except OSError:
+                pass  # a name taken already, or a parent that is a file or a link: the tree as it is
+        try:
+            os.chdir(os.path.join(root, start))
+        except OSError:
+            os.chdir(root)
+        try:
+            for walk, end in walks:
+                rel = "/".join(walk) + end
+                for path in (rel, f"{root}/{rel}"):
+                    for name in ("realpath", "abspath", "exists", "lexists", "isfile", "isdir", "islink"):
+                        assert getattr(sysos, name)(path) == getattr(os.path, name)(path), (name, path)
+        finally:
+            os.chdir(here)
 
 
 def test_a_relative_realpath_starts_from_the_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
