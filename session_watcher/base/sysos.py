@@ -46,7 +46,6 @@ if sys.platform != "win32":
         O_RDONLY,
         O_RDWR,
         O_WRONLY,
-        POSIX_SPAWN_DUP2,
         W_OK,
         X_OK,
         access,
@@ -68,7 +67,6 @@ if sys.platform != "win32":
         lstat,
         mkdir,
         pipe,
-        posix_spawn,
         pread,
         read,
         readlink,
@@ -87,6 +85,10 @@ if sys.platform != "win32":
     )
     try:  # not on every POSIX system: the reader's caller asks first (hasattr(os, "preadv"))
         from posix import preadv
+    except ImportError:  # pragma: no cover
+        pass
+    try:  # nor these: their callers ask first (state.spawn.run, the OTLP trigger), as they did of `os`
+        from posix import POSIX_SPAWN_DUP2, posix_spawn
     except ImportError:  # pragma: no cover
         pass
     from posix import environ as _bytes_environ  # what os.environ reads and writes too
@@ -268,8 +270,10 @@ if sys.platform != "win32":
         if i == 1 and "HOME" in environ:
             userhome = environ["HOME"]
         else:
-            import pwd  # built into the interpreter
-
+            try:
+                import pwd  # built into the interpreter (where there is one: os.path's check)
+            except ImportError:  # pragma: no cover
+                return path
             try:
                 userhome = pwd.getpwuid(getuid()).pw_dir if i == 1 else pwd.getpwnam(path[1:i]).pw_dir
             except KeyError:  # no such user (or none for this process's id): unchanged
