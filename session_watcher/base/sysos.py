@@ -166,13 +166,15 @@ if sys.platform != "win32":
         def __repr__(self) -> str:
             return f"environ({self.copy()!r})"
 
+    _ENCODING = sys.getfilesystemencoding()  # os.environ's, taken once as os takes it
+
     def _encode(value: str) -> bytes:
         if not isinstance(value, str):
             raise TypeError(f"str expected, not {type(value).__name__}")
-        return value.encode(sys.getfilesystemencoding(), "surrogateescape")
+        return value.encode(_ENCODING, "surrogateescape")
 
     def _decode(value: bytes) -> str:
-        return value.decode(sys.getfilesystemencoding(), "surrogateescape")
+        return value.decode(_ENCODING, "surrogateescape")
 
     def _environ() -> MutableMapping[str, str]:
         """`os.environ` where `os` is loaded already (the CLI, the tests); else the same view of the
