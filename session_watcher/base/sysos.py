@@ -7,8 +7,8 @@ layer and `_collections_abc` (some 30 abstract classes made, for `os.environ`'s 
 The calls themselves are `posix`'s: `os.stat` *is* `posix.stat`. What `os` adds in Python and the
 hooks' path uses is here, for `str` paths: the path helpers copied from CPython 3.11's `posixpath`
 and `genericpath` (same results: tests/test_sysos.py holds them to `os.path` over generated paths,
-links, a broken link and a loop) and `environ`, which is `os.environ` itself once anything has
-imported `os` (the CLI, the tests), else a view of the same `posix.environ` that `os.environ` reads
+links, a broken link and a loop) and `environ`, which is `os.environ` itself where `os` was
+imported before this module (the CLI, the tests), else a view of the same `posix.environ` that `os.environ` reads
 and writes (`_Environ`): one environment either way, whichever of the two is imported first.
 
 Elsewhere than POSIX (Windows), every name is `os`'s, `os.path`'s or `stat`'s, looked up when first
