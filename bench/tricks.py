@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from bench import run as bench_run
 from bench import versus
-from session_watcher.hooks.launchers import GC_THRESHOLD
+from session_watcher.hooks.launchers import EXIT_MODULE, GC_THRESHOLD
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -122,7 +122,7 @@ def launcher_variants(launcher: Path, tmp: Path, unmeasured: list[str]) -> dict[
     one trick each, and without all of them."""
     text = launcher.read_text()
     cuts = {
-        "no os._exit": ("os._exit", "import os\nos._exit(rc)\n", "raise SystemExit(rc)\n"),
+        "no os._exit": ("os._exit", f"from {EXIT_MODULE} import _exit\n_exit(rc)\n", "raise SystemExit(rc)\n"),
         "gc at 700": (f"the collector's first generation at {GC_THRESHOLD:,}",
                       f"gc.set_threshold({GC_THRESHOLD})\n", ""),
         "ordinary imports": ("the import finder", "from session_watcher.hooks.finder import install\ninstall()\n", ""),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from session_watcher.agents import agent_for_head
-from session_watcher.base import config
+from session_watcher.base import config, sysos
 from session_watcher.core import engine
 from session_watcher.core.status import status_document
 from session_watcher.state import ahead as ahead_mod
@@ -283,6 +283,7 @@ def test_the_plan_reads_back_past_a_long_line_not_the_chunk(tmp_path: Path, monk
         return pread(fd, n, at)
 
     monkeypatch.setattr(os, "pread", counted)
+    monkeypatch.setattr(sysos, "pread", counted)  # the reader's
     chunks = planned(path)
     assert chunks is not None
     assert max(read) <= reader_mod.SALVAGE_BYTES  # no chunk read whole

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from session_watcher.base import sysos
 from session_watcher.core.handoff import header
 from session_watcher.state import handoffs
 
@@ -60,9 +61,9 @@ def test_two_give_backs_of_one_handoff_with_a_take_between_leave_it_with_one_ses
             assert _take("child-d") is not None
             handoffs.give_back("child-1", time.time(), _max_age)
 
-    monkeypatch.setattr(os, "link", link)
+    monkeypatch.setattr(sysos, "link", link)  # the hooks' calls: base/sysos.py
     handoffs.give_back("child-1", time.time(), _max_age)
-    monkeypatch.setattr(os, "link", real_link)
+    monkeypatch.setattr(sysos, "link", real_link)
     assert ran
     assert handoffs.pending(PROJECT) == []  # child-d has it; nothing left for another to take
     assert _take("child-e") is None
@@ -278,16 +279,17 @@ def test_two_starts_at_once_put_a_killed_give_backs_claim_back_and_give_it_back_
 
 STOPPED = """
 import os, signal, sys, time
+from session_watcher.base import sysos
 from session_watcher.state import handoffs
 real = getattr(os, sys.argv[1])
 
 def stop(*args, **kw):  # the step, then a SIGSTOP of this process: the test steps in, then continues it
-    setattr(os, sys.argv[1], real)
+    setattr(sysos, sys.argv[1], real)
     done = real(*args, **kw)
     os.kill(os.getpid(), signal.SIGSTOP)
     return done
 
-setattr(os, sys.argv[1], stop)
+setattr(sysos, sys.argv[1], stop)  # the hooks' calls: base/sysos.py
 print(handoffs.give_back("child-1", time.time(), lambda _project: float(sys.argv[2])))
 """
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from bench.synth import Transcript
-from session_watcher.base import config
+from session_watcher.base import config, sysos
 from tests import fuzz_synth as fs
 from tests import statefile
 from tests.statefile import load_state, state_file
@@ -600,7 +600,7 @@ def test_attack8_huge_newline_free_transcript_costs_one_bounded_read(root: Path,
 
     class CountingOs:
         def __getattr__(self, name: str) -> Any:
-            return getattr(os, name)
+            return getattr(sysos, name)
 
         def pread(self, fd: int, n: int, offset: int) -> bytes:
             data = real_pread(fd, n, offset)
@@ -614,7 +614,7 @@ def test_attack8_huge_newline_free_transcript_costs_one_bounded_read(root: Path,
             self.now += 0.1
             return self.now
 
-    monkeypatch.setattr(reader, "os", CountingOs())
+    monkeypatch.setattr(reader, "sysos", CountingOs())  # the hooks' calls: base/sysos.py
     monkeypatch.setattr(sessmod, "time", Clock())
     state = engine.new_state("big")
     state, _, done = sessmod.sync(state, str(big), config.merge(), deadline=0.45)

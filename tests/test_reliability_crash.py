@@ -68,6 +68,7 @@ KILL_POINTS = ("open", "write", "fsync", "replace", "unlink", "close")
 
 def forked_run(event: str, raw: bytes, kill_at: int | None = None) -> tuple[int, int]:
     """(pid, read end of a pipe on which a clean child reports how many points it passed)."""
+    from session_watcher.base import sysos
     from session_watcher.hooks.run import run
     from session_watcher.state import session
 
@@ -92,6 +93,7 @@ def forked_run(event: str, raw: bytes, kill_at: int | None = None) -> tuple[int,
 
         for name, fn in real.items():
             setattr(os, name, wrap(fn))
+            setattr(sysos, name, getattr(os, name))  # the hooks' calls: base/sysos.py
         session.fold_events = wrap(real_fold)
         code = 0
         try:
@@ -100,6 +102,7 @@ def forked_run(event: str, raw: bytes, kill_at: int | None = None) -> tuple[int,
             code = 3
         for name, fn in real.items():
             setattr(os, name, fn)
+            setattr(sysos, name, fn)
         os.write(w, str(passed[0]).encode())
         os._exit(code)
     os.close(w)

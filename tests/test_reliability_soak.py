@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from session_watcher.base import sysos
 from tests import fuzz_synth as fs
 from tests.statefile import load_state, state_file
 
@@ -66,7 +67,7 @@ class CountingOs:
         self.bytes = 0
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
+        return getattr(sysos, name)
 
     def pread(self, fd: int, n: int, offset: int) -> bytes:
         data = os.pread(fd, n, offset)
@@ -87,7 +88,7 @@ def test_soak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     counted = CountingOs()
     for module in (reader, store, pathstore):
-        monkeypatch.setattr(module, "os", counted)
+        monkeypatch.setattr(module, "sysos", counted)  # the hooks' calls: base/sysos.py
     # the synthetic turns end on tool results, so Stop would wait its whole bound for a closing
     # assistant line each time (tests/test_tail.py covers that wait)
     monkeypatch.setattr(session_watcher.hooks.run, "STOP_WAIT", 0.0)

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.base import sysos
 from session_watcher.reports import session_page_data as spd
 from session_watcher.state import reader
 
@@ -73,6 +74,7 @@ def test_the_pages_chunks_after_the_first_share_one_buffer(monkeypatch: pytest.M
         return real(fd, bufs, at)
 
     monkeypatch.setattr(os, "preadv", preadv, raising=False)
+    monkeypatch.setattr(sysos, "preadv", preadv)  # the reader's
     got = spd.load_model(str(tr), now=NOW)
     assert len(buffers) >= 2
     assert len(set(buffers)) == 1

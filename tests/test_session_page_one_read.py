@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from session_watcher.base import sysos
 from session_watcher.reports import session_page_data as spd
 from session_watcher.reports.session_marks import add_marks
 from session_watcher.sessions.replay import cwd_in_head, transcript_cwd
@@ -73,11 +74,12 @@ class Opens:
             self.read += got if fd in self.fds else 0
             return got
 
-        monkeypatch.setattr(os, "open", os_open)
         monkeypatch.setattr(builtins, "open", py_open)
-        monkeypatch.setattr(os, "pread", pread)
-        monkeypatch.setattr(os, "read", read)
-        monkeypatch.setattr(os, "preadv", preadv)
+        for module in (os, sysos):  # the page's calls and the reader's
+            monkeypatch.setattr(module, "open", os_open)
+            monkeypatch.setattr(module, "pread", pread)
+            monkeypatch.setattr(module, "read", read)
+            monkeypatch.setattr(module, "preadv", preadv)
 
 
 def test_the_page_of_a_real_session_opens_its_transcript_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -85,9 +85,9 @@ NO_FOLDER = "no folder of Claude Code's or Codex's sessions exists yet"
 def folders_there(folders: list[str]) -> list[str]:
     """Those of `folders` that exist: what a message of where a search looked names (one that is not
     there held nothing to find; a new user's machine has none of the four), NO_FOLDER for none."""
-    import os
+    from session_watcher.base import sysos
 
-    return [f for f in folders if os.path.isdir(f)]
+    return [f for f in folders if sysos.isdir(f)]
 
 
 def sources(roots: list[str] | None = None) -> tuple[list[str], list[Source]]:

@@ -8,24 +8,24 @@ written by `write_user_file` instead: through their link, keeping their mode, ne
 
 from __future__ import annotations
 
-import os
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False  # typing is slow to import; hooks write their state through here
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+EXCL = sysos.O_WRONLY | sysos.O_CREAT | sysos.O_EXCL | getattr(sysos, "O_NOFOLLOW", 0)
 
 
 def _create(tmp: str, mode: int) -> int:
     try:
-        return os.open(tmp, EXCL, mode)
+        return sysos.open(tmp, EXCL, mode)
     except FileExistsError:
         pass
     # a temp file left by a writer killed mid-write (or anything planted under its name): the
     # caller holds the lock that makes the name its own, so the entry goes (unlink never follows)
-    os.unlink(tmp)
-    return os.open(tmp, EXCL, mode)
+    sysos.unlink(tmp)
+    return sysos.open(tmp, EXCL, mode)
 
 
 def write_atomic(path: str, data: bytes | Iterable[bytes], mode: int = 0o600, fsync: bool = True,
@@ -44,9 +44,9 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], mode: int = 0o600, fs
         except OSError:  # the entry could not be removed (a folder?): a unique name then
             fd = -1
     if fd < 0:
-        tmp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        tmp = f"{path}.{sysos.getpid()}-{sysos.urandom(4).hex()}.tmp"
         try:
-            fd = os.open(tmp, EXCL, mode)
+            fd = sysos.open(tmp, EXCL, mode)
         except OSError as exc:  # said of the file asked for, never of our temp name beside it
             raise OSError(exc.errno, exc.strerror, path) from None
     assert tmp is not None
@@ -54,17 +54,17 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], mode: int = 0o600, fs
         for piece in (data,) if isinstance(data, bytes) else data:
             view = memoryview(piece)
             while view:
-                n = os.write(fd, view)
+                n = sysos.write(fd, view)
                 view = view[n:]
         if fsync:
-            os.fsync(fd)
+            sysos.fsync(fd)
     except BaseException:
-        os.close(fd)
+        sysos.close(fd)
         _unlink(tmp)
         raise
-    os.close(fd)
+    sysos.close(fd)
     try:
-        os.replace(tmp, path)
+        sysos.replace(tmp, path)
     except BaseException:
         _unlink(tmp)
         raise
@@ -72,7 +72,7 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], mode: int = 0o600, fs
 
 def _unlink(path: str) -> None:
     try:
-        os.unlink(path)
+        sysos.unlink(path)
     except OSError:
         pass
 
@@ -80,23 +80,21 @@ def _unlink(path: str) -> None:
 def user_file(path: str, new_mode: int = 0o600, follow: bool = True) -> tuple[str, int]:
     """(the file to write for `path`, the mode to give it): `write_user_file`'s checks, made before
     anything is changed. Raises `ReadOnlyFile`, `paths.NotAFile`."""
-    import stat
+    from session_watcher.base import paths, sysos
 
-    from session_watcher.base import paths
-
-    target = os.path.realpath(path) if follow else path
+    target = sysos.realpath(path) if follow else path
     try:
-        st = os.stat(target) if follow else os.lstat(target)
+        st = sysos.stat(target) if follow else sysos.lstat(target)
     except FileNotFoundError:
         return target, new_mode
-    if not stat.S_ISREG(st.st_mode):
+    if not sysos.S_ISREG(st.st_mode):
         raise paths.not_a_file(path, st.st_mode)
-    root = getattr(os, "geteuid", lambda: -1)() == 0  # root may write anything: the bits decide
-    if not st.st_mode & 0o222 or (not root and not os.access(target, os.W_OK)):
+    root = getattr(sysos, "geteuid", lambda: -1)() == 0  # root may write anything: the bits decide
+    if not st.st_mode & 0o222 or (not root and not sysos.access(target, sysos.W_OK)):
         from session_watcher.core.usererrors import ReadOnlyFile
 
         raise ReadOnlyFile(13, "read-only: not changed (make it writable first)", path)
-    return target, stat.S_IMODE(st.st_mode)
+    return target, sysos.S_IMODE(st.st_mode)
 
 
 def write_user_file(path: str, data: bytes, new_mode: int = 0o600, follow: bool = True) -> str:
@@ -109,7 +107,7 @@ def write_user_file(path: str, data: bytes, new_mode: int = 0o600, follow: bool 
     target, mode = user_file(path, new_mode, follow)
     write_atomic(target, data, mode=mode)
     try:
-        os.chmod(target, mode)  # exactly its mode: the temp file was created under the umask
+        sysos.chmod(target, mode)  # exactly its mode: the temp file was created under the umask
     except OSError:
         pass
     return target

@@ -9,10 +9,9 @@ says which keys a config has (a cache another version of it kept is read again).
 
 from __future__ import annotations
 
-import os
 import sys
 
-from session_watcher.base import paths
+from session_watcher.base import paths, sysos
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import Config, ConfigCache, ModelParams
 
-KEY_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.py")  # base.config's KEYS
+KEY_TABLE = sysos.join(sysos.dirname(sysos.abspath(__file__)), "config.py")  # base.config's KEYS
 HANDOFF_STALE_MIN = 180  # `handoff_stale_min`'s default (KEYS takes it from here): hooks.inject reads no key table
 
 
@@ -29,7 +28,7 @@ def stamp(project_dir: str | None) -> list[Any]:
     out: list[Any] = []
     for f in (*paths.config_places(project_dir), paths.cliff_file(), KEY_TABLE):
         try:
-            st = os.stat(f)
+            st = sysos.stat(f)
             out.append([f, st.st_mtime_ns, st.st_size])
         except OSError:
             out.append([f, None, None])

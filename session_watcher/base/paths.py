@@ -14,10 +14,9 @@ read a terminal; it is opened without blocking, checked with `fstat` and refused
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 
+from session_watcher.base import sysos
 from session_watcher.core.errors import NotAFile, NotOurs, TooLarge
 
 APP = "session-watcher"
@@ -34,25 +33,25 @@ def write_fails() -> tuple[int, ...]:
 
 
 def _xdg(var: str, default: str) -> str:
-    value = os.environ.get(var, "")
+    value = sysos.environ.get(var, "")
     # the XDG spec says relative or empty values are ignored (platformdirs does the same)
-    if not value or not os.path.isabs(value):
-        value = os.path.expanduser(default)
-    return os.path.join(value, APP)
+    if not value or not sysos.isabs(value):
+        value = sysos.expanduser(default)
+    return sysos.join(value, APP)
 
 
 def _dirs() -> dict[str, str]:
-    home = os.path.expanduser(os.environ.get("SESSION_WATCHER_HOME", ""))
-    if home and os.path.isabs(home):  # a relative one is ignored (see the module's docstring)
-        home = os.path.normpath(home)
-        return {k: os.path.join(home, k) for k in ("state", "config", "data", "log", "cache")}
+    home = sysos.expanduser(sysos.environ.get("SESSION_WATCHER_HOME", ""))
+    if home and sysos.isabs(home):  # a relative one is ignored (see the module's docstring)
+        home = sysos.normpath(home)
+        return {k: sysos.join(home, k) for k in ("state", "config", "data", "log", "cache")}
     if sys.platform.startswith("linux") or sys.platform.startswith("freebsd"):
         state = _xdg("XDG_STATE_HOME", "~/.local/state")
         return {
             "state": state,
             "config": _xdg("XDG_CONFIG_HOME", "~/.config"),
             "data": _xdg("XDG_DATA_HOME", "~/.local/share"),
-            "log": os.path.join(state, "log"),
+            "log": sysos.join(state, "log"),
             "cache": _xdg("XDG_CACHE_HOME", "~/.cache"),
         }
     import platformdirs
@@ -72,30 +71,30 @@ def state_dir() -> str:
 
 
 def sessions_dir() -> str:
-    return os.path.join(_dirs()["state"], "sessions")
+    return sysos.join(_dirs()["state"], "sessions")
 
 
 def tidy_marker() -> str:
-    return os.path.join(_dirs()["state"], ".tidied")  # state.tidy's: when the last sweep was
+    return sysos.join(_dirs()["state"], ".tidied")  # state.tidy's: when the last sweep was
 
 
 def quarantine_dir() -> str:
-    return os.path.join(_dirs()["state"], "quarantine")
+    return sysos.join(_dirs()["state"], "quarantine")
 
 
 def guard_log_file() -> str:
     """The cold prompts the guard warned about, one JSON line each (read by `report`)."""
-    return os.path.join(_dirs()["state"], "guard-warnings.jsonl")
+    return sysos.join(_dirs()["state"], "guard-warnings.jsonl")
 
 
 def cliff_file() -> str:
     """The TTL cliffs `report` inferred, read into the config as `cliff` (the guard's lifetime)."""
-    return os.path.join(_dirs()["state"], "cliff.json")
+    return sysos.join(_dirs()["state"], "cliff.json")
 
 
 def otlp_dir() -> str:
     """The OpenTelemetry exporter's own files: its heartbeat, lock and progress (session_watcher.otlp)."""
-    return os.path.join(_dirs()["state"], "otlp")
+    return sysos.join(_dirs()["state"], "otlp")
 
 
 def config_dir() -> str:
@@ -103,7 +102,7 @@ def config_dir() -> str:
 
 
 def user_config_file() -> str:
-    return os.path.join(_dirs()["config"], "config.toml")
+    return sysos.join(_dirs()["config"], "config.toml")
 
 
 # the project's file, in the folder of either agent it is used with: one file, read for both agents
@@ -113,7 +112,7 @@ PROJECT_CONFIG_NAME = "session-watcher.toml"
 
 def project_config_places(project_dir: str) -> list[str]:
     """Where a project's config file may be, in the order one is taken."""
-    return [os.path.join(project_dir, d, PROJECT_CONFIG_NAME) for d in PROJECT_CONFIG_DIRS]
+    return [sysos.join(project_dir, d, PROJECT_CONFIG_NAME) for d in PROJECT_CONFIG_DIRS]
 
 
 def project_config_file(project_dir: str) -> str:
@@ -125,9 +124,9 @@ def project_config_file(project_dir: str) -> str:
     cli.commands.project_target)."""
     places = project_config_places(project_dir)
     for place in places:
-        if os.path.lexists(place):
+        if sysos.lexists(place):
             return place
-    has = [os.path.isdir(os.path.dirname(p)) for p in places]
+    has = [sysos.isdir(sysos.dirname(p)) for p in places]
     return places[1] if has[1] and not has[0] else places[0]
 
 
@@ -136,7 +135,7 @@ def project_config_unread(project_dir: str | None) -> list[str]:
     if not project_dir:
         return []
     read = project_config_file(project_dir)
-    return [p for p in project_config_places(project_dir) if p != read and os.path.lexists(p)]
+    return [p for p in project_config_places(project_dir) if p != read and sysos.lexists(p)]
 
 
 def config_files(project_dir: str | None) -> list[str]:
@@ -162,7 +161,7 @@ def log_dir() -> str:
 
 
 def log_file() -> str:
-    return os.path.join(_dirs()["log"], "session-watcher.log")
+    return sysos.join(_dirs()["log"], "session-watcher.log")
 
 
 def cache_dir() -> str:
@@ -178,27 +177,27 @@ def _refuse(path: str, why: str) -> NotOurs:
 def open_private_dir(path: str) -> int:
     """A descriptor of the folder `path`, opened without following a link at its last step, after
     checking it is a folder we own; its mode is tightened to 0700 through that descriptor."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags = sysos.O_RDONLY | getattr(sysos, "O_DIRECTORY", 0) | getattr(sysos, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)
+        fd = sysos.open(path, flags)
     except OSError as exc:
-        if os.path.islink(path):
+        if sysos.islink(path):
             raise _refuse(path, "it is a symbolic link") from None
         if exc.errno == 20:  # ENOTDIR
             raise _refuse(path, "it is not a folder") from None
         raise
     try:
-        st = os.fstat(fd)
-        uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+        st = sysos.fstat(fd)
+        uid = sysos.geteuid() if hasattr(sysos, "geteuid") else st.st_uid
         if st.st_uid != uid:
             raise _refuse(path, f"it belongs to uid {st.st_uid}, not to you (uid {uid})")
         if st.st_mode & 0o077:
             try:
-                os.fchmod(fd, 0o700)
+                sysos.fchmod(fd, 0o700)
             except OSError:  # a read-only disk: reading still works
                 pass
     except BaseException:
-        os.close(fd)
+        sysos.close(fd)
         raise
     return fd
 
@@ -209,26 +208,26 @@ def ensure_private_dir(path: str) -> str:
     another user's folder is never followed nor chmod-ed) and tighten it to 0700. Existing parents
     are not touched."""
     try:
-        os.mkdir(path, 0o700)
+        sysos.mkdir(path, 0o700)
     except FileNotFoundError:
-        parent = os.path.dirname(path)
+        parent = sysos.dirname(path)
         if not parent or parent == path:
             raise
         ensure_private_dir(parent)
         try:
-            os.mkdir(path, 0o700)
+            sysos.mkdir(path, 0o700)
         except FileExistsError:
             pass
     except FileExistsError:
         pass
-    os.close(open_private_dir(path))
+    sysos.close(open_private_dir(path))
     return path
 
 
 def home_ignored() -> str | None:
     """A relative `SESSION_WATCHER_HOME` that is being ignored (for `doctor`), else None."""
-    home = os.path.expanduser(os.environ.get("SESSION_WATCHER_HOME", ""))
-    return home if home and not os.path.isabs(home) else None
+    home = sysos.expanduser(sysos.environ.get("SESSION_WATCHER_HOME", ""))
+    return home if home and not sysos.isabs(home) else None
 
 
 QUARANTINE_KEEP = 16  # entries kept in the quarantine folder, the newest
@@ -241,8 +240,8 @@ def move_aside(path: str, why: str) -> str:
     import time
 
     qdir = ensure_private_dir(quarantine_dir())
-    dest = os.path.join(qdir, f"{os.path.basename(path)}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}.{why}")
-    os.replace(path, dest)
+    dest = sysos.join(qdir, f"{sysos.basename(path)}.{time.strftime('%Y%m%dT%H%M%S')}.{sysos.getpid()}.{why}")
+    sysos.replace(path, dest)
     prune_quarantine(qdir)
     return dest
 
@@ -256,13 +255,13 @@ def prune_quarantine(qdir: str, keep: int = QUARANTINE_KEEP, budget: int = QUARA
         return
     try:
         entries = []
-        with os.scandir(fd) as it:
+        with sysos.scandir(fd) as it:
             for de in it:
                 try:
                     st = de.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                entries.append((st.st_ctime_ns, de.name, stat.S_ISDIR(st.st_mode), st.st_size))
+                entries.append((st.st_ctime_ns, de.name, sysos.S_ISDIR(st.st_mode), st.st_size))
         entries.sort(reverse=True)  # newest first: the rename that put it here set its ctime
         total = 0
         for i, (_, name, is_dir, size) in enumerate(entries):
@@ -275,16 +274,16 @@ def prune_quarantine(qdir: str, keep: int = QUARANTINE_KEEP, budget: int = QUARA
 
                     shutil.rmtree(name, dir_fd=fd)
                 else:
-                    os.unlink(name, dir_fd=fd)
+                    sysos.unlink(name, dir_fd=fd)
             except OSError:
                 pass
     finally:
-        os.close(fd)
+        sysos.close(fd)
 
 
-_KINDS = ((stat.S_ISFIFO, "fifo", "a FIFO"), (stat.S_ISSOCK, "socket", "a socket"),
-          (stat.S_ISCHR, "device", "a character device"), (stat.S_ISBLK, "device", "a block device"),
-          (stat.S_ISDIR, "folder", "a folder"), (stat.S_ISLNK, "symlink", "a symbolic link"))
+_KINDS = ((sysos.S_ISFIFO, "fifo", "a FIFO"), (sysos.S_ISSOCK, "socket", "a socket"),
+          (sysos.S_ISCHR, "device", "a character device"), (sysos.S_ISBLK, "device", "a block device"),
+          (sysos.S_ISDIR, "folder", "a folder"), (sysos.S_ISLNK, "symlink", "a symbolic link"))
 
 
 def not_a_file(path: str, mode: int) -> NotAFile:
@@ -301,7 +300,7 @@ def not_a_file(path: str, mode: int) -> NotAFile:
     return exc
 
 
-def open_file(path: str, flags: int = os.O_RDONLY, mode: int = 0o600, *, follow: bool = True) -> int:
+def open_file(path: str, flags: int = sysos.O_RDONLY, mode: int = 0o600, *, follow: bool = True) -> int:
     """`os.open`, refusing anything but a regular file (`NotAFile`), never blocking on the way: the
     open is non-blocking (a FIFO's open waits for its other end otherwise), takes no controlling
     terminal, and the descriptor is checked with `fstat`. `follow=False`: a symbolic link at `path`
@@ -309,12 +308,12 @@ def open_file(path: str, flags: int = os.O_RDONLY, mode: int = 0o600, *, follow:
     return _open_checked(path, flags, mode, follow)[0]
 
 
-def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, os.stat_result]:
-    extra = os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, sysos.stat_result]:
+    extra = sysos.O_NONBLOCK | getattr(sysos, "O_NOCTTY", 0) | getattr(sysos, "O_CLOEXEC", 0)
     if not follow:
-        extra |= getattr(os, "O_NOFOLLOW", 0)
+        extra |= getattr(sysos, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags | extra, mode)
+        fd = sysos.open(path, flags | extra, mode)
     except OSError as exc:
         import errno
 
@@ -322,18 +321,18 @@ def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, 
         # EISDIR: a folder opened for writing. Say what is there instead
         if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EMLINK, errno.EOPNOTSUPP):
             try:
-                st = os.stat(path) if follow else os.lstat(path)
+                st = sysos.stat(path) if follow else sysos.lstat(path)
             except OSError:
                 raise exc from None
-            if not stat.S_ISREG(st.st_mode):
+            if not sysos.S_ISREG(st.st_mode):
                 raise not_a_file(path, st.st_mode) from None
         raise
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        st = sysos.fstat(fd)
+        if not sysos.S_ISREG(st.st_mode):
             raise not_a_file(path, st.st_mode)
     except BaseException:
-        os.close(fd)
+        sysos.close(fd)
         raise
     return fd, st
 
@@ -341,7 +340,7 @@ def _open_checked(path: str, flags: int, mode: int, follow: bool) -> tuple[int, 
 def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
     """The whole of a regular file of at most `limit` bytes (`open_file`'s rules; `TooLarge` past
     the limit, checked before reading and while reading, so a growing file is cut short too)."""
-    fd, st = _open_checked(path, os.O_RDONLY, 0, follow)
+    fd, st = _open_checked(path, sysos.O_RDONLY, 0, follow)
     try:
         if st.st_size > limit:
             raise _too_large(path, limit)
@@ -349,7 +348,7 @@ def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
         got = 0
         want = min(st.st_size + 1, limit + 1)  # one read for a file that does not grow meanwhile
         while True:
-            chunk = os.read(fd, want)
+            chunk = sysos.read(fd, want)
             chunks.append(chunk)
             got += len(chunk)
             if got > limit:
@@ -358,7 +357,7 @@ def read_file(path: str, limit: int, *, follow: bool = True) -> bytes:
                 break
             want = min(1 << 20, limit + 1 - got)
     finally:
-        os.close(fd)
+        sysos.close(fd)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -370,8 +369,8 @@ def _too_large(path: str, limit: int) -> TooLarge:
 
 def claude_config_dirs() -> list[str]:
     """Claude Code config folders: `$CLAUDE_CONFIG_DIR` (comma-separated allowed), else the defaults."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR", "")
-    found = [os.path.expanduser(p.strip()) for p in env.split(",") if p.strip()]
+    env = sysos.environ.get("CLAUDE_CONFIG_DIR", "")
+    found = [sysos.expanduser(p.strip()) for p in env.split(",") if p.strip()]
     if not found:
-        found = [os.path.expanduser("~/.claude"), os.path.expanduser("~/.config/claude")]
+        found = [sysos.expanduser("~/.claude"), sysos.expanduser("~/.config/claude")]
     return found

@@ -17,8 +17,9 @@ lent to a session whose client has exited before it sent a request is given back
 
 from __future__ import annotations
 
-import os
 import time
+
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def stale_s(project: str) -> float:
     from session_watcher.base import paths
     from session_watcher.base.config_cache import HANDOFF_STALE_MIN
 
-    if not any(os.path.lexists(f) for f in paths.config_places(project)):
+    if not any(sysos.lexists(f) for f in paths.config_places(project)):
         return HANDOFF_STALE_MIN * 60.0
     from session_watcher.base import config
 

@@ -5,7 +5,7 @@ and its dependencies are in the venv; the tests write them for their dev venv (t
 so that the process tests run what users get. The hook and the status line run as `python -I -S LAUNCHER`:
 the console script's wrapper imports `re`, `python -m` imports runpy, and `site` scans the venv's .pth
 files, together a cost on every tool call; without `site`, the launcher puts the venv's packages on
-sys.path itself. Once main() has returned and stdout is flushed, os._exit skips the interpreter's
+sys.path itself. Once main() has returned and stdout is flushed, `_exit` skips the interpreter's
 teardown (every module and object freed one by one); everything they write goes through os.write,
 and a flush that fails (the reader went away) changes nothing (docs/benchmarks.md, bench.tricks).
 The package's modules are found by their names (`hooks.finder`: each from its own `.pyc`, as the
@@ -29,6 +29,9 @@ import sys
 import sysconfig
 
 GC_THRESHOLD = 10_000  # the first generation's collection threshold in a launcher's process (CPython's: 700)
+# `_exit` from the module built into the interpreter: `os` (slow to import: base/sysos.py) is loaded by
+# none of the hooks' and the status line's runs
+EXIT_MODULE = "nt" if sys.platform == "win32" else "posix"
 LAUNCHERS = (("hook", "session_watcher.hooks.entry"), ("statusline", "session_watcher.hooks.statusline"))
 
 
@@ -41,7 +44,7 @@ def text(kind: str, libs: list[str]) -> str:
             "from session_watcher.hooks.finder import install\ninstall()\n"
             f"from {dict(LAUNCHERS)[kind]} import main\nrc = main()\n"
             "try:\n    sys.stdout.flush()\nexcept BaseException:\n    pass\n"
-            "import os\nos._exit(rc)\n")
+            f"from {EXIT_MODULE} import _exit\n_exit(rc)\n")
 
 
 def write(bin_dir: str) -> list[str]:

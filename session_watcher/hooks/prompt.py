@@ -6,8 +6,9 @@ result, every turn's end) never run them.
 
 from __future__ import annotations
 
-import os
 import time
+
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on a hook's path
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _current(doc: State, transcript: str | None) -> bool:
     if not isinstance(cursor, dict) or cursor.get("path") != transcript:
         return False
     try:
-        st = os.stat(transcript)
+        st = sysos.stat(transcript)
     except OSError:
         return False
     return bool(st.st_ino == cursor.get("ino") and st.st_size == cursor.get("offset"))
@@ -206,11 +207,12 @@ def _log_warning(record: dict[str, Any]) -> None:
     from session_watcher.core.fastjson import dumps
 
     try:
-        fd = paths.open_file(paths.guard_log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, follow=False)
+        flags = sysos.O_WRONLY | sysos.O_APPEND | sysos.O_CREAT
+        fd = paths.open_file(paths.guard_log_file(), flags, 0o600, follow=False)
         try:
-            os.write(fd, (dumps(record) + "\n").encode("utf-8"))
+            sysos.write(fd, (dumps(record) + "\n").encode("utf-8"))
         finally:
-            os.close(fd)
+            sysos.close(fd)
     except OSError as exc:  # the warning itself still reaches the user
         from session_watcher.base.logs import log_once
 

@@ -5,7 +5,8 @@ it raises nothing to its entry point (`hooks.entry`, which logs and exits 0), gi
 LOCK_TIMEOUT when another hook holds the session (the lines stay for the next run), stops folding at
 its time budget, and logs what went wrong instead of raising.
 Imports: the core, the session shell (state/shell.py: the lock, load, quarantine, rebuild and save,
-shared with the status line and the CLI), stdlib os; nothing else unless needed.
+shared with the status line and the CLI), the system calls through base/sysos (not `os`); nothing else
+unless needed.
 
 The transcript is the only source of the state: a hook is a signal to fold what is new, so the
 client's event order (PostToolUse before the tool's own lines are written, Stop before the turn's
@@ -24,8 +25,9 @@ so a session's state is complete when the client exits.
 
 from __future__ import annotations
 
-import os
 import time
+
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -175,7 +177,7 @@ def run(event: str, raw: bytes, message: bool = False) -> dict[str, Any] | None:
     if plan["turnEnd"] and transcript:
         from session_watcher.state.tail import wait_turn_end
 
-        wait_turn_end(transcript, start + stop_wait(os.environ.get("SESSION_WATCHER_STOP_WAIT")))
+        wait_turn_end(transcript, start + stop_wait(sysos.environ.get("SESSION_WATCHER_STOP_WAIT")))
         start = time.monotonic()
     if plan["peek"]:
         from session_watcher.hooks.prompt import lock_wait, warm_and_nothing_queued
@@ -206,7 +208,7 @@ def _lent(step: str, session_id: str) -> None:
 
     if step == "sent":
         handoffs.sent(session_id)
-    elif os.path.lexists(handoffs.lent_file(session_id)):
+    elif sysos.lexists(handoffs.lent_file(session_id)):
         from session_watcher.hooks.inject import stale_s
 
         handoffs.give_back(session_id, time.time(), stale_s)
@@ -218,7 +220,7 @@ def _tidy() -> None:
     from session_watcher.base import paths
 
     try:
-        if 0 <= time.time() - os.stat(paths.tidy_marker()).st_mtime < TIDY_EVERY:
+        if 0 <= time.time() - sysos.stat(paths.tidy_marker()).st_mtime < TIDY_EVERY:
             return  # swept within the day (a marker from the future is due: a clock set back)
     except OSError:
         pass
@@ -250,7 +252,7 @@ def _locked(opened: Session, plan: Plan, payload: dict[str, Any], transcript: st
     if isinstance(agent_path, str) and usable_path(agent_path) and agent_path not in subs:
         subs.append(agent_path)
     cursor_before = opened.state["cursor"]
-    trace: list[dict[str, Any]] | None = [] if os.environ.get("SESSION_WATCHER_TRACE") else None
+    trace: list[dict[str, Any]] | None = [] if sysos.environ.get("SESSION_WATCHER_TRACE") else None
     alerts, caught_up = opened.sync(transcript, cfg, start + FOLD_BUDGET, subs, trace=trace)
     held = _hold_termination()
     try:
@@ -313,7 +315,7 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
     if plan["saveAlways"] or opened.fresh or marked or moved:
         opened.save()  # a prompt on a current state changes nothing
     if trace:
-        session.append_trace(os.environ["SESSION_WATCHER_TRACE"], trace)
+        session.append_trace(sysos.environ["SESSION_WATCHER_TRACE"], trace)
     _export(cfg, plan, opened.id)
     return out
 
@@ -342,11 +344,11 @@ def _export(cfg: Config, plan: Plan, session_id: str) -> None:
     """OpenTelemetry export: at most a stat here, and a spawn per interval."""
     otlp = cfg.get("otlp")
     if otlp and (otlp.get("enabled") is True
-                 or (otlp.get("enabled") == "auto" and os.environ.get("CLAUDE_CODE_ENABLE_TELEMETRY"))):
+                 or (otlp.get("enabled") == "auto" and sysos.environ.get("CLAUDE_CODE_ENABLE_TELEMETRY"))):
         from session_watcher.otlp import trigger
 
-        if trigger.on(otlp, os.environ):
-            trigger.due(otlp, plan["flush"], session_id, time.time(), os.environ)
+        if trigger.on(otlp, sysos.environ):
+            trigger.due(otlp, plan["flush"], session_id, time.time(), sysos.environ)
 
 
 def _hold_termination() -> Any:

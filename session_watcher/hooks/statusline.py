@@ -9,9 +9,10 @@ record (`_as_saved`): then it reads the state without the lock and imports none 
 
 from __future__ import annotations
 
-import os
 import sys
 import time
+
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def main() -> int:
         raw = b""
     above = theirs(raw, sys.argv[1:])
     try:
-        line = above + run(raw, os.environ, "--verbose" in sys.argv[1:])
+        line = above + run(raw, sysos.environ, "--verbose" in sys.argv[1:])
     except BaseException as exc:
         from session_watcher.base.logs import log_exception
 
@@ -239,7 +240,7 @@ def _as_saved(session_id: str, transcript: str | None, where: tuple[str | None, 
 
     path = store.session_file(session_id)
     try:
-        if transcript is not None and os.stat(transcript).st_mtime_ns > os.stat(path).st_mtime_ns:
+        if transcript is not None and sysos.stat(transcript).st_mtime_ns > sysos.stat(path).st_mtime_ns:
             return None  # written to since the state was saved: lines to fold (two stats, no load)
         state = store.load(path, session_id, readonly=True)
     except (StateRejected, OSError, ValueError):
@@ -274,7 +275,7 @@ def _at_cursor(state: State, transcript: str) -> bool:
     if not isinstance(cursor, dict) or cursor.get("path") != transcript or cursor.get("skip"):
         return False
     try:
-        st = os.stat(transcript)
+        st = sysos.stat(transcript)
     except (OSError, ValueError):  # gone, or a NUL in the path: the locked path says so
         return False
     return (cursor.get("dev"), cursor.get("ino"), cursor.get("offset")) == (st.st_dev, st.st_ino, st.st_size)

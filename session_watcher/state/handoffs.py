@@ -33,9 +33,7 @@ prompt); what they need is imported when they run.
 
 from __future__ import annotations
 
-import os
-
-from session_watcher.base import paths
+from session_watcher.base import paths, sysos
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +53,7 @@ TMP_MAX_AGE = 3600.0  # seconds after which a temp file of a write is one a kill
 GUARD = "guard"  # `by` of a handoff the cold-cache guard prepared (the `handoff` command's has none)
 
 def folder(kind: str) -> str:
-    return os.path.join(paths.state_dir(), "handoffs", kind)
+    return sysos.join(paths.state_dir(), "handoffs", kind)
 
 
 def project_key(project: str) -> str:
@@ -73,8 +71,8 @@ def ours(kind: str) -> bool:
     `handoffs` itself too: through a link there (or a folder others may write) `<kind>` could be a
     real folder of ours when asked and someone's link when read; ours, it is 0700 and stays ours."""
     try:
-        os.close(paths.open_private_dir(os.path.dirname(folder(kind))))
-        os.close(paths.open_private_dir(folder(kind)))
+        sysos.close(paths.open_private_dir(sysos.dirname(folder(kind))))
+        sysos.close(paths.open_private_dir(folder(kind)))
     except OSError:
         return False
     return True
@@ -83,7 +81,7 @@ def ours(kind: str) -> bool:
 def any_pending() -> bool:
     """Whether any project has a handoff waiting (one directory read: the common start has none)."""
     try:
-        with os.scandir(folder("pending")) as it:
+        with sysos.scandir(folder("pending")) as it:
             found = any(e.name.endswith(".json") for e in it)
     except OSError:
         return False
@@ -91,11 +89,11 @@ def any_pending() -> bool:
 
 
 def pending_file(project: str) -> str:
-    return os.path.join(folder("pending"), project_key(project) + ".json")
+    return sysos.join(folder("pending"), project_key(project) + ".json")
 
 
 def taken_file(session_id: str) -> str:
-    return os.path.join(folder("taken"), session_id + ".json")
+    return sysos.join(folder("taken"), session_id + ".json")
 
 
 def write_pending(doc: dict[str, Any], max_age_s: float | None = None) -> str:
@@ -105,8 +103,8 @@ def write_pending(doc: dict[str, Any], max_age_s: float | None = None) -> str:
     from session_watcher.core.fastjson import dumps
 
     path = pending_file(doc["project"])
-    paths.ensure_private_dir(os.path.dirname(os.path.dirname(path)))
-    paths.ensure_private_dir(os.path.dirname(path))
+    paths.ensure_private_dir(sysos.dirname(sysos.dirname(path)))
+    paths.ensure_private_dir(sysos.dirname(path))
     replaced = _read(path)
     write_atomic(path, (dumps({"version": VERSION, **doc}) + "\n").encode("utf-8"), mode=0o600)
     if replaced is not None and replaced.get("parentSession") != doc.get("parentSession"):
@@ -122,7 +120,7 @@ def _files(kind: str, suffix: str = ".json") -> list[tuple[float, str]]:
     if not ours(kind):
         return out
     try:
-        with os.scandir(folder(kind)) as it:
+        with sysos.scandir(folder(kind)) as it:
             for e in it:
                 if e.name.endswith(suffix) and e.is_file(follow_symlinks=False):
                     out.append((e.stat(follow_symlinks=False).st_mtime, e.path))
@@ -147,27 +145,27 @@ def sweep(now: float, max_age_s: float | None, keep: str = "", taken_too: bool =
                 _unlink(path)
     taken_notes = sorted(_files("taken"), reverse=True)  # the newest first
     old = [path for i, (mtime, path) in enumerate(taken_notes) if i >= TAKEN_KEEP or now - mtime > TAKEN_MAX_AGE]
-    if old and _remember([os.path.basename(p)[:-len(".json")] for p in old]):
+    if old and _remember([sysos.basename(p)[:-len(".json")] for p in old]):
         for path in old:
             _unlink(path)
 
 
 def _unlink(path: str) -> None:
     try:
-        os.unlink(path)
+        sysos.unlink(path)
     except OSError:
         pass
 
 
 def index_file() -> str:
-    return os.path.join(os.path.dirname(folder("taken")), "taken.ids")
+    return sysos.join(sysos.dirname(folder("taken")), "taken.ids")
 
 
 def taken_ids() -> list[str]:
     """The child session ids of every handoff taken on this machine: the notes kept and the index."""
     from session_watcher.state.store import valid_session_id
 
-    ids = [os.path.basename(p)[:-len(".json")] for _, p in _files("taken")]
+    ids = [sysos.basename(p)[:-len(".json")] for _, p in _files("taken")]
     try:
         data = paths.read_file(index_file(), 64 * INDEX_MAX, follow=False)
     except OSError:
@@ -230,7 +228,7 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
     path = pending_file(project)
     if not ours("pending"):
         return None
-    if not os.path.exists(path):  # another project's is pending (any_pending): stale ones go
+    if not sysos.exists(path):  # another project's is pending (any_pending): stale ones go
         sweep(now, max_age_s(), taken_too=False)
         return None
     doc = _read(path)
@@ -239,12 +237,12 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
         return None
     dest = taken_file(child)
     try:
-        paths.ensure_private_dir(os.path.dirname(dest))
-        os.rename(path, dest)  # atomic: one session takes it, once
+        paths.ensure_private_dir(sysos.dirname(dest))
+        sysos.rename(path, dest)  # atomic: one session takes it, once
     except OSError:
         return None  # another session took it first (or the folder is not ours)
     try:
-        os.utime(dest, (now, now))  # taken now: the sweep keeps the newest taken notes
+        sysos.utime(dest, (now, now))  # taken now: the sweep keeps the newest taken notes
     except OSError:
         pass
     doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
@@ -261,14 +259,14 @@ GIVING_MAX_S = 600.0  # a claim older than this is no give-back's (one takes mil
 
 
 def lent_file(session_id: str) -> str:
-    return os.path.join(folder("lent"), session_id + ".json")
+    return sysos.join(folder("lent"), session_id + ".json")
 
 
 def any_lent() -> bool:
     """Whether a handoff taken is not sent yet (one directory read, most often of no directory): a
     regular file (the entry's type, no stat), never a folder or link there, which `reclaim` skips."""
     try:
-        with os.scandir(folder("lent")) as it:
+        with sysos.scandir(folder("lent")) as it:
             found = any(e.name.endswith((".json", GIVING)) and e.is_file(follow_symlinks=False) for e in it)
     except OSError:
         return False
@@ -280,16 +278,16 @@ def _lend(child: str, transcript: str | None, client: int | None) -> None:
     from session_watcher.core.fastjson import dumps
 
     path = lent_file(child)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = f"{path}.{sysos.getpid()}.tmp"
     try:
-        paths.ensure_private_dir(os.path.dirname(path))
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        paths.ensure_private_dir(sysos.dirname(path))
+        fd = sysos.open(tmp, sysos.O_WRONLY | sysos.O_CREAT | sysos.O_EXCL | getattr(sysos, "O_NOFOLLOW", 0), 0o600)
         try:
-            os.write(fd, dumps({"version": VERSION, "transcript": transcript, "client": client,
+            sysos.write(fd, dumps({"version": VERSION, "transcript": transcript, "client": client,
                                 "clientStart": None if client is None else started(client)}).encode("utf-8"))
         finally:
-            os.close(fd)
-        os.replace(tmp, path)
+            sysos.close(fd)
+        sysos.replace(tmp, path)
     except OSError:
         _unlink(tmp)  # not noted: the handoff stays taken, as before lending was noted
 
@@ -298,7 +296,7 @@ def sent(session_id: str) -> None:
     """Session `session_id` sends its first request: a handoff it took goes out with it (the prompt hook;
     a stat at every other prompt)."""
     path = lent_file(session_id)
-    if os.path.lexists(path) and ours("lent"):  # never a file of that name where a linked folder points
+    if sysos.lexists(path) and ours("lent"):  # never a file of that name where a linked folder points
         _unlink(path)
 
 
@@ -344,11 +342,11 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
     the lent note goes either way. Hard-linked into place: a newer pending handoff is never replaced.
     The lent note is claimed first (renamed aside: atomic), so of two processes giving the same one
     back (a SessionEnd, the next starts' `reclaim`) one does: never pending twice, taken twice."""
-    lent = f"{lent_file(child)}.{os.getpid()}.giving"
+    lent = f"{lent_file(child)}.{sysos.getpid()}.giving"
     if not ours("lent"):
         return False
     try:
-        os.rename(lent_file(child), lent)
+        sysos.rename(lent_file(child), lent)
     except OSError:
         return False  # sent, or another process gives it back
     info = _read(lent)
@@ -357,7 +355,7 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
         return False
     dest = taken_file(child)
     try:
-        linked = os.stat(dest, follow_symlinks=False).st_nlink > 1
+        linked = sysos.stat(dest, follow_symlinks=False).st_nlink > 1
     except OSError:
         linked = False
     if linked:  # given back already: a give-back killed after its link into pending (`_unclaim` put its
@@ -376,13 +374,13 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
             # claim's alone. Once linked it may be another's: after a stop (SIGSTOP) a session took it (its
             # taken note, whose age the take set), or, past GIVING_MAX_S, another start gave the claim back
             # and the pending file is a newer handoff
-            was: os.stat_result | None = os.stat(dest, follow_symlinks=False)
-            os.utime(dest, (created, created), follow_symlinks=False)
+            was: sysos.stat_result | None = sysos.stat(dest, follow_symlinks=False)
+            sysos.utime(dest, (created, created), follow_symlinks=False)
         except OSError:
             was = None
         try:
-            paths.ensure_private_dir(os.path.dirname(path))
-            os.link(dest, path)  # FileExistsError: a newer handoff is pending, and stays
+            paths.ensure_private_dir(sysos.dirname(path))
+            sysos.link(dest, path)  # FileExistsError: a newer handoff is pending, and stays
             back = True
         except OSError:
             pass
@@ -390,7 +388,7 @@ def give_back(child: str, now: float, max_age_s: Callable[[str], float]) -> bool
             _unlink(dest)
         elif was is not None:  # still this session's taken note: its own age again
             try:
-                os.utime(dest, ns=(was.st_atime_ns, was.st_mtime_ns), follow_symlinks=False)
+                sysos.utime(dest, ns=(was.st_atime_ns, was.st_mtime_ns), follow_symlinks=False)
             except OSError:
                 pass
     _unlink(lent)
@@ -402,11 +400,11 @@ def reclaim(now: float, max_age_s: Callable[[str], float]) -> None:
     without its SessionEnd hook (a closed terminal, a SessionEnd past its budget) or has none
     (Codex). A client still running keeps it: its next prompt may send it. POSIX only (Windows: the
     SessionEnd hook alone)."""
-    if os.name != "posix":
+    if sysos.name != "posix":
         return
     _unclaim(now)
     for _, path in _files("lent"):
-        child = os.path.basename(path)[:-len(".json")]
+        child = sysos.basename(path)[:-len(".json")]
         info = _read(path)
         client = info.get("client") if info is not None else None
         if info is None or (isinstance(client, int) and not isinstance(client, bool) and 1 < client < PID_END
@@ -430,7 +428,7 @@ def _unclaim(now: float) -> None:
     give-back holds is its own: left alone. Where the lent note is there again (another start put
     it back first), the claim just goes."""
     try:
-        with os.scandir(folder("lent")) as it:
+        with sysos.scandir(folder("lent")) as it:
             claims = [e for e in it if e.name.endswith(GIVING) and e.is_file(follow_symlinks=False)]
     except OSError:
         return
@@ -445,10 +443,10 @@ def _unclaim(now: float) -> None:
         except OSError:
             continue  # gone: its give-back ended
         n = int(pid)
-        if age < GIVING_MAX_S and n != os.getpid() and 1 < n < PID_END and _running(n):
+        if age < GIVING_MAX_S and n != sysos.getpid() and 1 < n < PID_END and _running(n):
             continue  # a give-back under way
         try:
-            os.link(e.path, os.path.join(folder("lent"), note))  # never over a lent note there
+            sysos.link(e.path, sysos.join(folder("lent"), note))  # never over a lent note there
         except OSError:
             pass
         _unlink(e.path)
@@ -462,7 +460,7 @@ def client() -> int:
     """The client this hook runs for: its parent, or, where /proc tells, the first ancestor that is
     not a shell (a client that runs the hook command through a shell that does not exec it: fish,
     an older dash, a wrapper; that shell is gone with the hook, its client is not). Four steps at most."""
-    pid = os.getppid()
+    pid = sysos.getppid()
     for _ in range(4):
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -495,7 +493,7 @@ def _running(pid: int, start: object = None) -> bool:
     if isinstance(start, str) and start != (started(pid) or start):
         return False  # the pid is another process's now
     try:
-        os.kill(pid, 0)
+        sysos.kill(pid, 0)
     except ProcessLookupError:
         return False
     except OSError:
@@ -514,13 +512,13 @@ def drop(project: str, parent: str, by: str) -> bool:
     that has not sent it yet is no longer lent (`give_back` would make it pending again)."""
     _keep_lent(parent, by)
     path = pending_file(project)
-    if not os.path.exists(path) or not ours("pending"):
+    if not sysos.exists(path) or not ours("pending"):
         return False
     doc = _read(path)
     if doc is None or doc.get("parentSession") != parent or doc.get("by") != by:
         return False
     try:
-        os.unlink(path)
+        sysos.unlink(path)
     except OSError:
         return False
     return True
@@ -530,7 +528,7 @@ def _keep_lent(parent: str, by: str) -> None:
     """The lent notes of the handoffs session `parent` wrote by way of `by` go: taken, they stay with
     the session that took them, never given back (most often no lent folder: one failed scandir)."""
     for _, path in _files("lent"):
-        doc = _read(taken_file(os.path.basename(path)[:-len(".json")]))
+        doc = _read(taken_file(sysos.basename(path)[:-len(".json")]))
         if doc is not None and doc.get("parentSession") == parent and doc.get("by") == by:
             _unlink(path)
 
@@ -540,8 +538,8 @@ def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
     Raises `paths.NotOurs` when the folder is a link or another user's (`handoff --show`, `--drop`
     say so rather than show or remove what is there)."""
     try:
-        for path in (os.path.dirname(folder("pending")), folder("pending")):  # as `ours` asks
-            os.close(paths.open_private_dir(path))
+        for path in (sysos.dirname(folder("pending")), folder("pending")):  # as `ours` asks
+            sysos.close(paths.open_private_dir(path))
     except FileNotFoundError:
         return []
     if project is not None:
@@ -549,10 +547,10 @@ def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
         doc = _read(path)
         return [(path, doc)] if doc is not None else []
     try:
-        names = sorted(e.name for e in os.scandir(folder("pending")) if e.name.endswith(".json"))
+        names = sorted(e.name for e in sysos.scandir(folder("pending")) if e.name.endswith(".json"))
     except OSError:
         return []
-    found = [(p, _read(p)) for p in (os.path.join(folder("pending"), n) for n in names)]
+    found = [(p, _read(p)) for p in (sysos.join(folder("pending"), n) for n in names)]
     return [(p, d) for p, d in found if d is not None]
 
 
@@ -560,7 +558,7 @@ def drop_file(path: str) -> None:
     """Remove a waiting handoff by its file (`handoff --drop`; gone already: nothing to do)."""
     doc = _read(path)
     try:
-        os.unlink(path)
+        sysos.unlink(path)
     except FileNotFoundError:
         return
     forget(doc)
@@ -577,7 +575,7 @@ def forget(doc: dict[str, Any] | None) -> None:
     from session_watcher.core.errors import LockTimeout, WatcherError
     from session_watcher.state import shell, store
 
-    if not store.valid_session_id(parent) or not os.path.exists(store.session_file(parent)):
+    if not store.valid_session_id(parent) or not sysos.exists(store.session_file(parent)):
         return
     try:
         with shell.open_session(parent, 0) as opened:

@@ -9,8 +9,7 @@ other and the CLI, which uses filelock throughout. Where `fcntl` is missing (Win
 
 from __future__ import annotations
 
-import os
-
+from session_watcher.base import sysos
 from session_watcher.base.paths import open_file
 from session_watcher.core.errors import LockTimeout, NotAFile
 
@@ -57,27 +56,27 @@ class SessionLock:
         own check, `st_nlink`)."""
         for _ in range(3):
             try:
-                fd = open_file(self.path, os.O_RDWR | os.O_CREAT, 0o600, follow=False)
+                fd = open_file(self.path, sysos.O_RDWR | sysos.O_CREAT, 0o600, follow=False)
             except NotAFile:
                 try:  # a link, FIFO or socket planted where the lock belongs: dropped, never followed
-                    os.unlink(self.path)
+                    sysos.unlink(self.path)
                 except FileNotFoundError:
                     pass
-                fd = open_file(self.path, os.O_RDWR | os.O_CREAT, 0o600, follow=False)
+                fd = open_file(self.path, sysos.O_RDWR | sysos.O_CREAT, 0o600, follow=False)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
-                os.close(fd)
+                sysos.close(fd)
                 import errno  # the lock was busy (or worse): not imported by a run that gets it
 
                 # what flock says when another holds the lock; else (ENOLCK, ...) waiting would not help
                 if exc.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
                     raise
                 return False
-            if os.fstat(fd).st_nlink:
+            if sysos.fstat(fd).st_nlink:
                 self._fd = fd
                 return True
-            os.close(fd)  # unlinked meanwhile: open the path again
+            sysos.close(fd)  # unlinked meanwhile: open the path again
         return False
 
     def __exit__(
@@ -89,7 +88,7 @@ class SessionLock:
         if self._fd is not None:
             # closing the descriptor drops the flock; the empty lock file stays, by design (state.tidy
             # removes a swept session's, holding it: see `_fast`)
-            os.close(self._fd)
+            sysos.close(self._fd)
             self._fd = None
         if self._filelock is not None:
             self._filelock.release()  # type: ignore[attr-defined]

@@ -14,10 +14,10 @@ In memory the state keeps its usual shape; the core never knows.
 
 from __future__ import annotations
 
-import os
 import zlib
 
 from session_watcher.base import paths as folders
+from session_watcher.base import sysos
 from session_watcher.base.atomic import write_atomic
 from session_watcher.core import fastjson
 from session_watcher.core.errors import NotAFile, NotOurs, ShardRejected, StateTooLarge
@@ -63,7 +63,7 @@ class PathShards:
                 if not create:
                     return None
             except NotOurs:
-                if not (os.path.islink(self.dir) or not os.path.isdir(self.dir)):
+                if not (sysos.islink(self.dir) or not sysos.isdir(self.dir)):
                     raise  # a real folder of another user in our own folder: refuse, say so
                 folders.move_aside(self.dir, "not-a-folder")
         raise NotOurs(1, "cannot make a private shard folder", self.dir)
@@ -72,7 +72,7 @@ class PathShards:
         if not self._checked:
             fd = self._open_dir(create=False)
             if fd is not None:
-                os.close(fd)
+                sysos.close(fd)
             self._checked = True
 
     def ensure(self, state: State, paths: Iterable[str]) -> None:
@@ -91,7 +91,7 @@ class PathShards:
 
     def _file(self, n: int, rev: int) -> str:
         assert self.dir is not None
-        return os.path.join(self.dir, f"{n:02d}-{rev}.json")
+        return sysos.join(self.dir, f"{n:02d}-{rev}.json")
 
     def _load(self, state: State, n: int) -> None:
         self.loaded.add(n)
@@ -153,7 +153,7 @@ class PathShards:
             prev = table.get(str(n))
             if any(group.values()):
                 if not self._checked:
-                    os.close(self._open_dir(create=True))  # type: ignore[arg-type]
+                    sysos.close(self._open_dir(create=True))  # type: ignore[arg-type]
                     self._checked = True
                 write_atomic(self._file(n, rev), data, fsync=False, tmp=self._file(n, rev) + ".tmp")
                 table[str(n)] = rev
@@ -176,11 +176,11 @@ class PathShards:
         if fd is None:
             return
         try:
-            for name in os.listdir(fd):
+            for name in sysos.listdir(fd):
                 if name not in keep:
                     try:
-                        os.unlink(name, dir_fd=fd)  # removes an entry of this folder, follows nothing
+                        sysos.unlink(name, dir_fd=fd)  # removes an entry of this folder, follows nothing
                     except OSError:
                         pass
         finally:
-            os.close(fd)
+            sysos.close(fd)

@@ -16,10 +16,10 @@ a huge file without a newline costs each hook one bounded read, never a read to 
 
 from __future__ import annotations
 
-import os
 import zlib
 
 from session_watcher.agents.seam import MAX_LINE_BYTES, split_lines
+from session_watcher.base import sysos
 from session_watcher.core.errors import Reset
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
@@ -42,22 +42,22 @@ SALVAGE_BYTES = 64 << 10
 
 
 def _head(fd: int) -> int:
-    first = os.pread(fd, HEAD_BYTES, 0)
+    first = sysos.pread(fd, HEAD_BYTES, 0)
     nl = first.find(b"\n")
     return zlib.crc32(first if nl < 0 else first[:nl])
 
 
 def _tail(fd: int, offset: int) -> int:
     start = max(0, offset - TAIL_BYTES)
-    return zlib.crc32(os.pread(fd, offset - start, start))
+    return zlib.crc32(sysos.pread(fd, offset - start, start))
 
 
 def _salvage(fd: int, start: int, end: int) -> bytes | None:
     """The over-long line [start, end) without its message's content, when that makes a whole
     assistant record (its usage, model and ids are at both ends of the line); else None."""
-    head = os.pread(fd, SALVAGE_BYTES, start)
+    head = sysos.pread(fd, SALVAGE_BYTES, start)
     tail_from = max(start, end - SALVAGE_BYTES)
-    tail = os.pread(fd, end - tail_from, tail_from)
+    tail = sysos.pread(fd, end - tail_from, tail_from)
     message = head.find(b'"message":{')
     content = head.find(b'"content":', message) if message >= 0 else -1
     after = tail.rfind(b',"stop_reason":')
@@ -92,7 +92,7 @@ def read_new(  # noqa: PLR0913, PLR0917  # a read's options, each some caller's
     """
     own = fd is None
     # O_NONBLOCK: a FIFO in the transcript's place would otherwise block the open forever
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)) if fd is None else fd
+    fd = sysos.open(path, sysos.O_RDONLY | getattr(sysos, "O_NONBLOCK", 0)) if fd is None else fd
     try:
         f = _Open(path, fd, cursor)
         if f.skip is None:
@@ -103,7 +103,7 @@ def read_new(  # noqa: PLR0913, PLR0917  # a read's options, each some caller's
         return ([lines[0] + b"\n"] if whole and lines else lines), moved, skipped
     finally:
         if own:
-            os.close(fd)
+            sysos.close(fd)
 
 
 class _Open:
@@ -114,7 +114,7 @@ class _Open:
 
     def __init__(self, path: str, fd: int, cursor: dict[str, Any] | None) -> None:
         self.path, self.fd = path, fd
-        self.st = st = os.fstat(fd)
+        self.st = st = sysos.fstat(fd)
         self.offset: int = 0
         self.head: Any = None
         self.skip: int | None = None
@@ -155,13 +155,13 @@ class _Open:
             got = self._last_newline(offset + want)
             if got is not None:
                 return [got[0]], self.moved(got[1]), 0
-        if whole and buf is not None and want == len(buf) and os.preadv(fd, [buf], offset) == want:
+        if whole and buf is not None and want == len(buf) and sysos.preadv(fd, [buf], offset) == want:
             # the buffer as the chunk: its readers (bulkparse.parse_chunk, the page's) take either
             chunk: bytes = buf  # type: ignore[assignment]
         else:
-            chunk = os.pread(fd, want, offset)
+            chunk = sysos.pread(fd, want, offset)
         if want < most and b"\n" not in chunk:  # a line longer than a whole fold's read: up to a chunk
-            chunk = os.pread(fd, most, offset)
+            chunk = sysos.pread(fd, most, offset)
         if split:
             lines, used = split_lines(chunk, MAX_LINES)
         else:
@@ -178,7 +178,7 @@ class _Open:
         reading the chunk); None where there is none after the offset, or the file shrank meanwhile."""
         while end > self.offset:
             start = max(self.offset, end - SALVAGE_BYTES)
-            block = os.pread(self.fd, end - start, start)
+            block = sysos.pread(self.fd, end - start, start)
             nl = block.rfind(b"\n")
             if len(block) < end - start:
                 return None
@@ -194,7 +194,7 @@ class _Open:
         assert skip is not None
         end = skip + max_bytes
         while skip < end:
-            block = os.pread(self.fd, min(1 << 20, end - skip), skip)
+            block = sysos.pread(self.fd, min(1 << 20, end - skip), skip)
             if not block:
                 break
             nl = block.find(b"\n")
@@ -212,7 +212,7 @@ def line_end(path: str, mark: dict[str, Any] | None = None) -> dict[str, Any] | 
     if mark is not None and not (type(mark.get("offset")) is int and mark["offset"] >= 0):
         mark = None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = sysos.open(path, sysos.O_RDONLY | getattr(sysos, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
@@ -228,7 +228,7 @@ def line_end(path: str, mark: dict[str, Any] | None = None) -> dict[str, Any] | 
     except OSError:  # not a file that can be read back (a FIFO)
         return None
     finally:
-        os.close(fd)
+        sysos.close(fd)
 
 
 def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) -> Iterator[bytes]:
@@ -243,7 +243,7 @@ def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) ->
         buf = b""
         skipping = False
         while True:
-            data = os.read(fd, chunk)
+            data = sysos.read(fd, chunk)
             if not data:
                 return
             if skipping:  # inside an over-long line: drop bytes up to its end
@@ -258,7 +258,7 @@ def lines_of(path: str, max_line: int = MAX_LINE_BYTES, chunk: int = 1 << 20) ->
             if len(buf) > max_line:
                 buf, skipping = b"", True
     finally:
-        os.close(fd)
+        sysos.close(fd)
 
 
 def last_whole_line(path: str, cursor: dict[str, Any]) -> tuple[list[bytes], dict[str, Any]] | None:
@@ -266,17 +266,17 @@ def last_whole_line(path: str, cursor: dict[str, Any]) -> tuple[list[bytes], dic
     finished Codex rollout copied without its last newline), with the cursor past it."""
     offset = int(cursor.get("offset", 0))
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = sysos.open(path, sysos.O_RDONLY | getattr(sysos, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
-        size = os.fstat(fd).st_size
+        size = sysos.fstat(fd).st_size
         if not 0 < size - offset <= MAX_LINE_BYTES:
             return None
-        tail = os.pread(fd, size - offset, offset)
+        tail = sysos.pread(fd, size - offset, offset)
         return ([tail], _Open(path, fd, cursor).moved(size)) if whole_record(tail) else None
     finally:
-        os.close(fd)
+        sysos.close(fd)
 
 
 def whole_record(tail: bytes) -> bool:

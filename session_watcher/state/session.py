@@ -8,10 +8,10 @@ saving here; the callers decide that.
 
 from __future__ import annotations
 
-import os
 import time
 
 from session_watcher.agents import FALLBACK, agent_reading
+from session_watcher.base import sysos
 from session_watcher.core import engine, health
 from session_watcher.core import paths as pathmap
 from session_watcher.core.errors import Reset
@@ -46,12 +46,12 @@ def canonical(raw: str, cwd: str | None) -> str:
     """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path. A Windows
     path on another system (`D:\\proj\\a.py`, or relative to a Windows cwd) stays a Windows path
     (`core.paths.windows_canonical`), never glued to a folder of this one."""
-    if os.sep == "/" and (pathmap.windows_form(raw) or (cwd and pathmap.windows_form(cwd) and raw[:1] != "/")):
+    if sysos.sep == "/" and (pathmap.windows_form(raw) or (cwd and pathmap.windows_form(cwd) and raw[:1] != "/")):
         return pathmap.windows_canonical(raw, cwd)
-    path = os.path.expanduser(raw)
-    if not os.path.isabs(path):
-        path = os.path.join(cwd or os.getcwd(), path)
-    return os.path.realpath(path)
+    path = sysos.expanduser(raw)
+    if not sysos.isabs(path):
+        path = sysos.join(cwd or sysos.getcwd(), path)
+    return sysos.realpath(path)
 
 
 def git_ignored(root: str, candidates: list[str]) -> set[str]:
@@ -62,7 +62,7 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
     with a config that also sets pager, hooks, filters, textconv, credential and ssh commands), so it
     is switched off on the command line, which outranks every config file.
     """
-    if not candidates or not os.path.isdir(root):  # a folder that is gone: git could only fail (no spawn)
+    if not candidates or not sysos.isdir(root):  # a folder that is gone: git could only fail (no spawn)
         return set()
     from session_watcher.state.spawn import run
 
@@ -231,16 +231,16 @@ def _at_end(path: str, cursor: dict[str, Any], end: int | None) -> bool:
     """Whether `cursor` is at the end of the file as it is now (or at `end`): the run that folded the
     last line delivers its alerts, not the next one."""
     try:
-        size = os.stat(path).st_size
+        size = sysos.stat(path).st_size
     except OSError:
         return False
     return "skip" not in cursor and cursor.get("offset", -1) >= (size if end is None else min(size, end))
 
 
 def subagent_files(transcript: str, session_id: str) -> list[str]:
-    folder = os.path.join(os.path.dirname(transcript), session_id, "subagents")
+    folder = sysos.join(sysos.dirname(transcript), session_id, "subagents")
     try:
-        with os.scandir(folder) as it:
+        with sysos.scandir(folder) as it:
             return sorted(de.path for de in it if de.name.endswith(".jsonl") and de.is_file())
     except OSError:
         return []
@@ -384,30 +384,29 @@ def append_trace(path: str, rows: list[dict[str, Any]]) -> None:
     that makes no room in it for FIFO_STALL_S seconds has stalled: the rows it has not taken are left out,
     their count logged (a reader that stopped reading held the hook and the session's lock for good
     once the pipe was full), whole rows only (`_to_fifo`). Logged once, never raised."""
-    import stat
-
+    from session_watcher.base import sysos
     from session_watcher.core.fastjson import dumps
 
     lines = [(dumps(row) + "\n").encode("utf-8") for row in rows]
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+    flags = sysos.O_WRONLY | sysos.O_APPEND | sysos.O_CREAT | sysos.O_NONBLOCK | getattr(sysos, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)  # ENXIO: a FIFO with no reader
+        fd = sysos.open(path, flags | getattr(sysos, "O_CLOEXEC", 0), 0o600)  # ENXIO: a FIFO with no reader
         try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISFIFO(mode):
+            mode = sysos.fstat(fd).st_mode
+            if sysos.S_ISFIFO(mode):
                 left = _to_fifo(fd, lines)
                 if left:
                     raise OSError(f"{path}: {left} of {len(lines)} trace rows not written: the FIFO's reader "
                                   f"made no room in it for {FIFO_STALL_S:g} s")
                 return
-            if not stat.S_ISREG(mode):
+            if not sysos.S_ISREG(mode):
                 raise OSError(f"{path}: neither a file nor a FIFO")
-            os.set_blocking(fd, True)
+            sysos.set_blocking(fd, True)
             data = b"".join(lines)
             while data:
-                data = data[os.write(fd, data):]
+                data = data[sysos.write(fd, data):]
         finally:
-            os.close(fd)
+            sysos.close(fd)
     except OSError as exc:
         from session_watcher.base.logs import log_once
 
@@ -433,7 +432,7 @@ def _to_fifo(fd: int, lines: list[bytes]) -> int:
         view = memoryview(run)
         while view:
             try:
-                view = view[os.write(fd, view):]
+                view = view[sysos.write(fd, view):]
                 last = time.monotonic()
                 continue
             except BlockingIOError:

@@ -19,9 +19,7 @@ fold (`state.session`) only when there is a transcript to read.
 
 from __future__ import annotations
 
-import os
-
-from session_watcher.base import paths
+from session_watcher.base import paths, sysos
 from session_watcher.core.caps import clean_path
 from session_watcher.core.errors import ShardRejected, StateRejected
 from session_watcher.state import store
@@ -42,7 +40,7 @@ def usable_path(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value) and clean_path(value)
 
 
-def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.environ) -> str | None:
+def project_root(stated: object, cwd: object, env: Mapping[str, str] = sysos.environ) -> str | None:
     """The session's project root, by one rule for every caller, symlinks resolved: what the caller
     was told outright (the CLI's `--project`, the status line's `workspace.project_dir`), else the
     client's `CLAUDE_PROJECT_DIR` (set for hooks: the session's start folder), else the working
@@ -56,12 +54,12 @@ def project_root(stated: object, cwd: object, env: Mapping[str, str] = os.enviro
 def real_folder(path: str) -> str:
     """A folder's canonical path: symlinks resolved; a Windows path on another system kept a Windows
     path (`core.paths.windows_canonical`: `D:\\proj` is never `<here>/D:\\proj`)."""
-    if os.sep == "/" and (path[1:2] == ":" or path.startswith("\\\\")):  # what a Windows path begins with
+    if sysos.sep == "/" and (path[1:2] == ":" or path.startswith("\\\\")):  # what a Windows path begins with
         from session_watcher.core import paths as pathmap  # the path rules: only for such a path here
 
         if pathmap.windows_form(path):
             return pathmap.windows_canonical(path, None)
-    return os.path.realpath(path)
+    return sysos.realpath(path)
 
 
 def payload_inputs(payload: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
@@ -151,7 +149,7 @@ class Session:
         self._lock = SessionLock(self.path + ".lock", timeout)
 
     def __enter__(self) -> Session:
-        paths.ensure_private_dir(os.path.dirname(self.path))
+        paths.ensure_private_dir(sysos.dirname(self.path))
         self._lock.__enter__()
         rebuilt = False
         kept: object = None
@@ -184,7 +182,7 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self._lock.__exit__(None, None, None)
 
-    def place(self, cwd: str | None, stated_project: object = None, env: Mapping[str, str] = os.environ) -> None:
+    def place(self, cwd: str | None, stated_project: object = None, env: Mapping[str, str] = sysos.environ) -> None:
         """Record where the session runs, unless a caller already did: the cwd, and the project
         root by `project_root`."""
         ctx = self.state["context"]

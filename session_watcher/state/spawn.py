@@ -12,8 +12,9 @@ mask, and `data` on a private pipe.
 
 from __future__ import annotations
 
-import os
 import time
+
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,11 +26,11 @@ def which(name: str, path: str | None = None) -> str | None:
     Never an empty or relative PATH element (a trailing `:` means the current folder: the project a
     hook runs in, whose planted `git` must not run), never a relative path."""
     if "/" in name:
-        return name if os.path.isabs(name) else None
-    for folder in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep):
-        if folder and os.path.isabs(folder):
-            candidate = os.path.join(folder, name)
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        return name if sysos.isabs(name) else None
+    for folder in (sysos.environ.get("PATH", sysos.defpath) if path is None else path).split(sysos.pathsep):
+        if folder and sysos.isabs(folder):
+            candidate = sysos.join(folder, name)
+            if sysos.isfile(candidate) and sysos.access(candidate, sysos.X_OK):
                 return candidate
     return None
 
@@ -37,60 +38,61 @@ def which(name: str, path: str | None = None) -> str | None:
 def run(argv: Sequence[str], data: bytes, timeout: float) -> tuple[int, bytes] | None:
     """(exit status, stdout) of `argv` given `data` on stdin; None when it cannot run or time ran out.
     The program is found by `which` (absolute PATH folders only)."""
-    if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
+    if not hasattr(sysos, "posix_spawnp"):  # pragma: no cover - Windows
         return _run_subprocess(argv, data, timeout)
     program = which(argv[0])
     if program is None:
         return None
     import select
 
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    actions = [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
+    in_r, in_w = sysos.pipe()
+    out_r, out_w = sysos.pipe()
+    devnull = sysos.open(sysos.devnull, sysos.O_WRONLY)
+    dup = sysos.POSIX_SPAWN_DUP2
+    actions = [(dup, in_r, 0), (dup, out_w, 1), (dup, devnull, 2)]
     try:
-        pid = os.posix_spawn(program, list(argv), os.environ, file_actions=actions)
+        pid = sysos.posix_spawn(program, list(argv), sysos.environ, file_actions=actions)
     except OSError:
         for fd in (in_r, in_w, out_r, out_w, devnull):
-            os.close(fd)
+            sysos.close(fd)
         return None
     for fd in (in_r, out_w, devnull):
-        os.close(fd)
+        sysos.close(fd)
     deadline = time.monotonic() + timeout
     view, chunks = memoryview(data), []
     writing: list[int] = [in_w] if data else []
     if not data:
-        os.close(in_w)
+        sysos.close(in_w)
     reading = [out_r]
     try:
         while reading:
             left = deadline - time.monotonic()
             if left <= 0:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
+                sysos.kill(pid, 9)
+                sysos.waitpid(pid, 0)
                 return None
             readable, writable, _ = select.select(reading, writing, [], left)
             if writable:
                 try:
-                    n = os.write(in_w, view[:65536])
+                    n = sysos.write(in_w, view[:65536])
                 except BrokenPipeError:
                     n = len(view)
                 view = view[n:]
                 if not view:
-                    os.close(in_w)
+                    sysos.close(in_w)
                     writing = []
             if readable:
-                chunk = os.read(out_r, 65536)
+                chunk = sysos.read(out_r, 65536)
                 if chunk:
                     chunks.append(chunk)
                 else:
                     reading = []
     finally:
         if writing:
-            os.close(in_w)
-        os.close(out_r)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), b"".join(chunks)
+            sysos.close(in_w)
+        sysos.close(out_r)
+    _, status = sysos.waitpid(pid, 0)
+    return sysos.waitstatus_to_exitcode(status), b"".join(chunks)
 
 
 def _run_subprocess(argv: Sequence[str], data: bytes, timeout: float) -> tuple[int, bytes] | None:
@@ -108,25 +110,25 @@ def detached(argv: Sequence[str], env: Mapping[str, str], data: bytes = b"") -> 
     pipe's buffer: writing it never blocks); its pid, or None when it could not start."""
     r = w = devnull = -1
     try:
-        devnull = os.open(os.devnull, os.O_RDWR)
+        devnull = sysos.open(sysos.devnull, sysos.O_RDWR)
         stdin = devnull
         if data:
-            r, w = os.pipe()
+            r, w = sysos.pipe()
             try:
-                os.write(w, data)  # fits in the empty pipe's buffer: does not block
+                sysos.write(w, data)  # fits in the empty pipe's buffer: does not block
             finally:
-                os.close(w)
+                sysos.close(w)
             stdin = r
-        actions = [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
-                   (os.POSIX_SPAWN_DUP2, devnull, 2)]
+        actions = [(sysos.POSIX_SPAWN_DUP2, stdin, 0), (sysos.POSIX_SPAWN_DUP2, devnull, 1),
+                   (sysos.POSIX_SPAWN_DUP2, devnull, 2)]
         # an empty signal mask: a hook spawns while it holds SIGTERM back (hooks/run.py)
         try:
-            return os.posix_spawn(argv[0], list(argv), dict(env), file_actions=actions, setsid=True, setsigmask=())
+            return sysos.posix_spawn(argv[0], list(argv), dict(env), file_actions=actions, setsid=True, setsigmask=())
         except NotImplementedError:  # pragma: no cover - a platform without POSIX_SPAWN_SETSID
-            return os.posix_spawn(argv[0], list(argv), dict(env), file_actions=actions, setpgroup=0, setsigmask=())
+            return sysos.posix_spawn(argv[0], list(argv), dict(env), file_actions=actions, setpgroup=0, setsigmask=())
     except OSError:
         return None
     finally:
         for fd in (r, devnull):
             if fd >= 0:
-                os.close(fd)
+                sysos.close(fd)

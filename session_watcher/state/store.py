@@ -8,9 +8,7 @@ transcript, which is the durable log.
 
 from __future__ import annotations
 
-import os
-
-from session_watcher.base import paths
+from session_watcher.base import paths, sysos
 from session_watcher.core import fastjson
 from session_watcher.core.errors import NotAFile, StateRejected, StateTooLarge, TooLarge
 
@@ -26,7 +24,7 @@ MAX_STATE_BYTES = 64 << 20  # the one limit: `load` reads no larger file and `sa
 
 
 def session_file(session_id: str) -> str:
-    return os.path.join(paths.sessions_dir(), f"{session_id}.json")
+    return sysos.join(paths.sessions_dir(), f"{session_id}.json")
 
 
 def valid_session_id(value: object) -> TypeGuard[str]:
@@ -257,7 +255,7 @@ def save(path: str, state: State, shards: PathShards | None = None) -> None:
     write_atomic(path, data, fsync=False, tmp=path + ".tmp")
     for old in superseded:
         try:
-            os.unlink(old)
+            sysos.unlink(old)
         except OSError:
             pass
     if shards is not None and (not named or not state["shards"] or state["rev"] % 64 == 0):
@@ -297,7 +295,7 @@ def check_folder() -> bool:
     """True when the sessions folder exists and is ours; raises `paths.NotOurs` when it is a link
     or another user's (its files are then nobody's to read or write)."""
     try:
-        os.close(paths.open_private_dir(paths.sessions_dir()))
+        sysos.close(paths.open_private_dir(paths.sessions_dir()))
     except FileNotFoundError:
         return False
     return True
@@ -311,10 +309,10 @@ def list_sessions() -> list[tuple[float, str]]:
     except FileNotFoundError:
         return []
     try:
-        with os.scandir(fd) as it:
+        with sysos.scandir(fd) as it:
             for de in it:
                 if de.name.endswith(".json") and de.is_file(follow_symlinks=False):
                     out.append((de.stat(follow_symlinks=False).st_mtime, de.name[:-5]))
     finally:
-        os.close(fd)
+        sysos.close(fd)
     return sorted(out, reverse=True)

@@ -9,9 +9,9 @@ tool_use block. A user record there (the prompt, a tool result) means the reply 
 
 from __future__ import annotations
 
-import os
 import time
 
+from session_watcher.base import sysos
 from session_watcher.core import fastjson
 
 BLOCK = 64 << 10
@@ -49,7 +49,7 @@ def turn_ended(path: str) -> bool | None:
     """Whether the transcript's last conversation record ends a turn; None when it cannot be told
     (no such record in the last MAX_SCAN bytes, or no file)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = sysos.open(path, sysos.O_RDONLY | getattr(sysos, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
@@ -57,17 +57,17 @@ def turn_ended(path: str) -> bool | None:
     except OSError:  # a folder or a FIFO in the transcript's place
         return None
     finally:
-        os.close(fd)
+        sysos.close(fd)
 
 
 def _scan(fd: int) -> bool | None:
     """The verdict of the last conversation record among the last MAX_SCAN bytes of `fd`."""
-    end = os.fstat(fd).st_size
+    end = sysos.fstat(fd).st_size
     pos, carry, newest = end, b"", True
     while pos > 0 and end - pos < MAX_SCAN:
         step = min(BLOCK, pos)
         pos -= step
-        lines = (os.pread(fd, step, pos) + carry).split(b"\n")
+        lines = (sysos.pread(fd, step, pos) + carry).split(b"\n")
         if newest:  # after the last newline: a line still being written
             if len(lines) == 1:
                 continue

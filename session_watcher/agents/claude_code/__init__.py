@@ -28,9 +28,9 @@ class ClaudeCode(Agent):
 
     def session_id(self, path: str) -> str:
         """A transcript is named after its session: `<id>.jsonl`."""
-        import os
+        from session_watcher.base import sysos
 
-        return os.path.basename(path).removesuffix(".jsonl")
+        return sysos.basename(path).removesuffix(".jsonl")
 
     def roots(self) -> list[str]:
         from session_watcher.agents.claude_code.discover import default_roots

@@ -28,8 +28,9 @@ a tool has its stderr read by that agent, these lines with Codex's own: the comm
 
 from __future__ import annotations
 
-import os
 import sys
+
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on a hook's path (rarely: only with text to show)
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ VALUED = frozenset({
 IMAGES = frozenset({"-i", "--image"})
 # how an exec user starts the fresh thread a held prompt's handoff waits for (the guard's reason)
 EXEC_CLEAR = "run `codex exec` without `resume` in this project"
-O_APPEND_FLAG = os.O_APPEND  # /proc/PID/fdinfo's octal `flags:` are the kernel's own (this architecture's values)
+O_APPEND_FLAG = sysos.O_APPEND  # /proc/PID/fdinfo's octal `flags:` are the kernel's own (this architecture's values)
 PROC = "/proc"
 
 
@@ -76,11 +77,11 @@ def is_exec(argv: list[str]) -> bool:
 
 
 def _read(path: str, limit: int = 1 << 16) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = sysos.open(path, sysos.O_RDONLY | sysos.O_CLOEXEC)
     try:
-        return os.read(fd, limit)
+        return sysos.read(fd, limit)
     finally:
-        os.close(fd)
+        sysos.close(fd)
 
 
 def _parent(pid: int) -> int:
@@ -106,10 +107,10 @@ def _exec() -> tuple[int, list[str]] | None:
     else from `ps` (`_exec_by_ps`: macOS, the BSDs)."""
     if sys.platform == "win32":  # no process tree to read the same way (nor O_NOCTTY)
         return None
-    if not os.path.isdir(f"{PROC}/{os.getpid()}"):
+    if not sysos.isdir(f"{PROC}/{sysos.getpid()}"):
         return _exec_by_ps()
     try:
-        pid = codex_pid(os.getppid())
+        pid = codex_pid(sysos.getppid())
         if pid is None:
             return None
         argv = [w.decode("utf-8", "replace") for w in _read(f"{PROC}/{pid}/cmdline").split(b"\0")]
@@ -134,7 +135,7 @@ def _ps(pid: int, fields: tuple[str, ...], deadline: float) -> str:
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError
-    ps = next((p for p in PS if os.access(p, os.X_OK)), None)
+    ps = next((p for p in PS if sysos.access(p, sysos.X_OK)), None)
     if ps is None:
         raise FileNotFoundError(PS[0])
     # -ww: the whole line (ps cuts it to the terminal's width, or 80 columns, otherwise: the subcommand
@@ -161,13 +162,13 @@ def _exec_by_ps() -> tuple[int, list[str]] | None:
     found: tuple[int, list[str]] | None = None
     deadline = time.monotonic() + PS_TIMEOUT
     try:
-        pid = os.getppid()
+        pid = sysos.getppid()
         for _ in range(ANCESTORS):
             if pid <= 1:
                 break
             line = _ps(pid, ("ppid", "comm"), deadline)  # the parent's pid, then the name (macOS: its path)
             parent, comm = line.split(None, 1)
-            if os.path.basename(comm.strip()) == "codex":
+            if sysos.basename(comm.strip()) == "codex":
                 argv = _ps(pid, ("command",), deadline).split()
                 found = (pid, argv) if is_exec(argv) else None
                 break
@@ -193,15 +194,13 @@ def stderr_reachable() -> bool:
     0.171.0 gives a hook nothing else to reach it by (measured under `codex exec`: the hook's fds 0, 1
     and 2 are pipes Codex reads, none other is inherited, and it leads a session of its own, with no
     controlling terminal); `doctor` says so where this is False."""
-    return sys.platform != "win32" and os.path.isdir(f"{PROC}/{os.getpid()}")
+    return sys.platform != "win32" and sysos.isdir(f"{PROC}/{sysos.getpid()}")
 
 
 def exec_stderr() -> int | None:
     """A descriptor open on the stderr of the `codex exec` that runs this hook, when it is a place a
     line can be added to without harm; else None. Under `--json`, a stderr that is its stdout too
     (`2>&1` into a pipe or a file: one stream of events a program reads) is left alone."""
-    import stat
-
     if not stderr_reachable():  # written through /proc only: no `ps` asked for nothing
         return None
     found = _exec()
@@ -214,27 +213,28 @@ def exec_stderr() -> int | None:
             if line.startswith(b"flags:"):
                 flags = int(line.split()[1], 8)
         # O_NOCTTY: the hook leads a session of its own, and a terminal it opened would become its own
-        fd = os.open(f"{PROC}/{pid}/fd/2", os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+        flags_w = sysos.O_WRONLY | sysos.O_APPEND | sysos.O_NOCTTY | sysos.O_NONBLOCK | sysos.O_CLOEXEC
+        fd = sysos.open(f"{PROC}/{pid}/fd/2", flags_w)
     except (OSError, ValueError, IndexError):
         return None
     try:
-        st = os.fstat(fd)
+        st = sysos.fstat(fd)
         mode = st.st_mode
-        addable = stat.S_ISFIFO(mode) or (stat.S_ISREG(mode) and flags & O_APPEND_FLAG) or (
-            stat.S_ISCHR(mode) and _line_mode(fd))
-        events = not stat.S_ISCHR(mode) and "--json" in argv and _same(st, f"{PROC}/{pid}/fd/1")
+        addable = sysos.S_ISFIFO(mode) or (sysos.S_ISREG(mode) and flags & O_APPEND_FLAG) or (
+            sysos.S_ISCHR(mode) and _line_mode(fd))
+        events = not sysos.S_ISCHR(mode) and "--json" in argv and _same(st, f"{PROC}/{pid}/fd/1")
         if addable and not events:
             return fd
     except OSError:
         pass
-    os.close(fd)
+    sysos.close(fd)
     return None
 
 
-def _same(st: os.stat_result, path: str) -> bool:
+def _same(st: sysos.stat_result, path: str) -> bool:
     """`path` is the file `st` is of (or cannot be told apart from it)."""
     try:
-        other = os.stat(path)
+        other = sysos.stat(path)
     except OSError:
         return True
     return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
@@ -242,7 +242,7 @@ def _same(st: os.stat_result, path: str) -> bool:
 
 def _line_mode(fd: int) -> bool:
     """A terminal in its ordinary (canonical, echoing) mode: not one a full-screen program holds raw."""
-    if not os.isatty(fd):
+    if not sysos.isatty(fd):
         return False
     import termios
 
@@ -274,11 +274,11 @@ def show(out: dict[str, Any]) -> dict[str, Any]:
 
     data = ("\n".join(clean(t) for t in said) + "\n").encode("utf-8", "replace")
     try:
-        written = os.write(fd, data)
+        written = sysos.write(fd, data)
     except OSError:
         written = 0
     finally:
-        os.close(fd)
+        sysos.close(fd)
     if written != len(data):
         return out
     return {k: v for k, v in out.items() if k != "systemMessage"}

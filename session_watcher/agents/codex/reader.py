@@ -12,9 +12,8 @@ hands the fold the tool calls of the lines it had read first (`passed_over`), on
 
 from __future__ import annotations
 
-import os
-
 from session_watcher.agents.codex import rollout
+from session_watcher.base import sysos
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a folding hook's start: annotations only
 if TYPE_CHECKING:
@@ -79,7 +78,7 @@ def passed_over(before: dict[str, Any]) -> list[Event]:
 
 def session_id(path: str) -> str | None:
     """The thread id a rollout's file name ends with (`rollout-<time>-<id>.jsonl`), else None."""
-    name = os.path.basename(path)
+    name = sysos.basename(path)
     if not (name.startswith("rollout-") and name.endswith(".jsonl")):
         return None
     sid = name.removesuffix(".jsonl")[-ID_CHARS:]
