@@ -9,6 +9,9 @@ from __future__ import annotations
 import random
 import string
 
+import pytest
+
+from session_watcher.core import text
 from session_watcher.core.text import short_id_length, short_ids
 
 
@@ -43,7 +46,10 @@ def test_a_year_of_sessions_of_either_agent_is_cut_as_the_rule_says() -> None:
     assert short_ids(codex) == {i: i[:n] for i in codex}
 
 
-def test_ids_short_long_repeated_and_prefixes_of_one_another_are_cut_as_the_rule_says() -> None:
+@pytest.mark.parametrize("plain", [0, text.SHORT_ID_PLAIN])  # C's loops for any count; a hook's plain loop
+def test_ids_short_long_repeated_and_prefixes_of_one_another_are_cut_as_the_rule_says(
+        plain: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text, "SHORT_ID_PLAIN", plain)
     rng = random.Random(37)
     for _ in range(20_000):
         alphabet = rng.choice(["ab", "ab-", string.hexdigits[:16]])

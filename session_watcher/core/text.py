@@ -229,11 +229,20 @@ def short_ids(ids: list[str]) -> dict[str, str]:
     return {i: i[:n] for i in ids}
 
 
+SHORT_ID_PLAIN = 16  # up to this many ids, short_id_length's plain loop (the hooks name one or two)
+
+
 def short_id_length(ids: Collection[str]) -> int:
     """The length `short_ids` cuts every one of `ids` to: the fewest characters, 8 or more, that tell
     the different ids apart. Over a year of sessions (`report`'s 10,000) in C's loops: one set of
     first 8 characters where none are shared; else only the ids that share theirs with another are
     cut longer (an id alone in its first 8 characters is alone in any longer prefix)."""
+    if len(ids) <= SHORT_ID_PLAIN:  # a hook's two ids: the same rule without importing itertools, operator
+        distinct = set(ids)
+        n = 8
+        while len({i[:n] for i in distinct}) < len(distinct):
+            n += 1
+        return n
     from itertools import compress
     from operator import itemgetter
 
