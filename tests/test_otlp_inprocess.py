@@ -346,7 +346,10 @@ def test_a_transcript_rewritten_to_its_old_size_and_mtime_is_replayed(tmp_path: 
 @pytest.mark.parametrize("bad", [{"folder": [1]}, {"folder": {}}, {"config": 7}, {"doc": "x"}, {"doc": {}},
                                  {"last": "x"}, {"last": None}, {"alerts": 5}, {"alerts": ["a"]},
                                  {"idle": "ab"}, {"idle": [{"child": 1}]}, {"idle": [{"child": "c", "firstCall": "x"}]},
-                                 {"handoff": {"parent": "p", "sig": None, "doc": "x"}}, None, [], "entry"])
+                                 {"handoff": {"parent": "p", "sig": None, "doc": "x"}}, {"raws": "ab"},
+                                 {"raws": [1]}, {"shell": None}, {"world": None}, {"cwd": 5},
+                                 {"handoff": {"parent": "p", "sig": None, "doc": None, "asked": {"cwd": 1}}},
+                                 None, [], "entry"])
 def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       bad: object) -> None:
     """backfill.json edited by hand, or by another build, with its key and a transcript's signature
@@ -398,3 +401,56 @@ def test_two_exports_at_once_keep_each_others_entries(tmp_path: Path) -> None:
         replayed(third, str(a), cliff)
         third.save(wait=0.2)  # the other export writes: this one leaves the file to it
         assert Path(cache_file()).read_bytes() == before
+
+
+def test_what_a_replay_found_outside_its_transcript_changed_it_is_replayed(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept session holds only while its replay would get the same answers outside the transcript:
+    its project's `.gitignore` changed (the path map leaves other files out), the link its folder is
+    re-pointed (another project), a file's link re-pointed out of the project: the next export replays
+    it and sends what an export that keeps nothing sends, each time other figures than before;
+    nothing changed, it is not replayed."""
+    import subprocess
+
+    from session_watcher.otlp.backfill import cache_file
+
+    real, other, elsewhere = tmp_path / "real", tmp_path / "other", tmp_path / "elsewhere"
+    for d in (real, other, elsewhere):
+        d.mkdir()
+        subprocess.run(["git", "init", "-q", str(d)], check=True)
+        for name in ("mix.exs", "plan.md"):
+            (d / name).write_text("x\n")
+    proj = tmp_path / "proj"
+    proj.symlink_to(real)
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    text = SHORT.read_bytes().replace(b"/home/marco/projects/spotter", str(proj).encode())
+    (folder / "linked.jsonl").write_bytes(text)
+    replays = _counted_replays(monkeypatch)
+
+    def fresh() -> list[tuple[object, ...]]:
+        """Sent now, and what an export that keeps nothing sends (the same)."""
+        now = _sent(folder, r, replays)
+        assert replays == ["linked.jsonl"]
+        os.unlink(cache_file())
+        assert _sent(folder, r, replays) == now
+        return now
+
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        assert _sent(folder, r, replays) == first
+        assert replays == []
+        (real / ".gitignore").write_text("mix.exs\nplan.md\n")
+        ignored = fresh()
+        assert ignored != first
+        proj.unlink()
+        proj.symlink_to(other)  # no .gitignore there
+        repointed = fresh()
+        assert repointed != ignored
+        assert _sent(folder, r, replays) == repointed
+        assert replays == []
+        (other / "mix.exs").unlink()
+        (other / "mix.exs").symlink_to(elsewhere / "mix.exs")  # out of the project now
+        assert fresh() != repointed
+        assert _sent(folder, r, replays)
+        assert replays == []

@@ -96,12 +96,14 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
              cache: Any, fresh: dict[str, Any]) -> dict[str, Any] | None:
     """The handoff restart into `child` (session id, transcript, backfill entry) from `parent`
     (core.restarts' document; `parentFound` False: the parent's transcript is nowhere), kept in the
-    child's entry while neither transcript nor config changed."""
+    child's entry while neither transcript, nor config, nor what the parent's replay asked outside
+    its transcript (`otlp.backfill.same_answers`: a parent exported in this run had its own entry
+    checked so) changed."""
     from session_watcher.base import config
     from session_watcher.core import restarts as core
     from session_watcher.core.handoff import priced
     from session_watcher.core.usererrors import UserError
-    from session_watcher.otlp.backfill import signature
+    from session_watcher.otlp.backfill import same_answers, signature
     from session_watcher.sessions.naming import transcript_of
     from session_watcher.sessions.replay import project_of, transcript_cwd
     from session_watcher.sessions.restarts import note_of
@@ -117,7 +119,10 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
     if ppath is not None:
         psig = [signature(ppath), cache.config(project_of(transcript_cwd(ppath)))[1]]
     kept = entry.get("handoff")
-    if sid not in fresh and isinstance(kept, dict) and kept.get("parent") == parent and kept.get("sig") == psig:
+    if (sid not in fresh and parent not in fresh and isinstance(kept, dict) and kept.get("parent") == parent
+            and kept.get("sig") == psig
+            and (ppath is None or parent in entries
+                 or (kept.get("asked") is not None and same_answers([(ppath, kept["asked"])])))):
         return kept.get("doc")
     doc: dict[str, Any] | None = {"kind": "handoff", "parent": parent, "child": sid, "parentFound": False}
     pcalls = _calls(parent, ppath, cache, fresh) if ppath is not None else None
@@ -125,7 +130,10 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
         note = note_of(path)
         doc = core.handoff(parent, pcalls, sid, _calls(sid, path, cache, fresh) or [],
                            priced(note) if note else (None, None), config.load_cliff())
-    entry["handoff"] = {"parent": parent, "sig": psig, "doc": doc}
+    pasked = cache.asked.get(ppath) if ppath is not None else None
+    if pasked is None and parent in entries:
+        pasked = {k: entries[parent][1][k] for k in ("cwd", "raws", "shell", "world")}
+    entry["handoff"] = {"parent": parent, "sig": psig, "doc": doc, "asked": pasked}
     return doc
 
 
@@ -134,16 +142,13 @@ def _calls(sid: str, path: str, cache: Any, fresh: dict[str, Any]) -> list[Any] 
     it cannot be replayed)."""
     if sid in fresh:
         return fresh[sid]  # type: ignore[no-any-return]
-    from session_watcher.core.backtest import calls_from_trace
     from session_watcher.core.usererrors import UserError
-    from session_watcher.sessions.replay import project_of, replay, transcript_cwd
+    from session_watcher.otlp.backfill import replayed_calls
 
     try:
-        cwd = transcript_cwd(path)
-        _doc, trace = replay(path, cwd=cwd, cfg=cache.config(project_of(cwd))[0])
+        fresh[sid] = replayed_calls(cache, path)
     except (UserError, OSError):
         return None
-    fresh[sid] = calls_from_trace(trace)
     return fresh[sid]  # type: ignore[no-any-return]
 
 
@@ -177,6 +182,7 @@ def command(ns: argparse.Namespace) -> int:
     sent = points = events = 0
     cliff = config.load_cliff()  # what the restarts are priced with (sessions.restarts')
     cache = Cache(cliff)
+    cache.check(paths_)  # every kept entry at once: git asked once per project
     fresh: dict[str, Any] = {}  # session id -> its calls, for the sessions replayed in this run
     entries: dict[str, tuple[str, dict[str, Any]]] = {}  # session id -> (transcript, backfill entry)
     lives: set[str] = set()  # the cache classes whose lifetime went
