@@ -454,3 +454,50 @@ def test_what_a_replay_found_outside_its_transcript_changed_it_is_replayed(tmp_p
         assert fresh() != repointed
         assert _sent(folder, r, replays)
         assert replays == []
+
+
+def test_a_dry_run_reads_what_was_kept_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`export --dry-run` before any export creates no file or folder of ours; after one, it replays
+    only what changed since (what was kept is read) and leaves backfill.json as it was, so the next
+    export that sends replays the changed session itself."""
+    from session_watcher.otlp.backfill import cache_file
+
+    def tree() -> dict[str, tuple[int, int]]:
+        """Every file and folder under the package's own folders, with its size and mtime."""
+        got = {}
+        for top in {os.path.dirname(d) for d in (paths.state_dir(), paths.data_dir(), paths.log_dir(),
+                                                  paths.cache_dir(), paths.config_dir())}:
+            for folder, dirs, files in os.walk(top):
+                for name in (*dirs, *files):
+                    st = os.lstat(os.path.join(folder, name))
+                    got[os.path.join(folder, name)] = (st.st_size, st.st_mtime_ns)
+        return got
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    for name in ("a.jsonl", "b.jsonl"):
+        (folder / name).write_bytes(SHORT.read_bytes())
+    dry = argparse.Namespace(otlp="http://127.0.0.1:9", since=None, projects=[str(folder)], dry_run=True)
+    replays = _counted_replays(monkeypatch)
+    before = tree()
+    assert backfill.command(dry) == 0
+    assert sorted(replays) == ["a.jsonl", "b.jsonl"]
+    assert tree() == before
+    printed = capsys.readouterr().out
+    with Receiver() as r:
+        _sent(folder, r, replays)
+    kept = Path(cache_file()).read_bytes()
+    before = tree()
+    st = (folder / "a.jsonl").stat()
+    os.utime(folder / "a.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    replays.clear()
+    capsys.readouterr()
+    assert backfill.command(dry) == 0
+    assert replays == ["a.jsonl"]  # b's kept replay read
+    assert tree() == before
+    assert Path(cache_file()).read_bytes() == kept
+    assert capsys.readouterr().out.count('"session_watcher.') == printed.count('"session_watcher.')
+    with Receiver() as r:
+        _sent(folder, r, replays)
+    assert replays == ["a.jsonl"]

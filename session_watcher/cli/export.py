@@ -11,7 +11,8 @@ exporter sends them again. URL left out: the configured endpoint (`[otlp]`, then
 variables, then Claude Code's settings), as for the live export, whatever `[otlp] enabled` says:
 running it is the opt-in. A transcript is replayed only when it changed since the last run
 (`otlp.backfill` keeps what a replay gave: a run from cron replays what is new); on a terminal a
-progress bar on stderr.
+progress bar on stderr. `--dry-run` reads what was kept but writes nothing: neither the kept replays
+nor the state folder.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def add_parser(sub: Any) -> None:
                    "or 7d, 12h, 2w, 30m back")
     s.add_argument("--projects", metavar="DIR", nargs="+", action="extend",
                    help="these folders (Claude Code projects, Codex rollouts) instead of every agent's own folders")
-    s.add_argument("--dry-run", action="store_true", help="print the metrics request as OTLP/JSON, send nothing")
+    s.add_argument("--dry-run", action="store_true",
+                   help="print the metrics request as OTLP/JSON; send nothing, write nothing (what earlier runs "
+                   "kept is read, nothing is kept for the next)")
     s.set_defaults(func=command)
 
 
@@ -162,9 +165,10 @@ def command(ns: argparse.Namespace) -> int:
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one message, exit 1)
     target = settings.resolve(otlp, os.environ, url=ns.otlp or None, version=exporter.version())
-    from session_watcher.base import paths
+    if not ns.dry_run:  # a dry run leaves the disk as it found it
+        from session_watcher.base import paths
 
-    paths.ensure_private_dir(exporter.folder())
+        paths.ensure_private_dir(exporter.folder())
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
     if not paths_:  # said, not "exported 0 sessions" (nothing sent) or, with --dry-run, nothing at all
@@ -205,7 +209,8 @@ def command(ns: argparse.Namespace) -> int:
         saved = restarts(entries, cache, fresh, target, otlp)
     finally:
         bar(len(paths_), len(paths_))
-        cache.save()  # what was replayed is kept, even when the collector refused a batch
+        if not ns.dry_run:
+            cache.save()  # what was replayed is kept, even when the collector refused a batch
     if saved is not None and not ns.dry_run:  # its points are counted in what is said sent
         ok, outcome = exporter.send(target, saved[0], {})
         if not ok:
