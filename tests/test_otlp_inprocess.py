@@ -221,11 +221,11 @@ def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object,
 
 
 def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run again with nothing changed, `export --otlp` replays no session and sends the very same
-    request; one transcript changed (its mtime), that one is replayed; a handoff's parent changed, it
-    and its child are (the restart priced again). The same request each time: every figure is a
-    replay's. The cliff `report` inferred changed (every fold's cache lifetime), every session is,
-    and sends what an export that keeps nothing sends."""
+    """Run again with nothing changed, `export --otlp` replays no session, sends the very same
+    request and leaves backfill.json as it is; one transcript changed (its mtime), that one is
+    replayed; a handoff's parent changed, it and its child are (the restart priced again). The same
+    request each time: every figure is a replay's. The cliff `report` inferred changed (every fold's
+    cache lifetime), every session is, and sends what an export that keeps nothing sends."""
     import shutil
 
     from session_watcher.otlp.backfill import cache_file as backfill_cache
@@ -243,8 +243,10 @@ def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: 
         first = _sent(projects, r, replays)
         assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
         assert "session_watcher.restart.realized_saving" in {p[0] for p in first}
+        kept = os.stat(backfill_cache())
         assert _sent(projects, r, replays) == first
         assert replays == []
+        assert os.stat(backfill_cache()).st_ino == kept.st_ino  # nothing new: not written again
         st = (folder / SHORT.name).stat()
         os.utime(folder / SHORT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
         assert _sent(projects, r, replays) == first

@@ -137,6 +137,7 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
     if pasked is None and parent in entries:
         pasked = {k: entries[parent][1][k] for k in ("cwd", "raws", "shell", "world")}
     entry["handoff"] = {"parent": parent, "sig": psig, "doc": doc, "asked": pasked}
+    cache.changed = True
     return doc
 
 

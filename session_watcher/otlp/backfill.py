@@ -16,9 +16,9 @@ did: the figures sent are the same, only not computed twice. An entry of other t
 (`sound`) is none.
 
 Bounded: an entry per transcript exported, those whose file went are dropped on the next write; a
-file that cannot be read or is of another version is replaced. Written once per run, atomically,
-under its lock, keeping what another export wrote meanwhile; never by `export --dry-run`, which
-reads it only.
+file that cannot be read or is of another version is replaced. Written once per run that replayed
+or priced anything (a run with nothing new leaves it as it is), atomically, under its lock, keeping
+what another export wrote meanwhile; never by `export --dry-run`, which reads it only.
 """
 
 from __future__ import annotations
@@ -187,6 +187,7 @@ class Cache:
         self.configs: dict[str | None, tuple[Config, str]] = {}  # project -> (its config, digest)
         self.new: dict[str, dict[str, Any]] = {}
         self.replays = 0
+        self.changed = False  # an entry kept from the file changed in this run (its restart priced again)
         self.old = self._read()
         self.held: dict[str, dict[str, Any] | None] = {}  # transcript -> its entry that holds (None: none)
         self.sigs: dict[str, list[Any] | None] = {}  # transcript -> its signature as checked
@@ -248,7 +249,10 @@ class Cache:
     def save(self, wait: float = 2.0) -> None:
         """This run's entries, and those the file holds now (another export's, run meanwhile, too)
         whose transcript is still there, under the file's lock (its temp file's name is the lock
-        holder's: two exports at once never write into one)."""
+        holder's: two exports at once never write into one). Nothing when this run changed no
+        entry (nothing replayed, no restart priced again): the file holds them as they are."""
+        if not self.replays and not self.changed:
+            return
         import json
 
         from session_watcher.base import paths
