@@ -9,8 +9,9 @@ the same points again: no cumulative value changes. The advice events (every ale
 go out once: their keys join the live exporter's progress file, so neither a second run nor the live
 exporter sends them again. URL left out: the configured endpoint (`[otlp]`, then the OTEL_*
 variables, then Claude Code's settings), as for the live export, whatever `[otlp] enabled` says:
-running it is the opt-in. A transcript is replayed only when it changed since the last run
-(`otlp.backfill` keeps what a replay gave: a run from cron replays what is new); on a terminal a
+running it is the opt-in. A transcript is replayed only when it, or what its replay found outside it,
+changed since the last run (`otlp.backfill` keeps what a replay gave: a run from cron replays what is
+new), those on every usable core where they are many (`otlp.backfill.replay_all`); on a terminal a
 progress bar on stderr. `--dry-run` reads what was kept but writes nothing: neither the kept replays
 nor the state folder.
 """

@@ -278,11 +278,12 @@ def replayed(cache: Cache, path: str, cliff: Any,
     the calls core.restarts reads when it was replayed in this run, else None). An entry's `doc` is
     None for a transcript without a timed call."""
     got = cache.get(path)
-    if got is None:
-        got, calls = made[path] if made and path in made else replay_entry(cache, path, cliff)
+    calls = None
+    if got is None and made and path in made:
+        got, calls = made[path]  # counted and kept by replay_all
+    elif got is None:
+        got, calls = replay_entry(cache, path, cliff)
         took(cache, path, got)
-    else:
-        calls = None
     cache.new[path] = got
     return got, calls
 
@@ -340,7 +341,8 @@ def replay_all(cache: Cache, paths: list[str], cliff: Any, tick: Callable[[int],
     where there is enough to read to pay for a fork (`sessions.backtest.workers`, the backtest's
     rule: the same replays); by transcript. Empty on one core: the export replays each in its turn.
     One whose replay raised is left out: the export replays it in its turn, where it raises as it
-    would have. `tick(n)`: n of them replayed (called in this process only, n rising)."""
+    would have. Each is counted and kept (`Cache.new`) at once. `tick(n)`: n of them replayed (called
+    in this process only, n rising)."""
     from session_watcher.core.segment import Call
     from session_watcher.sessions.backtest import _imported, workers
     from session_watcher.state import pool
@@ -381,6 +383,8 @@ def replay_all(cache: Cache, paths: list[str], cliff: Any, tick: Callable[[int],
     for out in pool.map_batches(batch, len(parts), n, encode=encode, decode=decode, name="session-watcher-export"):
         for i, entry, calls in out:
             made[paths[i]] = entry, calls
+            took(cache, paths[i], entry)
+            cache.new[paths[i]] = entry  # kept even when the collector refuses the first request
     return made
 
 
