@@ -503,27 +503,3 @@ def test_a_dry_run_reads_what_was_kept_and_writes_nothing(tmp_path: Path, monkey
     with Receiver() as r:
         _sent(folder, r, replays)
     assert replays == ["a.jsonl"]
-
-
-def test_replays_on_every_core_make_what_one_core_makes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`otlp.backfill.replay_all` on two processes (forked children take batches off the queue) makes
-    each transcript's entry and calls exactly as a replay here does; one whose replay raises (a
-    transcript gone) is left to the export, which replays it in its turn and says why."""
-    from session_watcher.otlp import backfill as bf
-    from session_watcher.sessions import backtest
-
-    paths = [str(p) for p in sorted(TRANSCRIPTS.glob("*.jsonl"))] + [str(tmp_path / "gone.jsonl")]
-    monkeypatch.setattr(backtest, "workers", lambda sizes: 2)
-    cliff = config.load_cliff()
-    cache = bf.Cache(cliff)
-    cache.check(paths)
-    made = bf.replay_all(cache, paths, cliff)
-    assert set(made) == set(paths[:-1])
-    here = bf.Cache(cliff)
-    here.check(paths)
-    for p in paths[:-1]:
-        got = bf.replay_entry(here, p, cliff)
-        assert made[p] == got
-        assert [type(c) for c in made[p][1] or []] == [type(c) for c in got[1] or []]  # Calls again
-    with pytest.raises(FileNotFoundError):
-        bf.replay_entry(here, paths[-1], cliff)

@@ -11,9 +11,8 @@ exporter sends them again. URL left out: the configured endpoint (`[otlp]`, then
 variables, then Claude Code's settings), as for the live export, whatever `[otlp] enabled` says:
 running it is the opt-in. A transcript is replayed only when it, or what its replay found outside it,
 changed since the last run (`otlp.backfill` keeps what a replay gave: a run from cron replays what is
-new), those on every usable core where they are many (`otlp.backfill.replay_all`); on a terminal a
-progress bar on stderr. `--dry-run` reads what was kept but writes nothing: neither the kept replays
-nor the state folder.
+new); on a terminal a progress bar on stderr. `--dry-run` reads what was kept but writes nothing:
+neither the kept replays nor the state folder.
 """
 
 from __future__ import annotations
@@ -182,27 +181,23 @@ def command(ns: argparse.Namespace) -> int:
         _say(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}", there,
              sys.stderr if ns.dry_run else sys.stdout)
         return 0
-    from session_watcher.otlp.backfill import Cache, replay_all, replayed
+    from session_watcher.otlp.backfill import Cache, replayed
     from session_watcher.reports.collect import Progress
 
     sent = points = events = 0
     cliff = config.load_cliff()  # what the restarts are priced with (sessions.restarts')
     cache = Cache(cliff)
     cache.check(paths_)  # every kept entry at once: git asked once per project
-    bar = Progress(label="replaying sessions")  # stderr, on a terminal, once it takes a moment
     fresh: dict[str, Any] = {}  # session id -> its calls, for the sessions replayed in this run
     entries: dict[str, tuple[str, dict[str, Any]]] = {}  # session id -> (transcript, backfill entry)
     lives: set[str] = set()  # the cache classes whose lifetime went
+    bar = Progress(label="replaying sessions")  # stderr, on a terminal, once it takes a moment
     try:
-        kept = sum(cache.held[p] is not None for p in paths_)
-        todo = [p for p in paths_ if cache.held[p] is None]
-        made = replay_all(cache, todo, cliff, lambda n: bar(kept + n, len(paths_)))  # on every core, where it pays
-        ahead = kept + len(made)  # what the bar showed: it never goes back
         for k in range(0, len(paths_), BATCH):
             docs: list[tuple[dict[str, Any], list[Any], float]] = []
             for n, path in enumerate(paths_[k:k + BATCH], k + 1):
-                entry, calls = replayed(cache, path, cliff, made)
-                bar(max(n, ahead), len(paths_))
+                entry, calls = replayed(cache, path, cliff)
+                bar(n, len(paths_))
                 if entry["doc"] is None or (since is not None and entry["last"] < since):
                     continue
                 sid = str(entry["doc"]["sessionId"])

@@ -28,12 +28,9 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any, TypeGuard
 
     from session_watcher.core.shapes import Config
-
-    Made = list[tuple[int, dict[str, Any], list[Any] | None]]  # a batch's replays: (index, entry, calls)
 
 SCHEMA = 2
 MAX_BYTES = 256 << 20
@@ -271,32 +268,28 @@ class Cache:
             pass  # the next run replays again: the same figures
 
 
-def replayed(cache: Cache, path: str, cliff: Any,
-             made: dict[str, tuple[dict[str, Any], list[Any] | None]] | None = None,
-             ) -> tuple[dict[str, Any], list[Any] | None]:
-    """(the entry of `path`: cached, or made by replaying it, now or before by `replay_all` (`made`);
-    the calls core.restarts reads when it was replayed in this run, else None). An entry's `doc` is
-    None for a transcript without a timed call."""
+def replayed(cache: Cache, path: str, cliff: Any) -> tuple[dict[str, Any], list[Any] | None]:
+    """(the entry of `path`: cached, or made by replaying it; the calls core.restarts reads when it
+    was replayed now, else None). An entry's `doc` is None for a transcript without a timed call."""
     got = cache.get(path)
-    calls = None
-    if got is None and made and path in made:
-        got, calls = made[path]  # counted and kept by replay_all
-    elif got is None:
+    if got is None:
         got, calls = replay_entry(cache, path, cliff)
         took(cache, path, got)
+    else:
+        calls = None
     cache.new[path] = got
     return got, calls
 
 
 def took(cache: Cache, path: str, entry: dict[str, Any]) -> None:
-    """Count a replay of `path` made for `entry` (here or in a child) and keep what it asked."""
+    """Count a replay of `path` made for `entry` and keep what it asked."""
     cache.replays += 1
     cache.asked[path] = {k: entry[k] for k in ("cwd", "raws", "shell", "world")}
 
 
 def replay_entry(cache: Cache, path: str, cliff: Any) -> tuple[dict[str, Any], list[Any] | None]:
     """(the entry a replay of `path` makes, its calls as core.restarts reads them: None without a
-    timed call). Reads and writes nothing of the cache's but its configs: a forked child runs it."""
+    timed call). Reads nothing of the cache's but its configs and the signature `check` took."""
     from session_watcher.core import restarts as core
     from session_watcher.core.backtest import calls_from_trace
     from session_watcher.otlp.payload import DOC_KEYS
@@ -332,64 +325,3 @@ def replayed_calls(cache: Cache, path: str) -> list[Any]:
     _doc, trace = replay(path, cwd=cwd, cfg=cache.config(project_of(cwd))[0], asked=found)
     cache.asked[path] = asked(cwd, found)
     return calls_from_trace(trace)
-
-
-def replay_all(cache: Cache, paths: list[str], cliff: Any, tick: Callable[[int], None] | None = None,
-               ) -> dict[str, tuple[dict[str, Any], list[Any] | None]]:
-    """`replay_entry` of each of `paths` (those whose entry does not hold), on every usable core
-    (`state.pool.map_batches`: forked children and this process, the largest transcripts first)
-    where there is enough to read to pay for a fork (`sessions.backtest.workers`, the backtest's
-    rule: the same replays); by transcript. Empty on one core: the export replays each in its turn.
-    One whose replay raised is left out: the export replays it in its turn, where it raises as it
-    would have. Each is counted and kept (`Cache.new`) at once. `tick(n)`: n of them replayed (called
-    in this process only, n rising)."""
-    from session_watcher.core.segment import Call
-    from session_watcher.sessions.backtest import _imported, workers
-    from session_watcher.state import pool
-
-    sizes = [_size(p) for p in paths]
-    n = workers(sizes)
-    if n < 2 or pool.threads_running():
-        return {}
-    _imported()
-    parts = pool.batches(sizes)
-    here = os.getpid()
-    shown = [0]
-
-    def batch(k: int) -> Made:
-        out: Made = []
-        for i in parts[k]:
-            try:
-                out.append((i, *replay_entry(cache, paths[i], cliff)))
-            except Exception:  # noqa: S112 - replayed again in its turn, where it raises
-                continue
-        if tick is not None and os.getpid() == here:
-            shown[0] += len(parts[k])
-            tick(shown[0])
-        return out
-
-    def encode(out: Made) -> bytes:
-        import marshal
-
-        return marshal.dumps([(i, e, None if c is None else [tuple(x) for x in c]) for i, e, c in out])
-
-    def decode(data: bytes) -> Made:
-        import marshal
-
-        got = marshal.loads(data)  # noqa: S302 - written by our own child
-        return [(i, e, None if c is None else [Call._make(x) for x in c]) for i, e, c in got]
-
-    made: dict[str, tuple[dict[str, Any], list[Any] | None]] = {}
-    for out in pool.map_batches(batch, len(parts), n, encode=encode, decode=decode, name="session-watcher-export"):
-        for i, entry, calls in out:
-            made[paths[i]] = entry, calls
-            took(cache, paths[i], entry)
-            cache.new[paths[i]] = entry  # kept even when the collector refuses the first request
-    return made
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:  # its replay fails, and says why
-        return 0

@@ -1,7 +1,6 @@
 """The one process pool: every process the package forks goes through here. `map_batches` runs
 independent batches of work on every usable core, in forked children and in this process (the
-report's scan, its files; `report --pages`, its pages; `backtest`, its sessions; `export --otlp`,
-the sessions it replays); `fork` is its one
+report's scan, its files; `report --pages`, its pages; `backtest`, its sessions); `fork` is its one
 child (replay's second parsing process uses it alone), `stop` kills and reaps one.
 
     results = map_batches(work, count)   # work(k) for k in range(count), each once, results in order
