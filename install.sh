@@ -76,11 +76,18 @@ if [ "$mode" = uninstall ]; then
     # the command's link, only when it is ours
     link="${XDG_BIN_HOME:-$HOME/.local/bin}/session-watcher"
     if [ -L "$link" ] && [ "$(readlink "$link")" = "$bin" ]; then rm -f "$link" && say "removed $link" "$link"; fi
-    # the cache lifetimes a report inferred (cliff.json), the daily sweep's marker (.tidied) and a
-    # sessions folder the sweep emptied are no session state: made again when needed, with nothing
-    # else in the state folder they go with it
+    # the cache lifetimes a report inferred (cliff.json), the daily sweep's marker (.tidied), a
+    # sessions folder the sweep emptied and a handoffs folder with no handoff left (`handoff --drop`,
+    # or the one given) are no session state: made again when needed, with nothing else in the state
+    # folder they go with it
     if [ -n "$state" ] && [ -d "$state" ] && [ ! -L "$state" ]; then
         [ -L "$state/sessions" ] || rmdir "$state/sessions" 2>/dev/null || true
+        if [ -d "$state/handoffs" ] && [ ! -L "$state/handoffs" ]; then  # its folders (state/handoffs.py), empty
+            for kind in pending lent taken; do
+                [ -L "$state/handoffs/$kind" ] || rmdir "$state/handoffs/$kind" 2>/dev/null || true
+            done
+            rmdir "$state/handoffs" 2>/dev/null || true
+        fi
         case " $(ls -A "$state" 2>/dev/null | tr '\n' ' ')" in
             " "|" cliff.json "|" .tidied "|" .tidied cliff.json "|" cliff.json .tidied ")  # either sort order
                 rm -f "$state/cliff.json" "$state/.tidied" && rmdir "$state" 2>/dev/null || true ;;

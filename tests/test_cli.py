@@ -327,11 +327,12 @@ def test_a_warm_report_loads_no_parser(tmp_path: Path) -> None:
 
 
 def test_a_trace_to_a_missing_folder_names_the_file_asked_for() -> None:
-    """`replay X --trace /nonexistent/t.jsonl`: the error names that file, never our temp file beside it."""
+    """`replay X --trace /nonexistent/t.jsonl`: the error names that file, never our temp file beside it
+    (as `report --html` says it; a folder there: tests/test_sessions.py)."""
     proc = sw("replay", str(TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"), "--trace",
               "/nonexistent/t.jsonl")
     assert proc.returncode == 1
-    assert proc.stderr.decode() == "session-watcher: /nonexistent/t.jsonl: No such file or directory\n"
+    assert proc.stderr.decode() == "session-watcher: cannot write /nonexistent/t.jsonl: No such file or directory\n"
 
 
 def test_a_misspelt_option_gets_the_commands_own_usage() -> None:

@@ -476,7 +476,7 @@ def test_no_number_says_why_from_the_block_alone() -> None:
             return "under 4 tool calls"
         errors = [sum(c in "eE" for c in half) for half in (first, second)]
         if name == "Error Rate":
-            return None if errors[0] else ("no errors in 1st half" if errors[1] else "no errors")
+            return None if errors[0] else ("errors in 2nd half" if errors[1] else "no errors")
         return None if any(c in "pE" for c in first) else "no edit in 1st half"
 
     seen = set()
@@ -489,6 +489,6 @@ def test_no_number_says_why_from_the_block_alone() -> None:
                     why = health.no_number(block, name)
                     assert why == truth(codes, name, called, reads), (codes, name, called)
                     seen.add(why)
-    assert seen == {None, "no call yet", "no file read yet", "under 4 tool calls", "no errors", "no errors in 1st half",
+    assert seen == {None, "no call yet", "no file read yet", "under 4 tool calls", "no errors", "errors in 2nd half",
                     "no edit in 1st half"}
     assert health.no_number({"errorAcceleration": None}, "Error Rate") is None  # no signals: no reason read

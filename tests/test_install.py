@@ -417,6 +417,8 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     assert sorted(p.name for p in (b.sw_home / "state").iterdir()) == ["cliff.json"]  # what it inferred
     (b.sw_home / "state" / "sessions").mkdir()  # as the daily sweep leaves them: every state swept
     (b.sw_home / "state" / ".tidied").write_text("")
+    (b.sw_home / "state" / "handoffs" / "pending").mkdir(parents=True)  # as `handoff`, then `handoff --drop`,
+    (b.sw_home / "state" / "handoffs" / "lent").mkdir()  # leave them
     gone = subprocess.run([*run, "--uninstall"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert not b.claude.exists()  # the folder the install made for settings.json, empty again: gone with it
@@ -428,7 +430,7 @@ def test_uninstall_takes_away_the_files_install_sh_created(tmp_path: Path) -> No
     assert not (b.sw_home / "cache").exists()
     assert f"removed {b.sw_home / 'cache'} (the report's index)" in gone.stdout
     # no session state: no "session states stay" for a state folder that held only the report's
-    # cliff.json, the sweep's marker and the sessions folder it emptied
+    # cliff.json, the sweep's marker, the sessions folder it emptied and a handoffs folder with none
     assert not (b.sw_home / "state").exists()
     assert "session states" not in gone.stdout
     assert f"settings: removed {b.settings()} (the install created it; nothing else was in it)" in gone.stdout

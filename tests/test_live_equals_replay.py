@@ -7,6 +7,7 @@ call, alerts included, and every Stop must have folded its turn's last call.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -140,3 +141,38 @@ def test_a_forks_copies_and_own_calls_hook_by_hook(name: str, copied: int, tmp_p
     assert 0 < doc["inheritedCalls"] == tally["inherited"] < doc["calls"]
     assert doc["warmthTokens"] == {"read": tally["warmRead"], "write": tally["warmWrite"]}
     assert doc["firstTs"] == tally["firstTs"]
+
+
+def test_the_real_clients_fork_hook_by_hook(tmp_path: Path) -> None:
+    """The real client's fork (2.1.332, `--resume ID --fork-session`; no hook log was recorded for
+    it: the 2.1.197 order): its file opens with copies of its parent's first 4 calls, then its own.
+    Folded hook by hook, the live rows are replay's, alerts included; the live state says what
+    replay says of the copies (how many, to which call, made by whom, their tokens); `status` of the
+    live state and `replay` show the fork's own 1 call and the same line saying what they left out."""
+    from session_watcher.core.status import tally_document
+    from tests.oracle import sw
+
+    sid, parent = "703fbb53-83ed-4907-ae6b-d4c8f3285559", "59f3783b-fd38-4563-9820-250620846abd"
+    source = _session_332("fork", sid)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    live = Live(tmp_path, source, sid, cwd)
+    live.run(synthetic_schedule(live.data, sid))
+    check(live, source, cwd)
+    doc, _ = replay(str(live.transcript), cwd=str(cwd))
+    state: Any = load_state(sid)  # as the state's file holds it
+    assert {k: v for k, v in tally_document(state).items() if k.startswith(("inherited", "forked"))} == {
+        "inheritedCalls": 4, "inheritedTo": 4, "forkedFrom": parent, "inheritedUsage": doc["inheritedUsage"]}
+    wide = {**os.environ, "COLUMNS": "200"}  # a line each, unwrapped
+    said = sw("status", "--session", sid, env=wide)
+    assert said.returncode == 0, said.stderr
+    replayed = sw("replay", str(live.transcript), "--cwd", str(cwd), env=wide)
+    assert replayed.returncode == 0, replayed.stderr
+
+    def fork_line(text: bytes) -> str:
+        lines = text.decode().splitlines()
+        assert " calls 1" in lines[0]
+        return next(line for line in lines if line.startswith("fork "))
+
+    assert fork_line(said.stdout) == fork_line(replayed.stdout) == f"fork     forked from {parent}: 4 copied calls " \
+        "not counted here (calls 1-4: counted there, context here)"

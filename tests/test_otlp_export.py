@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from session_watcher.base import paths
-from tests.oracle import FIXTURES, TRANSCRIPTS, hook, one_message, payload, sw
+from tests.oracle import FIXTURES, SW, TRANSCRIPTS, hook, one_message, payload, run, sw
 from tests.otlp_receiver import Receiver, closed_port, exporters
 from tests.otlp_receiver import stop_exporters as stop
 
@@ -435,3 +436,51 @@ def test_a_codex_config_nested_too_deep_is_no_exporter_of_codexs(tmp_path: Path)
     proc = sw("doctor", env=env)
     assert proc.returncode == 0, proc.stderr
     assert "\notlp       off (" in proc.stdout.decode()
+
+
+def _unprivileged(args: list[str]) -> list[str]:
+    """`args` run where a file's mode stops a read: as they are for a user; for root (CI), under capsh
+    without the capabilities that read any file."""
+    if os.geteuid() != 0:
+        return args
+    capsh = shutil.which("capsh")
+    if capsh is None:
+        pytest.skip("running as root without capsh: a file's mode stops no read")
+    return [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", 'exec "$@"', "sh", *args]
+
+
+def test_export_passes_over_a_transcript_it_cannot_read(tmp_path: Path) -> None:
+    """One unreadable transcript among a user's (a file of another user's, a mode 000 one) ended the
+    whole export with its error, nothing sent; now it is said on stderr, as `backtest` says one, and
+    the others go."""
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    shutil.copy(COLD, proj / COLD.name)
+    locked = proj / "0bad0bad-1111-4222-8333-444444444444.jsonl"
+    shutil.copy(COLD, locked)
+    locked.chmod(0)
+    wide = {**os.environ, "COLUMNS": "400"}
+    proc = run(_unprivileged([str(SW), "export", "--otlp", "--dry-run", "--projects", str(tmp_path / "projects")]),
+               env=wide)
+    locked.chmod(0o600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.decode() == f"session-watcher export: skipped {locked}: Permission denied\n"
+    sent = json.loads(proc.stdout)
+    ids = {a["value"]["stringValue"] for rm in sent["resourceMetrics"] for sm in rm["scopeMetrics"]
+           for m in sm["metrics"] for kind in ("gauge", "sum") for p in (m.get(kind) or {}).get("dataPoints", [])
+           for a in p["attributes"] if a["key"] == "session.id"}
+    assert ids == {SID}
+
+
+def test_export_since_a_time_no_session_reaches_says_so(tmp_path: Path) -> None:
+    """A transcript touched since --since whose last call is older: nothing to send, said as for no
+    transcript at all (it said "exported 0 sessions", and --dry-run printed a request of the cache
+    lifetimes alone)."""
+    copy_session(tmp_path)  # written now, its calls from February 2026
+    wide = {**os.environ, "COLUMNS": "400"}
+    url = f"http://127.0.0.1:{closed_port()}"
+    said = f"no session to export active since 7d; looked in {tmp_path / 'proj'}\n"
+    proc = sw("export", "--otlp", url, "--since", "7d", "--projects", str(tmp_path / "proj"), env=wide)
+    assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, said, "")
+    proc = sw("export", "--otlp", url, "--since", "7d", "--projects", str(tmp_path / "proj"), "--dry-run", env=wide)
+    assert (proc.returncode, proc.stdout.decode(), proc.stderr.decode()) == (0, "", said)

@@ -451,7 +451,7 @@ def test_health_text_says_why_a_signal_has_no_number() -> None:
     assert few == {"Context Fill": "- (no call yet)", "Compactions": "0", "Re-reads": "0.00 of reads",
                    "Error Rate": "- (under 4 tool calls)", "Tool Efficiency": "- (under 4 tool calls)"}
     late = rows([("Edit", False), ("Bash", False), ("Bash", True), ("Edit", True)])
-    assert late["Error Rate"] == "- (no errors in 1st half)"
+    assert late["Error Rate"] == "- (errors in 2nd half)"
     assert late["Tool Efficiency"] == "1.00x the first half's"
     assert rows([("Bash", False)] * 4)["Error Rate"] == "- (no errors)"
     assert rows([("Bash", False)] * 4 + [("Edit", False)] * 2)["Re-reads"] == "- (no file read yet)"

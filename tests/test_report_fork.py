@@ -177,6 +177,36 @@ def test_a_branch_of_the_fork_and_an_unmarked_copy_count_each_call_once(tmp_path
     assert (rows[PARENT]["apiCalls"], rows[CHILD]["apiCalls"]) == (5, 1)
 
 
+def test_a_branch_of_the_fork_names_the_fork_in_every_document(tmp_path: Path) -> None:
+    """A branch of the fork with a call of its own: its copies are the parent's 4 calls, then the
+    fork's 1, so the parent made most of them; `forkedFrom` is one rule in the report, `replay`
+    (status) and `backtest`: the session that made the last copy, the fork it was branched from."""
+    from session_watcher.sessions import backtest as shell
+    from session_watcher.sessions.replay import replay
+
+    cfg = _config(tmp_path)
+    proj = cfg / "projects" / "-home-dev-proj"
+    sid = "b1000000-0000-4000-8000-000000000001"
+    branch = proj / f"{sid}.jsonl"
+    _branch(proj / f"{CHILD}.jsonl", branch, sid)
+    lines = branch.read_text().splitlines()
+    own = json.loads(next(line for line in reversed(lines) if json.loads(line).get("type") == "assistant"))
+    for k in ("requestSessionId", "forkedFrom"):
+        own.pop(k)
+    own["message"]["id"], own["requestId"] = "msg_branch_own", "req_branch_own"
+    own["uuid"], own["parentUuid"] = "b1000000-0000-4000-8000-0000000000ff", own["uuid"]
+    own["timestamp"] = "2026-12-06T04:50:00.000Z"
+    branch.write_text("\n".join([*lines, json.dumps(own, separators=(",", ":"))]) + "\n")
+    makers = [json.loads(line).get("requestSessionId") for line in lines if json.loads(line).get("type") == "assistant"]
+    assert makers == [PARENT] * 4 + [CHILD]  # the grandparent made most, the fork the last
+    row = _sessions(report_json(tmp_path / "home", cfg / "projects"))[sid]
+    doc, _ = replay(str(branch))
+    bt = shell.run_one(str(branch))
+    assert (row["calls"], row["inheritedCalls"], row["forkedFrom"]) == (1, 5, CHILD)
+    assert (doc["inheritedCalls"], doc["inheritedTo"], doc["forkedFrom"]) == (5, 5, CHILD)
+    assert (bt["calls"], bt["forkedFrom"]) == (1, CHILD)
+
+
 def test_a_fork_agrees_with_ccusage_session_by_session(tmp_path: Path) -> None:
     found = find_or_install_ccusage()
     if found is None:

@@ -168,6 +168,43 @@ def _call(ts: str, mid: str, model: str = "claude-opus-4-6", tools: tuple[str, .
                 message={"id": mid, "model": model, "usage": usage, "content": content})
 
 
+def test_a_turn_is_the_users_words_not_the_reminders_around_them_nor_a_commands_output() -> None:
+    """A typed prompt between two system reminders showed the first reminder's body as its turn's
+    words, a record of reminders alone was a turn, and a local command's or bash mode's output was a
+    turn of its own (`/exit`, then "Goodbye!"; a compaction's "Compacted" with its escape codes; the
+    shell's output after `! pwd`), as was an interruption: the shapes of the calibration transcripts
+    (03a1382e, 1e0816ef). Now the turns are the user's words and what they entered."""
+    reminder = "<system-reminder>\nThe user opened the file src/app.go in the IDE.\n</system-reminder>"
+    todo = "<system-reminder>\nThe TodoWrite tool hasn't been used recently.\n</system-reminder>"
+    lines = [
+        _rec("user", "00", message={"role": "user", "content": reminder + "\nfix the build please\n" + todo}),
+        _call("01", "m1"),
+        _rec("user", "02", message={"content": [{"type": "text", "text": reminder},
+                                                {"type": "text", "text": "and the tests"},
+                                                {"type": "text", "text": todo}]}),
+        _call("03", "m2"),
+        _rec("user", "04", message={"content": todo}),  # reminders alone
+        _rec("user", "05", message={"content": "<command-name>/exit</command-name>\n<command-message>exit"
+                                               "</command-message>\n<command-args></command-args>"}),
+        _rec("user", "06", message={"content": "<local-command-stdout>Goodbye!</local-command-stdout>"}),
+        _rec("user", "07", message={"content": "<local-command-stdout>\u001b[2mCompacted (ctrl+o to see full "
+                                               "summary)\u001b[22m</local-command-stdout>"}),
+        _rec("user", "08", message={"content": "<bash-input>pwd</bash-input>"}),
+        _rec("user", "09", message={"content": "<bash-stdout>/home/dev/proj</bash-stdout><bash-stderr>"
+                                               "</bash-stderr>"}),
+        _rec("user", "10", message={"content": [{"type": "text", "text": "[Request interrupted by user]"}]}),
+        _call("11", "m3"),
+        # the interruption and the words typed after it in one record: the words (a text block each)
+        _rec("user", "12", message={"content": [{"type": "text", "text": "[Request interrupted by user]"},
+                                                {"type": "text", "text": "use the other branch"}]}),
+        _call("13", "m4"),
+    ]
+    m = build_model(lines)
+    assert [t["text"] for t in m["turns"]] == ["fix the build please", "and the tests", "/exit", "pwd",
+                                               "use the other branch"]
+    assert [(r["n"], r["turn"]) for r in m["rows"] if r["kind"] == "call"] == [(1, 1), (2, 2), (3, 4), (4, 5)]
+
+
 def test_turns_and_synthetic_records() -> None:
     """Each prompt of the user's starts a turn (tool results, the client's meta text and a
     compaction's summary do not); a `<synthetic>` assistant record is no API call, as the hooks count."""
@@ -391,11 +428,11 @@ def test_a_long_prompt_is_cut_between_words_and_marked() -> None:
     assert prompt_text(Record(), "x" * 500) == "x" * (PROMPT_CHARS - 1) + "…"
 
 
-def _serve_lines(path: Path, columns: int) -> list[str]:
-    """`report session PATH --serve --idle-minutes 7`'s lines up to the one that ends what it says."""
+def _serve_lines(path: Path, columns: int, minutes: str = "7") -> list[str]:
+    """`report session PATH --serve --idle-minutes MINUTES`'s lines up to the one that ends what it says."""
     from tests.oracle import SW
 
-    with subprocess.Popen([str(SW), "report", "session", str(path), "--serve", "--idle-minutes", "7"],
+    with subprocess.Popen([str(SW), "report", "session", str(path), "--serve", "--idle-minutes", minutes],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                           env={**os.environ, "COLUMNS": str(columns)}) as proc:
         watchdog = threading.Timer(120, proc.kill)  # bounds a hang only: other words end the read at EOF
@@ -428,6 +465,8 @@ def test_serve_says_which_session_and_when_it_stops() -> None:
     assert all(len(line.rstrip("\n")) <= 50 and line.startswith("  ") for line in rest), rest
     assert " ".join(" ".join(rest).split()) == (f"session {path.stem}; Ctrl-C to stop, or it stops after 7 "
                                                 "minutes with no page open")
+    first, *rest = _serve_lines(path, 1000, "1")  # one minute, not "1 minutes"
+    assert rest == [f"  session {path.stem}; Ctrl-C to stop, or it stops after 1 minute with no page open\n"]
 
 
 @pytest.mark.slow
@@ -451,3 +490,17 @@ def test_cli_says_what_it_wrote_within_the_width(tmp_path: Path) -> None:
     r = run_cli(str(CODEX / f"rollout-{thread}.jsonl"), "--html", str(spaced), env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"{spaced}:"), r.stdout  # a path with spaces: whole, never broken at one
+
+
+def test_a_codex_tool_row_says_its_name_once() -> None:
+    """A Codex thread's tool rows were labelled with the tool's name, which the page writes before the
+    label: `exec_command exec_command`, `Edit Edit` down the waterfall. A row's label is the file its
+    shell command printed, else nothing (the name alone)."""
+    from tests.codex_lines import FIXTURES as CODEX
+
+    model = load_model(str(CODEX / "rollout-019f1f6f-311c-7543-b0f9-f126da3c5434.jsonl"))
+    tools = [r for r in model["rows"] if r["kind"] == "tool"]
+    assert len(tools) > 20
+    assert [r for r in tools if r["label"] == r["name"]] == []
+    assert all(r["label"] == (r["path"] or "") for r in tools)
+    assert any(r["path"] for r in tools)  # a shell read's file, as before

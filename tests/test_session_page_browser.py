@@ -420,3 +420,20 @@ def test_a_codex_threads_tools_coloured_by_what_they_do(page: Page, tmp_path: Pa
     assert "Task" not in legend, legend
     assert "Bash" not in legend, legend
     assert page.errors == []
+
+
+def test_a_forks_page_counts_its_own_calls_and_says_so(page: Page, tmp_path: Path) -> None:
+    """The real client's fork (2.1.332): its waterfall draws all 5 calls (the 4 copies are its
+    context), its `calls` figure counts its own 1, its tip and the line above the chart say what the
+    page left out; the parent's page counts its 5 and says nothing of a fork."""
+    fork = REPO / "tests" / "fixtures" / "real-client-2.1.332" / "fork" / "projects" / "-home-dev-proj"
+    open_file(page, fork / "703fbb53-83ed-4907-ae6b-d4c8f3285559.jsonl", tmp_path)
+    assert page.count("#waterfall rect.bar-call") == 5
+    assert "calls 1" in page.page.inner_text("#stats")
+    said = "forked from 59f3783b-fd38-4563-9820-250620846abd: 4 copied calls not counted here"
+    assert page.page.inner_text("#fork").startswith(said)
+    assert page.tip_after_hover("#stats b[data-tip*='copied']").startswith(said)
+    open_file(page, fork / "59f3783b-fd38-4563-9820-250620846abd.jsonl", tmp_path)
+    assert "calls 5" in page.page.inner_text("#stats")
+    assert page.count("#fork") == 0
+    assert page.errors == []

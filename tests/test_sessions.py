@@ -154,17 +154,26 @@ def test_cli_errors_point_the_right_way(projects: Path, tmp_path: Path) -> None:
                  ("replay", str(junk)), ("health", "--transcript", str(junk)), ("backtest", str(junk))):
         proc = sw(*args)
         assert proc.returncode == 1, args
-        assert "not a Claude Code transcript or Codex rollout" in proc.stderr.decode(), args
+        assert "not a Claude Code transcript or Codex rollout" in " ".join(proc.stderr.decode().split()), args
         assert one_message(proc.stderr.decode()), args
     assert not (tmp_path / "j.html").exists()
     nope = sw("report", "session", "/nope.jsonl", "--html", str(tmp_path / "n.html"))
     assert nope.returncode == 1
-    assert "/nope.jsonl: no such file" in nope.stderr.decode()
+    assert "/nope.jsonl: no such file" in " ".join(nope.stderr.decode().split())  # (wrapped where a temp path is long)
     assert "searched" not in nope.stderr.decode()
-    for args in (("report", "--projects", "/nonexistent"), ("report", "--json", "--projects", "/nonexistent")):
+    for args in (("report", "--projects", "/nonexistent"), ("report", "--json", "--projects", "/nonexistent"),
+                 ("export", "--otlp", "--dry-run", "--projects", "/nonexistent")):  # export: "no session to export"
         proc = sw(*args)
         assert proc.returncode == 1, args
         assert "/nonexistent: no such folder" in proc.stderr.decode()
+    wide = {**os.environ, "COLUMNS": "1000"}
+    for args in (("report", "--projects", str(junk)), ("export", "--otlp", "--dry-run", "--projects", str(junk))):
+        proc = sw(*args, env=wide)  # it said "no such folder" of a file, export "no session to export"
+        assert (proc.returncode, proc.stderr.decode()) == (1, f"session-watcher: --projects {junk}: a file, not a "
+                                                              "folder\n"), args
+    proc = sw("replay", NEWEST, "--trace", str(tmp_path), env=wide)  # a folder where the file goes
+    assert (proc.returncode, proc.stderr.decode()) == (1, f"session-watcher: cannot write {tmp_path}: Is a directory\n")
+    assert not [p for p in tmp_path.parent.iterdir() if p.name.startswith(tmp_path.name + ".")]  # no temp file left
     two = sw("status", "abcdef01-11", "--session", NEWEST)
     assert two.returncode == 2  # options that do not go together: a command line that cannot work
     assert "name one session" in two.stderr.decode()
@@ -243,3 +252,12 @@ def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_on
     gone = sw("replay", empty)  # named: still said
     assert gone.returncode == 1
     assert "has no transcript on disk" in one_message(gone.stderr.decode())
+    # and each says so in README's words (their help said "the most recently active", as status's does)
+    said = " ".join(REPO.joinpath("README.md").read_text().split())
+    assert "for `replay` and `report session`, the most recently active one with a transcript" in said
+    for command in (("replay",), ("report", "session")):
+        helped = " ".join(sw(*command, "--help", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
+        assert "(default: the most recently active one with a transcript)" in helped, command
+    assert "(default: the most recently active)" in " ".join(sw("status", "--help").stdout.decode().split())
+    top = " ".join(sw("--help", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
+    assert "for `replay` and `report session` the most recently active one with a transcript" in top

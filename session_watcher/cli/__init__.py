@@ -359,8 +359,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = _parser_class()(
         prog="session-watcher",
         description="When does a long Claude Code or Codex session cost more than restarting it? Measured live.",
-        epilog="A session is named the same way everywhere: nothing (the most recently active), its id, the first "
-               "6 or more characters of its id, or its transcript's path. `COMMAND --help` for each command.",
+        epilog="A session is named the same way everywhere: nothing (the most recently active; for `replay` and "
+               "`report session` the most recently active one with a transcript; `backtest` takes every "
+               "session), its id, the first 6 or more characters of its id, or its transcript's path. "
+               "`COMMAND --help` for each command.",
     )
     p.add_argument("--version", action="version", version=f"session-watcher {__version__}")
     sub = p.add_subparsers(metavar="COMMAND")

@@ -130,7 +130,7 @@ def render_text(doc: dict[str, Any], width: int = 100) -> str:
     """One line per session (its short id, as `report` shows it and every command takes it) and a total,
     within `width` columns (the sweet spot's and the restarts' columns left out when narrower)."""
     from session_watcher.core.text import fit, short_ids
-    from session_watcher.reports.render_text import fit_table
+    from session_watcher.reports.render_text import fit_table, fork_sentence
 
     ids = short_ids([str(s["sessionId"]) for s in doc["sessions"]])
     rows = []
@@ -151,6 +151,9 @@ def render_text(doc: dict[str, Any], width: int = 100) -> str:
     lines, left_out = fit_table(HEAD, rows, {1, 2, 3, 4, 6, 7}, width, ("sweet spot", "restarts"))
     if left_out:
         lines.append(f"({', '.join(left_out)}: left out at this width; all in --json)")
+    forks = fork_sentence(doc)  # as `report` says it: a fork's copies of its parent's calls are the parent's
+    if forks:
+        lines.append(forks)
     med, low = tot["captureMedian"], tot["captureMin"]
     if med is not None:
         more = tot["costMore"]

@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import Config, State
 
-SESSION_HELP = ("a session: its id, the first 6 or more characters of it, or its transcript's path "
-                "(default: the most recently active)")
+SESSION_NAMES = "a session: its id, the first 6 or more characters of it, or its transcript's path"
+SESSION_HELP = SESSION_NAMES + " (default: the most recently active)"
+# the commands that read the transcript itself (`sessions.transcript_of`): the latest session that has none
+# on disk (opened and left before a prompt) is passed over; README says it in the same words
+TRANSCRIPT_HELP = SESSION_NAMES + " (default: the most recently active one with a transcript)"
 SESSION_SENTENCE = "SESSION is " + SESSION_HELP + "."  # the same, closing a command's description
 
 
@@ -49,8 +52,9 @@ def add_parser(sub: Any) -> None:
     s.set_defaults(func=health)
 
     s = sub.add_parser("replay", description="Fold a session's transcript from its first line, exactly as the hooks "
-                                             "would, in a scratch state (nothing is saved). " + SESSION_SENTENCE)
-    s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
+                                             "would, in a scratch state (nothing is saved). SESSION is "
+                                             + TRANSCRIPT_HELP + ".")
+    s.add_argument("target", nargs="?", metavar="SESSION", help=TRANSCRIPT_HELP)
     s.add_argument("--cwd", metavar="DIR", help="the project folder (default: the transcript's cwd)")
     s.add_argument("--json", action="store_true", help="the final status document")
     s.add_argument("--trace", metavar="FILE", help="write one JSON line per API call")
@@ -251,7 +255,10 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
         from session_watcher.base.atomic import write_atomic
 
         text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in trace)
-        write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
+        try:
+            write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
+        except OSError as exc:  # said as report's --html says it (a folder there named the temp file beside it)
+            raise UserError(f"cannot write {ns.trace}: {exc.strerror or exc}", keep=[ns.trace]) from None
     if ns.json:
         _emit(doc)
     else:

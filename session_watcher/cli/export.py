@@ -162,6 +162,9 @@ def command(ns: argparse.Namespace) -> int:
     from session_watcher.otlp import exporter, settings
 
     since = _checked(ns)
+    from session_watcher.cli.report import check_projects
+
+    check_projects(ns.projects)  # as report checks them (a file there found no session, silently)
     cfg, _ = config.load_layers(None)
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one message, exit 1)
@@ -172,15 +175,8 @@ def command(ns: argparse.Namespace) -> int:
         paths.ensure_private_dir(exporter.folder())
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
-    if not paths_:  # said, not "exported 0 sessions" (nothing sent) or, with --dry-run, nothing at all
-        from session_watcher.agents import NO_FOLDER, folders_there, sources
-
-        there = folders_there(sources(ns.projects)[0])
-        looked = f"looked in {', '.join(there)}" if there else NO_FOLDER
-        # --dry-run's standard output is OTLP/JSON for a pipe: the sentence goes beside it
-        _say(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}", there,
-             sys.stderr if ns.dry_run else sys.stdout)
-        return 0
+    if not paths_:
+        return _none(ns)
     from session_watcher.otlp.backfill import Cache, replayed
     from session_watcher.reports.collect import Progress
 
@@ -196,7 +192,12 @@ def command(ns: argparse.Namespace) -> int:
         for k in range(0, len(paths_), BATCH):
             docs: list[tuple[dict[str, Any], list[Any], float]] = []
             for n, path in enumerate(paths_[k:k + BATCH], k + 1):
-                entry, calls = replayed(cache, path, cliff)
+                try:
+                    entry, calls = replayed(cache, path, cliff)
+                except (OSError, UserError) as exc:  # unreadable, gone: the others go all the same
+                    bar(n, len(paths_))
+                    _skipped(path, exc)
+                    continue
                 bar(n, len(paths_))
                 if entry["doc"] is None or (since is not None and entry["last"] < since):
                     continue
@@ -205,13 +206,16 @@ def command(ns: argparse.Namespace) -> int:
                     fresh[sid] = calls
                 entries[sid] = (path, entry)
                 docs.append((entry["doc"], entry["alerts"], entry["last"]))
-            sent_now, points_now, events_now = _send_batch(ns, (cfg, otlp, target), progress, docs, lives, sent)
-            sent, points, events = sent + sent_now, points + points_now, events + events_now
+            if docs:
+                sent_now, points_now, events_now = _send_batch(ns, (cfg, otlp, target), progress, docs, lives, sent)
+                sent, points, events = sent + sent_now, points + points_now, events + events_now
         saved = restarts(entries, cache, fresh, target, otlp)
     finally:
         bar(len(paths_), len(paths_))
         if not ns.dry_run:
             cache.save()  # what was replayed is kept, even when the collector refused a batch
+    if not entries:  # every file touched since --since, none with a call since (or none with a call)
+        return _none(ns)
     if saved is not None and not ns.dry_run:  # its points are counted in what is said sent
         ok, outcome = exporter.send(target, saved[0], {})
         if not ok:
@@ -273,6 +277,28 @@ def _send_batch(ns: argparse.Namespace, where: tuple[Any, OtlpConfig, Any], prog
                         f"{_what_to_do(outcome.status, target)}")
     exporter.merge_progress({sid: {"sent": 0, "events": ks} for sid, ks in keys.items()}, None)
     return len(docs), points, len(records)
+
+
+def _none(ns: argparse.Namespace) -> int:
+    """No session to send: said, not "exported 0 sessions" (nothing sent) or, with --dry-run, nothing
+    at all (or a request of the cache lifetimes alone, where files changed since --since held no call
+    since); with --dry-run on stderr, its standard output being OTLP/JSON for a pipe."""
+    from session_watcher.agents import NO_FOLDER, folders_there, sources
+
+    there = folders_there(sources(ns.projects)[0])
+    looked = f"looked in {', '.join(there)}" if there else NO_FOLDER
+    _say(f"no session to export{f' active since {ns.since}' if ns.since else ''}; {looked}", there,
+         sys.stderr if ns.dry_run else sys.stdout)
+    return 0
+
+
+def _skipped(path: str, exc: OSError | Exception) -> None:
+    """A transcript the export passes over, said on stderr as `backtest` says one (one unreadable file
+    ended the whole export, with nothing sent)."""
+    from session_watcher.cli.messages import say
+
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    say(f"skipped {path}: {why.removeprefix(f'{path}: ')}", keep=[path], prog="session-watcher export")
 
 
 def _say(line: str, keep: list[str], out: TextIO) -> None:

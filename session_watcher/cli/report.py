@@ -189,15 +189,22 @@ def json_args(argv: list[str]) -> SimpleNamespace | None:
                            index=values.get("--index"))
 
 
+def check_projects(folders: list[str] | None) -> None:
+    """`--projects` (report's, export's): each a folder. One that is not there is a typo, not an empty
+    history (UserError); a file there is named as one."""
+    for d in folders or ():
+        if not os.path.isdir(os.path.expanduser(d)):
+            what = "a file, not a folder" if os.path.exists(os.path.expanduser(d)) else "no such folder"
+            raise UserError(f"--projects {d}: {what}", keep=[d])
+
+
 def command(args: Any) -> int:
     """`report`: its namespace from the CLI's parser, or from `json_args`."""
     if args.pages and not args.html:
         raise UsageError("--pages goes with --html OUT.html")
     if args.pages and args.html == "-":  # a folder of pages has no standard output to go to
         raise UsageError("--pages writes a folder of pages beside the report: --html names a file for it, not -")
-    missing = [d for d in args.projects or () if not os.path.isdir(os.path.expanduser(d))]
-    if missing:  # a folder that is not there is a typo, not an empty history
-        raise UserError(f"--projects {missing[0]}: no such folder", keep=[missing[0]])
+    check_projects(args.projects)
     if args.json and not sys.stdout.isatty():
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
         from session_watcher.reports.collect import Progress, report_json_pieces

@@ -25,9 +25,9 @@ def add_parser(sub: Any) -> None:
         "session", help="one session's page: `report session [SESSION] --html OUT.html` or `--serve`",
         description="One session's page: the waterfall, the health grade and the watcher's own story.",
     )
-    p.add_argument("session", nargs="?", metavar="SESSION",
-                   help="a session: its id, the first 6 or more characters of it, or its transcript's path "
-                        "(default: the most recently active)")
+    from session_watcher.cli.commands import TRANSCRIPT_HELP
+
+    p.add_argument("session", nargs="?", metavar="SESSION", help=TRANSCRIPT_HELP)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--html", metavar="OUT.html",
                       help="write a self-contained HTML file (mode 0600); `-`: the page to standard output")
@@ -99,7 +99,8 @@ def command(args: argparse.Namespace) -> int:
         view = LiveView(transcript, port=args.port, idle_stop=args.idle_minutes * 60)
     except OSError as exc:
         raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-    idle = f", or it stops after {args.idle_minutes:g} minutes with no page open" if args.idle_minutes > 0 else ""
+    unit = "minute" if args.idle_minutes == 1 else "minutes"
+    idle = f", or it stops after {args.idle_minutes:g} {unit} with no page open" if args.idle_minutes > 0 else ""
     from session_watcher.base.terminal import columns
     from session_watcher.core.text import wrap
 

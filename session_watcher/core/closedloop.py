@@ -73,6 +73,12 @@ class Observed(NamedTuple):
     shared: int  # the prefix a restart finds cached (cr of the session's first call)
     rows: list[dict[str, Any]]  # per call, what a trace row says of it: call, segment, ts, usage
     autos: dict[int, Auto] = {}  # noqa: RUF012 (never mutated) the automatic compactions, by the call after
+    copied: int = 0  # a fork's: its first calls, to this one, copy its parent's (the engine's `inheritedTo`)
+
+    def own(self) -> list[Call]:
+        """The calls the session made itself: a fork's after its copies of its parent's (`copied`), which
+        the backtest leaves to the parent, as the tally does (counted once, where they were made)."""
+        return [c for c in self.calls if c.call > self.copied] if self.copied else self.calls
 
 
 def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Resolved) -> Observed:
@@ -98,7 +104,8 @@ def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Reso
             yield ev
 
     engine.fold(state, watched(), cfg, paths, call_hook=hook)
-    return Observed(events, paths, calls, state["engine"]["shared"] or 0, rows, watch.autos)
+    return Observed(events, paths, calls, state["engine"]["shared"] or 0, rows, watch.autos,
+                    state["engine"]["tally"].get("inheritedTo", 0))
 
 
 def _with_usage(ev: CallEvent, inp: int, usage: tuple[int, int, int]) -> CallEvent:
@@ -181,7 +188,8 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
     segment ends first), and restarts before the first call at or after that stop that opens a turn.
     `seen`:
     the real session as `observe` saw it (the restarts' carry and the usage the counterfactual calls
-    get come from its calls)."""
+    get come from its calls). A fork restarts after a call of its own only: its copies of its parent's
+    calls (`seen.copied`) are history, and their advice was the parent's."""
     calls, paths = seen.calls, seen.paths
     plan = _Plan(calls, seen.shared, seen.autos)
     restarts: list[int] = []
@@ -235,8 +243,8 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
             break
         if j == 0 or plan.where[j][0] is not plan.where[j - 1][0]:  # a new chain: the real session again
             trail, due, told, held = plan.trail(j, False), False, False, []
-        elif calls[j - 1].segment != calls[j].segment:
-            due = told = False  # no restart at a compaction
+        elif calls[j - 1].segment != calls[j].segment or calls[j - 1].call <= seen.copied:
+            due = told = False  # no restart at a compaction, nor in a fork's copies (its parent's, as they were)
         else:  # the calls' own events first, then the advice after the last call
             flush()
             can = policy not in ("alertAtPrompt", "alertAtStop") or key in turns  # the user is at the prompt

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from session_watcher.core.shapes import (
         Alert,
+        Bucket,
         CallEvent,
         CallUsage,
         Engine,
@@ -261,21 +262,35 @@ def _settle(state: State, d_l: int) -> int:
 
 
 def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quantities | None] | None = None,
-            inherited: bool = False) -> list[Alert]:
+            inherited: str | None = None) -> list[Alert]:
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate.
     `priced`: the quantities the call was priced by are appended to it (None: a call not priced),
     the state's own after the call (`lamp` holds what they said): a trace reads them, not again.
-    `inherited`: a fork's copy of a call its parent made (the context is the fork's all the same),
-    left out of the tally, which counts what this session did: counted once, in the parent's."""
-    if not inherited:
-        return _on_call(state, cfg, call, priced)
+    `inherited`: the session that made the call when it is a fork's copy of it (the context is the
+    fork's all the same), left out of the tally, which counts what this session did: counted once,
+    in the parent's; the tally names the last copy's maker (`forkedFrom`: the session it was forked
+    from, whose own calls are the last it copied)."""
     t = state["engine"]["tally"]
+    if not inherited:
+        if t.get("inherited") and state["engine"]["calls"] == t.get("inheritedTo"):  # a fork's first own call:
+            t["inheritedUsage"] = _before(state["meter"]["main"], call)  # the tokens before it are its copies'
+        return _on_call(state, cfg, call, priced)
     kept = t.copy()
     alerts = _on_call(state, cfg, call, priced)
     t.update(kept)
     t["inherited"] = kept.get("inherited", 0) + 1
     t["inheritedTo"] = state["engine"]["calls"]
+    t["forkedFrom"] = inherited
     return alerts
+
+
+def _before(main: Bucket, call: CallEvent) -> Bucket:
+    """The main stream's totals before `call`, its first sample just added (`meter.add_sample`)."""
+    inp, cr, cw, out, cw5m, cw1h = call[5:11]
+    return {"uncachedInput": main["uncachedInput"] - inp, "output": main["output"] - out,
+            "cacheRead": main["cacheRead"] - cr, "cacheWrite": main["cacheWrite"] - cw,
+            "cacheWrite5m": main["cacheWrite5m"] - cw5m, "cacheWrite1h": main["cacheWrite1h"] - cw1h,
+            "calls": main["calls"] - 1}
 
 
 def _on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quantities | None] | None,
@@ -588,7 +603,7 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
     alerts: list[Alert] = []
     m = state["meter"]
     priced: list[Quantities | None] | None = getattr(call_hook, "priced", None)
-    inherited = False  # the next call is a fork's copy of its parent's (an "inherited" event before it)
+    inherited: str | None = None  # the next call is a fork's copy of this session's (an "inherited" event before it)
     for ev in events:
         if ev[0] == "call":
             key, detail = ev[1], ev[11]
@@ -598,14 +613,14 @@ def _fold(state: State, events: Iterable[Event], cfg: ModelParams, paths: Resolv
                 for n, (other, sample) in enumerate(detail[1]):
                     if other is not None:  # another model's iteration: its tokens under that model
                         meter.add_sample(m, meter.OTHER + other, f"{key}#{n}", sample)
-            copied, inherited = inherited, False
+            copied, inherited = inherited, None
             if is_new and not side:
                 fired = on_call(state, cfg, ev, priced, copied)
                 alerts.extend(fired)
                 if call_hook is not None:
                     call_hook(state, fired, _call_usage(ev))
         elif ev[0] == "inherited":
-            inherited = True
+            inherited = ev[2]
         elif sidechain_file:
             continue
         elif ev[0] == "autocompact":  # before every call that names the client's version

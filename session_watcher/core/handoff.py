@@ -78,19 +78,75 @@ REMINDER, REMINDER_END = "<system-reminder>", "</system-reminder>"
 
 
 def after_reminders(text: str) -> str:
-    """`text` without the system reminders that lead it (the client's notes sent before what the user
-    typed, in the same text: a typed prompt after one was not counted); "" for one left open. A
-    reminder's body is data (a file's text, a tool's output) and may spell the closing tag itself:
-    what counts is after the last closing tag, and nothing where the text opens more reminders than it
-    closes up to there (the first closing tag ended the reminder, and the file's lines after it in the
-    reminder were the user's latest request)."""
-    text = text.lstrip()
+    """`text` without the system reminders around it (the client's notes sent before and after what
+    the user typed, in the same text: a typed prompt after one was not counted, nor one between two);
+    "" for one left open. A reminder's body is data (a file's text, a tool's output) and may spell the
+    closing tag itself: what counts is after the last closing tag, and nothing where the text opens
+    more reminders than it closes up to there (the first closing tag ended the reminder, and the file's
+    lines after it in the reminder were the user's latest request). A text that ends with reminders
+    (`_between`) counts the words before them instead."""
+    text = text.strip()
+    words = _between(text)
+    if words is not None:
+        return words
     if not text.startswith(REMINDER):
         return text
     end = text.rfind(REMINDER_END) + len(REMINDER_END)
     if end < len(REMINDER_END) or text.count(REMINDER, 0, end) > text.count(REMINDER_END, 0, end):
         return ""
     return text[end:].lstrip()
+
+
+def _between(text: str) -> str | None:
+    """The words of a text that ends with system reminders, between the reminders that lead it (if
+    any) and those that close it, else None. The words start after a closing tag with as many closing
+    tags as opening ones before it (or at the start of a text led by none), run up to the next opening
+    tag, and hold no tag; where a reminder's body spells the tags and several stretches qualify, the
+    last one counts, as after the last closing tag where only reminders lead. The tags that bound the
+    words are the client's as it writes them, each at the start of a line (the opening one ending its
+    line too): a reminder's body that spells a closing tag, then words, then an opening tag (a file's
+    source, its lines numbered by the Read tool's reminder) reads as such a stretch, and its words
+    would be the user's latest request in the handoff note, and a turn's start. One pass over the tags
+    (a pasted text of many is read in linear time: the guard's hook builds a handoff)."""
+    if not text.endswith(REMINDER_END):
+        return None
+    opens, ends = _at(text, REMINDER), _at(text, REMINDER_END)
+    # (start, the next closing tag after it): the start, then after each closing tag that closes them all
+    starts: list[tuple[int, int]] = [] if text.startswith(REMINDER) else [(0, ends[0])]
+    k = 0
+    for n, at in enumerate(ends):
+        while k < len(opens) and opens[k] < at:
+            k += 1
+        if k <= n + 1 and _line_start(text, at):  # opened up to here: no more than closed
+            starts.append((at + len(REMINDER_END), ends[n + 1] if n + 1 < len(ends) else len(text)))
+    k = len(opens)
+    for start, next_end in reversed(starts):
+        while k and opens[k - 1] >= start:  # the first opening tag at or after `start`: opens[k]
+            k -= 1
+        end = opens[k] if k < len(opens) else -1
+        if end < 0 or next_end < end:  # no reminder after it, or a closing tag before the next one
+            continue
+        if not (_line_start(text, end) and text.startswith("\n", end + len(REMINDER))):
+            continue  # an opening tag within a line: a body's text, not the client's
+        words = text[start:end].strip()
+        if words:
+            return words
+    return None
+
+
+def _line_start(text: str, at: int) -> bool:
+    """Whether `at` begins a line of `text` (not its first: the words or a reminder come before)."""
+    return at > 0 and text[at - 1] == "\n"
+
+
+def _at(text: str, tag: str) -> list[int]:
+    """Where `tag` starts in `text`, in order."""
+    found: list[int] = []
+    at = text.find(tag)
+    while at >= 0:
+        found.append(at)
+        at = text.find(tag, at + len(tag))
+    return found
 
 
 def _prompt_text(content: object) -> str | None:

@@ -266,5 +266,5 @@ def no_number(block: Mapping[str, Any], name: str) -> str | None:
     if block.get("toolEfficiency") is None and efficiency == 100:
         return f"under {MIN_CALLS} tool calls"
     if name == "Error Rate":
-        return "no errors in 1st half" if score(name) == ERROR_CLEAN_TO_ERRORS else "no errors"
+        return "errors in 2nd half" if score(name) == ERROR_CLEAN_TO_ERRORS else "no errors"
     return "no edit in 1st half"

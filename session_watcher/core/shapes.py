@@ -149,6 +149,8 @@ class Tally(TypedDict):
     warmWrite: int
     inherited: NotRequired[int]  # a fork's copies of its parent's calls: folded, counted in the parent only
     inheritedTo: NotRequired[int]  # the number of the last of them (their alerts are the parent's)
+    forkedFrom: NotRequired[str]  # the session that made the last of them: the one forked from
+    inheritedUsage: NotRequired[Bucket]  # their tokens (the main stream's before the fork's first own call)
 
 
 class Engine(TypedDict):

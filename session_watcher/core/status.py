@@ -52,7 +52,9 @@ def tally_document(state: State) -> dict[str, Any]:
     """What the session did so far (the engine's tally): the advice given by kind, the cold returns
     and what they re-wrote, the warmth of calls 2..n (None before a second call with cache use) and
     the cache reads and writes it is made of, and when the first call was; for a fork, how many of
-    its calls are its parent's, copied (`inheritedCalls`, the first ones, to call `inheritedTo`)."""
+    its calls are its parent's, copied (`inheritedCalls`, the first ones, to call `inheritedTo`), the
+    session that made them (`forkedFrom`) and their tokens (`inheritedUsage`, in `tokenUsage`):
+    `own_calls` and `own_usage` are the fork's own."""
     t = state["engine"]["tally"]
     read, write = t["warmRead"], t["warmWrite"]
     doc: dict[str, Any] = {
@@ -64,8 +66,31 @@ def tally_document(state: State) -> dict[str, Any]:
                         "unpriced": t["coldUnpriced"]},
     }
     if t.get("inherited"):  # a fork's copies of its parent's calls: in `calls`, not in the tally; the last one's number
-        doc.update(inheritedCalls=t.get("inherited", 0), inheritedTo=t.get("inheritedTo", 0))
+        doc.update(inheritedCalls=t.get("inherited", 0), inheritedTo=t.get("inheritedTo", 0),
+                   forkedFrom=t.get("forkedFrom"), inheritedUsage=_copies_usage(state))
     return doc
+
+
+def _copies_usage(state: State) -> dict[str, Any] | None:
+    """A fork's copies' tokens: the main stream's before its first own call (`engine.on_call`), all of
+    it before one; None where a state saved before they were kept has own calls already."""
+    t, e = state["engine"]["tally"], state["engine"]
+    got = t.get("inheritedUsage")
+    if got is None and e["calls"] == t.get("inheritedTo"):
+        got = state["meter"]["main"]
+    return None if got is None else dict(got)
+
+
+def own_calls(doc: Mapping[str, Any]) -> int:
+    """The calls a status document's session made itself: its `calls`, less a fork's copies of its
+    parent's (`inheritedCalls`)."""
+    return int(doc["calls"]) - int(doc.get("inheritedCalls") or 0)
+
+
+def own_usage(doc: Mapping[str, Any]) -> dict[str, int]:
+    """A status document's `tokenUsage` less a fork's copies' (`inheritedUsage`): its own calls' tokens."""
+    copied = doc.get("inheritedUsage") or {}
+    return {k: v - int(copied.get(k) or 0) for k, v in doc["tokenUsage"].items()}
 
 
 def window_of(state: State) -> int | None:

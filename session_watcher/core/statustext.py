@@ -68,9 +68,10 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
     each (`core.text.one_line`): none can start a line of its own."""
     from session_watcher.core.numbers import tokens
+    from session_watcher.core.status import own_calls, own_usage
     from session_watcher.core.text import one_line  # the CLI's; the status line does not import it
 
-    tu, su = doc["tokenUsage"], doc["subagentUsage"]
+    tu, su = own_usage(doc), doc["subagentUsage"]  # a fork's copies of its parent's calls are the parent's
     cp = doc["contextPressure"]
     h = doc.get("health") or {}
     occ = "-"
@@ -78,8 +79,12 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         occ = f"{100 * cp['pressureTokens'] / cp['contextWindow']:.0f}% of {tokens(cp['contextWindow'])}"
     called = doc["calls"] > 0
     lines = [
-        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {doc['calls']}"
+        f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {own_calls(doc)}"
         f"{_last_call_ago(doc['calls'], last_ts, now)}",
+    ]
+    if doc.get("inheritedCalls"):
+        lines.append(f"fork     {fork_words(doc)}")
+    lines += [
         f"lamp     {_when(lamp_words(doc), last_call)}",
         f"alerts   {_alert_words(doc)}",
     ]
@@ -91,7 +96,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     lines.append(
         f"usage    input {tokens(tu['uncachedInput'])}  output {tokens(tu['output'])}  "
         f"cache read {tokens(tu['cacheRead'])}  cache write {tokens(tu['cacheWrite'])}  "
-        f"({_n(tu['calls'], 'call')}; subagents {_n(su['calls'], 'call')}, "
+        f"({_n(tu['calls'], 'call')}{_copies_in(doc)}; subagents {_n(su['calls'], 'call')}, "
         f"{tokens(su['cacheRead'] + su['cacheWrite'])} cached)")
     lines.extend(plan_lines(doc.get("plan"), now))
     if verbose:
@@ -114,6 +119,26 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
             path = b["path"][len(folder.rstrip("/")) + 1:] if folder else b["path"]
             lines.append(f"  {tokens(b['tokens']):>6}  {one_line(path)}{why}")
     return "\n".join(lines)
+
+
+def fork_words(doc: Mapping[str, Any]) -> str:
+    """What a fork's status document leaves out of its figures, in one sentence: 'forked from
+    59f3783b-...: 4 copied calls not counted here (calls 1-4: counted there, context here)'. The
+    session it names is the last copy's maker (`forkedFrom`)."""
+    from session_watcher.core.text import one_line
+
+    n, upto = int(doc.get("inheritedCalls") or 0), int(doc.get("inheritedTo") or 0)
+    parent = doc.get("forkedFrom")
+    source = f"forked from {one_line(str(parent))}" if parent else "a fork"
+    span = "call 1" if upto <= 1 else f"calls 1-{upto}"
+    return f"{source}: {_n(n, 'copied call')} not counted here ({span}: counted there, context here)"
+
+
+def _copies_in(doc: Mapping[str, Any]) -> str:
+    """', 4 of them copies' where a fork's usage line holds its copies' tokens: a state saved before
+    they were kept (`inheritedUsage` null) has only the conversation's, which the line then says."""
+    n = doc.get("inheritedCalls")
+    return f", {n:,} of them copies" if n and doc.get("inheritedUsage") is None else ""
 
 
 def _last_call_ago(calls: int, last: float | None, now: float | None) -> str:

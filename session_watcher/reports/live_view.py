@@ -101,6 +101,7 @@ SESSION_KEYS = (
     "restartNow",
     "holds",
     "restarts",
+    "fork",
 )
 
 

@@ -167,29 +167,68 @@ def scatter_points(doc: dict[str, Any]) -> str:
     cold) in its class's colour, its figures on hover. One dot per drawn position, class and warmth: a
     year's returns (68,919 points, most of them under a minute and warm) were as many circles, twice (the
     phone's copy), 22 MB of the page."""
-    pts = doc["scatter"]
-    max_gap, max_tok = _ranges(pts)
-    x = _log_scale(1.0, max_gap, 0.0, 100.0)
-    y = _log_scale(1.0, max_tok, 100.0, 0.0)
-    spots: dict[tuple[str, str, str | None, bool], list[dict[str, Any]]] = {}
-    for p in pts:  # a hundredth of a per cent of the frame: a tenth of a unit of the wide copy's, as drawn
-        spot = (f"{x(max(p['gapSeconds'], 1.0)):.2f}", f"{y(max(p['tokensRecreated'], 1)):.2f}", p["ttl"], p["cold"])
-        spots.setdefault(spot, []).append(p)
     # hidden from assistive technology, as the picture's own marks are (the picture is one image, named):
-    # a point each, thousands of them, read out one by one
+    # a point each, thousands of them, read out one by one; the table under it says them (`points_table`)
     parts = [f'<div class="points" aria-hidden="true" style="{_box(doc, False)};{_box(doc, True)}">']
-    for (left, top, ttl, cold), same in spots.items():
+    for (left, top, ttl, cold), same in _spots(doc["scatter"]).items():
         cls = ttl if ttl in CLASS_COLOURS else ("none" if ttl is None else "other")
-        lo, hi = duration(min(p["gapSeconds"] for p in same)), duration(max(p["gapSeconds"] for p in same))
-        toks = sorted({p["tokensRecreated"] for p in same})
-        gap = lo if lo == hi else f"{lo} to {hi}"  # (10.2 s and 10.201 s both read "10 s")
-        tok = f"{toks[0]:,}" if len(toks) == 1 else f"{toks[0]:,} to {toks[-1]:,}"
+        gap, tok = _dot_figures(same)
         tip = (f"{len(same):,} returns: " if len(same) > 1 else "") + f"{gap} gap, {tok} tokens re-created"
         writes = f"{ttl} writes" if ttl else NO_CLASS_WORDS
         parts.append(f'<i class="p-{cls}{" cold" if cold else ""}" style="left:{left}%;top:{top}%" '
                      f'title="{escape(tip)} ({escape(writes)})"></i>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def _spots(pts: list[dict[str, Any]]) -> dict[tuple[str, str, str | None, bool], list[dict[str, Any]]]:
+    """The scatter's points by the dot that draws them: its place (a hundredth of a per cent of the
+    frame: a tenth of a unit of the wide copy's), cache class and warmth."""
+    max_gap, max_tok = _ranges(pts)
+    x = _log_scale(1.0, max_gap, 0.0, 100.0)
+    y = _log_scale(1.0, max_tok, 100.0, 0.0)
+    spots: dict[tuple[str, str, str | None, bool], list[dict[str, Any]]] = {}
+    for p in pts:
+        spot = (f"{x(max(p['gapSeconds'], 1.0)):.2f}", f"{y(max(p['tokensRecreated'], 1)):.2f}", p["ttl"], p["cold"])
+        spots.setdefault(spot, []).append(p)
+    return spots
+
+
+def _dot_figures(same: list[dict[str, Any]]) -> tuple[str, str]:
+    """A dot's gap and tokens re-created, as its tooltip and its row in the table say them: one value,
+    or the range of the returns it draws."""
+    lo, hi = duration(min(p["gapSeconds"] for p in same)), duration(max(p["gapSeconds"] for p in same))
+    toks = sorted({p["tokensRecreated"] for p in same})
+    gap = lo if lo == hi else f"{lo} to {hi}"  # (10.2 s and 10.201 s both read "10 s")
+    return gap, f"{toks[0]:,}" if len(toks) == 1 else f"{toks[0]:,} to {toks[-1]:,}"
+
+
+POINTS_ROWS = 500  # the table under the scatter: its dots with the longest gaps, where there are more
+
+
+def points_table(doc: dict[str, Any]) -> str:
+    """The scatter's figures for a reader without a mouse (a dot's are its tooltip, hover only), folded
+    under the figure: a row per dot as drawn (its gap, tokens re-created, cache class, warm or cold,
+    and how many returns it draws), the longest gaps first, at most POINTS_ROWS (the others counted:
+    `report --json` has every point). "" with no point."""
+    spots = _spots(doc["scatter"])
+    if not spots:
+        return ""
+    dots = sorted(spots.items(), key=lambda kv: (-max(p["gapSeconds"] for p in kv[1]),
+                                                  -max(p["tokensRecreated"] for p in kv[1])))
+    n = sum(len(same) for _, same in dots)
+    said = f"the figure's {n:,} return{'s' if n != 1 else ''} as a table"
+    if len(dots) > POINTS_ROWS:
+        said += f": the {POINTS_ROWS:,} longest gaps of its {len(dots):,} dots (every point: `report --json`)"
+    h = [f'<details class="points-table"><summary>{escape(said)}</summary><table id="scatter-points"><thead><tr>'
+         '<th class="n">gap</th><th class="n">tokens re-created</th><th>writes</th><th>cache</th>'
+         '<th class="n">returns</th></tr></thead><tbody>']
+    for (_left, _top, ttl, cold), same in dots[:POINTS_ROWS]:
+        gap, tok = _dot_figures(same)
+        h.append(f'<tr><td class="n">{escape(gap)}</td><td class="n">{escape(tok)}</td>'
+                 f'<td>{escape(f"{ttl} writes" if ttl else NO_CLASS_WORDS)}</td><td>{"cold" if cold else "warm"}</td>'
+                 f'<td class="n">{len(same):,}</td></tr>')
+    return "".join([*h, "</tbody></table></details>"])
 
 
 def warmth_bar(w: float | None) -> str:
@@ -314,10 +353,11 @@ def _restarts(taken: list[dict[str, Any]]) -> list[str]:
 
 
 def _cliff(doc: dict[str, Any]) -> list[str]:
-    """The scatter (the wide copy and the phone's) and, beside it where there is room, each TTL class's
-    sentence and gap buckets."""
+    """The scatter (the wide copy and the phone's, its figures in a folded table under it) and, beside
+    it where there is room, each TTL class's sentence and gap buckets."""
     h = ['<div class="cliff"><div class="plot"><div class="scatter-box">', scatter_svg(doc),
-         scatter_svg(doc, narrow=True), scatter_points(doc), '</div></div><div class="buckets-col">']
+         scatter_svg(doc, narrow=True), scatter_points(doc), "</div>", points_table(doc),
+         '</div><div class="buckets-col">']
     for cls in cliff_classes(doc):
         h.append(f"<p>{escape(ttl_sentence(cls, doc['ttl'][cls]))}</p>")
         rows = [b for b in doc["gapBuckets"] if b["ttl"] == cls and b["n"]]

@@ -111,11 +111,14 @@ def page_parts(model: dict[str, Any], live: bool = False, rows_text: list[str] |
 
 def _backtest_html(model: dict[str, Any]) -> str:
     """The backtest's line (core.backtest.sentence), a number kept with its unit (`keep_units`), or
-    nothing without the watcher's trace."""
+    nothing without the watcher's trace; a fork's, after the line that says what its figures leave
+    out (`session_page_data.fork_of`)."""
+    fork = model.get("fork")
+    said = f'<p id="fork">{html.escape(one_line(str(fork["text"])))}.</p>\n' if isinstance(fork, dict) else ""
     bt = model.get("backtest")
     if not isinstance(bt, dict) or not bt.get("sentence"):
-        return ""
-    return f'<p id="backtest">{html.escape(keep_units(one_line(str(bt["sentence"]))))}</p>'
+        return said
+    return said + f'<p id="backtest">{html.escape(keep_units(one_line(str(bt["sentence"]))))}</p>'
 
 
 def write_html(transcript: str, out: str, now: float | None = None, stream: BinaryIO | None = None,

@@ -59,6 +59,7 @@ from session_watcher.core import health
 from session_watcher.core.backtest import call_from_trace
 from session_watcher.core.chains import AutoWatch
 from session_watcher.core.eoq import real_request
+from session_watcher.core.handoff import after_reminders
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
 
@@ -131,18 +132,32 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# a user record that answers what was entered, or is the client's note: no turn of its own (a local
+# command's output, `/exit`'s "Goodbye!" or a compaction's "Compacted", bash mode's output, the caveat
+# before a local command, an interruption)
+NOT_TURNS = ("<local-command-stdout", "<local-command-stderr", "<local-command-caveat", "<bash-stdout",
+             "<bash-stderr", "[Request interrupted")
+
+
 def prompt_text(rec: Record, content: object) -> str | None:
     """The start of the user's prompt when this user record is one (not a tool result, the client's
-    own meta text or a compaction's summary), else None; a slash command by its name and arguments."""
+    own meta text or a compaction's summary, a local command's or bash mode's output: NOT_TURNS, a
+    text block of it so led left out as the handoff note leaves it out), else None; a slash command by
+    its name and arguments. The system reminders the client sends around the words are no part of
+    them (`core.handoff.after_reminders`, the handoff note's rule): a record of reminders alone is no
+    prompt."""
     if rec.isMeta or rec.isCompactSummary:
         return None
     if isinstance(content, str):
-        text = content
+        text = after_reminders(content)
     elif isinstance(content, list):
         if any(b.type == "tool_result" for b in content):
             return None
-        text = " ".join(t for b in content if b.type == "text" and (t := _text(b.text)) is not None)
+        text = " ".join(t for b in content if b.type == "text" and (t := _text(b.text)) is not None
+                        and (t := after_reminders(t)) and not t.startswith(NOT_TURNS))  # each block's own
     else:
+        return None
+    if text.startswith(NOT_TURNS):
         return None
     command = COMMAND.search(text[:4096])
     if command:
@@ -400,10 +415,11 @@ class PageBuilder:
                 self._end(ev[2], bool(ev[3]), ts)
 
     def _event_use(self, tid: str, name: str, info: UseInfo | None, ts: float) -> None:
-        """A tool call a decoder found (the fold's event): labelled by the file it reads, else its name."""
+        """A tool call a decoder found (the fold's event): labelled by the file it reads, else
+        nothing: the page writes its name before the label (the name there too read `Edit Edit`)."""
         raw = info.get("path") if info else None
         path = os.path.normpath(os.path.expanduser(raw)) if isinstance(raw, str) and raw else None
-        tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or name, path, ts, None, None, False, False,
+        tool = self.tools[tid] = ["tool", tid, sys.intern(name), path or "", path, ts, None, None, False, False,
                                   None, None, len(self.turns)]  # its call: logged after it, not known here
         more = info.get("more") if info else None
         if more:  # a shell command that printed several files
@@ -545,7 +561,9 @@ class PageBuilder:
         for tool in self.tools.values():  # an open tool call runs to the end of what is known
             t1 = max(t1, tool[T_START])
         final, bar = self._health(window, t0, t1)
+        fork = fork_of(final_status)
         return {
+            **({"fork": fork} if fork else {}),  # a page of a session that is no fork is what it was
             "sessionId": self.sid or (final_status or {}).get("sessionId"),
             "t0": t0,
             "t1": t1,
@@ -559,7 +577,7 @@ class PageBuilder:
             "health": {**final, "why": health_why(final)},
             "healthBar": bar,
             "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
-            "backtest": backtest_summary(trace.calls if trace else None, final_status, backtest,
+            "backtest": backtest_summary(own_calls(trace.calls, fork) if trace else None, final_status, backtest,
                                          trace.autos.autos if trace else None),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
@@ -682,6 +700,26 @@ class StoryTrace(list[Any]):
         self.autos = AutoWatch()
         self._prev_total = None
         self._prev_bills = 0
+
+
+def fork_of(final: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A fork's page leaves its copies of its parent's calls out of its figures (its calls, the
+    backtest's dollars), as `status` does, and says so: the status document's `inheritedCalls`,
+    `inheritedTo`, `forkedFrom` and `status`'s sentence (`core.statustext.fork_words`); None for a
+    session that is no fork, or without the watcher's replay."""
+    if not final or not final.get("inheritedCalls"):
+        return None
+    from session_watcher.core.statustext import fork_words
+
+    return {"inheritedCalls": final["inheritedCalls"], "inheritedTo": final.get("inheritedTo"),
+            "forkedFrom": final.get("forkedFrom"), "text": fork_words(final)}
+
+
+def own_calls(calls: list[Call], fork: dict[str, Any] | None) -> list[Call]:
+    """The trace's calls the session made itself: a fork's after its copies (`fork_of`), as the
+    backtest prices them (`closedloop.Observed.own`)."""
+    upto = (fork or {}).get("inheritedTo")
+    return [c for c in calls if c.call > upto] if isinstance(upto, int) and upto > 0 else calls
 
 
 def backtest_summary(calls: list[Call] | None, final: dict[str, Any] | None,

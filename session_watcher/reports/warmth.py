@@ -125,8 +125,8 @@ class Call:
 class Session:
     """A session: its main-chain calls in order, and token totals over main and subagent files."""
 
-    __slots__ = ("api_calls", "calls", "costs", "cwd", "inherited", "last_ts", "project", "session_id", "totals",
-                 "unpriced")
+    __slots__ = ("api_calls", "calls", "costs", "cwd", "forked_from", "inherited", "last_ts", "project", "session_id",
+                 "totals", "unpriced")
 
     def __init__(self, session_id: str, project: str, calls: list[Call], totals: dict[str, Any],  # noqa: PLR0913, PLR0917 - one field each
                  api_calls: int, last_ts: float | None, cwd: str | None = None,
@@ -138,6 +138,7 @@ class Session:
         self.costs = costs or []
         self.unpriced = unpriced  # of them, of a model without a price (their cost counts as 0)
         self.inherited: dict[str, str] = {}  # a fork's copies of calls another session made: key -> that session
+        self.forked_from: str | None = None  # the session that made the main chain's last copy (`_fold_main`)
 
 
 _PRICES: dict[str | None, tuple[float, float, float] | None] = {}
@@ -189,7 +190,8 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
     """Fold a session's raw rows (main file, then each subagent file, in file order)."""
     usage: dict[str, Row] = {}
     inherited: dict[str, str] = {}
-    chain, last_ts, cwd = _fold_main(main_rows, usage, inherited)
+    last_copy: list[str | None] = [None]
+    chain, last_ts, cwd = _fold_main(main_rows, usage, inherited, last_copy)
     for rows in sub_rows:
         for r in rows:
             ts, key = r[2], r[3]
@@ -212,14 +214,16 @@ def fold_session(session_id: str, project: str, main_rows: list[Row], sub_rows: 
     s = Session(session_id, project, list(chain.values()), totals, api_calls, last_ts, cwd, costs, unpriced)
     if inherited:  # (a call made here and copied here again is this session's own)
         s.inherited = {k: v for k, v in inherited.items() if k not in usage}
+        s.forked_from = last_copy[0]
     return s
 
 
-def _fold_main(main_rows: list[Row], usage: dict[str, Row],
-               inherited: dict[str, str]) -> tuple[dict[str, Call], float | None, str | None]:
+def _fold_main(main_rows: list[Row], usage: dict[str, Row], inherited: dict[str, str],
+               last_copy: list[str | None]) -> tuple[dict[str, Call], float | None, str | None]:
     """The main file's rows: every call's last sample into `usage`, a fork's copies of another
-    session's calls into `inherited` (key -> that session); (the main chain's calls by key, in order,
-    the latest time, the first working folder)."""
+    session's calls into `inherited` (key -> that session), and the maker of the main chain's last
+    copy into `last_copy` (the session it was forked from, as the engine's tally names it); (the main
+    chain's calls by key, in order, the latest time, the first working folder)."""
     chain: dict[str, Call] = {}
     compact_pending = False
     last_ts: float | None = None
@@ -230,6 +234,8 @@ def _fold_main(main_rows: list[Row], usage: dict[str, Row],
         if kind == KIND_INHERITED:  # counted where it was made; its time is the parent's
             if key is not None and model is not None:
                 inherited[key] = model
+                if not side:
+                    last_copy[0] = model
             continue
         if ts is not None and (last_ts is None or ts > last_ts):
             last_ts = ts
@@ -729,15 +735,16 @@ def _session_entry(s: Session, w: Walk, side: float, unpriced: int) -> dict[str,
         "unpricedCalls": unpriced,
         "subagentCalls": s.api_calls - len(s.calls),
         "subagentUsd": side,
-        **(_fork_fields(s.inherited) if s.inherited else {}),
+        **(_fork_fields(s.inherited, s.forked_from) if s.inherited else {}),
     }
 
 
-def _fork_fields(inherited: dict[str, str]) -> dict[str, Any]:
+def _fork_fields(inherited: dict[str, str], last: str | None) -> dict[str, Any]:
     """A fork's entry's own keys: how many of its parent's calls it holds (counted there, not here)
-    and the session that made them (the one that made most, the first in name order on a tie)."""
-    makers = sorted(inherited.values())
-    return {"inheritedCalls": len(inherited), "forkedFrom": max(makers, key=makers.count)}
+    and the session it was forked from: the one that made the last of them in its main chain (`last`;
+    `status`, `replay` and `backtest` name the same: a branch of a fork names the fork, not the
+    grandparent whose calls it copied first), else the last copy's maker anywhere in its files."""
+    return {"inheritedCalls": len(inherited), "forkedFrom": last or list(inherited.values())[-1]}
 
 
 _ENTRY_KEYS = (*_BEFORE_CAUSES, "causes", *_BEFORE_SENTENCE, "sentence", *_AFTER_SENTENCE)

@@ -119,7 +119,18 @@ def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None
         note_taken(taken, loaded.path, {"sessionId": state["sessionId"], "parentSession": state.get("parentSession")},
                    seen.rows)
     return {"sessionId": state["sessionId"], "transcript": loaded.path,
-            **bt.backtest(seen.calls, seen.shared, follow, seen.autos)}
+            **bt.backtest(seen.own(), seen.shared, follow, seen.autos), **fork_fields(state)}
+
+
+def fork_fields(state: State) -> dict[str, Any]:
+    """A fork's backtest leaves out its copies of its parent's calls and says so as `status --json`
+    does (`inheritedCalls`, the first ones, to call `inheritedTo`, made by `forkedFrom`); nothing for
+    a session that is no fork."""
+    t = state["engine"]["tally"]
+    if not t.get("inherited"):
+        return {}
+    return {"inheritedCalls": t.get("inherited", 0), "inheritedTo": t.get("inheritedTo", 0),
+            "forkedFrom": t.get("forkedFrom")}
 
 
 def run_one(transcript: str, overrides: dict[str, Any] | None = None,

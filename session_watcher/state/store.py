@@ -75,7 +75,8 @@ _ENGINE = {
 _ENGINE_OPTIONAL = {"lastBill": "c", "gateSaving": "n?", "segUnits": "n", "compactAt": "c"}
 _TALLY = {"firstTs": "n?", "gate": "c", "backstop": "c", "guard": "c", "cold": "c", "coldTokens": "c",
           "coldUsd": "n", "coldUnpriced": "c", "warmRead": "c", "warmWrite": "c"}
-_TALLY_OPTIONAL = {"inherited": "c", "inheritedTo": "c"}  # a fork's only (core.shapes.Tally's NotRequired)
+# a fork's only (core.shapes.Tally's NotRequired)
+_TALLY_OPTIONAL = {"inherited": "c", "inheritedTo": "c", "forkedFrom": "s", "inheritedUsage": "d"}
 _BUCKET = dict.fromkeys(("uncachedInput", "output", "cacheRead", "cacheWrite", "cacheWrite5m", "cacheWrite1h",
                          "calls"), "c")
 _HEALTH = {"prompt": "i?", "compactions": "c", "reads": "c", "rereads": "c"}
@@ -126,6 +127,8 @@ def damage(doc: dict[str, Any]) -> list[str]:
     if type(e["tally"]) is dict:
         _bad(e["tally"], _TALLY, "engine.tally.", bad)
         _bad(e["tally"], _TALLY_OPTIONAL, "engine.tally.", bad, optional=True)
+        if type(e["tally"].get("inheritedUsage")) is dict:
+            _bad(e["tally"]["inheritedUsage"], _BUCKET, "engine.tally.inheritedUsage.", bad)
     cal = e["cal"]
     if type(cal) is dict and not (_ok(cal.get("chars"), "n") and _ok(cal.get("tokens"), "n")):
         bad.append("engine.cal")

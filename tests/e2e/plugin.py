@@ -61,6 +61,29 @@ def status(world: World, session_id: str, binary: Path | None = None) -> dict[st
     return doc
 
 
+def settle_trace(world: World, session_id: str, trace: Path, calls: int, env_extra: dict[str, str],
+                 timeout: float = 120) -> list[dict[str, Any]]:
+    """The live trace's rows once they reach call `calls`. The client's last hooks fold for a budget
+    and its asynchronous ones may still run when `claude -p` returns; on a busy machine the last
+    calls are then folded (and traced) by the session's next hook run. That run is made here, the
+    installed Stop hook as the client runs it, until the trace holds every call."""
+    venv = world.sw_home / "data" / "venv" / "bin"
+    payload = json.dumps({"session_id": session_id, "transcript_path": str(world.transcript(session_id)),
+                          "cwd": str(world.project), "hook_event_name": "Stop", "stop_hook_active": False})
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
+        if rows and rows[-1]["call"] >= calls:
+            return rows
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{session_id}: the trace never reached call {calls}: {[r['call'] for r in rows]}")
+        proc = subprocess.run([str(venv / "python"), "-I", "-S", str(venv / "session-watcher-hook"), "Stop"],
+                              input=payload, env=world.env("http://127.0.0.1:9", **env_extra),
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == 0, proc.stderr
+        time.sleep(0.25)
+
+
 def state_file(world: World, session_id: str) -> Path:
     return statefile.state_file(session_id, world.sw_home)
 

@@ -11,7 +11,6 @@ condition with a generous bound.
 
 from __future__ import annotations
 
-import json
 import re
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from tests.test_notifier_delivery import Desktop, need, wait_for
 
 from .harness import run_print
 from .mock_api import MockAPI, Turn, bash, say
+from .plugin import settle_trace
 from .test_e2e_live import real_usages
 
 if TYPE_CHECKING:
@@ -59,10 +59,6 @@ def desktop_world(installed: World, tmp_path: Path) -> Iterator[tuple[World, Des
         user_cfg.write_bytes(saved_cfg)
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def lamp_changes(rows: list[dict[str, Any]]) -> list[int]:
     """The calls where the lamp changed within a segment, once it was first lit (white to green is
     the baseline arriving, not a change of advice)."""
@@ -86,12 +82,12 @@ def test_one_lamp_one_gate_one_price_live(claude_bin: Path, desktop_world: tuple
     turns.append(say("Done with the steps.", usages[-1], "last"))
     trace = tmp_path / "live-trace.jsonl"
     assert desk.address is not None
+    env_extra = {"SESSION_WATCHER_TRACE": str(trace), "DBUS_SESSION_BUS_ADDRESS": desk.address}
     with MockAPI(turns) as api:
-        run = run_print(claude_bin, world, api.base_url, "do the steps", timeout=900,
-                        env_extra={"SESSION_WATCHER_TRACE": str(trace), "DBUS_SESSION_BUS_ADDRESS": desk.address})
+        run = run_print(claude_bin, world, api.base_url, "do the steps", timeout=900, env_extra=env_extra)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.result["num_turns"] == CALLS
-    rows = _rows(trace)
+    rows = settle_trace(world, run.session_id, trace, CALLS, env_extra)
     assert [r["call"] for r in rows] == list(range(1, CALLS + 1))
 
     # exactly one gate a segment; the session went on well past it (reminders are the repeat)

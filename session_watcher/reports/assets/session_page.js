@@ -104,7 +104,9 @@ function renderToolbar() {
     if (tip) b.dataset.tip = tip;
     s.append(label + ' ', b); stats.appendChild(s);
   };
-  add('calls', String(calls.length));
+  // a fork's copies of its parent's calls: rows of its context, counted in the parent (M.fork)
+  const copied = M.fork ? M.fork.inheritedCalls : 0;
+  add('calls', String(calls.length - copied), copied ? M.fork.text : undefined);
   add('tool calls', String(tools.length));
   add('re-reads', String(tools.filter(t => t.reread).length));
   add('compactions', String(M.compactions.length));
