@@ -503,3 +503,27 @@ def test_a_dry_run_reads_what_was_kept_and_writes_nothing(tmp_path: Path, monkey
     with Receiver() as r:
         _sent(folder, r, replays)
     assert replays == ["a.jsonl"]
+
+
+def test_a_kept_sessions_project_config_broken_since_is_skipped_the_others_sent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kept session whose project's config cannot be read now is skipped with a line on stderr and
+    the other sessions sent, as an export that keeps nothing does (it ended the whole export)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    (folder / "in.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter", str(proj).encode()))
+    (folder / "out.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter",
+                                                                  str(tmp_path / "gone").encode()))
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        _sent(folder, r, replays)
+        assert sorted(replays) == ["in.jsonl", "out.jsonl"]
+        (proj / ".claude").mkdir()
+        (proj / ".claude" / "session-watcher.toml").write_text("bogus_key = 3\n")
+        capsys.readouterr()
+        got = _sent(folder, r, replays)
+        assert replays == []  # its config refused before its replay; the other's kept one holds
+        assert f"skipped {folder / 'in.jsonl'}" in " ".join(capsys.readouterr().err.split())
+        assert {dict(p[1]).get("session.id") for p in got} - {None} == {"out"}

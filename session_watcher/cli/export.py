@@ -120,7 +120,11 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
             ppath = None
     psig = None
     if ppath is not None:
-        psig = [signature(ppath), cache.config(project_of(transcript_cwd(ppath)))[1]]
+        try:
+            pconfig: str | None = cache.config(project_of(transcript_cwd(ppath)))[1]
+        except (UserError, OSError):  # unreadable, or its config is: no replay of it (`_calls`), no price
+            pconfig = None
+        psig = [signature(ppath), pconfig]
     kept = entry.get("handoff")
     if (sid not in fresh and parent not in fresh and isinstance(kept, dict) and kept.get("parent") == parent
             and kept.get("sig") == psig

@@ -217,6 +217,7 @@ class Cache:
         """Decide for each of `paths` (not decided yet) whether its entry holds (`held`): the same
         signature, its folder the same project with the same config, and the same answers outside
         the transcript (`same_answers`, git asked once per project for all of them)."""
+        from session_watcher.core.usererrors import UserError
         from session_watcher.sessions.replay import project_of
 
         kept: list[tuple[str, dict[str, Any]]] = []
@@ -232,7 +233,13 @@ class Cache:
             if entry["cwd"] not in folders:
                 folders[entry["cwd"]] = project_of(entry["cwd"])
             folder = folders[entry["cwd"]]
-            if folder != entry["folder"] or entry["config"] != self.config(folder)[1]:
+            if folder != entry["folder"]:
+                continue
+            try:
+                digest = self.config(folder)[1]
+            except UserError:  # a config that cannot be read now: the replay meets it and the export skips it
+                continue
+            if entry["config"] != digest:
                 continue
             kept.append((path, entry))
         for path in same_answers(kept):
