@@ -505,6 +505,40 @@ def test_a_dry_run_reads_what_was_kept_and_writes_nothing(tmp_path: Path, monkey
     assert replays == ["a.jsonl"]
 
 
+def test_the_users_prices_changed_a_session_whose_folder_is_gone_is_replayed(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session whose folder is gone folds with the defaults' config, yet is priced with the user's
+    `[prices]`: those changed, the next export replays it and sends what an export that keeps
+    nothing sends (other dollars than before); nothing changed, it is not replayed."""
+    from session_watcher.otlp.backfill import cache_file
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    gone = str(tmp_path / "gone")  # its cwd: no folder there
+    (folder / "s.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter", gone.encode()))
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+
+    def priced(usd: float) -> None:
+        user.write_text(f'[prices."claude-opus-4-6"]\ninput = {usd}\ncache_read = {usd / 10}\n'
+                        f"cache_write = {usd * 1.25}\ncache_write_1h = {usd * 2}\n")
+
+    priced(5.0)
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        assert _sent(folder, r, replays) == first
+        assert replays == []
+        priced(500.0)
+        dearer = _sent(folder, r, replays)
+        assert replays == ["s.jsonl"]
+        assert dearer != first
+        os.unlink(cache_file())
+        assert _sent(folder, r, replays) == dearer  # what an export that keeps nothing sends
+        assert _sent(folder, r, replays) == dearer
+        assert replays == []
+
+
 def test_a_kept_sessions_project_config_broken_since_is_skipped_the_others_sent(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A kept session whose project's config cannot be read now is skipped with a line on stderr and

@@ -11,7 +11,7 @@ reads, every file path the transcript names resolved the same (links, `~`), and 
 same ones of them (asked once per project for every kept session: a `.gitignore`, the repository's
 excludes, its index). A handoff's restart holds while its parent's transcript, config and answers
 do. The whole file holds while the package (its version and its files' mtimes), the cliff `report`
-inferred and this file's schema are the same. Anything else is replayed again, as the first run
+inferred, the user's prices and this file's schema are the same. Anything else is replayed again, as the first run
 did: the figures sent are the same, only not computed twice. An entry of other types than these
 (`sound`) is none.
 
@@ -180,7 +180,11 @@ class Cache:
     """The entries of the last run (`old`) and those of this one (`new`), by transcript path."""
 
     def __init__(self, cliff: Any) -> None:
-        self.key = [SCHEMA, *_code_stamp(), _digest(cliff)]
+        from session_watcher.core.prices import user_rows
+
+        # the user's prices in force (`config.use_prices`): a session whose folder is gone folds with the
+        # defaults' config (`replay.project_config`), whose digest holds none of them, and is priced with them
+        self.key = [SCHEMA, *_code_stamp(), _digest(cliff), _digest(user_rows())]
         self.configs: dict[str | None, tuple[Config, str]] = {}  # project -> (its config, digest)
         self.new: dict[str, dict[str, Any]] = {}
         self.replays = 0
