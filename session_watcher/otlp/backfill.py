@@ -93,7 +93,7 @@ def _restart(doc: Any) -> bool:
 
 def _asked_sound(entry: Any) -> bool:
     """The fields `asked` writes, of their types (an entry's, a handoff's parent's)."""
-    return (isinstance(entry, dict) and isinstance(entry.get("cwd"), str | None)
+    return (isinstance(entry, dict) and "cwd" in entry and isinstance(entry["cwd"], str | None)
             and isinstance(entry.get("world"), str)
             and all(isinstance(entry.get(k), list) and all(isinstance(p, str) for p in entry[k])
                     for k in ("raws", "shell")))
@@ -102,7 +102,7 @@ def _asked_sound(entry: Any) -> bool:
 def sound(entry: Any) -> TypeGuard[dict[str, Any]]:
     """An entry of the shapes `replayed` writes, as far as the export reads them: one of other types
     (the file edited by hand or by another build under the same key) is no entry, replayed again."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("folder"), str | None) \
+    if not isinstance(entry, dict) or "folder" not in entry or not isinstance(entry["folder"], str | None) \
             or not isinstance(entry.get("config"), str) or not _asked_sound(entry):
         return False
     handoff = entry.get("handoff")
