@@ -11,9 +11,9 @@ reads, every file path the transcript names resolved the same (links, `~`), and 
 same ones of them (asked once per project for every kept session: a `.gitignore`, the repository's
 excludes, its index). A handoff's restart holds while its parent's transcript, config and answers
 do. The whole file holds while the package (its version and its files' mtimes), the cliff `report`
-inferred, the user's prices and this file's schema are the same. Anything else is replayed again, as the first run
-did: the figures sent are the same, only not computed twice. An entry of other types than these
-(`sound`) is none.
+inferred, the user's prices and this file's schema are the same. Anything else is replayed again,
+as the first run did: the figures sent are the same, only not computed twice. An entry of other
+types than these (`sound`) is none.
 
 Bounded: an entry per transcript exported, those whose file went are dropped on the next write; a
 file that cannot be read or is of another version is replaced. Written once per run that replayed
