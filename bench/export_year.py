@@ -2,13 +2,13 @@
 ``python -m bench.export_year HOME --old ROOT [--new ROOT] [--rounds 3]``.
 
 HOME is a year made by `python -m bench.year OUT` (OUT/home). Each round, in turn: the earlier
-build's export (`--old ROOT`: its package root, on PYTHONPATH; every run replays every session) on
-a fresh state folder; this build's export on a fresh state folder (cold: nothing kept yet); this
-build's again (warm: nothing changed); and this build's again after one transcript changed (the
-newest: its mtime moved, as a session a user is in keeps changing). Every run sends to a loopback
-OTLP/HTTP receiver (tests/otlp_receiver.py), a whole process, its wall and CPU time (user +
-system, from wait4) measured; the medians and their ratios to the earlier build's run are printed,
-with the data points the receiver got from each (the same for every run).
+build's export (`--old ROOT`: its package root, on PYTHONPATH) on a fresh state folder, and again
+on it (warm: what that build keeps, if anything); this build's export on a fresh state folder
+(cold: nothing kept yet); this build's again (warm: nothing changed); and this build's again after
+one transcript changed (the newest: its mtime moved, as a session a user is in keeps changing).
+Every run sends to a loopback OTLP/HTTP receiver (tests/otlp_receiver.py), a whole process, its
+wall and CPU time (user + system, from wait4) measured; the medians and their ratios to the earlier
+build's run are printed, with the data points the receiver got from each (the same for every run).
 """
 
 from __future__ import annotations
@@ -54,13 +54,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--new", type=Path, default=ROOT, help="this build's package root (default: this checkout)")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args(argv)
-    rows: dict[str, list[tuple[float, float]]] = {"earlier build": [], "cold": [], "warm": [], "one changed": []}
+    rows: dict[str, list[tuple[float, float]]] = {"earlier build": [], "earlier, warm": [], "cold": [], "warm": [],
+                                                  "one changed": []}
     sent: dict[str, set[int]] = {k: set() for k in rows}
     changed = newest(a.home)
     with Receiver() as r, tempfile.TemporaryDirectory(prefix="sw-export-year-") as tmp:
         for n in range(a.rounds):
             mine = Path(tmp, f"new{n}")
-            for name, root, state in (("earlier build", a.old, Path(tmp, f"old{n}")), ("cold", a.new, mine),
+            for name, root, state in (("earlier build", a.old, Path(tmp, f"old{n}")),
+                                      ("earlier, warm", a.old, Path(tmp, f"old{n}")), ("cold", a.new, mine),
                                       ("warm", a.new, mine), ("one changed", a.new, mine)):
                 if name == "one changed":
                     st = changed.stat()

@@ -22,6 +22,7 @@ from tests.otlp_receiver import Receiver, closed_port, exporters, stop_exporters
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
 
 SHORT = TRANSCRIPTS / "subagent.jsonl"  # 12 calls
+DROPPED = "<the key left out>"  # an entry's field of this value is taken out of it
 
 
 def _session(tmp_path: Path, sid: str = "inproc") -> Path:
@@ -221,11 +222,11 @@ def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object,
 
 
 def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run again with nothing changed, `export --otlp` replays no session and sends the very same
-    request; one transcript changed (its mtime), that one is replayed; a handoff's parent changed, it
-    and its child are (the restart priced again). The same request each time: every figure is a
-    replay's. The cliff `report` inferred changed (every fold's cache lifetime), every session is,
-    and sends what an export that keeps nothing sends."""
+    """Run again with nothing changed, `export --otlp` replays no session, sends the very same
+    request and leaves backfill.json as it is; one transcript changed (its mtime), that one is
+    replayed; a handoff's parent changed, it and its child are (the restart priced again). The same
+    request each time: every figure is a replay's. The cliff `report` inferred changed (every fold's
+    cache lifetime), every session is, and sends what an export that keeps nothing sends."""
     import shutil
 
     from session_watcher.otlp.backfill import cache_file as backfill_cache
@@ -243,8 +244,10 @@ def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: 
         first = _sent(projects, r, replays)
         assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
         assert "session_watcher.restart.realized_saving" in {p[0] for p in first}
+        kept = os.stat(backfill_cache())
         assert _sent(projects, r, replays) == first
         assert replays == []
+        assert os.stat(backfill_cache()).st_ino == kept.st_ino  # nothing new: not written again
         st = (folder / SHORT.name).stat()
         os.utime(folder / SHORT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
         assert _sent(projects, r, replays) == first
@@ -346,7 +349,10 @@ def test_a_transcript_rewritten_to_its_old_size_and_mtime_is_replayed(tmp_path: 
 @pytest.mark.parametrize("bad", [{"folder": [1]}, {"folder": {}}, {"config": 7}, {"doc": "x"}, {"doc": {}},
                                  {"last": "x"}, {"last": None}, {"alerts": 5}, {"alerts": ["a"]},
                                  {"idle": "ab"}, {"idle": [{"child": 1}]}, {"idle": [{"child": "c", "firstCall": "x"}]},
-                                 {"handoff": {"parent": "p", "sig": None, "doc": "x"}}, None, [], "entry"])
+                                 {"handoff": {"parent": "p", "sig": None, "doc": "x"}}, {"raws": "ab"},
+                                 {"raws": [1]}, {"shell": None}, {"world": None}, {"cwd": 5},
+                                 {"handoff": {"parent": "p", "sig": None, "doc": None, "asked": {"cwd": 1}}},
+                                 {"cwd": DROPPED}, {"folder": DROPPED}, None, [], "entry"])
 def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       bad: object) -> None:
     """backfill.json edited by hand, or by another build, with its key and a transcript's signature
@@ -362,7 +368,8 @@ def test_a_backfill_entry_of_wrong_types_is_replayed(tmp_path: Path, monkeypatch
         first = _sent(folder, r, replays)
         doc = json.loads(Path(cache_file()).read_text())
         [(path, entry)] = doc["sessions"].items()
-        doc["sessions"][path] = {**entry, **bad} if isinstance(bad, dict) else bad
+        doc["sessions"][path] = ({k: v for k, v in {**entry, **bad}.items() if v != DROPPED} if isinstance(bad, dict)
+                                 else bad)
         Path(cache_file()).write_text(json.dumps(doc))
         assert _sent(folder, r, replays) == first
         assert replays == [SHORT.name]
@@ -398,3 +405,162 @@ def test_two_exports_at_once_keep_each_others_entries(tmp_path: Path) -> None:
         replayed(third, str(a), cliff)
         third.save(wait=0.2)  # the other export writes: this one leaves the file to it
         assert Path(cache_file()).read_bytes() == before
+
+
+def test_what_a_replay_found_outside_its_transcript_changed_it_is_replayed(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept session holds only while its replay would get the same answers outside the transcript:
+    its project's `.gitignore` changed (the path map leaves other files out), the link its folder is
+    re-pointed (another project), a file's link re-pointed out of the project: the next export replays
+    it and sends what an export that keeps nothing sends, each time other figures than before;
+    nothing changed, it is not replayed."""
+    import subprocess
+
+    from session_watcher.otlp.backfill import cache_file
+
+    real, other, elsewhere = tmp_path / "real", tmp_path / "other", tmp_path / "elsewhere"
+    for d in (real, other, elsewhere):
+        d.mkdir()
+        subprocess.run(["git", "init", "-q", str(d)], check=True)
+        for name in ("mix.exs", "plan.md"):
+            (d / name).write_text("x\n")
+    proj = tmp_path / "proj"
+    proj.symlink_to(real)
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    text = SHORT.read_bytes().replace(b"/home/marco/projects/spotter", str(proj).encode())
+    (folder / "linked.jsonl").write_bytes(text)
+    replays = _counted_replays(monkeypatch)
+
+    def fresh() -> list[tuple[object, ...]]:
+        """Sent now, and what an export that keeps nothing sends (the same)."""
+        now = _sent(folder, r, replays)
+        assert replays == ["linked.jsonl"]
+        os.unlink(cache_file())
+        assert _sent(folder, r, replays) == now
+        return now
+
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        assert _sent(folder, r, replays) == first
+        assert replays == []
+        (real / ".gitignore").write_text("mix.exs\nplan.md\n")
+        ignored = fresh()
+        assert ignored != first
+        proj.unlink()
+        proj.symlink_to(other)  # no .gitignore there
+        repointed = fresh()
+        assert repointed != ignored
+        assert _sent(folder, r, replays) == repointed
+        assert replays == []
+        (other / "mix.exs").unlink()
+        (other / "mix.exs").symlink_to(elsewhere / "mix.exs")  # out of the project now
+        assert fresh() != repointed
+        assert _sent(folder, r, replays)
+        assert replays == []
+
+
+def test_a_dry_run_reads_what_was_kept_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`export --dry-run` before any export creates no file or folder of ours; after one, it replays
+    only what changed since (what was kept is read) and leaves backfill.json as it was, so the next
+    export that sends replays the changed session itself."""
+    from session_watcher.otlp.backfill import cache_file
+
+    def tree() -> dict[str, tuple[int, int]]:
+        """Every file and folder under the package's own folders, with its size and mtime."""
+        got = {}
+        for top in {os.path.dirname(d) for d in (paths.state_dir(), paths.data_dir(), paths.log_dir(),
+                                                  paths.cache_dir(), paths.config_dir())}:
+            for folder, dirs, files in os.walk(top):
+                for name in (*dirs, *files):
+                    st = os.lstat(os.path.join(folder, name))
+                    got[os.path.join(folder, name)] = (st.st_size, st.st_mtime_ns)
+        return got
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    for name in ("a.jsonl", "b.jsonl"):
+        (folder / name).write_bytes(SHORT.read_bytes())
+    dry = argparse.Namespace(otlp="http://127.0.0.1:9", since=None, projects=[str(folder)], dry_run=True)
+    replays = _counted_replays(monkeypatch)
+    before = tree()
+    assert backfill.command(dry) == 0
+    assert sorted(replays) == ["a.jsonl", "b.jsonl"]
+    assert tree() == before
+    printed = capsys.readouterr().out
+    with Receiver() as r:
+        _sent(folder, r, replays)
+    kept = Path(cache_file()).read_bytes()
+    before = tree()
+    st = (folder / "a.jsonl").stat()
+    os.utime(folder / "a.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    replays.clear()
+    capsys.readouterr()
+    assert backfill.command(dry) == 0
+    assert replays == ["a.jsonl"]  # b's kept replay read
+    assert tree() == before
+    assert Path(cache_file()).read_bytes() == kept
+    assert capsys.readouterr().out.count('"session_watcher.') == printed.count('"session_watcher.')
+    with Receiver() as r:
+        _sent(folder, r, replays)
+    assert replays == ["a.jsonl"]
+
+
+def test_the_users_prices_changed_a_session_whose_folder_is_gone_is_replayed(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session whose folder is gone folds with the defaults' config, yet is priced with the user's
+    `[prices]`: those changed, the next export replays it and sends what an export that keeps
+    nothing sends (other dollars than before); nothing changed, it is not replayed."""
+    from session_watcher.otlp.backfill import cache_file
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    gone = str(tmp_path / "gone")  # its cwd: no folder there
+    (folder / "s.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter", gone.encode()))
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+
+    def priced(usd: float) -> None:
+        user.write_text(f'[prices."claude-opus-4-6"]\ninput = {usd}\ncache_read = {usd / 10}\n'
+                        f"cache_write = {usd * 1.25}\ncache_write_1h = {usd * 2}\n")
+
+    priced(5.0)
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        assert _sent(folder, r, replays) == first
+        assert replays == []
+        priced(500.0)
+        dearer = _sent(folder, r, replays)
+        assert replays == ["s.jsonl"]
+        assert dearer != first
+        os.unlink(cache_file())
+        assert _sent(folder, r, replays) == dearer  # what an export that keeps nothing sends
+        assert _sent(folder, r, replays) == dearer
+        assert replays == []
+
+
+def test_a_kept_sessions_project_config_broken_since_is_skipped_the_others_sent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kept session whose project's config cannot be read now is skipped with a line on stderr and
+    the other sessions sent, as an export that keeps nothing does (it ended the whole export)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    (folder / "in.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter", str(proj).encode()))
+    (folder / "out.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter",
+                                                                  str(tmp_path / "gone").encode()))
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        _sent(folder, r, replays)
+        assert sorted(replays) == ["in.jsonl", "out.jsonl"]
+        (proj / ".claude").mkdir()
+        (proj / ".claude" / "session-watcher.toml").write_text("bogus_key = 3\n")
+        capsys.readouterr()
+        got = _sent(folder, r, replays)
+        assert replays == []  # its config refused before its replay; the other's kept one holds
+        assert f"skipped {folder / 'in.jsonl'}" in " ".join(capsys.readouterr().err.split())
+        assert "('session.id', 'out')" in str(got)
+        assert "('session.id', 'in')" not in str(got)

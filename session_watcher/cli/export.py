@@ -9,9 +9,10 @@ the same points again: no cumulative value changes. The advice events (every ale
 go out once: their keys join the live exporter's progress file, so neither a second run nor the live
 exporter sends them again. URL left out: the configured endpoint (`[otlp]`, then the OTEL_*
 variables, then Claude Code's settings), as for the live export, whatever `[otlp] enabled` says:
-running it is the opt-in. A transcript is replayed only when it changed since the last run
-(`otlp.backfill` keeps what a replay gave: a run from cron replays what is new); on a terminal a
-progress bar on stderr.
+running it is the opt-in. A transcript is replayed only when it, or what its replay found outside it,
+changed since the last run (`otlp.backfill` keeps what a replay gave: a run from cron replays what is
+new); on a terminal a progress bar on stderr. `--dry-run` reads what was kept but writes nothing:
+neither the kept replays nor the state folder.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def add_parser(sub: Any) -> None:
                    "or 7d, 12h, 2w, 30m back")
     s.add_argument("--projects", metavar="DIR", nargs="+", action="extend",
                    help="these folders (Claude Code projects, Codex rollouts) instead of every agent's own folders")
-    s.add_argument("--dry-run", action="store_true", help="print the metrics request as OTLP/JSON, send nothing")
+    s.add_argument("--dry-run", action="store_true",
+                   help="print the metrics request as OTLP/JSON; send nothing, write nothing (what earlier runs "
+                   "kept is read, nothing is kept for the next)")
     s.set_defaults(func=command)
 
 
@@ -96,12 +99,14 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
              cache: Any, fresh: dict[str, Any]) -> dict[str, Any] | None:
     """The handoff restart into `child` (session id, transcript, backfill entry) from `parent`
     (core.restarts' document; `parentFound` False: the parent's transcript is nowhere), kept in the
-    child's entry while neither transcript nor config changed."""
+    child's entry while neither transcript, nor config, nor what the parent's replay asked outside
+    its transcript (`otlp.backfill.same_answers`: a parent exported in this run had its own entry
+    checked so) changed."""
     from session_watcher.base import config
     from session_watcher.core import restarts as core
     from session_watcher.core.handoff import priced
     from session_watcher.core.usererrors import UserError
-    from session_watcher.otlp.backfill import signature
+    from session_watcher.otlp.backfill import same_answers, signature
     from session_watcher.sessions.naming import transcript_of
     from session_watcher.sessions.replay import project_of, transcript_cwd
     from session_watcher.sessions.restarts import note_of
@@ -115,9 +120,16 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
             ppath = None
     psig = None
     if ppath is not None:
-        psig = [signature(ppath), cache.config(project_of(transcript_cwd(ppath)))[1]]
+        try:
+            pconfig: str | None = cache.config(project_of(transcript_cwd(ppath)))[1]
+        except (UserError, OSError):  # unreadable, or its config is: no replay of it (`_calls`), no price
+            pconfig = None
+        psig = [signature(ppath), pconfig]
     kept = entry.get("handoff")
-    if sid not in fresh and isinstance(kept, dict) and kept.get("parent") == parent and kept.get("sig") == psig:
+    if (sid not in fresh and parent not in fresh and isinstance(kept, dict) and kept.get("parent") == parent
+            and kept.get("sig") == psig
+            and (ppath is None or parent in entries
+                 or (kept.get("asked") is not None and same_answers([(ppath, kept["asked"])])))):
         return kept.get("doc")
     doc: dict[str, Any] | None = {"kind": "handoff", "parent": parent, "child": sid, "parentFound": False}
     pcalls = _calls(parent, ppath, cache, fresh) if ppath is not None else None
@@ -125,7 +137,11 @@ def _handoff(child: tuple[str, str, dict[str, Any]], parent: str, entries: dict[
         note = note_of(path)
         doc = core.handoff(parent, pcalls, sid, _calls(sid, path, cache, fresh) or [],
                            priced(note) if note else (None, None), config.load_cliff())
-    entry["handoff"] = {"parent": parent, "sig": psig, "doc": doc}
+    pasked = cache.asked.get(ppath) if ppath is not None else None
+    if pasked is None and parent in entries:
+        pasked = {k: entries[parent][1][k] for k in ("cwd", "raws", "shell", "world")}
+    entry["handoff"] = {"parent": parent, "sig": psig, "doc": doc, "asked": pasked}
+    cache.changed = True
     return doc
 
 
@@ -134,16 +150,13 @@ def _calls(sid: str, path: str, cache: Any, fresh: dict[str, Any]) -> list[Any] 
     it cannot be replayed)."""
     if sid in fresh:
         return fresh[sid]  # type: ignore[no-any-return]
-    from session_watcher.core.backtest import calls_from_trace
     from session_watcher.core.usererrors import UserError
-    from session_watcher.sessions.replay import project_of, replay, transcript_cwd
+    from session_watcher.otlp.backfill import replayed_calls
 
     try:
-        cwd = transcript_cwd(path)
-        _doc, trace = replay(path, cwd=cwd, cfg=cache.config(project_of(cwd))[0])
+        fresh[sid] = replayed_calls(cache, path)
     except (UserError, OSError):
         return None
-    fresh[sid] = calls_from_trace(trace)
     return fresh[sid]  # type: ignore[no-any-return]
 
 
@@ -160,9 +173,10 @@ def command(ns: argparse.Namespace) -> int:
     otlp: OtlpConfig = {**cfg["otlp"], "enabled": True}  # asked for by hand: the URL, config or variables say where
     # nowhere to go: NoTarget, a UserError (one message, exit 1)
     target = settings.resolve(otlp, os.environ, url=ns.otlp or None, version=exporter.version())
-    from session_watcher.base import paths
+    if not ns.dry_run:  # a dry run leaves the disk as it found it
+        from session_watcher.base import paths
 
-    paths.ensure_private_dir(exporter.folder())
+        paths.ensure_private_dir(exporter.folder())
     progress = exporter.load_progress()
     paths_ = sessions(ns.projects, since)
     if not paths_:
@@ -173,6 +187,7 @@ def command(ns: argparse.Namespace) -> int:
     sent = points = events = 0
     cliff = config.load_cliff()  # what the restarts are priced with (sessions.restarts')
     cache = Cache(cliff)
+    cache.check(paths_)  # every kept entry at once: git asked once per project
     fresh: dict[str, Any] = {}  # session id -> its calls, for the sessions replayed in this run
     entries: dict[str, tuple[str, dict[str, Any]]] = {}  # session id -> (transcript, backfill entry)
     lives: set[str] = set()  # the cache classes whose lifetime went
@@ -201,7 +216,8 @@ def command(ns: argparse.Namespace) -> int:
         saved = restarts(entries, cache, fresh, target, otlp)
     finally:
         bar(len(paths_), len(paths_))
-        cache.save()  # what was replayed is kept, even when the collector refused a batch
+        if not ns.dry_run:
+            cache.save()  # what was replayed is kept, even when the collector refused a batch
     if not entries:  # every file touched since --since, none with a call since (or none with a call)
         return _none(ns)
     if saved is not None and not ns.dry_run:  # its points are counted in what is said sent

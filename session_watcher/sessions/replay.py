@@ -70,25 +70,31 @@ def cwd_in_head(lines: list[bytes], whole_file: bool) -> tuple[bool, str | None]
     return len(lines) >= 201 or whole_file, None
 
 
-def replay(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,
-           subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None,
-           ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def replay(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,  # noqa: PLR0913
+           subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None, *,
+           asked: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(final status document, one trace row per main-chain API call; empty without `with_trace`).
-    `trace`: the list the rows are appended to (the session page's keeps only its story rows)."""
-    state, cfg, trace = fold(transcript_path, cwd, cfg, subagents, with_trace, trace)
+    `trace`: the list the rows are appended to (the session page's keeps only its story rows);
+    `asked`: given, it gets what the fold asked outside the transcript (`fold`)."""
+    state, cfg, trace = fold(transcript_path, cwd, cfg, subagents, with_trace, trace, asked=asked)
     from session_watcher.core.status import status_document  # after the fold's start: a child may parse meanwhile
 
     return status_document(state, cfg), trace
 
 
-def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,
-         subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None,
-         ) -> tuple[State, Config, list[dict[str, Any]]]:
+def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,  # noqa: PLR0913
+         subagents: bool = True, with_trace: bool = True, trace: list[dict[str, Any]] | None = None, *,
+         asked: dict[str, Any] | None = None) -> tuple[State, Config, list[dict[str, Any]]]:
     """(the state a finished transcript folds to, the config it was folded with, its trace rows): what
-    `replay` shows, and what `status` and `health` show of a session the hooks never saw."""
+    `replay` shows, and what `status` and `health` show of a session the hooks never saw. Besides the
+    transcript and its subagent files, a fold reads the config (`project_config`) and asks the file
+    system and git: the folder it ran in and every file path it names, resolved (links, `~`: `placed`,
+    `state.session.canonical`), and which of them git ignores. `asked` (given) gets those answers:
+    "cwd" and "project" (`placed`), "canon" ((raw path, cwd) -> resolved) and "reasons" (resolved
+    path -> why it is left out of the path map, for those the map classed)."""
     path = os.path.abspath(transcript_path)
     trace = [] if trace is None else trace
-    state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, None)
+    state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, None, asked=asked)
     return state, cfg, trace
 
 
@@ -98,8 +104,9 @@ def fold_read(path: str, cwd: str | None, trace: list[dict[str, Any]], reader: C
     return _fold(path, (cwd, False), None, True, trace, reader)
 
 
-def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents: bool,
-          trace: list[dict[str, Any]] | None, reader: ChunkReader | None) -> tuple[State, Config]:
+def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents: bool,  # noqa: PLR0913
+          trace: list[dict[str, Any]] | None, reader: ChunkReader | None, *,
+          asked: dict[str, Any] | None = None) -> tuple[State, Config]:
     """The fold: from a scratch state (`cwd`: the folder, and whether to look for it when None)."""
     two = None
     if reader is None and _size(path) >= TWO_CORES_BYTES:  # parsed on two cores where one is idle: first
@@ -112,12 +119,17 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
 
         state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
         subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
-        session.canon_memo = {}
+        memo: dict[tuple[str, str | None], str] = {}
+        session.canon_memo = memo
         try:
             state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
                                                  reader=reader)
         finally:
             session.canon_memo = None
+        if asked is not None:
+            ctx = state["context"]
+            asked.update(cwd=ctx.get("cwd"), project=ctx.get("project"), canon=memo,
+                         reasons=dict(state.get("reasons") or {}))
     finally:
         if two is not None:
             two.close()
@@ -138,18 +150,24 @@ def scratch_state(path: str, cwd: str | None = None, cfg: Config | None = None, 
     `find_cwd=False`: `cwd` is already `transcript_cwd`'s answer, None included (no read)."""
     from session_watcher.agents import session_id as session_of
     from session_watcher.core import engine
-    from session_watcher.core.caps import clean_path
-    from session_watcher.state.shell import real_folder
 
     session_id = session_of(path)
     state = engine.new_state(session_id if session_id else "replay")
     cwd = cwd or (transcript_cwd(path) if find_cwd else None)
-    cwd = cwd if cwd and clean_path(cwd) else None  # one rule for every path (realpath's cost)
-    state["context"]["cwd"] = cwd
-    state["context"]["project"] = real_folder(cwd) if cwd else None  # a Windows folder stays one
+    state["context"]["cwd"], state["context"]["project"] = placed(cwd)
     if cfg is None:
         cfg = project_config(project_of(cwd))
     return state, cfg
+
+
+def placed(cwd: str | None) -> tuple[str | None, str | None]:
+    """(the folder a fold in `cwd` (`transcript_cwd`'s answer) resolves relative paths from, the
+    project folder it tells a project's files by: its links resolved, a Windows folder staying one)."""
+    from session_watcher.core.caps import clean_path
+    from session_watcher.state.shell import real_folder
+
+    cwd = cwd if cwd and clean_path(cwd) else None  # one rule for every path (realpath's cost)
+    return cwd, real_folder(cwd) if cwd else None
 
 
 def project_of(cwd: str | None) -> str | None:
