@@ -803,36 +803,40 @@ def test_uninstall_takes_the_index_but_nothing_of_the_users_beside_it(tmp_path: 
 
 
 def test_uninstall_takes_the_exports_replay_cache_and_says_no_session_state_for_it(tmp_path: Path) -> None:
-    """`export --otlp --dry-run` (a real run over a real session) keeps its replay cache in the state
-    folder; --uninstall takes it (made again by the next export), and a state folder that held nothing
-    else goes, no "session states stay" said for it. The live exporter's record of the advice sent
-    beside it is kept, and said."""
+    """`export --otlp` (a real run over a real session, to a collector on loopback) keeps its replay
+    cache in the state folder, beside its record of the advice sent (`--dry-run` writes neither);
+    --uninstall takes the cache (made again by the next export) and keeps the record, and says so. A
+    state folder that held nothing but the cache goes, no "session states stay" said for it."""
+    from tests.otlp_receiver import Receiver
+
     b = Box(tmp_path)
     _installed_stand_in(b)
     projects = tmp_path / "projects" / "-home-u-p"
     projects.mkdir(parents=True)
     shutil.copy(TRANSCRIPTS / "short.jsonl", projects / "55604662-cf2a-4331-851a-ec234028f8ca.jsonl")
-    export = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run",
-                             "--projects", str(projects.parent)], env=b.env(), capture_output=True, text=True,
-                            timeout=120, check=False)
-    assert export.returncode == 0, export.stderr
+    with Receiver() as r:
+        export = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", r.url,
+                                 "--projects", str(projects.parent)], env=b.env(), capture_output=True, text=True,
+                                timeout=120, check=False)
+        assert export.returncode == 0, export.stderr
+        assert r.requests
     otlp = b.sw_home / "state" / "otlp"
-    assert "backfill.json" in {p.name for p in otlp.iterdir()}
+    assert {"backfill.json", "progress.json"} <= {p.name for p in otlp.iterdir()}
     proc = b.install("--uninstall")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert not (b.sw_home / "state").exists()
-    assert "session states" not in proc.stdout
+    kept = {p.name for p in otlp.iterdir()}
+    assert "progress.json" in kept and "backfill.json" not in kept, kept  # (and the record's lock file)
+    assert f"session states stay in {b.sw_home / 'state'}" in proc.stdout
 
-    b = Box(tmp_path / "sent")
+    b = Box(tmp_path / "cache-only")
     _installed_stand_in(b)
     otlp = b.sw_home / "state" / "otlp"
     otlp.mkdir(parents=True)
     (otlp / "backfill.json").write_text("{}")
-    (otlp / "progress.json").write_text("{}")
     proc = b.install("--uninstall")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sorted(p.name for p in otlp.iterdir()) == ["progress.json"]
-    assert f"session states stay in {b.sw_home / 'state'}" in proc.stdout
+    assert not (b.sw_home / "state").exists()
+    assert "session states" not in proc.stdout
 
 
 def test_a_codex_never_run_is_named_on_the_closing_screen(tmp_path: Path) -> None:
