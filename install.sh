@@ -6,7 +6,7 @@
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
 #   ./install.sh --no-demo    the install without its closing screen (the sample session's status, your report)
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
-# Honours CLAUDE_CONFIG_DIR (default ~/.claude), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
+# Honours CLAUDE_CONFIG_DIR (default ~/.claude; a comma-separated list: settings in the first, your sessions from each), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
 # The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -180,8 +180,16 @@ if [ "$fresh" = 1 ]; then  # an update (the venv was there) has seen it: only th
     "$bin" replay "$sample"
     echo
 fi
-projects="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
-projects="${projects%%,*}/projects"
+# Claude Code's projects folders as the report reads them (session_watcher.cli.install projects: a
+# comma-separated CLAUDE_CONFIG_DIR is a list of folders, as ccusage reads it), one a line: those there
+# (else the first); whether one holds a session
+sessions=0
+projects=$("$venv/bin/python" -I -m session_watcher.cli.install projects) && sessions=1
+# shellcheck disable=SC2086  # $projects: split at its newlines alone
+ifs=$IFS; set -f; IFS='
+'; set -- $projects; IFS=$ifs; set +f  # the folders, each whole though it holds a space: what a line below names
+projects=""
+for folder in "$@"; do projects="${projects:+$projects or }$folder"; done
 # Codex's threads too, where Codex is (install_codex.codex_home): its rollouts, live or archived
 codex="${CODEX_HOME:-$HOME/.codex}"
 threads=""
@@ -194,7 +202,7 @@ fi
 # read from what is there now (an earlier install's record of a settings file gone since counts for nothing)
 claude=0
 "$venv/bin/python" -m session_watcher.cli.install installed && claude=1
-if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then
+if [ "$sessions" = 1 ] || [ "$threads" = found ]; then
     echo "== your sessions (session-watcher report):"
     # the report's first screens; a cut one says where the rest is. Its standard error stays the
     # terminal's: the progress bar of a first scan (a year of sessions takes a while), and any warning
@@ -206,15 +214,15 @@ if ls "$projects"/*/*.jsonl >/dev/null 2>&1 || [ "$threads" = found ]; then
 elif [ -n "$threads" ] && [ "$claude" = 0 ]; then
     say "== no Codex threads in $threads yet: start one. Codex has no status line: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)." "$threads"
 elif [ -n "$threads" ]; then
-    say "== no Claude Code sessions in $projects and no Codex threads in $threads yet: start one. Claude Code shows the status line; Codex has none: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)." "$projects" "$threads"
+    say "== no Claude Code sessions in $projects and no Codex threads in $threads yet: start one. Claude Code shows the status line; Codex has none: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)." "$@" "$threads"
 elif { [ -n "${SESSION_WATCHER_CODEX:-}" ] && [ -x "$SESSION_WATCHER_CODEX" ]; } ||
      { [ -z "${SESSION_WATCHER_CODEX:-}" ] && command -v codex >/dev/null 2>&1; }; then
     # Codex installed and never run (its folder not made yet): the line above said to run it once
     if [ "$claude" = 0 ]; then
         say "== run codex once (it makes $codex), then ./install.sh again to add its hooks." "$codex"
     else
-        say "== no Claude Code sessions in $projects yet: start one and watch the status line, or run codex once, then ./install.sh again to add its hooks." "$projects"
+        say "== no Claude Code sessions in $projects yet: start one and watch the status line, or run codex once, then ./install.sh again to add its hooks." "$@"
     fi
 else
-    say "== no Claude Code sessions in $projects yet: start one, and watch the status line." "$projects"
+    say "== no Claude Code sessions in $projects yet: start one, and watch the status line." "$@"
 fi

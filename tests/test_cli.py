@@ -221,11 +221,15 @@ def test_replay_text_and_doctor_run() -> None:
 
 def test_unknown_command_and_help() -> None:
     assert sw("frobnicate").returncode == 2
-    bare = sw()  # no command: the help, and 2 as every command line that cannot work (it was 1, a user error's)
-    assert bare.returncode == 2
+    # no command: what a user typing the name alone asks for, the help on stdout as `--help` prints it,
+    # and 0 (it was 2, the exit of a command line that cannot work, with the help on stdout and nothing
+    # on stderr: README's 2 is argparse's message on stderr)
+    bare = sw()
+    assert (bare.returncode, bare.stderr) == (0, b"")
     assert bare.stdout.decode().startswith("usage: session-watcher")
     help_ = sw("--help")
     assert help_.returncode == 0
+    assert bare.stdout == help_.stdout
     for cmd in ("status", "replay", "config", "doctor", "hook", "statusline"):
         assert cmd in help_.stdout.decode()
     for verb, runs in (("install", "./install.sh in"), ("uninstall", "./install.sh --uninstall in")):

@@ -511,3 +511,37 @@ def test_the_plugins_command_with_a_space_in_its_path_is_never_wrapped(tmp_path:
     assert proc.returncode in (0, 1), proc.stderr
     mine = f"'{root / 'bin' / 'session-watcher'}'"
     assert proc.stdout.count(mine) >= 2, proc.stdout  # the command's line and the otlp line's suggestion
+
+
+def test_sessions_on_disk_the_hooks_never_saw_are_counted_not_none(tmp_path: Path) -> None:
+    """Sessions in Claude Code's folder that no hook saw (open before the install, or from before it):
+    doctor said "none yet: hooks have not fired" while `report` listed them. It counts them (a
+    subagent's file is its session's, not one more), says the hooks have not fired for any and when
+    they start; once a hook fires, the count of watched sessions as before."""
+    project = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-u-proj"
+    project.mkdir(parents=True)
+    ids = ("258c7280-ae70-4798-800f-63464d01a85d", "ae4a77f8-aedd-4bc1-888f-c94edc91af04")
+    for sid in ids:
+        (project / f"{sid}.jsonl").write_bytes((TRANSCRIPTS / f"{sid}.jsonl").read_bytes())
+    sub = project / ids[0] / "subagents"
+    sub.mkdir(parents=True)
+    (sub / "agent-a1.jsonl").write_bytes((TRANSCRIPTS / "subagent.jsonl").read_bytes())
+    listed = sw("report", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert all(sid in listed.stdout.decode() for sid in ids)  # what report lists
+    code, lines = doctor()
+    assert code == 0, lines
+    assert [ln for ln in lines if ln.startswith("sessions ")] == [
+        "sessions   none watched yet: 2 sessions are on disk (`session-watcher report` reads them), but the hooks "
+        "have not fired for any: they start with the next Claude Code session (one open since before the install "
+        "may need its client restarted)"]
+    hook("Stop", payload(ids[1], project / f"{ids[1]}.jsonl", "Stop"))
+    _code, lines = doctor()
+    assert [ln[:13] for ln in lines if ln.startswith("sessions ")] == ["sessions   1;"]
+
+
+def test_no_session_anywhere_is_none_yet() -> None:
+    """Nothing on disk and no hook fired: "none yet", and what to start."""
+    _code, lines = doctor()
+    assert [ln for ln in lines if ln.startswith("sessions ")] == [
+        "sessions   none yet: hooks have not fired (start a Claude Code session)"]

@@ -892,6 +892,61 @@ def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
     assert "status line" not in got.stdout
 
 
+def test_a_comma_separated_claude_config_dir_is_a_list_to_the_closing_screen_too(tmp_path: Path) -> None:
+    """CLAUDE_CONFIG_DIR="A,B" (a list, as ccusage and the report read it), a session under B's
+    projects alone: the install's closing screen is the report of it. install.sh read the variable as
+    one path, "A" (the part before the comma), said "no Claude Code sessions in A/projects yet" and
+    showed no report, though `session-watcher report` listed the session. The settings go to the first
+    folder, A, as `settings_file` says."""
+    b = Box(tmp_path)
+    first, second = tmp_path / "first", tmp_path / "second config"
+    session = "258c7280-ae70-4798-800f-63464d01a85d"
+    project = second / "projects" / "-home-u-proj"
+    project.mkdir(parents=True)
+    shutil.copy(TRANSCRIPTS / f"{session}.jsonl", project / f"{session}.jsonl")
+    env = {**b.env(), "CLAUDE_CONFIG_DIR": f"{first},{second}", "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "no Claude Code sessions" not in got.stdout, got.stdout
+    assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
+    report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
+    assert session[:8] in report, report
+    assert (first / "settings.json").is_file()
+    # the session gone: the line names the folders the report reads, each whole (one holds a space)
+    (project / f"{session}.jsonl").unlink()
+    (first / "projects").mkdir()
+    again = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    said = " ".join(again.stdout.split())
+    assert said.endswith(f"== no Claude Code sessions in {first / 'projects'} or {second / 'projects'} yet: "
+                         "start one, and watch the status line."), said
+
+
+def test_the_projects_install_sh_names_are_the_report_s(tmp_path: Path) -> None:
+    """`cli.install projects`: the folders of a comma-separated CLAUDE_CONFIG_DIR that are there (none:
+    the first, where Claude Code makes it), exit 0 only when one holds a session; spaces around a
+    comma and an empty part are read as `paths.claude_config_dirs` reads them."""
+    a, b = tmp_path / "a", tmp_path / "b"
+
+    def projects(value: str) -> tuple[int, list[str]]:
+        env = {**os.environ, "CLAUDE_CONFIG_DIR": value, "HOME": str(tmp_path / "home")}
+        got = subprocess.run([sys.executable, "-I", "-m", "session_watcher.cli.install", "projects"], env=env,
+                             capture_output=True, text=True, timeout=60, check=False, cwd=REPO)
+        assert got.stderr == ""
+        return got.returncode, got.stdout.splitlines()
+
+    assert projects(f"{a} , {b},") == (1, [str(a / "projects")])  # neither there: the first
+    (b / "projects" / "-p").mkdir(parents=True)
+    assert projects(f"{a},{b}") == (1, [str(b / "projects")])
+    (b / "projects" / "-p" / "s.jsonl").write_text("{}\n")
+    assert projects(f"{a},{b}") == (0, [str(b / "projects")])
+    (a / "projects").mkdir(parents=True)
+    assert projects(f"{a},{b}") == (0, [str(a / "projects"), str(b / "projects")])
+    assert projects(str(a)) == (1, [str(a / "projects")])  # one folder: its own sessions only
+
+
 def test_uninstall_names_the_config_it_leaves_as_one_file(tmp_path: Path) -> None:
     """No session state, only the config `config set` wrote: the last line names it as the one file it
     is ("your config stays in FILE (delete it yourself if you wish)"), not as "them". (The venv: a

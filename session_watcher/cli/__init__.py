@@ -263,9 +263,9 @@ def _dispatch(args: list[str]) -> int:
     if extra:  # said by the command's own parser: its usage, not the top level's
         _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     func: Callable[[argparse.Namespace], int] | None = getattr(ns, "func", None)
-    if func is None:  # no command: what there is, and the exit of a command line that cannot work
+    if func is None:  # no command: a user asking what there is (as cargo, gh, docker, pip answer it): the help, 0
         parser.print_help()
-        return 2
+        return 0
     return int(func(ns))
 
 

@@ -327,6 +327,25 @@ def _cold_cache_line(session_id: str) -> str:
             f"last call {duration(got['idleSeconds'] or 0)} ago")
 
 
+def _unwatched_line(start: str) -> str:
+    """The sessions line where no hook has written yet: how many sessions are on disk (what `report`
+    lists, read from the transcripts), so "none" is not read as none at all, and when the hooks start."""
+    from session_watcher import agents
+
+    try:
+        _looked, found = agents.sources()
+    except OSError:  # a folder that cannot be read: said as before, with no count
+        found = []
+    on_disk = len({(src.agent, src.session) for src in found if not src.sub})
+    if not on_disk:
+        return f"sessions   none yet: hooks have not fired (start {start})"
+    next_one = " ".join(word for word in start.split() if word != "a")  # "Claude Code session or Codex thread"
+    said = "1 session is" if on_disk == 1 else f"{on_disk} sessions are"
+    return (f"sessions   none watched yet: {said} on disk (`session-watcher report` reads them), but the hooks "
+            f"have not fired for any: they start with the next {next_one} (one open since before the install may "
+            "need its client restarted)")
+
+
 def report() -> tuple[list[str], bool]:
     from session_watcher.base import config
     from session_watcher.state import store
@@ -376,7 +395,7 @@ def report() -> tuple[list[str], bool]:
         start = ("a Codex thread" if _codex_alone() else
                  "a Claude Code session or a Codex thread" if os.path.exists(record_file()) else
                  "a Claude Code session")
-        lines.append(f"sessions   none yet: hooks have not fired (start {start})")
+        lines.append(_unwatched_line(start))
     if sessions:
         lines.append(_cold_cache_line(sessions[0][1]))
     wide = [sid for _, sid in sessions if _mode(store.session_file(sid)) & 0o077]

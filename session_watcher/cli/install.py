@@ -11,7 +11,9 @@ changes); an existing statusLine is never overwritten. What was added is recorde
 goes again when nothing else is in it, and so do our backups that hold only our entries (`restore`;
 one holding anything of the user's stays). `installed`: exit 0 where Claude Code's settings hold an
 install (its record, and the file it names: install.sh's closing screen names the status line then).
-`link COMMAND`: the command in ~/.local/bin (install.sh --uninstall removes it). `say TEXT`:
+`link COMMAND`: the command in ~/.local/bin (install.sh --uninstall removes it). `projects`: Claude
+Code's projects folders as the report reads them (a comma-separated `$CLAUDE_CONFIG_DIR` is a list),
+exit 0 where one holds a session (install.sh's closing screen). `say TEXT`:
 install.sh's own lines. Every line is said as the rest of the CLI says its text (`say`): wrapped at
 its spaces within the terminal's columns, a path kept whole; a command to copy stays on one line.
 """
@@ -491,21 +493,42 @@ def main(argv: list[str]) -> int:
     with said_whole():
         if argv[:1] == ["add"] and len(argv) == 2:
             return add(argv[1])
-        if argv[:1] == ["remove"]:
-            return remove()
-        if argv[:1] == ["installed"]:  # install.sh: whether Claude Code's settings hold our install
-            from session_watcher.cli.agents_here import claude_installed
-
-            return 0 if claude_installed() else 1
+        # install.sh's questions: whether Claude Code's settings hold our install; where its sessions are
+        alone: dict[str, Callable[[], int]] = {"remove": remove, "installed": _installed, "projects": projects}
+        if argv[:1] == ["remove"] or argv in (["installed"], ["projects"]):
+            return alone[argv[0]]()
         if argv[:1] == ["link"] and len(argv) == 2:
             return link(argv[1])
         if argv[:1] == ["say"] and len(argv) >= 2:
             _say_for_install_sh(argv[1], argv[2:])
             return 0
     print("usage: python -m session_watcher.cli.install add BIN_DIR | remove | installed | link COMMAND | "
-          "say TEXT [PATH...]",
+          "projects | say TEXT [PATH...]",
           file=sys.stderr)
     return 2
+
+
+def _installed() -> int:
+    from session_watcher.cli.agents_here import claude_installed
+
+    return 0 if claude_installed() else 1
+
+
+def projects() -> int:
+    """install.sh's closing screen: whether the report has Claude Code sessions to show, read where
+    the report reads them (every folder of a comma-separated `$CLAUDE_CONFIG_DIR`, or the defaults: a
+    shell reading the variable as one path looked in a folder named `a,b`). Prints the projects
+    folders to name where there is none yet, one a line: those that exist, else the first (where
+    Claude Code makes it); exit 0 when one of them holds a session (`PROJECT/SESSION.jsonl`)."""
+    import glob
+
+    from session_watcher.agents.claude_code.discover import default_roots
+
+    roots = default_roots()
+    there = [r for r in roots if os.path.isdir(r)]
+    print("\n".join(there or roots[:1]))
+    found = any(glob.glob(os.path.join(glob.escape(r), "*", "*.jsonl")) for r in there)
+    return 0 if found else 1
 
 
 def _say_for_install_sh(text: str, keep: list[str]) -> None:
