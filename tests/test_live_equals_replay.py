@@ -116,6 +116,17 @@ def test_a_cold_return_and_its_gate_in_the_2_1_197_order(tmp_path: Path) -> None
 
 
 
+def _folded_and_replayed(tmp_path: Path, source: Path, sid: str) -> tuple[Live, dict[str, Any]]:
+    """`source` folded hook by hook (the 2.1.197 order), checked equal to its replay, and that replay."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    live = Live(tmp_path, source, sid, cwd)
+    live.run(synthetic_schedule(live.data, sid))
+    check(live, source, cwd)
+    doc, _ = replay(str(live.transcript), cwd=str(cwd))
+    return live, doc
+
+
 @pytest.mark.parametrize(("name", "copied"), [("tool_heavy", 20), ("subagent", 60)])
 def test_a_forks_copies_and_own_calls_hook_by_hook(name: str, copied: int, tmp_path: Path) -> None:
     """A fork (its file opens with copies of its parent's calls, each naming the parent in
@@ -131,12 +142,7 @@ def test_a_forks_copies_and_own_calls_hook_by_hook(name: str, copied: int, tmp_p
         lines.append(json.dumps(rec, separators=(",", ":")))  # the client's own spacing
     source = tmp_path / f"{name}.jsonl"
     source.write_text("\n".join(lines) + "\n")
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    live = Live(tmp_path, source, name, cwd)
-    live.run(synthetic_schedule(live.data, name))
-    check(live, source, cwd)
-    doc, _ = replay(str(live.transcript), cwd=str(cwd))
+    _, doc = _folded_and_replayed(tmp_path, source, name)
     tally = load_state(name)["engine"]["tally"]
     assert 0 < doc["inheritedCalls"] == tally["inherited"] < doc["calls"]
     assert doc["warmthTokens"] == {"read": tally["warmRead"], "write": tally["warmWrite"]}
@@ -154,19 +160,14 @@ def test_the_real_clients_fork_hook_by_hook(tmp_path: Path) -> None:
 
     sid, parent = "703fbb53-83ed-4907-ae6b-d4c8f3285559", "59f3783b-fd38-4563-9820-250620846abd"
     source = _session_332("fork", sid)
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    live = Live(tmp_path, source, sid, cwd)
-    live.run(synthetic_schedule(live.data, sid))
-    check(live, source, cwd)
-    doc, _ = replay(str(live.transcript), cwd=str(cwd))
+    live, doc = _folded_and_replayed(tmp_path, source, sid)
     state: Any = load_state(sid)  # as the state's file holds it
     assert {k: v for k, v in tally_document(state).items() if k.startswith(("inherited", "forked"))} == {
         "inheritedCalls": 4, "inheritedTo": 4, "forkedFrom": parent, "inheritedUsage": doc["inheritedUsage"]}
     wide = {**os.environ, "COLUMNS": "200"}  # a line each, unwrapped
     said = sw("status", "--session", sid, env=wide)
     assert said.returncode == 0, said.stderr
-    replayed = sw("replay", str(live.transcript), "--cwd", str(cwd), env=wide)
+    replayed = sw("replay", str(live.transcript), "--cwd", str(tmp_path / "cwd"), env=wide)
     assert replayed.returncode == 0, replayed.stderr
 
     def fork_line(text: bytes) -> str:
