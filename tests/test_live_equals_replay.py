@@ -8,7 +8,8 @@ call, alerts included, and every Stop must have folded its turn's last call.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,9 +19,6 @@ from tests.oracle import FIXTURES, TRANSCRIPTS
 from tests.statefile import load_state
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 CLIENT_332 = FIXTURES / "real-client-2.1.332"
 # what a live fold legitimately knows differently: subagent files are folded when a hook sees them
@@ -177,3 +175,24 @@ def test_the_real_clients_fork_hook_by_hook(tmp_path: Path) -> None:
 
     assert fork_line(said.stdout) == fork_line(replayed.stdout) == f"fork     forked from {parent}: 4 copied calls " \
         "not counted here (calls 1-4: counted there, context here)"
+
+
+def test_a_session_whose_folder_is_gone_replays_with_the_users_config(tmp_path: Path) -> None:
+    """The hooks read the user's config; once the session's folder is deleted, its replay reads the
+    same (the user's file alone: the project's went with the folder), not the built-in defaults."""
+    from session_watcher.base import paths
+
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('bp_red = 0.05\ngate_min_calls = 3\n\n[prices."claude-"]\ninput = 7.0\n')
+    sid = BIG[0]
+    source = TRANSCRIPTS / f"{sid}.jsonl"
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    live = Live(tmp_path, source, sid, cwd)
+    live.run(synthetic_schedule(live.data, sid))
+    cwd.rmdir()
+    check(live, source, cwd)
+    user.unlink()  # the defaults: other figures (the user's config changes some)
+    _doc, trace = replay(str(live.transcript), cwd=str(cwd))
+    assert [comparable(r) for r in trace] != [comparable(r) for r in live.rows()]

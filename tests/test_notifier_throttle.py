@@ -201,6 +201,19 @@ class TestConfig:
                            match=r"key 'notify.remind_min': expected a number of minutes from 0 to 10080"):
             config.validate("f.toml", {"notify": {"remind_min": value}})
 
+    def test_a_bad_value_set_from_the_cli_is_the_command_lines(self, tmp_path: Path) -> None:
+        """`config set notify.remind_min abc`: the value given is named as the command line's, not
+        the file's (the error named the config file, which holds no such value); nothing written."""
+        from session_watcher.core.usererrors import UsageError
+
+        file = tmp_path / "config.toml"
+        file.write_text("# mine\n[notify]\nremind_min = 5\n")
+        with pytest.raises(UsageError) as got:
+            config.set_value(str(file), "notify.remind_min", "abc")
+        assert str(got.value) == ("config set: key 'notify.remind_min': expected a number of minutes from 0 to "
+                                  "10080 (0: no limit), got 'abc'")
+        assert file.read_text() == "# mine\n[notify]\nremind_min = 5\n"
+
     def test_set_from_the_cli(self, tmp_path: Path) -> None:
         file = tmp_path / "config.toml"
         assert config.set_value(str(file), "notify.remind_min", "0") == (0, None)

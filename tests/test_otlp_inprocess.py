@@ -509,7 +509,7 @@ def test_a_dry_run_reads_what_was_kept_and_writes_nothing(tmp_path: Path, monkey
 
 def test_the_users_prices_changed_a_session_whose_folder_is_gone_is_replayed(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """A session whose folder is gone folds with the defaults' config, yet is priced with the user's
+    """A session whose folder is gone folds with the user's config alone, priced with its
     `[prices]`: those changed, the next export replays it and sends what an export that keeps
     nothing sends (other dollars than before); nothing changed, it is not replayed."""
     from session_watcher.otlp.backfill import cache_file
@@ -538,6 +538,34 @@ def test_the_users_prices_changed_a_session_whose_folder_is_gone_is_replayed(tmp
         os.unlink(cache_file())
         assert _sent(folder, r, replays) == dearer  # what an export that keeps nothing sends
         assert _sent(folder, r, replays) == dearer
+        assert replays == []
+
+
+def test_the_users_config_changed_a_session_whose_folder_is_gone_is_replayed(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session whose folder is gone folds with the user's config, as its hooks did: a key of it
+    changed (the gate's), the next export replays the session and sends what an export that keeps
+    nothing sends; nothing changed, it is not replayed."""
+    from session_watcher.otlp.backfill import cache_file
+
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    gone = str(tmp_path / "gone")  # its cwd: no folder there
+    (folder / "s.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter", gone.encode()))
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("gate_min_calls = 10\n")
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        first = _sent(folder, r, replays)
+        assert _sent(folder, r, replays) == first
+        assert replays == []
+        user.write_text("gate_min_calls = 3\nbp_red = 0.05\n")
+        then = _sent(folder, r, replays)
+        assert replays == ["s.jsonl"]
+        os.unlink(cache_file())
+        assert _sent(folder, r, replays) == then  # what an export that keeps nothing sends
+        assert _sent(folder, r, replays) == then
         assert replays == []
 
 

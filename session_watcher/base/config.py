@@ -574,8 +574,8 @@ def set_value(file: str, key: str, raw: str, project: bool = False) -> tuple[Any
         _known(key)
         written = value = parse_cli_value(raw)
         key, value = _price_key(file, key, value)
-        if key != "prices":  # a price row is checked merged with the file's (below)
-            _check(file, key, value)
+        if key != "prices":  # the value given, named as given (not the file's); a price row is checked
+            _check("config set", key, value)  # merged with the file's (below)
         if project and key not in PROJECT_KEYS:
             raise ConfigError(f"{file}: key '{key}' may only be set in your own config "
                               f"({paths.user_config_file()}); a project file may set {', '.join(PROJECT_KEYS)}",

@@ -247,6 +247,17 @@ def grade(h: Health, window: int | None) -> dict[str, Any]:
 
 
 
+NOTHING_TO_GRADE = "no API call yet: nothing to grade"
+
+
+def ungraded(block: Mapping[str, Any]) -> dict[str, Any]:
+    """`grade`'s block of a session without an API call (an empty session, or lines none of which is
+    a call), as `health` shows it: no grade, no score and no signal graded (each would read A at 100,
+    which nothing earned), `why` saying so; the figures (all null but the compactions) as they are."""
+    return {**block, "grade": None, "score": None, "why": NOTHING_TO_GRADE,
+            "signals": [{**s, "value": None, "grade": None} for s in block.get("signals") or ()]}
+
+
 def no_number(block: Mapping[str, Any], name: str) -> str | None:
     """Why signal `name` of a `grade` block has no figure (its field null), in a few words; None where
     it has one. Read from the block alone: the tool-call signals are null below MIN_CALLS calls (then

@@ -237,10 +237,13 @@ def health_value(h: Mapping[str, Any], name: str) -> str:
 
 
 def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None) -> str:
-    """`health`'s text: the grade (of `session`, where named) and each signal's bar, grade, figure."""
+    """`health`'s text: the grade (of `session`, where named) and each signal's bar, grade, figure; of
+    a session without an API call (`core.health.ungraded`), one line saying there is nothing to grade."""
     from session_watcher.core.text import one_line
 
     of = f"  session {one_line(session)}" if session else ""
+    if h.get("grade") is None:  # `core.health.ungraded`: no call, nothing graded
+        return f"Context health: - ({h.get('why') or 'nothing to grade'}){of}"
     rows = [f"Context health: {h['grade']} (score {h['score']}/100){of}"]
     figures = [health_value(h, s["name"]) for s in h["signals"]]
     room = max(map(len, figures), default=0)

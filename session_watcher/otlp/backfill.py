@@ -182,8 +182,9 @@ class Cache:
     def __init__(self, cliff: Any) -> None:
         from session_watcher.core.prices import user_rows
 
-        # the user's prices in force (`config.use_prices`): a session whose folder is gone folds with the
-        # defaults' config (`replay.project_config`), whose digest holds none of them, and is priced with them
+        # the cliff and the user's prices in force (`config.use_prices`), which price every session; an
+        # entry's own config digest (`config`) holds the rest a replay read: the user's config (a session
+        # whose folder is gone folds with it alone, `replay.project_config`) and its project's
         self.key = [SCHEMA, *_code_stamp(), _digest(cliff), _digest(user_rows())]
         self.configs: dict[str | None, tuple[Config, str]] = {}  # project -> (its config, digest)
         self.new: dict[str, dict[str, Any]] = {}

@@ -172,7 +172,7 @@ def placed(cwd: str | None) -> tuple[str | None, str | None]:
 
 def project_of(cwd: str | None) -> str | None:
     """The project folder whose config a fold in `cwd` (`transcript_cwd`'s answer) reads: None for
-    none, or one that is not there (the user's config alone)."""
+    none, or one that is not there (the user's config alone, `project_config`)."""
     from session_watcher.core.caps import clean_path
     from session_watcher.state.shell import real_folder
 
@@ -180,10 +180,13 @@ def project_of(cwd: str | None) -> str | None:
 
 
 def project_config(project: str | None) -> Config:
-    """The config a fold reads for a session of `project` (`project_of`)."""
+    """The config a fold reads for a session of `project` (`project_of`): the live hooks' (the user's
+    config, the project's over it, the inferred cliff, the user's prices handed to the core). A
+    session whose folder is gone (None) folds with the user's config alone, as its hooks did but for
+    the project's file that went with the folder. Raises ConfigError naming a file that cannot be used."""
     from session_watcher.base import config
 
-    return config.load(project) if project is not None else config.merge()
+    return config.load(project)
 
 
 def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:
@@ -193,6 +196,4 @@ def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:
         return None
     from session_watcher.base import config
 
-    cwd = transcript_cwd(transcript)
-    base = config.load(os.path.realpath(cwd)) if cwd and os.path.isdir(cwd) else config.merge()
-    return config.merge(base, overrides)
+    return config.merge(project_config(project_of(transcript_cwd(transcript))), overrides)
