@@ -41,6 +41,7 @@ import argparse
 import itertools
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -326,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
             else PAYBACK if ns.payback else GRID)
     extra = variant(ap, ns.extra, {*grid, *(["compact_reserve"] if ns.client else [])})
     with tempfile.TemporaryDirectory() as tmp:
+        # the built-in defaults, whoever runs it: no user's config, prices or inferred cliff (a replay of a
+        # session whose folder is gone, as every calibration session's is, folds with the user's config)
+        os.environ["SESSION_WATCHER_HOME"] = str(Path(tmp) / "home")
         if ns.transcripts:
             paths = ns.transcripts
         else:

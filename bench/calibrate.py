@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -259,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     policy = "alertAtStop" if ns.at_stop else "alertAtPrompt" if ns.at_prompt else "alert"
     grid = QUICK if ns.quick else GRID
     with tempfile.TemporaryDirectory() as tmp:
+        # the built-in defaults, whoever runs it: no user's config, prices or inferred cliff (a replay of a
+        # session whose folder is gone, as every calibration session's is, folds with the user's config)
+        os.environ["SESSION_WATCHER_HOME"] = str(Path(tmp) / "home")
         if ns.transcripts:
             paths = ns.transcripts
         else:
