@@ -338,7 +338,8 @@ class Chain:
         prefix = 0  # the real calls' sum so far
         for j in range(len(self.calls)):
             self._price(j, kinds, q[j], born, fixed)
-            prefix += q[j] * fixed.terms(self._terms(j, None, 0))
+            if single:  # the real calls' sum: a restart alone's start
+                prefix += q[j] * fixed.terms(self._terms(j, None, 0))
             if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
                 acc, k = cheapest.least()
                 back[j] = k
@@ -360,7 +361,7 @@ class Chain:
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
-        step = self._stepper(j, qj, fixed)
+        step: Callable[[Walk], tuple[int, Walk, float]] | None = None  # made when a state is stepped
         plain = j not in self.boundary and not seg.rewrite[i] and not c.extra
         tj: float | None = None  # every state stepped
         add = lift = 0
@@ -368,22 +369,36 @@ class Chain:
             pass
         elif real_request(t[j]):  # D tokens fewer: its cache read less D, at one read unit each
             tj, lift = float(t[j]), qj << fixed.bits
-            add = qj * ((c.cr << fixed.bits) + fixed(c.cw5m * p.w5m) + fixed(c.cw1h * p.w1h))
+            add = qj * fixed.terms((c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, 0.0))
         else:
             tj, add = -math.inf, qj * fixed.terms(self._terms(j, None, 0))
         moves = tj is not None and tj > 0 and real_request(t[j - 1])  # a held compaction may move now
+        born_at: tuple[int, Walk] | None = None
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
             taken = runs.take(tj)
             if moves and len(taken) > 1:
                 taken = self._moved_once(j, taken)
-            out = [(k, total + cost, after, due) for k, walk, total in taken for cost, after, due in (step(walk),)]
+            if taken and step is None:
+                step = self._stepper(j, qj, fixed)
+            out = [(k, total + cost, after, due) for k, walk, total in taken for cost, after, due in (step(walk),)] \
+                if step is not None else []
             if plain:
                 runs.advance(add, lift, c.cr)
             if new is not None:
-                cost, after, due = step(self._start(j - 1))
-                out.append((new[1], new[0] + cost, after, due))
+                if born_at is None:
+                    born_at = self._born(j, qj, fixed)
+                out.append((new[1], new[0] + born_at[0], born_at[1], math.inf))
             for k, total, after, due in out:
                 runs.put(k, total, after, due)
+
+    def _born(self, j: int, qj: int, fixed: _Fixed) -> tuple[int, Walk]:
+        """The first call of a restart after call j - 1 (not a segment's last: call j is no
+        compaction's), as `_call` and `_units` price it (a fresh conversation, nothing held): its
+        cost times `qj` and the state after it (whose `_due` is never: nothing held or pending)."""
+        t = self.prompt
+        seg, i = self.where[j - 1]
+        bd, d = seg._drop(i)  # `_start`'s
+        return qj * fixed.terms(self._terms(j, self._fresh(j, bd + t[j] - t[j - 1]), d)), (d, None, None, None)
 
     def _stepper(self, j: int, qj: int, fixed: _Fixed) -> Callable[[Walk], tuple[int, Walk, float]]:
         """A state's call j, priced once per state: (its cost times `qj`, the state after, its `due`).
@@ -480,6 +495,11 @@ class _Fixed:
     def terms(self, xs: tuple[int, float, float, float]) -> int:
         """A call's terms (`Chain._terms`: the tokens read, then floats) summed exactly."""
         read, w5m, w1h, extra = xs
+        scale = self.scale
+        if scale is not None:  # `__call__`'s own first case, for the three floats at once
+            a, b, c = w5m * scale, w1h * scale, extra * scale
+            if a.is_integer() and b.is_integer() and c.is_integer():
+                return (read << self.bits) + int(a) + int(b) + int(c)
         return (read << self.bits) + self(w5m) + self(w1h) + self(extra)
 
 
