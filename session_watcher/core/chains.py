@@ -396,9 +396,13 @@ class Chain:
         compaction's), as `_call` and `_units` price it (a fresh conversation, nothing held): its
         cost times `qj` and the state after it (whose `_due` is never: nothing held or pending)."""
         t = self.prompt
-        seg, i = self.where[j - 1]
-        bd, d = seg._drop(i)  # `_start`'s
-        return qj * fixed.terms(self._terms(j, self._fresh(j, bd + t[j] - t[j - 1]), d)), (d, None, None, None)
+        seg, i = self.where[j]  # call j - 1's segment too
+        bd, d = seg._drop(i - 1)  # `_start`'s
+        read, written = fresh_split(max(0, bd + t[j] - t[j - 1]), seg.shared)  # `_fresh`'s
+        w5m, w1h = (0, int(written)) if seg.ttl[i] == "1h" else (int(written), 0)
+        c, p = seg.calls[i], seg.price[i]  # `_terms`'s
+        terms = (int(read), w5m * p.w5m, w1h * p.w1h, seg._extra(c, p, d) if c.extra else 0.0)
+        return qj * fixed.terms(terms), (d, None, None, None)
 
     def _stepper(self, j: int, qj: int, fixed: _Fixed) -> Callable[[Walk], tuple[int, Walk, float]]:
         """A state's call j, priced once per state: (its cost times `qj`, the state after, its `due`).
