@@ -527,7 +527,7 @@ class _Lazy:
         self.lift = 0
         self.top: float = -math.inf  # no D above it
         self.low: int | None = None  # the restart with the least sum (None: to be found)
-        self.until: float = math.inf  # from this lift another sum may be less than low's
+        self.until: float = math.inf  # from this lift another sum may be no more than low's (lift is whole)
 
     def total(self, k: int) -> int:
         return self.base[k] + self.add - self.d[k] * self.lift
@@ -589,8 +589,8 @@ class _Lazy:
             gap = base - low_base - (d - low_d) * self.lift  # its sum less the least one's
             if gap < 0 or (gap == 0 and k < low):
                 self.low = None
-            elif d > low_d:  # less once lift reaches (base - low_base) / (d - low_d)
-                self.until = min(self.until, (base - low_base) // (d - low_d))
+            elif d > low_d:  # not more once lift reaches (base - low_base) / (d - low_d), rounded up
+                self.until = min(self.until, -((low_base - base) // (d - low_d)))
 
     def _drop(self, k: int) -> None:
         del self.at[self.walk.pop(k)], self.d[k], self.base[k]
@@ -611,7 +611,7 @@ class _Lazy:
                 n = min((keys[i], i) for i, v in enumerate(sums) if v == least)[1]
             self.low = keys[n]
             low_base, low_d = bases[n], ds[n]
-            self.until = min([(b - low_base) // (d - low_d) for b, d in zip(bases, ds, strict=True) if d > low_d],
+            self.until = min([-((low_base - b) // (d - low_d)) for b, d in zip(bases, ds, strict=True) if d > low_d],
                              default=math.inf)
         return self.total(self.low), self.low
 
