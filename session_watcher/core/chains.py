@@ -356,8 +356,8 @@ class Chain:
         it. A call that only carries D fewer (or more) tokens than the real one and moves no
         compaction, as most do, is added to every state at once (`_Lazy.advance`): its cost is the
         call's cache read less D (nothing below 0) plus its writes, exactly what `_call` and
-        `_units` price it at; only the states `due` are stepped one by one (`_stepper`); a failed
-        request costs its real cost in every state."""
+        `_units` price it at; only the states `due` are stepped one by one (`_stepper`), and the
+        restart born before call j (`_born`); a failed request costs its real cost in every state."""
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
