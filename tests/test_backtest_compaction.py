@@ -19,7 +19,7 @@ from session_watcher.base import config
 from session_watcher.base.config import model_params
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop, prices
-from session_watcher.core.chains import Auto, point_of
+from session_watcher.core.chains import Auto, _Lazy, point_of
 from session_watcher.sessions import backtest as shell
 from tests.calibration import unpack
 
@@ -407,8 +407,26 @@ def test_the_best_schedule_at_prices_whose_costs_overflow_is_none() -> None:
         ch = mixed_chain(random.Random(7))
         assert len(ch.segs) > 1
         assert ch.best() == ([], None)
+        assert ch.best(single=False) == ([], None)
     finally:
         prices.use({})
+
+
+def test_the_least_sum_is_looked_for_again_when_another_comes_down_to_it_exactly() -> None:
+    """`_Lazy.least` at the lift where an earlier restart's sum, falling faster (a larger D), comes
+    down to the least one exactly: a tie, so the earlier restart is the least from that lift on (the
+    bound where another sum may reach the least one is (14 - 10) / (2 - 0) = 2, whole: rounded up it
+    is 2; one past it, the tie is missed and the later restart kept)."""
+    lazy = _Lazy()
+    lazy.put(5, 10, (0, None, None, None), math.inf)  # restart 5: D 0, sum 10
+    assert lazy.least() == (10, 5)
+    lazy.put(3, 14, (2, None, None, None), math.inf)  # restart 3: D 2, sum 14, 2 less a unit of lift
+    lazy.advance(0, 1, 100)
+    assert lazy.least() == (10, 5)  # 10 against 12
+    lazy.advance(0, 1, 100)
+    assert lazy.least() == (10, 3)  # 10 against 10: the earlier
+    lazy.advance(0, 1, 100)
+    assert lazy.least() == (8, 3)
 
 
 def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypatch: pytest.MonkeyPatch) -> None:
