@@ -412,6 +412,28 @@ def test_the_best_schedule_at_prices_whose_costs_overflow_is_none() -> None:
         prices.use({})
 
 
+def test_the_best_schedule_where_a_call_s_finite_terms_overflow_its_sum_is_none() -> None:
+    """A read price the config takes (more than 0) at which one call's writes of each class cost
+    1.5e308 read units: each term a float, the call's cost (their sum) infinite, so the real
+    session's cost is infinite while every sum `best` adds exactly is finite. No schedule beats it
+    (as where a term is infinite), and nothing raises."""
+    prices.use({OPUS: {"input": 1e4, "cache_read": 1e-299, "cache_write": 1e4, "cache_write_1h": 1e4}})
+    try:
+        calls = [bt.Call(1, 0, 300_000, 150_000, 0, 150_000, 150_000, OPUS),
+                 bt.Call(2, 0, 310_000, 155_000, 300_000, 10_000, 0, OPUS),
+                 bt.Call(3, 0, 320_000, 160_000, 310_000, 10_000, 0, OPUS),
+                 bt.Call(4, 1, 30_000, 15_000, 0, 30_000, 0, OPUS),
+                 bt.Call(5, 1, 40_000, 20_000, 30_000, 10_000, 0, OPUS)]
+        ch = bt.chains(bt.segments(calls, 0), {4: Auto(320_000, 300_000.0)})[0]
+        assert len(ch.segs) == 2
+        assert ch.actual[0] == math.inf
+        assert all(math.isfinite(x) for t in (ch._terms(j, None, 0) for j in range(5)) for x in t)
+        assert ch.best() == ([], None)
+        assert ch.best(single=False) == ([], None)
+    finally:
+        prices.use({})
+
+
 def test_the_least_sum_is_looked_for_again_when_another_comes_down_to_it_exactly() -> None:
     """`_Lazy.least` at the lift where an earlier restart's sum, falling faster (a larger D), comes
     down to the least one exactly: a tie, so the earlier restart is the least from that lift on (the

@@ -277,6 +277,8 @@ class Chain:
         if len(self.segs) == 1:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         real = math.fsum(a * wj for a, wj in zip(self.actual, self.weights(), strict=True))
+        if not math.isfinite(real):  # a call's float terms overflow as its cost: as a term infinite
+            return [], None
         got = self._exact_best(single)
         if got is None:  # a cost no float holds: none is priced (as the real session's is not)
             return [], None
