@@ -19,7 +19,7 @@ from session_watcher.base import config
 from session_watcher.base.config import model_params
 from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop, prices
-from session_watcher.core.chains import Auto, point_of
+from session_watcher.core.chains import Auto, _Lazy, point_of
 from session_watcher.sessions import backtest as shell
 from tests.calibration import unpack
 
@@ -398,6 +398,80 @@ def test_the_best_schedule_s_sums_are_exact_at_any_prices() -> None:
         assert ch.best() == want
 
 
+def odd_chain(rng: random.Random) -> Chain:
+    """A chain of 2-15 segments whose calls are odd in the ways a restart's first call and a call
+    added to every state at once read: token counts of a few tokens or of billions, calls that grow
+    by nothing, failed requests (a restart's first call among them), uncached input, every call
+    alike (ties), what a restart carries left unknown, three models, another model's iteration."""
+    calls: list[bt.Call] = []
+    autos: dict[int, Auto] = {}
+    tiny = rng.random() < 0.25
+    scale = 1 if tiny else rng.choice([1, 1, 1000, 10**6])
+    point = rng.randrange(40, 200) if tiny else rng.randrange(40_000, 90_000) * scale
+    alike = rng.random() < 0.3
+    grow0 = rng.randrange(1, 30) if tiny else rng.randrange(500, 12_000) * scale
+    models = [OPUS, "claude-haiku-4-5", "claude-sonnet-4-5"][:rng.randint(1, 3)]
+    for seg in range(rng.choice([2, 3, 5, 8, 15])):
+        if seg:
+            pre = rng.choice([0, calls[-1].total, calls[-1].total + rng.randrange(0, 5_000)])
+            autos[len(calls) + 1] = Auto(pre, point_of(rng.choice([point, None, point // 2]), pre, calls[-1].total))
+        ctx = 20 if tiny and alike else rng.randrange(1, 40) if tiny else 10_000 * scale if alike else \
+            rng.randrange(3_000, 30_000) * scale
+        for i in range(rng.randint(1, 14)):
+            model = rng.choice(models)
+            if (i or seg) and rng.random() < 0.12:
+                calls.append(bt.Call(len(calls) + 1, seg, 0, None, 0, 0, 0, model))
+                continue
+            grow = 0 if rng.random() < 0.05 else grow0 if alike else \
+                rng.randrange(0, 30) if tiny else rng.randrange(500, 12_000) * scale
+            cr = 0 if i == 0 else ctx if rng.random() > 0.1 else rng.randrange(0, ctx // 2 + 1)
+            cw = ctx + grow - cr
+            hour = rng.random() < 0.2
+            extra = ((rng.choice([None, "claude-haiku-4-5"]), cr // 2, rng.randrange(0, 50), 100),) \
+                if rng.random() < 0.07 else ()
+            bd = None if rng.random() < 0.1 else (ctx + grow) // 2 if alike else rng.randrange(0, ctx + grow + 1)
+            inp = rng.choice([0, 0, 3, 100])
+            calls.append(bt.Call(len(calls) + 1, seg, ctx + grow + inp, bd, cr, 0 if hour else cw, cw if hour else 0,
+                                 model, extra=extra, inp=inp))
+            ctx += grow
+    return bt.chains(bt.segments(calls, rng.choice([0, 2_000, 10**7])), autos)[0]
+
+
+@pytest.mark.parametrize("rows", [
+    {},
+    {"claude-opus-4-6": {"input": 1 / 7, "cache_read": 1 / 11, "cache_write": 1 / 13, "cache_write_1h": 1 / 17},
+     "claude-haiku-4-5": {"input": 1e-7, "cache_read": 1 / 3, "cache_write": 0.1, "cache_write_1h": 7e-3}},
+    {"claude-opus-4-6": {"input": 1e4, "cache_read": 1e-12, "cache_write": 1e4, "cache_write_1h": 1e4},
+     "claude-sonnet-4-5": {"input": 1e-6, "cache_read": 1e4, "cache_write": 1e-300}},
+], ids=["tables", "non-dyadic", "far"])
+def test_the_best_schedule_s_sums_are_exact_on_odd_chains(rows: dict[str, dict[str, float]]) -> None:
+    """On chains of odd calls (`odd_chain`) at the tables' prices, at prices no short binary fraction
+    holds, and at prices 16 orders of magnitude apart (a write 1e16 reads, a read 1e-300 writes), the
+    sums `best` compares, with the single restart and without, are the walked ones, and so is the
+    schedule. The single restart itself is not compared: of two restarts whose sums are within
+    1e-12 of each other the walk keeps the earlier, where `best` may have dropped it for the later,
+    cheaper one in the same state (sums the far prices make)."""
+    prices.use(rows)
+    try:
+        rng = random.Random(3536)
+        for _ in range(40):
+            ch = odd_chain(rng)
+            if len(ch.segs) < 2:
+                continue
+            want, end, alone = _walked_sums(ch)
+            for single in (True, False):
+                got = ch._exact_best(single)
+                assert got is not None
+                (common, scale), (got_end, _k), ones, _back = got
+                assert Fraction(got_end * common, scale) == end
+                assert all(Fraction(v * common, scale) == alone[k] for k, v in ones)
+                assert bool(ones) == single
+            assert ch.best()[0] == want[0]
+            assert ch.best(single=False) == (want[0], None)
+    finally:
+        prices.use({})
+
+
 def test_the_best_schedule_at_prices_whose_costs_overflow_is_none() -> None:
     """A read price the config takes (more than 0) so far below the writes' that a write's cost in
     read units is infinite: no schedule beats the real session (its cost infinite too), as the
@@ -407,8 +481,48 @@ def test_the_best_schedule_at_prices_whose_costs_overflow_is_none() -> None:
         ch = mixed_chain(random.Random(7))
         assert len(ch.segs) > 1
         assert ch.best() == ([], None)
+        assert ch.best(single=False) == ([], None)
     finally:
         prices.use({})
+
+
+def test_the_best_schedule_where_a_call_s_finite_terms_overflow_its_sum_is_none() -> None:
+    """A read price the config takes (more than 0) at which one call's writes of each class cost
+    1.5e308 read units: each term a float, the call's cost (their sum) infinite, so the real
+    session's cost is infinite while every sum `best` adds exactly is finite. No schedule beats it
+    (as where a term is infinite), and nothing raises."""
+    prices.use({OPUS: {"input": 1e4, "cache_read": 1e-299, "cache_write": 1e4, "cache_write_1h": 1e4}})
+    try:
+        calls = [bt.Call(1, 0, 300_000, 150_000, 0, 150_000, 150_000, OPUS),
+                 bt.Call(2, 0, 310_000, 155_000, 300_000, 10_000, 0, OPUS),
+                 bt.Call(3, 0, 320_000, 160_000, 310_000, 10_000, 0, OPUS),
+                 bt.Call(4, 1, 30_000, 15_000, 0, 30_000, 0, OPUS),
+                 bt.Call(5, 1, 40_000, 20_000, 30_000, 10_000, 0, OPUS)]
+        ch = bt.chains(bt.segments(calls, 0), {4: Auto(320_000, 300_000.0)})[0]
+        assert len(ch.segs) == 2
+        assert ch.actual[0] == math.inf
+        assert all(math.isfinite(x) for t in (ch._terms(j, None, 0) for j in range(5)) for x in t)
+        assert ch.best() == ([], None)
+        assert ch.best(single=False) == ([], None)
+    finally:
+        prices.use({})
+
+
+def test_the_least_sum_is_looked_for_again_when_another_comes_down_to_it_exactly() -> None:
+    """`_Lazy.least` at the lift where an earlier restart's sum, falling faster (a larger D), comes
+    down to the least one exactly: a tie, so the earlier restart is the least from that lift on (the
+    bound where another sum may reach the least one is (14 - 10) / (2 - 0) = 2, whole: rounded up it
+    is 2; one past it, the tie is missed and the later restart kept)."""
+    lazy = _Lazy()
+    lazy.put(5, 10, (0, None, None, None), math.inf)  # restart 5: D 0, sum 10
+    assert lazy.least() == (10, 5)
+    lazy.put(3, 14, (2, None, None, None), math.inf)  # restart 3: D 2, sum 14, 2 less a unit of lift
+    lazy.advance(0, 1, 100)
+    assert lazy.least() == (10, 5)  # 10 against 12
+    lazy.advance(0, 1, 100)
+    assert lazy.least() == (10, 3)  # 10 against 10: the earlier
+    lazy.advance(0, 1, 100)
+    assert lazy.least() == (8, 3)
 
 
 def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -420,14 +534,15 @@ def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypa
     ch = cycles(40, [1000], 20_000, 80_000, 10_000)
     assert len(ch.calls) == 40 * 61
     priced = 0
-    one_by_one = Chain._units
+    one_by_one = Chain._terms  # what `best` prices a call by (never `_units`)
 
-    def counted(self: Chain, j: int, usage: tuple[int, int, int, int] | None, drop: int) -> float:
+    def counted(self: Chain, j: int, usage: tuple[int, int, int, int] | None,
+                drop: int) -> tuple[int, float, float, float]:
         nonlocal priced
         priced += 1
         return one_by_one(self, j, usage, drop)
 
-    monkeypatch.setattr(Chain, "_units", counted)
+    monkeypatch.setattr(Chain, "_terms", counted)
     got = ch.best()
     assert got[0]  # restarting saves: the trails are real ones
-    assert priced < 100 * len(ch.calls)
+    assert len(ch.calls) <= priced < 100 * len(ch.calls)  # each real call once at least (the counter counts)

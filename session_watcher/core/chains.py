@@ -277,6 +277,8 @@ class Chain:
         if len(self.segs) == 1:
             return self.segs[0].best_schedule(), self.segs[0].best_point() if single else None
         real = math.fsum(a * wj for a, wj in zip(self.actual, self.weights(), strict=True))
+        if not math.isfinite(real):  # a call's float terms overflow as its cost: as a term infinite
+            return [], None
         got = self._exact_best(single)
         if got is None:  # a cost no float holds: none is priced (as the real session's is not)
             return [], None
@@ -338,7 +340,8 @@ class Chain:
         prefix = 0  # the real calls' sum so far
         for j in range(len(self.calls)):
             self._price(j, kinds, q[j], born, fixed)
-            prefix += q[j] * fixed.terms(self._terms(j, None, 0))
+            if single:  # the real calls' sum: a restart alone's start
+                prefix += q[j] * fixed.terms(self._terms(j, None, 0))
             if j in open_:  # the cheapest way to a restart after call j (ties: the earliest restart)
                 acc, k = cheapest.least()
                 back[j] = k
@@ -355,12 +358,12 @@ class Chain:
         it. A call that only carries D fewer (or more) tokens than the real one and moves no
         compaction, as most do, is added to every state at once (`_Lazy.advance`): its cost is the
         call's cache read less D (nothing below 0) plus its writes, exactly what `_call` and
-        `_units` price it at; only the states `due` are stepped one by one (`_stepper`); a failed
-        request costs its real cost in every state."""
+        `_units` price it at; only the states `due` are stepped one by one (`_stepper`), and the
+        restart born before call j (`_born`); a failed request costs its real cost in every state."""
         t = self.prompt
         seg, i = self.where[j]
         c, p = seg.calls[i], seg.price[i]
-        step = self._stepper(j, qj, fixed)
+        step: Callable[[Walk], tuple[int, Walk, float]] | None = None  # made when a state is stepped
         plain = j not in self.boundary and not seg.rewrite[i] and not c.extra
         tj: float | None = None  # every state stepped
         add = lift = 0
@@ -368,22 +371,40 @@ class Chain:
             pass
         elif real_request(t[j]):  # D tokens fewer: its cache read less D, at one read unit each
             tj, lift = float(t[j]), qj << fixed.bits
-            add = qj * ((c.cr << fixed.bits) + fixed(c.cw5m * p.w5m) + fixed(c.cw1h * p.w1h))
+            add = qj * fixed.terms((c.cr, c.cw5m * p.w5m, c.cw1h * p.w1h, 0.0))
         else:
             tj, add = -math.inf, qj * fixed.terms(self._terms(j, None, 0))
         moves = tj is not None and tj > 0 and real_request(t[j - 1])  # a held compaction may move now
+        born_at: tuple[int, Walk] | None = None
         for runs, new in zip(kinds, born, strict=False):  # born: one for each kind
             taken = runs.take(tj)
             if moves and len(taken) > 1:
                 taken = self._moved_once(j, taken)
-            out = [(k, total + cost, after, due) for k, walk, total in taken for cost, after, due in (step(walk),)]
+            if taken and step is None:
+                step = self._stepper(j, qj, fixed)
+            out = [(k, total + cost, after, due) for k, walk, total in taken for cost, after, due in (step(walk),)] \
+                if step is not None else []
             if plain:
                 runs.advance(add, lift, c.cr)
             if new is not None:
-                cost, after, due = step(self._start(j - 1))
-                out.append((new[1], new[0] + cost, after, due))
+                if born_at is None:
+                    born_at = self._born(j, qj, fixed)
+                out.append((new[1], new[0] + born_at[0], born_at[1], math.inf))
             for k, total, after, due in out:
                 runs.put(k, total, after, due)
+
+    def _born(self, j: int, qj: int, fixed: _Fixed) -> tuple[int, Walk]:
+        """The first call of a restart after call j - 1 (not a segment's last: call j is no
+        compaction's), as `_call` and `_units` price it (a fresh conversation, nothing held): its
+        cost times `qj` and the state after it (whose `_due` is never: nothing held or pending)."""
+        t = self.prompt
+        seg, i = self.where[j]  # call j - 1's segment too
+        bd, d = seg._drop(i - 1)  # `_start`'s
+        read, written = fresh_split(max(0, bd + t[j] - t[j - 1]), seg.shared)  # `_fresh`'s
+        w5m, w1h = (0, int(written)) if seg.ttl[i] == "1h" else (int(written), 0)
+        c, p = seg.calls[i], seg.price[i]  # `_terms`'s
+        terms = (int(read), w5m * p.w5m, w1h * p.w1h, seg._extra(c, p, d) if c.extra else 0.0)
+        return qj * fixed.terms(terms), (d, None, None, None)
 
     def _stepper(self, j: int, qj: int, fixed: _Fixed) -> Callable[[Walk], tuple[int, Walk, float]]:
         """A state's call j, priced once per state: (its cost times `qj`, the state after, its `due`).
@@ -480,6 +501,11 @@ class _Fixed:
     def terms(self, xs: tuple[int, float, float, float]) -> int:
         """A call's terms (`Chain._terms`: the tokens read, then floats) summed exactly."""
         read, w5m, w1h, extra = xs
+        scale = self.scale
+        if scale is not None:  # `__call__`'s own first case, for the three floats at once
+            a, b, c = w5m * scale, w1h * scale, extra * scale
+            if a.is_integer() and b.is_integer() and c.is_integer():
+                return (read << self.bits) + int(a) + int(b) + int(c)
         return (read << self.bits) + self(w5m) + self(w1h) + self(extra)
 
 
@@ -503,7 +529,7 @@ class _Lazy:
         self.lift = 0
         self.top: float = -math.inf  # no D above it
         self.low: int | None = None  # the restart with the least sum (None: to be found)
-        self.until: float = math.inf  # from this lift another sum may be less than low's
+        self.until: float = math.inf  # from this lift another sum may be no more than low's (lift is whole)
 
     def total(self, k: int) -> int:
         return self.base[k] + self.add - self.d[k] * self.lift
@@ -565,8 +591,8 @@ class _Lazy:
             gap = base - low_base - (d - low_d) * self.lift  # its sum less the least one's
             if gap < 0 or (gap == 0 and k < low):
                 self.low = None
-            elif d > low_d:  # less once lift reaches (base - low_base) / (d - low_d)
-                self.until = min(self.until, (base - low_base) // (d - low_d))
+            elif d > low_d:  # not more once lift reaches (base - low_base) / (d - low_d), rounded up
+                self.until = min(self.until, -((low_base - base) // (d - low_d)))
 
     def _drop(self, k: int) -> None:
         del self.at[self.walk.pop(k)], self.d[k], self.base[k]
@@ -587,7 +613,7 @@ class _Lazy:
                 n = min((keys[i], i) for i, v in enumerate(sums) if v == least)[1]
             self.low = keys[n]
             low_base, low_d = bases[n], ds[n]
-            self.until = min([(b - low_base) // (d - low_d) for b, d in zip(bases, ds, strict=True) if d > low_d],
+            self.until = min([-((low_base - b) // (d - low_d)) for b, d in zip(bases, ds, strict=True) if d > low_d],
                              default=math.inf)
         return self.total(self.low), self.low
 
