@@ -78,6 +78,19 @@ def claimed(src: Source) -> Source:
     return src
 
 
+def sessions_on_disk(bound: int) -> int:
+    """How many sessions have logs in the agents' own folders, counted up to `bound` (then `bound`):
+    the folders listed, one at a time, until then; no log read and no session folder entered, so
+    the count costs the same on any history past the bound (`doctor`'s, where no hook has fired)."""
+    seen: set[tuple[str, str]] = set()
+    for a in AGENTS:
+        for sid in a.session_ids(a.roots()):
+            seen.add((a.name, sid))
+            if len(seen) >= bound:
+                return bound
+    return len(seen)
+
+
 # what a message of where a search looked says when none of the agents' folders is there
 NO_FOLDER = "no folder of Claude Code's or Codex's sessions exists yet"
 
