@@ -185,6 +185,21 @@ fi
 # (else the first); whether one holds a session
 sessions=0
 projects=$("$venv/bin/python" -I -m session_watcher.cli.install projects) && sessions=1
+if [ -z "$projects" ]; then
+    # that step failed, naming none: the folder Claude Code would use, as paths.claude_config_dirs reads
+    # the variable (its first non-empty part, spaces around it dropped, ~/ the home; else ~/.claude),
+    # and whether it holds a session, looked at from here
+    first=""
+    ifs=$IFS; IFS=,; set -f
+    for part in ${CLAUDE_CONFIG_DIR:-}; do
+        part=${part#"${part%%[![:space:]]*}"}; part=${part%"${part##*[![:space:]]}"}
+        if [ -n "$part" ]; then first=$part; break; fi
+    done
+    IFS=$ifs; set +f
+    case "$first" in "~/"*) first="$HOME/${first#"~/"}" ;; "~") first="$HOME" ;; esac
+    projects="${first:-$HOME/.claude}/projects"
+    ls "$projects"/*/*.jsonl >/dev/null 2>&1 && sessions=1
+fi
 # shellcheck disable=SC2086  # $projects: split at its newlines alone
 ifs=$IFS; set -f; IFS='
 '; set -- $projects; IFS=$ifs; set +f  # the folders, each whole though it holds a space: what a line below names

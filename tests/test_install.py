@@ -960,6 +960,52 @@ def test_a_comma_separated_claude_config_dir_is_a_list_to_the_closing_screen_too
                          "start one, and watch the status line."), said
 
 
+def _venv_whose_projects_step_fails(b: Box) -> None:
+    """A stand-in venv: its python is this interpreter, pip does nothing (this checkout is installed
+    in it already), and `cli.install projects` fails printing nothing (as a broken venv would)."""
+    venv_bin = b.sw_home / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(
+        "#!/bin/sh\n"
+        'case " $* " in *" -m pip "*) exit 0 ;; *" session_watcher.cli.install projects "*) exit 1 ;; esac\n'
+        f'exec {sys.executable} "$@"\n')
+    (venv_bin / "python").chmod(0o755)
+
+
+@pytest.mark.parametrize("config", ["list", "one", "default"])
+def test_the_closing_line_names_claude_codes_folder_when_the_projects_step_fails(tmp_path: Path, config: str) -> None:
+    """`cli.install projects` failing (it printed nothing): install.sh said "no Claude Code sessions in
+    yet", naming no folder. It names the one Claude Code would use: the first of a comma-separated
+    CLAUDE_CONFIG_DIR (spaces around it dropped, `~/` read as the home), else ~/.claude, then
+    /projects; and a session there is still found, so the report is shown."""
+    b = Box(tmp_path)
+    _venv_whose_projects_step_fails(b)
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    if config == "list":
+        env["CLAUDE_CONFIG_DIR"] = f" ,  ~/first cfg , {tmp_path / 'second'}"
+        folder = b.home / "first cfg" / "projects"
+    elif config == "one":
+        folder = b.claude / "projects"
+    else:
+        env = without_claude_dir(env)
+        folder = b.home / ".claude" / "projects"
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    said = " ".join(got.stdout.split())
+    assert said.endswith(f"== no Claude Code sessions in {folder} yet: start one, and watch the status line."), said
+    if config != "list":
+        return
+    session = "258c7280-ae70-4798-800f-63464d01a85d"
+    (folder / "-home-u-proj").mkdir(parents=True)
+    shutil.copy(TRANSCRIPTS / f"{session}.jsonl", folder / "-home-u-proj" / f"{session}.jsonl")
+    again = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "no Claude Code sessions" not in again.stdout, again.stdout
+    assert "== your sessions (session-watcher report):" in again.stdout, again.stdout
+
+
 def test_the_projects_install_sh_names_are_the_report_s(tmp_path: Path) -> None:
     """`cli.install projects`: the folders of a comma-separated CLAUDE_CONFIG_DIR that are there (none:
     the first, where Claude Code makes it), exit 0 only when one holds a session; spaces around a
