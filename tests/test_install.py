@@ -507,6 +507,51 @@ def test_on_a_codex_only_machine_a_record_whose_folder_cannot_be_reached_now_is_
     assert not record.exists()
 
 
+@pytest.mark.parametrize("drive_there", [False, True])
+def test_on_a_codex_only_machine_a_record_on_a_drive_not_mounted_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], drive_there: bool) -> None:
+    """CLAUDE_CONFIG_DIR straight at a folder on a drive (`/media/u/USB/claude`: here `DRIVE_ROOTS`
+    point into the temp dir), then the variable unset and the drive unmounted: its mount point an
+    empty folder, the Claude folder not there. It read as deleted (the folder's parent is there) and
+    the install forgot the record, so `--uninstall`, the drive back, left our hooks in its file. It is
+    kept and doctor says why, as for a link to nowhere. With the drive mounted (a mount point on the
+    way) and the folder deleted from it, the record goes as before."""
+    from session_watcher.cli import agents_here, doctor, install
+
+    media = tmp_path / "media"
+    usb = media / "u" / "USB"
+    cfg, codex = usb / "claude", tmp_path / "codex"
+    cfg.mkdir(parents=True)
+    codex.mkdir()
+    monkeypatch.setattr(agents_here, "DRIVE_ROOTS", (str(media),))
+    for name, value in (("HOME", tmp_path / "home"), ("CLAUDE_CONFIG_DIR", cfg), ("CODEX_HOME", codex),
+                        ("SESSION_WATCHER_HOME", tmp_path / "sw"), ("SESSION_WATCHER_CLAUDE", tmp_path / "no"),
+                        ("COLUMNS", WIDE)):
+        monkeypatch.setenv(name, str(value))
+    assert install.main(["add", "/opt/a/bin"]) == 0
+    settings = cfg / "settings.json"
+    record = tmp_path / "sw" / "data" / "installed.json"
+    assert our_hooks(json.loads(settings.read_text()), "Stop") == ours("/opt/a/bin", "Stop")
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    shutil.rmtree(cfg)  # the drive's folder out of sight: its mount point left, empty
+    if drive_there:  # mounted, and the folder deleted from it
+        real_ismount = os.path.ismount
+        monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) == str(usb) or real_ismount(p))
+    capsys.readouterr()
+    assert install.main(["add", "/opt/a/bin"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    if drive_there:
+        assert f"the record of an earlier install into {settings} (gone since) forgotten" in said, said
+        assert not record.exists()
+        return
+    assert f"the record of an earlier install into {settings} kept, its folder not reachable now" in said, said
+    assert record.is_file()
+    assert f"install.sh wrote session-watcher's hooks into {settings}, whose folder cannot be reached now (a link " \
+        "to nowhere, a drive not mounted, or not readable)" in (doctor._left_record(str(tmp_path / "home" / ".claude"
+                                                                                        / "settings.json")) or "")
+    assert agents_here.settings_gone(str(tmp_path / "home" / "gone" / "settings.json"))  # not on a drive: gone
+
+
 def _claude_stand_in(tmp_path: Path) -> str:
     """A `claude` executable (cli.agents_here: Claude Code is here though it never ran)."""
     exe = tmp_path / "claude-bin" / "claude"

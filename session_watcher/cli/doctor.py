@@ -218,8 +218,8 @@ def _left_record(settings: str) -> str | None:
     record = claude_record()
     if not settings_gone(wrote):  # a folder not reachable now: install.sh keeps the record
         return (f"settings   {settings}: absent; install.sh wrote session-watcher's hooks into {wrote}, whose folder "
-                f"cannot be reached now (a link to nowhere, or not readable): its record is kept ({record}); "
-                "./install.sh --uninstall forgets it")
+                "cannot be reached now (a link to nowhere, a drive not mounted, or not readable): its record is kept "
+                f"({record}); ./install.sh --uninstall forgets it")
     if claude_here():
         return (f"settings   {settings}: absent, though install.sh wrote session-watcher's hooks {into} (its "
                 f"record: {record}): ./install.sh again writes them")
