@@ -547,18 +547,20 @@ def test_no_session_anywhere_is_none_yet() -> None:
         "sessions   none yet: hooks have not fired (start a Claude Code session)"]
 
 
-def test_sessions_on_disk_are_counted_up_to_a_bound_by_their_names(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("on_disk", "said"), [(1000, "1000"), (1001, "1000+")])
+def test_sessions_on_disk_are_counted_up_to_a_bound_by_their_names(tmp_path: Path, on_disk: int, said: str) -> None:
     """A year of sessions no hook saw: doctor lists their folders, reads no transcript and stops
-    counting at its bound ("1000+"); before, it found every log and its subagents' (4,385 sessions,
-    1.9 GB: 18 ms of a doctor's 176 ms, and growing with the history)."""
+    counting past its bound ("1000+"); before, it found every log and its subagents' (4,385 sessions,
+    1.9 GB: 18 ms of a doctor's 176 ms, and growing with the history). Exactly 1000 is said as it is
+    (it was "1000+": the count stopped at the bound, so 1000 and more read alike)."""
     project = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-u-proj"
     project.mkdir(parents=True)
-    for n in range(1001):
+    for n in range(on_disk):
         (project / f"{n:08x}-0000-4000-8000-000000000000.jsonl").write_bytes(b"")  # named, never read
     code, lines = doctor()
     assert code == 0, lines
     assert [ln for ln in lines if ln.startswith("sessions ")] == [
-        "sessions   none watched yet: 1000+ sessions are on disk (`session-watcher report` reads them), "
+        f"sessions   none watched yet: {said} sessions are on disk (`session-watcher report` reads them), "
         "but the hooks have not fired for any: they start with the next Claude Code session (one open since before "
         "the install may need its client restarted)"]
 

@@ -327,7 +327,7 @@ def _cold_cache_line(session_id: str) -> str:
             f"last call {duration(got['idleSeconds'] or 0)} ago")
 
 
-ON_DISK_BOUND = 1000  # doctor counts the sessions on disk up to this many, then says "1000+"
+ON_DISK_BOUND = 1000  # doctor counts the sessions on disk up to this many; past it, it says "1000+"
 
 
 def _unwatched_line(start: str) -> str:
@@ -337,13 +337,13 @@ def _unwatched_line(start: str) -> str:
     from session_watcher import agents
 
     try:
-        on_disk = agents.sessions_on_disk(ON_DISK_BOUND)
+        on_disk = agents.sessions_on_disk(ON_DISK_BOUND + 1)  # one more: exactly the bound is said as it is
     except OSError:  # a folder that cannot be read: said as before, with no count
         on_disk = 0
     if not on_disk:
         return f"sessions   none yet: hooks have not fired (start {start})"
     next_one = " ".join(word for word in start.split() if word != "a")  # "Claude Code session or Codex thread"
-    said = ("1 session is" if on_disk == 1 else f"{on_disk}+ sessions are" if on_disk >= ON_DISK_BOUND
+    said = ("1 session is" if on_disk == 1 else f"{ON_DISK_BOUND}+ sessions are" if on_disk > ON_DISK_BOUND
             else f"{on_disk} sessions are")
     return (f"sessions   none watched yet: {said} on disk (`session-watcher report` reads them), but the hooks "
             f"have not fired for any: they start with the next {next_one} (one open since before the install may "
