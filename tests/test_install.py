@@ -552,6 +552,55 @@ def test_on_a_codex_only_machine_a_record_on_a_drive_not_mounted_is_kept(
     assert agents_here.settings_gone(str(tmp_path / "home" / "gone" / "settings.json"))  # not on a drive: gone
 
 
+def test_the_drive_rule_where_a_drive_is_mounted_on_its_root_or_is_the_config_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agents_here.settings_gone` by where the folder is against the drives' roots (here in the temp
+    dir). A drive mounted on the root itself (`mount /dev/sdb1 /mnt`) is there: a folder not on it is
+    gone (it read as a drive not mounted, as nothing under the root was a mount point). A config folder
+    that is a drive's mount point, left empty by its drive going out, is not reachable (it read as
+    gone: the folder is there); one that holds anything, or is mounted on, is a folder whose
+    settings were removed. A link into a drive follows the drive; the drives' root itself is no drive;
+    /Volumes is never a mount point (macOS's firmlink may make it read as one)."""
+    from session_watcher.cli import agents_here
+
+    mnt, volumes, home = tmp_path / "mnt", tmp_path / "Volumes", tmp_path / "home"
+    for d in (mnt, volumes, home):
+        d.mkdir()
+    monkeypatch.setattr(agents_here, "DRIVE_ROOTS", (str(mnt), str(volumes)))
+    monkeypatch.setattr(agents_here, "NOT_A_MOUNT", (str(volumes),))
+    mounted: set[str] = set()
+    real_ismount = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) in mounted or real_ismount(p))
+
+    def gone(folder: Path) -> bool:
+        return agents_here.settings_gone(str(folder / "settings.json"))
+
+    assert not gone(mnt / "claude")  # nothing mounted on /mnt: its drive is out
+    mounted.add(str(mnt))
+    assert gone(mnt / "claude")  # the drive is on /mnt, and holds no such folder
+    mounted.clear()
+    usb = mnt / "usb"
+    usb.mkdir()
+    assert not gone(usb)  # the drive's empty mount point
+    mounted.add(str(usb))
+    assert gone(usb)  # mounted, its settings removed
+    mounted.clear()
+    (usb / "projects").mkdir()
+    assert gone(usb)  # a folder of Claude Code's on the root's own disk
+    assert gone(mnt)  # the drives' root itself: on no drive
+    assert not gone(volumes / "USB" / "claude")
+    mounted.add(str(volumes))
+    assert not gone(volumes / "USB" / "claude")  # /Volumes read as a mount point: still no drive there
+    mounted.add(str(volumes / "USB"))
+    assert gone(volumes / "USB" / "claude")
+    (home / "usb").symlink_to(mnt / "stick")  # a link to a drive's mount point, the drive out
+    assert not gone(home / "usb" / "claude")
+    (mnt / "stick").mkdir()
+    mounted.add(str(mnt / "stick"))
+    assert gone(home / "usb" / "claude")
+    assert gone(home / "deleted")  # elsewhere: gone, as before
+
+
 def _claude_stand_in(tmp_path: Path) -> str:
     """A `claude` executable (cli.agents_here: Claude Code is here though it never ran)."""
     exe = tmp_path / "claude-bin" / "claude"
