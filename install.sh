@@ -198,7 +198,12 @@ if [ -z "$projects" ]; then
     IFS=$ifs; set +f
     case "$first" in "~/"*) first="$HOME/${first#"~/"}" ;; "~") first="$HOME" ;; esac
     projects="${first:-$HOME/.claude}/projects"
-    ls "$projects"/*/*.jsonl >/dev/null 2>&1 && sessions=1
+    # the shell's own pattern, not `ls`: thousands of sessions are more than a command's arguments
+    # may hold (E2BIG: macOS's 1 MB of them is some 8,000 paths), which read as none
+    for f in "$projects"/*/*.jsonl; do
+        if [ -e "$f" ] || [ -L "$f" ]; then sessions=1; fi
+        break  # the first name the pattern gives is there, or the pattern matched none
+    done
 fi
 # shellcheck disable=SC2086  # $projects: split at its newlines alone
 ifs=$IFS; set -f; IFS='

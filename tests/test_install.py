@@ -1100,6 +1100,27 @@ def test_the_closing_line_names_claude_codes_folder_when_the_projects_step_fails
     assert "== your sessions (session-watcher report):" in again.stdout, again.stdout
 
 
+def test_the_closing_line_finds_more_sessions_than_a_command_s_arguments_hold(tmp_path: Path) -> None:
+    """The projects step failing, install.sh looks for a session itself: with more of them than one
+    command's arguments may hold (here 700 paths of 3,400 bytes: 2.4 MB, past Linux's 2 MB; macOS's
+    1 MB is some 8,000 sessions), `ls` over them failed (E2BIG) and the line said there were none.
+    The shell's own pattern has no such bound: the report is shown."""
+    b = Box(tmp_path)
+    _venv_whose_projects_step_fails(b)
+    cfg = tmp_path.joinpath(*[f"{n:02d}" + "d" * 248 for n in range(13)])
+    project = cfg / "projects" / "-p"
+    project.mkdir(parents=True)
+    for n in range(700):
+        (project / f"{n:08x}-0000-4000-8000-000000000000.jsonl").write_bytes(b"")
+    assert 700 * len(str(project / ("x" * 41))) > 2 * 1024 * 1024
+    env = {**b.env(claude=cfg), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "no Claude Code sessions" not in got.stdout, got.stdout
+    assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
+
+
 def test_the_projects_install_sh_names_are_the_report_s(tmp_path: Path) -> None:
     """`cli.install projects`: the folders of a comma-separated CLAUDE_CONFIG_DIR that are there (none:
     the first, where Claude Code makes it), exit 0 only when one holds a session; spaces around a
