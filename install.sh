@@ -215,8 +215,11 @@ codex="${CODEX_HOME:-$HOME/.codex}"
 threads=""
 if [ -n "${CODEX_HOME:-}" ] || [ -d "$HOME/.codex" ]; then
     threads="$codex/sessions"
-    { ls "$codex"/sessions/*/*/*/rollout-*.jsonl || ls "$codex"/archived_sessions/rollout-*.jsonl ||
-      ls "$codex"/archived_sessions/*/*/*/rollout-*.jsonl; } >/dev/null 2>&1 && threads=found
+    # the shell's own patterns, not `ls`: a year of threads is more than a command's arguments may hold
+    for f in "$codex"/sessions/*/*/*/rollout-*.jsonl "$codex"/archived_sessions/rollout-*.jsonl \
+        "$codex"/archived_sessions/*/*/*/rollout-*.jsonl; do
+        if [ -e "$f" ] || [ -L "$f" ]; then threads=found; break; fi
+    done
 fi
 # what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add),
 # read from what is there now (an earlier install's record of a settings file gone since counts for nothing)

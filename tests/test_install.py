@@ -1121,6 +1121,26 @@ def test_the_closing_line_finds_more_sessions_than_a_command_s_arguments_hold(tm
     assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
 
 
+@pytest.mark.parametrize("folder", ["sessions/2026/11/20", "archived_sessions"])
+def test_the_closing_line_finds_more_codex_threads_than_a_command_s_arguments_hold(tmp_path: Path, folder: str) -> None:
+    """As for Claude Code's sessions: 700 rollouts at paths of 3,400 bytes, live or archived, were
+    more than `ls`'s arguments may hold, and the closing line said there were no Codex threads."""
+    b = Box(tmp_path)
+    _venv_whose_projects_step_fails(b)
+    codex = tmp_path.joinpath(*[f"{n:02d}" + "d" * 248 for n in range(13)])
+    threads = codex / folder
+    threads.mkdir(parents=True)
+    for n in range(700):
+        (threads / f"rollout-2026-11-20T10-00-00-{n:08x}-0000-7000-8000-000000000000.jsonl").write_bytes(b"")
+    assert 700 * len(str(threads / ("x" * 71))) > 2 * 1024 * 1024
+    env = {**b.env(), "CODEX_HOME": str(codex), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "no Codex threads" not in got.stdout, got.stdout
+    assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
+
+
 def test_the_projects_install_sh_names_are_the_report_s(tmp_path: Path) -> None:
     """`cli.install projects`: the folders of a comma-separated CLAUDE_CONFIG_DIR that are there (none:
     the first, where Claude Code makes it), exit 0 only when one holds a session; spaces around a
