@@ -185,6 +185,26 @@ fi
 # (else the first); whether one holds a session
 sessions=0
 projects=$("$venv/bin/python" -I -m session_watcher.cli.install projects) && sessions=1
+if [ -z "$projects" ]; then
+    # that step failed, naming none: the folder Claude Code would use, as paths.claude_config_dirs reads
+    # the variable (its first non-empty part, spaces around it dropped, ~/ the home; else ~/.claude),
+    # and whether it holds a session, looked at from here
+    first=""
+    ifs=$IFS; IFS=,; set -f
+    for part in ${CLAUDE_CONFIG_DIR:-}; do
+        part=${part#"${part%%[![:space:]]*}"}; part=${part%"${part##*[![:space:]]}"}
+        if [ -n "$part" ]; then first=$part; break; fi
+    done
+    IFS=$ifs; set +f
+    case "$first" in "~/"*) first="$HOME/${first#"~/"}" ;; "~") first="$HOME" ;; esac
+    projects="${first:-$HOME/.claude}/projects"
+    # the shell's own pattern, not `ls`: thousands of sessions are more than a command's arguments
+    # may hold (E2BIG: macOS's 1 MB of them is some 8,000 paths), which read as none
+    for f in "$projects"/*/*.jsonl; do
+        if [ -e "$f" ] || [ -L "$f" ]; then sessions=1; fi
+        break  # the first name the pattern gives is there, or the pattern matched none
+    done
+fi
 # shellcheck disable=SC2086  # $projects: split at its newlines alone
 ifs=$IFS; set -f; IFS='
 '; set -- $projects; IFS=$ifs; set +f  # the folders, each whole though it holds a space: what a line below names
@@ -195,8 +215,11 @@ codex="${CODEX_HOME:-$HOME/.codex}"
 threads=""
 if [ -n "${CODEX_HOME:-}" ] || [ -d "$HOME/.codex" ]; then
     threads="$codex/sessions"
-    { ls "$codex"/sessions/*/*/*/rollout-*.jsonl || ls "$codex"/archived_sessions/rollout-*.jsonl ||
-      ls "$codex"/archived_sessions/*/*/*/rollout-*.jsonl; } >/dev/null 2>&1 && threads=found
+    # the shell's own patterns, not `ls`: a year of threads is more than a command's arguments may hold
+    for f in "$codex"/sessions/*/*/*/rollout-*.jsonl "$codex"/archived_sessions/rollout-*.jsonl \
+        "$codex"/archived_sessions/*/*/*/rollout-*.jsonl; do
+        if [ -e "$f" ] || [ -L "$f" ]; then threads=found; break; fi
+    done
 fi
 # what the install wrote for: Claude Code's settings unless Codex is the one agent here (cli.install add),
 # read from what is there now (an earlier install's record of a settings file gone since counts for nothing)

@@ -181,3 +181,43 @@ def test_a_rollout_in_a_folder_the_user_names_is_read_as_its_agents(tmp_path: Pa
         assert sorted(by_agent) == ["claude-code", "codex"]
         assert by_agent["codex"]["sessionId"] == thread
         assert by_agent["codex"]["apiCalls"] > 0
+
+
+def test_the_sessions_on_disk_are_the_ones_the_report_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agents.sessions_on_disk` (doctor's count, by the files' names) against the report's own
+    discovery (`reports.collect._sources`) over the fixtures' transcripts and rollouts: the same
+    sessions. A session under two config folders is one, a subagent's file is its session's, a
+    rollout live and archived is one thread, and a rollout among Claude Code's transcripts is the
+    Codex thread the report names (counted apart from the same thread in the Codex home, it was two)."""
+    import shutil
+
+    from session_watcher.reports import collect
+
+    fixtures = FIXTURES.parent
+    c1, c2, home = tmp_path / "c1", tmp_path / "c2", tmp_path / "codex"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", f"{c1}, {c2}")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    kept = ((c1, ("transcripts", "real-client-2.1.332", "cold-return")), (c2, ("transcripts", "real-client")))
+    for cfg, names in kept:
+        (cfg / "projects").mkdir(parents=True)
+        for name in names:
+            shutil.copytree(fixtures / name, cfg / "projects" / f"-{name}")
+    rollouts = sorted(p.name for p in FIXTURES.glob("rollout-*.jsonl"))
+    assert len(rollouts) >= 6
+    named = [f"rollout-2026-11-{20 + n}T10-00-00-{r.removeprefix('rollout-')}" for n, r in enumerate(rollouts)]
+    places = [home / "sessions" / "2026" / "11" / "20"] * 3 + [home / "archived_sessions"] * 2 + [
+        home / "archived_sessions" / "2026" / "11" / "19"] * (len(rollouts) - 5)
+    for r, name, place in zip(rollouts, named, places, strict=True):
+        place.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIXTURES / r, place / name)
+    shutil.copy(FIXTURES / rollouts[0], home / "archived_sessions" / named[0])  # live and archived: one thread
+    (c1 / "projects" / "-mixed").mkdir()
+    shutil.copy(FIXTURES / rollouts[1], c1 / "projects" / "-mixed" / named[1])  # the report's: a Codex thread
+    found = collect._sources([(a, a.roots()) for a in agents.AGENTS], None)
+    report = {(s.agent or FALLBACK.name, s.session) for s in found if not s.sub}
+    assert any(s.sub for s in found)  # the fixtures' subagent files were there to be left out
+    assert ("codex", codex.AGENT.session_id(named[1])) in report
+    assert not any(sid.startswith("rollout-") for _agent, sid in report)
+    assert agents.sessions_on_disk(10_000) == len(report), sorted(report)
+    assert agents.sessions_on_disk(len(report)) == len(report)
+    assert agents.sessions_on_disk(3) == 3

@@ -545,3 +545,56 @@ def test_no_session_anywhere_is_none_yet() -> None:
     _code, lines = doctor()
     assert [ln for ln in lines if ln.startswith("sessions ")] == [
         "sessions   none yet: hooks have not fired (start a Claude Code session)"]
+
+
+@pytest.mark.parametrize(("on_disk", "said"), [(1000, "1000"), (1001, "1000+")])
+def test_sessions_on_disk_are_counted_up_to_a_bound_by_their_names(tmp_path: Path, on_disk: int, said: str) -> None:
+    """A year of sessions no hook saw: doctor lists their folders, reads no transcript and stops
+    counting past its bound ("1000+"); before, it found every log and its subagents' (4,385 sessions,
+    1.9 GB: 18 ms of a doctor's 176 ms, and growing with the history). Exactly 1000 is said as it is
+    (it was "1000+": the count stopped at the bound, so 1000 and more read alike)."""
+    project = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-u-proj"
+    project.mkdir(parents=True)
+    for n in range(on_disk):
+        (project / f"{n:08x}-0000-4000-8000-000000000000.jsonl").write_bytes(b"")  # named, never read
+    code, lines = doctor()
+    assert code == 0, lines
+    assert [ln for ln in lines if ln.startswith("sessions ")] == [
+        f"sessions   none watched yet: {said} sessions are on disk (`session-watcher report` reads them), "
+        "but the hooks have not fired for any: they start with the next Claude Code session (one open since before "
+        "the install may need its client restarted)"]
+
+
+def test_the_count_lists_one_folder_at_a_time_and_stops_at_its_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agents.sessions_on_disk`: each agent's sessions by their names (a Codex rollout's thread id,
+    a transcript's name; a subagent's file is its session's; a session under two config folders is
+    one), and once the bound is reached no other folder is listed."""
+    from session_watcher import agents
+
+    first, second = tmp_path / "c1", tmp_path / "c2"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", f"{first},{second}")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    for cfg in (first, second):
+        (cfg / "projects" / "-p").mkdir(parents=True)
+        (cfg / "projects" / "-p" / "s1.jsonl").write_bytes(b"")  # the same session in both folders: one
+    (first / "projects" / "-p" / "s2.jsonl").write_bytes(b"")
+    (first / "projects" / "-p" / "s1" / "subagents").mkdir(parents=True)
+    (first / "projects" / "-p" / "s1" / "subagents" / "agent-a.jsonl").write_bytes(b"")
+    (first / "projects" / "-q").mkdir()
+    (first / "projects" / "-q" / "s3.jsonl").write_bytes(b"")
+    day = tmp_path / "codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    (day / "rollout-2026-11-20T10-00-00-019f1f6f-311c-7543-b0f9-f126da3c5434.jsonl").write_bytes(b"")
+    (day / "notes.jsonl").write_bytes(b"")  # not a rollout's name
+    assert agents.sessions_on_disk(100) == 4
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        listed.append(os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert agents.sessions_on_disk(2) == 2
+    assert listed == [str(first / "projects"), str(first / "projects" / "-p")], listed  # -q, c2 and codex: not

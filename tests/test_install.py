@@ -507,6 +507,100 @@ def test_on_a_codex_only_machine_a_record_whose_folder_cannot_be_reached_now_is_
     assert not record.exists()
 
 
+@pytest.mark.parametrize("drive_there", [False, True])
+def test_on_a_codex_only_machine_a_record_on_a_drive_not_mounted_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], drive_there: bool) -> None:
+    """CLAUDE_CONFIG_DIR straight at a folder on a drive (`/media/u/USB/claude`: here `DRIVE_ROOTS`
+    point into the temp dir), then the variable unset and the drive unmounted: its mount point an
+    empty folder, the Claude folder not there. It read as deleted (the folder's parent is there) and
+    the install forgot the record, so `--uninstall`, the drive back, left our hooks in its file. It is
+    kept and doctor says why, as for a link to nowhere. With the drive mounted (a mount point on the
+    way) and the folder deleted from it, the record goes as before."""
+    from session_watcher.cli import agents_here, doctor, install
+
+    media = tmp_path / "media"
+    usb = media / "u" / "USB"
+    cfg, codex = usb / "claude", tmp_path / "codex"
+    cfg.mkdir(parents=True)
+    codex.mkdir()
+    monkeypatch.setattr(agents_here, "DRIVE_ROOTS", (str(media),))
+    for name, value in (("HOME", tmp_path / "home"), ("CLAUDE_CONFIG_DIR", cfg), ("CODEX_HOME", codex),
+                        ("SESSION_WATCHER_HOME", tmp_path / "sw"), ("SESSION_WATCHER_CLAUDE", tmp_path / "no"),
+                        ("COLUMNS", WIDE)):
+        monkeypatch.setenv(name, str(value))
+    assert install.main(["add", "/opt/a/bin"]) == 0
+    settings = cfg / "settings.json"
+    record = tmp_path / "sw" / "data" / "installed.json"
+    assert our_hooks(json.loads(settings.read_text()), "Stop") == ours("/opt/a/bin", "Stop")
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    shutil.rmtree(cfg)  # the drive's folder out of sight: its mount point left, empty
+    if drive_there:  # mounted, and the folder deleted from it
+        real_ismount = os.path.ismount
+        monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) == str(usb) or real_ismount(p))
+    capsys.readouterr()
+    assert install.main(["add", "/opt/a/bin"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    if drive_there:
+        assert f"the record of an earlier install into {settings} (gone since) forgotten" in said, said
+        assert not record.exists()
+        return
+    assert f"the record of an earlier install into {settings} kept, its folder not reachable now" in said, said
+    assert record.is_file()
+    assert f"install.sh wrote session-watcher's hooks into {settings}, whose folder cannot be reached now (a link " \
+        "to nowhere, a drive not mounted, or not readable)" in (doctor._left_record(str(tmp_path / "home" / ".claude"
+                                                                                        / "settings.json")) or "")
+    assert agents_here.settings_gone(str(tmp_path / "home" / "gone" / "settings.json"))  # not on a drive: gone
+
+
+def test_the_drive_rule_where_a_drive_is_mounted_on_its_root_or_is_the_config_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agents_here.settings_gone` by where the folder is against the drives' roots (here in the temp
+    dir). A drive mounted on the root itself (`mount /dev/sdb1 /mnt`) is there: a folder not on it is
+    gone (it read as a drive not mounted, as nothing under the root was a mount point). A config folder
+    that is a drive's mount point, left empty by its drive going out, is not reachable (it read as
+    gone: the folder is there); one that holds anything, or is mounted on, is a folder whose
+    settings were removed. A link into a drive follows the drive; the drives' root itself is no drive;
+    /Volumes is never a mount point (macOS's firmlink may make it read as one)."""
+    from session_watcher.cli import agents_here
+
+    mnt, volumes, home = tmp_path / "mnt", tmp_path / "Volumes", tmp_path / "home"
+    for d in (mnt, volumes, home):
+        d.mkdir()
+    monkeypatch.setattr(agents_here, "DRIVE_ROOTS", (str(mnt), str(volumes)))
+    monkeypatch.setattr(agents_here, "NOT_A_MOUNT", (str(volumes),))
+    mounted: set[str] = set()
+    real_ismount = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) in mounted or real_ismount(p))
+
+    def gone(folder: Path) -> bool:
+        return agents_here.settings_gone(str(folder / "settings.json"))
+
+    assert not gone(mnt / "claude")  # nothing mounted on /mnt: its drive is out
+    mounted.add(str(mnt))
+    assert gone(mnt / "claude")  # the drive is on /mnt, and holds no such folder
+    mounted.clear()
+    usb = mnt / "usb"
+    usb.mkdir()
+    assert not gone(usb)  # the drive's empty mount point
+    mounted.add(str(usb))
+    assert gone(usb)  # mounted, its settings removed
+    mounted.clear()
+    (usb / "projects").mkdir()
+    assert gone(usb)  # a folder of Claude Code's on the root's own disk
+    assert gone(mnt)  # the drives' root itself: on no drive
+    assert not gone(volumes / "USB" / "claude")
+    mounted.add(str(volumes))
+    assert not gone(volumes / "USB" / "claude")  # /Volumes read as a mount point: still no drive there
+    mounted.add(str(volumes / "USB"))
+    assert gone(volumes / "USB" / "claude")
+    (home / "usb").symlink_to(mnt / "stick")  # a link to a drive's mount point, the drive out
+    assert not gone(home / "usb" / "claude")
+    (mnt / "stick").mkdir()
+    mounted.add(str(mnt / "stick"))
+    assert gone(home / "usb" / "claude")
+    assert gone(home / "deleted")  # elsewhere: gone, as before
+
+
 def _claude_stand_in(tmp_path: Path) -> str:
     """A `claude` executable (cli.agents_here: Claude Code is here though it never ran)."""
     exe = tmp_path / "claude-bin" / "claude"
@@ -958,6 +1052,93 @@ def test_a_comma_separated_claude_config_dir_is_a_list_to_the_closing_screen_too
     said = " ".join(again.stdout.split())
     assert said.endswith(f"== no Claude Code sessions in {first / 'projects'} or {second / 'projects'} yet: "
                          "start one, and watch the status line."), said
+
+
+def _venv_whose_projects_step_fails(b: Box) -> None:
+    """A stand-in venv: its python is this interpreter, pip does nothing (this checkout is installed
+    in it already), and `cli.install projects` fails printing nothing (as a broken venv would)."""
+    venv_bin = b.sw_home / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text(
+        "#!/bin/sh\n"
+        'case " $* " in *" -m pip "*) exit 0 ;; *" session_watcher.cli.install projects "*) exit 1 ;; esac\n'
+        f'exec {sys.executable} "$@"\n')
+    (venv_bin / "python").chmod(0o755)
+
+
+@pytest.mark.parametrize("config", ["list", "one", "default"])
+def test_the_closing_line_names_claude_codes_folder_when_the_projects_step_fails(tmp_path: Path, config: str) -> None:
+    """`cli.install projects` failing (it printed nothing): install.sh said "no Claude Code sessions in
+    yet", naming no folder. It names the one Claude Code would use: the first of a comma-separated
+    CLAUDE_CONFIG_DIR (spaces around it dropped, `~/` read as the home), else ~/.claude, then
+    /projects; and a session there is still found, so the report is shown."""
+    b = Box(tmp_path)
+    _venv_whose_projects_step_fails(b)
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    if config == "list":
+        env["CLAUDE_CONFIG_DIR"] = f" ,  ~/first cfg , {tmp_path / 'second'}"
+        folder = b.home / "first cfg" / "projects"
+    elif config == "one":
+        folder = b.claude / "projects"
+    else:
+        env = without_claude_dir(env)
+        folder = b.home / ".claude" / "projects"
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    said = " ".join(got.stdout.split())
+    assert said.endswith(f"== no Claude Code sessions in {folder} yet: start one, and watch the status line."), said
+    if config != "list":
+        return
+    session = "258c7280-ae70-4798-800f-63464d01a85d"
+    (folder / "-home-u-proj").mkdir(parents=True)
+    shutil.copy(TRANSCRIPTS / f"{session}.jsonl", folder / "-home-u-proj" / f"{session}.jsonl")
+    again = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "no Claude Code sessions" not in again.stdout, again.stdout
+    assert "== your sessions (session-watcher report):" in again.stdout, again.stdout
+
+
+def test_the_closing_line_finds_more_sessions_than_a_command_s_arguments_hold(tmp_path: Path) -> None:
+    """The projects step failing, install.sh looks for a session itself: with more of them than one
+    command's arguments may hold (here 700 paths of 3,400 bytes: 2.4 MB, past Linux's 2 MB; macOS's
+    1 MB is some 8,000 sessions), `ls` over them failed (E2BIG) and the line said there were none.
+    The shell's own pattern has no such bound: the report is shown."""
+    b = Box(tmp_path)
+    _venv_whose_projects_step_fails(b)
+    cfg = tmp_path.joinpath(*[f"{n:02d}" + "d" * 248 for n in range(13)])
+    project = cfg / "projects" / "-p"
+    project.mkdir(parents=True)
+    for n in range(700):
+        (project / f"{n:08x}-0000-4000-8000-000000000000.jsonl").write_bytes(b"")
+    assert 700 * len(str(project / ("x" * 41))) > 2 * 1024 * 1024
+    env = {**b.env(claude=cfg), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "no Claude Code sessions" not in got.stdout, got.stdout
+    assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
+
+
+@pytest.mark.parametrize("folder", ["sessions/2026/11/20", "archived_sessions"])
+def test_the_closing_line_finds_more_codex_threads_than_a_command_s_arguments_hold(tmp_path: Path, folder: str) -> None:
+    """As for Claude Code's sessions: 700 rollouts at paths of 3,400 bytes, live or archived, were
+    more than `ls`'s arguments may hold, and the closing line said there were no Codex threads."""
+    b = Box(tmp_path)
+    _venv_whose_projects_step_fails(b)
+    codex = tmp_path.joinpath(*[f"{n:02d}" + "d" * 248 for n in range(13)])
+    threads = codex / folder
+    threads.mkdir(parents=True)
+    for n in range(700):
+        (threads / f"rollout-2026-11-20T10-00-00-{n:08x}-0000-7000-8000-000000000000.jsonl").write_bytes(b"")
+    assert 700 * len(str(threads / ("x" * 71))) > 2 * 1024 * 1024
+    env = {**b.env(), "CODEX_HOME": str(codex), "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "no Codex threads" not in got.stdout, got.stdout
+    assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
 
 
 def test_the_projects_install_sh_names_are_the_report_s(tmp_path: Path) -> None:

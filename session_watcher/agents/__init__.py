@@ -78,6 +78,24 @@ def claimed(src: Source) -> Source:
     return src
 
 
+def sessions_on_disk(bound: int) -> int:
+    """How many sessions have logs in the agents' own folders, counted up to `bound` (then `bound`):
+    the folders listed, one at a time, until then; no log read and no session folder entered, so
+    the count costs the same on any history past the bound (`doctor`'s, where no hook has fired).
+    Each named as the report names it: a log among the fallback's that another agent's name fits (a
+    Codex rollout in a projects folder) is that agent's session (`claimed`)."""
+    seen: set[tuple[str, str]] = set()
+    for a in AGENTS:
+        for sid in a.session_ids(a.roots()):
+            key = (a.name, sid)
+            if a is FALLBACK:  # its session is its file's name (`SESSION.jsonl`)
+                key = next(((c.name, got) for c in _CLAIMING if (got := c.session_id(sid + ".jsonl"))), key)
+            seen.add(key)
+            if len(seen) >= bound:
+                return bound
+    return len(seen)
+
+
 # what a message of where a search looked says when none of the agents' folders is there
 NO_FOLDER = "no folder of Claude Code's or Codex's sessions exists yet"
 

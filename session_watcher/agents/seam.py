@@ -13,7 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any, Literal
 
     from session_watcher.agents.source import Source
@@ -104,6 +104,12 @@ class Agent:
     def sources(self, roots: list[str]) -> list[Source]:
         """Every log under these folders (main and subagent files)."""
         raise NotImplementedError
+
+    def session_ids(self, roots: list[str]) -> Iterator[str]:
+        """The session of each main log under these folders, as the folders are listed (no log
+        read; a session may come more than once): what `doctor` counts, and stops counting at its
+        bound. An agent that lists its folders lazily says so; this one lists them all first."""
+        return (src.session for src in self.sources(roots) if not src.sub)
 
     def read(self, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
              ) -> tuple[list[Event], int]:

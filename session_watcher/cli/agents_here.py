@@ -85,17 +85,52 @@ def claude_record_settings() -> str | None:
     return path if isinstance(path, str) and path else None
 
 
+# where drives are mounted (removable ones by udisks, macOS's volumes, an admin's by hand)
+DRIVE_ROOTS = ("/media", "/run/media", "/mnt", "/Volumes")
+# never a drive's mount point itself (macOS mounts each volume in it; its firmlink to the data volume
+# may read as a mount point); the others may be one (`mount /dev/sdb1 /mnt`)
+NOT_A_MOUNT = ("/Volumes",)
+
+
+def on_a_drive_not_mounted(folder: str) -> bool:
+    """`folder` is where a drive is mounted (under DRIVE_ROOTS, its links followed) and nothing is
+    mounted between that place and it, the folder itself and the drive root included: its drive is
+    not mounted now (an unmounted drive leaves its mount point an empty folder, or none). Where
+    something is mounted on the way (the drive is there) a folder not there is gone from the drive."""
+    real = os.path.realpath(folder)
+    root = next((r for r in DRIVE_ROOTS if real.startswith(r + os.sep)), None)
+    if root is None:
+        return False
+    up = real
+    while len(up) > len(root):
+        if os.path.ismount(up):
+            return False
+        up = os.path.dirname(up)
+    return root in NOT_A_MOUNT or not os.path.ismount(root)
+
+
+def _empty(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return next(it, None) is None
+    except OSError:
+        return False
+
+
 def settings_gone(path: str) -> bool:
     """The settings file an install's record names is gone for sure (so the record can be forgotten):
     no such file, in a folder that is there or is not there at all. Not where nothing can be told: a
-    folder that is a link to nowhere (a drive not mounted now, a home moved) or an error other than
-    "no such file" (a folder that cannot be read): there the file may still hold our hooks, which
-    only the record lets `--uninstall` take out."""
+    folder that is a link to nowhere (a drive not mounted now, a home moved), one on a drive not
+    mounted now (`on_a_drive_not_mounted`: not there, or there and empty, a mount point whose drive
+    is out), or an error other than "no such file" (a folder that cannot be read): there the file may
+    still hold our hooks, which only the record lets `--uninstall` take out."""
     try:
         os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         folder = os.path.dirname(path)
-        return os.path.isdir(folder) or not os.path.lexists(folder)
+        if os.path.isdir(folder):
+            return not (on_a_drive_not_mounted(folder) and _empty(folder))
+        return not os.path.lexists(folder) and not on_a_drive_not_mounted(folder)
     except OSError:
         return False
     return False

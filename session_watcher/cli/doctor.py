@@ -218,8 +218,8 @@ def _left_record(settings: str) -> str | None:
     record = claude_record()
     if not settings_gone(wrote):  # a folder not reachable now: install.sh keeps the record
         return (f"settings   {settings}: absent; install.sh wrote session-watcher's hooks into {wrote}, whose folder "
-                f"cannot be reached now (a link to nowhere, or not readable): its record is kept ({record}); "
-                "./install.sh --uninstall forgets it")
+                "cannot be reached now (a link to nowhere, a drive not mounted, or not readable): its record is kept "
+                f"({record}); ./install.sh --uninstall forgets it")
     if claude_here():
         return (f"settings   {settings}: absent, though install.sh wrote session-watcher's hooks {into} (its "
                 f"record: {record}): ./install.sh again writes them")
@@ -327,20 +327,24 @@ def _cold_cache_line(session_id: str) -> str:
             f"last call {duration(got['idleSeconds'] or 0)} ago")
 
 
+ON_DISK_BOUND = 1000  # doctor counts the sessions on disk up to this many; past it, it says "1000+"
+
+
 def _unwatched_line(start: str) -> str:
     """The sessions line where no hook has written yet: how many sessions are on disk (what `report`
-    lists, read from the transcripts), so "none" is not read as none at all, and when the hooks start."""
+    lists), so "none" is not read as none at all, and when the hooks start. Their folders listed, no
+    transcript read, up to ON_DISK_BOUND: doctor costs the same after a year of sessions."""
     from session_watcher import agents
 
     try:
-        _looked, found = agents.sources()
+        on_disk = agents.sessions_on_disk(ON_DISK_BOUND + 1)  # one more: exactly the bound is said as it is
     except OSError:  # a folder that cannot be read: said as before, with no count
-        found = []
-    on_disk = len({(src.agent, src.session) for src in found if not src.sub})
+        on_disk = 0
     if not on_disk:
         return f"sessions   none yet: hooks have not fired (start {start})"
     next_one = " ".join(word for word in start.split() if word != "a")  # "Claude Code session or Codex thread"
-    said = "1 session is" if on_disk == 1 else f"{on_disk} sessions are"
+    said = ("1 session is" if on_disk == 1 else f"{ON_DISK_BOUND}+ sessions are" if on_disk > ON_DISK_BOUND
+            else f"{on_disk} sessions are")
     return (f"sessions   none watched yet: {said} on disk (`session-watcher report` reads them), but the hooks "
             f"have not fired for any: they start with the next {next_one} (one open since before the install may "
             "need its client restarted)")

@@ -266,7 +266,7 @@ def add(bin_dir: str) -> int:
         elif left is not None and agents_here.settings_gone(left):  # Claude Code removed, its settings with it
             _forget_stale(left)
             said += f"; the record of an earlier install into {left} (gone since) forgotten"
-        elif left is not None:  # a folder that cannot be reached now (a link to nowhere): its file may be back
+        elif left is not None:  # not reachable now (a link to nowhere, a drive not mounted): its file may be back
             said += (f"; the record of an earlier install into {left} kept, its folder not reachable now "
                      "(./install.sh --uninstall forgets it)")
         say(f"{said}; installed for Codex (./install.sh again adds Claude Code's once it is here)")

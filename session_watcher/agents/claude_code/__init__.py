@@ -10,7 +10,7 @@ from session_watcher.agents.seam import Agent
 
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any
 
     from session_watcher.agents.source import Source
@@ -41,6 +41,11 @@ class ClaudeCode(Agent):
         from session_watcher.agents.claude_code.discover import discover
 
         return discover(roots)
+
+    def session_ids(self, roots: list[str]) -> Iterator[str]:
+        from session_watcher.agents.claude_code.discover import session_ids
+
+        return session_ids(roots)
 
     def read(self, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
              ) -> tuple[list[Event], int]:

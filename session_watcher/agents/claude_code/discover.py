@@ -9,7 +9,7 @@ from session_watcher.agents.source import Source
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
 
 def default_roots() -> list[str]:
@@ -81,3 +81,24 @@ def discover(roots: Iterable[str]) -> list[Source]:
                     seen_files.add(s.path)
                     out.append(s)
     return out
+
+
+def session_ids(roots: Iterable[str]) -> Iterator[str]:
+    """The session of each main transcript under the given folders (`discover`'s rule), from its name
+    as each project folder is listed: no file read, no session folder entered (a subagent's file is
+    its session's), one project folder at a time (`doctor` counts them, up to its bound). A session
+    under two roots comes twice: the caller counts distinct ones."""
+    seen_roots: set[str] = set()
+    for root in roots:
+        real = os.path.realpath(root)
+        if real in seen_roots:
+            continue
+        seen_roots.add(real)
+        for project in project_folders(real):
+            try:
+                with os.scandir(project) as it:
+                    for e in it:
+                        if e.name.endswith(".jsonl") and e.is_file():
+                            yield e.name[: -len(".jsonl")]
+            except OSError:  # a folder gone or not readable since the root was listed
+                continue

@@ -7,7 +7,7 @@ from session_watcher.agents.seam import Agent
 
 TYPE_CHECKING = False  # typing is not imported on the hooks' path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any, Literal
 
     from session_watcher.agents.source import Source
@@ -50,6 +50,11 @@ class Codex(Agent):
         from session_watcher.agents.codex.discover import sources
 
         return sources(roots)
+
+    def session_ids(self, roots: list[str]) -> Iterator[str]:
+        from session_watcher.agents.codex.discover import session_ids
+
+        return session_ids(roots)
 
     def read(self, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
              ) -> tuple[list[Event], int]:

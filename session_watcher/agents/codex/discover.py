@@ -9,6 +9,8 @@ from session_watcher.agents.codex.reader import CURSOR_KEY, session_id
 
 TYPE_CHECKING = False  # typing (with re) is several ms of a report's start: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from session_watcher.agents.source import Source
 
 FOLDERS = ("sessions", "archived_sessions")  # under the Codex home: the live rollouts, the archived
@@ -19,23 +21,22 @@ def codex_home() -> str:
     return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
 
 
-def _walk(folder: str, depth: int) -> list[str]:
-    """Rollout files in `folder` and in its subfolders `depth` levels down (sorted, files only)."""
-    found: list[str] = []
+def _walk(folder: str, depth: int) -> Iterator[str]:
+    """Rollout files in `folder` and in its subfolders `depth` levels down (sorted, files only), one
+    folder listed at a time: a caller that stops early lists no more."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda de: de.name)
     except OSError:
-        return found
+        return
     for de in entries:
         try:
             if de.is_file() and de.name.startswith("rollout-") and de.name.endswith(".jsonl"):
-                found.append(de.path)
+                yield de.path
             elif depth > 0 and de.is_dir(follow_symlinks=False):
-                found += _walk(de.path, depth - 1)
+                yield from _walk(de.path, depth - 1)
         except OSError:
             continue
-    return found
 
 
 def roots(home: str | None = None) -> list[str]:
@@ -49,6 +50,16 @@ def rollouts(home: str | None = None, folders: list[str] | None = None) -> list[
     first, then the archived."""
     paths = [p for folder in (roots(home) if folders is None else folders) for p in _walk(folder, 3)]
     return [(sid, p) for p in paths if (sid := session_id(p)) is not None]
+
+
+def session_ids(folders: list[str]) -> Iterator[str]:
+    """The thread id of each rollout under `folders`, from its name as the folders are listed (no
+    file read): what `doctor` counts, up to its bound."""
+    for folder in folders:
+        for path in _walk(folder, 3):
+            sid = session_id(path)
+            if sid is not None:
+                yield sid
 
 
 def sources(folders: list[str]) -> list[Source]:
