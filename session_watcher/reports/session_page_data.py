@@ -1066,7 +1066,7 @@ def restart_now(final: dict[str, Any] | None, last: float | None = None) -> dict
     at = final.get("asOf")
     idle = at - last if isinstance(at, int | float) and isinstance(last, int | float) else None
     since = keep_units(f"{duration(idle)} after its last call") if idle is not None and idle >= 3600 else None
-    return {"text": keep_units(lamp_words(final)), **{k: final.get(k) for k in keep}, "since": since}
+    return {"text": keep_units(lamp_words(final, idle)), **{k: final.get(k) for k in keep}, "since": since}
 
 
 def story_of(path: str, read: PageRead | None = None,
