@@ -574,7 +574,9 @@ class PageBuilder:
             "rows": Packed(self.ordered(), self.row_dict, self.rows_json) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
-            "health": {**final, "why": health_why(final)},
+            # `why` by signal; `nothing`: why a session without a call has no grade (core.health.ungraded)
+            "health": {**final, "why": health_why(final),
+                       **({"nothing": final["why"]} if final["grade"] is None else {})},
             "healthBar": bar,
             "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
             "backtest": backtest_summary(own_calls(trace.calls, fork) if trace else None, final_status, backtest,
@@ -593,10 +595,12 @@ class PageBuilder:
         health.open_tail(h)
         times = [t0 + (t1 - t0) * step / BAR_STEPS for step in range(BAR_STEPS + 1)]
         grades: list[dict[str, Any]] = []
+        calls = 0  # the final block grades nothing without a call (core.health.graded), the bar its counters
         for ts, arg in zip(self.event_ts, self.event_args, strict=True):
             while len(grades) < len(times) and ts > times[len(grades)]:
                 grades.append(health.grade(h, window))
             if isinstance(arg, int):  # a call's prompt
+                calls += 1
                 if real_request(arg):  # the fold's rule: a failed request shapes nothing
                     health.on_call(h, arg)
             elif arg is None:
@@ -605,8 +609,8 @@ class PageBuilder:
                 health.on_tool(h, arg[T_NAME], arg[T_REREAD], arg[T_ERROR])
                 for again in self.more_again.get(arg[1], ()):  # its other files read (the fold's order)
                     health.on_read(h, again)
-        final = health.grade(h, window)
-        grades += [final] * (len(times) - len(grades))
+        final = health.graded(h, window, calls)
+        grades += [health.grade(h, window)] * (len(times) - len(grades))
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]
 
 
