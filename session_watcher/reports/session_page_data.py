@@ -120,6 +120,8 @@ LABEL_READ = 4096  # else in this much, where they are enough
 PROMPT_CHARS = 120
 TAG = re.compile(r"</?[A-Za-z][\w-]{0,40}(?:\s[^<>]{0,200})?>")  # markup the client wraps text in
 COMMAND = re.compile(r"<command-name>(.*?)</command-name>(?:.*?<command-args>(.*?)</command-args>)?", re.S)
+# a background task's notification: its summary, else its description, titles the turn (not its bare id)
+TASK_SAYS = (re.compile(r"<summary>(.*?)</summary>", re.S), re.compile(r"<description>(.*?)</description>", re.S))
 
 
 def _text(value: object) -> str | None:
@@ -162,6 +164,10 @@ def prompt_text(rec: Record, content: object) -> str | None:
     command = COMMAND.search(text[:4096])
     if command:
         text = f"{command.group(1)} {command.group(2) or ''}"
+    elif text.startswith("<task-notification>"):
+        said = next((m.group(1) for pattern in TASK_SAYS if (m := pattern.search(text[:8192])) and m.group(1).strip()),
+                    None)
+        text = said if said is not None else text
     text = " ".join(TAG.sub(" ", text[:4096]).split())
     if len(text) > PROMPT_CHARS:  # cut between words, and said to be cut
         head = text[:PROMPT_CHARS - 1]
