@@ -209,12 +209,12 @@ def test_since_a_local_date_time_a_zoned_one_and_a_span(tmp_path: Path) -> None:
                             capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
                             timeout=120, check=False)
     assert export.returncode == 2  # a command line that cannot work, as report's
-    assert f"--since '3y' is not a date, a date-time or a span {forms}" in export.stderr
+    assert f"argument --since: '3y' is not a date, a date-time or a span {forms}" in export.stderr
     empty = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run", "--since", ""],
                            capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
                            timeout=120, check=False)  # it exported every session, where report refuses ""
     assert (empty.returncode, empty.stdout) == (2, "")
-    assert f"--since '' is not a date, a date-time or a span {forms}" in empty.stderr
+    assert f"argument --since: '' is not a date, a date-time or a span {forms}" in empty.stderr
 
 
 @pytest.mark.slow
