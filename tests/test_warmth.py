@@ -336,6 +336,26 @@ def test_malformed_lines_are_skipped(home: Path) -> None:
     assert s["tokens"]["cacheRead"] == 40_000
 
 
+def test_a_worktrees_project_is_named_with_its_repository(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session in a git worktree (`repo/.worktrees/1`, `~/.claude-worktrees/repo/2`,
+    `repo/.claude/worktrees/feat`) was the project "1" in report's tables: named by its last folder
+    alone. It is `repo/1`; a folder deeper in a worktree, or any other, by its last folder as before."""
+    from session_watcher import cli
+
+    cwds = {"wt1": "/home/u/cli/.worktrees/1", "wt2": "/home/u/.claude-worktrees/cli/2",
+            "wt3": "/home/u/cli/.claude/worktrees/feat", "deep": "/home/u/cli/.worktrees/1/cmd/tool",
+            "plain": "/home/u/worktrees/x"}
+    for k, (sid, cwd) in enumerate(cwds.items()):
+        tr = Transcript(sid)
+        tr.t.cwd = cwd
+        tr.call(T0 + 60 * k, *WARM).write(home / "projects" / f"p{k}")
+    names = {s["sessionId"]: s["projectName"] for s in report(home / "projects")["sessions"]}
+    assert names == {"wt1": "cli/1", "wt2": "cli/2", "wt3": "cli/feat", "deep": "tool", "plain": "x"}
+    assert cli.main(["report", "--projects", str(home / "projects")]) == 0
+    table = capsys.readouterr().out.split("by project\n", 1)[1].split("\n\n", 1)[0]
+    assert sorted(row.split()[0] for row in table.splitlines()[2:]) == ["cli/1", "cli/2", "cli/feat", "tool", "x"]
+
+
 def test_an_entrys_text_cut_from_one_encoding_is_the_three_texts() -> None:
     """`_entry_text` cuts an entry's JSON at its two nulls (causes, sentence) where its keys are the
     usual ones in order: the same three texts as encoding the three parts apart, whatever its strings
