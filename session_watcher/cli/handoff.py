@@ -149,7 +149,8 @@ def waiting(ns: argparse.Namespace) -> int:
     from session_watcher.core.text import clean, fit
     from session_watcher.state import handoffs
 
-    target = _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
+    # `--drop --all`: every project's, inside Claude Code too (not the session's project alone)
+    target = None if ns.all else _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
     project = session_state(target)[0]["context"].get("project") if target else None
     if ns.drop and project is None and not ns.all:  # the folder's project only, never every one unasked
         project = _here()
