@@ -589,7 +589,7 @@ class PageBuilder:
                                          trace.autos.autos if trace else None),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
-            "restartNow": restart_now(final_status, self.t_last) if trace is not None else None,  # no time: no age
+            "restartNow": restart_now(final_status) if trace is not None else None,  # no time: no age
             "storyError": None,
         }
 
@@ -1050,20 +1050,23 @@ def hooks_view(state: State) -> State:
 def now_document(state: State, cfg: Config, now: float | None = None) -> dict[str, Any]:
     """The status document `status` shows at `now` (default: the clock's), with `asOf`: the restart
     saving priced as `status` and the status line price it (`core.status.cold_now`: the cache cold
-    once it has expired; a handoff the guard prepared, pending at `now`: `hooks_view`)."""
+    once it has expired; a handoff the guard prepared, pending at `now`: `hooks_view`), and
+    `lastCallAt`, when its last call was (the time `status` counts its idle time from)."""
     from session_watcher.core.status import cold_now, status_document
 
     at = time.time() if now is None else now
     state = hooks_view(state)
     doc = status_document(state, cfg, cold=cold_now(state, cfg, at), now=at)
     doc["asOf"] = at
+    doc["lastCallAt"] = state["engine"]["lastTs"]
     return doc
 
 
-def restart_now(final: dict[str, Any] | None, last: float | None = None) -> dict[str, Any] | None:
+def restart_now(final: dict[str, Any] | None) -> dict[str, Any] | None:
     """The page's line of what a restart saves now (`now_document`'s): `status`'s words for the lamp
     and the saving (`core.render.lamp_words`), its figures and when it was priced; `since`, an hour
-    or more after the session's `last` record, how long after it ('124 days after its last call'), so
+    or more after the session's last call (`lastCallAt`: the time `status` counts from, not the last
+    record's, a prompt that got no answer), how long after it ('124 days after its last call'), so
     a session left long ago does not read as one running now. Both sentences as the page shows them:
     a number held with its unit by a no-break space ("297 days": `core.text.keep_units`), which the
     page's script only puts together."""
@@ -1073,7 +1076,7 @@ def restart_now(final: dict[str, Any] | None, last: float | None = None) -> dict
     from session_watcher.core.text import keep_units
 
     keep = ("lamp", "saving", "savingUsd", "horizon", "untilCompaction", "coldReturn", "asOf")
-    at = final.get("asOf")
+    at, last = final.get("asOf"), final.get("lastCallAt")
     idle = at - last if isinstance(at, int | float) and isinstance(last, int | float) else None
     since = keep_units(f"{duration(idle)} after its last call") if idle is not None and idle >= 3600 else None
     return {"text": keep_units(lamp_words(final, idle)), **{k: final.get(k) for k in keep}, "since": since}
