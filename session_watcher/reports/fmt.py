@@ -56,38 +56,12 @@ def _no_break(gap: dict[str, Any], usd: str, cause: str | None) -> str:
 
 
 def project_name(cwd: str | None, folder: str) -> str:
-    """A session's project as a person names it: the last folder of its working folder (POSIX or
-    Windows: `D:\\oh-my-posh` is `oh-my-posh`), else the Claude Code projects folder it is in. A git
-    worktree's folder is named with its repository's (`worktree_name`): `repo/.worktrees/1` is
-    `repo/1`, not `1`."""
-    if cwd:
-        parts = [p for p in cwd.replace("\\", "/").split("/") if p]
-        if parts:
-            return worktree_name(parts) or parts[-1]
-    return folder
+    """A session's project as a person names it: its working folder's name (`core.text.project_label`:
+    the last folder, POSIX or Windows, `D:\\oh-my-posh` is `oh-my-posh`; a git worktree's with its
+    repository's, `repo/.worktrees/1` is `repo/1`), else the Claude Code projects folder it is in."""
+    from session_watcher.core.text import project_label
 
-
-# folders that hold a repository's worktrees, each in the repository (`repo/.worktrees/NAME`,
-# `repo/.claude/worktrees/NAME`), or beside it, by repository (`~/.claude-worktrees/REPO/NAME`)
-_IN_REPO = (".worktrees",)
-_IN_REPO_DOT = {".claude": "worktrees", ".git": "worktrees"}
-_BY_REPO = (".claude-worktrees",)
-
-
-def worktree_name(parts: list[str]) -> str | None:
-    """`repo/NAME` for the folder (`parts`, its path's folders) of a worktree in one of the usual
-    places, NAME its last folder (a branch-like `NAME` of two folders, `.worktrees/alex/fix`, by its
-    last); None elsewhere, or for a folder deeper in a worktree (its own last folder names it)."""
-    for i in range(len(parts) - 2, -1, -1):
-        below = len(parts) - 1 - i  # folders below the container: 1 or 2 for the worktree itself
-        name = parts[i]
-        if name in _IN_REPO and i >= 1 and below <= 2:
-            return f"{parts[i - 1]}/{parts[-1]}"
-        if name == "worktrees" and i >= 2 and _IN_REPO_DOT.get(parts[i - 1]) == name and below <= 2:
-            return f"{parts[i - 2]}/{parts[-1]}"
-        if name in _BY_REPO and 2 <= below <= 3:
-            return f"{parts[i + 1]}/{parts[-1]}"
-    return None
+    return (project_label(cwd) if cwd else None) or folder
 
 
 # `utc_offset` below: a fixed zone, seconds east of UTC, or None: the machine's local zone, whose offset
