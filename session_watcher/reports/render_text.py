@@ -58,7 +58,7 @@ def fit_table(headers: list[str], rows: list[list[str]], right: set[int], width:
             continue
         at = headers.index(squeeze)  # the text cut from the whole each time: a column left out gives it room
         room = max(SQUEEZED_LEAST, max(len(r[at]) for r in rows) - (max(len(ln) for ln in lines) - width))
-        lines = _kept(headers, [[short(c, room) if i == at else c for i, c in enumerate(r)] for r in rows],
+        lines = _kept(headers, [[short_name(c, room) if i == at else c for i, c in enumerate(r)] for r in rows],
                       right, keep)
         if max(len(ln) for ln in lines) <= width:
             break
@@ -160,6 +160,20 @@ def short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def short_name(name: str, width: int) -> str:
+    """A project's name within `width`: a name of two parts (a git worktree's, `repo/1`; two folders
+    of one name told apart, `work/shop`) keeps its last part, which tells it from its repository's
+    other worktrees, and cuts the first (`session-wat…/1`, not `session-watc…` for every one)."""
+    if len(name) <= width:
+        return name
+    head, _, tail = name.rpartition("/")
+    if not head:
+        return short(name, width)
+    if len(tail) + 3 <= width:  # a character of the first part at least, its "…" and the "/"
+        return f"{short(head, width - len(tail) - 1)}/{tail}"
+    return "…/" + short(tail, width - 2) if width > 3 else short(tail, width)
+
+
 def model_name(model: str) -> str:
     """claude-opus-4-6 -> opus-4-6, claude-haiku-4-5-20251001 -> haiku-4-5."""
     name = model.removeprefix("claude-")
@@ -243,7 +257,7 @@ def session_rows(sessions: list[dict[str, Any]], id_length: int, width: int = WI
             *([s.get("agent") or FALLBACK.name] if mixed else []),
             started(s.get("firstActivity")),
             span(s),
-            short(s.get("projectName") or s["project"], PROJECT_WIDTH),
+            short_name(s.get("projectName") or s["project"], PROJECT_WIDTH),
             model_cell(s),
             f"{s['calls']:,}",
             dollars(s.get("cacheUsd")),
@@ -353,7 +367,7 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
                    for i, h in enumerate(["sessions", "calls", "cache $", "last active"], 1))
         room = max(PROJECT_WIDTH // 2, min(PROJECT_WIDTH + 10, width - rest))
         for row in body:
-            row[0] = short(row[0], room)
+            row[0] = short_name(row[0], room)
         out.append("")
         more = (f" (the {MAX_PROJECTS} costliest of {len(projects)}; all in --json)"
                 if len(projects) > MAX_PROJECTS else "")
