@@ -224,6 +224,18 @@ def test_report_by_project_fits_60_columns() -> None:
     assert wide[-1].startswith("test-explain-checkpoint…  ")  # 24 characters, as before
 
 
+def test_two_repositories_worktrees_of_one_name_are_told_apart_by_project() -> None:
+    """Two projects of one name are told apart by the folder above: `a/shop`, `b/shop`. Two clones'
+    worktrees of one name (`cli/1` twice) read `.worktrees/1` both, the last two folders of each:
+    they read `a/cli/1` and `b/cli/1`."""
+    from session_watcher.reports.render_text import project_names
+
+    projects = [{"project": name, "cwd": cwd} for name, cwd in (
+        ("cli/1", "/home/u/a/cli/.worktrees/1"), ("cli/1", "/home/u/b/cli/.worktrees/1"),
+        ("shop", "/srv/a/shop"), ("shop", "/srv/b/shop/"), ("cli/feat", "/home/u/a/cli/.claude/worktrees/feat"))]
+    assert project_names(projects) == ["a/cli/1", "b/cli/1", "a/shop", "b/shop", "cli/feat"]
+
+
 def test_report_by_day_says_its_rows_are_days_with_calls() -> None:
     """15 days with calls over a month: the 14 shown are the last days that had any, said so ("the
     last 14" read as the last 14 calendar days)."""

@@ -331,8 +331,12 @@ def project_names(projects: list[dict[str, Any]]) -> list[str]:
     for p in projects:
         cwd = p.get("cwd")
         if count[p["project"]] > 1 and cwd:
+            # the folder above the name's first part: `x/repo`, a worktree's `x/repo/1` (its last two
+            # folders, `.worktrees/1`, told two repositories' worktrees of one name apart no better)
             parts = [x for x in cwd.replace("\\", "/").split("/") if x]
-            out.append("/".join(parts[-2:]))
+            first = p["project"].split("/", 1)[0]
+            at = next((i for i in range(len(parts) - 1, 0, -1) if parts[i] == first), None)
+            out.append(f"{parts[at - 1]}/{p['project']}" if at else "/".join(parts[-2:]))
         else:
             out.append(p["project"])
     return out
