@@ -245,8 +245,8 @@ def test_unknown_command_and_help() -> None:
 
 
 def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
-    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1 (2 for
-    a command line that cannot work: export's --since)."""
+    """`report`, `report session`, `notify` and `export` fail as `status` does: one line, exit 1 (a
+    command line that cannot work, export's --since as any other bad value, is argparse's: exit 2)."""
     from session_watcher.base import paths
 
     cfg = Path(paths.user_config_file())
@@ -254,10 +254,11 @@ def test_every_command_goes_through_the_one_handler(tmp_path: Path) -> None:
     cfg.write_text("bp_amber = 'high'\n")
     for args in (("notify", "--test", "--channel", "message"), ("status",),
                  ("report", "session", str(tmp_path / "nope.jsonl"), "--html", str(tmp_path / "p.html")),
-                 ("report", "--projects", str(tmp_path / "nope")), ("export", "--otlp", "--since", "nope")):
+                 ("report", "--projects", str(tmp_path / "nope")),
+                 ("export", "--otlp", "--projects", str(tmp_path / "nope"))):
         proc = sw(*args)
         err = proc.stderr.decode()
-        assert proc.returncode == (2 if "--since" in args else 1), (args, err)
+        assert proc.returncode == 1, (args, err)
         assert one_message(err).startswith("session-watcher: "), (args, err)
     assert "key 'bp_amber': expected a number" in one_message(sw("notify", "--test").stderr.decode())
 
@@ -482,9 +483,11 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
         (("backtest", "--set", "nosuch=1", transcript), "unknown key 'nosuch'"),
         (("backtest", "--set", "bp_amber", transcript), "expected KEY=VALUE"),
         (("backtest", "--set", "bp_amber=abc", transcript), "key 'bp_amber'"),
-        (("export", "--otlp", "--since", "garbage", "--dry-run"), "--since 'garbage' is not a date"),
-        (("export", "--otlp", "ftp://127.0.0.1:4318", "--dry-run"), "--otlp: the OTLP endpoint 'ftp://"),
+        # export's --since and --otlp URL: argparse's usage and error, as report's --since (they had no usage)
+        (("export", "--otlp", "--since", "garbage", "--dry-run"), "argument --since: 'garbage' is not a date"),
+        (("export", "--otlp", "ftp://127.0.0.1:4318", "--dry-run"), "argument --otlp: the OTLP endpoint 'ftp://"),
         (("export", "--otlp", "http://127.0.0.1:port", "--dry-run"), "is not a usable URL"),
+        (("export", "--otlp", "notaurl"), "argument --otlp: the OTLP endpoint 'notaurl' is not an http://"),
         (("status", "--session", "abcdef", transcript), "name one session, not 2"),
         (("health", "--session", "abcdef", transcript), "name one session, not 2"),
         (("report", "--since", "garbage"), "argument --since"),  # argparse's, as before
@@ -504,6 +507,8 @@ def test_a_bad_option_value_exits_2_on_every_command(tmp_path: Path) -> None:
         assert got.returncode == 2, (args, got.returncode, err)
         assert why in " ".join(err.split()), (args, err)  # wrapped within COLUMNS
         assert "Traceback" not in err
+        if "argument " in why:
+            assert f"usage: session-watcher {args[0]} " in err, (args, err)
         assert got.stdout == b"", (args, got.stdout)
     # a configured endpoint that cannot be used is the config's, not the command line's: 1, as before
     env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://127.0.0.1:4318"}

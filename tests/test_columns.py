@@ -183,6 +183,32 @@ def test_report_text_at_80_columns_with_a_long_project_path(tmp_path: Path) -> N
         assert len(line) <= 80, line
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_report_text_fits_a_narrow_terminal(width: int) -> None:
+    """`report` over the test transcripts at COLUMNS=40, 60 and 80: every line within the width. At
+    40 its tables ran to 57 columns (sessions: id, started, project, calls and cache $ left after the
+    columns it leaves out) and 42 (by day, by week, the cliff): past its columns left out, a table
+    cuts the project's name, then leaves out more, and says which; the session's id, calls and cache
+    $ are always there."""
+    import os
+
+    from tests.oracle import TRANSCRIPTS, sw
+
+    proc = sw("report", "--projects", str(TRANSCRIPTS), env={**os.environ, "COLUMNS": str(width)})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert [line for line in lines if len(line) > width] == []
+    head = lines[lines.index("sessions, newest first") + 1]
+    assert head.startswith("id ")
+    assert "  calls  cache $" in head
+    assert any(line.startswith("258c7280") for line in lines)
+    if width == 40:
+        said = " ".join(" ".join(lines).split())
+        assert "(sessions: left out at this width; all in --json)" in said  # by day and by week
+        assert "(last active: left out at this width; all in --json)" in said  # by project
+
+
 def test_report_by_project_fits_60_columns() -> None:
     """The by-project table's names are cut to what the width leaves (a 24-character name made it
     63 columns wide at COLUMNS=60); where there is room they stay as long as before."""
@@ -196,6 +222,18 @@ def test_report_by_project_fits_60_columns() -> None:
     assert narrow[-1].startswith("test-explain-checkpo…  ")  # 21 = 60 - the other columns (39)
     wide = totals_rows(doc, 100)
     assert wide[-1].startswith("test-explain-checkpoint…  ")  # 24 characters, as before
+
+
+def test_two_repositories_worktrees_of_one_name_are_told_apart_by_project() -> None:
+    """Two projects of one name are told apart by the folder above: `a/shop`, `b/shop`. Two clones'
+    worktrees of one name (`cli/1` twice) read `.worktrees/1` both, the last two folders of each:
+    they read `a/cli/1` and `b/cli/1`."""
+    from session_watcher.reports.render_text import project_names
+
+    projects = [{"project": name, "cwd": cwd} for name, cwd in (
+        ("cli/1", "/home/u/a/cli/.worktrees/1"), ("cli/1", "/home/u/b/cli/.worktrees/1"),
+        ("shop", "/srv/a/shop"), ("shop", "/srv/b/shop/"), ("cli/feat", "/home/u/a/cli/.claude/worktrees/feat"))]
+    assert project_names(projects) == ["a/cli/1", "b/cli/1", "a/shop", "b/shop", "cli/feat"]
 
 
 def test_report_by_day_says_its_rows_are_days_with_calls() -> None:

@@ -696,7 +696,7 @@ def test_the_prepared_handoffs_price_goes_when_it_is_taken_or_dropped(tmp_path: 
             start = payload(f"{sid}-child", tmp_path / "child.jsonl", "SessionStart", source="clear")
             assert "additionalContext" in json.dumps(said_inject(hook("SessionStart", start, args=("inject",))))
         elif how == "drop":
-            assert sw("handoff", "--drop").returncode == 0
+            assert sw("handoff", "--drop", "--all").returncode == 0
         else:
             assert said(prompt(sid, t)) is None
         assert pending_handoffs() == []

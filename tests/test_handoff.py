@@ -370,6 +370,88 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     assert start("child-9", LONG_CWD) is None
 
 
+def test_drop_outside_a_session_drops_only_the_projects_of_the_folder_it_runs_in(tmp_path: Path) -> None:
+    """`handoff --drop` run outside Claude Code with no session dropped every project's waiting
+    handoff. It drops the handoff of the folder's project (`shell.project_root`, as the SessionStart
+    hook reads it) and says which; elsewhere it drops none and says how many other projects have one;
+    `--drop --all` drops every one."""
+    import subprocess
+
+    from tests.oracle import SW
+
+    here, there, elsewhere = (tmp_path / name for name in ("here", "there", "elsewhere"))
+    for folder in (here, there, elsewhere):
+        folder.mkdir()
+    twin = LONG_ID[:-1] + ("0" if LONG_ID[-1] != "0" else "1")
+    copy = tmp_path / f"{twin}.jsonl"
+    copy.write_text(LONG.read_text().replace(LONG_ID, twin).replace(LONG_CWD, str(there)))
+    folded(LONG, LONG_ID, str(here))
+    folded(copy, twin, str(there))
+    for sid in (LONG_ID, twin):
+        assert run_json("handoff", "--session", sid)["sessionId"] == sid
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CODE_SESSION_ID", "CLAUDE_PROJECT_DIR")}
+
+    def drop(cwd: Path, *more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(SW), "handoff", "--drop", *more], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=60, check=False)
+
+    def waiting() -> list[str]:
+        return sorted(d["project"] for d in run_json("handoff", "--show"))
+
+    none = drop(elsewhere)
+    assert none.returncode == 0, none.stderr
+    assert " ".join(none.stdout.split()) == (f"no handoff waiting for {os.path.realpath(elsewhere)}; 2 waiting "
+                                             "for other projects (`--drop --all` drops every one)")
+    assert waiting() == sorted([str(here), str(there)])
+    one = drop(here)
+    assert " ".join(one.stdout.split()).startswith(f"dropped: the handoff for {here} from session {LONG_ID[:8]}")
+    assert waiting() == [str(there)]
+    refused = drop(here, "--all", LONG_ID)
+    assert refused.returncode == 2
+    assert "name no SESSION" in refused.stderr
+    every = drop(elsewhere, "--all")
+    assert " ".join(every.stdout.split()).startswith(f"dropped: the handoff for {there} from session {twin[:8]}")
+    assert waiting() == []
+
+
+def test_drop_all_inside_claude_code_drops_every_projects_handoff(tmp_path: Path) -> None:
+    """Inside Claude Code (CLAUDE_CODE_SESSION_ID set) `--drop` drops the session's project's handoff
+    as before, whatever folder it runs in; `--drop --all` dropped that one alone too (the session's
+    project took the place of "every project"): it drops every one."""
+    import subprocess
+
+    from tests.oracle import SW
+
+    here, there, elsewhere = (tmp_path / name for name in ("here", "there", "elsewhere"))
+    for folder in (here, there, elsewhere):
+        folder.mkdir()
+    twin = LONG_ID[:-1] + ("0" if LONG_ID[-1] != "0" else "1")
+    copy = tmp_path / f"{twin}.jsonl"
+    copy.write_text(LONG.read_text().replace(LONG_ID, twin).replace(LONG_CWD, str(there)))
+    folded(LONG, LONG_ID, str(here))
+    folded(copy, twin, str(there))
+    env = {**{k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}, "CLAUDE_CODE_SESSION_ID": LONG_ID}
+
+    def drop(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(SW), "handoff", "--drop", *more], cwd=elsewhere, env=env, capture_output=True,
+                              text=True, timeout=60, check=False)
+
+    def waiting() -> list[str]:
+        return sorted(d["project"] for d in run_json("handoff", "--show"))
+
+    for sid in (LONG_ID, twin):
+        assert run_json("handoff", "--session", sid)["sessionId"] == sid
+    one = drop()
+    assert one.returncode == 0, one.stderr
+    assert " ".join(one.stdout.split()).startswith(f"dropped: the handoff for {here} from session {LONG_ID[:8]}")
+    assert waiting() == [str(there)]
+    assert run_json("handoff", "--session", LONG_ID)["sessionId"] == LONG_ID
+    every = drop("--all")
+    assert every.returncode == 0, every.stderr
+    assert " ".join(every.stdout.split()).count("dropped: the handoff for ") == 2, every.stdout
+    assert waiting() == []
+
+
 def test_show_names_the_parent_as_long_as_tells_it_from_another_recorded_session(tmp_path: Path) -> None:
     """Two sessions whose ids share their first 8 characters (two Codex threads of one minute: the
     parent and the one `/clear` started): `--show` names the parent by as many characters as tell it

@@ -656,7 +656,7 @@ def test_a_pending_note_that_is_a_link_to_a_users_file_is_never_taken_written_no
     link.symlink_to(victim)
     assert start("child-link", PROJECT_CWD) is None
     assert link.is_symlink()
-    assert sw("handoff", "--drop").returncode == 0
+    assert sw("handoff", "--drop", "--all").returncode == 0
     assert handoffs.drop(PROJECT_CWD, "parent-five", handoffs.GUARD) is False
     assert link.is_symlink()
     handoffs.write_pending(_doc())

@@ -44,3 +44,26 @@ def test_a_session_with_calls_is_graded(capsys: pytest.CaptureFixture[str]) -> N
     assert "why" not in doc
     assert cli.main(["health", str(TRANSCRIPTS / "short.jsonl")]) == 0
     assert capsys.readouterr().out.startswith("Context health: A (score 100/100)  session short\n  Context Fill ")
+
+
+def test_status_and_the_page_grade_nothing_without_a_call_as_health_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`status --json` and the session page's health block graded a session without an API call A
+    (100/100), as `health` did before; they follow one rule now (`core.health.graded`): the same
+    block as `health --json`, and the page's badge says why there is no grade."""
+    from session_watcher.reports.session_page_data import load_model
+
+    path = _no_call(tmp_path)
+    assert cli.main(["health", "--json", str(path)]) == 0
+    block = json.loads(capsys.readouterr().out)
+    assert cli.main(["status", "--json", str(path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["calls"] == 0
+    assert doc["health"] == block
+    assert cli.main(["status", str(path)]) == 0
+    assert "health - (no call yet)" in capsys.readouterr().out
+    page = load_model(str(path), with_story=False)["health"]
+    assert (page["grade"], page["score"], page["nothing"]) == (None, None, "no API call yet: nothing to grade")
+    assert [s["grade"] for s in page["signals"]] == [None] * 5
+    graded = load_model(str(TRANSCRIPTS / "short.jsonl"), with_story=False)["health"]
+    assert (graded["grade"], "nothing" in graded) == ("A", False)  # a session with a call: as before

@@ -168,6 +168,35 @@ def test_the_page_says_how_long_after_the_last_call_its_now_is() -> None:
     assert "r.since" in "".join(page_parts(later))  # the page's script writes it into the line
 
 
+def test_the_pages_idle_line_counts_from_the_last_call_as_status_does(tmp_path: Path) -> None:
+    """A prompt that got no answer, two hours after the last call: the page counted the idle time
+    from that record, `status` from the last call, so 25.5 h after the call `status` said the session
+    was idle (core.render.IDLE_ENDED) and the page advised a restart as of a session running now,
+    "23 h after its last call". Both count from the last call: the same words, the same age."""
+    import json
+    from datetime import UTC, datetime
+
+    from session_watcher.core.numbers import duration
+    from session_watcher.core.render import IDLE_ENDED
+
+    lines = [json.loads(line) for line in S258.read_text().splitlines() if line.strip()]
+    prompt = next(d for d in lines if d.get("type") == "user" and isinstance(d["message"].get("content"), str))
+    state, _cfg = folded(S258)
+    last = last_call(state)
+    late = datetime.fromtimestamp(last + 7200, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    copy = tmp_path / S258.name
+    copy.write_text(S258.read_text() + json.dumps({**prompt, "uuid": "0" * 36, "timestamp": late}) + "\n")
+    state, cfg = folded(copy)
+    assert last_call(state) == last  # a prompt is no call
+    now = last + IDLE_ENDED + 1800
+    want = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
+    said = status_text(want, now=now, last_ts=last)
+    shown = spd.load_model(str(copy), now=now)["restartNow"]
+    assert shown["text"].startswith("idle ")
+    assert f"lamp     {shown['text'].replace(NB, ' ')}" in said
+    assert shown["since"] == keep_units(f"{duration(now - last)} after its last call")
+
+
 def test_a_page_of_a_session_without_timestamps_says_no_age(tmp_path: Path) -> None:
     """A transcript whose lines carry no time: the page has no last call to count from (its `t1` is
     0.0 then), so its line says no age (it said "20793 days after its last call", counted from 1970)."""

@@ -151,6 +151,31 @@ def test_no_path_leaves_the_machine_unless_the_project_is_opted_in(tmp_path: Pat
     assert not any(p in json.dumps(metrics) + json.dumps(logs) for p in paths)
 
 
+def test_a_worktrees_project_has_one_name_in_the_report_the_export_and_the_alert(
+        replayed: tuple[dict[str, Any], list[Any]]) -> None:
+    """A git worktree's project is `repo/1` in `report` (its tables, `projectName`); OTLP's `project`
+    attribute (opted in) and an alert's words named it `1`, by its last folder alone: one project,
+    two names where a dashboard joins them. Each place names a project by one function."""
+    from session_watcher.notifier import message
+    from session_watcher.reports.fmt import project_name
+
+    doc, alerts = replayed
+    target = settings.Target({"metrics": "http://127.0.0.1:9/v1/metrics", "logs": "http://127.0.0.1:9/v1/logs"},
+                             "http/json", {}, 1.0, ({"service.name": "session-watcher"}, {"user.id": "u"}))
+    for path, name in (("/home/u/cli/.worktrees/1", "cli/1"), ("/home/u/.claude-worktrees/cli/fox", "cli/fox"),
+                       ("/home/u/cli/.claude/worktrees/feat/", "cli/feat"), ("C:\\src\\cli\\.worktrees\\2", "cli/2"),
+                       ("/home/u/worktrees/x", "x"), ("/home/u/shop", "shop")):
+        assert project_name(path, "folder") == name
+        assert exporter.project_name(path, True) == name
+        assert message.project_name(path) == name
+        metrics, _logs, _ = exporter.build(target, otlp_keys(project=True, events=False),
+                                           [({**doc, "project": path}, alerts)], {}, None, NOW)
+        said = {a["value"]["stringValue"] for rm in metrics["resourceMetrics"] for sm in rm["scopeMetrics"]
+                for m in sm["metrics"] for kind in m.values() if isinstance(kind, dict)
+                for p in kind.get("dataPoints", []) for a in p["attributes"] if a["key"] == "project"}
+        assert said == {name}, path
+
+
 @pytest.mark.parametrize(("key", "value"), [
     ("endpoint", "ftp://collector:4318"), ("endpoint", "http://"), ("protocol", "grpc"), ("interval", 0),
     ("interval", 1e9), ("headers", {"a": "x\r\ny"}), ("enabled", "yes"), ("resource_attributes", ["team.id"]),

@@ -525,6 +525,43 @@ def test_status_text_says_how_long_ago_the_last_call_was() -> None:
     assert status_text(shown, last_call=True).split("\n")[0].endswith(f"calls {final['calls']}")
 
 
+def test_status_of_a_session_idle_for_days_says_so_rather_than_advise_a_restart(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A session whose last call is over a day and the longest cache lifetime ago is one the user has
+    left: `status` said "restart; a fresh session now saves $3.51" of a session idle 136 days, as if it
+    ran now. It says it is idle, its cache gone, and what a fresh session saves against resuming it;
+    the figures of `--json` are the same. A session idle under IDLE_ENDED reads as before."""
+    from session_watcher import cli
+    from session_watcher.core.numbers import dollars
+    from session_watcher.core.render import IDLE_ENDED, lamp_words
+    from session_watcher.core.statustext import status_text
+    from session_watcher.sessions.replay import fold
+
+    path = str(FIXTURES / f"{LONG}.jsonl")
+    assert cli.main(["status", path]) == 0  # the fixture's last call is months before this clock
+    lamp = " ".join(capsys.readouterr().out.split("\nalerts")[0].split("lamp", 1)[1].split())
+    assert cli.main(["status", "--json", path]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["coldReturn"]  # a cold return: it advised a restart
+    assert doc["saving"] > 0
+    assert re.fullmatch(r"idle \d+ days, its cache long gone: to go on with its work, a fresh session would save "
+                        rf"about {re.escape(dollars(doc['savingUsd']))} against resuming this one, over the next "
+                        r"~\d+ calls.*", lamp), lamp
+    assert "restart;" not in lamp
+    state, _cfg, _trace = fold(path, with_trace=False)
+    last = state["engine"]["lastTs"]
+    assert last is not None
+
+    def said(idle: float) -> str:
+        return " ".join(status_text(doc, now=last + idle, last_ts=last).split("\nalerts")[0].split())
+
+    assert "restart; a fresh session now saves" in said(IDLE_ENDED - 60)  # under a day past the cache: as before
+    assert "idle 25 h, its cache long gone" in said(IDLE_ENDED)
+    assert lamp_words({**doc, "coldReturn": False, "lamp": "green"}, IDLE_ENDED) == \
+        "idle 25 h, its cache long gone: resuming it needs no restart first"
+    assert lamp_words(doc, None) == lamp_words(doc)  # no clock (`replay`): the lamp's own words
+
+
 def test_health_text_of_a_codex_thread_shows_its_tool_signals() -> None:
     """A rollout's tool calls are read: a Codex thread's three tool signals have figures (its shell
     reads re-read 64 of 89 times, its errors and edits compared half to half), not `-` beside an A."""

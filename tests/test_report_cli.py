@@ -209,12 +209,12 @@ def test_since_a_local_date_time_a_zoned_one_and_a_span(tmp_path: Path) -> None:
                             capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
                             timeout=120, check=False)
     assert export.returncode == 2  # a command line that cannot work, as report's
-    assert f"--since '3y' is not a date, a date-time or a span {forms}" in export.stderr
+    assert f"argument --since: '3y' is not a date, a date-time or a span {forms}" in export.stderr
     empty = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", "--dry-run", "--since", ""],
                            capture_output=True, text=True, env={**env_for(tmp_path), "COLUMNS": "1000"}, cwd=tmp_path,
                            timeout=120, check=False)  # it exported every session, where report refuses ""
     assert (empty.returncode, empty.stdout) == (2, "")
-    assert f"--since '' is not a date, a date-time or a span {forms}" in empty.stderr
+    assert f"argument --since: '' is not a date, a date-time or a span {forms}" in empty.stderr
 
 
 @pytest.mark.slow
@@ -635,3 +635,44 @@ def test_the_restarts_taken_read_wherever_a_handoff_was_taken(
     out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True, timeout=60,
                          env={**env_for(tmp_path), "SESSION_WATCHER_HOME": str(tmp_path / "other")}, cwd=ROOT)
     assert out.stdout.split() == ["[]", "False"]
+
+
+@pytest.mark.slow
+def test_a_transcript_that_cannot_be_read_is_named_not_left_out_silently(tmp_path: Path) -> None:
+    """A `.jsonl` the report cannot read (a folder so named, a link to nothing; a file of mode 000
+    where the user is not root) was left out without a word, where `backtest` and `export` name
+    theirs. `report` says so on stderr, on each run (the second from the index's kept listing), and
+    its `--json` names them in `unreadable`; the figures are those of the readable ones alone."""
+    import json
+    import shutil
+
+    from tests.oracle import TRANSCRIPTS
+
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    shutil.copy(TRANSCRIPTS / "short.jsonl", proj / "short.jsonl")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    clean = report(tmp_path / "a", "--json", "--projects", str(tmp_path / "projects"))
+    assert clean.returncode == 0, clean.stderr
+    assert clean.stderr == ""
+    assert "unreadable" not in json.loads(clean.stdout)  # none: the document as before
+    unread = [proj / "folder.jsonl", proj / "nothing.jsonl"]
+    unread[0].mkdir()
+    unread[1].symlink_to(tmp_path / "gone.jsonl")
+    if os.geteuid() != 0:  # root reads a file of mode 000
+        shutil.copy(TRANSCRIPTS / "short.jsonl", proj / "locked.jsonl")
+        (proj / "locked.jsonl").chmod(0)
+        unread.insert(1, proj / "locked.jsonl")
+    for run in ("first", "again"):
+        got = report(tmp_path / "b", "--json", "--projects", str(tmp_path / "projects"), columns=1000)
+        assert got.returncode == 0, got.stderr
+        assert got.stderr.splitlines() == [f"session-watcher report: left out {p}: not a file it can read"
+                                           for p in unread], run
+        doc = json.loads(got.stdout)
+        assert doc.pop("unreadable") == [str(p) for p in unread]
+        want = json.loads(clean.stdout)
+        assert doc["sessions"] == want["sessions"]
+        assert doc["totals"] == want["totals"]
+    text = report(tmp_path / "b", "--projects", str(tmp_path / "projects"), columns=1000)
+    assert f"session-watcher report: left out {unread[0]}: not a file it can read" in text.stderr

@@ -20,7 +20,7 @@ from session_watcher.reports import live_view
 from session_watcher.reports.session_page_data import load_model
 from tests.builders import build_model, complete_lines, render_html
 from tests.health_reference import grade_from_records
-from tests.oracle import one_message
+from tests.oracle import TRANSCRIPTS, one_message
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 REAL = sorted(FIXTURES.glob("*.jsonl"))
@@ -203,6 +203,28 @@ def test_a_turn_is_the_users_words_not_the_reminders_around_them_nor_a_commands_
     assert [t["text"] for t in m["turns"]] == ["fix the build please", "and the tests", "/exit", "pwd",
                                                "use the other branch"]
     assert [(r["n"], r["turn"]) for r in m["rows"] if r["kind"] == "call"] == [(1, 1), (2, 2), (3, 4), (4, 5)]
+
+
+def test_a_task_notifications_turn_is_titled_by_its_summary_not_its_bare_id() -> None:
+    """A background task's notification titled its turn by its bare id and output file ("b0be39e
+    /tmp/claude-1000/.../b0be39e.output completed Background…", fixture 258c7280): the summary says
+    what it is, else the description; one with neither keeps what it has."""
+    note = ("<task-notification>\n<task-id>b0be39e</task-id>\n<output-file>/tmp/claude-1000/p/tasks/b0be39e.output"
+            "</output-file>\n<status>completed</status>\n<summary>Background command \"Force recompile\" completed "
+            "(exit code 0)</summary>\n</task-notification>\nRead the output file to retrieve the result")
+    described = ("<task-notification>\n<task-id>c1</task-id>\n<description>Run the linter</description>\n"
+                 "</task-notification>")
+    bare = "<task-notification>\n<task-id>d2</task-id>\n<status>failed</status>\n</task-notification>"
+    lines = [_rec("user", "00", message={"role": "user", "content": "start the build"}), _call("01", "m1")]
+    for k, content in enumerate((note, described, bare)):
+        lines += [_rec("user", f"{2 + 2 * k:02d}", message={"content": content}),
+                  _call(f"{3 + 2 * k:02d}", f"m{2 + k}")]
+    assert [t["text"] for t in build_model(lines)["turns"]] == [
+        "start the build", 'Background command "Force recompile" completed (exit code 0)', "Run the linter",
+        "d2 failed"]
+    turns = load_model(str(TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"), with_story=False)["turns"]
+    assert turns[1]["text"] == 'Background command "Force recompile ash deps to clear stale associations" ' \
+                               "completed (exit code 0)"
 
 
 def test_turns_and_synthetic_records() -> None:

@@ -234,6 +234,26 @@ def test_badge_tooltip_and_breakdown(page: Page, tmp_path: Path) -> None:
     assert page.errors == []
 
 
+def test_a_page_without_an_api_call_grades_nothing(page: Page, tmp_path: Path) -> None:
+    """A session without an API call: the badge read A (100/100), every signal A at 100; it reads `-`
+    and says why (core.health.graded, as `health` and `status --json`), each signal `-`."""
+    from tests.test_health_nothing import _no_call
+
+    model = load_model(str(_no_call(tmp_path)))
+    assert model["health"]["grade"] is None
+    out = tmp_path / "nocall.html"
+    out.write_text(render_html(model), encoding="utf-8")
+    page.page.goto(out.as_uri())
+    page.page.wait_for_function("() => document.getElementById('grade-badge').textContent === '-'")
+    assert page.tip_after_hover("#grade-badge") == "Context Health: - (no API call yet: nothing to grade)"
+    page.page.click("#grade-badge")
+    rows = page.page.locator("#breakdown .bd-row")
+    rows.first.wait_for(state="visible")
+    assert [rows.nth(i).locator(".bd-grade").inner_text() for i in range(5)] == ["-"] * 5
+    assert [rows.nth(i).locator(".bd-value").inner_text() for i in range(5)] == ["-"] * 5
+    assert page.errors == []
+
+
 def test_reread_tooltips(page: Page, tmp_path: Path) -> None:
     """Each re-read mark says when its file was first read; hovering one shows it."""
     want = facts(S258)

@@ -336,6 +336,54 @@ def test_malformed_lines_are_skipped(home: Path) -> None:
     assert s["tokens"]["cacheRead"] == 40_000
 
 
+def test_a_worktrees_project_is_named_with_its_repository(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session in a git worktree (`repo/.worktrees/1`, `~/.claude-worktrees/repo/2`,
+    `repo/.claude/worktrees/feat`) was the project "1" in report's tables: named by its last folder
+    alone. It is `repo/1`; a folder deeper in a worktree, or any other, by its last folder as before."""
+    from session_watcher import cli
+
+    cwds = {"wt1": "/home/u/cli/.worktrees/1", "wt2": "/home/u/.claude-worktrees/cli/2",
+            "wt3": "/home/u/cli/.claude/worktrees/feat", "deep": "/home/u/cli/.worktrees/1/cmd/tool",
+            "plain": "/home/u/worktrees/x"}
+    for k, (sid, cwd) in enumerate(cwds.items()):
+        tr = Transcript(sid)
+        tr.t.cwd = cwd
+        tr.call(T0 + 60 * k, *WARM).write(home / "projects" / f"p{k}")
+    names = {s["sessionId"]: s["projectName"] for s in report(home / "projects")["sessions"]}
+    assert names == {"wt1": "cli/1", "wt2": "cli/2", "wt3": "cli/feat", "deep": "tool", "plain": "x"}
+    assert cli.main(["report", "--projects", str(home / "projects")]) == 0
+    table = capsys.readouterr().out.split("by project\n", 1)[1].split("\n\n", 1)[0]
+    assert sorted(row.split()[0] for row in table.splitlines()[2:]) == ["cli/1", "cli/2", "cli/feat", "tool", "x"]
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_a_long_repositorys_worktrees_are_told_apart_in_a_narrow_table(
+        home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """Two worktrees of a repository of a long name (`session-watcher-plugin/1`, `/2`): the tables
+    cut a project's name at its end, so both read `session-watch…`, in the sessions table at every
+    width and in the by-project one at 40 and 60. The name keeps its last part and cuts the
+    first (`session-wat…/1`); every line within COLUMNS."""
+    from session_watcher import cli
+
+    repo = "/home/u/session-watcher-plugin"
+    for k in (1, 2):
+        tr = Transcript(f"wt{k}")
+        tr.t.cwd = f"{repo}/.worktrees/{k}"
+        for n in range(3):
+            tr.call(T0 + 600 * k + 10 * n, 40_000_000, 2_000_000)  # wide numbers: a cache $ of four figures
+        tr.write(home / "projects" / f"p{k}")
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert cli.main(["report", "--projects", str(home / "projects")]) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if len(line) > width] == []
+    for title in ("sessions, newest first\n", "by project\n"):
+        table = out.split(title, 1)[1].split("\n\n", 1)[0].splitlines()
+        at = table[0].index("project")
+        cells = sorted(row[at:].split("  ")[0] for row in table[2:4])
+        assert [cell[-2:] for cell in cells] == ["/1", "/2"], (title, cells)
+        assert all(cell.startswith("s") for cell in cells), cells
+
+
 def test_an_entrys_text_cut_from_one_encoding_is_the_three_texts() -> None:
     """`_entry_text` cuts an entry's JSON at its two nulls (causes, sentence) where its keys are the
     usual ones in order: the same three texts as encoding the three parts apart, whatever its strings

@@ -269,13 +269,12 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
 
 
 def health(ns: argparse.Namespace) -> int:
-    from session_watcher.core.health import ungraded
     from session_watcher.core.status import status_document
     from session_watcher.core.statustext import health_text
 
     state, cfg = session_state(_target(ns))
     doc = status_document(state, cfg)
-    block = doc["health"] if doc["calls"] > 0 else ungraded(doc["health"])  # no call: nothing to grade
+    block = doc["health"]  # no call: nothing graded (core.health.graded)
     if ns.json:
         _emit(block)
     else:

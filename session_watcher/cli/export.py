@@ -33,9 +33,9 @@ BATCH = 100  # sessions per request
 
 def add_parser(sub: Any) -> None:
     s = sub.add_parser("export", description="Send the sessions' figures to an OpenTelemetry collector (docs/otlp.md).")
-    s.add_argument("--otlp", nargs="?", const="", metavar="URL", required=True,
+    s.add_argument("--otlp", nargs="?", const="", metavar="URL", required=True, type=_url_argument,
                    help="the collector's OTLP/HTTP endpoint (default: the configured one; docs/otlp.md)")
-    s.add_argument("--since", metavar="WHEN",
+    s.add_argument("--since", metavar="WHEN", type=_since_argument,
                    help="only sessions active from then on: YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), "
                    "or 7d, 12h, 2w, 30m back")
     s.add_argument("--projects", metavar="DIR", nargs="+", action="extend",
@@ -314,24 +314,38 @@ def _say(line: str, keep: list[str], out: TextIO) -> None:
     print("\n".join(wrap(line, columns(), keep=keep)), file=out)
 
 
-def _checked(ns: argparse.Namespace) -> float | None:
-    """`--since` as epoch seconds, after checking it and a `--otlp URL`: either one that cannot be used
-    is a command line that cannot work (UsageError: exit 2, as report's --since); a configured URL
-    that cannot be one is the config's (settings.resolve: exit 1)."""
-    from session_watcher.cli.report import since_epoch
-    from session_watcher.core.usererrors import NoTarget, UsageError
+def _url_argument(text: str) -> str:
+    """`--otlp URL` for argparse: a URL the exporter cannot use is a command line that cannot work,
+    refused with the usage line as every other bad value is (exit 2); a configured URL that cannot be
+    one is the config's (settings.resolve: exit 1). No URL (the empty `const`): the configured one."""
+    import argparse
+
+    from session_watcher.core.usererrors import NoTarget
     from session_watcher.otlp import settings
 
+    if not text:  # no URL: the configured one (argparse passes the const through here too)
+        return text
     try:
-        since = since_epoch(ns.since) if ns.since is not None else None  # "" is refused, as report does
-    except ValueError as exc:
-        raise UsageError(f"--since {exc}") from None
-    if ns.otlp:
-        try:
-            settings.check_url(ns.otlp, "--otlp")
-        except NoTarget as exc:
-            raise UsageError(str(exc)) from None
-    return since
+        settings.check_url(text, "--otlp")
+    except NoTarget as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--otlp: ")) from None
+    return text
+
+
+def _since_argument(text: str) -> str:
+    """`--since` for argparse, checked as report's is (`report.parse_since`: "" refused too) and kept
+    as written (the "no session to export active since ..." line says it so)."""
+    from session_watcher.cli.report import parse_since
+
+    parse_since(text)
+    return text
+
+
+def _checked(ns: argparse.Namespace) -> float | None:
+    """`--since` as epoch seconds (argparse checked it: `_since_argument`)."""
+    from session_watcher.cli.report import since_epoch
+
+    return since_epoch(ns.since) if ns.since is not None else None
 
 
 def _plain(why: str) -> str:

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from session_watcher.core.usererrors import UserError
+from session_watcher.core.usererrors import UsageError, UserError
 from session_watcher.sessions.handoff import build, save
 
 if TYPE_CHECKING:
@@ -42,7 +42,9 @@ def add_parser(sub: Any) -> None:
     what.add_argument("--show", action="store_true", help="show the handoff waiting for the project's next session "
                                                           "(every project's, without SESSION outside Claude Code)")
     what.add_argument("--drop", action="store_true", help="drop that waiting handoff: the next session starts "
-                                                          "without it")
+                                                          "without it (without SESSION outside Claude Code, the "
+                                                          "handoff of the project of the folder it runs in)")
+    s.add_argument("--all", action="store_true", help="with --drop: every project's waiting handoff")
     s.set_defaults(func=command)
 
 
@@ -50,6 +52,10 @@ def command(ns: argparse.Namespace) -> int:
     from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.text import clean
 
+    if ns.all and not ns.drop:
+        raise UsageError("--all goes with --drop: every project's waiting handoff dropped")
+    if ns.all and _target(ns):
+        raise UsageError("--drop --all drops every project's handoff: name no SESSION with it")
     if ns.show or ns.drop:
         return waiting(ns)
     state, cfg = session_state(_target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
@@ -109,6 +115,17 @@ def _which_project(project: str) -> str:
     return f"its project, {one_line(project)},"
 
 
+def _here() -> str | None:
+    """The project of the folder the command runs in, as the SessionStart hook reads one
+    (`shell.project_root`); None where the folder is gone."""
+    from session_watcher.state.shell import project_root
+
+    try:
+        return project_root(None, os.getcwd())
+    except OSError:
+        return None
+
+
 def _short_parents(parents: list[str], target: str | None) -> dict[str, str]:
     """Each parent session's id as the rest of the CLI shows one (`core.text.short_ids`): 8
     characters, more where another recorded session shares them (two Codex threads of one minute:
@@ -132,13 +149,21 @@ def waiting(ns: argparse.Namespace) -> int:
     from session_watcher.core.text import clean, fit
     from session_watcher.state import handoffs
 
-    target = _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
+    # `--drop --all`: every project's, inside Claude Code too (not the session's project alone)
+    target = None if ns.all else _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
     project = session_state(target)[0]["context"].get("project") if target else None
+    if ns.drop and project is None and not ns.all:  # the folder's project only, never every one unasked
+        project = _here()
+        if project is None:
+            raise UsageError("handoff --drop: no session named and no project folder here; name a SESSION, "
+                             "or --all to drop every project's waiting handoff")
     found = handoffs.pending(project)
     if ns.json:
         sys.stdout.write(json.dumps([{**doc, "pendingFile": path} for path, doc in found], indent=2) + "\n")
     elif not found:
-        print(f"no handoff waiting{f' for {clean(project)}' if project else ''}")
+        others = len(handoffs.pending(None)) if ns.drop and not target else 0
+        print(f"no handoff waiting{f' for {clean(project)}' if project else ''}"
+              + (f"; {others} waiting for other projects (`--drop --all` drops every one)" if others else ""))
     now = time.time()
     ids = _short_parents([str(doc.get("parentSession")) for _path, doc in found], target)
     for path, doc in found:

@@ -198,6 +198,17 @@ def check_projects(folders: list[str] | None) -> None:
             raise UserError(f"--projects {d}: {what}", keep=[d])
 
 
+def say_unread(paths: list[str]) -> None:
+    """The transcripts the report left out because they could not be read, named on stderr as
+    `backtest` and `export` name theirs (its `--json` has them as `unreadable`)."""
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import wrap
+
+    for path in paths:
+        said = one_line(f"session-watcher report: left out {path}: not a file it can read")
+        sys.stderr.write("\n".join(wrap(said, columns(), keep=[one_line(path)])) + "\n")
+
+
 def command(args: Any) -> int:
     """`report`: its namespace from the CLI's parser, or from `json_args`."""
     if args.pages and not args.html:
@@ -209,7 +220,9 @@ def command(args: Any) -> int:
         # for programs: compact text, straight from the index's cache when the corpus is unchanged
         from session_watcher.reports.collect import Progress, report_json_pieces
 
-        pieces = report_json_pieces(args.projects, args.index, since=args.since, progress=Progress())
+        unread: list[str] = []
+        pieces = report_json_pieces(args.projects, args.index, since=args.since, progress=Progress(), unread=unread)
+        say_unread(unread)
         from session_watcher.reports.jsontext import dumps  # json's text without json's imports
 
         taken = dumps(restarts_taken())
@@ -219,6 +232,7 @@ def command(args: Any) -> int:
         out.flush()
         return 0
     doc = report(args)
+    say_unread(doc.get("unreadable") or [])
     doc["restartsTaken"] = restarts_taken()
     if args.json:
         import json

@@ -258,6 +258,14 @@ def ungraded(block: Mapping[str, Any]) -> dict[str, Any]:
             "signals": [{**s, "value": None, "grade": None} for s in block.get("signals") or ()]}
 
 
+def graded(h: Health, window: int | None, calls: int) -> dict[str, Any]:
+    """The one rule of every health block a session shows (`status --json`, `health`, the session
+    page, `replay`): `grade`'s block of its counters, `ungraded` where the session has made no API
+    call (`calls`, its main chain's, failed requests counted as the engine counts them)."""
+    block = grade(h, window)
+    return block if calls > 0 else ungraded(block)
+
+
 def no_number(block: Mapping[str, Any], name: str) -> str | None:
     """Why signal `name` of a `grade` block has no figure (its field null), in a few words; None where
     it has one. Read from the block alone: the tool-call signals are null below MIN_CALLS calls (then

@@ -200,12 +200,35 @@ def cache_text(cache: Mapping[str, Any]) -> str:
     return f"{text} (miss: {', '.join(miss)})" if miss else text
 
 
-def lamp_words(doc: Mapping[str, Any]) -> str:
+# a session whose last call is longer ago than any cache lives (an hour, the longest TTL) and a day
+# more: one the user has left, not one they are in; `lamp_words` says so rather than advising a restart
+IDLE_ENDED = 3600.0 + 86400.0
+
+
+def _idle_words(doc: Mapping[str, Any], idle: float) -> str:
+    """`lamp_words` of a session idle IDLE_ENDED or more: what a fresh session saves against resuming it."""
+    from session_watcher.core.numbers import dollars, duration, over_calls, tokens
+
+    head = f"idle {duration(idle)}, its cache long gone"
+    saving, usd = doc.get("saving"), doc.get("savingUsd")
+    if (doc["lamp"] in ("amber", "red") or doc.get("coldReturn")) and isinstance(saving, int | float) and saving > 0:
+        price = dollars(usd) if isinstance(usd, int | float) else f"{tokens(saving)} tokens at the cache-read price"
+        over = over_calls(doc.get("horizon"), doc.get("untilCompaction"))
+        return f"{head}: to go on with its work, a fresh session would save about {price} against resuming " \
+               f"this one{', ' + over if over else ''}"
+    return f"{head}: resuming it needs no restart first"
+
+
+def lamp_words(doc: Mapping[str, Any], idle: float | None = None) -> str:
     """The lamp and what it means for the user, with the saving of a restart in amber and red, and at
-    a cold return (`coldReturn`) whatever the lamp."""
+    a cold return (`coldReturn`) whatever the lamp. `idle`: seconds since the session's last call
+    (None: not known, or a document of that call); IDLE_ENDED or more, the session is said to be
+    idle, its cache gone, and the saving is what a fresh session saves over resuming it."""
     from session_watcher.core.numbers import dollars, over_calls, tokens
 
     lamp = doc["lamp"]
+    if idle is not None and idle >= IDLE_ENDED and doc.get("bDefault") is not None:
+        return _idle_words(doc, idle)
     if lamp in ("amber", "red") or doc.get("coldReturn"):
         saving, usd = doc.get("saving"), doc.get("savingUsd")
         if not isinstance(saving, int | float) or saving <= 0:

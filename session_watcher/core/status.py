@@ -197,7 +197,7 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
         # server-side iterations of other models (an advisor's), by model: spent in this session's calls
         "otherModelUsage": {m: dict(b) for m, b in sorted((state["meter"].get("other") or {}).items())},
         "contextPressure": {"pressureTokens": pressure, "contextWindow": window},
-        "health": health.grade(state["health"], window) if with_health else None,
+        "health": health.graded(state["health"], window, e["calls"]) if with_health else None,
         "alerts": list(state["alerts"]),
         "badLines": state["bad"],
         "plan": plan_view(ctx.get("plan"), saving, ctx.get("model")),

@@ -85,7 +85,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
     if doc.get("inheritedCalls"):
         lines.append(f"fork     {fork_words(doc)}")
     lines += [
-        f"lamp     {_when(lamp_words(doc), last_call)}",
+        f"lamp     {_when(lamp_words(doc, _idle(last_ts, now)), last_call)}",
         f"alerts   {_alert_words(doc)}",
     ]
     carry = _carry_words(doc)
@@ -155,6 +155,13 @@ def _last_call_ago(calls: int, last: float | None, now: float | None) -> str:
     if ago < -60:
         return f", the last dated {duration(-ago)} ahead of this machine's clock"
     return ", the last just now" if ago < 1 else f", the last {duration(ago)} ago"
+
+
+def _idle(last: float | None, now: float | None) -> float | None:
+    """Seconds from the session's last call to `now` (None without either: `replay`'s document)."""
+    from session_watcher.core.eoq import is_number
+
+    return now - last if now is not None and is_number(last) else None
 
 
 def _common_folder(paths: list[str]) -> str | None:

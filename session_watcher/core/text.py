@@ -259,3 +259,36 @@ def short_id_length(ids: Collection[str]) -> int:
     while len(set(map(itemgetter(slice(None, n)), close))) < len(close):
         n += 1
     return n
+
+
+# folders that hold a repository's worktrees, each in the repository (`repo/.worktrees/NAME`,
+# `repo/.claude/worktrees/NAME`), or beside it, by repository (`~/.claude-worktrees/REPO/NAME`)
+_IN_REPO = (".worktrees",)
+_IN_REPO_DOT = {".claude": "worktrees", ".git": "worktrees"}
+_BY_REPO = (".claude-worktrees",)
+
+
+def project_label(path: str) -> str | None:
+    """A project's name as a person knows it, from its folder's path (POSIX or Windows): the last
+    folder, a git worktree's with its repository's (`worktree_name`: `repo/.worktrees/1` is
+    `repo/1`); None for no folder. The one name of a project wherever the product names one
+    (`report`'s tables and `projectName`, its page, OTLP's `project`, an alert's words)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    return (worktree_name(parts) or parts[-1]) if parts else None
+
+
+def worktree_name(parts: list[str]) -> str | None:
+    """`repo/NAME` for the folder (`parts`, its path's folders) of a worktree in one of the usual
+    places, NAME its last folder (a branch-like `NAME` of two folders, `.worktrees/alex/fix`, by its
+    last, as git names that worktree); None elsewhere, or for a folder deeper in a worktree (its own
+    last folder names it)."""
+    for i in range(len(parts) - 2, -1, -1):
+        below = len(parts) - 1 - i  # folders below the container: 1 or 2 for the worktree itself
+        name = parts[i]
+        if name in _IN_REPO and i >= 1 and below <= 2:
+            return f"{parts[i - 1]}/{parts[-1]}"
+        if name == "worktrees" and i >= 2 and _IN_REPO_DOT.get(parts[i - 1]) == name and below <= 2:
+            return f"{parts[i - 2]}/{parts[-1]}"
+        if name in _BY_REPO and 2 <= below <= 3:
+            return f"{parts[i + 1]}/{parts[-1]}"
+    return None

@@ -43,14 +43,14 @@ def _short(text: object) -> str | None:
 
 
 def project_name(project: object) -> str | None:
-    """A project given as a path is named by its last folder."""
+    """A project given as a path is named as `report` names it (`core.text.project_label`: its last
+    folder, a git worktree's with its repository's, `repo/1`)."""
+    from session_watcher.core.text import project_label
+
     text = _short(project)
     if text is None:
         return None
-    stripped = text.rstrip("/\\")
-    if "/" in stripped or "\\" in stripped:
-        stripped = stripped.replace("\\", "/").rsplit("/", 1)[-1]
-    return stripped or text
+    return project_label(text) or text
 
 
 def _number(v: object) -> float | None:

@@ -167,10 +167,13 @@ def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], Config] | N
 
 
 def project_name(project: object, opted_in: bool) -> str | None:
-    """The project's folder name, sent only when the user opted in: never its path."""
+    """The project's name as `report` names it (`core.text.project_label`: its folder's, a git
+    worktree's with its repository's, `repo/1`), sent only when the user opted in: never its path."""
+    from session_watcher.core.text import project_label
+
     if not opted_in or not isinstance(project, str) or not project:
         return None
-    return os.path.basename(project.rstrip("/\\")) or None
+    return project_label(project)
 
 
 def build(target: Target, otlp: OtlpConfig, docs: list[tuple[dict[str, Any], list[Any]]],

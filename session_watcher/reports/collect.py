@@ -354,12 +354,14 @@ def report_json_pieces(
     since: float | None = None,
     utc_offset: float | None = None,
     progress: Callable[[int, int], None] | None = None,
+    unread: list[str] | None = None,
 ) -> list[bytes | memoryview]:
     """The report as compact JSON text in UTF-8 pieces, the object left open (a caller adds its own
     members and the closing brace): the same document as `run_report`, but an unchanged corpus's
     cached text is sent as it is, followed by the clock fields and the index figures (parsing and
-    re-serializing a large history's report was most of a warm run; so was copying its text)."""
-    _doc, pieces, _stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=True)
+    re-serializing a large history's report was most of a warm run; so was copying its text).
+    `unread`, when given, gets the document's `unreadable` (the transcripts that could not be read)."""
+    _doc, pieces, _stats = _run(roots, db_path, now, since, utc_offset, progress, as_text=True, unread=unread)
     assert pieces is not None
     return pieces
 
@@ -372,6 +374,7 @@ def _run(
     utc_offset: float | None,
     progress: Callable[[int, int], None] | None,
     as_text: bool,
+    unread: list[str] | None = None,
 ) -> tuple[dict[str, Any] | None, list[bytes | memoryview] | None, IndexStats]:
     # without roots, every agent's logs in its own folders (the registry's); with, the fallback's there
     plan = [(FALLBACK, list(roots))] if roots else [(a, a.roots()) for a in AGENTS]
@@ -400,9 +403,15 @@ def _run(
         "cached": cached,
         "roots": roots,
     }
+    # the transcripts left out because they could not be read, named (only when there are any)
+    named = {"unreadable": sorted(index.unread)} if index.unread else {}
+    if unread is not None:
+        unread += sorted(index.unread)
     if text is not None:  # the open object's pieces, and the index figures
-        return None, [*text, b',"index":' + dumps(figures).encode()], stats
+        return None, [*text, *(b',"unreadable":' + dumps(v).encode() for v in named.values()),
+                      b',"index":' + dumps(figures).encode()], stats
     assert doc is not None
+    doc.update(named)
     doc["index"] = figures
     return doc, None, stats
 

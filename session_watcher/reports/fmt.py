@@ -56,13 +56,12 @@ def _no_break(gap: dict[str, Any], usd: str, cause: str | None) -> str:
 
 
 def project_name(cwd: str | None, folder: str) -> str:
-    """A session's project as a person names it: the last folder of its working folder (POSIX or
-    Windows: `D:\\oh-my-posh` is `oh-my-posh`), else the Claude Code projects folder it is in."""
-    if cwd:
-        last = cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-        if last:
-            return last
-    return folder
+    """A session's project as a person names it: its working folder's name (`core.text.project_label`:
+    the last folder, POSIX or Windows, `D:\\oh-my-posh` is `oh-my-posh`; a git worktree's with its
+    repository's, `repo/.worktrees/1` is `repo/1`), else the Claude Code projects folder it is in."""
+    from session_watcher.core.text import project_label
+
+    return (project_label(cwd) if cwd else None) or folder
 
 
 # `utc_offset` below: a fixed zone, seconds east of UTC, or None: the machine's local zone, whose offset

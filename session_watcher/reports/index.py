@@ -250,6 +250,9 @@ class Index:
 
     def __init__(self, db_path: str) -> None:
         self.db_path = db_path
+        # the sources `refresh` left out because they could not be read (a file of mode 000, a
+        # folder named *.jsonl) and that it knew nothing of: the report names them
+        self.unread: list[str] = []
         self.bytes_read = 0
         self.head_bytes_read = 0
         self.rebuilt = False
@@ -430,6 +433,7 @@ class Index:
         conn = self._require()
         live: dict[str, int] = {}
         self.facts = {}
+        self.unread = []
         if progress is not None and sources:
             progress(0, len(sources))
         quiet_before = self.quiet_before()
@@ -621,8 +625,10 @@ class Index:
             rec = None if got is None else recs.get(got[0])
             try:
                 st = os.stat(src.path)
-            except OSError:
+            except OSError:  # gone since the walk (said nothing of), or a link to nothing (named)
                 live.pop(src.path, None)
+                if rec is None and os.path.lexists(src.path):
+                    self.unread.append(src.path)
                 continue
             if (
                 rec is not None
@@ -643,6 +649,7 @@ class Index:
                     self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 else:
                     live.pop(src.path, None)
+                    self.unread.append(src.path)
                 continue
             todo.append((src, st, rec))
             jobs.append(job)
@@ -705,6 +712,7 @@ class Index:
                     self.facts[rec.id] = (rec.size, rec.mtime_ns, rec.offset)
                 else:
                     live.pop(src.path, None)
+                    self.unread.append(src.path)
                 continue
             self.bytes_read += got.bytes_read
             facts = (st.st_dev, st.st_ino, got.seen, got.mtime_ns, got.offset, got.head)

@@ -37,20 +37,40 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
 
 
 def fit_table(headers: list[str], rows: list[list[str]], right: set[int], width: int,
-        drop: tuple[str, ...]) -> tuple[list[str], list[str]]:
+        drop: tuple[str, ...], narrower: tuple[str, tuple[str, ...]] | None = None) -> tuple[list[str], list[str]]:
     """`table` within `width` columns: the columns named in `drop` left out, in that order, until it
-    fits; (its lines, the headers left out)."""
+    fits; past them (`narrower`: a column and more to leave out, a terminal too narrow for the rest:
+    COLUMNS=40), that column's text cut (`short`, to SQUEEZED_LEAST characters at least) and the
+    columns named left out, the text cut again after each, until it fits; (its lines, the headers
+    left out)."""
+    squeeze, then = narrower if narrower is not None else (None, ())
     keep = list(range(len(headers)))
     left_out: list[str] = []
-    for name in (None, *drop):
+    lines: list[str] = []
+    for k, name in enumerate((None, *drop, *then)):
         if name is not None:
             keep.remove(headers.index(name))
             left_out.append(name)
-        lines = table([headers[i] for i in keep], [[r[i] for i in keep] for r in rows],
-                      {k for k, i in enumerate(keep) if i in right})
+        lines = _kept(headers, rows, right, keep)
+        if max(len(ln) for ln in lines) <= width:
+            break
+        if squeeze is None or k < len(drop) or headers.index(squeeze) not in keep or not rows:
+            continue
+        at = headers.index(squeeze)  # the text cut from the whole each time: a column left out gives it room
+        room = max(SQUEEZED_LEAST, max(len(r[at]) for r in rows) - (max(len(ln) for ln in lines) - width))
+        lines = _kept(headers, [[short_name(c, room) if i == at else c for i, c in enumerate(r)] for r in rows],
+                      right, keep)
         if max(len(ln) for ln in lines) <= width:
             break
     return lines, left_out
+
+
+SQUEEZED_LEAST = 6  # a project's name cut no shorter than this (`fit_table`'s squeeze)
+
+
+def _kept(headers: list[str], rows: list[list[str]], right: set[int], keep: list[int]) -> list[str]:
+    return table([headers[i] for i in keep], [[r[i] for i in keep] for r in rows],
+                 {k for k, i in enumerate(keep) if i in right})
 
 
 def _side(side: dict[str, Any], lo: float, hi: float) -> str:
@@ -140,6 +160,20 @@ def short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def short_name(name: str, width: int) -> str:
+    """A project's name within `width`: a name of two parts (a git worktree's, `repo/1`; two folders
+    of one name told apart, `work/shop`) keeps its last part, which tells it from its repository's
+    other worktrees, and cuts the first (`session-wat…/1`, not `session-watc…` for every one)."""
+    if len(name) <= width:
+        return name
+    head, _, tail = name.rpartition("/")
+    if not head:
+        return short(name, width)
+    if len(tail) + 3 <= width:  # a character of the first part at least, its "…" and the "/"
+        return f"{short(head, width - len(tail) - 1)}/{tail}"
+    return "…/" + short(tail, width - 2) if width > 3 else short(tail, width)
+
+
 def model_name(model: str) -> str:
     """claude-opus-4-6 -> opus-4-6, claude-haiku-4-5-20251001 -> haiku-4-5."""
     name = model.removeprefix("claude-")
@@ -177,6 +211,7 @@ def started(ts: float | None) -> str:
 
 SESSION_HEADERS = ["id", "started", "span", "project", "model", "calls", "cache $", "warm", "cold", "longest break"]
 SESSION_DROP = ("longest break", "span", "warm", "model", "cold")  # left out in this order in a narrow terminal
+SESSION_THEN = ("started", "project")  # narrower still (COLUMNS=40): the project's name cut, then these left out
 AGENT = "agent"  # a column of its own when the report holds more than one agent's sessions (left out first)
 
 
@@ -222,7 +257,7 @@ def session_rows(sessions: list[dict[str, Any]], id_length: int, width: int = WI
             *([s.get("agent") or FALLBACK.name] if mixed else []),
             started(s.get("firstActivity")),
             span(s),
-            short(s.get("projectName") or s["project"], PROJECT_WIDTH),
+            short_name(s.get("projectName") or s["project"], PROJECT_WIDTH),
             model_cell(s),
             f"{s['calls']:,}",
             dollars(s.get("cacheUsd")),
@@ -232,9 +267,10 @@ def session_rows(sessions: list[dict[str, Any]], id_length: int, width: int = WI
         ])
     if mixed:
         lines, left_out = fit_table([SESSION_HEADERS[0], AGENT, *SESSION_HEADERS[1:]], rows, {6, 7, 8, 9}, width,
-                              (AGENT, *SESSION_DROP))
+                              (AGENT, *SESSION_DROP), ("project", SESSION_THEN))
     else:
-        lines, left_out = fit_table(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP)
+        lines, left_out = fit_table(SESSION_HEADERS, rows, {5, 6, 7, 8}, width, SESSION_DROP,
+                                    ("project", SESSION_THEN))
     if left_out:
         lines += wrap(f"({', '.join(left_out)}: left out at this width; all in --json)", width)
     return lines
@@ -295,8 +331,12 @@ def project_names(projects: list[dict[str, Any]]) -> list[str]:
     for p in projects:
         cwd = p.get("cwd")
         if count[p["project"]] > 1 and cwd:
+            # the folder above the name's first part: `x/repo`, a worktree's `x/repo/1` (its last two
+            # folders, `.worktrees/1`, told two repositories' worktrees of one name apart no better)
             parts = [x for x in cwd.replace("\\", "/").split("/") if x]
-            out.append("/".join(parts[-2:]))
+            first = p["project"].split("/", 1)[0]
+            at = next((i for i in range(len(parts) - 1, 0, -1) if parts[i] == first), None)
+            out.append(f"{parts[at - 1]}/{p['project']}" if at else "/".join(parts[-2:]))
         else:
             out.append(p["project"])
     return out
@@ -319,7 +359,8 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
         out.append("")
         more = f" (the last {limit} with calls; all in --json)" if len(rows) > limit else ""
         out.extend(wrap(f"{title}{more}", width))
-        out.extend(table([label, "sessions", "calls", "cache $", "warm"], body, {1, 2, 3, 4}))
+        out.extend(_fitted([label, "sessions", "calls", "cache $", "warm"], body, {1, 2, 3, 4}, width,
+                           ("sessions", "warm")))
     projects = t["projects"]
     if projects:
         names = project_names(projects)
@@ -330,12 +371,13 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
                    for i, h in enumerate(["sessions", "calls", "cache $", "last active"], 1))
         room = max(PROJECT_WIDTH // 2, min(PROJECT_WIDTH + 10, width - rest))
         for row in body:
-            row[0] = short(row[0], room)
+            row[0] = short_name(row[0], room)
         out.append("")
         more = (f" (the {MAX_PROJECTS} costliest of {len(projects)}; all in --json)"
                 if len(projects) > MAX_PROJECTS else "")
         out.extend(wrap(f"by project{more}", width))
-        out.extend(table(["project", "sessions", "calls", "cache $", "last active"], body, {1, 2, 3}))
+        out.extend(_fitted(["project", "sessions", "calls", "cache $", "last active"], body, {1, 2, 3}, width,
+                           ("last active",), ("project", ("sessions",))))
     agents = t.get("agents") or []
     if len(agents) > 1:
         body = [[a["agent"], str(a["sessions"]), f"{a['calls']:,}", dollars(a["cacheUsd"])] for a in agents]
@@ -343,6 +385,15 @@ def totals_rows(doc: dict[str, Any], width: int = WIDTH) -> list[str]:
         out.extend(wrap("by agent", width))
         out.extend(table(["agent", "sessions", "calls", "cache $"], body, {1, 2, 3}))
     return out
+
+
+def _fitted(headers: list[str], rows: list[list[str]], right: set[int], width: int, drop: tuple[str, ...],
+            narrower: tuple[str, tuple[str, ...]] | None = None) -> list[str]:
+    """`fit_table`'s lines, and a line naming the columns it left out."""
+    lines, left_out = fit_table(headers, rows, right, width, drop, narrower)
+    if left_out:
+        lines += wrap(f"({', '.join(left_out)}: left out at this width; all in --json)", width)
+    return lines
 
 
 def render(doc: dict[str, Any], width: int = WIDTH) -> str:
@@ -389,7 +440,8 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         if not brows:
             out.append(f"{cls} writes: no calls")
             continue
-        out.extend(table([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}))
+        out.extend(_fitted([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}, width,
+                           ("median warmth",)))
         out.extend(para(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
     out.append("")
     n = doc["coldStarts"]

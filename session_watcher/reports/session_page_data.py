@@ -120,6 +120,8 @@ LABEL_READ = 4096  # else in this much, where they are enough
 PROMPT_CHARS = 120
 TAG = re.compile(r"</?[A-Za-z][\w-]{0,40}(?:\s[^<>]{0,200})?>")  # markup the client wraps text in
 COMMAND = re.compile(r"<command-name>(.*?)</command-name>(?:.*?<command-args>(.*?)</command-args>)?", re.S)
+# a background task's notification: its summary, else its description, titles the turn (not its bare id)
+TASK_SAYS = (re.compile(r"<summary>(.*?)</summary>", re.S), re.compile(r"<description>(.*?)</description>", re.S))
 
 
 def _text(value: object) -> str | None:
@@ -162,6 +164,10 @@ def prompt_text(rec: Record, content: object) -> str | None:
     command = COMMAND.search(text[:4096])
     if command:
         text = f"{command.group(1)} {command.group(2) or ''}"
+    elif text.startswith("<task-notification>"):
+        said = next((m.group(1) for pattern in TASK_SAYS if (m := pattern.search(text[:8192])) and m.group(1).strip()),
+                    None)
+        text = said if said is not None else text
     text = " ".join(TAG.sub(" ", text[:4096]).split())
     if len(text) > PROMPT_CHARS:  # cut between words, and said to be cut
         head = text[:PROMPT_CHARS - 1]
@@ -574,14 +580,16 @@ class PageBuilder:
             "rows": Packed(self.ordered(), self.row_dict, self.rows_json) if packed else self.rows(),
             "compactions": list(self.compactions),
             "turns": list(self.turns),
-            "health": {**final, "why": health_why(final)},
+            # `why` by signal; `nothing`: why a session without a call has no grade (core.health.ungraded)
+            "health": {**final, "why": health_why(final),
+                       **({"nothing": final["why"]} if final["grade"] is None else {})},
             "healthBar": bar,
             "story": Packed(trace or [], story_dict, story_json) if packed else [story_dict(r) for r in trace or []],
             "backtest": backtest_summary(own_calls(trace.calls, fork) if trace else None, final_status, backtest,
                                          trace.autos.autos if trace else None),
             "storyAvailable": trace is not None,
             "lampAt": trace.lamp_at if trace is not None else None,
-            "restartNow": restart_now(final_status, self.t_last) if trace is not None else None,  # no time: no age
+            "restartNow": restart_now(final_status) if trace is not None else None,  # no time: no age
             "storyError": None,
         }
 
@@ -593,10 +601,12 @@ class PageBuilder:
         health.open_tail(h)
         times = [t0 + (t1 - t0) * step / BAR_STEPS for step in range(BAR_STEPS + 1)]
         grades: list[dict[str, Any]] = []
+        calls = 0  # the final block grades nothing without a call (core.health.graded), the bar its counters
         for ts, arg in zip(self.event_ts, self.event_args, strict=True):
             while len(grades) < len(times) and ts > times[len(grades)]:
                 grades.append(health.grade(h, window))
             if isinstance(arg, int):  # a call's prompt
+                calls += 1
                 if real_request(arg):  # the fold's rule: a failed request shapes nothing
                     health.on_call(h, arg)
             elif arg is None:
@@ -605,8 +615,8 @@ class PageBuilder:
                 health.on_tool(h, arg[T_NAME], arg[T_REREAD], arg[T_ERROR])
                 for again in self.more_again.get(arg[1], ()):  # its other files read (the fold's order)
                     health.on_read(h, again)
-        final = health.grade(h, window)
-        grades += [final] * (len(times) - len(grades))
+        final = health.graded(h, window, calls)
+        grades += [health.grade(h, window)] * (len(times) - len(grades))
         return final, [{"t": t, "score": g["score"], "grade": g["grade"]} for t, g in zip(times, grades, strict=True)]
 
 
@@ -1040,20 +1050,23 @@ def hooks_view(state: State) -> State:
 def now_document(state: State, cfg: Config, now: float | None = None) -> dict[str, Any]:
     """The status document `status` shows at `now` (default: the clock's), with `asOf`: the restart
     saving priced as `status` and the status line price it (`core.status.cold_now`: the cache cold
-    once it has expired; a handoff the guard prepared, pending at `now`: `hooks_view`)."""
+    once it has expired; a handoff the guard prepared, pending at `now`: `hooks_view`), and
+    `lastCallAt`, when its last call was (the time `status` counts its idle time from)."""
     from session_watcher.core.status import cold_now, status_document
 
     at = time.time() if now is None else now
     state = hooks_view(state)
     doc = status_document(state, cfg, cold=cold_now(state, cfg, at), now=at)
     doc["asOf"] = at
+    doc["lastCallAt"] = state["engine"]["lastTs"]
     return doc
 
 
-def restart_now(final: dict[str, Any] | None, last: float | None = None) -> dict[str, Any] | None:
+def restart_now(final: dict[str, Any] | None) -> dict[str, Any] | None:
     """The page's line of what a restart saves now (`now_document`'s): `status`'s words for the lamp
     and the saving (`core.render.lamp_words`), its figures and when it was priced; `since`, an hour
-    or more after the session's `last` record, how long after it ('124 days after its last call'), so
+    or more after the session's last call (`lastCallAt`: the time `status` counts from, not the last
+    record's, a prompt that got no answer), how long after it ('124 days after its last call'), so
     a session left long ago does not read as one running now. Both sentences as the page shows them:
     a number held with its unit by a no-break space ("297 days": `core.text.keep_units`), which the
     page's script only puts together."""
@@ -1063,10 +1076,10 @@ def restart_now(final: dict[str, Any] | None, last: float | None = None) -> dict
     from session_watcher.core.text import keep_units
 
     keep = ("lamp", "saving", "savingUsd", "horizon", "untilCompaction", "coldReturn", "asOf")
-    at = final.get("asOf")
+    at, last = final.get("asOf"), final.get("lastCallAt")
     idle = at - last if isinstance(at, int | float) and isinstance(last, int | float) else None
     since = keep_units(f"{duration(idle)} after its last call") if idle is not None and idle >= 3600 else None
-    return {"text": keep_units(lamp_words(final)), **{k: final.get(k) for k in keep}, "since": since}
+    return {"text": keep_units(lamp_words(final, idle)), **{k: final.get(k) for k in keep}, "since": since}
 
 
 def story_of(path: str, read: PageRead | None = None,

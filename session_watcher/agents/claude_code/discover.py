@@ -41,9 +41,12 @@ def project_sources(project_dir: str, dirs: list[str] | None = None) -> list[Sou
     if dirs is not None:
         dirs.append(project_dir)
     for e in entries:
-        if e.name.endswith(".jsonl") and e.is_file():
+        is_file = e.is_file()
+        # the report's walk (`dirs` given) keeps a `.jsonl` that is no file too (a folder so named, a
+        # link to nothing): its index cannot read it and the report names it, as backtest does
+        if e.name.endswith(".jsonl") and (is_file or dirs is not None):
             out.append(Source(e.path, e.name[: -len(".jsonl")], project, False))
-        elif e.is_dir():
+        if not is_file and e.is_dir():
             if dirs is not None:
                 dirs.append(e.path)
             subs = os.path.join(e.path, "subagents")

@@ -83,14 +83,17 @@ function healthValue(h, name) {
   }
   return none;
 }
-function healthTip(h) { return 'Context Health: ' + h.grade + ' (score: ' + h.score + '/100)'; }
+// a session without an API call has no grade (core.health.ungraded): `-` and why (`nothing`)
+function healthTip(h) {
+  return 'Context Health: ' + (h.grade === null ? '- (' + h.nothing + ')' : h.grade + ' (score: ' + h.score + '/100)');
+}
 
 // ---------------------------------------------------------------- toolbar and breakdown
 function renderToolbar() {
   const h = M.health;
   const badge = document.getElementById('grade-badge');
-  badge.textContent = h.grade;
-  badge.style.background = GRADE_COLOUR[h.grade];
+  badge.textContent = h.grade === null ? '-' : h.grade;
+  badge.style.background = GRADE_COLOUR[h.grade] || '';
   badge.dataset.tip = healthTip(h);
   badge.setAttribute('aria-label', healthTip(h));
   const calls = M.rows.filter(r => r.kind === 'call');
@@ -121,13 +124,14 @@ function renderToolbar() {
     const name = document.createElement('span'); name.className = 'bd-name'; name.textContent = s.name;
     const bar = document.createElement('div'); bar.className = 'bd-bar';
     const fill = document.createElement('div');
-    fill.style.width = s.value + '%'; fill.style.background = GRADE_COLOUR[s.grade];
-    bar.appendChild(fill); bar.dataset.tip = s.name + ': ' + s.value + '/100';
-    const g = document.createElement('span'); g.className = 'bd-grade'; g.textContent = s.grade;
-    g.style.color = GRADE_COLOUR[s.grade];
-    const [shown, says] = healthValue(h, s.name);
+    const none = s.grade === null;  // nothing graded: no call yet
+    fill.style.width = (none ? 0 : s.value) + '%'; fill.style.background = GRADE_COLOUR[s.grade] || '';
+    bar.appendChild(fill); bar.dataset.tip = s.name + ': ' + (none ? h.nothing : s.value + '/100');
+    const g = document.createElement('span'); g.className = 'bd-grade'; g.textContent = none ? '-' : s.grade;
+    g.style.color = GRADE_COLOUR[s.grade] || '';
+    const [shown, says] = none ? ['-', h.nothing] : healthValue(h, s.name);
     const v = document.createElement('span'); v.className = 'bd-value'; v.textContent = shown;
-    v.dataset.tip = s.name + ': ' + says + ' (sub-score ' + s.value + '/100, grade ' + s.grade + ')';
+    v.dataset.tip = s.name + ': ' + says + (none ? '' : ' (sub-score ' + s.value + '/100, grade ' + s.grade + ')');
     const w = document.createElement('span'); w.className = 'bd-weight';
     w.textContent = Math.round(s.weight * 100) + '%';
     row.append(name, bar, g, v, w); inner.appendChild(row);
