@@ -223,7 +223,7 @@ def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object,
 
 def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run again with nothing changed, `export --otlp` replays no session, sends the very same
-    request and leaves backfill.json as it is; one transcript changed (its mtime), that one is
+    request and leaves backfill.json and progress.json as they are (its advice events sent before); one transcript changed (its mtime), that one is
     replayed; a handoff's parent changed, it and its child are (the restart priced again). The same
     request each time: every figure is a replay's. The cliff `report` inferred changed (every fold's
     cache lifetime), every session is, and sends what an export that keeps nothing sends."""
@@ -244,10 +244,12 @@ def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: 
         first = _sent(projects, r, replays)
         assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
         assert "session_watcher.restart.realized_saving" in {p[0] for p in first}
-        kept = os.stat(backfill_cache())
+        kept, told = os.stat(backfill_cache()), os.stat(exporter.progress_file())
         assert _sent(projects, r, replays) == first
         assert replays == []
         assert os.stat(backfill_cache()).st_ino == kept.st_ino  # nothing new: not written again
+        now = os.stat(exporter.progress_file())
+        assert (now.st_ino, now.st_mtime_ns) == (told.st_ino, told.st_mtime_ns)
         st = (folder / SHORT.name).stat()
         os.utime(folder / SHORT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
         assert _sent(projects, r, replays) == first
