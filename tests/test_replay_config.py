@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from session_watcher.base import config, paths
 from session_watcher.core import prices
 from session_watcher.sessions.replay import config_for, project_config, project_of
@@ -47,3 +49,57 @@ def test_backtest_set_starts_from_the_users_config(tmp_path: Path) -> None:
     cfg = config_for(str(transcript), {"notify_dwell": 5})
     assert cfg is not None
     assert cfg == {**config.load_layers(None)[0], "notify_dwell": 5}
+
+
+@pytest.mark.slow  # starts the CLI, the hooks and a collector
+def test_a_users_config_that_cannot_be_used_is_left_out_as_the_hooks_left_it_out(tmp_path: Path) -> None:
+    """A session whose folder is gone, the user's config not TOML: the live hooks fold it without
+    that file (and log why); `replay`, `status`, `backtest` and `export` fold it the same (their
+    figures those of no user config at all), exit 0 and say once on stderr that the config was left
+    out and why; `config` still names the bad file as its error (exit 1)."""
+    import json
+
+    from tests.oracle import hook, payload, stop_until_read, sw
+    from tests.otlp_receiver import Receiver
+
+    gone = str(tmp_path / "gone")
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes((TRANSCRIPTS / "subagent.jsonl").read_bytes()
+                           .replace(b"/home/marco/projects/spotter", gone.encode()))
+    commands = [["replay", "--json", str(transcript)], ["status", "--json", str(transcript)],
+                ["backtest", "--json", str(transcript)]]
+
+    def figures(out: bytes) -> dict[str, object]:
+        """The document, less what `status` prices at the clock's time (the cache's age)."""
+        doc = json.loads(out)
+        doc.pop("coldCache", None)
+        return doc  # type: ignore[no-any-return]
+
+    want = [figures(sw(*args).stdout) for args in commands]  # no user config: the built-in defaults
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("gate_min_calls = [\n")
+    for args, doc in zip(commands, want, strict=True):
+        proc = sw(*args)
+        assert proc.returncode == 0, proc.stderr
+        assert figures(proc.stdout) == doc, args
+        said = proc.stderr.decode()
+        assert said.count("session-watcher: your config left out") == 1, said
+        assert f"{user}: not valid TOML" in said, said
+    sid = "left-out"
+    live = tmp_path / f"{sid}.jsonl"
+    live.write_bytes(transcript.read_bytes())
+    assert hook("SessionStart", payload(sid, live, "SessionStart", cwd=gone)).returncode == 0
+    stop_until_read(sid, live)
+    replayed = json.loads(sw("replay", "--json", str(live)).stdout)
+    saved = json.loads(sw("status", "--json", sid).stdout)
+    assert {k: saved[k] for k in ("calls", "L", "tokenUsage", "advice")} == {
+        k: replayed[k] for k in ("calls", "L", "tokenUsage", "advice")}
+    with Receiver() as r:
+        proc = sw("export", "--otlp", r.url, "--projects", str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        assert "your config left out" in proc.stderr.decode()
+        assert {p.attributes["session.id"] for p in r.points("session_watcher.calls")} == {"s", sid}
+    proc = sw("config")
+    assert proc.returncode == 1
+    assert f"{user}: not valid TOML" in " ".join(proc.stderr.decode().split())

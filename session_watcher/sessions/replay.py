@@ -183,10 +183,38 @@ def project_config(project: str | None) -> Config:
     """The config a fold reads for a session of `project` (`project_of`): the live hooks' (the user's
     config, the project's over it, the inferred cliff, the user's prices handed to the core). A
     session whose folder is gone (None) folds with the user's config alone, as its hooks did but for
-    the project's file that went with the folder. Raises ConfigError naming a file that cannot be used."""
+    the project's file that went with the folder; a user's config that cannot be used is left out
+    then, as the hooks left it out (`config.load_cached`), and said on stderr (`left_out`). Raises
+    ConfigError naming a file that cannot be used where the folder is there."""
     from session_watcher.base import config
 
-    return config.load(project)
+    if project is not None:
+        return config.load(project)
+    cfg, errors = config.load_layers(None)
+    for error in errors:
+        left_out(error)
+    return cfg
+
+
+_said: set[str] = set()  # what `left_out` said in this process
+
+
+def left_out(error: str) -> None:
+    """Say once on stderr (once per process) that the user's config was left out of the fold of a
+    session whose folder is gone, as its hooks left it out, and why (`error`: the file and what is
+    wrong with it); `session-watcher config` names it as an error still."""
+    if error in _said:
+        return
+    _said.add(error)
+    import sys
+
+    from session_watcher.core.text import one_line
+
+    try:
+        print(f"session-watcher: your config left out of the replay of a session whose folder is gone, as its "
+              f"hooks left it out: {one_line(error)}", file=sys.stderr, flush=True)
+    except OSError:  # stderr gone: the figures are what they are
+        pass
 
 
 def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:
