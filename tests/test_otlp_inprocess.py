@@ -223,10 +223,11 @@ def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object,
 
 def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run again with nothing changed, `export --otlp` replays no session, sends the very same
-    request and leaves backfill.json and progress.json as they are (its advice events sent before); one transcript changed (its mtime), that one is
-    replayed; a handoff's parent changed, it and its child are (the restart priced again). The same
-    request each time: every figure is a replay's. The cliff `report` inferred changed (every fold's
-    cache lifetime), every session is, and sends what an export that keeps nothing sends."""
+    request and leaves backfill.json and progress.json as they are (its advice events sent before);
+    one transcript changed (its mtime), that one is replayed; a handoff's parent changed, it and its
+    child are (the restart priced again). The same request each time: every figure is a replay's.
+    The cliff `report` inferred changed (every fold's cache lifetime), every session is, and sends
+    what an export that keeps nothing sends."""
     import shutil
 
     from session_watcher.otlp.backfill import cache_file as backfill_cache
