@@ -211,6 +211,10 @@ def status(ns: argparse.Namespace) -> int:
     # the restart saving the status line shows now: cold cache and prepared handoff included
     doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
     doc["coldCache"] = cold_cache(state, cfg, now)  # the guard's view now, and its source
+    if doc.get("inheritedCalls"):  # a fork: is its parent's file there (its copies counted there)?
+        from session_watcher.sessions.naming import find, mark_parent
+
+        mark_parent(doc, find(_target(ns)).transcript)
     if ns.json:
         _emit(doc)
     else:
@@ -251,6 +255,10 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     transcript = transcript_of(_target(ns)).transcript
     assert transcript is not None
     doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace))
+    if doc.get("inheritedCalls"):  # a fork: is its parent's file there (its copies counted there)?
+        from session_watcher.sessions.naming import mark_parent
+
+        mark_parent(doc, transcript)
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
         from session_watcher.base.atomic import write_atomic
 

@@ -119,18 +119,23 @@ def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None
         note_taken(taken, loaded.path, {"sessionId": state["sessionId"], "parentSession": state.get("parentSession")},
                    seen.rows)
     return {"sessionId": state["sessionId"], "transcript": loaded.path,
-            **bt.backtest(seen.own(), seen.shared, follow, seen.autos), **fork_fields(state)}
+            **bt.backtest(seen.own(), seen.shared, follow, seen.autos), **fork_fields(state, loaded.path)}
 
 
-def fork_fields(state: State) -> dict[str, Any]:
+def fork_fields(state: State, transcript: str | None = None) -> dict[str, Any]:
     """A fork's backtest leaves out its copies of its parent's calls and says so as `status --json`
-    does (`inheritedCalls`, the first ones, to call `inheritedTo`, made by `forkedFrom`); nothing for
-    a session that is no fork."""
+    does (`inheritedCalls`, the first ones, to call `inheritedTo`, made by `forkedFrom`;
+    `forkedFromFound` False where that session's file is not found: `naming.mark_parent`, looked for
+    from `transcript`); nothing for a session that is no fork."""
     t = state["engine"]["tally"]
     if not t.get("inherited"):
         return {}
-    return {"inheritedCalls": t.get("inherited", 0), "inheritedTo": t.get("inheritedTo", 0),
-            "forkedFrom": t.get("forkedFrom")}
+    from session_watcher.sessions.naming import mark_parent
+
+    doc: dict[str, object] = {"inheritedCalls": t.get("inherited", 0), "inheritedTo": t.get("inheritedTo", 0),
+           "forkedFrom": t.get("forkedFrom")}
+    mark_parent(doc, transcript)
+    return doc
 
 
 def run_one(transcript: str, overrides: dict[str, Any] | None = None,
