@@ -595,3 +595,30 @@ def test_a_kept_sessions_project_config_broken_since_is_skipped_the_others_sent(
         assert f"skipped {folder / 'in.jsonl'}" in " ".join(capsys.readouterr().err.split())
         assert "('session.id', 'out')" in str(got)
         assert "('session.id', 'in')" not in str(got)
+
+
+def test_a_session_naming_no_folder_is_kept_whatever_folder_export_runs_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transcript that names no folder (no `cwd` on any line) and relative file paths: its replay
+    resolves them from nowhere, not from where `export` runs, so an export run from another folder
+    finds its kept replay holding (nothing replayed) and sends the very same figures."""
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    text = SHORT.read_bytes().replace(b'"cwd":"/home/marco/projects/spotter",', b"")
+    text = text.replace(b"/home/marco/projects/spotter/", b"")
+    assert b'"cwd"' not in text
+    assert b'"file_path":"mix.exs"' in text
+    (folder / "nocwd.jsonl").write_bytes(text)
+    here, there = tmp_path / "here", tmp_path / "there"
+    for d in (here, there):
+        d.mkdir()
+        (d / "mix.exs").write_text("x\n")  # a file of that name where each export runs
+    (there / "plan.md").symlink_to(there / "mix.exs")
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        monkeypatch.chdir(here)
+        first = _sent(folder, r, replays)
+        assert replays == ["nocwd.jsonl"]
+        monkeypatch.chdir(there)
+        assert _sent(folder, r, replays) == first
+        assert replays == []

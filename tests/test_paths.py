@@ -287,3 +287,13 @@ def test_not_a_git_repository(tmp_path: Path, git_log: Path) -> None:
     state = new_state(plain)
     session.fold_events(state, reads(["a.log"], plain), config.merge())
     assert [e["reason"] for e in state["paths"].values()] == [None]  # git cannot say: not ignored
+
+
+def test_canonical_of_a_relative_path_with_no_folder_is_as_named(tmp_path: Path, monkeypatch: Any) -> None:
+    """No folder to resolve it from (a transcript naming none): the path as named, tidied, whatever
+    folder the command runs in."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x\n")
+    assert session.canonical("./x/../a.py", None) == "a.py"
+    assert session.canonical("../a.py", None) == "../a.py"
+    assert session.canonical("/proj/a.py", None) == os.path.realpath("/proj/a.py")

@@ -45,12 +45,17 @@ canon_memo: dict[tuple[str, str | None], str] | None = None
 def canonical(raw: str, cwd: str | None) -> str:
     """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path. A Windows
     path on another system (`D:\\proj\\a.py`, or relative to a Windows cwd) stays a Windows path
-    (`core.paths.windows_canonical`), never glued to a folder of this one."""
+    (`core.paths.windows_canonical`), never glued to a folder of this one. A relative path of a session
+    whose transcript names no folder (`cwd` None) has nothing to be resolved from: it stays as named
+    (`./x/../a.py` is `a.py`), never joined to wherever the command runs (a replay, an export run from
+    another folder, would have found other files)."""
     if sysos.sep == "/" and (pathmap.windows_form(raw) or (cwd and pathmap.windows_form(cwd) and raw[:1] != "/")):
         return pathmap.windows_canonical(raw, cwd)
     path = sysos.expanduser(raw)
     if not sysos.isabs(path):
-        path = sysos.join(cwd or sysos.getcwd(), path)
+        if not cwd:
+            return sysos.normpath(path)
+        path = sysos.join(cwd, path)
     return sysos.realpath(path)
 
 
