@@ -622,3 +622,46 @@ def test_a_session_naming_no_folder_is_kept_whatever_folder_export_runs_in(
         monkeypatch.chdir(there)
         assert _sent(folder, r, replays) == first
         assert replays == []
+
+
+def test_git_that_does_not_answer_in_time_is_no_answer_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Real git kept from answering which files it ignores (its `.gitignore` a FIFO nobody writes:
+    `git check-ignore` waits on it until its 2 s are up): the export replays the session as if git
+    ignores none, says so on stderr, and keeps nothing of it, so the next run replays it again (it
+    read that silence as 'none ignored' and kept it); git answering again, the replay's figures are
+    git's answer's (what an export that keeps nothing sends), and then kept."""
+    import subprocess
+
+    from session_watcher.otlp.backfill import cache_file
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    for name in ("mix.exs", "plan.md"):
+        (proj / name).write_text("x\n")
+    os.mkfifo(proj / ".gitignore")
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    (folder / "s.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter", str(proj).encode()))
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        capsys.readouterr()
+        silent = _sent(folder, r, replays)
+        assert replays == ["s.jsonl"]
+        said = " ".join(capsys.readouterr().err.split())
+        assert f"git did not say in time which files it ignores in {proj}: 1 session there replayed" in said, said
+        assert str(folder / "s.jsonl") not in (Path(cache_file()).read_text() if Path(cache_file()).exists() else "")
+        assert _sent(folder, r, replays) == silent
+        assert replays == ["s.jsonl"]  # not kept: asked again
+        assert "did not say in time" in capsys.readouterr().err
+        (proj / ".gitignore").unlink()
+        (proj / ".gitignore").write_text("mix.exs\nplan.md\n")
+        answered = _sent(folder, r, replays)
+        assert replays == ["s.jsonl"]
+        assert answered != silent
+        assert "did not say in time" not in capsys.readouterr().err
+        assert _sent(folder, r, replays) == answered
+        assert replays == []  # kept now
+        os.unlink(cache_file())
+        assert _sent(folder, r, replays) == answered  # what an export that keeps nothing sends

@@ -90,8 +90,9 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None
     transcript and its subagent files, a fold reads the config (`project_config`) and asks the file
     system and git: the folder it ran in and every file path it names, resolved (links, `~`: `placed`,
     `state.session.canonical`), and which of them git ignores. `asked` (given) gets those answers:
-    "cwd" and "project" (`placed`), "canon" ((raw path, cwd) -> resolved) and "reasons" (resolved
-    path -> why it is left out of the path map, for those the map classed)."""
+    "cwd" and "project" (`placed`), "canon" ((raw path, cwd) -> resolved), "reasons" (resolved
+    path -> why it is left out of the path map, for those the map classed) and "unanswered" (the
+    project folders where git did not answer in time which files it ignores: taken as none)."""
     path = os.path.abspath(transcript_path)
     trace = [] if trace is None else trace
     state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, None, asked=asked)
@@ -120,16 +121,17 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
         state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
         subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
         memo: dict[tuple[str, str | None], str] = {}
-        session.canon_memo = memo
+        unanswered: set[str] = set()
+        session.canon_memo, session.unanswered = memo, unanswered
         try:
             state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
                                                  reader=reader)
         finally:
-            session.canon_memo = None
+            session.canon_memo = session.unanswered = None
         if asked is not None:
             ctx = state["context"]
             asked.update(cwd=ctx.get("cwd"), project=ctx.get("project"), canon=memo,
-                         reasons=dict(state.get("reasons") or {}))
+                         reasons=dict(state.get("reasons") or {}), unanswered=sorted(unanswered))
     finally:
         if two is not None:
             two.close()

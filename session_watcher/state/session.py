@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 # `replay` sets a dict here for its run: each raw path is resolved once (a hook resolves every batch's
 # paths afresh; a replay folds many batches of one finished session, naming the same files)
 canon_memo: dict[tuple[str, str | None], str] | None = None
+# `replay` sets a set here for its run: the project folders where git did not answer in time which
+# files it ignores (`git_ignored` None); the fold took none as ignored there
+unanswered: set[str] | None = None
+GIT_SECONDS = 2.0  # how long `git check-ignore` may take before its answer is unknown
 
 
 def canonical(raw: str, cwd: str | None) -> str:
@@ -59,8 +63,10 @@ def canonical(raw: str, cwd: str | None) -> str:
     return sysos.realpath(path)
 
 
-def git_ignored(root: str, candidates: list[str]) -> set[str]:
-    """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say.
+def git_ignored(root: str, candidates: list[str]) -> set[str] | None:
+    """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say
+    (not installed, not a repository); None when it did not answer in time (GIT_SECONDS): unknown,
+    which a fold takes as none ignored but says (`unanswered`) and an export's kept replay never keeps.
 
     The repository may be someone else's (a transcript's `cwd` picks it): its config must not run
     a command. Reading the index runs `core.fsmonitor` (the one program check-ignore starts, traced
@@ -71,8 +77,11 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
         return set()
     from session_watcher.state.spawn import run
 
-    got = run(["git", "-c", "core.fsmonitor=false", "-C", root, "check-ignore", "--stdin", "-z"],
-              "\0".join(candidates).encode("utf-8", "surrogateescape"), timeout=2)
+    try:
+        got = run(["git", "-c", "core.fsmonitor=false", "-C", root, "check-ignore", "--stdin", "-z"],
+                  "\0".join(candidates).encode("utf-8", "surrogateescape"), timeout=GIT_SECONDS)
+    except TimeoutError:
+        return None
     if got is None or got[0] not in (0, 1):
         return set()
     return {p.decode("utf-8", "surrogateescape") for p in got[1].split(b"\0") if p}
@@ -127,6 +136,10 @@ def resolve(state: State, raws: set[str], shards: PathShards | None = None,
     if fresh:
         inside = [c for c in fresh if root and pathmap.relative(c, root) is not None]
         ignored = git_ignored(root, inside) if root and inside else set()
+        if ignored is None:  # unknown: none taken as ignored, and said where someone asks (`unanswered`)
+            ignored = set()
+            if unanswered is not None and root:
+                unanswered.add(root)
         for c in fresh:
             if c not in inside:
                 known[c] = "outside-project"
