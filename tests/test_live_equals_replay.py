@@ -8,6 +8,7 @@ call, alerts included, and every Stop must have folded its turn's last call.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,7 @@ def test_the_real_clients_fork_hook_by_hook(tmp_path: Path) -> None:
     assert {k: v for k, v in tally_document(state).items() if k.startswith(("inherited", "forked"))} == {
         "inheritedCalls": 4, "inheritedTo": 4, "forkedFrom": parent, "inheritedUsage": doc["inheritedUsage"]}
     wide = {**os.environ, "COLUMNS": "200"}  # a line each, unwrapped
+    shutil.copy(_session_332("fork", parent), live.transcript.parent)  # its parent beside it, as the client left it
     said = sw("status", "--session", sid, env=wide)
     assert said.returncode == 0, said.stderr
     replayed = sw("replay", str(live.transcript), "--cwd", str(tmp_path / "cwd"), env=wide)
