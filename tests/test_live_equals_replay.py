@@ -7,6 +7,7 @@ call, alerts included, and every Stop must have folded its turn's last call.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -198,3 +199,27 @@ def test_a_session_whose_folder_is_gone_replays_with_the_users_config(tmp_path: 
     user.unlink()  # the defaults: other figures (the user's config changes some)
     _doc, trace = replay(str(live.transcript), cwd=str(cwd))
     assert [comparable(r) for r in trace] != [comparable(r) for r in live.rows()]
+
+
+def test_a_forks_state_an_older_version_saved_gets_its_copies_tokens_on_load(tmp_path: Path) -> None:
+    """The real fork folded hook by hook, its state then as a version before the copies' tokens were
+    kept saved it (no `inheritedUsage`, its own call folded): `status` fills them from a replay of its
+    transcript and saves them, so its JSON carries replay's `inheritedUsage` and its usage line the
+    fork's own 1 call, as a state saved now does (it showed the conversation's 5 calls, 4 of them copies)."""
+    from tests.oracle import sw
+    from tests.statefile import state_file
+
+    sid = "703fbb53-83ed-4907-ae6b-d4c8f3285559"
+    _live, doc = _folded_and_replayed(tmp_path, _session_332("fork", sid), sid)
+    main = state_file(sid)
+    older = json.loads(main.read_bytes())
+    assert older["engine"]["tally"].pop("inheritedUsage") == doc["inheritedUsage"]
+    main.write_text(json.dumps(older))
+    wide = {**os.environ, "COLUMNS": "200"}
+    said = sw("status", "--session", sid, env=wide)
+    assert said.returncode == 0, said.stderr
+    assert "(1 call;" in said.stdout.decode(), said.stdout
+    assert "of them copies" not in said.stdout.decode()
+    assert load_state(sid)["engine"]["tally"]["inheritedUsage"] == doc["inheritedUsage"]  # saved
+    got = json.loads(sw("status", "--json", "--session", sid).stdout)
+    assert got["inheritedUsage"] == doc["inheritedUsage"]

@@ -137,7 +137,9 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
             # alerts it fires are left for the next hook to deliver, as the status line leaves them
             fired, _ = opened.sync(cursor.get("path"), cfg, time.monotonic() + SYNC_BUDGET,
                                    list(opened.state["subCursors"]), whole_map=True, pending=True)
-            if not (fired or opened.fresh or read_to != (opened.state.get("cursor"), opened.state.get("subCursors"))):
+            filled = copies_filled(opened.state, cursor.get("path"))
+            if not (fired or opened.fresh or filled
+                    or read_to != (opened.state.get("cursor"), opened.state.get("subCursors"))):
                 # nothing new was read: the state stays as the hooks last wrote it (its time is what
                 # `doctor` says of the hooks: "last hook wrote 0 s ago" after a `status`)
                 return opened.state, cfg
@@ -170,8 +172,32 @@ def _saved(session_id: str) -> tuple[State, Config]:
     except Rejected as exc:
         _say("saved", str(exc))
         state = engine.new_state(session_id)
+    copies_filled(state, (state.get("cursor") or {}).get("path"))  # shown, not saved
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     return state, cfg
+
+
+def copies_filled(state: State, transcript: object) -> bool:
+    """A fork's state an older version saved past its first own call keeps no tokens of its copies
+    (the tally's `inheritedUsage`, kept since): taken here from a replay of its transcript (the hooks'
+    own fold: live equals replay), once, so `status` shows the fork's own tokens as a state saved now
+    does; True when they were (the caller saves the state). Nothing for any other state, or where the
+    transcript cannot be replayed (the usage line then says its tokens include the copies)."""
+    t, e = state["engine"]["tally"], state["engine"]
+    if not t.get("inherited") or "inheritedUsage" in t or e["calls"] == t.get("inheritedTo") \
+            or not isinstance(transcript, str):
+        return False
+    from session_watcher.sessions.replay import fold
+
+    try:
+        replayed, _cfg, _trace = fold(transcript, state["context"].get("cwd"), with_trace=False)
+    except (UserError, OSError, ValueError):
+        return False
+    got = replayed["engine"]["tally"]
+    if got.get("inheritedTo") != t.get("inheritedTo") or not isinstance(got.get("inheritedUsage"), dict):
+        return False
+    t["inheritedUsage"] = got["inheritedUsage"]
+    return True
 
 
 def session_state(target: str | None) -> tuple[State, Config]:
