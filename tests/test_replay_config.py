@@ -103,3 +103,31 @@ def test_a_users_config_that_cannot_be_used_is_left_out_as_the_hooks_left_it_out
     proc = sw("config")
     assert proc.returncode == 1
     assert f"{user}: not valid TOML" in " ".join(proc.stderr.decode().split())
+
+
+@pytest.mark.slow  # forks the backtest's children
+def test_a_backtest_on_two_cores_says_the_config_left_out_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capfd: pytest.CaptureFixture[str]) -> None:
+    """The backtest spread over a forked child and this process, every session's folder gone and the
+    user's config not TOML: each session folded without it, and the note said once, by this process
+    before the child forks (each process that folded one said it)."""
+    from session_watcher.sessions import backtest
+    from session_watcher.sessions import replay as replay_module
+    from session_watcher.state import pool
+
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("gate_min_calls = [\n")
+    text = (TRANSCRIPTS / "subagent.jsonl").read_bytes().replace(b"/home/marco/projects/spotter",
+                                                                 str(tmp_path / "gone").encode())
+    found = []
+    for i in range(8):
+        (tmp_path / f"s{i}.jsonl").write_bytes(text)
+        found.append(str(tmp_path / f"s{i}.jsonl"))
+    monkeypatch.setattr(backtest, "FORK_FROM", 1)
+    monkeypatch.setattr(pool, "cores", lambda: 2)
+    monkeypatch.setattr(replay_module, "_said", set())
+    capfd.readouterr()
+    got = backtest.run_all(found)
+    assert all(g is not None for g in got)
+    assert capfd.readouterr().err.count("your config left out") == 1
