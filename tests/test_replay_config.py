@@ -131,3 +131,25 @@ def test_a_backtest_on_two_cores_says_the_config_left_out_once(tmp_path: Path, m
     got = backtest.run_all(found)
     assert all(g is not None for g in got)
     assert capfd.readouterr().err.count("your config left out") == 1
+
+
+def test_the_config_left_out_is_said_once_wrapped_as_every_commands_message(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The line saying the user's config was left out is wrapped within COLUMNS as the CLI's other
+    messages on stderr (`cli.messages.say`), the file's path whole, and said once however many folds
+    read that config (it was one line of any length)."""
+    from session_watcher.sessions.replay import left_out
+
+    monkeypatch.setenv("COLUMNS", "60")
+    user = paths.user_config_file()
+    error = f"{user}: not valid TOML (at line 1, column 19): a value was expected, the file ended"
+    left_out(error)
+    left_out(error)
+    said = capsys.readouterr().err
+    lines = said.splitlines()
+    assert len(lines) > 2, said
+    assert all(len(line) <= 60 for line in lines if user not in line), said
+    assert any(user in line for line in lines), said  # whole, to be copied
+    assert lines[0].startswith("session-watcher: your config left out")
+    assert all(line.startswith("  ") for line in lines[1:] if user not in line), said
+    assert " ".join(said.split()).count("your config left out") == 1

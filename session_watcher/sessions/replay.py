@@ -210,11 +210,16 @@ def left_out(error: str) -> None:
     _said.add(error)
     import sys
 
-    from session_watcher.core.text import one_line
+    from session_watcher.base import paths
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import one_line, wrap
 
+    # wrapped as every command's message on stderr (`cli.messages.say`), the file's path whole
+    lines = wrap(one_line("session-watcher: your config left out of the replay of a session whose folder is "
+                          f"gone, as its hooks left it out: {error}"), columns(2),
+                 keep=[one_line(paths.user_config_file())])
     try:
-        print(f"session-watcher: your config left out of the replay of a session whose folder is gone, as its "
-              f"hooks left it out: {one_line(error)}", file=sys.stderr, flush=True)
+        print("\n".join(lines), file=sys.stderr, flush=True)
     except OSError:  # stderr gone: the figures are what they are
         pass
 
