@@ -223,3 +223,72 @@ def test_a_forks_state_an_older_version_saved_gets_its_copies_tokens_on_load(tmp
     assert load_state(sid)["engine"]["tally"]["inheritedUsage"] == doc["inheritedUsage"]  # saved
     got = json.loads(sw("status", "--json", "--session", sid).stdout)
     assert got["inheritedUsage"] == doc["inheritedUsage"]
+
+
+def test_a_hook_folds_while_status_replays_an_older_forks_transcript(tmp_path: Path) -> None:
+    """Real lock, real processes: `status` of a fork's state an older version saved (no copies'
+    tokens) replays its transcript for them; a hook of that session run meanwhile (new lines
+    written) takes the lock and folds them (the replay held the lock: the hook gave up, its lines
+    left for a next run that a session's end may not have), and `status` then saves the copies' tokens
+    onto the state as the hook left it, its fold kept."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.oracle import hook, payload
+    from tests.statefile import state_file
+
+    name, copied = "tool_heavy", 20
+    lines = []
+    for n, line in enumerate((TRANSCRIPTS / f"{name}.jsonl").read_text().splitlines()):
+        rec = json.loads(line)
+        if n < copied and rec.get("type") == "assistant":
+            rec["requestSessionId"] = "the-parent"
+        lines.append(json.dumps(rec, separators=(",", ":")))
+    held = len(lines) * 3 // 4  # the rest written while `status` replays
+    source = tmp_path / f"{name}.jsonl"
+    source.write_text("\n".join(lines[:held]) + "\n")
+    live, _doc = _folded_and_replayed(tmp_path, source, name)
+    main = state_file(name)
+    older = json.loads(main.read_bytes())
+    older["engine"]["tally"].pop("inheritedUsage")
+    assert older["engine"]["calls"] > older["engine"]["tally"]["inheritedTo"]
+    main.write_text(json.dumps(older))
+    ready, go = tmp_path / "replaying", tmp_path / "go"
+    code = f"""
+import os, sys, time
+from session_watcher.sessions import replay
+real = replay.fold
+def fold(*args, **kw):
+    open({str(ready)!r}, "w").close()
+    while not os.path.exists({str(go)!r}):
+        time.sleep(0.01)
+    return real(*args, **kw)
+replay.fold = fold
+sys.argv = ["session-watcher", "status", "--json", "--session", {name!r}]
+from session_watcher.cli import run
+run()
+"""
+    status = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert status.poll() is None, status.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with live.transcript.open("a") as fh:
+            fh.write("\n".join(lines[held:]) + "\n")
+        before = load_state(name)["engine"]["calls"]
+        ran = hook("PostToolUse", payload(name, live.transcript, "PostToolUse", cwd=str(tmp_path / "cwd")))
+        assert ran.returncode == 0, ran.stderr
+        folded = load_state(name)["engine"]["calls"]
+        assert folded > before  # the hook took the lock while the replay ran
+    finally:
+        go.touch()
+        out, err = status.communicate(timeout=120)
+    assert status.returncode == 0, err
+    doc, _ = replay(str(live.transcript), cwd=str(tmp_path / "cwd"))
+    state = load_state(name)
+    assert state["engine"]["calls"] >= folded  # the hook's fold kept
+    assert state["engine"]["tally"]["inheritedUsage"] == doc["inheritedUsage"]  # saved
+    assert json.loads(out)["inheritedUsage"] == doc["inheritedUsage"]
