@@ -136,7 +136,10 @@ def resolve(state: State, raws: set[str], shards: PathShards | None = None,
     if fresh:
         inside = [c for c in fresh if root and pathmap.relative(c, root) is not None]
         ignored = git_ignored(root, inside) if root and inside else set()
-        if ignored is None:  # unknown: none taken as ignored, and said where someone asks (`unanswered`)
+        # unknown: none taken as ignored, and said where someone asks (`unanswered`: a replay, which an
+        # export then keeps not). A hook keeps that answer in the state as git's: asked again at every
+        # hook naming those files, a git that hangs would stall each one its 2 s
+        if ignored is None:
             ignored = set()
             if unanswered is not None and root:
                 unanswered.add(root)
