@@ -292,3 +292,61 @@ run()
     assert state["engine"]["calls"] >= folded  # the hook's fold kept
     assert state["engine"]["tally"]["inheritedUsage"] == doc["inheritedUsage"]  # saved
     assert json.loads(out)["inheritedUsage"] == doc["inheritedUsage"]
+
+
+def test_a_session_whose_payloads_and_transcript_name_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                ) -> None:
+    """Hook and status-line payloads without `cwd`, a transcript naming no folder and its files by
+    relative paths, the hooks run in one folder and `replay` in another (each holding files of
+    those names, one of them a link): relative paths are resolved from nowhere, live and in the
+    replay, so every live row is replay's (each had joined them to the folder its process ran in)."""
+    text = (TRANSCRIPTS / "subagent.jsonl").read_bytes().replace(b'"cwd":"/home/marco/projects/spotter",', b"")
+    text = text.replace(b"/home/marco/projects/spotter/", b"")
+    assert b'"cwd"' not in text
+    assert b'"file_path":"mix.exs"' in text
+    source = tmp_path / "nocwd.jsonl"
+    source.write_bytes(text)
+    cwd = tmp_path / "cwd"  # CLAUDE_PROJECT_DIR, where the hooks run
+    there = tmp_path / "there"  # where the replay runs
+    for d in (cwd, there):
+        d.mkdir()
+        (d / "mix.exs").write_text("x\n")
+    (there / "plan.md").symlink_to(there / "mix.exs")
+    live = Live(tmp_path, source, "nocwd", cwd)
+    live.payload_cwd, live.run_in = False, cwd
+    live.run(synthetic_schedule(live.data, "nocwd"))
+    monkeypatch.chdir(there)
+    doc, trace = replay(str(live.transcript))
+    rows = live.rows()
+    assert len(rows) == doc["calls"] > 0
+    assert [comparable(r) for r in rows] == [comparable(r) for r in trace]
+    assert load_state("nocwd")["engine"]["calls"] == doc["calls"]
+
+
+def test_a_session_whose_payloads_name_no_folder_its_transcript_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     ) -> None:
+    """Hook and status-line payloads without `cwd`, the transcript naming the folder the session ran
+    in (the hooks run there, as the client starts them) and its files by relative paths: the hooks
+    resolve them from the transcript's folder as `replay` does (run from elsewhere), so every live
+    row is replay's (the hooks left them as named: outside the project, where replay has them in it)."""
+    cwd = tmp_path / "cwd"
+    there = tmp_path / "there"
+    text = (TRANSCRIPTS / "subagent.jsonl").read_bytes().replace(b"/home/marco/projects/spotter/", b"")
+    text = text.replace(b'"cwd":"/home/marco/projects/spotter"', b'"cwd":' + json.dumps(str(cwd)).encode())
+    assert b'"file_path":"mix.exs"' in text
+    source = tmp_path / "named.jsonl"
+    source.write_bytes(text)
+    for d in (cwd, there):
+        d.mkdir()
+        (d / "mix.exs").write_text("x\n")
+    live = Live(tmp_path, source, "named", cwd)
+    live.payload_cwd, live.run_in = False, cwd
+    live.run(synthetic_schedule(live.data, "named"))
+    monkeypatch.chdir(there)
+    doc, trace = replay(str(live.transcript))
+    rows = live.rows()
+    assert len(rows) == doc["calls"] > 0
+    assert [comparable(r) for r in rows] == [comparable(r) for r in trace]
+    state = load_state("named")
+    assert state["context"]["cwd"] == str(cwd)
+    assert state["reasons"].get(str(cwd / "mix.exs"), "none") is None  # in the project, not ignored

@@ -243,7 +243,7 @@ def _locked(opened: Session, plan: Plan, payload: dict[str, Any], transcript: st
     from session_watcher.state import session
     from session_watcher.state.shell import usable_path
 
-    opened.place(cwd)
+    opened.place(cwd, transcript=transcript)
     cfg = opened.config()
     subs: list[str] = []
     if plan["subagents"] and transcript:

@@ -320,7 +320,7 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
             opened.state["context"].update(seen)
             if sample:  # one more sample of the plan's use
                 _observe_plan(opened.state["context"], *sample)
-            opened.place(cwd, stated_project, env)
+            opened.place(cwd, stated_project, env, transcript)
             cfg = opened.config()
             trace: list[dict[str, Any]] | None = [] if env.get("SESSION_WATCHER_TRACE") else None
             # the status line cannot deliver the alerts the fold fires: the next hook will
