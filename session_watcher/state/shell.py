@@ -70,19 +70,6 @@ def payload_inputs(payload: Mapping[str, Any]) -> tuple[str | None, str | None, 
             transcript if usable_path(transcript) else None, cwd if usable_path(cwd) else None)
 
 
-def transcript_folder(transcript: str) -> str | None:
-    """The folder a transcript says its session ran in (`sessions.replay.transcript_cwd`, replay's
-    rule), None where it names none or cannot be read: for a payload without a cwd (every client
-    sends one: none of its cost is on a hook's usual path)."""
-    from session_watcher.sessions.replay import transcript_cwd
-
-    try:
-        cwd = transcript_cwd(transcript)
-    except (OSError, ValueError):
-        return None
-    return cwd if usable_path(cwd) else None
-
-
 def log_once(key: str, message: str) -> None:
     from session_watcher.base.logs import log_once as write  # only when there is something to say
 
@@ -195,14 +182,10 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self._lock.__exit__(None, None, None)
 
-    def place(self, cwd: str | None, stated_project: object = None, env: Mapping[str, str] = sysos.environ,
-              transcript: str | None = None) -> None:
+    def place(self, cwd: str | None, stated_project: object = None, env: Mapping[str, str] = sysos.environ) -> None:
         """Record where the session runs, unless a caller already did: the cwd, and the project
-        root by `project_root`. A payload naming no cwd: the folder its `transcript` names, as `replay`
-        takes it (`transcript_cwd`), so the fold resolves relative paths from where replay does."""
+        root by `project_root`."""
         ctx = self.state["context"]
-        if ctx["cwd"] is None and not cwd and transcript:
-            cwd = transcript_folder(transcript)
         if ctx["cwd"] is None and cwd:
             ctx["cwd"] = cwd
         if ctx["project"] is None:
