@@ -177,6 +177,8 @@ class Live:
         self.outputs: list[tuple[str, dict[str, Any]]] = []
         # after each Stop: (calls up to the turn's end, calls in the state, calls in the file written)
         self.stop_folded: list[tuple[int, int, int]] = []
+        self.payload_cwd = True  # False: the payloads name no folder (no `cwd`)
+        self.run_in: Path | None = None  # the folder the hook and status-line processes run in (None: this one's)
 
     def write_to(self, size: int) -> None:
         if size > self.written:
@@ -190,6 +192,8 @@ class Live:
 
     def _payload(self, event: str, p: dict[str, Any]) -> dict[str, Any]:
         out = {**p, "transcript_path": str(self.transcript), "cwd": str(self.cwd)}
+        if not self.payload_cwd:
+            del out["cwd"]
         if event:
             out["hook_event_name"] = event
         agent = p.get("agent_transcript_path")
@@ -202,14 +206,14 @@ class Live:
             self.write_to(size)
             if kind == "statusline":
                 proc = subprocess.run(launcher("statusline"), input=json.dumps(self._payload("", p)).encode(),
-                                      env=self.env, capture_output=True, timeout=60, check=False)
+                                      env=self.env, capture_output=True, timeout=60, check=False, cwd=self.run_in)
                 assert proc.returncode == 0
                 assert proc.stderr == b"", proc.stderr
                 continue
             if event == "SubagentStop" or (event == "Stop" and self.sub_source.is_dir()):
                 self.copy_subagents()
             child = subprocess.Popen(launcher("hook", event), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=self.env)
+                                     stderr=subprocess.PIPE, env=self.env, cwd=self.run_in)
             assert child.stdin is not None
             child.stdin.write(json.dumps(self._payload(event, p)).encode())
             child.stdin.close()

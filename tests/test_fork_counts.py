@@ -219,3 +219,37 @@ def test_a_fork_without_a_call_of_its_own_yet_and_a_state_saved_before_its_copie
     assert "calls 1" in said.splitlines()[0]
     assert "(5 calls, 4 of them copies;" in said  # the conversation's tokens, and the line says so
     assert "(1 call;" in status_text(status_document(fold(str(FORK / f"{CHILD}.jsonl"))[0], cfg))
+
+
+def test_a_fork_whose_parents_file_is_gone_says_its_copies_are_counted_in_no_session(
+        tmp_path: Path, capsys: Any) -> None:
+    """The real fork alone (its parent's file deleted): `replay`'s text, `status --json`'s key, the
+    backtest's document and sentence and the page's line say that the 4 copies, not counted here, are
+    counted in no session (as `report`, which counts them in the parent only, then counts them);
+    beside its parent, each says they are counted there, as before."""
+    from types import SimpleNamespace
+
+    from session_watcher.cli import commands
+    from session_watcher.reports.render_text import fork_sentence
+    from session_watcher.reports.session_page_data import load_model
+
+    alone = tmp_path / f"{CHILD}.jsonl"
+    alone.write_bytes((FORK / f"{CHILD}.jsonl").read_bytes())
+    nowhere = "(calls 1-4: that session's file not found, so counted in no session; context here)"
+    there = "(calls 1-4: counted there, context here)"
+    for path, said, found in ((alone, nowhere, False), (FORK / f"{CHILD}.jsonl", there, None)):
+        for as_json in (False, True):
+            ns = SimpleNamespace(target=str(path), cwd=None, json=as_json, trace=None, verbose=False)
+            assert commands.replay(ns) == 0
+            out = capsys.readouterr().out
+            if as_json:
+                assert json.loads(out).get("forkedFromFound") is found
+            else:
+                assert said in " ".join(out.split()), out
+        doc = shell.run_one(str(path))
+        assert doc.get("forkedFromFound") is found
+        sentence = fork_sentence({"sessions": [doc]}, 8)
+        assert sentence is not None
+        assert ("counted in no session" in sentence) is (found is False), sentence
+        model = load_model(str(path), now=0.0)
+        assert model["fork"]["text"].endswith(said)

@@ -934,7 +934,8 @@ def test_uninstall_takes_the_index_but_nothing_of_the_users_beside_it(tmp_path: 
 def test_uninstall_takes_the_exports_replay_cache_and_says_no_session_state_for_it(tmp_path: Path) -> None:
     """`export --otlp` (a real run over a real session, to a collector on loopback) keeps its replay
     cache in the state folder, beside its record of the advice sent (`--dry-run` writes neither);
-    --uninstall takes the cache (made again by the next export) and keeps the record, and says so. A
+    --uninstall takes the cache (made again by the next export) and keeps the record (a session whose
+    advice was sent: an export with nothing to record writes none), and says so. A
     state folder that held nothing but the cache goes, no "session states stay" said for it."""
     from tests.otlp_receiver import Receiver
 
@@ -942,7 +943,8 @@ def test_uninstall_takes_the_exports_replay_cache_and_says_no_session_state_for_
     _installed_stand_in(b)
     projects = tmp_path / "projects" / "-home-u-p"
     projects.mkdir(parents=True)
-    shutil.copy(TRANSCRIPTS / "short.jsonl", projects / "55604662-cf2a-4331-851a-ec234028f8ca.jsonl")
+    cold = REPO / "tests" / "fixtures" / "cold-return" / "03a1382e-ecd5-42c4-b3d4-5c659e165904.jsonl"  # advice sent
+    shutil.copy(cold, projects / cold.name)
     with Receiver() as r:
         export = subprocess.run([sys.executable, "-m", "session_watcher", "export", "--otlp", r.url,
                                  "--projects", str(projects.parent)], env=b.env(), capture_output=True, text=True,

@@ -7,7 +7,9 @@ call, alerts included, and every Stop must have folded its turn's last call.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +165,7 @@ def test_the_real_clients_fork_hook_by_hook(tmp_path: Path) -> None:
     assert {k: v for k, v in tally_document(state).items() if k.startswith(("inherited", "forked"))} == {
         "inheritedCalls": 4, "inheritedTo": 4, "forkedFrom": parent, "inheritedUsage": doc["inheritedUsage"]}
     wide = {**os.environ, "COLUMNS": "200"}  # a line each, unwrapped
+    shutil.copy(_session_332("fork", parent), live.transcript.parent)  # its parent beside it, as the client left it
     said = sw("status", "--session", sid, env=wide)
     assert said.returncode == 0, said.stderr
     replayed = sw("replay", str(live.transcript), "--cwd", str(tmp_path / "cwd"), env=wide)
@@ -196,3 +199,154 @@ def test_a_session_whose_folder_is_gone_replays_with_the_users_config(tmp_path: 
     user.unlink()  # the defaults: other figures (the user's config changes some)
     _doc, trace = replay(str(live.transcript), cwd=str(cwd))
     assert [comparable(r) for r in trace] != [comparable(r) for r in live.rows()]
+
+
+def test_a_forks_state_an_older_version_saved_gets_its_copies_tokens_on_load(tmp_path: Path) -> None:
+    """The real fork folded hook by hook, its state then as a version before the copies' tokens were
+    kept saved it (no `inheritedUsage`, its own call folded): `status` fills them from a replay of its
+    transcript and saves them, so its JSON carries replay's `inheritedUsage` and its usage line the
+    fork's own 1 call, as a state saved now does (it showed the conversation's 5 calls, 4 of them copies)."""
+    from tests.oracle import sw
+    from tests.statefile import state_file
+
+    sid = "703fbb53-83ed-4907-ae6b-d4c8f3285559"
+    _live, doc = _folded_and_replayed(tmp_path, _session_332("fork", sid), sid)
+    main = state_file(sid)
+    older = json.loads(main.read_bytes())
+    assert older["engine"]["tally"].pop("inheritedUsage") == doc["inheritedUsage"]
+    main.write_text(json.dumps(older))
+    wide = {**os.environ, "COLUMNS": "200"}
+    said = sw("status", "--session", sid, env=wide)
+    assert said.returncode == 0, said.stderr
+    assert "(1 call;" in said.stdout.decode(), said.stdout
+    assert "of them copies" not in said.stdout.decode()
+    assert load_state(sid)["engine"]["tally"]["inheritedUsage"] == doc["inheritedUsage"]  # saved
+    got = json.loads(sw("status", "--json", "--session", sid).stdout)
+    assert got["inheritedUsage"] == doc["inheritedUsage"]
+
+
+def test_a_hook_folds_while_status_replays_an_older_forks_transcript(tmp_path: Path) -> None:
+    """Real lock, real processes: `status` of a fork's state an older version saved (no copies'
+    tokens) replays its transcript for them; a hook of that session run meanwhile (new lines
+    written) takes the lock and folds them (the replay held the lock: the hook gave up, its lines
+    left for a next run that a session's end may not have), and `status` then saves the copies' tokens
+    onto the state as the hook left it, its fold kept."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.oracle import hook, payload
+    from tests.statefile import state_file
+
+    name, copied = "tool_heavy", 20
+    lines = []
+    for n, line in enumerate((TRANSCRIPTS / f"{name}.jsonl").read_text().splitlines()):
+        rec = json.loads(line)
+        if n < copied and rec.get("type") == "assistant":
+            rec["requestSessionId"] = "the-parent"
+        lines.append(json.dumps(rec, separators=(",", ":")))
+    held = len(lines) * 3 // 4  # the rest written while `status` replays
+    source = tmp_path / f"{name}.jsonl"
+    source.write_text("\n".join(lines[:held]) + "\n")
+    live, _doc = _folded_and_replayed(tmp_path, source, name)
+    main = state_file(name)
+    older = json.loads(main.read_bytes())
+    older["engine"]["tally"].pop("inheritedUsage")
+    assert older["engine"]["calls"] > older["engine"]["tally"]["inheritedTo"]
+    main.write_text(json.dumps(older))
+    ready, go = tmp_path / "replaying", tmp_path / "go"
+    code = f"""
+import os, sys, time
+from session_watcher.sessions import replay
+real = replay.fold
+def fold(*args, **kw):
+    open({str(ready)!r}, "w").close()
+    while not os.path.exists({str(go)!r}):
+        time.sleep(0.01)
+    return real(*args, **kw)
+replay.fold = fold
+sys.argv = ["session-watcher", "status", "--json", "--session", {name!r}]
+from session_watcher.cli import run
+run()
+"""
+    status = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert status.poll() is None, status.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with live.transcript.open("a") as fh:
+            fh.write("\n".join(lines[held:]) + "\n")
+        before = load_state(name)["engine"]["calls"]
+        ran = hook("PostToolUse", payload(name, live.transcript, "PostToolUse", cwd=str(tmp_path / "cwd")))
+        assert ran.returncode == 0, ran.stderr
+        folded = load_state(name)["engine"]["calls"]
+        assert folded > before  # the hook took the lock while the replay ran
+    finally:
+        go.touch()
+        out, err = status.communicate(timeout=120)
+    assert status.returncode == 0, err
+    doc, _ = replay(str(live.transcript), cwd=str(tmp_path / "cwd"))
+    state = load_state(name)
+    assert state["engine"]["calls"] >= folded  # the hook's fold kept
+    assert state["engine"]["tally"]["inheritedUsage"] == doc["inheritedUsage"]  # saved
+    assert json.loads(out)["inheritedUsage"] == doc["inheritedUsage"]
+
+
+def test_a_session_whose_payloads_and_transcript_name_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                ) -> None:
+    """Hook and status-line payloads without `cwd`, a transcript naming no folder and its files by
+    relative paths, the hooks run in one folder and `replay` in another (each holding files of
+    those names, one of them a link): relative paths are resolved from nowhere, live and in the
+    replay, so every live row is replay's (each had joined them to the folder its process ran in)."""
+    text = (TRANSCRIPTS / "subagent.jsonl").read_bytes().replace(b'"cwd":"/home/marco/projects/spotter",', b"")
+    text = text.replace(b"/home/marco/projects/spotter/", b"")
+    assert b'"cwd"' not in text
+    assert b'"file_path":"mix.exs"' in text
+    source = tmp_path / "nocwd.jsonl"
+    source.write_bytes(text)
+    cwd = tmp_path / "cwd"  # CLAUDE_PROJECT_DIR, where the hooks run
+    there = tmp_path / "there"  # where the replay runs
+    for d in (cwd, there):
+        d.mkdir()
+        (d / "mix.exs").write_text("x\n")
+    (there / "plan.md").symlink_to(there / "mix.exs")
+    live = Live(tmp_path, source, "nocwd", cwd)
+    live.payload_cwd, live.run_in = False, cwd
+    live.run(synthetic_schedule(live.data, "nocwd"))
+    monkeypatch.chdir(there)
+    doc, trace = replay(str(live.transcript))
+    rows = live.rows()
+    assert len(rows) == doc["calls"] > 0
+    assert [comparable(r) for r in rows] == [comparable(r) for r in trace]
+    assert load_state("nocwd")["engine"]["calls"] == doc["calls"]
+
+
+def test_a_session_whose_payloads_name_no_folder_its_transcript_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     ) -> None:
+    """Hook and status-line payloads without `cwd`, the transcript naming the folder the session ran
+    in (the hooks run there, as the client starts them) and its files by relative paths: the hooks
+    resolve them from the transcript's folder as `replay` does (run from elsewhere), so every live
+    row is replay's (the hooks left them as named: outside the project, where replay has them in it)."""
+    cwd = tmp_path / "cwd"
+    there = tmp_path / "there"
+    text = (TRANSCRIPTS / "subagent.jsonl").read_bytes().replace(b"/home/marco/projects/spotter/", b"")
+    text = text.replace(b'"cwd":"/home/marco/projects/spotter"', b'"cwd":' + json.dumps(str(cwd)).encode())
+    assert b'"file_path":"mix.exs"' in text
+    source = tmp_path / "named.jsonl"
+    source.write_bytes(text)
+    for d in (cwd, there):
+        d.mkdir()
+        (d / "mix.exs").write_text("x\n")
+    live = Live(tmp_path, source, "named", cwd)
+    live.payload_cwd, live.run_in = False, cwd
+    live.run(synthetic_schedule(live.data, "named"))
+    monkeypatch.chdir(there)
+    doc, trace = replay(str(live.transcript))
+    rows = live.rows()
+    assert len(rows) == doc["calls"] > 0
+    assert [comparable(r) for r in rows] == [comparable(r) for r in trace]
+    state = load_state("named")
+    assert state["context"]["cwd"] == str(cwd)
+    assert state["reasons"].get(str(cwd / "mix.exs"), "none") is None  # in the project, not ignored

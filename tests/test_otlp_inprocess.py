@@ -223,10 +223,11 @@ def _sent(projects: Path, r: Receiver, replays: list[str]) -> list[tuple[object,
 
 def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run again with nothing changed, `export --otlp` replays no session, sends the very same
-    request and leaves backfill.json as it is; one transcript changed (its mtime), that one is
-    replayed; a handoff's parent changed, it and its child are (the restart priced again). The same
-    request each time: every figure is a replay's. The cliff `report` inferred changed (every fold's
-    cache lifetime), every session is, and sends what an export that keeps nothing sends."""
+    request and leaves backfill.json and progress.json as they are (its advice events sent before);
+    one transcript changed (its mtime), that one is replayed; a handoff's parent changed, it and its
+    child are (the restart priced again). The same request each time: every figure is a replay's.
+    The cliff `report` inferred changed (every fold's cache lifetime), every session is, and sends
+    what an export that keeps nothing sends."""
     import shutil
 
     from session_watcher.otlp.backfill import cache_file as backfill_cache
@@ -244,10 +245,12 @@ def test_a_second_export_replays_only_what_changed(tmp_path: Path, monkeypatch: 
         first = _sent(projects, r, replays)
         assert sorted(replays) == sorted(p.name for p in folder.glob("*.jsonl"))
         assert "session_watcher.restart.realized_saving" in {p[0] for p in first}
-        kept = os.stat(backfill_cache())
+        kept, told = os.stat(backfill_cache()), os.stat(exporter.progress_file())
         assert _sent(projects, r, replays) == first
         assert replays == []
         assert os.stat(backfill_cache()).st_ino == kept.st_ino  # nothing new: not written again
+        now = os.stat(exporter.progress_file())
+        assert (now.st_ino, now.st_mtime_ns) == (told.st_ino, told.st_mtime_ns)
         st = (folder / SHORT.name).stat()
         os.utime(folder / SHORT.name, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
         assert _sent(projects, r, replays) == first
@@ -592,3 +595,73 @@ def test_a_kept_sessions_project_config_broken_since_is_skipped_the_others_sent(
         assert f"skipped {folder / 'in.jsonl'}" in " ".join(capsys.readouterr().err.split())
         assert "('session.id', 'out')" in str(got)
         assert "('session.id', 'in')" not in str(got)
+
+
+def test_a_session_naming_no_folder_is_kept_whatever_folder_export_runs_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transcript that names no folder (no `cwd` on any line) and relative file paths: its replay
+    resolves them from nowhere, not from where `export` runs, so an export run from another folder
+    finds its kept replay holding (nothing replayed) and sends the very same figures."""
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    text = SHORT.read_bytes().replace(b'"cwd":"/home/marco/projects/spotter",', b"")
+    text = text.replace(b"/home/marco/projects/spotter/", b"")
+    assert b'"cwd"' not in text
+    assert b'"file_path":"mix.exs"' in text
+    (folder / "nocwd.jsonl").write_bytes(text)
+    here, there = tmp_path / "here", tmp_path / "there"
+    for d in (here, there):
+        d.mkdir()
+        (d / "mix.exs").write_text("x\n")  # a file of that name where each export runs
+    (there / "plan.md").symlink_to(there / "mix.exs")
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        monkeypatch.chdir(here)
+        first = _sent(folder, r, replays)
+        assert replays == ["nocwd.jsonl"]
+        monkeypatch.chdir(there)
+        assert _sent(folder, r, replays) == first
+        assert replays == []
+
+
+def test_git_that_does_not_answer_in_time_is_no_answer_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Real git kept from answering which files it ignores (its `.gitignore` a FIFO nobody writes:
+    `git check-ignore` waits on it until its 2 s are up): the export replays the session as if git
+    ignores none, says so on stderr, and keeps nothing of it, so the next run replays it again (it
+    read that silence as 'none ignored' and kept it); git answering again, the replay's figures are
+    git's answer's (what an export that keeps nothing sends), and then kept."""
+    import subprocess
+
+    from session_watcher.otlp.backfill import cache_file
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    for name in ("mix.exs", "plan.md"):
+        (proj / name).write_text("x\n")
+    os.mkfifo(proj / ".gitignore")
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    (folder / "s.jsonl").write_bytes(SHORT.read_bytes().replace(b"/home/marco/projects/spotter", str(proj).encode()))
+    replays = _counted_replays(monkeypatch)
+    with Receiver() as r:
+        capsys.readouterr()
+        silent = _sent(folder, r, replays)
+        assert replays == ["s.jsonl"]
+        said = " ".join(capsys.readouterr().err.split())
+        assert f"git did not say in time which files it ignores in {proj}: 1 session there replayed" in said, said
+        assert str(folder / "s.jsonl") not in (Path(cache_file()).read_text() if Path(cache_file()).exists() else "")
+        assert _sent(folder, r, replays) == silent
+        assert replays == ["s.jsonl"]  # not kept: asked again
+        assert "did not say in time" in capsys.readouterr().err
+        (proj / ".gitignore").unlink()
+        (proj / ".gitignore").write_text("mix.exs\nplan.md\n")
+        answered = _sent(folder, r, replays)
+        assert replays == ["s.jsonl"]
+        assert answered != silent
+        assert "did not say in time" not in capsys.readouterr().err
+        assert _sent(folder, r, replays) == answered
+        assert replays == []  # kept now
+        os.unlink(cache_file())
+        assert _sent(folder, r, replays) == answered  # what an export that keeps nothing sends

@@ -287,3 +287,38 @@ def test_not_a_git_repository(tmp_path: Path, git_log: Path) -> None:
     state = new_state(plain)
     session.fold_events(state, reads(["a.log"], plain), config.merge())
     assert [e["reason"] for e in state["paths"].values()] == [None]  # git cannot say: not ignored
+
+
+def test_canonical_of_a_relative_path_with_no_folder_is_as_named(tmp_path: Path, monkeypatch: Any) -> None:
+    """No folder to resolve it from (a transcript naming none): the path as named, tidied, whatever
+    folder the command runs in."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x\n")
+    assert session.canonical("./x/../a.py", None) == "a.py"
+    assert session.canonical("../a.py", None) == "../a.py"
+    assert session.canonical("/proj/a.py", None) == os.path.realpath("/proj/a.py")
+
+
+@pytest.mark.slow  # git and the hooks, real
+def test_a_hooks_git_that_does_not_answer_in_time_leaves_it_silent_and_files_not_ignored(tmp_path: Path) -> None:
+    """Real git kept from answering (its `.gitignore` a FIFO nobody writes: `git check-ignore` waits
+    on it until its 2 s are up, `spawn.run` raises TimeoutError): the hooks exit 0 and print nothing,
+    and their fold takes the project's files as not ignored and keeps that (asking git again at
+    every hook naming them would stall each one as long; `export` keeps no such replay instead)."""
+    from tests.oracle import TRANSCRIPTS, stop_until_read
+    from tests.statefile import load_state
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    subprocess.run([REAL_GIT or "git", "init", "-q", str(proj)], check=True)
+    for name in ("mix.exs", "plan.md"):
+        (proj / name).write_text("x\n")
+    os.mkfifo(proj / ".gitignore")
+    transcript = proj / "s.jsonl"  # the hooks' payload names its folder as the session's
+    transcript.write_bytes((TRANSCRIPTS / "subagent.jsonl").read_bytes()
+                           .replace(b"/home/marco/projects/spotter", str(proj).encode()))
+    stop_until_read("s", transcript)  # each run exits 0, printing nothing
+    reasons = load_state("s")["reasons"]
+    mine = {p: r for p, r in reasons.items() if p.startswith(f"{proj}{os.sep}")}
+    assert str(proj / "mix.exs") in mine, reasons
+    assert set(mine.values()) == {None}, mine

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from session_watcher.base import config, paths
 from session_watcher.core import prices
 from session_watcher.sessions.replay import config_for, project_config, project_of
@@ -47,3 +49,107 @@ def test_backtest_set_starts_from_the_users_config(tmp_path: Path) -> None:
     cfg = config_for(str(transcript), {"notify_dwell": 5})
     assert cfg is not None
     assert cfg == {**config.load_layers(None)[0], "notify_dwell": 5}
+
+
+@pytest.mark.slow  # starts the CLI, the hooks and a collector
+def test_a_users_config_that_cannot_be_used_is_left_out_as_the_hooks_left_it_out(tmp_path: Path) -> None:
+    """A session whose folder is gone, the user's config not TOML: the live hooks fold it without
+    that file (and log why); `replay`, `status`, `backtest` and `export` fold it the same (their
+    figures those of no user config at all), exit 0 and say once on stderr that the config was left
+    out and why; `config` still names the bad file as its error (exit 1)."""
+    import json
+
+    from tests.oracle import hook, payload, stop_until_read, sw
+    from tests.otlp_receiver import Receiver
+
+    gone = str(tmp_path / "gone")
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes((TRANSCRIPTS / "subagent.jsonl").read_bytes()
+                           .replace(b"/home/marco/projects/spotter", gone.encode()))
+    commands = [["replay", "--json", str(transcript)], ["status", "--json", str(transcript)],
+                ["backtest", "--json", str(transcript)]]
+
+    def figures(out: bytes) -> dict[str, object]:
+        """The document, less what `status` prices at the clock's time (the cache's age)."""
+        doc = json.loads(out)
+        doc.pop("coldCache", None)
+        return doc  # type: ignore[no-any-return]
+
+    want = [figures(sw(*args).stdout) for args in commands]  # no user config: the built-in defaults
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("gate_min_calls = [\n")
+    for args, doc in zip(commands, want, strict=True):
+        proc = sw(*args)
+        assert proc.returncode == 0, proc.stderr
+        assert figures(proc.stdout) == doc, args
+        said = proc.stderr.decode()
+        assert said.count("session-watcher: your config left out") == 1, said
+        assert f"{user}: not valid TOML" in " ".join(said.split()), said  # wrapped as every message
+    sid = "left-out"
+    live = tmp_path / f"{sid}.jsonl"
+    live.write_bytes(transcript.read_bytes())
+    assert hook("SessionStart", payload(sid, live, "SessionStart", cwd=gone)).returncode == 0
+    stop_until_read(sid, live)
+    replayed = json.loads(sw("replay", "--json", str(live)).stdout)
+    saved = json.loads(sw("status", "--json", sid).stdout)
+    assert {k: saved[k] for k in ("calls", "L", "tokenUsage", "advice")} == {
+        k: replayed[k] for k in ("calls", "L", "tokenUsage", "advice")}
+    with Receiver() as r:
+        proc = sw("export", "--otlp", r.url, "--projects", str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        assert "your config left out" in proc.stderr.decode()
+        assert {p.attributes["session.id"] for p in r.points("session_watcher.calls")} == {"s", sid}
+    proc = sw("config")
+    assert proc.returncode == 1
+    assert f"{user}: not valid TOML" in " ".join(proc.stderr.decode().split())
+
+
+@pytest.mark.slow  # forks the backtest's children
+def test_a_backtest_on_two_cores_says_the_config_left_out_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capfd: pytest.CaptureFixture[str]) -> None:
+    """The backtest spread over a forked child and this process, every session's folder gone and the
+    user's config not TOML: each session folded without it, and the note said once, by this process
+    before the child forks (each process that folded one said it)."""
+    from session_watcher.sessions import backtest
+    from session_watcher.sessions import replay as replay_module
+    from session_watcher.state import pool
+
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("gate_min_calls = [\n")
+    text = (TRANSCRIPTS / "subagent.jsonl").read_bytes().replace(b"/home/marco/projects/spotter",
+                                                                 str(tmp_path / "gone").encode())
+    found = []
+    for i in range(8):
+        (tmp_path / f"s{i}.jsonl").write_bytes(text)
+        found.append(str(tmp_path / f"s{i}.jsonl"))
+    monkeypatch.setattr(backtest, "FORK_FROM", 1)
+    monkeypatch.setattr(pool, "cores", lambda: 2)
+    monkeypatch.setattr(replay_module, "_said", set())
+    capfd.readouterr()
+    got = backtest.run_all(found)
+    assert all(g is not None for g in got)
+    assert capfd.readouterr().err.count("your config left out") == 1
+
+
+def test_the_config_left_out_is_said_once_wrapped_as_every_commands_message(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The line saying the user's config was left out is wrapped within COLUMNS as the CLI's other
+    messages on stderr (`cli.messages.say`), the file's path whole, and said once however many folds
+    read that config (it was one line of any length)."""
+    from session_watcher.sessions.replay import left_out
+
+    monkeypatch.setenv("COLUMNS", "60")
+    user = paths.user_config_file()
+    error = f"{user}: not valid TOML (at line 1, column 19): a value was expected, the file ended"
+    left_out(error)
+    left_out(error)
+    said = capsys.readouterr().err
+    lines = said.splitlines()
+    assert len(lines) > 2, said
+    assert all(len(line) <= 60 for line in lines if user not in line), said
+    assert any(user in line for line in lines), said  # whole, to be copied
+    assert lines[0].startswith("session-watcher: your config left out")
+    assert all(line.startswith("  ") for line in lines[1:] if user not in line), said
+    assert " ".join(said.split()).count("your config left out") == 1

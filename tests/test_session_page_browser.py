@@ -444,16 +444,42 @@ def test_a_codex_threads_tools_coloured_by_what_they_do(page: Page, tmp_path: Pa
 
 def test_a_forks_page_counts_its_own_calls_and_says_so(page: Page, tmp_path: Path) -> None:
     """The real client's fork (2.1.332): its waterfall draws all 5 calls (the 4 copies are its
-    context), its `calls` figure counts its own 1, its tip and the line above the chart say what the
-    page left out; the parent's page counts its 5 and says nothing of a fork."""
+    context), its `calls` figure counts its own 1 and its `tool calls` its own 0 (the 2 there are
+    the copies'), its tip and the line above the chart say what the page left out; the parent's
+    page counts its 5 calls and 2 tool calls and says nothing of a fork."""
     fork = REPO / "tests" / "fixtures" / "real-client-2.1.332" / "fork" / "projects" / "-home-dev-proj"
     open_file(page, fork / "703fbb53-83ed-4907-ae6b-d4c8f3285559.jsonl", tmp_path)
     assert page.count("#waterfall rect.bar-call") == 5
-    assert "calls 1" in page.page.inner_text("#stats")
+    stats = page.page.inner_text("#stats")
+    assert "calls 1" in stats
+    assert "tool calls 0" in stats, stats
+    assert page.tip_after_hover("#stats b[data-tip*='tool calls of the copied']").startswith("2 tool calls")
     said = "forked from 59f3783b-fd38-4563-9820-250620846abd: 4 copied calls not counted here"
     assert page.page.inner_text("#fork").startswith(said)
     assert page.tip_after_hover("#stats b[data-tip*='copied']").startswith(said)
     open_file(page, fork / "59f3783b-fd38-4563-9820-250620846abd.jsonl", tmp_path)
     assert "calls 5" in page.page.inner_text("#stats")
+    assert "tool calls 2" in page.page.inner_text("#stats")
     assert page.count("#fork") == 0
+    assert page.errors == []
+
+
+def test_a_forks_page_counts_its_own_tool_calls_and_re_reads(page: Page, tmp_path: Path) -> None:
+    """A real session made a fork whose first 40 calls are copies (as the client writes them): the
+    page's `tool calls` and `re-reads` are those of the tool calls its own calls (41 on) asked for,
+    the oracle the page's rows; a re-read of a file a copy read first is one (the copy is in its context)."""
+    from tests.test_fork_counts import _fork_of
+
+    sid = "258c7280-ae70-4798-800f-63464d01a85d"
+    fork = tmp_path / "fork" / f"{sid}.jsonl"
+    fork.parent.mkdir()
+    _fork_of(FIXTURES / f"{sid}.jsonl", fork, 40)
+    rows = [r for r in load_model(str(fork), now=0.0)["rows"] if r["kind"] == "tool"]
+    mine = [r for r in rows if r["call"] is None or r["call"] > 40]
+    assert 0 < len(mine) < len(rows)
+    assert 0 < sum(r["reread"] for r in mine) < sum(r["reread"] for r in rows)
+    open_file(page, fork, tmp_path)
+    stats = page.page.inner_text("#stats")
+    assert f"tool calls {len(mine)}" in stats, stats
+    assert f"re-reads {sum(r['reread'] for r in mine)}" in stats, stats
     assert page.errors == []

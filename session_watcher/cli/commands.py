@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
 
-    from session_watcher.core.shapes import Config, State
+    from session_watcher.core.shapes import Bucket, Config, State
 
 SESSION_NAMES = "a session: its id, the first 6 or more characters of it, or its transcript's path"
 SESSION_HELP = SESSION_NAMES + " (default: the most recently active)"
@@ -137,18 +137,17 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
             # alerts it fires are left for the next hook to deliver, as the status line leaves them
             fired, _ = opened.sync(cursor.get("path"), cfg, time.monotonic() + SYNC_BUDGET,
                                    list(opened.state["subCursors"]), whole_map=True, pending=True)
-            if not (fired or opened.fresh or read_to != (opened.state.get("cursor"), opened.state.get("subCursors"))):
-                # nothing new was read: the state stays as the hooks last wrote it (its time is what
-                # `doctor` says of the hooks: "last hook wrote 0 s ago" after a `status`)
-                return opened.state, cfg
-            try:
-                opened.save()
-            except (OSError, StateTooLarge) as exc:
-                if isinstance(exc, NotOurs):
-                    raise
-                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-                _say("save", f"cannot save the session state ({why}); showing it unsaved")
-            return opened.state, cfg
+            if fired or opened.fresh or read_to != (opened.state.get("cursor"), opened.state.get("subCursors")):
+                try:
+                    opened.save()
+                except (OSError, StateTooLarge) as exc:
+                    if isinstance(exc, NotOurs):
+                        raise
+                    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                    _say("save", f"cannot save the session state ({why}); showing it unsaved")
+            # else nothing new was read: the state stays as the hooks last wrote it (its time is what
+            # `doctor` says of the hooks: "last hook wrote 0 s ago" after a `status`)
+            state = opened.state
     except LockTimeout:
         return _saved(session_id)
     except OSError as exc:
@@ -157,6 +156,32 @@ def load_session(session_id: str | None) -> tuple[State, Config]:
         # a read-only disk (or folder): the saved state can still be shown, as it was last saved
         _say("disk", f"{exc.strerror or exc}: showing the state as last saved")
         return _saved(session_id)
+    usage = copies_usage(state, (state.get("cursor") or {}).get("path"))  # the lock not held: hooks fold on
+    if usage is not None:
+        state["engine"]["tally"]["inheritedUsage"] = usage
+        _keep_copies(session_id, state["engine"]["tally"].get("inheritedTo"), usage)
+    return state, cfg
+
+
+def _keep_copies(session_id: str, upto: object, usage: Bucket) -> None:
+    """Save a fork's copies' tokens (`copies_usage`) onto its state as the hooks left it since (under
+    the lock again, the state read again: what a hook folded meanwhile is kept); nothing where the
+    lock stays busy (the next `status` replays again), or the state has them, or is another now."""
+    from session_watcher.base.paths import write_fails
+    from session_watcher.state import shell
+
+    try:
+        with shell.open_session(session_id, LOCK_TIMEOUT, _say) as opened:
+            t = opened.state["engine"]["tally"]
+            if opened.fresh or not t.get("inherited") or "inheritedUsage" in t or t.get("inheritedTo") != upto:
+                return
+            t["inheritedUsage"] = usage
+            opened.save()
+    except (LockTimeout, StateTooLarge):
+        pass
+    except OSError as exc:
+        if isinstance(exc, NotOurs) or exc.errno not in write_fails():
+            raise
 
 
 def _saved(session_id: str) -> tuple[State, Config]:
@@ -170,8 +195,34 @@ def _saved(session_id: str) -> tuple[State, Config]:
     except Rejected as exc:
         _say("saved", str(exc))
         state = engine.new_state(session_id)
+    usage = copies_usage(state, (state.get("cursor") or {}).get("path"))
+    if usage is not None:  # shown, not saved
+        state["engine"]["tally"]["inheritedUsage"] = usage
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     return state, cfg
+
+
+def copies_usage(state: State, transcript: object) -> Bucket | None:
+    """A fork's state an older version saved past its first own call keeps no tokens of its copies
+    (the tally's `inheritedUsage`, kept since): taken from a replay of its transcript (the hooks' own
+    fold: live equals replay), so `status` shows the fork's own tokens as a state saved now does; the
+    caller saves them (`_keep_copies`), once. The replay runs without the session's lock (a whole
+    transcript's fold: a hook meanwhile, a session's end, folds its lines). None for any other state,
+    or where the transcript cannot be replayed (the usage line then says its tokens include the copies)."""
+    t, e = state["engine"]["tally"], state["engine"]
+    if not t.get("inherited") or "inheritedUsage" in t or e["calls"] == t.get("inheritedTo") \
+            or not isinstance(transcript, str):
+        return None
+    from session_watcher.sessions.replay import fold
+
+    try:
+        replayed, _cfg, _trace = fold(transcript, state["context"].get("cwd"), with_trace=False)
+    except (UserError, OSError, ValueError):
+        return None
+    got = replayed["engine"]["tally"]
+    if got.get("inheritedTo") != t.get("inheritedTo") or not isinstance(got.get("inheritedUsage"), dict):
+        return None
+    return got["inheritedUsage"]
 
 
 def session_state(target: str | None) -> tuple[State, Config]:
@@ -211,6 +262,10 @@ def status(ns: argparse.Namespace) -> int:
     # the restart saving the status line shows now: cold cache and prepared handoff included
     doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
     doc["coldCache"] = cold_cache(state, cfg, now)  # the guard's view now, and its source
+    if doc.get("inheritedCalls"):  # a fork: is its parent's file there (its copies counted there)?
+        from session_watcher.sessions.naming import find, mark_parent
+
+        mark_parent(doc, find(_target(ns)).transcript)
     if ns.json:
         _emit(doc)
     else:
@@ -251,6 +306,10 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     transcript = transcript_of(_target(ns)).transcript
     assert transcript is not None
     doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace))
+    if doc.get("inheritedCalls"):  # a fork: is its parent's file there (its copies counted there)?
+        from session_watcher.sessions.naming import mark_parent
+
+        mark_parent(doc, transcript)
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
         from session_watcher.base.atomic import write_atomic
 

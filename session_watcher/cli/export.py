@@ -218,6 +218,8 @@ def command(ns: argparse.Namespace) -> int:
         bar(len(paths_), len(paths_))
         if not ns.dry_run:
             cache.save()  # what was replayed is kept, even when the collector refused a batch
+    if cache.unanswered:
+        _unanswered(sorted(cache.unanswered), cache.unknown)
     if not entries:  # every file touched since --since, none with a call since (or none with a call)
         return _none(ns)
     if saved is not None and not ns.dry_run:  # its points are counted in what is said sent
@@ -303,6 +305,18 @@ def _skipped(path: str, exc: OSError | Exception) -> None:
 
     why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     say(f"skipped {path}: {why.removeprefix(f'{path}: ')}", keep=[path], prog="session-watcher export")
+
+
+def _unanswered(folders: list[str], replays: int) -> None:
+    """Where git did not say in time which files it ignores (`git check-ignore`, 2 s): the sessions
+    there were replayed as if it ignores none, and none of them is kept (`otlp.backfill.UNANSWERED`):
+    the next run asks again. Said on stderr, once."""
+    from session_watcher.cli.messages import say
+
+    shown = ", ".join(folders[:3]) + (f" and {len(folders) - 3:,} more" if len(folders) > 3 else "")
+    say(f"git did not say in time which files it ignores in {shown}: {replays:,} "
+        f"session{'' if replays == 1 else 's'} there replayed as if it ignores none, not kept: the next run "
+        "replays them again", keep=folders[:3], prog="session-watcher export")
 
 
 def _say(line: str, keep: list[str], out: TextIO) -> None:

@@ -124,14 +124,18 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
 def fork_words(doc: Mapping[str, Any]) -> str:
     """What a fork's status document leaves out of its figures, in one sentence: 'forked from
     59f3783b-...: 4 copied calls not counted here (calls 1-4: counted there, context here)'. The
-    session it names is the last copy's maker (`forkedFrom`)."""
+    session it names is the last copy's maker (`forkedFrom`); where its file is not found
+    (`forkedFromFound` False, `sessions.naming.mark_parent`), '(calls 1-4: that session's file not
+    found, so counted in no session; context here)', as `report` counts them then."""
     from session_watcher.core.text import one_line
 
     n, upto = int(doc.get("inheritedCalls") or 0), int(doc.get("inheritedTo") or 0)
     parent = doc.get("forkedFrom")
     source = f"forked from {one_line(str(parent))}" if parent else "a fork"
     span = "call 1" if upto <= 1 else f"calls 1-{upto}"
-    return f"{source}: {_n(n, 'copied call')} not counted here ({span}: counted there, context here)"
+    where = "that session's file not found, so counted in no session;" if doc.get("forkedFromFound") is False \
+        else "counted there,"
+    return f"{source}: {_n(n, 'copied call')} not counted here ({span}: {where} context here)"
 
 
 def _copies_in(doc: Mapping[str, Any]) -> str:

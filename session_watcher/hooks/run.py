@@ -232,6 +232,20 @@ def _tidy() -> None:
         log_once("tidy", f"sweeping old states: {exc}")
 
 
+def transcript_folder(transcript: str) -> str | None:
+    """For a payload naming no cwd (every client sends one: none of this is on a hook's usual path),
+    the folder its transcript says the session ran in, as `replay` takes it (`transcript_cwd`), so
+    the fold resolves relative paths from where replay does; None where it names none or cannot be read."""
+    from session_watcher.sessions.replay import transcript_cwd
+    from session_watcher.state.shell import usable_path
+
+    try:
+        cwd = transcript_cwd(transcript)
+    except (OSError, ValueError):
+        return None
+    return cwd if usable_path(cwd) else None
+
+
 def log_once(key: str, message: str) -> None:
     from session_watcher.base.logs import log_once as write  # only when there is something to say
 
@@ -243,6 +257,8 @@ def _locked(opened: Session, plan: Plan, payload: dict[str, Any], transcript: st
     from session_watcher.state import session
     from session_watcher.state.shell import usable_path
 
+    if cwd is None and transcript and opened.state["context"]["cwd"] is None:
+        cwd = transcript_folder(transcript)
     opened.place(cwd)
     cfg = opened.config()
     subs: list[str] = []

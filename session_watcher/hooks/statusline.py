@@ -320,6 +320,10 @@ def _refresh(session_id: str, where: tuple[str | None, str | None, object], seen
             opened.state["context"].update(seen)
             if sample:  # one more sample of the plan's use
                 _observe_plan(opened.state["context"], *sample)
+            if cwd is None and transcript and opened.state["context"]["cwd"] is None:  # a payload naming none
+                from session_watcher.hooks.run import transcript_folder
+
+                cwd = transcript_folder(transcript)
             opened.place(cwd, stated_project, env)
             cfg = opened.config()
             trace: list[dict[str, Any]] | None = [] if env.get("SESSION_WATCHER_TRACE") else None

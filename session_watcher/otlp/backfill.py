@@ -10,7 +10,9 @@ now (`replay.fold`): the project folder its folder resolves to and the config th
 reads, every file path the transcript names resolved the same (links, `~`), and git ignoring the
 same ones of them (asked once per project for every kept session: a `.gitignore`, the repository's
 excludes, its index). A handoff's restart holds while its parent's transcript, config and answers
-do. The whole file holds while the package (its version and its files' mtimes), the cliff `report`
+do. Git's silence (`git check-ignore` past its time) is no answer: an entry whose replay met it is
+not written (`UNANSWERED`), and a kept entry whose project git does not answer for does not hold.
+The whole file holds while the package (its version and its files' mtimes), the cliff `report`
 inferred, the user's prices and this file's schema are the same. Anything else is replayed again,
 as the first run did: the figures sent are the same, only not computed twice. An entry of other
 types than these (`sound`) is none.
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
 SCHEMA = 2
 MAX_BYTES = 256 << 20
+UNANSWERED = "unanswered"  # an entry's "world" where git did not answer in time: kept by no run
 
 
 def cache_file() -> str:
@@ -122,12 +125,15 @@ def asked(cwd: str | None, found: dict[str, Any]) -> dict[str, Any]:
     """What a replay asked outside its transcript, as an entry keeps it (`replay.fold`'s `asked`,
     `found`; `cwd`: `transcript_cwd`'s answer): "cwd", "raws" (the file paths the path map classed,
     as the transcript names them), "shell" (those it only resolved: a shell command's reads) and
-    "world" (the digest of every answer: the project folder, each path resolved, each class)."""
+    "world" (the digest of every answer: the project folder, each path resolved, each class; UNANSWERED
+    where git did not say in time which files it ignores: no answer, which no check ever matches)."""
     canon = {raw: c for (raw, _cwd), c in found["canon"].items()}
     reasons = found["reasons"]
     raws = sorted(r for r, c in canon.items() if c in reasons)
+    world = UNANSWERED if found.get("unanswered") else _answers(found["project"], canon,
+                                                               {r: reasons[canon[r]] for r in raws})
     return {"cwd": cwd, "raws": raws, "shell": sorted(r for r, c in canon.items() if c not in reasons),
-            "world": _answers(found["project"], canon, {r: reasons[canon[r]] for r in raws})}
+            "world": world}
 
 
 def _answers(project: str | None, canon: dict[str, str], reasons: dict[str, str | None]) -> str:
@@ -136,10 +142,11 @@ def _answers(project: str | None, canon: dict[str, str], reasons: dict[str, str 
     return _digest([project, sorted([raw, c, reasons.get(raw, "-")] for raw, c in canon.items())])
 
 
-def same_answers(kept: list[tuple[str, dict[str, Any]]]) -> set[str]:
+def same_answers(kept: list[tuple[str, dict[str, Any]]], unanswered: set[str] | None = None) -> set[str]:
     """The keys of `kept` (key, `asked`'s fields) whose replay would get the same answers now: each
     raw path resolved again (once for all of them), git asked once per project folder about every
-    path of it that was classed (`state.session.git_ignored`, as the fold asks it)."""
+    path of it that was classed (`state.session.git_ignored`, as the fold asks it). Where git did not
+    answer in time, none of that project's holds (its folder added to `unanswered`)."""
     from session_watcher.core import paths as pathmap
     from session_watcher.sessions.replay import placed
     from session_watcher.state.session import canonical, git_ignored
@@ -169,6 +176,10 @@ def same_answers(kept: list[tuple[str, dict[str, Any]]]) -> set[str]:
     held = set()
     for key, entry, project, canon, inside in looked:
         gone = ignored.get(project or "", set())
+        if gone is None:  # unknown: replayed again (where git may answer)
+            if unanswered is not None and project:
+                unanswered.add(project)
+            continue
         reasons = {r: None if canon[r] in inside and canon[r] not in gone
                    else "gitignore" if canon[r] in inside else "outside-project" for r in entry["raws"]}
         if _answers(project, canon, reasons) == entry["world"]:
@@ -194,6 +205,8 @@ class Cache:
         self.held: dict[str, dict[str, Any] | None] = {}  # transcript -> its entry that holds (None: none)
         self.sigs: dict[str, list[Any] | None] = {}  # transcript -> its signature as checked
         self.asked: dict[str, dict[str, Any]] = {}  # transcript -> `asked` of its replay in this run
+        self.unanswered: set[str] = set()  # project folders where git did not answer in time
+        self.unknown = 0  # replays in this run that met such a folder (taken as none ignored; kept by none)
 
     def _read(self) -> dict[str, Any]:
         """The entries the file holds under this run's key (none: no file, another key, not JSON,
@@ -247,7 +260,7 @@ class Cache:
             if entry["config"] != digest:
                 continue
             kept.append((path, entry))
-        for path in same_answers(kept):
+        for path in same_answers(kept, self.unanswered):
             self.held[path] = self.old[path]
 
     def get(self, path: str) -> dict[str, Any] | None:
@@ -273,7 +286,8 @@ class Cache:
             paths.ensure_private_dir(os.path.dirname(cache_file()))
             with SessionLock(cache_file() + ".lock", wait):
                 keep = {p: e for p, e in self._read().items() if p not in self.new and os.path.exists(p)}
-                doc = {"key": self.key, "sessions": {**keep, **self.new}}
+                new = {p: e for p, e in self.new.items() if e.get("world") != UNANSWERED}  # asked again next run
+                doc = {"key": self.key, "sessions": {**keep, **new}}
                 write_atomic(cache_file(), json.dumps(doc, separators=(",", ":")).encode(), fsync=False,
                              tmp=cache_file() + ".tmp")
         except (LockTimeout, OSError):
@@ -297,6 +311,8 @@ def took(cache: Cache, path: str, entry: dict[str, Any]) -> None:
     """Count a replay of `path` made for `entry` and keep what it asked."""
     cache.replays += 1
     cache.asked[path] = {k: entry[k] for k in ("cwd", "raws", "shell", "world")}
+    if entry["world"] == UNANSWERED:
+        cache.unknown += 1
 
 
 def replay_entry(cache: Cache, path: str, cliff: Any) -> tuple[dict[str, Any], list[Any] | None]:
@@ -313,6 +329,7 @@ def replay_entry(cache: Cache, path: str, cliff: Any) -> tuple[dict[str, Any], l
     cfg, digest = cache.config(folder)
     found: dict[str, Any] = {}
     doc, trace = replay(path, cwd=cwd, cfg=cfg, asked=found)
+    cache.unanswered.update(found["unanswered"])
     entry: dict[str, Any] = {"sig": sig, "folder": folder, "config": digest, **asked(cwd, found), "doc": None}
     calls = None
     if trace and isinstance(trace[-1].get("ts"), int | float):
@@ -335,5 +352,6 @@ def replayed_calls(cache: Cache, path: str) -> list[Any]:
     cwd = transcript_cwd(path)
     found: dict[str, Any] = {}
     _doc, trace = replay(path, cwd=cwd, cfg=cache.config(project_of(cwd))[0], asked=found)
+    cache.unanswered.update(found["unanswered"])
     cache.asked[path] = asked(cwd, found)
     return calls_from_trace(trace)

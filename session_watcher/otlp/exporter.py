@@ -93,7 +93,9 @@ def load_progress() -> dict[str, Any]:
 
 def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> None:
     """Fold this pass's results into the progress file under its lock (another exporter, a
-    session-end flush, may have written meanwhile): sent marks only move forward, events only add."""
+    session-end flush, may have written meanwhile): sent marks only move forward, events only add.
+    Nothing is written when they change nothing (a run with nothing new leaves the file, or its
+    absence, as it is)."""
     from session_watcher.base import paths
     from session_watcher.base.atomic import write_atomic
     from session_watcher.core import fastjson
@@ -104,6 +106,7 @@ def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> N
         paths.ensure_private_dir(folder())
         with SessionLock(progress_file() + ".lock", 2.0):
             doc = load_progress()
+            was = fastjson.dumps(doc)
             sessions: dict[str, Any] = doc["sessions"]
             for sid, got in done.items():
                 entry = sessions.setdefault(sid, {"sent": 0, "events": []})
@@ -117,6 +120,8 @@ def merge_progress(done: Mapping[str, Any], down: tuple[float, int] | None) -> N
                 doc["downUntil"], doc["failures"] = 0.0, 0
             else:
                 doc["downUntil"], doc["failures"] = down
+            if fastjson.dumps(doc) == was:
+                return
             write_atomic(progress_file(), fastjson.dumps(doc).encode("ascii"), fsync=False,
                          tmp=progress_file() + ".tmp")
     except (LockTimeout, OSError):

@@ -138,6 +138,7 @@ class _Story:
         self.cfg: Config | None = None
         self._backtest: tuple[int, dict[str, Any] | None] | None = None  # (calls, the page's backtest)
         self._cold: bool | None = None  # the cache cold when the restart saving was last priced
+        self._parent: bool | None = None  # a fork's parent's file found (None: not looked for yet)
 
     def _cold_at(self, now: float) -> bool | None:
         from session_watcher.core.status import cold_now
@@ -175,7 +176,16 @@ class _Story:
                                                       trace=self.trace)
             now = time.time()
             self._cold = self._cold_at(now)
-            return now_document(self.state, self.cfg, now), self.trace, None
+            doc = now_document(self.state, self.cfg, now)
+            if doc.get("inheritedCalls"):  # a fork: its parent's file looked for once (`naming.mark_parent`)
+                if self._parent is None:
+                    from session_watcher.sessions.naming import mark_parent
+
+                    mark_parent(doc, self.path)
+                    self._parent = doc.get("forkedFromFound") is not False
+                elif not self._parent:
+                    doc["forkedFromFound"] = False
+            return doc, self.trace, None
         except Exception as exc:  # the page still shows the transcript's own story
             self.state = None
             return None, None, f"{type(exc).__name__}: {exc}"

@@ -293,14 +293,22 @@ def fork_sentence(doc: dict[str, Any], id_length: int | None = None) -> str | No
     forks = [s for s in doc["sessions"] if s.get("inheritedCalls")]
     if not forks:
         return None
-    n = sum(s["inheritedCalls"] for s in forks)
     # each id as the session table shows it (two Codex threads of a minute share their first 8
     # characters: a fork made soon after its parent)
     cut = report_id_length(doc) if id_length is None else id_length
     named = ", ".join(f"{s['sessionId'][:cut]} of {str(s.get('forkedFrom'))[:cut]}" for s in forks[:3])
     more = f" and {len(forks) - 3:,} more" if len(forks) > 3 else ""
-    return (f"forked sessions ({named}{more}) count their own calls: the {n:,} they copy from the session "
-            "they were forked from are counted there, once")
+    # `backtest`'s documents say where that session's file is not found (`naming.mark_parent`)
+    lost = [s for s in forks if s.get("forkedFromFound") is False]
+    parts = []
+    n = sum(s["inheritedCalls"] for s in forks) - sum(s["inheritedCalls"] for s in lost)
+    if n:
+        parts.append(f"the {n:,} they copy from the session they were forked from are counted there, once")
+    if lost:
+        gone = ", ".join(sorted({str(s.get("forkedFrom"))[:cut] for s in lost}))
+        parts.append(f"the file of {gone} is not found: the {sum(s['inheritedCalls'] for s in lost):,} "
+                     "copied from it are counted in no session")
+    return f"forked sessions ({named}{more}) count their own calls: {'; '.join(parts)}"
 
 
 def unpriced_sentence(doc: dict[str, Any]) -> str | None:

@@ -722,7 +722,8 @@ def fork_of(final: dict[str, Any] | None) -> dict[str, Any] | None:
     from session_watcher.core.statustext import fork_words
 
     return {"inheritedCalls": final["inheritedCalls"], "inheritedTo": final.get("inheritedTo"),
-            "forkedFrom": final.get("forkedFrom"), "text": fork_words(final)}
+            "forkedFrom": final.get("forkedFrom"), "text": fork_words(final),
+            **({"forkedFromFound": False} if final.get("forkedFromFound") is False else {})}
 
 
 def own_calls(calls: list[Call], fork: dict[str, Any] | None) -> list[Call]:
@@ -1116,6 +1117,10 @@ def load_model(path: str, session_id: str | None = None, with_story: bool = True
                 read.drain()
         else:
             read.drain()
+    if final is not None and final.get("inheritedCalls"):  # a fork: is its parent's file there?
+        from session_watcher.sessions.naming import mark_parent
+
+        mark_parent(final, path)
     model = read.builder.model(trace, final, doc, packed)  # the read's buffer given back first
     model["storyError"] = error
     from session_watcher.reports.session_marks import add_marks

@@ -119,18 +119,23 @@ def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None
         note_taken(taken, loaded.path, {"sessionId": state["sessionId"], "parentSession": state.get("parentSession")},
                    seen.rows)
     return {"sessionId": state["sessionId"], "transcript": loaded.path,
-            **bt.backtest(seen.own(), seen.shared, follow, seen.autos), **fork_fields(state)}
+            **bt.backtest(seen.own(), seen.shared, follow, seen.autos), **fork_fields(state, loaded.path)}
 
 
-def fork_fields(state: State) -> dict[str, Any]:
+def fork_fields(state: State, transcript: str | None = None) -> dict[str, Any]:
     """A fork's backtest leaves out its copies of its parent's calls and says so as `status --json`
-    does (`inheritedCalls`, the first ones, to call `inheritedTo`, made by `forkedFrom`); nothing for
-    a session that is no fork."""
+    does (`inheritedCalls`, the first ones, to call `inheritedTo`, made by `forkedFrom`;
+    `forkedFromFound` False where that session's file is not found: `naming.mark_parent`, looked for
+    from `transcript`); nothing for a session that is no fork."""
     t = state["engine"]["tally"]
     if not t.get("inherited"):
         return {}
-    return {"inheritedCalls": t.get("inherited", 0), "inheritedTo": t.get("inheritedTo", 0),
-            "forkedFrom": t.get("forkedFrom")}
+    from session_watcher.sessions.naming import mark_parent
+
+    doc: dict[str, object] = {"inheritedCalls": t.get("inherited", 0), "inheritedTo": t.get("inheritedTo", 0),
+           "forkedFrom": t.get("forkedFrom")}
+    mark_parent(doc, transcript)
+    return doc
 
 
 def run_one(transcript: str, overrides: dict[str, Any] | None = None,
@@ -173,6 +178,7 @@ def run_all(paths: list[str], overrides: dict[str, Any] | None = None,
     n = workers(sizes)
     if n > 1:
         _imported()
+        _config_said(paths)
     got: list[Done | None] = [None] * len(paths)
     for out in pool.map_batches(batch, len(parts), n, encode=_encode, decode=_decode,
                                 name="session-watcher-backtest"):
@@ -187,6 +193,24 @@ def workers(sizes: list[int]) -> int:
     from session_watcher.state import pool
 
     return max(1, min(pool.cores(), len(sizes), sum(sizes) // FORK_FROM + 1))
+
+
+def _config_said(paths: list[str]) -> None:
+    """A user's config that cannot be used, left out of the fold of a session whose folder is gone
+    (`replay.project_config`), said here once before the children fork: each would say it again."""
+    from session_watcher.base import config
+    from session_watcher.sessions.replay import project_config, project_of, transcript_cwd
+
+    if not config.load_layers(None)[1]:
+        return
+    for path in paths:
+        try:
+            gone = project_of(transcript_cwd(path)) is None
+        except OSError:  # its run says what is wrong
+            continue
+        if gone:
+            project_config(None)
+            return
 
 
 def _imported() -> None:

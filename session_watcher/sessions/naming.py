@@ -241,3 +241,22 @@ def transcript_of(target: str | None) -> Found:
         raise NoSession(f"session {found.session_id}: its transcript {found.transcript} is gone",
                         keep=[found.transcript])
     return found
+
+
+def mark_parent(doc: dict[str, object], transcript: str | None) -> None:
+    """A fork's document (`inheritedCalls`), where the file of the session it was forked from
+    (`forkedFrom`) is not found, says so: `forkedFromFound` False (its copies then counted in no
+    session: `report` counts them in the parent only, as every command does; the text says it,
+    `core.statustext.fork_words`). Looked for beside the fork's transcript, then wherever a session is
+    found by its id (`find`). Nothing for a session that is no fork, or whose parent's file is there."""
+    parent = doc.get("forkedFrom")
+    if not doc.get("inheritedCalls") or not isinstance(parent, str) or not parent:
+        return
+    if transcript is not None and os.path.isfile(os.path.join(os.path.dirname(transcript), f"{parent}.jsonl")):
+        return
+    try:
+        found = find(parent)
+    except (UserError, OSError):
+        found = None
+    if found is None or found.transcript is None or not os.path.isfile(found.transcript):
+        doc["forkedFromFound"] = False

@@ -90,8 +90,9 @@ def fold(transcript_path: str, cwd: str | None = None, cfg: Config | None = None
     transcript and its subagent files, a fold reads the config (`project_config`) and asks the file
     system and git: the folder it ran in and every file path it names, resolved (links, `~`: `placed`,
     `state.session.canonical`), and which of them git ignores. `asked` (given) gets those answers:
-    "cwd" and "project" (`placed`), "canon" ((raw path, cwd) -> resolved) and "reasons" (resolved
-    path -> why it is left out of the path map, for those the map classed)."""
+    "cwd" and "project" (`placed`), "canon" ((raw path, cwd) -> resolved), "reasons" (resolved
+    path -> why it is left out of the path map, for those the map classed) and "unanswered" (the
+    project folders where git did not answer in time which files it ignores: taken as none)."""
     path = os.path.abspath(transcript_path)
     trace = [] if trace is None else trace
     state, cfg = _fold(path, (cwd, True), cfg, subagents, trace if with_trace else None, None, asked=asked)
@@ -120,16 +121,17 @@ def _fold(path: str, cwd: tuple[str | None, bool], cfg: Config | None, subagents
         state, cfg = scratch_state(path, cwd[0], cfg, cwd[1])
         subs = session.subagent_files(path, os.path.basename(path).removesuffix(".jsonl")) if subagents else []
         memo: dict[tuple[str, str | None], str] = {}
-        session.canon_memo = memo
+        unanswered: set[str] = set()
+        session.canon_memo, session.unanswered = memo, unanswered
         try:
             state, _alerts, _done = session.sync(state, path, cfg, float("inf"), subs, trace=trace, whole=True,
                                                  reader=reader)
         finally:
-            session.canon_memo = None
+            session.canon_memo = session.unanswered = None
         if asked is not None:
             ctx = state["context"]
             asked.update(cwd=ctx.get("cwd"), project=ctx.get("project"), canon=memo,
-                         reasons=dict(state.get("reasons") or {}))
+                         reasons=dict(state.get("reasons") or {}), unanswered=sorted(unanswered))
     finally:
         if two is not None:
             two.close()
@@ -183,10 +185,43 @@ def project_config(project: str | None) -> Config:
     """The config a fold reads for a session of `project` (`project_of`): the live hooks' (the user's
     config, the project's over it, the inferred cliff, the user's prices handed to the core). A
     session whose folder is gone (None) folds with the user's config alone, as its hooks did but for
-    the project's file that went with the folder. Raises ConfigError naming a file that cannot be used."""
+    the project's file that went with the folder; a user's config that cannot be used is left out
+    then, as the hooks left it out (`config.load_cached`), and said on stderr (`left_out`). Raises
+    ConfigError naming a file that cannot be used where the folder is there."""
     from session_watcher.base import config
 
-    return config.load(project)
+    if project is not None:
+        return config.load(project)
+    cfg, errors = config.load_layers(None)
+    for error in errors:
+        left_out(error)
+    return cfg
+
+
+_said: set[str] = set()  # what `left_out` said in this process
+
+
+def left_out(error: str) -> None:
+    """Say once on stderr (once per process) that the user's config was left out of the fold of a
+    session whose folder is gone, as its hooks left it out, and why (`error`: the file and what is
+    wrong with it); `session-watcher config` names it as an error still."""
+    if error in _said:
+        return
+    _said.add(error)
+    import sys
+
+    from session_watcher.base import paths
+    from session_watcher.base.terminal import columns
+    from session_watcher.core.text import one_line, wrap
+
+    # wrapped as every command's message on stderr (`cli.messages.say`), the file's path whole
+    lines = wrap(one_line("session-watcher: your config left out of the replay of a session whose folder is "
+                          f"gone, as its hooks left it out: {error}"), columns(2),
+                 keep=[one_line(paths.user_config_file())])
+    try:
+        print("\n".join(lines), file=sys.stderr, flush=True)
+    except OSError:  # stderr gone: the figures are what they are
+        pass
 
 
 def config_for(transcript: str, overrides: dict[str, Any]) -> Config | None:

@@ -40,22 +40,33 @@ if TYPE_CHECKING:
 # `replay` sets a dict here for its run: each raw path is resolved once (a hook resolves every batch's
 # paths afresh; a replay folds many batches of one finished session, naming the same files)
 canon_memo: dict[tuple[str, str | None], str] | None = None
+# `replay` sets a set here for its run: the project folders where git did not answer in time which
+# files it ignores (`git_ignored` None); the fold took none as ignored there
+unanswered: set[str] | None = None
+GIT_SECONDS = 2.0  # how long `git check-ignore` may take before its answer is unknown
 
 
 def canonical(raw: str, cwd: str | None) -> str:
     """Absolute, `..` and symlinks resolved: `./a.py`, `a.py` and `/proj/a.py` are one path. A Windows
     path on another system (`D:\\proj\\a.py`, or relative to a Windows cwd) stays a Windows path
-    (`core.paths.windows_canonical`), never glued to a folder of this one."""
+    (`core.paths.windows_canonical`), never glued to a folder of this one. A relative path of a session
+    whose transcript names no folder (`cwd` None) has nothing to be resolved from: it stays as named
+    (`./x/../a.py` is `a.py`), never joined to wherever the command runs (a replay, an export run from
+    another folder, would have found other files)."""
     if sysos.sep == "/" and (pathmap.windows_form(raw) or (cwd and pathmap.windows_form(cwd) and raw[:1] != "/")):
         return pathmap.windows_canonical(raw, cwd)
     path = sysos.expanduser(raw)
     if not sysos.isabs(path):
-        path = sysos.join(cwd or sysos.getcwd(), path)
+        if not cwd:
+            return sysos.normpath(path)
+        path = sysos.join(cwd, path)
     return sysos.realpath(path)
 
 
-def git_ignored(root: str, candidates: list[str]) -> set[str]:
-    """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say.
+def git_ignored(root: str, candidates: list[str]) -> set[str] | None:
+    """The candidates git ignores, asked in one `git check-ignore` call; empty when git cannot say
+    (not installed, not a repository); None when it did not answer in time (GIT_SECONDS): unknown,
+    which a fold takes as none ignored but says (`unanswered`) and an export's kept replay never keeps.
 
     The repository may be someone else's (a transcript's `cwd` picks it): its config must not run
     a command. Reading the index runs `core.fsmonitor` (the one program check-ignore starts, traced
@@ -66,8 +77,11 @@ def git_ignored(root: str, candidates: list[str]) -> set[str]:
         return set()
     from session_watcher.state.spawn import run
 
-    got = run(["git", "-c", "core.fsmonitor=false", "-C", root, "check-ignore", "--stdin", "-z"],
-              "\0".join(candidates).encode("utf-8", "surrogateescape"), timeout=2)
+    try:
+        got = run(["git", "-c", "core.fsmonitor=false", "-C", root, "check-ignore", "--stdin", "-z"],
+                  "\0".join(candidates).encode("utf-8", "surrogateescape"), timeout=GIT_SECONDS)
+    except TimeoutError:
+        return None
     if got is None or got[0] not in (0, 1):
         return set()
     return {p.decode("utf-8", "surrogateescape") for p in got[1].split(b"\0") if p}
@@ -122,6 +136,13 @@ def resolve(state: State, raws: set[str], shards: PathShards | None = None,
     if fresh:
         inside = [c for c in fresh if root and pathmap.relative(c, root) is not None]
         ignored = git_ignored(root, inside) if root and inside else set()
+        # unknown: none taken as ignored, and said where someone asks (`unanswered`: a replay, which an
+        # export then keeps not). A hook keeps that answer in the state as git's: asked again at every
+        # hook naming those files, a git that hangs would stall each one its 2 s
+        if ignored is None:
+            ignored = set()
+            if unanswered is not None and root:
+                unanswered.add(root)
         for c in fresh:
             if c not in inside:
                 known[c] = "outside-project"

@@ -36,8 +36,9 @@ def which(name: str, path: str | None = None) -> str | None:
 
 
 def run(argv: Sequence[str], data: bytes, timeout: float) -> tuple[int, bytes] | None:
-    """(exit status, stdout) of `argv` given `data` on stdin; None when it cannot run or time ran out.
-    The program is found by `which` (absolute PATH folders only)."""
+    """(exit status, stdout) of `argv` given `data` on stdin; None when it cannot run. TimeoutError
+    when time ran out (the child killed and waited for first): no answer, which the caller may not
+    take for one. The program is found by `which` (absolute PATH folders only)."""
     if not hasattr(sysos, "posix_spawnp"):  # pragma: no cover - Windows
         return _run_subprocess(argv, data, timeout)
     program = which(argv[0])
@@ -70,7 +71,7 @@ def run(argv: Sequence[str], data: bytes, timeout: float) -> tuple[int, bytes] |
             if left <= 0:
                 sysos.kill(pid, 9)
                 sysos.waitpid(pid, 0)
-                return None
+                raise TimeoutError(f"{argv[0]} did not answer within {timeout:g} s")
             readable, writable, _ = select.select(reading, writing, [], left)
             if writable:
                 try:
@@ -100,6 +101,8 @@ def _run_subprocess(argv: Sequence[str], data: bytes, timeout: float) -> tuple[i
 
     try:
         proc = subprocess.run(list(argv), input=data, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"{argv[0]} did not answer within {timeout:g} s") from None
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.returncode, proc.stdout

@@ -107,11 +107,15 @@ function renderToolbar() {
     if (tip) b.dataset.tip = tip;
     s.append(label + ' ', b); stats.appendChild(s);
   };
-  // a fork's copies of its parent's calls: rows of its context, counted in the parent (M.fork)
+  // a fork's copies of its parent's calls: rows of its context, counted in the parent (M.fork); so
+  // are the tool calls those copies made (a tool row's `call`: the call that asked for it)
   const copied = M.fork ? M.fork.inheritedCalls : 0;
   add('calls', String(calls.length - copied), copied ? M.fork.text : undefined);
-  add('tool calls', String(tools.length));
-  add('re-reads', String(tools.filter(t => t.reread).length));
+  const mine = copied ? tools.filter(t => !(t.call !== null && t.call <= M.fork.inheritedTo)) : tools;
+  const left = tools.length - mine.length;
+  add('tool calls', String(mine.length), left ? left + ' tool call' + (left === 1 ? '' : 's') +
+      ' of the copied calls not counted here (counted in the session forked from)' : undefined);
+  add('re-reads', String(mine.filter(t => t.reread).length));
   add('compactions', String(M.compactions.length));
   // every figure in words comes written from core.numbers (promptText, windowText, durationText, ...)
   add('context', (lastCall ? lastCall.promptText : '-') + ' / ' + M.windowText,
