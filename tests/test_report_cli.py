@@ -166,6 +166,24 @@ def test_text_states_the_inference_with_its_evidence(cliff_dir: Path) -> None:
 
 
 @pytest.mark.slow
+def test_a_day_of_one_call_sessions_has_calls_but_no_warmth(tmp_path: Path) -> None:
+    """Today's only session made one call (a Codex thread asked once, a question in print mode): the
+    report's first line said "no calls today; no calls this week" above a table showing that call.
+    A session's first call has nothing to be warm with, so the day has calls and no warmth yet."""
+    import time
+
+    Transcript("one-call").call(time.time() - 60, 0, 15_000).write(tmp_path / "claude" / "projects" / "-home-u-p")
+    r = report(tmp_path, columns=200)
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first == "today 1 call, none after a session's first: no warmth yet; this week the same", r.stdout
+    html = report(tmp_path, "--html", "-")
+    assert "today 1 call, none after a session&#x27;s first: no warmth yet; this week the same." in html.stdout
+    narrow = report(tmp_path, columns=40)
+    assert max(len(line) for line in narrow.stdout.splitlines()[:3]) <= 40, narrow.stdout
+
+
+@pytest.mark.slow
 def test_since_and_bad_date(cliff_dir: Path) -> None:
     r = report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects"), "--since", "2030-01-01")
     assert r.returncode == 0, r.stderr

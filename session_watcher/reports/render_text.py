@@ -104,12 +104,37 @@ def guard_sentence(g: dict[str, Any] | None) -> str:
 
 
 def day_sentence(doc: dict[str, Any]) -> str:
-    """'68 % of today ran warm; this week 71 %', saying so when a period has no calls."""
+    """'68 % of today ran warm; this week 71 %', saying so when a period has no calls, and when its
+    calls have no warmth: a session's first call has nothing to be warm with (docs/report.md), so a
+    day of one-call sessions (a Codex thread asked once) has calls but no warmth."""
     today = doc["warmthToday"]
     week = doc["warmthWeek"]
-    first = f"{pct(today)} of today ran warm" if today is not None else "no calls today"
-    second = f"this week {pct(week)}" if week is not None else "no calls this week"
+    calls_today, calls_week = _calls_in(doc, 0), _calls_in(doc, 6)
+
+    def unmeasured(calls: int, when: str) -> str:
+        return f"{when} {calls:,} call{'s' if calls != 1 else ''}, none after a session's first: no warmth yet"
+
+    first = (f"{pct(today)} of today ran warm" if today is not None
+             else unmeasured(calls_today, "today") if calls_today else "no calls today")
+    if week is None and calls_week and calls_week == calls_today:
+        return f"{first}; this week the same"  # its calls are today's
+    second = (f"this week {pct(week)}" if week is not None
+              else unmeasured(calls_week, "this week") if calls_week else "no calls this week")
     return f"{first}; {second}"
+
+
+def _calls_in(doc: dict[str, Any], days_before: int) -> int:
+    """The calls of today and the `days_before` days before it, by the report's by-day totals (the
+    local calendar days of the report's clock, `generatedAt`)."""
+    import datetime
+
+    now = doc.get("generatedAt")
+    if not isinstance(now, int | float):
+        return 0
+    last = datetime.date.fromtimestamp(now)
+    first = (last - datetime.timedelta(days=days_before)).isoformat()
+    days = (doc.get("totals") or {}).get("days") or []
+    return sum(int(d.get("calls") or 0) for d in days if first <= str(d.get("date")) <= last.isoformat())
 
 
 def nothing_found(doc: dict[str, Any], width: int = WIDTH) -> str:
@@ -353,7 +378,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         return wrap(text, width)
 
     out: list[str] = []
-    out.append(day_sentence(doc))
+    out.extend(para(day_sentence(doc)))
     out.append("")
     sessions = doc["sessions"][:MAX_SESSIONS]
     more = len(doc["sessions"]) - MAX_SESSIONS
