@@ -411,8 +411,10 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
             if b["ttl"] == cls and b["n"]
         ]
         out.append("")
-        if not brows:
-            out.append(f"{cls} writes: no calls")
+        if not brows:  # a Codex class is in the document only where a thread has calls of it
+            out.extend(para(f"{cls} writes: no calls" if cls in CLAUDE_CLASSES else
+                            f"{cls} writes: no call yet after a thread's first (a first call has no gap "
+                            "before it)"))
             continue
         out.extend(table([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}))
         out.extend(para(ttl_sentence(cls, doc["ttl"][cls], (doc.get("documentedTtl") or {}).get(cls))))
