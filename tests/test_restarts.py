@@ -153,6 +153,21 @@ def test_report_lists_the_handoffs_received_on_this_machine(tmp_path: Path) -> N
     (taken / "child-1.json").write_text(json.dumps({"version": 1, "parentSession": PARENT.stem}))
     text = sw("report").stdout.decode()
     assert f"restart taken: {PARENT.stem[:8]} -> child-1: carry priced 40k ($0.20), written 40k" in text
+    # a report narrowed to sessions the restart is not in (--since after the child's calls, --projects
+    # elsewhere) lists no restart: it said "no session has calls since 2027-01-01", then this one
+    elsewhere = tmp_path / "elsewhere" / "-home-USER-other"
+    elsewhere.mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    shutil.copy(_child(tmp_path / "other", "0" * 36, 30_000, 0.1), elsewhere / "other-1.jsonl")
+    for args in (("--since", "2027-01-01"), ("--projects", str(elsewhere.parent))):
+        assert "restart" not in sw("report", *args).stdout.decode(), args
+        assert json.loads(sw("report", "--json", *args).stdout)["restartsTaken"] == [], args  # piped
+        assert "restart taken" not in sw("report", "--html", "-", *args).stdout.decode(), args
+    # narrowed to sessions the child is in, it is listed
+    since = sw("report", "--since", "2026-12-01T10:00Z").stdout.decode()
+    assert f"restart taken: {PARENT.stem[:8]} -> child-1" in since, since
+    assert [r["child"] for r in json.loads(sw("report", "--json", "--since", "2026-12-01T10:00Z").stdout)[
+        "restartsTaken"]] == ["child-1"]
 
 
 def _child_compacted_after_a_break(tmp_path: Path) -> Path:

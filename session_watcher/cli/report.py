@@ -212,7 +212,11 @@ def command(args: Any) -> int:
         pieces = report_json_pieces(args.projects, args.index, since=args.since, progress=Progress())
         from session_watcher.reports.jsontext import dumps  # json's text without json's imports
 
-        taken = dumps(restarts_taken())
+        found = restarts_taken()
+        if found and (args.since is not None or args.projects):  # the restarts into the sessions reported
+            text = [p if isinstance(p, bytes) else bytes(p) for p in pieces]
+            found = [r for r in found if any(f'"sessionId":"{r["child"]}"'.encode() in t for t in text)]
+        taken = dumps(found)
         out = sys.stdout.buffer  # the pieces as they are: a large history's text is not copied again
         for piece in [*pieces, f',"restartsTaken":{taken}}}\n'.encode()]:
             out.write(piece)
@@ -220,6 +224,11 @@ def command(args: Any) -> int:
         return 0
     doc = report(args)
     doc["restartsTaken"] = restarts_taken()
+    if doc["restartsTaken"] and (args.since is not None or args.projects):
+        # a narrower report (--since, --projects) lists the restarts into the sessions it covers: not,
+        # under "no session has calls since 2027-01-01", the restarts taken before
+        ids = {s["sessionId"] for s in doc["sessions"]}
+        doc["restartsTaken"] = [r for r in doc["restartsTaken"] if r["child"] in ids]
     if args.json:
         import json
 
