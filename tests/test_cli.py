@@ -522,6 +522,33 @@ def test_notify_test_reads_as_a_real_gate_alert() -> None:
             "less the restart's own cost).") in out
 
 
+def test_notify_test_reaching_no_channel_says_the_next_step_on_stderr(tmp_path: Path) -> None:
+    """Exit 1 comes with one message on stderr (README): `notify --test` that reached no channel exited
+    1 with the channels' lines on stdout and nothing on stderr, no next step. Without a session bus
+    the desktop cannot be reached: asked for alone, the test says the alerts still have the fallback;
+    with no fallback (`notify.fallback = "none"`), that an alert would not show, and how to make one."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DBUS_SESSION_BUS_ADDRESS", "SSH_CONNECTION")}
+    env.update({"XDG_RUNTIME_DIR": str(tmp_path), "SESSION_WATCHER_HOME": str(tmp_path / "home"),
+                "COLUMNS": "1000"})
+    alone = sw("notify", "--test", "--channel", "desktop", env=env)
+    assert alone.returncode == 1
+    assert alone.stdout.decode() == "desktop: not reachable (no session bus)\n"
+    assert alone.stderr.decode() == ("session-watcher: the desktop channel did not reach you (why: above); "
+                                     "`session-watcher notify --test` tries every channel an alert would use, "
+                                     "the fallback included\n")
+    config = tmp_path / "home" / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[notify]\nchannels = ["desktop"]\nfallback = "none"\n')
+    none = sw("notify", "--test", env=env)
+    assert none.returncode == 1
+    assert none.stdout.decode() == "desktop: not reachable (no session bus)\n"
+    assert one_message(none.stderr.decode()).startswith("session-watcher: no channel reached you, so an alert "
+                                                         "would not show (why: above); `session-watcher config "
+                                                         "set notify.fallback message`")
+    config.write_text('[notify]\nchannels = ["desktop"]\nfallback = "message"\n')
+    assert sw("notify", "--test", env=env).returncode == 0
+
+
 def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Path) -> None:
     """`config set` had no way back: a user who tried a value could not return to the default but by
     editing the file. `config unset KEY` takes it out (comments kept, a table left empty gone) and
