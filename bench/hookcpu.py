@@ -201,12 +201,23 @@ print(handoffs.write_pending(doc))
 """
 
 
+def sent(note: Path) -> None:
+    """The earlier rounds' children sent the notes they took (their first prompt hook: `handoffs.sent`),
+    so a round's start finds no note lent, as a user's next start does once the last one prompted.
+    Left lent, every round's note stays lent to the bench (a client still running), and each start
+    would check them all again (`handoffs.reclaim`: two reads and /proc each), a cost growing with
+    the rounds that a user's start does not pay."""
+    for lent in (note.parent.parent / "lent").glob("*.json"):
+        lent.unlink()
+
+
 def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path, line: Any,
                launcher: Any = None, home: Path | None = None) -> dict[str, Case]:
     """The other commands a client waits for, each round: the status line after the hook folded the
     round's call (it renders the state as saved), the status line that folds the call itself (on its
     own copy of the session), and the synchronous SessionStart hook of a fresh session with no handoff
-    pending and with one (written again before each run: a run takes it). `launcher` and `home`: an
+    pending and with one (written again before each run: a run takes it; the note the last run took
+    sent, as its session's first prompt sends it: `sent`). `launcher` and `home`: an
     `--also` install's launchers (`launcher(kind)`) and its copy of the session."""
     python = Path(sys.executable)
     launcher = launcher or b.launcher
@@ -221,6 +232,7 @@ def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path
 
     def put_back() -> None:
         Path(path).write_bytes(note)
+        sent(Path(path))
 
     def start(n: int) -> bytes:
         return json.dumps({"session_id": f"bench-child-{n}", "transcript_path": str(tmp / f"child-{n}.jsonl"),

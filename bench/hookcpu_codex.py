@@ -12,7 +12,8 @@ times moved to now (a live thread, its cache warm), and times each command once:
 * `hook UserPromptSubmit codex`: the prompt hook, waited for (the guard; nothing held, nothing
   queued: it prints nothing);
 * `hook SessionStart codex`: a fresh thread's start, waited for, no handoff pending, and with one
-  (bench.hookcpu's note, written again before each run on the row's own state folder: a run takes it).
+  (bench.hookcpu's note, written again before each run on the row's own state folder: a run takes it;
+  the note the last run took sent, as the thread's first prompt sends it: bench.hookcpu.sent).
 
 `--also` times another install's hooks (its venv's interpreter; an earlier install's, for a before and
 after) in the same rounds, each row on its own state folder, all reading the same rollout.
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import run as bench_run
-from bench.hookcpu import PENDING, one
+from bench.hookcpu import PENDING, one, sent
 
 THREAD = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"  # gpt-5.6-sol, 234 calls
 SETTLE = 40  # calls in the rollout before the first round
@@ -102,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             note = Path(subprocess.run([str(python), "-I", "-c", PENDING, str(cwd)], env=b.env(home),
                                        cwd=bench_run.ROOT, check=True, capture_output=True).stdout.decode().strip())
             text = note.read_bytes()
-            return lambda: note.write_bytes(text)
+
+            def put_back() -> None:
+                note.write_bytes(text)
+                sent(note)
+            return put_back
 
         cases: dict[str, tuple[list[str], Any, dict[str, str], Any]] = {
             "python -I -c pass": ([str(python), "-I", "-c", "pass"], lambda n: b"", env, None),

@@ -54,3 +54,23 @@ def test_a_launcher_of_the_other_kind_alone_is_refused_by_name(tmp_path: Path) -
         _cases(tmp_path, "--statusline", "--also", str(other / "session-watcher-hook"))
     with pytest.raises(SystemExit, match="not a session-watcher-hook"):
         _cases(tmp_path / "2", "--also", str(tmp_path / "something-else"))
+
+
+def test_each_handoff_pending_round_starts_with_no_note_lent(tmp_path: Path) -> None:
+    """The rounds' children sent the notes they took (their first prompt hook removes the lent note):
+    left lent to the bench, a still running client, every later start checked them all again."""
+    from pathlib import Path
+
+    _argv, _stdin, env, prepare = _cases(tmp_path)["hook SessionStart inject, handoff pending"]
+    folder = Path(env["SESSION_WATCHER_HOME"]) / "state" / "handoffs"
+    (note,) = (folder / "pending").glob("*.json")
+    text = note.read_bytes()
+    lent = folder / "lent"
+    lent.mkdir(mode=0o700)
+    for n in range(3):  # three rounds' takes, as a run leaves them: the note renamed, its lending noted
+        (folder / "taken").mkdir(mode=0o700, exist_ok=True)
+        note.rename(folder / "taken" / f"bench-child-{n}.json")
+        (lent / f"bench-child-{n}.json").write_text("{}")
+        prepare()
+        assert note.read_bytes() == text
+        assert list(lent.glob("*.json")) == []

@@ -391,6 +391,41 @@ def test_uninstall_after_the_settings_file_went_forgets_the_install(tmp_path: Pa
     assert not record.exists()
 
 
+def test_installs_into_two_config_dirs_are_both_taken_out(tmp_path: Path) -> None:
+    """An install into one CLAUDE_CONFIG_DIR, then into another (a second profile): the first file's
+    hooks stay, the install says so, and the uninstall takes them out of both files (before, the
+    second install's record replaced the first's and left its hooks behind)."""
+    import sys
+
+    first, second = tmp_path / "cfg-a", tmp_path / "cfg-b"
+    original = write_settings(first / "settings.json", USER_SETTINGS)
+
+    def run(cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "CLAUDE_CONFIG_DIR": str(cfg), "SESSION_WATCHER_HOME": str(tmp_path / "sw"),
+               "COLUMNS": "400"}
+        got = subprocess.run([sys.executable, "-m", "session_watcher.cli.install", *args], env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        return got
+
+    run(first, "add", "/opt/sw/bin")
+    said = run(second, "add", "/opt/sw/bin").stdout
+    assert f"{first / 'settings.json'} keeps an earlier install's hooks" in said
+    for cfg in (first, second):
+        assert our_hooks(json.loads((cfg / "settings.json").read_text()), "Stop"), cfg
+    # installing into the first again keeps the second's record, and what the first install made
+    run(first, "add", "/opt/sw2/bin")
+    rec = json.loads((tmp_path / "sw" / "data" / "installed.json").read_text())
+    assert rec["settings"] == str(first / "settings.json")
+    assert rec["created"] is False
+    assert [r["settings"] for r in rec["others"]] == [str(second / "settings.json")]
+    assert rec["others"][0]["created"] is True
+    run(first, "remove")
+    assert (first / "settings.json").read_text() == original
+    assert not second.exists()  # the install made that folder and file; both went again
+    assert not (tmp_path / "sw" / "data" / "installed.json").exists()
+
+
 def test_on_a_codex_only_machine_an_earlier_installs_record_stays_while_its_file_does(tmp_path: Path) -> None:
     """An install into a CLAUDE_CONFIG_DIR, then the variable unset (Codex alone now): the install
     leaves the record while the settings file it names holds our hooks (uninstall takes them out),

@@ -99,3 +99,35 @@ def test_the_schemas_annotations_are_objects_not_strings() -> None:
         assert struct.__annotations__, struct
         strings = [k for k, v in struct.__annotations__.items() if isinstance(v, str)]
         assert not strings, (struct, strings)
+
+
+# the console script's `run` with a teardown that speaks: an exit handler the interpreter's own exit
+# runs (after `run`'s sys.exit), and os._exit skips
+_SPEAKING_EXIT = """import atexit, sys
+atexit.register(lambda: sys.stderr.write("teardown ran\\n"))
+from session_watcher.cli import run
+sys.argv = ["session-watcher", *sys.argv[1:]]
+run()
+"""
+
+
+@pytest.mark.slow
+def test_a_replay_leaves_without_the_teardown_its_output_whole(tmp_path: Path) -> None:
+    """Once its output is flushed, a replay leaves through os._exit as a report does (the teardown
+    frees its fold's modules and state one object at a time): no exit handler runs, and what it
+    printed and wrote is whole, as the same replay in this process gives it; `config show` still
+    leaves the ordinary way (the check can see a teardown)."""
+    from session_watcher.sessions.replay import replay
+
+    t = tmp_path / "s.jsonl"
+    shutil.copy(TRANSCRIPTS / "tool_heavy.jsonl", t)
+    trace = tmp_path / "trace.jsonl"
+    proc = run([sys.executable, "-c", _SPEAKING_EXIT, "replay", str(t), "--json", "--trace", str(trace)])
+    assert (proc.returncode, proc.stderr) == (0, b""), proc.stderr[-2000:]
+    doc, rows = replay(str(t))
+    assert rows
+    assert json.loads(proc.stdout) == json.loads(json.dumps(doc))
+    assert [json.loads(line) for line in trace.read_text().splitlines()] == json.loads(json.dumps(rows))
+    other = run([sys.executable, "-c", _SPEAKING_EXIT, "config", "show"])
+    assert other.returncode == 0
+    assert other.stderr == b"teardown ran\n"

@@ -132,20 +132,25 @@ def _stdin_is_a_terminal() -> bool:
 def run() -> None:
     """The console script (and `python -m session_watcher`): `main`. A report leaves a large heap
     behind (a history's rows and sessions), and the interpreter's teardown frees it object by object:
-    once its output is flushed, a report leaves through os._exit (docs/benchmarks.md, bench.tricks).
-    Nothing of it is pending then (files are written and closed, the
-    index too). The cyclic collector is off for a report's whole run (its imports are most of what
-    it saves; the live page's server turns it back on)."""
+    once its output is flushed, a report leaves through os._exit (docs/benchmarks.md, bench.tricks),
+    and so does a replay (its teardown frees the fold's modules and state one by one: a replay of a
+    large transcript is waited for). Nothing of either is pending then (files are written and closed,
+    the index too; a replay's parsing child was waited for when its fold ended). Both find the
+    package's modules by name (`hooks.finder`). The cyclic collector is off for a report's whole run
+    (its imports are most of what it saves; the live page's server turns it back on), not for a
+    replay's (it measured nothing there)."""
     args = sys.argv[1:]
-    if args[:1] == ["report"]:
-        import gc
-
+    leaves = args[:1] in (["report"], ["replay"])
+    if leaves:
         from session_watcher.hooks.finder import install
 
-        gc.disable()  # a short life that makes no reference cycles: no collector passes, imports included
+        if args[0] == "report":
+            import gc
+
+            gc.disable()  # a short life that makes no reference cycles: no collector passes, imports included
         install()  # the package's modules found by name, as the hooks' launchers find them (~50 on a warm run)
     rc = main(args)
-    if args[:1] == ["report"]:
+    if leaves:
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -7,7 +7,9 @@ gone since (Claude Code removed) is forgotten, so nothing says its hooks are ins
 folder cannot be reached now is kept: `agents_here.settings_gone`); every other
 key and hook of the user's is kept; a backup is written before any change (and none when nothing
 changes); an existing statusLine is never overwritten. What was added is recorded in
-`<data dir>/installed.json`, so removal takes out exactly that; a settings.json the install created
+`<data dir>/installed.json`, so removal takes out exactly that (an install into another settings file,
+another `$CLAUDE_CONFIG_DIR`, keeps the earlier file's record beside its own while that file is there:
+removal takes ours out of both); a settings.json the install created
 goes again when nothing else is in it, and so do our backups that hold only our entries (`restore`;
 one holding anything of the user's stays). `installed`: exit 0 where Claude Code's settings hold an
 install (its record, and the file it names: install.sh's closing screen names the status line then).
@@ -274,18 +276,24 @@ def add(bin_dir: str) -> int:
     doc = _load(path)
     _check_shape(path, doc)
     prev = _load(record_file()) if os.path.exists(record_file()) else {}
+    # installs into other settings files (another CLAUDE_CONFIG_DIR) whose files are still there stay
+    # recorded, so --uninstall takes their hooks out too; an earlier install into this file is `same`
+    others = [r for r in _installs(prev) if r.get("settings") != path and os.path.lexists(str(r.get("settings")))]
+    same = next((r for r in _installs(prev) if r.get("settings") == path), {})
     entries = hook_entries(bin_dir)
     wanted = {hook_key(entry) for _, entry in entries}
     # an earlier install's hooks (another form, another venv path) are replaced, not doubled
-    _drop_hooks(doc, {k for k in prev.get("hooks") or [] if isinstance(k, str) and k not in wanted})
+    prevs = _installs(prev)
+    _drop_hooks(doc, {k for r in prevs for k in r.get("hooks") or [] if isinstance(k, str) and k not in wanted})
     hooks = doc.setdefault("hooks", {})
     # a file the install made (none was there) goes again at --uninstall when nothing else is in it
-    created = before is None or (prev.get("created") is True and prev.get("settings") == path)
+    created = before is None or same.get("created") is True
     # and its folder (a machine without Claude Code has no ~/.claude): it goes too when it is left empty
-    folder = not os.path.lexists(os.path.dirname(path)) or (
-        prev.get("createdFolder") is True and prev.get("settings") == path)
+    folder = not os.path.lexists(os.path.dirname(path)) or same.get("createdFolder") is True
     added: dict[str, Any] = {"settings": path, "hooks": [], "statusLine": None, "created": created,
-                             "createdFolder": folder, "earlier": earlier(prev, wanted | {statusline_command(bin_dir)})}
+                             "createdFolder": folder, "earlier": earlier(prevs, wanted | {statusline_command(bin_dir)})}
+    if others:
+        added["others"] = others
     for event, entry in entries:
         key = hook_key(entry)
         groups = hooks.setdefault(event, [])
@@ -299,7 +307,7 @@ def add(bin_dir: str) -> int:
     current = doc.get("statusLine")
     # an earlier install's status line (another venv path) is ours to replace, not the user's to keep;
     # a line of the user's without a command (no earlier line recorded: None) is theirs
-    lines = {status_cmd, *([prev["statusLine"]] if isinstance(prev.get("statusLine"), str) else [])}
+    lines = {status_cmd, *(r["statusLine"] for r in prevs if isinstance(r.get("statusLine"), str))}
     if current is None or (isinstance(current, dict) and current.get("command") in lines):
         doc["statusLine"] = {"type": "command", "command": status_cmd, "padding": 0,
                              "refreshInterval": STATUS_REFRESH}
@@ -313,13 +321,26 @@ def add(bin_dir: str) -> int:
     write_atomic(record_file(), (json.dumps(added, indent=2) + "\n").encode("utf-8"))
     say(f"settings: {path} (hooks: {', '.join(EVENTS)}; statusLine: "
         f"{'session-watcher' if added['statusLine'] else 'yours, kept'})")
+    for other in others:
+        say(f"settings: {other['settings']} keeps an earlier install's hooks (./install.sh --uninstall "
+            "takes them out of both)")
     return 0
 
 
-def earlier(prev: dict[str, Any], now: set[str | None]) -> list[str]:
-    """The hook keys and status-line commands of earlier installs (`prev`, the record they left) that
+def _installs(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The installs a record holds: its own (a record from before `settings` was written names none:
+    the settings file then) and the other settings files' it kept (`others`), each without `others`
+    of its own."""
+    own = {k: v for k, v in rec.items() if k != "others"}
+    kept = [r for r in rec.get("others") or [] if isinstance(r, dict) and isinstance(r.get("settings"), str)]
+    return ([own] if own else []) + kept
+
+
+def earlier(prevs: list[dict[str, Any]], now: set[str | None]) -> list[str]:
+    """The hook keys and status-line commands of earlier installs (`prevs`, the records they left) that
     this one does not write again (`now`): no longer in the file, but what our backups of it may hold."""
-    was = [*(prev.get("earlier") or []), *(prev.get("hooks") or []), prev.get("statusLine")]
+    was = [k for prev in prevs
+           for k in (*(prev.get("earlier") or []), *(prev.get("hooks") or []), prev.get("statusLine"))]
     return sorted({k for k in was if isinstance(k, str) and k not in now})
 
 
@@ -401,6 +422,15 @@ def remove() -> int:
     if not os.path.exists(record_file()):
         return 0  # never installed for Claude Code (a Codex user's machine): nothing of ours in its settings
     rec = _load(record_file())
+    for one in _installs(rec) or [rec]:
+        _remove_from(one)
+    _forget_install()
+    return 0
+
+
+def _remove_from(rec: dict[str, Any]) -> None:
+    """What one install (`rec`) put into its settings file taken out, its backups tidied, and the
+    folder it created removed when empty."""
     path = rec.get("settings") or settings_file()
     before = _read_text(path)
     keys, status, strip = _ours(rec)
@@ -418,8 +448,6 @@ def remove() -> int:
     tidy_backups(path, strip, made)  # the file gone or not, our backups of it go with the install
     if rec.get("createdFolder") is True and rec.get("created") is True and _rmdir(os.path.dirname(path)):
         say(f"settings: removed {os.path.dirname(path)} (the install created it; it is empty now)")
-    _forget_install()
-    return 0
 
 
 def _rmdir(folder: str) -> bool:

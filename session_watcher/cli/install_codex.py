@@ -100,7 +100,7 @@ def add(bin_dir: str) -> int:
         "hooksFile": path, "hooks": sorted(k for k in keys if k), "trusted": trusted,
         "created": before is None or (same and prev.get("created") is True),
         "configCreated": not os.path.lexists(config) or (same and prev.get("configCreated") is True),
-        "earlier": claude.earlier(prev, keys)}
+        "earlier": claude.earlier([prev], keys)}
     if trusted:
         record["trustedFor"] = _trusted_for(prev, keys, wanted)
     write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
