@@ -239,7 +239,7 @@ def test_a_thread_asked_once_is_not_said_to_have_no_calls(tmp_path: Path, clean_
     got = sw("report", env={**os.environ, "COLUMNS": "200"})
     assert got.returncode == 0, got.stderr
     out = got.stdout.decode()
-    assert "codex-30m writes: no call yet after a thread's first (a first call has no gap before it)" in out, out
+    assert "codex-30m writes: no call yet after a codex-30m write (a first call has no gap before it)" in out, out
     assert "no calls" not in out.split("the cache-TTL cliff")[1].split("cold starts")[0]
     narrow = sw("report", env={**os.environ, "COLUMNS": "40"}).stdout.decode()
     cliff = narrow.split("cold starts")[0].split("codex-30m writes")[1]
