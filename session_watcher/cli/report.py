@@ -94,6 +94,12 @@ def restarts_taken() -> list[dict[str, Any]]:
     return taken
 
 
+def narrowed(args: Any) -> bool:
+    """A report asked for part of the history (--since, --projects): its restarts are those into the
+    sessions it covers, each listed with its child session (docs/report.md)."""
+    return args.since is not None or bool(args.projects)
+
+
 def report(args: argparse.Namespace) -> dict[str, Any]:
     from session_watcher.reports.collect import Progress, run_report
 
@@ -213,7 +219,7 @@ def command(args: Any) -> int:
         from session_watcher.reports.jsontext import dumps  # json's text without json's imports
 
         found = restarts_taken()
-        if found and (args.since is not None or args.projects):  # the restarts into the sessions reported
+        if found and narrowed(args):  # the restarts into the sessions reported (ids need no escaping)
             text = [p if isinstance(p, bytes) else bytes(p) for p in pieces]
             found = [r for r in found if any(f'"sessionId":"{r["child"]}"'.encode() in t for t in text)]
         taken = dumps(found)
@@ -224,9 +230,10 @@ def command(args: Any) -> int:
         return 0
     doc = report(args)
     doc["restartsTaken"] = restarts_taken()
-    if doc["restartsTaken"] and (args.since is not None or args.projects):
-        # a narrower report (--since, --projects) lists the restarts into the sessions it covers: not,
-        # under "no session has calls since 2027-01-01", the restarts taken before
+    if doc["restartsTaken"] and narrowed(args):
+        # a narrower report (--since, --projects) lists the restarts into the sessions it covers (each
+        # with its child, wherever its parent is): not, under "no session has calls since 2027-01-01",
+        # the restarts taken before
         ids = {s["sessionId"] for s in doc["sessions"]}
         doc["restartsTaken"] = [r for r in doc["restartsTaken"] if r["child"] in ids]
     if args.json:
@@ -236,14 +243,14 @@ def command(args: Any) -> int:
     elif args.html == "-":  # the one page on standard output, nothing else
         from session_watcher.reports.render_html import render
 
-        sys.stdout.buffer.write(utf8(render(doc, None)))
+        sys.stdout.buffer.write(utf8(render(doc, None, narrowed=narrowed(args))))
     elif args.html:
         from session_watcher.base.atomic import write_atomic
         from session_watcher.reports.render_html import render
 
         try:  # user-only: the page names projects and files; a unique temp file, never a planted one
             pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
-            write_atomic(args.html, utf8(render(doc, pages)), mode=0o600, fsync=False)
+            write_atomic(args.html, utf8(render(doc, pages, narrowed=narrowed(args))), mode=0o600, fsync=False)
         except OSError as exc:
             raise UserError(f"cannot write {args.html}: {exc.strerror or exc}", keep=[args.html]) from None
         # the pages' folder as the user named the report (relative stays relative): `<OUT stem>-sessions/`
