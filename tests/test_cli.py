@@ -213,6 +213,15 @@ def test_replay_text_and_doctor_run() -> None:
     proc = sw("replay", str(TRANSCRIPTS / "short.jsonl"))
     assert proc.returncode == 0
     assert proc.stdout.decode().strip()
+    # before any alert, `replay` and `status` say when one can come by the floors the session's config
+    # sets for the gate (the sentence left them out)
+    config = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("gate_min_calls = 20\nadvice_min_usd = 0.5\n")
+    for cmd in ("replay", "status"):
+        said = " ".join(sw(cmd, str(TRANSCRIPTS / "short.jsonl")).stdout.decode().split())
+        assert ("once 20 calls have come since the session's start or its last compaction, and if a restart "
+                "then saves $0.50 or more and 5 % or more of those calls' cache cost)") in said, (cmd, said)
     doc = sw("doctor")
     assert doc.returncode in (0, 1)
     assert doc.stdout.decode().strip()

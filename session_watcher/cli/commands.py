@@ -214,7 +214,7 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"])),
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"], cfg=cfg)),
                   columns()))
     return 0
 
@@ -245,12 +245,14 @@ def replay_args(argv: list[str]) -> SimpleNamespace | None:
 
 
 def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
+    from session_watcher.core.status import status_document
     from session_watcher.sessions.naming import transcript_of
-    from session_watcher.sessions.replay import replay as run_replay
+    from session_watcher.sessions.replay import fold
 
     transcript = transcript_of(_target(ns)).transcript
     assert transcript is not None
-    doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace))
+    state, cfg, trace = fold(transcript, ns.cwd, with_trace=bool(ns.trace))  # `replay`'s, its config kept
+    doc = status_document(state, cfg)
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
         from session_watcher.base.atomic import write_atomic
 
@@ -264,7 +266,7 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     else:
         from session_watcher.core.statustext import status_text
 
-        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True, cfg=cfg)), columns()))
     return 0
 
 
