@@ -213,6 +213,15 @@ def test_replay_text_and_doctor_run() -> None:
     proc = sw("replay", str(TRANSCRIPTS / "short.jsonl"))
     assert proc.returncode == 0
     assert proc.stdout.decode().strip()
+    # before any alert, `replay` and `status` say when one can come by the floors the session's config
+    # sets for the gate (the sentence left them out)
+    config = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("gate_min_calls = 20\nadvice_min_usd = 0.5\n")
+    for cmd in ("replay", "status"):
+        said = " ".join(sw(cmd, str(TRANSCRIPTS / "short.jsonl")).stdout.decode().split())
+        assert ("once 20 calls have come since the session's start or its last compaction, and if a restart "
+                "then saves $0.50 or more and 5 % or more of those calls' cache cost)") in said, (cmd, said)
     doc = sw("doctor")
     assert doc.returncode in (0, 1)
     assert doc.stdout.decode().strip()
@@ -525,6 +534,33 @@ def test_notify_test_reads_as_a_real_gate_alert() -> None:
     assert "session-watcher: Test: This session now costs more than a fresh start\n" in out
     assert ("Restarting now saves $0.31 over the next ~6 calls (at this session's pace: 648k fewer tokens read, "
             "less the restart's own cost).") in out
+
+
+def test_notify_test_reaching_no_channel_says_the_next_step_on_stderr(tmp_path: Path) -> None:
+    """Exit 1 comes with one message on stderr (README): `notify --test` that reached no channel exited
+    1 with the channels' lines on stdout and nothing on stderr, no next step. Without a session bus
+    the desktop cannot be reached: asked for alone, the test says the alerts still have the fallback;
+    with no fallback (`notify.fallback = "none"`), that an alert would not show, and how to make one."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DBUS_SESSION_BUS_ADDRESS", "SSH_CONNECTION")}
+    env.update({"XDG_RUNTIME_DIR": str(tmp_path), "SESSION_WATCHER_HOME": str(tmp_path / "home"),
+                "COLUMNS": "1000"})
+    alone = sw("notify", "--test", "--channel", "desktop", env=env)
+    assert alone.returncode == 1
+    assert alone.stdout.decode() == "desktop: not reachable (no session bus)\n"
+    assert alone.stderr.decode() == ("session-watcher: the desktop channel did not reach you (why: above); "
+                                     "`session-watcher notify --test` tries every channel an alert would use, "
+                                     "the fallback included\n")
+    config = tmp_path / "home" / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[notify]\nchannels = ["desktop"]\nfallback = "none"\n')
+    none = sw("notify", "--test", env=env)
+    assert none.returncode == 1
+    assert none.stdout.decode() == "desktop: not reachable (no session bus)\n"
+    assert one_message(none.stderr.decode()).startswith("session-watcher: no channel reached you, so an alert "
+                                                         "would not show (why: above); `session-watcher config "
+                                                         "set notify.fallback message`")
+    config.write_text('[notify]\nchannels = ["desktop"]\nfallback = "message"\n')
+    assert sw("notify", "--test", env=env).returncode == 0
 
 
 def test_config_unset_takes_a_key_out_and_its_default_counts_again(tmp_path: Path) -> None:

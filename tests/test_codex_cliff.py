@@ -224,3 +224,23 @@ def test_a_point_with_no_cache_class_is_neutral_with_a_legend_entry_of_its_own()
             assert drawn[0] == "none", drawn
             assert '<i class="sw sw-none"></i>no cache class' in legend
             assert "(no cache class)\"></i>" in scatter_points(doc)
+
+
+@pytest.mark.slow
+def test_a_thread_asked_once_is_not_said_to_have_no_calls(tmp_path: Path, clean_home: None) -> None:
+    """The report a new Codex user first sees (install.sh's closing screen, after the one `codex` run
+    it asks for): one thread of one call. Its class is in the cliff because the thread has a call of
+    it, and the text said "codex-30m writes: no calls" under a table counting that call: a first call
+    has no gap before it, so the cliff has no point yet, and says that."""
+    t = Thread()
+    t.call(0, 12_000, 0, 40)
+    _place(write_rollout(tmp_path / f"rollout-2026-11-20T10-00-00-{THREAD}.jsonl",
+                         [meta(0, THREAD), turn(0, "gpt-5.6-sol"), *t.lines]))
+    got = sw("report", env={**os.environ, "COLUMNS": "200"})
+    assert got.returncode == 0, got.stderr
+    out = got.stdout.decode()
+    assert "codex-30m writes: no call yet after a codex-30m write (a first call has no gap before it)" in out, out
+    assert "no calls" not in out.split("the cache-TTL cliff")[1].split("cold starts")[0]
+    narrow = sw("report", env={**os.environ, "COLUMNS": "40"}).stdout.decode()
+    cliff = narrow.split("cold starts")[0].split("codex-30m writes")[1]
+    assert all(len(line) <= 40 for line in cliff.splitlines()), narrow

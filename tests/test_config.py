@@ -74,7 +74,9 @@ def test_config_set_creates_the_file() -> None:
     ("notify_dwell", "0", "whole number"),
     ("bp_amber", '"high"', "a number from 0.001 to 10"),
     ("include", "3", "list of glob"),
-    ("notify.channels", '["pigeon"]', "list drawn from"),
+    ("notify.channels", '["pigeon"]', 'a list drawn from "desktop", "terminal", "message", got'),
+    # the modes as the config writes them, not the old name "block" (read as "ask") nor a Python list
+    ("guard", "nope", 'expected one of "ask", "warn", "off", got'),
     ("no_such_key", "1", "unknown key 'no_such_key' (`config show` lists every key)"),
     ("remind_min", "20", "did you mean 'notify.remind_min'?"),  # `config show` prints it under [notify]
     ("notify.remind", "20", "did you mean 'notify.remind_min'?"),  # a close spelling

@@ -166,6 +166,54 @@ def test_text_states_the_inference_with_its_evidence(cliff_dir: Path) -> None:
 
 
 @pytest.mark.slow
+def test_a_day_of_one_call_sessions_has_calls_but_no_warmth(tmp_path: Path) -> None:
+    """Today's only session made one call (a Codex thread asked once, a question in print mode): the
+    report's first line said "no calls today; no calls this week" above a table showing that call.
+    A session's first call has nothing to be warm with, so the day has calls and no warmth yet."""
+    import time
+
+    Transcript("one-call").call(time.time() - 60, 0, 15_000).write(tmp_path / "claude" / "projects" / "-home-u-p")
+    r = report(tmp_path, columns=200)
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first == "today 1 call, none after a session's first: no warmth yet; this week the same", r.stdout
+    html = report(tmp_path, "--html", "-")
+    assert "today 1 call, none after a session&#x27;s first: no warmth yet; this week the same." in html.stdout
+    narrow = report(tmp_path, columns=40)
+    assert max(len(line) for line in narrow.stdout.splitlines()[:3]) <= 40, narrow.stdout
+    # its cliff: the call was a 5-minute write, and the text said "5m writes: no calls" under the table
+    # counting it (Codex's classes say the same: tests/test_codex_cliff.py)
+    assert "5m writes: no call yet after a 5m write (a first call has no gap before it)" in r.stdout, r.stdout
+    assert "1h writes: no call yet after a 1h write" in r.stdout
+    assert "no calls" not in r.stdout
+
+
+@pytest.mark.slow
+def test_a_day_whose_later_calls_used_no_cache_is_not_said_to_be_first_calls(tmp_path: Path) -> None:
+    """Prompt caching turned off: the calls after a session's first read and write no cache, so the
+    day has no warmth either, but not because its calls were sessions' first (the sentence said
+    "today 3 calls, none after a session's first"); beside a one-call session too. The week's calls
+    earlier than today are told apart from today's."""
+    import time
+
+    now = time.time()
+    proj = tmp_path / "claude" / "projects" / "-home-u-p"
+    Transcript("no-cache").call(now - 50, 0, 0).call(now - 40, 0, 0).write(proj)
+    Transcript("one-call").call(now - 30, 0, 15_000).write(proj)
+    first = report(tmp_path, columns=200).stdout.splitlines()[0]
+    assert first == ("today 3 calls, no warmth yet: those after a session's first read and wrote no cache; "
+                     "this week the same"), first
+    Transcript("two-days-ago").call(now - 2 * 86400 - 60, 0, 9_000).write(proj)
+    first = report(tmp_path, columns=200).stdout.splitlines()[0]
+    assert first == ("today 3 calls, no warmth yet: those after a session's first read and wrote no cache; "
+                     "this week 4 calls, no warmth yet: those after a session's first read and wrote no cache"), first
+    (proj / "no-cache.jsonl").unlink()
+    first = report(tmp_path, columns=200).stdout.splitlines()[0]
+    assert first == ("today 1 call, none after a session's first: no warmth yet; "
+                     "this week 2 calls, none after a session's first: no warmth yet"), first
+
+
+@pytest.mark.slow
 def test_since_and_bad_date(cliff_dir: Path) -> None:
     r = report(cliff_dir, "--json", "--projects", str(cliff_dir / "claude" / "projects"), "--since", "2030-01-01")
     assert r.returncode == 0, r.stderr

@@ -153,6 +153,71 @@ def test_report_lists_the_handoffs_received_on_this_machine(tmp_path: Path) -> N
     (taken / "child-1.json").write_text(json.dumps({"version": 1, "parentSession": PARENT.stem}))
     text = sw("report").stdout.decode()
     assert f"restart taken: {PARENT.stem[:8]} -> child-1: carry priced 40k ($0.20), written 40k" in text
+    # a report narrowed to sessions the restart is not in (--since after the child's calls, --projects
+    # elsewhere) lists no restart: it said "no session has calls since 2027-01-01", then this one
+    elsewhere = tmp_path / "elsewhere" / "-home-USER-other"
+    elsewhere.mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    shutil.copy(_child(tmp_path / "other", "0" * 36, 30_000, 0.1), elsewhere / "other-1.jsonl")
+    for args in (("--since", "2027-01-01"), ("--projects", str(elsewhere.parent))):
+        assert "restart" not in sw("report", *args).stdout.decode(), args
+        assert json.loads(sw("report", "--json", *args).stdout)["restartsTaken"] == [], args  # piped
+        assert "restart taken" not in sw("report", "--html", "-", *args).stdout.decode(), args
+    # narrowed to sessions the child is in, it is listed
+    since = sw("report", "--since", "2026-12-01T10:00Z").stdout.decode()
+    assert f"restart taken: {PARENT.stem[:8]} -> child-1" in since, since
+    assert [r["child"] for r in json.loads(sw("report", "--json", "--since", "2026-12-01T10:00Z").stdout)[
+        "restartsTaken"]] == ["child-1"]
+
+
+def _resumed_parent(path: Path) -> Path:
+    """A parent of three calls on 2026-12-02, the day after its child (`_child`'s, 2026-12-01 10:05):
+    its user went back to it after taking the restart."""
+    lines = [{"type": "user", "isSidechain": False, "timestamp": "2026-12-02T09:00:00.000Z",
+              "message": {"role": "user", "content": "back here"}}]
+    for i, (cr, cw) in enumerate([(0, 60_000), (60_000, 900), (60_900, 800)]):
+        lines.append({"type": "assistant", "isSidechain": False, "timestamp": f"2026-12-02T09:00:{10 + i:02d}.000Z",
+                      "requestId": f"req_p{i}", "message": {
+                          "id": f"msg_p{i}", "model": "claude-opus-4-6", "role": "assistant",
+                          "content": [{"type": "text", "text": "ok"}],
+                          "usage": {"input_tokens": 2, "cache_read_input_tokens": cr,
+                                    "cache_creation_input_tokens": cw, "output_tokens": 5}}})
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return path
+
+
+@pytest.mark.slow
+def test_a_narrowed_report_lists_a_restart_with_its_child_session(tmp_path: Path) -> None:
+    """A restart is listed with the session it started, its child (docs/report.md): a report narrowed
+    by --since or --projects lists it where the child is among its sessions, wherever the parent is,
+    and not where only the parent is (the parent resumed after the child's last call; the two in
+    other project folders). Text, piped JSON and the page alike; the page, listing none, said "None
+    yet" though one was taken."""
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    (projects / "-home-USER-a").mkdir(parents=True)
+    (projects / "-home-USER-b").mkdir(parents=True)
+    _resumed_parent(projects / "-home-USER-a" / "parent-2.jsonl")
+    shutil.copy(_child(tmp_path, "parent-2", 40_000, 0.2), projects / "-home-USER-b" / "child-1.jsonl")
+    taken = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "taken"
+    taken.mkdir(parents=True)
+    (taken / "child-1.json").write_text(json.dumps({"version": 1, "parentSession": "parent-2"}))
+
+    def listed(*args: str) -> list[str]:
+        children = [r["child"] for r in json.loads(sw("report", "--json", *args).stdout)["restartsTaken"]]
+        text = "restart taken: parent-2 -> child-1: carry" in sw("report", *args).stdout.decode()
+        html = sw("report", "--html", "-", *args).stdout.decode()
+        page = "restart taken: parent-2 -&gt; child-1: carry" in html
+        assert [text, page] == [children == ["child-1"]] * 2, (args, children, text, page)
+        # none listed in a narrowed report is none into its sessions, not "None yet" (one was taken)
+        assert page or "None into this report's sessions: a restart shows here with the session" in html
+        assert "None yet" not in html
+        return children
+
+    assert listed() == ["child-1"]
+    assert listed("--since", "2026-12-01T10:00Z") == ["child-1"]  # both sides in
+    assert listed("--since", "2026-12-01T12:00Z") == []  # the parent's later calls alone
+    assert listed("--projects", str(projects / "-home-USER-b")) == ["child-1"]  # the parent's folder left out
+    assert listed("--projects", str(projects / "-home-USER-a")) == []  # the child's folder left out
 
 
 def _child_compacted_after_a_break(tmp_path: Path) -> Path:

@@ -299,7 +299,9 @@ def test_cli_writes_self_contained_file(tmp_path: Path) -> None:
     path = FIXTURES / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
     r = run_cli(str(path), "--html", str(out))
     assert r.returncode == 0, r.stderr
-    assert "health B (80/100)" in r.stdout
+    # said as `report --html` says it ("wrote OUT and N session pages in ..."), not "OUT: session ..."
+    assert " ".join(r.stdout.split()) == (f"wrote {out}: session 258c7280-ae70-4798-800f-63464d01a85d, "
+                                          "health B (80/100)"), r.stdout
     text = out.read_text()
     low = text.lower()
     for bad in ("<link", "src=", "@import", "url(http", "fetch(", "<img", "<iframe"):
@@ -504,14 +506,15 @@ def test_cli_says_what_it_wrote_within_the_width(tmp_path: Path) -> None:
     r = run_cli(str(CODEX / f"rollout-{thread}.jsonl"), "--html", str(out), env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert all(len(x) <= 80 or x.strip().rstrip(":") == str(out) for x in lines), r.stdout  # a path alone
+    assert all(len(x) <= 80 or x.strip().rstrip(":").removeprefix("wrote ") == str(out) for x in lines), r.stdout
     said = " ".join(r.stdout.split())
-    assert said.startswith(f"{out}: session {thread}, health "), r.stdout
+    assert said.startswith(f"wrote {out}: session {thread}, health "), r.stdout
     spaced = tmp_path / "the pages of my Codex threads, kept here" / "the page of a thread.html"
     spaced.parent.mkdir()
     r = run_cli(str(CODEX / f"rollout-{thread}.jsonl"), "--html", str(spaced), env=env)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"{spaced}:"), r.stdout  # a path with spaces: whole, never broken at one
+    assert r.stdout.startswith("wrote"), r.stdout
+    assert f"{spaced}:" in r.stdout, r.stdout  # a path with spaces: whole, never broken at one
 
 
 def test_a_codex_tool_row_says_its_name_once() -> None:

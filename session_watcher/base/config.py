@@ -247,7 +247,7 @@ def price_problem(k: Key, value: object) -> str | None:
 
 
 def expected(k: Key) -> str:
-    """What a key takes, as its error says it."""
+    """What a key takes, as its error says it (docs/configuration.md says the same: tools/config_table.py)."""
     kind = k.kind
     if kind == "globs":
         text = (f"a list of glob strings (at most {MAX_GLOBS}, each of {MAX_GLOB_CHARS} characters at most, "
@@ -256,8 +256,9 @@ def expected(k: Key) -> str:
         text = f"a whole number from {k.low:.0f} to {k.high:.0f}"
     elif kind in ("number", "minutes", "seconds"):
         text = f"a number{'' if kind == 'number' else ' of ' + kind} from {k.low:g} to {k.high:g}"
-    elif kind in ("choice", "list"):
-        text = f"{'one of' if kind == 'choice' else 'a list drawn from'} {list(k.choices)}"
+    elif kind in ("choice", "list"):  # as TOML writes them, as docs/configuration.md; an old name unsaid
+        shown = ", ".join(f'"{c}"' for c in k.choices if c not in k.aliases)
+        text = f"{'one of' if kind == 'choice' else 'a list drawn from'} {shown}"
     elif kind == "flag":
         text = "true or false" + "".join(f' or "{c}"' for c in k.choices)
     elif kind == "url":

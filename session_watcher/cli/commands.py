@@ -269,7 +269,7 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"])),
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"], cfg=cfg)),
                   columns()))
     return 0
 
@@ -301,11 +301,14 @@ def replay_args(argv: list[str]) -> SimpleNamespace | None:
 
 def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     from session_watcher.sessions.naming import transcript_of
-    from session_watcher.sessions.replay import replay as run_replay
+    from session_watcher.sessions.replay import fold
 
     transcript = transcript_of(_target(ns)).transcript
     assert transcript is not None
-    doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace))
+    state, cfg, trace = fold(transcript, ns.cwd, with_trace=bool(ns.trace))  # `replay`'s, its config kept
+    from session_watcher.core.status import status_document  # after the fold's start: a child may parse meanwhile
+
+    doc = status_document(state, cfg)
     if doc.get("inheritedCalls"):  # a fork: is its parent's file there (its copies counted there)?
         from session_watcher.sessions.naming import mark_parent
 
@@ -323,7 +326,7 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     else:
         from session_watcher.core.statustext import status_text
 
-        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True, cfg=cfg)), columns()))
     return 0
 
 

@@ -155,7 +155,8 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """`notify --test`: 0 when any channel delivered (the fallback included), else 1."""
+    """`notify --test`: 0 when any channel delivered (the fallback included), else 1 with the next step
+    on stderr."""
     from session_watcher.base import config
 
     notify = config.load(os.getcwd())["notify"]  # a ConfigError is the CLI's to say
@@ -175,7 +176,15 @@ def command(args: argparse.Namespace) -> int:
         via = ", ".join(c + (" (the fallback)" if c == fallback and not args.channel else "") for c in delivered)
         out.write(f"alerts reach you through: {via}\n")
     sys.stdout.write(fit(out.getvalue(), columns()))
-    return 0 if delivered else 1
+    if delivered:
+        return 0
+    from session_watcher.core.usererrors import UserError
+
+    if args.channel:  # the one channel asked for; the alerts themselves still have the fallback
+        raise UserError(f"the {args.channel} channel did not reach you (why: above); `session-watcher notify "
+                        "--test` tries every channel an alert would use, the fallback included")
+    raise UserError("no channel reached you, so an alert would not show (why: above); `session-watcher config "
+                    "set notify.fallback message` shows alerts in Claude Code or Codex at your next prompt")
 
 
 def doctor_lines(env: dict[str, str] | None = None) -> list[str]:

@@ -94,6 +94,12 @@ def restarts_taken() -> list[dict[str, Any]]:
     return taken
 
 
+def narrowed(args: Any) -> bool:
+    """A report asked for part of the history (--since, --projects): its restarts are those into the
+    sessions it covers, each listed with its child session (docs/report.md)."""
+    return args.since is not None or bool(args.projects)
+
+
 def report(args: argparse.Namespace) -> dict[str, Any]:
     from session_watcher.reports.collect import Progress, run_report
 
@@ -225,7 +231,11 @@ def command(args: Any) -> int:
         say_unread(unread)
         from session_watcher.reports.jsontext import dumps  # json's text without json's imports
 
-        taken = dumps(restarts_taken())
+        found = restarts_taken()
+        if found and narrowed(args):  # the restarts into the sessions reported (ids need no escaping)
+            text = [p if isinstance(p, bytes) else bytes(p) for p in pieces]
+            found = [r for r in found if any(f'"sessionId":"{r["child"]}"'.encode() in t for t in text)]
+        taken = dumps(found)
         out = sys.stdout.buffer  # the pieces as they are: a large history's text is not copied again
         for piece in [*pieces, f',"restartsTaken":{taken}}}\n'.encode()]:
             out.write(piece)
@@ -234,6 +244,12 @@ def command(args: Any) -> int:
     doc = report(args)
     say_unread(doc.get("unreadable") or [])
     doc["restartsTaken"] = restarts_taken()
+    if doc["restartsTaken"] and narrowed(args):
+        # a narrower report (--since, --projects) lists the restarts into the sessions it covers (each
+        # with its child, wherever its parent is): not, under "no session has calls since 2027-01-01",
+        # the restarts taken before
+        ids = {s["sessionId"] for s in doc["sessions"]}
+        doc["restartsTaken"] = [r for r in doc["restartsTaken"] if r["child"] in ids]
     if args.json:
         import json
 
@@ -241,14 +257,14 @@ def command(args: Any) -> int:
     elif args.html == "-":  # the one page on standard output, nothing else
         from session_watcher.reports.render_html import render
 
-        sys.stdout.buffer.write(utf8(render(doc, None)))
+        sys.stdout.buffer.write(utf8(render(doc, None, narrowed=narrowed(args))))
     elif args.html:
         from session_watcher.base.atomic import write_atomic
         from session_watcher.reports.render_html import render
 
         try:  # user-only: the page names projects and files; a unique temp file, never a planted one
             pages = write_session_pages(doc, args.html, args.projects) if args.pages else None
-            write_atomic(args.html, utf8(render(doc, pages)), mode=0o600, fsync=False)
+            write_atomic(args.html, utf8(render(doc, pages, narrowed=narrowed(args))), mode=0o600, fsync=False)
         except OSError as exc:
             raise UserError(f"cannot write {args.html}: {exc.strerror or exc}", keep=[args.html]) from None
         # the pages' folder as the user named the report (relative stays relative): `<OUT stem>-sessions/`

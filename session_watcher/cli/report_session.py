@@ -90,7 +90,8 @@ def command(args: argparse.Namespace) -> int:
         from session_watcher.base.terminal import columns
         from session_watcher.core.text import wrap
 
-        said = one_line(f"{args.html}: session {sid}, health {h['grade'] or '- (nothing to grade)'}"
+        # in `report --html`'s form ("wrote OUT ..."): the two --html commands confirm alike
+        said = one_line(f"wrote {args.html}: session {sid}, health {h['grade'] or '- (nothing to grade)'}"
                         + (f" ({h['score']}/100)" if h['score'] is not None else ""))
         print("\n".join(wrap(said, columns(), keep=[one_line(args.html)])))  # the path and the id each whole
         return 0

@@ -60,12 +60,14 @@ def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
     return [f"plan     {', '.join(uses)}{ago}", *notes]
 
 
-def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None,
-                last_call: bool = False, last_ts: float | None = None) -> str:
+def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None,  # noqa: PLR0913
+                last_call: bool = False, last_ts: float | None = None, *, cfg: Mapping[str, Any] | None = None
+                ) -> str:
     """The human form of the status document (`session-watcher status`), `last_ts` the time of the
     session's last call (said, with `now`, as how long ago it was); `verbose` adds the
     model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
-    the rent), which `--json` always has. Text from the session (its id, model, paths) is one field
+    the rent), which `--json` always has; `cfg`, the session's config, says the alert's floors. Text
+    from the session (its id, model, paths) is one field
     each (`core.text.one_line`): none can start a line of its own."""
     from session_watcher.core.numbers import tokens
     from session_watcher.core.status import own_calls, own_usage
@@ -86,7 +88,7 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         lines.append(f"fork     {fork_words(doc)}")
     lines += [
         f"lamp     {_when(lamp_words(doc, _idle(last_ts, now)), last_call)}",
-        f"alerts   {_alert_words(doc)}",
+        f"alerts   {_alert_words(doc, cfg)}",
     ]
     carry = _carry_words(doc)
     if carry:
@@ -206,7 +208,9 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def _alert_words(doc: Mapping[str, Any]) -> str:
+def _alert_words(doc: Mapping[str, Any], cfg: Mapping[str, Any] | None = None) -> str:
+    """The alerts' state; before any, when one can come (`cfg`: the session's config, whose floors the
+    gate reads; the status document does not carry them)."""
     dwell, back = doc["dwell"], doc["backstop"]
     if dwell["alerted"]:
         if back["N"] is None:
@@ -218,7 +222,21 @@ def _alert_words(doc: Mapping[str, Any]) -> str:
                 f"restart's worth ({bill_ready(dwell)} so far)")
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
-    return f"none pending (one comes once staying costs {over} over a restart at the best moment)"
+    said = f"none pending (one can come once staying costs {over} over a restart at the best moment"
+    if cfg is None:  # the floors unknown here: said, not counted
+        return f"{said}, if a restart then saves enough to be worth saying)"
+    # the floors the engine's gate reads (`engine._bills_and_gate`, `engine.worth_saying`): the same keys
+    from session_watcher.core.numbers import dollars
+
+    calls = int(cfg["gate_min_calls"])
+    if calls > 1:
+        said += f", once {calls} calls have come since the session's start or its last compaction"
+    floors = [f"{dollars(cfg['advice_min_usd'])} or more"] if cfg["advice_min_usd"] > 0 else []
+    if cfg["advice_min_share"] > 0:
+        cost = ("those calls' cache cost" if calls > 1
+                else "the cache cost since the session's start or its last compaction")
+        floors.append(f"{cfg['advice_min_share'] * 100:g} % or more of {cost}")
+    return f"{said}, and if a restart then saves {' and '.join(floors)})" if floors else f"{said})"
 
 
 def _when(words: str, last_call: bool) -> str:

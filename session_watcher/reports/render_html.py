@@ -341,15 +341,18 @@ def _totals(doc: dict[str, Any]) -> list[str]:
     return [*h, "</div>"]
 
 
-def _restarts(taken: list[dict[str, Any]]) -> list[str]:
-    """The restarts taken with a handoff on this machine, as the text lists them."""
+def _restarts(taken: list[dict[str, Any]], narrowed: bool = False) -> list[str]:
+    """The restarts taken with a handoff on this machine, as the text lists them; `narrowed` (--since,
+    --projects): those into the report's sessions, so none there is not "none yet"."""
     from session_watcher.sessions.restarts import render_lines
 
     lines = render_lines(taken)
     h = ['<h2 id="h-restarts">Restarts taken with a handoff</h2>']
     if not lines:
-        return [*h, '<p class="muted" id="restarts">None yet: a restart with a handoff shows here, with what it '
-                'saved.</p>']
+        return [*h, '<p class="muted" id="restarts">'
+                + ("None into this report's sessions: a restart shows here with the session it started, "
+                   if narrowed else "None yet: a restart with a handoff shows here, ")
+                + "with what it saved.</p>"]
     return [*h, '<ul id="restarts">', *(f"<li>{escape(line)}</li>" for line in lines), "</ul>"]
 
 
@@ -377,8 +380,9 @@ def _cliff(doc: dict[str, Any]) -> list[str]:
     return [*h, "</div></div>"]
 
 
-def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
-    """The page; `pages` maps a session id to the (relative) address of its session page."""
+def render(doc: dict[str, Any], pages: dict[str, str] | None = None, *, narrowed: bool = False) -> str:
+    """The page; `pages` maps a session id to the (relative) address of its session page; `narrowed`:
+    the report was asked with --since or --projects (its restarts are those into its sessions)."""
     pages = pages or {}
     sessions = doc["sessions"]
     calls = sum(s["calls"] for s in sessions)
@@ -416,7 +420,7 @@ def render(doc: dict[str, Any], pages: dict[str, str] | None = None) -> str:
     if said:
         h.append(f'<p class="muted" id="unpriced">{escape(said)}.</p>')
     h.extend(_totals(doc))
-    h.extend(_restarts(doc.get("restartsTaken") or []))
+    h.extend(_restarts(doc.get("restartsTaken") or [], narrowed))
     h.append('<h2 id="cliff">The cache-TTL cliff</h2>')
     h.append("<h3>Gap before a call versus tokens re-created</h3>")
     h.append(

@@ -124,12 +124,48 @@ def guard_sentence(g: dict[str, Any] | None) -> str:
 
 
 def day_sentence(doc: dict[str, Any]) -> str:
-    """'68 % of today ran warm; this week 71 %', saying so when a period has no calls."""
+    """'68 % of today ran warm; this week 71 %', saying so when a period has no calls, and when its
+    calls have no warmth: a session's first call has nothing to be warm with (docs/report.md), nor
+    has a call that reads and writes no cache (prompt caching turned off), so a day of one-call
+    sessions (a Codex thread asked once) has calls but no warmth, and says which of the two it is."""
     today = doc["warmthToday"]
     week = doc["warmthWeek"]
-    first = f"{pct(today)} of today ran warm" if today is not None else "no calls today"
-    second = f"this week {pct(week)}" if week is not None else "no calls this week"
+    calls_today, calls_week = _calls_in(doc, 0), _calls_in(doc, 6)
+
+    def unmeasured(calls: tuple[int, int], when: str) -> str:
+        n, firsts = calls
+        said = f"{when} {n:,} call{'s' if n != 1 else ''}"
+        if n == firsts:  # each a session's first
+            return f"{said}, none after a session's first: no warmth yet"
+        return f"{said}, no warmth yet: those after a session's first read and wrote no cache"
+
+    first = (f"{pct(today)} of today ran warm" if today is not None
+             else unmeasured(calls_today, "today") if calls_today[0] else "no calls today")
+    if week is None and calls_week[0] and calls_week == calls_today:
+        return f"{first}; this week the same"  # its calls are today's
+    second = (f"this week {pct(week)}" if week is not None
+              else unmeasured(calls_week, "this week") if calls_week[0] else "no calls this week")
     return f"{first}; {second}"
+
+
+def _calls_in(doc: dict[str, Any], days_before: int) -> tuple[int, int]:
+    """The calls of today and the `days_before` days before it (the report's by-day totals: the local
+    calendar days of the report's clock, `generatedAt`) and how many of them were a session's first
+    (a session's `firstActivity` is its first call's time, counted where it is in the window)."""
+    import datetime
+
+    now = doc.get("generatedAt")
+    if not isinstance(now, int | float):
+        return 0, 0
+    last = datetime.date.fromtimestamp(now)
+    first = last - datetime.timedelta(days=days_before)
+    days = (doc.get("totals") or {}).get("days") or []
+    calls = sum(int(d.get("calls") or 0) for d in days if first.isoformat() <= str(d.get("date")) <= last.isoformat())
+    since = doc.get("since")
+    firsts = sum(1 for s in doc["sessions"]
+                 if isinstance(at := s.get("firstActivity"), int | float) and (since is None or at >= since)
+                 and first <= datetime.date.fromtimestamp(at) <= last)
+    return calls, firsts
 
 
 def nothing_found(doc: dict[str, Any], width: int = WIDTH) -> str:
@@ -229,6 +265,15 @@ def cliff_classes(doc: dict[str, Any]) -> list[str]:
     claude = FALLBACK.name in agents_of(doc["sessions"])
     used = {b["ttl"] for b in doc["gapBuckets"] if b["n"]}
     return [c for c in doc["ttl"] if claude or c not in CLAUDE_CLASSES or c in used or doc["ttl"][c] is not None]
+
+
+def empty_class_sentence(cls: str, since: float | None) -> str:
+    """A cliff class with no gap to show: no call (in the window) came after one of its writes. True
+    of a class with no call at all, of one whose sessions made only their first call (a Claude Code
+    session asked once, a Codex thread: the class is in the document then), and under --since of one
+    whose returns all came before it; "no calls" was said of the first two alike."""
+    when = "yet" if since is None else "since " + time.strftime("%Y-%m-%d %H:%M", time.localtime(since))
+    return f"{cls} writes: no call {when} after a {cls} write (a first call has no gap before it)"
 
 
 def report_id_length(doc: dict[str, Any]) -> int:
@@ -412,7 +457,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         return wrap(text, width)
 
     out: list[str] = []
-    out.append(day_sentence(doc))
+    out.extend(para(day_sentence(doc)))
     out.append("")
     sessions = doc["sessions"][:MAX_SESSIONS]
     more = len(doc["sessions"]) - MAX_SESSIONS
@@ -446,7 +491,7 @@ def render(doc: dict[str, Any], width: int = WIDTH) -> str:
         ]
         out.append("")
         if not brows:
-            out.append(f"{cls} writes: no calls")
+            out.extend(para(empty_class_sentence(cls, doc.get("since"))))
             continue
         out.extend(_fitted([f"gap ({cls} writes)", "n", "median warmth", "cold"], brows, {1, 2, 3}, width,
                            ("median warmth",)))
