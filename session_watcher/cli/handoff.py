@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION")
     s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd, "
-                                                        "cycle")
+                                                        "cycle, agent (whose next session takes it)")
     what = s.add_mutually_exclusive_group()
     what.add_argument("--show", action="store_true", help="show the handoff waiting for the project's next session "
                                                           "(every project's, without SESSION outside Claude Code)")
