@@ -196,7 +196,8 @@ from session_watcher.core.handoff import header
 from session_watcher.state import handoffs, shell
 project = shell.project_root(None, sys.argv[1])
 note = header("bench-parent", "2026-12-04 21:00 UTC", 1000, 0.01) + "\\n" + "what was done, what is next. " * 60
-doc = {"project": project, "parentSession": "bench-parent", "createdAt": time.time(), "note": note}
+doc = {"project": project, "parentSession": "bench-parent", "createdAt": time.time(), "note": note,
+       "agent": sys.argv[2]}  # the agent whose start the row times: its own note, which it takes
 print(handoffs.write_pending(doc))
 """
 
@@ -226,8 +227,8 @@ def more_cases(b: bench_run.Bench, sess: bench_run.Session, cwd: Path, tmp: Path
     folds, pending = tmp / "home-statusline-folds", tmp / "home-handoff"
     for own in (folds, pending):
         shutil.copytree(sess.home, own, symlinks=True)
-    path = subprocess.run([str(python), "-I", "-c", PENDING, str(cwd)], env=b.env(pending), cwd=bench_run.ROOT,
-                          check=True, capture_output=True).stdout.decode().strip()
+    path = subprocess.run([str(python), "-I", "-c", PENDING, str(cwd), "claude-code"], env=b.env(pending),
+                          cwd=bench_run.ROOT, check=True, capture_output=True).stdout.decode().strip()
     note = Path(path).read_bytes()
 
     def put_back() -> None:

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         def pending(home: Path) -> Any:
             """A handoff pending for the project under `home`, and what writes it again (a run takes it)."""
             home.mkdir(exist_ok=True)
-            note = Path(subprocess.run([str(python), "-I", "-c", PENDING, str(cwd)], env=b.env(home),
+            note = Path(subprocess.run([str(python), "-I", "-c", PENDING, str(cwd), "codex"], env=b.env(home),
                                        cwd=bench_run.ROOT, check=True, capture_output=True).stdout.decode().strip())
             text = note.read_bytes()
 

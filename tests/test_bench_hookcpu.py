@@ -74,3 +74,18 @@ def test_each_handoff_pending_round_starts_with_no_note_lent(tmp_path: Path) -> 
         prepare()
         assert note.read_bytes() == text
         assert list(lent.glob("*.json")) == []
+
+
+def test_the_handoff_pending_row_times_a_start_that_takes_the_note(tmp_path: Path) -> None:
+    """The row's note is one the start it times takes (a note names the agent whose session may take
+    it: the bench's names Claude Code, whose `hook SessionStart inject` the row runs)."""
+    import json
+    import os
+
+    from tests.oracle import hook
+
+    argv, stdin, env, _prepare = _cases(tmp_path)["hook SessionStart inject, handoff pending"]
+    assert argv[-2:] == ["SessionStart", "inject"]
+    proc = hook("SessionStart", stdin(0), env={**os.environ, **env}, args=("inject",))
+    assert proc.returncode == 0
+    assert "what was done, what is next." in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

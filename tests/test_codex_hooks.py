@@ -151,6 +151,72 @@ def test_a_compaction_drops_the_handoff_the_guard_prepared(tmp_path: Path, proje
     assert pending(project) == []
 
 
+def claude_start(project: Path, source: str, session: str = "claude-child-1") -> dict[str, Any] | None:
+    """Claude Code's synchronous SessionStart hook (`hook SessionStart inject`), a real process: its
+    output, or None when silent."""
+    got = hook("SessionStart", {"session_id": session, "transcript_path": f"/nonexistent/{session}.jsonl",
+                                "cwd": str(project), "hook_event_name": "SessionStart", "source": source},
+               args=("inject",))
+    assert (got.returncode, got.stderr) == (0, b"")
+    return dict(json.loads(got.stdout)) if got.stdout else None
+
+
+def test_a_codex_threads_handoff_waits_for_the_next_codex_thread_not_a_claude_code_session(
+        tmp_path: Path, project: Path) -> None:
+    """The guard's handoff of a held Codex prompt names Codex: a Claude Code session started in the
+    project meanwhile (a new one, or one cleared) leaves it pending, `handoff --show` says which
+    agent's session it waits for, and the next Codex thread takes it."""
+    rollout = folded(shifted(tmp_path, THREAD, 180), project)
+    assert prompt(rollout, project) is not None  # held: the handoff prepared
+    [doc] = pending(project)
+    assert (doc["parentSession"], doc["agent"]) == (THREAD, "codex")
+    assert claude_start(project, "startup") is None
+    assert claude_start(project, "clear", "claude-child-2") is None
+    assert [d["parentSession"] for d in pending(project)] == [THREAD]  # still waiting, untouched
+    shown = " ".join(sw("handoff", "--show").stdout.decode().split())
+    assert f"waiting: the handoff for a codex session in {project.resolve()} from session {THREAD[:8]}" in shown
+    got = start(project, "clear")
+    assert got is not None
+    assert got["hookSpecificOutput"]["additionalContext"].startswith(f"[session-watcher handoff from session {THREAD}")
+    assert pending(project) == []
+
+
+def test_a_claude_code_handoff_is_not_taken_by_a_codex_thread(project: Path) -> None:
+    """The reverse: a note a Claude Code session wrote waits for Claude Code's next session; a Codex
+    thread started in the project leaves it pending."""
+    from session_watcher.core.handoff import header
+    from session_watcher.state import handoffs
+
+    note = header("claude-parent", "2026-12-06 12:00 UTC", 1000, 0.01) + "\nthe work so far"
+    handoffs.write_pending({"project": str(project.resolve()), "parentSession": "claude-parent",
+                            "createdAt": time.time(), "note": note, "agent": "claude-code"})
+    assert start(project, "startup") is None
+    assert start(project, "clear", "019fa000-0000-7000-8000-0000000000c4") is None
+    assert [d["parentSession"] for d in pending(project)] == ["claude-parent"]
+    got = claude_start(project, "clear")
+    assert got is not None
+    assert got["hookSpecificOutput"]["additionalContext"] == note
+    assert pending(project) == []
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude-code"])
+def test_a_handoff_written_before_notes_named_their_agent_is_taken_by_either(project: Path, agent: str) -> None:
+    """A pending note without `agent` (an older version wrote it) goes to the next fresh session of
+    the project, whichever agent's, as it did."""
+    from session_watcher.core.handoff import header
+    from session_watcher.state import handoffs
+
+    note = header("old-parent", "2026-12-06 12:00 UTC", 1000, 0.01) + "\nthe work so far"
+    handoffs.write_pending({"project": str(project.resolve()), "parentSession": "old-parent",
+                            "createdAt": time.time(), "note": note})
+    shown = " ".join(sw("handoff", "--show").stdout.decode().split())
+    assert f"waiting: the handoff for {project.resolve()} from session old-pare" in shown  # no agent named
+    got = start(project, "clear") if agent == "codex" else claude_start(project, "clear")
+    assert got is not None
+    assert got["hookSpecificOutput"]["additionalContext"] == note
+    assert pending(project) == []
+
+
 def test_an_alert_reaches_the_next_prompt_as_a_system_message(tmp_path: Path, project: Path) -> None:
     """Codex has no status line and cannot write a terminal sequence: the alert a folding hook fired
     (past the sweet spot, warm cache) is queued and shown by the next prompt's hook, which holds

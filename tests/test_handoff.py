@@ -120,8 +120,8 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     assert "Reply with its last paragraph only" in command
     last = " ".join(ln.strip() for ln in lines[start:])
     # run outside the session's project (the tests' folder): the project is named, not "this project"
-    assert last.startswith(f"session-watcher: handoff saved. /clear (or a new session in its project, {LONG_CWD}, "
-                           "within 3 h)"), last
+    assert last.startswith("session-watcher: handoff saved. /clear (or a new claude-code session in its project, "
+                           f"{LONG_CWD}, within 3 h)"), last
     assert last.endswith("`session-watcher handoff --drop` takes it back.")
     assert "carrying ~" in last
     assert "($" in last
@@ -165,6 +165,71 @@ def test_a_new_session_started_in_the_project_receives_it_but_not_the_parent_its
     got = start("child-s", LONG_CWD, source="startup")
     assert got is not None
     assert core.parent_of(got["hookSpecificOutput"]["additionalContext"]) == LONG_ID
+
+
+def codex_start(sid: str, cwd: str, source: str = "clear") -> dict[str, Any] | None:
+    """Codex's one SessionStart hook (`hook SessionStart codex`) for a fresh thread: its output, or None."""
+    proc = hook("SessionStart", {"session_id": sid, "transcript_path": None, "cwd": cwd,
+                                 "hook_event_name": "SessionStart", "source": source, "model": "gpt-5.6-sol"},
+                args=("codex",))
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    return dict(json.loads(proc.stdout)) if proc.stdout else None
+
+
+def test_a_claude_code_sessions_handoff_is_left_to_the_next_claude_code_session() -> None:
+    """`handoff` of a Claude Code session names its agent: a Codex thread started (or cleared) in the
+    project does not take the note, the next Claude Code session does."""
+    folded()
+    doc = run_json("handoff", "--session", LONG_ID)
+    assert doc["agent"] == "claude-code"
+    assert codex_start("019fa000-0000-7000-8000-0000000000d1", LONG_CWD, "startup") is None
+    assert codex_start("019fa000-0000-7000-8000-0000000000d2", LONG_CWD) is None
+    assert [(d["parentSession"], d["agent"]) for d in run_json("handoff", "--show")] == [(LONG_ID, "claude-code")]
+    got = start("child-cc", LONG_CWD)
+    assert got is not None
+    assert got["hookSpecificOutput"]["additionalContext"] == doc["note"]
+
+
+def test_the_plugins_hooks_run_for_the_agent_the_registry_calls_claude_code() -> None:
+    """hooks.entry spells Claude Code's name (its start imports no registry): the registry's own."""
+    from session_watcher.agents import FALLBACK
+    from session_watcher.hooks.entry import PLUGIN_AGENT
+
+    assert PLUGIN_AGENT == FALLBACK.name == "claude-code"
+
+
+def test_a_note_another_agent_wrote_while_it_was_taken_goes_back_pending(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between the take's read and its rename the project's note can be replaced by another agent's:
+    the rename has it then, and it is put back pending as it was, not given to this session."""
+    from session_watcher.state import handoffs
+
+    project = str(tmp_path)
+    note = core.header("cc-parent", "2026-12-06 12:00 UTC", 1000, 0.01) + "\nwork"
+    path = handoffs.write_pending({"project": project, "parentSession": "cc-parent", "createdAt": time.time(),
+                                   "note": note, "agent": "claude-code"})
+    written = int(time.time()) - 60
+    os.utime(path, (written, written))
+    before = Path(path).read_bytes()
+    read = handoffs._read
+    calls: list[str] = []
+
+    def first_read_saw_codex(p: str) -> dict[str, Any] | None:  # the note read before the replacement
+        calls.append(p)
+        doc = read(p)
+        return {**doc, "agent": "codex"} if doc is not None and len(calls) == 1 else doc
+
+    monkeypatch.setattr(handoffs, "_read", first_read_saw_codex)
+    assert handoffs.take(project, "codex-child", time.time(), lambda: 3600.0, agent="codex") is None
+    assert len(calls) == 2  # the pending note, then the one the rename took
+    assert Path(path).read_bytes() == before
+    assert Path(path).stat().st_mtime == written  # its age kept: swept as it would have been
+    assert not Path(handoffs.taken_file("codex-child")).exists()
+    assert not Path(handoffs.lent_file("codex-child")).exists()
+    monkeypatch.setattr(handoffs, "_read", read)
+    got = handoffs.take(project, "cc-child", time.time(), lambda: 3600.0, agent="claude-code")
+    assert got is not None
+    assert got["note"] == note
 
 
 def test_a_stale_handoff_is_not_injected() -> None:
@@ -357,7 +422,7 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     shown = sw("handoff", "--show")
     assert shown.returncode == 0, shown.stderr
     words = " ".join(shown.stdout.decode().split())  # wrapped within 80 columns: compared word for word
-    head = f"waiting: the handoff for {LONG_CWD} from session {LONG_ID[:8]}, written "
+    head = f"waiting: the handoff for a claude-code session in {LONG_CWD} from session {LONG_ID[:8]}, written "
     assert words.startswith(head)
     assert re.match(r"\d+ s ago|\d+ min( \d+ s)? ago", words[len(head):])  # core.numbers.duration, however long
     assert " ".join(note.splitlines()[0].split()) in words
@@ -365,7 +430,8 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     assert [d["parentSession"] for d in listed] == [LONG_ID]
     dropped = sw("handoff", "--drop", "--session", LONG_ID)
     assert dropped.returncode == 0, dropped.stderr
-    assert " ".join(dropped.stdout.decode().split()).startswith(f"dropped: the handoff for {LONG_CWD}")
+    said = " ".join(dropped.stdout.decode().split())
+    assert said.startswith(f"dropped: the handoff for a claude-code session in {LONG_CWD}")
     assert sw("handoff", "--show").stdout.decode() == "no handoff waiting\n"
     assert start("child-9", LONG_CWD) is None
 

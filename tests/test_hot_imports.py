@@ -150,7 +150,7 @@ def pend(project: Path) -> None:
 
     note = header("parent", "2026-12-04 21:00 UTC", 1000, 0.01) + "\nthe work so far"
     handoffs.write_pending({"project": str(project.resolve()), "parentSession": "parent", "createdAt": time.time(),
-                            "note": note})
+                            "note": note, "agent": "claude-code"})  # a Claude Code session's, as `handoff` writes
 
 
 def test_the_session_start_hook_imports_no_config_parser_without_a_config_file(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("target", nargs="?", metavar="SESSION", help=SESSION_HELP)
     s.add_argument("--session", metavar="ID", help="the same as SESSION")
     s.add_argument("--json", action="store_true", help="sessionId, note, files, carryTokens, carryUsd, savingUsd, "
-                                                        "cycle")
+                                                        "cycle, agent (whose next session takes it)")
     what = s.add_mutually_exclusive_group()
     what.add_argument("--show", action="store_true", help="show the handoff waiting for the project's next session "
                                                           "(every project's, without SESSION outside Claude Code)")
@@ -91,10 +91,20 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
         worth = (f"; restarting now saves about {dollars(saving)}{' ' + over if over else ''}"
                  if saving > 0
                  else "; staying is still cheaper than restarting")
-    return (f"session-watcher: handoff saved. /clear (or a new session in {_which_project(doc['project'])} "
+    return (f"session-watcher: handoff saved. /clear (or a new {_session_of(doc)} in {_which_project(doc['project'])} "
             f"within {stale}) "
             f"starts with it, carrying ~{tokens(doc['carryTokens'])} tokens{price}{worth}. "
             f"`{cli_command()} handoff --drop` takes it back.")
+
+
+def _session_of(doc: dict[str, Any]) -> str:
+    """'codex session': the session a handoff waits for, of the agent that wrote it (only that agent's
+    SessionStart hook takes it: state.handoffs); 'session' for one that names no agent (any takes it)."""
+    from session_watcher.core.text import one_line
+    from session_watcher.state.handoffs import waits_for
+
+    agent = waits_for(doc)
+    return f"{one_line(agent)} session" if agent else "session"
 
 
 def _which_project(project: str) -> str:
@@ -142,12 +152,14 @@ def _short_parents(parents: list[str], target: str | None) -> dict[str, str]:
 
 def waiting(ns: argparse.Namespace) -> int:
     """`--show` / `--drop`: the waiting handoff of the named session's project (or of the session
-    it runs in, inside Claude Code), else every project's."""
+    it runs in, inside Claude Code), else every project's, each saying which agent's session it
+    waits for (one per project, whichever agent's)."""
     from session_watcher.base.terminal import columns
     from session_watcher.cli.commands import _target, session_state
     from session_watcher.core.numbers import duration
     from session_watcher.core.text import clean, fit
     from session_watcher.state import handoffs
+    from session_watcher.state.handoffs import waits_for
 
     # `--drop --all`: every project's, inside Claude Code too (not the session's project alone)
     target = None if ns.all else _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
@@ -172,7 +184,8 @@ def waiting(ns: argparse.Namespace) -> int:
         if ns.json:
             continue
         age = now - float(doc.get("createdAt") or now)
-        head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for {clean(str(doc.get('project')))} "
+        head = (f"{'dropped' if ns.drop else 'waiting'}: the handoff for "
+                f"{'a ' + clean(_session_of(doc)) + ' in ' if waits_for(doc) else ''}{clean(str(doc.get('project')))} "
                 f"from session {clean(ids[str(doc.get('parentSession'))])}, written {duration(age)} ago")
         print(fit(head, columns()))
         if not ns.drop:  # the note as the model will read it: never wrapped

@@ -13,6 +13,9 @@ import sys
 
 MAX_STDIN = 64 << 20
 INJECT = "SessionStart inject"  # the one row of hooks.run.EVENTS whose run is "inject", not a fold
+# the agent the plugin's own hooks (`hook EVENT [inject]`) run for: agents.claude_code's name, spelled
+# here so that its SessionStart hook imports no registry (tests/test_handoff.py holds the two alike)
+PLUGIN_AGENT = "claude-code"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         if (one_start and event == "SessionStart") or " ".join(argv[:2]) == INJECT:
             from session_watcher.hooks.inject import run as inject
 
-            out = inject(raw, drop_on_compact=one_start)
+            out = inject(raw, drop_on_compact=one_start, agent=PLUGIN_AGENT if agent is None else agent.name)
         else:
             from session_watcher.hooks.run import run
 

@@ -1,12 +1,14 @@
 """The synchronous SessionStart hook: a fresh session receives its project's pending handoff.
 
 `session-watcher hook SessionStart inject` (registered beside the async SessionStart hook that
-folds). On `source: "clear"` or `"startup"` it takes the project's pending handoff (state.handoffs:
-once, for this project only, not stale) and prints it as `additionalContext`, which Claude Code puts
-before the conversation (a synchronous hook: an async one's output would reach the model only with
-the next request, as a bare system message). The note's first line names the parent session, so the
-child's own transcript links it to its parent (the fold reads it back: `parentSession`). The note
-goes out cleaned (`core.text.clean`) and bounded in UTF-16 code units, the client's unit.
+folds; Codex's one SessionStart hook, `hook SessionStart codex`, runs it too). On `source: "clear"`
+or `"startup"` it takes the project's pending handoff (state.handoffs: once, for this project only,
+not stale, and only one its own agent's session wrote, or one that names no agent) and prints it
+as `additionalContext`, which Claude Code puts before the conversation (a synchronous hook: an
+async one's output would reach the model only with the next request, as a bare system message).
+The note's first line names the parent session, so the child's own transcript links it to its
+parent (the fold reads it back: `parentSession`). The note goes out cleaned (`core.text.clean`)
+and bounded in UTF-16 code units, the client's unit.
 
 The client waits for this hook at every session start, so it does no fold and takes no lock: with
 no handoff pending or lent anywhere it reads two directories and imports nothing of the state; the
@@ -29,10 +31,12 @@ SOURCES = ("clear", "startup")  # not "resume" (the old conversation is back), n
 CONTEXT_MAX = 10_000  # UTF-16 code units Claude Code injects as they are (longer: a file path and a preview)
 
 
-def run(raw: bytes, drop_on_compact: bool = False) -> dict[str, Any] | None:
+def run(raw: bytes, drop_on_compact: bool = False, agent: str | None = None) -> dict[str, Any] | None:
     """The pending handoff for a fresh session's start, as the hook's output; None: nothing.
     `drop_on_compact`: a compaction (`source: "compact"`) drops the handoff the guard prepared for
-    this session, which goes on compacted (Codex: its `/compact` reaches no prompt hook)."""
+    this session, which goes on compacted (Codex: its `/compact` reaches no prompt hook). `agent`:
+    the name of the agent whose session starts (hooks.entry), which takes only its own agent's
+    handoffs (and those naming none); None: any."""
     from session_watcher.core.fastjson import loads
 
     try:
@@ -44,10 +48,10 @@ def run(raw: bytes, drop_on_compact: bool = False) -> dict[str, Any] | None:
     if drop_on_compact and payload.get("source") == "compact":
         _drop_guard_handoff(payload)
         return None
-    return _inject(payload) if payload.get("source") in SOURCES else None
+    return _inject(payload, agent) if payload.get("source") in SOURCES else None
 
 
-def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
+def _inject(payload: dict[str, Any], agent: str | None) -> dict[str, Any] | None:
     from session_watcher.state import handoffs
 
     lent = handoffs.any_lent()  # a handoff taken, not sent yet: given back if its session is gone
@@ -65,7 +69,7 @@ def _inject(payload: dict[str, Any]) -> dict[str, Any] | None:
         handoffs.reclaim(now, stale_s)
     # lent to this session until its first prompt; the client (this hook's parent, past a shell it
     # ran the hook through) tells whether the session is still open, should it end without SessionEnd
-    doc = handoffs.take(project, session_id, now, lambda: stale_s(project), transcript, handoffs.client())
+    doc = handoffs.take(project, session_id, now, lambda: stale_s(project), transcript, handoffs.client(), agent)
     note = None if doc is None else _note(str(doc["note"]))
     if doc is None or note is None:
         return None

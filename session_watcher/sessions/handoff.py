@@ -1,6 +1,7 @@
 """A session's handoff: what the work is (read once from its transcript), the note `core.handoff`
 composes with the files `bDefault` counts and its price, saved as the project's pending handoff
-(`state.handoffs`: the next fresh session of the project receives it from the SessionStart hook).
+(`state.handoffs`: the next fresh session of the project, of the same agent, receives it from the
+SessionStart hook).
 The `handoff` command and the cold-cache guard both make it here."""
 
 from __future__ import annotations
@@ -76,8 +77,10 @@ def build(state: State, cfg: Config, now: float) -> dict[str, Any]:
         if again == priced:
             break
         priced = again
+    # the agent whose session it is: only a fresh session of that agent takes it (state.handoffs)
+    agent = state["context"].get("agent")
     return {"sessionId": state["sessionId"], "project": root, "createdAt": now, "note": note, "files": file_list,
-            **priced}
+            **({"agent": agent} if agent else {}), **priced}
 
 
 def save(doc: dict[str, Any], by: str | None = None, max_age_s: float | None = None) -> str:

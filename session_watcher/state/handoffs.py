@@ -4,13 +4,18 @@
 (`session-watcher handoff`); a new one replaces it. The synchronous SessionStart hook of a fresh
 session in that project takes it by renaming it to `handoffs/taken/<child session id>.json`: a
 rename is atomic, so of two sessions starting at once exactly one gets it, and a note is never
-injected twice. Swept by the next write and the next take (`sweep`): a pending handoff older than
-the config's `handoff_stale_min` is removed (never injected, it would only keep the hook off its
-fast path), and of the taken notes the newest TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the
-others are removed, their child session ids kept in `handoffs/taken.ids` (one a line, the newest
-INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`); the
-write's sweep also removes a temp file of pending or lent older than TMP_MAX_AGE (a write killed
-midway). Files 0600 in 0700 folders, like every file of ours.
+injected twice. A handoff names the agent whose session wrote it (`agent`, the registry's name):
+only a session of that agent takes it (a Codex thread's note waits for the next Codex thread, not
+for a Claude Code session started there meanwhile, and the reverse); one written before the field
+was (no `agent`) is taken by any agent's session, as then. Still one per project, whichever
+agent's: a handoff written replaces another agent's there. Swept by the next write and the next
+take (`sweep`): a pending handoff older than the config's `handoff_stale_min` is removed (never
+injected, it would only keep the hook off its fast path), and of the taken notes the newest
+TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the others are removed, their child session ids kept
+in `handoffs/taken.ids` (one a line, the newest INDEX_MAX), which is all `report` reads of them
+(`restarts.from_machine`: `taken_ids`); the write's sweep also removes a temp file of pending or
+lent older than TMP_MAX_AGE (a write killed midway). Files 0600 in 0700 folders, like every file of
+ours.
 
 A handoff taken is lent until its session sends it: `handoffs/lent/<child session id>.json` (the
 child's transcript, and the process that ran its hook: the client) is written with the take and
@@ -208,9 +213,20 @@ def _read(path: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) and doc.get("version") == VERSION else None
 
 
-def usable(doc: dict[str, Any] | None, project: str, child: str, now: float, max_age_s: float) -> bool:
-    """A pending handoff this fresh session may take: for its project, not its own, not stale."""
+def waits_for(doc: dict[str, Any] | None) -> str | None:
+    """The agent whose session a handoff waits for (the one that wrote it); None: any agent's (a
+    note written before it was named)."""
+    agent = doc.get("agent") if doc is not None else None
+    return agent if isinstance(agent, str) and agent else None
+
+
+def usable(doc: dict[str, Any] | None, project: str, child: str, now: float, max_age_s: float,
+           agent: str | None = None) -> bool:
+    """A pending handoff this fresh session may take: for its project, not its own, not stale, and
+    (`agent`: the session's agent) one that waits for that agent's session or any agent's."""
     if doc is None or doc.get("project") != project or doc.get("parentSession") == child:
+        return False
+    if agent is not None and waits_for(doc) not in (None, agent):
         return False
     created, note = doc.get("createdAt"), doc.get("note")
     if not isinstance(created, int | float) or isinstance(created, bool) or not isinstance(note, str) or not note:
@@ -218,10 +234,12 @@ def usable(doc: dict[str, Any] | None, project: str, child: str, now: float, max
     return 0 <= now - created <= max_age_s if -1e12 < created < 1e12 else False  # 10**400: no float
 
 
-def take(project: str, child: str, now: float, max_age_s: Callable[[], float], transcript: str | None = None,
-         client: int | None = None) -> dict[str, Any] | None:
-    """The project's pending handoff, now taken by session `child`; None when there is none it may
-    take. `max_age_s` is asked only when a handoff is pending (it reads the config). It sweeps the
+def take(project: str, child: str, now: float, max_age_s: Callable[[], float],  # noqa: PLR0913, PLR0917
+         transcript: str | None = None, client: int | None = None, agent: str | None = None,
+         ) -> dict[str, Any] | None:  # the starting session's facts, each the hook's
+    """The project's pending handoff, now taken by session `child` of `agent` (None: any agent's
+    note); None when there is none it may take (another agent's stays pending). `max_age_s` is
+    asked only when a handoff is pending (it reads the config). It sweeps the
     stale pending handoffs, never the taken notes: the next write does (each take needs one), so the
     index's rewrite stays off the hook the client waits for, and at most TAKEN_KEEP + 1 notes are
     kept meanwhile."""
@@ -232,7 +250,7 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
         sweep(now, max_age_s(), taken_too=False)
         return None
     doc = _read(path)
-    if not usable(doc, project, child, now, max_age_s()):
+    if not usable(doc, project, child, now, max_age_s(), agent):
         sweep(now, max_age_s(), taken_too=False)  # a stale one (this project's or another's) goes: the fast path again
         return None
     dest = taken_file(child)
@@ -241,14 +259,22 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float], t
         sysos.rename(path, dest)  # atomic: one session takes it, once
     except OSError:
         return None  # another session took it first (or the folder is not ours)
-    try:
-        sysos.utime(dest, (now, now))  # taken now: the sweep keeps the newest taken notes
-    except OSError:
-        pass
     doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
-    forget(doc)
+    if agent is not None and waits_for(doc) not in (None, agent):  # another agent's, written meanwhile:
+        try:  # pending again as it was (its age kept), unless a newer one is pending there already
+            sysos.link(dest, path)
+        except OSError:
+            pass
+        _unlink(dest)
+        doc = None
+    else:
+        try:
+            sysos.utime(dest, (now, now))  # taken now: the sweep keeps the newest taken notes
+        except OSError:
+            pass
+        forget(doc)
     sweep(now, max_age_s(), taken_too=False)
-    if not usable(doc, project, child, now, max_age_s()):
+    if not usable(doc, project, child, now, max_age_s(), agent):
         return None
     _lend(child, transcript, client)
     return doc
