@@ -6,19 +6,22 @@
 #   ./install.sh --uninstall  remove exactly what the install added (your session data is kept)
 #   ./install.sh --no-demo    the install without its closing screen (the sample session's status, your report)
 #   ./install.sh --venv-only  only the venv (the benchmarks measure it; the plugin route builds its own: session_watcher/hooks/venv.sh)
+#   ./install.sh --reinstall  pip again though the venv holds this very build (it is skipped then: the rest is done)
 # Honours CLAUDE_CONFIG_DIR (default ~/.claude; a comma-separated list: settings in the first, your sessions from each), CODEX_HOME (~/.codex), SESSION_WATCHER_HOME, XDG_DATA_HOME, XDG_BIN_HOME, PYTHON.
 # The command is linked into ~/.local/bin (XDG_BIN_HOME; pipx's convention).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mode=install
+reinstall=0
 data=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --uninstall) mode=uninstall ;;
         --venv-only) mode=venv ;;
         --no-demo) mode=nodemo ;;
+        --reinstall) reinstall=1 ;;
         --data) shift; data="$1" ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
         *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -131,42 +134,82 @@ if [ "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$here" &
         commit="$commit, changed"
     build="$build ($commit)"
 fi
+# what pip would build, exactly: each file of $shipped as the copy below takes them (and this script,
+# which says how), by its path, whether it runs, and its bytes; a hash of them, the record's second line
+tree=$(cd "$here" && "$py" -I - install.sh $shipped <<'PY'
+import hashlib, os, sys
+h = hashlib.sha256()
+def add(path):
+    name = path.encode("utf-8", "surrogateescape") + b"\0"
+    if os.path.islink(path):  # tar copies a link as a link
+        h.update(b"L" + name + os.readlink(path).encode("utf-8", "surrogateescape") + b"\0")
+    elif os.path.isdir(path):
+        for entry in sorted(os.listdir(path)):
+            if entry != "__pycache__" and not entry.endswith(".pyc"):
+                add(os.path.join(path, entry))
+    elif os.path.isfile(path):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        h.update(b"F" + name + (b"x" if os.access(path, os.X_OK) else b"-") + b"%d\0" % len(data) + data)
+    else:
+        h.update(b"?" + name)
+for path in sys.argv[1:]:
+    add(path)
+print(h.hexdigest())
+PY
+)
 fresh=0
-# pip is silent for its whole run (its output goes to pip.log): say what is happening first
-if [ ! -x "$venv/bin/python" ]; then
-    printf 'installing %s with pip (a minute or two) into\n  %s\n' "$build" "$venv"
-    "$py" -m venv "$venv"; fresh=1
+record="$venv/.install-build"
+# the venv holds this very build (the record names it and the hash of its files; its launchers are
+# there and its python imports the package): no pip (--reinstall runs it all the same), the rest as always
+if [ "$reinstall" = 0 ] && [ -x "$venv/bin/python" ] &&
+   [ "$(sed -n 1p "$record" 2>/dev/null)" = "$build" ] && [ "$(sed -n 2p "$record" 2>/dev/null)" = "tree $tree" ] &&
+   [ -x "$bin" ] && [ -f "$venv/bin/session-watcher-hook" ] && [ -f "$venv/bin/session-watcher-statusline" ] &&
+   "$venv/bin/python" -I -c 'import session_watcher' 2>/dev/null; then
+    if [ "$mode" = venv ]; then
+        say "session-watcher $build already installed: $bin" "$bin"
+        exit 0
+    fi
+    say "session-watcher $build already installed: hooks and settings checked"
 else
-    # the build it holds: as the last install.sh recorded it, else (one from before the record, or
-    # one whose record is gone) the version the venv's package says
-    was=$(head -n 1 "$venv/.install-build" 2>/dev/null) ||
-        was=$("$venv/bin/python" -I -c 'import session_watcher; print(session_watcher.__version__)' 2>/dev/null) ||
-        was="an unknown version"
-    printf 'updating %s -> %s with pip\n  %s\n' "$was" "$build" "$venv"
+    # pip is silent for its whole run (its output goes to pip.log): say what is happening first
+    if [ ! -x "$venv/bin/python" ]; then
+        printf 'installing %s with pip (a minute or two) into\n  %s\n' "$build" "$venv"
+        "$py" -m venv "$venv"; fresh=1
+    else
+        # the build it holds: as the last install.sh recorded it, else (one from before the record, or
+        # one whose record is gone) the version the venv's package says
+        was=$(head -n 1 "$record" 2>/dev/null) ||
+            was=$("$venv/bin/python" -I -c 'import session_watcher; print(session_watcher.__version__)' 2>/dev/null) ||
+            was="an unknown version"
+        printf 'updating %s -> %s with pip\n  %s\n' "$was" "$build" "$venv"
+        # its hash goes until pip is done: a pip that fails half way leaves no venv that says it holds a build
+        [ ! -f "$record" ] || printf '%s\n' "$was" >"$record"
+    fi
+    # pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
+    # checkout installed them again): build from a clean copy of what the sdist holds instead
+    src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
+    trap 'rm -rf "$src"' EXIT
+    # shellcheck disable=SC2086  # $shipped: the names, split
+    (cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' $shipped) | (cd "$src" && tar xf -)
+    # the dependencies with the fast extra (stringzilla, where pip can install it: the marker search
+    # falls back to bytes.find and re without it), then this checkout's code even when the version
+    # number did not change (a venv made just now already has it: one build, not two)
+    { { "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src[fast]" ||
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src"; } &&
+      { [ "$fresh" = 1 ] ||
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$src"; }; } \
+        >"$data/pip.log" 2>&1 \
+        || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
+    # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
+    "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
+    # Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
+    # run as `python -I -S`, the hot modules from one file of their compiled code
+    "$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
+    printf '%s\ntree %s\n' "$build" "$tree" >"$record"
+    say "installed: $bin" "$bin"
+    [ "$mode" = venv ] && exit 0
 fi
-# pip builds in the source tree, and setuptools' build/ there keeps modules deleted since (a pulled
-# checkout installed them again): build from a clean copy of what the sdist holds instead
-src=$(mktemp -d "${TMPDIR:-/tmp}/session-watcher-src.XXXXXX")
-trap 'rm -rf "$src"' EXIT
-# shellcheck disable=SC2086  # $shipped: the names, split
-(cd "$here" && tar cf - --exclude=__pycache__ --exclude='*.pyc' $shipped) | (cd "$src" && tar xf -)
-# the dependencies with the fast extra (stringzilla, where pip can install it: the marker search
-# falls back to bytes.find and re without it), then this checkout's code even when the version
-# number did not change (a venv made just now already has it: one build, not two)
-{ { "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src[fast]" ||
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade "$src"; } &&
-  { [ "$fresh" = 1 ] ||
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$src"; }; } \
-    >"$data/pip.log" 2>&1 \
-    || { cat "$data/pip.log" >&2; echo "install.sh: pip failed (log: $data/pip.log)" >&2; exit 1; }
-printf '%s\n' "$build" >"$venv/.install-build"
-# setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
-"$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
-# Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
-# run as `python -I -S`, the hot modules from one file of their compiled code
-"$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
-say "installed: $bin" "$bin"
-[ "$mode" = venv ] && exit 0
 
 "$venv/bin/python" -m session_watcher.cli.install add "$venv/bin"
 "$venv/bin/python" -m session_watcher.cli.install_codex add "$venv/bin"  # where Codex is present

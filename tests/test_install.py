@@ -264,6 +264,92 @@ def test_existing_statusline_is_kept(box: dict[str, Any]) -> None:
     assert b.settings(other).read_text() == original
 
 
+def _build(b: Box) -> list[str]:
+    """The venv's record of the build it holds (install.sh's .install-build): its name, its files' hash."""
+    return (b.sw_home / "data" / "venv" / ".install-build").read_text().splitlines()
+
+
+def _mtimes(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.lstat().st_mtime_ns for p in folder.rglob("*")}
+
+
+def test_a_second_run_of_the_same_build_runs_no_pip_and_adds_codex_s_hooks(box: dict[str, Any]) -> None:
+    """Codex installed but never run: the install says to run it once, then ./install.sh again to add
+    its hooks. That second run, with the venv holding this very build, runs no pip (it took ~24 s to
+    put the same files in place again): it says so in one line, leaves every file of the venv as it
+    was, and does the rest: Codex's hooks (its folder made since), the settings, the link, the closing
+    screen. The fixture's second run was one too."""
+    from session_watcher.cli.install_codex import EVENTS as CODEX_EVENTS
+
+    b: Box = box["box"]
+    said = f"session-watcher {_build(b)[0]} already installed: hooks and settings checked\n"
+    assert box["second"].stdout.startswith(said), box["second"].stdout
+    venv = b.sw_home / "data" / "venv"
+    before = _mtimes(venv)
+    pip_log = (b.sw_home / "data" / "pip.log").stat().st_mtime_ns
+    settings = b.settings().read_text()
+    codex = b.home / ".codex"
+    assert not codex.exists()
+    codex.mkdir()  # `codex` ran once
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(b.root / "no-codex")}  # no app-server: trust by hand
+    got = subprocess.run(["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stdout.startswith(said), got.stdout
+    assert "pip" not in got.stdout
+    assert _mtimes(venv) == before
+    assert (b.sw_home / "data" / "pip.log").stat().st_mtime_ns == pip_log
+    doc = json.loads((codex / "hooks.json").read_text())
+    assert set(doc["hooks"]) == set(CODEX_EVENTS)
+    assert all(str(b.bin.parent) in json.dumps(doc["hooks"][event]) for event in CODEX_EVENTS)
+    flat = " ".join(got.stdout.split())
+    assert f"codex: {codex / 'hooks.json'} (hooks: {', '.join(CODEX_EVENTS)})" in flat, flat
+    assert b.settings().read_text() == settings  # checked: nothing to change
+    assert f"settings: {b.settings()}" in flat
+    assert f"command: {b.link}" in flat
+    assert "== no Claude Code sessions in" in flat  # the closing screen
+
+
+def test_a_changed_source_file_is_installed_again(box: dict[str, Any], tmp_path: Path) -> None:
+    """A checkout whose files differ from the build the venv holds has pip put them in place, though
+    both builds have one name: a clone with one line added to a module (not committed), over a venv
+    whose record names a changed build of that same commit ("V (commit, changed)": another change,
+    as the venv's record says after installing one). The name alone would be the same for the two
+    changes; the hash of the files is not. Runs after the other tests of the fixture's venv but the
+    uninstall: it leaves the changed build in it."""
+    from session_watcher import __version__
+
+    if subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, timeout=60,
+                      check=False).returncode:
+        pytest.skip("not a git checkout")
+    b: Box = box["box"]
+    _name, tree = _build(b)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], capture_output=True, timeout=120, check=True)
+    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, timeout=60, check=True).stdout.strip()
+    shutil.copyfile(REPO / "install.sh", clone / "install.sh")  # this checkout's, committed or not
+    shutil.copytree(REPO / "session_watcher", clone / "session_watcher", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))  # the package as this checkout has it
+    module = "session_watcher/cli/install.py"
+    with (clone / module).open("a") as fh:
+        fh.write("# a line of the user's\n")
+    installed = next((b.sw_home / "data" / "venv" / "lib").glob(f"python3*/site-packages/{module}"))
+    assert not installed.read_text().endswith("# a line of the user's\n")
+    changed = f"{__version__} ({head}, changed)"
+    (b.sw_home / "data" / "venv" / ".install-build").write_text(f"{changed}\n{tree}\n")
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(b.root / "no-codex")}
+    got = subprocess.run(["sh", str(clone / "install.sh"), "--no-demo"], env=env, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stdout.startswith(f"updating {changed} -> {changed} with pip\n"), got.stdout
+    assert "already installed" not in got.stdout
+    assert installed.read_text().endswith("# a line of the user's\n")
+    again = _build(b)
+    assert again[0] == changed
+    assert again[1] != tree
+
+
 def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     """Runs last of the install.sh tests: it removes the venv. What stays is named: the session
     states, and the config `config set` wrote (it was left unsaid: a user who wanted everything gone
@@ -827,13 +913,15 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
 
     git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                          timeout=60, check=False)  # a checkout without git's folder: the version alone
-    build = (b.sw_home / "data" / "venv" / ".install-build").read_text().strip()
+    build = _build(b)[0]
     said = rf" \({git.stdout.strip()}(, changed)?\)" if git.returncode == 0 else ""
     assert re.fullmatch(rf"{re.escape(__version__)}{said}", build), build
     assert got.stdout.startswith(f"installing {build} with pip (a minute or two) into\n"), got.stdout
-    # an update (install.sh again over the venv) says from which build to which ("updating (pip)"
-    # said neither), and shows the sample no more: the user has seen it
-    again = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, check=False)
+    # an update (install.sh again over the venv; this very build, pip all the same with --reinstall)
+    # says from which build to which ("updating (pip)" said neither), and shows the sample no more:
+    # the user has seen it
+    again = subprocess.run([*run, "--reinstall"], env=env, capture_output=True, text=True, timeout=600,
+                           check=False)
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout.startswith(f"updating {build} -> {build} with pip\n"), again.stdout
     assert "sample" not in again.stdout
