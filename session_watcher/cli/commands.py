@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
 
     from session_watcher.core.shapes import Config, State
+    from session_watcher.sessions.naming import Found
 
 SESSION_NAMES = "a session: its id, the first 6 or more characters of it, or its transcript's path"
 SESSION_HELP = SESSION_NAMES + " (default: the most recently active)"
@@ -178,17 +179,24 @@ def session_state(target: str | None) -> tuple[State, Config]:
     """The state of the session `target` names (`sessions.find`) and its config: the hooks' state
     brought up to date with its transcript, or, for a session the hooks never saw, its transcript
     folded on demand (as `replay` folds it; nothing is saved)."""
+    state, cfg, _found = session_found(target)
+    return state, cfg
+
+
+def session_found(target: str | None) -> tuple[State, Config, Found]:
+    """`session_state`, and the session as `sessions.find` named it (`Found.skipped`: the newer
+    sessions without an API call the default passed over)."""
     from session_watcher.sessions.naming import find
 
     found = find(target)
     if found.recorded:
-        return load_session(found.session_id)
+        return (*load_session(found.session_id), found)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id}: no transcript on disk to fold")
     from session_watcher.sessions.replay import fold
 
     state, cfg, _trace = fold(found.transcript, with_trace=False)
-    return state, cfg
+    return state, cfg, found
 
 
 def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
@@ -206,7 +214,7 @@ def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.status import cold_now, status_document
     from session_watcher.core.statustext import status_text
 
-    state, cfg = session_state(_target(ns))
+    state, cfg, found = session_found(_target(ns))
     now = time.time()
     # the restart saving the status line shows now: cold cache and prepared handoff included
     doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
@@ -214,7 +222,8 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"])),
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"],
+                                    project=state["context"].get("project"), skipped=found.skipped)),
                   columns()))
     return 0
 
@@ -248,9 +257,11 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     from session_watcher.sessions.naming import transcript_of
     from session_watcher.sessions.replay import replay as run_replay
 
-    transcript = transcript_of(_target(ns)).transcript
+    found = transcript_of(_target(ns))
+    transcript = found.transcript
     assert transcript is not None
-    doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace))
+    asked: dict[str, Any] = {}
+    doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace), asked=asked)
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
         from session_watcher.base.atomic import write_atomic
 
@@ -264,7 +275,8 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     else:
         from session_watcher.core.statustext import status_text
 
-        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True, project=asked.get("project"),
+                                    skipped=found.skipped)), columns()))
     return 0
 
 
@@ -273,13 +285,14 @@ def health(ns: argparse.Namespace) -> int:
     from session_watcher.core.status import status_document
     from session_watcher.core.statustext import health_text
 
-    state, cfg = session_state(_target(ns))
+    state, cfg, found = session_found(_target(ns))
     doc = status_document(state, cfg)
     block = doc["health"] if doc["calls"] > 0 else ungraded(doc["health"])  # no call: nothing to grade
     if ns.json:
         _emit(block)
     else:
-        print(fit(clean(health_text(block, session=str(doc["sessionId"]))), columns()))
+        print(fit(clean(health_text(block, session=str(doc["sessionId"]), project=state["context"].get("project"),
+                                    skipped=found.skipped)), columns()))
     return 0
 
 
