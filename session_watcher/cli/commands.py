@@ -26,10 +26,12 @@ if TYPE_CHECKING:
     from session_watcher.sessions.naming import Found
 
 SESSION_NAMES = "a session: its id, the first 6 or more characters of it, or its transcript's path"
-SESSION_HELP = SESSION_NAMES + " (default: the most recently active)"
+# the default (`sessions.naming.default_session`), in README's words
+DEFAULT_WORDS = "of the project run in, else of all, passing over one with no API call"
+SESSION_HELP = SESSION_NAMES + f" (default: the most recently active {DEFAULT_WORDS})"
 # the commands that read the transcript itself (`sessions.transcript_of`): the latest session that has none
 # on disk (opened and left before a prompt) is passed over; README says it in the same words
-TRANSCRIPT_HELP = SESSION_NAMES + " (default: the most recently active one with a transcript)"
+TRANSCRIPT_HELP = SESSION_NAMES + f" (default: the most recently active one with a transcript {DEFAULT_WORDS})"
 SESSION_SENTENCE = "SESSION is " + SESSION_HELP + "."  # the same, closing a command's description
 
 
