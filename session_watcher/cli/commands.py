@@ -6,7 +6,6 @@ any parser.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -98,7 +97,9 @@ def add_parser(sub: Any) -> None:
 
 
 def _emit(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    from session_watcher.cli.messages import json_text
+
+    sys.stdout.write(json_text(doc, indent=2) + "\n")
 
 
 LOCK_TIMEOUT = 2.0  # seconds `status` waits for a hook of the session before showing the state as saved
@@ -266,8 +267,9 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     doc, trace = run_replay(transcript, ns.cwd, with_trace=bool(ns.trace), asked=asked)
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
         from session_watcher.base.atomic import write_atomic
+        from session_watcher.cli.messages import json_text
 
-        text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in trace)
+        text = "".join(json_text(row, separators=(",", ":")) + "\n" for row in trace)
         try:
             write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
         except OSError as exc:  # said as report's --html says it (a folder there named the temp file beside it)

@@ -221,9 +221,9 @@ def command(args: Any) -> int:
     doc = report(args)
     doc["restartsTaken"] = restarts_taken()
     if args.json:
-        import json
+        from session_watcher.cli.messages import json_text
 
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
+        sys.stdout.write(json_text(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html == "-":  # the one page on standard output, nothing else
         from session_watcher.reports.render_html import render
 
