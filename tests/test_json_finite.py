@@ -43,14 +43,16 @@ def _every_json(tmp_path: Path, codes: tuple[int, ...] = (0,)) -> list[str]:
     outs = []
     for name in FILES:
         path = str(projects / name)
-        for args in (("status", "--json", path), ("replay", "--json", "--trace", str(tmp_path / "t.jsonl"), path),
-                     ("health", "--json", path)):
+        one: list[tuple[str, ...]] = [("status", "--json", path), ("health", "--json", path),
+                                      ("replay", "--json", "--trace", str(tmp_path / "t.jsonl"), path)]
+        for args in one:
             proc = sw(*args, env=env)
             assert proc.returncode in codes, (args, proc.stderr)
             outs.append(proc.stdout.decode())
         if codes == (0,) or (tmp_path / "t.jsonl").exists():
             outs += (tmp_path / "t.jsonl").read_text().splitlines()
-    for args in (("backtest", "--json", *(str(projects / n) for n in FILES)),
+    every: list[tuple[str, ...]] = [("backtest", "--json", *(str(projects / n) for n in FILES))]
+    for args in (*every,
                  ("report", "--json", "--projects", str(tmp_path / "projects")),
                  ("export", "--otlp", "--dry-run", "--projects", str(tmp_path / "projects"))):
         proc = sw(*args, env=env)
