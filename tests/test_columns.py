@@ -94,8 +94,11 @@ def test_status_never_cuts_a_path(tmp_path: Path, width: int) -> None:
     proc = sw("status", str(moved), env={**os.environ, "COLUMNS": str(width)})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
-    assert LONG_CWD in lines  # the folder, whole, on a line of its own (it does not fit after a label)
-    carried = lines[lines.index(LONG_CWD) + 1:]
+    # the folder, whole, on a line of its own (it does not fit after a label): the header's project
+    # line's, then the carried files'
+    assert lines.count(LONG_CWD) == 2
+    assert lines[lines.index(LONG_CWD) - 1] == "project"
+    carried = lines[len(lines) - lines[::-1].index(LONG_CWD):]
     assert len(carried) == 8
     for line in carried:
         size, path = line.split()

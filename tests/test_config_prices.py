@@ -74,7 +74,9 @@ def test_a_model_the_tables_do_not_know_is_priced_from_its_input(clean_prices: N
 @pytest.mark.parametrize(("row", "said"), [
     ({"gpt-5.5": {"output": 10.0}}, "unknown field 'output'"),
     ({"gpt-5.5": {"input": 0}}, '[prices."gpt-5.5"] input: expected USD per million tokens'),
-    ({"gpt-5.5": {"cache_read": -1.0}}, "more than 0 and at most 10000, got -1.0"),
+    ({"gpt-5.5": {"cache_read": -1.0}}, "at least 0.000001 and at most 10000, got -1.0"),
+    ({"gpt-5.5": {"cache_read": 1e-299}}, "at least 0.000001 and at most 10000, got 1e-299"),
+    ({"gpt-5.5": {"cache_write": 9.9e-7}}, "at least 0.000001 and at most 10000, got 9.9e-07"),
     ({"gpt-5.5": {"input": "cheap"}}, "got 'cheap'"),
     ({"gpt-5.5": {"input": float("inf")}}, "got inf"),
     ({"acme-coder": {"cache_read": 0.1}}, "no built-in price for this model, so it needs input"),

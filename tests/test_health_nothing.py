@@ -28,7 +28,8 @@ def _no_call(tmp_path: Path) -> Path:
 def test_a_session_without_a_call_has_nothing_to_grade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _no_call(tmp_path)
     assert cli.main(["health", str(path)]) == 0
-    assert capsys.readouterr().out == "Context health: - (no API call yet: nothing to grade)  session nocall\n"
+    assert capsys.readouterr().out == ("Context health: - (no API call yet: nothing to grade)  session nocall\n"
+                                       "project  /home/marco/projects/spotter\n")  # its records' cwd
     assert cli.main(["health", "--json", str(path)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert (doc["grade"], doc["score"], doc["why"]) == (None, None, "no API call yet: nothing to grade")
@@ -43,7 +44,8 @@ def test_a_session_with_calls_is_graded(capsys: pytest.CaptureFixture[str]) -> N
     assert doc["score"] == 100
     assert "why" not in doc
     assert cli.main(["health", str(TRANSCRIPTS / "short.jsonl")]) == 0
-    assert capsys.readouterr().out.startswith("Context health: A (score 100/100)  session short\n  Context Fill ")
+    assert capsys.readouterr().out.startswith("Context health: A (score 100/100)  session short\n"
+                                              "project  /home/marco/projects/spotter\n  Context Fill ")
 
 
 def test_status_and_the_page_grade_nothing_without_a_call_as_health_does(

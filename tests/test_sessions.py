@@ -234,13 +234,15 @@ def test_every_option_has_help() -> None:
 def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_one(projects: Path,
                                                                                   tmp_path: Path) -> None:
     """Claude Code opened and left before a prompt: its SessionStart hook recorded a session with no
-    transcript, now the most recently active. `status` names it (no call yet); `replay` and `report
-    session`, named no session, take the latest that has a transcript: they said "session ... has no
-    transcript on disk", of a session the user never used."""
+    transcript, now the most recently active. `status` passes it over too (it made no API call: it
+    showed `model - calls 0`; tests/test_default_session.py); `replay` and `report session`, named no
+    session, take the latest that has a transcript: they said "session ... has no transcript on
+    disk", of a session the user never used."""
     empty = "0e0e0e0e-4444-4444-8444-444444444444"
     assert hook("SessionStart", payload(empty, tmp_path / "never-written.jsonl", "SessionStart",
                                          source="startup")).returncode == 0
-    assert json.loads(sw("status", "--json").stdout)["sessionId"] == empty
+    assert json.loads(sw("status", "--json").stdout)["sessionId"] == NEWEST
+    assert json.loads(sw("status", "--json", empty).stdout)["sessionId"] == empty  # named: that one
     replayed = sw("replay", "--json")
     assert replayed.returncode == 0, replayed.stderr
     assert json.loads(replayed.stdout)["sessionId"] == NEWEST
@@ -255,9 +257,11 @@ def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_on
     # and each says so in README's words (their help said "the most recently active", as status's does)
     said = " ".join(REPO.joinpath("README.md").read_text().split())
     assert "for `replay` and `report session`, the most recently active one with a transcript" in said
+    rule = "of the project run in, else of all, passing over one with no API call"
+    assert f"by default the most recently active {rule}" in said
     for command in (("replay",), ("report", "session")):
         helped = " ".join(sw(*command, "--help", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
-        assert "(default: the most recently active one with a transcript)" in helped, command
-    assert "(default: the most recently active)" in " ".join(sw("status", "--help").stdout.decode().split())
+        assert f"(default: the most recently active one with a transcript {rule})" in helped, command
+    assert f"(default: the most recently active {rule})" in " ".join(sw("status", "--help").stdout.decode().split())
     top = " ".join(sw("--help", env={**os.environ, "COLUMNS": "1000"}).stdout.decode().split())
     assert "for `replay` and `report session` the most recently active one with a transcript" in top

@@ -41,6 +41,10 @@ CHANNELS = ("desktop", "terminal", "message")
 GUARD_MODES = ("ask", "warn", "block", "off")
 OTLP_PROTOCOLS = ("http/protobuf", "http/json")
 MAX_TABLE = 64  # entries of a headers or attributes table
+# the least price a [prices] field takes, USD per million tokens: below it a write priced at 10,000
+# costs more than 1e300 reads, and figures in read units overflow to infinities JSON cannot hold
+# (every figure stays a number from this floor up to the ceiling, 10,000: tests/test_json_finite.py)
+PRICE_FLOOR = 1e-6
 MAX_TEXT = 4096
 # glob text is bounded before it costs: each list is compiled into one pattern per process and kept
 # in every session's cached config (long glob lists made every hook run slow)
@@ -125,7 +129,7 @@ KEYS = (
         "minutes a handoff waits for the project's next fresh session", low=1, high=10080),
     Key("prices", "prices", {}, 'your own prices over the built-in tables, Claude\'s and OpenAI\'s: [prices."MODEL"] '
         "(a model id or its prefix) with input, cache_read, cache_write (5-minute class), cache_write_1h in USD "
-        "per million tokens; a field left out keeps the built-in ratio to input", low=0.0, high=10_000.0),
+        "per million tokens; a field left out keeps the built-in ratio to input", low=PRICE_FLOOR, high=10_000.0),
     Key("otlp.enabled", "flag", "auto", "export to an OpenTelemetry collector (docs/otlp.md); auto: when "
         "Claude Code's own telemetry is on", choices=("auto",)),
     Key("otlp.endpoint", "url", "", "the collector's OTLP/HTTP address", unset="from "
@@ -238,8 +242,8 @@ def price_problem(k: Key, value: object) -> str | None:
         for field, v in row.items():
             if field not in prices.FIELDS:
                 return f"{name}: unknown field {_short(repr(field), 60)} (known: {', '.join(prices.FIELDS)})"
-            if not (_is_num(v) and k.low < v <= k.high):
-                return (f"{name} {field}: expected USD per million tokens, more than {k.low:g} and at most "
+            if not (_is_num(v) and k.low <= v <= k.high):
+                return (f"{name} {field}: expected USD per million tokens, at least {k.low:f} and at most "
                         f"{k.high:g}, got {_short(repr(v))}")
         if "input" not in row and not prices.in_tables(model):
             return f"{name}: no built-in price for this model, so it needs input"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # its arguments, and the `func` that runs it) and its line in `--help`. Only the module of the command
 # being run is imported; `--help` and `--version` import none.
 COMMANDS = {
-    "status": ("session_watcher.cli.commands", "where one session stands (default: the most recently active)"),
+    "status": ("session_watcher.cli.commands", "where one session stands (default: the latest of this project)"),
     "health": ("session_watcher.cli.commands", "the context health grade and its five signals"),
     "replay": ("session_watcher.cli.commands", "fold a session's transcript exactly as the hooks would"),
     "backtest": ("session_watcher.cli.backtest", "what restarting at the advice would have saved, session by session"),
@@ -364,9 +364,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = _parser_class()(
         prog="session-watcher",
         description="When does a long Claude Code or Codex session cost more than restarting it? Measured live.",
-        epilog="A session is named the same way everywhere: nothing (the most recently active; for `replay` and "
-               "`report session` the most recently active one with a transcript; `backtest` takes every "
-               "session), its id, the first 6 or more characters of its id, or its transcript's path. "
+        epilog="A session is named the same way everywhere: nothing (the most recently active of the project "
+               "run in, else of all, passing over one with no API call; for `replay` and `report session` the "
+               "most recently active one with a transcript; `backtest` takes every session), its id, the first 6 "
+               "or more characters of its id, or its transcript's path. "
                "`COMMAND --help` for each command.",
     )
     p.add_argument("--version", action="version", version=f"session-watcher {__version__}")

@@ -10,7 +10,6 @@ with a config key changed, to see what a different default would have done.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -199,7 +198,9 @@ def command(ns: argparse.Namespace) -> int:
     last: dict[str, float] = {}
     doc = run(list(ns.targets), parse_overrides(ns.set), last)
     if ns.json:
-        sys.stdout.write(json.dumps(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
+        from session_watcher.cli.messages import json_text
+
+        sys.stdout.write(json_text(doc, indent=1 if sys.stdout.isatty() else None) + "\n")
     elif not doc["sessions"]:
         from session_watcher.agents import NO_FOLDER, folders_there, sources
         from session_watcher.base.terminal import columns

@@ -6,7 +6,6 @@ any parser.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -23,12 +22,15 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
 
     from session_watcher.core.shapes import Bucket, Config, State
+    from session_watcher.sessions.naming import Found
 
 SESSION_NAMES = "a session: its id, the first 6 or more characters of it, or its transcript's path"
-SESSION_HELP = SESSION_NAMES + " (default: the most recently active)"
+# the default (`sessions.naming.default_session`), in README's words
+DEFAULT_WORDS = "of the project run in, else of all, passing over one with no API call"
+SESSION_HELP = SESSION_NAMES + f" (default: the most recently active {DEFAULT_WORDS})"
 # the commands that read the transcript itself (`sessions.transcript_of`): the latest session that has none
 # on disk (opened and left before a prompt) is passed over; README says it in the same words
-TRANSCRIPT_HELP = SESSION_NAMES + " (default: the most recently active one with a transcript)"
+TRANSCRIPT_HELP = SESSION_NAMES + f" (default: the most recently active one with a transcript {DEFAULT_WORDS})"
 SESSION_SENTENCE = "SESSION is " + SESSION_HELP + "."  # the same, closing a command's description
 
 
@@ -95,7 +97,9 @@ def add_parser(sub: Any) -> None:
 
 
 def _emit(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    from session_watcher.cli.messages import json_text
+
+    sys.stdout.write(json_text(doc, indent=2) + "\n")
 
 
 LOCK_TIMEOUT = 2.0  # seconds `status` waits for a hook of the session before showing the state as saved
@@ -229,17 +233,24 @@ def session_state(target: str | None) -> tuple[State, Config]:
     """The state of the session `target` names (`sessions.find`) and its config: the hooks' state
     brought up to date with its transcript, or, for a session the hooks never saw, its transcript
     folded on demand (as `replay` folds it; nothing is saved)."""
+    state, cfg, _found = session_found(target)
+    return state, cfg
+
+
+def session_found(target: str | None) -> tuple[State, Config, Found]:
+    """`session_state`, and the session as `sessions.find` named it (`Found.skipped`: the newer
+    sessions without an API call the default passed over)."""
     from session_watcher.sessions.naming import find
 
     found = find(target)
     if found.recorded:
-        return load_session(found.session_id)
+        return (*load_session(found.session_id), found)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id}: no transcript on disk to fold")
     from session_watcher.sessions.replay import fold
 
     state, cfg, _trace = fold(found.transcript, with_trace=False)
-    return state, cfg
+    return state, cfg, found
 
 
 def _target(ns: argparse.Namespace | SimpleNamespace) -> str | None:
@@ -257,7 +268,7 @@ def status(ns: argparse.Namespace) -> int:
     from session_watcher.core.status import cold_now, status_document
     from session_watcher.core.statustext import status_text
 
-    state, cfg = session_state(_target(ns))
+    state, cfg, found = session_found(_target(ns))
     now = time.time()
     # the restart saving the status line shows now: cold cache and prepared handoff included
     doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
@@ -269,7 +280,8 @@ def status(ns: argparse.Namespace) -> int:
     if ns.json:
         _emit(doc)
     else:
-        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"], cfg=cfg)),
+        print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"], cfg=cfg,
+                                    project=state["context"].get("project"), skipped=found.skipped)),
                   columns()))
     return 0
 
@@ -303,9 +315,11 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     from session_watcher.sessions.naming import transcript_of
     from session_watcher.sessions.replay import fold
 
-    transcript = transcript_of(_target(ns)).transcript
+    found = transcript_of(_target(ns))
+    transcript = found.transcript
     assert transcript is not None
-    state, cfg, trace = fold(transcript, ns.cwd, with_trace=bool(ns.trace))  # `replay`'s, its config kept
+    asked: dict[str, Any] = {}
+    state, cfg, trace = fold(transcript, ns.cwd, with_trace=bool(ns.trace), asked=asked)  # its config kept
     from session_watcher.core.status import status_document  # after the fold's start: a child may parse meanwhile
 
     doc = status_document(state, cfg)
@@ -315,8 +329,9 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
         mark_parent(doc, transcript)
     if ns.trace:  # like every output file: a unique exclusive temp file, renamed; user-only
         from session_watcher.base.atomic import write_atomic
+        from session_watcher.cli.messages import json_text
 
-        text = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in trace)
+        text = "".join(json_text(row, separators=(",", ":")) + "\n" for row in trace)
         try:
             write_atomic(ns.trace, text.encode("utf-8"), mode=0o600, fsync=False)
         except OSError as exc:  # said as report's --html says it (a folder there named the temp file beside it)
@@ -326,7 +341,8 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
     else:
         from session_watcher.core.statustext import status_text
 
-        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True, cfg=cfg)), columns()))
+        print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True, cfg=cfg, project=asked.get("project"),
+                                    skipped=found.skipped)), columns()))
     return 0
 
 
@@ -334,13 +350,14 @@ def health(ns: argparse.Namespace) -> int:
     from session_watcher.core.status import status_document
     from session_watcher.core.statustext import health_text
 
-    state, cfg = session_state(_target(ns))
+    state, cfg, found = session_found(_target(ns))
     doc = status_document(state, cfg)
     block = doc["health"]  # no call: nothing graded (core.health.graded)
     if ns.json:
         _emit(block)
     else:
-        print(fit(clean(health_text(block, session=str(doc["sessionId"]))), columns()))
+        print(fit(clean(health_text(block, session=str(doc["sessionId"]), project=state["context"].get("project"),
+                                    skipped=found.skipped)), columns()))
     return 0
 
 

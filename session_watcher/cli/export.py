@@ -241,8 +241,6 @@ def _send_batch(ns: argparse.Namespace, where: tuple[Any, OtlpConfig, Any], prog
     not sent yet, and the lifetime of each cache class not sent yet in this run; (sessions sent,
     data points, events). `where`: (the config, its [otlp] table, the target); `sent`: the sessions
     sent before it."""
-    import json
-
     from session_watcher.core.usererrors import UserError
     from session_watcher.otlp import exporter, payload
 
@@ -274,7 +272,9 @@ def _send_batch(ns: argparse.Namespace, where: tuple[Any, OtlpConfig, Any], prog
     logs = payload.logs_request(records, target.resource, version)
     points = sum(len(p) for p in batch.points.values())
     if ns.dry_run:
-        sys.stdout.write(json.dumps(metrics, indent=1) + "\n")
+        from session_watcher.cli.messages import json_text
+
+        sys.stdout.write(json_text(metrics, indent=1) + "\n")
         return 0, points, 0
     ok, outcome = exporter.send(target, metrics, logs)
     if not ok:

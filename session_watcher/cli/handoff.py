@@ -12,12 +12,12 @@ prefix, path).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from session_watcher.cli.messages import json_text
 from session_watcher.core.usererrors import UsageError, UserError
 from session_watcher.sessions.handoff import build, save
 
@@ -64,7 +64,7 @@ def command(ns: argparse.Namespace) -> int:
         raise UserError(f"session {state['sessionId']}: its project folder is not known; no handoff saved")
     doc["pendingFile"] = save(doc, max_age_s=float(cfg.get("handoff_stale_min") or 180) * 60)
     if ns.json:
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        sys.stdout.write(json_text(doc, indent=2) + "\n")
         return 0
     from session_watcher.base.route import cli_command
     from session_watcher.base.terminal import columns
@@ -171,7 +171,7 @@ def waiting(ns: argparse.Namespace) -> int:
                              "or --all to drop every project's waiting handoff")
     found = handoffs.pending(project)
     if ns.json:
-        sys.stdout.write(json.dumps([{**doc, "pendingFile": path} for path, doc in found], indent=2) + "\n")
+        sys.stdout.write(json_text([{**doc, "pendingFile": path} for path, doc in found], indent=2) + "\n")
     elif not found:
         others = len(handoffs.pending(None)) if ns.drop and not target else 0
         print(f"no handoff waiting{f' for {clean(project)}' if project else ''}"

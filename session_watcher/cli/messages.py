@@ -24,3 +24,16 @@ def say(message: str, keep: Sequence[str] = (), prog: str = "session-watcher") -
         print("\n".join(lines), file=sys.stderr, flush=True)
     except OSError:  # stderr gone too: the exit code says it
         pass
+
+
+def json_text(doc: object, indent: int | None = None, separators: tuple[str, str] | None = None) -> str:
+    """`json.dumps(doc, ...)` as every JSON the CLI writes: standard JSON, so a figure JSON cannot hold
+    (NaN, an infinity; no price the config takes makes one: `config.PRICE_FLOOR`) is written null."""
+    import json
+
+    try:
+        return json.dumps(doc, indent=indent, separators=separators, allow_nan=False)
+    except ValueError:
+        from session_watcher.core.fastjson import finite
+
+        return json.dumps(finite(doc), indent=indent, separators=separators, allow_nan=False)

@@ -251,9 +251,9 @@ def command(args: Any) -> int:
         ids = {s["sessionId"] for s in doc["sessions"]}
         doc["restartsTaken"] = [r for r in doc["restartsTaken"] if r["child"] in ids]
     if args.json:
-        import json
+        from session_watcher.cli.messages import json_text
 
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")  # a person at a terminal
+        sys.stdout.write(json_text(doc, indent=1) + "\n")  # a person at a terminal
     elif args.html == "-":  # the one page on standard output, nothing else
         from session_watcher.reports.render_html import render
 

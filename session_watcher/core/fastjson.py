@@ -132,3 +132,15 @@ else:  # pragma: no cover
 
     def scanner() -> Any:
         return _std.JSONDecoder().scan_once
+
+
+def finite(v: object) -> object:
+    """`v` with every float JSON cannot hold (NaN, an infinity) made None: nested dicts, lists and
+    tuples (as lists) copied, the rest as it is."""
+    if isinstance(v, float):
+        return v if v - v == 0.0 else None
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [finite(x) for x in v]
+    return v

@@ -9,7 +9,7 @@ from session_watcher.core.render import bill_ready, bills_since_alert, lamp_word
 
 TYPE_CHECKING = False  # typing is slow to import
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 
@@ -61,14 +61,16 @@ def plan_lines(plan: Mapping[str, Any] | None, now: float | None) -> list[str]:
 
 
 def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now: float | None = None,  # noqa: PLR0913
-                last_call: bool = False, last_ts: float | None = None, *, cfg: Mapping[str, Any] | None = None
-                ) -> str:
+                last_call: bool = False, last_ts: float | None = None, *, cfg: Mapping[str, Any] | None = None,
+                project: str | None = None, skipped: Sequence[str] = ()) -> str:
     """The human form of the status document (`session-watcher status`), `last_ts` the time of the
     session's last call (said, with `now`, as how long ago it was); `verbose` adds the
     model's internals (x against the sweet spot, bp, bill progress, L and B, g, cRatio and cEff,
-    the rent), which `--json` always has; `cfg`, the session's config, says the alert's floors. Text
-    from the session (its id, model, paths) is one field
-    each (`core.text.one_line`): none can start a line of its own."""
+    the rent), which `--json` always has; `cfg`, the session's config, says the alert's floors;
+    `project`, the session's project folder, and `skipped`, the newer sessions without an API call a
+    default pick passed over, make a line of their own (none when both are empty). Text from the
+    session (its id, model, paths) is one field each (`core.text.one_line`): none can start a line
+    of its own."""
     from session_watcher.core.numbers import tokens
     from session_watcher.core.status import own_calls, own_usage
     from session_watcher.core.text import one_line  # the CLI's; the status line does not import it
@@ -84,6 +86,9 @@ def status_text(doc: Mapping[str, Any], top: int = 8, verbose: bool = False, now
         f"session  {one_line(doc['sessionId'])}  model {one_line(doc.get('model') or '-')}  calls {own_calls(doc)}"
         f"{_last_call_ago(doc['calls'], last_ts, now)}",
     ]
+    place = place_words(project, skipped)
+    if place:
+        lines.append(f"project  {place}")
     if doc.get("inheritedCalls"):
         lines.append(f"fork     {fork_words(doc)}")
     lines += [
@@ -265,15 +270,34 @@ def health_value(h: Mapping[str, Any], name: str) -> str:
     return shown or (f"- ({why})" if why else "-")
 
 
-def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None) -> str:
-    """`health`'s text: the grade (of `session`, where named) and each signal's bar, grade, figure; of
-    a session without an API call (`core.health.ungraded`), one line saying there is nothing to grade."""
+def place_words(project: str | None, skipped: Sequence[str] = ()) -> str:
+    """The session's project folder (`-` when unknown), and the newer sessions without an API call a
+    default pick passed over: `/src/app (passed over 1a2b3c4d: no API call)`; "" when neither is known."""
+    from session_watcher.core.text import one_line
+
+    if not project and not skipped:
+        return ""
+    words = one_line(project) if project else "-"
+    if skipped:
+        newest = one_line(skipped[0][:8])
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        words += f" (passed over {newest}{more}: no API call)"
+    return words
+
+
+def health_text(h: Mapping[str, Any], width: int = 20, session: str | None = None, *, project: str | None = None,
+                skipped: Sequence[str] = ()) -> str:
+    """`health`'s text: the grade (of `session`, where named; `project` and `skipped` a line of their
+    own, `place_words`) and each signal's bar, grade, figure; of a session without an API call
+    (`core.health.ungraded`), one line saying there is nothing to grade."""
     from session_watcher.core.text import one_line
 
     of = f"  session {one_line(session)}" if session else ""
+    place = place_words(project, skipped)
+    where = [f"project  {place}"] if place else []
     if h.get("grade") is None:  # `core.health.ungraded`: no call, nothing graded
-        return f"Context health: - ({h.get('why') or 'nothing to grade'}){of}"
-    rows = [f"Context health: {h['grade']} (score {h['score']}/100){of}"]
+        return "\n".join([f"Context health: - ({h.get('why') or 'nothing to grade'}){of}", *where])
+    rows = [f"Context health: {h['grade']} (score {h['score']}/100){of}", *where]
     figures = [health_value(h, s["name"]) for s in h["signals"]]
     room = max(map(len, figures), default=0)
     for s, figure in zip(h["signals"], figures, strict=True):

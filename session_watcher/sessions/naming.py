@@ -1,7 +1,8 @@
 """One way to name a session, for every command that takes one (`status`, `health`, `replay`,
 `backtest`, `report session`, `handoff`).
 
-A session is named by nothing (the most recently active one), its full id, a unique prefix of its id
+A session is named by nothing (`default_session`: the most recently active one of the project the
+command runs in, else of all, one with an API call before a newer one without), its full id, a unique prefix of its id
 (`MIN_PREFIX` characters or more; an ambiguous one is refused, naming the sessions it matches), or
 the path of its transcript. Sessions are those the hooks recorded (a state file) and those whose
 logs are in an agent's folders (the registry's discovery, `agents.sources`), so a session the hooks
@@ -17,16 +18,22 @@ from session_watcher.core.usererrors import NoSession, UserError
 
 MIN_PREFIX = 6  # a shorter prefix names too many sessions to be a name (a uuid's first 6: 16.7M values)
 SNIFF_BYTES = 1 << 20  # how much of a file `check_transcript` reads to tell a transcript
+CALL_SCAN_BYTES = 4 << 20  # how much of a transcript `_has_call` reads to find an API call's usage
+# what every line holding an API call's usage holds (Claude Code's assistant records, Codex's events)
+CALL_MARKERS = (b'"usage"', b'"token_count"')
 LISTED = 8  # how many matches an ambiguous prefix names
 
 
 class Found(NamedTuple):
     """A named session: its id, its main transcript (None when none is on disk), and whether the
-    watcher keeps a state for it that follows that transcript (False: fold it from the transcript)."""
+    watcher keeps a state for it that follows that transcript (False: fold it from the transcript);
+    for the session picked by default (`default_session`), the newer sessions of its scope passed
+    over because they hold no API call (ids, newest first)."""
 
     session_id: str
     transcript: str | None
     recorded: bool
+    skipped: tuple[str, ...] = ()
 
 
 class _Known(NamedTuple):
@@ -55,18 +62,29 @@ def _known() -> _Known:
     return _Known(transcripts, states, roots)
 
 
-def _state_cursor(session_id: str) -> str | None:
-    """The main transcript the session's state follows, as the hooks were told it (None: none)."""
+def _state_view(session_id: str) -> tuple[str | None, str | None, bool]:
+    """Of a session's saved state: (the main transcript it follows, as the hooks were told it; its
+    project; whether it counted an API call), each None or False without a readable state."""
     from session_watcher.core.errors import StateRejected
     from session_watcher.state import store
 
     try:
         state = store.load(store.session_file(session_id), session_id, readonly=True)
     except (StateRejected, OSError, ValueError):
-        return None
-    cursor = state["cursor"] if state is not None else None
+        return None, None, False
+    if state is None:
+        return None, None, False
+    cursor = state["cursor"]
     path = cursor.get("path") if isinstance(cursor, dict) else None
-    return path if isinstance(path, str) and path else None
+    project = state["context"].get("project")
+    return (path if isinstance(path, str) and path else None,
+            project if isinstance(project, str) and project else None,
+            state["engine"].get("calls", 0) > 0)
+
+
+def _state_cursor(session_id: str) -> str | None:
+    """The main transcript the session's state follows, as the hooks were told it (None: none)."""
+    return _state_view(session_id)[0]
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -76,10 +94,11 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def _by_id(session_id: str, known: _Known) -> Found:
+def _by_id(session_id: str, known: _Known, view: tuple[str | None, str | None, bool] | None = None) -> Found:
+    """`view`: the session's `_state_view`, where the caller has read it."""
     discovered = known.transcripts.get(session_id)
     if session_id in known.states:
-        cursor = _state_cursor(session_id)
+        cursor = _state_cursor(session_id) if view is None else view[0]
         if cursor is not None and os.path.isfile(cursor):  # the state follows its transcript
             return Found(session_id, os.path.abspath(cursor), True)
         if discovered is None:  # the state as saved: its transcript is not (or no longer) on disk
@@ -175,18 +194,78 @@ def _by_activity(known: _Known) -> list[str]:
     return sorted(activity, key=lambda sid: (activity[sid], sid), reverse=True)
 
 
-def _latest(known: _Known) -> Found:
+def _none_yet(known: _Known) -> NoSession:
+    from session_watcher.agents import NO_FOLDER, folders_there
+
+    there = folders_there(known.roots)
+    from session_watcher.base.route import cli_command
+
+    looked = f"no Claude Code transcript or Codex rollout in {', '.join(there)}" if there else NO_FOLDER
+    return NoSession(f"no session yet: {looked}, and none recorded by the hooks (`{cli_command()} doctor` "
+                     "checks them)", keep=[*there, cli_command()])
+
+
+def _has_call(path: str) -> bool:
+    """Whether a transcript holds an API call's usage (in its first CALL_SCAN_BYTES)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(CALL_SCAN_BYTES)
+    except OSError:
+        return False
+    return any(m in head for m in CALL_MARKERS)
+
+
+def _transcript_project(path: str) -> str | None:
+    from session_watcher.sessions.replay import placed, transcript_cwd
+
+    try:
+        return placed(transcript_cwd(path))[1]
+    except (OSError, ValueError):
+        return None
+
+
+def here() -> str | None:
+    """The project the command runs in, as the hooks name a session's project (`shell.project_root`:
+    $CLAUDE_PROJECT_DIR, else the working folder, symlinks resolved)."""
+    from session_watcher.state.shell import project_root
+
+    try:
+        return project_root(None, os.getcwd())
+    except OSError:  # the working folder was removed
+        return None
+
+
+def default_session(known: _Known, project: str | None, need_transcript: bool = False) -> Found:
+    """The session a command means when it names none, by one rule for every command: the most
+    recently active session of `project` (the folder the command runs in, `here`) when there is one,
+    else the most recently active of all; in that scope, one that made an API call rather than a newer
+    one that made none (opened and left before a prompt), whose ids `Found.skipped` names.
+    `need_transcript`: only sessions whose transcript is on disk (the commands that read it)."""
     ranked = _by_activity(known)
     if not ranked:
-        from session_watcher.agents import NO_FOLDER, folders_there
-
-        there = folders_there(known.roots)
-        from session_watcher.base.route import cli_command
-
-        looked = f"no Claude Code transcript or Codex rollout in {', '.join(there)}" if there else NO_FOLDER
-        raise NoSession(f"no session yet: {looked}, and none recorded by the hooks (`{cli_command()} doctor` "
-                        "checks them)", keep=[*there, cli_command()])
-    return _by_id(ranked[0], known)
+        raise _none_yet(known)
+    candidates: list[tuple[Found, str | None, bool]] = []  # in activity order, as far as looked
+    for sid in ranked:
+        view = _state_view(sid) if sid in known.states else (None, None, False)
+        found = _by_id(sid, known, view)
+        if need_transcript and not _on_disk(found):
+            continue
+        _cursor, s_project, s_calls = view
+        if _on_disk(found):
+            assert found.transcript is not None
+            if not s_calls:
+                s_calls = _has_call(found.transcript)
+            if s_project is None:
+                s_project = _transcript_project(found.transcript)
+        candidates.append((found, s_project, s_calls))
+        if project is not None and s_project == project and s_calls:
+            break  # the best there is: the newest of this project with a call
+    if not candidates:  # none with a transcript: the newest, which the caller refuses with its reason
+        return _by_id(ranked[0], known)
+    scope = [c for c in candidates if project is not None and c[1] == project] or candidates
+    chosen = next((c for c in scope if c[2]), scope[0])
+    skipped = tuple(c[0].session_id for c in scope[:scope.index(chosen)])
+    return chosen[0]._replace(skipped=skipped)
 
 
 def find(target: str | None) -> Found:
@@ -196,7 +275,7 @@ def find(target: str | None) -> Found:
         return _by_path(target)
     known = _known()
     if not target:
-        return _latest(known)
+        return default_session(known, here())
     ids = set(known.states) | set(known.transcripts)
     if target in ids:
         return _by_id(target, known)
@@ -225,15 +304,9 @@ def _on_disk(found: Found) -> bool:
 def transcript_of(target: str | None) -> Found:
     """`find`, for the commands that read the transcript itself (`replay`, `backtest`, `report
     session`): NoSession when the session has none on disk."""
-    if target:
-        found = find(target)
-    else:
-        # the most recently active may have no transcript (Claude Code opened and left before a prompt,
-        # its SessionStart hook recorded it): the latest that has one is the session meant
-        known = _known()
-        found = _latest(known)
-        if not _on_disk(found):
-            found = next((f for f in (_by_id(sid, known) for sid in _by_activity(known)) if _on_disk(f)), found)
+    # the most recently active may have no transcript (Claude Code opened and left before a prompt,
+    # its SessionStart hook recorded it): the default among those that have one is the session meant
+    found = find(target) if target else default_session(_known(), here(), need_transcript=True)
     if found.transcript is None:
         raise NoSession(f"session {found.session_id} has no transcript on disk (its state names none, and none is "
                         "in Claude Code's or Codex's sessions folders)")

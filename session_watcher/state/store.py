@@ -268,17 +268,7 @@ def encode(doc: object) -> bytes:
     try:
         return fastjson.dumps(doc).encode("ascii")
     except ValueError:
-        return fastjson.dumps(_finite(doc)).encode("ascii")
-
-
-def _finite(v: object) -> object:
-    if isinstance(v, float):
-        return v if v - v == 0.0 else None
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [_finite(x) for x in v]
-    return v
+        return fastjson.dumps(fastjson.finite(doc)).encode("ascii")
 
 
 def load_full(path: str, session_id: str, readonly: bool = False) -> State | None:

@@ -1,0 +1,121 @@
+"""The session a command takes when none is named (`sessions.naming.default_session`): the newest of
+the project the command runs in, else the newest of all; in that scope one with an API call before a
+newer one without; and the text says whose project it is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.oracle import SW, TRANSCRIPTS, hook, payload
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FIXTURE_CWD = "/home/marco/projects/spotter"  # the cwd short.jsonl's and tool_heavy.jsonl's records name
+OLD = "abcdef01-1111-4111-8111-111111111111"  # in project A, the oldest
+MID = "abcdef01-2222-4222-8222-222222222222"  # in project B
+EMPTY = "0e0e0e0e-4444-4444-8444-444444444444"  # opened in project A and left before a prompt
+
+
+def _transcript(sid: str, fixture: str, cwd: Path, at: int) -> Path:
+    """A copy of a fixture transcript under $CLAUDE_CONFIG_DIR/projects/, its records run in `cwd`,
+    last written at `at`."""
+    folder = os.path.join(os.environ["CLAUDE_CONFIG_DIR"], "projects", str(cwd).replace("/", "-"))
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, sid + ".jsonl")
+    text = (TRANSCRIPTS / fixture).read_text()
+    assert f'"cwd":"{FIXTURE_CWD}"' in text
+    with open(path, "w") as fh:
+        fh.write(text.replace(f'"cwd":"{FIXTURE_CWD}"', f'"cwd":{json.dumps(str(cwd))}'))
+    os.utime(path, (at, at))
+    from pathlib import Path
+
+    return Path(path)
+
+
+def _sw(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The console script run in the folder `cwd`, as a user in that folder runs it."""
+    proc = subprocess.run([str(SW), *args], capture_output=True, text=True, timeout=60, check=False, cwd=cwd,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    """Two projects: A with an old session, B with a newer one; then, newest of all, a session opened
+    in A by Claude Code and left before its first prompt (its SessionStart hook recorded it; no
+    transcript was ever written)."""
+    a, b, elsewhere = tmp_path / "a", tmp_path / "b", tmp_path / "elsewhere"
+    for d in (a, b, elsewhere):
+        d.mkdir()
+    _transcript(OLD, "short.jsonl", a, 1_700_000_000)
+    _transcript(MID, "tool_heavy.jsonl", b, 1_700_000_060)
+    started = hook("SessionStart", payload(EMPTY, a / "never-written.jsonl", "SessionStart", source="startup",
+                                           cwd=str(a)))
+    assert started.returncode == 0, started.stderr
+    return {"a": a, "b": b, "elsewhere": elsewhere}
+
+
+def test_in_a_project_its_newest_session_with_a_call(world: dict[str, Path]) -> None:
+    """Run in project A, `status`, `health` and `replay` take A's session that made calls, not the
+    newer session of B nor A's newer empty one (which `status` took: model -, calls 0)."""
+    a = world["a"]
+    assert json.loads(_sw("status", "--json", cwd=a).stdout)["sessionId"] == OLD
+    assert json.loads(_sw("replay", "--json", cwd=a).stdout)["sessionId"] == OLD
+    said = _sw("status", cwd=a).stdout
+    assert f"session  {OLD}" in said
+    assert f"project  {os.path.realpath(a)} (passed over {EMPTY[:8]}: no API call)" in said
+    health = _sw("health", cwd=a).stdout
+    assert f"session {OLD}" in health
+    assert f"project  {os.path.realpath(a)} (passed over {EMPTY[:8]}: no API call)" in health
+    # $CLAUDE_PROJECT_DIR names the project as it does for the hooks, wherever the command runs
+    env = {"CLAUDE_PROJECT_DIR": str(a)}
+    assert json.loads(_sw("status", "--json", cwd=world["elsewhere"], env=env).stdout)["sessionId"] == OLD
+
+
+def test_elsewhere_the_newest_session_with_a_call(world: dict[str, Path]) -> None:
+    """Run outside both projects: the newest session of all that made a call (B's), named with its
+    project; the newer empty one passed over, and said so."""
+    out = world["elsewhere"]
+    assert json.loads(_sw("status", "--json", cwd=out).stdout)["sessionId"] == MID
+    said = _sw("status", cwd=out).stdout
+    assert f"project  {os.path.realpath(world['b'])} (passed over {EMPTY[:8]}: no API call)" in said
+    replayed = _sw("replay", cwd=out).stdout  # replay never took the empty one (no transcript): no note
+    assert f"project  {os.path.realpath(world['b'])}\n" in replayed
+    assert f"session {MID}" in _sw("health", cwd=out).stdout
+    # named, a session is the one named, its project said, nothing passed over
+    named = _sw("status", EMPTY, cwd=out).stdout
+    assert f"session  {EMPTY}" in named
+    assert f"project  {os.path.realpath(world['a'])}\n" in named
+
+
+def test_in_a_project_with_only_an_empty_session_that_one(tmp_path: Path, world: dict[str, Path]) -> None:
+    """A project whose only session made no call: that session (the user's own, in this folder),
+    rather than another project's; the newest of all, empty too, is passed over elsewhere."""
+    c = tmp_path / "c"
+    c.mkdir()
+    other = "0f0f0f0f-5555-4555-8555-555555555555"
+    assert hook("SessionStart", payload(other, c / "never.jsonl", "SessionStart", source="startup",
+                                        cwd=str(c))).returncode == 0
+    assert json.loads(_sw("status", "--json", cwd=c).stdout)["sessionId"] == other
+    assert f"project  {os.path.realpath(c)}\n" in _sw("status", cwd=c).stdout
+    said = _sw("status", cwd=world["elsewhere"]).stdout
+    assert f"session  {MID}" in said
+    assert "and 1 more: no API call)" in said
+
+
+def test_the_project_line_keeps_within_columns(world: dict[str, Path]) -> None:
+    """The header's project line wraps within COLUMNS at spaces, its path never cut."""
+    said = _sw("status", cwd=world["a"], env={"COLUMNS": "40"}).stdout
+    lines = said.splitlines()
+    real = os.path.realpath(world["a"])
+    assert all(len(line) <= 40 or line.strip() == real for line in lines), said
+    assert real in [w for line in lines for w in line.split()]

@@ -1,0 +1,115 @@
+"""Every JSON the CLI writes is standard JSON (no `NaN`, no `Infinity`), whatever `[prices]` the
+config takes: a price below `config.PRICE_FLOOR` is refused (with a read price of 1e-299 against
+writes of 10,000, `status`, `replay` and `backtest --json` wrote `Infinity`, and `backtest` stopped
+on an overflow), and a figure JSON cannot hold is written null."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.oracle import TRANSCRIPTS, sw
+
+FILES = ["short.jsonl", "tool_heavy.jsonl", "subagent.jsonl", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
+MODELS = ["claude-opus-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"]
+
+
+def strict(text: str) -> Any:
+    """`text` read as standard JSON: `NaN`, `Infinity` and `-Infinity` refused."""
+    def refuse(word: str) -> Any:
+        raise AssertionError(f"{word} in the JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _prices(**row: float) -> str:
+    return "".join(f'[prices."{m}"]\n' + "".join(f"{k} = {v!r}\n" for k, v in row.items()) for m in MODELS)
+
+
+def _every_json(tmp_path: Path, codes: tuple[int, ...] = (0,)) -> list[str]:
+    """What `status --json`, `replay --json` (and its `--trace`), `health --json`, `backtest --json`,
+    `report --json` and `export --otlp --dry-run` write of the fixtures' sessions, each exiting with
+    one of `codes`."""
+    projects = tmp_path / "projects" / "-home-dev-proj"
+    projects.mkdir(parents=True)
+    for name in FILES:
+        shutil.copy(TRANSCRIPTS / name, projects / name)
+    env = {**os.environ, "COLUMNS": "200"}
+    outs = []
+    for name in FILES:
+        path = str(projects / name)
+        one: list[tuple[str, ...]] = [("status", "--json", path), ("health", "--json", path),
+                                      ("replay", "--json", "--trace", str(tmp_path / "t.jsonl"), path)]
+        for args in one:
+            proc = sw(*args, env=env)
+            assert proc.returncode in codes, (args, proc.stderr)
+            outs.append(proc.stdout.decode())
+        if codes == (0,) or (tmp_path / "t.jsonl").exists():
+            outs += (tmp_path / "t.jsonl").read_text().splitlines()
+    every: list[tuple[str, ...]] = [("backtest", "--json", *(str(projects / n) for n in FILES))]
+    for args in (*every,
+                 ("report", "--json", "--projects", str(tmp_path / "projects")),
+                 ("export", "--otlp", "--dry-run", "--projects", str(tmp_path / "projects"))):
+        proc = sw(*args, env=env)
+        assert proc.returncode in codes, (args, proc.stderr)
+        outs.append(proc.stdout.decode())
+    return outs
+
+
+def _write_config(text: str) -> None:
+    from session_watcher.base import paths
+
+    Path(paths.user_config_file()).parent.mkdir(parents=True, exist_ok=True)
+    Path(paths.user_config_file()).write_text(text)
+
+
+@pytest.mark.slow
+def test_a_read_price_of_1e_minus_299_is_refused_and_every_json_is_standard(tmp_path: Path) -> None:
+    """Reads at 1e-299 against writes at 10,000 (the ceiling): `config set` refuses it, a file
+    holding it is left out (and said), and every JSON is standard JSON."""
+    set_ = sw("config", "set", "prices.claude-opus-4-6.cache_read", "1e-299")
+    assert set_.returncode == 2
+    assert "at least 0.000001" in " ".join(set_.stderr.decode().split())
+    _write_config(_prices(input=1e4, cache_read=1e-299, cache_write=1e4, cache_write_1h=1e4))
+    shown = sw("config", "show", "--json")
+    assert shown.returncode == 1
+    assert "at least 0.000001" in " ".join(shown.stderr.decode().split())
+    # the commands that price sessions refuse to price them without your prices (exit 1, said, nothing
+    # on stdout); `report` leaves the file out: standard JSON either way
+    outs = [text for text in _every_json(tmp_path, codes=(0, 1)) if text]
+    assert len(outs) == 1  # report's
+    for text in outs:
+        strict(text)
+    proc = sw("status", "--json", str(TRANSCRIPTS / "short.jsonl"))
+    assert (proc.returncode, proc.stdout) == (1, b"")
+    assert "at least 0.000001" in " ".join(proc.stderr.decode().split())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", [
+    {"input": 1e4, "cache_read": 1e-6, "cache_write": 1e4, "cache_write_1h": 1e4},
+    {"input": 1e-6, "cache_read": 1e4, "cache_write": 1e-6, "cache_write_1h": 1e-6},
+], ids=["reads-at-the-floor", "writes-at-the-floor"])
+def test_at_the_prices_the_config_takes_every_figure_is_a_number(tmp_path: Path, row: dict[str, float]) -> None:
+    """At the floor against the ceiling, both ways, the config is taken and every JSON is standard
+    JSON with no figure written null for want of a number (the floor is high enough)."""
+    _write_config(_prices(**row))
+    assert sw("config", "show", "--json").returncode == 0
+    for text in _every_json(tmp_path):
+        strict(text)
+
+
+def test_the_cli_writes_a_figure_json_cannot_hold_as_null() -> None:
+    """The CLI's one JSON writer: NaN and infinities, nested anywhere, become null; the rest is
+    `json.dumps`'s text."""
+    from session_watcher.cli.messages import json_text
+
+    doc = {"a": float("inf"), "b": [1.5, float("nan"), {"c": -float("inf")}], "d": (2, "x"), "e": 0.1}
+    assert json_text(doc) == '{"a": null, "b": [1.5, null, {"c": null}], "d": [2, "x"], "e": 0.1}'
+    assert json_text({"e": 0.1}, indent=2) == json.dumps({"e": 0.1}, indent=2)
+    assert json_text([1, 2], separators=(",", ":")) == "[1,2]"
