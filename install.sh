@@ -175,7 +175,10 @@ else
     # pip is silent for its whole run (its output goes to pip.log): say what is happening first
     if [ ! -x "$venv/bin/python" ]; then
         printf 'installing %s with pip (a minute or two) into\n  %s\n' "$build" "$venv"
-        "$py" -m venv "$venv"; fresh=1
+        # made from nothing (--clear): a venv there whose python is gone (its interpreter removed or
+        # upgraded away) keeps its dangling links through a plain `venv`, which then fails at every
+        # run; its packages were that python's, and its record goes with them
+        "$py" -m venv --clear "$venv"; fresh=1
     else
         # the build it holds: as the last install.sh recorded it, else (one from before the record, or
         # one whose record is gone) the version the venv's package says

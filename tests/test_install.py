@@ -350,6 +350,35 @@ def test_a_changed_source_file_is_installed_again(box: dict[str, Any], tmp_path:
     assert again[1] != tree
 
 
+def test_a_venv_whose_python_is_gone_is_made_again_and_a_failed_pip_leaves_no_record(
+        box: dict[str, Any], tmp_path: Path) -> None:
+    """The interpreter the venv was made with removed (a pyenv version uninstalled, a Homebrew
+    Python upgraded away): its links dangle, so the venv holds no build, whatever its record says.
+    `python -m venv` over it kept the dangling link and failed in ensurepip ("No such file or
+    directory: .../bin/python3.11") at every run after: the venv is made again from nothing. A pip
+    that then fails (no index here) leaves the new venv with no record naming the build."""
+    b = Box(tmp_path)
+    venv = b.sw_home / "data" / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    for python in (venv / "bin").glob("python*"):
+        python.unlink()
+        python.symlink_to(tmp_path / "gone" / python.name)
+    assert not os.access(venv / "bin" / "python", os.X_OK)
+    (venv / ".install-build").write_text("\n".join(_build(box["box"])) + "\n")  # this very build, by its record
+    wheels = tmp_path / "no-wheels"
+    wheels.mkdir()
+    env = {**b.env(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
+    got = subprocess.run(["sh", str(REPO / "install.sh"), "--venv-only"], env=env, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert got.returncode == 1
+    assert got.stdout.startswith("installing "), got.stdout
+    assert "install.sh: pip failed" in got.stderr, got.stderr
+    ran = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", "import pip"], capture_output=True, timeout=60,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr  # made again, with its pip
+    assert not (venv / ".install-build").exists()
+
+
 def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     """Runs last of the install.sh tests: it removes the venv. What stays is named: the session
     states, and the config `config set` wrote (it was left unsaid: a user who wanted everything gone
