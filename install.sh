@@ -136,7 +136,9 @@ if [ "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$here" &
 fi
 # what pip would build, exactly: each file of $shipped as the copy below takes them (and this script,
 # which says how), by its path, whether it runs, and its bytes; a hash of them, the record's second line
-tree=$(cd "$here" && "$py" -I - install.sh $shipped <<'PY'
+# (none where it cannot be made, a file not readable or a Python that fails: pip runs then, as before it)
+# shellcheck disable=SC2086  # $shipped: the names, split
+tree=$(cd "$here" && "$py" -I - install.sh $shipped 2>/dev/null <<'PY'
 import hashlib, os, sys
 h = hashlib.sha256()
 def add(path):
@@ -157,12 +159,12 @@ for path in sys.argv[1:]:
     add(path)
 print(h.hexdigest())
 PY
-)
+) || tree=""
 fresh=0
 record="$venv/.install-build"
 # the venv holds this very build (the record names it and the hash of its files; its launchers are
 # there and its python imports the package): no pip (--reinstall runs it all the same), the rest as always
-if [ "$reinstall" = 0 ] && [ -x "$venv/bin/python" ] &&
+if [ "$reinstall" = 0 ] && [ -n "$tree" ] && [ -x "$venv/bin/python" ] &&
    [ "$(sed -n 1p "$record" 2>/dev/null)" = "$build" ] && [ "$(sed -n 2p "$record" 2>/dev/null)" = "tree $tree" ] &&
    [ -x "$bin" ] && [ -f "$venv/bin/session-watcher-hook" ] && [ -f "$venv/bin/session-watcher-statusline" ] &&
    "$venv/bin/python" -I -c 'import session_watcher' 2>/dev/null; then
@@ -175,7 +177,10 @@ else
     # pip is silent for its whole run (its output goes to pip.log): say what is happening first
     if [ ! -x "$venv/bin/python" ]; then
         printf 'installing %s with pip (a minute or two) into\n  %s\n' "$build" "$venv"
-        "$py" -m venv "$venv"; fresh=1
+        # made from nothing (--clear): a venv there whose python is gone (its interpreter removed or
+        # upgraded away) keeps its dangling links through a plain `venv`, which then fails at every
+        # run; its packages were that python's, and its record goes with them
+        "$py" -m venv --clear "$venv"; fresh=1
     else
         # the build it holds: as the last install.sh recorded it, else (one from before the record, or
         # one whose record is gone) the version the venv's package says

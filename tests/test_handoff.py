@@ -470,13 +470,15 @@ def test_drop_outside_a_session_drops_only_the_projects_of_the_folder_it_runs_in
                                              "for other projects (`--drop --all` drops every one)")
     assert waiting() == sorted([str(here), str(there)])
     one = drop(here)
-    assert " ".join(one.stdout.split()).startswith(f"dropped: the handoff for {here} from session {LONG_ID[:8]}")
+    said = " ".join(one.stdout.split())  # a Claude Code session's note: its agent named
+    assert said.startswith(f"dropped: the handoff for a claude-code session in {here} from session {LONG_ID[:8]}"), said
     assert waiting() == [str(there)]
     refused = drop(here, "--all", LONG_ID)
     assert refused.returncode == 2
     assert "name no SESSION" in refused.stderr
     every = drop(elsewhere, "--all")
-    assert " ".join(every.stdout.split()).startswith(f"dropped: the handoff for {there} from session {twin[:8]}")
+    said = " ".join(every.stdout.split())  # a Claude Code session's note: its agent named
+    assert said.startswith(f"dropped: the handoff for a claude-code session in {there} from session {twin[:8]}"), said
     assert waiting() == []
 
 
@@ -509,7 +511,8 @@ def test_drop_all_inside_claude_code_drops_every_projects_handoff(tmp_path: Path
         assert run_json("handoff", "--session", sid)["sessionId"] == sid
     one = drop()
     assert one.returncode == 0, one.stderr
-    assert " ".join(one.stdout.split()).startswith(f"dropped: the handoff for {here} from session {LONG_ID[:8]}")
+    said = " ".join(one.stdout.split())  # a Claude Code session's note: its agent named
+    assert said.startswith(f"dropped: the handoff for a claude-code session in {here} from session {LONG_ID[:8]}"), said
     assert waiting() == [str(there)]
     assert run_json("handoff", "--session", LONG_ID)["sessionId"] == LONG_ID
     every = drop("--all")

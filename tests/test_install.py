@@ -350,6 +350,35 @@ def test_a_changed_source_file_is_installed_again(box: dict[str, Any], tmp_path:
     assert again[1] != tree
 
 
+def test_a_venv_whose_python_is_gone_is_made_again_and_a_failed_pip_leaves_no_record(
+        box: dict[str, Any], tmp_path: Path) -> None:
+    """The interpreter the venv was made with removed (a pyenv version uninstalled, a Homebrew
+    Python upgraded away): its links dangle, so the venv holds no build, whatever its record says.
+    `python -m venv` over it kept the dangling link and failed in ensurepip ("No such file or
+    directory: .../bin/python3.11") at every run after: the venv is made again from nothing. A pip
+    that then fails (no index here) leaves the new venv with no record naming the build."""
+    b = Box(tmp_path)
+    venv = b.sw_home / "data" / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    for python in (venv / "bin").glob("python*"):
+        python.unlink()
+        python.symlink_to(tmp_path / "gone" / python.name)
+    assert not os.access(venv / "bin" / "python", os.X_OK)
+    (venv / ".install-build").write_text("\n".join(_build(box["box"])) + "\n")  # this very build, by its record
+    wheels = tmp_path / "no-wheels"
+    wheels.mkdir()
+    env = {**b.env(), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
+    got = subprocess.run(["sh", str(REPO / "install.sh"), "--venv-only"], env=env, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert got.returncode == 1
+    assert got.stdout.startswith("installing "), got.stdout
+    assert "install.sh: pip failed" in got.stderr, got.stderr
+    ran = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", "import pip"], capture_output=True, timeout=60,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr  # made again, with its pip
+    assert not (venv / ".install-build").exists()
+
+
 def test_uninstall_restores_the_original(box: dict[str, Any]) -> None:
     """Runs last of the install.sh tests: it removes the venv. What stays is named: the session
     states, and the config `config set` wrote (it was left unsaid: a user who wanted everything gone
@@ -1314,6 +1343,52 @@ def test_the_build_an_install_names_from_a_clone_a_linked_path_and_a_changed_che
     with (clone / "README.md").open("a") as readme:
         readme.write("\na line of the user's\n")
     assert first_line(clone) == f"installing {__version__} ({head}, changed) with pip (a minute or two) into"
+
+
+def test_a_build_whose_files_cannot_be_hashed_is_never_taken_for_installed(tmp_path: Path) -> None:
+    """The hash of the files pip builds from may fail (a Python that cannot run it, a file it cannot
+    read): the install goes on to pip, as it did before the hash, and a record whose hash is empty
+    (one such run's) never says the build is in. The venv here would pass every other check: its
+    python imports the package (a .pth to this checkout) and its launchers are there; it has no pip,
+    so the pip step fails at once."""
+    from pathlib import Path
+
+    real = shutil.which("python3") or sys.executable
+    py = tmp_path / "bin" / "python3"
+    py.parent.mkdir()
+    # find_python's question answered with its own path; the hash's run (`-I -`) fails; the rest the real one's
+    py.write_text(f'#!/bin/sh\ncase "$1 ${{2:-}}" in -c*) echo "{py}"; exit 0 ;; "-I -") exit 1 ;; esac\n'
+                  f'exec "{real}" "$@"\n')
+    py.chmod(0o755)
+    venv = tmp_path / "data" / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = subprocess.run([str(venv / "bin" / "python"), "-I", "-c",
+                           "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    (tmp_path / "pkg").mkdir()
+    shutil.copytree(REPO / "session_watcher", tmp_path / "pkg" / "session_watcher",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (Path(site) / "checkout.pth").write_text(str(tmp_path / "pkg") + "\n")
+    for name in ("session-watcher", "session-watcher-hook", "session-watcher-statusline"):
+        (venv / "bin" / name).write_text("#!/bin/sh\n")
+        (venv / "bin" / name).chmod(0o755)
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "PYTHON": str(py)}
+    env.pop("SESSION_WATCHER_HOME", None)
+
+    def install() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["sh", str(REPO / "install.sh"), "--venv-only", "--data", str(tmp_path / "data")],
+                              env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    (venv / ".install-build").write_text("an older build\ntree \n")
+    first = install()  # the build's name, as install.sh says it
+    assert first.returncode == 1, first.stdout + first.stderr  # no pip in this venv
+    said = re.match(r"updating an older build -> (.+) with pip\n", first.stdout)
+    assert said is not None, first.stdout + first.stderr
+    (venv / ".install-build").write_text(f"{said[1]}\ntree \n")
+    again = install()
+    assert again.stdout.startswith(f"updating {said[1]} -> {said[1]} with pip\n"), again.stdout + again.stderr
+    assert again.returncode == 1
+    assert "install.sh: pip failed" in again.stderr
 
 
 def test_on_a_codex_only_machine_nothing_of_claude_code_is_written(tmp_path: Path) -> None:
