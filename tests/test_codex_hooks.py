@@ -174,7 +174,7 @@ def test_a_codex_threads_handoff_waits_for_the_next_codex_thread_not_a_claude_co
     assert claude_start(project, "clear", "claude-child-2") is None
     assert [d["parentSession"] for d in pending(project)] == [THREAD]  # still waiting, untouched
     shown = " ".join(sw("handoff", "--show").stdout.decode().split())
-    assert f"waiting: the handoff for a codex session in {project.resolve()} from session {THREAD[:8]}" in shown
+    assert f"waiting: the handoff for a Codex session in {project.resolve()} from session {THREAD[:8]}" in shown
     got = start(project, "clear")
     assert got is not None
     assert got["hookSpecificOutput"]["additionalContext"].startswith(f"[session-watcher handoff from session {THREAD}")

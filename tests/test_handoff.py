@@ -120,7 +120,7 @@ def test_handoff_text_says_how_to_use_it_and_saves_it_pending() -> None:
     assert "Reply with its last paragraph only" in command
     last = " ".join(ln.strip() for ln in lines[start:])
     # run outside the session's project (the tests' folder): the project is named, not "this project"
-    assert last.startswith("session-watcher: handoff saved. /clear (or a new claude-code session in its project, "
+    assert last.startswith("session-watcher: handoff saved. /clear (or a new Claude Code session in its project, "
                            f"{LONG_CWD}, within 3 h)"), last
     assert last.endswith("`session-watcher handoff --drop` takes it back.")
     assert "carrying ~" in last
@@ -422,7 +422,7 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     shown = sw("handoff", "--show")
     assert shown.returncode == 0, shown.stderr
     words = " ".join(shown.stdout.decode().split())  # wrapped within 80 columns: compared word for word
-    head = f"waiting: the handoff for a claude-code session in {LONG_CWD} from session {LONG_ID[:8]}, written "
+    head = f"waiting: the handoff for a Claude Code session in {LONG_CWD} from session {LONG_ID[:8]}, written "
     assert words.startswith(head)
     assert re.match(r"\d+ s ago|\d+ min( \d+ s)? ago", words[len(head):])  # core.numbers.duration, however long
     assert " ".join(note.splitlines()[0].split()) in words
@@ -431,7 +431,7 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     dropped = sw("handoff", "--drop", "--session", LONG_ID)
     assert dropped.returncode == 0, dropped.stderr
     said = " ".join(dropped.stdout.decode().split())
-    assert said.startswith(f"dropped: the handoff for a claude-code session in {LONG_CWD}")
+    assert said.startswith(f"dropped: the handoff for a Claude Code session in {LONG_CWD}")
     assert sw("handoff", "--show").stdout.decode() == "no handoff waiting\n"
     assert start("child-9", LONG_CWD) is None
 
@@ -471,14 +471,14 @@ def test_drop_outside_a_session_drops_only_the_projects_of_the_folder_it_runs_in
     assert waiting() == sorted([str(here), str(there)])
     one = drop(here)
     said = " ".join(one.stdout.split())  # a Claude Code session's note: its agent named
-    assert said.startswith(f"dropped: the handoff for a claude-code session in {here} from session {LONG_ID[:8]}"), said
+    assert said.startswith(f"dropped: the handoff for a Claude Code session in {here} from session {LONG_ID[:8]}"), said
     assert waiting() == [str(there)]
     refused = drop(here, "--all", LONG_ID)
     assert refused.returncode == 2
     assert "name no SESSION" in refused.stderr
     every = drop(elsewhere, "--all")
     said = " ".join(every.stdout.split())  # a Claude Code session's note: its agent named
-    assert said.startswith(f"dropped: the handoff for a claude-code session in {there} from session {twin[:8]}"), said
+    assert said.startswith(f"dropped: the handoff for a Claude Code session in {there} from session {twin[:8]}"), said
     assert waiting() == []
 
 
@@ -512,7 +512,7 @@ def test_drop_all_inside_claude_code_drops_every_projects_handoff(tmp_path: Path
     one = drop()
     assert one.returncode == 0, one.stderr
     said = " ".join(one.stdout.split())  # a Claude Code session's note: its agent named
-    assert said.startswith(f"dropped: the handoff for a claude-code session in {here} from session {LONG_ID[:8]}"), said
+    assert said.startswith(f"dropped: the handoff for a Claude Code session in {here} from session {LONG_ID[:8]}"), said
     assert waiting() == [str(there)]
     assert run_json("handoff", "--session", LONG_ID)["sessionId"] == LONG_ID
     every = drop("--all")

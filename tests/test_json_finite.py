@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,19 @@ def _prices(**row: float) -> str:
     return "".join(f'[prices."{m}"]\n' + "".join(f"{k} = {v!r}\n" for k, v in row.items()) for m in MODELS)
 
 
-def _every_json(tmp_path: Path, codes: tuple[int, ...] = (0,)) -> list[str]:
+def _every_json(tmp_path: Path, codes: tuple[int, ...] = (0,), here: Path | None = None) -> list[str]:
     """What `status --json`, `replay --json` (and its `--trace`), `health --json`, `backtest --json`,
     `report --json` and `export --otlp --dry-run` write of the fixtures' sessions, each exiting with
-    one of `codes`."""
+    one of `codes`; `here`: the folder the sessions ran in (their folders, gone from this machine,
+    otherwise: a replay leaves a user config that cannot be used out of such a session, as its hooks
+    did)."""
     projects = tmp_path / "projects" / "-home-dev-proj"
     projects.mkdir(parents=True)
     for name in FILES:
-        shutil.copy(TRANSCRIPTS / name, projects / name)
+        text = (TRANSCRIPTS / name).read_text()
+        if here is not None:
+            text = re.sub(r'"cwd":\s*"[^"]*"', lambda _: f'"cwd":{json.dumps(str(here))}', text)
+        (projects / name).write_text(text)
     env = {**os.environ, "COLUMNS": "200"}
     outs = []
     for name in FILES:
@@ -81,13 +86,22 @@ def test_a_read_price_of_1e_minus_299_is_refused_and_every_json_is_standard(tmp_
     assert "at least 0.000001" in " ".join(shown.stderr.decode().split())
     # the commands that price sessions refuse to price them without your prices (exit 1, said, nothing
     # on stdout); `report` leaves the file out: standard JSON either way
-    outs = [text for text in _every_json(tmp_path, codes=(0, 1)) if text]
+    here = tmp_path / "work"
+    here.mkdir()
+    outs = [text for text in _every_json(tmp_path, codes=(0, 1), here=here) if text]
     assert len(outs) == 1  # report's
     for text in outs:
         strict(text)
-    proc = sw("status", "--json", str(TRANSCRIPTS / "short.jsonl"))
+    moved = tmp_path / "projects" / "-home-dev-proj" / "short.jsonl"
+    assert f'"cwd":{json.dumps(str(here))}' in moved.read_text()
+    proc = sw("status", "--json", str(moved))
     assert (proc.returncode, proc.stdout) == (1, b"")
     assert "at least 0.000001" in " ".join(proc.stderr.decode().split())
+    # a session whose folder is gone folds without the file, as its hooks did, and says so: standard JSON
+    gone = sw("status", "--json", str(TRANSCRIPTS / "short.jsonl"))
+    assert gone.returncode == 0, gone.stderr
+    assert strict(gone.stdout.decode())["calls"] > 0
+    assert "config left out" in " ".join(gone.stderr.decode().split())
 
 
 @pytest.mark.slow

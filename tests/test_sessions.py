@@ -249,7 +249,7 @@ def test_the_commands_reading_a_transcript_pass_over_a_latest_session_without_on
     page = tmp_path / "page.html"
     made = sw("report", "session", "--html", str(page), env={**os.environ, "COLUMNS": "1000"})
     assert made.returncode == 0, made.stderr
-    assert made.stdout.decode().startswith(f"{page}: session ")
+    assert made.stdout.decode().startswith(f"wrote {page}: session ")
     assert page.is_file()
     gone = sw("replay", empty)  # named: still said
     assert gone.returncode == 1

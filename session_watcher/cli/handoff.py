@@ -97,14 +97,20 @@ def usage_line(doc: dict[str, Any], cfg: Config) -> str:
             f"`{cli_command()} handoff --drop` takes it back.")
 
 
+# the agents' names as their users know them (the states and notes keep the seam's ids)
+AGENT_WORDS = {"claude-code": "Claude Code", "codex": "Codex"}
+
+
 def _session_of(doc: dict[str, Any]) -> str:
-    """'codex session': the session a handoff waits for, of the agent that wrote it (only that agent's
+    """'Codex session': the session a handoff waits for, of the agent that wrote it (only that agent's
     SessionStart hook takes it: state.handoffs); 'session' for one that names no agent (any takes it)."""
     from session_watcher.core.text import one_line
     from session_watcher.state.handoffs import waits_for
 
     agent = waits_for(doc)
-    return f"{one_line(agent)} session" if agent else "session"
+    if not agent:
+        return "session"
+    return f"{AGENT_WORDS.get(agent) or one_line(agent)} session"  # an unknown name (a newer version's) as written
 
 
 def _which_project(project: str) -> str:

@@ -215,8 +215,15 @@ def _idle_words(doc: Mapping[str, Any], idle: float) -> str:
         price = dollars(usd) if isinstance(usd, int | float) else f"{tokens(saving)} tokens at the cache-read price"
         over = over_calls(doc.get("horizon"), doc.get("untilCompaction"))
         return f"{head}: to go on with its work, a fresh session would save about {price} against resuming " \
-               f"this one{', ' + over if over else ''}"
+               f"this one{', ' + over if over else ''}{_plan_words(doc)}"
     return f"{head}: resuming it needs no restart first"
+
+
+def _plan_words(doc: Mapping[str, Any]) -> str:
+    """The saving as a share of a subscriber's 5-hour window, where `status` estimated one; else ''."""
+    five = ((doc.get("plan") or {}).get("fiveHour") or {}).get("restartSaves")
+    return f", about {quota(five)[1:]} of your plan's 5-hour window (an estimate, below)" \
+        if isinstance(five, int | float) else ""
 
 
 def lamp_words(doc: Mapping[str, Any], idle: float | None = None) -> str:
@@ -235,9 +242,7 @@ def lamp_words(doc: Mapping[str, Any], idle: float | None = None) -> str:
             return f"{lamp}: a restart is advised"
         price = f"{dollars(usd)} ({tokens(saving)} tokens at the cache-read price)" if isinstance(usd, int | float) \
             else f"{tokens(saving)} tokens at the cache-read price (no dollar price for this model)"
-        five = ((doc.get("plan") or {}).get("fiveHour") or {}).get("restartSaves")
-        plan = f", about {quota(five)[1:]} of your plan's 5-hour window (an estimate, below)" \
-            if isinstance(five, int | float) else ""
+        plan = _plan_words(doc)
         if lamp not in ("amber", "red"):
             head = f"{lamp}, but the cache is cold"
         else:  # the saving spares the cold re-write too: say why it is larger than the lamp's own
