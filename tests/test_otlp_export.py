@@ -472,6 +472,43 @@ def test_export_passes_over_a_transcript_it_cannot_read(tmp_path: Path) -> None:
     assert ids == {SID}
 
 
+def test_export_names_a_log_that_is_no_file_as_report_does(tmp_path: Path) -> None:
+    """A folder named `*.jsonl` among the transcripts (and one named as a Codex rollout, a link to
+    nothing) was passed over without a word, where `report` names each ("left out PATH: not a file it
+    can read") and the export names a file it cannot read: now each is said on stderr in report's
+    words, the others sent; `backtest` says the same of them."""
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    shutil.copy(COLD, proj / COLD.name)
+    odd = [proj / "folder.jsonl", proj / "nothing.jsonl",
+           proj / "rollout-2026-07-01T00-00-00-019f0000-0000-7000-8000-000000000001.jsonl"]
+    odd[0].mkdir()
+    odd[1].symlink_to(tmp_path / "gone.jsonl")
+    odd[2].mkdir()
+    wide = {**os.environ, "COLUMNS": "1000"}
+    proc = sw("export", "--otlp", "--dry-run", "--projects", str(tmp_path / "projects"), env=wide)
+    assert proc.returncode == 0, proc.stderr
+    said = sorted(f"skipped {p}: not a file it can read" for p in odd)
+    assert sorted(proc.stderr.decode().splitlines()) == [f"session-watcher export: {x}" for x in said]
+    sent = json.loads(proc.stdout)
+    ids = {a["value"]["stringValue"] for rm in sent["resourceMetrics"] for sm in rm["scopeMetrics"]
+           for m in sm["metrics"] for kind in ("gauge", "sum") for p in (m.get(kind) or {}).get("dataPoints", [])
+           for a in p["attributes"] if a["key"] == "session.id"}
+    assert ids == {SID}
+    report = sw("report", "--json", "--projects", str(tmp_path / "projects"), env=wide)
+    assert sorted(report.stderr.decode().splitlines()) == sorted(
+        f"session-watcher report: left out {p}: not a file it can read" for p in odd)
+    claude = tmp_path / "claude"  # backtest reads the agents' own folders: these, as Claude Code's
+    (claude / "projects").mkdir(parents=True)
+    shutil.copytree(proj, claude / "projects" / "-proj", symlinks=True)
+    mine = {**wide, "CLAUDE_CONFIG_DIR": str(claude)}
+    back = sw("backtest", "--json", env=mine, timeout=120)
+    assert back.returncode == 0, back.stderr
+    assert sorted(back.stderr.decode().splitlines()) == sorted(
+        f"session-watcher backtest: skipped {claude / 'projects' / '-proj' / p.name}: not a file it can read"
+        for p in odd)
+
+
 def test_export_since_a_time_no_session_reaches_says_so(tmp_path: Path) -> None:
     """A transcript touched since --since whose last call is older: nothing to send, said as for no
     transcript at all (it said "exported 0 sessions", and --dry-run printed a request of the cache
