@@ -10,7 +10,9 @@ times each stage ``--repeat`` times and keeps its minimum:
 * part: `reports.warmth.session_part` of every session, as the report's text path calls it;
 * part-plain: the same without ``scatter_text`` (the plain path the tests hold the text path to);
 * bulk: `core.bulkparse.parse_lines` of every transcript's lines (replay's and backtest's parser);
-* reader: `state.reader.read_new` through every transcript in 64 KiB reads (the hook's reader).
+* reader: `state.reader.read_new` through every transcript in 64 KiB reads (the hook's reader);
+* dir: `reports.parse.head_dir` of every file's first 64 KiB, 50 times over (the cold report's
+  working folder; one pass is too short to time).
 
 Per stage: the median over rounds of each tree's minimum, and the ratio this tree / ``DIR``. The
 corpora default to tests/fixtures/transcripts, the calibration sessions and ../shared/fixtures/corpus*
@@ -46,6 +48,7 @@ from session_watcher.state import reader
 sources = [s for root in corpora for s in discover.discover([root])]
 rows = {s.path: parse.parse_chunk(open(s.path, "rb").read())[0] for s in sources}
 lines = [transcript.split_lines(open(s.path, "rb").read())[0] for s in sources]
+heads = [open(s.path, "rb").read(1 << 16) for s in sources]
 sessions = build_sessions(sources, rows)
 
 def best(f):
@@ -71,6 +74,7 @@ print(json.dumps({
     "part-plain": best(lambda: [warmth.session_part(s, None, 3600.0, False) for s in sessions]),
     "bulk": best(lambda: [bulkparse.parse_lines(ls) for ls in lines]),
     "reader": best(read_all),
+    "dir": best(lambda: [parse.head_dir(h) for _ in range(50) for h in heads]),
     "files": len(sources), "sessions": len(sessions), "calls": sum(len(s.calls) for s in sessions),
 }))
 """
@@ -118,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     first = runs["this"][0]
     out: dict[str, Any] = {"trees": trees, "rounds": args.rounds, "repeat": args.repeat,
                            "files": first["files"], "sessions": first["sessions"], "calls": first["calls"]}
-    for stage in ("fold", "part", "part-plain", "bulk", "reader"):
+    for stage in ("fold", "part", "part-plain", "bulk", "reader", "dir"):
         this = statistics.median(r[stage] for r in runs["this"])
         other = statistics.median(r[stage] for r in runs["other"])
         out[stage] = {"this_ms": round(this * 1e3, 2), "other_ms": round(other * 1e3, 2),

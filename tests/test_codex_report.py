@@ -174,3 +174,32 @@ def test_a_working_folder_is_named_as_claude_code_names_its_project_folder(cwd: 
     from session_watcher.reports.collect import project_folder
 
     assert project_folder(cwd) == folder
+
+
+def test_a_rollout_that_cannot_be_read_is_named_as_a_transcript_is() -> None:
+    """A `rollout-*.jsonl` the report cannot read (a folder so named, a link to nothing; a file of mode
+    000 where the user is not root) was left out without a word, where an unreadable Claude Code
+    transcript is named: now both the same way, on stderr and in `--json`'s `unreadable`, the figures
+    those of the readable logs alone."""
+    home = Path(os.environ["HOME"])
+    _machine(home, archived=False)
+    clean = _report()
+    day = home / ".codex" / "sessions" / "2026" / "07" / "01"
+    folder = day / "rollout-2026-07-01T00-00-00-019f0000-0000-7000-8000-000000000001.jsonl"
+    folder.mkdir()
+    archived = home / ".codex" / "archived_sessions"
+    nothing = archived / "rollout-2026-07-01T00-00-00-019f0000-0000-7000-8000-000000000002.jsonl"
+    nothing.parent.mkdir(parents=True)
+    nothing.symlink_to(home / "gone.jsonl")
+    transcript = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-proj" / "folder.jsonl"
+    transcript.mkdir()
+    unread = sorted(map(str, (folder, nothing, transcript)))
+    for run in ("first", "again"):
+        got = sw("report", "--json", env={**os.environ, "COLUMNS": "1000"})
+        assert got.returncode == 0, got.stderr
+        assert sorted(got.stderr.decode().splitlines()) == sorted(
+            f"session-watcher report: left out {p}: not a file it can read" for p in unread), run
+        doc = json.loads(got.stdout)
+        assert doc.pop("unreadable") == unread, run
+        assert doc["sessions"] == clean["sessions"]
+        assert doc["totals"] == clean["totals"]

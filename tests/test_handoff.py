@@ -482,6 +482,52 @@ def test_drop_outside_a_session_drops_only_the_projects_of_the_folder_it_runs_in
     assert waiting() == []
 
 
+def test_drop_of_a_named_session_whose_project_is_not_known_drops_nothing(tmp_path: Path) -> None:
+    """`handoff --drop SESSION` of a session whose project is not known (its transcript names no
+    folder, nor did its hooks' payload) dropped the handoff of the project of the folder it ran in,
+    another project's note: it says it does not know that session's project, drops nothing and
+    exits 1; run there with no SESSION, the folder's own is dropped as before."""
+    import subprocess
+
+    from tests.oracle import SW
+
+    here = tmp_path / "here"
+    here.mkdir()
+    folded(LONG, LONG_ID, str(here))
+    assert run_json("handoff", "--session", LONG_ID)["sessionId"] == LONG_ID
+    nowhere = "0e0e0e0e-4444-4444-8444-444444444444"
+    lines = [json.loads(x) for x in LONG.read_text().splitlines()]
+    for rec in lines:
+        rec.pop("cwd", None)
+        if "sessionId" in rec:
+            rec["sessionId"] = nowhere
+    copy = tmp_path / f"{nowhere}.jsonl"
+    copy.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    stop = {"session_id": nowhere, "transcript_path": str(copy), "hook_event_name": "Stop"}
+    assert hook("Stop", stop).returncode == 0
+    # its project is not known: no handoff of its own
+    unknown = sw("handoff", "--session", nowhere, env={**os.environ, "COLUMNS": "1000"})
+    assert unknown.returncode == 1
+    assert "its project folder is not known" in unknown.stderr.decode()
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CODE_SESSION_ID", "CLAUDE_PROJECT_DIR")}
+
+    def drop(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(SW), "handoff", "--drop", *more], cwd=here, env={**env, "COLUMNS": "1000"},
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    refused = drop(nowhere)
+    assert (refused.returncode, refused.stdout) == (1, ""), refused.stderr
+    assert refused.stderr == (f"session-watcher: handoff --drop: the project of session {nowhere} is not known (its "
+                              "transcript names no folder); nothing dropped. Run `handoff --drop` in that project's "
+                              "folder, or `handoff --drop --all` to drop every project's waiting handoff\n")
+    assert [d["project"] for d in run_json("handoff", "--show")] == [str(here)]  # still waiting
+    mine = drop()
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stdout.startswith(f"dropped: the handoff for a claude-code session in {here} from session "
+                                  f"{LONG_ID[:8]}")
+    assert run_json("handoff", "--show") == []
+
+
 def test_drop_all_inside_claude_code_drops_every_projects_handoff(tmp_path: Path) -> None:
     """Inside Claude Code (CLAUDE_CODE_SESSION_ID set) `--drop` drops the session's project's handoff
     as before, whatever folder it runs in; `--drop --all` dropped that one alone too (the session's

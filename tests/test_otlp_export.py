@@ -472,6 +472,84 @@ def test_export_passes_over_a_transcript_it_cannot_read(tmp_path: Path) -> None:
     assert ids == {SID}
 
 
+def test_the_live_exporter_and_the_backfill_name_a_sessions_project_alike(tmp_path: Path,
+                                                                          stop_exporters: None) -> None:
+    """The same session exported live (from its hooks) and by `export --otlp` carries one `project`
+    attribute, the name `report` gives it (`core.text.project_label` of its transcript's first cwd):
+    the live exporter named the project its hooks placed it in (Claude Code's CLAUDE_PROJECT_DIR, a
+    repository's top folder here, links resolved), the backfill the session's own folder."""
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    linked = tmp_path / "work-link"
+    linked.symlink_to(repo / "sub")
+    transcript = tmp_path / "projects" / "-work-link" / f"{SID}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(COLD.read_bytes().replace(b'"cwd":"/Users/alex/workspace/cli/.worktrees/1"',
+                                                     f'"cwd":"{linked}"'.encode()))
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(repo)}
+    with Receiver() as r:
+        write_config(r.url, project=True)
+        before = None
+        for _ in range(40):  # the hooks until the cursor stops, as fold_to_the_end
+            assert hook("Stop", {**payload(SID, transcript), "cwd": str(linked)}, env=env).returncode == 0
+            cursor = json.loads(Path(paths.sessions_dir(), f"{SID}.json").read_text())["cursor"]
+            if cursor is not None and cursor == before:
+                break
+            before = cursor
+
+        def named(rv: Receiver) -> bool:
+            return any("project" in p.attributes for p in rv.points("session_watcher.calls"))
+
+        assert r.wait(named, WAIT), (r.rejected, len(r.requests))
+        live = {p.attributes["project"] for p in r.points("session_watcher.") if "project" in p.attributes}
+    proc = sw("export", "--otlp", "--dry-run", "--projects", str(transcript.parent))
+    assert proc.returncode == 0, proc.stderr
+    sent = json.loads(proc.stdout)
+    backfill = {a["value"]["stringValue"] for rm in sent["resourceMetrics"] for sm in rm["scopeMetrics"]
+                for m in sm["metrics"] for kind in ("gauge", "sum") for p in (m.get(kind) or {}).get("dataPoints", [])
+                for a in p["attributes"] if a["key"] == "project"}
+    report = json.loads(sw("report", "--json", "--projects", str(transcript.parent)).stdout)
+    assert [s["projectName"] for s in report["sessions"]] == ["work-link"]
+    assert live == backfill == {"work-link"}
+
+
+def test_export_names_a_log_that_is_no_file_as_report_does(tmp_path: Path) -> None:
+    """A folder named `*.jsonl` among the transcripts (and one named as a Codex rollout, a link to
+    nothing) was passed over without a word, where `report` names each ("left out PATH: not a file it
+    can read") and the export names a file it cannot read: now each is said on stderr in report's
+    words, the others sent; `backtest` says the same of them."""
+    proj = tmp_path / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    shutil.copy(COLD, proj / COLD.name)
+    odd = [proj / "folder.jsonl", proj / "nothing.jsonl",
+           proj / "rollout-2026-07-01T00-00-00-019f0000-0000-7000-8000-000000000001.jsonl"]
+    odd[0].mkdir()
+    odd[1].symlink_to(tmp_path / "gone.jsonl")
+    odd[2].mkdir()
+    wide = {**os.environ, "COLUMNS": "1000"}
+    proc = sw("export", "--otlp", "--dry-run", "--projects", str(tmp_path / "projects"), env=wide)
+    assert proc.returncode == 0, proc.stderr
+    said = sorted(f"skipped {p}: not a file it can read" for p in odd)
+    assert sorted(proc.stderr.decode().splitlines()) == [f"session-watcher export: {x}" for x in said]
+    sent = json.loads(proc.stdout)
+    ids = {a["value"]["stringValue"] for rm in sent["resourceMetrics"] for sm in rm["scopeMetrics"]
+           for m in sm["metrics"] for kind in ("gauge", "sum") for p in (m.get(kind) or {}).get("dataPoints", [])
+           for a in p["attributes"] if a["key"] == "session.id"}
+    assert ids == {SID}
+    report = sw("report", "--json", "--projects", str(tmp_path / "projects"), env=wide)
+    assert sorted(report.stderr.decode().splitlines()) == sorted(
+        f"session-watcher report: left out {p}: not a file it can read" for p in odd)
+    claude = tmp_path / "claude"  # backtest reads the agents' own folders: these, as Claude Code's
+    (claude / "projects").mkdir(parents=True)
+    shutil.copytree(proj, claude / "projects" / "-proj", symlinks=True)
+    mine = {**wide, "CLAUDE_CONFIG_DIR": str(claude)}
+    back = sw("backtest", "--json", env=mine, timeout=120)
+    assert back.returncode == 0, back.stderr
+    assert sorted(back.stderr.decode().splitlines()) == sorted(
+        f"session-watcher backtest: skipped {claude / 'projects' / '-proj' / p.name}: not a file it can read"
+        for p in odd)
+
+
 def test_export_since_a_time_no_session_reaches_says_so(tmp_path: Path) -> None:
     """A transcript touched since --since whose last call is older: nothing to send, said as for no
     transcript at all (it said "exported 0 sessions", and --dry-run printed a request of the cache

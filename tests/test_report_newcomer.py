@@ -97,3 +97,32 @@ def test_report_html_pages_link_each_row_to_its_session_page(tmp_path: Path) -> 
     assert "<a href=" not in plain.read_text()
     assert not (tmp_path / "plain-sessions").exists()
     assert sw("report", "--pages").returncode == 2  # --pages needs --html
+
+
+def _report_names(tmp_path: Path, name: str, lines: list[bytes]) -> list[tuple[object, object]]:
+    """`report --json`'s (projectName, cwd) of each session, over a Claude Code folder holding one
+    transcript of `lines`, in a home of its own."""
+    claude = tmp_path / name / ".claude"
+    folder = claude / "projects" / "-x"
+    folder.mkdir(parents=True)
+    (folder / "short.jsonl").write_bytes(b"".join(lines))
+    env = {**os.environ, "HOME": str(tmp_path / name), "CLAUDE_CONFIG_DIR": str(claude),
+           "SESSION_WATCHER_HOME": str(tmp_path / name / "sw"), "CODEX_HOME": str(tmp_path / name / "codex")}
+    proc = sw("report", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return [(s["projectName"], s["cwd"]) for s in json.loads(proc.stdout)["sessions"]]
+
+
+def test_a_spaced_transcript_names_its_project_as_a_compact_one(tmp_path: Path) -> None:
+    """A transcript written as spaced JSON (`"cwd": "/x"`, keys in another order) is named by its
+    working folder as the same transcript written compact (it fell back to the projects folder's
+    name); a `"cwd"` that is a value, or a key whose value is null, is passed over as before."""
+    from tests.test_report_fast_path import FIXTURES
+
+    compact = (FIXTURES / "transcripts" / "short.jsonl").read_bytes().splitlines(keepends=True)
+    spaced = [json.dumps(dict(reversed(list(json.loads(x).items())))).encode() + b"\n" for x in compact]
+    assert b'"cwd": "/home/marco/projects/spotter"' in b"".join(spaced)
+    assert _report_names(tmp_path, "compact", compact) == [("spotter", "/home/marco/projects/spotter")]
+    assert _report_names(tmp_path, "spaced", spaced) == [("spotter", "/home/marco/projects/spotter")]
+    other = [b'{"type": "x", "name": "cwd", "cwd" :\tnull}\n', *spaced]
+    assert _report_names(tmp_path, "other", other) == [("spotter", "/home/marco/projects/spotter")]

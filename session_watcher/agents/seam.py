@@ -102,7 +102,9 @@ class Agent:
         raise NotImplementedError
 
     def sources(self, roots: list[str]) -> list[Source]:
-        """Every log under these folders (main and subagent files)."""
+        """Every log under these folders (main and subagent files), an entry named as a main log
+        that is no file among them (a folder so named, a link to nothing): whoever reads the logs
+        names those it cannot read (`report`, `export`, `backtest`), one rule for every agent."""
         raise NotImplementedError
 
     def session_ids(self, roots: list[str]) -> Iterator[str]:

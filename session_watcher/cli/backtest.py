@@ -67,9 +67,15 @@ def run(targets: list[str], overrides: dict[str, Any] | None = None,
             except OSError as exc:
                 if explicit:
                     raise
-                from session_watcher.cli.messages import say
+                import os
 
-                say(f"skipped {path}: {exc.strerror or exc}", keep=[path], prog="session-watcher backtest")
+                from session_watcher.cli.messages import say
+                from session_watcher.cli.report import NOT_A_FILE
+
+                # a folder named as a log, a link to nothing (`Agent.sources`): in report's and export's words
+                odd = os.path.isdir(path) or (os.path.islink(path) and not os.path.exists(path))
+                why = NOT_A_FILE if odd else (exc.strerror or exc)
+                say(f"skipped {path}: {why}", keep=[path], prog="session-watcher backtest")
                 continue
         doc, noted = done
         taken.update(noted)  # in the order of `paths`, as one process alone notes them

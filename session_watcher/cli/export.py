@@ -49,15 +49,24 @@ def add_parser(sub: Any) -> None:
 def sessions(roots: list[str] | None, since: float | None) -> list[str]:
     """The main transcripts to export (oldest first), those touched before `since` left out; one per
     session id (the newer file, as `report` and `sessions.find` take it: one id, one series). Without
-    `roots`, every agent's logs (the registry's discovery)."""
+    `roots`, every agent's logs (the registry's discovery). One named as a log that is no file it can
+    read (a folder so named, a link to nothing: `Agent.sources`) is said on stderr, as `report` says it."""
+    from stat import S_ISREG
+
     from session_watcher.agents import sources as found_in
+    from session_watcher.cli.report import NOT_A_FILE
 
     found: dict[str, tuple[float, str]] = {}
     for src in found_in(roots)[1]:
         try:
-            mtime = os.stat(src.path).st_mtime
+            st = os.stat(src.path)
         except OSError:
+            st = None
+        if st is None or not S_ISREG(st.st_mode):
+            if os.path.lexists(src.path):  # not gone since it was listed: there, and no file to read
+                _skipped(src.path, ValueError(NOT_A_FILE))
             continue
+        mtime = st.st_mtime
         have = found.get(src.session)
         if not src.sub and (since is None or mtime >= since) and (have is None or mtime > have[0]):
             found[src.session] = (mtime, src.path)

@@ -43,7 +43,8 @@ def add_parser(sub: Any) -> None:
                                                           "(every project's, without SESSION outside Claude Code)")
     what.add_argument("--drop", action="store_true", help="drop that waiting handoff: the next session starts "
                                                           "without it (without SESSION outside Claude Code, the "
-                                                          "handoff of the project of the folder it runs in)")
+                                                          "handoff of the project of the folder it runs in; a "
+                                                          "SESSION whose project is not known: none dropped)")
     s.add_argument("--all", action="store_true", help="with --drop: every project's waiting handoff")
     s.set_defaults(func=command)
 
@@ -168,8 +169,15 @@ def waiting(ns: argparse.Namespace) -> int:
     from session_watcher.state.handoffs import waits_for
 
     # `--drop --all`: every project's, inside Claude Code too (not the session's project alone)
-    target = None if ns.all else _target(ns) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
-    project = session_state(target)[0]["context"].get("project") if target else None
+    named = None if ns.all else _target(ns)
+    target = named or (None if ns.all else os.environ.get("CLAUDE_CODE_SESSION_ID")) or None
+    state = session_state(target)[0] if target else None
+    project = state["context"].get("project") if state else None
+    if ns.drop and project is None and state is not None and named:  # never the folder's in its place
+        sid = str(state["sessionId"])
+        raise UserError(f"handoff --drop: the project of session {clean(sid)} is not known (its transcript names "
+                        "no folder); nothing dropped. Run `handoff --drop` in that project's folder, or "
+                        "`handoff --drop --all` to drop every project's waiting handoff", keep=[sid])
     if ns.drop and project is None and not ns.all:  # the folder's project only, never every one unasked
         project = _here()
         if project is None:

@@ -204,6 +204,9 @@ def check_projects(folders: list[str] | None) -> None:
             raise UserError(f"--projects {d}: {what}", keep=[d])
 
 
+NOT_A_FILE = "not a file it can read"  # a log the report leaves out (`export` says its own so)
+
+
 def say_unread(paths: list[str]) -> None:
     """The transcripts the report left out because they could not be read, named on stderr as
     `backtest` and `export` name theirs (its `--json` has them as `unreadable`)."""
@@ -211,7 +214,7 @@ def say_unread(paths: list[str]) -> None:
     from session_watcher.core.text import wrap
 
     for path in paths:
-        said = one_line(f"session-watcher report: left out {path}: not a file it can read")
+        said = one_line(f"session-watcher report: left out {path}: {NOT_A_FILE}")
         sys.stderr.write("\n".join(wrap(said, columns(), keep=[one_line(path)])) + "\n")
 
 

@@ -147,9 +147,10 @@ def _chosen(progress: Mapping[str, Any], now: float, only: str | None) -> list[t
     return out[:MAX_SESSIONS]
 
 
-def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], Config] | None:
+def session_doc(session_id: str, named: bool = False) -> tuple[dict[str, Any], list[Any], Config] | None:
     """(status document, alerts, config) of a session as last saved, read without its lock;
-    None when it cannot be read (the next pass tries again)."""
+    None when it cannot be read (the next pass tries again). `named` (the user sends the project's
+    name): its `project` is the folder the session is named by (`session_folder`)."""
     from session_watcher.base import config
     from session_watcher.core.errors import Rejected
     from session_watcher.core.status import cold_now, status_document
@@ -167,8 +168,29 @@ def session_doc(session_id: str) -> tuple[dict[str, Any], list[Any], Config] | N
         doc = status_document(state, cfg, with_buckets=False, cold=cold_now(state, cfg, now), now=now)
     except (KeyError, TypeError, ValueError):
         return None
-    doc["project"] = state["context"].get("project")
+    doc["project"] = session_folder(state) if named else None
     return doc, list(state["alerts"]), cfg
+
+
+def session_folder(state: Mapping[str, Any]) -> str | None:
+    """The folder a session's project is named by, by `report`'s rule and `export --otlp`'s: its
+    transcript's first cwd (`replay.transcript_cwd`), as written (no link resolved); where that cannot
+    be read, the cwd its hooks were first told, else the project they placed it in. Not the project
+    the hooks place it in first (Claude Code's CLAUDE_PROJECT_DIR, links resolved): the same session
+    would carry two names, one live and one backfilled."""
+    from session_watcher.sessions.replay import transcript_cwd
+
+    ctx, cursor = state["context"], state["cursor"]
+    path = cursor.get("path") if isinstance(cursor, dict) else None
+    if isinstance(path, str) and path:
+        try:
+            got = transcript_cwd(path)
+        except (OSError, ValueError):
+            got = None
+        if got:
+            return got
+    told = ctx.get("cwd") or ctx.get("project")
+    return told if isinstance(told, str) else None
 
 
 def project_name(project: object, opted_in: bool) -> str | None:
@@ -234,7 +256,7 @@ def one_pass(otlp: OtlpConfig, cfg: Config, target: Target, now: float,
         return live or 1  # backing off: stay (beating) until the collector is tried again
     docs, marks = [], {}
     for mtime, sid in chosen:
-        got = session_doc(sid)
+        got = session_doc(sid, bool(otlp.get("project")))
         if got is not None:
             docs.append((got[0], got[1]))
             marks[sid] = mtime

@@ -63,7 +63,8 @@ PLAIN_BELOW = 1 << 20
 _MARKERS = (b'"usage"', b"compact_boundary")
 _FINDERS = tuple(finder(m) for m in _MARKERS)  # core.markscan: stringzilla's, else bytes.find and re
 
-DIR_MARKER = b'"cwd":"'
+DIR_MARKER = b'"cwd"'  # then `:` and the value's opening quote, JSON's blanks allowed around the colon
+_BLANKS = b" \t\r\n"
 DIR_SEARCH_BYTES = 64 << 10  # Claude Code names the cwd in a transcript's first records (0.3-9 kB in)
 
 
@@ -218,16 +219,41 @@ def line_row(line: bytes | bytearray, offset: int, int_digits: int, usage_marked
     return record_row(obj, offset, usage_marked, compact_marked) if isinstance(obj, dict) else None
 
 
+def _spaced_dir(head: bytes | bytearray, at: int, end: int, filled: int) -> tuple[int, int]:
+    """(the offset of the first `"cwd"` key from `at` on whose value is a string, its value's opening
+    quote), JSON's blanks around the colon allowed; (-1, -1) without one before `end`."""
+    simd = markscan.simd_find
+    while at >= 0:
+        start = at + len(DIR_MARKER)
+        while start < filled and head[start] in _BLANKS:
+            start += 1
+        if start < filled and head[start] == 0x3A:  # the key's colon (no colon: a value "cwd")
+            start += 1
+            while start < filled and head[start] in _BLANKS:
+                start += 1
+            if start < filled and head[start] == 0x22:  # a string (a null or a number: the next "cwd")
+                return at, start
+        at += len(DIR_MARKER)
+        at = head.find(DIR_MARKER, at, end) if simd is None else simd(head, DIR_MARKER, at, end)
+    return -1, -1
+
+
 def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
-    """The row of the first `"cwd"` in the first DIR_SEARCH_BYTES of a file (of `head`'s first
-    `size` bytes): kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
-    end = min(len(head) if size is None else size, DIR_SEARCH_BYTES)
+    """The row of the first `"cwd"` key with a string value in the first DIR_SEARCH_BYTES of a file
+    (of `head`'s first `size` bytes), compact or spaced JSON alike (`"cwd":"/x"`, `"cwd": "/x"`):
+    kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
+    filled = len(head) if size is None else size
+    end = min(filled, DIR_SEARCH_BYTES)
     simd = markscan.simd_find
     at = head.find(DIR_MARKER, 0, end) if simd is None else simd(head, DIR_MARKER, 0, end)
     if at < 0:
         return None
-    start = at + len(DIR_MARKER) - 1  # the opening quote
-    limit = min(start + 8192, len(head) if size is None else size)
+    start = at + len(DIR_MARKER) + 1  # the opening quote, as Claude Code writes it (`"cwd":"/x"`)
+    if head[start - 1 : start + 1] != b':"' or start >= filled:  # spaced, or not the key: looked for on
+        at, start = _spaced_dir(head, at, end, filled)
+        if at < 0:
+            return None
+    limit = min(start + 8192, filled)
     close = head.find(b'"', start + 1, limit)
     while close > 0 and head[close - 1] == 0x5C:  # after a backslash: its own end only after an even run
         k = close - 1

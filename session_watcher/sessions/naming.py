@@ -12,6 +12,7 @@ never saw has a name too: the caller folds it from its transcript (`Found.record
 from __future__ import annotations
 
 import os
+from stat import S_ISREG
 from typing import NamedTuple
 
 from session_watcher.core.usererrors import NoSession, UserError
@@ -52,9 +53,12 @@ def _known() -> _Known:
         if src.sub:
             continue
         try:
-            mtime = os.stat(src.path).st_mtime
+            st = os.stat(src.path)
         except OSError:
             continue
+        if not S_ISREG(st.st_mode):  # a folder named as a log (`Agent.sources`): no session's
+            continue
+        mtime = st.st_mtime
         have = transcripts.get(src.session)
         if have is None or mtime > have[1]:  # the same id in two project folders: the newer file
             transcripts[src.session] = (src.path, mtime)

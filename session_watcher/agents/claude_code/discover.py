@@ -42,9 +42,9 @@ def project_sources(project_dir: str, dirs: list[str] | None = None) -> list[Sou
         dirs.append(project_dir)
     for e in entries:
         is_file = e.is_file()
-        # the report's walk (`dirs` given) keeps a `.jsonl` that is no file too (a folder so named, a
-        # link to nothing): its index cannot read it and the report names it, as backtest does
-        if e.name.endswith(".jsonl") and (is_file or dirs is not None):
+        # a `.jsonl` that is no file is kept too (a folder so named, a link to nothing): whoever reads
+        # the sources names what it cannot read (`Agent.sources`' rule, Codex's rollouts alike)
+        if e.name.endswith(".jsonl"):
             out.append(Source(e.path, e.name[: -len(".jsonl")], project, False))
         if not is_file and e.is_dir():
             if dirs is not None:

@@ -21,9 +21,10 @@ def codex_home() -> str:
     return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
 
 
-def _walk(folder: str, depth: int) -> Iterator[str]:
-    """Rollout files in `folder` and in its subfolders `depth` levels down (sorted, files only), one
-    folder listed at a time: a caller that stops early lists no more."""
+def _walk(folder: str, depth: int, named: bool = False) -> Iterator[str]:
+    """Rollout files in `folder` and in its subfolders `depth` levels down (sorted), one folder listed
+    at a time: a caller that stops early lists no more. `named`: an entry named as a rollout that is
+    no file (a folder so named, a link to nothing) too, never entered (`Agent.sources`' rule)."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda de: de.name)
@@ -31,10 +32,10 @@ def _walk(folder: str, depth: int) -> Iterator[str]:
         return
     for de in entries:
         try:
-            if de.is_file() and de.name.startswith("rollout-") and de.name.endswith(".jsonl"):
+            if de.name.startswith("rollout-") and de.name.endswith(".jsonl") and (named or de.is_file()):
                 yield de.path
             elif depth > 0 and de.is_dir(follow_symlinks=False):
-                yield from _walk(de.path, depth - 1)
+                yield from _walk(de.path, depth - 1, named)
         except OSError:
             continue
 
@@ -45,10 +46,11 @@ def roots(home: str | None = None) -> list[str]:
     return [os.path.join(home, folder) for folder in FOLDERS]
 
 
-def rollouts(home: str | None = None, folders: list[str] | None = None) -> list[tuple[str, str]]:
+def rollouts(home: str | None = None, folders: list[str] | None = None, named: bool = False,
+             ) -> list[tuple[str, str]]:
     """(thread id, path) of every rollout under the Codex home (or under `folders`), the live ones
-    first, then the archived."""
-    paths = [p for folder in (roots(home) if folders is None else folders) for p in _walk(folder, 3)]
+    first, then the archived; `named`: those that are no file too (`_walk`)."""
+    paths = [p for folder in (roots(home) if folders is None else folders) for p in _walk(folder, 3, named)]
     return [(sid, p) for p in paths if (sid := session_id(p)) is not None]
 
 
@@ -64,8 +66,10 @@ def session_ids(folders: list[str]) -> Iterator[str]:
 
 def sources(folders: list[str]) -> list[Source]:
     """A Source per rollout under `folders`: its thread id the session, the agent's name its project
-    (its working folder comes from its session_meta)."""
+    (its working folder comes from its session_meta); one named as a rollout that is no file too
+    (`Agent.sources`' rule: whoever reads it names it)."""
     from session_watcher.agents.source import Source
 
     name = CURSOR_KEY  # the agent's name
-    return [Source(os.path.abspath(path), sid, name, False, name) for sid, path in rollouts(folders=folders)]
+    return [Source(os.path.abspath(path), sid, name, False, name)
+            for sid, path in rollouts(folders=folders, named=True)]
