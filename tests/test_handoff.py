@@ -523,7 +523,7 @@ def test_drop_of_a_named_session_whose_project_is_not_known_drops_nothing(tmp_pa
     assert [d["project"] for d in run_json("handoff", "--show")] == [str(here)]  # still waiting
     mine = drop()
     assert mine.returncode == 0, mine.stderr
-    assert mine.stdout.startswith(f"dropped: the handoff for a claude-code session in {here} from session "
+    assert mine.stdout.startswith(f"dropped: the handoff for a Claude Code session in {here} from session "
                                   f"{LONG_ID[:8]}")
     assert run_json("handoff", "--show") == []
 
