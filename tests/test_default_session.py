@@ -210,3 +210,34 @@ def test_a_state_read_where_its_fields_stand_is_the_state_loaded(tmp_path: Path,
         Path(store.session_file(sid)).write_bytes(spaced)
         assert naming._state_peek(sid, os.path.dirname(store.session_file(sid))) == view
     assert naming._state_view(folded.stem)[0] == str(folded)
+
+
+def test_status_of_a_fork_picked_by_default_looks_for_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`status` of a fork whose parent's file is gone, named by nothing: it says its copies are counted in
+    no session, having made its pick once (it looked for the fork's transcript by the same empty name
+    again: a second pick, over every session on disk where no session of the project made a call)."""
+    from argparse import Namespace
+
+    from session_watcher.cli import commands
+    from session_watcher.sessions import naming
+    from tests.test_fork_counts import CHILD, FORK
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-proj"
+    folder.mkdir(parents=True)
+    (folder / f"{CHILD}.jsonl").write_bytes((FORK / f"{CHILD}.jsonl").read_bytes())
+    picks: list[str | None] = []
+    pick = naming.default_session
+
+    def counted(known: naming._Known, project: str | None, need_transcript: bool = False) -> naming.Found:
+        picks.append(project)
+        return pick(known, project, need_transcript)
+
+    monkeypatch.setattr(naming, "default_session", counted)
+    monkeypatch.chdir(proj)
+    assert commands.status(Namespace(target=None, session=None, transcript=None, json=True, verbose=False)) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["sessionId"], doc.get("forkedFromFound")) == (CHILD, False)
+    assert picks == [str(proj.resolve())]
