@@ -353,7 +353,7 @@ def default_session(known: _Known, project: str | None, need_transcript: bool = 
 
 
 def find(target: str | None) -> Found:
-    """The session `target` names (None or "": the most recently active). Raises NoSession when no
+    """The session `target` names (None or "": `default_session`'s pick). Raises NoSession when no
     session matches, UserError when the name is ambiguous or the path is not a transcript."""
     if target is not None and looks_like_path(target):
         return _by_path(target)
