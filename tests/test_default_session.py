@@ -133,10 +133,11 @@ def _record(path: Path) -> str:
 
 def test_the_pick_reads_only_what_can_change_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pick looks at the sessions newest first: what each needs, no more. Run where no session
-    ran, the newest session's state counted its calls: no transcript is searched for an API call, and
-    no state but the one picked is loaded whole (it loaded every state whole, a third of a millisecond
-    each with its checks, and read the first 4 MiB of every transcript: seconds at a few thousand
-    sessions; bench/default_pick.py). The picks stay the rule's."""
+    ran, the newest session's state counted its calls: no transcript is searched for an API call, no
+    state but the one picked is loaded whole, and no transcript a state names is looked for on disk
+    (it loaded every state whole, a third of a millisecond each with its checks, and read the first
+    4 MiB of every transcript: seconds at a few thousand sessions; bench/default_pick.py). The picks
+    stay the rule's."""
     from session_watcher.sessions import naming
     from session_watcher.state import store
 
@@ -160,7 +161,8 @@ def test_the_pick_reads_only_what_can_change_it(tmp_path: Path, monkeypatch: pyt
 
     loaded: list[str] = []
     searched: list[str] = []
-    load, has_call = store.load, naming._has_call
+    placed: list[str] = []  # the sessions whose transcript is looked for on disk (`_by_id`)
+    load, has_call, by_id = store.load, naming._has_call, naming._by_id
 
     def counted_load(path: str, session_id: str, readonly: bool = False) -> object:
         loaded.append(session_id)
@@ -170,22 +172,32 @@ def test_the_pick_reads_only_what_can_change_it(tmp_path: Path, monkeypatch: pyt
         searched.append(os.path.basename(path))
         return has_call(path)
 
+    def counted_by_id(session_id: str, known: naming._Known, view: tuple[str | None, str | None, bool] | None = None
+                      ) -> naming.Found:
+        placed.append(session_id)
+        return by_id(session_id, known, view)
+
     monkeypatch.setattr(store, "load", counted_load)
     monkeypatch.setattr(naming, "_has_call", counted_search)
+    monkeypatch.setattr(naming, "_by_id", counted_by_id)
 
     def pick(project: Path) -> naming.Found:
         loaded.clear()
         searched.clear()
+        placed.clear()
         return naming.default_session(naming._known(), os.path.realpath(project))
 
     found = pick(elsewhere)  # of all: the newest with a call, the newer one without passed over
     assert (found.session_id, found.recorded, found.skipped) == (recorded[-1].stem, True, (newest_empty.stem,))
     assert loaded == [recorded[-1].stem]
     assert searched == [newest_empty.name]
+    unrecorded = [f"abcdef03-0000-4000-8000-00000000000{k}" for k in (2, 1, 0)]  # only a transcript names their project
+    assert placed == [newest_empty.stem, *unrecorded, recorded[-1].stem]
     found = pick(a)  # A's newest, past B's six: B's transcripts searched for no call, its states not loaded
     assert (found.session_id, found.skipped) == (old_a[-1].stem, ())
     assert loaded == [old_a[-1].stem]
     assert searched == [newest_empty.name]
+    assert placed == [newest_empty.stem, *unrecorded, old_a[-1].stem]
 
 
 def test_a_state_read_where_its_fields_stand_is_the_state_loaded(tmp_path: Path, world: dict[str, Path]) -> None:

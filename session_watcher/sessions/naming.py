@@ -319,25 +319,26 @@ def default_session(known: _Known, project: str | None, need_transcript: bool = 
     ranked = _by_activity(known)
     if not ranked:
         raise _none_yet(known)
-    candidates: list[tuple[Found, str | None, bool]] = []  # in activity order, as far as looked
+    candidates: list[tuple[str, str | None, bool]] = []  # (id, project, calls), newest first, as far as looked
     memo: dict[str, str | None] = {}  # `_transcript_project`'s
     folder = paths.sessions_dir()
     called = False  # a session with a call is among them: the pick of all, should none be of `project`
     for sid in ranked:
         view = _state_peek(sid, folder) if sid in known.states else (None, None, False)
-        found = _by_id(sid, known, view)
-        if need_transcript and not _on_disk(found):
-            continue
         _cursor, s_project, s_calls = view
-        if _on_disk(found):
-            assert found.transcript is not None
-            if s_project is None:
-                s_project = _transcript_project(found.transcript, memo)
-            # whether it made a call is read only where it can change the pick: of `project`, or until
-            # the newest of all with a call (its transcript's first MiBs, not every one's)
-            if not s_calls and (not called or (project is not None and s_project == project)):
-                s_calls = _has_call(found.transcript)
-        candidates.append((found, s_project, s_calls))
+        if need_transcript or s_project is None or not s_calls:  # its transcript has something to say
+            found = _by_id(sid, known, view)
+            if need_transcript and not _on_disk(found):
+                continue
+            if _on_disk(found):
+                assert found.transcript is not None
+                if s_project is None:
+                    s_project = _transcript_project(found.transcript, memo)
+                # whether it made a call is read only where it can change the pick: of `project`, or
+                # until the newest of all with a call (its transcript's first MiBs, not every one's)
+                if not s_calls and (not called or (project is not None and s_project == project)):
+                    s_calls = _has_call(found.transcript)
+        candidates.append((sid, s_project, s_calls))
         called = called or s_calls
         if s_calls and (project is None or s_project == project):
             break  # the best there is: the newest of this project (or, with none, of all) with a call
@@ -345,10 +346,10 @@ def default_session(known: _Known, project: str | None, need_transcript: bool = 
         return _by_id(ranked[0], known)
     scope = [c for c in candidates if project is not None and c[1] == project] or candidates
     chosen = next((c for c in scope if c[2]), scope[0])
-    skipped = tuple(c[0].session_id for c in scope[:scope.index(chosen)])
+    skipped = tuple(c[0] for c in scope[:scope.index(chosen)])
     # the one picked, as naming it by its id finds it (its state read whole: one the load refuses is
     # folded from its transcript)
-    found = _by_id(chosen[0].session_id, known) if chosen[0].session_id in known.states else chosen[0]
+    found = _by_id(chosen[0], known)
     return found._replace(skipped=skipped)
 
 
