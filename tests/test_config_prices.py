@@ -88,6 +88,18 @@ def test_a_bad_price_is_refused_naming_the_model_and_field(row: dict[str, Any], 
     assert said in str(got.value)
 
 
+def test_the_price_floor_and_ceiling_are_said_where_prices_are_explained() -> None:
+    """The range `config set` and the files take, in config.example.toml's comment above `prices` and in
+    docs/configuration.md (the example said neither: a price under the floor was refused unsaid)."""
+    repo = Path(__file__).resolve().parent.parent
+    low, high = f"{config.PRICE_FLOOR:f}", f"{config.SPECS['prices'].high:,.0f}"
+    example = (repo / "config.example.toml").read_text()
+    comment = " ".join(line.lstrip("# ") for line in example[:example.index("\nprices = ")].split("\n")[-10:])
+    assert f"at least {low} and at most {high}" in comment
+    said = " ".join((repo / "docs" / "configuration.md").read_text().split())
+    assert f"at least {low} and at most {high}" in said
+
+
 def test_a_project_file_may_not_set_prices() -> None:
     with pytest.raises(ConfigError, match="may only be set in your own config"):
         config.validate("p.toml", {"prices": {"gpt-5.5": {"input": 1.0}}}, project=True)

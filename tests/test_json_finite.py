@@ -127,3 +127,24 @@ def test_the_cli_writes_a_figure_json_cannot_hold_as_null() -> None:
     assert json_text(doc) == '{"a": null, "b": [1.5, null, {"c": null}], "d": [2, "x"], "e": 0.1}'
     assert json_text({"e": 0.1}, indent=2) == json.dumps({"e": 0.1}, indent=2)
     assert json_text([1, 2], separators=(",", ":")) == "[1,2]"
+
+
+@pytest.mark.slow
+def test_codex_prices_at_the_floor_price_every_rollout(tmp_path: Path) -> None:
+    """Your OpenAI input price at the floor (the other prices its built-in ratios): `backtest` prices
+    every Codex rollout (it stopped on a division by zero, "internal error": a segment's best restart
+    saved under half a millionth of a dollar, which its figure rounds to 0), and writes standard JSON,
+    as `status` and `replay` do."""
+    _write_config('[prices."gpt-5"]\ninput = 0.000001\n')
+    rollouts = sorted(str(p) for p in (TRANSCRIPTS.parent / "codex").glob("rollout-*.jsonl"))
+    assert len(rollouts) >= 5
+    proc = sw("backtest", "--json", *rollouts)
+    assert proc.returncode == 0, proc.stderr
+    doc = strict(proc.stdout.decode())
+    assert [s["priced"] for s in doc["sessions"]] == [True] * len(rollouts)
+    assert [s["model"].startswith("gpt-5") for s in doc["sessions"]] == [True] * len(rollouts)
+    for path in rollouts[:2]:
+        for args in (("status", "--json", path), ("replay", "--json", path)):
+            proc = sw(*args)
+            assert proc.returncode == 0, (args, proc.stderr)
+            strict(proc.stdout.decode())

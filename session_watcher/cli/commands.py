@@ -274,9 +274,9 @@ def status(ns: argparse.Namespace) -> int:
     doc = status_document(state, cfg, cold=cold_now(state, cfg, now), now=now)
     doc["coldCache"] = cold_cache(state, cfg, now)  # the guard's view now, and its source
     if doc.get("inheritedCalls"):  # a fork: is its parent's file there (its copies counted there)?
-        from session_watcher.sessions.naming import find, mark_parent
+        from session_watcher.sessions.naming import mark_parent
 
-        mark_parent(doc, find(_target(ns)).transcript)
+        mark_parent(doc, found.transcript)  # the session as picked: not named again (a second pick)
     if ns.json:
         _emit(doc)
     else:

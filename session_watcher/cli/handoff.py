@@ -6,8 +6,9 @@ price (`core.handoff`); `save` keeps it as the project's pending handoff (`state
 fresh session of the project receives it from the SessionStart hook); it prints it, or the JSON
 document. The cold-cache guard builds and saves one the same way when it holds a prompt. The
 session defaults to the one the command runs in (`CLAUDE_CODE_SESSION_ID`, set inside Claude Code),
-else the most recently active; named as every command names one (`sessions.find`: id, 6+ character
-prefix, path).
+else the default every command takes (`sessions.naming.default_session`: the latest of the project
+the command runs in, else of all); named as every command names one (`sessions.find`: id, 6+
+character prefix, path).
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ def _which_project(project: str) -> str:
     """'this project' where the command runs in the handoff's project, as the SessionStart hook that
     takes it tells one (`shell.project_root`: Claude Code's CLAUDE_PROJECT_DIR, else the folder it
     runs in; a subfolder is a project of its own, whose new session does not receive it); else the
-    project named: the session picked by default, the most recently active on the machine, may be of
-    another project than the folder the user is in."""
+    project named: the session picked by default, the latest of this project or, with none here, of
+    all, or one named, may be of another project than the folder the user is in."""
     from session_watcher.core.text import one_line
     from session_watcher.state.shell import project_root
 

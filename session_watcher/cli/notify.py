@@ -77,7 +77,7 @@ def _test_slot() -> tuple[str, str | None]:
 
 
 def _latest_agent() -> str | None:
-    """The agent of the most recently active session (`sessions.find`'s default), None for none: the
+    """The agent of the session commands take by default (`sessions.find`'s), None for none: the
     sample alert is worded as that session's hooks word theirs (a Codex user's restart is Codex's)."""
     from session_watcher.agents import agent_for_head
     from session_watcher.core.errors import WatcherError

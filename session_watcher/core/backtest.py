@@ -154,8 +154,13 @@ def _capture(alert: Mapping[str, Any], hindsight: Mapping[str, Any]) -> float | 
     pct = hindsight["savingPct"]
     if pct is None or pct < FLAT_SEGMENT_PCT:
         return None
-    key = "savingUsd" if hindsight["savingUsd"] is not None else "savingUnits"
-    best = hindsight[key]
+    # in read units where the dollars are not known, or round to nothing (a saving under half a
+    # millionth of a dollar: a small model's cheap reads, or prices near the config's floor, where
+    # dividing by it stopped the backtest); read units are the dollars over the read price, the same ratio
+    key = "savingUsd" if hindsight["savingUsd"] else "savingUnits"
+    best = hindsight.get(key)
+    if not best:
+        return None
     return round(float(alert[key]) / float(best), 4)
 
 

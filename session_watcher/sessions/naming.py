@@ -86,6 +86,65 @@ def _state_view(session_id: str) -> tuple[str | None, str | None, bool]:
             state["engine"].get("calls", 0) > 0)
 
 
+def _state_peek(session_id: str, folder: str) -> tuple[str | None, str | None, bool]:
+    """`_state_view` as the default pick reads it of every session it looks at (`folder`: the
+    sessions folder): the three fields taken from the state's text as it stands (`_state_fields`),
+    the rest neither parsed nor checked (`store.load` parses and checks it all, a third of a
+    millisecond a state: a second at 3,000 sessions); a state of another form as `store.load` takes it."""
+    from session_watcher.base import paths
+    from session_watcher.state import store
+
+    try:
+        data = paths.read_file(os.path.join(folder, f"{session_id}.json"), store.MAX_STATE_BYTES, follow=False)
+    except OSError:
+        return None, None, False
+    view = _state_fields(data, session_id)
+    return _state_view(session_id) if view is None else view  # another version's (migrated), or refused
+
+
+# where a state's engine begins as `store.save` writes it, and the keys before its calls
+# (`core.fresh.new_engine`'s, in its order)
+ENGINE_CALLS = (',"engine":{"segment":', ',"segCalls":', ',"calls":')
+
+
+def _state_fields(data: bytes, session_id: str) -> tuple[str | None, str | None, bool] | None:
+    """(the transcript its cursor follows, its project, whether it counted an API call) of a state
+    file of this version as `store.save` writes it (compact ASCII JSON, the keys in `core.fresh.new_state`'s
+    order), read where they stand: the cursor just after the id, the engine's calls, the last
+    `"context":{` (the top-level one: an unescaped `"context":{` is JSON's own, and nothing after it,
+    config, rev, shards, holds a context); None where the text is not of that form."""
+    from session_watcher.core import fastjson
+    from session_watcher.core.fresh import SCHEMA
+
+    head = f'{{"schema":{SCHEMA},"sessionId":"{session_id}","cursor":'
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    at, j = text.rfind(',"context":{'), text.find(ENGINE_CALLS[0])
+    if not text.startswith(head) or at < 0 or j < 0:
+        return None
+    scan = fastjson.scanner()
+    try:
+        cursor, _end = scan(text, len(head))
+        context, _end = scan(text, at + len(',"context":'))
+        values: list[object] = []  # the segment, its calls, the session's calls
+        for key in ENGINE_CALLS:
+            value, j = scan(text, j + len(key)) if text.startswith(key, j) else (None, j)
+            values.append(value)
+    except (StopIteration, ValueError, SystemError, RecursionError):  # `fastjson.loads`'s: broken text
+        return None
+    calls = values[-1]
+    if not (isinstance(context, dict) and "project" in context and "cwd" in context
+            and all(isinstance(v, int) for v in values) and isinstance(calls, int)):
+        return None
+    path = cursor.get("path") if isinstance(cursor, dict) else None
+    project = context.get("project")
+    return (path if isinstance(path, str) and path else None,
+            project if isinstance(project, str) and project else None,
+            calls > 0)
+
+
 def _state_cursor(session_id: str) -> str | None:
     """The main transcript the session's state follows, as the hooks were told it (None: none)."""
     return _state_view(session_id)[0]
@@ -219,13 +278,23 @@ def _has_call(path: str) -> bool:
     return any(m in head for m in CALL_MARKERS)
 
 
-def _transcript_project(path: str) -> str | None:
+def _transcript_project(path: str, memo: dict[str, str | None]) -> str | None:
+    """The project folder of a transcript's session, from the cwd its first records name (`memo`: each
+    cwd's folder, links resolved once per cwd: a user's thousands of sessions share a few folders)."""
     from session_watcher.sessions.replay import placed, transcript_cwd
 
     try:
-        return placed(transcript_cwd(path))[1]
+        cwd = transcript_cwd(path)
     except (OSError, ValueError):
         return None
+    if cwd is None:
+        return None
+    if cwd not in memo:
+        try:
+            memo[cwd] = placed(cwd)[1]
+        except (OSError, ValueError):
+            memo[cwd] = None
+    return memo[cwd]
 
 
 def here() -> str | None:
@@ -245,35 +314,47 @@ def default_session(known: _Known, project: str | None, need_transcript: bool = 
     else the most recently active of all; in that scope, one that made an API call rather than a newer
     one that made none (opened and left before a prompt), whose ids `Found.skipped` names.
     `need_transcript`: only sessions whose transcript is on disk (the commands that read it)."""
+    from session_watcher.base import paths
+
     ranked = _by_activity(known)
     if not ranked:
         raise _none_yet(known)
-    candidates: list[tuple[Found, str | None, bool]] = []  # in activity order, as far as looked
+    candidates: list[tuple[str, str | None, bool]] = []  # (id, project, calls), newest first, as far as looked
+    memo: dict[str, str | None] = {}  # `_transcript_project`'s
+    folder = paths.sessions_dir()
+    called = False  # a session with a call is among them: the pick of all, should none be of `project`
     for sid in ranked:
-        view = _state_view(sid) if sid in known.states else (None, None, False)
-        found = _by_id(sid, known, view)
-        if need_transcript and not _on_disk(found):
-            continue
+        view = _state_peek(sid, folder) if sid in known.states else (None, None, False)
         _cursor, s_project, s_calls = view
-        if _on_disk(found):
-            assert found.transcript is not None
-            if not s_calls:
-                s_calls = _has_call(found.transcript)
-            if s_project is None:
-                s_project = _transcript_project(found.transcript)
-        candidates.append((found, s_project, s_calls))
-        if project is not None and s_project == project and s_calls:
-            break  # the best there is: the newest of this project with a call
+        if need_transcript or s_project is None or not s_calls:  # its transcript has something to say
+            found = _by_id(sid, known, view)
+            if need_transcript and not _on_disk(found):
+                continue
+            if _on_disk(found):
+                assert found.transcript is not None
+                if s_project is None:
+                    s_project = _transcript_project(found.transcript, memo)
+                # whether it made a call is read only where it can change the pick: of `project`, or
+                # until the newest of all with a call (its transcript's first MiBs, not every one's)
+                if not s_calls and (not called or (project is not None and s_project == project)):
+                    s_calls = _has_call(found.transcript)
+        candidates.append((sid, s_project, s_calls))
+        called = called or s_calls
+        if s_calls and (project is None or s_project == project):
+            break  # the best there is: the newest of this project (or, with none, of all) with a call
     if not candidates:  # none with a transcript: the newest, which the caller refuses with its reason
         return _by_id(ranked[0], known)
     scope = [c for c in candidates if project is not None and c[1] == project] or candidates
     chosen = next((c for c in scope if c[2]), scope[0])
-    skipped = tuple(c[0].session_id for c in scope[:scope.index(chosen)])
-    return chosen[0]._replace(skipped=skipped)
+    skipped = tuple(c[0] for c in scope[:scope.index(chosen)])
+    # the one picked, as naming it by its id finds it (its state read whole: one the load refuses is
+    # folded from its transcript)
+    found = _by_id(chosen[0], known)
+    return found._replace(skipped=skipped)
 
 
 def find(target: str | None) -> Found:
-    """The session `target` names (None or "": the most recently active). Raises NoSession when no
+    """The session `target` names (None or "": `default_session`'s pick). Raises NoSession when no
     session matches, UserError when the name is ambiguous or the path is not a transcript."""
     if target is not None and looks_like_path(target):
         return _by_path(target)
