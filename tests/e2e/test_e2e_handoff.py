@@ -81,7 +81,7 @@ def test_handoff_then_clear_starts_the_child_with_the_note(claude_bin: Path, tmp
     assert child is not None
     # the command ran the CLI for this session: its output (the note and how to use it) is in the prompt
     assert f"{MARKER}{parent}" in command_body
-    assert ("handoff saved. /clear (or a new claude-code session in this project within 3 h) starts with it"
+    assert ("handoff saved. /clear (or a new Claude Code session in this project within 3 h) starts with it"
             in command_body)
     # the child's first request carries the note, as the SessionStart hook's additional context
     child_first = json.dumps(next(q.body for q in mains if _sid(q) == child))
