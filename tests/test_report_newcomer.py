@@ -126,3 +126,23 @@ def test_a_spaced_transcript_names_its_project_as_a_compact_one(tmp_path: Path) 
     assert _report_names(tmp_path, "spaced", spaced) == [("spotter", "/home/marco/projects/spotter")]
     other = [b'{"type": "x", "name": "cwd", "cwd" :\tnull}\n', *spaced]
     assert _report_names(tmp_path, "other", other) == [("spotter", "/home/marco/projects/spotter")]
+
+
+def test_replay_names_the_project_of_a_transcript_opened_by_many_summaries_as_report(tmp_path: Path) -> None:
+    """A transcript whose first 250 lines are `summary` records (a resumed session's) names its cwd
+    past them: `report` found it (its search reads the first 64 kB), `replay` (and the hooks, the live
+    exporter and `export --otlp`, `transcript_cwd`) read 201 lines and named no project."""
+    from tests.test_report_fast_path import FIXTURES
+
+    summaries = [json.dumps({"type": "summary", "summary": f"earlier work {i}", "leafUuid": f"u{i}"},
+                            separators=(",", ":")).encode() + b"\n" for i in range(250)]
+    lines = [*summaries, *(FIXTURES / "transcripts" / "short.jsonl").read_bytes().splitlines(keepends=True)]
+    assert sum(map(len, summaries)) < 64 << 10
+    assert _report_names(tmp_path, "many", lines) == [("spotter", "/home/marco/projects/spotter")]
+    home = tmp_path / "many"
+    env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "COLUMNS": "200",
+           "SESSION_WATCHER_HOME": str(home / "sw"), "CODEX_HOME": str(home / "codex")}
+    proc = sw("replay", str(home / ".claude" / "projects" / "-x" / "short.jsonl"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    said = [x.split() for x in proc.stdout.decode().splitlines() if x.startswith("project ")]
+    assert said == [["project", "/home/marco/projects/spotter"]], proc.stdout

@@ -162,7 +162,10 @@ def cwd_line(cwd: str) -> str:
 
 @pytest.mark.parametrize(("lines", "tail", "decided"), [
     (["{}"] * 150 + [cwd_line("/a")] + ["{}"] * 10, "", True),  # found
-    (["{}"] * 250 + [cwd_line("/late")], "", True),  # past the 201 lines transcript_cwd looks at: None
+    (["{}"] * 250 + [cwd_line("/late")], "", True),  # past 201 lines, in the first 64 kB: found
+    (["{" + " " * 400 + "}"] * 250 + [cwd_line("/late")], "", True),  # past 201 lines and 64 kB: None
+    (["{" + " " * 400 + "}"] * 200 + [cwd_line("/in")], "", True),  # past 64 kB, in 201 lines: found
+    (["{}"] * 250, cwd_line("/tail"), False),  # all lines in 64 kB read: undecided before the last
     (["{}"] * 10, "", True),  # the whole file, none
     (["{}"] * 10, cwd_line("/tail"), False),  # a last line without its newline: transcript_cwd reads it
     (['{"payload":{"cwd":"/codex"}}'], "", True),  # a rollout's session_meta

@@ -860,9 +860,11 @@ class PageRead:
         """The session's folder as `transcript_cwd` finds it: from the first chunk where it decides
         it, else from the first lines read again (through the same open)."""
         from session_watcher.agents.claude_code.transcript import split_lines
-        from session_watcher.sessions.replay import cwd_in_head, transcript_cwd
+        from session_watcher.sessions.replay import CWD_SCAN_HEAD, CWD_SCAN_LINES, cwd_in_head, transcript_cwd
 
-        head = split_lines(lines[0], 201)[0] if lines and not skipped else []  # a salvaged line is no head
+        # the lines `transcript_cwd` reads: CWD_SCAN_LINES, and those that begin in the first CWD_SCAN_HEAD bytes
+        most = max(CWD_SCAN_LINES, lines[0].count(b"\n", 0, CWD_SCAN_HEAD) + 1) if lines else 0
+        head = split_lines(lines[0], most)[0] if lines and not skipped else []  # a salvaged line is no head
         known, cwd = cwd_in_head(head, bool(lines) and not skipped and cursor["offset"] == size)
         return cwd if known else transcript_cwd(self.path, self.fd)
 

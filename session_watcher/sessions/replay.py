@@ -12,6 +12,10 @@ if TYPE_CHECKING:
 
 
 CWD_SCAN_BYTES = 64 << 20  # what transcript_cwd reads at most, however the lines run
+CWD_SCAN_LINES = 201  # the lines transcript_cwd reads at least, and those that begin in a file's first
+# CWD_SCAN_HEAD bytes: where the report finds a working folder (`reports.parse.DIR_SEARCH_BYTES`), so
+# a transcript opened by 250 `summary` records is named by its cwd alike
+CWD_SCAN_HEAD = 64 << 10
 # a transcript this large is parsed on two cores where one is idle (state.ahead); below it the fork
 # and the copy of the events cost about what the second core gives (docs/benchmarks.md)
 TWO_CORES_BYTES = 16 << 20
@@ -19,7 +23,8 @@ TWO_CORES_BYTES = 16 << 20
 
 def transcript_cwd(path: str, fd: int | None = None) -> str | None:
     """The working directory the session ran in, from its first record that names one (among the
-    first 201 lines; a line over 8 MiB is passed over as the fold passes it, never held whole; at
+    first CWD_SCAN_LINES lines, and those that begin in its first CWD_SCAN_HEAD bytes, where the
+    report looks; a line over 8 MiB is passed over as the fold passes it, never held whole; at
     most CWD_SCAN_BYTES in all; a regular file only). `fd`: `path` already open (read from its
     start, left open)."""
     from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES
@@ -29,7 +34,9 @@ def transcript_cwd(path: str, fd: int | None = None) -> str | None:
         os.lseek(fd, 0, os.SEEK_SET)
     with open(open_file(path) if fd is None else fd, "rb", closefd=fd is None) as fh:
         budget = CWD_SCAN_BYTES
-        for _n in range(201):
+        n = 0
+        while n < CWD_SCAN_LINES or CWD_SCAN_BYTES - budget < CWD_SCAN_HEAD:
+            n += 1
             line = fh.readline(MAX_LINE_BYTES + 1)
             budget -= len(line)
             if not line or budget < 0:
@@ -61,13 +68,20 @@ def line_cwd(line: bytes) -> str | None:
 
 def cwd_in_head(lines: list[bytes], whole_file: bool) -> tuple[bool, str | None]:
     """`transcript_cwd` from the complete lines the file starts with (a first chunk read whole, none
-    over 8 MiB): (decided, cwd). Decided when a line names one, or when the lines hold all 201 it
-    looks at, or the whole file (`whole_file`: nothing after them, not even a line without its newline)."""
-    for line in lines[:201]:
+    over 8 MiB): (decided, cwd). Decided when a line names one, or when the lines hold all it looks
+    at (CWD_SCAN_LINES, and those that begin in the first CWD_SCAN_HEAD bytes), or the whole file
+    (`whole_file`: nothing after them, not even a line without its newline)."""
+    read = 0
+    for n, line in enumerate(lines):
+        if n >= CWD_SCAN_LINES and read >= CWD_SCAN_HEAD:
+            return True, None
+        read += len(line) + 1
+        if read > CWD_SCAN_BYTES:
+            return True, None
         got = line_cwd(line)
         if got is not None:
             return True, got
-    return len(lines) >= 201 or whole_file, None
+    return (len(lines) >= CWD_SCAN_LINES and read >= CWD_SCAN_HEAD) or whole_file, None
 
 
 def replay(transcript_path: str, cwd: str | None = None, cfg: Config | None = None,  # noqa: PLR0913
