@@ -25,6 +25,7 @@ rows.
 
 from __future__ import annotations
 
+import re
 import sys
 
 from session_watcher.agents.claude_code.transcript import (  # the hooks' counting rules
@@ -238,21 +239,55 @@ def _spaced_dir(head: bytes | bytearray, at: int, end: int, filled: int) -> tupl
     return -1, -1
 
 
+# a JSON string (its escapes whole) or a bracket: `_own_key`'s tokens, from a line's first byte on
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]')
+_PAYLOAD = b'"payload"'
+
+
+def _own_key(head: bytes | bytearray, start: int, at: int) -> bool:
+    """Whether the `"cwd"` at `at`, in the line that begins at `start`, is a key of that record itself
+    or of its `payload` object (a Codex rollout's `session_meta`), where replay takes a record's folder
+    (`agents.record_cwd`); not a key of an object nested deeper (a tool's result, `{"cwd": ...}`), nor
+    text inside a string. Only the brackets and strings before it are looked at, none parsed."""
+    stack: list[bool] = []  # per bracket open: whether it is the record's payload object
+    last = -1, -1  # the last string's span
+    for m in _TOKEN.finditer(head, start, at + len(DIR_MARKER)):
+        first = head[m.start()]
+        if first == 0x22:  # a string
+            last = m.span()
+            continue
+        if first in b"{[":
+            stack.append(first == 0x7B and len(stack) == 1 and head[last[0] : last[1]] == _PAYLOAD
+                         and bytes(head[last[1] : m.start()]).strip(_BLANKS) == b":")
+        elif not stack:
+            return False  # more closed than opened: not a record's line
+        else:
+            stack.pop()
+    return last == (at, at + len(DIR_MARKER)) and (len(stack) == 1 or (len(stack) == 2 and stack[1]))
+
+
 def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
     """The row of the first `"cwd"` key with a string value in the first DIR_SEARCH_BYTES of a file
-    (of `head`'s first `size` bytes), compact or spaced JSON alike (`"cwd":"/x"`, `"cwd": "/x"`):
+    (of `head`'s first `size` bytes), compact or spaced JSON alike (`"cwd":"/x"`, `"cwd": "/x"`), a key
+    of its record's own (or of its `payload`, a Codex rollout's), as replay reads one (`_own_key`):
     kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
     filled = len(head) if size is None else size
     end = min(filled, DIR_SEARCH_BYTES)
     simd = markscan.simd_find
     at = head.find(DIR_MARKER, 0, end) if simd is None else simd(head, DIR_MARKER, 0, end)
-    if at < 0:
-        return None
-    start = at + len(DIR_MARKER) + 1  # the opening quote, as Claude Code writes it (`"cwd":"/x"`)
-    if head[start - 1 : start + 1] != b':"' or start >= filled:  # spaced, or not the key: looked for on
-        at, start = _spaced_dir(head, at, end, filled)
+    while True:
         if at < 0:
             return None
+        start = at + len(DIR_MARKER) + 1  # the opening quote, as Claude Code writes it (`"cwd":"/x"`)
+        if head[start - 1 : start + 1] != b':"' or start >= filled:  # spaced, or not the key: looked for on
+            at, start = _spaced_dir(head, at, end, filled)
+            if at < 0:
+                return None
+        nl = head.rfind(b"\n", 0, at)
+        if _own_key(head, nl + 1, at):
+            break
+        at += len(DIR_MARKER)  # a key of an object nested in the record: not the record's folder
+        at = head.find(DIR_MARKER, at, end) if simd is None else simd(head, DIR_MARKER, at, end)
     limit = min(start + 8192, filled)
     close = head.find(b'"', start + 1, limit)
     while close > 0 and head[close - 1] == 0x5C:  # after a backslash: its own end only after an even run
@@ -270,7 +305,6 @@ def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
         return None
     if not isinstance(folder, str) or not folder:
         return None
-    nl = head.rfind(b"\n", 0, at)
     return (nl + 1, KIND_DIR, None, folder, None, False, 0, 0, 0, 0, 0, 0)
 
 
