@@ -184,14 +184,22 @@ def _nested(rng: random.Random, depth: int) -> object:
     return {k: _nested(rng, depth + 1) for k in keys}
 
 
-def test_the_folder_is_a_records_own_cwd_as_replay_takes_it() -> None:
+@pytest.mark.parametrize("schema", [False, True])
+def test_the_folder_is_a_records_own_cwd_as_replay_takes_it(schema: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """`head_dir` over generated lines whose `cwd` keys sit at any depth (a tool's result holding
     `{"cwd": ...}`, Codex's `payload`, arrays, strings with "cwd" and brackets in them, compact and
     spaced JSON): the folder and the line are those of replay's rule (`replay.line_cwd`: a record's
-    own `cwd`, or its `payload`'s) on the first line that has one; a nested `cwd` was taken before."""
+    own `cwd`, or its `payload`'s) on the first line that has one; a nested `cwd` was taken before.
+    A line read whole is read as JSON (`schema`: by msgspec's struct, bound once a read was large),
+    one cut short by the read (its line's end not read yet) by the brackets before its key."""
+    from session_watcher.reports import parse
     from session_watcher.reports.parse import head_dir
     from session_watcher.sessions.replay import line_cwd
 
+    if schema:
+        parse._schema()
+    else:
+        monkeypatch.delitem(parse.__dict__, "decode_dir", raising=False)
     rng = random.Random(23)
     nested_seen = 0
     for _ in range(3000):
@@ -210,7 +218,8 @@ def test_the_folder_is_a_records_own_cwd_as_replay_takes_it() -> None:
             else:
                 lines.append(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
         data = b"".join(lines)
-        want, pos = None, 0
+        want: tuple[int, str] | None = None
+        pos = 0
         for line in lines:
             got = line_cwd(line)
             if isinstance(got, str) and got:
@@ -222,4 +231,8 @@ def test_the_folder_is_a_records_own_cwd_as_replay_takes_it() -> None:
         row = head_dir(data)
         assert (None if row is None else (row[0], row[3])) == want, data
         assert head_dir(bytearray(data) + b"\0" * 10, len(data)) == row
+        if want is not None:  # its line's closing brace and newline not read yet
+            cut = data.index(b"\n", want[0]) - 1
+            short = head_dir(bytearray(data), cut)
+            assert (None if short is None else (short[0], short[3])) == want, data
     assert nested_seen > 500  # the lines this is about: a "cwd" that is not a record's own
