@@ -57,14 +57,15 @@ NON_FINITE = (b"NaN", b"Infinity")
 
 def finite_pieces(pieces: list[bytes | memoryview], tail: bytes = b"") -> list[bytes | memoryview]:
     """The JSON text in `pieces` (with `tail` it is one document: `b"}"` closes the report's open
-    object) as these encoders write it: the pieces as they are where their text holds neither
-    `NaN` nor `Infinity` (every text of `dumps`; the index keeps text only through here, so a text it
-    sends again as it is never holds one), else the document read (NaN and infinities read as
-    floats) and written again, each such figure null, in one piece (without `tail`)."""
-    text = b"".join(pieces)
-    if not any(word in text for word in NON_FINITE):
+    object) as these encoders write it: the pieces as they are where the new ones (bytes) hold
+    neither `NaN` nor `Infinity` (every text of `dumps`), else the document read (NaN and infinities
+    read as floats) and written again, each such figure null, in one piece (without `tail`). A
+    memoryview is a stretch of a text the index kept (`reports.stored`), which passed here when it
+    was kept: not read again (a warm run that changed a few sessions reads their text alone)."""
+    new = b"".join(p for p in pieces if not isinstance(p, memoryview))
+    if not any(word in new for word in NON_FINITE):
         return pieces
     from session_watcher.core import fastjson
 
-    again = dumps(fastjson.loads(text + tail)).encode()  # a word in a string only: the same text
+    again = dumps(fastjson.loads(b"".join(pieces) + tail)).encode()  # a word in a string only: the same text
     return [again[:len(again) - len(tail)] if tail else again]
