@@ -140,18 +140,24 @@ def test_the_cli_writes_a_figure_json_cannot_hold_as_null() -> None:
 def test_a_text_kept_for_the_report_never_holds_a_figure_json_cannot_hold() -> None:
     """`reports.jsontext.finite_pieces`, what the report's text passes before the index keeps it (a
     warm run sends it as it is): pieces with no `NaN` or `Infinity` are the same pieces, not copied;
-    a word only inside a string gives the same text; a figure written `NaN` or `Infinity` by any
-    writer in a new piece is null, the object left open as it came, the kept text's stretches
-    (memoryviews, checked when it was kept) with it."""
+    a word only inside a string (after no separator, or read and written again the same) leaves them
+    so too (a folder named `NaN` sent no warm run's text as stretches of the last); a figure written
+    `NaN` or `Infinity` by any writer in a new piece, compact or spaced, is null, the object left
+    open as it came, the kept text's stretches (memoryviews, checked when it was kept) with it."""
     from session_watcher.reports.jsontext import finite_pieces
 
     clean: list[bytes | memoryview] = [b'{"a":1.5,', memoryview(b'"b":[1,2]')]
     assert finite_pieces(clean, b"}") is clean
     worded: list[bytes | memoryview] = [b'{"project":"/home/NaN/Infinity",', b'"n":-1e-05']
-    assert finite_pieces(worded, b"}") == [b"".join(worded)]
+    assert finite_pieces(worded, b"}") is worded  # a word after no separator: not read
+    spaced: list[bytes | memoryview] = [b'{"cwd":"/a/:NaN/x Infinity",', memoryview(b'"b":1'), b',"c":"[-NaN"']
+    assert finite_pieces(spaced, b"}") is spaced  # read, and the same text: the pieces, the stretch kept
     bad: list[bytes | memoryview] = [b'{"a":NaN,"b":[-Infinity,', memoryview(b'2],"c":"NaN"')]
     assert finite_pieces(bad, b"}") == [b'{"a":null,"b":[null,2],"c":"NaN"']
     assert finite_pieces([b"[1,Infinity]"]) == [b"[1,null]"]
+    assert finite_pieces([b'{"a": NaN, "b": 1}']) == [b'{"a":null,"b":1}']  # json.dumps' own spacing
+    after: list[bytes | memoryview] = [b'{"a":', memoryview(b'[1,2],"b":'), b"-Infinity"]  # a piece of its own
+    assert finite_pieces(after, b"}") == [b'{"a":[1,2],"b":null']
 
 
 @pytest.mark.slow

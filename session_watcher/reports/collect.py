@@ -475,7 +475,9 @@ def _build(
             save_cliffs(made.ttl, now)
         # stored without the clock fields, with `days` last, so a kept copy is sent as text
         index.store_report(key, body, days, time.time(), summarize.last)
-        summarize.state["key"] = key
+        # the text the next run cuts its sessions' texts from (at the places `merge` kept for it):
+        # none where `finite_pieces` wrote it again, of another length (that run builds from the parts)
+        summarize.state["key"] = key if body is made.body else ""
         from session_watcher.reports.merge import dump
 
         index.store_merged(summarize.params, dump(summarize.state), time.time())

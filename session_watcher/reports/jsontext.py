@@ -53,19 +53,32 @@ dumps_spaced = _encoder(", ", ": ")  # json_text(obj)
 # what `json.dumps` writes for a figure JSON cannot hold (`allow_nan`); no text of these encoders
 # holds one outside a string
 NON_FINITE = (b"NaN", b"Infinity")
+# what stands before a figure in a JSON text (a member's or an item's separator, compact or spaced, a
+# minus): a word found after none of these is inside a string (a folder named `NaN`, `~/Infinity`)
+BEFORE = (b":", b",", b"[", b" ", b":-", b",-", b"[-", b" -")
+
+
+def _figure(text: bytes) -> bool:
+    """Whether `text` may hold `NaN` or `Infinity` as a figure (a word after none of `BEFORE`: in a
+    string only). The word itself is looked for first: the rule's text holds neither."""
+    return any(word in text and any(b + word in text for b in BEFORE) for word in NON_FINITE)
 
 
 def finite_pieces(pieces: list[bytes | memoryview], tail: bytes = b"") -> list[bytes | memoryview]:
     """The JSON text in `pieces` (with `tail` it is one document: `b"}"` closes the report's open
     object) as these encoders write it: the pieces as they are where the new ones (bytes) hold
-    neither `NaN` nor `Infinity` (every text of `dumps`), else the document read (NaN and infinities
-    read as floats) and written again, each such figure null, in one piece (without `tail`). A
-    memoryview is a stretch of a text the index kept (`reports.stored`), which passed here when it
-    was kept: not read again (a warm run that changed a few sessions reads their text alone)."""
-    new = b"".join(p for p in pieces if not isinstance(p, memoryview))
-    if not any(word in new for word in NON_FINITE):
+    neither `NaN` nor `Infinity` as a figure (every text of `dumps`), or where the text read and
+    written again is the same text (the word in a string only); else that text, each such figure
+    null, in one piece (without `tail`): a text of another length, whose places (`reports.merge`'s
+    spans) are not the pieces'. A memoryview is a stretch of a text the index kept
+    (`reports.stored`), which passed here when it was kept: not read again (a warm run that changed
+    a few sessions reads their text alone)."""
+    # each new piece after a comma: a figure a piece begins with is found as one after a memoryview
+    if not _figure(b",".join([p for p in pieces if not isinstance(p, memoryview)])):
         return pieces
     from session_watcher.core import fastjson
 
-    again = dumps(fastjson.loads(b"".join(pieces) + tail)).encode()  # a word in a string only: the same text
-    return [again[:len(again) - len(tail)] if tail else again]
+    text = b"".join(pieces)
+    again = dumps(fastjson.loads(text + tail)).encode()
+    again = again[:len(again) - len(tail)] if tail else again
+    return pieces if again == text else [again]
