@@ -394,7 +394,8 @@ def test_a_take_killed_before_it_put_another_agents_note_back_leaves_it_pending_
     proc = subprocess.run([sys.executable, "-c", KILLED_TAKE, PROJECT], capture_output=True, timeout=120,
                           check=False)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    assert handoffs.pending(PROJECT) == []  # taken, not put back
+    claims = os.listdir(os.path.dirname(handoffs.pending_file(PROJECT)))  # taken, not put back: the claim
+    assert [c.endswith(handoffs.TAKING) for c in claims] == [True], claims
     assert not os.path.exists(handoffs.taken_file("codex-child"))
     assert not os.path.exists(handoffs.lent_file("codex-child"))
     assert handoffs.any_pending()  # the next start takes the slower path that puts it back

@@ -5,7 +5,8 @@
 session in that project takes it by renaming it to its claim, `<project key>.json.<pid>.taking`
 (`TAKING`), then to `handoffs/taken/<child session id>.json`: a rename is atomic, so of two sessions
 starting at once exactly one gets it, and a note is never injected twice. A take killed between the
-two renames leaves its claim; the next take puts it back pending (`_untake`). A handoff names the
+two renames leaves its claim; the next take puts it back pending (`_untake`), as `handoff --show`
+and `--drop` do first (`pending`). A handoff names the
 agent whose session wrote it (`agent`, the registry's name): only a session of that agent takes it
 (a Codex thread's note waits for the next Codex thread, not for a Claude Code session started there
 meanwhile, and the reverse); one written before the field was (no `agent`) is taken by any agent's
@@ -617,12 +618,17 @@ def _keep_lent(parent: str, by: str) -> None:
 def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
     """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None.
     Raises `paths.NotOurs` when the folder is a link or another user's (`handoff --show`, `--drop`
-    say so rather than show or remove what is there)."""
+    say so rather than show or remove what is there). A claim a take killed midway left is pending
+    again first (`_untake`, as the next start would put it back): not shown, it was not dropped, and
+    that start gave it to a session after `handoff --drop` said none was waiting."""
     try:
         for path in (sysos.dirname(folder("pending")), folder("pending")):  # as `ours` asks
             sysos.close(paths.open_private_dir(path))
     except FileNotFoundError:
         return []
+    import time
+
+    _untake(time.time())
     if project is not None:
         path = pending_file(project)
         doc = _read(path)
