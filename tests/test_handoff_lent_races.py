@@ -459,3 +459,21 @@ def test_a_take_under_way_keeps_its_claim() -> None:
         taker.kill()
         taker.wait()
     assert _take("child-2") is not None  # its process gone: pending again, and taken
+
+
+def test_a_claim_whose_pid_runs_is_put_back_once_older_than_a_take_can_be() -> None:
+    """The claim's pid is a running process (here this test's parent): a take under way, or a process
+    that got the pid of a take killed since. A pid taken over that way kept the note from every
+    start for as long as that process ran; past GIVING_MAX_S after the claim (its ctime: a take
+    takes milliseconds) the next start puts it back and takes it."""
+    _pending("parent-1")
+    path = handoffs.pending_file(PROJECT)
+    claim = f"{path}.{os.getppid()}{handoffs.TAKING}"
+    os.rename(path, claim)
+    assert _take("child-1") is None  # its claimant runs: left alone
+    assert os.path.exists(claim)
+    later = time.time() + handoffs.GIVING_MAX_S + 5
+    got = handoffs.take(PROJECT, "child-2", later, lambda: STALE, None, None)
+    assert got is not None
+    assert got["parentSession"] == "parent-1"
+    assert os.listdir(os.path.dirname(path)) == []
