@@ -92,6 +92,23 @@ class TestMissing:
         (first / "session_watcher-0.2.0.dist-info" / "METADATA").write_text("Requires-Dist: nowhere\n")
         assert missing([str(first), str(second)], LINUX) == ["nowhere"]
 
+    def test_an_egg_info_counts_as_installed(self, tmp_path: Path) -> None:
+        """tomlkit installed the legacy way (`setup.py develop`: tomlkit.egg-info in its source folder,
+        on the path), or as an egg-info with its version: pip takes it for there and installs nothing,
+        so naming it missing had every run run pip again, to no end."""
+        venv(tmp_path)
+        (tmp_path / "tomlkit-0.15.3.dist-info" / "METADATA").unlink()
+        (tmp_path / "tomlkit-0.15.3.dist-info").rmdir()
+        source = tmp_path / "src"
+        (source / "tomlkit.egg-info").mkdir(parents=True)
+        (source / "tomlkit.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: tomlkit\n")
+        assert missing([str(tmp_path)], LINUX) == ["tomlkit"]
+        assert missing([str(tmp_path), str(source)], LINUX) == []
+        (tmp_path / "protobuf-7.36.2.dist-info" / "METADATA").unlink()
+        (tmp_path / "protobuf-7.36.2.dist-info").rmdir()
+        (tmp_path / "protobuf-7.36.2-py3.11.egg-info").write_text("Name: protobuf\n")  # a file, as distutils wrote it
+        assert missing([str(tmp_path), str(source)], LINUX) == []
+
     def test_this_interpreter_finds_what_it_runs_with(self) -> None:
         """The test environment's own sys.path holds session-watcher and all it needs (installed
         editable: its dist-info is in site-packages)."""

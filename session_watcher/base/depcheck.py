@@ -5,8 +5,9 @@ files); a dependency removed from that venv by hand since (`pip uninstall -y tom
 and every command that needs it failed. `python -I -m session_watcher.base.depcheck` prints the ones
 missing, space-separated, and exits 1 when one is (install.sh then runs pip and says which); it exits
 0 printing nothing when all are there. It reads what pip wrote: each `*.dist-info` folder on
-`sys.path`, session-watcher's `Requires-Dist` lines, and theirs in turn (protobuf, which the OTLP
-messages need, is opentelemetry-proto's), the extras left out (`[fast]`'s stringzilla is optional:
+`sys.path` (an `*.egg-info` counts as installed, its requirements unread: `installed`),
+session-watcher's `Requires-Dist` lines, and theirs in turn (protobuf, which the OTLP messages
+need, is opentelemetry-proto's), the extras left out (`[fast]`'s stringzilla is optional:
 the marker search works without it). A requirement's environment marker is read as the Python
 expression it is written as, over the environment's names (`sys_platform != 'win32'`; a version
 compares by its numbers); one it cannot read (a name not among them, an operator Python does not
@@ -92,7 +93,11 @@ def marker_holds(marker: str, env: dict[str, object]) -> bool:
 
 
 def installed(path: list[str]) -> dict[str, str]:
-    """Each distribution's name (normal) and its metadata file, the first found along `path`."""
+    """Each distribution's name (normal) and its metadata file, the first found along `path`. An
+    `.egg-info` (a legacy `setup.py develop`, an `-e` install pip made that way: `name.egg-info`, or
+    `name-1.0-py3.11.egg-info`, `-` in a name written `_`) counts as installed too, as pip counts it:
+    its requirements (requires.txt, no Requires-Dist) are not read. Not counted, it was named
+    missing on every run, and pip, which found it there, changed nothing: pip on each run."""
     found: dict[str, str] = {}
     for folder in path:
         try:
@@ -103,6 +108,9 @@ def installed(path: list[str]) -> dict[str, str]:
             if entry.endswith(".dist-info"):
                 name = normal(entry[: -len(".dist-info")].rsplit("-", 1)[0])
                 found.setdefault(name, os.path.join(folder, entry, "METADATA"))
+            elif entry.endswith(".egg-info"):
+                name = normal(entry[: -len(".egg-info")].split("-", 1)[0])
+                found.setdefault(name, os.path.join(folder, entry, "PKG-INFO"))
     return found
 
 
