@@ -163,17 +163,26 @@ PY
 fresh=0
 record="$venv/.install-build"
 # the venv holds this very build (the record names it and the hash of its files; its launchers are
-# there and its python imports the package): no pip (--reinstall runs it all the same), the rest as always
+# there, its python imports the package and finds each distribution the package needs: one removed by
+# hand since, `pip uninstall tomlkit`, is named, session_watcher/base/depcheck.py): no pip (--reinstall
+# runs it all the same), the rest as always
+lacking=""
 if [ "$reinstall" = 0 ] && [ -n "$tree" ] && [ -x "$venv/bin/python" ] &&
    [ "$(sed -n 1p "$record" 2>/dev/null)" = "$build" ] && [ "$(sed -n 2p "$record" 2>/dev/null)" = "tree $tree" ] &&
    [ -x "$bin" ] && [ -f "$venv/bin/session-watcher-hook" ] && [ -f "$venv/bin/session-watcher-statusline" ] &&
-   "$venv/bin/python" -I -c 'import session_watcher' 2>/dev/null; then
+   lacking=$("$venv/bin/python" -I -m session_watcher.base.depcheck 2>/dev/null); then
     if [ "$mode" = venv ]; then
         say "session-watcher $build already installed: $bin" "$bin"
         exit 0
     fi
     say "session-watcher $build already installed: hooks and settings checked"
 else
+    # this very build, but what it needs is not all there: said, and pip puts it back
+    case "$lacking" in
+        "") ;;
+        *" "*) say "session-watcher $build is installed, but not what it needs: $lacking (pip installs them again)" ;;
+        *) say "session-watcher $build is installed, but not what it needs: $lacking (pip installs it again)" ;;
+    esac
     # pip is silent for its whole run (its output goes to pip.log): say what is happening first
     if [ ! -x "$venv/bin/python" ]; then
         printf 'installing %s with pip (a minute or two) into\n  %s\n' "$build" "$venv"

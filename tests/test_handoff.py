@@ -436,6 +436,27 @@ def test_a_pending_handoff_can_be_shown_and_dropped() -> None:
     assert start("child-9", LONG_CWD) is None
 
 
+def test_a_note_a_killed_take_left_claimed_is_shown_and_dropped() -> None:
+    """A start killed between its claim of the note (`<key>.json.<pid>.taking`) and the note's rename
+    into taken left the claim; `--show` said no handoff was waiting and `--drop` dropped none, then
+    the next start put it back and gave it to the session the user had dropped it for. Both put it
+    back pending first, as that start would: shown, dropped, and no start takes it after."""
+    from session_watcher.state import handoffs
+
+    folded()
+    run_json("handoff", "--session", LONG_ID)
+    path = handoffs.pending_file(LONG_CWD)
+    claim = f"{path}.{(1 << 31) - 2}{handoffs.TAKING}"  # a pid past any pid_max: the claimant is gone
+    os.rename(path, claim)
+    assert [d["parentSession"] for d in run_json("handoff", "--show", "--session", LONG_ID)] == [LONG_ID]
+    os.rename(path, claim)
+    dropped = sw("handoff", "--drop", "--session", LONG_ID)
+    assert dropped.returncode == 0, dropped.stderr
+    assert " ".join(dropped.stdout.decode().split()).startswith("dropped: the handoff for a Claude Code session")
+    assert os.listdir(os.path.dirname(path)) == []
+    assert start("child-9", LONG_CWD) is None
+
+
 def test_drop_outside_a_session_drops_only_the_projects_of_the_folder_it_runs_in(tmp_path: Path) -> None:
     """`handoff --drop` run outside Claude Code with no session dropped every project's waiting
     handoff. It drops the handoff of the folder's project (`shell.project_root`, as the SessionStart

@@ -357,3 +357,123 @@ def test_a_give_back_stopped_after_its_link_leaves_the_age_of_the_note_a_session
     _pending("parent-3")
     assert handoffs.give_back("child-2", time.time(), _max_age) is False
     assert os.stat(handoffs.taken_file("child-2")).st_mtime == took
+
+
+KILLED_TAKE = """
+import os, signal, sys, time
+from session_watcher.base import sysos
+from session_watcher.core.handoff import header
+from session_watcher.state import handoffs
+
+project, real_rename = sys.argv[1], sysos.rename
+
+def rename(src, dst):  # a Claude Code session's handoff replaces the note between the read and the rename
+    sysos.rename = real_rename
+    handoffs.write_pending({"project": project, "parentSession": "cc-parent", "createdAt": time.time(),
+                            "note": header("cc-parent", "2026-12-06 12:00 UTC", 1000, 0.01) + "\\nwork",
+                            "agent": "claude-code"})
+    real_rename(src, dst)
+
+def link(src, dst):  # putting it back: killed first
+    os.kill(os.getpid(), signal.SIGKILL)
+
+sysos.rename, sysos.link = rename, link
+handoffs.take(project, "codex-child", time.time(), lambda: 3600.0, None, None, "codex")
+"""
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_a_take_killed_before_it_put_another_agents_note_back_leaves_it_pending_at_the_next_start() -> None:
+    """A Codex thread's start (a real process) read its project's Codex note; a Claude Code session's
+    handoff replaced it before the rename, so the rename took that one, another agent's; the start
+    was killed (SIGKILL) before it put it back. The note stayed taken for good: never pending again,
+    no Claude Code session could take it. The take's claim says whose it is now: the next start sees
+    it (the fast path's one directory read), puts it back pending, and a Claude Code session takes it."""
+    doc = _pending("codex-parent")
+    handoffs.write_pending({**doc, "agent": "codex"})
+    proc = subprocess.run([sys.executable, "-c", KILLED_TAKE, PROJECT], capture_output=True, timeout=120,
+                          check=False)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    claims = os.listdir(os.path.dirname(handoffs.pending_file(PROJECT)))  # taken, not put back: the claim
+    assert [c.endswith(handoffs.TAKING) for c in claims] == [True], claims
+    assert not os.path.exists(handoffs.taken_file("codex-child"))
+    assert not os.path.exists(handoffs.lent_file("codex-child"))
+    assert handoffs.any_pending()  # the next start takes the slower path that puts it back
+    assert handoffs.take(PROJECT, "codex-2", time.time(), lambda: STALE, None, None, "codex") is None
+    assert [(d["parentSession"], d["agent"]) for _, d in handoffs.pending(PROJECT)] == [("cc-parent", "claude-code")]
+    got = handoffs.take(PROJECT, "cc-child", time.time(), lambda: STALE, None, None, "claude-code")
+    assert got is not None
+    assert got["parentSession"] == "cc-parent"
+    assert os.listdir(os.path.dirname(handoffs.pending_file(PROJECT))) == []  # no claim left
+
+
+def test_a_take_killed_after_it_put_a_note_back_does_not_put_it_back_twice() -> None:
+    """A take killed after it linked another agent's note back into pending, before its claim went:
+    the note is pending (then a session's); the claim is one more link to it. The next start's take
+    removes the claim only: the note is not pending a second time, never taken twice."""
+    _pending("parent-1")
+    path = handoffs.pending_file(PROJECT)
+    claim = f"{path}.{GONE}{handoffs.TAKING}"
+    os.rename(path, claim)
+    os.link(claim, path)  # put back, then killed
+    assert _take("child-1") is not None  # a session took it (its own claim, then its taken note)
+    assert _take("child-2") is None  # the next start: the claim goes, nothing pending again
+    assert os.listdir(os.path.dirname(path)) == []
+    assert handoffs.pending(PROJECT) == []
+    assert _take("child-3") is None
+
+
+def test_a_take_killed_before_its_note_was_the_sessions_is_pending_again() -> None:
+    """A take killed between its claim and the rename into taken (a note of its own agent's): the
+    session never had it (the hook printed nothing); the next start puts it back pending, and a
+    newer handoff pending by then stays, the claim going."""
+    _pending("parent-1")
+    path = handoffs.pending_file(PROJECT)
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    assert handoffs.any_pending()
+    got = _take("child-1")
+    assert got is not None
+    assert got["parentSession"] == "parent-1"
+    _pending("parent-2")
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    _pending("parent-3")  # written since: it stays
+    got = _take("child-2")
+    assert got is not None
+    assert got["parentSession"] == "parent-3"
+    assert os.listdir(os.path.dirname(path)) == []
+
+
+@pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+def test_a_take_under_way_keeps_its_claim() -> None:
+    """A claim whose process runs (a child of this test stands in for the take) is that take's:
+    another start leaves it alone."""
+    _pending("parent-1")
+    path = handoffs.pending_file(PROJECT)
+    taker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        claim = f"{path}.{taker.pid}{handoffs.TAKING}"
+        os.rename(path, claim)
+        assert _take("child-1") is None
+        assert os.path.exists(claim)
+    finally:
+        taker.kill()
+        taker.wait()
+    assert _take("child-2") is not None  # its process gone: pending again, and taken
+
+
+def test_a_claim_whose_pid_runs_is_put_back_once_older_than_a_take_can_be() -> None:
+    """The claim's pid is a running process (here this test's parent): a take under way, or a process
+    that got the pid of a take killed since. A pid taken over that way kept the note from every
+    start for as long as that process ran; past GIVING_MAX_S after the claim (its ctime: a take
+    takes milliseconds) the next start puts it back and takes it."""
+    _pending("parent-1")
+    path = handoffs.pending_file(PROJECT)
+    claim = f"{path}.{os.getppid()}{handoffs.TAKING}"
+    os.rename(path, claim)
+    assert _take("child-1") is None  # its claimant runs: left alone
+    assert os.path.exists(claim)
+    later = time.time() + handoffs.GIVING_MAX_S + 5
+    got = handoffs.take(PROJECT, "child-2", later, lambda: STALE, None, None)
+    assert got is not None
+    assert got["parentSession"] == "parent-1"
+    assert os.listdir(os.path.dirname(path)) == []

@@ -310,6 +310,32 @@ def test_a_second_run_of_the_same_build_runs_no_pip_and_adds_codex_s_hooks(box: 
     assert "== no Claude Code sessions in" in flat  # the closing screen
 
 
+def test_a_dependency_removed_by_hand_is_installed_again(box: dict[str, Any]) -> None:
+    """`pip uninstall -y tomlkit` in the venv of this very build: the next run does not take the build
+    for installed (it did, with every `config set` failing since); it names what is missing in one
+    line and runs pip, which puts it back; the run after is the one with no pip again."""
+    b: Box = box["box"]
+    python = str(b.sw_home / "data" / "venv" / "bin" / "python")
+    removed = subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "tomlkit"], capture_output=True,
+                             text=True, timeout=300, check=False)
+    assert removed.returncode == 0, removed.stderr
+    gone = subprocess.run([python, "-I", "-c", "import tomlkit"], capture_output=True, timeout=60, check=False)
+    assert gone.returncode != 0
+    name = _build(b)[0]
+    env = {**b.env(), "SESSION_WATCHER_CODEX": str(b.root / "no-codex")}
+    got = subprocess.run(["sh", str(REPO / "install.sh"), "--no-demo"], env=env, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[0] == f"session-watcher {name} is installed, but not what it needs: tomlkit (pip installs it again)"
+    assert lines[1] == f"updating {name} -> {name} with pip", got.stdout
+    back = subprocess.run([python, "-I", "-c", "import tomlkit"], capture_output=True, timeout=60, check=False)
+    assert back.returncode == 0, back.stderr
+    again = subprocess.run(["sh", str(REPO / "install.sh"), "--no-demo"], env=env, capture_output=True, text=True,
+                           timeout=600, check=False)
+    assert again.stdout.startswith(f"session-watcher {name} already installed: hooks and settings checked\n")
+
+
 def test_a_changed_source_file_is_installed_again(box: dict[str, Any], tmp_path: Path) -> None:
     """A checkout whose files differ from the build the venv holds has pip put them in place, though
     both builds have one name: a clone with one line added to a module (not committed), over a venv

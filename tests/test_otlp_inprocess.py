@@ -665,3 +665,76 @@ def test_git_that_does_not_answer_in_time_is_no_answer_kept(tmp_path: Path, monk
         assert replays == []  # kept now
         os.unlink(cache_file())
         assert _sent(folder, r, replays) == answered  # what an export that keeps nothing sends
+
+
+_OPENED: list[str] = []  # the paths this process opened while `_WATCHING` (an audit hook: the opens themselves)
+_WATCHING: list[bool] = []
+_HOOKED: list[bool] = []  # the audit hook added (once: it stays for the process's life)
+
+
+def _opens(event: str, args: tuple[object, ...]) -> None:
+    if _WATCHING and event == "open" and args and isinstance(args[0], str):
+        _OPENED.append(args[0])
+
+
+def _passes(transcript: Path, sid: str, n: int, r: Receiver) -> tuple[int, list[object]]:
+    """`n` passes of the live exporter over session `sid` with `[otlp] project = true`: (the opens of
+    its transcript, the project each pass sent)."""
+    if not _HOOKED:
+        import sys
+
+        sys.addaudithook(_opens)
+        _HOOKED.append(True)
+    _config(r.url, protocol="http/json", project=True)
+    otlp, cfg, target = exporter.ready(os.environ) or pytest.fail("export is on")
+    _OPENED.clear()
+    _WATCHING[:] = [True]
+    try:
+        for _ in range(n):
+            exporter.one_pass(otlp, cfg, target, time.time(), sid)
+    finally:
+        _WATCHING.clear()
+    sent = [p.attributes.get("project") for p in r.points("session_watcher.calls")
+            if p.attributes["session.id"] == sid]
+    return _OPENED.count(str(transcript)), sent
+
+
+def test_a_transcript_naming_no_folder_is_not_read_again_each_pass(tmp_path: Path) -> None:
+    """A live session whose transcript names no folder in the lines its first cwd is looked for in
+    (300 summary records, 90 kB, then lines without a `cwd`): with `project = true` the exporter read
+    those lines again on every pass to find none again. It reads them once; the transcript grown
+    since (the session goes on) is not read again: its head is the same. The project sent is the
+    folder the hooks were told, every pass."""
+    summary = b'{"type":"summary","summary":"' + b"s" * 280 + b'","leafUuid":"u"}\n'
+    text = SHORT.read_bytes().replace(b'"cwd":"/home/marco/projects/spotter",', b"")
+    assert b'"cwd"' not in text
+    t = tmp_path / "far.jsonl"
+    t.write_bytes(summary * 300 + text)
+    assert hook("Stop", payload("far", t)).returncode == 0
+    with Receiver() as r:
+        opened, sent = _passes(t, "far", 3, r)
+        assert opened == 1
+        assert sent == [tmp_path.name] * 3
+        with t.open("ab") as fh:
+            fh.write(summary)
+        opened, sent = _passes(t, "far", 2, r)
+    assert opened == 0
+    assert sent == [tmp_path.name] * 5
+
+
+def test_a_short_transcript_naming_no_folder_yet_is_read_again_once_it_grew(tmp_path: Path) -> None:
+    """A transcript shorter than the lines its first cwd is looked for in, naming none yet: read once
+    while it stays as it is; once it grew (a record naming a folder written since) it is read again,
+    and that folder is the project sent from then on."""
+    text = SHORT.read_bytes().replace(b'"cwd":"/home/marco/projects/spotter",', b"")
+    t = tmp_path / "short.jsonl"
+    t.write_bytes(text)
+    assert hook("Stop", payload("short", t)).returncode == 0
+    with Receiver() as r:
+        opened, sent = _passes(t, "short", 2, r)
+        assert (opened, sent) == (1, [tmp_path.name] * 2)
+        with t.open("ab") as fh:
+            fh.write(b'{"type":"user","cwd":"/work/elsewhere","message":{"role":"user","content":"go"}}\n')
+        opened, sent = _passes(t, "short", 2, r)
+    assert opened == 1
+    assert sent == [tmp_path.name] * 2 + ["elsewhere"] * 2

@@ -167,3 +167,72 @@ def test_report_equal_when_some_sessions_come_from_the_index(tmp_path: Path, mon
     # each named session's warning went ahead: its third call paid the re-write
     assert (doc["guard"]["warned"], doc["guard"]["wentAhead"]) == (3, 2)
     assert doc["guard"]["wentAheadTokens"] == sum(s.calls[2].cw for s in named) > 0
+
+
+def _nested(rng: random.Random, depth: int) -> object:
+    """A JSON value holding `cwd` keys at any depth, and the text "cwd" in strings and as a value."""
+    pick = rng.randrange(6 if depth < 4 else 3)
+    if pick == 0:
+        return rng.choice(["cwd", '"cwd":"/in/text"', "a \\ b", "{[", "]}", "x"])
+    if pick == 1:
+        return rng.choice([None, 3, True])
+    if pick == 2:
+        return f"/deep/{rng.randrange(100)}"
+    if pick == 3:
+        return [_nested(rng, depth + 1) for _ in range(rng.randrange(3))]
+    keys = rng.sample(["cwd", "payload", "toolUseResult", "a", "b"], rng.randrange(1, 4))
+    return {k: _nested(rng, depth + 1) for k in keys}
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_the_folder_is_a_records_own_cwd_as_replay_takes_it(schema: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`head_dir` over generated lines whose `cwd` keys sit at any depth (a tool's result holding
+    `{"cwd": ...}`, Codex's `payload`, arrays, strings with "cwd" and brackets in them, compact and
+    spaced JSON): the folder and the line are those of replay's rule (`replay.line_cwd`: a record's
+    own `cwd`, or its `payload`'s) on the first line that has one; a nested `cwd` was taken before.
+    A line read whole is read as JSON (`schema`: by msgspec's struct, bound once a read was large),
+    one cut short by the read (its line's end not read yet) by the brackets before its key."""
+    from session_watcher.reports import parse
+    from session_watcher.reports.parse import head_dir
+    from session_watcher.sessions.replay import line_cwd
+
+    if schema:
+        parse._schema()
+    else:
+        monkeypatch.delitem(parse.__dict__, "decode_dir", raising=False)
+    rng = random.Random(23)
+    nested_seen = 0
+    for _ in range(3000):
+        lines = []
+        for _ in range(rng.randrange(1, 6)):
+            rec: dict[str, object] = {"type": "x"}
+            for key in rng.sample(["cwd", "payload", "toolUseResult", "message"], rng.randrange(0, 4)):
+                rec[key] = _nested(rng, 1)
+            if rng.randrange(4) == 0:  # a record's own folder
+                rec["cwd"] = f"/own/{rng.randrange(100)}"
+            payload = rec.get("payload")
+            if isinstance(payload, dict) and "cwd" in payload and "cwd" in rec:
+                del rec["cwd"]  # both: replay takes the record's own, report the first written (not here)
+            if rng.randrange(2):
+                lines.append(json.dumps(rec).encode() + b"\n")
+            else:
+                lines.append(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+        data = b"".join(lines)
+        want: tuple[int, str] | None = None
+        pos = 0
+        for line in lines:
+            got = line_cwd(line)
+            if isinstance(got, str) and got:
+                want = (pos, got)
+                break
+            if b'"cwd"' in line:
+                nested_seen += 1
+            pos += len(line)
+        row = head_dir(data)
+        assert (None if row is None else (row[0], row[3])) == want, data
+        assert head_dir(bytearray(data) + b"\0" * 10, len(data)) == row
+        if want is not None:  # its line's closing brace and newline not read yet
+            cut = data.index(b"\n", want[0]) - 1
+            short = head_dir(bytearray(data), cut)
+            assert (None if short is None else (short[0], short[3])) == want, data
+    assert nested_seen > 500  # the lines this is about: a "cwd" that is not a record's own

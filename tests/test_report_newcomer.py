@@ -146,3 +146,23 @@ def test_replay_names_the_project_of_a_transcript_opened_by_many_summaries_as_re
     assert proc.returncode == 0, proc.stderr
     said = [x.split() for x in proc.stdout.decode().splitlines() if x.startswith("project ")]
     assert said == [["project", "/home/marco/projects/spotter"]], proc.stdout
+
+
+def test_a_folder_nested_in_a_record_names_no_project_in_report_as_in_replay(tmp_path: Path) -> None:
+    """A transcript opening with a record that has no `cwd` of its own but a tool's result holding
+    `{"cwd": "/a/nested"}`, then records naming the session's folder: `report` named the project
+    `nested` (the first "cwd" key at any depth), `replay` (a record's own `cwd`) `spotter`; both say
+    `spotter` now."""
+    from tests.test_report_fast_path import FIXTURES
+
+    first = (b'{"type":"user","message":{"role":"user","content":"x"},'
+             b'"toolUseResult":{"stdout":"","cwd":"/a/nested"},"uuid":"n1"}\n')
+    lines = [first, *(FIXTURES / "transcripts" / "short.jsonl").read_bytes().splitlines(keepends=True)]
+    assert _report_names(tmp_path, "nested", lines) == [("spotter", "/home/marco/projects/spotter")]
+    home = tmp_path / "nested"
+    env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "COLUMNS": "200",
+           "SESSION_WATCHER_HOME": str(home / "sw"), "CODEX_HOME": str(home / "codex")}
+    proc = sw("replay", str(home / ".claude" / "projects" / "-x" / "short.jsonl"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    said = [x.split() for x in proc.stdout.decode().splitlines() if x.startswith("project ")]
+    assert said == [["project", "/home/marco/projects/spotter"]], proc.stdout

@@ -172,19 +172,48 @@ def session_doc(session_id: str, named: bool = False) -> tuple[dict[str, Any], l
     return doc, list(state["alerts"]), cfg
 
 
+# transcript path -> (device, inode, size when read, decided, its first cwd): `head_cwd`'s answers,
+# a decided one kept while the file is the same one and no shorter, the other (the file's lines
+# ended before all those the answer looks at) until its size changes; at most MAX_TRACKED, for the
+# loop's life. A transcript naming no folder in its head was read again every pass, up to
+# CWD_SCAN_LINES lines and CWD_SCAN_BYTES, to find none again
+_HEADS: dict[str, tuple[int, int, int, bool, str | None]] = {}
+
+
+def transcript_folder(path: str) -> str | None:
+    """`replay.transcript_cwd(path)`, read again only where its answer could have changed: the file
+    replaced (another inode) or cut shorter, or, where its head did not hold all the lines that answer
+    looks at (a transcript still short, its last line not yet whole), grown since; else remembered."""
+    from session_watcher.sessions.replay import head_cwd
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        _HEADS.pop(path, None)
+        raise
+    kept = _HEADS.get(path)
+    if kept is not None and kept[:2] == (st.st_dev, st.st_ino) and (
+            st.st_size == kept[2] or (kept[3] and st.st_size > kept[2])):
+        return kept[4]
+    got, decided = head_cwd(path)
+    if len(_HEADS) >= MAX_TRACKED:
+        _HEADS.clear()
+    _HEADS[path] = (st.st_dev, st.st_ino, st.st_size, decided, got)
+    return got
+
+
 def session_folder(state: Mapping[str, Any]) -> str | None:
     """The folder a session's project is named by, by `report`'s rule and `export --otlp`'s: its
-    transcript's first cwd (`replay.transcript_cwd`), as written (no link resolved); where that cannot
-    be read, the cwd its hooks were first told, else the project they placed it in. Not the project
-    the hooks place it in first (Claude Code's CLAUDE_PROJECT_DIR, links resolved): the same session
-    would carry two names, one live and one backfilled."""
-    from session_watcher.sessions.replay import transcript_cwd
-
+    transcript's first cwd (`replay.transcript_cwd`, remembered between passes: `transcript_folder`),
+    as written (no link resolved); where that cannot be read, the cwd its hooks were first told, else
+    the project they placed it in. Not the project the hooks place it in first (Claude Code's
+    CLAUDE_PROJECT_DIR, links resolved): the same session would carry two names, one live and one
+    backfilled."""
     ctx, cursor = state["context"], state["cursor"]
     path = cursor.get("path") if isinstance(cursor, dict) else None
     if isinstance(path, str) and path:
         try:
-            got = transcript_cwd(path)
+            got = transcript_folder(path)
         except (OSError, ValueError):
             got = None
         if got:

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 else:
     from session_watcher.core.named import NamedTuple
 
-SCHEMA_VERSION = 15  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
+SCHEMA_VERSION = 16  # 1: files + rows; 2: + reports (finished documents by corpus fingerprint);
 # 3: a file's rows as one marshal blob per read (`chunks`), not one SQL row each;
 # 4: usage iterations read (a call's context, other models' rows of kind "o"); 5: + the working folder's row
 # 6: paths as their bytes (`_db`: a file name need not be UTF-8); 7: the reports' main conversation and
@@ -66,7 +66,8 @@ SCHEMA_VERSION = 15  # 1: files + rows; 2: + reports (finished documents by corp
 # parent's calls are rows of their own kind (`kinds.KIND_INHERITED`): every file read again; 14: a fork's
 # `forkedFrom` is the session that made its main chain's last copy, as `status` names it (kept parts said
 # the one that made most); 15: a working folder written as spaced JSON (`"cwd": "/x"`) is found too
-# (`parse.head_dir`): every file read again
+# (`parse.head_dir`): every file read again; 16: a working folder is a record's own `cwd` (or its
+# `payload`'s), as replay takes it, not one nested deeper (`parse._own_key`): every file read again
 DB_NAME = "warmth-index.sqlite3"
 
 

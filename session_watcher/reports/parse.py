@@ -43,13 +43,14 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from session_watcher.agents.claude_code.records import CallRecord, Usage
+    from session_watcher.agents.claude_code.records import CallRecord, DirRecord, Usage
     from session_watcher.core.shapes import Detail, Sample
 
 # the schema's decoder and readings (`records`: msgspec), bound by `_schema` when a read is large
 # enough to pay for msgspec's import (PLAIN_BELOW); until then a line is read the JSON way only
 NOT_JSON: tuple[type[BaseException], ...]
 decode_call: Callable[[bytes | bytearray, int], CallRecord | None]
+decode_dir: Callable[[bytes | bytearray, int], DirRecord | None]
 counts_sample: Callable[[Usage], Sample]
 stamp_to_epoch: Callable[[object], float | None]
 struct_reading: Callable[[Usage], tuple[Sample, Detail | None]]
@@ -156,12 +157,13 @@ def bind_schema() -> None:
 
 def _schema() -> Callable[[bytes | bytearray, int], CallRecord | None]:
     """`_decoded`, the schema's names bound first (msgspec imported, once)."""
-    global NOT_JSON, counts_sample, decode_call, stamp_to_epoch, struct_reading  # noqa: PLW0603
+    global NOT_JSON, counts_sample, decode_call, decode_dir, stamp_to_epoch, struct_reading  # noqa: PLW0603
     if "decode_call" not in globals():
         from session_watcher.agents.claude_code.records import (
             NOT_JSON,
             counts_sample,
             decode_call,
+            decode_dir,
             stamp_to_epoch,
         )
         from session_watcher.agents.claude_code.records import usage_reading as struct_reading
@@ -238,21 +240,94 @@ def _spaced_dir(head: bytes | bytearray, at: int, end: int, filled: int) -> tupl
     return -1, -1
 
 
+def _record_dir(line: bytes | bytearray) -> str | None:
+    """The folder replay takes from one record's line (`agents.record_cwd`: its own `cwd`, else its
+    `payload`'s, a Codex rollout's), None where it names none or is no JSON. The schema's struct
+    where msgspec is bound already (a large read: it passes over a tool's result unbuilt), else
+    the JSON way (`load_line`)."""
+    if "decode_dir" in globals():
+        rec = decode_dir(line, sys.get_int_max_str_digits())
+        if rec is not None:
+            if isinstance(rec.cwd, str):
+                return rec.cwd
+            inner = rec.payload.cwd if rec.payload is not None else None
+            return inner if isinstance(inner, str) else None
+    obj = load_line(line)
+    if not isinstance(obj, dict):
+        return None
+    own = obj.get("cwd")
+    if isinstance(own, str):
+        return own
+    inner = obj.get("payload")
+    inner = inner.get("cwd") if isinstance(inner, dict) else None
+    return inner if isinstance(inner, str) else None
+
+
+def _own_key(head: bytes | bytearray, start: int, at: int) -> bool:
+    """Whether the `"cwd"` at `at`, in the line that begins at `start`, is a key of that record itself
+    or of its `payload` object (a Codex rollout's `session_meta`), where replay takes a record's folder
+    (`agents.record_cwd`); not a key of an object nested deeper (a tool's result, `{"cwd": ...}`), nor
+    text inside a string. Where no bracket comes between the record's own `{` and it, it is one (the
+    common line: two searches). Else the brackets outside the strings before it are counted: the
+    escaped backslashes and quotes taken out, the text split at its quotes (the pieces between are
+    strings), all in C; only a key two deep is walked piece by piece, to see whose object holds it."""
+    if head[start : start + 1] != b"{":
+        return False  # not a record's line (JSON's blanks first: no writer's)
+    if head.find(b"[", start, at) < 0 and head.find(b"{", start + 1, at) < 0:
+        return True
+    pieces = bytes(head[start:at]).replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')
+    if len(pieces) % 2 == 0:
+        return False  # inside a string
+    outside = b"".join(pieces[::2])
+    depth = outside.count(b"{") + outside.count(b"[") - outside.count(b"}") - outside.count(b"]")
+    if depth != 2:
+        return depth == 1
+    depth = 0
+    payload = False
+    for k in range(0, len(pieces), 2):
+        for n, c in enumerate(pieces[k]):
+            if c in b"{[":
+                depth += 1
+                if depth == 2:  # the object the key two deep is in: the record's `payload`?
+                    payload = (c == 0x7B and k > 0 and pieces[k - 1] == b"payload"
+                               and pieces[k][:n].strip(_BLANKS) == b":")
+            elif c in b"}]":
+                depth -= 1
+    return payload
+
+
 def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
     """The row of the first `"cwd"` key with a string value in the first DIR_SEARCH_BYTES of a file
-    (of `head`'s first `size` bytes), compact or spaced JSON alike (`"cwd":"/x"`, `"cwd": "/x"`):
-    kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
+    (of `head`'s first `size` bytes), compact or spaced JSON alike (`"cwd":"/x"`, `"cwd": "/x"`), a key
+    of its record's own (or of its `payload`, a Codex rollout's), as replay reads one: taken as found
+    where no object or array opens before it in its line (the common line), else its line read whole
+    as replay reads it (`_record_dir`), or, cut short by the read, the brackets before it counted
+    (`_own_key`): kind KIND_DIR, the folder in `key`, at the offset of its record. None without one."""
     filled = len(head) if size is None else size
     end = min(filled, DIR_SEARCH_BYTES)
     simd = markscan.simd_find
     at = head.find(DIR_MARKER, 0, end) if simd is None else simd(head, DIR_MARKER, 0, end)
-    if at < 0:
-        return None
-    start = at + len(DIR_MARKER) + 1  # the opening quote, as Claude Code writes it (`"cwd":"/x"`)
-    if head[start - 1 : start + 1] != b':"' or start >= filled:  # spaced, or not the key: looked for on
-        at, start = _spaced_dir(head, at, end, filled)
+    while True:
         if at < 0:
             return None
+        start = at + len(DIR_MARKER) + 1  # the opening quote, as Claude Code writes it (`"cwd":"/x"`)
+        if head[start - 1 : start + 1] != b':"' or start >= filled:  # spaced, or not the key: looked for on
+            at, start = _spaced_dir(head, at, end, filled)
+            if at < 0:
+                continue  # none: said above
+        nl = head.rfind(b"\n", 0, at)
+        if head[nl + 1 : nl + 2] == b"{" and head.find(b"[", nl + 1, at) < 0 and head.find(b"{", nl + 2, at) < 0:
+            break  # no object or array opened before it in its record: the record's own (the common line)
+        stop = head.find(b"\n", at, filled)
+        if stop < 0:  # its line goes on past what was read: the brackets before it say
+            if _own_key(head, nl + 1, at):
+                break
+            stop = at + len(DIR_MARKER)
+        else:  # the whole line read as replay reads it
+            folder = _record_dir(head[nl + 1 : stop])
+            if folder is not None:
+                return (nl + 1, KIND_DIR, None, folder, None, False, 0, 0, 0, 0, 0, 0) if folder else None
+        at = head.find(DIR_MARKER, stop, end) if simd is None else simd(head, DIR_MARKER, stop, end)
     limit = min(start + 8192, filled)
     close = head.find(b'"', start + 1, limit)
     while close > 0 and head[close - 1] == 0x5C:  # after a backslash: its own end only after an even run
@@ -270,7 +345,6 @@ def head_dir(head: bytes | bytearray, size: int | None = None) -> Row | None:
         return None
     if not isinstance(folder, str) or not folder:
         return None
-    nl = head.rfind(b"\n", 0, at)
     return (nl + 1, KIND_DIR, None, folder, None, False, 0, 0, 0, 0, 0, 0)
 
 

@@ -27,6 +27,13 @@ def transcript_cwd(path: str, fd: int | None = None) -> str | None:
     report looks; a line over 8 MiB is passed over as the fold passes it, never held whole; at
     most CWD_SCAN_BYTES in all; a regular file only). `fd`: `path` already open (read from its
     start, left open)."""
+    return head_cwd(path, fd)[0]
+
+
+def head_cwd(path: str, fd: int | None = None) -> tuple[str | None, bool]:
+    """(`transcript_cwd`'s answer, decided): decided when a line named one or when the lines it looks
+    at were all there, complete; not when the file ended first (a transcript still short, or its last
+    line still being written: more lines may name one later)."""
     from session_watcher.agents.claude_code.transcript import MAX_LINE_BYTES
     from session_watcher.base.paths import open_file
 
@@ -35,21 +42,26 @@ def transcript_cwd(path: str, fd: int | None = None) -> str | None:
     with open(open_file(path) if fd is None else fd, "rb", closefd=fd is None) as fh:
         budget = CWD_SCAN_BYTES
         n = 0
+        whole = True  # the last line read ended with its newline
         while n < CWD_SCAN_LINES or CWD_SCAN_BYTES - budget < CWD_SCAN_HEAD:
             n += 1
             line = fh.readline(MAX_LINE_BYTES + 1)
             budget -= len(line)
-            if not line or budget < 0:
-                break
+            if not line:
+                return None, False
+            if budget < 0:
+                return None, True
             if len(line) > MAX_LINE_BYTES:
                 while line and not line.endswith(b"\n") and budget > 0:  # the rest of it, a block at a time
                     line = fh.readline(1 << 20)
                     budget -= len(line)
+                whole = line.endswith(b"\n")
                 continue
+            whole = line.endswith(b"\n")
             got = line_cwd(line)
             if got is not None:
-                return got
-    return None
+                return got, True
+    return None, whole
 
 
 def line_cwd(line: bytes) -> str | None:

@@ -2,20 +2,22 @@
 
 `<state dir>/handoffs/pending/<project key>.json` holds the latest handoff written for a project
 (`session-watcher handoff`); a new one replaces it. The synchronous SessionStart hook of a fresh
-session in that project takes it by renaming it to `handoffs/taken/<child session id>.json`: a
-rename is atomic, so of two sessions starting at once exactly one gets it, and a note is never
-injected twice. A handoff names the agent whose session wrote it (`agent`, the registry's name):
-only a session of that agent takes it (a Codex thread's note waits for the next Codex thread, not
-for a Claude Code session started there meanwhile, and the reverse); one written before the field
-was (no `agent`) is taken by any agent's session, as then. Still one per project, whichever
-agent's: a handoff written replaces another agent's there. Swept by the next write and the next
-take (`sweep`): a pending handoff older than the config's `handoff_stale_min` is removed (never
-injected, it would only keep the hook off its fast path), and of the taken notes the newest
-TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the others are removed, their child session ids kept
-in `handoffs/taken.ids` (one a line, the newest INDEX_MAX), which is all `report` reads of them
-(`restarts.from_machine`: `taken_ids`); the write's sweep also removes a temp file of pending or
-lent older than TMP_MAX_AGE (a write killed midway). Files 0600 in 0700 folders, like every file of
-ours.
+session in that project takes it by renaming it to its claim, `<project key>.json.<pid>.taking`
+(`TAKING`), then to `handoffs/taken/<child session id>.json`: a rename is atomic, so of two sessions
+starting at once exactly one gets it, and a note is never injected twice. A take killed between the
+two renames leaves its claim; the next take puts it back pending (`_untake`), as `handoff --show`
+and `--drop` do first (`pending`). A handoff names the
+agent whose session wrote it (`agent`, the registry's name): only a session of that agent takes it
+(a Codex thread's note waits for the next Codex thread, not for a Claude Code session started there
+meanwhile, and the reverse); one written before the field was (no `agent`) is taken by any agent's
+session, as then. Still one per project, whichever agent's: a handoff written replaces another
+agent's there. Swept by the next write and the next take (`sweep`): a pending handoff older than the
+config's `handoff_stale_min` is removed (never injected, it would only keep the hook off its fast
+path), and of the taken notes the newest TAKEN_KEEP younger than TAKEN_MAX_AGE are kept; the others
+are removed, their child session ids kept in `handoffs/taken.ids` (one a line, the newest
+INDEX_MAX), which is all `report` reads of them (`restarts.from_machine`: `taken_ids`); the write's
+sweep also removes a temp file of pending or lent older than TMP_MAX_AGE (a write killed midway).
+Files 0600 in 0700 folders, like every file of ours.
 
 A handoff taken is lent until its session sends it: `handoffs/lent/<child session id>.json` (the
 child's transcript, and the process that ran its hook: the client) is written with the take and
@@ -84,10 +86,11 @@ def ours(kind: str) -> bool:
 
 
 def any_pending() -> bool:
-    """Whether any project has a handoff waiting (one directory read: the common start has none)."""
+    """Whether any project has a handoff waiting (one directory read: the common start has none), or
+    a take's claim is there (`TAKING`: one killed midway is put back by the next take)."""
     try:
         with sysos.scandir(folder("pending")) as it:
-            found = any(e.name.endswith(".json") for e in it)
+            found = any(e.name.endswith((".json", TAKING)) for e in it)
     except OSError:
         return False
     return found and ours("pending")
@@ -246,6 +249,7 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float],  
     path = pending_file(project)
     if not ours("pending"):
         return None
+    _untake(now)
     if not sysos.exists(path):  # another project's is pending (any_pending): stale ones go
         sweep(now, max_age_s(), taken_too=False)
         return None
@@ -254,30 +258,82 @@ def take(project: str, child: str, now: float, max_age_s: Callable[[], float],  
         sweep(now, max_age_s(), taken_too=False)  # a stale one (this project's or another's) goes: the fast path again
         return None
     dest = taken_file(child)
+    claim = f"{path}.{sysos.getpid()}{TAKING}"
     try:
         paths.ensure_private_dir(sysos.dirname(dest))
-        sysos.rename(path, dest)  # atomic: one session takes it, once
+        sysos.rename(path, claim)  # atomic: one session takes it, once
     except OSError:
         return None  # another session took it first (or the folder is not ours)
-    doc = _read(dest)  # what was taken: a newer handoff may have replaced the one read above
+    doc = _read(claim)  # what was taken: a newer handoff may have replaced the one read above
     if agent is not None and waits_for(doc) not in (None, agent):  # another agent's, written meanwhile:
-        try:  # pending again as it was (its age kept), unless a newer one is pending there already
-            sysos.link(dest, path)
-        except OSError:
-            pass
-        _unlink(dest)
+        _put_back(claim, path)  # pending again as it was (its age kept), unless a newer one is there
         doc = None
     else:
         try:
-            sysos.utime(dest, (now, now))  # taken now: the sweep keeps the newest taken notes
+            sysos.rename(claim, dest)  # this session's
         except OSError:
-            pass
-        forget(doc)
+            _put_back(claim, path)
+            doc = None
+        else:
+            try:
+                sysos.utime(dest, (now, now))  # taken now: the sweep keeps the newest taken notes
+            except OSError:
+                pass
+            forget(doc)
     sweep(now, max_age_s(), taken_too=False)
     if not usable(doc, project, child, now, max_age_s(), agent):
         return None
     _lend(child, transcript, client)
     return doc
+
+
+TAKING = ".taking"  # a pending note claimed by a take: `pending/<project key>.json.<pid>.taking`
+
+
+def _put_back(claim: str, path: str) -> None:
+    """A take's claim pending again at `path` (linked: never over a newer handoff pending there,
+    which stays; the claim's age kept), then the claim gone."""
+    try:
+        sysos.link(claim, path)
+    except OSError:
+        pass
+    _unlink(claim)
+
+
+def _untake(now: float) -> None:
+    """Each claim a take left behind (`<project key>.json.<pid>.taking`: killed between its rename of
+    the pending note and its end, before the note was the session's or, another agent's, was put
+    back: it stayed taken for good, no session's) pending again, where the process that claimed it is
+    gone or the claim is older than GIVING_MAX_S; a take under way keeps its own. Claimed again
+    first (renamed to this process's claim: of two starts at once one puts it back); one with a
+    second link was put back already (killed after the link: pending, or a session's since): it
+    just goes."""
+    try:
+        with sysos.scandir(folder("pending")) as it:
+            claims = [e for e in it if e.name.endswith(TAKING) and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return
+    for e in claims:
+        note, _, pid = e.name[:-len(TAKING)].rpartition(".")
+        if not note.endswith(".json") or not pid.isdigit():
+            continue  # not a claim of ours
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue  # gone: its take ended
+        n = int(pid)
+        if now - st.st_ctime < GIVING_MAX_S and n != sysos.getpid() and 1 < n < PID_END and _running(n):
+            continue  # a take under way (this process's own is none: it takes after this)
+        mine = sysos.join(folder("pending"), f"{note}.{sysos.getpid()}{TAKING}")
+        try:
+            sysos.rename(e.path, mine)
+            linked = sysos.stat(mine, follow_symlinks=False).st_nlink > 1
+        except OSError:
+            continue  # another start has it
+        if linked:
+            _unlink(mine)
+        else:
+            _put_back(mine, sysos.join(folder("pending"), note))
 
 
 GIVING = ".giving"  # a lent note claimed by a give-back: `<child id>.json.<pid>.giving`
@@ -562,12 +618,17 @@ def _keep_lent(parent: str, by: str) -> None:
 def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
     """(file, handoff) of the project's waiting handoff, or of every project's when `project` is None.
     Raises `paths.NotOurs` when the folder is a link or another user's (`handoff --show`, `--drop`
-    say so rather than show or remove what is there)."""
+    say so rather than show or remove what is there). A claim a take killed midway left is pending
+    again first (`_untake`, as the next start would put it back): not shown, it was not dropped, and
+    that start gave it to a session after `handoff --drop` said none was waiting."""
     try:
         for path in (sysos.dirname(folder("pending")), folder("pending")):  # as `ours` asks
             sysos.close(paths.open_private_dir(path))
     except FileNotFoundError:
         return []
+    import time
+
+    _untake(time.time())
     if project is not None:
         path = pending_file(project)
         doc = _read(path)

@@ -196,8 +196,23 @@ class CallRecord(msgspec.Struct):
     message: CallMessage | None = None
 
 
+class DirPayload(msgspec.Struct):
+    """A record's `payload` as its folder is read from it (a Codex rollout's `session_meta`)."""
+
+    cwd: Any = None
+
+
+class DirRecord(msgspec.Struct):
+    """A record as its folder is read (`reports.parse.head_dir`, replay's rule: `agents.record_cwd`):
+    its own `cwd`, and its payload's."""
+
+    cwd: Any = None
+    payload: DirPayload | None = None
+
+
 _decode_record = msgspec.json.Decoder(Record).decode
 _decode_call = msgspec.json.Decoder(CallRecord).decode
+_decode_dir = msgspec.json.Decoder(DirRecord).decode
 NOT_JSON = (msgspec.DecodeError, RecursionError)  # msgspec's refusals (ValidationError is a DecodeError)
 
 
@@ -215,6 +230,17 @@ def decode(line: bytes | bytearray, int_digits: int) -> Record | None:
         return None
     try:
         return _decode_record(line)
+    except NOT_JSON:
+        return None
+
+
+def decode_dir(line: bytes | bytearray, int_digits: int) -> DirRecord | None:
+    """`decode`'s reading and rule, into a record's folders (`DirRecord`): None where only the
+    caller's JSON reading can say (a payload that is no object among them)."""
+    if _json_only(line, int_digits):
+        return None
+    try:
+        return _decode_dir(line)
     except NOT_JSON:
         return None
 

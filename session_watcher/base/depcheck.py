@@ -1,0 +1,162 @@
+"""Whether the distributions session-watcher needs at run time are installed beside it.
+
+install.sh skips pip where the venv holds this very build (its record names it and the hash of its
+files); a dependency removed from that venv by hand since (`pip uninstall -y tomlkit`) went unseen,
+and every command that needs it failed. `python -I -m session_watcher.base.depcheck` prints the ones
+missing, space-separated, and exits 1 when one is (install.sh then runs pip and says which); it exits
+0 printing nothing when all are there. It reads what pip wrote: each `*.dist-info` folder on
+`sys.path` (an `*.egg-info` counts as installed, its requirements unread: `installed`),
+session-watcher's `Requires-Dist` lines, and theirs in turn (protobuf, which the OTLP messages
+need, is opentelemetry-proto's), the extras left out (`[fast]`'s stringzilla is optional:
+the marker search works without it). A requirement's environment marker is read as the Python
+expression it is written as, over the environment's names (`sys_platform != 'win32'`; a version
+compares by its numbers); one it cannot read (a name not among them, an operator Python does not
+have) counts as not met, so that requirement is not asked for. No `importlib.metadata` and no
+`packaging`: the check runs on every install.sh run, and those two took 10 times the time of the rest
+to import.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def normal(name: str) -> str:
+    """A distribution's name as PEP 503 compares them: lower case, each run of -_. one -."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+class Version(str):
+    """A version in a marker (`python_version`): compared by its numbers, not as text ("3.11" > "3.9")."""
+
+    __slots__ = ()
+
+    def _key(self, other: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        def parts(text: str) -> tuple[int, ...]:
+            return tuple(int(p) for p in re.findall(r"\d+", text))
+        return parts(self), parts(str(other))
+
+    def __lt__(self, other: object) -> bool:
+        a, b = self._key(other)
+        return a < b
+
+    def __le__(self, other: object) -> bool:
+        a, b = self._key(other)
+        return a <= b
+
+    def __gt__(self, other: object) -> bool:
+        a, b = self._key(other)
+        return a > b
+
+    def __ge__(self, other: object) -> bool:
+        a, b = self._key(other)
+        return a >= b
+
+    def __eq__(self, other: object) -> bool:
+        a, b = self._key(other)
+        return a == b
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return str.__hash__(self)
+
+
+def environment() -> dict[str, object]:
+    """The marker names (PEP 508) this interpreter answers, `extra` empty (no extra asked for)."""
+    uname = os.uname() if hasattr(os, "uname") else None
+    system = {"linux": "Linux", "darwin": "Darwin", "win32": "Windows"}.get(
+        sys.platform, uname.sysname if uname else sys.platform)
+    info = sys.version_info
+    return {
+        "sys_platform": sys.platform, "platform_system": system, "os_name": os.name,
+        "platform_machine": uname.machine if uname else "", "implementation_name": sys.implementation.name,
+        "platform_python_implementation": {"cpython": "CPython", "pypy": "PyPy"}.get(
+            sys.implementation.name, sys.implementation.name),
+        "python_version": Version(f"{info.major}.{info.minor}"),
+        "python_full_version": Version(f"{info.major}.{info.minor}.{info.micro}"),
+        "extra": "",
+    }
+
+
+def marker_holds(marker: str, env: dict[str, object]) -> bool:
+    """Whether a requirement's marker is met in `env`; one this cannot read is not."""
+    try:
+        return bool(eval(marker, {"__builtins__": {}}, dict(env)))  # noqa: S307  # names and literals only
+    except Exception:  # an unreadable marker: the requirement is not asked for
+        return False
+
+
+def installed(path: list[str]) -> dict[str, str]:
+    """Each distribution's name (normal) and its metadata file, the first found along `path`. An
+    `.egg-info` (a legacy `setup.py develop`, an `-e` install pip made that way: `name.egg-info`, or
+    `name-1.0-py3.11.egg-info`, `-` in a name written `_`) counts as installed too, as pip counts it:
+    its requirements (requires.txt, no Requires-Dist) are not read. Not counted, it was named
+    missing on every run, and pip, which found it there, changed nothing: pip on each run."""
+    found: dict[str, str] = {}
+    for folder in path:
+        try:
+            entries = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(".dist-info"):
+                name = normal(entry[: -len(".dist-info")].rsplit("-", 1)[0])
+                found.setdefault(name, os.path.join(folder, entry, "METADATA"))
+            elif entry.endswith(".egg-info"):
+                name = normal(entry[: -len(".egg-info")].split("-", 1)[0])
+                found.setdefault(name, os.path.join(folder, entry, "PKG-INFO"))
+    return found
+
+
+def requires(metadata: str) -> list[str]:
+    """A METADATA file's `Requires-Dist` values (its headers: up to the first empty line)."""
+    out: list[str] = []
+    try:
+        with open(metadata, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if not line.strip():
+                    break
+                if line[:14].lower() == "requires-dist:":
+                    out.append(line[14:].strip())
+    except OSError:
+        pass
+    return out
+
+
+def missing(path: list[str], env: dict[str, object], top: str = "session-watcher") -> list[str]:
+    """The distributions `top` needs, itself and through those it needs, not installed along `path`."""
+    have = installed(path)
+    lacking: list[str] = []
+    seen = {normal(top)}
+    todo = [normal(top)]
+    while todo:
+        name = todo.pop(0)
+        if name not in have:
+            lacking.append(name)
+            continue
+        for req in requires(have[name]):
+            head, _, marker = req.partition(";")
+            if marker.strip() and not marker_holds(marker.strip(), env):
+                continue
+            match = _NAME.match(head)
+            if match and normal(match.group(1)) not in seen:
+                seen.add(normal(match.group(1)))
+                todo.append(normal(match.group(1)))
+    return lacking
+
+
+def main() -> int:
+    lacking = missing(sys.path, environment())
+    if lacking:
+        print(" ".join(lacking))
+    return 1 if lacking else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""session_watcher.base.depcheck: the distributions a build needs, read from the dist-info folders pip
+wrote (install.sh's check that a venv holding this very build lacks none)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from session_watcher.base.depcheck import Version, environment, marker_holds, missing
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+LINUX: dict[str, object] = {**environment(), "sys_platform": "linux", "platform_system": "Linux",
+                            "python_version": Version("3.11")}
+
+
+def dist(site: Path, folder: str, *requires: str) -> None:
+    """A dist-info folder as pip writes it: METADATA's headers, a blank line, the description."""
+    (site / folder).mkdir(parents=True)
+    head = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (site / folder / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: x\n{head}\nRequires-Dist: not-a-header-in-the-description\n")
+
+
+def venv(site: Path) -> None:
+    """session-watcher's requirements as its METADATA has them, and theirs, all installed."""
+    dist(site, "session_watcher-0.1.0.dist-info", "platformdirs>=4.12", "tomlkit>=0.12",
+         "desktop-notifier>=6",
+         "dbus-fast>=2; sys_platform != \"darwin\" and sys_platform != \"win32\"",
+         "opentelemetry-proto>=1.27", "stringzilla>=5; extra == \"fast\"", "pytest>=8; extra == \"dev\"")
+    dist(site, "platformdirs-4.14.9.dist-info")
+    dist(site, "tomlkit-0.15.3.dist-info")
+    dist(site, "desktop_notifier-6.2.0.dist-info", "bidict", "rubicon-objc>=0.4; sys_platform == \"darwin\"",
+         "typing-extensions>=4; python_version < \"3.9\"")
+    dist(site, "bidict-0.24.1.dist-info")
+    dist(site, "dbus_fast-5.2.0.dist-info")
+    dist(site, "opentelemetry_proto-1.45.2.dist-info", "protobuf (<8.0,>=5.0)")
+    dist(site, "protobuf-7.36.2.dist-info")
+
+
+class TestMissing:
+    def test_all_there_is_nothing_missing(self, tmp_path: Path) -> None:
+        """Every requirement installed: none named (the extras, the other platforms' ones not asked)."""
+        venv(tmp_path)
+        assert missing([str(tmp_path)], LINUX) == []
+
+    def test_one_removed_by_hand_is_named(self, tmp_path: Path) -> None:
+        """`pip uninstall -y tomlkit` took its dist-info folder: tomlkit is named."""
+        venv(tmp_path)
+        (tmp_path / "tomlkit-0.15.3.dist-info" / "METADATA").unlink()
+        (tmp_path / "tomlkit-0.15.3.dist-info").rmdir()
+        assert missing([str(tmp_path)], LINUX) == ["tomlkit"]
+
+    def test_a_dependency_of_a_dependency_is_named(self, tmp_path: Path) -> None:
+        """protobuf is opentelemetry-proto's requirement (the OTLP messages need it), by its own
+        metadata's spelling ("protobuf (<8.0,>=5.0)")."""
+        venv(tmp_path)
+        (tmp_path / "protobuf-7.36.2.dist-info" / "METADATA").unlink()
+        (tmp_path / "protobuf-7.36.2.dist-info").rmdir()
+        assert missing([str(tmp_path)], LINUX) == ["protobuf"]
+
+    def test_a_platforms_requirement_is_asked_only_there(self, tmp_path: Path) -> None:
+        """dbus-fast (not on macOS) missing is named on Linux, not on macOS; rubicon-objc (macOS only)
+        is asked on macOS alone."""
+        venv(tmp_path)
+        (tmp_path / "dbus_fast-5.2.0.dist-info" / "METADATA").unlink()
+        (tmp_path / "dbus_fast-5.2.0.dist-info").rmdir()
+        assert missing([str(tmp_path)], LINUX) == ["dbus-fast"]
+        mac = {**LINUX, "sys_platform": "darwin", "platform_system": "Darwin"}
+        assert missing([str(tmp_path)], mac) == ["rubicon-objc"]
+
+    def test_names_compare_as_pep_503_says(self, tmp_path: Path) -> None:
+        """desktop-notifier is found as desktop_notifier-6.2.0.dist-info; Typing_Extensions as typing-extensions."""
+        venv(tmp_path)
+        old = {**LINUX, "python_version": Version("3.8")}
+        assert missing([str(tmp_path)], old) == ["typing-extensions"]
+        dist(tmp_path, "Typing_Extensions-4.16.0.dist-info")
+        assert missing([str(tmp_path)], old) == []
+
+    def test_the_build_itself_missing_is_named(self, tmp_path: Path) -> None:
+        """No session-watcher dist-info along the path (a venv pip never finished): it is named."""
+        assert missing([str(tmp_path), str(tmp_path / "not-there")], LINUX) == ["session-watcher"]
+
+    def test_the_first_along_the_path_is_read(self, tmp_path: Path) -> None:
+        """Two folders with a session-watcher: the first one's requirements count, as imports go."""
+        first, second = tmp_path / "a", tmp_path / "b"
+        dist(first, "session_watcher-0.2.0.dist-info", "tomlkit")
+        venv(second)
+        assert missing([str(first), str(second)], LINUX) == []
+        dist(first, "session_watcher_extra-1.dist-info")  # another name: no bearing
+        (first / "session_watcher-0.2.0.dist-info" / "METADATA").write_text("Requires-Dist: nowhere\n")
+        assert missing([str(first), str(second)], LINUX) == ["nowhere"]
+
+    def test_an_egg_info_counts_as_installed(self, tmp_path: Path) -> None:
+        """tomlkit installed the legacy way (`setup.py develop`: tomlkit.egg-info in its source folder,
+        on the path), or as an egg-info with its version: pip takes it for there and installs nothing,
+        so naming it missing had every run run pip again, to no end."""
+        venv(tmp_path)
+        (tmp_path / "tomlkit-0.15.3.dist-info" / "METADATA").unlink()
+        (tmp_path / "tomlkit-0.15.3.dist-info").rmdir()
+        source = tmp_path / "src"
+        (source / "tomlkit.egg-info").mkdir(parents=True)
+        (source / "tomlkit.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: tomlkit\n")
+        assert missing([str(tmp_path)], LINUX) == ["tomlkit"]
+        assert missing([str(tmp_path), str(source)], LINUX) == []
+        (tmp_path / "protobuf-7.36.2.dist-info" / "METADATA").unlink()
+        (tmp_path / "protobuf-7.36.2.dist-info").rmdir()
+        (tmp_path / "protobuf-7.36.2-py3.11.egg-info").write_text("Name: protobuf\n")  # a file, as distutils wrote it
+        assert missing([str(tmp_path), str(source)], LINUX) == []
+
+    def test_this_interpreter_finds_what_it_runs_with(self) -> None:
+        """The test environment's own sys.path holds session-watcher and all it needs (installed
+        editable: its dist-info is in site-packages)."""
+        assert missing(sys.path, environment()) == []
+
+
+class TestMarkers:
+    def test_platform_markers(self) -> None:
+        """sys_platform compared as text; `and`/`or` as written."""
+        both = "sys_platform != 'darwin' and sys_platform != 'win32'"
+        assert marker_holds(both, LINUX)
+        assert not marker_holds(both, {**LINUX, "sys_platform": "win32"})
+        assert marker_holds('sys_platform == "darwin" or os_name == "posix"', {**LINUX, "os_name": "posix"})
+
+    def test_versions_compare_by_their_numbers(self) -> None:
+        """python_version "3.11" is above "3.9" (text would say below), on either side of the operator."""
+        assert marker_holds('python_version >= "3.9"', LINUX)
+        assert not marker_holds('python_version < "3.9"', LINUX)
+        assert marker_holds('"3.9" <= python_version', LINUX)
+        assert not marker_holds('"3.12" <= python_version', LINUX)
+        assert marker_holds('python_version == "3.11"', LINUX)
+
+    def test_an_extra_is_not_asked_and_an_unreadable_marker_not_met(self) -> None:
+        """`extra == "fast"`: no extra is asked for; `~=` (no Python operator) and an unknown name:
+        not met."""
+        assert not marker_holds('extra == "fast"', LINUX)
+        assert not marker_holds('python_version ~= "3.8"', LINUX)
+        assert not marker_holds('platform_release == "6.1"', LINUX)
+        assert not marker_holds('__import__("os")', LINUX)
