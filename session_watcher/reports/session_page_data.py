@@ -56,19 +56,31 @@ from session_watcher.agents.claude_code.records import (
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
-from session_watcher.core.backtest import call_from_trace
+from session_watcher.core.backtest import call_from_trace, call_of
 from session_watcher.core.chains import AutoWatch
 from session_watcher.core.eoq import real_request
 from session_watcher.core.handoff import after_reminders
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
+from session_watcher.core.status import _round, client_point
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.chains import Auto
-    from session_watcher.core.shapes import Config, Detail, Event, Sample, State, UseInfo
+    from session_watcher.core.shapes import (
+        Alert,
+        CallUsage,
+        Config,
+        Detail,
+        Event,
+        ModelParams,
+        Quantities,
+        Sample,
+        State,
+        UseInfo,
+    )
 
     Row = int | list[Any]  # a call's number, a tool's values (PageBuilder)
 
@@ -676,6 +688,34 @@ class StoryTrace(list[Any]):
 
     def compaction(self, trigger: str | None, before: int | None) -> None:  # the fold reached one (state.session)
         self.autos.compaction(trigger, before)
+
+    def called(self, state: State, cfg: ModelParams, q: Quantities, fired: list[Alert], usage: CallUsage) -> None:
+        """A call folded (`core.status.Tracer`: the state after it, the quantities it was priced by,
+        the alerts it fired, its own usage): the story row and the backtest's call `append` makes of
+        `story_document`'s row, made from the same figures without the row."""
+        e = state["engine"]
+        self.lamp_at = {"amber": cfg["bp_amber"], "red": cfg["bp_red"]}
+        eng_total, raw_bills = e["billsTotal"], e["bills"]
+        bills = raw_bills if isinstance(raw_bills, int) else 0
+        if isinstance(eng_total, int):
+            done = eng_total - (self._prev_total or 0)
+            self._prev_total = eng_total
+        else:
+            done = max(0, bills - self._prev_bills)
+        self._prev_bills = bills
+        ts, n, x, x_sweet, lamp = usage["ts"], e["calls"], _round(q["x"]), _round(q["xSweet"]), q["lamp"]
+        super().append((
+            ts, n, q["L"], x, x_sweet, _round(q["br"]), lamp, bills, max(0, done), round(e["billProgress"], 6),
+            tuple(
+                {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
+                 "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
+                for a in fired if isinstance(a, dict)
+            ) if fired else (),
+        ))
+        call = call_of(n, e["segment"], q["bDefault"], state["context"].get("model"), x, x_sweet, _round(q["g"], 3),
+                       lamp, fired, usage, ts)
+        self.autos.call(call, client_point(state, cfg))
+        self.calls.append(call)
 
     def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
         at = row.get("lampAt")
