@@ -892,6 +892,7 @@ class PageRead:
         self._chunk = b""  # the chunk read last, fed to the builder up to `_at`, its next line's offset
         self._at = self._end = 0  # `_end`: just past the chunk's last newline
         self._next = [0] * len(_RECORD_FINDERS)  # `_between`'s: each marker's next place in the chunk
+        self._low = -1  # the least of them
         self._head_done = False
         self._buf: bytearray | None = None  # `_buffer`'s
         self.foreign = False  # the chunk read last is another agent's log (`read`)
@@ -975,20 +976,24 @@ class PageRead:
         self._chunk = chunk
         self._at, self._end = 0, chunk.rfind(b"\n") + 1
         self._next = [-1] * len(_RECORD_FINDERS)  # not yet looked for
+        self._low = -1
         bulkparse.tap = self._upto
 
     def _upto(self, start: int, decoded: Record | None = None) -> None:
         """Feed the lines before offset `start` (`_between`), then the line at `start` as replay's
         parse decoded it (`decoded`, taken as it is)."""
         at = self._at
-        if start > at:
-            at = self._between(at, min(start, self._end))
+        if start > at:  # the lines between: none to read where no marker is before `end` (`_between`'s `_low`)
+            end = start if start < self._end else self._end
+            at = end if self._low >= end else self._between(at, end)
         if decoded is None or start != at or at >= self._end:
             self._at = at
             return
         stop = self._chunk.find(b"\n", start)
         self._at = stop + 1
-        if _iterations_read(decoded):
+        msg = decoded.message
+        usage = msg.usage if msg is not None else None
+        if usage is None or usage.iterations is None or len(usage.iterations) < 2 or _iterations_read(decoded):
             if decoded.type in _KINDS and not decoded.isSidechain:
                 self.builder.take(decoded)
         elif (rec := decode_record(self._chunk[start:stop])) is not None:
@@ -1004,7 +1009,8 @@ class PageRead:
             if nxt[i] < at:
                 got = find(chunk, at, self._end)
                 nxt[i] = self._end if got < 0 else got
-        if min(nxt) >= end:
+        self._low = min(nxt)  # no marker before it: `_upto` passes a stretch that ends there without a call
+        if self._low >= end:
             return end
         take = self.builder.take
         for first, stop, _which in marked_lines(chunk, _RECORD_FINDERS, end, at):
