@@ -267,8 +267,10 @@ def _policies(chained: Iterable[Chain], names: Sequence[str], points: Callable[[
     priced = True
     for ch in chained:
         chosen = points(ch)
-        costs = {name: ch.schedule_costs(ks) for name, ks in chosen.items()}
-        whole = _policy(*ch.total(costs.get("hindsight", ch.actual)), *ch.total(ch.actual), [])
+        # a policy without a restart costs the real calls (`schedule_costs([])` is `actual`): their sums, once
+        costs = {name: ch.schedule_costs(ks) for name, ks in chosen.items() if ks}
+        whole = _policy(*ch.total(costs.get("hindsight", ch.actual)), *ch.total(ch.actual), []) \
+            if per_segment is not None else None
         for b, seg in enumerate(ch.segs):
             lo = ch.starts[b]
             hi = lo + len(seg.calls)
@@ -276,13 +278,13 @@ def _policies(chained: Iterable[Chain], names: Sequence[str], points: Callable[[
             base_units, base_usd = seg.total(seg.actual)
             pol: dict[str, Policy] = {}
             for name, ks in chosen.items():
-                units, usd = seg.total(costs[name][lo:hi])
+                units, usd = seg.total(costs[name][lo:hi]) if ks else (base_units, base_usd)
                 after = [ch.calls[k].call for k in ks if lo <= k < hi]
                 pol[name] = _policy(units, usd, base_units, base_usd, after)
                 sums[name].append(units)
                 usd_sums[name].append(usd or 0.0)
                 restarts[name].extend(after)
-            if per_segment is not None:
+            if per_segment is not None and whole is not None:
                 per_segment(seg, pol, whole)
     base_units = math.fsum(sums["actual"])
     base_usd = math.fsum(usd_sums["actual"]) if priced else None
