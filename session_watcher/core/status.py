@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from session_watcher.core.shapes import Alert, CallUsage, ModelParams, Quantities, State
+    from session_watcher.core.shapes import Alert, CallUsage, Context, ModelParams, Quantities, State
 
 
 def _round(v: float | None, nd: int = 6) -> float | None:
@@ -208,7 +208,12 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
 def client_point(state: State, cfg: ModelParams) -> float | None:
     """Where the session's client compacts on its own: its window less its reserve (None: the
     window unknown)."""
-    ctx = state["context"]
+    return context_point(state["context"], cfg)
+
+
+def context_point(ctx: Context, cfg: ModelParams) -> float | None:
+    """`client_point` of a session whose context is `ctx` (its window, model, peak and the reserve its
+    client said)."""
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
     return None if window is None else window - compact_reserve(ctx, cfg)
 

@@ -62,7 +62,7 @@ from session_watcher.core.eoq import real_request
 from session_watcher.core.handoff import after_reminders
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
-from session_watcher.core.status import _round, client_point
+from session_watcher.core.status import _round, context_point
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -685,8 +685,16 @@ class StoryTrace(list[Any]):
         self._prev_total: int | None = None
         self._prev_bills = 0
         self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
+        # what the client's point after the last call is priced from (`context_point`'s context, the config):
+        # priced only where a compaction follows the call (`AutoWatch` reads it there alone)
+        self._point_from: tuple[Any, Any, Any, Any, ModelParams] | None = None
 
     def compaction(self, trigger: str | None, before: int | None) -> None:  # the fold reached one (state.session)
+        if self._point_from is not None:
+            window, model, peak, reserve, cfg = self._point_from
+            self._point_from = None
+            ctx = {"window": window, "model": model, "peak": peak, "compactReserve": reserve}
+            self.autos.point(context_point(ctx, cfg))  # type: ignore[arg-type]  # the context's keys it reads
         self.autos.compaction(trigger, before)
 
     def called(self, state: State, cfg: ModelParams, q: Quantities, fired: list[Alert], usage: CallUsage) -> None:
@@ -714,7 +722,9 @@ class StoryTrace(list[Any]):
         ))
         call = call_of(n, e["segment"], q["bDefault"], state["context"].get("model"), x, x_sweet, _round(q["g"], 3),
                        lamp, fired, usage, ts)
-        self.autos.call(call, client_point(state, cfg))
+        ctx = state["context"]  # `client_point`'s figures, as they are after the call
+        self._point_from = (ctx.get("window"), ctx.get("model"), ctx.get("peak"), ctx.get("compactReserve"), cfg)
+        self.autos.call(call, None)
         self.calls.append(call)
 
     def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
@@ -741,6 +751,7 @@ class StoryTrace(list[Any]):
             ) if alerts else (),
         ))
         call = call_from_trace(row)
+        self._point_from = None
         self.autos.call(call, row.get("compactPoint"))
         self.calls.append(call)
 
@@ -748,6 +759,7 @@ class StoryTrace(list[Any]):
         super().clear()
         self.calls.clear()
         self.autos = AutoWatch()
+        self._point_from = None
         self._prev_total = None
         self._prev_bills = 0
 
