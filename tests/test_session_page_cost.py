@@ -180,3 +180,36 @@ def test_the_lines_between_two_offsets_are_the_lines_found_from_the_start() -> N
     starts = [0, *(i + 1 for i, c in enumerate(chunk) if c == ord("\n"))]
     for begin in starts[::7]:
         assert list(markscan.marked_lines(chunk, finders, len(chunk), begin)) == [w for w in whole if w[0] >= begin]
+
+
+class RowTrace(session_page_data.StoryTrace):
+    """The page's trace as it was: a `story_document` row a call (`append`), no `called`."""
+
+    called = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("path", [S258, FIXTURES / "transcripts" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+                                  FIXTURES / "transcripts" / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
+                                  FIXTURES / "codex" / "rollout-019f8c04-f40a-75a1-80a3-75c564780b42.jsonl"])
+def test_the_story_made_from_the_folds_figures_is_the_rows(path: Path) -> None:
+    """`StoryTrace.called` (the figures without a row) keeps what `append` kept of `story_document`'s
+    rows: the same story rows, calls, lamp thresholds and automatic compactions, each with the client's
+    point after the call before it (priced there only)."""
+    fast, rows = session_page_data.StoryTrace(), RowTrace()
+    fold(str(path), trace=fast)
+    fold(str(path), trace=rows)
+    assert len(fast) > 10
+    assert list(fast) == list(rows)
+    assert fast.calls == rows.calls
+    assert fast.lamp_at == rows.lamp_at
+    assert fast.autos.autos == rows.autos.autos
+
+
+def test_a_compaction_reads_the_point_after_the_call_before_it() -> None:
+    """258c7280's automatic compactions come with the client's point after the call before each; the
+    trace prices it there, from the figures as they were after that call (not as the fold stands)."""
+    fast, rows = session_page_data.StoryTrace(), RowTrace()
+    fold(str(S258), trace=fast)
+    fold(str(S258), trace=rows)
+    assert fast.autos.autos  # the session compacts on its own
+    assert fast.autos.autos == rows.autos.autos
