@@ -107,6 +107,31 @@ def test_in_a_project_with_only_an_empty_session_that_one(tmp_path: Path, world:
     assert "and 1 more: no API call)" in said
 
 
+def test_a_passed_over_session_is_named_by_a_prefix_that_finds_it_alone(tmp_path: Path) -> None:
+    """Two sessions whose ids share their first 8 characters (two Codex threads of one minute): the
+    `project` line of `status`, `health` and `replay` named the one passed over by those 8, which
+    name both (`status 0e0e0e0e` is refused as ambiguous); it names it by the group of its id that
+    tells them apart, a prefix that finds it alone."""
+    c = tmp_path / "c"
+    c.mkdir()
+    called, empty = "0e0e0e0e-1111-4111-8111-111111111111", "0e0e0e0e-4444-4444-8444-444444444444"
+    _transcript(called, "short.jsonl", c, 1_700_000_000)
+    path = _transcript(empty, "short.jsonl", c, 1_700_000_060)  # the newer, its lines before the first call
+    path.write_text("".join(line + "\n" for line in path.read_text().splitlines()[:3]))
+    assert b'"usage"' not in path.read_bytes()
+    os.utime(path, (1_700_000_060, 1_700_000_060))
+    line = f"project  {os.path.realpath(c)} (passed over 0e0e0e0e-4444: no API call)"
+    for command in ("status", "health", "replay"):
+        said = _sw(command, cwd=c).stdout
+        assert called in said, (command, said)
+        assert line in said.splitlines(), (command, said)
+    assert json.loads(_sw("status", "--json", "0e0e0e0e-4444", cwd=c).stdout)["sessionId"] == empty
+    ambiguous = subprocess.run([str(SW), "status", "0e0e0e0e"], capture_output=True, text=True, timeout=60,
+                               check=False, cwd=c)
+    assert ambiguous.returncode == 1
+    assert "is the start of 2 session ids" in ambiguous.stderr
+
+
 def test_the_project_line_keeps_within_columns(world: dict[str, Path]) -> None:
     """The header's project line wraps within COLUMNS at spaces, its path never cut."""
     said = _sw("status", cwd=world["a"], env={"COLUMNS": "40"}).stdout

@@ -528,6 +528,53 @@ def test_drop_of_a_named_session_whose_project_is_not_known_drops_nothing(tmp_pa
     assert run_json("handoff", "--show") == []
 
 
+def test_show_of_a_session_whose_project_is_not_known_shows_no_other_projects_handoff(tmp_path: Path) -> None:
+    """`handoff --show SESSION` of a session whose project is not known (its transcript names no
+    folder) listed every project's waiting handoff, as if no SESSION were named: it says that
+    session's project is not known and shows none (exit 0, as "no handoff waiting"), inside Claude
+    Code too; a handoff that session wrote itself (its project known to its hooks then) is shown, and
+    `--drop SESSION` drops that one, never another project's."""
+    from session_watcher.state import store
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    folded(LONG, LONG_ID, str(here))
+    assert run_json("handoff", "--session", LONG_ID)["project"] == str(here)
+    nowhere = "0d0d0d0d-4444-4444-8444-444444444444"
+    lines = [json.loads(x) for x in LONG.read_text().splitlines()]
+    for rec in lines:
+        rec.pop("cwd", None)
+        if "sessionId" in rec:
+            rec["sessionId"] = nowhere
+    copy = tmp_path / f"{nowhere}.jsonl"
+    copy.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    stop = {"session_id": nowhere, "transcript_path": str(copy), "hook_event_name": "Stop"}
+    assert hook("Stop", stop).returncode == 0
+    wide = {**{k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}, "COLUMNS": "1000"}
+    said = (f"no handoff waiting for session {nowhere}: its project is not known (its transcript names no folder), "
+            "so no project's handoff is shown; `handoff --show` with no SESSION, outside Claude Code, shows every "
+            "project's\n")
+    for how in (sw("handoff", "--show", nowhere, env=wide),
+                sw("handoff", "--show", env={**wide, "CLAUDE_CODE_SESSION_ID": nowhere})):
+        assert (how.returncode, how.stdout.decode(), how.stderr) == (0, said, b"")
+    assert run_json("handoff", "--show", nowhere) == []
+    assert [d["project"] for d in run_json("handoff", "--show")] == [str(here)]  # still waiting, not shown
+    # a handoff it wrote while its hooks knew its folder, its state then rebuilt from its transcript alone
+    os.remove(store.session_file(nowhere))
+    assert hook("Stop", {**stop, "cwd": str(there)}).returncode == 0
+    assert run_json("handoff", "--session", nowhere)["project"] == str(there)
+    os.remove(store.session_file(nowhere))
+    assert b"its project folder is not known" in sw("handoff", str(copy), env=wide).stderr  # no project
+    assert [(d["project"], d["parentSession"]) for d in run_json("handoff", "--show", str(copy))] == [
+        (str(there), nowhere)]
+    dropped = sw("handoff", "--drop", str(copy), env=wide)
+    assert dropped.returncode == 0, dropped.stderr
+    assert dropped.stdout.decode().startswith(f"dropped: the handoff for a Claude Code session in {there} from "
+                                              f"session {nowhere[:8]}")
+    assert [d["project"] for d in run_json("handoff", "--show")] == [str(here)]
+
+
 def test_drop_all_inside_claude_code_drops_every_projects_handoff(tmp_path: Path) -> None:
     """Inside Claude Code (CLAUDE_CODE_SESSION_ID set) `--drop` drops the session's project's handoff
     as before, whatever folder it runs in; `--drop --all` dropped that one alone too (the session's

@@ -120,13 +120,81 @@ def test_at_the_prices_the_config_takes_every_figure_is_a_number(tmp_path: Path,
 
 def test_the_cli_writes_a_figure_json_cannot_hold_as_null() -> None:
     """The CLI's one JSON writer: NaN and infinities, nested anywhere, become null; the rest is
-    `json.dumps`'s text."""
+    `json.dumps`'s text, on one line or indented; the report's text (`reports.jsontext`) alike."""
     from session_watcher.cli.messages import json_text
+    from session_watcher.reports.jsontext import dumps, dumps_spaced
 
     doc = {"a": float("inf"), "b": [1.5, float("nan"), {"c": -float("inf")}], "d": (2, "x"), "e": 0.1}
     assert json_text(doc) == '{"a": null, "b": [1.5, null, {"c": null}], "d": [2, "x"], "e": 0.1}'
+    assert dumps_spaced(doc) == json_text(doc)
+    assert json_text(doc, separators=(",", ":")) == '{"a":null,"b":[1.5,null,{"c":null}],"d":[2,"x"],"e":0.1}'
+    assert dumps(doc) == json_text(doc, separators=(",", ":"))
+    assert json_text(doc, indent=1) == json.dumps({**doc, "a": None, "b": [1.5, None, {"c": None}]}, indent=1)
     assert json_text({"e": 0.1}, indent=2) == json.dumps({"e": 0.1}, indent=2)
     assert json_text([1, 2], separators=(",", ":")) == "[1,2]"
+    assert json_text({1: "é"}, separators=(",", ":")) == json.dumps({1: "é"}, separators=(",", ":"))
+    with pytest.raises(TypeError):
+        json_text({"a": object()})
+
+
+def test_a_text_kept_for_the_report_never_holds_a_figure_json_cannot_hold() -> None:
+    """`reports.jsontext.finite_pieces`, what the report's text passes before the index keeps it (a
+    warm run sends it as it is): pieces with no `NaN` or `Infinity` are the same pieces, not copied;
+    a word only inside a string (after no separator, or read and written again the same) leaves them
+    so too (a folder named `NaN` sent no warm run's text as stretches of the last); a figure written
+    `NaN` or `Infinity` by any writer in a new piece, compact or spaced, is null, the object left
+    open as it came, the kept text's stretches (memoryviews, checked when it was kept) with it."""
+    from session_watcher.reports.jsontext import finite_pieces
+
+    clean: list[bytes | memoryview] = [b'{"a":1.5,', memoryview(b'"b":[1,2]')]
+    assert finite_pieces(clean, b"}") is clean
+    worded: list[bytes | memoryview] = [b'{"project":"/home/NaN/Infinity",', b'"n":-1e-05']
+    assert finite_pieces(worded, b"}") is worded  # a word after no separator: not read
+    spaced: list[bytes | memoryview] = [b'{"cwd":"/a/:NaN/x Infinity",', memoryview(b'"b":1'), b',"c":"[-NaN"']
+    assert finite_pieces(spaced, b"}") is spaced  # read, and the same text: the pieces, the stretch kept
+    bad: list[bytes | memoryview] = [b'{"a":NaN,"b":[-Infinity,', memoryview(b'2],"c":"NaN"')]
+    assert finite_pieces(bad, b"}") == [b'{"a":null,"b":[null,2],"c":"NaN"']
+    assert finite_pieces([b"[1,Infinity]"]) == [b"[1,null]"]
+    assert finite_pieces([b'{"a": NaN, "b": 1}']) == [b'{"a":null,"b":1}']  # json.dumps' own spacing
+    after: list[bytes | memoryview] = [b'{"a":', memoryview(b'[1,2],"b":'), b"-Infinity"]  # a piece of its own
+    assert finite_pieces(after, b"}") == [b'{"a":[1,2],"b":null']
+
+
+@pytest.mark.slow
+def test_report_json_to_a_pipe_or_a_file_writes_a_figure_json_cannot_hold_as_null(tmp_path: Path) -> None:
+    """A guard log line whose estimate is `1e999` (an infinity as JSON reads it) made the guard's
+    `notSentEstimatedUsd` infinite: `report --json` at a terminal wrote it null, to a pipe or a file
+    (its text as the index keeps it, sent as it is) `Infinity`. Every way writes standard JSON now,
+    the run after too (from the kept text)."""
+    import shutil
+    import subprocess
+
+    from session_watcher.base import paths
+    from tests.oracle import SW
+
+    projects = tmp_path / "projects" / "-home-dev-proj"
+    projects.mkdir(parents=True)
+    shutil.copy(TRANSCRIPTS / "short.jsonl", projects / "short.jsonl")
+    sid = "short"  # a session is named by its file's name
+    log = Path(paths.guard_log_file())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(json.dumps({"ts": 4e9, "afterTs": 4e9, "sessionId": sid, "usd": 1e999}) + "\n")
+    assert "Infinity" in log.read_text()
+    args = ("report", "--json", "--projects", str(tmp_path / "projects"))
+    for run in ("first", "kept"):
+        piped = sw(*args)
+        assert piped.returncode == 0, piped.stderr
+        doc = strict(piped.stdout.decode())
+        assert doc["index"]["cached"] is (run == "kept")
+        assert doc["guard"]["notSent"] == 1
+        assert doc["guard"]["notSentEstimatedUsd"] is None
+        out = tmp_path / f"{run}.json"
+        with out.open("wb") as fh:
+            proc = subprocess.run([str(SW), *args], stdout=fh, stderr=subprocess.PIPE, timeout=60, check=False)
+        assert proc.returncode == 0, proc.stderr
+        written = strict(out.read_text())
+        assert written["index"]["cached"] is True
+        assert (written["guard"], written["sessions"]) == (doc["guard"], doc["sessions"])
 
 
 @pytest.mark.slow

@@ -550,6 +550,34 @@ def test_export_names_a_log_that_is_no_file_as_report_does(tmp_path: Path) -> No
         for p in odd)
 
 
+def test_a_subagent_log_that_is_no_file_is_named_as_a_main_one(tmp_path: Path) -> None:
+    """A folder named `*.jsonl` (or a link to nothing) in a session's `subagents/` folder was named by
+    no command, where `report`, `export --otlp` and `backtest` name one among the main logs: each
+    names it now in the same words, the session's own logs read as before."""
+    proj = tmp_path / "claude" / "projects" / "-proj"
+    proj.mkdir(parents=True)
+    shutil.copy(COLD, proj / COLD.name)
+    subs = proj / SID / "subagents"
+    subs.mkdir(parents=True)
+    odd = [subs / "agent-folder.jsonl", subs / "agent-nothing.jsonl"]
+    odd[0].mkdir()
+    odd[1].symlink_to(tmp_path / "gone.jsonl")
+    wide = {**os.environ, "COLUMNS": "1000", "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    said = sorted(f"skipped {p}: not a file it can read" for p in odd)
+    export = sw("export", "--otlp", "--dry-run", env=wide)
+    assert export.returncode == 0, export.stderr
+    assert sorted(export.stderr.decode().splitlines()) == [f"session-watcher export: {x}" for x in said]
+    report = sw("report", "--json", env=wide)
+    assert report.returncode == 0, report.stderr
+    assert sorted(report.stderr.decode().splitlines()) == sorted(
+        f"session-watcher report: left out {p}: not a file it can read" for p in odd)
+    assert [s["sessionId"] for s in json.loads(report.stdout)["sessions"]] == [SID]
+    back = sw("backtest", "--json", env=wide, timeout=120)
+    assert back.returncode == 0, back.stderr
+    assert sorted(back.stderr.decode().splitlines()) == [f"session-watcher backtest: {x}" for x in said]
+    assert [s["sessionId"] for s in json.loads(back.stdout)["sessions"]] == [SID]
+
+
 def test_export_since_a_time_no_session_reaches_says_so(tmp_path: Path) -> None:
     """A transcript touched since --since whose last call is older: nothing to send, said as for no
     transcript at all (it said "exported 0 sessions", and --dry-run printed a request of the cache

@@ -1,5 +1,6 @@
-"""The report's JSON text without `json`'s imports (`reports.jsontext`), and the guard's log lines
-read as `json.loads` reads them (`collect._guard_line`)."""
+"""The report's JSON text without `json`'s imports (`reports.jsontext`): `json.dumps`'s text, a
+figure JSON cannot hold null (`cli.messages.json_text`'s rule); and the guard's log lines read as
+`json.loads` reads them (`collect._guard_line`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from session_watcher.core.fastjson import finite
 from session_watcher.reports.collect import _guard_line
 from session_watcher.reports.jsontext import dumps, dumps_spaced
 
@@ -23,8 +25,8 @@ VALUES = st.recursive(
 @example(math.nan)
 @example({"a": [math.inf, -math.inf, 0.1 + 0.2, 1 << 80], "é\u2028\"": None})
 def test_the_text_is_json_dumps_text(value: object) -> None:
-    assert dumps(value) == json.dumps(value, separators=(",", ":"))
-    assert dumps_spaced(value) == json.dumps(value)
+    assert dumps(value) == json.dumps(finite(value), separators=(",", ":"), allow_nan=False)
+    assert dumps_spaced(value) == json.dumps(finite(value), allow_nan=False)
 
 
 def test_what_json_cannot_write_is_refused_alike() -> None:
@@ -67,5 +69,6 @@ def test_another_c_encoder_falls_back_to_json(monkeypatch: pytest.MonkeyPatch) -
     value = {"a": [1.5, math.inf, "é"], "b": None}
     for stand_in in (None, Other()):
         monkeypatch.setattr(jsontext, "_json", stand_in)
-        assert jsontext._encoder(",", ":")(value) == json.dumps(value, separators=(",", ":"))
-        assert jsontext._encoder(", ", ": ")(value) == json.dumps(value)
+        assert jsontext._encoder(",", ":")(value) == json.dumps(finite(value), separators=(",", ":"))
+        assert jsontext._encoder(", ", ": ")(value) == json.dumps(finite(value))
+        assert "null" in jsontext._encoder(",", ":")(value)

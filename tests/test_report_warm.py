@@ -463,3 +463,38 @@ def test_a_window_dropped_beside_a_run_of_it_leaves_that_run_every_session(
     with (projects / "-home-b" / "subagent.jsonl").open("ab") as fh:
         fh.write(call_line("msg_after", 11_000, 20_000, ts="2026-02-16T10:00:00.000Z"))
     assert windowed(projects, index, None) == windowed(projects, tmp_path / "cold2.sqlite3", None)
+
+
+def test_a_text_written_again_for_a_figure_json_cannot_hold_is_not_cut_from(
+        projects: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builds: list[int]) -> None:
+    """A session's text written `NaN` as a figure by a writer other than the report's encoders: the
+    document is written again with it null before the index keeps it (`jsontext.finite_pieces`), a
+    text of another length than the one the kept sums' places were taken in. The next warm run
+    builds from every part, and equals a cold build; it cut the unchanged sessions' texts from the
+    new text at the old places (a text JSON could not read)."""
+    from session_watcher.reports import merge
+
+    real = merge.session_texts
+
+    def writes_nan(sid: str, p: Any, lifetime: dict[str, float]) -> Any:
+        (entry, colds, scatter), counts = real(sid, p, lifetime)
+        if sid == AE:
+            entry = entry.replace(b'{"sessionId"', b'{"other":NaN,"sessionId"', 1)
+        return (entry, colds, scatter), counts
+
+    index = tmp_path / "i.sqlite3"
+    monkeypatch.setattr(merge, "session_texts", writes_nan)
+    text = run_report_json([str(projects)], str(index), now=1.8e9, utc_offset=3600.0)
+    assert '"other":null' in text
+    assert "NaN" not in text
+    monkeypatch.setattr(merge, "session_texts", real)
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_after_nan", 11_000, 20_000, ts="2026-02-16T10:00:00.000Z"))
+    builds.clear()
+    assert windowed(projects, index, None) == windowed(projects, tmp_path / "cold.sqlite3", None)
+    assert len(builds) == 2  # the warm run too
+    with (projects / "-home-b" / "short.jsonl").open("ab") as fh:
+        fh.write(call_line("msg_after_nan_2", 12_000, 20_000, ts="2026-02-17T10:00:00.000Z"))
+    builds.clear()
+    assert windowed(projects, index, None) == windowed(projects, tmp_path / "cold2.sqlite3", None)
+    assert len(builds) == 1  # updated from the text kept after it: the cold one's build alone

@@ -281,7 +281,7 @@ def status(ns: argparse.Namespace) -> int:
         _emit(doc)
     else:
         print(fit(clean(status_text(doc, verbose=ns.verbose, now=now, last_ts=state["engine"]["lastTs"], cfg=cfg,
-                                    project=state["context"].get("project"), skipped=found.skipped)),
+                                    project=state["context"].get("project"), skipped=found.passed_over)),
                   columns()))
     return 0
 
@@ -342,7 +342,7 @@ def replay(ns: argparse.Namespace | SimpleNamespace) -> int:
         from session_watcher.core.statustext import status_text
 
         print(fit(clean(status_text(doc, verbose=ns.verbose, last_call=True, cfg=cfg, project=asked.get("project"),
-                                    skipped=found.skipped)), columns()))
+                                    skipped=found.passed_over)), columns()))
     return 0
 
 
@@ -357,7 +357,7 @@ def health(ns: argparse.Namespace) -> int:
         _emit(block)
     else:
         print(fit(clean(health_text(block, session=str(doc["sessionId"]), project=state["context"].get("project"),
-                                    skipped=found.skipped)), columns()))
+                                    skipped=found.passed_over)), columns()))
     return 0
 
 

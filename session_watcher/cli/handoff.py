@@ -41,11 +41,14 @@ def add_parser(sub: Any) -> None:
                                                         "cycle, agent (whose next session takes it)")
     what = s.add_mutually_exclusive_group()
     what.add_argument("--show", action="store_true", help="show the handoff waiting for the project's next session "
-                                                          "(every project's, without SESSION outside Claude Code)")
+                                                          "(every project's, without SESSION outside Claude Code; "
+                                                          "for a SESSION whose project is not known, only a "
+                                                          "handoff it wrote, never another project's)")
     what.add_argument("--drop", action="store_true", help="drop that waiting handoff: the next session starts "
                                                           "without it (without SESSION outside Claude Code, the "
                                                           "handoff of the project of the folder it runs in; a "
-                                                          "SESSION whose project is not known: none dropped)")
+                                                          "SESSION whose project is not known: only a handoff it "
+                                                          "wrote)")
     s.add_argument("--all", action="store_true", help="with --drop: every project's waiting handoff")
     s.set_defaults(func=command)
 
@@ -174,19 +177,32 @@ def waiting(ns: argparse.Namespace) -> int:
     target = named or (None if ns.all else os.environ.get("CLAUDE_CODE_SESSION_ID")) or None
     state = session_state(target)[0] if target else None
     project = state["context"].get("project") if state else None
-    if ns.drop and project is None and state is not None and named:  # never the folder's in its place
-        sid = str(state["sessionId"])
-        raise UserError(f"handoff --drop: the project of session {clean(sid)} is not known (its transcript names "
-                        "no folder); nothing dropped. Run `handoff --drop` in that project's folder, or "
-                        "`handoff --drop --all` to drop every project's waiting handoff", keep=[sid])
-    if ns.drop and project is None and not ns.all:  # the folder's project only, never every one unasked
-        project = _here()
-        if project is None:
-            raise UsageError("handoff --drop: no session named and no project folder here; name a SESSION, "
-                             "or --all to drop every project's waiting handoff")
-    found = handoffs.pending(project)
+    sid = str(state["sessionId"]) if state else ""
+    # a session whose project is not known (its transcript names no folder): only a note it wrote
+    # itself (its project known then), never another project's; `--drop` inside Claude Code with
+    # no SESSION takes the folder's project in its place, as documented
+    unplaced = state is not None and project is None and (ns.show or named is not None)
+    if unplaced:
+        found = [(path, doc) for path, doc in handoffs.pending(None) if doc.get("parentSession") == sid]
+        if ns.drop and not found:  # never the folder's in its place
+            raise UserError(f"handoff --drop: the project of session {clean(sid)} is not known (its transcript "
+                            "names no folder); nothing dropped. Run `handoff --drop` in that project's folder, or "
+                            "`handoff --drop --all` to drop every project's waiting handoff", keep=[sid])
+    else:
+        if ns.drop and project is None and not ns.all:  # the folder's project only, never every one unasked
+            project = _here()
+            if project is None:
+                raise UsageError("handoff --drop: no session named and no project folder here; name a SESSION, "
+                                 "or --all to drop every project's waiting handoff")
+        found = handoffs.pending(project)
     if ns.json:
         sys.stdout.write(json_text([{**doc, "pendingFile": path} for path, doc in found], indent=2) + "\n")
+    elif not found and unplaced:  # "nothing found", as `no handoff waiting` says it: exit 0
+        from session_watcher.core.text import wrap
+
+        print("\n".join(wrap(f"no handoff waiting for session {clean(sid)}: its project is not known (its transcript "
+                             "names no folder), so no project's handoff is shown; `handoff --show` with no SESSION, "
+                             "outside Claude Code, shows every project's", columns(), keep=[clean(sid)])))
     elif not found:
         others = len(handoffs.pending(None)) if ns.drop and not target else 0
         print(f"no handoff waiting{f' for {clean(project)}' if project else ''}"

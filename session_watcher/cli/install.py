@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from session_watcher.base import paths
 from session_watcher.base.atomic import user_file, write_atomic, write_user_file
+from session_watcher.cli.messages import json_text  # the one JSON writer (the install records)
 from session_watcher.hooks.run import EVENTS as PLANS
 
 if TYPE_CHECKING:
@@ -318,7 +319,7 @@ def add(bin_dir: str) -> int:
         print(f"\n    {both(status_cmd, current)}\n")  # whole, to be copied
     _write(path, doc, before)
     paths.ensure_private_dir(paths.data_dir())
-    write_atomic(record_file(), (json.dumps(added, indent=2) + "\n").encode("utf-8"))
+    write_atomic(record_file(), (json_text(added, indent=2) + "\n").encode("utf-8"))
     say(f"settings: {path} (hooks: {', '.join(EVENTS)}; statusLine: "
         f"{'session-watcher' if added['statusLine'] else 'yours, kept'})")
     for other in others:

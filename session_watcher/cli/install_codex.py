@@ -31,6 +31,7 @@ from session_watcher.base import paths
 from session_watcher.base.atomic import write_atomic
 from session_watcher.cli import install as claude  # the settings merge's own rules (load, shape, backup, write)
 from session_watcher.cli.agents_here import codex_home, codex_record  # `$CODEX_HOME`, else `~/.codex` when it exists
+from session_watcher.cli.messages import json_text  # the one JSON writer (the install record)
 
 EVENTS = tuple(event for event, _ in codex_hooks.EVENTS)
 TIMEOUT = 10
@@ -103,7 +104,7 @@ def add(bin_dir: str) -> int:
         "earlier": claude.earlier([prev], keys)}
     if trusted:
         record["trustedFor"] = _trusted_for(prev, keys, wanted)
-    write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    write_atomic(record_file(), (json_text(record, indent=2) + "\n").encode("utf-8"))
     from session_watcher.cli.codex_trust import trust
 
     got = trust(home, trust_file(path), {h["command"] for _, h in wanted})
@@ -113,7 +114,7 @@ def add(bin_dir: str) -> int:
         return 0
     # what --uninstall takes out of Codex's config.toml again, and the hooks it now trusts
     record["trusted"], record["trustedFor"] = {**trusted, **got[0]}, [h for _, h in wanted]
-    write_atomic(record_file(), (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    write_atomic(record_file(), (json_text(record, indent=2) + "\n").encode("utf-8"))
     claude.say(f"codex: {path} (hooks: {', '.join(EVENTS)}); trusted through codex app-server "
                f"({len(got[0])} now, {got[1]} already)")
     return 0

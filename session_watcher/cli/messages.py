@@ -28,7 +28,14 @@ def say(message: str, keep: Sequence[str] = (), prog: str = "session-watcher") -
 
 def json_text(doc: object, indent: int | None = None, separators: tuple[str, str] | None = None) -> str:
     """`json.dumps(doc, ...)` as every JSON the CLI writes: standard JSON, so a figure JSON cannot hold
-    (NaN, an infinity; no price the config takes makes one: `config.PRICE_FLOOR`) is written null."""
+    (NaN, an infinity; no price the config takes makes one: `config.PRICE_FLOOR`) is written null.
+    On one line (no `indent`), through `reports.jsontext`'s encoders, which write the report's text
+    by the same rule without `json`'s imports (`report --json` to a pipe or a file: its text kept in
+    the index is made only by them and sent as it is)."""
+    if indent is None and separators in (None, (", ", ": "), (",", ":")):
+        from session_watcher.reports import jsontext
+
+        return jsontext.dumps(doc) if separators == (",", ":") else jsontext.dumps_spaced(doc)
     import json
 
     try:

@@ -232,14 +232,17 @@ def command(args: Any) -> int:
         unread: list[str] = []
         pieces = report_json_pieces(args.projects, args.index, since=args.since, progress=Progress(), unread=unread)
         say_unread(unread)
-        from session_watcher.reports.jsontext import dumps  # json's text without json's imports
+        from session_watcher.cli.messages import json_text  # json's text without json's imports here
 
         found = restarts_taken()
         if found and narrowed(args):  # the restarts into the sessions reported (ids need no escaping)
             text = [p if isinstance(p, bytes) else bytes(p) for p in pieces]
             found = [r for r in found if any(f'"sessionId":"{r["child"]}"'.encode() in t for t in text)]
-        taken = dumps(found)
-        out = sys.stdout.buffer  # the pieces as they are: a large history's text is not copied again
+        taken = json_text(found, separators=(",", ":"))
+        # the pieces as they are: a large history's text is not copied again. Each is json_text's
+        # text: the members after the kept text made by its encoders, the kept text checked before
+        # the index kept it (`reports.jsontext.finite_pieces`): no figure JSON cannot hold in either
+        out = sys.stdout.buffer
         for piece in [*pieces, f',"restartsTaken":{taken}}}\n'.encode()]:
             out.write(piece)
         out.flush()

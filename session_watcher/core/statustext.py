@@ -272,14 +272,16 @@ def health_value(h: Mapping[str, Any], name: str) -> str:
 
 def place_words(project: str | None, skipped: Sequence[str] = ()) -> str:
     """The session's project folder (`-` when unknown), and the newer sessions without an API call a
-    default pick passed over: `/src/app (passed over 1a2b3c4d: no API call)`; "" when neither is known."""
+    default pick passed over, the newest named as given (`sessions.naming.Found.passed_over`: its
+    shortest prefix no other session's id begins with, 8 characters or more):
+    `/src/app (passed over 1a2b3c4d: no API call)`; "" when neither is known."""
     from session_watcher.core.text import one_line
 
     if not project and not skipped:
         return ""
     words = one_line(project) if project else "-"
     if skipped:
-        newest = one_line(skipped[0][:8])
+        newest = one_line(skipped[0])
         more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
         words += f" (passed over {newest}{more}: no API call)"
     return words

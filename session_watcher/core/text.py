@@ -229,6 +229,26 @@ def short_ids(ids: list[str]) -> dict[str, str]:
     return {i: i[:n] for i in ids}
 
 
+def unique_prefix(sid: str, ids: Collection[str], least: int = 8) -> str:
+    """`sid` as the text names it among `ids`: its shortest prefix of `least` characters or more that
+    begins no other of them, so that naming it on the command line finds it alone: its first 8 where
+    none shares those; where one does (two Codex threads of one minute), on to the end of the uuid's
+    group that tells them apart (`019f6bcb-f100`, not `019f6bcb-f`), which reads as a piece of the id;
+    the whole id where another begins with all of it."""
+    head = sid[:least]
+    n = least
+    for other in ids:
+        if other != sid and other.startswith(head):  # only these can need more than `least`
+            same = least
+            while same < len(sid) and same < len(other) and sid[same] == other[same]:
+                same += 1
+            n = max(n, same + 1)
+    if n > least:
+        group_end = sid.find("-", n)  # the end of the group the prefix ends in (a longer prefix: unique too)
+        n = len(sid) if group_end < 0 else group_end
+    return sid[:n]
+
+
 SHORT_ID_PLAIN = 16  # up to this many ids, short_id_length's plain loop (the hooks name one or two)
 
 

@@ -12,18 +12,20 @@ from session_watcher.core import fastjson
 from session_watcher.reports import walk
 from session_watcher.reports.fmt import apply_now, zone_key
 from session_watcher.reports.index import DB_NAME, Index, IndexStats
-from session_watcher.reports.jsontext import dumps, dumps_spaced
+from session_watcher.reports.jsontext import dumps, dumps_spaced, finite_pieces
 from session_watcher.reports.kept import Order, Sources
 from session_watcher.reports.scan import rows_in
 
 _new = tuple.__new__
 
-REPORT_VERSION = 9  # bump when the report's computation changes: cached documents are then rebuilt
+REPORT_VERSION = 10  # bump when the report's computation changes: cached documents are then rebuilt
 # 4: Codex rollouts, each session's agent and the totals by agent
 # 6: the totals' USD sums exact (`warmth.exact`), so a warm run can take a session's share out (`merge`)
 # 7: a fork's copies of its parent's calls counted in the parent only (`kinds.KIND_INHERITED`)
 # 8: a longest gap under a second is no break (`fmt.gap_sentence`: it read "longest break (0 s) stayed warm")
 # 9: a Codex session's `project` the project folder of its working folder, as Claude Code's (it was "codex")
+# 10: a figure JSON cannot hold null in the kept text too, as `cli.messages.json_text` writes it (the text
+#     a warm run sends as it is held `Infinity`: a guard log line's `"usd": 1e999`)
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
 if TYPE_CHECKING:
@@ -467,12 +469,15 @@ def _build(
             save_cliffs(fastjson.loads(b"".join([*body, b"}"]))["ttl"], now)
     else:
         made = summarize.document(index, live, warnings, roots)
-        body, days = made.body, made.days
+        # standard JSON before the index keeps it: a warm run sends the kept text as it is
+        body, days = finite_pieces(made.body, b"}"), made.days
         if since is None:  # a report over a window has less evidence than the whole history
             save_cliffs(made.ttl, now)
         # stored without the clock fields, with `days` last, so a kept copy is sent as text
         index.store_report(key, body, days, time.time(), summarize.last)
-        summarize.state["key"] = key
+        # the text the next run cuts its sessions' texts from (at the places `merge` kept for it):
+        # none where `finite_pieces` wrote it again, of another length (that run builds from the parts)
+        summarize.state["key"] = key if body is made.body else ""
         from session_watcher.reports.merge import dump
 
         index.store_merged(summarize.params, dump(summarize.state), time.time())

@@ -25,10 +25,13 @@ Done = tuple[dict[str, Any], list[tuple[str, Any]]]
 
 
 def all_transcripts() -> list[str]:
-    """Every main session log of every agent, in its own folders (the registry's discovery)."""
+    """Every main session log of every agent, in its own folders (the registry's discovery), and
+    every subagent log there that is no file (a folder so named, a link to nothing: `Agent.sources`),
+    whose run fails as a main one's and is named as one, in report's and export's words (a session's
+    fold reads only its subagents' files: `state.session.subagent_files`)."""
     from session_watcher.agents import sources
 
-    return [s.path for s in sources()[1] if not s.sub]
+    return [s.path for s in sources()[1] if not s.sub or not os.path.isfile(s.path)]
 
 
 def resolve(target: str) -> str:

@@ -29,12 +29,20 @@ class Found(NamedTuple):
     """A named session: its id, its main transcript (None when none is on disk), and whether the
     watcher keeps a state for it that follows that transcript (False: fold it from the transcript);
     for the session picked by default (`default_session`), the newer sessions of its scope passed
-    over because they hold no API call (ids, newest first)."""
+    over because they hold no API call (ids, newest first), and the newest of them as the text names
+    it (`core.text.unique_prefix` among every session the pick ranked: what names it alone)."""
 
     session_id: str
     transcript: str | None
     recorded: bool
     skipped: tuple[str, ...] = ()
+    skipped_name: str = ""
+
+    @property
+    def passed_over(self) -> tuple[str, ...]:
+        """`skipped` as the text shows them (`core.statustext.place_words`): the newest by
+        `skipped_name`, the others by their whole ids (only counted)."""
+        return (self.skipped_name or self.skipped[0], *self.skipped[1:]) if self.skipped else ()
 
 
 class _Known(NamedTuple):
@@ -350,7 +358,11 @@ def default_session(known: _Known, project: str | None, need_transcript: bool = 
     # the one picked, as naming it by its id finds it (its state read whole: one the load refuses is
     # folded from its transcript)
     found = _by_id(chosen[0], known)
-    return found._replace(skipped=skipped)
+    if not skipped:
+        return found
+    from session_watcher.core.text import unique_prefix
+
+    return found._replace(skipped=skipped, skipped_name=unique_prefix(skipped[0], ranked))
 
 
 def find(target: str | None) -> Found:

@@ -20,12 +20,21 @@ def default_roots() -> list[str]:
 
 
 def _jsonl_under(folder: str, dirs: list[str] | None) -> list[str]:
+    """Every `.jsonl` under a `subagents/` folder, by `named_as_log`'s rule: a folder so named too
+    (`os.walk` lists it among the folders, a link to nothing among the files)."""
     found: list[str] = []
-    for dirpath, _dirs, files in os.walk(folder):
+    for dirpath, folders, files in os.walk(folder):
         if dirs is not None:
             dirs.append(dirpath)
-        found.extend(os.path.join(dirpath, f) for f in files if f.endswith(".jsonl"))
+        found.extend(os.path.join(dirpath, f) for f in (*files, *folders) if named_as_log(f))
     return sorted(found)
+
+
+def named_as_log(name: str) -> bool:
+    """Whether an entry of a project folder or of a `subagents/` tree is a transcript, by its name
+    alone: a `.jsonl` that is no file is kept too (a folder so named, a link to nothing): whoever
+    reads the sources names what it cannot read (`Agent.sources`' rule, Codex's rollouts alike)."""
+    return name.endswith(".jsonl")
 
 
 def project_sources(project_dir: str, dirs: list[str] | None = None) -> list[Source]:
@@ -42,9 +51,7 @@ def project_sources(project_dir: str, dirs: list[str] | None = None) -> list[Sou
         dirs.append(project_dir)
     for e in entries:
         is_file = e.is_file()
-        # a `.jsonl` that is no file is kept too (a folder so named, a link to nothing): whoever reads
-        # the sources names what it cannot read (`Agent.sources`' rule, Codex's rollouts alike)
-        if e.name.endswith(".jsonl"):
+        if named_as_log(e.name):
             out.append(Source(e.path, e.name[: -len(".jsonl")], project, False))
         if not is_file and e.is_dir():
             if dirs is not None:
