@@ -213,3 +213,33 @@ def test_a_compaction_reads_the_point_after_the_call_before_it() -> None:
     fold(str(S258), trace=rows)
     assert fast.autos.autos  # the session compacts on its own
     assert fast.autos.autos == rows.autos.autos
+
+
+@pytest.mark.parametrize("back", [1, 0])
+def test_a_live_page_keeps_the_point_of_a_call_folded_before_the_append(tmp_path: Path, back: int) -> None:
+    """The live page folds what was appended (`live_view._Story`): where the append begins at the
+    automatic compaction (`back` 0) or on the line before it, the call before the compaction was folded
+    by the read before, and the compaction reached in the next read is priced from that call's figures
+    (`StoryTrace` keeps them between folds): the same compactions, with the client's point, as one fold
+    of the whole transcript (a point lost between folds is the tokens before the compaction)."""
+    from session_watcher.reports import live_view
+
+    lines = S258.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, ln in enumerate(lines) if b"compact_boundary" in ln) - back
+    whole = RowTrace()
+    fold(str(S258), trace=whole)
+    (auto,) = whole.autos.autos.values()
+    assert auto.point < auto.pre  # the client's point, not the tokens before
+    tr = tmp_path / S258.name
+    tr.write_bytes(b"".join(lines[:cut]))
+    story = live_view._Story(str(tr))
+    assert story.advance()[2] is None
+    assert not story.trace.autos.autos
+    with tr.open("ab") as fh:
+        fh.write(b"".join(lines[cut:]))
+    _doc, trace, error = story.advance()
+    assert error is None
+    assert trace is not None
+    assert trace.autos.autos == whole.autos.autos
+    assert list(trace) == list(whole)
+    assert trace.calls == whole.calls
