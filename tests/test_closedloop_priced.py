@@ -2,7 +2,9 @@
 computing them again after the call (`core.closedloop`): they must be the figures `eoq.quantities`
 gives of the state the call left, field for field, on every call of real sessions (cold returns,
 model switches, compactions, calls the engine does not price, Codex rollouts), with the config as
-shipped and with the keys `backtest --set` moves most."""
+shipped and with the keys `backtest --set` moves most. The advice's horizon (`horizon`,
+`untilCompaction`, `saving`) is filled in only where the gate or a reminder weighed it, as without a
+hook (no reader of `priced` reads it): filled in after the call, the figures are `quantities`' whole."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 
 from session_watcher.base import config
 from session_watcher.core import engine
-from session_watcher.core.eoq import quantities
+from session_watcher.core.eoq import quantities, with_horizon
 from session_watcher.sessions import backtest as shell
 from tests.oracle import FIXTURES, TRANSCRIPTS
 
@@ -32,9 +34,13 @@ class Both:
         self.cfg = cfg
         self.priced: list[Quantities | None] = []
         self.pairs: list[tuple[Quantities | None, Quantities]] = []
+        self.filled: list[Quantities] = []  # each priced call's figures, the horizon filled in after it
 
     def __call__(self, state: State, _fired: list[Alert], _usage: CallUsage) -> None:
-        self.pairs.append((self.priced.pop(), quantities(state, self.cfg)))
+        q = self.priced.pop()
+        self.pairs.append((None if q is None else q.copy(), quantities(state, self.cfg)))
+        if q is not None:
+            self.filled.append(with_horizon(state, self.cfg, {**q}))
 
 
 @pytest.mark.parametrize("overrides", OVERRIDES)
@@ -49,8 +55,12 @@ def test_the_engine_s_figures_of_a_call_are_the_state_s_after_it(overrides: dict
         priced = [(q, again) for q, again in hook.pairs if q is not None]
         assert priced
         n += len(priced)
-        for q, again in priced:
-            assert q == again
+        horizon = ("horizon", "untilCompaction", "saving")
+        for (q, again), filled in zip(priced, hook.filled, strict=True):
+            assert {k: v for k, v in q.items() if k not in horizon} == {k: v for k, v in again.items()
+                                                                         if k not in horizon}
+            assert filled == again
+            assert q["horizon"] is None or q == again  # where the gate weighed it: the same
         lamps |= {q["lamp"] for q, _again in priced}
     assert n > 300
     assert {"green", "amber", "red"} <= lamps  # the lamp's hysteresis read before the fold set it

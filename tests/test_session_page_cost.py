@@ -180,3 +180,66 @@ def test_the_lines_between_two_offsets_are_the_lines_found_from_the_start() -> N
     starts = [0, *(i + 1 for i, c in enumerate(chunk) if c == ord("\n"))]
     for begin in starts[::7]:
         assert list(markscan.marked_lines(chunk, finders, len(chunk), begin)) == [w for w in whole if w[0] >= begin]
+
+
+class RowTrace(session_page_data.StoryTrace):
+    """The page's trace as it was: a `story_document` row a call (`append`), no `called`."""
+
+    called = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("path", [S258, FIXTURES / "transcripts" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+                                  FIXTURES / "transcripts" / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
+                                  FIXTURES / "codex" / "rollout-019f8c04-f40a-75a1-80a3-75c564780b42.jsonl"])
+def test_the_story_made_from_the_folds_figures_is_the_rows(path: Path) -> None:
+    """`StoryTrace.called` (the figures without a row) keeps what `append` kept of `story_document`'s
+    rows: the same story rows, calls, lamp thresholds and automatic compactions, each with the client's
+    point after the call before it (priced there only)."""
+    fast, rows = session_page_data.StoryTrace(), RowTrace()
+    fold(str(path), trace=fast)
+    fold(str(path), trace=rows)
+    assert len(fast) > 10
+    assert list(fast) == list(rows)
+    assert fast.calls == rows.calls
+    assert fast.lamp_at == rows.lamp_at
+    assert fast.autos.autos == rows.autos.autos
+
+
+def test_a_compaction_reads_the_point_after_the_call_before_it() -> None:
+    """258c7280's automatic compactions come with the client's point after the call before each; the
+    trace prices it there, from the figures as they were after that call (not as the fold stands)."""
+    fast, rows = session_page_data.StoryTrace(), RowTrace()
+    fold(str(S258), trace=fast)
+    fold(str(S258), trace=rows)
+    assert fast.autos.autos  # the session compacts on its own
+    assert fast.autos.autos == rows.autos.autos
+
+
+@pytest.mark.parametrize("back", [1, 0])
+def test_a_live_page_keeps_the_point_of_a_call_folded_before_the_append(tmp_path: Path, back: int) -> None:
+    """The live page folds what was appended (`live_view._Story`): where the append begins at the
+    automatic compaction (`back` 0) or on the line before it, the call before the compaction was folded
+    by the read before, and the compaction reached in the next read is priced from that call's figures
+    (`StoryTrace` keeps them between folds): the same compactions, with the client's point, as one fold
+    of the whole transcript (a point lost between folds is the tokens before the compaction)."""
+    from session_watcher.reports import live_view
+
+    lines = S258.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, ln in enumerate(lines) if b"compact_boundary" in ln) - back
+    whole = RowTrace()
+    fold(str(S258), trace=whole)
+    (auto,) = whole.autos.autos.values()
+    assert auto.point < auto.pre  # the client's point, not the tokens before
+    tr = tmp_path / S258.name
+    tr.write_bytes(b"".join(lines[:cut]))
+    story = live_view._Story(str(tr))
+    assert story.advance()[2] is None
+    assert not story.trace.autos.autos
+    with tr.open("ab") as fh:
+        fh.write(b"".join(lines[cut:]))
+    _doc, trace, error = story.advance()
+    assert error is None
+    assert trace is not None
+    assert trace.autos.autos == whole.autos.autos
+    assert list(trace) == list(whole)
+    assert trace.calls == whole.calls

@@ -93,22 +93,27 @@ def _num(v: object) -> float | None:
 
 def call_from_trace(row: Mapping[str, Any]) -> Call:
     """A `replay` trace row (the status document after the call, plus its own usage and alerts)."""
-    u = row.get("usage") or {}
+    return call_of(row.get("call"), row.get("segment"), row.get("bDefault"), row.get("model"), row.get("x"),
+                   row.get("xSweet"), row.get("g"), row.get("lamp"), row.get("alerts"), row.get("usage") or {},
+                   row.get("ts"))
+
+
+def call_of(n: object, segment: object, b_default: object, model: Any, x: object, x_sweet: object,  # noqa: PLR0913, PLR0917
+            g: object, lamp: Any, alerts: object, u: Mapping[str, Any], ts: object) -> Call:
+    """The call a trace row's figures give (`call_from_trace`'s, its values given by the fold
+    where it has no row: the page's story, the closed loop); `u` the call's own usage."""
     inp, cr, cw = _int(u.get("in")), _int(u.get("cr")), _int(u.get("cw"))
     cw1h = min(_int(u.get("cw1h")), cw)
-    ts = row.get("ts")
-    alerts = row.get("alerts")
-    kinds = {a.get("kind") for a in alerts if isinstance(a, dict)} if alerts else ()  # most calls: none
-    b_default = row.get("bDefault")
+    kinds = {a.get("kind") for a in alerts if isinstance(a, dict)} if alerts else ()  # type: ignore[attr-defined]  # most calls: none
     others = u.get("iter")
     extra = tuple((it[0] if isinstance(it[0], str) else None, _int(it[1]), _int(it[2]), _int(it[3]))
                   for it in others if isinstance(it, list | tuple) and len(it) == 4) if others else ()
     return Call(  # by position (Call's order): a call a trace row, for a long session's page too
-        _int(row.get("call")), _int(row.get("segment")), inp + cr + cw,
+        _int(n), _int(segment), inp + cr + cw,
         int(b_default) if isinstance(b_default, int | float) else None,
-        cr, cw - cw1h, cw1h, u.get("model") or row.get("model"),
-        _num(row.get("x")), _num(row.get("xSweet")), _num(row.get("g")),
-        row.get("lamp"), "gate" in kinds, "guard" in kinds, extra,
+        cr, cw - cw1h, cw1h, u.get("model") or model,
+        _num(x), _num(x_sweet), _num(g),
+        lamp, "gate" in kinds, "guard" in kinds, extra,
         float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else None, inp,
     )
 
@@ -262,8 +267,10 @@ def _policies(chained: Iterable[Chain], names: Sequence[str], points: Callable[[
     priced = True
     for ch in chained:
         chosen = points(ch)
-        costs = {name: ch.schedule_costs(ks) for name, ks in chosen.items()}
-        whole = _policy(*ch.total(costs.get("hindsight", ch.actual)), *ch.total(ch.actual), [])
+        # a policy without a restart costs the real calls (`schedule_costs([])` is `actual`): their sums, once
+        costs = {name: ch.schedule_costs(ks) for name, ks in chosen.items() if ks}
+        whole = _policy(*ch.total(costs.get("hindsight", ch.actual)), *ch.total(ch.actual), []) \
+            if per_segment is not None else None
         for b, seg in enumerate(ch.segs):
             lo = ch.starts[b]
             hi = lo + len(seg.calls)
@@ -271,13 +278,13 @@ def _policies(chained: Iterable[Chain], names: Sequence[str], points: Callable[[
             base_units, base_usd = seg.total(seg.actual)
             pol: dict[str, Policy] = {}
             for name, ks in chosen.items():
-                units, usd = seg.total(costs[name][lo:hi])
+                units, usd = seg.total(costs[name][lo:hi]) if ks else (base_units, base_usd)
                 after = [ch.calls[k].call for k in ks if lo <= k < hi]
                 pol[name] = _policy(units, usd, base_units, base_usd, after)
                 sums[name].append(units)
                 usd_sums[name].append(usd or 0.0)
                 restarts[name].extend(after)
-            if per_segment is not None:
+            if per_segment is not None and whole is not None:
                 per_segment(seg, pol, whole)
     base_units = math.fsum(sums["actual"])
     base_usd = math.fsum(usd_sums["actual"]) if priced else None

@@ -82,6 +82,11 @@ class AutoWatch:
     def compaction(self, trigger: str | None, before: int | None) -> None:
         self._seen = (trigger, int(before or 0))
 
+    def point(self, point: float | None) -> None:
+        """The client's point after the last call, given after it (the page's trace prices it only
+        where a compaction follows the call: only then is it read)."""
+        self._point = point
+
     def call(self, c: Call, point: float | None) -> None:
         """Call `c` folded, the client's point after it `point` (None: its window unknown)."""
         got, last = self._seen, self._last

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from session_watcher.core import engine
-from session_watcher.core.backtest import Call, call_from_trace, chains, segments
+from session_watcher.core.backtest import Call, call_of, chains, segments
 from session_watcher.core.chains import Auto, AutoWatch, Chain, Step
 from session_watcher.core.eoq import quantities
 from session_watcher.core.status import client_point
@@ -57,11 +57,10 @@ class _Priced:
 
 def _call(state: State, q: Quantities, fired: list[Alert], usage: CallUsage) -> Call:
     """The backtest's view of the call just folded (`q`: its quantities): what its trace row says
-    (call_from_trace)."""
+    (`call_of`, as `call_from_trace` reads a row)."""
     e = state["engine"]
-    return call_from_trace({"call": e["calls"], "segment": e["segment"], "bDefault": q["bDefault"], "x": q["x"],
-                            "xSweet": q["xSweet"], "g": q["g"], "lamp": q["lamp"], "alerts": fired, "usage": usage,
-                            "ts": usage["ts"]})
+    return call_of(e["calls"], e["segment"], q["bDefault"], None, q["x"], q["xSweet"], q["g"], q["lamp"], fired, usage,
+                   usage["ts"])
 
 
 class Observed(NamedTuple):

@@ -266,6 +266,8 @@ def on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quanti
     """A new main-chain API call: cold return, L, floor, ledger, growth, bills, dwell and the gate.
     `priced`: the quantities the call was priced by are appended to it (None: a call not priced),
     the state's own after the call (`lamp` holds what they said): a trace reads them, not again.
+    They are `eoq.figures`', the advice's horizon filled in only where the gate or a reminder weighs
+    the saving, as without a trace: neither the page's story nor the closed loop reads it.
     `inherited`: the session that made the call when it is a fork's copy of it (the context is the
     fork's all the same), left out of the tally, which counts what this session did: counted once,
     in the parent's; the tally names the last copy's maker (`forkedFrom`: the session it was forked
@@ -342,8 +344,8 @@ def _on_call(state: State, cfg: ModelParams, call: CallEvent, priced: list[Quant
         e["level"], e["trend"] = eoq.holt(e["level"], e["trend"], float(residual), e["gN"])
         e["gN"] += 1
     q = eoq.figures(state, cfg)  # the horizon only where the gate asks (`_bills_and_gate`)
-    if priced is not None:
-        priced.append(eoq.with_horizon(state, cfg, q))
+    if priced is not None:  # the figures a trace and the closed loop read: no horizon (as the gate's, if it asks)
+        priced.append(q)
     return alerts + _bills_and_gate(state, cfg, q, _units(model, cr, written))
 
 

@@ -20,10 +20,10 @@ from session_watcher.core.window import context_window
 
 TYPE_CHECKING = False  # typing is slow to import; this module is on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
-    from session_watcher.core.shapes import Alert, CallUsage, ModelParams, Quantities, State
+    from session_watcher.core.shapes import Alert, CallUsage, Context, ModelParams, Quantities, State
 
 
 def _round(v: float | None, nd: int = 6) -> float | None:
@@ -208,7 +208,12 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
 def client_point(state: State, cfg: ModelParams) -> float | None:
     """Where the session's client compacts on its own: its window less its reserve (None: the
     window unknown)."""
-    ctx = state["context"]
+    return context_point(state["context"], cfg)
+
+
+def context_point(ctx: Context, cfg: ModelParams) -> float | None:
+    """`client_point` of a session whose context is `ctx` (its window, model, peak and the reserve its
+    client said)."""
     window = context_window(ctx.get("window"), [ctx.get("model")], ctx.get("peak"))
     return None if window is None else window - compact_reserve(ctx, cfg)
 
@@ -253,20 +258,29 @@ def tracer(trace: list[dict[str, Any]], cfg: ModelParams) -> Tracer:
 class Tracer:
     """A `fold` call hook that appends one trace row per main-chain API call: the status document
     after the call, with the call's number, time, own usage and the alerts it fired. A trace whose
-    `brief` is true (the session page's) gets `story_document`'s rows, from the quantities the
-    engine priced the call by (`priced`: `engine.fold` hands them over)."""
+    `brief` is true gets `story_document`'s rows, from the quantities the engine priced the call by
+    (`priced`: `engine.fold` hands them over); one with a `called` method (the session page's
+    `StoryTrace`) is handed the state, those quantities, the alerts and the usage instead, and keeps
+    what it reads of them: no row made a call."""
 
     def __init__(self, trace: list[dict[str, Any]], cfg: ModelParams) -> None:
         self.trace, self.cfg = trace, cfg
         self.full = not getattr(trace, "brief", False)
         self.priced: list[Quantities | None] | None = None if self.full else []
+        # a brief trace that reads the figures itself (the page's StoryTrace): no row made for it
+        self.called: Callable[[State, ModelParams, Quantities, list[Alert], CallUsage], None] | None = \
+            None if self.full else getattr(trace, "called", None)
 
     def __call__(self, state: State, fired: list[Alert], usage: CallUsage) -> None:
         if self.full:
             row = status_document(state, self.cfg)
             del row["notice"]  # what was delivered is the hook's, not the fold's: live and replay fold alike
         else:
-            row = story_document(state, self.cfg, self.priced.pop() if self.priced else None)
+            q = self.priced.pop() if self.priced else None
+            if self.called is not None:
+                self.called(state, self.cfg, quantities(state, self.cfg) if q is None else q, fired, usage)
+                return
+            row = story_document(state, self.cfg, q)
         row["ts"], row["call"], row["alerts"], row["usage"] = usage["ts"], state["engine"]["calls"], fired, usage
         self.trace.append(row)
 

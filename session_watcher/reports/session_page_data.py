@@ -56,19 +56,31 @@ from session_watcher.agents.claude_code.records import (
 from session_watcher.agents.claude_code.records import usage_reading as struct_reading
 from session_watcher.agents.claude_code.transcript import usage_reading
 from session_watcher.core import health
-from session_watcher.core.backtest import call_from_trace
+from session_watcher.core.backtest import call_from_trace, call_of
 from session_watcher.core.chains import AutoWatch
 from session_watcher.core.eoq import real_request
 from session_watcher.core.handoff import after_reminders
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
+from session_watcher.core.status import _round, context_point
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from session_watcher.core.backtest import Call
     from session_watcher.core.chains import Auto
-    from session_watcher.core.shapes import Config, Detail, Event, Sample, State, UseInfo
+    from session_watcher.core.shapes import (
+        Alert,
+        CallUsage,
+        Config,
+        Detail,
+        Event,
+        ModelParams,
+        Quantities,
+        Sample,
+        State,
+        UseInfo,
+    )
 
     Row = int | list[Any]  # a call's number, a tool's values (PageBuilder)
 
@@ -673,9 +685,47 @@ class StoryTrace(list[Any]):
         self._prev_total: int | None = None
         self._prev_bills = 0
         self.lamp_at: dict[str, Any] | None = None  # where amber and red start (the config's bp_amber, bp_red)
+        # what the client's point after the last call is priced from (`context_point`'s context, the config):
+        # priced only where a compaction follows the call (`AutoWatch` reads it there alone)
+        self._point_from: tuple[Any, Any, Any, Any, ModelParams] | None = None
 
     def compaction(self, trigger: str | None, before: int | None) -> None:  # the fold reached one (state.session)
+        if self._point_from is not None:
+            window, model, peak, reserve, cfg = self._point_from
+            self._point_from = None
+            ctx = {"window": window, "model": model, "peak": peak, "compactReserve": reserve}
+            self.autos.point(context_point(ctx, cfg))  # type: ignore[arg-type]  # the context's keys it reads
         self.autos.compaction(trigger, before)
+
+    def called(self, state: State, cfg: ModelParams, q: Quantities, fired: list[Alert], usage: CallUsage) -> None:
+        """A call folded (`core.status.Tracer`: the state after it, the quantities it was priced by,
+        the alerts it fired, its own usage): the story row and the backtest's call `append` makes of
+        `story_document`'s row, made from the same figures without the row."""
+        e = state["engine"]
+        self.lamp_at = {"amber": cfg["bp_amber"], "red": cfg["bp_red"]}
+        eng_total, raw_bills = e["billsTotal"], e["bills"]
+        bills = raw_bills if isinstance(raw_bills, int) else 0
+        if isinstance(eng_total, int):
+            done = eng_total - (self._prev_total or 0)
+            self._prev_total = eng_total
+        else:
+            done = max(0, bills - self._prev_bills)
+        self._prev_bills = bills
+        ts, n, x, x_sweet, lamp = usage["ts"], e["calls"], _round(q["x"]), _round(q["xSweet"]), q["lamp"]
+        super().append((
+            ts, n, q["L"], x, x_sweet, _round(q["br"]), lamp, bills, max(0, done), round(e["billProgress"], 6),
+            tuple(
+                {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
+                 "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
+                for a in fired if isinstance(a, dict)
+            ) if fired else (),
+        ))
+        call = call_of(n, e["segment"], q["bDefault"], state["context"].get("model"), x, x_sweet, _round(q["g"], 3),
+                       lamp, fired, usage, ts)
+        ctx = state["context"]  # `client_point`'s figures, as they are after the call
+        self._point_from = (ctx.get("window"), ctx.get("model"), ctx.get("peak"), ctx.get("compactReserve"), cfg)
+        self.autos.call(call, None)
+        self.calls.append(call)
 
     def append(self, row: dict[str, Any]) -> None:  # a trace row in, its story row kept
         at = row.get("lampAt")
@@ -701,6 +751,7 @@ class StoryTrace(list[Any]):
             ) if alerts else (),
         ))
         call = call_from_trace(row)
+        self._point_from = None
         self.autos.call(call, row.get("compactPoint"))
         self.calls.append(call)
 
@@ -708,6 +759,7 @@ class StoryTrace(list[Any]):
         super().clear()
         self.calls.clear()
         self.autos = AutoWatch()
+        self._point_from = None
         self._prev_total = None
         self._prev_bills = 0
 
@@ -852,6 +904,7 @@ class PageRead:
         self._chunk = b""  # the chunk read last, fed to the builder up to `_at`, its next line's offset
         self._at = self._end = 0  # `_end`: just past the chunk's last newline
         self._next = [0] * len(_RECORD_FINDERS)  # `_between`'s: each marker's next place in the chunk
+        self._low = -1  # the least of them
         self._head_done = False
         self._buf: bytearray | None = None  # `_buffer`'s
         self.foreign = False  # the chunk read last is another agent's log (`read`)
@@ -935,20 +988,24 @@ class PageRead:
         self._chunk = chunk
         self._at, self._end = 0, chunk.rfind(b"\n") + 1
         self._next = [-1] * len(_RECORD_FINDERS)  # not yet looked for
+        self._low = -1
         bulkparse.tap = self._upto
 
     def _upto(self, start: int, decoded: Record | None = None) -> None:
         """Feed the lines before offset `start` (`_between`), then the line at `start` as replay's
         parse decoded it (`decoded`, taken as it is)."""
         at = self._at
-        if start > at:
-            at = self._between(at, min(start, self._end))
+        if start > at:  # the lines between: none to read where no marker is before `end` (`_between`'s `_low`)
+            end = start if start < self._end else self._end
+            at = end if self._low >= end else self._between(at, end)
         if decoded is None or start != at or at >= self._end:
             self._at = at
             return
         stop = self._chunk.find(b"\n", start)
         self._at = stop + 1
-        if _iterations_read(decoded):
+        msg = decoded.message
+        usage = msg.usage if msg is not None else None
+        if usage is None or usage.iterations is None or len(usage.iterations) < 2 or _iterations_read(decoded):
             if decoded.type in _KINDS and not decoded.isSidechain:
                 self.builder.take(decoded)
         elif (rec := decode_record(self._chunk[start:stop])) is not None:
@@ -964,7 +1021,8 @@ class PageRead:
             if nxt[i] < at:
                 got = find(chunk, at, self._end)
                 nxt[i] = self._end if got < 0 else got
-        if min(nxt) >= end:
+        self._low = min(nxt)  # no marker before it: `_upto` passes a stretch that ends there without a call
+        if self._low >= end:
             return end
         take = self.builder.take
         for first, stop, _which in marked_lines(chunk, _RECORD_FINDERS, end, at):
