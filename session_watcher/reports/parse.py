@@ -42,6 +42,7 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from session_watcher.agents.claude_code.records import CallRecord, Usage
     from session_watcher.core.shapes import Detail, Sample
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 # enough to pay for msgspec's import (PLAIN_BELOW); until then a line is read the JSON way only
 NOT_JSON: tuple[type[BaseException], ...]
 decode_call: Callable[[bytes | bytearray, int], CallRecord | None]
+decode_call_unchecked: Callable[[bytes | bytearray], CallRecord]
+STAMP_TABLES: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[[str], int | None]]
 counts_sample: Callable[[Usage], Sample]
 stamp_to_epoch: Callable[[object], float | None]
 struct_reading: Callable[[Usage], tuple[Sample, Detail | None]]
@@ -156,12 +159,15 @@ def bind_schema() -> None:
 
 def _schema() -> Callable[[bytes | bytearray, int], CallRecord | None]:
     """`_decoded`, the schema's names bound first (msgspec imported, once)."""
-    global NOT_JSON, counts_sample, decode_call, stamp_to_epoch, struct_reading  # noqa: PLW0603
+    global NOT_JSON, STAMP_TABLES, counts_sample, decode_call, decode_call_unchecked  # noqa: PLW0603
+    global stamp_to_epoch, struct_reading  # noqa: PLW0603
     if "decode_call" not in globals():
         from session_watcher.agents.claude_code.records import (
             NOT_JSON,
+            STAMP_TABLES,
             counts_sample,
             decode_call,
+            decode_call_unchecked,
             stamp_to_epoch,
         )
         from session_watcher.agents.claude_code.records import usage_reading as struct_reading
@@ -341,15 +347,12 @@ def _call_rows(chunk: bytes | bytearray, base: int, end: int, int_digits: int,  
     strings and its counts where its usage struct is equal (the same functions of the same values).
     A line this loop does not settle goes into `left` with the number of rows before it, for
     `line_row` (`parse_chunk`); the rows are the same either way (tests/test_report_parse_loop.py)."""
-    from session_watcher.agents.claude_code import records
-
     fa, fb = _FINDERS
     rfind, find = chunk.rfind, chunk.find
-    decode = records._decode_call  # msgspec's decoder of `CallRecord`, as `decode_call` calls it
+    decode = decode_call_unchecked  # msgspec's decoder of `CallRecord`, as `decode_call` calls it
     not_json = NOT_JSON
     sample = counts_sample
-    fractions, seconds, minutes = records._FRACTIONS.get, records._SECONDS.get, records._MINUTES.get
-    minute_of = records._minute
+    fractions, seconds, minutes, minute_of = STAMP_TABLES
     iso = iso_to_epoch
     top = MAX_ID_CHARS
     append = rows.append

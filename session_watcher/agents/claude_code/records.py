@@ -273,6 +273,13 @@ def _minute(head: str) -> int | None:
     return minute
 
 
+# `stamp_to_epoch`'s tables and its minute's reading, and msgspec's decoder of a `CallRecord`
+# without `decode_call`'s checks: for the report's parse loop, which writes both out once per call
+# line (`reports.parse._call_rows`; the tables are only ever cleared in place, never replaced)
+STAMP_TABLES = (_FRACTIONS.get, _SECONDS.get, _MINUTES.get, _minute)
+decode_call_unchecked = _decode_call
+
+
 def stamp_to_epoch(text: object) -> float | None:
     """`iso_to_epoch`, the same float, with the minute's part remembered: transcripts stamp every
     line as 'YYYY-MM-DDTHH:MM:SS.mmmZ', and all but a few lines share their minute with the line
