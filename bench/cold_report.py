@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ccusage", action="store_true")
     ap.add_argument("--out", type=Path, help="write every run as JSON here")
     args = ap.parse_args(argv)
-    trees = [t.split("=", 1) for t in args.tree] or [["this", str(ROOT)]]
+    # each tree's path absolute: the runs start in a folder of their own
+    trees = [[name, str(Path(path).resolve())] for name, path in (t.split("=", 1) for t in args.tree)] \
+        or [["this", str(ROOT)]]
     cc = None if args.no_ccusage else native_ccusage()
     if cc is None and not args.no_ccusage:
         raise SystemExit("ccusage's native binary not found "
