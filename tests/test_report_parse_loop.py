@@ -11,6 +11,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from session_watcher.core.markscan import marked_lines
 from session_watcher.reports import parse
@@ -21,14 +23,14 @@ SID = "5e0c5e7a-0000-4000-8000-000000000001"
 
 def call(mid: Any = "msg_1", rid: Any = "req_1", ts: Any = "2026-02-13T00:37:10.294Z", *, out: int = 1,
          cw: int = 300, split: tuple[int, int] | None = (0, 300), model: Any = "claude-opus-4-6",
-         **extra: Any) -> dict[str, Any]:
+         text: str = "x", **extra: Any) -> dict[str, Any]:
     usage: dict[str, Any] = {"input_tokens": 7, "cache_creation_input_tokens": cw, "cache_read_input_tokens": 50,
                              "output_tokens": out}
     if split is not None:
         usage["cache_creation"] = {"ephemeral_5m_input_tokens": split[0], "ephemeral_1h_input_tokens": split[1]}
     rec: dict[str, Any] = {"type": "assistant", "sessionId": SID, "timestamp": ts, "isSidechain": False,
                            "message": {"model": model, "id": mid, "usage": usage,
-                                       "content": [{"type": "text", "text": "x"}]}, **extra}
+                                       "content": [{"type": "text", "text": text}]}, **extra}
     if rid is not None:
         rec["requestId"] = rid
     return rec
@@ -36,6 +38,11 @@ def call(mid: Any = "msg_1", rid: Any = "req_1", ts: Any = "2026-02-13T00:37:10.
 
 def encode(rec: dict[str, Any]) -> bytes:
     return json.dumps(rec, separators=(",", ":")).encode()
+
+
+def spaced(rec: dict[str, Any]) -> bytes:
+    """As the 2.1.332 client writes some lines: a blank after each colon and comma, text as UTF-8."""
+    return json.dumps(rec, ensure_ascii=False).encode()
 
 
 COMPACT = encode({"type": "system", "subtype": "compact_boundary", "timestamp": "2026-02-13T00:40:00.000Z",
@@ -97,6 +104,20 @@ CASES = {
                                                   encode(call(out=3)), ITERATED, ITERATED, encode(call(out=4)),
                                                   LONG_INT, USER_WITH_USAGE, SYNTHETIC, TORN, encode(call(out=5)),
                                                   COMPACT, COMPACT + b' "usage"', encode(call(out=6))],
+    "spaced lines and compact ones, one call": [spaced(call()), encode(call()), spaced(call(out=9)),
+                                                spaced(call(out=9, rid="req_2")), encode(call(out=9, rid="req_2"))],
+    "text past ASCII": [spaced(call(text="日本語 😀")), encode(call(text="é")), spaced(call(text="\u2028", out=3)),
+                        encode(call(text="\ud83d", out=3))],
+    "two calls' samples interleaved, one a side call": [
+        encode(call()), encode(call("msg_2", "req_2", out=5, isSidechain=True)), encode(call(out=2)),
+        encode(call("msg_2", "req_2", out=5, isSidechain=True)), encode(call("msg_2", "req_1", out=2)),
+        encode(call("msg_1", "req_2", out=2)), encode(call(out=2))],
+    "the same usage, other ids": [encode(call()), encode(call("msg_2")), encode(call("msg_2", "req_2")),
+                                  encode(call(rid=None)), encode(call("msg_3", rid=None))],
+    "zero usage": [encode(call(out=0, cw=0, split=(0, 0))), encode(call(out=0, cw=0, split=(0, 0))),
+                   encode({"type": "assistant", "message": {"id": "msg_1", "usage": {}}, "requestId": "req_1"}),
+                   encode({"type": "assistant", "message": {"id": "msg_1", "usage": {}}, "requestId": "req_1"}),
+                   encode(call(out=0, cw=0, split=None))],
     "no usage struct": [encode({"type": "assistant", "message": {"id": "m", "usage": None}, "requestId": "r"}),
                         encode({"type": "assistant", "message": None, "x": "usage"}),
                         encode({"type": "assistant", "message": {"id": "m", "usage": {"input_tokens": "1"}}})],
@@ -144,3 +165,45 @@ def test_the_loop_keeps_the_file_offsets_across_chunks() -> None:
             buf = buf[used:]
         assert rows == whole
         assert pos == len(data)
+
+
+def _lines() -> st.SearchStrategy[bytes]:
+    """Lines of the shapes the loop decides on: samples of a few calls (ids and usage from small sets,
+    so the line before often has the same ones), side calls, forks, `<synthetic>`, compaction marks,
+    spaced and compact JSON, text past ASCII, and lines damaged (not UTF-8, torn, a long digit run)."""
+    ids = st.sampled_from(["msg_1", "msg_1", "msg_2", "msg_2", None, 1])
+    rids = st.sampled_from(["req_1", "req_1", "req_2", "req_2", None, 1, True])
+    counts = st.sampled_from([0, 1, 40])
+    split = st.sampled_from([None, (0, 300), (0, 0)])
+    extra = st.sampled_from([{}, {}, {}, {}, {"isSidechain": True}, {"requestSessionId": "parent-1"},
+                             {"forkedFrom": {"sessionId": "parent-2", "messageUuid": "u"}}])
+    model = st.sampled_from(["claude-opus-4-6", "claude-opus-4-6", "claude-haiku-4-5", "<synthetic>"])
+    calls = st.builds(lambda mid, rid, out, cw, sp, name, text, more: call(
+        mid, rid, out=out, cw=cw, split=sp, model=name, text=text, **more),
+        ids, rids, counts, counts, split, model, st.sampled_from(["x", "é 日本 😀"]), extra)
+    others = st.sampled_from([json.loads(COMPACT), json.loads(USER_WITH_USAGE)])
+    lines = st.builds(lambda rec, way: (encode if way else spaced)(rec), st.one_of(calls, calls, calls, calls, others),
+                      st.booleans())
+    damaged = st.sampled_from([NOT_UTF8, TORN, LONG_INT, ITERATED])
+    return st.one_of(*[lines] * 9, damaged)
+
+
+@given(st.lists(_lines(), min_size=2, max_size=30), st.integers(1, 400))
+def test_the_loop_gives_line_rows_rows_on_generated_lines(lines: list[bytes], step: int) -> None:
+    """Any run of such lines: the rows `line_row` gives line by line, and the JSON way's; read in
+    pieces of `step` bytes (a line cut at the chunk's end waits for the next), the same rows."""
+    chunk = chunk_of(lines)
+    rows, used = parse_chunk(chunk)
+    assert used == len(chunk)
+    assert rows == by_line(chunk)
+    assert rows == parse_chunk(chunk, plain=True)[0]
+    got: list[Row] = []
+    pos = 0
+    while pos < len(chunk):
+        more, used = parse_chunk(chunk[pos:], pos, min(step, len(chunk) - pos))
+        if not used:  # no whole line in the piece: a longer one
+            step *= 2
+            continue
+        got += more
+        pos += used
+    assert got == rows
