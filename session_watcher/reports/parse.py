@@ -42,9 +42,8 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
-    from session_watcher.agents.claude_code.records import CallRecord, Usage
+    from session_watcher.agents.claude_code.records import CallRecord, StampTables, Usage
     from session_watcher.core.shapes import Detail, Sample
 
 # the schema's decoder and readings (`records`: msgspec), bound by `_schema` when a read is large
@@ -52,7 +51,7 @@ if TYPE_CHECKING:
 NOT_JSON: tuple[type[BaseException], ...]
 decode_call: Callable[[bytes | bytearray, int], CallRecord | None]
 decode_call_unchecked: Callable[[bytes | bytearray], CallRecord]
-STAMP_TABLES: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[[str], int | None]]
+STAMP_TABLES: StampTables
 counts_sample: Callable[[Usage], Sample]
 stamp_to_epoch: Callable[[object], float | None]
 struct_reading: Callable[[Usage], tuple[Sample, Detail | None]]
