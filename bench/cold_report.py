@@ -5,7 +5,8 @@ Each round runs, in turn, ccusage 20.0.24's native binary (``session --json --of
 bench.run finds it: checked to be the native one, not its node wrapper) and each tree's
 ``python -m session_watcher report --projects DIR/projects --json`` cold (a new index, HOME and
 SESSION_WATCHER_HOME each run), the tree first on PYTHONPATH of this interpreter, from a neutral
-folder (`python -m` puts the current folder first on sys.path, before PYTHONPATH). CPU from
+folder (`python -m` puts the current folder first on sys.path, before PYTHONPATH), its modules
+compiled first; every other round runs them in the reverse order. CPU from
 ``wait4`` (children included), split into user and system time; peak RSS. Printed: each one's
 medians, and each tree's ratio to ccusage by total CPU and by user time, both as the medians'
 ratio and as the median of the per-round ratios (ccusage's system time grows with the machine's
@@ -16,6 +17,7 @@ load, ours much less: the user-time ratio is the steadier one). ``--no-ccusage``
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -82,22 +84,26 @@ def main(argv: list[str] | None = None) -> int:
                          "(npm install --prefix bench/out/cache/ccusage ccusage@20.0.24)")
     projects = args.corpus.resolve() / "projects"
     names = ([] if cc is None else ["ccusage"]) + [name for name, _ in trees]
+    paths = dict(trees)
     runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     load0 = os.getloadavg()[0]
+    for _name, path in trees:  # each tree's modules compiled, as an install leaves them (a `git archive` has none)
+        compileall.compile_dir(os.path.join(path, "session_watcher"), quiet=1)
     with tempfile.TemporaryDirectory(prefix="cold-report-") as tmp:
         for r in range(args.rounds):
-            if cc is not None:
-                home = Path(tmp, f"cc-{r}")
-                home.mkdir()
-                runs["ccusage"].append(run([cc, "session", "--json", "--offline"],
-                                           clean_env(HOME=str(home), CLAUDE_CONFIG_DIR=str(args.corpus.resolve())),
-                                           tmp))
-            for name, path in trees:
+            # every other round in the reverse order: no one of them always runs first (or after ccusage)
+            for name in names if r % 2 == 0 else names[::-1]:
                 home = Path(tmp, f"{name}-{r}")
                 home.mkdir()
-                env = clean_env(HOME=str(home), SESSION_WATCHER_HOME=str(home / "sw"), PYTHONPATH=path)
-                runs[name].append(run([sys.executable, "-m", "session_watcher", "report", "--projects",
-                                       str(projects), "--json", "--index", str(home / "index.sqlite3")], env, tmp))
+                if name == "ccusage":
+                    assert cc is not None
+                    runs[name].append(run([cc, "session", "--json", "--offline"],
+                                          clean_env(HOME=str(home), CLAUDE_CONFIG_DIR=str(args.corpus.resolve())),
+                                          tmp))
+                else:
+                    env = clean_env(HOME=str(home), SESSION_WATCHER_HOME=str(home / "sw"), PYTHONPATH=paths[name])
+                    runs[name].append(run([sys.executable, "-m", "session_watcher", "report", "--projects",
+                                           str(projects), "--json", "--index", str(home / "index.sqlite3")], env, tmp))
                 shutil.rmtree(home, ignore_errors=True)
             print(f"[{time.strftime('%H:%M:%S')}] round {r + 1}/{args.rounds}: " + ", ".join(
                 f"{n} {runs[n][-1]['user']:.2f}+{runs[n][-1]['sys']:.2f}" for n in names), file=sys.stderr, flush=True)
