@@ -34,8 +34,8 @@ from session_watcher.agents.claude_code.transcript import (  # the hooks' counti
     usage_reading,
 )
 from session_watcher.core import fastjson, markscan
-from session_watcher.core.caps import model_name
-from session_watcher.core.markscan import finder, marked_lines
+from session_watcher.core.caps import MAX_ID_CHARS, model_name
+from session_watcher.core.markscan import finder, long_digit_run, marked_lines
 from session_watcher.reports.kinds import KIND_CALL, KIND_COMPACT, KIND_DIR, KIND_INHERITED, KIND_OTHER
 
 TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and only the checker needs it
@@ -43,7 +43,7 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from session_watcher.agents.claude_code.records import CallRecord, DirRecord, Usage
+    from session_watcher.agents.claude_code.records import CallRecord, DirRecord, StampTables, Usage
     from session_watcher.core.shapes import Detail, Sample
 
 # the schema's decoder and readings (`records`: msgspec), bound by `_schema` when a read is large
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 NOT_JSON: tuple[type[BaseException], ...]
 decode_call: Callable[[bytes | bytearray, int], CallRecord | None]
 decode_dir: Callable[[bytes | bytearray, int], DirRecord | None]
+decode_call_unchecked: Callable[[bytes | bytearray], CallRecord]
+STAMP_TABLES: StampTables
 counts_sample: Callable[[Usage], Sample]
 stamp_to_epoch: Callable[[object], float | None]
 struct_reading: Callable[[Usage], tuple[Sample, Detail | None]]
@@ -157,12 +159,15 @@ def bind_schema() -> None:
 
 def _schema() -> Callable[[bytes | bytearray, int], CallRecord | None]:
     """`_decoded`, the schema's names bound first (msgspec imported, once)."""
-    global NOT_JSON, counts_sample, decode_call, decode_dir, stamp_to_epoch, struct_reading  # noqa: PLW0603
+    global NOT_JSON, STAMP_TABLES, counts_sample, decode_call, decode_call_unchecked, decode_dir  # noqa: PLW0603
+    global stamp_to_epoch, struct_reading  # noqa: PLW0603
     if "decode_call" not in globals():
         from session_watcher.agents.claude_code.records import (
             NOT_JSON,
+            STAMP_TABLES,
             counts_sample,
             decode_call,
+            decode_call_unchecked,
             decode_dir,
             stamp_to_epoch,
         )
@@ -355,22 +360,157 @@ def parse_chunk(chunk: bytes | bytearray, base: int = 0, size: int | None = None
     schema's decoder (the same rows: a small read need not import msgspec, see PLAIN_BELOW).
 
     A last line without its newline is not complete yet: it is left for the next run. Lines without
-    a marker are never cut out of the chunk: the search jumps from one marker to the next.
+    a marker are never cut out of the chunk: the search jumps from one marker to the next. A call
+    line is read by `_call_rows`' loop; a line it does not settle (a compaction mark, a line msgspec
+    does not take, a call of several iterations: rare) by `line_row`, as every line was before.
     """
     end = chunk.rfind(b"\n", 0, len(chunk) if size is None else size)
     if end < 0:
         return [], 0
     rows: list[Row] = []
     int_digits = sys.get_int_max_str_digits()
-    decoded = _plain if plain else _schema()
-    for start, stop, which in marked_lines(chunk, _FINDERS, end + 1):
-        if stop - start > MAX_LINE_BYTES:
-            continue
-        # which markers the line holds as written (record_events' rule)
+    if plain:
+        for start, stop, which in marked_lines(chunk, _FINDERS, end + 1):
+            if stop - start <= MAX_LINE_BYTES:
+                _add(rows, line_row(chunk[start:stop], base + start, int_digits, bool(which & 1), bool(which & 2),
+                                    _plain))
+        return rows, end + 1
+    decoded = _schema()
+    left: list[tuple[int, int, int, int]] = []  # (how many rows came before it, start, stop, markers)
+    _rows_at_depth(chunk, base, end + 1, int_digits, rows, left)
+    for before, start, stop, which in reversed(left):  # from the last: the places before it hold
         row = line_row(chunk[start:stop], base + start, int_digits, bool(which & 1), bool(which & 2), decoded)
         if row is not None:
             if row.__class__ is list:  # a call with other models' iterations (rare)
-                rows += row
+                rows[before:before] = row
             else:
-                rows.append(row)  # type: ignore[arg-type]
+                rows.insert(before, row)  # type: ignore[arg-type]
     return rows, end + 1
+
+
+def _add(rows: list[Row], row: Row | list[Row] | None) -> None:
+    if row is not None:
+        if row.__class__ is list:  # a call with other models' iterations (rare)
+            rows += row
+        else:
+            rows.append(row)  # type: ignore[arg-type]
+
+
+def _rows_at_depth(chunk: bytes | bytearray, base: int, end: int, int_digits: int, rows: list[Row],
+                   left: list[tuple[int, int, int, int]]) -> None:
+    """`_call_rows`, called two frames below `parse_chunk`: its msgspec call is then as deep as
+    `line_row`'s was (`line_row` -> `_decoded` -> `decode_call`), so a line nested to the recursion
+    limit is refused at the very depth it was (and goes to `line_row`, which reads it as before)."""
+    _call_rows_below(chunk, base, end, int_digits, rows, left)
+
+
+def _call_rows_below(chunk: bytes | bytearray, base: int, end: int, int_digits: int, rows: list[Row],
+                     left: list[tuple[int, int, int, int]]) -> None:
+    _call_rows(chunk, base, end, int_digits, rows, left)
+
+
+def _call_rows(chunk: bytes | bytearray, base: int, end: int, int_digits: int,  # noqa: C901
+               rows: list[Row], left: list[tuple[int, int, int, int]]) -> None:
+    """The rows of chunk[:end]'s call lines, into `rows`: `markscan.marked_lines`' search, and for
+    each line `line_row` through the schema (`decode_call`'s checks, `call_key`, `model_name`,
+    `counts_sample`, `stamp_to_epoch`), written out in one loop, where they were eight Python calls
+    and a generator's step for each of the 115,000 lines with a marker in a GB of transcripts.
+    A later sample of the call on the line before (half of all call lines: Claude Code writes a
+    call's usage again with each block it streams) takes that line's key where its ids are the same
+    strings and its counts where its usage struct is equal (the same functions of the same values).
+    A line this loop does not settle goes into `left` with the number of rows before it, for
+    `line_row` (`parse_chunk`); the rows are the same either way (tests/test_report_parse_loop.py)."""
+    fa, fb = _FINDERS
+    rfind, find = chunk.rfind, chunk.find
+    decode = decode_call_unchecked  # msgspec's decoder of `CallRecord`, as `decode_call` calls it
+    not_json = NOT_JSON
+    sample = counts_sample
+    fractions, seconds, minutes, minute_of = STAMP_TABLES
+    iso = iso_to_epoch
+    top = MAX_ID_CHARS
+    append = rows.append
+    last_mid: object = None
+    last_rid: object = None
+    last_key: str | None = None
+    last_usage: object = None
+    last_counts: tuple[int, int, int, int, int, int] = (0, 0, 0, 0, 0, 0)
+    none = end + 1
+    a, b = fa(chunk, 0, end), fb(chunk, 0, end)
+    a, b = none if a < 0 else a, none if b < 0 else b
+    at = a if a < b else b
+    while at < none:
+        stop = find(b"\n", at, end)
+        if stop < 0:
+            stop = end
+        which = 0
+        if a < stop:
+            which = 1
+            a = fa(chunk, stop + 1, end)
+            a = none if a < 0 else a
+        if b < stop:
+            which |= 2
+            b = fb(chunk, stop + 1, end)
+            b = none if b < 0 else b
+        start = rfind(b"\n", 0, at) + 1
+        at = a if a < b else b
+        if stop - start > MAX_LINE_BYTES:
+            continue
+        if which != 1:  # a compaction mark (rare): `line_row`
+            left.append((len(rows), start, stop, which))
+            continue
+        line = chunk[start:stop]
+        # `decode_call`'s checks: a line msgspec could read otherwise than json.loads goes to `line_row`
+        if not line.isascii():
+            try:
+                line.decode()
+            except UnicodeDecodeError:
+                left.append((len(rows), start, stop, which))
+                continue
+        if int_digits and len(line) > int_digits and long_digit_run(line, int_digits):
+            left.append((len(rows), start, stop, which))
+            continue
+        try:
+            rec = decode(line)
+        except not_json:
+            left.append((len(rows), start, stop, which))
+            continue
+        if rec.type != "assistant":
+            if rec.type == "system":  # `line_row` reads it the JSON way
+                left.append((len(rows), start, stop, which))
+            continue
+        msg = rec.message
+        if msg is None:
+            continue
+        usage, model = msg.usage, msg.model
+        model = model if isinstance(model, str) and len(model) <= top else None  # `model_name`
+        mid, rid = msg.mid, rec.requestId
+        if mid == last_mid and rid == last_rid and mid.__class__ is str:
+            key = last_key  # `call_key` of the same values (a str equals only a str: the same key)
+        else:
+            key = call_key(mid, rid)
+            last_mid, last_rid, last_key = mid, rid, key
+        if usage is None or key is None or model == "<synthetic>":
+            continue
+        its = usage.iterations
+        if its is not None and len(its) > 1:  # several requests in one call (rare): `line_row`
+            left.append((len(rows), start, stop, which))
+            continue
+        if usage != last_usage:  # a struct equal to the last one: the same counts
+            inp, cr, cw, out, cw5, cw1 = sample(usage)
+            last_usage, last_counts = usage, (inp, out, cr, cw, cw5, cw1)
+        # `stamp_to_epoch`: the minute remembered, the second and its thousandths looked up
+        text = rec.timestamp
+        if text.__class__ is str:
+            frac = fractions(text[19:])
+            minute = minutes(text[:17], -1)
+            if minute == -1:
+                minute = minute_of(text[:17])
+            sec = seconds(text[17:19])
+            ts = iso(text) if frac is None or minute is None or sec is None else minute + sec + frac - 0
+        else:
+            ts = iso(text)
+        kind, side = KIND_CALL, rec.isSidechain is True
+        if (rec.requestSessionId is not None or rec.forkedFrom is not None) and (
+                maker := made_by(rec.requestSessionId, rec.forkedFrom, rec.sessionId)):
+            kind, model = KIND_INHERITED, maker  # a fork's copy: the session that made it in `model`
+        append((base + start, kind, ts, key, model, side) + last_counts)  # noqa: RUF005 (2.5x unpacking's pace)

@@ -22,7 +22,13 @@ from session_watcher.core.caps import MAX_COUNT, model_name
 from session_watcher.core.markscan import long_digit_run as long_digit_run  # noqa: PLC0414 (tests read it here)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from session_watcher.core.shapes import Detail, Iteration, Sample
+
+    # (a fraction's table, a second's, a minute's with its default, the minute's reading)
+    StampTables = tuple[Callable[[str], float | None], Callable[[str], int | None],
+                        Callable[[str, int], int | None], Callable[[str], int | None]]
 
 
 # --- the usage object: each count an int, as `transcript.usage_sample` reads it (another type:
@@ -297,6 +303,13 @@ def _minute(head: str) -> int | None:
         minute = None
     _MINUTES[head] = minute
     return minute
+
+
+# `stamp_to_epoch`'s tables and its minute's reading, and msgspec's decoder of a `CallRecord`
+# without `decode_call`'s checks: for the report's parse loop, which writes both out once per call
+# line (`reports.parse._call_rows`; the tables are only ever cleared in place, never replaced)
+STAMP_TABLES: "StampTables" = (_FRACTIONS.get, _SECONDS.get, _MINUTES.get, _minute)
+decode_call_unchecked = _decode_call
 
 
 def stamp_to_epoch(text: object) -> float | None:
