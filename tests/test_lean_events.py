@@ -1,0 +1,111 @@
+"""A whole fold's parse (`bulkparse.parse_chunk(..., lean=True)`, replay's) leaves out the events
+that change nothing in the fold and reads a call's line without a tool's marker by its call alone:
+the fold of its events is the fold of the hooks' scanner's events (`transcript.parse_lines`), state
+for state, with the same bad lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from session_watcher.agents.claude_code import bulkparse, transcript
+from session_watcher.base.config import model_params
+from session_watcher.sessions.replay import scratch_state
+from session_watcher.state import session
+from tests.test_decoders import TRANSCRIPTS, chunk_of, lines_of, read, tool_lines, tricky_lines
+
+if TYPE_CHECKING:
+    from session_watcher.core.shapes import Event
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def folded(events: list[Event]) -> str:
+    """The state a scratch state folds `events` to, as text (paths resolved as replay resolves them)."""
+    state, cfg = scratch_state("/nowhere/s.jsonl", "/nowhere", find_cwd=False)
+    session.fold_events(state, events, model_params(cfg))
+    return json.dumps(state, sort_keys=True, default=repr)
+
+
+def same_fold(data: bytes) -> tuple[list[Event], list[Event]]:
+    """(lean events, the scanner's events) of a chunk, asserted to fold alike with the same bad lines."""
+    lean, bad = bulkparse.parse_chunk(data, lean=True)
+    full, full_bad = transcript.parse_lines(lines_of(data))
+    assert bad == full_bad
+    assert folded(lean) == folded(full)
+    assert bulkparse.parse_chunk(data) == (full, full_bad)  # without `lean`: the scanner's very events
+    return lean, full
+
+
+@pytest.mark.parametrize("path", [p for p in TRANSCRIPTS if p.suffix == ".jsonl"],
+                         ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_the_same_fold_on_fixtures(path: Path) -> None:
+    same_fold(read(path))
+
+
+def test_a_real_session_folds_from_about_half_its_events() -> None:
+    path = next(p for p in TRANSCRIPTS if p.name.startswith("258c7280") and p.suffix == ".jsonl")
+    lean, full = same_fold(read(path))
+    calls = [ev for ev in full if ev[0] == "call"]
+    assert len({ev[1] for ev in calls}) < len(calls)  # a response's later lines repeat its call
+    assert len(lean) < 0.8 * len(full)
+    assert [ev for ev in lean if ev[0] not in ("call", "autocompact")] == \
+        [ev for ev in full if ev[0] not in ("call", "autocompact")]
+
+
+def test_the_same_fold_on_tricky_lines() -> None:
+    same_fold(tricky_lines())
+    same_fold(tool_lines())
+
+
+def line(mid: str, cache_read: int, blocks: list[dict[str, Any]] | None = None, **extra: Any) -> bytes:
+    rec: dict[str, Any] = {
+        "type": "assistant", "timestamp": "2026-02-12T16:00:01.250Z", "requestId": f"req_{mid}",
+        "version": "2.1.49", "sessionId": "s",
+        "message": {"id": mid, "model": "claude-opus-4-6",
+                    "usage": {"input_tokens": 3, "output_tokens": 5, "cache_read_input_tokens": cache_read,
+                              "cache_creation_input_tokens": 40},
+                    "content": blocks if blocks is not None else [{"type": "text", "text": "hi"}]},
+    }
+    rec.update(extra)
+    return json.dumps(rec, separators=(",", ":")).encode()
+
+
+def test_a_repeat_after_a_line_only_json_reads_is_kept() -> None:
+    """The scanner's line between two lines of one call with the same sample moved the meter to
+    its own: the third line moves it back, and is kept."""
+    nan = line("msg_a", 900).replace(b'"requestId"', b'"odd":NaN,"requestId"')  # msgspec refuses NaN
+    lines = [line("msg_a", 700), nan, line("msg_a", 700)]
+    lean, _full = same_fold(chunk_of(lines))
+    assert [ev[6] for ev in lean if ev[0] == "call"] == [700, 900, 700]
+
+
+def test_a_repeat_is_left_out_and_a_changed_sample_kept() -> None:
+    lines = [line("msg_a", 700), line("msg_a", 700), line("msg_a", 800), line("msg_b", 800)]
+    lean, _full = same_fold(chunk_of(lines))
+    assert [(ev[1], ev[6]) for ev in lean if ev[0] == "call"] == \
+        [("msg_a:req_msg_a", 700), ("msg_a:req_msg_a", 800), ("msg_b:req_msg_b", 800)]
+    assert [ev[0] for ev in lean].count("autocompact") == 1  # one reserve, said once
+
+
+def test_a_tool_use_spelt_with_an_escape_in_a_call_line_is_read_whole() -> None:
+    """No `"tool_` as written (the block's type is escaped): the line is read by its call alone
+    only until a block turns out to be a tool use; then whole, its use kept."""
+    use = {"type": "tool\\u005fuse", "id": "toolu_x1", "name": "Read", "input": {"file_path": "/nowhere/a.py"}}
+    text = line("msg_a", 700, [{"type": "text", "text": "x"}, {"type": "TOOLUSE"}]).replace(
+        b'{"type":"TOOLUSE"}', json.dumps(use, separators=(",", ":")).replace("\\\\", "\\").encode())
+    assert b'"tool_' not in text
+    lean, _full = same_fold(chunk_of([text]))
+    assert [ev[0] for ev in lean] == ["autocompact", "call", "use"]
+
+
+def test_the_page_keeps_every_events_of_its_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the session page reads the chunk with its replay (`tap`), every line's events are kept."""
+    data = chunk_of([line("msg_a", 700), line("msg_a", 700)])
+    seen: list[int] = []
+    monkeypatch.setattr(bulkparse, "tap", lambda start, rec: seen.append(start))
+    assert bulkparse.parse_chunk(data, lean=True) == transcript.parse_lines(lines_of(data))
+    assert len(seen) == 2
