@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from session_watcher.agents.claude_code import bulkparse, transcript
-from session_watcher.base.config import model_params
+from session_watcher.base.config import DEFAULTS, model_params
+from session_watcher.core import closedloop
+from session_watcher.sessions import backtest
 from session_watcher.sessions.replay import scratch_state
 from session_watcher.state import session
 from tests.test_decoders import TRANSCRIPTS, chunk_of, lines_of, read, tool_lines, tricky_lines
@@ -24,10 +26,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def folded(events: list[Event]) -> str:
-    """The state a scratch state folds `events` to, as text (paths resolved as replay resolves them)."""
+    """The state a scratch state folds `events` to, as text (paths resolved as replay resolves them;
+    each dict in its order: the meter's recent calls are kept oldest first)."""
     state, cfg = scratch_state("/nowhere/s.jsonl", "/nowhere", find_cwd=False)
     session.fold_events(state, events, model_params(cfg))
-    return json.dumps(state, sort_keys=True, default=repr)
+    return json.dumps(state, default=repr)
 
 
 def same_fold(data: bytes) -> tuple[list[Event], list[Event]]:
@@ -109,3 +112,44 @@ def test_the_page_keeps_every_events_of_its_lines(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(bulkparse, "tap", lambda start, rec: seen.append(start))
     assert bulkparse.parse_chunk(data, lean=True) == transcript.parse_lines(lines_of(data))
     assert len(seen) == 2
+
+
+def followed(events: list[Event]) -> list[tuple[list[int], str]]:
+    """Each closed-loop policy's restarts and the counterfactual state it ends in, from `events`."""
+    loaded = backtest.loaded("/nowhere/s.jsonl", "/nowhere", events)
+    params = model_params(DEFAULTS)
+    seen = closedloop.observe(loaded.fresh(), loaded.events, params, loaded.paths)
+    out = []
+    for policy in closedloop.POLICIES:
+        state = loaded.fresh()
+        out.append((closedloop.follow(state, seen, params, policy), json.dumps(state, default=repr)))
+    return out
+
+
+def test_the_closed_loop_follows_the_same_session_from_the_lean_events() -> None:
+    """The backtest's counterfactual folds the parse's events too (`closedloop.follow`): a response
+    whose later lines come after a compaction (a tool use, its result, a line repeating its sample)
+    folds to the same counterfactual without the repeat (the use and result are folded after the
+    compaction either way; folding a later sample used to fold them before it)."""
+    def result(tid: str, path: str) -> bytes:
+        return json.dumps({"type": "user", "timestamp": "2026-02-12T16:00:02.000Z", "message": {"role": "user",
+                           "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}]},
+                           "toolUseResult": {"file": {"filePath": path, "content": "x\n" * 3000, "startLine": 1}}},
+                          separators=(",", ":")).encode()
+
+    def reading(tid: str, path: str) -> list[dict[str, Any]]:
+        return [{"type": "tool_use", "id": tid, "name": "Read", "input": {"file_path": path}}]
+
+    boundary = json.dumps({"type": "system", "subtype": "compact_boundary", "timestamp": "2026-02-12T16:00:03.000Z",
+                           "compactMetadata": {"trigger": "auto", "preTokens": 150000}}).encode()
+    lines = []
+    for i in range(24):
+        mid, cache_read = f"msg_{i}", 20000 + 4000 * i
+        path = f"/nowhere/f{i}.py"
+        lines += [line(mid, cache_read, reading(f"toolu_{i}", path)), result(f"toolu_{i}", path)]
+        if i == 15:  # the boundary, then the response's later lines: a tool use, its result, a repeat
+            lines += [boundary, line(mid, cache_read, reading(f"toolu_x{i}", f"/nowhere/x{i}.py")),
+                      result(f"toolu_x{i}", f"/nowhere/x{i}.py"), line(mid, cache_read)]
+    lean, full = same_fold(chunk_of(lines))
+    assert len(lean) < len(full)
+    assert followed(lean) == followed(full)
