@@ -153,3 +153,21 @@ def test_the_closed_loop_follows_the_same_session_from_the_lean_events() -> None
     lean, full = same_fold(chunk_of(lines))
     assert len(lean) < len(full)
     assert followed(lean) == followed(full)
+
+
+def test_a_later_line_of_the_same_sample_with_other_iterations_is_kept() -> None:
+    """A call whose iterations list another model's request: its sample is its own iterations' sum,
+    so a later line may say the same sample and another count for the other model (whose tokens the
+    meter keeps apart): that line is kept."""
+    def with_advisor(advisor_input: int) -> bytes:
+        iterations = [{"type": "message", "input_tokens": 3, "output_tokens": 5, "cache_read_input_tokens": 700},
+                      {"type": "advisor_message", "model": "claude-haiku-4-5", "input_tokens": advisor_input}]
+        rec = json.loads(line("msg_a", 700))
+        rec["message"]["usage"]["iterations"] = iterations
+        return json.dumps(rec, separators=(",", ":")).encode()
+
+    lean, full = same_fold(chunk_of([with_advisor(9), with_advisor(9), with_advisor(50)]))
+    calls = [ev for ev in full if ev[0] == "call"]
+    assert calls[1][5:11] == calls[2][5:11]  # the same sample,
+    assert calls[1][11] != calls[2][11]  # another count for the other model
+    assert [ev for ev in lean if ev[0] == "call"][-1] == calls[2]
