@@ -233,9 +233,11 @@ def follow(state: State, seen: Observed, cfg: ModelParams, policy: str,
             batch.append(ev)
             continue
         key = ev[1]
-        if key in recent:  # a later sample of a call folded already
-            flush()
-            engine.fold(state, [redone.get(key, ev)], cfg, paths)
+        # a later sample of a call folded already, in its place among the events: folded at once, the
+        # batch before it would go before the compactions waiting, and a parse without the lines that
+        # repeat a sample (replay's) would fold otherwise than one with them (the page's)
+        if key in recent:
+            batch.append(redone.get(key, ev))
             continue
         j += 1
         if j >= len(calls):  # not a call `observe` saw: cannot be (the same events, the same meter)

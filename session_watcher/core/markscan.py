@@ -72,6 +72,8 @@ def marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int, 
     start) and bit i of `which` is set when the line holds marker i (`finders[i]`'s)."""
     if len(finders) == 2 and not begin:  # the report's: the same search, its two places held in locals
         return _two_marked_lines(chunk, finders[0], finders[1], end)
+    if len(finders) == 4 and not begin:  # replay's: the same, its four places in locals
+        return _four_marked_lines(chunk, finders, end)
     return _marked_lines(chunk, finders, end, begin)
 
 
@@ -119,6 +121,45 @@ def _two_marked_lines(chunk: bytes | bytearray, fa: Find, fb: Find, end: int) ->
             b = none if b < 0 else b
         yield rfind(b"\n", 0, at) + 1, stop, which
         at = a if a < b else b
+
+
+def _four_marked_lines(chunk: bytes | bytearray, finders: tuple[Find, ...], end: int) -> Iterator[tuple[int, int, int]]:
+    """`_marked_lines` of four markers, written out (the first two are most lines' markers, the
+    last two seldom found: each looked for again only once passed, as there)."""
+    rfind, find = chunk.rfind, chunk.find
+    fa, fb, fc, fd = finders
+    none = end + 1
+    a, b, c, d = fa(chunk, 0, end), fb(chunk, 0, end), fc(chunk, 0, end), fd(chunk, 0, end)
+    a, b, c, d = none if a < 0 else a, none if b < 0 else b, none if c < 0 else c, none if d < 0 else d
+    rare = c if c < d else d
+    at = a if a < b else b
+    at = at if at < rare else rare
+    while at < none:
+        stop = find(b"\n", at, end)
+        if stop < 0:
+            stop = end
+        which = 0
+        if a < stop:
+            which = 1
+            a = fa(chunk, stop + 1, end)
+            a = none if a < 0 else a
+        if b < stop:
+            which |= 2
+            b = fb(chunk, stop + 1, end)
+            b = none if b < 0 else b
+        if rare < stop:
+            if c < stop:
+                which |= 4
+                c = fc(chunk, stop + 1, end)
+                c = none if c < 0 else c
+            if d < stop:
+                which |= 8
+                d = fd(chunk, stop + 1, end)
+                d = none if d < 0 else d
+            rare = c if c < d else d
+        yield rfind(b"\n", 0, at) + 1, stop, which
+        at = a if a < b else b
+        at = at if at < rare else rare
 
 
 def _non_digit_search() -> Any:

@@ -50,11 +50,11 @@ class ClaudeCode(Agent):
     def read(self, before: dict[str, Any] | None, cursor: dict[str, Any], lines: list[bytes], whole: bool,
              ) -> tuple[list[Event], int]:
         """Every line stands alone: a hook's new lines by the hooks' scanner, replay's whole chunk by
-        the bulk parser (msgspec)."""
+        the bulk parser (msgspec), without the events that change nothing in the fold (`lean`)."""
         if whole:
             from session_watcher.agents.claude_code.bulkparse import parse_chunk
 
-            return parse_chunk(lines[0])
+            return parse_chunk(lines[0], lean=True)
         from session_watcher.agents.claude_code.transcript import parse_lines
 
         return parse_lines(lines)

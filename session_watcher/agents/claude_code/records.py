@@ -216,9 +216,45 @@ class DirRecord(msgspec.Struct):
     payload: DirPayload | None = None
 
 
+# --- replay's view of a line that holds the usage marker and no tool's (`bulkparse`): a `Record`
+# of the fields an API call's events read, each block of its content by its type alone. It takes
+# every line `Record` takes (and more: the fields it passes over are not type-checked), and reads
+# the fields it has as `Record` does; a line holding a tool use is read again whole.
+
+
+class Kind(msgspec.Struct):
+    """A content block by its type alone."""
+
+    type: Any = None
+
+
+class LineMessage(msgspec.Struct):
+    """A `Message` as a call's line without a tool's marker reads it."""
+
+    mid: Any = msgspec.field(default=None, name="id")
+    model: Any = None
+    usage: Usage | None = None
+    content: str | list[Kind] | None = None
+
+
+class CallLine(msgspec.Struct):
+    """A `Record` as the events of a call's line without a tool's marker read it."""
+
+    type: Any = None
+    timestamp: Any = None
+    isSidechain: Any = None
+    requestId: Any = None
+    sessionId: Any = None
+    requestSessionId: Any = None
+    forkedFrom: Any = None
+    version: Any = None
+    message: LineMessage | None = None
+
+
 _decode_record = msgspec.json.Decoder(Record).decode
 _decode_call = msgspec.json.Decoder(CallRecord).decode
 _decode_dir = msgspec.json.Decoder(DirRecord).decode
+_decode_line = msgspec.json.Decoder(CallLine).decode
 NOT_JSON = (msgspec.DecodeError, RecursionError)  # msgspec's refusals (ValidationError is a DecodeError)
 
 
@@ -247,6 +283,17 @@ def decode_dir(line: bytes | bytearray, int_digits: int) -> DirRecord | None:
         return None
     try:
         return _decode_dir(line)
+    except NOT_JSON:
+        return None
+
+
+def decode_line(line: bytes | bytearray, int_digits: int) -> CallLine | None:
+    """`decode`'s rule and depth, into replay's view of a call's line (`CallLine`): None where only
+    the JSON reading can say what the line is (or where `CallLine` refuses it, and so `Record`)."""
+    if _json_only(line, int_digits):
+        return None
+    try:
+        return _decode_line(line)
     except NOT_JSON:
         return None
 
