@@ -160,7 +160,7 @@ def shown(s: cal.Session, cfg: Config, at_stop: bool = False) -> Shown:
         realized += got
         lost += promise > 0 and got < 0
     return Shown(len(sent), lost, promised, realized, max(per_seg.values(), default=0),
-                 sum(1 for n in per_seg.values() if n > CAP), _hours([r["ts"] for r in s.seen.rows]),
+                 sum(1 for n in per_seg.values() if n > CAP), _hours([c.ts for c in s.seen.calls]),
                  bt.stability(calls)["lampChangesPerCall"] or 0.0, len(unearned))
 
 

@@ -21,7 +21,7 @@ from session_watcher.core import backtest as bt
 from session_watcher.core import closedloop, prices
 from session_watcher.core.chains import Auto, _Lazy, point_of
 from session_watcher.sessions import backtest as shell
-from tests.calibration import unpack
+from tests.calibration import LONG_FIXTURES, unpack
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -546,3 +546,46 @@ def test_the_best_schedule_prices_a_state_once_not_each_restart_s_trail(monkeypa
     got = ch.best()
     assert got[0]  # restarting saves: the trails are real ones
     assert len(ch.calls) <= priced < 100 * len(ch.calls)  # each real call once at least (the counter counts)
+
+
+def _eager_autos(path: Path) -> dict[int, Auto]:
+    """The automatic compactions as a fold that prices the client's point after every call finds
+    them (`client_point` of the state the call left, `AutoWatch` fed in the fold's order)."""
+    from session_watcher.core import engine
+    from session_watcher.core.chains import AutoWatch
+    from session_watcher.core.status import client_point
+
+    state, events, cfg, paths = _inputs(path)
+    watch = AutoWatch()
+
+    def hook(st: State, fired: object, usage: dict[str, object]) -> None:
+        e = st["engine"]
+        watch.call(bt.call_of(e["calls"], e["segment"], None, None, None, None, None, None, (), usage,
+                              usage["ts"]), client_point(st, cfg))
+
+    def watched() -> Iterator[Event]:
+        for ev in events:
+            if ev[0] == "compact":
+                watch.compaction(ev[2], ev[3])
+            yield ev
+
+    engine.fold(state, watched(), cfg, paths, call_hook=hook)  # type: ignore[arg-type]
+    return watch.autos
+
+
+@pytest.mark.parametrize("name", ["258c7280-ae70-4798-800f-63464d01a85d", "fa812bfe-b295-4cca-9c2f-fdf01028cb46"])
+def test_observe_prices_the_point_where_a_compaction_follows_as_after_every_call(name: str) -> None:
+    """`observe` prices the client's point after a call only where a compaction follows it, from the
+    figures the call left (not as the fold stands at the compaction): the same automatic compactions,
+    each with the point after the call before it, as pricing it after every call."""
+    path = LONG_FIXTURES / f"{name}.jsonl"
+    seen = closedloop.observe(*_inputs(path))
+    want = _eager_autos(path)
+    assert want  # the session compacts on its own
+    assert any(a.point < a.pre for a in want.values())  # the client's point, not the tokens before
+    assert seen.autos == want
+
+
+def test_observe_prices_the_point_of_a_real_shaped_session(tmp_path: Path) -> None:
+    path = real_shaped(tmp_path)
+    assert closedloop.observe(*_inputs(path)).autos == _eager_autos(path) == {159: Auto(168_483, 167_000.0)}

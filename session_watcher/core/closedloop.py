@@ -30,7 +30,7 @@ from session_watcher.core import engine
 from session_watcher.core.backtest import Call, call_of, chains, segments
 from session_watcher.core.chains import Auto, AutoWatch, Chain, Step
 from session_watcher.core.eoq import quantities
-from session_watcher.core.status import client_point
+from session_watcher.core.status import context_point
 
 if TYPE_CHECKING:
     from collections.abc import Container, Iterable, Iterator, Sequence
@@ -70,7 +70,6 @@ class Observed(NamedTuple):
     paths: Resolved  # the shell's answers for every path they name
     calls: list[Call]  # one per main-chain API call, as the real fold saw it
     shared: int  # the prefix a restart finds cached (cr of the session's first call)
-    rows: list[dict[str, Any]]  # per call, what a trace row says of it: call, segment, ts, usage
     autos: dict[int, Auto] = {}  # noqa: RUF012 (never mutated) the automatic compactions, by the call after
     copied: int = 0  # a fork's: its first calls, to this one, copy its parent's (the engine's `inheritedTo`)
 
@@ -83,27 +82,33 @@ class Observed(NamedTuple):
 def observe(state: State, events: Sequence[Event], cfg: ModelParams, paths: Resolved) -> Observed:
     """Fold the real session into `state` (fresh); one `Call` per main-chain API call."""
     calls: list[Call] = []
-    rows: list[dict[str, Any]] = []
     watch = AutoWatch()
+    # what the client's point after the last call is priced from (`context_point`'s context): priced
+    # only where a compaction follows the call (`AutoWatch` reads it there alone), as the page's trace does
+    point_from: list[tuple[Any, Any, Any, Any]] = []
 
     class Hook(_Priced):
         def __call__(self, st: State, fired: list[Alert], usage: CallUsage) -> None:
             c = _call(st, self.seen(st), fired, usage)
-            watch.call(c, client_point(st, cfg))
+            ctx = st["context"]  # `client_point`'s figures, as they are after the call
+            point_from[:] = [(ctx.get("window"), ctx.get("model"), ctx.get("peak"), ctx.get("compactReserve"))]
+            watch.call(c, None)
             calls.append(c)
-            e = st["engine"]
-            rows.append({"call": e["calls"], "segment": e["segment"], "ts": usage["ts"], "usage": usage})
 
     hook = Hook(cfg)
 
     def watched() -> Iterator[Event]:
         for ev in events:
             if ev[0] == "compact":
+                if point_from:
+                    window, model, peak, reserve = point_from.pop()
+                    ctx = {"window": window, "model": model, "peak": peak, "compactReserve": reserve}
+                    watch.point(context_point(ctx, cfg))  # type: ignore[arg-type]  # the context's keys it reads
                 watch.compaction(ev[2], ev[3])
             yield ev
 
     engine.fold(state, watched(), cfg, paths, call_hook=hook)
-    return Observed(events, paths, calls, state["engine"]["shared"] or 0, rows, watch.autos,
+    return Observed(events, paths, calls, state["engine"]["shared"] or 0, watch.autos,
                     state["engine"]["tally"].get("inheritedTo", 0))
 
 

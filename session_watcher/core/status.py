@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from session_watcher.core.shapes import Alert, CallUsage, Context, ModelParams, Quantities, State
 
 
-def _round(v: float | None, nd: int = 6) -> float | None:
+def rounded(v: float | None, nd: int = 6) -> float | None:
+    """A figure as the status document and the session page write it: `nd` decimals, None kept."""
     return None if v is None else round(v, nd)
 
 
@@ -59,10 +60,10 @@ def tally_document(state: State) -> dict[str, Any]:
     read, write = t["warmRead"], t["warmWrite"]
     doc: dict[str, Any] = {
         "firstTs": t["firstTs"],
-        "warmth": _round(read / (read + write)) if read + write else None,
+        "warmth": rounded(read / (read + write)) if read + write else None,
         "warmthTokens": {"read": read, "write": write},
         "advice": {"gate": t["gate"], "reminder": t["backstop"], "coldReturn": t["guard"]},
-        "coldReturns": {"n": t["cold"], "tokens": t["coldTokens"], "usd": _round(t["coldUsd"]),
+        "coldReturns": {"n": t["cold"], "tokens": t["coldTokens"], "usd": rounded(t["coldUsd"]),
                         "unpriced": t["coldUnpriced"]},
     }
     if t.get("inherited"):  # a fork's copies of its parent's calls: in `calls`, not in the tally; the last one's number
@@ -156,24 +157,24 @@ def status_document(state: State, cfg: ModelParams, with_buckets: bool = True,
         "bFull": b_full,
         "bDefault": q["bDefault"],
         "floor": e["floor"],
-        "x": _round(q["x"]),
-        "g": _round(q["g"], 3),
+        "x": rounded(q["x"]),
+        "g": rounded(q["g"], 3),
         "residual": e["residual"],
-        "dhat": _round(q["dhat"]),
-        "xSweet": _round(q["xSweet"]),
-        "br": _round(q["br"]),
-        "mf": _round(q["mf"]),
+        "dhat": rounded(q["dhat"]),
+        "xSweet": rounded(q["xSweet"]),
+        "br": rounded(q["br"]),
+        "mf": rounded(q["mf"]),
         "cRatio": q["cRatio"],
-        "cEff": _round(q["cEff"]),
+        "cEff": rounded(q["cEff"]),
         "shared": e["shared"],
-        "restartCost": _round(q["K"], 1),
-        "saving": _round(saving, 1),
-        "savingUsd": _round(saving_usd),
+        "restartCost": rounded(q["K"], 1),
+        "saving": rounded(saving, 1),
+        "savingUsd": rounded(saving_usd),
         # the calls `saving` is counted over, and whether the automatic compaction ends them first
-        "horizon": _round(q["horizon"], 3),
+        "horizon": rounded(q["horizon"], 3),
         "untilCompaction": q["untilCompaction"],
-        "burnRate": _round(q["burnRate"]),
-        "rateLamp": {"wallP": q["wallP"], "burnRate": _round(q["burnRate"])},
+        "burnRate": rounded(q["burnRate"]),
+        "rateLamp": {"wallP": q["wallP"], "burnRate": rounded(q["burnRate"])},
         "lamp": q["lamp"],
         # the cache is cold for sure now, x >= guard_x and a restart saves: the advice whatever the lamp
         # (a cold return, as the guard and the engine take it); the status line then quotes `savingUsd` too
@@ -227,7 +228,7 @@ def story_document(state: State, cfg: ModelParams, q: Quantities | None = None) 
     q = quantities(state, cfg) if q is None else q
     return {
         "model": state["context"].get("model"), "segment": e["segment"], "L": q["L"], "bDefault": q["bDefault"],
-        "x": _round(q["x"]), "g": _round(q["g"], 3), "xSweet": _round(q["xSweet"]), "br": _round(q["br"]),
+        "x": rounded(q["x"]), "g": rounded(q["g"], 3), "xSweet": rounded(q["xSweet"]), "br": rounded(q["br"]),
         "lamp": q["lamp"], "lampAt": {"amber": cfg["bp_amber"], "red": cfg["bp_red"]},
         "billProgress": round(e["billProgress"], 6), "bills": e["bills"], "billsTotal": e["billsTotal"],
         "compactPoint": client_point(state, cfg),  # the backtest's compactions (core.chains.AutoWatch)
@@ -336,9 +337,9 @@ def plan_view(plan: object, saving: float | None, model: str | None) -> dict[str
         rate = w.get("rate")
         est, saves = None, None
         if isinstance(rate, list) and len(rate) == 5:
-            est = {"percentPerUsd": _round(rate[0]), "points": _round(rate[1], 2), "usd": _round(rate[2], 4),
+            est = {"percentPerUsd": rounded(rate[0]), "points": rounded(rate[1], 2), "usd": rounded(rate[2], 4),
                    "since": rate[3], "until": rate[4]}
-            saves = None if usd is None else _round(usd * rate[0], 3)
+            saves = None if usd is None else rounded(usd * rate[0], 3)
         out[name] = {"usedPercent": w.get("used"), "resetsAt": w.get("resetsAt"), "estimate": est,
                      "restartSaves": saves}
     return out

@@ -62,7 +62,7 @@ from session_watcher.core.eoq import real_request
 from session_watcher.core.handoff import after_reminders
 from session_watcher.core.markscan import finder, marked_lines
 from session_watcher.core.numbers import duration, tokens
-from session_watcher.core.status import _round, context_point
+from session_watcher.core.status import context_point, rounded
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -711,16 +711,16 @@ class StoryTrace(list[Any]):
         else:
             done = max(0, bills - self._prev_bills)
         self._prev_bills = bills
-        ts, n, x, x_sweet, lamp = usage["ts"], e["calls"], _round(q["x"]), _round(q["xSweet"]), q["lamp"]
+        ts, n, x, x_sweet, lamp = usage["ts"], e["calls"], rounded(q["x"]), rounded(q["xSweet"]), q["lamp"]
         super().append((
-            ts, n, q["L"], x, x_sweet, _round(q["br"]), lamp, bills, max(0, done), round(e["billProgress"], 6),
+            ts, n, q["L"], x, x_sweet, rounded(q["br"]), lamp, bills, max(0, done), round(e["billProgress"], 6),
             tuple(
                 {"kind": a.get("kind"), "reminder": a.get("reminder"), "gap": a.get("gap"),
                  "rewrite": a.get("rewrite"), "gapText": duration(a["gap"]) if a.get("gap") else None}
                 for a in fired if isinstance(a, dict)
             ) if fired else (),
         ))
-        call = call_of(n, e["segment"], q["bDefault"], state["context"].get("model"), x, x_sweet, _round(q["g"], 3),
+        call = call_of(n, e["segment"], q["bDefault"], state["context"].get("model"), x, x_sweet, rounded(q["g"], 3),
                        lamp, fired, usage, ts)
         ctx = state["context"]  # `client_point`'s figures, as they are after the call
         self._point_from = (ctx.get("window"), ctx.get("model"), ctx.get("peak"), ctx.get("compactReserve"), cfg)

@@ -117,10 +117,10 @@ def session_doc(loaded: Loaded, cfg: Config, taken: dict[str, Any] | None = None
     seen = closedloop.observe(state, loaded.events, params, loaded.paths)
     follow = {p: closedloop.follow(loaded.fresh(), seen, params, p) for p in bt.CLOSED_LOOP}
     if taken is not None:
-        from session_watcher.sessions.restarts import note_taken
+        from session_watcher.sessions.restarts import note_calls
 
-        note_taken(taken, loaded.path, {"sessionId": state["sessionId"], "parentSession": state.get("parentSession")},
-                   seen.rows)
+        note_calls(taken, loaded.path, {"sessionId": state["sessionId"], "parentSession": state.get("parentSession")},
+                   seen.calls)  # the fold's own calls: core.restarts reads their usage, number, segment and time
     return {"sessionId": state["sessionId"], "transcript": loaded.path,
             **bt.backtest(seen.own(), seen.shared, follow, seen.autos), **fork_fields(state, loaded.path)}
 

@@ -17,6 +17,8 @@ from session_watcher.core.backtest import calls_from_trace
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from session_watcher.core.backtest import Call
+
 NOTE_LINES = 400  # the note is injected at the session's start: it is among its first lines
 
 
@@ -74,7 +76,13 @@ def _replayed(session_id: str, overrides: dict[str, Any] | None, taken: dict[str
 def note_taken(taken: dict[str, Any], transcript: str, status: dict[str, Any], trace: list[dict[str, Any]]) -> None:
     """What pricing the restarts taken needs of a replayed session, kept in `taken` under its id:
     (its transcript, its parent session, its calls as core.restarts reads them)."""
-    taken[str(status.get("sessionId"))] = (transcript, status.get("parentSession"), calls_from_trace(trace))
+    note_calls(taken, transcript, status, calls_from_trace(trace))
+
+
+def note_calls(taken: dict[str, Any], transcript: str, status: dict[str, Any], calls: list[Call]) -> None:
+    """`note_taken` of a session whose calls are at hand (the backtest's fold's: the trace rows'
+    usage, number, segment and time, as `calls_from_trace` gives them, and their figures besides)."""
+    taken[str(status.get("sessionId"))] = (transcript, status.get("parentSession"), calls)
 
 
 def restarts_taken(taken: dict[str, Any], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
