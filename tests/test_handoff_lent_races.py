@@ -477,3 +477,26 @@ def test_a_claim_whose_pid_runs_is_put_back_once_older_than_a_take_can_be() -> N
     assert got is not None
     assert got["parentSession"] == "parent-1"
     assert os.listdir(os.path.dirname(path)) == []
+
+
+def test_going_on_drops_a_guard_handoff_a_killed_take_left_claimed() -> None:
+    """A start killed between its claim of the guard's note (`<key>.json.<pid>.taking`) and its end
+    left the claim; the prompt that goes on in the note's session did not see it (only the pending
+    file), so the next start put it back and handed out a note no longer wanted. The drop puts a
+    dead claim back first, then drops it."""
+    _pending("parent-k", handoffs.GUARD)
+    path = handoffs.pending_file(PROJECT)
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    assert handoffs.drop(PROJECT, "parent-k", handoffs.GUARD) is True
+    assert os.listdir(os.path.dirname(path)) == []
+    assert _take("child-k") is None
+
+
+def test_going_on_leaves_another_sessions_note_a_killed_take_left_claimed() -> None:
+    _pending("parent-user")  # the handoff command's: not the guard's to drop
+    path = handoffs.pending_file(PROJECT)
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    assert handoffs.drop(PROJECT, "parent-user", handoffs.GUARD) is False
+    got = _take("child-u")
+    assert got is not None
+    assert got["parentSession"] == "parent-user"

@@ -591,9 +591,18 @@ def taken(session_id: str) -> dict[str, Any] | None:
 def drop(project: str, parent: str, by: str) -> bool:
     """Remove the project's pending handoff when session `parent` wrote it by way of `by` (the guard's,
     once the session goes on instead); True when one was removed. One of them taken by a session
-    that has not sent it yet is no longer lent (`give_back` would make it pending again)."""
+    that has not sent it yet is no longer lent (`give_back` would make it pending again). Not
+    pending, it may be held by a claim a take killed midway left (`TAKING`), which the next start
+    would put back and hand out: such a claim is put back first (`_untake`), then dropped as any.
+    Looked for only when no note is pending (one directory read; most often none is there)."""
     _keep_lent(parent, by)
     path = pending_file(project)
+    if not sysos.exists(path):
+        if not _claimed(path) or not ours("pending"):
+            return False
+        import time
+
+        _untake(time.time())  # a dead claim pending again (a live take's stays: that take has it)
     if not sysos.exists(path) or not ours("pending"):
         return False
     doc = _read(path)
@@ -604,6 +613,16 @@ def drop(project: str, parent: str, by: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _claimed(path: str) -> bool:
+    """Whether a take's claim of the pending note `path` is there (`<path>.<pid>.taking`)."""
+    head = sysos.basename(path) + "."
+    try:
+        with sysos.scandir(sysos.dirname(path)) as it:
+            return any(e.name.startswith(head) and e.name.endswith(TAKING) for e in it)
+    except OSError:
+        return False
 
 
 def _keep_lent(parent: str, by: str) -> None:
