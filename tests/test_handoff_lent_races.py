@@ -500,3 +500,34 @@ def test_going_on_leaves_another_sessions_note_a_killed_take_left_claimed() -> N
     got = _take("child-u")
     assert got is not None
     assert got["parentSession"] == "parent-user"
+
+
+@pytest.mark.parametrize("name", ["notes.taking", "x.json.abc.taking", "x.json..taking", "a.b.json.7.taking",
+                                  f"{'k' * 90}.json.7.taking", "x.json.\u00b2.taking", "x.json.\u0661.taking"])
+def test_a_file_named_like_no_claim_keeps_the_start_on_its_fast_path(name: str) -> None:
+    """Only a take's claim (`<project key>.json.<pid>.taking`, a regular file) is put back by the next
+    start; a file ending in `.taking` under any other name was never put back nor removed, yet it
+    sent every start down the slower path for good. A pid in other digits (`²`) stopped the take
+    itself: no note was handed out while that file was there."""
+    folder = handoffs.folder("pending")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
+        fh.write("{}")
+    os.makedirs(os.path.join(folder, f"dir.json.{GONE}{handoffs.TAKING}"))  # a folder: never a claim
+    assert handoffs.any_pending() is False
+    _pending("parent-n")
+    got = _take("child-n")
+    assert got is not None
+    assert got["parentSession"] == "parent-n"
+    assert handoffs.any_pending() is False
+    assert os.path.exists(os.path.join(folder, name))  # never ours to remove
+
+
+def test_a_real_claim_still_sends_the_start_down_the_path_that_puts_it_back() -> None:
+    _pending("parent-c")
+    path = handoffs.pending_file(PROJECT)
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    assert handoffs.any_pending() is True
+    got = _take("child-c")
+    assert got is not None
+    assert got["parentSession"] == "parent-c"

@@ -87,13 +87,30 @@ def ours(kind: str) -> bool:
 
 def any_pending() -> bool:
     """Whether any project has a handoff waiting (one directory read: the common start has none), or
-    a take's claim is there (`TAKING`: one killed midway is put back by the next take)."""
+    a take's claim is there (`TAKING`: one killed midway is put back by the next take). Only a
+    regular file (the entry's type, no stat) named as a take names its claim is one: anything else
+    ending in `.taking` (a folder, a link, another name) is never put back, and counted it would send
+    every start down the slower path for good."""
     try:
         with sysos.scandir(folder("pending")) as it:
-            found = any(e.name.endswith((".json", TAKING)) for e in it)
+            found = any(e.name.endswith(".json")
+                        or (e.name.endswith(TAKING) and _claim(e.name) is not None and e.is_file(follow_symlinks=False))
+                        for e in it)
     except OSError:
         return False
     return found and ours("pending")
+
+
+def _claim(name: str) -> tuple[str, int] | None:
+    """(pending note's name, pid) of a take's claim's name, `<project key>.json.<pid>.taking`; None
+    for any other name (an ASCII one, a key as `project_key` makes it at most, a pid in digits)."""
+    note, _, pid = name[:-len(TAKING)].rpartition(".")
+    ok = (name.endswith(TAKING) and note.endswith(".json") and len(note) <= CLAIM_NOTE_MAX and note.isascii()
+          and "." not in note[:-len(".json")] and pid.isascii() and pid.isdigit() and len(pid) <= 12)
+    return (note, int(pid)) if ok else None
+
+
+CLAIM_NOTE_MAX = 80  # characters of a claimed note's name: a project key is 69 at most, then `.json`
 
 
 def pending_file(project: str) -> str:
@@ -314,14 +331,14 @@ def _untake(now: float) -> None:
     except OSError:
         return
     for e in claims:
-        note, _, pid = e.name[:-len(TAKING)].rpartition(".")
-        if not note.endswith(".json") or not pid.isdigit():
-            continue  # not a claim of ours
+        named = _claim(e.name)
+        if named is None:
+            continue  # not a claim of ours (any_pending does not count it)
+        note, n = named
         try:
             st = e.stat(follow_symlinks=False)
         except OSError:
             continue  # gone: its take ended
-        n = int(pid)
         if now - st.st_ctime < GIVING_MAX_S and n != sysos.getpid() and 1 < n < PID_END and _running(n):
             continue  # a take under way (this process's own is none: it takes after this)
         mine = sysos.join(folder("pending"), f"{note}.{sysos.getpid()}{TAKING}")
