@@ -531,3 +531,40 @@ def test_a_real_claim_still_sends_the_start_down_the_path_that_puts_it_back() ->
     got = _take("child-c")
     assert got is not None
     assert got["parentSession"] == "parent-c"
+
+
+def test_a_claim_no_start_can_put_back_stops_costing_every_start() -> None:
+    """A claim whose rename fails (here a folder, not empty, stands where this process's own claim
+    goes: the rename onto it fails as on an immutable file) was never put back, and every start took
+    the slower path for good. Seen so once, it is marked stuck: no start counts it after; `handoff
+    --show` (`pending`) tries it again, and once it can be put back the mark goes with it."""
+    _pending("parent-s")
+    path = handoffs.pending_file(PROJECT)
+    claim = f"{path}.{GONE}{handoffs.TAKING}"
+    os.rename(path, claim)
+    mine = f"{path}.{os.getpid()}{handoffs.TAKING}"
+    os.makedirs(os.path.join(mine, "inside"))
+    assert handoffs.any_pending() is True
+    assert _take("child-s") is None
+    assert os.path.exists(claim + handoffs.STUCK)
+    assert handoffs.any_pending() is False  # the starts after: their fast path
+    assert _take("child-s2") is None
+    os.rmdir(os.path.join(mine, "inside"))
+    os.rmdir(mine)
+    [(_, doc)] = handoffs.pending(PROJECT)  # tried again: put back, and the mark gone
+    assert doc["parentSession"] == "parent-s"
+    assert sorted(os.listdir(os.path.dirname(path))) == [os.path.basename(path)]
+    got = _take("child-s3")
+    assert got is not None
+    assert got["parentSession"] == "parent-s"
+
+
+def test_a_stuck_mark_whose_claim_is_gone_goes() -> None:
+    _pending("parent-m")
+    path = handoffs.pending_file(PROJECT)
+    mark = f"{path}.{GONE}{handoffs.TAKING}{handoffs.STUCK}"
+    with open(mark, "w", encoding="utf-8"):
+        pass
+    assert handoffs.any_pending() is True  # the note itself
+    assert _take("child-m") is not None
+    assert not os.path.exists(mark)

@@ -90,15 +90,22 @@ def any_pending() -> bool:
     a take's claim is there (`TAKING`: one killed midway is put back by the next take). Only a
     regular file (the entry's type, no stat) named as a take names its claim is one: anything else
     ending in `.taking` (a folder, a link, another name) is never put back, and counted it would send
-    every start down the slower path for good."""
+    every start down the slower path for good.
+    One no start could put back (`STUCK`) is not counted either."""
+    claims: set[str] = set()
+    stuck: set[str] = set()
     try:
         with sysos.scandir(folder("pending")) as it:
-            found = any(e.name.endswith(".json")
-                        or (e.name.endswith(TAKING) and _claim(e.name) is not None and e.is_file(follow_symlinks=False))
-                        for e in it)
+            for e in it:
+                if e.name.endswith(".json"):
+                    return ours("pending")
+                if e.name.endswith(TAKING) and _claim(e.name) is not None and e.is_file(follow_symlinks=False):
+                    claims.add(e.name)
+                elif e.name.endswith(STUCK):
+                    stuck.add(e.name[:-len(STUCK)])
     except OSError:
         return False
-    return found and ours("pending")
+    return bool(claims - stuck) and ours("pending")
 
 
 def _claim(name: str) -> tuple[str, int] | None:
@@ -110,6 +117,7 @@ def _claim(name: str) -> tuple[str, int] | None:
     return (note, int(pid)) if ok else None
 
 
+STUCK = ".stuck"  # beside a claim a start could not put back (its rename failed): `<claim's name>.stuck`
 CLAIM_NOTE_MAX = 80  # characters of a claimed note's name: a project key is 69 at most, then `.json`
 
 
@@ -317,23 +325,34 @@ def _put_back(claim: str, path: str) -> None:
     _unlink(claim)
 
 
-def _untake(now: float) -> None:
+def _untake(now: float, retry: bool = False) -> None:
     """Each claim a take left behind (`<project key>.json.<pid>.taking`: killed between its rename of
     the pending note and its end, before the note was the session's or, another agent's, was put
     back: it stayed taken for good, no session's) pending again, where the process that claimed it is
     gone or the claim is older than GIVING_MAX_S; a take under way keeps its own. Claimed again
     first (renamed to this process's claim: of two starts at once one puts it back); one with a
     second link was put back already (killed after the link: pending, or a session's since): it
-    just goes."""
+    just goes. One whose rename fails but for its being gone (made immutable, a folder where this
+    process's claim goes) is marked stuck (`STUCK`): starts leave it and `any_pending` does not count
+    it (or every start went down the slower path for good); `retry` (`handoff --show`, `--drop`, the
+    guard's drop) tries it again, and the mark goes with it once put back. A mark whose claim is gone goes."""
     try:
         with sysos.scandir(folder("pending")) as it:
-            claims = [e for e in it if e.name.endswith(TAKING) and e.is_file(follow_symlinks=False)]
+            entries = [(e.name, e) for e in it if e.name.endswith((TAKING, STUCK))]
     except OSError:
         return
-    for e in claims:
-        named = _claim(e.name)
-        if named is None:
+    names = {name for name, _ in entries}
+    for name, e in entries:
+        if name.endswith(STUCK):
+            if name[:-len(STUCK)] not in names:
+                _unlink(e.path)
+            continue
+        named = _claim(name)
+        if named is None or not e.is_file(follow_symlinks=False):
             continue  # not a claim of ours (any_pending does not count it)
+        marked = name + STUCK in names
+        if marked and not retry:
+            continue
         note, n = named
         try:
             st = e.stat(follow_symlinks=False)
@@ -344,6 +363,15 @@ def _untake(now: float) -> None:
         mine = sysos.join(folder("pending"), f"{note}.{sysos.getpid()}{TAKING}")
         try:
             sysos.rename(e.path, mine)
+        except FileNotFoundError:
+            continue  # another start has it
+        except OSError:
+            if not marked:
+                _mark_stuck(e.path + STUCK)
+            continue
+        if marked:
+            _unlink(e.path + STUCK)
+        try:
             linked = sysos.stat(mine, follow_symlinks=False).st_nlink > 1
         except OSError:
             continue  # another start has it
@@ -351,6 +379,15 @@ def _untake(now: float) -> None:
             _unlink(mine)
         else:
             _put_back(mine, sysos.join(folder("pending"), note))
+
+
+def _mark_stuck(path: str) -> None:
+    """An empty file at `path`, made here (never through a link there), or nothing."""
+    try:
+        sysos.close(sysos.open(path, sysos.O_WRONLY | sysos.O_CREAT | sysos.O_EXCL | getattr(sysos, "O_NOFOLLOW", 0),
+                               0o600))
+    except OSError:
+        pass
 
 
 GIVING = ".giving"  # a lent note claimed by a give-back: `<child id>.json.<pid>.giving`
@@ -619,7 +656,7 @@ def drop(project: str, parent: str, by: str) -> bool:
             return False
         import time
 
-        _untake(time.time())  # a dead claim pending again (a live take's stays: that take has it)
+        _untake(time.time(), retry=True)  # a dead claim pending again (a live take's stays: that take has it)
     if not sysos.exists(path) or not ours("pending"):
         return False
     doc = _read(path)
@@ -664,7 +701,7 @@ def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
         return []
     import time
 
-    _untake(time.time())
+    _untake(time.time(), retry=True)
     if project is not None:
         path = pending_file(project)
         doc = _read(path)
