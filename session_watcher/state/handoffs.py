@@ -6,7 +6,9 @@ session in that project takes it by renaming it to its claim, `<project key>.jso
 (`TAKING`), then to `handoffs/taken/<child session id>.json`: a rename is atomic, so of two sessions
 starting at once exactly one gets it, and a note is never injected twice. A take killed between the
 two renames leaves its claim; the next take puts it back pending (`_untake`), as `handoff --show`
-and `--drop` do first (`pending`). A handoff names the
+and `--drop` do first (`pending`), and the guard's drop of its own note (`drop`). One whose rename
+fails is marked stuck (`STUCK`) and left by the starts after; a file not named as a claim is never
+one (`_claim`). A handoff names the
 agent whose session wrote it (`agent`, the registry's name): only a session of that agent takes it
 (a Codex thread's note waits for the next Codex thread, not for a Claude Code session started there
 meanwhile, and the reverse); one written before the field was (no `agent`) is taken by any agent's
