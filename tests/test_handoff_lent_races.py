@@ -565,6 +565,10 @@ def test_a_stuck_mark_whose_claim_is_gone_goes() -> None:
     mark = f"{path}.{GONE}{handoffs.TAKING}{handoffs.STUCK}"
     with open(mark, "w", encoding="utf-8"):
         pass
+    other = os.path.join(os.path.dirname(path), "notes.stuck")  # not a mark of ours: never removed
+    with open(other, "w", encoding="utf-8"):
+        pass
     assert handoffs.any_pending() is True  # the note itself
     assert _take("child-m") is not None
     assert not os.path.exists(mark)
+    assert os.path.exists(other)

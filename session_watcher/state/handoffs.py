@@ -345,8 +345,8 @@ def _untake(now: float, retry: bool = False) -> None:
         return
     names = {name for name, _ in entries}
     for name, e in entries:
-        if name.endswith(STUCK):
-            if name[:-len(STUCK)] not in names:
+        if name.endswith(STUCK):  # a mark of ours (a claim's name, `.stuck`) whose claim is gone goes
+            if _claim(name[:-len(STUCK)]) is not None and name[:-len(STUCK)] not in names:
                 _unlink(e.path)
             continue
         named = _claim(name)
