@@ -4,12 +4,15 @@ wrote (install.sh's check that a venv holding this very build lacks none)."""
 from __future__ import annotations
 
 import sys
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from session_watcher.base.depcheck import Version, environment, marker_holds, missing
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 LINUX: dict[str, object] = {**environment(), "sys_platform": "linux", "platform_system": "Linux",
                             "python_version": Version("3.11")}
@@ -138,3 +141,58 @@ class TestMarkers:
         assert not marker_holds('python_version ~= "3.8"', LINUX)
         assert not marker_holds('platform_release == "6.1"', LINUX)
         assert not marker_holds('__import__("os")', LINUX)
+
+
+RC: dict[str, object] = {**LINUX, "python_version": Version("3.13"), "python_full_version": Version("3.13.0rc1")}
+
+
+class TestPreReleases:
+    """On a pre-release Python (3.13.0rc1) `python_full_version` read 3.13.0: a requirement marked
+    `python_full_version >= "3.13.0"`, which pip leaves out there (PEP 440: 3.13.0rc1 comes before
+    3.13.0), was asked for, never installed, named missing on every run: pip on each install.sh run."""
+
+    def test_this_interpreters_full_version_names_its_pre_release(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from collections import namedtuple
+
+        info = namedtuple("info", "major minor micro releaselevel serial")
+        for level, serial, full in (("candidate", 1, "3.13.0rc1"), ("beta", 2, "3.13.0b2"), ("alpha", 3, "3.13.0a3"),
+                                    ("final", 0, "3.13.0")):
+            monkeypatch.setattr(sys, "version_info", info(3, 13, 0, level, serial))
+            assert str(environment()["python_full_version"]) == full
+
+    def test_a_release_candidate_comes_before_its_release(self) -> None:
+        assert not marker_holds('python_full_version >= "3.13.0"', RC)
+        assert not marker_holds('"3.13.0" <= python_full_version', RC)
+        assert not marker_holds('python_full_version == "3.13.0"', RC)
+        assert marker_holds('python_full_version != "3.13.0"', RC)
+        assert marker_holds('python_full_version >= "3.13.0rc1"', RC)
+        assert marker_holds('python_full_version > "3.13.0b4"', RC)
+        assert marker_holds('python_full_version >= "3.12"', RC)
+        assert marker_holds('python_full_version == "3.13.0rc1"', RC)
+        assert marker_holds('python_version == "3.13.0"', RC)  # 3.13 is 3.13.0
+        # PEP 440's exclusive `<`: not a pre-release of the version named, as pip reads it
+        assert not marker_holds('python_full_version < "3.13.0"', RC)
+        assert marker_holds('python_full_version < "3.13.0rc2"', RC)
+        assert marker_holds('python_full_version < "3.13.1"', RC)
+
+    def test_versions_order_as_pep_440_says(self) -> None:
+        order = ["3.13.0.dev1", "3.13.0a1", "3.13.0a2.dev1", "3.13.0a2", "3.13.0b1", "3.13.0rc1", "3.13.0",
+                 "3.13.0.post1", "3.13.1"]
+        for lo, hi in pairwise(order):
+            assert Version(lo) <= Version(hi), (lo, hi)
+            assert not Version(hi) <= Version(lo), (lo, hi)
+        assert Version("3.13") == Version("3.13.0") == Version("3.13.0.0")
+        assert Version("3.13.0c1") == Version("3.13.0rc1") == Version("3.13.0-rc.1")
+
+    def test_a_version_it_cannot_place_is_not_met(self) -> None:
+        assert not marker_holds('python_full_version == "3.13.*"', RC)
+        assert not marker_holds('python_full_version >= "three"', RC)
+
+    def test_a_requirement_pip_leaves_out_on_a_release_candidate_is_not_named(self, tmp_path: Path) -> None:
+        venv(tmp_path)
+        meta = tmp_path / "session_watcher-0.1.0.dist-info" / "METADATA"
+        meta.write_text(meta.read_text().replace(
+            "Requires-Dist: platformdirs", 'Requires-Dist: later-only>=1; python_full_version >= "3.13.0"\n'
+            "Requires-Dist: platformdirs", 1))
+        assert missing([str(tmp_path)], RC) == []
+        assert missing([str(tmp_path)], {**RC, "python_full_version": Version("3.13.0")}) == ["later-only"]

@@ -527,6 +527,22 @@ def test_going_on_in_the_session_drops_the_guards_handoff(tmp_path: Path) -> Non
     assert pending_handoffs() == []
 
 
+def test_going_on_drops_the_guards_handoff_a_killed_take_left_claimed(tmp_path: Path) -> None:
+    """A start killed between its claim of the guard's note and its end left the claim
+    (`<key>.json.<pid>.taking`); the prompt that went on in the session did not see it, and the
+    next /clear started with a note the user had gone on from. The drop puts it back and drops it."""
+    folder = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "handoffs" / "pending"
+    t = session(tmp_path, FIVE_MIN, 20)
+    assert said(prompt("g1", t))["decision"] == "block"  # type: ignore[index]
+    [note] = folder.glob("*.json")
+    note.rename(f"{note}.{(1 << 31) - 2}.taking")  # a pid past any pid_max: the take is gone
+    assert said(prompt("g1", t)) is None  # goes ahead
+    assert list(folder.iterdir()) == []
+    start = payload("child", tmp_path / "child.jsonl", "SessionStart", source="clear")
+    proc = hook("SessionStart", start, args=("inject",))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
 def test_a_handoff_the_user_wrote_is_not_dropped(tmp_path: Path) -> None:
     """Only the guard's own handoff of this session goes when the session goes on: one the user asked
     for (`session-watcher handoff`) stays for the next fresh session."""

@@ -44,6 +44,26 @@ def test_a_warned_prompt_with_no_later_call_was_not_sent() -> None:
     assert got["notSentEstimatedUsd"] == 0.48  # the other session is not in this report: not counted
 
 
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), -0.25, -float("inf"), 10 ** 400, True])
+def test_a_log_lines_estimate_that_is_no_amount_is_counted_and_not_added(bad: object) -> None:
+    """A guard log line's `usd` of `1e999` (an infinity as JSON reads it), NaN or below 0 made
+    `notSentEstimatedUsd` no number (the schema's, at least 0): `report --json` wrote it null, or
+    less than the other warnings' estimates. The warning still counts; its estimate adds nothing."""
+    s = Session("a", "p", [call(1000, 500)], {}, 1, 1000)
+    got = guard_summary([warning("a", 2990, 1000), {**warning("a", 2995, 1000), "usd": bad}], [s])
+    assert (got["warned"], got["notSent"]) == (2, 2)
+    assert got["notSentEstimatedUsd"] == 0.48
+
+
+def test_estimates_summing_past_any_float_leave_the_figure_a_number() -> None:
+    """Two lines of 1.7e308, each a float, sum to an infinity: the one that would takes it past adds
+    nothing, so the figure stays the largest sum a float holds."""
+    s = Session("a", "p", [call(1000, 500)], {}, 1, 1000)
+    got = guard_summary([warning("a", 2990, 1000, usd=1.7e308), warning("a", 2995, 1000, usd=1.7e308)], [s])
+    assert got["notSent"] == 2
+    assert got["notSentEstimatedUsd"] == 1.7e308
+
+
 def test_since_applies_to_the_warnings_time() -> None:
     s = Session("a", "p", [call(1000, 500)], {}, 1, 1000)
     assert guard_summary([warning("a", 2990, 1000)], [s], since=3000.0)["warned"] == 0

@@ -477,3 +477,98 @@ def test_a_claim_whose_pid_runs_is_put_back_once_older_than_a_take_can_be() -> N
     assert got is not None
     assert got["parentSession"] == "parent-1"
     assert os.listdir(os.path.dirname(path)) == []
+
+
+def test_going_on_drops_a_guard_handoff_a_killed_take_left_claimed() -> None:
+    """A start killed between its claim of the guard's note (`<key>.json.<pid>.taking`) and its end
+    left the claim; the prompt that goes on in the note's session did not see it (only the pending
+    file), so the next start put it back and handed out a note no longer wanted. The drop puts a
+    dead claim back first, then drops it."""
+    _pending("parent-k", handoffs.GUARD)
+    path = handoffs.pending_file(PROJECT)
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    assert handoffs.drop(PROJECT, "parent-k", handoffs.GUARD) is True
+    assert os.listdir(os.path.dirname(path)) == []
+    assert _take("child-k") is None
+
+
+def test_going_on_leaves_another_sessions_note_a_killed_take_left_claimed() -> None:
+    _pending("parent-user")  # the handoff command's: not the guard's to drop
+    path = handoffs.pending_file(PROJECT)
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    assert handoffs.drop(PROJECT, "parent-user", handoffs.GUARD) is False
+    got = _take("child-u")
+    assert got is not None
+    assert got["parentSession"] == "parent-user"
+
+
+@pytest.mark.parametrize("name", ["notes.taking", "x.json.abc.taking", "x.json..taking", "a.b.json.7.taking",
+                                  f"{'k' * 90}.json.7.taking", "x.json.\u00b2.taking", "x.json.\u0661.taking"])
+def test_a_file_named_like_no_claim_keeps_the_start_on_its_fast_path(name: str) -> None:
+    """Only a take's claim (`<project key>.json.<pid>.taking`, a regular file) is put back by the next
+    start; a file ending in `.taking` under any other name was never put back nor removed, yet it
+    sent every start down the slower path for good. A pid in other digits (`²`) stopped the take
+    itself: no note was handed out while that file was there."""
+    folder = handoffs.folder("pending")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
+        fh.write("{}")
+    os.makedirs(os.path.join(folder, f"dir.json.{GONE}{handoffs.TAKING}"))  # a folder: never a claim
+    assert handoffs.any_pending() is False
+    _pending("parent-n")
+    got = _take("child-n")
+    assert got is not None
+    assert got["parentSession"] == "parent-n"
+    assert handoffs.any_pending() is False
+    assert os.path.exists(os.path.join(folder, name))  # never ours to remove
+
+
+def test_a_real_claim_still_sends_the_start_down_the_path_that_puts_it_back() -> None:
+    _pending("parent-c")
+    path = handoffs.pending_file(PROJECT)
+    os.rename(path, f"{path}.{GONE}{handoffs.TAKING}")
+    assert handoffs.any_pending() is True
+    got = _take("child-c")
+    assert got is not None
+    assert got["parentSession"] == "parent-c"
+
+
+def test_a_claim_no_start_can_put_back_stops_costing_every_start() -> None:
+    """A claim whose rename fails (here a folder, not empty, stands where this process's own claim
+    goes: the rename onto it fails as on an immutable file) was never put back, and every start took
+    the slower path for good. Seen so once, it is marked stuck: no start counts it after; `handoff
+    --show` (`pending`) tries it again, and once it can be put back the mark goes with it."""
+    _pending("parent-s")
+    path = handoffs.pending_file(PROJECT)
+    claim = f"{path}.{GONE}{handoffs.TAKING}"
+    os.rename(path, claim)
+    mine = f"{path}.{os.getpid()}{handoffs.TAKING}"
+    os.makedirs(os.path.join(mine, "inside"))
+    assert handoffs.any_pending() is True
+    assert _take("child-s") is None
+    assert os.path.exists(claim + handoffs.STUCK)
+    assert handoffs.any_pending() is False  # the starts after: their fast path
+    assert _take("child-s2") is None
+    os.rmdir(os.path.join(mine, "inside"))
+    os.rmdir(mine)
+    [(_, doc)] = handoffs.pending(PROJECT)  # tried again: put back, and the mark gone
+    assert doc["parentSession"] == "parent-s"
+    assert sorted(os.listdir(os.path.dirname(path))) == [os.path.basename(path)]
+    got = _take("child-s3")
+    assert got is not None
+    assert got["parentSession"] == "parent-s"
+
+
+def test_a_stuck_mark_whose_claim_is_gone_goes() -> None:
+    _pending("parent-m")
+    path = handoffs.pending_file(PROJECT)
+    mark = f"{path}.{GONE}{handoffs.TAKING}{handoffs.STUCK}"
+    with open(mark, "w", encoding="utf-8"):
+        pass
+    other = os.path.join(os.path.dirname(path), "notes.stuck")  # not a mark of ours: never removed
+    with open(other, "w", encoding="utf-8"):
+        pass
+    assert handoffs.any_pending() is True  # the note itself
+    assert _take("child-m") is not None
+    assert not os.path.exists(mark)
+    assert os.path.exists(other)

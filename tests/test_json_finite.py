@@ -161,11 +161,12 @@ def test_a_text_kept_for_the_report_never_holds_a_figure_json_cannot_hold() -> N
 
 
 @pytest.mark.slow
-def test_report_json_to_a_pipe_or_a_file_writes_a_figure_json_cannot_hold_as_null(tmp_path: Path) -> None:
+def test_report_json_to_a_pipe_or_a_file_writes_the_guards_estimates_as_a_number(tmp_path: Path) -> None:
     """A guard log line whose estimate is `1e999` (an infinity as JSON reads it) made the guard's
     `notSentEstimatedUsd` infinite: `report --json` at a terminal wrote it null, to a pipe or a file
-    (its text as the index keeps it, sent as it is) `Infinity`. Every way writes standard JSON now,
-    the run after too (from the kept text)."""
+    (its text as the index keeps it, sent as it is) `Infinity`, then null. The estimate adds nothing
+    now: the figure is a number (the schema's), standard JSON every way, the run after too (from the
+    kept text)."""
     import shutil
     import subprocess
 
@@ -178,7 +179,8 @@ def test_report_json_to_a_pipe_or_a_file_writes_a_figure_json_cannot_hold_as_nul
     sid = "short"  # a session is named by its file's name
     log = Path(paths.guard_log_file())
     log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text(json.dumps({"ts": 4e9, "afterTs": 4e9, "sessionId": sid, "usd": 1e999}) + "\n")
+    log.write_text("".join(json.dumps({"ts": 4e9, "afterTs": 4e9, "sessionId": sid, "usd": usd}) + "\n"
+                           for usd in (1e999, 1.7e308, 1.7e308, -1.0, 0.25)))
     assert "Infinity" in log.read_text()
     args = ("report", "--json", "--projects", str(tmp_path / "projects"))
     for run in ("first", "kept"):
@@ -186,8 +188,8 @@ def test_report_json_to_a_pipe_or_a_file_writes_a_figure_json_cannot_hold_as_nul
         assert piped.returncode == 0, piped.stderr
         doc = strict(piped.stdout.decode())
         assert doc["index"]["cached"] is (run == "kept")
-        assert doc["guard"]["notSent"] == 1
-        assert doc["guard"]["notSentEstimatedUsd"] is None
+        assert doc["guard"]["notSent"] == 5
+        assert doc["guard"]["notSentEstimatedUsd"] == 1.7e308 + 0.25  # the second 1.7e308 would make an infinity
         out = tmp_path / f"{run}.json"
         with out.open("wb") as fh:
             proc = subprocess.run([str(SW), *args], stdout=fh, stderr=subprocess.PIPE, timeout=60, check=False)
@@ -195,6 +197,35 @@ def test_report_json_to_a_pipe_or_a_file_writes_a_figure_json_cannot_hold_as_nul
         written = strict(out.read_text())
         assert written["index"]["cached"] is True
         assert (written["guard"], written["sessions"]) == (doc["guard"], doc["sessions"])
+
+
+def test_a_report_holding_a_figure_json_cannot_hold_writes_it_null_cold_and_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No figure the report makes from what it reads can be NaN or an infinity any more (the guard
+    log's estimates were the last way: above); should one be, the text `report --json` sends to a
+    pipe or a file (`report_json_pieces`, the index's kept text the next run) holds it as null, not
+    `Infinity`. The document here holds one: the guard's summary, made infinite."""
+    import shutil
+
+    from session_watcher.reports import collect, merge, warmth
+
+    projects = tmp_path / "projects" / "-home-dev-proj"
+    projects.mkdir(parents=True)
+    shutil.copy(TRANSCRIPTS / "short.jsonl", projects / "short.jsonl")
+    real = warmth.summarize_guard
+
+    def infinite(*args: Any) -> dict[str, Any]:
+        return {**real(*args), "notSentEstimatedUsd": float("inf"), "wentAheadUsd": float("nan")}
+
+    monkeypatch.setattr(merge, "summarize_guard", infinite)
+    monkeypatch.setattr(warmth, "summarize_guard", infinite)
+    db = str(tmp_path / "index.sqlite3")
+    for run in ("first", "kept"):
+        text = b"".join(bytes(p) for p in collect.report_json_pieces([str(tmp_path / "projects")], db)) + b"}"
+        doc = strict(text.decode())
+        assert doc["sessions"], run
+        assert doc["index"]["cached"] is (run == "kept")
+        assert (doc["guard"]["notSentEstimatedUsd"], doc["guard"]["wentAheadUsd"]) == (None, None), run
 
 
 @pytest.mark.slow

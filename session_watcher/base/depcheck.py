@@ -10,8 +10,9 @@ session-watcher's `Requires-Dist` lines, and theirs in turn (protobuf, which the
 need, is opentelemetry-proto's), the extras left out (`[fast]`'s stringzilla is optional:
 the marker search works without it). A requirement's environment marker is read as the Python
 expression it is written as, over the environment's names (`sys_platform != 'win32'`; a version
-compares by its numbers); one it cannot read (a name not among them, an operator Python does not
-have) counts as not met, so that requirement is not asked for. No `importlib.metadata` and no
+compares as PEP 440 orders them: by its numbers, a pre-release such as 3.13.0rc1 below its release);
+one it cannot read (a name not among them, an operator Python does not have, a version it cannot
+place such as `3.13.*`) counts as not met, so that requirement is not asked for. No `importlib.metadata` and no
 `packaging`: the check runs on every install.sh run, and those two took 10 times the time of the rest
 to import.
 """
@@ -30,27 +31,59 @@ def normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# a version as PEP 440 writes it (its public part: a local `+label` compares as the same version here)
+_PEP440 = re.compile(r"v?(\d+(?:\.\d+)*)(?:[-_.]?(a|alpha|b|beta|c|rc|pre|preview)[-_.]?(\d*))?"
+                     r"(?:[-_.]?(post|rev|r)[-_.]?(\d*)|-(\d+))?(?:[-_.]?(dev)[-_.]?(\d*))?(?:\+[a-z0-9._-]*)?",
+                     re.IGNORECASE)
+_PHASE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
+_Key = tuple[tuple[int, ...], tuple[int, int, int], int, tuple[int, int]]
+
+
+def version_key(text: str) -> _Key:
+    """A version's place in PEP 440's order: its release numbers (trailing zeros left out: 3.13 is
+    3.13.0), then a pre-release below its release (3.13.0rc1 < 3.13.0; a, b, rc in that order; a dev
+    release of none below them all), a post-release above, a dev release below the one it leads to.
+    ValueError for text that is no such version (`3.13.*`, a word): the marker is then unread."""
+    m = _PEP440.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"not a version: {text!r}")
+    rel, phase, pre_n, post, post_n, post_bare, dev, dev_n = m.groups()
+    release = tuple(int(p) for p in rel.split("."))
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]
+    post_at = int(post_n or 0) if post else int(post_bare) if post_bare else -1
+    if phase:
+        pre = (0, _PHASE[phase.lower()], int(pre_n or 0))
+    elif dev and post_at < 0:
+        pre = (-1, 0, 0)  # X.devN: before X's alphas
+    else:
+        pre = (1, 0, 0)  # the release itself
+    return release, pre, post_at, (0, int(dev_n or 0)) if dev else (1, 0)
+
+
 class Version(str):
-    """A version in a marker (`python_version`): compared by its numbers, not as text ("3.11" > "3.9")."""
+    """A version in a marker (`python_version`, `python_full_version`): compared as PEP 440 orders
+    them, not as text ("3.11" > "3.9"; "3.13.0rc1" < "3.13.0")."""
 
     __slots__ = ()
 
-    def _key(self, other: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        def parts(text: str) -> tuple[int, ...]:
-            return tuple(int(p) for p in re.findall(r"\d+", text))
-        return parts(self), parts(str(other))
+    def _key(self, other: object) -> tuple[_Key, _Key]:
+        return version_key(self), version_key(str(other))
 
     def __lt__(self, other: object) -> bool:
+        """PEP 440's exclusive `<`: never a pre-release of the version named (3.13.0rc1 is not
+        `< "3.13.0"`, as pip reads it: nor is it `>= "3.13.0"`), unless that one is a pre-release."""
         a, b = self._key(other)
-        return a < b
+        return a < b and not (b[1][0] == 1 and b[3][0] == 1 and a[1][0] < 1 and a[0] == b[0])
+
+    def __gt__(self, other: object) -> bool:
+        """PEP 440's exclusive `>`: never a post-release of the version named, unless that one is one."""
+        a, b = self._key(other)
+        return a > b and not (b[2] < 0 and a[2] >= 0 and a[0] == b[0])
 
     def __le__(self, other: object) -> bool:
         a, b = self._key(other)
         return a <= b
-
-    def __gt__(self, other: object) -> bool:
-        a, b = self._key(other)
-        return a > b
 
     def __ge__(self, other: object) -> bool:
         a, b = self._key(other)
@@ -73,13 +106,15 @@ def environment() -> dict[str, object]:
     system = {"linux": "Linux", "darwin": "Darwin", "win32": "Windows"}.get(
         sys.platform, uname.sysname if uname else sys.platform)
     info = sys.version_info
+    # as `platform.python_version()` writes it (3.13.0rc1), without its import
+    pre = {"alpha": "a", "beta": "b", "candidate": "rc"}.get(info.releaselevel, "")
     return {
         "sys_platform": sys.platform, "platform_system": system, "os_name": os.name,
         "platform_machine": uname.machine if uname else "", "implementation_name": sys.implementation.name,
         "platform_python_implementation": {"cpython": "CPython", "pypy": "PyPy"}.get(
             sys.implementation.name, sys.implementation.name),
         "python_version": Version(f"{info.major}.{info.minor}"),
-        "python_full_version": Version(f"{info.major}.{info.minor}.{info.micro}"),
+        "python_full_version": Version(f"{info.major}.{info.minor}.{info.micro}{pre}{info.serial if pre else ''}"),
         "extra": "",
     }
 

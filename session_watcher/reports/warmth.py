@@ -468,6 +468,9 @@ def _guard_call(c: Call) -> GuardCall:
     return (c.ts, c.cw, c.model, c.cw5m, c.cw1h)
 
 
+FLOAT_MAX = 1.7976931348623157e308  # the largest float (`sys.float_info.max`): a larger int has none
+
+
 def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[GuardCall]], since: float | None
            ) -> dict[str, Any]:
     """`guard_summary` from each session's calls."""
@@ -488,7 +491,12 @@ def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[Gu
         elif nxt is None and sid in calls:  # a session outside this report says nothing
             out["notSent"] += 1
             usd = w.get("usd")
-            out["notSentEstimatedUsd"] += usd if isinstance(usd, int | float) else 0.0
+            # a number the log's line says: not `1e999` (an infinity as JSON reads it), NaN, below 0,
+            # nor one taking the sum past any float (two of 1.7e308): counted, its estimate not added
+            if isinstance(usd, int | float) and not isinstance(usd, bool) and 0 <= usd <= FLOAT_MAX:
+                total = out["notSentEstimatedUsd"] + float(usd)
+                if total < _INF:
+                    out["notSentEstimatedUsd"] = total
     return out
 
 

@@ -6,7 +6,9 @@ session in that project takes it by renaming it to its claim, `<project key>.jso
 (`TAKING`), then to `handoffs/taken/<child session id>.json`: a rename is atomic, so of two sessions
 starting at once exactly one gets it, and a note is never injected twice. A take killed between the
 two renames leaves its claim; the next take puts it back pending (`_untake`), as `handoff --show`
-and `--drop` do first (`pending`). A handoff names the
+and `--drop` do first (`pending`), and the guard's drop of its own note (`drop`). One whose rename
+fails is marked stuck (`STUCK`) and left by the starts after; a file not named as a claim is never
+one (`_claim`). A handoff names the
 agent whose session wrote it (`agent`, the registry's name): only a session of that agent takes it
 (a Codex thread's note waits for the next Codex thread, not for a Claude Code session started there
 meanwhile, and the reverse); one written before the field was (no `agent`) is taken by any agent's
@@ -87,13 +89,38 @@ def ours(kind: str) -> bool:
 
 def any_pending() -> bool:
     """Whether any project has a handoff waiting (one directory read: the common start has none), or
-    a take's claim is there (`TAKING`: one killed midway is put back by the next take)."""
+    a take's claim is there (`TAKING`: one killed midway is put back by the next take). Only a
+    regular file (the entry's type, no stat) named as a take names its claim is one: anything else
+    ending in `.taking` (a folder, a link, another name) is never put back, and counted it would send
+    every start down the slower path for good.
+    One no start could put back (`STUCK`) is not counted either."""
+    claims: set[str] = set()
+    stuck: set[str] = set()
     try:
         with sysos.scandir(folder("pending")) as it:
-            found = any(e.name.endswith((".json", TAKING)) for e in it)
+            for e in it:
+                if e.name.endswith(".json"):
+                    return ours("pending")
+                if e.name.endswith(TAKING) and _claim(e.name) is not None and e.is_file(follow_symlinks=False):
+                    claims.add(e.name)
+                elif e.name.endswith(STUCK):
+                    stuck.add(e.name[:-len(STUCK)])
     except OSError:
         return False
-    return found and ours("pending")
+    return bool(claims - stuck) and ours("pending")
+
+
+def _claim(name: str) -> tuple[str, int] | None:
+    """(pending note's name, pid) of a take's claim's name, `<project key>.json.<pid>.taking`; None
+    for any other name (an ASCII one, a key as `project_key` makes it at most, a pid in digits)."""
+    note, _, pid = name[:-len(TAKING)].rpartition(".")
+    ok = (name.endswith(TAKING) and note.endswith(".json") and len(note) <= CLAIM_NOTE_MAX and note.isascii()
+          and "." not in note[:-len(".json")] and pid.isascii() and pid.isdigit() and len(pid) <= 12)
+    return (note, int(pid)) if ok else None
+
+
+STUCK = ".stuck"  # beside a claim a start could not put back (its rename failed): `<claim's name>.stuck`
+CLAIM_NOTE_MAX = 80  # characters of a claimed note's name: a project key is 69 at most, then `.json`
 
 
 def pending_file(project: str) -> str:
@@ -300,33 +327,53 @@ def _put_back(claim: str, path: str) -> None:
     _unlink(claim)
 
 
-def _untake(now: float) -> None:
+def _untake(now: float, retry: bool = False) -> None:
     """Each claim a take left behind (`<project key>.json.<pid>.taking`: killed between its rename of
     the pending note and its end, before the note was the session's or, another agent's, was put
     back: it stayed taken for good, no session's) pending again, where the process that claimed it is
     gone or the claim is older than GIVING_MAX_S; a take under way keeps its own. Claimed again
     first (renamed to this process's claim: of two starts at once one puts it back); one with a
     second link was put back already (killed after the link: pending, or a session's since): it
-    just goes."""
+    just goes. One whose rename fails but for its being gone (made immutable, a folder where this
+    process's claim goes) is marked stuck (`STUCK`): starts leave it and `any_pending` does not count
+    it (or every start went down the slower path for good); `retry` (`handoff --show`, `--drop`, the
+    guard's drop) tries it again, and the mark goes with it once put back. A mark whose claim is gone goes."""
     try:
         with sysos.scandir(folder("pending")) as it:
-            claims = [e for e in it if e.name.endswith(TAKING) and e.is_file(follow_symlinks=False)]
+            entries = [(e.name, e) for e in it if e.name.endswith((TAKING, STUCK))]
     except OSError:
         return
-    for e in claims:
-        note, _, pid = e.name[:-len(TAKING)].rpartition(".")
-        if not note.endswith(".json") or not pid.isdigit():
-            continue  # not a claim of ours
+    names = {name for name, _ in entries}
+    for name, e in entries:
+        if name.endswith(STUCK):  # a mark of ours (a claim's name, `.stuck`) whose claim is gone goes
+            if _claim(name[:-len(STUCK)]) is not None and name[:-len(STUCK)] not in names:
+                _unlink(e.path)
+            continue
+        named = _claim(name)
+        if named is None or not e.is_file(follow_symlinks=False):
+            continue  # not a claim of ours (any_pending does not count it)
+        marked = name + STUCK in names
+        if marked and not retry:
+            continue
+        note, n = named
         try:
             st = e.stat(follow_symlinks=False)
         except OSError:
             continue  # gone: its take ended
-        n = int(pid)
         if now - st.st_ctime < GIVING_MAX_S and n != sysos.getpid() and 1 < n < PID_END and _running(n):
             continue  # a take under way (this process's own is none: it takes after this)
         mine = sysos.join(folder("pending"), f"{note}.{sysos.getpid()}{TAKING}")
         try:
             sysos.rename(e.path, mine)
+        except FileNotFoundError:
+            continue  # another start has it
+        except OSError:
+            if not marked:
+                _mark_stuck(e.path + STUCK)
+            continue
+        if marked:
+            _unlink(e.path + STUCK)
+        try:
             linked = sysos.stat(mine, follow_symlinks=False).st_nlink > 1
         except OSError:
             continue  # another start has it
@@ -334,6 +381,15 @@ def _untake(now: float) -> None:
             _unlink(mine)
         else:
             _put_back(mine, sysos.join(folder("pending"), note))
+
+
+def _mark_stuck(path: str) -> None:
+    """An empty file at `path`, made here (never through a link there), or nothing."""
+    try:
+        sysos.close(sysos.open(path, sysos.O_WRONLY | sysos.O_CREAT | sysos.O_EXCL | getattr(sysos, "O_NOFOLLOW", 0),
+                               0o600))
+    except OSError:
+        pass
 
 
 GIVING = ".giving"  # a lent note claimed by a give-back: `<child id>.json.<pid>.giving`
@@ -591,9 +647,18 @@ def taken(session_id: str) -> dict[str, Any] | None:
 def drop(project: str, parent: str, by: str) -> bool:
     """Remove the project's pending handoff when session `parent` wrote it by way of `by` (the guard's,
     once the session goes on instead); True when one was removed. One of them taken by a session
-    that has not sent it yet is no longer lent (`give_back` would make it pending again)."""
+    that has not sent it yet is no longer lent (`give_back` would make it pending again). Not
+    pending, it may be held by a claim a take killed midway left (`TAKING`), which the next start
+    would put back and hand out: such a claim is put back first (`_untake`), then dropped as any.
+    Looked for only when no note is pending (one directory read; most often none is there)."""
     _keep_lent(parent, by)
     path = pending_file(project)
+    if not sysos.exists(path):
+        if not _claimed(path) or not ours("pending"):
+            return False
+        import time
+
+        _untake(time.time(), retry=True)  # a dead claim pending again (a live take's stays: that take has it)
     if not sysos.exists(path) or not ours("pending"):
         return False
     doc = _read(path)
@@ -604,6 +669,16 @@ def drop(project: str, parent: str, by: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _claimed(path: str) -> bool:
+    """Whether a take's claim of the pending note `path` is there (`<path>.<pid>.taking`)."""
+    head = sysos.basename(path) + "."
+    try:
+        with sysos.scandir(sysos.dirname(path)) as it:
+            return any(e.name.startswith(head) and e.name.endswith(TAKING) for e in it)
+    except OSError:
+        return False
 
 
 def _keep_lent(parent: str, by: str) -> None:
@@ -628,7 +703,7 @@ def pending(project: str | None) -> list[tuple[str, dict[str, Any]]]:
         return []
     import time
 
-    _untake(time.time())
+    _untake(time.time(), retry=True)
     if project is not None:
         path = pending_file(project)
         doc = _read(path)
