@@ -871,3 +871,22 @@ def test_a_mistyped_command_is_named_and_the_usage_keeps_the_messages_width() ->
         assert got.returncode == 2, lines
         assert max(map(len, lines)) <= width, lines
         assert "[-h] [--session ID]" in got.stderr.decode(), lines  # argparse's own: a word a line at "5"
+
+
+def test_a_config_file_s_misspelt_key_is_named_with_the_key_it_meant(tmp_path: Path) -> None:
+    """A key misspelt in your config file (`bp_ambr`) was named with a list of every 31 keys and no
+    hint, though `config set` of the same key named the one it meant: the file's own error names
+    the known key spelt closest (a table's key too), and the list only where none is close."""
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "COLUMNS": "1000"}
+    cfg = tmp_path / "sw" / "config" / "config.toml"
+    assert sw("config", "path", env=env).stdout.decode().splitlines()[0].startswith(str(cfg))
+    cfg.parent.mkdir(parents=True)
+    for text, said in (("bp_ambr = 0.2\n", "unknown key 'bp_ambr' (did you mean 'bp_amber'? `config show` lists"),
+                       ("[notify]\nremind_mn = 5\n", "'notify.remind_mn' (did you mean 'notify.remind_min'?"),
+                       ("zzz = 1\n", "unknown key 'zzz' (known: include, exclude,")):
+        cfg.write_text(text)
+        for args in (("config", "show"), ("config", "get", "bp_red"), ("doctor",)):
+            got = sw(*args, env=env)
+            err = (got.stdout + got.stderr).decode()
+            assert said in err, (args, err)
+            assert ("known: " in err) == ("did you mean" not in said), err

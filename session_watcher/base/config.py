@@ -275,9 +275,10 @@ def expected(k: Key) -> str:
 def _check(file: str, key: str, value: object) -> object:
     k = SPECS.get(key)
     if k is None:
-        near = [n for n in known_keys() if n.endswith("." + key)]  # `remind_min` for `notify.remind_min`
-        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
-        raise ConfigError(f"{file}: unknown key '{_short(key)}' ({hint}known: {', '.join(known_keys())})", keep=[file])
+        # the key a typo most likely meant, where one is close (then not a list of 31: `config show` has them)
+        hint = _did_you_mean(key)
+        known = "`config show` lists every key" if hint else f"known: {', '.join(known_keys())}"
+        raise ConfigError(f"{file}: unknown key '{_short(key)}' ({hint}{known})", keep=[file])
     out = _settle(k, value)
     if out is BAD and k.kind == "prices":
         raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}", keep=[file])
@@ -290,6 +291,16 @@ def _check(file: str, key: str, value: object) -> object:
 def _short(text: str, limit: int = 200) -> str:
     """Text from a file, shortened for an error message (errors are logged and kept in states)."""
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _did_you_mean(key: str) -> str:
+    """`did you mean 'KEY'? ` for an unknown key: the one key it names without its table (`remind_min`
+    for `notify.remind_min`), else the one known key spelt closest (`bp_ambr`: `bp_amber`); else ""."""
+    import difflib
+
+    near = [n for n in known_keys() if n.endswith("." + key)] \
+        or difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
+    return f"did you mean '{near[0]}'? " if len(near) == 1 else ""
 
 
 def known_keys() -> list[str]:
@@ -433,12 +444,8 @@ def _known(key: str) -> None:
         _price_parts(key)
         return
     if key not in known_keys():
-        import difflib
-
         # the command line's own fault: the key it may have meant, not the file, nor a list of 31
-        near = [n for n in known_keys() if n.endswith("." + key)] \
-            or difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
-        hint = f"did you mean '{near[0]}'? " if len(near) == 1 else ""
+        hint = _did_you_mean(key)
         # `config show`: the subcommand of the command just run, whichever route's it is (kept short)
         raise UsageError(f"unknown key '{_short(key)}' ({hint}`config show` lists every key)")
 
