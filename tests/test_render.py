@@ -361,17 +361,17 @@ def test_status_text_never_says_a_restart_carries_more_than_the_context_holds() 
     assert (short["bDefault"], short["floor"], short["contextPressure"]["pressureTokens"]) == (25353, 25353, 25353)
     said = [line for line in status_text(short).splitlines() if line.startswith("restart")]
     assert said == ["restart  a restart would not make the context smaller (it holds 25k; a fresh session "
-                    "would carry 25k: 25k system + 0 files)"]
+                    "would carry 25k: 25k system + 0 in files)"]
     grown = replay(str(FIXTURES / f"{LONG}.jsonl"))[0]
     said = [line for line in status_text(grown).splitlines() if line.startswith("restart")]
     held = grown["contextPressure"]["pressureTokens"]
     assert held > grown["bDefault"] > grown["floor"]
     assert said == [f"restart  a fresh session would carry {tokens(grown['bDefault'])} tokens "
-                    f"({tokens(grown['floor'])} system + {tokens(grown['bDefault'] - grown['floor'])} files); "
+                    f"({tokens(grown['floor'])} system + {tokens(grown['bDefault'] - grown['floor'])} in files); "
                     f"the context now holds {tokens(held)}"]
     # files a fresh session would read again, with a carry at or above what the context holds
     doc = {**short, "bDefault": 30_000, "floor": 26_000}
-    assert "it holds 25k; a fresh session would carry 30k: 26k system + 4k files)" in status_text(doc)
+    assert "it holds 25k; a fresh session would carry 30k: 26k system + 4k in files)" in status_text(doc)
 
 
 def test_a_cold_return_says_restart_whatever_the_lamp() -> None:

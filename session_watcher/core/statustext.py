@@ -200,8 +200,9 @@ def _carry_words(doc: Mapping[str, Any]) -> str | None:
     held = (doc.get("contextPressure") or {}).get("pressureTokens")
     held = held if isinstance(held, int | float) else doc.get("L") or 0
     floor = doc.get("floor") or 0
-    # the carry's two parts in the alerts' words (notifier.message: `50k system + 12k files`)
-    parts = f"{tokens(floor)} system + {tokens(max(0, b - floor))} files"
+    # the carry's two parts in the alerts' words (notifier.message: `50k system + 12k in files`: tokens, not
+    # a count of files, which the `carried` line gives)
+    parts = f"{tokens(floor)} system + {tokens(max(0, b - floor))} in files"
     if b >= held:
         return (f"a restart would not make the context smaller (it holds {tokens(held)}; a fresh session "
                 f"would carry {tokens(b)}: {parts})")
