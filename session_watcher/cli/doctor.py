@@ -15,6 +15,11 @@ from session_watcher.core.numbers import duration
 from session_watcher.core.usererrors import ConfigError
 
 
+def _n(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 file`, `3 files` (`nouns`: a plural not made with an s, `entries`): `1 files` read for one."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def _folder(path: str, want: int = 0o700) -> str:
     """A folder and whether only you can read it, in words."""
     try:
@@ -405,18 +410,19 @@ def report() -> tuple[list[str], bool]:
     wide = [sid for _, sid in sessions if _mode(store.session_file(sid)) & 0o077]
     if wide:
         ok = False
-        lines.append(f"perms      {len(wide)} state files readable by others")
+        lines.append(f"perms      {_n(len(wide), 'state file')} readable by others")
     held = _held_locks(paths.sessions_dir())
     lines.append(f"locks      {len(held)} held now" + (f": {', '.join(held)}" if held else ""))
     try:
         quarantined = os.listdir(paths.quarantine_dir())
     except OSError:
         quarantined = []
-    lines.append(f"quarantine {len(quarantined)} files" + (f" in {paths.quarantine_dir()}" if quarantined else ""))
+    where = f" in {paths.quarantine_dir()}" if quarantined else ""
+    lines.append(f"quarantine {_n(len(quarantined), 'file')}{where}")
     folder = f"; folder {_folder(paths.log_dir())}"
     try:
         errors = [ln for ln in _tail_text(paths.log_file()).splitlines() if " pid " in ln]
-        lines.append(f"log        {len(errors)} entries; last: {errors[-1].strip()[:140]}" if errors
+        lines.append(f"log        {_n(len(errors), 'entry', 'entries')}; last: {errors[-1].strip()[:140]}" if errors
                      else f"log        empty{folder}")
     except FileNotFoundError:
         lines.append(f"log        empty{folder}")
