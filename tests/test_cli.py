@@ -890,3 +890,23 @@ def test_a_config_file_s_misspelt_key_is_named_with_the_key_it_meant(tmp_path: P
             err = (got.stdout + got.stderr).decode()
             assert said in err, (args, err)
             assert ("known: " in err) == ("did you mean" not in said), err
+
+
+def test_a_number_in_quotes_or_one_name_for_a_list_says_how_to_write_it(tmp_path: Path) -> None:
+    """`notify_dwell = "3"` was refused with "expected a whole number ..., got '3'", which reads as a
+    number: the error says it is a string and how a number is written; one channel where a list goes
+    names the brackets. A value no quoting explains keeps the plain error."""
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "COLUMNS": "1000"}
+    cfg = tmp_path / "sw" / "config" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    for text, said in (
+        ('notify_dwell = "3"\n', "got '3', a string: a number is written without quotes (notify_dwell = 3) (left out"),
+        ('bp_amber = "0.2"\n', "got '0.2', a string: a number is written without quotes (bp_amber = 0.2) (left out"),
+        ('[notify]\nchannels = "desktop"\n', "got 'desktop', one name: a list is written in brackets "
+                                             '(channels = ["desktop"]) (left out'),
+        ('bp_amber = "abc"\n', "expected a number from 0.001 to 10, got 'abc' (left out"),
+    ):
+        cfg.write_text(text)
+        got = sw("config", "show", env=env)
+        assert got.returncode == 1
+        assert said in got.stderr.decode(), got.stderr

@@ -283,9 +283,23 @@ def _check(file: str, key: str, value: object) -> object:
     if out is BAD and k.kind == "prices":
         raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}", keep=[file])
     if out is BAD:
-        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_short(repr(value))}",
+        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_got(k, value)}",
                           keep=[file])
     return out
+
+
+def _got(k: Key, value: object) -> str:
+    """The value a key refused, as its error shows it; a number written in quotes (`"0.2"`, a string
+    to TOML) and one name where a list goes say how to write them: `got '0.2'` read as a number."""
+    import re
+
+    shown = _short(repr(value))
+    if isinstance(value, str) and k.kind in ("whole", "number", "minutes", "seconds") \
+            and re.fullmatch(r"[+-]?[0-9][0-9_]*(\.[0-9]+)?([eE][+-]?[0-9]+)?", value.strip()):
+        return f"{shown}, a string: a number is written without quotes ({k.name.split('.')[-1]} = {value.strip()})"
+    if isinstance(value, str) and k.kind == "list" and value in k.choices:
+        return f"{shown}, one name: a list is written in brackets ({k.name.split('.')[-1]} = [\"{value}\"])"
+    return shown
 
 
 def _short(text: str, limit: int = 200) -> str:
