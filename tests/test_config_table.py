@@ -3,6 +3,7 @@ and docs/configuration.md and config.example.toml hold what tools/config_table.p
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -158,3 +159,20 @@ def test_a_fold_hands_the_core_only_the_model_s_parameters(monkeypatch: pytest.M
     assert replay.replay(transcript, cfg=config.merge()) == whole
     assert seen
     assert all(keys == set(config.PROJECT_KEYS) for keys in seen)
+
+
+def test_cratio_s_words_name_every_ratio_the_price_table_gives() -> None:
+    """cRatio's help (docs/configuration.md's table) said "12.5 or 20" when unset, but a model whose
+    cache read costs 0.05x or 0.025x its input (Opus 5.5, Mythos 5.1) prices at 25 / 40 or 50 / 80:
+    each ratio the built-in table gives, for 5-minute and 1-hour writes, is named there and in
+    config.example.toml's comment."""
+    from session_watcher.core import prices
+
+    ratios = {f"{w / read:g}" for _, read in prices.TABLE.values() for w in (prices.WRITE_5M, prices.WRITE_1H)}
+    assert ratios == {"12.5", "20", "25", "40", "50", "80"}
+    words = config.SPECS["cRatio"].doc
+    example = (REPO / "config.example.toml").read_text()
+    comment = example[example.index("# Cache write / cache read price ratio"):example.index("# cRatio =")]
+    for r in ratios:
+        assert re.search(rf"(?<![\d.]){re.escape(r)}(?![\d.])", words), (r, words)
+        assert re.search(rf"(?<![\d.]){re.escape(r)}(?![\d.])", comment), (r, comment)
