@@ -228,7 +228,10 @@ def _alert_words(doc: Mapping[str, Any], cfg: Mapping[str, Any] | None = None) -
                 f"restart's worth ({bill_ready(dwell)} so far)")
     amber = (doc.get("lampAt") or {}).get("amber")
     over = f"{amber * 100:g} % or more" if isinstance(amber, int | float) else "more"
-    said = f"none pending (one can come once staying costs {over} over a restart at the best moment"
+    # the gate speaks on the right arm alone: before the sweet spot bp is over 0 too (a restart there
+    # comes too early), and "once staying costs 0.1 %" read as met at x 3.0 against a sweet spot of 4.0
+    said = (f"none pending (one can come once the session is past its sweet spot and staying costs {over} over "
+            "a restart at the best moment")
     if cfg is None:  # the floors unknown here: said, not counted
         return f"{said}, if a restart then saves enough to be worth saying)"
     # the floors the engine's gate reads (`engine._bills_and_gate`, `engine.worth_saying`): the same keys
