@@ -598,3 +598,28 @@ def test_the_count_lists_one_folder_at_a_time_and_stops_at_its_bound(
     monkeypatch.setattr(os, "scandir", scandir)
     assert agents.sessions_on_disk(2) == 2
     assert listed == [str(first / "projects"), str(first / "projects" / "-p")], listed  # -q, c2 and codex: not
+
+
+def test_both_routes_hooks_are_named_as_running_twice(tmp_path: Path) -> None:
+    """install.sh's hooks in settings.json and the enabled plugin's (the README's "run ./install.sh
+    too" for a status line): doctor listed both routes' hooks and said nothing of it; it says each
+    hook runs twice and which command keeps which route. A disabled plugin's are not named so."""
+    import json
+
+    wide = {**os.environ, "COLUMNS": "1000"}
+    _installed_plugin()
+    settings_file = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    doc = json.loads(settings_file.read_text())
+    doc["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": "/v/bin/python",
+                                         "args": ["-I", "-S", "/v/bin/session-watcher-hook", "Stop"]}]}]}
+    settings_file.write_text(json.dumps(doc))
+    _, lines = doctor(wide)
+    (settings,) = [ln for ln in lines if ln.startswith("settings ")]
+    assert settings == (f"settings   {settings_file}: hooks for Stop; the enabled plugin registers them too, so each "
+                        "runs twice (harmless, slower): keep one route, install.sh's for the status line (`claude "
+                        "plugin uninstall session-watcher@session-watcher`), or the plugin's (`./install.sh "
+                        "--uninstall`)")
+    doc["enabledPlugins"] = {"session-watcher@session-watcher": False}
+    settings_file.write_text(json.dumps(doc))
+    _, lines = doctor(wide)
+    assert f"settings   {settings_file}: hooks for Stop" in lines

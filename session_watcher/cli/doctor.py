@@ -255,7 +255,12 @@ def _settings_lines(plugin_on: bool = False) -> list[str]:
         hooks = doc.get("hooks", {}) if isinstance(doc, dict) else {}
         hooks = hooks if isinstance(hooks, dict) else {}  # an odd entry is the installer's to name
         ours = sorted(ev for ev, groups in hooks.items() if "session-watcher" in json.dumps(groups))
-        if ours or not plugin_on:
+        if ours and plugin_on:  # both routes: each event's hook runs twice (docs/install.md)
+            out.append(f"settings   {settings}: hooks for {', '.join(ours)}; the enabled plugin registers "
+                       "them too, so each runs twice (harmless, slower): keep one route, install.sh's for "
+                       "the status line (`claude plugin uninstall session-watcher@session-watcher`), or the "
+                       "plugin's (`./install.sh --uninstall`)")
+        elif ours or not plugin_on:
             out.append(f"settings   {settings}: hooks for {', '.join(ours) or 'no events'}")
         else:
             out.append(f"settings   {settings}: no hooks of ours (the enabled plugin's run instead)")
