@@ -623,3 +623,27 @@ def test_both_routes_hooks_are_named_as_running_twice(tmp_path: Path) -> None:
     settings_file.write_text(json.dumps(doc))
     _, lines = doctor(wide)
     assert f"settings   {settings_file}: hooks for Stop" in lines
+
+
+def test_the_guard_line_passes_over_a_newer_session_with_no_api_call(tmp_path: Path) -> None:
+    """`claude plugin install` runs the hooks of a session that never prompts: doctor's guard line
+    read that newest state and said "cannot tell yet" of the session at work. It reads the newest
+    with an API call and names the one passed over, as `status` does; with none, as before."""
+    wide = {**os.environ, "COLUMNS": "1000"}
+    empty = tmp_path / "s0.jsonl"
+    empty.write_bytes(b"")
+    hook("SessionStart", payload("s0-no-call", empty, "SessionStart", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert guard.endswith("newest session: cannot tell yet (no API call or no cache write seen)"), guard
+    t = tmp_path / "s1.jsonl"
+    t.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes())
+    hook("Stop", payload("s1-calls", t, "Stop", cwd=str(tmp_path)))
+    time.sleep(0.05)
+    hook("SessionStart", payload("s2-no-call", empty, "SessionStart", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (sessions,) = [ln for ln in lines if ln.startswith("sessions ")]
+    assert sessions.endswith("(s2-no-call)")  # the hooks' own news: the newest state
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by ttl" in guard, guard
+    assert "cannot tell yet" not in guard

@@ -307,8 +307,25 @@ def _held_locks(folder: str) -> list[str]:
     return held
 
 
-def _cold_cache_line(session_id: str) -> str:
-    """What the cold-cache guard would say of the newest session now, and from which source."""
+GUARD_LOOKS = 16  # the newest states doctor reads for one with an API call (a hook-only one is skipped)
+
+
+def _cold_cache_line(session_ids: list[str]) -> str:
+    """What the cold-cache guard would say of the newest session with an API call now, and from which
+    source; newer ones with none (`claude plugin install` and a session left before its first prompt
+    run the hooks too) are passed over and named, as `status` does; with none among the newest
+    GUARD_LOOKS, the newest's."""
+    passed: list[str] = []
+    for sid in session_ids[:GUARD_LOOKS]:
+        line = _cold_cache_one(sid, passed)
+        if line is not None:
+            return line
+        passed.append(sid)
+    return _cold_cache_one(session_ids[0], [], final=True) or ""
+
+
+def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> str | None:
+    """`_cold_cache_line` of one session; None where it has no API call yet (unless `final`)."""
     from session_watcher.base import config
     from session_watcher.core.guard import cold_cache
     from session_watcher.state import store
@@ -320,12 +337,13 @@ def _cold_cache_line(session_id: str) -> str:
     except OSError:
         state = None
     if state is None:
-        return "guard      newest session: no state to read"
+        return "guard      newest session: no state to read" if final or not passed else None
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     got = cold_cache(state, cfg, time.time())
-    head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session"
+    over = f" ({session_id[:8]}; passed over {', '.join(p[:8] for p in passed)}: no API call)" if passed else ""
+    head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session{over}"
     if got is None:
-        return f"{head}: cannot tell yet (no API call or no cache write seen)"
+        return f"{head}: cannot tell yet (no API call or no cache write seen)" if final else None
     life = got["lifetimeSeconds"]
     lasts = f", lasts {duration(life)}" if life else ""
     state_word = "cold" if got["cold"] else "warm"
@@ -411,7 +429,7 @@ def report() -> tuple[list[str], bool]:
                  "a Claude Code session")
         lines.append(_unwatched_line(start))
     if sessions:
-        lines.append(_cold_cache_line(sessions[0][1]))
+        lines.append(_cold_cache_line([sid for _, sid in sessions]))
     wide = [sid for _, sid in sessions if _mode(store.session_file(sid)) & 0o077]
     if wide:
         ok = False
