@@ -647,3 +647,24 @@ def test_the_guard_line_passes_over_a_newer_session_with_no_api_call(tmp_path: P
     (guard,) = [ln for ln in lines if ln.startswith("guard ")]
     assert "newest session (s1-calls; passed over s2-no-ca: no API call): cold by ttl" in guard, guard
     assert "cannot tell yet" not in guard
+
+
+def test_the_guard_line_keeps_a_newer_session_with_a_call_but_no_cache_write(tmp_path: Path) -> None:
+    """A session whose calls wrote no cache (a prompt under the model's caching floor) made API calls:
+    the guard line reads it, "cannot tell yet", and does not pass it over as one with no API call
+    for an older session's cache."""
+    wide = {**os.environ, "COLUMNS": "1000"}
+    t = tmp_path / "s1.jsonl"
+    t.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes())
+    hook("Stop", payload("s1-cached", t, "Stop", cwd=str(tmp_path)))
+    time.sleep(0.05)
+    uncached = tmp_path / "s2.jsonl"
+    uncached.write_bytes((TRANSCRIPTS / "short.jsonl").read_bytes()
+                         .replace(b'"cache_creation_input_tokens":13835', b'"cache_creation_input_tokens":0')
+                         .replace(b'"ephemeral_1h_input_tokens":13835', b'"ephemeral_1h_input_tokens":0'))
+    assert b"13835" not in uncached.read_bytes()
+    hook("Stop", payload("s2-uncached", uncached, "Stop", cwd=str(tmp_path)))
+    _, lines = doctor(wide)
+    (guard,) = [ln for ln in lines if ln.startswith("guard ")]
+    assert guard.endswith("newest session: cannot tell yet (no API call or no cache write seen)"), guard
+    assert "passed over" not in guard

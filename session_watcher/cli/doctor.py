@@ -325,7 +325,7 @@ def _cold_cache_line(session_ids: list[str]) -> str:
 
 
 def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> str | None:
-    """`_cold_cache_line` of one session; None where it has no API call yet (unless `final`)."""
+    """`_cold_cache_line` of one session; None where it counted no API call (unless `final`)."""
     from session_watcher.base import config
     from session_watcher.core.guard import cold_cache
     from session_watcher.state import store
@@ -338,12 +338,14 @@ def _cold_cache_one(session_id: str, passed: list[str], final: bool = False) -> 
         state = None
     if state is None:
         return "guard      newest session: no state to read" if final or not passed else None
+    if not final and not state["engine"].get("calls", 0):  # passed over; one with calls but no cache
+        return None  # write seen is the session at work all the same ("cannot tell yet"), not passed over
     cfg, _ = config.load_cached(state["config"], state["context"].get("project"))
     got = cold_cache(state, cfg, time.time())
     over = f" ({session_id[:8]}; passed over {', '.join(p[:8] for p in passed)}: no API call)" if passed else ""
     head = f"guard      {cfg.get('guard', 'warn')} (cold-cache guard); newest session{over}"
     if got is None:
-        return f"{head}: cannot tell yet (no API call or no cache write seen)" if final else None
+        return f"{head}: cannot tell yet (no API call or no cache write seen)"
     life = got["lifetimeSeconds"]
     lasts = f", lasts {duration(life)}" if life else ""
     state_word = "cold" if got["cold"] else "warm"
