@@ -163,13 +163,19 @@ def test_a_fold_hands_the_core_only_the_model_s_parameters(monkeypatch: pytest.M
 
 def test_cratio_s_words_name_every_ratio_the_price_table_gives() -> None:
     """cRatio's help (docs/configuration.md's table) said "12.5 or 20" when unset, but a model whose
-    cache read costs 0.05x or 0.025x its input (Opus 5.5, Mythos 5.1) prices at 25 / 40 or 50 / 80:
-    each ratio the built-in table gives, for 5-minute and 1-hour writes, is named there and in
+    cache read costs 0.05x or 0.025x its input (Opus 5.5, Mythos 5.1) prices at 25 / 40 or 50 / 80,
+    and a Codex thread at 10 (gpt-5.5: no write premium) or 25 (gpt-6.2-sol): each ratio the built-in
+    tables give, Claude's for 5-minute and 1-hour writes and OpenAI's, is named there and in
     config.example.toml's comment."""
-    from session_watcher.core import prices
+    from session_watcher.core import prices, prices_openai
 
     ratios = {f"{w / read:g}" for _, read in prices.TABLE.values() for w in (prices.WRITE_5M, prices.WRITE_1H)}
     assert ratios == {"12.5", "20", "25", "40", "50", "80"}
+    # a Codex thread's, 5-minute class alone (Codex's default model, gpt-6.2-sol, at 25; gpt-5.5 at 10)
+    codex = {f"{row[3] / row[2]:g}" for rows in prices_openai.TABLE.values() for row in rows}
+    assert codex == {"10", "12.5", "25"}
+    assert f"{prices.c_ratio('gpt-5.5', '5m'):g}" == "10"
+    ratios |= codex
     words = config.SPECS["cRatio"].doc
     example = (REPO / "config.example.toml").read_text()
     comment = example[example.index("# Cache write / cache read price ratio"):example.index("# cRatio =")]

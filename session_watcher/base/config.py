@@ -85,8 +85,9 @@ KEYS = (
     Key("exclude", "globs", [], "project-relative globs of files a restart never carries; wins over include",
         project=True),
     Key("cRatio", "number", None, "cache write / cache read price ratio; unset: from the model and the cache "
-        "TTL seen in usage (5-minute / 1-hour writes: 12.5 / 20 on most models, 25 / 40 on Opus and Sonnet 5.5, "
-        "50 / 80 on Fable and Mythos 5.1)", low=1.0, high=1000.0, project=True),
+        "TTL seen in usage (5-minute / 1-hour writes: 12.5 / 20 on most Claude models, 25 / 40 on Opus and Sonnet "
+        "5.5, 50 / 80 on Fable and Mythos 5.1; a Codex thread's: 10 on gpt-5.5 and older, 25 on gpt-6.1-sol and "
+        "gpt-6.2-sol, else 12.5)", low=1.0, high=1000.0, project=True),
     Key("bp_amber", "number", 0.001, "bill premium at which the lamp turns amber and deep water begins",
         low=0.001, high=10.0, project=True),
     Key("bp_red", "number", 0.25, "bill premium at which the lamp turns red (at least bp_amber, with both files "
