@@ -910,3 +910,25 @@ def test_a_number_in_quotes_or_one_name_for_a_list_says_how_to_write_it(tmp_path
         got = sw("config", "show", env=env)
         assert got.returncode == 1
         assert said in got.stderr.decode(), got.stderr
+
+
+def test_a_quoted_number_or_one_name_on_the_command_line_is_shown_as_the_command_line_takes_it(
+        tmp_path: Path) -> None:
+    """`config set notify.channels desktop` was told "(channels = ["desktop"])", a file's line, and
+    `["desktop"]` typed unquoted is a shell pattern: `config set` and `backtest --set` name their own
+    form, quoted; a number the key refuses unquoted too ("3.5" for a whole number) gets no example."""
+    env = {**os.environ, "SESSION_WATCHER_HOME": str(tmp_path / "sw"), "COLUMNS": "1000"}
+    got = sw("config", "set", "notify.channels", "desktop", env=env)
+    assert got.returncode == 2
+    assert ("got 'desktop', one name: a list is written in brackets (config set notify.channels '[\"desktop\"]')"
+            in got.stderr.decode()), got.stderr
+    got = sw("backtest", "--set", "notify.channels=desktop", env=env)
+    assert got.returncode == 2
+    assert "a list is written in brackets (--set 'notify.channels=[\"desktop\"]')" in got.stderr.decode(), got.stderr
+    taken = sw("config", "set", "notify.channels", '["desktop"]', env=env)  # the example, as given, is taken
+    assert taken.returncode == 0, taken.stderr
+    cfg = tmp_path / "sw" / "config" / "config.toml"
+    cfg.write_text('notify_dwell = "3.5"\n')
+    got = sw("config", "show", env=env)
+    assert got.returncode == 1
+    assert "got '3.5', a string: a number is written without quotes (left out" in got.stderr.decode(), got.stderr

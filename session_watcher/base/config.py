@@ -285,23 +285,35 @@ def _check(file: str, key: str, value: object) -> object:
     if out is BAD and k.kind == "prices":
         raise ConfigError(f"{file}: key 'prices': {price_problem(k, value)}", keep=[file])
     if out is BAD:
-        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_got(k, value)}",
+        raise ConfigError(f"{file}: key '{_short(key)}': expected {expected(k)}, got {_got(file, k, value)}",
                           keep=[file])
     return out
 
 
-def _got(k: Key, value: object) -> str:
+def _got(file: str, k: Key, value: object) -> str:
     """The value a key refused, as its error shows it; a number written in quotes (`"0.2"`, a string
-    to TOML) and one name where a list goes say how to write them: `got '0.2'` read as a number."""
+    to TOML) and one name where a list goes say how to write them (`got '0.2'` read as a number), in
+    the form `file` takes: a file's line, `config set`'s or `backtest --set`'s words (a shell takes
+    `["desktop"]` unquoted as a pattern); the example only where the key takes it."""
     import re
+    import shlex
 
     shown = _short(repr(value))
-    if isinstance(value, str) and k.kind in ("whole", "number", "minutes", "seconds") \
+    if not isinstance(value, str):
+        return shown
+    if k.kind in ("whole", "number", "minutes", "seconds") \
             and re.fullmatch(r"[+-]?[0-9][0-9_]*(\.[0-9]+)?([eE][+-]?[0-9]+)?", value.strip()):
-        return f"{shown}, a string: a number is written without quotes ({k.name.split('.')[-1]} = {value.strip()})"
-    if isinstance(value, str) and k.kind == "list" and value in k.choices:
-        return f"{shown}, one name: a list is written in brackets ({k.name.split('.')[-1]} = [\"{value}\"])"
-    return shown
+        said, text = "a string: a number is written without quotes", value.strip()
+    elif k.kind == "list" and value in k.choices:
+        said, text = "one name: a list is written in brackets", f'["{value}"]'
+    else:
+        return shown
+    if _settle(k, parse_cli_value(text)) is BAD:  # `"3.5"` for a whole number: no example it refuses too
+        return f"{shown}, {said}"
+    example = (f"config set {k.name} {shlex.quote(text)}" if file == "config set" else
+               f"--set {shlex.quote(f'{k.name}={text}')}" if file == "--set" else
+               f"{k.name.split('.')[-1]} = {text}")
+    return f"{shown}, {said} ({example})"
 
 
 def _short(text: str, limit: int = 200) -> str:
