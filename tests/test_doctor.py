@@ -603,8 +603,11 @@ def test_the_count_lists_one_folder_at_a_time_and_stops_at_its_bound(
 def test_both_routes_hooks_are_named_as_running_twice(tmp_path: Path) -> None:
     """install.sh's hooks in settings.json and the enabled plugin's (the README's "run ./install.sh
     too" for a status line): doctor listed both routes' hooks and said nothing of it; it says each
-    hook runs twice and which command keeps which route. A disabled plugin's are not named so."""
+    hook runs twice and which command keeps which route. A disabled plugin's are not named so; where
+    install.sh added Codex's hooks, its --uninstall is said to take them too."""
     import json
+    import subprocess
+    import sys
 
     wide = {**os.environ, "COLUMNS": "1000"}
     _installed_plugin()
@@ -619,6 +622,16 @@ def test_both_routes_hooks_are_named_as_running_twice(tmp_path: Path) -> None:
                         "runs twice (harmless, slower): keep one route, install.sh's for the status line (`claude "
                         "plugin uninstall session-watcher@session-watcher`), or the plugin's (`./install.sh "
                         "--uninstall`)")
+    # install.sh registered Codex's hooks as well: --uninstall takes them, which keeping the plugin does not need
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    env = {**wide, "CODEX_HOME": str(codex_home)}
+    added = subprocess.run([sys.executable, "-m", "session_watcher.cli.install_codex", "add", "/v/bin"], env=env,
+                           capture_output=True, timeout=60, check=True)
+    assert (codex_home / "hooks.json").exists(), added
+    _, lines = doctor(env)
+    (settings,) = [ln for ln in lines if ln.startswith("settings ")]
+    assert settings.endswith("or the plugin's (`./install.sh --uninstall`, which takes its Codex hooks too)"), settings
     doc["enabledPlugins"] = {"session-watcher@session-watcher": False}
     settings_file.write_text(json.dumps(doc))
     _, lines = doctor(wide)
