@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
         --reinstall) reinstall=1 ;;
         --data) shift; data="$1" ;;
         -h|--help) sed -n '2,11p' "$0"; exit 0 ;;  # these lines, up to `set -eu`
-        *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
+        *) echo "install.sh: unknown option $1"' (`./install.sh --help` lists the options)' >&2; exit 2 ;;
     esac
     shift
 done

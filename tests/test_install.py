@@ -1542,3 +1542,15 @@ def test_install_sh_help_names_each_mode_it_takes(tmp_path: Path) -> None:
     assert "Honours CLAUDE_CONFIG_DIR" in got.stdout
     assert "set -eu" not in got.stdout
     assert not b.sw_home.exists()
+
+
+def test_install_sh_unknown_option_names_the_help(tmp_path: Path) -> None:
+    """An option install.sh does not take (`--uninstal`, a typo) was named and no more: the message
+    names `./install.sh --help`, the next step; it exits 2 and installs nothing."""
+    b = Box(tmp_path)
+    got = subprocess.run(["sh", str(REPO / "install.sh"), "--uninstal"], env=b.env(), capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert got.returncode == 2
+    assert got.stderr == "install.sh: unknown option --uninstal (`./install.sh --help` lists the options)\n"
+    assert got.stdout == ""
+    assert not b.sw_home.exists()
