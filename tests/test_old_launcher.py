@@ -36,3 +36,46 @@ def test_a_launcher_of_the_previous_release_still_folds(tmp_path: Path) -> None:
                               capture_output=True, timeout=60, check=False)
         assert (proc.returncode, proc.stderr, proc.stdout) == (0, b"", b"")
     assert load_state("old")["engine"]["calls"] > 0
+
+
+def _layerless(kind: str, entry: str, bundle: Path) -> str:
+    """A launcher of `kind` as an install before the package by layers (2026-12-04) wrote it: the
+    module bundle's `install(PATH)` first, then its entry point by the names of that time."""
+    new = (oracle.launchers() / f"session-watcher-{kind}").read_text()
+    finder = "from session_watcher.hooks.finder import install\ninstall()\n"
+    old = new.replace(finder, f"from session_watcher.bundle import install\ninstall({str(bundle)!r})\n")
+    old = old.replace(f"from session_watcher.hooks.{'entry' if kind == 'hook' else 'statusline'} import main",
+                      f"from {entry} import main")
+    assert finder not in old
+    assert entry in old
+    return old
+
+
+def test_a_launcher_from_before_the_layers_still_runs_the_hooks_and_the_status_line(tmp_path: Path) -> None:
+    # that build's bundle of compiled modules, left beside the venv: never loaded over this build's
+    bundle = tmp_path / "session-watcher-modules.marshal"
+    bundle.write_bytes(b"not this build's modules")
+    hook = tmp_path / "session-watcher-hook"
+    hook.write_text(_layerless("hook", "session_watcher.hooks.run", bundle))
+    status = tmp_path / "session-watcher-statusline"
+    status.write_text(_layerless("statusline", "session_watcher.statusline", bundle))
+    transcript = tmp_path / "old.jsonl"
+    shutil.copyfile(SHORT, transcript)
+    for event in ("SessionStart", "PostToolUse", "Stop"):
+        proc = subprocess.run([sys.executable, "-I", "-S", str(hook), event],
+                              input=json.dumps(oracle.payload("layerless", transcript, event)).encode(),
+                              capture_output=True, timeout=60, check=False)
+        assert (proc.returncode, proc.stderr, proc.stdout) == (0, b"", b"")
+    assert load_state("layerless")["engine"]["calls"] > 0
+    line = subprocess.run([sys.executable, "-I", "-S", str(status)],
+                          input=json.dumps(oracle.payload("layerless", transcript, "Status")).encode(),
+                          capture_output=True, timeout=60, check=False)
+    assert (line.returncode, line.stderr) == (0, b"")
+    assert line.stdout.count(b"\n") == 1
+    assert line.stdout.endswith(b"\n")
+    assert line.stdout.strip()
+    # the same line a launcher of this build draws from the same state
+    new = subprocess.run(oracle.launcher("statusline"),
+                         input=json.dumps(oracle.payload("layerless", transcript, "Status")).encode(),
+                         capture_output=True, timeout=60, check=False)
+    assert (new.returncode, new.stderr, new.stdout) == (0, b"", line.stdout)
