@@ -278,7 +278,7 @@ def test_a_hooks_file_made_by_an_install_before_its_record_said_so_goes_at_unins
             doc["hooks"]["Stop"] = [*users["Stop"], *doc["hooks"]["Stop"]]
             (home / "hooks.json").write_text(json.dumps(doc))
         assert _run(env, "add", "/opt/new/bin").returncode == 0  # the update
-        assert json.loads(record.read_text())["created"] is not users
+        assert json.loads(record.read_text())["created"] is (not users)  # nothing of the user's in it
         rm = _run(env, "remove")
         assert rm.returncode == 0, rm.stderr
         if users:

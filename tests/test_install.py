@@ -537,7 +537,7 @@ def test_a_settings_file_made_by_an_install_before_its_record_said_so_goes_at_un
         if users:
             write_settings(settings, {**json.loads(settings.read_text()), **users})
         cli("add", "/opt/new/bin")  # the update
-        assert json.loads(record.read_text())["created"] is not users
+        assert json.loads(record.read_text())["created"] is (not users)  # nothing of the user's in it
         rm = cli("remove")
         if users:
             assert json.loads(settings.read_text()) == users
