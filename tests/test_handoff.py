@@ -252,7 +252,8 @@ def test_a_note_an_earlier_release_wrote_unquoted_is_given_quoted(tmp_path: Path
     """A note pending across an update from a release before 2026-12-04, whose transcript text was
     not quoted (its second line the fixed sentence of that composer), goes to the model as a note is
     read now: its first line, the preamble, every line of the rest behind "> ", then the one END;
-    every line of it kept. A note of this release (the CLI's, above) goes as it is."""
+    every line of it kept; `handoff --show` prints it so. A note of this release (the CLI's, above)
+    goes as it is."""
     from session_watcher.core.notehead import UNQUOTED
     from session_watcher.state import handoffs
 
@@ -269,9 +270,14 @@ def test_a_note_an_earlier_release_wrote_unquoted_is_given_quoted(tmp_path: Path
     note = "\n".join([head, UNQUOTED, *body])
     handoffs.write_pending({"project": str(project.resolve()), "parentSession": "03a1382e-old",
                             "createdAt": time.time(), "note": note, "carryTokens": 43573, "version": 1})
+    quoted = "\n".join([head, core.PREAMBLE, "", *(core.QUOTE + line for line in body), core.END])
+    shown = sw("handoff", "--show")  # what the model will read: the note quoted too
+    assert shown.returncode == 0, shown.stderr
+    assert f"\n{quoted}\n" in shown.stdout.decode()
     got = start("child-old", str(project))
     assert got is not None
     given = got["hookSpecificOutput"]["additionalContext"]
+    assert given == quoted
     lines = given.split("\n")
     assert lines[0] == head
     assert core.parent_of(given) == "03a1382e-old"

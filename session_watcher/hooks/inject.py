@@ -70,7 +70,7 @@ def _inject(payload: dict[str, Any], agent: str | None) -> dict[str, Any] | None
     # lent to this session until its first prompt; the client (this hook's parent, past a shell it
     # ran the hook through) tells whether the session is still open, should it end without SessionEnd
     doc = handoffs.take(project, session_id, now, lambda: stale_s(project), transcript, handoffs.client(), agent)
-    note = None if doc is None else _note(str(doc["note"]))
+    note = None if doc is None else as_read(str(doc["note"]))
     if doc is None or note is None:
         return None
     # the user's word that it came (the client shows a systemMessage, never to the model): after
@@ -120,10 +120,10 @@ def _drop_guard_handoff(payload: dict[str, Any]) -> None:
         handoffs.drop(project, session_id, handoffs.GUARD)
 
 
-def _note(text: str) -> str | None:
+def as_read(text: str) -> str | None:
     """What `handoff` printed, as the model reads it: cleaned (a no-op on a note of ours) and bounded
     in the client's unit, a note of a release before the quoted note quoted (`_quoted`); None for
-    text not starting with our header (no note of ours)."""
+    text not starting with our header (no note of ours). `handoff --show` prints it so too."""
     from session_watcher.core.notehead import parent_of, unquoted
     from session_watcher.core.text import clean, cut_utf16
 
