@@ -218,7 +218,8 @@ else
     # setuptools' .pth adds an import to every interpreter start; the venv does not need it after pip ran
     "$venv/bin/python" -m pip uninstall -y -q setuptools >/dev/null 2>&1 || true
     # Launchers for Claude Code (session_watcher.hooks.launchers): the interpreter straight into the entry point,
-    # run as `python -I -S`, the hot modules from one file of their compiled code
+    # run as `python -I -S`, the package's modules found by their names (hooks/finder.py); the module bundle
+    # an install before the package by layers left in the venv goes
     "$venv/bin/python" -I -m session_watcher.hooks.launchers "$venv/bin"
     printf '%s\ntree %s\n' "$build" "$tree" >"$record"
     say "installed: $bin" "$bin"
