@@ -523,6 +523,27 @@ def test_a_file_named_like_no_claim_keeps_the_start_on_its_fast_path(name: str) 
     assert os.path.exists(os.path.join(folder, name))  # never ours to remove
 
 
+def test_a_folder_or_a_link_named_as_a_note_keeps_the_start_on_its_fast_path(tmp_path: Path) -> None:
+    """A folder named `*.json` in the pending folder, or a link so named (to nothing, or to a note
+    elsewhere), counted as a handoff waiting, though no take reads one (`_read`: a regular file, a
+    link never followed): every start went down the slower path for good. Only a regular file
+    counts now; the take hands out the real note beside them as before, and leaves them there."""
+    folder = handoffs.folder("pending")
+    os.makedirs(os.path.join(folder, "dir.json"))
+    os.symlink(tmp_path / "gone.json", os.path.join(folder, "nothing.json"))
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}")
+    os.symlink(elsewhere, os.path.join(folder, "linked.json"))
+    assert handoffs.any_pending() is False
+    _pending("parent-d")
+    assert handoffs.any_pending() is True
+    got = _take("child-d")
+    assert got is not None
+    assert got["parentSession"] == "parent-d"
+    assert handoffs.any_pending() is False
+    assert sorted(os.listdir(folder)) == ["dir.json", "linked.json", "nothing.json"]
+
+
 def test_a_real_claim_still_sends_the_start_down_the_path_that_puts_it_back() -> None:
     _pending("parent-c")
     path = handoffs.pending_file(PROJECT)

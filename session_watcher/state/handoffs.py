@@ -90,16 +90,17 @@ def ours(kind: str) -> bool:
 def any_pending() -> bool:
     """Whether any project has a handoff waiting (one directory read: the common start has none), or
     a take's claim is there (`TAKING`: one killed midway is put back by the next take). Only a
-    regular file (the entry's type, no stat) named as a take names its claim is one: anything else
-    ending in `.taking` (a folder, a link, another name) is never put back, and counted it would send
-    every start down the slower path for good.
+    regular file (the entry's type, no stat) is a note, as the take reads one (`_read`: a link never
+    followed): a folder or a link named `*.json` is never taken, and counted it would send every
+    start down the slower path for good. Only a regular file named as a take names its claim is one:
+    anything else ending in `.taking` (a folder, a link, another name) is never put back either.
     One no start could put back (`STUCK`) is not counted either."""
     claims: set[str] = set()
     stuck: set[str] = set()
     try:
         with sysos.scandir(folder("pending")) as it:
             for e in it:
-                if e.name.endswith(".json"):
+                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
                     return ours("pending")
                 if e.name.endswith(TAKING) and _claim(e.name) is not None and e.is_file(follow_symlinks=False):
                     claims.add(e.name)
