@@ -94,7 +94,9 @@ def any_pending() -> bool:
     followed): a folder or a link named `*.json` is never taken, and counted it would send every
     start down the slower path for good. Only a regular file named as a take names its claim is one:
     anything else ending in `.taking` (a folder, a link, another name) is never put back either.
-    One no start could put back (`STUCK`) is not counted either."""
+    One no start could put back (`STUCK`) is not counted either, nor any in a folder this process
+    may not write (a read-only one: no start can put it back, nor mark it stuck, and each went down
+    the slower path to try again, 1.11-1.14x a start's CPU for good; `handoff --show` and `--drop` try it)."""
     claims: set[str] = set()
     stuck: set[str] = set()
     try:
@@ -108,7 +110,7 @@ def any_pending() -> bool:
                     stuck.add(e.name[:-len(STUCK)])
     except OSError:
         return False
-    return bool(claims - stuck) and ours("pending")
+    return bool(claims - stuck) and sysos.access(folder("pending"), sysos.W_OK) and ours("pending")
 
 
 def _claim(name: str) -> tuple[str, int] | None:
