@@ -197,6 +197,15 @@ class TestSatisfies:
                               ("latest", ">=2"), ("1.0", "@ https://example.org/x.whl")):
             assert satisfies(version, spec), (version, spec)
 
+    def test_a_local_version_in_a_specifier_counts_as_met(self) -> None:
+        """`!=2.0+cpu`: 2.0 and 2.0+cu121 meet it (PEP 440: the label must match), but its label
+        went unread, 2.0 taken for it, and such a venv named on every run (pip, which finds it met,
+        changing nothing); read as met, as the other clauses it cannot read (2.0+cpu too: pip decides)."""
+        for version in ("2.0", "2.0+cu121", "2.0+cpu"):
+            assert satisfies(version, "!=2.0+cpu"), version
+            assert satisfies(version, ">=1,!=2.0+cpu"), version
+        assert not satisfies("2.0+cu121", ">=3,!=2.0+cpu")  # the clause it reads still counts
+
 
 class TestMarkers:
     def test_platform_markers(self) -> None:

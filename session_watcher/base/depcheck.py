@@ -178,11 +178,12 @@ _CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\S+)\s*")
 def satisfies(version: str, spec: str) -> bool:
     """Whether an installed `version` meets a requirement's specifier (`>=0.18`, `<8.0,>=5.0`), each
     clause compared as PEP 440 orders versions (`Version`; `~=2.2` is `>=2.2` and `==2.*`). A clause
-    it cannot read (`===`, `==1.*`, a version it cannot place), or a version it cannot place, counts
-    as met, as a marker it cannot read leaves its requirement out: pip decides then."""
+    it cannot read (`===`, `==1.*`, a local version such as `!=2.0+cpu`, whose label `Version` does not
+    compare: 2.0 would be taken for it), or a version it cannot place, counts as met, as a marker it
+    cannot read leaves its requirement out: pip decides then."""
     for clause in spec.split(","):
         m = _CLAUSE.fullmatch(clause)
-        if m is None:
+        if m is None or "+" in m.group(2):
             continue
         op, target = m.groups()
         have = Version(version)
