@@ -7,6 +7,9 @@ import sys
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from session_watcher.base.depcheck import Version, environment, marker_holds, missing, satisfies
 
 if TYPE_CHECKING:
@@ -205,6 +208,31 @@ class TestSatisfies:
             assert satisfies(version, "!=2.0+cpu"), version
             assert satisfies(version, ">=1,!=2.0+cpu"), version
         assert not satisfies("2.0+cu121", ">=3,!=2.0+cpu")  # the clause it reads still counts
+
+
+# versions as PEP 440 writes them, every spelling it normalizes (pre, post and dev releases, a local
+# label), no epoch (`1!2.0`: one the check cannot place, counted as met); specifiers whose reading every
+# `packaging` since 21 (pip's) shares: `>` and `~=` of a final release (packaging 26 reads `>1.0a1` of
+# 1.0.post1 otherwise), no post or dev release, no local label (neither read: counted as met)
+_RELEASE = st.lists(st.integers(0, 3), min_size=1, max_size=4).map(lambda p: ".".join(map(str, p)))
+_PRE = st.sampled_from(["", "", "a1", "b2", "rc1", "rc", "c1", "alpha1", "-beta.2", "pre1", "preview0", ".a0"])
+_VERSION = st.tuples(_RELEASE, _PRE, st.sampled_from(["", "", ".post0", ".post1", "-1", "post", ".r2", "-rev1"]),
+                     st.sampled_from(["", "", ".dev0", ".dev1", "dev", "-dev2"]),
+                     st.sampled_from(["", "", "+local", "+1", "+ubuntu-1"])).map("".join)
+_CLAUSES = st.one_of(
+    st.tuples(st.sampled_from(["==", "!=", "<=", ">=", "<"]), st.tuples(_RELEASE, _PRE).map("".join)).map("".join),
+    st.tuples(st.just(">"), _RELEASE).map("".join),
+    st.tuples(_RELEASE, st.integers(0, 3)).map(lambda p: f"~={p[0]}.{p[1]}"))  # `~=1` is no specifier
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VERSION, st.lists(_CLAUSES, min_size=1, max_size=3).map(",".join))
+def test_satisfies_reads_a_specifier_as_packaging_does(version: str, spec: str) -> None:
+    """`satisfies` against `packaging` (what pip decides with; installed versions as pip reads them,
+    a pre-release taken), over every operator and every spelling of a version both read the same."""
+    from packaging.specifiers import SpecifierSet
+
+    assert satisfies(version, spec) == SpecifierSet(spec).contains(version, prereleases=True)
 
 
 class TestMarkers:
