@@ -618,6 +618,41 @@ def test_a_claim_in_a_folder_no_start_can_write_keeps_the_start_on_its_fast_path
     assert got["parentSession"] == "parent-r"
 
 
+@pytest.mark.slow  # starts a process (the folder read-only in it)
+def test_a_note_in_a_folder_no_start_can_write_keeps_the_start_on_its_fast_path() -> None:
+    """A note pending in a folder this process may not write cannot be taken (the take claims it by a
+    rename): every start went down the slower path to try, for good, as for a claim there. It is
+    not counted there; writable again, it is counted and taken."""
+    import shutil
+
+    _pending("parent-n")
+    path = handoffs.pending_file(PROJECT)
+    folder = os.path.dirname(path)
+    code = ("import os, time; from session_watcher.state import handoffs; print(handoffs.any_pending()); "
+            f"print(handoffs.take({PROJECT!r}, 'child-n', time.time(), lambda: {STALE!r}, None, None)); "
+            "print(sorted(os.listdir(handoffs.folder('pending'))))")
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o500)
+        cmd = [sys.executable, "-c", code]
+    elif shutil.which("unshare") is None:
+        pytest.skip("root, and no unshare to mount the folder read-only")
+    else:
+        ro = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$1" -c "$2"'
+        cmd = ["unshare", "-m", "sh", "-c", ro, folder, sys.executable, code]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        os.chmod(folder, 0o700)
+    if os.geteuid() == 0 and proc.returncode != 0 and not proc.stdout:
+        pytest.skip(f"no read-only mount here: {proc.stderr.strip()}")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["False", "None", f"[{os.path.basename(path)!r}]"]
+    assert handoffs.any_pending() is True  # writable again: counted, and taken
+    got = _take("child-n2")
+    assert got is not None
+    assert got["parentSession"] == "parent-n"
+
+
 def test_a_stuck_mark_whose_claim_is_gone_goes() -> None:
     _pending("parent-m")
     path = handoffs.pending_file(PROJECT)

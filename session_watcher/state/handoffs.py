@@ -96,14 +96,15 @@ def any_pending() -> bool:
     anything else ending in `.taking` (a folder, a link, another name) is never put back either.
     One no start could put back (`STUCK`) is not counted either, nor any in a folder this process
     may not write (a read-only one: no start can put it back, nor mark it stuck, and each went down
-    the slower path to try again, 1.11-1.14x a start's CPU for good; `handoff --show` and `--drop` try it)."""
+    the slower path to try again, 1.11-1.14x a start's CPU for good; `handoff --show` and `--drop` try it),
+    nor a note there: no take can claim it (its rename), and each start went down the slower path too."""
     claims: set[str] = set()
     stuck: set[str] = set()
     try:
         with sysos.scandir(folder("pending")) as it:
             for e in it:
-                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
-                    return ours("pending")
+                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):  # a take claims it by a rename
+                    return sysos.access(folder("pending"), sysos.W_OK) and ours("pending")
                 if e.name.endswith(TAKING) and _claim(e.name) is not None and e.is_file(follow_symlinks=False):
                     claims.add(e.name)
                 elif e.name.endswith(STUCK):
