@@ -164,7 +164,8 @@ fresh=0
 record="$venv/.install-build"
 # the venv holds this very build (the record names it and the hash of its files; its launchers are
 # there, its python imports the package and finds each distribution the package needs: one removed by
-# hand since, `pip uninstall tomlkit`, is named, session_watcher/base/depcheck.py): no pip (--reinstall
+# hand since, `pip uninstall tomlkit`, or at a version a requirement does not take, is named,
+# session_watcher/base/depcheck.py): no pip (--reinstall
 # runs it all the same), the rest as always
 lacking=""
 if [ "$reinstall" = 0 ] && [ -n "$tree" ] && [ -x "$venv/bin/python" ] &&
