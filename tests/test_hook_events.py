@@ -56,9 +56,10 @@ def test_the_rows_that_differ_from_a_plain_fold() -> None:
         "PostToolUseFailure": set(),
         "Stop": {"turnEnd", "lock", "subagents", "tidy"},
         "SubagentStop": {"subagents"},
-        "SessionStart": {"subagents", "apply"},
+        "SessionStart": {"subagents", "apply", "beforeCall"},
         "SessionStart inject": {"sync", "run", "lock", "prints"},
-        "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "prints", "saveAlways", "lent"},
+        "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "beforeCall", "prints", "saveAlways",
+                             "lent"},
         "SessionEnd": {"sync", "lock", "subagents", "flush", "apply", "lent"},
     }
 
