@@ -1164,7 +1164,12 @@ def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
     assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
     report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
     assert thread[:8] in report
-    assert "status line" not in got.stdout
+    # then where the thread's alerts come (the next step the screen with no thread yet names too),
+    # never "watch the status line"
+    assert " ".join(report.split()).endswith(
+        "== Codex has no status line: a thread's alerts come to the desktop and with your next prompt "
+        "(`session-watcher status` any time)."), report
+    assert "watch the status line" not in got.stdout
 
 
 def test_a_comma_separated_claude_config_dir_is_a_list_to_the_closing_screen_too(tmp_path: Path) -> None:
