@@ -1003,7 +1003,8 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
             "statusLine.command to:",
             f"settings: {b.settings()} (hooks: {', '.join(EVENTS)}; statusLine: yours, kept)",
             f"codex: {codex / 'hooks.json'} (hooks: {', '.join(CODEX_EVENTS)}); Codex runs a hook once you trust "
-            "it: open /hooks in Codex and trust session-watcher's 5 hooks there",
+            "it: Codex's TUI asks at its next start (\"Hooks need review\"), or open /hooks in Codex and trust "
+            "session-watcher's 5 hooks there (`codex exec` runs none before that, and says nothing)",
             f"command: {b.link} {b.link.parent} is not on your PATH: add this line to ~/.profile (or your "
             "shell's startup file), then open a new terminal:",
             f"== no Claude Code sessions in {b.claude / 'projects'} and no Codex threads in "
