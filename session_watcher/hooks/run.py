@@ -443,13 +443,14 @@ def _gone_cold(state: State, cfg: Config, now: float) -> bool:
     `cold_cache`). A prompt's or a start's hook that folds calls after such a break (the first run on
     yesterday's session after an install, or the prompt of a `codex exec` folding the last call of
     the exec before, whose own async hook was cut off at its exit) would deliver their alerts hours
-    late, priced on a warm cache, their saving over calls that never came, beside the guard's hold
-    and its figures for the cache as it is: the guard speaks for the session then (with `guard =
-    "off"` nothing does, and they come as before). The hooks after a call fold the call just made:
-    no break lies behind them."""
+    late, priced on a warm cache, their saving over calls that never came. Whatever `guard` says:
+    it decides whether the prompt is held or warned, not what an alert is worth; the advice for the
+    cache as it is comes with the cold return's alert, which the fold of the prompt's call records
+    whatever the setting (and the notifier always lets through). The hooks after a call fold the
+    call just made: no break lies behind them."""
     last = state["engine"].get("lastTs")
-    if cfg.get("guard") == "off" or not isinstance(last, int | float) or now - last < COLD_MIN:
-        return False  # with the guard off, nothing else speaks of the session at a prompt: delivered
+    if not isinstance(last, int | float) or now - last < COLD_MIN:
+        return False
     from session_watcher.core.guard import cold_cache
 
     cold = cold_cache(state, cfg, now)
