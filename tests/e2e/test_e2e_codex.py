@@ -338,6 +338,14 @@ class _Tmux:
         return subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True, timeout=30,
                               check=False).stdout
 
+    def start(self, env: dict[str, str], project: Path, *command: str | Path) -> None:
+        """`command` run in the server's one window, in `project`, with the test's world of `env`."""
+        exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
+                           if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
+                                    "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"))
+        self.run("new-session", "-d", "-x", "160", "-y", "50", "-c", str(project),
+                 f"env {exports} {' '.join(str(c) for c in command)}")
+
     def type_line(self, text: str) -> None:
         """Type `text`, then Enter once the TUI shows it (a key right after typed text would be read
         as part of a paste)."""
@@ -375,11 +383,7 @@ def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(cod
         state_file(thread).unlink()
         sent = len(mock.bodies)
         tmux = _Tmux(tmp_path)
-        exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
-                           if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
-                                    "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"))
-        tmux.run("new-session", "-d", "-x", "160", "-y", "50", "-c", str(project),
-                 f"env {exports} {codex_bin} resume --no-daemon {thread}")
+        tmux.start(env, project, codex_bin, "resume", "--no-daemon", thread)
         try:
             tmux.wait_for("Ask Codex")
             tmux.type_line("go on")
@@ -409,11 +413,7 @@ def test_left_untrusted_the_tui_asks_at_its_start_as_the_install_said(codex_bin:
         said = " ".join(_install({**env, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}, bin_dir).split())
         assert "Codex's TUI asks at its next start (\"Hooks need review\")" in said, said
         tmux = _Tmux(tmp_path)
-        exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
-                           if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
-                                    "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"))
-        tmux.run("new-session", "-d", "-x", "160", "-y", "50", "-c", str(project),
-                 f"env {exports} {codex_bin} --no-daemon")
+        tmux.start(env, project, codex_bin, "--no-daemon")
         try:
             screen = tmux.wait_for("Hooks need review")
             assert "5 hooks are new or changed" in screen, screen
