@@ -293,6 +293,15 @@ if [ "$sessions" = 1 ] || [ "$threads" = found ]; then
     shown=$(wc -l <"$data/report.txt")
     [ "$shown" -gt 60 ] && echo "... (the first 60 lines of $shown: the whole report with \`session-watcher report\`)"
     rm -f "$data/report.txt"
+    # Codex's hooks went in: where a thread's alerts come, Codex having no status line (its next step,
+    # as the screen with no thread yet says it)
+    if [ -n "$threads" ] && [ "$claude" = 0 ]; then
+        echo
+        say "== Codex has no status line: a thread's alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)."
+    elif [ -n "$threads" ]; then
+        echo
+        say "== Claude Code shows the status line; Codex has none: a thread's alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)."
+    fi
 elif [ -n "$threads" ] && [ "$claude" = 0 ]; then
     say "== no Codex threads in $threads yet: start one. Codex has no status line: its alerts come to the desktop and with your next prompt (\`session-watcher status\` any time)." "$threads"
 elif [ -n "$threads" ]; then

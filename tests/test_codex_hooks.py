@@ -230,6 +230,56 @@ def test_an_alert_reaches_the_next_prompt_as_a_system_message(tmp_path: Path, pr
     assert prompt(rollout, project) is None  # shown once
 
 
+def test_after_a_break_the_alerts_of_the_calls_before_it_are_not_news(tmp_path: Path, project: Path) -> None:
+    """The thread's last calls are past the sweet spot, and its hooks fold them only 3 h on (the first
+    runs on yesterday's thread after an install; the prompt of a `codex exec` folding the call whose
+    own async hook exec cut off): the prompt is held with the guard's figures for the cache as it is,
+    and the alert of then (its saving priced on a warm cache, over calls that never came) is not
+    shown beside it, nor when the prompt is sent again; it stays in the state for `status`. It was
+    shown, its restart line taken out, as "Restarting now saves $0.89 over the next ~16 calls" beside
+    the hold's "$1.67 less"."""
+    assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
+    rollout = shifted(tmp_path, THREAD, 180)
+    for _ in range(50):  # the prompt's hook folds the thread (a run folds for a bounded time), then holds
+        held = prompt(rollout, project)
+        if held is not None:
+            break
+    assert held is not None
+    assert held.get("decision") == "block", held
+    assert "session-watcher: cold cache" in held["reason"]
+    assert "systemMessage" not in held, held
+    again = prompt(rollout, project)  # within the minute: it goes
+    assert again is None or "costs more than a fresh start" not in json.dumps(again), again
+    assert any(a["kind"] in ("gate", "backstop") for a in load_state(THREAD)["alerts"])
+
+
+@pytest.mark.parametrize("guard", ["warn", "off"])
+def test_after_a_break_the_alerts_of_then_are_not_news_whatever_the_guard(tmp_path: Path, project: Path,
+                                                                          guard: str) -> None:
+    """The same break with the guard set not to hold the prompt: the alert of then is as stale (its
+    saving priced on a warm cache, hours late) whether or not the guard speaks, and the advice for
+    the cache as it is comes after the prompt's call, the cold return's alert, which the guard's
+    setting does not touch. So no prompt shows it, until the rollout is folded to its end."""
+    assert sw("config", "set", "notify.channels", '["message"]').returncode == 0
+    assert sw("config", "set", "guard", json.dumps(guard)).returncode == 0
+    rollout = shifted(tmp_path, THREAD, 180)
+    data = rollout.read_bytes()
+    said = []
+    for _ in range(50):  # the prompt's hook folds the thread (a run folds for a bounded time)
+        said.append(prompt(rollout, project))
+        offset = (load_state(THREAD).get("cursor") or {}).get("offset")
+        if offset is not None and b"\n" not in data[offset:]:
+            break
+    else:
+        raise AssertionError("not read to its end after 50 prompts")
+    said.append(prompt(rollout, project))
+    assert not any(s is not None and "costs more than a fresh start" in json.dumps(s) for s in said), said
+    assert any(a["kind"] in ("gate", "backstop") for a in load_state(THREAD)["alerts"])
+    if guard == "warn":  # the guard's own word on the cache as it is, and no hold
+        assert any(s is not None and "cold cache" in json.dumps(s) for s in said), said
+    assert not any(s is not None and s.get("decision") == "block" for s in said), said
+
+
 def _under(tmp_path: Path, subcommand: str, event: str, payload: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """One Codex hook run by a process named `codex` whose command line is `codex SUBCOMMAND ...` (a
     shell script, as agents.codex.execout finds the Codex that runs a hook): (the hook's JSON output,

@@ -691,3 +691,30 @@ def test_show_names_the_parent_as_long_as_tells_it_from_another_recorded_session
     assert run_json("handoff", "--session", LONG_ID)["sessionId"] == LONG_ID
     words = " ".join(sw("handoff", "--show").stdout.decode().split())
     assert f"from session {LONG_ID[:11]}, written " in words, words[:300]
+
+
+def test_show_names_the_parent_apart_from_a_thread_the_hooks_never_saw() -> None:
+    """Two Codex threads of one minute (their ids share 8 characters), one run before the install
+    (no state: the hooks never saw it): `handoff --show` names the parent of the handoff waiting by
+    a prefix that finds it alone, as `status` then takes it. It named "019f6bcb", the start of both
+    (it told apart only the sessions the hooks recorded), and `status 019f6bcb` refused it."""
+    from tests.codex_lines import FIXTURES
+
+    parent = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"
+    other = "019f6bcb-f100-7000-8000-000000000001"
+    day = Path(os.environ["HOME"]) / ".codex" / "sessions" / "2026" / "07" / "16"
+    day.mkdir(parents=True)
+    text = (FIXTURES / f"rollout-{parent}.jsonl").read_text()
+    (day / f"rollout-2026-07-16T16-39-00-{parent}.jsonl").write_text(text)
+    (day / f"rollout-2026-07-16T16-39-40-{other}.jsonl").write_text(text.replace(parent, other))
+    assert sw("handoff", parent).returncode == 0
+    shown = sw("handoff", "--show", env={**os.environ, "COLUMNS": "1000"})  # its line unwrapped
+    assert shown.returncode == 0, shown.stderr
+    head = shown.stdout.decode().splitlines()[0]
+    name = re.search(r"from session (\S+),", head)
+    assert name is not None, head
+    assert parent.startswith(name[1]), head
+    assert not other.startswith(name[1]), head
+    found = sw("status", "--json", name[1])
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["sessionId"] == parent

@@ -56,9 +56,10 @@ def test_the_rows_that_differ_from_a_plain_fold() -> None:
         "PostToolUseFailure": set(),
         "Stop": {"turnEnd", "lock", "subagents", "tidy"},
         "SubagentStop": {"subagents"},
-        "SessionStart": {"subagents", "apply"},
+        "SessionStart": {"subagents", "apply", "beforeCall"},
         "SessionStart inject": {"sync", "run", "lock", "prints"},
-        "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "prints", "saveAlways", "lent"},
+        "UserPromptSubmit": {"sync", "lock", "peek", "budgetAtLock", "guard", "beforeCall", "prints", "saveAlways",
+                             "lent"},
         "SessionEnd": {"sync", "lock", "subagents", "flush", "apply", "lent"},
     }
 
@@ -71,3 +72,15 @@ def test_the_entry_point_sends_exactly_the_inject_row_to_the_inject() -> None:
 
     assert [name for name, plan in EVENTS.items() if plan["run"] == "inject"] == [INJECT]
     assert [a.name for a in AGENTS if a.one_start_hook] == ["codex"]
+
+
+def test_the_prompts_shortcut_past_a_break_asks_the_guard_at_every_edge() -> None:
+    """`hooks.run._gone_cold` asks the guard nothing within COLD_MIN of the last call: no cache is
+    cold for sure that soon only while COLD_MIN is at most the margin the edge adds to the shortest
+    lifetime (core.eoq.EDGE_MARGIN); a larger one would deliver the alerts of calls whose cache has
+    gone since."""
+    from session_watcher.core.eoq import EDGE_MARGIN, cache_edge
+    from session_watcher.hooks.run import COLD_MIN
+
+    assert 0 < COLD_MIN <= EDGE_MARGIN
+    assert cache_edge(0.0) >= COLD_MIN

@@ -1040,7 +1040,8 @@ def test_every_line_install_and_uninstall_print_fits_80_columns(tmp_path: Path) 
             "statusLine.command to:",
             f"settings: {b.settings()} (hooks: {', '.join(EVENTS)}; statusLine: yours, kept)",
             f"codex: {codex / 'hooks.json'} (hooks: {', '.join(CODEX_EVENTS)}); Codex runs a hook once you trust "
-            "it: open /hooks in Codex and trust session-watcher's 5 hooks there",
+            "it: Codex's TUI asks at its next start (\"Hooks need review\"), or open /hooks in Codex and trust "
+            "session-watcher's 5 hooks there (`codex exec` runs none before that, and says nothing)",
             f"command: {b.link} {b.link.parent} is not on your PATH: add this line to ~/.profile (or your "
             "shell's startup file), then open a new terminal:",
             f"== no Claude Code sessions in {b.claude / 'projects'} and no Codex threads in "
@@ -1201,7 +1202,12 @@ def test_a_codex_user_s_install_shows_their_threads(tmp_path: Path) -> None:
     assert "== your sessions (session-watcher report):" in got.stdout, got.stdout
     report = got.stdout.split("== your sessions (session-watcher report):", 1)[1]
     assert thread[:8] in report
-    assert "status line" not in got.stdout
+    # then where the thread's alerts come (the next step the screen with no thread yet names too),
+    # never "watch the status line"
+    assert " ".join(report.split()).endswith(
+        "== Codex has no status line: a thread's alerts come to the desktop and with your next prompt "
+        "(`session-watcher status` any time)."), report
+    assert "watch the status line" not in got.stdout
 
 
 def test_a_comma_separated_claude_config_dir_is_a_list_to_the_closing_screen_too(tmp_path: Path) -> None:

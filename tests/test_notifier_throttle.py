@@ -368,3 +368,35 @@ def test_a_first_fold_of_a_long_session_delivers_no_past_alerts(tmp_path: Path) 
     assert kinds.count("backstop") >= 3
     assert max(a["call"] for a in state["alerts"]) <= 150  # all before the compaction
     assert _queued("late") == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("guard", ["ask", "off"])
+def test_a_reminder_held_back_before_a_break_past_the_cache_is_not_sent_at_the_prompt(tmp_path: Path,
+                                                                                         guard: str) -> None:
+    """A reminder held back by the quiet period, and the user away since (the transcript's last call
+    is months old: its cache has expired for sure): the quiet ends during the break, and the prompt
+    after it does not send the reminder, priced on the warm cache of then, whatever `guard` says (the
+    cold return's own alert comes with the prompt's call); it is dropped, not kept for a later hook.
+    Without the break, the first hook after the quiet sends it (the test above)."""
+    _message_config()
+    if guard == "off":
+        cfg = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+        cfg.write_text('guard = "off"\n' + cfg.read_text())
+    transcript = tmp_path / "away.jsonl"
+    backstops = 0
+    for _ in _steps(overstaying(tmp_path, "away"), transcript, first=3):
+        before = len(load_state("away")["alerts"]) if state_file("away").exists() else 0
+        assert hook("Stop", payload("away", transcript)).returncode == 0
+        backstops += [a["kind"] for a in load_state("away")["alerts"][before:]].count("backstop")
+        if backstops == 2:
+            break
+    assert load_state("away")["notified"]["held"]["kind"] == "backstop"
+    _rewind("away", 601)  # the quiet is over
+    proc = hook("UserPromptSubmit", payload("away", transcript, "UserPromptSubmit", prompt="go on"))
+    assert proc.returncode == 0
+    assert b"Reminder" not in proc.stdout, proc.stdout
+    assert "held" not in load_state("away")["notified"]
+    assert b"cold cache" in proc.stdout if guard == "ask" else b"cold cache" not in proc.stdout
+    assert hook("Stop", payload("away", transcript)).returncode == 0
+    assert not any("Reminder" in q.get("systemMessage", "") for q in load_state("away").get("outbox") or [])

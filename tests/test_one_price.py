@@ -67,6 +67,9 @@ def test_the_horizon_words_name_the_compaction_where_it_ends_them() -> None:
     assert over_calls(30.2) == "over the next ~30 calls"
     assert over_calls(9.6, True) == "over the next ~10 calls, until the automatic compaction"
     assert over_calls(0.4, True) == ""  # no call left: nothing to count over
+    # one call left (a session a call from its compaction): one call, as status said "~1 calls"
+    assert over_calls(1.2, True) == "over the next ~1 call, until the automatic compaction"
+    assert over_calls(1.5) == "over the next ~2 calls"
     assert over_calls(None) == over_calls(math.nan) == over_calls(True) == ""
 
 

@@ -591,3 +591,28 @@ def test_health_text_of_a_codex_thread_shows_its_tool_signals() -> None:
     figures = ["0.72 of reads", "0.57x the first half's", "0.70x the first half's"]
     assert [figure in row for row, figure in zip(rows[3:], figures, strict=True)] == [True] * 3
     assert rows[0].startswith("Context health: B (score 79/100)")
+
+
+def test_status_right_after_a_compaction_says_no_call_since_it(tmp_path: Path) -> None:
+    """A Codex thread just compacted (its rollout up to the `compacted` line and the `token_count`
+    with `last` = 0 after it), no call since: `status` said "white: no API call yet" of a thread of
+    50 calls; it says none came since the compaction. A thread with no call at all still says no
+    API call yet."""
+    from session_watcher.core.render import lamp_words
+    from session_watcher.core.status import status_document
+    from session_watcher.sessions.replay import fold
+
+    rollout = Path(__file__).parent / "fixtures" / "codex" / "rollout-019d7739-95cb-79e3-9de4-3cbe15400b87.jsonl"
+    lines = rollout.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if b'"type":"compacted"' in line)
+    after = next(i for i in range(cut, len(lines)) if b'"context_compacted"' in lines[i])
+    path = tmp_path / rollout.name
+    path.write_bytes(b"".join(lines[:after + 1]))
+    state, cfg, _ = fold(str(path), with_trace=False)
+    doc = status_document(state, cfg)
+    assert (doc["compactions"], doc["segment"]) == (1, 1)
+    assert doc["calls"] > 1
+    assert lamp_words(doc) == "white: no API call since the compaction yet"
+    path.write_bytes(b"".join(lines[:1]))  # its session_meta alone: no call at all
+    state, cfg, _ = fold(str(path), with_trace=False)
+    assert lamp_words(status_document(state, cfg)) == "white: no API call yet"

@@ -149,13 +149,14 @@ def _here() -> str | None:
 
 def _short_parents(parents: list[str], target: str | None) -> dict[str, str]:
     """Each parent session's id as the rest of the CLI shows one (`core.text.short_ids`): 8
-    characters, more where another recorded session shares them (two Codex threads of one minute:
-    the parent and the thread `/clear` started from it)."""
+    characters, more where another session a name can find shares them (two Codex threads of one
+    minute: the parent and the thread `/clear` started from it, or one the hooks never saw, run
+    before the install), so that the name finds it alone."""
     from session_watcher.core.text import short_ids
-    from session_watcher.state import store
+    from session_watcher.sessions.naming import known_ids
 
     try:
-        known = [sid for _mtime, sid in store.list_sessions()[:4096]]
+        known = sorted(known_ids())
     except OSError:
         known = []
     return short_ids([*parents, *known, *([target] if target else [])])

@@ -116,8 +116,11 @@ def add(bin_dir: str) -> int:
 
     got = trust(home, trust_file(path), {h["command"] for _, h in wanted})
     if got is None:
+        # (Codex 0.171.0's TUI asks at every start while a hook waits for review; `codex exec` skips it unsaid)
         claude.say(f"codex: {path} (hooks: {', '.join(EVENTS)}); Codex runs a hook once you trust it: "
-                   f"open /hooks in Codex and trust session-watcher's {len(EVENTS)} hooks there")
+                   "Codex's TUI asks at its next start (\"Hooks need review\"), or open /hooks in Codex and "
+                   f"trust session-watcher's {len(EVENTS)} hooks there (`codex exec` runs none before that, "
+                   "and says nothing)")
         return 0
     # what --uninstall takes out of Codex's config.toml again, and the hooks it now trusts
     record["trusted"], record["trustedFor"] = {**trusted, **got[0]}, [h for _, h in wanted]

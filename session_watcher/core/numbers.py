@@ -79,13 +79,14 @@ def calls(n: object) -> str:
 def over_calls(n: object, until_compaction: object = False) -> str:
     """The horizon of a restart's saving in words, the one wording of the alerts, the guard, `status`
     and the session page: 'over the next ~30 calls', and ', until the automatic compaction' after it
-    when the agent's own compaction ends the horizon first; '' under one call (nothing left to count
-    over) or for an unknown one."""
+    when the agent's own compaction ends the horizon first ('over the next ~1 call': one); '' under
+    one call (nothing left to count over) or for an unknown one."""
     v = _finite(n)
     if v is None or v < 1:
         return ""
     until = ", until the automatic compaction" if until_compaction is True else ""
-    return f"over the next {calls(v)} calls{until}"
+    count = calls(v)
+    return f"over the next {count} call{'' if count == '~1' else 's'}{until}"
 
 
 def duration(seconds: object) -> str:

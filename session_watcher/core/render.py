@@ -252,5 +252,16 @@ def lamp_words(doc: Mapping[str, Any], idle: float | None = None) -> str:
     if lamp == "green":
         return "green: no restart needed yet"
     if doc.get("bDefault") is None:
-        return "white: no API call yet"
+        return f"white: {_no_call_words(doc)}"
     return "white: the context is not yet larger than what a restart would carry"
+
+
+def _no_call_words(doc: Mapping[str, Any]) -> str:
+    """No call in the segment yet: of the session, or since the context was reset (its segment's
+    start: a compaction, or an old Claude Code's /clear in the same session)."""
+    calls, segment, compactions = doc.get("calls"), doc.get("segment"), doc.get("compactions")
+    if not isinstance(calls, int) or calls <= 0 or not isinstance(segment, int) or segment <= 0:
+        return "no API call yet"
+    if compactions == segment:
+        return "no API call since the compaction yet"
+    return "no API call since /clear yet" if not compactions else "no API call since the last compaction or /clear yet"

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
         subagents: bool  # fold the session's subagent transcripts too, not only the payload's agent one
         apply: Callable[[State, dict[str, Any]], None] | None  # what the payload says, once caught up
         guard: bool  # the cold-cache guard speaks before the prompt is sent
+        # it runs before the session's next call (a prompt, a start or resume), a break perhaps behind
+        # it: what it folds after one past the cache's lifetime fires alerts of then (`_gone_cold`)
+        beforeCall: bool
         prints: bool  # its output reaches the user (synchronous); else it is queued for the next that prints
         saveAlways: bool  # False: the state is written only when the run changed it
         flush: bool  # the session is over: the OTLP exporter sends its figures now
@@ -73,6 +76,9 @@ FOLD_BUDGET = 0.4  # seconds of transcript folding per run; the rest waits for t
 OUTBOX_MAX = 8  # queued messages kept for the next synchronous hook (the newest)
 TIDY_EVERY = 86400.0  # state.tidy's: its sweep is due once a day
 NEWS_CALLS = 5  # an alert fired further back than this many calls is history (a first fold, a rebuild)
+# seconds since the last call under which no cache is cold for sure (core.eoq.EDGE_MARGIN, past the
+# shortest lifetime): a hook run this soon after it asks the guard nothing (`_gone_cold`)
+COLD_MIN = 180.0
 
 
 def _session_start(state: State, payload: dict[str, Any]) -> None:
@@ -111,8 +117,8 @@ def _session_end(state: State, payload: dict[str, Any]) -> None:
 
 # An event not listed (PreToolUse, PreCompact, ...: not registered, but a user may) is folded as FOLD.
 FOLD: Plan = {"sync": False, "run": "fold", "lock": LOCK_TIMEOUT, "turnEnd": False, "peek": False,
-              "budgetAtLock": False, "subagents": False, "apply": None, "guard": False, "prints": False,
-              "saveAlways": True, "flush": False, "message": False, "tidy": False, "lent": ""}
+              "budgetAtLock": False, "subagents": False, "apply": None, "guard": False, "beforeCall": False,
+              "prints": False, "saveAlways": True, "flush": False, "message": False, "tidy": False, "lent": ""}
 # Every hook the plugin (its hooks.json) and install.py register, `hook EVENT [inject]` -> its plan
 # (install.py registers exactly these; tests/test_hook_events.py holds hooks.json to them).
 EVENTS: dict[str, Plan] = {
@@ -122,7 +128,7 @@ EVENTS: dict[str, Plan] = {
     "Stop": {**FOLD, "turnEnd": True, "lock": STOP_LOCK_TIMEOUT, "subagents": True, "tidy": True},
     # a subagent's own file, and a compaction agent's (listed in the session's subagents folder)
     "SubagentStop": {**FOLD, "subagents": True},
-    "SessionStart": {**FOLD, "subagents": True, "apply": _session_start},
+    "SessionStart": {**FOLD, "subagents": True, "apply": _session_start, "beforeCall": True},
     # at every start: the project's pending handoff, which must reach the first request (an async
     # hook's output would come with the next one, as a bare system message)
     # (hooks.entry sends this row to the inject by its name, INJECT, without this table)
@@ -130,7 +136,7 @@ EVENTS: dict[str, Plan] = {
     # the prompt waits for the guard's line, which is shown to the user with what async hooks queued;
     # a prompt on a current state writes nothing
     "UserPromptSubmit": {**FOLD, "sync": True, "lock": PROMPT_LOCK_TIMEOUT, "peek": True, "budgetAtLock": True,
-                         "guard": True, "prints": True, "saveAlways": False, "lent": "sent"},
+                         "guard": True, "beforeCall": True, "prints": True, "saveAlways": False, "lent": "sent"},
     # print mode kills async hooks at exit, and waits for this one: it folds what is left. Its output
     # is queued like an async hook's (nothing of the session follows to show it). No wait for the
     # turn's end: by then the line is written (print mode's Stop saw it 30 of 30 times)
@@ -303,20 +309,23 @@ def _deliver_and_save(opened: Session, cfg: Config, plan: Plan, payload: dict[st
         for alert in alerts:
             alert["pending"] = True
         alerts = []
-    alerts = _unshown(state, _news(state, alerts))
+    now = time.time()
+    alerts = _unshown(state, _news(state, alerts, plan["beforeCall"] and bool(alerts) and _gone_cold(state, cfg, now)))
     if alerts:  # at most one notification per notify.remind_min, noted in the state saved below
         from session_watcher.notifier.throttle import admit
 
         note = state.get("notified")
         held = note.get("held") if isinstance(note, dict) else None
-        alerts = admit(state, alerts, cfg["notify"], time.time())
+        alerts = admit(state, alerts, cfg["notify"], now)
         note = state.get("notified")
         marked = marked or bool(alerts) or (note.get("held") if isinstance(note, dict) else None) != held
     elif caught_up and isinstance(state.get("notified"), dict) and "held" in state["notified"]:
         from session_watcher.notifier.throttle import release  # held back by the quiet period: now?
 
         before = len(state["notified"])
-        alerts = release(state, cfg["notify"], time.time())
+        if plan["beforeCall"] and _gone_cold(state, cfg, now):  # priced on a cache gone since: history
+            state["notified"].pop("held")
+        alerts = release(state, cfg["notify"], now)
         marked = marked or bool(alerts) or len(state["notified"]) != before
     out = None
     if alerts:
@@ -414,16 +423,38 @@ def stop_wait(raw: str | None) -> float:
     return wait if 0 <= wait <= STOP_WAIT_MAX else STOP_WAIT
 
 
-def _news(state: State, alerts: list[Alert]) -> list[Alert]:
+def _news(state: State, alerts: list[Alert], gone_cold: bool = False) -> list[Alert]:
     """The alerts about where the session is now. A hook that folds a backlog (the first runs on a
     long session after install, a state quarantined and folded again from the transcript) fires the
     session's past alerts; they stay in the state for `status` and the page, but are not delivered
     as news. (A rebuild's fold returns none it had dealt with: `state.session.unseen`.) Nor are the
     alerts of a fork's copies of its parent's calls (up to the tally's `inheritedTo`): the parent's
-    advice, told in the parent."""
+    advice, told in the parent. Nor, at a prompt or a start, any at all once the cache of the last call
+    has expired for sure (`gone_cold`, `_gone_cold`)."""
+    if gone_cold:
+        return []
     e = state["engine"]
     since = max(e["calls"] - NEWS_CALLS, e["tally"].get("inheritedTo", 0))
     return [a for a in alerts if not isinstance(a.get("call"), int) or a["call"] > since]
+
+
+def _gone_cold(state: State, cfg: Config, now: float) -> bool:
+    """Whether the cache of the session's last call has expired for sure by `now` (the guard's
+    `cold_cache`). A prompt's or a start's hook that folds calls after such a break (the first run on
+    yesterday's session after an install, or the prompt of a `codex exec` folding the last call of
+    the exec before, whose own async hook was cut off at its exit) would deliver their alerts hours
+    late, priced on a warm cache, their saving over calls that never came. Whatever `guard` says:
+    it decides whether the prompt is held or warned, not what an alert is worth; the advice for the
+    cache as it is comes with the cold return's alert, which the fold of the prompt's call records
+    whatever the setting (and the notifier always lets through). The hooks after a call fold the
+    call just made: no break lies behind them."""
+    last = state["engine"].get("lastTs")
+    if not isinstance(last, int | float) or now - last < COLD_MIN:
+        return False
+    from session_watcher.core.guard import cold_cache
+
+    cold = cold_cache(state, cfg, now)
+    return bool(cold and cold["sure"])
 
 
 def _unshown(state: State, alerts: list[Alert]) -> list[Alert]:

@@ -74,6 +74,13 @@ def _known() -> _Known:
     return _Known(transcripts, states, roots)
 
 
+def known_ids() -> set[str]:
+    """Every session id a name can find: recorded ones and those with a transcript (or a Codex rollout)
+    the hooks never saw."""
+    known = _known()
+    return set(known.states) | set(known.transcripts)
+
+
 def _state_view(session_id: str) -> tuple[str | None, str | None, bool]:
     """Of a session's saved state: (the main transcript it follows, as the hooks were told it; its
     project; whether it counted an API call), each None or False without a readable state."""

@@ -338,6 +338,14 @@ class _Tmux:
         return subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True, timeout=30,
                               check=False).stdout
 
+    def start(self, env: dict[str, str], project: Path, *command: str | Path) -> None:
+        """`command` run in the server's one window, in `project`, with the test's world of `env`."""
+        exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
+                           if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
+                                    "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"))
+        self.run("new-session", "-d", "-x", "160", "-y", "50", "-c", str(project),
+                 f"env {exports} {' '.join(str(c) for c in command)}")
+
     def type_line(self, text: str) -> None:
         """Type `text`, then Enter once the TUI shows it (a key right after typed text would be read
         as part of a paste)."""
@@ -375,11 +383,7 @@ def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(cod
         state_file(thread).unlink()
         sent = len(mock.bodies)
         tmux = _Tmux(tmp_path)
-        exports = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items()
-                           if k in ("HOME", "CODEX_HOME", "MOCK_OPENAI_KEY", "SESSION_WATCHER_HOME", "PATH",
-                                    "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"))
-        tmux.run("new-session", "-d", "-x", "160", "-y", "50", "-c", str(project),
-                 f"env {exports} {codex_bin} resume --no-daemon {thread}")
+        tmux.start(env, project, codex_bin, "resume", "--no-daemon", thread)
         try:
             tmux.wait_for("Ask Codex")
             tmux.type_line("go on")
@@ -394,6 +398,41 @@ def test_in_the_tui_a_cold_prompt_is_held_on_screen_and_goes_when_sent_again(cod
             assert len(mock.bodies) >= sent + 1  # sent again within the minute: it goes
         finally:
             tmux.run("kill-server")
+
+
+def test_left_untrusted_the_tui_asks_at_its_start_as_the_install_said(codex_bin: Path, tmp_path: Path) -> None:
+    """Installed where Codex could not be asked to trust them, the hooks wait for review: the install
+    says Codex's TUI asks at its next start, and it does ("Hooks need review", our 5 hooks);
+    "Trust all and continue" trusts them, the next prompt's hooks fire, and doctor says so."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/setup.d/50-claude-cli.sh installs it)")
+    with Mock() as mock:
+        env, project, bin_dir = _world(tmp_path, mock.port)
+        with (Path(env["CODEX_HOME"]) / "config.toml").open("a") as fh:
+            fh.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+        said = " ".join(_install({**env, "SESSION_WATCHER_CODEX": str(tmp_path / "no-codex")}, bin_dir).split())
+        assert "Codex's TUI asks at its next start (\"Hooks need review\")" in said, said
+        tmux = _Tmux(tmp_path)
+        tmux.start(env, project, codex_bin, "--no-daemon")
+        try:
+            screen = tmux.wait_for("Hooks need review")
+            assert "5 hooks are new or changed" in screen, screen
+            tmux.wait_for("Trust all and continue")
+            tmux.run("send-keys", "Down")
+            time.sleep(0.5)
+            tmux.run("send-keys", "Enter")
+            tmux.wait_for("Ask Codex")
+            tmux.type_line("say hi")
+            end = time.monotonic() + 90
+            while not mock.bodies and time.monotonic() < end:
+                time.sleep(0.3)
+            assert mock.bodies  # the turn's call (and the TUI's side call that titles a new chat)
+            end = time.monotonic() + 60
+            while "hooks firing" not in _doctor(env) and time.monotonic() < end:
+                time.sleep(0.5)
+        finally:
+            tmux.run("kill-server")
+    assert "hooks firing" in _doctor(env)
 
 
 def test_uninstall_takes_out_exactly_the_trust_entries_the_install_wrote(codex_bin: Path, tmp_path: Path) -> None:
