@@ -1,0 +1,59 @@
+"""Hardening, round six: what a seeded fuzz run of the real processes found (bench/fuzz_hooks.py:
+the hook of both agents, the status line and the CLI fed hostile stdin, hostile paths, mutated real
+transcripts and damaged state folders). Each test is one fault it found, run as the client runs the
+hook; none asserts how fast anything ran (a wait has a generous bound that only catches a hang).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.codex_lines import FIXTURES
+from tests.oracle import hook
+from tests.statefile import load_state, state_file
+
+pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
+
+THREAD = "019f6bcb-eb00-7ea1-99ef-7fe2d29e2bba"
+
+
+def _log() -> str:
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "log" / "session-watcher.log"
+    return log.read_text(errors="replace") if log.exists() else ""
+
+
+def _codex_fold(rollout: Path, project: Path) -> None:
+    payload = {"hook_event_name": "PostModelRequest", "session_id": THREAD, "transcript_path": str(rollout),
+               "cwd": str(project), "model": "gpt-5.6-sol"}
+    for _ in range(50):
+        got = hook("PostModelRequest", payload, args=("codex",), timeout=60)
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+        assert state_file(THREAD).exists(), _log()[-3000:]  # the fold stopped before the save
+        offset = (load_state(THREAD).get("cursor") or {}).get("offset")
+        if offset == rollout.stat().st_size:
+            return
+    raise AssertionError(f"{rollout}: not read to its end after 50 folding runs")
+
+
+@pytest.mark.parametrize("odd", [{"a": 1}, [1, 2], ["event_msg"]])
+def test_a_rollout_line_whose_type_is_an_object_or_a_list_is_skipped_not_a_stuck_thread(
+        tmp_path: Path, odd: object) -> None:
+    """A Codex rollout line whose `type` is JSON no dict key can be (an object, a list) among lines
+    the hook reads: before, every fold of the thread stopped on it (TypeError, logged) and the
+    thread's state never moved again; now the line counts as one that says nothing, and the calls
+    after it are folded."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    lines = (FIXTURES / f"rollout-{THREAD}.jsonl").read_bytes().splitlines(keepends=True)
+    odd_line = json.dumps({"timestamp": "2026-07-16T16:39:01.000Z", "type": odd,
+                           "payload": {"type": "token_count", "info": None}}).encode() + b"\n"
+    rollout = tmp_path / f"rollout-2026-07-16T16-39-00-{THREAD}.jsonl"
+    rollout.write_bytes(b"".join([lines[0], odd_line, *lines[1:]]))
+    _codex_fold(rollout, project)
+    assert "Traceback" not in _log(), _log()[-3000:]
+    assert load_state(THREAD)["meter"]["main"]["calls"] > 0
+
