@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.codex_lines import FIXTURES
-from tests.oracle import hook
+from tests.oracle import hook, sw
 from tests.statefile import load_state, state_file
 
 pytestmark = pytest.mark.slow  # starts processes (tests/conftest.py: the quick tier)
@@ -57,3 +57,18 @@ def test_a_rollout_line_whose_type_is_an_object_or_a_list_is_skipped_not_a_stuck
     assert "Traceback" not in _log(), _log()[-3000:]
     assert load_state(THREAD)["meter"]["main"]["calls"] > 0
 
+
+@pytest.mark.parametrize("item", [{"type": {"a": 1}}, {"type": ["UserMessage"]}, {"type": "UserMessage", "content": 5},
+                                  {"type": "AgentMessage", "content": True}])
+def test_handoff_reads_a_rollout_item_of_no_kind_or_no_content_list(tmp_path: Path, item: object) -> None:
+    """A 0.171 `item_completed` item whose `type` is an object or a list, or whose `content` is a
+    number: `handoff` stopped on it with exit 3 (TypeError: the item's kind looked up as a dict key,
+    the number iterated); now the item gives the note nothing and the note is written."""
+    lines = (FIXTURES / f"rollout-{THREAD}.jsonl").read_bytes().splitlines(keepends=True)
+    odd_line = json.dumps({"timestamp": "2026-07-16T16:39:01.000Z", "type": "event_msg",
+                           "payload": {"type": "item_completed", "item": item}}).encode() + b"\n"
+    rollout = tmp_path / f"rollout-2026-07-16T16-39-00-{THREAD}.jsonl"
+    rollout.write_bytes(b"".join([lines[0], odd_line, *lines[1:]]))
+    got = sw("handoff", str(rollout), "--json")
+    assert (got.returncode, got.stderr) == (0, b""), got.stderr
+    assert json.loads(got.stdout)["sessionId"] == THREAD
