@@ -72,3 +72,24 @@ def test_handoff_reads_a_rollout_item_of_no_kind_or_no_content_list(tmp_path: Pa
     got = sw("handoff", str(rollout), "--json")
     assert (got.returncode, got.stderr) == (0, b""), got.stderr
     assert json.loads(got.stdout)["sessionId"] == THREAD
+
+
+def test_a_folder_where_the_session_lock_belongs_is_moved_aside_not_a_stuck_session(tmp_path: Path) -> None:
+    """`<sid>.json.lock` a folder (with a file in it): before, every hook of the session stopped on
+    it (IsADirectoryError from the unlink meant for a planted link or FIFO, logged) and the state
+    never moved again; now the folder goes to the quarantine, whole, as one where the state belongs
+    does, and the hook folds."""
+    from tests import fuzz_synth as fs
+
+    s, tr = fs.write_session(tmp_path, "lock-folder", 3, 5, reads=1, folder=tmp_path)
+    sessions = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "sessions"
+    planted = sessions / "lock-folder.json.lock"
+    planted.mkdir(parents=True)
+    (planted / "keep.txt").write_text("someone's")
+    got = hook("Stop", s.hook_payload(str(tr), "Stop"), env={**os.environ, "SESSION_WATCHER_STOP_WAIT": "0"})
+    assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+    assert "Traceback" not in _log(), _log()[-3000:]
+    assert load_state("lock-folder")["meter"]["main"]["calls"] == 3
+    assert planted.is_file()  # the lock the hook made in its place
+    moved = list((Path(os.environ["SESSION_WATCHER_HOME"]) / "state").rglob("keep.txt"))
+    assert [p.read_text() for p in moved] == ["someone's"]
