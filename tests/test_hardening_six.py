@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,36 @@ def test_a_folder_where_the_session_lock_belongs_is_moved_aside_not_a_stuck_sess
     assert planted.is_file()  # the lock the hook made in its place
     moved = list((Path(os.environ["SESSION_WATCHER_HOME"]) / "state").rglob("keep.txt"))
     assert [p.read_text() for p in moved] == ["someone's"]
+
+
+def _in_a_removed_folder(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """The command run from a folder removed once it was there (`cd gone; rmdir ../gone; cmd`)."""
+    from tests.oracle import SW
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    return subprocess.run(["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone), str(SW), *args],
+                          capture_output=True, timeout=60, check=False)
+
+
+@pytest.mark.parametrize("args", [("config", "show"), ("config", "path"), ("config", "get", "guard"),
+                                  ("config", "set", "guard", "off"), ("config", "unset", "guard")])
+def test_config_runs_in_a_folder_removed_since(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Run from a folder deleted since (a shell left in a removed checkout): `config` said only
+    "session-watcher: No such file or directory" (the working folder asked for, gone) and exited 1,
+    `config set` after it had written the file; now the folder names no project, as it does for
+    `status` and `handoff`, and the user's config is shown, read and written."""
+    got = _in_a_removed_folder(tmp_path, *args)
+    assert (got.returncode, got.stderr) == (0, b""), got.stderr
+    if args[1] == "set":
+        user = Path(os.environ["SESSION_WATCHER_HOME"]) / "config" / "config.toml"
+        assert 'guard = "off"' in user.read_text()
+
+
+def test_doctor_reads_the_config_in_a_folder_removed_since(tmp_path: Path) -> None:
+    """`doctor` there: the config line says what the config is, not "No such file or directory"."""
+    got = _in_a_removed_folder(tmp_path, "doctor")
+    out = got.stdout.decode()
+    assert got.returncode in (0, 1), got.stderr  # 1: something else on this machine needs a fix
+    assert "No such file or directory" not in got.stderr.decode() + out
+    assert any(line.startswith("config     ok") for line in out.splitlines()), out
