@@ -127,3 +127,24 @@ def test_doctor_reads_the_config_in_a_folder_removed_since(tmp_path: Path) -> No
     assert got.returncode in (0, 1), got.stderr  # 1: something else on this machine needs a fix
     assert "No such file or directory" not in got.stderr.decode() + out
     assert any(line.startswith("config     ok") for line in out.splitlines()), out
+
+
+@pytest.mark.parametrize("ts", ["1e400", "NaN", "-Infinity", "1" + "0" * 400])
+def test_a_guard_log_time_no_float_holds_leaves_the_session_page_whole(tmp_path: Path, ts: str) -> None:
+    """A line of the guard's log (`guard-warnings.jsonl`, beside the states) whose `ts` is 1e400 (an
+    infinity as JSON reads it), NaN or an integer of 400 digits: `report session` stopped on it with
+    exit 3 (the page's JSON cannot hold an infinity; the integer has no float); now that line
+    places no mark and the page is written, with the log's other marks."""
+    from tests import fuzz_synth as fs
+
+    _, tr = fs.write_session(tmp_path, "page-guard-log", 4, 5, reads=1, folder=tmp_path)
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "guard-warnings.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    good = {"sessionId": "page-guard-log", "ts": 1785273583.5, "afterTs": 1785273500.0, "call": 2, "asked": True}
+    bad = json.dumps({**good, "ts": 0}).replace('"ts": 0', f'"ts": {ts}')
+    log.write_text(bad + "\n" + json.dumps(good) + "\n")
+    page = tmp_path / "page.html"
+    got = sw("report", "session", str(tr), "--html", str(page))
+    assert (got.returncode, got.stderr) == (0, b""), got.stderr
+    text = page.read_text()
+    assert '"holds":[{"ts":1785273583.5,"call":2,"asked":true}]' in text
