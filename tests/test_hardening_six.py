@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,3 +149,66 @@ def test_a_guard_log_time_no_float_holds_leaves_the_session_page_whole(tmp_path:
     assert (got.returncode, got.stderr) == (0, b""), got.stderr
     text = page.read_text()
     assert '"holds":[{"ts":1785273583.5,"call":2,"asked":true}]' in text
+
+
+# ----------------------------------------------------------------------------- rollout lines of any shape
+
+CASES = int(os.environ.get("SW_FUZZ_CASES", "100"))  # bench.fuzz_hooks found the fault; this keeps it found
+
+
+def _json() -> Any:
+    from hypothesis import strategies as st
+
+    leaf = (st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=8)
+            | st.sampled_from(["token_count", "UserMessage", "AgentMessage", "exec_command", "apply_patch", ""]))
+    return st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                        max_size=3), max_leaves=8)
+
+
+def _records() -> Any:
+    from hypothesis import strategies as st
+
+    from session_watcher.agents.codex.rollout import HANDLERS
+
+    kinds = st.sampled_from(sorted(str(k) for k in HANDLERS))
+    subtypes = st.sampled_from(["token_count", "item_completed", "user_message", "agent_message", "patch_apply_end",
+                                "function_call", "custom_tool_call", "local_shell_call", "function_call_output",
+                                "message", "thread_settings_applied", "task_started", "turn_aborted"])
+    keys = st.sampled_from(["info", "item", "message", "changes", "success", "call_id", "name", "arguments",
+                            "input", "output", "action", "role", "content", "model", "source", "id", "cwd",
+                            "thread_settings", "total_token_usage", "last_token_usage", "rate_limits"])
+    payload = st.builds(lambda t, extra: {"type": t, **extra}, subtypes | _json(), st.dictionaries(keys, _json(),
+                                                                                                  max_size=4))
+    item = st.fixed_dictionaries({"type": st.sampled_from(["UserMessage", "AgentMessage"]) | _json()},
+                                 optional={"content": _json() | st.lists(st.fixed_dictionaries({"text": _json()}))})
+    items = st.builds(lambda i: {"type": "item_completed", "item": i}, item)  # 0.171's messages
+    return st.fixed_dictionaries({"timestamp": st.just("2026-07-16T16:39:01.000Z") | _json(),
+                                  "type": kinds | _json(), "payload": payload | items | _json()})
+
+
+def test_rollout_lines_of_any_shape_decode_and_digest_without_raising(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rollout lines of every shape JSON can take where the decoder looks (a line's and a payload's
+    `type`, the keys its handlers read): the hooks' JSON way and replay's msgspec way decode them,
+    and the handoff's digest reads them, without raising (seeded, in process)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from session_watcher.agents.codex import rollout
+    from session_watcher.agents.codex.digest import Feed
+    from session_watcher.core.handoff import Digest
+
+    @settings(max_examples=CASES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(recs=st.lists(_records(), min_size=1, max_size=6))
+    def case(recs: list[dict[str, Any]]) -> None:
+        lines = [json.dumps(r).encode() for r in recs]
+        monkeypatch.setattr(rollout, "_SCHEMA", [])  # the hooks' way: the JSON reading
+        json_way = rollout.parse_lines(lines, rollout.new_decoder())
+        rollout.bind_schema()  # replay's and the report's: msgspec for the marked lines
+        rollout.parse_lines(lines, rollout.new_decoder())
+        assert json_way[1] == 0  # every line is JSON: none is bad
+        feed = Feed(Digest())
+        for r in recs:
+            feed.add(r)
+
+    case()
