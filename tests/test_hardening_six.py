@@ -212,3 +212,43 @@ def test_rollout_lines_of_any_shape_decode_and_digest_without_raising(monkeypatc
             feed.add(r)
 
     case()
+
+
+@pytest.mark.parametrize(("key", "value"), [("tokens", []), ("tokens", "12"), ("ranges", 1.5),
+                                            ("calibration", {"a": 1}), ("lines", None)])
+def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
+        tmp_path: Path, key: str, value: object) -> None:
+    """A path-map shard (`<sid>.paths/NN-REV.json`) whose path entries hold a value of another type
+    (a damaged or hand-edited file; the shard's check looked at its three maps as objects only):
+    `status` stopped with exit 3, and every hook whose fold touched such a path raised, its state
+    never saved again. Now the shard is refused as one that cannot be read: the session is folded
+    again from its transcript, `status` reads it, and the hooks read the transcript to its end."""
+    from tests import fuzz_synth as fs
+
+    s, tr = fs.write_session(tmp_path, "shard-shape", 5, 5, reads=3, folder=tmp_path)
+    env = {**os.environ, "SESSION_WATCHER_STOP_WAIT": "0"}
+    payload = s.hook_payload(str(tr), "Stop")
+    assert hook("Stop", payload, env=env).returncode == 0
+    shards = sorted((state_file("shard-shape").parent / "shard-shape.paths").glob("*.json"))
+    assert shards
+    for shard in shards:
+        doc = json.loads(shard.read_text())
+        for entry in doc["paths"].values():
+            entry[key] = value
+        shard.write_text(json.dumps(doc))
+    got = sw("status", "shard-shape", "--json")
+    assert got.returncode == 0, got.stderr
+    assert b"rebuilding the session from the transcript" in got.stderr  # as for a shard that cannot be read
+    assert json.loads(got.stdout)["calls"] == 5
+    with tr.open("ab") as fh:
+        for _ in range(10):
+            fh.write(s.lines_of(s.next_call(reads=3)))
+    for _ in range(20):
+        got = hook("Stop", payload, env=env)
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+        if load_state("shard-shape")["cursor"]["offset"] == tr.stat().st_size:
+            break
+    assert load_state("shard-shape")["cursor"]["offset"] == tr.stat().st_size
+    assert "Traceback" not in _log(), _log()[-3000:]
+    got = sw("status", "shard-shape", "--json")
+    assert (got.returncode, json.loads(got.stdout)["calls"]) == (0, 15), got.stderr
