@@ -856,10 +856,44 @@ def scenario_contention(case: Case, rng: random.Random, exe: tuple[list[str], li
     return f"contention {src.name} cuts={cuts}"
 
 
+def scenario_commands(case: Case, rng: random.Random, cli: list[str], faults: list[str]) -> str:
+    """Every command that reads a transcript, over a real transcript or rollout mutated: each exits 0
+    or 1 with its message, never 3, never a traceback."""
+    src = rng.choice(claude_sources() + codex_sources())
+    codex = "rollout-" in src.name
+    sid = src.stem.removeprefix("rollout-") if codex else src.stem
+    if codex:
+        tr = case.dir / "codex" / "sessions" / "2026" / "01" / "01" / src.name
+    else:
+        tr = case.dir / "claude" / "projects" / "-proj" / src.name
+    tr.parent.mkdir(parents=True, exist_ok=True)
+    kind, lines = mutate_lines(head_lines(src, rng, 1500), rng)
+    tr.write_bytes(b"".join(lines))
+    said = []
+    page = str(case.dir / "p.html")
+    commands = (["status", sid, "--json"], ["health", sid], ["replay", str(tr), "--json"],
+                ["replay", sid, "--verbose"], ["backtest", str(tr), "--json"], ["handoff", str(tr), "--json"],
+                ["report", "--json"], ["report"], ["report", "session", str(tr), "--html", page],
+                ["export", "--otlp", "http://127.0.0.1:9/v1/metrics", "--dry-run"])
+    for args in commands:
+        proc = run([*cli, *args], b"", case.env, case.proj)
+        if proc is None:
+            faults.append(f"cli {args[:2]}: no exit within {TIMEOUT} s")
+            continue
+        err = proc.stderr.decode(errors="replace")
+        said.append(proc.returncode)
+        if proc.returncode not in (0, 1) or "Traceback" in err:
+            faults.append(f"cli {args[:2]}: exit {proc.returncode}: {err[:1500]}")
+        elif proc.returncode == 1 and not err.startswith("session-watcher: "):
+            faults.append(f"cli {args[:2]}: exit 1 without its message: {err[:500]}")
+    check_after(case, faults, states=False)
+    return f"commands {src.name} mutation={kind} exits={said}"
+
+
 SCENARIOS: dict[str, Any] = {
     "paths": scenario_paths, "transcript": scenario_transcript, "state": scenario_state,
     "statusline": scenario_statusline, "cli": scenario_cli, "store": scenario_store, "live": scenario_live,
-    "contention": scenario_contention}
+    "contention": scenario_contention, "commands": scenario_commands}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -884,8 +918,8 @@ def main(argv: list[str] | None = None) -> int:
         rng = random.Random(f"{args.seed}-{kind}-{i}")
         case = Case(root, n)
         faults: list[str] = []
-        exe = {"statusline": statusline, "cli": cli, "store": (hook, statusline, cli), "live": (hook, cli),
-               "contention": (hook, statusline, cli)}.get(kind, hook)
+        exe = {"statusline": statusline, "cli": cli, "commands": cli, "store": (hook, statusline, cli),
+               "live": (hook, cli), "contention": (hook, statusline, cli)}.get(kind, hook)
         try:
             what = SCENARIOS[kind](case, rng, exe, faults)
         except Exception as exc:  # the harness's own trouble
