@@ -252,3 +252,37 @@ def test_a_path_map_shard_entry_of_another_shape_rebuilds_not_a_stuck_session(
     assert "Traceback" not in _log(), _log()[-3000:]
     got = sw("status", "shard-shape", "--json")
     assert (got.returncode, json.loads(got.stdout)["calls"]) == (0, 15), got.stderr
+
+
+@pytest.mark.parametrize("content", [5, True, {"a": "[session-watcher handoff from session p-1, x]"}])
+def test_an_injected_context_attachment_whose_content_is_no_list_is_skipped(tmp_path: Path, content: object) -> None:
+    """A Claude Code transcript's `hook_additional_context` attachment (where a handoff note comes in)
+    whose `content` is a number, a bool or an object, on a line that names the note's marker: the
+    hooks' scanner iterated it (TypeError: every fold of the session stopped there, its state never
+    saved again), and so did `handoff`'s digest and the restarts `report session` and `backtest`
+    read (exit 3). Now it names no parent, and each goes on."""
+    from session_watcher.core.handoff import MARKER
+    from tests import fuzz_synth as fs
+
+    s, tr = fs.write_session(tmp_path, "attach-odd", 2, 5, reads=1, folder=tmp_path)
+    odd = {"type": "attachment", "uuid": "att-1", "timestamp": "2026-07-01T10:00:00.000Z", "sessionId": "attach-odd",
+           "attachment": {"type": "hook_additional_context", "hookEvent": "SessionStart", "content": content,
+                          "note": MARKER + "p-1, written now]"}}
+    with tr.open("ab") as fh:
+        fh.write(json.dumps(odd).encode() + b"\n")
+        for _ in range(3):
+            fh.write(s.lines_of(s.next_call(reads=1)))
+    data = tr.read_bytes()
+    tr.write_bytes(json.dumps(odd).encode() + b"\n" + data)  # first too: where a started session's note is
+    env = {**os.environ, "SESSION_WATCHER_STOP_WAIT": "0"}
+    for _ in range(20):
+        got = hook("Stop", s.hook_payload(str(tr), "Stop"), env=env)
+        assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+        if state_file("attach-odd").exists() and load_state("attach-odd")["cursor"]["offset"] == tr.stat().st_size:
+            break
+    assert "Traceback" not in _log(), _log()[-3000:]
+    assert load_state("attach-odd")["meter"]["main"]["calls"] == 5
+    for args in (("handoff", str(tr), "--json"), ("report", "session", str(tr), "--html", str(tmp_path / "p.html")),
+                 ("backtest", str(tr), "--json")):
+        got = sw(*args)
+        assert (got.returncode, got.stderr) == (0, b""), (args, got.stderr)
