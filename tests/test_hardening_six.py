@@ -286,3 +286,58 @@ def test_an_injected_context_attachment_whose_content_is_no_list_is_skipped(tmp_
                  ("backtest", str(tr), "--json")):
         got = sw(*args)
         assert (got.returncode, got.stderr) == (0, b""), (args, got.stderr)
+
+
+def _claude_records() -> Any:
+    """Claude Code records of every shape where the readers look: a record's and a block's `type`, a
+    message's content, a tool's input and result, an attachment's content."""
+    from hypothesis import strategies as st
+
+    from session_watcher.core.handoff import MARKER
+
+    text = st.sampled_from([MARKER + "p-1, written now]", "<system-reminder>x</system-reminder>\nhi", "go"]) | _json()
+    block = st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "tool_use", "tool_result"]) | _json()},
+        optional={"text": text, "id": st.just("toolu_1") | _json(), "tool_use_id": st.just("toolu_1") | _json(),
+                  "name": st.sampled_from(["Read", "Edit", "TodoWrite", "TaskCreate", "TaskUpdate", "ExitPlanMode"])
+                  | _json(), "input": _json() | st.fixed_dictionaries({}, optional={
+                      "file_path": _json(), "todos": _json(), "plan": _json(), "taskId": _json(),
+                      "subject": _json(), "status": _json()}), "is_error": _json(), "content": _json()})
+    message = st.fixed_dictionaries({}, optional={
+        "content": st.lists(block, max_size=3) | text, "usage": _json(), "model": _json(), "id": _json(),
+        "role": _json()})
+    attachment = st.fixed_dictionaries({"type": st.just("hook_additional_context") | _json(),
+                                        "note": st.just(MARKER)}, optional={  # the line names the marker
+        "content": st.lists(text, max_size=2) | st.integers(1, 9) | st.booleans() | _json(),
+        "hookEvent": st.just("SessionStart") | _json()})
+    return st.fixed_dictionaries(
+        {"type": st.sampled_from(["user", "assistant", "attachment", "system"]) | _json()},
+        optional={"message": message | _json(), "attachment": attachment | _json(), "toolUseResult": _json(),
+                  "timestamp": st.just("2026-07-16T16:39:01.000Z") | _json(), "isSidechain": _json(),
+                  "promptSource": _json(), "origin": _json(), "subtype": _json(), "compactMetadata": _json(),
+                  "requestId": _json(), "uuid": _json()})
+
+
+def test_transcript_records_of_any_shape_read_without_raising() -> None:
+    """Claude Code records of every shape JSON can take where the readers look: the hooks' scanner
+    (`transcript.parse_lines`), the handoff's digest and the restarts' note reader take them without
+    raising (seeded, in process; the attachment fault of this round is among what it finds)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from session_watcher.agents.claude_code import transcript
+    from session_watcher.core.handoff import Digest
+    from session_watcher.sessions.restarts import note_in
+
+    @settings(max_examples=CASES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(recs=st.lists(_claude_records(), min_size=1, max_size=6))
+    def case(recs: list[dict[str, Any]]) -> None:
+        lines = [json.dumps(r).encode() for r in recs]
+        transcript.parse_lines(lines)
+        d = Digest()
+        for r in recs:
+            d.add(r)
+        note_in(lines)
+
+    case()
