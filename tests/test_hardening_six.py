@@ -341,3 +341,29 @@ def test_transcript_records_of_any_shape_read_without_raising() -> None:
         note_in(lines)
 
     case()
+
+
+@pytest.mark.parametrize("hooks_json", ['{"hooks": {"Stop": [{"hooks": 5}]}}', '{"hooks": {"Stop": [{"hooks": true}]}}',
+                                        "fifo"])
+def test_doctor_reads_a_codex_hooks_file_of_another_shape_or_a_fifo(tmp_path: Path, hooks_json: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex's hooks.json, which the install registered our hooks in, edited so that a group's `hooks`
+    is a number or a bool, or a FIFO in its place: `doctor` stopped with exit 3 on the first
+    (TypeError) and waited for good on the FIFO (a plain `open`). Now it reads the file as the
+    installer does (a regular file or nothing) and says the hooks are gone from it."""
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    hooks_file = codex / "hooks.json"
+    record = Path(os.environ["SESSION_WATCHER_HOME"]) / "data" / "installed-codex.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"hooksFile": str(hooks_file), "hooks": ["session-watcher-hook Stop codex"]}))
+    if hooks_json == "fifo":
+        os.mkfifo(hooks_file)
+    else:
+        hooks_file.write_text(hooks_json)
+    got = sw("doctor", timeout=60)
+    assert got.returncode in (0, 1), got.stderr  # 1: something else on this machine needs a fix
+    assert b"internal error" not in got.stderr, got.stderr
+    said = " ".join(got.stdout.decode().split())  # its lines wrapped within COLUMNS
+    assert f"codex {hooks_file}: session-watcher's hooks are gone from it" in said, said
