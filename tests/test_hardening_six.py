@@ -367,3 +367,21 @@ def test_doctor_reads_a_codex_hooks_file_of_another_shape_or_a_fifo(tmp_path: Pa
     assert b"internal error" not in got.stderr, got.stderr
     said = " ".join(got.stdout.decode().split())  # its lines wrapped within COLUMNS
     assert f"codex {hooks_file}: session-watcher's hooks are gone from it" in said, said
+
+
+def test_a_guard_log_line_with_a_400_digit_time_leaves_the_report_whole(tmp_path: Path) -> None:
+    """The guard's log with a line whose `afterTs` is an integer of 400 digits (a damaged line): the
+    report's guard summary added 0.5 to it (OverflowError: exit 3); now that line counts as no
+    warning, the others do."""
+    from tests import fuzz_synth as fs
+
+    fs.write_session(tmp_path, "report-guard-log", 4, 5, reads=1,
+                     folder=Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-proj")
+    log = Path(os.environ["SESSION_WATCHER_HOME"]) / "state" / "guard-warnings.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    good = {"sessionId": "report-guard-log", "ts": 1785273583.5, "afterTs": 1785273500.0, "call": 2, "asked": True}
+    bad = json.dumps({**good, "afterTs": 0}).replace('"afterTs": 0', '"afterTs": 1' + "0" * 400)
+    log.write_text(bad + "\n" + json.dumps(good) + "\n")
+    got = sw("report", "--json")
+    assert (got.returncode, got.stderr) == (0, b""), got.stderr
+    assert json.loads(got.stdout)["guard"]["warned"] == 1

@@ -62,7 +62,7 @@ TYPE_CHECKING = False  # typing is slow to import (a report's start-up), and onl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Any, NamedTuple
+    from typing import Any, NamedTuple, TypeGuard
 
     from session_watcher.reports.parse import Row
 else:
@@ -478,7 +478,8 @@ def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[Gu
                            "wentAheadUsd": 0.0, "notSent": 0, "notSentEstimatedUsd": 0.0}
     for w in warnings:
         ts, after = w.get("ts"), w.get("afterTs")
-        if not isinstance(ts, int | float) or not isinstance(after, int | float) or (since is not None and ts < since):
+        # times within +-10^12 s: an integer of 400 digits (a damaged line) has no float to add 0.5 to
+        if not (_time(ts) and _time(after)) or (since is not None and ts < since):
             continue
         out["warned"] += 1
         out["blocked"] += w.get("mode") == "block" or w.get("asked") is True  # "ask" holds back past guard_x
@@ -498,6 +499,10 @@ def summarize_guard(warnings: Iterable[dict[str, Any]], calls: dict[str, list[Gu
                 if total < _INF:
                     out["notSentEstimatedUsd"] = total
     return out
+
+
+def _time(v: object) -> TypeGuard[float]:
+    return isinstance(v, int | float) and not isinstance(v, bool) and -1e12 < v < 1e12
 
 
 def guard_ids(warnings: Iterable[dict[str, Any]]) -> frozenset[str]:
